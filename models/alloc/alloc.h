@@ -1,0 +1,108 @@
+/*
+ * alloc.h: the allocator interface, and the table of allocators by name.
+ *
+ * An allocator manages one memory of `capacity` bytes as an address space
+ * [0, capacity). The engine (sim/engine) and the untimed replay (sim/replay)
+ * drive every memory through this interface; models/alloc/ holds one file per
+ * allocator, each exporting one `const strata_alloc_type`.
+ *
+ * Terms: *allocated* bytes are the sizes the program asked for, live now;
+ * *reserved* bytes are what the allocator holds from the memory (segments,
+ * regions, or for simple allocators the span of used blocks, rounding
+ * included); *largest free* is the biggest request that could be served
+ * without reserving more. Fragmentation at an instant is
+ * 1 - largest_free / free_in_reserved (0 when nothing is free).
+ *
+ * Invariants every allocator keeps, checked after each op in debug builds
+ * by strata_alloc_check() (walks the blocks):
+ *  1. blocks lie inside [0, capacity) and never overlap;
+ *  2. allocated <= reserved <= capacity;
+ *  3. the sum of live block sizes equals the allocated bytes plus rounding.
+ */
+#ifndef STRATA_ALLOC_H
+#define STRATA_ALLOC_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/params.h"
+
+typedef struct strata_alloc_stats {
+    uint64_t allocated;        /* requested bytes of live buffers */
+    uint64_t reserved;         /* bytes held from the memory */
+    uint64_t largest_free;     /* largest free block inside reserved space */
+    uint64_t free_in_reserved; /* reserved - bytes of live blocks */
+    uint64_t internal_waste;   /* bytes of live blocks beyond what was asked (rounding) */
+    uint64_t n_segments;       /* segments/regions (1 for a flat heap) */
+} strata_alloc_stats;
+
+typedef enum { STRATA_BLOCK_FREE, STRATA_BLOCK_USED } strata_block_state;
+
+typedef struct strata_block {
+    uint64_t offset, size;   /* address range [offset, offset+size) */
+    strata_block_state state;
+    uint64_t id;             /* buffer id when USED */
+    uint64_t requested;      /* bytes asked for when USED */
+    uint32_t segment;        /* segment number, 0 for flat heaps */
+} strata_block;
+
+typedef void (*strata_block_visit)(const strata_block *block, void *user);
+
+/* A buffer's lifetime, for allocators that plan ahead (offline). Times are
+ * op indices in the order the consumer will issue them. */
+typedef struct strata_lifetime {
+    uint64_t id, size;
+    uint64_t start, end; /* live over [start, end); end = UINT64_MAX if never freed */
+} strata_lifetime;
+
+typedef struct strata_alloc_config {
+    uint64_t capacity;
+    uint64_t alignment;          /* power of two; 0 = the allocator's own */
+    const strata_params *params; /* validated against the type's params table */
+} strata_alloc_config;
+
+typedef struct strata_alloc_type {
+    const char *name;
+    const char *summary;                 /* one line for --help and errors */
+    const strata_param_def *params;      /* NULL-name terminated; may be empty */
+    void *(*create)(const strata_alloc_config *cfg, GError **err);
+    void (*destroy)(void *self);
+    /* false: out of memory (after any release-and-retry the design does). */
+    bool (*alloc)(void *self, uint64_t id, uint64_t size, uint32_t stream, uint64_t *offset);
+    void (*free)(void *self, uint64_t id);
+    /* Return cached, unused memory to the device (empty_cache). May be NULL. */
+    void (*release)(void *self);
+    void (*stats)(const void *self, strata_alloc_stats *out);
+    void (*walk)(const void *self, strata_block_visit visit, void *user);
+    /* Optional: every lifetime before the first alloc (offline planners). */
+    bool (*plan)(void *self, const strata_lifetime *lifetimes, size_t n, GError **err);
+} strata_alloc_type;
+
+/* The registry: a NULL-terminated static array, in models/alloc/alloc.c. */
+const strata_alloc_type *const *strata_alloc_types(void);
+const strata_alloc_type *strata_alloc_type_find(const char *name);
+/* "bump, first-fit, ..." (g_free) */
+char *strata_alloc_type_names(void);
+
+/* An allocator instance. */
+typedef struct strata_allocator strata_allocator;
+
+/* spec: "NAME[:k=v,...]"; extra: more "k=v,..." applied after spec's (may be NULL).
+ * Unknown names or parameters: STRATA_ERROR_INPUT listing the known ones. */
+strata_allocator *strata_allocator_new(const char *spec, uint64_t capacity, uint64_t alignment,
+                                       GError **err);
+void strata_allocator_free(strata_allocator *a);
+const char *strata_allocator_name(const strata_allocator *a);
+const char *strata_allocator_spec(const strata_allocator *a); /* with every parameter */
+bool strata_allocator_needs_plan(const strata_allocator *a);
+bool strata_allocator_plan(strata_allocator *a, const strata_lifetime *l, size_t n, GError **err);
+bool strata_allocator_alloc(strata_allocator *a, uint64_t id, uint64_t size, uint32_t stream,
+                            uint64_t *offset);
+void strata_allocator_free_block(strata_allocator *a, uint64_t id);
+void strata_allocator_release(strata_allocator *a);
+void strata_allocator_stats(const strata_allocator *a, strata_alloc_stats *out);
+void strata_allocator_walk(const strata_allocator *a, strata_block_visit visit, void *user);
+/* Walks blocks and checks invariants 1-3. Returns false with err on a violation. */
+bool strata_allocator_check(const strata_allocator *a, GError **err);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * cli.h: the subcommands of the strata binary, one file each (cmd_*.c).
+ *
+ * Each subcommand is `int strata_cmd_NAME(int argc, char **argv)` where
+ * argv[0] is the subcommand's name; it parses its own options with
+ * GOptionContext (so `strata NAME --help` documents every option), prints
+ * errors as "strata NAME: message" on stderr and returns an exit status
+ * from core/error.h: 0 done, 1 out of memory in the simulated program,
+ * 2 bad input or usage.
+ */
+#ifndef STRATA_CLI_H
+#define STRATA_CLI_H
+
+#include <glib.h>
+
+typedef struct strata_command {
+    const char *name;
+    const char *summary;
+    int (*main)(int argc, char **argv);
+} strata_command;
+
+int strata_cmd_run(int argc, char **argv);
+int strata_cmd_alloc(int argc, char **argv);
+int strata_cmd_import(int argc, char **argv);
+int strata_cmd_gen(int argc, char **argv);
+int strata_cmd_transform(int argc, char **argv);
+int strata_cmd_sweep(int argc, char **argv);
+int strata_cmd_replay(int argc, char **argv);
+int strata_cmd_validate(int argc, char **argv);
+int strata_cmd_calibrate(int argc, char **argv);
+int strata_cmd_capture(int argc, char **argv);
+int strata_cmd_check(int argc, char **argv);
+
+/* Shared helpers (cli_common.c). */
+/* Print "strata CMD: message" and return the exit status for err (frees err). */
+int strata_cli_fail(const char *cmd, GError *err);
+/* Parse options; on error prints usage hint and returns false. */
+gboolean strata_cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd, int *status);
+
+#endif

@@ -1,0 +1,12 @@
+/* cmd_calibrate.c: `strata calibrate`. PLACEHOLDER until its issue lands: reports that it is not built yet. */
+#include <stdio.h>
+#include "cli/cli.h"
+#include "core/error.h"
+
+int strata_cmd_calibrate(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "strata calibrate: not implemented yet\n");
+    return STRATA_EXIT_USAGE;
+}

@@ -1,0 +1,12 @@
+/* cmd_sweep.c: `strata sweep`. PLACEHOLDER until its issue lands: reports that it is not built yet. */
+#include <stdio.h>
+#include "cli/cli.h"
+#include "core/error.h"
+
+int strata_cmd_sweep(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    fprintf(stderr, "strata sweep: not implemented yet\n");
+    return STRATA_EXIT_USAGE;
+}

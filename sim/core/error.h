@@ -1,0 +1,38 @@
+/*
+ * error.h: strata's error domain and exit statuses.
+ *
+ * Every fallible function takes a `GError **err` last and returns false (or
+ * NULL, or -1) on failure, setting err in the STRATA_ERROR domain. The message
+ * names the file, the line (and column where known) and what was expected:
+ *   "t.trace:12:7: expected a size such as 4096, 64KiB or 1.5GiB, got '12XB'"
+ * The code says how the CLI must exit (strata_exit_for_error()).
+ *
+ * Invariant: no library function prints or exits; only sim/cli does.
+ */
+#ifndef STRATA_ERROR_H
+#define STRATA_ERROR_H
+
+#include <glib.h>
+
+#define STRATA_ERROR (strata_error_quark())
+GQuark strata_error_quark(void);
+
+typedef enum {
+    STRATA_ERROR_INPUT = 1,   /* malformed trace, config, pickle, option: exit 2 */
+    STRATA_ERROR_IO,          /* cannot read or write a file: exit 2 */
+    STRATA_ERROR_OOM,         /* the simulated program ran out of memory: exit 1 */
+    STRATA_ERROR_NO_DEVICE,   /* a real backend has no device: exit 2 */
+    STRATA_ERROR_INTERNAL,    /* a bug in strata: exit 3 */
+} StrataErrorCode;
+
+/* Exit statuses of the strata binary (contract, see README). */
+enum {
+    STRATA_EXIT_OK = 0,
+    STRATA_EXIT_OOM = 1,
+    STRATA_EXIT_USAGE = 2,
+    STRATA_EXIT_INTERNAL = 3,
+};
+
+int strata_exit_for_error(const GError *err);
+
+#endif

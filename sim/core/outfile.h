@@ -1,0 +1,31 @@
+/*
+ * outfile.h: output files that are complete or absent, never partial.
+ *
+ * strata_outfile_open() checks at once that the path can be written (so a bad
+ * --json path is an error before any work starts) and returns a stream to a
+ * temporary file beside it; strata_outfile_commit() flushes, fsyncs and
+ * renames it over the path; strata_outfile_abort() removes the temporary.
+ * The path "-" means standard output (commit flushes, abort does nothing).
+ *
+ * Invariant: whatever happens, the file at `path` is either its old content
+ * or the complete new content.
+ */
+#ifndef STRATA_OUTFILE_H
+#define STRATA_OUTFILE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+typedef struct strata_outfile strata_outfile;
+
+strata_outfile *strata_outfile_open(const char *path, GError **err);
+FILE *strata_outfile_stream(strata_outfile *out);
+const char *strata_outfile_path(const strata_outfile *out);
+bool strata_outfile_commit(strata_outfile *out, GError **err); /* frees out */
+void strata_outfile_abort(strata_outfile *out);                 /* frees out; NULL ok */
+
+/* Whole-buffer convenience: atomically write `len` bytes to path ("-" ok). */
+bool strata_write_file_atomic(const char *path, const char *data, gsize len, GError **err);
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * params.h: declared, typed parameters of models chosen by name.
+ *
+ * Each model (allocator, policy, workload, backend) declares a NULL-name
+ * terminated table of strata_param_def: name, type, default (as text) and a
+ * description. Users set values as text, from a hardware .ini
+ * (`allocator.max_split_size = 200MiB`), from the command line
+ * (`--allocator caching:max_split_size=200MiB`) or from a trace `option`
+ * line. strata_params validates every value against the table and fills in
+ * the defaults, so a model reads typed values and never sees an unknown key.
+ *
+ * Invariants: after strata_params_new() succeeds every declared parameter has
+ * a value of its declared type; an unknown key or a bad value is an error that
+ * names the model, the key and lists the known keys.
+ */
+#ifndef STRATA_PARAMS_H
+#define STRATA_PARAMS_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum {
+    STRATA_PARAM_SIZE,   /* bytes, "200MiB"; "0" allowed */
+    STRATA_PARAM_INT,    /* signed 64-bit integer */
+    STRATA_PARAM_DOUBLE, /* real number */
+    STRATA_PARAM_BOOL,   /* true/false/1/0/yes/no */
+    STRATA_PARAM_STRING, /* free text, or one of `choices` when set */
+    STRATA_PARAM_TIME,   /* seconds, "3us" */
+} strata_param_type;
+
+typedef struct strata_param_def {
+    const char *name;
+    strata_param_type type;
+    const char *default_value; /* text, parsed like a user's value; NULL = unset */
+    const char *description;
+    const char *const *choices; /* STRING only: NULL-terminated, or NULL for free text */
+} strata_param_def;
+
+typedef struct strata_params strata_params;
+
+/* kv: "k=v,k=v" text (may be NULL or empty). `owner` names the model in errors. */
+strata_params *strata_params_new(const char *owner, const strata_param_def *defs,
+                                 const char *kv, GError **err);
+/* Set or override one value (validated). */
+bool strata_params_set(strata_params *p, const char *key, const char *value, GError **err);
+void strata_params_free(strata_params *p);
+strata_params *strata_params_copy(const strata_params *p);
+
+uint64_t strata_params_size(const strata_params *p, const char *name);
+int64_t strata_params_int(const strata_params *p, const char *name);
+double strata_params_double(const strata_params *p, const char *name);
+bool strata_params_bool(const strata_params *p, const char *name);
+const char *strata_params_string(const strata_params *p, const char *name);
+double strata_params_time(const strata_params *p, const char *name);
+bool strata_params_is_set(const strata_params *p, const char *name);
+/* "k=v,k=v" of every value in declaration order (g_free). */
+char *strata_params_to_string(const strata_params *p);
+
+/* Help text for a table: one line per parameter (g_free). */
+char *strata_params_describe(const strata_param_def *defs, const char *indent);
+
+/* Split "NAME:k=v,k=v" into name and kv (both g_free; kv may be NULL). */
+void strata_split_spec(const char *spec, char **name, char **kv);
+
+#endif

@@ -1,0 +1,40 @@
+/*
+ * units.h: parsing and printing of sizes, bandwidths, times and flop rates.
+ *
+ * Accepted text (case of the unit as shown; no space or one space before it):
+ *   size       4096, 4096B, 64KB, 64KiB, 1.5GiB, 2MB, 1TiB   (KB=1000, KiB=1024)
+ *   bandwidth  16GB/s, 16 GB/s, 900GiB/s, 1e9B/s, 819 GB/s
+ *   time       250ns, 3us, 2ms, 1.5s, 0 (a bare number is seconds only for 0)
+ *   flop rate  197TFLOP/s, 918 TFLOP/s, 1.2PFLOP/s, 4e12FLOP/s
+ *   flops      1000000, 2e9, 4.5GFLOP, 3TFLOP (an amount of work)
+ *
+ * Invariants: a parse either succeeds with a finite, non-negative value or
+ * fails with a STRATA_ERROR_INPUT error quoting the text that failed; a size
+ * that does not fit in 64 bits is an error (never wraps); fractional bytes
+ * are an error (1.5B), fractional sizes in larger units round to the nearest
+ * byte. Printing uses binary units for sizes and decimal for rates.
+ */
+#ifndef STRATA_UNITS_H
+#define STRATA_UNITS_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+bool strata_parse_size(const char *text, uint64_t *bytes, GError **err);
+bool strata_parse_bandwidth(const char *text, double *bytes_per_s, GError **err);
+bool strata_parse_time(const char *text, double *seconds, GError **err);
+bool strata_parse_flop_rate(const char *text, double *flops_per_s, GError **err);
+bool strata_parse_flops(const char *text, double *flops, GError **err);
+/* Plain unsigned integer (decimal or 0x hex), overflow is an error. */
+bool strata_parse_u64(const char *text, uint64_t *value, GError **err);
+
+/* Printing: each returns a newly allocated string (g_free). */
+char *strata_format_size(uint64_t bytes);          /* "1.50 GiB", "512 B" */
+char *strata_format_size_exact(uint64_t bytes);    /* shortest exact: "64KiB", "1000" */
+char *strata_format_time(double seconds);          /* "67.109 ms", "1.000 us" */
+char *strata_format_time_exact(double seconds);    /* round-trips: "250ns", "0.0671s" */
+char *strata_format_bandwidth(double bytes_per_s); /* "16.00 GB/s" */
+char *strata_format_flop_rate(double flops_per_s); /* "197.0 TFLOP/s" */
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * engine.h: the timed simulation of an op stream on a hardware model.
+ *
+ * The engine is the only part of strata that includes simgrid/ headers.
+ * It generates a SimGrid platform from the hardware model (memories and
+ * compute units are hosts, links are links, routes are hw.h's routes), runs
+ * one actor per stream, turns copies into communications and computes into
+ * executions, and drives each memory's allocator (models/alloc) at every
+ * alloc and free. SimGrid runs the CM02 network model with cross-traffic
+ * off, so a transfer of B bytes over a route of bottleneck bandwidth W and
+ * latencies L takes sum(L) + B/W when alone, and concurrent transfers share
+ * bandwidth max-min fairly.
+ *
+ * SimGrid allows one engine per process: strata_engine_run() may be called
+ * at most once per process (tests run each case in a forked process).
+ *
+ * Results: true with *out set (status ok or oom) when the trace ran to its
+ * end or to an out-of-memory; false with err for bad input.
+ */
+#ifndef STRATA_ENGINE_H
+#define STRATA_ENGINE_H
+
+#include "hw/hw.h"
+#include "results/results.h"
+#include "trace/source.h"
+
+typedef struct strata_engine_options {
+    bool record_spans;          /* fill results->spans and mem_samples */
+    bool check_allocators;      /* strata_allocator_check() after every op */
+    const char *allocator;      /* override every memory's allocator (spec), or NULL */
+} strata_engine_options;
+
+void strata_engine_options_init(strata_engine_options *opt);
+
+bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
+                       strata_results **out, GError **err);
+
+#endif

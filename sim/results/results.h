@@ -1,0 +1,134 @@
+/*
+ * results.h: what a run produced, whoever ran it (engine, untimed replay,
+ * real backend), and the writers that turn it into JSON and a summary.
+ *
+ * A plain value: producers fill it, writers read it. Its JSON form is the
+ * contract of ../shared/BRIEF.md ("Results JSON"), extended, never changed:
+ *   status, makespan_s, ops, oom, memories.NAME.{...}, links.NAME.{...},
+ *   streams.NAME.{...}, compute.NAME.{...}
+ * Writers emit keys in a fixed order and numbers with fixed precision, so
+ * the same results give byte-identical files (no wall-clock time unless the
+ * producer put one in `extra`).
+ */
+#ifndef STRATA_RESULTS_H
+#define STRATA_RESULTS_H
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "trace/op.h"
+
+typedef struct strata_memory_result {
+    char *name;
+    char *kind;                 /* "device", "host", "onchip" */
+    char *allocator;            /* full spec, with parameters */
+    uint64_t capacity_bytes;
+    uint64_t peak_allocated_bytes;
+    uint64_t peak_reserved_bytes;
+    double fragmentation_peak;  /* max over time of 1 - largest_free/free_in_reserved */
+    uint64_t internal_waste_bytes; /* rounding, at the allocated peak */
+    /* JAX-style accounting (issue 5): live at start, live at end, peak of the rest. */
+    uint64_t argument_bytes;
+    uint64_t output_bytes;
+    uint64_t temp_peak_bytes;
+    uint64_t padding_bytes;     /* bytes added by a pad policy (0 if none) */
+} strata_memory_result;
+
+typedef struct strata_link_result {
+    char *name;
+    uint64_t bytes;             /* bytes carried, both directions */
+    double busy_s;              /* time with at least one transfer on it */
+} strata_link_result;
+
+typedef struct strata_stream_result {
+    char *name;
+    uint64_t ops;
+    double busy_s;              /* time executing copies and computes */
+    double stall_s;             /* time blocked in wait (and behind a busy resource) */
+} strata_stream_result;
+
+typedef struct strata_compute_result {
+    char *name;
+    double busy_s;
+    double flops;
+} strata_compute_result;
+
+typedef struct strata_oom_info {
+    uint64_t op_index;          /* 0-based index of the failing op */
+    uint64_t line;              /* trace line */
+    char *memory;
+    char *buffer;
+    char *stream;
+    uint64_t requested_bytes;
+    uint64_t free_bytes;        /* capacity - allocated */
+    uint64_t largest_free_bytes;
+} strata_oom_info;
+
+/* One executed op, when spans are recorded (timelines, validate). */
+typedef struct strata_op_span {
+    uint64_t op_index;
+    uint64_t line;
+    strata_op_kind kind;
+    uint32_t stream;            /* index into streams */
+    double start_s, end_s;
+    uint64_t bytes;             /* copy bytes, alloc size, compute operand bytes */
+    int32_t memory;             /* ALLOC/FREE: memory index into memories; else -1 */
+    int32_t src_memory, dst_memory; /* COPY: memory indices; else -1 */
+    char *label;                /* buffer, event or compute label */
+} strata_op_span;
+
+/* Memory in use after an alloc/free, when spans are recorded. */
+typedef struct strata_mem_sample {
+    double t_s;
+    uint32_t memory;
+    uint64_t allocated, reserved;
+    strata_tag tag;             /* tag of the buffer that changed */
+    int64_t delta;              /* +size on alloc, -size on free */
+    uint64_t offset;            /* address of the block that changed */
+    uint64_t buffer_id;
+} strata_mem_sample;
+
+typedef struct strata_results {
+    char *producer;             /* "engine", "replay", "host", "cuda" */
+    char *hardware;             /* hardware model name, or NULL */
+    char *trace;                /* trace origin */
+    bool oom;                   /* status "oom" when true, "ok" otherwise */
+    strata_oom_info oom_info;   /* valid when oom */
+    double makespan_s;
+    uint64_t ops;
+    GArray *memories;           /* strata_memory_result */
+    GArray *links;              /* strata_link_result */
+    GArray *streams;            /* strata_stream_result */
+    GArray *compute;            /* strata_compute_result */
+    GArray *spans;              /* strata_op_span, or NULL when not recorded */
+    GArray *mem_samples;        /* strata_mem_sample, or NULL when not recorded */
+    JsonObject *extra;          /* more top-level keys (owned; may be NULL) */
+} strata_results;
+
+strata_results *strata_results_new(const char *producer);
+void strata_results_free(strata_results *r);
+/* Appenders: the strings are copied; return the element for filling in. */
+strata_memory_result *strata_results_add_memory(strata_results *r, const char *name);
+strata_link_result *strata_results_add_link(strata_results *r, const char *name);
+strata_stream_result *strata_results_add_stream(strata_results *r, const char *name);
+strata_compute_result *strata_results_add_compute(strata_results *r, const char *name);
+void strata_results_set_oom(strata_results *r, uint64_t op_index, uint64_t line, const char *memory,
+                            const char *buffer, const char *stream, uint64_t requested,
+                            uint64_t free_bytes, uint64_t largest_free);
+void strata_results_enable_spans(strata_results *r);
+strata_op_span *strata_results_add_span(strata_results *r, const char *label);
+void strata_results_add_sample(strata_results *r, const strata_mem_sample *s);
+/* Top-level extension key (takes node). */
+void strata_results_set_extra(strata_results *r, const char *key, JsonNode *node);
+
+/* JSON (results_json.c). */
+JsonNode *strata_results_to_json(const strata_results *r);
+char *strata_results_to_json_text(const strata_results *r); /* pretty, ends in newline */
+bool strata_results_write_json(const strata_results *r, const char *path, GError **err);
+
+/* The human summary of `strata run` (summary.c). */
+void strata_results_print_summary(const strata_results *r, FILE *out);
+
+#endif

@@ -1,0 +1,55 @@
+/*
+ * check.h: the semantic checker of an op stream, in file order.
+ *
+ * Fed ops in the order the source gives them, it enforces the rules of
+ * traces/FORMAT.md that need history and resolves names to numbers:
+ *  - a buffer name is unique among live buffers and reusable after its free;
+ *    each alloc gets a new buffer id (0, 1, 2, ... in file order);
+ *  - free, copy, in=, out= and donate= name live buffers;
+ *  - a copy moves bytes= (default: the source's size) and must fit in both;
+ *  - `wait E` waits for the latest `record E` before it in file order; a wait
+ *    on an event never recorded before it is an error;
+ *  - streams are numbered in order of first appearance;
+ *  - option lines come before the first op.
+ * Errors are STRATA_ERROR_INPUT: "ORIGIN:LINE: what was expected".
+ *
+ * Every consumer runs the checker over what it reads, so all of them accept
+ * and reject exactly the same traces.
+ */
+#ifndef STRATA_CHECK_H
+#define STRATA_CHECK_H
+
+#include "trace/op.h"
+
+typedef struct strata_checker strata_checker;
+
+/* What the checker resolved for one op. Arrays are valid until the next feed. */
+typedef struct strata_op_refs {
+    uint32_t stream;        /* stream index */
+    uint64_t buf;           /* ALLOC, FREE: buffer id. COPY: destination id */
+    uint64_t src;           /* COPY: source id */
+    uint64_t bytes;         /* COPY: bytes moved. ALLOC: size. COMPUTE: operand bytes (ins+outs) */
+    uint32_t event;         /* RECORD, WAIT: event index */
+    uint64_t event_seq;     /* RECORD: 1 for the event's first record, 2... WAIT: the record awaited */
+    const uint64_t *ins;    /* COMPUTE: ids of in= */
+    const uint64_t *outs;   /* COMPUTE: ids of out= */
+} strata_op_refs;
+
+strata_checker *strata_checker_new(const char *origin);
+void strata_checker_free(strata_checker *c);
+/* refs may be NULL. */
+bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs *refs, GError **err);
+
+uint32_t strata_checker_stream_count(const strata_checker *c);
+const char *strata_checker_stream_name(const strata_checker *c, uint32_t index);
+uint32_t strata_checker_event_count(const strata_checker *c);
+uint64_t strata_checker_buffer_count(const strata_checker *c); /* allocs so far */
+uint64_t strata_checker_op_count(const strata_checker *c);     /* ops fed (not options) */
+
+/* Live buffer by id: false if not live. memory is NULL for the default memory. */
+bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size, const char **memory);
+/* Option values seen ("allocator.max_split_size" -> "200MiB"), in order. */
+const GPtrArray *strata_checker_option_keys(const strata_checker *c);
+const char *strata_checker_option(const strata_checker *c, const char *key);
+
+#endif

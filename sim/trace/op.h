@@ -1,0 +1,136 @@
+/*
+ * op.h: the op stream, strata's one intermediate representation.
+ *
+ * Every source (trace reader, generators, importers) produces strata_op
+ * values and every consumer (engine, allocator replay, real backends, trace
+ * writer) takes them. Policies are rewrites: op stream in, op stream out.
+ * The text form is defined in traces/FORMAT.md; trace/reader.h and
+ * trace/writer.h convert between the two.
+ *
+ * Ownership: the string fields of an op are borrowed. An op handed out by a
+ * source is valid until the next call on that source; a consumer that keeps
+ * an op makes an owned copy with strata_op_copy() and releases it with
+ * strata_op_clear(). Ops built by hand point at strings their builder owns.
+ *
+ * Invariants of a well-formed op (checked by trace/check.h, not here):
+ *  1. kind-specific fields are set as documented per field; others are zero.
+ *  2. stream is never NULL (the default stream is "main").
+ *  3. n_dims <= STRATA_MAX_DIMS and shape[] holds n_dims positive extents.
+ */
+#ifndef STRATA_OP_H
+#define STRATA_OP_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define STRATA_TRACE_VERSION 1
+#define STRATA_MAX_DIMS 8
+#define STRATA_DEFAULT_STREAM "main"
+
+typedef enum {
+    STRATA_OP_ALLOC,   /* alloc BUF SIZE [MEMORY] [stream=] [tag=] [dtype=] [shape=] [addr=] */
+    STRATA_OP_FREE,    /* free BUF [stream=] */
+    STRATA_OP_COPY,    /* copy DST SRC [bytes=] [stream=] */
+    STRATA_OP_COMPUTE, /* compute LABEL [flops=] [in=] [out=] [time=] [unit=] [stream=] */
+    STRATA_OP_RECORD,  /* record EVENT [stream=] */
+    STRATA_OP_WAIT,    /* wait EVENT [stream=] */
+    STRATA_OP_RELEASE, /* release [MEMORY] [stream=]: return cached memory (empty_cache) */
+    STRATA_OP_OPTION,  /* option KEY=VALUE: trace-wide setting, before the first op */
+    STRATA_OP__COUNT
+} strata_op_kind;
+
+typedef enum {
+    STRATA_TAG_NONE = 0,
+    STRATA_TAG_PARAM,
+    STRATA_TAG_INPUT,
+    STRATA_TAG_OUTPUT,
+    STRATA_TAG_ACTIVATION,
+    STRATA_TAG_OPTSTATE,
+    STRATA_TAG_GRAD,
+    STRATA_TAG_TEMP,
+    STRATA_TAG__COUNT
+} strata_tag;
+
+typedef enum {
+    STRATA_DTYPE_NONE = 0,
+    STRATA_DTYPE_F64,
+    STRATA_DTYPE_F32,
+    STRATA_DTYPE_TF32,
+    STRATA_DTYPE_BF16,
+    STRATA_DTYPE_F16,
+    STRATA_DTYPE_F8,     /* any 8-bit float (e4m3, e5m2) */
+    STRATA_DTYPE_INT64,
+    STRATA_DTYPE_INT32,
+    STRATA_DTYPE_INT16,
+    STRATA_DTYPE_INT8,
+    STRATA_DTYPE_UINT8,
+    STRATA_DTYPE_INT4,
+    STRATA_DTYPE_BOOL,
+    STRATA_DTYPE__COUNT
+} strata_dtype;
+
+typedef struct strata_op {
+    strata_op_kind kind;
+    uint64_t line;        /* 1-based line in the source trace; 0 when generated */
+    const char *stream;   /* never NULL */
+
+    /* ALLOC, FREE: the buffer. COPY: the destination. COMPUTE: the label.
+     * RECORD, WAIT: the event. OPTION: the key. RELEASE: NULL. */
+    const char *name;
+    /* COPY: the source buffer. OPTION: the value. Else NULL. */
+    const char *src;
+    /* ALLOC: the memory (NULL = the hardware's device memory).
+     * RELEASE: the memory (NULL = every memory). COMPUTE: unit= (NULL = the
+     * hardware's first compute unit). Else NULL. */
+    const char *memory;
+
+    /* ALLOC: requested bytes. COPY: bytes= (0 when has_bytes is false: the
+     * whole source buffer). */
+    uint64_t size;
+    bool has_bytes;
+
+    /* ALLOC only. */
+    strata_tag tag;
+    strata_dtype dtype;
+    uint32_t n_dims;
+    uint64_t shape[STRATA_MAX_DIMS];
+    bool has_addr;       /* addr=0x... where a captured run placed it */
+    uint64_t addr;
+
+    /* COMPUTE only. */
+    bool has_flops;
+    double flops;
+    bool has_time;
+    double time_s;
+    const char *const *ins;  /* in=A,B: n_ins buffer names */
+    uint32_t n_ins;
+    const char *const *outs; /* out=C: n_outs buffer names */
+    uint32_t n_outs;
+    const char *const *donates; /* donate=A: inputs whose storage outputs reuse */
+    uint32_t n_donates;
+
+    /* Any op: at=DUR, when the captured run issued it (for comparison only). */
+    bool has_at;
+    double at_s;
+    /* Any op: note=TEXT, a short free label (no spaces; e.g. a frame). */
+    const char *note;
+} strata_op;
+
+/* Names, for the reader, the writer and messages. */
+const char *strata_op_kind_name(strata_op_kind kind);
+bool strata_op_kind_from_name(const char *name, strata_op_kind *kind);
+const char *strata_tag_name(strata_tag tag); /* "" for NONE */
+bool strata_tag_from_name(const char *name, strata_tag *tag);
+const char *strata_dtype_name(strata_dtype dtype); /* "" for NONE */
+bool strata_dtype_from_name(const char *name, strata_dtype *dtype);
+/* Bits per element (4 for int4, 0 for NONE). */
+unsigned strata_dtype_bits(strata_dtype dtype);
+
+/* Deep copy of src's strings and arrays into dst (release with strata_op_clear). */
+void strata_op_copy(strata_op *dst, const strata_op *src);
+void strata_op_clear(strata_op *op);
+/* Field-by-field equality, strings by content (for round-trip tests). */
+bool strata_op_equal(const strata_op *a, const strata_op *b);
+
+#endif

@@ -1,0 +1,104 @@
+/* testutil.c: helpers shared by the Check suites (see testutil.h). */
+#include "testutil.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+strata_cli_result strata_test_run_cli(const char *const *argv)
+{
+    strata_cli_result r = {-1, NULL, NULL};
+    GPtrArray *args = g_ptr_array_new();
+    g_ptr_array_add(args, (gpointer)STRATA_BIN);
+    for (const char *const *a = argv; *a; a++)
+        g_ptr_array_add(args, (gpointer)*a);
+    g_ptr_array_add(args, NULL);
+    int wait_status = 0;
+    GError *err = NULL;
+    if (!g_spawn_sync(NULL, (char **)args->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,
+                      &wait_status, &err)) {
+        r.err = g_strdup(err->message);
+        g_clear_error(&err);
+    } else if (WIFEXITED(wait_status)) {
+        r.status = WEXITSTATUS(wait_status);
+    }
+    g_ptr_array_free(args, TRUE);
+    if (!r.out)
+        r.out = g_strdup("");
+    if (!r.err)
+        r.err = g_strdup("");
+    return r;
+}
+
+strata_cli_result strata_test_cli(const char *first, ...)
+{
+    GPtrArray *args = g_ptr_array_new();
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a; a = va_arg(ap, const char *))
+        g_ptr_array_add(args, (gpointer)a);
+    va_end(ap);
+    g_ptr_array_add(args, NULL);
+    strata_cli_result r = strata_test_run_cli((const char *const *)args->pdata);
+    g_ptr_array_free(args, TRUE);
+    return r;
+}
+
+void strata_cli_result_clear(strata_cli_result *r)
+{
+    g_free(r->out);
+    g_free(r->err);
+    r->out = r->err = NULL;
+}
+
+char *strata_test_write_temp(const char *pattern, const char *text)
+{
+    char *path = NULL;
+    GError *err = NULL;
+    int fd = g_file_open_tmp(pattern, &path, &err);
+    if (fd < 0) {
+        fprintf(stderr, "cannot create temp file: %s\n", err->message);
+        abort();
+    }
+    size_t len = strlen(text);
+    if (write(fd, text, len) != (ssize_t)len)
+        abort();
+    close(fd);
+    return path;
+}
+
+char *strata_test_temp_dir(void)
+{
+    GError *err = NULL;
+    char *dir = g_dir_make_tmp("strata-test-XXXXXX", &err);
+    if (!dir)
+        abort();
+    return dir;
+}
+
+char *strata_test_source_path(const char *relative)
+{
+    return g_build_filename(STRATA_SOURCE_DIR, relative, NULL);
+}
+
+char *strata_test_shared_path(const char *relative)
+{
+    char *path = g_build_filename(STRATA_SHARED_DIR, "data", relative, NULL);
+    if (!g_file_test(path, G_FILE_TEST_EXISTS)) {
+        printf("SKIP: %s is absent (../shared/data not beside the checkout)\n", path);
+        g_free(path);
+        return NULL;
+    }
+    return path;
+}
+
+int strata_test_main(Suite *suite)
+{
+    SRunner *sr = srunner_create(suite);
+    srunner_set_fork_status(sr, CK_FORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

@@ -1,0 +1,41 @@
+/*
+ * testutil.h: helpers shared by the Check suites.
+ *
+ * - strata_test_run_cli(): runs the strata binary with arguments and captures
+ *   exit status, stdout and stderr (for end-to-end tests).
+ * - strata_test_write_temp(): writes text to a fresh temporary file.
+ * - strata_test_shared_path(): path under ../shared/data, or NULL (and a
+ *   message) when absent, for tests that skip without the data.
+ * - strata_test_main(): runs a suite in fork mode (SimGrid: one engine per
+ *   process) and returns the process exit status.
+ */
+#ifndef STRATA_TESTUTIL_H
+#define STRATA_TESTUTIL_H
+
+#include <check.h>
+#include <glib.h>
+
+typedef struct strata_cli_result {
+    int status;   /* exit status, or -1 if killed by a signal */
+    char *out;    /* stdout (g_free) */
+    char *err;    /* stderr (g_free) */
+} strata_cli_result;
+
+/* argv is NULL-terminated, without the binary. */
+strata_cli_result strata_test_run_cli(const char *const *argv);
+/* Same, with a shell-like list: strata_test_cli("run", "--hw", x, NULL). */
+strata_cli_result strata_test_cli(const char *first, ...) G_GNUC_NULL_TERMINATED;
+void strata_cli_result_clear(strata_cli_result *r);
+
+/* Writes text to a new temporary file named like `pattern` (e.g. "x-XXXXXX.trace"); g_free. */
+char *strata_test_write_temp(const char *pattern, const char *text);
+/* A fresh temporary directory (g_free; removed by the OS's tmp cleaning). */
+char *strata_test_temp_dir(void);
+/* Path of a file in the repository (g_free). */
+char *strata_test_source_path(const char *relative);
+/* Path under ../shared/data or NULL with a printed skip message (g_free). */
+char *strata_test_shared_path(const char *relative);
+
+int strata_test_main(Suite *suite);
+
+#endif
