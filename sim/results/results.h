@@ -128,6 +128,10 @@ JsonNode *strata_results_to_json(const strata_results *r);
 char *strata_results_to_json_text(const strata_results *r); /* pretty, ends in newline */
 bool strata_results_write_json(const strata_results *r, const char *path, GError **err);
 
+/* Chrome trace-event / Perfetto JSON timeline from spans and mem_samples
+ * (timeline.c): a track per stream, link and memory, counters for memory in use. */
+bool strata_results_write_timeline(const strata_results *r, const char *path, GError **err);
+
 /* The human summary of `strata run` (summary.c). */
 void strata_results_print_summary(const strata_results *r, FILE *out);
 

@@ -1,0 +1,28 @@
+/*
+ * workload.h: trace generators (`strata gen NAME key=value...`), chosen by
+ * name. Each generator declares its parameters (core/params.h) and produces
+ * an op stream: a tagged trace whose computes carry flops and operands.
+ * The table is one NULL-terminated static array in workload.c.
+ */
+#ifndef STRATA_WORKLOAD_H
+#define STRATA_WORKLOAD_H
+
+#include "core/params.h"
+#include "trace/source.h"
+
+typedef struct strata_workload_type {
+    const char *name;
+    const char *summary;
+    const strata_param_def *params;
+    /* Returns a source over the generated ops (p validated against params). */
+    strata_source *(*generate)(const strata_params *p, GError **err);
+} strata_workload_type;
+
+const strata_workload_type *const *strata_workload_types(void);
+const strata_workload_type *strata_workload_type_find(const char *name);
+char *strata_workload_type_names(void); /* g_free */
+
+/* name plus "k=v" args (NULL-terminated): validates and generates. */
+strata_source *strata_workload_generate(const char *name, const char *const *args, GError **err);
+
+#endif
