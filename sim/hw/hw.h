@@ -1,5 +1,5 @@
 /*
- * hw.h: the hardware model, read from a GLib key file (configs/hw/*.ini).
+ * hw.h: the hardware model, read from a GLib key file (the files in configs/hw).
  *
  *   [hardware]      name, source (text), default_memory (optional; else the
  *                   first memory of kind device)
