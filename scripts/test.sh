@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# test.sh: the README's second command. Installs what is missing, builds strata,
+# and runs every test: the Check suites (ctest), then the same suites again
+# built with AddressSanitizer + UndefinedBehaviorSanitizer, then the CLI's
+# end-to-end cases under valgrind. Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install-deps.sh --test
+jobs=$(nproc)
+
+echo "== build and test (RelWithDebInfo)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+if [ "${STRATA_SKIP_SANITIZERS:-0}" != "1" ]; then
+  echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=ON -DSTRATA_CUDA=OFF >/dev/null
+  cmake --build build-asan -j"$jobs"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \
+  LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp:print_suppressions=0 \
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir build-asan --output-on-failure -j"$jobs" -LE no-sanitize
+fi
+
+if [ "${STRATA_SKIP_VALGRIND:-0}" != "1" ] && [ -x tests/valgrind-cli.sh ]; then
+  echo "== end-to-end CLI cases under valgrind"
+  bash tests/valgrind-cli.sh build/strata
+fi
+echo "== all tests passed"
