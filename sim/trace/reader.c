@@ -1,0 +1,675 @@
+/*
+ * reader.c: streaming reader of `strata-trace 1` text (traces/FORMAT.md).
+ *
+ * Design: one reusable line buffer (getline) and one reusable scratch. A line
+ * is tokenized in place (NULs written over separators), so the strings of the
+ * op handed out point into the line buffer and no heap is touched per op
+ * except when a list attribute (in=, out=, donate=) grows past its largest
+ * size so far. Memory is bounded by the longest line, whatever the length of
+ * the trace.
+ *
+ * Grammar of an op line (after stripping a `#` comment):
+ *     KIND OPERAND... [KEY=VALUE]...
+ * Positional operands come first; every token after them is an attribute.
+ * Which operands and attributes each kind takes is in parse_operands() and
+ * kind_attrs[] below.
+ *
+ * Invariants:
+ *  1. Every error is STRATA_ERROR_INPUT and starts "ORIGIN:LINE:COL: ".
+ *  2. An op has stream != NULL (STRATA_DEFAULT_STREAM when absent) and
+ *     line set to its 1-based line in the file.
+ *  3. rewind() returns to the first line after the version line, so the
+ *     ops come out identical on every pass.
+ *  4. The reader checks syntax only; history (live names, recorded events)
+ *     is trace/check.c's.
+ */
+#include "trace/reader.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "core/error.h"
+#include "core/units.h"
+
+struct strata_line_scratch {
+    char *text;        /* owned copy of the line (strata_parse_op_line only) */
+    GPtrArray *ins;    /* char * into the line, NULL-terminated on use */
+    GPtrArray *outs;
+    GPtrArray *donates;
+};
+
+typedef struct line_ctx {
+    const char *origin;
+    uint64_t line;
+    const char *start; /* first byte of the line, for columns */
+    const char *end;   /* end of the line's content (before any comment) */
+} line_ctx;
+
+/* ---- errors ----------------------------------------------------------- */
+
+/* Quoted text for messages: escaped, at most 48 bytes. */
+static char *quote(const char *text)
+{
+    char *cut = g_strndup(text, 48);
+    char *esc = g_strescape(cut, NULL);
+    char *out = strlen(text) > 48 ? g_strdup_printf("%s...", esc) : g_strdup(esc);
+    g_free(cut);
+    g_free(esc);
+    return out;
+}
+
+G_GNUC_PRINTF(4, 5)
+static bool fail_at(const line_ctx *lc, const char *at, GError **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    long col = at ? (long)(at - lc->start) + 1 : 1;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ":%ld: %s", lc->origin,
+                lc->line, col, msg);
+    g_free(msg);
+    return false;
+}
+
+static bool fail_got(const line_ctx *lc, const char *at, const char *expected, GError **err)
+{
+    char *q = quote(at);
+    fail_at(lc, at, err, "expected %s, got '%s'", expected, q);
+    g_free(q);
+    return false;
+}
+
+/* ---- tokens and names ------------------------------------------------- */
+
+static char *next_token(char **cursor)
+{
+    char *p = *cursor;
+    while (*p == ' ' || *p == '\t')
+        p++;
+    if (*p == '\0') {
+        *cursor = p;
+        return NULL;
+    }
+    char *tok = p;
+    while (*p != '\0' && *p != ' ' && *p != '\t')
+        p++;
+    if (*p != '\0')
+        *p++ = '\0';
+    *cursor = p;
+    return tok;
+}
+
+/* A name: non-empty, printable, without '=', ',' or '#'. */
+static bool valid_name(const char *s)
+{
+    if (*s == '\0')
+        return false;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x21 || *p == 0x7f || *p == '=' || *p == ',' || *p == '#')
+            return false;
+    return true;
+}
+
+static bool take_name(const line_ctx *lc, char *tok, const char *what, const char **out, GError **err)
+{
+    if (!valid_name(tok)) {
+        char *expected = g_strdup_printf("%s (printable, without '=', ',' or '#')", what);
+        fail_got(lc, tok, expected, err);
+        g_free(expected);
+        return false;
+    }
+    *out = tok;
+    return true;
+}
+
+static char *join_names(const char *(*name_of)(unsigned), unsigned from, unsigned to)
+{
+    GString *s = g_string_new(NULL);
+    for (unsigned i = from; i < to; i++)
+        g_string_append_printf(s, "%s%s", i > from ? ", " : "", name_of(i));
+    return g_string_free(s, FALSE);
+}
+
+static const char *kind_name_u(unsigned i) { return strata_op_kind_name((strata_op_kind)i); }
+static const char *tag_name_u(unsigned i) { return strata_tag_name((strata_tag)i); }
+static const char *dtype_name_u(unsigned i) { return strata_dtype_name((strata_dtype)i); }
+
+/* ---- attribute values ------------------------------------------------- */
+
+static bool parse_size_value(const line_ctx *lc, const char *text, uint64_t *bytes, GError **err)
+{
+    if (!strata_parse_size(text, bytes, NULL))
+        return fail_got(lc, text, "a size such as 4096, 64KiB or 1.5GiB", err);
+    if (*bytes == 0)
+        return fail_got(lc, text, "a size above 0", err);
+    return true;
+}
+
+static bool parse_time_value(const line_ctx *lc, const char *text, double *seconds, GError **err)
+{
+    if (!strata_parse_time(text, seconds, NULL))
+        return fail_got(lc, text, "a time such as 250ns, 3us, 2ms or 1.5s", err);
+    return true;
+}
+
+static bool parse_name_list(const line_ctx *lc, char *text, GPtrArray *into, const char *const **names,
+                            uint32_t *n, GError **err)
+{
+    g_ptr_array_set_size(into, 0);
+    char *p = text;
+    for (;;) {
+        char *comma = strchr(p, ',');
+        if (comma)
+            *comma = '\0';
+        if (!valid_name(p))
+            return fail_got(lc, p, "a buffer name (a list is A,B,C)", err);
+        g_ptr_array_add(into, p);
+        if (!comma)
+            break;
+        p = comma + 1;
+    }
+    *n = into->len;
+    g_ptr_array_add(into, NULL); /* terminator, not counted */
+    *names = (const char *const *)into->pdata;
+    return true;
+}
+
+static bool parse_shape(const line_ctx *lc, char *text, strata_op *op, GError **err)
+{
+    const char *expected = "a shape such as 8x128 (at most 8 positive extents)";
+    char *p = text;
+    op->n_dims = 0;
+    for (;;) {
+        char *x = strchr(p, 'x');
+        if (x)
+            *x = '\0';
+        uint64_t extent = 0;
+        bool digits = *p >= '0' && *p <= '9';
+        if (!digits || !strata_parse_u64(p, &extent, NULL) || extent == 0 || op->n_dims == STRATA_MAX_DIMS) {
+            if (x)
+                *x = 'x';
+            return fail_got(lc, text, expected, err);
+        }
+        op->shape[op->n_dims++] = extent;
+        if (!x)
+            break;
+        *x = 'x';
+        p = x + 1;
+    }
+    return true;
+}
+
+typedef enum {
+    ATTR_STREAM, ATTR_TAG, ATTR_DTYPE, ATTR_SHAPE, ATTR_ADDR, ATTR_BYTES, ATTR_FLOPS,
+    ATTR_IN, ATTR_OUT, ATTR_DONATE, ATTR_TIME, ATTR_UNIT, ATTR_AT, ATTR_NOTE, ATTR__COUNT
+} attr_id;
+
+static bool parse_attr(const line_ctx *lc, attr_id id, char *value, strata_op *op, strata_line_scratch *s,
+                       GError **err)
+{
+    switch (id) {
+    case ATTR_STREAM: return take_name(lc, value, "a stream name", &op->stream, err);
+    case ATTR_UNIT: return take_name(lc, value, "a compute unit name", &op->memory, err);
+    case ATTR_TAG:
+        if (!strata_tag_from_name(value, &op->tag)) {
+            char *known = join_names(tag_name_u, 1, STRATA_TAG__COUNT);
+            char *expected = g_strdup_printf("a tag (one of %s)", known);
+            fail_got(lc, value, expected, err);
+            g_free(known);
+            g_free(expected);
+            return false;
+        }
+        return true;
+    case ATTR_DTYPE:
+        if (!strata_dtype_from_name(value, &op->dtype)) {
+            char *known = join_names(dtype_name_u, 1, STRATA_DTYPE__COUNT);
+            char *expected = g_strdup_printf("a dtype (one of %s)", known);
+            fail_got(lc, value, expected, err);
+            g_free(known);
+            g_free(expected);
+            return false;
+        }
+        return true;
+    case ATTR_SHAPE: return parse_shape(lc, value, op, err);
+    case ATTR_ADDR:
+        if (!strata_parse_u64(value, &op->addr, NULL))
+            return fail_got(lc, value, "an address such as 0x7f0000 or 4096", err);
+        op->has_addr = true;
+        return true;
+    case ATTR_BYTES:
+        op->has_bytes = true;
+        return parse_size_value(lc, value, &op->size, err);
+    case ATTR_FLOPS:
+        if (!strata_parse_flops(value, &op->flops, NULL))
+            return fail_got(lc, value, "an amount of work such as 1000000, 2e9 or 4.5GFLOP", err);
+        op->has_flops = true;
+        return true;
+    case ATTR_IN: return parse_name_list(lc, value, s->ins, &op->ins, &op->n_ins, err);
+    case ATTR_OUT: return parse_name_list(lc, value, s->outs, &op->outs, &op->n_outs, err);
+    case ATTR_DONATE: return parse_name_list(lc, value, s->donates, &op->donates, &op->n_donates, err);
+    case ATTR_TIME:
+        op->has_time = true;
+        return parse_time_value(lc, value, &op->time_s, err);
+    case ATTR_AT:
+        op->has_at = true;
+        return parse_time_value(lc, value, &op->at_s, err);
+    case ATTR_NOTE: return take_name(lc, value, "a note (one word)", &op->note, err);
+    case ATTR__COUNT: break;
+    }
+    return false;
+}
+
+static const char *const attr_names[ATTR__COUNT] = {
+    [ATTR_STREAM] = "stream", [ATTR_TAG] = "tag",   [ATTR_DTYPE] = "dtype", [ATTR_SHAPE] = "shape",
+    [ATTR_ADDR] = "addr",     [ATTR_BYTES] = "bytes", [ATTR_FLOPS] = "flops", [ATTR_IN] = "in",
+    [ATTR_OUT] = "out",       [ATTR_DONATE] = "donate", [ATTR_TIME] = "time", [ATTR_UNIT] = "unit",
+    [ATTR_AT] = "at",         [ATTR_NOTE] = "note",
+};
+
+#define A(x) (1u << (x))
+#define COMMON_ATTRS (A(ATTR_STREAM) | A(ATTR_AT) | A(ATTR_NOTE))
+/* Which attributes each kind takes (mask of attr_id bits). */
+static const unsigned kind_attrs[STRATA_OP__COUNT] = {
+    [STRATA_OP_ALLOC] = COMMON_ATTRS | A(ATTR_TAG) | A(ATTR_DTYPE) | A(ATTR_SHAPE) | A(ATTR_ADDR),
+    [STRATA_OP_FREE] = COMMON_ATTRS,
+    [STRATA_OP_COPY] = COMMON_ATTRS | A(ATTR_BYTES),
+    [STRATA_OP_COMPUTE] = COMMON_ATTRS | A(ATTR_FLOPS) | A(ATTR_IN) | A(ATTR_OUT) | A(ATTR_DONATE) |
+                          A(ATTR_TIME) | A(ATTR_UNIT),
+    [STRATA_OP_RECORD] = COMMON_ATTRS,
+    [STRATA_OP_WAIT] = COMMON_ATTRS,
+    [STRATA_OP_RELEASE] = COMMON_ATTRS,
+    [STRATA_OP_OPTION] = 0,
+};
+
+static char *known_attrs(strata_op_kind kind)
+{
+    GString *s = g_string_new(NULL);
+    for (unsigned i = 0; i < ATTR__COUNT; i++)
+        if (kind_attrs[kind] & A(i))
+            g_string_append_printf(s, "%s%s=", s->len ? ", " : "", attr_names[i]);
+    return g_string_free(s, FALSE);
+}
+
+/* ---- one line ---------------------------------------------------------- */
+
+static bool missing(const line_ctx *lc, const char *what, GError **err)
+{
+    return fail_at(lc, lc->end, err, "expected %s, got end of line", what);
+}
+
+/* Positional operands of each kind. *cursor is left after the last one. */
+static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GError **err)
+{
+    char *tok;
+    switch (op->kind) {
+    case STRATA_OP_ALLOC:
+        if (!(tok = next_token(cursor)))
+            return missing(lc, "a buffer name after 'alloc'", err);
+        if (!take_name(lc, tok, "a buffer name", &op->name, err))
+            return false;
+        if (!(tok = next_token(cursor)))
+            return missing(lc, "a size such as 4096, 64KiB or 1.5GiB after the buffer name", err);
+        if (!parse_size_value(lc, tok, &op->size, err))
+            return false;
+        break;
+    case STRATA_OP_FREE:
+    case STRATA_OP_RECORD:
+    case STRATA_OP_WAIT: {
+        const char *what = op->kind == STRATA_OP_FREE ? "a buffer name" : "an event name";
+        if (!(tok = next_token(cursor))) {
+            char *m = g_strdup_printf("%s after '%s'", what, strata_op_kind_name(op->kind));
+            missing(lc, m, err);
+            g_free(m);
+            return false;
+        }
+        if (!take_name(lc, tok, what, &op->name, err))
+            return false;
+        break;
+    }
+    case STRATA_OP_COPY:
+        if (!(tok = next_token(cursor)))
+            return missing(lc, "a destination buffer after 'copy'", err);
+        if (!take_name(lc, tok, "a destination buffer name", &op->name, err))
+            return false;
+        if (!(tok = next_token(cursor)))
+            return missing(lc, "a source buffer after the destination", err);
+        if (!take_name(lc, tok, "a source buffer name", &op->src, err))
+            return false;
+        break;
+    case STRATA_OP_COMPUTE:
+        if (!(tok = next_token(cursor)))
+            return missing(lc, "a label after 'compute'", err);
+        if (!take_name(lc, tok, "a label", &op->name, err))
+            return false;
+        break;
+    case STRATA_OP_OPTION: {
+        if (!(tok = next_token(cursor)))
+            return missing(lc, "KEY=VALUE after 'option'", err);
+        char *eq = strchr(tok, '=');
+        if (!eq || eq == tok || eq[1] == '\0')
+            return fail_got(lc, tok, "KEY=VALUE after 'option'", err);
+        *eq = '\0';
+        if (!valid_name(tok)) {
+            *eq = '=';
+            return fail_got(lc, tok, "an option key (printable, without ',' or '#')", err);
+        }
+        op->name = tok;
+        op->src = eq + 1;
+        for (const unsigned char *p = (const unsigned char *)op->src; *p; p++)
+            if (*p < 0x21 || *p == 0x7f)
+                return fail_got(lc, op->src, "a printable option value", err);
+        break;
+    }
+    case STRATA_OP_RELEASE:
+    case STRATA_OP__COUNT:
+        break;
+    }
+    /* Optional trailing positional: alloc's and release's MEMORY. */
+    if (op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_RELEASE) {
+        char *p = *cursor;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        size_t len = strcspn(p, " \t");
+        if (len > 0 && memchr(p, '=', len) == NULL) {
+            tok = next_token(cursor);
+            if (!take_name(lc, tok, "a memory name", &op->memory, err))
+                return false;
+        }
+    }
+    return true;
+}
+
+static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_line_scratch *s, GError **err)
+{
+    unsigned seen = 0;
+    char *tok;
+    while ((tok = next_token(&cursor))) {
+        char *eq = strchr(tok, '=');
+        if (!eq) {
+            char *known = known_attrs(op->kind);
+            char *expected = *known ? g_strdup_printf("an attribute KEY=VALUE (%s)", known)
+                                    : g_strdup_printf("end of line after the operands of '%s'",
+                                                      strata_op_kind_name(op->kind));
+            fail_got(lc, tok, expected, err);
+            g_free(known);
+            g_free(expected);
+            return false;
+        }
+        *eq = '\0';
+        unsigned id = 0;
+        while (id < ATTR__COUNT && strcmp(attr_names[id], tok) != 0)
+            id++;
+        if (id == ATTR__COUNT || !(kind_attrs[op->kind] & A(id))) {
+            char *known = known_attrs(op->kind);
+            char *q = quote(tok);
+            if (*known)
+                fail_at(lc, tok, err, "unknown attribute '%s' for %s: expected one of %s", q,
+                        strata_op_kind_name(op->kind), known);
+            else
+                fail_at(lc, tok, err, "unknown attribute '%s': %s takes no attributes", q,
+                        strata_op_kind_name(op->kind));
+            g_free(q);
+            g_free(known);
+            return false;
+        }
+        if (seen & A(id))
+            return fail_at(lc, tok, err, "duplicate attribute '%s='", attr_names[id]);
+        seen |= A(id);
+        char *value = eq + 1;
+        if (*value == '\0')
+            return fail_at(lc, value, err, "expected a value after '%s=', got end of attribute", attr_names[id]);
+        if (!parse_attr(lc, (attr_id)id, value, op, s, err))
+            return false;
+    }
+    return true;
+}
+
+/* Parse the op on `text` (a line, modified in place). comment stripped here. */
+static bool parse_line(char *text, const char *origin, uint64_t line, strata_line_scratch *s, strata_op *op,
+                       GError **err)
+{
+    char *hash = strchr(text, '#');
+    if (hash)
+        *hash = '\0';
+    line_ctx lc = {origin, line, text, text + strlen(text)};
+    memset(op, 0, sizeof *op);
+    op->line = line;
+    op->stream = STRATA_DEFAULT_STREAM;
+    char *cursor = text;
+    char *tok = next_token(&cursor);
+    if (!tok)
+        return fail_at(&lc, text, err, "expected an op, got an empty line");
+    if (!strata_op_kind_from_name(tok, &op->kind)) {
+        char *known = join_names(kind_name_u, 0, STRATA_OP__COUNT);
+        char *q = quote(tok);
+        fail_at(&lc, tok, err, "unknown op '%s': expected one of %s", q, known);
+        g_free(q);
+        g_free(known);
+        return false;
+    }
+    if (!parse_operands(&lc, op, &cursor, err))
+        return false;
+    return parse_attrs(&lc, op, cursor, s, err);
+}
+
+static strata_line_scratch *scratch_new(void)
+{
+    strata_line_scratch *s = g_new0(strata_line_scratch, 1);
+    s->ins = g_ptr_array_new();
+    s->outs = g_ptr_array_new();
+    s->donates = g_ptr_array_new();
+    return s;
+}
+
+void strata_line_scratch_free(strata_line_scratch *s)
+{
+    if (s == NULL)
+        return;
+    g_free(s->text);
+    g_ptr_array_free(s->ins, TRUE);
+    g_ptr_array_free(s->outs, TRUE);
+    g_ptr_array_free(s->donates, TRUE);
+    g_free(s);
+}
+
+strata_line_scratch *strata_parse_op_line(const char *text, const char *origin, uint64_t line, strata_op *op,
+                                          GError **err)
+{
+    strata_line_scratch *s = scratch_new();
+    s->text = g_strdup(text);
+    if (!parse_line(s->text, origin ? origin : "<line>", line, s, op, err)) {
+        strata_line_scratch_free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* ---- the file source --------------------------------------------------- */
+
+typedef struct trace_reader {
+    FILE *fp;
+    char *origin;
+    char *buf;          /* getline buffer, reused */
+    size_t cap;
+    uint64_t line;      /* lines read so far */
+    off_t data_offset;  /* just after the version line */
+    uint64_t data_line;
+    strata_line_scratch *scratch;
+    strata_op op;
+} trace_reader;
+
+/* Read one line: 1 ok (buf holds it, newline stripped), 0 eof, -1 error. */
+static int read_line(trace_reader *r, GError **err)
+{
+    errno = 0;
+    ssize_t n = getline(&r->buf, &r->cap, r->fp);
+    if (n < 0) {
+        if (ferror(r->fp)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s:%" G_GUINT64_FORMAT ": cannot read: %s", r->origin,
+                        r->line + 1, g_strerror(errno ? errno : EIO));
+            return -1;
+        }
+        return 0;
+    }
+    r->line++;
+    if (n > 0 && r->buf[n - 1] == '\n')
+        r->buf[--n] = '\0';
+    if (n > 0 && r->buf[n - 1] == '\r')
+        r->buf[--n] = '\0';
+    if ((ssize_t)strlen(r->buf) != n) {
+        line_ctx lc = {r->origin, r->line, r->buf, r->buf + n};
+        return fail_at(&lc, r->buf + strlen(r->buf), err, "expected text, got a NUL byte") ? 1 : -1;
+    }
+    return 1;
+}
+
+/* True when the line holds nothing but blanks and a comment. */
+static bool blank_line(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return *s == '\0' || *s == '#';
+}
+
+static bool read_version(trace_reader *r, GError **err)
+{
+    int got;
+    while ((got = read_line(r, err)) == 1 && blank_line(r->buf))
+        ;
+    if (got < 0)
+        return false;
+    const char *expected = "'strata-trace 1' as the first line";
+    if (got == 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ":1: expected %s, got end of file",
+                    r->origin, r->line + 1, expected);
+        return false;
+    }
+    char *hash = strchr(r->buf, '#');
+    if (hash)
+        *hash = '\0';
+    line_ctx lc = {r->origin, r->line, r->buf, r->buf + strlen(r->buf)};
+    char *cursor = r->buf;
+    char *magic = next_token(&cursor);
+    if (strcmp(magic, "strata-trace") != 0)
+        return fail_got(&lc, magic, expected, err);
+    char *version = next_token(&cursor);
+    if (!version)
+        return missing(&lc, "a version number after 'strata-trace'", err);
+    if (strcmp(version, "1") != 0)
+        return fail_got(&lc, version, "version 1 (the only version this strata reads)", err);
+    char *extra = next_token(&cursor);
+    if (extra)
+        return fail_got(&lc, extra, "end of line after 'strata-trace 1'", err);
+    r->data_offset = ftello(r->fp);
+    r->data_line = r->line;
+    return true;
+}
+
+static int reader_next(void *self, const strata_op **op, GError **err)
+{
+    trace_reader *r = self;
+    for (;;) {
+        int got = read_line(r, err);
+        if (got <= 0)
+            return got;
+        if (blank_line(r->buf))
+            continue;
+        if (!parse_line(r->buf, r->origin, r->line, r->scratch, &r->op, err))
+            return -1;
+        *op = &r->op;
+        return 1;
+    }
+}
+
+static bool reader_rewind(void *self, GError **err)
+{
+    trace_reader *r = self;
+    if (fseeko(r->fp, r->data_offset, SEEK_SET) != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot rewind: %s", r->origin, g_strerror(errno));
+        return false;
+    }
+    clearerr(r->fp);
+    r->line = r->data_line;
+    return true;
+}
+
+static void reader_destroy(void *self)
+{
+    trace_reader *r = self;
+    if (r->fp)
+        fclose(r->fp);
+    free(r->buf); /* getline's buffer comes from malloc */
+    strata_line_scratch_free(r->scratch);
+    g_free(r->origin);
+    g_free(r);
+}
+
+static const strata_source_vtable reader_vtable = {
+    .next = reader_next,
+    .rewind = reader_rewind,
+    .destroy = reader_destroy,
+};
+
+/* Copy standard input to an unlinked temporary file, so it can rewind. */
+static FILE *spool_stdin(GError **err)
+{
+    char *tmp = NULL;
+    int fd = g_file_open_tmp("strata-stdin-XXXXXX", &tmp, err);
+    if (fd < 0)
+        return NULL;
+    unlink(tmp);
+    g_free(tmp);
+    FILE *fp = fdopen(fd, "w+");
+    if (!fp) {
+        close(fd);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot spool standard input: %s", g_strerror(errno));
+        return NULL;
+    }
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0) {
+        if (fwrite(chunk, 1, n, fp) != n) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot spool standard input: %s", g_strerror(errno));
+            fclose(fp);
+            return NULL;
+        }
+    }
+    if (ferror(stdin) || fflush(fp) != 0 || fseeko(fp, 0, SEEK_SET) != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot read standard input: %s", g_strerror(errno));
+        fclose(fp);
+        return NULL;
+    }
+    return fp;
+}
+
+strata_source *strata_trace_open(const char *path, GError **err)
+{
+    bool is_stdin = strcmp(path, "-") == 0;
+    FILE *fp;
+    if (is_stdin) {
+        fp = spool_stdin(err);
+        if (!fp)
+            return NULL;
+    } else {
+        if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read a trace: is a directory", path);
+            return NULL;
+        }
+        fp = fopen(path, "r");
+        if (!fp) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot open trace: %s", path, g_strerror(errno));
+            return NULL;
+        }
+    }
+    trace_reader *r = g_new0(trace_reader, 1);
+    r->fp = fp;
+    r->origin = g_strdup(is_stdin ? "<stdin>" : path);
+    r->scratch = scratch_new();
+    if (!read_version(r, err)) {
+        reader_destroy(r);
+        return NULL;
+    }
+    return strata_source_new(&reader_vtable, r, is_stdin ? "<stdin>" : path);
+}
