@@ -1,0 +1,408 @@
+/*
+ * units.c: parsing and printing of sizes, bandwidths, times and flop rates
+ * (contract in units.h).
+ *
+ * Design: every quantity is "NUMBER[ ]UNIT". The number is scanned by hand
+ * (digits, optional fraction, optional exponent; no sign, no hex floats, no
+ * inf/nan) and converted with g_ascii_strtod, which is locale-independent.
+ * The unit is looked up in a small NULL-terminated table per quantity.
+ *
+ * Invariants:
+ *  1. A parse either succeeds with a finite, non-negative value or fails with
+ *     STRATA_ERROR_INPUT quoting the whole text.
+ *  2. Sizes written as integers are computed in 64-bit integer arithmetic with
+ *     overflow checks; sizes with a fraction or exponent go through a double
+ *     and are range-checked before conversion, so nothing ever wraps.
+ *  3. Times divide by exact powers of ten (250 / 1e9), so the text printed by
+ *     strata_format_time_exact() parses back to the very same double.
+ */
+#include "core/units.h"
+#include "core/error.h"
+
+#include <math.h>
+#include <string.h>
+
+typedef struct unit_def {
+    const char *name;
+    double scale; /* multiply (sizes, rates) */
+} unit_def;
+
+/* Sizes: decimal (KB = 1000) and binary (KiB = 1024) multiples. */
+typedef struct size_unit {
+    const char *name;
+    uint64_t scale;
+} size_unit;
+
+static const size_unit size_units[] = {
+    {"B", 1ULL},
+    {"KB", 1000ULL},
+    {"KiB", 1ULL << 10},
+    {"MB", 1000ULL * 1000},
+    {"MiB", 1ULL << 20},
+    {"GB", 1000ULL * 1000 * 1000},
+    {"GiB", 1ULL << 30},
+    {"TB", 1000ULL * 1000 * 1000 * 1000},
+    {"TiB", 1ULL << 40},
+    {"PB", 1000ULL * 1000 * 1000 * 1000 * 1000},
+    {"PiB", 1ULL << 50},
+    {NULL, 0},
+};
+
+static const unit_def bandwidth_units[] = {
+    {"B/s", 1.0},   {"KB/s", 1e3},  {"KiB/s", 1024.0},           {"MB/s", 1e6},
+    {"MiB/s", 1048576.0},           {"GB/s", 1e9},               {"GiB/s", 1073741824.0},
+    {"TB/s", 1e12}, {"TiB/s", 1099511627776.0},                  {NULL, 0},
+};
+
+static const unit_def flop_rate_units[] = {
+    {"FLOP/s", 1.0},   {"KFLOP/s", 1e3},  {"MFLOP/s", 1e6}, {"GFLOP/s", 1e9},
+    {"TFLOP/s", 1e12}, {"PFLOP/s", 1e15}, {"EFLOP/s", 1e18}, {NULL, 0},
+};
+
+static const unit_def flops_units[] = {
+    {"FLOP", 1.0},   {"KFLOP", 1e3},  {"MFLOP", 1e6}, {"GFLOP", 1e9},
+    {"TFLOP", 1e12}, {"PFLOP", 1e15}, {"EFLOP", 1e18}, {NULL, 0},
+};
+
+/* Times divide (see invariant 3). */
+static const unit_def time_units[] = {
+    {"ns", 1e9}, {"us", 1e6}, {"ms", 1e3}, {"s", 1.0}, {NULL, 0},
+};
+
+/* A scanned quantity: the number's text and the unit's text (may be ""). */
+typedef struct quantity {
+    char *number;    /* g_free */
+    const char *unit; /* points into the parsed text */
+    bool integral;   /* digits only: no fraction, no exponent */
+} quantity;
+
+/* Scans NUMBER[ ]UNIT. Returns false when the text does not start with a
+ * plain non-negative decimal number or has more than one space before the unit. */
+static bool scan_quantity(const char *text, quantity *q)
+{
+    const char *p = text;
+    const char *digits_start = p;
+    bool any_digit = false;
+
+    q->number = NULL;
+    q->unit = NULL;
+    q->integral = true;
+    while (g_ascii_isdigit(*p)) {
+        p++;
+        any_digit = true;
+    }
+    if (*p == '.') {
+        q->integral = false;
+        p++;
+        while (g_ascii_isdigit(*p)) {
+            p++;
+            any_digit = true;
+        }
+    }
+    if (!any_digit)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        const char *e = p + 1;
+        if (*e == '+' || *e == '-')
+            e++;
+        if (g_ascii_isdigit(*e)) {
+            while (g_ascii_isdigit(*e))
+                e++;
+            p = e;
+            q->integral = false;
+        }
+        /* else: the 'e' belongs to the unit (and will be rejected there) */
+    }
+    q->number = g_strndup(digits_start, (gsize)(p - digits_start));
+    if (*p == ' ') {
+        p++;
+        if (*p == '\0' || *p == ' ') {
+            g_free(q->number);
+            q->number = NULL;
+            return false;
+        }
+    }
+    q->unit = p;
+    return true;
+}
+
+static void set_error(GError **err, const char *what, const char *text)
+{
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected %s, got '%s'", what,
+                text ? text : "");
+}
+
+static const char *const SIZE_WHAT = "a size such as 4096, 64KiB or 1.5GiB";
+static const char *const BANDWIDTH_WHAT = "a bandwidth such as 16GB/s, 900GiB/s or 1e9B/s";
+static const char *const TIME_WHAT = "a time such as 250ns, 3us, 2ms or 1.5s";
+static const char *const FLOP_RATE_WHAT = "a flop rate such as 197TFLOP/s or 1.2PFLOP/s";
+static const char *const FLOPS_WHAT = "an amount of work such as 2e9, 4.5GFLOP or 3TFLOP";
+
+bool strata_parse_u64(const char *text, uint64_t *value, GError **err)
+{
+    guint64 v = 0;
+    if (text == NULL || *text == '\0') {
+        set_error(err, "an unsigned integer", text);
+        return false;
+    }
+    bool hex = text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+    const char *digits = hex ? text + 2 : text;
+    /* g_ascii_string_to_unsigned accepts a leading '+' and spaces are
+     * rejected; refuse the sign ourselves so "+5" is not a number here. */
+    if (*digits == '\0' || *digits == '+' || *digits == '-' ||
+        !g_ascii_string_to_unsigned(digits, hex ? 16 : 10, 0, G_MAXUINT64, &v, NULL)) {
+        bool overflow = *digits != '\0' && strspn(digits, hex ? "0123456789abcdefABCDEF"
+                                                              : "0123456789") == strlen(digits);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    overflow ? "'%s' does not fit in 64 bits"
+                             : "expected an unsigned integer (decimal or 0x hex), got '%s'",
+                    text);
+        return false;
+    }
+    *value = v;
+    return true;
+}
+
+bool strata_parse_size(const char *text, uint64_t *bytes, GError **err)
+{
+    quantity q;
+    /* a bare hex number is a size in bytes (addresses, alignments) */
+    if (text && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
+        return strata_parse_u64(text, bytes, err);
+    if (text == NULL || !scan_quantity(text, &q)) {
+        set_error(err, SIZE_WHAT, text);
+        return false;
+    }
+    uint64_t scale = 0;
+    if (*q.unit == '\0') {
+        scale = 1;
+    } else {
+        for (const size_unit *u = size_units; u->name; u++)
+            if (strcmp(u->name, q.unit) == 0)
+                scale = u->scale;
+    }
+    if (scale == 0) {
+        set_error(err, SIZE_WHAT, text);
+        g_free(q.number);
+        return false;
+    }
+    bool ok = true;
+    if (q.integral) {
+        guint64 n = 0;
+        guint64 product = 0;
+        if (!g_ascii_string_to_unsigned(q.number, 10, 0, G_MAXUINT64, &n, NULL) ||
+            !g_uint64_checked_mul(&product, n, scale)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "size '%s' does not fit in 64 bits (at most 16 EiB)", text);
+            ok = false;
+        } else {
+            *bytes = product;
+        }
+    } else {
+        double v = g_ascii_strtod(q.number, NULL) * (double)scale;
+        if (!isfinite(v) || v >= 18446744073709551616.0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "size '%s' does not fit in 64 bits (at most 16 EiB)", text);
+            ok = false;
+        } else if (scale == 1 && v != floor(v)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "size '%s' is a fraction of a byte; expected a whole number of bytes",
+                        text);
+            ok = false;
+        } else {
+            double r = floor(v + 0.5);
+            *bytes = r >= 18446744073709551615.0 ? G_MAXUINT64 : (uint64_t)r;
+        }
+    }
+    g_free(q.number);
+    return ok;
+}
+
+/* Shared parser for the double-valued quantities. `divide` for times.
+ * `bare_ok`: a number without unit is accepted (in base units); `zero_ok`:
+ * a bare 0 is accepted even when bare numbers are not. */
+static bool parse_real(const char *text, const unit_def *units, bool divide, bool bare_ok,
+                       bool zero_ok, const char *what, double *out, GError **err)
+{
+    quantity q;
+    if (text == NULL || !scan_quantity(text, &q)) {
+        set_error(err, what, text);
+        return false;
+    }
+    double number = g_ascii_strtod(q.number, NULL);
+    g_free(q.number);
+    double value = NAN;
+    if (*q.unit == '\0') {
+        if (bare_ok || (zero_ok && number == 0.0))
+            value = number;
+    } else {
+        for (const unit_def *u = units; u->name; u++)
+            if (strcmp(u->name, q.unit) == 0)
+                value = divide ? number / u->scale : number * u->scale;
+    }
+    if (isnan(value)) {
+        set_error(err, what, text);
+        return false;
+    }
+    if (!isfinite(value)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "'%s' is too large; expected %s",
+                    text, what);
+        return false;
+    }
+    *out = value;
+    return true;
+}
+
+bool strata_parse_bandwidth(const char *text, double *bytes_per_s, GError **err)
+{
+    return parse_real(text, bandwidth_units, false, false, true, BANDWIDTH_WHAT, bytes_per_s, err);
+}
+
+bool strata_parse_time(const char *text, double *seconds, GError **err)
+{
+    return parse_real(text, time_units, true, false, true, TIME_WHAT, seconds, err);
+}
+
+bool strata_parse_flop_rate(const char *text, double *flops_per_s, GError **err)
+{
+    return parse_real(text, flop_rate_units, false, false, true, FLOP_RATE_WHAT, flops_per_s, err);
+}
+
+bool strata_parse_flops(const char *text, double *flops, GError **err)
+{
+    return parse_real(text, flops_units, false, true, true, FLOPS_WHAT, flops, err);
+}
+
+/* ---- printing ---- */
+
+static const char *const binary_prefixes[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+
+char *strata_format_size(uint64_t bytes)
+{
+    if (bytes < 1024)
+        return g_strdup_printf("%" G_GUINT64_FORMAT " B", bytes);
+    unsigned i = 0;
+    double v = (double)bytes;
+    while (v >= 1024.0 && i + 1 < G_N_ELEMENTS(binary_prefixes)) {
+        v /= 1024.0;
+        i++;
+    }
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(buf, sizeof buf, "%.2f", v);
+    return g_strdup_printf("%s %s", buf, binary_prefixes[i]);
+}
+
+char *strata_format_size_exact(uint64_t bytes)
+{
+    if (bytes == 0)
+        return g_strdup("0");
+    unsigned i = 0;
+    uint64_t v = bytes;
+    /* EiB is not a parsed unit: stop at PiB (index 5). */
+    while (v % 1024 == 0 && i < 5) {
+        v /= 1024;
+        i++;
+    }
+    if (i == 0)
+        return g_strdup_printf("%" G_GUINT64_FORMAT, bytes);
+    return g_strdup_printf("%" G_GUINT64_FORMAT "%s", v, binary_prefixes[i]);
+}
+
+char *strata_format_time(double seconds)
+{
+    static const struct {
+        const char *name;
+        double scale;
+        double below;
+    } scales[] = {{"ns", 1e9, 1e-6}, {"us", 1e6, 1e-3}, {"ms", 1e3, 1.0}};
+    double mag = fabs(seconds);
+    const char *name = "s";
+    double v = seconds;
+    if (mag > 0) {
+        for (size_t i = 0; i < G_N_ELEMENTS(scales); i++) {
+            if (mag < scales[i].below) {
+                name = scales[i].name;
+                v = seconds * scales[i].scale;
+                break;
+            }
+        }
+    }
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(buf, sizeof buf, "%.3f", v);
+    return g_strdup_printf("%s %s", buf, name);
+}
+
+/* Shortest "%.Ng" text of v (N = 1..17) whose time parse with `unit` gives
+ * exactly `seconds`, or NULL. (Fewer digits is not always shorter: "2.5e+02"
+ * is longer than "250".) */
+static char *shortest_time_text(double seconds, double v, const char *unit)
+{
+    char fmt[8];
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    char *best = NULL;
+    for (int digits = 1; digits <= 17; digits++) {
+        g_snprintf(fmt, sizeof fmt, "%%.%dg", digits);
+        g_ascii_formatd(buf, sizeof buf, fmt, v);
+        char *text = g_strconcat(buf, unit, NULL);
+        double back = -1;
+        if (strata_parse_time(text, &back, NULL) && back == seconds &&
+            (best == NULL || strlen(text) < strlen(best))) {
+            g_free(best);
+            best = text;
+        } else {
+            g_free(text);
+        }
+    }
+    return best;
+}
+
+char *strata_format_time_exact(double seconds)
+{
+    if (seconds == 0)
+        return g_strdup("0");
+    if (!isfinite(seconds) || seconds < 0) /* not a parseable time: best effort */
+        return g_strdup_printf("%gs", seconds);
+    char *best = NULL;
+    for (const unit_def *u = time_units; u->name; u++) {
+        char *text = shortest_time_text(seconds, seconds * u->scale, u->name);
+        if (text && (best == NULL || strlen(text) < strlen(best))) {
+            g_free(best);
+            best = text;
+        } else {
+            g_free(text);
+        }
+    }
+    if (best == NULL) { /* cannot happen for finite positive doubles: %.17g in s */
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+        g_ascii_formatd(buf, sizeof buf, "%.17g", seconds);
+        best = g_strconcat(buf, "s", NULL);
+    }
+    return best;
+}
+
+static char *format_decimal(double v, const char *const *prefixes, size_t n, const char *unit,
+                            const char *fmt)
+{
+    size_t i = 0;
+    double mag = fabs(v);
+    while (mag >= 1000.0 && i + 1 < n) {
+        mag /= 1000.0;
+        v /= 1000.0;
+        i++;
+    }
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(buf, sizeof buf, fmt, v);
+    return g_strdup_printf("%s %s%s", buf, prefixes[i], unit);
+}
+
+char *strata_format_bandwidth(double bytes_per_s)
+{
+    static const char *const prefixes[] = {"", "K", "M", "G", "T", "P"};
+    return format_decimal(bytes_per_s, prefixes, G_N_ELEMENTS(prefixes), "B/s", "%.2f");
+}
+
+char *strata_format_flop_rate(double flops_per_s)
+{
+    static const char *const prefixes[] = {"", "K", "M", "G", "T", "P", "E"};
+    return format_decimal(flops_per_s, prefixes, G_N_ELEMENTS(prefixes), "FLOP/s", "%.1f");
+}
