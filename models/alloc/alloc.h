@@ -34,6 +34,10 @@ typedef struct strata_alloc_stats {
     uint64_t free_in_reserved; /* reserved - bytes of live blocks */
     uint64_t internal_waste;   /* bytes of live blocks beyond what was asked (rounding) */
     uint64_t n_segments;       /* segments/regions (1 for a flat heap) */
+    /* Size of the address range blocks lie in; 0 = capacity. Larger only for
+     * models of virtual memory (the caching allocator's segments, which the
+     * driver maps anywhere: only reserved bytes are bounded by capacity). */
+    uint64_t address_space;
 } strata_alloc_stats;
 
 typedef enum { STRATA_BLOCK_FREE, STRATA_BLOCK_USED } strata_block_state;
@@ -91,6 +95,12 @@ typedef struct strata_allocator strata_allocator;
  * Unknown names or parameters: STRATA_ERROR_INPUT listing the known ones. */
 strata_allocator *strata_allocator_new(const char *spec, uint64_t capacity, uint64_t alignment,
                                        GError **err);
+/* Like strata_allocator_new, with base_kv ("k=v,...", may be NULL) applied
+ * before spec's own values, so spec's win (trace `option allocator.K=V`). */
+strata_allocator *strata_allocator_new_with_base(const char *spec, const char *base_kv,
+                                                 uint64_t capacity, uint64_t alignment,
+                                                 GError **err);
+const strata_alloc_type *strata_allocator_type(const strata_allocator *a);
 void strata_allocator_free(strata_allocator *a);
 const char *strata_allocator_name(const strata_allocator *a);
 const char *strata_allocator_spec(const strata_allocator *a); /* with every parameter */

@@ -1,0 +1,270 @@
+/*
+ * alloc.c: the table of allocators by name, allocator instances
+ * ("NAME[:k=v,...]" specs with validated parameters) and the invariant
+ * checker strata_allocator_check().
+ *
+ * Design: curl's vtls.c and Lua's luaL_Reg: one NULL-terminated static array
+ * of `const strata_alloc_type *`, looked up by name; a wrapper struct holds
+ * the chosen type, its validated parameters and the model's own state.
+ *
+ * Invariants: an instance always has a type, parameters validated against
+ * the type's table, and a spec string that names every parameter value, so
+ * a results file says exactly what ran.
+ */
+#include <string.h>
+#include "alloc/alloc.h"
+#include "core/error.h"
+
+extern const strata_alloc_type strata_alloc_bump;
+extern const strata_alloc_type strata_alloc_first_fit;
+extern const strata_alloc_type strata_alloc_next_fit;
+extern const strata_alloc_type strata_alloc_best_fit;
+extern const strata_alloc_type strata_alloc_buddy;
+extern const strata_alloc_type strata_alloc_bfc;
+extern const strata_alloc_type strata_alloc_caching;
+extern const strata_alloc_type strata_alloc_offline;
+
+static const strata_alloc_type *const alloc_types[] = {
+    &strata_alloc_first_fit,
+    &strata_alloc_next_fit,
+    &strata_alloc_best_fit,
+    NULL,
+};
+
+struct strata_allocator {
+    const strata_alloc_type *type;
+    strata_params *params;
+    char *spec;
+    uint64_t capacity;
+    void *self;
+};
+
+const strata_alloc_type *const *strata_alloc_types(void)
+{
+    return alloc_types;
+}
+
+const strata_alloc_type *strata_alloc_type_find(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; alloc_types[i]; i++)
+        if (strcmp(alloc_types[i]->name, name) == 0)
+            return alloc_types[i];
+    return NULL;
+}
+
+char *strata_alloc_type_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; alloc_types[i]; i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", alloc_types[i]->name);
+    return g_string_free(s, FALSE);
+}
+
+strata_allocator *strata_allocator_new_with_base(const char *spec, const char *base_kv,
+                                                 uint64_t capacity, uint64_t alignment,
+                                                 GError **err)
+{
+    char *name = NULL, *kv = NULL;
+    strata_split_spec(spec, &name, &kv);
+    const strata_alloc_type *type = strata_alloc_type_find(name);
+    if (type == NULL) {
+        char *known = strata_alloc_type_names();
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown allocator '%s' (known: %s)",
+                    name ? name : "", known);
+        g_free(known);
+        g_free(name);
+        g_free(kv);
+        return NULL;
+    }
+    if (alignment != 0 && (alignment & (alignment - 1)) != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "allocator %s: alignment must be a power of two, got %" G_GUINT64_FORMAT,
+                    type->name, alignment);
+        g_free(name);
+        g_free(kv);
+        return NULL;
+    }
+    char *all_kv = NULL;
+    if (base_kv && *base_kv && kv)
+        all_kv = g_strconcat(base_kv, ",", kv, NULL);
+    else
+        all_kv = g_strdup(kv ? kv : base_kv);
+    char *owner = g_strdup_printf("allocator %s", type->name);
+    strata_params *params = strata_params_new(owner, type->params, all_kv, err);
+    g_free(owner);
+    g_free(all_kv);
+    g_free(name);
+    g_free(kv);
+    if (params == NULL)
+        return NULL;
+
+    strata_alloc_config cfg = {.capacity = capacity, .alignment = alignment, .params = params};
+    void *self = type->create(&cfg, err);
+    if (self == NULL) {
+        g_prefix_error(err, "allocator %s: ", type->name);
+        strata_params_free(params);
+        return NULL;
+    }
+    strata_allocator *a = g_new0(strata_allocator, 1);
+    a->type = type;
+    a->params = params;
+    a->capacity = capacity;
+    a->self = self;
+    char *values = strata_params_to_string(params);
+    a->spec = *values ? g_strdup_printf("%s:%s", type->name, values) : g_strdup(type->name);
+    g_free(values);
+    return a;
+}
+
+strata_allocator *strata_allocator_new(const char *spec, uint64_t capacity, uint64_t alignment,
+                                       GError **err)
+{
+    return strata_allocator_new_with_base(spec, NULL, capacity, alignment, err);
+}
+
+void strata_allocator_free(strata_allocator *a)
+{
+    if (a == NULL)
+        return;
+    a->type->destroy(a->self);
+    strata_params_free(a->params);
+    g_free(a->spec);
+    g_free(a);
+}
+
+const char *strata_allocator_name(const strata_allocator *a)
+{
+    return a->type->name;
+}
+
+const char *strata_allocator_spec(const strata_allocator *a)
+{
+    return a->spec;
+}
+
+const strata_alloc_type *strata_allocator_type(const strata_allocator *a)
+{
+    return a->type;
+}
+
+bool strata_allocator_needs_plan(const strata_allocator *a)
+{
+    return a->type->plan != NULL;
+}
+
+bool strata_allocator_plan(strata_allocator *a, const strata_lifetime *l, size_t n, GError **err)
+{
+    if (a->type->plan == NULL)
+        return true;
+    return a->type->plan(a->self, l, n, err);
+}
+
+bool strata_allocator_alloc(strata_allocator *a, uint64_t id, uint64_t size, uint32_t stream,
+                            uint64_t *offset)
+{
+    return a->type->alloc(a->self, id, size, stream, offset);
+}
+
+void strata_allocator_free_block(strata_allocator *a, uint64_t id)
+{
+    a->type->free(a->self, id);
+}
+
+void strata_allocator_release(strata_allocator *a)
+{
+    if (a->type->release)
+        a->type->release(a->self);
+}
+
+void strata_allocator_stats(const strata_allocator *a, strata_alloc_stats *out)
+{
+    a->type->stats(a->self, out);
+}
+
+void strata_allocator_walk(const strata_allocator *a, strata_block_visit visit, void *user)
+{
+    a->type->walk(a->self, visit, user);
+}
+
+/* ---- invariant checker ---- */
+
+static void check_collect(const strata_block *block, void *user)
+{
+    g_array_append_val((GArray *)user, *block);
+}
+
+static gint check_cmp_offset(gconstpointer a, gconstpointer b)
+{
+    const strata_block *x = a, *y = b;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    return 0;
+}
+
+bool strata_allocator_check(const strata_allocator *a, GError **err)
+{
+    strata_alloc_stats st;
+    strata_allocator_stats(a, &st);
+    uint64_t space = st.address_space > a->capacity ? st.address_space : a->capacity;
+    GArray *blocks = g_array_new(FALSE, FALSE, sizeof(strata_block));
+    strata_allocator_walk(a, check_collect, blocks);
+    g_array_sort(blocks, check_cmp_offset);
+
+    const char *who = a->type->name;
+    bool ok = true;
+    uint64_t used = 0, requested = 0, prev_end = 0;
+    for (guint i = 0; ok && i < blocks->len; i++) {
+        const strata_block *b = &g_array_index(blocks, strata_block, i);
+        if (b->size == 0 || b->offset > space || b->size > space - b->offset) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
+                        "%s: block [%" G_GUINT64_FORMAT ", +%" G_GUINT64_FORMAT
+                        ") lies outside the address space of %" G_GUINT64_FORMAT " bytes",
+                        who, b->offset, b->size, space);
+            ok = false;
+        } else if (i > 0 && b->offset < prev_end) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
+                        "%s: block at %" G_GUINT64_FORMAT " overlaps the block ending at %"
+                        G_GUINT64_FORMAT, who, b->offset, prev_end);
+            ok = false;
+        } else if (b->state == STRATA_BLOCK_USED && b->requested > b->size) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
+                        "%s: buffer %" G_GUINT64_FORMAT " asked %" G_GUINT64_FORMAT
+                        " bytes but holds a block of %" G_GUINT64_FORMAT, who, b->id, b->requested,
+                        b->size);
+            ok = false;
+        }
+        if (b->state == STRATA_BLOCK_USED) {
+            used += b->size;
+            requested += b->requested;
+        }
+        prev_end = b->offset + b->size;
+    }
+    g_array_free(blocks, TRUE);
+    if (!ok)
+        return false;
+    if (requested != st.allocated || used != st.allocated + st.internal_waste) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
+                    "%s: accounting does not add up: live blocks hold %" G_GUINT64_FORMAT
+                    " bytes for %" G_GUINT64_FORMAT " requested, stats say allocated %"
+                    G_GUINT64_FORMAT " + waste %" G_GUINT64_FORMAT, who, used, requested,
+                    st.allocated, st.internal_waste);
+        return false;
+    }
+    if (st.allocated > st.reserved || st.reserved > a->capacity) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
+                    "%s: expected allocated <= reserved <= capacity, got %" G_GUINT64_FORMAT
+                    " <= %" G_GUINT64_FORMAT " <= %" G_GUINT64_FORMAT, who, st.allocated,
+                    st.reserved, a->capacity);
+        return false;
+    }
+    if (st.largest_free > st.free_in_reserved || st.free_in_reserved > st.reserved) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
+                    "%s: expected largest_free <= free_in_reserved <= reserved, got %"
+                    G_GUINT64_FORMAT " <= %" G_GUINT64_FORMAT " <= %" G_GUINT64_FORMAT, who,
+                    st.largest_free, st.free_in_reserved, st.reserved);
+        return false;
+    }
+    return true;
+}
