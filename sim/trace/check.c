@@ -1,0 +1,339 @@
+/*
+ * check.c: the semantic checker of an op stream (contract in check.h).
+ *
+ * State, all O(1) per op:
+ *  - live: buffer name -> live_buffer (owned), and by_id: id -> the same
+ *    live_buffer, for strata_checker_buffer();
+ *  - streams: name -> index + 1, and stream_names in index order;
+ *  - events: name -> event_state (index, number of records so far);
+ *  - memories: a pool of interned memory names, so a live buffer points at
+ *    its memory name without a copy per buffer;
+ *  - options: key -> value, and option_keys in order.
+ * Memory is bounded by what is live at once (plus the distinct stream,
+ * event, memory and option names), never by the length of the trace.
+ *
+ * Invariants:
+ *  1. A name is in `live` iff its last alloc has no free after it.
+ *  2. Buffer ids are 0, 1, 2, ... in alloc order; `live` and `by_id` hold
+ *     the same buffers.
+ *  3. An event's `records` is the number of `record` ops seen for it, so a
+ *     wait resolves to records (the latest) and a wait with records == 0 is
+ *     an error.
+ *  4. After the first non-option op, an option is an error.
+ */
+#include "trace/check.h"
+#include <stdarg.h>
+#include <string.h>
+#include "core/error.h"
+
+typedef struct live_buffer {
+    uint64_t id;
+    uint64_t size;
+    uint64_t line;      /* where it was allocated */
+    const char *memory; /* interned; NULL = the default memory */
+} live_buffer;
+
+typedef struct event_state {
+    uint32_t index;
+    uint64_t records;
+} event_state;
+
+struct strata_checker {
+    char *origin;
+    GHashTable *live;       /* char * (owned) -> live_buffer * (owned) */
+    GHashTable *by_id;      /* uint64 * (into the live_buffer) -> live_buffer * */
+    GHashTable *streams;    /* char * (owned) -> GUINT_TO_POINTER(index + 1) */
+    GPtrArray *stream_names;/* char * borrowed from `streams` keys */
+    GHashTable *events;     /* char * (owned) -> event_state * (owned) */
+    GHashTable *memories;   /* char * (owned) set: the interned memory names */
+    GHashTable *options;    /* char * (owned) -> char * (owned) */
+    GPtrArray *option_keys; /* char * borrowed from `options` keys */
+    GArray *ins;            /* uint64_t, refs of the last compute */
+    GArray *outs;
+    uint64_t next_buffer;
+    uint64_t ops;
+};
+
+strata_checker *strata_checker_new(const char *origin)
+{
+    strata_checker *c = g_new0(strata_checker, 1);
+    c->origin = g_strdup(origin ? origin : "<ops>");
+    c->live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    c->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+    c->streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    c->stream_names = g_ptr_array_new();
+    c->events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    c->memories = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    c->options = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    c->option_keys = g_ptr_array_new();
+    c->ins = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    c->outs = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    return c;
+}
+
+void strata_checker_free(strata_checker *c)
+{
+    if (c == NULL)
+        return;
+    g_hash_table_destroy(c->by_id);
+    g_hash_table_destroy(c->live);
+    g_ptr_array_free(c->stream_names, TRUE);
+    g_hash_table_destroy(c->streams);
+    g_hash_table_destroy(c->events);
+    g_hash_table_destroy(c->memories);
+    g_ptr_array_free(c->option_keys, TRUE);
+    g_hash_table_destroy(c->options);
+    g_array_free(c->ins, TRUE);
+    g_array_free(c->outs, TRUE);
+    g_free(c->origin);
+    g_free(c);
+}
+
+G_GNUC_PRINTF(4, 5)
+static bool fail(const strata_checker *c, const strata_op *op, GError **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    if (op->line > 0)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", c->origin, op->line, msg);
+    else
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: op %" G_GUINT64_FORMAT ": %s", c->origin,
+                    c->ops + 1, msg);
+    g_free(msg);
+    return false;
+}
+
+static const char *intern_memory(strata_checker *c, const char *memory)
+{
+    if (memory == NULL)
+        return NULL;
+    char *known = g_hash_table_lookup(c->memories, memory);
+    if (known)
+        return known;
+    char *copy = g_strdup(memory);
+    g_hash_table_add(c->memories, copy);
+    return copy;
+}
+
+static uint32_t stream_index(strata_checker *c, const char *name)
+{
+    gpointer found = g_hash_table_lookup(c->streams, name);
+    if (found)
+        return GPOINTER_TO_UINT(found) - 1;
+    char *copy = g_strdup(name);
+    uint32_t index = c->stream_names->len;
+    g_hash_table_insert(c->streams, copy, GUINT_TO_POINTER(index + 1));
+    g_ptr_array_add(c->stream_names, copy);
+    return index;
+}
+
+/* The live buffer `name`, or an error saying which operand of op named it. */
+static live_buffer *need_live(const strata_checker *c, const strata_op *op, const char *role, const char *name,
+                              GError **err)
+{
+    live_buffer *b = name ? g_hash_table_lookup(c->live, name) : NULL;
+    if (!b)
+        fail(c, op, err, "expected a live buffer as %s of %s, got '%s' (never allocated, or already freed)", role,
+             strata_op_kind_name(op->kind), name ? name : "");
+    return b;
+}
+
+static bool resolve_list(const strata_checker *c, const strata_op *op, const char *role, const char *const *names,
+                         uint32_t n, GArray *ids, uint64_t *bytes, GError **err)
+{
+    g_array_set_size(ids, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        live_buffer *b = need_live(c, op, role, names[i], err);
+        if (!b)
+            return false;
+        g_array_append_val(ids, b->id);
+        *bytes += b->size;
+    }
+    return true;
+}
+
+static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
+{
+    live_buffer *old = g_hash_table_lookup(c->live, op->name);
+    if (old)
+        return fail(c, op, err,
+                    "expected a name that is not live, got '%s' (allocated at line %" G_GUINT64_FORMAT
+                    " and not freed since)",
+                    op->name, old->line);
+    if (op->size == 0)
+        return fail(c, op, err, "expected a size above 0 for buffer '%s'", op->name);
+    if (op->n_dims > STRATA_MAX_DIMS)
+        return fail(c, op, err, "expected at most %d dimensions, got %u", STRATA_MAX_DIMS, op->n_dims);
+    live_buffer *b = g_new0(live_buffer, 1);
+    b->id = c->next_buffer++;
+    b->size = op->size;
+    b->line = op->line;
+    b->memory = intern_memory(c, op->memory);
+    g_hash_table_insert(c->live, g_strdup(op->name), b);
+    g_hash_table_insert(c->by_id, &b->id, b);
+    r->buf = b->id;
+    r->bytes = b->size;
+    return true;
+}
+
+static bool feed_free(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
+{
+    live_buffer *b = need_live(c, op, "the buffer", op->name, err);
+    if (!b)
+        return false;
+    r->buf = b->id;
+    r->bytes = b->size;
+    g_hash_table_remove(c->by_id, &b->id);
+    g_hash_table_remove(c->live, op->name); /* frees b */
+    return true;
+}
+
+static bool feed_copy(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
+{
+    live_buffer *dst = need_live(c, op, "the destination", op->name, err);
+    if (!dst)
+        return false;
+    live_buffer *src = need_live(c, op, "the source", op->src, err);
+    if (!src)
+        return false;
+    uint64_t bytes = op->has_bytes ? op->size : src->size;
+    if (op->has_bytes && bytes == 0)
+        return fail(c, op, err, "expected bytes= above 0");
+    if (bytes > src->size)
+        return fail(c, op, err,
+                    "expected at most %" G_GUINT64_FORMAT " bytes (the size of source '%s'), got %" G_GUINT64_FORMAT,
+                    src->size, op->src, bytes);
+    if (bytes > dst->size)
+        return fail(c, op, err,
+                    "expected at most %" G_GUINT64_FORMAT " bytes (the size of destination '%s'), got %"
+                    G_GUINT64_FORMAT,
+                    dst->size, op->name, bytes);
+    r->buf = dst->id;
+    r->src = src->id;
+    r->bytes = bytes;
+    return true;
+}
+
+static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
+{
+    uint64_t bytes = 0;
+    if (!resolve_list(c, op, "in=", op->ins, op->n_ins, c->ins, &bytes, err) ||
+        !resolve_list(c, op, "out=", op->outs, op->n_outs, c->outs, &bytes, err))
+        return false;
+    for (uint32_t i = 0; i < op->n_donates; i++) {
+        bool among_ins = false;
+        for (uint32_t j = 0; j < op->n_ins && !among_ins; j++)
+            among_ins = strcmp(op->ins[j], op->donates[i]) == 0;
+        if (!among_ins)
+            return fail(c, op, err, "expected donate= to name buffers of in=, got '%s'", op->donates[i]);
+    }
+    if ((op->has_flops && !(op->flops >= 0)) || (op->has_time && !(op->time_s >= 0)))
+        return fail(c, op, err, "expected flops= and time= to be non-negative");
+    r->bytes = bytes;
+    r->ins = (const uint64_t *)(void *)c->ins->data;
+    r->outs = (const uint64_t *)(void *)c->outs->data;
+    return true;
+}
+
+static event_state *event_of(strata_checker *c, const char *name, bool create)
+{
+    event_state *e = g_hash_table_lookup(c->events, name);
+    if (!e && create) {
+        e = g_new0(event_state, 1);
+        e->index = g_hash_table_size(c->events);
+        g_hash_table_insert(c->events, g_strdup(name), e);
+    }
+    return e;
+}
+
+static bool feed_option(strata_checker *c, const strata_op *op, GError **err)
+{
+    if (c->ops > 0)
+        return fail(c, op, err, "expected option lines before the first op, got option '%s' after %" G_GUINT64_FORMAT
+                    " ops", op->name ? op->name : "", c->ops);
+    if (!op->name || !*op->name || !op->src)
+        return fail(c, op, err, "expected option KEY=VALUE");
+    if (g_hash_table_contains(c->options, op->name))
+        return fail(c, op, err, "expected each option once, got '%s' again", op->name);
+    char *key = g_strdup(op->name);
+    g_hash_table_insert(c->options, key, g_strdup(op->src));
+    g_ptr_array_add(c->option_keys, key);
+    return true;
+}
+
+bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs *refs, GError **err)
+{
+    strata_op_refs local;
+    strata_op_refs *r = refs ? refs : &local;
+    memset(r, 0, sizeof *r);
+    if (op->kind == STRATA_OP_OPTION)
+        return feed_option(c, op, err);
+    if ((unsigned)op->kind >= STRATA_OP__COUNT)
+        return fail(c, op, err, "expected an op kind, got %d", (int)op->kind);
+    if (op->kind != STRATA_OP_RELEASE && (op->name == NULL || *op->name == '\0'))
+        return fail(c, op, err, "expected a name for %s", strata_op_kind_name(op->kind));
+    bool ok = true;
+    switch (op->kind) {
+    case STRATA_OP_ALLOC: ok = feed_alloc(c, op, r, err); break;
+    case STRATA_OP_FREE: ok = feed_free(c, op, r, err); break;
+    case STRATA_OP_COPY: ok = feed_copy(c, op, r, err); break;
+    case STRATA_OP_COMPUTE: ok = feed_compute(c, op, r, err); break;
+    case STRATA_OP_RECORD: {
+        event_state *e = event_of(c, op->name, true);
+        e->records++;
+        r->event = e->index;
+        r->event_seq = e->records;
+        break;
+    }
+    case STRATA_OP_WAIT: {
+        event_state *e = event_of(c, op->name, false);
+        if (!e || e->records == 0)
+            return fail(c, op, err, "expected an event recorded earlier in the trace, got wait on '%s' "
+                        "(no 'record %s' before this line)", op->name, op->name);
+        r->event = e->index;
+        r->event_seq = e->records;
+        break;
+    }
+    case STRATA_OP_RELEASE:
+    case STRATA_OP_OPTION:
+    case STRATA_OP__COUNT:
+        break;
+    }
+    if (!ok)
+        return false;
+    r->stream = stream_index(c, op->stream ? op->stream : STRATA_DEFAULT_STREAM);
+    c->ops++;
+    return true;
+}
+
+uint32_t strata_checker_stream_count(const strata_checker *c) { return c->stream_names->len; }
+
+const char *strata_checker_stream_name(const strata_checker *c, uint32_t index)
+{
+    return index < c->stream_names->len ? g_ptr_array_index(c->stream_names, index) : NULL;
+}
+
+uint32_t strata_checker_event_count(const strata_checker *c) { return g_hash_table_size(c->events); }
+uint64_t strata_checker_buffer_count(const strata_checker *c) { return c->next_buffer; }
+uint64_t strata_checker_op_count(const strata_checker *c) { return c->ops; }
+
+bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size, const char **memory)
+{
+    live_buffer *b = g_hash_table_lookup(c->by_id, &id);
+    if (!b)
+        return false;
+    if (size)
+        *size = b->size;
+    if (memory)
+        *memory = b->memory;
+    return true;
+}
+
+const GPtrArray *strata_checker_option_keys(const strata_checker *c) { return c->option_keys; }
+
+const char *strata_checker_option(const strata_checker *c, const char *key)
+{
+    return g_hash_table_lookup(c->options, key);
+}
