@@ -25,9 +25,12 @@ extern const strata_alloc_type strata_alloc_caching;
 extern const strata_alloc_type strata_alloc_offline;
 
 static const strata_alloc_type *const alloc_types[] = {
+    &strata_alloc_bump,
     &strata_alloc_first_fit,
     &strata_alloc_next_fit,
     &strata_alloc_best_fit,
+    &strata_alloc_buddy,
+    &strata_alloc_bfc,
     NULL,
 };
 
