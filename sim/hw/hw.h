@@ -10,6 +10,7 @@
  *                   duplex = full|half
  *   [compute NAME]  flops (peak; flops.bf16 = ... per dtype), operands = MEM,
  *                   overhead (fixed cost per op, default 0)
+ *   [params NAME]   free keys for the model NAME (strata_hw_params)
  *
  * Unknown groups or keys and missing required keys are STRATA_ERROR_INPUT
  * errors naming the file, the group and the key (and the line where GLib can
@@ -99,5 +100,13 @@ bool strata_hw_route(const strata_hw *hw, uint32_t from, uint32_t to, const stra
                      uint32_t *n_hops, GError **err);
 
 const char *strata_mem_kind_name(strata_mem_kind kind);
+
+/* Added by hwcore. [hardware] source (NULL when absent). */
+const char *strata_hw_source(const strata_hw *hw);
+/* Added by hwcore. A [params NAME] group holds free keys for a model chosen by
+ * name (e.g. a workload generator's timing figures): returns them as
+ * "k=v,k=v" in file order, for strata_params_new() with the model's own
+ * table (which validates them), or NULL when there is no such group. */
+const char *strata_hw_params(const strata_hw *hw, const char *name);
 
 #endif

@@ -1,0 +1,964 @@
+/*
+ * hw.c: the hardware model, loaded from a GLib key file (contract in hw.h,
+ * format documented in docs/hardware.md).
+ *
+ * Loading runs in five steps:
+ *   1. scan the text line by line: remember the line of every group header
+ *      and key (GLib does not report lines), reject lines GLib would reject,
+ *      duplicate groups and duplicate keys, with FILE:LINE;
+ *   2. parse it with GKeyFile and strip inline comments ("value  # note");
+ *   3. apply the overrides ("memory.hbm.capacity=16GiB") to the key file;
+ *   4. validate every group and key against the tables below and build the
+ *      specs (memories first, since links and compute units name them);
+ *   5. precompute the route between every pair of memories (BFS).
+ *
+ * Invariants (beyond those of hw.h):
+ *  1. every string a spec points at lives in hw->strings until strata_hw_free;
+ *  2. routes[from * n + to] is the fewest-hop path, ties broken by link
+ *     declaration order (BFS expanding links in that order, first parent wins);
+ *  3. a failed load frees everything and returns NULL with err set; nothing
+ *     is printed.
+ */
+#include "hw/hw.h"
+#include "core/error.h"
+#include "core/units.h"
+
+#include <stdarg.h>
+#include <string.h>
+
+typedef struct route {
+    strata_hop *hops; /* NULL when n == 0 */
+    uint32_t n;
+    bool reachable;
+} route;
+
+struct strata_hw {
+    char *name;
+    char *source;
+    char *origin;
+    GStringChunk *strings;
+    GArray *memories; /* strata_memory_spec */
+    GArray *links;    /* strata_link_spec */
+    GArray *computes; /* strata_compute_spec */
+    uint32_t default_memory;
+    route *routes; /* memory_count^2 */
+    GHashTable *params; /* [params NAME]: name -> "k=v,..." (owned) */
+};
+
+/* ---- the keys each kind of group accepts ---- */
+
+typedef struct key_def {
+    const char *name;
+    bool required;
+} key_def;
+
+static const key_def hardware_keys[] = {
+    {"name", true}, {"source", false}, {"default_memory", false}, {NULL, false}};
+static const key_def memory_keys[] = {
+    {"kind", true},      {"capacity", true},  {"bandwidth", true}, {"latency", false},
+    {"allocator", false}, {"alignment", false}, {"pageable", false}, {"source", false},
+    {NULL, false}};
+static const key_def link_keys[] = {{"between", true}, {"bandwidth", true}, {"latency", false},
+                                    {"duplex", false}, {"source", false}, {NULL, false}};
+static const key_def compute_keys[] = {{"flops", true},    {"operands", false},
+                                       {"overhead", false}, {"source", false},
+                                       {NULL, false}};
+
+typedef enum { GROUP_HARDWARE, GROUP_MEMORY, GROUP_LINK, GROUP_COMPUTE, GROUP_PARAMS } group_kind;
+
+typedef struct group_def {
+    const char *word;      /* "memory" in "[memory NAME]" */
+    group_kind kind;
+    bool named;            /* takes a NAME */
+    const key_def *keys;   /* NULL: free keys (params) */
+    const char *prefixed;  /* "allocator." / "flops.": keys with this prefix are accepted */
+} group_def;
+
+static const group_def group_defs[] = {
+    {"hardware", GROUP_HARDWARE, false, hardware_keys, NULL},
+    {"memory", GROUP_MEMORY, true, memory_keys, "allocator."},
+    {"link", GROUP_LINK, true, link_keys, NULL},
+    {"compute", GROUP_COMPUTE, true, compute_keys, "flops."},
+    {"params", GROUP_PARAMS, true, NULL, NULL},
+    {NULL, 0, false, NULL, NULL},
+};
+
+static const char *const memory_kind_names[] = {
+    [STRATA_MEM_DEVICE] = "device", [STRATA_MEM_HOST] = "host", [STRATA_MEM_ONCHIP] = "onchip"};
+
+const char *strata_mem_kind_name(strata_mem_kind kind)
+{
+    return (unsigned)kind < G_N_ELEMENTS(memory_kind_names) ? memory_kind_names[kind] : "?";
+}
+
+/* ---- load context: where each group and key came from ---- */
+
+typedef struct load_ctx {
+    const char *origin;
+    GKeyFile *kf;
+    GHashTable *lines;     /* "group" or "group\x1fkey" -> line (GUINT_TO_POINTER) */
+    GHashTable *overrides; /* "group\x1fkey" -> override text */
+} load_ctx;
+
+static char *line_key(const char *group, const char *key)
+{
+    return key ? g_strconcat(group, "\x1f", key, NULL) : g_strdup(group);
+}
+
+/* "FILE:LINE" or "FILE (override TEXT)" for a group or a key (g_free). */
+static char *where(const load_ctx *ctx, const char *group, const char *key)
+{
+    char *k = line_key(group, key);
+    const char *ov = key ? g_hash_table_lookup(ctx->overrides, k) : NULL;
+    guint line = GPOINTER_TO_UINT(g_hash_table_lookup(ctx->lines, k));
+    g_free(k);
+    if (ov)
+        return g_strdup_printf("%s (override %s)", ctx->origin, ov);
+    if (line == 0 && key) /* key added by an override without a line: use the group */
+        line = GPOINTER_TO_UINT(g_hash_table_lookup(ctx->lines, group));
+    if (line == 0)
+        return g_strdup(ctx->origin);
+    return g_strdup_printf("%s:%u", ctx->origin, line);
+}
+
+/* Sets err to "WHERE: [GROUP] KEY: MESSAGE" (KEY omitted when NULL). */
+static void G_GNUC_PRINTF(5, 6) fail(const load_ctx *ctx, GError **err, const char *group,
+                                     const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    char *loc = where(ctx, group, key);
+    if (key)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] %s: %s", loc, group, key, msg);
+    else
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] %s", loc, group, msg);
+    g_free(loc);
+    g_free(msg);
+}
+
+/* Prefixes an error from a units parser with the key's location. */
+static void prefix(const load_ctx *ctx, GError **err, const char *group, const char *key)
+{
+    char *loc = where(ctx, group, key);
+    g_prefix_error(err, "%s: [%s] %s: ", loc, group, key);
+    g_free(loc);
+}
+
+/* ---- step 1: scan lines ---- */
+
+static bool scan_lines(load_ctx *ctx, const char *data, GError **err)
+{
+    char **lines = g_strsplit(data, "\n", -1);
+    char *group = NULL;
+    bool ok = true;
+    for (guint i = 0; ok && lines[i]; i++) {
+        guint lineno = i + 1;
+        char *line = g_strstrip(lines[i]); /* GLib also ignores surrounding blanks */
+        if (*line == '\0' || *line == '#')
+            continue;
+        if (*line == '[') {
+            size_t len = strlen(line);
+            if (len < 3 || line[len - 1] != ']') {
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                            "%s:%u: expected a group header such as [memory hbm], got '%s'",
+                            ctx->origin, lineno, line);
+                ok = false;
+                break;
+            }
+            g_free(group);
+            group = g_strndup(line + 1, len - 2);
+            if (g_hash_table_contains(ctx->lines, group)) {
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                            "%s:%u: group [%s] is declared twice (first on line %u)", ctx->origin,
+                            lineno, group,
+                            GPOINTER_TO_UINT(g_hash_table_lookup(ctx->lines, group)));
+                ok = false;
+                break;
+            }
+            g_hash_table_insert(ctx->lines, g_strdup(group), GUINT_TO_POINTER(lineno));
+            continue;
+        }
+        char *eq = strchr(line, '=');
+        if (eq == NULL || group == NULL) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        group ? "%s:%u: expected 'key = value', a [group] or a # comment, got '%s'"
+                              : "%s:%u: expected a group header such as [hardware] before '%s'",
+                        ctx->origin, lineno, line);
+            ok = false;
+            break;
+        }
+        char *key = g_strstrip(g_strndup(line, (gsize)(eq - line)));
+        if (*key == '\0') {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s:%u: expected a key before '=', got '%s'", ctx->origin, lineno, line);
+            ok = false;
+        } else {
+            char *k = line_key(group, key);
+            guint first = GPOINTER_TO_UINT(g_hash_table_lookup(ctx->lines, k));
+            if (first) {
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                            "%s:%u: [%s] %s is set twice (first on line %u)", ctx->origin, lineno,
+                            group, key, first);
+                ok = false;
+                g_free(k);
+            } else {
+                g_hash_table_insert(ctx->lines, k, GUINT_TO_POINTER(lineno));
+            }
+        }
+        g_free(key);
+    }
+    g_free(group);
+    g_strfreev(lines);
+    return ok;
+}
+
+/* ---- step 2: inline comments ---- */
+
+/* "16GiB   # per core" -> "16GiB": a '#' after a blank starts a comment. */
+static void strip_inline_comments(GKeyFile *kf)
+{
+    gsize n_groups = 0;
+    char **groups = g_key_file_get_groups(kf, &n_groups);
+    for (gsize g = 0; g < n_groups; g++) {
+        char **keys = g_key_file_get_keys(kf, groups[g], NULL, NULL);
+        for (guint k = 0; keys && keys[k]; k++) {
+            char *value = g_key_file_get_value(kf, groups[g], keys[k], NULL);
+            if (value == NULL)
+                continue;
+            for (char *p = value; *p; p++) {
+                if (*p == '#' && (p == value || *(p - 1) == ' ' || *(p - 1) == '\t')) {
+                    *p = '\0';
+                    g_strchomp(value);
+                    g_key_file_set_value(kf, groups[g], keys[k], value);
+                    break;
+                }
+            }
+            g_free(value);
+        }
+        g_strfreev(keys);
+    }
+    g_strfreev(groups);
+}
+
+/* ---- step 3: overrides ---- */
+
+static bool apply_override(load_ctx *ctx, const char *text, GError **err)
+{
+    const char *eq = strchr(text, '=');
+    char *lhs = eq ? g_strstrip(g_strndup(text, (gsize)(eq - text))) : NULL;
+    char **parts = lhs ? g_strsplit(lhs, ".", 3) : NULL;
+    char *group = NULL;
+    const char *key = NULL;
+    bool ok = false;
+
+    if (parts && parts[0] && parts[1]) {
+        if (strcmp(parts[0], "hardware") == 0) {
+            group = g_strdup("hardware");
+            key = lhs + strlen("hardware.");
+        } else if (parts[2] && *parts[1] && *parts[2]) {
+            group = g_strdup_printf("%s %s", parts[0], parts[1]);
+            key = parts[2];
+        }
+    }
+    if (group == NULL || key == NULL || *key == '\0') {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "override '%s': expected KIND.NAME.KEY=VALUE such as memory.hbm.capacity=16GiB "
+                    "or link.pcie.bandwidth=8GB/s",
+                    text);
+    } else if (!g_key_file_has_group(ctx->kf, group)) {
+        gsize n = 0;
+        char **groups = g_key_file_get_groups(ctx->kf, &n);
+        GString *known = g_string_new(NULL);
+        for (gsize i = 0; i < n; i++)
+            g_string_append_printf(known, "%s[%s]", i ? ", " : "", groups[i]);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "override '%s': %s has no group [%s] (groups: %s)", text, ctx->origin, group,
+                    known->str);
+        g_string_free(known, TRUE);
+        g_strfreev(groups);
+    } else {
+        char *value = g_strstrip(g_strdup(eq + 1));
+        g_key_file_set_value(ctx->kf, group, key, value);
+        g_hash_table_insert(ctx->overrides, line_key(group, key), g_strdup(text));
+        g_free(value);
+        ok = true;
+    }
+    g_free(group);
+    g_strfreev(parts);
+    g_free(lhs);
+    return ok;
+}
+
+/* ---- step 4: typed values ---- */
+
+static char *raw_value(const load_ctx *ctx, const char *group, const char *key)
+{
+    return g_key_file_get_value(ctx->kf, group, key, NULL);
+}
+
+static bool get_size(const load_ctx *ctx, const char *group, const char *key, uint64_t *out,
+                     GError **err)
+{
+    char *v = raw_value(ctx, group, key);
+    bool ok = strata_parse_size(v, out, err);
+    if (!ok)
+        prefix(ctx, err, group, key);
+    g_free(v);
+    return ok;
+}
+
+static bool get_bandwidth(const load_ctx *ctx, const char *group, const char *key, double *out,
+                          GError **err)
+{
+    char *v = raw_value(ctx, group, key);
+    bool ok = strata_parse_bandwidth(v, out, err);
+    if (!ok)
+        prefix(ctx, err, group, key);
+    else if (*out <= 0) {
+        fail(ctx, err, group, key, "expected a positive bandwidth such as 16GB/s, got '%s'", v);
+        ok = false;
+    }
+    g_free(v);
+    return ok;
+}
+
+static bool get_time(const load_ctx *ctx, const char *group, const char *key, double *out,
+                     GError **err)
+{
+    *out = 0;
+    if (!g_key_file_has_key(ctx->kf, group, key, NULL))
+        return true;
+    char *v = raw_value(ctx, group, key);
+    bool ok = strata_parse_time(v, out, err);
+    if (!ok)
+        prefix(ctx, err, group, key);
+    g_free(v);
+    return ok;
+}
+
+static bool get_flop_rate(const load_ctx *ctx, const char *group, const char *key, double *out,
+                          GError **err)
+{
+    char *v = raw_value(ctx, group, key);
+    bool ok = strata_parse_flop_rate(v, out, err);
+    if (!ok)
+        prefix(ctx, err, group, key);
+    else if (*out <= 0) {
+        fail(ctx, err, group, key, "expected a positive flop rate such as 197TFLOP/s, got '%s'", v);
+        ok = false;
+    }
+    g_free(v);
+    return ok;
+}
+
+/* Text value (unescaped), or NULL when absent. */
+static char *get_text(const load_ctx *ctx, const char *group, const char *key)
+{
+    return g_key_file_get_string(ctx->kf, group, key, NULL);
+}
+
+static char *memory_names(const strata_hw *hw)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < hw->memories->len; i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "",
+                               g_array_index(hw->memories, strata_memory_spec, i).name);
+    return g_string_free(s, FALSE);
+}
+
+/* Index of the memory named by the value of group/key, or -1 with err set. */
+static int get_memory_ref(const load_ctx *ctx, const strata_hw *hw, const char *group,
+                          const char *key, const char *name, GError **err)
+{
+    int index = strata_hw_memory_index(hw, name);
+    if (index < 0) {
+        char *known = memory_names(hw);
+        fail(ctx, err, group, key, "unknown memory '%s' (memories: %s)", name, known);
+        g_free(known);
+    }
+    return index;
+}
+
+/* Every key of the group is declared (or has the accepted prefix). */
+static bool check_keys(const load_ctx *ctx, const group_def *def, const char *group, GError **err)
+{
+    char **keys = g_key_file_get_keys(ctx->kf, group, NULL, NULL);
+    bool ok = true;
+    for (guint k = 0; ok && keys && keys[k]; k++) {
+        bool known = def->prefixed && g_str_has_prefix(keys[k], def->prefixed) &&
+                     keys[k][strlen(def->prefixed)] != '\0';
+        for (const key_def *kd = def->keys; !known && kd->name; kd++)
+            known = strcmp(kd->name, keys[k]) == 0;
+        if (!known) {
+            GString *list = g_string_new(NULL);
+            for (const key_def *kd = def->keys; kd->name; kd++)
+                g_string_append_printf(list, "%s%s", kd == def->keys ? "" : ", ", kd->name);
+            if (def->prefixed)
+                g_string_append_printf(list, ", %sKEY", def->prefixed);
+            char *loc = where(ctx, group, keys[k]); /* the key's own line */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] unknown key '%s' (known: %s)",
+                        loc, group, keys[k], list->str);
+            g_free(loc);
+            g_string_free(list, TRUE);
+            ok = false;
+        }
+    }
+    for (const key_def *kd = def->keys; ok && kd->name; kd++) {
+        if (kd->required && !g_key_file_has_key(ctx->kf, group, kd->name, NULL)) {
+            fail(ctx, err, group, NULL, "missing required key '%s'", kd->name);
+            ok = false;
+        }
+    }
+    g_strfreev(keys);
+    return ok;
+}
+
+static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
+                        GError **err)
+{
+    strata_memory_spec m = {0};
+    m.name = g_string_chunk_insert_const(hw->strings, name);
+    m.alignment = 256;
+
+    char *kind = get_text(ctx, group, "kind");
+    bool ok = false;
+    for (guint i = 0; i < G_N_ELEMENTS(memory_kind_names); i++) {
+        if (strcmp(kind, memory_kind_names[i]) == 0) {
+            m.kind = (strata_mem_kind)i;
+            ok = true;
+        }
+    }
+    if (!ok)
+        fail(ctx, err, group, "kind", "expected device, host or onchip, got '%s'", kind);
+    g_free(kind);
+    if (!ok)
+        return false;
+
+    if (!get_size(ctx, group, "capacity", &m.capacity, err) ||
+        !get_bandwidth(ctx, group, "bandwidth", &m.bandwidth, err) ||
+        !get_time(ctx, group, "latency", &m.latency, err))
+        return false;
+    if (m.capacity == 0) {
+        fail(ctx, err, group, "capacity", "expected a positive size such as 16GiB, got 0");
+        return false;
+    }
+    if (g_key_file_has_key(ctx->kf, group, "alignment", NULL)) {
+        if (!get_size(ctx, group, "alignment", &m.alignment, err))
+            return false;
+        if (m.alignment == 0 || (m.alignment & (m.alignment - 1)) != 0) {
+            char *v = raw_value(ctx, group, "alignment");
+            fail(ctx, err, group, "alignment", "expected a power of two such as 256, got '%s'", v);
+            g_free(v);
+            return false;
+        }
+    }
+    if (g_key_file_has_key(ctx->kf, group, "pageable", NULL)) {
+        char *v = raw_value(ctx, group, "pageable");
+        ok = true;
+        if (strcmp(v, "true") == 0)
+            m.pageable = true;
+        else if (strcmp(v, "false") == 0)
+            m.pageable = false;
+        else {
+            fail(ctx, err, group, "pageable", "expected true or false, got '%s'", v);
+            ok = false;
+        }
+        if (ok && m.pageable && m.kind != STRATA_MEM_HOST) {
+            fail(ctx, err, group, "pageable", "only memories of kind host can be pageable (this one is %s)",
+                 strata_mem_kind_name(m.kind));
+            ok = false;
+        }
+        g_free(v);
+        if (!ok)
+            return false;
+    }
+
+    /* allocator spec: "NAME:k=v,..." from allocator and allocator.* in file order */
+    char *alloc_name = get_text(ctx, group, "allocator");
+    if (alloc_name && (*alloc_name == '\0' || strpbrk(alloc_name, ":, \t"))) {
+        fail(ctx, err, group, "allocator",
+             "expected an allocator name such as best-fit (its parameters go in allocator.KEY "
+             "= VALUE lines), got '%s'",
+             alloc_name);
+        g_free(alloc_name);
+        return false;
+    }
+    GString *spec = g_string_new(alloc_name ? alloc_name : "best-fit");
+    g_free(alloc_name);
+    char **keys = g_key_file_get_keys(ctx->kf, group, NULL, NULL);
+    guint n_params = 0;
+    for (guint k = 0; keys && keys[k]; k++) {
+        if (!g_str_has_prefix(keys[k], "allocator."))
+            continue;
+        char *v = raw_value(ctx, group, keys[k]);
+        if (strpbrk(v, ",") || *v == '\0') {
+            fail(ctx, err, group, keys[k], "expected a single value without commas, got '%s'", v);
+            g_free(v);
+            g_strfreev(keys);
+            g_string_free(spec, TRUE);
+            return false;
+        }
+        g_string_append_printf(spec, "%s%s=%s", n_params++ ? "," : ":",
+                               keys[k] + strlen("allocator."), v);
+        g_free(v);
+    }
+    g_strfreev(keys);
+    m.allocator = g_string_chunk_insert_const(hw->strings, spec->str);
+    g_string_free(spec, TRUE);
+
+    g_array_append_val(hw->memories, m);
+    return true;
+}
+
+static bool load_link(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
+                      GError **err)
+{
+    strata_link_spec l = {0};
+    l.name = g_string_chunk_insert_const(hw->strings, name);
+    l.full_duplex = true;
+
+    char *between = get_text(ctx, group, "between");
+    char **ends = g_strsplit_set(g_strstrip(between), " \t", -1);
+    GPtrArray *names = g_ptr_array_new();
+    for (guint i = 0; ends[i]; i++)
+        if (*ends[i])
+            g_ptr_array_add(names, ends[i]);
+    bool ok = true;
+    if (names->len != 2) {
+        fail(ctx, err, group, "between", "expected two memory names such as 'host hbm', got '%s'",
+             between);
+        ok = false;
+    }
+    int a = -1, b = -1;
+    if (ok && ((a = get_memory_ref(ctx, hw, group, "between", names->pdata[0], err)) < 0 ||
+               (b = get_memory_ref(ctx, hw, group, "between", names->pdata[1], err)) < 0))
+        ok = false;
+    if (ok && a == b) {
+        fail(ctx, err, group, "between", "a link joins two different memories, got '%s'", between);
+        ok = false;
+    }
+    g_ptr_array_free(names, TRUE);
+    g_strfreev(ends);
+    g_free(between);
+    if (!ok)
+        return false;
+    l.a = (uint32_t)a;
+    l.b = (uint32_t)b;
+
+    if (!get_bandwidth(ctx, group, "bandwidth", &l.bandwidth, err) ||
+        !get_time(ctx, group, "latency", &l.latency, err))
+        return false;
+    char *duplex = get_text(ctx, group, "duplex");
+    if (duplex) {
+        if (strcmp(duplex, "full") == 0)
+            l.full_duplex = true;
+        else if (strcmp(duplex, "half") == 0)
+            l.full_duplex = false;
+        else {
+            fail(ctx, err, group, "duplex", "expected full or half, got '%s'", duplex);
+            ok = false;
+        }
+        g_free(duplex);
+    }
+    if (ok)
+        g_array_append_val(hw->links, l);
+    return ok;
+}
+
+static char *dtype_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (int d = 1; d < STRATA_DTYPE__COUNT; d++)
+        g_string_append_printf(s, "%s%s", d > 1 ? ", " : "", strata_dtype_name((strata_dtype)d));
+    return g_string_free(s, FALSE);
+}
+
+static bool load_compute(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
+                         GError **err)
+{
+    strata_compute_spec c = {0};
+    c.name = g_string_chunk_insert_const(hw->strings, name);
+    c.operands = hw->default_memory;
+
+    if (!get_flop_rate(ctx, group, "flops", &c.flops, err) ||
+        !get_time(ctx, group, "overhead", &c.overhead, err))
+        return false;
+    char **keys = g_key_file_get_keys(ctx->kf, group, NULL, NULL);
+    bool ok = true;
+    for (guint k = 0; ok && keys && keys[k]; k++) {
+        if (!g_str_has_prefix(keys[k], "flops."))
+            continue;
+        const char *dname = keys[k] + strlen("flops.");
+        strata_dtype dtype = STRATA_DTYPE_NONE;
+        if (!strata_dtype_from_name(dname, &dtype) || dtype == STRATA_DTYPE_NONE) {
+            char *known = dtype_names();
+            fail(ctx, err, group, keys[k], "unknown dtype '%s' (dtypes: %s)", dname, known);
+            g_free(known);
+            ok = false;
+        } else {
+            ok = get_flop_rate(ctx, group, keys[k], &c.flops_by_dtype[dtype], err);
+        }
+    }
+    g_strfreev(keys);
+    if (!ok)
+        return false;
+
+    char *operands = get_text(ctx, group, "operands");
+    if (operands) {
+        int index = get_memory_ref(ctx, hw, group, "operands", g_strstrip(operands), err);
+        g_free(operands);
+        if (index < 0)
+            return false;
+        c.operands = (uint32_t)index;
+    }
+    g_array_append_val(hw->computes, c);
+    return true;
+}
+
+static void load_params(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name)
+{
+    char **keys = g_key_file_get_keys(ctx->kf, group, NULL, NULL);
+    GString *spec = g_string_new(NULL);
+    for (guint k = 0; keys && keys[k]; k++) {
+        char *v = raw_value(ctx, group, keys[k]);
+        g_string_append_printf(spec, "%s%s=%s", k ? "," : "", keys[k], v);
+        g_free(v);
+    }
+    g_strfreev(keys);
+    g_hash_table_insert(hw->params, g_strdup(name), g_string_free(spec, FALSE));
+}
+
+/* Splits "memory hbm" into its definition and name; NULL with err if unknown. */
+static const group_def *classify_group(const load_ctx *ctx, const char *group, const char **name,
+                                       GError **err)
+{
+    const char *space = strchr(group, ' ');
+    size_t word_len = space ? (size_t)(space - group) : strlen(group);
+    for (const group_def *d = group_defs; d->word; d++) {
+        if (strlen(d->word) != word_len || strncmp(d->word, group, word_len) != 0)
+            continue;
+        if (!d->named) {
+            if (space == NULL) {
+                *name = NULL;
+                return d;
+            }
+            break;
+        }
+        if (space == NULL)
+            break;
+        const char *n = space + 1;
+        bool valid = *n != '\0';
+        for (const char *p = n; *p; p++)
+            valid = valid && (g_ascii_isalnum(*p) || *p == '_' || *p == '-');
+        if (!valid) {
+            fail(ctx, err, group, NULL,
+                 "expected a name of letters, digits, '_' or '-' after '%s', got '%s'", d->word, n);
+            return NULL;
+        }
+        *name = n;
+        return d;
+    }
+    fail(ctx, err, group, NULL,
+         "unknown group; expected [hardware], [memory NAME], [link NAME], [compute NAME] or "
+         "[params NAME]");
+    return NULL;
+}
+
+/* ---- step 5: routes ---- */
+
+static void compute_routes(strata_hw *hw)
+{
+    uint32_t n = hw->memories->len;
+    hw->routes = g_new0(route, (gsize)n * n); /* n >= 1: build() checked */
+    int *parent_link = g_new(int, n);
+    uint32_t *queue = g_new(uint32_t, n);
+    for (uint32_t s = 0; s < n; s++) {
+        for (uint32_t i = 0; i < n; i++)
+            parent_link[i] = -1;
+        uint32_t head = 0, tail = 0;
+        queue[tail++] = s;
+        bool *seen = g_new0(bool, n);
+        seen[s] = true;
+        while (head < tail) {
+            uint32_t u = queue[head++];
+            for (uint32_t li = 0; li < hw->links->len; li++) {
+                const strata_link_spec *l = &g_array_index(hw->links, strata_link_spec, li);
+                uint32_t v;
+                if (l->a == u)
+                    v = l->b;
+                else if (l->b == u)
+                    v = l->a;
+                else
+                    continue;
+                if (seen[v])
+                    continue;
+                seen[v] = true;
+                parent_link[v] = (int)li;
+                queue[tail++] = v;
+            }
+        }
+        for (uint32_t t = 0; t < n; t++) {
+            route *r = &hw->routes[s * n + t];
+            r->reachable = seen[t];
+            if (!seen[t] || t == s)
+                continue;
+            uint32_t len = 0;
+            for (uint32_t x = t; x != s;) {
+                const strata_link_spec *l =
+                    &g_array_index(hw->links, strata_link_spec, parent_link[x]);
+                x = l->a == x ? l->b : l->a;
+                len++;
+            }
+            r->n = len;
+            r->hops = g_new(strata_hop, len);
+            uint32_t i = len;
+            for (uint32_t x = t; x != s;) {
+                uint32_t li = (uint32_t)parent_link[x];
+                const strata_link_spec *l = &g_array_index(hw->links, strata_link_spec, li);
+                uint32_t from = l->a == x ? l->b : l->a;
+                r->hops[--i] = (strata_hop){.link = li, .forward = l->a == from};
+                x = from;
+            }
+        }
+        g_free(seen);
+    }
+    g_free(parent_link);
+    g_free(queue);
+}
+
+/* ---- load ---- */
+
+static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
+{
+    gsize n_groups = 0;
+    char **groups = g_key_file_get_groups(ctx->kf, &n_groups);
+    const group_def **defs = g_new0(const group_def *, n_groups ? n_groups : 1);
+    const char **names = g_new0(const char *, n_groups ? n_groups : 1);
+    bool ok = true;
+    bool have_hardware = false;
+
+    for (gsize g = 0; ok && g < n_groups; g++) {
+        defs[g] = classify_group(ctx, groups[g], &names[g], err);
+        ok = defs[g] != NULL && (defs[g]->keys == NULL || check_keys(ctx, defs[g], groups[g], err));
+        if (ok && defs[g]->kind == GROUP_HARDWARE)
+            have_hardware = true;
+    }
+    if (ok && !have_hardware) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: missing group [hardware] (with at least: name = ...)", ctx->origin);
+        ok = false;
+    }
+    /* memories first: links and compute units refer to them */
+    for (gsize g = 0; ok && g < n_groups; g++)
+        if (defs[g]->kind == GROUP_MEMORY)
+            ok = load_memory(ctx, hw, groups[g], names[g], err);
+    if (ok && hw->memories->len == 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: no [memory NAME] group; a machine needs at least one memory", ctx->origin);
+        ok = false;
+    }
+    if (ok) {
+        hw->name = get_text(ctx, "hardware", "name");
+        hw->source = get_text(ctx, "hardware", "source");
+        char *dm = get_text(ctx, "hardware", "default_memory");
+        if (dm) {
+            int index = get_memory_ref(ctx, hw, "hardware", "default_memory", g_strstrip(dm), err);
+            ok = index >= 0;
+            hw->default_memory = ok ? (uint32_t)index : 0;
+        } else {
+            ok = false;
+            for (uint32_t i = 0; !ok && i < hw->memories->len; i++) {
+                if (g_array_index(hw->memories, strata_memory_spec, i).kind == STRATA_MEM_DEVICE) {
+                    hw->default_memory = i;
+                    ok = true;
+                }
+            }
+            if (!ok)
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                            "%s: no memory of kind device; set [hardware] default_memory",
+                            ctx->origin);
+        }
+        g_free(dm);
+    }
+    for (gsize g = 0; ok && g < n_groups; g++) {
+        if (defs[g]->kind == GROUP_LINK)
+            ok = load_link(ctx, hw, groups[g], names[g], err);
+        else if (defs[g]->kind == GROUP_COMPUTE)
+            ok = load_compute(ctx, hw, groups[g], names[g], err);
+        else if (defs[g]->kind == GROUP_PARAMS)
+            load_params(ctx, hw, groups[g], names[g]);
+    }
+    g_free(defs);
+    g_free(names);
+    g_strfreev(groups);
+    if (ok)
+        compute_routes(hw);
+    return ok;
+}
+
+strata_hw *strata_hw_load_data(const char *data, const char *origin, const char *const *overrides,
+                               GError **err)
+{
+    load_ctx ctx = {
+        .origin = origin ? origin : "<hardware>",
+        .kf = g_key_file_new(),
+        .lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
+        .overrides = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
+    };
+    strata_hw *hw = g_new0(strata_hw, 1);
+    hw->origin = g_strdup(ctx.origin);
+    hw->strings = g_string_chunk_new(256);
+    hw->memories = g_array_new(FALSE, TRUE, sizeof(strata_memory_spec));
+    hw->links = g_array_new(FALSE, TRUE, sizeof(strata_link_spec));
+    hw->computes = g_array_new(FALSE, TRUE, sizeof(strata_compute_spec));
+    hw->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+
+    GError *local = NULL;
+    bool ok = scan_lines(&ctx, data, err);
+    if (ok && !g_key_file_load_from_data(ctx.kf, data, (gsize)-1, G_KEY_FILE_NONE, &local)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s", ctx.origin, local->message);
+        g_error_free(local);
+        ok = false;
+    }
+    if (ok)
+        strip_inline_comments(ctx.kf);
+    for (const char *const *o = overrides; ok && o && *o; o++)
+        ok = apply_override(&ctx, *o, err);
+    if (ok)
+        ok = build(&ctx, hw, err);
+
+    g_key_file_free(ctx.kf);
+    g_hash_table_destroy(ctx.lines);
+    g_hash_table_destroy(ctx.overrides);
+    if (!ok) {
+        strata_hw_free(hw);
+        return NULL;
+    }
+    return hw;
+}
+
+strata_hw *strata_hw_load(const char *path, const char *const *overrides, GError **err)
+{
+    char *data = NULL;
+    GError *local = NULL;
+    if (!g_file_get_contents(path, &data, NULL, &local)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot read hardware file: %s",
+                    local->message);
+        g_error_free(local);
+        return NULL;
+    }
+    strata_hw *hw = strata_hw_load_data(data, path, overrides, err);
+    g_free(data);
+    return hw;
+}
+
+void strata_hw_free(strata_hw *hw)
+{
+    if (hw == NULL)
+        return;
+    if (hw->routes) {
+        uint32_t n = hw->memories->len;
+        for (uint32_t i = 0; i < n * n; i++)
+            g_free(hw->routes[i].hops);
+        g_free(hw->routes);
+    }
+    g_array_free(hw->memories, TRUE);
+    g_array_free(hw->links, TRUE);
+    g_array_free(hw->computes, TRUE);
+    g_hash_table_destroy(hw->params);
+    g_string_chunk_free(hw->strings);
+    g_free(hw->name);
+    g_free(hw->source);
+    g_free(hw->origin);
+    g_free(hw);
+}
+
+/* ---- accessors ---- */
+
+const char *strata_hw_name(const strata_hw *hw) { return hw->name; }
+const char *strata_hw_origin(const strata_hw *hw) { return hw->origin; }
+uint32_t strata_hw_memory_count(const strata_hw *hw) { return hw->memories->len; }
+
+const strata_memory_spec *strata_hw_memory(const strata_hw *hw, uint32_t index)
+{
+    g_return_val_if_fail(index < hw->memories->len, NULL);
+    return &g_array_index(hw->memories, strata_memory_spec, index);
+}
+
+int strata_hw_memory_index(const strata_hw *hw, const char *name)
+{
+    if (name == NULL)
+        return (int)hw->default_memory;
+    for (guint i = 0; i < hw->memories->len; i++)
+        if (strcmp(g_array_index(hw->memories, strata_memory_spec, i).name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+uint32_t strata_hw_default_memory(const strata_hw *hw) { return hw->default_memory; }
+uint32_t strata_hw_link_count(const strata_hw *hw) { return hw->links->len; }
+
+const strata_link_spec *strata_hw_link(const strata_hw *hw, uint32_t index)
+{
+    g_return_val_if_fail(index < hw->links->len, NULL);
+    return &g_array_index(hw->links, strata_link_spec, index);
+}
+
+uint32_t strata_hw_compute_count(const strata_hw *hw) { return hw->computes->len; }
+
+const strata_compute_spec *strata_hw_compute(const strata_hw *hw, uint32_t index)
+{
+    g_return_val_if_fail(index < hw->computes->len, NULL);
+    return &g_array_index(hw->computes, strata_compute_spec, index);
+}
+
+int strata_hw_compute_index(const strata_hw *hw, const char *name)
+{
+    if (name == NULL)
+        return hw->computes->len ? 0 : -1;
+    for (guint i = 0; i < hw->computes->len; i++)
+        if (strcmp(g_array_index(hw->computes, strata_compute_spec, i).name, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype)
+{
+    const strata_compute_spec *c = strata_hw_compute(hw, unit);
+    if (c == NULL)
+        return 0;
+    if ((unsigned)dtype < STRATA_DTYPE__COUNT && c->flops_by_dtype[dtype] > 0)
+        return c->flops_by_dtype[dtype];
+    return c->flops;
+}
+
+bool strata_hw_route(const strata_hw *hw, uint32_t from, uint32_t to, const strata_hop **hops,
+                     uint32_t *n_hops, GError **err)
+{
+    uint32_t n = hw->memories->len;
+    if (from >= n || to >= n) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "route between memory %u and %u: "
+                    "only %u memories", from, to, n);
+        return false;
+    }
+    const route *r = &hw->routes[from * n + to];
+    if (!r->reachable) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: no route from memory '%s' to memory '%s': no chain of [link] groups "
+                    "joins them",
+                    hw->origin, strata_hw_memory(hw, from)->name, strata_hw_memory(hw, to)->name);
+        return false;
+    }
+    *hops = r->hops;
+    *n_hops = r->n;
+    return true;
+}
+
+const char *strata_hw_params(const strata_hw *hw, const char *name)
+{
+    return name ? g_hash_table_lookup(hw->params, name) : NULL;
+}
+
+const char *strata_hw_source(const strata_hw *hw) { return hw->source; }
