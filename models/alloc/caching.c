@@ -1,0 +1,585 @@
+/*
+ * caching.c: PyTorch's CUDA caching allocator
+ * (c10/cuda/CUDACachingAllocator.cpp, DeviceCachingAllocator).
+ *
+ * Design, following the source:
+ *  - requests are rounded up to 512 bytes (kMinBlockSize), or to the next
+ *    1/N power-of-two division when roundup_power2_divisions = N > 1
+ *    (round_size, roundup_power2_next_division);
+ *  - two pools: small (rounded size <= 1 MiB, kSmallSize) and large. A
+ *    miss in the pool allocates a segment from the device (cudaMalloc):
+ *    2 MiB (kSmallBuffer) for small requests, 20 MiB (kLargeBuffer) for
+ *    requests under 10 MiB (kMinLargeAlloc), else the request rounded up to
+ *    2 MiB (kRoundLarge) (get_allocation_size);
+ *  - best fit per pool and stream: a pool is ordered by (stream, size,
+ *    address) and a request takes the first block at or after (its stream,
+ *    its size), if it is on its stream (get_free_block);
+ *  - max_split_size: a request below it never takes a cached block at or
+ *    above it, a request at or above it takes only a block less than 20 MiB
+ *    larger, and such blocks are never split;
+ *  - split (should_split): small pool when the remainder is >= 512 bytes;
+ *    large pool when the request is below max_split_size and the remainder
+ *    is > 1 MiB; with expandable segments whenever the remainder >= 512;
+ *  - free: a block merges with free neighbours of its segment
+ *    (try_merge_blocks) and goes back to its pool; memory stays reserved;
+ *  - out of memory (the device cannot give the segment): release oversize
+ *    cached blocks (release_available_cached_blocks, with max_split_size),
+ *    then every cached whole segment (release_cached_blocks, i.e.
+ *    empty_cache), and retry the device allocation once more;
+ *  - expandable_segments: one segment per (pool, stream) whose virtual
+ *    range is reserved up front and mapped on demand in pages of 2 MiB
+ *    (small pool) or 20 MiB (large pool); reserved bytes are mapped pages;
+ *    release unmaps the whole free pages at the end of each segment.
+ *
+ * The device: cudaMalloc succeeds when reserved + size <= capacity (the
+ * GPU maps physical pages anywhere, so reserved bytes, not contiguity,
+ * bound it). Segments get virtual addresses first-fit in [0, capacity) and
+ * beyond it only when no gap is left; expandable segments get one window of
+ * capacity bytes each. stats.address_space reports the range used.
+ *
+ * Invariants: the blocks of a segment tile its mapped part in address
+ * order; no two free neighbours in a segment; every free block is in its
+ * pool and in the all-free index, used blocks in neither; reserved = sum of
+ * segment (mapped) sizes <= capacity.
+ */
+#include "alloc/alloc.h"
+#include "core/error.h"
+
+#define CACHING_MIN_BLOCK 512u                   /* kMinBlockSize */
+#define CACHING_SMALL_SIZE (UINT64_C(1) << 20)   /* kSmallSize */
+#define CACHING_SMALL_BUFFER (UINT64_C(2) << 20) /* kSmallBuffer */
+#define CACHING_LARGE_BUFFER (UINT64_C(20) << 20) /* kLargeBuffer */
+#define CACHING_MIN_LARGE_ALLOC (UINT64_C(10) << 20) /* kMinLargeAlloc */
+#define CACHING_ROUND_LARGE (UINT64_C(2) << 20)  /* kRoundLarge */
+
+typedef struct caching_segment caching_segment;
+
+typedef struct caching_block {
+    uint64_t offset, size;
+    uint64_t id, requested;
+    uint32_t stream;
+    bool used, small;
+    struct caching_block *prev, *next; /* address neighbours within the segment */
+    caching_segment *segment;
+} caching_block;
+
+struct caching_segment {
+    uint64_t base, size; /* size: mapped bytes (all of it unless expandable) */
+    uint64_t window;     /* virtual bytes reserved (expandable), else size */
+    uint32_t number, stream;
+    bool small, expandable;
+    caching_block *head;
+};
+
+typedef struct caching {
+    uint64_t capacity;
+    uint64_t max_split_size; /* UINT64_MAX when unset */
+    int64_t roundup_divisions;
+    bool expandable;
+    uint32_t next_segment_number;
+    GPtrArray *segments;  /* caching_segment *, by base */
+    GTree *pools[2];      /* [0] large, [1] small: free blocks by (stream, size, offset) */
+    GTree *all_free;      /* free blocks by (size, offset) */
+    GHashTable *live;     /* &block->id -> block */
+    uint64_t allocated, used_bytes, reserved, address_space;
+} caching;
+
+static const strata_param_def caching_params[] = {
+    {"max_split_size", STRATA_PARAM_SIZE, NULL,
+     "blocks at least this large are never split (PYTORCH_CUDA_ALLOC_CONF max_split_size_mb); "
+     "unset: no limit", NULL},
+    {"roundup_power2_divisions", STRATA_PARAM_INT, "0",
+     "round requests up to 1/N steps between powers of two (0 or 1: 512-byte rounding)", NULL},
+    {"expandable_segments", STRATA_PARAM_BOOL, "false",
+     "one segment per pool and stream, grown in 2 MiB (small) / 20 MiB (large) pages", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static gint caching_cmp_pool(gconstpointer a, gconstpointer b, gpointer user)
+{
+    (void)user;
+    const caching_block *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->size != y->size)
+        return x->size < y->size ? -1 : 1;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    return 0;
+}
+
+static gint caching_cmp_size(gconstpointer a, gconstpointer b, gpointer user)
+{
+    (void)user;
+    const caching_block *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size < y->size ? -1 : 1;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    return 0;
+}
+
+static gint caching_cmp_segment(gconstpointer a, gconstpointer b)
+{
+    const caching_segment *x = *(caching_segment *const *)a, *y = *(caching_segment *const *)b;
+    return x->base < y->base ? -1 : x->base > y->base ? 1 : 0;
+}
+
+static void caching_pool_add(caching *c, caching_block *b)
+{
+    g_tree_insert(c->pools[b->small], b, b);
+    g_tree_insert(c->all_free, b, b);
+}
+
+static void caching_pool_remove(caching *c, caching_block *b)
+{
+    g_tree_remove(c->pools[b->small], b);
+    g_tree_remove(c->all_free, b);
+}
+
+static uint64_t caching_round_up(uint64_t x, uint64_t step)
+{
+    return (x + step - 1) / step * step;
+}
+
+/* round_size() with roundup_power2_next_division(). */
+static uint64_t caching_round_size(const caching *c, uint64_t size)
+{
+    if (size < CACHING_MIN_BLOCK)
+        return CACHING_MIN_BLOCK;
+    if (size > UINT64_MAX / 2)
+        return 0;
+    uint64_t divisions = c->roundup_divisions > 1 ? (uint64_t)c->roundup_divisions : 0;
+    if (divisions > 1 && size > CACHING_MIN_BLOCK * divisions) {
+        if ((size & (size - 1)) == 0)
+            return size;
+        uint64_t floor2 = UINT64_C(1) << (63 - __builtin_clzll(size));
+        uint64_t division = floor2 >> (63 - __builtin_clzll(divisions));
+        if (division == 0)
+            return floor2 << 1;
+        uint64_t round_floor = size & ~(division - 1);
+        return round_floor == size ? size : round_floor + division;
+    }
+    return caching_round_up(size, CACHING_MIN_BLOCK);
+}
+
+static uint64_t caching_allocation_size(uint64_t size)
+{
+    if (size <= CACHING_SMALL_SIZE)
+        return CACHING_SMALL_BUFFER;
+    if (size < CACHING_MIN_LARGE_ALLOC)
+        return CACHING_LARGE_BUFFER;
+    return caching_round_up(size, CACHING_ROUND_LARGE);
+}
+
+static void *caching_create(const strata_alloc_config *cfg, GError **err)
+{
+    int64_t divisions = strata_params_int(cfg->params, "roundup_power2_divisions");
+    if (divisions < 0 || divisions > 64 || (divisions > 1 && (divisions & (divisions - 1)) != 0)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "roundup_power2_divisions must be 0 or a power of two up to 64, got %" G_GINT64_FORMAT,
+                    divisions);
+        return NULL;
+    }
+    caching *c = g_new0(caching, 1);
+    c->capacity = cfg->capacity;
+    c->max_split_size = strata_params_is_set(cfg->params, "max_split_size")
+                            ? strata_params_size(cfg->params, "max_split_size")
+                            : UINT64_MAX;
+    if (c->max_split_size == 0)
+        c->max_split_size = UINT64_MAX;
+    c->roundup_divisions = divisions;
+    c->expandable = strata_params_bool(cfg->params, "expandable_segments");
+    c->segments = g_ptr_array_new();
+    c->pools[0] = g_tree_new_full(caching_cmp_pool, NULL, NULL, NULL);
+    c->pools[1] = g_tree_new_full(caching_cmp_pool, NULL, NULL, NULL);
+    c->all_free = g_tree_new_full(caching_cmp_size, NULL, NULL, NULL);
+    c->live = g_hash_table_new(g_int64_hash, g_int64_equal);
+    return c;
+}
+
+static void caching_destroy(void *self)
+{
+    caching *c = self;
+    for (guint i = 0; i < c->segments->len; i++) {
+        caching_segment *s = g_ptr_array_index(c->segments, i);
+        for (caching_block *b = s->head; b;) {
+            caching_block *next = b->next;
+            g_free(b);
+            b = next;
+        }
+        g_free(s);
+    }
+    g_ptr_array_free(c->segments, TRUE);
+    g_tree_destroy(c->pools[0]);
+    g_tree_destroy(c->pools[1]);
+    g_tree_destroy(c->all_free);
+    g_hash_table_destroy(c->live);
+    g_free(c);
+}
+
+/* get_free_block(): best fit in the pool on the request's stream. */
+static caching_block *caching_get_free_block(caching *c, bool small, uint32_t stream, uint64_t size)
+{
+    caching_block key = {.stream = stream, .size = size, .offset = 0};
+    GTreeNode *n = g_tree_lower_bound(c->pools[small], &key);
+    if (!n)
+        return NULL;
+    caching_block *b = g_tree_node_value(n);
+    if (b->stream != stream)
+        return NULL;
+    if (size < c->max_split_size && b->size >= c->max_split_size)
+        return NULL;
+    if (size >= c->max_split_size && b->size >= size + CACHING_LARGE_BUFFER)
+        return NULL;
+    caching_pool_remove(c, b);
+    return b;
+}
+
+static uint64_t caching_address_space(const caching *c)
+{
+    uint64_t end = 0;
+    for (guint i = 0; i < c->segments->len; i++) {
+        const caching_segment *s = g_ptr_array_index(c->segments, i);
+        if (s->base + s->window > end)
+            end = s->base + s->window;
+    }
+    return end;
+}
+
+static caching_segment *caching_add_segment(caching *c, uint64_t base, uint64_t window,
+                                            uint64_t mapped, bool small, uint32_t stream)
+{
+    caching_segment *s = g_new0(caching_segment, 1);
+    s->base = base;
+    s->window = window;
+    s->size = mapped;
+    s->small = small;
+    s->stream = stream;
+    s->expandable = c->expandable;
+    s->number = c->next_segment_number++;
+    if (mapped > 0) {
+        caching_block *b = g_new0(caching_block, 1);
+        b->offset = base;
+        b->size = mapped;
+        b->stream = stream;
+        b->small = small;
+        b->segment = s;
+        s->head = b;
+    }
+    g_ptr_array_add(c->segments, s);
+    g_ptr_array_sort(c->segments, caching_cmp_segment);
+    c->reserved += mapped;
+    c->address_space = caching_address_space(c);
+    return s;
+}
+
+/* alloc_block(): a fresh segment from the device; its block is not pooled. */
+static caching_block *caching_alloc_segment(caching *c, bool small, uint32_t stream, uint64_t bytes)
+{
+    if (bytes > c->capacity - c->reserved)
+        return NULL;
+    uint64_t at = 0;
+    for (guint i = 0; i < c->segments->len; i++) {
+        const caching_segment *s = g_ptr_array_index(c->segments, i);
+        if (s->base >= at && s->base - at >= bytes)
+            break;
+        at = s->base + s->window;
+    }
+    return caching_add_segment(c, at, bytes, bytes, small, stream)->head;
+}
+
+static caching_segment *caching_expandable_segment(caching *c, bool small, uint32_t stream)
+{
+    for (guint i = 0; i < c->segments->len; i++) {
+        caching_segment *s = g_ptr_array_index(c->segments, i);
+        if (s->small == small && s->stream == stream)
+            return s;
+    }
+    uint64_t window = caching_round_up(c->capacity, CACHING_LARGE_BUFFER);
+    return caching_add_segment(c, caching_address_space(c), window, 0, small, stream);
+}
+
+static caching_block *caching_tail(caching_segment *s)
+{
+    caching_block *b = s->head;
+    while (b && b->next)
+        b = b->next;
+    return b;
+}
+
+/* Expandable: map pages at the end of the (pool, stream) segment so that its
+ * free tail holds size bytes; returns that tail, taken out of the pool. */
+static caching_block *caching_grow(caching *c, bool small, uint32_t stream, uint64_t size)
+{
+    caching_segment *s = caching_expandable_segment(c, small, stream);
+    uint64_t page = small ? CACHING_SMALL_BUFFER : CACHING_LARGE_BUFFER;
+    caching_block *tail = caching_tail(s);
+    uint64_t have = (tail && !tail->used) ? tail->size : 0;
+    uint64_t map = caching_round_up(size - have, page);
+    if (map > c->capacity - c->reserved || map > s->window - s->size)
+        return NULL;
+    if (have > 0) {
+        caching_pool_remove(c, tail);
+        tail->size += map;
+    } else {
+        caching_block *b = g_new0(caching_block, 1);
+        b->offset = s->base + s->size;
+        b->size = map;
+        b->stream = stream;
+        b->small = small;
+        b->segment = s;
+        b->prev = tail;
+        if (tail)
+            tail->next = b;
+        else
+            s->head = b;
+        tail = b;
+    }
+    s->size += map;
+    c->reserved += map;
+    return tail;
+}
+
+static caching_block *caching_device_alloc(caching *c, bool small, uint32_t stream, uint64_t size)
+{
+    if (c->expandable)
+        return caching_grow(c, small, stream, size);
+    return caching_alloc_segment(c, small, stream, caching_allocation_size(size));
+}
+
+static void caching_drop_segment(caching *c, caching_segment *s)
+{
+    c->reserved -= s->size;
+    g_ptr_array_remove(c->segments, s);
+    g_free(s->head);
+    g_free(s);
+    c->address_space = caching_address_space(c);
+}
+
+/* release_block() of a cached whole segment. */
+static void caching_release_block(caching *c, caching_block *b)
+{
+    caching_pool_remove(c, b);
+    caching_drop_segment(c, b->segment);
+}
+
+/* Expandable: unmap the whole free pages at the end of a segment. */
+static bool caching_unmap_tail(caching *c, caching_segment *s)
+{
+    caching_block *tail = caching_tail(s);
+    if (!tail || tail->used)
+        return false;
+    uint64_t page = s->small ? CACHING_SMALL_BUFFER : CACHING_LARGE_BUFFER;
+    uint64_t keep_end = s->base + caching_round_up(tail->offset - s->base, page);
+    uint64_t end = s->base + s->size;
+    if (keep_end >= end)
+        return false;
+    uint64_t unmap = end - keep_end;
+    caching_pool_remove(c, tail);
+    tail->size -= unmap;
+    if (tail->size == 0) {
+        if (tail->prev)
+            tail->prev->next = NULL;
+        else
+            s->head = NULL;
+        g_free(tail);
+    } else {
+        caching_pool_add(c, tail);
+    }
+    s->size -= unmap;
+    c->reserved -= unmap;
+    return true;
+}
+
+/* release_cached_blocks() (empty_cache): free every cached whole segment. */
+static bool caching_release_cached(caching *c)
+{
+    bool released = false;
+    for (guint i = 0; i < c->segments->len;) {
+        caching_segment *s = g_ptr_array_index(c->segments, i);
+        if (s->expandable) {
+            released |= caching_unmap_tail(c, s);
+            i++;
+        } else if (s->head && !s->head->used && s->head->next == NULL) {
+            caching_release_block(c, s->head);
+            released = true;
+        } else {
+            i++;
+        }
+    }
+    return released;
+}
+
+/* release_available_cached_blocks(): with max_split_size, free oversize
+ * cached segments of the stream, the smallest that covers the request or
+ * else the largest ones until enough is freed. */
+static bool caching_release_available(caching *c, bool small, uint32_t stream, uint64_t size)
+{
+    if (c->max_split_size == UINT64_MAX || c->expandable)
+        return false;
+    caching_block key = {.stream = stream, .size = size > c->max_split_size ? size : c->max_split_size};
+    GTreeNode *n = g_tree_lower_bound(c->pools[small], &key);
+    if (n) {
+        caching_block *b = g_tree_node_value(n);
+        if (b->stream == stream && !b->prev && !b->next) {
+            caching_release_block(c, b);
+            return true;
+        }
+    }
+    /* Largest oversize blocks of the stream first. */
+    uint64_t freed = 0;
+    for (;;) {
+        caching_block top = {.stream = stream, .size = UINT64_MAX, .offset = UINT64_MAX};
+        GTreeNode *m = g_tree_upper_bound(c->pools[small], &top);
+        m = m ? g_tree_node_previous(m) : g_tree_node_last(c->pools[small]);
+        if (!m)
+            break;
+        caching_block *b = g_tree_node_value(m);
+        if (b->stream != stream || b->size < c->max_split_size || b->prev || b->next)
+            break;
+        freed += b->size;
+        caching_release_block(c, b);
+        if (freed >= size)
+            break;
+    }
+    return freed >= size;
+}
+
+static bool caching_should_split(const caching *c, const caching_block *b, uint64_t size)
+{
+    uint64_t remaining = b->size - size;
+    if (b->small || c->expandable)
+        return remaining >= CACHING_MIN_BLOCK;
+    return size < c->max_split_size && remaining > CACHING_SMALL_SIZE;
+}
+
+static bool caching_alloc(void *self, uint64_t id, uint64_t size, uint32_t stream, uint64_t *offset)
+{
+    caching *c = self;
+    uint64_t rounded = caching_round_size(c, size);
+    if (rounded == 0)
+        return false;
+    bool small = rounded <= CACHING_SMALL_SIZE;
+    caching_block *b = caching_get_free_block(c, small, stream, rounded);
+    if (!b)
+        b = caching_device_alloc(c, small, stream, rounded);
+    if (!b && caching_release_available(c, small, stream, rounded))
+        b = caching_device_alloc(c, small, stream, rounded);
+    if (!b && caching_release_cached(c))
+        b = caching_device_alloc(c, small, stream, rounded);
+    if (!b)
+        return false;
+    if (caching_should_split(c, b, rounded)) {
+        caching_block *rest = g_new0(caching_block, 1);
+        rest->offset = b->offset + rounded;
+        rest->size = b->size - rounded;
+        rest->stream = b->stream;
+        rest->small = b->small;
+        rest->segment = b->segment;
+        rest->prev = b;
+        rest->next = b->next;
+        if (b->next)
+            b->next->prev = rest;
+        b->next = rest;
+        b->size = rounded;
+        caching_pool_add(c, rest);
+    }
+    b->used = true;
+    b->id = id;
+    b->requested = size;
+    g_hash_table_insert(c->live, &b->id, b);
+    c->allocated += size;
+    c->used_bytes += b->size;
+    *offset = b->offset;
+    return true;
+}
+
+static void caching_merge_next(caching_block *b)
+{
+    caching_block *n = b->next;
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next)
+        n->next->prev = b;
+    g_free(n);
+}
+
+static void caching_free(void *self, uint64_t id)
+{
+    caching *c = self;
+    caching_block *b = g_hash_table_lookup(c->live, &id);
+    if (!b)
+        return;
+    g_hash_table_remove(c->live, &id);
+    c->allocated -= b->requested;
+    c->used_bytes -= b->size;
+    b->used = false;
+    b->id = 0;
+    b->requested = 0;
+    if (b->next && !b->next->used) {
+        caching_pool_remove(c, b->next);
+        caching_merge_next(b);
+    }
+    if (b->prev && !b->prev->used) {
+        caching_block *p = b->prev;
+        caching_pool_remove(c, p);
+        caching_merge_next(p);
+        b = p;
+    }
+    caching_pool_add(c, b);
+}
+
+static void caching_release(void *self)
+{
+    caching_release_cached(self);
+}
+
+static void caching_stats(const void *self, strata_alloc_stats *out)
+{
+    const caching *c = self;
+    *out = (strata_alloc_stats){0};
+    out->allocated = c->allocated;
+    out->reserved = c->reserved;
+    out->free_in_reserved = c->reserved - c->used_bytes;
+    out->internal_waste = c->used_bytes - c->allocated;
+    out->n_segments = c->segments->len;
+    out->address_space = c->address_space;
+    GTreeNode *n = g_tree_node_last(c->all_free);
+    if (n)
+        out->largest_free = ((const caching_block *)g_tree_node_value(n))->size;
+}
+
+static void caching_walk(const void *self, strata_block_visit visit, void *user)
+{
+    const caching *c = self;
+    for (guint i = 0; i < c->segments->len; i++) {
+        const caching_segment *s = g_ptr_array_index(c->segments, i);
+        for (const caching_block *b = s->head; b; b = b->next) {
+            strata_block blk = {
+                .offset = b->offset,
+                .size = b->size,
+                .state = b->used ? STRATA_BLOCK_USED : STRATA_BLOCK_FREE,
+                .id = b->id,
+                .requested = b->requested,
+                .segment = s->number,
+            };
+            visit(&blk, user);
+        }
+    }
+}
+
+const strata_alloc_type strata_alloc_caching = {
+    .name = "caching",
+    .summary = "PyTorch CUDA caching allocator: 512 B rounding, small/large pools per stream, "
+               "2/20 MiB segments, release and retry on OOM",
+    .params = caching_params,
+    .create = caching_create,
+    .destroy = caching_destroy,
+    .alloc = caching_alloc,
+    .free = caching_free,
+    .release = caching_release,
+    .stats = caching_stats,
+    .walk = caching_walk,
+    .plan = NULL,
+};
