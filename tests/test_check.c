@@ -1,0 +1,242 @@
+/*
+ * test_check.c: the semantic checker. Each rule of trace/check.h, each
+ * error class, and the numbers it resolves (buffer ids, bytes, events,
+ * streams, options).
+ */
+#include <string.h>
+#include "testutil.h"
+#include "core/error.h"
+#include "trace/check.h"
+#include "trace/reader.h"
+
+/* Feed the lines of `text` (one op per line, numbered from 1); returns the
+ * error message of the first failing line (g_free) or NULL. refs_out (may be
+ * NULL) receives the refs of the last op fed. */
+static char *feed_lines(strata_checker *c, const char *text, strata_op_refs *refs_out)
+{
+    char **lines = g_strsplit(text, "\n", -1);
+    char *msg = NULL;
+    for (int i = 0; lines[i] && !msg; i++) {
+        if (!*lines[i])
+            continue;
+        strata_op op;
+        GError *err = NULL;
+        strata_line_scratch *s = strata_parse_op_line(lines[i], "c.trace", (uint64_t)i + 1, &op, &err);
+        if (!s)
+            ck_abort_msg("line %d does not parse: %s", i + 1, err->message);
+        strata_op_refs refs;
+        if (!strata_checker_feed(c, &op, &refs, &err)) {
+            ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+            msg = g_strdup(err->message);
+            g_error_free(err);
+        } else if (refs_out) {
+            *refs_out = refs;
+            /* arrays die with the next feed: keep only scalars */
+            refs_out->ins = refs_out->outs = NULL;
+        }
+        strata_line_scratch_free(s);
+    }
+    g_strfreev(lines);
+    return msg;
+}
+
+static void assert_rejects(const char *text, const char *needle)
+{
+    strata_checker *c = strata_checker_new("c.trace");
+    char *msg = feed_lines(c, text, NULL);
+    if (!msg)
+        ck_abort_msg("accepted:\n%s", text);
+    if (!strstr(msg, needle))
+        ck_abort_msg("message '%s' lacks '%s'", msg, needle);
+    g_free(msg);
+    strata_checker_free(c);
+}
+
+START_TEST(buffer_ids_and_reuse_after_free)
+{
+    strata_checker *c = strata_checker_new("c.trace");
+    strata_op_refs r;
+    ck_assert_ptr_null(feed_lines(c, "alloc a 4KiB", &r));
+    ck_assert_uint_eq(r.buf, 0);
+    ck_assert_uint_eq(r.bytes, 4096);
+    ck_assert_ptr_null(feed_lines(c, "alloc b 1MiB host", &r));
+    ck_assert_uint_eq(r.buf, 1);
+    uint64_t size = 0;
+    const char *memory = "x";
+    ck_assert(strata_checker_buffer(c, 0, &size, &memory));
+    ck_assert_uint_eq(size, 4096);
+    ck_assert_ptr_null(memory);
+    ck_assert(strata_checker_buffer(c, 1, &size, &memory));
+    ck_assert_str_eq(memory, "host");
+    ck_assert_ptr_null(feed_lines(c, "free a", &r));
+    ck_assert_uint_eq(r.buf, 0);
+    ck_assert(!strata_checker_buffer(c, 0, NULL, NULL));
+    /* The name is free again: a new alloc gets a new id. */
+    ck_assert_ptr_null(feed_lines(c, "alloc a 8KiB", &r));
+    ck_assert_uint_eq(r.buf, 2);
+    ck_assert_uint_eq(strata_checker_buffer_count(c), 3);
+    ck_assert_uint_eq(strata_checker_op_count(c), 4);
+    ck_assert(!strata_checker_buffer(c, 99, NULL, NULL));
+    strata_checker_free(c);
+}
+END_TEST
+
+START_TEST(copy_bytes_default_and_limits)
+{
+    strata_checker *c = strata_checker_new("c.trace");
+    strata_op_refs r;
+    ck_assert_ptr_null(feed_lines(c, "alloc big 1MiB\nalloc small 64KiB host\ncopy big small", &r));
+    ck_assert_uint_eq(r.buf, 0);
+    ck_assert_uint_eq(r.src, 1);
+    ck_assert_uint_eq(r.bytes, 65536); /* default: the source's size */
+    ck_assert_ptr_null(feed_lines(c, "copy small big bytes=64KiB", &r));
+    ck_assert_uint_eq(r.bytes, 65536);
+    ck_assert_uint_eq(r.buf, 1);
+    strata_checker_free(c);
+
+    assert_rejects("alloc big 1MiB\nalloc small 64KiB\ncopy small big",
+                   "c.trace:3: expected at most 65536 bytes (the size of destination 'small'), got 1048576");
+    assert_rejects("alloc big 1MiB\nalloc small 64KiB\ncopy big small bytes=128KiB",
+                   "c.trace:3: expected at most 65536 bytes (the size of source 'small'), got 131072");
+    assert_rejects("alloc a 1MiB\ncopy a ghost", "c.trace:2: expected a live buffer as the source of copy, got 'ghost'");
+    assert_rejects("alloc a 1MiB\ncopy ghost a", "c.trace:2: expected a live buffer as the destination of copy");
+    assert_rejects("alloc a 1MiB\nalloc b 1MiB\nfree b\ncopy a b", "c.trace:4: expected a live buffer");
+}
+END_TEST
+
+START_TEST(compute_resolves_operands)
+{
+    strata_checker *c = strata_checker_new("c.trace");
+    ck_assert_ptr_null(feed_lines(c, "alloc w 1MiB\nalloc x 64KiB\nalloc y 4KiB", NULL));
+    strata_op op;
+    GError *err = NULL;
+    strata_line_scratch *s = strata_parse_op_line("compute mm in=w,x out=y donate=x", "c.trace", 4, &op, &err);
+    strata_op_refs r;
+    ck_assert(strata_checker_feed(c, &op, &r, &err));
+    ck_assert_uint_eq(r.bytes, 1048576 + 65536 + 4096);
+    ck_assert_uint_eq(r.ins[0], 0);
+    ck_assert_uint_eq(r.ins[1], 1);
+    ck_assert_uint_eq(r.outs[0], 2);
+    strata_line_scratch_free(s);
+    strata_checker_free(c);
+
+    assert_rejects("alloc w 1MiB\ncompute mm in=w,ghost", "c.trace:2: expected a live buffer as in= of compute, got 'ghost'");
+    assert_rejects("alloc w 1MiB\ncompute mm out=ghost", "c.trace:2: expected a live buffer as out= of compute");
+    assert_rejects("alloc w 1MiB\nalloc y 1MiB\ncompute mm in=w out=y donate=y",
+                   "c.trace:3: expected donate= to name buffers of in=, got 'y'");
+}
+END_TEST
+
+START_TEST(events_resolve_to_latest_record)
+{
+    strata_checker *c = strata_checker_new("c.trace");
+    strata_op_refs r;
+    ck_assert_ptr_null(feed_lines(c, "record e1 stream=a", &r));
+    ck_assert_uint_eq(r.event, 0);
+    ck_assert_uint_eq(r.event_seq, 1);
+    ck_assert_uint_eq(r.stream, 0);
+    ck_assert_ptr_null(feed_lines(c, "record e2 stream=b", &r));
+    ck_assert_uint_eq(r.event, 1);
+    ck_assert_uint_eq(r.stream, 1);
+    ck_assert_ptr_null(feed_lines(c, "wait e1", &r));
+    ck_assert_uint_eq(r.event, 0);
+    ck_assert_uint_eq(r.event_seq, 1);
+    ck_assert_uint_eq(r.stream, 2);
+    ck_assert_ptr_null(feed_lines(c, "record e1 stream=b", &r));
+    ck_assert_uint_eq(r.event_seq, 2);
+    ck_assert_ptr_null(feed_lines(c, "wait e1 stream=a", &r));
+    ck_assert_uint_eq(r.event_seq, 2); /* the latest record before it */
+    ck_assert_uint_eq(r.stream, 0);
+    ck_assert_uint_eq(strata_checker_event_count(c), 2);
+    ck_assert_uint_eq(strata_checker_stream_count(c), 3);
+    ck_assert_str_eq(strata_checker_stream_name(c, 0), "a");
+    ck_assert_str_eq(strata_checker_stream_name(c, 1), "b");
+    ck_assert_str_eq(strata_checker_stream_name(c, 2), "main");
+    ck_assert_ptr_null(strata_checker_stream_name(c, 3));
+    strata_checker_free(c);
+
+    assert_rejects("alloc a 4096\nwait ev", "c.trace:2: expected an event recorded earlier in the trace, got wait on 'ev'");
+    /* A record later in the file does not count. */
+    assert_rejects("wait ev stream=x\nrecord ev", "c.trace:1: expected an event recorded earlier");
+}
+END_TEST
+
+START_TEST(duplicate_live_name_and_unknown_free)
+{
+    assert_rejects("alloc a 4096\nalloc b 4096\nalloc a 8192",
+                   "c.trace:3: expected a name that is not live, got 'a' (allocated at line 1 and not freed since)");
+    assert_rejects("alloc a 4096\nfree b", "c.trace:2: expected a live buffer as the buffer of free, got 'b'");
+    assert_rejects("alloc a 4096\nfree a\nfree a", "c.trace:3: expected a live buffer");
+}
+END_TEST
+
+START_TEST(options_come_first)
+{
+    strata_checker *c = strata_checker_new("c.trace");
+    ck_assert_ptr_null(feed_lines(c, "option allocator.max_split_size=200MiB\noption a.b=1", NULL));
+    ck_assert_uint_eq(strata_checker_op_count(c), 0);
+    const GPtrArray *keys = strata_checker_option_keys(c);
+    ck_assert_uint_eq(keys->len, 2);
+    ck_assert_str_eq(g_ptr_array_index(keys, 0), "allocator.max_split_size");
+    ck_assert_str_eq(g_ptr_array_index(keys, 1), "a.b");
+    ck_assert_str_eq(strata_checker_option(c, "allocator.max_split_size"), "200MiB");
+    ck_assert_ptr_null(strata_checker_option(c, "nope"));
+    ck_assert_uint_eq(strata_checker_stream_count(c), 0);
+    strata_checker_free(c);
+
+    assert_rejects("alloc a 4096\noption k=v", "c.trace:2: expected option lines before the first op, got option 'k'");
+    assert_rejects("option k=v\noption k=w", "c.trace:2: expected each option once, got 'k' again");
+}
+END_TEST
+
+START_TEST(generated_ops_are_named_by_index)
+{
+    strata_checker *c = strata_checker_new("gen:test");
+    strata_op op = {.kind = STRATA_OP_FREE, .stream = "main", .name = "x"};
+    GError *err = NULL;
+    ck_assert(!strata_checker_feed(c, &op, NULL, &err));
+    ck_assert_str_eq(err->message,
+                     "gen:test: op 1: expected a live buffer as the buffer of free, got 'x' (never allocated, or "
+                     "already freed)");
+    g_error_free(err);
+    strata_checker_free(c);
+}
+END_TEST
+
+/* The checker's memory is bounded by what is live: 1M alloc/free pairs over 4 names. */
+START_TEST(many_ops_bounded_state)
+{
+    strata_checker *c = strata_checker_new("loop");
+    char name[8];
+    strata_op_refs r;
+    for (uint64_t i = 0; i < 1000000; i++) {
+        g_snprintf(name, sizeof name, "b%d", (int)(i % 4));
+        strata_op alloc = {.kind = STRATA_OP_ALLOC, .stream = "main", .name = name, .size = 64};
+        strata_op free_op = {.kind = STRATA_OP_FREE, .stream = "main", .name = name};
+        /* plain ifs: Check's assertions are slow in a hot loop */
+        if (!strata_checker_feed(c, &alloc, &r, NULL) || r.buf != i || !strata_checker_feed(c, &free_op, &r, NULL))
+            ck_abort_msg("op %" G_GUINT64_FORMAT " failed", i);
+    }
+    ck_assert_uint_eq(strata_checker_buffer_count(c), 1000000);
+    ck_assert_uint_eq(strata_checker_op_count(c), 2000000);
+    strata_checker_free(c);
+}
+END_TEST
+
+static Suite *check_suite(void)
+{
+    Suite *s = suite_create("check");
+    TCase *tc = tcase_create("check");
+    tcase_add_test(tc, buffer_ids_and_reuse_after_free);
+    tcase_add_test(tc, copy_bytes_default_and_limits);
+    tcase_add_test(tc, compute_resolves_operands);
+    tcase_add_test(tc, events_resolve_to_latest_record);
+    tcase_add_test(tc, duplicate_live_name_and_unknown_free);
+    tcase_add_test(tc, options_come_first);
+    tcase_add_test(tc, generated_ops_are_named_by_index);
+    tcase_add_test(tc, many_ops_bounded_state);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(check_suite()); }
