@@ -1,0 +1,244 @@
+/*
+ * table.c: results.csv and results.json from the points' json (see table.h).
+ *
+ * A figure is a dotted path into a point's results object
+ * ("memories.hbm.peak_allocated_bytes"); "status" is the point's status.
+ * Integers print as integers, reals with %.9g, so tables are deterministic.
+ */
+#include "sweep/table.h"
+
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/outfile.h"
+
+static JsonNode *lookup(JsonObject *results, const char *path)
+{
+    char **parts = g_strsplit(path, ".", -1);
+    JsonNode *node = NULL;
+    JsonObject *o = results;
+    for (guint i = 0; parts[i]; i++) {
+        if (!o || !json_object_has_member(o, parts[i])) {
+            node = NULL;
+            break;
+        }
+        node = json_object_get_member(o, parts[i]);
+        o = JSON_NODE_HOLDS_OBJECT(node) ? json_node_get_object(node) : NULL;
+    }
+    g_strfreev(parts);
+    return node;
+}
+
+static void csv_field(GString *s, const char *text)
+{
+    if (!strpbrk(text, ",\"\n\r")) {
+        g_string_append(s, text);
+        return;
+    }
+    g_string_append_c(s, '"');
+    for (const char *p = text; *p; p++) {
+        if (*p == '"')
+            g_string_append_c(s, '"');
+        g_string_append_c(s, *p);
+    }
+    g_string_append_c(s, '"');
+}
+
+/* Text of a scalar node for the CSV ("" for null, objects, arrays). */
+static char *node_text(JsonNode *node)
+{
+    if (!node || !JSON_NODE_HOLDS_VALUE(node))
+        return g_strdup("");
+    GType t = json_node_get_value_type(node);
+    if (t == G_TYPE_INT64)
+        return g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(node));
+    if (t == G_TYPE_DOUBLE) {
+        char buf[G_ASCII_DTOSTR_BUF_SIZE];
+        g_ascii_formatd(buf, sizeof buf, "%.9g", json_node_get_double(node));
+        return g_strdup(buf);
+    }
+    if (t == G_TYPE_BOOLEAN)
+        return g_strdup(json_node_get_boolean(node) ? "true" : "false");
+    if (t == G_TYPE_STRING)
+        return g_strdup(json_node_get_string(node));
+    return g_strdup("");
+}
+
+static void add_node(JsonBuilder *b, JsonNode *node)
+{
+    if (!node || !JSON_NODE_HOLDS_VALUE(node))
+        json_builder_add_null_value(b);
+    else
+        json_builder_add_value(b, json_node_copy(node));
+}
+
+static bool write_json(const char *path, JsonNode *root, GError **err)
+{
+    JsonGenerator *gen = json_generator_new();
+    json_generator_set_pretty(gen, TRUE);
+    json_generator_set_root(gen, root);
+    gsize len = 0;
+    char *text = json_generator_to_data(gen, &len);
+    char *with_nl = g_strconcat(text, "\n", NULL);
+    bool ok = strata_write_file_atomic(path, with_nl, len + 1, err);
+    g_free(with_nl);
+    g_free(text);
+    g_object_unref(gen);
+    return ok;
+}
+
+static void begin_meta(JsonBuilder *b, const strata_experiment *e)
+{
+    json_builder_set_member_name(b, "experiment");
+    json_builder_add_string_value(b, strata_experiment_name(e));
+    json_builder_set_member_name(b, "title");
+    json_builder_add_string_value(b, strata_experiment_title(e));
+    json_builder_set_member_name(b, "description");
+    json_builder_add_string_value(b, strata_experiment_description(e));
+    json_builder_set_member_name(b, "runner");
+    json_builder_add_string_value(b, strata_experiment_runner(e) == STRATA_RUNNER_RUN ? "run" : "alloc");
+    json_builder_set_member_name(b, "axes");
+    json_builder_begin_array(b);
+    for (guint i = 0; i < strata_experiment_axis_count(e); i++) {
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "name");
+        json_builder_add_string_value(b, strata_experiment_axis_name(e, i));
+        json_builder_set_member_name(b, "unit");
+        json_builder_add_string_value(b, strata_axis_unit_name(strata_experiment_axis_unit(e, i)));
+        json_builder_set_member_name(b, "values");
+        json_builder_begin_array(b);
+        for (guint v = 0; v < strata_experiment_axis_size(e, i); v++)
+            json_builder_add_string_value(b, strata_experiment_axis_value(e, i, v));
+        json_builder_end_array(b);
+        json_builder_set_member_name(b, "numbers");
+        if (strata_experiment_axis_unit(e, i) == STRATA_AXIS_TEXT) {
+            json_builder_add_null_value(b);
+        } else {
+            json_builder_begin_array(b);
+            for (guint v = 0; v < strata_experiment_axis_size(e, i); v++) {
+                double d = 0;
+                strata_experiment_axis_number(e, i, v, &d);
+                json_builder_add_double_value(b, d);
+            }
+            json_builder_end_array(b);
+        }
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "figures");
+    json_builder_begin_array(b);
+    for (const char *const *f = strata_experiment_figures(e); *f; f++)
+        json_builder_add_string_value(b, *f);
+    json_builder_end_array(b);
+    json_builder_set_member_name(b, "plots");
+    json_builder_begin_array(b);
+    char **plots = g_strsplit(strata_experiment_plots_text(e), ",", -1);
+    for (guint i = 0; plots[i]; i++)
+        if (*plots[i])
+            json_builder_add_string_value(b, plots[i]);
+    g_strfreev(plots);
+    json_builder_end_array(b);
+}
+
+bool strata_sweep_write_table(const strata_sweep_ctx *ctx, strata_sweep_stats *stats, char ***missing,
+                              GError **err)
+{
+    const strata_experiment *e = ctx->exp;
+    const char *const *figures = strata_experiment_figures(e);
+    guint n_fig = g_strv_length((char **)figures);
+    gboolean *seen = g_new0(gboolean, n_fig);
+    *missing = NULL;
+    stats->oom = 0;
+
+    GString *csv = g_string_new(NULL);
+    for (guint i = 0; i < strata_experiment_axis_count(e); i++) {
+        csv_field(csv, strata_experiment_axis_name(e, i));
+        g_string_append_c(csv, ',');
+    }
+    for (guint f = 0; f < n_fig; f++) {
+        csv_field(csv, figures[f]);
+        g_string_append_c(csv, f + 1 < n_fig ? ',' : '\n');
+    }
+
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    begin_meta(b, e);
+    json_builder_set_member_name(b, "rows");
+    json_builder_begin_array(b);
+
+    bool ok = true;
+    uint64_t n = strata_experiment_point_count(e);
+    for (uint64_t p = 0; p < n && ok; p++) {
+        char *path = strata_sweep_point_json_path(ctx, p);
+        JsonParser *parser = json_parser_new();
+        GError *inner = NULL;
+        if (!json_parser_load_from_file(parser, path, &inner) || !JSON_NODE_HOLDS_OBJECT(json_parser_get_root(parser))) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read the point's results: %s", path,
+                        inner ? inner->message : "not a JSON object");
+            g_clear_error(&inner);
+            ok = false;
+        } else {
+            JsonObject *pt = json_node_get_object(json_parser_get_root(parser));
+            JsonNode *rn = json_object_get_member(pt, "results");
+            JsonObject *res = rn && JSON_NODE_HOLDS_OBJECT(rn) ? json_node_get_object(rn) : NULL;
+            const char *status = json_object_get_string_member_with_default(pt, "status", "ok");
+            if (strcmp(status, "oom") == 0)
+                stats->oom++;
+            json_builder_begin_object(b);
+            for (guint i = 0; i < strata_experiment_axis_count(e); i++) {
+                const char *v = strata_experiment_axis_value(e, i, strata_experiment_point_value(e, p, i));
+                csv_field(csv, v);
+                g_string_append_c(csv, ',');
+                json_builder_set_member_name(b, strata_experiment_axis_name(e, i));
+                json_builder_add_string_value(b, v);
+            }
+            for (guint f = 0; f < n_fig; f++) {
+                JsonNode *node = strcmp(figures[f], "status") == 0 ? json_object_get_member(pt, "status")
+                                                                    : lookup(res, figures[f]);
+                if (node && JSON_NODE_HOLDS_VALUE(node))
+                    seen[f] = TRUE;
+                char *text = node_text(node);
+                csv_field(csv, text);
+                g_free(text);
+                g_string_append_c(csv, f + 1 < n_fig ? ',' : '\n');
+                json_builder_set_member_name(b, figures[f]);
+                add_node(b, node);
+            }
+            json_builder_set_member_name(b, "point");
+            json_builder_add_int_value(b, (gint64)p);
+            json_builder_set_member_name(b, "timeline");
+            add_node(b, json_object_get_member(pt, "timeline"));
+            json_builder_end_object(b);
+        }
+        g_object_unref(parser);
+        g_free(path);
+    }
+    json_builder_end_array(b);
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    g_object_unref(b);
+
+    if (ok) {
+        char *csv_path = g_build_filename(ctx->out_dir, "results.csv", NULL);
+        char *json_path = g_build_filename(ctx->out_dir, "results.json", NULL);
+        ok = strata_write_file_atomic(csv_path, csv->str, csv->len, err) && write_json(json_path, root, err);
+        g_free(csv_path);
+        g_free(json_path);
+    }
+    if (ok && n > 0) {
+        GPtrArray *miss = g_ptr_array_new();
+        for (guint f = 0; f < n_fig; f++)
+            if (!seen[f])
+                g_ptr_array_add(miss, g_strdup(figures[f]));
+        if (miss->len) {
+            g_ptr_array_add(miss, NULL);
+            *missing = (char **)g_ptr_array_free(miss, FALSE);
+        } else {
+            g_ptr_array_unref(miss);
+        }
+    }
+    json_node_unref(root);
+    g_string_free(csv, TRUE);
+    g_free(seen);
+    return ok;
+}
