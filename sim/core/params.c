@@ -258,7 +258,7 @@ static const param_slot *slot_of(const strata_params *p, const char *name, strat
     if (i < 0)
         g_error("%s: parameter '%s' is not declared", p->owner, name);
     if (p->defs[i].type != type)
-        g_error("%s: parameter '%s' is a %s, read as a %s", p->owner, name,
+        g_error("%s: parameter '%s' is declared as %s, read as %s", p->owner, name,
                 type_names[p->defs[i].type], type_names[type]);
     return &p->slots[i];
 }

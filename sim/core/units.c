@@ -362,8 +362,10 @@ char *strata_format_time_exact(double seconds)
         return g_strdup("0");
     if (!isfinite(seconds) || seconds < 0) /* not a parseable time: best effort */
         return g_strdup_printf("%gs", seconds);
+    /* Largest unit first, so that ties go to "67.108864ms" over "67108864ns". */
     char *best = NULL;
-    for (const unit_def *u = time_units; u->name; u++) {
+    for (size_t i = G_N_ELEMENTS(time_units) - 1; i-- > 0;) {
+        const unit_def *u = &time_units[i];
         char *text = shortest_time_text(seconds, seconds * u->scale, u->name);
         if (text && (best == NULL || strlen(text) < strlen(best))) {
             g_free(best);

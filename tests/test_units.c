@@ -1,0 +1,309 @@
+/* test_units.c: parsing and printing of sizes, bandwidths, times, flop rates and flops. */
+#include <math.h>
+#include <string.h>
+#include "testutil.h"
+#include "core/error.h"
+#include "core/units.h"
+
+static uint64_t size_ok(const char *text)
+{
+    uint64_t v = 0;
+    GError *err = NULL;
+    bool ok = strata_parse_size(text, &v, &err);
+    ck_assert_msg(ok, "'%s' should parse: %s", text, err ? err->message : "");
+    return v;
+}
+
+/* The parse fails with an input error whose message contains `needle`. */
+static void size_fails(const char *text, const char *needle)
+{
+    uint64_t v = 12345;
+    GError *err = NULL;
+    ck_assert_msg(!strata_parse_size(text, &v, &err), "'%s' should fail", text);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_int_eq(err->domain, STRATA_ERROR);
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_msg(strstr(err->message, needle), "message '%s' lacks '%s'", err->message, needle);
+    ck_assert_uint_eq(v, 12345); /* untouched */
+    g_error_free(err);
+}
+
+START_TEST(sizes_every_unit)
+{
+    ck_assert_uint_eq(size_ok("0"), 0);
+    ck_assert_uint_eq(size_ok("4096"), 4096);
+    ck_assert_uint_eq(size_ok("4096B"), 4096);
+    ck_assert_uint_eq(size_ok("4096 B"), 4096);
+    ck_assert_uint_eq(size_ok("64KB"), 64000);
+    ck_assert_uint_eq(size_ok("64KiB"), 65536);
+    ck_assert_uint_eq(size_ok("2MB"), 2000000);
+    ck_assert_uint_eq(size_ok("2MiB"), 2097152);
+    ck_assert_uint_eq(size_ok("3GB"), 3000000000ULL);
+    ck_assert_uint_eq(size_ok("1.5GiB"), 1610612736ULL);
+    ck_assert_uint_eq(size_ok("1 TB"), 1000000000000ULL);
+    ck_assert_uint_eq(size_ok("1TiB"), 1099511627776ULL);
+    ck_assert_uint_eq(size_ok("2PB"), 2000000000000000ULL);
+    ck_assert_uint_eq(size_ok("1PiB"), 1125899906842624ULL);
+    ck_assert_uint_eq(size_ok("0x1000"), 4096);
+    ck_assert_uint_eq(size_ok("1e9"), 1000000000ULL);
+    ck_assert_uint_eq(size_ok("18446744073709551615"), UINT64_MAX);
+    ck_assert_uint_eq(size_ok("16383PiB"), 16383ULL << 50);
+    /* fractions of larger units round to the nearest byte: 1.3 * 1024 = 1331.2 */
+    ck_assert_uint_eq(size_ok("1.3KiB"), 1331);
+    ck_assert_uint_eq(size_ok("0.5KB"), 500);
+}
+END_TEST
+
+START_TEST(sizes_bad)
+{
+    size_fails("", "got ''");
+    size_fails("12XB", "got '12XB'");
+    size_fails("1.5B", "'1.5B'");
+    size_fails("1.5", "'1.5'");
+    size_fails("-3", "got '-3'");
+    size_fails("-3KiB", "got '-3KiB'");
+    size_fails("+3", "got '+3'");
+    size_fails("20000000TiB", "'20000000TiB' does not fit in 64 bits");
+    size_fails("18446744073709551616", "does not fit in 64 bits");
+    size_fails("16384PiB", "does not fit in 64 bits"); /* 2^64 exactly */
+    size_fails("1e30", "does not fit in 64 bits");
+    size_fails("1e400", "does not fit in 64 bits");
+    size_fails("4096  B", "got '4096  B'");  /* at most one space */
+    size_fails("4096 ", "got '4096 '");
+    size_fails(" 4096", "got ' 4096'");
+    size_fails("4kib", "got '4kib'");        /* unit case as documented */
+    size_fails("KiB", "got 'KiB'");
+    size_fails(".", "got '.'");
+    size_fails("inf", "got 'inf'");
+    size_fails("nan", "got 'nan'");
+    size_fails("1GiB/s", "got '1GiB/s'");
+    size_fails("0x", "0x");
+    size_fails("0x1g", "0x1g");
+    size_fails("0x10000000000000000", "does not fit in 64 bits");
+    GError *err = NULL;
+    uint64_t v;
+    ck_assert(!strata_parse_size(NULL, &v, &err));
+    g_clear_error(&err);
+}
+END_TEST
+
+START_TEST(u64_plain)
+{
+    uint64_t v = 0;
+    GError *err = NULL;
+    ck_assert(strata_parse_u64("0", &v, NULL) && v == 0);
+    ck_assert(strata_parse_u64("42", &v, NULL) && v == 42);
+    ck_assert(strata_parse_u64("0x7f000000", &v, NULL) && v == 0x7f000000ULL);
+    ck_assert(strata_parse_u64("0XFFFFFFFFFFFFFFFF", &v, NULL) && v == UINT64_MAX);
+    ck_assert(strata_parse_u64("18446744073709551615", &v, NULL) && v == UINT64_MAX);
+    ck_assert(!strata_parse_u64("18446744073709551616", &v, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "does not fit in 64 bits"));
+    g_clear_error(&err);
+    ck_assert(!strata_parse_u64("-1", &v, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "'-1'"));
+    g_clear_error(&err);
+    ck_assert(!strata_parse_u64("+1", &v, NULL));
+    ck_assert(!strata_parse_u64("1KiB", &v, NULL));
+    ck_assert(!strata_parse_u64("", &v, NULL));
+    ck_assert(!strata_parse_u64("0x", &v, NULL));
+}
+END_TEST
+
+static double real_ok(bool (*parse)(const char *, double *, GError **), const char *text)
+{
+    double v = -1;
+    GError *err = NULL;
+    bool ok = parse(text, &v, &err);
+    ck_assert_msg(ok, "'%s' should parse: %s", text, err ? err->message : "");
+    return v;
+}
+
+static void real_fails(bool (*parse)(const char *, double *, GError **), const char *text,
+                       const char *needle)
+{
+    double v = -1;
+    GError *err = NULL;
+    ck_assert_msg(!parse(text, &v, &err), "'%s' should fail", text);
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_msg(strstr(err->message, needle), "message '%s' lacks '%s'", err->message, needle);
+    ck_assert(v == -1);
+    g_error_free(err);
+}
+
+START_TEST(bandwidths)
+{
+    ck_assert(real_ok(strata_parse_bandwidth, "16GB/s") == 16e9);
+    ck_assert(real_ok(strata_parse_bandwidth, "16 GB/s") == 16e9);
+    ck_assert(real_ok(strata_parse_bandwidth, "819 GB/s") == 819e9);
+    ck_assert(real_ok(strata_parse_bandwidth, "900GiB/s") == 900.0 * 1073741824.0);
+    ck_assert(real_ok(strata_parse_bandwidth, "1e9B/s") == 1e9);
+    ck_assert(real_ok(strata_parse_bandwidth, "5B/s") == 5);
+    ck_assert(real_ok(strata_parse_bandwidth, "1KB/s") == 1e3);
+    ck_assert(real_ok(strata_parse_bandwidth, "1KiB/s") == 1024);
+    ck_assert(real_ok(strata_parse_bandwidth, "2MB/s") == 2e6);
+    ck_assert(real_ok(strata_parse_bandwidth, "2MiB/s") == 2097152);
+    ck_assert(real_ok(strata_parse_bandwidth, "3.35TB/s") == 3.35e12);
+    ck_assert(real_ok(strata_parse_bandwidth, "1TiB/s") == 1099511627776.0);
+    ck_assert(real_ok(strata_parse_bandwidth, "0") == 0);
+    real_fails(strata_parse_bandwidth, "16", "got '16'"); /* a unit is required */
+    real_fails(strata_parse_bandwidth, "16GB", "got '16GB'");
+    real_fails(strata_parse_bandwidth, "16Gbps", "got '16Gbps'");
+    real_fails(strata_parse_bandwidth, "-16GB/s", "got '-16GB/s'");
+    real_fails(strata_parse_bandwidth, "", "got ''");
+    real_fails(strata_parse_bandwidth, "1e400GB/s", "too large");
+}
+END_TEST
+
+START_TEST(times)
+{
+    ck_assert(real_ok(strata_parse_time, "250ns") == 250 / 1e9);
+    ck_assert(real_ok(strata_parse_time, "250ns") == 2.5e-7);
+    ck_assert(real_ok(strata_parse_time, "3us") == 3e-6);
+    ck_assert(real_ok(strata_parse_time, "2ms") == 2e-3);
+    ck_assert(real_ok(strata_parse_time, "1.5s") == 1.5);
+    ck_assert(real_ok(strata_parse_time, "1.5 s") == 1.5);
+    ck_assert(real_ok(strata_parse_time, "0") == 0);
+    ck_assert(real_ok(strata_parse_time, "0.0") == 0);
+    ck_assert(real_ok(strata_parse_time, "0s") == 0);
+    real_fails(strata_parse_time, "5", "got '5'"); /* bare numbers only for 0 */
+    real_fails(strata_parse_time, "-1us", "got '-1us'");
+    real_fails(strata_parse_time, "3 sec", "got '3 sec'");
+    real_fails(strata_parse_time, "3min", "got '3min'");
+    real_fails(strata_parse_time, "", "got ''");
+    real_fails(strata_parse_time, "1e999s", "too large");
+}
+END_TEST
+
+START_TEST(flop_rates_and_flops)
+{
+    ck_assert(real_ok(strata_parse_flop_rate, "197TFLOP/s") == 197e12);
+    ck_assert(real_ok(strata_parse_flop_rate, "918 TFLOP/s") == 918e12);
+    ck_assert(real_ok(strata_parse_flop_rate, "1.2PFLOP/s") == 1.2e15);
+    ck_assert(real_ok(strata_parse_flop_rate, "4e12FLOP/s") == 4e12);
+    ck_assert(real_ok(strata_parse_flop_rate, "5GFLOP/s") == 5e9);
+    ck_assert(real_ok(strata_parse_flop_rate, "5MFLOP/s") == 5e6);
+    ck_assert(real_ok(strata_parse_flop_rate, "5KFLOP/s") == 5e3);
+    real_fails(strata_parse_flop_rate, "197TFLOPS", "got '197TFLOPS'");
+    real_fails(strata_parse_flop_rate, "197", "got '197'");
+    real_fails(strata_parse_flop_rate, "-1TFLOP/s", "got '-1TFLOP/s'");
+
+    ck_assert(real_ok(strata_parse_flops, "1000000") == 1e6);
+    ck_assert(real_ok(strata_parse_flops, "2e9") == 2e9);
+    ck_assert(real_ok(strata_parse_flops, "4.5GFLOP") == 4.5e9);
+    ck_assert(real_ok(strata_parse_flops, "3TFLOP") == 3e12);
+    ck_assert(real_ok(strata_parse_flops, "7FLOP") == 7);
+    real_fails(strata_parse_flops, "3TFLOP/s", "got '3TFLOP/s'");
+    real_fails(strata_parse_flops, "-2", "got '-2'");
+    real_fails(strata_parse_flops, "x", "got 'x'");
+}
+END_TEST
+
+START_TEST(format_human)
+{
+    char *s;
+    s = strata_format_size(512);
+    ck_assert_str_eq(s, "512 B");
+    g_free(s);
+    s = strata_format_size(1610612736ULL);
+    ck_assert_str_eq(s, "1.50 GiB");
+    g_free(s);
+    s = strata_format_size(65536);
+    ck_assert_str_eq(s, "64.00 KiB");
+    g_free(s);
+    s = strata_format_time(0.067108864);
+    ck_assert_str_eq(s, "67.109 ms");
+    g_free(s);
+    s = strata_format_time(1e-6);
+    ck_assert_str_eq(s, "1.000 us");
+    g_free(s);
+    s = strata_format_time(2.5e-7);
+    ck_assert_str_eq(s, "250.000 ns");
+    g_free(s);
+    s = strata_format_time(3.5);
+    ck_assert_str_eq(s, "3.500 s");
+    g_free(s);
+    s = strata_format_bandwidth(16e9);
+    ck_assert_str_eq(s, "16.00 GB/s");
+    g_free(s);
+    s = strata_format_bandwidth(3.35e12);
+    ck_assert_str_eq(s, "3.35 TB/s");
+    g_free(s);
+    s = strata_format_flop_rate(197e12);
+    ck_assert_str_eq(s, "197.0 TFLOP/s");
+    g_free(s);
+}
+END_TEST
+
+START_TEST(format_size_exact_round_trips)
+{
+    static const struct {
+        uint64_t bytes;
+        const char *text;
+    } cases[] = {
+        {0, "0"},           {1000, "1000"},         {4096, "4KiB"},
+        {65536, "64KiB"},   {1610612736ULL, "1536MiB"}, {1ULL << 30, "1GiB"},
+        {16ULL << 30, "16GiB"}, {1ULL << 40, "1TiB"}, {3ULL << 50, "3PiB"},
+        {UINT64_MAX, "18446744073709551615"}, {1ULL << 63, "8192PiB"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *s = strata_format_size_exact(cases[i].bytes);
+        ck_assert_str_eq(s, cases[i].text);
+        ck_assert_uint_eq(size_ok(s), cases[i].bytes);
+        g_free(s);
+    }
+    /* every value of a pseudo-random walk round-trips */
+    GRand *rand = g_rand_new_with_seed(7);
+    for (int i = 0; i < 2000; i++) {
+        uint64_t v = ((uint64_t)g_rand_int(rand) << 32 | g_rand_int(rand)) >> g_rand_int_range(rand, 0, 64);
+        if (i % 3 == 0)
+            v &= ~(uint64_t)0xfffff; /* many exact binary multiples */
+        char *s = strata_format_size_exact(v);
+        ck_assert_uint_eq(size_ok(s), v);
+        g_free(s);
+    }
+    g_rand_free(rand);
+}
+END_TEST
+
+START_TEST(format_time_exact_round_trips)
+{
+    static const struct {
+        double seconds;
+        const char *text;
+    } cases[] = {
+        {0, "0"}, {250e-9, "250ns"}, {3e-6, "3us"}, {2e-3, "2ms"}, {1.5, "1.5s"},
+        {0.067108864, "67108864ns"}, {0.0671, "0.0671s"}, {1e-9, "1ns"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *s = strata_format_time_exact(cases[i].seconds);
+        ck_assert_str_eq(s, cases[i].text);
+        ck_assert(real_ok(strata_parse_time, s) == cases[i].seconds);
+        g_free(s);
+    }
+    GRand *rand = g_rand_new_with_seed(11);
+    for (int i = 0; i < 2000; i++) {
+        double v = g_rand_double(rand) * pow(10, g_rand_int_range(rand, -12, 4));
+        char *s = strata_format_time_exact(v);
+        ck_assert_msg(real_ok(strata_parse_time, s) == v, "%.17g printed as %s", v, s);
+        g_free(s);
+    }
+    g_rand_free(rand);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("units");
+    TCase *tc = tcase_create("units");
+    tcase_add_test(tc, sizes_every_unit);
+    tcase_add_test(tc, sizes_bad);
+    tcase_add_test(tc, u64_plain);
+    tcase_add_test(tc, bandwidths);
+    tcase_add_test(tc, times);
+    tcase_add_test(tc, flop_rates_and_flops);
+    tcase_add_test(tc, format_human);
+    tcase_add_test(tc, format_size_exact_round_trips);
+    tcase_add_test(tc, format_time_exact_round_trips);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
