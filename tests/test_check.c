@@ -68,14 +68,21 @@ START_TEST(buffer_ids_and_reuse_after_free)
     ck_assert_ptr_null(memory);
     ck_assert(strata_checker_buffer(c, 1, &size, &memory));
     ck_assert_str_eq(memory, "host");
+    ck_assert_str_eq(r.memory, "host");
     ck_assert_ptr_null(feed_lines(c, "free a", &r));
     ck_assert_uint_eq(r.buf, 0);
+    ck_assert_uint_eq(r.bytes, 4096);
+    ck_assert_ptr_null(r.memory);
+    ck_assert_ptr_null(feed_lines(c, "free b", &r));
+    ck_assert_str_eq(r.memory, "host");
+    ck_assert_uint_eq(r.bytes, 1048576);
+    ck_assert_ptr_null(feed_lines(c, "alloc b 1MiB host", &r));
     ck_assert(!strata_checker_buffer(c, 0, NULL, NULL));
     /* The name is free again: a new alloc gets a new id. */
     ck_assert_ptr_null(feed_lines(c, "alloc a 8KiB", &r));
-    ck_assert_uint_eq(r.buf, 2);
-    ck_assert_uint_eq(strata_checker_buffer_count(c), 3);
-    ck_assert_uint_eq(strata_checker_op_count(c), 4);
+    ck_assert_uint_eq(r.buf, 3);
+    ck_assert_uint_eq(strata_checker_buffer_count(c), 4);
+    ck_assert_uint_eq(strata_checker_op_count(c), 6);
     ck_assert(!strata_checker_buffer(c, 99, NULL, NULL));
     strata_checker_free(c);
 }

@@ -175,6 +175,7 @@ static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r
     g_hash_table_insert(c->by_id, &b->id, b);
     r->buf = b->id;
     r->bytes = b->size;
+    r->memory = b->memory;
     return true;
 }
 
@@ -185,6 +186,7 @@ static bool feed_free(strata_checker *c, const strata_op *op, strata_op_refs *r,
         return false;
     r->buf = b->id;
     r->bytes = b->size;
+    r->memory = b->memory;
     g_hash_table_remove(c->by_id, &b->id);
     g_hash_table_remove(c->live, op->name); /* frees b */
     return true;
