@@ -77,6 +77,9 @@ typedef struct strata_op_span {
     int32_t memory;             /* ALLOC/FREE: memory index into memories; else -1 */
     int32_t src_memory, dst_memory; /* COPY: memory indices; else -1 */
     char *label;                /* buffer, event or compute label */
+    uint64_t link_mask;         /* COPY: bit i set when the copy crossed links[i] (i < 64);
+                                 * 0 = not recorded (timeline.c then names the track
+                                 * after the two memories) */
 } strata_op_span;
 
 /* Memory in use after an alloc/free, when spans are recorded. */
