@@ -1,0 +1,503 @@
+/*
+ * engine.c: the timed simulation (engine.h) on SimGrid.
+ *
+ * Design:
+ *  - engine_memory.c sets up one allocator per memory; engine_feed.c makes the
+ *    first pass (validation, streams, lifetimes) and feeds the second lazily;
+ *    engine_platform.c turns the hardware model into a SimGrid platform.
+ *  - One actor per stream runs its ops in program order:
+ *      alloc/free/release  the memory's allocator, at the current date, no time;
+ *      copy                sg_host_sendto() from the source memory's host to the
+ *                          destination's (its twin for a copy inside a memory):
+ *                          sum(latency) + bytes / bottleneck when alone, max-min
+ *                          sharing with every other transfer on its links and ports;
+ *      compute             time= : a sleep of that long; else an execution of its
+ *                          flops on the unit's host (scaled to the peak for the
+ *                          first operand's dtype) started together with a transfer
+ *                          of its operand bytes from the operand memory through that
+ *                          memory's port, waiting for both, then the unit's overhead;
+ *      record              marks (event, sequence) done and resumes its waiters;
+ *      wait                suspends the actor until the awaited record is done.
+ *  - Out of memory: the failing actor records the report and kills every other
+ *    actor; the run ends at that date with status "oom".
+ *
+ * Accounting: a link (or unit) is busy while at least one transfer (or compute)
+ * is on it: a counter per link, and busy time accumulates while it is above 0.
+ * Streams are busy while executing copies and computes, stalled while waiting.
+ *
+ * Invariants:
+ *  1. no global mutable state: every actor reaches the run's context through
+ *     its stream (actor data);
+ *  2. SimGrid is deterministic and every output is produced in declaration or
+ *     first-appearance order (no hash table iteration), so the same inputs give
+ *     the same results;
+ *  3. strata_engine_run() runs at most once per process (SimGrid's rule).
+ */
+#include "engine/engine_internal.h"
+#include <simgrid/actor.h>
+#include <simgrid/engine.h>
+#include <simgrid/exec.h>
+#include <simgrid/host.h>
+#include "core/error.h"
+
+typedef struct engine_ctx engine_ctx;
+
+typedef struct activity_clock {
+    uint32_t active;
+    double since;
+    double busy_s;
+} activity_clock;
+
+typedef struct engine_stream {
+    engine_ctx *ctx;
+    uint32_t index;
+    uint64_t ops;
+    double busy_s, stall_s;
+    double busy_since;   /* < 0 when idle */
+    double stall_since;  /* < 0 when not waiting */
+    uint64_t awaited;    /* sequence awaited while suspended */
+    sg_actor_t actor;
+} engine_stream;
+
+typedef struct engine_event {
+    uint64_t done_upto;  /* every record 1..done_upto has executed */
+    GHashTable *above;   /* records > done_upto that have executed (set), lazily */
+    GPtrArray *waiters;  /* engine_stream *, lazily */
+} engine_event;
+
+struct engine_ctx {
+    const strata_hw *hw;
+    const strata_engine_options *opt;
+    engine_memories mems;
+    engine_feed *feed;
+    strata_results *results;
+    sg_host_t *mem_hosts, *twin_hosts, *unit_hosts;
+    activity_clock *links, *units;
+    uint64_t *link_bytes;
+    double *unit_flops;
+    engine_stream *streams;
+    uint32_t n_streams;
+    engine_event *events;
+    uint32_t n_events;
+    uint64_t ops_done;
+    bool stopped;
+    GError *error;
+};
+
+static double now(void)
+{
+    return simgrid_get_clock();
+}
+
+static void clock_begin(activity_clock *c, double t)
+{
+    if (c->active++ == 0)
+        c->since = t;
+}
+
+static void clock_end(activity_clock *c, double t)
+{
+    if (--c->active == 0)
+        c->busy_s += t - c->since;
+}
+
+/* Ends the run early: the caller keeps running until it returns. */
+static void stop_all(engine_ctx *ctx)
+{
+    ctx->stopped = true;
+    sg_actor_kill_all();
+}
+
+static void fail_internal(engine_ctx *ctx, GError *err)
+{
+    if (!ctx->error)
+        ctx->error = err;
+    else
+        g_error_free(err);
+    stop_all(ctx);
+}
+
+static void add_span(engine_ctx *ctx, const engine_op *op, double start, double end)
+{
+    if (!ctx->opt->record_spans)
+        return;
+    strata_op_span *s = strata_results_add_span(ctx->results, op->label);
+    s->op_index = op->index;
+    s->line = op->line;
+    s->kind = op->kind;
+    s->stream = op->stream;
+    s->start_s = start;
+    s->end_s = end;
+    s->bytes = op->bytes;
+    if (op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_FREE)
+        s->memory = (int32_t)op->memory;
+    if (op->kind == STRATA_OP_COPY) {
+        s->src_memory = (int32_t)op->src_memory;
+        s->dst_memory = (int32_t)op->dst_memory;
+    }
+}
+
+static void add_sample(engine_ctx *ctx, const engine_buffer *b, int64_t delta)
+{
+    if (!ctx->opt->record_spans)
+        return;
+    strata_alloc_stats st;
+    strata_allocator_stats(ctx->mems.mem[b->memory].allocator, &st);
+    strata_mem_sample s = {
+        .t_s = now(),
+        .memory = b->memory,
+        .allocated = st.allocated,
+        .reserved = st.reserved,
+        .tag = b->tag,
+        .delta = delta,
+        .offset = b->offset,
+        .buffer_id = b->id,
+    };
+    strata_results_add_sample(ctx->results, &s);
+}
+
+static bool check_allocator(engine_ctx *ctx, uint32_t memory)
+{
+    if (!ctx->opt->check_allocators)
+        return true;
+    GError *err = NULL;
+    if (strata_allocator_check(ctx->mems.mem[memory].allocator, &err))
+        return true;
+    GError *wrapped = g_error_new(STRATA_ERROR, STRATA_ERROR_INTERNAL, "allocator of memory %s broke an invariant: %s",
+                                  ctx->mems.mem[memory].spec->name, err->message);
+    g_error_free(err);
+    fail_internal(ctx, wrapped);
+    return false;
+}
+
+static void run_alloc(engine_ctx *ctx, engine_stream *s, engine_op *op)
+{
+    engine_buffer *b = engine_feed_buffer(ctx->feed, op->buf);
+    engine_memory *m = &ctx->mems.mem[b->memory];
+    if (!engine_memory_alloc(m, b, s->index)) {
+        strata_alloc_stats st;
+        strata_allocator_stats(m->allocator, &st);
+        uint64_t cap = m->spec->capacity;
+        strata_results_set_oom(ctx->results, op->index, op->line, m->spec->name, b->name,
+                               engine_feed_stream_name(ctx->feed, s->index), b->size,
+                               cap > st.allocated ? cap - st.allocated : 0, engine_memory_largest_gap(m));
+        stop_all(ctx);
+        return;
+    }
+    add_sample(ctx, b, (int64_t)b->size);
+    check_allocator(ctx, b->memory);
+}
+
+static void run_free(engine_ctx *ctx, engine_op *op)
+{
+    engine_buffer *b = engine_feed_buffer(ctx->feed, op->buf);
+    if (!b)
+        return;
+    uint32_t memory = b->memory;
+    op->memory = memory;
+    engine_memory_free(&ctx->mems.mem[memory], b);
+    add_sample(ctx, b, -(int64_t)b->size);
+    engine_feed_forget(ctx->feed, op->buf);
+    check_allocator(ctx, memory);
+}
+
+static void run_release(engine_ctx *ctx, const engine_op *op)
+{
+    for (uint32_t m = 0; m < ctx->mems.n; m++) {
+        if (op->memory == ENGINE_NONE || op->memory == m)
+            strata_allocator_release(ctx->mems.mem[m].allocator);
+    }
+}
+
+static void run_copy(engine_ctx *ctx, const engine_op *op)
+{
+    const strata_hop *hops = NULL;
+    uint32_t n = 0;
+    if (op->src_memory != op->dst_memory) {
+        GError *err = NULL;
+        if (!strata_hw_route(ctx->hw, op->src_memory, op->dst_memory, &hops, &n, &err)) {
+            fail_internal(ctx, err);
+            return;
+        }
+    }
+    double t0 = now();
+    for (uint32_t i = 0; i < n; i++) {
+        clock_begin(&ctx->links[hops[i].link], t0);
+        ctx->link_bytes[hops[i].link] += op->bytes;
+    }
+    sg_host_t from = ctx->mem_hosts[op->src_memory];
+    sg_host_t to = op->src_memory == op->dst_memory ? ctx->twin_hosts[op->dst_memory]
+                                                    : ctx->mem_hosts[op->dst_memory];
+    sg_host_sendto(from, to, (double)op->bytes);
+    double t1 = now();
+    for (uint32_t i = 0; i < n; i++)
+        clock_end(&ctx->links[hops[i].link], t1);
+}
+
+static void run_compute(engine_ctx *ctx, const engine_op *op)
+{
+    double t0 = now();
+    if (op->unit == ENGINE_NONE) {
+        sg_actor_sleep_for(op->time_s);
+        return;
+    }
+    clock_begin(&ctx->units[op->unit], t0);
+    ctx->unit_flops[op->unit] += op->flops;
+    const strata_compute_spec *u = strata_hw_compute(ctx->hw, op->unit);
+    if (op->has_time) {
+        sg_actor_sleep_for(op->time_s);
+    } else {
+        double speed = u->flops > 0 ? u->flops : 1.0;
+        double peak = strata_hw_compute_flops(ctx->hw, op->unit, op->dtype);
+        double amount = op->flops > 0 && peak > 0 ? op->flops * (speed / peak) : 0.0;
+        sg_exec_t exec = NULL;
+        if (amount > 0) {
+            exec = sg_actor_exec_init(amount);
+            sg_exec_set_host(exec, ctx->unit_hosts[op->unit]);
+            sg_exec_start(exec);
+        }
+        if (op->bytes > 0)
+            sg_host_sendto(ctx->mem_hosts[op->memory], ctx->unit_hosts[op->unit], (double)op->bytes);
+        if (exec)
+            sg_exec_wait(exec);
+        if (u->overhead > 0)
+            sg_actor_sleep_for(u->overhead);
+    }
+    clock_end(&ctx->units[op->unit], now());
+}
+
+static bool event_done(const engine_event *ev, uint64_t seq)
+{
+    return seq <= ev->done_upto || (ev->above && g_hash_table_contains(ev->above, GSIZE_TO_POINTER(seq)));
+}
+
+static void run_record(engine_ctx *ctx, const engine_op *op)
+{
+    engine_event *ev = &ctx->events[op->event];
+    if (op->event_seq == ev->done_upto + 1) {
+        ev->done_upto++;
+        while (ev->above && g_hash_table_remove(ev->above, GSIZE_TO_POINTER(ev->done_upto + 1)))
+            ev->done_upto++;
+    } else if (op->event_seq > ev->done_upto) {
+        if (!ev->above)
+            ev->above = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_hash_table_add(ev->above, GSIZE_TO_POINTER(op->event_seq));
+    }
+    if (!ev->waiters)
+        return;
+    /* Resume, in the order they began waiting, every stream whose record is done. */
+    for (guint i = 0; i < ev->waiters->len;) {
+        engine_stream *w = g_ptr_array_index(ev->waiters, i);
+        if (event_done(ev, w->awaited)) {
+            g_ptr_array_remove_index(ev->waiters, i);
+            sg_actor_resume(w->actor);
+        } else {
+            i++;
+        }
+    }
+}
+
+static void run_wait(engine_ctx *ctx, engine_stream *s, const engine_op *op)
+{
+    engine_event *ev = &ctx->events[op->event];
+    if (event_done(ev, op->event_seq))
+        return;
+    if (!ev->waiters)
+        ev->waiters = g_ptr_array_new();
+    s->awaited = op->event_seq;
+    g_ptr_array_add(ev->waiters, s);
+    s->stall_since = now();
+    sg_actor_suspend(s->actor);
+    s->stall_s += now() - s->stall_since;
+    s->stall_since = -1;
+}
+
+static void stream_main(int argc, char **argv)
+{
+    (void)argc;
+    (void)argv;
+    engine_stream *s = sg_actor_self_get_data();
+    engine_ctx *ctx = s->ctx;
+    while (!ctx->stopped) {
+        engine_op *op = NULL;
+        GError *err = NULL;
+        int got = engine_feed_next(ctx->feed, s->index, &op, &err);
+        if (got < 0) {
+            fail_internal(ctx, err);
+            break;
+        }
+        if (got == 0)
+            break;
+        double t0 = now();
+        bool timed = op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE;
+        if (timed)
+            s->busy_since = t0;
+        switch (op->kind) {
+        case STRATA_OP_ALLOC: run_alloc(ctx, s, op); break;
+        case STRATA_OP_FREE: run_free(ctx, op); break;
+        case STRATA_OP_COPY: run_copy(ctx, op); break;
+        case STRATA_OP_COMPUTE: run_compute(ctx, op); break;
+        case STRATA_OP_RECORD: run_record(ctx, op); break;
+        case STRATA_OP_WAIT: run_wait(ctx, s, op); break;
+        case STRATA_OP_RELEASE: run_release(ctx, op); break;
+        default: break;
+        }
+        if (!ctx->stopped) {
+            double t1 = now();
+            if (timed) {
+                s->busy_s += t1 - t0;
+                s->busy_since = -1;
+            }
+            s->ops++;
+            ctx->ops_done++;
+            add_span(ctx, op, t0, t1);
+        }
+        engine_op_free(op);
+    }
+}
+
+static bool lookup_hosts(engine_ctx *ctx, GError **err)
+{
+    uint32_t n_mem = strata_hw_memory_count(ctx->hw), n_unit = strata_hw_compute_count(ctx->hw);
+    ctx->mem_hosts = g_new0(sg_host_t, n_mem);
+    ctx->twin_hosts = g_new0(sg_host_t, n_mem);
+    ctx->unit_hosts = g_new0(sg_host_t, n_unit ? n_unit : 1);
+    for (uint32_t i = 0; i < n_mem; i++) {
+        char *h = engine_memory_host_name(strata_hw_memory(ctx->hw, i));
+        char *t = engine_memory_twin_name(strata_hw_memory(ctx->hw, i));
+        ctx->mem_hosts[i] = sg_host_by_name(h);
+        ctx->twin_hosts[i] = sg_host_by_name(t);
+        g_free(h);
+        g_free(t);
+        if (!ctx->mem_hosts[i] || !ctx->twin_hosts[i])
+            goto missing;
+    }
+    for (uint32_t i = 0; i < n_unit; i++) {
+        char *h = engine_unit_host_name(strata_hw_compute(ctx->hw, i));
+        ctx->unit_hosts[i] = sg_host_by_name(h);
+        g_free(h);
+        if (!ctx->unit_hosts[i])
+            goto missing;
+    }
+    return true;
+missing:
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "the generated SimGrid platform lacks a host");
+    return false;
+}
+
+/* The results, in declaration / first-appearance order. */
+static void fill_results(engine_ctx *ctx, const strata_source *src)
+{
+    strata_results *r = ctx->results;
+    double end = now();
+    r->hardware = g_strdup(strata_hw_name(ctx->hw));
+    r->trace = g_strdup(strata_source_origin(src));
+    r->makespan_s = end;
+    r->ops = ctx->ops_done;
+    for (uint32_t i = 0; i < ctx->mems.n; i++)
+        engine_memory_fill_result(&ctx->mems.mem[i],
+                                  strata_results_add_memory(r, ctx->mems.mem[i].spec->name));
+    for (uint32_t i = 0; i < strata_hw_link_count(ctx->hw); i++) {
+        activity_clock *c = &ctx->links[i];
+        strata_link_result *l = strata_results_add_link(r, strata_hw_link(ctx->hw, i)->name);
+        l->bytes = ctx->link_bytes[i];
+        l->busy_s = c->busy_s + (c->active ? end - c->since : 0.0);
+    }
+    for (uint32_t i = 0; i < ctx->n_streams; i++) {
+        engine_stream *s = &ctx->streams[i];
+        strata_stream_result *sr = strata_results_add_stream(r, engine_feed_stream_name(ctx->feed, i));
+        sr->ops = s->ops;
+        sr->busy_s = s->busy_s + (s->busy_since >= 0 ? end - s->busy_since : 0.0);
+        sr->stall_s = s->stall_s + (s->stall_since >= 0 ? end - s->stall_since : 0.0);
+    }
+    for (uint32_t i = 0; i < strata_hw_compute_count(ctx->hw); i++) {
+        activity_clock *c = &ctx->units[i];
+        strata_compute_result *cr = strata_results_add_compute(r, strata_hw_compute(ctx->hw, i)->name);
+        cr->busy_s = c->busy_s + (c->active ? end - c->since : 0.0);
+        cr->flops = ctx->unit_flops[i];
+    }
+}
+
+static void ctx_clear(engine_ctx *ctx)
+{
+    for (uint32_t i = 0; i < ctx->n_events; i++) {
+        if (ctx->events[i].above)
+            g_hash_table_destroy(ctx->events[i].above);
+        if (ctx->events[i].waiters)
+            g_ptr_array_free(ctx->events[i].waiters, TRUE);
+    }
+    g_free(ctx->events);
+    g_free(ctx->streams);
+    g_free(ctx->mem_hosts);
+    g_free(ctx->twin_hosts);
+    g_free(ctx->unit_hosts);
+    g_free(ctx->links);
+    g_free(ctx->units);
+    g_free(ctx->link_bytes);
+    g_free(ctx->unit_flops);
+    engine_feed_free(ctx->feed);
+    engine_memories_clear(&ctx->mems);
+    strata_results_free(ctx->results);
+    if (ctx->error)
+        g_error_free(ctx->error);
+}
+
+void strata_engine_options_init(strata_engine_options *opt)
+{
+    opt->record_spans = false;
+    opt->check_allocators = false;
+    opt->allocator = NULL;
+}
+
+bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
+                       strata_results **out, GError **err)
+{
+    strata_engine_options defaults;
+    if (!opt) {
+        strata_engine_options_init(&defaults);
+        opt = &defaults;
+    }
+    engine_ctx ctx = {.hw = hw, .opt = opt};
+    if (!engine_memories_init(&ctx.mems, hw, opt->allocator, err))
+        return false;
+    ctx.feed = engine_feed_new(hw, src, &ctx.mems, err);
+    if (!ctx.feed || !engine_platform_load(hw, err) || !lookup_hosts(&ctx, err)) {
+        ctx_clear(&ctx);
+        return false;
+    }
+    ctx.results = strata_results_new("engine");
+    if (opt->record_spans)
+        strata_results_enable_spans(ctx.results);
+    uint32_t n_links = strata_hw_link_count(hw), n_units = strata_hw_compute_count(hw);
+    ctx.links = g_new0(activity_clock, n_links ? n_links : 1);
+    ctx.link_bytes = g_new0(uint64_t, n_links ? n_links : 1);
+    ctx.units = g_new0(activity_clock, n_units ? n_units : 1);
+    ctx.unit_flops = g_new0(double, n_units ? n_units : 1);
+    ctx.n_events = engine_feed_event_count(ctx.feed);
+    ctx.events = g_new0(engine_event, ctx.n_events ? ctx.n_events : 1);
+    ctx.n_streams = engine_feed_stream_count(ctx.feed);
+    ctx.streams = g_new0(engine_stream, ctx.n_streams ? ctx.n_streams : 1);
+    sg_host_t home = ctx.mem_hosts[strata_hw_default_memory(hw)];
+    for (uint32_t i = 0; i < ctx.n_streams; i++) {
+        engine_stream *s = &ctx.streams[i];
+        s->ctx = &ctx;
+        s->index = i;
+        s->busy_since = s->stall_since = -1;
+        s->actor = sg_actor_init(engine_feed_stream_name(ctx.feed, i), home);
+        sg_actor_set_data(s->actor, s);
+    }
+    for (uint32_t i = 0; i < ctx.n_streams; i++)
+        sg_actor_start_(ctx.streams[i].actor, stream_main, 0, NULL);
+    simgrid_run();
+    if (ctx.error) {
+        g_propagate_error(err, ctx.error);
+        ctx.error = NULL;
+        ctx_clear(&ctx);
+        return false;
+    }
+    fill_results(&ctx, src);
+    *out = ctx.results;
+    ctx.results = NULL;
+    ctx_clear(&ctx);
+    return true;
+}

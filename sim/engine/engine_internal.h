@@ -1,0 +1,120 @@
+/*
+ * engine_internal.h: the pieces of the engine, shared by the files of sim/engine only.
+ *
+ *   engine_platform.c  the SimGrid platform XML generated from the hardware
+ *                      model (hosts, port links, hardware links, routes);
+ *   engine_memory.c    one allocator per memory and its accounting (peaks,
+ *                      fragmentation, JAX-style argument/output/temp);
+ *   engine_feed.c      the first pass over the source (validation, streams,
+ *                      lifetimes, argument bytes) and the lazy second pass
+ *                      that fills per-stream queues in file order;
+ *   engine.c           the SimGrid actors (one per stream) and the results.
+ *
+ * Only engine.c and engine_platform.c include simgrid/ headers.
+ */
+#ifndef STRATA_ENGINE_INTERNAL_H
+#define STRATA_ENGINE_INTERNAL_H
+
+#include "alloc/alloc.h"
+#include "engine/engine.h"
+#include "trace/check.h"
+
+#define ENGINE_NONE UINT32_MAX
+
+/* ---- platform (engine_platform.c) ---- */
+
+/* Host names used in the generated platform. */
+char *engine_memory_host_name(const strata_memory_spec *m);      /* "mem:NAME" */
+char *engine_memory_twin_name(const strata_memory_spec *m);      /* "mem:NAME:twin" (D2D target) */
+char *engine_unit_host_name(const strata_compute_spec *u);       /* "unit:NAME" */
+
+/* The SimGrid platform XML for hw (g_free). Every memory has a SHARED port
+ * link of its bandwidth on every route that reads or writes it. */
+char *engine_platform_xml(const strata_hw *hw);
+/* simgrid_init() with the engine's configuration, then load the platform. */
+bool engine_platform_load(const strata_hw *hw, GError **err);
+
+/* ---- memories (engine_memory.c) ---- */
+
+/* One buffer the engine knows about, from its alloc (read ahead) to its free (executed). */
+typedef struct engine_buffer {
+    uint64_t id;
+    uint64_t size;
+    uint64_t offset;
+    uint32_t memory;
+    strata_dtype dtype;
+    strata_tag tag;
+    bool persistent;   /* an argument (allocated before the first copy/compute) or an output (never freed) */
+    bool placed;       /* the allocator gave it an address */
+    char *name;
+} engine_buffer;
+
+typedef struct engine_memory {
+    const strata_memory_spec *spec;
+    strata_allocator *allocator;
+    uint64_t peak_allocated, peak_reserved, waste_at_peak;
+    double fragmentation_peak;
+    uint64_t persistent_live;  /* bytes of live persistent buffers */
+    uint64_t temp_peak;        /* peak of allocated - persistent_live */
+    uint64_t argument_bytes;   /* from the first pass */
+    GArray *lifetimes;         /* strata_lifetime, first pass, when the allocator plans */
+} engine_memory;
+
+typedef struct engine_memories {
+    engine_memory *mem;
+    uint32_t n;
+} engine_memories;
+
+bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *allocator_override,
+                          GError **err);
+void engine_memories_clear(engine_memories *ms);
+/* Allocate b in its memory: false when it does not fit (out of memory). */
+bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream);
+void engine_memory_free(engine_memory *m, engine_buffer *b);
+/* Largest free address range of [0, capacity) not covered by a used block. */
+uint64_t engine_memory_largest_gap(const engine_memory *m);
+void engine_memory_fill_result(const engine_memory *m, strata_memory_result *out);
+
+/* ---- feeding the op stream (engine_feed.c) ---- */
+
+/* An op as the stream actors execute it: names resolved to numbers. */
+typedef struct engine_op {
+    strata_op_kind kind;
+    uint64_t index;        /* 0-based, options excluded */
+    uint64_t line;
+    uint32_t stream;
+    uint64_t buf, src;     /* ALLOC/FREE: buffer; COPY: dst and src buffers */
+    uint64_t bytes;        /* ALLOC: size; COPY: bytes; COMPUTE: operand bytes */
+    uint32_t memory;       /* ALLOC: memory; RELEASE: memory or ENGINE_NONE; COMPUTE: operand memory */
+    uint32_t src_memory, dst_memory; /* COPY */
+    uint32_t unit;         /* COMPUTE */
+    double flops;          /* COMPUTE: flops (0 when absent) */
+    double time_s;         /* COMPUTE: time= */
+    bool has_time;
+    strata_dtype dtype;    /* COMPUTE: dtype of the first operand */
+    uint32_t event;        /* RECORD/WAIT */
+    uint64_t event_seq;
+    char *label;           /* buffer, event or compute label */
+    struct engine_op *next;
+} engine_op;
+
+typedef struct engine_feed engine_feed;
+
+/* First pass: checks the whole source (names, memories, units, routes),
+ * collects streams, events, lifetimes for planning allocators and the
+ * argument bytes per memory, then rewinds. */
+engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms,
+                             GError **err);
+void engine_feed_free(engine_feed *f);
+uint32_t engine_feed_stream_count(const engine_feed *f);
+const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream);
+uint32_t engine_feed_event_count(const engine_feed *f);
+uint64_t engine_feed_op_count(const engine_feed *f);
+/* The next op of `stream`, reading ahead in file order as needed: 1 op, 0 end, -1 error. */
+int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **err);
+void engine_op_free(engine_op *op);
+/* The buffer with this id (registered at its alloc, dropped by engine_feed_forget). */
+engine_buffer *engine_feed_buffer(engine_feed *f, uint64_t id);
+void engine_feed_forget(engine_feed *f, uint64_t id);
+
+#endif

@@ -1,0 +1,158 @@
+/*
+ * engine_memory.c: one allocator per memory of the hardware model, and the
+ * figures the engine reports for it.
+ *
+ * After every alloc and free the allocator's stats are read and folded in:
+ *   peak_allocated, peak_reserved       maxima over time;
+ *   waste_at_peak                       internal waste when allocated peaked;
+ *   fragmentation_peak                  max of 1 - largest_free / free_in_reserved
+ *                                       (0 when nothing in reserved is free);
+ *   temp_peak                           max of allocated - persistent_live, where
+ *                                       persistent buffers are the arguments
+ *                                       (allocated before the first copy or compute
+ *                                       in file order) and outputs (never freed).
+ * argument_bytes comes from the first pass (engine_feed.c); output bytes are
+ * what is allocated when the run ends.
+ *
+ * Invariants: allocated <= reserved <= capacity (the allocator's); the peaks
+ * only grow; persistent_live <= allocated.
+ */
+#include "engine/engine_internal.h"
+#include <stdlib.h>
+
+bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *allocator_override,
+                          GError **err)
+{
+    ms->n = strata_hw_memory_count(hw);
+    ms->mem = g_new0(engine_memory, ms->n);
+    for (uint32_t i = 0; i < ms->n; i++) {
+        engine_memory *m = &ms->mem[i];
+        m->spec = strata_hw_memory(hw, i);
+        const char *spec = allocator_override ? allocator_override : m->spec->allocator;
+        GError *local = NULL;
+        m->allocator = strata_allocator_new(spec ? spec : "best-fit", m->spec->capacity,
+                                            m->spec->alignment, &local);
+        if (!m->allocator) {
+            g_propagate_prefixed_error(err, local, "memory %s: ", m->spec->name);
+            engine_memories_clear(ms);
+            return false;
+        }
+        if (strata_allocator_needs_plan(m->allocator))
+            m->lifetimes = g_array_new(FALSE, FALSE, sizeof(strata_lifetime));
+    }
+    return true;
+}
+
+void engine_memories_clear(engine_memories *ms)
+{
+    for (uint32_t i = 0; ms->mem && i < ms->n; i++) {
+        if (ms->mem[i].allocator)
+            strata_allocator_free(ms->mem[i].allocator);
+        if (ms->mem[i].lifetimes)
+            g_array_unref(ms->mem[i].lifetimes);
+    }
+    g_free(ms->mem);
+    ms->mem = NULL;
+    ms->n = 0;
+}
+
+/* Fold the allocator's current state into the peaks. */
+static void observe(engine_memory *m)
+{
+    strata_alloc_stats s;
+    strata_allocator_stats(m->allocator, &s);
+    if (s.allocated > m->peak_allocated) {
+        m->peak_allocated = s.allocated;
+        m->waste_at_peak = s.internal_waste;
+    }
+    if (s.reserved > m->peak_reserved)
+        m->peak_reserved = s.reserved;
+    if (s.free_in_reserved > 0) {
+        double frag = 1.0 - (double)s.largest_free / (double)s.free_in_reserved;
+        if (frag > m->fragmentation_peak)
+            m->fragmentation_peak = frag;
+    }
+    uint64_t temp = s.allocated > m->persistent_live ? s.allocated - m->persistent_live : 0;
+    if (temp > m->temp_peak)
+        m->temp_peak = temp;
+}
+
+bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream)
+{
+    uint64_t offset = 0;
+    if (!strata_allocator_alloc(m->allocator, b->id, b->size, stream, &offset))
+        return false;
+    b->offset = offset;
+    b->placed = true;
+    if (b->persistent)
+        m->persistent_live += b->size;
+    observe(m);
+    return true;
+}
+
+void engine_memory_free(engine_memory *m, engine_buffer *b)
+{
+    if (!b->placed)
+        return;
+    strata_allocator_free_block(m->allocator, b->id);
+    b->placed = false;
+    if (b->persistent)
+        m->persistent_live -= b->size;
+    observe(m);
+}
+
+typedef struct range_list {
+    GArray *used; /* pairs of uint64: offset, end */
+} range_list;
+
+static void collect_used(const strata_block *block, void *user)
+{
+    if (block->state != STRATA_BLOCK_USED)
+        return;
+    range_list *r = user;
+    uint64_t pair[2] = {block->offset, block->offset + block->size};
+    g_array_append_vals(r->used, pair, 2);
+}
+
+static int compare_ranges(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+uint64_t engine_memory_largest_gap(const engine_memory *m)
+{
+    range_list r = {g_array_new(FALSE, FALSE, sizeof(uint64_t))};
+    strata_allocator_walk(m->allocator, collect_used, &r);
+    size_t n = r.used->len / 2;
+    uint64_t *p = (uint64_t *)(void *)r.used->data;
+    qsort(p, n, 2 * sizeof(uint64_t), compare_ranges);
+    uint64_t cursor = 0, best = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[2 * i] > cursor && p[2 * i] - cursor > best)
+            best = p[2 * i] - cursor;
+        if (p[2 * i + 1] > cursor)
+            cursor = p[2 * i + 1];
+    }
+    uint64_t cap = m->spec->capacity;
+    if (cap > cursor && cap - cursor > best)
+        best = cap - cursor;
+    g_array_unref(r.used);
+    return best;
+}
+
+void engine_memory_fill_result(const engine_memory *m, strata_memory_result *out)
+{
+    strata_alloc_stats s;
+    strata_allocator_stats(m->allocator, &s);
+    out->kind = g_strdup(strata_mem_kind_name(m->spec->kind));
+    out->allocator = g_strdup(strata_allocator_spec(m->allocator));
+    out->capacity_bytes = m->spec->capacity;
+    out->peak_allocated_bytes = m->peak_allocated;
+    out->peak_reserved_bytes = m->peak_reserved;
+    out->fragmentation_peak = m->fragmentation_peak;
+    out->internal_waste_bytes = m->waste_at_peak;
+    out->argument_bytes = m->argument_bytes;
+    out->output_bytes = s.allocated;
+    out->temp_peak_bytes = m->temp_peak;
+}

@@ -1,0 +1,170 @@
+/*
+ * results.c: the results value (results.h): constructors, appenders, free.
+ *
+ * Invariants:
+ *  1. every GArray is created with a clear function, so strata_results_free()
+ *     releases every string the appenders copied;
+ *  2. appenders keep insertion order, which is the order writers emit (the
+ *     producer appends in a deterministic order: hardware declaration order
+ *     for memories, links and units; first appearance for streams);
+ *  3. spans and mem_samples are NULL until strata_results_enable_spans().
+ */
+#include "results/results.h"
+#include <string.h>
+
+static void memory_clear(gpointer p)
+{
+    strata_memory_result *m = p;
+    g_free(m->name);
+    g_free(m->kind);
+    g_free(m->allocator);
+}
+
+static void link_clear(gpointer p)
+{
+    g_free(((strata_link_result *)p)->name);
+}
+
+static void stream_clear(gpointer p)
+{
+    g_free(((strata_stream_result *)p)->name);
+}
+
+static void compute_clear(gpointer p)
+{
+    g_free(((strata_compute_result *)p)->name);
+}
+
+static void span_clear(gpointer p)
+{
+    g_free(((strata_op_span *)p)->label);
+}
+
+static GArray *array_new(size_t elem, GDestroyNotify clear)
+{
+    GArray *a = g_array_new(FALSE, TRUE, (guint)elem);
+    if (clear)
+        g_array_set_clear_func(a, clear);
+    return a;
+}
+
+strata_results *strata_results_new(const char *producer)
+{
+    strata_results *r = g_new0(strata_results, 1);
+    r->producer = g_strdup(producer);
+    r->memories = array_new(sizeof(strata_memory_result), memory_clear);
+    r->links = array_new(sizeof(strata_link_result), link_clear);
+    r->streams = array_new(sizeof(strata_stream_result), stream_clear);
+    r->compute = array_new(sizeof(strata_compute_result), compute_clear);
+    return r;
+}
+
+static void oom_clear(strata_oom_info *o)
+{
+    g_free(o->memory);
+    g_free(o->buffer);
+    g_free(o->stream);
+    memset(o, 0, sizeof(*o));
+}
+
+void strata_results_free(strata_results *r)
+{
+    if (!r)
+        return;
+    g_free(r->producer);
+    g_free(r->hardware);
+    g_free(r->trace);
+    oom_clear(&r->oom_info);
+    g_array_unref(r->memories);
+    g_array_unref(r->links);
+    g_array_unref(r->streams);
+    g_array_unref(r->compute);
+    if (r->spans)
+        g_array_unref(r->spans);
+    if (r->mem_samples)
+        g_array_unref(r->mem_samples);
+    if (r->extra)
+        json_object_unref(r->extra);
+    g_free(r);
+}
+
+/* Appends a zeroed element and returns it (valid until the next append). */
+static void *append_zero(GArray *a)
+{
+    g_array_set_size(a, a->len + 1);
+    return a->data + (size_t)(a->len - 1) * g_array_get_element_size(a);
+}
+
+strata_memory_result *strata_results_add_memory(strata_results *r, const char *name)
+{
+    strata_memory_result *m = append_zero(r->memories);
+    m->name = g_strdup(name);
+    return m;
+}
+
+strata_link_result *strata_results_add_link(strata_results *r, const char *name)
+{
+    strata_link_result *l = append_zero(r->links);
+    l->name = g_strdup(name);
+    return l;
+}
+
+strata_stream_result *strata_results_add_stream(strata_results *r, const char *name)
+{
+    strata_stream_result *s = append_zero(r->streams);
+    s->name = g_strdup(name);
+    return s;
+}
+
+strata_compute_result *strata_results_add_compute(strata_results *r, const char *name)
+{
+    strata_compute_result *c = append_zero(r->compute);
+    c->name = g_strdup(name);
+    return c;
+}
+
+void strata_results_set_oom(strata_results *r, uint64_t op_index, uint64_t line, const char *memory,
+                            const char *buffer, const char *stream, uint64_t requested,
+                            uint64_t free_bytes, uint64_t largest_free)
+{
+    oom_clear(&r->oom_info);
+    r->oom = true;
+    r->oom_info.op_index = op_index;
+    r->oom_info.line = line;
+    r->oom_info.memory = g_strdup(memory);
+    r->oom_info.buffer = g_strdup(buffer);
+    r->oom_info.stream = g_strdup(stream);
+    r->oom_info.requested_bytes = requested;
+    r->oom_info.free_bytes = free_bytes;
+    r->oom_info.largest_free_bytes = largest_free;
+}
+
+void strata_results_enable_spans(strata_results *r)
+{
+    if (!r->spans)
+        r->spans = array_new(sizeof(strata_op_span), span_clear);
+    if (!r->mem_samples)
+        r->mem_samples = array_new(sizeof(strata_mem_sample), NULL);
+}
+
+strata_op_span *strata_results_add_span(strata_results *r, const char *label)
+{
+    strata_results_enable_spans(r);
+    strata_op_span *s = append_zero(r->spans);
+    s->label = g_strdup(label);
+    s->memory = s->src_memory = s->dst_memory = -1;
+    return s;
+}
+
+void strata_results_add_sample(strata_results *r, const strata_mem_sample *s)
+{
+    strata_results_enable_spans(r);
+    g_array_append_val(r->mem_samples, *s);
+}
+
+void strata_results_set_extra(strata_results *r, const char *key, JsonNode *node)
+{
+    if (!r->extra)
+        r->extra = json_object_new();
+    json_object_set_member(r->extra, key, node);
+}

@@ -1,0 +1,199 @@
+/*
+ * results_json.c: the results value as JSON (json-glib), the BRIEF's
+ * "Results JSON" contract, extended:
+ *
+ *   producer, hardware, trace, status ("ok"|"oom"), makespan_s, ops,
+ *   oom: null | {op_index, line, memory, buffer, stream, requested_bytes,
+ *                free_bytes, largest_free_bytes},
+ *   memories.NAME.{kind, capacity_bytes, allocator, peak_allocated_bytes,
+ *                  peak_reserved_bytes, peak_allocated_fraction,
+ *                  fragmentation_peak, internal_waste_bytes, argument_bytes,
+ *                  output_bytes, temp_peak_bytes, padding_bytes},
+ *   links.NAME.{bytes, busy_s, utilization},
+ *   streams.NAME.{ops, busy_s, stall_s},
+ *   compute.NAME.{busy_s, flops, utilization},
+ *   then every key of `extra`, in the order it was set.
+ *
+ * Invariants: keys come in the fixed order above (json-glib keeps insertion
+ * order) and numbers are printed by json-glib's round-tripping formatter, so
+ * equal results give byte-identical text. Nothing here reads a clock.
+ */
+#include "results/results.h"
+#include "core/error.h"
+#include "core/outfile.h"
+#include <string.h>
+
+static void add_uint(JsonBuilder *b, const char *key, uint64_t v)
+{
+    json_builder_set_member_name(b, key);
+    json_builder_add_int_value(b, (gint64)v);
+}
+
+static void add_double(JsonBuilder *b, const char *key, double v)
+{
+    json_builder_set_member_name(b, key);
+    json_builder_add_double_value(b, v);
+}
+
+static void add_string(JsonBuilder *b, const char *key, const char *v)
+{
+    json_builder_set_member_name(b, key);
+    if (v)
+        json_builder_add_string_value(b, v);
+    else
+        json_builder_add_null_value(b);
+}
+
+/* busy / makespan, 0 when nothing ran. */
+static double utilization(double busy_s, double makespan_s)
+{
+    return makespan_s > 0 ? busy_s / makespan_s : 0.0;
+}
+
+static void add_oom(JsonBuilder *b, const strata_results *r)
+{
+    json_builder_set_member_name(b, "oom");
+    if (!r->oom) {
+        json_builder_add_null_value(b);
+        return;
+    }
+    const strata_oom_info *o = &r->oom_info;
+    json_builder_begin_object(b);
+    add_uint(b, "op_index", o->op_index);
+    add_uint(b, "line", o->line);
+    add_string(b, "memory", o->memory);
+    add_string(b, "buffer", o->buffer);
+    add_string(b, "stream", o->stream);
+    add_uint(b, "requested_bytes", o->requested_bytes);
+    add_uint(b, "free_bytes", o->free_bytes);
+    add_uint(b, "largest_free_bytes", o->largest_free_bytes);
+    json_builder_end_object(b);
+}
+
+static void add_memories(JsonBuilder *b, const strata_results *r)
+{
+    json_builder_set_member_name(b, "memories");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < r->memories->len; i++) {
+        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        json_builder_set_member_name(b, m->name);
+        json_builder_begin_object(b);
+        add_string(b, "kind", m->kind);
+        add_uint(b, "capacity_bytes", m->capacity_bytes);
+        add_string(b, "allocator", m->allocator);
+        add_uint(b, "peak_allocated_bytes", m->peak_allocated_bytes);
+        add_uint(b, "peak_reserved_bytes", m->peak_reserved_bytes);
+        add_double(b, "peak_allocated_fraction",
+                   m->capacity_bytes ? (double)m->peak_allocated_bytes / (double)m->capacity_bytes
+                                     : 0.0);
+        add_double(b, "fragmentation_peak", m->fragmentation_peak);
+        add_uint(b, "internal_waste_bytes", m->internal_waste_bytes);
+        add_uint(b, "argument_bytes", m->argument_bytes);
+        add_uint(b, "output_bytes", m->output_bytes);
+        add_uint(b, "temp_peak_bytes", m->temp_peak_bytes);
+        add_uint(b, "padding_bytes", m->padding_bytes);
+        json_builder_end_object(b);
+    }
+    json_builder_end_object(b);
+}
+
+static void add_links(JsonBuilder *b, const strata_results *r)
+{
+    json_builder_set_member_name(b, "links");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < r->links->len; i++) {
+        const strata_link_result *l = &g_array_index(r->links, strata_link_result, i);
+        json_builder_set_member_name(b, l->name);
+        json_builder_begin_object(b);
+        add_uint(b, "bytes", l->bytes);
+        add_double(b, "busy_s", l->busy_s);
+        add_double(b, "utilization", utilization(l->busy_s, r->makespan_s));
+        json_builder_end_object(b);
+    }
+    json_builder_end_object(b);
+}
+
+static void add_streams(JsonBuilder *b, const strata_results *r)
+{
+    json_builder_set_member_name(b, "streams");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < r->streams->len; i++) {
+        const strata_stream_result *s = &g_array_index(r->streams, strata_stream_result, i);
+        json_builder_set_member_name(b, s->name);
+        json_builder_begin_object(b);
+        add_uint(b, "ops", s->ops);
+        add_double(b, "busy_s", s->busy_s);
+        add_double(b, "stall_s", s->stall_s);
+        json_builder_end_object(b);
+    }
+    json_builder_end_object(b);
+}
+
+static void add_compute(JsonBuilder *b, const strata_results *r)
+{
+    json_builder_set_member_name(b, "compute");
+    json_builder_begin_object(b);
+    for (guint i = 0; i < r->compute->len; i++) {
+        const strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, i);
+        json_builder_set_member_name(b, c->name);
+        json_builder_begin_object(b);
+        add_double(b, "busy_s", c->busy_s);
+        add_double(b, "flops", c->flops);
+        add_double(b, "utilization", utilization(c->busy_s, r->makespan_s));
+        json_builder_end_object(b);
+    }
+    json_builder_end_object(b);
+}
+
+JsonNode *strata_results_to_json(const strata_results *r)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    add_string(b, "producer", r->producer);
+    add_string(b, "hardware", r->hardware);
+    add_string(b, "trace", r->trace);
+    add_string(b, "status", r->oom ? "oom" : "ok");
+    add_double(b, "makespan_s", r->makespan_s);
+    add_uint(b, "ops", r->ops);
+    add_oom(b, r);
+    add_memories(b, r);
+    add_links(b, r);
+    add_streams(b, r);
+    add_compute(b, r);
+    if (r->extra) {
+        GList *members = json_object_get_members(r->extra);
+        for (GList *m = members; m; m = m->next) {
+            const char *key = m->data;
+            json_builder_set_member_name(b, key);
+            json_builder_add_value(b, json_node_copy(json_object_get_member(r->extra, key)));
+        }
+        g_list_free(members);
+    }
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    g_object_unref(b);
+    return root;
+}
+
+char *strata_results_to_json_text(const strata_results *r)
+{
+    JsonNode *root = strata_results_to_json(r);
+    JsonGenerator *gen = json_generator_new();
+    json_generator_set_pretty(gen, TRUE);
+    json_generator_set_indent(gen, 2);
+    json_generator_set_root(gen, root);
+    char *body = json_generator_to_data(gen, NULL);
+    g_object_unref(gen);
+    json_node_unref(root);
+    char *text = g_strconcat(body, "\n", NULL);
+    g_free(body);
+    return text;
+}
+
+bool strata_results_write_json(const strata_results *r, const char *path, GError **err)
+{
+    char *text = strata_results_to_json_text(r);
+    bool ok = strata_write_file_atomic(path, text, strlen(text), err);
+    g_free(text);
+    return ok;
+}

@@ -1,0 +1,138 @@
+/*
+ * summary.c: the human summary that `strata run` prints: status and
+ * makespan; per memory, peak allocated and reserved against capacity (with
+ * percentages) and the fragmentation peak; per link, bytes and utilization
+ * (busy / makespan); per stream, ops, busy and stall; per compute unit, busy
+ * and flops; and the out-of-memory report when the run stopped on one.
+ *
+ * Invariants: reads only the results value (never a clock), so the same
+ * results print the same text; columns are padded to the longest name.
+ */
+#include "results/results.h"
+#include "core/units.h"
+#include <string.h>
+
+static double percent(double part, double whole)
+{
+    return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+/* Width of the widest name in an array of structs whose first field is a name. */
+static int name_width(const GArray *a, int floor)
+{
+    int w = floor;
+    for (guint i = 0; i < a->len; i++) {
+        const char *name = *(const char *const *)(a->data + (size_t)i * g_array_get_element_size((GArray *)a));
+        int len = (int)strlen(name);
+        if (len > w)
+            w = len;
+    }
+    return w;
+}
+
+static void print_memories(const strata_results *r, FILE *out)
+{
+    if (r->memories->len == 0)
+        return;
+    int w = name_width(r->memories, 6);
+    fprintf(out, "\n%-*s  %-7s %-24s %-24s %-11s %s\n", w, "memory", "kind", "peak allocated",
+            "peak reserved", "capacity", "frag.peak  allocator");
+    for (guint i = 0; i < r->memories->len; i++) {
+        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        char *alloc = strata_format_size(m->peak_allocated_bytes);
+        char *res = strata_format_size(m->peak_reserved_bytes);
+        char *cap = strata_format_size(m->capacity_bytes);
+        char *a = g_strdup_printf("%s (%.1f%%)", alloc,
+                                  percent((double)m->peak_allocated_bytes, (double)m->capacity_bytes));
+        char *b = g_strdup_printf("%s (%.1f%%)", res,
+                                  percent((double)m->peak_reserved_bytes, (double)m->capacity_bytes));
+        fprintf(out, "%-*s  %-7s %-24s %-24s %-11s %-10.3f %s\n", w, m->name, m->kind ? m->kind : "",
+                a, b, cap, m->fragmentation_peak, m->allocator ? m->allocator : "");
+        g_free(a);
+        g_free(b);
+        g_free(alloc);
+        g_free(res);
+        g_free(cap);
+    }
+}
+
+static void print_links(const strata_results *r, FILE *out)
+{
+    if (r->links->len == 0)
+        return;
+    int w = name_width(r->links, 4);
+    fprintf(out, "\n%-*s  %-12s %-12s %s\n", w, "link", "bytes", "busy", "utilization");
+    for (guint i = 0; i < r->links->len; i++) {
+        const strata_link_result *l = &g_array_index(r->links, strata_link_result, i);
+        char *bytes = strata_format_size(l->bytes);
+        char *busy = strata_format_time(l->busy_s);
+        fprintf(out, "%-*s  %-12s %-12s %.1f%%\n", w, l->name, bytes, busy,
+                percent(l->busy_s, r->makespan_s));
+        g_free(bytes);
+        g_free(busy);
+    }
+}
+
+static void print_streams(const strata_results *r, FILE *out)
+{
+    if (r->streams->len == 0)
+        return;
+    int w = name_width(r->streams, 6);
+    fprintf(out, "\n%-*s  %-10s %-12s %s\n", w, "stream", "ops", "busy", "stall");
+    for (guint i = 0; i < r->streams->len; i++) {
+        const strata_stream_result *s = &g_array_index(r->streams, strata_stream_result, i);
+        char *busy = strata_format_time(s->busy_s);
+        char *stall = strata_format_time(s->stall_s);
+        fprintf(out, "%-*s  %-10" G_GUINT64_FORMAT " %-12s %s\n", w, s->name, s->ops, busy, stall);
+        g_free(busy);
+        g_free(stall);
+    }
+}
+
+static void print_compute(const strata_results *r, FILE *out)
+{
+    if (r->compute->len == 0)
+        return;
+    int w = name_width(r->compute, 7);
+    fprintf(out, "\n%-*s  %-12s %-12s %s\n", w, "compute", "busy", "flops", "utilization");
+    for (guint i = 0; i < r->compute->len; i++) {
+        const strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, i);
+        char *busy = strata_format_time(c->busy_s);
+        fprintf(out, "%-*s  %-12s %-12.4g %.1f%%\n", w, c->name, busy, c->flops,
+                percent(c->busy_s, r->makespan_s));
+        g_free(busy);
+    }
+}
+
+static void print_oom(const strata_results *r, FILE *out)
+{
+    const strata_oom_info *o = &r->oom_info;
+    char *req = strata_format_size(o->requested_bytes);
+    char *fr = strata_format_size(o->free_bytes);
+    char *lf = strata_format_size(o->largest_free_bytes);
+    fprintf(out,
+            "\nOUT OF MEMORY at op %" G_GUINT64_FORMAT " (trace line %" G_GUINT64_FORMAT
+            ") on stream %s:\n  alloc %s of %s (%" G_GUINT64_FORMAT " B) in %s: %s free"
+            " (capacity - allocated), largest free block %s\n",
+            o->op_index, o->line, o->stream ? o->stream : "?", o->buffer ? o->buffer : "?", req,
+            o->requested_bytes, o->memory ? o->memory : "?", fr, lf);
+    g_free(req);
+    g_free(fr);
+    g_free(lf);
+}
+
+void strata_results_print_summary(const strata_results *r, FILE *out)
+{
+    char *makespan = strata_format_time(r->makespan_s);
+    if (r->trace || r->hardware)
+        fprintf(out, "%s on %s\n", r->trace ? r->trace : "(trace)", r->hardware ? r->hardware : "(hardware)");
+    fprintf(out, "status    %s\n", r->oom ? "oom (the run stopped at an allocation that did not fit)" : "ok");
+    fprintf(out, "makespan  %s (%.9f s), %" G_GUINT64_FORMAT " ops\n", makespan, r->makespan_s, r->ops);
+    g_free(makespan);
+    print_memories(r, out);
+    print_links(r, out);
+    print_streams(r, out);
+    print_compute(r, out);
+    if (r->oom)
+        print_oom(r, out);
+}
