@@ -1,0 +1,341 @@
+/*
+ * calibrate_host.c: `strata calibrate --backend host`, measuring this machine
+ * as the host backend uses it, and writing a hardware .ini (hw.h's format).
+ *
+ * The host backend replays a GPU trace on the CPU, so the model has the
+ * brief's memory names as DRAM regions: `hbm` (kind device), `host` and
+ * `pageable` (kind host), joined to hbm by memcpy "links". Measured:
+ *  - memcpy bandwidth for copy sizes 4 KiB .. max_size (powers of 4) in each
+ *    direction host->hbm (H2D), hbm->host (D2H), hbm->hbm (D2D), plus copies
+ *    into fresh, never-touched pages (what a pageable first touch costs);
+ *  - two copies at once, in the same and in opposite directions;
+ *  - latency: the span the backend records for a 64-byte copy;
+ *  - compute rate of host_kernel.h's multiply-add kernel, and the read rate
+ *    of its operand pass.
+ * Model: a link's bandwidth is one large copy's (the DRAM regime, the
+ * largest size measured); a memory's port bandwidth is the aggregate of two
+ * concurrent copies, so concurrent copies share it as they share DRAM;
+ * links are full duplex and the ports do the sharing. Each figure is in a
+ * comment next to the key it sets.
+ *
+ * Invariant: every sample is a median of several timed batches; nothing is
+ * a constant except the sizes measured.
+ */
+#include "backend/backend.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include "backend/host_kernel.h"
+#include "core/error.h"
+#include "core/units.h"
+
+enum { CAL_SAMPLES = 7 };
+
+typedef struct cal_buffers {
+    unsigned char *h0, *h1, *d0, *d1;
+    size_t size;
+} cal_buffers;
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof(double), cmp_double);
+    return v[n / 2];
+}
+
+/* Seconds per copy of `size` bytes, median over CAL_SAMPLES batches. */
+static double time_copy(unsigned char *dst, const unsigned char *src, size_t size)
+{
+    double t0 = strata_host_now();
+    memcpy(dst, src, size);
+    double one = strata_host_now() - t0;
+    int batch = one > 0 ? (int)CLAMP(2e-4 / one, 1, 10000) : 10000;
+    double samples[CAL_SAMPLES];
+    for (int s = 0; s < CAL_SAMPLES; s++) {
+        double a = strata_host_now();
+        for (int i = 0; i < batch; i++)
+            memcpy(dst, src, size);
+        samples[s] = (strata_host_now() - a) / batch;
+    }
+    return median(samples, CAL_SAMPLES);
+}
+
+/* Seconds to copy into fresh pages (page faults included), median. */
+static double time_first_touch(const unsigned char *src, size_t size)
+{
+    double samples[CAL_SAMPLES];
+    int n = 0;
+    for (int s = 0; s < CAL_SAMPLES; s++) {
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            continue;
+        double a = strata_host_now();
+        memcpy(p, src, size);
+        samples[n++] = strata_host_now() - a;
+        munmap(p, size);
+    }
+    return n ? median(samples, n) : 0;
+}
+
+typedef struct cal_worker {
+    unsigned char *dst;
+    const unsigned char *src;
+    size_t size;
+    int reps;
+    GMutex *lock;
+    GCond *cond;
+    int *ready;
+    gboolean *go;
+    double start, end;
+} cal_worker;
+
+static gpointer cal_worker_main(gpointer data)
+{
+    cal_worker *w = data;
+    g_mutex_lock(w->lock);
+    (*w->ready)++;
+    g_cond_broadcast(w->cond);
+    while (!*w->go)
+        g_cond_wait(w->cond, w->lock);
+    g_mutex_unlock(w->lock);
+    w->start = strata_host_now();
+    for (int i = 0; i < w->reps; i++)
+        memcpy(w->dst, w->src, w->size);
+    w->end = strata_host_now();
+    return NULL;
+}
+
+/* Aggregate bytes/s of two copies running at once (median of samples). */
+static double concurrent_bandwidth(unsigned char *dst0, const unsigned char *src0, unsigned char *dst1,
+                                   const unsigned char *src1, size_t size, int reps)
+{
+    double samples[5];
+    for (int s = 0; s < 5; s++) {
+        GMutex lock;
+        GCond cond;
+        g_mutex_init(&lock);
+        g_cond_init(&cond);
+        int ready = 0;
+        gboolean go = FALSE;
+        cal_worker w[2] = {{dst0, src0, size, reps, &lock, &cond, &ready, &go, 0, 0},
+                           {dst1, src1, size, reps, &lock, &cond, &ready, &go, 0, 0}};
+        GThread *t0 = g_thread_new("cal0", cal_worker_main, &w[0]);
+        GThread *t1 = g_thread_new("cal1", cal_worker_main, &w[1]);
+        g_mutex_lock(&lock);
+        while (ready < 2)
+            g_cond_wait(&cond, &lock);
+        go = TRUE;
+        g_cond_broadcast(&cond);
+        g_mutex_unlock(&lock);
+        g_thread_join(t0);
+        g_thread_join(t1);
+        double start = MIN(w[0].start, w[1].start), end = MAX(w[0].end, w[1].end);
+        samples[s] = end > start ? 2.0 * (double)size * reps / (end - start) : 0;
+        g_mutex_clear(&lock);
+        g_cond_clear(&cond);
+    }
+    return median(samples, 5);
+}
+
+static double copy_latency(unsigned char *dst, const unsigned char *src)
+{
+    enum { N = 2001 };
+    double *v = g_new(double, N);
+    for (int i = 0; i < N; i++) {
+        double a = strata_host_now();
+        memcpy(dst, src, 64);
+        v[i] = strata_host_now() - a;
+    }
+    double m = median(v, N);
+    g_free(v);
+    return m;
+}
+
+static double flop_rate(uint64_t *sink)
+{
+    double flops = 1.6e7, t = 0;
+    for (int round = 0; round < 8 && t < 0.05; round++) {
+        double a = strata_host_now();
+        *sink += (uint64_t)strata_host_flops(flops);
+        t = strata_host_now() - a;
+        if (t < 0.05)
+            flops *= 2;
+    }
+    double samples[5];
+    for (int s = 0; s < 5; s++) {
+        double a = strata_host_now();
+        *sink += (uint64_t)strata_host_flops(flops);
+        samples[s] = flops / (strata_host_now() - a);
+    }
+    return median(samples, 5);
+}
+
+static double read_rate(const unsigned char *p, size_t size, uint64_t *sink)
+{
+    double samples[5];
+    for (int s = 0; s < 5; s++) {
+        double a = strata_host_now();
+        *sink += strata_host_read(p, size);
+        samples[s] = (double)size / (strata_host_now() - a);
+    }
+    return median(samples, 5);
+}
+
+static void put_bw(GString *ini, const char *key, double bw, const char *comment)
+{
+    char *b = strata_format_bandwidth(bw);
+    if (comment)
+        g_string_append_printf(ini, "# %s\n", comment);
+    g_string_append_printf(ini, "%s = %s\n", key, b);
+    g_free(b);
+}
+
+static char *bw_text(double bw)
+{
+    return strata_format_bandwidth(bw);
+}
+
+bool strata_host_calibrate(const strata_calibrate_options *opt, GString *ini, FILE *log, GError **err)
+{
+    size_t max = (size_t)MAX(opt->max_size, (uint64_t)4096);
+    long page = sysconf(_SC_PAGESIZE), pages = sysconf(_SC_PHYS_PAGES);
+    uint64_t ram = page > 0 && pages > 0 ? (uint64_t)page * (uint64_t)pages : UINT64_C(8) << 30;
+    if ((uint64_t)max * 4 > ram / 2) {
+        char *m = strata_format_size(max), *r = strata_format_size(ram);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "calibrate: a largest copy of %s needs 4 buffers of that size, more than half of "
+                    "this machine's %s; choose a smaller --max-size", m, r);
+        g_free(m);
+        g_free(r);
+        return false;
+    }
+    cal_buffers b = {0};
+    b.size = max;
+    unsigned char **bufs[4] = {&b.h0, &b.h1, &b.d0, &b.d1};
+    for (int i = 0; i < 4; i++) {
+        void *p = NULL;
+        if (posix_memalign(&p, 4096, max) != 0) {
+            for (int j = 0; j < i; j++)
+                free(*bufs[j]);
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "calibrate: cannot allocate the copy buffers");
+            return false;
+        }
+        memset(p, i + 1, max); /* touch every page */
+        *bufs[i] = p;
+    }
+
+    GString *table = g_string_new(NULL);
+    g_string_append(table, "# one copy at a time (memcpy, median of 7 batches):\n"
+                           "#   size        H2D host->hbm   D2H hbm->host   D2D hbm->hbm   pageable first touch\n");
+    double h2d = 0, d2h = 0, d2d = 0, first = 0;
+    size_t largest = 4096;
+    double t_start = strata_host_now();
+    for (size_t size = 4096; size <= max; size *= 4) {
+        largest = size;
+        double th = time_copy(b.d0, b.h0, size), tdh = time_copy(b.h1, b.d1, size),
+               tdd = time_copy(b.d1, b.d0, size), tf = time_first_touch(b.h0, size);
+        h2d = (double)size / th;
+        d2h = (double)size / tdh;
+        d2d = (double)size / tdd;
+        first = tf > 0 ? (double)size / tf : 0;
+        char *s = strata_format_size_exact(size), *x = bw_text(h2d), *y = bw_text(d2h), *z = bw_text(d2d),
+             *f = bw_text(first);
+        g_string_append_printf(table, "#   %-10s  %-14s  %-14s  %-13s  %s\n", s, x, y, z, f);
+        if (log)
+            fprintf(log, "calibrate: %-10s H2D %s, D2H %s, D2D %s, first touch %s\n", s, x, y, z, f);
+        g_free(s);
+        g_free(x);
+        g_free(y);
+        g_free(z);
+        g_free(f);
+        if (size > max / 4)
+            break;
+    }
+    int reps = (int)CLAMP(0.05 * h2d / (double)largest, 1, 1000);
+    double same = concurrent_bandwidth(b.d0, b.h0, b.d1, b.h1, largest, reps);
+    double opposite = concurrent_bandwidth(b.d0, b.h0, b.h1, b.d1, largest, reps);
+    double latency = copy_latency(b.d0, b.h0);
+    uint64_t sink = 0;
+    double flops = flop_rate(&sink);
+    double rd = read_rate(b.d0, largest, &sink);
+    double elapsed = strata_host_now() - t_start;
+    for (int i = 0; i < 4; i++)
+        free(*bufs[i]);
+
+    double link_bw = (h2d + d2h) / 2;
+    double port_bw = MAX(MAX(same, opposite), link_bw);
+    uint64_t capacity = ram / 4 / (UINT64_C(1) << 20) * (UINT64_C(1) << 20);
+    char *cap = strata_format_size_exact(capacity), *lat = strata_format_time_exact(latency);
+    char *largest_s = strata_format_size_exact(largest);
+    char *same_s = bw_text(same), *opp_s = bw_text(opposite), *rd_s = bw_text(rd);
+    char *fl = strata_format_flop_rate(flops);
+    if (log)
+        fprintf(log, "calibrate: two copies at once: same direction %s, opposite %s; latency %s; compute %s; "
+                     "operand read %s (%.1f s)\n", same_s, opp_s, lat, fl, rd_s, elapsed);
+
+    g_string_append_printf(ini,
+                           "# Hardware model of this machine for strata's host backend, written by\n"
+                           "# `strata calibrate --backend host` (measured in %.1f s, largest copy %s).\n"
+                           "# GPU memory names replay on the CPU: hbm (device) and host/pageable (host)\n"
+                           "# are DRAM regions joined by memcpy links, so GPU traces replay here.\n",
+                           elapsed, largest_s);
+    g_string_append(ini, table->str);
+    g_string_append_printf(ini,
+                           "# two copies of %s at once (aggregate): same direction %s, opposite "
+                           "directions %s\n#\n",
+                           largest_s, same_s, opp_s);
+    g_string_free(table, TRUE);
+
+    g_string_append_printf(ini, "[hardware]\nname = %s\n", opt->name ? opt->name : "host-calibrated");
+    g_string_append_printf(ini, "source = measured on %s by strata calibrate --backend host\n",
+                           g_get_host_name());
+    g_string_append(ini, "default_memory = hbm\n\n");
+
+    const char *mems[3] = {"hbm", "host", "pageable"};
+    for (int i = 0; i < 3; i++) {
+        g_string_append_printf(ini, "[memory %s]\nkind = %s\n", mems[i], i == 0 ? "device" : "host");
+        if (i == 2)
+            g_string_append(ini, "# replayed in pre-touched pages, like pinned memory (first-touch\n"
+                                 "# bandwidth is in the table above)\npageable = true\n");
+        g_string_append_printf(ini, "# a quarter of this machine's memory\ncapacity = %s\n", cap);
+        char *c = g_strdup_printf("aggregate of two concurrent copies of %s (max of same and opposite "
+                                  "directions): the DRAM port they share", largest_s);
+        put_bw(ini, "bandwidth", port_bw, c);
+        g_free(c);
+        g_string_append_printf(ini, "# span of a 64-byte copy (median of 2001)\nlatency = %s\n\n", lat);
+    }
+    const char *links[2][2] = {{"memcpy", "host"}, {"memcpy_pageable", "pageable"}};
+    for (int i = 0; i < 2; i++) {
+        g_string_append_printf(ini, "[link %s]\nbetween = %s hbm\n", links[i][0], links[i][1]);
+        char *x = bw_text(h2d), *y = bw_text(d2h);
+        char *c = g_strdup_printf("one copy of %s: H2D %s, D2H %s (mean of the two)", largest_s, x, y);
+        put_bw(ini, "bandwidth", link_bw, c);
+        g_free(c);
+        g_free(x);
+        g_free(y);
+        g_string_append_printf(ini, "# span of a 64-byte copy (median of 2001)\nlatency = %s\n", lat);
+        g_string_append(ini, "# concurrent copies share the memories' ports (above)\nduplex = full\n\n");
+    }
+    g_string_append_printf(ini,
+                           "[compute cpu]\n# one thread of host_kernel.h's multiply-add kernel (median of 5); "
+                           "operand reads measured at %s\nflops = %s\noperands = hbm\n",
+                           rd_s, fl);
+    (void)d2d;
+    g_free(cap);
+    g_free(lat);
+    g_free(largest_s);
+    g_free(same_s);
+    g_free(opp_s);
+    g_free(rd_s);
+    g_free(fl);
+    if (sink == 42)
+        g_string_append(ini, "# \n"); /* consumes the kernels' results */
+    return true;
+}

@@ -1,0 +1,271 @@
+/*
+ * cuda_plan.c: from a backend plan to the list of CUDA calls that replays it
+ * (see cuda_plan.h). Plain C, no CUDA: tested without a GPU.
+ *
+ * Invariant: the order of calls is a pure function of the plan and the mode
+ * (setup: streams, events, pool, memory regions, per-buffer regions; then
+ * one or more calls per op in file order).
+ */
+#include "backend/cuda_plan.h"
+
+#include <glib.h>
+#include <stdlib.h>
+#include <string.h>
+#include "backend/plan.h"
+
+static const char *const mode_names[] = {"malloc", "arena", "async", NULL};
+
+bool strata_cuda_device_mode_from_name(const char *name, strata_cuda_device_mode *mode)
+{
+    for (int i = 0; name && mode_names[i]; i++)
+        if (strcmp(name, mode_names[i]) == 0) {
+            *mode = (strata_cuda_device_mode)i;
+            return true;
+        }
+    return false;
+}
+
+const char *strata_cuda_device_mode_name(strata_cuda_device_mode mode)
+{
+    return (unsigned)mode < 3 ? mode_names[mode] : "?";
+}
+
+typedef struct cuda_builder {
+    GArray *regions, *calls, *operands;
+} cuda_builder;
+
+static uint32_t add_region(cuda_builder *b, strata_cuda_region_kind kind, uint64_t bytes, uint32_t memory,
+                           int64_t buffer)
+{
+    strata_cuda_region r = {kind, bytes ? bytes : 1, memory, buffer};
+    g_array_append_val(b->regions, r);
+    return b->regions->len - 1;
+}
+
+static strata_cuda_call *add_call(cuda_builder *b, strata_cuda_call_kind kind, int64_t op, uint32_t stream)
+{
+    strata_cuda_call c;
+    memset(&c, 0, sizeof c);
+    c.kind = kind;
+    c.op = op;
+    c.stream = stream;
+    g_array_append_val(b->calls, c);
+    return &g_array_index(b->calls, strata_cuda_call, b->calls->len - 1);
+}
+
+static bool region_is_host(const cuda_builder *b, uint32_t region)
+{
+    strata_cuda_region_kind k = g_array_index(b->regions, strata_cuda_region, region).kind;
+    return k == STRATA_CUDA_REGION_PINNED || k == STRATA_CUDA_REGION_PAGEABLE;
+}
+
+strata_cuda_plan *strata_cuda_plan_build(const strata_plan *plan, strata_cuda_device_mode mode)
+{
+    cuda_builder b = {g_array_new(FALSE, TRUE, sizeof(strata_cuda_region)),
+                      g_array_new(FALSE, TRUE, sizeof(strata_cuda_call)),
+                      g_array_new(FALSE, TRUE, sizeof(strata_cuda_operand))};
+    guint n_mem = plan->memories->len, n_buf = plan->buffers->len, n_ops = plan->ops->len;
+    int64_t *mem_region = g_new(int64_t, n_mem ? n_mem : 1);
+    uint32_t *buf_region = g_new0(uint32_t, n_buf ? n_buf : 1);
+    uint64_t *buf_offset = g_new0(uint64_t, n_buf ? n_buf : 1);
+
+    for (uint32_t s = 0; s < plan->streams->len; s++)
+        add_call(&b, STRATA_CUDA_CALL_STREAM_CREATE, -1, s);
+    for (uint64_t e = 0; e < plan->n_records; e++)
+        add_call(&b, STRATA_CUDA_CALL_EVENT_CREATE, -1, 0)->event = (uint32_t)e;
+    if (mode == STRATA_CUDA_DEVICE_ASYNC)
+        add_call(&b, STRATA_CUDA_CALL_MEMPOOL_RETAIN, -1, 0);
+
+    /* Memory-wide regions: host memories always, device memories in arena mode. */
+    for (guint m = 0; m < n_mem; m++) {
+        const strata_plan_memory *pm = strata_plan_memory_at(plan, m);
+        mem_region[m] = -1;
+        if (pm->n_buffers == 0)
+            continue;
+        if (pm->kind == STRATA_MEM_HOST) {
+            strata_cuda_region_kind k = pm->pageable ? STRATA_CUDA_REGION_PAGEABLE : STRATA_CUDA_REGION_PINNED;
+            mem_region[m] = add_region(&b, k, pm->extent, m, -1);
+            strata_cuda_call *c = add_call(&b, pm->pageable ? STRATA_CUDA_CALL_PAGEABLE_ALLOC
+                                                            : STRATA_CUDA_CALL_HOST_ALLOC, -1, 0);
+            c->region = (uint32_t)mem_region[m];
+            c->bytes = g_array_index(b.regions, strata_cuda_region, c->region).bytes;
+        } else if (mode == STRATA_CUDA_DEVICE_ARENA) {
+            mem_region[m] = add_region(&b, STRATA_CUDA_REGION_DEVICE, pm->extent, m, -1);
+            strata_cuda_call *c = add_call(&b, STRATA_CUDA_CALL_MALLOC, -1, 0);
+            c->region = (uint32_t)mem_region[m];
+            c->bytes = g_array_index(b.regions, strata_cuda_region, c->region).bytes;
+        }
+    }
+    /* Per-buffer regions (device memories in malloc and async modes). */
+    for (guint i = 0; i < n_buf; i++) {
+        const strata_plan_buffer *pb = strata_plan_buffer_at(plan, i);
+        if (pb->alloc_op >= n_ops) /* after an out-of-memory: never allocated */
+            continue;
+        if (mem_region[pb->memory] >= 0) {
+            buf_region[i] = (uint32_t)mem_region[pb->memory];
+            buf_offset[i] = pb->offset;
+        } else if (mode == STRATA_CUDA_DEVICE_ASYNC) {
+            buf_region[i] = add_region(&b, STRATA_CUDA_REGION_ASYNC, pb->size, pb->memory, i);
+        } else {
+            buf_region[i] = add_region(&b, STRATA_CUDA_REGION_DEVICE, pb->size, pb->memory, i);
+            strata_cuda_call *c = add_call(&b, STRATA_CUDA_CALL_MALLOC, -1, 0);
+            c->region = buf_region[i];
+            c->bytes = g_array_index(b.regions, strata_cuda_region, c->region).bytes;
+        }
+    }
+    size_t n_setup = b.calls->len;
+
+    uint32_t *op_stream = g_new0(uint32_t, n_ops ? n_ops : 1);
+    for (guint i = 0; i < n_ops; i++) {
+        const strata_plan_op *op = strata_plan_op_at(plan, i);
+        op_stream[i] = op->stream;
+        int64_t idx = (int64_t)i;
+        bool async_buf = (op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_FREE) &&
+                         g_array_index(b.regions, strata_cuda_region, buf_region[op->buf]).kind ==
+                             STRATA_CUDA_REGION_ASYNC;
+        switch (op->kind) {
+        case STRATA_OP_ALLOC:
+        case STRATA_OP_FREE:
+            if (async_buf) {
+                strata_cuda_call *c = add_call(&b,
+                                               op->kind == STRATA_OP_ALLOC ? STRATA_CUDA_CALL_MALLOC_ASYNC
+                                                                           : STRATA_CUDA_CALL_FREE_ASYNC,
+                                               idx, op->stream);
+                c->region = buf_region[op->buf];
+                c->bytes = op->bytes;
+            } else {
+                add_call(&b, STRATA_CUDA_CALL_NOP, idx, op->stream);
+            }
+            break;
+        case STRATA_OP_COPY: {
+            strata_cuda_call *c = add_call(&b, STRATA_CUDA_CALL_MEMCPY_ASYNC, idx, op->stream);
+            c->region = buf_region[op->buf];
+            c->offset = buf_offset[op->buf];
+            c->src_region = buf_region[op->src];
+            c->src_offset = buf_offset[op->src];
+            c->bytes = op->bytes;
+            bool dh = region_is_host(&b, c->region), sh = region_is_host(&b, c->src_region);
+            c->dir = sh ? (dh ? STRATA_CUDA_H2H : STRATA_CUDA_H2D) : (dh ? STRATA_CUDA_D2H : STRATA_CUDA_D2D);
+            break;
+        }
+        case STRATA_OP_COMPUTE:
+            if (op->has_time) {
+                add_call(&b, STRATA_CUDA_CALL_LAUNCH_SPIN, idx, op->stream)->time_s = op->time_s;
+            } else {
+                uint32_t first = b.operands->len;
+                for (uint32_t k = 0; k < op->n_ins + op->n_outs; k++) {
+                    bool out = k >= op->n_ins;
+                    uint64_t id = out ? op->outs[k - op->n_ins] : op->ins[k];
+                    strata_cuda_operand o = {buf_region[id], buf_offset[id], strata_plan_buffer_at(plan, id)->size,
+                                             out};
+                    g_array_append_val(b.operands, o);
+                }
+                strata_cuda_call *c = add_call(&b, STRATA_CUDA_CALL_LAUNCH_COMPUTE, idx, op->stream);
+                c->flops = op->has_flops ? op->flops : 0;
+                c->bytes = op->bytes;
+                c->first_operand = first;
+                c->n_operands = op->n_ins + op->n_outs;
+            }
+            break;
+        case STRATA_OP_RECORD:
+            add_call(&b, STRATA_CUDA_CALL_EVENT_RECORD, idx, op->stream)->event = (uint32_t)op->record;
+            break;
+        case STRATA_OP_WAIT:
+            add_call(&b, STRATA_CUDA_CALL_STREAM_WAIT_EVENT, idx, op->stream)->event = (uint32_t)op->record;
+            break;
+        default:
+            add_call(&b, STRATA_CUDA_CALL_NOP, idx, op->stream);
+            break;
+        }
+    }
+
+    strata_cuda_plan *cp = calloc(1, sizeof *cp);
+    cp->mode = mode;
+    cp->n_regions = b.regions->len;
+    cp->regions = (strata_cuda_region *)(void *)g_array_free(b.regions, FALSE);
+    cp->n_calls = b.calls->len;
+    cp->calls = (strata_cuda_call *)(void *)g_array_free(b.calls, FALSE);
+    cp->n_setup = n_setup;
+    cp->n_operands = b.operands->len;
+    cp->operands = (strata_cuda_operand *)(void *)g_array_free(b.operands, FALSE);
+    cp->n_streams = plan->streams->len;
+    cp->n_events = (uint32_t)plan->n_records;
+    cp->n_ops = n_ops;
+    cp->op_stream = op_stream;
+    g_free(mem_region);
+    g_free(buf_region);
+    g_free(buf_offset);
+    return cp;
+}
+
+void strata_cuda_plan_free(strata_cuda_plan *plan)
+{
+    if (!plan)
+        return;
+    g_free(plan->regions);
+    g_free(plan->calls);
+    g_free(plan->operands);
+    g_free(plan->op_stream);
+    free(plan);
+}
+
+static const char *const dir_names[] = {"H2H", "H2D", "D2H", "D2D"};
+
+char *strata_cuda_call_to_text(const strata_cuda_plan *plan, const strata_cuda_call *c)
+{
+    GString *s = g_string_new(NULL);
+    switch (c->kind) {
+    case STRATA_CUDA_CALL_STREAM_CREATE:
+        g_string_printf(s, "cudaStreamCreate stream=%u", c->stream);
+        break;
+    case STRATA_CUDA_CALL_EVENT_CREATE:
+        g_string_printf(s, "cudaEventCreate event=%u", c->event);
+        break;
+    case STRATA_CUDA_CALL_MALLOC:
+        g_string_printf(s, "cudaMalloc r%u bytes=%" G_GUINT64_FORMAT, c->region, c->bytes);
+        break;
+    case STRATA_CUDA_CALL_HOST_ALLOC:
+        g_string_printf(s, "cudaHostAlloc r%u bytes=%" G_GUINT64_FORMAT, c->region, c->bytes);
+        break;
+    case STRATA_CUDA_CALL_PAGEABLE_ALLOC:
+        g_string_printf(s, "malloc r%u bytes=%" G_GUINT64_FORMAT, c->region, c->bytes);
+        break;
+    case STRATA_CUDA_CALL_MEMPOOL_RETAIN:
+        g_string_printf(s, "cudaMemPoolSetAttribute ReleaseThreshold=max");
+        break;
+    case STRATA_CUDA_CALL_MALLOC_ASYNC:
+        g_string_printf(s, "cudaMallocAsync r%u bytes=%" G_GUINT64_FORMAT, c->region, c->bytes);
+        break;
+    case STRATA_CUDA_CALL_FREE_ASYNC:
+        g_string_printf(s, "cudaFreeAsync r%u", c->region);
+        break;
+    case STRATA_CUDA_CALL_MEMCPY_ASYNC:
+        g_string_printf(s, "cudaMemcpyAsync %s dst=r%u+%" G_GUINT64_FORMAT " src=r%u+%" G_GUINT64_FORMAT
+                           " bytes=%" G_GUINT64_FORMAT,
+                        dir_names[c->dir], c->region, c->offset, c->src_region, c->src_offset, c->bytes);
+        break;
+    case STRATA_CUDA_CALL_EVENT_RECORD:
+        g_string_printf(s, "cudaEventRecord event=%u", c->event);
+        break;
+    case STRATA_CUDA_CALL_STREAM_WAIT_EVENT:
+        g_string_printf(s, "cudaStreamWaitEvent event=%u", c->event);
+        break;
+    case STRATA_CUDA_CALL_LAUNCH_COMPUTE:
+        g_string_printf(s, "launch compute flops=%.17g bytes=%" G_GUINT64_FORMAT " operands=", c->flops, c->bytes);
+        for (uint32_t i = 0; i < c->n_operands; i++) {
+            const strata_cuda_operand *o = &plan->operands[c->first_operand + i];
+            g_string_append_printf(s, "%s%s:r%u+%" G_GUINT64_FORMAT, i ? "," : "", o->output ? "out" : "in",
+                                   o->region, o->offset);
+        }
+        break;
+    case STRATA_CUDA_CALL_LAUNCH_SPIN:
+        g_string_printf(s, "launch spin time=%.9gs", c->time_s);
+        break;
+    case STRATA_CUDA_CALL_NOP:
+        g_string_printf(s, "nop");
+        break;
+    }
+    if (c->op >= 0)
+        g_string_append_printf(s, " stream=%u op=%" G_GINT64_FORMAT, c->stream, c->op);
+    return g_string_free(s, FALSE);
+}

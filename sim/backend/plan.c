@@ -1,0 +1,562 @@
+/*
+ * plan.c: a trace resolved for real execution (see plan.h).
+ *
+ * Design: one pass over the source through the checker builds ops[],
+ * buffers[], memories[], streams and units; a second pass over ops[] (not
+ * the source) places the buffers with each memory's allocator, in file
+ * order, and stops at the first alloc that does not fit (invariant 4).
+ * Without a hardware model, memories are made on first use with the names
+ * of the brief: `host` is pinned host memory, `pageable` pageable host
+ * memory, anything else (and the default, `hbm`) device memory.
+ */
+#include "backend/plan.h"
+
+#include <string.h>
+#include "alloc/alloc.h"
+#include "core/error.h"
+#include "trace/check.h"
+
+#define PLAN_NO_HW_CAPACITY (UINT64_C(1) << 40) /* placement space without hw */
+#define PLAN_NO_HW_ALLOCATOR "best-fit"
+
+typedef struct plan_builder {
+    strata_plan *plan;
+    const strata_hw *hw;
+    GArray *records_of_event; /* GArray * of uint64_t record numbers, by event index */
+} plan_builder;
+
+static void plan_op_clear(strata_plan_op *op)
+{
+    g_free(op->label);
+    g_free(op->ins);
+    g_free(op->outs);
+}
+
+void strata_plan_free(strata_plan *plan)
+{
+    if (!plan)
+        return;
+    for (guint i = 0; i < plan->ops->len; i++)
+        plan_op_clear(&g_array_index(plan->ops, strata_plan_op, i));
+    g_array_free(plan->ops, TRUE);
+    for (guint i = 0; i < plan->buffers->len; i++)
+        g_free(g_array_index(plan->buffers, strata_plan_buffer, i).name);
+    g_array_free(plan->buffers, TRUE);
+    for (guint i = 0; i < plan->memories->len; i++) {
+        strata_plan_memory *m = &g_array_index(plan->memories, strata_plan_memory, i);
+        g_free(m->name);
+        g_free(m->allocator);
+    }
+    g_array_free(plan->memories, TRUE);
+    g_ptr_array_free(plan->streams, TRUE);
+    g_ptr_array_free(plan->units, TRUE);
+    g_array_free(plan->unit_flops, TRUE);
+    g_free(plan->origin);
+    g_free(plan->hardware);
+    g_free(plan);
+}
+
+static strata_plan *plan_new(const char *origin, const strata_hw *hw)
+{
+    strata_plan *p = g_new0(strata_plan, 1);
+    p->origin = g_strdup(origin);
+    p->hardware = hw ? g_strdup(strata_hw_name(hw)) : NULL;
+    p->ops = g_array_new(FALSE, TRUE, sizeof(strata_plan_op));
+    p->buffers = g_array_new(FALSE, TRUE, sizeof(strata_plan_buffer));
+    p->memories = g_array_new(FALSE, TRUE, sizeof(strata_plan_memory));
+    p->streams = g_ptr_array_new_with_free_func(g_free);
+    p->units = g_ptr_array_new_with_free_func(g_free);
+    p->unit_flops = g_array_new(FALSE, TRUE, sizeof(double));
+    if (hw) {
+        for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
+            const strata_memory_spec *s = strata_hw_memory(hw, i);
+            strata_plan_memory m = {0};
+            m.name = g_strdup(s->name);
+            m.kind = s->kind;
+            m.pageable = s->pageable;
+            m.capacity = s->capacity;
+            m.alignment = s->alignment ? s->alignment : 256;
+            m.allocator = g_strdup(s->allocator ? s->allocator : PLAN_NO_HW_ALLOCATOR);
+            g_array_append_val(p->memories, m);
+        }
+        for (uint32_t i = 0; i < strata_hw_compute_count(hw); i++) {
+            const strata_compute_spec *c = strata_hw_compute(hw, i);
+            g_ptr_array_add(p->units, g_strdup(c->name));
+            g_array_append_val(p->unit_flops, c->flops);
+        }
+    }
+    return p;
+}
+
+/* Memory index of an op's MEMORY (NULL = default), or -1 with err. */
+static int plan_memory(plan_builder *b, const strata_op *op, const char *origin, GError **err)
+{
+    strata_plan *p = b->plan;
+    if (b->hw) {
+        int m = strata_hw_memory_index(b->hw, op->memory);
+        if (m < 0) {
+            GString *known = g_string_new(NULL);
+            for (guint i = 0; i < p->memories->len; i++)
+                g_string_append_printf(known, "%s%s", i ? ", " : "",
+                                       g_array_index(p->memories, strata_plan_memory, i).name);
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s:%" G_GUINT64_FORMAT ": unknown memory '%s' in hardware model '%s'; known: %s",
+                        origin, op->line, op->memory ? op->memory : "(default)", strata_hw_name(b->hw),
+                        known->str);
+            g_string_free(known, TRUE);
+        }
+        return m;
+    }
+    const char *name = op->memory ? op->memory : "hbm";
+    for (guint i = 0; i < p->memories->len; i++)
+        if (strcmp(g_array_index(p->memories, strata_plan_memory, i).name, name) == 0)
+            return (int)i;
+    strata_plan_memory m = {0};
+    m.name = g_strdup(name);
+    bool host = strcmp(name, "host") == 0 || strcmp(name, "pageable") == 0;
+    m.kind = host ? STRATA_MEM_HOST : STRATA_MEM_DEVICE;
+    m.pageable = strcmp(name, "pageable") == 0;
+    m.capacity = PLAN_NO_HW_CAPACITY;
+    m.alignment = 256;
+    m.allocator = g_strdup(PLAN_NO_HW_ALLOCATOR);
+    g_array_append_val(p->memories, m);
+    return (int)p->memories->len - 1;
+}
+
+static int plan_unit(plan_builder *b, const strata_op *op, const char *origin, GError **err)
+{
+    strata_plan *p = b->plan;
+    if (b->hw) {
+        if (strata_hw_compute_count(b->hw) == 0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s:%" G_GUINT64_FORMAT ": compute '%s' but hardware model '%s' has no [compute] unit",
+                        origin, op->line, op->name, strata_hw_name(b->hw));
+            return -1;
+        }
+        int u = strata_hw_compute_index(b->hw, op->memory);
+        if (u < 0) {
+            GString *known = g_string_new(NULL);
+            for (guint i = 0; i < p->units->len; i++)
+                g_string_append_printf(known, "%s%s", i ? ", " : "", (char *)p->units->pdata[i]);
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s:%" G_GUINT64_FORMAT ": unknown compute unit '%s'; known: %s", origin, op->line,
+                        op->memory, known->str);
+            g_string_free(known, TRUE);
+        }
+        return u;
+    }
+    const char *name = op->memory ? op->memory : (p->units->len ? (char *)p->units->pdata[0] : "compute");
+    for (guint i = 0; i < p->units->len; i++)
+        if (strcmp(p->units->pdata[i], name) == 0)
+            return (int)i;
+    double zero = 0;
+    g_ptr_array_add(p->units, g_strdup(name));
+    g_array_append_val(p->unit_flops, zero);
+    return (int)p->units->len - 1;
+}
+
+static strata_plan_buffer *plan_buffer(strata_plan *p, uint64_t id)
+{
+    return &g_array_index(p->buffers, strata_plan_buffer, id);
+}
+
+/* Adds one checked op to the plan. */
+static bool plan_add(plan_builder *b, const strata_op *op, const strata_op_refs *refs, const char *origin,
+                     GError **err)
+{
+    strata_plan *p = b->plan;
+    strata_plan_op po = {0};
+    po.kind = op->kind;
+    po.index = p->ops->len;
+    po.line = op->line;
+    po.stream = refs->stream;
+    po.label = g_strdup(op->name ? op->name : "");
+    po.memory = po.src_memory = po.dst_memory = -1;
+    while (p->streams->len <= refs->stream)
+        g_ptr_array_add(p->streams, NULL);
+    if (!p->streams->pdata[refs->stream])
+        p->streams->pdata[refs->stream] = g_strdup(op->stream);
+
+    switch (op->kind) {
+    case STRATA_OP_ALLOC: {
+        int m = plan_memory(b, op, origin, err);
+        if (m < 0)
+            goto fail;
+        if (refs->buf != p->buffers->len) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
+                        "%s:%" G_GUINT64_FORMAT ": checker gave buffer id %" G_GUINT64_FORMAT
+                        ", expected %u", origin, op->line, refs->buf, p->buffers->len);
+            goto fail;
+        }
+        strata_plan_buffer buf = {0};
+        buf.name = g_strdup(op->name);
+        buf.memory = (uint32_t)m;
+        buf.size = op->size;
+        buf.stream = refs->stream;
+        buf.tag = op->tag;
+        buf.dtype = op->dtype;
+        buf.alloc_op = po.index;
+        buf.free_op = UINT64_MAX;
+        g_array_append_val(p->buffers, buf);
+        po.buf = refs->buf;
+        po.bytes = op->size;
+        po.memory = m;
+        break;
+    }
+    case STRATA_OP_FREE:
+        po.buf = refs->buf;
+        po.memory = (int32_t)plan_buffer(p, refs->buf)->memory;
+        po.bytes = plan_buffer(p, refs->buf)->size;
+        plan_buffer(p, refs->buf)->free_op = po.index;
+        break;
+    case STRATA_OP_COPY:
+        po.buf = refs->buf;
+        po.src = refs->src;
+        po.bytes = refs->bytes;
+        po.dst_memory = (int32_t)plan_buffer(p, refs->buf)->memory;
+        po.src_memory = (int32_t)plan_buffer(p, refs->src)->memory;
+        break;
+    case STRATA_OP_COMPUTE: {
+        int u = plan_unit(b, op, origin, err);
+        if (u < 0)
+            goto fail;
+        po.unit = (uint32_t)u;
+        po.has_flops = op->has_flops;
+        po.flops = op->flops;
+        po.has_time = op->has_time;
+        po.time_s = op->time_s;
+        po.bytes = refs->bytes;
+        po.n_ins = op->n_ins;
+        po.n_outs = op->n_outs;
+        po.ins = g_memdup2(refs->ins, sizeof(uint64_t) * op->n_ins);
+        po.outs = g_memdup2(refs->outs, sizeof(uint64_t) * op->n_outs);
+        po.dtype = op->n_ins ? plan_buffer(p, refs->ins[0])->dtype
+                   : op->n_outs ? plan_buffer(p, refs->outs[0])->dtype
+                                : STRATA_DTYPE_NONE;
+        break;
+    }
+    case STRATA_OP_RECORD: {
+        while (b->records_of_event->len <= refs->event) {
+            GArray *a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+            g_array_append_val(b->records_of_event, a);
+        }
+        GArray *recs = g_array_index(b->records_of_event, GArray *, refs->event);
+        po.record = p->n_records++;
+        g_array_append_val(recs, po.record);
+        if (recs->len != refs->event_seq) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
+                        "%s:%" G_GUINT64_FORMAT ": record sequence %" G_GUINT64_FORMAT " of '%s' out of order",
+                        origin, op->line, refs->event_seq, op->name);
+            goto fail;
+        }
+        break;
+    }
+    case STRATA_OP_WAIT: {
+        GArray *recs = refs->event < b->records_of_event->len
+                           ? g_array_index(b->records_of_event, GArray *, refs->event)
+                           : NULL;
+        if (!recs || refs->event_seq == 0 || refs->event_seq > recs->len) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s:%" G_GUINT64_FORMAT ": wait on event '%s' that was never recorded before it",
+                        origin, op->line, op->name);
+            goto fail;
+        }
+        po.record = g_array_index(recs, uint64_t, refs->event_seq - 1);
+        break;
+    }
+    case STRATA_OP_RELEASE:
+        if (op->memory) {
+            int m = plan_memory(b, op, origin, err);
+            if (m < 0)
+                goto fail;
+            po.memory = m;
+        }
+        break;
+    default:
+        break;
+    }
+    g_array_append_val(p->ops, po);
+    return true;
+fail:
+    plan_op_clear(&po);
+    return false;
+}
+
+/* Places every buffer with its memory's allocator, in file order. */
+static bool plan_place(strata_plan *p, const char *placement, GError **err)
+{
+    guint n_mem = p->memories->len;
+    strata_allocator **alloc = g_new0(strata_allocator *, n_mem ? n_mem : 1);
+    bool ok = false;
+    for (guint m = 0; m < n_mem; m++) {
+        strata_plan_memory *mem = &g_array_index(p->memories, strata_plan_memory, m);
+        if (placement) {
+            g_free(mem->allocator);
+            mem->allocator = g_strdup(placement);
+        }
+        GError *e = NULL;
+        alloc[m] = strata_allocator_new(mem->allocator, mem->capacity, mem->alignment, &e);
+        if (!alloc[m]) {
+            g_propagate_prefixed_error(err, e, "memory '%s': ", mem->name);
+            goto out;
+        }
+        g_free(mem->allocator);
+        mem->allocator = g_strdup(strata_allocator_spec(alloc[m]));
+        if (strata_allocator_needs_plan(alloc[m])) {
+            GArray *lt = g_array_new(FALSE, FALSE, sizeof(strata_lifetime));
+            for (guint i = 0; i < p->buffers->len; i++) {
+                const strata_plan_buffer *b = plan_buffer(p, i);
+                if (b->memory != m)
+                    continue;
+                strata_lifetime l = {i, b->size, b->alloc_op, b->free_op};
+                g_array_append_val(lt, l);
+            }
+            bool planned = strata_allocator_plan(alloc[m], (strata_lifetime *)(void *)lt->data, lt->len, err);
+            g_array_free(lt, TRUE);
+            if (!planned)
+                goto out;
+        }
+    }
+    for (guint i = 0; i < p->ops->len; i++) {
+        strata_plan_op *op = &g_array_index(p->ops, strata_plan_op, i);
+        int32_t touched = -1;
+        if (op->kind == STRATA_OP_ALLOC) {
+            strata_plan_buffer *b = plan_buffer(p, op->buf);
+            if (!strata_allocator_alloc(alloc[b->memory], op->buf, b->size, op->stream, &b->offset)) {
+                strata_alloc_stats st;
+                strata_allocator_stats(alloc[b->memory], &st);
+                p->oom = true;
+                p->oom_op = i;
+                p->oom_line = op->line;
+                p->oom_free = g_array_index(p->memories, strata_plan_memory, b->memory).capacity - st.allocated;
+                p->oom_largest_free = st.largest_free;
+                for (guint j = i; j < p->ops->len; j++)
+                    plan_op_clear(&g_array_index(p->ops, strata_plan_op, j));
+                g_array_set_size(p->ops, i);
+                break;
+            }
+            strata_plan_memory *mem = &g_array_index(p->memories, strata_plan_memory, b->memory);
+            mem->extent = MAX(mem->extent, b->offset + b->size);
+            mem->n_buffers++;
+            touched = (int32_t)b->memory;
+        } else if (op->kind == STRATA_OP_FREE) {
+            strata_allocator_free_block(alloc[op->memory], op->buf);
+            touched = op->memory;
+        } else if (op->kind == STRATA_OP_RELEASE) {
+            for (guint m = 0; m < n_mem; m++)
+                if (op->memory < 0 || op->memory == (int32_t)m)
+                    strata_allocator_release(alloc[m]);
+        }
+        if (touched >= 0) {
+            strata_alloc_stats st;
+            strata_allocator_stats(alloc[touched], &st);
+            strata_plan_memory *mem = &g_array_index(p->memories, strata_plan_memory, touched);
+            mem->peak_allocated = MAX(mem->peak_allocated, st.allocated);
+            mem->peak_reserved = MAX(mem->peak_reserved, st.reserved);
+            if (st.free_in_reserved > 0) {
+                double frag = 1.0 - (double)st.largest_free / (double)st.free_in_reserved;
+                mem->fragmentation_peak = MAX(mem->fragmentation_peak, frag);
+            }
+        }
+    }
+    ok = true;
+out:
+    for (guint m = 0; m < n_mem; m++)
+        strata_allocator_free(alloc[m]);
+    g_free(alloc);
+    return ok;
+}
+
+strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const char *placement,
+                               GError **err)
+{
+    if (!strata_source_rewind(src, err))
+        return NULL;
+    const char *origin = strata_source_origin(src);
+    plan_builder b = {plan_new(origin, hw), hw, g_array_new(FALSE, FALSE, sizeof(GArray *))};
+    strata_checker *checker = strata_checker_new(origin);
+    bool ok = true;
+    for (;;) {
+        const strata_op *op = NULL;
+        int r = strata_source_next(src, &op, err);
+        if (r < 0) {
+            ok = false;
+            break;
+        }
+        if (r == 0)
+            break;
+        strata_op_refs refs;
+        memset(&refs, 0, sizeof refs);
+        if (!strata_checker_feed(checker, op, &refs, err)) {
+            ok = false;
+            break;
+        }
+        if (op->kind == STRATA_OP_OPTION)
+            continue;
+        if (!plan_add(&b, op, &refs, origin, err)) {
+            ok = false;
+            break;
+        }
+    }
+    strata_checker_free(checker);
+    for (guint i = 0; i < b.records_of_event->len; i++)
+        g_array_free(g_array_index(b.records_of_event, GArray *, i), TRUE);
+    g_array_free(b.records_of_event, TRUE);
+    if (ok && !b.hw && b.plan->memories->len == 0) {
+        /* A trace without allocs still has the default memory. */
+        strata_op none = {0};
+        none.kind = STRATA_OP_RELEASE;
+        (void)plan_memory(&b, &none, origin, NULL);
+    }
+    if (ok)
+        ok = plan_place(b.plan, placement, err);
+    if (!ok) {
+        strata_plan_free(b.plan);
+        return NULL;
+    }
+    return b.plan;
+}
+
+int strata_plan_median_run(const double *makespans, int n)
+{
+    if (n <= 0)
+        return -1;
+    int *order = g_new(int, n);
+    for (int i = 0; i < n; i++)
+        order[i] = i;
+    /* insertion sort by makespan, index breaking ties: deterministic */
+    for (int i = 1; i < n; i++) {
+        int v = order[i], j = i - 1;
+        while (j >= 0 && (makespans[order[j]] > makespans[v] ||
+                          (makespans[order[j]] == makespans[v] && order[j] > v))) {
+            order[j + 1] = order[j];
+            j--;
+        }
+        order[j + 1] = v;
+    }
+    int median = order[(n - 1) / 2];
+    g_free(order);
+    return median;
+}
+
+typedef struct interval {
+    double a, b;
+} interval;
+
+static gint interval_cmp(gconstpointer x, gconstpointer y)
+{
+    const interval *i = x, *j = y;
+    return (i->a > j->a) - (i->a < j->a);
+}
+
+/* Length of the union of intervals (sorts them). */
+static double union_length(GArray *iv)
+{
+    g_array_sort(iv, interval_cmp);
+    double total = 0, cur_a = 0, cur_b = -1;
+    for (guint i = 0; i < iv->len; i++) {
+        interval x = g_array_index(iv, interval, i);
+        if (x.a > cur_b) {
+            if (cur_b > cur_a)
+                total += cur_b - cur_a;
+            cur_a = x.a;
+            cur_b = x.b;
+        } else if (x.b > cur_b) {
+            cur_b = x.b;
+        }
+    }
+    if (cur_b > cur_a)
+        total += cur_b - cur_a;
+    return total;
+}
+
+strata_results *strata_plan_results(const strata_plan *plan, const strata_hw *hw,
+                                    const strata_plan_timing *timing, const char *producer)
+{
+    strata_results *r = strata_results_new(producer);
+    r->hardware = g_strdup(plan->hardware);
+    r->trace = g_strdup(plan->origin);
+    r->makespan_s = timing->makespan_s;
+    r->ops = plan->ops->len;
+
+    for (guint m = 0; m < plan->memories->len; m++) {
+        const strata_plan_memory *pm = strata_plan_memory_at(plan, m);
+        strata_memory_result *mr = strata_results_add_memory(r, pm->name);
+        mr->kind = g_strdup(strata_mem_kind_name(pm->kind));
+        mr->allocator = g_strdup(pm->allocator);
+        mr->capacity_bytes = pm->capacity;
+        mr->peak_allocated_bytes = pm->peak_allocated;
+        mr->peak_reserved_bytes = pm->peak_reserved;
+        mr->fragmentation_peak = pm->fragmentation_peak;
+    }
+
+    guint n_links = hw ? strata_hw_link_count(hw) : 0;
+    GArray **link_iv = g_new0(GArray *, n_links ? n_links : 1);
+    for (guint l = 0; l < n_links; l++) {
+        strata_results_add_link(r, strata_hw_link(hw, l)->name);
+        link_iv[l] = g_array_new(FALSE, FALSE, sizeof(interval));
+    }
+    for (guint s = 0; s < plan->streams->len; s++)
+        strata_results_add_stream(r, plan->streams->pdata[s] ? plan->streams->pdata[s] : "");
+    for (guint u = 0; u < plan->units->len; u++)
+        strata_results_add_compute(r, plan->units->pdata[u]);
+
+    strata_results_enable_spans(r);
+    for (guint i = 0; i < plan->ops->len; i++) {
+        const strata_plan_op *op = strata_plan_op_at(plan, i);
+        double start = timing->start_s[i], end = timing->end_s[i], dur = end - start;
+        strata_op_span *sp = strata_results_add_span(r, op->label);
+        sp->op_index = op->index;
+        sp->line = op->line;
+        sp->kind = op->kind;
+        sp->stream = op->stream;
+        sp->start_s = start;
+        sp->end_s = end;
+        sp->bytes = op->bytes;
+        sp->memory = op->memory;
+        sp->src_memory = op->src_memory;
+        sp->dst_memory = op->dst_memory;
+
+        strata_stream_result *st = &g_array_index(r->streams, strata_stream_result, op->stream);
+        st->ops++;
+        if (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE)
+            st->busy_s += dur;
+        else if (op->kind == STRATA_OP_WAIT)
+            st->stall_s += dur;
+        if (op->kind == STRATA_OP_COMPUTE) {
+            strata_compute_result *cr = &g_array_index(r->compute, strata_compute_result, op->unit);
+            cr->busy_s += dur;
+            cr->flops += op->has_flops ? op->flops : 0;
+        }
+        if (op->kind == STRATA_OP_COPY && hw && op->src_memory != op->dst_memory) {
+            const strata_hop *hops = NULL;
+            uint32_t n_hops = 0;
+            if (strata_hw_route(hw, (uint32_t)op->src_memory, (uint32_t)op->dst_memory, &hops, &n_hops, NULL)) {
+                for (uint32_t h = 0; h < n_hops; h++) {
+                    strata_link_result *lr = &g_array_index(r->links, strata_link_result, hops[h].link);
+                    lr->bytes += op->bytes;
+                    interval x = {start, end};
+                    g_array_append_val(link_iv[hops[h].link], x);
+                }
+            }
+        }
+    }
+    for (guint l = 0; l < n_links; l++) {
+        g_array_index(r->links, strata_link_result, l).busy_s = union_length(link_iv[l]);
+        g_array_free(link_iv[l], TRUE);
+    }
+    g_free(link_iv);
+
+    if (plan->oom) {
+        const strata_plan_buffer *b = NULL;
+        /* the failing alloc is the buffer allocated after the last placed one */
+        for (guint i = 0; i < plan->buffers->len; i++)
+            if (strata_plan_buffer_at(plan, i)->alloc_op == plan->oom_op)
+                b = strata_plan_buffer_at(plan, i);
+        if (b)
+            strata_results_set_oom(r, plan->oom_op, plan->oom_line, strata_plan_memory_at(plan, b->memory)->name, b->name,
+                                   plan->streams->pdata[b->stream], b->size, plan->oom_free,
+                                   plan->oom_largest_free);
+    }
+    return r;
+}
