@@ -32,6 +32,7 @@ static const strata_alloc_type *const alloc_types[] = {
     &strata_alloc_buddy,
     &strata_alloc_bfc,
     &strata_alloc_caching,
+    &strata_alloc_offline,
     NULL,
 };
 

@@ -38,6 +38,10 @@ typedef struct strata_alloc_stats {
      * models of virtual memory (the caching allocator's segments, which the
      * driver maps anywhere: only reserved bytes are bounded by capacity). */
     uint64_t address_space;
+    /* Offline planners: the planned arena height and its lower bound (the
+     * peak of live bytes); 0 for online allocators. */
+    uint64_t planned_height;
+    uint64_t plan_lower_bound;
 } strata_alloc_stats;
 
 typedef enum { STRATA_BLOCK_FREE, STRATA_BLOCK_USED } strata_block_state;
