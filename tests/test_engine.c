@@ -1,0 +1,443 @@
+/*
+ * test_engine.c: the SimGrid engine on cases worked out by hand.
+ *
+ * Hardware (HW below): host (100 GB/s port) -- pcie (16 GB/s each way, 1 us,
+ * full duplex) -- hbm (1 TB/s port, 2 GiB); a unit `core` of 100 TFLOP/s
+ * (200 TFLOP/s for bf16) reading hbm. Every expected figure is derived in the
+ * comment above its assertion; tolerance 0.1% (most hold to 1e-9).
+ *
+ * Each test runs in its own process (Check fork mode): SimGrid allows one
+ * engine per process.
+ */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include "core/error.h"
+#include "engine/engine.h"
+#include "hw/hw.h"
+#include "testutil.h"
+#include "trace/reader.h"
+
+#define GIB 1073741824.0
+#define PCIE_BW 16e9
+#define PCIE_LAT 1e-6
+
+static const char HW_FMT[] =
+    "[hardware]\nname = engine-test\nsource = round numbers for hand-derived tests\n"
+    "[memory hbm]\nkind = device\ncapacity = %s\nbandwidth = %s\nlatency = 0\n"
+    "[memory host]\nkind = host\ncapacity = 64GiB\nbandwidth = 100GB/s\n"
+    "[link pcie]\nbetween = host hbm\nbandwidth = 16GB/s\nlatency = 1us\nduplex = %s\n"
+    "[compute core]\nflops = 100TFLOP/s\nflops.bf16 = 200TFLOP/s\noperands = hbm\n";
+
+static strata_hw *make_hw(const char *capacity, const char *hbm_bw, const char *duplex)
+{
+    char *text = g_strdup_printf(HW_FMT, capacity, hbm_bw, duplex);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(text, "engine-test.ini", NULL, &err);
+    ck_assert_msg(hw != NULL, "hw: %s", err ? err->message : "?");
+    g_free(text);
+    return hw;
+}
+
+/* Runs trace text on hw; returns results (status ok or oom) or NULL with *err. */
+static strata_results *run_text(strata_hw *hw, const char *trace, GError **err)
+{
+    char *path = strata_test_write_temp("engine-XXXXXX.trace", trace);
+    strata_source *src = strata_trace_open(path, err);
+    ck_assert_msg(src != NULL, "trace: %s", *err ? (*err)->message : "?");
+    strata_results *r = NULL;
+    bool ok = strata_engine_run(hw, src, NULL, &r, err);
+    strata_source_free(src);
+    g_remove(path);
+    g_free(path);
+    return ok ? r : NULL;
+}
+
+static strata_results *run_ok(const char *trace, const char *duplex, const char *hbm_bw)
+{
+    strata_hw *hw = make_hw("2GiB", hbm_bw, duplex);
+    GError *err = NULL;
+    strata_results *r = run_text(hw, trace, &err);
+    ck_assert_msg(r != NULL, "run: %s", err ? err->message : "?");
+    strata_hw_free(hw);
+    return r;
+}
+
+static void assert_close(double got, double want, const char *what)
+{
+    double tol = fabs(want) * 1e-3 + 1e-12;
+    ck_assert_msg(fabs(got - want) <= tol, "%s: got %.12g, want %.12g", what, got, want);
+}
+
+static const strata_stream_result *stream(const strata_results *r, const char *name)
+{
+    for (guint i = 0; i < r->streams->len; i++) {
+        const strata_stream_result *s = &g_array_index(r->streams, strata_stream_result, i);
+        if (strcmp(s->name, name) == 0)
+            return s;
+    }
+    ck_abort_msg("no stream %s", name);
+    return NULL;
+}
+
+static const strata_memory_result *memory(const strata_results *r, const char *name)
+{
+    for (guint i = 0; i < r->memories->len; i++) {
+        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        if (strcmp(m->name, name) == 0)
+            return m;
+    }
+    ck_abort_msg("no memory %s", name);
+    return NULL;
+}
+
+/* 2^30 B / 16e9 B/s = 67.108864 ms, plus 1 us of latency. */
+START_TEST(single_copy)
+{
+    strata_results *r = run_ok("strata-trace 1\n"
+                               "alloc a 1GiB host\n"
+                               "alloc b 1GiB hbm\n"
+                               "copy b a\n",
+                               "full", "1TB/s");
+    double want = GIB / PCIE_BW + PCIE_LAT;
+    ck_assert_msg(fabs(r->makespan_s - 0.067109864) < 1e-9, "makespan %.12g", r->makespan_s);
+    assert_close(r->makespan_s, want, "makespan");
+    ck_assert(!r->oom);
+    ck_assert_uint_eq(r->ops, 3);
+    const strata_link_result *l = &g_array_index(r->links, strata_link_result, 0);
+    ck_assert_str_eq(l->name, "pcie");
+    ck_assert_uint_eq(l->bytes, 1073741824u);
+    assert_close(l->busy_s, want, "pcie busy");
+    assert_close(stream(r, "main")->busy_s, want, "main busy");
+    ck_assert(stream(r, "main")->stall_s == 0.0);
+    ck_assert_uint_eq(memory(r, "hbm")->peak_allocated_bytes, 1073741824u);
+    ck_assert_uint_eq(memory(r, "host")->peak_allocated_bytes, 1073741824u);
+    strata_results_free(r);
+}
+END_TEST
+
+/* Two H2D copies on two streams share the 16 GB/s: each gets 8 GB/s, so both
+ * end at 2 * 67.108864 ms + 1 us. */
+START_TEST(two_copies_share_a_link)
+{
+    strata_results *r = run_ok("strata-trace 1\n"
+                               "alloc a 1GiB host\nalloc b 1GiB hbm\n"
+                               "alloc c 1GiB host\nalloc d 1GiB hbm\n"
+                               "copy b a stream=s1\n"
+                               "copy d c stream=s2\n",
+                               "full", "1TB/s");
+    assert_close(r->makespan_s, 2 * GIB / PCIE_BW + PCIE_LAT, "makespan");
+    assert_close(stream(r, "s1")->busy_s, 2 * GIB / PCIE_BW + PCIE_LAT, "s1 busy");
+    ck_assert_uint_eq(g_array_index(r->links, strata_link_result, 0).bytes, 2 * 1073741824ull);
+    strata_results_free(r);
+}
+END_TEST
+
+static const char H2D_D2H[] = "strata-trace 1\n"
+                              "alloc a 1GiB host\nalloc b 1GiB hbm\n"
+                              "alloc c 1GiB hbm\nalloc d 1GiB host\n"
+                              "copy b a stream=h2d\n"
+                              "copy d c stream=d2h\n";
+
+/* Full duplex: each direction has its own 16 GB/s, so both end at 67.109864 ms. */
+START_TEST(full_duplex_directions_are_independent)
+{
+    strata_results *r = run_ok(H2D_D2H, "full", "1TB/s");
+    assert_close(r->makespan_s, GIB / PCIE_BW + PCIE_LAT, "makespan");
+    assert_close(g_array_index(r->links, strata_link_result, 0).busy_s, GIB / PCIE_BW + PCIE_LAT, "busy");
+    strata_results_free(r);
+}
+END_TEST
+
+/* Half duplex: the two directions share 16 GB/s: 2 * 67.108864 ms + 1 us. */
+START_TEST(half_duplex_directions_share)
+{
+    strata_results *r = run_ok(H2D_D2H, "half", "1TB/s");
+    assert_close(r->makespan_s, 2 * GIB / PCIE_BW + PCIE_LAT, "makespan");
+    strata_results_free(r);
+}
+END_TEST
+
+/* A copy inside hbm reads and writes hbm's port: 2 * 2^30 B / 1e12 B/s. */
+START_TEST(copy_inside_a_memory)
+{
+    strata_results *r = run_ok("strata-trace 1\nalloc a 512MiB\nalloc b 512MiB\ncopy b a\n", "full", "1TB/s");
+    assert_close(r->makespan_s, 2 * (GIB / 2) / 1e12, "makespan");
+    ck_assert_uint_eq(g_array_index(r->links, strata_link_result, 0).bytes, 0);
+    strata_results_free(r);
+}
+END_TEST
+
+/* Flops bound: 1e12 flops at 100 TFLOP/s = 10 ms (operands 1 MiB / 1 TB/s = 1 us). */
+START_TEST(compute_bound_by_flops)
+{
+    strata_results *r = run_ok("strata-trace 1\nalloc x 1MiB\ncompute mm flops=1e12 in=x\n", "full", "1TB/s");
+    assert_close(r->makespan_s, 0.010, "makespan");
+    const strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, 0);
+    assert_close(c->busy_s, 0.010, "core busy");
+    assert_close(c->flops, 1e12, "flops");
+    strata_results_free(r);
+}
+END_TEST
+
+/* Bytes bound: 1e6 flops take 10 ns, but in=x (512 MiB) and out=y (512 MiB)
+ * move 2^30 B at 1 TB/s = 1.073741824 ms. */
+START_TEST(compute_bound_by_bytes)
+{
+    strata_results *r = run_ok("strata-trace 1\nalloc x 512MiB\nalloc y 512MiB\n"
+                               "compute mm flops=1e6 in=x out=y\n",
+                               "full", "1TB/s");
+    assert_close(r->makespan_s, GIB / 1e12, "makespan");
+    strata_results_free(r);
+}
+END_TEST
+
+/* The first operand is bf16: 1e12 flops at 200 TFLOP/s = 5 ms. time= wins over both. */
+START_TEST(compute_dtype_peak_and_time)
+{
+    strata_results *r = run_ok("strata-trace 1\nalloc x 1MiB dtype=bf16\ncompute mm flops=1e12 in=x\n"
+                               "compute fixed flops=1e15 in=x time=2ms\n",
+                               "full", "1TB/s");
+    assert_close(r->makespan_s, 0.005 + 0.002, "makespan");
+    strata_results_free(r);
+}
+END_TEST
+
+/* Beside a copy. hbm's port is 32 GB/s. Alone, a compute reading 1 GiB takes
+ * 2^30 / 32e9 = 33.554432 ms. Beside a 1 GiB H2D copy (16 GB/s by pcie, also
+ * through hbm's port) the port is shared max-min: 16 GB/s each, so the compute
+ * takes ~67.108864 ms (it has the port alone for the copy's first 1 us) and the
+ * copy is unchanged at 67.109864 ms. */
+START_TEST(compute_beside_a_copy)
+{
+    strata_results *alone = run_ok("strata-trace 1\nalloc x 1GiB\ncompute k in=x\n", "full", "32GB/s");
+    assert_close(alone->makespan_s, GIB / 32e9, "alone");
+    strata_results_free(alone);
+}
+END_TEST
+
+START_TEST(compute_shares_the_port_with_a_copy)
+{
+    strata_results *r = run_ok("strata-trace 1\nalloc x 1GiB\nalloc a 1GiB host\nalloc b 1GiB\n"
+                               "copy b a stream=dma\n"
+                               "compute k in=x stream=main\n",
+                               "full", "32GB/s");
+    assert_close(r->makespan_s, GIB / PCIE_BW + PCIE_LAT, "makespan");
+    assert_close(stream(r, "main")->busy_s, GIB / 16e9, "compute");
+    assert_close(stream(r, "dma")->busy_s, GIB / PCIE_BW + PCIE_LAT, "copy");
+    strata_results_free(r);
+}
+END_TEST
+
+/* After a copy through record/wait: main waits 67.109864 ms, then computes
+ * 1e12 flops for 10 ms. */
+START_TEST(compute_after_copy_record_wait)
+{
+    strata_results *r = run_ok("strata-trace 1\n"
+                               "alloc a 1GiB host\nalloc b 1GiB\n"
+                               "copy b a stream=dma\n"
+                               "record loaded stream=dma\n"
+                               "wait loaded stream=main\n"
+                               "compute k flops=1e12 stream=main\n",
+                               "full", "1TB/s");
+    double copy = GIB / PCIE_BW + PCIE_LAT;
+    assert_close(r->makespan_s, copy + 0.010, "makespan");
+    assert_close(stream(r, "main")->stall_s, copy, "main stall");
+    assert_close(stream(r, "main")->busy_s, 0.010, "main busy");
+    assert_close(stream(r, "dma")->busy_s, copy, "dma busy");
+    strata_results_free(r);
+}
+END_TEST
+
+/* A wait refers to the latest record before it in file order: the second
+ * record (after the second copy) is not awaited by the first wait. */
+START_TEST(wait_refers_to_latest_record_in_file_order)
+{
+    strata_results *r = run_ok("strata-trace 1\n"
+                               "alloc a 1GiB host\nalloc b 1GiB\n"
+                               "copy b a stream=dma\n"
+                               "record e stream=dma\n"
+                               "wait e stream=main\n"
+                               "compute k1 flops=1e12 stream=main\n"
+                               "copy b a stream=dma\n"
+                               "record e stream=dma\n"
+                               "wait e stream=main\n"
+                               "compute k2 flops=1e12 stream=main\n",
+                               "full", "1TB/s");
+    /* k1 runs during the second copy; k2 after it. */
+    double copy = GIB / PCIE_BW + PCIE_LAT;
+    assert_close(r->makespan_s, 2 * copy + 0.010, "makespan");
+    assert_close(stream(r, "main")->stall_s, copy + (copy - 0.010), "stall");
+    strata_results_free(r);
+}
+END_TEST
+
+/* hbm 1 GiB: 768 MiB fits, 512 MiB more does not: 256 MiB free, one block. */
+START_TEST(out_of_memory)
+{
+    strata_hw *hw = make_hw("1GiB", "1TB/s", "full");
+    GError *err = NULL;
+    strata_results *r = run_text(hw,
+                                 "strata-trace 1\n"
+                                 "# a comment line\n"
+                                 "alloc a 768MiB stream=s\n"
+                                 "alloc a2 1MiB host stream=s\n"
+                                 "alloc b 512MiB stream=s\n"
+                                 "compute never flops=1e12 stream=s\n",
+                                 &err);
+    ck_assert_msg(r != NULL, "%s", err ? err->message : "?");
+    ck_assert(r->oom);
+    ck_assert_uint_eq(r->oom_info.op_index, 2);
+    ck_assert_uint_eq(r->oom_info.line, 5);
+    ck_assert_str_eq(r->oom_info.memory, "hbm");
+    ck_assert_str_eq(r->oom_info.buffer, "b");
+    ck_assert_str_eq(r->oom_info.stream, "s");
+    ck_assert_uint_eq(r->oom_info.requested_bytes, 512ull << 20);
+    ck_assert_uint_eq(r->oom_info.free_bytes, 256ull << 20);
+    ck_assert_uint_eq(r->oom_info.largest_free_bytes, 256ull << 20);
+    ck_assert_uint_eq(r->ops, 2);
+    ck_assert(r->makespan_s == 0.0);
+    strata_results_free(r);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* JAX-style accounting: w (arguments) live at the first compute, t is a
+ * temporary (freed), o is an output (never freed). */
+START_TEST(argument_output_temp_accounting)
+{
+    strata_results *r = run_ok("strata-trace 1\n"
+                               "alloc w 100MiB tag=param\n"
+                               "alloc x 10MiB tag=input\n"
+                               "free x\n"
+                               "compute c1 flops=1e9 in=w\n"
+                               "alloc t 300MiB tag=temp\n"
+                               "alloc o 50MiB tag=output\n"
+                               "compute c2 flops=1e9 in=t out=o\n"
+                               "free t\n",
+                               "full", "1TB/s");
+    const strata_memory_result *m = memory(r, "hbm");
+    ck_assert_uint_eq(m->argument_bytes, 100ull << 20);
+    ck_assert_uint_eq(m->output_bytes, 150ull << 20);
+    ck_assert_uint_eq(m->temp_peak_bytes, 300ull << 20);
+    ck_assert_uint_eq(m->peak_allocated_bytes, 450ull << 20);
+    strata_results_free(r);
+}
+END_TEST
+
+/* A route through an intermediate memory uses its port, and each link once:
+ * host -> hbm -> vmem, bottleneck 16 GB/s, latencies 1 us + 0.5 us. */
+START_TEST(route_through_hbm)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(
+        "[hardware]\nname = three\nsource = test\n"
+        "[memory hbm]\nkind = device\ncapacity = 1GiB\nbandwidth = 1TB/s\n"
+        "[memory host]\nkind = host\ncapacity = 4GiB\nbandwidth = 100GB/s\n"
+        "[memory vmem]\nkind = onchip\ncapacity = 256MiB\nbandwidth = 4TB/s\n"
+        "[link pcie]\nbetween = host hbm\nbandwidth = 16GB/s\nlatency = 1us\nduplex = full\n"
+        "[link dma]\nbetween = hbm vmem\nbandwidth = 100GB/s\nlatency = 500ns\nduplex = full\n"
+        "[compute core]\nflops = 1TFLOP/s\noperands = vmem\n",
+        "three.ini", NULL, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "?");
+    strata_results *r = run_text(hw, "strata-trace 1\nalloc a 128MiB host\nalloc v 128MiB vmem\ncopy v a\n", &err);
+    ck_assert_msg(r != NULL, "%s", err ? err->message : "?");
+    assert_close(r->makespan_s, 134217728.0 / 16e9 + 1.5e-6, "makespan");
+    ck_assert_uint_eq(g_array_index(r->links, strata_link_result, 0).bytes, 134217728u);
+    ck_assert_uint_eq(g_array_index(r->links, strata_link_result, 1).bytes, 134217728u);
+    strata_results_free(r);
+    strata_hw_free(hw);
+}
+END_TEST
+
+static void expect_input_error(const char *trace, const char *needle)
+{
+    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
+    GError *err = NULL;
+    strata_results *r = run_text(hw, trace, &err);
+    ck_assert_msg(r == NULL, "expected an error");
+    ck_assert(err != NULL);
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_msg(strstr(err->message, needle) != NULL, "message '%s' lacks '%s'", err->message, needle);
+    g_error_free(err);
+    strata_hw_free(hw);
+}
+
+START_TEST(unknown_memory_is_an_error_with_line)
+{
+    expect_input_error("strata-trace 1\nalloc a 1MiB\nalloc b 1MiB sram\n", ".trace:3: unknown memory 'sram'");
+}
+END_TEST
+
+START_TEST(unknown_unit_is_an_error_with_line)
+{
+    expect_input_error("strata-trace 1\ncompute k flops=1 unit=tpu\n", ".trace:2: unknown compute unit 'tpu'");
+}
+END_TEST
+
+START_TEST(spans_are_recorded)
+{
+    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
+    char *path = strata_test_write_temp("engine-XXXXXX.trace",
+                                        "strata-trace 1\nalloc a 1GiB host\nalloc b 1GiB\ncopy b a\nfree a\n");
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    strata_engine_options opt;
+    strata_engine_options_init(&opt);
+    opt.record_spans = true;
+    opt.check_allocators = true;
+    strata_results *r = NULL;
+    ck_assert(strata_engine_run(hw, src, &opt, &r, &err));
+    ck_assert_uint_eq(r->spans->len, 4);
+    const strata_op_span *copy = &g_array_index(r->spans, strata_op_span, 2);
+    ck_assert_int_eq(copy->kind, STRATA_OP_COPY);
+    ck_assert_uint_eq(copy->line, 4);
+    assert_close(copy->end_s - copy->start_s, GIB / PCIE_BW + PCIE_LAT, "copy span");
+    ck_assert_int_eq(copy->src_memory, 1);
+    ck_assert_int_eq(copy->dst_memory, 0);
+    ck_assert_uint_eq(r->mem_samples->len, 3);
+    const strata_mem_sample *last = &g_array_index(r->mem_samples, strata_mem_sample, 2);
+    ck_assert_int_eq(last->delta, -(int64_t)1073741824);
+    assert_close(last->t_s, GIB / PCIE_BW + PCIE_LAT, "free time");
+    strata_results_free(r);
+    strata_source_free(src);
+    strata_hw_free(hw);
+    g_remove(path);
+    g_free(path);
+}
+END_TEST
+
+static Suite *engine_suite(void)
+{
+    Suite *s = suite_create("engine");
+    TCase *t = tcase_create("analytical");
+    tcase_add_test(t, single_copy);
+    tcase_add_test(t, two_copies_share_a_link);
+    tcase_add_test(t, full_duplex_directions_are_independent);
+    tcase_add_test(t, half_duplex_directions_share);
+    tcase_add_test(t, copy_inside_a_memory);
+    tcase_add_test(t, compute_bound_by_flops);
+    tcase_add_test(t, compute_bound_by_bytes);
+    tcase_add_test(t, compute_dtype_peak_and_time);
+    tcase_add_test(t, compute_beside_a_copy);
+    tcase_add_test(t, compute_shares_the_port_with_a_copy);
+    tcase_add_test(t, compute_after_copy_record_wait);
+    tcase_add_test(t, wait_refers_to_latest_record_in_file_order);
+    tcase_add_test(t, route_through_hbm);
+    suite_add_tcase(s, t);
+    TCase *m = tcase_create("memory");
+    tcase_add_test(m, out_of_memory);
+    tcase_add_test(m, argument_output_temp_accounting);
+    tcase_add_test(m, spans_are_recorded);
+    suite_add_tcase(s, m);
+    TCase *e = tcase_create("errors");
+    tcase_add_test(e, unknown_memory_is_an_error_with_line);
+    tcase_add_test(e, unknown_unit_is_an_error_with_line);
+    suite_add_tcase(s, e);
+    return s;
+}
+
+int main(void)
+{
+    return strata_test_main(engine_suite());
+}
