@@ -25,4 +25,17 @@ char *strata_workload_type_names(void); /* g_free */
 /* name plus "k=v" args (NULL-terminated): validates and generates. */
 strata_source *strata_workload_generate(const char *name, const char *const *args, GError **err);
 
+/* For generators: the dtype names a `dtype=` parameter accepts (choices),
+ * and the dtype it names. */
+extern const char *const strata_workload_dtype_choices[];
+strata_dtype strata_workload_dtype(const strata_params *p, const char *name);
+/* Checks that each named INT parameter is >= 1 (error names the workload). */
+bool strata_workload_check_positive(const strata_params *p, const char *workload, const char *const *names,
+                                    GError **err);
+
+extern const strata_workload_type strata_workload_scan_mlp;
+extern const strata_workload_type strata_workload_adam_mlp;
+extern const strata_workload_type strata_workload_matmul;
+extern const strata_workload_type strata_workload_transformer;
+
 #endif

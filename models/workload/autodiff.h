@@ -1,0 +1,65 @@
+/*
+ * autodiff.h: reverse-mode differentiation of a small forward program, with
+ * rematerialization, emitting the training step's computes into a wl_graph.
+ *
+ * A model is a list of nodes `out = f(ins)` in forward order, each in a
+ * group (a layer; groups that may be rematerialized are marked). For each
+ * input a node declares its vector-Jacobian product: the flops of the
+ * gradient with respect to that input and the tensors it needs (besides the
+ * output's gradient). wl_model_emit() then writes, like jax.grad under jit:
+ *  1. the forward pass, node by node;
+ *  2. the backward pass in reverse: for each node, the gradient of each input
+ *     that needs one (params and what depends on them), accumulated when a
+ *     tensor feeds several nodes;
+ *  3. with remat, before a group's backward, the recomputation of the
+ *     outputs of that group that were not saved: `full` saves only what
+ *     crosses group boundaries (jax.checkpoint of each layer), `dots` also
+ *     saves matmul outputs (checkpoint_policies.dots_saveable).
+ * What is saved stays live from forward to backward; the rest is freed after
+ * its last forward use (graph.h's liveness) and recomputed.
+ *
+ * Invariants: the last node is the loss (its gradient is the seed, 1); a
+ * tensor's gradient is named "d_NAME", a recomputed tensor "NAME_remat";
+ * gradients have the dtype and shape of their tensor.
+ */
+#ifndef STRATA_WL_AUTODIFF_H
+#define STRATA_WL_AUTODIFF_H
+
+#include "workload/graph.h"
+
+typedef enum { WL_REMAT_NONE, WL_REMAT_FULL, WL_REMAT_DOTS } wl_remat;
+
+typedef struct wl_model wl_model;
+
+wl_model *wl_model_new(wl_graph *g);
+void wl_model_free(wl_model *m);
+
+/* Tensors that need a gradient (parameters). Node outputs inherit it. */
+void wl_model_requires_grad(wl_model *m, wl_tensor t);
+/* Subsequent nodes go in `group`; remat applies to it when rematerializable. */
+void wl_model_group(wl_model *m, int group, bool rematerializable);
+
+/* out = f(ins). Returns the node index. */
+uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_tensor *ins, uint32_t n_ins,
+                       double flops, bool is_dot);
+/* Gradient with respect to input k: flops, and the tensors it reads. */
+void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl_tensor *needs, uint32_t n);
+
+/* Helpers for common nodes. */
+/* out[M,N] = a[M,K] @ b[K,N] (batched by `batch`): 2*batch*M*K*N flops each way. */
+uint32_t wl_model_matmul(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b, double flops);
+/* out = f(x) elementwise: fwd and bwd flops per element; the vjp reads x. */
+uint32_t wl_model_unary(wl_model *m, const char *label, wl_tensor out, wl_tensor x, double fwd_per_elem,
+                        double bwd_per_elem);
+/* out = a + b (residual): gradients pass through (one flop per element). */
+uint32_t wl_model_add(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b);
+
+/* Emit forward and backward into the graph. Parameter gradients get `grad_flags`
+ * (WL_OUTPUT when the step returns them). */
+void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags);
+/* The gradient tensor of t after emit (WL_NONE if none flowed). */
+wl_tensor wl_model_grad(const wl_model *m, wl_tensor t);
+
+bool wl_remat_from_name(const char *name, wl_remat *out);
+
+#endif

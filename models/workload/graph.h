@@ -1,0 +1,50 @@
+/*
+ * graph.h: a program as tensors and a schedule of computes, turned into an
+ * op stream with allocations placed the way XLA's buffer assignment places
+ * them: each tensor is allocated just before the step that first writes it
+ * and freed just after the step that last reads or writes it.
+ *
+ * Arguments (WL_ARGUMENT) are allocated before the first step, in
+ * declaration order, and never freed (the caller owns them); outputs
+ * (WL_OUTPUT) are never freed (they are handed back). A tensor that no step
+ * uses is never allocated. The generators in models/workload/ build a graph
+ * (through autodiff.h for the training steps) and hand its source to `gen`.
+ *
+ * Invariants: tensor ids are dense (0, 1, ...) in declaration order; bytes =
+ * ceil(product of dims x bits of dtype / 8); the emitted stream passes
+ * trace/check.h (every name live where it is used, unique while live).
+ */
+#ifndef STRATA_WL_GRAPH_H
+#define STRATA_WL_GRAPH_H
+
+#include "trace/source.h"
+
+typedef uint32_t wl_tensor;
+#define WL_NONE ((wl_tensor)UINT32_MAX)
+
+enum { WL_TEMP = 0, WL_ARGUMENT = 1u << 0, WL_OUTPUT = 1u << 1 };
+
+typedef struct wl_graph wl_graph;
+
+wl_graph *wl_graph_new(void);
+void wl_graph_free(wl_graph *g);
+
+/* dims: n_dims extents (n_dims 0: a scalar). memory NULL: the device memory. */
+wl_tensor wl_graph_tensor(wl_graph *g, const char *name, strata_tag tag, strata_dtype dtype,
+                          uint32_t n_dims, const uint64_t *dims, unsigned flags);
+const char *wl_graph_name(const wl_graph *g, wl_tensor t);
+uint64_t wl_graph_bytes(const wl_graph *g, wl_tensor t);
+strata_dtype wl_graph_dtype(const wl_graph *g, wl_tensor t);
+uint32_t wl_graph_dims(const wl_graph *g, wl_tensor t, const uint64_t **dims);
+strata_tag wl_graph_tag(const wl_graph *g, wl_tensor t);
+void wl_graph_set_flags(wl_graph *g, wl_tensor t, unsigned flags);
+uint64_t wl_graph_elements(const wl_graph *g, wl_tensor t);
+
+/* One compute step. donates: inputs whose storage the outputs may reuse. */
+void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_tensor *ins, uint32_t n_ins,
+                      const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates);
+
+/* The op stream (takes g). */
+strata_source *wl_graph_to_source(wl_graph *g, const char *origin);
+
+#endif

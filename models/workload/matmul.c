@@ -1,0 +1,240 @@
+/*
+ * matmul.c: `strata gen matmul`, a Pallas-style blocked matmul C = A @ B on
+ * a TPU core's memories: A[m,k], B[k,n], C[m,n] in HBM, blocks in VMEM, the
+ * f32 accumulator in VMEM (or `acc=acc` for accumulator memory).
+ *
+ * Schedule: the grid is (m/bm, n/bn, k/bk) with k innermost; step s works on
+ * blocks A[i,kk] (bm x bk) and B[kk,j] (bk x bn).
+ *  - `buffers` = N slots for each of the A and B blocks in VMEM (N=1: no
+ *    overlap; N=2: double buffering; N=3: triple). Step s uses slot s mod N.
+ *  - Stream dma_in fetches: the blocks of step s are copied HBM -> VMEM into
+ *    slot s mod N, then `record in_ready_SLOT`. The fetch of step s+N is
+ *    issued right after the MXU finishes step s (it waits for `in_free_SLOT`,
+ *    recorded by main after that compute): the pipeline of the Pallas docs,
+ *    where the next blocks stream in while the MXU works on the current ones.
+ *  - Stream main: `wait in_ready_SLOT`, compute mxu (2*bm*bn*bk flops, in=
+ *    the two blocks and, after the first k step, the accumulator; out= the
+ *    accumulator), `record in_free_SLOT`.
+ *  - When k completes for tile (i,j), main casts the accumulator into an
+ *    output slot (bm*bn flops; N output slots), and stream dma_out writes it
+ *    back VMEM -> HBM into C, then `record out_done_SLOT`; main waits for it
+ *    before reusing that output slot.
+ * Per-step costs come from the hardware model: the compute unit's `overhead`
+ * (per grid step), the HBM <-> VMEM link's latency (DMA issue and completion)
+ * and bandwidth, the MXU's flops for the dtype (see configs/hw/tpu-v5e.ini).
+ * Tags: A input, B param, C output, blocks and accumulator temp.
+ */
+#include "workload/workload.h"
+#include "core/error.h"
+
+static const char *const acc_choices[] = {"vmem", "acc", NULL};
+
+static const strata_param_def matmul_params[] = {
+    {"m", STRATA_PARAM_INT, "4096", "rows of A and C", NULL},
+    {"n", STRATA_PARAM_INT, "4096", "columns of B and C", NULL},
+    {"k", STRATA_PARAM_INT, "4096", "columns of A, rows of B (the reduction)", NULL},
+    {"bm", STRATA_PARAM_INT, "512", "block rows (must divide m)", NULL},
+    {"bn", STRATA_PARAM_INT, "512", "block columns (must divide n)", NULL},
+    {"bk", STRATA_PARAM_INT, "512", "block depth (must divide k)", NULL},
+    {"dtype", STRATA_PARAM_STRING, "bf16", "element type of A, B and C (the accumulator is f32)",
+     strata_workload_dtype_choices},
+    {"buffers", STRATA_PARAM_INT, "2", "VMEM slots per input block: 1 none, 2 double, 3 triple buffering", NULL},
+    {"acc", STRATA_PARAM_STRING, "vmem", "memory holding the f32 accumulator: vmem or acc", acc_choices},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+typedef struct mm_ctx {
+    strata_op_list *list;
+    uint64_t m, n, k, bm, bn, bk, e;
+    strata_dtype dt;
+    uint32_t slots;
+    uint64_t gi, gj, gk; /* grid extents */
+} mm_ctx;
+
+static void emit_alloc(mm_ctx *c, const char *name, uint64_t rows, uint64_t cols, strata_dtype dt,
+                       const char *memory, strata_tag tag)
+{
+    strata_op op = {0};
+    op.kind = STRATA_OP_ALLOC;
+    op.stream = STRATA_DEFAULT_STREAM;
+    op.name = name;
+    op.memory = memory;
+    op.size = rows * cols * (strata_dtype_bits(dt) / 8);
+    op.tag = tag;
+    op.dtype = dt;
+    op.n_dims = 2;
+    op.shape[0] = rows;
+    op.shape[1] = cols;
+    strata_op_list_append(c->list, &op);
+}
+
+static void emit_event(mm_ctx *c, strata_op_kind kind, const char *stream, const char *fmt, uint32_t slot)
+{
+    char name[32];
+    g_snprintf(name, sizeof name, fmt, slot);
+    strata_op op = {0};
+    op.kind = kind;
+    op.stream = stream;
+    op.name = name;
+    strata_op_list_append(c->list, &op);
+}
+
+static void emit_copy(mm_ctx *c, const char *stream, const char *dst, const char *src, uint64_t bytes)
+{
+    strata_op op = {0};
+    op.kind = STRATA_OP_COPY;
+    op.stream = stream;
+    op.name = dst;
+    op.src = src;
+    op.size = bytes;
+    op.has_bytes = true;
+    strata_op_list_append(c->list, &op);
+}
+
+static void emit_compute(mm_ctx *c, const char *label, double flops, const char **ins, uint32_t n_ins,
+                         const char *out)
+{
+    strata_op op = {0};
+    op.kind = STRATA_OP_COMPUTE;
+    op.stream = STRATA_DEFAULT_STREAM;
+    op.name = label;
+    op.has_flops = true;
+    op.flops = flops;
+    op.ins = ins;
+    op.n_ins = n_ins;
+    op.outs = &out;
+    op.n_outs = 1;
+    strata_op_list_append(c->list, &op);
+}
+
+/* The fetch of step s into slot s mod N on stream dma_in. */
+static void emit_fetch(mm_ctx *c, uint64_t s)
+{
+    uint32_t slot = (uint32_t)(s % c->slots);
+    if (s >= c->slots)
+        emit_event(c, STRATA_OP_WAIT, "dma_in", "in_free_%u", slot);
+    char dst[32];
+    g_snprintf(dst, sizeof dst, "a_blk%u", slot);
+    emit_copy(c, "dma_in", dst, "A", c->bm * c->bk * c->e);
+    g_snprintf(dst, sizeof dst, "b_blk%u", slot);
+    emit_copy(c, "dma_in", dst, "B", c->bk * c->bn * c->e);
+    emit_event(c, STRATA_OP_RECORD, "dma_in", "in_ready_%u", slot);
+}
+
+static strata_source *matmul_generate(const strata_params *p, GError **err)
+{
+    static const char *const positive[] = {"m", "n", "k", "bm", "bn", "bk", "buffers", NULL};
+    if (!strata_workload_check_positive(p, "matmul", positive, err))
+        return NULL;
+    mm_ctx c = {0};
+    c.m = (uint64_t)strata_params_int(p, "m");
+    c.n = (uint64_t)strata_params_int(p, "n");
+    c.k = (uint64_t)strata_params_int(p, "k");
+    c.bm = (uint64_t)strata_params_int(p, "bm");
+    c.bn = (uint64_t)strata_params_int(p, "bn");
+    c.bk = (uint64_t)strata_params_int(p, "bk");
+    c.dt = strata_workload_dtype(p, "dtype");
+    c.e = strata_dtype_bits(c.dt) / 8;
+    const char *acc_mem = strata_params_string(p, "acc");
+    int64_t buffers = strata_params_int(p, "buffers");
+    if (buffers > 8) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "matmul: expected buffers between 1 and 8, got %" G_GINT64_FORMAT,
+                    buffers);
+        return NULL;
+    }
+    c.slots = (uint32_t)buffers;
+    const struct { const char *dim, *block; uint64_t d, b; } div[] = {
+        {"m", "bm", c.m, c.bm}, {"n", "bn", c.n, c.bn}, {"k", "bk", c.k, c.bk}};
+    for (size_t i = 0; i < G_N_ELEMENTS(div); i++)
+        if (div[i].d % div[i].b != 0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "matmul: expected %s to divide %s, got %s=%" G_GUINT64_FORMAT " %s=%" G_GUINT64_FORMAT,
+                        div[i].block, div[i].dim, div[i].dim, div[i].d, div[i].block, div[i].b);
+            return NULL;
+        }
+    if (c.e == 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "matmul: expected a dtype of whole bytes");
+        return NULL;
+    }
+    c.gi = c.m / c.bm;
+    c.gj = c.n / c.bn;
+    c.gk = c.k / c.bk;
+    c.list = strata_op_list_new();
+
+    emit_alloc(&c, "A", c.m, c.k, c.dt, "hbm", STRATA_TAG_INPUT);
+    emit_alloc(&c, "B", c.k, c.n, c.dt, "hbm", STRATA_TAG_PARAM);
+    char name[32], name2[32], label[64];
+    for (uint32_t s = 0; s < c.slots; s++) {
+        g_snprintf(name, sizeof name, "a_blk%u", s);
+        emit_alloc(&c, name, c.bm, c.bk, c.dt, "vmem", STRATA_TAG_TEMP);
+        g_snprintf(name, sizeof name, "b_blk%u", s);
+        emit_alloc(&c, name, c.bk, c.bn, c.dt, "vmem", STRATA_TAG_TEMP);
+    }
+    emit_alloc(&c, "acc", c.bm, c.bn, STRATA_DTYPE_F32, acc_mem, STRATA_TAG_TEMP);
+    for (uint32_t s = 0; s < c.slots; s++) {
+        g_snprintf(name, sizeof name, "o_blk%u", s);
+        emit_alloc(&c, name, c.bm, c.bn, c.dt, "vmem", STRATA_TAG_TEMP);
+    }
+
+    uint64_t steps = c.gi * c.gj * c.gk;
+    for (uint64_t s = 0; s < c.slots && s < steps; s++)
+        emit_fetch(&c, s);
+    uint64_t s = 0, tile = 0;
+    double mxu_flops = 2.0 * (double)c.bm * (double)c.bn * (double)c.bk;
+    for (uint64_t i = 0; i < c.gi; i++)
+        for (uint64_t j = 0; j < c.gj; j++) {
+            for (uint64_t kk = 0; kk < c.gk; kk++, s++) {
+                uint32_t slot = (uint32_t)(s % c.slots);
+                emit_event(&c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "in_ready_%u", slot);
+                g_snprintf(name, sizeof name, "a_blk%u", slot);
+                g_snprintf(name2, sizeof name2, "b_blk%u", slot);
+                const char *ins[3] = {name, name2, "acc"};
+                g_snprintf(label, sizeof label, "mxu_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT,
+                           i, j, kk);
+                emit_compute(&c, label, mxu_flops, ins, kk == 0 ? 2 : 3, "acc");
+                emit_event(&c, STRATA_OP_RECORD, STRATA_DEFAULT_STREAM, "in_free_%u", slot);
+                if (s + c.slots < steps)
+                    emit_fetch(&c, s + c.slots);
+            }
+            uint32_t oslot = (uint32_t)(tile % c.slots);
+            if (tile == 0)
+                emit_alloc(&c, "C", c.m, c.n, c.dt, "hbm", STRATA_TAG_OUTPUT);
+            if (tile >= c.slots)
+                emit_event(&c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "out_done_%u", oslot);
+            g_snprintf(name, sizeof name, "o_blk%u", oslot);
+            const char *acc_in[1] = {"acc"};
+            g_snprintf(label, sizeof label, "store_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT, i, j);
+            emit_compute(&c, label, (double)(c.bm * c.bn), acc_in, 1, name);
+            emit_event(&c, STRATA_OP_RECORD, STRATA_DEFAULT_STREAM, "out_full_%u", oslot);
+            emit_event(&c, STRATA_OP_WAIT, "dma_out", "out_full_%u", oslot);
+            emit_copy(&c, "dma_out", "C", name, c.bm * c.bn * c.e);
+            emit_event(&c, STRATA_OP_RECORD, "dma_out", "out_done_%u", oslot);
+            tile++;
+        }
+    /* Drain the write-backs, then release the VMEM scratch. */
+    for (uint32_t o = 0; o < c.slots && o < tile; o++)
+        emit_event(&c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "out_done_%u", o);
+    const char *const scratch[] = {"a_blk%u", "b_blk%u", "o_blk%u"};
+    for (size_t t = 0; t < G_N_ELEMENTS(scratch); t++)
+        for (uint32_t sl = 0; sl < c.slots; sl++) {
+            g_snprintf(name, sizeof name, scratch[t], sl);
+            strata_op op = {0};
+            op.kind = STRATA_OP_FREE;
+            op.stream = STRATA_DEFAULT_STREAM;
+            op.name = name;
+            strata_op_list_append(c.list, &op);
+        }
+    strata_op fr = {0};
+    fr.kind = STRATA_OP_FREE;
+    fr.stream = STRATA_DEFAULT_STREAM;
+    fr.name = "acc";
+    strata_op_list_append(c.list, &fr);
+    return strata_op_list_to_source(c.list, "matmul");
+}
+
+const strata_workload_type strata_workload_matmul = {
+    "matmul",
+    "a Pallas-style blocked matmul on a TPU core: HBM -> VMEM block DMAs, MXU steps, 1/2/3 buffers",
+    matmul_params,
+    matmul_generate,
+};

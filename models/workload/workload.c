@@ -1,0 +1,94 @@
+/*
+ * workload.c: the table of trace generators by name (`strata gen NAME`),
+ * and the helpers they share for their declared parameters.
+ *
+ * Each generator lives in its own file (scan_mlp.c, adam_mlp.c, matmul.c,
+ * transformer.c) and exports one const strata_workload_type listed below.
+ * Invariant: the table is NULL-terminated and names are unique.
+ */
+#include "workload/workload.h"
+#include <string.h>
+#include "core/error.h"
+
+static const strata_workload_type *const workload_types[] = {
+    &strata_workload_scan_mlp,
+    &strata_workload_adam_mlp,
+    &strata_workload_matmul,
+    &strata_workload_transformer,
+    NULL,
+};
+
+const char *const strata_workload_dtype_choices[] = {"f32", "bf16", "f16", "f8", "int8", "f64", NULL};
+
+const strata_workload_type *const *strata_workload_types(void) { return workload_types; }
+
+const strata_workload_type *strata_workload_type_find(const char *name)
+{
+    for (const strata_workload_type *const *t = workload_types; *t; t++)
+        if (strcmp((*t)->name, name) == 0)
+            return *t;
+    return NULL;
+}
+
+char *strata_workload_type_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (const strata_workload_type *const *t = workload_types; *t; t++)
+        g_string_append_printf(s, "%s%s", s->len ? ", " : "", (*t)->name);
+    return g_string_free(s, FALSE);
+}
+
+strata_dtype strata_workload_dtype(const strata_params *p, const char *name)
+{
+    strata_dtype d = STRATA_DTYPE_NONE;
+    if (!strata_dtype_from_name(strata_params_string(p, name), &d))
+        g_error("workload parameter %s: dtype not validated", name); /* choices guarantee it */
+    return d;
+}
+
+bool strata_workload_check_positive(const strata_params *p, const char *workload, const char *const *names,
+                                    GError **err)
+{
+    for (const char *const *n = names; *n; n++)
+        if (strata_params_int(p, *n) < 1) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected %s >= 1, got %" G_GINT64_FORMAT,
+                        workload, *n, strata_params_int(p, *n));
+            return false;
+        }
+    return true;
+}
+
+strata_source *strata_workload_generate(const char *name, const char *const *args, GError **err)
+{
+    const strata_workload_type *type = strata_workload_type_find(name);
+    if (!type) {
+        char *known = strata_workload_type_names();
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown workload '%s'; known workloads: %s", name,
+                    known);
+        g_free(known);
+        return NULL;
+    }
+    GString *kv = g_string_new(NULL);
+    for (const char *const *a = args; a && *a; a++) {
+        if (!strchr(*a, '=') || **a == '=') {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s: expected a parameter as key=value, got '%s'", name, *a);
+            g_string_free(kv, TRUE);
+            return NULL;
+        }
+        if (strchr(*a, ',')) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s: expected one key=value per argument (no commas), got '%s'", name, *a);
+            g_string_free(kv, TRUE);
+            return NULL;
+        }
+        g_string_append_printf(kv, "%s%s", kv->len ? "," : "", *a);
+    }
+    strata_params *p = strata_params_new(name, type->params, kv->str, err);
+    g_string_free(kv, TRUE);
+    if (!p)
+        return NULL;
+    strata_source *src = type->generate(p, err);
+    strata_params_free(p);
+    return src;
+}
