@@ -525,10 +525,39 @@ static char *frame_label(conv *c, strata_pv frames)
     return label;
 }
 
-/* Is the run of segment_free events starting at i the program's (empty_cache)?
- * The allocator's own frees (OOM retry) are followed by its segment_alloc or
- * by an oom event before any other alloc or free. */
-static bool program_release(conv *c, size_t i, size_t *run_end)
+/* Ground truth: reserved bytes over the events, from the initial segments
+ * and the segment events alone. */
+static void ground_truth(conv *c)
+{
+    uint64_t reserved = c->sum->initial_reserved;
+    c->sum->peak_reserved = reserved;
+    for (size_t i = 0; i < c->events->len; i++) {
+        const tevent *e = &g_array_index(c->events, tevent, i);
+        if (e->action == EV_SEGMENT_ALLOC || e->action == EV_SEGMENT_MAP) {
+            reserved += e->size;
+            if (reserved > c->sum->peak_reserved)
+                c->sum->peak_reserved = reserved;
+            if (e->action == EV_SEGMENT_ALLOC) {
+                c->sum->n_segment_allocs++;
+                g_array_append_val(c->sum->segment_alloc_sizes, e->size);
+            }
+        } else if (e->action == EV_SEGMENT_FREE || e->action == EV_SEGMENT_UNMAP) {
+            reserved = reserved >= e->size ? reserved - e->size : 0;
+            if (e->action == EV_SEGMENT_FREE)
+                c->sum->n_segment_frees++;
+        }
+    }
+    c->sum->final_reserved = reserved;
+}
+
+/* Is the run of segment_free events starting at i the program's
+ * (empty_cache) rather than the allocator's own? The allocator frees cached
+ * segments only when the device cannot give it a new one: then the run is
+ * followed by an oom event, or by the segment_alloc it retries, and that
+ * segment_alloc could have failed, i.e. reserved before the run plus its
+ * size exceeds the peak the device is seen to hold. Otherwise the program
+ * asked for it. `reserved` is the reserved bytes before the run. */
+static bool program_release(conv *c, size_t i, uint64_t reserved, size_t *run_end)
 {
     size_t j = i;
     while (j < c->events->len) {
@@ -540,8 +569,12 @@ static bool program_release(conv *c, size_t i, size_t *run_end)
     *run_end = j;
     if (j == c->events->len)
         return true;
-    ev_action next = g_array_index(c->events, tevent, j).action;
-    return next != EV_SEGMENT_ALLOC && next != EV_SEGMENT_MAP && next != EV_OOM;
+    const tevent *next = &g_array_index(c->events, tevent, j);
+    if (next->action == EV_OOM)
+        return false;
+    if (next->action == EV_SEGMENT_ALLOC || next->action == EV_SEGMENT_MAP)
+        return reserved + next->size <= c->sum->peak_reserved;
+    return true;
 }
 
 static void emit_events(conv *c)
@@ -557,7 +590,6 @@ static void emit_events(conv *c)
         }
     }
     uint64_t reserved = c->sum->initial_reserved;
-    c->sum->peak_reserved = reserved;
     size_t release_until = 0; /* events before this index are in a handled run */
     for (size_t i = 0; i < c->events->len; i++) {
         const tevent *e = &g_array_index(c->events, tevent, i);
@@ -598,27 +630,20 @@ static void emit_events(conv *c)
         case EV_SEGMENT_ALLOC:
         case EV_SEGMENT_MAP:
             reserved += e->size;
-            if (reserved > c->sum->peak_reserved)
-                c->sum->peak_reserved = reserved;
-            if (e->action == EV_SEGMENT_ALLOC) {
-                c->sum->n_segment_allocs++;
-                g_array_append_val(c->sum->segment_alloc_sizes, e->size);
-            }
             break;
         case EV_SEGMENT_FREE:
         case EV_SEGMENT_UNMAP: {
-            reserved = reserved >= e->size ? reserved - e->size : 0;
-            if (e->action == EV_SEGMENT_FREE)
-                c->sum->n_segment_frees++;
             size_t run_end;
-            if (i >= release_until && program_release(c, i, &run_end)) {
+            bool first_of_run = i >= release_until;
+            bool program = first_of_run && program_release(c, i, reserved, &run_end);
+            reserved = reserved >= e->size ? reserved - e->size : 0;
+            if (program) {
                 strata_op op = {.kind = STRATA_OP_RELEASE, .stream = stream, .has_at = has_at,
                                 .at_s = at, .note = "empty_cache"};
                 strata_op_list_append(c->ops, &op);
                 c->sum->n_releases++;
                 release_until = run_end;
-            } else if (i >= release_until) {
-                program_release(c, i, &run_end);
+            } else if (first_of_run) {
                 release_until = run_end;
             }
             break;
@@ -627,7 +652,6 @@ static void emit_events(conv *c)
             break;
         }
     }
-    c->sum->final_reserved = reserved;
 }
 
 strata_op_list *strata_torch_convert(const strata_pickle *p, const char *origin,
@@ -669,6 +693,7 @@ strata_op_list *strata_torch_convert(const strata_pickle *p, const char *origin,
         uint64_t before = strata_op_list_len(c.ops);
         emit_setup(&c);
         sum->n_setup_ops = strata_op_list_len(c.ops) - before;
+        ground_truth(&c);
         emit_events(&c);
     }
     g_array_unref(c.events);
