@@ -1,0 +1,531 @@
+/* test_hw.c: the hardware model: shipped configs, values, defaults, routes,
+ * overrides and every class of bad input (with its FILE:LINE). */
+#include <string.h>
+#include <glib/gstdio.h>
+#include "testutil.h"
+#include "core/error.h"
+#include "hw/hw.h"
+
+static const char *const shipped[] = {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e",
+                                      "h100",   "h200",    "test-simple", NULL};
+static const char *const tpus[] = {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", NULL};
+
+static strata_hw *load_config(const char *name)
+{
+    char *rel = g_strdup_printf("configs/hw/%s.ini", name);
+    char *path = strata_test_source_path(rel);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw != NULL, "%s: %s", path, err ? err->message : "");
+    g_free(rel);
+    g_free(path);
+    return hw;
+}
+
+static const strata_memory_spec *mem(const strata_hw *hw, const char *name)
+{
+    int i = strata_hw_memory_index(hw, name);
+    ck_assert_msg(i >= 0, "no memory %s", name);
+    return strata_hw_memory(hw, (uint32_t)i);
+}
+
+static uint32_t mem_index(const strata_hw *hw, const char *name)
+{
+    int i = strata_hw_memory_index(hw, name);
+    ck_assert_msg(i >= 0, "no memory %s", name);
+    return (uint32_t)i;
+}
+
+/* The route from -> to as "linkname>,linkname<" (g_free). */
+static char *route_text(const strata_hw *hw, const char *from, const char *to)
+{
+    const strata_hop *hops = NULL;
+    uint32_t n = 99;
+    GError *err = NULL;
+    ck_assert_msg(strata_hw_route(hw, mem_index(hw, from), mem_index(hw, to), &hops, &n, &err),
+                  "%s", err ? err->message : "");
+    GString *s = g_string_new(NULL);
+    for (uint32_t i = 0; i < n; i++)
+        g_string_append_printf(s, "%s%s%s", i ? "," : "", strata_hw_link(hw, hops[i].link)->name,
+                               hops[i].forward ? ">" : "<");
+    return g_string_free(s, FALSE);
+}
+
+/* Loads text that must fail with an input error containing every needle. */
+static void load_fails(const char *text, const char *const *overrides, const char *n1,
+                       const char *n2)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(text, "bad.ini", overrides, &err);
+    ck_assert_msg(hw == NULL, "should fail: %s", text);
+    ck_assert_int_eq(err->domain, STRATA_ERROR);
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_msg(strstr(err->message, n1), "message '%s' lacks '%s'", err->message, n1);
+    if (n2)
+        ck_assert_msg(strstr(err->message, n2), "message '%s' lacks '%s'", err->message, n2);
+    g_error_free(err);
+}
+
+/* A small valid machine; tests append or alter lines. Line numbers:
+ * 1 [hardware], 2 name, 3 blank, 4 [memory hbm], 5 kind, 6 capacity,
+ * 7 bandwidth, 8 blank, 9 [memory host], 10 kind, 11 capacity, 12 bandwidth,
+ * 13 blank, 14 [link pcie], 15 between, 16 bandwidth, 17 latency, 18 blank,
+ * 19 [compute core], 20 flops */
+#define BASE_HARDWARE "[hardware]\nname = t\n\n"
+#define BASE_HBM "[memory hbm]\nkind = device\ncapacity = 16GiB\nbandwidth = 1TB/s\n\n"
+#define BASE_HOST "[memory host]\nkind = host\ncapacity = 64GiB\nbandwidth = 100GB/s\n\n"
+#define BASE_LINK "[link pcie]\nbetween = host hbm\nbandwidth = 16GB/s\nlatency = 1us\n\n"
+#define BASE_COMPUTE "[compute core]\nflops = 100TFLOP/s\n"
+#define BASE BASE_HARDWARE BASE_HBM BASE_HOST BASE_LINK BASE_COMPUTE
+
+START_TEST(every_shipped_config_loads)
+{
+    for (const char *const *name = shipped; *name; name++) {
+        strata_hw *hw = load_config(*name);
+        ck_assert_ptr_nonnull(strata_hw_name(hw));
+        ck_assert_ptr_nonnull(strata_hw_source(hw));
+        /* names shared across configs: hbm is the default device memory */
+        const strata_memory_spec *hbm = mem(hw, "hbm");
+        ck_assert_int_eq(hbm->kind, STRATA_MEM_DEVICE);
+        ck_assert_uint_eq(strata_hw_default_memory(hw), mem_index(hw, "hbm"));
+        ck_assert_int_eq(strata_hw_memory_index(hw, NULL), (int)mem_index(hw, "hbm"));
+        const strata_memory_spec *host = mem(hw, "host");
+        ck_assert_int_eq(host->kind, STRATA_MEM_HOST);
+        ck_assert(!host->pageable);
+        if (strcmp(*name, "test-simple") != 0) {
+            const strata_memory_spec *pageable = mem(hw, "pageable");
+            ck_assert_int_eq(pageable->kind, STRATA_MEM_HOST);
+            ck_assert(pageable->pageable);
+            /* pageable copies are staged through pinned memory, then PCIe */
+            char *r = route_text(hw, "pageable", "hbm");
+            ck_assert_str_eq(r, "staging>,pcie>");
+            g_free(r);
+        }
+        ck_assert_uint_ge(strata_hw_compute_count(hw), 1);
+        /* every pair of memories is connected */
+        for (uint32_t a = 0; a < strata_hw_memory_count(hw); a++)
+            for (uint32_t b = 0; b < strata_hw_memory_count(hw); b++) {
+                const strata_hop *hops;
+                uint32_t n;
+                ck_assert(strata_hw_route(hw, a, b, &hops, &n, NULL));
+                ck_assert_uint_eq(n == 0, a == b);
+            }
+        strata_hw_free(hw);
+    }
+}
+END_TEST
+
+START_TEST(tpu_host_to_vmem_goes_through_hbm)
+{
+    for (const char *const *name = tpus; *name; name++) {
+        strata_hw *hw = load_config(*name);
+        char *r = route_text(hw, "host", "vmem");
+        ck_assert_msg(strcmp(r, "pcie>,dma-vmem>") == 0, "%s: host->vmem = %s", *name, r);
+        g_free(r);
+        r = route_text(hw, "vmem", "host");
+        ck_assert_str_eq(r, "dma-vmem<,pcie<");
+        g_free(r);
+        ck_assert_int_eq(mem(hw, "vmem")->kind, STRATA_MEM_ONCHIP);
+        ck_assert_int_eq(mem(hw, "smem")->kind, STRATA_MEM_ONCHIP);
+        ck_assert_uint_eq(mem(hw, "smem")->capacity, 1 << 20); /* tpu_info: 1 MiB per core */
+        /* the default unit reads HBM; the mxu view reads VMEM */
+        const strata_compute_spec *tc = strata_hw_compute(hw, 0);
+        ck_assert_str_eq(tc->name, "tensorcore");
+        ck_assert_uint_eq(tc->operands, mem_index(hw, "hbm"));
+        int mxu = strata_hw_compute_index(hw, "mxu");
+        ck_assert_int_ge(mxu, 0);
+        ck_assert_uint_eq(strata_hw_compute(hw, (uint32_t)mxu)->operands, mem_index(hw, "vmem"));
+        strata_hw_free(hw);
+    }
+}
+END_TEST
+
+START_TEST(tpu_v5e_figures)
+{
+    /* jax/_src/tpu_info.py TPU_V5E and the Cloud TPU v5e page */
+    strata_hw *hw = load_config("tpu-v5e");
+    ck_assert_str_eq(strata_hw_name(hw), "tpu-v5e");
+    ck_assert_uint_eq(mem(hw, "hbm")->capacity, 17200000000ULL);
+    ck_assert(mem(hw, "hbm")->bandwidth == 819e9);
+    ck_assert_uint_eq(mem(hw, "vmem")->capacity, 128ULL << 20);
+    uint32_t tc = 0;
+    ck_assert(strata_hw_compute_flops(hw, tc, STRATA_DTYPE_BF16) == 197e12);
+    ck_assert(strata_hw_compute_flops(hw, tc, STRATA_DTYPE_INT8) == 394e12);
+    ck_assert(strata_hw_compute_flops(hw, tc, STRATA_DTYPE_INT4) == 788e12);
+    ck_assert(strata_hw_compute_flops(hw, tc, STRATA_DTYPE_F32) == 197e12); /* falls back to flops */
+    ck_assert(strata_hw_compute_flops(hw, tc, STRATA_DTYPE_NONE) == 197e12);
+    const strata_link_spec *pcie = strata_hw_link(hw, 0);
+    ck_assert_str_eq(pcie->name, "pcie");
+    ck_assert(pcie->bandwidth == 15e9);
+    ck_assert(pcie->full_duplex);
+    strata_hw_free(hw);
+
+    hw = load_config("tpu-v4");
+    ck_assert_int_eq(mem(hw, "acc")->kind, STRATA_MEM_ONCHIP); /* CMEM */
+    ck_assert_uint_eq(mem(hw, "acc")->capacity, 67000000ULL);  /* 134e6 // 2 cores */
+    strata_hw_free(hw);
+
+    hw = load_config("h100");
+    ck_assert_uint_eq(mem(hw, "hbm")->capacity, 80000000000ULL);
+    ck_assert(mem(hw, "hbm")->bandwidth == 3.35e12);
+    ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_BF16) == 989.5e12);
+    ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_F32) == 67e12);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(test_simple_values_and_defaults)
+{
+    strata_hw *hw = load_config("test-simple");
+    const strata_memory_spec *hbm = mem(hw, "hbm");
+    ck_assert_uint_eq(hbm->capacity, 16ULL << 30);
+    ck_assert(hbm->bandwidth == 1e12);
+    ck_assert(hbm->latency == 0);          /* default */
+    ck_assert_uint_eq(hbm->alignment, 256); /* default */
+    ck_assert_str_eq(hbm->allocator, "best-fit"); /* default */
+    ck_assert(!hbm->pageable);
+    ck_assert_uint_eq(strata_hw_link_count(hw), 1);
+    const strata_link_spec *pcie = strata_hw_link(hw, 0);
+    ck_assert(pcie->bandwidth == 16e9);
+    ck_assert(pcie->latency == 1e-6);
+    ck_assert(pcie->full_duplex);
+    ck_assert_uint_eq(pcie->a, mem_index(hw, "host"));
+    ck_assert_uint_eq(pcie->b, mem_index(hw, "hbm"));
+    ck_assert_int_eq(strata_hw_compute_index(hw, NULL), 0);
+    ck_assert_int_eq(strata_hw_compute_index(hw, "core"), 0);
+    ck_assert_int_eq(strata_hw_compute_index(hw, "gpu"), -1);
+    const strata_compute_spec *core = strata_hw_compute(hw, 0);
+    ck_assert(core->flops == 100e12);
+    ck_assert(core->overhead == 0);
+    ck_assert_uint_eq(core->operands, mem_index(hw, "hbm"));
+    ck_assert_int_eq(strata_hw_memory_index(hw, "vmem"), -1);
+    ck_assert_str_eq(strata_mem_kind_name(STRATA_MEM_ONCHIP), "onchip");
+    ck_assert_ptr_null(strata_hw_params(hw, "matmul"));
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(all_keys_and_inline_comments)
+{
+    const char *text =
+        "# a full example\n"
+        "[hardware]\nname = full\nsource = hand made\ndefault_memory = hbm\n"
+        "[memory host]\nkind = host\ncapacity = 1GiB\nbandwidth = 10GB/s\n"
+        "[memory pageable]\nkind = host\npageable = true\ncapacity = 1GiB\nbandwidth = 10GB/s\n"
+        "[memory hbm]\nkind = device\ncapacity = 2GiB   # two\nbandwidth = 1TB/s\n"
+        "latency = 250ns\nalignment = 4KiB\nallocator = caching\n"
+        "allocator.max_split_size = 200MiB\nallocator.garbage = true\n"
+        "[link pcie]\nbetween = host   hbm\nbandwidth = 8GB/s\nlatency = 2us\nduplex = half\n"
+        "[link staging]\nbetween = pageable host\nbandwidth = 4GB/s\n"
+        "[compute gpu]\nflops = 10TFLOP/s\nflops.bf16 = 20TFLOP/s\nflops.int8 = 40TFLOP/s\n"
+        "operands = hbm\noverhead = 3us\n"
+        "[params matmul]\ndma_issue = 1us\nstep_overhead = 0.35us\n";
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(text, "full.ini", NULL, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
+    ck_assert_str_eq(strata_hw_origin(hw), "full.ini");
+    ck_assert_str_eq(strata_hw_source(hw), "hand made");
+    ck_assert_uint_eq(strata_hw_default_memory(hw), 2); /* hbm, declared third */
+    const strata_memory_spec *hbm = mem(hw, "hbm");
+    ck_assert_uint_eq(hbm->capacity, 2ULL << 30);
+    ck_assert(hbm->latency == 250e-9);
+    ck_assert_uint_eq(hbm->alignment, 4096);
+    ck_assert_str_eq(hbm->allocator, "caching:max_split_size=200MiB,garbage=true");
+    ck_assert(mem(hw, "pageable")->pageable);
+    const strata_link_spec *pcie = strata_hw_link(hw, 0);
+    ck_assert(!pcie->full_duplex);
+    ck_assert(pcie->latency == 2e-6);
+    ck_assert(strata_hw_link(hw, 1)->latency == 0);
+    ck_assert(strata_hw_link(hw, 1)->full_duplex);
+    const strata_compute_spec *gpu = strata_hw_compute(hw, 0);
+    ck_assert(gpu->overhead == 3e-6);
+    ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_BF16) == 20e12);
+    ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_INT8) == 40e12);
+    ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_F16) == 10e12);
+    ck_assert_str_eq(strata_hw_params(hw, "matmul"), "dma_issue=1us,step_overhead=0.35us");
+    ck_assert_ptr_null(strata_hw_params(hw, "other"));
+    char *r = route_text(hw, "pageable", "hbm");
+    ck_assert_str_eq(r, "staging>,pcie>");
+    g_free(r);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(routes_fewest_hops_ties_by_declaration)
+{
+    /* a - b - d and a - c - d are both two hops: the path through the link
+     * declared first (ab) wins; a - e is direct although a longer path exists. */
+    const char *text = "[hardware]\nname = r\n"
+                       "[memory a]\nkind = device\ncapacity = 1MiB\nbandwidth = 1GB/s\n"
+                       "[memory b]\nkind = onchip\ncapacity = 1MiB\nbandwidth = 1GB/s\n"
+                       "[memory c]\nkind = onchip\ncapacity = 1MiB\nbandwidth = 1GB/s\n"
+                       "[memory d]\nkind = onchip\ncapacity = 1MiB\nbandwidth = 1GB/s\n"
+                       "[memory e]\nkind = host\ncapacity = 1MiB\nbandwidth = 1GB/s\n"
+                       "[memory island]\nkind = host\ncapacity = 1MiB\nbandwidth = 1GB/s\n"
+                       "[link cd]\nbetween = d c\nbandwidth = 1GB/s\n"
+                       "[link ab]\nbetween = a b\nbandwidth = 1GB/s\n"
+                       "[link ac]\nbetween = a c\nbandwidth = 1GB/s\n"
+                       "[link bd]\nbetween = b d\nbandwidth = 1GB/s\n"
+                       "[link de]\nbetween = d e\nbandwidth = 1GB/s\n"
+                       "[link ae]\nbetween = e a\nbandwidth = 1GB/s\n";
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(text, "r.ini", NULL, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
+    char *r = route_text(hw, "a", "d");
+    ck_assert_str_eq(r, "ab>,bd>");
+    g_free(r);
+    r = route_text(hw, "d", "a");
+    ck_assert_str_eq(r, "cd>,ac<"); /* from d, link cd is declared first */
+    g_free(r);
+    r = route_text(hw, "a", "e");
+    ck_assert_str_eq(r, "ae<");
+    g_free(r);
+    r = route_text(hw, "c", "b");
+    ck_assert_str_eq(r, "cd<,bd<");
+    g_free(r);
+    r = route_text(hw, "a", "a");
+    ck_assert_str_eq(r, "");
+    g_free(r);
+    /* an unconnected memory is fine until a route is asked for */
+    const strata_hop *hops;
+    uint32_t n;
+    ck_assert(!strata_hw_route(hw, mem_index(hw, "a"), mem_index(hw, "island"), &hops, &n, &err));
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err->message, "r.ini: no route from memory 'a' to memory 'island'"));
+    g_clear_error(&err);
+    ck_assert(strata_hw_route(hw, mem_index(hw, "island"), mem_index(hw, "island"), &hops, &n, NULL));
+    ck_assert_uint_eq(n, 0);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(overrides_apply_before_validation)
+{
+    const char *const overrides[] = {
+        "memory.hbm.capacity=8GiB",
+        "link.pcie.bandwidth=8GB/s",
+        "link.pcie.duplex = half",
+        "compute.core.flops=50TFLOP/s",
+        "compute.core.flops.bf16=200TFLOP/s",
+        "memory.hbm.allocator=caching",
+        "memory.hbm.allocator.max_split_size=200MiB",
+        "memory.host.latency=3us", /* a key the file does not set */
+        "hardware.name=renamed",
+        NULL,
+    };
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(BASE, "base.ini", overrides, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
+    ck_assert_str_eq(strata_hw_name(hw), "renamed");
+    ck_assert_uint_eq(mem(hw, "hbm")->capacity, 8ULL << 30);
+    ck_assert_str_eq(mem(hw, "hbm")->allocator, "caching:max_split_size=200MiB");
+    ck_assert(mem(hw, "host")->latency == 3e-6);
+    ck_assert(strata_hw_link(hw, 0)->bandwidth == 8e9);
+    ck_assert(!strata_hw_link(hw, 0)->full_duplex);
+    ck_assert(strata_hw_compute(hw, 0)->flops == 50e12);
+    ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_BF16) == 200e12);
+    strata_hw_free(hw);
+
+    /* override errors */
+    const char *const unknown_group[] = {"memory.hmb.capacity=8GiB", NULL};
+    load_fails(BASE, unknown_group, "override 'memory.hmb.capacity=8GiB'",
+               "no group [memory hmb] (groups: [hardware], [memory hbm], [memory host], "
+               "[link pcie], [compute core])");
+    const char *const malformed[] = {"memory.hbm=8GiB", NULL};
+    load_fails(BASE, malformed, "override 'memory.hbm=8GiB': expected KIND.NAME.KEY=VALUE", NULL);
+    const char *const no_value[] = {"memory.hbm.capacity", NULL};
+    load_fails(BASE, no_value, "expected KIND.NAME.KEY=VALUE", NULL);
+    const char *const bad_value[] = {"memory.hbm.capacity=16XB", NULL};
+    load_fails(BASE, bad_value,
+               "bad.ini (override memory.hbm.capacity=16XB): [memory hbm] capacity: expected a size",
+               "got '16XB'");
+    const char *const bad_key[] = {"link.pcie.bandwith=1GB/s", NULL};
+    load_fails(BASE, bad_key, "[link pcie] unknown key 'bandwith'", "known: between, bandwidth");
+}
+END_TEST
+
+START_TEST(unknown_group)
+{
+    load_fails(BASE "\n[memroy x]\nkind = host\n", NULL, "bad.ini:22: [memroy x] unknown group",
+               "expected [hardware], [memory NAME], [link NAME], [compute NAME]");
+    load_fails("[hardware]\nname = t\n[memory]\nkind = host\n", NULL, "bad.ini:3: [memory]", NULL);
+    load_fails("[hardware]\nname = t\n[memory a b]\nkind = host\n", NULL,
+               "bad.ini:3: [memory a b] expected a name of letters", NULL);
+    load_fails("[hardware x]\nname = t\n", NULL, "bad.ini:1: [hardware x] unknown group", NULL);
+}
+END_TEST
+
+START_TEST(unknown_key)
+{
+    /* the key's own line, the group, the known keys */
+    load_fails(BASE_HARDWARE BASE_HBM "[memory host]\nkind = host\ncapcity = 1GiB\n", NULL,
+               "bad.ini:11: [memory host] unknown key 'capcity'",
+               "(known: kind, capacity, bandwidth, latency, allocator, alignment, pageable, "
+               "source, allocator.KEY)");
+    load_fails(BASE "colour = red\n", NULL, "bad.ini:21: [compute core] unknown key 'colour'",
+               "flops.KEY");
+    load_fails("[hardware]\nname = t\nvendor = x\n", NULL, "bad.ini:3: [hardware] unknown key 'vendor'",
+               NULL);
+    load_fails(BASE "flops.bfloat16 = 1TFLOP/s\n", NULL,
+               "bad.ini:21: [compute core] flops.bfloat16: unknown dtype 'bfloat16'", "bf16");
+}
+END_TEST
+
+START_TEST(missing_required_keys)
+{
+    load_fails(BASE_HARDWARE "[memory hbm]\nkind = device\nbandwidth = 1TB/s\n", NULL,
+               "bad.ini:4: [memory hbm] missing required key 'capacity'", NULL);
+    load_fails(BASE_HARDWARE "[memory hbm]\ncapacity = 1GiB\nbandwidth = 1TB/s\n", NULL,
+               "bad.ini:4: [memory hbm] missing required key 'kind'", NULL);
+    load_fails(BASE_HARDWARE BASE_HBM BASE_HOST "[link pcie]\nbetween = host hbm\n", NULL,
+               "bad.ini:14: [link pcie] missing required key 'bandwidth'", NULL);
+    load_fails(BASE_HARDWARE BASE_HBM "[compute core]\noperands = hbm\n", NULL,
+               "bad.ini:9: [compute core] missing required key 'flops'", NULL);
+    load_fails("[hardware]\nsource = x\n" BASE_HBM, NULL,
+               "bad.ini:1: [hardware] missing required key 'name'", NULL);
+    load_fails(BASE_HBM, NULL, "bad.ini: missing group [hardware]", NULL);
+    load_fails(BASE_HARDWARE, NULL, "bad.ini: no [memory NAME] group", NULL);
+    load_fails(BASE_HARDWARE BASE_HOST, NULL, "no memory of kind device; set [hardware] default_memory",
+               NULL);
+}
+END_TEST
+
+START_TEST(bad_values_name_line_group_key)
+{
+    load_fails(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 16XB\nbandwidth = 1TB/s\n",
+               NULL,
+               "bad.ini:6: [memory hbm] capacity: expected a size such as 4096, 64KiB or 1.5GiB, "
+               "got '16XB'",
+               NULL);
+    load_fails(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 20000000TiB\nbandwidth = 1TB/s\n",
+               NULL, "bad.ini:6: [memory hbm] capacity: size '20000000TiB' does not fit in 64 bits",
+               NULL);
+    load_fails(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 0\nbandwidth = 1TB/s\n", NULL,
+               "bad.ini:6: [memory hbm] capacity: expected a positive size", NULL);
+    load_fails(BASE_HARDWARE "[memory hbm]\nkind = gpu\ncapacity = 1GiB\nbandwidth = 1TB/s\n", NULL,
+               "bad.ini:5: [memory hbm] kind: expected device, host or onchip, got 'gpu'", NULL);
+    load_fails(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 1GiB\nbandwidth = 1TB\n", NULL,
+               "bad.ini:7: [memory hbm] bandwidth: expected a bandwidth", "got '1TB'");
+    load_fails(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 1GiB\nbandwidth = 0\n", NULL,
+               "bad.ini:7: [memory hbm] bandwidth: expected a positive bandwidth", NULL);
+    load_fails(BASE_HARDWARE BASE_HBM "latency = 5\n", NULL, "bad.ini:9: [memory hbm] latency:",
+               "expected a time");
+    load_fails(BASE_HARDWARE BASE_HBM "alignment = 384\n", NULL,
+               "bad.ini:9: [memory hbm] alignment: expected a power of two such as 256, got '384'",
+               NULL);
+    load_fails(BASE_HARDWARE BASE_HBM "pageable = true\n", NULL,
+               "bad.ini:9: [memory hbm] pageable: only memories of kind host can be pageable", NULL);
+    load_fails(BASE_HARDWARE BASE_HBM "pageable = maybe\n", NULL,
+               "[memory hbm] pageable: expected true or false, got 'maybe'", NULL);
+    load_fails(BASE_HARDWARE BASE_HBM "allocator = caching:max_split_size=1MiB\n", NULL,
+               "bad.ini:9: [memory hbm] allocator: expected an allocator name", NULL);
+    load_fails(BASE "duplex = both\n", NULL, "bad.ini:21: [compute core] unknown key 'duplex'", NULL);
+    load_fails(BASE_HARDWARE BASE_HBM BASE_HOST
+               "[link pcie]\nbetween = host hbm\nbandwidth = 16GB/s\nduplex = both\n",
+               NULL, "bad.ini:17: [link pcie] duplex: expected full or half, got 'both'", NULL);
+    load_fails(BASE "flops.bf16 = fast\n", NULL, "bad.ini:21: [compute core] flops.bf16: expected a flop rate",
+               NULL);
+    load_fails(BASE "overhead = -1us\n", NULL, "bad.ini:21: [compute core] overhead:", NULL);
+    load_fails(BASE "operands = vmem\n", NULL,
+               "bad.ini:21: [compute core] operands: unknown memory 'vmem' (memories: hbm, host)", NULL);
+    load_fails(BASE_HARDWARE "default_memory = sram\n" BASE_HBM, NULL,
+               "[hardware] default_memory: unknown memory 'sram'", NULL);
+}
+END_TEST
+
+START_TEST(bad_links)
+{
+    load_fails(BASE_HARDWARE BASE_HBM BASE_HOST "[link pcie]\nbetween = host hmb\nbandwidth = 16GB/s\n",
+               NULL, "bad.ini:15: [link pcie] between: unknown memory 'hmb' (memories: hbm, host)",
+               NULL);
+    load_fails(BASE_HARDWARE BASE_HBM BASE_HOST "[link pcie]\nbetween = host\nbandwidth = 16GB/s\n",
+               NULL, "bad.ini:15: [link pcie] between: expected two memory names", NULL);
+    load_fails(BASE_HARDWARE BASE_HBM BASE_HOST
+               "[link pcie]\nbetween = host hbm host\nbandwidth = 16GB/s\n",
+               NULL, "expected two memory names such as 'host hbm', got 'host hbm host'", NULL);
+    load_fails(BASE_HARDWARE BASE_HBM BASE_HOST "[link loop]\nbetween = hbm hbm\nbandwidth = 16GB/s\n",
+               NULL, "bad.ini:15: [link loop] between: a link joins two different memories", NULL);
+}
+END_TEST
+
+START_TEST(syntax_and_duplicates)
+{
+    load_fails("[hardware]\nname = t\nthis is not a key\n", NULL,
+               "bad.ini:3: expected 'key = value', a [group] or a # comment, got 'this is not a key'",
+               NULL);
+    load_fails("name = t\n[hardware]\n", NULL, "bad.ini:1: expected a group header such as [hardware]",
+               NULL);
+    load_fails("[hardware\nname = t\n", NULL, "bad.ini:1: expected a group header", NULL);
+    load_fails("[hardware]\n = t\n", NULL, "bad.ini:2: expected a key before '='", NULL);
+    load_fails(BASE BASE_HOST, NULL, "bad.ini:21: group [memory host] is declared twice (first on line 9)",
+               NULL);
+    load_fails(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 1GiB\ncapacity = 2GiB\n", NULL,
+               "bad.ini:7: [memory hbm] capacity is set twice (first on line 6)", NULL);
+    load_fails("", NULL, "missing group [hardware]", NULL);
+}
+END_TEST
+
+START_TEST(file_errors)
+{
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_hw_load("/nonexistent/machine.ini", NULL, &err));
+    ck_assert_int_eq(err->code, STRATA_ERROR_IO);
+    ck_assert_ptr_nonnull(strstr(err->message, "/nonexistent/machine.ini"));
+    g_clear_error(&err);
+
+    /* a real file: errors carry its path */
+    char *path = strata_test_write_temp("hw-XXXXXX.ini",
+                                        BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 16XB\n"
+                                                      "bandwidth = 1TB/s\n");
+    ck_assert_ptr_null(strata_hw_load(path, NULL, &err));
+    char *expected = g_strdup_printf("%s:6: [memory hbm] capacity:", path);
+    ck_assert_msg(strstr(err->message, expected), "%s", err->message);
+    g_free(expected);
+    g_clear_error(&err);
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
+START_TEST(cli_check_names_hw_errors)
+{
+    /* end to end: a bad hardware file makes `strata run` exit 2 naming FILE:LINE */
+    char *hw = strata_test_write_temp("hw-XXXXXX.ini",
+                                      BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 16XB\n"
+                                                    "bandwidth = 1TB/s\n");
+    char *trace = strata_test_write_temp("t-XXXXXX.trace", "strata-trace 1\nalloc a 1KiB\nfree a\n");
+    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--trace", trace, NULL);
+    ck_assert_int_eq(r.status, 2);
+    char *expected = g_strdup_printf("%s:6: [memory hbm] capacity:", hw);
+    ck_assert_msg(strstr(r.err, expected), "stderr: %s", r.err);
+    g_free(expected);
+    strata_cli_result_clear(&r);
+    g_unlink(hw);
+    g_unlink(trace);
+    g_free(hw);
+    g_free(trace);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("hw");
+    TCase *tc = tcase_create("hw");
+    tcase_add_test(tc, every_shipped_config_loads);
+    tcase_add_test(tc, tpu_host_to_vmem_goes_through_hbm);
+    tcase_add_test(tc, tpu_v5e_figures);
+    tcase_add_test(tc, test_simple_values_and_defaults);
+    tcase_add_test(tc, all_keys_and_inline_comments);
+    tcase_add_test(tc, routes_fewest_hops_ties_by_declaration);
+    tcase_add_test(tc, overrides_apply_before_validation);
+    tcase_add_test(tc, unknown_group);
+    tcase_add_test(tc, unknown_key);
+    tcase_add_test(tc, missing_required_keys);
+    tcase_add_test(tc, bad_values_name_line_group_key);
+    tcase_add_test(tc, bad_links);
+    tcase_add_test(tc, syntax_and_duplicates);
+    tcase_add_test(tc, file_errors);
+    tcase_add_test(tc, cli_check_names_hw_errors);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
