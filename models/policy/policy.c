@@ -7,6 +7,8 @@
 #include "policy/policy.h"
 
 static const strata_policy_type *const policy_types[] = {
+    &strata_policy_pad,
+    &strata_policy_donate,
     NULL,
 };
 

@@ -1,0 +1,220 @@
+/*
+ * pad.c: `pad` or `pad=RxC`, pads the last two dimensions of every buffer
+ * that has a shape to the TPU's memory tile for its dtype, as XLA's TPU
+ * layouts do: (8,128) for 32-bit elements, (16,128) for 16-bit, (32,128) for
+ * 8-bit (sublanes hold packed narrower values), (64,128) for 4-bit. `pad=RxC`
+ * gives the 32-bit tile; narrower dtypes scale its rows by 32/bits, 64-bit
+ * dtypes keep them. A rank-1 buffer pads its one dimension to C lanes.
+ *
+ *   3x100 f32  -> 8x128 x 4 B = 4096 bytes (1200 asked, 2896 added)
+ *   3x100 bf16 -> 16x128 x 2 B = 4096 bytes (600 asked, 3496 added)
+ *
+ * The alloc's size grows by exactly the bytes padding adds (padded shape
+ * bytes - shape bytes) and its shape becomes the padded shape, so padding
+ * twice adds nothing. The added bytes are reported: a first pass sums them
+ * per memory and the rewritten trace starts with `option
+ * pad.added_bytes=N` (the default memory) and `option pad.added_bytes.MEM=N`
+ * (a named memory), which consumers read with strata_padding_bytes() into
+ * results' padding_bytes. Options of an earlier pad are summed, not repeated.
+ * Buffers without shape or dtype are left alone.
+ */
+#include <string.h>
+#include "core/error.h"
+#include "core/units.h"
+#include "policy/policy.h"
+#include "policy/rewrite.h"
+
+#define PAD_OPTION "pad.added_bytes"
+
+typedef struct pad_policy {
+    uint64_t rows, lanes;     /* tile for 32-bit elements */
+    GHashTable *added;        /* option key -> uint64 * (bytes added per memory) */
+    GPtrArray *keys;          /* option keys in first-seen order */
+    bool options_emitted;
+} pad_policy;
+
+static uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
+/* Padded shape and the bytes it adds (0: nothing to pad). */
+static uint64_t pad_shape(const pad_policy *p, const strata_op *op, uint64_t *shape)
+{
+    unsigned bits = strata_dtype_bits(op->dtype);
+    if (op->n_dims == 0 || bits == 0)
+        return 0;
+    uint64_t rows = bits >= 32 ? p->rows : p->rows * (32 / bits);
+    uint64_t before = 1, after = 1;
+    for (uint32_t i = 0; i < op->n_dims; i++) {
+        shape[i] = op->shape[i];
+        before *= op->shape[i];
+    }
+    shape[op->n_dims - 1] = round_up(shape[op->n_dims - 1], p->lanes);
+    if (op->n_dims >= 2)
+        shape[op->n_dims - 2] = round_up(shape[op->n_dims - 2], rows);
+    for (uint32_t i = 0; i < op->n_dims; i++)
+        after *= shape[i];
+    return (after - before) * bits / 8;
+}
+
+static char *option_key(const char *memory)
+{
+    return memory ? g_strconcat(PAD_OPTION ".", memory, NULL) : g_strdup(PAD_OPTION);
+}
+
+static void add_bytes(pad_policy *p, const char *key, uint64_t bytes)
+{
+    uint64_t *v = g_hash_table_lookup(p->added, key);
+    if (!v) {
+        v = g_new0(uint64_t, 1);
+        char *k = g_strdup(key);
+        g_hash_table_insert(p->added, k, v);
+        g_ptr_array_add(p->keys, k);
+    }
+    *v += bytes;
+}
+
+static bool is_pad_option(const strata_op *op)
+{
+    return op->kind == STRATA_OP_OPTION &&
+           (strcmp(op->name, PAD_OPTION) == 0 || g_str_has_prefix(op->name, PAD_OPTION "."));
+}
+
+static bool pad_plan(void *self, strata_source *in, GError **err)
+{
+    pad_policy *p = self;
+    const strata_op *op;
+    int r;
+    uint64_t shape[STRATA_MAX_DIMS];
+    while ((r = strata_source_next(in, &op, err)) == 1) {
+        if (is_pad_option(op)) {
+            uint64_t v;
+            if (!strata_parse_size(op->src, &v, err)) {
+                g_prefix_error(err, "%s:%" G_GUINT64_FORMAT ": option %s: ", strata_source_origin(in), op->line,
+                               op->name);
+                return false;
+            }
+            add_bytes(p, op->name, v);
+        } else if (op->kind == STRATA_OP_ALLOC) {
+            uint64_t added = pad_shape(p, op, shape);
+            if (added) {
+                char *key = option_key(op->memory);
+                add_bytes(p, key, added);
+                g_free(key);
+            }
+        }
+    }
+    return r == 0;
+}
+
+static void emit_options(pad_policy *p, strata_rewrite_queue *q)
+{
+    p->options_emitted = true;
+    for (guint i = 0; i < p->keys->len; i++) {
+        const char *key = g_ptr_array_index(p->keys, i);
+        const uint64_t *v = g_hash_table_lookup(p->added, key);
+        if (*v == 0)
+            continue;
+        char value[32];
+        g_snprintf(value, sizeof value, "%" G_GUINT64_FORMAT, *v);
+        strata_op op = strata_op_make(STRATA_OP_OPTION, NULL, key);
+        op.src = value;
+        strata_rewrite_emit(q, &op);
+    }
+}
+
+static bool pad_map(void *self, uint64_t index, const strata_op *op, strata_rewrite_queue *q, GError **err)
+{
+    (void)index;
+    (void)err;
+    pad_policy *p = self;
+    if (is_pad_option(op))
+        return true; /* summed into ours */
+    if (op->kind != STRATA_OP_OPTION && !p->options_emitted)
+        emit_options(p, q);
+    uint64_t shape[STRATA_MAX_DIMS];
+    uint64_t added = op->kind == STRATA_OP_ALLOC ? pad_shape(p, op, shape) : 0;
+    if (!added) {
+        strata_rewrite_emit(q, op);
+        return true;
+    }
+    strata_op padded = *op;
+    padded.size = op->size + added;
+    memcpy(padded.shape, shape, sizeof shape);
+    strata_rewrite_emit(q, &padded);
+    return true;
+}
+
+static bool pad_finish(void *self, strata_rewrite_queue *q, GError **err)
+{
+    (void)err;
+    pad_policy *p = self;
+    if (!p->options_emitted)
+        emit_options(p, q);
+    return true;
+}
+
+static void pad_reset(void *self) { ((pad_policy *)self)->options_emitted = false; }
+
+static void pad_destroy(void *self)
+{
+    pad_policy *p = self;
+    g_hash_table_destroy(p->added);
+    g_ptr_array_free(p->keys, TRUE);
+    g_free(p);
+}
+
+static const strata_rewrite_ops pad_ops = {pad_plan, pad_map, pad_finish, pad_reset, pad_destroy};
+
+bool strata_pad_parse_tile(const char *arg, uint64_t *rows, uint64_t *lanes, GError **err)
+{
+    *rows = 8;
+    *lanes = 128;
+    if (!arg)
+        return true;
+    char **parts = g_strsplit(arg, "x", 3);
+    bool ok = g_strv_length(parts) == 2 && strata_parse_u64(parts[0], rows, NULL) &&
+              strata_parse_u64(parts[1], lanes, NULL) && *rows > 0 && *lanes > 0 && *rows <= (1u << 20) &&
+              *lanes <= (1u << 20);
+    g_strfreev(parts);
+    if (!ok)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "policy pad: expected a tile ROWSxLANES such as 8x128, got '%s'", arg);
+    return ok;
+}
+
+static strata_source *pad_apply(strata_source *in, const char *arg, const strata_hw *hw, GError **err)
+{
+    (void)hw;
+    pad_policy *p = g_new0(pad_policy, 1);
+    if (!strata_pad_parse_tile(arg, &p->rows, &p->lanes, err)) {
+        g_free(p);
+        strata_source_free(in);
+        return NULL;
+    }
+    p->added = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    p->keys = g_ptr_array_new_with_free_func(g_free);
+    return strata_rewrite_source_new(in, &pad_ops, p, "pad", err);
+}
+
+uint64_t strata_padding_bytes(const strata_checker *c, const char *memory, bool is_default)
+{
+    uint64_t total = 0, v = 0;
+    if (memory) {
+        char *key = option_key(memory);
+        const char *text = strata_checker_option(c, key);
+        if (text && strata_parse_size(text, &v, NULL))
+            total += v;
+        g_free(key);
+    }
+    const char *text = is_default ? strata_checker_option(c, PAD_OPTION) : NULL;
+    if (text && strata_parse_size(text, &v, NULL))
+        total += v;
+    return total;
+}
+
+const strata_policy_type strata_policy_pad = {
+    "pad",
+    "pad, pad=RxC: pad the last two dims of every shaped buffer to the TPU tile ((8,128) for 32-bit, "
+    "(16,128) 16-bit, (32,128) 8-bit); added bytes reported",
+    false,
+    pad_apply,
+};
