@@ -57,9 +57,21 @@ def byte_axis(ax, which="y"):
     power = min(int(math.log(top, 1024)), 4) if top >= 1 else 0
     unit = ("B", "KiB", "MiB", "GiB", "TiB")[power]
     scale = 1024 ** power
-    fmt = matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v / scale:g}")
-    (ax.yaxis if which == "y" else ax.xaxis).set_major_formatter(fmt)
+    axis = ax.yaxis if which == "y" else ax.xaxis
+    axis.set_major_locator(matplotlib.ticker.MultipleLocator(nice_step(top / scale / 5) * scale))
+    axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v / scale:g}"))
     return unit
+
+
+def nice_step(raw):
+    """The smallest 1, 2 or 5 x 10^k at least raw (tick spacing)."""
+    if raw <= 0:
+        return 1.0
+    base = 10 ** math.floor(math.log10(raw))
+    for m in (1, 2, 5, 10):
+        if m * base >= raw:
+            return m * base
+    return 10 * base
 
 
 class Timeline:
@@ -150,7 +162,7 @@ def memory_by_tag(tl, mem, ax):
     ax.set_ylabel(f"{mem} in use ({byte_axis(ax)})")
     ax.set_title(f"{mem}: memory in use by tag")
     if samples or use:
-        ax.legend(loc="upper left", fontsize="small", ncol=2)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
 
 
 def address_map(tl, mem, ax, max_buffers=50000):
@@ -178,7 +190,7 @@ def address_map(tl, mem, ax, max_buffers=50000):
     ax.set_ylabel(f"address ({byte_axis(ax)})")
     ax.set_title(f"{mem}: address space over time (gaps between blocks are fragmentation)")
     if by_tag:
-        ax.legend(loc="upper left", fontsize="small", ncol=2)
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
 
 
 def link_util(tl, ax, bins=200):
@@ -214,7 +226,7 @@ def link_util(tl, ax, bins=200):
     ax.set_ylabel("busy fraction")
     ax.set_title("link utilization")
     if tl.links:
-        ax.legend(loc="upper right", fontsize="small")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1), fontsize="small")
 
 
 SCALED_UNITS = ("bytes", "bytes/s", "s")
