@@ -349,6 +349,8 @@ static char *shortest_time_text(double seconds, double v, const char *unit)
             (best == NULL || strlen(text) < strlen(best))) {
             g_free(best);
             best = text;
+            if (strchr(buf, 'e') == NULL)
+                break; /* more digits without an exponent are never shorter */
         } else {
             g_free(text);
         }
