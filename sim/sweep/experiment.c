@@ -291,14 +291,38 @@ static bool check_allocator(const char *spec, const load_ctx *ctx, guint line, G
     return true;
 }
 
-static bool check_hw(const char *path, const char *override, const load_ctx *ctx, guint line,
+/* The --set overrides for hardware axis `name` = `value`. An allocator
+ * spec "NAME:k=v,k=v" on memory.M.allocator becomes the hardware file's
+ * form: memory.M.allocator=NAME plus memory.M.allocator.k=v each. */
+static char **hw_overrides(const char *name, const char *value)
+{
+    GPtrArray *out = g_ptr_array_new();
+    const char *colon = strchr(value, ':');
+    if (g_str_has_prefix(name, "memory.") && g_str_has_suffix(name, ".allocator") && colon) {
+        char *alloc_name = NULL, *kv = NULL;
+        strata_split_spec(value, &alloc_name, &kv);
+        g_ptr_array_add(out, g_strdup_printf("%s=%s", name, alloc_name));
+        char **pairs = g_strsplit(kv ? kv : "", ",", -1);
+        for (guint i = 0; pairs[i]; i++)
+            if (*pairs[i])
+                g_ptr_array_add(out, g_strdup_printf("%s.%s", name, pairs[i]));
+        g_strfreev(pairs);
+        g_free(alloc_name);
+        g_free(kv);
+    } else {
+        g_ptr_array_add(out, g_strdup_printf("%s=%s", name, value));
+    }
+    g_ptr_array_add(out, NULL);
+    return (char **)g_ptr_array_free(out, FALSE);
+}
+
+static bool check_hw(const char *path, char *const *overrides, const load_ctx *ctx, guint line,
                      GError **err)
 {
-    const char *ov[2] = {override, NULL};
     GError *inner = NULL;
-    strata_hw *hw = strata_hw_load(path, override ? ov : NULL, &inner);
+    strata_hw *hw = strata_hw_load(path, (const char *const *)overrides, &inner);
     if (!hw)
-        return fail_from(err, ctx, line, override ? "bad hardware override" : "bad hardware", inner);
+        return fail_from(err, ctx, line, overrides ? "bad hardware override" : "bad hardware", inner);
     strata_hw_free(hw);
     return true;
 }
@@ -525,9 +549,9 @@ static bool axis_check_value(strata_experiment *e, axis *a, const char *v, const
     case AXIS_HW_KEY: {
         if (!e->hardware)
             return true; /* checked per hardware file by the run itself */
-        char *ov = g_strdup_printf("%s=%s", a->name, v);
+        char **ov = hw_overrides(a->name, v);
         bool ok = check_hw(e->hardware, ov, ctx, a->line, err);
-        g_free(ov);
+        g_strfreev(ov);
         return ok;
     }
     }
@@ -1034,7 +1058,13 @@ strata_point_plan *strata_experiment_plan(const strata_experiment *e, uint64_t p
         const axis *a = axis_at(e, i);
         const char *v = g_ptr_array_index(a->values, strata_experiment_point_value(e, point, i));
         switch (a->kind) {
-        case AXIS_HW_KEY: g_ptr_array_add(sets, g_strdup_printf("%s=%s", a->name, v)); break;
+        case AXIS_HW_KEY: {
+            char **ov = hw_overrides(a->name, v);
+            for (guint j = 0; ov[j]; j++)
+                g_ptr_array_add(sets, g_strdup(ov[j]));
+            g_strfreev(ov);
+            break;
+        }
         case AXIS_WORKLOAD: {
             /* Replace in the running list. */
             GPtrArray *n = g_ptr_array_new();
