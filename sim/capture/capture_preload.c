@@ -1,0 +1,241 @@
+/*
+ * capture_preload.c: the LD_PRELOAD library of `strata capture`
+ * (libstrata_capture.so, built only with the CUDA toolkit's headers).
+ *
+ * It defines the CUDA runtime entry points below; each calls the real one,
+ * found with dlsym(RTLD_NEXT), and on success hands what happened to the
+ * hooks of capture_trace.h, which write the trace. Intercepted:
+ * cudaMalloc, cudaFree, cudaMallocAsync, cudaFreeAsync, cudaMallocHost,
+ * cudaHostAlloc, cudaFreeHost, cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D,
+ * cudaMemcpy2DAsync, cudaMemcpyPeer, cudaMemcpyPeerAsync,
+ * cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventRecord,
+ * cudaStreamWaitEvent, cudaLaunchKernel (what <<<...>>> compiles to).
+ *
+ * The program must link the CUDA runtime dynamically (nvcc -cudart shared;
+ * PyTorch and most frameworks do): calls inside a statically linked cudart
+ * never reach a preloaded symbol.
+ *
+ * Invariant: the one recorder below is the only process-wide state in
+ * strata. An LD_PRELOAD library has no caller to hand it a context, so it
+ * is made in the constructor (path from STRATA_CAPTURE_OUT, default
+ * strata-capture.trace) and written in the destructor.
+ */
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "capture/capture_trace.h"
+
+static strata_capture *recorder;
+
+__attribute__((constructor)) static void capture_start(void)
+{
+    const char *path = getenv("STRATA_CAPTURE_OUT");
+    const char *program = getenv("STRATA_CAPTURE_PROGRAM");
+    GError *err = NULL;
+    recorder = strata_capture_open(path && *path ? path : "strata-capture.trace", program, true, &err);
+    if (!recorder) {
+        fprintf(stderr, "strata capture: %s\n", err->message);
+        g_clear_error(&err);
+    }
+}
+
+__attribute__((destructor)) static void capture_stop(void)
+{
+    GError *err = NULL;
+    strata_capture *c = recorder;
+    recorder = NULL;
+    if (c && !strata_capture_close(c, &err)) {
+        fprintf(stderr, "strata capture: %s\n", err->message);
+        g_clear_error(&err);
+    }
+}
+
+/* The real entry point, looked up once. */
+#define REAL(fn)                                                                                                     \
+    static __typeof__(&fn) real_fn;                                                                                  \
+    if (!real_fn)                                                                                                    \
+        *(void **)(&real_fn) = dlsym(RTLD_NEXT, #fn);                                                                \
+    if (!real_fn)                                                                                                    \
+        return cudaErrorNotSupported
+
+static strata_capture_copy_kind copy_kind(enum cudaMemcpyKind kind)
+{
+    switch (kind) {
+    case cudaMemcpyHostToHost: return STRATA_CAPTURE_H2H;
+    case cudaMemcpyHostToDevice: return STRATA_CAPTURE_H2D;
+    case cudaMemcpyDeviceToHost: return STRATA_CAPTURE_D2H;
+    case cudaMemcpyDeviceToDevice: return STRATA_CAPTURE_D2D;
+    default: return STRATA_CAPTURE_DEFAULT;
+    }
+}
+
+cudaError_t cudaMalloc(void **devPtr, size_t size)
+{
+    REAL(cudaMalloc);
+    cudaError_t e = real_fn(devPtr, size);
+    if (e == cudaSuccess && recorder)
+        strata_capture_alloc(recorder, (uintptr_t)*devPtr, size, STRATA_CAPTURE_DEVICE, 0);
+    return e;
+}
+
+cudaError_t cudaFree(void *devPtr)
+{
+    REAL(cudaFree);
+    cudaError_t e = real_fn(devPtr);
+    if (e == cudaSuccess && recorder)
+        strata_capture_free(recorder, (uintptr_t)devPtr, 0);
+    return e;
+}
+
+cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream)
+{
+    REAL(cudaMallocAsync);
+    cudaError_t e = real_fn(devPtr, size, stream);
+    if (e == cudaSuccess && recorder)
+        strata_capture_alloc(recorder, (uintptr_t)*devPtr, size, STRATA_CAPTURE_DEVICE, (uintptr_t)stream);
+    return e;
+}
+
+cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream)
+{
+    REAL(cudaFreeAsync);
+    cudaError_t e = real_fn(devPtr, stream);
+    if (e == cudaSuccess && recorder)
+        strata_capture_free(recorder, (uintptr_t)devPtr, (uintptr_t)stream);
+    return e;
+}
+
+cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+    REAL(cudaMallocHost);
+    cudaError_t e = real_fn(ptr, size);
+    if (e == cudaSuccess && recorder)
+        strata_capture_alloc(recorder, (uintptr_t)*ptr, size, STRATA_CAPTURE_PINNED, 0);
+    return e;
+}
+
+cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
+{
+    REAL(cudaHostAlloc);
+    cudaError_t e = real_fn(pHost, size, flags);
+    if (e == cudaSuccess && recorder)
+        strata_capture_alloc(recorder, (uintptr_t)*pHost, size, STRATA_CAPTURE_PINNED, 0);
+    return e;
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+    REAL(cudaFreeHost);
+    cudaError_t e = real_fn(ptr);
+    if (e == cudaSuccess && recorder)
+        strata_capture_free(recorder, (uintptr_t)ptr, 0);
+    return e;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+{
+    REAL(cudaMemcpy);
+    cudaError_t e = real_fn(dst, src, count, kind);
+    if (e == cudaSuccess && recorder)
+        strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, count, copy_kind(kind), 0);
+    return e;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    REAL(cudaMemcpyAsync);
+    cudaError_t e = real_fn(dst, src, count, kind, stream);
+    if (e == cudaSuccess && recorder)
+        strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, count, copy_kind(kind), (uintptr_t)stream);
+    return e;
+}
+
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                         enum cudaMemcpyKind kind)
+{
+    REAL(cudaMemcpy2D);
+    cudaError_t e = real_fn(dst, dpitch, src, spitch, width, height, kind);
+    if (e == cudaSuccess && recorder)
+        strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, (uint64_t)width * height, copy_kind(kind), 0);
+    return e;
+}
+
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                              enum cudaMemcpyKind kind, cudaStream_t stream)
+{
+    REAL(cudaMemcpy2DAsync);
+    cudaError_t e = real_fn(dst, dpitch, src, spitch, width, height, kind, stream);
+    if (e == cudaSuccess && recorder)
+        strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, (uint64_t)width * height, copy_kind(kind),
+                              (uintptr_t)stream);
+    return e;
+}
+
+cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+{
+    REAL(cudaMemcpyPeer);
+    cudaError_t e = real_fn(dst, dstDevice, src, srcDevice, count);
+    if (e == cudaSuccess && recorder)
+        strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, count, STRATA_CAPTURE_D2D, 0);
+    return e;
+}
+
+cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
+                                cudaStream_t stream)
+{
+    REAL(cudaMemcpyPeerAsync);
+    cudaError_t e = real_fn(dst, dstDevice, src, srcDevice, count, stream);
+    if (e == cudaSuccess && recorder)
+        strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, count, STRATA_CAPTURE_D2D, (uintptr_t)stream);
+    return e;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t stream)
+{
+    REAL(cudaStreamSynchronize);
+    cudaError_t e = real_fn(stream);
+    if (e == cudaSuccess && recorder)
+        strata_capture_stream_sync(recorder, (uintptr_t)stream);
+    return e;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    REAL(cudaDeviceSynchronize);
+    cudaError_t e = real_fn();
+    if (e == cudaSuccess && recorder)
+        strata_capture_device_sync(recorder);
+    return e;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
+{
+    REAL(cudaEventRecord);
+    cudaError_t e = real_fn(event, stream);
+    if (e == cudaSuccess && recorder)
+        strata_capture_event_record(recorder, (uintptr_t)event, (uintptr_t)stream);
+    return e;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
+    REAL(cudaStreamWaitEvent);
+    cudaError_t e = real_fn(stream, event, flags);
+    if (e == cudaSuccess && recorder)
+        strata_capture_stream_wait(recorder, (uintptr_t)stream, (uintptr_t)event);
+    return e;
+}
+
+cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
+                             cudaStream_t stream)
+{
+    REAL(cudaLaunchKernel);
+    cudaError_t e = real_fn(func, gridDim, blockDim, args, sharedMem, stream);
+    if (e == cudaSuccess && recorder) {
+        Dl_info info;
+        const char *name = dladdr(func, &info) && info.dli_sname ? info.dli_sname : NULL;
+        strata_capture_launch(recorder, name, (uintptr_t)func, (uintptr_t)stream);
+    }
+    return e;
+}
