@@ -407,6 +407,59 @@ START_TEST(spans_are_recorded)
 }
 END_TEST
 
+/* `option allocator.max_split_size` reaches the caching allocator and is
+ * ignored by memories whose allocator lacks the key. */
+START_TEST(trace_options_configure_allocators)
+{
+    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
+    char *path = strata_test_write_temp("engine-XXXXXX.trace",
+                                        "strata-trace 1\noption allocator.max_split_size=200MiB\n"
+                                        "option other.key=1\nalloc a 1MiB\n");
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    strata_engine_options opt;
+    strata_engine_options_init(&opt);
+    opt.allocator = "caching";
+    strata_results *r = NULL;
+    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "%s", err ? err->message : "?");
+    const char *spec = memory(r, "hbm")->allocator;
+    ck_assert_msg(strstr(spec, "caching") && strstr(spec, "max_split_size=200MiB"), "%s", spec);
+    strata_results_free(r);
+    strata_source_free(src);
+    strata_hw_free(hw);
+    g_remove(path);
+    g_free(path);
+}
+END_TEST
+
+/* The offline planner gets every lifetime before the run: a and b never
+ * overlap, so they share an address and the peak reserved is 256 MiB. */
+START_TEST(offline_planner_gets_lifetimes)
+{
+    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
+    char *path = strata_test_write_temp("engine-XXXXXX.trace",
+                                        "strata-trace 1\nalloc a 256MiB\ncompute k1 in=a\nfree a\n"
+                                        "alloc b 256MiB\ncompute k2 in=b\nfree b\n");
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    strata_engine_options opt;
+    strata_engine_options_init(&opt);
+    opt.allocator = "offline";
+    opt.check_allocators = true;
+    strata_results *r = NULL;
+    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "%s", err ? err->message : "?");
+    ck_assert(!r->oom);
+    ck_assert_uint_eq(memory(r, "hbm")->peak_allocated_bytes, 256ull << 20);
+    ck_assert_uint_eq(memory(r, "hbm")->peak_reserved_bytes, 256ull << 20);
+    assert_close(r->makespan_s, 2 * (256.0 * 1048576) / 1e12, "makespan");
+    strata_results_free(r);
+    strata_source_free(src);
+    strata_hw_free(hw);
+    g_remove(path);
+    g_free(path);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -429,6 +482,8 @@ static Suite *engine_suite(void)
     tcase_add_test(m, out_of_memory);
     tcase_add_test(m, argument_output_temp_accounting);
     tcase_add_test(m, spans_are_recorded);
+    tcase_add_test(m, trace_options_configure_allocators);
+    tcase_add_test(m, offline_planner_gets_lifetimes);
     suite_add_tcase(s, m);
     TCase *e = tcase_create("errors");
     tcase_add_test(e, unknown_memory_is_an_error_with_line);

@@ -131,6 +131,8 @@ static bool first_pass_op(engine_feed *f, first_pass *p, strata_checker *c, cons
         return false;
     if (op->kind == STRATA_OP_OPTION)
         return true;
+    if (f->n_ops == 0 && !engine_memories_apply_options(f->ms, c, err))
+        return false;
     uint64_t index = f->n_ops++;
     switch (op->kind) {
     case STRATA_OP_ALLOC: {

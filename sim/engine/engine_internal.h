@@ -63,11 +63,16 @@ typedef struct engine_memory {
 typedef struct engine_memories {
     engine_memory *mem;
     uint32_t n;
+    const char *allocator_override; /* borrowed; NULL = each memory's own */
 } engine_memories;
 
 bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *allocator_override,
                           GError **err);
 void engine_memories_clear(engine_memories *ms);
+/* Applies the trace's `option allocator.KEY=VALUE` lines (as a base under each
+ * allocator's own spec) to every memory whose allocator declares KEY; the
+ * others ignore it. Call before the first alloc. */
+bool engine_memories_apply_options(engine_memories *ms, const strata_checker *c, GError **err);
 /* Allocate b in its memory: false when it does not fit (out of memory). */
 bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream);
 void engine_memory_free(engine_memory *m, engine_buffer *b);

@@ -19,11 +19,13 @@
  */
 #include "engine/engine_internal.h"
 #include <stdlib.h>
+#include <string.h>
 
 bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *allocator_override,
                           GError **err)
 {
     ms->n = strata_hw_memory_count(hw);
+    ms->allocator_override = allocator_override;
     ms->mem = g_new0(engine_memory, ms->n);
     for (uint32_t i = 0; i < ms->n; i++) {
         engine_memory *m = &ms->mem[i];
@@ -54,6 +56,55 @@ void engine_memories_clear(engine_memories *ms)
     g_free(ms->mem);
     ms->mem = NULL;
     ms->n = 0;
+}
+
+/* True when the allocator type named by spec declares parameter key. */
+static bool type_declares(const char *spec, const char *key)
+{
+    char *name = NULL, *kv = NULL;
+    strata_split_spec(spec, &name, &kv);
+    const strata_alloc_type *type = strata_alloc_type_find(name);
+    bool found = false;
+    for (const strata_param_def *d = type ? type->params : NULL; d && d->name && !found; d++)
+        found = strcmp(d->name, key) == 0;
+    g_free(name);
+    g_free(kv);
+    return found;
+}
+
+bool engine_memories_apply_options(engine_memories *ms, const strata_checker *c, GError **err)
+{
+    const GPtrArray *keys = strata_checker_option_keys(c);
+    static const char prefix[] = "allocator.";
+    for (uint32_t i = 0; keys && i < ms->n; i++) {
+        engine_memory *m = &ms->mem[i];
+        const char *spec = ms->allocator_override ? ms->allocator_override : m->spec->allocator;
+        if (!spec)
+            spec = "best-fit";
+        GString *base = g_string_new(NULL);
+        for (guint k = 0; k < keys->len; k++) {
+            const char *key = g_ptr_array_index(keys, k);
+            if (!g_str_has_prefix(key, prefix) || !type_declares(spec, key + strlen(prefix)))
+                continue;
+            g_string_append_printf(base, "%s%s=%s", base->len ? "," : "", key + strlen(prefix),
+                                   strata_checker_option(c, key));
+        }
+        if (base->len > 0) {
+            GError *local = NULL;
+            strata_allocator *a = strata_allocator_new_with_base(spec, base->str, m->spec->capacity,
+                                                                 m->spec->alignment, &local);
+            if (!a) {
+                g_propagate_prefixed_error(err, local, "memory %s (trace options %s): ", m->spec->name,
+                                           base->str);
+                g_string_free(base, TRUE);
+                return false;
+            }
+            strata_allocator_free(m->allocator);
+            m->allocator = a;
+        }
+        g_string_free(base, TRUE);
+    }
+    return true;
 }
 
 /* Fold the allocator's current state into the peaks. */
