@@ -356,7 +356,10 @@ static bool get_flop_rate(const load_ctx *ctx, const char *group, const char *ke
 /* Text value (unescaped), or NULL when absent. */
 static char *get_text(const load_ctx *ctx, const char *group, const char *key)
 {
-    return g_key_file_get_string(ctx->kf, group, key, NULL);
+    /* g_key_file_get_string() returns NULL for a value that is not UTF-8;
+     * take it raw then, so a present key never reads as NULL (fuzz: hw-nonutf8). */
+    char *s = g_key_file_get_string(ctx->kf, group, key, NULL);
+    return s ? s : g_key_file_get_value(ctx->kf, group, key, NULL);
 }
 
 static char *memory_names(const strata_hw *hw)
