@@ -292,8 +292,18 @@ def axis_chart(results, axis_index):
             ax.set_xticklabels(axis["values"], rotation=20, ha="right", fontsize="small")
             ax.set_xlabel(axis["name"])
         else:
-            ax.set_xlabel(f"{axis['name']} ({scaled_axis(ax, axis.get('unit'), 'x')})"
-                          if axis.get("unit") in SCALED_UNITS else axis["name"])
+            nums = axis["numbers"]
+            if min(nums) > 0 and max(nums) / min(nums) >= 16:
+                ax.set_xscale("log", base=2 if axis.get("unit") == "bytes" else 10)
+            if len(nums) <= 12:
+                # Ticks at the swept values, labelled as the experiment wrote them.
+                ax.set_xticks(nums)
+                ax.set_xticklabels(axis["values"], fontsize="small")
+                ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+                ax.set_xlabel(axis["name"])
+            else:
+                ax.set_xlabel(f"{axis['name']} ({scaled_axis(ax, axis.get('unit'), 'x')})"
+                              if axis.get("unit") in SCALED_UNITS else axis["name"])
         if fname.endswith("_bytes"):
             ax.set_ylabel(f"{fname} ({byte_axis(ax)})")
         elif fname.endswith("_s"):
