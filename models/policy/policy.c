@@ -7,6 +7,7 @@
 #include "policy/policy.h"
 
 static const strata_policy_type *const policy_types[] = {
+    &strata_policy_prefetch,
     &strata_policy_pad,
     &strata_policy_donate,
     &strata_policy_batch_copies,
