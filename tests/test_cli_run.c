@@ -262,6 +262,29 @@ START_TEST(json_to_stdout_moves_summary_to_stderr)
 }
 END_TEST
 
+/* --policy pad: a 3x100 f32 buffer (1200 B) pads to (8,128) x 4 B = 4096 B:
+ * 2896 bytes of padding, reported in memories.hbm.padding_bytes. */
+START_TEST(policy_pad_reports_padding)
+{
+    char *hw = hw_path();
+    char *trace = strata_test_write_temp("pad-XXXXXX.trace", "strata-trace 1\nalloc a 1200B dtype=f32 shape=3x100\n");
+    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--policy", "pad", "--json", "-",
+                                          "--quiet", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_data(p, r.out, -1, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    JsonObject *hbm = json_object_get_object_member(json_object_get_object_member(o, "memories"), "hbm");
+    ck_assert_int_eq(json_object_get_int_member(hbm, "peak_allocated_bytes"), 4096);
+    ck_assert_int_eq(json_object_get_int_member(hbm, "padding_bytes"), 2896);
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    g_remove(trace);
+    g_free(trace);
+    g_free(hw);
+}
+END_TEST
+
 static Suite *cli_run_suite(void)
 {
     Suite *s = suite_create("cli_run");
@@ -271,6 +294,7 @@ static Suite *cli_run_suite(void)
     tcase_add_test(t, out_of_memory_exits_1_with_results);
     tcase_add_test(t, json_to_stdout_moves_summary_to_stderr);
     tcase_add_test(t, help_documents_every_option);
+    tcase_add_test(t, policy_pad_reports_padding);
     suite_add_tcase(s, t);
     TCase *b = tcase_create("bad input");
     tcase_add_test(b, bad_size);

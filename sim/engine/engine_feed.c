@@ -22,6 +22,7 @@
  */
 #include "engine/engine_internal.h"
 #include "core/error.h"
+#include "policy/policy.h"
 
 struct engine_feed {
     const strata_hw *hw;
@@ -236,6 +237,9 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
             g_ptr_array_add(f->tails, NULL);
         }
         f->n_events = strata_checker_event_count(c);
+        for (uint32_t m = 0; m < ms->n; m++)
+            ms->mem[m].padding_bytes = strata_padding_bytes(c, ms->mem[m].spec->name,
+                                                            m == strata_hw_default_memory(hw));
         uint64_t n_buffers = strata_checker_buffer_count(c);
         for (uint64_t id = 0; id < n_buffers; id++) {
             if (strata_checker_buffer(c, id, NULL, NULL))

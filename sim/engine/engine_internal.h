@@ -57,6 +57,7 @@ typedef struct engine_memory {
     uint64_t persistent_live;  /* bytes of live persistent buffers */
     uint64_t temp_peak;        /* peak of allocated - persistent_live */
     uint64_t argument_bytes;   /* from the first pass */
+    uint64_t padding_bytes;    /* added by a pad policy (its trace options) */
     GArray *lifetimes;         /* strata_lifetime, first pass, when the allocator plans */
 } engine_memory;
 

@@ -206,4 +206,5 @@ void engine_memory_fill_result(const engine_memory *m, strata_memory_result *out
     out->argument_bytes = m->argument_bytes;
     out->output_bytes = s.allocated;
     out->temp_peak_bytes = m->temp_peak;
+    out->padding_bytes = m->padding_bytes;
 }
