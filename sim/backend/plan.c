@@ -470,6 +470,38 @@ static double union_length(GArray *iv)
     return total;
 }
 
+/* The measured timeline: one object per op, in op order. */
+static JsonNode *spans_json(const strata_results *r)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_array(b);
+    for (guint i = 0; i < r->spans->len; i++) {
+        const strata_op_span *sp = &g_array_index(r->spans, strata_op_span, i);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "index");
+        json_builder_add_int_value(b, (gint64)sp->op_index);
+        json_builder_set_member_name(b, "line");
+        json_builder_add_int_value(b, (gint64)sp->line);
+        json_builder_set_member_name(b, "kind");
+        json_builder_add_string_value(b, strata_op_kind_name(sp->kind));
+        json_builder_set_member_name(b, "stream");
+        json_builder_add_string_value(b, g_array_index(r->streams, strata_stream_result, sp->stream).name);
+        json_builder_set_member_name(b, "label");
+        json_builder_add_string_value(b, sp->label ? sp->label : "");
+        json_builder_set_member_name(b, "start_s");
+        json_builder_add_double_value(b, sp->start_s);
+        json_builder_set_member_name(b, "end_s");
+        json_builder_add_double_value(b, sp->end_s);
+        json_builder_set_member_name(b, "bytes");
+        json_builder_add_int_value(b, (gint64)sp->bytes);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+    JsonNode *root = json_builder_get_root(b);
+    g_object_unref(b);
+    return root;
+}
+
 strata_results *strata_plan_results(const strata_plan *plan, const strata_hw *hw,
                                     const strata_plan_timing *timing, const char *producer)
 {
@@ -541,6 +573,7 @@ strata_results *strata_plan_results(const strata_plan *plan, const strata_hw *hw
             }
         }
     }
+    strata_results_set_extra(r, "spans", spans_json(r));
     for (guint l = 0; l < n_links; l++) {
         g_array_index(r->links, strata_link_result, l).busy_s = union_length(link_iv[l]);
         g_array_free(link_iv[l], TRUE);
