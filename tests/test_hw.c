@@ -462,6 +462,7 @@ START_TEST(syntax_and_duplicates)
     load_fails(BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 1GiB\ncapacity = 2GiB\n", NULL,
                "bad.ini:7: [memory hbm] capacity is set twice (first on line 6)", NULL);
     load_fails("", NULL, "missing group [hardware]", NULL);
+    load_fails("[hardware]\nname = t\xff\xfe\n", NULL, "bad.ini:2: expected UTF-8 text", NULL);
 }
 END_TEST
 
@@ -484,6 +485,20 @@ START_TEST(file_errors)
     g_clear_error(&err);
     g_unlink(path);
     g_free(path);
+
+    /* a NUL byte would hide the rest of the file */
+    char *dir = strata_test_temp_dir();
+    path = g_build_filename(dir, "nul.ini", NULL);
+    static const char with_nul[] = "[hardware]\nname = t\n\0[memory x]\n";
+    ck_assert(g_file_set_contents(path, with_nul, sizeof with_nul - 1, NULL));
+    ck_assert_ptr_null(strata_hw_load(path, NULL, &err));
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err->message, "nul.ini:3: expected text, got a NUL byte"));
+    g_clear_error(&err);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
 }
 END_TEST
 

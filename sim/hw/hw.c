@@ -155,6 +155,13 @@ static bool scan_lines(load_ctx *ctx, const char *data, GError **err)
     bool ok = true;
     for (guint i = 0; ok && lines[i]; i++) {
         guint lineno = i + 1;
+        if (!g_utf8_validate(lines[i], -1, NULL)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s:%u: expected UTF-8 text, got bytes that are not UTF-8", ctx->origin,
+                        lineno);
+            ok = false;
+            break;
+        }
         char *line = g_strstrip(lines[i]); /* GLib also ignores surrounding blanks */
         if (*line == '\0' || *line == '#')
             continue;
@@ -845,11 +852,21 @@ strata_hw *strata_hw_load_data(const char *data, const char *origin, const char 
 strata_hw *strata_hw_load(const char *path, const char *const *overrides, GError **err)
 {
     char *data = NULL;
+    gsize length = 0;
     GError *local = NULL;
-    if (!g_file_get_contents(path, &data, NULL, &local)) {
+    if (!g_file_get_contents(path, &data, &length, &local)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot read hardware file: %s",
                     local->message);
         g_error_free(local);
+        return NULL;
+    }
+    if (strlen(data) != length) { /* text after a NUL would be silently ignored */
+        guint line = 1;
+        for (const char *p = data; *p; p++)
+            line += *p == '\n';
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:%u: expected text, got a NUL byte", path, line);
+        g_free(data);
         return NULL;
     }
     strata_hw *hw = strata_hw_load_data(data, path, overrides, err);
