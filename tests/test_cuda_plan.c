@@ -1,0 +1,316 @@
+/*
+ * test_cuda_plan.c: the CUDA backend's host-side logic, from a trace to the
+ * plan of CUDA calls (backend/cuda_plan.h), without a GPU; then its GPU path,
+ * skipped with "SKIP: no CUDA device" where there is none.
+ */
+#include <string.h>
+#include "backend/backend.h"
+#include "backend/cuda_backend.h"
+#include "backend/cuda_plan.h"
+#include "backend/plan.h"
+#include "core/error.h"
+#include "testutil.h"
+#include "trace/reader.h"
+
+static const char *HW_TEXT =
+    "[hardware]\nname = gpu\nsource = test\n\n"
+    "[memory hbm]\nkind = device\ncapacity = 1GiB\nbandwidth = 1000GB/s\nlatency = 100ns\n\n"
+    "[memory host]\nkind = host\ncapacity = 1GiB\nbandwidth = 50GB/s\nlatency = 100ns\n\n"
+    "[memory pageable]\nkind = host\npageable = true\ncapacity = 1GiB\nbandwidth = 50GB/s\nlatency = 100ns\n\n"
+    "[link pcie]\nbetween = host hbm\nbandwidth = 25GB/s\nlatency = 1us\n\n"
+    "[link pcie_pageable]\nbetween = pageable hbm\nbandwidth = 10GB/s\nlatency = 1us\n\n"
+    "[compute gpu]\nflops = 100TFLOP/s\noperands = hbm\n";
+
+static const char *TRACE =
+    "strata-trace 1\n"
+    "alloc x 1MiB host\n"                         /* op 0 */
+    "alloc p 4096 pageable\n"                     /* op 1 */
+    "alloc a 1MiB\n"                              /* op 2 */
+    "alloc b 256KiB stream=s1\n"                  /* op 3 */
+    "copy a x\n"                                  /* op 4: H2D */
+    "record ready\n"                              /* op 5: record 0 */
+    "wait ready stream=s1\n"                      /* op 6 */
+    "compute mm flops=2e9 in=a out=b stream=s1\n" /* op 7 */
+    "copy p b bytes=4096 stream=s1\n"             /* op 8: D2H to pageable */
+    "compute idle time=5us\n"                     /* op 9 */
+    "free b stream=s1\n"                          /* op 10 */
+    "free a\n";                                   /* op 11 */
+
+static strata_plan *make_plan(const char *trace_text, strata_hw **hw_out)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(HW_TEXT, "gpu.ini", NULL, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
+    char *path = strata_test_write_temp("cuda-XXXXXX.trace", trace_text);
+    strata_source *src = strata_trace_open(path, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+    strata_plan *p = strata_plan_build(hw, src, NULL, &err);
+    ck_assert_msg(p != NULL, "%s", err ? err->message : "");
+    strata_source_free(src);
+    g_free(path);
+    *hw_out = hw;
+    return p;
+}
+
+/* The plan as text, one call a line. */
+static char *plan_text(const strata_cuda_plan *cp)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < cp->n_calls; i++) {
+        char *t = strata_cuda_call_to_text(cp, &cp->calls[i]);
+        g_string_append_printf(s, "%s\n", t);
+        g_free(t);
+    }
+    return g_string_free(s, FALSE);
+}
+
+START_TEST(plan_malloc_mode)
+{
+    strata_hw *hw = NULL;
+    strata_plan *p = make_plan(TRACE, &hw);
+    strata_cuda_plan *cp = strata_cuda_plan_build(p, STRATA_CUDA_DEVICE_MALLOC);
+    char *text = plan_text(cp);
+    const char *expected =
+        "cudaStreamCreate stream=0\n"
+        "cudaStreamCreate stream=1\n"
+        "cudaEventCreate event=0\n"
+        "cudaHostAlloc r0 bytes=1048576\n" /* host: pinned, one region for the memory */
+        "malloc r1 bytes=4096\n"           /* pageable: malloc */
+        "cudaMalloc r2 bytes=1048576\n"    /* a: its own cudaMalloc */
+        "cudaMalloc r3 bytes=262144\n"     /* b */
+        "nop stream=0 op=0\n"
+        "nop stream=0 op=1\n"
+        "nop stream=0 op=2\n"
+        "nop stream=1 op=3\n"
+        "cudaMemcpyAsync H2D dst=r2+0 src=r0+0 bytes=1048576 stream=0 op=4\n"
+        "cudaEventRecord event=0 stream=0 op=5\n"
+        "cudaStreamWaitEvent event=0 stream=1 op=6\n"
+        "launch compute flops=2000000000 bytes=1310720 operands=in:r2+0,out:r3+0 stream=1 op=7\n"
+        "cudaMemcpyAsync D2H dst=r1+0 src=r3+0 bytes=4096 stream=1 op=8\n"
+        "launch spin time=5e-06s stream=0 op=9\n"
+        "nop stream=1 op=10\n"
+        "nop stream=0 op=11\n";
+    ck_assert_str_eq(text, expected);
+    ck_assert_uint_eq(cp->n_setup, 7);
+    ck_assert_uint_eq(cp->n_ops, 12);
+    ck_assert_uint_eq(cp->n_streams, 2);
+    ck_assert_uint_eq(cp->n_events, 1);
+    ck_assert_int_eq(cp->regions[0].kind, STRATA_CUDA_REGION_PINNED);
+    ck_assert_int_eq(cp->regions[1].kind, STRATA_CUDA_REGION_PAGEABLE);
+    ck_assert_int_eq(cp->regions[2].kind, STRATA_CUDA_REGION_DEVICE);
+    ck_assert_int_eq(cp->regions[2].buffer, 2);
+    g_free(text);
+    strata_cuda_plan_free(cp);
+    strata_plan_free(p);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(plan_arena_mode_uses_strata_allocator)
+{
+    strata_hw *hw = NULL;
+    strata_plan *p = make_plan(TRACE, &hw);
+    strata_cuda_plan *cp = strata_cuda_plan_build(p, STRATA_CUDA_DEVICE_ARENA);
+    /* one cudaMalloc for hbm, of the extent the allocator needed */
+    int device_mallocs = 0;
+    uint32_t arena = 0;
+    for (size_t i = 0; i < cp->n_setup; i++)
+        if (cp->calls[i].kind == STRATA_CUDA_CALL_MALLOC) {
+            device_mallocs++;
+            arena = cp->calls[i].region;
+        }
+    ck_assert_int_eq(device_mallocs, 1);
+    const strata_plan_memory *hbm = strata_plan_memory_at(p, (uint32_t)strata_hw_memory_index(hw, "hbm"));
+    ck_assert_uint_eq(cp->regions[arena].bytes, hbm->extent);
+    ck_assert_uint_ge(hbm->extent, 1280 * 1024);
+    ck_assert_int_eq(cp->regions[arena].buffer, -1);
+    /* the copy into a and the compute's out=b land at the allocator's offsets in the arena */
+    const strata_cuda_call *copy = NULL, *launch = NULL;
+    for (size_t i = cp->n_setup; i < cp->n_calls; i++) {
+        if (cp->calls[i].op == 4)
+            copy = &cp->calls[i];
+        if (cp->calls[i].op == 7)
+            launch = &cp->calls[i];
+    }
+    ck_assert_ptr_nonnull(copy);
+    ck_assert_uint_eq(copy->region, arena);
+    ck_assert_uint_eq(copy->offset, strata_plan_buffer_at(p, 2)->offset);
+    const strata_cuda_operand *out = &cp->operands[launch->first_operand + 1];
+    ck_assert(out->output);
+    ck_assert_uint_eq(out->region, arena);
+    ck_assert_uint_eq(out->offset, strata_plan_buffer_at(p, 3)->offset);
+    ck_assert(out->offset != copy->offset);
+    strata_cuda_plan_free(cp);
+    strata_plan_free(p);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(plan_async_mode_allocates_in_stream_order)
+{
+    strata_hw *hw = NULL;
+    strata_plan *p = make_plan(TRACE, &hw);
+    strata_cuda_plan *cp = strata_cuda_plan_build(p, STRATA_CUDA_DEVICE_ASYNC);
+    char *text = plan_text(cp);
+    ck_assert_msg(strstr(text, "cudaMemPoolSetAttribute ReleaseThreshold=max\n"), "%s", text);
+    ck_assert_msg(strstr(text, "cudaMallocAsync r2 bytes=1048576 stream=0 op=2\n"), "%s", text);
+    ck_assert_msg(strstr(text, "cudaMallocAsync r3 bytes=262144 stream=1 op=3\n"), "%s", text);
+    ck_assert_msg(strstr(text, "cudaFreeAsync r3 stream=1 op=10\n"), "%s", text);
+    ck_assert_msg(strstr(text, "cudaFreeAsync r2 stream=0 op=11\n"), "%s", text);
+    ck_assert_msg(strstr(text, "cudaMalloc ") == NULL, "no cudaMalloc in async mode: %s", text);
+    /* host memory stays pinned/pageable, allocated before timing */
+    ck_assert_msg(strstr(text, "cudaHostAlloc r0 bytes=1048576\n"), "%s", text);
+    g_free(text);
+    strata_cuda_plan_free(cp);
+    strata_plan_free(p);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(plan_wait_names_the_record_resolved)
+{
+    strata_hw *hw = NULL;
+    strata_plan *p = make_plan("strata-trace 1\nalloc a 4096\nrecord e\nrecord e stream=s\nwait e stream=t\n"
+                               "record f stream=t\nwait f\n",
+                               &hw);
+    strata_cuda_plan *cp = strata_cuda_plan_build(p, STRATA_CUDA_DEVICE_MALLOC);
+    ck_assert_uint_eq(cp->n_events, 3); /* one cudaEvent per record */
+    const strata_cuda_call *w = &cp->calls[cp->n_setup + 3];
+    ck_assert_int_eq(w->kind, STRATA_CUDA_CALL_STREAM_WAIT_EVENT);
+    ck_assert_uint_eq(w->event, 1); /* the second record of e, on stream s */
+    ck_assert_uint_eq(cp->calls[cp->n_setup + 5].event, 2);
+    strata_cuda_plan_free(cp);
+    strata_plan_free(p);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(plan_copy_directions)
+{
+    strata_hw *hw = NULL;
+    strata_plan *p = make_plan("strata-trace 1\nalloc d 4096\nalloc e 4096\nalloc h 4096 host\nalloc g 4096 pageable\n"
+                               "copy d h\ncopy h d\ncopy e d\ncopy g h\ncopy d g\n",
+                               &hw);
+    strata_cuda_plan *cp = strata_cuda_plan_build(p, STRATA_CUDA_DEVICE_MALLOC);
+    strata_cuda_dir want[5] = {STRATA_CUDA_H2D, STRATA_CUDA_D2H, STRATA_CUDA_D2D, STRATA_CUDA_H2H, STRATA_CUDA_H2D};
+    int k = 0;
+    for (size_t i = cp->n_setup; i < cp->n_calls; i++)
+        if (cp->calls[i].kind == STRATA_CUDA_CALL_MEMCPY_ASYNC)
+            ck_assert_int_eq(cp->calls[i].dir, want[k++]);
+    ck_assert_int_eq(k, 5);
+    strata_cuda_plan_free(cp);
+    strata_plan_free(p);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(mode_names)
+{
+    strata_cuda_device_mode m;
+    ck_assert(strata_cuda_device_mode_from_name("arena", &m) && m == STRATA_CUDA_DEVICE_ARENA);
+    ck_assert(strata_cuda_device_mode_from_name("async", &m) && m == STRATA_CUDA_DEVICE_ASYNC);
+    ck_assert(strata_cuda_device_mode_from_name("malloc", &m) && m == STRATA_CUDA_DEVICE_MALLOC);
+    ck_assert(!strata_cuda_device_mode_from_name("managed", &m));
+    ck_assert_str_eq(strata_cuda_device_mode_name(STRATA_CUDA_DEVICE_ASYNC), "async");
+}
+END_TEST
+
+START_TEST(cli_plan_without_gpu)
+{
+    char *trace = strata_test_write_temp("cuda-XXXXXX.trace", TRACE);
+    char *hw = strata_test_write_temp("cuda-XXXXXX.ini", HW_TEXT);
+    strata_cli_result r = strata_test_cli("replay", "--backend", "cuda", "--plan", "--hw", hw, "--trace", trace,
+                                          "--device-memory", "arena", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "device memory arena"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "cudaMemcpyAsync D2H"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("replay", "--backend", "cuda", "--plan", "--trace", trace, "--device-memory", "managed", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "known modes: malloc, arena, async"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("replay", "--backend", "host", "--plan", "--trace", trace, NULL);
+    ck_assert_int_eq(r.status, 2);
+    strata_cli_result_clear(&r);
+    g_free(hw);
+    g_free(trace);
+}
+END_TEST
+
+/* The GPU path: a real replay, or the "no CUDA device" error (exit 2). */
+START_TEST(gpu_replay_or_skip)
+{
+    strata_hw *hw = NULL;
+    strata_plan *p = make_plan(TRACE, &hw);
+    strata_plan_free(p);
+    char *path = strata_test_write_temp("cuda-XXXXXX.trace", TRACE);
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    const strata_backend *cuda = strata_backend_find("cuda", NULL);
+    strata_backend_options opt;
+    strata_backend_options_init(&opt);
+    opt.repeats = 2;
+    strata_results *r = NULL;
+    if (!cuda->run(hw, src, &opt, &r, &err)) {
+        ck_assert_int_eq(err->code, STRATA_ERROR_NO_DEVICE);
+        ck_assert_msg(strstr(err->message, "no CUDA device"), "%s", err->message);
+        ck_assert_int_eq(strata_exit_for_error(err), 2);
+        printf("SKIP: %s\n", err->message);
+        g_clear_error(&err);
+    } else {
+        ck_assert_str_eq(r->producer, "cuda");
+        ck_assert_uint_eq(r->spans->len, 12);
+        ck_assert(r->makespan_s > 0);
+        strata_results_free(r);
+    }
+    strata_source_free(src);
+    g_free(path);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(gpu_cli_or_no_device)
+{
+    char *trace = strata_test_write_temp("cuda-XXXXXX.trace", TRACE);
+    strata_cli_result r = strata_test_cli("replay", "--backend", "cuda", "--trace", trace, "--repeats", "1", NULL);
+    if (r.status == 2) {
+        ck_assert_msg(strstr(r.err, "no CUDA device"), "%s", r.err);
+        printf("SKIP: no CUDA device (strata replay --backend cuda exits 2 as it must)\n");
+    } else {
+        ck_assert_msg(r.status == 0, "%s", r.err);
+    }
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("calibrate", "--backend", "cuda", "--max-size", "1MiB", "-q", NULL);
+    if (r.status == 2)
+        ck_assert_msg(strstr(r.err, "no CUDA device"), "%s", r.err);
+    else
+        ck_assert_msg(r.status == 0 && strstr(r.out, "[link pcie]"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_free(trace);
+}
+END_TEST
+
+static Suite *cuda_plan_suite(void)
+{
+    Suite *s = suite_create("cuda_plan");
+    TCase *tc = tcase_create("plan");
+    tcase_add_test(tc, plan_malloc_mode);
+    tcase_add_test(tc, plan_arena_mode_uses_strata_allocator);
+    tcase_add_test(tc, plan_async_mode_allocates_in_stream_order);
+    tcase_add_test(tc, plan_wait_names_the_record_resolved);
+    tcase_add_test(tc, plan_copy_directions);
+    tcase_add_test(tc, mode_names);
+    tcase_add_test(tc, cli_plan_without_gpu);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("gpu");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, gpu_replay_or_skip);
+    tcase_add_test(tc, gpu_cli_or_no_device);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return strata_test_main(cuda_plan_suite());
+}
