@@ -9,6 +9,7 @@
 static const strata_policy_type *const policy_types[] = {
     &strata_policy_prefetch,
     &strata_policy_pad,
+    &strata_policy_offload,
     &strata_policy_donate,
     &strata_policy_batch_copies,
     &strata_policy_transfer_guard,

@@ -125,6 +125,8 @@ static void plan_copy(prefetch_policy *p, uint64_t c, const strata_op *op, strat
         a.memory = dst->memory;
         a.tag = dst->tag;
         a.dtype = dst->dtype;
+        a.n_dims = dst->n_dims;
+        memcpy(a.shape, dst->shape, sizeof dst->shape);
         strata_rewrite_plan_before(p->plan, at, &a);
         strata_rewrite_plan_drop(p->plan, dst->alloc_index);
     }

@@ -277,6 +277,8 @@ const strata_buffer_info *strata_buffer_table_feed(strata_buffer_table *t, uint6
         b->tag = op->tag;
         b->dtype = op->dtype;
         b->alloc_index = index;
+        b->n_dims = op->n_dims;
+        memcpy(b->shape, op->shape, sizeof b->shape);
         b->free_index = UINT64_MAX;
         b->stream = g_string_chunk_insert_const(t->strings, op->stream ? op->stream : STRATA_DEFAULT_STREAM);
         g_ptr_array_add(t->instances, b);

@@ -73,6 +73,8 @@ typedef struct strata_buffer_info {
     uint64_t alloc_index; /* input op index of its alloc */
     uint64_t free_index;  /* input op index of its free, UINT64_MAX while live */
     const char *stream;   /* stream of its alloc */
+    uint32_t n_dims;      /* shape of its alloc (0: none) */
+    uint64_t shape[STRATA_MAX_DIMS];
 } strata_buffer_info;
 
 typedef struct strata_buffer_table strata_buffer_table;

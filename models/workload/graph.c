@@ -4,7 +4,10 @@
  *
  * Invariants:
  *  1. steps[] is in program order; a step's ins/outs/donates index tensors[].
- *  2. last_use[t] is the index of the last step naming t (UINT32_MAX: none),
+ *  2. the arguments are allocated first, then a `compute program_start
+ *     time=0` marks where the program begins (consumers count what is live
+ *     before the first compute as arguments), then the steps.
+ *  3. last_use[t] is the index of the last step naming t (UINT32_MAX: none),
  *     computed once in wl_graph_to_source() before any op is emitted.
  */
 #include "workload/graph.h"
@@ -178,6 +181,12 @@ strata_source *wl_graph_to_source(wl_graph *g, const char *origin)
             allocated[t] = true;
         }
     }
+    strata_op begin = {0};
+    begin.kind = STRATA_OP_COMPUTE;
+    begin.stream = STRATA_DEFAULT_STREAM;
+    begin.name = WL_PROGRAM_START;
+    begin.has_time = true;
+    strata_op_list_append(list, &begin);
     for (guint s = 0; s < g->steps->len; s++) {
         const wl_step *st = &g_array_index(g->steps, wl_step, s);
         for (guint i = 0; i < st->outs->len; i++) {

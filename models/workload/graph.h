@@ -5,7 +5,8 @@
  * and freed just after the step that last reads or writes it.
  *
  * Arguments (WL_ARGUMENT) are allocated before the first step, in
- * declaration order, and never freed (the caller owns them); outputs
+ * declaration order, followed by `compute program_start time=0` (so that
+ * what is live before the first compute is exactly the arguments), and never freed (the caller owns them); outputs
  * (WL_OUTPUT) are never freed (they are handed back). A tensor that no step
  * uses is never allocated. The generators in models/workload/ build a graph
  * (through autodiff.h for the training steps) and hand its source to `gen`.
@@ -21,6 +22,10 @@
 
 typedef uint32_t wl_tensor;
 #define WL_NONE ((wl_tensor)UINT32_MAX)
+
+/* The first compute of every generated program: zero time, no operands. What
+ * is allocated before it are the program's arguments (JAX: argument_size). */
+#define WL_PROGRAM_START "program_start"
 
 enum { WL_TEMP = 0, WL_ARGUMENT = 1u << 0, WL_OUTPUT = 1u << 1 };
 
