@@ -173,7 +173,7 @@ int strata_cmd_capture(int argc, char **argv)
     };
     GOptionContext *ctx = g_option_context_new("[-o OUT] -- PROGRAM [ARGS...]");
     g_option_context_set_summary(
-        ctx, "Runs PROGRAM with " CAPTURE_LIB " preloaded and records its CUDA runtime calls as a strata trace:\n"
+        ctx, "Runs PROGRAM with LD_PRELOAD=" CAPTURE_LIB " and records its CUDA runtime calls as a strata trace:\n"
              "cudaMalloc, cudaFree, cudaMallocAsync, cudaFreeAsync, cudaMallocHost, cudaHostAlloc, cudaFreeHost\n"
              "(alloc/free), cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D[Async], cudaMemcpyPeer[Async] (copy),\n"
              "cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventRecord, cudaStreamWaitEvent (record/wait)\n"
