@@ -22,7 +22,11 @@
  * Per-step costs come from the hardware model: the compute unit's `overhead`
  * (per grid step), the HBM <-> VMEM link's latency (DMA issue and completion)
  * and bandwidth, the MXU's flops for the dtype (see configs/hw/tpu-v5e.ini).
- * Tags: A input, B param, C output, blocks and accumulator temp.
+ * Tags: A input, B param, C output, blocks and accumulator temp. A and B are
+ * allocated first, then `compute program_start time=0` marks the start (they
+ * are the arguments); C is allocated at its first write-back (the output).
+ * The kernel's computes run on unit= `unit` (default mxu, whose operands are
+ * in VMEM in configs/hw/tpu-*.ini).
  */
 #include "workload/workload.h"
 #include "core/error.h"
@@ -40,6 +44,7 @@ static const strata_param_def matmul_params[] = {
      strata_workload_dtype_choices},
     {"buffers", STRATA_PARAM_INT, "2", "VMEM slots per input block: 1 none, 2 double, 3 triple buffering", NULL},
     {"acc", STRATA_PARAM_STRING, "vmem", "memory holding the f32 accumulator: vmem or acc", acc_choices},
+    {"unit", STRATA_PARAM_STRING, "mxu", "compute unit of the kernel steps (one whose operands are in VMEM)", NULL},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -49,6 +54,7 @@ typedef struct mm_ctx {
     strata_dtype dt;
     uint32_t slots;
     uint64_t gi, gj, gk; /* grid extents */
+    const char *unit;
 } mm_ctx;
 
 static void emit_alloc(mm_ctx *c, const char *name, uint64_t rows, uint64_t cols, strata_dtype dt,
@@ -102,8 +108,11 @@ static void emit_compute(mm_ctx *c, const char *label, double flops, const char 
     op.flops = flops;
     op.ins = ins;
     op.n_ins = n_ins;
-    op.outs = &out;
-    op.n_outs = 1;
+    op.outs = out ? &out : NULL;
+    op.n_outs = out ? 1 : 0;
+    op.memory = c->unit;
+    if (!out)
+        op.has_flops = false, op.has_time = true; /* the program_start marker */
     strata_op_list_append(c->list, &op);
 }
 
@@ -156,6 +165,7 @@ static strata_source *matmul_generate(const strata_params *p, GError **err)
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "matmul: expected a dtype of whole bytes");
         return NULL;
     }
+    c.unit = strata_params_string(p, "unit");
     c.gi = c.m / c.bm;
     c.gj = c.n / c.bn;
     c.gk = c.k / c.bk;
@@ -163,6 +173,7 @@ static strata_source *matmul_generate(const strata_params *p, GError **err)
 
     emit_alloc(&c, "A", c.m, c.k, c.dt, "hbm", STRATA_TAG_INPUT);
     emit_alloc(&c, "B", c.k, c.n, c.dt, "hbm", STRATA_TAG_PARAM);
+    emit_compute(&c, "program_start", 0, NULL, 0, NULL); /* A and B are the arguments */
     char name[32], name2[32], label[64];
     for (uint32_t s = 0; s < c.slots; s++) {
         g_snprintf(name, sizeof name, "a_blk%u", s);
