@@ -165,16 +165,9 @@ static int import_torch(int argc, char **argv)
         sum.settings_text ? "\nallocator_settings: " : "",
         sum.settings_text ? sum.settings_text : "");
     g_free(base);
-    strata_trace_writer *w = strata_trace_writer_new(strata_outfile_stream(out), comment);
+    int64_t written = strata_torch_write(src, strata_outfile_stream(out), comment, &err);
     g_free(comment);
-    const strata_op *op;
-    int rc;
-    while ((rc = strata_source_next(src, &op, &err)) == 1)
-        if (!strata_trace_writer_write(w, op, &err)) {
-            rc = -1;
-            break;
-        }
-    strata_trace_writer_free(w);
+    int rc = written < 0 ? -1 : 0;
     if (rc < 0 || !strata_outfile_commit(out, &err)) {
         if (rc < 0)
             strata_outfile_abort(out);

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/units.h"
 
 #define MiB (UINT64_C(1) << 20)
 #define SMALL_REQUEST (1 * MiB)   /* requests up to this go to the small pool */
@@ -284,10 +285,11 @@ static void read_settings(conv *c, strata_pv root)
     char buf[64];
     if (strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, st, "max_split_size"), &iv) &&
         iv > 0 && iv < INT64_MAX) {
-        g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, iv);
+        char *size = strata_format_size_exact((uint64_t)iv);
         op.name = "allocator.max_split_size";
-        op.src = buf;
+        op.src = size;
         strata_op_list_append(c->ops, &op);
+        g_free(size);
     }
     if (strata_pickle_get_bool(c->p, strata_pickle_dict_get(c->p, st, "expandable_segments"),
                                &bv) &&

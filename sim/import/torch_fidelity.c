@@ -8,10 +8,12 @@
  *  - peak reserved bytes: the model's maximum of stats.reserved after any op
  *    against the real maximum of initial reserved + segment_alloc -
  *    segment_free over the events;
- *  - segment allocations: after each op of the event part of the trace, a
- *    rise of the model's reserved bytes is one model segment allocation of
- *    that many bytes; the i-th one matches when the i-th real segment_alloc
- *    has the same size.
+ *  - segment allocations: whenever an op changes the model's reserved bytes
+ *    or segment count, a walk over its blocks finds the segments numbered
+ *    above any seen before (allocators number segments in creation order);
+ *    each is one model segment allocation, of the bytes of its blocks. In
+ *    the event part of the trace, the i-th one matches when the i-th real
+ *    segment_alloc has the same size.
  *
  * Invariant: the replay honours the trace's `option allocator.KEY=VALUE`
  * lines by appending them to the allocator spec, and `release` ops by
@@ -37,6 +39,62 @@ static uint32_t stream_index(replay *r, const char *name)
     guint n = g_hash_table_size(r->streams);
     g_hash_table_insert(r->streams, g_strdup(name), GSIZE_TO_POINTER((gsize)n + 1));
     return n;
+}
+
+/* Segments numbered above `seen`, by number: number -> bytes. */
+typedef struct new_segments {
+    int64_t seen;
+    GTree *sizes; /* uint32 number -> uint64 bytes (both in pointers) */
+} new_segments;
+
+static gint cmp_number(gconstpointer a, gconstpointer b, gpointer user)
+{
+    (void)user;
+    gsize x = GPOINTER_TO_SIZE(a), y = GPOINTER_TO_SIZE(b);
+    return x < y ? -1 : x > y;
+}
+
+static void visit_block(const strata_block *b, void *user)
+{
+    new_segments *ns = user;
+    if ((int64_t)b->segment <= ns->seen)
+        return;
+    gpointer key = GSIZE_TO_POINTER((gsize)b->segment);
+    gsize bytes = GPOINTER_TO_SIZE(g_tree_lookup(ns->sizes, key));
+    g_tree_insert(ns->sizes, key, GSIZE_TO_POINTER(bytes + b->size));
+}
+
+typedef struct match_state {
+    const GArray *real;
+    strata_torch_fidelity *out;
+    bool count;
+    int64_t max_number;
+} match_state;
+
+static gboolean match_segment(gpointer key, gpointer value, gpointer user)
+{
+    match_state *m = user;
+    uint64_t size = GPOINTER_TO_SIZE(value);
+    if (m->count) {
+        if (m->out->model_segment_allocs < m->real->len &&
+            g_array_index(m->real, uint64_t, m->out->model_segment_allocs) == size)
+            m->out->matched_segment_allocs++;
+        m->out->model_segment_allocs++;
+    }
+    m->max_number = (int64_t)GPOINTER_TO_SIZE(key);
+    return FALSE;
+}
+
+/* Counts the segments the last op created (see the file comment). */
+static void count_new_segments(strata_allocator *a, const GArray *real, bool count,
+                               int64_t *seen, strata_torch_fidelity *out)
+{
+    new_segments ns = {*seen, g_tree_new_full(cmp_number, NULL, NULL, NULL)};
+    strata_allocator_walk(a, visit_block, &ns);
+    match_state m = {real, out, count, *seen};
+    g_tree_foreach(ns.sizes, match_segment, &m);
+    *seen = m.max_number;
+    g_tree_destroy(ns.sizes);
 }
 
 static bool declares(const strata_alloc_type *type, const char *key)
@@ -91,7 +149,8 @@ bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
     uint64_t n_ops = 0; /* non-option ops seen */
     strata_alloc_stats st;
     strata_allocator_stats(a, &st);
-    uint64_t reserved = st.reserved;
+    uint64_t reserved = st.reserved, n_segments = st.n_segments;
+    int64_t seen = -1; /* highest segment number seen */
     const GArray *real = sum->segment_alloc_sizes;
     bool ok = true;
     while ((rc = strata_source_next(trace, &op, err)) == 1) {
@@ -131,14 +190,10 @@ bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
         strata_allocator_stats(a, &st);
         if (st.reserved > out->model_peak_reserved)
             out->model_peak_reserved = st.reserved;
-        if (events_part && st.reserved > reserved) {
-            uint64_t size = st.reserved - reserved;
-            if (out->model_segment_allocs < real->len &&
-                g_array_index(real, uint64_t, out->model_segment_allocs) == size)
-                out->matched_segment_allocs++;
-            out->model_segment_allocs++;
-        }
+        if (st.reserved != reserved || st.n_segments != n_segments)
+            count_new_segments(a, real, events_part, &seen, out);
         reserved = st.reserved;
+        n_segments = st.n_segments;
     }
     if (rc < 0)
         ok = false;

@@ -11,6 +11,7 @@ Scenarios:
   basic     a small hand-made run whose converted trace the tests check line
             by line (see tests/test_torch_import.c for the derivation);
   settings  basic plus allocator_settings with non-default values;
+  oomretry  the allocator frees a cached segment to retry a failed one;
   random    a simulated caching-allocator run (large pool, 20 MiB segments,
             first fit) with --events events, deterministic for a --seed;
   big       random, sized to at least --size-mb megabytes (for bench/).
@@ -83,6 +84,25 @@ def basic():
                               block(w + 5 * MiB, A + 20 * MiB - w - 5 * MiB, 0, "inactive")]),
         segment(S, 2 * MiB, [block(S, 1024, 1000, "active_allocated"),
                              block(S + 1024, 2 * MiB - 1024, 0, "inactive")], kind="small"),
+    ]
+    return {"segments": segs, "device_traces": [ev]}
+
+
+def oomretry():
+    """Segment A (20 MiB) is cached and free, segment B (20 MiB) holds L
+    (15 MiB). The program asks for Z (40 MiB): the device is full, so the
+    allocator frees A (segment_free) and retries (segment_alloc C, 40 MiB).
+    Reserved: 40 MiB, 20 MiB, then 60 MiB, the peak."""
+    A, B, C = BASE, BASE + 0x4000000, BASE + 0x8000000
+    ev = [
+        event("segment_free", A, 20 * MiB, 1000),
+        event("segment_alloc", C, 40 * MiB, 1000),
+        event("alloc", C, 40 * MiB, 1000, label="big", line=5),
+    ]
+    segs = [
+        segment(B, 20 * MiB, [block(B, 15 * MiB, 15 * MiB, "active_allocated"),
+                              block(B + 15 * MiB, 5 * MiB, 0, "inactive")]),
+        segment(C, 40 * MiB, [block(C, 40 * MiB, 40 * MiB, "active_allocated")]),
     ]
     return {"segments": segs, "device_traces": [ev]}
 
@@ -161,7 +181,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--protocol", type=int, default=4)
     ap.add_argument("--scenario", default="basic",
-                    choices=["basic", "settings", "random", "big"])
+                    choices=["basic", "settings", "oomretry", "random", "big"])
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--size-mb", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -170,6 +190,8 @@ def main():
         snap = basic()
     elif a.scenario == "settings":
         snap = settings()
+    elif a.scenario == "oomretry":
+        snap = oomretry()
     elif a.scenario == "random":
         snap = simulate(a.events, a.seed)
     else:
