@@ -1,0 +1,153 @@
+/*
+ * test_fuzz_regressions.c: replays every input in tests/fuzz/regressions/.
+ *
+ * Each file is an input that once crashed (or could crash) a parser; its
+ * name says which: trace-*, hw-*, pickle-*, experiment-*, minimalloc-*.
+ * Each is fed in process to the same code the fuzz target drives, and to the
+ * strata binary, which must exit 0, 1 or 2 (never a signal, never 3). Under
+ * the sanitizer build (.ci/run) this also proves the fix stays free of
+ * memory errors and undefined behaviour.
+ */
+#include <string.h>
+#include "testutil.h"
+#include "core/error.h"
+#include "hw/hw.h"
+#include "import/pickle.h"
+#include "import/torch.h"
+#include "sweep/experiment.h"
+#include "trace/check.h"
+#include "trace/reader.h"
+#include "trace/writer.h"
+
+static void replay_trace(const char *path)
+{
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    if (src) {
+        strata_checker *c = strata_checker_new(path);
+        const strata_op *op;
+        while (strata_source_next(src, &op, &err) == 1) {
+            char *text = strata_op_to_text(op);
+            strata_op back;
+            strata_line_scratch *s = strata_parse_op_line(text, "rt", 1, &back, NULL);
+            ck_assert_msg(s && strata_op_equal(op, &back), "%s: '%s' does not round-trip", path, text);
+            strata_line_scratch_free(s);
+            g_free(text);
+            strata_checker_feed(c, op, NULL, NULL);
+        }
+        strata_checker_free(c);
+        strata_source_free(src);
+    }
+    g_clear_error(&err);
+    strata_cli_result r = strata_test_cli("check", "--trace", path, NULL);
+    ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata check exit %d: %s", path, r.status, r.err);
+    strata_cli_result_clear(&r);
+}
+
+static void replay_hw(const char *path)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    if (hw) {
+        for (uint32_t a = 0; a < strata_hw_memory_count(hw); a++)
+            for (uint32_t b = 0; b < strata_hw_memory_count(hw); b++) {
+                const strata_hop *hops;
+                uint32_t n;
+                strata_hw_route(hw, a, b, &hops, &n, NULL);
+            }
+        strata_hw_free(hw);
+    } else {
+        ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+        ck_assert_ptr_nonnull(strstr(err->message, path));
+    }
+    g_clear_error(&err);
+    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
+    strata_cli_result r = strata_test_cli("check", "--trace", trace, "--hw", path, NULL);
+    ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata check exit %d: %s", path, r.status, r.err);
+    strata_cli_result_clear(&r);
+    g_free(trace);
+}
+
+static void replay_pickle(const char *path)
+{
+    GError *err = NULL;
+    strata_pickle *p = strata_pickle_load_file(path, &err);
+    if (p) {
+        strata_torch_options opt;
+        strata_torch_options_init(&opt);
+        strata_op_list *ops = strata_torch_convert(p, path, &opt, NULL, &err);
+        strata_op_list_free(ops);
+        strata_pickle_free(p);
+    }
+    g_clear_error(&err);
+    strata_cli_result r = strata_test_cli("import", "torch", path, "-o", "/dev/null", NULL);
+    ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata import torch exit %d: %s", path, r.status, r.err);
+    strata_cli_result_clear(&r);
+}
+
+static void replay_experiment(const char *path)
+{
+    GError *err = NULL;
+    char *text = NULL;
+    gsize len = 0;
+    ck_assert(g_file_get_contents(path, &text, &len, NULL));
+    char *origin = strata_test_source_path("configs/experiments/regression.ini");
+    strata_experiment *e = strata_experiment_load_data(text, origin, &err);
+    strata_experiment_free(e);
+    g_clear_error(&err);
+    g_free(origin);
+    g_free(text);
+}
+
+static void replay_minimalloc(const char *path)
+{
+    strata_cli_result r = strata_test_cli("import", "minimalloc", path, "-o", "/dev/null", NULL);
+    ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata import minimalloc exit %d: %s", path, r.status, r.err);
+    strata_cli_result_clear(&r);
+}
+
+static const struct {
+    const char *prefix;
+    void (*replay)(const char *path);
+} replayers[] = {
+    {"trace-", replay_trace},           {"hw-", replay_hw},
+    {"pickle-", replay_pickle},         {"experiment-", replay_experiment},
+    {"minimalloc-", replay_minimalloc}, {NULL, NULL},
+};
+
+START_TEST(every_regression_input)
+{
+    char *dir_path = strata_test_source_path("tests/fuzz/regressions");
+    GDir *dir = g_dir_open(dir_path, 0, NULL);
+    ck_assert_ptr_nonnull(dir);
+    const char *name;
+    int replayed = 0;
+    while ((name = g_dir_read_name(dir))) {
+        if (name[0] == '.' || strcmp(name, "README.md") == 0)
+            continue;
+        char *path = g_build_filename(dir_path, name, NULL);
+        int i = 0;
+        while (replayers[i].prefix && !g_str_has_prefix(name, replayers[i].prefix))
+            i++;
+        ck_assert_msg(replayers[i].prefix != NULL, "%s: name must start with trace-, hw-, pickle-, experiment- or "
+                                                   "minimalloc-", name);
+        replayers[i].replay(path);
+        replayed++;
+        g_free(path);
+    }
+    g_dir_close(dir);
+    g_free(dir_path);
+    ck_assert_int_ge(replayed, 1);
+}
+END_TEST
+
+static Suite *fuzz_regressions_suite(void)
+{
+    Suite *s = suite_create("fuzz_regressions");
+    TCase *tc = tcase_create("replay");
+    tcase_add_test(tc, every_regression_input);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(fuzz_regressions_suite()); }
