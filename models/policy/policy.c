@@ -8,6 +8,7 @@
 
 static const strata_policy_type *const policy_types[] = {
     &strata_policy_prefetch,
+    &strata_policy_nbuffer,
     &strata_policy_pad,
     &strata_policy_offload,
     &strata_policy_donate,
