@@ -212,7 +212,7 @@ START_TEST(all_keys_and_inline_comments)
         "[hardware]\nname = full\nsource = hand made\ndefault_memory = hbm\n"
         "[memory host]\nkind = host\ncapacity = 1GiB\nbandwidth = 10GB/s\n"
         "[memory pageable]\nkind = host\npageable = true\ncapacity = 1GiB\nbandwidth = 10GB/s\n"
-        "[memory hbm]\nkind = device\ncapacity = 2GiB   # two\nbandwidth = 1TB/s\n"
+        "[memory hbm]\nkind = device \t\ncapacity = 2GiB   # two\nbandwidth = 1TB/s  \n"
         "latency = 250ns\nalignment = 4KiB\nallocator = caching\n"
         "allocator.max_split_size = 200MiB\nallocator.garbage = true\n"
         "[link pcie]\nbetween = host   hbm\nbandwidth = 8GB/s\nlatency = 2us\nduplex = half\n"

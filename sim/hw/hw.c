@@ -6,7 +6,8 @@
  *   1. scan the text line by line: remember the line of every group header
  *      and key (GLib does not report lines), reject lines GLib would reject,
  *      duplicate groups and duplicate keys, with FILE:LINE;
- *   2. parse it with GKeyFile and strip inline comments ("value  # note");
+ *   2. parse it with GKeyFile, strip inline comments ("value  # note") and
+ *      trailing blanks;
  *   3. apply the overrides ("memory.hbm.capacity=16GiB") to the key file;
  *   4. validate every group and key against the tables below and build the
  *      specs (memories first, since links and compute units name them);
@@ -223,7 +224,8 @@ static bool scan_lines(load_ctx *ctx, const char *data, GError **err)
 
 /* ---- step 2: inline comments ---- */
 
-/* "16GiB   # per core" -> "16GiB": a '#' after a blank starts a comment. */
+/* "16GiB   # per core" -> "16GiB": a '#' after a blank starts a comment;
+ * trailing blanks (which GLib keeps) are dropped. */
 static void strip_inline_comments(GKeyFile *kf)
 {
     gsize n_groups = 0;
@@ -234,14 +236,16 @@ static void strip_inline_comments(GKeyFile *kf)
             char *value = g_key_file_get_value(kf, groups[g], keys[k], NULL);
             if (value == NULL)
                 continue;
+            size_t len = strlen(value);
             for (char *p = value; *p; p++) {
                 if (*p == '#' && (p == value || *(p - 1) == ' ' || *(p - 1) == '\t')) {
                     *p = '\0';
-                    g_strchomp(value);
-                    g_key_file_set_value(kf, groups[g], keys[k], value);
                     break;
                 }
             }
+            g_strchomp(value);
+            if (strlen(value) != len)
+                g_key_file_set_value(kf, groups[g], keys[k], value);
             g_free(value);
         }
         g_strfreev(keys);
