@@ -361,10 +361,10 @@ static void child_exited(GPid pid, gint wait_status, gpointer data)
     g_clear_error(&err);
     g_free(log);
     g_free(c);
-    print_progress(r, false);
     /* Start the next points, unless a point failed (like make without -k). */
     while (!r->failure && r->running < r->jobs && r->next < r->todo->len)
         start_point(r, g_array_index(r->todo, uint64_t, r->next++));
+    print_progress(r, false);
 }
 
 static bool start_point(sweep_run *r, uint64_t point)
