@@ -177,7 +177,8 @@ uint64_t engine_memory_largest_gap(const engine_memory *m)
     strata_allocator_walk(m->allocator, collect_used, &r);
     size_t n = r.used->len / 2;
     uint64_t *p = (uint64_t *)(void *)r.used->data;
-    qsort(p, n, 2 * sizeof(uint64_t), compare_ranges);
+    if (n > 1)
+        qsort(p, n, 2 * sizeof(uint64_t), compare_ranges);
     uint64_t cursor = 0, best = 0;
     for (size_t i = 0; i < n; i++) {
         if (p[2 * i] > cursor && p[2 * i] - cursor > best)

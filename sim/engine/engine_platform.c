@@ -194,6 +194,10 @@ bool engine_platform_load(const strata_hw *hw, GError **err)
         "--cfg=network/latency-factor:1",
         "--cfg=network/bandwidth-factor:1",
         "--cfg=network/weight-S:0",
+#ifdef STRATA_SANITIZE
+        /* AddressSanitizer cannot follow ucontext stack switches: one thread per actor. */
+        "--cfg=contexts/factory:thread",
+#endif
         NULL,
     };
     int argc = 0;
