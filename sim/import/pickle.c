@@ -17,7 +17,9 @@
  *    `strbuf` and flagged with STR_IN_BUF.
  *
  * Invariants (beyond pickle.h's):
- *  1. nodes[0] and cells[0] are sentinels; handle 0 means "none".
+ *  1. nodes[0] and cells[0] are sentinels; handle 0 means "none"; a handle
+ *     with bit 31 set is an immediate int (no node), so there are fewer
+ *     than 2^31 nodes.
  *  2. Every stack slot holds a valid node handle.
  *  3. marks[] is non-decreasing and each mark <= stack length.
  */
@@ -34,6 +36,10 @@
 #include "core/error.h"
 
 #define STR_IN_BUF (UINT64_C(1) << 63)
+/* Handles with this bit set are non-negative ints below 2^31 held in the
+ * handle itself (no node): most values of a snapshot are such ints. */
+#define PV_INT_TAG UINT32_C(0x80000000)
+#define PV_IS_INT(v) (((v) & PV_INT_TAG) != 0)
 
 typedef struct pnode {
     uint32_t type; /* strata_pickle_type */
@@ -102,11 +108,28 @@ static bool need(parser *ps, size_t n, const char *what)
 
 /* ---- arena ----------------------------------------------------------------- */
 
+/* The node and cell arrays live in anonymous mappings grown with mremap (the
+ * kernel moves page tables, nothing is copied) and advised for transparent
+ * huge pages, so filling them costs few page faults. */
+static void *region_resize(void *old, size_t old_bytes, size_t new_bytes)
+{
+    void *m = old == NULL ? mmap(NULL, new_bytes, PROT_READ | PROT_WRITE,
+                                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                          : mremap(old, old_bytes, new_bytes, MREMAP_MAYMOVE);
+    if (m == MAP_FAILED)
+        g_error("strata: out of memory mapping %zu bytes for a pickle", new_bytes);
+#ifdef MADV_HUGEPAGE
+    madvise(m, new_bytes, MADV_HUGEPAGE);
+#endif
+    return m;
+}
+
 static strata_pv new_node(strata_pickle *p, strata_pickle_type type, uint32_t a, uint64_t u)
 {
     if (p->n_nodes == p->cap_nodes) {
-        p->cap_nodes = p->cap_nodes ? p->cap_nodes * 2 : 1024;
-        p->nodes = g_renew(pnode, p->nodes, p->cap_nodes);
+        p->nodes = region_resize(p->nodes, p->cap_nodes * sizeof(pnode),
+                                 p->cap_nodes * 2 * sizeof(pnode));
+        p->cap_nodes *= 2;
     }
     pnode *n = &p->nodes[p->n_nodes];
     n->type = type;
@@ -118,8 +141,9 @@ static strata_pv new_node(strata_pickle *p, strata_pickle_type type, uint32_t a,
 static void container_add(strata_pickle *p, strata_pv c, strata_pv key, strata_pv value)
 {
     if (p->n_cells == p->cap_cells) {
-        p->cap_cells = p->cap_cells ? p->cap_cells * 2 : 1024;
-        p->cells = g_renew(pcell, p->cells, p->cap_cells);
+        p->cells = region_resize(p->cells, p->cap_cells * sizeof(pcell),
+                                 p->cap_cells * 2 * sizeof(pcell));
+        p->cap_cells *= 2;
     }
     uint32_t cell = (uint32_t)p->n_cells++;
     p->cells[cell] = (pcell){key, value, 0};
@@ -177,13 +201,15 @@ static bool pop_mark(parser *ps, const char *opname, size_t *first)
 /* Node limit: handles and cell links are 32-bit. */
 static bool room(parser *ps)
 {
-    if (ps->p->n_nodes >= UINT32_MAX - 1 || ps->p->n_cells >= UINT32_MAX - 1)
-        return fail(ps, "pickle holds more than 2^32 values; not supported");
+    if (ps->p->n_nodes >= PV_INT_TAG - 1 || ps->p->n_cells >= UINT32_MAX - 1)
+        return fail(ps, "pickle holds more than 2^31 values; not supported");
     return true;
 }
 
 static bool push_new(parser *ps, strata_pickle_type type, uint32_t a, uint64_t u)
 {
+    if (type == STRATA_PICKLE_INT && u < PV_INT_TAG)
+        return push(ps, (strata_pv)u | PV_INT_TAG);
     if (!room(ps))
         return false;
     return push(ps, new_node(ps->p, type, a, u));
@@ -456,7 +482,7 @@ static bool push_quoted(parser *ps, const char *s, size_t n)
 
 static bool container_of(parser *ps, const char *opname, strata_pv v, strata_pickle_type want)
 {
-    strata_pickle_type t = (strata_pickle_type)ps->p->nodes[v].type;
+    strata_pickle_type t = strata_pickle_type_of(ps->p, v);
     if (t != want)
         return fail(ps, "%s expects a %s below its items, found a %s", opname,
                     strata_pickle_type_name(want), strata_pickle_type_name(t));
@@ -881,12 +907,12 @@ static bool run(parser *ps)
 
 static strata_pickle *parse(strata_pickle *p, GError **err)
 {
-    p->n_nodes = 1; /* node 0: the null handle */
-    p->cap_nodes = 1024;
-    p->nodes = g_new0(pnode, p->cap_nodes);
+    p->n_nodes = 1; /* node 0: the null handle (mappings start zeroed) */
+    p->cap_nodes = 4096;
+    p->nodes = region_resize(NULL, 0, p->cap_nodes * sizeof(pnode));
     p->n_cells = 1;
-    p->cap_cells = 1024;
-    p->cells = g_new0(pcell, p->cap_cells);
+    p->cap_cells = 4096;
+    p->cells = region_resize(NULL, 0, p->cap_cells * sizeof(pcell));
     p->strbuf = g_byte_array_new();
     parser ps = {.p = p, .err = err};
     bool ok = run(&ps);
@@ -954,8 +980,10 @@ void strata_pickle_free(strata_pickle *p)
         return;
     if (p->map)
         munmap(p->map, p->map_len);
-    g_free(p->nodes);
-    g_free(p->cells);
+    if (p->nodes)
+        munmap(p->nodes, p->cap_nodes * sizeof(pnode));
+    if (p->cells)
+        munmap(p->cells, p->cap_cells * sizeof(pcell));
     if (p->strbuf)
         g_byte_array_unref(p->strbuf);
     g_free(p->origin);
@@ -970,6 +998,8 @@ size_t strata_pickle_n_nodes(const strata_pickle *p) { return p->n_nodes - 1; }
 
 strata_pickle_type strata_pickle_type_of(const strata_pickle *p, strata_pv v)
 {
+    if (PV_IS_INT(v))
+        return STRATA_PICKLE_INT;
     if (v == STRATA_PV_NULL || v >= p->n_nodes)
         return STRATA_PICKLE_NOTHING;
     return (strata_pickle_type)p->nodes[v].type;
@@ -995,7 +1025,7 @@ bool strata_pickle_get_int(const strata_pickle *p, strata_pv v, int64_t *out)
     strata_pickle_type t = strata_pickle_type_of(p, v);
     if (t != STRATA_PICKLE_INT && t != STRATA_PICKLE_BOOL)
         return false;
-    *out = (int64_t)p->nodes[v].u;
+    *out = PV_IS_INT(v) ? (int64_t)(v & ~PV_INT_TAG) : (int64_t)p->nodes[v].u;
     return true;
 }
 
@@ -1003,7 +1033,9 @@ bool strata_pickle_get_double(const strata_pickle *p, strata_pv v, double *out)
 {
     strata_pickle_type t = strata_pickle_type_of(p, v);
     if (t == STRATA_PICKLE_INT || t == STRATA_PICKLE_BOOL) {
-        *out = (double)(int64_t)p->nodes[v].u;
+        int64_t i = 0;
+        strata_pickle_get_int(p, v, &i);
+        *out = (double)i;
         return true;
     }
     if (t == STRATA_PICKLE_FLOAT || t == STRATA_PICKLE_BIGINT) {
@@ -1083,7 +1115,7 @@ strata_pv strata_pickle_dict_get(const strata_pickle *p, strata_pv dict, const c
     strata_pv k, v;
     strata_pickle_iter_init(p, dict, &it);
     while (strata_pickle_iter_next(p, &it, &k, &v)) {
-        if (p->nodes[k].type != STRATA_PICKLE_STR || p->nodes[k].a != klen)
+        if (PV_IS_INT(k) || p->nodes[k].type != STRATA_PICKLE_STR || p->nodes[k].a != klen)
             continue;
         size_t len;
         const char *s = strata_pickle_get_bytes(p, k, &len);
@@ -1121,9 +1153,12 @@ static void render(const strata_pickle *p, strata_pv v, int depth, GString *out)
     case STRATA_PICKLE_NOTHING:
     case STRATA_PICKLE_NONE: g_string_append(out, "null"); break;
     case STRATA_PICKLE_BOOL: g_string_append(out, p->nodes[v].u ? "true" : "false"); break;
-    case STRATA_PICKLE_INT:
-        g_string_append_printf(out, "%" G_GINT64_FORMAT, (int64_t)p->nodes[v].u);
+    case STRATA_PICKLE_INT: {
+        int64_t i = 0;
+        strata_pickle_get_int(p, v, &i);
+        g_string_append_printf(out, "%" G_GINT64_FORMAT, i);
         break;
+    }
     case STRATA_PICKLE_BIGINT:
     case STRATA_PICKLE_FLOAT: {
         double x;

@@ -81,6 +81,118 @@ typedef struct tblock {
     int64_t stream;
 } tblock;
 
+/* ---- the converted trace: compact ops, materialized on demand ------------- */
+
+/* Buffer names are PREFIX.N; the prefix by kind. */
+typedef enum { NAME_NONE, NAME_B, NAME_SEG, NAME_FILL } name_kind;
+static const char *const name_prefixes[] = {"", "b.", "seg.", "fill."};
+
+/* One op in 48 bytes: strings are indices into the trace's string table, so
+ * a multi-GB snapshot's trace costs a few dozen bytes per event. */
+typedef struct cop {
+    uint8_t kind;      /* strata_op_kind: ALLOC, FREE or RELEASE */
+    uint8_t name_kind; /* name_kind */
+    bool has_addr, has_at;
+    uint32_t stream;   /* string index */
+    uint32_t note;     /* string index + 1; 0: none */
+    uint64_t number;   /* N of the buffer's name */
+    uint64_t size, addr;
+    int64_t at_us;     /* microseconds since the first event */
+} cop;
+
+typedef struct ctrace {
+    GArray *ops;               /* cop */
+    GPtrArray *strings;        /* interned strings (g_free) */
+    GHashTable *string_index;  /* string -> index + 1 */
+    GPtrArray *option_keys;    /* `option` lines, before every op (g_free) */
+    GPtrArray *option_values;
+    /* source cursor */
+    size_t next;
+    strata_op op;
+    char name[48];
+} ctrace;
+
+static ctrace *ctrace_new(void)
+{
+    ctrace *t = g_new0(ctrace, 1);
+    t->ops = g_array_new(FALSE, FALSE, sizeof(cop));
+    t->strings = g_ptr_array_new_with_free_func(g_free);
+    t->string_index = g_hash_table_new(g_str_hash, g_str_equal);
+    t->option_keys = g_ptr_array_new_with_free_func(g_free);
+    t->option_values = g_ptr_array_new_with_free_func(g_free);
+    return t;
+}
+
+static void ctrace_free(void *self)
+{
+    ctrace *t = self;
+    if (t == NULL)
+        return;
+    g_array_unref(t->ops);
+    g_hash_table_unref(t->string_index);
+    g_ptr_array_unref(t->strings);
+    g_ptr_array_unref(t->option_keys);
+    g_ptr_array_unref(t->option_values);
+    g_free(t);
+}
+
+static uint32_t intern(ctrace *t, const char *text)
+{
+    gpointer v = g_hash_table_lookup(t->string_index, text);
+    if (v)
+        return (uint32_t)(GPOINTER_TO_SIZE(v) - 1);
+    char *copy = g_strdup(text);
+    g_ptr_array_add(t->strings, copy);
+    g_hash_table_insert(t->string_index, copy, GSIZE_TO_POINTER((gsize)t->strings->len));
+    return t->strings->len - 1;
+}
+
+static int ctrace_next(void *self, const strata_op **out, GError **err)
+{
+    (void)err;
+    ctrace *t = self;
+    strata_op *op = &t->op;
+    memset(op, 0, sizeof *op);
+    size_t n_options = t->option_keys->len;
+    if (t->next < n_options) {
+        op->kind = STRATA_OP_OPTION;
+        op->stream = STRATA_DEFAULT_STREAM;
+        op->name = t->option_keys->pdata[t->next];
+        op->src = t->option_values->pdata[t->next];
+        t->next++;
+        *out = op;
+        return 1;
+    }
+    if (t->next - n_options >= t->ops->len)
+        return 0;
+    const cop *c = &g_array_index(t->ops, cop, t->next - n_options);
+    t->next++;
+    op->kind = (strata_op_kind)c->kind;
+    op->stream = t->strings->pdata[c->stream];
+    if (c->name_kind != NAME_NONE) {
+        g_snprintf(t->name, sizeof t->name, "%s%" G_GUINT64_FORMAT, name_prefixes[c->name_kind],
+                   c->number);
+        op->name = t->name;
+    }
+    op->size = c->size;
+    op->has_addr = c->has_addr;
+    op->addr = c->addr;
+    op->has_at = c->has_at;
+    op->at_s = c->has_at ? (double)c->at_us / 1e6 : 0;
+    op->note = c->note ? t->strings->pdata[c->note - 1] : NULL;
+    *out = op;
+    return 1;
+}
+
+static bool ctrace_rewind(void *self, GError **err)
+{
+    (void)err;
+    ((ctrace *)self)->next = 0;
+    return true;
+}
+
+static const strata_source_vtable ctrace_vtable = {ctrace_next, ctrace_rewind, ctrace_free};
+
 typedef struct conv {
     const strata_pickle *p;
     const char *origin;
@@ -91,8 +203,11 @@ typedef struct conv {
     GArray *events; /* tevent */
     GHashTable *seg_by_addr;   /* addr -> tseg* (g_free) during rebuild */
     GHashTable *block_by_addr; /* addr -> tblock* (g_free) during rebuild */
-    strata_op_list *ops;
-    GHashTable *live;          /* addr -> name (g_free) while emitting */
+    ctrace *out;               /* the converted trace */
+    GHashTable *live;          /* addr -> buffer number + 1 (b.N) while emitting */
+    GHashTable *labels;        /* filename handle << 32 | line -> note index + 1 */
+    GArray *streams;           /* int64_t stream of each stream index below 64 */
+    uint32_t note_setup;       /* string index of "setup" */
     uint64_t next_buffer;
 } conv;
 
@@ -253,6 +368,12 @@ static bool read_events(conv *c, strata_pv root)
     return true;
 }
 
+static void add_option(conv *c, const char *key, char *value)
+{
+    g_ptr_array_add(c->out->option_keys, g_strdup(key));
+    g_ptr_array_add(c->out->option_values, value);
+}
+
 /* allocator_settings -> options for the settings that differ from PyTorch's
  * defaults, and a k=v text of all of them for the header. */
 static void read_settings(conv *c, strata_pv root)
@@ -279,24 +400,16 @@ static void read_settings(conv *c, strata_pv root)
     else
         g_string_free(text, TRUE);
 
-    strata_op op = {.kind = STRATA_OP_OPTION, .stream = STRATA_DEFAULT_STREAM};
     int64_t iv;
     bool bv;
-    char buf[64];
     if (strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, st, "max_split_size"), &iv) &&
         iv > 0 && iv < INT64_MAX) {
-        char *size = strata_format_size_exact((uint64_t)iv);
-        op.name = "allocator.max_split_size";
-        op.src = size;
-        strata_op_list_append(c->ops, &op);
-        g_free(size);
+        add_option(c, "allocator.max_split_size", strata_format_size_exact((uint64_t)iv));
     }
     if (strata_pickle_get_bool(c->p, strata_pickle_dict_get(c->p, st, "expandable_segments"),
                                &bv) &&
         bv) {
-        op.name = "allocator.expandable_segments";
-        op.src = "true";
-        strata_op_list_append(c->ops, &op);
+        add_option(c, "allocator.expandable_segments", g_strdup("true"));
     }
     /* roundup_power2_divisions: {"1": d, "2": d, ...}, one division per
      * power-of-two interval in PyTorch; the model takes one N for all, so it
@@ -313,10 +426,8 @@ static void read_settings(conv *c, strata_pv root)
         }
     }
     if (divisions > 1) {
-        g_snprintf(buf, sizeof buf, "%" G_GINT64_FORMAT, divisions);
-        op.name = "allocator.roundup_power2_divisions";
-        op.src = buf;
-        strata_op_list_append(c->ops, &op);
+        add_option(c, "allocator.roundup_power2_divisions",
+                   g_strdup_printf("%" G_GINT64_FORMAT, divisions));
     }
     /* garbage_collection_threshold and the pinned-memory settings have no
      * counterpart in the model: they stay in the header comment only. */
@@ -358,31 +469,34 @@ static void rebuild_initial(conv *c)
 
 /* ---- emitting ----------------------------------------------------------------------- */
 
-static char *new_name(conv *c, const char *prefix)
+/* The string index of stream "sN" (streams are few: a linear search over
+ * the ones seen, in c->streams, parallel to their string indices). */
+static uint32_t stream_of(conv *c, int64_t stream)
 {
-    return g_strdup_printf("%s%" G_GUINT64_FORMAT, prefix, c->next_buffer++);
+    for (guint i = 0; i < c->streams->len; i += 2)
+        if (g_array_index(c->streams, int64_t, i) == stream)
+            return (uint32_t)g_array_index(c->streams, int64_t, i + 1);
+    char name[32];
+    g_snprintf(name, sizeof name, "s%" G_GINT64_FORMAT, stream);
+    int64_t pair[2] = {stream, intern(c->out, name)};
+    g_array_append_vals(c->streams, pair, 2);
+    return (uint32_t)pair[1];
 }
 
-static void stream_name(char *buf, size_t n, int64_t stream)
-{
-    g_snprintf(buf, n, "s%" G_GINT64_FORMAT, stream);
-}
+typedef struct emit_at {
+    bool has_at;
+    int64_t at_us;
+} emit_at;
 
-static void emit_alloc(conv *c, const char *name, uint64_t size, const char *stream,
-                       const char *note, bool has_addr, uint64_t addr, bool has_at, double at)
-{
-    strata_op op = {.kind = STRATA_OP_ALLOC, .stream = stream, .name = name, .size = size,
-                    .has_addr = has_addr, .addr = addr, .has_at = has_at, .at_s = at,
-                    .note = note};
-    strata_op_list_append(c->ops, &op);
-}
+static const emit_at no_at = {false, 0};
 
-static void emit_free(conv *c, const char *name, const char *stream, const char *note,
-                      bool has_at, double at)
+static void emit(conv *c, strata_op_kind kind, name_kind nk, uint64_t number, uint64_t size,
+                 uint32_t stream, uint32_t note, bool has_addr, uint64_t addr, emit_at at)
 {
-    strata_op op = {.kind = STRATA_OP_FREE, .stream = stream, .name = name, .has_at = has_at,
-                    .at_s = at, .note = note};
-    strata_op_list_append(c->ops, &op);
+    cop op = {.kind = (uint8_t)kind, .name_kind = (uint8_t)nk, .has_addr = has_addr,
+              .has_at = at.has_at, .stream = stream, .note = note, .number = number,
+              .size = size, .addr = addr, .at_us = at.at_us};
+    g_array_append_val(c->out->ops, op);
 }
 
 static uint64_t round_block(uint64_t size)
@@ -402,9 +516,14 @@ static gint cmp_block(gconstpointer a, gconstpointer b)
     return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+typedef struct fill {
+    uint64_t number;
+    uint32_t stream;
+} fill;
+
 /* Fill buffers covering [from, to) of a segment, in pieces its pool serves. */
-static void emit_fill(conv *c, GPtrArray *fills, GPtrArray *fill_streams, const tseg *s,
-                      const char *stream, uint64_t from, uint64_t to)
+static void emit_fill(conv *c, GArray *fills, const tseg *s, uint32_t stream, uint64_t from,
+                      uint64_t to)
 {
     while (from < to) {
         uint64_t n = to - from;
@@ -416,10 +535,10 @@ static void emit_fill(conv *c, GPtrArray *fills, GPtrArray *fill_streams, const 
              * (no request of the large pool can land in it anyway). */
             return;
         }
-        char *name = new_name(c, "fill.");
-        emit_alloc(c, name, n, stream, "setup", false, 0, false, 0);
-        g_ptr_array_add(fills, name);
-        g_ptr_array_add(fill_streams, g_strdup(stream));
+        fill f = {c->next_buffer++, stream};
+        emit(c, STRATA_OP_ALLOC, NAME_FILL, f.number, n, stream, c->note_setup + 1, false, 0,
+             no_at);
+        g_array_append_val(fills, f);
         from += n;
     }
 }
@@ -439,23 +558,21 @@ static void emit_setup(conv *c)
     g_array_sort(segs, cmp_seg);
     g_array_sort(blocks, cmp_block);
 
-    GPtrArray *fills = g_ptr_array_new_with_free_func(g_free);
-    GPtrArray *fill_streams = g_ptr_array_new_with_free_func(g_free);
+    GArray *fills = g_array_new(FALSE, FALSE, sizeof(fill));
+    uint32_t setup = c->note_setup + 1;
     size_t bi = 0;
     for (size_t i = 0; i < segs->len; i++) {
         const tseg *s = &g_array_index(segs, tseg, i);
-        char stream[32];
-        stream_name(stream, sizeof stream, s->stream);
+        uint32_t stream = stream_of(c, s->stream);
         c->sum->n_initial_segments++;
         c->sum->initial_reserved += s->size;
         if (!s->small) {
             /* The whole segment as one request: the allocator reserves exactly
              * this size (no cached block is free to serve it), and keeps it
              * cached when freed. */
-            char *name = new_name(c, "seg.");
-            emit_alloc(c, name, s->size, stream, "setup", true, s->addr, false, 0);
-            emit_free(c, name, stream, "setup", false, 0);
-            g_free(name);
+            uint64_t n = c->next_buffer++;
+            emit(c, STRATA_OP_ALLOC, NAME_SEG, n, s->size, stream, setup, true, s->addr, no_at);
+            emit(c, STRATA_OP_FREE, NAME_SEG, n, 0, stream, setup, false, 0, no_at);
         }
         uint64_t cursor = s->addr, end = s->addr + s->size;
         /* Blocks before this segment belong to no initial segment. */
@@ -469,62 +586,71 @@ static void emit_setup(conv *c)
                 c->sum->n_inconsistent++; /* overlaps the previous block */
                 continue;
             }
-            emit_fill(c, fills, fill_streams, s, stream, cursor, b->addr);
-            char *name = new_name(c, "b.");
-            char bstream[32];
-            stream_name(bstream, sizeof bstream, b->stream);
-            emit_alloc(c, name, b->requested, bstream, "setup", true, b->addr, false, 0);
-            g_hash_table_insert(c->live, GSIZE_TO_POINTER(b->addr), name);
+            emit_fill(c, fills, s, stream, cursor, b->addr);
+            uint64_t n = c->next_buffer++;
+            emit(c, STRATA_OP_ALLOC, NAME_B, n, b->requested, stream_of(c, b->stream), setup,
+                 true, b->addr, no_at);
+            g_hash_table_insert(c->live, GSIZE_TO_POINTER(b->addr), GSIZE_TO_POINTER(n + 1));
             c->sum->n_initial_blocks++;
             cursor = b->addr + round_block(b->requested);
         }
         if (cursor < end)
-            emit_fill(c, fills, fill_streams, s, stream, cursor, end);
+            emit_fill(c, fills, s, stream, cursor, end);
     }
     c->sum->n_inconsistent += blocks->len - bi;
-    for (guint i = 0; i < fills->len; i++)
-        emit_free(c, fills->pdata[i], fill_streams->pdata[i], "setup", false, 0);
-    g_ptr_array_unref(fill_streams);
-    g_ptr_array_unref(fills);
+    for (guint i = 0; i < fills->len; i++) {
+        const fill *f = &g_array_index(fills, fill, i);
+        emit(c, STRATA_OP_FREE, NAME_FILL, f->number, 0, f->stream, setup, false, 0, no_at);
+    }
+    g_array_unref(fills);
     g_array_unref(segs);
     g_array_unref(blocks);
 }
 
 /* A short label for an event: FILE:LINE of its first Python frame outside
- * torch itself (else the first Python frame), spaces made underscores. */
-static char *frame_label(conv *c, strata_pv frames)
+ * torch itself (else the first Python frame), spaces made underscores.
+ * Returns the note's string index + 1, 0 for none. Labels are cached by
+ * (filename handle, line): the pickle memo shares filename strings. */
+static uint32_t frame_label(conv *c, strata_pv frames)
 {
     if (strata_pickle_type_of(c->p, frames) != STRATA_PICKLE_LIST)
-        return NULL;
+        return 0;
     strata_pickle_iter it;
-    strata_pv f, chosen = STRATA_PV_NULL;
+    strata_pv f, chosen = STRATA_PV_NULL, chosen_file = STRATA_PV_NULL;
     strata_pickle_iter_init(c->p, frames, &it);
     while (strata_pickle_iter_next(c->p, &it, NULL, &f)) {
         size_t len;
-        const char *file =
-            strata_pickle_get_bytes(c->p, strata_pickle_dict_get(c->p, f, "filename"), &len);
+        strata_pv fv = strata_pickle_dict_get(c->p, f, "filename");
+        const char *file = strata_pickle_get_bytes(c->p, fv, &len);
         if (file == NULL || len < 3 || memcmp(file + len - 3, ".py", 3) != 0)
             continue;
         bool internal = g_strstr_len(file, (gssize)len, "/torch/") != NULL;
-        if (chosen == STRATA_PV_NULL)
+        if (chosen == STRATA_PV_NULL || !internal) {
             chosen = f;
-        if (!internal) {
-            chosen = f;
-            break;
+            chosen_file = fv;
         }
+        if (!internal)
+            break;
     }
     if (chosen == STRATA_PV_NULL)
-        return NULL;
-    char *file = strata_pickle_dup_str(c->p, strata_pickle_dict_get(c->p, chosen, "filename"));
+        return 0;
     int64_t line = 0;
     strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, chosen, "line"), &line);
+    gsize key = ((gsize)chosen_file << 32) ^ (gsize)(uint32_t)line;
+    gpointer cached = g_hash_table_lookup(c->labels, GSIZE_TO_POINTER(key));
+    if (cached)
+        return (uint32_t)GPOINTER_TO_SIZE(cached);
+    char *file = strata_pickle_dup_str(c->p, chosen_file);
     const char *base = strrchr(file, '/');
     char *label = g_strdup_printf("%s:%" G_GINT64_FORMAT, base ? base + 1 : file, line);
     g_free(file);
     for (char *s = label; *s; s++)
         if (*s == ' ' || *s == '\t' || *s == '#' || *s == '=' || (unsigned char)*s < 0x20)
             *s = '_';
-    return label;
+    uint32_t note = intern(c->out, label) + 1;
+    g_free(label);
+    g_hash_table_insert(c->labels, GSIZE_TO_POINTER(key), GSIZE_TO_POINTER((gsize)note));
+    return note;
 }
 
 /* Ground truth: reserved bytes over the events, from the initial segments
@@ -591,40 +717,38 @@ static void emit_events(conv *c)
             break;
         }
     }
+    uint32_t empty_cache = intern(c->out, "empty_cache") + 1;
     uint64_t reserved = c->sum->initial_reserved;
     size_t release_until = 0; /* events before this index are in a handled run */
     for (size_t i = 0; i < c->events->len; i++) {
         const tevent *e = &g_array_index(c->events, tevent, i);
-        char stream[32];
-        stream_name(stream, sizeof stream, e->stream);
-        bool has_at = have_t0 && e->has_time;
-        double at = has_at ? (double)(e->time_us - t0) / 1e6 : 0;
-        if (has_at && at < 0)
-            has_at = false;
+        uint32_t stream = stream_of(c, e->stream);
+        emit_at at = {have_t0 && e->has_time && e->time_us >= t0, e->time_us - t0};
+        if (!at.has_at)
+            at.at_us = 0;
         gpointer key = GSIZE_TO_POINTER(e->addr);
         switch (e->action) {
         case EV_ALLOC: {
-            char *old = g_hash_table_lookup(c->live, key);
+            gpointer old = g_hash_table_lookup(c->live, key);
             if (old) { /* allocated twice without a free: keep the snapshot's word */
                 c->sum->n_inconsistent++;
-                emit_free(c, old, stream, NULL, false, 0);
-                g_hash_table_remove(c->live, key);
+                emit(c, STRATA_OP_FREE, NAME_B, GPOINTER_TO_SIZE(old) - 1, 0, stream, 0, false,
+                     0, no_at);
             }
-            char *name = new_name(c, "b.");
-            char *note = c->opt->frames ? frame_label(c, e->frames) : NULL;
-            emit_alloc(c, name, e->size, stream, note, true, e->addr, has_at, at);
-            g_free(note);
-            g_hash_table_insert(c->live, key, name);
+            uint64_t n = c->next_buffer++;
+            uint32_t note = c->opt->frames ? frame_label(c, e->frames) : 0;
+            emit(c, STRATA_OP_ALLOC, NAME_B, n, e->size, stream, note, true, e->addr, at);
+            g_hash_table_insert(c->live, key, GSIZE_TO_POINTER(n + 1));
             c->sum->n_allocs++;
             break;
         }
         case EV_FREE_COMPLETED: {
-            char *name = g_hash_table_lookup(c->live, key);
-            if (name == NULL) {
+            gpointer n = g_hash_table_lookup(c->live, key);
+            if (n == NULL) {
                 c->sum->n_inconsistent++;
                 break;
             }
-            emit_free(c, name, stream, NULL, has_at, at);
+            emit(c, STRATA_OP_FREE, NAME_B, GPOINTER_TO_SIZE(n) - 1, 0, stream, 0, false, 0, at);
             g_hash_table_remove(c->live, key);
             c->sum->n_frees++;
             break;
@@ -640,9 +764,7 @@ static void emit_events(conv *c)
             bool program = first_of_run && program_release(c, i, reserved, &run_end);
             reserved = reserved >= e->size ? reserved - e->size : 0;
             if (program) {
-                strata_op op = {.kind = STRATA_OP_RELEASE, .stream = stream, .has_at = has_at,
-                                .at_s = at, .note = "empty_cache"};
-                strata_op_list_append(c->ops, &op);
+                emit(c, STRATA_OP_RELEASE, NAME_NONE, 0, 0, stream, empty_cache, false, 0, at);
                 c->sum->n_releases++;
                 release_until = run_end;
             } else if (first_of_run) {
@@ -656,9 +778,9 @@ static void emit_events(conv *c)
     }
 }
 
-strata_op_list *strata_torch_convert(const strata_pickle *p, const char *origin,
-                                     const strata_torch_options *opt, strata_torch_summary *sum,
-                                     GError **err)
+strata_source *strata_torch_convert(const strata_pickle *p, const char *origin,
+                                    const strata_torch_options *opt, strata_torch_summary *sum,
+                                    GError **err)
 {
     strata_torch_options defaults;
     if (opt == NULL) {
@@ -679,9 +801,12 @@ strata_op_list *strata_torch_convert(const strata_pickle *p, const char *origin,
         .events = g_array_new(FALSE, FALSE, sizeof(tevent)),
         .seg_by_addr = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
         .block_by_addr = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
-        .live = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
-        .ops = strata_op_list_new(),
+        .live = g_hash_table_new(g_direct_hash, g_direct_equal),
+        .labels = g_hash_table_new(g_direct_hash, g_direct_equal),
+        .streams = g_array_new(FALSE, FALSE, sizeof(int64_t)),
+        .out = ctrace_new(),
     };
+    c.note_setup = intern(c.out, "setup");
     strata_pv root = strata_pickle_root(p);
     bool ok = true;
     if (strata_pickle_type_of(p, root) != STRATA_PICKLE_DICT)
@@ -692,9 +817,8 @@ strata_op_list *strata_torch_convert(const strata_pickle *p, const char *origin,
         sum->n_events = c.events->len;
         read_settings(&c, root);
         rebuild_initial(&c);
-        uint64_t before = strata_op_list_len(c.ops);
         emit_setup(&c);
-        sum->n_setup_ops = strata_op_list_len(c.ops) - before;
+        sum->n_setup_ops = c.out->ops->len;
         ground_truth(&c);
         emit_events(&c);
     }
@@ -702,15 +826,17 @@ strata_op_list *strata_torch_convert(const strata_pickle *p, const char *origin,
     g_hash_table_unref(c.seg_by_addr);
     g_hash_table_unref(c.block_by_addr);
     g_hash_table_unref(c.live);
+    g_hash_table_unref(c.labels);
+    g_array_unref(c.streams);
     if (sum == &local)
         strata_torch_summary_clear(&local);
     if (!ok) {
-        strata_op_list_free(c.ops);
+        ctrace_free(c.out);
         if (sum != &local)
             strata_torch_summary_clear(sum);
         return NULL;
     }
-    return c.ops;
+    return strata_source_new(&ctrace_vtable, c.out, c.origin);
 }
 
 strata_source *strata_torch_import(const char *path, const strata_torch_options *opt,
@@ -719,9 +845,7 @@ strata_source *strata_torch_import(const char *path, const strata_torch_options 
     strata_pickle *p = strata_pickle_load_file(path, err);
     if (p == NULL)
         return NULL;
-    strata_op_list *ops = strata_torch_convert(p, path, opt, sum, err);
+    strata_source *src = strata_torch_convert(p, path, opt, sum, err);
     strata_pickle_free(p);
-    if (ops == NULL)
-        return NULL;
-    return strata_op_list_to_source(ops, path);
+    return src;
 }

@@ -65,10 +65,11 @@ typedef struct strata_torch_summary {
 
 void strata_torch_summary_clear(strata_torch_summary *s);
 
-/* Converts a parsed snapshot. sum may be NULL. */
-strata_op_list *strata_torch_convert(const strata_pickle *p, const char *origin,
-                                     const strata_torch_options *opt, strata_torch_summary *sum,
-                                     GError **err);
+/* Converts a parsed snapshot into a source over compact ops (a few dozen
+ * bytes per event; it does not reference the pickle). sum may be NULL. */
+strata_source *strata_torch_convert(const strata_pickle *p, const char *origin,
+                                    const strata_torch_options *opt, strata_torch_summary *sum,
+                                    GError **err);
 
 /* Loads and converts a snapshot file into a source (origin = path). */
 strata_source *strata_torch_import(const char *path, const strata_torch_options *opt,
