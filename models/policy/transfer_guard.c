@@ -101,6 +101,8 @@ static bool guard_map(void *self, uint64_t index, const strata_op *op, strata_re
                 a.memory = want;
                 a.tag = STRATA_TAG_TEMP;
                 a.dtype = b->dtype;
+                a.n_dims = b->n_dims;
+                memcpy(a.shape, b->shape, sizeof a.shape);
                 strata_rewrite_emit(q, &a);
                 if (l == 0) {
                     strata_op c = strata_op_make(STRATA_OP_COPY, op->stream, stage);

@@ -1,0 +1,303 @@
+/*
+ * test_workload.c: the trace generators (models/workload/): the registry,
+ * parameter errors, and figures worked out by hand for small instances
+ * (flops, argument and output bytes, op counts of the matmul pipeline), the
+ * tagged trace each emits, and what rematerialization does to the peak.
+ */
+#include <string.h>
+#include "testutil.h"
+#include "core/error.h"
+#include "trace/check.h"
+#include "workload/workload.h"
+
+typedef struct trace_stats {
+    uint64_t ops, allocs, frees, computes, copies, records, waits;
+    double flops;
+    uint64_t live, peak;           /* default (device) memory, bytes */
+    uint64_t live_at_start;        /* before the first compute or copy */
+    bool started;
+    GHashTable *sizes;             /* live name -> size */
+    GHashTable *memories;          /* live name -> memory name or "" */
+    GHashTable *tags_live;         /* live name -> tag */
+    uint64_t by_memory_peak_vmem;
+    uint64_t live_vmem;
+    uint64_t donates;
+    uint64_t computes_named_prefix;
+} trace_stats;
+
+/* Walks a source through the checker and sums what the tests assert. */
+static trace_stats walk(strata_source *src)
+{
+    trace_stats s = {0};
+    s.sizes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    s.memories = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    s.tags_live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    strata_checker *c = strata_checker_new(strata_source_origin(src));
+    const strata_op *op;
+    GError *err = NULL;
+    int r;
+    while ((r = strata_source_next(src, &op, &err)) == 1) {
+        ck_assert_msg(strata_checker_feed(c, op, NULL, &err), "checker: %s", err ? err->message : "?");
+        s.ops++;
+        switch (op->kind) {
+        case STRATA_OP_ALLOC: {
+            s.allocs++;
+            g_hash_table_insert(s.sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
+            g_hash_table_insert(s.memories, g_strdup(op->name), g_strdup(op->memory ? op->memory : ""));
+            g_hash_table_insert(s.tags_live, g_strdup(op->name), GINT_TO_POINTER(op->tag));
+            bool device = !op->memory || strcmp(op->memory, "hbm") == 0;
+            if (device) {
+                s.live += op->size;
+                if (s.live > s.peak)
+                    s.peak = s.live;
+                if (!s.started)
+                    s.live_at_start += op->size;
+            } else if (strcmp(op->memory, "vmem") == 0) {
+                s.live_vmem += op->size;
+                if (s.live_vmem > s.by_memory_peak_vmem)
+                    s.by_memory_peak_vmem = s.live_vmem;
+            }
+            break;
+        }
+        case STRATA_OP_FREE: {
+            s.frees++;
+            uint64_t size = GPOINTER_TO_SIZE(g_hash_table_lookup(s.sizes, op->name));
+            const char *m = g_hash_table_lookup(s.memories, op->name);
+            if (m && (!*m || strcmp(m, "hbm") == 0))
+                s.live -= size;
+            else if (m && strcmp(m, "vmem") == 0)
+                s.live_vmem -= size;
+            g_hash_table_remove(s.sizes, op->name);
+            g_hash_table_remove(s.memories, op->name);
+            g_hash_table_remove(s.tags_live, op->name);
+            break;
+        }
+        case STRATA_OP_COMPUTE:
+            s.started = true;
+            s.computes++;
+            s.flops += op->has_flops ? op->flops : 0;
+            s.donates += op->n_donates;
+            break;
+        case STRATA_OP_COPY:
+            s.started = true;
+            s.copies++;
+            break;
+        case STRATA_OP_RECORD: s.records++; break;
+        case STRATA_OP_WAIT: s.waits++; break;
+        default: break;
+        }
+    }
+    ck_assert_msg(r == 0, "source: %s", err ? err->message : "?");
+    strata_checker_free(c);
+    return s;
+}
+
+static void stats_clear(trace_stats *s)
+{
+    g_hash_table_destroy(s->sizes);
+    g_hash_table_destroy(s->memories);
+    g_hash_table_destroy(s->tags_live);
+}
+
+static strata_source *gen(const char *name, const char *const *args)
+{
+    GError *err = NULL;
+    strata_source *src = strata_workload_generate(name, args, &err);
+    ck_assert_msg(src != NULL, "%s: %s", name, err ? err->message : "?");
+    return src;
+}
+
+static uint64_t live_bytes_with_tag(const trace_stats *s, strata_tag tag)
+{
+    uint64_t total = 0;
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, s->tags_live);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        if (GPOINTER_TO_INT(v) == (int)tag)
+            total += GPOINTER_TO_SIZE(g_hash_table_lookup(s->sizes, k));
+    return total;
+}
+
+START_TEST(registry_lists_and_rejects)
+{
+    char *names = strata_workload_type_names();
+    ck_assert_str_eq(names, "scan-mlp, adam-mlp, matmul, transformer");
+    g_free(names);
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_workload_generate("resnet", NULL, &err));
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_msg(strstr(err->message, "scan-mlp, adam-mlp, matmul, transformer"), "%s", err->message);
+    g_clear_error(&err);
+    const char *bad_key[] = {"layerz=3", NULL};
+    ck_assert_ptr_null(strata_workload_generate("scan-mlp", bad_key, &err));
+    ck_assert_msg(strstr(err->message, "layerz") && strstr(err->message, "hidden"), "%s", err->message);
+    g_clear_error(&err);
+    const char *zero[] = {"layers=0", NULL};
+    ck_assert_ptr_null(strata_workload_generate("scan-mlp", zero, &err));
+    ck_assert_msg(strstr(err->message, "layers >= 1"), "%s", err->message);
+    g_clear_error(&err);
+    const char *dtype[] = {"dtype=f13", NULL};
+    ck_assert_ptr_null(strata_workload_generate("matmul", dtype, &err));
+    g_clear_error(&err);
+    const char *noeq[] = {"layers", NULL};
+    ck_assert_ptr_null(strata_workload_generate("scan-mlp", noeq, &err));
+    ck_assert_msg(strstr(err->message, "key=value"), "%s", err->message);
+    g_clear_error(&err);
+}
+END_TEST
+
+/* scan-mlp batch=8 dim=16 hidden=32 layers=2 bf16: every matmul is
+ * 2*8*16*32 = 8192 flops; forward 4 of them, backward 4 for layer 1 and 3 for
+ * layer 0 (no gradient for x), plus sum and its gradient (8*16 each):
+ * 11 * 8192 + 256 = 90368 flops. Arguments: x 8*16*2 = 256 B and four
+ * 16x32 bf16 weights of 1 KiB: 4352 B. Outputs: four weight gradients, 4 KiB. */
+START_TEST(scan_mlp_by_hand)
+{
+    const char *args[] = {"batch=8", "dim=16", "hidden=32", "layers=2", NULL};
+    strata_source *src = gen("scan-mlp", args);
+    trace_stats s = walk(src);
+    ck_assert_double_eq(s.flops, 90368.0);
+    ck_assert_uint_eq(s.live_at_start, 4352);
+    ck_assert_uint_eq(s.computes, 1 + 11 + 2); /* program_start, 11 matmuls, sum and its vjp */
+    ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_GRAD), 4096);
+    ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_ACTIVATION), 0); /* all consumed by backward */
+    ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_PARAM), 4096);
+    ck_assert_uint_eq(s.live, 4352 + 4096);
+    stats_clear(&s);
+    /* rewinding gives the same stream */
+    GError *err = NULL;
+    ck_assert(strata_source_rewind(src, &err));
+    trace_stats again = walk(src);
+    ck_assert_uint_eq(again.ops, s.ops);
+    ck_assert_uint_eq(again.peak, s.peak);
+    stats_clear(&again);
+    strata_source_free(src);
+}
+END_TEST
+
+/* batch 4096, dim 256, hidden 1024, 8 layers, bf16: the forward pass saves
+ * y_i (4096x1024x2 = 8 MiB) and h_{i+1} (2 MiB) per layer, far more than the
+ * weights (512 KiB each); full remat keeps only h_i and recomputes y_i. So
+ * remat=full has the lower peak and more flops (one extra x@w1 per layer:
+ * 2*4096*256*1024). */
+START_TEST(scan_mlp_remat_trades_flops_for_memory)
+{
+    const char *none[] = {"batch=4096", "dim=256", "hidden=1024", NULL};
+    const char *full[] = {"batch=4096", "dim=256", "hidden=1024", "remat=full", NULL};
+    strata_source *a = gen("scan-mlp", none), *b = gen("scan-mlp", full);
+    trace_stats sa = walk(a), sb = walk(b);
+    ck_assert_uint_lt(sb.peak, sa.peak);
+    ck_assert_double_eq_tol(sb.flops - sa.flops, 8 * 2.0 * 4096 * 256 * 1024, 1.0);
+    /* saved per layer without remat: y_i, and h_{i+1} for i < 7 -- at least 7 x 8 MiB more */
+    ck_assert_uint_ge(sa.peak - sb.peak, 7 * 8 * 1048576u);
+    /* arguments: x (4096x256) and 8 layers of two 256x1024 bf16 weights */
+    ck_assert_uint_eq(sa.live_at_start, 4096 * 256 * 2 + 8 * 2 * 256 * 1024 * 2);
+    stats_clear(&sa);
+    stats_clear(&sb);
+    strata_source_free(a);
+    strata_source_free(b);
+}
+END_TEST
+
+/* adam-mlp dim=32 batch=16 layers=3 f32: arguments x 16*32*4 = 2 KiB,
+ * 3 weights and 6 optimizer-state buffers of 32*32*4 = 4 KiB: 38 KiB;
+ * each update donates w, m, v (9 donations); outputs new_w, new_m, new_v. */
+START_TEST(adam_mlp_by_hand)
+{
+    const char *args[] = {"dim=32", "batch=16", "layers=3", NULL};
+    strata_source *src = gen("adam-mlp", args);
+    trace_stats s = walk(src);
+    ck_assert_uint_eq(s.live_at_start, 2048 + 9 * 4096);
+    ck_assert_uint_eq(s.donates, 9);
+    ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_OPTSTATE), 12 * 4096); /* old (arguments) and new */
+    ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_GRAD), 0);          /* consumed by the update */
+    /* flops: forward 3 x (2*16*32*32 + 12*16*32), loss 3*512 + 2*3*1024,
+     * backward: gelu' 20*512 x3, dW 3 x 32768, dh 2 x 32768, L2 grad 3 x 2048,
+     * norm 2*3*1024, updates 16*1024 x3 */
+    double fwd = 3 * (32768.0 + 12 * 512), loss = 3 * 512 + 2 * 3 * 1024.0;
+    double bwd = 3 * 20 * 512.0 + 3 * 32768.0 + 2 * 32768.0 + 3 * 2048.0 + 3 * 512.0 /* d_h_L */;
+    double opt = 2 * 3 * 1024.0 + 3 * 16 * 1024.0;
+    ck_assert_double_eq_tol(s.flops, fwd + loss + bwd + opt, 0.5);
+    stats_clear(&s);
+    strata_source_free(src);
+}
+END_TEST
+
+/* matmul m=n=k=256, bm=bn=bk=128: a 2x2x2 grid. 8 MXU steps of 2*128^3
+ * flops, 4 stores of 128*128; 16 block copies in and 4 write-backs;
+ * double buffering holds 2 A and 2 B blocks of 32 KiB, the f32 accumulator
+ * (64 KiB) and 2 output blocks (32 KiB each) in VMEM: 256 KiB. */
+START_TEST(matmul_pipeline_by_hand)
+{
+    const char *args[] = {"m=256", "n=256", "k=256", "bm=128", "bn=128", "bk=128", "buffers=2", NULL};
+    strata_source *src = gen("matmul", args);
+    trace_stats s = walk(src);
+    ck_assert_uint_eq(s.computes, 1 + 8 + 4);
+    ck_assert_double_eq(s.flops, 8 * 2.0 * 128 * 128 * 128 + 4 * 128.0 * 128);
+    ck_assert_uint_eq(s.copies, 16 + 4);
+    ck_assert_uint_eq(s.by_memory_peak_vmem, 4 * 32768 + 65536 + 2 * 32768);
+    ck_assert_uint_eq(s.live_at_start, 2 * 256 * 256 * 2); /* A and B */
+    stats_clear(&s);
+    strata_source_free(src);
+
+    const char *single[] = {"m=256", "n=256", "k=256", "bm=128", "bn=128", "bk=128", "buffers=1", NULL};
+    src = gen("matmul", single);
+    s = walk(src);
+    ck_assert_uint_eq(s.by_memory_peak_vmem, 2 * 32768 + 65536 + 32768);
+    stats_clear(&s);
+    strata_source_free(src);
+
+    GError *err = NULL;
+    const char *bad[] = {"m=100", "bm=64", NULL};
+    ck_assert_ptr_null(strata_workload_generate("matmul", bad, &err));
+    ck_assert_msg(strstr(err->message, "bm to divide m"), "%s", err->message);
+    g_clear_error(&err);
+}
+END_TEST
+
+/* The transformer: heads must divide d_model; remat=full lowers the
+ * activation peak below remat=dots, which is below none, when activations
+ * dominate (long sequences, small model); flops go the other way. */
+START_TEST(transformer_remat_order)
+{
+    GError *err = NULL;
+    const char *bad[] = {"d_model=100", "heads=3", NULL};
+    ck_assert_ptr_null(strata_workload_generate("transformer", bad, &err));
+    ck_assert_msg(strstr(err->message, "heads to divide d_model"), "%s", err->message);
+    g_clear_error(&err);
+    const char *none[] = {"layers=4", "d_model=64", "heads=4", "seq=256", "batch=4", "vocab=256", NULL};
+    const char *dots[] = {"layers=4", "d_model=64", "heads=4", "seq=256", "batch=4", "vocab=256", "remat=dots", NULL};
+    const char *full[] = {"layers=4", "d_model=64", "heads=4", "seq=256", "batch=4", "vocab=256", "remat=full", NULL};
+    strata_source *a = gen("transformer", none), *b = gen("transformer", dots), *c = gen("transformer", full);
+    trace_stats sa = walk(a), sb = walk(b), sc = walk(c);
+    ck_assert_uint_lt(sc.peak, sb.peak);
+    ck_assert_uint_lt(sb.peak, sa.peak);
+    ck_assert(sa.flops < sb.flops && sb.flops < sc.flops);
+    /* every parameter is donated with its two optimizer-state buffers */
+    ck_assert_uint_eq(sa.donates, 3 * (2 + 4 * 6 + 1));
+    stats_clear(&sa);
+    stats_clear(&sb);
+    stats_clear(&sc);
+    strata_source_free(a);
+    strata_source_free(b);
+    strata_source_free(c);
+}
+END_TEST
+
+static Suite *workload_suite(void)
+{
+    Suite *s = suite_create("workload");
+    TCase *tc = tcase_create("generators");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, registry_lists_and_rejects);
+    tcase_add_test(tc, scan_mlp_by_hand);
+    tcase_add_test(tc, scan_mlp_remat_trades_flops_for_memory);
+    tcase_add_test(tc, adam_mlp_by_hand);
+    tcase_add_test(tc, matmul_pipeline_by_hand);
+    tcase_add_test(tc, transformer_remat_order);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(workload_suite()); }
