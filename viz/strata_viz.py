@@ -58,7 +58,8 @@ def byte_axis(ax, which="y"):
     unit = ("B", "KiB", "MiB", "GiB", "TiB")[power]
     scale = 1024 ** power
     axis = ax.yaxis if which == "y" else ax.xaxis
-    axis.set_major_locator(matplotlib.ticker.MultipleLocator(nice_step(top / scale / 5) * scale))
+    span = abs(hi - lo) or top
+    axis.set_major_locator(matplotlib.ticker.MultipleLocator(nice_step(span / scale / 5) * scale))
     axis.set_major_formatter(matplotlib.ticker.FuncFormatter(lambda v, _p: f"{v / scale:g}"))
     return unit
 
@@ -304,7 +305,7 @@ def axis_chart(results, axis_index):
             else:
                 ax.set_xlabel(f"{axis['name']} ({scaled_axis(ax, axis.get('unit'), 'x')})"
                               if axis.get("unit") in SCALED_UNITS else axis["name"])
-        if fname.endswith("_bytes"):
+        if fname.endswith("bytes"):
             ax.set_ylabel(f"{fname} ({byte_axis(ax)})")
         elif fname.endswith("_s"):
             ax.set_ylabel(f"{fname} ({scaled_axis(ax, 's')})")
