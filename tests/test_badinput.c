@@ -1,0 +1,347 @@
+/*
+ * test_badinput.c: the bad-input matrix. Every malformed trace, hardware
+ * config, experiment file, pickle and CSV must make strata exit 2 with a
+ * message naming the file, the line (the byte offset for a pickle) and what
+ * was expected; never crash or hang; and leave no output file, complete or
+ * partial, and no temporary beside it. An unwritable output path is an error
+ * before any work starts.
+ *
+ * Each case runs in a fresh directory holding only its input; outputs are
+ * asked for in the same directory, which must hold only the input afterwards.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include "testutil.h"
+
+typedef enum { IN_TRACE, IN_HW, IN_EXPERIMENT, IN_PICKLE, IN_CSV } input_kind;
+
+typedef struct bad_case {
+    const char *name;
+    input_kind kind;
+    const char *text;   /* the file's content (NUL-free cases) */
+    const char *where;  /* expected after the path: ":3" (line) or ": offset 2" */
+    const char *expect; /* expected in the message */
+    bool needs_hw;      /* an error only against a hardware model (not for transform) */
+} bad_case;
+
+#define GOOD_HW "[hardware]\nname = t\nsource = test\n[memory hbm]\nkind = device\ncapacity = 1GiB\nbandwidth = 1TB/s\n" \
+                "[memory host]\nkind = host\ncapacity = 4GiB\nbandwidth = 100GB/s\n" \
+                "[link pcie]\nbetween = host hbm\nbandwidth = 16GB/s\nlatency = 1us\n[compute core]\nflops = 1TFLOP/s\n" \
+                "operands = hbm\n"
+
+static const bad_case trace_cases[] = {
+    {"version", IN_TRACE, "strata-trace 2\nalloc a 4096\n", ":1:", "expected version 1", false},
+    {"no-version", IN_TRACE, "alloc a 4096\n", ":1:", "expected 'strata-trace 1'", false},
+    {"empty", IN_TRACE, "", ":1:", "got end of file", false},
+    {"unknown-op", IN_TRACE, "strata-trace 1\nalloc a 4096\nmalloc b 1\n", ":3:1:", "unknown op 'malloc'", false},
+    {"bad-size", IN_TRACE, "strata-trace 1\nalloc a 12XB\n", ":2:9:", "expected a size", false},
+    {"zero-size", IN_TRACE, "strata-trace 1\nalloc a 0\n", ":2:9:", "expected a size above 0", false},
+    {"huge-size", IN_TRACE, "strata-trace 1\nalloc a 99999999999999999999TiB\n", ":2:9:", "expected a size", false},
+    {"missing-operand", IN_TRACE, "strata-trace 1\nalloc a\n", ":2:8:", "expected a size", false},
+    {"unknown-attr", IN_TRACE, "strata-trace 1\nalloc a 4096 colour=red\n", ":2:14:", "unknown attribute 'colour'", false},
+    {"duplicate-attr", IN_TRACE, "strata-trace 1\nalloc a 4096 tag=temp tag=grad\n", ":2:23:", "duplicate attribute", false},
+    {"bad-tag", IN_TRACE, "strata-trace 1\nalloc a 4096 tag=weights\n", ":2:18:", "expected a tag (one of param", false},
+    {"bad-dtype", IN_TRACE, "strata-trace 1\nalloc a 4096 dtype=fp32\n", ":2:20:", "expected a dtype (one of f64", false},
+    {"bad-shape", IN_TRACE, "strata-trace 1\nalloc a 4096 shape=8x\n", ":2:20:", "expected a shape", false},
+    {"bad-time", IN_TRACE, "strata-trace 1\ncompute k time=soon\n", ":2:16:", "expected a time", false},
+    {"bad-flops", IN_TRACE, "strata-trace 1\ncompute k flops=lots\n", ":2:17:", "expected an amount of work", false},
+    {"duplicate-live", IN_TRACE, "strata-trace 1\nalloc a 4096\nalloc a 4096\n", ":3:", "expected a name that is not live", false},
+    {"free-unknown", IN_TRACE, "strata-trace 1\nalloc a 4096\nfree b\n", ":3:", "expected a live buffer", false},
+    {"double-free", IN_TRACE, "strata-trace 1\nalloc a 4096\nfree a\nfree a\n", ":4:", "expected a live buffer", false},
+    {"copy-unknown", IN_TRACE, "strata-trace 1\nalloc a 4096\ncopy a ghost\n", ":3:", "expected a live buffer", false},
+    {"copy-too-big", IN_TRACE, "strata-trace 1\nalloc a 4096\nalloc b 1024\ncopy b a\n", ":4:", "expected at most 1024 bytes", false},
+    {"in-unknown", IN_TRACE, "strata-trace 1\ncompute k in=ghost\n", ":2:", "expected a live buffer as in=", false},
+    {"wait-no-record", IN_TRACE, "strata-trace 1\nwait e\nrecord e\n", ":2:", "expected an event recorded earlier", false},
+    {"late-option", IN_TRACE, "strata-trace 1\nalloc a 4096\noption k=v\n", ":3:", "expected option lines before", false},
+    {"unknown-memory", IN_TRACE, "strata-trace 1\nalloc a 4096\nalloc b 4096 vram\n", ":3", "vram", true},
+    /* An error far into the trace: work has started, still no output. */
+    {"late-error", IN_TRACE, NULL, ":2002:", "expected a live buffer", false},
+};
+
+static const bad_case hw_cases[] = {
+    {"unknown-group", IN_HW, GOOD_HW "[memroy x]\nkind = host\n", ":19", "unknown group", false},
+    {"unknown-key", IN_HW, GOOD_HW "colour = red\n", ":19", "unknown key 'colour'", false},
+    {"missing-key", IN_HW, "[hardware]\nname = t\nsource = s\n[memory hbm]\nkind = device\nbandwidth = 1TB/s\n", ":4",
+     "missing required key 'capacity'", false},
+    {"bad-capacity", IN_HW, "[hardware]\nname = t\nsource = s\n[memory hbm]\nkind = device\ncapacity = 16XB\nbandwidth = 1TB/s\n",
+     ":6", "expected a size", false},
+    {"bad-kind", IN_HW, "[hardware]\nname = t\nsource = s\n[memory hbm]\nkind = disk\ncapacity = 1GiB\nbandwidth = 1TB/s\n",
+     ":5", "disk", false},
+    {"bad-link-end", IN_HW, "[hardware]\nname = t\nsource = s\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                            "bandwidth = 1TB/s\n[link l]\nbetween = hbm vram\nbandwidth = 1GB/s\n",
+     ":9", "vram", false},
+    {"not-a-keyfile", IN_HW, "this is not an ini file\n", ":1", "", false},
+};
+
+static const bad_case pickle_cases[] = {
+    /* GLOBAL os.system: a pickle that would run code must be refused, not run. */
+    {"code", IN_PICKLE, "\x80\x02" "cos\nsystem\n(S'touch /tmp/strata-pwned'\ntR.", ": offset 2", "GLOBAL", false},
+    {"garbage", IN_PICKLE, "\x2f\x2f\x2f", ": offset 0", "opcode", false},
+    {"truncated", IN_PICKLE, "\x80\x04\x95\x27\x00\x00\x00\x00\x00\x00\x00}", ": offset 2", "truncated", false},
+    {"not-a-dict", IN_PICKLE, "\x80\x02]q\x00(K\x01K\x02" "e.", "", "expected a dict", false},
+};
+
+static const bad_case csv_cases[] = {
+    {"bad-row", IN_CSV, "id,lower,upper,size\n0,0,10,64\n1,5,x,64\n", ":3", "", false},
+    {"bad-header", IN_CSV, "a,b\n0,1\n", ":1", "", false},
+};
+
+static char *late_error_trace(void)
+{
+    GString *s = g_string_new("strata-trace 1\n");
+    for (int i = 0; i < 1000; i++)
+        g_string_append_printf(s, "alloc b%d 4KiB\nfree b%d\n", i, i);
+    g_string_append(s, "free never_allocated\n"); /* line 1 + 2000 + 1 = 2002 */
+    return g_string_free(s, FALSE);
+}
+
+/* Files in dir other than `keep`. */
+static char *stray_files(const char *dir, const char *keep)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    GString *s = g_string_new(NULL);
+    const char *name;
+    while ((name = g_dir_read_name(d)))
+        if (strcmp(name, keep) != 0)
+            g_string_append_printf(s, "%s ", name);
+    g_dir_close(d);
+    return g_string_free(s, FALSE);
+}
+
+static void remove_dir(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while ((name = g_dir_read_name(d))) {
+        char *p = g_build_filename(dir, name, NULL);
+        unlink(p);
+        g_free(p);
+    }
+    g_dir_close(d);
+    rmdir(dir);
+}
+
+static const char *input_name(input_kind kind)
+{
+    switch (kind) {
+    case IN_TRACE: return "bad.trace";
+    case IN_HW: return "bad.ini";
+    case IN_EXPERIMENT: return "bad-experiment.ini";
+    case IN_PICKLE: return "bad.pickle";
+    case IN_CSV: return "bad.csv";
+    }
+    return "bad";
+}
+
+/* Runs one command of the case; argv uses IN for the input and OUT*, for outputs in dir. */
+static void run_case(const bad_case *c, const char *dir, const char *input, const char *const *argv)
+{
+    strata_cli_result r = strata_test_run_cli(argv);
+    char *cmd = g_strjoinv(" ", (char **)argv);
+    ck_assert_msg(r.status == 2, "%s: '%s' exit %d (want 2): %s", c->name, cmd, r.status, r.err);
+    /* The file, then the line: "bad.trace:3:". A policy may name its stage
+     * after the file ("bad.trace|donate:3:"), which still names both. */
+    char *where = g_strdup_printf("%s%s", input, c->where);
+    const char *at = strstr(r.err, input);
+    ck_assert_msg(at != NULL, "%s: '%s': stderr lacks the file '%s': %s", c->name, cmd, input, r.err);
+    ck_assert_msg(strstr(r.err, where) != NULL || (*c->where && strstr(at, c->where) != NULL),
+                  "%s: '%s': stderr lacks '%s': %s", c->name, cmd, where, r.err);
+    ck_assert_msg(strstr(r.err, c->expect) != NULL, "%s: '%s': stderr lacks '%s': %s", c->name, cmd, c->expect, r.err);
+    char *stray = stray_files(dir, input_name(c->kind));
+    ck_assert_msg(*stray == '\0', "%s: '%s' left files behind: %s", c->name, cmd, stray);
+    g_free(stray);
+    g_free(where);
+    g_free(cmd);
+    strata_cli_result_clear(&r);
+}
+
+static void run_matrix(const bad_case *cases, size_t n)
+{
+    char *hw_good = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace_good = strata_test_source_path("traces/examples/format-tour.trace");
+    for (size_t i = 0; i < n; i++) {
+        const bad_case *c = &cases[i];
+        char *dir = strata_test_temp_dir();
+        char *input = g_build_filename(dir, input_name(c->kind), NULL);
+        char *text = c->text ? g_strdup(c->text) : late_error_trace();
+        ck_assert(g_file_set_contents(input, text, (gssize)strlen(text), NULL));
+        char *json = g_build_filename(dir, "out.json", NULL);
+        char *timeline = g_build_filename(dir, "timeline.json", NULL);
+        char *out_trace = g_build_filename(dir, "out.trace", NULL);
+        switch (c->kind) {
+        case IN_TRACE: {
+            const char *run[] = {"run", "--hw", hw_good, "--trace", input, "--json", json, "--timeline", timeline, NULL};
+            run_case(c, dir, input, run);
+            const char *check[] = {"check", "--trace", input, "--hw", hw_good, NULL};
+            run_case(c, dir, input, check);
+            const char *transform[] = {"transform", "--trace", input, "--policy", "donate", "-o", out_trace, NULL};
+            if (!c->needs_hw)
+                run_case(c, dir, input, transform);
+            const char *alloc[] = {"alloc", "--trace", input, "--allocator", "best-fit", "--capacity", "1GiB",
+                                   "--json", json, NULL};
+            strata_cli_result probe = strata_test_cli("alloc", "--help", NULL);
+            if (probe.status == 0)
+                run_case(c, dir, input, alloc);
+            strata_cli_result_clear(&probe);
+            break;
+        }
+        case IN_HW: {
+            const char *run[] = {"run", "--hw", input, "--trace", trace_good, "--json", json, NULL};
+            run_case(c, dir, input, run);
+            const char *check[] = {"check", "--trace", trace_good, "--hw", input, NULL};
+            run_case(c, dir, input, check);
+            break;
+        }
+        case IN_PICKLE: {
+            const char *imp[] = {"import", "torch", input, "-o", out_trace, NULL};
+            run_case(c, dir, input, imp);
+            ck_assert(!g_file_test("/tmp/strata-pwned", G_FILE_TEST_EXISTS));
+            break;
+        }
+        case IN_CSV: {
+            strata_cli_result probe = strata_test_cli("import", "minimalloc", input, "-o", "/dev/null", NULL);
+            bool have = !strstr(probe.err, "no MiniMalloc importer");
+            strata_cli_result_clear(&probe);
+            const char *imp[] = {"import", "minimalloc", input, "-o", out_trace, NULL};
+            if (have)
+                run_case(c, dir, input, imp);
+            else
+                printf("SKIP %s: this build has no MiniMalloc importer yet\n", c->name);
+            break;
+        }
+        case IN_EXPERIMENT:
+            break;
+        }
+        remove_dir(dir);
+        g_free(json);
+        g_free(timeline);
+        g_free(out_trace);
+        g_free(text);
+        g_free(input);
+        g_free(dir);
+    }
+    g_free(hw_good);
+    g_free(trace_good);
+}
+
+START_TEST(bad_traces) { run_matrix(trace_cases, G_N_ELEMENTS(trace_cases)); }
+END_TEST
+
+START_TEST(bad_hardware) { run_matrix(hw_cases, G_N_ELEMENTS(hw_cases)); }
+END_TEST
+
+START_TEST(bad_pickles)
+{
+    /* The pickle texts hold NUL bytes: write them with their true lengths. */
+    static const struct {
+        const char *name;
+        const char *data;
+        size_t len;
+        const char *where, *expect;
+    } cases[] = {
+        {"code", "\x80\x02" "cos\nsystem\n(S'touch /tmp/strata-pwned'\ntR.", 39, ": offset 2", "GLOBAL"},
+        {"garbage", "\x2f\x2f\x2f", 3, ": offset 0", "opcode"},
+        {"truncated", "\x80\x04\x95\x27\x00\x00\x00\x00\x00\x00\x00}", 12, ": offset 2", "truncated"},
+        {"not-a-dict", "\x80\x02]q\x00(K\x01K\x02" "e.", 12, "", "expected a dict"},
+        {"empty", "", 0, "", ""},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        bad_case c = {cases[i].name, IN_PICKLE, NULL, cases[i].where, cases[i].expect, false};
+        char *dir = strata_test_temp_dir();
+        char *input = g_build_filename(dir, "bad.pickle", NULL);
+        ck_assert(g_file_set_contents(input, cases[i].data, (gssize)cases[i].len, NULL));
+        char *out_trace = g_build_filename(dir, "out.trace", NULL);
+        const char *imp[] = {"import", "torch", input, "-o", out_trace, NULL};
+        run_case(&c, dir, input, imp);
+        ck_assert(!g_file_test("/tmp/strata-pwned", G_FILE_TEST_EXISTS));
+        remove_dir(dir);
+        g_free(out_trace);
+        g_free(input);
+        g_free(dir);
+    }
+    (void)pickle_cases;
+}
+END_TEST
+
+START_TEST(bad_csv) { run_matrix(csv_cases, G_N_ELEMENTS(csv_cases)); }
+END_TEST
+
+START_TEST(bad_experiments)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
+    const struct {
+        const char *name;
+        char *text;
+        const char *where, *expect;
+    } cases[] = {
+        {"unknown-group", g_strdup_printf("[experiment]\nname = x\nhardware = %s\ntrace = %s\n[swep]\na = 1\n", hw, trace),
+         ":5", "swep"},
+        {"unknown-key", g_strdup_printf("[experiment]\nname = x\nhardware = %s\ntrace = %s\ncolour = red\n", hw, trace),
+         ":5", "colour"},
+        {"bad-axis-value",
+         g_strdup_printf("[experiment]\nname = x\nhardware = %s\ntrace = %s\n[sweep]\nmemory.hbm.capacity = 1GiB, 2XB\n",
+                         hw, trace),
+         ":6", "2XB"},
+        {"missing-hardware", g_strdup_printf("[experiment]\nname = x\nhardware = /nonexistent.ini\ntrace = %s\n", trace),
+         ":3", "nonexistent"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        bad_case c = {cases[i].name, IN_EXPERIMENT, NULL, cases[i].where, cases[i].expect, false};
+        char *dir = strata_test_temp_dir();
+        char *input = g_build_filename(dir, "bad-experiment.ini", NULL);
+        ck_assert(g_file_set_contents(input, cases[i].text, -1, NULL));
+        char *out = g_build_filename(dir, "out", NULL);
+        const char *sweep[] = {"sweep", input, "--out", out, NULL};
+        run_case(&c, dir, input, sweep);
+        remove_dir(dir);
+        g_free(out);
+        g_free(input);
+        g_free(dir);
+        g_free(cases[i].text);
+    }
+    g_free(hw);
+    g_free(trace);
+}
+END_TEST
+
+START_TEST(unwritable_output_fails_before_work)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
+    const char *const commands[][12] = {
+        {"run", "--hw", hw, "--trace", trace, "--json", "/nonexistent-dir/out.json", NULL},
+        {"run", "--hw", hw, "--trace", trace, "--timeline", "/nonexistent-dir/t.json", NULL},
+        {"transform", "--trace", trace, "--policy", "donate", "-o", "/nonexistent-dir/out.trace", NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        strata_cli_result r = strata_test_run_cli(commands[i]);
+        ck_assert_msg(r.status == 2, "%s: exit %d: %s", commands[i][0], r.status, r.err);
+        ck_assert_msg(strstr(r.err, "/nonexistent-dir/") != NULL, "%s: %s", commands[i][0], r.err);
+        /* Before any work: no summary was printed. */
+        ck_assert_msg(strstr(r.out, "makespan") == NULL, "%s printed results: %s", commands[i][0], r.out);
+        strata_cli_result_clear(&r);
+    }
+    g_free(hw);
+    g_free(trace);
+}
+END_TEST
+
+static Suite *badinput_suite(void)
+{
+    Suite *s = suite_create("badinput");
+    TCase *tc = tcase_create("matrix");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, bad_traces);
+    tcase_add_test(tc, bad_hardware);
+    tcase_add_test(tc, bad_pickles);
+    tcase_add_test(tc, bad_csv);
+    tcase_add_test(tc, bad_experiments);
+    tcase_add_test(tc, unwritable_output_fails_before_work);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(badinput_suite()); }
