@@ -75,8 +75,13 @@ static void replay_pickle(const char *path)
     if (p) {
         strata_torch_options opt;
         strata_torch_options_init(&opt);
-        strata_op_list *ops = strata_torch_convert(p, path, &opt, NULL, &err);
-        strata_op_list_free(ops);
+        strata_source *ops = strata_torch_convert(p, path, &opt, NULL, &err);
+        if (ops) {
+            const strata_op *op;
+            while (strata_source_next(ops, &op, &err) == 1)
+                ;
+        }
+        strata_source_free(ops);
         strata_pickle_free(p);
     }
     g_clear_error(&err);

@@ -19,18 +19,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         strata_torch_options opt;
         strata_torch_options_init(&opt);
         strata_torch_summary sum = {0};
-        strata_op_list *ops = strata_torch_convert(p, "fuzz.pickle", &opt, &sum, &err);
+        strata_source *ops = strata_torch_convert(p, "fuzz.pickle", &opt, &sum, &err);
         if (ops) {
             strata_checker *c = strata_checker_new("fuzz.pickle");
-            for (size_t i = 0; i < strata_op_list_len(ops); i++) {
+            const strata_op *op;
+            int got;
+            while ((got = strata_source_next(ops, &op, &err)) == 1) {
                 GError *check_err = NULL;
-                if (!strata_checker_feed(c, strata_op_list_get(ops, i), NULL, &check_err)) {
+                if (!strata_checker_feed(c, op, NULL, &check_err)) {
                     fprintf(stderr, "torch import emitted an unchecked trace: %s\n", check_err->message);
                     abort();
                 }
             }
+            g_clear_error(&err);
             strata_checker_free(c);
-            strata_op_list_free(ops);
+            strata_source_free(ops);
         }
         strata_torch_summary_clear(&sum);
         strata_pickle_free(p);
