@@ -55,6 +55,7 @@ struct host_run {
     double t0;
 
     double *start_s, *end_s; /* this run's, per op */
+    volatile uint64_t sink;  /* the kernels' results end here */
 };
 
 static unsigned char *buffer_ptr(const host_run *run, uint64_t id)
@@ -191,8 +192,7 @@ static bool host_allocate(host_run *run, GError **err)
             return false;
         }
         run->base[m] = p;
-        for (size_t off = 0; off < size; off += (size_t)page) /* touch page by page */
-            run->base[m][off] = (unsigned char)(off / (size_t)page);
+        memset(p, 0, size); /* every page touched (and defined) before timing */
     }
     return true;
 }
@@ -271,12 +271,9 @@ static bool host_backend_run(const strata_hw *hw, strata_source *src, const stra
     for (int i = 0; i < repeats; i++)
         json_builder_add_double_value(jb, makespans[i]);
     json_builder_end_array(jb);
-    uint64_t sink = 0;
-    for (guint i = 0; i < run.n_streams; i++)
-        sink += run.streams[i].sink;
-    json_builder_set_member_name(jb, "kernel_checksum");
-    json_builder_add_int_value(jb, (gint64)(sink & 0xffff));
     json_builder_end_object(jb);
+    for (guint i = 0; i < run.n_streams; i++) /* the kernels' results are used */
+        run.sink += run.streams[i].sink;
     strata_results_set_extra(r, "replay", json_builder_get_root(jb));
     g_object_unref(jb);
 
