@@ -14,6 +14,7 @@
  */
 #include <stdio.h>
 #include <string.h>
+#include "alloc/alloc.h"
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/outfile.h"
@@ -35,23 +36,6 @@ static const char run_description[] =
     "concurrent transfers; a compute takes time= if given, else the slower of\n"
     "flops / peak and operand bytes / memory bandwidth, plus the unit's overhead.\n"
     "See docs/engine.md.\n"
-    "\n"
-    "Options:\n"
-    "  --hw HW.ini          hardware model (configs/hw/*.ini); required\n"
-    "  --trace T.trace      trace to simulate ('-' reads standard input); required\n"
-    "  --policy P           rewrite the op stream before running (prefetch=2, pad,\n"
-    "                       offload=optstate, ...); repeatable, applied in order\n"
-    "  --allocator SPEC     allocator for every memory, overriding the .ini:\n"
-    "                       NAME[:key=value,...] (best-fit, caching:max_split_size=200MiB)\n"
-    "  --set KEY=VALUE      override a hardware key before validation:\n"
-    "                       memory.hbm.capacity=16GiB, link.pcie.bandwidth=32GB/s;\n"
-    "                       repeatable\n"
-    "  --json OUT           write the results as JSON ('-' = standard output; the\n"
-    "                       summary then goes to standard error)\n"
-    "  --timeline OUT.json  write a Chrome trace-event / Perfetto timeline (a track\n"
-    "                       per stream, link and memory; memory counters)\n"
-    "  --check-allocators   check every allocator's invariants after each op (slow)\n"
-    "  --quiet              do not print the summary\n"
     "\n"
     "Exit status: 0 done; 1 the simulated program ran out of memory (the results,\n"
     "with the out-of-memory report, are still written); 2 bad input or usage (the\n"
@@ -102,19 +86,36 @@ int strata_cmd_run(int argc, char **argv)
 {
     run_args a = {0};
     GOptionEntry entries[] = {
-        {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a.hw, "Hardware model (.ini); required", "HW.ini"},
-        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &a.trace, "Trace to simulate ('-' = stdin); required", "T.trace"},
-        {"policy", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.policies, "Policy to apply (repeatable, in order)", "P"},
-        {"allocator", 0, 0, G_OPTION_ARG_STRING, &a.allocator, "Allocator for every memory", "SPEC"},
-        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.sets, "Hardware override (repeatable)", "KEY=VALUE"},
-        {"json", 0, 0, G_OPTION_ARG_FILENAME, &a.json, "Write results as JSON ('-' = stdout)", "OUT"},
-        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &a.timeline, "Write a Perfetto timeline", "OUT.json"},
-        {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.check_allocators, "Check allocator invariants after each op", NULL},
+        {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a.hw, "Hardware model (configs/hw/*.ini); required", "HW.ini"},
+        {"trace", 0, 0, G_OPTION_ARG_FILENAME, &a.trace,
+         "Trace to simulate (traces/FORMAT.md; '-' reads standard input); required", "T.trace"},
+        {"policy", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.policies,
+         "Rewrite the op stream before running (prefetch=2, pad, offload=optstate, ...); repeatable, "
+         "applied in order", "P"},
+        {"allocator", 0, 0, G_OPTION_ARG_STRING, &a.allocator,
+         "Allocator for every memory, overriding the .ini: NAME[:key=value,...] "
+         "(best-fit, caching:max_split_size=200MiB)", "SPEC"},
+        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.sets,
+         "Override a hardware key before validation (memory.hbm.capacity=16GiB, "
+         "link.pcie.bandwidth=32GB/s); repeatable", "KEY=VALUE"},
+        {"json", 0, 0, G_OPTION_ARG_FILENAME, &a.json,
+         "Write the results as JSON ('-' = standard output; the summary then goes to standard error)", "OUT"},
+        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &a.timeline,
+         "Write a Chrome trace-event / Perfetto timeline: a track per stream, link and memory, "
+         "memory counters", "OUT.json"},
+        {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.check_allocators,
+         "Check every allocator's invariants after each op (slow; for debugging allocators)", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "Do not print the summary", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     GOptionContext *octx = g_option_context_new("- simulate a trace on a hardware model");
-    g_option_context_set_description(octx, run_description);
+    char *allocators = strata_alloc_type_names();
+    char *policies = strata_policy_type_names();
+    char *description = g_strdup_printf("%s\n\nAllocators: %s.\nPolicies: %s.", run_description,
+                                        allocators, policies);
+    g_option_context_set_description(octx, description);
+    g_free(allocators);
+    g_free(policies);
     g_option_context_add_main_entries(octx, entries, NULL);
     int status = STRATA_EXIT_OK;
     strata_hw *hw = NULL;
@@ -181,5 +182,6 @@ done:
     strata_hw_free(hw);
     run_args_clear(&a);
     g_option_context_free(octx);
+    g_free(description);
     return status;
 }
