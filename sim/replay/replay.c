@@ -1,0 +1,381 @@
+/*
+ * replay.c: the untimed replay of an op stream through one allocator (see
+ * replay.h for the contract).
+ *
+ * Design: one pass over the source with the trace checker, dispatching the
+ * memory's allocs, frees and releases to the allocator and folding its
+ * stats into peaks after each of them; a first pass collects lifetimes
+ * when the allocator plans ahead. The allocator is created at the first op,
+ * once the trace's `option` lines (which precede every op) are known.
+ *
+ * Invariants: buffer ids are the checker's (0, 1, 2... in alloc order);
+ * `mine` marks the ids placed by this allocator, so a free reaches the
+ * allocator iff its alloc did; peaks are taken after every allocator call.
+ */
+#include "replay/replay.h"
+#include <string.h>
+#include "alloc/alloc.h"
+#include "core/error.h"
+#include "trace/check.h"
+
+typedef struct replay_state {
+    const strata_replay_options *opt;
+    const char *memory;       /* the memory replayed */
+    strata_allocator *alloc;
+    GByteArray *mine;         /* by buffer id: 1 when placed by this allocator */
+    strata_replay_summary sum;
+} replay_state;
+
+static bool replay_is_mine(const replay_state *st, const char *memory)
+{
+    return strcmp(memory ? memory : STRATA_REPLAY_DEFAULT_MEMORY, st->memory) == 0;
+}
+
+static void replay_mark(replay_state *st, uint64_t id, guint8 value)
+{
+    if (id >= st->mine->len) {
+        guint old = st->mine->len;
+        g_byte_array_set_size(st->mine, (guint)(id + 1 > 2 * (uint64_t)old ? id + 1 : 2 * (uint64_t)old));
+        memset(st->mine->data + old, 0, st->mine->len - old);
+    }
+    st->mine->data[id] = value;
+}
+
+static bool replay_marked(const replay_state *st, uint64_t id)
+{
+    return id < st->mine->len && st->mine->data[id];
+}
+
+/* "k=v,..." of the trace's allocator.K options that the allocator declares. */
+static char *replay_option_kv(const strata_checker *c, const char *spec)
+{
+    char *name = NULL, *kv = NULL;
+    strata_split_spec(spec, &name, &kv);
+    const strata_alloc_type *type = strata_alloc_type_find(name);
+    g_free(name);
+    g_free(kv);
+    const GPtrArray *keys = strata_checker_option_keys(c);
+    if (!type || !keys)
+        return NULL;
+    static const char prefix[] = "allocator.";
+    GString *out = g_string_new(NULL);
+    for (guint k = 0; k < keys->len; k++) {
+        const char *key = g_ptr_array_index(keys, k);
+        if (!g_str_has_prefix(key, prefix))
+            continue;
+        for (const strata_param_def *d = type->params; d && d->name; d++) {
+            if (strcmp(d->name, key + strlen(prefix)) == 0) {
+                g_string_append_printf(out, "%s%s=%s", out->len ? "," : "", d->name,
+                                       strata_checker_option(c, key));
+                break;
+            }
+        }
+    }
+    if (out->len == 0) {
+        g_string_free(out, TRUE);
+        return NULL;
+    }
+    return g_string_free(out, FALSE);
+}
+
+static bool replay_needs_plan(const char *spec)
+{
+    char *name = NULL, *kv = NULL;
+    strata_split_spec(spec, &name, &kv);
+    const strata_alloc_type *type = strata_alloc_type_find(name);
+    g_free(name);
+    g_free(kv);
+    return type && type->plan;
+}
+
+/* First pass for planners: check the trace and collect lifetimes. */
+static bool replay_lifetimes(strata_source *src, replay_state *st, GArray *lifetimes, GError **err)
+{
+    strata_checker *c = strata_checker_new(strata_source_origin(src));
+    GArray *index_of = g_array_new(FALSE, FALSE, sizeof(gint64)); /* by id: lifetime index or -1 */
+    uint64_t op_index = 0;
+    bool ok = true;
+    for (;;) {
+        const strata_op *op = NULL;
+        int r = strata_source_next(src, &op, err);
+        if (r < 0) {
+            ok = false;
+            break;
+        }
+        if (r == 0)
+            break;
+        strata_op_refs refs;
+        if (!strata_checker_feed(c, op, &refs, err)) {
+            ok = false;
+            break;
+        }
+        if (op->kind == STRATA_OP_OPTION)
+            continue;
+        if (op->kind == STRATA_OP_ALLOC) {
+            gint64 at = -1;
+            if (replay_is_mine(st, op->memory)) {
+                strata_lifetime l = {.id = refs.buf, .size = op->size, .start = op_index,
+                                     .end = UINT64_MAX};
+                at = lifetimes->len;
+                g_array_append_val(lifetimes, l);
+            }
+            if (refs.buf >= index_of->len)
+                g_array_set_size(index_of, (guint)refs.buf + 1);
+            g_array_index(index_of, gint64, refs.buf) = at;
+        } else if (op->kind == STRATA_OP_FREE) {
+            gint64 at = refs.buf < index_of->len ? g_array_index(index_of, gint64, refs.buf) : -1;
+            if (at >= 0)
+                g_array_index(lifetimes, strata_lifetime, at).end = op_index;
+        }
+        op_index++;
+    }
+    g_array_free(index_of, TRUE);
+    strata_checker_free(c);
+    return ok && strata_source_rewind(src, err);
+}
+
+static bool replay_create_allocator(replay_state *st, const strata_checker *c, GError **err)
+{
+    char *base = replay_option_kv(c, st->opt->allocator);
+    st->alloc = strata_allocator_new_with_base(st->opt->allocator, base, st->opt->capacity,
+                                               st->opt->alignment, err);
+    if (!st->alloc && base)
+        g_prefix_error(err, "(with trace options %s) ", base);
+    g_free(base);
+    return st->alloc != NULL;
+}
+
+static void replay_observe(replay_state *st)
+{
+    strata_alloc_stats s;
+    strata_allocator_stats(st->alloc, &s);
+    if (s.allocated > st->sum.peak_allocated) {
+        st->sum.peak_allocated = s.allocated;
+        st->sum.internal_waste_at_peak = s.internal_waste;
+    }
+    if (s.reserved > st->sum.peak_reserved)
+        st->sum.peak_reserved = s.reserved;
+    if (s.free_in_reserved > 0) {
+        double frag = 1.0 - (double)s.largest_free / (double)s.free_in_reserved;
+        if (frag > st->sum.fragmentation_peak)
+            st->sum.fragmentation_peak = frag;
+    }
+}
+
+static bool replay_check(replay_state *st, const strata_op *op, const char *origin, GError **err)
+{
+    if (!st->opt->check_each_op)
+        return true;
+    GError *local = NULL;
+    if (strata_allocator_check(st->alloc, &local))
+        return true;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s:%" G_GUINT64_FORMAT
+                ": allocator invariant broken after this op: %s", origin, op->line, local->message);
+    g_error_free(local);
+    return false;
+}
+
+bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
+                       strata_results **out, strata_replay_summary *summary, GError **err)
+{
+    *out = NULL;
+    replay_state st = {.opt = opt,
+                       .memory = opt->memory ? opt->memory : STRATA_REPLAY_DEFAULT_MEMORY};
+    const char *origin = strata_source_origin(src);
+    if (!strata_source_rewind(src, err))
+        return false;
+    GArray *lifetimes = NULL;
+    if (replay_needs_plan(opt->allocator)) {
+        lifetimes = g_array_new(FALSE, FALSE, sizeof(strata_lifetime));
+        if (!replay_lifetimes(src, &st, lifetimes, err)) {
+            g_array_free(lifetimes, TRUE);
+            return false;
+        }
+    }
+    st.mine = g_byte_array_new();
+    strata_results *r = strata_results_new("replay");
+    r->trace = g_strdup(origin);
+    strata_checker *c = strata_checker_new(origin);
+    uint64_t op_index = 0;
+    bool ok = true;
+    for (;;) {
+        const strata_op *op = NULL;
+        int rc = strata_source_next(src, &op, err);
+        if (rc < 0) {
+            ok = false;
+            break;
+        }
+        if (rc == 0)
+            break;
+        strata_op_refs refs;
+        if (!strata_checker_feed(c, op, &refs, err)) {
+            ok = false;
+            break;
+        }
+        if (op->kind == STRATA_OP_OPTION)
+            continue;
+        if (!st.alloc) {
+            if (!replay_create_allocator(&st, c, err)) {
+                ok = false;
+                break;
+            }
+            if (lifetimes && !strata_allocator_plan(st.alloc, (const strata_lifetime *)(void *)lifetimes->data,
+                                                    lifetimes->len, err)) {
+                ok = false;
+                break;
+            }
+        }
+        if (st.sum.oom) {
+            op_index++;
+            continue; /* only checking the rest */
+        }
+        switch (op->kind) {
+        case STRATA_OP_ALLOC:
+            if (replay_is_mine(&st, op->memory)) {
+                uint64_t offset;
+                if (!strata_allocator_alloc(st.alloc, refs.buf, op->size, refs.stream, &offset)) {
+                    strata_alloc_stats s;
+                    strata_allocator_stats(st.alloc, &s);
+                    uint64_t unreserved = opt->capacity > s.reserved ? opt->capacity - s.reserved : 0;
+                    strata_results_set_oom(r, op_index, op->line, st.memory, op->name, op->stream,
+                                           op->size, opt->capacity - s.allocated,
+                                           s.largest_free > unreserved ? s.largest_free : unreserved);
+                    st.sum.oom = true;
+                    st.sum.ops = op_index;
+                    break;
+                }
+                replay_mark(&st, refs.buf, 1);
+                replay_observe(&st);
+                ok = replay_check(&st, op, origin, err);
+            }
+            break;
+        case STRATA_OP_FREE:
+            if (replay_marked(&st, refs.buf)) {
+                replay_mark(&st, refs.buf, 0);
+                strata_allocator_free_block(st.alloc, refs.buf);
+                replay_observe(&st);
+                ok = replay_check(&st, op, origin, err);
+            }
+            break;
+        case STRATA_OP_RELEASE:
+            if (op->memory == NULL || replay_is_mine(&st, op->memory)) {
+                strata_allocator_release(st.alloc);
+                replay_observe(&st);
+                ok = replay_check(&st, op, origin, err);
+            }
+            break;
+        default:
+            break;
+        }
+        if (!ok)
+            break;
+        op_index++;
+    }
+    if (ok && !st.alloc)
+        ok = replay_create_allocator(&st, c, err); /* an empty trace still names its allocator */
+    strata_checker_free(c);
+    if (lifetimes)
+        g_array_free(lifetimes, TRUE);
+    g_byte_array_free(st.mine, TRUE);
+    if (!ok) {
+        strata_allocator_free(st.alloc);
+        strata_results_free(r);
+        return false;
+    }
+    if (!st.sum.oom)
+        st.sum.ops = op_index;
+    strata_alloc_stats s;
+    strata_allocator_stats(st.alloc, &s);
+    st.sum.planned_height = s.planned_height;
+    st.sum.plan_lower_bound = s.plan_lower_bound;
+    r->ops = st.sum.ops;
+    strata_memory_result *m = strata_results_add_memory(r, st.memory);
+    m->kind = g_strdup("device");
+    m->allocator = g_strdup(strata_allocator_spec(st.alloc));
+    m->capacity_bytes = opt->capacity;
+    m->peak_allocated_bytes = st.sum.peak_allocated;
+    m->peak_reserved_bytes = st.sum.peak_reserved;
+    m->fragmentation_peak = st.sum.fragmentation_peak;
+    m->internal_waste_bytes = st.sum.internal_waste_at_peak;
+    strata_replay_add_top_level(r, &st.sum, strata_allocator_spec(st.alloc), opt->capacity);
+    strata_allocator_free(st.alloc);
+    if (summary)
+        *summary = st.sum;
+    *out = r;
+    return true;
+}
+
+void strata_replay_add_top_level(strata_results *r, const strata_replay_summary *s,
+                                 const char *allocator_spec, uint64_t capacity)
+{
+    strata_results_set_extra(r, "allocator", json_node_init_string(json_node_alloc(), allocator_spec));
+    strata_results_set_extra(r, "capacity_bytes", json_node_init_int(json_node_alloc(), (gint64)capacity));
+    strata_results_set_extra(r, "peak_allocated_bytes",
+                             json_node_init_int(json_node_alloc(), (gint64)s->peak_allocated));
+    strata_results_set_extra(r, "peak_reserved_bytes",
+                             json_node_init_int(json_node_alloc(), (gint64)s->peak_reserved));
+    strata_results_set_extra(r, "fragmentation_peak",
+                             json_node_init_double(json_node_alloc(), s->fragmentation_peak));
+    strata_results_set_extra(r, "internal_waste_bytes",
+                             json_node_init_int(json_node_alloc(), (gint64)s->internal_waste_at_peak));
+    if (s->planned_height > 0 || s->plan_lower_bound > 0) {
+        strata_results_set_extra(r, "planned_height_bytes",
+                                 json_node_init_int(json_node_alloc(), (gint64)s->planned_height));
+        strata_results_set_extra(r, "lower_bound_bytes",
+                                 json_node_init_int(json_node_alloc(), (gint64)s->plan_lower_bound));
+        double ratio = s->plan_lower_bound ? (double)s->planned_height / (double)s->plan_lower_bound : 1.0;
+        strata_results_set_extra(r, "height_over_lower_bound",
+                                 json_node_init_double(json_node_alloc(), ratio));
+    }
+}
+
+static bool replay_fits(strata_source *src, const strata_replay_options *opt, uint64_t capacity,
+                        bool *fits, GError **err)
+{
+    strata_replay_options o = *opt;
+    o.capacity = capacity;
+    strata_results *r = NULL;
+    strata_replay_summary s;
+    if (!strata_replay_run(src, &o, &r, &s, err))
+        return false;
+    *fits = !s.oom;
+    strata_results_free(r);
+    return true;
+}
+
+bool strata_replay_min_capacity(strata_source *src, const strata_replay_options *opt,
+                                uint64_t step, uint64_t *capacity, GError **err)
+{
+    if (step == 0 || (step & (step - 1)) != 0)
+        step = 1;
+    /* Upper end: double from one step until the replay completes. */
+    uint64_t hi = step;
+    bool fits = false;
+    for (;;) {
+        if (!replay_fits(src, opt, hi, &fits, err))
+            return false;
+        if (fits)
+            break;
+        if (hi > (UINT64_C(1) << 62)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s: no capacity up to 2^62 bytes completes the trace",
+                        strata_source_origin(src));
+            return false;
+        }
+        hi *= 2;
+    }
+    /* Bisection over multiples of step in (hi/2, hi]. */
+    uint64_t lo = hi / 2 / step; /* in steps; lo does not fit (or is 0) */
+    uint64_t hi_steps = hi / step;
+    while (hi_steps - lo > 1) {
+        uint64_t mid = lo + (hi_steps - lo) / 2;
+        if (!replay_fits(src, opt, mid * step, &fits, err))
+            return false;
+        if (fits)
+            hi_steps = mid;
+        else
+            lo = mid;
+    }
+    *capacity = hi_steps * step;
+    return true;
+}
