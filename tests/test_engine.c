@@ -112,6 +112,10 @@ START_TEST(single_copy)
     ck_assert(stream(r, "main")->stall_s == 0.0);
     ck_assert_uint_eq(memory(r, "hbm")->peak_allocated_bytes, 1073741824u);
     ck_assert_uint_eq(memory(r, "host")->peak_allocated_bytes, 1073741824u);
+    /* the copy reads host's port and writes hbm's, each busy for the whole copy */
+    ck_assert_uint_eq(memory(r, "host")->port_bytes, 1073741824u);
+    ck_assert_uint_eq(memory(r, "hbm")->port_bytes, 1073741824u);
+    assert_close(memory(r, "hbm")->port_busy_s, want, "hbm port busy");
     strata_results_free(r);
 }
 END_TEST
@@ -164,6 +168,7 @@ START_TEST(copy_inside_a_memory)
     strata_results *r = run_ok("strata-trace 1\nalloc a 512MiB\nalloc b 512MiB\ncopy b a\n", "full", "1TB/s");
     assert_close(r->makespan_s, 2 * (GIB / 2) / 1e12, "makespan");
     ck_assert_uint_eq(g_array_index(r->links, strata_link_result, 0).bytes, 0);
+    ck_assert_uint_eq(memory(r, "hbm")->port_bytes, 2 * (512ull << 20));
     strata_results_free(r);
 }
 END_TEST
@@ -224,6 +229,8 @@ START_TEST(compute_shares_the_port_with_a_copy)
                                "full", "32GB/s");
     assert_close(r->makespan_s, GIB / PCIE_BW + PCIE_LAT, "makespan");
     assert_close(stream(r, "main")->busy_s, GIB / 16e9, "compute");
+    /* hbm's port carried the copy's 1 GiB and the compute's 1 GiB */
+    ck_assert_uint_eq(memory(r, "hbm")->port_bytes, 2 * 1073741824ull);
     assert_close(stream(r, "dma")->busy_s, GIB / PCIE_BW + PCIE_LAT, "copy");
     strata_results_free(r);
 }
@@ -395,6 +402,7 @@ START_TEST(spans_are_recorded)
     assert_close(copy->end_s - copy->start_s, GIB / PCIE_BW + PCIE_LAT, "copy span");
     ck_assert_int_eq(copy->src_memory, 1);
     ck_assert_int_eq(copy->dst_memory, 0);
+    ck_assert_uint_eq(copy->link_mask, 1);
     ck_assert_uint_eq(r->mem_samples->len, 3);
     const strata_mem_sample *last = &g_array_index(r->mem_samples, strata_mem_sample, 2);
     ck_assert_int_eq(last->delta, -(int64_t)1073741824);

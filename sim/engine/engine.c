@@ -21,8 +21,11 @@
  *  - Out of memory: the failing actor records the report and kills every other
  *    actor; the run ends at that date with status "oom".
  *
- * Accounting: a link (or unit) is busy while at least one transfer (or compute)
- * is on it: a counter per link, and busy time accumulates while it is above 0.
+ * Accounting: a link, memory port (or unit) is busy while at least one transfer
+ * (or compute) is on it: a counter each, and busy time accumulates while it is
+ * above 0. A copy counts its bytes on every link and port of its route (a copy
+ * inside a memory twice on its port); a compute its operand bytes on its
+ * operand memory's port.
  * Streams are busy while executing copies and computes, stalled while waiting.
  *
  * Invariants:
@@ -72,8 +75,8 @@ struct engine_ctx {
     engine_feed *feed;
     strata_results *results;
     sg_host_t *mem_hosts, *twin_hosts, *unit_hosts;
-    activity_clock *links, *units;
-    uint64_t *link_bytes;
+    activity_clock *links, *units, *ports;
+    uint64_t *link_bytes, *port_bytes;
     double *unit_flops;
     engine_stream *streams;
     uint32_t n_streams;
@@ -134,6 +137,16 @@ static void add_span(engine_ctx *ctx, const engine_op *op, double start, double 
     if (op->kind == STRATA_OP_COPY) {
         s->src_memory = (int32_t)op->src_memory;
         s->dst_memory = (int32_t)op->dst_memory;
+        const strata_hop *hops = NULL;
+        uint32_t n = 0;
+        GError *err = NULL;
+        if (op->src_memory != op->dst_memory &&
+            strata_hw_route(ctx->hw, op->src_memory, op->dst_memory, &hops, &n, &err)) {
+            for (uint32_t i = 0; i < n; i++)
+                if (hops[i].link < 64)
+                    s->link_mask |= (uint64_t)1 << hops[i].link;
+        }
+        g_clear_error(&err);
     }
 }
 
@@ -209,6 +222,19 @@ static void run_release(engine_ctx *ctx, const engine_op *op)
     }
 }
 
+/* The memory a hop reaches. */
+static uint32_t hop_target(const strata_hw *hw, const strata_hop *hop)
+{
+    const strata_link_spec *l = strata_hw_link(hw, hop->link);
+    return hop->forward ? l->b : l->a;
+}
+
+static void port_begin(engine_ctx *ctx, uint32_t memory, uint64_t bytes, double t)
+{
+    clock_begin(&ctx->ports[memory], t);
+    ctx->port_bytes[memory] += bytes;
+}
+
 static void run_copy(engine_ctx *ctx, const engine_op *op)
 {
     const strata_hop *hops = NULL;
@@ -221,17 +247,24 @@ static void run_copy(engine_ctx *ctx, const engine_op *op)
         }
     }
     double t0 = now();
+    port_begin(ctx, op->src_memory, op->bytes, t0);
     for (uint32_t i = 0; i < n; i++) {
         clock_begin(&ctx->links[hops[i].link], t0);
         ctx->link_bytes[hops[i].link] += op->bytes;
+        port_begin(ctx, hop_target(ctx->hw, &hops[i]), op->bytes, t0);
     }
+    if (n == 0) /* a copy inside one memory reads and writes its port */
+        ctx->port_bytes[op->src_memory] += op->bytes;
     sg_host_t from = ctx->mem_hosts[op->src_memory];
     sg_host_t to = op->src_memory == op->dst_memory ? ctx->twin_hosts[op->dst_memory]
                                                     : ctx->mem_hosts[op->dst_memory];
     sg_host_sendto(from, to, (double)op->bytes);
     double t1 = now();
-    for (uint32_t i = 0; i < n; i++)
+    clock_end(&ctx->ports[op->src_memory], t1);
+    for (uint32_t i = 0; i < n; i++) {
         clock_end(&ctx->links[hops[i].link], t1);
+        clock_end(&ctx->ports[hop_target(ctx->hw, &hops[i])], t1);
+    }
 }
 
 static void run_compute(engine_ctx *ctx, const engine_op *op)
@@ -256,8 +289,11 @@ static void run_compute(engine_ctx *ctx, const engine_op *op)
             sg_exec_set_host(exec, ctx->unit_hosts[op->unit]);
             sg_exec_start(exec);
         }
-        if (op->bytes > 0)
+        if (op->bytes > 0) {
+            port_begin(ctx, op->memory, op->bytes, now());
             sg_host_sendto(ctx->mem_hosts[op->memory], ctx->unit_hosts[op->unit], (double)op->bytes);
+            clock_end(&ctx->ports[op->memory], now());
+        }
         if (exec)
             sg_exec_wait(exec);
         if (u->overhead > 0)
@@ -394,9 +430,12 @@ static void fill_results(engine_ctx *ctx, const strata_source *src)
     r->trace = g_strdup(strata_source_origin(src));
     r->makespan_s = end;
     r->ops = ctx->ops_done;
-    for (uint32_t i = 0; i < ctx->mems.n; i++)
-        engine_memory_fill_result(&ctx->mems.mem[i],
-                                  strata_results_add_memory(r, ctx->mems.mem[i].spec->name));
+    for (uint32_t i = 0; i < ctx->mems.n; i++) {
+        strata_memory_result *m = strata_results_add_memory(r, ctx->mems.mem[i].spec->name);
+        engine_memory_fill_result(&ctx->mems.mem[i], m);
+        m->port_bytes = ctx->port_bytes[i];
+        m->port_busy_s = ctx->ports[i].busy_s + (ctx->ports[i].active ? end - ctx->ports[i].since : 0.0);
+    }
     for (uint32_t i = 0; i < strata_hw_link_count(ctx->hw); i++) {
         activity_clock *c = &ctx->links[i];
         strata_link_result *l = strata_results_add_link(r, strata_hw_link(ctx->hw, i)->name);
@@ -434,6 +473,8 @@ static void ctx_clear(engine_ctx *ctx)
     g_free(ctx->links);
     g_free(ctx->units);
     g_free(ctx->link_bytes);
+    g_free(ctx->ports);
+    g_free(ctx->port_bytes);
     g_free(ctx->unit_flops);
     engine_feed_free(ctx->feed);
     engine_memories_clear(&ctx->mems);
@@ -473,6 +514,8 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.link_bytes = g_new0(uint64_t, n_links ? n_links : 1);
     ctx.units = g_new0(activity_clock, n_units ? n_units : 1);
     ctx.unit_flops = g_new0(double, n_units ? n_units : 1);
+    ctx.ports = g_new0(activity_clock, ctx.mems.n ? ctx.mems.n : 1);
+    ctx.port_bytes = g_new0(uint64_t, ctx.mems.n ? ctx.mems.n : 1);
     ctx.n_events = engine_feed_event_count(ctx.feed);
     ctx.events = g_new0(engine_event, ctx.n_events ? ctx.n_events : 1);
     ctx.n_streams = engine_feed_stream_count(ctx.feed);

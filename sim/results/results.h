@@ -34,6 +34,10 @@ typedef struct strata_memory_result {
     uint64_t output_bytes;
     uint64_t temp_peak_bytes;
     uint64_t padding_bytes;     /* bytes added by a pad policy (0 if none) */
+    /* Traffic through the memory's own port (engine): copies that read,
+     * write or pass through it, and compute operand bytes. */
+    uint64_t port_bytes;
+    double port_busy_s;         /* time with at least one transfer on the port */
 } strata_memory_result;
 
 typedef struct strata_link_result {

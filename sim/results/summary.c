@@ -1,7 +1,7 @@
 /*
  * summary.c: the human summary that `strata run` prints: status and
  * makespan; per memory, peak allocated and reserved against capacity (with
- * percentages) and the fragmentation peak; per link, bytes and utilization
+ * percentages), the fragmentation peak and the average traffic through its port; per link, bytes and utilization
  * (busy / makespan); per stream, ops, busy and stall; per compute unit, busy
  * and flops; and the out-of-memory report when the run stopped on one.
  *
@@ -35,8 +35,8 @@ static void print_memories(const strata_results *r, FILE *out)
     if (r->memories->len == 0)
         return;
     int w = name_width(r->memories, 6);
-    fprintf(out, "\n%-*s  %-7s %-24s %-24s %-11s %s\n", w, "memory", "kind", "peak allocated",
-            "peak reserved", "capacity", "frag.peak  allocator");
+    fprintf(out, "\n%-*s  %-7s %-24s %-24s %-11s %-10s %-11s %s\n", w, "memory", "kind", "peak allocated",
+            "peak reserved", "capacity", "frag.peak", "port avg", "allocator");
     for (guint i = 0; i < r->memories->len; i++) {
         const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
         char *alloc = strata_format_size(m->peak_allocated_bytes);
@@ -46,8 +46,10 @@ static void print_memories(const strata_results *r, FILE *out)
                                   percent((double)m->peak_allocated_bytes, (double)m->capacity_bytes));
         char *b = g_strdup_printf("%s (%.1f%%)", res,
                                   percent((double)m->peak_reserved_bytes, (double)m->capacity_bytes));
-        fprintf(out, "%-*s  %-7s %-24s %-24s %-11s %-10.3f %s\n", w, m->name, m->kind ? m->kind : "",
-                a, b, cap, m->fragmentation_peak, m->allocator ? m->allocator : "");
+        char *util = strata_format_bandwidth(r->makespan_s > 0 ? (double)m->port_bytes / r->makespan_s : 0.0);
+        fprintf(out, "%-*s  %-7s %-24s %-24s %-11s %-10.3f %-11s %s\n", w, m->name, m->kind ? m->kind : "",
+                a, b, cap, m->fragmentation_peak, util, m->allocator ? m->allocator : "");
+        g_free(util);
         g_free(a);
         g_free(b);
         g_free(alloc);
