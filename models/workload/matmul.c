@@ -22,6 +22,8 @@
  * Per-step costs come from the hardware model: the compute unit's `overhead`
  * (per grid step), the HBM <-> VMEM link's latency (DMA issue and completion)
  * and bandwidth, the MXU's flops for the dtype (see configs/hw/tpu-v5e.ini).
+ * The ops are generated one grid tile at a time (a streaming source), so a
+ * grid of millions of steps needs memory for one tile's k steps only.
  * Tags: A input, B param, C output, blocks and accumulator temp. A and B are
  * allocated first, then `compute program_start time=0` marks the start (they
  * are the arguments); C is allocated at its first write-back (the output).
@@ -54,7 +56,10 @@ typedef struct mm_ctx {
     strata_dtype dt;
     uint32_t slots;
     uint64_t gi, gj, gk; /* grid extents */
-    const char *unit;
+    const char *unit, *acc_mem;
+    strata_params *params; /* owns unit and acc_mem */
+    uint64_t phase;        /* 0 prologue, 1..gi*gj tiles, then the epilogue, then the end */
+    size_t cursor;         /* next op of `list`, the current phase's ops */
 } mm_ctx;
 
 static void emit_alloc(mm_ctx *c, const char *name, uint64_t rows, uint64_t cols, strata_dtype dt,
@@ -130,6 +135,141 @@ static void emit_fetch(mm_ctx *c, uint64_t s)
     emit_event(c, STRATA_OP_RECORD, "dma_in", "in_ready_%u", slot);
 }
 
+/* Phase 0: arguments, program start, VMEM scratch, the first N fetches. */
+static void build_prologue(mm_ctx *c)
+{
+    char name[32];
+    emit_alloc(c, "A", c->m, c->k, c->dt, "hbm", STRATA_TAG_INPUT);
+    emit_alloc(c, "B", c->k, c->n, c->dt, "hbm", STRATA_TAG_PARAM);
+    emit_compute(c, "program_start", 0, NULL, 0, NULL); /* A and B are the arguments */
+    for (uint32_t s = 0; s < c->slots; s++) {
+        g_snprintf(name, sizeof name, "a_blk%u", s);
+        emit_alloc(c, name, c->bm, c->bk, c->dt, "vmem", STRATA_TAG_TEMP);
+        g_snprintf(name, sizeof name, "b_blk%u", s);
+        emit_alloc(c, name, c->bk, c->bn, c->dt, "vmem", STRATA_TAG_TEMP);
+    }
+    emit_alloc(c, "acc", c->bm, c->bn, STRATA_DTYPE_F32, c->acc_mem, STRATA_TAG_TEMP);
+    for (uint32_t s = 0; s < c->slots; s++) {
+        g_snprintf(name, sizeof name, "o_blk%u", s);
+        emit_alloc(c, name, c->bm, c->bn, c->dt, "vmem", STRATA_TAG_TEMP);
+    }
+    uint64_t steps = c->gi * c->gj * c->gk;
+    for (uint64_t s = 0; s < c->slots && s < steps; s++)
+        emit_fetch(c, s);
+}
+
+/* Tile t = i*gj + j: its k steps, then the cast and the write-back. */
+static void build_tile(mm_ctx *c, uint64_t tile)
+{
+    char name[32], name2[32], label[64];
+    uint64_t i = tile / c->gj, j = tile % c->gj, steps = c->gi * c->gj * c->gk;
+    double mxu_flops = 2.0 * (double)c->bm * (double)c->bn * (double)c->bk;
+    for (uint64_t kk = 0; kk < c->gk; kk++) {
+        uint64_t s = tile * c->gk + kk;
+        uint32_t slot = (uint32_t)(s % c->slots);
+        emit_event(c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "in_ready_%u", slot);
+        g_snprintf(name, sizeof name, "a_blk%u", slot);
+        g_snprintf(name2, sizeof name2, "b_blk%u", slot);
+        const char *ins[3] = {name, name2, "acc"};
+        g_snprintf(label, sizeof label, "mxu_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT, i, j,
+                   kk);
+        emit_compute(c, label, mxu_flops, ins, kk == 0 ? 2 : 3, "acc");
+        emit_event(c, STRATA_OP_RECORD, STRATA_DEFAULT_STREAM, "in_free_%u", slot);
+        if (s + c->slots < steps)
+            emit_fetch(c, s + c->slots);
+    }
+    uint32_t oslot = (uint32_t)(tile % c->slots);
+    if (tile == 0)
+        emit_alloc(c, "C", c->m, c->n, c->dt, "hbm", STRATA_TAG_OUTPUT);
+    if (tile >= c->slots)
+        emit_event(c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "out_done_%u", oslot);
+    g_snprintf(name, sizeof name, "o_blk%u", oslot);
+    const char *acc_in[1] = {"acc"};
+    g_snprintf(label, sizeof label, "store_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT, i, j);
+    emit_compute(c, label, (double)(c->bm * c->bn), acc_in, 1, name);
+    emit_event(c, STRATA_OP_RECORD, STRATA_DEFAULT_STREAM, "out_full_%u", oslot);
+    emit_event(c, STRATA_OP_WAIT, "dma_out", "out_full_%u", oslot);
+    emit_copy(c, "dma_out", "C", name, c->bm * c->bn * c->e);
+    emit_event(c, STRATA_OP_RECORD, "dma_out", "out_done_%u", oslot);
+}
+
+/* Last phase: drain the write-backs, then release the VMEM scratch. */
+static void build_epilogue(mm_ctx *c)
+{
+    char name[32];
+    uint64_t tiles = c->gi * c->gj;
+    for (uint32_t o = 0; o < c->slots && o < tiles; o++)
+        emit_event(c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "out_done_%u", o);
+    const char *const scratch[] = {"a_blk%u", "b_blk%u", "o_blk%u", NULL};
+    for (size_t t = 0; scratch[t]; t++)
+        for (uint32_t sl = 0; sl < c->slots; sl++) {
+            g_snprintf(name, sizeof name, scratch[t], sl);
+            strata_op op = {0};
+            op.kind = STRATA_OP_FREE;
+            op.stream = STRATA_DEFAULT_STREAM;
+            op.name = name;
+            strata_op_list_append(c->list, &op);
+        }
+    strata_op fr = {0};
+    fr.kind = STRATA_OP_FREE;
+    fr.stream = STRATA_DEFAULT_STREAM;
+    fr.name = "acc";
+    strata_op_list_append(c->list, &fr);
+}
+
+/* The source: one phase's ops at a time, so memory stays O(k/bk) however
+ * large the grid. */
+static int mm_next(void *self, const strata_op **op, GError **err)
+{
+    (void)err;
+    mm_ctx *c = self;
+    uint64_t tiles = c->gi * c->gj;
+    while (!c->list || c->cursor >= strata_op_list_len(c->list)) {
+        if (c->list && c->phase > tiles + 1)
+            return 0;
+        if (c->list) {
+            strata_op_list_free(c->list);
+            c->phase++;
+            if (c->phase > tiles + 1) {
+                c->list = strata_op_list_new(); /* empty: the end */
+                c->cursor = 0;
+                return 0;
+            }
+        }
+        c->list = strata_op_list_new();
+        c->cursor = 0;
+        if (c->phase == 0)
+            build_prologue(c);
+        else if (c->phase <= tiles)
+            build_tile(c, c->phase - 1);
+        else
+            build_epilogue(c);
+    }
+    *op = strata_op_list_get(c->list, c->cursor++);
+    return 1;
+}
+
+static bool mm_rewind(void *self, GError **err)
+{
+    (void)err;
+    mm_ctx *c = self;
+    strata_op_list_free(c->list);
+    c->list = NULL;
+    c->phase = 0;
+    c->cursor = 0;
+    return true;
+}
+
+static void mm_destroy(void *self)
+{
+    mm_ctx *c = self;
+    strata_op_list_free(c->list);
+    strata_params_free(c->params);
+    g_free(c);
+}
+
+static const strata_source_vtable mm_vtable = {mm_next, mm_rewind, mm_destroy};
+
 static strata_source *matmul_generate(const strata_params *p, GError **err)
 {
     static const char *const positive[] = {"m", "n", "k", "bm", "bn", "bk", "buffers", NULL};
@@ -144,7 +284,6 @@ static strata_source *matmul_generate(const strata_params *p, GError **err)
     c.bk = (uint64_t)strata_params_int(p, "bk");
     c.dt = strata_workload_dtype(p, "dtype");
     c.e = strata_dtype_bits(c.dt) / 8;
-    const char *acc_mem = strata_params_string(p, "acc");
     int64_t buffers = strata_params_int(p, "buffers");
     if (buffers > 8) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "matmul: expected buffers between 1 and 8, got %" G_GINT64_FORMAT,
@@ -166,81 +305,19 @@ static strata_source *matmul_generate(const strata_params *p, GError **err)
         return NULL;
     }
     c.unit = strata_params_string(p, "unit");
+    c.acc_mem = strata_params_string(p, "acc");
     c.gi = c.m / c.bm;
     c.gj = c.n / c.bn;
     c.gk = c.k / c.bk;
-    c.list = strata_op_list_new();
-
-    emit_alloc(&c, "A", c.m, c.k, c.dt, "hbm", STRATA_TAG_INPUT);
-    emit_alloc(&c, "B", c.k, c.n, c.dt, "hbm", STRATA_TAG_PARAM);
-    emit_compute(&c, "program_start", 0, NULL, 0, NULL); /* A and B are the arguments */
-    char name[32], name2[32], label[64];
-    for (uint32_t s = 0; s < c.slots; s++) {
-        g_snprintf(name, sizeof name, "a_blk%u", s);
-        emit_alloc(&c, name, c.bm, c.bk, c.dt, "vmem", STRATA_TAG_TEMP);
-        g_snprintf(name, sizeof name, "b_blk%u", s);
-        emit_alloc(&c, name, c.bk, c.bn, c.dt, "vmem", STRATA_TAG_TEMP);
-    }
-    emit_alloc(&c, "acc", c.bm, c.bn, STRATA_DTYPE_F32, acc_mem, STRATA_TAG_TEMP);
-    for (uint32_t s = 0; s < c.slots; s++) {
-        g_snprintf(name, sizeof name, "o_blk%u", s);
-        emit_alloc(&c, name, c.bm, c.bn, c.dt, "vmem", STRATA_TAG_TEMP);
-    }
-
-    uint64_t steps = c.gi * c.gj * c.gk;
-    for (uint64_t s = 0; s < c.slots && s < steps; s++)
-        emit_fetch(&c, s);
-    uint64_t s = 0, tile = 0;
-    double mxu_flops = 2.0 * (double)c.bm * (double)c.bn * (double)c.bk;
-    for (uint64_t i = 0; i < c.gi; i++)
-        for (uint64_t j = 0; j < c.gj; j++) {
-            for (uint64_t kk = 0; kk < c.gk; kk++, s++) {
-                uint32_t slot = (uint32_t)(s % c.slots);
-                emit_event(&c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "in_ready_%u", slot);
-                g_snprintf(name, sizeof name, "a_blk%u", slot);
-                g_snprintf(name2, sizeof name2, "b_blk%u", slot);
-                const char *ins[3] = {name, name2, "acc"};
-                g_snprintf(label, sizeof label, "mxu_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT,
-                           i, j, kk);
-                emit_compute(&c, label, mxu_flops, ins, kk == 0 ? 2 : 3, "acc");
-                emit_event(&c, STRATA_OP_RECORD, STRATA_DEFAULT_STREAM, "in_free_%u", slot);
-                if (s + c.slots < steps)
-                    emit_fetch(&c, s + c.slots);
-            }
-            uint32_t oslot = (uint32_t)(tile % c.slots);
-            if (tile == 0)
-                emit_alloc(&c, "C", c.m, c.n, c.dt, "hbm", STRATA_TAG_OUTPUT);
-            if (tile >= c.slots)
-                emit_event(&c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "out_done_%u", oslot);
-            g_snprintf(name, sizeof name, "o_blk%u", oslot);
-            const char *acc_in[1] = {"acc"};
-            g_snprintf(label, sizeof label, "store_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT, i, j);
-            emit_compute(&c, label, (double)(c.bm * c.bn), acc_in, 1, name);
-            emit_event(&c, STRATA_OP_RECORD, STRATA_DEFAULT_STREAM, "out_full_%u", oslot);
-            emit_event(&c, STRATA_OP_WAIT, "dma_out", "out_full_%u", oslot);
-            emit_copy(&c, "dma_out", "C", name, c.bm * c.bn * c.e);
-            emit_event(&c, STRATA_OP_RECORD, "dma_out", "out_done_%u", oslot);
-            tile++;
-        }
-    /* Drain the write-backs, then release the VMEM scratch. */
-    for (uint32_t o = 0; o < c.slots && o < tile; o++)
-        emit_event(&c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "out_done_%u", o);
-    const char *const scratch[] = {"a_blk%u", "b_blk%u", "o_blk%u"};
-    for (size_t t = 0; t < G_N_ELEMENTS(scratch); t++)
-        for (uint32_t sl = 0; sl < c.slots; sl++) {
-            g_snprintf(name, sizeof name, scratch[t], sl);
-            strata_op op = {0};
-            op.kind = STRATA_OP_FREE;
-            op.stream = STRATA_DEFAULT_STREAM;
-            op.name = name;
-            strata_op_list_append(c.list, &op);
-        }
-    strata_op fr = {0};
-    fr.kind = STRATA_OP_FREE;
-    fr.stream = STRATA_DEFAULT_STREAM;
-    fr.name = "acc";
-    strata_op_list_append(c.list, &fr);
-    return strata_op_list_to_source(c.list, "matmul");
+    mm_ctx *heap = g_new(mm_ctx, 1);
+    *heap = c;
+    heap->params = strata_params_copy(p);
+    heap->unit = strata_params_string(heap->params, "unit");
+    heap->acc_mem = strata_params_string(heap->params, "acc");
+    heap->list = NULL;
+    heap->phase = 0;
+    heap->cursor = 0;
+    return strata_source_new(&mm_vtable, heap, "matmul");
 }
 
 const strata_workload_type strata_workload_matmul = {
