@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "testutil.h"
 #include "core/error.h"
+#include "core/units.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
 
@@ -576,6 +577,31 @@ START_TEST(long_trace_streams)
 }
 END_TEST
 
+/* The reader's fast path for sizes agrees with strata_parse_size() on every form. */
+START_TEST(size_fast_path_agrees_with_units)
+{
+    static const char *const texts[] = {
+        "1", "4096", "4096B", "007", "1KiB", "64KiB", "3MiB", "1GiB", "2TiB", "1.5GiB", "64KB", "2MB", "1e3",
+        "18446744073709551615", "18446744073709551616", "16777215TiB", "16777216TiB", "17179869183GiB",
+        "17179869184GiB", "99999999999999999999", "0x10", "KiB", "1KIB", "1kib", "1PiB", "-1", "+1",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
+        uint64_t want = 0;
+        bool ok = strata_parse_size(texts[i], &want, NULL) && want > 0;
+        char *line = g_strdup_printf("alloc a %s", texts[i]);
+        strata_op op;
+        strata_line_scratch *s = strata_parse_op_line(line, "t", 1, &op, NULL);
+        ck_assert_msg((s != NULL) == ok, "'%s': reader %s, units %s", texts[i], s ? "accepts" : "rejects",
+                      ok ? "accepts" : "rejects");
+        if (s)
+            ck_assert_msg(op.size == want, "'%s': reader %" G_GUINT64_FORMAT ", units %" G_GUINT64_FORMAT, texts[i],
+                          op.size, want);
+        strata_line_scratch_free(s);
+        g_free(line);
+    }
+}
+END_TEST
+
 static Suite *trace_suite(void)
 {
     Suite *s = suite_create("trace");
@@ -589,6 +615,7 @@ static Suite *trace_suite(void)
     tcase_add_test(tc, reads_streams_and_rewinds);
     tcase_add_test(tc, reads_stdin_and_rewinds);
     tcase_add_test(tc, long_trace_streams);
+    tcase_add_test(tc, size_fast_path_agrees_with_units);
     suite_add_tcase(s, tc);
     TCase *tw = tcase_create("writer");
     tcase_add_test(tw, writer_round_trips_every_attribute);

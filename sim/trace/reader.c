@@ -138,9 +138,38 @@ static const char *dtype_name_u(unsigned i) { return strata_dtype_name((strata_d
 
 /* ---- attribute values ------------------------------------------------- */
 
+/* Fast path for the common forms "4096" and "64KiB": decimal digits and an
+ * optional binary unit, overflow-checked. Anything else (fractions,
+ * exponents, decimal units, errors) goes to strata_parse_size(), which
+ * defines the syntax; the two agree wherever the fast path answers
+ * (tests/test_trace.c checks them against each other). */
+static bool fast_size(const char *text, uint64_t *bytes)
+{
+    static const struct {
+        const char *unit;
+        unsigned shift;
+    } units[] = {{"", 0}, {"B", 0}, {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
+    const char *p = text;
+    uint64_t v = 0;
+    if (*p < '0' || *p > '9')
+        return false;
+    for (; *p >= '0' && *p <= '9'; p++)
+        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
+            return false;
+    for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
+        if (strcmp(p, units[i].unit) == 0) {
+            if (units[i].shift && v > (UINT64_MAX >> units[i].shift))
+                return false;
+            *bytes = v << units[i].shift;
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool parse_size_value(const line_ctx *lc, const char *text, uint64_t *bytes, GError **err)
 {
-    if (!strata_parse_size(text, bytes, NULL))
+    if (!fast_size(text, bytes) && !strata_parse_size(text, bytes, NULL))
         return fail_got(lc, text, "a size such as 4096, 64KiB or 1.5GiB", err);
     if (*bytes == 0)
         return fail_got(lc, text, "a size above 0", err);
@@ -267,6 +296,21 @@ static const char *const attr_names[ATTR__COUNT] = {
     [ATTR_OUT] = "out",       [ATTR_DONATE] = "donate", [ATTR_TIME] = "time", [ATTR_UNIT] = "unit",
     [ATTR_AT] = "at",         [ATTR_NOTE] = "note",
 };
+static const unsigned char attr_lengths[ATTR__COUNT] = {
+    [ATTR_STREAM] = 6, [ATTR_TAG] = 3, [ATTR_DTYPE] = 5, [ATTR_SHAPE] = 5, [ATTR_ADDR] = 4,
+    [ATTR_BYTES] = 5,  [ATTR_FLOPS] = 5, [ATTR_IN] = 2,  [ATTR_OUT] = 3,  [ATTR_DONATE] = 6,
+    [ATTR_TIME] = 4,   [ATTR_UNIT] = 4, [ATTR_AT] = 2,   [ATTR_NOTE] = 4,
+};
+
+/* Attribute id of the key tok[0..len), or ATTR__COUNT. Compares lengths
+ * first: this runs for every attribute of every line. */
+static unsigned attr_lookup(const char *tok, size_t len)
+{
+    for (unsigned id = 0; id < ATTR__COUNT; id++)
+        if (attr_lengths[id] == len && memcmp(attr_names[id], tok, len) == 0)
+            return id;
+    return ATTR__COUNT;
+}
 
 #define A(x) (1u << (x))
 #define COMMON_ATTRS (A(ATTR_STREAM) | A(ATTR_AT) | A(ATTR_NOTE))
@@ -398,9 +442,7 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
             return false;
         }
         *eq = '\0';
-        unsigned id = 0;
-        while (id < ATTR__COUNT && strcmp(attr_names[id], tok) != 0)
-            id++;
+        unsigned id = attr_lookup(tok, (size_t)(eq - tok));
         if (id == ATTR__COUNT || !(kind_attrs[op->kind] & A(id))) {
             char *known = known_attrs(op->kind);
             char *q = quote(tok);
