@@ -23,7 +23,7 @@ void strata_backend_options_init(strata_backend_options *opt)
     memset(opt, 0, sizeof *opt);
     opt->repeats = 5;
     opt->warmup = 1;
-    opt->device_memory = "malloc";
+    opt->device_memory = "arena";
 }
 
 void strata_calibrate_options_init(strata_calibrate_options *opt)

@@ -29,7 +29,7 @@ bool strata_cuda_built(void)
 
 static bool parse_mode(const char *name, strata_cuda_device_mode *mode, GError **err)
 {
-    if (strata_cuda_device_mode_from_name(name ? name : "malloc", mode))
+    if (strata_cuda_device_mode_from_name(name ? name : "arena", mode))
         return true;
     g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                 "unknown device memory mode '%s'; known modes: malloc, arena, async", name);

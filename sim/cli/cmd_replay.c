@@ -134,8 +134,9 @@ int strata_cmd_replay(int argc, char **argv)
                                                           "(default 5)", "N"},
         {"warmup", 'w', 0, G_OPTION_ARG_INT, &a.warmup, "Untimed runs before the timed ones (default 1)", "N"},
         {"device-memory", 'm', 0, G_OPTION_ARG_STRING, &a.device_memory,
-         "cuda: device memory as 'malloc' (cudaMalloc per buffer, before timing; default), 'arena' (one cudaMalloc, "
-         "buffers placed by strata's allocator) or 'async' (cudaMallocAsync/cudaFreeAsync at the ops, timed)",
+         "cuda: device memory as 'arena' (one cudaMalloc per memory, buffers placed by strata's allocator: "
+         "needs only the trace's peak; default), 'malloc' (one cudaMalloc per buffer, all made before timing: "
+         "needs the sum of all buffers) or 'async' (cudaMallocAsync/cudaFreeAsync at the ops, timed)",
          "MODE"},
         {"plan", 0, 0, G_OPTION_ARG_NONE, &a.plan, "cuda: print the CUDA calls that would replay the trace and exit "
                                                    "(needs no GPU)", NULL},

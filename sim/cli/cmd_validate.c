@@ -140,7 +140,7 @@ int strata_cmd_validate(int argc, char **argv)
          "N"},
         {"warmup", 'w', 0, G_OPTION_ARG_INT, &a.warmup, "Untimed real runs first (default 1)", "N"},
         {"device-memory", 'm', 0, G_OPTION_ARG_STRING, &a.device_memory,
-         "cuda: device memory as malloc, arena or async (see strata replay --help)", "MODE"},
+         "cuda: device memory as arena (default), malloc or async (see strata replay --help)", "MODE"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "Print only the makespan line, not every op", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
