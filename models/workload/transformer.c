@@ -179,8 +179,11 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
         if (gp == WL_NONE)
             continue;
         const char *pn_ = wl_graph_name(g, pt);
-        const uint64_t *dims;
-        uint32_t nd = wl_graph_dims(g, pt, &dims);
+        /* Copy the extents: wl_graph_tensor grows the tensor table, which moves them. */
+        const uint64_t *pdims;
+        uint32_t nd = wl_graph_dims(g, pt, &pdims);
+        uint64_t dims[STRATA_MAX_DIMS];
+        memcpy(dims, pdims, nd * sizeof dims[0]);
         char *mn = g_strconcat("m_", pn_, NULL), *vn = g_strconcat("v_", pn_, NULL);
         wl_tensor mt = wl_graph_tensor(g, mn, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_ARGUMENT);
         wl_tensor vt = wl_graph_tensor(g, vn, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_ARGUMENT);
