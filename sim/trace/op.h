@@ -130,7 +130,8 @@ unsigned strata_dtype_bits(strata_dtype dtype);
 /* Deep copy of src's strings and arrays into dst (release with strata_op_clear). */
 void strata_op_copy(strata_op *dst, const strata_op *src);
 void strata_op_clear(strata_op *op);
-/* Field-by-field equality, strings by content (for round-trip tests). */
+/* Field-by-field equality, strings by content (for round-trip tests); `line`
+ * is not compared (where an op sits in a file is not part of what it means). */
 bool strata_op_equal(const strata_op *a, const strata_op *b);
 
 #endif
