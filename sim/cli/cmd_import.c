@@ -16,12 +16,9 @@
 #include "core/error.h"
 #include "core/outfile.h"
 #include "core/units.h"
+#include "import/minimalloc.h"
 #include "import/torch.h"
 #include "trace/writer.h"
-#if __has_include("import/minimalloc.h")
-#include "import/minimalloc.h"
-#define HAVE_MINIMALLOC 1
-#endif
 
 typedef struct importer {
     const char *name;
@@ -113,6 +110,7 @@ static int import_torch(int argc, char **argv)
          "device capacity for --fidelity (default 80GiB)", "SIZE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
+    g_set_prgname("strata import torch");
     GOptionContext *ctx = g_option_context_new("SNAPSHOT.pickle - import a PyTorch memory snapshot");
     g_option_context_set_summary(
         ctx,
@@ -221,6 +219,7 @@ static int import_minimalloc(int argc, char **argv)
          "where to write the trace (default '-': standard output)", "OUT.trace"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
+    g_set_prgname("strata import minimalloc");
     GOptionContext *ctx =
         g_option_context_new("FILE.csv - import a MiniMalloc benchmark (id,lower,upper,size)");
     g_option_context_set_summary(
@@ -237,22 +236,40 @@ static int import_minimalloc(int argc, char **argv)
         status = STRATA_EXIT_USAGE;
         goto done;
     }
-#ifdef HAVE_MINIMALLOC
     {
+        /* The output is opened (so checked) before the CSV is read. */
         GError *err = NULL;
         strata_outfile *out = strata_outfile_open(out_path ? out_path : "-", &err);
-        if (out == NULL) {
+        strata_source *src = out ? strata_minimalloc_source(argv[1], &err) : NULL;
+        if (src == NULL) {
+            strata_outfile_abort(out);
             status = strata_cli_fail("import minimalloc", err);
             goto done;
         }
-        strata_outfile_abort(out); /* checked; the importer writes it */
-        if (!strata_import_minimalloc(argv[1], out_path ? out_path : "-", &err))
+        char *base = g_path_get_basename(argv[1]);
+        char *comment = g_strdup_printf("imported from MiniMalloc benchmark %s "
+                                        "(id,lower,upper,size; frees before allocs at equal "
+                                        "times)",
+                                        base);
+        strata_trace_writer *w = strata_trace_writer_new(strata_outfile_stream(out), comment);
+        const strata_op *op;
+        int rc;
+        while ((rc = strata_source_next(src, &op, &err)) == 1)
+            if (!strata_trace_writer_write(w, op, &err)) {
+                rc = -1;
+                break;
+            }
+        strata_trace_writer_free(w);
+        g_free(comment);
+        g_free(base);
+        strata_source_free(src);
+        if (rc < 0) {
+            strata_outfile_abort(out);
             status = strata_cli_fail("import minimalloc", err);
+        } else if (!strata_outfile_commit(out, &err)) {
+            status = strata_cli_fail("import minimalloc", err);
+        }
     }
-#else
-    fprintf(stderr, "strata import minimalloc: this build has no MiniMalloc importer\n");
-    status = STRATA_EXIT_USAGE;
-#endif
 done:
     g_option_context_free(ctx);
     g_free(out_path);
