@@ -254,7 +254,7 @@ bool strata_host_calibrate(const strata_calibrate_options *opt, GString *ini, FI
         d2d = (double)size / tdd;
         first = tf > 0 ? (double)size / tf : 0;
         char *s = strata_format_size_exact(size), *x = bw_text(h2d), *y = bw_text(d2h), *z = bw_text(d2d),
-             *f = bw_text(first);
+             *f = first > 0 ? bw_text(first) : g_strdup("-");
         g_string_append_printf(table, "#   %-10s  %-14s  %-14s  %-13s  %s\n", s, x, y, z, f);
         if (log)
             fprintf(log, "calibrate: %-10s H2D %s, D2H %s, D2D %s, first touch %s\n", s, x, y, z, f);
@@ -281,7 +281,7 @@ bool strata_host_calibrate(const strata_calibrate_options *opt, GString *ini, FI
     latency = round(latency * 1e9) * 1e-9; /* whole nanoseconds: the clock's resolution */
     double port_bw = MAX(MAX(same, opposite), link_bw);
     uint64_t capacity = ram / 4 / (UINT64_C(1) << 20) * (UINT64_C(1) << 20);
-    char *cap = strata_format_size_exact(capacity), *lat = strata_format_time_exact(latency);
+    char *cap = strata_format_size_exact(capacity), *lat = g_strdup_printf("%.0fns", latency * 1e9);
     char *largest_s = strata_format_size_exact(largest);
     char *same_s = bw_text(same), *opp_s = bw_text(opposite), *rd_s = bw_text(rd);
     char *fl = strata_format_flop_rate(flops);
