@@ -40,6 +40,7 @@ wl_tensor wl_graph_tensor(wl_graph *g, const char *name, strata_tag tag, strata_
 const char *wl_graph_name(const wl_graph *g, wl_tensor t);
 uint64_t wl_graph_bytes(const wl_graph *g, wl_tensor t);
 strata_dtype wl_graph_dtype(const wl_graph *g, wl_tensor t);
+/* *dims points into the graph: valid until the next wl_graph_tensor(). */
 uint32_t wl_graph_dims(const wl_graph *g, wl_tensor t, const uint64_t **dims);
 strata_tag wl_graph_tag(const wl_graph *g, wl_tensor t);
 void wl_graph_set_flags(wl_graph *g, wl_tensor t, unsigned flags);
