@@ -388,7 +388,7 @@ static void stream_main(int argc, char **argv)
             ctx->ops_done++;
             add_span(ctx, op, t0, t1);
         }
-        engine_op_free(op);
+        engine_feed_release(ctx->feed, op);
     }
 }
 
@@ -507,8 +507,10 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         return false;
     }
     ctx.results = strata_results_new("engine");
-    if (opt->record_spans)
+    if (opt->record_spans) {
         strata_results_enable_spans(ctx.results);
+        engine_feed_keep_labels(ctx.feed, true);
+    }
     uint32_t n_links = strata_hw_link_count(hw), n_units = strata_hw_compute_count(hw);
     ctx.links = g_new0(activity_clock, n_links ? n_links : 1);
     ctx.link_bytes = g_new0(uint64_t, n_links ? n_links : 1);

@@ -23,6 +23,7 @@
 #include "engine/engine_internal.h"
 #include "core/error.h"
 #include "policy/policy.h"
+#include <string.h>
 
 struct engine_feed {
     const strata_hw *hw;
@@ -38,6 +39,8 @@ struct engine_feed {
     GPtrArray *heads, *tails;  /* per stream: engine_op * queue */
     uint64_t next_index;
     bool eof;
+    bool keep_labels;
+    engine_op *spare;          /* released ops, reused by make_op */
 };
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
@@ -274,12 +277,23 @@ static void buffer_free(engine_buffer *b)
     g_free(b);
 }
 
-void engine_op_free(engine_op *op)
+static void op_free(engine_op *op)
 {
-    if (!op)
-        return;
     g_free(op->label);
     g_free(op);
+}
+
+void engine_feed_release(engine_feed *f, engine_op *op)
+{
+    g_free(op->label);
+    op->label = NULL;
+    op->next = f->spare;
+    f->spare = op;
+}
+
+void engine_feed_keep_labels(engine_feed *f, bool keep)
+{
+    f->keep_labels = keep;
 }
 
 void engine_feed_free(engine_feed *f)
@@ -290,9 +304,14 @@ void engine_feed_free(engine_feed *f)
         engine_op *op = g_ptr_array_index(f->heads, s);
         while (op) {
             engine_op *next = op->next;
-            engine_op_free(op);
+            op_free(op);
             op = next;
         }
+    }
+    while (f->spare) {
+        engine_op *next = f->spare->next;
+        op_free(f->spare);
+        f->spare = next;
     }
     GHashTableIter it;
     gpointer value;
@@ -346,13 +365,19 @@ void engine_feed_forget(engine_feed *f, uint64_t id)
 /* Build the engine op for a checked op of the second pass. */
 static engine_op *make_op(engine_feed *f, const strata_op *op, const strata_op_refs *refs, uint64_t index)
 {
-    engine_op *e = g_new0(engine_op, 1);
+    engine_op *e = f->spare;
+    if (e) {
+        f->spare = e->next;
+        memset(e, 0, sizeof(*e));
+    } else {
+        e = g_new0(engine_op, 1);
+    }
     e->kind = op->kind;
     e->index = index;
     e->line = op->line;
     e->stream = refs->stream;
     e->memory = e->src_memory = e->dst_memory = e->unit = ENGINE_NONE;
-    e->label = g_strdup(op->name);
+    e->label = f->keep_labels ? g_strdup(op->name) : NULL;
     switch (op->kind) {
     case STRATA_OP_ALLOC: {
         engine_buffer *b = g_new0(engine_buffer, 1);

@@ -100,7 +100,7 @@ typedef struct engine_op {
     strata_dtype dtype;    /* COMPUTE: dtype of the first operand */
     uint32_t event;        /* RECORD/WAIT */
     uint64_t event_seq;
-    char *label;           /* buffer, event or compute label */
+    char *label;           /* buffer, event or compute label; NULL unless labels are kept */
     struct engine_op *next;
 } engine_op;
 
@@ -116,9 +116,12 @@ uint32_t engine_feed_stream_count(const engine_feed *f);
 const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream);
 uint32_t engine_feed_event_count(const engine_feed *f);
 uint64_t engine_feed_op_count(const engine_feed *f);
+/* Keep each op's label (buffer, event or compute name): for spans only. */
+void engine_feed_keep_labels(engine_feed *f, bool keep);
 /* The next op of `stream`, reading ahead in file order as needed: 1 op, 0 end, -1 error. */
 int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **err);
-void engine_op_free(engine_op *op);
+/* Gives an executed op back (recycled: no allocation per op in steady state). */
+void engine_feed_release(engine_feed *f, engine_op *op);
 /* The buffer with this id (registered at its alloc, dropped by engine_feed_forget). */
 engine_buffer *engine_feed_buffer(engine_feed *f, uint64_t id);
 void engine_feed_forget(engine_feed *f, uint64_t id);
