@@ -166,6 +166,14 @@ START_TEST(pad_by_hand)
     ck_assert_msg(has_line(out, "alloc a 4KiB dtype=f32 shape=8x128"), "%s", out);
     g_free(out);
     strata_source_free(src);
+
+    /* a padded size beyond 64 bits is an error naming the line, not a wrap */
+    src = trace_text("strata-trace 1\nalloc a 4 dtype=f32 shape=4294967297x4294967297\n");
+    const char *pad[] = {"pad", NULL};
+    GError *err2 = NULL;
+    ck_assert_ptr_null(strata_policies_apply(src, pad, NULL, &err2));
+    ck_assert_msg(strstr(err2->message, ":2:") && strstr(err2->message, "does not fit"), "%s", err2->message);
+    g_clear_error(&err2);
 }
 END_TEST
 

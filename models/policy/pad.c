@@ -35,24 +35,42 @@ typedef struct pad_policy {
 
 static uint64_t round_up(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
-/* Padded shape and the bytes it adds (0: nothing to pad). */
-static uint64_t pad_shape(const pad_policy *p, const strata_op *op, uint64_t *shape)
+/* Padded shape and the bytes it adds (0: nothing to pad). False when the
+ * padded size does not fit in 64 bits. */
+static bool pad_shape(const pad_policy *p, const strata_op *op, uint64_t *shape, uint64_t *added)
 {
     unsigned bits = strata_dtype_bits(op->dtype);
+    *added = 0;
     if (op->n_dims == 0 || bits == 0)
-        return 0;
+        return true;
     uint64_t rows = bits >= 32 ? p->rows : p->rows * (32 / bits);
-    uint64_t before = 1, after = 1;
+    uint64_t before = 1, after = 1, bytes_after = 0;
     for (uint32_t i = 0; i < op->n_dims; i++) {
         shape[i] = op->shape[i];
-        before *= op->shape[i];
+        if (!g_uint64_checked_mul(&before, before, op->shape[i]))
+            return false;
     }
+    if (shape[op->n_dims - 1] > UINT64_MAX - p->lanes ||
+        (op->n_dims >= 2 && shape[op->n_dims - 2] > UINT64_MAX - rows))
+        return false;
     shape[op->n_dims - 1] = round_up(shape[op->n_dims - 1], p->lanes);
     if (op->n_dims >= 2)
         shape[op->n_dims - 2] = round_up(shape[op->n_dims - 2], rows);
     for (uint32_t i = 0; i < op->n_dims; i++)
-        after *= shape[i];
-    return (after - before) * bits / 8;
+        if (!g_uint64_checked_mul(&after, after, shape[i]))
+            return false;
+    if (!g_uint64_checked_mul(&bytes_after, after - before, bits))
+        return false;
+    *added = bytes_after / 8;
+    return op->size <= UINT64_MAX - *added;
+}
+
+static bool pad_overflow(const char *origin, const strata_op *op, GError **err)
+{
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "%s:%" G_GUINT64_FORMAT ": policy pad: the padded size of '%s' does not fit in 64 bits", origin,
+                op->line, op->name);
+    return false;
 }
 
 static char *option_key(const char *memory)
@@ -94,7 +112,9 @@ static bool pad_plan(void *self, strata_source *in, GError **err)
             }
             add_bytes(p, op->name, v);
         } else if (op->kind == STRATA_OP_ALLOC) {
-            uint64_t added = pad_shape(p, op, shape);
+            uint64_t added;
+            if (!pad_shape(p, op, shape, &added))
+                return pad_overflow(strata_source_origin(in), op, err);
             if (added) {
                 char *key = option_key(op->memory);
                 add_bytes(p, key, added);
@@ -124,14 +144,15 @@ static void emit_options(pad_policy *p, strata_rewrite_queue *q)
 static bool pad_map(void *self, uint64_t index, const strata_op *op, strata_rewrite_queue *q, GError **err)
 {
     (void)index;
-    (void)err;
     pad_policy *p = self;
     if (is_pad_option(op))
         return true; /* summed into ours */
     if (op->kind != STRATA_OP_OPTION && !p->options_emitted)
         emit_options(p, q);
     uint64_t shape[STRATA_MAX_DIMS];
-    uint64_t added = op->kind == STRATA_OP_ALLOC ? pad_shape(p, op, shape) : 0;
+    uint64_t added = 0;
+    if (op->kind == STRATA_OP_ALLOC && !pad_shape(p, op, shape, &added))
+        return pad_overflow("pad", op, err);
     if (!added) {
         strata_rewrite_emit(q, op);
         return true;
