@@ -30,6 +30,9 @@
 #define SMALL_REQUEST (1 * MiB)   /* requests up to this go to the small pool */
 #define SMALL_SEGMENT (2 * MiB)   /* small-pool segment size */
 #define BLOCK_ROUND UINT64_C(512) /* the caching allocator's rounding */
+#define EMPTY_BUFFER G_MAXSIZE     /* `live` value of a dropped 0-byte alloc */
+
+static uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
 typedef enum {
     EV_ALLOC,
@@ -283,6 +286,10 @@ static bool read_segments(conv *c, strata_pv root)
         s.stream = get_stream(c, seg);
         strata_pv type = strata_pickle_dict_get(c->p, seg, "segment_type");
         s.small = type ? strata_pickle_str_equal(c->p, type, "small") : s.size <= SMALL_SEGMENT;
+        if (s.size == 0)
+            continue; /* holds nothing, and a trace cannot reserve 0 bytes */
+        if (s.size > SMALL_SEGMENT)
+            s.small = false; /* small-pool segments are 2 MiB; be safe on odd input */
         tseg *copy = g_memdup2(&s, sizeof s);
         g_hash_table_insert(c->seg_by_addr, GSIZE_TO_POINTER(s.addr), copy);
         strata_pv blocks = strata_pickle_dict_get(c->p, seg, "blocks");
@@ -306,8 +313,12 @@ static bool read_segments(conv *c, strata_pv root)
             if (!get_u64(c, blk, "address", bwhere, &b.addr) ||
                 !get_u64(c, blk, "size", bwhere, &size))
                 return false;
-            if (!get_u64(c, blk, "requested_size", bwhere, &b.requested))
-                b.requested = size, g_clear_error(c->err);
+            int64_t requested = 0;
+            strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, blk, "requested_size"),
+                                  &requested);
+            b.requested = requested > 0 ? (uint64_t)requested : size;
+            if (b.requested == 0)
+                continue; /* an empty block holds nothing */
             g_hash_table_insert(c->block_by_addr, GSIZE_TO_POINTER(b.addr),
                                 g_memdup2(&b, sizeof b));
         }
@@ -448,15 +459,21 @@ static void rebuild_initial(conv *c)
             break;
         case EV_SEGMENT_FREE:
         case EV_SEGMENT_UNMAP: {
+            if (e->size == 0)
+                break;
             tseg s = {e->addr, e->size, e->stream, e->size <= SMALL_SEGMENT};
             g_hash_table_insert(c->seg_by_addr, key, g_memdup2(&s, sizeof s));
             break;
         }
         case EV_ALLOC:
-            if (!g_hash_table_remove(c->block_by_addr, key))
+            if (!g_hash_table_remove(c->block_by_addr, key) && e->size != 0)
                 c->sum->n_inconsistent++;
             break;
         case EV_FREE_COMPLETED: {
+            if (e->size == 0) {
+                g_hash_table_remove(c->block_by_addr, key);
+                break;
+            }
             tblock b = {e->addr, e->size, e->stream};
             g_hash_table_insert(c->block_by_addr, key, g_memdup2(&b, sizeof b));
             break;
@@ -565,7 +582,7 @@ static void emit_setup(conv *c)
         const tseg *s = &g_array_index(segs, tseg, i);
         uint32_t stream = stream_of(c, s->stream);
         c->sum->n_initial_segments++;
-        c->sum->initial_reserved += s->size;
+        c->sum->initial_reserved = sat_add(c->sum->initial_reserved, s->size);
         if (!s->small) {
             /* The whole segment as one request: the allocator reserves exactly
              * this size (no cached block is free to serve it), and keeps it
@@ -608,7 +625,8 @@ static void emit_setup(conv *c)
 }
 
 /* A short label for an event: FILE:LINE of its first Python frame outside
- * torch itself (else the first Python frame), spaces made underscores.
+ * torch itself (else the first Python frame), with every byte a trace name
+ * cannot hold (blanks, controls, '#', '=', ',') made an underscore.
  * Returns the note's string index + 1, 0 for none. Labels are cached by
  * (filename handle, line): the pickle memo shares filename strings. */
 static uint32_t frame_label(conv *c, strata_pv frames)
@@ -645,7 +663,7 @@ static uint32_t frame_label(conv *c, strata_pv frames)
     char *label = g_strdup_printf("%s:%" G_GINT64_FORMAT, base ? base + 1 : file, line);
     g_free(file);
     for (char *s = label; *s; s++)
-        if (*s == ' ' || *s == '\t' || *s == '#' || *s == '=' || (unsigned char)*s < 0x20)
+        if ((unsigned char)*s < 0x21 || *s == 0x7f || *s == '#' || *s == '=' || *s == ',')
             *s = '_';
     uint32_t note = intern(c->out, label) + 1;
     g_free(label);
@@ -662,7 +680,7 @@ static void ground_truth(conv *c)
     for (size_t i = 0; i < c->events->len; i++) {
         const tevent *e = &g_array_index(c->events, tevent, i);
         if (e->action == EV_SEGMENT_ALLOC || e->action == EV_SEGMENT_MAP) {
-            reserved += e->size;
+            reserved = sat_add(reserved, e->size);
             if (reserved > c->sum->peak_reserved)
                 c->sum->peak_reserved = reserved;
             if (e->action == EV_SEGMENT_ALLOC) {
@@ -701,7 +719,7 @@ static bool program_release(conv *c, size_t i, uint64_t reserved, size_t *run_en
     if (next->action == EV_OOM)
         return false;
     if (next->action == EV_SEGMENT_ALLOC || next->action == EV_SEGMENT_MAP)
-        return reserved + next->size <= c->sum->peak_reserved;
+        return sat_add(reserved, next->size) <= c->sum->peak_reserved;
     return true;
 }
 
@@ -730,10 +748,17 @@ static void emit_events(conv *c)
         switch (e->action) {
         case EV_ALLOC: {
             gpointer old = g_hash_table_lookup(c->live, key);
-            if (old) { /* allocated twice without a free: keep the snapshot's word */
+            if (old && GPOINTER_TO_SIZE(old) != EMPTY_BUFFER) {
+                /* allocated twice without a free: keep the snapshot's word */
                 c->sum->n_inconsistent++;
                 emit(c, STRATA_OP_FREE, NAME_B, GPOINTER_TO_SIZE(old) - 1, 0, stream, 0, false,
                      0, no_at);
+            }
+            if (e->size == 0) {
+                /* PyTorch hands out no memory for 0 bytes; a trace cannot
+                 * hold an empty buffer: the alloc and its free are dropped. */
+                g_hash_table_insert(c->live, key, GSIZE_TO_POINTER(EMPTY_BUFFER));
+                break;
             }
             uint64_t n = c->next_buffer++;
             uint32_t note = c->opt->frames ? frame_label(c, e->frames) : 0;
@@ -748,6 +773,10 @@ static void emit_events(conv *c)
                 c->sum->n_inconsistent++;
                 break;
             }
+            if (GPOINTER_TO_SIZE(n) == EMPTY_BUFFER) {
+                g_hash_table_remove(c->live, key);
+                break;
+            }
             emit(c, STRATA_OP_FREE, NAME_B, GPOINTER_TO_SIZE(n) - 1, 0, stream, 0, false, 0, at);
             g_hash_table_remove(c->live, key);
             c->sum->n_frees++;
@@ -755,7 +784,7 @@ static void emit_events(conv *c)
         }
         case EV_SEGMENT_ALLOC:
         case EV_SEGMENT_MAP:
-            reserved += e->size;
+            reserved = sat_add(reserved, e->size);
             break;
         case EV_SEGMENT_FREE:
         case EV_SEGMENT_UNMAP: {

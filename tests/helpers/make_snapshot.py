@@ -12,6 +12,7 @@ Scenarios:
             by line (see tests/test_torch_import.c for the derivation);
   settings  basic plus allocator_settings with non-default values;
   oomretry  the allocator frees a cached segment to retry a failed one;
+  odd       legal but unusual values (0-byte alloc, odd names, odd segments);
   random    a simulated caching-allocator run (large pool, 20 MiB segments,
             first fit) with --events events, deterministic for a --seed;
   big       random, sized to at least --size-mb megabytes (for bench/).
@@ -107,6 +108,27 @@ def oomretry():
     return {"segments": segs, "device_traces": [ev]}
 
 
+def odd():
+    """Legal but unusual input: a 0-byte alloc and its free, a stream id of
+    -1, a frame file name with blanks, ',' '=' and '#', a segment that says
+    small but is 1 TiB, a segment of 0 bytes."""
+    A, B, Z = BASE, BASE + (1 << 41), BASE + (1 << 42)
+    ev = [
+        event("alloc", A + 4096, 0, 10),
+        event("free_requested", A + 4096, 0, 11),
+        event("free_completed", A + 4096, 0, 11),
+        {"action": "alloc", "addr": A, "size": 3 * MiB, "stream": -1, "time_us": 12,
+         "frames": [{"name": "f", "filename": "/my dir/a,b=c#d.py", "line": 3}]},
+        event("free_completed", A, 3 * MiB, 13, stream=-1),
+    ]
+    segs = [
+        segment(A, 1 << 40, [block(A, 1 << 40, 0, "inactive")], stream=-1, kind="small"),
+        segment(Z, 0, [], kind="large"),
+        segment(B, 20 * MiB, [block(B, 20 * MiB, 20 * MiB, "active_allocated")]),
+    ]
+    return {"segments": segs, "device_traces": [ev]}
+
+
 def settings():
     snap = basic()
     snap["allocator_settings"] = {
@@ -181,7 +203,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--protocol", type=int, default=4)
     ap.add_argument("--scenario", default="basic",
-                    choices=["basic", "settings", "oomretry", "random", "big"])
+                    choices=["basic", "settings", "oomretry", "odd", "random", "big"])
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--size-mb", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -192,6 +214,8 @@ def main():
         snap = settings()
     elif a.scenario == "oomretry":
         snap = oomretry()
+    elif a.scenario == "odd":
+        snap = odd()
     elif a.scenario == "random":
         snap = simulate(a.events, a.seed)
     else:
