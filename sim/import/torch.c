@@ -9,13 +9,17 @@
  *  3. emit_setup(): ops that make a caching allocator hold the initial
  *     segments and live blocks where the real one held them;
  *  4. emit_events(): allocs, frees (at free_completed) and releases.
+ * The result is a ctrace: compact 48-byte ops with interned strings, handed
+ * out as strata_ops by a source (so it holds nothing of the pickle).
  *
  * Invariants:
- *  1. Buffer names are b.N (live blocks and allocs, N in order of creation),
- *     seg.N and fill.N (setup only); `live` maps an address to the name of
- *     the buffer that holds it and every name in it was allocated and not
- *     yet freed in the emitted trace.
- *  2. The ground truth (initial/peak/final reserved, segment_alloc sizes)
+ *  1. Buffer names are b.N (live blocks and allocs), seg.N and fill.N
+ *     (setup only), N one counter in order of creation, so names never
+ *     repeat; `live` maps an address to the N of the buffer that holds it,
+ *     and every such buffer was allocated and not yet freed in the trace.
+ *  2. Every op is one the trace checker accepts: sizes above 0, names and
+ *     notes a trace can hold (tests/fuzz/fuzz_pickle.c checks it).
+ *  3. The ground truth (initial/peak/final reserved, segment_alloc sizes)
  *     comes from the snapshot's own events, independent of any model.
  */
 #include "import/torch.h"
