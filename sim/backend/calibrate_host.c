@@ -223,6 +223,7 @@ bool strata_host_calibrate(const strata_calibrate_options *opt, GString *ini, FI
         g_free(r);
         return false;
     }
+    double t_start = strata_host_now(); /* the whole measurement, buffers' first touch included */
     cal_buffers b = {0};
     b.size = max;
     unsigned char **bufs[4] = {&b.h0, &b.h1, &b.d0, &b.d1};
@@ -244,7 +245,6 @@ bool strata_host_calibrate(const strata_calibrate_options *opt, GString *ini, FI
                            "#                                                              up to 64MiB)\n");
     double h2d = 0, d2h = 0, d2d = 0, first = 0;
     size_t largest = 4096;
-    double t_start = strata_host_now();
     for (size_t size = 4096; size <= max; size *= 4) {
         largest = size;
         double th = time_copy(b.d0, b.h0, size), tdh = time_copy(b.h1, b.d1, size),
