@@ -182,6 +182,35 @@ START_TEST(prefetch_stall_falls_with_distance)
 }
 END_TEST
 
+/* A copy issued early in the trace, on main, three computes before its
+ * first use: as written main runs the 16 MB copy itself (1.001 ms) and then
+ * three 1 ms computes, 4.001 ms; prefetch=1 moves it to the prefetch stream
+ * and the wait to its first use (c2), so it overlaps c0 and c1: 3 ms. */
+START_TEST(prefetch_waits_at_first_use)
+{
+    char *trace = strata_test_write_temp("early-XXXXXX.trace",
+                                         "strata-trace 1\nalloc w 16000000 host\nalloc x 1000\nalloc wd 16000000\n"
+                                         "copy wd w\ncompute c0 time=1ms in=x out=x\ncompute c1 time=1ms in=x out=x\n"
+                                         "compute c2 time=1ms in=wd,x out=x\n");
+    char *hw = simple_hw();
+    const char *specs[] = {"prefetch=0", "prefetch=1"};
+    const double want[] = {4.001e-3, 3.0e-3};
+    for (int i = 0; i < 2; i++) {
+        const char *pol[] = {specs[i], NULL};
+        JsonParser *p;
+        JsonObject *o = run_json(&p, hw, trace, pol);
+        ASSERT_NEAR_REL(json_object_get_double_member(o, "makespan_s"), want[i], 1e-3);
+        g_object_unref(p);
+    }
+    strata_cli_result r = strata_test_cli("transform", "--trace", trace, "--policy", "prefetch=1", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.out, "compute c1 in=x out=x time=1ms\nwait pf0.done\ncompute c2"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    g_free(trace);
+    g_free(hw);
+}
+END_TEST
+
 /* Six layers, each a 32 MB copy (2 ms + 1 us at 16 GB/s) feeding a 1 ms
  * compute: the link needs 2.001 ms per layer, more than the compute, so once
  * copies overlap computes the link is saturated: prefetch=1 and prefetch=4
@@ -412,6 +441,7 @@ static Suite *cli_gen_suite(void)
     tcase_add_test(tc, gen_writes_deterministic_traces);
     tcase_add_test(tc, prefetch_stall_falls_with_distance);
     tcase_add_test(tc, prefetch_saturates_the_link);
+    tcase_add_test(tc, prefetch_waits_at_first_use);
     tcase_add_test(tc, double_buffering_beats_single);
     tcase_add_test(tc, nbuffer_double_buffering);
     tcase_add_test(tc, offload_optstate_lowers_device_peak);

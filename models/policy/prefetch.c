@@ -1,10 +1,14 @@
 /*
- * prefetch.c: `prefetch=N`, issues each copy N computes ahead of where the
- * trace has it, on a DMA stream, with the record/wait wiring, so that the
- * transfer overlaps the N computes before its use.
+ * prefetch.c: `prefetch=N`, issues each copy N computes ahead of its first
+ * use, on a DMA stream, with the record/wait wiring, so that the transfer
+ * overlaps the N computes before its use.
  *
- * For a copy at input op c on stream S, the hoist point is the N-th compute
- * on S before c, moved later where a dependency requires:
+ * A first pass finds, for each copy at input op c on stream S, its anchor:
+ * the first later op that uses the destination, frees it, or writes or frees
+ * the source, or the first `record` on S after c (another stream may rely
+ * on S having finished the copy there), whichever comes first. The hoist
+ * point is the N-th compute on S before the anchor, never later than c, and
+ * moved later where a dependency requires:
  *   - after the alloc of the source and after the last op writing it;
  *   - after the last op touching the destination (other than its alloc);
  *   - after the last `wait` on S (it may be what makes the source ready);
@@ -17,9 +21,11 @@
  *                        wait pfK.go stream=prefetch
  *                        copy DST SRC stream=prefetch
  *                        record pfK.done stream=prefetch
- *   at c                 wait pfK.done stream=S     (the copy op is dropped)
- * so the copy starts when S reaches the hoist point and S stalls at c only
- * for what is left of it. Stall time is the engine's streams.S.stall_s.
+ *   at c                 (the copy op is dropped)
+ *   at the anchor        wait pfK.done stream=(the anchor's stream)
+ * so the copy starts when S reaches the hoist point and the stream that
+ * needs it stalls at the anchor only for what is left of it. A copy nothing
+ * waits for (never used) gets no wait. Stall time is the engine's streams.S.stall_s.
  * Copies already on the prefetch stream are left alone (applying twice is
  * harmless). Memory cost: a moved-up destination is live N computes longer.
  */
@@ -41,9 +47,18 @@ typedef struct stream_hist {
     uint64_t last_wait;  /* index + 1 of the last wait on it (0: none) */
 } stream_hist;
 
+typedef struct anchor {
+    uint64_t index;       /* UINT64_MAX: none */
+    const char *stream;   /* interned in the policy's string chunk */
+} anchor;
+
 typedef struct prefetch_policy {
     uint64_t distance;
     strata_rewrite_plan *plan;
+    GHashTable *anchors;          /* copy index + 1 -> anchor * */
+    GHashTable *computes;         /* stream -> GArray of every compute index (first pass) */
+    GHashTable *records;          /* stream -> GArray of every record index (first pass) */
+    GStringChunk *strings;
 } prefetch_policy;
 
 static void stream_hist_free(gpointer p)
@@ -84,6 +99,121 @@ static void touch(GArray *hist, strata_buffer_table *t, const char *name, bool w
         h->last_write = index + 1;
 }
 
+static GArray *indices_of(GHashTable *by_stream, const char *stream)
+{
+    GArray *a = g_hash_table_lookup(by_stream, stream);
+    if (!a) {
+        a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        g_hash_table_insert(by_stream, g_strdup(stream), a);
+    }
+    return a;
+}
+
+/* Number of entries of the sorted array below `limit`. */
+static guint count_below(const GArray *a, uint64_t limit)
+{
+    guint lo = 0, hi = a ? a->len : 0;
+    while (lo < hi) {
+        guint mid = (lo + hi) / 2;
+        if (g_array_index(a, uint64_t, mid) < limit)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static void set_anchor(prefetch_policy *p, uint64_t copy, uint64_t index, const char *stream)
+{
+    anchor *a = g_hash_table_lookup(p->anchors, GSIZE_TO_POINTER((gsize)copy + 1));
+    if (!a) {
+        a = g_new(anchor, 1);
+        a->index = UINT64_MAX;
+        g_hash_table_insert(p->anchors, GSIZE_TO_POINTER((gsize)copy + 1), a);
+    }
+    if (index < a->index) {
+        a->index = index;
+        a->stream = g_string_chunk_insert_const(p->strings, stream);
+    }
+}
+
+static void garray_free(gpointer a) { g_array_free(a, TRUE); }
+
+/* One reference to buffer `name` by op `index`: closes the copies waiting for it. */
+static void anchor_ref(prefetch_policy *p, strata_buffer_table *t, GHashTable *open_dst, GHashTable *open_src,
+                       const char *name, bool writes, uint64_t index, const char *stream)
+{
+    const strata_buffer_info *b = strata_buffer_table_lookup(t, name);
+    if (!b)
+        return;
+    gpointer key = GSIZE_TO_POINTER((gsize)b->id + 1);
+    gpointer k = g_hash_table_lookup(open_dst, key);
+    if (k && GPOINTER_TO_SIZE(k) - 1 != index) {
+        set_anchor(p, GPOINTER_TO_SIZE(k) - 1, index, stream);
+        g_hash_table_remove(open_dst, key);
+    }
+    GArray *readers = writes ? g_hash_table_lookup(open_src, key) : NULL;
+    if (readers) {
+        for (guint i = 0; i < readers->len; i++)
+            if (g_array_index(readers, uint64_t, i) != index)
+                set_anchor(p, g_array_index(readers, uint64_t, i), index, stream);
+        g_hash_table_remove(open_src, key);
+    }
+}
+
+/* First pass: the anchor of every copy, and every compute and record per stream. */
+static bool find_anchors(prefetch_policy *p, strata_source *in, GError **err)
+{
+    strata_buffer_table *t = strata_buffer_table_new();
+    GHashTable *open_dst = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTable *open_src = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, garray_free);
+    uint64_t index = 0;
+    const strata_op *op;
+    int r;
+    while ((r = strata_source_next(in, &op, err)) == 1) {
+        switch (op->kind) {
+        case STRATA_OP_COPY: {
+            anchor_ref(p, t, open_dst, open_src, op->src, false, index, op->stream);
+            anchor_ref(p, t, open_dst, open_src, op->name, true, index, op->stream);
+            const strata_buffer_info *d = strata_buffer_table_lookup(t, op->name);
+            const strata_buffer_info *s = strata_buffer_table_lookup(t, op->src);
+            if (d && s && strcmp(op->stream, PREFETCH_STREAM) != 0) {
+                g_hash_table_insert(open_dst, GSIZE_TO_POINTER((gsize)d->id + 1), GSIZE_TO_POINTER((gsize)index + 1));
+                gpointer key = GSIZE_TO_POINTER((gsize)s->id + 1);
+                GArray *readers = g_hash_table_lookup(open_src, key);
+                if (!readers) {
+                    readers = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+                    g_hash_table_insert(open_src, key, readers);
+                }
+                g_array_append_val(readers, index);
+            }
+            break;
+        }
+        case STRATA_OP_COMPUTE:
+            for (uint32_t i = 0; i < op->n_ins; i++)
+                anchor_ref(p, t, open_dst, open_src, op->ins[i], false, index, op->stream);
+            for (uint32_t i = 0; i < op->n_outs; i++)
+                anchor_ref(p, t, open_dst, open_src, op->outs[i], true, index, op->stream);
+            g_array_append_val(indices_of(p->computes, op->stream), index);
+            break;
+        case STRATA_OP_FREE:
+            anchor_ref(p, t, open_dst, open_src, op->name, true, index, op->stream);
+            break;
+        case STRATA_OP_RECORD:
+            g_array_append_val(indices_of(p->records, op->stream), index);
+            break;
+        default:
+            break;
+        }
+        strata_buffer_table_feed(t, index, op);
+        index++;
+    }
+    g_hash_table_destroy(open_dst);
+    g_hash_table_destroy(open_src);
+    strata_buffer_table_free(t);
+    return r == 0 && strata_source_rewind(in, err);
+}
+
 static void plan_copy(prefetch_policy *p, uint64_t c, const strata_op *op, strata_buffer_table *t, GArray *hist,
                       GHashTable *streams, GHashTable *last_free, uint64_t *counter)
 {
@@ -92,11 +222,24 @@ static void plan_copy(prefetch_policy *p, uint64_t c, const strata_op *op, strat
     if (!src || !dst)
         return; /* the checker reports it */
     stream_hist *s = stream_of(streams, op->stream);
-    uint64_t target = 0;
-    if (s->computes->len >= p->distance && p->distance > 0)
-        target = g_array_index(s->computes, uint64_t, s->computes->len - p->distance);
-    else if (p->distance == 0)
+    if (p->distance == 0)
         return;
+    /* The anchor: first use (first pass), or the next record on S. */
+    const anchor *an = g_hash_table_lookup(p->anchors, GSIZE_TO_POINTER((gsize)c + 1));
+    uint64_t anchor_at = an ? an->index : UINT64_MAX;
+    const char *anchor_stream = an ? an->stream : op->stream;
+    GArray *recs = g_hash_table_lookup(p->records, op->stream);
+    guint before_c = count_below(recs, c + 1);
+    if (recs && before_c < recs->len && g_array_index(recs, uint64_t, before_c) < anchor_at) {
+        anchor_at = g_array_index(recs, uint64_t, before_c);
+        anchor_stream = op->stream;
+    }
+    /* N computes on S before the anchor (before c when nothing uses the copy), never after c. */
+    GArray *all = g_hash_table_lookup(p->computes, op->stream);
+    guint k = count_below(all, anchor_at == UINT64_MAX ? c : anchor_at);
+    uint64_t target = k >= p->distance ? g_array_index(all, uint64_t, k - p->distance) : 0;
+    if (target > c)
+        target = c;
     buf_hist hs = *hist_of(hist, src);
     buf_hist hd = *hist_of(hist, dst);
     uint64_t low = max_u64(src->alloc_index + 1, hs.last_write);
@@ -111,8 +254,10 @@ static void plan_copy(prefetch_policy *p, uint64_t c, const strata_op *op, strat
         low = max_u64(low, dst->alloc_index + 1);
     }
     uint64_t at = max_u64(target, low);
-    if (at >= c)
-        return;
+    if (at > c)
+        at = c;
+    if (at == c && (anchor_at == UINT64_MAX || anchor_at == c + 1))
+        return; /* nothing to overlap */
     if (move_alloc && dst->alloc_index < at)
         move_alloc = false;
     char go[40], done[40];
@@ -140,14 +285,18 @@ static void plan_copy(prefetch_policy *p, uint64_t c, const strata_op *op, strat
     strata_rewrite_plan_before(p->plan, at, &copy);
     strata_op d = strata_op_make(STRATA_OP_RECORD, PREFETCH_STREAM, done);
     strata_rewrite_plan_before(p->plan, at, &d);
-    strata_op wd = strata_op_make(STRATA_OP_WAIT, op->stream, done);
-    strata_rewrite_plan_before(p->plan, c, &wd);
+    if (anchor_at != UINT64_MAX) {
+        strata_op wd = strata_op_make(STRATA_OP_WAIT, anchor_stream, done);
+        strata_rewrite_plan_before(p->plan, anchor_at, &wd);
+    }
     strata_rewrite_plan_drop(p->plan, c);
 }
 
 static bool prefetch_plan(void *self, strata_source *in, GError **err)
 {
     prefetch_policy *p = self;
+    if (!find_anchors(p, in, err))
+        return false;
     strata_buffer_table *t = strata_buffer_table_new();
     GArray *hist = g_array_new(FALSE, TRUE, sizeof(buf_hist));
     GHashTable *streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, stream_hist_free);
@@ -200,6 +349,10 @@ static void prefetch_destroy(void *self)
 {
     prefetch_policy *p = self;
     strata_rewrite_plan_free(p->plan);
+    g_hash_table_destroy(p->anchors);
+    g_hash_table_destroy(p->computes);
+    g_hash_table_destroy(p->records);
+    g_string_chunk_free(p->strings);
     g_free(p);
 }
 
@@ -218,12 +371,16 @@ static strata_source *prefetch_apply(strata_source *in, const char *arg, const s
     prefetch_policy *p = g_new0(prefetch_policy, 1);
     p->distance = n;
     p->plan = strata_rewrite_plan_new();
+    p->anchors = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    p->computes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, garray_free);
+    p->records = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, garray_free);
+    p->strings = g_string_chunk_new(1024);
     return strata_rewrite_source_new(in, &prefetch_ops, p, "prefetch", err);
 }
 
 const strata_policy_type strata_policy_prefetch = {
     "prefetch",
-    "prefetch=N: issue each copy N computes ahead of where it is, on stream 'prefetch', with record/wait; "
+    "prefetch=N: issue each copy N computes ahead of its first use, on stream 'prefetch', with record/wait; "
     "stall time is reported per stream",
     true,
     prefetch_apply,
