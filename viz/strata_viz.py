@@ -279,15 +279,19 @@ def axis_chart(results, axis_index):
         for r in results["rows"]:
             key = ", ".join(f"{o['name']}={r.get(o['name'])}" for o in others) or fname
             series.setdefault(key, []).append(r)
-        for key, rs in series.items():
+        palette = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+        for n_series, (key, rs) in enumerate(series.items()):
+            color = palette[n_series % len(palette)]
             rs = sorted(rs, key=lambda r: xs_of[r[axis["name"]]])
             pts = [(xs_of[r[axis["name"]]], r.get(fname), r.get("status")) for r in rs]
             ok = [(x, y) for x, y, s in pts if _num(y) and s != "oom"]
-            line = ax.plot([p[0] for p in ok], [p[1] for p in ok], marker="o", label=key)[0] if ok else None
+            if ok:
+                ax.plot([p[0] for p in ok], [p[1] for p in ok], marker="o", color=color, label=key,
+                        linestyle="-" if numeric else ":")
             oom = [(x, y) for x, y, s in pts if _num(y) and s == "oom"]
             if oom:
                 ax.plot([p[0] for p in oom], [p[1] for p in oom], linestyle="none", marker="x", markersize=9,
-                        color=line.get_color() if line else "red")
+                        color=color, label=None if ok else f"{key} (out of memory)")
         if not numeric:
             ax.set_xticks(range(len(axis["values"])))
             ax.set_xticklabels(axis["values"], rotation=20, ha="right", fontsize="small")
@@ -313,7 +317,7 @@ def axis_chart(results, axis_index):
             ax.set_ylabel(fname)
         ax.set_title(f"{fname} vs {axis['name']}", fontsize="medium")
         ax.grid(True, alpha=0.3)
-        if len(series) > 1:
+        if len(series) > 1 and ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize="x-small")
     for k in range(len(figs or [None]), rows_n * cols):
         grid[k // cols][k % cols].axis("off")
