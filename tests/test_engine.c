@@ -279,6 +279,37 @@ START_TEST(wait_refers_to_latest_record_in_file_order)
 }
 END_TEST
 
+/* Two streams computing on one unit share its 100 TFLOP/s: 2e12 flops in all
+ * take 20 ms, each stream busy the whole time. */
+START_TEST(computes_share_a_unit)
+{
+    strata_results *r = run_ok("strata-trace 1\ncompute a flops=1e12 stream=s1\ncompute b flops=1e12 stream=s2\n",
+                               "full", "1TB/s");
+    assert_close(r->makespan_s, 0.020, "makespan");
+    assert_close(stream(r, "s1")->busy_s, 0.020, "s1");
+    assert_close(g_array_index(r->compute, strata_compute_result, 0).busy_s, 0.020, "core busy");
+    strata_results_free(r);
+}
+END_TEST
+
+/* The unit's overhead is added to every compute that has no time=:
+ * 1e12 / 100e12 + 5 us; 1 ms for time=1ms. */
+START_TEST(compute_overhead)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data("[hardware]\nname = ov\nsource = test\n"
+                                        "[memory hbm]\nkind = device\ncapacity = 1GiB\nbandwidth = 1TB/s\n"
+                                        "[compute core]\nflops = 100TFLOP/s\noperands = hbm\noverhead = 5us\n",
+                                        "ov.ini", NULL, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "?");
+    strata_results *r = run_text(hw, "strata-trace 1\ncompute a flops=1e12\ncompute b time=1ms\n", &err);
+    ck_assert_msg(r != NULL, "%s", err ? err->message : "?");
+    assert_close(r->makespan_s, 0.010 + 5e-6 + 0.001, "makespan");
+    strata_results_free(r);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* hbm 1 GiB: 768 MiB fits, 512 MiB more does not: 256 MiB free, one block. */
 START_TEST(out_of_memory)
 {
@@ -485,6 +516,8 @@ static Suite *engine_suite(void)
     tcase_add_test(t, compute_after_copy_record_wait);
     tcase_add_test(t, wait_refers_to_latest_record_in_file_order);
     tcase_add_test(t, route_through_hbm);
+    tcase_add_test(t, computes_share_a_unit);
+    tcase_add_test(t, compute_overhead);
     suite_add_tcase(s, t);
     TCase *m = tcase_create("memory");
     tcase_add_test(m, out_of_memory);
