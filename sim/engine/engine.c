@@ -111,7 +111,9 @@ static void stop_all(engine_ctx *ctx)
     sg_actor_kill_all();
 }
 
-static void fail_internal(engine_ctx *ctx, GError *err)
+/* Stops the run with an error (bad input met in the second pass, or a broken
+ * allocator invariant): strata_engine_run() then returns false with it. */
+static void fail_run(engine_ctx *ctx, GError *err)
 {
     if (!ctx->error)
         ctx->error = err;
@@ -179,7 +181,7 @@ static bool check_allocator(engine_ctx *ctx, uint32_t memory)
     GError *wrapped = g_error_new(STRATA_ERROR, STRATA_ERROR_INTERNAL, "allocator of memory %s broke an invariant: %s",
                                   ctx->mems.mem[memory].spec->name, err->message);
     g_error_free(err);
-    fail_internal(ctx, wrapped);
+    fail_run(ctx, wrapped);
     return false;
 }
 
@@ -242,7 +244,7 @@ static void run_copy(engine_ctx *ctx, const engine_op *op)
     if (op->src_memory != op->dst_memory) {
         GError *err = NULL;
         if (!strata_hw_route(ctx->hw, op->src_memory, op->dst_memory, &hops, &n, &err)) {
-            fail_internal(ctx, err);
+            fail_run(ctx, err);
             return;
         }
     }
@@ -359,7 +361,7 @@ static void stream_main(int argc, char **argv)
         GError *err = NULL;
         int got = engine_feed_next(ctx->feed, s->index, &op, &err);
         if (got < 0) {
-            fail_internal(ctx, err);
+            fail_run(ctx, err);
             break;
         }
         if (got == 0)
