@@ -211,6 +211,60 @@ START_TEST(cli_capture)
 }
 END_TEST
 
+/* The real interceptors, on a program linked to a stand-in CUDA runtime
+ * (tests/helpers/fake_cudart.c, capture_demo.c; built with the toolkit). */
+START_TEST(cli_capture_interceptors)
+{
+    char *demo = g_build_filename(STRATA_BUILD_DIR, "strata_capture_demo", NULL);
+    if (!g_file_test(demo, G_FILE_TEST_IS_EXECUTABLE)) {
+        printf("SKIP: strata_capture_demo not built (no CUDA toolkit)\n");
+        g_free(demo);
+        return;
+    }
+    char *dir = strata_test_temp_dir();
+    char *out = g_build_filename(dir, "demo.trace", NULL);
+    strata_cli_result r = strata_test_cli("capture", "-o", out, "--", demo, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "capture_demo done"), "%s", r.out);
+    ck_assert_msg(strstr(r.err, "21 ops captured"), "%s", r.err);
+    ck_assert_int_eq(check_trace(out), 21);
+    /* the op lines without their at= times */
+    char *ops = op_lines(out);
+    GRegex *at = g_regex_new(" at=[0-9]+us", 0, 0, NULL);
+    char *plain = g_regex_replace_literal(at, ops, -1, 0, "", 0, NULL);
+    const char *expected =
+        "alloc d0 1048576 hbm\n"                 /* cudaMalloc */
+        "alloc p0 65536 host\n"                  /* cudaHostAlloc */
+        "alloc d1 65536 hbm stream=s0\n"         /* cudaMallocAsync on the second stream */
+        "alloc h0 4096 pageable\n"               /* cudaMemcpy from malloc'd memory */
+        "copy d0 h0 bytes=4096\n"
+        "free h0\n"
+        "copy d0 p0 bytes=65536 stream=s1\n"     /* cudaMemcpyAsync */
+        "record e0 stream=s1\n"                  /* cudaEventRecord */
+        "wait e0 stream=s0\n"                    /* cudaStreamWaitEvent */
+        "compute strata_demo_kernel stream=s0\n" /* cudaLaunchKernel, named by its symbol */
+        "copy d1 d0 bytes=65536 stream=s0\n"
+        "copy p0 d1 bytes=65536 stream=s0\n"
+        "record sync0 stream=s0\n"               /* cudaStreamSynchronize */
+        "wait sync0\n"
+        "free d1 stream=s0\n"                    /* cudaFreeAsync (its nested cudaFree not recorded) */
+        "record sync1 stream=s0\n"               /* cudaDeviceSynchronize */
+        "wait sync1\n"
+        "record sync2 stream=s1\n"
+        "wait sync2\n"
+        "free d0\n"
+        "free p0\n";
+    ck_assert_str_eq(plain, expected);
+    g_free(plain);
+    g_regex_unref(at);
+    g_free(ops);
+    strata_cli_result_clear(&r);
+    g_free(out);
+    g_free(dir);
+    g_free(demo);
+}
+END_TEST
+
 static Suite *capture_suite(void)
 {
     Suite *s = suite_create("capture");
@@ -222,6 +276,7 @@ static Suite *capture_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("cli");
     tcase_add_test(tc, cli_capture);
+    tcase_add_test(tc, cli_capture_interceptors);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -15,6 +15,9 @@
  * PyTorch and most frameworks do): calls inside a statically linked cudart
  * never reach a preloaded symbol.
  *
+ * Nested calls (an entry point that calls another) are recorded once, by the
+ * outermost interceptor (a per-thread nesting count).
+ *
  * Invariant: the one recorder below is the only process-wide state in
  * strata. An LD_PRELOAD library has no caller to hand it a context, so it
  * is made in the constructor (path from STRATA_CAPTURE_OUT, default
@@ -27,6 +30,9 @@
 #include "capture/capture_trace.h"
 
 static strata_capture *recorder;
+/* Calls of this thread inside an intercepted call: a runtime entry point that
+ * calls another one (through the PLT) is recorded once, at the outside. */
+static _Thread_local int nesting;
 
 __attribute__((constructor)) static void capture_start(void)
 {
@@ -73,8 +79,10 @@ static strata_capture_copy_kind copy_kind(enum cudaMemcpyKind kind)
 cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
     REAL(cudaMalloc);
+    nesting++;
     cudaError_t e = real_fn(devPtr, size);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_alloc(recorder, (uintptr_t)*devPtr, size, STRATA_CAPTURE_DEVICE, 0);
     return e;
 }
@@ -82,8 +90,10 @@ cudaError_t cudaMalloc(void **devPtr, size_t size)
 cudaError_t cudaFree(void *devPtr)
 {
     REAL(cudaFree);
+    nesting++;
     cudaError_t e = real_fn(devPtr);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_free(recorder, (uintptr_t)devPtr, 0);
     return e;
 }
@@ -91,8 +101,10 @@ cudaError_t cudaFree(void *devPtr)
 cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream)
 {
     REAL(cudaMallocAsync);
+    nesting++;
     cudaError_t e = real_fn(devPtr, size, stream);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_alloc(recorder, (uintptr_t)*devPtr, size, STRATA_CAPTURE_DEVICE, (uintptr_t)stream);
     return e;
 }
@@ -100,8 +112,10 @@ cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t stream)
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream)
 {
     REAL(cudaFreeAsync);
+    nesting++;
     cudaError_t e = real_fn(devPtr, stream);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_free(recorder, (uintptr_t)devPtr, (uintptr_t)stream);
     return e;
 }
@@ -109,8 +123,10 @@ cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t stream)
 cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
     REAL(cudaMallocHost);
+    nesting++;
     cudaError_t e = real_fn(ptr, size);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_alloc(recorder, (uintptr_t)*ptr, size, STRATA_CAPTURE_PINNED, 0);
     return e;
 }
@@ -118,8 +134,10 @@ cudaError_t cudaMallocHost(void **ptr, size_t size)
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
     REAL(cudaHostAlloc);
+    nesting++;
     cudaError_t e = real_fn(pHost, size, flags);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_alloc(recorder, (uintptr_t)*pHost, size, STRATA_CAPTURE_PINNED, 0);
     return e;
 }
@@ -127,8 +145,10 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 cudaError_t cudaFreeHost(void *ptr)
 {
     REAL(cudaFreeHost);
+    nesting++;
     cudaError_t e = real_fn(ptr);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_free(recorder, (uintptr_t)ptr, 0);
     return e;
 }
@@ -136,8 +156,10 @@ cudaError_t cudaFreeHost(void *ptr)
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
 {
     REAL(cudaMemcpy);
+    nesting++;
     cudaError_t e = real_fn(dst, src, count, kind);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, count, copy_kind(kind), 0);
     return e;
 }
@@ -145,8 +167,10 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpy
 cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     REAL(cudaMemcpyAsync);
+    nesting++;
     cudaError_t e = real_fn(dst, src, count, kind, stream);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, count, copy_kind(kind), (uintptr_t)stream);
     return e;
 }
@@ -155,8 +179,10 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
                          enum cudaMemcpyKind kind)
 {
     REAL(cudaMemcpy2D);
+    nesting++;
     cudaError_t e = real_fn(dst, dpitch, src, spitch, width, height, kind);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, (uint64_t)width * height, copy_kind(kind), 0);
     return e;
 }
@@ -165,8 +191,10 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
                               enum cudaMemcpyKind kind, cudaStream_t stream)
 {
     REAL(cudaMemcpy2DAsync);
+    nesting++;
     cudaError_t e = real_fn(dst, dpitch, src, spitch, width, height, kind, stream);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, (uint64_t)width * height, copy_kind(kind),
                               (uintptr_t)stream);
     return e;
@@ -175,8 +203,10 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
 cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
 {
     REAL(cudaMemcpyPeer);
+    nesting++;
     cudaError_t e = real_fn(dst, dstDevice, src, srcDevice, count);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, count, STRATA_CAPTURE_D2D, 0);
     return e;
 }
@@ -185,8 +215,10 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int s
                                 cudaStream_t stream)
 {
     REAL(cudaMemcpyPeerAsync);
+    nesting++;
     cudaError_t e = real_fn(dst, dstDevice, src, srcDevice, count, stream);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_memcpy(recorder, (uintptr_t)dst, (uintptr_t)src, count, STRATA_CAPTURE_D2D, (uintptr_t)stream);
     return e;
 }
@@ -194,8 +226,10 @@ cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int s
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
     REAL(cudaStreamSynchronize);
+    nesting++;
     cudaError_t e = real_fn(stream);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_stream_sync(recorder, (uintptr_t)stream);
     return e;
 }
@@ -203,8 +237,10 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 cudaError_t cudaDeviceSynchronize(void)
 {
     REAL(cudaDeviceSynchronize);
+    nesting++;
     cudaError_t e = real_fn();
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_device_sync(recorder);
     return e;
 }
@@ -212,8 +248,10 @@ cudaError_t cudaDeviceSynchronize(void)
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
     REAL(cudaEventRecord);
+    nesting++;
     cudaError_t e = real_fn(event, stream);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_event_record(recorder, (uintptr_t)event, (uintptr_t)stream);
     return e;
 }
@@ -221,8 +259,10 @@ cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
     REAL(cudaStreamWaitEvent);
+    nesting++;
     cudaError_t e = real_fn(stream, event, flags);
-    if (e == cudaSuccess && recorder)
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0)
         strata_capture_stream_wait(recorder, (uintptr_t)stream, (uintptr_t)event);
     return e;
 }
@@ -231,8 +271,10 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void
                              cudaStream_t stream)
 {
     REAL(cudaLaunchKernel);
+    nesting++;
     cudaError_t e = real_fn(func, gridDim, blockDim, args, sharedMem, stream);
-    if (e == cudaSuccess && recorder) {
+    nesting--;
+    if (e == cudaSuccess && recorder && nesting == 0) {
         Dl_info info;
         const char *name = dladdr(func, &info) && info.dli_sname ? info.dli_sname : NULL;
         strata_capture_launch(recorder, name, (uintptr_t)func, (uintptr_t)stream);
