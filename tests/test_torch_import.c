@@ -122,6 +122,32 @@ START_TEST(basic_trace_by_hand)
 }
 END_TEST
 
+START_TEST(device_option_picks_one_gpu)
+{
+    char *dir = strata_test_temp_dir();
+    char *snap = python_snapshot(dir, 4, "twodev", NULL);
+    if (snap == NULL)
+        return;
+    strata_cli_result r = strata_test_cli("import", "torch", snap, "--device", "1", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    /* device 1 holds the basic run: the same ops, device 0's segments left out */
+    const char *ops = strstr(r.out, "event\n");
+    ck_assert_ptr_nonnull(ops);
+    ck_assert_str_eq(ops + strlen("event\n"), basic_ops);
+    ck_assert_ptr_nonnull(strstr(r.out, "(device 1): 10 events"));
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("import", "torch", snap, NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "(device 0): 41 events")); /* simulate(40, 7) */
+    ck_assert_ptr_null(strstr(r.out, "0x7f00003d0a00"));
+    strata_cli_result_clear(&r);
+    g_unlink(snap);
+    g_rmdir(dir);
+    g_free(snap);
+    g_free(dir);
+}
+END_TEST
+
 START_TEST(basic_summary_and_fidelity)
 {
     char *dir = strata_test_temp_dir();
@@ -487,6 +513,7 @@ int main(void)
     TCase *tc = tcase_create("torch_import");
     tcase_set_timeout(tc, 300);
     tcase_add_loop_test(tc, basic_trace_by_hand, 0, G_N_ELEMENTS(protocols));
+    tcase_add_test(tc, device_option_picks_one_gpu);
     tcase_add_test(tc, basic_summary_and_fidelity);
     tcase_add_test(tc, allocator_settings_become_options);
     tcase_add_test(tc, oom_retry_is_not_a_release);

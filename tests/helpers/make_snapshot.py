@@ -13,6 +13,7 @@ Scenarios:
   settings  basic plus allocator_settings with non-default values;
   oomretry  the allocator frees a cached segment to retry a failed one;
   odd       legal but unusual values (0-byte alloc, odd names, odd segments);
+  twodev    two devices: a short random run on 0, basic on 1;
   random    a simulated caching-allocator run (large pool, 20 MiB segments,
             first fit) with --events events, deterministic for a --seed;
   big       random, sized to at least --size-mb megabytes (for bench/).
@@ -129,6 +130,16 @@ def odd():
     return {"segments": segs, "device_traces": [ev]}
 
 
+def twodev():
+    """Two GPUs: device 0 a short simulated run, device 1 the basic run."""
+    d0 = simulate(40, 7)
+    d1 = basic()
+    for seg in d1["segments"]:
+        seg["device"] = 1
+    return {"segments": d0["segments"] + d1["segments"],
+            "device_traces": [d0["device_traces"][0], d1["device_traces"][0]]}
+
+
 def settings():
     snap = basic()
     snap["allocator_settings"] = {
@@ -203,7 +214,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--protocol", type=int, default=4)
     ap.add_argument("--scenario", default="basic",
-                    choices=["basic", "settings", "oomretry", "odd", "random", "big"])
+                    choices=["basic", "settings", "oomretry", "odd", "twodev", "random", "big"])
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--size-mb", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -216,6 +227,8 @@ def main():
         snap = oomretry()
     elif a.scenario == "odd":
         snap = odd()
+    elif a.scenario == "twodev":
+        snap = twodev()
     elif a.scenario == "random":
         snap = simulate(a.events, a.seed)
     else:
