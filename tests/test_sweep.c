@@ -152,6 +152,76 @@ START_TEST(policy_axes_compose_in_order)
 }
 END_TEST
 
+START_TEST(workload_inputs_are_cached_by_command)
+{
+    char *tpu = strata_test_source_path("configs/hw/tpu-v5e.ini");
+    char *text = g_strdup_printf("[experiment]\nname = w\nhardware = %s\n"
+                                 "workload = matmul m=256 n=256 k=256 bm=128 bn=128 bk=128\n"
+                                 "[sweep]\nworkload.buffers = 1, 2\nlink.pcie.bandwidth = 16GB/s, 32GB/s\n",
+                                 tpu);
+    fixture f = make_fixture(text);
+    g_free(text);
+    g_free(tpu);
+    GError *err = NULL;
+    strata_experiment *e = strata_experiment_load(f.exp, &err);
+    ck_assert_msg(e != NULL, "%s", err ? err->message : "");
+    strata_point_plan *p0 = strata_experiment_plan(e, 0, "/o", "/o/p0.json", NULL);
+    strata_point_plan *p1 = strata_experiment_plan(e, 1, "/o", "/o/p1.json", NULL);
+    strata_point_plan *p2 = strata_experiment_plan(e, 2, "/o", "/o/p2.json", NULL);
+    char *gen = g_strjoinv(" ", p2->input_argv);
+    ck_assert_msg(g_str_has_prefix(gen, "gen matmul m=256 n=256 k=256 bm=128 bn=128 bk=128 buffers=2 -o /o/inputs/"),
+                  "%s", gen);
+    g_free(gen);
+    /* Points 0 and 1 differ only in the link: same input; point 2 has buffers=2. */
+    ck_assert_str_eq(p0->input_path, p1->input_path);
+    ck_assert_str_ne(p0->input_path, p2->input_path);
+    ck_assert_str_eq(p0->run_argv[4], p0->input_path);
+    strata_point_plan_free(p0);
+    strata_point_plan_free(p1);
+    strata_point_plan_free(p2);
+    strata_experiment_free(e);
+
+    char *out = out_path(&f, "");
+    strata_cli_result r = strata_test_cli("sweep", f.exp, "--out", out, "--no-report", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    char *inputs = out_path(&f, "inputs");
+    GDir *dir = g_dir_open(inputs, 0, NULL);
+    ck_assert(dir != NULL);
+    guint n = 0;
+    for (const char *name; (name = g_dir_read_name(dir));)
+        n += g_str_has_suffix(name, ".trace");
+    g_dir_close(dir);
+    ck_assert_uint_eq(n, 2);
+    g_free(inputs);
+    g_free(out);
+    fixture_clear(&f);
+}
+END_TEST
+
+START_TEST(alloc_runner_commands)
+{
+    fixture f = make_fixture("[experiment]\nname = a\nrunner = alloc\ntrace = t.trace\n"
+                             "[sweep]\nmemory.hbm.allocator = best-fit, \"caching:max_split_size=200MiB\"\n"
+                             "memory.hbm.capacity = 512MiB, 1GiB\n");
+    GError *err = NULL;
+    strata_experiment *e = strata_experiment_load(f.exp, &err);
+    ck_assert_msg(e != NULL, "%s", err ? err->message : "");
+    ck_assert_uint_eq(strata_experiment_point_count(e), 4);
+    ck_assert_str_eq(strata_experiment_axis_value(e, 0, 1), "caching:max_split_size=200MiB");
+    strata_point_plan *plan = strata_experiment_plan(e, 2, "/o", "/o/p.json", "/o/t.json");
+    char *cmd = g_strjoinv(" ", plan->run_argv);
+    ck_assert_msg(g_str_has_prefix(cmd, "alloc --trace "), "%s", cmd);
+    ck_assert_msg(g_str_has_suffix(cmd, " --allocator caching:max_split_size=200MiB --capacity 512MiB --memory hbm"
+                                        " --json /o/p.json"),
+                  "%s", cmd);
+    g_free(cmd);
+    strata_point_plan_free(plan);
+    strata_experiment_free(e);
+    fixture_clear(&f);
+}
+END_TEST
+
 /* Bad experiment files: each must fail naming FILE:LINE and what was expected. */
 typedef struct bad_case {
     const char *text;
@@ -474,6 +544,7 @@ int main(void)
     TCase *tc = tcase_create("experiment");
     tcase_add_test(tc, expands_cross_product);
     tcase_add_test(tc, policy_axes_compose_in_order);
+    tcase_add_test(tc, alloc_runner_commands);
     tcase_add_loop_test(tc, bad_experiment, 0, (int)G_N_ELEMENTS(bad_cases));
     tcase_add_test(tc, shipped_experiments_load);
     suite_add_tcase(s, tc);
@@ -482,6 +553,7 @@ int main(void)
     tcase_add_test(cli, list_jobs_and_count);
     tcase_add_test(cli, runs_points_and_resumes);
     tcase_add_test(cli, point_mode_writes_one_point);
+    tcase_add_test(cli, workload_inputs_are_cached_by_command);
     tcase_add_test(cli, failed_point_fails_the_sweep);
     tcase_add_test(cli, unwritable_out_is_an_error_before_work);
     tcase_add_test(cli, report_with_plots);
