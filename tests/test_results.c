@@ -177,6 +177,8 @@ START_TEST(summary_shows_peaks_utilization_and_streams)
     /* pcie busy 0.25 s of 0.5 s */
     ck_assert_msg(strstr(s, "pcie") != NULL && strstr(s, "50.0%") != NULL, "%s", s);
     ck_assert_msg(strstr(s, "main") != NULL, "%s", s);
+    /* 2e12 flops */
+    ck_assert_msg(strstr(s, "2.00 TFLOP") != NULL, "%s", s);
     ck_assert_msg(strstr(s, "OUT OF MEMORY") == NULL, "%s", s);
     free(s);
     strata_results_free(r);

@@ -91,6 +91,18 @@ static void print_streams(const strata_results *r, FILE *out)
     }
 }
 
+/* An amount of work with a decimal prefix: "13.20 TFLOP", "0 FLOP". */
+static char *format_flops(double flops)
+{
+    static const char *const prefixes[] = {"", "k", "M", "G", "T", "P", "E"};
+    size_t i = 0;
+    while (flops >= 1000.0 && i + 1 < G_N_ELEMENTS(prefixes)) {
+        flops /= 1000.0;
+        i++;
+    }
+    return i == 0 ? g_strdup_printf("%.0f FLOP", flops) : g_strdup_printf("%.2f %sFLOP", flops, prefixes[i]);
+}
+
 static void print_compute(const strata_results *r, FILE *out)
 {
     if (r->compute->len == 0)
@@ -100,9 +112,10 @@ static void print_compute(const strata_results *r, FILE *out)
     for (guint i = 0; i < r->compute->len; i++) {
         const strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, i);
         char *busy = strata_format_time(c->busy_s);
-        fprintf(out, "%-*s  %-12s %-12.4g %.1f%%\n", w, c->name, busy, c->flops,
-                percent(c->busy_s, r->makespan_s));
+        char *flops = format_flops(c->flops);
+        fprintf(out, "%-*s  %-12s %-12s %.1f%%\n", w, c->name, busy, flops, percent(c->busy_s, r->makespan_s));
         g_free(busy);
+        g_free(flops);
     }
 }
 
