@@ -358,6 +358,18 @@ START_TEST(bad_input_and_usage)
     ck_assert_ptr_nonnull(strstr(r.err, "not a PyTorch memory snapshot: the top level is a list"));
     strata_cli_result_clear(&r);
 
+    /* {'segments': [], 'device_traces': []}: no history was recorded */
+    static const char no_history[] = "\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02"
+                                     "X\r\x00\x00\x00device_tracesq\x03]q\x04u.";
+    char *empty = g_build_filename(dir, "empty.pickle", NULL);
+    ck_assert(g_file_set_contents(empty, no_history, sizeof no_history - 1, NULL));
+    r = strata_test_cli("import", "torch", empty, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "'device_traces' is empty: record the history"));
+    strata_cli_result_clear(&r);
+    g_unlink(empty);
+    g_free(empty);
+
     char *snap = python_snapshot(dir, 2, "basic", NULL);
     if (snap != NULL) {
         r = strata_test_cli("import", "torch", snap, "--device", "3", NULL);

@@ -337,9 +337,12 @@ static bool read_events(conv *c, strata_pv root)
         return schema(c, "'device_traces' is not a list (was the snapshot taken with "
                          "_record_memory_history() enabled?)");
     size_t n_devices = strata_pickle_len(c->p, traces);
+    if (n_devices == 0)
+        return schema(c, "'device_traces' is empty: record the history with "
+                         "torch.cuda.memory._record_memory_history() before the snapshot");
     if (c->opt->device < 0 || (size_t)c->opt->device >= n_devices)
         return schema(c, "--device %d: the snapshot has traces for %zu device(s) (0 to %zu)",
-                      c->opt->device, n_devices, n_devices ? n_devices - 1 : 0);
+                      c->opt->device, n_devices, n_devices - 1);
     strata_pickle_iter it;
     strata_pv dev = STRATA_PV_NULL, ev;
     strata_pickle_iter_init(c->p, traces, &it);
