@@ -42,7 +42,7 @@ typedef struct offline_live {
 
 typedef struct offline {
     uint64_t capacity, alignment;
-    int64_t iterations;
+    int64_t iterations, search_nodes;
     bool planned;
     offline_buf *bufs;   /* planned buffers */
     size_t n;
@@ -56,6 +56,9 @@ typedef struct offline {
 static const strata_param_def offline_params[] = {
     {"iterations", STRATA_PARAM_INT, "3000",
      "steps of the local search that improves the greedy order (0: greedy orderings only)", NULL},
+    {"search_nodes", STRATA_PARAM_INT, "100000",
+     "node budget of each exact-search attempt (branch and bound) after the heuristics; 0: off",
+     NULL},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -78,6 +81,7 @@ static void *offline_create(const strata_alloc_config *cfg, GError **err)
     o->capacity = cfg->capacity;
     o->alignment = cfg->alignment ? cfg->alignment : 1;
     o->iterations = iterations;
+    o->search_nodes = strata_params_int(cfg->params, "search_nodes");
     o->plan = g_hash_table_new(g_int64_hash, g_int64_equal);
     o->live = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
     o->live_by_offset = g_tree_new_full(offline_cmp_offset, NULL, NULL, NULL);
@@ -221,6 +225,454 @@ static uint64_t offline_lower_bound(const offline_buf *bufs, size_t n)
     return peak;
 }
 
+
+/* ---- exact search (after MiniMalloc, Moffitt, ASPLOS 2024) ----
+ *
+ * A decision procedure for one target height T, by depth-first search:
+ *  - time is cut into sections (maximal intervals where the set of live
+ *    buffers is constant); each section keeps a floor (no unplaced buffer
+ *    of it can go lower) and the total size of its unplaced buffers;
+ *  - each unplaced buffer has a minimum offset: the top of the placed
+ *    buffers overlapping it in time;
+ *  - at each node the unplaced buffers are tried in order of (minimum
+ *    offset, static rank), each at its minimum offset, keeping placements
+ *    in non-decreasing (offset, rank) order (canonical solutions only);
+ *  - dominance: a buffer is not placed at or above the lowest top any
+ *    unplaced buffer could reach (that would leave a needless gap);
+ *  - inference: a node fails when, in some section, max(offset, floor) +
+ *    total of its unplaced buffers passes T.
+ * The search has a node budget (static ranks tried round robin with a
+ * doubling budget), so it improves the heuristic plan and is never
+ * required to finish.
+ */
+typedef struct offline_search {
+    const offline_buf *bufs;
+    size_t n, n_sections;
+    uint64_t target;
+    const uint32_t *adj_start, *adj;   /* time-overlap graph, CSR */
+    const uint32_t *sec_lo, *sec_hi;   /* buffer -> its sections [lo, hi) */
+    const uint32_t *sec_start, *sec_bufs; /* section -> its buffers, CSR */
+    uint64_t *min_offset, *offset, *solution;
+    bool *placed;
+    uint64_t *sec_floor, *sec_total;
+    uint32_t *cuts;                    /* unplaced buffers crossing boundary q|q+1 */
+    int64_t nodes_left;
+    const uint32_t *rank;
+} offline_search;
+
+/* A set of unplaced buffers over a range of sections that no other
+ * unplaced buffer crosses: solved independently of the rest. */
+typedef struct offline_part {
+    uint32_t *bufs;
+    size_t n;
+    uint32_t lo, hi;
+} offline_part;
+
+typedef struct offline_cand {
+    uint64_t offset;
+    uint32_t rank, buf;
+} offline_cand;
+
+static int offline_cmp_cand(const void *a, const void *b)
+{
+    const offline_cand *x = a, *y = b;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    return x->rank < y->rank ? -1 : x->rank > y->rank ? 1 : 0;
+}
+
+enum { SEARCH_FOUND = 1, SEARCH_NOT_FOUND = 0, SEARCH_ABORTED = -1 };
+
+static int offline_dfs(offline_search *s, const offline_part *part, const offline_cand *parent,
+                       size_t n_parent, uint64_t last_offset, uint32_t last_rank);
+
+/* Split [lo, hi) at the given cut points and solve each piece. */
+static int offline_solve_pieces(offline_search *s, const offline_part *part, const uint32_t *cuts,
+                                size_t n_cuts)
+{
+    int status = SEARCH_FOUND;
+    for (size_t c = 0; c + 1 < n_cuts && status == SEARCH_FOUND; c++) {
+        uint32_t lo = cuts[c], hi = cuts[c + 1];
+        offline_part sub = {.bufs = g_new(uint32_t, part->n ? part->n : 1), .n = 0, .lo = lo,
+                            .hi = hi};
+        for (size_t i = 0; i < part->n; i++) {
+            uint32_t v = part->bufs[i];
+            if (!s->placed[v] && s->sec_lo[v] < hi && lo < s->sec_hi[v])
+                sub.bufs[sub.n++] = v;
+        }
+        if (sub.n > 0)
+            status = offline_dfs(s, &sub, NULL, 0, 0, 0);
+        g_free(sub.bufs);
+    }
+    return status;
+}
+
+static int offline_dfs(offline_search *s, const offline_part *part, const offline_cand *parent,
+                       size_t n_parent, uint64_t last_offset, uint32_t last_rank)
+{
+    if (--s->nodes_left < 0)
+        return SEARCH_ABORTED;
+    size_t m = 0;
+    offline_cand *cand = g_new(offline_cand, part->n ? part->n : 1);
+    uint64_t min_height = UINT64_MAX;
+    if (parent) {
+        /* the parent's order, re-keyed: nearly sorted, so insertion sort */
+        for (size_t i = 0; i < n_parent; i++) {
+            uint32_t v = parent[i].buf;
+            if (s->placed[v])
+                continue;
+            offline_cand c = {s->min_offset[v], s->rank[v], v};
+            size_t j = m++;
+            while (j > 0 && offline_cmp_cand(&cand[j - 1], &c) > 0) {
+                cand[j] = cand[j - 1];
+                j--;
+            }
+            cand[j] = c;
+        }
+    } else {
+        for (size_t i = 0; i < part->n; i++) {
+            uint32_t v = part->bufs[i];
+            if (!s->placed[v])
+                cand[m++] = (offline_cand){s->min_offset[v], s->rank[v], v};
+        }
+        qsort(cand, m, sizeof *cand, offline_cmp_cand);
+    }
+    for (size_t i = 0; i < m; i++) {
+        uint32_t v = cand[i].buf;
+        if (s->min_offset[v] + s->bufs[v].size < min_height)
+            min_height = s->min_offset[v] + s->bufs[v].size;
+    }
+    if (m == 0) {
+        for (size_t i = 0; i < part->n; i++)
+            s->solution[part->bufs[i]] = s->offset[part->bufs[i]];
+        g_free(cand);
+        return SEARCH_FOUND;
+    }
+    GArray *changes = g_array_new(FALSE, FALSE, sizeof(uint64_t) * 2);
+    GArray *cutpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    int status = SEARCH_NOT_FOUND;
+    for (size_t k = 0; k < m && status == SEARCH_NOT_FOUND; k++) {
+        uint64_t off = cand[k].offset;
+        uint32_t b = cand[k].buf;
+        if (off < last_offset || (off == last_offset && cand[k].rank < last_rank))
+            continue;
+        if (off >= min_height)
+            continue;
+        const offline_buf *bb = &s->bufs[b];
+        uint64_t top = off + bb->size;
+        if (top > s->target)
+            continue;
+        g_array_set_size(changes, 0);
+        s->placed[b] = true;
+        s->offset[b] = off;
+        /* min offsets of overlapping unplaced buffers */
+        for (uint32_t e = s->adj_start[b]; e < s->adj_start[b + 1]; e++) {
+            uint32_t u = s->adj[e];
+            if (s->placed[u] || s->min_offset[u] >= top)
+                continue;
+            uint64_t rec[2] = {(uint64_t)u, s->min_offset[u]};
+            g_array_append_val(changes, rec);
+            s->min_offset[u] = top;
+        }
+        size_t n_offset_changes = changes->len;
+        /* the buffer's sections: floor = its top, total drops */
+        for (uint32_t q = s->sec_lo[b]; q < s->sec_hi[b]; q++) {
+            uint64_t rec[2] = {(uint64_t)q | (UINT64_C(1) << 63), s->sec_floor[q]};
+            g_array_append_val(changes, rec);
+            s->sec_floor[q] = top;
+            s->sec_total[q] -= bb->size;
+        }
+        /* sections of raised buffers: floor >= lowest min offset of their
+         * unplaced buffers. The raised buffers all overlap b in time, so
+         * their sections form one interval. */
+        uint32_t span_lo = UINT32_MAX, span_hi = 0;
+        for (size_t c = 0; c < n_offset_changes; c++) {
+            uint32_t u = (uint32_t)((uint64_t *)changes->data)[2 * c];
+            if (s->sec_lo[u] < span_lo)
+                span_lo = s->sec_lo[u];
+            if (s->sec_hi[u] > span_hi)
+                span_hi = s->sec_hi[u];
+        }
+        for (uint32_t q = span_lo; q < span_hi; q++) {
+            /* Only a floor above the slack (target - total) can fail a
+             * check: stop as soon as the minimum is known to be below it. */
+            uint64_t slack = s->sec_total[q] < s->target ? s->target - s->sec_total[q] : 0;
+            uint64_t enough = s->sec_floor[q] > slack ? s->sec_floor[q] : slack;
+            uint64_t low = UINT64_MAX;
+            bool exact = true;
+            for (uint32_t e = s->sec_start[q]; e < s->sec_start[q + 1]; e++) {
+                uint32_t v = s->sec_bufs[e];
+                if (!s->placed[v] && s->min_offset[v] < low) {
+                    low = s->min_offset[v];
+                    if (low <= enough) {
+                        exact = false;
+                        break;
+                    }
+                }
+            }
+            if (exact && low != UINT64_MAX && s->sec_floor[q] < low) {
+                uint64_t rec[2] = {(uint64_t)q | (UINT64_C(1) << 63), s->sec_floor[q]};
+                g_array_append_val(changes, rec);
+                s->sec_floor[q] = low;
+            }
+        }
+        bool ok = true;
+        for (uint32_t q = part->lo; q < part->hi && ok; q++) {
+            uint64_t floor = s->sec_floor[q] > off ? s->sec_floor[q] : off;
+            ok = floor + s->sec_total[q] <= s->target;
+        }
+        if (ok) {
+            /* dynamic decomposition: boundaries no unplaced buffer crosses now */
+            g_array_set_size(cutpoints, 0);
+            g_array_append_val(cutpoints, part->lo);
+            for (uint32_t q = s->sec_lo[b]; q + 1 < s->sec_hi[b]; q++) {
+                if (--s->cuts[q] == 0 && q + 1 > part->lo && q + 1 < part->hi) {
+                    uint32_t at = q + 1;
+                    g_array_append_val(cutpoints, at);
+                }
+            }
+            if (cutpoints->len == 1) {
+                status = offline_dfs(s, part, cand, m, off, cand[k].rank);
+            } else {
+                g_array_append_val(cutpoints, part->hi);
+                status = offline_solve_pieces(s, part, (const uint32_t *)cutpoints->data,
+                                              cutpoints->len);
+            }
+            for (uint32_t q = s->sec_lo[b]; q + 1 < s->sec_hi[b]; q++)
+                s->cuts[q]++;
+        }
+        /* restore (the solution, when found, is already in s->solution) */
+        for (guint c = changes->len; c-- > 0;) {
+            uint64_t *rec = &((uint64_t *)changes->data)[2 * c];
+            if (rec[0] >> 63)
+                s->sec_floor[rec[0] & ~(UINT64_C(1) << 63)] = rec[1];
+            else
+                s->min_offset[rec[0]] = rec[1];
+        }
+        for (uint32_t q = s->sec_lo[b]; q < s->sec_hi[b]; q++)
+            s->sec_total[q] += bb->size;
+        s->placed[b] = false;
+        if (status == SEARCH_FOUND)
+            s->solution[b] = off;
+    }
+    g_array_free(changes, TRUE);
+    g_array_free(cutpoints, TRUE);
+    g_free(cand);
+    return status;
+}
+
+/* Static structure of the search: overlap graph and sections. */
+typedef struct offline_problem {
+    size_t n, n_sections;
+    uint32_t *adj_start, *adj, *sec_lo, *sec_hi, *sec_start, *sec_bufs;
+    uint64_t *sec_total;
+} offline_problem;
+
+static void offline_problem_clear(offline_problem *p)
+{
+    g_free(p->adj_start);
+    g_free(p->adj);
+    g_free(p->sec_lo);
+    g_free(p->sec_hi);
+    g_free(p->sec_start);
+    g_free(p->sec_bufs);
+    g_free(p->sec_total);
+    *p = (offline_problem){0};
+}
+
+static int offline_cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+static size_t offline_time_index(const uint64_t *times, size_t n_times, uint64_t t)
+{
+    size_t lo = 0, hi = n_times;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (times[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* False when the problem is too large for the search. */
+static bool offline_problem_build(const offline_buf *bufs, size_t n, uint64_t max_edges,
+                                  offline_problem *p)
+{
+    *p = (offline_problem){.n = n};
+    uint64_t *times = g_new(uint64_t, 2 * n);
+    for (size_t i = 0; i < n; i++) {
+        times[2 * i] = bufs[i].start;
+        times[2 * i + 1] = bufs[i].end;
+    }
+    qsort(times, 2 * n, sizeof *times, offline_cmp_u64);
+    size_t n_times = 0;
+    for (size_t i = 0; i < 2 * n; i++)
+        if (n_times == 0 || times[n_times - 1] != times[i])
+            times[n_times++] = times[i];
+    p->n_sections = n_times > 0 ? n_times - 1 : 0;
+    p->sec_lo = g_new(uint32_t, n);
+    p->sec_hi = g_new(uint32_t, n);
+    uint64_t incidences = 0;
+    for (size_t i = 0; i < n; i++) {
+        p->sec_lo[i] = (uint32_t)offline_time_index(times, n_times, bufs[i].start);
+        p->sec_hi[i] = (uint32_t)offline_time_index(times, n_times, bufs[i].end);
+        incidences += p->sec_hi[i] - p->sec_lo[i];
+    }
+    g_free(times);
+    if (incidences > max_edges) {
+        offline_problem_clear(p);
+        return false;
+    }
+    /* section -> buffers */
+    p->sec_start = g_new0(uint32_t, p->n_sections + 1);
+    p->sec_total = g_new0(uint64_t, p->n_sections ? p->n_sections : 1);
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t q = p->sec_lo[i]; q < p->sec_hi[i]; q++) {
+            p->sec_start[q + 1]++;
+            p->sec_total[q] += bufs[i].size;
+        }
+    for (size_t q = 0; q < p->n_sections; q++)
+        p->sec_start[q + 1] += p->sec_start[q];
+    p->sec_bufs = g_new(uint32_t, incidences ? incidences : 1);
+    uint32_t *fill = g_new0(uint32_t, p->n_sections ? p->n_sections : 1);
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t q = p->sec_lo[i]; q < p->sec_hi[i]; q++)
+            p->sec_bufs[p->sec_start[q] + fill[q]++] = (uint32_t)i;
+    g_free(fill);
+    /* overlap graph */
+    GArray *edges = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    p->adj_start = g_new(uint32_t, n + 1);
+    for (size_t i = 0; i < n; i++) {
+        p->adj_start[i] = edges->len;
+        for (size_t j = 0; j < n; j++) {
+            if (j != i && offline_overlap(&bufs[i], &bufs[j])) {
+                uint32_t v = (uint32_t)j;
+                g_array_append_val(edges, v);
+            }
+        }
+        if (edges->len > max_edges) {
+            g_array_free(edges, TRUE);
+            offline_problem_clear(p);
+            return false;
+        }
+    }
+    p->adj_start[n] = edges->len;
+    p->adj = (uint32_t *)g_array_free(edges, FALSE);
+    return true;
+}
+
+/* Static ranks (preorderings): by the largest section total the buffer
+ * sits in, then by area, or by lifetime, or by size. */
+enum { RANK_LENGTH_AREA, RANK_TOTAL_AREA, RANK_TOTAL_LENGTH, RANK__COUNT };
+
+static void offline_ranks(const offline_buf *bufs, const offline_problem *p, int how,
+                          uint32_t *rank)
+{
+    offline_key *keys = g_new(offline_key, p->n ? p->n : 1);
+    for (size_t i = 0; i < p->n; i++) {
+        uint64_t total = 0;
+        for (uint32_t q = p->sec_lo[i]; q < p->sec_hi[i]; q++)
+            if (p->sec_total[q] > total)
+                total = p->sec_total[q];
+        uint64_t life = bufs[i].end - bufs[i].start;
+        uint64_t area = (uint64_t)((double)bufs[i].size * (double)life);
+        keys[i].index = i;
+        switch (how) {
+        case RANK_LENGTH_AREA: keys[i].k1 = life; keys[i].k2 = area; break;
+        case RANK_TOTAL_AREA: keys[i].k1 = total; keys[i].k2 = area; break;
+        default: keys[i].k1 = total; keys[i].k2 = life; break;
+        }
+    }
+    qsort(keys, p->n, sizeof *keys, offline_cmp_key);
+    for (size_t i = 0; i < p->n; i++)
+        rank[keys[i].index] = (uint32_t)i;
+    g_free(keys);
+}
+
+/* Try to reach `target`; round robin over ranks with a doubling node budget
+ * up to node_limit. Fills offsets on success. */
+static bool offline_try_target(const offline_buf *bufs, const offline_problem *p, uint64_t target,
+                               int64_t node_limit, uint64_t *offsets)
+{
+    size_t n = p->n, ns = p->n_sections;
+    uint32_t *ranks[RANK__COUNT];
+    for (int how = 0; how < RANK__COUNT; how++) {
+        ranks[how] = g_new(uint32_t, n ? n : 1);
+        offline_ranks(bufs, p, how, ranks[how]);
+    }
+    offline_search s = {.bufs = bufs, .n = n, .n_sections = ns, .target = target,
+                        .adj_start = p->adj_start, .adj = p->adj, .sec_lo = p->sec_lo,
+                        .sec_hi = p->sec_hi, .sec_start = p->sec_start, .sec_bufs = p->sec_bufs};
+    s.min_offset = g_new0(uint64_t, n ? n : 1);
+    s.offset = g_new0(uint64_t, n ? n : 1);
+    s.solution = g_new0(uint64_t, n ? n : 1);
+    s.placed = g_new0(bool, n ? n : 1);
+    s.sec_floor = g_new0(uint64_t, ns ? ns : 1);
+    s.sec_total = g_new0(uint64_t, ns ? ns : 1);
+    s.cuts = g_new0(uint32_t, ns ? ns : 1);
+    offline_part all = {.bufs = g_new(uint32_t, n ? n : 1), .n = n, .lo = 0, .hi = (uint32_t)ns};
+    for (size_t i = 0; i < n; i++)
+        all.bufs[i] = (uint32_t)i;
+    int status = SEARCH_ABORTED;
+    for (int64_t budget = (int64_t)n * 2; status == SEARCH_ABORTED; budget *= 2) {
+        if (budget > node_limit)
+            budget = node_limit;
+        bool any_aborted = false;
+        for (int how = 0; how < RANK__COUNT && status != SEARCH_FOUND; how++) {
+            memset(s.min_offset, 0, n * sizeof *s.min_offset);
+            memset(s.placed, 0, n * sizeof *s.placed);
+            memset(s.sec_floor, 0, ns * sizeof *s.sec_floor);
+            memcpy(s.sec_total, p->sec_total, ns * sizeof *s.sec_total);
+            memset(s.cuts, 0, ns * sizeof *s.cuts);
+            for (size_t i = 0; i < n; i++)
+                for (uint32_t q = p->sec_lo[i]; q + 1 < p->sec_hi[i]; q++)
+                    s.cuts[q]++;
+            s.nodes_left = budget;
+            s.rank = ranks[how];
+            /* the initial pieces: boundaries no buffer crosses */
+            GArray *cutpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+            uint32_t zero = 0;
+            g_array_append_val(cutpoints, zero);
+            for (uint32_t q = 0; q + 1 < ns; q++) {
+                if (s.cuts[q] == 0) {
+                    uint32_t at = q + 1;
+                    g_array_append_val(cutpoints, at);
+                }
+            }
+            uint32_t end = (uint32_t)ns;
+            g_array_append_val(cutpoints, end);
+            status = offline_solve_pieces(&s, &all, (const uint32_t *)cutpoints->data,
+                                          cutpoints->len);
+            g_array_free(cutpoints, TRUE);
+            any_aborted |= status == SEARCH_ABORTED;
+            if (status == SEARCH_ABORTED && how + 1 < RANK__COUNT)
+                status = SEARCH_NOT_FOUND;
+        }
+        if (status != SEARCH_FOUND)
+            status = any_aborted ? SEARCH_ABORTED : SEARCH_NOT_FOUND;
+        if (budget >= node_limit)
+            break;
+    }
+    if (status == SEARCH_FOUND)
+        memcpy(offsets, s.solution, n * sizeof *offsets);
+    g_free(all.bufs);
+    g_free(s.min_offset);
+    g_free(s.offset);
+    g_free(s.solution);
+    g_free(s.placed);
+    g_free(s.sec_floor);
+    g_free(s.sec_total);
+    g_free(s.cuts);
+    for (int how = 0; how < RANK__COUNT; how++)
+        g_free(ranks[how]);
+    return status == SEARCH_FOUND;
+}
+
 static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError **err)
 {
     offline *o = self;
@@ -292,6 +744,40 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
         }
     }
     g_rand_free(rng);
+    /* Exact search, bounded: first a target a few percent above the lower
+     * bound (loose targets are found fast), then tighter ones. */
+    offline_problem prob;
+    if (o->search_nodes > 0 && n > 1 && best > o->lower_bound &&
+        offline_problem_build(o->bufs, n, 20000000, &prob)) {
+        static const double looser[] = {1.04, 1.08, 1.16, 1.32};
+        static const double tighter[] = {1.02, 1.01, 1.0};
+        uint64_t *found = g_new(uint64_t, n);
+        bool any = false;
+        for (size_t k = 0; k < G_N_ELEMENTS(looser) + G_N_ELEMENTS(tighter); k++) {
+            bool up = k < G_N_ELEMENTS(looser);
+            if (up && any)
+                continue;
+            if (!up && !any)
+                break;
+            double f = up ? looser[k] : tighter[k - G_N_ELEMENTS(looser)];
+            uint64_t target = (uint64_t)((double)o->lower_bound * f);
+            if (target >= best)
+                continue;
+            if (offline_try_target(o->bufs, &prob, target, o->search_nodes, found)) {
+                uint64_t h = 0;
+                for (size_t i = 0; i < n; i++)
+                    if (found[i] + o->bufs[i].size > h)
+                        h = found[i] + o->bufs[i].size;
+                best = h;
+                any = true;
+                memcpy(best_offsets, found, n * sizeof *found);
+            } else if (!up) {
+                break;
+            }
+        }
+        g_free(found);
+        offline_problem_clear(&prob);
+    }
     for (size_t i = 0; i < n; i++) {
         o->bufs[i].offset = best_offsets[i];
         g_hash_table_insert(o->plan, &o->bufs[i].id, &o->bufs[i]);
