@@ -272,6 +272,70 @@ START_TEST(unwritable_path_is_an_error)
 }
 END_TEST
 
+/* Invariant 1: on every (pid, tid), X events never overlap. Many copies of
+ * awkward lengths on one link, so lanes open and close and rounding to
+ * nanoseconds is exercised. */
+START_TEST(events_on_a_track_never_overlap)
+{
+    strata_results *r = strata_results_new("engine");
+    r->makespan_s = 1.0;
+    strata_memory_result *m = strata_results_add_memory(r, "hbm");
+    m->kind = g_strdup("device");
+    strata_results_add_link(r, "pcie");
+    strata_results_add_stream(r, "main");
+    GRand *rand = g_rand_new_with_seed(42);
+    for (int i = 0; i < 400; i++) {
+        strata_op_span *s = strata_results_add_span(r, "c");
+        s->kind = STRATA_OP_COPY;
+        s->start_s = g_rand_double_range(rand, 0, 1e-3);
+        s->end_s = s->start_s + g_rand_double_range(rand, 0, 2e-5) / 3.0;
+        s->src_memory = s->dst_memory = 0;
+        s->link_mask = 1;
+    }
+    g_rand_free(rand);
+    char *path = write_sample(r);
+    parsed p = parse_timeline(path);
+    GHashTable *per_track = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)g_array_unref);
+    guint n = 0;
+    for (guint i = 0; i < json_array_get_length(p.events); i++) {
+        JsonObject *e = json_array_get_object_element(p.events, i);
+        if (strcmp(json_object_get_string_member(e, "ph"), "X") != 0)
+            continue;
+        char *key = g_strdup_printf("%" G_GINT64_FORMAT "/%" G_GINT64_FORMAT, json_object_get_int_member(e, "pid"),
+                                    json_object_get_int_member(e, "tid"));
+        GArray *a = g_hash_table_lookup(per_track, key);
+        if (!a) {
+            a = g_array_new(FALSE, FALSE, sizeof(double) * 2);
+            g_hash_table_insert(per_track, g_strdup(key), a);
+        }
+        /* Compare in whole nanoseconds, as written. */
+        double iv[2] = {round(json_object_get_double_member(e, "ts") * 1000),
+                        round((json_object_get_double_member(e, "ts") + json_object_get_double_member(e, "dur")) * 1000)};
+        g_array_append_vals(a, iv, 1);
+        g_free(key);
+        n++;
+    }
+    ck_assert_uint_eq(n, 800); /* each copy on its stream and on pcie */
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, per_track);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        GArray *a = v;
+        for (guint i = 0; i < a->len; i++)
+            for (guint j = i + 1; j < a->len; j++) {
+                const double *x = (const double *)(void *)(a->data + i * sizeof(double) * 2);
+                const double *y = (const double *)(void *)(a->data + j * sizeof(double) * 2);
+                ck_assert_msg(x[1] <= y[0] || y[1] <= x[0], "track %s: [%g, %g] overlaps [%g, %g] (ns)",
+                              (const char *)k, x[0], x[1], y[0], y[1]);
+            }
+    }
+    g_hash_table_unref(per_track);
+    parsed_clear(&p);
+    g_free(path);
+    strata_results_free(r);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("timeline");
@@ -282,6 +346,7 @@ int main(void)
     tcase_add_test(tc, deterministic_bytes);
     tcase_add_test(tc, no_spans_is_a_valid_empty_timeline);
     tcase_add_test(tc, unwritable_path_is_an_error);
+    tcase_add_test(tc, events_on_a_track_never_overlap);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

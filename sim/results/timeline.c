@@ -14,12 +14,17 @@
  *                     args {offset, size, tag, buffer} (the address-space
  *                     map), a counter "NAME in use" {allocated, reserved}
  *                     and a counter "NAME by tag" {TAG: bytes...}
- * Times are microseconds (ts, dur), printed with nanosecond precision.
+ * Times are microseconds (ts, dur), printed exactly from whole nanoseconds.
+ *
+ * The file is streamed: each event is written as it is made (a lane's
+ * thread_name metadata when the lane opens), so memory stays bounded by the
+ * live buffers and the open lanes, not by the size of the timeline.
  *
  * Invariants:
  *  1. events on one track never overlap: an event that would overlap the
  *     last one on its track goes on the track's next lane ("pcie #2"), so
- *     every track nests properly in every viewer;
+ *     every track nests properly in every viewer; thread_sort_index keeps
+ *     a track's lanes together, in the order stream, link, memory tracks;
  *  2. the output depends only on the results (deterministic bytes);
  *  3. the file is written atomically (core/outfile.h).
  */
@@ -30,20 +35,23 @@
 #include "results/results.h"
 
 enum { PID_STREAMS = 1, PID_LINKS = 2, PID_MEMORIES = 3 };
+enum { LANES_PER_TRACK = 100000 }; /* sort index stride between tracks */
 
-/* A named track with lanes: lane i ends at ends[i]. */
+/* A named track with lanes: lane i is tid tids[i] and ends at ends[i]. */
 typedef struct track {
     char *name;
     int pid;
-    int first_tid;      /* tids first_tid.. are its lanes */
+    long order;         /* creation order, for thread_sort_index */
     GArray *ends;       /* double: end time of each lane's last event */
+    GArray *tids;       /* int: tid of each lane */
 } track;
 
 typedef struct timeline {
-    GString *out;
+    FILE *out;
+    GString *buf;        /* one event at a time */
     bool first_event;
-    GPtrArray *tracks;  /* track *, in creation order */
-    int next_tid;       /* tids are unique across the file */
+    GPtrArray *tracks;   /* track *, in creation order */
+    int next_tid;        /* tids are unique across the file */
     GHashTable *by_name; /* "pid/name" -> track */
 } timeline;
 
@@ -52,6 +60,7 @@ static void track_free(gpointer p)
     track *t = p;
     g_free(t->name);
     g_array_unref(t->ends);
+    g_array_unref(t->tids);
     g_free(t);
 }
 
@@ -75,33 +84,47 @@ static void json_string(GString *s, const char *text)
     g_string_append_c(s, '"');
 }
 
-/* Microseconds with nanosecond precision; locale-independent. */
-static void json_us(GString *s, double seconds)
+/* Whole nanoseconds, so that rounding is monotonic: an event that ends
+ * before the next one starts still does once both are rounded. */
+static int64_t to_ns(double seconds)
 {
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    double us = seconds * 1e6;
-    if (!isfinite(us))
-        us = 0;
-    g_ascii_formatd(buf, sizeof buf, "%.3f", us);
-    g_string_append(s, buf);
+    double ns = seconds * 1e9;
+    if (!isfinite(ns) || ns < 0)
+        return 0;
+    return (int64_t)llround(ns);
 }
 
-static void begin_event(timeline *tl)
+/* Microseconds printed exactly from nanoseconds: "1234.567". */
+static void json_us(GString *s, int64_t ns)
 {
-    g_string_append(tl->out, tl->first_event ? "\n  " : ",\n  ");
+    g_string_append_printf(s, "%" G_GINT64_FORMAT ".%03d", ns / 1000, (int)(ns % 1000));
+}
+
+/* Starts an event in tl->buf (after the separator). */
+static GString *begin_event(timeline *tl)
+{
+    g_string_truncate(tl->buf, 0);
+    g_string_append(tl->buf, tl->first_event ? "\n  " : ",\n  ");
     tl->first_event = false;
+    return tl->buf;
+}
+
+static void end_event(timeline *tl)
+{
+    fwrite(tl->buf->str, 1, tl->buf->len, tl->out);
 }
 
 static void meta(timeline *tl, const char *what, int pid, int tid, const char *key, const char *name, long sort)
 {
-    begin_event(tl);
-    g_string_append_printf(tl->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"%s\":", what,
-                           pid, tid, key);
+    GString *s = begin_event(tl);
+    g_string_append_printf(s, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"%s\":", what, pid,
+                           tid, key);
     if (name)
-        json_string(tl->out, name);
+        json_string(s, name);
     else
-        g_string_append_printf(tl->out, "%ld", sort);
-    g_string_append(tl->out, "}}");
+        g_string_append_printf(s, "%ld", sort);
+    g_string_append(s, "}}");
+    end_event(tl);
 }
 
 static track *get_track(timeline *tl, int pid, const char *name)
@@ -115,91 +138,74 @@ static track *get_track(timeline *tl, int pid, const char *name)
     t = g_new0(track, 1);
     t->name = g_strdup(name);
     t->pid = pid;
+    t->order = (long)tl->tracks->len;
     t->ends = g_array_new(FALSE, FALSE, sizeof(double));
+    t->tids = g_array_new(FALSE, FALSE, sizeof(int));
     g_ptr_array_add(tl->tracks, t);
     g_hash_table_insert(tl->by_name, key, t);
     return t;
 }
 
-/* The first lane of t free at `start`, creating one when all are busy.
- * Lane tids are assigned at the end (tracks_assign_tids) so that a track's
- * lanes are consecutive: events store (track, lane) until then. */
-static guint take_lane(track *t, double start, double end)
+/* A new lane of t: a tid and its names. */
+static int open_lane(timeline *tl, track *t)
+{
+    int tid = tl->next_tid++;
+    guint lane = t->tids->len;
+    g_array_append_val(t->tids, tid);
+    double zero = 0;
+    g_array_append_val(t->ends, zero);
+    char *name = lane ? g_strdup_printf("%s #%u", t->name, lane + 1) : g_strdup(t->name);
+    meta(tl, "thread_name", t->pid, tid, "name", name, 0);
+    meta(tl, "thread_sort_index", t->pid, tid, "sort_index", NULL, t->order * LANES_PER_TRACK + (long)lane);
+    g_free(name);
+    return tid;
+}
+
+/* The tid of the first lane of t free at `start` (opening one when all are
+ * busy); the lane is then busy until `end`. */
+static int take_lane(timeline *tl, track *t, double start, double end)
 {
     guint i = 0;
     for (; i < t->ends->len; i++)
         if (g_array_index(t->ends, double, i) <= start)
             break;
     if (i == t->ends->len)
-        g_array_append_val(t->ends, end);
-    else
-        g_array_index(t->ends, double, i) = end;
-    return i;
+        open_lane(tl, t);
+    g_array_index(t->ends, double, i) = end;
+    return g_array_index(t->tids, int, i);
 }
 
-/* An event waiting for its tid. */
-typedef struct pending {
-    track *t;
-    guint lane;
-    double start, end;
-    char *name, *cat;
-    char *args; /* JSON object text */
-} pending;
-
-static void pending_clear(gpointer p)
-{
-    pending *e = p;
-    g_free(e->name);
-    g_free(e->cat);
-    g_free(e->args);
-}
-
-static void add_x(GArray *events, track *t, double start, double end, const char *name, const char *cat,
-                  char *args)
+/* Writes an "X" event; args is a JSON object's text or NULL. */
+static void emit_x(timeline *tl, track *t, double start, double end, const char *name, const char *cat,
+                   const char *args)
 {
     if (end < start)
         end = start;
-    pending e = {.t = t, .start = start, .end = end, .name = g_strdup(name), .cat = g_strdup(cat), .args = args};
-    e.lane = take_lane(t, start, end);
-    g_array_append_val(events, e);
+    int tid = take_lane(tl, t, start, end);
+    GString *s = begin_event(tl);
+    g_string_append(s, "{\"ph\":\"X\",\"name\":");
+    json_string(s, name);
+    g_string_append(s, ",\"cat\":");
+    json_string(s, cat);
+    int64_t start_ns = to_ns(start), end_ns = to_ns(end);
+    g_string_append_printf(s, ",\"pid\":%d,\"tid\":%d,\"ts\":", t->pid, tid);
+    json_us(s, start_ns);
+    g_string_append(s, ",\"dur\":");
+    json_us(s, end_ns > start_ns ? end_ns - start_ns : 0);
+    if (args)
+        g_string_append_printf(s, ",\"args\":%s", args);
+    g_string_append_c(s, '}');
+    end_event(tl);
 }
 
-static void assign_tids_and_names(timeline *tl)
+/* Names every track that has no lane yet, so empty streams and links show. */
+static void name_empty_tracks(timeline *tl)
 {
-    const char *pnames[] = {NULL, "streams", "links", "memories"};
-    for (int pid = PID_STREAMS; pid <= PID_MEMORIES; pid++) {
-        meta(tl, "process_name", pid, 0, "name", pnames[pid], 0);
-        meta(tl, "process_sort_index", pid, 0, "sort_index", NULL, pid);
-    }
     for (guint i = 0; i < tl->tracks->len; i++) {
         track *t = g_ptr_array_index(tl->tracks, i);
-        t->first_tid = tl->next_tid;
-        guint lanes = t->ends->len ? t->ends->len : 1;
-        tl->next_tid += (int)lanes;
-        for (guint l = 0; l < lanes; l++) {
-            char *name = l ? g_strdup_printf("%s #%u", t->name, l + 1) : g_strdup(t->name);
-            meta(tl, "thread_name", t->pid, t->first_tid + (int)l, "name", name, 0);
-            meta(tl, "thread_sort_index", t->pid, t->first_tid + (int)l, "sort_index", NULL, t->first_tid + (long)l);
-            g_free(name);
-        }
+        if (t->tids->len == 0)
+            open_lane(tl, t);
     }
-}
-
-static void emit_x(timeline *tl, const pending *e)
-{
-    begin_event(tl);
-    GString *s = tl->out;
-    g_string_append(s, "{\"ph\":\"X\",\"name\":");
-    json_string(s, e->name);
-    g_string_append(s, ",\"cat\":");
-    json_string(s, e->cat);
-    g_string_append_printf(s, ",\"pid\":%d,\"tid\":%d,\"ts\":", e->t->pid, e->t->first_tid + (int)e->lane);
-    json_us(s, e->start);
-    g_string_append(s, ",\"dur\":");
-    json_us(s, e->end - e->start);
-    if (e->args)
-        g_string_append_printf(s, ",\"args\":%s", e->args);
-    g_string_append_c(s, '}');
 }
 
 static const char *memory_name(const strata_results *r, int32_t index)
@@ -209,25 +215,20 @@ static const char *memory_name(const strata_results *r, int32_t index)
     return g_array_index(r->memories, strata_memory_result, index).name;
 }
 
-static void add_op_events(timeline *tl, const strata_results *r, GArray *events)
+static void add_op_events(timeline *tl, const strata_results *r)
 {
     if (!r->spans)
         return;
-    /* Tracks for every stream and link first, so their order is the results' order. */
-    for (guint i = 0; r->streams && i < r->streams->len; i++)
-        get_track(tl, PID_STREAMS, g_array_index(r->streams, strata_stream_result, i).name);
-    for (guint i = 0; r->links && i < r->links->len; i++)
-        get_track(tl, PID_LINKS, g_array_index(r->links, strata_link_result, i).name);
+    GString *args = g_string_new(NULL);
     for (guint i = 0; i < r->spans->len; i++) {
         const strata_op_span *sp = &g_array_index(r->spans, strata_op_span, i);
         const char *kind = strata_op_kind_name(sp->kind);
         const char *stream = r->streams && sp->stream < r->streams->len
                                  ? g_array_index(r->streams, strata_stream_result, sp->stream).name
                                  : "main";
-        GString *args = g_string_new(NULL);
-        g_string_append_printf(args, "{\"op\":%" G_GUINT64_FORMAT ",\"line\":%" G_GUINT64_FORMAT
-                               ",\"bytes\":%" G_GUINT64_FORMAT,
-                               sp->op_index, sp->line, sp->bytes);
+        g_string_printf(args, "{\"op\":%" G_GUINT64_FORMAT ",\"line\":%" G_GUINT64_FORMAT
+                              ",\"bytes\":%" G_GUINT64_FORMAT,
+                        sp->op_index, sp->line, sp->bytes);
         if (sp->kind == STRATA_OP_COPY) {
             g_string_append(args, ",\"from\":");
             json_string(args, memory_name(r, sp->src_memory));
@@ -239,26 +240,24 @@ static void add_op_events(timeline *tl, const strata_results *r, GArray *events)
         }
         g_string_append_c(args, '}');
         char *label = sp->label && *sp->label ? g_strdup_printf("%s %s", kind, sp->label) : g_strdup(kind);
-        add_x(events, get_track(tl, PID_STREAMS, stream), sp->start_s, sp->end_s, label, kind,
-              g_strdup(args->str));
+        emit_x(tl, get_track(tl, PID_STREAMS, stream), sp->start_s, sp->end_s, label, kind, args->str);
         if (sp->kind == STRATA_OP_COPY) {
             bool placed = false;
             for (guint l = 0; r->links && l < r->links->len && l < 64; l++)
                 if (sp->link_mask & ((uint64_t)1 << l)) {
-                    add_x(events, get_track(tl, PID_LINKS, g_array_index(r->links, strata_link_result, l).name),
-                          sp->start_s, sp->end_s, label, "copy", g_strdup(args->str));
+                    emit_x(tl, get_track(tl, PID_LINKS, g_array_index(r->links, strata_link_result, l).name),
+                           sp->start_s, sp->end_s, label, "copy", args->str);
                     placed = true;
                 }
             if (!placed && sp->src_memory != sp->dst_memory) {
                 char *name = g_strdup_printf("%s->%s", memory_name(r, sp->src_memory), memory_name(r, sp->dst_memory));
-                add_x(events, get_track(tl, PID_LINKS, name), sp->start_s, sp->end_s, label, "copy",
-                      g_strdup(args->str));
+                emit_x(tl, get_track(tl, PID_LINKS, name), sp->start_s, sp->end_s, label, "copy", args->str);
                 g_free(name);
             }
         }
         g_free(label);
-        g_string_free(args, TRUE);
     }
+    g_string_free(args, TRUE);
 }
 
 typedef struct live_buffer {
@@ -267,28 +266,24 @@ typedef struct live_buffer {
     strata_tag tag;
 } live_buffer;
 
-static void append_buffer_event(timeline *tl, GArray *events, const strata_results *r, uint32_t memory,
-                                uint64_t id, const live_buffer *b, double end)
+static void buffer_event(timeline *tl, const strata_results *r, uint32_t memory, uint64_t id,
+                         const live_buffer *b, double end)
 {
     char *track_name = g_strdup_printf("%s buffers", memory_name(r, (int32_t)memory));
     const char *tag = b->tag != STRATA_TAG_NONE ? strata_tag_name(b->tag) : "untagged";
     char *args = g_strdup_printf("{\"offset\":%" G_GUINT64_FORMAT ",\"size\":%" G_GUINT64_FORMAT
                                  ",\"tag\":\"%s\",\"buffer\":%" G_GUINT64_FORMAT "}",
                                  b->offset, b->size, tag, id);
-    add_x(events, get_track(tl, PID_MEMORIES, track_name), b->start, end, tag, "buffer", args);
+    emit_x(tl, get_track(tl, PID_MEMORIES, track_name), b->start, end, tag, "buffer", args);
+    g_free(args);
     g_free(track_name);
 }
 
 /* Buffer lifetimes from pairs of samples (+size, -size) per (memory, id). */
-static void add_buffer_events(timeline *tl, const strata_results *r, GArray *events)
+static void add_buffer_events(timeline *tl, const strata_results *r)
 {
     if (!r->mem_samples)
         return;
-    for (guint m = 0; r->memories && m < r->memories->len; m++) {
-        char *name = g_strdup_printf("%s buffers", memory_name(r, (int32_t)m));
-        get_track(tl, PID_MEMORIES, name);
-        g_free(name);
-    }
     GHashTable *live = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     GArray *order = g_array_new(FALSE, FALSE, sizeof(gint64)); /* keys in alloc order, for the end */
     for (guint i = 0; i < r->mem_samples->len; i++) {
@@ -307,9 +302,19 @@ static void add_buffer_events(timeline *tl, const strata_results *r, GArray *eve
         } else if (s->delta < 0) {
             live_buffer *b = g_hash_table_lookup(live, &key);
             if (b) {
-                append_buffer_event(tl, events, r, s->memory, s->buffer_id, b, s->t_s);
+                buffer_event(tl, r, s->memory, s->buffer_id, b, s->t_s);
                 g_hash_table_remove(live, &key);
             }
+        }
+        /* Keep `order` from growing with every alloc of a long trace. */
+        if (order->len > 4096 && order->len > 2 * g_hash_table_size(live)) {
+            guint kept = 0;
+            for (guint j = 0; j < order->len; j++) {
+                gint64 k = g_array_index(order, gint64, j);
+                if (g_hash_table_contains(live, &k))
+                    g_array_index(order, gint64, kept++) = k;
+            }
+            g_array_set_size(order, kept);
         }
     }
     /* Buffers live at the end span to the makespan (or their start). */
@@ -320,11 +325,21 @@ static void add_buffer_events(timeline *tl, const strata_results *r, GArray *eve
             continue;
         uint32_t memory = (uint32_t)((uint64_t)key >> 48);
         uint64_t id = (uint64_t)key & (((uint64_t)1 << 48) - 1);
-        append_buffer_event(tl, events, r, memory, id, b, MAX(r->makespan_s, b->start));
+        buffer_event(tl, r, memory, id, b, MAX(r->makespan_s, b->start));
         g_hash_table_remove(live, &key);
     }
     g_array_unref(order);
     g_hash_table_unref(live);
+}
+
+static void counter_head(GString *o, const char *mem, const char *what, double t)
+{
+    g_string_append(o, "{\"ph\":\"C\",\"name\":");
+    char *cname = g_strdup_printf("%s %s", mem, what);
+    json_string(o, cname);
+    g_free(cname);
+    g_string_append_printf(o, ",\"pid\":%d,\"tid\":0,\"ts\":", PID_MEMORIES);
+    json_us(o, to_ns(t));
 }
 
 static void add_counters(timeline *tl, const strata_results *r)
@@ -345,27 +360,17 @@ static void add_counters(timeline *tl, const strata_results *r)
     for (guint i = 0; i < r->mem_samples->len; i++) {
         const strata_mem_sample *s = &g_array_index(r->mem_samples, strata_mem_sample, i);
         const char *mem = memory_name(r, (int32_t)s->memory);
-        GString *o = tl->out;
-        begin_event(tl);
-        g_string_append(o, "{\"ph\":\"C\",\"name\":");
-        char *cname = g_strdup_printf("%s in use", mem);
-        json_string(o, cname);
-        g_free(cname);
-        g_string_append_printf(o, ",\"pid\":%d,\"tid\":0,\"ts\":", PID_MEMORIES);
-        json_us(o, s->t_s);
+        GString *o = begin_event(tl);
+        counter_head(o, mem, "in use", s->t_s);
         g_string_append_printf(o, ",\"args\":{\"allocated\":%" G_GUINT64_FORMAT ",\"reserved\":%" G_GUINT64_FORMAT "}}",
                                s->allocated, s->reserved);
+        end_event(tl);
         if ((guint)s->tag >= STRATA_TAG__COUNT)
             continue;
         int64_t *row = by_tag + (gsize)s->memory * STRATA_TAG__COUNT;
         row[s->tag] += s->delta;
-        begin_event(tl);
-        g_string_append(o, "{\"ph\":\"C\",\"name\":");
-        cname = g_strdup_printf("%s by tag", mem);
-        json_string(o, cname);
-        g_free(cname);
-        g_string_append_printf(o, ",\"pid\":%d,\"tid\":0,\"ts\":", PID_MEMORIES);
-        json_us(o, s->t_s);
+        o = begin_event(tl);
+        counter_head(o, mem, "by tag", s->t_s);
         g_string_append(o, ",\"args\":{");
         bool first = true;
         for (int t = 0; t < STRATA_TAG__COUNT; t++) {
@@ -377,9 +382,37 @@ static void add_counters(timeline *tl, const strata_results *r)
             first = false;
         }
         g_string_append(o, "}}");
+        end_event(tl);
     }
     g_free(by_tag);
     g_free(tag_seen);
+}
+
+static void write_header(timeline *tl, const strata_results *r)
+{
+    GString *s = tl->buf;
+    g_string_assign(s, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":");
+    json_string(s, r->producer);
+    g_string_append(s, ",\"hardware\":");
+    json_string(s, r->hardware);
+    g_string_append(s, ",\"trace\":");
+    json_string(s, r->trace);
+    g_string_append_printf(s, ",\"status\":\"%s\",\"makespan_s\":", r->oom ? "oom" : "ok");
+    char num[G_ASCII_DTOSTR_BUF_SIZE];
+    g_ascii_formatd(num, sizeof num, "%.9g", r->makespan_s);
+    g_string_append(s, num);
+    g_string_append(s, ",\"memories\":{");
+    for (guint i = 0; r->memories && i < r->memories->len; i++) {
+        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        if (i)
+            g_string_append_c(s, ',');
+        json_string(s, m->name);
+        g_string_append_printf(s, ":{\"capacity_bytes\":%" G_GUINT64_FORMAT ",\"kind\":", m->capacity_bytes);
+        json_string(s, m->kind);
+        g_string_append(s, "}");
+    }
+    g_string_append(s, "}},\n\"traceEvents\":[");
+    end_event(tl);
 }
 
 bool strata_results_write_timeline(const strata_results *r, const char *path, GError **err)
@@ -387,53 +420,44 @@ bool strata_results_write_timeline(const strata_results *r, const char *path, GE
     strata_outfile *of = strata_outfile_open(path, err);
     if (!of)
         return false;
-    timeline tl = {.out = g_string_new(NULL), .first_event = true, .next_tid = 1};
+    timeline tl = {.out = strata_outfile_stream(of), .buf = g_string_new(NULL), .first_event = true, .next_tid = 1};
     tl.tracks = g_ptr_array_new_with_free_func(track_free);
     tl.by_name = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    GArray *events = g_array_new(FALSE, FALSE, sizeof(pending));
-    g_array_set_clear_func(events, pending_clear);
 
-    add_op_events(&tl, r, events);
-    add_buffer_events(&tl, r, events);
-
-    g_string_append(tl.out, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":");
-    json_string(tl.out, r->producer);
-    g_string_append(tl.out, ",\"hardware\":");
-    json_string(tl.out, r->hardware);
-    g_string_append(tl.out, ",\"trace\":");
-    json_string(tl.out, r->trace);
-    g_string_append_printf(tl.out, ",\"status\":\"%s\",\"makespan_s\":", r->oom ? "oom" : "ok");
-    char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    g_ascii_formatd(buf, sizeof buf, "%.9g", r->makespan_s);
-    g_string_append(tl.out, buf);
-    g_string_append(tl.out, ",\"memories\":{");
-    for (guint i = 0; r->memories && i < r->memories->len; i++) {
-        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
-        if (i)
-            g_string_append_c(tl.out, ',');
-        json_string(tl.out, m->name);
-        g_string_append_printf(tl.out, ":{\"capacity_bytes\":%" G_GUINT64_FORMAT ",\"kind\":", m->capacity_bytes);
-        json_string(tl.out, m->kind);
-        g_string_append(tl.out, "}");
+    write_header(&tl, r);
+    const char *pnames[] = {NULL, "streams", "links", "memories"};
+    for (int pid = PID_STREAMS; pid <= PID_MEMORIES; pid++) {
+        meta(&tl, "process_name", pid, 0, "name", pnames[pid], 0);
+        meta(&tl, "process_sort_index", pid, 0, "sort_index", NULL, pid);
     }
-    g_string_append(tl.out, "}},\n\"traceEvents\":[");
-    assign_tids_and_names(&tl);
-    for (guint i = 0; i < events->len; i++)
-        emit_x(&tl, &g_array_index(events, pending, i));
+    /* Tracks in the results' order: streams, links, then each memory. */
+    if (r->spans) {
+        for (guint i = 0; r->streams && i < r->streams->len; i++)
+            get_track(&tl, PID_STREAMS, g_array_index(r->streams, strata_stream_result, i).name);
+        for (guint i = 0; r->links && i < r->links->len; i++)
+            get_track(&tl, PID_LINKS, g_array_index(r->links, strata_link_result, i).name);
+    }
+    if (r->mem_samples)
+        for (guint m = 0; r->memories && m < r->memories->len; m++) {
+            char *name = g_strdup_printf("%s buffers", memory_name(r, (int32_t)m));
+            get_track(&tl, PID_MEMORIES, name);
+            g_free(name);
+        }
+    name_empty_tracks(&tl);
+    add_op_events(&tl, r);
+    add_buffer_events(&tl, r);
     add_counters(&tl, r);
-    g_string_append(tl.out, "\n]}\n");
+    fputs("\n]}\n", tl.out);
 
-    FILE *f = strata_outfile_stream(of);
-    bool ok = fwrite(tl.out->str, 1, tl.out->len, f) == tl.out->len;
+    bool ok = !ferror(tl.out);
     if (!ok) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot write the timeline", path);
         strata_outfile_abort(of);
     } else {
         ok = strata_outfile_commit(of, err);
     }
-    g_array_unref(events);
     g_hash_table_unref(tl.by_name);
     g_ptr_array_unref(tl.tracks);
-    g_string_free(tl.out, TRUE);
+    g_string_free(tl.buf, TRUE);
     return ok;
 }
