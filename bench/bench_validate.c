@@ -107,10 +107,21 @@ static int round_main(uint64_t size, int copies, const strata_calibrate_options 
         serial += s->end_s - s->start_s;
     }
     double baseline = fabs(serial - real->makespan_s) / real->makespan_s;
+    /* the machine's own noise: the spread of the replay's repeats */
+    double lo = 0, hi = 0;
+    JsonObject *rep = real->extra ? json_object_get_object_member(real->extra, "replay") : NULL;
+    JsonArray *ms = rep ? json_object_get_array_member(rep, "makespans_s") : NULL;
+    for (guint i = 0; ms && i < json_array_get_length(ms); i++) {
+        double m = json_array_get_double_element(ms, i);
+        lo = i == 0 ? m : MIN(lo, m);
+        hi = i == 0 ? m : MAX(hi, m);
+    }
+    double spread = real->makespan_s > 0 ? (hi - lo) / real->makespan_s : 0;
     printf("round: calibration %.1f s; simulated %.6f s, measured %.6f s, error %.1f%%; naive serial %.6f s "
-           "(error %.1f%%); per-op |error| p50 %.1f%%\n",
+           "(error %.1f%%); per-op |error| p50 %.1f%%; measured repeats %.6f..%.6f s (spread %.0f%% of the "
+           "median)\n",
            t_cal, c->makespan_sim_s, c->makespan_real_s, c->makespan_error * 100, serial, baseline * 100,
-           c->p50 * 100);
+           c->p50 * 100, lo, hi, spread * 100);
     fflush(stdout);
     char line[256];
     int n = snprintf(line, sizeof line, "%.17g %.17g %.17g %.17g\n", c->makespan_error, baseline,
