@@ -360,7 +360,7 @@ START_TEST(bad_input_and_usage)
 
     /* {'segments': [], 'device_traces': []}: no history was recorded */
     static const char no_history[] = "\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02"
-                                     "X\r\x00\x00\x00device_tracesq\x03]q\x04u.";
+                                     "X\r\x00\x00\x00" "device_tracesq\x03]q\x04u.";
     char *empty = g_build_filename(dir, "empty.pickle", NULL);
     ck_assert(g_file_set_contents(empty, no_history, sizeof no_history - 1, NULL));
     r = strata_test_cli("import", "torch", empty, NULL);
