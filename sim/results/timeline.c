@@ -37,13 +37,20 @@
 enum { PID_STREAMS = 1, PID_LINKS = 2, PID_MEMORIES = 3 };
 enum { LANES_PER_TRACK = 100000 }; /* sort index stride between tracks */
 
-/* A named track with lanes: lane i is tid tids[i] and ends at ends[i]. */
+/* A lane: its tid and the latest end of the events on it. */
+typedef struct lane {
+    double end;
+    guint index;        /* lane number in its track (tie-break) */
+    int tid;
+} lane;
+
+/* A named track with lanes, kept as a min-heap on (end, index): the lane
+ * that frees first is at the top, so placing an event is O(log lanes). */
 typedef struct track {
     char *name;
     int pid;
     long order;         /* creation order, for thread_sort_index */
-    GArray *ends;       /* double: end time of each lane's last event */
-    GArray *tids;       /* int: tid of each lane */
+    GArray *heap;       /* lane */
 } track;
 
 typedef struct timeline {
@@ -59,8 +66,7 @@ static void track_free(gpointer p)
 {
     track *t = p;
     g_free(t->name);
-    g_array_unref(t->ends);
-    g_array_unref(t->tids);
+    g_array_unref(t->heap);
     g_free(t);
 }
 
@@ -139,40 +145,75 @@ static track *get_track(timeline *tl, int pid, const char *name)
     t->name = g_strdup(name);
     t->pid = pid;
     t->order = (long)tl->tracks->len;
-    t->ends = g_array_new(FALSE, FALSE, sizeof(double));
-    t->tids = g_array_new(FALSE, FALSE, sizeof(int));
+    t->heap = g_array_new(FALSE, FALSE, sizeof(lane));
     g_ptr_array_add(tl->tracks, t);
     g_hash_table_insert(tl->by_name, key, t);
     return t;
 }
 
-/* A new lane of t: a tid and its names. */
-static int open_lane(timeline *tl, track *t)
+static bool lane_before(const lane *a, const lane *b)
 {
-    int tid = tl->next_tid++;
-    guint lane = t->tids->len;
-    g_array_append_val(t->tids, tid);
-    double zero = 0;
-    g_array_append_val(t->ends, zero);
-    char *name = lane ? g_strdup_printf("%s #%u", t->name, lane + 1) : g_strdup(t->name);
-    meta(tl, "thread_name", t->pid, tid, "name", name, 0);
-    meta(tl, "thread_sort_index", t->pid, tid, "sort_index", NULL, t->order * LANES_PER_TRACK + (long)lane);
-    g_free(name);
-    return tid;
+    return a->end < b->end || (a->end == b->end && a->index < b->index);
 }
 
-/* The tid of the first lane of t free at `start` (opening one when all are
- * busy); the lane is then busy until `end`. */
+static void heap_sift_down(GArray *heap, guint i)
+{
+    lane *h = (lane *)(void *)heap->data;
+    for (;;) {
+        guint l = 2 * i + 1, r = l + 1, m = i;
+        if (l < heap->len && lane_before(&h[l], &h[m]))
+            m = l;
+        if (r < heap->len && lane_before(&h[r], &h[m]))
+            m = r;
+        if (m == i)
+            return;
+        lane tmp = h[i];
+        h[i] = h[m];
+        h[m] = tmp;
+        i = m;
+    }
+}
+
+static void heap_push(GArray *heap, lane l)
+{
+    g_array_append_val(heap, l);
+    lane *h = (lane *)(void *)heap->data;
+    for (guint i = heap->len - 1; i > 0;) {
+        guint parent = (i - 1) / 2;
+        if (!lane_before(&h[i], &h[parent]))
+            break;
+        lane tmp = h[i];
+        h[i] = h[parent];
+        h[parent] = tmp;
+        i = parent;
+    }
+}
+
+/* A new lane of t (free from time 0): a tid and its names. */
+static void open_lane(timeline *tl, track *t)
+{
+    lane l = {.end = 0, .index = t->heap->len, .tid = tl->next_tid++};
+    char *name = l.index ? g_strdup_printf("%s #%u", t->name, l.index + 1) : g_strdup(t->name);
+    meta(tl, "thread_name", t->pid, l.tid, "name", name, 0);
+    meta(tl, "thread_sort_index", t->pid, l.tid, "sort_index", NULL, t->order * LANES_PER_TRACK + (long)l.index);
+    g_free(name);
+    heap_push(t->heap, l);
+}
+
+/* The tid of the lane of t that frees first, when it is free at `start`
+ * (else of a new lane); the lane is then busy until `end`. Every event on a
+ * lane starts at or after the latest end of the events before it. */
 static int take_lane(timeline *tl, track *t, double start, double end)
 {
-    guint i = 0;
-    for (; i < t->ends->len; i++)
-        if (g_array_index(t->ends, double, i) <= start)
-            break;
-    if (i == t->ends->len)
+    if (t->heap->len == 0 || g_array_index(t->heap, lane, 0).end > start) {
         open_lane(tl, t);
-    g_array_index(t->ends, double, i) = end;
-    return g_array_index(t->tids, int, i);
+        /* The new lane (end 0) is now at the top. */
+    }
+    lane *top = &g_array_index(t->heap, lane, 0);
+    top->end = MAX(top->end, end);
+    int tid = top->tid;
+    heap_sift_down(t->heap, 0);
+    return tid;
 }
 
 /* Writes an "X" event; args is a JSON object's text or NULL. */
@@ -203,7 +244,7 @@ static void name_empty_tracks(timeline *tl)
 {
     for (guint i = 0; i < tl->tracks->len; i++) {
         track *t = g_ptr_array_index(tl->tracks, i);
-        if (t->tids->len == 0)
+        if (t->heap->len == 0)
             open_lane(tl, t);
     }
 }
