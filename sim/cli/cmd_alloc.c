@@ -1,12 +1,244 @@
-/* cmd_alloc.c: `strata alloc`. PLACEHOLDER until its issue lands: reports that it is not built yet. */
+/*
+ * cmd_alloc.c: `strata alloc`, the fast path: one trace replayed through
+ * one allocator for one memory, untimed, without SimGrid (sim/replay).
+ *
+ *   strata alloc --trace T --allocator NAME[:k=v,...] --capacity SIZE
+ *                [--alignment N] [--memory NAME] [--policy P]... [--json OUT]
+ *                [--min-capacity] [--check]
+ *
+ * Capacity rule: --capacity is required unless --min-capacity is given;
+ * then the smallest capacity (a multiple of --alignment, or of 256 bytes)
+ * at which the trace completes is searched (doubling, then bisection),
+ * printed, and the results are those of a replay at that capacity.
+ * Exit status: 0 the trace completed, 1 out of memory (results written),
+ * 2 bad input or usage.
+ *
+ * Invariant: the --json path is checked before any work starts, and is
+ * written complete or not at all (core/outfile.h).
+ */
 #include <stdio.h>
+#include <string.h>
+#include "alloc/alloc.h"
 #include "cli/cli.h"
 #include "core/error.h"
+#include "core/outfile.h"
+#include "core/units.h"
+#include "policy/policy.h"
+#include "replay/replay.h"
+#include "trace/reader.h"
+
+typedef struct alloc_args {
+    char *trace, *allocator, *capacity, *alignment, *memory, *json;
+    char **policies;
+    gboolean min_capacity, check;
+} alloc_args;
+
+static void alloc_args_clear(alloc_args *a)
+{
+    g_free(a->trace);
+    g_free(a->allocator);
+    g_free(a->capacity);
+    g_free(a->alignment);
+    g_free(a->memory);
+    g_free(a->json);
+    g_strfreev(a->policies);
+}
+
+/* The allocators and their parameters, for --help. */
+static char *alloc_describe_allocators(void)
+{
+    GString *s = g_string_new("Allocators (--allocator NAME[:key=value,...]):\n");
+    const strata_alloc_type *const *types = strata_alloc_types();
+    for (size_t i = 0; types[i]; i++) {
+        g_string_append_printf(s, "  %s: %s\n", types[i]->name, types[i]->summary);
+        char *params = strata_params_describe(types[i]->params, "      ");
+        g_string_append(s, params);
+        g_free(params);
+    }
+    g_string_append(s,
+        "\nTrace lines 'option allocator.KEY=VALUE' set KEY when the allocator declares it;\n"
+        "values given with --allocator win.\n"
+        "Unnamed allocs belong to memory '" STRATA_REPLAY_DEFAULT_MEMORY "'.\n"
+        "Exit status: 0 completed, 1 out of memory (results still written), 2 bad input.\n");
+    return g_string_free(s, FALSE);
+}
+
+static void alloc_print_summary(const strata_results *r, const strata_replay_summary *s,
+                                const char *spec, uint64_t capacity, FILE *out)
+{
+    char *cap = strata_format_size(capacity);
+    char *pa = strata_format_size(s->peak_allocated);
+    char *pr = strata_format_size(s->peak_reserved);
+    char *w = strata_format_size(s->internal_waste_at_peak);
+    fprintf(out, "allocator        %s\n", spec);
+    fprintf(out, "capacity         %s (%" G_GUINT64_FORMAT " B)\n", cap, capacity);
+    fprintf(out, "status           %s after %" G_GUINT64_FORMAT " ops\n", s->oom ? "oom" : "ok", s->ops);
+    fprintf(out, "peak allocated   %s (%" G_GUINT64_FORMAT " B)\n", pa, s->peak_allocated);
+    fprintf(out, "peak reserved    %s (%" G_GUINT64_FORMAT " B)\n", pr, s->peak_reserved);
+    fprintf(out, "fragmentation    %.4f (peak of 1 - largest free / free reserved)\n",
+            s->fragmentation_peak);
+    fprintf(out, "rounding waste   %s at the allocated peak\n", w);
+    if (s->planned_height || s->plan_lower_bound)
+        fprintf(out, "planned height   %" G_GUINT64_FORMAT " B, lower bound %" G_GUINT64_FORMAT
+                " B (x%.4f)\n", s->planned_height, s->plan_lower_bound,
+                s->plan_lower_bound ? (double)s->planned_height / (double)s->plan_lower_bound : 1.0);
+    if (r->oom) {
+        const strata_oom_info *o = &r->oom_info;
+        fprintf(out, "out of memory    at op %" G_GUINT64_FORMAT " (line %" G_GUINT64_FORMAT
+                "): %s of %" G_GUINT64_FORMAT " B, free %" G_GUINT64_FORMAT
+                " B, largest free %" G_GUINT64_FORMAT " B\n", o->op_index, o->line,
+                o->buffer ? o->buffer : "?", o->requested_bytes, o->free_bytes,
+                o->largest_free_bytes);
+    }
+    g_free(cap);
+    g_free(pa);
+    g_free(pr);
+    g_free(w);
+}
 
 int strata_cmd_alloc(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "strata alloc: not implemented yet\n");
-    return STRATA_EXIT_USAGE;
+    alloc_args a = {0};
+    GOptionEntry entries[] = {
+        {"trace", 't', 0, G_OPTION_ARG_FILENAME, &a.trace, "trace to replay ('-': standard input)",
+         "T.trace"},
+        {"allocator", 'a', 0, G_OPTION_ARG_STRING, &a.allocator,
+         "allocator and parameters, e.g. caching:max_split_size=200MiB (list below)",
+         "NAME[:k=v,...]"},
+        {"capacity", 'c', 0, G_OPTION_ARG_STRING, &a.capacity,
+         "bytes of the memory, e.g. 16GiB (required unless --min-capacity)", "SIZE"},
+        {"alignment", 0, 0, G_OPTION_ARG_STRING, &a.alignment,
+         "alignment in bytes, a power of two (default: the allocator's own; also the step of "
+         "--min-capacity, 256 when unset)", "N"},
+        {"memory", 'm', 0, G_OPTION_ARG_STRING, &a.memory,
+         "memory to replay, for traces with several (default: " STRATA_REPLAY_DEFAULT_MEMORY
+         ", which also holds unnamed allocs)", "NAME"},
+        {"policy", 'p', 0, G_OPTION_ARG_STRING_ARRAY, &a.policies,
+         "rewrite the trace with a policy first (repeatable, applied in order)", "P"},
+        {"json", 'j', 0, G_OPTION_ARG_FILENAME, &a.json, "write results JSON here ('-': standard output)",
+         "OUT"},
+        {"min-capacity", 0, 0, G_OPTION_ARG_NONE, &a.min_capacity,
+         "search the smallest capacity at which the trace completes, print it, report that run",
+         NULL},
+        {"check", 0, 0, G_OPTION_ARG_NONE, &a.check,
+         "check the allocator's invariants after every op (always on in debug builds)", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionContext *ctx = g_option_context_new("- replay a trace through one allocator (untimed)");
+    g_option_context_set_summary(ctx,
+        "Replays the allocs, frees and releases of one memory through an allocator and reports\n"
+        "peak allocated and reserved bytes, fragmentation and rounding waste. No timing.");
+    char *desc = alloc_describe_allocators();
+    g_option_context_set_description(ctx, desc);
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    int status = STRATA_EXIT_OK;
+    GError *err = NULL;
+    strata_outfile *json_out = NULL;
+    strata_source *src = NULL;
+    strata_results *results = NULL;
+    uint64_t capacity = 0, alignment = 0;
+
+    if (!strata_cli_parse(ctx, &argc, &argv, "alloc", &status))
+        goto done;
+    if (argc > 1) {
+        g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT, "unexpected argument '%s'", argv[1]);
+        goto fail;
+    }
+    if (!a.trace) {
+        g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected --trace T.trace");
+        goto fail;
+    }
+    if (!a.allocator) {
+        char *known = strata_alloc_type_names();
+        g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "expected --allocator NAME (known: %s)", known);
+        g_free(known);
+        goto fail;
+    }
+    if (a.capacity && !strata_parse_size(a.capacity, &capacity, &err)) {
+        g_prefix_error(&err, "--capacity: ");
+        goto fail;
+    }
+    if (!a.capacity && !a.min_capacity) {
+        g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "expected --capacity SIZE (or --min-capacity to search for it)");
+        goto fail;
+    }
+    if (a.alignment) {
+        if (!strata_parse_size(a.alignment, &alignment, &err)) {
+            g_prefix_error(&err, "--alignment: ");
+            goto fail;
+        }
+        if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
+            g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "--alignment: expected a power of two, got '%s'", a.alignment);
+            goto fail;
+        }
+    }
+    /* The allocator spec is checked before reading anything. */
+    {
+        strata_allocator *probe = strata_allocator_new(a.allocator, capacity, alignment, &err);
+        if (!probe)
+            goto fail;
+        strata_allocator_free(probe);
+    }
+    if (a.json && !(json_out = strata_outfile_open(a.json, &err)))
+        goto fail;
+    if (!(src = strata_trace_open(a.trace, &err)))
+        goto fail;
+    if (a.policies && !(src = strata_policies_apply(src, (const char *const *)a.policies, NULL, &err)))
+        goto fail;
+
+    strata_replay_options opt = {
+        .allocator = a.allocator,
+        .capacity = capacity,
+        .alignment = alignment,
+        .memory = a.memory,
+#ifndef NDEBUG
+        .check_each_op = true,
+#else
+        .check_each_op = a.check,
+#endif
+    };
+    if (a.min_capacity) {
+        uint64_t found = 0;
+        if (!strata_replay_min_capacity(src, &opt, alignment ? alignment : 256, &found, &err))
+            goto fail;
+        opt.capacity = capacity = found;
+    }
+    strata_replay_summary sum;
+    if (!strata_replay_run(src, &opt, &results, &sum, &err))
+        goto fail;
+    if (a.min_capacity)
+        strata_results_set_extra(results, "min_capacity_bytes",
+                                 json_node_init_int(json_node_alloc(), (gint64)capacity));
+    FILE *human = (a.json && strcmp(a.json, "-") == 0) ? stderr : stdout;
+    if (a.min_capacity)
+        fprintf(human, "min capacity     %" G_GUINT64_FORMAT " B\n", capacity);
+    const char *spec = NULL;
+    if (results->memories && results->memories->len > 0)
+        spec = g_array_index(results->memories, strata_memory_result, 0).allocator;
+    alloc_print_summary(results, &sum, spec ? spec : a.allocator, capacity, human);
+    if (json_out) {
+        char *text = strata_results_to_json_text(results);
+        fputs(text, strata_outfile_stream(json_out));
+        g_free(text);
+        strata_outfile *o = json_out;
+        json_out = NULL;
+        if (!strata_outfile_commit(o, &err))
+            goto fail;
+    }
+    status = sum.oom ? STRATA_EXIT_OOM : STRATA_EXIT_OK;
+    goto done;
+fail:
+    status = strata_cli_fail("alloc", err);
+    err = NULL;
+done:
+    strata_outfile_abort(json_out);
+    strata_results_free(results);
+    strata_source_free(src);
+    g_option_context_free(ctx);
+    g_free(desc);
+    alloc_args_clear(&a);
+    return status;
 }
