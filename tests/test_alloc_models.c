@@ -1,0 +1,385 @@
+/*
+ * test_alloc_models.c: the allocators of models/alloc, driven directly
+ * through alloc.h, with figures derived by hand in the comments.
+ */
+#include <check.h>
+#include <string.h>
+#include "alloc/alloc.h"
+#include "core/error.h"
+#include "testutil.h"
+
+#define KiB (UINT64_C(1) << 10)
+#define MiB (UINT64_C(1) << 20)
+
+static strata_allocator *make(const char *spec, uint64_t capacity, uint64_t alignment)
+{
+    GError *err = NULL;
+    strata_allocator *a = strata_allocator_new(spec, capacity, alignment, &err);
+    ck_assert_msg(a != NULL, "%s: %s", spec, err ? err->message : "?");
+    return a;
+}
+
+static uint64_t must_alloc(strata_allocator *a, uint64_t id, uint64_t size, uint32_t stream)
+{
+    uint64_t off = UINT64_MAX;
+    ck_assert_msg(strata_allocator_alloc(a, id, size, stream, &off), "%s: alloc %" G_GUINT64_FORMAT
+                  " of %" G_GUINT64_FORMAT " failed", strata_allocator_name(a), id, size);
+    GError *err = NULL;
+    ck_assert_msg(strata_allocator_check(a, &err), "%s", err ? err->message : "");
+    return off;
+}
+
+static void must_free(strata_allocator *a, uint64_t id)
+{
+    strata_allocator_free_block(a, id);
+    GError *err = NULL;
+    ck_assert_msg(strata_allocator_check(a, &err), "%s", err ? err->message : "");
+}
+
+static strata_alloc_stats stats(const strata_allocator *a)
+{
+    strata_alloc_stats s;
+    strata_allocator_stats(a, &s);
+    return s;
+}
+
+/* Exact peaks: 1000 B rounds to 1024 (alignment 256), 5 MiB stays. */
+START_TEST(test_exact_peaks_best_fit)
+{
+    strata_allocator *a = make("best-fit", 64 * MiB, 0);
+    ck_assert_uint_eq(must_alloc(a, 0, 1000, 0), 0);
+    ck_assert_uint_eq(must_alloc(a, 1, 5 * MiB, 0), 1024);
+    strata_alloc_stats s = stats(a);
+    ck_assert_uint_eq(s.allocated, 1000 + 5 * MiB);
+    ck_assert_uint_eq(s.reserved, 1024 + 5 * MiB);
+    ck_assert_uint_eq(s.internal_waste, 24);
+    must_free(a, 0);
+    s = stats(a);
+    ck_assert_uint_eq(s.allocated, 5 * MiB);
+    ck_assert_uint_eq(s.reserved, 1024 + 5 * MiB); /* the span still ends at b */
+    ck_assert_uint_eq(s.free_in_reserved, 1024);
+    ck_assert_uint_eq(s.largest_free, 1024);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* Capacity 10 (alignment 1): A3 B1 C2 D1 E3 fill it; free A and C leaves
+ * holes of 3 at 0 and 2 at 4. F(2): first-fit takes 0 (leaving 1), best-fit
+ * takes the exact hole at 4. G(3) then fits only for best-fit. */
+static bool fragment_then_alloc3(const char *spec)
+{
+    strata_allocator *a = make(spec, 10, 1);
+    const uint64_t sizes[] = {3, 1, 2, 1, 3};
+    for (uint64_t i = 0; i < 5; i++)
+        must_alloc(a, i, sizes[i], 0);
+    must_free(a, 0);
+    must_free(a, 2);
+    uint64_t f = must_alloc(a, 5, 2, 0);
+    ck_assert_uint_eq(f, g_str_equal(spec, "best-fit") ? 4 : 0);
+    uint64_t off;
+    bool ok = strata_allocator_alloc(a, 6, 3, 0, &off);
+    strata_allocator_free(a);
+    return ok;
+}
+
+START_TEST(test_best_fit_fits_where_first_fit_fails)
+{
+    ck_assert(fragment_then_alloc3("best-fit"));
+    ck_assert(!fragment_then_alloc3("first-fit"));
+}
+END_TEST
+
+/* Free two neighbours, then allocate their sum in a full heap. */
+START_TEST(test_coalescing)
+{
+    const char *specs[] = {"first-fit", "next-fit", "best-fit"};
+    for (size_t i = 0; i < G_N_ELEMENTS(specs); i++) {
+        strata_allocator *a = make(specs[i], 3 * MiB, 0);
+        must_alloc(a, 0, MiB, 0);
+        must_alloc(a, 1, MiB, 0);
+        must_alloc(a, 2, MiB, 0);
+        must_free(a, 0);
+        must_free(a, 1);
+        ck_assert_uint_eq(stats(a).largest_free, 2 * MiB);
+        ck_assert_uint_eq(must_alloc(a, 3, 2 * MiB, 0), 0);
+        strata_allocator_free(a);
+    }
+}
+END_TEST
+
+START_TEST(test_bump_never_reuses)
+{
+    strata_allocator *a = make("bump", 4 * KiB, 0);
+    ck_assert_uint_eq(must_alloc(a, 0, 1024, 0), 0);
+    must_free(a, 0);
+    ck_assert_uint_eq(must_alloc(a, 1, 1024, 0), 1024);
+    ck_assert_uint_eq(stats(a).reserved, 2048);
+    ck_assert_uint_eq(stats(a).largest_free, 0);
+    uint64_t off;
+    ck_assert(!strata_allocator_alloc(a, 2, 3 * KiB, 0, &off)); /* 2 KiB left */
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* Next-fit resumes after the last allocation instead of the lowest hole. */
+START_TEST(test_next_fit_rover)
+{
+    strata_allocator *a = make("next-fit", 8 * KiB, 1024);
+    must_alloc(a, 0, 1024, 0);  /* 0 */
+    must_alloc(a, 1, 1024, 0);  /* 1024 */
+    must_free(a, 0);            /* hole at 0 */
+    ck_assert_uint_eq(must_alloc(a, 2, 1024, 0), 2048); /* first-fit would take 0 */
+    strata_allocator_free(a);
+}
+END_TEST
+
+START_TEST(test_buddy_rounding)
+{
+    strata_allocator *a = make("buddy", 16 * MiB, 0);
+    ck_assert_uint_eq(must_alloc(a, 0, 3 * MiB, 0), 0);
+    strata_alloc_stats s = stats(a);
+    ck_assert_uint_eq(s.reserved, 4 * MiB);
+    ck_assert_uint_eq(s.internal_waste, MiB);
+    /* its buddy [4, 8) MiB is free; a 4 MiB request takes it */
+    ck_assert_uint_eq(must_alloc(a, 1, 4 * MiB, 0), 4 * MiB);
+    must_free(a, 0);
+    must_free(a, 1);
+    /* everything merged back: 16 MiB in one block */
+    ck_assert_uint_eq(must_alloc(a, 2, 16 * MiB, 0), 0);
+    strata_allocator_free(a);
+}
+END_TEST
+
+static uint64_t caching_reserved_for(uint64_t size)
+{
+    strata_allocator *a = make("caching", 1024 * MiB, 0);
+    must_alloc(a, 0, size, 0);
+    uint64_t r = stats(a).reserved;
+    strata_allocator_free(a);
+    return r;
+}
+
+START_TEST(test_caching_segment_sizes)
+{
+    ck_assert_uint_eq(caching_reserved_for(1000), 2 * MiB);
+    ck_assert_uint_eq(caching_reserved_for(5 * MiB), 20 * MiB);
+    ck_assert_uint_eq(caching_reserved_for(30 * MiB), 30 * MiB);
+    /* 512-byte rounding: 1000 B holds a 1024-byte block */
+    strata_allocator *a = make("caching", 1024 * MiB, 0);
+    must_alloc(a, 0, 1000, 0);
+    ck_assert_uint_eq(stats(a).internal_waste, 24);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* 40 MiB device: 5 MiB caches a 20 MiB segment; after its free a 30 MiB
+ * request cannot get 30 more MiB (20 + 30 > 40) until the cached segment is
+ * released; the retry then succeeds with 30 MiB reserved. */
+START_TEST(test_caching_oom_release_and_retry)
+{
+    strata_allocator *a = make("caching", 40 * MiB, 0);
+    must_alloc(a, 0, 5 * MiB, 0);
+    must_free(a, 0);
+    ck_assert_uint_eq(stats(a).reserved, 20 * MiB);
+    must_alloc(a, 1, 30 * MiB, 0);
+    ck_assert_uint_eq(stats(a).reserved, 30 * MiB);
+    ck_assert_uint_eq(stats(a).n_segments, 1);
+    uint64_t off;
+    ck_assert(!strata_allocator_alloc(a, 2, 11 * MiB, 0, &off)); /* 30 + 12 > 40 */
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* Blocks cached on one stream are not handed to another. */
+START_TEST(test_caching_streams)
+{
+    strata_allocator *a = make("caching", 1024 * MiB, 0);
+    must_alloc(a, 0, 5 * MiB, 0);
+    must_free(a, 0);
+    must_alloc(a, 1, 5 * MiB, 1);
+    ck_assert_uint_eq(stats(a).reserved, 40 * MiB);
+    must_alloc(a, 2, 5 * MiB, 0); /* reuses stream 0's cached segment */
+    ck_assert_uint_eq(stats(a).reserved, 40 * MiB);
+    strata_allocator_release(a);  /* nothing is free as a whole segment... */
+    ck_assert_uint_eq(stats(a).reserved, 40 * MiB);
+    must_free(a, 1);
+    strata_allocator_release(a);  /* ...now stream 1's segment is */
+    ck_assert_uint_eq(stats(a).reserved, 20 * MiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* max_split_size: an oversize cached block is not split for small requests. */
+START_TEST(test_caching_max_split_size)
+{
+    strata_allocator *a = make("caching:max_split_size=40MiB", 1024 * MiB, 0);
+    must_alloc(a, 0, 100 * MiB, 0);
+    must_free(a, 0);
+    must_alloc(a, 1, 12 * MiB, 0); /* may not take the 100 MiB block: new 12 MiB segment */
+    ck_assert_uint_eq(stats(a).reserved, 112 * MiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* roundup_power2_divisions=4: 1.2 MiB rounds to the next quarter step
+ * between 1 and 2 MiB, i.e. 1.25 MiB. */
+START_TEST(test_caching_roundup_divisions)
+{
+    strata_allocator *a = make("caching:roundup_power2_divisions=4", 1024 * MiB, 0);
+    uint64_t size = 1258291; /* 1.2 MiB */
+    must_alloc(a, 0, size, 0);
+    ck_assert_uint_eq(stats(a).internal_waste, 5 * MiB / 4 - size);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* Expandable segments map 20 MiB pages as needed: 5 MiB, then 30 MiB more. */
+START_TEST(test_caching_expandable)
+{
+    strata_allocator *a = make("caching:expandable_segments=true", 1024 * MiB, 0);
+    must_alloc(a, 0, 5 * MiB, 0);
+    ck_assert_uint_eq(stats(a).reserved, 20 * MiB);
+    must_alloc(a, 1, 30 * MiB, 0); /* 15 MiB free at the end: 15 more -> one page */
+    ck_assert_uint_eq(stats(a).reserved, 40 * MiB);
+    must_free(a, 1);
+    strata_allocator_release(a); /* unmaps whole free pages at the end */
+    ck_assert_uint_eq(stats(a).reserved, 20 * MiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* BFC with memory_fraction=1 on 1 MiB: one region of 1 MiB.
+ * 1000 B -> 1024 B, split from the 1 MiB chunk (it is >= 2 x 1024).
+ * 600 KiB from the 1047552-byte rest: not split (< 2 x 614400, and the
+ * remainder is far below 128 MiB), so the block holds 1047552 bytes. */
+START_TEST(test_bfc_split_and_coalesce)
+{
+    strata_allocator *a = make("bfc:memory_fraction=1", MiB, 0);
+    ck_assert_uint_eq(stats(a).reserved, MiB);
+    ck_assert_uint_eq(must_alloc(a, 0, 1000, 0), 0);
+    ck_assert_uint_eq(stats(a).largest_free, MiB - 1024);
+    ck_assert_uint_eq(must_alloc(a, 1, 600 * KiB, 0), 1024);
+    strata_alloc_stats s = stats(a);
+    ck_assert_uint_eq(s.internal_waste, 24 + (MiB - 1024 - 600 * KiB));
+    ck_assert_uint_eq(s.largest_free, 0);
+    must_free(a, 0);
+    ck_assert_uint_eq(stats(a).largest_free, 1024);
+    must_free(a, 1);
+    ck_assert_uint_eq(stats(a).largest_free, MiB); /* coalesced into one chunk */
+    /* a 300 KiB request now splits the chunk (1 MiB >= 2 x 300 KiB) */
+    must_alloc(a, 2, 300 * KiB, 0);
+    ck_assert_uint_eq(stats(a).largest_free, MiB - 300 * KiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* allow_growth: regions of 2 MiB, doubling. */
+START_TEST(test_bfc_growth)
+{
+    strata_allocator *a = make("bfc:allow_growth=true,memory_fraction=1", 64 * MiB, 0);
+    ck_assert_uint_eq(stats(a).reserved, 0);
+    must_alloc(a, 0, MiB, 0);
+    ck_assert_uint_eq(stats(a).reserved, 2 * MiB);
+    must_alloc(a, 1, 1536 * KiB, 0); /* 1 MiB left: a new region of 4 MiB */
+    ck_assert_uint_eq(stats(a).reserved, 6 * MiB);
+    ck_assert_uint_eq(stats(a).n_segments, 2);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* Random ops through every allocator, invariants checked after each. */
+START_TEST(test_invariants_random)
+{
+    const strata_alloc_type *const *types = strata_alloc_types();
+    for (size_t t = 0; types[t]; t++) {
+        if (types[t]->plan)
+            continue; /* the planner is covered by test_alloc_offline */
+        strata_allocator *a = make(types[t]->name, 256 * MiB, 0);
+        GRand *rng = g_rand_new_with_seed(42);
+        GArray *live = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        uint64_t next = 0;
+        for (int i = 0; i < 3000; i++) {
+            if (live->len > 0 && (g_rand_int_range(rng, 0, 3) == 0 || live->len > 60)) {
+                guint k = (guint)g_rand_int_range(rng, 0, (gint32)live->len);
+                must_free(a, g_array_index(live, uint64_t, k));
+                g_array_remove_index_fast(live, k);
+            } else {
+                uint64_t size = (uint64_t)g_rand_int_range(rng, 1, 4 * 1024 * 1024);
+                uint64_t off;
+                if (strata_allocator_alloc(a, next, size, (uint32_t)g_rand_int_range(rng, 0, 2), &off))
+                    g_array_append_val(live, next);
+                GError *err = NULL;
+                ck_assert_msg(strata_allocator_check(a, &err), "%s", err ? err->message : "");
+                next++;
+            }
+            if (i % 500 == 499) {
+                strata_allocator_release(a);
+                GError *err = NULL;
+                ck_assert_msg(strata_allocator_check(a, &err), "%s", err ? err->message : "");
+            }
+        }
+        g_array_free(live, TRUE);
+        g_rand_free(rng);
+        strata_allocator_free(a);
+    }
+}
+END_TEST
+
+START_TEST(test_unknown_names_list_known)
+{
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_allocator_new("nope", MiB, 0, &err));
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_ptr_nonnull(strstr(err->message, "best-fit"));
+    ck_assert_ptr_nonnull(strstr(err->message, "caching"));
+    g_clear_error(&err);
+    ck_assert_ptr_null(strata_allocator_new("caching:max_split=1", MiB, 0, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "max_split_size"));
+    g_clear_error(&err);
+    ck_assert_ptr_null(strata_allocator_new("best-fit", MiB, 3, &err));
+    g_clear_error(&err);
+    /* the spec names every parameter */
+    strata_allocator *a = make("caching:max_split_size=200MiB", MiB, 0);
+    ck_assert_str_eq(strata_allocator_spec(a),
+                     "caching:max_split_size=200MiB,roundup_power2_divisions=0,expandable_segments=false");
+    strata_allocator_free(a);
+    /* base values are overridden by the spec's */
+    a = strata_allocator_new_with_base("caching:roundup_power2_divisions=2",
+                                       "roundup_power2_divisions=8,expandable_segments=true", MiB, 0,
+                                       &err);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_str_eq(strata_allocator_spec(a),
+                     "caching:roundup_power2_divisions=2,expandable_segments=true");
+    strata_allocator_free(a);
+}
+END_TEST
+
+static Suite *alloc_models_suite(void)
+{
+    Suite *s = suite_create("alloc_models");
+    TCase *tc = tcase_create("models");
+    tcase_add_test(tc, test_exact_peaks_best_fit);
+    tcase_add_test(tc, test_best_fit_fits_where_first_fit_fails);
+    tcase_add_test(tc, test_coalescing);
+    tcase_add_test(tc, test_bump_never_reuses);
+    tcase_add_test(tc, test_next_fit_rover);
+    tcase_add_test(tc, test_buddy_rounding);
+    tcase_add_test(tc, test_caching_segment_sizes);
+    tcase_add_test(tc, test_caching_oom_release_and_retry);
+    tcase_add_test(tc, test_caching_streams);
+    tcase_add_test(tc, test_caching_max_split_size);
+    tcase_add_test(tc, test_caching_roundup_divisions);
+    tcase_add_test(tc, test_caching_expandable);
+    tcase_add_test(tc, test_bfc_split_and_coalesce);
+    tcase_add_test(tc, test_bfc_growth);
+    tcase_add_test(tc, test_invariants_random);
+    tcase_add_test(tc, test_unknown_names_list_known);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return strata_test_main(alloc_models_suite());
+}
