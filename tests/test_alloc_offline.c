@@ -1,0 +1,138 @@
+/*
+ * test_alloc_offline.c: the offline planner and the MiniMalloc importer on
+ * ../shared/data/minimalloc (skipped with a message where absent):
+ * input.12 at height 12 (exact), and the challenging set A..K within 5% of
+ * the lower bound (the peak of live bytes). Also the importer's ordering
+ * and errors, and the planner on a hand-made case.
+ */
+#include <check.h>
+#include <string.h>
+#include "alloc/alloc.h"
+#include "core/error.h"
+#include "import/minimalloc.h"
+#include "replay/replay.h"
+#include "testutil.h"
+
+static strata_replay_summary plan_csv(const char *path, uint64_t capacity)
+{
+    GError *err = NULL;
+    strata_source *src = strata_minimalloc_source(path, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+    strata_replay_options opt = {.allocator = "offline", .capacity = capacity, .alignment = 1,
+                                 .check_each_op = true};
+    strata_results *r = NULL;
+    strata_replay_summary s;
+    ck_assert_msg(strata_replay_run(src, &opt, &r, &s, &err), "%s", err ? err->message : "");
+    strata_results_free(r);
+    strata_source_free(src);
+    return s;
+}
+
+START_TEST(test_input12_exact)
+{
+    char *path = strata_test_shared_path("minimalloc/input.12.csv");
+    if (!path)
+        return;
+    strata_replay_summary s = plan_csv(path, 12);
+    ck_assert(!s.oom);
+    ck_assert_uint_eq(s.plan_lower_bound, 12);
+    ck_assert_uint_eq(s.planned_height, 12);
+    ck_assert_uint_eq(s.peak_reserved, 12);
+    g_free(path);
+}
+END_TEST
+
+static const char *const challenging[] = {"A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K"};
+
+START_TEST(test_challenging_within_5_percent)
+{
+    char *rel = g_strdup_printf("minimalloc/%s.1048576.csv", challenging[_i]);
+    char *path = strata_test_shared_path(rel);
+    g_free(rel);
+    if (!path)
+        return;
+    strata_replay_summary s = plan_csv(path, UINT64_C(1) << 30);
+    double ratio = (double)s.planned_height / (double)s.plan_lower_bound;
+    printf("offline %s: height %" G_GUINT64_FORMAT " lower bound %" G_GUINT64_FORMAT " x%.4f\n",
+           challenging[_i], s.planned_height, s.plan_lower_bound, ratio);
+    ck_assert(!s.oom);
+    ck_assert_uint_eq(s.peak_reserved, s.planned_height);
+    ck_assert_msg(ratio <= 1.05, "%s: height %" G_GUINT64_FORMAT " is x%.4f of the lower bound",
+                  challenging[_i], s.planned_height, ratio);
+    g_free(path);
+}
+END_TEST
+
+/* Frees before allocs at equal times: [0,3) and [3,9) share bytes. */
+START_TEST(test_import_order_and_plan)
+{
+    char *csv = strata_test_write_temp("mm-XXXXXX.csv",
+                                       "id,lower,upper,size\n"
+                                       "x,3,9,4\n"
+                                       "y,0,3,4\n"
+                                       "7,0,9,2\n");
+    GError *err = NULL;
+    strata_source *src = strata_minimalloc_source(csv, &err);
+    ck_assert_ptr_nonnull(src);
+    const char *expect[] = {"alloc y", "alloc b7", "free y", "alloc x", "free x", "free b7"};
+    for (size_t i = 0; i < G_N_ELEMENTS(expect); i++) {
+        const strata_op *op = NULL;
+        ck_assert_int_eq(strata_source_next(src, &op, &err), 1);
+        char *text = g_strdup_printf("%s %s", op->kind == STRATA_OP_ALLOC ? "alloc" : "free", op->name);
+        ck_assert_str_eq(text, expect[i]);
+        g_free(text);
+    }
+    strata_source_free(src);
+    strata_replay_summary s = plan_csv(csv, 6);
+    ck_assert(!s.oom);
+    ck_assert_uint_eq(s.plan_lower_bound, 6);
+    ck_assert_uint_eq(s.planned_height, 6);
+    /* below the lower bound the replay runs out of memory */
+    s = plan_csv(csv, 5);
+    ck_assert(s.oom);
+    g_free(csv);
+}
+END_TEST
+
+START_TEST(test_import_errors)
+{
+    const char *cases[][2] = {
+        {"id,lower,upper\n", ":1: expected the header"},
+        {"id,lower,upper,size\na,1,1,4\n", ":2: expected lower < upper"},
+        {"id,lower,upper,size\na,0,2,x\n", ":2: expected size"},
+        {"id,lower,upper,size\na,0,2,4\na,1,3,4\n", ":3: expected a unique id"},
+        {"id,lower,upper,size\na,0,2\n", ":2: expected 4 fields"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *csv = strata_test_write_temp("mm-XXXXXX.csv", cases[i][0]);
+        GError *err = NULL;
+        ck_assert_ptr_null(strata_minimalloc_source(csv, &err));
+        ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+        ck_assert_msg(strstr(err->message, cases[i][1]) != NULL, "%s", err->message);
+        ck_assert_msg(strstr(err->message, csv) != NULL, "%s", err->message);
+        g_error_free(err);
+        g_free(csv);
+    }
+}
+END_TEST
+
+static Suite *alloc_offline_suite(void)
+{
+    Suite *s = suite_create("alloc_offline");
+    TCase *tc = tcase_create("offline");
+    tcase_add_test(tc, test_input12_exact);
+    tcase_add_test(tc, test_import_order_and_plan);
+    tcase_add_test(tc, test_import_errors);
+    tcase_set_timeout(tc, 120);
+    suite_add_tcase(s, tc);
+    TCase *hard = tcase_create("challenging");
+    tcase_add_loop_test(hard, test_challenging_within_5_percent, 0, (int)G_N_ELEMENTS(challenging));
+    tcase_set_timeout(hard, 600);
+    suite_add_tcase(s, hard);
+    return s;
+}
+
+int main(void)
+{
+    return strata_test_main(alloc_offline_suite());
+}
