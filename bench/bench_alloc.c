@@ -1,0 +1,334 @@
+/*
+ * bench_alloc.c: allocator replay against glibc malloc (issue 3: each
+ * allocator at most 2x the glibc time; issue 8's table).
+ *
+ * 1. Generates a random trace of N ops (default 2,000,000; deterministic:
+ *    a fixed-seed xorshift) into a temporary file: allocs and frees only,
+ *    on one stream, one memory. Sizes follow a mix like a training step's:
+ *    60% small (256 B to 64 KiB), 30% medium (64 KiB to 2 MiB), 9% large
+ *    (2 to 32 MiB), 1% huge (32 to 256 MiB), log-uniform inside each class,
+ *    multiples of 4 bytes. The number of live buffers is a random walk
+ *    between 1 and 4096; a free takes the newest live buffer half the time
+ *    (stack-like temporaries) and a random live one otherwise.
+ * 2. Replays the text through the real path of `strata alloc` (reader,
+ *    trace checker, allocator, peaks: sim/replay with check_each_op off, as
+ *    in Release builds) for best-fit, bfc and caching, at a capacity of
+ *    64 GiB (no out-of-memory for any of them).
+ * 3. Replays the same text through glibc: getline, tokenising, the size
+ *    parsed with strtoull, names mapped to pointers in a GHashTable, then
+ *    malloc/free. The pages are never touched, as the model never touches
+ *    them either. The baseline is glibc's allocator itself, not the kernel:
+ *    mallopt() turns off mmap for large blocks and trimming (with glibc's
+ *    defaults every block above 128 KiB..32 MiB is an mmap/munmap pair and
+ *    the baseline measures system calls, about 10x slower here). Once, in a
+ *    forked child, the same replay also runs with glibc's defaults, reported
+ *    for information (RESULT alloc_glibc_default, no target). An untimed
+ *    warm-up replay first touches the heap's pages (glibc keeps its
+ *    metadata inside the blocks, so a cold heap pays page faults), so the
+ *    timed runs measure parsing plus glibc's algorithm.
+ * Times are CPU time of this process (CLOCK_PROCESS_CPUTIME_ID): the machine
+ * is shared, and wall time measures the other tenants; wall time is printed
+ * beside it.
+ * Each measurement is the median of REPEATS runs, interleaved so that load
+ * on the machine hits all of them alike.
+ *
+ * Output: a table, and RESULT lines (bench/README.md): alloc_NAME with
+ * value = the allocator's replay time, baseline = glibc's, target 2.
+ * Usage: bench_alloc [N_OPS [REPEATS [ALLOCATOR...]]]
+ */
+#include <glib.h>
+#include <malloc.h>
+#include <math.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "replay/replay.h"
+#include "trace/reader.h"
+
+#define BENCH_CAPACITY (UINT64_C(64) << 30)
+#define BENCH_MAX_LIVE 4096
+#define BENCH_SEED UINT64_C(0x9E3779B97F4A7C15)
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* xorshift64*: deterministic on every platform. */
+static uint64_t next_random(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    return x * UINT64_C(2685821657736338717);
+}
+
+static double unit_random(uint64_t *state)
+{
+    return (double)(next_random(state) >> 11) * (1.0 / 9007199254740992.0);
+}
+
+/* Log-uniform in [lo, hi), a multiple of 4. */
+static uint64_t size_in(uint64_t *state, double lo, double hi)
+{
+    double v = lo * pow(hi / lo, unit_random(state));
+    uint64_t s = (uint64_t)v & ~UINT64_C(3);
+    return s ? s : 4;
+}
+
+static uint64_t random_size(uint64_t *state)
+{
+    double u = unit_random(state);
+    if (u < 0.60)
+        return size_in(state, 256.0, 64.0 * 1024);
+    if (u < 0.90)
+        return size_in(state, 64.0 * 1024, 2.0 * 1024 * 1024);
+    if (u < 0.99)
+        return size_in(state, 2.0 * 1024 * 1024, 32.0 * 1024 * 1024);
+    return size_in(state, 32.0 * 1024 * 1024, 256.0 * 1024 * 1024);
+}
+
+/* Writes the trace; returns the number of ops and the peak of live bytes. */
+static uint64_t write_trace(FILE *f, uint64_t n_ops, uint64_t *peak_live)
+{
+    uint64_t rng = BENCH_SEED;
+    uint64_t live_ids[BENCH_MAX_LIVE], live_sizes[BENCH_MAX_LIVE];
+    size_t n_live = 0;
+    uint64_t next_id = 0, ops = 0, live_bytes = 0;
+    *peak_live = 0;
+    fputs("strata-trace 1\n# bench_alloc: random allocs and frees (deterministic seed)\n", f);
+    while (ops < n_ops) {
+        bool alloc = n_live == 0 || (n_live < BENCH_MAX_LIVE && (next_random(&rng) & 1));
+        if (alloc) {
+            uint64_t size = random_size(&rng);
+            fprintf(f, "alloc b%" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", next_id, size);
+            live_ids[n_live] = next_id++;
+            live_sizes[n_live++] = size;
+            live_bytes += size;
+            if (live_bytes > *peak_live)
+                *peak_live = live_bytes;
+        } else {
+            size_t k = (next_random(&rng) & 1) ? n_live - 1 : (size_t)(next_random(&rng) % n_live);
+            fprintf(f, "free b%" G_GUINT64_FORMAT "\n", live_ids[k]);
+            live_bytes -= live_sizes[k];
+            live_ids[k] = live_ids[n_live - 1];
+            live_sizes[k] = live_sizes[n_live - 1];
+            n_live--;
+        }
+        ops++;
+    }
+    return ops;
+}
+
+/* The baseline: the same text through glibc malloc/free, parse included. */
+static double replay_glibc(const char *path, uint64_t *ops_out, double *wall)
+{
+    double t0 = cpu_now(), w0 = now();
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    GHashTable *live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, free);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    uint64_t ops = 0;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        if (line[0] == '#' || strncmp(line, "strata-trace", 12) == 0)
+            continue;
+        char *save = NULL;
+        char *verb = strtok_r(line, " \t\n", &save);
+        char *name = strtok_r(NULL, " \t\n", &save);
+        if (!verb || !name)
+            continue;
+        if (strcmp(verb, "alloc") == 0) {
+            char *size_text = strtok_r(NULL, " \t\n", &save);
+            size_t size = size_text ? (size_t)strtoull(size_text, NULL, 10) : 0;
+            void *p = malloc(size);
+            if (!p) {
+                fprintf(stderr, "bench_alloc: glibc malloc(%zu) failed\n", size);
+                exit(1);
+            }
+            g_hash_table_insert(live, g_strdup(name), p);
+        } else if (strcmp(verb, "free") == 0) {
+            g_hash_table_remove(live, name); /* frees the key and, with free(), the block */
+        }
+        ops++;
+    }
+    free(line);
+    fclose(f);
+    g_hash_table_destroy(live);
+    *ops_out = ops;
+    *wall = now() - w0;
+    return cpu_now() - t0;
+}
+
+/* One replay through strata's path; -1 on error (printed). */
+static double replay_strata(const char *path, const char *allocator, strata_replay_summary *sum,
+                            double *wall)
+{
+    double t0 = cpu_now(), w0 = now();
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    strata_results *r = NULL;
+    strata_replay_options opt = {.allocator = allocator, .capacity = BENCH_CAPACITY};
+    bool ok = src && strata_replay_run(src, &opt, &r, sum, &err);
+    double t = cpu_now() - t0;
+    *wall = now() - w0;
+    strata_results_free(r);
+    strata_source_free(src);
+    if (!ok) {
+        fprintf(stderr, "bench_alloc: %s: %s\n", allocator, err ? err->message : "failed");
+        g_clear_error(&err);
+        return -1;
+    }
+    return t;
+}
+
+/* The baseline with glibc's default tuning, in a child (mallopt is process-wide). */
+static double replay_glibc_default(const char *path)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        uint64_t ops = 0;
+        double wall = 0;
+        double t = replay_glibc(path, &ops, &wall);
+        (void)ops;
+        ssize_t w = write(fds[1], &t, sizeof t);
+        _exit(w == (ssize_t)sizeof t ? 0 : 1);
+    }
+    close(fds[1]);
+    double t = -1;
+    if (pid < 0 || read(fds[0], &t, sizeof t) != (ssize_t)sizeof t)
+        t = -1;
+    close(fds[0]);
+    if (pid > 0)
+        waitpid(pid, NULL, 0);
+    return t;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, compare_double);
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n_ops = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
+    int repeats = argc > 2 ? atoi(argv[2]) : 3;
+    if (repeats < 1)
+        repeats = 1;
+    static const char *const default_allocators[] = {"best-fit", "bfc", "caching", NULL};
+    const char *const *allocators = argc > 3 ? (const char *const *)&argv[3] : default_allocators;
+    int n_alloc = 0;
+    while (allocators[n_alloc])
+        n_alloc++;
+
+    char *path = NULL;
+    int fd = g_file_open_tmp("bench-alloc-XXXXXX.trace", &path, NULL);
+    if (fd < 0) {
+        fprintf(stderr, "bench_alloc: cannot create a temporary file\n");
+        return 1;
+    }
+    FILE *f = fdopen(fd, "w");
+    uint64_t peak_live = 0;
+    double t0 = now();
+    uint64_t ops = write_trace(f, n_ops, &peak_live);
+    fclose(f);
+    printf("wrote %" G_GUINT64_FORMAT " ops to %s in %.2f s; peak live %.1f MiB; capacity %" G_GUINT64_FORMAT
+           " GiB; median of %d runs\n",
+           ops, path, now() - t0, (double)peak_live / 1048576.0, BENCH_CAPACITY >> 30, repeats);
+
+    double glibc_default = replay_glibc_default(path);
+    mallopt(M_MMAP_MAX, 0);                /* no mmap per large block */
+    mallopt(M_TRIM_THRESHOLD, INT_MAX);    /* no trimming of the heap top */
+    mallopt(M_TOP_PAD, 64 << 20);          /* grow the heap in large steps */
+    uint64_t warm_ops = 0;
+    double warm_wall = 0;
+    replay_glibc(path, &warm_ops, &warm_wall); /* warm-up: the heap's pages are touched once, not timed */
+    double *glibc = g_new(double, repeats), *glibc_wall = g_new(double, repeats);
+    double *times = g_new(double, (size_t)repeats * (size_t)n_alloc);
+    double *walls = g_new(double, (size_t)repeats * (size_t)n_alloc);
+    strata_replay_summary *sums = g_new0(strata_replay_summary, n_alloc);
+    int status = 0;
+    for (int rep = 0; rep < repeats && status == 0; rep++) {
+        uint64_t glibc_ops = 0;
+        glibc[rep] = replay_glibc(path, &glibc_ops, &glibc_wall[rep]);
+        if (glibc[rep] < 0 || glibc_ops != ops) {
+            fprintf(stderr, "bench_alloc: glibc replay read %" G_GUINT64_FORMAT " ops\n", glibc_ops);
+            status = 1;
+        }
+        for (int a = 0; a < n_alloc && status == 0; a++) {
+            double t = replay_strata(path, allocators[a], &sums[a], &walls[a * repeats + rep]);
+            if (t < 0 || sums[a].oom || sums[a].ops != ops || sums[a].peak_allocated != peak_live) {
+                fprintf(stderr, "bench_alloc: %s replayed %" G_GUINT64_FORMAT " ops%s, peak %" G_GUINT64_FORMAT
+                        " (expected %" G_GUINT64_FORMAT ")\n", allocators[a], sums[a].ops,
+                        sums[a].oom ? " (out of memory)" : "", sums[a].peak_allocated, peak_live);
+                status = 1;
+            }
+            times[a * repeats + rep] = t;
+        }
+    }
+    if (status == 0) {
+        double base = median(glibc, repeats);
+        printf("\n| replay | CPU time (s) | wall (s) | M ops/s (CPU) | vs glibc | peak reserved (MiB) | "
+               "fragmentation peak |\n");
+        printf("|---|---:|---:|---:|---:|---:|---:|\n");
+        printf("| glibc malloc/free (baseline: no mmap, no trim, warm) | %.3f | %.3f | %.2f | 1.00 | - | - |\n",
+               base, median(glibc_wall, repeats), (double)ops / base / 1e6);
+        if (glibc_default > 0)
+            printf("| glibc malloc/free (default tuning, cold, once) | %.3f | - | %.2f | %.2f | - | - |\n",
+                   glibc_default, (double)ops / glibc_default / 1e6, glibc_default / base);
+        for (int a = 0; a < n_alloc; a++) {
+            double t = median(&times[a * repeats], repeats);
+            printf("| %s | %.3f | %.3f | %.2f | %.2f | %.1f | %.4f |\n", allocators[a], t,
+                   median(&walls[a * repeats], repeats), (double)ops / t / 1e6, t / base,
+                   (double)sums[a].peak_reserved / 1048576.0, sums[a].fragmentation_peak);
+        }
+        printf("\n");
+        for (int a = 0; a < n_alloc; a++) {
+            double t = median(&times[a * repeats], repeats);
+            char *name = g_strdelimit(g_strdup(allocators[a]), "-:,=", '_');
+            printf("RESULT name=alloc_%s value=%.3f baseline=%.3f ratio=%.2f target=2 unit=s ops=%" G_GUINT64_FORMAT
+                   "\n", name, t, base, t / base, ops);
+            g_free(name);
+        }
+        if (glibc_default > 0)
+            printf("RESULT name=alloc_glibc_default value=%.3f baseline=%.3f ratio=%.2f target=- unit=s\n",
+                   glibc_default, base, glibc_default / base);
+    }
+    unlink(path);
+    g_free(path);
+    g_free(glibc);
+    g_free(glibc_wall);
+    g_free(times);
+    g_free(walls);
+    g_free(sums);
+    return status;
+}
