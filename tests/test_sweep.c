@@ -409,6 +409,11 @@ START_TEST(point_mode_writes_one_point)
     char *p3 = out_path(&f, "points/0003.json"), *p0 = out_path(&f, "points/0000.json");
     ck_assert(g_file_test(p3, G_FILE_TEST_EXISTS));
     ck_assert(!g_file_test(p0, G_FILE_TEST_EXISTS));
+    /* A resubmitted array task does not redo its point. */
+    r = strata_test_cli("sweep", f.exp, "--out", out, "--point", "3", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_str_eq(r.out, "point 3: already done\n");
+    strata_cli_result_clear(&r);
     r = strata_test_cli("sweep", f.exp, "--out", out, "--point", "4", NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "out of range"), "%s", r.err);

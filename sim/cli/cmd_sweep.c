@@ -62,7 +62,9 @@ int strata_cmd_sweep(int argc, char **argv)
          "again afterwards to collect the table and the report",
          NULL},
         {"point", 0, 0, G_OPTION_ARG_INT64, &point,
-         "Run only point N (0-based, as listed by --list-jobs) and write DIR/points/N.json", "N"},
+         "Run only point N (0-based, as listed by --list-jobs) and write DIR/points/N.json; a point already "
+         "done is not run again",
+         "N"},
         {"count", 0, 0, G_OPTION_ARG_NONE, &count, "Print the number of points and exit", NULL},
         {"no-report", 0, 0, G_OPTION_ARG_NONE, &no_report, "Write the tables but not the HTML report", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -141,6 +143,10 @@ int strata_cmd_sweep(int argc, char **argv)
         goto done;
     }
     if (point >= 0) {
+        if ((uint64_t)point < strata_experiment_point_count(exp) && strata_sweep_point_done(&ctx, (uint64_t)point)) {
+            printf("point %" G_GINT64_FORMAT ": already done\n", point);
+            goto done;
+        }
         if (!strata_sweep_run_point(&ctx, (uint64_t)point, &err))
             status = strata_cli_fail(CMD, err);
         goto done;
