@@ -17,7 +17,7 @@
  *
  * Usage: bench_validate [--size SIZE] [--copies N] [--max-size SIZE] [--rounds N] [--hw HW.ini]
  * Output: the per-op table of strata validate, then
- *   RESULT name=validate_host_makespan_error value=E baseline=B ratio=R target=0.25 unit=fraction
+ *   RESULT name=validate_host_makespan_error value=E baseline=B ratio=R target=0.25 unit=fraction target_of=value
  */
 #include <math.h>
 #include <stdio.h>
@@ -215,7 +215,7 @@ int main(int argc, char **argv)
     printf("makespan error, median of %d rounds: %.1f%% (target <= 25%%): %s; naive serial model: %.1f%%\n", rounds,
            value * 100, value <= 0.25 ? "met" : "NOT met", baseline * 100);
     printf("RESULT name=validate_host_makespan_error value=%.4f baseline=%.4f ratio=%.2f target=0.25 "
-           "unit=fraction\n",
+           "unit=fraction target_of=value\n",
            value, baseline, value > 0 ? baseline / value : 0.0);
     g_free(sz);
     g_free(errors);
