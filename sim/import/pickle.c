@@ -583,8 +583,8 @@ static bool run(parser *ps)
         if (ps->pos >= p->len)
             return fail(ps, "truncated pickle: no STOP opcode before the end of the file");
         uint8_t op = d[ps->pos++];
-        const char *line;
-        size_t n;
+        const char *line = NULL;
+        size_t n = 0;
         strata_pv v = 0, k = 0, c = 0;
         size_t first = 0;
         switch (op) {

@@ -313,7 +313,7 @@ static bool read_segments(conv *c, strata_pv root)
                 !strata_pickle_str_equal(c->p, state, "active_pending_free"))
                 continue;
             tblock b = {.stream = s.stream};
-            uint64_t size;
+            uint64_t size = 0;
             if (!get_u64(c, blk, "address", bwhere, &b.addr) ||
                 !get_u64(c, blk, "size", bwhere, &size))
                 return false;
