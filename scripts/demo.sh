@@ -2,7 +2,8 @@
 # demo.sh: the README's first command. Installs what is missing, builds strata,
 # and runs the default job: a training step with host offloading on a TPU v5e
 # model (configs/hw/tpu-v5e.ini, traces/examples/train-step-offload.trace),
-# then a small what-if sweep, printing where its HTML report is.
+# then a what-if sweep (single, double and triple buffering of a Pallas-style
+# matmul), printing where its HTML report is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -12,7 +13,5 @@ echo "== strata run --hw configs/hw/tpu-v5e.ini --trace traces/examples/train-st
 ./build/strata run --hw configs/hw/tpu-v5e.ini --trace traces/examples/train-step-offload.trace \
   --json out/default-run.json --timeline out/default-timeline.json
 echo "results: out/default-run.json; timeline (open in ui.perfetto.dev): out/default-timeline.json"
-if [ -f configs/experiments/quick-offload.ini ]; then
-  echo "== strata sweep configs/experiments/quick-offload.ini --out out/quick-offload"
-  ./build/strata sweep configs/experiments/quick-offload.ini --out out/quick-offload
-fi
+echo "== strata sweep configs/experiments/buffering-matmul.ini --out out/buffering-matmul"
+./build/strata sweep configs/experiments/buffering-matmul.ini --out out/buffering-matmul
