@@ -7,8 +7,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" >/dev/null
+mkdir -p out
 echo "== strata run --hw configs/hw/tpu-v5e.ini --trace traces/examples/train-step-offload.trace"
 ./build/strata run --hw configs/hw/tpu-v5e.ini --trace traces/examples/train-step-offload.trace \
   --json out/default-run.json --timeline out/default-timeline.json
