@@ -258,6 +258,7 @@ typedef struct offline_search {
     uint32_t *cuts;                    /* unplaced buffers crossing boundary q|q+1 */
     int64_t nodes_left;
     const uint32_t *rank;
+    size_t max_branch; /* candidates tried per node (0: all) */
 } offline_search;
 
 /* A set of unplaced buffers over a range of sections that no other
@@ -351,6 +352,7 @@ static int offline_dfs(offline_search *s, const offline_part *part, const offlin
     GArray *changes = g_array_new(FALSE, FALSE, sizeof(uint64_t) * 2);
     GArray *cutpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     int status = SEARCH_NOT_FOUND;
+    size_t tried = 0;
     for (size_t k = 0; k < m && status == SEARCH_NOT_FOUND; k++) {
         uint64_t off = cand[k].offset;
         uint32_t b = cand[k].buf;
@@ -362,6 +364,10 @@ static int offline_dfs(offline_search *s, const offline_part *part, const offlin
         uint64_t top = off + bb->size;
         if (top > s->target)
             continue;
+        if (s->max_branch && ++tried > s->max_branch) {
+            status = SEARCH_ABORTED; /* incomplete: not a proof of infeasibility */
+            break;
+        }
         g_array_set_size(changes, 0);
         s->placed[b] = true;
         s->offset[b] = off;
@@ -566,11 +572,13 @@ static bool offline_problem_build(const offline_buf *bufs, size_t n, uint64_t ma
     return true;
 }
 
-/* Static ranks (preorderings): by the largest section total the buffer
- * sits in, then by area, or by lifetime, or by size. */
-enum { RANK_LENGTH_AREA, RANK_TOTAL_AREA, RANK_TOTAL_LENGTH, RANK__COUNT };
+/* Static ranks (preorderings, after MiniMalloc's WAT/TAW/TWA and a few
+ * more): lifetime, the largest section total the buffer sits in, area,
+ * size, number of sections, in several lexicographic orders. */
+enum { RANK_LENGTH_AREA, RANK_TOTAL_AREA, RANK_TOTAL_LENGTH, RANK_AREA_TOTAL, RANK_SIZE_LENGTH,
+       RANK_SECTIONS_AREA, RANK__COUNT };
 
-static void offline_ranks(const offline_buf *bufs, const offline_problem *p, int how,
+static void offline_ranks(const offline_buf *bufs, const offline_problem *p, int how, GRand *noise,
                           uint32_t *rank)
 {
     offline_key *keys = g_new(offline_key, p->n ? p->n : 1);
@@ -585,13 +593,50 @@ static void offline_ranks(const offline_buf *bufs, const offline_problem *p, int
         switch (how) {
         case RANK_LENGTH_AREA: keys[i].k1 = life; keys[i].k2 = area; break;
         case RANK_TOTAL_AREA: keys[i].k1 = total; keys[i].k2 = area; break;
-        default: keys[i].k1 = total; keys[i].k2 = life; break;
+        case RANK_TOTAL_LENGTH: keys[i].k1 = total; keys[i].k2 = life; break;
+        case RANK_AREA_TOTAL: keys[i].k1 = area; keys[i].k2 = total; break;
+        case RANK_SIZE_LENGTH: keys[i].k1 = bufs[i].size; keys[i].k2 = life; break;
+        default: keys[i].k1 = p->sec_hi[i] - p->sec_lo[i]; keys[i].k2 = area; break;
         }
+        if (noise) /* a random restart: the same keys, perturbed by up to 30% */
+            keys[i].k1 = (uint64_t)((double)keys[i].k1 * g_rand_double_range(noise, 0.7, 1.3));
     }
     qsort(keys, p->n, sizeof *keys, offline_cmp_key);
     for (size_t i = 0; i < p->n; i++)
         rank[keys[i].index] = (uint32_t)i;
     g_free(keys);
+}
+
+/* One depth-first search from scratch with the given ranks and budget. */
+static int offline_search_once(offline_search *s, const offline_problem *p, const offline_part *all,
+                               const uint32_t *rank, int64_t budget)
+{
+    size_t n = p->n, ns = p->n_sections;
+    memset(s->min_offset, 0, n * sizeof *s->min_offset);
+    memset(s->placed, 0, n * sizeof *s->placed);
+    memset(s->sec_floor, 0, ns * sizeof *s->sec_floor);
+    memcpy(s->sec_total, p->sec_total, ns * sizeof *s->sec_total);
+    memset(s->cuts, 0, ns * sizeof *s->cuts);
+    for (size_t i = 0; i < n; i++)
+        for (uint32_t q = p->sec_lo[i]; q + 1 < p->sec_hi[i]; q++)
+            s->cuts[q]++;
+    s->nodes_left = budget;
+    s->rank = rank;
+    /* the initial pieces: boundaries no buffer crosses */
+    GArray *cutpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    uint32_t zero = 0;
+    g_array_append_val(cutpoints, zero);
+    for (uint32_t q = 0; q + 1 < ns; q++) {
+        if (s->cuts[q] == 0) {
+            uint32_t at = q + 1;
+            g_array_append_val(cutpoints, at);
+        }
+    }
+    uint32_t end = (uint32_t)ns;
+    g_array_append_val(cutpoints, end);
+    int status = offline_solve_pieces(s, all, (const uint32_t *)cutpoints->data, cutpoints->len);
+    g_array_free(cutpoints, TRUE);
+    return status;
 }
 
 /* Try to reach `target`; round robin over ranks with a doubling node budget
@@ -603,7 +648,7 @@ static bool offline_try_target(const offline_buf *bufs, const offline_problem *p
     uint32_t *ranks[RANK__COUNT];
     for (int how = 0; how < RANK__COUNT; how++) {
         ranks[how] = g_new(uint32_t, n ? n : 1);
-        offline_ranks(bufs, p, how, ranks[how]);
+        offline_ranks(bufs, p, how, NULL, ranks[how]);
     }
     offline_search s = {.bufs = bufs, .n = n, .n_sections = ns, .target = target,
                         .adj_start = p->adj_start, .adj = p->adj, .sec_lo = p->sec_lo,
@@ -619,37 +664,16 @@ static bool offline_try_target(const offline_buf *bufs, const offline_problem *p
     for (size_t i = 0; i < n; i++)
         all.bufs[i] = (uint32_t)i;
     int status = SEARCH_ABORTED;
+    /* Round robin over the ranks with a doubling budget... */
     for (int64_t budget = (int64_t)n * 2; status == SEARCH_ABORTED; budget *= 2) {
         if (budget > node_limit)
             budget = node_limit;
         bool any_aborted = false;
         for (int how = 0; how < RANK__COUNT && status != SEARCH_FOUND; how++) {
-            memset(s.min_offset, 0, n * sizeof *s.min_offset);
-            memset(s.placed, 0, n * sizeof *s.placed);
-            memset(s.sec_floor, 0, ns * sizeof *s.sec_floor);
-            memcpy(s.sec_total, p->sec_total, ns * sizeof *s.sec_total);
-            memset(s.cuts, 0, ns * sizeof *s.cuts);
-            for (size_t i = 0; i < n; i++)
-                for (uint32_t q = p->sec_lo[i]; q + 1 < p->sec_hi[i]; q++)
-                    s.cuts[q]++;
-            s.nodes_left = budget;
-            s.rank = ranks[how];
-            /* the initial pieces: boundaries no buffer crosses */
-            GArray *cutpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-            uint32_t zero = 0;
-            g_array_append_val(cutpoints, zero);
-            for (uint32_t q = 0; q + 1 < ns; q++) {
-                if (s.cuts[q] == 0) {
-                    uint32_t at = q + 1;
-                    g_array_append_val(cutpoints, at);
-                }
-            }
-            uint32_t end = (uint32_t)ns;
-            g_array_append_val(cutpoints, end);
-            status = offline_solve_pieces(&s, &all, (const uint32_t *)cutpoints->data,
-                                          cutpoints->len);
-            g_array_free(cutpoints, TRUE);
+            status = offline_search_once(&s, p, &all, ranks[how], budget);
             any_aborted |= status == SEARCH_ABORTED;
+            if (status == SEARCH_NOT_FOUND) /* proved infeasible */
+                break;
             if (status == SEARCH_ABORTED && how + 1 < RANK__COUNT)
                 status = SEARCH_NOT_FOUND;
         }
@@ -657,6 +681,24 @@ static bool offline_try_target(const offline_buf *bufs, const offline_problem *p
             status = any_aborted ? SEARCH_ABORTED : SEARCH_NOT_FOUND;
         if (budget >= node_limit)
             break;
+    }
+    /* ...then short random restarts (perturbed ranks), deterministic seed:
+     * loose targets have many solutions, and restarts escape the subtrees a
+     * depth-first search gets stuck in. */
+    if (status == SEARCH_ABORTED) {
+        GRand *rng = g_rand_new_with_seed(0x0ff11e);
+        uint32_t *noisy = g_new(uint32_t, n ? n : 1);
+        int64_t spent = 0, each = (int64_t)n * 20;
+        for (int r = 0; spent < 2 * node_limit && status != SEARCH_FOUND; r++) {
+            offline_ranks(bufs, p, r % RANK__COUNT, rng, noisy);
+            s.max_branch = 2 + (size_t)(r % 3); /* narrow trees: 2, 3 or 4 branches */
+            status = offline_search_once(&s, p, &all, noisy, each);
+            spent += each;
+            if (status == SEARCH_NOT_FOUND)
+                break;
+        }
+        g_free(noisy);
+        g_rand_free(rng);
     }
     if (status == SEARCH_FOUND)
         memcpy(offsets, s.solution, n * sizeof *offsets);
@@ -749,8 +791,8 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
     offline_problem prob;
     if (o->search_nodes > 0 && n > 1 && best > o->lower_bound &&
         offline_problem_build(o->bufs, n, 20000000, &prob)) {
-        static const double looser[] = {1.04, 1.08, 1.16, 1.32};
-        static const double tighter[] = {1.02, 1.01, 1.0};
+        static const double looser[] = {1.05, 1.10, 1.20, 1.40};
+        static const double tighter[] = {1.03, 1.01, 1.0};
         uint64_t *found = g_new(uint64_t, n);
         bool any = false;
         for (size_t k = 0; k < G_N_ELEMENTS(looser) + G_N_ELEMENTS(tighter); k++) {
