@@ -11,10 +11,11 @@
 #     memory, 2 bad input), or a case that must write a file did not.
 # The cases: strata run on every traces/examples/*.trace against tpu-v5e and
 # test-simple with --json (one with --timeline and a policy), strata alloc
-# with several allocators, strata check, strata import torch on a small
-# snapshot (when python3 is present), strata gen + transform, and bad input
-# that must exit 2. "Still reachable" and "possibly lost" blocks are not
-# errors: GLib, GObject and SimGrid keep one-time state until exit.
+# with several allocators, strata import minimalloc + the offline planner,
+# strata check, strata import torch on a small snapshot (when python3 is
+# present), strata gen + transform, and bad input that must exit 2.
+# "Still reachable" and "possibly lost" blocks are not errors: GLib, GObject
+# and SimGrid keep one-time state until exit.
 #
 # tests/valgrind.supp holds suppressions for third-party libraries only;
 # a leak or error in strata's own code is a bug to fix, never to suppress.
@@ -137,7 +138,16 @@ gen_matmul() {
         transform --trace "$d/mm.trace" --hw configs/hw/tpu-v5e.ini \
         --policy transfer-guard=log --policy nbuffer=3 -o "$d/mm-x.trace"
 }
-for job in gen_transform gen_matmul; do
+# a MiniMalloc CSV through the importer, then the offline planner on its trace.
+printf 'id,lower,upper,size\n0,0,10,4096\n1,5,20,8192\n2,10,30,4096\n3,20,40,16384\n4,25,35,2048\n5,30,50,8192\n' \
+    >"$d/small.csv"
+minimalloc_offline() {
+    vg_case import-minimalloc 0 --creates "$d/small.trace" -- \
+        import minimalloc "$d/small.csv" -o "$d/small.trace"
+    vg_case alloc-offline 0 --creates "$d/offline.json" -- \
+        alloc --trace "$d/small.trace" --allocator offline --capacity 64KiB --json "$d/offline.json"
+}
+for job in gen_transform gen_matmul minimalloc_offline; do
     if [ "$running" -ge "$jobs" ]; then
         wait -n
         running=$((running - 1))
@@ -145,7 +155,8 @@ for job in gen_transform gen_matmul; do
     $job &
     running=$((running + 1))
 done
-names+=(gen-transformer transform-transformer run-transformed gen-matmul transform-matmul)
+names+=(gen-transformer transform-transformer run-transformed gen-matmul transform-matmul
+        import-minimalloc alloc-offline)
 
 # --- strata import torch ----------------------------------------------------------
 if command -v python3 >/dev/null; then
@@ -166,6 +177,7 @@ printf 'strata-trace 1\nalloc a 1KiB\ncopy a a bytes=2KiB\nfree a\n' >"$d/bad-co
 { cat configs/hw/test-simple.ini; printf '\n[memory extra]\nkind = device\ncapacity = 1GiB\nbandwith = 1GB/s\n'; } \
     >"$d/bad-key.ini"
 printf 'not a pickle at all\n' >"$d/bad.pickle"
+printf 'id,lower,upper,size\n0,10,5,4096\n' >"$d/bad.csv"
 t=traces/examples/pcie-copy.trace
 case_ bad-trace-size 2 -- run --hw configs/hw/test-simple.ini --trace "$d/bad-size.trace"
 case_ bad-trace-free 2 -- check --trace "$d/bad-free.trace"
@@ -178,6 +190,7 @@ case_ bad-allocator 2 -- alloc --trace "$t" --allocator no-such-allocator
 case_ bad-workload 2 -- gen no-such-workload
 case_ bad-gen-param 2 -- gen matmul bm=300
 case_ bad-pickle 2 -- import torch "$d/bad.pickle" -o "$d/bad-pickle.trace"
+case_ bad-csv 2 -- import minimalloc "$d/bad.csv" -o "$d/bad-csv.trace"
 case_ bad-command 2 -- no-such-command
 
 wait
