@@ -8,22 +8,45 @@
  * when the allocator plans ahead. The allocator is created at the first op,
  * once the trace's `option` lines (which precede every op) are known.
  *
+ * Accounting (argument, output, temp peak bytes; see replay.h) in the same
+ * single pass: arguments are known online (allocs before the first copy or
+ * compute); outputs (never freed) only at the end, so the pass keeps, for
+ * every alloc after the first work, the highest value of allocated - live
+ * arguments until the next such alloc, and the end subtracts the outputs
+ * allocated so far from each of these segment maxima.
+ *
  * Invariants: buffer ids are the checker's (0, 1, 2... in alloc order);
- * `mine` marks the ids placed by this allocator, so a free reaches the
- * allocator iff its alloc did; peaks are taken after every allocator call.
+ * `mine` marks the ids placed by this allocator (bit 0; bit 1: an
+ * argument), so a free reaches the allocator iff its alloc did; peaks are
+ * taken after every allocator call; args_live <= allocated.
  */
 #include "replay/replay.h"
 #include <string.h>
 #include "alloc/alloc.h"
 #include "core/error.h"
+#include "policy/policy.h"
 #include "trace/check.h"
+
+#define REPLAY_PLACED 1
+#define REPLAY_ARGUMENT 2
+
+/* An alloc after the first work: its buffer, and the highest
+ * allocated - live arguments seen from it until the next such alloc. */
+typedef struct replay_segment {
+    uint64_t id, high;
+} replay_segment;
 
 typedef struct replay_state {
     const strata_replay_options *opt;
     const char *memory;       /* the memory replayed */
     strata_allocator *alloc;
-    GByteArray *mine;         /* by buffer id: 1 when placed by this allocator */
+    GByteArray *mine;         /* by buffer id: REPLAY_PLACED | REPLAY_ARGUMENT bits */
     strata_replay_summary sum;
+    bool work_seen;           /* a copy or compute was seen (arguments end) */
+    uint64_t allocated;       /* the allocator's allocated bytes after the last call */
+    uint64_t args_live;       /* bytes of live arguments */
+    uint64_t high_before;     /* highest allocated - args_live before any segment */
+    GArray *segments;         /* replay_segment, one per alloc after the first work */
 } replay_state;
 
 static bool replay_is_mine(const replay_state *st, const char *memory)
@@ -43,7 +66,12 @@ static void replay_mark(replay_state *st, uint64_t id, guint8 value)
 
 static bool replay_marked(const replay_state *st, uint64_t id)
 {
-    return id < st->mine->len && st->mine->data[id];
+    return id < st->mine->len && (st->mine->data[id] & REPLAY_PLACED);
+}
+
+static bool replay_is_argument(const replay_state *st, uint64_t id)
+{
+    return id < st->mine->len && (st->mine->data[id] & REPLAY_ARGUMENT);
 }
 
 /* "k=v,..." of the trace's allocator.K options that the allocator declares. */
@@ -160,6 +188,32 @@ static void replay_observe(replay_state *st)
         if (frag > st->sum.fragmentation_peak)
             st->sum.fragmentation_peak = frag;
     }
+    st->allocated = s.allocated;
+    uint64_t not_args = s.allocated - st->args_live;
+    if (st->segments->len == 0) {
+        if (not_args > st->high_before)
+            st->high_before = not_args;
+    } else {
+        replay_segment *seg = &g_array_index(st->segments, replay_segment, st->segments->len - 1);
+        if (not_args > seg->high)
+            seg->high = not_args;
+    }
+}
+
+/* temp_peak_bytes: each segment's high minus the outputs allocated so far
+ * (outputs: buffers the checker still holds live at the end of the trace). */
+static uint64_t replay_temp_peak(const replay_state *st, const strata_checker *c)
+{
+    uint64_t peak = st->high_before, outputs = 0;
+    for (guint i = 0; i < st->segments->len; i++) {
+        const replay_segment *seg = &g_array_index(st->segments, replay_segment, i);
+        uint64_t size = 0;
+        if (strata_checker_buffer(c, seg->id, &size, NULL))
+            outputs += size;
+        if (seg->high > outputs && seg->high - outputs > peak)
+            peak = seg->high - outputs;
+    }
+    return peak;
 }
 
 static bool replay_check(replay_state *st, const strata_op *op, const char *origin, GError **err)
@@ -193,6 +247,7 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
         }
     }
     st.mine = g_byte_array_new();
+    st.segments = g_array_new(FALSE, FALSE, sizeof(replay_segment));
     strata_results *r = strata_results_new("replay");
     r->trace = g_strdup(origin);
     strata_checker *c = strata_checker_new(origin);
@@ -214,6 +269,8 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
         }
         if (op->kind == STRATA_OP_OPTION)
             continue;
+        if (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE)
+            st.work_seen = true;
         if (!st.alloc) {
             if (!replay_create_allocator(&st, c, err)) {
                 ok = false;
@@ -244,15 +301,37 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
                     st.sum.ops = op_index;
                     break;
                 }
-                replay_mark(&st, refs.buf, 1);
+                uint64_t before = st.allocated;
+                if (st.work_seen) {
+                    replay_segment seg = {.id = refs.buf, .high = 0};
+                    g_array_append_val(st.segments, seg);
+                    replay_mark(&st, refs.buf, REPLAY_PLACED);
+                } else {
+                    replay_mark(&st, refs.buf, REPLAY_PLACED | REPLAY_ARGUMENT);
+                    /* what the allocator counts for it (the requested size) */
+                    strata_alloc_stats now;
+                    strata_allocator_stats(st.alloc, &now);
+                    st.args_live += now.allocated - before;
+                    st.sum.argument_bytes += now.allocated - before;
+                }
                 replay_observe(&st);
                 ok = replay_check(&st, op, origin, err);
             }
             break;
         case STRATA_OP_FREE:
             if (replay_marked(&st, refs.buf)) {
+                bool argument = replay_is_argument(&st, refs.buf);
+                uint64_t before = st.allocated;
                 replay_mark(&st, refs.buf, 0);
                 strata_allocator_free_block(st.alloc, refs.buf);
+                if (argument) {
+                    strata_alloc_stats now;
+                    strata_allocator_stats(st.alloc, &now);
+                    uint64_t size = before - now.allocated;
+                    st.args_live -= size;
+                    if (!st.work_seen)
+                        st.sum.argument_bytes -= size;
+                }
                 replay_observe(&st);
                 ok = replay_check(&st, op, origin, err);
             }
@@ -273,6 +352,12 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
     }
     if (ok && !st.alloc)
         ok = replay_create_allocator(&st, c, err); /* an empty trace still names its allocator */
+    if (ok) {
+        st.sum.temp_peak_bytes = replay_temp_peak(&st, c);
+        st.sum.padding_bytes = strata_padding_bytes(c, st.memory,
+                                                    strcmp(st.memory, STRATA_REPLAY_DEFAULT_MEMORY) == 0);
+    }
+    g_array_free(st.segments, TRUE);
     strata_checker_free(c);
     if (lifetimes)
         g_array_free(lifetimes, TRUE);
@@ -288,6 +373,7 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
     strata_allocator_stats(st.alloc, &s);
     st.sum.planned_height = s.planned_height;
     st.sum.plan_lower_bound = s.plan_lower_bound;
+    st.sum.output_bytes = s.allocated;
     r->ops = st.sum.ops;
     strata_memory_result *m = strata_results_add_memory(r, st.memory);
     m->kind = g_strdup("device");
@@ -297,6 +383,10 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
     m->peak_reserved_bytes = st.sum.peak_reserved;
     m->fragmentation_peak = st.sum.fragmentation_peak;
     m->internal_waste_bytes = st.sum.internal_waste_at_peak;
+    m->argument_bytes = st.sum.argument_bytes;
+    m->output_bytes = st.sum.output_bytes;
+    m->temp_peak_bytes = st.sum.temp_peak_bytes;
+    m->padding_bytes = st.sum.padding_bytes;
     strata_replay_add_top_level(r, &st.sum, strata_allocator_spec(st.alloc), opt->capacity);
     strata_allocator_free(st.alloc);
     if (summary)
