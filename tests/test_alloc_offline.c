@@ -126,7 +126,13 @@ static Suite *alloc_offline_suite(void)
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     TCase *hard = tcase_create("challenging");
+#ifdef STRATA_SANITIZE
+    /* Under ASan+UBSan the planner runs several times slower: the plain build
+     * covers the whole set, this one the first two (A, B). */
+    tcase_add_loop_test(hard, test_challenging_within_5_percent, 0, 2);
+#else
     tcase_add_loop_test(hard, test_challenging_within_5_percent, 0, (int)G_N_ELEMENTS(challenging));
+#endif
     tcase_set_timeout(hard, 600);
     suite_add_tcase(s, hard);
     return s;
