@@ -721,6 +721,53 @@ static bool offline_try_target(const offline_buf *bufs, const offline_problem *p
     return status == SEARCH_FOUND;
 }
 
+/* Lifetimes arrive as op indices, one op per index. Compress them to
+ * "steps": a step is a run of frees followed by a run of allocs (what one
+ * instant of a trace from a timed source looks like), so lifetimes measure
+ * how many steps a buffer lives, as the rank heuristics expect, not how many
+ * unrelated ops happen in between. Overlaps are kept exactly: an alloc and a
+ * free in the same step are ordered free first, as in the op stream. */
+typedef struct offline_endpoint {
+    uint64_t at;
+    bool is_start;
+    size_t buf;
+} offline_endpoint;
+
+static int offline_cmp_endpoint(const void *a, const void *b)
+{
+    const offline_endpoint *x = a, *y = b;
+    if (x->at != y->at)
+        return x->at < y->at ? -1 : 1;
+    if (x->is_start != y->is_start)
+        return x->is_start ? 1 : -1; /* ends first */
+    return x->buf < y->buf ? -1 : x->buf > y->buf ? 1 : 0;
+}
+
+static void offline_compress_times(offline_buf *bufs, size_t n)
+{
+    offline_endpoint *ep = g_new(offline_endpoint, 2 * n + 1);
+    for (size_t i = 0; i < n; i++) {
+        ep[2 * i] = (offline_endpoint){bufs[i].start, true, i};
+        ep[2 * i + 1] = (offline_endpoint){bufs[i].end, false, i};
+    }
+    qsort(ep, 2 * n, sizeof *ep, offline_cmp_endpoint);
+    uint64_t step = 0;
+    bool prev_start = false;
+    for (size_t k = 0; k < 2 * n; k++) {
+        if (!ep[k].is_start && prev_start)
+            step++;
+        prev_start = ep[k].is_start;
+        if (ep[k].is_start)
+            bufs[ep[k].buf].start = step;
+        else
+            bufs[ep[k].buf].end = step;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (bufs[i].end <= bufs[i].start)
+            bufs[i].end = bufs[i].start + 1; /* a buffer freed at once still lives one step */
+    g_free(ep);
+}
+
 static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError **err)
 {
     offline *o = self;
@@ -739,6 +786,7 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
         o->bufs[i] = (offline_buf){.id = l[i].id, .size = size, .start = l[i].start,
                                    .end = l[i].end == l[i].start ? l[i].start + 1 : l[i].end};
     }
+    offline_compress_times(o->bufs, n);
     o->lower_bound = offline_lower_bound(o->bufs, n);
 
     offline_placer pl = {.bufs = o->bufs, .n = n};
