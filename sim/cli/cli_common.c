@@ -11,6 +11,14 @@ int strata_cli_fail(const char *cmd, GError *err)
     return status == STRATA_EXIT_OK ? STRATA_EXIT_USAGE : status;
 }
 
+gboolean strata_cli_expect_no_args(const char *cmd, int argc, char **argv)
+{
+    if (argc <= 1)
+        return TRUE;
+    fprintf(stderr, "strata %s: unexpected argument '%s'\nRun 'strata %s --help' for usage.\n", cmd, argv[1], cmd);
+    return FALSE;
+}
+
 gboolean strata_cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd, int *status)
 {
     GError *err = NULL;

@@ -52,8 +52,7 @@ int strata_cmd_calibrate(int argc, char **argv)
     GString *ini = NULL;
     if (!strata_cli_parse(ctx, &argc, &argv, CMD, &status))
         goto done;
-    if (argc > 1) {
-        fprintf(stderr, "strata %s: unexpected argument '%s'\nRun 'strata %s --help' for usage.\n", CMD, argv[1], CMD);
+    if (!strata_cli_expect_no_args(CMD, argc, argv)) {
         status = STRATA_EXIT_USAGE;
         goto done;
     }

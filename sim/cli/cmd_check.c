@@ -220,8 +220,7 @@ int strata_cmd_check(int argc, char **argv)
     int status = STRATA_EXIT_OK;
     if (!strata_cli_parse(octx, &argc, &argv, "check", &status))
         goto out;
-    if (argc > 1) {
-        fprintf(stderr, "strata check: unexpected argument '%s'\nRun 'strata check --help' for usage.\n", argv[1]);
+    if (!strata_cli_expect_no_args("check", argc, argv)) {
         status = STRATA_EXIT_USAGE;
         goto out;
     }

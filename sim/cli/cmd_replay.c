@@ -155,9 +155,7 @@ int strata_cmd_replay(int argc, char **argv)
     g_option_context_add_main_entries(ctx, entries, NULL);
     int status = STRATA_EXIT_OK;
     if (strata_cli_parse(ctx, &argc, &argv, CMD, &status)) {
-        if (argc > 1) {
-            fprintf(stderr, "strata %s: unexpected argument '%s'\nRun 'strata %s --help' for usage.\n", CMD, argv[1],
-                    CMD);
+        if (!strata_cli_expect_no_args(CMD, argc, argv)) {
             status = STRATA_EXIT_USAGE;
         } else {
             status = replay_main(&a);
