@@ -16,12 +16,25 @@
  *    decoding (protocol 0 text strings, raw-unicode-escape) are copied into
  *    `strbuf` and flagged with STR_IN_BUF.
  *
+ *  - Streaming (strata_pickle_stream): the same run() loop, which pauses
+ *    when an APPEND(S) targets a selected list and hands its items out
+ *    instead of storing them. Each new list or dict gets a path state in its
+ *    node's tag bits (infer_state: where Python's pickler would attach it),
+ *    checked against the finished document at STOP (verify). A plan pass
+ *    (plan_memo) finds each memo key's last GET first, so the memo holds a
+ *    value only while it will be read, and a copying collector (collect)
+ *    compacts the arena to what the stack and the memo still reach.
+ *
  * Invariants (beyond pickle.h's):
  *  1. nodes[0] and cells[0] are sentinels; handle 0 means "none"; a handle
  *     with bit 31 set is an immediate int (no node), so there are fewer
  *     than 2^31 nodes.
  *  2. Every stack slot holds a valid node handle.
  *  3. marks[] is non-decreasing and each mark <= stack length.
+ *  4. Streaming: a collection happens only between items (never inside
+ *     run()), so every handle run() holds is on the stack or in the memo;
+ *     a handed-out list never gets cells (its `u` is its index in its
+ *     parent list, its `a` the number of items handed out).
  */
 #include "import/pickle.h"
 
@@ -42,10 +55,21 @@
 #define PV_IS_INT(v) (((v) & PV_INT_TAG) != 0)
 
 typedef struct pnode {
-    uint32_t type; /* strata_pickle_type */
+    uint32_t type; /* strata_pickle_type in the low 8 bits; a path tag above (streaming) */
     uint32_t a;    /* STR/BYTES: length; containers: item count */
-    uint64_t u;    /* INT: value; FLOAT/BIGINT: bits; STR: offset; containers: head<<32|tail */
+    uint64_t u;    /* INT: value; FLOAT/BIGINT: bits; STR: offset; containers: head<<32|tail;
+                      a selected (streamed) list: its index in its parent list */
 } pnode;
+
+#define NODE_TYPE(n) ((strata_pickle_type)((n)->type & 0xffu))
+#define NODE_TAG(n) ((n)->type >> 8)
+#define NODE_FORWARDED 0xffu /* during a collection: moved, `a` is the new handle */
+
+static bool is_container_type(strata_pickle_type t)
+{
+    return t == STRATA_PICKLE_LIST || t == STRATA_PICKLE_TUPLE || t == STRATA_PICKLE_DICT ||
+           t == STRATA_PICKLE_SET;
+}
 
 typedef struct pcell {
     strata_pv key, value;
@@ -68,7 +92,24 @@ struct strata_pickle {
     GByteArray *strbuf;
 };
 
-/* Parser state, alive during one load. */
+/* The memo plan of a streamed read: for each memo key that some GET reads,
+ * the offset of the last such GET, and the value stored under the key while
+ * it may still be read. A small open-addressing table keyed by memo key: a
+ * snapshot has millions of GETs over a few thousand distinct keys, and each
+ * GET is one probe here (GHashTable costs several times more per lookup). */
+typedef struct memo_slot {
+    uint64_t key1;     /* memo key + 1; 0: empty slot */
+    uint64_t last_get; /* offset of the last GET of the key in the file */
+    strata_pv value;   /* the value while it will still be read, else 0 */
+} memo_slot;
+
+typedef struct memo_plan {
+    memo_slot *slots;
+    size_t mask; /* capacity - 1 (a power of two) */
+    size_t n;
+} memo_plan;
+
+/* Parser state: alive during one load, or for the life of a stream. */
 typedef struct parser {
     strata_pickle *p;
     size_t pos;   /* offset of the next byte */
@@ -77,11 +118,52 @@ typedef struct parser {
     size_t n_stack, cap_stack;
     size_t *marks;
     size_t n_marks, cap_marks;
-    strata_pv *memo;
+    strata_pv *memo; /* whole-document reads (and streams without a plan): by key */
     size_t cap_memo;
     size_t n_memo; /* distinct keys set (MEMOIZE's next key) */
+    /* Streaming only (stream == NULL otherwise). */
+    strata_pickle_stream *stream;
+    memo_plan *plan;      /* non-NULL: values are kept only until their last GET */
+    bool keys_dense;      /* the keys set so far are exactly 0 .. n_memo-1 */
+    uint64_t *key_bits;   /* otherwise: a bit per key set */
+    size_t n_key_words;
+    bool paused;          /* run() stopped with items of a selected list to hand out */
+    strata_pv pend_list;  /* that list */
+    size_t pend_first, pend_next; /* its items: stack[pend_first ..], next to hand out */
     GError **err;
 } parser;
+
+/* A state of the selector paths: what a container is, for the lists that a
+ * stream hands out. State 0 is "on no selected path", state 1 the top-level
+ * value; a container's state is kept in its node's tag bits. */
+typedef struct path_state {
+    uint32_t parent; /* state of the enclosing container */
+    int64_t index;   /* step: a list index, STEP_KEY (dict key) or STEP_ANY ('*') */
+    char *key;       /* STEP_KEY: the key */
+    int selector;    /* >= 0: lists in this state are handed out item by item */
+} path_state;
+
+#define STEP_KEY (-1)
+#define STEP_ANY (-2)
+#define STATE_NONE 0u
+#define STATE_ROOT 1u
+#define MAX_STATES 64u
+
+struct strata_pickle_stream {
+    strata_pickle *doc;
+    parser ps;
+    GError *error;        /* the error that ended the stream, for later calls */
+    bool done, exact;
+    path_state states[MAX_STATES];
+    uint32_t n_states;
+    int n_selectors;
+    uint64_t made[MAX_STATES]; /* lists created in each handed-out state */
+    memo_plan plan;
+    bool have_plan;       /* the plan pass read the whole file */
+    size_t gc_limit;      /* collect when the arena exceeds this many bytes */
+    size_t peak_arena;
+    size_t released;      /* file pages before this offset were given back */
+};
 
 /* ---- errors -------------------------------------------------------------- */
 
@@ -215,7 +297,195 @@ static bool push_new(parser *ps, strata_pickle_type type, uint32_t a, uint64_t u
     return push(ps, new_node(ps->p, type, a, u));
 }
 
+/* ---- where a new container belongs (streaming) ------------------------------ */
+
+static strata_pickle_type node_type(const strata_pickle *p, strata_pv v)
+{
+    return strata_pickle_type_of(p, v);
+}
+
+/* The state of a container that will be item `index` of list `list`. */
+static uint32_t list_child(const strata_pickle_stream *s, const strata_pickle *p, strata_pv list,
+                           uint64_t index)
+{
+    uint32_t parent = NODE_TAG(&p->nodes[list]);
+    if (parent == STATE_NONE)
+        return STATE_NONE;
+    for (uint32_t i = STATE_ROOT + 1; i < s->n_states; i++)
+        if (s->states[i].parent == parent &&
+            (s->states[i].index == STEP_ANY || s->states[i].index == (int64_t)index))
+            return i;
+    return STATE_NONE;
+}
+
+/* The state of a container that will be dict[key]. */
+static uint32_t dict_child(const strata_pickle_stream *s, const strata_pickle *p, strata_pv dict,
+                           strata_pv key)
+{
+    uint32_t parent = NODE_TAG(&p->nodes[dict]);
+    if (parent == STATE_NONE || node_type(p, key) != STRATA_PICKLE_STR)
+        return STATE_NONE;
+    for (uint32_t i = STATE_ROOT + 1; i < s->n_states; i++)
+        if (s->states[i].parent == parent && s->states[i].index == STEP_KEY &&
+            strata_pickle_str_equal(p, key, s->states[i].key))
+            return i;
+    return STATE_NONE;
+}
+
+/* Infers the state of a list or dict about to be pushed at stack index i
+ * from what lies below it, as Python's pickler lays a document out:
+ *  - nothing below and no MARK: the top-level value;
+ *  - a list right below (above the innermost MARK): an APPEND to it follows
+ *    (a list or dict cannot be the key a dict's SETITEM(S) needs);
+ *  - else the container below the innermost MARK owns the batch: a list's
+ *    item, index its length plus the position in the batch, or a dict's
+ *    value at an odd position, under the key just below;
+ *  - without a MARK, a dict and a key below: a SETITEM follows.
+ * *outer is the index in a parent list. A wrong guess is caught at STOP
+ * (strata_pickle_stream_exact). */
+static uint32_t infer_state(parser *ps, size_t i, uint64_t *outer)
+{
+    const strata_pickle_stream *s = ps->stream;
+    const strata_pickle *p = ps->p;
+    size_t base = stack_base(ps);
+    *outer = 0;
+    if (i == 0)
+        return ps->n_marks == 0 ? STATE_ROOT : STATE_NONE;
+    strata_pv below = ps->stack[i - 1];
+    if (i > base && node_type(p, below) == STRATA_PICKLE_LIST) {
+        *outer = p->nodes[below].a;
+        return list_child(s, p, below, *outer);
+    }
+    if (ps->n_marks > 0 && base >= 1) {
+        strata_pv owner = ps->stack[base - 1];
+        size_t off = i - base;
+        strata_pickle_type t = node_type(p, owner);
+        if (t == STRATA_PICKLE_LIST) {
+            *outer = p->nodes[owner].a + off;
+            return list_child(s, p, owner, *outer);
+        }
+        if (t == STRATA_PICKLE_DICT && off % 2 == 1)
+            return dict_child(s, p, owner, below);
+        return STATE_NONE;
+    }
+    if (i >= 2 && node_type(p, ps->stack[i - 2]) == STRATA_PICKLE_DICT)
+        return dict_child(s, p, ps->stack[i - 2], below);
+    return STATE_NONE;
+}
+
+/* A new list or dict to be pushed at stack index i (has_items: built from
+ * items already on the stack, so it cannot be handed out item by item). */
+static strata_pv new_container(parser *ps, strata_pickle_type type, size_t i, bool has_items)
+{
+    uint32_t state = STATE_NONE;
+    uint64_t outer = 0;
+    if (ps->stream && (type == STRATA_PICKLE_LIST || type == STRATA_PICKLE_DICT)) {
+        state = infer_state(ps, i, &outer);
+        if (state != STATE_NONE && ps->stream->states[state].selector >= 0) {
+            if (type != STRATA_PICKLE_LIST || has_items)
+                state = STATE_NONE;
+            else
+                ps->stream->made[state]++;
+        }
+    }
+    bool handed_out = state != STATE_NONE && ps->stream->states[state].selector >= 0;
+    return new_node(ps->p, (strata_pickle_type)(type | (state << 8)), 0, handed_out ? outer : 0);
+}
+
+/* Is v a list whose items are handed out rather than kept? */
+static bool handed_out(const parser *ps, strata_pv v)
+{
+    if (ps->stream == NULL || PV_IS_INT(v))
+        return false;
+    uint32_t tag = NODE_TAG(&ps->p->nodes[v]);
+    return tag != STATE_NONE && ps->stream->states[tag].selector >= 0;
+}
+
+/* Stops run() to hand out the items stack[first ..] of list `list`. */
+static bool pause_for_items(parser *ps, strata_pv list, size_t first)
+{
+    ps->paused = true;
+    ps->pend_list = list;
+    ps->pend_first = ps->pend_next = first;
+    return true;
+}
+
 /* ---- memo ----------------------------------------------------------------- */
+
+static size_t plan_hash(uint64_t key, size_t mask)
+{
+    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & mask;
+}
+
+static memo_slot *plan_find(const memo_plan *m, uint64_t key)
+{
+    for (size_t i = plan_hash(key, m->mask);; i = (i + 1) & m->mask) {
+        memo_slot *s = &m->slots[i];
+        if (s->key1 == key + 1)
+            return s;
+        if (s->key1 == 0)
+            return NULL;
+    }
+}
+
+/* Records a GET of key at offset `at` (later GETs come later in the file). */
+static void plan_note_get(memo_plan *m, uint64_t key, size_t at)
+{
+    if (2 * (m->n + 1) > m->mask + 1) {
+        memo_plan bigger = {g_new0(memo_slot, 2 * (m->mask + 1)), 2 * m->mask + 1, m->n};
+        for (size_t i = 0; i <= m->mask; i++)
+            if (m->slots[i].key1) {
+                size_t j = plan_hash(m->slots[i].key1 - 1, bigger.mask);
+                while (bigger.slots[j].key1)
+                    j = (j + 1) & bigger.mask;
+                bigger.slots[j] = m->slots[i];
+            }
+        g_free(m->slots);
+        *m = bigger;
+    }
+    size_t i = plan_hash(key, m->mask);
+    while (m->slots[i].key1 != 0 && m->slots[i].key1 != key + 1)
+        i = (i + 1) & m->mask;
+    if (m->slots[i].key1 == 0) {
+        m->slots[i].key1 = key + 1;
+        m->n++;
+    }
+    m->slots[i].last_get = at;
+}
+
+/* n_memo counts the distinct keys set, as len(memo) does in Python. Without
+ * the dense memo array, keys 0, 1, 2... (what every pickler writes) need no
+ * storage; any other key order switches to a bit per key (keys are bounded
+ * by the input offset, see memo_put). */
+static void note_key(parser *ps, uint64_t key)
+{
+    if (ps->keys_dense) {
+        if (key < ps->n_memo)
+            return;
+        if (key == ps->n_memo) {
+            ps->n_memo++;
+            return;
+        }
+        ps->keys_dense = false;
+        ps->n_key_words = (size_t)(ps->n_memo / 64 + 1);
+        ps->key_bits = g_new0(uint64_t, ps->n_key_words);
+        for (uint64_t k = 0; k < ps->n_memo; k++)
+            ps->key_bits[k / 64] |= UINT64_C(1) << (k % 64);
+    }
+    if (key / 64 >= ps->n_key_words) {
+        size_t words = ps->n_key_words;
+        while (words <= key / 64)
+            words *= 2;
+        ps->key_bits = g_renew(uint64_t, ps->key_bits, words);
+        memset(ps->key_bits + ps->n_key_words, 0, (words - ps->n_key_words) * sizeof(uint64_t));
+        ps->n_key_words = words;
+    }
+    uint64_t bit = UINT64_C(1) << (key % 64);
+    if (!(ps->key_bits[key / 64] & bit)) {
+        ps->key_bits[key / 64] |= bit;
+        ps->n_memo++;
+    }
+}
 
 static bool memo_put(parser *ps, uint64_t key, strata_pv v)
 {
@@ -224,6 +494,14 @@ static bool memo_put(parser *ps, uint64_t key, strata_pv v)
      * input size whatever the key says. */
     if (key > ps->pos)
         return fail(ps, "memo key %" G_GUINT64_FORMAT " is out of range", key);
+    if (ps->plan) {
+        /* Streaming: keep the value only if a GET reads it later. */
+        note_key(ps, key);
+        memo_slot *s = plan_find(ps->plan, key);
+        if (s)
+            s->value = s->last_get > ps->op_at ? v : STRATA_PV_NULL;
+        return true;
+    }
     if (key >= ps->cap_memo) {
         size_t cap = ps->cap_memo ? ps->cap_memo : 256;
         while (cap <= key)
@@ -240,6 +518,15 @@ static bool memo_put(parser *ps, uint64_t key, strata_pv v)
 
 static bool memo_get(parser *ps, uint64_t key)
 {
+    if (ps->plan) {
+        memo_slot *s = plan_find(ps->plan, key);
+        if (s == NULL || s->value == STRATA_PV_NULL)
+            return fail(ps, "memo key %" G_GUINT64_FORMAT " was never stored", key);
+        strata_pv v = s->value;
+        if (s->last_get == ps->op_at)
+            s->value = STRATA_PV_NULL; /* its last reader: the memo lets go of it */
+        return push(ps, v);
+    }
     if (key >= ps->cap_memo || ps->memo[key] == STRATA_PV_NULL)
         return fail(ps, "memo key %" G_GUINT64_FORMAT " was never stored", key);
     return push(ps, ps->memo[key]);
@@ -513,7 +800,7 @@ static bool build_from_mark(parser *ps, const char *opname, strata_pickle_type t
     size_t first = 0;
     if (!pop_mark(ps, opname, &first) || !room(ps))
         return false;
-    strata_pv c = new_node(ps->p, type, 0, 0);
+    strata_pv c = new_container(ps, type, first, ps->n_stack > first);
     if (!fill_from(ps, opname, c, first, type == STRATA_PICKLE_DICT))
         return false;
     return push(ps, c);
@@ -530,6 +817,8 @@ static bool extend_from_mark(parser *ps, const char *opname, strata_pickle_type 
     strata_pv c = ps->stack[first - 1];
     if (!container_of(ps, opname, c, type))
         return false;
+    if (handed_out(ps, c))
+        return ps->n_stack == first || pause_for_items(ps, c, first);
     return fill_from(ps, opname, c, first, type == STRATA_PICKLE_DICT);
 }
 
@@ -773,11 +1062,11 @@ static bool run(parser *ps)
                 return false;
             break;
         case '}': /* EMPTY_DICT */
-            if (!push_new(ps, STRATA_PICKLE_DICT, 0, 0))
+            if (!room(ps) || !push(ps, new_container(ps, STRATA_PICKLE_DICT, ps->n_stack, false)))
                 return false;
             break;
         case ']': /* EMPTY_LIST */
-            if (!push_new(ps, STRATA_PICKLE_LIST, 0, 0))
+            if (!room(ps) || !push(ps, new_container(ps, STRATA_PICKLE_LIST, ps->n_stack, false)))
                 return false;
             break;
         case ')': /* EMPTY_TUPLE */
@@ -814,11 +1103,17 @@ static bool run(parser *ps)
             if (!pop(ps, "APPEND", &v) || !top(ps, "APPEND", &c) ||
                 !container_of(ps, "APPEND", c, STRATA_PICKLE_LIST) || !room(ps))
                 return false;
+            if (handed_out(ps, c)) {
+                ps->n_stack++; /* the item, back on top, is handed out */
+                return pause_for_items(ps, c, ps->n_stack - 1);
+            }
             container_add(p, c, STRATA_PV_NULL, v);
             break;
         case 'e': /* APPENDS */
             if (!extend_from_mark(ps, "APPENDS", STRATA_PICKLE_LIST))
                 return false;
+            if (ps->paused)
+                return true;
             break;
         case 0x90: /* ADDITEMS */
             if (!extend_from_mark(ps, "ADDITEMS", STRATA_PICKLE_SET))
@@ -905,7 +1200,7 @@ static bool run(parser *ps)
 
 /* ---- loading -------------------------------------------------------------------- */
 
-static strata_pickle *parse(strata_pickle *p, GError **err)
+static void arena_init(strata_pickle *p)
 {
     p->n_nodes = 1; /* node 0: the null handle (mappings start zeroed) */
     p->cap_nodes = 4096;
@@ -914,6 +1209,11 @@ static strata_pickle *parse(strata_pickle *p, GError **err)
     p->cap_cells = 4096;
     p->cells = region_resize(NULL, 0, p->cap_cells * sizeof(pcell));
     p->strbuf = g_byte_array_new();
+}
+
+static strata_pickle *parse(strata_pickle *p, GError **err)
+{
+    arena_init(p);
     parser ps = {.p = p, .err = err};
     bool ok = run(&ps);
     g_free(ps.stack);
@@ -926,17 +1226,17 @@ static strata_pickle *parse(strata_pickle *p, GError **err)
     return p;
 }
 
-strata_pickle *strata_pickle_load_buffer(const void *data, size_t len, const char *origin,
-                                         GError **err)
+static strata_pickle *doc_for_buffer(const void *data, size_t len, const char *origin)
 {
     strata_pickle *p = g_new0(strata_pickle, 1);
     p->origin = g_strdup(origin ? origin : "<pickle>");
     p->data = data;
     p->len = len;
-    return parse(p, err);
+    return p;
 }
 
-strata_pickle *strata_pickle_load_file(const char *path, GError **err)
+/* A document over the read-only mapping of a file, without values yet. */
+static strata_pickle *doc_for_file(const char *path, GError **err)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
@@ -950,11 +1250,9 @@ strata_pickle *strata_pickle_load_file(const char *path, GError **err)
         close(fd);
         return NULL;
     }
-    strata_pickle *p = g_new0(strata_pickle, 1);
-    p->origin = g_strdup(path);
-    p->len = (size_t)st.st_size;
     static const uint8_t empty[1] = {0};
-    p->data = empty;
+    strata_pickle *p = doc_for_buffer(empty, 0, path);
+    p->len = (size_t)st.st_size;
     if (p->len > 0) {
         void *m = mmap(NULL, p->len, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m == MAP_FAILED) {
@@ -971,7 +1269,466 @@ strata_pickle *strata_pickle_load_file(const char *path, GError **err)
         p->data = m;
     }
     close(fd);
-    return parse(p, err);
+    return p;
+}
+
+strata_pickle *strata_pickle_load_buffer(const void *data, size_t len, const char *origin,
+                                         GError **err)
+{
+    return parse(doc_for_buffer(data, len, origin), err);
+}
+
+strata_pickle *strata_pickle_load_file(const char *path, GError **err)
+{
+    strata_pickle *p = doc_for_file(path, err);
+    return p ? parse(p, err) : NULL;
+}
+
+/* ---- streaming ---------------------------------------------------------------------- */
+
+#define COLLECT_MIN_BYTES ((size_t)4 << 20)  /* arena size below which nothing is collected */
+#define RELEASE_STEP ((size_t)8 << 20)       /* file bytes between page releases */
+
+/* Gives the file's pages in [s->released, upto) back to the kernel: they are
+ * clean and read-only, so a later access (a memo string from early in the
+ * file) simply reads them again. */
+static void release_pages(strata_pickle_stream *s, size_t upto)
+{
+    strata_pickle *p = s->doc;
+    if (p->map == NULL)
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    upto = upto / page * page;
+    if (upto > s->released + RELEASE_STEP || (upto > s->released && upto == p->len / page * page)) {
+        madvise((uint8_t *)p->map + s->released, upto - s->released, MADV_DONTNEED);
+        s->released = upto;
+    }
+}
+
+/* The plan pass: decodes the opcodes without building values and records the
+ * offset of the last GET of each memo key. Returns false where the opcodes
+ * stop making sense; the parse then keeps every memo value (it reports the
+ * error itself, at that offset or before). */
+static bool plan_memo(strata_pickle_stream *s)
+{
+    const uint8_t *d = s->doc->data;
+    size_t len = s->doc->len, pos = 0;
+    while (pos < len) {
+        size_t at = pos;
+        uint8_t op = d[pos++];
+        size_t fixed = 0, counted = 0;
+        bool line = false;
+        switch (op) {
+        case '.': /* STOP */
+            release_pages(s, len);
+            return true;
+        case '(': case '0': case '1': case '2': case 'N': case 0x88: case 0x89: case '}':
+        case ']': case ')': case 0x8f: case 'd': case 'l': case 't': case 0x91: case 0x85:
+        case 0x86: case 0x87: case 'a': case 'e': case 0x90: case 's': case 'u': case 0x94:
+            break;
+        case 0x80: case 'K': case 'q': fixed = 1; break;
+        case 'M': fixed = 2; break;
+        case 'J': case 'r': fixed = 4; break;
+        case 'G': case 0x95: fixed = 8; break;
+        case 0x8a: case 'U': case 0x8c: case 'C': counted = 1; break;
+        case 0x8b: case 'T': case 'X': case 'B': counted = 4; break;
+        case 0x8d: case 0x8e: case 0x96: counted = 8; break;
+        case 'I': case 'L': case 'F': case 'S': case 'V': case 'p': line = true; break;
+        case 'h': /* BINGET */
+        case 'j': { /* LONG_BINGET */
+            size_t n = op == 'h' ? 1 : 4;
+            if (n > len - pos)
+                return false;
+            plan_note_get(&s->plan, read_le(d + pos, n), at);
+            pos += n;
+            break;
+        }
+        case 'g': { /* GET: decimal text */
+            const uint8_t *nl = memchr(d + pos, '\n', len - pos);
+            if (nl == NULL)
+                return false;
+            size_t n = (size_t)(nl - (d + pos));
+            uint64_t key = 0;
+            if (n == 0 || n > 19)
+                return false;
+            for (size_t i = 0; i < n; i++) {
+                if (d[pos + i] < '0' || d[pos + i] > '9')
+                    return false;
+                key = key * 10 + (uint64_t)(d[pos + i] - '0');
+            }
+            plan_note_get(&s->plan, key, at);
+            pos += n + 1;
+            break;
+        }
+        default:
+            return false; /* unknown or refused: the parse says which */
+        }
+        if (fixed) {
+            if (fixed > len - pos)
+                return false;
+            pos += fixed;
+        } else if (counted) {
+            if (counted > len - pos)
+                return false;
+            uint64_t n = read_le(d + pos, counted);
+            pos += counted;
+            if (n > len - pos)
+                return false;
+            pos += (size_t)n;
+        } else if (line) {
+            const uint8_t *nl = memchr(d + pos, '\n', len - pos);
+            if (nl == NULL)
+                return false;
+            pos = (size_t)(nl - d) + 1;
+        }
+        if (pos - s->released > RELEASE_STEP)
+            release_pages(s, pos);
+    }
+    return false;
+}
+
+/* ---- collecting unreachable values (streaming) --------------------------------------- */
+
+/* The to-space of a collection: the live values are copied here, in the
+ * order Cheney's algorithm finds them, and the old arrays are unmapped. */
+typedef struct space {
+    pnode *nodes;
+    size_t n_nodes, cap_nodes;
+    pcell *cells;
+    size_t n_cells, cap_cells;
+    GByteArray *strbuf;
+} space;
+
+static strata_pv evacuate(strata_pickle *p, space *to, strata_pv h)
+{
+    if (h == STRATA_PV_NULL || PV_IS_INT(h))
+        return h;
+    pnode *old = &p->nodes[h];
+    if ((old->type & 0xffu) == NODE_FORWARDED)
+        return old->a;
+    pnode copy = *old;
+    strata_pickle_type t = NODE_TYPE(old);
+    if (is_container_type(t)) {
+        uint32_t cell = (uint32_t)(old->u >> 32), prev = 0, head = 0;
+        for (; cell; cell = p->cells[cell].next) {
+            if (to->n_cells == to->cap_cells) {
+                to->cells = region_resize(to->cells, to->cap_cells * sizeof(pcell),
+                                          to->cap_cells * 2 * sizeof(pcell));
+                to->cap_cells *= 2;
+            }
+            uint32_t k = (uint32_t)to->n_cells++;
+            to->cells[k] = (pcell){p->cells[cell].key, p->cells[cell].value, 0};
+            if (prev)
+                to->cells[prev].next = k;
+            else
+                head = k;
+            prev = k;
+        }
+        if (head)
+            copy.u = ((uint64_t)head << 32) | prev;
+    } else if ((t == STRATA_PICKLE_STR || t == STRATA_PICKLE_BYTES) && (old->u & STR_IN_BUF)) {
+        uint64_t off = to->strbuf->len;
+        g_byte_array_append(to->strbuf, p->strbuf->data + (old->u & ~STR_IN_BUF), old->a);
+        copy.u = off | STR_IN_BUF;
+    }
+    if (to->n_nodes == to->cap_nodes) {
+        to->nodes = region_resize(to->nodes, to->cap_nodes * sizeof(pnode),
+                                  to->cap_nodes * 2 * sizeof(pnode));
+        to->cap_nodes *= 2;
+    }
+    strata_pv moved = (strata_pv)to->n_nodes++;
+    to->nodes[moved] = copy;
+    old->type = NODE_FORWARDED;
+    old->a = moved;
+    return moved;
+}
+
+/* Copies what the parse can still reach (the stack, the memo values still
+ * to be read) into fresh arrays: a stream's memory is its live values. */
+static void collect(parser *ps)
+{
+    strata_pickle *p = ps->p;
+    space to = {.n_nodes = 1, .cap_nodes = 4096, .n_cells = 1, .cap_cells = 4096};
+    to.nodes = region_resize(NULL, 0, to.cap_nodes * sizeof(pnode));
+    to.cells = region_resize(NULL, 0, to.cap_cells * sizeof(pcell));
+    to.strbuf = g_byte_array_new();
+    for (size_t i = 0; i < ps->n_stack; i++)
+        ps->stack[i] = evacuate(p, &to, ps->stack[i]);
+    if (ps->plan) {
+        for (size_t i = 0; i <= ps->plan->mask; i++)
+            ps->plan->slots[i].value = evacuate(p, &to, ps->plan->slots[i].value);
+    } else {
+        for (size_t i = 0; i < ps->cap_memo; i++)
+            ps->memo[i] = evacuate(p, &to, ps->memo[i]);
+    }
+    p->root = evacuate(p, &to, p->root);
+    for (size_t scan = 1; scan < to.n_nodes; scan++) {
+        if (!is_container_type(NODE_TYPE(&to.nodes[scan])))
+            continue;
+        for (uint32_t cell = (uint32_t)(to.nodes[scan].u >> 32); cell; cell = to.cells[cell].next) {
+            strata_pv k = evacuate(p, &to, to.cells[cell].key);
+            strata_pv v = evacuate(p, &to, to.cells[cell].value);
+            to.cells[cell].key = k;
+            to.cells[cell].value = v;
+        }
+    }
+    munmap(p->nodes, p->cap_nodes * sizeof(pnode));
+    munmap(p->cells, p->cap_cells * sizeof(pcell));
+    g_byte_array_unref(p->strbuf);
+    p->nodes = to.nodes;
+    p->n_nodes = to.n_nodes;
+    p->cap_nodes = to.cap_nodes;
+    p->cells = to.cells;
+    p->n_cells = to.n_cells;
+    p->cap_cells = to.cap_cells;
+    p->strbuf = to.strbuf;
+}
+
+static size_t arena_bytes(const strata_pickle *p)
+{
+    return p->cap_nodes * sizeof(pnode) + p->cap_cells * sizeof(pcell) + p->strbuf->len;
+}
+
+/* Between two items: collect when the arena has doubled since the last
+ * collection, give back the file's pages behind the parse position. */
+static void maintain(strata_pickle_stream *s)
+{
+    strata_pickle *p = s->doc;
+    size_t used = p->n_nodes * sizeof(pnode) + p->n_cells * sizeof(pcell) + p->strbuf->len;
+    s->peak_arena = MAX(s->peak_arena, arena_bytes(p));
+    if (used > s->gc_limit) {
+        collect(&s->ps);
+        size_t live = p->n_nodes * sizeof(pnode) + p->n_cells * sizeof(pcell) + p->strbuf->len;
+        s->gc_limit = MAX(s->gc_limit, 2 * live);
+    }
+    release_pages(s, s->ps.pos);
+}
+
+/* ---- the selected paths ------------------------------------------------------------- */
+
+static bool add_selector(strata_pickle_stream *s, const char *text, int selector)
+{
+    char **steps = g_strsplit(text, "/", -1);
+    guint n = g_strv_length(steps);
+    bool ok = n >= 1 && strcmp(steps[n - 1], "*") == 0;
+    uint32_t state = STATE_ROOT;
+    for (guint i = 0; ok && i + 1 < n; i++) {
+        int64_t index = STEP_KEY;
+        if (strcmp(steps[i], "*") == 0)
+            index = STEP_ANY;
+        else if (steps[i][0] && strspn(steps[i], "0123456789") == strlen(steps[i]))
+            index = (int64_t)g_ascii_strtoull(steps[i], NULL, 10);
+        uint32_t next = STATE_NONE;
+        for (uint32_t k = STATE_ROOT + 1; k < s->n_states; k++)
+            if (s->states[k].parent == state && s->states[k].index == index &&
+                (index != STEP_KEY || strcmp(s->states[k].key, steps[i]) == 0))
+                next = k;
+        if (next == STATE_NONE) {
+            if (s->n_states == MAX_STATES || s->states[state].selector >= 0) {
+                ok = false;
+                break;
+            }
+            next = s->n_states++;
+            s->states[next] = (path_state){state, index,
+                                           index == STEP_KEY ? g_strdup(steps[i]) : NULL, -1};
+        }
+        state = next;
+    }
+    /* A handed-out list is a leaf: no selector may go through it. */
+    if (ok && state != STATE_ROOT && s->states[state].selector < 0) {
+        for (uint32_t k = STATE_ROOT + 1; k < s->n_states; k++)
+            if (s->states[k].parent == state)
+                ok = false;
+        if (ok)
+            s->states[state].selector = selector;
+    } else {
+        ok = false;
+    }
+    g_strfreev(steps);
+    return ok;
+}
+
+/* At STOP: walks the finished document along the selected paths. Every list
+ * at a handed-out position must be one that was handed out (with the index
+ * in its parent it was given), and nothing else may have been handed out. */
+static bool verify_at(const strata_pickle_stream *s, uint32_t state, strata_pv v, bool in_list,
+                      uint64_t index, uint64_t *found)
+{
+    const strata_pickle *p = s->doc;
+    if (s->states[state].selector >= 0) {
+        if (node_type(p, v) != STRATA_PICKLE_LIST)
+            return true; /* not a list: nothing handed out, the reader sees what it is */
+        if (NODE_TAG(&p->nodes[v]) != state)
+            return strata_pickle_len(p, v) == 0;
+        if (in_list && p->nodes[v].u != index)
+            return false;
+        found[state]++;
+        return true;
+    }
+    for (uint32_t k = STATE_ROOT + 1; k < s->n_states; k++) {
+        const path_state *c = &s->states[k];
+        if (c->parent != state)
+            continue;
+        if (c->index == STEP_KEY) {
+            strata_pv child = strata_pickle_dict_get(p, v, c->key);
+            if (child && !verify_at(s, k, child, false, 0, found))
+                return false;
+        } else if (node_type(p, v) == STRATA_PICKLE_LIST) {
+            strata_pickle_iter it;
+            strata_pv item;
+            uint64_t i = 0;
+            strata_pickle_iter_init(p, v, &it);
+            for (; strata_pickle_iter_next(p, &it, NULL, &item); i++)
+                if ((c->index == STEP_ANY || c->index == (int64_t)i) &&
+                    !verify_at(s, k, item, true, i, found))
+                    return false;
+        }
+    }
+    return true;
+}
+
+static bool verify(const strata_pickle_stream *s)
+{
+    uint64_t found[MAX_STATES] = {0};
+    if (!verify_at(s, STATE_ROOT, s->doc->root, false, 0, found))
+        return false;
+    for (uint32_t k = 0; k < s->n_states; k++)
+        if (found[k] != s->made[k])
+            return false;
+    return true;
+}
+
+/* ---- the stream API ----------------------------------------------------------------- */
+
+static strata_pickle_stream *stream_new(strata_pickle *doc, const char *const *selectors)
+{
+    strata_pickle_stream *s = g_new0(strata_pickle_stream, 1);
+    s->doc = doc;
+    arena_init(doc);
+    s->n_states = STATE_ROOT + 1;
+    s->states[STATE_NONE].selector = -1;
+    s->states[STATE_ROOT].selector = -1;
+    for (int i = 0; selectors && selectors[i]; i++) {
+        if (!add_selector(s, selectors[i], i))
+            g_error("strata: bad pickle stream selector '%s'", selectors[i]);
+        s->n_selectors++;
+    }
+    s->plan = (memo_plan){g_new0(memo_slot, 64), 63, 0};
+    s->have_plan = plan_memo(s);
+    s->gc_limit = COLLECT_MIN_BYTES;
+    strata_pickle_stream_rewind(s);
+    return s;
+}
+
+strata_pickle_stream *strata_pickle_stream_open_file(const char *path,
+                                                     const char *const *selectors, GError **err)
+{
+    strata_pickle *doc = doc_for_file(path, err);
+    return doc ? stream_new(doc, selectors) : NULL;
+}
+
+strata_pickle_stream *strata_pickle_stream_open_buffer(const void *data, size_t len,
+                                                       const char *origin,
+                                                       const char *const *selectors,
+                                                       GError **err)
+{
+    (void)err;
+    return stream_new(doc_for_buffer(data, len, origin), selectors);
+}
+
+void strata_pickle_stream_rewind(strata_pickle_stream *s)
+{
+    parser *ps = &s->ps;
+    ps->p = s->doc;
+    ps->stream = s;
+    ps->plan = s->have_plan ? &s->plan : NULL;
+    ps->pos = ps->op_at = 0;
+    ps->n_stack = ps->n_marks = 0;
+    ps->n_memo = 0;
+    ps->keys_dense = true;
+    g_free(ps->key_bits);
+    ps->key_bits = NULL;
+    ps->n_key_words = 0;
+    ps->paused = false;
+    if (ps->memo)
+        memset(ps->memo, 0, ps->cap_memo * sizeof(strata_pv));
+    for (size_t i = 0; i <= s->plan.mask; i++)
+        s->plan.slots[i].value = STRATA_PV_NULL;
+    s->doc->n_nodes = 1;
+    s->doc->n_cells = 1;
+    g_byte_array_set_size(s->doc->strbuf, 0);
+    s->doc->root = STRATA_PV_NULL;
+    s->doc->protocol = 0;
+    memset(s->made, 0, sizeof s->made);
+    s->done = s->exact = false;
+    g_clear_error(&s->error);
+    s->released = 0;
+}
+
+int strata_pickle_stream_next(strata_pickle_stream *s, strata_pickle_item *item, GError **err)
+{
+    if (s->error) {
+        if (err)
+            *err = g_error_copy(s->error);
+        return -1;
+    }
+    if (s->done)
+        return 0;
+    parser *ps = &s->ps;
+    for (;;) {
+        if (ps->paused) {
+            if (ps->pend_next < ps->n_stack) {
+                pnode *list = &s->doc->nodes[ps->pend_list];
+                item->selector = s->states[NODE_TAG(list)].selector;
+                item->outer = list->u;
+                item->index = list->a++;
+                item->value = ps->stack[ps->pend_next++];
+                return 1;
+            }
+            ps->n_stack = ps->pend_first;
+            ps->paused = false;
+            maintain(s);
+        }
+        ps->err = &s->error;
+        bool ok = run(ps);
+        ps->err = NULL;
+        if (!ok) {
+            if (err)
+                *err = g_error_copy(s->error);
+            return -1;
+        }
+        if (!ps->paused) {
+            s->peak_arena = MAX(s->peak_arena, arena_bytes(s->doc));
+            s->done = true;
+            s->exact = verify(s);
+            return 0;
+        }
+    }
+}
+
+const strata_pickle *strata_pickle_stream_doc(const strata_pickle_stream *s) { return s->doc; }
+bool strata_pickle_stream_exact(const strata_pickle_stream *s) { return s->done && s->exact; }
+size_t strata_pickle_stream_peak_arena(const strata_pickle_stream *s) { return s->peak_arena; }
+
+void strata_pickle_stream_set_collect_bytes(strata_pickle_stream *s, size_t bytes)
+{
+    s->gc_limit = bytes;
+}
+
+void strata_pickle_stream_free(strata_pickle_stream *s)
+{
+    if (s == NULL)
+        return;
+    g_free(s->ps.stack);
+    g_free(s->ps.marks);
+    g_free(s->ps.memo);
+    g_free(s->ps.key_bits);
+    g_free(s->plan.slots);
+    for (uint32_t k = 0; k < s->n_states; k++)
+        g_free(s->states[k].key);
+    g_clear_error(&s->error);
+    strata_pickle_free(s->doc);
+    g_free(s);
 }
 
 void strata_pickle_free(strata_pickle *p)
@@ -1002,7 +1759,7 @@ strata_pickle_type strata_pickle_type_of(const strata_pickle *p, strata_pv v)
         return STRATA_PICKLE_INT;
     if (v == STRATA_PV_NULL || v >= p->n_nodes)
         return STRATA_PICKLE_NOTHING;
-    return (strata_pickle_type)p->nodes[v].type;
+    return NODE_TYPE(&p->nodes[v]);
 }
 
 const char *strata_pickle_type_name(strata_pickle_type t)
@@ -1073,11 +1830,7 @@ char *strata_pickle_dup_str(const strata_pickle *p, strata_pv v)
     return s ? g_strndup(s, len) : NULL;
 }
 
-static bool is_container(strata_pickle_type t)
-{
-    return t == STRATA_PICKLE_LIST || t == STRATA_PICKLE_TUPLE || t == STRATA_PICKLE_DICT ||
-           t == STRATA_PICKLE_SET;
-}
+static bool is_container(strata_pickle_type t) { return is_container_type(t); }
 
 size_t strata_pickle_len(const strata_pickle *p, strata_pv v)
 {
@@ -1115,7 +1868,7 @@ strata_pv strata_pickle_dict_get(const strata_pickle *p, strata_pv dict, const c
     strata_pv k, v;
     strata_pickle_iter_init(p, dict, &it);
     while (strata_pickle_iter_next(p, &it, &k, &v)) {
-        if (PV_IS_INT(k) || p->nodes[k].type != STRATA_PICKLE_STR || p->nodes[k].a != klen)
+        if (PV_IS_INT(k) || NODE_TYPE(&p->nodes[k]) != STRATA_PICKLE_STR || p->nodes[k].a != klen)
             continue;
         size_t len;
         const char *s = strata_pickle_get_bytes(p, k, &len);

@@ -101,4 +101,67 @@ strata_pv strata_pickle_dict_get(const strata_pickle *p, strata_pv dict, const c
 /* A JSON-like rendering for tests and debugging (depth-limited; g_free). */
 char *strata_pickle_to_text(const strata_pickle *p, strata_pv v, int max_depth);
 
+/* ---- Streaming: bounded memory on files of any size -----------------------
+ *
+ * A stream reads the same documents with the same checks and messages, but
+ * the items of *selected* lists are handed out one at a time as they
+ * complete and are then dropped, instead of being built into the document.
+ * A selector is a path from the top-level value, steps separated by '/': a
+ * dict key, a list index (digits) or '*' (any index); the last step is '*',
+ * the items handed out. Example: {"segments/ *", "device_traces/ * / *"}
+ * (without the blanks, which keep this comment open) hands out each segment and each event of every device.
+ *
+ * Memory does not grow with the file: before parsing, one cheap pass over
+ * the opcodes records, for each memo key, where its last GET is; the parse
+ * keeps a memoized value only until then, and unreachable values are
+ * collected (the value arena is compacted when it has doubled). What stays
+ * is the stack, the memo values still to be read, the unselected parts of
+ * the document and the current item. Pages of the mapped file behind the
+ * parse position are given back to the kernel.
+ *
+ * Where a list belongs is known only once it is complete, so a stream
+ * infers the path of each new list from the stack (the layout Python's
+ * pickler writes) and checks it at STOP: strata_pickle_stream_exact() is
+ * true when the items handed out are exactly the items of the lists at the
+ * selected paths of the finished document, in order. When it is false (a
+ * hand-made pickle with another layout), read the file again with
+ * strata_pickle_load_file(): nothing is wrong with the file, only with the
+ * inference.
+ *
+ * Invariants: handles from strata_pickle_stream_next() (and any others into
+ * the stream's document) are valid until the next call; after the end, the
+ * document (strata_pickle_stream_doc, strata_pickle_root) stays valid, with
+ * the selected lists empty (their length is the number of items handed out).
+ */
+typedef struct strata_pickle_stream strata_pickle_stream;
+
+typedef struct strata_pickle_item {
+    int selector;    /* index of the selector it matched */
+    uint64_t outer;  /* index of its list in the enclosing list ('*' inside a path) */
+    uint64_t index;  /* its index in its list */
+    strata_pv value; /* read it through strata_pickle_stream_doc() */
+} strata_pickle_item;
+
+/* selectors: NULL-terminated. Maps the file (read-only). */
+strata_pickle_stream *strata_pickle_stream_open_file(const char *path,
+                                                     const char *const *selectors, GError **err);
+/* A buffer the caller keeps alive for the stream's life. */
+strata_pickle_stream *strata_pickle_stream_open_buffer(const void *data, size_t len,
+                                                       const char *origin,
+                                                       const char *const *selectors,
+                                                       GError **err);
+/* 1: *item is the next item; 0: STOP reached, the document is complete;
+ * -1: error (the same STRATA_ERROR_INPUT a whole-document read gives). */
+int strata_pickle_stream_next(strata_pickle_stream *s, strata_pickle_item *item, GError **err);
+const strata_pickle *strata_pickle_stream_doc(const strata_pickle_stream *s);
+bool strata_pickle_stream_exact(const strata_pickle_stream *s); /* after next() gave 0 */
+/* Starts again from the first byte (the memo plan is kept). */
+void strata_pickle_stream_rewind(strata_pickle_stream *s);
+void strata_pickle_stream_free(strata_pickle_stream *s); /* NULL ok */
+/* Collect unreachable values once the arena exceeds `bytes` (default 4 MiB;
+ * tests set it low to exercise the collector on small inputs). */
+void strata_pickle_stream_set_collect_bytes(strata_pickle_stream *s, size_t bytes);
+/* Peak of the value arena in bytes over the stream's life (for tests/benches). */
+size_t strata_pickle_stream_peak_arena(const strata_pickle_stream *s);
+
 #endif
