@@ -1,16 +1,27 @@
 /*
  * torch.c: PyTorch memory snapshot -> strata op stream (see torch.h).
  *
- * Steps:
- *  1. read_segments()/read_events(): pull the device's final segments and
- *     its events out of the pickle into compact arrays (schema errors name
- *     the path in the snapshot, e.g. "device_traces[0][12].addr");
- *  2. rebuild_initial(): undo the events newest first from the final state;
- *  3. emit_setup(): ops that make a caching allocator hold the initial
- *     segments and live blocks where the real one held them;
- *  4. emit_events(): allocs, frees (at free_completed) and releases.
- * The result is a ctrace: compact 48-byte ops with interned strings, handed
- * out as strata_ops by a source (so it holds nothing of the pickle).
+ * Two passes over the snapshot's events, in memory that does not grow with
+ * the file (a streamed pickle, see pickle.h: segments and events are handed
+ * out one at a time and dropped):
+ *  1. pass 1 (pass1_item): validate each segment and event (schema errors
+ *     name the path, e.g. "device_traces[0][12].addr"), keep the final
+ *     segments and live blocks, and per address the first event and
+ *     whether an undo would find the block there; keep the segment events
+ *     (a few percent of all events, 24 bytes each) for the ground truth and
+ *     the release decisions. Then rebuild_initial() gives the state at the
+ *     first event (the same result as undoing the events newest first from
+ *     the final state, as torch/cuda/_memory_viz.py does), emit_setup()
+ *     the ops that make a caching allocator hold it, ground_truth() and
+ *     decide_releases() the figures and the `release` ops;
+ *  2. pass 2 (emit_event), run by the source as it is read: allocs, frees
+ *     (at free_completed) and releases, event by event.
+ * Streaming, pass 2 reads the file again (and again after a rewind): the
+ * source holds only the setup ops, the live blocks and the string table.
+ * When the stream cannot vouch for what it handed out (a hand-made pickle
+ * laid out unlike Python's, see strata_pickle_stream_exact) or when the
+ * caller gives a parsed pickle (strata_torch_convert), the same passes run
+ * over the whole document and every op is kept (48 bytes each).
  *
  * Invariants:
  *  1. Buffer names are b.N (live blocks and allocs), seg.N and fill.N
@@ -21,6 +32,8 @@
  *     notes a trace can hold (tests/fuzz/fuzz_pickle.c checks it).
  *  3. The ground truth (initial/peak/final reserved, segment_alloc sizes)
  *     comes from the snapshot's own events, independent of any model.
+ *  4. Both modes run the same functions on the same items in the same
+ *     order, so their traces are byte-identical.
  */
 #include "import/torch.h"
 
@@ -29,7 +42,6 @@
 
 #include "core/error.h"
 #include "core/units.h"
-
 #define MiB (UINT64_C(1) << 20)
 #define SMALL_REQUEST (1 * MiB)   /* requests up to this go to the small pool */
 #define SMALL_SEGMENT (2 * MiB)   /* small-pool segment size */
@@ -74,7 +86,7 @@ typedef struct tevent {
     int64_t stream;
     bool has_time;
     int64_t time_us;
-    strata_pv frames;
+    uint32_t note; /* pass 2, allocs: frame label string index + 1; 0: none */
 } tevent;
 
 typedef struct tseg {
@@ -88,14 +100,31 @@ typedef struct tblock {
     int64_t stream;
 } tblock;
 
-/* ---- the converted trace: compact ops, materialized on demand ------------- */
+/* Pass 1, per address: what the oldest event there says of the state
+ * before it, and whether the latest event needs the state after it. */
+typedef enum { FIRST_ABSENT, FIRST_PRESENT } first_state;
+typedef struct addr_first {
+    first_state first;
+    bool pending;     /* latest event: an alloc (segment_alloc) to check on undo */
+    uint64_t size;    /* FIRST_PRESENT: the size and stream the event gives */
+    int64_t stream;
+} addr_first;
+
+/* Pass 1: an event that changes reserved bytes or may be part of a run of
+ * segment frees (segment_*, snapshot, oom). */
+typedef struct segev {
+    uint64_t index; /* event index */
+    uint64_t size;
+    ev_action action;
+} segev;
+
+/* ---- the converted trace: compact ops --------------------------------------- */
 
 /* Buffer names are PREFIX.N; the prefix by kind. */
 typedef enum { NAME_NONE, NAME_B, NAME_SEG, NAME_FILL } name_kind;
 static const char *const name_prefixes[] = {"", "b.", "seg.", "fill."};
 
-/* One op in 48 bytes: strings are indices into the trace's string table, so
- * a multi-GB snapshot's trace costs a few dozen bytes per event. */
+/* One op in 48 bytes: strings are indices into the trace's string table. */
 typedef struct cop {
     uint8_t kind;      /* strata_op_kind: ALLOC, FREE or RELEASE */
     uint8_t name_kind; /* name_kind */
@@ -107,8 +136,13 @@ typedef struct cop {
     int64_t at_us;     /* microseconds since the first event */
 } cop;
 
+struct conv;
+
 typedef struct ctrace {
-    GArray *ops;               /* cop */
+    GArray *ops;               /* cop: the setup, then (kept mode) every event's ops */
+    GArray *window;            /* cop (streaming): the ops of the events read last */
+    size_t window_next;
+    struct conv *events;       /* streaming: reads the events on demand; NULL: all in ops */
     GPtrArray *strings;        /* interned strings (g_free) */
     GHashTable *string_index;  /* string -> index + 1 */
     GPtrArray *option_keys;    /* `option` lines, before every op (g_free) */
@@ -123,6 +157,7 @@ static ctrace *ctrace_new(void)
 {
     ctrace *t = g_new0(ctrace, 1);
     t->ops = g_array_new(FALSE, FALSE, sizeof(cop));
+    t->window = g_array_new(FALSE, FALSE, sizeof(cop));
     t->strings = g_ptr_array_new_with_free_func(g_free);
     t->string_index = g_hash_table_new(g_str_hash, g_str_equal);
     t->option_keys = g_ptr_array_new_with_free_func(g_free);
@@ -130,12 +165,16 @@ static ctrace *ctrace_new(void)
     return t;
 }
 
+static void conv_free(struct conv *c);
+
 static void ctrace_free(void *self)
 {
     ctrace *t = self;
     if (t == NULL)
         return;
+    conv_free(t->events);
     g_array_unref(t->ops);
+    g_array_unref(t->window);
     g_hash_table_unref(t->string_index);
     g_ptr_array_unref(t->strings);
     g_ptr_array_unref(t->option_keys);
@@ -154,9 +193,11 @@ static uint32_t intern(ctrace *t, const char *text)
     return t->strings->len - 1;
 }
 
+static int fill_window(struct conv *c, GError **err);
+static bool restart_events(struct conv *c, GError **err);
+
 static int ctrace_next(void *self, const strata_op **out, GError **err)
 {
-    (void)err;
     ctrace *t = self;
     strata_op *op = &t->op;
     memset(op, 0, sizeof *op);
@@ -170,10 +211,22 @@ static int ctrace_next(void *self, const strata_op **out, GError **err)
         *out = op;
         return 1;
     }
-    if (t->next - n_options >= t->ops->len)
+    const cop *c;
+    if (t->next - n_options < t->ops->len) {
+        c = &g_array_index(t->ops, cop, t->next - n_options);
+        t->next++;
+    } else if (t->events) {
+        if (t->window_next == t->window->len) {
+            g_array_set_size(t->window, 0);
+            t->window_next = 0;
+            int rc = fill_window(t->events, err);
+            if (rc <= 0)
+                return rc;
+        }
+        c = &g_array_index(t->window, cop, t->window_next++);
+    } else {
         return 0;
-    const cop *c = &g_array_index(t->ops, cop, t->next - n_options);
-    t->next++;
+    }
     op->kind = (strata_op_kind)c->kind;
     op->stream = t->strings->pdata[c->stream];
     if (c->name_kind != NAME_NONE) {
@@ -193,29 +246,55 @@ static int ctrace_next(void *self, const strata_op **out, GError **err)
 
 static bool ctrace_rewind(void *self, GError **err)
 {
-    (void)err;
-    ((ctrace *)self)->next = 0;
-    return true;
+    ctrace *t = self;
+    t->next = 0;
+    g_array_set_size(t->window, 0);
+    t->window_next = 0;
+    return t->events == NULL || restart_events(t->events, err);
 }
 
 static const strata_source_vtable ctrace_vtable = {ctrace_next, ctrace_rewind, ctrace_free};
 
+/* ---- the converter ----------------------------------------------------------- */
+
+enum { SEL_SEGMENTS, SEL_EVENTS };
+static const char *const selectors[] = {"segments/*", "device_traces/*/*", NULL};
+
 typedef struct conv {
-    const strata_pickle *p;
-    const char *origin;
-    const strata_torch_options *opt;
-    strata_torch_summary *sum;
-    GError **err;
-    GArray *segs;   /* tseg: final, then initial segments */
-    GArray *events; /* tevent */
-    GHashTable *seg_by_addr;   /* addr -> tseg* (g_free) during rebuild */
-    GHashTable *block_by_addr; /* addr -> tblock* (g_free) during rebuild */
-    ctrace *out;               /* the converted trace */
-    GHashTable *live;          /* addr -> buffer number + 1 (b.N) while emitting */
-    GHashTable *labels;        /* filename handle << 32 | line -> note index + 1 */
-    GArray *streams;           /* int64_t stream of each stream index below 64 */
+    const strata_pickle *p;    /* the document the items are read from */
+    strata_pickle_stream *stream; /* streaming: owns p; NULL when the items are in p */
+    char *origin;
+    strata_torch_options opt;
+    strata_torch_summary *sum; /* the caller's, or own_sum */
+    strata_torch_summary own_sum;
+    GError **err;              /* where schema() reports */
+    /* pass 1 */
+    GError *seg_err, *ev_err;  /* the first bad segment, the first bad event */
+    uint64_t n_events;
+    bool have_t0;
+    int64_t t0;
+    GHashTable *seg_by_addr;   /* addr -> tseg* (g_free): final, then initial segments */
+    GHashTable *block_by_addr; /* addr -> tblock* (g_free): final, then initial live blocks */
+    GHashTable *seg_first;     /* addr -> addr_first* (g_free) */
+    GHashTable *block_first;   /* addr -> addr_first* (g_free) */
+    GArray *segevs;            /* segev */
+    GArray *releases;          /* uint64_t: indices of the events that become a `release` */
+    uint64_t setup_inconsistent;
+    /* the output */
+    ctrace *out;
+    GArray *streams;           /* int64_t stream, string index: pairs */
     uint32_t note_setup;       /* string index of "setup" */
+    uint32_t note_empty_cache; /* string index + 1 of "empty_cache" */
+    GHashTable *setup_live;    /* addr -> b.N + 1 after the setup */
+    uint64_t setup_next_buffer;
+    /* pass 2 */
+    GArray *sink;              /* where emit() appends: out->ops or out->window */
+    GHashTable *live;          /* addr -> buffer number + 1 (b.N) while emitting */
     uint64_t next_buffer;
+    uint64_t event_index;      /* events of the device seen so far */
+    size_t next_release;       /* index into releases */
+    uint64_t n_allocs, n_frees, emit_inconsistent;
+    bool events_done;
 } conv;
 
 void strata_torch_options_init(strata_torch_options *opt)
@@ -245,6 +324,60 @@ static bool schema(conv *c, const char *fmt, ...)
     return false;
 }
 
+static conv *conv_new(const char *origin, const strata_torch_options *opt,
+                      strata_torch_summary *sum)
+{
+    conv *c = g_new0(conv, 1);
+    c->origin = g_strdup(origin ? origin : "<snapshot>");
+    if (opt)
+        c->opt = *opt;
+    else
+        strata_torch_options_init(&c->opt);
+    c->sum = sum ? sum : &c->own_sum;
+    memset(c->sum, 0, sizeof *c->sum);
+    c->sum->segment_alloc_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    c->seg_by_addr = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    c->block_by_addr = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    c->seg_first = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    c->block_first = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    c->segevs = g_array_new(FALSE, FALSE, sizeof(segev));
+    c->releases = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    c->streams = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    c->live = g_hash_table_new(g_direct_hash, g_direct_equal);
+    c->out = ctrace_new();
+    c->sink = c->out->ops;
+    c->note_setup = intern(c->out, "setup");
+    return c;
+}
+
+/* Frees what only pass 1 needs (the converter may live on in the source). */
+static void drop_pass1(conv *c)
+{
+    g_clear_pointer(&c->seg_by_addr, g_hash_table_unref);
+    g_clear_pointer(&c->block_by_addr, g_hash_table_unref);
+    g_clear_pointer(&c->seg_first, g_hash_table_unref);
+    g_clear_pointer(&c->block_first, g_hash_table_unref);
+    g_clear_pointer(&c->segevs, g_array_unref);
+}
+
+static void conv_free(conv *c)
+{
+    if (c == NULL)
+        return;
+    drop_pass1(c);
+    g_clear_error(&c->seg_err);
+    g_clear_error(&c->ev_err);
+    g_array_unref(c->releases);
+    g_array_unref(c->streams);
+    g_hash_table_unref(c->live);
+    if (c->setup_live)
+        g_hash_table_unref(c->setup_live);
+    strata_pickle_stream_free(c->stream);
+    strata_torch_summary_clear(&c->own_sum);
+    g_free(c->origin);
+    g_free(c);
+}
+
 /* ---- reading the snapshot ---------------------------------------------------- */
 
 static bool get_u64(conv *c, strata_pv dict, const char *key, const char *where, uint64_t *out)
@@ -265,73 +398,196 @@ static int64_t get_stream(conv *c, strata_pv dict)
     return v;
 }
 
-static bool read_segments(conv *c, strata_pv root)
+/* segments[i]: the segment and its live blocks, if it is the device's. */
+static bool read_segment(conv *c, uint64_t i, strata_pv seg)
 {
-    strata_pv segs = strata_pickle_dict_get(c->p, root, "segments");
-    if (strata_pickle_type_of(c->p, segs) != STRATA_PICKLE_LIST)
-        return schema(c, "'segments' is not a list");
-    strata_pickle_iter it, bit;
-    strata_pv seg, blk;
-    size_t i = 0;
-    strata_pickle_iter_init(c->p, segs, &it);
-    for (; strata_pickle_iter_next(c->p, &it, NULL, &seg); i++) {
-        char where[64];
-        g_snprintf(where, sizeof where, "segments[%zu]", i);
-        if (strata_pickle_type_of(c->p, seg) != STRATA_PICKLE_DICT)
-            return schema(c, "%s is not a dict", where);
-        int64_t device = 0;
-        strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, seg, "device"), &device);
-        if (device != c->opt->device)
+    char where[64];
+    g_snprintf(where, sizeof where, "segments[%" G_GUINT64_FORMAT "]", i);
+    if (strata_pickle_type_of(c->p, seg) != STRATA_PICKLE_DICT)
+        return schema(c, "%s is not a dict", where);
+    int64_t device = 0;
+    strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, seg, "device"), &device);
+    if (device != c->opt.device)
+        return true;
+    tseg s = {0};
+    if (!get_u64(c, seg, "address", where, &s.addr) ||
+        !get_u64(c, seg, "total_size", where, &s.size))
+        return false;
+    s.stream = get_stream(c, seg);
+    strata_pv type = strata_pickle_dict_get(c->p, seg, "segment_type");
+    s.small = type ? strata_pickle_str_equal(c->p, type, "small") : s.size <= SMALL_SEGMENT;
+    if (s.size == 0)
+        return true; /* holds nothing, and a trace cannot reserve 0 bytes */
+    if (s.size > SMALL_SEGMENT)
+        s.small = false; /* small-pool segments are 2 MiB; be safe on odd input */
+    g_hash_table_insert(c->seg_by_addr, GSIZE_TO_POINTER(s.addr), g_memdup2(&s, sizeof s));
+    strata_pv blocks = strata_pickle_dict_get(c->p, seg, "blocks");
+    if (strata_pickle_type_of(c->p, blocks) != STRATA_PICKLE_LIST)
+        return schema(c, "%s.blocks is not a list", where);
+    strata_pickle_iter bit;
+    strata_pv blk;
+    size_t j = 0;
+    strata_pickle_iter_init(c->p, blocks, &bit);
+    for (; strata_pickle_iter_next(c->p, &bit, NULL, &blk); j++) {
+        char bwhere[96];
+        g_snprintf(bwhere, sizeof bwhere, "%s.blocks[%zu]", where, j);
+        if (strata_pickle_type_of(c->p, blk) != STRATA_PICKLE_DICT)
+            return schema(c, "%s is not a dict", bwhere);
+        strata_pv state = strata_pickle_dict_get(c->p, blk, "state");
+        if (strata_pickle_type_of(c->p, state) != STRATA_PICKLE_STR)
+            return schema(c, "%s.state: expected a str", bwhere);
+        if (!strata_pickle_str_equal(c->p, state, "active_allocated") &&
+            !strata_pickle_str_equal(c->p, state, "active_pending_free"))
             continue;
-        tseg s = {0};
-        if (!get_u64(c, seg, "address", where, &s.addr) ||
-            !get_u64(c, seg, "total_size", where, &s.size))
+        tblock b = {.stream = s.stream};
+        uint64_t size = 0;
+        if (!get_u64(c, blk, "address", bwhere, &b.addr) ||
+            !get_u64(c, blk, "size", bwhere, &size))
             return false;
-        s.stream = get_stream(c, seg);
-        strata_pv type = strata_pickle_dict_get(c->p, seg, "segment_type");
-        s.small = type ? strata_pickle_str_equal(c->p, type, "small") : s.size <= SMALL_SEGMENT;
-        if (s.size == 0)
-            continue; /* holds nothing, and a trace cannot reserve 0 bytes */
-        if (s.size > SMALL_SEGMENT)
-            s.small = false; /* small-pool segments are 2 MiB; be safe on odd input */
-        tseg *copy = g_memdup2(&s, sizeof s);
-        g_hash_table_insert(c->seg_by_addr, GSIZE_TO_POINTER(s.addr), copy);
-        strata_pv blocks = strata_pickle_dict_get(c->p, seg, "blocks");
-        if (strata_pickle_type_of(c->p, blocks) != STRATA_PICKLE_LIST)
-            return schema(c, "%s.blocks is not a list", where);
-        size_t j = 0;
-        strata_pickle_iter_init(c->p, blocks, &bit);
-        for (; strata_pickle_iter_next(c->p, &bit, NULL, &blk); j++) {
-            char bwhere[96];
-            g_snprintf(bwhere, sizeof bwhere, "%s.blocks[%zu]", where, j);
-            if (strata_pickle_type_of(c->p, blk) != STRATA_PICKLE_DICT)
-                return schema(c, "%s is not a dict", bwhere);
-            strata_pv state = strata_pickle_dict_get(c->p, blk, "state");
-            if (strata_pickle_type_of(c->p, state) != STRATA_PICKLE_STR)
-                return schema(c, "%s.state: expected a str", bwhere);
-            if (!strata_pickle_str_equal(c->p, state, "active_allocated") &&
-                !strata_pickle_str_equal(c->p, state, "active_pending_free"))
-                continue;
-            tblock b = {.stream = s.stream};
-            uint64_t size = 0;
-            if (!get_u64(c, blk, "address", bwhere, &b.addr) ||
-                !get_u64(c, blk, "size", bwhere, &size))
-                return false;
-            int64_t requested = 0;
-            strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, blk, "requested_size"),
-                                  &requested);
-            b.requested = requested > 0 ? (uint64_t)requested : size;
-            if (b.requested == 0)
-                continue; /* an empty block holds nothing */
-            g_hash_table_insert(c->block_by_addr, GSIZE_TO_POINTER(b.addr),
-                                g_memdup2(&b, sizeof b));
-        }
+        int64_t requested = 0;
+        strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, blk, "requested_size"),
+                              &requested);
+        b.requested = requested > 0 ? (uint64_t)requested : size;
+        if (b.requested == 0)
+            continue; /* an empty block holds nothing */
+        g_hash_table_insert(c->block_by_addr, GSIZE_TO_POINTER(b.addr), g_memdup2(&b, sizeof b));
     }
     return true;
 }
 
-static bool read_events(conv *c, strata_pv root)
+static uint32_t frame_label(conv *c, strata_pv frames);
+
+/* device_traces[device][i] as a compact event (the label only in pass 2). */
+static bool read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
 {
+    char where[64];
+    g_snprintf(where, sizeof where, "device_traces[%d][%" G_GUINT64_FORMAT "]", c->opt.device, i);
+    if (strata_pickle_type_of(c->p, ev) != STRATA_PICKLE_DICT)
+        return schema(c, "%s is not a dict", where);
+    memset(e, 0, sizeof *e);
+    strata_pv action = strata_pickle_dict_get(c->p, ev, "action");
+    if (strata_pickle_type_of(c->p, action) != STRATA_PICKLE_STR)
+        return schema(c, "%s.action: expected a str", where);
+    e->action = EV_OTHER;
+    for (size_t k = 0; action_names[k].name; k++)
+        if (strata_pickle_str_equal(c->p, action, action_names[k].name)) {
+            e->action = action_names[k].action;
+            break;
+        }
+    if (e->action == EV_OTHER || e->action == EV_SNAPSHOT || e->action == EV_OOM) {
+        /* No address needed; keep for release detection. */
+        int64_t v = 0;
+        strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, ev, "size"), &v);
+        e->size = v > 0 ? (uint64_t)v : 0;
+    } else if (!get_u64(c, ev, "addr", where, &e->addr) ||
+               !get_u64(c, ev, "size", where, &e->size)) {
+        return false;
+    }
+    e->stream = get_stream(c, ev);
+    e->has_time =
+        strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, ev, "time_us"), &e->time_us);
+    if (label && e->action == EV_ALLOC && e->size != 0 && c->opt.frames)
+        e->note = frame_label(c, strata_pickle_dict_get(c->p, ev, "frames"));
+    return true;
+}
+
+/* ---- pass 1 ------------------------------------------------------------------- */
+
+static addr_first *first_at(GHashTable *t, uint64_t addr, bool *fresh)
+{
+    addr_first *f = g_hash_table_lookup(t, GSIZE_TO_POINTER(addr));
+    *fresh = f == NULL;
+    if (f == NULL) {
+        f = g_new0(addr_first, 1);
+        g_hash_table_insert(t, GSIZE_TO_POINTER(addr), f);
+    }
+    return f;
+}
+
+/* An event that sets the state at its address: present (with size and
+ * stream) or absent before it, looking back from the state after it. The
+ * undo of an alloc (segment_alloc) finds its block (segment) missing when
+ * the next event at that address says absent; `pending` remembers that
+ * the latest one needs that check. */
+static void note_state(conv *c, GHashTable *t, uint64_t addr, bool present_before,
+                       const tevent *e, bool check)
+{
+    bool fresh;
+    addr_first *f = first_at(t, addr, &fresh);
+    if (fresh) {
+        f->first = present_before ? FIRST_PRESENT : FIRST_ABSENT;
+        f->size = e->size;
+        f->stream = e->stream;
+    } else if (f->pending && !present_before) {
+        c->setup_inconsistent++;
+    }
+    f->pending = check;
+}
+
+static void note_event(conv *c, const tevent *e)
+{
+    if (!c->have_t0 && e->has_time) {
+        c->have_t0 = true;
+        c->t0 = e->time_us;
+    }
+    switch (e->action) {
+    case EV_ALLOC:
+        note_state(c, c->block_first, e->addr, false, e, e->size != 0);
+        break;
+    case EV_FREE_COMPLETED:
+        note_state(c, c->block_first, e->addr, e->size != 0, e, false);
+        break;
+    case EV_SEGMENT_ALLOC:
+    case EV_SEGMENT_MAP:
+        note_state(c, c->seg_first, e->addr, false, e, e->action == EV_SEGMENT_ALLOC);
+        break;
+    case EV_SEGMENT_FREE:
+    case EV_SEGMENT_UNMAP:
+        if (e->size != 0) /* an empty segment_free says nothing of the state */
+            note_state(c, c->seg_first, e->addr, true, e, false);
+        break;
+    default:
+        break;
+    }
+    if (e->action == EV_SEGMENT_ALLOC || e->action == EV_SEGMENT_MAP ||
+        e->action == EV_SEGMENT_FREE || e->action == EV_SEGMENT_UNMAP ||
+        e->action == EV_SNAPSHOT || e->action == EV_OOM) {
+        segev s = {c->n_events, e->size, e->action};
+        g_array_append_val(c->segevs, s);
+    }
+}
+
+static bool pass1_item(conv *c, int selector, uint64_t outer, uint64_t index, strata_pv v)
+{
+    if (selector == SEL_SEGMENTS) {
+        c->err = &c->seg_err;
+        if (c->seg_err == NULL)
+            read_segment(c, index, v);
+    } else if (outer == (uint64_t)c->opt.device) {
+        c->err = &c->ev_err;
+        tevent e;
+        if (c->ev_err == NULL && read_event(c, c->n_events, v, false, &e))
+            note_event(c, &e);
+        c->n_events++;
+    }
+    return true; /* errors wait in seg_err and ev_err for check_document() */
+}
+
+/* The device's event list in the finished document, or an error. */
+static bool check_document(conv *c, GError **err)
+{
+    c->err = err;
+    strata_pv root = strata_pickle_root(c->p);
+    if (strata_pickle_type_of(c->p, root) != STRATA_PICKLE_DICT)
+        return schema(c, "the top level is a %s, expected a dict",
+                      strata_pickle_type_name(strata_pickle_type_of(c->p, root)));
+    strata_pv segs = strata_pickle_dict_get(c->p, root, "segments");
+    if (strata_pickle_type_of(c->p, segs) != STRATA_PICKLE_LIST)
+        return schema(c, "'segments' is not a list");
+    if (c->seg_err) {
+        g_propagate_error(err, g_steal_pointer(&c->seg_err));
+        return false;
+    }
     strata_pv traces = strata_pickle_dict_get(c->p, root, "device_traces");
     if (strata_pickle_type_of(c->p, traces) != STRATA_PICKLE_LIST)
         return schema(c, "'device_traces' is not a list (was the snapshot taken with "
@@ -340,50 +596,47 @@ static bool read_events(conv *c, strata_pv root)
     if (n_devices == 0)
         return schema(c, "'device_traces' is empty: record the history with "
                          "torch.cuda.memory._record_memory_history() before the snapshot");
-    if (c->opt->device < 0 || (size_t)c->opt->device >= n_devices)
+    if (c->opt.device < 0 || (size_t)c->opt.device >= n_devices)
         return schema(c, "--device %d: the snapshot has traces for %zu device(s) (0 to %zu)",
-                      c->opt->device, n_devices, n_devices - 1);
+                      c->opt.device, n_devices, n_devices - 1);
     strata_pickle_iter it;
-    strata_pv dev = STRATA_PV_NULL, ev;
+    strata_pv dev = STRATA_PV_NULL;
     strata_pickle_iter_init(c->p, traces, &it);
-    for (int i = 0; i <= c->opt->device; i++)
+    for (int i = 0; i <= c->opt.device; i++)
         strata_pickle_iter_next(c->p, &it, NULL, &dev);
     if (strata_pickle_type_of(c->p, dev) != STRATA_PICKLE_LIST)
-        return schema(c, "device_traces[%d] is not a list", c->opt->device);
-    g_array_set_size(c->events, 0);
-    size_t i = 0;
-    strata_pickle_iter_init(c->p, dev, &it);
-    for (; strata_pickle_iter_next(c->p, &it, NULL, &ev); i++) {
-        char where[64];
-        g_snprintf(where, sizeof where, "device_traces[%d][%zu]", c->opt->device, i);
-        if (strata_pickle_type_of(c->p, ev) != STRATA_PICKLE_DICT)
-            return schema(c, "%s is not a dict", where);
-        tevent e = {0};
-        strata_pv action = strata_pickle_dict_get(c->p, ev, "action");
-        if (strata_pickle_type_of(c->p, action) != STRATA_PICKLE_STR)
-            return schema(c, "%s.action: expected a str", where);
-        e.action = EV_OTHER;
-        for (size_t k = 0; action_names[k].name; k++)
-            if (strata_pickle_str_equal(c->p, action, action_names[k].name)) {
-                e.action = action_names[k].action;
-                break;
-            }
-        if (e.action == EV_OTHER || e.action == EV_SNAPSHOT || e.action == EV_OOM) {
-            /* No address needed; keep for release detection. */
-            int64_t v = 0;
-            strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, ev, "size"), &v);
-            e.size = v > 0 ? (uint64_t)v : 0;
-        } else if (!get_u64(c, ev, "addr", where, &e.addr) ||
-                   !get_u64(c, ev, "size", where, &e.size)) {
-            return false;
-        }
-        e.stream = get_stream(c, ev);
-        e.has_time = strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, ev, "time_us"),
-                                           &e.time_us);
-        e.frames = strata_pickle_dict_get(c->p, ev, "frames");
-        g_array_append_val(c->events, e);
+        return schema(c, "device_traces[%d] is not a list", c->opt.device);
+    if (c->ev_err) {
+        g_propagate_error(err, g_steal_pointer(&c->ev_err));
+        return false;
     }
     return true;
+}
+
+/* Calls fn on the segments and the device's events of a whole document. */
+typedef bool (*item_fn)(conv *c, int selector, uint64_t outer, uint64_t index, strata_pv v);
+
+static void document_items(conv *c, item_fn fn)
+{
+    strata_pv root = strata_pickle_root(c->p);
+    strata_pickle_iter it;
+    strata_pv v;
+    uint64_t i = 0;
+    strata_pickle_iter_init(c->p, strata_pickle_dict_get(c->p, root, "segments"), &it);
+    for (; strata_pickle_iter_next(c->p, &it, NULL, &v); i++)
+        fn(c, SEL_SEGMENTS, 0, i, v);
+    strata_pv traces = strata_pickle_dict_get(c->p, root, "device_traces");
+    if (strata_pickle_type_of(c->p, traces) != STRATA_PICKLE_LIST || c->opt.device < 0)
+        return;
+    strata_pv dev = STRATA_PV_NULL;
+    strata_pickle_iter_init(c->p, traces, &it);
+    for (int k = 0; k <= c->opt.device; k++)
+        if (!strata_pickle_iter_next(c->p, &it, NULL, &dev))
+            return;
+    i = 0;
+    strata_pickle_iter_init(c->p, dev, &it);
+    for (; strata_pickle_iter_next(c->p, &it, NULL, &v); i++)
+        fn(c, SEL_EVENTS, (uint64_t)c->opt.device, i, v);
 }
 
 static void add_option(conv *c, const char *key, char *value)
@@ -413,10 +666,7 @@ static void read_settings(conv *c, strata_pv root)
         g_free(key);
         g_free(val);
     }
-    if (c->sum)
-        c->sum->settings_text = g_string_free(text, FALSE);
-    else
-        g_string_free(text, TRUE);
+    c->sum->settings_text = g_string_free(text, FALSE);
 
     int64_t iv;
     bool bv;
@@ -451,42 +701,39 @@ static void read_settings(conv *c, strata_pv root)
      * counterpart in the model: they stay in the header comment only. */
 }
 
-/* ---- rebuilding the initial state ---------------------------------------------- */
+/* ---- the state at the first event ---------------------------------------------- */
 
+/* Undoing the events newest first leaves, at each address, what its oldest
+ * event says of the state before it; addresses no event touches keep their
+ * final state. An undone alloc (segment_alloc) whose block (segment) is not
+ * there is an inconsistency: note_state() counted those followed by another
+ * event at their address, here are those that are the latest there. */
 static void rebuild_initial(conv *c)
 {
-    for (size_t i = c->events->len; i-- > 0;) {
-        const tevent *e = &g_array_index(c->events, tevent, i);
-        gpointer key = GSIZE_TO_POINTER(e->addr);
-        switch (e->action) {
-        case EV_SEGMENT_ALLOC:
-        case EV_SEGMENT_MAP:
-            if (!g_hash_table_remove(c->seg_by_addr, key) && e->action == EV_SEGMENT_ALLOC)
-                c->sum->n_inconsistent++;
-            break;
-        case EV_SEGMENT_FREE:
-        case EV_SEGMENT_UNMAP: {
-            if (e->size == 0)
-                break;
-            tseg s = {e->addr, e->size, e->stream, e->size <= SMALL_SEGMENT};
-            g_hash_table_insert(c->seg_by_addr, key, g_memdup2(&s, sizeof s));
-            break;
+    GHashTableIter hi;
+    gpointer k, v;
+    g_hash_table_iter_init(&hi, c->block_first);
+    while (g_hash_table_iter_next(&hi, &k, &v)) {
+        const addr_first *f = v;
+        if (f->pending && !g_hash_table_contains(c->block_by_addr, k))
+            c->setup_inconsistent++;
+        if (f->first == FIRST_PRESENT) {
+            tblock b = {GPOINTER_TO_SIZE(k), f->size, f->stream};
+            g_hash_table_insert(c->block_by_addr, k, g_memdup2(&b, sizeof b));
+        } else {
+            g_hash_table_remove(c->block_by_addr, k);
         }
-        case EV_ALLOC:
-            if (!g_hash_table_remove(c->block_by_addr, key) && e->size != 0)
-                c->sum->n_inconsistent++;
-            break;
-        case EV_FREE_COMPLETED: {
-            if (e->size == 0) {
-                g_hash_table_remove(c->block_by_addr, key);
-                break;
-            }
-            tblock b = {e->addr, e->size, e->stream};
-            g_hash_table_insert(c->block_by_addr, key, g_memdup2(&b, sizeof b));
-            break;
-        }
-        default:
-            break;
+    }
+    g_hash_table_iter_init(&hi, c->seg_first);
+    while (g_hash_table_iter_next(&hi, &k, &v)) {
+        const addr_first *f = v;
+        if (f->pending && !g_hash_table_contains(c->seg_by_addr, k))
+            c->setup_inconsistent++;
+        if (f->first == FIRST_PRESENT) {
+            tseg s = {GPOINTER_TO_SIZE(k), f->size, f->stream, f->size <= SMALL_SEGMENT};
+            g_hash_table_insert(c->seg_by_addr, k, g_memdup2(&s, sizeof s));
+        } else {
+            g_hash_table_remove(c->seg_by_addr, k);
         }
     }
 }
@@ -520,7 +767,7 @@ static void emit(conv *c, strata_op_kind kind, name_kind nk, uint64_t number, ui
     cop op = {.kind = (uint8_t)kind, .name_kind = (uint8_t)nk, .has_addr = has_addr,
               .has_at = at.has_at, .stream = stream, .note = note, .number = number,
               .size = size, .addr = addr, .at_us = at.at_us};
-    g_array_append_val(c->out->ops, op);
+    g_array_append_val(c->sink, op);
 }
 
 static uint64_t round_block(uint64_t size)
@@ -601,13 +848,13 @@ static void emit_setup(conv *c)
         uint64_t cursor = s->addr, end = s->addr + s->size;
         /* Blocks before this segment belong to no initial segment. */
         while (bi < blocks->len && g_array_index(blocks, tblock, bi).addr < s->addr) {
-            c->sum->n_inconsistent++;
+            c->setup_inconsistent++;
             bi++;
         }
         for (; bi < blocks->len && g_array_index(blocks, tblock, bi).addr < end; bi++) {
             const tblock *b = &g_array_index(blocks, tblock, bi);
             if (b->addr < cursor) {
-                c->sum->n_inconsistent++; /* overlaps the previous block */
+                c->setup_inconsistent++; /* overlaps the previous block */
                 continue;
             }
             emit_fill(c, fills, s, stream, cursor, b->addr);
@@ -621,7 +868,7 @@ static void emit_setup(conv *c)
         if (cursor < end)
             emit_fill(c, fills, s, stream, cursor, end);
     }
-    c->sum->n_inconsistent += blocks->len - bi;
+    c->setup_inconsistent += blocks->len - bi;
     for (guint i = 0; i < fills->len; i++) {
         const fill *f = &g_array_index(fills, fill, i);
         emit(c, STRATA_OP_FREE, NAME_FILL, f->number, 0, f->stream, setup, false, 0, no_at);
@@ -634,8 +881,8 @@ static void emit_setup(conv *c)
 /* A short label for an event: FILE:LINE of its first Python frame outside
  * torch itself (else the first Python frame), with every byte a trace name
  * cannot hold (blanks, controls, '#', '=', ',') made an underscore.
- * Returns the note's string index + 1, 0 for none. Labels are cached by
- * (filename handle, line): the pickle memo shares filename strings. */
+ * Returns the note's string index + 1, 0 for none (the string table
+ * dedupes the labels). */
 static uint32_t frame_label(conv *c, strata_pv frames)
 {
     if (strata_pickle_type_of(c->p, frames) != STRATA_PICKLE_LIST)
@@ -661,10 +908,6 @@ static uint32_t frame_label(conv *c, strata_pv frames)
         return 0;
     int64_t line = 0;
     strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, chosen, "line"), &line);
-    gsize key = ((gsize)chosen_file << 32) ^ (gsize)(uint32_t)line;
-    gpointer cached = g_hash_table_lookup(c->labels, GSIZE_TO_POINTER(key));
-    if (cached)
-        return (uint32_t)GPOINTER_TO_SIZE(cached);
     char *file = strata_pickle_dup_str(c->p, chosen_file);
     const char *base = strrchr(file, '/');
     char *label = g_strdup_printf("%s:%" G_GINT64_FORMAT, base ? base + 1 : file, line);
@@ -674,7 +917,6 @@ static uint32_t frame_label(conv *c, strata_pv frames)
             *s = '_';
     uint32_t note = intern(c->out, label) + 1;
     g_free(label);
-    g_hash_table_insert(c->labels, GSIZE_TO_POINTER(key), GSIZE_TO_POINTER((gsize)note));
     return note;
 }
 
@@ -684,8 +926,8 @@ static void ground_truth(conv *c)
 {
     uint64_t reserved = c->sum->initial_reserved;
     c->sum->peak_reserved = reserved;
-    for (size_t i = 0; i < c->events->len; i++) {
-        const tevent *e = &g_array_index(c->events, tevent, i);
+    for (size_t i = 0; i < c->segevs->len; i++) {
+        const segev *e = &g_array_index(c->segevs, segev, i);
         if (e->action == EV_SEGMENT_ALLOC || e->action == EV_SEGMENT_MAP) {
             reserved = sat_add(reserved, e->size);
             if (reserved > c->sum->peak_reserved)
@@ -703,185 +945,276 @@ static void ground_truth(conv *c)
     c->sum->final_reserved = reserved;
 }
 
-/* Is the run of segment_free events starting at i the program's
+/* Is the run of segment_free events starting at segevs[k] the program's
  * (empty_cache) rather than the allocator's own? The allocator frees cached
  * segments only when the device cannot give it a new one: then the run is
  * followed by an oom event, or by the segment_alloc it retries, and that
  * segment_alloc could have failed, i.e. reserved before the run plus its
  * size exceeds the peak the device is seen to hold. Otherwise the program
- * asked for it. `reserved` is the reserved bytes before the run. */
-static bool program_release(conv *c, size_t i, uint64_t reserved, size_t *run_end)
+ * asked for it. `reserved` is the reserved bytes before the run; *run_end
+ * the index of the first event after it. */
+static bool program_release(conv *c, size_t k, uint64_t reserved, uint64_t *run_end)
 {
-    size_t j = i;
-    while (j < c->events->len) {
-        ev_action a = g_array_index(c->events, tevent, j).action;
-        if (a != EV_SEGMENT_FREE && a != EV_SEGMENT_UNMAP && a != EV_SNAPSHOT)
-            break;
+    const segev *ev = (const segev *)(void *)c->segevs->data;
+    size_t j = k;
+    while (j < c->segevs->len && ev[j].index == ev[k].index + (j - k) &&
+           (ev[j].action == EV_SEGMENT_FREE || ev[j].action == EV_SEGMENT_UNMAP ||
+            ev[j].action == EV_SNAPSHOT))
         j++;
-    }
-    *run_end = j;
-    if (j == c->events->len)
+    *run_end = ev[k].index + (j - k);
+    if (*run_end == c->n_events)
         return true;
-    const tevent *next = &g_array_index(c->events, tevent, j);
-    if (next->action == EV_OOM)
+    if (j == c->segevs->len || ev[j].index != *run_end)
+        return true; /* an event of another kind follows */
+    if (ev[j].action == EV_OOM)
         return false;
-    if (next->action == EV_SEGMENT_ALLOC || next->action == EV_SEGMENT_MAP)
-        return sat_add(reserved, next->size) <= c->sum->peak_reserved;
+    if (ev[j].action == EV_SEGMENT_ALLOC || ev[j].action == EV_SEGMENT_MAP)
+        return sat_add(reserved, ev[j].size) <= c->sum->peak_reserved;
     return true;
 }
 
-static void emit_events(conv *c)
+/* The events that become a `release`: the first of each program's run. */
+static void decide_releases(conv *c)
 {
-    bool have_t0 = false;
-    int64_t t0 = 0;
-    for (size_t i = 0; i < c->events->len; i++) {
-        const tevent *e = &g_array_index(c->events, tevent, i);
-        if (e->has_time) {
-            t0 = e->time_us;
-            have_t0 = true;
-            break;
-        }
-    }
-    uint32_t empty_cache = intern(c->out, "empty_cache") + 1;
     uint64_t reserved = c->sum->initial_reserved;
-    size_t release_until = 0; /* events before this index are in a handled run */
-    for (size_t i = 0; i < c->events->len; i++) {
-        const tevent *e = &g_array_index(c->events, tevent, i);
-        uint32_t stream = stream_of(c, e->stream);
-        emit_at at = {have_t0 && e->has_time && e->time_us >= t0, e->time_us - t0};
-        if (!at.has_at)
-            at.at_us = 0;
-        gpointer key = GSIZE_TO_POINTER(e->addr);
-        switch (e->action) {
-        case EV_ALLOC: {
-            gpointer old = g_hash_table_lookup(c->live, key);
-            if (old && GPOINTER_TO_SIZE(old) != EMPTY_BUFFER) {
-                /* allocated twice without a free: keep the snapshot's word */
-                c->sum->n_inconsistent++;
-                emit(c, STRATA_OP_FREE, NAME_B, GPOINTER_TO_SIZE(old) - 1, 0, stream, 0, false,
-                     0, no_at);
-            }
-            if (e->size == 0) {
-                /* PyTorch hands out no memory for 0 bytes; a trace cannot
-                 * hold an empty buffer: the alloc and its free are dropped. */
-                g_hash_table_insert(c->live, key, GSIZE_TO_POINTER(EMPTY_BUFFER));
-                break;
-            }
-            uint64_t n = c->next_buffer++;
-            uint32_t note = c->opt->frames ? frame_label(c, e->frames) : 0;
-            emit(c, STRATA_OP_ALLOC, NAME_B, n, e->size, stream, note, true, e->addr, at);
-            g_hash_table_insert(c->live, key, GSIZE_TO_POINTER(n + 1));
-            c->sum->n_allocs++;
-            break;
-        }
-        case EV_FREE_COMPLETED: {
-            gpointer n = g_hash_table_lookup(c->live, key);
-            if (n == NULL) {
-                c->sum->n_inconsistent++;
-                break;
-            }
-            if (GPOINTER_TO_SIZE(n) == EMPTY_BUFFER) {
-                g_hash_table_remove(c->live, key);
-                break;
-            }
-            emit(c, STRATA_OP_FREE, NAME_B, GPOINTER_TO_SIZE(n) - 1, 0, stream, 0, false, 0, at);
-            g_hash_table_remove(c->live, key);
-            c->sum->n_frees++;
-            break;
-        }
-        case EV_SEGMENT_ALLOC:
-        case EV_SEGMENT_MAP:
+    uint64_t release_until = 0; /* events before this index are in a handled run */
+    for (size_t k = 0; k < c->segevs->len; k++) {
+        const segev *e = &g_array_index(c->segevs, segev, k);
+        if (e->action == EV_SEGMENT_ALLOC || e->action == EV_SEGMENT_MAP) {
             reserved = sat_add(reserved, e->size);
-            break;
-        case EV_SEGMENT_FREE:
-        case EV_SEGMENT_UNMAP: {
-            size_t run_end;
-            bool first_of_run = i >= release_until;
-            bool program = first_of_run && program_release(c, i, reserved, &run_end);
+        } else if (e->action == EV_SEGMENT_FREE || e->action == EV_SEGMENT_UNMAP) {
+            uint64_t run_end = 0;
+            bool first_of_run = e->index >= release_until;
+            bool program = first_of_run && program_release(c, k, reserved, &run_end);
             reserved = reserved >= e->size ? reserved - e->size : 0;
             if (program) {
-                emit(c, STRATA_OP_RELEASE, NAME_NONE, 0, 0, stream, empty_cache, false, 0, at);
+                g_array_append_val(c->releases, e->index);
                 c->sum->n_releases++;
-                release_until = run_end;
-            } else if (first_of_run) {
-                release_until = run_end;
             }
-            break;
-        }
-        default:
-            break;
+            if (first_of_run)
+                release_until = run_end;
         }
     }
+}
+
+/* Everything between the passes: options, the initial state and its setup
+ * ops, the ground truth, the releases. */
+static void between_passes(conv *c)
+{
+    strata_torch_summary *sum = c->sum;
+    sum->n_events = c->n_events;
+    read_settings(c, strata_pickle_root(c->p));
+    rebuild_initial(c);
+    emit_setup(c);
+    sum->n_setup_ops = c->out->ops->len;
+    ground_truth(c);
+    decide_releases(c);
+    drop_pass1(c);
+    c->note_empty_cache = intern(c->out, "empty_cache") + 1;
+    c->setup_live = g_hash_table_new(g_direct_hash, g_direct_equal);
+    GHashTableIter hi;
+    gpointer k, v;
+    g_hash_table_iter_init(&hi, c->live);
+    while (g_hash_table_iter_next(&hi, &k, &v))
+        g_hash_table_insert(c->setup_live, k, v);
+    c->setup_next_buffer = c->next_buffer;
+    sum->n_inconsistent = c->setup_inconsistent;
+}
+
+/* ---- pass 2 ------------------------------------------------------------------- */
+
+/* Back to the state right after the setup. */
+static void reset_events(conv *c)
+{
+    g_hash_table_remove_all(c->live);
+    GHashTableIter hi;
+    gpointer k, v;
+    g_hash_table_iter_init(&hi, c->setup_live);
+    while (g_hash_table_iter_next(&hi, &k, &v))
+        g_hash_table_insert(c->live, k, v);
+    c->next_buffer = c->setup_next_buffer;
+    c->event_index = 0;
+    c->next_release = 0;
+    c->n_allocs = c->n_frees = c->emit_inconsistent = 0;
+    c->events_done = false;
+}
+
+/* The counts of a complete pass (the same on every pass). */
+static void events_done(conv *c)
+{
+    c->events_done = true;
+    c->sum->n_allocs = c->n_allocs;
+    c->sum->n_frees = c->n_frees;
+    c->sum->n_inconsistent = c->setup_inconsistent + c->emit_inconsistent;
+}
+
+static void emit_event(conv *c, const tevent *e)
+{
+    uint64_t i = c->event_index++;
+    uint32_t stream = stream_of(c, e->stream);
+    emit_at at = {c->have_t0 && e->has_time && e->time_us >= c->t0, e->time_us - c->t0};
+    if (!at.has_at)
+        at.at_us = 0;
+    gpointer key = GSIZE_TO_POINTER(e->addr);
+    switch (e->action) {
+    case EV_ALLOC: {
+        gpointer old = g_hash_table_lookup(c->live, key);
+        if (old && GPOINTER_TO_SIZE(old) != EMPTY_BUFFER) {
+            /* allocated twice without a free: keep the snapshot's word */
+            c->emit_inconsistent++;
+            emit(c, STRATA_OP_FREE, NAME_B, GPOINTER_TO_SIZE(old) - 1, 0, stream, 0, false, 0,
+                 no_at);
+        }
+        if (e->size == 0) {
+            /* PyTorch hands out no memory for 0 bytes; a trace cannot
+             * hold an empty buffer: the alloc and its free are dropped. */
+            g_hash_table_insert(c->live, key, GSIZE_TO_POINTER(EMPTY_BUFFER));
+            break;
+        }
+        uint64_t n = c->next_buffer++;
+        emit(c, STRATA_OP_ALLOC, NAME_B, n, e->size, stream, e->note, true, e->addr, at);
+        g_hash_table_insert(c->live, key, GSIZE_TO_POINTER(n + 1));
+        c->n_allocs++;
+        break;
+    }
+    case EV_FREE_COMPLETED: {
+        gpointer n = g_hash_table_lookup(c->live, key);
+        if (n == NULL) {
+            c->emit_inconsistent++;
+            break;
+        }
+        if (GPOINTER_TO_SIZE(n) != EMPTY_BUFFER) {
+            emit(c, STRATA_OP_FREE, NAME_B, GPOINTER_TO_SIZE(n) - 1, 0, stream, 0, false, 0, at);
+            c->n_frees++;
+        }
+        g_hash_table_remove(c->live, key);
+        break;
+    }
+    case EV_SEGMENT_FREE:
+    case EV_SEGMENT_UNMAP:
+        if (c->next_release < c->releases->len &&
+            g_array_index(c->releases, uint64_t, c->next_release) == i) {
+            emit(c, STRATA_OP_RELEASE, NAME_NONE, 0, 0, stream, c->note_empty_cache, false, 0,
+                 at);
+            c->next_release++;
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+static bool pass2_item(conv *c, int selector, uint64_t outer, uint64_t index, strata_pv v)
+{
+    (void)index;
+    tevent e;
+    if (selector != SEL_EVENTS || outer != (uint64_t)c->opt.device)
+        return true;
+    if (!read_event(c, c->event_index, v, true, &e))
+        return false;
+    emit_event(c, &e);
+    return true;
+}
+
+/* Streaming pass 2: reads events until some produce ops (1), the end (0)
+ * or an error (-1: the file changed since pass 1). */
+static int fill_window(conv *c, GError **err)
+{
+    if (c->events_done)
+        return 0;
+    c->sink = c->out->window;
+    c->err = err;
+    strata_pickle_item item;
+    int rc = 1;
+    while (c->out->window->len == 0 &&
+           (rc = strata_pickle_stream_next(c->stream, &item, err)) == 1)
+        if (!pass2_item(c, item.selector, item.outer, item.index, item.value))
+            return -1; /* the file changed since pass 1 */
+    if (c->out->window->len > 0)
+        return 1;
+    if (rc < 0)
+        return -1;
+    events_done(c);
+    return 0;
+}
+
+static bool restart_events(conv *c, GError **err)
+{
+    (void)err;
+    strata_pickle_stream_rewind(c->stream);
+    reset_events(c);
+    return true;
+}
+
+/* ---- the two modes ------------------------------------------------------------ */
+
+/* Kept mode: both passes over a whole document, every op in out->ops. */
+static strata_source *convert_whole(conv *c, const strata_pickle *p, GError **err)
+{
+    c->p = p;
+    document_items(c, pass1_item);
+    if (!check_document(c, err)) {
+        if (c->sum != &c->own_sum)
+            strata_torch_summary_clear(c->sum);
+        ctrace_free(c->out);
+        conv_free(c);
+        return NULL;
+    }
+    between_passes(c);
+    c->err = err;
+    document_items(c, pass2_item);
+    events_done(c);
+    ctrace *out = c->out;
+    strata_source *src = strata_source_new(&ctrace_vtable, out, c->origin);
+    conv_free(c);
+    return src;
 }
 
 strata_source *strata_torch_convert(const strata_pickle *p, const char *origin,
                                     const strata_torch_options *opt, strata_torch_summary *sum,
                                     GError **err)
 {
-    strata_torch_options defaults;
-    if (opt == NULL) {
-        strata_torch_options_init(&defaults);
-        opt = &defaults;
-    }
-    strata_torch_summary local = {0};
-    if (sum == NULL)
-        sum = &local;
-    memset(sum, 0, sizeof *sum);
-    sum->segment_alloc_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    conv c = {
-        .p = p,
-        .origin = origin ? origin : "<snapshot>",
-        .opt = opt,
-        .sum = sum,
-        .err = err,
-        .events = g_array_new(FALSE, FALSE, sizeof(tevent)),
-        .seg_by_addr = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
-        .block_by_addr = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free),
-        .live = g_hash_table_new(g_direct_hash, g_direct_equal),
-        .labels = g_hash_table_new(g_direct_hash, g_direct_equal),
-        .streams = g_array_new(FALSE, FALSE, sizeof(int64_t)),
-        .out = ctrace_new(),
-    };
-    c.note_setup = intern(c.out, "setup");
-    strata_pv root = strata_pickle_root(p);
-    bool ok = true;
-    if (strata_pickle_type_of(p, root) != STRATA_PICKLE_DICT)
-        ok = schema(&c, "the top level is a %s, expected a dict",
-                    strata_pickle_type_name(strata_pickle_type_of(p, root)));
-    ok = ok && read_segments(&c, root) && read_events(&c, root);
-    if (ok) {
-        sum->n_events = c.events->len;
-        read_settings(&c, root);
-        rebuild_initial(&c);
-        emit_setup(&c);
-        sum->n_setup_ops = c.out->ops->len;
-        ground_truth(&c);
-        emit_events(&c);
-    }
-    g_array_unref(c.events);
-    g_hash_table_unref(c.seg_by_addr);
-    g_hash_table_unref(c.block_by_addr);
-    g_hash_table_unref(c.live);
-    g_hash_table_unref(c.labels);
-    g_array_unref(c.streams);
-    if (sum == &local)
-        strata_torch_summary_clear(&local);
-    if (!ok) {
-        ctrace_free(c.out);
-        if (sum != &local)
-            strata_torch_summary_clear(sum);
-        return NULL;
-    }
-    return strata_source_new(&ctrace_vtable, c.out, c.origin);
+    return convert_whole(conv_new(origin, opt, sum), p, err);
 }
 
+/* Streaming mode: pass 1 now, pass 2 as the source is read. */
 strata_source *strata_torch_import(const char *path, const strata_torch_options *opt,
                                    strata_torch_summary *sum, GError **err)
 {
-    strata_pickle *p = strata_pickle_load_file(path, err);
-    if (p == NULL)
+    strata_pickle_stream *s = strata_pickle_stream_open_file(path, selectors, err);
+    if (s == NULL)
         return NULL;
-    strata_source *src = strata_torch_convert(p, path, opt, sum, err);
-    strata_pickle_free(p);
-    return src;
+    conv *c = conv_new(path, opt, sum);
+    c->stream = s;
+    c->p = strata_pickle_stream_doc(s);
+    strata_pickle_item item;
+    int rc;
+    while ((rc = strata_pickle_stream_next(s, &item, err)) == 1)
+        pass1_item(c, item.selector, item.outer, item.index, item.value);
+    bool exact = rc == 0 && strata_pickle_stream_exact(s);
+    if (rc < 0 || (exact && !check_document(c, err))) {
+        if (c->sum != &c->own_sum)
+            strata_torch_summary_clear(c->sum);
+        ctrace_free(c->out);
+        conv_free(c);
+        return NULL;
+    }
+    if (!exact) {
+        /* A layout the stream cannot vouch for: read the whole document. */
+        ctrace_free(c->out);
+        conv_free(c);
+        if (sum)
+            strata_torch_summary_clear(sum);
+        strata_pickle *p = strata_pickle_load_file(path, err);
+        if (p == NULL)
+            return NULL;
+        strata_source *src = strata_torch_convert(p, path, opt, sum, err);
+        strata_pickle_free(p);
+        return src;
+    }
+    between_passes(c);
+    strata_pickle_stream_rewind(s);
+    reset_events(c);
+    c->out->events = c;
+    return strata_source_new(&ctrace_vtable, c->out, c->origin);
 }

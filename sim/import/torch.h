@@ -65,13 +65,20 @@ typedef struct strata_torch_summary {
 
 void strata_torch_summary_clear(strata_torch_summary *s);
 
-/* Converts a parsed snapshot into a source over compact ops (a few dozen
- * bytes per event; it does not reference the pickle). sum may be NULL. */
+/* Converts a parsed snapshot into a source over compact ops (48 bytes per
+ * op, all kept; it does not reference the pickle). sum may be NULL. */
 strata_source *strata_torch_convert(const strata_pickle *p, const char *origin,
                                     const strata_torch_options *opt, strata_torch_summary *sum,
                                     GError **err);
 
-/* Loads and converts a snapshot file into a source (origin = path). */
+/* Loads and converts a snapshot file into a source (origin = path), in
+ * memory that does not grow with the file: the pickle is streamed (see
+ * pickle.h) once now, to validate it and rebuild the initial state, and
+ * once more each time the source is read from the start (the ops are made
+ * as they are read). A pickle laid out unlike Python's pickler writes them
+ * is read whole instead (same trace). sum may be NULL; if not, it must
+ * outlive the source: n_allocs, n_frees and n_inconsistent are final once
+ * the source has been read to its end (every other field on return). */
 strata_source *strata_torch_import(const char *path, const strata_torch_options *opt,
                                    strata_torch_summary *sum, GError **err);
 
