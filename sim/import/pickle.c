@@ -149,6 +149,17 @@ typedef struct path_state {
 #define STATE_ROOT 1u
 #define MAX_STATES 64u
 
+/* Arrays of values: the to-space of a collection (live values are copied
+ * there in the order Cheney's algorithm finds them), or the spare arrays a
+ * stream keeps for the next one, so that their pages stay mapped. */
+typedef struct space {
+    pnode *nodes;
+    size_t n_nodes, cap_nodes;
+    pcell *cells;
+    size_t n_cells, cap_cells;
+    GByteArray *strbuf;
+} space;
+
 struct strata_pickle_stream {
     strata_pickle *doc;
     parser ps;
@@ -161,6 +172,7 @@ struct strata_pickle_stream {
     memo_plan plan;
     bool have_plan;       /* the plan pass read the whole file */
     size_t gc_limit;      /* collect when the arena exceeds this many bytes */
+    space spare;          /* the arrays of the collection before last (nodes, cells) */
     size_t peak_arena;
     size_t released;      /* file pages before this offset were given back */
 };
@@ -333,14 +345,16 @@ static uint32_t dict_child(const strata_pickle_stream *s, const strata_pickle *p
 }
 
 /* Infers the state of a list or dict about to be pushed at stack index i
- * from what lies below it, as Python's pickler lays a document out:
+ * from what lies below it, as Python's pickler lays a document out. Several
+ * readings can fit the stack; the first that lands on a selected path wins:
  *  - nothing below and no MARK: the top-level value;
- *  - a list right below (above the innermost MARK): an APPEND to it follows
- *    (a list or dict cannot be the key a dict's SETITEM(S) needs);
- *  - else the container below the innermost MARK owns the batch: a list's
- *    item, index its length plus the position in the batch, or a dict's
- *    value at an odd position, under the key just below;
- *  - without a MARK, a dict and a key below: a SETITEM follows.
+ *  - a list right below (above the innermost MARK): an APPEND to it may
+ *    follow (a list or dict cannot be the key a dict's SETITEM(S) needs);
+ *  - the container below the innermost MARK owns the batch: a list's item,
+ *    index its length plus the position in the batch (so [[], [...]] reads
+ *    right: the empty list below is a finished sibling), or a dict's value
+ *    at an odd position, under the key just below;
+ *  - a dict and a key below: a SETITEM follows.
  * *outer is the index in a parent list. A wrong guess is caught at STOP
  * (strata_pickle_stream_exact). */
 static uint32_t infer_state(parser *ps, size_t i, uint64_t *outer)
@@ -348,13 +362,16 @@ static uint32_t infer_state(parser *ps, size_t i, uint64_t *outer)
     const strata_pickle_stream *s = ps->stream;
     const strata_pickle *p = ps->p;
     size_t base = stack_base(ps);
+    uint32_t state = STATE_NONE;
     *outer = 0;
     if (i == 0)
         return ps->n_marks == 0 ? STATE_ROOT : STATE_NONE;
     strata_pv below = ps->stack[i - 1];
     if (i > base && node_type(p, below) == STRATA_PICKLE_LIST) {
         *outer = p->nodes[below].a;
-        return list_child(s, p, below, *outer);
+        state = list_child(s, p, below, *outer);
+        if (state != STATE_NONE)
+            return state;
     }
     if (ps->n_marks > 0 && base >= 1) {
         strata_pv owner = ps->stack[base - 1];
@@ -362,11 +379,12 @@ static uint32_t infer_state(parser *ps, size_t i, uint64_t *outer)
         strata_pickle_type t = node_type(p, owner);
         if (t == STRATA_PICKLE_LIST) {
             *outer = p->nodes[owner].a + off;
-            return list_child(s, p, owner, *outer);
+            state = list_child(s, p, owner, *outer);
+        } else if (t == STRATA_PICKLE_DICT && off % 2 == 1) {
+            state = dict_child(s, p, owner, below);
         }
-        if (t == STRATA_PICKLE_DICT && off % 2 == 1)
-            return dict_child(s, p, owner, below);
-        return STATE_NONE;
+        if (state != STATE_NONE)
+            return state;
     }
     if (i >= 2 && node_type(p, ps->stack[i - 2]) == STRATA_PICKLE_DICT)
         return dict_child(s, p, ps->stack[i - 2], below);
@@ -1389,16 +1407,6 @@ static bool plan_memo(strata_pickle_stream *s)
 
 /* ---- collecting unreachable values (streaming) --------------------------------------- */
 
-/* The to-space of a collection: the live values are copied here, in the
- * order Cheney's algorithm finds them, and the old arrays are unmapped. */
-typedef struct space {
-    pnode *nodes;
-    size_t n_nodes, cap_nodes;
-    pcell *cells;
-    size_t n_cells, cap_cells;
-    GByteArray *strbuf;
-} space;
-
 static strata_pv evacuate(strata_pickle *p, space *to, strata_pv h)
 {
     if (h == STRATA_PV_NULL || PV_IS_INT(h))
@@ -1445,12 +1453,19 @@ static strata_pv evacuate(strata_pickle *p, space *to, strata_pv h)
 
 /* Copies what the parse can still reach (the stack, the memo values still
  * to be read) into fresh arrays: a stream's memory is its live values. */
-static void collect(parser *ps)
+static void collect(parser *ps, space *spare)
 {
     strata_pickle *p = ps->p;
     space to = {.n_nodes = 1, .cap_nodes = 4096, .n_cells = 1, .cap_cells = 4096};
-    to.nodes = region_resize(NULL, 0, to.cap_nodes * sizeof(pnode));
-    to.cells = region_resize(NULL, 0, to.cap_cells * sizeof(pcell));
+    if (spare->nodes) {
+        to.nodes = spare->nodes;
+        to.cap_nodes = spare->cap_nodes;
+        to.cells = spare->cells;
+        to.cap_cells = spare->cap_cells;
+    } else {
+        to.nodes = region_resize(NULL, 0, to.cap_nodes * sizeof(pnode));
+        to.cells = region_resize(NULL, 0, to.cap_cells * sizeof(pcell));
+    }
     to.strbuf = g_byte_array_new();
     for (size_t i = 0; i < ps->n_stack; i++)
         ps->stack[i] = evacuate(p, &to, ps->stack[i]);
@@ -1472,8 +1487,11 @@ static void collect(parser *ps)
             to.cells[cell].value = v;
         }
     }
-    munmap(p->nodes, p->cap_nodes * sizeof(pnode));
-    munmap(p->cells, p->cap_cells * sizeof(pcell));
+    /* The old arrays become the next collection's to-space. */
+    spare->nodes = p->nodes;
+    spare->cap_nodes = p->cap_nodes;
+    spare->cells = p->cells;
+    spare->cap_cells = p->cap_cells;
     g_byte_array_unref(p->strbuf);
     p->nodes = to.nodes;
     p->n_nodes = to.n_nodes;
@@ -1484,9 +1502,11 @@ static void collect(parser *ps)
     p->strbuf = to.strbuf;
 }
 
-static size_t arena_bytes(const strata_pickle *p)
+static size_t arena_bytes(const strata_pickle_stream *s)
 {
-    return p->cap_nodes * sizeof(pnode) + p->cap_cells * sizeof(pcell) + p->strbuf->len;
+    const strata_pickle *p = s->doc;
+    return p->cap_nodes * sizeof(pnode) + p->cap_cells * sizeof(pcell) + p->strbuf->len +
+           s->spare.cap_nodes * sizeof(pnode) + s->spare.cap_cells * sizeof(pcell);
 }
 
 /* Between two items: collect when the arena has doubled since the last
@@ -1495,9 +1515,9 @@ static void maintain(strata_pickle_stream *s)
 {
     strata_pickle *p = s->doc;
     size_t used = p->n_nodes * sizeof(pnode) + p->n_cells * sizeof(pcell) + p->strbuf->len;
-    s->peak_arena = MAX(s->peak_arena, arena_bytes(p));
+    s->peak_arena = MAX(s->peak_arena, arena_bytes(s));
     if (used > s->gc_limit) {
-        collect(&s->ps);
+        collect(&s->ps, &s->spare);
         size_t live = p->n_nodes * sizeof(pnode) + p->n_cells * sizeof(pcell) + p->strbuf->len;
         s->gc_limit = MAX(s->gc_limit, 2 * live);
     }
@@ -1698,7 +1718,7 @@ int strata_pickle_stream_next(strata_pickle_stream *s, strata_pickle_item *item,
             return -1;
         }
         if (!ps->paused) {
-            s->peak_arena = MAX(s->peak_arena, arena_bytes(s->doc));
+            s->peak_arena = MAX(s->peak_arena, arena_bytes(s));
             s->done = true;
             s->exact = verify(s);
             return 0;
@@ -1724,6 +1744,10 @@ void strata_pickle_stream_free(strata_pickle_stream *s)
     g_free(s->ps.memo);
     g_free(s->ps.key_bits);
     g_free(s->plan.slots);
+    if (s->spare.nodes) {
+        munmap(s->spare.nodes, s->spare.cap_nodes * sizeof(pnode));
+        munmap(s->spare.cells, s->spare.cap_cells * sizeof(pcell));
+    }
     for (uint32_t k = 0; k < s->n_states; k++)
         g_free(s->states[k].key);
     g_clear_error(&s->error);
