@@ -8,7 +8,12 @@
  * - hostile input: every opcode that imports or calls is refused by name
  *   with its offset (and the classic os.system payload runs nothing), every
  *   prefix of a file is an error, corrupted bytes never crash, huge lengths
- *   and memo keys are errors rather than allocations, deep marks are capped.
+ *   and memo keys are errors rather than allocations, deep marks are capped;
+ * - the streaming reader: on Python-written snapshots (protocols 0 to 5) it
+ *   hands out exactly the items of the whole document, in order, with the
+ *   collector running between items and after a rewind; it fails where the
+ *   whole-document reader fails, with the same message (every prefix,
+ *   corrupted bytes); it reports the layouts it cannot vouch for.
  * Run under ASan/valgrind, the buffers are exact-size heap copies, so any
  * read past the end is caught.
  */
@@ -441,6 +446,209 @@ START_TEST(corrupt_bytes_never_crash)
 }
 END_TEST
 
+/* ---- the streaming reader ---------------------------------------------------- */
+
+static const char *const snapshot_selectors[] = {"segments/*", "device_traces/*/*", NULL};
+
+/* The whole document's item for a stream item. */
+static strata_pv whole_item(strata_pickle *p, const strata_pickle_item *it)
+{
+    strata_pv root = strata_pickle_root(p);
+    if (it->selector == 0)
+        return item(p, strata_pickle_dict_get(p, root, "segments"), (size_t)it->index);
+    strata_pv dev = item(p, strata_pickle_dict_get(p, root, "device_traces"), (size_t)it->outer);
+    return item(p, dev, (size_t)it->index);
+}
+
+/* Streams path (collecting whenever the arena exceeds collect_bytes) and
+ * checks every item against the whole document. Returns the item count. */
+static uint64_t assert_stream_matches(const char *path, strata_pickle *whole,
+                                      strata_pickle_stream *s)
+{
+    uint64_t n = 0, n_whole = 0;
+    strata_pv root = strata_pickle_root(whole);
+    strata_pickle_iter it;
+    strata_pv dev;
+    n_whole += strata_pickle_len(whole, strata_pickle_dict_get(whole, root, "segments"));
+    strata_pickle_iter_init(whole, strata_pickle_dict_get(whole, root, "device_traces"), &it);
+    while (strata_pickle_iter_next(whole, &it, NULL, &dev))
+        n_whole += strata_pickle_len(whole, dev);
+    strata_pickle_item x;
+    GError *err = NULL;
+    int rc;
+    while ((rc = strata_pickle_stream_next(s, &x, &err)) == 1) {
+        char *got = strata_pickle_to_text(strata_pickle_stream_doc(s), x.value, 20);
+        char *want = strata_pickle_to_text(whole, whole_item(whole, &x), 20);
+        ck_assert_msg(strcmp(got, want) == 0, "%s: item %d/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+                      " differs", path, x.selector, x.outer, x.index);
+        g_free(got);
+        g_free(want);
+        n++;
+    }
+    ck_assert_msg(rc == 0, "%s", err ? err->message : "");
+    ck_assert(strata_pickle_stream_exact(s));
+    ck_assert_uint_eq(n, n_whole);
+    /* the rest of the document is there, the handed-out lists are empty */
+    const strata_pickle *d = strata_pickle_stream_doc(s);
+    char *settings = strata_pickle_to_text(
+        d, strata_pickle_dict_get(d, strata_pickle_root(d), "allocator_settings"), 5);
+    char *want = strata_pickle_to_text(whole, strata_pickle_dict_get(whole, root, "allocator_settings"), 5);
+    ck_assert_str_eq(settings, want);
+    g_free(settings);
+    g_free(want);
+    strata_pv segs = strata_pickle_dict_get(d, strata_pickle_root(d), "segments");
+    strata_pickle_iter_init(d, segs, &it);
+    ck_assert(!strata_pickle_iter_next(d, &it, NULL, NULL));
+    return n;
+}
+
+START_TEST(stream_hands_out_the_whole_documents_items)
+{
+    int protocol = python_protocols[_i];
+    char *dir = strata_test_temp_dir();
+    const char *scenarios[] = {"settings", "twodev"};
+    for (size_t k = 0; k < G_N_ELEMENTS(scenarios); k++) {
+        char *path = python_snapshot(dir, protocol, scenarios[k]);
+        if (path == NULL)
+            return;
+        GError *err = NULL;
+        strata_pickle *whole = strata_pickle_load_file(path, &err);
+        ck_assert_msg(whole != NULL, "%s", err ? err->message : "");
+        strata_pickle_stream *s = strata_pickle_stream_open_file(path, snapshot_selectors, &err);
+        ck_assert_msg(s != NULL, "%s", err ? err->message : "");
+        /* default collection, then collecting (nearly) between every item */
+        uint64_t n = assert_stream_matches(path, whole, s);
+        ck_assert_uint_gt(n, 10);
+        strata_pickle_stream_rewind(s);
+        strata_pickle_stream_set_collect_bytes(s, 1);
+        ck_assert_uint_eq(assert_stream_matches(path, whole, s), n);
+        strata_pickle_stream_free(s);
+        strata_pickle_free(whole);
+        g_unlink(path);
+        g_free(path);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* Streams a buffer to its end: the error message, or NULL when it parsed. */
+static char *stream_error(const void *data, size_t len, bool *exact)
+{
+    void *buf = g_memdup2(data, len ? len : 1);
+    GError *err = NULL;
+    strata_pickle_stream *s =
+        strata_pickle_stream_open_buffer(buf, len, "t.pickle", snapshot_selectors, &err);
+    ck_assert_ptr_nonnull(s);
+    strata_pickle_stream_set_collect_bytes(s, 1);
+    strata_pickle_item x;
+    int rc;
+    while ((rc = strata_pickle_stream_next(s, &x, &err)) == 1)
+        ;
+    char *msg = NULL;
+    if (rc < 0) {
+        ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+        msg = g_strdup(err->message);
+        g_clear_error(&err);
+        /* and it stays failed */
+        ck_assert_int_eq(strata_pickle_stream_next(s, &x, &err), -1);
+        g_clear_error(&err);
+    }
+    if (exact)
+        *exact = rc == 0 && strata_pickle_stream_exact(s);
+    strata_pickle_stream_free(s);
+    g_free(buf);
+    return msg;
+}
+
+/* The whole-document reader's message for the same bytes, or NULL. */
+static char *whole_error(const void *data, size_t len)
+{
+    GError *err = NULL;
+    doc d = load(data, len, &err);
+    char *msg = d.p ? NULL : g_strdup(err->message);
+    g_clear_error(&err);
+    doc_free(&d);
+    return msg;
+}
+
+START_TEST(stream_fails_where_the_whole_reader_fails)
+{
+    char *dir = strata_test_temp_dir();
+    char *path = python_snapshot(dir, 4, "basic");
+    if (path == NULL)
+        return;
+    gsize len;
+    gchar *data = read_file(path, &len);
+    for (gsize n = 0; n <= len; n++) {
+        char *a = whole_error(data, n), *b = stream_error(data, n, NULL);
+        ck_assert_msg(g_strcmp0(a, b) == 0, "prefix %zu: '%s' vs '%s'", (size_t)n, a, b);
+        ck_assert(n == len || a != NULL);
+        g_free(a);
+        g_free(b);
+    }
+    static const unsigned char values[] = {0x00, 0xff, 0x80, '(', 'c', 'h', 'j', 0x94};
+    for (gsize i = 0; i < len; i += 3)
+        for (size_t v = 0; v < G_N_ELEMENTS(values); v++) {
+            gchar *bad = g_memdup2(data, len);
+            bad[i] = (gchar)values[v];
+            char *a = whole_error(bad, len), *b = stream_error(bad, len, NULL);
+            ck_assert_msg(g_strcmp0(a, b) == 0, "byte %zu = 0x%02x: '%s' vs '%s'", (size_t)i,
+                          values[v], a, b);
+            g_free(a);
+            g_free(b);
+            g_free(bad);
+        }
+    /* hostile input: the same refusals */
+    const char evil[] = "cos\nsystem\n(S'echo hi'\ntR.";
+    char *msg = stream_error(evil, sizeof evil - 1, NULL);
+    ck_assert_ptr_nonnull(strstr(msg, "refusing opcode GLOBAL"));
+    g_free(msg);
+    g_free(data);
+    g_unlink(path);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+}
+END_TEST
+
+START_TEST(stream_reports_layouts_it_cannot_vouch_for)
+{
+    bool exact = false;
+    /* Python's layout: {"segments": [1, 2]} with EMPTY_LIST + APPENDS */
+    static const char plain[] = "\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02(K\x01K\x02"
+                                "eu.";
+    ck_assert_ptr_null(stream_error(plain, sizeof plain - 1, &exact));
+    ck_assert(exact);
+    /* the list built from a MARK (its items were stored, not handed out) */
+    static const char marked[] = "\x80\x02}(X\x08\x00\x00\x00segments(K\x01K\x02lu.";
+    ck_assert_ptr_null(stream_error(marked, sizeof marked - 1, &exact));
+    ck_assert(!exact);
+    /* a decoy: a first "segments" list replaced by a second one */
+    static const char twice[] =
+        "\x80\x02}(X\x08\x00\x00\x00segments]K\x01"
+        "aX\x08\x00\x00\x00segments]K\x02"
+        "au.";
+    ck_assert_ptr_null(stream_error(twice, sizeof twice - 1, &exact));
+    ck_assert(!exact);
+    /* device lists shared through the memo: [[e], <the same list>] */
+    static const char shared[] =
+        "\x80\x02}(X\x08\x00\x00\x00segments]X\x0d\x00\x00\x00"
+        "device_traces](]q\x05K\x07"
+        "ah\x05"
+        "eu.";
+    ck_assert_ptr_null(stream_error(shared, sizeof shared - 1, &exact));
+    ck_assert(!exact);
+    /* [[], [e]]: the empty list below is a finished sibling */
+    static const char empty0[] =
+        "\x80\x02}(X\x08\x00\x00\x00segments]X\x0d\x00\x00\x00"
+        "device_traces](]]K\x07"
+        "aeu.";
+    ck_assert_ptr_null(stream_error(empty0, sizeof empty0 - 1, &exact));
+    ck_assert(exact);
+}
+END_TEST
+
 START_TEST(cli_refuses_malicious_pickle)
 {
     char *dir = strata_test_temp_dir();
@@ -478,6 +686,10 @@ int main(void)
     tcase_add_test(tc, every_prefix_is_an_error);
     tcase_add_test(tc, corrupt_bytes_never_crash);
     tcase_add_test(tc, cli_refuses_malicious_pickle);
+    tcase_add_loop_test(tc, stream_hands_out_the_whole_documents_items, 0,
+                        G_N_ELEMENTS(python_protocols));
+    tcase_add_test(tc, stream_fails_where_the_whole_reader_fails);
+    tcase_add_test(tc, stream_reports_layouts_it_cannot_vouch_for);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
