@@ -544,7 +544,7 @@ static char *stream_error(const void *data, size_t len, bool *exact)
     strata_pickle_item x;
     int rc;
     while ((rc = strata_pickle_stream_next(s, &x, &err)) == 1)
-        ;
+        g_free(strata_pickle_to_text(strata_pickle_stream_doc(s), x.value, 4));
     char *msg = NULL;
     if (rc < 0) {
         ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
@@ -609,6 +609,38 @@ START_TEST(stream_fails_where_the_whole_reader_fails)
     g_rmdir(dir);
     g_free(path);
     g_free(dir);
+}
+END_TEST
+
+START_TEST(stream_agrees_on_fuzz_inputs)
+{
+    /* the pickle fuzz target's seeds and regressions (tests/fuzz): the
+     * stream fails where the whole reader fails, with the same message */
+    const char *dirs[] = {"tests/fuzz/corpus/pickle", "tests/fuzz/regressions"};
+    unsigned n = 0;
+    for (size_t k = 0; k < G_N_ELEMENTS(dirs); k++) {
+        char *dir = strata_test_source_path(dirs[k]);
+        GDir *d = g_dir_open(dir, 0, NULL);
+        ck_assert_ptr_nonnull(d);
+        const char *name;
+        while ((name = g_dir_read_name(d)) != NULL) {
+            if (k == 1 && !g_str_has_prefix(name, "pickle-"))
+                continue;
+            char *path = g_build_filename(dir, name, NULL);
+            gsize len;
+            gchar *data = read_file(path, &len);
+            char *a = whole_error(data, len), *b = stream_error(data, len, NULL);
+            ck_assert_msg(g_strcmp0(a, b) == 0, "%s: '%s' vs '%s'", name, a, b);
+            g_free(a);
+            g_free(b);
+            g_free(data);
+            g_free(path);
+            n++;
+        }
+        g_dir_close(d);
+        g_free(dir);
+    }
+    ck_assert_uint_gt(n, 1);
 }
 END_TEST
 
@@ -689,6 +721,7 @@ int main(void)
     tcase_add_loop_test(tc, stream_hands_out_the_whole_documents_items, 0,
                         G_N_ELEMENTS(python_protocols));
     tcase_add_test(tc, stream_fails_where_the_whole_reader_fails);
+    tcase_add_test(tc, stream_agrees_on_fuzz_inputs);
     tcase_add_test(tc, stream_reports_layouts_it_cannot_vouch_for);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

@@ -1304,8 +1304,8 @@ strata_pickle *strata_pickle_load_file(const char *path, GError **err)
 
 /* ---- streaming ---------------------------------------------------------------------- */
 
-#define COLLECT_MIN_BYTES ((size_t)4 << 20)  /* arena size below which nothing is collected */
-#define RELEASE_STEP ((size_t)8 << 20)       /* file bytes between page releases */
+#define COLLECT_MIN_BYTES ((size_t)2 << 20)  /* arena size below which nothing is collected */
+#define RELEASE_STEP ((size_t)2 << 20)       /* file bytes between page releases */
 
 /* Gives the file's pages in [s->released, upto) back to the kernel: they are
  * clean and read-only, so a later access (a memo string from early in the
@@ -1833,6 +1833,8 @@ const char *strata_pickle_get_bytes(const strata_pickle *p, strata_pv v, size_t 
         return NULL;
     const pnode *n = &p->nodes[v];
     *len = n->a;
+    if (n->a == 0)
+        return ""; /* strbuf may have no storage at all */
     if (n->u & STR_IN_BUF)
         return (const char *)p->strbuf->data + (n->u & ~STR_IN_BUF);
     return (const char *)p->data + n->u;

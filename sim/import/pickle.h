@@ -158,7 +158,7 @@ bool strata_pickle_stream_exact(const strata_pickle_stream *s); /* after next() 
 /* Starts again from the first byte (the memo plan is kept). */
 void strata_pickle_stream_rewind(strata_pickle_stream *s);
 void strata_pickle_stream_free(strata_pickle_stream *s); /* NULL ok */
-/* Collect unreachable values once the arena exceeds `bytes` (default 4 MiB;
+/* Collect unreachable values once the arena exceeds `bytes` (default 2 MiB;
  * tests set it low to exercise the collector on small inputs). */
 void strata_pickle_stream_set_collect_bytes(strata_pickle_stream *s, size_t bytes);
 /* Peak of the value arena in bytes over the stream's life (for tests/benches). */
