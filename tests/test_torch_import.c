@@ -460,6 +460,8 @@ static uint64_t strata_alloc_peak(const char *trace, const char *dir)
     return peak;
 }
 
+static void assert_stream_equals_whole(const char *snap, int device);
+
 START_TEST(real_snapshots_within_two_percent)
 {
     const char *name = real_snapshots[_i];
@@ -468,6 +470,8 @@ START_TEST(real_snapshots_within_two_percent)
     g_free(rel);
     if (path == NULL)
         return;
+    /* streamed (bounded memory) and whole-document conversions agree */
+    assert_stream_equals_whole(path, 0);
     GError *err = NULL;
     strata_torch_summary sum = {0};
     strata_source *src = strata_torch_import(path, NULL, &sum, &err);

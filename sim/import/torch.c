@@ -257,8 +257,12 @@ static const strata_source_vtable ctrace_vtable = {ctrace_next, ctrace_rewind, c
 
 /* ---- the converter ----------------------------------------------------------- */
 
-enum { SEL_SEGMENTS, SEL_EVENTS };
-static const char *const selectors[] = {"segments/*", "device_traces/*/*", NULL};
+/* The lists handed out item by item: the segments, every device's events
+ * (other devices' are dropped unread), and the external annotations a
+ * snapshot may carry (unused here; streamed only so they are not kept). */
+enum { SEL_SEGMENTS, SEL_EVENTS, SEL_ANNOTATIONS };
+static const char *const selectors[] = {"segments/*", "device_traces/*/*",
+                                        "external_annotations/*", NULL};
 
 typedef struct conv {
     const strata_pickle *p;    /* the document the items are read from */
@@ -563,7 +567,7 @@ static bool pass1_item(conv *c, int selector, uint64_t outer, uint64_t index, st
         c->err = &c->seg_err;
         if (c->seg_err == NULL)
             read_segment(c, index, v);
-    } else if (outer == (uint64_t)c->opt.device) {
+    } else if (selector == SEL_EVENTS && outer == (uint64_t)c->opt.device) {
         c->err = &c->ev_err;
         tevent e;
         if (c->ev_err == NULL && read_event(c, c->n_events, v, false, &e))
