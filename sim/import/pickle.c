@@ -218,7 +218,8 @@ static void *region_resize(void *old, size_t old_bytes, size_t new_bytes)
     return m;
 }
 
-static strata_pv new_node(strata_pickle *p, strata_pickle_type type, uint32_t a, uint64_t u)
+/* type: a strata_pickle_type, with a path tag above its low 8 bits. */
+static strata_pv new_node(strata_pickle *p, uint32_t type, uint32_t a, uint64_t u)
 {
     if (p->n_nodes == p->cap_nodes) {
         p->nodes = region_resize(p->nodes, p->cap_nodes * sizeof(pnode),
@@ -406,8 +407,8 @@ static strata_pv new_container(parser *ps, strata_pickle_type type, size_t i, bo
                 ps->stream->made[state]++;
         }
     }
-    bool handed_out = state != STATE_NONE && ps->stream->states[state].selector >= 0;
-    return new_node(ps->p, (strata_pickle_type)(type | (state << 8)), 0, handed_out ? outer : 0);
+    bool streamed = state != STATE_NONE && ps->stream->states[state].selector >= 0;
+    return new_node(ps->p, (uint32_t)type | (state << 8), 0, streamed ? outer : 0);
 }
 
 /* Is v a list whose items are handed out rather than kept? */
@@ -1436,7 +1437,8 @@ static strata_pv evacuate(strata_pickle *p, space *to, strata_pv h)
             copy.u = ((uint64_t)head << 32) | prev;
     } else if ((t == STRATA_PICKLE_STR || t == STRATA_PICKLE_BYTES) && (old->u & STR_IN_BUF)) {
         uint64_t off = to->strbuf->len;
-        g_byte_array_append(to->strbuf, p->strbuf->data + (old->u & ~STR_IN_BUF), old->a);
+        if (old->a > 0) /* an empty buffer may have no storage at all */
+            g_byte_array_append(to->strbuf, p->strbuf->data + (old->u & ~STR_IN_BUF), old->a);
         copy.u = off | STR_IN_BUF;
     }
     if (to->n_nodes == to->cap_nodes) {
