@@ -108,16 +108,17 @@ char *strata_pickle_to_text(const strata_pickle *p, strata_pv v, int max_depth);
  * complete and are then dropped, instead of being built into the document.
  * A selector is a path from the top-level value, steps separated by '/': a
  * dict key, a list index (digits) or '*' (any index); the last step is '*',
- * the items handed out. Example: {"segments/ *", "device_traces/ * / *"}
- * (without the blanks, which keep this comment open) hands out each segment and each event of every device.
+ * the items handed out. For example "segments" + "/" + "*" hands out each
+ * segment, "device_traces" + "/" + "*" + "/" + "*" each event of every
+ * device (item.outer says which device).
  *
  * Memory does not grow with the file: before parsing, one cheap pass over
  * the opcodes records, for each memo key, where its last GET is; the parse
  * keeps a memoized value only until then, and unreachable values are
- * collected (the value arena is compacted when it has doubled). What stays
- * is the stack, the memo values still to be read, the unselected parts of
- * the document and the current item. Pages of the mapped file behind the
- * parse position are given back to the kernel.
+ * collected (the arena is compacted once it exceeds twice what was live, or
+ * 2 MiB). What stays is the stack, the memo values still to be read, the
+ * unselected parts of the document and the current item. Pages of the
+ * mapped file behind the parse position are given back to the kernel.
  *
  * Where a list belongs is known only once it is complete, so a stream
  * infers the path of each new list from the stack (the layout Python's
