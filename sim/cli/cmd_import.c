@@ -119,7 +119,8 @@ static int import_torch(int argc, char **argv)
         "writes a strata trace: allocator settings as `option allocator.*`, a setup part\n"
         "that rebuilds the allocator state at the start of the recorded events (initial\n"
         "segments and live blocks), then allocs and frees in order with stream=, addr=,\n"
-        "at= and note=, and `release` where the program emptied the cache.\n"
+        "at= and note=, and `release` where the program emptied the cache. The snapshot\n"
+        "is streamed: memory does not grow with its size (multi-GB files are fine).\n"
         "See docs/torch-import.md.");
     g_option_context_add_main_entries(ctx, entries, NULL);
     int status = STRATA_EXIT_OK;
