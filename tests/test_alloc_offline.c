@@ -5,12 +5,13 @@
  * lower bound (the peak of live bytes). Also the importer's ordering and
  * errors, and the planner on a hand-made case.
  *
- * Issue 3 asks for the challenging set within 5% of the lower bound. The
- * planner meets that on A, C, H and I; on the others it is 10-20% above (the
- * search runs out of its node budget: A reaches the exact bound with a 20M-node
- * budget in about 40 s). Those files are held at the level reached so far
- * (`bound` below), so that a regression fails, and each run prints the ratio
- * and whether the 5% target is met. Tighten a bound when the planner improves.
+ * Issue 3 asks for the challenging set within 5% of the lower bound. With
+ * its default budget (10M search nodes) the planner reaches the bound
+ * exactly on A, B, C, E, F, H, I and K, and is within 5% on G (x1.0195) and
+ * J (x1.0497). D stops at x1.0592: a search for x1.05 alone finds a plan
+ * (x1.0498) after about 45M nodes, beyond the default budget. D is held at
+ * the level reached (`bound` below) so that a regression fails; each run
+ * prints the ratio and whether the 5% target is met.
  */
 #include <check.h>
 #include <string.h>
@@ -55,8 +56,8 @@ typedef struct challenge {
 } challenge;
 
 static const challenge challenging[] = {
-    {"A", 1.05}, {"B", 1.12}, {"C", 1.05}, {"D", 1.12}, {"E", 1.12}, {"F", 1.12},
-    {"G", 1.12}, {"H", 1.05}, {"I", 1.05}, {"J", 1.12}, {"K", 1.21},
+    {"A", 1.0}, {"B", 1.0}, {"C", 1.0}, {"D", 1.06}, {"E", 1.0}, {"F", 1.0},
+    {"G", 1.05}, {"H", 1.0}, {"I", 1.0}, {"J", 1.05}, {"K", 1.0},
 };
 
 START_TEST(test_challenging_against_lower_bound)

@@ -56,11 +56,16 @@ typedef struct strata_block {
 
 typedef void (*strata_block_visit)(const strata_block *block, void *user);
 
-/* A buffer's lifetime, for allocators that plan ahead (offline). Times are
- * op indices in the order the consumer will issue them. */
+/* A buffer's lifetime, for allocators that plan ahead (offline). start and
+ * end are op indices in the order the consumer will issue them; they alone
+ * decide which buffers overlap. When the trace stamps both the alloc and the
+ * free with at=, has_times is set and t_start/t_end (seconds) give the
+ * lifetime's real length, which a planner may use to rank buffers. */
 typedef struct strata_lifetime {
     uint64_t id, size;
     uint64_t start, end; /* live over [start, end); end = UINT64_MAX if never freed */
+    bool has_times;
+    double t_start, t_end;
 } strata_lifetime;
 
 typedef struct strata_alloc_config {

@@ -18,11 +18,21 @@
  *    earlier position in the order, and keep the new order when the height
  *    does not grow;
  *  - then, while the height is above the lower bound, a bounded exact
- *    search (MiniMalloc, below) for a target 5% above the lower bound
- *    (else 10%, 20%, 40%), and after a success for 2%. Each attempt has a
- *    node budget (`search_nodes`, round robin over static ranks with a
- *    doubling budget, then random restarts with narrow branching), so the
- *    planner always finishes with the best plan found.
+ *    search (MiniMalloc, below) over a ladder of targets: the lower bound,
+ *    then 1% steps up to 8% above it, then 10, 15, 20, 30 and 40%. Each
+ *    round tries two targets: the lower bound itself (a perfect packing is
+ *    often found fast) and the nearest step below the best plan so far (the
+ *    likeliest in reach), with a node budget that grows 4x per round
+ *    unless the round found a better plan, until `search_nodes` are spent
+ *    (a node with m candidates costs 1 + m/512). So the planner always
+ *    finishes with the best plan found. Each try runs the ranks round
+ *    robin with a doubling budget (the best plan's own order first, as a
+ *    guide), then random restarts with narrow branching. A target that a
+ *    complete search proves out of reach is dropped with those below it.
+ *    The search is off above 4096 buffers (its candidate lists would pass
+ *    about 128 MiB).
+ * Lifetimes are ranked by real time when the trace stamps allocs and frees
+ * with at= (as the MiniMalloc import does), else by steps.
  * The lower bound is the peak of live bytes (no plan can be lower); the
  * result reports both. Everything is deterministic (fixed seeds).
  *
@@ -40,6 +50,7 @@
 typedef struct offline_buf {
     uint64_t id, size, start, end; /* size rounded to the alignment */
     uint64_t offset;
+    double width; /* the lifetime's length: real time when known, else steps */
 } offline_buf;
 
 typedef struct offline_live {
@@ -59,11 +70,17 @@ typedef struct offline {
     uint64_t allocated, used_bytes;
 } offline;
 
+/* The exact search keeps a candidate list per level of its depth-first
+ * path: up to n^2/2 entries of 16 bytes. Above this many buffers (about
+ * 128 MiB of lists) the planner keeps its heuristic plan. */
+#define OFFLINE_SEARCH_MAX_BUFFERS 4096
+
 static const strata_param_def offline_params[] = {
     {"iterations", STRATA_PARAM_INT, "1000",
      "steps of the local search that improves the greedy order (0: greedy orderings only)", NULL},
-    {"search_nodes", STRATA_PARAM_INT, "30000",
-     "node budget of each exact-search attempt (branch and bound) after the heuristics; 0: off",
+    {"search_nodes", STRATA_PARAM_INT, "10000000",
+     "node budget of the exact search (branch and bound) after the heuristics, in all; a node "
+     "with m candidates costs 1 + m/512; 0: off (also off above 4096 buffers)",
      NULL},
     {NULL, 0, NULL, NULL, NULL},
 };
@@ -162,7 +179,7 @@ static uint64_t offline_place(offline_placer *pl, const size_t *order, bool best
 
 /* Orderings (qsort_r-free: a key per buffer, then a stable sort by key). */
 typedef struct offline_key {
-    uint64_t k1, k2;
+    uint64_t k1, k2, k3;
     size_t index;
 } offline_key;
 
@@ -173,6 +190,8 @@ static int offline_cmp_key(const void *a, const void *b)
         return x->k1 > y->k1 ? -1 : 1; /* descending */
     if (x->k2 != y->k2)
         return x->k2 > y->k2 ? -1 : 1;
+    if (x->k3 != y->k3)
+        return x->k3 > y->k3 ? -1 : 1;
     return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
 }
 
@@ -180,7 +199,7 @@ enum { ORDER_SIZE, ORDER_LIFETIME, ORDER_AREA, ORDER_START, ORDER__COUNT };
 
 static void offline_order(const offline_buf *bufs, size_t n, int how, size_t *order)
 {
-    offline_key *keys = g_new(offline_key, n ? n : 1);
+    offline_key *keys = g_new0(offline_key, n ? n : 1);
     for (size_t i = 0; i < n; i++) {
         uint64_t life = bufs[i].end - bufs[i].start;
         keys[i].index = i;
@@ -211,7 +230,7 @@ static uint64_t offline_lower_bound(const offline_buf *bufs, size_t n)
         if (bufs[i].end != UINT64_MAX)
             evs[m++] = (ev){bufs[i].end, -(int64_t)bufs[i].size};
     }
-    offline_key *keys = g_new(offline_key, m ? m : 1);
+    offline_key *keys = g_new0(offline_key, m ? m : 1);
     for (size_t i = 0; i < m; i++) {
         /* descending sort: invert t; at equal t, frees (negative) first */
         keys[i].k1 = UINT64_MAX - evs[i].t;
@@ -232,7 +251,7 @@ static uint64_t offline_lower_bound(const offline_buf *bufs, size_t n)
 }
 
 
-/* ---- exact search (after MiniMalloc, Moffitt, ASPLOS 2024) ----
+/* ---- exact search (after MiniMalloc, Moffitt, ASPLOS 2023) ----
  *
  * A decision procedure for one target height T, by depth-first search:
  *  - time is cut into sections (maximal intervals where the set of live
@@ -246,10 +265,17 @@ static uint64_t offline_lower_bound(const offline_buf *bufs, size_t n)
  *  - dominance: a buffer is not placed at or above the lowest top any
  *    unplaced buffer could reach (that would leave a needless gap);
  *  - inference: a node fails when, in some section, max(offset, floor) +
- *    total of its unplaced buffers passes T.
- * The search has a node budget (static ranks tried round robin with a
- * doubling budget), so it improves the heuristic plan and is never
- * required to finish.
+ *    total of its unplaced buffers passes T. Only the sections whose floor
+ *    or total changed are summed again; for the others the check reduces
+ *    to offset + their largest total, so a placement must cover every
+ *    section where that passes T;
+ *  - decomposition: when no unplaced buffer crosses a section boundary any
+ *    more, the pieces on either side are solved apart, each ranked afresh
+ *    with the totals of its own unplaced buffers (as MiniMalloc does).
+ * The search has a node budget, so it improves the heuristic plan and is
+ * never required to finish; a search that ends within its budget without a
+ * plan proves the target out of reach. No allocation per node: candidate
+ * lists, undo records and cut points live on stacks reused by every node.
  */
 typedef struct offline_search {
     const offline_buf *bufs;
@@ -263,8 +289,19 @@ typedef struct offline_search {
     uint64_t *sec_floor, *sec_total;
     uint32_t *cuts;                    /* unplaced buffers crossing boundary q|q+1 */
     int64_t nodes_left;
-    const uint32_t *rank;
+    uint32_t *rank;
+    int rerank; /* heuristic to re-rank each piece by after a decomposition; -1: keep */
+    const uint64_t *guide; /* offsets of the best plan so far, for RANK_GUIDE */
     size_t max_branch; /* candidates tried per node (0: all) */
+    /* Stacks reused by every node (no allocation per node): candidate
+     * lists, undo records and cut points, each node pushing on entry and
+     * popping on return. Addressed by index: they grow by reallocation. */
+    struct offline_cand *cand;
+    size_t cand_top, cand_cap;
+    uint64_t *undo; /* pairs: (buffer | section with bit 63, old value) */
+    size_t undo_top, undo_cap;
+    uint32_t *cutpts;
+    size_t cut_top, cut_cap;
 } offline_search;
 
 /* A set of unplaced buffers over a range of sections that no other
@@ -290,16 +327,51 @@ static int offline_cmp_cand(const void *a, const void *b)
 
 enum { SEARCH_FOUND = 1, SEARCH_NOT_FOUND = 0, SEARCH_ABORTED = -1 };
 
-static int offline_dfs(offline_search *s, const offline_part *part, const offline_cand *parent,
-                       size_t n_parent, uint64_t last_offset, uint32_t last_rank);
+#define OFFLINE_SECTION_BIT (UINT64_C(1) << 63)
+
+static void offline_reserve(void **data, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return;
+    size_t cap2 = *cap ? *cap : 1024;
+    while (cap2 < need)
+        cap2 *= 2;
+    *data = g_realloc_n(*data, cap2, elem);
+    *cap = cap2;
+}
+
+static void offline_push_undo(offline_search *s, uint64_t what, uint64_t old)
+{
+    offline_reserve((void **)&s->undo, &s->undo_cap, 2 * (s->undo_top + 1), sizeof *s->undo);
+    s->undo[2 * s->undo_top] = what;
+    s->undo[2 * s->undo_top + 1] = old;
+    s->undo_top++;
+}
+
+/* The largest unplaced total over the part's sections. */
+static uint64_t offline_max_total(const offline_search *s, const offline_part *part)
+{
+    uint64_t m = 0;
+    for (uint32_t q = part->lo; q < part->hi; q++)
+        if (s->sec_total[q] > m)
+            m = s->sec_total[q];
+    return m;
+}
+
+static int offline_dfs(offline_search *s, const offline_part *part, size_t parent, size_t n_parent,
+                       uint64_t last_offset, uint32_t last_rank, uint64_t total_bound);
+static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
+                                const uint32_t *sec_hi, const uint64_t *totals, int how,
+                                const uint64_t *guide, GRand *noise, const uint32_t *which,
+                                size_t count, uint32_t *rank);
 
 /* Split [lo, hi) at the given cut points and solve each piece. */
-static int offline_solve_pieces(offline_search *s, const offline_part *part, const uint32_t *cuts,
+static int offline_solve_pieces(offline_search *s, const offline_part *part, size_t cuts,
                                 size_t n_cuts)
 {
     int status = SEARCH_FOUND;
     for (size_t c = 0; c + 1 < n_cuts && status == SEARCH_FOUND; c++) {
-        uint32_t lo = cuts[c], hi = cuts[c + 1];
+        uint32_t lo = s->cutpts[cuts + c], hi = s->cutpts[cuts + c + 1];
         offline_part sub = {.bufs = g_new(uint32_t, part->n ? part->n : 1), .n = 0, .lo = lo,
                             .hi = hi};
         for (size_t i = 0; i < part->n; i++) {
@@ -307,25 +379,122 @@ static int offline_solve_pieces(offline_search *s, const offline_part *part, con
             if (!s->placed[v] && s->sec_lo[v] < hi && lo < s->sec_hi[v])
                 sub.bufs[sub.n++] = v;
         }
-        if (sub.n > 0)
-            status = offline_dfs(s, &sub, NULL, 0, 0, 0);
+        if (sub.n > 0) {
+            /* as MiniMalloc, rank a piece afresh: section totals now count
+             * only its unplaced buffers */
+            uint32_t *saved = NULL;
+            if (s->rerank >= 0) {
+                saved = g_new(uint32_t, sub.n);
+                for (size_t i = 0; i < sub.n; i++)
+                    saved[i] = s->rank[sub.bufs[i]];
+                offline_rank_subset(s->bufs, s->sec_lo, s->sec_hi, s->sec_total, s->rerank,
+                                    s->guide, NULL, sub.bufs, sub.n, s->rank);
+            }
+            status = offline_dfs(s, &sub, SIZE_MAX, 0, 0, 0, offline_max_total(s, &sub));
+            if (saved) {
+                for (size_t i = 0; i < sub.n; i++)
+                    s->rank[sub.bufs[i]] = saved[i];
+                g_free(saved);
+            }
+        }
         g_free(sub.bufs);
     }
     return status;
 }
 
-static int offline_dfs(offline_search *s, const offline_part *part, const offline_cand *parent,
-                       size_t n_parent, uint64_t last_offset, uint32_t last_rank)
+/* Places buffer b at off: raises the minimum offsets of the unplaced
+ * buffers it overlaps, sets the floors of its sections, drops their totals,
+ * and raises the floors of sections whose unplaced buffers all sit higher
+ * now. Records undo entries; returns false when some section's floor plus
+ * its unplaced total passes the target (the checks on every other section
+ * are done by the caller with the max-total bound). */
+static bool offline_place_buf(offline_search *s, uint32_t b, uint64_t off)
+{
+    const offline_buf *bb = &s->bufs[b];
+    uint64_t top = off + bb->size, T = s->target;
+    bool ok = true;
+    s->placed[b] = true;
+    s->offset[b] = off;
+    uint32_t span_lo = s->sec_lo[b], span_hi = s->sec_hi[b];
+    for (uint32_t e = s->adj_start[b]; e < s->adj_start[b + 1]; e++) {
+        uint32_t u = s->adj[e];
+        if (s->placed[u] || s->min_offset[u] >= top)
+            continue;
+        offline_push_undo(s, u, s->min_offset[u]);
+        s->min_offset[u] = top;
+        if (s->sec_lo[u] < span_lo)
+            span_lo = s->sec_lo[u];
+        if (s->sec_hi[u] > span_hi)
+            span_hi = s->sec_hi[u];
+    }
+    for (uint32_t q = s->sec_lo[b]; q < s->sec_hi[b]; q++) {
+        offline_push_undo(s, q | OFFLINE_SECTION_BIT, s->sec_floor[q]);
+        s->sec_floor[q] = top;
+        s->sec_total[q] -= bb->size;
+        ok = ok && top + s->sec_total[q] <= T;
+    }
+    /* Sections of raised buffers: floor >= the lowest minimum offset of
+     * their unplaced buffers. Every such section holds a buffer raised to
+     * `top`, so that lowest offset is at most top: a floor can only fail a
+     * check when it passes the slack (target - total), so a section whose
+     * floor or slack is already >= top needs no scan. */
+    for (uint32_t q = span_lo; q < span_hi && ok; q++) {
+        uint64_t slack = s->sec_total[q] < T ? T - s->sec_total[q] : 0;
+        uint64_t enough = s->sec_floor[q] > slack ? s->sec_floor[q] : slack;
+        if (top <= enough)
+            continue;
+        uint64_t low = UINT64_MAX;
+        bool exact = true;
+        for (uint32_t e = s->sec_start[q]; e < s->sec_start[q + 1]; e++) {
+            uint32_t v = s->sec_bufs[e];
+            if (!s->placed[v] && s->min_offset[v] < low) {
+                low = s->min_offset[v];
+                if (low <= enough) {
+                    exact = false;
+                    break;
+                }
+            }
+        }
+        if (exact && low != UINT64_MAX && s->sec_floor[q] < low) {
+            offline_push_undo(s, q | OFFLINE_SECTION_BIT, s->sec_floor[q]);
+            s->sec_floor[q] = low;
+            ok = low + s->sec_total[q] <= T;
+        }
+    }
+    return ok;
+}
+
+static void offline_unplace_buf(offline_search *s, uint32_t b, size_t undo_mark)
+{
+    while (s->undo_top > undo_mark) {
+        s->undo_top--;
+        uint64_t what = s->undo[2 * s->undo_top], old = s->undo[2 * s->undo_top + 1];
+        if (what & OFFLINE_SECTION_BIT)
+            s->sec_floor[what & ~OFFLINE_SECTION_BIT] = old;
+        else
+            s->min_offset[what] = old;
+    }
+    for (uint32_t q = s->sec_lo[b]; q < s->sec_hi[b]; q++)
+        s->sec_total[q] += s->bufs[b].size;
+    s->placed[b] = false;
+}
+
+/* parent: index in s->cand of the parent's candidates (SIZE_MAX at the root
+ * of a part); total_bound: an upper bound on the part's largest unplaced
+ * section total (totals only drop down a path). */
+static int offline_dfs(offline_search *s, const offline_part *part, size_t parent, size_t n_parent,
+                       uint64_t last_offset, uint32_t last_rank, uint64_t total_bound)
 {
     if (--s->nodes_left < 0)
         return SEARCH_ABORTED;
-    size_t m = 0;
-    offline_cand *cand = g_new(offline_cand, part->n ? part->n : 1);
-    uint64_t min_height = UINT64_MAX;
-    if (parent) {
+    size_t base = s->cand_top, m = 0;
+    offline_reserve((void **)&s->cand, &s->cand_cap, base + (parent == SIZE_MAX ? part->n : n_parent) + 1,
+                    sizeof *s->cand);
+    offline_cand *cand = s->cand + base;
+    if (parent != SIZE_MAX) {
         /* the parent's order, re-keyed: nearly sorted, so insertion sort */
         for (size_t i = 0; i < n_parent; i++) {
-            uint32_t v = parent[i].buf;
+            uint32_t v = s->cand[parent + i].buf;
             if (s->placed[v])
                 continue;
             offline_cand c = {s->min_offset[v], s->rank[v], v};
@@ -344,132 +513,97 @@ static int offline_dfs(offline_search *s, const offline_part *part, const offlin
         }
         qsort(cand, m, sizeof *cand, offline_cmp_cand);
     }
+    if (m == 0) {
+        for (size_t i = 0; i < part->n; i++)
+            s->solution[part->bufs[i]] = s->offset[part->bufs[i]];
+        return SEARCH_FOUND;
+    }
+    s->cand_top = base + m;
+    s->nodes_left -= (int64_t)(m / 512); /* large nodes cost more of the budget */
+    uint64_t min_height = UINT64_MAX;
     for (size_t i = 0; i < m; i++) {
         uint32_t v = cand[i].buf;
         if (s->min_offset[v] + s->bufs[v].size < min_height)
             min_height = s->min_offset[v] + s->bufs[v].size;
     }
-    if (m == 0) {
-        for (size_t i = 0; i < part->n; i++)
-            s->solution[part->bufs[i]] = s->offset[part->bufs[i]];
-        g_free(cand);
-        return SEARCH_FOUND;
-    }
-    GArray *changes = g_array_new(FALSE, FALSE, sizeof(uint64_t) * 2);
-    GArray *cutpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     int status = SEARCH_NOT_FOUND;
     size_t tried = 0;
+    /* Sections where off + total passes the target, for the offset of the
+     * current candidate (offsets only grow along the loop): a placement
+     * must cover all of them, since it lowers only its own sections. */
+    uint64_t viol_off = UINT64_MAX;
+    uint32_t viol_lo = 0, viol_hi = 0; /* [lo, hi) of violating sections, empty when lo >= hi */
     for (size_t k = 0; k < m && status == SEARCH_NOT_FOUND; k++) {
+        cand = s->cand + base; /* the stack may have moved */
         uint64_t off = cand[k].offset;
-        uint32_t b = cand[k].buf;
-        if (off < last_offset || (off == last_offset && cand[k].rank < last_rank))
+        uint32_t b = cand[k].buf, rank = cand[k].rank;
+        if (off < last_offset || (off == last_offset && rank < last_rank))
             continue;
         if (off >= min_height)
             continue;
-        const offline_buf *bb = &s->bufs[b];
-        uint64_t top = off + bb->size;
-        if (top > s->target)
+        if (off + s->bufs[b].size > s->target)
             continue;
+        /* every section b does not cover keeps its floor and total, so it
+         * only needs max(floor, off) + total <= target: the floor part held
+         * at the parent, the off part is checked here */
+        if (off + total_bound > s->target) {
+            if (off != viol_off) {
+                viol_off = off;
+                viol_lo = part->hi;
+                viol_hi = part->lo;
+                uint64_t exact = 0;
+                for (uint32_t q = part->lo; q < part->hi; q++) {
+                    if (s->sec_total[q] > exact)
+                        exact = s->sec_total[q];
+                    if (off + s->sec_total[q] > s->target) {
+                        if (q < viol_lo)
+                            viol_lo = q;
+                        viol_hi = q + 1;
+                    }
+                }
+                total_bound = exact;
+            }
+            if (viol_lo < viol_hi && (s->sec_lo[b] > viol_lo || s->sec_hi[b] < viol_hi))
+                continue;
+        }
         if (s->max_branch && ++tried > s->max_branch) {
             status = SEARCH_ABORTED; /* incomplete: not a proof of infeasibility */
             break;
         }
-        g_array_set_size(changes, 0);
-        s->placed[b] = true;
-        s->offset[b] = off;
-        /* min offsets of overlapping unplaced buffers */
-        for (uint32_t e = s->adj_start[b]; e < s->adj_start[b + 1]; e++) {
-            uint32_t u = s->adj[e];
-            if (s->placed[u] || s->min_offset[u] >= top)
-                continue;
-            uint64_t rec[2] = {(uint64_t)u, s->min_offset[u]};
-            g_array_append_val(changes, rec);
-            s->min_offset[u] = top;
-        }
-        size_t n_offset_changes = changes->len;
-        /* the buffer's sections: floor = its top, total drops */
-        for (uint32_t q = s->sec_lo[b]; q < s->sec_hi[b]; q++) {
-            uint64_t rec[2] = {(uint64_t)q | (UINT64_C(1) << 63), s->sec_floor[q]};
-            g_array_append_val(changes, rec);
-            s->sec_floor[q] = top;
-            s->sec_total[q] -= bb->size;
-        }
-        /* sections of raised buffers: floor >= lowest min offset of their
-         * unplaced buffers. The raised buffers all overlap b in time, so
-         * their sections form one interval. */
-        uint32_t span_lo = UINT32_MAX, span_hi = 0;
-        for (size_t c = 0; c < n_offset_changes; c++) {
-            uint32_t u = (uint32_t)((uint64_t *)changes->data)[2 * c];
-            if (s->sec_lo[u] < span_lo)
-                span_lo = s->sec_lo[u];
-            if (s->sec_hi[u] > span_hi)
-                span_hi = s->sec_hi[u];
-        }
-        for (uint32_t q = span_lo; q < span_hi; q++) {
-            /* Only a floor above the slack (target - total) can fail a
-             * check: stop as soon as the minimum is known to be below it. */
-            uint64_t slack = s->sec_total[q] < s->target ? s->target - s->sec_total[q] : 0;
-            uint64_t enough = s->sec_floor[q] > slack ? s->sec_floor[q] : slack;
-            uint64_t low = UINT64_MAX;
-            bool exact = true;
-            for (uint32_t e = s->sec_start[q]; e < s->sec_start[q + 1]; e++) {
-                uint32_t v = s->sec_bufs[e];
-                if (!s->placed[v] && s->min_offset[v] < low) {
-                    low = s->min_offset[v];
-                    if (low <= enough) {
-                        exact = false;
-                        break;
-                    }
-                }
-            }
-            if (exact && low != UINT64_MAX && s->sec_floor[q] < low) {
-                uint64_t rec[2] = {(uint64_t)q | (UINT64_C(1) << 63), s->sec_floor[q]};
-                g_array_append_val(changes, rec);
-                s->sec_floor[q] = low;
-            }
-        }
-        bool ok = true;
-        for (uint32_t q = part->lo; q < part->hi && ok; q++) {
-            uint64_t floor = s->sec_floor[q] > off ? s->sec_floor[q] : off;
-            ok = floor + s->sec_total[q] <= s->target;
-        }
+        size_t undo_mark = s->undo_top;
+        bool ok = offline_place_buf(s, b, off);
+        uint64_t bound = total_bound;
         if (ok) {
             /* dynamic decomposition: boundaries no unplaced buffer crosses now */
-            g_array_set_size(cutpoints, 0);
-            g_array_append_val(cutpoints, part->lo);
+            size_t cuts = s->cut_top, n_cuts = 1;
+            offline_reserve((void **)&s->cutpts, &s->cut_cap, cuts + 1, sizeof *s->cutpts);
+            s->cutpts[cuts] = part->lo;
             for (uint32_t q = s->sec_lo[b]; q + 1 < s->sec_hi[b]; q++) {
                 if (--s->cuts[q] == 0 && q + 1 > part->lo && q + 1 < part->hi) {
-                    uint32_t at = q + 1;
-                    g_array_append_val(cutpoints, at);
+                    offline_reserve((void **)&s->cutpts, &s->cut_cap, cuts + n_cuts + 2,
+                                    sizeof *s->cutpts);
+                    s->cutpts[cuts + n_cuts++] = q + 1;
                 }
             }
-            if (cutpoints->len == 1) {
-                status = offline_dfs(s, part, cand, m, off, cand[k].rank);
+            if (n_cuts == 1) {
+                status = offline_dfs(s, part, base, m, off, rank, bound);
             } else {
-                g_array_append_val(cutpoints, part->hi);
-                status = offline_solve_pieces(s, part, (const uint32_t *)cutpoints->data,
-                                              cutpoints->len);
+                offline_reserve((void **)&s->cutpts, &s->cut_cap, cuts + n_cuts + 1,
+                                sizeof *s->cutpts);
+                s->cutpts[cuts + n_cuts++] = part->hi;
+                s->cut_top = cuts + n_cuts;
+                status = offline_solve_pieces(s, part, cuts, n_cuts);
+                s->cut_top = cuts;
             }
             for (uint32_t q = s->sec_lo[b]; q + 1 < s->sec_hi[b]; q++)
                 s->cuts[q]++;
         }
         /* restore (the solution, when found, is already in s->solution) */
-        for (guint c = changes->len; c-- > 0;) {
-            uint64_t *rec = &((uint64_t *)changes->data)[2 * c];
-            if (rec[0] >> 63)
-                s->sec_floor[rec[0] & ~(UINT64_C(1) << 63)] = rec[1];
-            else
-                s->min_offset[rec[0]] = rec[1];
-        }
-        for (uint32_t q = s->sec_lo[b]; q < s->sec_hi[b]; q++)
-            s->sec_total[q] += bb->size;
-        s->placed[b] = false;
+        offline_unplace_buf(s, b, undo_mark);
         if (status == SEARCH_FOUND)
             s->solution[b] = off;
     }
-    g_array_free(changes, TRUE);
-    g_array_free(cutpoints, TRUE);
-    g_free(cand);
+    s->cand_top = base;
     return status;
 }
 
@@ -578,44 +712,63 @@ static bool offline_problem_build(const offline_buf *bufs, size_t n, uint64_t ma
     return true;
 }
 
-/* Static ranks (preorderings, after MiniMalloc's WAT/TAW/TWA and a few
- * more): lifetime, the largest section total the buffer sits in, area,
- * size, number of sections, in several lexicographic orders. */
-enum { RANK_LENGTH_AREA, RANK_TOTAL_AREA, RANK_TOTAL_LENGTH, RANK_AREA_TOTAL, RANK_SIZE_LENGTH,
-       RANK_SECTIONS_AREA, RANK__COUNT };
+/* Static ranks (preorderings): MiniMalloc's WAT, TAW and TWA (W: the
+ * lifetime's width, in real time when the trace has it; A: area, size x
+ * width; T: the largest section total the buffer sits in) and a few more:
+ * area then total, size then width, sections then area, steps then area. */
+enum { RANK_WAT, RANK_TAW, RANK_TWA, RANK_AREA_TOTAL, RANK_SIZE_WIDTH, RANK_SECTIONS_AREA,
+       RANK_STEPS_AREA, RANK__COUNT, RANK_GUIDE = RANK__COUNT };
 
-static void offline_ranks(const offline_buf *bufs, const offline_problem *p, int how, GRand *noise,
-                          uint32_t *rank)
+/* Ranks the buffers listed in `which` (count of them; NULL: all of 0..n-1)
+ * by heuristic `how`, with section totals `totals`: rank[which[i]] is the
+ * buffer's position in that order. */
+static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
+                                const uint32_t *sec_hi, const uint64_t *totals, int how,
+                                const uint64_t *guide, GRand *noise, const uint32_t *which,
+                                size_t count, uint32_t *rank)
 {
-    offline_key *keys = g_new(offline_key, p->n ? p->n : 1);
-    for (size_t i = 0; i < p->n; i++) {
+    offline_key *keys = g_new0(offline_key, count ? count : 1);
+    for (size_t k = 0; k < count; k++) {
+        size_t i = which ? which[k] : k;
         uint64_t total = 0;
-        for (uint32_t q = p->sec_lo[i]; q < p->sec_hi[i]; q++)
-            if (p->sec_total[q] > total)
-                total = p->sec_total[q];
-        uint64_t life = bufs[i].end - bufs[i].start;
-        uint64_t area = (uint64_t)((double)bufs[i].size * (double)life);
-        keys[i].index = i;
+        for (uint32_t q = sec_lo[i]; q < sec_hi[i]; q++)
+            if (totals[q] > total)
+                total = totals[q];
+        double width = bufs[i].width;
+        uint64_t life = (uint64_t)width;
+        uint64_t area = (uint64_t)((double)bufs[i].size * width);
+        uint64_t steps = bufs[i].end - bufs[i].start;
+        keys[k].index = i;
         switch (how) {
-        case RANK_LENGTH_AREA: keys[i].k1 = life; keys[i].k2 = area; break;
-        case RANK_TOTAL_AREA: keys[i].k1 = total; keys[i].k2 = area; break;
-        case RANK_TOTAL_LENGTH: keys[i].k1 = total; keys[i].k2 = life; break;
-        case RANK_AREA_TOTAL: keys[i].k1 = area; keys[i].k2 = total; break;
-        case RANK_SIZE_LENGTH: keys[i].k1 = bufs[i].size; keys[i].k2 = life; break;
-        default: keys[i].k1 = p->sec_hi[i] - p->sec_lo[i]; keys[i].k2 = area; break;
+        case RANK_WAT: keys[k].k1 = life; keys[k].k2 = area; keys[k].k3 = total; break;
+        case RANK_TAW: keys[k].k1 = total; keys[k].k2 = area; keys[k].k3 = life; break;
+        case RANK_TWA: keys[k].k1 = total; keys[k].k2 = life; keys[k].k3 = area; break;
+        case RANK_AREA_TOTAL: keys[k].k1 = area; keys[k].k2 = total; break;
+        case RANK_SIZE_WIDTH: keys[k].k1 = bufs[i].size; keys[k].k2 = life; break;
+        case RANK_SECTIONS_AREA: keys[k].k1 = sec_hi[i] - sec_lo[i]; keys[k].k2 = area; break;
+        case RANK_STEPS_AREA: keys[k].k1 = steps; keys[k].k2 = bufs[i].size * steps; keys[k].k3 = total; break;
+        default: /* RANK_GUIDE: the order of a plan found before, lowest first */
+            keys[k].k1 = UINT64_MAX - guide[i]; keys[k].k2 = bufs[i].size; keys[k].k3 = total; break;
         }
         if (noise) /* a random restart: the same keys, perturbed by up to 30% */
-            keys[i].k1 = (uint64_t)((double)keys[i].k1 * g_rand_double_range(noise, 0.7, 1.3));
+            keys[k].k1 = (uint64_t)((double)keys[k].k1 * g_rand_double_range(noise, 0.7, 1.3));
     }
-    qsort(keys, p->n, sizeof *keys, offline_cmp_key);
-    for (size_t i = 0; i < p->n; i++)
-        rank[keys[i].index] = (uint32_t)i;
+    qsort(keys, count, sizeof *keys, offline_cmp_key);
+    for (size_t k = 0; k < count; k++)
+        rank[keys[k].index] = (uint32_t)k;
     g_free(keys);
+}
+
+static void offline_ranks(const offline_buf *bufs, const offline_problem *p, int how,
+                          const uint64_t *guide, GRand *noise, uint32_t *rank)
+{
+    offline_rank_subset(bufs, p->sec_lo, p->sec_hi, p->sec_total, how, guide, noise, NULL, p->n,
+                        rank);
 }
 
 /* One depth-first search from scratch with the given ranks and budget. */
 static int offline_search_once(offline_search *s, const offline_problem *p, const offline_part *all,
-                               const uint32_t *rank, int64_t budget)
+                               uint32_t *rank, int rerank, int64_t budget)
 {
     size_t n = p->n, ns = p->n_sections;
     memset(s->min_offset, 0, n * sizeof *s->min_offset);
@@ -628,35 +781,43 @@ static int offline_search_once(offline_search *s, const offline_problem *p, cons
             s->cuts[q]++;
     s->nodes_left = budget;
     s->rank = rank;
+    s->rerank = rerank;
     /* the initial pieces: boundaries no buffer crosses */
-    GArray *cutpoints = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    uint32_t zero = 0;
-    g_array_append_val(cutpoints, zero);
-    for (uint32_t q = 0; q + 1 < ns; q++) {
-        if (s->cuts[q] == 0) {
-            uint32_t at = q + 1;
-            g_array_append_val(cutpoints, at);
-        }
-    }
-    uint32_t end = (uint32_t)ns;
-    g_array_append_val(cutpoints, end);
-    int status = offline_solve_pieces(s, all, (const uint32_t *)cutpoints->data, cutpoints->len);
-    g_array_free(cutpoints, TRUE);
+    s->cand_top = s->undo_top = s->cut_top = 0;
+    size_t n_cuts = 0;
+    offline_reserve((void **)&s->cutpts, &s->cut_cap, ns + 2, sizeof *s->cutpts);
+    s->cutpts[n_cuts++] = 0;
+    for (uint32_t q = 0; q + 1 < ns; q++)
+        if (s->cuts[q] == 0)
+            s->cutpts[n_cuts++] = q + 1;
+    s->cutpts[n_cuts++] = (uint32_t)ns;
+    s->cut_top = n_cuts;
+    int status = offline_solve_pieces(s, all, 0, n_cuts);
     return status;
 }
 
-/* Try to reach `target`; round robin over ranks with a doubling node budget
- * up to node_limit. Fills offsets on success. */
-static bool offline_try_target(const offline_buf *bufs, const offline_problem *p, uint64_t target,
-                               int64_t node_limit, uint64_t *offsets)
+/* Try to reach `target`: round robin over the ranks with a node budget
+ * doubling up to node_limit, then random restarts. Fills offsets when
+ * found; adds the nodes spent to *spent. Returns SEARCH_FOUND,
+ * SEARCH_NOT_FOUND (a complete search proved the target out of reach) or
+ * SEARCH_ABORTED (budget spent). */
+static int offline_try_target(const offline_buf *bufs, const offline_problem *p, uint64_t target,
+                              const uint64_t *guide, int64_t node_limit, uint64_t *offsets,
+                              int64_t *spent_nodes)
 {
     size_t n = p->n, ns = p->n_sections;
-    uint32_t *ranks[RANK__COUNT];
-    for (int how = 0; how < RANK__COUNT; how++) {
-        ranks[how] = g_new(uint32_t, n ? n : 1);
-        offline_ranks(bufs, p, how, NULL, ranks[how]);
+    /* the heuristics in the order tried: a plan found before guides first */
+    int hows[RANK__COUNT + 1], n_hows = 0;
+    if (guide)
+        hows[n_hows++] = RANK_GUIDE;
+    for (int how = 0; how < RANK__COUNT; how++)
+        hows[n_hows++] = how;
+    uint32_t *ranks[RANK__COUNT + 1];
+    for (int h = 0; h < n_hows; h++) {
+        ranks[h] = g_new(uint32_t, n ? n : 1);
+        offline_ranks(bufs, p, hows[h], guide, NULL, ranks[h]);
     }
-    offline_search s = {.bufs = bufs, .n = n, .n_sections = ns, .target = target,
+    offline_search s = {.bufs = bufs, .n = n, .n_sections = ns, .target = target, .guide = guide,
                         .adj_start = p->adj_start, .adj = p->adj, .sec_lo = p->sec_lo,
                         .sec_hi = p->sec_hi, .sec_start = p->sec_start, .sec_bufs = p->sec_bufs};
     s.min_offset = g_new0(uint64_t, n ? n : 1);
@@ -669,39 +830,44 @@ static bool offline_try_target(const offline_buf *bufs, const offline_problem *p
     offline_part all = {.bufs = g_new(uint32_t, n ? n : 1), .n = n, .lo = 0, .hi = (uint32_t)ns};
     for (size_t i = 0; i < n; i++)
         all.bufs[i] = (uint32_t)i;
+    /* Round robin over the ranks with a doubling budget (70% of the
+     * limit)... */
     int status = SEARCH_ABORTED;
-    /* Round robin over the ranks with a doubling budget... */
-    for (int64_t budget = (int64_t)n * 2; status == SEARCH_ABORTED; budget *= 2) {
-        if (budget > node_limit)
-            budget = node_limit;
+    int64_t left = node_limit * 7 / 10;
+    for (int64_t budget = (int64_t)n * 2; status == SEARCH_ABORTED && left > 0; budget *= 2) {
         bool any_aborted = false;
-        for (int how = 0; how < RANK__COUNT && status != SEARCH_FOUND; how++) {
-            status = offline_search_once(&s, p, &all, ranks[how], budget);
-            any_aborted |= status == SEARCH_ABORTED;
-            if (status == SEARCH_NOT_FOUND) /* proved infeasible */
+        for (int h = 0; h < n_hows && left > 0; h++) {
+            int64_t b = budget < left ? budget : left;
+            int st = offline_search_once(&s, p, &all, ranks[h], hows[h], b);
+            int64_t used = b - (s.nodes_left > 0 ? s.nodes_left : 0);
+            left -= used;
+            *spent_nodes += used;
+            if (st != SEARCH_ABORTED) { /* found, or proved out of reach */
+                status = st;
                 break;
-            if (status == SEARCH_ABORTED && how + 1 < RANK__COUNT)
-                status = SEARCH_NOT_FOUND;
+            }
+            any_aborted = true;
         }
-        if (status != SEARCH_FOUND)
-            status = any_aborted ? SEARCH_ABORTED : SEARCH_NOT_FOUND;
-        if (budget >= node_limit)
+        if (status == SEARCH_ABORTED && !any_aborted)
             break;
     }
-    /* ...then short random restarts (perturbed ranks), deterministic seed:
-     * loose targets have many solutions, and restarts escape the subtrees a
-     * depth-first search gets stuck in. */
+    /* ...then short random restarts (perturbed ranks, narrow trees) with
+     * the rest, deterministic seed: loose targets have many solutions, and
+     * restarts escape the subtrees a depth-first search gets stuck in. */
+    left += node_limit - node_limit * 7 / 10;
     if (status == SEARCH_ABORTED) {
         GRand *rng = g_rand_new_with_seed(0x0ff11e);
         uint32_t *noisy = g_new(uint32_t, n ? n : 1);
-        int64_t spent = 0, each = (int64_t)n * 20;
-        for (int r = 0; spent < 2 * node_limit && status != SEARCH_FOUND; r++) {
-            offline_ranks(bufs, p, r % RANK__COUNT, rng, noisy);
+        int64_t each = (int64_t)n * 20;
+        for (int r = 0; left > 0 && status == SEARCH_ABORTED; r++) {
+            int how = guide && r % 2 == 0 ? RANK_GUIDE : r % RANK__COUNT;
+            offline_ranks(bufs, p, how, guide, rng, noisy);
             s.max_branch = 2 + (size_t)(r % 3); /* narrow trees: 2, 3 or 4 branches */
-            status = offline_search_once(&s, p, &all, noisy, each);
-            spent += each;
-            if (status == SEARCH_NOT_FOUND)
-                break;
+            int64_t b = each < left ? each : left;
+            status = offline_search_once(&s, p, &all, noisy, -1, b);
+            int64_t used = b - (s.nodes_left > 0 ? s.nodes_left : 0);
+            left -= used;
+            *spent_nodes += used;
         }
         g_free(noisy);
         g_rand_free(rng);
@@ -716,9 +882,12 @@ static bool offline_try_target(const offline_buf *bufs, const offline_problem *p
     g_free(s.sec_floor);
     g_free(s.sec_total);
     g_free(s.cuts);
-    for (int how = 0; how < RANK__COUNT; how++)
-        g_free(ranks[how]);
-    return status == SEARCH_FOUND;
+    g_free(s.cand);
+    g_free(s.undo);
+    g_free(s.cutpts);
+    for (int h = 0; h < n_hows; h++)
+        g_free(ranks[h]);
+    return status;
 }
 
 /* Lifetimes arrive as op indices, one op per index. Compress them to
@@ -787,6 +956,20 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
                                    .end = l[i].end == l[i].start ? l[i].start + 1 : l[i].end};
     }
     offline_compress_times(o->bufs, n);
+    /* real lifetime lengths when every buffer has them (ranks only) */
+    bool timed = n > 0;
+    for (size_t i = 0; i < n && timed; i++)
+        timed = l[i].has_times && l[i].t_end > l[i].t_start && l[i].end != UINT64_MAX;
+    double t_unit = 1.0;
+    if (timed) { /* scale so that the shortest lifetime is about one unit */
+        t_unit = l[0].t_end - l[0].t_start;
+        for (size_t i = 1; i < n; i++)
+            if (l[i].t_end - l[i].t_start < t_unit)
+                t_unit = l[i].t_end - l[i].t_start;
+    }
+    for (size_t i = 0; i < n; i++)
+        o->bufs[i].width = timed ? (l[i].t_end - l[i].t_start) / t_unit
+                                 : (double)(o->bufs[i].end - o->bufs[i].start);
     o->lower_bound = offline_lower_bound(o->bufs, n);
 
     offline_placer pl = {.bufs = o->bufs, .n = n};
@@ -840,36 +1023,60 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
         }
     }
     g_rand_free(rng);
-    /* Exact search, bounded: first a target a few percent above the lower
-     * bound (loose targets are found fast), then tighter ones. */
+    /* Exact search, bounded by search_nodes in all, over a ladder of
+     * targets (see the top of the file). Which target a depth-first search
+     * reaches fast is erratic: a tight one prunes early, a loose one has
+     * more solutions but weaker pruning. */
     offline_problem prob;
-    if (o->search_nodes > 0 && n > 1 && best > o->lower_bound &&
+    if (o->search_nodes > 0 && n > 1 && n <= OFFLINE_SEARCH_MAX_BUFFERS && best > o->lower_bound &&
         offline_problem_build(o->bufs, n, 20000000, &prob)) {
-        static const double looser[] = {1.05, 1.10, 1.20, 1.40};
-        static const double tighter[] = {1.02};
+        static const double ladder[] = {1.00, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07,
+                                        1.08, 1.10, 1.15, 1.20, 1.30, 1.40};
+        bool out_of_reach[G_N_ELEMENTS(ladder)] = {false};
         uint64_t *found = g_new(uint64_t, n);
-        bool any = false;
-        for (size_t k = 0; k < G_N_ELEMENTS(looser) + G_N_ELEMENTS(tighter); k++) {
-            bool up = k < G_N_ELEMENTS(looser);
-            if (up && any)
-                continue;
-            if (!up && !any)
-                break;
-            double f = up ? looser[k] : tighter[k - G_N_ELEMENTS(looser)];
-            uint64_t target = (uint64_t)((double)o->lower_bound * f);
-            if (target >= best)
-                continue;
-            if (offline_try_target(o->bufs, &prob, target, o->search_nodes, found)) {
-                uint64_t h = 0;
-                for (size_t i = 0; i < n; i++)
-                    if (found[i] + o->bufs[i].size > h)
-                        h = found[i] + o->bufs[i].size;
-                best = h;
-                any = true;
-                memcpy(best_offsets, found, n * sizeof *found);
-            } else if (!up) {
-                break;
+        int64_t spent = 0;
+        const size_t n_ladder = G_N_ELEMENTS(ladder);
+        int64_t each = (int64_t)n * 4;
+        while (spent < o->search_nodes && best > o->lower_bound) {
+            bool any_left = false, improved = false;
+            /* two targets per round: the lower bound itself (a perfect
+             * packing is often found fast) and the nearest ladder step
+             * below the best plan (the likeliest in reach; each success
+             * guides the next) */
+            size_t nearest = 0;
+            for (size_t k = 0; k < n_ladder; k++)
+                if ((uint64_t)((double)o->lower_bound * ladder[k]) < best)
+                    nearest = k;
+            for (size_t step = 0; step < 2 && spent < o->search_nodes; step++) {
+                size_t k = step == 0 ? 0 : nearest;
+                if (step == 1 && nearest == 0)
+                    break;
+                uint64_t target = (uint64_t)((double)o->lower_bound * ladder[k]);
+                if (target >= best || out_of_reach[k])
+                    continue;
+                any_left = true;
+                int64_t budget = each < o->search_nodes - spent ? each : o->search_nodes - spent;
+                int status = offline_try_target(o->bufs, &prob, target, best_offsets,
+                                                budget, found, &spent);
+                if (status == SEARCH_FOUND) {
+                    uint64_t h = 0;
+                    for (size_t i = 0; i < n; i++)
+                        if (found[i] + o->bufs[i].size > h)
+                            h = found[i] + o->bufs[i].size;
+                    best = h;
+                    improved = true;
+                    memcpy(best_offsets, found, n * sizeof *found);
+                    if (best == o->lower_bound)
+                        break;
+                } else if (status == SEARCH_NOT_FOUND) {
+                    for (size_t j = 0; j <= k; j++)
+                        out_of_reach[j] = true;
+                }
             }
+            if (!any_left)
+                break;
+            if (!improved) /* after a success, the next step gets the same budget */
+                each *= 4;
         }
         g_free(found);
         offline_problem_clear(&prob);

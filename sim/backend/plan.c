@@ -308,7 +308,7 @@ static bool plan_place(strata_plan *p, const char *placement, GError **err)
                 const strata_plan_buffer *b = plan_buffer(p, i);
                 if (b->memory != m)
                     continue;
-                strata_lifetime l = {i, b->size, b->alloc_op, b->free_op};
+                strata_lifetime l = {.id = i, .size = b->size, .start = b->alloc_op, .end = b->free_op};
                 g_array_append_val(lt, l);
             }
             bool planned = strata_allocator_plan(alloc[m], (strata_lifetime *)(void *)lt->data, lt->len, err);

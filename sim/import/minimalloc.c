@@ -172,6 +172,10 @@ strata_source *strata_minimalloc_source(const char *csv_path, GError **err)
         op.name = r->name;
         if (ev[k].is_alloc)
             op.size = r->size;
+        /* the benchmark's time unit, kept as microseconds: planners rank
+         * buffers by real lifetime length */
+        op.has_at = true;
+        op.at_s = (double)(ev[k].is_alloc ? r->lower : r->upper) * 1e-6;
         strata_op_list_append(list, &op);
     }
     g_free(ev);
