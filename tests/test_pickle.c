@@ -516,6 +516,8 @@ START_TEST(stream_hands_out_the_whole_documents_items)
         ck_assert_msg(whole != NULL, "%s", err ? err->message : "");
         strata_pickle_stream *s = strata_pickle_stream_open_file(path, snapshot_selectors, &err);
         ck_assert_msg(s != NULL, "%s", err ? err->message : "");
+        /* memo values are dropped after their last GET */
+        ck_assert(strata_pickle_stream_planned(s));
         /* default collection, then collecting (nearly) between every item */
         uint64_t n = assert_stream_matches(path, whole, s);
         ck_assert_uint_gt(n, 10);
@@ -604,6 +606,25 @@ START_TEST(stream_fails_where_the_whole_reader_fails)
     char *msg = stream_error(evil, sizeof evil - 1, NULL);
     ck_assert_ptr_nonnull(strstr(msg, "refusing opcode GLOBAL"));
     g_free(msg);
+    /* GETs of keys no PUT can have stored stop the plan pass (it does not
+     * grow with them); the parse refuses the first one */
+    GString *gets = g_string_new("\x80\x04]\x94");
+    for (int i = 0; i < 1000; i++) {
+        uint32_t key = 1000000u + (uint32_t)i;
+        g_string_append_c(gets, 'j'); /* LONG_BINGET, a little-endian key */
+        for (int b = 0; b < 4; b++)
+            g_string_append_c(gets, (char)((key >> (8 * b)) & 0xff));
+    }
+    g_string_append_c(gets, '.');
+    GError *err = NULL;
+    strata_pickle_stream *s = strata_pickle_stream_open_buffer(gets->str, gets->len, "t.pickle",
+                                                               snapshot_selectors, &err);
+    ck_assert(!strata_pickle_stream_planned(s));
+    strata_pickle_stream_free(s);
+    msg = stream_error(gets->str, gets->len, NULL);
+    ck_assert_ptr_nonnull(strstr(msg, "offset 4: memo key 1000000 was never stored"));
+    g_free(msg);
+    g_string_free(gets, TRUE);
     g_free(data);
     g_unlink(path);
     g_rmdir(dir);

@@ -1332,6 +1332,11 @@ static bool plan_memo(strata_pickle_stream *s)
 {
     const uint8_t *d = s->doc->data;
     size_t len = s->doc->len, pos = 0;
+    /* Keys a GET may read: below the largest PUT key + 1 or the number of
+     * PUT/MEMOIZE so far (MEMOIZE's key counts the keys set). A GET beyond
+     * fails in the parse: the plan stops there, so hostile input cannot
+     * grow it by more than one entry per PUT/MEMOIZE. */
+    uint64_t stores = 0, key_bound = 0;
     while (pos < len) {
         size_t at = pos;
         uint8_t op = d[pos++];
@@ -1343,20 +1348,44 @@ static bool plan_memo(strata_pickle_stream *s)
             return true;
         case '(': case '0': case '1': case '2': case 'N': case 0x88: case 0x89: case '}':
         case ']': case ')': case 0x8f: case 'd': case 'l': case 't': case 0x91: case 0x85:
-        case 0x86: case 0x87: case 'a': case 'e': case 0x90: case 's': case 'u': case 0x94:
+        case 0x86: case 0x87: case 'a': case 'e': case 0x90: case 's': case 'u':
             break;
-        case 0x80: case 'K': case 'q': fixed = 1; break;
+        case 0x94: /* MEMOIZE */
+            key_bound = MAX(key_bound, ++stores);
+            break;
+        case 'q': /* BINPUT */
+        case 'r': { /* LONG_BINPUT */
+            size_t n = op == 'q' ? 1 : 4;
+            if (n > len - pos)
+                return false;
+            key_bound = MAX(key_bound, MAX(read_le(d + pos, n) + 1, ++stores));
+            pos += n;
+            break;
+        }
+        case 0x80: case 'K': fixed = 1; break;
         case 'M': fixed = 2; break;
-        case 'J': case 'r': fixed = 4; break;
+        case 'J': fixed = 4; break;
         case 'G': case 0x95: fixed = 8; break;
         case 0x8a: case 'U': case 0x8c: case 'C': counted = 1; break;
         case 0x8b: case 'T': case 'X': case 'B': counted = 4; break;
         case 0x8d: case 0x8e: case 0x96: counted = 8; break;
-        case 'I': case 'L': case 'F': case 'S': case 'V': case 'p': line = true; break;
+        case 'I': case 'L': case 'F': case 'S': case 'V': line = true; break;
+        case 'p': { /* PUT: decimal text */
+            const uint8_t *nl = memchr(d + pos, '\n', len - pos);
+            if (nl == NULL)
+                return false;
+            size_t n = (size_t)(nl - (d + pos));
+            uint64_t key = 0;
+            for (size_t i = 0; i < n && i < 19; i++)
+                key = key * 10 + (uint64_t)(d[pos + i] >= '0' && d[pos + i] <= '9' ? d[pos + i] - '0' : 0);
+            key_bound = MAX(key_bound, MAX(key + 1, ++stores));
+            pos += n + 1;
+            break;
+        }
         case 'h': /* BINGET */
         case 'j': { /* LONG_BINGET */
             size_t n = op == 'h' ? 1 : 4;
-            if (n > len - pos)
+            if (n > len - pos || read_le(d + pos, n) >= key_bound)
                 return false;
             plan_note_get(&s->plan, read_le(d + pos, n), at);
             pos += n;
@@ -1375,6 +1404,8 @@ static bool plan_memo(strata_pickle_stream *s)
                     return false;
                 key = key * 10 + (uint64_t)(d[pos + i] - '0');
             }
+            if (key >= key_bound)
+                return false;
             plan_note_get(&s->plan, key, at);
             pos += n + 1;
             break;
@@ -1731,6 +1762,7 @@ int strata_pickle_stream_next(strata_pickle_stream *s, strata_pickle_item *item,
 const strata_pickle *strata_pickle_stream_doc(const strata_pickle_stream *s) { return s->doc; }
 bool strata_pickle_stream_exact(const strata_pickle_stream *s) { return s->done && s->exact; }
 size_t strata_pickle_stream_peak_arena(const strata_pickle_stream *s) { return s->peak_arena; }
+bool strata_pickle_stream_planned(const strata_pickle_stream *s) { return s->have_plan; }
 
 void strata_pickle_stream_set_collect_bytes(strata_pickle_stream *s, size_t bytes)
 {

@@ -162,6 +162,10 @@ void strata_pickle_stream_free(strata_pickle_stream *s); /* NULL ok */
 /* Collect unreachable values once the arena exceeds `bytes` (default 2 MiB;
  * tests set it low to exercise the collector on small inputs). */
 void strata_pickle_stream_set_collect_bytes(strata_pickle_stream *s, size_t bytes);
+/* Whether the plan pass read the whole file, so memo values are dropped
+ * after their last GET (false on input the parse will refuse: then every
+ * memo value is kept, as the whole-document reader does). */
+bool strata_pickle_stream_planned(const strata_pickle_stream *s);
 /* Peak of the value arena in bytes over the stream's life (for tests/benches). */
 size_t strata_pickle_stream_peak_arena(const strata_pickle_stream *s);
 
