@@ -21,7 +21,8 @@
  *    search (MiniMalloc, below) over a ladder of targets: the lower bound,
  *    then 1% steps up to 8% above it, then 10, 15, 20, 30 and 40%. Each
  *    round tries two targets: the lower bound itself (a perfect packing is
- *    often found fast) and the nearest step below the best plan so far (the
+ *    often found fast; a quarter of the round's budget once a plan exists
+ *    above it) and the nearest step below the best plan so far (the
  *    likeliest in reach), with a node budget that grows 4x per round
  *    unless the round found a better plan, until `search_nodes` are spent
  *    (a node with m candidates costs 1 + m/512). So the planner always
@@ -1055,7 +1056,10 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
                 if (target >= best || out_of_reach[k])
                     continue;
                 any_left = true;
-                int64_t budget = each < o->search_nodes - spent ? each : o->search_nodes - spent;
+                /* once a plan above the bound exists, the bound gets a
+                 * quarter of the round: it is often out of reach */
+                int64_t want = step == 0 && nearest != 0 ? each / 4 : each;
+                int64_t budget = want < o->search_nodes - spent ? want : o->search_nodes - spent;
                 int status = offline_try_target(o->bufs, &prob, target, best_offsets,
                                                 budget, found, &spent);
                 if (status == SEARCH_FOUND) {
