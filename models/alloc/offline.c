@@ -13,7 +13,8 @@
  *    variant takes the lowest gap;
  *  - orderings tried: size, then lifetime (TFLite); lifetime, then size;
  *    area (size x lifetime, XLA's spatial-temporal order); start time;
- *  - then a deterministic local search (fixed seed, `iterations` steps):
+ *  - then a deterministic local search (fixed seed, `iterations` steps,
+ *    fewer above about 1400 buffers: see OFFLINE_LOCAL_WORK):
  *    move a buffer that reaches the current height, or a random one, to an
  *    earlier position in the order, and keep the new order when the height
  *    does not grow;
@@ -76,9 +77,14 @@ typedef struct offline {
  * 128 MiB of lists) the planner keeps its heuristic plan. */
 #define OFFLINE_SEARCH_MAX_BUFFERS 4096
 
+/* The local search's work cap: steps x n^2 stays under this (a 7000-buffer
+ * trace gets 40 steps, about 2 s, instead of 1000 in 45 s). */
+#define OFFLINE_LOCAL_WORK 2e9
+
 static const strata_param_def offline_params[] = {
     {"iterations", STRATA_PARAM_INT, "1000",
-     "steps of the local search that improves the greedy order (0: greedy orderings only)", NULL},
+     "steps of the local search that improves the greedy order (0: greedy orderings only); "
+     "at most 2e9/n^2 steps for n buffers (at least 10)", NULL},
     {"search_nodes", STRATA_PARAM_INT, "10000000",
      "node budget of the exact search (branch and bound) after the heuristics, in all; a node "
      "with m candidates costs 1 + m/512; 0: off (also off above 4096 buffers)",
@@ -996,7 +1002,13 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
     /* Local search over the order, deterministic. */
     GRand *rng = g_rand_new_with_seed(0x5eed);
     memcpy(order, best_order, n * sizeof *order);
-    for (int64_t it = 0; it < o->iterations && n > 1 && best > o->lower_bound; it++) {
+    /* A step replaces the whole order, O(n^2) at worst: large problems get
+     * fewer steps (at most OFFLINE_LOCAL_WORK / n^2, at least 10). */
+    int64_t steps = o->iterations;
+    double step_cap = OFFLINE_LOCAL_WORK / ((double)n * (double)n);
+    if (n > 0 && (double)steps > step_cap)
+        steps = step_cap < 10 ? (o->iterations < 10 ? o->iterations : 10) : (int64_t)step_cap;
+    for (int64_t it = 0; it < steps && n > 1 && best > o->lower_bound; it++) {
         memcpy(order, best_order, n * sizeof *order);
         size_t from;
         if (g_rand_boolean(rng)) {
