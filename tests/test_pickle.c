@@ -372,14 +372,23 @@ static gchar *read_file(const char *path, gsize *len)
     return data;
 }
 
+/* A snapshot written by python3 (see python_snapshot) and its bytes; NULL
+ * (test skipped, with the message python_snapshot printed) without python3. */
+static gchar *python_snapshot_bytes(const char *dir, int protocol, const char *scenario, char **path,
+                                    gsize *len)
+{
+    *path = python_snapshot(dir, protocol, scenario);
+    return *path ? read_file(*path, len) : NULL;
+}
+
 START_TEST(every_prefix_is_an_error)
 {
     char *dir = strata_test_temp_dir();
-    char *path = python_snapshot(dir, 4, "basic");
-    if (path == NULL)
-        return;
     gsize len;
-    gchar *data = read_file(path, &len);
+    char *path = NULL;
+    gchar *data = python_snapshot_bytes(dir, 4, "basic", &path, &len);
+    if (data == NULL)
+        return;
     GError *err = NULL;
     for (gsize n = 0; n < len; n++) {
         doc d = load(data, n, &err);
@@ -413,11 +422,11 @@ END_TEST
 START_TEST(corrupt_bytes_never_crash)
 {
     char *dir = strata_test_temp_dir();
-    char *path = python_snapshot(dir, 2, "basic");
-    if (path == NULL)
-        return;
     gsize len;
-    gchar *data = read_file(path, &len);
+    char *path = NULL;
+    gchar *data = python_snapshot_bytes(dir, 2, "basic", &path, &len);
+    if (data == NULL)
+        return;
     static const unsigned char values[] = {0x00, 0xff, 0x80, '(', 'c', 0x8a};
     unsigned ok = 0, failed = 0;
     for (gsize i = 0; i < len; i++)
@@ -577,11 +586,11 @@ static char *whole_error(const void *data, size_t len)
 START_TEST(stream_fails_where_the_whole_reader_fails)
 {
     char *dir = strata_test_temp_dir();
-    char *path = python_snapshot(dir, 4, "basic");
-    if (path == NULL)
-        return;
     gsize len;
-    gchar *data = read_file(path, &len);
+    char *path = NULL;
+    gchar *data = python_snapshot_bytes(dir, 4, "basic", &path, &len);
+    if (data == NULL)
+        return;
     for (gsize n = 0; n <= len; n++) {
         char *a = whole_error(data, n), *b = stream_error(data, n, NULL);
         ck_assert_msg(g_strcmp0(a, b) == 0, "prefix %zu: '%s' vs '%s'", (size_t)n, a, b);
