@@ -674,40 +674,40 @@ START_TEST(stream_agrees_on_fuzz_inputs)
 }
 END_TEST
 
+/* A pickle's bytes as a literal, with its length (the bytes hold NULs). */
+#define PICKLE_BYTES(text) text, sizeof text - 1
+
 START_TEST(stream_reports_layouts_it_cannot_vouch_for)
 {
-    bool exact = false;
-    /* Python's layout: {"segments": [1, 2]} with EMPTY_LIST + APPENDS */
-    static const char plain[] = "\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02(K\x01K\x02"
-                                "eu.";
-    ck_assert_ptr_null(stream_error(plain, sizeof plain - 1, &exact));
-    ck_assert(exact);
-    /* the list built from a MARK (its items were stored, not handed out) */
-    static const char marked[] = "\x80\x02}(X\x08\x00\x00\x00segments(K\x01K\x02lu.";
-    ck_assert_ptr_null(stream_error(marked, sizeof marked - 1, &exact));
-    ck_assert(!exact);
-    /* a decoy: a first "segments" list replaced by a second one */
-    static const char twice[] =
-        "\x80\x02}(X\x08\x00\x00\x00segments]K\x01"
-        "aX\x08\x00\x00\x00segments]K\x02"
-        "au.";
-    ck_assert_ptr_null(stream_error(twice, sizeof twice - 1, &exact));
-    ck_assert(!exact);
-    /* device lists shared through the memo: [[e], <the same list>] */
-    static const char shared[] =
-        "\x80\x02}(X\x08\x00\x00\x00segments]X\x0d\x00\x00\x00"
-        "device_traces](]q\x05K\x07"
-        "ah\x05"
-        "eu.";
-    ck_assert_ptr_null(stream_error(shared, sizeof shared - 1, &exact));
-    ck_assert(!exact);
-    /* [[], [e]]: the empty list below is a finished sibling */
-    static const char empty0[] =
-        "\x80\x02}(X\x08\x00\x00\x00segments]X\x0d\x00\x00\x00"
-        "device_traces](]]K\x07"
-        "aeu.";
-    ck_assert_ptr_null(stream_error(empty0, sizeof empty0 - 1, &exact));
-    ck_assert(exact);
+    static const struct {
+        const char *what, *bytes;
+        size_t len;
+        bool exact; /* the stream can vouch that it dropped nothing it needed */
+    } layouts[] = {
+        {"Python's layout: {\"segments\": [1, 2]} with EMPTY_LIST + APPENDS",
+         PICKLE_BYTES("\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02(K\x01K\x02"
+                      "eu."), true},
+        {"the list built from a MARK (its items were stored, not handed out)",
+         PICKLE_BYTES("\x80\x02}(X\x08\x00\x00\x00segments(K\x01K\x02lu."), false},
+        {"a decoy: a first \"segments\" list replaced by a second one",
+         PICKLE_BYTES("\x80\x02}(X\x08\x00\x00\x00segments]K\x01"
+                      "aX\x08\x00\x00\x00segments]K\x02"
+                      "au."), false},
+        {"device lists shared through the memo: [[e], <the same list>]",
+         PICKLE_BYTES("\x80\x02}(X\x08\x00\x00\x00segments]X\x0d\x00\x00\x00"
+                      "device_traces](]q\x05K\x07"
+                      "ah\x05"
+                      "eu."), false},
+        {"[[], [e]]: the empty list below is a finished sibling",
+         PICKLE_BYTES("\x80\x02}(X\x08\x00\x00\x00segments]X\x0d\x00\x00\x00"
+                      "device_traces](]]K\x07"
+                      "aeu."), true},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(layouts); i++) {
+        bool exact = !layouts[i].exact;
+        ck_assert_ptr_null(stream_error(layouts[i].bytes, layouts[i].len, &exact));
+        ck_assert_msg(exact == layouts[i].exact, "%s: exact %d", layouts[i].what, exact);
+    }
 }
 END_TEST
 
