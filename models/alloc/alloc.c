@@ -159,6 +159,20 @@ bool strata_allocator_needs_plan(const strata_allocator *a)
     return a->type->plan != NULL;
 }
 
+strata_lifetime strata_lifetime_open(uint64_t id, uint64_t size, uint64_t start, bool has_at,
+                                     double at_s)
+{
+    return (strata_lifetime){.id = id, .size = size, .start = start, .end = UINT64_MAX,
+                             .has_times = has_at, .t_start = at_s};
+}
+
+void strata_lifetime_close(strata_lifetime *l, uint64_t end, bool has_at, double at_s)
+{
+    l->end = end;
+    l->has_times = l->has_times && has_at;
+    l->t_end = at_s;
+}
+
 bool strata_allocator_plan(strata_allocator *a, const strata_lifetime *l, size_t n, GError **err)
 {
     if (a->type->plan == NULL)

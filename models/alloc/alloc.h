@@ -68,6 +68,13 @@ typedef struct strata_lifetime {
     double t_start, t_end;
 } strata_lifetime;
 
+/* A lifetime opened by the alloc at op index `start` (has_at/at_s: the
+ * op's at= stamp), and closed by the free at op index `end`: it keeps real
+ * times only when both ops have them. */
+strata_lifetime strata_lifetime_open(uint64_t id, uint64_t size, uint64_t start, bool has_at,
+                                     double at_s);
+void strata_lifetime_close(strata_lifetime *l, uint64_t end, bool has_at, double at_s);
+
 typedef struct strata_alloc_config {
     uint64_t capacity;
     uint64_t alignment;          /* power of two; 0 = the allocator's own */

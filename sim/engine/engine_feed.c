@@ -145,8 +145,7 @@ static bool first_pass_op(engine_feed *f, first_pass *p, strata_checker *c, cons
             return false;
         engine_memory *mem = &f->ms->mem[m];
         if (mem->lifetimes) {
-            strata_lifetime l = {.id = refs.buf, .size = op->size, .start = index,
-                                 .end = UINT64_MAX, .has_times = op->has_at, .t_start = op->at_s};
+            strata_lifetime l = strata_lifetime_open(refs.buf, op->size, index, op->has_at, op->at_s);
             g_array_append_val(mem->lifetimes, l);
             /* memory in the top 16 bits, index + 1 below */
             gsize at = ((gsize)m << 48) | (gsize)mem->lifetimes->len;
@@ -163,11 +162,9 @@ static bool first_pass_op(engine_feed *f, first_pass *p, strata_checker *c, cons
         if (g_hash_table_lookup_extended(p->lifetime_at, ID_KEY(refs.buf), NULL, &at)) {
             gsize packed = GPOINTER_TO_SIZE(at);
             GArray *lt = f->ms->mem[packed >> 48].lifetimes;
-            strata_lifetime *l =
-                &g_array_index(lt, strata_lifetime, (packed & ((G_GUINT64_CONSTANT(1) << 48) - 1)) - 1);
-            l->end = index;
-            l->has_times = l->has_times && op->has_at;
-            l->t_end = op->at_s;
+            strata_lifetime_close(
+                &g_array_index(lt, strata_lifetime, (packed & ((G_GUINT64_CONSTANT(1) << 48) - 1)) - 1),
+                index, op->has_at, op->at_s);
             g_hash_table_remove(p->lifetime_at, ID_KEY(refs.buf));
         }
         gpointer mem = g_hash_table_lookup(p->arguments, ID_KEY(refs.buf));

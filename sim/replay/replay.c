@@ -142,9 +142,8 @@ static bool replay_lifetimes(strata_source *src, replay_state *st, GArray *lifet
         if (op->kind == STRATA_OP_ALLOC) {
             gint64 at = -1;
             if (replay_is_mine(st, op->memory)) {
-                strata_lifetime l = {.id = refs.buf, .size = op->size, .start = op_index,
-                                     .end = UINT64_MAX, .has_times = op->has_at,
-                                     .t_start = op->at_s};
+                strata_lifetime l =
+                    strata_lifetime_open(refs.buf, op->size, op_index, op->has_at, op->at_s);
                 at = lifetimes->len;
                 g_array_append_val(lifetimes, l);
             }
@@ -153,12 +152,9 @@ static bool replay_lifetimes(strata_source *src, replay_state *st, GArray *lifet
             g_array_index(index_of, gint64, refs.buf) = at;
         } else if (op->kind == STRATA_OP_FREE) {
             gint64 at = refs.buf < index_of->len ? g_array_index(index_of, gint64, refs.buf) : -1;
-            if (at >= 0) {
-                strata_lifetime *l = &g_array_index(lifetimes, strata_lifetime, at);
-                l->end = op_index;
-                l->has_times = l->has_times && op->has_at;
-                l->t_end = op->at_s;
-            }
+            if (at >= 0)
+                strata_lifetime_close(&g_array_index(lifetimes, strata_lifetime, at), op_index,
+                                      op->has_at, op->at_s);
         }
         op_index++;
     }
