@@ -579,7 +579,6 @@ static int offline_dfs(offline_search *s, const offline_part *part, size_t paren
         }
         size_t undo_mark = s->undo_top;
         bool ok = offline_place_buf(s, b, off);
-        uint64_t bound = total_bound;
         if (ok) {
             /* dynamic decomposition: boundaries no unplaced buffer crosses now */
             size_t cuts = s->cut_top, n_cuts = 1;
@@ -593,7 +592,7 @@ static int offline_dfs(offline_search *s, const offline_part *part, size_t paren
                 }
             }
             if (n_cuts == 1) {
-                status = offline_dfs(s, part, base, m, off, rank, bound);
+                status = offline_dfs(s, part, base, m, off, rank, total_bound);
             } else {
                 offline_reserve((void **)&s->cutpts, &s->cut_cap, cuts + n_cuts + 1,
                                 sizeof *s->cutpts);
@@ -842,7 +841,6 @@ static int offline_try_target(const offline_buf *bufs, const offline_problem *p,
     int status = SEARCH_ABORTED;
     int64_t left = node_limit * 7 / 10;
     for (int64_t budget = (int64_t)n * 2; status == SEARCH_ABORTED && left > 0; budget *= 2) {
-        bool any_aborted = false;
         for (int h = 0; h < n_hows && left > 0; h++) {
             int64_t b = budget < left ? budget : left;
             int st = offline_search_once(&s, p, &all, ranks[h], hows[h], b);
@@ -853,10 +851,7 @@ static int offline_try_target(const offline_buf *bufs, const offline_problem *p,
                 status = st;
                 break;
             }
-            any_aborted = true;
         }
-        if (status == SEARCH_ABORTED && !any_aborted)
-            break;
     }
     /* ...then short random restarts (perturbed ranks, narrow trees) with
      * the rest, deterministic seed: loose targets have many solutions, and
@@ -1056,15 +1051,18 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
              * packing is often found fast) and the nearest ladder step
              * below the best plan (the likeliest in reach; each success
              * guides the next) */
+            uint64_t targets[G_N_ELEMENTS(ladder)];
             size_t nearest = 0;
-            for (size_t k = 0; k < n_ladder; k++)
-                if ((uint64_t)((double)o->lower_bound * ladder[k]) < best)
+            for (size_t k = 0; k < n_ladder; k++) {
+                targets[k] = (uint64_t)((double)o->lower_bound * ladder[k]);
+                if (targets[k] < best)
                     nearest = k;
+            }
             for (size_t step = 0; step < 2 && spent < o->search_nodes; step++) {
                 size_t k = step == 0 ? 0 : nearest;
                 if (step == 1 && nearest == 0)
                     break;
-                uint64_t target = (uint64_t)((double)o->lower_bound * ladder[k]);
+                uint64_t target = targets[k];
                 if (target >= best || out_of_reach[k])
                     continue;
                 any_left = true;
