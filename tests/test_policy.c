@@ -93,14 +93,16 @@ START_TEST(registry_and_errors)
     const char *cases[][2] = {
         {"frobnicate", "known policies: prefetch"},
         {"prefetch", "needs an argument"},
-        {"prefetch=x", "expected a distance"},
+        {"prefetch=x", "distance: expected an integer"},
+        {"prefetch=2:distance=3", "given twice"},
+        {"prefetch:distance=-1", "0 to 1000000"},
         {"nbuffer=0", "from 1 to 64"},
         {"pad=8by128", "ROWSxLANES"},
-        {"offload=grad", "activation, param or optstate"},
+        {"offload=grad", "one of activation, param, optstate"},
         {"offload=param:ahaed=2", "ahaed"},
         {"donate=yes", "takes no argument"},
         {"batch-copies=lots", "expected a size"},
-        {"transfer-guard=maybe", "allow, log or disallow"},
+        {"transfer-guard=maybe", "one of allow, log, disallow"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         const char *specs[] = {cases[i][0], NULL};

@@ -144,14 +144,20 @@ static void batch_destroy(void *self)
 
 static const strata_rewrite_ops batch_ops = {NULL, batch_map, batch_finish, batch_reset, batch_destroy};
 
-static strata_source *batch_apply(strata_source *in, const char *arg, const strata_hw *hw, GError **err)
+static const strata_param_def batch_params[] = {
+    {"limit", STRATA_PARAM_SIZE, NULL, "largest merged transfer; copies smaller than it are merged (above 0)",
+     NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static strata_source *batch_apply(strata_source *in, const strata_params *params, const strata_hw *hw,
+                                  GError **err)
 {
     (void)hw;
-    uint64_t limit = 0;
-    if (!strata_parse_size(arg, &limit, err) || limit == 0) {
-        g_clear_error(err);
+    uint64_t limit = strata_params_size(params, "limit");
+    if (limit == 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "policy batch-copies: expected a size above 0 such as 1MiB, got '%s'", arg);
+                    "policy batch-copies: expected a size above 0 such as 1MiB, got 0");
         strata_source_free(in);
         return NULL;
     }
@@ -163,9 +169,11 @@ static strata_source *batch_apply(strata_source *in, const char *arg, const stra
 }
 
 const strata_policy_type strata_policy_batch_copies = {
-    "batch-copies",
-    "batch-copies=SIZE: merge runs of adjacent copies smaller than SIZE into transfers of up to SIZE "
+    .name = "batch-copies",
+    .summary = "batch-copies=SIZE: merge runs of adjacent copies smaller than SIZE into transfers of up to SIZE "
     "through staging buffers",
-    true,
-    batch_apply,
+    .arg_required = true,
+    .params = batch_params,
+    .arg = "limit",
+    .apply = batch_apply,
 };

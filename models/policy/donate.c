@@ -223,14 +223,11 @@ static void donate_destroy(void *self)
 
 static const strata_rewrite_ops donate_ops = {donate_plan, donate_map, NULL, donate_reset, donate_destroy};
 
-static strata_source *donate_apply(strata_source *in, const char *arg, const strata_hw *hw, GError **err)
+static strata_source *donate_apply(strata_source *in, const strata_params *params, const strata_hw *hw,
+                                   GError **err)
 {
+    (void)params;
     (void)hw;
-    if (arg) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "policy donate takes no argument, got 'donate=%s'", arg);
-        strata_source_free(in);
-        return NULL;
-    }
     donate_policy *d = g_new0(donate_policy, 1);
     d->plan = strata_rewrite_plan_new();
     d->rename = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
@@ -242,8 +239,10 @@ static strata_source *donate_apply(strata_source *in, const char *arg, const str
 }
 
 const strata_policy_type strata_policy_donate = {
-    "donate",
-    "donate: outputs reuse the storage of inputs marked donate= (jit donate_argnums); peak counts them once",
-    false,
-    donate_apply,
+    .name = "donate",
+    .summary = "donate: outputs reuse the storage of inputs marked donate= (jit donate_argnums); peak counts them once",
+    .arg_required = false,
+    .params = NULL,
+    .arg = NULL,
+    .apply = donate_apply,
 };

@@ -298,13 +298,19 @@ static void nbuffer_destroy(void *self)
 
 static const strata_rewrite_ops nbuffer_ops = {nbuffer_plan, nbuffer_map, NULL, nbuffer_reset, nbuffer_destroy};
 
-static strata_source *nbuffer_apply(strata_source *in, const char *arg, const strata_hw *hw, GError **err)
+static const strata_param_def nbuffer_params[] = {
+    {"slots", STRATA_PARAM_INT, NULL, "buffers reused in turn, 1 to 64 (2 = double buffering)", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static strata_source *nbuffer_apply(strata_source *in, const strata_params *params, const strata_hw *hw,
+                                    GError **err)
 {
     (void)hw;
-    uint64_t n = 0;
-    if (!strata_parse_u64(arg, &n, NULL) || n < 1 || n > 64) {
+    int64_t n = strata_params_int(params, "slots");
+    if (n < 1 || n > 64) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "policy nbuffer: expected a number of slots N from 1 to 64, got '%s'", arg);
+                    "policy nbuffer: expected a number of slots N from 1 to 64, got %" G_GINT64_FORMAT, n);
         strata_source_free(in);
         return NULL;
     }
@@ -317,9 +323,11 @@ static strata_source *nbuffer_apply(strata_source *in, const char *arg, const st
 }
 
 const strata_policy_type strata_policy_nbuffer = {
-    "nbuffer",
-    "nbuffer=N: circular buffering of streamed tiles: N slots reused in turn, filled ahead on stream "
+    .name = "nbuffer",
+    .summary = "nbuffer=N: circular buffering of streamed tiles: N slots reused in turn, filled ahead on stream "
     "'nbuffer' (2 = double buffering)",
-    true,
-    nbuffer_apply,
+    .arg_required = true,
+    .params = nbuffer_params,
+    .arg = "slots",
+    .apply = nbuffer_apply,
 };

@@ -323,25 +323,20 @@ static void offload_destroy(void *self)
 
 static const strata_rewrite_ops offload_ops = {offload_plan, offload_map, NULL, NULL, offload_destroy};
 
+static const char *const offload_kinds[] = {"activation", "param", "optstate", NULL};
+
 static const strata_param_def offload_params[] = {
+    {"kind", STRATA_PARAM_STRING, NULL, "the tag of the buffers kept in host memory", offload_kinds},
     {"ahead", STRATA_PARAM_INT, "2", "computes between the start of a copy back to the device and its use", NULL},
     {NULL, 0, NULL, NULL, NULL},
 };
 
-static strata_source *offload_apply(strata_source *in, const char *arg, const strata_hw *hw, GError **err)
+static strata_source *offload_apply(strata_source *in, const strata_params *p, const strata_hw *hw,
+                                    GError **err)
 {
-    char *tag_name = NULL, *kv = NULL;
-    strata_split_spec(arg, &tag_name, &kv);
     strata_tag tag = STRATA_TAG_NONE;
-    strata_params *p = NULL;
-    if (!strata_tag_from_name(tag_name, &tag) ||
-        (tag != STRATA_TAG_ACTIVATION && tag != STRATA_TAG_PARAM && tag != STRATA_TAG_OPTSTATE)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "policy offload: expected activation, param or optstate (then :ahead=N), got '%s'", arg);
-        goto fail;
-    }
-    if (!(p = strata_params_new("offload", offload_params, kv, err)))
-        goto fail;
+    if (!strata_tag_from_name(strata_params_string(p, "kind"), &tag))
+        g_error("policy offload: kind not validated"); /* choices guarantee it */
     if (strata_params_int(p, "ahead") < 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "policy offload: expected ahead >= 0");
         goto fail;
@@ -366,22 +361,18 @@ static strata_source *offload_apply(strata_source *in, const char *arg, const st
     o->hw = hw;
     o->host = g_strdup(host);
     o->plan = strata_rewrite_plan_new();
-    strata_params_free(p);
-    g_free(tag_name);
-    g_free(kv);
     return strata_rewrite_source_new(in, &offload_ops, o, "offload", err);
 fail:
-    strata_params_free(p);
-    g_free(tag_name);
-    g_free(kv);
     strata_source_free(in);
     return NULL;
 }
 
 const strata_policy_type strata_policy_offload = {
-    "offload",
-    "offload=activation|param|optstate[:ahead=N]: keep tagged buffers in pinned host memory between uses, "
+    .name = "offload",
+    .summary = "offload=activation|param|optstate[:ahead=N]: keep tagged buffers in pinned host memory between uses, "
     "copied back N computes ahead (JAX memory kinds)",
-    true,
-    offload_apply,
+    .arg_required = true,
+    .params = offload_params,
+    .arg = "kind",
+    .apply = offload_apply,
 };

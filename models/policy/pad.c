@@ -202,11 +202,17 @@ bool strata_pad_parse_tile(const char *arg, uint64_t *rows, uint64_t *lanes, GEr
     return ok;
 }
 
-static strata_source *pad_apply(strata_source *in, const char *arg, const strata_hw *hw, GError **err)
+static const strata_param_def pad_params[] = {
+    {"tile", STRATA_PARAM_STRING, NULL, "ROWSxLANES of the tile for 32-bit types; unset: 8x128", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static strata_source *pad_apply(strata_source *in, const strata_params *params, const strata_hw *hw,
+                                GError **err)
 {
     (void)hw;
     pad_policy *p = g_new0(pad_policy, 1);
-    if (!strata_pad_parse_tile(arg, &p->rows, &p->lanes, err)) {
+    if (!strata_pad_parse_tile(strata_params_string(params, "tile"), &p->rows, &p->lanes, err)) {
         g_free(p);
         strata_source_free(in);
         return NULL;
@@ -233,9 +239,11 @@ uint64_t strata_padding_bytes(const strata_checker *c, const char *memory, bool 
 }
 
 const strata_policy_type strata_policy_pad = {
-    "pad",
-    "pad, pad=RxC: pad the last two dims of every shaped buffer to the TPU tile ((8,128) for 32-bit, "
+    .name = "pad",
+    .summary = "pad, pad=RxC: pad the last two dims of every shaped buffer to the TPU tile ((8,128) for 32-bit, "
     "(16,128) 16-bit, (32,128) 8-bit); added bytes reported",
-    false,
-    pad_apply,
+    .arg_required = false,
+    .params = pad_params,
+    .arg = "tile",
+    .apply = pad_apply,
 };

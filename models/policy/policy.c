@@ -1,6 +1,8 @@
 /*
  * policy.c: the table of policies by name and their composition.
  * Each policy lives in its own file in models/policy/ and is listed here.
+ * A spec "NAME[=ARG][:KEY=VALUE,...]" becomes the policy's validated
+ * strata_params here, so a policy's apply() only reads typed values.
  */
 #include <string.h>
 #include "core/error.h"
@@ -37,33 +39,102 @@ char *strata_policy_type_names(void)
     return g_string_free(s, FALSE);
 }
 
+static const strata_policy_type *find_or_fail(const char *name, GError **err)
+{
+    const strata_policy_type *type = strata_policy_type_find(name);
+    if (!type) {
+        char *known = strata_policy_type_names();
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown policy '%s'; known policies: %s", name,
+                    known);
+        g_free(known);
+    }
+    return type;
+}
+
+/* Sets the parameter that ARG names; false with err when ARG is not taken or
+ * the same parameter was also given as KEY=VALUE. */
+static bool set_arg(const strata_policy_type *type, strata_params *p, const char *arg, GError **err)
+{
+    if (!type->arg) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "policy %s takes no argument, got '%s=%s'",
+                    type->name, type->name, arg);
+        return false;
+    }
+    if (strata_params_is_set(p, type->arg)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "policy %s: parameter '%s' given twice (as %s=%s and as %s=...)", type->name, type->arg,
+                    type->name, arg, type->arg);
+        return false;
+    }
+    return strata_params_set(p, type->arg, arg, err);
+}
+
+strata_params *strata_policy_params(const char *spec, const strata_policy_type **type, GError **err)
+{
+    char *head = NULL, *kv = NULL;
+    strata_split_spec(spec, &head, &kv);
+    char *eq = head ? strchr(head, '=') : NULL;
+    if (eq)
+        *eq = '\0';
+    const char *arg = eq ? eq + 1 : NULL;
+    const strata_policy_type *t = find_or_fail(head ? g_strstrip(head) : "", err);
+    strata_params *p = NULL;
+    if (t) {
+        char *owner = g_strdup_printf("policy %s", t->name);
+        p = strata_params_new(owner, t->params, kv, err);
+        g_free(owner);
+    }
+    if (p && arg && !set_arg(t, p, arg, err))
+        g_clear_pointer(&p, strata_params_free);
+    if (p && t->arg_required && !strata_params_is_set(p, t->arg)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "policy '%s' needs an argument: %s", t->name,
+                    t->summary);
+        g_clear_pointer(&p, strata_params_free);
+    }
+    g_free(head);
+    g_free(kv);
+    *type = t;
+    return p;
+}
+
+static strata_source *apply_one(strata_source *src, const char *spec, const strata_hw *hw, GError **err)
+{
+    const strata_policy_type *type = NULL;
+    strata_params *p = strata_policy_params(spec, &type, err);
+    if (!p) {
+        strata_source_free(src);
+        return NULL;
+    }
+    strata_source *next = type->apply(src, p, hw, err);
+    strata_params_free(p);
+    return next; /* apply freed src on error */
+}
+
 strata_source *strata_policies_apply(strata_source *src, const char *const *specs,
                                      const strata_hw *hw, GError **err)
 {
-    for (const char *const *spec = specs; spec && *spec; spec++) {
-        char **parts = g_strsplit(*spec, "=", 2);
-        const strata_policy_type *type = strata_policy_type_find(parts[0]);
-        if (!type) {
-            char *known = strata_policy_type_names();
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "unknown policy '%s'; known policies: %s", parts[0], known);
-            g_free(known);
-            g_strfreev(parts);
-            strata_source_free(src);
-            return NULL;
-        }
-        if (type->arg_required && !parts[1]) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "policy '%s' needs an argument: %s", type->name, type->summary);
-            g_strfreev(parts);
-            strata_source_free(src);
-            return NULL;
-        }
-        strata_source *next = type->apply(src, parts[1], hw, err);
-        g_strfreev(parts);
-        if (!next)
-            return NULL; /* apply freed src */
-        src = next;
-    }
+    for (const char *const *spec = specs; src && spec && *spec; spec++)
+        src = apply_one(src, *spec, hw, err);
     return src;
+}
+
+bool strata_policy_check(const char *spec, GError **err)
+{
+    strata_source *src = apply_one(strata_source_from_array(NULL, 0, "check"), spec, NULL, err);
+    strata_source_free(src);
+    return src != NULL;
+}
+
+char *strata_policy_describe(const char *indent)
+{
+    GString *s = g_string_new(NULL);
+    char *deeper = g_strconcat(indent ? indent : "", "    ", NULL);
+    for (const strata_policy_type *const *t = policy_types; *t; t++) {
+        g_string_append_printf(s, "%s%s\n", indent ? indent : "", (*t)->summary);
+        char *params = strata_params_describe((*t)->params, deeper);
+        g_string_append(s, params);
+        g_free(params);
+    }
+    g_free(deeper);
+    return g_string_free(s, FALSE);
 }

@@ -2,8 +2,12 @@
  * policy.h: policies, i.e. rewrites of the op stream (op stream in, op
  * stream out), chosen by name and composed left to right.
  *
- * A policy spec is "NAME" or "NAME=ARG" (prefetch=2, pad=8x128,
- * offload=optstate, ...) as given to --policy on run, alloc and transform.
+ * A policy spec is "NAME[=ARG][:KEY=VALUE,...]" (prefetch=2, pad=8x128,
+ * offload=optstate:ahead=4, prefetch:distance=2) as given to --policy on run,
+ * alloc and transform. Each policy declares its parameters in a table of
+ * strata_param_def (core/params.h); ARG sets the one parameter the type
+ * names in `arg`, the KEY=VALUE list sets any of them, and a parameter given
+ * twice is an error.
  * Applying a policy wraps a source in a new source; because every source can
  * rewind, a policy that needs to look ahead (lifetimes, next use) makes a
  * first pass over its input and rewinds it. The rewritten stream is an
@@ -14,6 +18,7 @@
 #ifndef STRATA_POLICY_H
 #define STRATA_POLICY_H
 
+#include "core/params.h"
 #include "hw/hw.h"
 #include "trace/check.h"
 #include "trace/source.h"
@@ -21,16 +26,30 @@
 typedef struct strata_policy_type {
     const char *name;
     const char *summary;      /* "prefetch=N: issue each copy N ops ahead ..." */
-    bool arg_required;
-    /* Wrap `in` (takes ownership of it). hw may be NULL (transform without
-     * --hw): policies that need the machine then use the names of BRIEF's
-     * shared memories (hbm, host, vmem) or fail with a clear error. */
-    strata_source *(*apply)(strata_source *in, const char *arg, const strata_hw *hw, GError **err);
+    bool arg_required;        /* the parameter `arg` must be given */
+    const strata_param_def *params; /* declared parameters (NULL: none) */
+    const char *arg;          /* the parameter NAME=ARG sets (NULL: takes no ARG) */
+    /* Wrap `in` (takes ownership of it, frees it on error). p holds the
+     * validated parameters (borrowed for the call). hw may be NULL
+     * (transform without --hw): policies that need the machine then use the
+     * names of BRIEF's shared memories (hbm, host, vmem) or fail with a
+     * clear error. */
+    strata_source *(*apply)(strata_source *in, const strata_params *p, const strata_hw *hw, GError **err);
 } strata_policy_type;
 
 const strata_policy_type *const *strata_policy_types(void);
 const strata_policy_type *strata_policy_type_find(const char *name);
 char *strata_policy_type_names(void); /* g_free */
+/* Parses a spec into its type (*type) and validated parameters (free with
+ * strata_params_free); NULL with err on an unknown name, an ARG the policy
+ * does not take, a missing required ARG, or a bad or repeated parameter. */
+strata_params *strata_policy_params(const char *spec, const strata_policy_type **type, GError **err);
+/* Everything strata can check about a spec without a trace or hardware:
+ * the parameters and the policy's own range checks (it is applied to an
+ * empty stream). */
+bool strata_policy_check(const char *spec, GError **err);
+/* Help text: each policy's summary and parameter table (g_free). */
+char *strata_policy_describe(const char *indent);
 
 /* Apply specs in order. Takes ownership of src (freed on error). specs is
  * NULL-terminated (NULL or empty: src returned unchanged). */

@@ -358,18 +358,26 @@ static void prefetch_destroy(void *self)
 
 static const strata_rewrite_ops prefetch_ops = {prefetch_plan, prefetch_map, NULL, NULL, prefetch_destroy};
 
-static strata_source *prefetch_apply(strata_source *in, const char *arg, const strata_hw *hw, GError **err)
+static const strata_param_def prefetch_params[] = {
+    {"distance", STRATA_PARAM_INT, NULL, "computes between the start of a copy and its first use (0 to 1000000)",
+     NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static strata_source *prefetch_apply(strata_source *in, const strata_params *params, const strata_hw *hw,
+                                     GError **err)
 {
     (void)hw;
-    uint64_t n = 0;
-    if (!strata_parse_u64(arg, &n, NULL) || n > 1000000) {
+    int64_t n = strata_params_int(params, "distance");
+    if (n < 0 || n > 1000000) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "policy prefetch: expected a distance N (computes ahead, 0 to 1000000), got '%s'", arg);
+                    "policy prefetch: expected a distance N (computes ahead, 0 to 1000000), got %" G_GINT64_FORMAT,
+                    n);
         strata_source_free(in);
         return NULL;
     }
     prefetch_policy *p = g_new0(prefetch_policy, 1);
-    p->distance = n;
+    p->distance = (uint64_t)n;
     p->plan = strata_rewrite_plan_new();
     p->anchors = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     p->computes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, garray_free);
@@ -379,9 +387,11 @@ static strata_source *prefetch_apply(strata_source *in, const char *arg, const s
 }
 
 const strata_policy_type strata_policy_prefetch = {
-    "prefetch",
-    "prefetch=N: issue each copy N computes ahead of its first use, on stream 'prefetch', with record/wait; "
+    .name = "prefetch",
+    .summary = "prefetch=N: issue each copy N computes ahead of its first use, on stream 'prefetch', with record/wait; "
     "stall time is reported per stream",
-    true,
-    prefetch_apply,
+    .arg_required = true,
+    .params = prefetch_params,
+    .arg = "distance",
+    .apply = prefetch_apply,
 };

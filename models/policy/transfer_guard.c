@@ -162,19 +162,21 @@ static void guard_destroy(void *self)
 
 static const strata_rewrite_ops guard_ops = {NULL, guard_map, NULL, guard_reset, guard_destroy};
 
-static strata_source *guard_apply(strata_source *in, const char *arg, const strata_hw *hw, GError **err)
+static const char *const guard_modes[] = {"allow", "log", "disallow", NULL};
+
+static const strata_param_def guard_params[] = {
+    {"mode", STRATA_PARAM_STRING, NULL, "what an implicit transfer does: insert the copy, insert and log it, or fail",
+     guard_modes},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static strata_source *guard_apply(strata_source *in, const strata_params *params, const strata_hw *hw,
+                                  GError **err)
 {
-    static const char *const modes[] = {"allow", "log", "disallow", NULL};
-    int mode = -1;
-    for (int i = 0; modes[i]; i++)
-        if (strcmp(arg, modes[i]) == 0)
-            mode = i;
-    if (mode < 0) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "policy transfer-guard: expected allow, log or disallow, got '%s'", arg);
-        strata_source_free(in);
-        return NULL;
-    }
+    const char *arg = strata_params_string(params, "mode");
+    int mode = 0;
+    while (strcmp(arg, guard_modes[mode]) != 0)
+        mode++; /* choices guarantee a match */
     guard_policy *g = g_new0(guard_policy, 1);
     g->mode = (guard_mode)mode;
     g->hw = hw;
@@ -184,9 +186,11 @@ static strata_source *guard_apply(strata_source *in, const char *arg, const stra
 }
 
 const strata_policy_type strata_policy_transfer_guard = {
-    "transfer-guard",
-    "transfer-guard=allow|log|disallow: a compute on a buffer outside its unit's memory is an implicit "
+    .name = "transfer-guard",
+    .summary = "transfer-guard=allow|log|disallow: a compute on a buffer outside its unit's memory is an implicit "
     "transfer: insert the copy, insert and log it, or fail naming the op and line",
-    true,
-    guard_apply,
+    .arg_required = true,
+    .params = guard_params,
+    .arg = "mode",
+    .apply = guard_apply,
 };

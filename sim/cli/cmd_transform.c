@@ -38,8 +38,9 @@ static char *transform_description(void)
         "                       the default); the file is written whole or not at all\n"
         "\n"
         "Policies:\n");
-    for (const strata_policy_type *const *t = strata_policy_types(); *t; t++)
-        g_string_append_printf(s, "  %s\n", (*t)->summary);
+    char *policies = strata_policy_describe("  ");
+    g_string_append(s, policies);
+    g_free(policies);
     g_string_append(s, "\nSee docs/workloads-policies.md.\n"
                        "Exit status: 0 done; 2 bad input or usage (FILE:LINE: what was expected).");
     return g_string_free(s, FALSE);

@@ -242,21 +242,10 @@ static GPtrArray *split_list(const char *text, const load_ctx *ctx, guint line, 
 
 static bool check_policy(const char *spec, const load_ctx *ctx, guint line, GError **err)
 {
-    char *name = g_strdup(spec);
-    char *eq = strchr(name, '=');
-    if (eq)
-        *eq = '\0';
-    const strata_policy_type *t = strata_policy_type_find(name);
-    bool ok = true;
-    if (!t) {
-        char *known = strata_policy_type_names();
-        ok = fail(err, ctx, line, "unknown policy '%s'; known policies: %s", name, known);
-        g_free(known);
-    } else if (t->arg_required && !eq) {
-        ok = fail(err, ctx, line, "policy '%s' needs an argument: %s", name, t->summary);
-    }
-    g_free(name);
-    return ok;
+    GError *inner = NULL;
+    if (!strata_policy_check(spec, &inner))
+        return fail_from(err, ctx, line, "bad policy", inner);
+    return true;
 }
 
 /* "offload=param+prefetch=2" or "none": appends the specs to out. */
