@@ -150,7 +150,7 @@ START_TEST(plan_rejects_unknown_memory)
     strata_plan *p = strata_plan_build(hw, src, NULL, &err);
     ck_assert(p == NULL);
     ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
-    ck_assert_msg(strstr(err->message, ":2: unknown memory 'vmem'") && strstr(err->message, "known: hbm, host"), "%s",
+    ck_assert_msg(strstr(err->message, ":2: expected a memory of ") && strstr(err->message, "(one of hbm, host), got 'vmem'"), "%s",
                   err->message);
     g_clear_error(&err);
     strata_source_free(src);

@@ -1,8 +1,9 @@
 /*
  * plan.c: a trace resolved for real execution (see plan.h).
  *
- * Design: one pass over the source through the checker builds ops[],
- * buffers[], memories[], streams and units; a second pass over ops[] (not
+ * Design: one pass over the source through the binder (trace/bind.h),
+ * which checks every op and resolves its names, builds ops[], buffers[],
+ * memories[], streams and units; a second pass over ops[] (not
  * the source) places the buffers with each memory's allocator, in file
  * order, and stops at the first alloc that does not fit (invariant 4).
  * Without a hardware model, memories are made on first use with the names
@@ -14,14 +15,14 @@
 #include <string.h>
 #include "alloc/alloc.h"
 #include "core/error.h"
-#include "trace/check.h"
+#include "trace/bind.h"
 
 #define PLAN_NO_HW_CAPACITY (UINT64_C(1) << 40) /* placement space without hw */
 #define PLAN_NO_HW_ALLOCATOR "best-fit"
+#define PLAN_NO_HW_MEMORY "hbm" /* the brief's device memory */
 
 typedef struct plan_builder {
     strata_plan *plan;
-    const strata_hw *hw;
     GArray *records_of_event; /* GArray * of uint64_t record numbers, by event index */
 } plan_builder;
 
@@ -88,71 +89,28 @@ static strata_plan *plan_new(const char *origin, const strata_hw *hw)
     return p;
 }
 
-/* Memory index of an op's MEMORY (NULL = default), or -1 with err. */
-static int plan_memory(plan_builder *b, const strata_op *op, const char *origin, GError **err)
+/* Without a hardware model: a plan memory for every memory the binder has
+ * made by name, with the brief's meaning of the names, and a unit for every
+ * unit. */
+static void plan_sync_names(strata_plan *p, const strata_binder *binder)
 {
-    strata_plan *p = b->plan;
-    if (b->hw) {
-        int m = strata_hw_memory_index(b->hw, op->memory);
-        if (m < 0) {
-            GString *known = g_string_new(NULL);
-            for (guint i = 0; i < p->memories->len; i++)
-                g_string_append_printf(known, "%s%s", i ? ", " : "",
-                                       g_array_index(p->memories, strata_plan_memory, i).name);
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s:%" G_GUINT64_FORMAT ": unknown memory '%s' in hardware model '%s'; known: %s",
-                        origin, op->line, op->memory ? op->memory : "(default)", strata_hw_name(b->hw),
-                        known->str);
-            g_string_free(known, TRUE);
-        }
-        return m;
+    for (uint32_t i = p->memories->len; i < strata_binder_memory_count(binder); i++) {
+        const char *name = strata_binder_memory_name(binder, i);
+        strata_plan_memory m = {0};
+        m.name = g_strdup(name);
+        bool host = strcmp(name, "host") == 0 || strcmp(name, "pageable") == 0;
+        m.kind = host ? STRATA_MEM_HOST : STRATA_MEM_DEVICE;
+        m.pageable = strcmp(name, "pageable") == 0;
+        m.capacity = PLAN_NO_HW_CAPACITY;
+        m.alignment = 256;
+        m.allocator = g_strdup(PLAN_NO_HW_ALLOCATOR);
+        g_array_append_val(p->memories, m);
     }
-    const char *name = op->memory ? op->memory : "hbm";
-    for (guint i = 0; i < p->memories->len; i++)
-        if (strcmp(g_array_index(p->memories, strata_plan_memory, i).name, name) == 0)
-            return (int)i;
-    strata_plan_memory m = {0};
-    m.name = g_strdup(name);
-    bool host = strcmp(name, "host") == 0 || strcmp(name, "pageable") == 0;
-    m.kind = host ? STRATA_MEM_HOST : STRATA_MEM_DEVICE;
-    m.pageable = strcmp(name, "pageable") == 0;
-    m.capacity = PLAN_NO_HW_CAPACITY;
-    m.alignment = 256;
-    m.allocator = g_strdup(PLAN_NO_HW_ALLOCATOR);
-    g_array_append_val(p->memories, m);
-    return (int)p->memories->len - 1;
-}
-
-static int plan_unit(plan_builder *b, const strata_op *op, const char *origin, GError **err)
-{
-    strata_plan *p = b->plan;
-    if (b->hw) {
-        if (strata_hw_compute_count(b->hw) == 0) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s:%" G_GUINT64_FORMAT ": compute '%s' but hardware model '%s' has no [compute] unit",
-                        origin, op->line, op->name, strata_hw_name(b->hw));
-            return -1;
-        }
-        int u = strata_hw_compute_index(b->hw, op->memory);
-        if (u < 0) {
-            GString *known = g_string_new(NULL);
-            for (guint i = 0; i < p->units->len; i++)
-                g_string_append_printf(known, "%s%s", i ? ", " : "", (char *)p->units->pdata[i]);
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s:%" G_GUINT64_FORMAT ": unknown compute unit '%s'; known: %s", origin, op->line,
-                        op->memory, known->str);
-            g_string_free(known, TRUE);
-        }
-        return u;
+    for (uint32_t i = p->units->len; i < strata_binder_unit_count(binder); i++) {
+        double zero = 0;
+        g_ptr_array_add(p->units, g_strdup(strata_binder_unit_name(binder, i)));
+        g_array_append_val(p->unit_flops, zero);
     }
-    const char *name = op->memory ? op->memory : (p->units->len ? (char *)p->units->pdata[0] : "compute");
-    for (guint i = 0; i < p->units->len; i++)
-        if (strcmp(p->units->pdata[i], name) == 0)
-            return (int)i;
-    double zero = 0;
-    g_ptr_array_add(p->units, g_strdup(name));
-    g_array_append_val(p->unit_flops, zero);
-    return (int)p->units->len - 1;
 }
 
 static strata_plan_buffer *plan_buffer(strata_plan *p, uint64_t id)
@@ -160,117 +118,83 @@ static strata_plan_buffer *plan_buffer(strata_plan *p, uint64_t id)
     return &g_array_index(p->buffers, strata_plan_buffer, id);
 }
 
-/* Adds one checked op to the plan. */
-static bool plan_add(plan_builder *b, const strata_op *op, const strata_op_refs *refs, const char *origin,
-                     GError **err)
+/* Adds one bound op to the plan. */
+static bool plan_add(plan_builder *b, const strata_bound_op *op, GError **err)
 {
     strata_plan *p = b->plan;
+    const char *origin = p->origin;
     strata_plan_op po = {0};
     po.kind = op->kind;
-    po.index = p->ops->len;
+    po.index = op->index;
     po.line = op->line;
-    po.stream = refs->stream;
-    po.label = g_strdup(op->name ? op->name : "");
+    po.stream = op->stream;
+    po.label = g_strdup(op->op->name ? op->op->name : "");
     po.memory = po.src_memory = po.dst_memory = -1;
-    while (p->streams->len <= refs->stream)
+    po.buf = op->buf;
+    po.bytes = op->bytes;
+    while (p->streams->len <= op->stream)
         g_ptr_array_add(p->streams, NULL);
-    if (!p->streams->pdata[refs->stream])
-        p->streams->pdata[refs->stream] = g_strdup(op->stream);
+    if (!p->streams->pdata[op->stream])
+        p->streams->pdata[op->stream] = g_strdup(op->op->stream);
 
     switch (op->kind) {
     case STRATA_OP_ALLOC: {
-        int m = plan_memory(b, op, origin, err);
-        if (m < 0)
-            goto fail;
-        if (refs->buf != p->buffers->len) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
-                        "%s:%" G_GUINT64_FORMAT ": checker gave buffer id %" G_GUINT64_FORMAT
-                        ", expected %u", origin, op->line, refs->buf, p->buffers->len);
-            goto fail;
-        }
         strata_plan_buffer buf = {0};
-        buf.name = g_strdup(op->name);
-        buf.memory = (uint32_t)m;
-        buf.size = op->size;
-        buf.stream = refs->stream;
+        buf.name = g_strdup(op->op->name);
+        buf.memory = op->memory;
+        buf.size = op->bytes;
+        buf.stream = op->stream;
         buf.tag = op->tag;
         buf.dtype = op->dtype;
         buf.alloc_op = po.index;
         buf.free_op = UINT64_MAX;
         g_array_append_val(p->buffers, buf);
-        po.buf = refs->buf;
-        po.bytes = op->size;
-        po.memory = m;
+        po.memory = (int32_t)op->memory;
         break;
     }
     case STRATA_OP_FREE:
-        po.buf = refs->buf;
-        po.memory = (int32_t)plan_buffer(p, refs->buf)->memory;
-        po.bytes = plan_buffer(p, refs->buf)->size;
-        plan_buffer(p, refs->buf)->free_op = po.index;
+        po.memory = (int32_t)op->memory;
+        plan_buffer(p, op->buf)->free_op = po.index;
         break;
     case STRATA_OP_COPY:
-        po.buf = refs->buf;
-        po.src = refs->src;
-        po.bytes = refs->bytes;
-        po.dst_memory = (int32_t)plan_buffer(p, refs->buf)->memory;
-        po.src_memory = (int32_t)plan_buffer(p, refs->src)->memory;
+        po.src = op->src;
+        po.dst_memory = (int32_t)op->dst_memory;
+        po.src_memory = (int32_t)op->src_memory;
         break;
-    case STRATA_OP_COMPUTE: {
-        int u = plan_unit(b, op, origin, err);
-        if (u < 0)
-            goto fail;
-        po.unit = (uint32_t)u;
+    case STRATA_OP_COMPUTE:
+        po.unit = op->unit;
         po.has_flops = op->has_flops;
         po.flops = op->flops;
         po.has_time = op->has_time;
         po.time_s = op->time_s;
-        po.bytes = refs->bytes;
         po.n_ins = op->n_ins;
         po.n_outs = op->n_outs;
-        po.ins = g_memdup2(refs->ins, sizeof(uint64_t) * op->n_ins);
-        po.outs = g_memdup2(refs->outs, sizeof(uint64_t) * op->n_outs);
-        po.dtype = op->n_ins ? plan_buffer(p, refs->ins[0])->dtype
-                   : op->n_outs ? plan_buffer(p, refs->outs[0])->dtype
-                                : STRATA_DTYPE_NONE;
+        po.ins = g_memdup2(op->ins, sizeof(uint64_t) * op->n_ins);
+        po.outs = g_memdup2(op->outs, sizeof(uint64_t) * op->n_outs);
+        po.dtype = op->dtype;
         break;
-    }
     case STRATA_OP_RECORD: {
-        while (b->records_of_event->len <= refs->event) {
+        while (b->records_of_event->len <= op->event) {
             GArray *a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
             g_array_append_val(b->records_of_event, a);
         }
-        GArray *recs = g_array_index(b->records_of_event, GArray *, refs->event);
+        GArray *recs = g_array_index(b->records_of_event, GArray *, op->event);
         po.record = p->n_records++;
         g_array_append_val(recs, po.record);
-        if (recs->len != refs->event_seq) {
+        if (recs->len != op->event_seq) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
                         "%s:%" G_GUINT64_FORMAT ": record sequence %" G_GUINT64_FORMAT " of '%s' out of order",
-                        origin, op->line, refs->event_seq, op->name);
+                        origin, op->line, op->event_seq, op->op->name);
             goto fail;
         }
         break;
     }
-    case STRATA_OP_WAIT: {
-        GArray *recs = refs->event < b->records_of_event->len
-                           ? g_array_index(b->records_of_event, GArray *, refs->event)
-                           : NULL;
-        if (!recs || refs->event_seq == 0 || refs->event_seq > recs->len) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s:%" G_GUINT64_FORMAT ": wait on event '%s' that was never recorded before it",
-                        origin, op->line, op->name);
-            goto fail;
-        }
-        po.record = g_array_index(recs, uint64_t, refs->event_seq - 1);
+    case STRATA_OP_WAIT:
+        po.record = g_array_index(g_array_index(b->records_of_event, GArray *, op->event), uint64_t,
+                                  op->event_seq - 1);
         break;
-    }
     case STRATA_OP_RELEASE:
-        if (op->memory) {
-            int m = plan_memory(b, op, origin, err);
-            if (m < 0)
-                goto fail;
-            po.memory = m;
-        }
+        po.memory = op->memory == STRATA_BIND_NONE ? -1 : (int32_t)op->memory;
         break;
     default:
         break;
@@ -373,41 +297,27 @@ strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const ch
     if (!strata_source_rewind(src, err))
         return NULL;
     const char *origin = strata_source_origin(src);
-    plan_builder b = {plan_new(origin, hw), hw, g_array_new(FALSE, FALSE, sizeof(GArray *))};
-    strata_checker *checker = strata_checker_new(origin);
+    plan_builder b = {plan_new(origin, hw), g_array_new(FALSE, FALSE, sizeof(GArray *))};
+    strata_bind_options opt = {.hw = hw, .default_memory = PLAN_NO_HW_MEMORY};
+    strata_binder *binder = strata_binder_new(src, &opt);
+    const strata_bound_op *op = NULL;
+    int got;
     bool ok = true;
-    for (;;) {
-        const strata_op *op = NULL;
-        int r = strata_source_next(src, &op, err);
-        if (r < 0) {
-            ok = false;
-            break;
-        }
-        if (r == 0)
-            break;
-        strata_op_refs refs;
-        memset(&refs, 0, sizeof refs);
-        if (!strata_checker_feed(checker, op, &refs, err)) {
-            ok = false;
-            break;
-        }
-        if (op->kind == STRATA_OP_OPTION)
-            continue;
-        if (!plan_add(&b, op, &refs, origin, err)) {
-            ok = false;
-            break;
-        }
+    while (ok && (got = strata_binder_next(binder, &op, err)) == 1) {
+        if (!hw)
+            plan_sync_names(b.plan, binder);
+        ok = plan_add(&b, op, err);
     }
-    strata_checker_free(checker);
+    ok = ok && got == 0;
+    if (ok && !hw) {
+        /* A trace without allocs still has the default memory. */
+        (void)strata_binder_memory(binder, NULL);
+        plan_sync_names(b.plan, binder);
+    }
+    strata_binder_free(binder);
     for (guint i = 0; i < b.records_of_event->len; i++)
         g_array_free(g_array_index(b.records_of_event, GArray *, i), TRUE);
     g_array_free(b.records_of_event, TRUE);
-    if (ok && !b.hw && b.plan->memories->len == 0) {
-        /* A trace without allocs still has the default memory. */
-        strata_op none = {0};
-        none.kind = STRATA_OP_RELEASE;
-        (void)plan_memory(&b, &none, origin, NULL);
-    }
     if (ok)
         ok = plan_place(b.plan, placement, err);
     if (!ok) {
@@ -555,7 +465,7 @@ strata_results *strata_plan_results(const strata_plan *plan, const strata_hw *hw
             st->busy_s += dur;
         else if (op->kind == STRATA_OP_WAIT)
             st->stall_s += dur;
-        if (op->kind == STRATA_OP_COMPUTE) {
+        if (op->kind == STRATA_OP_COMPUTE && op->unit != STRATA_BIND_NONE) {
             strata_compute_result *cr = &g_array_index(r->compute, strata_compute_result, op->unit);
             cr->busy_s += dur;
             cr->flops += op->has_flops ? op->flops : 0;

@@ -1,10 +1,10 @@
 /*
  * cmd_check.c: `strata check --trace T [--hw HW.ini]`.
  *
- * Reads a trace and runs the semantic checker over it (trace/check.h), and
- * with --hw loads the hardware model and checks that every memory and
- * compute unit the trace names exists in it and that every copy has a
- * route. Nothing is simulated. Prints counts of ops by kind, buffers,
+ * Reads a trace through the binder (trace/bind.h): the semantic checker,
+ * and with --hw the hardware model, so that every memory and compute unit
+ * the trace names exists in it and every copy has a route, exactly as
+ * `strata run` resolves them. Nothing is simulated. Prints counts of ops by kind, buffers,
  * streams and events, and the peak of live bytes per memory (the sum of the
  * sizes of live buffers, before any allocator overhead). Exit 0 when the
  * trace is good, 2 with "FILE:LINE: ..." otherwise.
@@ -17,148 +17,66 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "hw/hw.h"
-#include "trace/check.h"
+#include "trace/bind.h"
 #include "trace/reader.h"
 
 typedef struct memory_use {
     uint64_t live;
     uint64_t peak;
     uint64_t buffers;
+    bool seen;
 } memory_use;
 
 typedef struct check_ctx {
     const char *trace_path;
     strata_hw *hw;              /* NULL without --hw */
-    strata_checker *checker;
-    GHashTable *use;            /* memory name (owned) -> memory_use (owned) */
-    GPtrArray *memory_order;    /* names in order of first use, borrowed from `use` */
+    strata_source *src;
+    strata_binder *binder;      /* resolves memories, units and routes (against hw when given) */
+    GArray *use;                /* memory_use, by memory index */
+    GArray *memory_order;       /* uint32_t memory indices in order of first alloc */
     uint64_t by_kind[STRATA_OP__COUNT];
 } check_ctx;
 
-/* The memory name a buffer lives in: the trace's, else the hw default, else "(default)". */
-static const char *memory_key(const check_ctx *ctx, const char *memory)
+static memory_use *use_of(check_ctx *ctx, uint32_t memory)
 {
-    if (memory)
-        return memory;
-    if (ctx->hw)
-        return strata_hw_memory(ctx->hw, strata_hw_default_memory(ctx->hw))->name;
-    return "(default)";
-}
-
-static memory_use *use_of(check_ctx *ctx, const char *name)
-{
-    memory_use *u = g_hash_table_lookup(ctx->use, name);
-    if (!u) {
-        char *key = g_strdup(name);
-        u = g_new0(memory_use, 1);
-        g_hash_table_insert(ctx->use, key, u);
-        g_ptr_array_add(ctx->memory_order, key);
+    if (memory >= ctx->use->len)
+        g_array_set_size(ctx->use, memory + 1);
+    memory_use *u = &g_array_index(ctx->use, memory_use, memory);
+    if (!u->seen) {
+        u->seen = true;
+        g_array_append_val(ctx->memory_order, memory);
     }
     return u;
 }
 
-static char *known_memories(const strata_hw *hw)
-{
-    GString *s = g_string_new(NULL);
-    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++)
-        g_string_append_printf(s, "%s%s", i ? ", " : "", strata_hw_memory(hw, i)->name);
-    return g_string_free(s, FALSE);
-}
-
-static char *known_units(const strata_hw *hw)
-{
-    GString *s = g_string_new(NULL);
-    for (uint32_t i = 0; i < strata_hw_compute_count(hw); i++)
-        g_string_append_printf(s, "%s%s", i ? ", " : "", strata_hw_compute(hw, i)->name);
-    return g_string_free(s, FALSE);
-}
-
-/* With --hw: the names the op uses exist in the model, and copies have a route. */
-static bool check_against_hw(const check_ctx *ctx, const strata_op *op, const strata_op_refs *refs,
-                             const char *origin, GError **err)
-{
-    const strata_hw *hw = ctx->hw;
-    if ((op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_RELEASE) && op->memory &&
-        strata_hw_memory_index(hw, op->memory) < 0) {
-        char *known = known_memories(hw);
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s:%" G_GUINT64_FORMAT ": expected a memory of %s (one of %s), got '%s'", origin, op->line,
-                    strata_hw_origin(hw), known, op->memory);
-        g_free(known);
-        return false;
-    }
-    if (op->kind == STRATA_OP_COMPUTE && op->memory && strata_hw_compute_index(hw, op->memory) < 0) {
-        char *known = known_units(hw);
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s:%" G_GUINT64_FORMAT ": expected a compute unit of %s (one of %s), got '%s'", origin,
-                    op->line, strata_hw_origin(hw), known, op->memory);
-        g_free(known);
-        return false;
-    }
-    if (op->kind == STRATA_OP_COMPUTE && !op->memory && strata_hw_compute_count(hw) == 0) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s:%" G_GUINT64_FORMAT ": expected %s to declare a [compute NAME] unit for compute '%s'",
-                    origin, op->line, strata_hw_origin(hw), op->name);
-        return false;
-    }
-    if (op->kind == STRATA_OP_COPY) {
-        const char *dst_mem = NULL, *src_mem = NULL;
-        strata_checker_buffer(ctx->checker, refs->buf, NULL, &dst_mem);
-        strata_checker_buffer(ctx->checker, refs->src, NULL, &src_mem);
-        int from = strata_hw_memory_index(hw, src_mem), to = strata_hw_memory_index(hw, dst_mem);
-        const strata_hop *hops;
-        uint32_t n_hops;
-        GError *route_err = NULL;
-        if (from >= 0 && to >= 0 && !strata_hw_route(hw, (uint32_t)from, (uint32_t)to, &hops, &n_hops, &route_err)) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": copy %s <- %s: %s", origin,
-                        op->line, op->name, op->src, route_err->message);
-            g_error_free(route_err);
-            return false;
-        }
-    }
-    return true;
-}
-
 static bool check_trace(check_ctx *ctx, GError **err)
 {
-    strata_source *src = strata_trace_open(ctx->trace_path, err);
-    if (!src)
+    ctx->src = strata_trace_open(ctx->trace_path, err);
+    if (!ctx->src)
         return false;
-    const char *origin = strata_source_origin(src);
-    ctx->checker = strata_checker_new(origin);
-    const strata_op *op;
-    strata_op_refs refs;
+    /* Without --hw, unnamed allocs are counted under "(default)". */
+    strata_bind_options opt = {.hw = ctx->hw, .default_memory = "(default)"};
+    ctx->binder = strata_binder_new(ctx->src, &opt);
+    const strata_bound_op *op;
     int got;
-    bool ok = true;
-    while (ok && (got = strata_source_next(src, &op, err)) == 1) {
-        if (!strata_checker_feed(ctx->checker, op, &refs, err)) {
-            ok = false;
-            break;
-        }
+    while ((got = strata_binder_next(ctx->binder, &op, err)) == 1) {
         ctx->by_kind[op->kind]++;
-        if (ctx->hw && !check_against_hw(ctx, op, &refs, origin, err)) {
-            ok = false;
-            break;
-        }
         if (op->kind == STRATA_OP_ALLOC) {
-            memory_use *u = use_of(ctx, memory_key(ctx, op->memory));
-            u->live += op->size;
+            memory_use *u = use_of(ctx, op->memory);
+            u->live += op->bytes;
             u->buffers++;
             if (u->live > u->peak)
                 u->peak = u->live;
         } else if (op->kind == STRATA_OP_FREE) {
-            use_of(ctx, memory_key(ctx, refs.memory))->live -= refs.bytes;
+            use_of(ctx, op->memory)->live -= op->bytes;
         }
     }
-    if (ok && got < 0)
-        ok = false;
-    strata_source_free(src);
-    return ok;
+    return got == 0;
 }
 
 static void print_report(const check_ctx *ctx)
 {
-    const strata_checker *c = ctx->checker;
+    const strata_checker *c = strata_binder_checker(ctx->binder);
     printf("trace %s: ok\n", ctx->trace_path);
     printf("  ops       %" G_GUINT64_FORMAT " (", strata_checker_op_count(c));
     bool first = true;
@@ -178,13 +96,14 @@ static void print_report(const check_ctx *ctx)
     printf("  events    %u\n", strata_checker_event_count(c));
     printf("  peak live bytes per memory:\n");
     for (guint i = 0; i < ctx->memory_order->len; i++) {
-        const char *name = g_ptr_array_index(ctx->memory_order, i);
-        const memory_use *u = g_hash_table_lookup(ctx->use, name);
+        uint32_t memory = g_array_index(ctx->memory_order, uint32_t, i);
+        const char *name = strata_binder_memory_name(ctx->binder, memory);
+        const memory_use *u = &g_array_index(ctx->use, memory_use, memory);
         char *human = strata_format_size(u->peak);
         printf("    %-12s %12s  (%" G_GUINT64_FORMAT " B, %" G_GUINT64_FORMAT " buffers)", name, human, u->peak,
                u->buffers);
         if (ctx->hw) {
-            const strata_memory_spec *m = strata_hw_memory(ctx->hw, (uint32_t)strata_hw_memory_index(ctx->hw, name));
+            const strata_memory_spec *m = strata_hw_memory(ctx->hw, memory);
             char *cap = strata_format_size(m->capacity);
             printf("  of %s%s", cap, u->peak > m->capacity ? "  (exceeds capacity: the run will be out of memory)" : "");
             g_free(cap);
@@ -230,8 +149,8 @@ int strata_cmd_check(int argc, char **argv)
         goto out;
     }
     check_ctx ctx = {.trace_path = trace_path};
-    ctx.use = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    ctx.memory_order = g_ptr_array_new();
+    ctx.use = g_array_new(FALSE, TRUE, sizeof(memory_use));
+    ctx.memory_order = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     GError *err = NULL;
     if (hw_path && !(ctx.hw = strata_hw_load(hw_path, NULL, &err)))
         status = strata_cli_fail("check", err);
@@ -239,10 +158,11 @@ int strata_cmd_check(int argc, char **argv)
         status = strata_cli_fail("check", err);
     else
         print_report(&ctx);
-    strata_checker_free(ctx.checker);
+    strata_binder_free(ctx.binder);
+    strata_source_free(ctx.src);
     strata_hw_free(ctx.hw);
-    g_ptr_array_free(ctx.memory_order, TRUE);
-    g_hash_table_destroy(ctx.use);
+    g_array_free(ctx.memory_order, TRUE);
+    g_array_free(ctx.use, TRUE);
 out:
     g_option_context_free(octx);
     g_free(trace_path);

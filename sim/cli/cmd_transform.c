@@ -18,7 +18,7 @@
 #include "core/outfile.h"
 #include "hw/hw.h"
 #include "policy/policy.h"
-#include "trace/check.h"
+#include "trace/checked.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
 
@@ -44,57 +44,6 @@ static char *transform_description(void)
     g_string_append(s, "\nSee docs/workloads-policies.md.\n"
                        "Exit status: 0 done; 2 bad input or usage (FILE:LINE: what was expected).");
     return g_string_free(s, FALSE);
-}
-
-/* A source that feeds every op through the checker as it passes. The input
- * is checked before the policies see it (an error there names the input
- * file and line), and the policies' output again (prefix says so). */
-typedef struct checked_source {
-    strata_source *in;
-    strata_checker *checker;
-    char *origin;
-    const char *prefix; /* prepended to errors; NULL: none */
-} checked_source;
-
-static int checked_next(void *self, const strata_op **op, GError **err)
-{
-    checked_source *cs = self;
-    int r = strata_source_next(cs->in, op, err);
-    if (r == 1 && !strata_checker_feed(cs->checker, *op, NULL, err)) {
-        if (cs->prefix)
-            g_prefix_error(err, "%s", cs->prefix);
-        return -1;
-    }
-    return r;
-}
-
-static bool checked_rewind(void *self, GError **err)
-{
-    checked_source *cs = self;
-    strata_checker_free(cs->checker);
-    cs->checker = strata_checker_new(cs->origin);
-    return strata_source_rewind(cs->in, err);
-}
-
-static void checked_destroy(void *self)
-{
-    checked_source *cs = self;
-    strata_source_free(cs->in);
-    strata_checker_free(cs->checker);
-    g_free(cs->origin);
-    g_free(cs);
-}
-
-static const strata_source_vtable checked_vtable = {checked_next, checked_rewind, checked_destroy};
-
-static strata_source *checked_source_new(strata_source *in, const char *prefix)
-{
-    checked_source *cs = g_new0(checked_source, 1);
-    cs->in = in;
-    cs->prefix = prefix;
-    cs->origin = g_strdup(strata_source_origin(in));
-    cs->checker = strata_checker_new(cs->origin);
-    return strata_source_new(&checked_vtable, cs, cs->origin);
 }
 
 int strata_cmd_transform(int argc, char **argv)
@@ -142,11 +91,11 @@ int strata_cmd_transform(int argc, char **argv)
         goto fail;
     if (!(src = strata_trace_open(trace, &err)))
         goto fail;
-    src = strata_policies_apply(checked_source_new(src, NULL), (const char *const *)policies, hw,
+    src = strata_policies_apply(strata_checked_source_new(src, NULL), (const char *const *)policies, hw,
                                 &err);
     if (!src)
         goto fail;
-    src = checked_source_new(src, "policy output is not a valid trace: ");
+    src = strata_checked_source_new(src, "policy output is not a valid trace: ");
     char *joined = g_strjoinv(" --policy ", policies);
     comment = g_strdup_printf("strata transform --trace %s --policy %s", trace, joined);
     g_free(joined);

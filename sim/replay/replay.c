@@ -2,7 +2,8 @@
  * replay.c: the untimed replay of an op stream through one allocator (see
  * replay.h for the contract).
  *
- * Design: one pass over the source with the trace checker, dispatching the
+ * Design: one pass over the source through the binder (trace/bind.h: the
+ * checker, memories by name as dense indices), dispatching the
  * memory's allocs, frees and releases to the allocator and folding its
  * stats into peaks after each of them; a first pass collects lifetimes
  * when the allocator plans ahead. The allocator is created at the first op,
@@ -25,7 +26,7 @@
 #include "alloc/alloc.h"
 #include "core/error.h"
 #include "policy/policy.h"
-#include "trace/check.h"
+#include "trace/bind.h"
 
 #define REPLAY_PLACED 1
 #define REPLAY_ARGUMENT 2
@@ -39,6 +40,7 @@ typedef struct replay_segment {
 typedef struct replay_state {
     const strata_replay_options *opt;
     const char *memory;       /* the memory replayed */
+    uint32_t memory_index;    /* its index in the binder */
     strata_allocator *alloc;
     GByteArray *mine;         /* by buffer id: REPLAY_PLACED | REPLAY_ARGUMENT bits */
     strata_replay_summary sum;
@@ -48,11 +50,6 @@ typedef struct replay_state {
     uint64_t high_before;     /* highest allocated - args_live before any segment */
     GArray *segments;         /* replay_segment, one per alloc after the first work */
 } replay_state;
-
-static bool replay_is_mine(const replay_state *st, const char *memory)
-{
-    return strcmp(memory ? memory : STRATA_REPLAY_DEFAULT_MEMORY, st->memory) == 0;
-}
 
 static void replay_mark(replay_state *st, uint64_t id, guint8 value)
 {
@@ -117,50 +114,32 @@ static bool replay_needs_plan(const char *spec)
 }
 
 /* First pass for planners: check the trace and collect lifetimes. */
-static bool replay_lifetimes(strata_source *src, replay_state *st, GArray *lifetimes, GError **err)
+static bool replay_lifetimes(strata_binder *binder, replay_state *st, GArray *lifetimes, GError **err)
 {
-    strata_checker *c = strata_checker_new(strata_source_origin(src));
     GArray *index_of = g_array_new(FALSE, FALSE, sizeof(gint64)); /* by id: lifetime index or -1 */
-    uint64_t op_index = 0;
-    bool ok = true;
-    for (;;) {
-        const strata_op *op = NULL;
-        int r = strata_source_next(src, &op, err);
-        if (r < 0) {
-            ok = false;
-            break;
-        }
-        if (r == 0)
-            break;
-        strata_op_refs refs;
-        if (!strata_checker_feed(c, op, &refs, err)) {
-            ok = false;
-            break;
-        }
-        if (op->kind == STRATA_OP_OPTION)
-            continue;
+    const strata_bound_op *op = NULL;
+    int got;
+    while ((got = strata_binder_next(binder, &op, err)) == 1) {
         if (op->kind == STRATA_OP_ALLOC) {
             gint64 at = -1;
-            if (replay_is_mine(st, op->memory)) {
+            if (op->memory == st->memory_index) {
                 strata_lifetime l =
-                    strata_lifetime_open(refs.buf, op->size, op_index, op->has_at, op->at_s);
+                    strata_lifetime_open(op->buf, op->bytes, op->index, op->op->has_at, op->op->at_s);
                 at = lifetimes->len;
                 g_array_append_val(lifetimes, l);
             }
-            if (refs.buf >= index_of->len)
-                g_array_set_size(index_of, (guint)refs.buf + 1);
-            g_array_index(index_of, gint64, refs.buf) = at;
+            if (op->buf >= index_of->len)
+                g_array_set_size(index_of, (guint)op->buf + 1);
+            g_array_index(index_of, gint64, op->buf) = at;
         } else if (op->kind == STRATA_OP_FREE) {
-            gint64 at = refs.buf < index_of->len ? g_array_index(index_of, gint64, refs.buf) : -1;
+            gint64 at = op->buf < index_of->len ? g_array_index(index_of, gint64, op->buf) : -1;
             if (at >= 0)
-                strata_lifetime_close(&g_array_index(lifetimes, strata_lifetime, at), op_index,
-                                      op->has_at, op->at_s);
+                strata_lifetime_close(&g_array_index(lifetimes, strata_lifetime, at), op->index,
+                                      op->op->has_at, op->op->at_s);
         }
-        op_index++;
     }
     g_array_free(index_of, TRUE);
-    strata_checker_free(c);
-    return ok && strata_source_rewind(src, err);
+    return got == 0 && strata_binder_rewind(binder, err);
 }
 
 static bool replay_create_allocator(replay_state *st, const strata_checker *c, GError **err)
@@ -217,7 +196,7 @@ static uint64_t replay_temp_peak(const replay_state *st, const strata_checker *c
     return peak;
 }
 
-static bool replay_check(replay_state *st, const strata_op *op, const char *origin, GError **err)
+static bool replay_check(replay_state *st, const strata_bound_op *op, const char *origin, GError **err)
 {
     if (!st->opt->check_each_op)
         return true;
@@ -237,13 +216,19 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
     replay_state st = {.opt = opt,
                        .memory = opt->memory ? opt->memory : STRATA_REPLAY_DEFAULT_MEMORY};
     const char *origin = strata_source_origin(src);
-    if (!strata_source_rewind(src, err))
+    strata_bind_options bopt = {.default_memory = STRATA_REPLAY_DEFAULT_MEMORY};
+    strata_binder *binder = strata_binder_new(src, &bopt);
+    st.memory_index = (uint32_t)strata_binder_memory(binder, st.memory);
+    if (!strata_binder_rewind(binder, err)) {
+        strata_binder_free(binder);
         return false;
+    }
     GArray *lifetimes = NULL;
     if (replay_needs_plan(opt->allocator)) {
         lifetimes = g_array_new(FALSE, FALSE, sizeof(strata_lifetime));
-        if (!replay_lifetimes(src, &st, lifetimes, err)) {
+        if (!replay_lifetimes(binder, &st, lifetimes, err)) {
             g_array_free(lifetimes, TRUE);
+            strata_binder_free(binder);
             return false;
         }
     }
@@ -251,25 +236,11 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
     st.segments = g_array_new(FALSE, FALSE, sizeof(replay_segment));
     strata_results *r = strata_results_new("replay");
     r->trace = g_strdup(origin);
-    strata_checker *c = strata_checker_new(origin);
-    uint64_t op_index = 0;
+    const strata_checker *c = strata_binder_checker(binder);
     bool ok = true;
-    for (;;) {
-        const strata_op *op = NULL;
-        int rc = strata_source_next(src, &op, err);
-        if (rc < 0) {
-            ok = false;
-            break;
-        }
-        if (rc == 0)
-            break;
-        strata_op_refs refs;
-        if (!strata_checker_feed(c, op, &refs, err)) {
-            ok = false;
-            break;
-        }
-        if (op->kind == STRATA_OP_OPTION)
-            continue;
+    const strata_bound_op *op = NULL;
+    int got;
+    while ((got = strata_binder_next(binder, &op, err)) == 1) {
         if (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE)
             st.work_seen = true;
         if (!st.alloc) {
@@ -283,32 +254,30 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
                 break;
             }
         }
-        if (st.sum.oom) {
-            op_index++;
+        if (st.sum.oom)
             continue; /* only checking the rest */
-        }
         switch (op->kind) {
         case STRATA_OP_ALLOC:
-            if (replay_is_mine(&st, op->memory)) {
+            if (op->memory == st.memory_index) {
                 uint64_t offset;
-                if (!strata_allocator_alloc(st.alloc, refs.buf, op->size, refs.stream, &offset)) {
+                if (!strata_allocator_alloc(st.alloc, op->buf, op->bytes, op->stream, &offset)) {
                     strata_alloc_stats s;
                     strata_allocator_stats(st.alloc, &s);
                     uint64_t unreserved = opt->capacity > s.reserved ? opt->capacity - s.reserved : 0;
-                    strata_results_set_oom(r, op_index, op->line, st.memory, op->name, op->stream,
-                                           op->size, opt->capacity - s.allocated,
+                    strata_results_set_oom(r, op->index, op->line, st.memory, op->op->name, op->op->stream,
+                                           op->bytes, opt->capacity - s.allocated,
                                            s.largest_free > unreserved ? s.largest_free : unreserved);
                     st.sum.oom = true;
-                    st.sum.ops = op_index;
+                    st.sum.ops = op->index;
                     break;
                 }
                 uint64_t before = st.allocated;
                 if (st.work_seen) {
-                    replay_segment seg = {.id = refs.buf, .high = 0};
+                    replay_segment seg = {.id = op->buf, .high = 0};
                     g_array_append_val(st.segments, seg);
-                    replay_mark(&st, refs.buf, REPLAY_PLACED);
+                    replay_mark(&st, op->buf, REPLAY_PLACED);
                 } else {
-                    replay_mark(&st, refs.buf, REPLAY_PLACED | REPLAY_ARGUMENT);
+                    replay_mark(&st, op->buf, REPLAY_PLACED | REPLAY_ARGUMENT);
                     /* what the allocator counts for it (the requested size) */
                     strata_alloc_stats now;
                     strata_allocator_stats(st.alloc, &now);
@@ -320,11 +289,11 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
             }
             break;
         case STRATA_OP_FREE:
-            if (replay_marked(&st, refs.buf)) {
-                bool argument = replay_is_argument(&st, refs.buf);
+            if (replay_marked(&st, op->buf)) {
+                bool argument = replay_is_argument(&st, op->buf);
                 uint64_t before = st.allocated;
-                replay_mark(&st, refs.buf, 0);
-                strata_allocator_free_block(st.alloc, refs.buf);
+                replay_mark(&st, op->buf, 0);
+                strata_allocator_free_block(st.alloc, op->buf);
                 if (argument) {
                     strata_alloc_stats now;
                     strata_allocator_stats(st.alloc, &now);
@@ -338,7 +307,7 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
             }
             break;
         case STRATA_OP_RELEASE:
-            if (op->memory == NULL || replay_is_mine(&st, op->memory)) {
+            if (op->memory == STRATA_BIND_NONE || op->memory == st.memory_index) {
                 strata_allocator_release(st.alloc);
                 replay_observe(&st);
                 ok = replay_check(&st, op, origin, err);
@@ -349,8 +318,8 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
         }
         if (!ok)
             break;
-        op_index++;
     }
+    ok = ok && got == 0;
     if (ok && !st.alloc)
         ok = replay_create_allocator(&st, c, err); /* an empty trace still names its allocator */
     if (ok) {
@@ -359,7 +328,8 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
                                                     strcmp(st.memory, STRATA_REPLAY_DEFAULT_MEMORY) == 0);
     }
     g_array_free(st.segments, TRUE);
-    strata_checker_free(c);
+    uint64_t n_ops = strata_binder_op_count(binder);
+    strata_binder_free(binder);
     if (lifetimes)
         g_array_free(lifetimes, TRUE);
     g_byte_array_free(st.mine, TRUE);
@@ -369,7 +339,7 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
         return false;
     }
     if (!st.sum.oom)
-        st.sum.ops = op_index;
+        st.sum.ops = n_ops;
     strata_alloc_stats s;
     strata_allocator_stats(st.alloc, &s);
     st.sum.planned_height = s.planned_height;

@@ -1,0 +1,318 @@
+/*
+ * bind.c: a checked op stream bound to the hardware (contract in bind.h).
+ *
+ * State: the checker of the current pass; `buffers`, live buffer id ->
+ * (memory + 1) | dtype << 32, so a free, copy or compute finds its
+ * buffers' memories and dtypes by id; the memory and unit names by index
+ * (the model's, or those made so far without one); with a model, a flag
+ * per route already checked.
+ *
+ * Invariants:
+ *  1. `buffers` holds exactly the checker's live buffers;
+ *  2. memories and units made by name are never dropped, so their indices
+ *     hold across rewinds;
+ *  3. route_checked[r] is set only after strata_hw_route() found route r.
+ */
+#include "trace/bind.h"
+#include <stdarg.h>
+#include <string.h>
+#include "core/error.h"
+
+#define BUF_KEY(id) GSIZE_TO_POINTER((gsize)(id))
+#define DEFAULT_MEMORY "hbm"
+#define DEFAULT_UNIT "compute"
+
+struct strata_binder {
+    strata_source *src;
+    const strata_hw *hw;
+    char *default_memory;     /* without hw */
+    strata_checker *checker;
+    GHashTable *buffers;      /* id -> packed memory and dtype (see above) */
+    GPtrArray *memory_names;  /* char * (owned), by index: the model's, or made by name */
+    GPtrArray *unit_names;    /* char * (owned), by index: the same for units */
+    guint8 *route_checked;    /* with hw: memory_count^2 flags */
+    strata_bound_op bound;
+    uint64_t n_ops;
+};
+
+static gpointer pack(uint32_t memory, strata_dtype dtype)
+{
+    return GSIZE_TO_POINTER(((gsize)dtype << 32) | ((gsize)memory + 1));
+}
+
+static uint32_t packed_memory(gpointer p)
+{
+    return (uint32_t)((GPOINTER_TO_SIZE(p) & G_MAXUINT32) - 1);
+}
+
+static strata_dtype packed_dtype(gpointer p)
+{
+    return (strata_dtype)(GPOINTER_TO_SIZE(p) >> 32);
+}
+
+strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *opt)
+{
+    strata_binder *b = g_new0(strata_binder, 1);
+    b->src = src;
+    b->hw = opt ? opt->hw : NULL;
+    b->default_memory = g_strdup(opt && opt->default_memory ? opt->default_memory : DEFAULT_MEMORY);
+    b->checker = strata_checker_new(strata_source_origin(src));
+    b->buffers = g_hash_table_new(g_direct_hash, g_direct_equal);
+    b->memory_names = g_ptr_array_new_with_free_func(g_free);
+    b->unit_names = g_ptr_array_new_with_free_func(g_free);
+    if (b->hw) {
+        uint32_t n = strata_hw_memory_count(b->hw);
+        b->route_checked = g_new0(guint8, (gsize)n * n);
+        for (uint32_t i = 0; i < n; i++)
+            g_ptr_array_add(b->memory_names, g_strdup(strata_hw_memory(b->hw, i)->name));
+        for (uint32_t i = 0; i < strata_hw_compute_count(b->hw); i++)
+            g_ptr_array_add(b->unit_names, g_strdup(strata_hw_compute(b->hw, i)->name));
+    }
+    return b;
+}
+
+void strata_binder_free(strata_binder *b)
+{
+    if (!b)
+        return;
+    strata_checker_free(b->checker);
+    g_hash_table_destroy(b->buffers);
+    g_ptr_array_free(b->memory_names, TRUE);
+    g_ptr_array_free(b->unit_names, TRUE);
+    g_free(b->route_checked);
+    g_free(b->default_memory);
+    g_free(b);
+}
+
+bool strata_binder_rewind(strata_binder *b, GError **err)
+{
+    strata_checker_free(b->checker);
+    b->checker = strata_checker_new(strata_source_origin(b->src));
+    g_hash_table_remove_all(b->buffers);
+    b->n_ops = 0;
+    return strata_source_rewind(b->src, err);
+}
+
+const char *strata_binder_origin(const strata_binder *b) { return strata_source_origin(b->src); }
+const strata_checker *strata_binder_checker(const strata_binder *b) { return b->checker; }
+uint64_t strata_binder_op_count(const strata_binder *b) { return b->n_ops; }
+
+uint32_t strata_binder_memory_count(const strata_binder *b) { return b->memory_names->len; }
+uint32_t strata_binder_unit_count(const strata_binder *b) { return b->unit_names->len; }
+
+const char *strata_binder_memory_name(const strata_binder *b, uint32_t memory)
+{
+    return memory < b->memory_names->len ? g_ptr_array_index(b->memory_names, memory) : NULL;
+}
+
+const char *strata_binder_unit_name(const strata_binder *b, uint32_t unit)
+{
+    return unit < b->unit_names->len ? g_ptr_array_index(b->unit_names, unit) : NULL;
+}
+
+/* Index of `name` in names, appended when new. */
+static uint32_t intern(GPtrArray *names, const char *name)
+{
+    for (guint i = 0; i < names->len; i++)
+        if (strcmp(g_ptr_array_index(names, i), name) == 0)
+            return i;
+    g_ptr_array_add(names, g_strdup(name));
+    return names->len - 1;
+}
+
+int strata_binder_memory(strata_binder *b, const char *name)
+{
+    if (b->hw)
+        return strata_hw_memory_index(b->hw, name);
+    return (int)intern(b->memory_names, name ? name : b->default_memory);
+}
+
+void strata_binder_route_hops(const strata_binder *b, uint32_t route, const strata_hop **hops, uint32_t *n)
+{
+    *hops = NULL;
+    *n = 0;
+    if (!b->hw || route == STRATA_BIND_NONE)
+        return;
+    uint32_t count = strata_hw_memory_count(b->hw);
+    strata_hw_route(b->hw, route / count, route % count, hops, n, NULL);
+}
+
+/* An input error at op: ORIGIN:LINE, or ORIGIN: op N for a generated op
+ * (the checker's form). */
+G_GNUC_PRINTF(4, 5)
+static bool fail(const strata_binder *b, const strata_op *op, GError **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    char *where = op->line > 0 ? g_strdup_printf("%" G_GUINT64_FORMAT, op->line)
+                               : g_strdup_printf(" op %" G_GUINT64_FORMAT, b->n_ops + 1);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%s: %s", strata_binder_origin(b), where, msg);
+    g_free(where);
+    g_free(msg);
+    return false;
+}
+
+/* "a, b, c": the names of the model's memories (units: true) for messages. */
+static char *known_names(const strata_hw *hw, bool units)
+{
+    GString *s = g_string_new(NULL);
+    uint32_t n = units ? strata_hw_compute_count(hw) : strata_hw_memory_count(hw);
+    for (uint32_t i = 0; i < n; i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "",
+                               units ? strata_hw_compute(hw, i)->name : strata_hw_memory(hw, i)->name);
+    return g_string_free(s, FALSE);
+}
+
+/* The memory an alloc or release names (NULL: the default), or false with err. */
+static bool bind_memory(strata_binder *b, const strata_op *op, uint32_t *memory, GError **err)
+{
+    int m = strata_binder_memory(b, op->memory);
+    if (m >= 0) {
+        *memory = (uint32_t)m;
+        return true;
+    }
+    char *known = known_names(b->hw, false);
+    fail(b, op, err, "expected a memory of %s (one of %s), got '%s'", strata_hw_origin(b->hw), known,
+         op->memory);
+    g_free(known);
+    return false;
+}
+
+/* A compute's unit: unit= or the first; NONE when the model has no unit and
+ * the op gives time=. */
+static bool bind_unit(strata_binder *b, const strata_op *op, uint32_t *unit, GError **err)
+{
+    if (!b->hw) {
+        const char *name = op->memory ? op->memory
+                           : b->unit_names->len ? g_ptr_array_index(b->unit_names, 0)
+                                                : DEFAULT_UNIT;
+        *unit = intern(b->unit_names, name);
+        return true;
+    }
+    if (strata_hw_compute_count(b->hw) == 0 && !op->memory) {
+        *unit = STRATA_BIND_NONE;
+        if (op->has_time)
+            return true;
+        return fail(b, op, err, "expected %s to declare a [compute NAME] unit for compute '%s' (or time= on it)",
+                    strata_hw_origin(b->hw), op->name);
+    }
+    int u = strata_hw_compute_index(b->hw, op->memory);
+    if (u >= 0) {
+        *unit = (uint32_t)u;
+        return true;
+    }
+    char *known = known_names(b->hw, true);
+    fail(b, op, err, "expected a compute unit of %s (one of %s), got '%s'", strata_hw_origin(b->hw),
+         *known ? known : "none", op->memory);
+    g_free(known);
+    return false;
+}
+
+/* A copy's memories and route, checked against the model once per pair. */
+static bool bind_copy(strata_binder *b, const strata_op *op, strata_bound_op *o, GError **err)
+{
+    gpointer dst = g_hash_table_lookup(b->buffers, BUF_KEY(o->buf));
+    gpointer src = g_hash_table_lookup(b->buffers, BUF_KEY(o->src));
+    o->dst_memory = packed_memory(dst);
+    o->src_memory = packed_memory(src);
+    if (!b->hw)
+        return true;
+    uint32_t n = strata_hw_memory_count(b->hw);
+    o->route = o->src_memory * n + o->dst_memory;
+    if (b->route_checked[o->route] || o->src_memory == o->dst_memory)
+        return true;
+    const strata_hop *hops = NULL;
+    uint32_t n_hops = 0;
+    GError *local = NULL;
+    if (!strata_hw_route(b->hw, o->src_memory, o->dst_memory, &hops, &n_hops, &local)) {
+        fail(b, op, err, "copy %s <- %s: %s", op->name, op->src, local->message);
+        g_error_free(local);
+        return false;
+    }
+    b->route_checked[o->route] = 1;
+    return true;
+}
+
+static bool bind_compute(strata_binder *b, const strata_op *op, const strata_op_refs *refs,
+                         strata_bound_op *o, GError **err)
+{
+    if (!bind_unit(b, op, &o->unit, err))
+        return false;
+    if (b->hw && o->unit != STRATA_BIND_NONE)
+        o->memory = strata_hw_compute(b->hw, o->unit)->operands;
+    o->has_flops = op->has_flops;
+    o->flops = op->has_flops ? op->flops : 0.0;
+    o->has_time = op->has_time;
+    o->time_s = op->time_s;
+    o->ins = refs->ins;
+    o->outs = refs->outs;
+    o->n_ins = op->n_ins;
+    o->n_outs = op->n_outs;
+    const uint64_t *first = op->n_ins ? refs->ins : op->n_outs ? refs->outs : NULL;
+    o->dtype = first ? packed_dtype(g_hash_table_lookup(b->buffers, BUF_KEY(*first))) : STRATA_DTYPE_NONE;
+    return true;
+}
+
+/* Resolves a checked non-option op into b->bound. */
+static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs *refs, GError **err)
+{
+    strata_bound_op *o = &b->bound;
+    *o = (strata_bound_op){.op = op, .kind = op->kind, .index = b->n_ops, .line = op->line,
+                           .stream = refs->stream, .buf = refs->buf, .src = refs->src, .bytes = refs->bytes,
+                           .memory = STRATA_BIND_NONE, .src_memory = STRATA_BIND_NONE,
+                           .dst_memory = STRATA_BIND_NONE, .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE};
+    switch (op->kind) {
+    case STRATA_OP_ALLOC:
+        if (!bind_memory(b, op, &o->memory, err))
+            return false;
+        o->dtype = op->dtype;
+        o->tag = op->tag;
+        g_hash_table_insert(b->buffers, BUF_KEY(o->buf), pack(o->memory, op->dtype));
+        break;
+    case STRATA_OP_FREE: {
+        gpointer p = g_hash_table_lookup(b->buffers, BUF_KEY(o->buf));
+        o->memory = packed_memory(p);
+        o->dtype = packed_dtype(p);
+        g_hash_table_remove(b->buffers, BUF_KEY(o->buf));
+        break;
+    }
+    case STRATA_OP_COPY:
+        return bind_copy(b, op, o, err);
+    case STRATA_OP_COMPUTE:
+        return bind_compute(b, op, refs, o, err);
+    case STRATA_OP_RECORD:
+    case STRATA_OP_WAIT:
+        o->event = refs->event;
+        o->event_seq = refs->event_seq;
+        break;
+    case STRATA_OP_RELEASE:
+        if (op->memory && !bind_memory(b, op, &o->memory, err))
+            return false;
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
+int strata_binder_next(strata_binder *b, const strata_bound_op **op, GError **err)
+{
+    for (;;) {
+        const strata_op *in = NULL;
+        int got = strata_source_next(b->src, &in, err);
+        if (got <= 0)
+            return got;
+        strata_op_refs refs;
+        if (!strata_checker_feed(b->checker, in, &refs, err))
+            return -1;
+        if (in->kind == STRATA_OP_OPTION)
+            continue;
+        if (!bind_op(b, in, &refs, err))
+            return -1;
+        b->n_ops++;
+        *op = &b->bound;
+        return 1;
+    }
+}

@@ -1,0 +1,103 @@
+/*
+ * bind.h: a checked op stream bound to the hardware, the one layer between
+ * a source and every consumer that executes or measures it (the engine, the
+ * allocator replay, the real backends' plan, `strata check`).
+ *
+ * A binder pulls ops from a source, feeds each through a checker
+ * (trace/check.h), passes over `option` lines (their values stay readable
+ * through strata_binder_checker()) and resolves every name the op uses to a
+ * dense index:
+ *   stream  in order of first appearance (the checker's);
+ *   buffer  an id per alloc, 0, 1, 2... in file order (the checker's);
+ *   memory  the hardware model's index; without a model, in order of first
+ *           use by name, unnamed allocs going to options.default_memory;
+ *   unit    a compute unit: the model's (unit= absent: its first unit);
+ *           without a model, in order of first use by name (absent: the
+ *           first unit seen, else "compute");
+ *   route   a copy's pair of memories, src * memory_count + dst, checked
+ *           once per pair against the model's routes;
+ *   event   index and the record a wait awaits (the checker's).
+ * Bad input (unknown memory or unit, no route, what the checker rejects)
+ * is STRATA_ERROR_INPUT "ORIGIN:LINE: what was expected".
+ *
+ * Invariants:
+ *  1. the bound op and what it points to are valid until the next call on
+ *     the binder; every index in it is below the matching count;
+ *  2. `index` counts non-option ops from 0 in file order; a rewind restarts
+ *     the source and the checker, so each pass binds the same ops to the
+ *     same numbers (memories and units made by name keep their indices);
+ *  3. consumers need no name lookups: the binder hashes only what the op
+ *     names (through the checker, plus an alloc's or release's MEMORY and a
+ *     compute's unit=), and allocates nothing per op in steady state beyond
+ *     one table entry per live buffer;
+ *  4. a new dimension of placement (a device index for many chips in one
+ *     trace) is one more field resolved here, not in each consumer.
+ */
+#ifndef STRATA_BIND_H
+#define STRATA_BIND_H
+
+#include "hw/hw.h"
+#include "trace/check.h"
+#include "trace/source.h"
+
+#define STRATA_BIND_NONE UINT32_MAX
+
+typedef struct strata_binder strata_binder;
+
+typedef struct strata_bind_options {
+    const strata_hw *hw;        /* NULL: memories and units by name (see above) */
+    const char *default_memory; /* without hw: memory of unnamed allocs ("hbm" when NULL) */
+} strata_bind_options;
+
+typedef struct strata_bound_op {
+    const strata_op *op;     /* the op as read (its strings: labels, names for messages) */
+    strata_op_kind kind;
+    uint64_t index;          /* 0-based, options excluded */
+    uint64_t line;
+    uint32_t stream;
+    uint64_t buf;            /* ALLOC, FREE: the buffer. COPY: the destination */
+    uint64_t src;            /* COPY: the source buffer */
+    uint64_t bytes;          /* ALLOC, FREE: size. COPY: bytes moved. COMPUTE: operand bytes */
+    /* ALLOC, FREE: the buffer's memory. RELEASE: its memory, or NONE for
+     * every memory. COMPUTE: the unit's operand memory (NONE without hw or unit). */
+    uint32_t memory;
+    uint32_t src_memory, dst_memory; /* COPY */
+    uint32_t route;          /* COPY: src_memory * memory_count + dst_memory */
+    uint32_t unit;           /* COMPUTE: the unit; NONE when the model has none (time= given) */
+    strata_dtype dtype;      /* ALLOC: its dtype. COMPUTE: its first operand's (in=, else out=) */
+    strata_tag tag;          /* ALLOC */
+    bool has_flops, has_time;
+    double flops;            /* COMPUTE: flops= (0 when absent) */
+    double time_s;           /* COMPUTE: time= */
+    uint32_t event;          /* RECORD, WAIT: event index */
+    uint64_t event_seq;      /* RECORD: 1 for the event's first record... WAIT: the record awaited */
+    const uint64_t *ins, *outs; /* COMPUTE: buffer ids of in= and out= */
+    uint32_t n_ins, n_outs;
+} strata_bound_op;
+
+/* The binder reads src (borrowed; it must outlive the binder) from where it
+ * stands: call strata_binder_rewind() first for a whole pass. */
+strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *opt);
+void strata_binder_free(strata_binder *b);
+/* 1: *op set; 0: end of stream; -1: error (err set). */
+int strata_binder_next(strata_binder *b, const strata_bound_op **op, GError **err);
+/* Back to the first op, with a fresh checker. */
+bool strata_binder_rewind(strata_binder *b, GError **err);
+
+const char *strata_binder_origin(const strata_binder *b);
+/* The checker of the current pass: streams, events, options, live buffers. */
+const strata_checker *strata_binder_checker(const strata_binder *b);
+uint64_t strata_binder_op_count(const strata_binder *b); /* ops bound in this pass */
+
+/* Memories: the model's, or those made by name so far (see above). */
+uint32_t strata_binder_memory_count(const strata_binder *b);
+const char *strata_binder_memory_name(const strata_binder *b, uint32_t memory);
+/* Index of memory `name` (NULL: the default memory); without hw it is made
+ * when new. -1 when the model has no such memory. */
+int strata_binder_memory(strata_binder *b, const char *name);
+uint32_t strata_binder_unit_count(const strata_binder *b);
+const char *strata_binder_unit_name(const strata_binder *b, uint32_t unit);
+/* The hops of a copy's route (none inside one memory or without hw). */
+void strata_binder_route_hops(const strata_binder *b, uint32_t route, const strata_hop **hops, uint32_t *n);
+
+#endif
