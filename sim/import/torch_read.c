@@ -1,0 +1,323 @@
+/*
+ * torch_read.c: reading a snapshot's values for the converter (see
+ * torch_conv.h): segments with their live blocks, events as compact tevents
+ * with a FILE:LINE label of their frames, the document's shape, and the
+ * allocator settings as `option` lines.
+ *
+ * Invariant: a value of the wrong type is an error naming its path (e.g.
+ * "device_traces[0][12].addr") and what was expected, never a crash; fields
+ * a snapshot may lack (stream, time_us, requested_size, segment_type) have
+ * defaults.
+ */
+#include <string.h>
+
+#include "core/error.h"
+#include "core/units.h"
+#include "import/torch_conv.h"
+
+static const struct {
+    const char *name;
+    ev_action action;
+} action_names[] = {
+    {"alloc", EV_ALLOC},
+    {"free_requested", EV_FREE_REQUESTED},
+    {"free_completed", EV_FREE_COMPLETED},
+    {"segment_alloc", EV_SEGMENT_ALLOC},
+    {"segment_free", EV_SEGMENT_FREE},
+    {"segment_map", EV_SEGMENT_MAP},
+    {"segment_unmap", EV_SEGMENT_UNMAP},
+    {"snapshot", EV_SNAPSHOT},
+    {"oom", EV_OOM},
+    {"user_defined", EV_OTHER},
+    {NULL, EV_OTHER},
+};
+
+bool torch_schema(conv *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(c->err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "%s: not a PyTorch memory snapshot: %s", c->origin, msg);
+    g_free(msg);
+    return false;
+}
+
+/* ---- reading the snapshot ---------------------------------------------------- */
+
+static bool get_u64(conv *c, strata_pv dict, const char *key, const char *where, uint64_t *out)
+{
+    int64_t v;
+    strata_pv x = strata_pickle_dict_get(c->p, dict, key);
+    if (!strata_pickle_get_int(c->p, x, &v) || v < 0)
+        return torch_schema(c, "%s.%s: expected a non-negative int, found %s", where, key,
+                      x ? strata_pickle_type_name(strata_pickle_type_of(c->p, x)) : "nothing");
+    *out = (uint64_t)v;
+    return true;
+}
+
+static int64_t get_stream(conv *c, strata_pv dict)
+{
+    int64_t v = 0;
+    strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, dict, "stream"), &v);
+    return v;
+}
+
+/* segments[i]: the segment and its live blocks, if it is the device's. */
+bool torch_read_segment(conv *c, uint64_t i, strata_pv seg)
+{
+    char where[64];
+    g_snprintf(where, sizeof where, "segments[%" G_GUINT64_FORMAT "]", i);
+    if (strata_pickle_type_of(c->p, seg) != STRATA_PICKLE_DICT)
+        return torch_schema(c, "%s is not a dict", where);
+    int64_t device = 0;
+    strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, seg, "device"), &device);
+    if (device != c->opt.device)
+        return true;
+    tseg s = {0};
+    if (!get_u64(c, seg, "address", where, &s.addr) ||
+        !get_u64(c, seg, "total_size", where, &s.size))
+        return false;
+    s.stream = get_stream(c, seg);
+    strata_pv type = strata_pickle_dict_get(c->p, seg, "segment_type");
+    s.small = type ? strata_pickle_str_equal(c->p, type, "small") : s.size <= SMALL_SEGMENT;
+    if (s.size == 0)
+        return true; /* holds nothing, and a trace cannot reserve 0 bytes */
+    if (s.size > SMALL_SEGMENT)
+        s.small = false; /* small-pool segments are 2 MiB; be safe on odd input */
+    g_hash_table_insert(c->seg_by_addr, GSIZE_TO_POINTER(s.addr), g_memdup2(&s, sizeof s));
+    strata_pv blocks = strata_pickle_dict_get(c->p, seg, "blocks");
+    if (strata_pickle_type_of(c->p, blocks) != STRATA_PICKLE_LIST)
+        return torch_schema(c, "%s.blocks is not a list", where);
+    strata_pickle_iter bit;
+    strata_pv blk;
+    size_t j = 0;
+    strata_pickle_iter_init(c->p, blocks, &bit);
+    for (; strata_pickle_iter_next(c->p, &bit, NULL, &blk); j++) {
+        char bwhere[96];
+        g_snprintf(bwhere, sizeof bwhere, "%s.blocks[%zu]", where, j);
+        if (strata_pickle_type_of(c->p, blk) != STRATA_PICKLE_DICT)
+            return torch_schema(c, "%s is not a dict", bwhere);
+        strata_pv state = strata_pickle_dict_get(c->p, blk, "state");
+        if (strata_pickle_type_of(c->p, state) != STRATA_PICKLE_STR)
+            return torch_schema(c, "%s.state: expected a str", bwhere);
+        if (!strata_pickle_str_equal(c->p, state, "active_allocated") &&
+            !strata_pickle_str_equal(c->p, state, "active_pending_free"))
+            continue;
+        tblock b = {.stream = s.stream};
+        uint64_t size = 0;
+        if (!get_u64(c, blk, "address", bwhere, &b.addr) ||
+            !get_u64(c, blk, "size", bwhere, &size))
+            return false;
+        int64_t requested = 0;
+        strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, blk, "requested_size"),
+                              &requested);
+        b.requested = requested > 0 ? (uint64_t)requested : size;
+        if (b.requested == 0)
+            continue; /* an empty block holds nothing */
+        g_hash_table_insert(c->block_by_addr, GSIZE_TO_POINTER(b.addr), g_memdup2(&b, sizeof b));
+    }
+    return true;
+}
+
+/* A short label for an event: FILE:LINE of its first Python frame outside
+ * torch itself (else the first Python frame), with every byte a trace name
+ * cannot hold (blanks, controls, '#', '=', ',') made an underscore.
+ * Returns the note's string index + 1, 0 for none (the string table
+ * dedupes the labels). */
+static uint32_t frame_label(conv *c, strata_pv frames)
+{
+    if (strata_pickle_type_of(c->p, frames) != STRATA_PICKLE_LIST)
+        return 0;
+    strata_pickle_iter it;
+    strata_pv f, chosen = STRATA_PV_NULL, chosen_file = STRATA_PV_NULL;
+    strata_pickle_iter_init(c->p, frames, &it);
+    while (strata_pickle_iter_next(c->p, &it, NULL, &f)) {
+        size_t len;
+        strata_pv fv = strata_pickle_dict_get(c->p, f, "filename");
+        const char *file = strata_pickle_get_bytes(c->p, fv, &len);
+        if (file == NULL || len < 3 || memcmp(file + len - 3, ".py", 3) != 0)
+            continue;
+        bool internal = g_strstr_len(file, (gssize)len, "/torch/") != NULL;
+        if (chosen == STRATA_PV_NULL || !internal) {
+            chosen = f;
+            chosen_file = fv;
+        }
+        if (!internal)
+            break;
+    }
+    if (chosen == STRATA_PV_NULL)
+        return 0;
+    int64_t line = 0;
+    strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, chosen, "line"), &line);
+    char *file = strata_pickle_dup_str(c->p, chosen_file);
+    const char *base = strrchr(file, '/');
+    char *label = g_strdup_printf("%s:%" G_GINT64_FORMAT, base ? base + 1 : file, line);
+    g_free(file);
+    for (char *s = label; *s; s++)
+        if ((unsigned char)*s < 0x21 || *s == 0x7f || *s == '#' || *s == '=' || *s == ',')
+            *s = '_';
+    uint32_t note = torch_intern(c->out, label) + 1;
+    g_free(label);
+    return note;
+}
+
+/* device_traces[device][i] as a compact event (the label only in pass 2). */
+bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
+{
+    char where[64];
+    g_snprintf(where, sizeof where, "device_traces[%d][%" G_GUINT64_FORMAT "]", c->opt.device, i);
+    if (strata_pickle_type_of(c->p, ev) != STRATA_PICKLE_DICT)
+        return torch_schema(c, "%s is not a dict", where);
+    memset(e, 0, sizeof *e);
+    strata_pv action = strata_pickle_dict_get(c->p, ev, "action");
+    if (strata_pickle_type_of(c->p, action) != STRATA_PICKLE_STR)
+        return torch_schema(c, "%s.action: expected a str", where);
+    e->action = EV_OTHER;
+    for (size_t k = 0; action_names[k].name; k++)
+        if (strata_pickle_str_equal(c->p, action, action_names[k].name)) {
+            e->action = action_names[k].action;
+            break;
+        }
+    if (e->action == EV_OTHER || e->action == EV_SNAPSHOT || e->action == EV_OOM) {
+        /* No address needed; keep for release detection. */
+        int64_t v = 0;
+        strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, ev, "size"), &v);
+        e->size = v > 0 ? (uint64_t)v : 0;
+    } else if (!get_u64(c, ev, "addr", where, &e->addr) ||
+               !get_u64(c, ev, "size", where, &e->size)) {
+        return false;
+    }
+    e->stream = get_stream(c, ev);
+    e->has_time =
+        strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, ev, "time_us"), &e->time_us);
+    if (label && e->action == EV_ALLOC && e->size != 0 && c->opt.frames)
+        e->note = frame_label(c, strata_pickle_dict_get(c->p, ev, "frames"));
+    return true;
+}
+
+/* The device's event list in the finished document, or an error. */
+bool torch_check_document(conv *c, GError **err)
+{
+    c->err = err;
+    strata_pv root = strata_pickle_root(c->p);
+    if (strata_pickle_type_of(c->p, root) != STRATA_PICKLE_DICT)
+        return torch_schema(c, "the top level is a %s, expected a dict",
+                      strata_pickle_type_name(strata_pickle_type_of(c->p, root)));
+    strata_pv segs = strata_pickle_dict_get(c->p, root, "segments");
+    if (strata_pickle_type_of(c->p, segs) != STRATA_PICKLE_LIST)
+        return torch_schema(c, "'segments' is not a list");
+    if (c->seg_err) {
+        g_propagate_error(err, g_steal_pointer(&c->seg_err));
+        return false;
+    }
+    strata_pv traces = strata_pickle_dict_get(c->p, root, "device_traces");
+    if (strata_pickle_type_of(c->p, traces) != STRATA_PICKLE_LIST)
+        return torch_schema(c, "'device_traces' is not a list (was the snapshot taken with "
+                         "_record_memory_history() enabled?)");
+    size_t n_devices = strata_pickle_len(c->p, traces);
+    if (n_devices == 0)
+        return torch_schema(c, "'device_traces' is empty: record the history with "
+                         "torch.cuda.memory._record_memory_history() before the snapshot");
+    if (c->opt.device < 0 || (size_t)c->opt.device >= n_devices)
+        return torch_schema(c, "--device %d: the snapshot has traces for %zu device(s) (0 to %zu)",
+                      c->opt.device, n_devices, n_devices - 1);
+    strata_pickle_iter it;
+    strata_pv dev = STRATA_PV_NULL;
+    strata_pickle_iter_init(c->p, traces, &it);
+    for (int i = 0; i <= c->opt.device; i++)
+        strata_pickle_iter_next(c->p, &it, NULL, &dev);
+    if (strata_pickle_type_of(c->p, dev) != STRATA_PICKLE_LIST)
+        return torch_schema(c, "device_traces[%d] is not a list", c->opt.device);
+    if (c->ev_err) {
+        g_propagate_error(err, g_steal_pointer(&c->ev_err));
+        return false;
+    }
+    return true;
+}
+
+void torch_document_items(conv *c, item_fn fn)
+{
+    strata_pv root = strata_pickle_root(c->p);
+    strata_pickle_iter it;
+    strata_pv v;
+    uint64_t i = 0;
+    strata_pickle_iter_init(c->p, strata_pickle_dict_get(c->p, root, "segments"), &it);
+    for (; strata_pickle_iter_next(c->p, &it, NULL, &v); i++)
+        fn(c, SEL_SEGMENTS, 0, i, v);
+    strata_pv traces = strata_pickle_dict_get(c->p, root, "device_traces");
+    if (strata_pickle_type_of(c->p, traces) != STRATA_PICKLE_LIST || c->opt.device < 0)
+        return;
+    strata_pv dev = STRATA_PV_NULL;
+    strata_pickle_iter_init(c->p, traces, &it);
+    for (int k = 0; k <= c->opt.device; k++)
+        if (!strata_pickle_iter_next(c->p, &it, NULL, &dev))
+            return;
+    i = 0;
+    strata_pickle_iter_init(c->p, dev, &it);
+    for (; strata_pickle_iter_next(c->p, &it, NULL, &v); i++)
+        fn(c, SEL_EVENTS, (uint64_t)c->opt.device, i, v);
+}
+
+static void add_option(conv *c, const char *key, char *value)
+{
+    g_ptr_array_add(c->out->option_keys, g_strdup(key));
+    g_ptr_array_add(c->out->option_values, value);
+}
+
+/* allocator_settings -> options for the settings that differ from PyTorch's
+ * defaults, and a k=v text of all of them for the header. */
+void torch_read_settings(conv *c, strata_pv root)
+{
+    strata_pv st = strata_pickle_dict_get(c->p, root, "allocator_settings");
+    if (strata_pickle_type_of(c->p, st) != STRATA_PICKLE_DICT)
+        return;
+    GString *text = g_string_new(NULL);
+    strata_pickle_iter it;
+    strata_pv k, v;
+    strata_pickle_iter_init(c->p, st, &it);
+    while (strata_pickle_iter_next(c->p, &it, &k, &v)) {
+        char *key = strata_pickle_dup_str(c->p, k);
+        char *val = strata_pickle_to_text(c->p, v, 2);
+        if (key) {
+            g_strdelimit(val, " \t\n", '_');
+            g_string_append_printf(text, "%s%s=%s", text->len ? " " : "", key, val);
+        }
+        g_free(key);
+        g_free(val);
+    }
+    c->sum->settings_text = g_string_free(text, FALSE);
+
+    int64_t iv;
+    bool bv;
+    if (strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, st, "max_split_size"), &iv) &&
+        iv > 0 && iv < INT64_MAX) {
+        add_option(c, "allocator.max_split_size", strata_format_size_exact((uint64_t)iv));
+    }
+    if (strata_pickle_get_bool(c->p, strata_pickle_dict_get(c->p, st, "expandable_segments"),
+                               &bv) &&
+        bv) {
+        add_option(c, "allocator.expandable_segments", g_strdup("true"));
+    }
+    /* roundup_power2_divisions: {"1": d, "2": d, ...}, one division per
+     * power-of-two interval in PyTorch; the model takes one N for all, so it
+     * gets the largest (the header comment keeps them all). */
+    strata_pv rp = strata_pickle_dict_get(c->p, st, "roundup_power2_divisions");
+    int64_t divisions = 0;
+    if (strata_pickle_get_int(c->p, rp, &divisions) == false &&
+        strata_pickle_type_of(c->p, rp) == STRATA_PICKLE_DICT) {
+        strata_pickle_iter_init(c->p, rp, &it);
+        while (strata_pickle_iter_next(c->p, &it, &k, &v)) {
+            int64_t d = 0;
+            if (strata_pickle_get_int(c->p, v, &d) && d > divisions)
+                divisions = d;
+        }
+    }
+    if (divisions > 1) {
+        add_option(c, "allocator.roundup_power2_divisions",
+                   g_strdup_printf("%" G_GINT64_FORMAT, divisions));
+    }
+    /* garbage_collection_threshold and the pinned-memory settings have no
+     * counterpart in the model: they stay in the header comment only. */
+}
