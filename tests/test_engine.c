@@ -403,13 +403,13 @@ static void expect_input_error(const char *trace, const char *needle)
 
 START_TEST(unknown_memory_is_an_error_with_line)
 {
-    expect_input_error("strata-trace 1\nalloc a 1MiB\nalloc b 1MiB sram\n", ".trace:3: unknown memory 'sram'");
+    expect_input_error("strata-trace 1\nalloc a 1MiB\nalloc b 1MiB sram\n", ".trace:3: expected a memory of engine-test.ini (one of hbm, host), got 'sram'");
 }
 END_TEST
 
 START_TEST(unknown_unit_is_an_error_with_line)
 {
-    expect_input_error("strata-trace 1\ncompute k flops=1 unit=tpu\n", ".trace:2: unknown compute unit 'tpu'");
+    expect_input_error("strata-trace 1\ncompute k flops=1 unit=tpu\n", ".trace:2: expected a compute unit of engine-test.ini (one of core), got 'tpu'");
 }
 END_TEST
 

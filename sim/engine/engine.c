@@ -37,6 +37,7 @@
  *  3. strata_engine_run() runs at most once per process (SimGrid's rule).
  */
 #include "engine/engine_internal.h"
+#include "engine/engine_event.h"
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <simgrid/exec.h>
@@ -58,15 +59,8 @@ typedef struct engine_stream {
     double busy_s, stall_s;
     double busy_since;   /* < 0 when idle */
     double stall_since;  /* < 0 when not waiting */
-    uint64_t awaited;    /* sequence awaited while suspended */
     sg_actor_t actor;
 } engine_stream;
-
-typedef struct engine_event {
-    uint64_t done_upto;  /* every record 1..done_upto has executed */
-    GHashTable *above;   /* records > done_upto that have executed (set), lazily */
-    GPtrArray *waiters;  /* engine_stream *, lazily */
-} engine_event;
 
 struct engine_ctx {
     const strata_hw *hw;
@@ -74,14 +68,13 @@ struct engine_ctx {
     engine_memories mems;
     engine_feed *feed;
     strata_results *results;
-    sg_host_t *mem_hosts, *twin_hosts, *unit_hosts;
+    engine_hosts hosts;
     activity_clock *links, *units, *ports;
     uint64_t *link_bytes, *port_bytes;
     double *unit_flops;
     engine_stream *streams;
     uint32_t n_streams;
-    engine_event *events;
-    uint32_t n_events;
+    engine_events *events;
     uint64_t ops_done;
     bool stopped;
     GError *error;
@@ -122,11 +115,12 @@ static void fail_run(engine_ctx *ctx, GError *err)
     stop_all(ctx);
 }
 
-static void add_span(engine_ctx *ctx, const engine_op *op, double start, double end)
+static void add_span(engine_ctx *ctx, const engine_op *e, double start, double end)
 {
     if (!ctx->opt->record_spans)
         return;
-    strata_op_span *s = strata_results_add_span(ctx->results, op->label);
+    const strata_bound_op *op = &e->bound;
+    strata_op_span *s = strata_results_add_span(ctx->results, e->label);
     s->op_index = op->index;
     s->line = op->line;
     s->kind = op->kind;
@@ -185,7 +179,7 @@ static bool check_allocator(engine_ctx *ctx, uint32_t memory)
     return false;
 }
 
-static void run_alloc(engine_ctx *ctx, engine_stream *s, engine_op *op)
+static void run_alloc(engine_ctx *ctx, engine_stream *s, const strata_bound_op *op)
 {
     engine_buffer *b = engine_feed_buffer(ctx->feed, op->buf);
     engine_memory *m = &ctx->mems.mem[b->memory];
@@ -203,23 +197,22 @@ static void run_alloc(engine_ctx *ctx, engine_stream *s, engine_op *op)
     check_allocator(ctx, b->memory);
 }
 
-static void run_free(engine_ctx *ctx, engine_op *op)
+static void run_free(engine_ctx *ctx, const strata_bound_op *op)
 {
     engine_buffer *b = engine_feed_buffer(ctx->feed, op->buf);
     if (!b)
         return;
     uint32_t memory = b->memory;
-    op->memory = memory;
     engine_memory_free(&ctx->mems.mem[memory], b);
     add_sample(ctx, b, -(int64_t)b->size);
     engine_feed_forget(ctx->feed, op->buf);
     check_allocator(ctx, memory);
 }
 
-static void run_release(engine_ctx *ctx, const engine_op *op)
+static void run_release(engine_ctx *ctx, const strata_bound_op *op)
 {
     for (uint32_t m = 0; m < ctx->mems.n; m++) {
-        if (op->memory == ENGINE_NONE || op->memory == m)
+        if (op->memory == STRATA_BIND_NONE || op->memory == m)
             strata_allocator_release(ctx->mems.mem[m].allocator);
     }
 }
@@ -237,7 +230,7 @@ static void port_begin(engine_ctx *ctx, uint32_t memory, uint64_t bytes, double 
     ctx->port_bytes[memory] += bytes;
 }
 
-static void run_copy(engine_ctx *ctx, const engine_op *op)
+static void run_copy(engine_ctx *ctx, const strata_bound_op *op)
 {
     const strata_hop *hops = NULL;
     uint32_t n = 0;
@@ -257,10 +250,8 @@ static void run_copy(engine_ctx *ctx, const engine_op *op)
     }
     if (n == 0) /* a copy inside one memory reads and writes its port */
         ctx->port_bytes[op->src_memory] += op->bytes;
-    sg_host_t from = ctx->mem_hosts[op->src_memory];
-    sg_host_t to = op->src_memory == op->dst_memory ? ctx->twin_hosts[op->dst_memory]
-                                                    : ctx->mem_hosts[op->dst_memory];
-    sg_host_sendto(from, to, (double)op->bytes);
+    sg_host_sendto(ctx->hosts.mem[op->src_memory], engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory),
+                   (double)op->bytes);
     double t1 = now();
     clock_end(&ctx->ports[op->src_memory], t1);
     for (uint32_t i = 0; i < n; i++) {
@@ -269,10 +260,10 @@ static void run_copy(engine_ctx *ctx, const engine_op *op)
     }
 }
 
-static void run_compute(engine_ctx *ctx, const engine_op *op)
+static void run_compute(engine_ctx *ctx, const strata_bound_op *op)
 {
     double t0 = now();
-    if (op->unit == ENGINE_NONE) {
+    if (op->unit == STRATA_BIND_NONE) {
         sg_actor_sleep_for(op->time_s);
         return;
     }
@@ -282,18 +273,16 @@ static void run_compute(engine_ctx *ctx, const engine_op *op)
     if (op->has_time) {
         sg_actor_sleep_for(op->time_s);
     } else {
-        double speed = u->flops > 0 ? u->flops : 1.0;
-        double peak = strata_hw_compute_flops(ctx->hw, op->unit, op->dtype);
-        double amount = op->flops > 0 && peak > 0 ? op->flops * (speed / peak) : 0.0;
+        double amount = engine_compute_amount(ctx->hw, op->unit, op->dtype, op->flops);
         sg_exec_t exec = NULL;
         if (amount > 0) {
             exec = sg_actor_exec_init(amount);
-            sg_exec_set_host(exec, ctx->unit_hosts[op->unit]);
+            sg_exec_set_host(exec, ctx->hosts.unit[op->unit]);
             sg_exec_start(exec);
         }
         if (op->bytes > 0) {
             port_begin(ctx, op->memory, op->bytes, now());
-            sg_host_sendto(ctx->mem_hosts[op->memory], ctx->unit_hosts[op->unit], (double)op->bytes);
+            sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)op->bytes);
             clock_end(&ctx->ports[op->memory], now());
         }
         if (exec)
@@ -304,48 +293,10 @@ static void run_compute(engine_ctx *ctx, const engine_op *op)
     clock_end(&ctx->units[op->unit], now());
 }
 
-static bool event_done(const engine_event *ev, uint64_t seq)
+static void run_wait(engine_ctx *ctx, engine_stream *s, const strata_bound_op *op)
 {
-    return seq <= ev->done_upto || (ev->above && g_hash_table_contains(ev->above, GSIZE_TO_POINTER(seq)));
-}
-
-static void run_record(engine_ctx *ctx, const engine_op *op)
-{
-    engine_event *ev = &ctx->events[op->event];
-    if (op->event_seq == ev->done_upto + 1) {
-        ev->done_upto++;
-        while (ev->above && g_hash_table_remove(ev->above, GSIZE_TO_POINTER(ev->done_upto + 1)))
-            ev->done_upto++;
-    } else if (op->event_seq > ev->done_upto) {
-        if (!ev->above)
-            ev->above = g_hash_table_new(g_direct_hash, g_direct_equal);
-        g_hash_table_add(ev->above, GSIZE_TO_POINTER(op->event_seq));
-    }
-    if (!ev->waiters)
-        return;
-    /* Resume, in the order they began waiting, every stream whose record is done. */
-    for (guint i = 0; i < ev->waiters->len;) {
-        engine_stream *w = g_ptr_array_index(ev->waiters, i);
-        if (event_done(ev, w->awaited)) {
-            g_ptr_array_remove_index(ev->waiters, i);
-            sg_actor_resume(w->actor);
-        } else {
-            i++;
-        }
-    }
-}
-
-static void run_wait(engine_ctx *ctx, engine_stream *s, const engine_op *op)
-{
-    engine_event *ev = &ctx->events[op->event];
-    if (event_done(ev, op->event_seq))
-        return;
-    if (!ev->waiters)
-        ev->waiters = g_ptr_array_new();
-    s->awaited = op->event_seq;
-    g_ptr_array_add(ev->waiters, s);
     s->stall_since = now();
-    sg_actor_suspend(s->actor);
+    engine_events_wait(ctx->events, op->event, op->event_seq);
     s->stall_s += now() - s->stall_since;
     s->stall_since = -1;
 }
@@ -357,15 +308,16 @@ static void stream_main(int argc, char **argv)
     engine_stream *s = sg_actor_self_get_data();
     engine_ctx *ctx = s->ctx;
     while (!ctx->stopped) {
-        engine_op *op = NULL;
+        engine_op *e = NULL;
         GError *err = NULL;
-        int got = engine_feed_next(ctx->feed, s->index, &op, &err);
+        int got = engine_feed_next(ctx->feed, s->index, &e, &err);
         if (got < 0) {
             fail_run(ctx, err);
             break;
         }
         if (got == 0)
             break;
+        const strata_bound_op *op = &e->bound;
         double t0 = now();
         bool timed = op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE;
         if (timed)
@@ -375,7 +327,7 @@ static void stream_main(int argc, char **argv)
         case STRATA_OP_FREE: run_free(ctx, op); break;
         case STRATA_OP_COPY: run_copy(ctx, op); break;
         case STRATA_OP_COMPUTE: run_compute(ctx, op); break;
-        case STRATA_OP_RECORD: run_record(ctx, op); break;
+        case STRATA_OP_RECORD: engine_events_record(ctx->events, op->event, op->event_seq); break;
         case STRATA_OP_WAIT: run_wait(ctx, s, op); break;
         case STRATA_OP_RELEASE: run_release(ctx, op); break;
         default: break;
@@ -388,39 +340,10 @@ static void stream_main(int argc, char **argv)
             }
             s->ops++;
             ctx->ops_done++;
-            add_span(ctx, op, t0, t1);
+            add_span(ctx, e, t0, t1);
         }
-        engine_feed_release(ctx->feed, op);
+        engine_feed_release(ctx->feed, e);
     }
-}
-
-static bool lookup_hosts(engine_ctx *ctx, GError **err)
-{
-    uint32_t n_mem = strata_hw_memory_count(ctx->hw), n_unit = strata_hw_compute_count(ctx->hw);
-    ctx->mem_hosts = g_new0(sg_host_t, n_mem);
-    ctx->twin_hosts = g_new0(sg_host_t, n_mem);
-    ctx->unit_hosts = g_new0(sg_host_t, n_unit ? n_unit : 1);
-    for (uint32_t i = 0; i < n_mem; i++) {
-        char *h = engine_memory_host_name(strata_hw_memory(ctx->hw, i));
-        char *t = engine_memory_twin_name(strata_hw_memory(ctx->hw, i));
-        ctx->mem_hosts[i] = sg_host_by_name(h);
-        ctx->twin_hosts[i] = sg_host_by_name(t);
-        g_free(h);
-        g_free(t);
-        if (!ctx->mem_hosts[i] || !ctx->twin_hosts[i])
-            goto missing;
-    }
-    for (uint32_t i = 0; i < n_unit; i++) {
-        char *h = engine_unit_host_name(strata_hw_compute(ctx->hw, i));
-        ctx->unit_hosts[i] = sg_host_by_name(h);
-        g_free(h);
-        if (!ctx->unit_hosts[i])
-            goto missing;
-    }
-    return true;
-missing:
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "the generated SimGrid platform lacks a host");
-    return false;
 }
 
 /* The results, in declaration / first-appearance order. */
@@ -461,17 +384,9 @@ static void fill_results(engine_ctx *ctx, const strata_source *src)
 
 static void ctx_clear(engine_ctx *ctx)
 {
-    for (uint32_t i = 0; i < ctx->n_events; i++) {
-        if (ctx->events[i].above)
-            g_hash_table_destroy(ctx->events[i].above);
-        if (ctx->events[i].waiters)
-            g_ptr_array_free(ctx->events[i].waiters, TRUE);
-    }
-    g_free(ctx->events);
+    engine_events_free(ctx->events);
     g_free(ctx->streams);
-    g_free(ctx->mem_hosts);
-    g_free(ctx->twin_hosts);
-    g_free(ctx->unit_hosts);
+    engine_hosts_clear(&ctx->hosts);
     g_free(ctx->links);
     g_free(ctx->units);
     g_free(ctx->link_bytes);
@@ -504,7 +419,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     if (!engine_memories_init(&ctx.mems, hw, opt->allocator, err))
         return false;
     ctx.feed = engine_feed_new(hw, src, &ctx.mems, err);
-    if (!ctx.feed || !engine_platform_load(hw, err) || !lookup_hosts(&ctx, err)) {
+    if (!ctx.feed || !engine_platform_load(hw, err) || !engine_hosts_lookup(hw, &ctx.hosts, err)) {
         ctx_clear(&ctx);
         return false;
     }
@@ -520,11 +435,10 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.unit_flops = g_new0(double, n_units ? n_units : 1);
     ctx.ports = g_new0(activity_clock, ctx.mems.n ? ctx.mems.n : 1);
     ctx.port_bytes = g_new0(uint64_t, ctx.mems.n ? ctx.mems.n : 1);
-    ctx.n_events = engine_feed_event_count(ctx.feed);
-    ctx.events = g_new0(engine_event, ctx.n_events ? ctx.n_events : 1);
+    ctx.events = engine_events_new(engine_feed_event_count(ctx.feed));
     ctx.n_streams = engine_feed_stream_count(ctx.feed);
     ctx.streams = g_new0(engine_stream, ctx.n_streams ? ctx.n_streams : 1);
-    sg_host_t home = ctx.mem_hosts[strata_hw_default_memory(hw)];
+    sg_host_t home = ctx.hosts.mem[strata_hw_default_memory(hw)];
     for (uint32_t i = 0; i < ctx.n_streams; i++) {
         engine_stream *s = &ctx.streams[i];
         s->ctx = &ctx;

@@ -2,37 +2,27 @@
  * engine_internal.h: the pieces of the engine, shared by the files of sim/engine only.
  *
  *   engine_platform.c  the SimGrid platform XML generated from the hardware
- *                      model (hosts, port links, hardware links, routes);
+ *                      model (hosts, port links, hardware links, routes) and
+ *                      its hosts (engine_platform.h);
+ *   engine_event.c     record/wait between stream actors (engine_event.h);
  *   engine_memory.c    one allocator per memory and its accounting (peaks,
  *                      fragmentation, JAX-style argument/output/temp);
- *   engine_feed.c      the first pass over the source (validation, streams,
+ *   engine_feed.c      the first pass over the bound source (streams,
  *                      lifetimes, argument bytes) and the lazy second pass
  *                      that fills per-stream queues in file order;
  *   engine.c           the SimGrid actors (one per stream) and the results.
  *
- * Only engine.c and engine_platform.c include simgrid/ headers.
+ * engine_platform.h and engine_event.h are also what the bare baseline of
+ * bench/bench_engine shares with the engine. Only engine.c, engine_event.c
+ * and engine_platform.c call SimGrid.
  */
 #ifndef STRATA_ENGINE_INTERNAL_H
 #define STRATA_ENGINE_INTERNAL_H
 
 #include "alloc/alloc.h"
 #include "engine/engine.h"
-#include "trace/check.h"
-
-#define ENGINE_NONE UINT32_MAX
-
-/* ---- platform (engine_platform.c) ---- */
-
-/* Host names used in the generated platform. */
-char *engine_memory_host_name(const strata_memory_spec *m);      /* "mem:NAME" */
-char *engine_memory_twin_name(const strata_memory_spec *m);      /* "mem:NAME:twin" (D2D target) */
-char *engine_unit_host_name(const strata_compute_spec *u);       /* "unit:NAME" */
-
-/* The SimGrid platform XML for hw (g_free). Every memory has a SHARED port
- * link of its bandwidth on every route that reads or writes it. */
-char *engine_platform_xml(const strata_hw *hw);
-/* simgrid_init() with the engine's configuration, then load the platform. */
-bool engine_platform_load(const strata_hw *hw, GError **err);
+#include "engine/engine_platform.h"
+#include "trace/bind.h"
 
 /* ---- memories (engine_memory.c) ---- */
 
@@ -83,31 +73,18 @@ void engine_memory_fill_result(const engine_memory *m, strata_memory_result *out
 
 /* ---- feeding the op stream (engine_feed.c) ---- */
 
-/* An op as the stream actors execute it: names resolved to numbers. */
+/* An op queued for a stream actor: the bound op (its pointers, valid only
+ * until the next read, cleared) and, for spans, its label. */
 typedef struct engine_op {
-    strata_op_kind kind;
-    uint64_t index;        /* 0-based, options excluded */
-    uint64_t line;
-    uint32_t stream;
-    uint64_t buf, src;     /* ALLOC/FREE: buffer; COPY: dst and src buffers */
-    uint64_t bytes;        /* ALLOC: size; COPY: bytes; COMPUTE: operand bytes */
-    uint32_t memory;       /* ALLOC: memory; RELEASE: memory or ENGINE_NONE; COMPUTE: operand memory */
-    uint32_t src_memory, dst_memory; /* COPY */
-    uint32_t unit;         /* COMPUTE */
-    double flops;          /* COMPUTE: flops (0 when absent) */
-    double time_s;         /* COMPUTE: time= */
-    bool has_time;
-    strata_dtype dtype;    /* COMPUTE: dtype of the first operand */
-    uint32_t event;        /* RECORD/WAIT */
-    uint64_t event_seq;
+    strata_bound_op bound; /* bound.op, bound.ins, bound.outs are NULL */
     char *label;           /* buffer, event or compute label; NULL unless labels are kept */
     struct engine_op *next;
 } engine_op;
 
 typedef struct engine_feed engine_feed;
 
-/* First pass: checks the whole source (names, memories, units, routes),
- * collects streams, events, lifetimes for planning allocators and the
+/* First pass: binds the whole source (trace/bind.h: names, memories,
+ * units, routes), collects streams, events, lifetimes for planning allocators and the
  * argument bytes per memory, then rewinds. */
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms,
                              GError **err);

@@ -24,8 +24,9 @@
  * Invariants: the XML is a pure function of the hardware model (numbers printed
  * with %.17g, names escaped), so the same .ini gives the same platform.
  */
-#include "engine/engine_internal.h"
+#include "engine/engine_platform.h"
 #include <simgrid/engine.h>
+#include <simgrid/host.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -232,4 +233,54 @@ bool engine_platform_load(const strata_hw *hw, GError **err)
     unlink(path);
     g_free(path);
     return true;
+}
+
+bool engine_hosts_lookup(const strata_hw *hw, engine_hosts *h, GError **err)
+{
+    uint32_t n_mem = strata_hw_memory_count(hw), n_unit = strata_hw_compute_count(hw);
+    h->mem = g_new0(sg_host_t, n_mem);
+    h->twin = g_new0(sg_host_t, n_mem);
+    h->unit = g_new0(sg_host_t, n_unit ? n_unit : 1);
+    for (uint32_t i = 0; i < n_mem; i++) {
+        char *m = engine_memory_host_name(strata_hw_memory(hw, i));
+        char *t = engine_memory_twin_name(strata_hw_memory(hw, i));
+        h->mem[i] = sg_host_by_name(m);
+        h->twin[i] = sg_host_by_name(t);
+        g_free(m);
+        g_free(t);
+        if (!h->mem[i] || !h->twin[i])
+            goto missing;
+    }
+    for (uint32_t i = 0; i < n_unit; i++) {
+        char *u = engine_unit_host_name(strata_hw_compute(hw, i));
+        h->unit[i] = sg_host_by_name(u);
+        g_free(u);
+        if (!h->unit[i])
+            goto missing;
+    }
+    return true;
+missing:
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "the generated SimGrid platform lacks a host");
+    return false;
+}
+
+void engine_hosts_clear(engine_hosts *h)
+{
+    g_free(h->mem);
+    g_free(h->twin);
+    g_free(h->unit);
+    h->mem = h->twin = h->unit = NULL;
+}
+
+sg_host_t engine_copy_target(const engine_hosts *h, uint32_t src, uint32_t dst)
+{
+    return src == dst ? h->twin[dst] : h->mem[dst];
+}
+
+double engine_compute_amount(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double flops)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    double speed = u->flops > 0 ? u->flops : 1.0;
+    double peak = strata_hw_compute_flops(hw, unit, dtype);
+    return flops > 0 && peak > 0 ? flops * (speed / peak) : 0.0;
 }

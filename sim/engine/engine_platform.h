@@ -1,0 +1,42 @@
+/*
+ * engine_platform.h: the SimGrid platform of a hardware model (engine_platform.c)
+ * and the hosts and amounts activities on it use: shared by the engine
+ * (engine.c) and the bare baseline of bench/bench_engine, so that both issue
+ * exactly the same activities.
+ *
+ * Invariants: the hosts are looked up once after the platform is loaded;
+ * the amount of a compute is its flops scaled from the peak of its first
+ * operand's dtype to the unit host's speed (the unit's base FLOP/s), so an
+ * execution of it lasts flops / peak(dtype) when alone.
+ */
+#ifndef STRATA_ENGINE_PLATFORM_H
+#define STRATA_ENGINE_PLATFORM_H
+
+#include <simgrid/forward.h>
+#include "hw/hw.h"
+
+/* Host names used in the generated platform. */
+char *engine_memory_host_name(const strata_memory_spec *m);      /* "mem:NAME" */
+char *engine_memory_twin_name(const strata_memory_spec *m);      /* "mem:NAME:twin" (D2D target) */
+char *engine_unit_host_name(const strata_compute_spec *u);       /* "unit:NAME" */
+
+/* The SimGrid platform XML for hw (g_free). Every memory has a SHARED port
+ * link of its bandwidth on every route that reads or writes it. */
+char *engine_platform_xml(const strata_hw *hw);
+/* simgrid_init() with the engine's configuration, then load the platform. */
+bool engine_platform_load(const strata_hw *hw, GError **err);
+
+/* The hosts of the loaded platform, by memory and unit index. */
+typedef struct engine_hosts {
+    sg_host_t *mem, *twin, *unit;
+} engine_hosts;
+
+bool engine_hosts_lookup(const strata_hw *hw, engine_hosts *h, GError **err);
+void engine_hosts_clear(engine_hosts *h);
+/* Where a copy from memory src to memory dst lands: dst's host, or src's twin. */
+sg_host_t engine_copy_target(const engine_hosts *h, uint32_t src, uint32_t dst);
+/* The amount to execute on a unit's host for `flops` on operands of `dtype`
+ * (0: no execution). */
+double engine_compute_amount(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double flops);
+
+#endif
