@@ -372,7 +372,7 @@ START_TEST(transform_reads_back_and_replays)
     char *t1, *t2;
     ck_assert(g_file_get_contents(out1, &t1, NULL, NULL) && g_file_get_contents(out2, &t2, NULL, NULL));
     ck_assert_str_eq(t1, t2);
-    ck_assert(strstr(t1, "stream=offload") && strstr(t1, "option pad.added_bytes=") && strstr(t1, "shape=32x256"));
+    ck_assert(strstr(t1, "stream=offload") && strstr(t1, "option padding_bytes=") && strstr(t1, "shape=32x256"));
     r = strata_test_cli("check", "--trace", out1, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);

@@ -11,20 +11,22 @@
  *
  * The alloc's size grows by exactly the bytes padding adds (padded shape
  * bytes - shape bytes) and its shape becomes the padded shape, so padding
- * twice adds nothing. The added bytes are reported: a first pass sums them
- * per memory and the rewritten trace starts with `option
- * pad.added_bytes=N` (the default memory) and `option pad.added_bytes.MEM=N`
- * (a named memory), which consumers read with strata_padding_bytes() into
- * results' padding_bytes. Options of an earlier pad are summed, not repeated.
+ * twice adds nothing. The added bytes are reported through the trace: a
+ * first pass sums them per memory and the rewritten trace starts with
+ * `option padding_bytes=N` (the default memory) and `option
+ * padding_bytes.MEM=N` (a named memory), which every consumer's ledger
+ * (ledger/ledger.h) reads into results' padding_bytes. Padding options
+ * already in the trace are summed into these, not repeated.
  * Buffers without shape or dtype are left alone.
  */
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "ledger/ledger.h"
 #include "policy/policy.h"
 #include "policy/rewrite.h"
 
-#define PAD_OPTION "pad.added_bytes"
+#define PAD_OPTION STRATA_LEDGER_PADDING_OPTION
 
 typedef struct pad_policy {
     uint64_t rows, lanes;     /* tile for 32-bit elements */
@@ -220,22 +222,6 @@ static strata_source *pad_apply(strata_source *in, const strata_params *params, 
     p->added = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
     p->keys = g_ptr_array_new_with_free_func(g_free);
     return strata_rewrite_source_new(in, &pad_ops, p, "pad", err);
-}
-
-uint64_t strata_padding_bytes(const strata_checker *c, const char *memory, bool is_default)
-{
-    uint64_t total = 0, v = 0;
-    if (memory) {
-        char *key = option_key(memory);
-        const char *text = strata_checker_option(c, key);
-        if (text && strata_parse_size(text, &v, NULL))
-            total += v;
-        g_free(key);
-    }
-    const char *text = is_default ? strata_checker_option(c, PAD_OPTION) : NULL;
-    if (text && strata_parse_size(text, &v, NULL))
-        total += v;
-    return total;
 }
 
 const strata_policy_type strata_policy_pad = {

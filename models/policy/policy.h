@@ -65,11 +65,6 @@ extern const strata_policy_type strata_policy_donate;
 extern const strata_policy_type strata_policy_batch_copies;
 extern const strata_policy_type strata_policy_transfer_guard;
 
-/* Bytes a pad policy added to memory `memory` (its name in the trace or the
- * hardware model; is_default: it is the hardware's default memory), read from
- * the trace's options `pad.added_bytes[.MEM]` that pad writes. For consumers
- * filling strata_memory_result.padding_bytes. 0 when the trace was not padded. */
-uint64_t strata_padding_bytes(const strata_checker *c, const char *memory, bool is_default);
 /* Parses pad's "RxC" argument (NULL: 8x128). */
 bool strata_pad_parse_tile(const char *arg, uint64_t *rows, uint64_t *lanes, GError **err);
 

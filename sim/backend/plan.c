@@ -15,6 +15,7 @@
 #include <string.h>
 #include "alloc/alloc.h"
 #include "core/error.h"
+#include "ledger/ledger.h"
 #include "trace/bind.h"
 
 #define PLAN_NO_HW_CAPACITY (UINT64_C(1) << 40) /* placement space without hw */
@@ -47,6 +48,7 @@ void strata_plan_free(strata_plan *plan)
         strata_plan_memory *m = &g_array_index(plan->memories, strata_plan_memory, i);
         g_free(m->name);
         g_free(m->allocator);
+        strata_ledger_free(m->ledger);
     }
     g_array_free(plan->memories, TRUE);
     g_ptr_array_free(plan->streams, TRUE);
@@ -241,13 +243,14 @@ static bool plan_place(strata_plan *p, const char *placement, GError **err)
                 goto out;
         }
     }
+    bool work_seen = false;
     for (guint i = 0; i < p->ops->len; i++) {
         strata_plan_op *op = &g_array_index(p->ops, strata_plan_op, i);
-        int32_t touched = -1;
+        strata_alloc_stats st;
+        work_seen = work_seen || op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE;
         if (op->kind == STRATA_OP_ALLOC) {
             strata_plan_buffer *b = plan_buffer(p, op->buf);
             if (!strata_allocator_alloc(alloc[b->memory], op->buf, b->size, op->stream, &b->offset)) {
-                strata_alloc_stats st;
                 strata_allocator_stats(alloc[b->memory], &st);
                 p->oom = true;
                 p->oom_op = i;
@@ -262,24 +265,20 @@ static bool plan_place(strata_plan *p, const char *placement, GError **err)
             strata_plan_memory *mem = &g_array_index(p->memories, strata_plan_memory, b->memory);
             mem->extent = MAX(mem->extent, b->offset + b->size);
             mem->n_buffers++;
-            touched = (int32_t)b->memory;
+            strata_allocator_stats(alloc[b->memory], &st);
+            strata_ledger_alloc(mem->ledger, op->buf, b->size, !work_seen, &st);
         } else if (op->kind == STRATA_OP_FREE) {
             strata_allocator_free_block(alloc[op->memory], op->buf);
-            touched = op->memory;
+            strata_allocator_stats(alloc[op->memory], &st);
+            strata_ledger_free_buffer(g_array_index(p->memories, strata_plan_memory, op->memory).ledger, op->buf,
+                                      !work_seen, &st);
         } else if (op->kind == STRATA_OP_RELEASE) {
-            for (guint m = 0; m < n_mem; m++)
-                if (op->memory < 0 || op->memory == (int32_t)m)
-                    strata_allocator_release(alloc[m]);
-        }
-        if (touched >= 0) {
-            strata_alloc_stats st;
-            strata_allocator_stats(alloc[touched], &st);
-            strata_plan_memory *mem = &g_array_index(p->memories, strata_plan_memory, touched);
-            mem->peak_allocated = MAX(mem->peak_allocated, st.allocated);
-            mem->peak_reserved = MAX(mem->peak_reserved, st.reserved);
-            if (st.free_in_reserved > 0) {
-                double frag = 1.0 - (double)st.largest_free / (double)st.free_in_reserved;
-                mem->fragmentation_peak = MAX(mem->fragmentation_peak, frag);
+            for (guint m = 0; m < n_mem; m++) {
+                if (op->memory >= 0 && op->memory != (int32_t)m)
+                    continue;
+                strata_allocator_release(alloc[m]);
+                strata_allocator_stats(alloc[m], &st);
+                strata_ledger_observe(g_array_index(p->memories, strata_plan_memory, m).ledger, &st);
             }
         }
     }
@@ -313,6 +312,13 @@ strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const ch
         /* A trace without allocs still has the default memory. */
         (void)strata_binder_memory(binder, NULL);
         plan_sync_names(b.plan, binder);
+    }
+    int default_memory = ok ? strata_binder_memory(binder, NULL) : -1;
+    for (guint m = 0; ok && m < b.plan->memories->len; m++) {
+        strata_plan_memory *mem = &g_array_index(b.plan->memories, strata_plan_memory, m);
+        mem->ledger = strata_ledger_new();
+        strata_ledger_read_options(mem->ledger, strata_binder_checker(binder), mem->name,
+                                   (int)m == default_memory);
     }
     strata_binder_free(binder);
     for (guint i = 0; i < b.records_of_event->len; i++)
@@ -427,9 +433,7 @@ strata_results *strata_plan_results(const strata_plan *plan, const strata_hw *hw
         mr->kind = g_strdup(strata_mem_kind_name(pm->kind));
         mr->allocator = g_strdup(pm->allocator);
         mr->capacity_bytes = pm->capacity;
-        mr->peak_allocated_bytes = pm->peak_allocated;
-        mr->peak_reserved_bytes = pm->peak_reserved;
-        mr->fragmentation_peak = pm->fragmentation_peak;
+        strata_ledger_fill(pm->ledger, mr);
     }
 
     guint n_links = hw ? strata_hw_link_count(hw) : 0;

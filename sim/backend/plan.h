@@ -72,8 +72,7 @@ typedef struct strata_plan_memory {
     uint64_t alignment;
     char *allocator;         /* spec used for placement */
     uint64_t extent;         /* bytes a real allocation must have: max end offset */
-    uint64_t peak_allocated, peak_reserved;
-    double fragmentation_peak;
+    struct strata_ledger *ledger; /* the accounting of the placement (ledger/ledger.h) */
     uint64_t n_buffers;
 } strata_plan_memory;
 

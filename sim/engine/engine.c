@@ -203,7 +203,7 @@ static void run_free(engine_ctx *ctx, const strata_bound_op *op)
     if (!b)
         return;
     uint32_t memory = b->memory;
-    engine_memory_free(&ctx->mems.mem[memory], b);
+    engine_memory_free(&ctx->mems.mem[memory], b, op->index < engine_feed_first_work(ctx->feed));
     add_sample(ctx, b, -(int64_t)b->size);
     engine_feed_forget(ctx->feed, op->buf);
     check_allocator(ctx, memory);
@@ -213,7 +213,7 @@ static void run_release(engine_ctx *ctx, const strata_bound_op *op)
 {
     for (uint32_t m = 0; m < ctx->mems.n; m++) {
         if (op->memory == STRATA_BIND_NONE || op->memory == m)
-            strata_allocator_release(ctx->mems.mem[m].allocator);
+            engine_memory_release(&ctx->mems.mem[m]);
     }
 }
 

@@ -5,10 +5,10 @@
  * and every name resolved against the hardware model (memories of allocs,
  * compute units, a route for every copy) to dense indices.
  *
- * First pass (engine_feed_new): collects the streams and events,
- * the lifetimes of buffers in memories whose allocator plans ahead, the bytes
- * live at the start per memory (allocated before the first copy or compute, in
- * file order) and the buffers never freed (outputs). Then it rewinds.
+ * First pass (engine_feed_new): collects the streams and events, the
+ * lifetimes of buffers in memories whose allocator plans ahead and the index
+ * of the first copy or compute (the buffers allocated before it are the
+ * program's arguments). Then it rewinds.
  *
  * Second pass (engine_feed_next): lazy. When a stream's actor needs its next op
  * and its queue is empty, bound ops are read in file order (the binder
@@ -24,7 +24,6 @@
  */
 #include "engine/engine_internal.h"
 #include "core/error.h"
-#include "policy/policy.h"
 
 struct engine_feed {
     const strata_hw *hw;
@@ -34,7 +33,6 @@ struct engine_feed {
     uint32_t n_events;
     uint64_t n_ops;
     uint64_t first_work;       /* index of the first copy or compute; UINT64_MAX when none */
-    GHashTable *outputs;       /* buffer ids never freed (set) */
     GHashTable *buffers;       /* id -> engine_buffer * (owned) */
     GPtrArray *heads, *tails;  /* per stream: engine_op * queue */
     bool eof;
@@ -46,7 +44,6 @@ struct engine_feed {
 
 typedef struct first_pass {
     GHashTable *lifetime_at;  /* id -> memory << 48 | (index+1) into its memory's lifetimes */
-    GHashTable *arguments;    /* id -> memory+1, before the first copy/compute */
 } first_pass;
 
 static bool first_pass_op(engine_feed *f, first_pass *p, const strata_bound_op *op, GError **err)
@@ -64,10 +61,6 @@ static bool first_pass_op(engine_feed *f, first_pass *p, const strata_bound_op *
             gsize at = ((gsize)op->memory << 48) | (gsize)mem->lifetimes->len;
             g_hash_table_insert(p->lifetime_at, ID_KEY(op->buf), GSIZE_TO_POINTER(at));
         }
-        if (f->first_work == UINT64_MAX) {
-            mem->argument_bytes += op->bytes;
-            g_hash_table_insert(p->arguments, ID_KEY(op->buf), GSIZE_TO_POINTER((gsize)op->memory + 1));
-        }
         break;
     }
     case STRATA_OP_FREE: {
@@ -79,11 +72,6 @@ static bool first_pass_op(engine_feed *f, first_pass *p, const strata_bound_op *
                 &g_array_index(lt, strata_lifetime, (packed & ((G_GUINT64_CONSTANT(1) << 48) - 1)) - 1),
                 op->index, op->op->has_at, op->op->at_s);
             g_hash_table_remove(p->lifetime_at, ID_KEY(op->buf));
-        }
-        gpointer mem = g_hash_table_lookup(p->arguments, ID_KEY(op->buf));
-        if (mem && f->first_work == UINT64_MAX) {
-            f->ms->mem[GPOINTER_TO_SIZE(mem) - 1].argument_bytes -= op->bytes;
-            g_hash_table_remove(p->arguments, ID_KEY(op->buf));
         }
         break;
     }
@@ -107,13 +95,11 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     f->ms = ms;
     f->first_work = UINT64_MAX;
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
-    f->outputs = g_hash_table_new(g_direct_hash, g_direct_equal);
     f->buffers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, NULL);
     f->heads = g_ptr_array_new();
     f->tails = g_ptr_array_new();
 
-    first_pass p = {g_hash_table_new(g_direct_hash, g_direct_equal),
-                    g_hash_table_new(g_direct_hash, g_direct_equal)};
+    first_pass p = {g_hash_table_new(g_direct_hash, g_direct_equal)};
     bool ok = strata_binder_rewind(f->binder, err);
     const strata_bound_op *op = NULL;
     int got = 0;
@@ -121,7 +107,6 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
         ok = first_pass_op(f, &p, op, err);
     ok = ok && got == 0;
     g_hash_table_destroy(p.lifetime_at);
-    g_hash_table_destroy(p.arguments);
     if (ok) {
         const strata_checker *c = strata_binder_checker(f->binder);
         for (uint32_t s = 0; s < strata_checker_stream_count(c); s++) {
@@ -131,13 +116,8 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
         }
         f->n_events = strata_checker_event_count(c);
         for (uint32_t m = 0; m < ms->n; m++)
-            ms->mem[m].padding_bytes = strata_padding_bytes(c, ms->mem[m].spec->name,
-                                                            m == strata_hw_default_memory(hw));
-        uint64_t n_buffers = strata_checker_buffer_count(c);
-        for (uint64_t id = 0; id < n_buffers; id++) {
-            if (strata_checker_buffer(c, id, NULL, NULL))
-                g_hash_table_add(f->outputs, ID_KEY(id));
-        }
+            strata_ledger_read_options(ms->mem[m].ledger, c, ms->mem[m].spec->name,
+                                       m == strata_hw_default_memory(hw));
     }
     for (uint32_t m = 0; ok && m < ms->n; m++) {
         if (ms->mem[m].lifetimes) {
@@ -207,7 +187,6 @@ void engine_feed_free(engine_feed *f)
     while (g_hash_table_iter_next(&it, NULL, &value))
         buffer_free(value);
     g_hash_table_destroy(f->buffers);
-    g_hash_table_destroy(f->outputs);
     g_ptr_array_free(f->heads, TRUE);
     g_ptr_array_free(f->tails, TRUE);
     g_ptr_array_free(f->stream_names, TRUE);
@@ -233,6 +212,11 @@ uint32_t engine_feed_event_count(const engine_feed *f)
 uint64_t engine_feed_op_count(const engine_feed *f)
 {
     return f->n_ops;
+}
+
+uint64_t engine_feed_first_work(const engine_feed *f)
+{
+    return f->first_work;
 }
 
 engine_buffer *engine_feed_buffer(engine_feed *f, uint64_t id)
@@ -269,7 +253,7 @@ static engine_op *make_op(engine_feed *f, const strata_bound_op *op)
         b->memory = op->memory;
         b->dtype = op->dtype;
         b->tag = op->tag;
-        b->persistent = op->index < f->first_work || g_hash_table_contains(f->outputs, ID_KEY(op->buf));
+        b->argument = op->index < f->first_work;
         b->name = g_strdup(op->op->name);
         g_hash_table_insert(f->buffers, ID_KEY(b->id), b);
     }

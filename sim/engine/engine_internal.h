@@ -5,10 +5,10 @@
  *                      model (hosts, port links, hardware links, routes) and
  *                      its hosts (engine_platform.h);
  *   engine_event.c     record/wait between stream actors (engine_event.h);
- *   engine_memory.c    one allocator per memory and its accounting (peaks,
- *                      fragmentation, JAX-style argument/output/temp);
+ *   engine_memory.c    one allocator per memory and its ledger (the
+ *                      accounting: peaks, fragmentation, argument/output/temp);
  *   engine_feed.c      the first pass over the bound source (streams,
- *                      lifetimes, argument bytes) and the lazy second pass
+ *                      lifetimes, first copy or compute) and the lazy second pass
  *                      that fills per-stream queues in file order;
  *   engine.c           the SimGrid actors (one per stream) and the results.
  *
@@ -20,6 +20,7 @@
 #define STRATA_ENGINE_INTERNAL_H
 
 #include "alloc/alloc.h"
+#include "ledger/ledger.h"
 #include "engine/engine.h"
 #include "engine/engine_platform.h"
 #include "trace/bind.h"
@@ -34,7 +35,7 @@ typedef struct engine_buffer {
     uint32_t memory;
     strata_dtype dtype;
     strata_tag tag;
-    bool persistent;   /* an argument (allocated before the first copy/compute) or an output (never freed) */
+    bool argument;     /* allocated before the first copy/compute in file order */
     bool placed;       /* the allocator gave it an address */
     char *name;
 } engine_buffer;
@@ -42,12 +43,7 @@ typedef struct engine_buffer {
 typedef struct engine_memory {
     const strata_memory_spec *spec;
     strata_allocator *allocator;
-    uint64_t peak_allocated, peak_reserved, waste_at_peak;
-    double fragmentation_peak;
-    uint64_t persistent_live;  /* bytes of live persistent buffers */
-    uint64_t temp_peak;        /* peak of allocated - persistent_live */
-    uint64_t argument_bytes;   /* from the first pass */
-    uint64_t padding_bytes;    /* added by a pad policy (its trace options) */
+    strata_ledger *ledger;     /* the accounting */
     GArray *lifetimes;         /* strata_lifetime, first pass, when the allocator plans */
 } engine_memory;
 
@@ -66,7 +62,10 @@ void engine_memories_clear(engine_memories *ms);
 bool engine_memories_apply_options(engine_memories *ms, const strata_checker *c, GError **err);
 /* Allocate b in its memory: false when it does not fit (out of memory). */
 bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream);
-void engine_memory_free(engine_memory *m, engine_buffer *b);
+/* before_work: the free comes before the first copy or compute in file order. */
+void engine_memory_free(engine_memory *m, engine_buffer *b, bool before_work);
+/* Return the allocator's cached memory (a `release` op). */
+void engine_memory_release(engine_memory *m);
 /* Largest free address range of [0, capacity) not covered by a used block. */
 uint64_t engine_memory_largest_gap(const engine_memory *m);
 void engine_memory_fill_result(const engine_memory *m, strata_memory_result *out);
@@ -84,8 +83,9 @@ typedef struct engine_op {
 typedef struct engine_feed engine_feed;
 
 /* First pass: binds the whole source (trace/bind.h: names, memories,
- * units, routes), collects streams, events, lifetimes for planning allocators and the
- * argument bytes per memory, then rewinds. */
+ * units, routes), collects streams, events, lifetimes for planning
+ * allocators, the first copy or compute and the trace's options for the
+ * ledgers, then rewinds. */
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms,
                              GError **err);
 void engine_feed_free(engine_feed *f);
@@ -93,6 +93,8 @@ uint32_t engine_feed_stream_count(const engine_feed *f);
 const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream);
 uint32_t engine_feed_event_count(const engine_feed *f);
 uint64_t engine_feed_op_count(const engine_feed *f);
+/* Index of the first copy or compute in file order (UINT64_MAX: none). */
+uint64_t engine_feed_first_work(const engine_feed *f);
 /* Keep each op's label (buffer, event or compute name): for spans only. */
 void engine_feed_keep_labels(engine_feed *f, bool keep);
 /* The next op of `stream`, reading ahead in file order as needed: 1 op, 0 end, -1 error. */

@@ -1,21 +1,12 @@
 /*
- * engine_memory.c: one allocator per memory of the hardware model, and the
- * figures the engine reports for it.
+ * engine_memory.c: one allocator per memory of the hardware model, and its
+ * ledger (ledger/ledger.h), told of every placement and free so that it
+ * keeps the figures the engine reports for the memory.
  *
- * After every alloc and free the allocator's stats are read and folded in:
- *   peak_allocated, peak_reserved       maxima over time;
- *   waste_at_peak                       internal waste when allocated peaked;
- *   fragmentation_peak                  max of 1 - largest_free / free_in_reserved
- *                                       (0 when nothing in reserved is free);
- *   temp_peak                           max of allocated - persistent_live, where
- *                                       persistent buffers are the arguments
- *                                       (allocated before the first copy or compute
- *                                       in file order) and outputs (never freed).
- * argument_bytes comes from the first pass (engine_feed.c); output bytes are
- * what is allocated when the run ends.
- *
- * Invariants: allocated <= reserved <= capacity (the allocator's); the peaks
- * only grow; persistent_live <= allocated.
+ * A buffer is an argument when its alloc comes before the first copy or
+ * compute in file order (the first pass finds that op); the ledger takes it
+ * from there. Invariants: allocated <= reserved <= capacity (the
+ * allocator's); a buffer reaches the ledger iff the allocator placed it.
  */
 #include "engine/engine_internal.h"
 #include <stdlib.h>
@@ -39,6 +30,7 @@ bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *
             engine_memories_clear(ms);
             return false;
         }
+        m->ledger = strata_ledger_new();
         if (strata_allocator_needs_plan(m->allocator))
             m->lifetimes = g_array_new(FALSE, FALSE, sizeof(strata_lifetime));
     }
@@ -52,6 +44,7 @@ void engine_memories_clear(engine_memories *ms)
             strata_allocator_free(ms->mem[i].allocator);
         if (ms->mem[i].lifetimes)
             g_array_unref(ms->mem[i].lifetimes);
+        strata_ledger_free(ms->mem[i].ledger);
     }
     g_free(ms->mem);
     ms->mem = NULL;
@@ -107,27 +100,6 @@ bool engine_memories_apply_options(engine_memories *ms, const strata_checker *c,
     return true;
 }
 
-/* Fold the allocator's current state into the peaks. */
-static void observe(engine_memory *m)
-{
-    strata_alloc_stats s;
-    strata_allocator_stats(m->allocator, &s);
-    if (s.allocated > m->peak_allocated) {
-        m->peak_allocated = s.allocated;
-        m->waste_at_peak = s.internal_waste;
-    }
-    if (s.reserved > m->peak_reserved)
-        m->peak_reserved = s.reserved;
-    if (s.free_in_reserved > 0) {
-        double frag = 1.0 - (double)s.largest_free / (double)s.free_in_reserved;
-        if (frag > m->fragmentation_peak)
-            m->fragmentation_peak = frag;
-    }
-    uint64_t temp = s.allocated > m->persistent_live ? s.allocated - m->persistent_live : 0;
-    if (temp > m->temp_peak)
-        m->temp_peak = temp;
-}
-
 bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream)
 {
     uint64_t offset = 0;
@@ -135,21 +107,29 @@ bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream)
         return false;
     b->offset = offset;
     b->placed = true;
-    if (b->persistent)
-        m->persistent_live += b->size;
-    observe(m);
+    strata_alloc_stats s;
+    strata_allocator_stats(m->allocator, &s);
+    strata_ledger_alloc(m->ledger, b->id, b->size, b->argument, &s);
     return true;
 }
 
-void engine_memory_free(engine_memory *m, engine_buffer *b)
+void engine_memory_free(engine_memory *m, engine_buffer *b, bool before_work)
 {
     if (!b->placed)
         return;
     strata_allocator_free_block(m->allocator, b->id);
     b->placed = false;
-    if (b->persistent)
-        m->persistent_live -= b->size;
-    observe(m);
+    strata_alloc_stats s;
+    strata_allocator_stats(m->allocator, &s);
+    strata_ledger_free_buffer(m->ledger, b->id, before_work, &s);
+}
+
+void engine_memory_release(engine_memory *m)
+{
+    strata_allocator_release(m->allocator);
+    strata_alloc_stats s;
+    strata_allocator_stats(m->allocator, &s);
+    strata_ledger_observe(m->ledger, &s);
 }
 
 typedef struct range_list {
@@ -195,17 +175,8 @@ uint64_t engine_memory_largest_gap(const engine_memory *m)
 
 void engine_memory_fill_result(const engine_memory *m, strata_memory_result *out)
 {
-    strata_alloc_stats s;
-    strata_allocator_stats(m->allocator, &s);
     out->kind = g_strdup(strata_mem_kind_name(m->spec->kind));
     out->allocator = g_strdup(strata_allocator_spec(m->allocator));
     out->capacity_bytes = m->spec->capacity;
-    out->peak_allocated_bytes = m->peak_allocated;
-    out->peak_reserved_bytes = m->peak_reserved;
-    out->fragmentation_peak = m->fragmentation_peak;
-    out->internal_waste_bytes = m->waste_at_peak;
-    out->argument_bytes = m->argument_bytes;
-    out->output_bytes = s.allocated;
-    out->temp_peak_bytes = m->temp_peak;
-    out->padding_bytes = m->padding_bytes;
+    strata_ledger_fill(m->ledger, out);
 }

@@ -4,72 +4,33 @@
  *
  * Design: one pass over the source through the binder (trace/bind.h: the
  * checker, memories by name as dense indices), dispatching the
- * memory's allocs, frees and releases to the allocator and folding its
- * stats into peaks after each of them; a first pass collects lifetimes
+ * memory's allocs, frees and releases to the allocator; a first pass collects lifetimes
  * when the allocator plans ahead. The allocator is created at the first op,
  * once the trace's `option` lines (which precede every op) are known.
  *
- * Accounting (argument, output, temp peak bytes; see replay.h) in the same
- * single pass: arguments are known online (allocs before the first copy or
- * compute); outputs (never freed) only at the end, so the pass keeps, for
- * every alloc after the first work, the highest value of allocated - live
- * arguments until the next such alloc, and the end subtracts the outputs
- * allocated so far from each of these segment maxima.
+ * The memory's ledger (ledger/ledger.h) is told of every allocator call;
+ * arguments are known online: the allocs before the first copy or compute.
  *
- * Invariants: buffer ids are the checker's (0, 1, 2... in alloc order);
- * `mine` marks the ids placed by this allocator (bit 0; bit 1: an
- * argument), so a free reaches the allocator iff its alloc did; peaks are
- * taken after every allocator call; args_live <= allocated.
+ * Invariants: buffer ids are the checker's (0, 1, 2... in alloc order); the
+ * ledger holds exactly the ids placed by this allocator, so a free reaches
+ * the allocator iff its alloc did.
  */
 #include "replay/replay.h"
 #include <string.h>
 #include "alloc/alloc.h"
 #include "core/error.h"
-#include "policy/policy.h"
+#include "ledger/ledger.h"
 #include "trace/bind.h"
-
-#define REPLAY_PLACED 1
-#define REPLAY_ARGUMENT 2
-
-/* An alloc after the first work: its buffer, and the highest
- * allocated - live arguments seen from it until the next such alloc. */
-typedef struct replay_segment {
-    uint64_t id, high;
-} replay_segment;
 
 typedef struct replay_state {
     const strata_replay_options *opt;
     const char *memory;       /* the memory replayed */
     uint32_t memory_index;    /* its index in the binder */
     strata_allocator *alloc;
-    GByteArray *mine;         /* by buffer id: REPLAY_PLACED | REPLAY_ARGUMENT bits */
+    strata_ledger *ledger;
     strata_replay_summary sum;
     bool work_seen;           /* a copy or compute was seen (arguments end) */
-    uint64_t allocated;       /* the allocator's allocated bytes after the last call */
-    uint64_t args_live;       /* bytes of live arguments */
-    uint64_t high_before;     /* highest allocated - args_live before any segment */
-    GArray *segments;         /* replay_segment, one per alloc after the first work */
 } replay_state;
-
-static void replay_mark(replay_state *st, uint64_t id, guint8 value)
-{
-    if (id >= st->mine->len) {
-        guint old = st->mine->len;
-        g_byte_array_set_size(st->mine, (guint)(id + 1 > 2 * (uint64_t)old ? id + 1 : 2 * (uint64_t)old));
-        memset(st->mine->data + old, 0, st->mine->len - old);
-    }
-    st->mine->data[id] = value;
-}
-
-static bool replay_marked(const replay_state *st, uint64_t id)
-{
-    return id < st->mine->len && (st->mine->data[id] & REPLAY_PLACED);
-}
-
-static bool replay_is_argument(const replay_state *st, uint64_t id)
-{
-    return id < st->mine->len && (st->mine->data[id] & REPLAY_ARGUMENT);
-}
 
 /* "k=v,..." of the trace's allocator.K options that the allocator declares. */
 static char *replay_option_kv(const strata_checker *c, const char *spec)
@@ -153,47 +114,17 @@ static bool replay_create_allocator(replay_state *st, const strata_checker *c, G
     return st->alloc != NULL;
 }
 
-static void replay_observe(replay_state *st)
+/* Tells the ledger of the allocator call just made for op. */
+static void replay_account(replay_state *st, const strata_bound_op *op)
 {
     strata_alloc_stats s;
     strata_allocator_stats(st->alloc, &s);
-    if (s.allocated > st->sum.peak_allocated) {
-        st->sum.peak_allocated = s.allocated;
-        st->sum.internal_waste_at_peak = s.internal_waste;
-    }
-    if (s.reserved > st->sum.peak_reserved)
-        st->sum.peak_reserved = s.reserved;
-    if (s.free_in_reserved > 0) {
-        double frag = 1.0 - (double)s.largest_free / (double)s.free_in_reserved;
-        if (frag > st->sum.fragmentation_peak)
-            st->sum.fragmentation_peak = frag;
-    }
-    st->allocated = s.allocated;
-    uint64_t not_args = s.allocated - st->args_live;
-    if (st->segments->len == 0) {
-        if (not_args > st->high_before)
-            st->high_before = not_args;
-    } else {
-        replay_segment *seg = &g_array_index(st->segments, replay_segment, st->segments->len - 1);
-        if (not_args > seg->high)
-            seg->high = not_args;
-    }
-}
-
-/* temp_peak_bytes: each segment's high minus the outputs allocated so far
- * (outputs: buffers the checker still holds live at the end of the trace). */
-static uint64_t replay_temp_peak(const replay_state *st, const strata_checker *c)
-{
-    uint64_t peak = st->high_before, outputs = 0;
-    for (guint i = 0; i < st->segments->len; i++) {
-        const replay_segment *seg = &g_array_index(st->segments, replay_segment, i);
-        uint64_t size = 0;
-        if (strata_checker_buffer(c, seg->id, &size, NULL))
-            outputs += size;
-        if (seg->high > outputs && seg->high - outputs > peak)
-            peak = seg->high - outputs;
-    }
-    return peak;
+    if (op->kind == STRATA_OP_ALLOC)
+        strata_ledger_alloc(st->ledger, op->buf, op->bytes, !st->work_seen, &s);
+    else if (op->kind == STRATA_OP_FREE)
+        strata_ledger_free_buffer(st->ledger, op->buf, !st->work_seen, &s);
+    else
+        strata_ledger_observe(st->ledger, &s);
 }
 
 static bool replay_check(replay_state *st, const strata_bound_op *op, const char *origin, GError **err)
@@ -207,6 +138,72 @@ static bool replay_check(replay_state *st, const strata_bound_op *op, const char
                 ": allocator invariant broken after this op: %s", origin, op->line, local->message);
     g_error_free(local);
     return false;
+}
+
+/* Dispatches one op of the replayed memory to the allocator and the ledger. */
+static bool replay_op(replay_state *st, const strata_bound_op *op, strata_results *r, const char *origin,
+                      GError **err)
+{
+    uint64_t offset, capacity = st->opt->capacity;
+    strata_alloc_stats s;
+    switch (op->kind) {
+    case STRATA_OP_ALLOC:
+        if (op->memory != st->memory_index)
+            return true;
+        if (!strata_allocator_alloc(st->alloc, op->buf, op->bytes, op->stream, &offset)) {
+            strata_allocator_stats(st->alloc, &s);
+            uint64_t unreserved = capacity > s.reserved ? capacity - s.reserved : 0;
+            strata_results_set_oom(r, op->index, op->line, st->memory, op->op->name, op->op->stream, op->bytes,
+                                   capacity - s.allocated, s.largest_free > unreserved ? s.largest_free : unreserved);
+            st->sum.oom = true;
+            st->sum.ops = op->index;
+            return true;
+        }
+        break;
+    case STRATA_OP_FREE:
+        if (!strata_ledger_holds(st->ledger, op->buf))
+            return true;
+        strata_allocator_free_block(st->alloc, op->buf);
+        break;
+    case STRATA_OP_RELEASE:
+        if (op->memory != STRATA_BIND_NONE && op->memory != st->memory_index)
+            return true;
+        strata_allocator_release(st->alloc);
+        break;
+    default:
+        return true;
+    }
+    replay_account(st, op);
+    return replay_check(st, op, origin, err);
+}
+
+/* Fills the results and the summary of a replay that ran to its end or to
+ * an out-of-memory (n_ops ops), and frees its allocator and ledger. */
+static void replay_finish(replay_state *st, strata_results *r, uint64_t n_ops)
+{
+    if (!st->sum.oom)
+        st->sum.ops = n_ops;
+    strata_alloc_stats s;
+    strata_allocator_stats(st->alloc, &s);
+    st->sum.planned_height = s.planned_height;
+    st->sum.plan_lower_bound = s.plan_lower_bound;
+    r->ops = st->sum.ops;
+    strata_memory_result *m = strata_results_add_memory(r, st->memory);
+    m->kind = g_strdup("device");
+    m->allocator = g_strdup(strata_allocator_spec(st->alloc));
+    m->capacity_bytes = st->opt->capacity;
+    strata_ledger_fill(st->ledger, m);
+    strata_ledger_free(st->ledger);
+    st->sum.peak_allocated = m->peak_allocated_bytes;
+    st->sum.peak_reserved = m->peak_reserved_bytes;
+    st->sum.fragmentation_peak = m->fragmentation_peak;
+    st->sum.internal_waste_at_peak = m->internal_waste_bytes;
+    st->sum.argument_bytes = m->argument_bytes;
+    st->sum.output_bytes = m->output_bytes;
+    st->sum.temp_peak_bytes = m->temp_peak_bytes;
+    st->sum.padding_bytes = m->padding_bytes;
+    strata_replay_add_top_level(r, &st->sum, strata_allocator_spec(st->alloc), st->opt->capacity);
+    strata_allocator_free(st->alloc);
 }
 
 bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
@@ -232,8 +229,7 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
             return false;
         }
     }
-    st.mine = g_byte_array_new();
-    st.segments = g_array_new(FALSE, FALSE, sizeof(replay_segment));
+    st.ledger = strata_ledger_new();
     strata_results *r = strata_results_new("replay");
     r->trace = g_strdup(origin);
     const strata_checker *c = strata_binder_checker(binder);
@@ -256,110 +252,26 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
         }
         if (st.sum.oom)
             continue; /* only checking the rest */
-        switch (op->kind) {
-        case STRATA_OP_ALLOC:
-            if (op->memory == st.memory_index) {
-                uint64_t offset;
-                if (!strata_allocator_alloc(st.alloc, op->buf, op->bytes, op->stream, &offset)) {
-                    strata_alloc_stats s;
-                    strata_allocator_stats(st.alloc, &s);
-                    uint64_t unreserved = opt->capacity > s.reserved ? opt->capacity - s.reserved : 0;
-                    strata_results_set_oom(r, op->index, op->line, st.memory, op->op->name, op->op->stream,
-                                           op->bytes, opt->capacity - s.allocated,
-                                           s.largest_free > unreserved ? s.largest_free : unreserved);
-                    st.sum.oom = true;
-                    st.sum.ops = op->index;
-                    break;
-                }
-                uint64_t before = st.allocated;
-                if (st.work_seen) {
-                    replay_segment seg = {.id = op->buf, .high = 0};
-                    g_array_append_val(st.segments, seg);
-                    replay_mark(&st, op->buf, REPLAY_PLACED);
-                } else {
-                    replay_mark(&st, op->buf, REPLAY_PLACED | REPLAY_ARGUMENT);
-                    /* what the allocator counts for it (the requested size) */
-                    strata_alloc_stats now;
-                    strata_allocator_stats(st.alloc, &now);
-                    st.args_live += now.allocated - before;
-                    st.sum.argument_bytes += now.allocated - before;
-                }
-                replay_observe(&st);
-                ok = replay_check(&st, op, origin, err);
-            }
-            break;
-        case STRATA_OP_FREE:
-            if (replay_marked(&st, op->buf)) {
-                bool argument = replay_is_argument(&st, op->buf);
-                uint64_t before = st.allocated;
-                replay_mark(&st, op->buf, 0);
-                strata_allocator_free_block(st.alloc, op->buf);
-                if (argument) {
-                    strata_alloc_stats now;
-                    strata_allocator_stats(st.alloc, &now);
-                    uint64_t size = before - now.allocated;
-                    st.args_live -= size;
-                    if (!st.work_seen)
-                        st.sum.argument_bytes -= size;
-                }
-                replay_observe(&st);
-                ok = replay_check(&st, op, origin, err);
-            }
-            break;
-        case STRATA_OP_RELEASE:
-            if (op->memory == STRATA_BIND_NONE || op->memory == st.memory_index) {
-                strata_allocator_release(st.alloc);
-                replay_observe(&st);
-                ok = replay_check(&st, op, origin, err);
-            }
-            break;
-        default:
-            break;
-        }
+        ok = replay_op(&st, op, r, origin, err);
         if (!ok)
             break;
     }
     ok = ok && got == 0;
     if (ok && !st.alloc)
         ok = replay_create_allocator(&st, c, err); /* an empty trace still names its allocator */
-    if (ok) {
-        st.sum.temp_peak_bytes = replay_temp_peak(&st, c);
-        st.sum.padding_bytes = strata_padding_bytes(c, st.memory,
-                                                    strcmp(st.memory, STRATA_REPLAY_DEFAULT_MEMORY) == 0);
-    }
-    g_array_free(st.segments, TRUE);
+    if (ok)
+        strata_ledger_read_options(st.ledger, c, st.memory, strcmp(st.memory, STRATA_REPLAY_DEFAULT_MEMORY) == 0);
     uint64_t n_ops = strata_binder_op_count(binder);
     strata_binder_free(binder);
     if (lifetimes)
         g_array_free(lifetimes, TRUE);
-    g_byte_array_free(st.mine, TRUE);
     if (!ok) {
+        strata_ledger_free(st.ledger);
         strata_allocator_free(st.alloc);
         strata_results_free(r);
         return false;
     }
-    if (!st.sum.oom)
-        st.sum.ops = n_ops;
-    strata_alloc_stats s;
-    strata_allocator_stats(st.alloc, &s);
-    st.sum.planned_height = s.planned_height;
-    st.sum.plan_lower_bound = s.plan_lower_bound;
-    st.sum.output_bytes = s.allocated;
-    r->ops = st.sum.ops;
-    strata_memory_result *m = strata_results_add_memory(r, st.memory);
-    m->kind = g_strdup("device");
-    m->allocator = g_strdup(strata_allocator_spec(st.alloc));
-    m->capacity_bytes = opt->capacity;
-    m->peak_allocated_bytes = st.sum.peak_allocated;
-    m->peak_reserved_bytes = st.sum.peak_reserved;
-    m->fragmentation_peak = st.sum.fragmentation_peak;
-    m->internal_waste_bytes = st.sum.internal_waste_at_peak;
-    m->argument_bytes = st.sum.argument_bytes;
-    m->output_bytes = st.sum.output_bytes;
-    m->temp_peak_bytes = st.sum.temp_peak_bytes;
-    m->padding_bytes = st.sum.padding_bytes;
-    strata_replay_add_top_level(r, &st.sum, strata_allocator_spec(st.alloc), opt->capacity);
-    strata_allocator_free(st.alloc);
+    replay_finish(&st, r, n_ops);
     if (summary)
         *summary = st.sum;
     *out = r;

@@ -52,7 +52,7 @@ typedef struct strata_replay_summary {
      * allocated before the first copy or compute in file order (minus those
      * freed before it), outputs the buffers never freed; temp_peak is the
      * peak of allocated bytes minus the live arguments and outputs;
-     * padding is what a pad policy added (strata_padding_bytes()). A trace
+     * padding is what a rewrite added (ledger/ledger.h). A trace
      * with no copy or compute is all arguments (temp_peak 0), as in `run`. */
     uint64_t argument_bytes, output_bytes, temp_peak_bytes, padding_bytes;
 } strata_replay_summary;

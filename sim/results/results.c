@@ -102,6 +102,16 @@ strata_memory_result *strata_results_add_memory(strata_results *r, const char *n
     return m;
 }
 
+const strata_memory_result *strata_results_memory(const strata_results *r, const char *name)
+{
+    for (guint i = 0; i < r->memories->len; i++) {
+        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        if (strcmp(m->name, name) == 0)
+            return m;
+    }
+    return NULL;
+}
+
 strata_link_result *strata_results_add_link(strata_results *r, const char *name)
 {
     strata_link_result *l = append_zero(r->links);

@@ -118,6 +118,8 @@ strata_results *strata_results_new(const char *producer);
 void strata_results_free(strata_results *r);
 /* Appenders: the strings are copied; return the element for filling in. */
 strata_memory_result *strata_results_add_memory(strata_results *r, const char *name);
+/* The memory named `name`, or NULL. */
+const strata_memory_result *strata_results_memory(const strata_results *r, const char *name);
 strata_link_result *strata_results_add_link(strata_results *r, const char *name);
 strata_stream_result *strata_results_add_stream(strata_results *r, const char *name);
 strata_compute_result *strata_results_add_compute(strata_results *r, const char *name);
