@@ -4,6 +4,7 @@
  *   strata import torch SNAPSHOT.pickle [-o OUT.trace] [--device N] [--no-frames]
  *                       [--fidelity [--allocator SPEC] [--capacity SIZE]]
  *   strata import minimalloc FILE.csv [-o OUT.trace]
+ *   strata import xla DIR_OR_FILE [--module NAME] [-o OUT.trace]
  *
  * The formats are looked up by name in `importers` below. The output file
  * is opened (and so checked) before any work, and written through a
@@ -18,6 +19,8 @@
 #include "core/units.h"
 #include "import/minimalloc.h"
 #include "import/torch.h"
+#include "import/xla.h"
+#include "import/xla_report.h"
 #include "trace/writer.h"
 
 typedef struct importer {
@@ -28,11 +31,14 @@ typedef struct importer {
 
 static int import_torch(int argc, char **argv);
 static int import_minimalloc(int argc, char **argv);
+static int import_xla(int argc, char **argv);
 
 static const importer importers[] = {
     {"torch", "a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot pickle)",
      import_torch},
     {"minimalloc", "a MiniMalloc benchmark CSV (id,lower,upper,size)", import_minimalloc},
+    {"xla", "an XLA dump (--xla_dump_to): buffer assignment, live ranges, optimized HLO",
+     import_xla},
     {NULL, NULL, NULL},
 };
 
@@ -274,5 +280,95 @@ static int import_minimalloc(int argc, char **argv)
 done:
     g_option_context_free(ctx);
     g_free(out_path);
+    return status;
+}
+
+/* ---- xla ------------------------------------------------------------------ */
+
+/* Writes src through the trace writer to out (committed on success). */
+static bool write_source(strata_source *src, strata_outfile *out, const char *comment, GError **err)
+{
+    strata_trace_writer *w = strata_trace_writer_new(strata_outfile_stream(out), comment);
+    const strata_op *op;
+    int rc = 0;
+    bool ok = strata_source_rewind(src, err);
+    while (ok && (rc = strata_source_next(src, &op, err)) == 1)
+        ok = strata_trace_writer_write(w, op, err);
+    ok = ok && rc == 0;
+    strata_trace_writer_free(w);
+    if (!ok) {
+        strata_outfile_abort(out);
+        return false;
+    }
+    return strata_outfile_commit(out, err);
+}
+
+static int import_xla(int argc, char **argv)
+{
+    char *out_path = NULL, *module = NULL;
+    GOptionEntry entries[] = {
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+         "where to write the trace (default '-': standard output)", "OUT.trace"},
+        {"module", 0, 0, G_OPTION_ARG_STRING, &module,
+         "the module to import, a part of its file names (needed when DIR holds several)", "NAME"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    g_set_prgname("strata import xla");
+    GOptionContext *ctx = g_option_context_new("DIR_OR_FILE - import a module of an XLA dump");
+    g_option_context_set_summary(
+        ctx,
+        "Reads what XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" writes for a module:\n"
+        "the buffer assignment and live ranges (*after_optimizations-buffer-assignment.txt,\n"
+        "or *-live-range.txt), and the optimized HLO (*after_optimizations.txt) when present.\n"
+        "Writes a trace with one alloc/free per buffer at its live range in schedule order\n"
+        "(tagged param/output/activation/temp, with dtype and shape), one compute per\n"
+        "instruction with FLOPs from the HLO shapes, async copies as copies, collectives\n"
+        "as computes noted with their opcode. Prints XLA's figures beside strata's and the\n"
+        "offline planner's packing of each preallocated-temp allocation on standard error.\n"
+        "See docs/xla-import.md.");
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    int status = STRATA_EXIT_OK;
+    GError *err = NULL;
+    strata_source *src = NULL;
+    strata_xla_figures fig = {0};
+    if (!strata_cli_parse(ctx, &argc, &argv, "import xla", &status))
+        goto done;
+    if (argc != 2) {
+        fprintf(stderr, "strata import xla: expected one DIR_OR_FILE, got %d arguments\n"
+                        "Run 'strata import xla --help' for usage.\n",
+                argc - 1);
+        status = STRATA_EXIT_USAGE;
+        goto done;
+    }
+    strata_replay_summary sum = {0};
+    strata_outfile *out = strata_outfile_open(out_path ? out_path : "-", &err);
+    if (out == NULL) {
+        status = strata_cli_fail("import xla", err);
+        goto done;
+    }
+    src = strata_xla_import(argv[1], module, &fig, &err);
+    if (src == NULL || !strata_xla_measure(src, &sum, &err)) {
+        strata_outfile_abort(out);
+        status = strata_cli_fail("import xla", err);
+        goto done;
+    }
+    char *comment = g_strdup_printf("imported by strata import xla from %s (%" G_GUINT64_FORMAT
+                                    " instructions, %" G_GUINT64_FORMAT " allocations)",
+                                    fig.module, fig.n_instructions, fig.n_allocations);
+    bool ok = write_source(src, out, comment, &err);
+    g_free(comment);
+    if (!ok) {
+        status = strata_cli_fail("import xla", err);
+        goto done;
+    }
+    char *report = strata_xla_report(&fig, &sum);
+    fputs(report, stderr);
+    g_free(report);
+done:
+    strata_source_free(src);
+    strata_xla_figures_clear(&fig);
+    g_option_context_free(ctx);
+    g_free(out_path);
+    g_free(module);
     return status;
 }

@@ -1,0 +1,70 @@
+/*
+ * xla.h: `strata import xla`, a JAX or TensorFlow program compiled by XLA,
+ * from the files of XLA_FLAGS="--xla_dump_to=DIR --xla_dump_hlo_as_text",
+ * into a strata op stream, with XLA's own memory figures beside it.
+ *
+ * Per module the dump holds (docs/xla-import.md walks through each):
+ *   *after_optimizations-buffer-assignment.txt  allocations and their values
+ *       (xla_buffers.h), then the HloLiveRange (xla_liverange.h); newer XLA
+ *       writes the live ranges to *after_optimizations-live-range.txt;
+ *   *after_optimizations-memory-usage-report.txt  `Total bytes used` first
+ *       (cross-checked, the rest skipped);
+ *   *after_optimizations.txt  the optimized HLO (xla_hlo.h), optional.
+ *
+ * The trace (xla_emit.c) has one buffer per group of values that XLA keeps
+ * in the same storage (same allocation and offset, live ranges touching or
+ * overlapping: in-place updates, loop-carried values, donation), allocated
+ * and freed at its live range in schedule order, and one op per scheduled
+ * instruction that does work.
+ *
+ * Invariants: the import is a pure function of the files (same dump,
+ * byte-identical trace); every file is read line by line, so memory grows
+ * with the number of instructions and values, not with the file sizes.
+ */
+#ifndef STRATA_IMPORT_XLA_H
+#define STRATA_IMPORT_XLA_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "trace/source.h"
+
+/* One preallocated-temp allocation against the offline planner. */
+typedef struct strata_xla_temp {
+    uint64_t index;           /* XLA's allocation number */
+    uint64_t xla_bytes;       /* its size */
+    uint64_t n_buffers;       /* strata buffers planned */
+    uint64_t planned_bytes;   /* the offline planner's height */
+    uint64_t lower_bound;     /* peak of its live bytes */
+    uint64_t alignment;       /* the planner's alignment (the offsets' largest power of two) */
+} strata_xla_temp;
+
+typedef struct strata_xla_figures {
+    char *module;             /* the module's file stem, e.g. module_0012.jit_step */
+    char *buffer_file, *live_range_file, *hlo_file, *report_file; /* NULL when absent */
+    /* XLA's own figures, from the buffer assignment. */
+    uint64_t n_allocations, n_values, n_instructions;
+    uint64_t xla_parameter_bytes, xla_output_bytes, xla_alias_bytes;
+    uint64_t xla_temp_bytes, xla_constant_bytes, xla_thread_local_bytes, xla_total_bytes;
+    bool has_xla_peak;
+    uint64_t xla_peak_time, xla_peak_bytes; /* `Live ranges at T (peak)` and its sum */
+    /* What the trace holds. */
+    uint64_t n_buffers, n_computes, n_copies, n_collectives;
+    uint64_t n_thread_local_values;   /* not emitted: per-thread stack memory */
+    uint64_t n_unranged_values;       /* no live range: live for the whole program */
+    uint64_t n_empty_values;          /* zero bytes: not emitted */
+    double flops;
+    uint64_t peak_time, peak_bytes;   /* peak of live bytes in program order */
+    GArray *temps;                    /* strata_xla_temp, one per preallocated-temp allocation */
+} strata_xla_figures;
+
+void strata_xla_figures_clear(strata_xla_figures *f);
+
+/* path: a dump directory or one of a module's files; module: a substring of
+ * the module's file names (required when the directory holds several).
+ * Returns the op stream, fills *fig. Errors: STRATA_ERROR_INPUT naming
+ * FILE:LINE, or the choice of module; STRATA_ERROR_IO. */
+strata_source *strata_xla_import(const char *path, const char *module, strata_xla_figures *fig,
+                                 GError **err);
+
+#endif

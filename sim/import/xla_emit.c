@@ -1,0 +1,495 @@
+/*
+ * xla_emit.c: groups, order and ops of `strata import xla` (contract in
+ * xla_emit.h).
+ *
+ * Design: values are sorted by (allocation, offset, start) and chained into
+ * groups; groups are walked in two sorted index arrays (by start, by end)
+ * alongside the instruction sequence, so the emission is one pass over the
+ * schedule. Operands name their defining instruction; get-tuple-element,
+ * bitcast and copy-done are followed to the value they stand for.
+ *
+ * Invariants: every emitted group is allocated once and freed at most once,
+ * after its alloc; an op names only live buffers (the trace checker's rule),
+ * so an operand whose buffer is not live is left out of in=.
+ */
+#include "import/xla_emit.h"
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+
+#define XLA_HOST_MEMORY_SPACE 5
+#define NO_GROUP UINT32_MAX
+/* A zero-time compute after the arguments: strata counts the buffers
+ * allocated before the first compute as the program's arguments. */
+#define XLA_ENTRY_LABEL "xla.entry"
+
+typedef enum { G_PENDING, G_LIVE, G_FREED } group_state;
+
+typedef struct emitter {
+    const xla_buffers *b;
+    const xla_liverange *lr;
+    const xla_hlo *h;
+    strata_xla_figures *fig;
+    GArray *groups;           /* xla_group */
+    uint32_t *group_of;       /* value index -> group, NO_GROUP when not emitted */
+    group_state *state;       /* per group */
+    GHashTable *by_key;       /* value key -> value index + 1 */
+    GHashTable *defined;      /* instruction name -> GArray of group indices (owned) */
+    GHashTable *copies;       /* copy-start name -> done event (owned) */
+    strata_op_list *ops;
+    uint64_t live_bytes;
+    uint64_t max;
+} emitter;
+
+typedef struct value_range {
+    uint32_t value;
+    uint64_t start, end;
+} value_range;
+
+static int cmp_range(const void *pa, const void *pb, void *user)
+{
+    const value_range *x = pa, *y = pb;
+    const xla_buffers *b = user;
+    const xla_value *vx = xla_buffers_value(b, x->value), *vy = xla_buffers_value(b, y->value);
+    if (vx->alloc != vy->alloc)
+        return vx->alloc < vy->alloc ? -1 : 1;
+    if (vx->offset != vy->offset)
+        return vx->offset < vy->offset ? -1 : 1;
+    if (x->start != y->start)
+        return x->start < y->start ? -1 : 1;
+    return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* A buffer name from a value key: NAME for NAME{}, NAME{0.1} for NAME{0,1};
+ * characters a trace name cannot hold become '_'. */
+static char *name_for_key(const char *key)
+{
+    char *s = g_str_has_suffix(key, "{}") ? g_strndup(key, strlen(key) - 2) : g_strdup(key);
+    for (char *p = s; *p; p++)
+        if (*p == ',')
+            *p = '.';
+        else if (!g_ascii_isgraph(*p) || *p == '=' || *p == '#')
+            *p = '_';
+    return s;
+}
+
+static xla_group_kind group_kind(const xla_allocation *a, const xla_group *g, uint64_t max)
+{
+    bool argument = (a->flags & XLA_ALLOC_PARAMETER) && g->start == 0;
+    bool output = (a->flags & XLA_ALLOC_LIVE_OUT) && g->end >= max;
+    if (argument && output)
+        return XLA_DONATED;
+    if (argument)
+        return XLA_ARGUMENT;
+    if (output)
+        return XLA_OUTPUT;
+    if (a->flags & XLA_ALLOC_CONSTANT)
+        return XLA_CONSTANT;
+    return XLA_TEMP;
+}
+
+/* The live ranges of the emitted values (thread-local and empty ones left out). */
+static GArray *collect_ranges(emitter *e)
+{
+    GArray *r = g_array_new(FALSE, FALSE, sizeof(value_range));
+    for (uint32_t i = 0; i < xla_buffers_n_values(e->b); i++) {
+        const xla_value *v = xla_buffers_value(e->b, i);
+        e->group_of[i] = NO_GROUP;
+        if (xla_buffers_allocation(e->b, v->alloc)->flags & XLA_ALLOC_THREAD_LOCAL) {
+            e->fig->n_thread_local_values++;
+            continue;
+        }
+        if (v->size == 0) {
+            e->fig->n_empty_values++;
+            continue;
+        }
+        value_range vr = {.value = i};
+        if (!xla_liverange_lookup(e->lr, v->key, &vr.start, &vr.end)) {
+            e->fig->n_unranged_values++;
+            vr.start = 0;
+            vr.end = e->max;
+        }
+        g_array_append_val(r, vr);
+    }
+    g_qsort_with_data(r->data, (gint)r->len, sizeof(value_range), cmp_range, (gpointer)e->b);
+    return r;
+}
+
+static void note_defined(emitter *e, const char *instr, uint32_t group)
+{
+    GArray *list = g_hash_table_lookup(e->defined, instr);
+    if (list == NULL) {
+        list = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        g_hash_table_insert(e->defined, g_strdup(instr), list);
+    }
+    if (list->len == 0 || g_array_index(list, uint32_t, list->len - 1) != group)
+        g_array_append_val(list, group);
+}
+
+static void build_groups(emitter *e)
+{
+    GArray *r = collect_ranges(e);
+    GHashTable *names = g_hash_table_new(g_str_hash, g_str_equal);
+    for (guint i = 0; i < r->len; i++) {
+        const value_range *vr = &g_array_index(r, value_range, i);
+        const xla_value *v = xla_buffers_value(e->b, vr->value);
+        xla_group *last = e->groups->len ? &g_array_index(e->groups, xla_group, e->groups->len - 1) : NULL;
+        if (last && last->alloc == v->alloc && last->offset == v->offset && vr->start <= last->end) {
+            last->end = MAX(last->end, vr->end);
+            if (v->size > last->size) {
+                last->size = v->size;
+                last->rep = vr->value;
+            }
+        } else {
+            xla_group g = {.alloc = v->alloc, .rep = vr->value, .offset = v->offset, .size = v->size,
+                           .start = vr->start, .end = vr->end};
+            g_array_append_val(e->groups, g);
+        }
+        e->group_of[vr->value] = e->groups->len - 1;
+        note_defined(e, v->name, e->groups->len - 1);
+    }
+    for (guint i = 0; i < e->groups->len; i++) {
+        xla_group *g = &g_array_index(e->groups, xla_group, i);
+        g->kind = group_kind(xla_buffers_allocation(e->b, g->alloc), g, e->max);
+        char *name = name_for_key(xla_buffers_value(e->b, g->rep)->key);
+        for (unsigned k = 2; g_hash_table_contains(names, name); k++) {
+            char *base = name_for_key(xla_buffers_value(e->b, g->rep)->key);
+            g_free(name);
+            name = g_strdup_printf("%s.g%u", base, k);
+            g_free(base);
+        }
+        g->name = name;
+        g_hash_table_add(names, name);
+    }
+    g_hash_table_destroy(names);
+    g_array_free(r, TRUE);
+}
+
+static strata_tag group_tag(const xla_group *g)
+{
+    switch (g->kind) {
+    case XLA_ARGUMENT:
+    case XLA_DONATED:
+    case XLA_CONSTANT: return STRATA_TAG_PARAM;
+    case XLA_OUTPUT: return STRATA_TAG_OUTPUT;
+    default: return g->end - g->start >= 2 ? STRATA_TAG_ACTIVATION : STRATA_TAG_TEMP;
+    }
+}
+
+/* XLA's host memory space: the value's color, or its array layout's S(5). */
+static bool value_on_host(const xla_value *v)
+{
+    return v->color == XLA_HOST_MEMORY_SPACE ||
+           (!v->shape.is_tuple && v->shape.memory_space == XLA_HOST_MEMORY_SPACE);
+}
+
+static void emit_alloc(emitter *e, uint32_t gi)
+{
+    const xla_group *g = &g_array_index(e->groups, xla_group, gi);
+    const xla_value *v = xla_buffers_value(e->b, g->rep);
+    char note[48];
+    g_snprintf(note, sizeof note, "allocation.%u", g->alloc);
+    strata_op op = {.kind = STRATA_OP_ALLOC, .stream = STRATA_DEFAULT_STREAM, .name = g->name,
+                    .size = g->size, .tag = group_tag(g), .note = note};
+    if (value_on_host(v))
+        op.memory = "host";
+    if (!v->shape.is_tuple) {
+        op.dtype = v->shape.dtype;
+        if (v->shape.rank > 0 && v->shape.rank == v->shape.n_dims && v->shape.elements > 0) {
+            op.n_dims = v->shape.n_dims;
+            memcpy(op.shape, v->shape.dims, sizeof op.shape);
+        }
+    }
+    strata_op_list_append(e->ops, &op);
+    e->state[gi] = G_LIVE;
+    e->live_bytes += g->size;
+}
+
+static void emit_free(emitter *e, uint32_t gi)
+{
+    const xla_group *g = &g_array_index(e->groups, xla_group, gi);
+    strata_op op = {.kind = STRATA_OP_FREE, .stream = STRATA_DEFAULT_STREAM, .name = g->name};
+    strata_op_list_append(e->ops, &op);
+    e->state[gi] = G_FREED;
+    e->live_bytes -= g->size;
+}
+
+static bool kept_to_end(const xla_group *g)
+{
+    return g->kind == XLA_OUTPUT || g->kind == XLA_DONATED;
+}
+
+static bool in_setup(const xla_group *g)
+{
+    return g->kind == XLA_ARGUMENT || g->kind == XLA_DONATED;
+}
+
+/* The group an operand stands for, following aliases; NO_GROUP when none. */
+static uint32_t resolve(const emitter *e, const char *name, int depth)
+{
+    char *key = g_strconcat(name, "{}", NULL);
+    gpointer v = g_hash_table_lookup(e->by_key, key);
+    g_free(key);
+    if (v)
+        return e->group_of[GPOINTER_TO_UINT(v) - 1];
+    const xla_instr *in = e->h ? xla_hlo_find(e->h, name) : NULL;
+    if (in == NULL || in->operands[0] == NULL || depth > 8)
+        return NO_GROUP;
+    if (in->tuple_index >= 0 || strcmp(in->opcode, "copy-done") == 0) {
+        char *k = g_strdup_printf("%s{%" G_GINT64_FORMAT "}", in->operands[0], MAX(in->tuple_index, 0));
+        v = g_hash_table_lookup(e->by_key, k);
+        g_free(k);
+        return v ? e->group_of[GPOINTER_TO_UINT(v) - 1] : NO_GROUP;
+    }
+    if (strcmp(in->opcode, "bitcast") == 0)
+        return resolve(e, in->operands[0], depth + 1);
+    return NO_GROUP;
+}
+
+static void add_name(GPtrArray *names, const emitter *e, uint32_t gi)
+{
+    if (gi == NO_GROUP || e->state[gi] != G_LIVE)
+        return;
+    const char *n = g_array_index(e->groups, xla_group, gi).name;
+    for (guint i = 0; i < names->len; i++)
+        if (names->pdata[i] == n)
+            return;
+    g_ptr_array_add(names, (gpointer)n);
+}
+
+static bool is_one_of(const char *op, const char *const *set)
+{
+    for (; *set; set++)
+        if (strcmp(op, *set) == 0)
+            return true;
+    return false;
+}
+
+static const char *const bookkeeping_ops[] = {
+    "parameter", "tuple", "get-tuple-element", "bitcast", "constant", "while", "conditional",
+    "call", "opt-barrier", "after-all", "add-dependency", "partition-id", "replica-id", "domain",
+    "all-reduce-done", "all-gather-done", "collective-permute-done", "async-done", "async-update",
+    "send-done", "recv-done", NULL};
+
+static const char *const collective_ops[] = {
+    "all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
+    "collective-broadcast", "all-reduce-start", "all-gather-start", "collective-permute-start",
+    "ragged-all-to-all", "send", "recv", NULL};
+
+static void emit_compute(emitter *e, const char *name, const xla_instr *in)
+{
+    GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new();
+    for (char **o = in ? in->operands : NULL; o && *o; o++)
+        add_name(ins, e, resolve(e, *o, 0));
+    GArray *def = g_hash_table_lookup(e->defined, name);
+    for (guint i = 0; def && i < def->len; i++)
+        add_name(outs, e, g_array_index(def, uint32_t, i));
+    char *label = name_for_key(name);
+    strata_op op = {.kind = STRATA_OP_COMPUTE, .stream = STRATA_DEFAULT_STREAM, .name = label,
+                    .ins = (const char *const *)ins->pdata, .n_ins = ins->len,
+                    .outs = (const char *const *)outs->pdata, .n_outs = outs->len,
+                    .note = in ? in->opcode : NULL};
+    if (in && in->flops > 0) {
+        op.has_flops = true;
+        op.flops = in->flops;
+        e->fig->flops += in->flops;
+    }
+    if (in && is_one_of(in->opcode, collective_ops))
+        e->fig->n_collectives++;
+    strata_op_list_append(e->ops, &op);
+    e->fig->n_computes++;
+    g_free(label);
+    g_ptr_array_free(ins, TRUE);
+    g_ptr_array_free(outs, TRUE);
+}
+
+static void emit_event(emitter *e, strata_op_kind kind, const char *event, const char *stream)
+{
+    strata_op op = {.kind = kind, .stream = stream, .name = event};
+    strata_op_list_append(e->ops, &op);
+}
+
+/* copy-start: the copy runs on its own stream; the program waits at copy-done. */
+static bool emit_copy_start(emitter *e, const char *name, const xla_instr *in)
+{
+    char *key = g_strconcat(name, "{0}", NULL);
+    gpointer v = g_hash_table_lookup(e->by_key, key);
+    g_free(key);
+    uint32_t dst = v ? e->group_of[GPOINTER_TO_UINT(v) - 1] : NO_GROUP;
+    uint32_t src = resolve(e, in->operands[0] ? in->operands[0] : "", 0);
+    if (dst == NO_GROUP || src == NO_GROUP || dst == src || e->state[dst] != G_LIVE ||
+        e->state[src] != G_LIVE)
+        return false;
+    const xla_group *d = &g_array_index(e->groups, xla_group, dst);
+    const xla_group *s = &g_array_index(e->groups, xla_group, src);
+    const xla_value *dv = xla_buffers_value(e->b, d->rep), *sv = xla_buffers_value(e->b, s->rep);
+    const char *stream = value_on_host(dv) ? "xla-d2h" : value_on_host(sv) ? "xla-h2d" : "xla-copy";
+    uint64_t n = e->fig->n_copies++;
+    char *go = g_strdup_printf("xc%" G_GUINT64_FORMAT ".go", n);
+    char *done = g_strdup_printf("xc%" G_GUINT64_FORMAT ".done", n);
+    emit_event(e, STRATA_OP_RECORD, go, STRATA_DEFAULT_STREAM);
+    emit_event(e, STRATA_OP_WAIT, go, stream);
+    strata_op op = {.kind = STRATA_OP_COPY, .stream = stream, .name = d->name, .src = s->name};
+    if (s->size > d->size) {
+        op.has_bytes = true;
+        op.size = d->size;
+    }
+    strata_op_list_append(e->ops, &op);
+    emit_event(e, STRATA_OP_RECORD, done, stream);
+    g_hash_table_insert(e->copies, g_strdup(name), done);
+    g_free(go);
+    return true;
+}
+
+static void emit_instruction(emitter *e, const char *name)
+{
+    const xla_instr *in = e->h ? xla_hlo_find(e->h, name) : NULL;
+    if (in == NULL) {
+        GArray *def = g_hash_table_lookup(e->defined, name);
+        bool parameter = def && def->len > 0 && in_setup(&g_array_index(e->groups, xla_group,
+                                                                         g_array_index(def, uint32_t, 0)));
+        if (!parameter)
+            emit_compute(e, name, NULL);
+        return;
+    }
+    if (strcmp(in->opcode, "copy-done") == 0) {
+        const char *done = in->operands[0] ? g_hash_table_lookup(e->copies, in->operands[0]) : NULL;
+        if (done)
+            emit_event(e, STRATA_OP_WAIT, done, STRATA_DEFAULT_STREAM);
+        return;
+    }
+    if (is_one_of(in->opcode, bookkeeping_ops))
+        return;
+    if (strcmp(in->opcode, "copy-start") == 0 && emit_copy_start(e, name, in))
+        return;
+    emit_compute(e, name, in);
+}
+
+static int cmp_by_start(const void *pa, const void *pb, void *user)
+{
+    const xla_group *g = user;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    if (g[a].start != g[b].start)
+        return g[a].start < g[b].start ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+static int cmp_by_end(const void *pa, const void *pb, void *user)
+{
+    const xla_group *g = user;
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    if (g[a].end != g[b].end)
+        return g[a].end < g[b].end ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+static void note_peak(emitter *e, uint64_t t)
+{
+    if (e->live_bytes > e->fig->peak_bytes) {
+        e->fig->peak_bytes = e->live_bytes;
+        e->fig->peak_time = t;
+    }
+}
+
+/* The schedule walk: setup, then per instruction allocs, op, frees. */
+static void emit_schedule(emitter *e)
+{
+    guint n = e->groups->len;
+    const xla_group *g = (const xla_group *)(void *)e->groups->data;
+    uint32_t *by_start = g_new(uint32_t, n ? n : 1), *by_end = g_new(uint32_t, n ? n : 1);
+    for (uint32_t i = 0; i < n; i++)
+        by_start[i] = by_end[i] = i;
+    g_qsort_with_data(by_start, (gint)n, sizeof(uint32_t), cmp_by_start, (gpointer)g);
+    g_qsort_with_data(by_end, (gint)n, sizeof(uint32_t), cmp_by_end, (gpointer)g);
+    for (uint32_t i = 0; i < n; i++)
+        if (in_setup(&g[i]))
+            emit_alloc(e, i);
+    strata_op entry = {.kind = STRATA_OP_COMPUTE, .stream = STRATA_DEFAULT_STREAM, .name = XLA_ENTRY_LABEL,
+                       .has_time = true, .time_s = 0, .note = "entry"};
+    strata_op_list_append(e->ops, &entry);
+    uint64_t steps = xla_liverange_n_instructions(e->lr);
+    guint si = 0, ei = 0;
+    for (uint64_t t = 0; t < steps; t++) {
+        for (; si < n && g[by_start[si]].start <= t; si++)
+            if (e->state[by_start[si]] == G_PENDING)
+                emit_alloc(e, by_start[si]);
+        note_peak(e, t);
+        emit_instruction(e, xla_liverange_instruction(e->lr, t));
+        for (; ei < n && g[by_end[ei]].end <= t; ei++)
+            if (e->state[by_end[ei]] == G_LIVE && !kept_to_end(&g[by_end[ei]]) && g[by_end[ei]].end < e->max)
+                emit_free(e, by_end[ei]);
+    }
+    for (; si < n; si++)
+        if (e->state[by_start[si]] == G_PENDING)
+            emit_alloc(e, by_start[si]);
+    note_peak(e, steps);
+    for (uint32_t i = 0; i < n; i++)
+        if (e->state[i] == G_LIVE && !kept_to_end(&g[i]))
+            emit_free(e, i);
+    g_free(by_start);
+    g_free(by_end);
+}
+
+/* XLA's own figures, from the allocations. */
+static void xla_figures(const xla_buffers *b, strata_xla_figures *f)
+{
+    f->n_allocations = xla_buffers_n_allocations(b);
+    f->n_values = xla_buffers_n_values(b);
+    for (uint32_t i = 0; i < f->n_allocations; i++) {
+        const xla_allocation *a = xla_buffers_allocation(b, i);
+        if (a->flags & XLA_ALLOC_PARAMETER)
+            f->xla_parameter_bytes += a->size;
+        if (a->flags & XLA_ALLOC_LIVE_OUT)
+            f->xla_output_bytes += a->size;
+        if ((a->flags & XLA_ALLOC_PARAMETER) && (a->flags & XLA_ALLOC_LIVE_OUT))
+            f->xla_alias_bytes += a->size;
+        if (a->flags & XLA_ALLOC_TEMP)
+            f->xla_temp_bytes += a->size;
+        if (a->flags & XLA_ALLOC_CONSTANT)
+            f->xla_constant_bytes += a->size;
+        if (a->flags & XLA_ALLOC_THREAD_LOCAL)
+            f->xla_thread_local_bytes += a->size;
+        f->xla_total_bytes += a->size;
+    }
+}
+
+static void garray_free(gpointer p)
+{
+    g_array_free(p, TRUE);
+}
+
+strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla_hlo *h,
+                        strata_xla_figures *fig, GError **err)
+{
+    emitter e = {.b = b, .lr = lr, .h = h, .fig = fig, .max = xla_liverange_max(lr)};
+    e.groups = g_array_new(FALSE, TRUE, sizeof(xla_group));
+    e.group_of = g_new(uint32_t, xla_buffers_n_values(b) + 1);
+    e.by_key = g_hash_table_new(g_str_hash, g_str_equal);
+    e.defined = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, garray_free);
+    e.copies = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    e.ops = strata_op_list_new();
+    xla_figures(b, fig);
+    fig->n_instructions = xla_liverange_n_instructions(lr);
+    fig->has_xla_peak = xla_liverange_peak(lr, &fig->xla_peak_time, &fig->xla_peak_bytes);
+    for (uint32_t i = 0; i < xla_buffers_n_values(b); i++)
+        g_hash_table_insert(e.by_key, xla_buffers_value(b, i)->key, GUINT_TO_POINTER(i + 1));
+    build_groups(&e);
+    fig->n_buffers = e.groups->len;
+    e.state = g_new0(group_state, e.groups->len + 1);
+    emit_schedule(&e);
+    strata_source *src = NULL;
+    if (xla_plan_temps(b, (const xla_group *)(void *)e.groups->data, e.groups->len, fig, err)) {
+        src = strata_op_list_to_source(e.ops, fig->buffer_file);
+        e.ops = NULL;
+    }
+    strata_op_list_free(e.ops);
+    for (guint i = 0; i < e.groups->len; i++)
+        g_free(g_array_index(e.groups, xla_group, i).name);
+    g_array_free(e.groups, TRUE);
+    g_free(e.group_of);
+    g_free(e.state);
+    g_hash_table_destroy(e.by_key);
+    g_hash_table_destroy(e.defined);
+    g_hash_table_destroy(e.copies);
+    return src;
+}

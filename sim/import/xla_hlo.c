@@ -1,0 +1,295 @@
+/*
+ * xla_hlo.c: the optimized-HLO reader (contract in xla_hlo.h).
+ *
+ * Design: each instruction line is cut into name, shape, opcode, operand
+ * list (to its matching parenthesis) and attributes; FLOPs are computed at
+ * once from the shapes known so far, and added to the enclosing
+ * computation's sum, which a later fusion reads by its calls= name.
+ */
+#include "import/xla_hlo.h"
+#include <string.h>
+
+struct xla_hlo {
+    GHashTable *instrs;   /* name (borrowed from the instr) -> xla_instr* (owned) */
+    GHashTable *comp_flops; /* computation name (owned) -> double* (owned) */
+    double *current;      /* the open computation's sum, or NULL */
+};
+
+static void instr_free(gpointer p)
+{
+    xla_instr *i = p;
+    g_free(i->name);
+    g_free(i->opcode);
+    g_strfreev(i->operands);
+    g_free(i);
+}
+
+xla_hlo *xla_hlo_new(void)
+{
+    xla_hlo *h = g_new0(xla_hlo, 1);
+    h->instrs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, instr_free);
+    h->comp_flops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    return h;
+}
+
+void xla_hlo_free(xla_hlo *h)
+{
+    if (h == NULL)
+        return;
+    g_hash_table_destroy(h->instrs);
+    g_hash_table_destroy(h->comp_flops);
+    g_free(h);
+}
+
+const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name)
+{
+    return g_hash_table_lookup(h->instrs, name);
+}
+
+uint64_t xla_hlo_n_instructions(const xla_hlo *h)
+{
+    return g_hash_table_size(h->instrs);
+}
+
+/* Past the group opened at s (one of ( [ {), skipping quoted strings. */
+static const char *match_close(const char *s)
+{
+    int depth = 0;
+    for (; *s; s++) {
+        if (*s == '"') {
+            for (s++; *s && *s != '"'; s++)
+                if (*s == '\\' && s[1])
+                    s++;
+            if (*s == '\0')
+                return NULL;
+        } else if (*s == '(' || *s == '[' || *s == '{') {
+            depth++;
+        } else if ((*s == ')' || *s == ']' || *s == '}') && --depth == 0) {
+            return s + 1;
+        }
+    }
+    return NULL;
+}
+
+/* Operand texts `[SHAPE ]%?NAME` split at depth-0 commas; keeps the names. */
+static char **split_operands(const char *s, const char *end)
+{
+    GPtrArray *names = g_ptr_array_new();
+    const char *start = s;
+    int depth = 0;
+    for (const char *p = s; p <= end; p++) {
+        if (p < end && (*p == '(' || *p == '[' || *p == '{'))
+            depth++;
+        else if (p < end && (*p == ')' || *p == ']' || *p == '}'))
+            depth--;
+        else if (p == end || (*p == ',' && depth == 0)) {
+            const char *e = p;
+            while (e > start && e[-1] == ' ')
+                e--;
+            const char *b = e;
+            while (b > start && b[-1] != ' ' && b[-1] != '%')
+                b--;
+            if (e > b)
+                g_ptr_array_add(names, g_strndup(b, (gsize)(e - b)));
+            start = p + 1;
+        }
+    }
+    g_ptr_array_add(names, NULL);
+    return (char **)g_ptr_array_free(names, FALSE);
+}
+
+/* The shape of operand k: from the operand text when written inline, else
+ * from its defining instruction. */
+static bool operand_shape(const xla_hlo *h, const char *ops, const char *end, char **names, int k,
+                          xla_shape *out)
+{
+    const char *p = ops;
+    for (int i = 0; i < k && p < end; i++) {
+        const char *next = p;
+        int depth = 0;
+        for (; next < end && !(*next == ',' && depth == 0); next++) {
+            if (*next == '(' || *next == '[' || *next == '{')
+                depth++;
+            else if (*next == ')' || *next == ']' || *next == '}')
+                depth--;
+        }
+        p = next < end ? next + 1 : end;
+    }
+    while (p < end && *p == ' ')
+        p++;
+    const char *e;
+    if (p < end && *p != '%' && xla_shape_parse(p, &e, out) && e < end && *e == ' ')
+        return true;
+    for (int i = 0; i <= k; i++)
+        if (names[i] == NULL)
+            return false;
+    const xla_instr *def = xla_hlo_find(h, names[k]);
+    if (def == NULL)
+        return false;
+    *out = def->shape;
+    return true;
+}
+
+/* Product of lhs dims listed after `key` as {1,2} or ["1","2"]. */
+static double contracting(const char *attrs, const char *key, const xla_shape *lhs)
+{
+    const char *s = strstr(attrs, key);
+    if (s == NULL)
+        return 0;
+    s += strlen(key);
+    double k = 1;
+    while (*s && *s != '}' && *s != ']') {
+        uint64_t d;
+        if (xla_parse_u64(&s, &d)) {
+            if (d >= lhs->rank || d >= lhs->n_dims)
+                return 0;
+            k *= (double)lhs->dims[d];
+        } else {
+            s++;
+        }
+    }
+    return k;
+}
+
+static double conv_flops(const char *attrs, const xla_shape *out, const xla_shape *kernel)
+{
+    const char *s = strstr(attrs, "dim_labels=");
+    if (s == NULL)
+        return 0;
+    s = strchr(s + strlen("dim_labels="), '_');
+    const char *arrow = s ? strstr(s, "->") : NULL;
+    if (s == NULL || arrow == NULL)
+        return 0;
+    const char *o = memchr(s + 1, 'o', (size_t)(arrow - s - 1));
+    uint64_t features = o ? xla_shape_dim(kernel, (uint32_t)(o - s - 1)) : 0;
+    if (features == 0)
+        return 0;
+    return 2.0 * (double)out->elements * (double)kernel->elements / (double)features;
+}
+
+static bool is_elementwise(const char *op)
+{
+    static const char *const ops[] = {
+        "add", "subtract", "multiply", "divide", "maximum", "minimum", "exponential", "log",
+        "tanh", "rsqrt", "sqrt", "power", "logistic", "exponential-minus-one", "log-plus-one",
+        "negate", "abs", "sine", "cosine", "atan2", "remainder", "cbrt", "erf", NULL};
+    for (const char *const *p = ops; *p; p++)
+        if (strcmp(op, *p) == 0)
+            return true;
+    return false;
+}
+
+static double instr_flops(const xla_hlo *h, const xla_instr *in, const char *ops, const char *ops_end,
+                          const char *attrs)
+{
+    xla_shape a, b;
+    const char *op = in->opcode;
+    if (strcmp(op, "dot") == 0 && operand_shape(h, ops, ops_end, in->operands, 0, &a))
+        return 2.0 * (double)in->shape.elements * contracting(attrs, "lhs_contracting_dims={", &a);
+    if (strcmp(op, "convolution") == 0 && operand_shape(h, ops, ops_end, in->operands, 1, &b))
+        return conv_flops(attrs, &in->shape, &b);
+    if (strcmp(op, "custom-call") == 0 && (strstr(attrs, "$gemm") || strstr(attrs, "$lt$matmul")) &&
+        operand_shape(h, ops, ops_end, in->operands, 0, &a))
+        return 2.0 * (double)in->shape.elements * contracting(attrs, "\"lhs_contracting_dimensions\":[", &a);
+    if (strcmp(op, "fusion") == 0) {
+        const char *c = strstr(attrs, "calls=");
+        if (c == NULL)
+            return 0;
+        c += strlen("calls=");
+        if (*c == '%')
+            c++;
+        size_t n = strcspn(c, ", ");
+        char *name = g_strndup(c, n);
+        const double *f = g_hash_table_lookup(h->comp_flops, name);
+        g_free(name);
+        return f ? *f : 0;
+    }
+    if (strcmp(op, "reduce") == 0 && operand_shape(h, ops, ops_end, in->operands, 0, &a))
+        return (double)a.elements;
+    if (is_elementwise(op))
+        return (double)in->shape.elements;
+    return 0;
+}
+
+static bool bad_instr(const char *file, uint64_t lineno, const char *line, GError **err)
+{
+    char *ex = xla_excerpt(line);
+    xla_fail(err, file, lineno, "expected an instruction '[ROOT ]NAME = SHAPE OPCODE(OPERANDS)...', got '%s'", ex);
+    g_free(ex);
+    return false;
+}
+
+static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err)
+{
+    const char *s = line;
+    while (*s == ' ')
+        s++;
+    xla_skip(s, "ROOT ", &s);
+    xla_skip(s, "%", &s);
+    const char *eq = strstr(s, " = ");
+    if (eq == NULL || eq == s)
+        return bad_instr(file, lineno, line, err);
+    xla_instr *in = g_new0(xla_instr, 1);
+    in->name = g_strndup(s, (gsize)(eq - s));
+    in->tuple_index = -1;
+    s = eq + 3;
+    const char *open = NULL, *close = NULL;
+    if (xla_shape_parse(s, &s, &in->shape) && *s == ' ' && (open = strchr(s + 1, '(')) != NULL)
+        close = match_close(open);
+    if (close == NULL || strchr(in->name, ' ')) {
+        instr_free(in);
+        return bad_instr(file, lineno, line, err);
+    }
+    in->opcode = g_strndup(s + 1, (gsize)(open - s - 1));
+    bool literal = strcmp(in->opcode, "constant") == 0 || strcmp(in->opcode, "parameter") == 0;
+    in->operands = literal ? g_new0(char *, 1) : split_operands(open + 1, close - 1);
+    const char *attrs = close;
+    const char *idx = strstr(attrs, "index=");
+    if (strcmp(in->opcode, "get-tuple-element") == 0 && idx) {
+        uint64_t v;
+        idx += strlen("index=");
+        if (xla_parse_u64(&idx, &v) && v < INT64_MAX)
+            in->tuple_index = (int64_t)v;
+    }
+    in->flops = instr_flops(h, in, open + 1, close - 1, attrs);
+    if (g_hash_table_contains(h->instrs, in->name)) {
+        bool ok = xla_fail(err, file, lineno, "expected unique instruction names, got a second '%s'", in->name);
+        instr_free(in);
+        return ok;
+    }
+    if (h->current)
+        *h->current += in->flops;
+    g_hash_table_insert(h->instrs, in->name, in);
+    return true;
+}
+
+bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err)
+{
+    if (line[0] == '\0' || xla_skip(line, "HloModule ", NULL))
+        return true;
+    if (line[0] == ' ')
+        return parse_instr(h, file, line, lineno, err);
+    if (strcmp(line, "}") == 0) {
+        h->current = NULL;
+        return true;
+    }
+    size_t n = strlen(line);
+    if (line[n - 1] == '{') {
+        const char *s = line;
+        xla_skip(s, "ENTRY ", &s);
+        xla_skip(s, "%", &s);
+        size_t len = strcspn(s, " (");
+        if (len > 0) {
+            double *sum = g_new0(double, 1);
+            g_hash_table_replace(h->comp_flops, g_strndup(s, len), sum);
+            h->current = sum;
+            return true;
+        }
+    }
+    char *ex = xla_excerpt(line);
+    xla_fail(err, file, lineno,
+             "expected 'HloModule ...', a computation 'NAME (PARAMS) -> SHAPE {', an instruction or "
+             "'}', got '%s'", ex);
+    g_free(ex);
+    return false;
+}

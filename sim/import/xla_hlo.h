@@ -1,0 +1,61 @@
+/*
+ * xla_hlo.h: reader of XLA's optimized HLO text (`*after_optimizations.txt`,
+ * HloModule::ToString), for what the buffer assignment does not say: each
+ * instruction's opcode, operands, shape and floating-point work.
+ *
+ *   HloModule jit_f, is_scheduled=true, entry_computation_layout={...}
+ *
+ *   %fused_computation (param_0: f32[4,8], param_1: f32[8,16]) -> f32[4,16] {
+ *     %param_0 = f32[4,8]{1,0} parameter(0)
+ *     ROOT %dot.1 = f32[4,16]{1,0} dot(f32[4,8]{1,0} %param_0, ...), lhs_contracting_dims={1}, ...
+ *   }
+ *
+ *   ENTRY %main (Arg_0.1: f32[4,8], ...) -> f32[4,16] {
+ *     ROOT %fusion = f32[4,16]{1,0} fusion(%Arg_0.1, %Arg_1.2), kind=kOutput, calls=%fused_computation
+ *   }
+ *
+ * Both printings are read: with '%' and operand shapes (before 2024) and
+ * without (ShortParsable). An operand's shape, when not written inline, is
+ * its defining instruction's.
+ *
+ * FLOPs per instruction (documented in docs/xla-import.md):
+ *   dot            2 x elements(result) x product of lhs contracting dims
+ *   convolution    2 x elements(result) x elements(kernel) / kernel's output features
+ *   custom-call    a cuBLAS gemm ($gemm, $lt$matmul): as dot, from backend_config's
+ *                  "lhs_contracting_dimensions"
+ *   elementwise    elements(result) for arithmetic (add, multiply, exp, ...)
+ *   reduce         elements(operand 0)
+ *   fusion         the sum over its fused computation (printed before its users)
+ *   anything else  0
+ *
+ * Invariants: instruction names are unique in a module (XLA guarantees it;
+ * a repeated name is an error); lines that are not an HloModule header, a
+ * computation header `... {`, an instruction or `}` are errors naming
+ * FILE:LINE.
+ */
+#ifndef STRATA_IMPORT_XLA_HLO_H
+#define STRATA_IMPORT_XLA_HLO_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "import/xla_text.h"
+
+typedef struct xla_instr {
+    char *name;
+    char *opcode;
+    xla_shape shape;
+    char **operands;       /* NULL-terminated names (none for constant, parameter) */
+    int64_t tuple_index;   /* get-tuple-element's index=, else -1 */
+    double flops;
+} xla_instr;
+
+typedef struct xla_hlo xla_hlo;
+
+xla_hlo *xla_hlo_new(void);
+void xla_hlo_free(xla_hlo *h);
+bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err);
+const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name);
+uint64_t xla_hlo_n_instructions(const xla_hlo *h);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * xla_liverange.h: reader of XLA's HloLiveRange::ToString(), the schedule
+ * and the live range of every value. XLA appends it to the buffer
+ * assignment file (before 2025) or writes it alone to `*-live-range.txt`
+ * (with --xla_dump_buffer_assignment_analysis):
+ *
+ *   HloLiveRange (max 3):
+ *     InstructionSequence:
+ *       0:paramA
+ *       1:paramX
+ *       2:multiply
+ *     BufferLiveRange:
+ *       paramA{}:0-3
+ *       multiply{}:2-3
+ *     Live ranges at 2 (peak):
+ *       multiply{}: 16 bytes (cumulative: 16 bytes)     (older XLA: "multiply: 16 bytes")
+ *     Stack trace breakdown for peak usage: 48 bytes
+ *       ...                                             (skipped)
+ *
+ * A range start-end is inclusive: the value is live while the instructions
+ * start..end run; `max` is one past the last instruction (entry parameters
+ * and outputs live to max). The stated live-at-peak total is the sum of the
+ * `Live ranges at T (peak)` entries.
+ *
+ * Invariants: sequence positions count up from 0; every range satisfies
+ * start <= end <= max; a key has one range.
+ */
+#ifndef STRATA_IMPORT_XLA_LIVERANGE_H
+#define STRATA_IMPORT_XLA_LIVERANGE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct xla_liverange xla_liverange;
+
+xla_liverange *xla_liverange_new(void);
+void xla_liverange_free(xla_liverange *lr);
+/* True once a `HloLiveRange (max T):` header was read. */
+bool xla_liverange_started(const xla_liverange *lr);
+bool xla_liverange_feed(xla_liverange *lr, const char *file, const char *line, uint64_t lineno,
+                        GError **err);
+
+uint64_t xla_liverange_max(const xla_liverange *lr);
+uint64_t xla_liverange_n_instructions(const xla_liverange *lr);
+const char *xla_liverange_instruction(const xla_liverange *lr, uint64_t i);
+/* The range of a value by key NAME{INDEX}; false when the dump has none. */
+bool xla_liverange_lookup(const xla_liverange *lr, const char *key, uint64_t *start, uint64_t *end);
+/* The stated peak: its time and the sum of its entries; false when absent. */
+bool xla_liverange_peak(const xla_liverange *lr, uint64_t *time, uint64_t *bytes);
+
+#endif

@@ -1,0 +1,76 @@
+/*
+ * xla_plan.c: XLA's heap simulator against strata's offline planner. Each
+ * preallocated-temp allocation is XLA's packing of its values; the planner
+ * (models/alloc/offline.c) packs the same buffers, with the same lifetimes,
+ * and its height is set beside XLA's size (contract in xla_emit.h).
+ *
+ * Lifetimes: a group live over schedule times start..end (inclusive) is the
+ * half-open [start, end + 1), so two buffers that XLA sees live at one
+ * instant never share bytes. Alignment: the largest power of two (at most
+ * 4096) dividing every offset XLA gave in the allocation, so the planner
+ * works on XLA's own grid (1 when every offset is 0).
+ */
+#include <string.h>
+#include "alloc/alloc.h"
+#include "import/xla_emit.h"
+
+#define XLA_PLAN_MAX_ALIGNMENT 4096
+
+static uint64_t offsets_alignment(const xla_buffers *b, uint32_t alloc)
+{
+    uint64_t align = XLA_PLAN_MAX_ALIGNMENT;
+    bool any = false;
+    for (uint32_t i = 0; i < xla_buffers_n_values(b); i++) {
+        const xla_value *v = xla_buffers_value(b, i);
+        if (v->alloc != alloc || v->offset == 0)
+            continue;
+        any = true;
+        while (align > 1 && v->offset % align != 0)
+            align >>= 1;
+    }
+    return any ? align : 1;
+}
+
+static bool plan_one(const xla_buffers *b, const xla_allocation *a, const xla_group *groups, size_t n,
+                     strata_xla_figures *fig, GError **err)
+{
+    strata_xla_temp t = {.index = a->index, .xla_bytes = a->size};
+    t.alignment = offsets_alignment(b, (uint32_t)a->index);
+    GArray *lts = g_array_new(FALSE, TRUE, sizeof(strata_lifetime));
+    for (size_t i = 0; i < n; i++) {
+        if (groups[i].alloc != a->index)
+            continue;
+        strata_lifetime l = {.id = i, .size = groups[i].size, .start = groups[i].start,
+                             .end = groups[i].end + 1};
+        g_array_append_val(lts, l);
+    }
+    t.n_buffers = lts->len;
+    bool ok = true;
+    if (lts->len > 0) {
+        /* The capacity only bounds allocs, which this comparison never makes. */
+        strata_allocator *al = strata_allocator_new("offline", UINT64_C(1) << 60, t.alignment, err);
+        ok = al && strata_allocator_plan(al, (const strata_lifetime *)(void *)lts->data, lts->len, err);
+        if (ok) {
+            strata_alloc_stats st;
+            strata_allocator_stats(al, &st);
+            t.planned_bytes = st.planned_height;
+            t.lower_bound = st.plan_lower_bound;
+        }
+        strata_allocator_free(al);
+    }
+    g_array_free(lts, TRUE);
+    if (ok)
+        g_array_append_val(fig->temps, t);
+    return ok;
+}
+
+bool xla_plan_temps(const xla_buffers *b, const xla_group *groups, size_t n, strata_xla_figures *fig,
+                    GError **err)
+{
+    for (uint32_t i = 0; i < xla_buffers_n_allocations(b); i++) {
+        const xla_allocation *a = xla_buffers_allocation(b, i);
+        if ((a->flags & XLA_ALLOC_TEMP) && !plan_one(b, a, groups, n, fig, err))
+            return false;
+    }
+    return true;
+}

@@ -1,0 +1,98 @@
+/*
+ * xla_report.c: the side-by-side figures of `strata import xla` (contract
+ * in xla_report.h).
+ */
+#include "import/xla_report.h"
+#include "core/units.h"
+
+#define XLA_REPORT_CAPACITY (UINT64_C(1) << 50)
+
+bool strata_xla_measure(strata_source *src, strata_replay_summary *s, GError **err)
+{
+    strata_replay_options opt = {.allocator = "best-fit", .capacity = XLA_REPORT_CAPACITY};
+    strata_results *r = NULL;
+    bool ok = strata_replay_run(src, &opt, &r, s, err);
+    strata_results_free(r);
+    return ok;
+}
+
+static void row(GString *out, const char *what, uint64_t xla, const char *xla_note, const char *strata_text)
+{
+    char *x = strata_format_size(xla);
+    g_string_append_printf(out, "  %-13s %12" G_GUINT64_FORMAT " %-11s %-26s %s\n", what, xla, x,
+                           xla_note, strata_text);
+    g_free(x);
+}
+
+static char *bytes(uint64_t n)
+{
+    char *h = strata_format_size(n);
+    char *s = g_strdup_printf("%12" G_GUINT64_FORMAT " %s", n, h);
+    g_free(h);
+    return s;
+}
+
+static void temps(GString *out, const strata_xla_figures *f)
+{
+    for (guint i = 0; i < f->temps->len; i++) {
+        const strata_xla_temp *t = &g_array_index(f->temps, strata_xla_temp, i);
+        double ratio = t->xla_bytes ? (double)t->planned_bytes / (double)t->xla_bytes : 1.0;
+        g_string_append_printf(out,
+                               "temp allocation %" G_GUINT64_FORMAT ": XLA %" G_GUINT64_FORMAT
+                               " B, offline planner %" G_GUINT64_FORMAT " B (lower bound %"
+                               G_GUINT64_FORMAT " B, %" G_GUINT64_FORMAT " buffers, alignment %"
+                               G_GUINT64_FORMAT "): planner/XLA %.4f",
+                               t->index, t->xla_bytes, t->planned_bytes, t->lower_bound, t->n_buffers,
+                               t->alignment, ratio);
+        if (t->planned_bytes < t->xla_bytes)
+            g_string_append_printf(out, ", %" G_GUINT64_FORMAT " B less (%.1f%%)\n",
+                                   t->xla_bytes - t->planned_bytes, 100.0 * (1.0 - ratio));
+        else if (t->planned_bytes == t->xla_bytes)
+            g_string_append(out, ", the same height\n");
+        else
+            g_string_append_printf(out, ", WORSE than XLA by %" G_GUINT64_FORMAT " B\n",
+                                   t->planned_bytes - t->xla_bytes);
+    }
+}
+
+char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary *s)
+{
+    GString *out = g_string_new(NULL);
+    g_string_append_printf(out,
+                           "strata import xla: %s: %" G_GUINT64_FORMAT " instructions, %" G_GUINT64_FORMAT
+                           " values in %" G_GUINT64_FORMAT " allocations -> %" G_GUINT64_FORMAT
+                           " buffers, %" G_GUINT64_FORMAT " computes (%.6g FLOP), %" G_GUINT64_FORMAT
+                           " copies, %" G_GUINT64_FORMAT " collectives (as notes)%s\n",
+                           f->module, f->n_instructions, f->n_values, f->n_allocations, f->n_buffers,
+                           f->n_computes, f->flops, f->n_copies, f->n_collectives,
+                           f->hlo_file ? "" : "; no optimized HLO: no FLOPs, operands or copies");
+    g_string_append_printf(out, "  %-13s %-24s %-26s %s\n", "", "XLA bytes", "(XLA's figure)",
+                           "strata (imported trace, JAX-style)");
+    char *arg = bytes(s->argument_bytes), *outb = bytes(s->output_bytes), *tmp = bytes(s->temp_peak_bytes);
+    row(out, "argument", f->xla_parameter_bytes, "parameter", arg);
+    row(out, "output", f->xla_output_bytes, "maybe-live-out", outb);
+    row(out, "alias", f->xla_alias_bytes, "parameter+live-out", "");
+    row(out, "temp", f->xla_temp_bytes, "preallocated-temp", tmp);
+    row(out, "constant", f->xla_constant_bytes, "constant", "(at their live ranges)");
+    row(out, "thread-local", f->xla_thread_local_bytes, "thread-local", "(not in the trace)");
+    row(out, "total", f->xla_total_bytes, "Total bytes used", "");
+    char *peak = bytes(f->peak_bytes);
+    char *strata_peak = g_strdup_printf("%s at t=%" G_GUINT64_FORMAT, peak, f->peak_time);
+    char *xla_note = f->has_xla_peak ? g_strdup_printf("at t=%" G_GUINT64_FORMAT, f->xla_peak_time)
+                                     : g_strdup("(not stated)");
+    row(out, "live at peak", f->xla_peak_bytes, xla_note, strata_peak);
+    temps(out, f);
+    if (f->n_thread_local_values || f->n_unranged_values || f->n_empty_values)
+        g_string_append_printf(out,
+                               "left out: %" G_GUINT64_FORMAT " thread-local values, %" G_GUINT64_FORMAT
+                               " empty values; %" G_GUINT64_FORMAT
+                               " values without a live range kept for the whole program\n",
+                               f->n_thread_local_values, f->n_empty_values, f->n_unranged_values);
+    g_free(arg);
+    g_free(outb);
+    g_free(tmp);
+    g_free(peak);
+    g_free(strata_peak);
+    g_free(xla_note);
+    return g_string_free(out, FALSE);
+}

@@ -1,0 +1,224 @@
+/*
+ * xla_text.c: line reader, shapes and errors for the XLA dump readers
+ * (contract in xla_text.h).
+ */
+#include "import/xla_text.h"
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include "core/error.h"
+
+typedef struct xla_ptype {
+    const char *name;
+    unsigned bits;
+    strata_dtype dtype;
+} xla_ptype;
+
+/* XLA's primitive types (xla_data.proto), with strata's dtype where one exists. */
+static const xla_ptype ptypes[] = {
+    {"pred", 8, STRATA_DTYPE_BOOL},    {"s4", 4, STRATA_DTYPE_INT4},
+    {"u4", 4, STRATA_DTYPE_NONE},      {"s8", 8, STRATA_DTYPE_INT8},
+    {"u8", 8, STRATA_DTYPE_UINT8},     {"s16", 16, STRATA_DTYPE_INT16},
+    {"u16", 16, STRATA_DTYPE_NONE},    {"s32", 32, STRATA_DTYPE_INT32},
+    {"u32", 32, STRATA_DTYPE_NONE},    {"s64", 64, STRATA_DTYPE_INT64},
+    {"u64", 64, STRATA_DTYPE_NONE},    {"f16", 16, STRATA_DTYPE_F16},
+    {"bf16", 16, STRATA_DTYPE_BF16},   {"f32", 32, STRATA_DTYPE_F32},
+    {"f64", 64, STRATA_DTYPE_F64},     {"c64", 64, STRATA_DTYPE_NONE},
+    {"c128", 128, STRATA_DTYPE_NONE},  {"f8e5m2", 8, STRATA_DTYPE_F8},
+    {"f8e4m3fn", 8, STRATA_DTYPE_F8},  {"f8e4m3b11fnuz", 8, STRATA_DTYPE_F8},
+    {"f8e5m2fnuz", 8, STRATA_DTYPE_F8}, {"f8e4m3fnuz", 8, STRATA_DTYPE_F8},
+    {"f8e4m3", 8, STRATA_DTYPE_F8},    {"f8e3m4", 8, STRATA_DTYPE_F8},
+    {"f8e8m0fnu", 8, STRATA_DTYPE_F8}, {"f4e2m1fn", 4, STRATA_DTYPE_NONE},
+    {"token", 0, STRATA_DTYPE_NONE},   {"opaque", 0, STRATA_DTYPE_NONE},
+    {NULL, 0, STRATA_DTYPE_NONE},
+};
+
+bool xla_skip(const char *s, const char *prefix, const char **rest)
+{
+    size_t n = strlen(prefix);
+    if (strncmp(s, prefix, n) != 0)
+        return false;
+    if (rest)
+        *rest = s + n;
+    return true;
+}
+
+bool xla_parse_u64(const char **p, uint64_t *out)
+{
+    const char *s = *p;
+    if (!g_ascii_isdigit(*s))
+        return false;
+    uint64_t v = 0;
+    while (g_ascii_isdigit(*s)) {
+        unsigned d = (unsigned)(*s - '0');
+        if (v > (UINT64_MAX - d) / 10)
+            return false;
+        v = v * 10 + d;
+        s++;
+    }
+    *p = s;
+    *out = v;
+    return true;
+}
+
+/* Skips a bracketed group starting at *s (one of ( [ {), nesting any of them. */
+static const char *skip_group(const char *s)
+{
+    int depth = 0;
+    for (; *s; s++) {
+        if (*s == '(' || *s == '[' || *s == '{')
+            depth++;
+        else if (*s == ')' || *s == ']' || *s == '}') {
+            if (--depth == 0)
+                return s + 1;
+        }
+    }
+    return NULL;
+}
+
+/* The layout {1,0:T(8,128)S(5)}: only the memory space is kept. */
+static const char *parse_layout(const char *s, xla_shape *out)
+{
+    const char *end = skip_group(s);
+    if (end == NULL)
+        return NULL;
+    for (const char *p = s; p < end; p++)
+        if (p[0] == 'S' && p[1] == '(') {
+            const char *q = p + 2;
+            uint64_t space;
+            if (xla_parse_u64(&q, &space) && space < 1024)
+                out->memory_space = (int)space;
+        }
+    return end;
+}
+
+static bool parse_array(const char *s, const char **end, xla_shape *out)
+{
+    const xla_ptype *t = NULL;
+    size_t best = 0;
+    for (const xla_ptype *p = ptypes; p->name; p++) {
+        size_t n = strlen(p->name);
+        if (strncmp(s, p->name, n) == 0 && s[n] == '[' && n > best) {
+            t = p;
+            best = n;
+        }
+    }
+    if (t == NULL)
+        return false;
+    memset(out, 0, sizeof *out);
+    out->dtype = t->dtype;
+    out->bits = t->bits;
+    out->elements = 1;
+    s += best + 1;
+    while (*s != ']') {
+        uint64_t d = 1; /* an unbounded dynamic dimension '?' counts as 1 */
+        if (*s == '?')
+            s++;
+        else {
+            xla_skip(s, "<=", &s);
+            if (!xla_parse_u64(&s, &d))
+                return false;
+        }
+        if (out->rank < STRATA_MAX_DIMS)
+            out->dims[out->n_dims++] = d;
+        out->rank++;
+        out->elements = d != 0 && out->elements > UINT64_MAX / d ? UINT64_MAX : out->elements * d;
+        if (*s == ',')
+            s++;
+        else if (*s != ']')
+            return false;
+    }
+    s++;
+    if (*s == '{' && (s = parse_layout(s, out)) == NULL)
+        return false;
+    *end = s;
+    return true;
+}
+
+bool xla_shape_parse(const char *text, const char **end, xla_shape *out)
+{
+    if (*text != '(')
+        return parse_array(text, end, out);
+    const char *close = skip_group(text);
+    if (close == NULL)
+        return false;
+    memset(out, 0, sizeof *out);
+    const char *p = text + 1;
+    while (*p == ' ')
+        p++;
+    xla_shape first;
+    const char *e;
+    if (*p != ')' && xla_shape_parse(p, &e, &first))
+        *out = first;
+    out->is_tuple = true;
+    *end = close;
+    return true;
+}
+
+uint64_t xla_shape_bytes(const xla_shape *s)
+{
+    if (s->bits == 0)
+        return 0;
+    if (s->elements > UINT64_MAX / s->bits)
+        return UINT64_MAX / 8;
+    return (s->elements * s->bits + 7) / 8;
+}
+
+uint64_t xla_shape_dim(const xla_shape *s, uint32_t i)
+{
+    return i < s->n_dims ? s->dims[i] : 0;
+}
+
+bool xla_fail(GError **err, const char *file, uint64_t line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", file, line, msg);
+    g_free(msg);
+    return false;
+}
+
+char *xla_excerpt(const char *line)
+{
+    size_t n = strlen(line);
+    char *s = n > 60 ? g_strdup_printf("%.57s...", line) : g_strdup(line);
+    for (char *p = s; *p; p++)
+        if (!g_ascii_isprint(*p))
+            *p = '?';
+    return s;
+}
+
+bool xla_read_lines(const char *path, xla_line_fn fn, void *self, GError **err)
+{
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read: %s", path, g_strerror(errno));
+        return false;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    uint64_t lineno = 0;
+    bool ok = true;
+    while (ok && (n = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        if (n > 0 && line[n - 1] == '\n')
+            line[--n] = '\0';
+        if (n > 0 && line[n - 1] == '\r')
+            line[--n] = '\0';
+        if (strlen(line) != (size_t)n)
+            ok = xla_fail(err, path, lineno, "expected text, got a NUL byte");
+        else
+            ok = fn(self, path, line, lineno, err);
+    }
+    if (ok && ferror(f)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read: %s", path, g_strerror(errno));
+        ok = false;
+    }
+    free(line);
+    fclose(f);
+    return ok;
+}

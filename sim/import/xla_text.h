@@ -1,0 +1,59 @@
+/*
+ * xla_text.h: the lexical pieces shared by the readers of XLA's dump files
+ * (xla_buffers.c, xla_liverange.c, xla_hlo.c): a line reader that counts
+ * lines, XLA shapes, and errors that name FILE:LINE.
+ *
+ * Shapes are written as XLA's Shape::ToString / HumanStringWithLayout does:
+ *   f32[4,8]{1,0}   bf16[2,128]{1,0:T(8,128)(2,1)}   f32[16]{0:S(5)}
+ *   f32[]           pred[<=10]   (f32[4]{0}, u32[])   token[]
+ * A tuple is read to its closing parenthesis; its first array element gives
+ * the figures (dtype, dims), so a custom call returning (result, workspace)
+ * is measured by its result.
+ *
+ * Invariants: xla_read_lines hands out each line without its line ending,
+ * numbered from 1, and refuses a line holding a NUL byte; every error it or a
+ * callback raises names the file and the line.
+ */
+#ifndef STRATA_IMPORT_XLA_TEXT_H
+#define STRATA_IMPORT_XLA_TEXT_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "trace/op.h"
+
+typedef struct xla_shape {
+    strata_dtype dtype;         /* STRATA_DTYPE_NONE when strata has no such type */
+    unsigned bits;              /* bits per element; 0 for token, opaque, tuples of none */
+    uint32_t n_dims;            /* dims kept (at most STRATA_MAX_DIMS) */
+    uint32_t rank;              /* the shape's real rank */
+    uint64_t dims[STRATA_MAX_DIMS];
+    uint64_t elements;          /* product of every dimension (1 for a scalar) */
+    int memory_space;           /* S(n) of the layout, 0 when absent */
+    bool is_tuple;
+} xla_shape;
+
+/* Parses one shape at text; *end is set past it. False when text is not a shape. */
+bool xla_shape_parse(const char *text, const char **end, xla_shape *out);
+/* Bytes of the array (elements x bits / 8, rounded up). */
+uint64_t xla_shape_bytes(const xla_shape *s);
+/* Dimension i (0-based) of the full rank, or 0 when not kept. */
+uint64_t xla_shape_dim(const xla_shape *s, uint32_t i);
+
+/* Sets STRATA_ERROR_INPUT "FILE:LINE: MESSAGE" and returns false. */
+bool xla_fail(GError **err, const char *file, uint64_t line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+/* The first 60 characters of a line, for messages (g_free). */
+char *xla_excerpt(const char *line);
+
+/* Called for each line; false stops the reading with err set. */
+typedef bool (*xla_line_fn)(void *self, const char *file, const char *line, uint64_t lineno,
+                            GError **err);
+/* Reads path line by line (memory bounded by the longest line). */
+bool xla_read_lines(const char *path, xla_line_fn fn, void *self, GError **err);
+
+/* Parses a decimal unsigned integer at *p (advancing it). */
+bool xla_parse_u64(const char **p, uint64_t *out);
+/* True when s starts with prefix; then *rest points past it. */
+bool xla_skip(const char *s, const char *prefix, const char **rest);
+
+#endif
