@@ -1,0 +1,442 @@
+/*
+ * test_xla_import.c: `strata import xla` on hand-made dumps in XLA's format
+ * (tests/data/xla/): every section, every allocation kind, the figures
+ * derived by hand (docs/xla-import.md walks through `step`), bad lines
+ * named by FILE:LINE, and the imported trace through the pipeline.
+ *
+ * tests/data/xla/step: the split layout of recent XLA (buffer assignment,
+ * -live-range.txt with cumulative peak entries, memory-usage report,
+ * ShortParsable HLO): parameters, a donated parameter, constants, a
+ * maybe-live-out value, a tuple output, a thread-local value, a host value
+ * (color 5) with copy-start/copy-done, an in-place all-reduce, dot, fusion
+ * and convolution.
+ * tests/data/xla/mlp: the older layout (live ranges appended to the buffer
+ * assignment, peak entries without cumulative sums, HLO with '%' and
+ * operand shapes), whose temp allocation leaves a slot unused.
+ */
+#include <glib/gstdio.h>
+#include <string.h>
+#include "testutil.h"
+#include "core/error.h"
+#include "import/xla.h"
+#include "import/xla_report.h"
+#include "trace/check.h"
+
+#define STEP_DIR "tests/data/xla/step"
+#define MLP_BA "tests/data/xla/mlp/module_0003.jit_mlp.sm_8.0_gpu_after_optimizations-buffer-assignment.txt"
+
+/* Imports path, checks every op with the trace checker, and returns the
+ * source with its figures. */
+static strata_source *import_checked(const char *path, const char *module, strata_xla_figures *fig)
+{
+    GError *err = NULL;
+    strata_source *src = strata_xla_import(path, module, fig, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+    strata_checker *c = strata_checker_new(path);
+    const strata_op *op;
+    int r;
+    while ((r = strata_source_next(src, &op, &err)) == 1)
+        ck_assert_msg(strata_checker_feed(c, op, NULL, &err), "%s", err ? err->message : "");
+    ck_assert_int_eq(r, 0);
+    strata_checker_free(c);
+    return src;
+}
+
+/* The first op of the stream with this kind and name (a copy, or kind -1 when none). */
+static strata_op find_op(strata_source *src, strata_op_kind kind, const char *name, int nth)
+{
+    strata_op found = {.kind = STRATA_OP__COUNT};
+    const strata_op *op;
+    ck_assert(strata_source_rewind(src, NULL));
+    while (strata_source_next(src, &op, NULL) == 1)
+        if (op->kind == kind && strcmp(op->name, name) == 0 && nth-- == 0) {
+            strata_op_copy(&found, op);
+            break;
+        }
+    return found;
+}
+
+START_TEST(step_figures_match_xla)
+{
+    char *dir = strata_test_source_path(STEP_DIR);
+    strata_xla_figures f;
+    strata_source *src = import_checked(dir, NULL, &f);
+    /* XLA's own figures: allocations 0-2 are parameters (512 + 2048 + 128),
+     * 2, 5 and 6 maybe-live-out (128 + 1024 + 16), 2 both (the donated
+     * accumulator), 9 the preallocated temp, 3 and 4 constants (4 + 72),
+     * 7 thread-local. */
+    ck_assert_uint_eq(f.n_allocations, 10);
+    ck_assert_uint_eq(f.n_values, 16);
+    ck_assert_uint_eq(f.n_instructions, 16);
+    ck_assert_uint_eq(f.xla_parameter_bytes, 2688);
+    ck_assert_uint_eq(f.xla_output_bytes, 1168);
+    ck_assert_uint_eq(f.xla_alias_bytes, 128);
+    ck_assert_uint_eq(f.xla_temp_bytes, 2304);
+    ck_assert_uint_eq(f.xla_constant_bytes, 76);
+    ck_assert_uint_eq(f.xla_thread_local_bytes, 4);
+    ck_assert_uint_eq(f.xla_total_bytes, 7136);
+    /* The peak XLA states (t=9, 5988 bytes) is the trace's peak in program order. */
+    ck_assert(f.has_xla_peak);
+    ck_assert_uint_eq(f.xla_peak_time, 9);
+    ck_assert_uint_eq(f.xla_peak_bytes, 5988);
+    ck_assert_uint_eq(f.peak_bytes, f.xla_peak_bytes);
+    ck_assert_uint_eq(f.peak_time, f.xla_peak_time);
+    /* 16 values - 1 thread-local - 2 merged (add.6 into the donated
+     * Arg_2.3, all-reduce.5 into reduce.4) = 13 buffers. */
+    ck_assert_uint_eq(f.n_buffers, 13);
+    ck_assert_uint_eq(f.n_thread_local_values, 1);
+    ck_assert_uint_eq(f.n_unranged_values, 0);
+    ck_assert_uint_eq(f.n_computes, 6);
+    ck_assert_uint_eq(f.n_copies, 1);
+    ck_assert_uint_eq(f.n_collectives, 1);
+    /* fusion 2*8*32*16 + 8*32 (dot, tanh), reduce 256, convolution
+     * 2*256*18/2, add 32, multiply 256. */
+    ck_assert_double_eq(f.flops, 8448 + 256 + 4608 + 32 + 256);
+    ck_assert_uint_eq(f.temps->len, 1);
+    const strata_xla_temp *t = &g_array_index(f.temps, strata_xla_temp, 0);
+    ck_assert_uint_eq(t->index, 9);
+    ck_assert_uint_eq(t->xla_bytes, 2304);
+    ck_assert_uint_eq(t->alignment, 64);
+    ck_assert_uint_eq(t->n_buffers, 5);
+    /* On the 64-byte grid the five temps live at t=9 fill 1024+64+64+128+1024. */
+    ck_assert_uint_eq(t->lower_bound, 2304);
+    ck_assert_uint_le(t->planned_bytes, t->xla_bytes);
+    ck_assert_uint_eq(t->planned_bytes, 2304);
+    /* strata's JAX-style accounting of the trace (device memory only: the
+     * host copy is not a temp there): arguments and outputs equal XLA's;
+     * temps peak at t=9 with fusion, convolution.9, reduce.4, constant.3
+     * and the copy's tuple table and context (1024+1024+128+72+24+4). */
+    strata_replay_summary s;
+    GError *err = NULL;
+    ck_assert_msg(strata_xla_measure(src, &s, &err), "%s", err ? err->message : "");
+    ck_assert_uint_eq(s.argument_bytes, f.xla_parameter_bytes);
+    ck_assert_uint_eq(s.output_bytes, f.xla_output_bytes);
+    ck_assert_uint_eq(s.temp_peak_bytes, 2276);
+    char *report = strata_xla_report(&f, &s);
+    ck_assert_ptr_nonnull(strstr(report, "planner/XLA 1.0000, the same height"));
+    g_free(report);
+    strata_source_free(src);
+    strata_xla_figures_clear(&f);
+    g_free(dir);
+}
+END_TEST
+
+START_TEST(step_ops_carry_kinds_tags_and_copies)
+{
+    char *dir = strata_test_source_path(STEP_DIR);
+    strata_xla_figures f;
+    strata_source *src = import_checked(dir, NULL, &f);
+    strata_op a = find_op(src, STRATA_OP_ALLOC, "Arg_1.2", 0);
+    ck_assert_int_eq(a.tag, STRATA_TAG_PARAM);
+    ck_assert_int_eq(a.dtype, STRATA_DTYPE_F32);
+    ck_assert_uint_eq(a.n_dims, 2);
+    ck_assert_uint_eq(a.shape[0], 16);
+    ck_assert_uint_eq(a.shape[1], 32);
+    ck_assert_uint_eq(a.size, 2048);
+    strata_op_clear(&a);
+    /* The donated accumulator: one buffer, never freed (an alias). */
+    strata_op d = find_op(src, STRATA_OP_FREE, "Arg_2.3", 0);
+    ck_assert_int_eq(d.kind, STRATA_OP__COUNT);
+    strata_op out = find_op(src, STRATA_OP_ALLOC, "multiply.11", 0);
+    ck_assert_int_eq(out.tag, STRATA_TAG_OUTPUT);
+    strata_op_clear(&out);
+    strata_op c = find_op(src, STRATA_OP_ALLOC, "constant.3", 0);
+    ck_assert_int_eq(c.tag, STRATA_TAG_PARAM);
+    ck_assert_uint_eq(c.n_dims, 4);
+    strata_op_clear(&c);
+    strata_op act = find_op(src, STRATA_OP_ALLOC, "fusion", 0);
+    ck_assert_int_eq(act.tag, STRATA_TAG_ACTIVATION);
+    strata_op_clear(&act);
+    strata_op host = find_op(src, STRATA_OP_ALLOC, "copy-start{0}", 0);
+    ck_assert_str_eq(host.memory, "host");
+    strata_op_clear(&host);
+    strata_op table = find_op(src, STRATA_OP_ALLOC, "copy-start", 0);
+    ck_assert_ptr_null(table.memory);
+    ck_assert_uint_eq(table.size, 24);
+    strata_op_clear(&table);
+    strata_op cp = find_op(src, STRATA_OP_COPY, "copy-start{0}", 0);
+    ck_assert_str_eq(cp.src, "fusion");
+    ck_assert_str_eq(cp.stream, "xla-d2h");
+    strata_op_clear(&cp);
+    strata_op ar = find_op(src, STRATA_OP_COMPUTE, "all-reduce.5", 0);
+    ck_assert_str_eq(ar.note, "all-reduce");
+    ck_assert_uint_eq(ar.n_ins, 1);
+    ck_assert_str_eq(ar.ins[0], "reduce.4");
+    strata_op_clear(&ar);
+    strata_op conv = find_op(src, STRATA_OP_COMPUTE, "convolution.9", 0);
+    ck_assert_double_eq(conv.flops, 4608);
+    ck_assert_uint_eq(conv.n_ins, 2);
+    ck_assert_str_eq(conv.ins[0], "Arg_0.1"); /* through bitcast.8 */
+    strata_op_clear(&conv);
+    strata_source_free(src);
+    strata_xla_figures_clear(&f);
+    g_free(dir);
+}
+END_TEST
+
+START_TEST(mlp_older_layout_and_planner_gain)
+{
+    char *ba = strata_test_source_path(MLP_BA);
+    strata_xla_figures f;
+    strata_source *src = import_checked(ba, NULL, &f);
+    ck_assert_ptr_null(f.live_range_file);
+    ck_assert_ptr_null(f.report_file);
+    ck_assert_ptr_nonnull(f.hlo_file);
+    ck_assert_uint_eq(f.xla_parameter_bytes, 24576);
+    ck_assert_uint_eq(f.xla_output_bytes, 8192);
+    ck_assert_uint_eq(f.xla_temp_bytes, 32768);
+    ck_assert_uint_eq(f.xla_total_bytes, 65536);
+    ck_assert_uint_eq(f.xla_peak_time, 4);
+    ck_assert_uint_eq(f.xla_peak_bytes, 49152);
+    ck_assert_uint_eq(f.peak_bytes, 49152);
+    ck_assert_uint_eq(f.peak_time, 4);
+    /* two dots 2*32*64*64 and four elementwise ops of 2048 elements */
+    ck_assert_double_eq(f.flops, 2 * 262144.0 + 4 * 2048.0);
+    /* Three 8 KiB temps are live at once at most, XLA used four slots. */
+    const strata_xla_temp *t = &g_array_index(f.temps, strata_xla_temp, 0);
+    ck_assert_uint_eq(t->xla_bytes, 32768);
+    ck_assert_uint_eq(t->lower_bound, 24576);
+    ck_assert_uint_eq(t->planned_bytes, 24576);
+    strata_replay_summary s;
+    ck_assert(strata_xla_measure(src, &s, NULL));
+    ck_assert_uint_eq(s.argument_bytes, 24576);
+    ck_assert_uint_eq(s.output_bytes, 8192);
+    ck_assert_uint_eq(s.temp_peak_bytes, 24576);
+    char *report = strata_xla_report(&f, &s);
+    ck_assert_ptr_nonnull(strstr(report, "planner/XLA 0.7500, 8192 B less (25.0%)"));
+    g_free(report);
+    strata_source_free(src);
+    strata_xla_figures_clear(&f);
+    g_free(ba);
+}
+END_TEST
+
+static const char *ba_ok =
+    "BufferAssignment:\n"
+    "allocation 0: size 16, parameter 0, shape |f32[4]| at ShapeIndex {}:\n"
+    " value: <0 p @0> (size=16,offset=0): f32[4]{0}\n"
+    "allocation 1: size 16, output shape is |f32[4]|, maybe-live-out:\n"
+    " value: <1 r @0> (size=16,offset=0): f32[4]{0}\n"
+    "\n"
+    "Total bytes used: 32 (32B)\n";
+
+static const char *lr_ok =
+    "HloLiveRange (max 2):\n"
+    "  InstructionSequence:\n"
+    "    0:p\n"
+    "    1:r\n"
+    "  BufferLiveRange:\n"
+    "    p{}:0-2\n"
+    "    r{}:1-2\n"
+    "  Live ranges at 1 (peak):\n"
+    "    p{}: 16 bytes (cumulative: 16 bytes)\n"
+    "    r{}: 16 bytes (cumulative: 32 bytes)\n";
+
+static const char *hlo_ok =
+    "HloModule m, is_scheduled=true\n"
+    "\n"
+    "ENTRY main (p: f32[4]) -> f32[4] {\n"
+    "  p = f32[4]{0} parameter(0)\n"
+    "  ROOT r = f32[4]{0} negate(p)\n"
+    "}\n";
+
+/* Writes DIR/m-buffer-assignment.txt, m-live-range.txt and m.txt (NULL: absent). */
+static char *write_module(const char *ba, const char *lr, const char *hlo)
+{
+    char *dir = strata_test_temp_dir();
+    const char *texts[] = {ba, lr, hlo};
+    const char *names[] = {"m-buffer-assignment.txt", "m-live-range.txt", "m.txt"};
+    for (int i = 0; i < 3; i++)
+        if (texts[i]) {
+            char *p = g_build_filename(dir, names[i], NULL);
+            ck_assert(g_file_set_contents(p, texts[i], -1, NULL));
+            g_free(p);
+        }
+    return dir;
+}
+
+static void remove_module(char *dir)
+{
+    const char *names[] = {"m-buffer-assignment.txt", "m-live-range.txt", "m.txt"};
+    for (int i = 0; i < 3; i++) {
+        char *p = g_build_filename(dir, names[i], NULL);
+        g_unlink(p);
+        g_free(p);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+}
+
+/* Replaces the first occurrence of from in text by to (g_free). */
+static char *replace(const char *text, const char *from, const char *to)
+{
+    const char *at = strstr(text, from);
+    ck_assert_ptr_nonnull(at);
+    return g_strdup_printf("%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
+}
+
+typedef struct bad_case {
+    int file;          /* 0 buffer assignment, 1 live range, 2 HLO */
+    const char *from, *to;
+    const char *where; /* expected in the message: FILE:LINE */
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {0, "size 16, parameter", "size sixteen, parameter", "m-buffer-assignment.txt:2:"},
+    {0, "(size=16,offset=0): f32[4]{0}\nallocation 1", "(size=16): f32[4]{0}\nallocation 1",
+     "m-buffer-assignment.txt:3:"},
+    {0, " value: <1 r @0> (size=16,offset=0)", " value: <1 r @0> (size=16,offset=8)",
+     "m-buffer-assignment.txt:5:"},
+    {0, "\nTotal bytes used", "garbage\nTotal bytes used", "m-buffer-assignment.txt:6:"},
+    {0, "allocation 1:", "allocation 2:", "m-buffer-assignment.txt:4:"},
+    {0, "Total bytes used: 32", "Total bytes used: 33", "Total bytes used"},
+    {1, "    1:r", "    2:r", "m-live-range.txt:4:"},
+    {1, "    r{}:1-2", "    r:1-2", "m-live-range.txt:7:"},
+    {1, "    p{}:0-2", "    p{}:0-9", "m-live-range.txt:6:"},
+    {1, "    p{}: 16 bytes", "    p{}: sixteen bytes", "m-live-range.txt:9:"},
+    {1, "HloLiveRange (max 2):", "HloLiveRange (max two):", "m-live-range.txt:1:"},
+    {2, "negate(p)", "negate(p", "m.txt:5:"},
+    {2, "  p = f32[4]{0}", "  p = g32[4]{0}", "m.txt:4:"},
+    {2, "}\n", "}\nstray\n", "m.txt:7:"},
+};
+
+START_TEST(bad_lines_name_file_and_line)
+{
+    const bad_case *c = &bad_cases[_i];
+    const char *texts[3] = {ba_ok, lr_ok, hlo_ok};
+    char *changed = replace(texts[c->file], c->from, c->to);
+    texts[c->file] = changed;
+    char *dir = write_module(texts[0], texts[1], texts[2]);
+    strata_xla_figures f;
+    GError *err = NULL;
+    strata_source *src = strata_xla_import(dir, NULL, &f, &err);
+    ck_assert_ptr_null(src);
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_msg(strstr(err->message, c->where), "case %d: '%s' lacks '%s'", _i, err->message, c->where);
+    g_clear_error(&err);
+    strata_xla_figures_clear(&f);
+    /* The command line exits 2 with the same message. */
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, c->where), "case %d: %s", _i, r.err);
+    strata_cli_result_clear(&r);
+    remove_module(dir);
+    g_free(changed);
+}
+END_TEST
+
+START_TEST(good_module_files_and_choices)
+{
+    /* The smallest module: no HLO (computes without FLOPs), live ranges in
+     * their own file; a NUL byte and a missing live range are errors. */
+    char *dir = write_module(ba_ok, lr_ok, NULL);
+    strata_xla_figures f;
+    strata_source *src = import_checked(dir, NULL, &f);
+    ck_assert_uint_eq(f.n_buffers, 2);
+    ck_assert_uint_eq(f.n_computes, 1);
+    ck_assert_uint_eq(f.peak_bytes, 32);
+    ck_assert_uint_eq(f.xla_peak_bytes, 32);
+    strata_source_free(src);
+    strata_xla_figures_clear(&f);
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_xla_import(dir, "other", &f, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "matching 'other'"));
+    g_clear_error(&err);
+    strata_xla_figures_clear(&f);
+    remove_module(dir);
+
+    dir = write_module(ba_ok, NULL, NULL);
+    ck_assert_ptr_null(strata_xla_import(dir, NULL, &f, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "live ranges"));
+    g_clear_error(&err);
+    strata_xla_figures_clear(&f);
+    remove_module(dir);
+
+    char *nul = g_strdup(ba_ok);
+    nul[strlen("BufferAssignment:\nalloc")] = '\0';
+    dir = write_module(ba_ok, lr_ok, NULL);
+    char *p = g_build_filename(dir, "m-buffer-assignment.txt", NULL);
+    ck_assert(g_file_set_contents(p, nul, (gssize)strlen(ba_ok), NULL));
+    ck_assert_ptr_null(strata_xla_import(p, NULL, &f, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "m-buffer-assignment.txt:2: expected text, got a NUL byte"));
+    g_clear_error(&err);
+    strata_xla_figures_clear(&f);
+    g_free(p);
+    g_free(nul);
+    remove_module(dir);
+
+    /* Two modules: --module picks one, none is an error listing both. */
+    dir = strata_test_temp_dir();
+    const char *names[] = {"module_0001.a-buffer-assignment.txt", "module_0002.b-buffer-assignment.txt"};
+    char *text = g_strconcat(ba_ok, "\n\n", lr_ok, NULL);
+    for (int i = 0; i < 2; i++) {
+        char *q = g_build_filename(dir, names[i], NULL);
+        ck_assert(g_file_set_contents(q, text, -1, NULL));
+        g_free(q);
+    }
+    ck_assert_ptr_null(strata_xla_import(dir, NULL, &f, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "expected one module, found 2"));
+    ck_assert_ptr_nonnull(strstr(err->message, "module_0002.b"));
+    g_clear_error(&err);
+    strata_xla_figures_clear(&f);
+    src = strata_xla_import(dir, "module_0002", &f, &err);
+    ck_assert_ptr_nonnull(src);
+    ck_assert_str_eq(f.module, "module_0002.b");
+    strata_source_free(src);
+    strata_xla_figures_clear(&f);
+    for (int i = 0; i < 2; i++) {
+        char *q = g_build_filename(dir, names[i], NULL);
+        g_unlink(q);
+        g_free(q);
+    }
+    g_free(text);
+    g_rmdir(dir);
+    g_free(dir);
+}
+END_TEST
+
+START_TEST(cli_trace_runs_through_the_pipeline)
+{
+    char *dir = strata_test_source_path(STEP_DIR);
+    char *tmp = strata_test_temp_dir();
+    char *trace = g_build_filename(tmp, "step.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "live at peak"));
+    ck_assert_ptr_nonnull(strstr(r.err, "temp allocation 9: XLA 2304 B, offline planner 2304 B"));
+    strata_cli_result_clear(&r);
+    char *hw = strata_test_source_path("configs/hw/tpu-v5e.ini");
+    const char *policies[] = {"offload=activation", "pad", "donate", NULL};
+    for (const char **p = policies; *p; p++) {
+        r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--policy", *p, NULL);
+        ck_assert_msg(r.status == 0, "%s: %s", *p, r.err);
+        strata_cli_result_clear(&r);
+    }
+    r = strata_test_cli("alloc", "--trace", trace, "--allocator", "offline", "--capacity", "1MiB", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    /* arguments, outputs and the peak's temps on the device: 5760 bytes */
+    ck_assert_ptr_nonnull(strstr(r.out, "planned height   5760 B"));
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_rmdir(tmp);
+    g_free(trace);
+    g_free(tmp);
+    g_free(hw);
+    g_free(dir);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("xla_import");
+    TCase *tc = tcase_create("xla_import");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, step_figures_match_xla);
+    tcase_add_test(tc, step_ops_carry_kinds_tags_and_copies);
+    tcase_add_test(tc, mlp_older_layout_and_planner_gain);
+    tcase_add_loop_test(tc, bad_lines_name_file_and_line, 0, G_N_ELEMENTS(bad_cases));
+    tcase_add_test(tc, good_module_files_and_choices);
+    tcase_add_test(tc, cli_trace_runs_through_the_pipeline);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
