@@ -1,0 +1,65 @@
+/*
+ * fuzz_xla.c: libFuzzer target for `strata import xla` (sim/import/xla*.c).
+ * The input is a module's files joined by lines `====`: the buffer
+ * assignment (live ranges may follow it), then optionally the live range
+ * file, then optionally the optimized HLO. They are written as
+ * m-buffer-assignment.txt, m-live-range.txt and m.txt in a private
+ * directory, and the directory is imported. A dump that imports must give
+ * ops the trace checker accepts and the writer can write.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "import/xla.h"
+#include "trace/check.h"
+#include "trace/writer.h"
+
+static const char *const names[] = {"m-buffer-assignment.txt", "m-live-range.txt", "m.txt"};
+
+static void write_parts(const char *dir, const uint8_t *data, size_t size)
+{
+    const char *p = (const char *)data, *end = p + size;
+    for (int i = 0; i < 3; i++) {
+        char *path = g_build_filename(dir, names[i], NULL);
+        const char *sep = p ? g_strstr_len(p, end - p, "\n====\n") : NULL;
+        const char *stop = sep ? sep + 1 : end;
+        if (p)
+            g_file_set_contents(path, p, stop - p, NULL);
+        else
+            unlink(path);
+        p = sep ? sep + 6 : NULL;
+        g_free(path);
+    }
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    static char *dir;
+    if (dir == NULL)
+        dir = g_dir_make_tmp("fuzz-xla-XXXXXX", NULL);
+    if (dir == NULL)
+        return 0;
+    write_parts(dir, data, size);
+    GError *err = NULL;
+    strata_xla_figures fig;
+    strata_source *src = strata_xla_import(dir, NULL, &fig, &err);
+    if (src) {
+        strata_checker *c = strata_checker_new(dir);
+        const strata_op *op;
+        while (strata_source_next(src, &op, &err) == 1) {
+            GError *check_err = NULL;
+            if (!strata_checker_feed(c, op, NULL, &check_err)) {
+                fprintf(stderr, "xla import emitted an unchecked trace: %s\n", check_err->message);
+                abort();
+            }
+            g_free(strata_op_to_text(op));
+        }
+        strata_checker_free(c);
+        strata_source_free(src);
+    }
+    strata_xla_figures_clear(&fig);
+    g_clear_error(&err);
+    return 0;
+}
