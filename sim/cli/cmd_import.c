@@ -285,6 +285,18 @@ done:
 
 /* ---- xla ------------------------------------------------------------------ */
 
+/* The one positional argument of `strata import FORMAT`; else a usage error. */
+static bool one_input(int argc, const char *format, const char *what, int *status)
+{
+    if (argc == 2)
+        return true;
+    fprintf(stderr, "strata import %s: expected one %s, got %d arguments\n"
+                    "Run 'strata import %s --help' for usage.\n",
+            format, what, argc - 1, format);
+    *status = STRATA_EXIT_USAGE;
+    return false;
+}
+
 /* Writes src through the trace writer to out (committed on success). */
 static bool write_source(strata_source *src, strata_outfile *out, const char *comment, GError **err)
 {
@@ -327,19 +339,13 @@ static int import_xla(int argc, char **argv)
         "offline planner's packing of each preallocated-temp allocation on standard error.\n"
         "See docs/xla-import.md.");
     g_option_context_add_main_entries(ctx, entries, NULL);
-    int status = STRATA_EXIT_OK;
-    GError *err = NULL;
-    strata_source *src = NULL;
     strata_xla_figures fig = {0};
-    if (!strata_cli_parse(ctx, &argc, &argv, "import xla", &status))
+    strata_source *src = NULL;
+    GError *err = NULL;
+    int status = STRATA_EXIT_OK;
+    if (!strata_cli_parse(ctx, &argc, &argv, "import xla", &status) ||
+        !one_input(argc, "xla", "DIR_OR_FILE", &status))
         goto done;
-    if (argc != 2) {
-        fprintf(stderr, "strata import xla: expected one DIR_OR_FILE, got %d arguments\n"
-                        "Run 'strata import xla --help' for usage.\n",
-                argc - 1);
-        status = STRATA_EXIT_USAGE;
-        goto done;
-    }
     strata_replay_summary sum = {0};
     strata_outfile *out = strata_outfile_open(out_path ? out_path : "-", &err);
     if (out == NULL) {

@@ -117,13 +117,10 @@ static bool parse_header(xla_buffers *b, const char *file, const char *line, uin
                         G_GUINT64_FORMAT, b->allocs->len, a.index);
     g_array_append_val(b->allocs, a);
     return true;
-bad:;
-    char *ex = xla_excerpt(line);
-    xla_fail(err, file, lineno,
-             "expected 'allocation N: size B[, parameter P | output shape is |S| | constant | "
-             "thread-local | maybe-live-out | preallocated-temp]...:', got '%s'", ex);
-    g_free(ex);
-    return false;
+bad:
+    return xla_fail_line(err, file, lineno, line,
+                         "'allocation N: size B[, parameter P | output shape is |S| | constant | "
+                         "thread-local | maybe-live-out | preallocated-temp]...:'");
 }
 
 /* `<ID NAME[{INDEX}][ (phi)][ @COLOR]>`: fills id, name, key and color. */
@@ -169,11 +166,7 @@ static bool parse_value(xla_buffers *b, const char *file, const char *line, uint
         !xla_shape_parse(s, &e, &v.shape)) {
         g_free(v.key);
         g_free(v.name);
-        char *ex = xla_excerpt(line);
-        xla_fail(err, file, lineno,
-                 "expected ' value: <ID NAME[ @COLOR]> (size=S,offset=O): SHAPE', got '%s'", ex);
-        g_free(ex);
-        return false;
+        return xla_fail_line(err, file, lineno, line, "' value: <ID NAME[ @COLOR]> (size=S,offset=O): SHAPE'");
     }
     const xla_allocation *a = &g_array_index(b->allocs, xla_allocation, v.alloc);
     if (v.offset > a->size || v.size > a->size - v.offset) {
@@ -192,12 +185,8 @@ static bool parse_total(xla_buffers *b, const char *file, const char *line, uint
                         GError **err)
 {
     const char *s = line + strlen("Total bytes used: ");
-    if (!xla_parse_u64(&s, &b->total) || !(*s == '\0' || *s == ' ')) {
-        char *ex = xla_excerpt(line);
-        xla_fail(err, file, lineno, "expected 'Total bytes used: N (HUMAN)', got '%s'", ex);
-        g_free(ex);
-        return false;
-    }
+    if (!xla_parse_u64(&s, &b->total) || !(*s == '\0' || *s == ' '))
+        return xla_fail_line(err, file, lineno, line, "'Total bytes used: N (HUMAN)'");
     b->has_total = true;
     return true;
 }
@@ -227,12 +216,8 @@ bool xla_buffers_feed(xla_buffers *b, const char *file, const char *line, uint64
         b->state = BA_STATS;
         return true;
     }
-    char *ex = xla_excerpt(line);
-    xla_fail(err, file, lineno,
-             "expected 'allocation N: ...', ' value: ...', 'Total bytes used: N' or 'Used values:', "
-             "got '%s'", ex);
-    g_free(ex);
-    return false;
+    return xla_fail_line(err, file, lineno, line,
+                         "'allocation N: ...', ' value: ...', 'Total bytes used: N' or 'Used values:'");
 }
 
 bool xla_buffers_finish(xla_buffers *b, const char *file, GError **err)

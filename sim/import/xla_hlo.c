@@ -213,10 +213,7 @@ static double instr_flops(const xla_hlo *h, const xla_instr *in, const char *ops
 
 static bool bad_instr(const char *file, uint64_t lineno, const char *line, GError **err)
 {
-    char *ex = xla_excerpt(line);
-    xla_fail(err, file, lineno, "expected an instruction '[ROOT ]NAME = SHAPE OPCODE(OPERANDS)...', got '%s'", ex);
-    g_free(ex);
-    return false;
+    return xla_fail_line(err, file, lineno, line, "an instruction '[ROOT ]NAME = SHAPE OPCODE(OPERANDS)...'");
 }
 
 static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err)
@@ -286,10 +283,6 @@ bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t linen
             return true;
         }
     }
-    char *ex = xla_excerpt(line);
-    xla_fail(err, file, lineno,
-             "expected 'HloModule ...', a computation 'NAME (PARAMS) -> SHAPE {', an instruction or "
-             "'}', got '%s'", ex);
-    g_free(ex);
-    return false;
+    return xla_fail_line(err, file, lineno, line,
+                         "'HloModule ...', a computation 'NAME (PARAMS) -> SHAPE {', an instruction or '}'");
 }

@@ -47,10 +47,7 @@ bool xla_liverange_started(const xla_liverange *lr)
 
 static bool bad(const char *file, uint64_t lineno, const char *line, const char *expected, GError **err)
 {
-    char *ex = xla_excerpt(line);
-    xla_fail(err, file, lineno, "expected %s, got '%s'", expected, ex);
-    g_free(ex);
-    return false;
+    return xla_fail_line(err, file, lineno, line, expected);
 }
 
 /* `    I:NAME` */

@@ -181,14 +181,16 @@ bool xla_fail(GError **err, const char *file, uint64_t line, const char *fmt, ..
     return false;
 }
 
-char *xla_excerpt(const char *line)
+bool xla_fail_line(GError **err, const char *file, uint64_t line, const char *text, const char *expected)
 {
-    size_t n = strlen(line);
-    char *s = n > 60 ? g_strdup_printf("%.57s...", line) : g_strdup(line);
+    size_t n = strlen(text);
+    char *s = n > 60 ? g_strdup_printf("%.57s...", text) : g_strdup(text);
     for (char *p = s; *p; p++)
         if (!g_ascii_isprint(*p))
             *p = '?';
-    return s;
+    xla_fail(err, file, line, "expected %s, got '%s'", expected, s);
+    g_free(s);
+    return false;
 }
 
 bool xla_read_lines(const char *path, xla_line_fn fn, void *self, GError **err)

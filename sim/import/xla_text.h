@@ -42,8 +42,9 @@ uint64_t xla_shape_dim(const xla_shape *s, uint32_t i);
 
 /* Sets STRATA_ERROR_INPUT "FILE:LINE: MESSAGE" and returns false. */
 bool xla_fail(GError **err, const char *file, uint64_t line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
-/* The first 60 characters of a line, for messages (g_free). */
-char *xla_excerpt(const char *line);
+/* "FILE:LINE: expected EXPECTED, got 'LINE'" (the line cut to 60
+ * characters, unprintable bytes as '?'); returns false. */
+bool xla_fail_line(GError **err, const char *file, uint64_t line, const char *text, const char *expected);
 
 /* Called for each line; false stops the reading with err set. */
 typedef bool (*xla_line_fn)(void *self, const char *file, const char *line, uint64_t lineno,
