@@ -52,26 +52,13 @@
 #include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "bench_clock.h"
 #include "replay/replay.h"
 #include "trace/reader.h"
 
 #define BENCH_CAPACITY (UINT64_C(64) << 30)
 #define BENCH_MAX_LIVE 4096
 #define BENCH_SEED UINT64_C(0x9E3779B97F4A7C15)
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* xorshift64*: deterministic on every platform. */
 static uint64_t next_random(uint64_t *state)
@@ -149,7 +136,7 @@ static uint64_t write_trace(FILE *f, uint64_t n_ops, bench_mix mix, uint64_t *pe
 /* The baseline: the same text through glibc malloc/free, parse included. */
 static double replay_glibc(const char *path, uint64_t *ops_out, double *wall)
 {
-    double t0 = cpu_now(), w0 = now();
+    double t0 = bench_cpu_seconds(), w0 = bench_wall_seconds();
     FILE *f = fopen(path, "r");
     if (!f)
         return -1;
@@ -184,22 +171,22 @@ static double replay_glibc(const char *path, uint64_t *ops_out, double *wall)
     fclose(f);
     g_hash_table_destroy(live);
     *ops_out = ops;
-    *wall = now() - w0;
-    return cpu_now() - t0;
+    *wall = bench_wall_seconds() - w0;
+    return bench_cpu_seconds() - t0;
 }
 
 /* One replay through strata's path; -1 on error (printed). */
 static double replay_strata(const char *path, const char *allocator, strata_replay_summary *sum,
                             double *wall)
 {
-    double t0 = cpu_now(), w0 = now();
+    double t0 = bench_cpu_seconds(), w0 = bench_wall_seconds();
     GError *err = NULL;
     strata_source *src = strata_trace_open(path, &err);
     strata_results *r = NULL;
     strata_replay_options opt = {.allocator = allocator, .capacity = BENCH_CAPACITY};
     bool ok = src && strata_replay_run(src, &opt, &r, sum, &err);
-    double t = cpu_now() - t0;
-    *wall = now() - w0;
+    double t = bench_cpu_seconds() - t0;
+    *wall = bench_wall_seconds() - w0;
     strata_results_free(r);
     strata_source_free(src);
     if (!ok) {
@@ -259,11 +246,11 @@ static char *make_trace(uint64_t n_ops, bench_mix mix, uint64_t *ops, uint64_t *
         exit(1);
     }
     FILE *f = fdopen(fd, "w");
-    double t0 = now();
+    double t0 = bench_wall_seconds();
     *ops = write_trace(f, n_ops, mix, peak_live);
     fclose(f);
     printf("%s mix: wrote %" G_GUINT64_FORMAT " ops to %s in %.2f s; peak live %.1f MiB\n",
-           mix == MIX_ML ? "ml" : "small", *ops, path, now() - t0, (double)*peak_live / 1048576.0);
+           mix == MIX_ML ? "ml" : "small", *ops, path, bench_wall_seconds() - t0, (double)*peak_live / 1048576.0);
     return path;
 }
 

@@ -16,7 +16,7 @@
 #include "cli/cli.h"
 #include "core/error.h"
 #include "core/outfile.h"
-#include "trace/check.h"
+#include "trace/checked.h"
 #include "trace/reader.h"
 
 static const char *CMD = "capture";
@@ -51,22 +51,14 @@ static int64_t check_trace(const char *path, GError **err)
     strata_source *src = strata_trace_open(path, err);
     if (!src)
         return -1;
-    strata_checker *checker = strata_checker_new(strata_source_origin(src));
+    src = strata_checked_source_new(src, NULL);
     int64_t n = 0;
-    for (;;) {
-        const strata_op *op = NULL;
-        int r = strata_source_next(src, &op, err);
-        if (r < 0 || (r > 0 && !strata_checker_feed(checker, op, NULL, err))) {
-            n = -1;
-            break;
-        }
-        if (r == 0)
-            break;
+    const strata_op *op = NULL;
+    int r;
+    while ((r = strata_source_next(src, &op, err)) == 1)
         n++;
-    }
-    strata_checker_free(checker);
     strata_source_free(src);
-    return n;
+    return r == 0 ? n : -1;
 }
 
 static int capture_run(const char *out_path, const char *lib_opt, char **program)

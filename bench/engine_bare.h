@@ -1,0 +1,49 @@
+/*
+ * engine_bare.h: the baseline of bench/bench_engine: a bare SimGrid program
+ * issuing the same activities as the engine would for an op stream; and a
+ * runner that times the engine and the baseline on the same trace.
+ *
+ * The op stream is first bound (trace/bind.h, not timed) into per-stream
+ * arrays of activities: copies (a transfer between the hosts the engine
+ * would use), computes (an execution started beside its operand transfer,
+ * or a sleep for time=, then the overhead), records and waits (the
+ * engine's own engine_event.h). Allocs and frees are dropped: they take no
+ * simulated time. Then SimGrid runs on the engine's own platform and hosts
+ * (engine_platform.h) with one actor per stream and nothing else: no trace
+ * reading, allocators or accounting. The same trace gives the same makespan
+ * as strata_engine_run() when the run does not end out of memory
+ * (tests/test_engine_bare.c asserts it).
+ *
+ * Like the engine, the bare program may run at most once per process:
+ * strata_bare_compare() runs each in a child process of its own.
+ */
+#ifndef STRATA_ENGINE_BARE_H
+#define STRATA_ENGINE_BARE_H
+
+#include "hw/hw.h"
+#include "trace/source.h"
+
+typedef struct strata_bare_timing {
+    double makespan_s;   /* simulated */
+    uint64_t activities; /* copies, computes, records and waits issued */
+    double run_cpu_s;    /* CPU time of simgrid_run() alone */
+    double run_wall_s;
+} strata_bare_timing;
+
+bool strata_engine_run_bare(const strata_hw *hw, strata_source *src, strata_bare_timing *out, GError **err);
+
+/* One side of a comparison, measured in a child process. */
+typedef struct strata_bare_report {
+    bool ok;
+    double cpu_s, wall_s;  /* engine: the whole strata_engine_run(); bare: simgrid_run() alone */
+    double makespan_s;
+    uint64_t ops;          /* engine: ops executed; bare: activities */
+} strata_bare_report;
+
+/* Runs the engine, then the bare program, on the trace at trace_path on the
+ * hardware model at hw_path, each in a child process; false when either
+ * failed (its message on stderr). */
+bool strata_bare_compare(const char *hw_path, const char *trace_path, strata_bare_report *engine,
+                         strata_bare_report *bare);
+
+#endif
