@@ -395,6 +395,40 @@ START_TEST(good_module_files_and_choices)
 }
 END_TEST
 
+START_TEST(operand_comments_and_frame_index)
+{
+    /* XLA marks every fifth operand with an index comment; recent XLA ends
+     * the HLO with a stack-frame index. */
+    const char *ba =
+        "BufferAssignment:\n"
+        "allocation 0: size 16, parameter 0, shape |f32[4]| at ShapeIndex {}:\n"
+        " value: <0 p @0> (size=16,offset=0): f32[4]{0}\n"
+        "allocation 1: size 16, parameter 1, shape |f32[4]| at ShapeIndex {}:\n"
+        " value: <1 q @0> (size=16,offset=0): f32[4]{0}\n"
+        "allocation 2: size 16, output shape is |f32[4]|, maybe-live-out:\n"
+        " value: <2 r @0> (size=16,offset=0): f32[4]{0}\n";
+    const char *lr =
+        "HloLiveRange (max 3):\n  InstructionSequence:\n    0:p\n    1:q\n    2:r\n"
+        "  BufferLiveRange:\n    p{}:0-3\n    q{}:0-3\n    r{}:2-3\n";
+    const char *hlo =
+        "HloModule m\n\nENTRY main {\n  p = f32[4]{0} parameter(0)\n  q = f32[4]{0} parameter(1)\n"
+        "  ROOT r = f32[4]{0} add(p, p, p, p, p, /*index=5*/q)\n}\n\nFileNames\n1 \"m.py\"\n"
+        "StackFrames\n1 {file_location_id=1 parent_frame_id=1}\n";
+    char *dir = write_module(ba, lr, hlo);
+    strata_xla_figures f;
+    strata_source *src = import_checked(dir, NULL, &f);
+    strata_op r = find_op(src, STRATA_OP_COMPUTE, "r", 0);
+    ck_assert_uint_eq(r.n_ins, 2);
+    ck_assert_str_eq(r.ins[1], "q");
+    ck_assert_double_eq(r.flops, 4);
+    ck_assert(!f.has_xla_peak);
+    strata_op_clear(&r);
+    strata_source_free(src);
+    strata_xla_figures_clear(&f);
+    remove_module(dir);
+}
+END_TEST
+
 START_TEST(cli_trace_runs_through_the_pipeline)
 {
     char *dir = strata_test_source_path(STEP_DIR);
@@ -436,6 +470,7 @@ int main(void)
     tcase_add_test(tc, mlp_older_layout_and_planner_gain);
     tcase_add_loop_test(tc, bad_lines_name_file_and_line, 0, G_N_ELEMENTS(bad_cases));
     tcase_add_test(tc, good_module_files_and_choices);
+    tcase_add_test(tc, operand_comments_and_frame_index);
     tcase_add_test(tc, cli_trace_runs_through_the_pipeline);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

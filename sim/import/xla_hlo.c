@@ -13,6 +13,7 @@ struct xla_hlo {
     GHashTable *instrs;   /* name (borrowed from the instr) -> xla_instr* (owned) */
     GHashTable *comp_flops; /* computation name (owned) -> double* (owned) */
     double *current;      /* the open computation's sum, or NULL */
+    bool in_frames;       /* past `FileNames`: the stack-frame index, skipped */
 };
 
 static void instr_free(gpointer p)
@@ -71,7 +72,9 @@ static const char *match_close(const char *s)
     return NULL;
 }
 
-/* Operand texts `[SHAPE ]%?NAME` split at depth-0 commas; keeps the names. */
+/* Operand texts `[SHAPE ]%?NAME` split at depth-0 commas; keeps the names.
+ * XLA numbers every fifth operand with a comment glued to it, as in
+ * `index=5` between slash-stars: the name starts after its last '/'. */
 static char **split_operands(const char *s, const char *end)
 {
     GPtrArray *names = g_ptr_array_new();
@@ -87,7 +90,7 @@ static char **split_operands(const char *s, const char *end)
             while (e > start && e[-1] == ' ')
                 e--;
             const char *b = e;
-            while (b > start && b[-1] != ' ' && b[-1] != '%')
+            while (b > start && b[-1] != ' ' && b[-1] != '%' && b[-1] != '/')
                 b--;
             if (e > b)
                 g_ptr_array_add(names, g_strndup(b, (gsize)(e - b)));
@@ -260,8 +263,19 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
     return true;
 }
 
+/* The stack-frame index that recent XLA prints after the computations. */
+static bool is_frame_section(const char *line)
+{
+    return strcmp(line, "FileNames") == 0 || strcmp(line, "FunctionNames") == 0 ||
+           strcmp(line, "FileLocations") == 0 || strcmp(line, "StackFrames") == 0;
+}
+
 bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err)
 {
+    if (h->in_frames || is_frame_section(line)) {
+        h->in_frames = true;
+        return true;
+    }
     if (line[0] == '\0' || xla_skip(line, "HloModule ", NULL))
         return true;
     if (line[0] == ' ')

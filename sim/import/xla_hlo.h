@@ -28,6 +28,9 @@
  *   fusion         the sum over its fused computation (printed before its users)
  *   anything else  0
  *
+ * The stack-frame index recent XLA appends (`FileNames`, `FunctionNames`,
+ * `FileLocations`, `StackFrames` and their numbered lines) is skipped.
+ *
  * Invariants: instruction names are unique in a module (XLA guarantees it;
  * a repeated name is an error); lines that are not an HloModule header, a
  * computation header `... {`, an instruction or `}` are errors naming
