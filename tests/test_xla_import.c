@@ -75,6 +75,15 @@ START_TEST(step_figures_match_xla)
     ck_assert_uint_eq(f.xla_constant_bytes, 76);
     ck_assert_uint_eq(f.xla_thread_local_bytes, 4);
     ck_assert_uint_eq(f.xla_total_bytes, 7136);
+    /* XLA's allocation sizes, largest first (the memory-usage report's order). */
+    const uint64_t top_index[] = {9, 1, 5, 8, 0}, top_size[] = {2304, 2048, 1024, 1024, 512};
+    ck_assert_uint_eq(f.n_top, 5);
+    for (int i = 0; i < 5; i++) {
+        ck_assert_uint_eq(f.top[i].index, top_index[i]);
+        ck_assert_uint_eq(f.top[i].size, top_size[i]);
+    }
+    ck_assert_str_eq(f.top[0].kind, "preallocated-temp");
+    ck_assert_str_eq(f.top[3].kind, "color 5");
     /* The peak XLA states (t=9, 5988 bytes) is the trace's peak in program order. */
     ck_assert(f.has_xla_peak);
     ck_assert_uint_eq(f.xla_peak_time, 9);

@@ -39,6 +39,14 @@ typedef struct strata_xla_temp {
     uint64_t alignment;       /* the planner's alignment (the offsets' largest power of two) */
 } strata_xla_temp;
 
+/* One of XLA's allocations, as its header states it. */
+typedef struct strata_xla_allocation {
+    uint64_t index, size;
+    char kind[48];            /* "parameter 0", "maybe-live-out", "preallocated-temp", ... */
+} strata_xla_allocation;
+
+#define STRATA_XLA_TOP_ALLOCATIONS 5
+
 typedef struct strata_xla_figures {
     char *module;             /* the module's file stem, e.g. module_0012.jit_step */
     char *buffer_file, *live_range_file, *hlo_file, *report_file; /* NULL when absent */
@@ -46,6 +54,9 @@ typedef struct strata_xla_figures {
     uint64_t n_allocations, n_values, n_instructions;
     uint64_t xla_parameter_bytes, xla_output_bytes, xla_alias_bytes;
     uint64_t xla_temp_bytes, xla_constant_bytes, xla_thread_local_bytes, xla_total_bytes;
+    /* The largest allocations, largest first (ties: lower index first). */
+    strata_xla_allocation top[STRATA_XLA_TOP_ALLOCATIONS];
+    uint32_t n_top;
     bool has_xla_peak;
     uint64_t xla_peak_time, xla_peak_bytes; /* `Live ranges at T (peak)` and its sum */
     /* What the trace holds. */

@@ -81,6 +81,10 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
     char *xla_note = f->has_xla_peak ? g_strdup_printf("at t=%" G_GUINT64_FORMAT, f->xla_peak_time)
                                      : g_strdup("(not stated)");
     row(out, "live at peak", f->xla_peak_bytes, xla_note, strata_peak);
+    for (uint32_t i = 0; i < f->n_top; i++)
+        g_string_append_printf(out, "%s allocation %" G_GUINT64_FORMAT ": size %" G_GUINT64_FORMAT ", %s\n",
+                               i == 0 ? "XLA's largest:" : "              ", f->top[i].index,
+                               f->top[i].size, f->top[i].kind);
     temps(out, f);
     if (f->n_thread_local_values || f->n_unranged_values || f->n_empty_values)
         g_string_append_printf(out,
