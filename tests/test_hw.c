@@ -451,7 +451,7 @@ END_TEST
 START_TEST(syntax_and_duplicates)
 {
     load_fails("[hardware]\nname = t\nthis is not a key\n", NULL,
-               "bad.ini:3: expected 'key = value', a [group] or a # comment, got 'this is not a key'",
+               "bad.ini:3: expected KEY = VALUE, a [group] or a # comment, got 'this is not a key'",
                NULL);
     load_fails("name = t\n[hardware]\n", NULL, "bad.ini:1: expected a group header such as [hardware]",
                NULL);
@@ -493,7 +493,7 @@ START_TEST(file_errors)
     ck_assert(g_file_set_contents(path, with_nul, sizeof with_nul - 1, NULL));
     ck_assert_ptr_null(strata_hw_load(path, NULL, &err));
     ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
-    ck_assert_ptr_nonnull(strstr(err->message, "nul.ini:3: expected text, got a NUL byte"));
+    ck_assert_ptr_nonnull(strstr(err->message, "nul.ini:3:1: expected text, got a NUL byte"));
     g_clear_error(&err);
     g_unlink(path);
     g_rmdir(dir);

@@ -243,7 +243,7 @@ static const bad_case bad_cases[] = {
      "empty item"},
     {"[experiment]\nname = t\nhardware = hw.ini\ntrace = t.trace\n[sweep]\nlink.pcie.bandwidth = 16GB/s, 16GB/s\n", 6,
      "appears twice"},
-    {"[experiment]\nname = t\nhardware = hw.ini\nname = u\n", 4, "given twice"},
+    {"[experiment]\nname = t\nhardware = hw.ini\nname = u\n", 4, "set twice"},
     {"[experiment]\nhardware = hw.ini\ntrace = t.trace\n", 1, "needs a name"},
     {"[experiment]\nname = t\njust some words\n", 3, "expected KEY = VALUE"},
     {"[experiment]\nname = t\nhardware = hw.ini\ntrace = t.trace\n[output]\nplots = pie\n", 6, "unknown plot 'pie'"},
@@ -255,7 +255,7 @@ static const bad_case bad_cases[] = {
     {"[experiment]\nname = t\nhardware = hw.ini\ntrace = t.trace\n[sweep]\ncapacity = 1GiB\n", 6, "runner = alloc"},
     {"[experiment]\nname = t\nhardware = hw.ini\ntrace = t.trace\n[output]\ntimeline = maybe\n", 6,
      "expected true or false"},
-    {"name = t\n", 1, "expected a [group]"},
+    {"name = t\n", 1, "expected a group header such as [experiment]"},
 };
 
 START_TEST(bad_experiment)

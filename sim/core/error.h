@@ -35,4 +35,10 @@ enum {
 
 int strata_exit_for_error(const GError *err);
 
+/* User text for a message: escaped (non-printable bytes as \NNN), at most
+ * STRATA_QUOTE_MAX bytes of it followed by "..." when longer, so a huge bad
+ * value never floods the terminal (g_free). */
+#define STRATA_QUOTE_MAX 64
+char *strata_quote(const char *text);
+
 #endif

@@ -2,16 +2,15 @@
  * hw.c: the hardware model, loaded from a GLib key file (contract in hw.h,
  * format documented in docs/hardware.md).
  *
- * Loading runs in five steps:
- *   1. scan the text line by line: remember the line of every group header
- *      and key (GLib does not report lines), reject lines GLib would reject,
- *      duplicate groups and duplicate keys, with FILE:LINE;
- *   2. parse it with GKeyFile, strip inline comments ("value  # note") and
- *      trailing blanks;
- *   3. apply the overrides ("memory.hbm.capacity=16GiB") to the key file;
- *   4. validate every group and key against the tables below and build the
+ * Loading runs in four steps:
+ *   1. read the text with the key-file reader (core/keyfile.h): it knows the
+ *      line of every group and key and rejects malformed lines, duplicate
+ *      groups and keys, NUL bytes and overlong lines with FILE:LINE;
+ *   2. apply the overrides ("memory.hbm.capacity=16GiB"), each at most once;
+ *   3. validate every group and key against the tables below and build the
  *      specs (memories first, since links and compute units name them);
- *   5. precompute the route between every pair of memories (BFS).
+ *      numbers must lie in the sane ranges of the tables (docs/hardware.md);
+ *   4. precompute the route between every pair of memories (BFS).
  *
  * Invariants (beyond those of hw.h):
  *  1. every string a spec points at lives in hw->strings until strata_hw_free;
@@ -22,6 +21,7 @@
  */
 #include "hw/hw.h"
 #include "core/error.h"
+#include "core/keyfile.h"
 #include "core/units.h"
 
 #include <stdarg.h>
@@ -51,19 +51,37 @@ struct strata_hw {
 typedef struct key_def {
     const char *name;
     bool required;
+    const char *description; /* for strata_hw_describe() (help and docs) */
 } key_def;
 
 static const key_def hardware_keys[] = {
-    {"name", true}, {"source", false}, {"default_memory", false}, {NULL, false}};
+    {"name", true, "name of the machine (text)"},
+    {"source", false, "where the figures come from (text)"},
+    {"default_memory", false, "memory of allocs that name none (default: the first of kind device)"},
+    {NULL, false, NULL}};
 static const key_def memory_keys[] = {
-    {"kind", true},      {"capacity", true},  {"bandwidth", true}, {"latency", false},
-    {"allocator", false}, {"alignment", false}, {"pageable", false}, {"source", false},
-    {NULL, false}};
-static const key_def link_keys[] = {{"between", true}, {"bandwidth", true}, {"latency", false},
-                                    {"duplex", false}, {"source", false}, {NULL, false}};
-static const key_def compute_keys[] = {{"flops", true},    {"operands", false},
-                                       {"overhead", false}, {"source", false},
-                                       {NULL, false}};
+    {"kind", true, "device, host or onchip"},
+    {"capacity", true, "size, 1 B to 1 EiB"},
+    {"bandwidth", true, "the memory's own port, 1 kB/s to 10 PB/s, shared by all traffic"},
+    {"latency", false, "access latency seen by compute operands, 0 to 1 s (default 0)"},
+    {"allocator", false, "allocator NAME (default best-fit); its parameters as allocator.KEY = VALUE"},
+    {"alignment", false, "power of two, 1 B to 1 GiB (default 256)"},
+    {"pageable", false, "true or false (host only): pageable host memory"},
+    {"source", false, "where the figures come from (text)"},
+    {NULL, false, NULL}};
+static const key_def link_keys[] = {
+    {"between", true, "the two memories it joins: MEM MEM"},
+    {"bandwidth", true, "each direction, 1 kB/s to 10 PB/s"},
+    {"latency", false, "per transfer, 0 to 1 s (default 0)"},
+    {"duplex", false, "full (each direction its own bandwidth, default) or half"},
+    {"source", false, "where the figures come from (text)"},
+    {NULL, false, NULL}};
+static const key_def compute_keys[] = {
+    {"flops", true, "peak rate, 1 kFLOP/s to 10 EFLOP/s; flops.DTYPE = per element type"},
+    {"operands", false, "memory the unit reads operands from (default: the default memory)"},
+    {"overhead", false, "fixed time added to every compute op, 0 to 1 s (default 0)"},
+    {"source", false, "where the figures come from (text)"},
+    {NULL, false, NULL}};
 
 typedef enum { GROUP_HARDWARE, GROUP_MEMORY, GROUP_LINK, GROUP_COMPUTE, GROUP_PARAMS } group_kind;
 
@@ -95,32 +113,8 @@ const char *strata_mem_kind_name(strata_mem_kind kind)
 /* ---- load context: where each group and key came from ---- */
 
 typedef struct load_ctx {
-    const char *origin;
-    GKeyFile *kf;
-    GHashTable *lines;     /* "group" or "group\x1fkey" -> line (GUINT_TO_POINTER) */
-    GHashTable *overrides; /* "group\x1fkey" -> override text */
+    strata_keyfile *k;
 } load_ctx;
-
-static char *line_key(const char *group, const char *key)
-{
-    return key ? g_strconcat(group, "\x1f", key, NULL) : g_strdup(group);
-}
-
-/* "FILE:LINE" or "FILE (override TEXT)" for a group or a key (g_free). */
-static char *where(const load_ctx *ctx, const char *group, const char *key)
-{
-    char *k = line_key(group, key);
-    const char *ov = key ? g_hash_table_lookup(ctx->overrides, k) : NULL;
-    guint line = GPOINTER_TO_UINT(g_hash_table_lookup(ctx->lines, k));
-    g_free(k);
-    if (ov)
-        return g_strdup_printf("%s (override %s)", ctx->origin, ov);
-    if (line == 0 && key) /* key added by an override without a line: use the group */
-        line = GPOINTER_TO_UINT(g_hash_table_lookup(ctx->lines, group));
-    if (line == 0)
-        return g_strdup(ctx->origin);
-    return g_strdup_printf("%s:%u", ctx->origin, line);
-}
 
 /* Sets err to "WHERE: [GROUP] KEY: MESSAGE" (KEY omitted when NULL). */
 static void G_GNUC_PRINTF(5, 6) fail(const load_ctx *ctx, GError **err, const char *group,
@@ -130,7 +124,7 @@ static void G_GNUC_PRINTF(5, 6) fail(const load_ctx *ctx, GError **err, const ch
     va_start(ap, fmt);
     char *msg = g_strdup_vprintf(fmt, ap);
     va_end(ap);
-    char *loc = where(ctx, group, key);
+    char *loc = strata_keyfile_where(ctx->k, group, key);
     if (key)
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] %s: %s", loc, group, key, msg);
     else
@@ -142,118 +136,12 @@ static void G_GNUC_PRINTF(5, 6) fail(const load_ctx *ctx, GError **err, const ch
 /* Prefixes an error from a units parser with the key's location. */
 static void prefix(const load_ctx *ctx, GError **err, const char *group, const char *key)
 {
-    char *loc = where(ctx, group, key);
+    char *loc = strata_keyfile_where(ctx->k, group, key);
     g_prefix_error(err, "%s: [%s] %s: ", loc, group, key);
     g_free(loc);
 }
 
-/* ---- step 1: scan lines ---- */
-
-static bool scan_lines(load_ctx *ctx, const char *data, GError **err)
-{
-    char **lines = g_strsplit(data, "\n", -1);
-    char *group = NULL;
-    bool ok = true;
-    for (guint i = 0; ok && lines[i]; i++) {
-        guint lineno = i + 1;
-        if (!g_utf8_validate(lines[i], -1, NULL)) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s:%u: expected UTF-8 text, got bytes that are not UTF-8", ctx->origin,
-                        lineno);
-            ok = false;
-            break;
-        }
-        char *line = g_strstrip(lines[i]); /* GLib also ignores surrounding blanks */
-        if (*line == '\0' || *line == '#')
-            continue;
-        if (*line == '[') {
-            size_t len = strlen(line);
-            if (len < 3 || line[len - 1] != ']') {
-                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                            "%s:%u: expected a group header such as [memory hbm], got '%s'",
-                            ctx->origin, lineno, line);
-                ok = false;
-                break;
-            }
-            g_free(group);
-            group = g_strndup(line + 1, len - 2);
-            if (g_hash_table_contains(ctx->lines, group)) {
-                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                            "%s:%u: group [%s] is declared twice (first on line %u)", ctx->origin,
-                            lineno, group,
-                            GPOINTER_TO_UINT(g_hash_table_lookup(ctx->lines, group)));
-                ok = false;
-                break;
-            }
-            g_hash_table_insert(ctx->lines, g_strdup(group), GUINT_TO_POINTER(lineno));
-            continue;
-        }
-        char *eq = strchr(line, '=');
-        if (eq == NULL || group == NULL) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        group ? "%s:%u: expected 'key = value', a [group] or a # comment, got '%s'"
-                              : "%s:%u: expected a group header such as [hardware] before '%s'",
-                        ctx->origin, lineno, line);
-            ok = false;
-            break;
-        }
-        char *key = g_strstrip(g_strndup(line, (gsize)(eq - line)));
-        if (*key == '\0') {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s:%u: expected a key before '=', got '%s'", ctx->origin, lineno, line);
-            ok = false;
-        } else {
-            char *k = line_key(group, key);
-            guint first = GPOINTER_TO_UINT(g_hash_table_lookup(ctx->lines, k));
-            if (first) {
-                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                            "%s:%u: [%s] %s is set twice (first on line %u)", ctx->origin, lineno,
-                            group, key, first);
-                ok = false;
-                g_free(k);
-            } else {
-                g_hash_table_insert(ctx->lines, k, GUINT_TO_POINTER(lineno));
-            }
-        }
-        g_free(key);
-    }
-    g_free(group);
-    g_strfreev(lines);
-    return ok;
-}
-
-/* ---- step 2: inline comments ---- */
-
-/* "16GiB   # per core" -> "16GiB": a '#' after a blank starts a comment;
- * trailing blanks (which GLib keeps) are dropped. */
-static void strip_inline_comments(GKeyFile *kf)
-{
-    gsize n_groups = 0;
-    char **groups = g_key_file_get_groups(kf, &n_groups);
-    for (gsize g = 0; g < n_groups; g++) {
-        char **keys = g_key_file_get_keys(kf, groups[g], NULL, NULL);
-        for (guint k = 0; keys && keys[k]; k++) {
-            char *value = g_key_file_get_value(kf, groups[g], keys[k], NULL);
-            if (value == NULL)
-                continue;
-            size_t len = strlen(value);
-            for (char *p = value; *p; p++) {
-                if (*p == '#' && (p == value || *(p - 1) == ' ' || *(p - 1) == '\t')) {
-                    *p = '\0';
-                    break;
-                }
-            }
-            g_strchomp(value);
-            if (strlen(value) != len)
-                g_key_file_set_value(kf, groups[g], keys[k], value);
-            g_free(value);
-        }
-        g_strfreev(keys);
-    }
-    g_strfreev(groups);
-}
-
-/* ---- step 3: overrides ---- */
+/* ---- overrides ---- */
 
 static bool apply_override(load_ctx *ctx, const char *text, GError **err)
 {
@@ -273,29 +161,28 @@ static bool apply_override(load_ctx *ctx, const char *text, GError **err)
             key = parts[2];
         }
     }
+    char *q = strata_quote(text);
     if (group == NULL || key == NULL || *key == '\0') {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "override '%s': expected KIND.NAME.KEY=VALUE such as memory.hbm.capacity=16GiB "
                     "or link.pcie.bandwidth=8GB/s",
-                    text);
-    } else if (!g_key_file_has_group(ctx->kf, group)) {
+                    q);
+    } else if (!strata_keyfile_has_group(ctx->k, group)) {
         gsize n = 0;
-        char **groups = g_key_file_get_groups(ctx->kf, &n);
+        char **groups = strata_keyfile_groups(ctx->k, &n);
         GString *known = g_string_new(NULL);
         for (gsize i = 0; i < n; i++)
             g_string_append_printf(known, "%s[%s]", i ? ", " : "", groups[i]);
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "override '%s': %s has no group [%s] (groups: %s)", text, ctx->origin, group,
-                    known->str);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "override '%s': %s has no group [%s] (groups: %s)", q,
+                    strata_keyfile_origin(ctx->k), group, known->str);
         g_string_free(known, TRUE);
         g_strfreev(groups);
     } else {
         char *value = g_strstrip(g_strdup(eq + 1));
-        g_key_file_set_value(ctx->kf, group, key, value);
-        g_hash_table_insert(ctx->overrides, line_key(group, key), g_strdup(text));
+        ok = strata_keyfile_override(ctx->k, group, key, value, text, err);
         g_free(value);
-        ok = true;
     }
+    g_free(q);
     g_free(group);
     g_strfreev(parts);
     g_free(lhs);
@@ -306,7 +193,7 @@ static bool apply_override(load_ctx *ctx, const char *text, GError **err)
 
 static char *raw_value(const load_ctx *ctx, const char *group, const char *key)
 {
-    return g_key_file_get_value(ctx->kf, group, key, NULL);
+    return strata_keyfile_value(ctx->k, group, key);
 }
 
 static bool get_size(const load_ctx *ctx, const char *group, const char *key, uint64_t *out,
@@ -339,7 +226,7 @@ static bool get_time(const load_ctx *ctx, const char *group, const char *key, do
                      GError **err)
 {
     *out = 0;
-    if (!g_key_file_has_key(ctx->kf, group, key, NULL))
+    if (!strata_keyfile_has_key(ctx->k, group, key))
         return true;
     char *v = raw_value(ctx, group, key);
     bool ok = strata_parse_time(v, out, err);
@@ -367,10 +254,7 @@ static bool get_flop_rate(const load_ctx *ctx, const char *group, const char *ke
 /* Text value (unescaped), or NULL when absent. */
 static char *get_text(const load_ctx *ctx, const char *group, const char *key)
 {
-    /* g_key_file_get_string() returns NULL for a value that is not UTF-8;
-     * take it raw then, so a present key never reads as NULL (fuzz: hw-nonutf8). */
-    char *s = g_key_file_get_string(ctx->kf, group, key, NULL);
-    return s ? s : g_key_file_get_value(ctx->kf, group, key, NULL);
+    return strata_keyfile_string(ctx->k, group, key);
 }
 
 static char *memory_names(const strata_hw *hw)
@@ -395,37 +279,22 @@ static int get_memory_ref(const load_ctx *ctx, const strata_hw *hw, const char *
     return index;
 }
 
-/* Every key of the group is declared (or has the accepted prefix). */
+/* Every key of the group is declared (or has the accepted prefix) and the
+ * required ones are there. */
 static bool check_keys(const load_ctx *ctx, const group_def *def, const char *group, GError **err)
 {
-    char **keys = g_key_file_get_keys(ctx->kf, group, NULL, NULL);
-    bool ok = true;
-    for (guint k = 0; ok && keys && keys[k]; k++) {
-        bool known = def->prefixed && g_str_has_prefix(keys[k], def->prefixed) &&
-                     keys[k][strlen(def->prefixed)] != '\0';
-        for (const key_def *kd = def->keys; !known && kd->name; kd++)
-            known = strcmp(kd->name, keys[k]) == 0;
-        if (!known) {
-            GString *list = g_string_new(NULL);
-            for (const key_def *kd = def->keys; kd->name; kd++)
-                g_string_append_printf(list, "%s%s", kd == def->keys ? "" : ", ", kd->name);
-            if (def->prefixed)
-                g_string_append_printf(list, ", %sKEY", def->prefixed);
-            char *loc = where(ctx, group, keys[k]); /* the key's own line */
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] unknown key '%s' (known: %s)",
-                        loc, group, keys[k], list->str);
-            g_free(loc);
-            g_string_free(list, TRUE);
-            ok = false;
-        }
-    }
+    GPtrArray *known = g_ptr_array_new();
+    for (const key_def *kd = def->keys; kd->name; kd++)
+        g_ptr_array_add(known, (gpointer)kd->name);
+    g_ptr_array_add(known, NULL);
+    bool ok = strata_keyfile_check_keys(ctx->k, group, (const char *const *)known->pdata, def->prefixed, err);
+    g_ptr_array_free(known, TRUE);
     for (const key_def *kd = def->keys; ok && kd->name; kd++) {
-        if (kd->required && !g_key_file_has_key(ctx->kf, group, kd->name, NULL)) {
+        if (kd->required && !strata_keyfile_has_key(ctx->k, group, kd->name)) {
             fail(ctx, err, group, NULL, "missing required key '%s'", kd->name);
             ok = false;
         }
     }
-    g_strfreev(keys);
     return ok;
 }
 
@@ -458,7 +327,7 @@ static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, c
         fail(ctx, err, group, "capacity", "expected a positive size such as 16GiB, got 0");
         return false;
     }
-    if (g_key_file_has_key(ctx->kf, group, "alignment", NULL)) {
+    if (strata_keyfile_has_key(ctx->k, group, "alignment")) {
         if (!get_size(ctx, group, "alignment", &m.alignment, err))
             return false;
         if (m.alignment == 0 || (m.alignment & (m.alignment - 1)) != 0) {
@@ -468,7 +337,7 @@ static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, c
             return false;
         }
     }
-    if (g_key_file_has_key(ctx->kf, group, "pageable", NULL)) {
+    if (strata_keyfile_has_key(ctx->k, group, "pageable")) {
         char *v = raw_value(ctx, group, "pageable");
         ok = true;
         if (strcmp(v, "true") == 0)
@@ -501,7 +370,7 @@ static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, c
     }
     GString *spec = g_string_new(alloc_name ? alloc_name : "best-fit");
     g_free(alloc_name);
-    char **keys = g_key_file_get_keys(ctx->kf, group, NULL, NULL);
+    char **keys = strata_keyfile_keys(ctx->k, group, NULL);
     guint n_params = 0;
     for (guint k = 0; keys && keys[k]; k++) {
         if (!g_str_has_prefix(keys[k], "allocator."))
@@ -599,7 +468,7 @@ static bool load_compute(const load_ctx *ctx, strata_hw *hw, const char *group, 
     if (!get_flop_rate(ctx, group, "flops", &c.flops, err) ||
         !get_time(ctx, group, "overhead", &c.overhead, err))
         return false;
-    char **keys = g_key_file_get_keys(ctx->kf, group, NULL, NULL);
+    char **keys = strata_keyfile_keys(ctx->k, group, NULL);
     bool ok = true;
     for (guint k = 0; ok && keys && keys[k]; k++) {
         if (!g_str_has_prefix(keys[k], "flops."))
@@ -633,7 +502,7 @@ static bool load_compute(const load_ctx *ctx, strata_hw *hw, const char *group, 
 
 static void load_params(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name)
 {
-    char **keys = g_key_file_get_keys(ctx->kf, group, NULL, NULL);
+    char **keys = strata_keyfile_keys(ctx->k, group, NULL);
     GString *spec = g_string_new(NULL);
     for (guint k = 0; keys && keys[k]; k++) {
         char *v = raw_value(ctx, group, keys[k]);
@@ -747,7 +616,7 @@ static void compute_routes(strata_hw *hw)
 static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
 {
     gsize n_groups = 0;
-    char **groups = g_key_file_get_groups(ctx->kf, &n_groups);
+    char **groups = strata_keyfile_groups(ctx->k, &n_groups);
     const group_def **defs = g_new0(const group_def *, n_groups ? n_groups : 1);
     const char **names = g_new0(const char *, n_groups ? n_groups : 1);
     bool ok = true;
@@ -761,7 +630,8 @@ static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
     }
     if (ok && !have_hardware) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s: missing group [hardware] (with at least: name = ...)", ctx->origin);
+                    "%s: missing group [hardware] (with at least: name = ...)",
+                    strata_keyfile_origin(ctx->k));
         ok = false;
     }
     /* memories first: links and compute units refer to them */
@@ -770,7 +640,8 @@ static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
             ok = load_memory(ctx, hw, groups[g], names[g], err);
     if (ok && hw->memories->len == 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s: no [memory NAME] group; a machine needs at least one memory", ctx->origin);
+                    "%s: no [memory NAME] group; a machine needs at least one memory",
+                    strata_keyfile_origin(ctx->k));
         ok = false;
     }
     if (ok) {
@@ -792,7 +663,7 @@ static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
             if (!ok)
                 g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                             "%s: no memory of kind device; set [hardware] default_memory",
-                            ctx->origin);
+                            strata_keyfile_origin(ctx->k));
         }
         g_free(dm);
     }
@@ -812,40 +683,30 @@ static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
     return ok;
 }
 
-strata_hw *strata_hw_load_data(const char *data, const char *origin, const char *const *overrides,
-                               GError **err)
+static strata_hw *hw_new(const char *origin)
 {
-    load_ctx ctx = {
-        .origin = origin ? origin : "<hardware>",
-        .kf = g_key_file_new(),
-        .lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL),
-        .overrides = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free),
-    };
     strata_hw *hw = g_new0(strata_hw, 1);
-    hw->origin = g_strdup(ctx.origin);
+    hw->origin = g_strdup(origin);
     hw->strings = g_string_chunk_new(256);
     hw->memories = g_array_new(FALSE, TRUE, sizeof(strata_memory_spec));
     hw->links = g_array_new(FALSE, TRUE, sizeof(strata_link_spec));
     hw->computes = g_array_new(FALSE, TRUE, sizeof(strata_compute_spec));
     hw->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    return hw;
+}
 
-    GError *local = NULL;
-    bool ok = scan_lines(&ctx, data, err);
-    if (ok && !g_key_file_load_from_data(ctx.kf, data, (gsize)-1, G_KEY_FILE_NONE, &local)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s", ctx.origin, local->message);
-        g_error_free(local);
-        ok = false;
-    }
-    if (ok)
-        strip_inline_comments(ctx.kf);
+/* Applies the overrides to k and builds the model (k is freed). */
+static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *overrides, GError **err)
+{
+    if (!k)
+        return NULL;
+    load_ctx ctx = {.k = k};
+    strata_hw *hw = hw_new(strata_keyfile_origin(k));
+    bool ok = true;
     for (const char *const *o = overrides; ok && o && *o; o++)
         ok = apply_override(&ctx, *o, err);
-    if (ok)
-        ok = build(&ctx, hw, err);
-
-    g_key_file_free(ctx.kf);
-    g_hash_table_destroy(ctx.lines);
-    g_hash_table_destroy(ctx.overrides);
+    ok = ok && build(&ctx, hw, err);
+    strata_keyfile_free(k);
     if (!ok) {
         strata_hw_free(hw);
         return NULL;
@@ -853,29 +714,19 @@ strata_hw *strata_hw_load_data(const char *data, const char *origin, const char 
     return hw;
 }
 
+strata_hw *strata_hw_load_data(const char *data, const char *origin, const char *const *overrides,
+                               GError **err)
+{
+    return hw_from_keyfile(strata_keyfile_load_data(data, origin ? origin : "<hardware>", "hardware",
+                                                    STRATA_KEYFILE_INLINE_COMMENTS, err),
+                           overrides, err);
+}
+
 strata_hw *strata_hw_load(const char *path, const char *const *overrides, GError **err)
 {
-    char *data = NULL;
-    gsize length = 0;
-    GError *local = NULL;
-    if (!g_file_get_contents(path, &data, &length, &local)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot read hardware file: %s",
-                    local->message);
-        g_error_free(local);
-        return NULL;
-    }
-    if (strlen(data) != length) { /* text after a NUL would be silently ignored */
-        guint line = 1;
-        for (const char *p = data; *p; p++)
-            line += *p == '\n';
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s:%u: expected text, got a NUL byte", path, line);
-        g_free(data);
-        return NULL;
-    }
-    strata_hw *hw = strata_hw_load_data(data, path, overrides, err);
-    g_free(data);
-    return hw;
+    return hw_from_keyfile(
+        strata_keyfile_load(path, "hardware file", "hardware", STRATA_KEYFILE_INLINE_COMMENTS, err), overrides,
+        err);
 }
 
 void strata_hw_free(strata_hw *hw)

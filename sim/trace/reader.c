@@ -1,7 +1,9 @@
 /*
  * reader.c: streaming reader of `strata-trace 1` text (traces/FORMAT.md).
  *
- * Design: one reusable line buffer (getline) and one reusable scratch. A line
+ * Design: one bounded line reader (core/lines.h: it rejects overlong lines
+ * and NUL bytes with their line, and skips a UTF-8 BOM) and one reusable
+ * scratch. A line
  * is tokenized in place (NULs written over separators), so the strings of the
  * op handed out point into the line buffer and no heap is touched per op
  * except when a list attribute (in=, out=, donate=) grows past its largest
@@ -30,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/error.h"
+#include "core/lines.h"
 #include "core/units.h"
 
 struct strata_line_scratch {
@@ -531,10 +534,9 @@ strata_line_scratch *strata_parse_op_line(const char *text, const char *origin, 
 /* ---- the file source --------------------------------------------------- */
 
 typedef struct trace_reader {
-    FILE *fp;
+    strata_lines *lines;
     char *origin;
-    char *buf;          /* getline buffer, reused */
-    size_t cap;
+    char *buf;          /* the current line, owned by lines */
     uint64_t line;      /* lines read so far */
     off_t data_offset;  /* just after the version line */
     uint64_t data_line;
@@ -545,26 +547,10 @@ typedef struct trace_reader {
 /* Read one line: 1 ok (buf holds it, newline stripped), 0 eof, -1 error. */
 static int read_line(trace_reader *r, GError **err)
 {
-    errno = 0;
-    ssize_t n = getline(&r->buf, &r->cap, r->fp);
-    if (n < 0) {
-        if (ferror(r->fp)) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s:%" G_GUINT64_FORMAT ": cannot read: %s", r->origin,
-                        r->line + 1, g_strerror(errno ? errno : EIO));
-            return -1;
-        }
-        return 0;
-    }
-    r->line++;
-    if (n > 0 && r->buf[n - 1] == '\n')
-        r->buf[--n] = '\0';
-    if (n > 0 && r->buf[n - 1] == '\r')
-        r->buf[--n] = '\0';
-    if ((ssize_t)strlen(r->buf) != n) {
-        line_ctx lc = {r->origin, r->line, r->buf, r->buf + n};
-        return fail_at(&lc, r->buf + strlen(r->buf), err, "expected text, got a NUL byte") ? 1 : -1;
-    }
-    return 1;
+    size_t n = 0;
+    int got = strata_lines_next(r->lines, &r->buf, &n, err);
+    r->line = strata_lines_number(r->lines);
+    return got;
 }
 
 /* True when the line holds nothing but blanks and a comment. */
@@ -604,7 +590,7 @@ static bool read_version(trace_reader *r, GError **err)
     char *extra = next_token(&cursor);
     if (extra)
         return fail_got(&lc, extra, "end of line after 'strata-trace 1'", err);
-    r->data_offset = ftello(r->fp);
+    r->data_offset = strata_lines_tell(r->lines);
     r->data_line = r->line;
     return true;
 }
@@ -628,11 +614,8 @@ static int reader_next(void *self, const strata_op **op, GError **err)
 static bool reader_rewind(void *self, GError **err)
 {
     trace_reader *r = self;
-    if (fseeko(r->fp, r->data_offset, SEEK_SET) != 0) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot rewind: %s", r->origin, g_strerror(errno));
+    if (!strata_lines_seek(r->lines, r->data_offset, r->data_line, err))
         return false;
-    }
-    clearerr(r->fp);
     r->line = r->data_line;
     return true;
 }
@@ -640,9 +623,7 @@ static bool reader_rewind(void *self, GError **err)
 static void reader_destroy(void *self)
 {
     trace_reader *r = self;
-    if (r->fp)
-        fclose(r->fp);
-    free(r->buf); /* getline's buffer comes from malloc */
+    strata_lines_free(r->lines);
     strata_line_scratch_free(r->scratch);
     g_free(r->origin);
     g_free(r);
@@ -706,8 +687,8 @@ strata_source *strata_trace_open(const char *path, GError **err)
         }
     }
     trace_reader *r = g_new0(trace_reader, 1);
-    r->fp = fp;
     r->origin = g_strdup(is_stdin ? "<stdin>" : path);
+    r->lines = strata_lines_new(fp, r->origin);
     r->scratch = scratch_new();
     if (!read_version(r, err)) {
         reader_destroy(r);

@@ -1,0 +1,337 @@
+/*
+ * keyfile.c: the key-file reader (contract in keyfile.h).
+ *
+ * Loading is one pass over the lines (check_line) that also copies them,
+ * BOM and CR removed, into the text handed to GKeyFile, which then holds the
+ * values. GLib does not report lines; `lines` maps "GROUP" and
+ * "GROUP\x1fKEY" to the line they were read on.
+ *
+ * Invariants:
+ *  1. a loaded GKeyFile holds exactly the groups and keys in `lines`, plus
+ *     keys added by overrides (listed in `overrides`);
+ *  2. nothing is printed; a failed load frees everything.
+ */
+#include "core/keyfile.h"
+#include "core/error.h"
+#include "core/lines.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+struct strata_keyfile {
+    char *origin;
+    GKeyFile *kf;
+    GHashTable *lines;     /* "group" or "group\x1fkey" -> line */
+    GHashTable *overrides; /* "group\x1fkey" -> note */
+    unsigned flags;
+};
+
+typedef struct scan_state {
+    strata_keyfile *k;
+    const char *example_group;
+    char *group; /* current group, NULL before the first header */
+    GString *text;
+} scan_state;
+
+static char *line_key(const char *group, const char *key)
+{
+    return key ? g_strconcat(group, "\x1f", key, NULL) : g_strdup(group);
+}
+
+G_GNUC_PRINTF(4, 5)
+static bool fail_line(const strata_keyfile *k, guint64 line, GError **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", k->origin, line, msg);
+    g_free(msg);
+    return false;
+}
+
+static bool check_header(scan_state *s, const char *line, guint64 lineno, GError **err)
+{
+    size_t len = strlen(line);
+    if (len < 3 || line[len - 1] != ']') {
+        char *q = strata_quote(line);
+        fail_line(s->k, lineno, err, "expected a group header such as [%s], got '%s'", s->example_group, q);
+        g_free(q);
+        return false;
+    }
+    g_free(s->group);
+    s->group = g_strndup(line + 1, len - 2);
+    guint first = GPOINTER_TO_UINT(g_hash_table_lookup(s->k->lines, s->group));
+    if (first) {
+        char *q = strata_quote(s->group);
+        fail_line(s->k, lineno, err, "group [%s] is declared twice (first on line %u)", q, first);
+        g_free(q);
+        return false;
+    }
+    g_hash_table_insert(s->k->lines, g_strdup(s->group), GUINT_TO_POINTER((guint)lineno));
+    return true;
+}
+
+static bool check_key_line(scan_state *s, const char *line, guint64 lineno, GError **err)
+{
+    const char *eq = strchr(line, '=');
+    if (eq == NULL || s->group == NULL) {
+        char *q = strata_quote(line);
+        if (s->group)
+            fail_line(s->k, lineno, err, "expected KEY = VALUE, a [group] or a # comment, got '%s'", q);
+        else
+            fail_line(s->k, lineno, err, "expected a group header such as [%s] before '%s'", s->example_group, q);
+        g_free(q);
+        return false;
+    }
+    char *key = g_strstrip(g_strndup(line, (gsize)(eq - line)));
+    bool ok = *key != '\0';
+    if (!ok) {
+        char *q = strata_quote(line);
+        fail_line(s->k, lineno, err, "expected a key before '=', got '%s'", q);
+        g_free(q);
+    } else {
+        char *k = line_key(s->group, key);
+        guint first = GPOINTER_TO_UINT(g_hash_table_lookup(s->k->lines, k));
+        if (first) {
+            char *qg = strata_quote(s->group), *qk = strata_quote(key);
+            ok = fail_line(s->k, lineno, err, "[%s] %s is set twice (first on line %u)", qg, qk, first);
+            g_free(qg);
+            g_free(qk);
+            g_free(k);
+        } else {
+            g_hash_table_insert(s->k->lines, k, GUINT_TO_POINTER((guint)lineno));
+        }
+    }
+    g_free(key);
+    return ok;
+}
+
+/* One line of the file (NUL-free, no newline; modified in place). */
+static bool check_line(scan_state *s, char *line, size_t len, guint64 lineno, GError **err)
+{
+    if (s->text->len + len + 1 > STRATA_KEYFILE_MAX)
+        return fail_line(s->k, lineno, err, "expected a key file of at most %d bytes, got a larger one",
+                         STRATA_KEYFILE_MAX);
+    if (!g_utf8_validate(line, (gssize)len, NULL))
+        return fail_line(s->k, lineno, err, "expected UTF-8 text, got bytes that are not UTF-8");
+    g_string_append_len(s->text, line, (gssize)len);
+    g_string_append_c(s->text, '\n');
+    char *l = g_strstrip(line); /* GLib also ignores surrounding blanks */
+    if (*l == '\0' || *l == '#')
+        return true;
+    if (*l == '[')
+        return check_header(s, l, lineno, err);
+    return check_key_line(s, l, lineno, err);
+}
+
+/* Drops trailing blanks (GLib keeps them) and, with inline comments on,
+ * "16GiB   # per core" -> "16GiB": a '#' after a blank starts a comment. */
+static void normalise_values(GKeyFile *kf, unsigned flags)
+{
+    gsize n_groups = 0;
+    char **groups = g_key_file_get_groups(kf, &n_groups);
+    for (gsize g = 0; g < n_groups; g++) {
+        char **keys = g_key_file_get_keys(kf, groups[g], NULL, NULL);
+        for (guint k = 0; keys && keys[k]; k++) {
+            char *value = g_key_file_get_value(kf, groups[g], keys[k], NULL);
+            size_t len = strlen(value);
+            for (char *p = value; (flags & STRATA_KEYFILE_INLINE_COMMENTS) && *p; p++) {
+                if (*p == '#' && (p == value || p[-1] == ' ' || p[-1] == '\t')) {
+                    *p = '\0';
+                    break;
+                }
+            }
+            g_strchomp(value);
+            if (strlen(value) != len)
+                g_key_file_set_value(kf, groups[g], keys[k], value);
+            g_free(value);
+        }
+        g_strfreev(keys);
+    }
+    g_strfreev(groups);
+}
+
+static strata_keyfile *keyfile_new(const char *origin, unsigned flags)
+{
+    strata_keyfile *k = g_new0(strata_keyfile, 1);
+    k->origin = g_strdup(origin);
+    k->kf = g_key_file_new();
+    k->lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    k->overrides = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    k->flags = flags;
+    return k;
+}
+
+/* Reads every line of fp (taken) into k; false with err. */
+static bool read_all(strata_keyfile *k, FILE *fp, const char *example_group, GError **err)
+{
+    strata_lines *lines = strata_lines_new(fp, k->origin);
+    scan_state s = {.k = k, .example_group = example_group, .text = g_string_new(NULL)};
+    char *line = NULL;
+    size_t len = 0;
+    int got;
+    bool ok = true;
+    while (ok && (got = strata_lines_next(lines, &line, &len, err)) == 1)
+        ok = check_line(&s, line, len, strata_lines_number(lines), err);
+    ok = ok && got == 0;
+    GError *inner = NULL;
+    if (ok && !g_key_file_load_from_data(k->kf, s.text->str, s.text->len, G_KEY_FILE_NONE, &inner)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s", k->origin, inner->message);
+        g_clear_error(&inner);
+        ok = false;
+    }
+    if (ok)
+        normalise_values(k->kf, k->flags);
+    g_free(s.group);
+    g_string_free(s.text, TRUE);
+    strata_lines_free(lines);
+    return ok;
+}
+
+static strata_keyfile *finish(strata_keyfile *k, FILE *fp, const char *example_group, GError **err)
+{
+    if (!read_all(k, fp, example_group, err)) {
+        strata_keyfile_free(k);
+        return NULL;
+    }
+    return k;
+}
+
+strata_keyfile *strata_keyfile_load_data(const char *data, const char *origin, const char *example_group,
+                                         unsigned flags, GError **err)
+{
+    size_t len = strlen(data);
+    FILE *fp = len ? fmemopen((void *)data, len, "r") : fopen("/dev/null", "r");
+    if (!fp) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read: %s", origin, g_strerror(errno));
+        return NULL;
+    }
+    return finish(keyfile_new(origin, flags), fp, example_group, err);
+}
+
+strata_keyfile *strata_keyfile_load(const char *path, const char *what, const char *example_group,
+                                    unsigned flags, GError **err)
+{
+    FILE *fp = g_file_test(path, G_FILE_TEST_IS_DIR) ? NULL : fopen(path, "r");
+    if (!fp) {
+        int e = g_file_test(path, G_FILE_TEST_IS_DIR) ? EISDIR : errno;
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot read %s: Failed to open file \u201c%s\u201d: %s",
+                    what, path, g_strerror(e));
+        return NULL;
+    }
+    return finish(keyfile_new(path, flags), fp, example_group, err);
+}
+
+void strata_keyfile_free(strata_keyfile *k)
+{
+    if (!k)
+        return;
+    g_key_file_free(k->kf);
+    g_hash_table_destroy(k->lines);
+    g_hash_table_destroy(k->overrides);
+    g_free(k->origin);
+    g_free(k);
+}
+
+const char *strata_keyfile_origin(const strata_keyfile *k) { return k->origin; }
+
+char **strata_keyfile_groups(const strata_keyfile *k, gsize *n) { return g_key_file_get_groups(k->kf, n); }
+
+char **strata_keyfile_keys(const strata_keyfile *k, const char *group, gsize *n)
+{
+    return g_key_file_get_keys(k->kf, group, n, NULL);
+}
+
+bool strata_keyfile_has_group(const strata_keyfile *k, const char *group)
+{
+    return g_key_file_has_group(k->kf, group);
+}
+
+bool strata_keyfile_has_key(const strata_keyfile *k, const char *group, const char *key)
+{
+    return g_key_file_has_key(k->kf, group, key, NULL);
+}
+
+char *strata_keyfile_value(const strata_keyfile *k, const char *group, const char *key)
+{
+    char *v = g_key_file_get_value(k->kf, group, key, NULL);
+    return v ? g_strstrip(v) : NULL;
+}
+
+char *strata_keyfile_string(const strata_keyfile *k, const char *group, const char *key)
+{
+    /* g_key_file_get_string() returns NULL for a value that is not UTF-8 or
+     * has a bad escape; take it raw then, so a present key never reads as NULL. */
+    char *s = g_key_file_get_string(k->kf, group, key, NULL);
+    return s ? s : strata_keyfile_value(k, group, key);
+}
+
+guint strata_keyfile_line(const strata_keyfile *k, const char *group, const char *key)
+{
+    char *lk = line_key(group, key);
+    guint line = GPOINTER_TO_UINT(g_hash_table_lookup(k->lines, lk));
+    g_free(lk);
+    return line;
+}
+
+char *strata_keyfile_where(const strata_keyfile *k, const char *group, const char *key)
+{
+    char *lk = line_key(group, key);
+    const char *note = key ? g_hash_table_lookup(k->overrides, lk) : NULL;
+    g_free(lk);
+    if (note) {
+        char *q = strata_quote(note);
+        char *w = g_strdup_printf("%s (override %s)", k->origin, q);
+        g_free(q);
+        return w;
+    }
+    guint line = strata_keyfile_line(k, group, key);
+    if (line == 0 && key) /* a key added by an override: the group's line */
+        line = strata_keyfile_line(k, group, NULL);
+    return line ? g_strdup_printf("%s:%u", k->origin, line) : g_strdup(k->origin);
+}
+
+bool strata_keyfile_override(strata_keyfile *k, const char *group, const char *key, const char *value,
+                             const char *note, GError **err)
+{
+    char *lk = line_key(group, key);
+    const char *first = g_hash_table_lookup(k->overrides, lk);
+    if (first) {
+        char *q1 = strata_quote(first), *q2 = strata_quote(note);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "override '%s': [%s] %s is already set by override '%s'", q2, group, key, q1);
+        g_free(q1);
+        g_free(q2);
+        g_free(lk);
+        return false;
+    }
+    g_key_file_set_value(k->kf, group, key, value);
+    g_hash_table_insert(k->overrides, lk, g_strdup(note));
+    return true;
+}
+
+bool strata_keyfile_check_keys(const strata_keyfile *k, const char *group, const char *const *known,
+                               const char *prefix, GError **err)
+{
+    char **keys = strata_keyfile_keys(k, group, NULL);
+    bool ok = true;
+    for (guint i = 0; ok && keys && keys[i]; i++) {
+        const char *key = keys[i];
+        if (g_strv_contains(known, key) ||
+            (prefix && g_str_has_prefix(key, prefix) && key[strlen(prefix)] != '\0'))
+            continue;
+        char *list = g_strjoinv(", ", (char **)known);
+        char *where = strata_keyfile_where(k, group, key);
+        char *q = strata_quote(key);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] unknown key '%s' (known: %s%s%s%s)", where,
+                    group, q, list, prefix ? ", " : "", prefix ? prefix : "", prefix ? "KEY" : "");
+        g_free(q);
+        g_free(where);
+        g_free(list);
+        ok = false;
+    }
+    g_strfreev(keys);
+    return ok;
+}

@@ -1,0 +1,74 @@
+/*
+ * keyfile.h: the one reader of strata's key files (hardware and experiment
+ * .ini files): GLib key-file syntax with line numbers and strict checks.
+ *
+ *   # comment
+ *   [group]
+ *   key = value
+ *
+ * Loading reads the text through the bounded line reader (core/lines.h), so
+ * an overlong line, a NUL byte or a file that never ends (a device, a FIFO)
+ * fails at its line; a leading UTF-8 BOM is skipped. Each line is checked
+ * as it is read: text that is not UTF-8, a malformed header or key line, a
+ * key before the first group, a group or a key given twice are errors
+ * "FILE:LINE: what was expected". Values are then held by a GKeyFile (so
+ * escapes read as GLib reads them). With STRATA_KEYFILE_INLINE_COMMENTS a
+ * '#' after a blank starts a comment inside a value ("16GiB  # per core").
+ *
+ * Overrides (strata_keyfile_override) replace or add a value after loading;
+ * errors about an overridden key name the override instead of a line.
+ * Messages quote user text through strata_quote() (at most a short excerpt).
+ *
+ * Invariants: every group and key read from the file has a line (>= 1);
+ * groups and keys keep file order; a key is given once per group.
+ */
+#ifndef STRATA_KEYFILE_H
+#define STRATA_KEYFILE_H
+
+#include <glib.h>
+#include <stdbool.h>
+
+/* The largest key file read (bytes). */
+#define STRATA_KEYFILE_MAX (16 * 1024 * 1024)
+
+enum { STRATA_KEYFILE_INLINE_COMMENTS = 1 };
+
+typedef struct strata_keyfile strata_keyfile;
+
+/* what: the kind of file in I/O errors ("hardware file"); example_group:
+ * the group named in "expected a group header such as [GROUP]". */
+strata_keyfile *strata_keyfile_load(const char *path, const char *what, const char *example_group,
+                                    unsigned flags, GError **err);
+strata_keyfile *strata_keyfile_load_data(const char *data, const char *origin, const char *example_group,
+                                         unsigned flags, GError **err);
+void strata_keyfile_free(strata_keyfile *kf);
+
+const char *strata_keyfile_origin(const strata_keyfile *kf);
+char **strata_keyfile_groups(const strata_keyfile *kf, gsize *n);                  /* g_strfreev */
+char **strata_keyfile_keys(const strata_keyfile *kf, const char *group, gsize *n); /* NULL: no group */
+bool strata_keyfile_has_group(const strata_keyfile *kf, const char *group);
+bool strata_keyfile_has_key(const strata_keyfile *kf, const char *group, const char *key);
+/* The value as written, without surrounding blanks; NULL when absent. */
+char *strata_keyfile_value(const strata_keyfile *kf, const char *group, const char *key);
+/* The value with GLib's escapes (\s \n \t \r \\) resolved; the raw value
+ * when that is not valid; NULL when absent. */
+char *strata_keyfile_string(const strata_keyfile *kf, const char *group, const char *key);
+
+/* Line of a group (key NULL) or key; 0 when it did not come from the file. */
+guint strata_keyfile_line(const strata_keyfile *kf, const char *group, const char *key);
+/* "FILE:LINE", "FILE (override NOTE)" for an overridden key, else the
+ * group's line or "FILE" (g_free). */
+char *strata_keyfile_where(const strata_keyfile *kf, const char *group, const char *key);
+
+/* Sets group/key to value; note (e.g. "memory.hbm.capacity=16GiB") names
+ * it in errors. The group must exist; overriding one key twice is an error. */
+bool strata_keyfile_override(strata_keyfile *kf, const char *group, const char *key, const char *value,
+                             const char *note, GError **err);
+
+/* Every key of the group is one of known (NULL-terminated) or starts with
+ * prefix (when not NULL) followed by something; else an error at the key's
+ * line listing the known keys: "FILE:LINE: [GROUP] unknown key 'K' (known: ...)". */
+bool strata_keyfile_check_keys(const strata_keyfile *kf, const char *group, const char *const *known,
+                               const char *prefix, GError **err);
+
+#endif

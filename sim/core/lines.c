@@ -1,0 +1,149 @@
+/*
+ * lines.c: the bounded line reader (contract in lines.h).
+ *
+ * buf[pos, end) holds bytes read but not handed out yet; buf[0] is at file
+ * offset file_off. A line is found with memchr; when the buffer holds no
+ * newline, the unread tail moves to the front and the next chunk is read
+ * behind it, until the tail alone is longer than STRATA_LINE_MAX.
+ *
+ * Invariants:
+ *  1. pos <= end < cap: there is always a byte after the data, so the last
+ *     line of a file without a final newline can be NUL-terminated in place;
+ *  2. cap <= STRATA_LINE_MAX + CHUNK + 1: memory is bounded whatever the input.
+ */
+#include "core/lines.h"
+#include "core/error.h"
+
+#include <errno.h>
+#include <string.h>
+
+#define CHUNK (64 * 1024)
+
+struct strata_lines {
+    FILE *fp;
+    char *origin;
+    char *buf;
+    size_t cap, pos, end;
+    off_t file_off;
+    uint64_t number;
+    bool eof;
+};
+
+strata_lines *strata_lines_new(FILE *fp, const char *origin)
+{
+    strata_lines *l = g_new0(strata_lines, 1);
+    l->fp = fp;
+    l->origin = g_strdup(origin);
+    l->cap = CHUNK + 1;
+    l->buf = g_malloc(l->cap);
+    return l;
+}
+
+void strata_lines_free(strata_lines *l)
+{
+    if (!l)
+        return;
+    if (l->fp)
+        fclose(l->fp);
+    g_free(l->buf);
+    g_free(l->origin);
+    g_free(l);
+}
+
+static bool too_long(const strata_lines *l, GError **err)
+{
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "%s:%" G_GUINT64_FORMAT ": expected a line of at most %d bytes, got a longer one", l->origin,
+                l->number + 1, STRATA_LINE_MAX);
+    return false;
+}
+
+static bool nul_byte(const strata_lines *l, uint64_t line, size_t column, GError **err)
+{
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "%s:%" G_GUINT64_FORMAT ":%zu: expected text, got a NUL byte", l->origin, line, column);
+    return false;
+}
+
+/* Reads the next chunk behind the unread tail; false with err on a read
+ * error or an overlong line. Sets eof at the end of input. */
+static bool fill(strata_lines *l, GError **err)
+{
+    if (l->end - l->pos > STRATA_LINE_MAX)
+        return too_long(l, err);
+    memmove(l->buf, l->buf + l->pos, l->end - l->pos);
+    l->file_off += (off_t)l->pos;
+    l->end -= l->pos;
+    l->pos = 0;
+    if (l->cap < l->end + CHUNK + 1) {
+        l->cap = l->end + CHUNK + 1;
+        l->buf = g_realloc(l->buf, l->cap);
+    }
+    errno = 0;
+    char *fresh = l->buf + l->end;
+    size_t n = fread(fresh, 1, CHUNK, l->fp);
+    l->end += n;
+    /* A NUL in the line being read fails now, not after STRATA_LINE_MAX bytes. */
+    const char *nl = memchr(fresh, '\n', n);
+    const char *nul = memchr(fresh, '\0', nl ? (size_t)(nl - fresh) : n);
+    if (nul)
+        return nul_byte(l, l->number + 1, (size_t)(nul - (l->buf + l->pos)) + 1, err);
+    if (n == 0 && ferror(l->fp)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s:%" G_GUINT64_FORMAT ": cannot read: %s", l->origin,
+                    l->number + 1, g_strerror(errno ? errno : EIO));
+        return false;
+    }
+    l->eof = n == 0;
+    return true;
+}
+
+int strata_lines_next(strata_lines *l, char **line, size_t *len, GError **err)
+{
+    char *nl = NULL;
+    while (!(nl = memchr(l->buf + l->pos, '\n', l->end - l->pos)) && !l->eof)
+        if (!fill(l, err))
+            return -1;
+    if (!nl && l->pos == l->end)
+        return 0;
+    char *s = l->buf + l->pos;
+    size_t n = nl ? (size_t)(nl - s) : l->end - l->pos;
+    l->pos += nl ? n + 1 : n;
+    if (n > STRATA_LINE_MAX) {
+        too_long(l, err);
+        return -1;
+    }
+    l->number++;
+    if (n > 0 && s[n - 1] == '\r')
+        n--;
+    s[n] = '\0';
+    if (l->number == 1 && n >= 3 && memcmp(s, "\xEF\xBB\xBF", 3) == 0) {
+        s += 3;
+        n -= 3;
+    }
+    const char *nul = memchr(s, '\0', n);
+    if (nul) {
+        nul_byte(l, l->number, (size_t)(nul - s) + 1, err);
+        return -1;
+    }
+    *line = s;
+    *len = n;
+    return 1;
+}
+
+uint64_t strata_lines_number(const strata_lines *l) { return l->number; }
+
+off_t strata_lines_tell(const strata_lines *l) { return l->file_off + (off_t)l->pos; }
+
+bool strata_lines_seek(strata_lines *l, off_t offset, uint64_t line, GError **err)
+{
+    if (fseeko(l->fp, offset, SEEK_SET) != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot rewind: %s", l->origin, g_strerror(errno));
+        return false;
+    }
+    clearerr(l->fp);
+    l->pos = l->end = 0;
+    l->file_off = offset;
+    l->number = line;
+    l->eof = false;
+    return true;
+}

@@ -1,0 +1,422 @@
+/*
+ * experiment_axes.c: the [sweep] axes of an experiment and the checks of
+ * the models they name (see experiment.h and experiment_internal.h).
+ *
+ * Axes are classified once (axis_kind) and validated value by value against
+ * the real models: the hardware loader with the override, the workload's
+ * parameter table and its own checks, the policy's table and range checks,
+ * the allocator's table. So a typo or an out-of-range value fails before
+ * the first point runs, naming its line.
+ */
+#include <string.h>
+#include "alloc/alloc.h"
+#include "core/error.h"
+#include "core/params.h"
+#include "core/units.h"
+#include "hw/hw.h"
+#include "policy/policy.h"
+#include "sweep/experiment_internal.h"
+#include "workload/workload.h"
+
+/* ---- lists and model references --------------------------------------- */
+
+/* Splits a list "a, b, \"c,d\"" on commas outside double quotes. Empty
+ * items are errors (a stray comma is almost always a typo). */
+GPtrArray *exp_split_list(const char *text, const load_ctx *ctx, guint line, GError **err)
+{
+    GPtrArray *items = g_ptr_array_new_with_free_func(g_free);
+    GString *cur = g_string_new(NULL);
+    bool quoted = false, was_quoted = false;
+    for (const char *p = text;; p++) {
+        if (*p == '"') {
+            quoted = !quoted;
+            was_quoted = true;
+            continue;
+        }
+        if (*p == '\0' || (*p == ',' && !quoted)) {
+            char *item = g_strstrip(g_strdup(cur->str));
+            if (*item == '\0' && !was_quoted) {
+                g_free(item);
+                exp_fail(err, ctx, line, "expected a comma-separated list of values, got an empty item in '%s'",
+                     text);
+                g_ptr_array_unref(items);
+                g_string_free(cur, TRUE);
+                return NULL;
+            }
+            g_ptr_array_add(items, item);
+            g_string_truncate(cur, 0);
+            was_quoted = false;
+            if (*p == '\0')
+                break;
+            continue;
+        }
+        g_string_append_c(cur, *p);
+    }
+    g_string_free(cur, TRUE);
+    if (quoted) {
+        exp_fail(err, ctx, line, "unterminated '\"' in '%s'", text);
+        g_ptr_array_unref(items);
+        return NULL;
+    }
+    return items;
+}
+
+bool exp_check_policy(const char *spec, const load_ctx *ctx, guint line, GError **err)
+{
+    GError *inner = NULL;
+    if (!strata_policy_check(spec, &inner))
+        return exp_fail_from(err, ctx, line, "bad policy", inner);
+    return true;
+}
+
+/* "offload=param+prefetch=2" or "none": appends the specs to out. */
+bool exp_parse_policy_set(const char *text, GPtrArray *out, const load_ctx *ctx, guint line,
+                             GError **err)
+{
+    if (strcmp(text, "none") == 0)
+        return true;
+    char **parts = g_strsplit(text, "+", -1);
+    bool ok = true;
+    for (guint i = 0; parts[i] && ok; i++) {
+        char *p = g_strstrip(parts[i]);
+        if (*p == '\0') {
+            ok = exp_fail(err, ctx, line, "expected policies joined by '+' (or none), got '%s'", text);
+            break;
+        }
+        ok = exp_check_policy(p, ctx, line, err);
+        if (ok && out)
+            g_ptr_array_add(out, g_strdup(p));
+    }
+    g_strfreev(parts);
+    return ok;
+}
+
+bool exp_check_allocator(const char *spec, const load_ctx *ctx, guint line, GError **err)
+{
+    GError *inner = NULL;
+    strata_allocator *a = strata_allocator_new(spec, (uint64_t)1 << 30, 0, &inner);
+    if (!a)
+        return exp_fail_from(err, ctx, line, "bad allocator", inner);
+    strata_allocator_free(a);
+    return true;
+}
+
+/* The --set overrides for hardware axis `name` = `value`. An allocator
+ * spec "NAME:k=v,k=v" on memory.M.allocator becomes the hardware file's
+ * form: memory.M.allocator=NAME plus memory.M.allocator.k=v each. */
+char **exp_hw_overrides(const char *name, const char *value)
+{
+    GPtrArray *out = g_ptr_array_new();
+    const char *colon = strchr(value, ':');
+    if (g_str_has_prefix(name, "memory.") && g_str_has_suffix(name, ".allocator") && colon) {
+        char *alloc_name = NULL, *kv = NULL;
+        strata_split_spec(value, &alloc_name, &kv);
+        g_ptr_array_add(out, g_strdup_printf("%s=%s", name, alloc_name));
+        char **pairs = g_strsplit(kv ? kv : "", ",", -1);
+        for (guint i = 0; pairs[i]; i++)
+            if (*pairs[i])
+                g_ptr_array_add(out, g_strdup_printf("%s.%s", name, pairs[i]));
+        g_strfreev(pairs);
+        g_free(alloc_name);
+        g_free(kv);
+    } else {
+        g_ptr_array_add(out, g_strdup_printf("%s=%s", name, value));
+    }
+    g_ptr_array_add(out, NULL);
+    return (char **)g_ptr_array_free(out, FALSE);
+}
+
+bool exp_check_hw(const char *path, char *const *overrides, const load_ctx *ctx, guint line,
+                     GError **err)
+{
+    GError *inner = NULL;
+    strata_hw *hw = strata_hw_load(path, (const char *const *)overrides, &inner);
+    if (!hw)
+        return exp_fail_from(err, ctx, line, overrides ? "bad hardware override" : "bad hardware", inner);
+    strata_hw_free(hw);
+    return true;
+}
+
+char **exp_args_with(char *const *args, const char *key, const char *value)
+{
+    GPtrArray *out = g_ptr_array_new();
+    size_t klen = key ? strlen(key) : 0;
+    for (guint i = 0; args && args[i]; i++) {
+        if (key && strncmp(args[i], key, klen) == 0 && args[i][klen] == '=')
+            continue;
+        g_ptr_array_add(out, g_strdup(args[i]));
+    }
+    if (key)
+        g_ptr_array_add(out, g_strdup_printf("%s=%s", key, value));
+    g_ptr_array_add(out, NULL);
+    return (char **)g_ptr_array_free(out, FALSE);
+}
+
+char **exp_workload_args_with(const strata_experiment *e, const char *key, const char *value)
+{
+    char **args = g_new0(char *, e->workload_args->len + 1);
+    for (guint i = 0; i < e->workload_args->len; i++)
+        args[i] = g_ptr_array_index(e->workload_args, i);
+    char **out = exp_args_with(args, key, value);
+    g_free(args);
+    return out;
+}
+
+bool exp_check_workload(const strata_experiment *e, char **args, const load_ctx *ctx, guint line,
+                           GError **err)
+{
+    const strata_workload_type *t = strata_workload_type_find(e->workload);
+    char *kv = g_strjoinv(",", args);
+    char *owner = g_strdup_printf("workload %s", e->workload);
+    GError *inner = NULL;
+    strata_params *p = strata_params_new(owner, t->params, kv, &inner);
+    g_free(owner);
+    g_free(kv);
+    if (!p)
+        return exp_fail_from(err, ctx, line, "bad workload parameter", inner);
+    strata_params_free(p);
+    return true;
+}
+
+/* ---- axes -------------------------------------------------------------- */
+
+void exp_axis_free(gpointer data)
+{
+    axis *a = data;
+    g_free(a->name);
+    g_free(a->param);
+    g_ptr_array_unref(a->values);
+    if (a->numbers)
+        g_array_unref(a->numbers);
+    g_free(a);
+}
+
+static bool parse_plain_number(const char *text, double *out)
+{
+    char *end = NULL;
+    double v = g_ascii_strtod(text, &end);
+    if (end == text || *end != '\0')
+        return false;
+    *out = v;
+    return true;
+}
+
+/* Picks the unit under which every value reads as a number. */
+static void axis_infer_unit(axis *a)
+{
+    static const strata_axis_unit order[] = {STRATA_AXIS_NUMBER, STRATA_AXIS_SIZE, STRATA_AXIS_BANDWIDTH,
+                                             STRATA_AXIS_TIME};
+    for (guint u = 0; u < G_N_ELEMENTS(order); u++) {
+        GArray *nums = g_array_new(FALSE, FALSE, sizeof(double));
+        bool all = true;
+        for (guint i = 0; i < a->values->len && all; i++) {
+            const char *v = g_ptr_array_index(a->values, i);
+            double d = 0;
+            uint64_t bytes = 0;
+            switch (order[u]) {
+            case STRATA_AXIS_NUMBER: all = parse_plain_number(v, &d); break;
+            case STRATA_AXIS_SIZE:
+                all = strata_parse_size(v, &bytes, NULL);
+                d = (double)bytes;
+                break;
+            case STRATA_AXIS_BANDWIDTH: all = strata_parse_bandwidth(v, &d, NULL); break;
+            case STRATA_AXIS_TIME: all = strata_parse_time(v, &d, NULL); break;
+            default: all = false; break;
+            }
+            if (all)
+                g_array_append_val(nums, d);
+        }
+        if (all) {
+            a->unit = order[u];
+            a->numbers = nums;
+            return;
+        }
+        g_array_unref(nums);
+    }
+    a->unit = STRATA_AXIS_TEXT;
+}
+
+static bool is_hw_key(const char *name, char **group_kind, char **group_name, char **key)
+{
+    char **parts = g_strsplit(name, ".", 3);
+    bool ok = false;
+    guint n = g_strv_length(parts);
+    if (n == 3 && (strcmp(parts[0], "memory") == 0 || strcmp(parts[0], "link") == 0 ||
+                   strcmp(parts[0], "compute") == 0)) {
+        *group_kind = g_strdup(parts[0]);
+        *group_name = g_strdup(parts[1]);
+        *key = g_strdup(parts[2]);
+        ok = *parts[1] && *parts[2];
+    } else if (n == 2 && strcmp(parts[0], "hardware") == 0) {
+        *group_kind = g_strdup(parts[0]);
+        *group_name = NULL;
+        *key = g_strdup(parts[1]);
+        ok = *parts[1];
+    }
+    if (!ok) {
+        g_free(*group_kind);
+        g_free(*group_name);
+        g_free(*key);
+        *group_kind = *group_name = *key = NULL;
+    }
+    g_strfreev(parts);
+    return ok;
+}
+
+static bool axis_classify(strata_experiment *e, axis *a, const load_ctx *ctx, GError **err)
+{
+    const char *n = a->name;
+    char *gkind = NULL, *gname = NULL, *key = NULL;
+    bool ok = true;
+    if (strcmp(n, "policy") == 0) {
+        a->kind = AXIS_POLICY_SET;
+    } else if (g_str_has_prefix(n, "policy.")) {
+        a->kind = AXIS_POLICY_NAMED;
+        a->param = g_strdup(n + 7);
+        const strata_policy_type *t = strata_policy_type_find(a->param);
+        if (!t) {
+            char *known = strata_policy_type_names();
+            ok = exp_fail(err, ctx, a->line, "unknown policy '%s' in axis '%s'; known policies: %s", a->param, n,
+                      known);
+            g_free(known);
+        }
+    } else if (strcmp(n, "allocator") == 0) {
+        a->kind = AXIS_ALLOCATOR;
+    } else if (strcmp(n, "capacity") == 0) {
+        a->kind = AXIS_CAPACITY;
+        if (e->runner != STRATA_RUNNER_ALLOC)
+            ok = exp_fail(err, ctx, a->line,
+                      "axis 'capacity' needs runner = alloc; with runner = run sweep memory.NAME.capacity");
+    } else if (strcmp(n, "hardware") == 0) {
+        a->kind = AXIS_HARDWARE;
+        if (e->runner != STRATA_RUNNER_RUN)
+            ok = exp_fail(err, ctx, a->line, "axis 'hardware' needs runner = run");
+    } else if (g_str_has_prefix(n, "workload.")) {
+        a->kind = AXIS_WORKLOAD;
+        a->param = g_strdup(n + 9);
+        if (!e->workload)
+            ok = exp_fail(err, ctx, a->line, "axis '%s' needs a workload in [experiment]", n);
+    } else if (is_hw_key(n, &gkind, &gname, &key)) {
+        a->kind = AXIS_HW_KEY;
+        if (e->runner == STRATA_RUNNER_ALLOC) {
+            if (strcmp(gkind, "memory") == 0 && strcmp(key, "capacity") == 0)
+                a->kind = AXIS_CAPACITY;
+            else if (strcmp(gkind, "memory") == 0 && strcmp(key, "allocator") == 0)
+                a->kind = AXIS_ALLOCATOR;
+            else if (strcmp(gkind, "memory") == 0 && strcmp(key, "alignment") == 0)
+                a->kind = AXIS_ALIGNMENT;
+            else
+                ok = exp_fail(err, ctx, a->line,
+                          "axis '%s' needs runner = run; runner = alloc takes memory.NAME.capacity, "
+                          "memory.NAME.allocator and memory.NAME.alignment",
+                          n);
+            if (ok) {
+                a->param = g_strdup(gname);
+                if (e->memory && strcmp(e->memory, gname) != 0)
+                    ok = exp_fail(err, ctx, a->line, "axis '%s' names memory '%s' but [experiment] memory is '%s'",
+                              n, gname, e->memory);
+            }
+        }
+    } else {
+        ok = exp_fail(err, ctx, a->line,
+                  "unknown axis '%s'; expected a hardware key (memory.NAME.KEY, link.NAME.KEY, "
+                  "compute.NAME.KEY, hardware.KEY), workload.PARAM, policy, policy.NAME, allocator, "
+                  "capacity or hardware",
+                  n);
+    }
+    g_free(gkind);
+    g_free(gname);
+    g_free(key);
+    return ok;
+}
+
+static bool axis_check_value(strata_experiment *e, axis *a, const char *v, const load_ctx *ctx,
+                             GError **err)
+{
+    switch (a->kind) {
+    case AXIS_POLICY_SET: return exp_parse_policy_set(v, NULL, ctx, a->line, err);
+    case AXIS_POLICY_NAMED: {
+        if (strcmp(v, "off") == 0)
+            return true;
+        char *spec = g_strdup_printf("%s=%s", a->param, v);
+        bool ok = exp_check_policy(spec, ctx, a->line, err);
+        g_free(spec);
+        return ok;
+    }
+    case AXIS_ALLOCATOR: return exp_check_allocator(v, ctx, a->line, err);
+    case AXIS_CAPACITY:
+    case AXIS_ALIGNMENT: {
+        uint64_t bytes;
+        GError *inner = NULL;
+        if (!strata_parse_size(v, &bytes, &inner))
+            return exp_fail_from(err, ctx, a->line, "expected a size", inner);
+        return true;
+    }
+    case AXIS_HARDWARE: {
+        char *path = exp_resolve_path(e, v);
+        bool ok = exp_check_hw(path, NULL, ctx, a->line, err);
+        g_free(path);
+        return ok;
+    }
+    case AXIS_WORKLOAD: {
+        char **args = exp_workload_args_with(e, a->param, v);
+        bool ok = exp_check_workload(e, args, ctx, a->line, err);
+        g_strfreev(args);
+        return ok;
+    }
+    case AXIS_HW_KEY: {
+        if (!e->hardware)
+            return true; /* checked per hardware file by the run itself */
+        char **ov = exp_hw_overrides(a->name, v);
+        bool ok = exp_check_hw(e->hardware, ov, ctx, a->line, err);
+        g_strfreev(ov);
+        return ok;
+    }
+    }
+    return true;
+}
+
+bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
+{
+    e->n_points = 1;
+    if (!strata_keyfile_has_group(ctx->k, "sweep"))
+        return true;
+    gsize n = 0;
+    char **keys = strata_keyfile_keys(ctx->k, "sweep", &n);
+    /* Declaration order: GKeyFile keeps it, but sort by line to be sure. */
+    bool ok = true;
+    for (gsize i = 0; i < n && ok; i++) {
+        axis *a = g_new0(axis, 1);
+        a->name = g_strdup(keys[i]);
+        a->line = exp_line_of(ctx, "sweep", keys[i]);
+        g_ptr_array_add(e->axes, a);
+        char *text = exp_value(ctx, "sweep", keys[i]);
+        a->values = exp_split_list(text ? text : "", ctx, a->line, err);
+        g_free(text);
+        if (!a->values) {
+            a->values = g_ptr_array_new_with_free_func(g_free);
+            ok = false;
+            break;
+        }
+        ok = axis_classify(e, a, ctx, err);
+        GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
+        for (guint j = 0; ok && j < a->values->len; j++) {
+            const char *v = g_ptr_array_index(a->values, j);
+            if (!g_hash_table_add(seen, (gpointer)v))
+                ok = exp_fail(err, ctx, a->line, "value '%s' appears twice in axis '%s'", v, a->name);
+            else
+                ok = axis_check_value(e, a, v, ctx, err);
+        }
+        g_hash_table_unref(seen);
+        if (ok) {
+            axis_infer_unit(a);
+            if (e->n_points * a->values->len > G_MAXUINT32)
+                ok = exp_fail(err, ctx, a->line, "the sweep has more than %u points", G_MAXUINT32);
+            else
+                e->n_points *= a->values->len;
+        }
+    }
+    g_strfreev(keys);
+    return ok;
+}
+
