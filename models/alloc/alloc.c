@@ -91,15 +91,13 @@ strata_allocator *strata_allocator_new_with_base(const char *spec, const char *b
         g_free(kv);
         return NULL;
     }
-    char *all_kv = NULL;
-    if (base_kv && *base_kv && kv)
-        all_kv = g_strconcat(base_kv, ",", kv, NULL);
-    else
-        all_kv = g_strdup(kv ? kv : base_kv);
+    /* The spec's values win over the base's (trace options); each may name a
+     * parameter once. */
     char *owner = g_strdup_printf("allocator %s", type->name);
-    strata_params *params = strata_params_new(owner, type->params, all_kv, err);
+    strata_params *params = strata_params_new(owner, type->params, base_kv, err);
     g_free(owner);
-    g_free(all_kv);
+    if (params && !strata_params_set_kv(params, kv, err))
+        g_clear_pointer(&params, strata_params_free);
     g_free(name);
     g_free(kv);
     if (params == NULL)

@@ -114,8 +114,9 @@ static bool parse_value(const strata_param_def *def, const char *text, param_slo
     case STRATA_PARAM_INT: {
         gint64 v = 0;
         if (!g_ascii_string_to_signed(text, 10, G_MININT64, G_MAXINT64, &v, NULL)) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected an integer, got '%s'",
-                        text);
+            char *q = strata_quote(text);
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected an integer, got '%s'", q);
+            g_free(q);
             return false;
         }
         tmp.v.integer = v;
@@ -125,8 +126,10 @@ static bool parse_value(const strata_param_def *def, const char *text, param_slo
         char *end = NULL;
         double v = *text ? g_ascii_strtod(text, &end) : NAN;
         if (end == NULL || *end != '\0' || !isfinite(v) || g_ascii_isspace(*text)) {
+            char *q = strata_quote(text);
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "expected a number such as 0.5 or 1e-3, got '%s'", text);
+                        "expected a number such as 0.5 or 1e-3, got '%s'", q);
+            g_free(q);
             return false;
         }
         tmp.v.real = v;
@@ -134,8 +137,10 @@ static bool parse_value(const strata_param_def *def, const char *text, param_slo
     }
     case STRATA_PARAM_BOOL:
         if (!parse_bool(text, &tmp.v.boolean)) {
+            char *q = strata_quote(text);
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "expected true, false, yes, no, 1 or 0, got '%s'", text);
+                        "expected true, false, yes, no, 1 or 0, got '%s'", q);
+            g_free(q);
             return false;
         }
         break;
@@ -146,8 +151,9 @@ static bool parse_value(const strata_param_def *def, const char *text, param_slo
                 found = found || strcmp(def->choices[i], text) == 0;
             if (!found) {
                 char *list = choices_text(def->choices);
-                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected one of %s, got '%s'",
-                            list, text);
+                char *q = strata_quote(text);
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected one of %s, got '%s'", list, q);
+                g_free(q);
                 g_free(list);
                 return false;
             }
@@ -165,8 +171,10 @@ bool strata_params_set(strata_params *p, const char *key, const char *value, GEr
     int i = find_def(p, key);
     if (i < 0) {
         char *known = known_keys(p);
+        char *q = strata_quote(key);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: unknown parameter '%s' (known: %s)",
-                    p->owner, key, known);
+                    p->owner, q, known);
+        g_free(q);
         g_free(known);
         return false;
     }
@@ -210,31 +218,48 @@ strata_params *strata_params_new(const char *owner, const strata_param_def *defs
             return NULL;
         }
     }
-    if (kv == NULL || *kv == '\0')
-        return p;
+    if (!strata_params_set_kv(p, kv, err)) {
+        strata_params_free(p);
+        return NULL;
+    }
+    return p;
+}
 
+bool strata_params_set_kv(strata_params *p, const char *kv, GError **err)
+{
+    if (kv == NULL || *kv == '\0')
+        return true;
     char **items = g_strsplit(kv, ",", -1);
+    bool *given = g_new0(bool, p->n ? p->n : 1);
     bool ok = true;
     for (guint i = 0; ok && items[i]; i++) {
         char *item = g_strstrip(items[i]);
         char *eq = strchr(item, '=');
         if (eq == NULL || eq == item) {
             char *known = known_keys(p);
+            char *q = strata_quote(item);
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s: expected KEY=VALUE, got '%s' (known keys: %s)", p->owner, item, known);
+                        "%s: expected KEY=VALUE, got '%s' (known keys: %s)", p->owner, q, known);
+            g_free(q);
             g_free(known);
             ok = false;
             break;
         }
         *eq = '\0';
-        ok = strata_params_set(p, g_strstrip(item), g_strstrip(eq + 1), err);
+        const char *key = g_strstrip(item);
+        int d = find_def(p, key);
+        if (d >= 0 && given[d]) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: parameter '%s' given twice", p->owner, key);
+            ok = false;
+            break;
+        }
+        ok = strata_params_set(p, key, g_strstrip(eq + 1), err);
+        if (d >= 0)
+            given[d] = true;
     }
+    g_free(given);
     g_strfreev(items);
-    if (!ok) {
-        strata_params_free(p);
-        return NULL;
-    }
-    return p;
+    return ok;
 }
 
 strata_params *strata_params_copy(const strata_params *p)

@@ -10,8 +10,9 @@
  * the defaults, so a model reads typed values and never sees an unknown key.
  *
  * Invariants: after strata_params_new() succeeds every declared parameter has
- * a value of its declared type; an unknown key or a bad value is an error that
- * names the model, the key and lists the known keys.
+ * a value of its declared type; an unknown key, a bad value or a key given
+ * twice in one "k=v,..." text is an error that names the model and the key
+ * (and lists the known keys); quoted values are cut to a short excerpt.
  */
 #ifndef STRATA_PARAMS_H
 #define STRATA_PARAMS_H
@@ -42,6 +43,9 @@ typedef struct strata_params strata_params;
 /* kv: "k=v,k=v" text (may be NULL or empty). `owner` names the model in errors. */
 strata_params *strata_params_new(const char *owner, const strata_param_def *defs,
                                  const char *kv, GError **err);
+/* Sets each KEY=VALUE of kv ("k=v,k=v"; NULL or empty: nothing), over any
+ * earlier value; a key given twice within kv is an error. */
+bool strata_params_set_kv(strata_params *p, const char *kv, GError **err);
 /* Set or override one value (validated). */
 bool strata_params_set(strata_params *p, const char *key, const char *value, GError **err);
 void strata_params_free(strata_params *p);

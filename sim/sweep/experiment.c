@@ -112,7 +112,7 @@ static bool file_exists_or_fail(const char *path, const load_ctx *ctx, guint lin
     return exp_fail(err, ctx, line, "%s '%s' does not exist or is not a file", what, path);
 }
 
-static bool load_experiment_group(strata_experiment *e, load_ctx *ctx, GError **err)
+static bool load_names(strata_experiment *e, load_ctx *ctx, GError **err)
 {
     if (!strata_keyfile_has_group(ctx->k, "experiment"))
         return exp_fail(err, ctx, 1, "expected an [experiment] group");
@@ -121,9 +121,13 @@ static bool load_experiment_group(strata_experiment *e, load_ctx *ctx, GError **
     if (!e->name || !*e->name)
         return exp_fail(err, ctx, gline, "[experiment] needs a name");
     for (const char *p = e->name; *p; p++)
-        if (!g_ascii_isalnum(*p) && *p != '-' && *p != '_' && *p != '.')
-            return exp_fail(err, ctx, exp_line_of(ctx, "experiment", "name"),
-                        "expected a name of letters, digits, '-', '_' or '.', got '%s'", e->name);
+        if (!g_ascii_isalnum(*p) && *p != '-' && *p != '_' && *p != '.') {
+            char *q = strata_quote(e->name);
+            exp_fail(err, ctx, exp_line_of(ctx, "experiment", "name"),
+                     "expected a name of letters, digits, '-', '_' or '.', got '%s'", q);
+            g_free(q);
+            return false;
+        }
     e->title = exp_value(ctx, "experiment", "title");
     if (!e->title)
         e->title = g_strdup(e->name);
@@ -133,39 +137,83 @@ static bool load_experiment_group(strata_experiment *e, load_ctx *ctx, GError **
 
     char *runner = exp_value(ctx, "experiment", "runner");
     e->runner = STRATA_RUNNER_RUN;
-    if (runner && strcmp(runner, "alloc") == 0)
+    bool ok = true;
+    if (runner && strcmp(runner, "alloc") == 0) {
         e->runner = STRATA_RUNNER_ALLOC;
-    else if (runner && strcmp(runner, "run") != 0) {
-        exp_fail(err, ctx, exp_line_of(ctx, "experiment", "runner"), "unknown runner '%s'; known runners: run, alloc",
-             runner);
-        g_free(runner);
-        return false;
+    } else if (runner && strcmp(runner, "run") != 0) {
+        char *q = strata_quote(runner);
+        ok = exp_fail(err, ctx, exp_line_of(ctx, "experiment", "runner"),
+                      "unknown runner '%s'; known runners: run, alloc", q);
+        g_free(q);
     }
     g_free(runner);
+    return ok;
+}
 
+static bool load_hardware(strata_experiment *e, load_ctx *ctx, GError **err)
+{
     char *hw = exp_value(ctx, "experiment", "hardware");
     guint hwline = exp_line_of(ctx, "experiment", "hardware");
     if (hw && e->runner == STRATA_RUNNER_ALLOC) {
         g_free(hw);
         return exp_fail(err, ctx, hwline, "hardware is not used by runner = alloc (it replays one memory)");
     }
-    if (hw) {
-        e->hardware = exp_resolve_path(e, hw);
-        g_free(hw);
-        if (!file_exists_or_fail(e->hardware, ctx, hwline, "hardware file", err) ||
-            !exp_check_hw(e->hardware, NULL, ctx, hwline, err))
-            return false;
-    }
+    if (!hw)
+        return true;
+    e->hardware = exp_resolve_path(e, hw);
+    g_free(hw);
+    return file_exists_or_fail(e->hardware, ctx, hwline, "hardware file", err) &&
+           exp_check_hw(e->hardware, NULL, ctx, hwline, err);
+}
 
-    /* The trace: exactly one source. */
+/* "matmul bm=256 dtype=f32": the generator's name and KEY=VALUE words. */
+static bool load_workload(strata_experiment *e, const char *workload, load_ctx *ctx, GError **err)
+{
+    guint wline = exp_line_of(ctx, "experiment", "workload");
+    char **words = g_strsplit_set(workload, " \t", -1);
+    bool ok = true;
+    for (guint i = 0; ok && words[i]; i++) {
+        if (!*words[i])
+            continue;
+        if (!e->workload) {
+            e->workload = g_strdup(words[i]);
+        } else if (!strchr(words[i], '=') || words[i][0] == '=') {
+            char *q = strata_quote(words[i]);
+            ok = exp_fail(err, ctx, wline, "expected workload parameters as KEY=VALUE, got '%s'", q);
+            g_free(q);
+        } else {
+            g_ptr_array_add(e->workload_args, g_strdup(words[i]));
+        }
+    }
+    g_strfreev(words);
+    if (ok && !e->workload)
+        ok = exp_fail(err, ctx, wline, "expected a workload name such as matmul");
+    if (ok && !strata_workload_type_find(e->workload)) {
+        char *known = strata_workload_type_names();
+        char *q = strata_quote(e->workload);
+        ok = exp_fail(err, ctx, wline, "unknown workload '%s'; known workloads: %s", q, known);
+        g_free(q);
+        g_free(known);
+    }
+    if (ok) {
+        char **args = exp_workload_args_with(e, NULL, NULL);
+        ok = exp_check_workload(e, args, ctx, wline, err);
+        g_strfreev(args);
+    }
+    return ok;
+}
+
+/* The trace: exactly one of trace, workload or snapshot. */
+static bool load_source(strata_experiment *e, load_ctx *ctx, GError **err)
+{
     char *trace = exp_value(ctx, "experiment", "trace");
     char *workload = exp_value(ctx, "experiment", "workload");
     char *snapshot = exp_value(ctx, "experiment", "snapshot");
     int n_sources = !!trace + !!workload + !!snapshot;
     bool ok = true;
     if (n_sources != 1) {
-        ok = exp_fail(err, ctx, gline, "[experiment] needs exactly one of trace, workload or snapshot (got %d)",
-                  n_sources);
+        ok = exp_fail(err, ctx, exp_line_of(ctx, "experiment", NULL),
+                      "[experiment] needs exactly one of trace, workload or snapshot (got %d)", n_sources);
     } else if (trace) {
         e->trace = exp_resolve_path(e, trace);
         ok = file_exists_or_fail(e->trace, ctx, exp_line_of(ctx, "experiment", "trace"), "trace", err);
@@ -173,56 +221,36 @@ static bool load_experiment_group(strata_experiment *e, load_ctx *ctx, GError **
         e->snapshot = exp_resolve_path(e, snapshot);
         ok = file_exists_or_fail(e->snapshot, ctx, exp_line_of(ctx, "experiment", "snapshot"), "snapshot", err);
     } else {
-        guint wline = exp_line_of(ctx, "experiment", "workload");
-        char **words = g_strsplit_set(workload, " \t", -1);
-        for (guint i = 0; words[i]; i++) {
-            if (!*words[i])
-                continue;
-            if (!e->workload) {
-                e->workload = g_strdup(words[i]);
-            } else if (!strchr(words[i], '=') || words[i][0] == '=') {
-                ok = exp_fail(err, ctx, wline, "expected workload parameters as KEY=VALUE, got '%s'", words[i]);
-                break;
-            } else {
-                g_ptr_array_add(e->workload_args, g_strdup(words[i]));
-            }
-        }
-        g_strfreev(words);
-        if (ok && !e->workload)
-            ok = exp_fail(err, ctx, wline, "expected a workload name such as matmul");
-        if (ok && !strata_workload_type_find(e->workload)) {
-            char *known = strata_workload_type_names();
-            ok = exp_fail(err, ctx, wline, "unknown workload '%s'; known workloads: %s", e->workload, known);
-            g_free(known);
-        }
-        if (ok) {
-            char **args = exp_workload_args_with(e, NULL, NULL);
-            ok = exp_check_workload(e, args, ctx, wline, err);
-            g_strfreev(args);
-        }
+        ok = load_workload(e, workload, ctx, err);
     }
     g_free(trace);
     g_free(workload);
     g_free(snapshot);
-    if (!ok)
-        return false;
+    return ok;
+}
 
+static bool load_policies(strata_experiment *e, load_ctx *ctx, GError **err)
+{
     char *policies = exp_value(ctx, "experiment", "policies");
-    if (policies) {
-        guint pline = exp_line_of(ctx, "experiment", "policies");
-        char **specs = g_strsplit_set(policies, ", \t+", -1);
-        for (guint i = 0; specs[i] && ok; i++)
-            if (*specs[i] && strcmp(specs[i], "none") != 0) {
-                ok = exp_check_policy(specs[i], ctx, pline, err);
-                if (ok)
-                    g_ptr_array_add(e->policies, g_strdup(specs[i]));
-            }
-        g_strfreev(specs);
-        g_free(policies);
-        if (!ok)
-            return false;
-    }
+    if (!policies)
+        return true;
+    guint pline = exp_line_of(ctx, "experiment", "policies");
+    char **specs = g_strsplit_set(policies, ", \t+", -1);
+    bool ok = true;
+    for (guint i = 0; specs[i] && ok; i++)
+        if (*specs[i] && strcmp(specs[i], "none") != 0) {
+            ok = exp_check_policy(specs[i], ctx, pline, err);
+            if (ok)
+                g_ptr_array_add(e->policies, g_strdup(specs[i]));
+        }
+    g_strfreev(specs);
+    g_free(policies);
+    return ok;
+}
 
+/* allocator, and capacity, memory and alignment (runner = alloc only). */
+static bool load_allocator(strata_experiment *e, load_ctx *ctx, GError **err)
+{
     e->allocator = exp_value(ctx, "experiment", "allocator");
     if (e->allocator && !exp_check_allocator(e->allocator, ctx, exp_line_of(ctx, "experiment", "allocator"), err))
         return false;
@@ -236,14 +264,21 @@ static bool load_experiment_group(strata_experiment *e, load_ctx *ctx, GError **
             continue;
         guint line = exp_line_of(ctx, "experiment", alloc_only[i]);
         if (e->runner != STRATA_RUNNER_ALLOC)
-            return exp_fail(err, ctx, line, "%s is for runner = alloc; with runner = run set memory.NAME.%s in [sweep]",
-                        alloc_only[i], alloc_only[i]);
+            return exp_fail(err, ctx, line,
+                            "%s is for runner = alloc; with runner = run set memory.NAME.%s in [sweep]",
+                            alloc_only[i], alloc_only[i]);
         uint64_t bytes;
         GError *inner = NULL;
         if (i != 1 && !strata_parse_size(alloc_vals[i], &bytes, &inner))
             return exp_fail_from(err, ctx, line, "expected a size", inner);
     }
     return true;
+}
+
+static bool load_experiment_group(strata_experiment *e, load_ctx *ctx, GError **err)
+{
+    return load_names(e, ctx, err) && load_hardware(e, ctx, err) && load_source(e, ctx, err) &&
+           load_policies(e, ctx, err) && load_allocator(e, ctx, err);
 }
 
 static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
