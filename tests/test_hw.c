@@ -214,12 +214,12 @@ START_TEST(all_keys_and_inline_comments)
         "[memory pageable]\nkind = host\npageable = true\ncapacity = 1GiB\nbandwidth = 10GB/s\n"
         "[memory hbm]\nkind = device \t\ncapacity = 2GiB   # two\nbandwidth = 1TB/s  \n"
         "latency = 250ns\nalignment = 4KiB\nallocator = caching\n"
-        "allocator.max_split_size = 200MiB\nallocator.garbage = true\n"
+        "allocator.max_split_size = 200MiB\n"
         "[link pcie]\nbetween = host   hbm\nbandwidth = 8GB/s\nlatency = 2us\nduplex = half\n"
         "[link staging]\nbetween = pageable host\nbandwidth = 4GB/s\n"
         "[compute gpu]\nflops = 10TFLOP/s\nflops.bf16 = 20TFLOP/s\nflops.int8 = 40TFLOP/s\n"
         "operands = hbm\noverhead = 3us\n"
-        "[params matmul]\ndma_issue = 1us\nstep_overhead = 0.35us\n";
+        "[params matmul]\nbm = 256\ndtype = f32\n";
     GError *err = NULL;
     strata_hw *hw = strata_hw_load_data(text, "full.ini", NULL, &err);
     ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
@@ -230,7 +230,7 @@ START_TEST(all_keys_and_inline_comments)
     ck_assert_uint_eq(hbm->capacity, 2ULL << 30);
     ck_assert(hbm->latency == 250e-9);
     ck_assert_uint_eq(hbm->alignment, 4096);
-    ck_assert_str_eq(hbm->allocator, "caching:max_split_size=200MiB,garbage=true");
+    ck_assert_str_eq(hbm->allocator, "caching:max_split_size=200MiB");
     ck_assert(mem(hw, "pageable")->pageable);
     const strata_link_spec *pcie = strata_hw_link(hw, 0);
     ck_assert(!pcie->full_duplex);
@@ -242,7 +242,7 @@ START_TEST(all_keys_and_inline_comments)
     ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_BF16) == 20e12);
     ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_INT8) == 40e12);
     ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_F16) == 10e12);
-    ck_assert_str_eq(strata_hw_params(hw, "matmul"), "dma_issue=1us,step_overhead=0.35us");
+    ck_assert_str_eq(strata_hw_params(hw, "matmul"), "bm=256,dtype=f32");
     ck_assert_ptr_null(strata_hw_params(hw, "other"));
     char *r = route_text(hw, "pageable", "hbm");
     ck_assert_str_eq(r, "staging>,pcie>");

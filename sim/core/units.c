@@ -328,7 +328,8 @@ char *strata_format_time(double seconds)
         }
     }
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    g_ascii_formatd(buf, sizeof buf, "%.3f", v);
+    /* "%.3f" of a huge value would not fit buf (and be cut): use an exponent. */
+    g_ascii_formatd(buf, sizeof buf, fabs(v) < 1e15 ? "%.3f" : "%.3e", v);
     return g_strdup_printf("%s %s", buf, name);
 }
 
@@ -395,7 +396,7 @@ static char *format_decimal(double v, const char *const *prefixes, size_t n, con
         i++;
     }
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    g_ascii_formatd(buf, sizeof buf, fmt, v);
+    g_ascii_formatd(buf, sizeof buf, fabs(v) < 1e15 ? fmt : "%.3e", v);
     return g_strdup_printf("%s %s%s", buf, prefixes[i], unit);
 }
 

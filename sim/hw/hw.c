@@ -20,9 +20,13 @@
  *     is printed.
  */
 #include "hw/hw.h"
+#include "alloc/alloc.h"
 #include "core/error.h"
 #include "core/keyfile.h"
+#include "core/params.h"
 #include "core/units.h"
+#include "policy/policy.h"
+#include "workload/workload.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -196,6 +200,35 @@ static char *raw_value(const load_ctx *ctx, const char *group, const char *key)
     return strata_keyfile_value(ctx->k, group, key);
 }
 
+/* Sets err to "WHERE: [GROUP] KEY: expected EXPECTED, got 'VALUE'" (VALUE
+ * quoted as a short excerpt). Returns false. */
+static bool fail_value(const load_ctx *ctx, GError **err, const char *group, const char *key,
+                       const char *expected, const char *value)
+{
+    char *q = strata_quote(value);
+    fail(ctx, err, group, key, "expected %s, got '%s'", expected, q);
+    g_free(q);
+    return false;
+}
+
+/* The sane range of a kind of figure (docs/hardware.md): values outside it
+ * are typos or unit slips (1e-30 B/s, a latency of 1e30 s). */
+typedef struct sane_range {
+    double min, max;
+    const char *expected;
+} sane_range;
+
+static const sane_range capacity_range = {1, 1152921504606846976.0, "a size from 1 B to 1 EiB"};
+static const sane_range bandwidth_range = {1e3, 1e16, "a bandwidth from 1 kB/s to 10 PB/s"};
+static const sane_range time_range = {0, 1, "a time from 0 to 1 s"};
+static const sane_range flops_range = {1e3, 1e19, "a flop rate from 1 kFLOP/s to 10 EFLOP/s"};
+
+static bool in_range(const load_ctx *ctx, GError **err, const char *group, const char *key, const char *v,
+                     double value, const sane_range *r)
+{
+    return (value >= r->min && value <= r->max) || fail_value(ctx, err, group, key, r->expected, v);
+}
+
 static bool get_size(const load_ctx *ctx, const char *group, const char *key, uint64_t *out,
                      GError **err)
 {
@@ -203,6 +236,10 @@ static bool get_size(const load_ctx *ctx, const char *group, const char *key, ui
     bool ok = strata_parse_size(v, out, err);
     if (!ok)
         prefix(ctx, err, group, key);
+    else if (*out == 0)
+        ok = fail_value(ctx, err, group, key, "a positive size such as 16GiB", v);
+    else
+        ok = in_range(ctx, err, group, key, v, (double)*out, &capacity_range);
     g_free(v);
     return ok;
 }
@@ -214,10 +251,10 @@ static bool get_bandwidth(const load_ctx *ctx, const char *group, const char *ke
     bool ok = strata_parse_bandwidth(v, out, err);
     if (!ok)
         prefix(ctx, err, group, key);
-    else if (*out <= 0) {
-        fail(ctx, err, group, key, "expected a positive bandwidth such as 16GB/s, got '%s'", v);
-        ok = false;
-    }
+    else if (*out <= 0)
+        ok = fail_value(ctx, err, group, key, "a positive bandwidth such as 16GB/s", v);
+    else
+        ok = in_range(ctx, err, group, key, v, *out, &bandwidth_range);
     g_free(v);
     return ok;
 }
@@ -232,6 +269,8 @@ static bool get_time(const load_ctx *ctx, const char *group, const char *key, do
     bool ok = strata_parse_time(v, out, err);
     if (!ok)
         prefix(ctx, err, group, key);
+    else
+        ok = in_range(ctx, err, group, key, v, *out, &time_range);
     g_free(v);
     return ok;
 }
@@ -243,10 +282,10 @@ static bool get_flop_rate(const load_ctx *ctx, const char *group, const char *ke
     bool ok = strata_parse_flop_rate(v, out, err);
     if (!ok)
         prefix(ctx, err, group, key);
-    else if (*out <= 0) {
-        fail(ctx, err, group, key, "expected a positive flop rate such as 197TFLOP/s, got '%s'", v);
-        ok = false;
-    }
+    else if (*out <= 0)
+        ok = fail_value(ctx, err, group, key, "a positive flop rate such as 197TFLOP/s", v);
+    else
+        ok = in_range(ctx, err, group, key, v, *out, &flops_range);
     g_free(v);
     return ok;
 }
@@ -298,6 +337,58 @@ static bool check_keys(const load_ctx *ctx, const group_def *def, const char *gr
     return ok;
 }
 
+/* The allocator spec "NAME:k=v,..." from allocator and allocator.* (file
+ * order), interned in hw->strings, after checking that the allocator exists
+ * and takes these parameters (an error names the key's line); NULL with err. */
+static const char *allocator_spec(const load_ctx *ctx, strata_hw *hw, const char *group,
+                                  const strata_memory_spec *m, GError **err)
+{
+    char *alloc_name = get_text(ctx, group, "allocator");
+    if (alloc_name && (*alloc_name == '\0' || strpbrk(alloc_name, ":, \t"))) {
+        fail_value(ctx, err, group, "allocator",
+                   "an allocator name such as best-fit (its parameters go in allocator.KEY = VALUE lines)",
+                   alloc_name);
+        g_free(alloc_name);
+        return NULL;
+    }
+    GString *spec = g_string_new(alloc_name ? alloc_name : "best-fit");
+    g_free(alloc_name);
+    char **keys = strata_keyfile_keys(ctx->k, group, NULL);
+    guint n_params = 0;
+    bool ok = true;
+    for (guint k = 0; ok && keys && keys[k]; k++) {
+        if (!g_str_has_prefix(keys[k], "allocator."))
+            continue;
+        char *v = raw_value(ctx, group, keys[k]);
+        if (strpbrk(v, ",") || *v == '\0')
+            ok = fail_value(ctx, err, group, keys[k], "a single value without commas", v);
+        g_string_append_printf(spec, "%s%s=%s", n_params++ ? "," : ":", keys[k] + strlen("allocator."), v);
+        g_free(v);
+    }
+    GError *inner = NULL;
+    strata_allocator *probe = ok ? strata_allocator_new(spec->str, m->capacity, m->alignment, &inner) : NULL;
+    if (ok && !probe) {
+        /* name the allocator.KEY line the message is about, else the allocator line */
+        const char *key = "allocator";
+        for (guint k = 0; keys && keys[k]; k++) {
+            char *quoted = g_strdup_printf("'%s'", keys[k] + strlen("allocator."));
+            if (g_str_has_prefix(keys[k], "allocator.") && strstr(inner->message, quoted))
+                key = keys[k];
+            g_free(quoted);
+        }
+        char *where = strata_keyfile_where(ctx->k, group, key);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] %s: %s", where, group, key, inner->message);
+        g_free(where);
+        g_clear_error(&inner);
+        ok = false;
+    }
+    strata_allocator_free(probe);
+    g_strfreev(keys);
+    const char *out = ok ? g_string_chunk_insert_const(hw->strings, spec->str) : NULL;
+    g_string_free(spec, TRUE);
+    return out;
+}
+
 static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
                         GError **err)
 {
@@ -314,7 +405,7 @@ static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, c
         }
     }
     if (!ok)
-        fail(ctx, err, group, "kind", "expected device, host or onchip, got '%s'", kind);
+        fail_value(ctx, err, group, "kind", "device, host or onchip", kind);
     g_free(kind);
     if (!ok)
         return false;
@@ -323,16 +414,14 @@ static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, c
         !get_bandwidth(ctx, group, "bandwidth", &m.bandwidth, err) ||
         !get_time(ctx, group, "latency", &m.latency, err))
         return false;
-    if (m.capacity == 0) {
-        fail(ctx, err, group, "capacity", "expected a positive size such as 16GiB, got 0");
-        return false;
-    }
     if (strata_keyfile_has_key(ctx->k, group, "alignment")) {
         if (!get_size(ctx, group, "alignment", &m.alignment, err))
             return false;
-        if (m.alignment == 0 || (m.alignment & (m.alignment - 1)) != 0) {
+        if ((m.alignment & (m.alignment - 1)) != 0 || m.alignment > (1u << 30)) {
             char *v = raw_value(ctx, group, "alignment");
-            fail(ctx, err, group, "alignment", "expected a power of two such as 256, got '%s'", v);
+            fail_value(ctx, err, group, "alignment",
+                       m.alignment > (1u << 30) ? "a power of two from 1 B to 1 GiB" : "a power of two such as 256",
+                       v);
             g_free(v);
             return false;
         }
@@ -345,7 +434,7 @@ static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, c
         else if (strcmp(v, "false") == 0)
             m.pageable = false;
         else {
-            fail(ctx, err, group, "pageable", "expected true or false, got '%s'", v);
+            fail_value(ctx, err, group, "pageable", "true or false", v);
             ok = false;
         }
         if (ok && m.pageable && m.kind != STRATA_MEM_HOST) {
@@ -358,39 +447,9 @@ static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, c
             return false;
     }
 
-    /* allocator spec: "NAME:k=v,..." from allocator and allocator.* in file order */
-    char *alloc_name = get_text(ctx, group, "allocator");
-    if (alloc_name && (*alloc_name == '\0' || strpbrk(alloc_name, ":, \t"))) {
-        fail(ctx, err, group, "allocator",
-             "expected an allocator name such as best-fit (its parameters go in allocator.KEY "
-             "= VALUE lines), got '%s'",
-             alloc_name);
-        g_free(alloc_name);
+    m.allocator = allocator_spec(ctx, hw, group, &m, err);
+    if (!m.allocator)
         return false;
-    }
-    GString *spec = g_string_new(alloc_name ? alloc_name : "best-fit");
-    g_free(alloc_name);
-    char **keys = strata_keyfile_keys(ctx->k, group, NULL);
-    guint n_params = 0;
-    for (guint k = 0; keys && keys[k]; k++) {
-        if (!g_str_has_prefix(keys[k], "allocator."))
-            continue;
-        char *v = raw_value(ctx, group, keys[k]);
-        if (strpbrk(v, ",") || *v == '\0') {
-            fail(ctx, err, group, keys[k], "expected a single value without commas, got '%s'", v);
-            g_free(v);
-            g_strfreev(keys);
-            g_string_free(spec, TRUE);
-            return false;
-        }
-        g_string_append_printf(spec, "%s%s=%s", n_params++ ? "," : ":",
-                               keys[k] + strlen("allocator."), v);
-        g_free(v);
-    }
-    g_strfreev(keys);
-    m.allocator = g_string_chunk_insert_const(hw->strings, spec->str);
-    g_string_free(spec, TRUE);
-
     g_array_append_val(hw->memories, m);
     return true;
 }
@@ -410,8 +469,7 @@ static bool load_link(const load_ctx *ctx, strata_hw *hw, const char *group, con
             g_ptr_array_add(names, ends[i]);
     bool ok = true;
     if (names->len != 2) {
-        fail(ctx, err, group, "between", "expected two memory names such as 'host hbm', got '%s'",
-             between);
+        fail_value(ctx, err, group, "between", "two memory names such as 'host hbm'", between);
         ok = false;
     }
     int a = -1, b = -1;
@@ -419,7 +477,9 @@ static bool load_link(const load_ctx *ctx, strata_hw *hw, const char *group, con
                (b = get_memory_ref(ctx, hw, group, "between", names->pdata[1], err)) < 0))
         ok = false;
     if (ok && a == b) {
-        fail(ctx, err, group, "between", "a link joins two different memories, got '%s'", between);
+        char *q = strata_quote(between);
+        fail(ctx, err, group, "between", "a link joins two different memories, got '%s'", q);
+        g_free(q);
         ok = false;
     }
     g_ptr_array_free(names, TRUE);
@@ -440,7 +500,7 @@ static bool load_link(const load_ctx *ctx, strata_hw *hw, const char *group, con
         else if (strcmp(duplex, "half") == 0)
             l.full_duplex = false;
         else {
-            fail(ctx, err, group, "duplex", "expected full or half, got '%s'", duplex);
+            fail_value(ctx, err, group, "duplex", "full or half", duplex);
             ok = false;
         }
         g_free(duplex);
@@ -500,17 +560,54 @@ static bool load_compute(const load_ctx *ctx, strata_hw *hw, const char *group, 
     return true;
 }
 
-static void load_params(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name)
+/* The parameter table of the model a [params NAME] group is for: a workload
+ * or a policy; NULL with err when NAME is neither. */
+static const strata_param_def *params_model(const load_ctx *ctx, const char *group, const char *name,
+                                            bool *found, GError **err)
 {
+    const strata_workload_type *w = strata_workload_type_find(name);
+    const strata_policy_type *p = w ? NULL : strata_policy_type_find(name);
+    *found = w || p;
+    if (!*found) {
+        char *workloads = strata_workload_type_names(), *policies = strata_policy_type_names();
+        fail(ctx, err, group, NULL, "expected the name of a workload (%s) or a policy (%s)", workloads, policies);
+        g_free(workloads);
+        g_free(policies);
+        return NULL;
+    }
+    return w ? w->params : p->params;
+}
+
+/* Checks every key against the model's table (an error names the key's
+ * line) and keeps them as "k=v,..." in file order. */
+static bool load_params(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
+                        GError **err)
+{
+    bool found = false;
+    const strata_param_def *defs = params_model(ctx, group, name, &found, err);
+    if (!found)
+        return false;
+    strata_params *p = strata_params_new(name, defs, NULL, err);
+    if (!p)
+        return false;
     char **keys = strata_keyfile_keys(ctx->k, group, NULL);
     GString *spec = g_string_new(NULL);
-    for (guint k = 0; keys && keys[k]; k++) {
+    bool ok = true;
+    for (guint k = 0; ok && keys && keys[k]; k++) {
         char *v = raw_value(ctx, group, keys[k]);
+        ok = strata_params_set(p, keys[k], v, err);
+        if (!ok)
+            prefix(ctx, err, group, keys[k]);
         g_string_append_printf(spec, "%s%s=%s", k ? "," : "", keys[k], v);
         g_free(v);
     }
     g_strfreev(keys);
-    g_hash_table_insert(hw->params, g_strdup(name), g_string_free(spec, FALSE));
+    strata_params_free(p);
+    if (ok)
+        g_hash_table_insert(hw->params, g_strdup(name), g_string_free(spec, FALSE));
+    else
+        g_string_free(spec, TRUE);
+    return ok;
 }
 
 /* Splits "memory hbm" into its definition and name; NULL with err if unknown. */
@@ -673,7 +770,7 @@ static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
         else if (defs[g]->kind == GROUP_COMPUTE)
             ok = load_compute(ctx, hw, groups[g], names[g], err);
         else if (defs[g]->kind == GROUP_PARAMS)
-            load_params(ctx, hw, groups[g], names[g]);
+            ok = load_params(ctx, hw, groups[g], names[g], err);
     }
     g_free(defs);
     g_free(names);

@@ -10,11 +10,13 @@
  *                   duplex = full|half
  *   [compute NAME]  flops (peak; flops.bf16 = ... per dtype), operands = MEM,
  *                   overhead (fixed cost per op, default 0)
- *   [params NAME]   free keys for the model NAME (strata_hw_params)
+ *   [params NAME]   parameters of the workload or policy NAME, checked against
+ *                   its declared table (strata_hw_params)
  *
- * Unknown groups or keys and missing required keys are STRATA_ERROR_INPUT
- * errors naming the file, the group and the key (and the line where GLib can
- * tell). Numbers take units (core/units.h).
+ * Unknown groups or keys, missing required keys, values outside the sane
+ * ranges (docs/hardware.md) and an allocator that does not exist or does not
+ * take the allocator.KEY given are STRATA_ERROR_INPUT errors naming the
+ * file, the line, the group and the key. Numbers take units (core/units.h).
  *
  * Routes: the links form an undirected graph over memories; the route from A
  * to B is the path with the fewest hops, ties broken by declaration order
@@ -101,12 +103,11 @@ bool strata_hw_route(const strata_hw *hw, uint32_t from, uint32_t to, const stra
 
 const char *strata_mem_kind_name(strata_mem_kind kind);
 
-/* Added by hwcore. [hardware] source (NULL when absent). */
+/* [hardware] source (NULL when absent). */
 const char *strata_hw_source(const strata_hw *hw);
-/* Added by hwcore. A [params NAME] group holds free keys for a model chosen by
- * name (e.g. a workload generator's timing figures): returns them as
- * "k=v,k=v" in file order, for strata_params_new() with the model's own
- * table (which validates them), or NULL when there is no such group. */
+/* A [params NAME] group holds parameters of the workload or policy NAME,
+ * already checked against its table: returns them as "k=v,k=v" in file
+ * order (for strata_params_new()), or NULL when there is no such group. */
 const char *strata_hw_params(const strata_hw *hw, const char *name);
 
 #endif
