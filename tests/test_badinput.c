@@ -73,6 +73,25 @@ static const bad_case hw_cases[] = {
                             "bandwidth = 1TB/s\n[link l]\nbetween = hbm vram\nbandwidth = 1GB/s\n",
      ":9", "vram", false},
     {"not-a-keyfile", IN_HW, "this is not an ini file\n", ":1", "", false},
+    /* Figures outside the sane ranges of docs/hardware.md. */
+    {"absurd-bandwidth", IN_HW, GOOD_HW "[link slow]\nbetween = host hbm\nbandwidth = 1e-30B/s\n", ":21",
+     "[link slow] bandwidth: expected a bandwidth from 1 kB/s to 10 PB/s, got '1e-30B/s'", false},
+    {"absurd-latency", IN_HW, GOOD_HW "[link slow]\nbetween = host hbm\nbandwidth = 1GB/s\nlatency = 1e30s\n", ":22",
+     "[link slow] latency: expected a time from 0 to 1 s, got '1e30s'", false},
+    {"absurd-flops", IN_HW, GOOD_HW "[compute tiny]\nflops = 1e-9FLOP/s\n", ":20", "expected a flop rate from", false},
+    {"params-unknown-key", IN_HW, GOOD_HW "[params matmul]\nbm = 256\ncolour = red\n", ":21",
+     "unknown parameter 'colour'", false},
+    {"params-bad-value", IN_HW, GOOD_HW "[params matmul]\nbm = many\n", ":20", "bm: expected an integer", false},
+    {"params-unknown-model", IN_HW, GOOD_HW "[params frobnicate]\nx = 1\n", ":19",
+     "expected the name of a workload", false},
+    {"allocator-typo", IN_HW, "[hardware]\nname = t\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                              "bandwidth = 1TB/s\nallocator = best-fitt\n",
+     ":7", "unknown allocator 'best-fitt'", false},
+    {"allocator-param", IN_HW, "[hardware]\nname = t\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\nallocator = caching\nallocator.max_split = 1MiB\n",
+     ":8", "unknown parameter 'max_split'", false},
+    {"key-twice", IN_HW, GOOD_HW "flops = 2TFLOP/s\n", ":19", "[compute core] flops is set twice (first on line 17)",
+     false},
 };
 
 static const bad_case pickle_cases[] = {
@@ -286,6 +305,26 @@ START_TEST(bad_experiments)
          ":6", "2XB"},
         {"missing-hardware", g_strdup_printf("[experiment]\nname = x\nhardware = /nonexistent.ini\ntrace = %s\n", trace),
          ":3", "nonexistent"},
+        /* Out-of-range axis values fail before any point runs. */
+        {"axis-absurd-bandwidth",
+         g_strdup_printf("[experiment]\nname = x\nhardware = %s\ntrace = %s\n[sweep]\nlink.pcie.bandwidth = 16GB/s, "
+                         "1e-30B/s\n", hw, trace),
+         ":6", "expected a bandwidth from 1 kB/s to 10 PB/s"},
+        {"axis-policy-range",
+         g_strdup_printf("[experiment]\nname = x\nhardware = %s\ntrace = %s\n[sweep]\npolicy.prefetch = 1, -1\n", hw,
+                         trace),
+         ":6", "0 to 1000000"},
+        {"axis-workload-range",
+         g_strdup_printf("[experiment]\nname = x\nhardware = %s\nworkload = matmul m=512 bm=256\n[sweep]\n"
+                         "workload.bm = 256, 0\n", hw),
+         ":6", "expected bm >= 1"},
+        {"workload-param-twice",
+         g_strdup_printf("[experiment]\nname = x\nhardware = %s\nworkload = matmul m=512 m=1024\n", hw), ":4",
+         "parameter 'm' given twice"},
+        {"allocator-typo",
+         g_strdup_printf("[experiment]\nname = x\nhardware = %s\ntrace = %s\n[sweep]\nallocator = best-fit, best-fitt\n",
+                         hw, trace),
+         ":6", "unknown allocator 'best-fitt'"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         bad_case c = {cases[i].name, IN_EXPERIMENT, NULL, cases[i].where, cases[i].expect, false};
@@ -328,6 +367,169 @@ START_TEST(unwritable_output_fails_before_work)
 }
 END_TEST
 
+/* Runs argv, which must fail with exit 2 and a message holding every needle,
+ * and leave nothing in dir but `keep` (NULL: dir is not checked). */
+static void fails_with(const char *const *argv, const char *dir, const char *keep, const char *n1, const char *n2)
+{
+    strata_cli_result r = strata_test_run_cli(argv);
+    char *cmd = g_strjoinv(" ", (char **)argv);
+    ck_assert_msg(r.status == 2, "'%s' exit %d (want 2): %s", cmd, r.status, r.err);
+    ck_assert_msg(strstr(r.err, n1), "'%s': stderr lacks '%s': %s", cmd, n1, r.err);
+    ck_assert_msg(!n2 || strstr(r.err, n2), "'%s': stderr lacks '%s': %s", cmd, n2, r.err);
+    if (dir) {
+        char *stray = stray_files(dir, keep ? keep : "");
+        ck_assert_msg(*stray == '\0', "'%s' left files behind: %s", cmd, stray);
+        g_free(stray);
+    }
+    g_free(cmd);
+    strata_cli_result_clear(&r);
+}
+
+/* A device that never ends: each reader stops at the first line's NUL. */
+START_TEST(endless_devices)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
+    char *dir = strata_test_temp_dir();
+    char *json = g_build_filename(dir, "out.json", NULL);
+    char *out = g_build_filename(dir, "out", NULL);
+    const char *check[] = {"check", "--trace", "/dev/zero", NULL};
+    fails_with(check, dir, NULL, "/dev/zero:1:1: expected text, got a NUL byte", NULL);
+    const char *run_trace[] = {"run", "--hw", hw, "--trace", "/dev/zero", "--json", json, NULL};
+    fails_with(run_trace, dir, NULL, "/dev/zero:1:1: expected text, got a NUL byte", NULL);
+    const char *run_hw[] = {"run", "--hw", "/dev/zero", "--trace", trace, "--json", json, NULL};
+    fails_with(run_hw, dir, NULL, "/dev/zero:1:1: expected text, got a NUL byte", NULL);
+    const char *sweep[] = {"sweep", "/dev/zero", "--out", out, NULL};
+    fails_with(sweep, dir, NULL, "/dev/zero:1:1: expected text, got a NUL byte", NULL);
+    remove_dir(dir);
+    g_free(json);
+    g_free(out);
+    g_free(dir);
+    g_free(hw);
+    g_free(trace);
+}
+END_TEST
+
+/* A 10 MB line: refused at its line with a short message, never echoed. */
+START_TEST(overlong_lines)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *dir = strata_test_temp_dir();
+    GString *big = g_string_new("strata-trace 1\nalloc a 4096\nalloc b ");
+    for (int i = 0; i < 10 * 1024 * 1024; i++)
+        g_string_append_c(big, 'X');
+    g_string_append(big, "\n");
+    char *input = g_build_filename(dir, "long.trace", NULL);
+    ck_assert(g_file_set_contents(input, big->str, (gssize)big->len, NULL));
+    char *json = g_build_filename(dir, "out.json", NULL);
+    const char *run[] = {"run", "--hw", hw, "--trace", input, "--json", json, NULL};
+    strata_cli_result r = strata_test_run_cli(run);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "long.trace:3: expected a line of at most"), "%s", r.err);
+    ck_assert_msg(strlen(r.err) < 400, "message of %zu bytes", strlen(r.err));
+    strata_cli_result_clear(&r);
+    unlink(input);
+    /* A long bad value within the line bound is quoted as a short excerpt. */
+    char *ini = g_build_filename(dir, "long.ini", NULL);
+    GString *hwtext = g_string_new("[hardware]\nname = t\n[memory hbm]\nkind = ");
+    for (int i = 0; i < 500000; i++)
+        g_string_append_c(hwtext, 'd');
+    g_string_append(hwtext, "\ncapacity = 1GiB\nbandwidth = 1TB/s\n");
+    ck_assert(g_file_set_contents(ini, hwtext->str, (gssize)hwtext->len, NULL));
+    const char *check[] = {"check", "--trace", input, "--hw", ini, NULL};
+    const char *trace_good = strata_test_source_path("traces/examples/format-tour.trace");
+    check[2] = trace_good;
+    r = strata_test_run_cli(check);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "long.ini:4: [memory hbm] kind: expected device, host or onchip, got 'ddd"), "%s",
+                  r.err);
+    ck_assert_msg(strlen(r.err) < 400, "message of %zu bytes", strlen(r.err));
+    strata_cli_result_clear(&r);
+    unlink(ini);
+    ck_assert(rmdir(dir) == 0); /* nothing written beside the inputs */
+    g_free((char *)trace_good);
+    g_string_free(hwtext, TRUE);
+    g_string_free(big, TRUE);
+    g_free(ini);
+    g_free(json);
+    g_free(input);
+    g_free(dir);
+    g_free(hw);
+}
+END_TEST
+
+/* A parameter given twice is an error wherever parameters are given. */
+START_TEST(parameters_given_twice)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
+    char *dir = strata_test_temp_dir();
+    char *json = g_build_filename(dir, "out.json", NULL);
+    char *out = g_build_filename(dir, "out.trace", NULL);
+    const char *alloc[] = {"alloc", "--trace", trace, "--capacity", "1GiB", "--allocator",
+                           "caching:max_split_size=1MiB,max_split_size=2MiB", "--json", json, NULL};
+    fails_with(alloc, dir, NULL, "allocator caching: parameter 'max_split_size' given twice", NULL);
+    const char *gen[] = {"gen", "scan-mlp", "layers=1", "layers=2", "-o", out, NULL};
+    fails_with(gen, dir, NULL, "parameter 'layers' given twice", NULL);
+    const char *set[] = {"run", "--hw", hw, "--trace", trace, "--set", "memory.hbm.capacity=1GiB", "--set",
+                         "memory.hbm.capacity=2GiB", "--json", json, NULL};
+    fails_with(set, dir, NULL, "memory.hbm.capacity=2GiB", "already set by override 'memory.hbm.capacity=1GiB'");
+    const char *policy[] = {"transform", "--trace", trace, "--policy", "prefetch=2:distance=3", "-o", out, NULL};
+    fails_with(policy, dir, NULL, "policy prefetch: parameter 'distance' given twice", NULL);
+    remove_dir(dir);
+    g_free(json);
+    g_free(out);
+    g_free(dir);
+    g_free(hw);
+    g_free(trace);
+}
+END_TEST
+
+/* A UTF-8 byte order mark before the first line is accepted by every reader. */
+START_TEST(leading_bom_accepted)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
+    char *dir = strata_test_temp_dir();
+    char *text = NULL, *bom_text = NULL;
+    char *bom_hw = g_build_filename(dir, "bom.ini", NULL), *bom_trace = g_build_filename(dir, "bom.trace", NULL);
+    ck_assert(g_file_get_contents(hw, &text, NULL, NULL));
+    bom_text = g_strconcat("\xEF\xBB\xBF", text, NULL);
+    ck_assert(g_file_set_contents(bom_hw, bom_text, -1, NULL));
+    g_free(text);
+    g_free(bom_text);
+    ck_assert(g_file_get_contents(trace, &text, NULL, NULL));
+    bom_text = g_strconcat("\xEF\xBB\xBF", text, NULL);
+    ck_assert(g_file_set_contents(bom_trace, bom_text, -1, NULL));
+    char *exp = g_strdup_printf("\xEF\xBB\xBF[experiment]\nname = bom\nhardware = %s\ntrace = %s\n", bom_hw, bom_trace);
+    char *exp_path = g_build_filename(dir, "bom-exp.ini", NULL);
+    ck_assert(g_file_set_contents(exp_path, exp, -1, NULL));
+    char *json = g_build_filename(dir, "out.json", NULL);
+    const char *run[] = {"run", "--hw", bom_hw, "--trace", bom_trace, "--json", json, "-q", NULL};
+    strata_cli_result r = strata_test_run_cli(run);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    strata_cli_result_clear(&r);
+    char *out = g_build_filename(dir, "sweep-out", NULL);
+    const char *sweep[] = {"sweep", exp_path, "--out", out, "--list-jobs", NULL};
+    r = strata_test_run_cli(sweep);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    strata_cli_result_clear(&r);
+    remove_dir(out);
+    remove_dir(dir);
+    g_free(out);
+    g_free(json);
+    g_free(exp_path);
+    g_free(exp);
+    g_free(text);
+    g_free(bom_text);
+    g_free(bom_hw);
+    g_free(bom_trace);
+    g_free(hw);
+    g_free(trace);
+    g_free(dir);
+}
+END_TEST
+
 static Suite *badinput_suite(void)
 {
     Suite *s = suite_create("badinput");
@@ -339,6 +541,10 @@ static Suite *badinput_suite(void)
     tcase_add_test(tc, bad_csv);
     tcase_add_test(tc, bad_experiments);
     tcase_add_test(tc, unwritable_output_fails_before_work);
+    tcase_add_test(tc, endless_devices);
+    tcase_add_test(tc, overlong_lines);
+    tcase_add_test(tc, parameters_given_twice);
+    tcase_add_test(tc, leading_bom_accepted);
     suite_add_tcase(s, tc);
     return s;
 }

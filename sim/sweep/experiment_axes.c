@@ -162,19 +162,16 @@ char **exp_workload_args_with(const strata_experiment *e, const char *key, const
     return out;
 }
 
+/* Everything the generator checks (its table, then its own ranges): a
+ * generator is a lazy source, so this costs no more than its checks. */
 bool exp_check_workload(const strata_experiment *e, char **args, const load_ctx *ctx, guint line,
-                           GError **err)
+                        GError **err)
 {
-    const strata_workload_type *t = strata_workload_type_find(e->workload);
-    char *kv = g_strjoinv(",", args);
-    char *owner = g_strdup_printf("workload %s", e->workload);
     GError *inner = NULL;
-    strata_params *p = strata_params_new(owner, t->params, kv, &inner);
-    g_free(owner);
-    g_free(kv);
-    if (!p)
+    strata_source *src = strata_workload_generate(e->workload, (const char *const *)args, &inner);
+    if (!src)
         return exp_fail_from(err, ctx, line, "bad workload parameter", inner);
-    strata_params_free(p);
+    strata_source_free(src);
     return true;
 }
 
@@ -350,6 +347,12 @@ static bool axis_check_value(strata_experiment *e, axis *a, const char *v, const
         GError *inner = NULL;
         if (!strata_parse_size(v, &bytes, &inner))
             return exp_fail_from(err, ctx, a->line, "expected a size", inner);
+        if (a->kind == AXIS_ALIGNMENT && (bytes & (bytes - 1)) != 0) {
+            char *q = strata_quote(v);
+            exp_fail(err, ctx, a->line, "expected an alignment that is a power of two such as 256, got '%s'", q);
+            g_free(q);
+            return false;
+        }
         return true;
     }
     case AXIS_HARDWARE: {
