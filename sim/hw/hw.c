@@ -10,16 +10,15 @@
  *   3. validate every group and key against the tables below and build the
  *      specs (memories first, since links and compute units name them);
  *      numbers must lie in the sane ranges of the tables (docs/hardware.md);
- *   4. precompute the route between every pair of memories (BFS).
+ *   4. precompute the route between every pair of memories (hw_route.c).
  *
  * Invariants (beyond those of hw.h):
  *  1. every string a spec points at lives in hw->strings until strata_hw_free;
- *  2. routes[from * n + to] is the fewest-hop path, ties broken by link
- *     declaration order (BFS expanding links in that order, first parent wins);
- *  3. a failed load frees everything and returns NULL with err set; nothing
+ *  2. a failed load frees everything and returns NULL with err set; nothing
  *     is printed.
  */
 #include "hw/hw.h"
+#include "hw/hw_internal.h"
 #include "alloc/alloc.h"
 #include "core/error.h"
 #include "core/keyfile.h"
@@ -30,25 +29,6 @@
 
 #include <stdarg.h>
 #include <string.h>
-
-typedef struct route {
-    strata_hop *hops; /* NULL when n == 0 */
-    uint32_t n;
-    bool reachable;
-} route;
-
-struct strata_hw {
-    char *name;
-    char *source;
-    char *origin;
-    GStringChunk *strings;
-    GArray *memories; /* strata_memory_spec */
-    GArray *links;    /* strata_link_spec */
-    GArray *computes; /* strata_compute_spec */
-    uint32_t default_memory;
-    route *routes; /* memory_count^2 */
-    GHashTable *params; /* [params NAME]: name -> "k=v,..." (owned) */
-};
 
 /* ---- the keys each kind of group accepts ---- */
 
@@ -646,68 +626,6 @@ static const group_def *classify_group(const load_ctx *ctx, const char *group, c
     return NULL;
 }
 
-/* ---- step 5: routes ---- */
-
-static void compute_routes(strata_hw *hw)
-{
-    uint32_t n = hw->memories->len;
-    hw->routes = g_new0(route, (gsize)n * n); /* n >= 1: build() checked */
-    int *parent_link = g_new(int, n);
-    uint32_t *queue = g_new(uint32_t, n);
-    for (uint32_t s = 0; s < n; s++) {
-        for (uint32_t i = 0; i < n; i++)
-            parent_link[i] = -1;
-        uint32_t head = 0, tail = 0;
-        queue[tail++] = s;
-        bool *seen = g_new0(bool, n);
-        seen[s] = true;
-        while (head < tail) {
-            uint32_t u = queue[head++];
-            for (uint32_t li = 0; li < hw->links->len; li++) {
-                const strata_link_spec *l = &g_array_index(hw->links, strata_link_spec, li);
-                uint32_t v;
-                if (l->a == u)
-                    v = l->b;
-                else if (l->b == u)
-                    v = l->a;
-                else
-                    continue;
-                if (seen[v])
-                    continue;
-                seen[v] = true;
-                parent_link[v] = (int)li;
-                queue[tail++] = v;
-            }
-        }
-        for (uint32_t t = 0; t < n; t++) {
-            route *r = &hw->routes[s * n + t];
-            r->reachable = seen[t];
-            if (!seen[t] || t == s)
-                continue;
-            uint32_t len = 0;
-            for (uint32_t x = t; x != s;) {
-                const strata_link_spec *l =
-                    &g_array_index(hw->links, strata_link_spec, parent_link[x]);
-                x = l->a == x ? l->b : l->a;
-                len++;
-            }
-            r->n = len;
-            r->hops = g_new(strata_hop, len);
-            uint32_t i = len;
-            for (uint32_t x = t; x != s;) {
-                uint32_t li = (uint32_t)parent_link[x];
-                const strata_link_spec *l = &g_array_index(hw->links, strata_link_spec, li);
-                uint32_t from = l->a == x ? l->b : l->a;
-                r->hops[--i] = (strata_hop){.link = li, .forward = l->a == from};
-                x = from;
-            }
-        }
-        g_free(seen);
-    }
-    g_free(parent_link);
-    g_free(queue);
-}
-
 /* ---- load ---- */
 
 static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
@@ -776,7 +694,7 @@ static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
     g_free(names);
     g_strfreev(groups);
     if (ok)
-        compute_routes(hw);
+        hw_compute_routes(hw);
     return ok;
 }
 
@@ -904,28 +822,6 @@ double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype 
     if ((unsigned)dtype < STRATA_DTYPE__COUNT && c->flops_by_dtype[dtype] > 0)
         return c->flops_by_dtype[dtype];
     return c->flops;
-}
-
-bool strata_hw_route(const strata_hw *hw, uint32_t from, uint32_t to, const strata_hop **hops,
-                     uint32_t *n_hops, GError **err)
-{
-    uint32_t n = hw->memories->len;
-    if (from >= n || to >= n) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "route between memory %u and %u: "
-                    "only %u memories", from, to, n);
-        return false;
-    }
-    const route *r = &hw->routes[from * n + to];
-    if (!r->reachable) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s: no route from memory '%s' to memory '%s': no chain of [link] groups "
-                    "joins them",
-                    hw->origin, strata_hw_memory(hw, from)->name, strata_hw_memory(hw, to)->name);
-        return false;
-    }
-    *hops = r->hops;
-    *n_hops = r->n;
-    return true;
 }
 
 const char *strata_hw_params(const strata_hw *hw, const char *name)
