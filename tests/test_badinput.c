@@ -385,28 +385,45 @@ static void fails_with(const char *const *argv, const char *dir, const char *kee
     strata_cli_result_clear(&r);
 }
 
+/* The good inputs and a fresh folder for outputs, shared by the cases below. */
+typedef struct io_fixture {
+    char *hw, *trace, *dir, *json, *out;
+} io_fixture;
+
+static io_fixture fixture_new(void)
+{
+    io_fixture f = {strata_test_source_path("configs/hw/test-simple.ini"),
+                    strata_test_source_path("traces/examples/format-tour.trace"), strata_test_temp_dir(), NULL, NULL};
+    f.json = g_build_filename(f.dir, "out.json", NULL);
+    f.out = g_build_filename(f.dir, "out", NULL);
+    return f;
+}
+
+static void fixture_free(io_fixture *f)
+{
+    remove_dir(f->out);
+    remove_dir(f->dir);
+    g_free(f->hw);
+    g_free(f->trace);
+    g_free(f->dir);
+    g_free(f->json);
+    g_free(f->out);
+}
+
 /* A device that never ends: each reader stops at the first line's NUL. */
 START_TEST(endless_devices)
 {
-    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
-    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
-    char *dir = strata_test_temp_dir();
-    char *json = g_build_filename(dir, "out.json", NULL);
-    char *out = g_build_filename(dir, "out", NULL);
+    io_fixture f = fixture_new();
+    const char *nul = "/dev/zero:1:1: expected text, got a NUL byte";
     const char *check[] = {"check", "--trace", "/dev/zero", NULL};
-    fails_with(check, dir, NULL, "/dev/zero:1:1: expected text, got a NUL byte", NULL);
-    const char *run_trace[] = {"run", "--hw", hw, "--trace", "/dev/zero", "--json", json, NULL};
-    fails_with(run_trace, dir, NULL, "/dev/zero:1:1: expected text, got a NUL byte", NULL);
-    const char *run_hw[] = {"run", "--hw", "/dev/zero", "--trace", trace, "--json", json, NULL};
-    fails_with(run_hw, dir, NULL, "/dev/zero:1:1: expected text, got a NUL byte", NULL);
-    const char *sweep[] = {"sweep", "/dev/zero", "--out", out, NULL};
-    fails_with(sweep, dir, NULL, "/dev/zero:1:1: expected text, got a NUL byte", NULL);
-    remove_dir(dir);
-    g_free(json);
-    g_free(out);
-    g_free(dir);
-    g_free(hw);
-    g_free(trace);
+    fails_with(check, f.dir, NULL, nul, NULL);
+    const char *run_trace[] = {"run", "--hw", f.hw, "--trace", "/dev/zero", "--json", f.json, NULL};
+    fails_with(run_trace, f.dir, NULL, nul, NULL);
+    const char *run_hw[] = {"run", "--hw", "/dev/zero", "--trace", f.trace, "--json", f.json, NULL};
+    fails_with(run_hw, f.dir, NULL, nul, NULL);
+    const char *sweep[] = {"sweep", "/dev/zero", "--out", f.out, NULL};
+    fails_with(sweep, f.dir, NULL, nul, NULL);
+    fixture_free(&f);
 }
 END_TEST
 
@@ -461,72 +478,55 @@ END_TEST
 /* A parameter given twice is an error wherever parameters are given. */
 START_TEST(parameters_given_twice)
 {
-    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
-    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
-    char *dir = strata_test_temp_dir();
-    char *json = g_build_filename(dir, "out.json", NULL);
-    char *out = g_build_filename(dir, "out.trace", NULL);
-    const char *alloc[] = {"alloc", "--trace", trace, "--capacity", "1GiB", "--allocator",
-                           "caching:max_split_size=1MiB,max_split_size=2MiB", "--json", json, NULL};
-    fails_with(alloc, dir, NULL, "allocator caching: parameter 'max_split_size' given twice", NULL);
-    const char *gen[] = {"gen", "scan-mlp", "layers=1", "layers=2", "-o", out, NULL};
-    fails_with(gen, dir, NULL, "parameter 'layers' given twice", NULL);
-    const char *set[] = {"run", "--hw", hw, "--trace", trace, "--set", "memory.hbm.capacity=1GiB", "--set",
-                         "memory.hbm.capacity=2GiB", "--json", json, NULL};
-    fails_with(set, dir, NULL, "memory.hbm.capacity=2GiB", "already set by override 'memory.hbm.capacity=1GiB'");
-    const char *policy[] = {"transform", "--trace", trace, "--policy", "prefetch=2:distance=3", "-o", out, NULL};
-    fails_with(policy, dir, NULL, "policy prefetch: parameter 'distance' given twice", NULL);
-    remove_dir(dir);
-    g_free(json);
-    g_free(out);
-    g_free(dir);
-    g_free(hw);
-    g_free(trace);
+    io_fixture f = fixture_new();
+    const char *alloc[] = {"alloc", "--trace", f.trace, "--capacity", "1GiB", "--allocator",
+                           "caching:max_split_size=1MiB,max_split_size=2MiB", "--json", f.json, NULL};
+    fails_with(alloc, f.dir, NULL, "allocator caching: parameter 'max_split_size' given twice", NULL);
+    const char *gen[] = {"gen", "scan-mlp", "layers=1", "layers=2", "-o", f.out, NULL};
+    fails_with(gen, f.dir, NULL, "parameter 'layers' given twice", NULL);
+    const char *set[] = {"run", "--hw", f.hw, "--trace", f.trace, "--set", "memory.hbm.capacity=1GiB", "--set",
+                         "memory.hbm.capacity=2GiB", "--json", f.json, NULL};
+    fails_with(set, f.dir, NULL, "memory.hbm.capacity=2GiB", "already set by override 'memory.hbm.capacity=1GiB'");
+    const char *policy[] = {"transform", "--trace", f.trace, "--policy", "prefetch=2:distance=3", "-o", f.out, NULL};
+    fails_with(policy, f.dir, NULL, "policy prefetch: parameter 'distance' given twice", NULL);
+    fixture_free(&f);
 }
 END_TEST
+
+/* Writes the file at src to dst with a UTF-8 byte order mark in front. */
+static void copy_with_bom(const char *src, const char *dst)
+{
+    char *text = NULL;
+    ck_assert(g_file_get_contents(src, &text, NULL, NULL));
+    char *bom_text = g_strconcat("\xEF\xBB\xBF", text, NULL);
+    ck_assert(g_file_set_contents(dst, bom_text, -1, NULL));
+    g_free(text);
+    g_free(bom_text);
+}
 
 /* A UTF-8 byte order mark before the first line is accepted by every reader. */
 START_TEST(leading_bom_accepted)
 {
-    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
-    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
-    char *dir = strata_test_temp_dir();
-    char *text = NULL, *bom_text = NULL;
-    char *bom_hw = g_build_filename(dir, "bom.ini", NULL), *bom_trace = g_build_filename(dir, "bom.trace", NULL);
-    ck_assert(g_file_get_contents(hw, &text, NULL, NULL));
-    bom_text = g_strconcat("\xEF\xBB\xBF", text, NULL);
-    ck_assert(g_file_set_contents(bom_hw, bom_text, -1, NULL));
-    g_free(text);
-    g_free(bom_text);
-    ck_assert(g_file_get_contents(trace, &text, NULL, NULL));
-    bom_text = g_strconcat("\xEF\xBB\xBF", text, NULL);
-    ck_assert(g_file_set_contents(bom_trace, bom_text, -1, NULL));
+    io_fixture f = fixture_new();
+    char *bom_hw = g_build_filename(f.dir, "bom.ini", NULL), *bom_trace = g_build_filename(f.dir, "bom.trace", NULL);
+    copy_with_bom(f.hw, bom_hw);
+    copy_with_bom(f.trace, bom_trace);
     char *exp = g_strdup_printf("\xEF\xBB\xBF[experiment]\nname = bom\nhardware = %s\ntrace = %s\n", bom_hw, bom_trace);
-    char *exp_path = g_build_filename(dir, "bom-exp.ini", NULL);
+    char *exp_path = g_build_filename(f.dir, "bom-exp.ini", NULL);
     ck_assert(g_file_set_contents(exp_path, exp, -1, NULL));
-    char *json = g_build_filename(dir, "out.json", NULL);
-    const char *run[] = {"run", "--hw", bom_hw, "--trace", bom_trace, "--json", json, "-q", NULL};
+    const char *run[] = {"run", "--hw", bom_hw, "--trace", bom_trace, "--json", f.json, "-q", NULL};
     strata_cli_result r = strata_test_run_cli(run);
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     strata_cli_result_clear(&r);
-    char *out = g_build_filename(dir, "sweep-out", NULL);
-    const char *sweep[] = {"sweep", exp_path, "--out", out, "--list-jobs", NULL};
+    const char *sweep[] = {"sweep", exp_path, "--out", f.out, "--list-jobs", NULL};
     r = strata_test_run_cli(sweep);
     ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
     strata_cli_result_clear(&r);
-    remove_dir(out);
-    remove_dir(dir);
-    g_free(out);
-    g_free(json);
     g_free(exp_path);
     g_free(exp);
-    g_free(text);
-    g_free(bom_text);
     g_free(bom_hw);
     g_free(bom_trace);
-    g_free(hw);
-    g_free(trace);
-    g_free(dir);
+    fixture_free(&f);
 }
 END_TEST
 
