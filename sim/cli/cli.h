@@ -2,11 +2,12 @@
  * cli.h: the subcommands of the strata binary, one file each (cmd_*.c).
  *
  * Each subcommand is `int strata_cmd_NAME(int argc, char **argv)` where
- * argv[0] is the subcommand's name; it parses its own options with
- * GOptionContext (so `strata NAME --help` documents every option), prints
- * errors as "strata NAME: message" on stderr and returns an exit status
+ * argv[0] is the subcommand's name; it declares its options (GOptionEntry,
+ * so `strata NAME --help` documents every option) and makes its one call
+ * into the core; a strata_job (cli/job.h) does the rest: inputs, outputs,
+ * errors as "strata NAME: message" on stderr, signals, and the exit status
  * from core/error.h: 0 done, 1 out of memory in the simulated program,
- * 2 bad input or usage.
+ * 2 bad input or usage, 3 internal error, 130/143 interrupted.
  */
 #ifndef STRATA_CLI_H
 #define STRATA_CLI_H
@@ -31,7 +32,7 @@ int strata_cmd_calibrate(int argc, char **argv);
 int strata_cmd_capture(int argc, char **argv);
 int strata_cmd_check(int argc, char **argv);
 
-/* Shared helpers (cli_common.c). */
+/* Option and error helpers (job.c; commands use them through cli/job.h). */
 /* Print "strata CMD: message" and return the exit status for err (frees err). */
 int strata_cli_fail(const char *cmd, GError *err);
 /* Parse options; on error prints usage hint and returns false. */

@@ -20,8 +20,8 @@
 #include <string.h>
 #include "alloc/alloc.h"
 #include "cli/cli.h"
+#include "cli/job.h"
 #include "core/error.h"
-#include "core/outfile.h"
 #include "core/units.h"
 #include "policy/policy.h"
 #include "replay/replay.h"
@@ -96,6 +96,81 @@ static void alloc_print_summary(const strata_results *r, const strata_replay_sum
     g_free(w);
 }
 
+/* The numbers and the allocator spec, checked before anything is read. */
+static bool alloc_check_args(const alloc_args *a, uint64_t *capacity, uint64_t *alignment, GError **err)
+{
+    if (!a->trace) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected --trace T.trace");
+        return false;
+    }
+    if (!a->allocator) {
+        char *known = strata_alloc_type_names();
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected --allocator NAME (known: %s)", known);
+        g_free(known);
+        return false;
+    }
+    if (a->capacity && !strata_parse_size(a->capacity, capacity, err)) {
+        g_prefix_error(err, "--capacity: ");
+        return false;
+    }
+    if (!a->capacity && !a->min_capacity) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "expected --capacity SIZE (or --min-capacity to search for it)");
+        return false;
+    }
+    if (a->alignment) {
+        if (!strata_parse_size(a->alignment, alignment, err)) {
+            g_prefix_error(err, "--alignment: ");
+            return false;
+        }
+        if (*alignment == 0 || (*alignment & (*alignment - 1)) != 0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--alignment: expected a power of two, got '%s'",
+                        a->alignment);
+            return false;
+        }
+    }
+    strata_allocator *probe = strata_allocator_new(a->allocator, *capacity, *alignment, err);
+    strata_allocator_free(probe);
+    return probe != NULL;
+}
+
+/* Replays (after the capacity search with --min-capacity) and reports. */
+static bool alloc_replay(strata_job *job, const alloc_args *a, strata_source *src, uint64_t capacity,
+                         uint64_t alignment, strata_results **results, strata_replay_summary *sum, GError **err)
+{
+    strata_replay_options opt = {
+        .allocator = a->allocator,
+        .capacity = capacity,
+        .alignment = alignment,
+        .memory = a->memory,
+#ifndef NDEBUG
+        .check_each_op = true,
+#else
+        .check_each_op = a->check,
+#endif
+    };
+    strata_job_doing(job, "replaying %s", a->trace);
+    if (a->min_capacity) {
+        uint64_t found = 0;
+        if (!strata_replay_min_capacity(src, &opt, alignment ? alignment : 256, &found, err))
+            return false;
+        opt.capacity = found;
+    }
+    if (!strata_replay_run(src, &opt, results, sum, err))
+        return false;
+    FILE *human = strata_job_human(job);
+    if (a->min_capacity) {
+        strata_results_set_extra(*results, "min_capacity_bytes",
+                                 json_node_init_int(json_node_alloc(), (gint64)opt.capacity));
+        fprintf(human, "min capacity     %" G_GUINT64_FORMAT " B\n", opt.capacity);
+    }
+    const char *spec = NULL;
+    if ((*results)->memories && (*results)->memories->len > 0)
+        spec = g_array_index((*results)->memories, strata_memory_result, 0).allocator;
+    alloc_print_summary(*results, sum, spec ? spec : a->allocator, opt.capacity, human);
+    return true;
+}
+
 int strata_cmd_alloc(int argc, char **argv)
 {
     alloc_args a = {0};
@@ -124,120 +199,32 @@ int strata_cmd_alloc(int argc, char **argv)
          "check the allocator's invariants after every op (always on in debug builds)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new("- replay a trace through one allocator (untimed)");
-    g_option_context_set_summary(ctx,
-        "Replays the allocs, frees and releases of one memory through an allocator and reports\n"
-        "peak allocated and reserved bytes, fragmentation and rounding waste. No timing.");
     char *desc = alloc_describe_allocators();
-    g_option_context_set_description(ctx, desc);
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    int status = STRATA_EXIT_OK;
+    strata_job *job = strata_job_new("alloc", "- replay a trace through one allocator (untimed)", "Replays the allocs, frees and releases of one memory through an allocator and reports\n"
+        "peak allocated and reserved bytes, fragmentation and rounding waste. No timing.", desc, entries);
+    int status = STRATA_EXIT_USAGE;
     GError *err = NULL;
     strata_outfile *json_out = NULL;
     strata_source *src = NULL;
     strata_results *results = NULL;
+    strata_replay_summary sum;
     uint64_t capacity = 0, alignment = 0;
 
-    if (!strata_cli_parse(ctx, &argc, &argv, "alloc", &status))
+    if (!strata_job_parse(job, &argc, &argv, 0, 0, NULL) || !alloc_check_args(&a, &capacity, &alignment, &err))
         goto done;
-    if (argc > 1) {
-        g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT, "unexpected argument '%s'", argv[1]);
-        goto fail;
-    }
-    if (!a.trace) {
-        g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected --trace T.trace");
-        goto fail;
-    }
-    if (!a.allocator) {
-        char *known = strata_alloc_type_names();
-        g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "expected --allocator NAME (known: %s)", known);
-        g_free(known);
-        goto fail;
-    }
-    if (a.capacity && !strata_parse_size(a.capacity, &capacity, &err)) {
-        g_prefix_error(&err, "--capacity: ");
-        goto fail;
-    }
-    if (!a.capacity && !a.min_capacity) {
-        g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "expected --capacity SIZE (or --min-capacity to search for it)");
-        goto fail;
-    }
-    if (a.alignment) {
-        if (!strata_parse_size(a.alignment, &alignment, &err)) {
-            g_prefix_error(&err, "--alignment: ");
-            goto fail;
-        }
-        if (alignment == 0 || (alignment & (alignment - 1)) != 0) {
-            g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "--alignment: expected a power of two, got '%s'", a.alignment);
-            goto fail;
-        }
-    }
-    /* The allocator spec is checked before reading anything. */
-    {
-        strata_allocator *probe = strata_allocator_new(a.allocator, capacity, alignment, &err);
-        if (!probe)
-            goto fail;
-        strata_allocator_free(probe);
-    }
-    if (a.json && !(json_out = strata_outfile_open(a.json, &err)))
-        goto fail;
-    if (!(src = strata_trace_open(a.trace, &err)))
-        goto fail;
+    strata_job_input(job, "--trace", a.trace);
+    if (!strata_job_output(job, "--json", a.json, &json_out, &err) || !(src = strata_trace_open(a.trace, &err)))
+        goto done;
     if (a.policies && !(src = strata_policies_apply(src, (const char *const *)a.policies, NULL, &err)))
-        goto fail;
-
-    strata_replay_options opt = {
-        .allocator = a.allocator,
-        .capacity = capacity,
-        .alignment = alignment,
-        .memory = a.memory,
-#ifndef NDEBUG
-        .check_each_op = true,
-#else
-        .check_each_op = a.check,
-#endif
-    };
-    if (a.min_capacity) {
-        uint64_t found = 0;
-        if (!strata_replay_min_capacity(src, &opt, alignment ? alignment : 256, &found, &err))
-            goto fail;
-        opt.capacity = capacity = found;
-    }
-    strata_replay_summary sum;
-    if (!strata_replay_run(src, &opt, &results, &sum, &err))
-        goto fail;
-    if (a.min_capacity)
-        strata_results_set_extra(results, "min_capacity_bytes",
-                                 json_node_init_int(json_node_alloc(), (gint64)capacity));
-    FILE *human = (a.json && strcmp(a.json, "-") == 0) ? stderr : stdout;
-    if (a.min_capacity)
-        fprintf(human, "min capacity     %" G_GUINT64_FORMAT " B\n", capacity);
-    const char *spec = NULL;
-    if (results->memories && results->memories->len > 0)
-        spec = g_array_index(results->memories, strata_memory_result, 0).allocator;
-    alloc_print_summary(results, &sum, spec ? spec : a.allocator, capacity, human);
-    if (json_out) {
-        char *text = strata_results_to_json_text(results);
-        fputs(text, strata_outfile_stream(json_out));
-        g_free(text);
-        strata_outfile *o = json_out;
-        json_out = NULL;
-        if (!strata_outfile_commit(o, &err))
-            goto fail;
-    }
+        goto done;
+    if (!alloc_replay(job, &a, src, capacity, alignment, &results, &sum, &err) ||
+        !strata_job_commit_results(job, &json_out, results, &err))
+        goto done;
     status = sum.oom ? STRATA_EXIT_OOM : STRATA_EXIT_OK;
-    goto done;
-fail:
-    status = strata_cli_fail("alloc", err);
-    err = NULL;
 done:
-    strata_outfile_abort(json_out);
+    status = strata_job_end(job, status, err);
     strata_results_free(results);
     strata_source_free(src);
-    g_option_context_free(ctx);
     g_free(desc);
     alloc_args_clear(&a);
     return status;

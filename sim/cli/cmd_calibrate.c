@@ -10,8 +10,8 @@
 #include <string.h>
 #include "backend/backend.h"
 #include "cli/cli.h"
+#include "cli/job.h"
 #include "core/error.h"
-#include "core/outfile.h"
 #include "core/units.h"
 #include "hw/hw.h"
 
@@ -37,78 +37,57 @@ int strata_cmd_calibrate(int argc, char **argv)
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet, "Do not print progress on standard error", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new("- measure this machine and write a hardware .ini");
-    g_option_context_set_summary(
-        ctx, "Measures copy bandwidth for sizes from 4 KiB up (pinned and pageable; H2D, D2H, D2D; one copy at a\n"
+    strata_job *job = strata_job_new(CMD, "- measure this machine and write a hardware .ini", "Measures copy bandwidth for sizes from 4 KiB up (pinned and pageable; H2D, D2H, D2D; one copy at a\n"
              "time and two at once), latencies and the compute rate with the chosen backend's own copy and\n"
              "compute kernels, and writes a hardware model (memory, link and compute groups) with every\n"
              "measurement in a comment. The host model names its DRAM regions hbm, host and pageable so that\n"
-             "GPU traces replay on the host. The default host run takes well under a minute.");
-    g_option_context_set_description(ctx, "Exit status: 0 done; 2 bad usage, unwritable output or no device.");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    int status = STRATA_EXIT_OK;
+             "GPU traces replay on the host. The default host run takes well under a minute.", "Exit status: 0 done; 2 bad usage, unwritable output or no device.", entries);
+    int status = STRATA_EXIT_USAGE;
     GError *err = NULL;
     strata_outfile *out = NULL;
-    GString *ini = NULL;
-    if (!strata_cli_parse(ctx, &argc, &argv, CMD, &status))
+    GString *ini = g_string_new(NULL);
+    const strata_backend *backend = NULL;
+    if (!strata_job_parse(job, &argc, &argv, 0, 0, NULL))
         goto done;
-    if (!strata_cli_expect_no_args(CMD, argc, argv)) {
-        status = STRATA_EXIT_USAGE;
-        goto done;
-    }
     if (!backend_name) {
-        fprintf(stderr, "strata %s: --backend is required (one of: %s)\n", CMD, names);
-        status = STRATA_EXIT_USAGE;
+        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--backend is required (one of: %s)", names);
         goto done;
     }
-    const strata_backend *backend = strata_backend_find(backend_name, &err);
-    if (!backend)
-        goto fail;
+    if (!(backend = strata_backend_find(backend_name, &err)))
+        goto done;
     strata_calibrate_options opt;
     strata_calibrate_options_init(&opt);
     opt.name = name;
     if (strcmp(backend->name, "cuda") == 0 || full)
         opt.max_size = UINT64_C(1) << 30;
-    if (max_size) {
-        if (!strata_parse_size(max_size, &opt.max_size, &err)) {
-            g_prefix_error(&err, "--max-size: ");
-            goto fail;
-        }
-        if (opt.max_size < 4096) {
-            fprintf(stderr, "strata %s: --max-size must be at least 4KiB\n", CMD);
-            status = STRATA_EXIT_USAGE;
-            goto done;
-        }
+    if (max_size && !strata_parse_size(max_size, &opt.max_size, &err)) {
+        g_prefix_error(&err, "--max-size: ");
+        goto done;
     }
-    if (!(out = strata_outfile_open(out_path ? out_path : "-", &err)))
-        goto fail;
-    ini = g_string_new(NULL);
+    if (max_size && opt.max_size < 4096) {
+        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--max-size must be at least 4KiB");
+        goto done;
+    }
+    if (!strata_job_output(job, "--output", out_path ? out_path : "-", &out, &err))
+        goto done;
+    strata_job_doing(job, "measuring the %s backend", backend->name);
     if (!backend->calibrate(&opt, ini, quiet ? NULL : stderr, &err))
-        goto fail;
+        goto done;
     strata_hw *check = strata_hw_load_data(ini->str, "calibrate output", NULL, &err);
     if (!check) {
         g_prefix_error(&err, "internal error, the measured model does not load: ");
         err->code = STRATA_ERROR_INTERNAL;
-        goto fail;
+        goto done;
     }
     strata_hw_free(check);
-    fputs(ini->str, strata_outfile_stream(out));
-    {
-        strata_outfile *o = out;
-        out = NULL;
-        if (!strata_outfile_commit(o, &err))
-            goto fail;
-    }
+    if (!strata_job_commit_text(job, &out, ini->str, &err))
+        goto done;
     if (!quiet && out_path && strcmp(out_path, "-") != 0)
         fprintf(stderr, "calibrate: wrote %s\n", out_path);
-    goto done;
-fail:
-    status = strata_cli_fail(CMD, err);
+    status = STRATA_EXIT_OK;
 done:
-    strata_outfile_abort(out);
-    if (ini)
-        g_string_free(ini, TRUE);
-    g_option_context_free(ctx);
+    status = strata_job_end(job, status, err);
+    g_string_free(ini, TRUE);
     g_free(backend_help);
     g_free(names);
     g_free(backend_name);

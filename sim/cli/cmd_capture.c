@@ -14,8 +14,9 @@
 #include <unistd.h>
 #include "backend/cuda_backend.h"
 #include "cli/cli.h"
+#include "cli/job.h"
 #include "core/error.h"
-#include "core/outfile.h"
+#include "core/interrupt.h"
 #include "trace/checked.h"
 #include "trace/reader.h"
 
@@ -61,7 +62,7 @@ static int64_t check_trace(const char *path, GError **err)
     return r == 0 ? n : -1;
 }
 
-static int capture_run(const char *out_path, const char *lib_opt, char **program)
+static int capture_run(strata_job *job, const char *out_path, const char *lib_opt, char **program)
 {
     GError *err = NULL;
     char *lib = find_library(lib_opt);
@@ -87,8 +88,8 @@ static int capture_run(const char *out_path, const char *lib_opt, char **program
         }
         close(fd);
     } else {
-        strata_outfile *check = strata_outfile_open(out_path, &err); /* writable? before running anything */
-        if (!check) {
+        strata_outfile *check = NULL; /* writable? before running anything */
+        if (!strata_job_output(job, "--output", out_path, &check, &err)) {
             g_free(lib);
             return strata_cli_fail(CMD, err);
         }
@@ -106,8 +107,9 @@ static int capture_run(const char *out_path, const char *lib_opt, char **program
     int wait_status = 0, status = STRATA_EXIT_OK;
     if (to_stdout)
         unlink(trace_path); /* the library creates it again */
-    if (!g_spawn_sync(NULL, program, envp, G_SPAWN_SEARCH_PATH | G_SPAWN_CHILD_INHERITS_STDIN, NULL, NULL, NULL,
-                      NULL, &wait_status, &err)) {
+    strata_job_doing(job, "running %s", program[0]);
+    if (!g_spawn_sync(NULL, program, envp, G_SPAWN_SEARCH_PATH | G_SPAWN_CHILD_INHERITS_STDIN,
+                      strata_interrupt_child_setup, NULL, NULL, NULL, &wait_status, &err)) {
         status = strata_cli_fail(CMD, err);
         goto out;
     }
@@ -163,20 +165,19 @@ int strata_cmd_capture(int argc, char **argv)
                                                    CAPTURE_LIB " beside the strata binary or in ../lib)", "PATH"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *ctx = g_option_context_new("[-o OUT] -- PROGRAM [ARGS...]");
-    g_option_context_set_summary(
-        ctx, "Runs PROGRAM with LD_PRELOAD=" CAPTURE_LIB " and records its CUDA runtime calls as a strata trace:\n"
-             "cudaMalloc, cudaFree, cudaMallocAsync, cudaFreeAsync, cudaMallocHost, cudaHostAlloc, cudaFreeHost\n"
-             "(alloc/free), cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D[Async], cudaMemcpyPeer[Async] (copy),\n"
-             "cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventRecord, cudaStreamWaitEvent (record/wait)\n"
-             "and kernel launches (compute). PROGRAM must link the CUDA runtime dynamically (nvcc -cudart\n"
-             "shared). Replay the trace with 'strata replay' or simulate it with 'strata run'.");
-    g_option_context_set_description(ctx, "Exit status: 0 done; 2 bad usage, no capture library, or PROGRAM failed "
-                                          "(the trace is still written).");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    g_option_context_set_strict_posix(ctx, TRUE);
-    int status = STRATA_EXIT_OK;
-    if (strata_cli_parse(ctx, &argc, &argv, CMD, &status)) {
+    strata_job *job = strata_job_new(
+        CMD, "[-o OUT] -- PROGRAM [ARGS...]",
+        "Runs PROGRAM with LD_PRELOAD=" CAPTURE_LIB " and records its CUDA runtime calls as a strata trace:\n"
+        "cudaMalloc, cudaFree, cudaMallocAsync, cudaFreeAsync, cudaMallocHost, cudaHostAlloc, cudaFreeHost\n"
+        "(alloc/free), cudaMemcpy, cudaMemcpyAsync, cudaMemcpy2D[Async], cudaMemcpyPeer[Async] (copy),\n"
+        "cudaStreamSynchronize, cudaDeviceSynchronize, cudaEventRecord, cudaStreamWaitEvent (record/wait)\n"
+        "and kernel launches (compute). PROGRAM must link the CUDA runtime dynamically (nvcc -cudart\n"
+        "shared). Replay the trace with 'strata replay' or simulate it with 'strata run'.",
+        "Exit status: 0 done; 2 bad usage, no capture library, or PROGRAM failed (the trace is still written).",
+        entries);
+    g_option_context_set_strict_posix(strata_job_context(job), TRUE);
+    int status = STRATA_EXIT_USAGE;
+    if (strata_job_parse(job, &argc, &argv, 0, -1, NULL)) {
         int first = 1;
         if (first < argc && strcmp(argv[first], "--") == 0)
             first++;
@@ -187,11 +188,11 @@ int strata_cmd_capture(int argc, char **argv)
             char **program = g_new0(char *, argc - first + 1);
             for (int i = first; i < argc; i++)
                 program[i - first] = argv[i];
-            status = capture_run(out_path ? out_path : "strata-capture.trace", lib, program);
+            status = capture_run(job, out_path ? out_path : "strata-capture.trace", lib, program);
             g_free(program);
         }
     }
-    g_option_context_free(ctx);
+    status = strata_job_end(job, status, NULL);
     g_free(out_path);
     g_free(lib);
     return status;

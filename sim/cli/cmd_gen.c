@@ -11,9 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/job.h"
 #include "core/error.h"
-#include "core/outfile.h"
-#include "trace/writer.h"
 #include "workload/workload.h"
 
 static char *gen_description(void)
@@ -50,6 +49,59 @@ static void list_workloads(FILE *out)
     }
 }
 
+/* The workload's parameters from key=value arguments, checked against its table. */
+static strata_params *gen_params(const strata_workload_type *type, int argc, char **argv, GError **err)
+{
+    GString *kv = g_string_new(NULL);
+    for (int i = 2; i < argc; i++) {
+        if (!strchr(argv[i], '=') || argv[i][0] == '=' || strchr(argv[i], ',')) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a parameter as key=value, got '%s'",
+                        type->name, argv[i]);
+            g_string_free(kv, TRUE);
+            return NULL;
+        }
+        g_string_append_printf(kv, "%s%s", kv->len ? "," : "", argv[i]);
+    }
+    strata_params *params = strata_params_new(type->name, type->params, kv->str, err);
+    g_string_free(kv, TRUE);
+    return params;
+}
+
+/* The workload named by argv[1], or NULL with an error listing the known ones. */
+static const strata_workload_type *gen_workload(int argc, char **argv, GError **err)
+{
+    const strata_workload_type *type = argc < 2 ? NULL : strata_workload_type_find(argv[1]);
+    if (!type) {
+        char *known = strata_workload_type_names();
+        if (argc < 2)
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "expected a workload name (one of: %s); see 'strata gen --help'", known);
+        else
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown workload '%s'; known workloads: %s",
+                        argv[1], known);
+        g_free(known);
+    }
+    return type;
+}
+
+/* Generates the workload into the output; the header comment records every parameter value. */
+static bool gen_write(strata_job *job, const strata_workload_type *type, strata_params *params,
+                      strata_outfile **out, GError **err)
+{
+    strata_job_doing(job, "generating %s", type->name);
+    strata_source *src = type->generate(params, err);
+    if (!src)
+        return false;
+    char *values = strata_params_to_string(params);
+    g_strdelimit(values, ",", ' ');
+    char *comment = g_strdup_printf("strata gen %s %s", type->name, values);
+    g_free(values);
+    bool ok = strata_job_commit_trace(job, out, src, comment, err) >= 0;
+    g_free(comment);
+    strata_source_free(src);
+    return ok;
+}
+
 int strata_cmd_gen(int argc, char **argv)
 {
     char *output = NULL;
@@ -59,77 +111,23 @@ int strata_cmd_gen(int argc, char **argv)
         {"list", 0, 0, G_OPTION_ARG_NONE, &list, "List workloads and their parameters", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *octx = g_option_context_new("WORKLOAD [key=value]... - generate a workload trace");
     char *description = gen_description();
-    g_option_context_set_description(octx, description);
-    g_option_context_add_main_entries(octx, entries, NULL);
-    int status = STRATA_EXIT_OK;
+    strata_job *job =
+        strata_job_new("gen", "WORKLOAD [key=value]... - generate a workload trace", NULL, description, entries);
+    g_free(description);
     GError *err = NULL;
     strata_params *params = NULL;
-    strata_source *src = NULL;
-    GString *kv = NULL;
-    char *comment = NULL;
-
-    if (!strata_cli_parse(octx, &argc, &argv, "gen", &status))
-        goto done;
-    if (list) {
+    strata_outfile *out = NULL;
+    const strata_workload_type *type = NULL;
+    bool ok = strata_job_parse(job, &argc, &argv, 0, -1, NULL);
+    if (ok && list)
         list_workloads(stdout);
-        goto done;
-    }
-    if (argc < 2) {
-        char *known = strata_workload_type_names();
-        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
-                          "expected a workload name (one of: %s); see 'strata gen --help'", known);
-        g_free(known);
-        goto fail;
-    }
-    const char *path = output ? output : "-";
-    strata_outfile *probe = strata_outfile_open(path, &err);
-    if (!probe)
-        goto fail;
-    strata_outfile_abort(probe);
-
-    const strata_workload_type *type = strata_workload_type_find(argv[1]);
-    if (!type) {
-        char *known = strata_workload_type_names();
-        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "unknown workload '%s'; known workloads: %s",
-                          argv[1], known);
-        g_free(known);
-        goto fail;
-    }
-    kv = g_string_new(NULL);
-    for (int i = 2; i < argc; i++) {
-        if (!strchr(argv[i], '=') || argv[i][0] == '=' || strchr(argv[i], ',')) {
-            err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
-                              "%s: expected a parameter as key=value, got '%s'", type->name, argv[i]);
-            goto fail;
-        }
-        g_string_append_printf(kv, "%s%s", kv->len ? "," : "", argv[i]);
-    }
-    params = strata_params_new(type->name, type->params, kv->str, &err);
-    if (!params)
-        goto fail;
-    src = type->generate(params, &err);
-    if (!src)
-        goto fail;
-    char *values = strata_params_to_string(params);
-    g_strdelimit(values, ",", ' ');
-    comment = g_strdup_printf("strata gen %s %s", type->name, values);
-    g_free(values);
-    if (strata_trace_write_source(src, path, comment, &err) < 0)
-        goto fail;
-    goto done;
-
-fail:
-    status = strata_cli_fail("gen", err);
-done:
-    if (kv)
-        g_string_free(kv, TRUE);
-    g_free(comment);
-    strata_source_free(src);
+    else if (ok)
+        ok = (type = gen_workload(argc, argv, &err)) &&
+             strata_job_output(job, "--output", output ? output : "-", &out, &err) &&
+             (params = gen_params(type, argc, argv, &err)) && gen_write(job, type, params, &out, &err);
+    int status = strata_job_end(job, ok ? STRATA_EXIT_OK : STRATA_EXIT_USAGE, err);
     strata_params_free(params);
     g_free(output);
-    g_free(description);
-    g_option_context_free(octx);
     return status;
 }

@@ -14,14 +14,13 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/job.h"
 #include "core/error.h"
-#include "core/outfile.h"
 #include "core/units.h"
 #include "import/minimalloc.h"
 #include "import/torch.h"
 #include "import/xla.h"
 #include "import/xla_report.h"
-#include "trace/writer.h"
 
 typedef struct importer {
     const char *name;
@@ -94,32 +93,96 @@ static void print_summary(const char *path, const strata_torch_summary *s)
     g_free(peak);
 }
 
+static void print_fidelity(const char *spec, const strata_torch_fidelity *f)
+{
+    char *real = strata_format_size(f->real_peak_reserved);
+    char *model = strata_format_size(f->model_peak_reserved);
+    fprintf(stderr,
+            "fidelity (%s): peak reserved real %" G_GUINT64_FORMAT " (%s), model %"
+            G_GUINT64_FORMAT " (%s), error %+.2f%%; segment_alloc reproduced %"
+            G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " (%.1f%%), model made %"
+            G_GUINT64_FORMAT "%s\n",
+            spec, f->real_peak_reserved, real, f->model_peak_reserved, model,
+            100.0 * f->peak_error, f->matched_segment_allocs, f->real_segment_allocs,
+            f->real_segment_allocs ? 100.0 * (double)f->matched_segment_allocs /
+                                         (double)f->real_segment_allocs
+                                   : 100.0,
+            f->model_segment_allocs, f->oom ? "; the model ran out of memory" : "");
+    g_free(real);
+    g_free(model);
+}
+
+typedef struct torch_args {
+    char *out_path, *allocator, *capacity_text;
+    gint device;
+    gboolean no_frames, fidelity;
+} torch_args;
+
+/* Imports argv[1] into *out, then measures the fidelity when asked. */
+static bool torch_convert(strata_job *job, const torch_args *a, const char *pickle, strata_outfile **out,
+                          GError **err)
+{
+    uint64_t capacity = UINT64_C(80) << 30;
+    if (a->capacity_text && !strata_parse_size(a->capacity_text, &capacity, err)) {
+        g_prefix_error(err, "--capacity: ");
+        return false;
+    }
+    strata_torch_options opt;
+    strata_torch_options_init(&opt);
+    opt.device = a->device;
+    opt.frames = !a->no_frames;
+    strata_torch_summary sum = {0};
+    strata_job_doing(job, "importing %s", pickle);
+    strata_source *src = strata_torch_import(pickle, &opt, &sum, err);
+    bool ok = src != NULL;
+    if (ok) {
+        char *base = g_path_get_basename(pickle);
+        char *comment = g_strdup_printf(
+            "imported by strata import torch from %s (device %d): %" G_GUINT64_FORMAT
+            " events, %" G_GUINT64_FORMAT " setup ops rebuild the state at the first event%s%s",
+            base, a->device, sum.n_events, sum.n_setup_ops, sum.settings_text ? "\nallocator_settings: " : "",
+            sum.settings_text ? sum.settings_text : "");
+        g_free(base);
+        ok = strata_torch_write(src, strata_outfile_stream(*out), comment, err) >= 0;
+        g_free(comment);
+        ok = strata_job_commit(job, out, ok, err);
+    }
+    if (ok)
+        print_summary(pickle, &sum);
+    if (ok && a->fidelity) {
+        strata_torch_fidelity f;
+        const char *spec = a->allocator ? a->allocator : "caching";
+        ok = strata_torch_measure(src, &sum, spec, capacity, &f, err);
+        if (ok)
+            print_fidelity(spec, &f);
+    }
+    strata_source_free(src);
+    strata_torch_summary_clear(&sum);
+    return ok;
+}
+
 static int import_torch(int argc, char **argv)
 {
-    char *out_path = NULL, *allocator = NULL, *capacity_text = NULL;
-    gint device = 0;
-    gboolean no_frames = FALSE, fidelity = FALSE;
+    torch_args a = {0};
     GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.out_path,
          "where to write the trace (default '-': standard output)", "OUT.trace"},
-        {"device", 0, 0, G_OPTION_ARG_INT, &device,
+        {"device", 0, 0, G_OPTION_ARG_INT, &a.device,
          "which CUDA device's events to import (default 0)", "N"},
-        {"no-frames", 0, 0, G_OPTION_ARG_NONE, &no_frames,
+        {"no-frames", 0, 0, G_OPTION_ARG_NONE, &a.no_frames,
          "do not label allocs with note=FILE:LINE of their first Python frame", NULL},
-        {"fidelity", 0, 0, G_OPTION_ARG_NONE, &fidelity,
+        {"fidelity", 0, 0, G_OPTION_ARG_NONE, &a.fidelity,
          "also replay the trace through an allocator model and print, on standard error, "
          "its peak reserved bytes and segment allocations against the snapshot's",
          NULL},
-        {"allocator", 0, 0, G_OPTION_ARG_STRING, &allocator,
+        {"allocator", 0, 0, G_OPTION_ARG_STRING, &a.allocator,
          "allocator for --fidelity, NAME[:k=v,...] (default caching)", "SPEC"},
-        {"capacity", 0, 0, G_OPTION_ARG_STRING, &capacity_text,
+        {"capacity", 0, 0, G_OPTION_ARG_STRING, &a.capacity_text,
          "device capacity for --fidelity (default 80GiB)", "SIZE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_set_prgname("strata import torch");
-    GOptionContext *ctx = g_option_context_new("SNAPSHOT.pickle - import a PyTorch memory snapshot");
-    g_option_context_set_summary(
-        ctx,
+    strata_job *job = strata_job_new(
+        "import torch", "SNAPSHOT.pickle - import a PyTorch memory snapshot",
         "Reads a snapshot written by torch.cuda.memory._dump_snapshot() with a safe pickle\n"
         "reader (plain data only: anything that would import or call code is refused) and\n"
         "writes a strata trace: allocator settings as `option allocator.*`, a setup part\n"
@@ -127,92 +190,20 @@ static int import_torch(int argc, char **argv)
         "segments and live blocks), then allocs and frees in order with stream=, addr=,\n"
         "at= and note=, and `release` where the program emptied the cache. The snapshot\n"
         "is streamed: memory does not grow with its size (multi-GB files are fine).\n"
-        "See docs/torch-import.md.");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    int status = STRATA_EXIT_OK;
+        "See docs/torch-import.md.", NULL, entries);
+    int status = STRATA_EXIT_USAGE;
     GError *err = NULL;
     strata_outfile *out = NULL;
-    strata_source *src = NULL;
-    strata_torch_summary sum = {0};
-    if (!strata_cli_parse(ctx, &argc, &argv, "import torch", &status))
-        goto done;
-    if (argc != 2) {
-        fprintf(stderr, "strata import torch: expected one SNAPSHOT.pickle, got %d arguments\n"
-                        "Run 'strata import torch --help' for usage.\n",
-                argc - 1);
-        status = STRATA_EXIT_USAGE;
-        goto done;
+    if (strata_job_parse(job, &argc, &argv, 1, 1, "one SNAPSHOT.pickle")) {
+        strata_job_input(job, "SNAPSHOT.pickle", argv[1]);
+        if (strata_job_output(job, "--output", a.out_path ? a.out_path : "-", &out, &err) &&
+            torch_convert(job, &a, argv[1], &out, &err))
+            status = STRATA_EXIT_OK;
     }
-    uint64_t capacity = UINT64_C(80) << 30;
-    if (capacity_text && !strata_parse_size(capacity_text, &capacity, &err)) {
-        status = strata_cli_fail("import torch", err);
-        goto done;
-    }
-    out = strata_outfile_open(out_path ? out_path : "-", &err);
-    if (out == NULL) {
-        status = strata_cli_fail("import torch", err);
-        goto done;
-    }
-    strata_torch_options opt;
-    strata_torch_options_init(&opt);
-    opt.device = device;
-    opt.frames = !no_frames;
-    src = strata_torch_import(argv[1], &opt, &sum, &err);
-    if (src == NULL) {
-        status = strata_cli_fail("import torch", err);
-        goto done;
-    }
-    char *base = g_path_get_basename(argv[1]);
-    char *comment = g_strdup_printf(
-        "imported by strata import torch from %s (device %d): %" G_GUINT64_FORMAT
-        " events, %" G_GUINT64_FORMAT " setup ops rebuild the state at the first event%s%s",
-        base, device, sum.n_events, sum.n_setup_ops,
-        sum.settings_text ? "\nallocator_settings: " : "",
-        sum.settings_text ? sum.settings_text : "");
-    g_free(base);
-    int64_t written = strata_torch_write(src, strata_outfile_stream(out), comment, &err);
-    g_free(comment);
-    int rc = written < 0 ? -1 : 0;
-    if (rc < 0 || !strata_outfile_commit(out, &err)) {
-        if (rc < 0)
-            strata_outfile_abort(out);
-        out = NULL;
-        status = strata_cli_fail("import torch", err);
-        goto done;
-    }
-    out = NULL;
-    print_summary(argv[1], &sum);
-    if (fidelity) {
-        strata_torch_fidelity f;
-        const char *spec = allocator ? allocator : "caching";
-        if (!strata_torch_measure(src, &sum, spec, capacity, &f, &err)) {
-            status = strata_cli_fail("import torch", err);
-            goto done;
-        }
-        char *real = strata_format_size(f.real_peak_reserved);
-        char *model = strata_format_size(f.model_peak_reserved);
-        fprintf(stderr,
-                "fidelity (%s): peak reserved real %" G_GUINT64_FORMAT " (%s), model %"
-                G_GUINT64_FORMAT " (%s), error %+.2f%%; segment_alloc reproduced %"
-                G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " (%.1f%%), model made %"
-                G_GUINT64_FORMAT "%s\n",
-                spec, f.real_peak_reserved, real, f.model_peak_reserved, model,
-                100.0 * f.peak_error, f.matched_segment_allocs, f.real_segment_allocs,
-                f.real_segment_allocs ? 100.0 * (double)f.matched_segment_allocs /
-                                            (double)f.real_segment_allocs
-                                      : 100.0,
-                f.model_segment_allocs, f.oom ? "; the model ran out of memory" : "");
-        g_free(real);
-        g_free(model);
-    }
-done:
-    strata_outfile_abort(out);
-    strata_source_free(src);
-    strata_torch_summary_clear(&sum);
-    g_option_context_free(ctx);
-    g_free(out_path);
-    g_free(allocator);
-    g_free(capacity_text);
+    status = strata_job_end(job, status, err);
+    g_free(a.out_path);
+    g_free(a.allocator);
+    g_free(a.capacity_text);
     return status;
 }
 
@@ -226,93 +217,59 @@ static int import_minimalloc(int argc, char **argv)
          "where to write the trace (default '-': standard output)", "OUT.trace"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_set_prgname("strata import minimalloc");
-    GOptionContext *ctx =
-        g_option_context_new("FILE.csv - import a MiniMalloc benchmark (id,lower,upper,size)");
-    g_option_context_set_summary(
-        ctx, "Turns each buffer of a MiniMalloc CSV (live over [lower, upper), size bytes)\n"
-             "into an alloc and a free, ordered by time (frees before allocs at equal times).");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    int status = STRATA_EXIT_OK;
-    if (!strata_cli_parse(ctx, &argc, &argv, "import minimalloc", &status))
-        goto done;
-    if (argc != 2) {
-        fprintf(stderr, "strata import minimalloc: expected one FILE.csv, got %d arguments\n"
-                        "Run 'strata import minimalloc --help' for usage.\n",
-                argc - 1);
-        status = STRATA_EXIT_USAGE;
-        goto done;
-    }
-    {
-        /* The output is opened (so checked) before the CSV is read. */
-        GError *err = NULL;
-        strata_outfile *out = strata_outfile_open(out_path ? out_path : "-", &err);
-        strata_source *src = out ? strata_minimalloc_source(argv[1], &err) : NULL;
-        if (src == NULL) {
-            strata_outfile_abort(out);
-            status = strata_cli_fail("import minimalloc", err);
-            goto done;
-        }
+    strata_job *job = strata_job_new(
+        "import minimalloc", "FILE.csv - import a MiniMalloc benchmark (id,lower,upper,size)",
+        "Turns each buffer of a MiniMalloc CSV (live over [lower, upper), size bytes)\n"
+        "into an alloc and a free, ordered by time (frees before allocs at equal times).",
+        NULL, entries);
+    int status = STRATA_EXIT_USAGE;
+    GError *err = NULL;
+    strata_outfile *out = NULL;
+    strata_source *src = NULL;
+    char *comment = NULL;
+    if (strata_job_parse(job, &argc, &argv, 1, 1, "one FILE.csv")) {
+        strata_job_input(job, "FILE.csv", argv[1]);
         char *base = g_path_get_basename(argv[1]);
-        char *comment = g_strdup_printf("imported from MiniMalloc benchmark %s "
-                                        "(id,lower,upper,size; frees before allocs at equal "
-                                        "times)",
-                                        base);
-        strata_trace_writer *w = strata_trace_writer_new(strata_outfile_stream(out), comment);
-        const strata_op *op;
-        int rc;
-        while ((rc = strata_source_next(src, &op, &err)) == 1)
-            if (!strata_trace_writer_write(w, op, &err)) {
-                rc = -1;
-                break;
-            }
-        strata_trace_writer_free(w);
-        g_free(comment);
+        comment = g_strdup_printf("imported from MiniMalloc benchmark %s (id,lower,upper,size; frees before "
+                                  "allocs at equal times)", base);
         g_free(base);
-        strata_source_free(src);
-        if (rc < 0) {
-            strata_outfile_abort(out);
-            status = strata_cli_fail("import minimalloc", err);
-        } else if (!strata_outfile_commit(out, &err)) {
-            status = strata_cli_fail("import minimalloc", err);
-        }
+        if (strata_job_output(job, "--output", out_path ? out_path : "-", &out, &err) &&
+            (src = strata_minimalloc_source(argv[1], &err)) &&
+            strata_job_commit_trace(job, &out, src, comment, &err) >= 0)
+            status = STRATA_EXIT_OK;
     }
-done:
-    g_option_context_free(ctx);
+    status = strata_job_end(job, status, err);
+    strata_source_free(src);
+    g_free(comment);
     g_free(out_path);
     return status;
 }
 
 /* ---- xla ------------------------------------------------------------------ */
 
-/* The one positional argument of `strata import FORMAT`; else a usage error. */
-static bool one_input(int argc, const char *format, const char *what, int *status)
+/* Imports the module into *out, then prints XLA's figures beside strata's. */
+static bool xla_convert(strata_job *job, const char *input, const char *module, strata_outfile **out, GError **err)
 {
-    if (argc == 2)
-        return true;
-    fprintf(stderr, "strata import %s: expected one %s, got %d arguments\n"
-                    "Run 'strata import %s --help' for usage.\n",
-            format, what, argc - 1, format);
-    *status = STRATA_EXIT_USAGE;
-    return false;
-}
-
-/* Writes src through the trace writer to out (committed on success). */
-static bool write_source(strata_source *src, strata_outfile *out, const char *comment, GError **err)
-{
-    strata_trace_writer *w = strata_trace_writer_new(strata_outfile_stream(out), comment);
-    const strata_op *op;
-    int rc = 0;
-    bool ok = strata_source_rewind(src, err);
-    while (ok && (rc = strata_source_next(src, &op, err)) == 1)
-        ok = strata_trace_writer_write(w, op, err);
-    ok = ok && rc == 0;
-    strata_trace_writer_free(w);
-    if (!ok) {
-        strata_outfile_abort(out);
-        return false;
+    strata_xla_figures fig = {0};
+    strata_replay_summary sum = {0};
+    strata_job_doing(job, "importing %s", input);
+    strata_source *src = strata_xla_import(input, module, &fig, err);
+    bool ok = src && strata_xla_measure(src, &sum, err) && strata_source_rewind(src, err);
+    if (ok) {
+        char *comment = g_strdup_printf("imported by strata import xla from %s (%" G_GUINT64_FORMAT
+                                        " instructions, %" G_GUINT64_FORMAT " allocations)",
+                                        fig.module, fig.n_instructions, fig.n_allocations);
+        ok = strata_job_commit_trace(job, out, src, comment, err) >= 0;
+        g_free(comment);
     }
-    return strata_outfile_commit(out, err);
+    if (ok) {
+        char *report = strata_xla_report(&fig, &sum);
+        fputs(report, stderr);
+        g_free(report);
+    }
+    strata_source_free(src);
+    strata_xla_figures_clear(&fig);
+    return ok;
 }
 
 static int import_xla(int argc, char **argv)
@@ -325,10 +282,8 @@ static int import_xla(int argc, char **argv)
          "the module to import, a part of its file names (needed when DIR holds several)", "NAME"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    g_set_prgname("strata import xla");
-    GOptionContext *ctx = g_option_context_new("DIR_OR_FILE - import a module of an XLA dump");
-    g_option_context_set_summary(
-        ctx,
+    strata_job *job = strata_job_new(
+        "import xla", "DIR_OR_FILE - import a module of an XLA dump",
         "Reads what XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" writes for a module:\n"
         "the buffer assignment and live ranges (*after_optimizations-buffer-assignment.txt,\n"
         "or *-live-range.txt), and the optimized HLO (*after_optimizations.txt) when present.\n"
@@ -337,43 +292,18 @@ static int import_xla(int argc, char **argv)
         "instruction with FLOPs from the HLO shapes, async copies as copies, collectives\n"
         "as computes noted with their opcode. Prints XLA's figures beside strata's and the\n"
         "offline planner's packing of each preallocated-temp allocation on standard error.\n"
-        "See docs/xla-import.md.");
-    g_option_context_add_main_entries(ctx, entries, NULL);
-    strata_xla_figures fig = {0};
-    strata_source *src = NULL;
+        "See docs/xla-import.md.",
+        NULL, entries);
     GError *err = NULL;
-    int status = STRATA_EXIT_OK;
-    if (!strata_cli_parse(ctx, &argc, &argv, "import xla", &status) ||
-        !one_input(argc, "xla", "DIR_OR_FILE", &status))
-        goto done;
-    strata_replay_summary sum = {0};
-    strata_outfile *out = strata_outfile_open(out_path ? out_path : "-", &err);
-    if (out == NULL) {
-        status = strata_cli_fail("import xla", err);
-        goto done;
+    strata_outfile *out = NULL;
+    int status = STRATA_EXIT_USAGE;
+    if (strata_job_parse(job, &argc, &argv, 1, 1, "one DIR_OR_FILE")) {
+        strata_job_input(job, "DIR_OR_FILE", argv[1]);
+        if (strata_job_output(job, "--output", out_path ? out_path : "-", &out, &err) &&
+            xla_convert(job, argv[1], module, &out, &err))
+            status = STRATA_EXIT_OK;
     }
-    src = strata_xla_import(argv[1], module, &fig, &err);
-    if (src == NULL || !strata_xla_measure(src, &sum, &err)) {
-        strata_outfile_abort(out);
-        status = strata_cli_fail("import xla", err);
-        goto done;
-    }
-    char *comment = g_strdup_printf("imported by strata import xla from %s (%" G_GUINT64_FORMAT
-                                    " instructions, %" G_GUINT64_FORMAT " allocations)",
-                                    fig.module, fig.n_instructions, fig.n_allocations);
-    bool ok = write_source(src, out, comment, &err);
-    g_free(comment);
-    if (!ok) {
-        status = strata_cli_fail("import xla", err);
-        goto done;
-    }
-    char *report = strata_xla_report(&fig, &sum);
-    fputs(report, stderr);
-    g_free(report);
-done:
-    strata_source_free(src);
-    strata_xla_figures_clear(&fig);
-    g_option_context_free(ctx);
+    status = strata_job_end(job, status, err);
     g_free(out_path);
     g_free(module);
     return status;

@@ -16,8 +16,8 @@
 #include <string.h>
 #include "alloc/alloc.h"
 #include "cli/cli.h"
+#include "cli/job.h"
 #include "core/error.h"
-#include "core/outfile.h"
 #include "engine/engine.h"
 #include "hw/hw.h"
 #include "policy/policy.h"
@@ -64,24 +64,6 @@ static void run_args_clear(run_args *a)
     g_free(a->timeline);
 }
 
-/* Checks that path can be written, before any work (the file is not created). */
-static bool probe_output(const char *path, GError **err)
-{
-    strata_outfile *o = strata_outfile_open(path, err);
-    if (!o)
-        return false;
-    strata_outfile_abort(o);
-    return true;
-}
-
-static bool write_json(strata_outfile *out, const strata_results *r, GError **err)
-{
-    char *text = strata_results_to_json_text(r);
-    fputs(text, strata_outfile_stream(out));
-    g_free(text);
-    return strata_outfile_commit(out, err);
-}
-
 int strata_cmd_run(int argc, char **argv)
 {
     run_args a = {0};
@@ -108,80 +90,58 @@ int strata_cmd_run(int argc, char **argv)
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "Do not print the summary", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *octx = g_option_context_new("- simulate a trace on a hardware model");
     char *allocators = strata_alloc_type_names();
     char *policies = strata_policy_type_names();
     char *description = g_strdup_printf("%s\n\nAllocators: %s.\nPolicies: %s.", run_description,
                                         allocators, policies);
-    g_option_context_set_description(octx, description);
     g_free(allocators);
     g_free(policies);
-    g_option_context_add_main_entries(octx, entries, NULL);
-    int status = STRATA_EXIT_OK;
+    strata_job *job = strata_job_new("run", "- simulate a trace on a hardware model", NULL, description, entries);
+    int status = STRATA_EXIT_USAGE;
     strata_hw *hw = NULL;
     strata_source *src = NULL;
     strata_results *results = NULL;
-    strata_outfile *json_out = NULL;
+    strata_outfile *json_out = NULL, *timeline_out = NULL;
     GError *err = NULL;
 
-    if (!strata_cli_parse(octx, &argc, &argv, "run", &status))
+    if (!strata_job_parse(job, &argc, &argv, 0, 0, NULL))
         goto done;
-    if (argc > 1) {
-        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
-                          "unexpected argument '%s'; expected options only (see 'strata run --help')", argv[1]);
-        goto fail;
-    }
     if (!a.hw || !a.trace) {
         err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "expected --hw HW.ini and --trace T.trace "
                           "(see 'strata run --help')");
-        goto fail;
+        goto done;
     }
-    if (a.json && !(json_out = strata_outfile_open(a.json, &err)))
-        goto fail;
-    if (a.timeline && !probe_output(a.timeline, &err))
-        goto fail;
-
-    hw = strata_hw_load(a.hw, (const char *const *)a.sets, &err);
-    if (!hw)
-        goto fail;
-    src = strata_trace_open(a.trace, &err);
-    if (!src)
-        goto fail;
-    if (a.policies && a.policies[0]) {
-        src = strata_policies_apply(src, (const char *const *)a.policies, hw, &err);
-        if (!src)
-            goto fail;
-    }
+    strata_job_input(job, "--hw", a.hw);
+    strata_job_input(job, "--trace", a.trace);
+    if (!strata_job_output(job, "--json", a.json, &json_out, &err) ||
+        !strata_job_output(job, "--timeline", a.timeline, &timeline_out, &err))
+        goto done;
+    if (!(hw = strata_hw_load(a.hw, (const char *const *)a.sets, &err)) ||
+        !(src = strata_trace_open(a.trace, &err)))
+        goto done;
+    if (a.policies && !(src = strata_policies_apply(src, (const char *const *)a.policies, hw, &err)))
+        goto done;
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.record_spans = a.timeline != NULL;
     opt.check_allocators = a.check_allocators;
     opt.allocator = a.allocator;
+    strata_job_doing(job, "simulating %s", a.trace);
     if (!strata_engine_run(hw, src, &opt, &results, &err))
-        goto fail;
-
-    if (json_out) {
-        bool ok = write_json(json_out, results, &err);
-        json_out = NULL;
-        if (!ok)
-            goto fail;
-    }
-    if (a.timeline && !strata_results_write_timeline(results, a.timeline, &err))
-        goto fail;
+        goto done;
+    strata_job_doing(job, "writing the results");
+    if (!strata_job_commit_results(job, &json_out, results, &err) ||
+        !strata_job_commit_timeline(job, &timeline_out, results, &err))
+        goto done;
     if (!a.quiet)
-        strata_results_print_summary(results, a.json && strcmp(a.json, "-") == 0 ? stderr : stdout);
+        strata_results_print_summary(results, strata_job_human(job));
     status = results->oom ? STRATA_EXIT_OOM : STRATA_EXIT_OK;
-    goto done;
-
-fail:
-    status = strata_cli_fail("run", err);
 done:
-    strata_outfile_abort(json_out);
+    status = strata_job_end(job, status, err);
     strata_results_free(results);
     strata_source_free(src);
     strata_hw_free(hw);
     run_args_clear(&a);
-    g_option_context_free(octx);
     g_free(description);
     return status;
 }

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli/cli.h"
+#include "cli/job.h"
 #include "core/error.h"
 #include "sweep/experiment.h"
 #include "sweep/report.h"
@@ -44,36 +45,135 @@ static char *self_exe(void)
     return exe ? exe : g_find_program_in_path("strata");
 }
 
+#define POINT_UNSET G_MININT64
+#define JOBS_UNSET G_MININT
+
+typedef struct sweep_args {
+    gint jobs;
+    gint64 point;
+    char *out;
+    gboolean list_jobs, count, no_report;
+} sweep_args;
+
+static bool sweep_check_args(const sweep_args *a, GError **err)
+{
+    if (a->jobs < 1 && a->jobs != JOBS_UNSET) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--jobs: expected 1 or more, got %d", a->jobs);
+        return false;
+    }
+    if (a->point < 0 && a->point != POINT_UNSET) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--point: expected a point number from 0, got %" G_GINT64_FORMAT,
+                    a->point);
+        return false;
+    }
+    return true;
+}
+
+static void list_jobs(const strata_sweep_ctx *ctx)
+{
+    for (uint64_t p = 0; p < strata_experiment_point_count(ctx->exp); p++) {
+        char **cmd = strata_sweep_point_command(ctx, p);
+        char *text = strata_sweep_shell_join(cmd);
+        printf("%s\n", text);
+        g_free(text);
+        g_strfreev(cmd);
+    }
+}
+
+static bool run_one_point(const strata_sweep_ctx *ctx, uint64_t point, GError **err)
+{
+    if (point < strata_experiment_point_count(ctx->exp) && strata_sweep_point_done(ctx, point)) {
+        printf("point %" G_GUINT64_FORMAT ": already done\n", point);
+        return true;
+    }
+    return strata_sweep_run_point(ctx, point, err);
+}
+
+/* Every missing point, then the tables and the report. */
+static bool run_sweep(const strata_sweep_ctx *ctx, const sweep_args *a, GError **err)
+{
+    strata_sweep_stats stats;
+    FILE *progress = isatty(STDERR_FILENO) ? stderr : NULL;
+    guint jobs = a->jobs > 0 ? (guint)a->jobs : g_get_num_processors();
+    char **missing = NULL;
+    if (!strata_sweep_run_all(ctx, jobs, progress, &stats, err) || !strata_sweep_write_table(ctx, &stats, &missing, err))
+        return false;
+    for (guint i = 0; missing && missing[i]; i++)
+        fprintf(stderr, "strata %s: warning: figure '%s' is in no point's results (see points/*.json for the keys)\n",
+                CMD, missing[i]);
+    g_strfreev(missing);
+    printf("%s: %" G_GUINT64_FORMAT " points (%" G_GUINT64_FORMAT " run now, %" G_GUINT64_FORMAT
+           " already done), %" G_GUINT64_FORMAT " out of memory\n",
+           strata_experiment_name(ctx->exp), stats.total, stats.ran, stats.skipped, stats.oom);
+    printf("results: %s/results.csv\n", ctx->out_dir);
+    printf("         %s/results.json\n", ctx->out_dir);
+    if (strata_experiment_report(ctx->exp) && !a->no_report) {
+        char *report = NULL;
+        if (!strata_sweep_make_report(ctx, &report, err))
+            return false;
+        printf("report: %s\n", report);
+        g_free(report);
+    }
+    return true;
+}
+
+static bool sweep_main(strata_job *job, const sweep_args *a, const char *exp_path, GError **err)
+{
+    strata_experiment *exp = strata_experiment_load(exp_path, err);
+    if (!exp)
+        return false;
+    if (a->count) {
+        printf("%" G_GUINT64_FORMAT "\n", strata_experiment_point_count(exp));
+        strata_experiment_free(exp);
+        return true;
+    }
+    char *out_rel = a->out ? g_strdup(a->out) : g_strdup_printf("sweep-%s", strata_experiment_name(exp));
+    char *out_dir = g_canonicalize_filename(out_rel, NULL);
+    g_free(out_rel);
+    char *exe = self_exe();
+    strata_sweep_ctx ctx = {.exp = exp, .exe = exe, .out_dir = out_dir};
+    bool ok = true;
+    if (a->list_jobs) {
+        list_jobs(&ctx);
+    } else if ((ok = prepare_out_dir(out_dir, err))) {
+        if (a->point != POINT_UNSET) {
+            strata_job_doing(job, "running point %" G_GINT64_FORMAT " into %s", a->point, out_dir);
+            ok = run_one_point(&ctx, (uint64_t)a->point, err);
+        } else {
+            strata_job_doing(job, "running the sweep into %s (finished points are kept: run the same command "
+                             "again to resume)", out_dir);
+            ok = run_sweep(&ctx, a, err);
+        }
+    }
+    strata_experiment_free(exp);
+    g_free(exe);
+    g_free(out_dir);
+    return ok;
+}
+
 int strata_cmd_sweep(int argc, char **argv)
 {
-    gint jobs = 0;
-    gint64 point = -1;
-    char *out = NULL;
-    gboolean list_jobs = FALSE, count = FALSE, no_report = FALSE;
+    sweep_args a = {.jobs = JOBS_UNSET, .point = POINT_UNSET};
     GOptionEntry entries[] = {
-        {"jobs", 'j', 0, G_OPTION_ARG_INT, &jobs,
+        {"jobs", 'j', 0, G_OPTION_ARG_INT, &a.jobs,
          "Points run at once, one process each (default: the number of cores)", "N"},
-        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &out,
+        {"out", 'o', 0, G_OPTION_ARG_FILENAME, &a.out,
          "Folder for points/, results.csv, results.json and report.html (default: sweep-NAME in the "
          "current folder). Running again with the same folder resumes: finished points are kept",
          "DIR"},
-        {"list-jobs", 0, 0, G_OPTION_ARG_NONE, &list_jobs,
+        {"list-jobs", 0, 0, G_OPTION_ARG_NONE, &a.list_jobs,
          "Print one command per point (for GNU parallel or a Slurm job array) and exit; run the sweep "
          "again afterwards to collect the table and the report",
          NULL},
-        {"point", 0, 0, G_OPTION_ARG_INT64, &point,
+        {"point", 0, 0, G_OPTION_ARG_INT64, &a.point,
          "Run only point N (0-based, as listed by --list-jobs) and write DIR/points/N.json; a point already "
          "done is not run again",
          "N"},
-        {"count", 0, 0, G_OPTION_ARG_NONE, &count, "Print the number of points and exit", NULL},
-        {"no-report", 0, 0, G_OPTION_ARG_NONE, &no_report, "Write the tables but not the HTML report", NULL},
+        {"count", 0, 0, G_OPTION_ARG_NONE, &a.count, "Print the number of points and exit", NULL},
+        {"no-report", 0, 0, G_OPTION_ARG_NONE, &a.no_report, "Write the tables but not the HTML report", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *octx = g_option_context_new("EXPERIMENT.ini - run a what-if experiment over a grid of points");
-    g_option_context_add_main_entries(octx, entries, NULL);
-    g_option_context_set_description(
-        octx,
-        "The experiment file has three groups: [experiment] (name, hardware, trace or\n"
+    strata_job *job = strata_job_new(CMD, "EXPERIMENT.ini - run a what-if experiment over a grid of points", NULL, "The experiment file has three groups: [experiment] (name, hardware, trace or\n"
         "workload or snapshot, policies, allocator, runner = run|alloc), [sweep] (one\n"
         "axis per key, values separated by commas; the points are the cross product)\n"
         "and [output] (figures, plots, timeline, report). See docs/experiments.md.\n"
@@ -88,102 +188,13 @@ int strata_cmd_sweep(int argc, char **argv)
         "Many machines:\n"
         "  strata sweep exp.ini --out d --list-jobs | parallel -j 64 && strata sweep exp.ini --out d\n"
         "  sbatch --array=0-$(($(strata sweep exp.ini --count)-1)) --wrap \\\n"
-        "    'strata sweep exp.ini --out d --point $SLURM_ARRAY_TASK_ID'\n");
-    int status = STRATA_EXIT_OK;
-    if (!strata_cli_parse(octx, &argc, &argv, CMD, &status)) {
-        g_option_context_free(octx);
-        g_free(out);
-        return status;
-    }
-    g_option_context_free(octx);
-    if (argc != 2) {
-        fprintf(stderr, "strata %s: expected one EXPERIMENT.ini, got %d arguments\nRun 'strata %s --help' for usage.\n",
-                CMD, argc - 1, CMD);
-        g_free(out);
-        return STRATA_EXIT_USAGE;
-    }
-    if (jobs < 0) {
-        fprintf(stderr, "strata %s: --jobs must be 1 or more, got %d\n", CMD, jobs);
-        g_free(out);
-        return STRATA_EXIT_USAGE;
-    }
-    if (jobs == 0)
-        jobs = (gint)g_get_num_processors();
-
+        "    'strata sweep exp.ini --out d --point $SLURM_ARRAY_TASK_ID'\n", entries);
     GError *err = NULL;
-    strata_experiment *exp = strata_experiment_load(argv[1], &err);
-    if (!exp) {
-        g_free(out);
-        return strata_cli_fail(CMD, err);
-    }
-    if (count) {
-        printf("%" G_GUINT64_FORMAT "\n", strata_experiment_point_count(exp));
-        strata_experiment_free(exp);
-        g_free(out);
-        return STRATA_EXIT_OK;
-    }
-    char *out_rel = out ? out : g_strdup_printf("sweep-%s", strata_experiment_name(exp));
-    char *out_dir = g_canonicalize_filename(out_rel, NULL);
-    g_free(out_rel);
-    char *exe = self_exe();
-    strata_sweep_ctx ctx = {.exp = exp, .exe = exe, .out_dir = out_dir};
-
-    if (list_jobs) {
-        for (uint64_t p = 0; p < strata_experiment_point_count(exp); p++) {
-            char **cmd = strata_sweep_point_command(&ctx, p);
-            char *text = strata_sweep_shell_join(cmd);
-            printf("%s\n", text);
-            g_free(text);
-            g_strfreev(cmd);
-        }
-        goto done;
-    }
-    if (!prepare_out_dir(out_dir, &err)) {
-        status = strata_cli_fail(CMD, err);
-        goto done;
-    }
-    if (point >= 0) {
-        if ((uint64_t)point < strata_experiment_point_count(exp) && strata_sweep_point_done(&ctx, (uint64_t)point)) {
-            printf("point %" G_GINT64_FORMAT ": already done\n", point);
-            goto done;
-        }
-        if (!strata_sweep_run_point(&ctx, (uint64_t)point, &err))
-            status = strata_cli_fail(CMD, err);
-        goto done;
-    }
-
-    strata_sweep_stats stats;
-    FILE *progress = isatty(STDERR_FILENO) ? stderr : NULL;
-    if (!strata_sweep_run_all(&ctx, (guint)jobs, progress, &stats, &err)) {
-        status = strata_cli_fail(CMD, err);
-        goto done;
-    }
-    char **missing = NULL;
-    if (!strata_sweep_write_table(&ctx, &stats, &missing, &err)) {
-        status = strata_cli_fail(CMD, err);
-        goto done;
-    }
-    for (guint i = 0; missing && missing[i]; i++)
-        fprintf(stderr, "strata %s: warning: figure '%s' is in no point's results (see points/*.json for the keys)\n",
-                CMD, missing[i]);
-    g_strfreev(missing);
-    printf("%s: %" G_GUINT64_FORMAT " points (%" G_GUINT64_FORMAT " run now, %" G_GUINT64_FORMAT
-           " already done), %" G_GUINT64_FORMAT " out of memory\n",
-           strata_experiment_name(exp), stats.total, stats.ran, stats.skipped, stats.oom);
-    printf("results: %s/results.csv\n", out_dir);
-    printf("         %s/results.json\n", out_dir);
-    if (strata_experiment_report(exp) && !no_report) {
-        char *report = NULL;
-        if (!strata_sweep_make_report(&ctx, &report, &err)) {
-            status = strata_cli_fail(CMD, err);
-            goto done;
-        }
-        printf("report: %s\n", report);
-        g_free(report);
-    }
-done:
-    strata_experiment_free(exp);
-    g_free(exe);
-    g_free(out_dir);
+    int status = STRATA_EXIT_USAGE;
+    if (strata_job_parse(job, &argc, &argv, 1, 1, "one EXPERIMENT.ini") && sweep_check_args(&a, &err) &&
+        sweep_main(job, &a, argv[1], &err))
+        status = STRATA_EXIT_OK;
+    status = strata_job_end(job, status, err);
+    g_free(a.out);
     return status;
 }

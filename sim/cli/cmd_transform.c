@@ -14,13 +14,12 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/job.h"
 #include "core/error.h"
-#include "core/outfile.h"
 #include "hw/hw.h"
 #include "policy/policy.h"
 #include "trace/checked.h"
 #include "trace/reader.h"
-#include "trace/writer.h"
 
 static char *transform_description(void)
 {
@@ -57,55 +56,41 @@ int strata_cmd_transform(int argc, char **argv)
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &output, "Write the trace to OUT ('-' = stdout, default)", "OUT"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    GOptionContext *octx = g_option_context_new("- apply policies to a trace and write the rewritten trace");
     char *description = transform_description();
-    g_option_context_set_description(octx, description);
-    g_option_context_add_main_entries(octx, entries, NULL);
-    int status = STRATA_EXIT_OK;
+    strata_job *job = strata_job_new("transform", "- apply policies to a trace and write the rewritten trace", NULL, description, entries);
+    int status = STRATA_EXIT_USAGE;
     GError *err = NULL;
     strata_hw *hw = NULL;
     strata_source *src = NULL;
+    strata_outfile *out = NULL;
     char *comment = NULL;
 
-    if (!strata_cli_parse(octx, &argc, &argv, "transform", &status))
+    if (!strata_job_parse(job, &argc, &argv, 0, 0, NULL))
         goto done;
-    if (argc > 1) {
-        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
-                          "unexpected argument '%s'; expected options only (see 'strata transform --help')",
-                          argv[1]);
-        goto fail;
-    }
     if (!trace || !policies || !policies[0]) {
         char *known = strata_policy_type_names();
         err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
                           "expected --trace T.trace and at least one --policy P (known policies: %s)", known);
         g_free(known);
-        goto fail;
+        goto done;
     }
-    const char *path = output ? output : "-";
-    strata_outfile *probe = strata_outfile_open(path, &err);
-    if (!probe)
-        goto fail;
-    strata_outfile_abort(probe);
-    if (hw_path && !(hw = strata_hw_load(hw_path, NULL, &err)))
-        goto fail;
-    if (!(src = strata_trace_open(trace, &err)))
-        goto fail;
-    src = strata_policies_apply(strata_checked_source_new(src, NULL), (const char *const *)policies, hw,
-                                &err);
+    strata_job_input(job, "--hw", hw_path);
+    strata_job_input(job, "--trace", trace);
+    if (!strata_job_output(job, "--output", output ? output : "-", &out, &err) ||
+        (hw_path && !(hw = strata_hw_load(hw_path, NULL, &err))) || !(src = strata_trace_open(trace, &err)))
+        goto done;
+    src = strata_policies_apply(strata_checked_source_new(src, NULL), (const char *const *)policies, hw, &err);
     if (!src)
-        goto fail;
+        goto done;
     src = strata_checked_source_new(src, "policy output is not a valid trace: ");
     char *joined = g_strjoinv(" --policy ", policies);
     comment = g_strdup_printf("strata transform --trace %s --policy %s", trace, joined);
     g_free(joined);
-    if (strata_trace_write_source(src, path, comment, &err) < 0)
-        goto fail;
-    goto done;
-
-fail:
-    status = strata_cli_fail("transform", err);
+    strata_job_doing(job, "rewriting %s", trace);
+    if (strata_job_commit_trace(job, &out, src, comment, &err) >= 0)
+        status = STRATA_EXIT_OK;
 done:
+    status = strata_job_end(job, status, err);
     g_free(comment);
     strata_source_free(src);
     strata_hw_free(hw);
@@ -114,6 +99,5 @@ done:
     g_free(output);
     g_strfreev(policies);
     g_free(description);
-    g_option_context_free(octx);
     return status;
 }

@@ -11,7 +11,11 @@
  *  1. for a real path, tmp_path names an existing file owned by this object
  *     until commit (renamed) or abort (unlinked);
  *  2. for "-", stream is stdout, tmp_path is NULL and stdout is never closed;
- *  3. the target path is touched only by the final rename().
+ *  3. the target path is touched only by the final rename();
+ *  4. an outfile opened in a set is in the set's list from open until
+ *     commit or abort; the set's mutex guards that list, the `discarded`
+ *     flag and every rename of a member, so a discard and a commit never
+ *     interleave: either the file was renamed before, or it never will be.
  */
 #include "core/outfile.h"
 #include "core/error.h"
@@ -26,11 +30,85 @@ struct strata_outfile {
     char *path;     /* target as given */
     char *tmp_path; /* NULL for stdout */
     FILE *stream;
+    strata_outfile_set *set; /* NULL: none */
 };
+
+struct strata_outfile_set {
+    GMutex lock;
+    GPtrArray *open; /* strata_outfile *, borrowed */
+    bool discarded;
+};
+
+strata_outfile_set *strata_outfile_set_new(void)
+{
+    strata_outfile_set *set = g_new0(strata_outfile_set, 1);
+    g_mutex_init(&set->lock);
+    set->open = g_ptr_array_new();
+    return set;
+}
+
+void strata_outfile_set_free(strata_outfile_set *set)
+{
+    if (set == NULL)
+        return;
+    while (set->open->len > 0)
+        strata_outfile_abort(g_ptr_array_index(set->open, set->open->len - 1));
+    g_ptr_array_unref(set->open);
+    g_mutex_clear(&set->lock);
+    g_free(set);
+}
+
+void strata_outfile_set_discard(strata_outfile_set *set)
+{
+    g_mutex_lock(&set->lock);
+    set->discarded = true;
+    for (guint i = 0; i < set->open->len; i++) {
+        const strata_outfile *o = g_ptr_array_index(set->open, i);
+        if (o->tmp_path)
+            unlink(o->tmp_path);
+    }
+    g_mutex_unlock(&set->lock);
+}
+
+static void set_enter(strata_outfile_set *set, strata_outfile *out)
+{
+    if (set == NULL)
+        return;
+    g_mutex_lock(&set->lock);
+    g_ptr_array_add(set->open, out);
+    out->set = set;
+    g_mutex_unlock(&set->lock);
+}
+
+static void set_leave(strata_outfile *out)
+{
+    if (out->set == NULL)
+        return;
+    g_mutex_lock(&out->set->lock);
+    g_ptr_array_remove_fast(out->set->open, out);
+    g_mutex_unlock(&out->set->lock);
+    out->set = NULL;
+}
+
+/* rename() under the set's lock, refused once the set was discarded. */
+static int commit_rename(strata_outfile *out)
+{
+    if (out->set == NULL)
+        return g_rename(out->tmp_path, out->path) == 0 ? 0 : errno;
+    g_mutex_lock(&out->set->lock);
+    int e = out->set->discarded ? EINTR : g_rename(out->tmp_path, out->path) == 0 ? 0 : errno;
+    g_mutex_unlock(&out->set->lock);
+    return e;
+}
 
 static bool is_stdout(const char *path) { return strcmp(path, "-") == 0; }
 
 strata_outfile *strata_outfile_open(const char *path, GError **err)
+{
+    return strata_outfile_open_in(NULL, path, err);
+}
+
+strata_outfile *strata_outfile_open_in(strata_outfile_set *set, const char *path, GError **err)
 {
     if (path == NULL || *path == '\0') {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "empty output path");
@@ -40,6 +118,7 @@ strata_outfile *strata_outfile_open(const char *path, GError **err)
     out->path = g_strdup(path);
     if (is_stdout(path)) {
         out->stream = stdout;
+        set_enter(set, out);
         return out;
     }
     if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
@@ -75,6 +154,7 @@ strata_outfile *strata_outfile_open(const char *path, GError **err)
         strata_outfile_abort(out);
         return NULL;
     }
+    set_enter(set, out);
     return out;
 }
 
@@ -84,6 +164,7 @@ const char *strata_outfile_path(const strata_outfile *out) { return out->path; }
 
 static void outfile_release(strata_outfile *out)
 {
+    set_leave(out);
     g_free(out->path);
     g_free(out->tmp_path);
     g_free(out);
@@ -107,8 +188,8 @@ bool strata_outfile_commit(strata_outfile *out, GError **err)
     if (fclose(out->stream) != 0 && e == 0)
         e = errno;
     out->stream = NULL;
-    if (e == 0 && g_rename(out->tmp_path, out->path) != 0)
-        e = errno;
+    if (e == 0)
+        e = commit_rename(out);
     if (e != 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", out->path,
                     g_strerror(e));
@@ -124,6 +205,7 @@ void strata_outfile_abort(strata_outfile *out)
 {
     if (out == NULL)
         return;
+    set_leave(out);
     if (out->tmp_path) {
         if (out->stream)
             fclose(out->stream);

@@ -9,6 +9,13 @@
  *
  * Invariant: whatever happens, the file at `path` is either its old content
  * or the complete new content.
+ *
+ * A set (strata_outfile_set) holds the outputs a command has open, so that a
+ * process ended by a signal can remove their temporaries from another
+ * thread: strata_outfile_set_discard() unlinks every temporary of the set
+ * and makes any later commit in it fail, so nothing is renamed into place
+ * after an interrupt. Outputs opened with strata_outfile_open() belong to no
+ * set.
  */
 #ifndef STRATA_OUTFILE_H
 #define STRATA_OUTFILE_H
@@ -18,8 +25,17 @@
 #include <stdio.h>
 
 typedef struct strata_outfile strata_outfile;
+typedef struct strata_outfile_set strata_outfile_set;
+
+strata_outfile_set *strata_outfile_set_new(void);
+void strata_outfile_set_free(strata_outfile_set *set); /* aborts what is still open */
+/* Unlinks every open temporary of the set; later commits in it fail. Safe
+ * to call from any thread. */
+void strata_outfile_set_discard(strata_outfile_set *set);
 
 strata_outfile *strata_outfile_open(const char *path, GError **err);
+/* The same, registered in `set` (NULL: none) until commit or abort. */
+strata_outfile *strata_outfile_open_in(strata_outfile_set *set, const char *path, GError **err);
 FILE *strata_outfile_stream(strata_outfile *out);
 const char *strata_outfile_path(const strata_outfile *out);
 bool strata_outfile_commit(strata_outfile *out, GError **err); /* frees out */

@@ -140,6 +140,8 @@ bool strata_results_write_json(const strata_results *r, const char *path, GError
 /* Chrome trace-event / Perfetto JSON timeline from spans and mem_samples
  * (timeline.c): a track per stream, link and memory, counters for memory in use. */
 bool strata_results_write_timeline(const strata_results *r, const char *path, GError **err);
+/* The same onto an open stream; false when a write failed (ferror). */
+bool strata_results_write_timeline_to(const strata_results *r, FILE *out);
 
 /* The human summary of `strata run` (summary.c). */
 void strata_results_print_summary(const strata_results *r, FILE *out);

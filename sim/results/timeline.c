@@ -461,7 +461,17 @@ bool strata_results_write_timeline(const strata_results *r, const char *path, GE
     strata_outfile *of = strata_outfile_open(path, err);
     if (!of)
         return false;
-    timeline tl = {.out = strata_outfile_stream(of), .buf = g_string_new(NULL), .first_event = true, .next_tid = 1};
+    if (!strata_results_write_timeline_to(r, strata_outfile_stream(of))) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot write the timeline", path);
+        strata_outfile_abort(of);
+        return false;
+    }
+    return strata_outfile_commit(of, err);
+}
+
+bool strata_results_write_timeline_to(const strata_results *r, FILE *out)
+{
+    timeline tl = {.out = out, .buf = g_string_new(NULL), .first_event = true, .next_tid = 1};
     tl.tracks = g_ptr_array_new_with_free_func(track_free);
     tl.by_name = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
 
@@ -491,12 +501,6 @@ bool strata_results_write_timeline(const strata_results *r, const char *path, GE
     fputs("\n]}\n", tl.out);
 
     bool ok = !ferror(tl.out);
-    if (!ok) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot write the timeline", path);
-        strata_outfile_abort(of);
-    } else {
-        ok = strata_outfile_commit(of, err);
-    }
     g_hash_table_unref(tl.by_name);
     g_ptr_array_unref(tl.tracks);
     g_string_free(tl.buf, TRUE);

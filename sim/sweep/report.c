@@ -4,6 +4,7 @@
 #include "sweep/report.h"
 
 #include "core/error.h"
+#include "core/interrupt.h"
 
 static char *find_python(void)
 {
@@ -36,7 +37,8 @@ bool strata_sweep_make_report(const strata_sweep_ctx *ctx, char **report_path, G
         char *argv[] = {python, script, (char *)ctx->out_dir, NULL};
         char *out = NULL, *errout = NULL;
         int status = 0;
-        ok = g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, &errout, &status, err);
+        ok = g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, strata_interrupt_child_setup, NULL, &out, &errout,
+                          &status, err);
         if (ok && !g_spawn_check_wait_status(status, NULL)) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s %s %s failed:\n%s", python, script, ctx->out_dir,
                         errout ? errout : "");

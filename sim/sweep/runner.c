@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/outfile.h"
 
 char *strata_sweep_point_id(const strata_experiment *e, uint64_t point)
@@ -130,8 +131,8 @@ static bool run_step(const char *exe, char *const *args, int *status, char **err
     g_ptr_array_add(argv, NULL);
     int wait_status = 0;
     char *out = NULL;
-    bool ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &out, errout,
-                           &wait_status, err);
+    bool ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, strata_interrupt_child_setup, NULL,
+                           &out, errout, &wait_status, err);
     g_ptr_array_unref(argv);
     g_free(out);
     if (!ok)
@@ -374,7 +375,8 @@ static bool start_point(sweep_run *r, uint64_t point)
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     GPid pid = 0;
     GError *err = NULL;
-    bool ok = fd >= 0 && g_spawn_async_with_fds(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, &pid,
+    bool ok = fd >= 0 && g_spawn_async_with_fds(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
+                                                 strata_interrupt_child_setup, NULL, &pid,
                                                  -1, fd, fd, &err);
     if (!ok && !r->failure) {
         r->failure = g_string_new(NULL);

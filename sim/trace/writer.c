@@ -236,12 +236,9 @@ void strata_trace_writer_free(strata_trace_writer *w)
     g_free(w);
 }
 
-int64_t strata_trace_write_source(strata_source *src, const char *path, const char *comment, GError **err)
+int64_t strata_trace_write_to(strata_source *src, FILE *out, const char *comment, GError **err)
 {
-    strata_outfile *out = strata_outfile_open(path, err);
-    if (!out)
-        return -1;
-    strata_trace_writer *w = strata_trace_writer_new(strata_outfile_stream(out), comment);
+    strata_trace_writer *w = strata_trace_writer_new(out, comment);
     int64_t n = 0;
     const strata_op *op;
     int got;
@@ -253,11 +250,18 @@ int64_t strata_trace_write_source(strata_source *src, const char *path, const ch
         n++;
     }
     strata_trace_writer_free(w);
-    if (got < 0) {
+    return got < 0 ? -1 : n;
+}
+
+int64_t strata_trace_write_source(strata_source *src, const char *path, const char *comment, GError **err)
+{
+    strata_outfile *out = strata_outfile_open(path, err);
+    if (!out)
+        return -1;
+    int64_t n = strata_trace_write_to(src, strata_outfile_stream(out), comment, err);
+    if (n < 0) {
         strata_outfile_abort(out);
         return -1;
     }
-    if (!strata_outfile_commit(out, err))
-        return -1;
-    return n;
+    return strata_outfile_commit(out, err) ? n : -1;
 }

@@ -20,6 +20,9 @@ bool strata_trace_writer_write(strata_trace_writer *w, const strata_op *op, GErr
 char *strata_op_to_text(const strata_op *op);
 void strata_trace_writer_free(strata_trace_writer *w); /* flushes; does not close out */
 
+/* Drain a source onto an open stream (write errors show in ferror(out)).
+ * Returns ops written or -1. */
+int64_t strata_trace_write_to(strata_source *src, FILE *out, const char *comment, GError **err);
 /* Drain a source into a file ("-" = stdout) atomically. Returns ops written or -1. */
 int64_t strata_trace_write_source(strata_source *src, const char *path, const char *comment,
                                   GError **err);

@@ -1,0 +1,52 @@
+/* backend_args.c: options shared by replay and validate (see backend_args.h). */
+#include "cli/backend_args.h"
+
+#include "core/error.h"
+
+void strata_backend_args_init(strata_backend_args *a)
+{
+    *a = (strata_backend_args){.repeats = 5, .warmup = 1};
+}
+
+char *strata_backend_args_help(const char *prefix)
+{
+    char *names = strata_backend_names();
+    char *help = g_strdup_printf("%s: %s", prefix, names);
+    g_free(names);
+    return help;
+}
+
+void strata_backend_args_clear(strata_backend_args *a)
+{
+    g_free(a->backend);
+    g_free(a->trace);
+    g_free(a->hw);
+    g_free(a->json);
+    g_free(a->device_memory);
+}
+
+const strata_backend *strata_backend_args_check(const strata_backend_args *a, bool need_hw, GError **err)
+{
+    if (!a->trace || !a->backend || (need_hw && !a->hw)) {
+        char *names = strata_backend_names();
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s--trace and --backend (one of: %s) are required",
+                    need_hw ? "--hw, " : "", names);
+        g_free(names);
+        return NULL;
+    }
+    const strata_backend *backend = strata_backend_find(a->backend, err);
+    if (backend && (a->repeats < 1 || a->warmup < 0)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "--repeats must be at least 1 and --warmup at least 0");
+        return NULL;
+    }
+    return backend;
+}
+
+void strata_backend_args_options(const strata_backend_args *a, strata_backend_options *opt)
+{
+    strata_backend_options_init(opt);
+    opt->repeats = a->repeats;
+    opt->warmup = a->warmup;
+    opt->device_memory = a->device_memory;
+}

@@ -1,0 +1,27 @@
+/*
+ * backend_args.h: the options that `strata replay` and `strata validate`
+ * share (the real backend, its trace and hardware model, the repeats), with
+ * one check and one translation into strata_backend_options.
+ *
+ * Invariant: after strata_backend_args_check() succeeds, the backend exists,
+ * --trace is given, repeats >= 1 and warmup >= 0.
+ */
+#ifndef STRATA_CLI_BACKEND_ARGS_H
+#define STRATA_CLI_BACKEND_ARGS_H
+
+#include "backend/backend.h"
+
+typedef struct strata_backend_args {
+    char *backend, *trace, *hw, *json, *device_memory;
+    int repeats, warmup;
+} strata_backend_args;
+
+void strata_backend_args_init(strata_backend_args *a); /* 5 repeats, 1 warm-up */
+/* "PREFIX: host, cuda", the help of --backend (g_free). */
+char *strata_backend_args_help(const char *prefix);
+void strata_backend_args_clear(strata_backend_args *a);
+/* The backend named by --backend; NULL with a usage error (exit 2). */
+const strata_backend *strata_backend_args_check(const strata_backend_args *a, bool need_hw, GError **err);
+void strata_backend_args_options(const strata_backend_args *a, strata_backend_options *opt);
+
+#endif

@@ -1,0 +1,266 @@
+/*
+ * job.c: one run of a subcommand (contract in job.h), and the option and
+ * error helpers of cli.h that it is built on.
+ *
+ * Design: the job owns an output set (core/outfile.h) and the signal
+ * watcher (core/interrupt.h) that discards that set on SIGINT/SIGTERM.
+ * Inputs and outputs are remembered as (option, path, identity) so that a
+ * new output can be compared with all of them; the identity of an existing
+ * file is its device and inode (a link or another spelling of the path is
+ * the same file), else the canonical path.
+ */
+#include "cli/job.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include "cli/cli.h"
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "trace/writer.h"
+
+typedef struct named_file {
+    char *option;
+    char *path;      /* canonical */
+    bool exists;
+    dev_t dev;
+    ino_t ino;
+} named_file;
+
+static void named_file_clear(gpointer data);
+
+struct strata_job {
+    char *cmd;
+    GOptionContext *options;
+    strata_outfile_set *outs;
+    strata_interrupt *intr;
+    GArray *files;       /* named_file: inputs, then outputs as opened */
+    guint n_inputs;      /* files[0 .. n_inputs) are the inputs */
+    const char *stdout_option; /* the output that is "-", or NULL */
+};
+
+int strata_cli_fail(const char *cmd, GError *err)
+{
+    int status = strata_exit_for_error(err);
+    fprintf(stderr, "strata %s: %s\n", cmd, err ? err->message : "failed");
+    g_clear_error(&err);
+    return status == STRATA_EXIT_OK ? STRATA_EXIT_USAGE : status;
+}
+
+static void usage_error(const char *cmd, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+
+static void usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "strata %s: %s\nRun 'strata %s --help' for usage.\n", cmd, msg, cmd);
+    g_free(msg);
+}
+
+gboolean strata_cli_expect_no_args(const char *cmd, int argc, char **argv)
+{
+    if (argc <= 1)
+        return TRUE;
+    usage_error(cmd, "unexpected argument '%s'", argv[1]);
+    return FALSE;
+}
+
+gboolean strata_cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd, int *status)
+{
+    GError *err = NULL;
+    if (!g_option_context_parse(ctx, argc, argv, &err)) {
+        usage_error(cmd, "%s", err->message);
+        g_clear_error(&err);
+        *status = STRATA_EXIT_USAGE;
+        return FALSE;
+    }
+    return TRUE;
+}
+
+strata_job *strata_job_new(const char *cmd, const char *parameter_string, const char *summary,
+                           const char *description, const GOptionEntry *entries)
+{
+    strata_job *job = g_new0(strata_job, 1);
+    job->cmd = g_strdup(cmd);
+    char *prgname = g_strdup_printf("strata %s", cmd);
+    g_set_prgname(prgname);
+    g_free(prgname);
+    job->options = g_option_context_new(parameter_string);
+    g_option_context_set_summary(job->options, summary);
+    g_option_context_set_description(job->options, description);
+    g_option_context_add_main_entries(job->options, entries, NULL);
+    job->outs = strata_outfile_set_new();
+    job->files = g_array_new(FALSE, TRUE, sizeof(named_file));
+    g_array_set_clear_func(job->files, named_file_clear);
+    job->intr = strata_interrupt_start(cmd, job->outs);
+    return job;
+}
+
+GOptionContext *strata_job_context(strata_job *job) { return job->options; }
+
+const char *strata_job_cmd(const strata_job *job) { return job->cmd; }
+
+bool strata_job_parse(strata_job *job, int *argc, char ***argv, int min_args, int max_args, const char *args_usage)
+{
+    int status;
+    if (!strata_cli_parse(job->options, argc, argv, job->cmd, &status))
+        return false;
+    int n = *argc - 1;
+    if (max_args == 0 && n > 0) {
+        usage_error(job->cmd, "unexpected argument '%s'", (*argv)[1]);
+        return false;
+    }
+    if (n < min_args || (max_args >= 0 && n > max_args)) {
+        usage_error(job->cmd, "expected %s, got %d arguments", args_usage, n);
+        return false;
+    }
+    return true;
+}
+
+static named_file name_file(const char *option, const char *path)
+{
+    named_file f = {.option = g_strdup(option), .path = g_canonicalize_filename(path, NULL)};
+    struct stat st;
+    if (stat(path, &st) == 0) {
+        f.exists = true;
+        f.dev = st.st_dev;
+        f.ino = st.st_ino;
+    }
+    return f;
+}
+
+static void named_file_clear(gpointer data)
+{
+    named_file *f = data;
+    g_free(f->option);
+    g_free(f->path);
+}
+
+static bool same_file(const named_file *a, const named_file *b)
+{
+    if (a->exists && b->exists)
+        return a->dev == b->dev && a->ino == b->ino;
+    return strcmp(a->path, b->path) == 0;
+}
+
+void strata_job_input(strata_job *job, const char *option, const char *path)
+{
+    if (path == NULL || strcmp(path, "-") == 0)
+        return;
+    named_file f = name_file(option, path);
+    g_array_append_val(job->files, f);
+    job->n_inputs = job->files->len;
+}
+
+/* The output must not be an input, nor an output named before. */
+static bool check_clobber(strata_job *job, const char *option, const char *path, GError **err)
+{
+    if (strcmp(path, "-") == 0) {
+        if (job->stdout_option) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s: standard output ('-') is already the output of %s; give one of them a file",
+                        option, job->stdout_option);
+            return false;
+        }
+        job->stdout_option = option;
+        return true;
+    }
+    named_file f = name_file(option, path);
+    for (guint i = 0; i < job->files->len; i++) {
+        const named_file *o = &g_array_index(job->files, named_file, i);
+        if (!same_file(&f, o))
+            continue;
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: '%s' is also the %s of %s; refusing to %s",
+                    option, path, i < job->n_inputs ? "input" : "output", o->option,
+                    i < job->n_inputs ? "overwrite an input" : "write one file twice");
+        named_file_clear(&f);
+        return false;
+    }
+    g_array_append_val(job->files, f);
+    return true;
+}
+
+bool strata_job_output(strata_job *job, const char *option, const char *path, strata_outfile **out, GError **err)
+{
+    *out = NULL;
+    if (path == NULL)
+        return true;
+    if (!check_clobber(job, option, path, err))
+        return false;
+    *out = strata_outfile_open_in(job->outs, path, err);
+    return *out != NULL;
+}
+
+FILE *strata_job_human(const strata_job *job) { return job->stdout_option ? stderr : stdout; }
+
+void strata_job_doing(strata_job *job, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    strata_interrupt_set_doing(job->intr, what);
+    g_free(what);
+}
+
+bool strata_job_commit(strata_job *job, strata_outfile **out, bool wrote, GError **err)
+{
+    (void)job;
+    strata_outfile *o = *out;
+    if (o == NULL)
+        return true;
+    *out = NULL;
+    if (!wrote) {
+        strata_outfile_abort(o);
+        return false;
+    }
+    return strata_outfile_commit(o, err);
+}
+
+bool strata_job_commit_text(strata_job *job, strata_outfile **out, const char *text, GError **err)
+{
+    if (*out == NULL)
+        return true;
+    fputs(text, strata_outfile_stream(*out));
+    return strata_job_commit(job, out, true, err);
+}
+
+bool strata_job_commit_results(strata_job *job, strata_outfile **out, const strata_results *r, GError **err)
+{
+    if (*out == NULL)
+        return true;
+    char *text = strata_results_to_json_text(r);
+    bool ok = strata_job_commit_text(job, out, text, err);
+    g_free(text);
+    return ok;
+}
+
+bool strata_job_commit_timeline(strata_job *job, strata_outfile **out, const strata_results *r, GError **err)
+{
+    if (*out == NULL)
+        return true;
+    strata_results_write_timeline_to(r, strata_outfile_stream(*out)); /* a failed write: commit says so */
+    return strata_job_commit(job, out, true, err);
+}
+
+int64_t strata_job_commit_trace(strata_job *job, strata_outfile **out, strata_source *src, const char *comment,
+                                GError **err)
+{
+    int64_t n = strata_trace_write_to(src, strata_outfile_stream(*out), comment, err);
+    return strata_job_commit(job, out, n >= 0, err) ? n : -1;
+}
+
+int strata_job_end(strata_job *job, int status, GError *err)
+{
+    if (err)
+        status = strata_cli_fail(job->cmd, err);
+    strata_interrupt_stop(job->intr);
+    strata_outfile_set_free(job->outs);
+    g_array_unref(job->files);
+    g_option_context_free(job->options);
+    g_free(job->cmd);
+    g_free(job);
+    return status;
+}

@@ -1,0 +1,145 @@
+/*
+ * interrupt.c: SIGINT and SIGTERM as an orderly exit (contract in
+ * interrupt.h).
+ *
+ * Design: the signals are blocked, then read from a signalfd by a watcher
+ * thread that poll()s it together with an eventfd; strata_interrupt_stop()
+ * writes the eventfd to end the watcher. Since the signals are blocked in
+ * every thread, no asynchronous handler ever runs: the watcher is an
+ * ordinary thread and may take locks, unlink files and format messages.
+ *
+ * Invariants:
+ *  1. between start and stop, SIGINT and SIGTERM (those not ignored at
+ *     start) are blocked in the thread that called start and reach the
+ *     process only through the signalfd;
+ *  2. the watcher reads `doing` only under `lock`; the command writes it
+ *     only under `lock`;
+ *  3. the process ends from the watcher only after the output set was
+ *     discarded, so no temporary outlives an interrupt.
+ */
+#include "core/interrupt.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+struct strata_interrupt {
+    char *cmd;
+    strata_outfile_set *outs;
+    GMutex lock;
+    char *doing;
+    sigset_t watched;
+    sigset_t old_mask;
+    int sig_fd, stop_fd;
+    GThread *thread;
+};
+
+static void watched_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
+        struct sigaction now;
+        if (sigaction(sigs[i], NULL, &now) == 0 && now.sa_handler == SIG_IGN)
+            continue; /* ignored by whoever started us: keep it so */
+        sigaddset(set, sigs[i]);
+    }
+}
+
+static void interrupted(strata_interrupt *intr, int sig)
+{
+    g_mutex_lock(&intr->lock);
+    strata_outfile_set_discard(intr->outs);
+    char msg[1024];
+    int n = g_snprintf(msg, sizeof msg, "strata %s: interrupted by %s while %s; no output was written\n",
+                       intr->cmd, sig == SIGINT ? "SIGINT" : "SIGTERM", intr->doing);
+    if (n > 0 && write(STDERR_FILENO, msg, MIN((size_t)n, sizeof msg - 1)) < 0)
+        n = 0;
+    _exit(128 + sig);
+}
+
+static gpointer watcher_main(gpointer data)
+{
+    strata_interrupt *intr = data;
+    struct pollfd fds[2] = {{.fd = intr->sig_fd, .events = POLLIN}, {.fd = intr->stop_fd, .events = POLLIN}};
+    for (;;) {
+        if (poll(fds, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            return NULL;
+        }
+        if (fds[1].revents)
+            return NULL;
+        struct signalfd_siginfo info;
+        if (fds[0].revents && read(intr->sig_fd, &info, sizeof info) == (ssize_t)sizeof info)
+            interrupted(intr, (int)info.ssi_signo);
+    }
+}
+
+strata_interrupt *strata_interrupt_start(const char *cmd, strata_outfile_set *outs)
+{
+    strata_interrupt *intr = g_new0(strata_interrupt, 1);
+    intr->cmd = g_strdup(cmd);
+    intr->outs = outs;
+    intr->doing = g_strdup("running");
+    g_mutex_init(&intr->lock);
+    watched_signals(&intr->watched);
+    pthread_sigmask(SIG_BLOCK, &intr->watched, &intr->old_mask);
+    intr->sig_fd = signalfd(-1, &intr->watched, SFD_CLOEXEC);
+    intr->stop_fd = eventfd(0, EFD_CLOEXEC);
+    if (intr->sig_fd < 0 || intr->stop_fd < 0) { /* no watcher: the signals act as before */
+        pthread_sigmask(SIG_SETMASK, &intr->old_mask, NULL);
+        return intr;
+    }
+    intr->thread = g_thread_new("strata-interrupt", watcher_main, intr);
+    return intr;
+}
+
+void strata_interrupt_set_doing(strata_interrupt *intr, const char *what)
+{
+    g_mutex_lock(&intr->lock);
+    g_free(intr->doing);
+    intr->doing = g_strdup(what);
+    g_mutex_unlock(&intr->lock);
+}
+
+void strata_interrupt_stop(strata_interrupt *intr)
+{
+    if (intr == NULL)
+        return;
+    if (intr->thread) {
+        uint64_t one = 1;
+        if (write(intr->stop_fd, &one, sizeof one) == (ssize_t)sizeof one)
+            g_thread_join(intr->thread);
+        else
+            g_thread_unref(intr->thread);
+        pthread_sigmask(SIG_SETMASK, &intr->old_mask, NULL);
+    }
+    if (intr->sig_fd >= 0)
+        close(intr->sig_fd);
+    if (intr->stop_fd >= 0)
+        close(intr->stop_fd);
+    g_mutex_clear(&intr->lock);
+    g_free(intr->doing);
+    g_free(intr->cmd);
+    g_free(intr);
+}
+
+void strata_interrupt_child_setup(gpointer unused)
+{
+    (void)unused;
+    pid_t parent = getppid();
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent) /* the parent died before prctl */
+        _exit(128 + SIGTERM);
+}

@@ -1,0 +1,40 @@
+/*
+ * interrupt.h: SIGINT and SIGTERM as an orderly exit of a command.
+ *
+ * strata_interrupt_start() blocks both signals in the calling thread, and so
+ * in every thread created after it (SimGrid's, the host backend's), and
+ * starts one watcher thread that waits for them on a signalfd. When one
+ * arrives, the watcher discards the command's open outputs (their
+ * temporaries are unlinked, no later commit renames anything: outfile.h),
+ * prints "strata CMD: interrupted by SIGINT while WHAT; no output was
+ * written" on standard error and ends the process with 128 + the signal
+ * number (130, 143: the shell's convention). A signal that was ignored when
+ * strata started (nohup, a background job of a script) stays ignored.
+ *
+ * There is no global state: what the watcher needs (the output set, the
+ * command name, what is being done) lives in the returned object, shared
+ * with the command under a mutex. strata_interrupt_stop() ends the watcher
+ * and restores the signal mask.
+ *
+ * Children: strata_interrupt_child_setup, given to g_spawn_*() as the child
+ * setup, unblocks the signals in the child and asks the kernel to send it
+ * SIGTERM when the spawning thread dies (PR_SET_PDEATHSIG), so that a child
+ * is interrupted with its parent, even when the parent is killed with -9.
+ */
+#ifndef STRATA_INTERRUPT_H
+#define STRATA_INTERRUPT_H
+
+#include <glib.h>
+#include "core/outfile.h"
+
+typedef struct strata_interrupt strata_interrupt;
+
+/* `outs` is borrowed and must outlive the watcher (stop it first). */
+strata_interrupt *strata_interrupt_start(const char *cmd, strata_outfile_set *outs);
+/* What the command is doing now, for the message ("simulating t.trace"); copied. */
+void strata_interrupt_set_doing(strata_interrupt *intr, const char *what);
+void strata_interrupt_stop(strata_interrupt *intr); /* NULL ok */
+
+void strata_interrupt_child_setup(gpointer unused);
+
+#endif
