@@ -235,22 +235,13 @@ static bool bind_copy(strata_binder *b, const strata_op *op, strata_bound_op *o,
     return true;
 }
 
-static bool bind_compute(strata_binder *b, const strata_op *op, const strata_op_refs *refs,
-                         strata_bound_op *o, GError **err)
+static bool bind_compute(strata_binder *b, const strata_op *op, strata_bound_op *o, GError **err)
 {
     if (!bind_unit(b, op, &o->unit, err))
         return false;
     if (b->hw && o->unit != STRATA_BIND_NONE)
         o->memory = strata_hw_compute(b->hw, o->unit)->operands;
-    o->has_flops = op->has_flops;
-    o->flops = op->has_flops ? op->flops : 0.0;
-    o->has_time = op->has_time;
-    o->time_s = op->time_s;
-    o->ins = refs->ins;
-    o->outs = refs->outs;
-    o->n_ins = op->n_ins;
-    o->n_outs = op->n_outs;
-    const uint64_t *first = op->n_ins ? refs->ins : op->n_outs ? refs->outs : NULL;
+    const uint64_t *first = o->n_ins ? o->ins : o->n_outs ? o->outs : NULL;
     o->dtype = first ? packed_dtype(g_hash_table_lookup(b->buffers, BUF_KEY(*first))) : STRATA_DTYPE_NONE;
     return true;
 }
@@ -262,7 +253,10 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
     *o = (strata_bound_op){.op = op, .kind = op->kind, .index = b->n_ops, .line = op->line,
                            .stream = refs->stream, .buf = refs->buf, .src = refs->src, .bytes = refs->bytes,
                            .memory = STRATA_BIND_NONE, .src_memory = STRATA_BIND_NONE,
-                           .dst_memory = STRATA_BIND_NONE, .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE};
+                           .dst_memory = STRATA_BIND_NONE, .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE,
+                           .has_flops = op->has_flops, .flops = op->has_flops ? op->flops : 0.0,
+                           .has_time = op->has_time, .time_s = op->time_s, .ins = refs->ins, .outs = refs->outs,
+                           .n_ins = op->n_ins, .n_outs = op->n_outs};
     switch (op->kind) {
     case STRATA_OP_ALLOC:
         if (!bind_memory(b, op, &o->memory, err))
@@ -281,7 +275,7 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
     case STRATA_OP_COPY:
         return bind_copy(b, op, o, err);
     case STRATA_OP_COMPUTE:
-        return bind_compute(b, op, refs, o, err);
+        return bind_compute(b, op, o, err);
     case STRATA_OP_RECORD:
     case STRATA_OP_WAIT:
         o->event = refs->event;
