@@ -8,6 +8,15 @@
 #include "core/error.h"
 #include "policy/policy.h"
 
+/* The policies (one file each in models/policy/). */
+extern const strata_policy_type strata_policy_prefetch;
+extern const strata_policy_type strata_policy_nbuffer;
+extern const strata_policy_type strata_policy_pad;
+extern const strata_policy_type strata_policy_offload;
+extern const strata_policy_type strata_policy_donate;
+extern const strata_policy_type strata_policy_batch_copies;
+extern const strata_policy_type strata_policy_transfer_guard;
+
 static const strata_policy_type *const policy_types[] = {
     &strata_policy_prefetch,
     &strata_policy_nbuffer,

@@ -56,15 +56,6 @@ char *strata_policy_describe(const char *indent);
 strata_source *strata_policies_apply(strata_source *src, const char *const *specs,
                                      const strata_hw *hw, GError **err);
 
-/* The policies (one file each in models/policy/). */
-extern const strata_policy_type strata_policy_prefetch;
-extern const strata_policy_type strata_policy_nbuffer;
-extern const strata_policy_type strata_policy_pad;
-extern const strata_policy_type strata_policy_offload;
-extern const strata_policy_type strata_policy_donate;
-extern const strata_policy_type strata_policy_batch_copies;
-extern const strata_policy_type strata_policy_transfer_guard;
-
 /* Parses pad's "RxC" argument (NULL: 8x128). */
 bool strata_pad_parse_tile(const char *arg, uint64_t *rows, uint64_t *lanes, GError **err);
 

@@ -10,6 +10,12 @@
 #include <string.h>
 #include "core/error.h"
 
+/* The generators (one file each in models/workload/). */
+extern const strata_workload_type strata_workload_scan_mlp;
+extern const strata_workload_type strata_workload_adam_mlp;
+extern const strata_workload_type strata_workload_matmul;
+extern const strata_workload_type strata_workload_transformer;
+
 static const strata_workload_type *const workload_types[] = {
     &strata_workload_scan_mlp,
     &strata_workload_adam_mlp,

@@ -33,9 +33,4 @@ strata_dtype strata_workload_dtype(const strata_params *p, const char *name);
 bool strata_workload_check_positive(const strata_params *p, const char *workload, const char *const *names,
                                     GError **err);
 
-extern const strata_workload_type strata_workload_scan_mlp;
-extern const strata_workload_type strata_workload_adam_mlp;
-extern const strata_workload_type strata_workload_matmul;
-extern const strata_workload_type strata_workload_transformer;
-
 #endif

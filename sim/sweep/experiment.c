@@ -418,12 +418,16 @@ static strata_experiment *experiment_from_keyfile(strata_keyfile *k, const char 
 
 strata_experiment *strata_experiment_load_data(const char *data, const char *origin, GError **err)
 {
-    return experiment_from_keyfile(strata_keyfile_load_data(data, origin, "experiment", 0, err), origin, err);
+    strata_keyfile *k =
+        strata_keyfile_load_data(data, origin, "experiment", STRATA_KEYFILE_INLINE_COMMENTS, err);
+    return experiment_from_keyfile(k, origin, err);
 }
 
 strata_experiment *strata_experiment_load(const char *path, GError **err)
 {
-    return experiment_from_keyfile(strata_keyfile_load(path, "the experiment", "experiment", 0, err), path, err);
+    strata_keyfile *k =
+        strata_keyfile_load(path, "the experiment", "experiment", STRATA_KEYFILE_INLINE_COMMENTS, err);
+    return experiment_from_keyfile(k, path, err);
 }
 
 void strata_experiment_free(strata_experiment *e)
