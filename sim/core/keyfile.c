@@ -202,8 +202,9 @@ static strata_keyfile *finish(strata_keyfile *k, FILE *fp, const char *example_g
 strata_keyfile *strata_keyfile_load_data(const char *data, const char *origin, const char *example_group,
                                          unsigned flags, GError **err)
 {
+    /* fmemopen() may refuse an empty buffer: empty text reads as one empty line. */
     size_t len = strlen(data);
-    FILE *fp = len ? fmemopen((void *)data, len, "r") : fopen("/dev/null", "r");
+    FILE *fp = fmemopen(len ? (void *)data : (void *)"\n", len ? len : 1, "r");
     if (!fp) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read: %s", origin, g_strerror(errno));
         return NULL;
