@@ -71,7 +71,7 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
     char *arg = bytes(s->argument_bytes), *outb = bytes(s->output_bytes), *tmp = bytes(s->temp_peak_bytes);
     row(out, "argument", f->xla_parameter_bytes, "parameter", arg);
     row(out, "output", f->xla_output_bytes, "maybe-live-out", outb);
-    row(out, "alias", f->xla_alias_bytes, "parameter+live-out", "");
+    row(out, "alias", f->xla_alias_bytes, "parameter+live-out", "(in argument and output)");
     row(out, "temp", f->xla_temp_bytes, "preallocated-temp", tmp);
     row(out, "constant", f->xla_constant_bytes, "constant", "(at their live ranges)");
     row(out, "thread-local", f->xla_thread_local_bytes, "thread-local", "(not in the trace)");
