@@ -340,8 +340,9 @@ START_TEST(out_of_memory)
 }
 END_TEST
 
-/* JAX-style accounting: w (arguments) live at the first compute, t is a
- * temporary (freed), o is an output (never freed). */
+/* As memory_analysis() counts: w (an argument) is live at the first compute
+ * and, never written, stays the caller's (no output); t is a temporary
+ * (freed), o an output (allocated by the program, never freed). */
 START_TEST(argument_output_temp_accounting)
 {
     strata_results *r = run_ok("strata-trace 1\n"
@@ -356,8 +357,10 @@ START_TEST(argument_output_temp_accounting)
                                "full", "1TB/s");
     const strata_memory_result *m = memory(r, "hbm");
     ck_assert_uint_eq(m->argument_bytes, 100ull << 20);
-    ck_assert_uint_eq(m->output_bytes, 150ull << 20);
+    ck_assert_uint_eq(m->output_bytes, 50ull << 20);
+    ck_assert_uint_eq(m->alias_bytes, 0);
     ck_assert_uint_eq(m->temp_peak_bytes, 300ull << 20);
+    ck_assert_uint_eq(m->jax_total_bytes, 450ull << 20);
     ck_assert_uint_eq(m->peak_allocated_bytes, 450ull << 20);
     strata_results_free(r);
 }

@@ -150,7 +150,8 @@ END_TEST
 /* scan-mlp batch=8 dim=16 hidden=32 layers=2 bf16: every matmul is
  * 2*8*16*32 = 8192 flops; forward 4 of them, backward 4 for layer 1 and 3 for
  * layer 0 (no gradient for x), plus sum and its gradient (8*16 each):
- * 11 * 8192 + 256 = 90368 flops. Arguments: x 8*16*2 = 256 B and four
+ * 11 * 8192 + 256 = 90368 flops; x is first copied into the loop carry
+ * h_0 (no flops). Arguments: x 8*16*2 = 256 B and four
  * 16x32 bf16 weights of 1 KiB: 4352 B. Outputs: four weight gradients, 4 KiB. */
 START_TEST(scan_mlp_by_hand)
 {
@@ -159,7 +160,7 @@ START_TEST(scan_mlp_by_hand)
     trace_stats s = walk(src);
     ck_assert_double_eq(s.flops, 90368.0);
     ck_assert_uint_eq(s.live_at_start, 4352);
-    ck_assert_uint_eq(s.computes, 1 + 11 + 2); /* program_start, 11 matmuls, sum and its vjp */
+    ck_assert_uint_eq(s.computes, 1 + 1 + 11 + 2); /* program_start, carry_init, 11 matmuls, sum and its vjp */
     ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_GRAD), 4096);
     ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_ACTIVATION), 0); /* all consumed by backward */
     ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_PARAM), 4096);
@@ -201,23 +202,25 @@ START_TEST(scan_mlp_remat_trades_flops_for_memory)
 END_TEST
 
 /* adam-mlp dim=32 batch=16 layers=3 f32: arguments x 16*32*4 = 2 KiB,
- * 3 weights and 6 optimizer-state buffers of 32*32*4 = 4 KiB: 38 KiB;
- * each update donates w, m, v (9 donations); outputs new_w, new_m, new_v. */
+ * 3 weights and 6 optimizer-state buffers of 32*32*4 = 4 KiB and the 4-byte
+ * step count: 38 KiB + 4; each update donates w, m, v and the count's
+ * increment donates it (10 donations); outputs new_w, new_m, new_v,
+ * new_count. */
 START_TEST(adam_mlp_by_hand)
 {
     const char *args[] = {"dim=32", "batch=16", "layers=3", NULL};
     strata_source *src = gen("adam-mlp", args);
     trace_stats s = walk(src);
-    ck_assert_uint_eq(s.live_at_start, 2048 + 9 * 4096);
-    ck_assert_uint_eq(s.donates, 9);
-    ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_OPTSTATE), 12 * 4096); /* old (arguments) and new */
+    ck_assert_uint_eq(s.live_at_start, 2048 + 9 * 4096 + 4);
+    ck_assert_uint_eq(s.donates, 10);
+    ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_OPTSTATE), 12 * 4096 + 8); /* old (arguments) and new */
     ck_assert_uint_eq(live_bytes_with_tag(&s, STRATA_TAG_GRAD), 0);          /* consumed by the update */
     /* flops: forward 3 x (2*16*32*32 + 12*16*32), loss 3*512 + 2*3*1024,
      * backward: gelu' 20*512 x3, dW 3 x 32768, dh 2 x 32768, L2 grad 3 x 2048,
-     * norm 2*3*1024, updates 16*1024 x3 */
+     * norm 2*3*1024, count 1, updates 16*1024 x3 */
     double fwd = 3 * (32768.0 + 12 * 512), loss = 3 * 512 + 2 * 3 * 1024.0;
     double bwd = 3 * 20 * 512.0 + 3 * 32768.0 + 2 * 32768.0 + 3 * 2048.0 + 3 * 512.0 /* d_h_L */;
-    double opt = 2 * 3 * 1024.0 + 3 * 16 * 1024.0;
+    double opt = 2 * 3 * 1024.0 + 1 + 3 * 16 * 1024.0;
     ck_assert_double_eq_tol(s.flops, fwd + loss + bwd + opt, 0.5);
     stats_clear(&s);
     strata_source_free(src);

@@ -1,31 +1,63 @@
 /*
  * adam_mlp.c: `strata gen adam-mlp`, the optimizer-state offloading example
  * of the JAX host-offloading tutorial (seed 002): a training step of an MLP
- * of dim x dim layers with GELU, MSE loss plus L2, Adam with global-norm
- * clipping, parameters and optimizer state donated.
+ * of dim x dim layers with GELU, MSE loss plus L2, optax.chain(
+ * clip_by_global_norm(1.0), adam(0.1)), jax.jit(step, donate_argnums=(0, 1)):
+ * parameters and optimizer state donated. The defaults, and
+ * `preset=tutorial`, are the tutorial's shapes: DIM = 7168, params w1..w4
+ * [7168,7168], input [7168,7168], f32.
  *
- * Schedule (one jitted step, step(params, opt_state, inputs)):
- *   arguments  x[batch,dim] (input), w_i[dim,dim] (param), m_i, v_i[dim,dim]
- *              (optstate: Adam's mu and nu, same dtype as the params);
- *   forward    z_i = h_i @ w_i (2*batch*dim^2 flops), h_{i+1} = gelu(z_i)
- *              (tanh form: 12 flops per element), h_0 = x;
- *   loss       mean((h_L - x)^2) + 0.001 * sum_i sum(w_i^2);
- *   backward   d_h_L = 2(h_L - x)/n; for i = L-1..0: d_z_i = d_h_{i+1} *
- *              gelu'(z_i) (20 flops per element), d_w_i = h_i^T @ d_z_i +
- *              0.002 w_i, d_h_i = d_z_i @ w_i^T (i > 0);
- *   optimizer  gnorm = ||(d_w_0..d_w_{L-1})||; per layer one fused update
- *              (clip by global norm 1.0, Adam lr 0.1: 16 flops per element)
- *              reading w_i, d_w_i, m_i, v_i and writing new_w_i, new_m_i,
- *              new_v_i with donate=w_i,m_i,v_i (donate_argnums=(0, 1)).
- * Outputs: new_w_i (param) and new_m_i, new_v_i (optstate), live at the end.
- * The trace marks the donation; `--policy donate` makes the outputs reuse
- * the donated buffers, as XLA does, so that the peak counts them once.
+ * The program as XLA compiles it (B batch, D dim, L layers, s bytes per
+ * element), buffer by buffer:
+ *   arguments  x[B,D] (input); w_i[D,D] (param); Adam's state: count, an
+ *              int32 scalar (4 bytes), and mu_i, nu_i[D,D] (m_i, v_i,
+ *              optstate; clip_by_global_norm keeps no state);
+ *   forward    z_i = h_i @ w_i [B,D] (2*B*D^2 flops), h_{i+1} = gelu(z_i)
+ *              [B,D] (tanh form: 12 flops per element, one fusion), h_0 = x;
+ *              both are saved for the backward pass;
+ *   loss       mean((h_L - x)^2) + 0.001 * sum_i sum(w_i^2): a 4-byte f32
+ *              temp, freed at once;
+ *   backward   d_h_L = 2(h_L - x)/n [B,D], then h_L is dead; the L2 term
+ *              starts every gradient d_w_i = 0.002 w_i [D,D]; for
+ *              i = L-1..0: d_z_i = d_h_{i+1} * gelu'(z_i) (20 flops per
+ *              element), then d_h_{i+1} and z_i are dead; d_h_i = d_z_i @
+ *              w_i^T (i > 0), d_w_i += h_i^T @ d_z_i accumulated in place
+ *              (the GEMM adds into its output); then d_z_i, h_i are dead;
+ *   optimizer  gnorm = ||(d_w_0..d_w_{L-1})|| (a 4-byte temp); new_count =
+ *              count + 1; per layer one fused update (clip, Adam: 16 flops
+ *              per element) reading w_i, d_w_i, m_i, v_i, gnorm, new_count
+ *              and writing new_w_i, new_m_i, new_v_i, donating w_i, m_i, v_i;
+ *              then d_w_i is dead.
+ * Outputs: new_w_i (param), new_count, new_m_i, new_v_i (optstate); every
+ * one takes the storage of the argument it replaces (XLA aliases donated
+ * parameters with outputs of their shape). The trace marks the donations;
+ * the ledger counts the aliases either way, and `--policy donate` also makes
+ * the outputs reuse the donated buffers, so that the peak counts them once.
+ * memory_analysis(), by hand:
+ *   argument  (B*D + 3*L*D^2) * s + 4
+ *   output    3*L*D^2 * s + 4            new parameters and state
+ *   alias     3*L*D^2 * s + 4            all of them donated
+ *   temp      ((2L+1)*B*D + L*D^2) * s   at d_z_{L-1}: z_0..z_{L-1},
+ *                                        h_1..h_{L-1}, d_h_L, d_z_{L-1} and
+ *                                        the L gradients
+ *   total     temp + argument
+ * Tutorial shapes (B = D = 7168, L = 4, s = 4; D^2 * s = 205520896):
+ * argument 13 * 205520896 + 4 = 2671771652, output = alias = 12 * 205520896
+ * + 4 = 2466250756, temp 13 * 205520896 = 2671771648, total 5343543300
+ * bytes.
  */
 #include "workload/workload.h"
 #include "workload/autodiff.h"
 #include "core/error.h"
 
+static const char *const preset_choices[] = {"none", "tutorial", NULL};
+static const char *const tutorial[] = {"dim=7168", "batch=7168", "layers=4", "dtype=f32", NULL};
+static const strata_workload_preset adam_mlp_presets[] = {{"tutorial", tutorial}, {NULL, NULL}};
+
 static const strata_param_def adam_mlp_params[] = {
+    {"preset", STRATA_PARAM_STRING, "none",
+     "tutorial: the JAX offloading tutorial's shapes (dim 7168, batch 7168, layers 4, f32); "
+     "parameters given explicitly win", preset_choices},
     {"dim", STRATA_PARAM_INT, "7168", "width of each dim x dim layer (the tutorial's DIM)", NULL},
     {"layers", STRATA_PARAM_INT, "4", "number of linear+GELU layers", NULL},
     {"batch", STRATA_PARAM_INT, "7168", "rows of the input (the tutorial uses a DIM x DIM input)", NULL},
@@ -54,6 +86,7 @@ static strata_source *adam_mlp_generate(const strata_params *p, GError **err)
         w[i] = wl_graph_tensor(g, name, STRATA_TAG_PARAM, dt, 2, dd, WL_ARGUMENT);
         wl_model_requires_grad(m, w[i]);
     }
+    wl_tensor count = wl_graph_tensor(g, "count", STRATA_TAG_OPTSTATE, STRATA_DTYPE_INT32, 0, NULL, WL_ARGUMENT);
     for (int i = 0; i < L; i++) {
         g_snprintf(name, sizeof name, "m_%d", i);
         mu[i] = wl_graph_tensor(g, name, STRATA_TAG_OPTSTATE, dt, 2, dd, WL_ARGUMENT);
@@ -94,6 +127,8 @@ static strata_source *adam_mlp_generate(const strata_params *p, GError **err)
         grads[i] = wl_model_grad(m, w[i]);
     wl_tensor gnorm = wl_graph_tensor(g, "gnorm", STRATA_TAG_TEMP, STRATA_DTYPE_F32, 0, NULL, WL_TEMP);
     wl_graph_compute(g, "clip_global_norm", 2 * L * n_dd, grads, (uint32_t)L, &gnorm, 1, NULL, 0);
+    wl_tensor new_count = wl_graph_tensor(g, "new_count", STRATA_TAG_OPTSTATE, STRATA_DTYPE_INT32, 0, NULL, WL_OUTPUT);
+    wl_graph_compute(g, "adam_count", 1, &count, 1, &new_count, 1, &count, 1);
     for (int i = 0; i < L; i++) {
         wl_tensor outs[3];
         g_snprintf(name, sizeof name, "new_w_%d", i);
@@ -102,10 +137,10 @@ static strata_source *adam_mlp_generate(const strata_params *p, GError **err)
         outs[1] = wl_graph_tensor(g, name, STRATA_TAG_OPTSTATE, dt, 2, dd, WL_OUTPUT);
         g_snprintf(name, sizeof name, "new_v_%d", i);
         outs[2] = wl_graph_tensor(g, name, STRATA_TAG_OPTSTATE, dt, 2, dd, WL_OUTPUT);
-        wl_tensor ins[5] = {w[i], grads[i], mu[i], nu[i], gnorm};
+        wl_tensor ins[6] = {w[i], grads[i], mu[i], nu[i], gnorm, new_count};
         wl_tensor donated[3] = {w[i], mu[i], nu[i]};
         g_snprintf(label, sizeof label, "adam_update%d", i);
-        wl_graph_compute(g, label, 16 * n_dd, ins, 5, outs, 3, donated, 3);
+        wl_graph_compute(g, label, 16 * n_dd, ins, 6, outs, 3, donated, 3);
     }
     wl_model_free(m);
     g_free(w);
@@ -121,4 +156,5 @@ const strata_workload_type strata_workload_adam_mlp = {
     "the tutorial's MLP training step: GELU layers, MSE+L2, Adam with global-norm clipping, donated state",
     adam_mlp_params,
     adam_mlp_generate,
+    adam_mlp_presets,
 };

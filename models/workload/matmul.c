@@ -325,4 +325,5 @@ const strata_workload_type strata_workload_matmul = {
     "a Pallas-style blocked matmul on a TPU core: HBM -> VMEM block DMAs, MXU steps, 1/2/3 buffers",
     matmul_params,
     matmul_generate,
+    NULL,
 };

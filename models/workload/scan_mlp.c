@@ -1,22 +1,42 @@
 /*
  * scan_mlp.c: `strata gen scan-mlp`, the network of the JAX host-offloading
- * tutorial (seed 002): jax.jit(jax.grad(scanned)) over a scan of layers.
+ * tutorial (seed 002): jax.jit(jax.grad(scanned))((w1, w2), x), a scan of
+ * `layers` steps of x @ w1_i @ w2_i, the gradient taken with respect to the
+ * weights. `preset=tutorial` gives the tutorial's shapes: x[256,256],
+ * w1[10,256,1024], w2[10,1024,256], f32 (batch 256, dim 256, hidden 1024,
+ * layers 10).
  *
- * Schedule (one jitted gradient step):
- *   arguments  x[batch,dim] (input), w1_i[dim,hidden], w2_i[hidden,dim]
- *              (param) for i < layers: the scanned, stacked weights, one
- *              buffer per layer so that a layer's slice can move alone;
- *   forward    for i = 0..layers-1: y_i = h_i @ w1_i, h_{i+1} = y_i @ w2_i
- *              (h_0 = x; 2*batch*dim*hidden flops each);
- *              loss = sum(h_L) (batch*dim flops);
- *   backward   the gradient of the sum is ones[batch,dim]; for i = L-1..0:
- *              d_w2_i = y_i^T @ d_h_{i+1}, d_y_i = d_h_{i+1} @ w2_i^T,
- *              d_w1_i = h_i^T @ d_y_i, d_h_i = d_y_i @ w1_i^T (i > 0 only:
- *              the gradient is taken with respect to the weights).
- * The forward pass saves h_i and y_i (what the backward pass needs); the
- * backward pass consumes them in reverse and frees each after its last use.
- * Outputs: d_w1_i and d_w2_i (tag grad), live at the end. Activations are
- * tagged activation, the gradients of activations grad.
+ * The program as XLA compiles it (B batch, D dim, H hidden, L layers, s
+ * bytes per element), buffer by buffer:
+ *   arguments  x[B,D] (input), w1_i[D,H], w2_i[H,D] (param) for i < L: the
+ *              scanned weights, one buffer per layer so that a layer's slice
+ *              can move alone (the stacks' bytes are the same);
+ *   carry      the loop carry cannot be the argument x, so the program first
+ *              copies x into h_0 (XLA's copy of a parameter that enters a
+ *              while loop);
+ *   forward    for i = 0..L-1: y_i = h_i @ w1_i [B,H], h_{i+1} = y_i @ w2_i
+ *              [B,D] (2*B*D*H flops each); the scan saves what the backward
+ *              pass needs, each step's carry h_i and y_i (its residual
+ *              stacks: XLA keeps the weights' slices in the arguments);
+ *   loss       loss = sum(h_L), a 4-byte f32 temp, freed at once with h_L;
+ *   backward   the gradient of the sum is ones, d_h_L[B,D]; for i = L-1..0:
+ *              d_y_i = d_h_{i+1} @ w2_i^T [B,H], d_w2_i = y_i^T @ d_h_{i+1},
+ *              then d_h_{i+1} and y_i are dead; d_h_i = d_y_i @ w1_i^T (i > 0
+ *              only), d_w1_i = h_i^T @ d_y_i, then d_y_i and h_i are dead.
+ *              Each step writes its d_w1_i, d_w2_i in place into the
+ *              outputs (tag grad): they are never temps.
+ * memory_analysis(), by hand:
+ *   argument  (B*D + 2*L*D*H) * s
+ *   output    2*L*D*H * s             the gradients
+ *   alias     0                       nothing is donated
+ *   temp      (L+1) * B * (D+H) * s   at d_y_{L-1}: h_0..h_{L-1}, y_0..y_{L-1},
+ *                                     d_h_L and d_y_{L-1} (the forward's end
+ *                                     holds (L+1)*B*D + L*B*H + 4 bytes, less)
+ *   total     temp + argument + output
+ * Tutorial shapes (s = 4): argument (65536 + 5242880) * 4 = 21233664,
+ * output 5242880 * 4 = 20971520, alias 0, temp 11 * 256 * 1280 * 4 =
+ * 14417920, total 56623104 bytes.
+ * Activations are tagged activation, the gradients of activations grad.
  * remat=full recomputes each layer's y_i from h_i in the backward pass
  * (jax.checkpoint of the layer); remat=dots saves the matmul outputs.
  */
@@ -26,7 +46,14 @@
 
 static const char *const remat_choices[] = {"none", "full", "dots", NULL};
 
+static const char *const preset_choices[] = {"none", "tutorial", NULL};
+static const char *const tutorial[] = {"batch=256", "dim=256", "hidden=1024", "layers=10", "dtype=f32", NULL};
+static const strata_workload_preset scan_mlp_presets[] = {{"tutorial", tutorial}, {NULL, NULL}};
+
 static const strata_param_def scan_mlp_params[] = {
+    {"preset", STRATA_PARAM_STRING, "none",
+     "tutorial: the JAX offloading tutorial's shapes (batch 256, dim 256, hidden 1024, layers 10, f32); "
+     "parameters given explicitly win", preset_choices},
     {"batch", STRATA_PARAM_INT, "64", "rows of the input x (batch x dim)", NULL},
     {"dim", STRATA_PARAM_INT, "4096", "model width: x is batch x dim, w1 dim x hidden, w2 hidden x dim", NULL},
     {"hidden", STRATA_PARAM_INT, "16384", "hidden width of each layer", NULL},
@@ -53,7 +80,7 @@ static strata_source *scan_mlp_generate(const strata_params *p, GError **err)
     wl_graph *g = wl_graph_new();
     wl_model *m = wl_model_new(g);
     const uint64_t bd[2] = {B, D}, bh[2] = {B, H}, dh[2] = {D, H}, hd[2] = {H, D};
-    wl_tensor h = wl_graph_tensor(g, "x", STRATA_TAG_INPUT, dt, 2, bd, WL_ARGUMENT);
+    wl_tensor x = wl_graph_tensor(g, "x", STRATA_TAG_INPUT, dt, 2, bd, WL_ARGUMENT);
     wl_tensor *w1 = g_new(wl_tensor, L), *w2 = g_new(wl_tensor, L);
     for (int i = 0; i < L; i++) {
         char name[32];
@@ -65,6 +92,9 @@ static strata_source *scan_mlp_generate(const strata_params *p, GError **err)
         wl_model_requires_grad(m, w2[i]);
     }
     double mm = 2.0 * (double)B * (double)D * (double)H;
+    wl_model_group(m, -1, false);
+    wl_tensor h = wl_graph_tensor(g, "h_0", STRATA_TAG_ACTIVATION, dt, 2, bd, WL_TEMP);
+    wl_model_node(m, "carry_init", h, &x, 1, 0, false); /* a copy: its time is its bytes */
     for (int i = 0; i < L; i++) {
         char name[32], label[32];
         wl_model_group(m, i, true);
@@ -94,4 +124,5 @@ const strata_workload_type strata_workload_scan_mlp = {
     "the JAX offloading tutorial's scanned MLP: grad of sum(scan(x@w1@w2)) w.r.t. the weights",
     scan_mlp_params,
     scan_mlp_generate,
+    scan_mlp_presets,
 };

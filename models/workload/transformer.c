@@ -215,4 +215,5 @@ const strata_workload_type strata_workload_transformer = {
     "a decoder training step: embeddings, attention, MLP, layernorm, AdamW; remat none|full|dots",
     transformer_params,
     transformer_generate,
+    NULL,
 };

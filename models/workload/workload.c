@@ -90,11 +90,45 @@ strata_source *strata_workload_generate(const char *name, const char *const *arg
         }
         g_string_append_printf(kv, "%s%s", kv->len ? "," : "", *a);
     }
-    strata_params *p = strata_params_new(name, type->params, kv->str, err);
+    strata_params *p = strata_workload_params(type, kv->str, err);
     g_string_free(kv, TRUE);
     if (!p)
         return NULL;
     strata_source *src = type->generate(p, err);
     strata_params_free(p);
     return src;
+}
+
+/* True when "k=v,..." list kv gives key. */
+static bool kv_has_key(const char *kv, const char *key)
+{
+    size_t n = strlen(key);
+    for (const char *item = kv; item && *item; item = strchr(item, ',') ? strchr(item, ',') + 1 : NULL)
+        if (strncmp(item, key, n) == 0 && item[n] == '=')
+            return true;
+    return false;
+}
+
+strata_params *strata_workload_params(const strata_workload_type *type, const char *kv, GError **err)
+{
+    strata_params *p = strata_params_new(type->name, type->params, kv, err);
+    if (!p || !type->presets)
+        return p;
+    const char *name = strata_params_string(p, "preset");
+    const strata_workload_preset *preset = type->presets;
+    while (preset->name && strcmp(preset->name, name) != 0)
+        preset++;
+    if (!preset->name)
+        return p; /* "none" */
+    strata_params_free(p);
+    GString *all = g_string_new(kv);
+    for (const char *const *v = preset->values; *v; v++) {
+        char *key = g_strndup(*v, strcspn(*v, "="));
+        if (!kv_has_key(kv, key))
+            g_string_append_printf(all, "%s%s", all->len ? "," : "", *v);
+        g_free(key);
+    }
+    p = strata_params_new(type->name, type->params, all->str, err);
+    g_string_free(all, TRUE);
+    return p;
 }

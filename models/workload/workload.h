@@ -10,18 +10,30 @@
 #include "core/params.h"
 #include "trace/source.h"
 
+/* A named set of parameter values, e.g. the shapes of a published program. */
+typedef struct strata_workload_preset {
+    const char *name;
+    const char *const *values; /* "key=value", NULL-terminated */
+} strata_workload_preset;
+
 typedef struct strata_workload_type {
     const char *name;
     const char *summary;
     const strata_param_def *params;
     /* Returns a source over the generated ops (p validated against params). */
     strata_source *(*generate)(const strata_params *p, GError **err);
+    /* NULL, or the values a `preset=NAME` parameter stands for
+     * (NULL-terminated by name); parameters given explicitly win. */
+    const strata_workload_preset *presets;
 } strata_workload_type;
 
 const strata_workload_type *const *strata_workload_types(void);
 const strata_workload_type *strata_workload_type_find(const char *name);
 char *strata_workload_type_names(void); /* g_free */
 
+/* The parameters of type from "k=v,..." (kv may be NULL), with the values
+ * of its preset for the parameters kv does not give. */
+strata_params *strata_workload_params(const strata_workload_type *type, const char *kv, GError **err);
 /* name plus "k=v" args (NULL-terminated): validates and generates. */
 strata_source *strata_workload_generate(const char *name, const char *const *args, GError **err);
 

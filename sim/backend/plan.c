@@ -6,6 +6,8 @@
  * memories[], streams and units; a second pass over ops[] (not
  * the source) places the buffers with each memory's allocator, in file
  * order, and stops at the first alloc that does not fit (invariant 4).
+ * Each memory's ledger hears the program's ops as the first pass binds
+ * them and the allocator's stats as the second places.
  * Without a hardware model, memories are made on first use with the names
  * of the brief: `host` is pinned host memory, `pageable` pageable host
  * memory, anything else (and the default, `hbm`) device memory.
@@ -80,6 +82,7 @@ static strata_plan *plan_new(const char *origin, const strata_hw *hw)
             m.capacity = s->capacity;
             m.alignment = s->alignment ? s->alignment : 256;
             m.allocator = g_strdup(s->allocator ? s->allocator : PLAN_NO_HW_ALLOCATOR);
+            m.ledger = strata_ledger_new();
             g_array_append_val(p->memories, m);
         }
         for (uint32_t i = 0; i < strata_hw_compute_count(hw); i++) {
@@ -106,6 +109,7 @@ static void plan_sync_names(strata_plan *p, const strata_binder *binder)
         m.capacity = PLAN_NO_HW_CAPACITY;
         m.alignment = 256;
         m.allocator = g_strdup(PLAN_NO_HW_ALLOCATOR);
+        m.ledger = strata_ledger_new();
         g_array_append_val(p->memories, m);
     }
     for (uint32_t i = p->units->len; i < strata_binder_unit_count(binder); i++) {
@@ -243,11 +247,9 @@ static bool plan_place(strata_plan *p, const char *placement, GError **err)
                 goto out;
         }
     }
-    bool work_seen = false;
     for (guint i = 0; i < p->ops->len; i++) {
         strata_plan_op *op = &g_array_index(p->ops, strata_plan_op, i);
         strata_alloc_stats st;
-        work_seen = work_seen || op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE;
         if (op->kind == STRATA_OP_ALLOC) {
             strata_plan_buffer *b = plan_buffer(p, op->buf);
             if (!strata_allocator_alloc(alloc[b->memory], op->buf, b->size, op->stream, &b->offset)) {
@@ -266,12 +268,11 @@ static bool plan_place(strata_plan *p, const char *placement, GError **err)
             mem->extent = MAX(mem->extent, b->offset + b->size);
             mem->n_buffers++;
             strata_allocator_stats(alloc[b->memory], &st);
-            strata_ledger_alloc(mem->ledger, op->buf, b->size, !work_seen, &st);
+            strata_ledger_observe(mem->ledger, &st);
         } else if (op->kind == STRATA_OP_FREE) {
             strata_allocator_free_block(alloc[op->memory], op->buf);
             strata_allocator_stats(alloc[op->memory], &st);
-            strata_ledger_free_buffer(g_array_index(p->memories, strata_plan_memory, op->memory).ledger, op->buf,
-                                      !work_seen, &st);
+            strata_ledger_observe(g_array_index(p->memories, strata_plan_memory, op->memory).ledger, &st);
         } else if (op->kind == STRATA_OP_RELEASE) {
             for (guint m = 0; m < n_mem; m++) {
                 if (op->memory >= 0 && op->memory != (int32_t)m)
@@ -306,6 +307,8 @@ strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const ch
         if (!hw)
             plan_sync_names(b.plan, binder);
         ok = plan_add(&b, op, err);
+        for (guint m = 0; ok && m < b.plan->memories->len; m++)
+            strata_ledger_bound_op(g_array_index(b.plan->memories, strata_plan_memory, m).ledger, m, op);
     }
     ok = ok && got == 0;
     if (ok && !hw) {
@@ -316,7 +319,6 @@ strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const ch
     int default_memory = ok ? strata_binder_memory(binder, NULL) : -1;
     for (guint m = 0; ok && m < b.plan->memories->len; m++) {
         strata_plan_memory *mem = &g_array_index(b.plan->memories, strata_plan_memory, m);
-        mem->ledger = strata_ledger_new();
         strata_ledger_read_options(mem->ledger, strata_binder_checker(binder), mem->name,
                                    (int)m == default_memory);
     }

@@ -82,6 +82,7 @@ static void alloc_print_summary(const strata_results *r, const strata_replay_sum
         fprintf(out, "planned height   %" G_GUINT64_FORMAT " B, lower bound %" G_GUINT64_FORMAT
                 " B (x%.4f)\n", s->planned_height, s->plan_lower_bound,
                 s->plan_lower_bound ? (double)s->planned_height / (double)s->plan_lower_bound : 1.0);
+    strata_results_print_jax(r, out);
     if (r->oom) {
         const strata_oom_info *o = &r->oom_info;
         fprintf(out, "out of memory    at op %" G_GUINT64_FORMAT " (line %" G_GUINT64_FORMAT

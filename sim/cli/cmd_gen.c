@@ -62,7 +62,7 @@ static strata_params *gen_params(const strata_workload_type *type, int argc, cha
         }
         g_string_append_printf(kv, "%s%s", kv->len ? "," : "", argv[i]);
     }
-    strata_params *params = strata_params_new(type->name, type->params, kv->str, err);
+    strata_params *params = strata_workload_params(type, kv->str, err);
     g_string_free(kv, TRUE);
     return params;
 }

@@ -203,7 +203,7 @@ static void run_free(engine_ctx *ctx, const strata_bound_op *op)
     if (!b)
         return;
     uint32_t memory = b->memory;
-    engine_memory_free(&ctx->mems.mem[memory], b, op->index < engine_feed_first_work(ctx->feed));
+    engine_memory_free(&ctx->mems.mem[memory], b);
     add_sample(ctx, b, -(int64_t)b->size);
     engine_feed_forget(ctx->feed, op->buf);
     check_allocator(ctx, memory);

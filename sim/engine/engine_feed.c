@@ -5,15 +5,15 @@
  * and every name resolved against the hardware model (memories of allocs,
  * compute units, a route for every copy) to dense indices.
  *
- * First pass (engine_feed_new): collects the streams and events, the
- * lifetimes of buffers in memories whose allocator plans ahead and the index
- * of the first copy or compute (the buffers allocated before it are the
- * program's arguments). Then it rewinds.
+ * First pass (engine_feed_new): collects the streams and events and the
+ * lifetimes of buffers in memories whose allocator plans ahead. Then it
+ * rewinds.
  *
  * Second pass (engine_feed_next): lazy. When a stream's actor needs its next op
  * and its queue is empty, bound ops are read in file order (the binder
  * rewound), copied into engine_ops and appended to their streams' queues until
- * one lands in the asking stream's queue. Memory is bounded by how far streams
+ * one lands in the asking stream's queue; each op read reaches the memories'
+ * ledgers then, in file order. Memory is bounded by how far streams
  * drift apart, never by the length of the trace.
  *
  * Invariants:
@@ -32,7 +32,6 @@ struct engine_feed {
     GPtrArray *stream_names;   /* char * (owned), by stream index */
     uint32_t n_events;
     uint64_t n_ops;
-    uint64_t first_work;       /* index of the first copy or compute; UINT64_MAX when none */
     GHashTable *buffers;       /* id -> engine_buffer * (owned) */
     GPtrArray *heads, *tails;  /* per stream: engine_op * queue */
     bool eof;
@@ -75,11 +74,6 @@ static bool first_pass_op(engine_feed *f, first_pass *p, const strata_bound_op *
         }
         break;
     }
-    case STRATA_OP_COPY:
-    case STRATA_OP_COMPUTE:
-        if (f->first_work == UINT64_MAX)
-            f->first_work = op->index;
-        break;
     default:
         break;
     }
@@ -93,7 +87,6 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     strata_bind_options opt = {.hw = hw};
     f->binder = strata_binder_new(src, &opt);
     f->ms = ms;
-    f->first_work = UINT64_MAX;
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
     f->buffers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, NULL);
     f->heads = g_ptr_array_new();
@@ -214,11 +207,6 @@ uint64_t engine_feed_op_count(const engine_feed *f)
     return f->n_ops;
 }
 
-uint64_t engine_feed_first_work(const engine_feed *f)
-{
-    return f->first_work;
-}
-
 engine_buffer *engine_feed_buffer(engine_feed *f, uint64_t id)
 {
     return g_hash_table_lookup(f->buffers, ID_KEY(id));
@@ -253,7 +241,6 @@ static engine_op *make_op(engine_feed *f, const strata_bound_op *op)
         b->memory = op->memory;
         b->dtype = op->dtype;
         b->tag = op->tag;
-        b->argument = op->index < f->first_work;
         b->name = g_strdup(op->op->name);
         g_hash_table_insert(f->buffers, ID_KEY(b->id), b);
     }
@@ -276,6 +263,7 @@ static int read_one(engine_feed *f, GError **err)
                     strata_binder_origin(f->binder), op->line);
         return -1;
     }
+    engine_memories_program(f->ms, op);
     engine_op *e = make_op(f, op);
     engine_op *tail = g_ptr_array_index(f->tails, op->stream);
     if (tail)

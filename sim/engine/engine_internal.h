@@ -8,7 +8,7 @@
  *   engine_memory.c    one allocator per memory and its ledger (the
  *                      accounting: peaks, fragmentation, argument/output/temp);
  *   engine_feed.c      the first pass over the bound source (streams,
- *                      lifetimes, first copy or compute) and the lazy second pass
+ *                      lifetimes, options) and the lazy second pass
  *                      that fills per-stream queues in file order;
  *   engine.c           the SimGrid actors (one per stream) and the results.
  *
@@ -35,7 +35,6 @@ typedef struct engine_buffer {
     uint32_t memory;
     strata_dtype dtype;
     strata_tag tag;
-    bool argument;     /* allocated before the first copy/compute in file order */
     bool placed;       /* the allocator gave it an address */
     char *name;
 } engine_buffer;
@@ -62,8 +61,9 @@ void engine_memories_clear(engine_memories *ms);
 bool engine_memories_apply_options(engine_memories *ms, const strata_checker *c, GError **err);
 /* Allocate b in its memory: false when it does not fit (out of memory). */
 bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream);
-/* before_work: the free comes before the first copy or compute in file order. */
-void engine_memory_free(engine_memory *m, engine_buffer *b, bool before_work);
+void engine_memory_free(engine_memory *m, engine_buffer *b);
+/* One op of the program, as read in file order, for every memory's ledger. */
+void engine_memories_program(engine_memories *ms, const strata_bound_op *op);
 /* Return the allocator's cached memory (a `release` op). */
 void engine_memory_release(engine_memory *m);
 /* Largest free address range of [0, capacity) not covered by a used block. */
@@ -84,8 +84,7 @@ typedef struct engine_feed engine_feed;
 
 /* First pass: binds the whole source (trace/bind.h: names, memories,
  * units, routes), collects streams, events, lifetimes for planning
- * allocators, the first copy or compute and the trace's options for the
- * ledgers, then rewinds. */
+ * allocators and the trace's options for the ledgers, then rewinds. */
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms,
                              GError **err);
 void engine_feed_free(engine_feed *f);
@@ -93,8 +92,6 @@ uint32_t engine_feed_stream_count(const engine_feed *f);
 const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream);
 uint32_t engine_feed_event_count(const engine_feed *f);
 uint64_t engine_feed_op_count(const engine_feed *f);
-/* Index of the first copy or compute in file order (UINT64_MAX: none). */
-uint64_t engine_feed_first_work(const engine_feed *f);
 /* Keep each op's label (buffer, event or compute name): for spans only. */
 void engine_feed_keep_labels(engine_feed *f, bool keep);
 /* The next op of `stream`, reading ahead in file order as needed: 1 op, 0 end, -1 error. */

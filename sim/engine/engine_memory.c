@@ -1,12 +1,12 @@
 /*
  * engine_memory.c: one allocator per memory of the hardware model, and its
- * ledger (ledger/ledger.h), told of every placement and free so that it
- * keeps the figures the engine reports for the memory.
+ * ledger (ledger/ledger.h), which keeps the figures the engine reports for
+ * the memory: the allocator's stats after every placement, free and
+ * release as the actors execute them, and the program's ops in file order
+ * as the feed reads them (memory_analysis() follows program order).
  *
- * A buffer is an argument when its alloc comes before the first copy or
- * compute in file order (the first pass finds that op); the ledger takes it
- * from there. Invariants: allocated <= reserved <= capacity (the
- * allocator's); a buffer reaches the ledger iff the allocator placed it.
+ * Invariants: allocated <= reserved <= capacity (the allocator's); every
+ * op read reaches every ledger once, in file order.
  */
 #include "engine/engine_internal.h"
 #include <stdlib.h>
@@ -109,11 +109,11 @@ bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream)
     b->placed = true;
     strata_alloc_stats s;
     strata_allocator_stats(m->allocator, &s);
-    strata_ledger_alloc(m->ledger, b->id, b->size, b->argument, &s);
+    strata_ledger_observe(m->ledger, &s);
     return true;
 }
 
-void engine_memory_free(engine_memory *m, engine_buffer *b, bool before_work)
+void engine_memory_free(engine_memory *m, engine_buffer *b)
 {
     if (!b->placed)
         return;
@@ -121,7 +121,13 @@ void engine_memory_free(engine_memory *m, engine_buffer *b, bool before_work)
     b->placed = false;
     strata_alloc_stats s;
     strata_allocator_stats(m->allocator, &s);
-    strata_ledger_free_buffer(m->ledger, b->id, before_work, &s);
+    strata_ledger_observe(m->ledger, &s);
+}
+
+void engine_memories_program(engine_memories *ms, const strata_bound_op *op)
+{
+    for (uint32_t m = 0; m < ms->n; m++)
+        strata_ledger_bound_op(ms->mem[m].ledger, m, op);
 }
 
 void engine_memory_release(engine_memory *m)

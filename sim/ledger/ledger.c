@@ -2,31 +2,35 @@
  * ledger.c: the accounting of one memory (see ledger.h for the figures and
  * the invariants).
  *
- * Design: every placed buffer has a slot (its size and flags), found by id
+ * Design: every live buffer has a slot (its size and flags), found by id
  * in a hash table; the slots of non-argument buffers double as the temp
  * peak's segments, a doubly linked list in alloc order behind slot 0.
  * `tail` is the segment the current state belongs to (the last live one).
  */
 #include "ledger/ledger.h"
 #include <glib.h>
+#include <string.h>
 #include "core/units.h"
 
 #define LEDGER_NONE UINT32_MAX
-#define LEDGER_ARGUMENT 1u
+#define LEDGER_ARGUMENT 1u /* allocated before the first copy or compute */
+#define LEDGER_WRITTEN 2u  /* an argument the program wrote in place */
+#define LEDGER_ALIASED 4u  /* an output paired with a donated argument */
 
 typedef struct ledger_slot {
     uint64_t size;
-    uint64_t high;       /* segment: highest allocated - args_live since it opened */
+    uint64_t high;       /* segment: highest live - args_live since it opened */
     uint32_t prev, next; /* segment list; next also links recycled slots */
     uint32_t flags;
 } ledger_slot;
 
 struct strata_ledger {
     GArray *slots;       /* ledger_slot; slot 0 is the segment before any */
-    GHashTable *live;    /* buffer id -> slot index (never 0) */
+    GHashTable *live_ids; /* buffer id -> slot index (never 0) */
     uint32_t recycled;   /* first recycled slot, or LEDGER_NONE */
     uint32_t tail;       /* last live segment */
-    uint64_t allocated, args_live;
+    bool work_seen;      /* a copy or compute came: no more arguments */
+    uint64_t live, args_live;
     uint64_t peak_allocated, peak_reserved, waste_at_peak;
     double fragmentation_peak;
     uint64_t argument_bytes, padding_bytes;
@@ -41,7 +45,7 @@ strata_ledger *strata_ledger_new(void)
     l->slots = g_array_new(FALSE, TRUE, sizeof(ledger_slot));
     ledger_slot head = {.prev = LEDGER_NONE, .next = LEDGER_NONE};
     g_array_append_val(l->slots, head);
-    l->live = g_hash_table_new(g_direct_hash, g_direct_equal);
+    l->live_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
     l->recycled = LEDGER_NONE;
     l->tail = 0;
     return l;
@@ -52,7 +56,7 @@ void strata_ledger_free(strata_ledger *l)
     if (!l)
         return;
     g_array_free(l->slots, TRUE);
-    g_hash_table_destroy(l->live);
+    g_hash_table_destroy(l->live_ids);
     g_free(l);
 }
 
@@ -69,11 +73,14 @@ void strata_ledger_observe(strata_ledger *l, const strata_alloc_stats *now)
         if (frag > l->fragmentation_peak)
             l->fragmentation_peak = frag;
     }
-    l->allocated = now->allocated;
-    uint64_t rest = now->allocated > l->args_live ? now->allocated - l->args_live : 0;
+}
+
+/* The live bytes changed: fold what is not an argument into the current segment. */
+static void segment_observe(strata_ledger *l)
+{
     ledger_slot *t = SLOT(l, l->tail);
-    if (rest > t->high)
-        t->high = rest;
+    if (l->live - l->args_live > t->high)
+        t->high = l->live - l->args_live;
 }
 
 static uint32_t slot_take(strata_ledger *l)
@@ -87,13 +94,13 @@ static uint32_t slot_take(strata_ledger *l)
     return l->slots->len - 1;
 }
 
-void strata_ledger_alloc(strata_ledger *l, uint64_t id, uint64_t size, bool argument,
-                         const strata_alloc_stats *now)
+void strata_ledger_alloc(strata_ledger *l, uint64_t id, uint64_t size)
 {
     uint32_t i = slot_take(l);
     ledger_slot *s = SLOT(l, i);
     *s = (ledger_slot){.size = size, .prev = LEDGER_NONE, .next = LEDGER_NONE};
-    if (argument) {
+    l->live += size;
+    if (!l->work_seen) {
         s->flags = LEDGER_ARGUMENT;
         l->args_live += size;
         l->argument_bytes += size;
@@ -102,8 +109,8 @@ void strata_ledger_alloc(strata_ledger *l, uint64_t id, uint64_t size, bool argu
         SLOT(l, l->tail)->next = i;
         l->tail = i;
     }
-    g_hash_table_insert(l->live, ID_KEY(id), GUINT_TO_POINTER(i));
-    strata_ledger_observe(l, now);
+    g_hash_table_insert(l->live_ids, ID_KEY(id), GUINT_TO_POINTER(i));
+    segment_observe(l);
 }
 
 /* Drops segment i from the list; its high moves to the segment before it. */
@@ -119,30 +126,108 @@ static void segment_merge(strata_ledger *l, uint32_t i)
         l->tail = s->prev;
 }
 
-bool strata_ledger_free_buffer(strata_ledger *l, uint64_t id, bool before_work,
-                               const strata_alloc_stats *now)
+bool strata_ledger_free_buffer(strata_ledger *l, uint64_t id)
 {
-    uint32_t i = GPOINTER_TO_UINT(g_hash_table_lookup(l->live, ID_KEY(id)));
+    uint32_t i = GPOINTER_TO_UINT(g_hash_table_lookup(l->live_ids, ID_KEY(id)));
     if (i == 0)
         return false;
-    g_hash_table_remove(l->live, ID_KEY(id));
+    g_hash_table_remove(l->live_ids, ID_KEY(id));
     ledger_slot *s = SLOT(l, i);
+    l->live -= s->size;
     if (s->flags & LEDGER_ARGUMENT) {
         l->args_live -= s->size;
-        if (before_work)
+        if (!l->work_seen)
             l->argument_bytes -= s->size;
     } else {
         segment_merge(l, i);
     }
     s->next = l->recycled;
     l->recycled = i;
-    strata_ledger_observe(l, now);
+    segment_observe(l);
     return true;
 }
 
 bool strata_ledger_holds(const strata_ledger *l, uint64_t id)
 {
-    return g_hash_table_contains(l->live, ID_KEY(id));
+    return g_hash_table_contains(l->live_ids, ID_KEY(id));
+}
+
+/* The slot of a live buffer, or NULL. */
+static ledger_slot *slot_of(const strata_ledger *l, uint64_t id)
+{
+    uint32_t i = GPOINTER_TO_UINT(g_hash_table_lookup(l->live_ids, ID_KEY(id)));
+    return i ? SLOT(l, i) : NULL;
+}
+
+/* Pairs donated argument a with the first out= not paired yet, not an
+ * argument and no larger than it. */
+static void pair_donation(const strata_ledger *l, const ledger_slot *a, const uint64_t *outs, uint32_t n_outs)
+{
+    for (uint32_t k = 0; k < n_outs; k++) {
+        ledger_slot *c = slot_of(l, outs[k]);
+        if (c && !(c->flags & (LEDGER_ARGUMENT | LEDGER_ALIASED)) && c->size <= a->size) {
+            c->flags |= LEDGER_ALIASED;
+            return;
+        }
+    }
+}
+
+/* Marks the arguments among the written buffers. */
+static void mark_written(strata_ledger *l, const uint64_t *writes, uint32_t n_writes)
+{
+    l->work_seen = true;
+    for (uint32_t k = 0; k < n_writes; k++) {
+        ledger_slot *w = slot_of(l, writes[k]);
+        if (w && (w->flags & LEDGER_ARGUMENT))
+            w->flags |= LEDGER_WRITTEN;
+    }
+}
+
+/* Donated buffer `id`: when it is an argument this ledger holds and the
+ * compute does not write it in place, pairs it with an output. */
+static void donate(strata_ledger *l, uint64_t id, const uint64_t *outs, uint32_t n_outs)
+{
+    const ledger_slot *a = slot_of(l, id);
+    if (a && (a->flags & LEDGER_ARGUMENT) && !(a->flags & LEDGER_WRITTEN))
+        pair_donation(l, a, outs, n_outs);
+}
+
+void strata_ledger_work(strata_ledger *l, const strata_op *op, const uint64_t *ins, const uint64_t *outs,
+                        uint64_t dst)
+{
+    if (op->kind == STRATA_OP_COPY) {
+        mark_written(l, &dst, 1);
+        return;
+    }
+    mark_written(l, outs, op->n_outs);
+    for (uint32_t d = 0; d < op->n_donates; d++) {
+        for (uint32_t k = 0; k < op->n_ins; k++) {
+            if (strcmp(op->ins[k], op->donates[d]) == 0) {
+                donate(l, ins[k], outs, op->n_outs);
+                break;
+            }
+        }
+    }
+}
+
+void strata_ledger_bound_op(strata_ledger *l, uint32_t memory, const strata_bound_op *op)
+{
+    switch (op->kind) {
+    case STRATA_OP_ALLOC:
+        if (op->memory == memory)
+            strata_ledger_alloc(l, op->buf, op->bytes);
+        break;
+    case STRATA_OP_FREE:
+        if (op->memory == memory)
+            strata_ledger_free_buffer(l, op->buf);
+        break;
+    case STRATA_OP_COPY:
+    case STRATA_OP_COMPUTE:
+        strata_ledger_work(l, op->op, op->ins, op->outs, op->buf);
+        break;
+    default:
+        break;
+    }
 }
 
 void strata_ledger_read_options(strata_ledger *l, const strata_checker *c, const char *name, bool is_default)
@@ -182,7 +267,19 @@ void strata_ledger_fill(const strata_ledger *l, strata_memory_result *out)
     out->fragmentation_peak = l->fragmentation_peak;
     out->internal_waste_bytes = l->waste_at_peak;
     out->argument_bytes = l->argument_bytes;
-    out->output_bytes = l->allocated;
+    out->output_bytes = out->alias_bytes = 0;
+    GHashTableIter it;
+    gpointer value;
+    g_hash_table_iter_init(&it, l->live_ids);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        const ledger_slot *s = SLOT(l, GPOINTER_TO_UINT(value));
+        bool argument = s->flags & LEDGER_ARGUMENT, written = s->flags & LEDGER_WRITTEN;
+        if (!argument || written)
+            out->output_bytes += s->size;
+        if (written || (s->flags & LEDGER_ALIASED))
+            out->alias_bytes += s->size;
+    }
     out->temp_peak_bytes = temp_peak(l);
+    out->jax_total_bytes = out->temp_peak_bytes + out->argument_bytes + out->output_bytes - out->alias_bytes;
     out->padding_bytes = l->padding_bytes;
 }

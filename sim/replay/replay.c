@@ -8,8 +8,8 @@
  * when the allocator plans ahead. The allocator is created at the first op,
  * once the trace's `option` lines (which precede every op) are known.
  *
- * The memory's ledger (ledger/ledger.h) is told of every allocator call;
- * arguments are known online: the allocs before the first copy or compute.
+ * The memory's ledger (ledger/ledger.h) is told of every op of the program
+ * and of every allocator call.
  *
  * Invariants: buffer ids are the checker's (0, 1, 2... in alloc order); the
  * ledger holds exactly the ids placed by this allocator, so a free reaches
@@ -29,7 +29,6 @@ typedef struct replay_state {
     strata_allocator *alloc;
     strata_ledger *ledger;
     strata_replay_summary sum;
-    bool work_seen;           /* a copy or compute was seen (arguments end) */
 } replay_state;
 
 /* "k=v,..." of the trace's allocator.K options that the allocator declares. */
@@ -114,17 +113,13 @@ static bool replay_create_allocator(replay_state *st, const strata_checker *c, G
     return st->alloc != NULL;
 }
 
-/* Tells the ledger of the allocator call just made for op. */
+/* Tells the ledger of op and of the allocator call just made for it. */
 static void replay_account(replay_state *st, const strata_bound_op *op)
 {
+    strata_ledger_bound_op(st->ledger, st->memory_index, op);
     strata_alloc_stats s;
     strata_allocator_stats(st->alloc, &s);
-    if (op->kind == STRATA_OP_ALLOC)
-        strata_ledger_alloc(st->ledger, op->buf, op->bytes, !st->work_seen, &s);
-    else if (op->kind == STRATA_OP_FREE)
-        strata_ledger_free_buffer(st->ledger, op->buf, !st->work_seen, &s);
-    else
-        strata_ledger_observe(st->ledger, &s);
+    strata_ledger_observe(st->ledger, &s);
 }
 
 static bool replay_check(replay_state *st, const strata_bound_op *op, const char *origin, GError **err)
@@ -165,6 +160,10 @@ static bool replay_op(replay_state *st, const strata_bound_op *op, strata_result
             return true;
         strata_allocator_free_block(st->alloc, op->buf);
         break;
+    case STRATA_OP_COPY:
+    case STRATA_OP_COMPUTE:
+        strata_ledger_bound_op(st->ledger, st->memory_index, op);
+        return true;
     case STRATA_OP_RELEASE:
         if (op->memory != STRATA_BIND_NONE && op->memory != st->memory_index)
             return true;
@@ -200,7 +199,9 @@ static void replay_finish(replay_state *st, strata_results *r, uint64_t n_ops)
     st->sum.internal_waste_at_peak = m->internal_waste_bytes;
     st->sum.argument_bytes = m->argument_bytes;
     st->sum.output_bytes = m->output_bytes;
+    st->sum.alias_bytes = m->alias_bytes;
     st->sum.temp_peak_bytes = m->temp_peak_bytes;
+    st->sum.jax_total_bytes = m->jax_total_bytes;
     st->sum.padding_bytes = m->padding_bytes;
     strata_replay_add_top_level(r, &st->sum, strata_allocator_spec(st->alloc), st->opt->capacity);
     strata_allocator_free(st->alloc);
@@ -237,8 +238,6 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
     const strata_bound_op *op = NULL;
     int got;
     while ((got = strata_binder_next(binder, &op, err)) == 1) {
-        if (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE)
-            st.work_seen = true;
         if (!st.alloc) {
             if (!replay_create_allocator(&st, c, err)) {
                 ok = false;

@@ -47,14 +47,10 @@ typedef struct strata_replay_summary {
     uint64_t peak_allocated, peak_reserved, internal_waste_at_peak;
     double fragmentation_peak;
     uint64_t planned_height, plan_lower_bound; /* offline planners, else 0 */
-    /* JAX-style accounting, defined as the engine does (docs/engine.md,
-     * docs/workloads-policies.md): arguments are the memory's buffers
-     * allocated before the first copy or compute in file order (minus those
-     * freed before it), outputs the buffers never freed; temp_peak is the
-     * peak of allocated bytes minus the live arguments and outputs;
-     * padding is what a rewrite added (ledger/ledger.h). A trace
-     * with no copy or compute is all arguments (temp_peak 0), as in `run`. */
-    uint64_t argument_bytes, output_bytes, temp_peak_bytes, padding_bytes;
+    /* What memory_analysis() reports, as the engine does (ledger/ledger.h):
+     * arguments, outputs, aliased donations, the temp peak in program
+     * order, their total, and the padding a rewrite added. */
+    uint64_t argument_bytes, output_bytes, alias_bytes, temp_peak_bytes, jax_total_bytes, padding_bytes;
 } strata_replay_summary;
 
 /* Replays src (rewound first) and fills a new results value (*out, producer

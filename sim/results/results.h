@@ -29,10 +29,13 @@ typedef struct strata_memory_result {
     uint64_t peak_reserved_bytes;
     double fragmentation_peak;  /* max over time of 1 - largest_free/free_in_reserved */
     uint64_t internal_waste_bytes; /* rounding, at the allocated peak */
-    /* JAX-style accounting (issue 5): live at start, live at end, peak of the rest. */
+    /* As jax.stages.Compiled.memory_analysis() reports them (ledger/ledger.h):
+     * total = temp_peak + argument + output - alias. */
     uint64_t argument_bytes;
     uint64_t output_bytes;
+    uint64_t alias_bytes;
     uint64_t temp_peak_bytes;
+    uint64_t jax_total_bytes;
     uint64_t padding_bytes;     /* bytes added by a pad policy (0 if none) */
     /* Traffic through the memory's own port (engine): copies that read,
      * write or pass through it, and compute operand bytes. */
@@ -145,5 +148,8 @@ bool strata_results_write_timeline_to(const strata_results *r, FILE *out);
 
 /* The human summary of `strata run` (summary.c). */
 void strata_results_print_summary(const strata_results *r, FILE *out);
+/* Its table of what memory_analysis() reports per memory (argument, output,
+ * alias, temp and total bytes), for memories with a non-zero total. */
+void strata_results_print_jax(const strata_results *r, FILE *out);
 
 #endif

@@ -8,7 +8,8 @@
  *   memories.NAME.{kind, capacity_bytes, allocator, peak_allocated_bytes,
  *                  peak_reserved_bytes, peak_allocated_fraction,
  *                  fragmentation_peak, internal_waste_bytes, argument_bytes,
- *                  output_bytes, temp_peak_bytes, padding_bytes, port_bytes,
+ *                  output_bytes, alias_bytes, temp_peak_bytes, jax_total_bytes,
+ *                  padding_bytes, port_bytes,
  *                  port_busy_s},
  *   links.NAME.{bytes, busy_s, utilization},
  *   streams.NAME.{ops, busy_s, stall_s},
@@ -91,7 +92,9 @@ static void add_memories(JsonBuilder *b, const strata_results *r)
         add_uint(b, "internal_waste_bytes", m->internal_waste_bytes);
         add_uint(b, "argument_bytes", m->argument_bytes);
         add_uint(b, "output_bytes", m->output_bytes);
+        add_uint(b, "alias_bytes", m->alias_bytes);
         add_uint(b, "temp_peak_bytes", m->temp_peak_bytes);
+        add_uint(b, "jax_total_bytes", m->jax_total_bytes);
         add_uint(b, "padding_bytes", m->padding_bytes);
         add_uint(b, "port_bytes", m->port_bytes);
         add_double(b, "port_busy_s", m->port_busy_s);

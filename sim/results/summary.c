@@ -1,7 +1,9 @@
 /*
  * summary.c: the human summary that `strata run` prints: status and
  * makespan; per memory, peak allocated and reserved against capacity (with
- * percentages), the fragmentation peak and the average traffic through its port; per link, bytes and utilization
+ * percentages), the fragmentation peak and the average traffic through its
+ * port, and what memory_analysis() would report for it (argument, output,
+ * alias, temp and total bytes); per link, bytes and utilization
  * (busy / makespan); per stream, ops, busy and stall; per compute unit, busy
  * and flops; and the out-of-memory report when the run stopped on one.
  *
@@ -119,6 +121,29 @@ static void print_compute(const strata_results *r, FILE *out)
     }
 }
 
+void strata_results_print_jax(const strata_results *r, FILE *out)
+{
+    int w = name_width(r->memories, (int)strlen("memory_analysis"));
+    bool header = false;
+    for (guint i = 0; i < r->memories->len; i++) {
+        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        if (m->jax_total_bytes == 0)
+            continue;
+        if (!header)
+            fprintf(out, "\n%-*s  %-14s %-14s %-14s %-14s %s\n", w, "memory_analysis", "argument", "output",
+                    "alias", "temp", "total (temp + argument + output - alias)");
+        header = true;
+        uint64_t v[5] = {m->argument_bytes, m->output_bytes, m->alias_bytes, m->temp_peak_bytes, m->jax_total_bytes};
+        fprintf(out, "%-*s ", w, m->name);
+        for (int k = 0; k < 5; k++) {
+            char *text = strata_format_size(v[k]);
+            fprintf(out, " %-14s", text);
+            g_free(text);
+        }
+        fprintf(out, " (%" G_GUINT64_FORMAT " B)\n", m->jax_total_bytes);
+    }
+}
+
 static void print_oom(const strata_results *r, FILE *out)
 {
     const strata_oom_info *o = &r->oom_info;
@@ -145,6 +170,7 @@ void strata_results_print_summary(const strata_results *r, FILE *out)
     fprintf(out, "makespan  %s (%.9f s), %" G_GUINT64_FORMAT " ops\n", makespan, r->makespan_s, r->ops);
     g_free(makespan);
     print_memories(r, out);
+    strata_results_print_jax(r, out);
     print_links(r, out);
     print_streams(r, out);
     print_compute(r, out);
