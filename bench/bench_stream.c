@@ -20,7 +20,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "trace/check.h"
+#include "trace/checked.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
 
@@ -127,20 +127,20 @@ int main(int argc, char **argv)
     t0 = now();
     GError *err = NULL;
     strata_source *src = strata_trace_open(path, &err);
-    strata_checker *c = strata_checker_new(path);
+    if (!src) {
+        fprintf(stderr, "bench_stream: %s\n", err->message);
+        return 1;
+    }
+    src = strata_checked_source_new(src, NULL);
     const strata_op *op;
     uint64_t read_ops = 0;
-    while (strata_source_next(src, &op, &err) == 1) {
-        if (!strata_checker_feed(c, op, NULL, &err))
-            break;
+    while (strata_source_next(src, &op, &err) == 1)
         read_ops++;
-    }
     double t_read = now() - t0;
     if (err) {
         fprintf(stderr, "bench_stream: %s\n", err->message);
         return 1;
     }
-    strata_checker_free(c);
     strata_source_free(src);
     printf("read+check %" G_GUINT64_FORMAT " ops in %.2f s (%.2f M ops/s); getline over %" G_GUINT64_FORMAT
            " lines %.2f s\n",
