@@ -52,6 +52,32 @@ static void assert_rejects(const char *text, const char *needle)
     strata_checker_free(c);
 }
 
+/* A copy names both ends' memories (one interned pointer per name); a
+ * compute carries its first operand's dtype (in=, else out=). */
+START_TEST(memories_and_dtypes_of_operands)
+{
+    strata_checker *c = strata_checker_new("c.trace");
+    strata_op_refs r, first;
+    ck_assert_ptr_null(feed_lines(c, "alloc h 1MiB host dtype=bf16", &first));
+    ck_assert_int_eq(first.dtype, STRATA_DTYPE_BF16);
+    ck_assert_ptr_null(feed_lines(c, "alloc d 1MiB dtype=f32", &r));
+    ck_assert_ptr_null(feed_lines(c, "alloc o 1MiB host dtype=int8", &r));
+    ck_assert_ptr_null(feed_lines(c, "copy d h", &r));
+    ck_assert_ptr_null(r.memory);
+    ck_assert_str_eq(r.src_memory, "host");
+    ck_assert_ptr_eq(r.src_memory, first.memory);
+    ck_assert_ptr_null(feed_lines(c, "compute k in=d,h out=o", &r));
+    ck_assert_int_eq(r.dtype, STRATA_DTYPE_F32);
+    ck_assert_ptr_null(feed_lines(c, "compute k out=o,d", &r));
+    ck_assert_int_eq(r.dtype, STRATA_DTYPE_INT8);
+    ck_assert_ptr_null(feed_lines(c, "compute k", &r));
+    ck_assert_int_eq(r.dtype, STRATA_DTYPE_NONE);
+    ck_assert_ptr_null(feed_lines(c, "free h", &r));
+    ck_assert_int_eq(r.dtype, STRATA_DTYPE_BF16);
+    strata_checker_free(c);
+}
+END_TEST
+
 START_TEST(buffer_ids_and_reuse_after_free)
 {
     strata_checker *c = strata_checker_new("c.trace");
@@ -235,6 +261,7 @@ static Suite *check_suite(void)
     Suite *s = suite_create("check");
     TCase *tc = tcase_create("check");
     tcase_add_test(tc, buffer_ids_and_reuse_after_free);
+    tcase_add_test(tc, memories_and_dtypes_of_operands);
     tcase_add_test(tc, copy_bytes_default_and_limits);
     tcase_add_test(tc, compute_resolves_operands);
     tcase_add_test(tc, events_resolve_to_latest_record);

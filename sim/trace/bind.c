@@ -1,14 +1,17 @@
 /*
  * bind.c: a checked op stream bound to the hardware (contract in bind.h).
  *
- * State: the checker of the current pass; `buffers`, live buffer id ->
- * (memory + 1) | dtype << 32, so a free, copy or compute finds its
- * buffers' memories and dtypes by id; the memory and unit names by index
- * (the model's, or those made so far without one); with a model, a flag
- * per route already checked.
+ * State: the checker of the current pass; the memory and unit names by
+ * index (the model's, or those made so far without one); `memory_refs`,
+ * the memory index of each memory name the current checker has interned,
+ * so a buffer's memory (which the checker hands out as its interned name)
+ * is found by comparing pointers, never by name; with a model, a flag per
+ * route already checked. The binder keeps nothing per buffer: the checker
+ * already does.
  *
  * Invariants:
- *  1. `buffers` holds exactly the checker's live buffers;
+ *  1. memory_refs holds pointers interned by the current checker only
+ *     (emptied when a rewind replaces the checker);
  *  2. memories and units made by name are never dropped, so their indices
  *     hold across rewinds;
  *  3. route_checked[r] is set only after strata_hw_route() found route r.
@@ -18,37 +21,28 @@
 #include <string.h>
 #include "core/error.h"
 
-#define BUF_KEY(id) GSIZE_TO_POINTER((gsize)(id))
 #define DEFAULT_MEMORY "hbm"
 #define DEFAULT_UNIT "compute"
+
+/* A memory name as the checker interned it, and its memory index. */
+typedef struct memory_ref {
+    const char *name;
+    uint32_t index;
+} memory_ref;
 
 struct strata_binder {
     strata_source *src;
     const strata_hw *hw;
     char *default_memory;     /* without hw */
     strata_checker *checker;
-    GHashTable *buffers;      /* id -> packed memory and dtype (see above) */
+    GArray *memory_refs;      /* memory_ref */
+    int64_t default_index;    /* the default memory's index; -1 until first needed */
     GPtrArray *memory_names;  /* char * (owned), by index: the model's, or made by name */
     GPtrArray *unit_names;    /* char * (owned), by index: the same for units */
     guint8 *route_checked;    /* with hw: memory_count^2 flags */
     strata_bound_op bound;
     uint64_t n_ops;
 };
-
-static gpointer pack(uint32_t memory, strata_dtype dtype)
-{
-    return GSIZE_TO_POINTER(((gsize)dtype << 32) | ((gsize)memory + 1));
-}
-
-static uint32_t packed_memory(gpointer p)
-{
-    return (uint32_t)((GPOINTER_TO_SIZE(p) & G_MAXUINT32) - 1);
-}
-
-static strata_dtype packed_dtype(gpointer p)
-{
-    return (strata_dtype)(GPOINTER_TO_SIZE(p) >> 32);
-}
 
 strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *opt)
 {
@@ -57,7 +51,8 @@ strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *
     b->hw = opt ? opt->hw : NULL;
     b->default_memory = g_strdup(opt && opt->default_memory ? opt->default_memory : DEFAULT_MEMORY);
     b->checker = strata_checker_new(strata_source_origin(src));
-    b->buffers = g_hash_table_new(g_direct_hash, g_direct_equal);
+    b->memory_refs = g_array_new(FALSE, FALSE, sizeof(memory_ref));
+    b->default_index = -1;
     b->memory_names = g_ptr_array_new_with_free_func(g_free);
     b->unit_names = g_ptr_array_new_with_free_func(g_free);
     if (b->hw) {
@@ -76,7 +71,7 @@ void strata_binder_free(strata_binder *b)
     if (!b)
         return;
     strata_checker_free(b->checker);
-    g_hash_table_destroy(b->buffers);
+    g_array_free(b->memory_refs, TRUE);
     g_ptr_array_free(b->memory_names, TRUE);
     g_ptr_array_free(b->unit_names, TRUE);
     g_free(b->route_checked);
@@ -88,7 +83,7 @@ bool strata_binder_rewind(strata_binder *b, GError **err)
 {
     strata_checker_free(b->checker);
     b->checker = strata_checker_new(strata_source_origin(b->src));
-    g_hash_table_remove_all(b->buffers);
+    g_array_set_size(b->memory_refs, 0);
     b->n_ops = 0;
     return strata_source_rewind(b->src, err);
 }
@@ -165,19 +160,47 @@ static char *known_names(const strata_hw *hw, bool units)
     return g_string_free(s, FALSE);
 }
 
-/* The memory an alloc or release names (NULL: the default), or false with err. */
-static bool bind_memory(strata_binder *b, const strata_op *op, uint32_t *memory, GError **err)
+static uint32_t default_memory(strata_binder *b)
 {
-    int m = strata_binder_memory(b, op->memory);
+    if (b->default_index < 0)
+        b->default_index = strata_binder_memory(b, NULL);
+    return (uint32_t)b->default_index;
+}
+
+/* The memory named `name` (NULL: the default), or false with err. */
+static bool resolve_memory(strata_binder *b, const strata_op *op, const char *name, uint32_t *memory, GError **err)
+{
+    int m = name ? strata_binder_memory(b, name) : (int)default_memory(b);
     if (m >= 0) {
         *memory = (uint32_t)m;
         return true;
     }
     char *known = known_names(b->hw, false);
-    fail(b, op, err, "expected a memory of %s (one of %s), got '%s'", strata_hw_origin(b->hw), known,
-         op->memory);
+    fail(b, op, err, "expected a memory of %s (one of %s), got '%s'", strata_hw_origin(b->hw), known, name);
     g_free(known);
     return false;
+}
+
+/* The memory of a name the checker interned: by pointer once it is known. */
+static bool interned_memory(strata_binder *b, const strata_op *op, const char *name, uint32_t *memory,
+                            GError **err)
+{
+    if (!name) {
+        *memory = default_memory(b);
+        return true;
+    }
+    for (guint i = 0; i < b->memory_refs->len; i++) {
+        const memory_ref *r = &g_array_index(b->memory_refs, memory_ref, i);
+        if (r->name == name) {
+            *memory = r->index;
+            return true;
+        }
+    }
+    if (!resolve_memory(b, op, name, memory, err))
+        return false;
+    memory_ref r = {name, *memory};
+    g_array_append_val(b->memory_refs, r);
+    return true;
 }
 
 /* A compute's unit: unit= or the first; NONE when the model has no unit and
@@ -211,12 +234,12 @@ static bool bind_unit(strata_binder *b, const strata_op *op, uint32_t *unit, GEr
 }
 
 /* A copy's memories and route, checked against the model once per pair. */
-static bool bind_copy(strata_binder *b, const strata_op *op, strata_bound_op *o, GError **err)
+static bool bind_copy(strata_binder *b, const strata_op *op, const strata_op_refs *refs, strata_bound_op *o,
+                      GError **err)
 {
-    gpointer dst = g_hash_table_lookup(b->buffers, BUF_KEY(o->buf));
-    gpointer src = g_hash_table_lookup(b->buffers, BUF_KEY(o->src));
-    o->dst_memory = packed_memory(dst);
-    o->src_memory = packed_memory(src);
+    if (!interned_memory(b, op, refs->memory, &o->dst_memory, err) ||
+        !interned_memory(b, op, refs->src_memory, &o->src_memory, err))
+        return false;
     if (!b->hw)
         return true;
     uint32_t n = strata_hw_memory_count(b->hw);
@@ -241,8 +264,6 @@ static bool bind_compute(strata_binder *b, const strata_op *op, strata_bound_op 
         return false;
     if (b->hw && o->unit != STRATA_BIND_NONE)
         o->memory = strata_hw_compute(b->hw, o->unit)->operands;
-    const uint64_t *first = o->n_ins ? o->ins : o->n_outs ? o->outs : NULL;
-    o->dtype = first ? packed_dtype(g_hash_table_lookup(b->buffers, BUF_KEY(*first))) : STRATA_DTYPE_NONE;
     return true;
 }
 
@@ -252,28 +273,17 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
     strata_bound_op *o = &b->bound;
     *o = (strata_bound_op){.op = op, .kind = op->kind, .index = b->n_ops, .line = op->line,
                            .stream = refs->stream, .buf = refs->buf, .src = refs->src, .bytes = refs->bytes,
-                           .memory = STRATA_BIND_NONE, .src_memory = STRATA_BIND_NONE,
+                           .dtype = refs->dtype, .tag = op->tag, .memory = STRATA_BIND_NONE, .src_memory = STRATA_BIND_NONE,
                            .dst_memory = STRATA_BIND_NONE, .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE,
                            .has_flops = op->has_flops, .flops = op->has_flops ? op->flops : 0.0,
                            .has_time = op->has_time, .time_s = op->time_s, .ins = refs->ins, .outs = refs->outs,
                            .n_ins = op->n_ins, .n_outs = op->n_outs};
     switch (op->kind) {
     case STRATA_OP_ALLOC:
-        if (!bind_memory(b, op, &o->memory, err))
-            return false;
-        o->dtype = op->dtype;
-        o->tag = op->tag;
-        g_hash_table_insert(b->buffers, BUF_KEY(o->buf), pack(o->memory, op->dtype));
-        break;
-    case STRATA_OP_FREE: {
-        gpointer p = g_hash_table_lookup(b->buffers, BUF_KEY(o->buf));
-        o->memory = packed_memory(p);
-        o->dtype = packed_dtype(p);
-        g_hash_table_remove(b->buffers, BUF_KEY(o->buf));
-        break;
-    }
+    case STRATA_OP_FREE:
+        return interned_memory(b, op, refs->memory, &o->memory, err);
     case STRATA_OP_COPY:
-        return bind_copy(b, op, o, err);
+        return bind_copy(b, op, refs, o, err);
     case STRATA_OP_COMPUTE:
         return bind_compute(b, op, o, err);
     case STRATA_OP_RECORD:
@@ -282,7 +292,7 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
         o->event_seq = refs->event_seq;
         break;
     case STRATA_OP_RELEASE:
-        if (op->memory && !bind_memory(b, op, &o->memory, err))
+        if (op->memory && !resolve_memory(b, op, op->memory, &o->memory, err))
             return false;
         break;
     default:

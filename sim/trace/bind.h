@@ -26,10 +26,10 @@
  *  2. `index` counts non-option ops from 0 in file order; a rewind restarts
  *     the source and the checker, so each pass binds the same ops to the
  *     same numbers (memories and units made by name keep their indices);
- *  3. consumers need no name lookups: the binder hashes only what the op
- *     names (through the checker, plus an alloc's or release's MEMORY and a
- *     compute's unit=), and allocates nothing per op in steady state beyond
- *     one table entry per live buffer;
+ *  3. consumers need no name lookups, and the binder adds none to the
+ *     checker's but a release's MEMORY and a compute's unit=: a buffer's
+ *     memory is found by the pointer of the name the checker interned; it
+ *     keeps nothing per buffer and allocates nothing per op;
  *  4. a new dimension of placement (a device index for many chips in one
  *     trace) is one more field resolved here, not in each consumer.
  */

@@ -31,6 +31,7 @@ typedef struct live_buffer {
     uint64_t size;
     uint64_t line;      /* where it was allocated */
     const char *memory; /* interned; NULL = the default memory */
+    strata_dtype dtype;
 } live_buffer;
 
 typedef struct event_state {
@@ -140,8 +141,10 @@ static live_buffer *need_live(const strata_checker *c, const strata_op *op, cons
     return b;
 }
 
+/* Resolves a list of operands into ids; *first: the first operand of all
+ * lists resolved so far (left as is when set). */
 static bool resolve_list(const strata_checker *c, const strata_op *op, const char *role, const char *const *names,
-                         uint32_t n, GArray *ids, uint64_t *bytes, GError **err)
+                         uint32_t n, GArray *ids, uint64_t *bytes, const live_buffer **first, GError **err)
 {
     g_array_set_size(ids, 0);
     for (uint32_t i = 0; i < n; i++) {
@@ -150,6 +153,8 @@ static bool resolve_list(const strata_checker *c, const strata_op *op, const cha
             return false;
         g_array_append_val(ids, b->id);
         *bytes += b->size;
+        if (!*first)
+            *first = b;
     }
     return true;
 }
@@ -171,11 +176,13 @@ static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r
     b->size = op->size;
     b->line = op->line;
     b->memory = intern_memory(c, op->memory);
+    b->dtype = op->dtype;
     g_hash_table_insert(c->live, g_strdup(op->name), b);
     g_hash_table_insert(c->by_id, &b->id, b);
     r->buf = b->id;
     r->bytes = b->size;
     r->memory = b->memory;
+    r->dtype = b->dtype;
     return true;
 }
 
@@ -187,6 +194,7 @@ static bool feed_free(strata_checker *c, const strata_op *op, strata_op_refs *r,
     r->buf = b->id;
     r->bytes = b->size;
     r->memory = b->memory;
+    r->dtype = b->dtype;
     g_hash_table_remove(c->by_id, &b->id);
     g_hash_table_remove(c->live, op->name); /* frees b */
     return true;
@@ -215,14 +223,17 @@ static bool feed_copy(strata_checker *c, const strata_op *op, strata_op_refs *r,
     r->buf = dst->id;
     r->src = src->id;
     r->bytes = bytes;
+    r->memory = dst->memory;
+    r->src_memory = src->memory;
     return true;
 }
 
 static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
 {
     uint64_t bytes = 0;
-    if (!resolve_list(c, op, "in=", op->ins, op->n_ins, c->ins, &bytes, err) ||
-        !resolve_list(c, op, "out=", op->outs, op->n_outs, c->outs, &bytes, err))
+    const live_buffer *first = NULL;
+    if (!resolve_list(c, op, "in=", op->ins, op->n_ins, c->ins, &bytes, &first, err) ||
+        !resolve_list(c, op, "out=", op->outs, op->n_outs, c->outs, &bytes, &first, err))
         return false;
     for (uint32_t i = 0; i < op->n_donates; i++) {
         bool among_ins = false;
@@ -234,6 +245,7 @@ static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs 
     if ((op->has_flops && !(op->flops >= 0)) || (op->has_time && !(op->time_s >= 0)))
         return fail(c, op, err, "expected flops= and time= to be non-negative");
     r->bytes = bytes;
+    r->dtype = first ? first->dtype : STRATA_DTYPE_NONE;
     r->ins = (const uint64_t *)(void *)c->ins->data;
     r->outs = (const uint64_t *)(void *)c->outs->data;
     return true;

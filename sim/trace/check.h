@@ -33,9 +33,13 @@ typedef struct strata_op_refs {
     uint64_t event_seq;     /* RECORD: 1 for the event's first record, 2... WAIT: the record awaited */
     const uint64_t *ins;    /* COMPUTE: ids of in= */
     const uint64_t *outs;   /* COMPUTE: ids of out= */
-    /* Added by trace: ALLOC, FREE: the buffer's memory name (NULL = the default
-     * memory), valid as long as the checker (names are interned). */
+    /* ALLOC, FREE: the buffer's memory name. COPY: the destination's.
+     * NULL = the default memory; valid as long as the checker (names are
+     * interned: one pointer per distinct name). */
     const char *memory;
+    const char *src_memory; /* COPY: the source's memory name, likewise */
+    /* ALLOC, FREE: the buffer's dtype. COMPUTE: its first operand's (in=, else out=). */
+    strata_dtype dtype;
 } strata_op_refs;
 
 strata_checker *strata_checker_new(const char *origin);
