@@ -233,6 +233,143 @@ START_TEST(test_caching_roundup_divisions)
 }
 END_TEST
 
+/* The rules of c10/cuda/CUDAAllocatorConfig.cpp and CUDACachingAllocator.cpp
+ * that the settings control, each on a small sequence derived by hand. */
+
+static bool caching_rejects(const char *spec, const char *word)
+{
+    GError *err = NULL;
+    strata_allocator *a = strata_allocator_new(spec, 1024 * MiB, 0, &err);
+    bool rejected = a == NULL && err && strstr(err->message, word);
+    if (a)
+        strata_allocator_free(a);
+    g_clear_error(&err);
+    return rejected;
+}
+
+/* max_split_size_mb must be more than 20; the other settings' ranges. */
+START_TEST(test_caching_settings_checked)
+{
+    ck_assert(caching_rejects("caching:max_split_size=20MiB", "max_split_size"));
+    ck_assert(caching_rejects("caching:max_split_size=8MiB", "more than 20MiB"));
+    strata_allocator_free(make("caching:max_split_size=21MiB", 1024 * MiB, 0));
+    ck_assert(caching_rejects("caching:max_non_split_rounding=10MiB", "max_non_split_rounding"));
+    ck_assert(caching_rejects("caching:large_segment_size=11MiB", "large_segment_size"));
+    ck_assert(caching_rejects("caching:per_process_memory_fraction=1.5", "fraction"));
+    ck_assert(caching_rejects("caching:garbage_collection_threshold=1", "garbage"));
+    ck_assert(caching_rejects("caching:roundup_power2_intervals=3:4", "roundup_power2_intervals"));
+    ck_assert(caching_rejects("caching:roundup_power2_intervals=4:3", "roundup_power2_intervals"));
+}
+END_TEST
+
+/* max_split_size 40 MiB, a cached 100 MiB block. A 70 MiB request may take
+ * a non-split block at most max_non_split_rounding larger: by default 20 MiB
+ * (100 >= 70 + 20: refused, a new 70 MiB segment, 170 MiB reserved); with
+ * 40 MiB it takes the 100 MiB block whole (100 < 110: 100 MiB reserved). */
+START_TEST(test_caching_max_non_split_rounding)
+{
+    const char *specs[] = {"caching:max_split_size=40MiB",
+                           "caching:max_split_size=40MiB,max_non_split_rounding=40MiB"};
+    const uint64_t reserved[] = {170 * MiB, 100 * MiB};
+    for (int i = 0; i < 2; i++) {
+        strata_allocator *a = make(specs[i], 1024 * MiB, 0);
+        must_alloc(a, 0, 100 * MiB, 0);
+        must_free(a, 0);
+        must_alloc(a, 1, 70 * MiB, 0);
+        ck_assert_uint_eq(stats(a).reserved, reserved[i]);
+        strata_allocator_free(a);
+    }
+}
+END_TEST
+
+/* large_segment_size 12 MiB: a 5 MiB request gets a 12 MiB segment, not 20. */
+START_TEST(test_caching_large_segment_size)
+{
+    strata_allocator *a = make("caching:large_segment_size=12MiB", 1024 * MiB, 0);
+    must_alloc(a, 0, 5 * MiB, 0);
+    ck_assert_uint_eq(stats(a).reserved, 12 * MiB);
+    must_alloc(a, 1, 30 * MiB, 0); /* at least 10 MiB: its own size, as before */
+    ck_assert_uint_eq(stats(a).reserved, 42 * MiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* roundup_power2_intervals=64:8 (PyTorch's [64:8]): intervals 1 MiB to
+ * 128 MiB use 8 divisions, larger sizes none. 65 MiB + 1 lies in
+ * [64, 128) MiB: steps of 8 MiB, so 72 MiB (a 72 MiB segment). 200 MiB + 1:
+ * 512-byte rounding, a segment rounded to 2 MiB: 202 MiB. 1000000 B lies in
+ * the first interval: steps of 512 KiB / 8 = 64 KiB, so 1 MiB (16 steps). */
+START_TEST(test_caching_roundup_intervals)
+{
+    strata_allocator *a = make("caching:roundup_power2_intervals=64:8", 4096 * MiB, 0);
+    must_alloc(a, 0, 65 * MiB + 1, 0);
+    ck_assert_uint_eq(stats(a).reserved, 72 * MiB);
+    must_alloc(a, 1, 200 * MiB + 1, 0);
+    ck_assert_uint_eq(stats(a).reserved, 274 * MiB);
+    must_alloc(a, 2, 1000000, 0);
+    ck_assert_uint_eq(stats(a).internal_waste, (72 * MiB - 65 * MiB - 1) + 511 + (MiB - 1000000));
+    strata_allocator_free(a);
+    /* `>` sets every interval from the last one named: 1 MiB and up at 2. */
+    a = make("caching:roundup_power2_intervals=1:4/>:2", 4096 * MiB, 0);
+    must_alloc(a, 0, 3 * MiB + 1, 0); /* [2, 4) MiB in 2 steps: 4 MiB */
+    ck_assert_uint_eq(stats(a).internal_waste, MiB - 1);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* device_limit 50 MiB on a 1 GiB device: 30 MiB fits, 30 MiB more does not
+ * (60 > 50) and nothing is cached to release. Freed, the first segment is
+ * cached; a 40 MiB request misses it, fails at the device (30 + 40 > 50),
+ * releases it and retries: 40 MiB reserved. */
+START_TEST(test_caching_device_limit)
+{
+    strata_allocator *a = make("caching:device_limit=50MiB", 1024 * MiB, 0);
+    uint64_t off;
+    must_alloc(a, 0, 30 * MiB, 0);
+    ck_assert(!strata_allocator_alloc(a, 1, 30 * MiB, 0, &off));
+    must_free(a, 0);
+    must_alloc(a, 2, 40 * MiB, 0);
+    ck_assert_uint_eq(stats(a).reserved, 40 * MiB);
+    ck_assert_uint_eq(stats(a).n_segments, 1);
+    strata_allocator_free(a);
+    /* per_process_memory_fraction 0.5 of 100 MiB: at most 50 MiB */
+    a = make("caching:per_process_memory_fraction=0.5", 100 * MiB, 0);
+    must_alloc(a, 0, 40 * MiB, 0);
+    ck_assert(!strata_allocator_alloc(a, 1, 20 * MiB, 0, &off));
+    must_alloc(a, 2, 10 * MiB, 0); /* 10 MiB is not under 10 MiB: its own size, 50 fits */
+    ck_assert_uint_eq(stats(a).reserved, 50 * MiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* garbage_collection_threshold 0.5 of a 200 MiB limit (fraction 1): 100 MiB.
+ * Ages count get_free_block calls on the large pool since a block was
+ * cached. A, B, C of 30 MiB (calls 1-3, 90 MiB); free A (cached at 3);
+ * D 40 MiB (call 4, a miss; 90 <= 100: no collection; 130 MiB); free B
+ * (cached at 4); E 50 MiB (call 5, a miss; 130 > 100: reclaim 30; ages A 2,
+ * B 1, mean 1.5: A is freed, 30 MiB, enough) then a new segment: 150 MiB,
+ * B still cached. Without the threshold: 180 MiB. */
+START_TEST(test_caching_garbage_collection)
+{
+    const char *specs[] = {"caching:per_process_memory_fraction=1,garbage_collection_threshold=0.5",
+                           "caching:per_process_memory_fraction=1"};
+    const uint64_t reserved[] = {150 * MiB, 180 * MiB};
+    for (int i = 0; i < 2; i++) {
+        strata_allocator *a = make(specs[i], 200 * MiB, 0);
+        must_alloc(a, 0, 30 * MiB, 0);
+        must_alloc(a, 1, 30 * MiB, 0);
+        must_alloc(a, 2, 30 * MiB, 0);
+        must_free(a, 0);
+        must_alloc(a, 3, 40 * MiB, 0);
+        must_free(a, 1);
+        must_alloc(a, 4, 50 * MiB, 0);
+        ck_assert_uint_eq(stats(a).reserved, reserved[i]);
+        ck_assert_uint_eq(stats(a).free_in_reserved, 30 * MiB * (uint64_t)(i + 1));
+        strata_allocator_free(a);
+    }
+}
+END_TEST
+
 /* Expandable segments map 20 MiB pages as needed: 5 MiB, then 30 MiB more. */
 START_TEST(test_caching_expandable)
 {
@@ -370,6 +507,12 @@ static Suite *alloc_models_suite(void)
     tcase_add_test(tc, test_caching_max_split_size);
     tcase_add_test(tc, test_caching_roundup_divisions);
     tcase_add_test(tc, test_caching_expandable);
+    tcase_add_test(tc, test_caching_settings_checked);
+    tcase_add_test(tc, test_caching_max_non_split_rounding);
+    tcase_add_test(tc, test_caching_large_segment_size);
+    tcase_add_test(tc, test_caching_roundup_intervals);
+    tcase_add_test(tc, test_caching_device_limit);
+    tcase_add_test(tc, test_caching_garbage_collection);
     tcase_add_test(tc, test_bfc_split_and_coalesce);
     tcase_add_test(tc, test_bfc_growth);
     tcase_add_test(tc, test_invariants_random);

@@ -5,23 +5,38 @@
  * Design, following the source:
  *  - requests are rounded up to 512 bytes (kMinBlockSize), or to the next
  *    1/N power-of-two division when roundup_power2_divisions = N > 1
- *    (round_size, roundup_power2_next_division);
+ *    (round_size, roundup_power2_next_division); N is per power-of-two
+ *    interval of the size, from 1 MiB to 32 GiB and beyond
+ *    (CUDAAllocatorConfig::roundup_power2_divisions(size): 16 intervals,
+ *    sizes under 1 MiB use the first, over 32 GiB the last);
  *  - two pools: small (rounded size <= 1 MiB, kSmallSize) and large. A
  *    miss in the pool allocates a segment from the device (cudaMalloc):
- *    2 MiB (kSmallBuffer) for small requests, 20 MiB (kLargeBuffer) for
- *    requests under 10 MiB (kMinLargeAlloc), else the request rounded up to
- *    2 MiB (kRoundLarge) (get_allocation_size);
+ *    2 MiB (kSmallBuffer) for small requests, large_segment_size (20 MiB,
+ *    kLargeBuffer, by default) for requests under 10 MiB (kMinLargeAlloc),
+ *    else the request rounded up to 2 MiB (kRoundLarge)
+ *    (get_allocation_size);
  *  - best fit per pool and stream: a pool is ordered by (stream, size,
  *    address) and a request takes the first block at or after (its stream,
  *    its size), if it is on its stream (get_free_block);
- *  - max_split_size: a request below it never takes a cached block at or
- *    above it, a request at or above it takes only a block less than 20 MiB
- *    larger, and such blocks are never split;
+ *  - max_split_size (more than 20 MiB, as parseMaxSplitSize requires): a
+ *    request below it never takes a cached block at or above it, a request
+ *    at or above it takes only a block less than max_non_split_rounding
+ *    (20 MiB by default) larger, and such blocks are never split;
  *  - split (should_split): small pool when the remainder is >= 512 bytes;
  *    large pool when the request is below max_split_size and the remainder
  *    is > 1 MiB; with expandable segments whenever the remainder >= 512;
  *  - free: a block merges with free neighbours of its segment
  *    (try_merge_blocks) and goes back to its pool; memory stays reserved;
+ *  - the device: cudaMalloc fails when reserved + size exceeds the
+ *    capacity, or device_limit (the memory the process can get when others
+ *    share the GPU), or per_process_memory_fraction x capacity
+ *    (allowed_memory_maximum, set_fraction);
+ *  - garbage_collection_threshold T (only with per_process_memory_fraction,
+ *    as in PyTorch): before a device allocation, when reserved exceeds
+ *    T x allowed_memory_maximum, release whole cached large-pool blocks whose
+ *    age (get_free_block calls on the pool since the block went back to it)
+ *    is at least the mean age, repeating until reserved is back under the
+ *    threshold or nothing is freed (garbage_collect_cached_blocks);
  *  - out of memory (the device cannot give the segment): release oversize
  *    cached blocks (release_available_cached_blocks, with max_split_size),
  *    then every cached whole segment (release_cached_blocks, i.e.
@@ -31,8 +46,8 @@
  *    (small pool) or 20 MiB (large pool); reserved bytes are mapped pages;
  *    release unmaps the whole free pages at the end of each segment.
  *
- * The device: cudaMalloc succeeds when reserved + size <= capacity (the
- * GPU maps physical pages anywhere, so reserved bytes, not contiguity,
+ * The device: cudaMalloc succeeds when reserved + size <= the limit above
+ * (the GPU maps physical pages anywhere, so reserved bytes, not contiguity,
  * bound it). Segments get virtual addresses first-fit in [0, capacity) and
  * beyond it only when no gap is left; expandable segments get one window of
  * capacity bytes each. stats.address_space reports the range used.
@@ -40,8 +55,16 @@
  * Invariants: the blocks of a segment tile its mapped part in address
  * order; no two free neighbours in a segment; every free block is in its
  * pool and in the all-free index, used blocks in neither; reserved = sum of
- * segment (mapped) sizes <= capacity.
+ * segment (mapped) sizes <= limit <= capacity.
+ *
+ * Source: c10/cuda/CUDACachingAllocator.cpp (DeviceCachingAllocator: malloc,
+ * get_free_block, alloc_block, garbage_collect_cached_blocks,
+ * release_available_cached_blocks, release_cached_blocks) and
+ * c10/cuda/CUDAAllocatorConfig.cpp (the settings and their checks).
  */
+#include <stdarg.h>
+#include <string.h>
+
 #include "alloc/alloc.h"
 #include "core/error.h"
 
@@ -51,12 +74,14 @@
 #define CACHING_LARGE_BUFFER (UINT64_C(20) << 20) /* kLargeBuffer */
 #define CACHING_MIN_LARGE_ALLOC (UINT64_C(10) << 20) /* kMinLargeAlloc */
 #define CACHING_ROUND_LARGE (UINT64_C(2) << 20)  /* kRoundLarge */
+#define CACHING_INTERVALS 16 /* kRoundUpPowerOfTwoIntervals: 1 MiB .. 32 GiB */
 
 typedef struct caching_segment caching_segment;
 
 typedef struct caching_block {
     uint64_t offset, size;
     uint64_t id, requested;
+    uint64_t gc_base; /* the pool's get_free_block calls when it was pooled */
     uint32_t stream;
     bool used, small;
     struct caching_block *prev, *next; /* address neighbours within the segment */
@@ -73,8 +98,12 @@ struct caching_segment {
 
 typedef struct caching {
     uint64_t capacity;
+    uint64_t limit;          /* what cudaMalloc may reserve: <= capacity */
     uint64_t max_split_size; /* UINT64_MAX when unset */
-    int64_t roundup_divisions;
+    uint64_t max_non_split_rounding, large_segment;
+    uint64_t divisions[CACHING_INTERVALS];
+    double gc_threshold;     /* 0: off */
+    uint64_t pool_calls[2];  /* get_free_block calls per pool (gc ages) */
     bool expandable;
     uint32_t next_segment_number;
     GPtrArray *segments;  /* caching_segment *, by base */
@@ -92,6 +121,24 @@ static const strata_param_def caching_params[] = {
      "round requests up to 1/N steps between powers of two (0 or 1: 512-byte rounding)", NULL},
     {"expandable_segments", STRATA_PARAM_BOOL, "false",
      "one segment per pool and stream, grown in 2 MiB (small) / 20 MiB (large) pages", NULL},
+    {"roundup_power2_intervals", STRATA_PARAM_STRING, NULL,
+     "divisions per size interval, PyTorch's [256:1,512:2,>:4] written 256:1/512:2/>:4 "
+     "(interval starts in MiB, powers of two; overrides roundup_power2_divisions)", NULL},
+    {"max_non_split_rounding", STRATA_PARAM_SIZE, NULL,
+     "a request at or above max_split_size takes a cached block at most this much larger "
+     "(max_non_split_rounding_mb); unset: 20MiB", NULL},
+    {"large_segment_size", STRATA_PARAM_SIZE, NULL,
+     "segment size for large-pool requests under 10 MiB (large_segment_size_mb); unset: 20MiB",
+     NULL},
+    {"device_limit", STRATA_PARAM_SIZE, NULL,
+     "the most the process can reserve (other processes hold the rest); unset: the capacity",
+     NULL},
+    {"per_process_memory_fraction", STRATA_PARAM_DOUBLE, NULL,
+     "torch.cuda.set_per_process_memory_fraction: reserve at most this share of the capacity",
+     NULL},
+    {"garbage_collection_threshold", STRATA_PARAM_DOUBLE, NULL,
+     "with per_process_memory_fraction: free old cached blocks once reserved exceeds this "
+     "share of the allowed maximum (0 < T < 1)", NULL},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -127,6 +174,7 @@ static gint caching_cmp_segment(gconstpointer a, gconstpointer b)
 
 static void caching_pool_add(caching *c, caching_block *b)
 {
+    b->gc_base = c->pool_calls[b->small];
     g_tree_insert(c->pools[b->small], b, b);
     g_tree_insert(c->all_free, b, b);
 }
@@ -142,6 +190,13 @@ static uint64_t caching_round_up(uint64_t x, uint64_t step)
     return (x + step - 1) / step * step;
 }
 
+/* The roundup interval of a size: floor(log2(size / 1 MiB)), in [0, 15]. */
+static int caching_interval(uint64_t size)
+{
+    int index = 63 - __builtin_clzll(size) - 20;
+    return index < 0 ? 0 : index >= CACHING_INTERVALS ? CACHING_INTERVALS - 1 : index;
+}
+
 /* round_size() with roundup_power2_next_division(). */
 static uint64_t caching_round_size(const caching *c, uint64_t size)
 {
@@ -149,7 +204,7 @@ static uint64_t caching_round_size(const caching *c, uint64_t size)
         return CACHING_MIN_BLOCK;
     if (size > UINT64_MAX / 2)
         return 0;
-    uint64_t divisions = c->roundup_divisions > 1 ? (uint64_t)c->roundup_divisions : 0;
+    uint64_t divisions = c->divisions[caching_interval(size)];
     if (divisions > 1 && size > CACHING_MIN_BLOCK * divisions) {
         if ((size & (size - 1)) == 0)
             return size;
@@ -163,38 +218,139 @@ static uint64_t caching_round_size(const caching *c, uint64_t size)
     return caching_round_up(size, CACHING_MIN_BLOCK);
 }
 
-static uint64_t caching_allocation_size(uint64_t size)
+static uint64_t caching_allocation_size(const caching *c, uint64_t size)
 {
     if (size <= CACHING_SMALL_SIZE)
         return CACHING_SMALL_BUFFER;
     if (size < CACHING_MIN_LARGE_ALLOC)
-        return CACHING_LARGE_BUFFER;
+        return c->large_segment;
     return caching_round_up(size, CACHING_ROUND_LARGE);
 }
 
-static void *caching_create(const strata_alloc_config *cfg, GError **err)
+static bool caching_bad(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static bool caching_bad(GError **err, const char *fmt, ...)
 {
-    int64_t divisions = strata_params_int(cfg->params, "roundup_power2_divisions");
-    if (divisions < 0 || divisions > 64 || (divisions > 1 && (divisions & (divisions - 1)) != 0)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "roundup_power2_divisions must be 0 or a power of two up to 64, got %" G_GINT64_FORMAT,
-                    divisions);
-        return NULL;
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "caching: %s", msg);
+    g_free(msg);
+    return false;
+}
+
+static bool caching_power_of_two(uint64_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+/* roundup_power2_intervals, read as parseRoundUpPower2Divisions reads
+ * PyTorch's list: START_MIB:N entries ('/' for PyTorch's ','); the first
+ * entry also sets every interval below its own; `>:N` sets every interval
+ * from the last one named (included) to the end. */
+static bool caching_parse_intervals(const char *text, uint64_t *div, GError **err)
+{
+    char **items = g_strsplit(text, "/", -1);
+    size_t last = 0;
+    bool ok = items[0] != NULL;
+    for (size_t i = 0; ok && items[i]; i++) {
+        char *colon = strchr(items[i], ':'), *end = NULL;
+        uint64_t n = colon ? g_ascii_strtoull(colon + 1, &end, 10) : 0;
+        ok = colon && end && *end == '\0' && end != colon + 1 && (n <= 1 || caching_power_of_two(n));
+        if (!ok)
+            break;
+        *colon = '\0';
+        if (strcmp(items[i], ">") == 0) {
+            for (size_t k = last; k < CACHING_INTERVALS; k++)
+                div[k] = n;
+            continue;
+        }
+        uint64_t start = g_ascii_strtoull(items[i], &end, 10);
+        ok = *end == '\0' && caching_power_of_two(start);
+        if (!ok)
+            break;
+        size_t index = (size_t)(63 - __builtin_clzll(start));
+        index = index >= CACHING_INTERVALS ? CACHING_INTERVALS - 1 : index;
+        if (last == 0)
+            for (size_t k = 0; k < index; k++)
+                div[k] = n;
+        div[index] = n;
+        last = index;
     }
-    caching *c = g_new0(caching, 1);
-    c->capacity = cfg->capacity;
-    c->max_split_size = strata_params_is_set(cfg->params, "max_split_size")
-                            ? strata_params_size(cfg->params, "max_split_size")
+    g_strfreev(items);
+    if (!ok)
+        return caching_bad(err, "roundup_power2_intervals=%s: expected START:N entries separated "
+                                "by '/', START a power of two (MiB) or '>', N 0, 1 or a power of two",
+                           text);
+    return true;
+}
+
+/* The settings, checked as CUDAAllocatorConfig checks them. */
+static bool caching_configure(caching *c, const strata_params *p, GError **err)
+{
+    int64_t divisions = strata_params_int(p, "roundup_power2_divisions");
+    if (divisions < 0 || divisions > 64 || (divisions > 1 && (divisions & (divisions - 1)) != 0))
+        return caching_bad(err, "roundup_power2_divisions must be 0 or a power of two up to 64, got %" G_GINT64_FORMAT,
+                           divisions);
+    for (int i = 0; i < CACHING_INTERVALS; i++)
+        c->divisions[i] = (uint64_t)divisions;
+    const char *intervals = strata_params_string(p, "roundup_power2_intervals");
+    if (intervals && !caching_parse_intervals(intervals, c->divisions, err))
+        return false;
+    c->max_split_size = strata_params_is_set(p, "max_split_size")
+                            ? strata_params_size(p, "max_split_size")
                             : UINT64_MAX;
     if (c->max_split_size == 0)
         c->max_split_size = UINT64_MAX;
-    c->roundup_divisions = divisions;
-    c->expandable = strata_params_bool(cfg->params, "expandable_segments");
+    if (c->max_split_size <= CACHING_LARGE_BUFFER)
+        return caching_bad(err, "max_split_size must be more than 20MiB (max_split_size_mb > 20), "
+                                "got %" G_GUINT64_FORMAT " bytes", c->max_split_size);
+    c->max_non_split_rounding = strata_params_is_set(p, "max_non_split_rounding")
+                                    ? strata_params_size(p, "max_non_split_rounding")
+                                    : CACHING_LARGE_BUFFER;
+    if (c->max_non_split_rounding < CACHING_LARGE_BUFFER)
+        return caching_bad(err, "max_non_split_rounding must be at least 20MiB, got %" G_GUINT64_FORMAT " bytes",
+                           c->max_non_split_rounding);
+    c->large_segment = strata_params_is_set(p, "large_segment_size")
+                           ? strata_params_size(p, "large_segment_size")
+                           : CACHING_LARGE_BUFFER;
+    if (c->large_segment < CACHING_MIN_LARGE_ALLOC || c->large_segment % CACHING_ROUND_LARGE)
+        return caching_bad(err, "large_segment_size must be a multiple of 2MiB of at least 10MiB, "
+                                "got %" G_GUINT64_FORMAT " bytes", c->large_segment);
+    c->limit = c->capacity;
+    if (strata_params_is_set(p, "device_limit") && strata_params_size(p, "device_limit") < c->limit)
+        c->limit = strata_params_size(p, "device_limit");
+    if (strata_params_is_set(p, "per_process_memory_fraction")) {
+        double f = strata_params_double(p, "per_process_memory_fraction");
+        if (!(f >= 0 && f <= 1))
+            return caching_bad(err, "per_process_memory_fraction must be within [0, 1], got %g", f);
+        uint64_t allowed = (uint64_t)(f * (double)c->capacity);
+        c->limit = allowed < c->limit ? allowed : c->limit;
+        c->gc_threshold = strata_params_is_set(p, "garbage_collection_threshold")
+                              ? strata_params_double(p, "garbage_collection_threshold")
+                              : 0;
+    }
+    if (strata_params_is_set(p, "garbage_collection_threshold")) {
+        double g = strata_params_double(p, "garbage_collection_threshold");
+        if (!(g >= 0 && g < 1))
+            return caching_bad(err, "garbage_collection_threshold must be within [0, 1), got %g", g);
+    }
+    c->expandable = strata_params_bool(p, "expandable_segments");
+    return true;
+}
+
+static void caching_destroy(void *self);
+
+static void *caching_create(const strata_alloc_config *cfg, GError **err)
+{
+    caching *c = g_new0(caching, 1);
+    c->capacity = cfg->capacity;
     c->segments = g_ptr_array_new();
     c->pools[0] = g_tree_new_full(caching_cmp_pool, NULL, NULL, NULL);
     c->pools[1] = g_tree_new_full(caching_cmp_pool, NULL, NULL, NULL);
     c->all_free = g_tree_new_full(caching_cmp_size, NULL, NULL, NULL);
     c->live = g_hash_table_new(g_int64_hash, g_int64_equal);
+    if (!caching_configure(c, cfg->params, err)) {
+        caching_destroy(c);
+        return NULL;
+    }
     return c;
 }
 
@@ -221,6 +377,8 @@ static void caching_destroy(void *self)
 /* get_free_block(): best fit in the pool on the request's stream. */
 static caching_block *caching_get_free_block(caching *c, bool small, uint32_t stream, uint64_t size)
 {
+    if (c->gc_threshold > 0)
+        c->pool_calls[small]++;
     caching_block key = {.stream = stream, .size = size, .offset = 0};
     GTreeNode *n = g_tree_lower_bound(c->pools[small], &key);
     if (!n)
@@ -230,7 +388,7 @@ static caching_block *caching_get_free_block(caching *c, bool small, uint32_t st
         return NULL;
     if (size < c->max_split_size && b->size >= c->max_split_size)
         return NULL;
-    if (size >= c->max_split_size && b->size >= size + CACHING_LARGE_BUFFER)
+    if (size >= c->max_split_size && b->size >= size + c->max_non_split_rounding)
         return NULL;
     caching_pool_remove(c, b);
     return b;
@@ -277,7 +435,7 @@ static caching_segment *caching_add_segment(caching *c, uint64_t base, uint64_t 
 /* alloc_block(): a fresh segment from the device; its block is not pooled. */
 static caching_block *caching_alloc_segment(caching *c, bool small, uint32_t stream, uint64_t bytes)
 {
-    if (bytes > c->capacity - c->reserved)
+    if (bytes > c->limit - c->reserved)
         return NULL;
     uint64_t at = 0;
     for (guint i = 0; i < c->segments->len; i++) {
@@ -317,7 +475,7 @@ static caching_block *caching_grow(caching *c, bool small, uint32_t stream, uint
     caching_block *tail = caching_tail(s);
     uint64_t have = (tail && !tail->used) ? tail->size : 0;
     uint64_t map = caching_round_up(size - have, page);
-    if (map > c->capacity - c->reserved || map > s->window - s->size)
+    if (map > c->limit - c->reserved || map > s->window - s->size)
         return NULL;
     if (have > 0) {
         caching_pool_remove(c, tail);
@@ -345,7 +503,7 @@ static caching_block *caching_device_alloc(caching *c, bool small, uint32_t stre
 {
     if (c->expandable)
         return caching_grow(c, small, stream, size);
-    return caching_alloc_segment(c, small, stream, caching_allocation_size(size));
+    return caching_alloc_segment(c, small, stream, caching_allocation_size(c, size));
 }
 
 static void caching_drop_segment(caching *c, caching_segment *s)
@@ -446,6 +604,48 @@ static bool caching_release_available(caching *c, bool small, uint32_t stream, u
     return freed >= size;
 }
 
+/* garbage_collect_cached_blocks(): with reserved above the threshold, free
+ * whole cached large-pool blocks at least as old as the mean, until enough
+ * is reclaimed or a sweep frees nothing. */
+static void caching_collect(caching *c)
+{
+    uint64_t threshold = (uint64_t)(c->gc_threshold * (double)c->limit);
+    if (c->reserved <= threshold)
+        return;
+    uint64_t target = c->reserved - threshold, reclaimed = 0, total_age = 0, count = 0;
+    GPtrArray *whole = g_ptr_array_new();
+    GTreeNode *n = g_tree_node_first(c->pools[0]);
+    for (; n; n = g_tree_node_next(n)) {
+        caching_block *b = g_tree_node_value(n);
+        if (!b->prev && !b->next) {
+            total_age += c->pool_calls[0] - b->gc_base;
+            count++;
+            if (!b->segment->expandable)
+                g_ptr_array_add(whole, b);
+        }
+    }
+    bool freed = true;
+    while (reclaimed < target && freed && count > 0) {
+        double age_threshold = (double)total_age / (double)count;
+        freed = false;
+        for (guint i = 0; i < whole->len;) {
+            caching_block *b = g_ptr_array_index(whole, i);
+            uint64_t age = c->pool_calls[0] - b->gc_base;
+            if ((double)age < age_threshold) {
+                i++;
+                continue;
+            }
+            freed = true;
+            reclaimed += b->size;
+            total_age -= age;
+            count--;
+            g_ptr_array_remove_index(whole, i);
+            caching_release_block(c, b);
+        }
+    }
+    g_ptr_array_free(whole, TRUE);
+}
+
 static bool caching_should_split(const caching *c, const caching_block *b, uint64_t size)
 {
     uint64_t remaining = b->size - size;
@@ -462,6 +662,8 @@ static bool caching_alloc(void *self, uint64_t id, uint64_t size, uint32_t strea
         return false;
     bool small = rounded <= CACHING_SMALL_SIZE;
     caching_block *b = caching_get_free_block(c, small, stream, rounded);
+    if (!b && c->gc_threshold > 0)
+        caching_collect(c);
     if (!b)
         b = caching_device_alloc(c, small, stream, rounded);
     if (!b && caching_release_available(c, small, stream, rounded))
