@@ -243,7 +243,14 @@ START_TEST(oom_retry_is_not_a_release)
     ck_assert_uint_eq(f.model_peak_reserved, 60 * MiB);
     ck_assert_uint_eq(f.matched_segment_allocs, 1);
     ck_assert(!f.oom);
-    /* on 80 GiB nothing forces it: A stays cached, 80 MiB reserved */
+    /* the retry bounds the process's memory: 60 MiB (the peak) <= limit <
+     * 40 + 40 MiB; with no capacity given the model runs at that limit */
+    ck_assert_uint_eq(sum.n_retries, 1);
+    ck_assert_uint_eq(sum.limit_low, 60 * MiB);
+    ck_assert_uint_eq(sum.limit_high, 80 * MiB);
+    ck_assert(strata_torch_measure(src, &sum, "caching", 0, &f, &err));
+    ck_assert_uint_eq(f.model_peak_reserved, 60 * MiB);
+    /* a capacity given wins: on 80 GiB nothing forces it, A stays cached */
     ck_assert(strata_torch_measure(src, &sum, "caching", 80ull << 30, &f, &err));
     ck_assert_uint_eq(f.model_peak_reserved, 80 * MiB);
     strata_source_free(src);
@@ -362,14 +369,18 @@ START_TEST(bad_input_and_usage)
     ck_assert_ptr_nonnull(strstr(r.err, "not a PyTorch memory snapshot: the top level is a list"));
     strata_cli_result_clear(&r);
 
-    /* {'segments': [], 'device_traces': []}: no history was recorded */
+    /* {'segments': [], 'device_traces': []}: an empty state dump, no history */
     static const char no_history[] = "\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q\x02"
                                      "X\r\x00\x00\x00" "device_tracesq\x03]q\x04u.";
     char *empty = g_build_filename(dir, "empty.pickle", NULL);
     ck_assert(g_file_set_contents(empty, no_history, sizeof no_history - 1, NULL));
     r = strata_test_cli("import", "torch", empty, NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "no history"));
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("import", "torch", empty, "--device", "x1", NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_ptr_nonnull(strstr(r.err, "'device_traces' is empty: record the history"));
+    ck_assert_ptr_nonnull(strstr(r.err, "--device: expected a device number or 'all', got 'x1'"));
     strata_cli_result_clear(&r);
     g_unlink(empty);
     g_free(empty);
@@ -559,6 +570,201 @@ static void assert_same_summary(const strata_torch_summary *a, const strata_torc
     ck_assert_uint_eq(a->segment_alloc_sizes->len, b->segment_alloc_sizes->len);
 }
 
+/* ---- snapshots of every generation ------------------------------------------ */
+
+typedef struct scenario {
+    char *dir, *snap;
+    strata_torch_summary sum;
+    strata_source *src;
+} scenario;
+
+/* Imports make_snapshot.py's scenario with the default device; false when
+ * python3 is absent. */
+static bool scenario_open(scenario *s, const char *name)
+{
+    memset(s, 0, sizeof *s);
+    s->dir = strata_test_temp_dir();
+    s->snap = python_snapshot(s->dir, 4, name, NULL);
+    if (s->snap == NULL)
+        return false;
+    GError *err = NULL;
+    s->src = strata_torch_import(s->snap, NULL, &s->sum, &err);
+    ck_assert_msg(s->src != NULL, "%s", err ? err->message : "");
+    return true;
+}
+
+static void scenario_close(scenario *s)
+{
+    strata_source_free(s->src);
+    strata_torch_summary_clear(&s->sum);
+    if (s->snap)
+        g_unlink(s->snap);
+    g_rmdir(s->dir);
+    g_free(s->snap);
+    g_free(s->dir);
+}
+
+/* Replays s without a capacity (the trace's own limit, if any): the model
+ * must follow the real reserved bytes (peak, every segment_alloc, the end). */
+static void assert_replays_real_curve(scenario *s, uint64_t peak, uint64_t final)
+{
+    strata_torch_fidelity f;
+    GError *err = NULL;
+    ck_assert_msg(strata_torch_measure(s->src, &s->sum, "caching", 0, &f, &err), "%s",
+                  err ? err->message : "");
+    ck_assert_uint_eq(s->sum.peak_reserved, peak);
+    ck_assert_uint_eq(f.model_peak_reserved, peak);
+    ck_assert_uint_eq(f.real_final_reserved, final);
+    ck_assert_uint_eq(f.model_final_reserved, final);
+    ck_assert_uint_eq(f.matched_segment_allocs, f.real_segment_allocs);
+    ck_assert_uint_eq(f.model_segment_allocs, f.real_segment_allocs);
+    ck_assert(!f.oom);
+}
+
+/* make_snapshot.py limit: runs of segment_free that end in the segment_alloc
+ * that had failed. Bounds: each retry's reserved-before + segment (80 + 50,
+ * 100 + 40 MiB) exceeds the limit; the peak (100 MiB) is within it. */
+START_TEST(limit_inferred_from_retries)
+{
+    scenario s;
+    if (!scenario_open(&s, "limit"))
+        return;
+    ck_assert_uint_eq(s.sum.n_retries, 2);
+    ck_assert_uint_eq(s.sum.n_releases, 0);
+    ck_assert_uint_eq(s.sum.limit_low, 100 * MiB);
+    ck_assert_uint_eq(s.sum.limit_high, 130 * MiB);
+    GError *err = NULL;
+    const strata_op *op;
+    ck_assert_int_eq(strata_source_next(s.src, &op, &err), 1);
+    ck_assert_int_eq(op->kind, STRATA_OP_OPTION);
+    ck_assert_str_eq(op->name, "allocator.device_limit");
+    ck_assert_str_eq(op->src, "100MiB");
+    /* reserved 40, 80, 40, 0, 50, 80, 100, 80, 50, 90 MiB */
+    assert_replays_real_curve(&s, 100 * MiB, 90 * MiB);
+    /* on 80 GiB the cached segments are never freed: A and B stay, C adds
+     * 50 (130 MiB); d1 and e1 split A and B, h1 reuses A: peak 130 MiB */
+    strata_torch_fidelity f;
+    ck_assert(strata_torch_measure(s.src, &s.sum, "caching", 80ull << 30, &f, &err));
+    ck_assert_uint_eq(f.model_peak_reserved, 130 * MiB);
+    /* strata alloc without --capacity runs at the trace's limit */
+    char *trace = g_build_filename(s.dir, "limit.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", s.snap, "-o", trace, NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "at least 100.00 MiB, below 130.00 MiB"));
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("alloc", "--trace", trace, "--allocator", "caching", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "100.00 MiB") != NULL, "%s", r.out);
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_free(trace);
+    scenario_close(&s);
+}
+END_TEST
+
+/* make_snapshot.py emptycache: each run of segment_free is followed by an
+ * alloc, not a segment_alloc: the program's empty_cache(), two releases;
+ * no limit. Reserved 30, 50, 52, 32, 72, 42, 2 MiB. */
+START_TEST(empty_cache_calls_replay)
+{
+    scenario s;
+    if (!scenario_open(&s, "emptycache"))
+        return;
+    ck_assert_uint_eq(s.sum.n_releases, 2);
+    ck_assert_uint_eq(s.sum.n_retries, 0);
+    ck_assert_uint_eq(s.sum.limit_high, 0);
+    assert_replays_real_curve(&s, 72 * MiB, 2 * MiB);
+    scenario_close(&s);
+}
+END_TEST
+
+/* make_snapshot.py otherdev: device 0 holds a snapshot marker only. */
+START_TEST(default_device_has_the_history)
+{
+    scenario s;
+    if (!scenario_open(&s, "otherdev"))
+        return;
+    ck_assert_int_eq(s.sum.device, 1);
+    ck_assert_uint_eq(s.sum.n_events, 10);
+    ck_assert(!s.sum.no_history);
+    ck_assert_uint_eq(s.sum.initial_reserved, 22 * MiB);
+    strata_cli_result r = strata_test_cli("import", "torch", s.snap, "--device", "all", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "device 0: 0 events, 0 segments; device 1: 9 events, 2 segments"),
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("import", "torch", s.snap, "--device", "0", NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "device 0: no history"));
+    strata_cli_result_clear(&r);
+    scenario_close(&s);
+}
+END_TEST
+
+/* make_snapshot.py statedump: the final state of basic, no events. */
+START_TEST(state_dump_without_history)
+{
+    scenario s;
+    if (!scenario_open(&s, "statedump"))
+        return;
+    ck_assert(s.sum.no_history);
+    ck_assert_uint_eq(s.sum.n_initial_segments, 2);
+    ck_assert_uint_eq(s.sum.n_initial_blocks, 3);
+    ck_assert_uint_eq(s.sum.initial_reserved, 22 * MiB);
+    assert_replays_real_curve(&s, 22 * MiB, 22 * MiB);
+    scenario_close(&s);
+}
+END_TEST
+
+/* make_snapshot.py expandable: 40 MiB mapped at the end; the events map
+ * 20 + 20 MiB and unmap 20: 20 MiB at the start, by the file and by the
+ * rebuilt segment. Reserved 20, 40, 60, 40 MiB. */
+START_TEST(expandable_segments_start_state)
+{
+    scenario s;
+    if (!scenario_open(&s, "expandable"))
+        return;
+    ck_assert_uint_eq(s.sum.initial_reserved, 20 * MiB);
+    ck_assert_uint_eq(s.sum.rebuilt_reserved, 20 * MiB);
+    ck_assert_uint_eq(s.sum.n_inconsistent, 0);
+    ck_assert_uint_eq(s.sum.n_releases, 1);
+    assert_replays_real_curve(&s, 60 * MiB, 40 * MiB);
+    scenario_close(&s);
+}
+END_TEST
+
+/* make_snapshot.py newer: newer fields are read past, a user_defined
+ * annotation is known and skipped, an unknown action is counted, an oom is
+ * kept: it bounds the limit below 22 MiB reserved + its 64 MiB segment. */
+START_TEST(newer_fields_unknown_actions_oom)
+{
+    scenario s;
+    if (!scenario_open(&s, "newer"))
+        return;
+    ck_assert_uint_eq(s.sum.n_unknown, 1);
+    ck_assert_str_eq(s.sum.unknown_text, "future_action x1");
+    ck_assert_uint_eq(s.sum.ooms->len, 1);
+    const strata_torch_oom *o = &g_array_index(s.sum.ooms, strata_torch_oom, 0);
+    ck_assert_uint_eq(o->event, 12);
+    ck_assert_uint_eq(o->size, 64 * MiB);
+    ck_assert_uint_eq(o->device_free, 3 * MiB);
+    ck_assert_uint_eq(s.sum.limit_high, 86 * MiB);
+    ck_assert_uint_eq(s.sum.limit_low, 62 * MiB);
+    char *text = ops_text(s.src);
+    const char *ops = strstr(text, "alloc seg.0");
+    ck_assert_ptr_nonnull(ops);
+    ck_assert_str_eq(ops, basic_ops);
+    g_free(text);
+    strata_cli_result r = strata_test_cli("import", "torch", s.snap, NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.err, "1 events of unknown actions, skipped: future_action x1"));
+    ck_assert_ptr_nonnull(strstr(r.out, "# oom at event 12 (at=700us): 67108864 bytes requested, "
+                                        "3145728 free on the device"));
+    strata_cli_result_clear(&r);
+    scenario_close(&s);
+}
+END_TEST
+
 /* The streamed import (strata_torch_import) against the whole-document
  * conversion (strata_torch_convert of a parsed pickle): the same trace and
  * summary, and the same again after a rewind (a new pass over the file). */
@@ -644,6 +850,12 @@ int main(void)
     tcase_add_test(tc, written_trace_reads_back_equal);
     tcase_add_test(tc, odd_but_legal_values);
     tcase_add_test(tc, bad_input_and_usage);
+    tcase_add_test(tc, limit_inferred_from_retries);
+    tcase_add_test(tc, empty_cache_calls_replay);
+    tcase_add_test(tc, default_device_has_the_history);
+    tcase_add_test(tc, state_dump_without_history);
+    tcase_add_test(tc, expandable_segments_start_state);
+    tcase_add_test(tc, newer_fields_unknown_actions_oom);
     tcase_add_loop_test(tc, streamed_import_equals_whole_conversion, 0, G_N_ELEMENTS(protocols));
     tcase_add_loop_test(tc, real_snapshots_within_two_percent, 0, G_N_ELEMENTS(real_snapshots));
     suite_add_tcase(s, tc);

@@ -6,8 +6,9 @@
  *                [--alignment N] [--memory NAME] [--policy P]... [--json OUT]
  *                [--min-capacity] [--check]
  *
- * Capacity rule: --capacity is required unless --min-capacity is given;
- * then the smallest capacity (a multiple of --alignment, or of 256 bytes)
+ * Capacity rule: --capacity, else the trace's `option allocator.device_limit`
+ * (the memory a PyTorch process could get, inferred by `strata import
+ * torch`), else --min-capacity is required; then the smallest capacity (a multiple of --alignment, or of 256 bytes)
  * at which the trace completes is searched (doubling, then bisection),
  * printed, and the results are those of a replay at that capacity.
  * Exit status: 0 the trace completed, 1 out of memory (results written),
@@ -114,11 +115,6 @@ static bool alloc_check_args(const alloc_args *a, uint64_t *capacity, uint64_t *
         g_prefix_error(err, "--capacity: ");
         return false;
     }
-    if (!a->capacity && !a->min_capacity) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "expected --capacity SIZE (or --min-capacity to search for it)");
-        return false;
-    }
     if (a->alignment) {
         if (!strata_parse_size(a->alignment, alignment, err)) {
             g_prefix_error(err, "--alignment: ");
@@ -135,6 +131,24 @@ static bool alloc_check_args(const alloc_args *a, uint64_t *capacity, uint64_t *
     return probe != NULL;
 }
 
+/* The trace's allocator.device_limit as the capacity, or an error asking
+ * for --capacity. */
+static bool trace_device_limit(strata_source *src, uint64_t *capacity, GError **err)
+{
+    const strata_op *op;
+    int rc = 0;
+    bool found = false;
+    while (!found && (rc = strata_source_next(src, &op, err)) == 1 && op->kind == STRATA_OP_OPTION)
+        found = strcmp(op->name, "allocator.device_limit") == 0 &&
+                strata_parse_size(op->src, capacity, NULL) && *capacity > 0;
+    if (rc < 0 || !strata_source_rewind(src, err))
+        return false;
+    if (!found)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "expected --capacity SIZE (or --min-capacity to search for it)");
+    return found;
+}
+
 /* Replays (after the capacity search with --min-capacity) and reports. */
 static bool alloc_replay(strata_job *job, const alloc_args *a, strata_source *src, uint64_t capacity,
                          uint64_t alignment, strata_results **results, strata_replay_summary *sum, GError **err)
@@ -144,6 +158,7 @@ static bool alloc_replay(strata_job *job, const alloc_args *a, strata_source *sr
         .capacity = capacity,
         .alignment = alignment,
         .memory = a->memory,
+        .ignore_device_limit = true, /* the capacity is --capacity or that limit */
 #ifndef NDEBUG
         .check_each_op = true,
 #else
@@ -182,7 +197,8 @@ int strata_cmd_alloc(int argc, char **argv)
          "allocator and parameters, e.g. caching:max_split_size=200MiB (list below)",
          "NAME[:k=v,...]"},
         {"capacity", 'c', 0, G_OPTION_ARG_STRING, &a.capacity,
-         "bytes of the memory, e.g. 16GiB (required unless --min-capacity)", "SIZE"},
+         "bytes of the memory, e.g. 16GiB (required unless --min-capacity or the trace's "
+         "allocator.device_limit)", "SIZE"},
         {"alignment", 0, 0, G_OPTION_ARG_STRING, &a.alignment,
          "alignment in bytes, a power of two (default: the allocator's own; also the step of "
          "--min-capacity, 256 when unset)", "N"},
@@ -217,6 +233,8 @@ int strata_cmd_alloc(int argc, char **argv)
     if (!strata_job_output(job, "--json", a.json, &json_out, &err) || !(src = strata_trace_open(a.trace, &err)))
         goto done;
     if (a.policies && !(src = strata_policies_apply(src, (const char *const *)a.policies, NULL, &err)))
+        goto done;
+    if (!a.capacity && !a.min_capacity && !trace_device_limit(src, &capacity, &err))
         goto done;
     if (!alloc_replay(job, &a, src, capacity, alignment, &results, &sum, &err) ||
         !strata_job_commit_results(job, &json_out, results, &err))

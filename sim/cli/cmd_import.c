@@ -1,7 +1,7 @@
 /*
  * cmd_import.c: `strata import`, converters from other formats into traces.
  *
- *   strata import torch SNAPSHOT.pickle [-o OUT.trace] [--device N] [--no-frames]
+ *   strata import torch SNAPSHOT.pickle [-o OUT.trace] [--device N|all] [--no-frames]
  *                       [--fidelity [--allocator SPEC] [--capacity SIZE]]
  *   strata import minimalloc FILE.csv [-o OUT.trace]
  *   strata import xla DIR_OR_FILE [--module NAME] [-o OUT.trace]
@@ -84,6 +84,28 @@ static void print_summary(const char *path, const strata_torch_summary *s)
             " segment_free)\n",
             path, s->n_events, s->n_allocs, s->n_frees, s->n_releases, s->n_initial_segments,
             init, s->n_initial_blocks, peak, s->n_segment_allocs, s->n_segment_frees);
+    if (s->no_history)
+        fprintf(stderr, "strata import torch: %s: device %d: no history (a state dump: "
+                        "_record_memory_history was off); the trace holds the state only\n",
+                path, s->device);
+    if (s->limit_high > 0) {
+        char *lo = strata_format_size(s->limit_low), *hi = strata_format_size(s->limit_high);
+        fprintf(stderr, "strata import torch: %s: the process hit its memory limit (%"
+                        G_GUINT64_FORMAT " retries, %u oom): at least %s, below %s; the trace "
+                        "sets allocator.device_limit=%" G_GUINT64_FORMAT "\n",
+                path, s->n_retries, s->ooms->len, lo, hi, s->limit_low);
+        g_free(lo);
+        g_free(hi);
+    }
+    if (s->n_unknown)
+        fprintf(stderr, "strata import torch: %s: warning: %" G_GUINT64_FORMAT
+                        " events of unknown actions, skipped: %s\n",
+                path, s->n_unknown, s->unknown_text);
+    if (s->rebuilt_reserved != s->initial_reserved)
+        fprintf(stderr, "strata import torch: %s: warning: the rebuilt start holds %"
+                        G_GUINT64_FORMAT " bytes, the file says %" G_GUINT64_FORMAT
+                        " (the figures above are the file's)\n",
+                path, s->rebuilt_reserved, s->initial_reserved);
     if (s->n_inconsistent)
         fprintf(stderr,
                 "strata import torch: %s: warning: %" G_GUINT64_FORMAT
@@ -91,6 +113,58 @@ static void print_summary(const char *path, const strata_torch_summary *s)
                 path, s->n_inconsistent);
     g_free(init);
     g_free(peak);
+}
+
+/* --device: N, `all`, or NULL (the device with the history). */
+static bool parse_device(const char *text, int *device, GError **err)
+{
+    *device = STRATA_TORCH_DEVICE_AUTO;
+    if (text == NULL)
+        return true;
+    if (strcmp(text, "all") == 0) {
+        *device = STRATA_TORCH_DEVICE_ALL;
+        return true;
+    }
+    char *end = NULL;
+    guint64 n = g_ascii_strtoull(text, &end, 10);
+    if (end == text || *end || n > G_MAXINT) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "--device: expected a device number or 'all', got '%s'", text);
+        return false;
+    }
+    *device = (int)n;
+    return true;
+}
+
+/* The trace's header comment: where it comes from, the settings, the limit
+ * and the snapshot's oom events (the first 100). */
+static char *torch_comment(const char *path, const strata_torch_summary *s)
+{
+    char *base = g_path_get_basename(path);
+    GString *c = g_string_new(NULL);
+    g_string_printf(c, "imported by strata import torch from %s (device %d): %" G_GUINT64_FORMAT
+                       " events, %" G_GUINT64_FORMAT " setup ops rebuild the state at the first "
+                       "event%s",
+                    base, s->device, s->n_events, s->n_setup_ops,
+                    s->no_history ? " (no history: a state dump)" : "");
+    if (s->settings_text)
+        g_string_append_printf(c, "\nallocator_settings: %s", s->settings_text);
+    if (s->limit_high > 0)
+        g_string_append_printf(c, "\nmemory limit of the process: %" G_GUINT64_FORMAT
+                                  " <= limit < %" G_GUINT64_FORMAT " bytes (%" G_GUINT64_FORMAT
+                                  " allocator retries, %u oom)",
+                               s->limit_low, s->limit_high, s->n_retries, s->ooms->len);
+    for (guint i = 0; i < s->ooms->len && i < 100; i++) {
+        const strata_torch_oom *o = &g_array_index(s->ooms, strata_torch_oom, i);
+        g_string_append_printf(c, "\noom at event %" G_GUINT64_FORMAT, o->event);
+        if (o->has_at)
+            g_string_append_printf(c, " (at=%" G_GINT64_FORMAT "us)", o->at_us);
+        g_string_append_printf(c, ": %" G_GUINT64_FORMAT " bytes requested, %" G_GUINT64_FORMAT
+                                  " free on the device",
+                               o->size, o->device_free);
+    }
+    g_free(base);
+    return g_string_free(c, FALSE);
 }
 
 static void print_fidelity(const char *spec, const strata_torch_fidelity *f)
@@ -113,8 +187,7 @@ static void print_fidelity(const char *spec, const strata_torch_fidelity *f)
 }
 
 typedef struct torch_args {
-    char *out_path, *allocator, *capacity_text;
-    gint device;
+    char *out_path, *allocator, *capacity_text, *device_text;
     gboolean no_frames, fidelity;
 } torch_args;
 
@@ -122,27 +195,24 @@ typedef struct torch_args {
 static bool torch_convert(strata_job *job, const torch_args *a, const char *pickle, strata_outfile **out,
                           GError **err)
 {
-    uint64_t capacity = UINT64_C(80) << 30;
+    uint64_t capacity = 0; /* 80 GiB with the snapshot's own limit */
+    int device = 0;
     if (a->capacity_text && !strata_parse_size(a->capacity_text, &capacity, err)) {
         g_prefix_error(err, "--capacity: ");
         return false;
     }
+    if (!parse_device(a->device_text, &device, err))
+        return false;
     strata_torch_options opt;
     strata_torch_options_init(&opt);
-    opt.device = a->device;
+    opt.device = device;
     opt.frames = !a->no_frames;
     strata_torch_summary sum = {0};
     strata_job_doing(job, "importing %s", pickle);
     strata_source *src = strata_torch_import(pickle, &opt, &sum, err);
     bool ok = src != NULL;
     if (ok) {
-        char *base = g_path_get_basename(pickle);
-        char *comment = g_strdup_printf(
-            "imported by strata import torch from %s (device %d): %" G_GUINT64_FORMAT
-            " events, %" G_GUINT64_FORMAT " setup ops rebuild the state at the first event%s%s",
-            base, a->device, sum.n_events, sum.n_setup_ops, sum.settings_text ? "\nallocator_settings: " : "",
-            sum.settings_text ? sum.settings_text : "");
-        g_free(base);
+        char *comment = torch_comment(pickle, &sum);
         ok = strata_torch_write(src, strata_outfile_stream(*out), comment, err) >= 0;
         g_free(comment);
         ok = strata_job_commit(job, out, ok, err);
@@ -167,8 +237,9 @@ static int import_torch(int argc, char **argv)
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.out_path,
          "where to write the trace (default '-': standard output)", "OUT.trace"},
-        {"device", 0, 0, G_OPTION_ARG_INT, &a.device,
-         "which CUDA device's events to import (default 0)", "N"},
+        {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
+         "which CUDA device to import (default: the one with the history); 'all': every "
+         "device (not yet: lists them)", "N|all"},
         {"no-frames", 0, 0, G_OPTION_ARG_NONE, &a.no_frames,
          "do not label allocs with note=FILE:LINE of their first Python frame", NULL},
         {"fidelity", 0, 0, G_OPTION_ARG_NONE, &a.fidelity,
@@ -178,7 +249,8 @@ static int import_torch(int argc, char **argv)
         {"allocator", 0, 0, G_OPTION_ARG_STRING, &a.allocator,
          "allocator for --fidelity, NAME[:k=v,...] (default caching)", "SPEC"},
         {"capacity", 0, 0, G_OPTION_ARG_STRING, &a.capacity_text,
-         "device capacity for --fidelity (default 80GiB)", "SIZE"},
+         "device capacity for --fidelity (default 80GiB with the memory limit the snapshot "
+         "shows; given, it wins over that limit)", "SIZE"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     strata_job *job = strata_job_new(
@@ -204,6 +276,7 @@ static int import_torch(int argc, char **argv)
     g_free(a.out_path);
     g_free(a.allocator);
     g_free(a.capacity_text);
+    g_free(a.device_text);
     return status;
 }
 

@@ -42,23 +42,51 @@
 #include "import/pickle.h"
 #include "trace/source.h"
 
+/* strata_torch_options.device: the device with the history (the most
+ * events other than `snapshot` markers; with none, the most segments). */
+#define STRATA_TORCH_DEVICE_AUTO (-1)
+/* Every device in one trace: needs device-qualified memories (an error
+ * that lists the devices, for now). */
+#define STRATA_TORCH_DEVICE_ALL (-2)
+
 typedef struct strata_torch_options {
-    int device;      /* which device_traces entry (default 0) */
+    int device;      /* a device_traces index, or _AUTO (default) or _ALL */
     bool frames;     /* note= with a short frame label (default true) */
 } strata_torch_options;
 
 void strata_torch_options_init(strata_torch_options *opt);
 
+/* An `oom` event: the allocator could not get `size` more bytes; the device
+ * had `device_free` bytes free (cudaMemGetInfo). */
+typedef struct strata_torch_oom {
+    uint64_t event;               /* index among the device's events */
+    uint64_t size, device_free;
+    bool has_at;
+    int64_t at_us;                /* microseconds after the first event */
+} strata_torch_oom;
+
 typedef struct strata_torch_summary {
+    int device;                   /* the device imported */
     uint64_t n_events;            /* events of the device */
+    bool no_history;              /* no event but `snapshot` markers: a state dump */
     uint64_t n_allocs, n_frees;   /* emitted from events */
     uint64_t n_segment_allocs, n_segment_frees, n_releases;
     uint64_t n_initial_segments, n_initial_blocks;
     uint64_t n_setup_ops;         /* ops before the first event's op (options excluded) */
     uint64_t n_inconsistent;      /* events the snapshot contradicts itself on (skipped) */
-    uint64_t initial_reserved;    /* bytes of the initial segments */
+    uint64_t initial_reserved;    /* reserved bytes at the first event, by the file */
+    uint64_t rebuilt_reserved;    /* bytes of the rebuilt initial segments (the setup's) */
     uint64_t peak_reserved;       /* ground truth: max over time of reserved bytes */
     uint64_t final_reserved;
+    /* The memory available to the process, from the allocator's retries
+     * (runs of segment_free that end in the segment_alloc that failed
+     * before them): limit_low <= limit < limit_high. n_retries = 0: no bound
+     * (limit_low = limit_high = 0). The trace carries limit_low as
+     * `option allocator.device_limit`. */
+    uint64_t n_retries, limit_low, limit_high;
+    GArray *ooms;                 /* strata_torch_oom, in order */
+    uint64_t n_unknown;           /* events of actions this importer does not know */
+    char *unknown_text;           /* "ACTION xN ..." of those, or NULL */
     GArray *segment_alloc_sizes;  /* uint64_t: sizes of real segment_alloc events, in order */
     char *settings_text;          /* allocator_settings as k=v text, or NULL */
 } strata_torch_summary;
@@ -91,6 +119,7 @@ int64_t strata_torch_write(strata_source *src, FILE *out, const char *comment, G
 typedef struct strata_torch_fidelity {
     uint64_t real_peak_reserved;
     uint64_t model_peak_reserved;
+    uint64_t real_final_reserved, model_final_reserved; /* after the last op */
     double peak_error;                 /* (model - real) / real */
     uint64_t real_segment_allocs;
     uint64_t model_segment_allocs;
@@ -98,9 +127,14 @@ typedef struct strata_torch_fidelity {
     bool oom;
 } strata_torch_fidelity;
 
+/* The device a fidelity replay assumes when no capacity is given: 80 GiB. */
+#define STRATA_TORCH_CAPACITY (UINT64_C(80) << 30)
+
 /* Replays `trace` (a converted snapshot) through allocator `spec` (e.g.
  * "caching") on one memory of `capacity` bytes, applying the trace's
- * `option allocator.*` lines, and compares with sum's ground truth. */
+ * `option allocator.*` lines, and compares with sum's ground truth.
+ * capacity 0: STRATA_TORCH_CAPACITY, with the trace's inferred
+ * allocator.device_limit; a capacity given wins over that limit. */
 bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
                           const char *spec, uint64_t capacity, strata_torch_fidelity *out,
                           GError **err);

@@ -56,7 +56,8 @@ typedef enum {
     EV_SEGMENT_UNMAP,
     EV_SNAPSHOT,
     EV_OOM,
-    EV_OTHER,
+    EV_USER,  /* user_defined: an annotation, no memory */
+    EV_OTHER, /* an action this importer does not know */
 } ev_action;
 
 typedef struct tevent {
@@ -93,9 +94,18 @@ typedef struct addr_first {
  * segment frees (segment_*, snapshot, oom). */
 typedef struct segev {
     uint64_t index; /* event index */
+    uint64_t addr;  /* oom: the device's free bytes */
     uint64_t size;
     ev_action action;
+    bool has_time;
+    int64_t time_us;
 } segev;
+
+/* Pass 1, per device of the file: its events other than `snapshot`
+ * markers and its segments. */
+typedef struct device_count {
+    uint64_t events, segments;
+} device_count;
 
 /* ---- the converted trace: compact ops --------------------------------------- */
 
@@ -142,13 +152,18 @@ typedef struct conv {
     const strata_pickle *p;    /* the document the items are read from */
     strata_pickle_stream *stream; /* streaming: owns p; NULL when the items are in p */
     char *origin;
-    strata_torch_options opt;
+    strata_torch_options opt; /* opt.device: the device read (0 while AUTO or ALL is settled) */
+    int want;                  /* the device asked for: N, AUTO or ALL */
     strata_torch_summary *sum; /* the caller's, or own_sum */
     strata_torch_summary own_sum;
     GError **err;              /* where torch_schema() reports */
     /* pass 1 */
     GError *seg_err, *ev_err;  /* the first bad segment, the first bad event */
     uint64_t n_events;
+    uint64_t n_history;        /* events other than snapshot markers */
+    GArray *devices;           /* device_count, by device index */
+    GHashTable *unknown;       /* unknown action -> count (g_free keys) */
+    uint64_t final_reserved;   /* bytes of the device's final segments */
     bool have_t0;
     int64_t t0;
     GHashTable *seg_by_addr;   /* addr -> tseg* (g_free): final, then initial segments */
@@ -201,11 +216,17 @@ bool torch_schema(conv *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
 bool torch_read_segment(conv *c, uint64_t i, strata_pv seg);
 /* device_traces[device][i] as a compact event (with the frame label: pass 2). */
 bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e);
+/* Is this event a `snapshot` marker? (Events of the other devices.) */
+bool torch_is_marker(conv *c, strata_pv ev);
 /* The device's event list in the finished document, or an error. */
 bool torch_check_document(conv *c, GError **err);
 /* Calls fn on the segments and the device's events of a whole document. */
 typedef bool (*item_fn)(conv *c, int selector, uint64_t outer, uint64_t index, strata_pv v);
 void torch_document_items(conv *c, item_fn fn);
+/* The counts of device d (grown as needed). */
+device_count *torch_device_count(conv *c, int64_t d);
+/* Adds `option KEY=VALUE` (value: g_malloc'd, owned by the trace). */
+void torch_add_option(conv *c, const char *key, char *value);
 /* allocator_settings -> `option` lines and sum->settings_text. */
 void torch_read_settings(conv *c, strata_pv root);
 

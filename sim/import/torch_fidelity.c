@@ -105,15 +105,14 @@ static bool declares(const strata_alloc_type *type, const char *key)
     return false;
 }
 
-bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
-                          const char *spec, uint64_t capacity, strata_torch_fidelity *out,
-                          GError **err)
+/* spec with the trace's allocator options that its allocator declares (the
+ * others are for other consumers, as traces/FORMAT.md says), less
+ * device_limit when the capacity was given; NULL with err. */
+static char *spec_with_options(strata_source *trace, const char *spec, bool explicit_capacity,
+                               GError **err)
 {
-    memset(out, 0, sizeof *out);
     if (!strata_source_rewind(trace, err))
-        return false;
-    /* Pass 1: the allocator options the chosen allocator declares (the
-     * others are for other consumers, as traces/FORMAT.md says). */
+        return NULL;
     char *type_name = NULL, *type_kv = NULL;
     strata_split_spec(spec, &type_name, &type_kv);
     const strata_alloc_type *type = strata_alloc_type_find(type_name);
@@ -126,6 +125,8 @@ bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
     while ((rc = strata_source_next(trace, &op, err)) == 1) {
         if (op->kind != STRATA_OP_OPTION)
             break;
+        if (explicit_capacity && strcmp(op->name, "allocator.device_limit") == 0)
+            continue;
         if (type && type->params && g_str_has_prefix(op->name, "allocator.") &&
             declares(type, op->name + strlen("allocator."))) {
             g_string_append_printf(full, "%s%s=%s", has_kv ? "," : ":",
@@ -135,10 +136,21 @@ bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
     }
     if (rc < 0 || !strata_source_rewind(trace, err)) {
         g_string_free(full, TRUE);
-        return false;
+        return NULL;
     }
-    strata_allocator *a = strata_allocator_new(full->str, capacity, 0, err);
-    g_string_free(full, TRUE);
+    return g_string_free(full, FALSE);
+}
+
+bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
+                          const char *spec, uint64_t capacity, strata_torch_fidelity *out,
+                          GError **err)
+{
+    memset(out, 0, sizeof *out);
+    char *full = spec_with_options(trace, spec, capacity != 0, err);
+    if (full == NULL)
+        return false;
+    strata_allocator *a = strata_allocator_new(full, capacity ? capacity : STRATA_TORCH_CAPACITY, 0, err);
+    g_free(full);
     if (a == NULL)
         return false;
 
@@ -153,6 +165,8 @@ bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
     int64_t seen = -1; /* highest segment number seen */
     const GArray *real = sum->segment_alloc_sizes;
     bool ok = true;
+    const strata_op *op;
+    int rc;
     while ((rc = strata_source_next(trace, &op, err)) == 1) {
         if (op->kind == STRATA_OP_OPTION)
             continue;
@@ -199,6 +213,8 @@ bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
         ok = false;
 done:
     out->real_peak_reserved = sum->peak_reserved;
+    out->real_final_reserved = sum->final_reserved;
+    out->model_final_reserved = reserved;
     out->real_segment_allocs = real->len;
     out->peak_error = sum->peak_reserved
                           ? ((double)out->model_peak_reserved - (double)sum->peak_reserved) /

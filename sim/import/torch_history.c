@@ -9,29 +9,83 @@
  */
 #include "import/torch_conv.h"
 
-/* Ground truth: reserved bytes over the events, from the initial segments
- * and the segment events alone. */
+/* The reserved bytes at the first event by the file alone: the final
+ * segments' bytes, less what the events added, plus what they took away.
+ * False when the events take away more than there is. */
+static bool file_start(conv *c, uint64_t *out)
+{
+    uint64_t added = 0, taken = 0;
+    for (size_t i = 0; i < c->segevs->len; i++) {
+        const segev *e = &g_array_index(c->segevs, segev, i);
+        if (e->action == EV_SEGMENT_ALLOC || e->action == EV_SEGMENT_MAP)
+            added = sat_add(added, e->size);
+        else if (e->action == EV_SEGMENT_FREE || e->action == EV_SEGMENT_UNMAP)
+            taken = sat_add(taken, e->size);
+    }
+    uint64_t before = sat_add(c->final_reserved, taken);
+    if (before < added || before == UINT64_MAX)
+        return false;
+    *out = before - added;
+    return true;
+}
+
+/* get_allocation_size(): the bytes a failed cudaMalloc asked for. */
+static uint64_t allocation_size(uint64_t size)
+{
+    if (size <= SMALL_REQUEST)
+        return SMALL_SEGMENT;
+    if (size < 10 * MiB)
+        return 20 * MiB;
+    return sat_add(size, 2 * MiB - 1) / (2 * MiB) * (2 * MiB);
+}
+
+static void note_oom(conv *c, const segev *e, uint64_t reserved)
+{
+    strata_torch_oom o = {e->index, e->size, e->addr, c->have_t0 && e->has_time && e->time_us >= c->t0,
+                          0};
+    if (o.has_at)
+        o.at_us = e->time_us - c->t0;
+    g_array_append_val(c->sum->ooms, o);
+    /* the device refused reserved + the segment: the limit is below that */
+    uint64_t bound = sat_add(reserved, allocation_size(e->size));
+    if (c->sum->limit_high == 0 || bound < c->sum->limit_high)
+        c->sum->limit_high = bound;
+}
+
+/* Ground truth: reserved bytes over the events, from the reserved bytes at
+ * the first event and the segment events alone. The start is the file's
+ * (file_start); the rebuilt segments must agree with it, else the
+ * disagreement is counted and the file wins. */
 void torch_ground_truth(conv *c)
 {
-    uint64_t reserved = c->sum->initial_reserved;
-    c->sum->peak_reserved = reserved;
+    strata_torch_summary *sum = c->sum;
+    sum->rebuilt_reserved = sum->initial_reserved;
+    uint64_t start;
+    if (file_start(c, &start) && start != sum->initial_reserved) {
+        c->setup_inconsistent++;
+        sum->initial_reserved = start;
+    }
+    uint64_t reserved = sum->initial_reserved;
+    sum->peak_reserved = reserved;
     for (size_t i = 0; i < c->segevs->len; i++) {
         const segev *e = &g_array_index(c->segevs, segev, i);
         if (e->action == EV_SEGMENT_ALLOC || e->action == EV_SEGMENT_MAP) {
             reserved = sat_add(reserved, e->size);
-            if (reserved > c->sum->peak_reserved)
-                c->sum->peak_reserved = reserved;
+            if (reserved > sum->peak_reserved)
+                sum->peak_reserved = reserved;
             if (e->action == EV_SEGMENT_ALLOC) {
-                c->sum->n_segment_allocs++;
-                g_array_append_val(c->sum->segment_alloc_sizes, e->size);
+                sum->n_segment_allocs++;
+                g_array_append_val(sum->segment_alloc_sizes, e->size);
             }
         } else if (e->action == EV_SEGMENT_FREE || e->action == EV_SEGMENT_UNMAP) {
             reserved = reserved >= e->size ? reserved - e->size : 0;
             if (e->action == EV_SEGMENT_FREE)
-                c->sum->n_segment_frees++;
+                sum->n_segment_frees++;
+        } else if (e->action == EV_OOM) {
+            note_oom(c, e, reserved);
         }
     }
-    c->sum->final_reserved = reserved;
+    sum->final_reserved = reserved;
 }
 
 /* Is the run of segment_free events starting at segevs[k] the program's
@@ -42,7 +96,8 @@ void torch_ground_truth(conv *c)
  * size exceeds the peak the device is seen to hold. Otherwise the program
  * asked for it. `reserved` is the reserved bytes before the run; *run_end
  * the index of the first event after it. */
-static bool program_release(conv *c, size_t k, uint64_t reserved, uint64_t *run_end)
+static bool program_release(conv *c, size_t k, uint64_t reserved, uint64_t *run_end,
+                            uint64_t *retry)
 {
     const segev *ev = (const segev *)(void *)c->segevs->data;
     size_t j = k;
@@ -57,14 +112,20 @@ static bool program_release(conv *c, size_t k, uint64_t reserved, uint64_t *run_
         return true; /* an event of another kind follows */
     if (ev[j].action == EV_OOM)
         return false;
-    if (ev[j].action == EV_SEGMENT_ALLOC || ev[j].action == EV_SEGMENT_MAP)
+    if (ev[j].action == EV_SEGMENT_ALLOC || ev[j].action == EV_SEGMENT_MAP) {
+        *retry = ev[j].size;
         return sat_add(reserved, ev[j].size) <= c->sum->peak_reserved;
+    }
     return true;
 }
 
-/* The events that become a `release`: the first of each program's run. */
+/* The events that become a `release`: the first of each program's run.
+ * Each run of the allocator's bounds the memory the process could get: its
+ * first cudaMalloc failed (reserved before the run + the retried segment
+ * exceeds the limit), the retry succeeded (the peak is within it). */
 void torch_decide_releases(conv *c)
 {
+    strata_torch_summary *sum = c->sum;
     uint64_t reserved = c->sum->initial_reserved;
     uint64_t release_until = 0; /* events before this index are in a handled run */
     for (size_t k = 0; k < c->segevs->len; k++) {
@@ -72,16 +133,24 @@ void torch_decide_releases(conv *c)
         if (e->action == EV_SEGMENT_ALLOC || e->action == EV_SEGMENT_MAP) {
             reserved = sat_add(reserved, e->size);
         } else if (e->action == EV_SEGMENT_FREE || e->action == EV_SEGMENT_UNMAP) {
-            uint64_t run_end = 0;
+            uint64_t run_end = 0, retry = 0;
             bool first_of_run = e->index >= release_until;
-            bool program = first_of_run && program_release(c, k, reserved, &run_end);
+            bool program = first_of_run && program_release(c, k, reserved, &run_end, &retry);
+            if (first_of_run && !program && retry > 0) {
+                uint64_t bound = sat_add(reserved, retry);
+                sum->n_retries++;
+                if (sum->limit_high == 0 || bound < sum->limit_high)
+                    sum->limit_high = bound;
+            }
             reserved = reserved >= e->size ? reserved - e->size : 0;
             if (program) {
                 g_array_append_val(c->releases, e->index);
-                c->sum->n_releases++;
+                sum->n_releases++;
             }
             if (first_of_run)
                 release_until = run_end;
         }
     }
+    if (sum->limit_high > 0)
+        sum->limit_low = sum->peak_reserved;
 }

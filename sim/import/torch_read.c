@@ -28,7 +28,7 @@ static const struct {
     {"segment_unmap", EV_SEGMENT_UNMAP},
     {"snapshot", EV_SNAPSHOT},
     {"oom", EV_OOM},
-    {"user_defined", EV_OTHER},
+    {"user_defined", EV_USER},
     {NULL, EV_OTHER},
 };
 
@@ -73,12 +73,14 @@ bool torch_read_segment(conv *c, uint64_t i, strata_pv seg)
         return torch_schema(c, "%s is not a dict", where);
     int64_t device = 0;
     strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, seg, "device"), &device);
+    torch_device_count(c, device)->segments++;
     if (device != c->opt.device)
         return true;
     tseg s = {0};
     if (!get_u64(c, seg, "address", where, &s.addr) ||
         !get_u64(c, seg, "total_size", where, &s.size))
         return false;
+    c->final_reserved = sat_add(c->final_reserved, s.size);
     s.stream = get_stream(c, seg);
     strata_pv type = strata_pickle_dict_get(c->p, seg, "segment_type");
     s.small = type ? strata_pickle_str_equal(c->p, type, "small") : s.size <= SMALL_SEGMENT;
@@ -180,11 +182,19 @@ bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
             e->action = action_names[k].action;
             break;
         }
-    if (e->action == EV_OTHER || e->action == EV_SNAPSHOT || e->action == EV_OOM) {
-        /* No address needed; keep for release detection. */
+    if (e->action == EV_OTHER && !label) {
+        char *name = strata_pickle_dup_str(c->p, action);
+        gpointer n = g_hash_table_lookup(c->unknown, name);
+        g_hash_table_replace(c->unknown, name, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(n) + 1));
+    }
+    if (e->action == EV_OTHER || e->action == EV_USER || e->action == EV_SNAPSHOT ||
+        e->action == EV_OOM) {
+        /* No address needed (an oom's is the device's free bytes). */
         int64_t v = 0;
         strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, ev, "size"), &v);
         e->size = v > 0 ? (uint64_t)v : 0;
+        strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, ev, "addr"), &v);
+        e->addr = v > 0 ? (uint64_t)v : 0;
     } else if (!get_u64(c, ev, "addr", where, &e->addr) ||
                !get_u64(c, ev, "size", where, &e->size)) {
         return false;
@@ -195,6 +205,11 @@ bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
     if (label && e->action == EV_ALLOC && e->size != 0 && c->opt.frames)
         e->note = frame_label(c, strata_pickle_dict_get(c->p, ev, "frames"));
     return true;
+}
+
+bool torch_is_marker(conv *c, strata_pv ev)
+{
+    return strata_pickle_str_equal(c->p, strata_pickle_dict_get(c->p, ev, "action"), "snapshot");
 }
 
 /* The device's event list in the finished document, or an error. */
@@ -213,16 +228,17 @@ bool torch_check_document(conv *c, GError **err)
         return false;
     }
     strata_pv traces = strata_pickle_dict_get(c->p, root, "device_traces");
+    if (traces == STRATA_PV_NULL)
+        return true; /* a state dump: the history was never recorded */
     if (strata_pickle_type_of(c->p, traces) != STRATA_PICKLE_LIST)
-        return torch_schema(c, "'device_traces' is not a list (was the snapshot taken with "
-                         "_record_memory_history() enabled?)");
+        return torch_schema(c, "'device_traces' is not a list");
     size_t n_devices = strata_pickle_len(c->p, traces);
-    if (n_devices == 0)
-        return torch_schema(c, "'device_traces' is empty: record the history with "
-                         "torch.cuda.memory._record_memory_history() before the snapshot");
-    if (c->opt.device < 0 || (size_t)c->opt.device >= n_devices)
+    if (n_devices == 0 || (size_t)c->opt.device >= n_devices) {
+        if (n_devices == 0 || c->opt.device < (int)c->devices->len)
+            return true; /* no history on this device; its segments may exist */
         return torch_schema(c, "--device %d: the snapshot has traces for %zu device(s) (0 to %zu)",
-                      c->opt.device, n_devices, n_devices - 1);
+                            c->opt.device, n_devices, n_devices - 1);
+    }
     strata_pickle_iter it;
     strata_pv dev = STRATA_PV_NULL;
     strata_pickle_iter_init(c->p, traces, &it);
@@ -247,20 +263,31 @@ void torch_document_items(conv *c, item_fn fn)
     for (; strata_pickle_iter_next(c->p, &it, NULL, &v); i++)
         fn(c, SEL_SEGMENTS, 0, i, v);
     strata_pv traces = strata_pickle_dict_get(c->p, root, "device_traces");
-    if (strata_pickle_type_of(c->p, traces) != STRATA_PICKLE_LIST || c->opt.device < 0)
+    if (strata_pickle_type_of(c->p, traces) != STRATA_PICKLE_LIST)
         return;
     strata_pv dev = STRATA_PV_NULL;
-    strata_pickle_iter_init(c->p, traces, &it);
-    for (int k = 0; k <= c->opt.device; k++)
-        if (!strata_pickle_iter_next(c->p, &it, NULL, &dev))
-            return;
-    i = 0;
-    strata_pickle_iter_init(c->p, dev, &it);
-    for (; strata_pickle_iter_next(c->p, &it, NULL, &v); i++)
-        fn(c, SEL_EVENTS, (uint64_t)c->opt.device, i, v);
+    strata_pickle_iter dit;
+    strata_pickle_iter_init(c->p, traces, &dit);
+    for (uint64_t d = 0; strata_pickle_iter_next(c->p, &dit, NULL, &dev); d++) {
+        if (strata_pickle_type_of(c->p, dev) != STRATA_PICKLE_LIST)
+            continue;
+        i = 0;
+        strata_pickle_iter_init(c->p, dev, &it);
+        for (; strata_pickle_iter_next(c->p, &it, NULL, &v); i++)
+            fn(c, SEL_EVENTS, d, i, v);
+    }
 }
 
-static void add_option(conv *c, const char *key, char *value)
+device_count *torch_device_count(conv *c, int64_t d)
+{
+    if (d < 0 || d > 4096)
+        d = 4096; /* odd device numbers share one count */
+    if ((uint64_t)d >= c->devices->len)
+        g_array_set_size(c->devices, (guint)d + 1);
+    return &g_array_index(c->devices, device_count, d);
+}
+
+void torch_add_option(conv *c, const char *key, char *value)
 {
     g_ptr_array_add(c->out->option_keys, g_strdup(key));
     g_ptr_array_add(c->out->option_values, value);
@@ -293,12 +320,12 @@ void torch_read_settings(conv *c, strata_pv root)
     bool bv;
     if (strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, st, "max_split_size"), &iv) &&
         iv > 0 && iv < INT64_MAX) {
-        add_option(c, "allocator.max_split_size", strata_format_size_exact((uint64_t)iv));
+        torch_add_option(c, "allocator.max_split_size", strata_format_size_exact((uint64_t)iv));
     }
     if (strata_pickle_get_bool(c->p, strata_pickle_dict_get(c->p, st, "expandable_segments"),
                                &bv) &&
         bv) {
-        add_option(c, "allocator.expandable_segments", g_strdup("true"));
+        torch_add_option(c, "allocator.expandable_segments", g_strdup("true"));
     }
     /* roundup_power2_divisions: {"1": d, "2": d, ...}, one division per
      * power-of-two interval in PyTorch; the model takes one N for all, so it
@@ -315,7 +342,7 @@ void torch_read_settings(conv *c, strata_pv root)
         }
     }
     if (divisions > 1) {
-        add_option(c, "allocator.roundup_power2_divisions",
+        torch_add_option(c, "allocator.roundup_power2_divisions",
                    g_strdup_printf("%" G_GINT64_FORMAT, divisions));
     }
     /* garbage_collection_threshold and the pinned-memory settings have no

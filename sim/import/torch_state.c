@@ -65,11 +65,9 @@ static void note_event(conv *c, const tevent *e)
         note_state(c, c->block_first, e->addr, e->size != 0, e, false);
         break;
     case EV_SEGMENT_ALLOC:
-    case EV_SEGMENT_MAP:
-        note_state(c, c->seg_first, e->addr, false, e, e->action == EV_SEGMENT_ALLOC);
+        note_state(c, c->seg_first, e->addr, false, e, true);
         break;
     case EV_SEGMENT_FREE:
-    case EV_SEGMENT_UNMAP:
         if (e->size != 0) /* an empty segment_free says nothing of the state */
             note_state(c, c->seg_first, e->addr, true, e, false);
         break;
@@ -79,7 +77,7 @@ static void note_event(conv *c, const tevent *e)
     if (e->action == EV_SEGMENT_ALLOC || e->action == EV_SEGMENT_MAP ||
         e->action == EV_SEGMENT_FREE || e->action == EV_SEGMENT_UNMAP ||
         e->action == EV_SNAPSHOT || e->action == EV_OOM) {
-        segev s = {c->n_events, e->size, e->action};
+        segev s = {c->n_events, e->addr, e->size, e->action, e->has_time, e->time_us};
         g_array_append_val(c->segevs, s);
     }
 }
@@ -90,11 +88,19 @@ bool torch_pass1_item(conv *c, int selector, uint64_t outer, uint64_t index, str
         c->err = &c->seg_err;
         if (c->seg_err == NULL)
             torch_read_segment(c, index, v);
-    } else if (selector == SEL_EVENTS && outer == (uint64_t)c->opt.device) {
+    } else if (selector == SEL_EVENTS && outer != (uint64_t)c->opt.device) {
+        if (!torch_is_marker(c, v))
+            torch_device_count(c, (int64_t)outer)->events++;
+    } else if (selector == SEL_EVENTS) {
         c->err = &c->ev_err;
         tevent e;
-        if (c->ev_err == NULL && torch_read_event(c, c->n_events, v, false, &e))
+        if (c->ev_err == NULL && torch_read_event(c, c->n_events, v, false, &e)) {
             note_event(c, &e);
+            if (e.action != EV_SNAPSHOT) {
+                c->n_history++;
+                torch_device_count(c, (int64_t)outer)->events++;
+            }
+        }
         c->n_events++;
     }
     return true; /* errors wait in seg_err and ev_err for torch_check_document() */
@@ -137,10 +143,58 @@ static void undo_to_first(conv *c, GHashTable *first, GHashTable *state,
     }
 }
 
+/* The segment holding addr: the one with the greatest base at or below it. */
+static tseg *containing(conv *c, uint64_t addr)
+{
+    tseg *best = NULL;
+    GHashTableIter hi;
+    gpointer k, v;
+    g_hash_table_iter_init(&hi, c->seg_by_addr);
+    while (g_hash_table_iter_next(&hi, &k, &v)) {
+        tseg *s = v;
+        if (s->addr <= addr && (best == NULL || s->addr > best->addr))
+            best = s;
+    }
+    return best;
+}
+
+/* Expandable segments grow and shrink by segment_map and segment_unmap of
+ * pages inside them: undone newest first, a map takes its bytes off the
+ * segment that holds it, an unmap gives them back (to a segment at its
+ * address when none holds it). A segment left with nothing mapped did not
+ * exist. */
+static void undo_mappings(conv *c)
+{
+    for (guint k = c->segevs->len; k-- > 0;) {
+        const segev *e = &g_array_index(c->segevs, segev, k);
+        if (e->action != EV_SEGMENT_MAP && e->action != EV_SEGMENT_UNMAP)
+            continue;
+        tseg *s = containing(c, e->addr);
+        if (e->action == EV_SEGMENT_MAP) {
+            if (s == NULL || s->size < e->size)
+                c->setup_inconsistent++;
+            if (s)
+                s->size -= s->size < e->size ? s->size : e->size;
+        } else if (s) {
+            s->size = sat_add(s->size, e->size);
+        } else {
+            tseg n = {e->addr, e->size, 0, e->size <= SMALL_SEGMENT};
+            g_hash_table_insert(c->seg_by_addr, GSIZE_TO_POINTER(n.addr), g_memdup2(&n, sizeof n));
+        }
+    }
+    GHashTableIter hi;
+    gpointer key, v;
+    g_hash_table_iter_init(&hi, c->seg_by_addr);
+    while (g_hash_table_iter_next(&hi, &key, &v))
+        if (((tseg *)v)->size == 0)
+            g_hash_table_iter_remove(&hi);
+}
+
 void torch_rebuild_initial(conv *c)
 {
     undo_to_first(c, c->block_first, c->block_by_addr, make_block);
     undo_to_first(c, c->seg_first, c->seg_by_addr, make_segment);
+    undo_mappings(c);
 }
 
 static uint64_t round_block(uint64_t size)

@@ -32,7 +32,7 @@ typedef struct replay_state {
 } replay_state;
 
 /* "k=v,..." of the trace's allocator.K options that the allocator declares. */
-static char *replay_option_kv(const strata_checker *c, const char *spec)
+static char *replay_option_kv(const strata_checker *c, const char *spec, bool ignore_device_limit)
 {
     char *name = NULL, *kv = NULL;
     strata_split_spec(spec, &name, &kv);
@@ -46,7 +46,8 @@ static char *replay_option_kv(const strata_checker *c, const char *spec)
     GString *out = g_string_new(NULL);
     for (guint k = 0; k < keys->len; k++) {
         const char *key = g_ptr_array_index(keys, k);
-        if (!g_str_has_prefix(key, prefix))
+        if (!g_str_has_prefix(key, prefix) ||
+            (ignore_device_limit && strcmp(key, "allocator.device_limit") == 0))
             continue;
         for (const strata_param_def *d = type->params; d && d->name; d++) {
             if (strcmp(d->name, key + strlen(prefix)) == 0) {
@@ -104,7 +105,7 @@ static bool replay_lifetimes(strata_binder *binder, replay_state *st, GArray *li
 
 static bool replay_create_allocator(replay_state *st, const strata_checker *c, GError **err)
 {
-    char *base = replay_option_kv(c, st->opt->allocator);
+    char *base = replay_option_kv(c, st->opt->allocator, st->opt->ignore_device_limit);
     st->alloc = strata_allocator_new_with_base(st->opt->allocator, base, st->opt->capacity,
                                                st->opt->alignment, err);
     if (!st->alloc && base)

@@ -38,6 +38,9 @@ typedef struct strata_replay_options {
      * STRATA_REPLAY_DEFAULT_MEMORY. NULL: the default memory. */
     const char *memory;
     bool check_each_op;     /* run strata_allocator_check after every op */
+    /* The capacity is the caller's choice: the trace's inferred memory
+     * limit (`option allocator.device_limit`) is not applied. */
+    bool ignore_device_limit;
 } strata_replay_options;
 
 /* What one replay measured (also put into the results by the function below). */

@@ -14,6 +14,15 @@ Scenarios:
   oomretry  the allocator frees a cached segment to retry a failed one;
   odd       legal but unusual values (0-byte alloc, odd names, odd segments);
   twodev    two devices: a short random run on 0, basic on 1;
+  limit     retries at a 100 MiB process limit (two runs of segment_free,
+            each ending in the segment_alloc that had failed);
+  emptycache  two empty_cache() calls between allocations;
+  otherdev  a snapshot marker on device 0, the history on device 1;
+  statedump segments and live blocks, no history (device_traces [[]]);
+  expandable  an expandable segment that grows (segment_map) and shrinks
+            (segment_unmap) during the events;
+  newer     newer fields (user_metadata, compile_context, a user_defined
+            annotation), an unknown action and an oom event;
   random    a simulated caching-allocator run (large pool, 20 MiB segments,
             first fit) with --events events, deterministic for a --seed;
   big       random, sized to at least --size-mb megabytes (for bench/).
@@ -152,6 +161,133 @@ def settings():
     return snap
 
 
+def run(steps):
+    """Events and final segments of a hand-made run: steps are
+    (action, name, size) with action seg (segment_alloc), unseg
+    (segment_free), alloc or free; a block is placed at the start of the
+    segment named with it ("A" or "A:a1" for a block a1 at A's start)."""
+    ev, segs, blocks, where, t, nxt = [], {}, {}, {}, 1000, BASE
+    for action, name, size in steps:
+        t += 10
+        if action == "seg":
+            segs[name] = (nxt, size)
+            nxt += size + 2 * MiB
+            ev.append(event("segment_alloc", segs[name][0], size, t))
+        elif action == "unseg":
+            addr, total = segs.pop(name)
+            ev.append(event("segment_free", addr, total, t))
+        elif action == "alloc":
+            seg, blk = name.split(":")
+            where[blk] = (segs[seg][0] + blocks.get(seg, 0), size, seg)
+            blocks[seg] = blocks.get(seg, 0) + (size + 511) // 512 * 512
+            ev.append(event("alloc", where[blk][0], size, t))
+        else:
+            addr, sz, seg = where.pop(name)
+            ev.append(event("free_requested", addr, sz, t))
+            ev.append(event("free_completed", addr, sz, t))
+    final = []
+    for seg, (addr, total) in segs.items():
+        live = [b for b in where.values() if b[2] == seg]
+        kind = "small" if total <= 2 * MiB else "large"
+        bl = [block(a, (s + 511) // 512 * 512, s, "active_allocated") for a, s, _ in sorted(live)]
+        final.append(segment(addr, total, bl, kind=kind))
+    return {"segments": final, "device_traces": [ev]}
+
+
+def limit():
+    """A process that may hold 100 MiB (other processes have the rest). A and
+    B (40 MiB each) are cached when c1 (50 MiB) comes: 80 + 50 > 100, so the
+    allocator frees both and retries (bound: limit < 130 MiB). D (30) and E
+    (20) fill the 100 MiB; both cached, h1 (40 MiB) fails (140 > 100), they
+    are freed (E first: the pool is ordered by size) and H is allocated.
+    Reserved: 40, 80, 40, 0, 50, 80, 100, 80, 50, 90; peak 100 MiB."""
+    return run([("seg", "A", 40 * MiB), ("alloc", "A:a1", 40 * MiB),
+                ("seg", "B", 40 * MiB), ("alloc", "B:b1", 40 * MiB),
+                ("free", "a1", 0), ("free", "b1", 0),
+                ("unseg", "A", 0), ("unseg", "B", 0),
+                ("seg", "C", 50 * MiB), ("alloc", "C:c1", 50 * MiB),
+                ("seg", "D", 30 * MiB), ("alloc", "D:d1", 30 * MiB),
+                ("seg", "E", 20 * MiB), ("alloc", "E:e1", 20 * MiB),
+                ("free", "d1", 0), ("free", "e1", 0),
+                ("unseg", "E", 0), ("unseg", "D", 0),
+                ("seg", "H", 40 * MiB), ("alloc", "H:h1", 40 * MiB)])
+
+
+def emptycache():
+    """A (30 MiB), B (20 MiB) and a small segment S; b1 freed, then
+    empty_cache() frees B; an alloc in S follows (no retry). C (40 MiB); a1
+    and c1 freed, empty_cache() frees A and C. Reserved: 30, 50, 52, 32, 72,
+    42, 2; peak 72 MiB."""
+    return run([("seg", "A", 30 * MiB), ("alloc", "A:a1", 30 * MiB),
+                ("seg", "B", 20 * MiB), ("alloc", "B:b1", 20 * MiB),
+                ("seg", "S", 2 * MiB), ("alloc", "S:s1", 1000),
+                ("free", "b1", 0), ("unseg", "B", 0),
+                ("alloc", "S:s2", 1000),
+                ("seg", "C", 40 * MiB), ("alloc", "C:c1", 40 * MiB),
+                ("free", "a1", 0), ("free", "c1", 0),
+                ("unseg", "A", 0), ("unseg", "C", 0),
+                ("alloc", "S:s3", 1000)])
+
+
+def otherdev():
+    """Device 0 holds only a snapshot marker; device 1 the basic run."""
+    snap = basic()
+    for seg in snap["segments"]:
+        seg["device"] = 1
+    marker = {"action": "snapshot", "addr": 0, "size": 0, "stream": 0, "time_us": 1}
+    return {"segments": snap["segments"], "device_traces": [[marker], snap["device_traces"][0]]}
+
+
+def statedump():
+    """basic's final state with no history recorded."""
+    snap = basic()
+    return {"segments": snap["segments"], "device_traces": [[]]}
+
+
+def expandable():
+    """An expandable segment E at BASE: 20 MiB mapped at the first event,
+    holding p (15 MiB). q (25 MiB) needs more: 20 MiB mapped at E + 20 MiB,
+    q at E + 15 MiB; p is freed; r (1 MiB + 1) takes E; s (20 MiB) maps
+    20 MiB more at E + 40 MiB; s is freed and empty_cache() unmaps that page.
+    Final: 40 MiB mapped, r and q live. Reserved: 20, 40, 60, 40 MiB."""
+    E = BASE
+    r_size = MiB + 512
+    ev = [
+        event("segment_map", E + 20 * MiB, 20 * MiB, 1000),
+        event("alloc", E + 15 * MiB, 25 * MiB, 1000),
+        event("free_requested", E, 15 * MiB, 1100),
+        event("free_completed", E, 15 * MiB, 1100),
+        event("alloc", E, MiB + 1, 1200),
+        event("segment_map", E + 40 * MiB, 20 * MiB, 1300),
+        event("alloc", E + 40 * MiB, 20 * MiB, 1300),
+        event("free_requested", E + 40 * MiB, 20 * MiB, 1400),
+        event("free_completed", E + 40 * MiB, 20 * MiB, 1400),
+        event("segment_unmap", E + 40 * MiB, 20 * MiB, 1500),
+    ]
+    seg = segment(E, 40 * MiB, [block(E, r_size, MiB + 1, "active_allocated"),
+                                block(E + r_size, 15 * MiB - r_size, 0, "inactive"),
+                                block(E + 15 * MiB, 25 * MiB, 25 * MiB, "active_allocated")])
+    seg["is_expandable"] = True
+    return {"segments": [seg], "device_traces": [ev],
+            "allocator_settings": {"expandable_segments": True}}
+
+
+def newer():
+    """basic with newer fields on its events, a user_defined annotation, an
+    unknown action and an oom (device free: 3 MiB) after the last event."""
+    snap = basic()
+    ev = snap["device_traces"][0]
+    for e in ev:
+        e["user_metadata"] = "step=1"
+        e["compile_context"] = "N/A"
+    ev.insert(1, {"action": "user_defined", "addr": 0, "size": 0, "stream": 0,
+                  "time_us": 1050, "frames": [], "user_metadata": "mark"})
+    ev.insert(2, {"action": "future_action", "addr": 0, "size": 0, "stream": 0, "time_us": 1060})
+    ev.append({"action": "oom", "addr": 3 * MiB, "size": 64 * MiB, "stream": 0, "time_us": 1700,
+               "frames": []})
+    return snap
+
+
 def simulate(n_events, seed):
     """First-fit over 20 MiB segments (larger requests get their own segment),
     so the final segments and the events agree as in a real snapshot."""
@@ -214,7 +350,8 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--protocol", type=int, default=4)
     ap.add_argument("--scenario", default="basic",
-                    choices=["basic", "settings", "oomretry", "odd", "twodev", "random", "big"])
+                    choices=["basic", "settings", "oomretry", "odd", "twodev", "limit", "emptycache",
+                             "otherdev", "statedump", "expandable", "newer", "random", "big"])
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--size-mb", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -227,8 +364,9 @@ def main():
         snap = oomretry()
     elif a.scenario == "odd":
         snap = odd()
-    elif a.scenario == "twodev":
-        snap = twodev()
+    elif a.scenario in ("twodev", "limit", "emptycache", "otherdev", "statedump", "expandable",
+                        "newer"):
+        snap = globals()[a.scenario]()
     elif a.scenario == "random":
         snap = simulate(a.events, a.seed)
     else:
