@@ -212,6 +212,22 @@ START_TEST(allocator_settings_become_options)
     ck_assert_ptr_nonnull(strstr(r.err, "error +0.00%; segment_alloc reproduced 1/1"));
     strata_cli_result_clear(&r);
     g_unlink(snap);
+    g_free(snap);
+    /* newer settings: divisions per interval, written out in full; the
+     * threshold; what only PYTORCH_CUDA_ALLOC_CONF says */
+    snap = python_snapshot(dir, 4, "settings2", NULL);
+    r = strata_test_cli("import", "torch", snap, "--fidelity", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "\noption allocator.max_split_size=200MiB\n"
+                                "option allocator.roundup_power2_intervals=1:8/2:8/4:8/8:8/16:8/"
+                                "32:8/64:8/128:0/256:0/512:0/1024:0/2048:0/4096:0/8192:0/16384:0/"
+                                "32768:0\n"
+                                "option allocator.garbage_collection_threshold=0.6\n"
+                                "option allocator.max_non_split_rounding=256MiB\n"
+                                "option allocator.large_segment_size=12MiB\nalloc seg.0"),
+                  "%s", r.out);
+    strata_cli_result_clear(&r);
+    g_unlink(snap);
     g_rmdir(dir);
     g_free(snap);
     g_free(dir);

@@ -293,6 +293,70 @@ void torch_add_option(conv *c, const char *key, char *value)
     g_ptr_array_add(c->out->option_values, value);
 }
 
+/* roundup_power2_divisions: one N, or {"1": d, "2": d, ..., "32768": d},
+ * one division per power-of-two interval starting at that many MiB. The
+ * same N everywhere is `roundup_power2_divisions=N`, else every interval
+ * is written out as `roundup_power2_intervals=1:d/2:d/...`. */
+static void read_divisions(conv *c, strata_pv rp)
+{
+    int64_t n = 0;
+    if (strata_pickle_get_int(c->p, rp, &n)) {
+        if (n > 1)
+            torch_add_option(c, "allocator.roundup_power2_divisions",
+                             g_strdup_printf("%" G_GINT64_FORMAT, n));
+        return;
+    }
+    if (strata_pickle_type_of(c->p, rp) != STRATA_PICKLE_DICT)
+        return;
+    GString *list = g_string_new(NULL);
+    bool uniform = true;
+    int64_t first = -1;
+    for (int i = 0; i < 16; i++) {
+        char key[16];
+        g_snprintf(key, sizeof key, "%d", 1 << i);
+        int64_t d = 0;
+        strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, rp, key), &d);
+        d = d < 0 ? 0 : d;
+        uniform = uniform && (first < 0 || d == first);
+        first = first < 0 ? d : first;
+        g_string_append_printf(list, "%s%s:%" G_GINT64_FORMAT, i ? "/" : "", key, d);
+    }
+    if (!uniform)
+        torch_add_option(c, "allocator.roundup_power2_intervals", g_string_free(list, FALSE));
+    else
+        g_string_free(list, TRUE);
+    if (uniform && first > 1)
+        torch_add_option(c, "allocator.roundup_power2_divisions",
+                         g_strdup_printf("%" G_GINT64_FORMAT, first));
+}
+
+/* The settings PYTORCH_CUDA_ALLOC_CONF holds that allocator_settings does
+ * not: max_non_split_rounding_mb and large_segment_size_mb. */
+static void read_conf(conv *c, const char *conf)
+{
+    static const struct {
+        const char *conf, *option;
+    } keys[] = {{"max_non_split_rounding_mb", "allocator.max_non_split_rounding"},
+                {"large_segment_size_mb", "allocator.large_segment_size"}};
+    char **items = g_strsplit(conf, ",", -1);
+    bool seen[G_N_ELEMENTS(keys)] = {false};
+    for (size_t i = 0; items[i]; i++) {
+        char *colon = strchr(items[i], ':');
+        if (colon == NULL)
+            continue;
+        *colon = '\0';
+        char *name = g_strstrip(items[i]), *end = NULL;
+        uint64_t mb = g_ascii_strtoull(colon + 1, &end, 10);
+        for (size_t k = 0; k < G_N_ELEMENTS(keys); k++)
+            if (!seen[k] && strcmp(name, keys[k].conf) == 0 && end != colon + 1 && mb > 0 &&
+                mb < (1u << 30)) {
+                seen[k] = true;
+                torch_add_option(c, keys[k].option, g_strdup_printf("%" G_GUINT64_FORMAT "MiB", mb));
+            }
+    }
+    g_strfreev(items);
+}
+
 /* allocator_settings -> options for the settings that differ from PyTorch's
  * defaults, and a k=v text of all of them for the header. */
 void torch_read_settings(conv *c, strata_pv root)
@@ -327,24 +391,19 @@ void torch_read_settings(conv *c, strata_pv root)
         bv) {
         torch_add_option(c, "allocator.expandable_segments", g_strdup("true"));
     }
-    /* roundup_power2_divisions: {"1": d, "2": d, ...}, one division per
-     * power-of-two interval in PyTorch; the model takes one N for all, so it
-     * gets the largest (the header comment keeps them all). */
-    strata_pv rp = strata_pickle_dict_get(c->p, st, "roundup_power2_divisions");
-    int64_t divisions = 0;
-    if (strata_pickle_get_int(c->p, rp, &divisions) == false &&
-        strata_pickle_type_of(c->p, rp) == STRATA_PICKLE_DICT) {
-        strata_pickle_iter_init(c->p, rp, &it);
-        while (strata_pickle_iter_next(c->p, &it, &k, &v)) {
-            int64_t d = 0;
-            if (strata_pickle_get_int(c->p, v, &d) && d > divisions)
-                divisions = d;
-        }
+    read_divisions(c, strata_pickle_dict_get(c->p, st, "roundup_power2_divisions"));
+    double gc = 0;
+    strata_pv gv = strata_pickle_dict_get(c->p, st, "garbage_collection_threshold");
+    if (strata_pickle_get_double(c->p, gv, &gc) && gc > 0 && gc < 1)
+        torch_add_option(c, "allocator.garbage_collection_threshold", g_strdup_printf("%.15g", gc));
+    size_t len = 0;
+    const char *conf = strata_pickle_get_bytes(
+        c->p, strata_pickle_dict_get(c->p, st, "PYTORCH_CUDA_ALLOC_CONF"), &len);
+    if (conf) {
+        char *text_conf = g_strndup(conf, len);
+        read_conf(c, text_conf);
+        g_free(text_conf);
     }
-    if (divisions > 1) {
-        torch_add_option(c, "allocator.roundup_power2_divisions",
-                   g_strdup_printf("%" G_GINT64_FORMAT, divisions));
-    }
-    /* garbage_collection_threshold and the pinned-memory settings have no
-     * counterpart in the model: they stay in the header comment only. */
+    /* The pinned-memory settings have no counterpart in the model: they
+     * stay in the header comment only. */
 }

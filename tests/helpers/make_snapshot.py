@@ -11,6 +11,8 @@ Scenarios:
   basic     a small hand-made run whose converted trace the tests check line
             by line (see tests/test_torch_import.c for the derivation);
   settings  basic plus allocator_settings with non-default values;
+  settings2 settings plus per-interval divisions, a garbage collection
+            threshold and settings only PYTORCH_CUDA_ALLOC_CONF holds;
   oomretry  the allocator frees a cached segment to retry a failed one;
   odd       legal but unusual values (0-byte alloc, odd names, odd segments);
   twodev    two devices: a short random run on 0, basic on 1;
@@ -288,6 +290,19 @@ def newer():
     return snap
 
 
+def settings2():
+    """basic with the settings of newer PyTorch: roundup_power2_divisions
+    [64:8] (intervals 1 to 64 MiB: 8), garbage_collection_threshold 0.6,
+    max_non_split_rounding_mb and large_segment_size_mb in the conf."""
+    snap = settings()
+    st = snap["allocator_settings"]
+    st["PYTORCH_CUDA_ALLOC_CONF"] = ("max_split_size_mb:200,roundup_power2_divisions:[64:8],"
+                                     "max_non_split_rounding_mb:256,large_segment_size_mb:12")
+    st["garbage_collection_threshold"] = 0.6
+    st["roundup_power2_divisions"] = {str(1 << i): (8 if i <= 6 else 0) for i in range(16)}
+    return snap
+
+
 def simulate(n_events, seed):
     """First-fit over 20 MiB segments (larger requests get their own segment),
     so the final segments and the events agree as in a real snapshot."""
@@ -350,7 +365,7 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--protocol", type=int, default=4)
     ap.add_argument("--scenario", default="basic",
-                    choices=["basic", "settings", "oomretry", "odd", "twodev", "limit", "emptycache",
+                    choices=["basic", "settings", "settings2", "oomretry", "odd", "twodev", "limit", "emptycache",
                              "otherdev", "statedump", "expandable", "newer", "random", "big"])
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--size-mb", type=float, default=60.0)
@@ -364,7 +379,7 @@ def main():
         snap = oomretry()
     elif a.scenario == "odd":
         snap = odd()
-    elif a.scenario in ("twodev", "limit", "emptycache", "otherdev", "statedump", "expandable",
+    elif a.scenario in ("settings2", "twodev", "limit", "emptycache", "otherdev", "statedump", "expandable",
                         "newer"):
         snap = globals()[a.scenario]()
     elif a.scenario == "random":
