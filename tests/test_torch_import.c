@@ -637,26 +637,61 @@ static void assert_replays_real_curve(scenario *s, uint64_t peak, uint64_t final
     ck_assert(!f.oom);
 }
 
-/* make_snapshot.py limit: runs of segment_free that end in the segment_alloc
- * that had failed. Bounds: each retry's reserved-before + segment (80 + 50,
- * 100 + 40 MiB) exceeds the limit; the peak (100 MiB) is within it. */
+/* make_snapshot.py's hand-made snapshots, their figures derived in its
+ * docstrings (MiB): each imports with these counts and bounds and replays,
+ * with no capacity given, to the real reserved bytes. limit: runs of
+ * segment_free ending in the segment_alloc that had failed, each bounding
+ * the limit below reserved-before + segment (80 + 50, 100 + 40); the peak
+ * is within it. emptycache: runs followed by an alloc: the program's.
+ * otherdev: device 0 holds a snapshot marker only. expandable: 40 MiB
+ * mapped at the end, 20 + 20 mapped and 20 unmapped by the events: 20 at
+ * the start. newer: an oom bounds the limit below 22 + its 64 MiB segment. */
+static const struct scenario_case {
+    const char *name;
+    int device;
+    bool no_history;
+    uint64_t releases, retries, limit_low, limit_high, initial, peak, final;
+} scenario_cases[] = {
+    {"limit", 0, false, 0, 2, 100, 130, 0, 100, 90},
+    {"emptycache", 0, false, 2, 0, 0, 0, 0, 72, 2},
+    {"otherdev", 1, false, 1, 0, 0, 0, 22, 62, 22},
+    {"statedump", 0, true, 0, 0, 0, 0, 22, 22, 22},
+    {"expandable", 0, false, 1, 0, 0, 0, 20, 60, 40},
+    {"newer", 0, false, 1, 0, 62, 86, 22, 62, 22},
+};
+
+START_TEST(hand_made_snapshots_replay_real_curve)
+{
+    const struct scenario_case *k = &scenario_cases[_i];
+    scenario s;
+    if (!scenario_open(&s, k->name))
+        return;
+    ck_assert_int_eq(s.sum.device, k->device);
+    ck_assert_int_eq(s.sum.no_history, k->no_history);
+    ck_assert_uint_eq(s.sum.n_releases, k->releases);
+    ck_assert_uint_eq(s.sum.n_retries, k->retries);
+    ck_assert_uint_eq(s.sum.limit_low, k->limit_low * MiB);
+    ck_assert_uint_eq(s.sum.limit_high, k->limit_high * MiB);
+    ck_assert_uint_eq(s.sum.initial_reserved, k->initial * MiB);
+    ck_assert_uint_eq(s.sum.rebuilt_reserved, k->initial * MiB);
+    ck_assert_uint_eq(s.sum.n_inconsistent, 0);
+    assert_replays_real_curve(&s, k->peak * MiB, k->final * MiB);
+    scenario_close(&s);
+}
+END_TEST
+
+/* The limit goes into the trace; a capacity given wins over it. */
 START_TEST(limit_inferred_from_retries)
 {
     scenario s;
     if (!scenario_open(&s, "limit"))
         return;
-    ck_assert_uint_eq(s.sum.n_retries, 2);
-    ck_assert_uint_eq(s.sum.n_releases, 0);
-    ck_assert_uint_eq(s.sum.limit_low, 100 * MiB);
-    ck_assert_uint_eq(s.sum.limit_high, 130 * MiB);
     GError *err = NULL;
     const strata_op *op;
     ck_assert_int_eq(strata_source_next(s.src, &op, &err), 1);
     ck_assert_int_eq(op->kind, STRATA_OP_OPTION);
     ck_assert_str_eq(op->name, "allocator.device_limit");
     ck_assert_str_eq(op->src, "100MiB");
-    /* reserved 40, 80, 40, 0, 50, 80, 100, 80, 50, 90 MiB */
-    assert_replays_real_curve(&s, 100 * MiB, 90 * MiB);
     /* on 80 GiB the cached segments are never freed: A and B stay, C adds
      * 50 (130 MiB); d1 and e1 split A and B, h1 reuses A: peak 130 MiB */
     strata_torch_fidelity f;
@@ -678,32 +713,12 @@ START_TEST(limit_inferred_from_retries)
 }
 END_TEST
 
-/* make_snapshot.py emptycache: each run of segment_free is followed by an
- * alloc, not a segment_alloc: the program's empty_cache(), two releases;
- * no limit. Reserved 30, 50, 52, 32, 72, 42, 2 MiB. */
-START_TEST(empty_cache_calls_replay)
-{
-    scenario s;
-    if (!scenario_open(&s, "emptycache"))
-        return;
-    ck_assert_uint_eq(s.sum.n_releases, 2);
-    ck_assert_uint_eq(s.sum.n_retries, 0);
-    ck_assert_uint_eq(s.sum.limit_high, 0);
-    assert_replays_real_curve(&s, 72 * MiB, 2 * MiB);
-    scenario_close(&s);
-}
-END_TEST
-
-/* make_snapshot.py otherdev: device 0 holds a snapshot marker only. */
-START_TEST(default_device_has_the_history)
+/* --device all lists the devices; --device 0 is a marker: no history. */
+START_TEST(device_all_lists_the_devices)
 {
     scenario s;
     if (!scenario_open(&s, "otherdev"))
         return;
-    ck_assert_int_eq(s.sum.device, 1);
-    ck_assert_uint_eq(s.sum.n_events, 10);
-    ck_assert(!s.sum.no_history);
-    ck_assert_uint_eq(s.sum.initial_reserved, 22 * MiB);
     strata_cli_result r = strata_test_cli("import", "torch", s.snap, "--device", "all", NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "device 0: 0 events, 0 segments; device 1: 9 events, 2 segments"),
@@ -717,41 +732,9 @@ START_TEST(default_device_has_the_history)
 }
 END_TEST
 
-/* make_snapshot.py statedump: the final state of basic, no events. */
-START_TEST(state_dump_without_history)
-{
-    scenario s;
-    if (!scenario_open(&s, "statedump"))
-        return;
-    ck_assert(s.sum.no_history);
-    ck_assert_uint_eq(s.sum.n_initial_segments, 2);
-    ck_assert_uint_eq(s.sum.n_initial_blocks, 3);
-    ck_assert_uint_eq(s.sum.initial_reserved, 22 * MiB);
-    assert_replays_real_curve(&s, 22 * MiB, 22 * MiB);
-    scenario_close(&s);
-}
-END_TEST
-
-/* make_snapshot.py expandable: 40 MiB mapped at the end; the events map
- * 20 + 20 MiB and unmap 20: 20 MiB at the start, by the file and by the
- * rebuilt segment. Reserved 20, 40, 60, 40 MiB. */
-START_TEST(expandable_segments_start_state)
-{
-    scenario s;
-    if (!scenario_open(&s, "expandable"))
-        return;
-    ck_assert_uint_eq(s.sum.initial_reserved, 20 * MiB);
-    ck_assert_uint_eq(s.sum.rebuilt_reserved, 20 * MiB);
-    ck_assert_uint_eq(s.sum.n_inconsistent, 0);
-    ck_assert_uint_eq(s.sum.n_releases, 1);
-    assert_replays_real_curve(&s, 60 * MiB, 40 * MiB);
-    scenario_close(&s);
-}
-END_TEST
-
 /* make_snapshot.py newer: newer fields are read past, a user_defined
- * annotation is known and skipped, an unknown action is counted, an oom is
- * kept: it bounds the limit below 22 MiB reserved + its 64 MiB segment. */
+ * annotation is known and skipped, an unknown action is counted, the oom
+ * is kept. */
 START_TEST(newer_fields_unknown_actions_oom)
 {
     scenario s;
@@ -764,8 +747,6 @@ START_TEST(newer_fields_unknown_actions_oom)
     ck_assert_uint_eq(o->event, 12);
     ck_assert_uint_eq(o->size, 64 * MiB);
     ck_assert_uint_eq(o->device_free, 3 * MiB);
-    ck_assert_uint_eq(s.sum.limit_high, 86 * MiB);
-    ck_assert_uint_eq(s.sum.limit_low, 62 * MiB);
     char *text = ops_text(s.src);
     const char *ops = strstr(text, "alloc seg.0");
     ck_assert_ptr_nonnull(ops);
@@ -866,11 +847,10 @@ int main(void)
     tcase_add_test(tc, written_trace_reads_back_equal);
     tcase_add_test(tc, odd_but_legal_values);
     tcase_add_test(tc, bad_input_and_usage);
+    tcase_add_loop_test(tc, hand_made_snapshots_replay_real_curve, 0,
+                        G_N_ELEMENTS(scenario_cases));
     tcase_add_test(tc, limit_inferred_from_retries);
-    tcase_add_test(tc, empty_cache_calls_replay);
-    tcase_add_test(tc, default_device_has_the_history);
-    tcase_add_test(tc, state_dump_without_history);
-    tcase_add_test(tc, expandable_segments_start_state);
+    tcase_add_test(tc, device_all_lists_the_devices);
     tcase_add_test(tc, newer_fields_unknown_actions_oom);
     tcase_add_loop_test(tc, streamed_import_equals_whole_conversion, 0, G_N_ELEMENTS(protocols));
     tcase_add_loop_test(tc, real_snapshots_within_two_percent, 0, G_N_ELEMENTS(real_snapshots));
