@@ -171,6 +171,13 @@ void strata_lifetime_close(strata_lifetime *l, uint64_t end, bool has_at, double
     l->t_end = at_s;
 }
 
+gint strata_alloc_cmp_offset(gconstpointer a, gconstpointer b, gpointer user)
+{
+    (void)user;
+    gsize x = GPOINTER_TO_SIZE(a), y = GPOINTER_TO_SIZE(b);
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
 bool strata_allocator_plan(strata_allocator *a, const strata_lifetime *l, size_t n, GError **err)
 {
     if (a->type->plan == NULL)

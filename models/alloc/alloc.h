@@ -75,6 +75,10 @@ strata_lifetime strata_lifetime_open(uint64_t id, uint64_t size, uint64_t start,
                                      double at_s);
 void strata_lifetime_close(strata_lifetime *l, uint64_t end, bool has_at, double at_s);
 
+/* A GCompareDataFunc for trees keyed by offsets held as pointers
+ * (GSIZE_TO_POINTER), as allocators index blocks by address. */
+gint strata_alloc_cmp_offset(gconstpointer a, gconstpointer b, gpointer user);
+
 typedef struct strata_alloc_config {
     uint64_t capacity;
     uint64_t alignment;          /* power of two; 0 = the allocator's own */

@@ -46,13 +46,6 @@ static const strata_param_def buddy_params[] = {
     {NULL, 0, NULL, NULL, NULL},
 };
 
-static gint buddy_cmp_offset(gconstpointer a, gconstpointer b, gpointer user)
-{
-    (void)user;
-    gsize x = GPOINTER_TO_SIZE(a), y = GPOINTER_TO_SIZE(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-}
-
 static void *buddy_create(const strata_alloc_config *cfg, GError **err)
 {
     uint64_t min_block = strata_params_size(cfg->params, "min_block");
@@ -67,9 +60,9 @@ static void *buddy_create(const strata_alloc_config *cfg, GError **err)
     b->min_block = min_block;
     b->capacity = cfg->capacity;
     for (unsigned k = 0; k < BUDDY_MAX_ORDERS; k++)
-        b->free[k] = g_tree_new_full(buddy_cmp_offset, NULL, NULL, NULL);
+        b->free[k] = g_tree_new_full(strata_alloc_cmp_offset, NULL, NULL, NULL);
     b->used = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
-    b->used_by_offset = g_tree_new_full(buddy_cmp_offset, NULL, NULL, NULL);
+    b->used_by_offset = g_tree_new_full(strata_alloc_cmp_offset, NULL, NULL, NULL);
     uint64_t units = cfg->capacity / min_block, base = 0;
     for (int k = BUDDY_MAX_ORDERS - 1; k >= 0; k--) {
         if (!((units >> k) & 1))

@@ -3,38 +3,10 @@
  * before the replay and assigns each an offset so that buffers live at the
  * same time never overlap, minimising the height of the arena.
  *
- * Design: the greedy-by-size planner of TFLite (ArenaPlanner /
- * GreedyMemoryPlanner) and XLA's heap simulator (GlobalDecreasingSizeBestFit
- * tried with several orderings, the best kept):
- *  - a placement pass takes buffers in a given order and puts each one in
- *    the best-fitting gap (smallest gap that holds it; lowest offset among
- *    equals) left between the already placed buffers whose lifetimes
- *    overlap it, or on top of them when no gap holds it; a first-fit
- *    variant takes the lowest gap;
- *  - orderings tried: size, then lifetime (TFLite); lifetime, then size;
- *    area (size x lifetime, XLA's spatial-temporal order); start time;
- *  - then a deterministic local search (fixed seed, `iterations` steps,
- *    fewer above about 1400 buffers: see OFFLINE_LOCAL_WORK):
- *    move a buffer that reaches the current height, or a random one, to an
- *    earlier position in the order, and keep the new order when the height
- *    does not grow;
- *  - then, while the height is above the lower bound, a bounded exact
- *    search (MiniMalloc, below) over a ladder of targets: the lower bound,
- *    then 1% steps up to 8% above it, then 10, 15, 20, 30 and 40%. Each
- *    round tries two targets: the lower bound itself (a perfect packing is
- *    often found fast; a quarter of the round's budget once a plan exists
- *    above it) and the nearest step below the best plan so far (the
- *    likeliest in reach), with a node budget that grows 4x per round
- *    unless the round found a better plan, until `search_nodes` are spent
- *    (a node with m candidates costs 1 + m/512). So the planner always
- *    finishes with the best plan found. Each try runs the ranks round
- *    robin with a doubling budget (the best plan's own order first, as a
- *    guide), then random restarts with narrow branching. A target that a
- *    complete search proves out of reach is dropped with those below it.
- *    The search is off above 4096 buffers (its candidate lists would pass
- *    about 128 MiB).
- * Lifetimes are ranked by real time when the trace stamps allocs and frees
- * with at= (as the MiniMalloc import does), else by steps.
+ * Design: the greedy orderings and local search of offline_greedy.c, then,
+ * while the height is above the lower bound, the bounded exact search of
+ * offline_search.c. Lifetimes are ranked by real time when the trace stamps
+ * allocs and frees with at= (as the MiniMalloc import does), else by steps.
  * The lower bound is the peak of live bytes (no plan can be lower); the
  * result reports both. Everything is deterministic (fixed seeds).
  *
@@ -47,13 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "alloc/alloc.h"
+#include "alloc/offline.h"
 #include "core/error.h"
-
-typedef struct offline_buf {
-    uint64_t id, size, start, end; /* size rounded to the alignment */
-    uint64_t offset;
-    double width; /* the lifetime's length: real time when known, else steps */
-} offline_buf;
 
 typedef struct offline_live {
     uint64_t id, offset, size, requested;
@@ -62,7 +29,6 @@ typedef struct offline_live {
 typedef struct offline {
     uint64_t capacity, alignment;
     int64_t iterations, search_nodes;
-    bool planned;
     offline_buf *bufs;   /* planned buffers */
     size_t n;
     GHashTable *plan;    /* &buf.id -> offline_buf */
@@ -71,15 +37,6 @@ typedef struct offline {
     uint64_t height, lower_bound, high_water;
     uint64_t allocated, used_bytes;
 } offline;
-
-/* The exact search keeps a candidate list per level of its depth-first
- * path: up to n^2/2 entries of 16 bytes. Above this many buffers (about
- * 128 MiB of lists) the planner keeps its heuristic plan. */
-#define OFFLINE_SEARCH_MAX_BUFFERS 4096
-
-/* The local search's work cap: steps x n^2 stays under this (a 7000-buffer
- * trace gets 40 steps, about 2 s, instead of 1000 in 45 s). */
-#define OFFLINE_LOCAL_WORK 2e9
 
 static const strata_param_def offline_params[] = {
     {"iterations", STRATA_PARAM_INT, "1000",
@@ -91,13 +48,6 @@ static const strata_param_def offline_params[] = {
      NULL},
     {NULL, 0, NULL, NULL, NULL},
 };
-
-static gint offline_cmp_offset(gconstpointer a, gconstpointer b, gpointer user)
-{
-    (void)user;
-    gsize x = GPOINTER_TO_SIZE(a), y = GPOINTER_TO_SIZE(b);
-    return x < y ? -1 : x > y ? 1 : 0;
-}
 
 static void *offline_create(const strata_alloc_config *cfg, GError **err)
 {
@@ -114,7 +64,7 @@ static void *offline_create(const strata_alloc_config *cfg, GError **err)
     o->search_nodes = strata_params_int(cfg->params, "search_nodes");
     o->plan = g_hash_table_new(g_int64_hash, g_int64_equal);
     o->live = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
-    o->live_by_offset = g_tree_new_full(offline_cmp_offset, NULL, NULL, NULL);
+    o->live_by_offset = g_tree_new_full(strata_alloc_cmp_offset, NULL, NULL, NULL);
     return o;
 }
 
@@ -128,769 +78,7 @@ static void offline_destroy(void *self)
     g_free(o);
 }
 
-/* ---- the placement pass ---- */
-
-typedef struct offline_placer {
-    const offline_buf *bufs;
-    size_t n;
-    size_t *placed;      /* indices of placed buffers, by offset */
-    size_t n_placed;
-    uint64_t *offsets;   /* per buffer */
-} offline_placer;
-
-static bool offline_overlap(const offline_buf *a, const offline_buf *b)
-{
-    return a->start < b->end && b->start < a->end;
-}
-
-/* Place bufs in `order`; returns the height. best_fit: smallest gap, else lowest. */
-static uint64_t offline_place(offline_placer *pl, const size_t *order, bool best_fit)
-{
-    uint64_t height = 0;
-    pl->n_placed = 0;
-    for (size_t k = 0; k < pl->n; k++) {
-        const offline_buf *b = &pl->bufs[order[k]];
-        uint64_t cursor = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
-        for (size_t i = 0; i < pl->n_placed; i++) {
-            size_t j = pl->placed[i];
-            const offline_buf *p = &pl->bufs[j];
-            if (!offline_overlap(b, p))
-                continue;
-            uint64_t off = pl->offsets[j];
-            if (off > cursor) {
-                uint64_t gap = off - cursor;
-                if (gap >= b->size && (best_fit ? gap < best_gap : best == UINT64_MAX)) {
-                    best = cursor;
-                    best_gap = gap;
-                }
-            }
-            if (off + p->size > cursor)
-                cursor = off + p->size;
-        }
-        if (best == UINT64_MAX)
-            best = cursor;
-        pl->offsets[order[k]] = best;
-        if (best + b->size > height)
-            height = best + b->size;
-        /* insert into placed, by offset */
-        size_t at = pl->n_placed;
-        while (at > 0 && pl->offsets[pl->placed[at - 1]] > best) {
-            pl->placed[at] = pl->placed[at - 1];
-            at--;
-        }
-        pl->placed[at] = order[k];
-        pl->n_placed++;
-    }
-    return height;
-}
-
-/* Orderings (qsort_r-free: a key per buffer, then a stable sort by key). */
-typedef struct offline_key {
-    uint64_t k1, k2, k3;
-    size_t index;
-} offline_key;
-
-static int offline_cmp_key(const void *a, const void *b)
-{
-    const offline_key *x = a, *y = b;
-    if (x->k1 != y->k1)
-        return x->k1 > y->k1 ? -1 : 1; /* descending */
-    if (x->k2 != y->k2)
-        return x->k2 > y->k2 ? -1 : 1;
-    if (x->k3 != y->k3)
-        return x->k3 > y->k3 ? -1 : 1;
-    return x->index < y->index ? -1 : x->index > y->index ? 1 : 0;
-}
-
-enum { ORDER_SIZE, ORDER_LIFETIME, ORDER_AREA, ORDER_START, ORDER__COUNT };
-
-static void offline_order(const offline_buf *bufs, size_t n, int how, size_t *order)
-{
-    offline_key *keys = g_new0(offline_key, n ? n : 1);
-    for (size_t i = 0; i < n; i++) {
-        uint64_t life = bufs[i].end - bufs[i].start;
-        keys[i].index = i;
-        switch (how) {
-        case ORDER_SIZE: keys[i].k1 = bufs[i].size; keys[i].k2 = life; break;
-        case ORDER_LIFETIME: keys[i].k1 = life; keys[i].k2 = bufs[i].size; break;
-        case ORDER_AREA:
-            keys[i].k1 = (uint64_t)((double)bufs[i].size * (double)life);
-            keys[i].k2 = bufs[i].size;
-            break;
-        default: keys[i].k1 = UINT64_MAX - bufs[i].start; keys[i].k2 = bufs[i].size; break;
-        }
-    }
-    qsort(keys, n, sizeof *keys, offline_cmp_key);
-    for (size_t i = 0; i < n; i++)
-        order[i] = keys[i].index;
-    g_free(keys);
-}
-
-static uint64_t offline_lower_bound(const offline_buf *bufs, size_t n)
-{
-    /* Sweep: +size at start, -size at end; ends before starts at equal times. */
-    typedef struct { uint64_t t; int64_t delta; } ev;
-    ev *evs = g_new(ev, 2 * n + 1);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++) {
-        evs[m++] = (ev){bufs[i].start, (int64_t)bufs[i].size};
-        if (bufs[i].end != UINT64_MAX)
-            evs[m++] = (ev){bufs[i].end, -(int64_t)bufs[i].size};
-    }
-    offline_key *keys = g_new0(offline_key, m ? m : 1);
-    for (size_t i = 0; i < m; i++) {
-        /* descending sort: invert t; at equal t, frees (negative) first */
-        keys[i].k1 = UINT64_MAX - evs[i].t;
-        keys[i].k2 = evs[i].delta < 0 ? 1 : 0;
-        keys[i].index = i;
-    }
-    qsort(keys, m, sizeof *keys, offline_cmp_key);
-    uint64_t live = 0, peak = 0;
-    for (size_t i = 0; i < m; i++) {
-        int64_t d = evs[keys[i].index].delta;
-        live = d < 0 ? live - (uint64_t)(-d) : live + (uint64_t)d;
-        if (live > peak)
-            peak = live;
-    }
-    g_free(keys);
-    g_free(evs);
-    return peak;
-}
-
-
-/* ---- exact search (after MiniMalloc, Moffitt, ASPLOS 2023) ----
- *
- * A decision procedure for one target height T, by depth-first search:
- *  - time is cut into sections (maximal intervals where the set of live
- *    buffers is constant); each section keeps a floor (no unplaced buffer
- *    of it can go lower) and the total size of its unplaced buffers;
- *  - each unplaced buffer has a minimum offset: the top of the placed
- *    buffers overlapping it in time;
- *  - at each node the unplaced buffers are tried in order of (minimum
- *    offset, static rank), each at its minimum offset, keeping placements
- *    in non-decreasing (offset, rank) order (canonical solutions only);
- *  - dominance: a buffer is not placed at or above the lowest top any
- *    unplaced buffer could reach (that would leave a needless gap);
- *  - inference: a node fails when, in some section, max(offset, floor) +
- *    total of its unplaced buffers passes T. Only the sections whose floor
- *    or total changed are summed again; for the others the check reduces
- *    to offset + their largest total, so a placement must cover every
- *    section where that passes T;
- *  - decomposition: when no unplaced buffer crosses a section boundary any
- *    more, the pieces on either side are solved apart, each ranked afresh
- *    with the totals of its own unplaced buffers (as MiniMalloc does).
- * The search has a node budget, so it improves the heuristic plan and is
- * never required to finish; a search that ends within its budget without a
- * plan proves the target out of reach. No allocation per node: candidate
- * lists, undo records and cut points live on stacks reused by every node.
- */
-typedef struct offline_search {
-    const offline_buf *bufs;
-    size_t n, n_sections;
-    uint64_t target;
-    const uint32_t *adj_start, *adj;   /* time-overlap graph, CSR */
-    const uint32_t *sec_lo, *sec_hi;   /* buffer -> its sections [lo, hi) */
-    const uint32_t *sec_start, *sec_bufs; /* section -> its buffers, CSR */
-    uint64_t *min_offset, *offset, *solution;
-    bool *placed;
-    uint64_t *sec_floor, *sec_total;
-    uint32_t *cuts;                    /* unplaced buffers crossing boundary q|q+1 */
-    int64_t nodes_left;
-    uint32_t *rank;
-    int rerank; /* heuristic to re-rank each piece by after a decomposition; -1: keep */
-    const uint64_t *guide; /* offsets of the best plan so far, for RANK_GUIDE */
-    size_t max_branch; /* candidates tried per node (0: all) */
-    /* Stacks reused by every node (no allocation per node): candidate
-     * lists, undo records and cut points, each node pushing on entry and
-     * popping on return. Addressed by index: they grow by reallocation. */
-    struct offline_cand *cand;
-    size_t cand_top, cand_cap;
-    uint64_t *undo; /* pairs: (buffer | section with bit 63, old value) */
-    size_t undo_top, undo_cap;
-    uint32_t *cutpts;
-    size_t cut_top, cut_cap;
-} offline_search;
-
-/* A set of unplaced buffers over a range of sections that no other
- * unplaced buffer crosses: solved independently of the rest. */
-typedef struct offline_part {
-    uint32_t *bufs;
-    size_t n;
-    uint32_t lo, hi;
-} offline_part;
-
-typedef struct offline_cand {
-    uint64_t offset;
-    uint32_t rank, buf;
-} offline_cand;
-
-static int offline_cmp_cand(const void *a, const void *b)
-{
-    const offline_cand *x = a, *y = b;
-    if (x->offset != y->offset)
-        return x->offset < y->offset ? -1 : 1;
-    return x->rank < y->rank ? -1 : x->rank > y->rank ? 1 : 0;
-}
-
-enum { SEARCH_FOUND = 1, SEARCH_NOT_FOUND = 0, SEARCH_ABORTED = -1 };
-
-#define OFFLINE_SECTION_BIT (UINT64_C(1) << 63)
-
-static void offline_reserve(void **data, size_t *cap, size_t need, size_t elem)
-{
-    if (need <= *cap)
-        return;
-    size_t cap2 = *cap ? *cap : 1024;
-    while (cap2 < need)
-        cap2 *= 2;
-    *data = g_realloc_n(*data, cap2, elem);
-    *cap = cap2;
-}
-
-static void offline_push_undo(offline_search *s, uint64_t what, uint64_t old)
-{
-    offline_reserve((void **)&s->undo, &s->undo_cap, 2 * (s->undo_top + 1), sizeof *s->undo);
-    s->undo[2 * s->undo_top] = what;
-    s->undo[2 * s->undo_top + 1] = old;
-    s->undo_top++;
-}
-
-/* The largest unplaced total over the part's sections. */
-static uint64_t offline_max_total(const offline_search *s, const offline_part *part)
-{
-    uint64_t m = 0;
-    for (uint32_t q = part->lo; q < part->hi; q++)
-        if (s->sec_total[q] > m)
-            m = s->sec_total[q];
-    return m;
-}
-
-static int offline_dfs(offline_search *s, const offline_part *part, size_t parent, size_t n_parent,
-                       uint64_t last_offset, uint32_t last_rank, uint64_t total_bound);
-static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
-                                const uint32_t *sec_hi, const uint64_t *totals, int how,
-                                const uint64_t *guide, GRand *noise, const uint32_t *which,
-                                size_t count, uint32_t *rank);
-
-/* Split [lo, hi) at the given cut points and solve each piece. */
-static int offline_solve_pieces(offline_search *s, const offline_part *part, size_t cuts,
-                                size_t n_cuts)
-{
-    int status = SEARCH_FOUND;
-    for (size_t c = 0; c + 1 < n_cuts && status == SEARCH_FOUND; c++) {
-        uint32_t lo = s->cutpts[cuts + c], hi = s->cutpts[cuts + c + 1];
-        offline_part sub = {.bufs = g_new(uint32_t, part->n ? part->n : 1), .n = 0, .lo = lo,
-                            .hi = hi};
-        for (size_t i = 0; i < part->n; i++) {
-            uint32_t v = part->bufs[i];
-            if (!s->placed[v] && s->sec_lo[v] < hi && lo < s->sec_hi[v])
-                sub.bufs[sub.n++] = v;
-        }
-        if (sub.n > 0) {
-            /* as MiniMalloc, rank a piece afresh: section totals now count
-             * only its unplaced buffers */
-            uint32_t *saved = NULL;
-            if (s->rerank >= 0) {
-                saved = g_new(uint32_t, sub.n);
-                for (size_t i = 0; i < sub.n; i++)
-                    saved[i] = s->rank[sub.bufs[i]];
-                offline_rank_subset(s->bufs, s->sec_lo, s->sec_hi, s->sec_total, s->rerank,
-                                    s->guide, NULL, sub.bufs, sub.n, s->rank);
-            }
-            status = offline_dfs(s, &sub, SIZE_MAX, 0, 0, 0, offline_max_total(s, &sub));
-            if (saved) {
-                for (size_t i = 0; i < sub.n; i++)
-                    s->rank[sub.bufs[i]] = saved[i];
-                g_free(saved);
-            }
-        }
-        g_free(sub.bufs);
-    }
-    return status;
-}
-
-/* Places buffer b at off: raises the minimum offsets of the unplaced
- * buffers it overlaps, sets the floors of its sections, drops their totals,
- * and raises the floors of sections whose unplaced buffers all sit higher
- * now. Records undo entries; returns false when some section's floor plus
- * its unplaced total passes the target (the checks on every other section
- * are done by the caller with the max-total bound). */
-static bool offline_place_buf(offline_search *s, uint32_t b, uint64_t off)
-{
-    const offline_buf *bb = &s->bufs[b];
-    uint64_t top = off + bb->size, T = s->target;
-    bool ok = true;
-    s->placed[b] = true;
-    s->offset[b] = off;
-    uint32_t span_lo = s->sec_lo[b], span_hi = s->sec_hi[b];
-    for (uint32_t e = s->adj_start[b]; e < s->adj_start[b + 1]; e++) {
-        uint32_t u = s->adj[e];
-        if (s->placed[u] || s->min_offset[u] >= top)
-            continue;
-        offline_push_undo(s, u, s->min_offset[u]);
-        s->min_offset[u] = top;
-        if (s->sec_lo[u] < span_lo)
-            span_lo = s->sec_lo[u];
-        if (s->sec_hi[u] > span_hi)
-            span_hi = s->sec_hi[u];
-    }
-    for (uint32_t q = s->sec_lo[b]; q < s->sec_hi[b]; q++) {
-        offline_push_undo(s, q | OFFLINE_SECTION_BIT, s->sec_floor[q]);
-        s->sec_floor[q] = top;
-        s->sec_total[q] -= bb->size;
-        ok = ok && top + s->sec_total[q] <= T;
-    }
-    /* Sections of raised buffers: floor >= the lowest minimum offset of
-     * their unplaced buffers. Every such section holds a buffer raised to
-     * `top`, so that lowest offset is at most top: a floor can only fail a
-     * check when it passes the slack (target - total), so a section whose
-     * floor or slack is already >= top needs no scan. */
-    for (uint32_t q = span_lo; q < span_hi && ok; q++) {
-        uint64_t slack = s->sec_total[q] < T ? T - s->sec_total[q] : 0;
-        uint64_t enough = s->sec_floor[q] > slack ? s->sec_floor[q] : slack;
-        if (top <= enough)
-            continue;
-        uint64_t low = UINT64_MAX;
-        bool exact = true;
-        for (uint32_t e = s->sec_start[q]; e < s->sec_start[q + 1]; e++) {
-            uint32_t v = s->sec_bufs[e];
-            if (!s->placed[v] && s->min_offset[v] < low) {
-                low = s->min_offset[v];
-                if (low <= enough) {
-                    exact = false;
-                    break;
-                }
-            }
-        }
-        if (exact && low != UINT64_MAX && s->sec_floor[q] < low) {
-            offline_push_undo(s, q | OFFLINE_SECTION_BIT, s->sec_floor[q]);
-            s->sec_floor[q] = low;
-            ok = low + s->sec_total[q] <= T;
-        }
-    }
-    return ok;
-}
-
-static void offline_unplace_buf(offline_search *s, uint32_t b, size_t undo_mark)
-{
-    while (s->undo_top > undo_mark) {
-        s->undo_top--;
-        uint64_t what = s->undo[2 * s->undo_top], old = s->undo[2 * s->undo_top + 1];
-        if (what & OFFLINE_SECTION_BIT)
-            s->sec_floor[what & ~OFFLINE_SECTION_BIT] = old;
-        else
-            s->min_offset[what] = old;
-    }
-    for (uint32_t q = s->sec_lo[b]; q < s->sec_hi[b]; q++)
-        s->sec_total[q] += s->bufs[b].size;
-    s->placed[b] = false;
-}
-
-/* parent: index in s->cand of the parent's candidates (SIZE_MAX at the root
- * of a part); total_bound: an upper bound on the part's largest unplaced
- * section total (totals only drop down a path). */
-static int offline_dfs(offline_search *s, const offline_part *part, size_t parent, size_t n_parent,
-                       uint64_t last_offset, uint32_t last_rank, uint64_t total_bound)
-{
-    if (--s->nodes_left < 0)
-        return SEARCH_ABORTED;
-    size_t base = s->cand_top, m = 0;
-    offline_reserve((void **)&s->cand, &s->cand_cap, base + (parent == SIZE_MAX ? part->n : n_parent) + 1,
-                    sizeof *s->cand);
-    offline_cand *cand = s->cand + base;
-    if (parent != SIZE_MAX) {
-        /* the parent's order, re-keyed: nearly sorted, so insertion sort */
-        for (size_t i = 0; i < n_parent; i++) {
-            uint32_t v = s->cand[parent + i].buf;
-            if (s->placed[v])
-                continue;
-            offline_cand c = {s->min_offset[v], s->rank[v], v};
-            size_t j = m++;
-            while (j > 0 && offline_cmp_cand(&cand[j - 1], &c) > 0) {
-                cand[j] = cand[j - 1];
-                j--;
-            }
-            cand[j] = c;
-        }
-    } else {
-        for (size_t i = 0; i < part->n; i++) {
-            uint32_t v = part->bufs[i];
-            if (!s->placed[v])
-                cand[m++] = (offline_cand){s->min_offset[v], s->rank[v], v};
-        }
-        qsort(cand, m, sizeof *cand, offline_cmp_cand);
-    }
-    if (m == 0) {
-        for (size_t i = 0; i < part->n; i++)
-            s->solution[part->bufs[i]] = s->offset[part->bufs[i]];
-        return SEARCH_FOUND;
-    }
-    s->cand_top = base + m;
-    s->nodes_left -= (int64_t)(m / 512); /* large nodes cost more of the budget */
-    uint64_t min_height = UINT64_MAX;
-    for (size_t i = 0; i < m; i++) {
-        uint32_t v = cand[i].buf;
-        if (s->min_offset[v] + s->bufs[v].size < min_height)
-            min_height = s->min_offset[v] + s->bufs[v].size;
-    }
-    int status = SEARCH_NOT_FOUND;
-    size_t tried = 0;
-    /* Sections where off + total passes the target, for the offset of the
-     * current candidate (offsets only grow along the loop): a placement
-     * must cover all of them, since it lowers only its own sections. */
-    uint64_t viol_off = UINT64_MAX;
-    uint32_t viol_lo = 0, viol_hi = 0; /* [lo, hi) of violating sections, empty when lo >= hi */
-    for (size_t k = 0; k < m && status == SEARCH_NOT_FOUND; k++) {
-        cand = s->cand + base; /* the stack may have moved */
-        uint64_t off = cand[k].offset;
-        uint32_t b = cand[k].buf, rank = cand[k].rank;
-        if (off < last_offset || (off == last_offset && rank < last_rank))
-            continue;
-        if (off >= min_height)
-            continue;
-        if (off + s->bufs[b].size > s->target)
-            continue;
-        /* every section b does not cover keeps its floor and total, so it
-         * only needs max(floor, off) + total <= target: the floor part held
-         * at the parent, the off part is checked here */
-        if (off + total_bound > s->target) {
-            if (off != viol_off) {
-                viol_off = off;
-                viol_lo = part->hi;
-                viol_hi = part->lo;
-                uint64_t exact = 0;
-                for (uint32_t q = part->lo; q < part->hi; q++) {
-                    if (s->sec_total[q] > exact)
-                        exact = s->sec_total[q];
-                    if (off + s->sec_total[q] > s->target) {
-                        if (q < viol_lo)
-                            viol_lo = q;
-                        viol_hi = q + 1;
-                    }
-                }
-                total_bound = exact;
-            }
-            if (viol_lo < viol_hi && (s->sec_lo[b] > viol_lo || s->sec_hi[b] < viol_hi))
-                continue;
-        }
-        if (s->max_branch && ++tried > s->max_branch) {
-            status = SEARCH_ABORTED; /* incomplete: not a proof of infeasibility */
-            break;
-        }
-        size_t undo_mark = s->undo_top;
-        bool ok = offline_place_buf(s, b, off);
-        if (ok) {
-            /* dynamic decomposition: boundaries no unplaced buffer crosses now */
-            size_t cuts = s->cut_top, n_cuts = 1;
-            offline_reserve((void **)&s->cutpts, &s->cut_cap, cuts + 1, sizeof *s->cutpts);
-            s->cutpts[cuts] = part->lo;
-            for (uint32_t q = s->sec_lo[b]; q + 1 < s->sec_hi[b]; q++) {
-                if (--s->cuts[q] == 0 && q + 1 > part->lo && q + 1 < part->hi) {
-                    offline_reserve((void **)&s->cutpts, &s->cut_cap, cuts + n_cuts + 2,
-                                    sizeof *s->cutpts);
-                    s->cutpts[cuts + n_cuts++] = q + 1;
-                }
-            }
-            if (n_cuts == 1) {
-                status = offline_dfs(s, part, base, m, off, rank, total_bound);
-            } else {
-                offline_reserve((void **)&s->cutpts, &s->cut_cap, cuts + n_cuts + 1,
-                                sizeof *s->cutpts);
-                s->cutpts[cuts + n_cuts++] = part->hi;
-                s->cut_top = cuts + n_cuts;
-                status = offline_solve_pieces(s, part, cuts, n_cuts);
-                s->cut_top = cuts;
-            }
-            for (uint32_t q = s->sec_lo[b]; q + 1 < s->sec_hi[b]; q++)
-                s->cuts[q]++;
-        }
-        /* restore (the solution, when found, is already in s->solution) */
-        offline_unplace_buf(s, b, undo_mark);
-        if (status == SEARCH_FOUND)
-            s->solution[b] = off;
-    }
-    s->cand_top = base;
-    return status;
-}
-
-/* Static structure of the search: overlap graph and sections. */
-typedef struct offline_problem {
-    size_t n, n_sections;
-    uint32_t *adj_start, *adj, *sec_lo, *sec_hi, *sec_start, *sec_bufs;
-    uint64_t *sec_total;
-} offline_problem;
-
-static void offline_problem_clear(offline_problem *p)
-{
-    g_free(p->adj_start);
-    g_free(p->adj);
-    g_free(p->sec_lo);
-    g_free(p->sec_hi);
-    g_free(p->sec_start);
-    g_free(p->sec_bufs);
-    g_free(p->sec_total);
-    *p = (offline_problem){0};
-}
-
-static int offline_cmp_u64(const void *a, const void *b)
-{
-    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-    return x < y ? -1 : x > y ? 1 : 0;
-}
-
-static size_t offline_time_index(const uint64_t *times, size_t n_times, uint64_t t)
-{
-    size_t lo = 0, hi = n_times;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (times[mid] < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* False when the problem is too large for the search. */
-static bool offline_problem_build(const offline_buf *bufs, size_t n, uint64_t max_edges,
-                                  offline_problem *p)
-{
-    *p = (offline_problem){.n = n};
-    uint64_t *times = g_new(uint64_t, 2 * n);
-    for (size_t i = 0; i < n; i++) {
-        times[2 * i] = bufs[i].start;
-        times[2 * i + 1] = bufs[i].end;
-    }
-    qsort(times, 2 * n, sizeof *times, offline_cmp_u64);
-    size_t n_times = 0;
-    for (size_t i = 0; i < 2 * n; i++)
-        if (n_times == 0 || times[n_times - 1] != times[i])
-            times[n_times++] = times[i];
-    p->n_sections = n_times > 0 ? n_times - 1 : 0;
-    p->sec_lo = g_new(uint32_t, n);
-    p->sec_hi = g_new(uint32_t, n);
-    uint64_t incidences = 0;
-    for (size_t i = 0; i < n; i++) {
-        p->sec_lo[i] = (uint32_t)offline_time_index(times, n_times, bufs[i].start);
-        p->sec_hi[i] = (uint32_t)offline_time_index(times, n_times, bufs[i].end);
-        incidences += p->sec_hi[i] - p->sec_lo[i];
-    }
-    g_free(times);
-    if (incidences > max_edges) {
-        offline_problem_clear(p);
-        return false;
-    }
-    /* section -> buffers */
-    p->sec_start = g_new0(uint32_t, p->n_sections + 1);
-    p->sec_total = g_new0(uint64_t, p->n_sections ? p->n_sections : 1);
-    for (size_t i = 0; i < n; i++)
-        for (uint32_t q = p->sec_lo[i]; q < p->sec_hi[i]; q++) {
-            p->sec_start[q + 1]++;
-            p->sec_total[q] += bufs[i].size;
-        }
-    for (size_t q = 0; q < p->n_sections; q++)
-        p->sec_start[q + 1] += p->sec_start[q];
-    p->sec_bufs = g_new(uint32_t, incidences ? incidences : 1);
-    uint32_t *fill = g_new0(uint32_t, p->n_sections ? p->n_sections : 1);
-    for (size_t i = 0; i < n; i++)
-        for (uint32_t q = p->sec_lo[i]; q < p->sec_hi[i]; q++)
-            p->sec_bufs[p->sec_start[q] + fill[q]++] = (uint32_t)i;
-    g_free(fill);
-    /* overlap graph */
-    GArray *edges = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    p->adj_start = g_new(uint32_t, n + 1);
-    for (size_t i = 0; i < n; i++) {
-        p->adj_start[i] = edges->len;
-        for (size_t j = 0; j < n; j++) {
-            if (j != i && offline_overlap(&bufs[i], &bufs[j])) {
-                uint32_t v = (uint32_t)j;
-                g_array_append_val(edges, v);
-            }
-        }
-        if (edges->len > max_edges) {
-            g_array_free(edges, TRUE);
-            offline_problem_clear(p);
-            return false;
-        }
-    }
-    p->adj_start[n] = edges->len;
-    p->adj = (uint32_t *)g_array_free(edges, FALSE);
-    return true;
-}
-
-/* Static ranks (preorderings): MiniMalloc's WAT, TAW and TWA (W: the
- * lifetime's width, in real time when the trace has it; A: area, size x
- * width; T: the largest section total the buffer sits in) and a few more:
- * area then total, size then width, sections then area, steps then area. */
-enum { RANK_WAT, RANK_TAW, RANK_TWA, RANK_AREA_TOTAL, RANK_SIZE_WIDTH, RANK_SECTIONS_AREA,
-       RANK_STEPS_AREA, RANK__COUNT, RANK_GUIDE = RANK__COUNT };
-
-/* Ranks the buffers listed in `which` (count of them; NULL: all of 0..n-1)
- * by heuristic `how`, with section totals `totals`: rank[which[i]] is the
- * buffer's position in that order. */
-static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
-                                const uint32_t *sec_hi, const uint64_t *totals, int how,
-                                const uint64_t *guide, GRand *noise, const uint32_t *which,
-                                size_t count, uint32_t *rank)
-{
-    offline_key *keys = g_new0(offline_key, count ? count : 1);
-    for (size_t k = 0; k < count; k++) {
-        size_t i = which ? which[k] : k;
-        uint64_t total = 0;
-        for (uint32_t q = sec_lo[i]; q < sec_hi[i]; q++)
-            if (totals[q] > total)
-                total = totals[q];
-        double width = bufs[i].width;
-        uint64_t life = (uint64_t)width;
-        uint64_t area = (uint64_t)((double)bufs[i].size * width);
-        uint64_t steps = bufs[i].end - bufs[i].start;
-        keys[k].index = i;
-        switch (how) {
-        case RANK_WAT: keys[k].k1 = life; keys[k].k2 = area; keys[k].k3 = total; break;
-        case RANK_TAW: keys[k].k1 = total; keys[k].k2 = area; keys[k].k3 = life; break;
-        case RANK_TWA: keys[k].k1 = total; keys[k].k2 = life; keys[k].k3 = area; break;
-        case RANK_AREA_TOTAL: keys[k].k1 = area; keys[k].k2 = total; break;
-        case RANK_SIZE_WIDTH: keys[k].k1 = bufs[i].size; keys[k].k2 = life; break;
-        case RANK_SECTIONS_AREA: keys[k].k1 = sec_hi[i] - sec_lo[i]; keys[k].k2 = area; break;
-        case RANK_STEPS_AREA: keys[k].k1 = steps; keys[k].k2 = bufs[i].size * steps; keys[k].k3 = total; break;
-        default: /* RANK_GUIDE: the order of a plan found before, lowest first */
-            keys[k].k1 = UINT64_MAX - guide[i]; keys[k].k2 = bufs[i].size; keys[k].k3 = total; break;
-        }
-        if (noise) /* a random restart: the same keys, perturbed by up to 30% */
-            keys[k].k1 = (uint64_t)((double)keys[k].k1 * g_rand_double_range(noise, 0.7, 1.3));
-    }
-    qsort(keys, count, sizeof *keys, offline_cmp_key);
-    for (size_t k = 0; k < count; k++)
-        rank[keys[k].index] = (uint32_t)k;
-    g_free(keys);
-}
-
-static void offline_ranks(const offline_buf *bufs, const offline_problem *p, int how,
-                          const uint64_t *guide, GRand *noise, uint32_t *rank)
-{
-    offline_rank_subset(bufs, p->sec_lo, p->sec_hi, p->sec_total, how, guide, noise, NULL, p->n,
-                        rank);
-}
-
-/* One depth-first search from scratch with the given ranks and budget. */
-static int offline_search_once(offline_search *s, const offline_problem *p, const offline_part *all,
-                               uint32_t *rank, int rerank, int64_t budget)
-{
-    size_t n = p->n, ns = p->n_sections;
-    memset(s->min_offset, 0, n * sizeof *s->min_offset);
-    memset(s->placed, 0, n * sizeof *s->placed);
-    memset(s->sec_floor, 0, ns * sizeof *s->sec_floor);
-    memcpy(s->sec_total, p->sec_total, ns * sizeof *s->sec_total);
-    memset(s->cuts, 0, ns * sizeof *s->cuts);
-    for (size_t i = 0; i < n; i++)
-        for (uint32_t q = p->sec_lo[i]; q + 1 < p->sec_hi[i]; q++)
-            s->cuts[q]++;
-    s->nodes_left = budget;
-    s->rank = rank;
-    s->rerank = rerank;
-    /* the initial pieces: boundaries no buffer crosses */
-    s->cand_top = s->undo_top = s->cut_top = 0;
-    size_t n_cuts = 0;
-    offline_reserve((void **)&s->cutpts, &s->cut_cap, ns + 2, sizeof *s->cutpts);
-    s->cutpts[n_cuts++] = 0;
-    for (uint32_t q = 0; q + 1 < ns; q++)
-        if (s->cuts[q] == 0)
-            s->cutpts[n_cuts++] = q + 1;
-    s->cutpts[n_cuts++] = (uint32_t)ns;
-    s->cut_top = n_cuts;
-    int status = offline_solve_pieces(s, all, 0, n_cuts);
-    return status;
-}
-
-/* Try to reach `target`: round robin over the ranks with a node budget
- * doubling up to node_limit, then random restarts. Fills offsets when
- * found; adds the nodes spent to *spent. Returns SEARCH_FOUND,
- * SEARCH_NOT_FOUND (a complete search proved the target out of reach) or
- * SEARCH_ABORTED (budget spent). */
-static int offline_try_target(const offline_buf *bufs, const offline_problem *p, uint64_t target,
-                              const uint64_t *guide, int64_t node_limit, uint64_t *offsets,
-                              int64_t *spent_nodes)
-{
-    size_t n = p->n, ns = p->n_sections;
-    /* the heuristics in the order tried: a plan found before guides first */
-    int hows[RANK__COUNT + 1], n_hows = 0;
-    if (guide)
-        hows[n_hows++] = RANK_GUIDE;
-    for (int how = 0; how < RANK__COUNT; how++)
-        hows[n_hows++] = how;
-    uint32_t *ranks[RANK__COUNT + 1];
-    for (int h = 0; h < n_hows; h++) {
-        ranks[h] = g_new(uint32_t, n ? n : 1);
-        offline_ranks(bufs, p, hows[h], guide, NULL, ranks[h]);
-    }
-    offline_search s = {.bufs = bufs, .n = n, .n_sections = ns, .target = target, .guide = guide,
-                        .adj_start = p->adj_start, .adj = p->adj, .sec_lo = p->sec_lo,
-                        .sec_hi = p->sec_hi, .sec_start = p->sec_start, .sec_bufs = p->sec_bufs};
-    s.min_offset = g_new0(uint64_t, n ? n : 1);
-    s.offset = g_new0(uint64_t, n ? n : 1);
-    s.solution = g_new0(uint64_t, n ? n : 1);
-    s.placed = g_new0(bool, n ? n : 1);
-    s.sec_floor = g_new0(uint64_t, ns ? ns : 1);
-    s.sec_total = g_new0(uint64_t, ns ? ns : 1);
-    s.cuts = g_new0(uint32_t, ns ? ns : 1);
-    offline_part all = {.bufs = g_new(uint32_t, n ? n : 1), .n = n, .lo = 0, .hi = (uint32_t)ns};
-    for (size_t i = 0; i < n; i++)
-        all.bufs[i] = (uint32_t)i;
-    /* Round robin over the ranks with a doubling budget (70% of the
-     * limit)... */
-    int status = SEARCH_ABORTED;
-    int64_t left = node_limit * 7 / 10;
-    for (int64_t budget = (int64_t)n * 2; status == SEARCH_ABORTED && left > 0; budget *= 2) {
-        for (int h = 0; h < n_hows && left > 0; h++) {
-            int64_t b = budget < left ? budget : left;
-            int st = offline_search_once(&s, p, &all, ranks[h], hows[h], b);
-            int64_t used = b - (s.nodes_left > 0 ? s.nodes_left : 0);
-            left -= used;
-            *spent_nodes += used;
-            if (st != SEARCH_ABORTED) { /* found, or proved out of reach */
-                status = st;
-                break;
-            }
-        }
-    }
-    /* ...then short random restarts (perturbed ranks, narrow trees) with
-     * the rest, deterministic seed: loose targets have many solutions, and
-     * restarts escape the subtrees a depth-first search gets stuck in. */
-    left += node_limit - node_limit * 7 / 10;
-    if (status == SEARCH_ABORTED) {
-        GRand *rng = g_rand_new_with_seed(0x0ff11e);
-        uint32_t *noisy = g_new(uint32_t, n ? n : 1);
-        int64_t each = (int64_t)n * 20;
-        for (int r = 0; left > 0 && status == SEARCH_ABORTED; r++) {
-            int how = guide && r % 2 == 0 ? RANK_GUIDE : r % RANK__COUNT;
-            offline_ranks(bufs, p, how, guide, rng, noisy);
-            s.max_branch = 2 + (size_t)(r % 3); /* narrow trees: 2, 3 or 4 branches */
-            int64_t b = each < left ? each : left;
-            status = offline_search_once(&s, p, &all, noisy, -1, b);
-            int64_t used = b - (s.nodes_left > 0 ? s.nodes_left : 0);
-            left -= used;
-            *spent_nodes += used;
-        }
-        g_free(noisy);
-        g_rand_free(rng);
-    }
-    if (status == SEARCH_FOUND)
-        memcpy(offsets, s.solution, n * sizeof *offsets);
-    g_free(all.bufs);
-    g_free(s.min_offset);
-    g_free(s.offset);
-    g_free(s.solution);
-    g_free(s.placed);
-    g_free(s.sec_floor);
-    g_free(s.sec_total);
-    g_free(s.cuts);
-    g_free(s.cand);
-    g_free(s.undo);
-    g_free(s.cutpts);
-    for (int h = 0; h < n_hows; h++)
-        g_free(ranks[h]);
-    return status;
-}
+/* ---- the buffers of a plan ---- */
 
 /* Lifetimes arrive as op indices, one op per index. Compress them to
  * "steps": a step is a run of frees followed by a run of allocs (what one
@@ -939,11 +127,11 @@ static void offline_compress_times(offline_buf *bufs, size_t n)
     g_free(ep);
 }
 
-static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError **err)
+/* The buffers of lifetimes l: sizes rounded to the alignment, lifetimes in
+ * steps, widths in real time when every lifetime has it. */
+static bool offline_buffers(offline *o, const strata_lifetime *l, size_t n, GError **err)
 {
-    offline *o = self;
     g_free(o->bufs);
-    g_hash_table_remove_all(o->plan);
     o->bufs = g_new0(offline_buf, n ? n : 1);
     o->n = n;
     for (size_t i = 0; i < n; i++) {
@@ -972,140 +160,25 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
     for (size_t i = 0; i < n; i++)
         o->bufs[i].width = timed ? (l[i].t_end - l[i].t_start) / t_unit
                                  : (double)(o->bufs[i].end - o->bufs[i].start);
-    o->lower_bound = offline_lower_bound(o->bufs, n);
+    return true;
+}
 
-    offline_placer pl = {.bufs = o->bufs, .n = n};
-    pl.placed = g_new(size_t, n ? n : 1);
-    pl.offsets = g_new0(uint64_t, n ? n : 1);
-    size_t *order = g_new(size_t, n ? n : 1);
-    size_t *best_order = g_new(size_t, n ? n : 1);
-    uint64_t *best_offsets = g_new0(uint64_t, n ? n : 1);
-    uint64_t best = UINT64_MAX;
-    bool best_fit_mode = true;
-    for (int how = 0; how < ORDER__COUNT; how++) {
-        offline_order(o->bufs, n, how, order);
-        for (int fit = 0; fit < 2; fit++) {
-            uint64_t h = offline_place(&pl, order, fit == 0);
-            if (h < best) {
-                best = h;
-                best_fit_mode = fit == 0;
-                memcpy(best_order, order, n * sizeof *order);
-                memcpy(best_offsets, pl.offsets, n * sizeof *pl.offsets);
-            }
-        }
-    }
-    /* Local search over the order, deterministic. */
-    GRand *rng = g_rand_new_with_seed(0x5eed);
-    memcpy(order, best_order, n * sizeof *order);
-    /* A step replaces the whole order, O(n^2) at worst: large problems get
-     * fewer steps (at most OFFLINE_LOCAL_WORK / n^2, at least 10). */
-    int64_t steps = o->iterations;
-    double step_cap = OFFLINE_LOCAL_WORK / ((double)n * (double)n);
-    if (n > 0 && (double)steps > step_cap)
-        steps = step_cap < 10 ? (o->iterations < 10 ? o->iterations : 10) : (int64_t)step_cap;
-    for (int64_t it = 0; it < steps && n > 1 && best > o->lower_bound; it++) {
-        memcpy(order, best_order, n * sizeof *order);
-        size_t from;
-        if (g_rand_boolean(rng)) {
-            /* a buffer that reaches the height */
-            size_t tops[64], n_tops = 0;
-            for (size_t i = 0; i < n && n_tops < 64; i++)
-                if (best_offsets[best_order[i]] + o->bufs[best_order[i]].size == best)
-                    tops[n_tops++] = i;
-            from = n_tops ? tops[g_rand_int_range(rng, 0, (gint32)n_tops)]
-                          : (size_t)g_rand_int_range(rng, 0, (gint32)n);
-        } else {
-            from = (size_t)g_rand_int_range(rng, 0, (gint32)n);
-        }
-        if (from == 0)
-            continue;
-        size_t to = (size_t)g_rand_int_range(rng, 0, (gint32)from);
-        size_t moved = order[from];
-        memmove(order + to + 1, order + to, (from - to) * sizeof *order);
-        order[to] = moved;
-        uint64_t h = offline_place(&pl, order, best_fit_mode);
-        if (h <= best) {
-            best = h;
-            memcpy(best_order, order, n * sizeof *order);
-            memcpy(best_offsets, pl.offsets, n * sizeof *pl.offsets);
-        }
-    }
-    g_rand_free(rng);
-    /* Exact search, bounded by search_nodes in all, over a ladder of
-     * targets (see the top of the file). Which target a depth-first search
-     * reaches fast is erratic: a tight one prunes early, a loose one has
-     * more solutions but weaker pruning. */
-    offline_problem prob;
-    if (o->search_nodes > 0 && n > 1 && n <= OFFLINE_SEARCH_MAX_BUFFERS && best > o->lower_bound &&
-        offline_problem_build(o->bufs, n, 20000000, &prob)) {
-        static const double ladder[] = {1.00, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07,
-                                        1.08, 1.10, 1.15, 1.20, 1.30, 1.40};
-        bool out_of_reach[G_N_ELEMENTS(ladder)] = {false};
-        uint64_t *found = g_new(uint64_t, n);
-        int64_t spent = 0;
-        const size_t n_ladder = G_N_ELEMENTS(ladder);
-        int64_t each = (int64_t)n * 4;
-        while (spent < o->search_nodes && best > o->lower_bound) {
-            bool any_left = false, improved = false;
-            /* two targets per round: the lower bound itself (a perfect
-             * packing is often found fast) and the nearest ladder step
-             * below the best plan (the likeliest in reach; each success
-             * guides the next) */
-            uint64_t targets[G_N_ELEMENTS(ladder)];
-            size_t nearest = 0;
-            for (size_t k = 0; k < n_ladder; k++) {
-                targets[k] = (uint64_t)((double)o->lower_bound * ladder[k]);
-                if (targets[k] < best)
-                    nearest = k;
-            }
-            for (size_t step = 0; step < 2 && spent < o->search_nodes; step++) {
-                size_t k = step == 0 ? 0 : nearest;
-                if (step == 1 && nearest == 0)
-                    break;
-                uint64_t target = targets[k];
-                if (target >= best || out_of_reach[k])
-                    continue;
-                any_left = true;
-                /* once a plan above the bound exists, the bound gets a
-                 * quarter of the round: it is often out of reach */
-                int64_t want = step == 0 && nearest != 0 ? each / 4 : each;
-                int64_t budget = want < o->search_nodes - spent ? want : o->search_nodes - spent;
-                int status = offline_try_target(o->bufs, &prob, target, best_offsets,
-                                                budget, found, &spent);
-                if (status == SEARCH_FOUND) {
-                    uint64_t h = 0;
-                    for (size_t i = 0; i < n; i++)
-                        if (found[i] + o->bufs[i].size > h)
-                            h = found[i] + o->bufs[i].size;
-                    best = h;
-                    improved = true;
-                    memcpy(best_offsets, found, n * sizeof *found);
-                    if (best == o->lower_bound)
-                        break;
-                } else if (status == SEARCH_NOT_FOUND) {
-                    for (size_t j = 0; j <= k; j++)
-                        out_of_reach[j] = true;
-                }
-            }
-            if (!any_left)
-                break;
-            if (!improved) /* after a success, the next step gets the same budget */
-                each *= 4;
-        }
-        g_free(found);
-        offline_problem_clear(&prob);
-    }
+static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError **err)
+{
+    offline *o = self;
+    g_hash_table_remove_all(o->plan);
+    if (!offline_buffers(o, l, n, err))
+        return false;
+    o->lower_bound = offline_lower_bound(o->bufs, n);
+    uint64_t *offsets = g_new0(uint64_t, n ? n : 1);
+    uint64_t height = offline_greedy(o->bufs, n, o->iterations, o->lower_bound, offsets);
+    offline_exact(o->bufs, n, o->lower_bound, o->search_nodes, &height, offsets);
     for (size_t i = 0; i < n; i++) {
-        o->bufs[i].offset = best_offsets[i];
+        o->bufs[i].offset = offsets[i];
         g_hash_table_insert(o->plan, &o->bufs[i].id, &o->bufs[i]);
     }
-    o->height = n ? best : 0;
-    o->planned = true;
-    g_free(pl.placed);
-    g_free(pl.offsets);
-    g_free(order);
-    g_free(best_order);
-    g_free(best_offsets);
+    o->height = n ? height : 0;
+    g_free(offsets);
     return true;
 }
 
@@ -1156,22 +229,27 @@ static gboolean offline_gap_visit(gpointer key, gpointer value, gpointer data)
     return FALSE;
 }
 
-static void offline_stats(const void *self, strata_alloc_stats *out)
+/* The largest free gap below the high-water mark. */
+static uint64_t offline_largest_free(const offline *o)
 {
-    const offline *o = self;
-    *out = (strata_alloc_stats){0};
-    out->allocated = o->allocated;
-    out->reserved = o->high_water;
-    out->free_in_reserved = o->high_water - o->used_bytes;
-    out->internal_waste = o->used_bytes - o->allocated;
-    out->n_segments = 1;
     offline_gap_ctx ctx = {0, 0};
     g_tree_foreach(o->live_by_offset, offline_gap_visit, &ctx);
     if (o->high_water > ctx.cursor && o->high_water - ctx.cursor > ctx.largest)
         ctx.largest = o->high_water - ctx.cursor;
-    out->largest_free = ctx.largest;
-    out->planned_height = o->height;
-    out->plan_lower_bound = o->lower_bound;
+    return ctx.largest;
+}
+
+static void offline_stats(const void *self, strata_alloc_stats *out)
+{
+    const offline *o = self;
+    *out = (strata_alloc_stats){.allocated = o->allocated,
+                                .reserved = o->high_water,
+                                .free_in_reserved = o->high_water - o->used_bytes,
+                                .internal_waste = o->used_bytes - o->allocated,
+                                .n_segments = 1,
+                                .largest_free = offline_largest_free(o),
+                                .planned_height = o->height,
+                                .plan_lower_bound = o->lower_bound};
 }
 
 typedef struct offline_walk_ctx {
@@ -1206,7 +284,6 @@ const strata_alloc_type strata_alloc_offline = {
     .destroy = offline_destroy,
     .alloc = offline_alloc,
     .free = offline_free,
-    .release = NULL,
     .stats = offline_stats,
     .walk = offline_walk,
     .plan = offline_plan,

@@ -11,8 +11,8 @@
  * Invariants (beyond pickle.h's):
  *  1. Every stack slot holds a valid node handle.
  *  2. marks[] is non-decreasing and each mark <= stack length.
- *  3. Every read goes through strata_pickle_operand() or need(), which
- *     fail unless the bytes remain, so no length field, however large, can
+ *  3. Every operand is read through strata_pickle_operand(), which fails
+ *     unless the bytes remain, so no length field, however large, can
  *     make the machine read past the end or allocate for absent bytes.
  */
 #ifndef STRATA_PICKLE_MACHINE_H
