@@ -8,15 +8,15 @@
  * Each opcode is an entry of one table (name, operand, memo role,
  * handler); run() reads the operand the entry describes and calls its
  * handler. Opcodes that would import or call have an entry with no handler
- * and are refused by name.
+ * and are refused by name. The literals inside operands (decimal text,
+ * quoted strings) are decoded by pickle_literal.c.
  */
 #include "import/pickle_machine.h"
 
-#include <errno.h>
-#include <math.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "import/pickle_literal.h"
 #include "import/pickle_stream.h"
 
 /* ---- errors -------------------------------------------------------------- */
@@ -34,12 +34,18 @@ static bool fail(parser *ps, const char *fmt, ...)
     return false;
 }
 
+/* Fails with a message the literal decoders made (and frees it). */
+static bool fail_with(parser *ps, char *why)
+{
+    fail(ps, "%s", why);
+    g_free(why);
+    return false;
+}
+
 /* ---- stack ---------------------------------------------------------------- */
 
 static bool push(parser *ps, strata_pv v)
 {
-    if (v == STRATA_PV_NULL)
-        return false; /* arena full: new_value reported it */
     if (ps->n_stack == ps->cap_stack) {
         ps->cap_stack = ps->cap_stack ? ps->cap_stack * 2 : 256;
         ps->stack = g_renew(strata_pv, ps->stack, ps->cap_stack);
@@ -48,7 +54,10 @@ static bool push(parser *ps, strata_pv v)
     return true;
 }
 
-size_t strata_pickle_stack_base(const parser *ps) { return ps->n_marks ? ps->marks[ps->n_marks - 1] : 0; }
+size_t strata_pickle_stack_base(const parser *ps)
+{
+    return ps->n_marks ? ps->marks[ps->n_marks - 1] : 0;
+}
 
 static bool pop(parser *ps, const char *opname, strata_pv *v)
 {
@@ -92,6 +101,7 @@ static bool push_new(parser *ps, strata_pickle_type type, uint32_t a, uint64_t u
     return push(ps, strata_pickle_new_node(ps->p, type, a, u));
 }
 
+static bool push_scalar(parser *ps, pickle_scalar v) { return push_new(ps, v.type, 0, v.u); }
 
 /* A new list or dict to be pushed at stack index i (has_items: built from
  * items already on the stack, so it cannot be handed out item by item). */
@@ -112,12 +122,11 @@ static bool handed_out(const parser *ps, strata_pv v)
 }
 
 /* Stops run() to hand out the items stack[first ..] of list `list`. */
-static bool pause_for_items(parser *ps, strata_pv list, size_t first)
+static void pause_for_items(parser *ps, strata_pv list, size_t first)
 {
     ps->paused = true;
     ps->pend_list = list;
     ps->pend_first = ps->pend_next = first;
-    return true;
 }
 
 /* ---- memo ----------------------------------------------------------------- */
@@ -201,91 +210,6 @@ static bool memo_get(parser *ps, uint64_t key)
     return push(ps, ps->memo[key]);
 }
 
-/* ---- numbers -------------------------------------------------------------- */
-
-uint64_t strata_pickle_read_le(const uint8_t *b, size_t n)
-{
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v |= (uint64_t)b[i] << (8 * i);
-    return v;
-}
-
-/* A FLOAT, or a BIGINT's approximate value. */
-static bool push_double(parser *ps, strata_pickle_type type, double d)
-{
-    uint64_t bits;
-    memcpy(&bits, &d, sizeof bits);
-    return push_new(ps, type, 0, bits);
-}
-
-/* Decimal (optionally signed) integer text; overflow becomes a BIGINT. */
-static bool push_decimal(parser *ps, const char *opname, const char *s, size_t n)
-{
-    char buf[64];
-    if (n == 0 || n >= sizeof buf) {
-        if (n >= sizeof buf) {
-            /* Long decimal: keep an approximate value. */
-            char *t = g_strndup(s, n);
-            char *end = NULL;
-            double d = g_ascii_strtod(t, &end);
-            bool ok = end && *end == '\0' && isfinite(d);
-            g_free(t);
-            if (!ok)
-                return fail(ps, "%s expects a decimal integer", opname);
-            return push_double(ps, STRATA_PICKLE_BIGINT, d);
-        }
-        return fail(ps, "%s expects a decimal integer, got an empty line", opname);
-    }
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    const char *digits = buf + ((buf[0] == '-' || buf[0] == '+') ? 1 : 0);
-    if (*digits == '\0')
-        return fail(ps, "%s expects a decimal integer, got '%s'", opname, buf);
-    for (const char *c = digits; *c; c++)
-        if (*c < '0' || *c > '9')
-            return fail(ps, "%s expects a decimal integer, got '%s'", opname, buf);
-    errno = 0;
-    char *end = NULL;
-    long long v = strtoll(buf, &end, 10);
-    if (errno == ERANGE) {
-        double d = g_ascii_strtod(buf, NULL);
-        return push_double(ps, STRATA_PICKLE_BIGINT, d);
-    }
-    return push_new(ps, STRATA_PICKLE_INT, 0, (uint64_t)(int64_t)v);
-}
-
-/* LONG1/LONG4 payload: little-endian two's complement of n bytes. */
-static bool push_long_bytes(parser *ps, const uint8_t *b, size_t n)
-{
-    if (n == 0)
-        return push_new(ps, STRATA_PICKLE_INT, 0, 0);
-    bool negative = (b[n - 1] & 0x80) != 0;
-    bool fits = true;
-    if (n > 8) {
-        uint8_t fill = negative ? 0xff : 0x00;
-        for (size_t i = 8; i < n; i++)
-            if (b[i] != fill)
-                fits = false;
-        if (fits && (((b[7] & 0x80) != 0) != negative))
-            fits = false;
-    }
-    if (fits) {
-        size_t k = n < 8 ? n : 8;
-        uint64_t v = strata_pickle_read_le(b, k);
-        if (k < 8 && negative)
-            v |= ~UINT64_C(0) << (8 * k);
-        return push_new(ps, STRATA_PICKLE_INT, 0, v);
-    }
-    /* Beyond int64: an approximate double (magnitude of two's complement). */
-    double d = 0;
-    for (size_t i = n; i-- > 0;)
-        d = d * 256.0 + (double)(negative ? (uint8_t)~b[i] : b[i]);
-    if (negative)
-        d = -(d + 1);
-    return push_double(ps, STRATA_PICKLE_BIGINT, d);
-}
-
 /* ---- strings --------------------------------------------------------------- */
 
 static bool push_str_ref(parser *ps, strata_pickle_type type, size_t off, uint64_t n)
@@ -299,9 +223,12 @@ static bool push_str_ref(parser *ps, strata_pickle_type type, size_t off, uint64
 }
 
 
-static bool push_buf_str(parser *ps, GString *s)
+/* A decoded str (NULL: the error in why), copied into the arena. */
+static bool push_buf_str(parser *ps, GString *s, char *why)
 {
     strata_pickle *p = ps->p;
+    if (s == NULL)
+        return fail_with(ps, why);
     if (s->len > UINT32_MAX) {
         g_string_free(s, TRUE);
         return fail(ps, "string too long");
@@ -313,97 +240,6 @@ static bool push_buf_str(parser *ps, GString *s)
     if (!room(ps))
         return false;
     return push(ps, strata_pickle_new_node(p, STRATA_PICKLE_STR, n, off | STR_IN_BUF));
-}
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* Protocol 0 UNICODE: raw-unicode-escape (\uXXXX, \UXXXXXXXX, else Latin-1). */
-static bool push_raw_unicode(parser *ps, const char *s, size_t n)
-{
-    GString *out = g_string_sized_new(n);
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '\\' && i + 1 < n && (s[i + 1] == 'u' || s[i + 1] == 'U')) {
-            size_t digits = s[i + 1] == 'u' ? 4 : 8;
-            if (i + 2 + digits > n) {
-                g_string_free(out, TRUE);
-                return fail(ps, "UNICODE has a truncated \\u escape");
-            }
-            gunichar cp = 0;
-            for (size_t k = 0; k < digits; k++) {
-                int h = hexval(s[i + 2 + k]);
-                if (h < 0) {
-                    g_string_free(out, TRUE);
-                    return fail(ps, "UNICODE has a bad \\u escape");
-                }
-                cp = cp * 16 + (gunichar)h;
-            }
-            if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-                g_string_free(out, TRUE);
-                return fail(ps, "UNICODE escape U+%X is not a character", cp);
-            }
-            g_string_append_unichar(out, cp);
-            i += 1 + digits;
-        } else {
-            g_string_append_unichar(out, c);
-        }
-    }
-    return push_buf_str(ps, out);
-}
-
-/* Protocol 0 STRING: a Python repr, 'text' or "text", with backslash escapes. */
-static bool push_quoted(parser *ps, const char *s, size_t n)
-{
-    if (n < 2 || (s[0] != '\'' && s[0] != '"') || s[n - 1] != s[0])
-        return fail(ps, "STRING expects a quoted string");
-    GString *out = g_string_sized_new(n);
-    for (size_t i = 1; i + 1 < n; i++) {
-        char c = s[i];
-        if (c != '\\') {
-            g_string_append_c(out, c);
-            continue;
-        }
-        if (i + 2 >= n) {
-            g_string_free(out, TRUE);
-            return fail(ps, "STRING ends inside an escape");
-        }
-        char e = s[++i];
-        switch (e) {
-        case 'n': g_string_append_c(out, '\n'); break;
-        case 't': g_string_append_c(out, '\t'); break;
-        case 'r': g_string_append_c(out, '\r'); break;
-        case '\\': case '\'': case '"': g_string_append_c(out, e); break;
-        case 'x': {
-            int h1 = i + 2 < n ? hexval(s[i + 1]) : -1, h2 = i + 2 < n ? hexval(s[i + 2]) : -1;
-            if (h1 < 0 || h2 < 0) {
-                g_string_free(out, TRUE);
-                return fail(ps, "STRING has a bad \\x escape");
-            }
-            g_string_append_c(out, (char)(h1 * 16 + h2));
-            i += 2;
-            break;
-        }
-        default:
-            g_string_free(out, TRUE);
-            return fail(ps, "STRING has an unknown escape '\\%c'", e);
-        }
-    }
-    /* Python 3 decodes protocol 0-2 str as ASCII by default. */
-    for (size_t i = 0; i < out->len; i++)
-        if ((unsigned char)out->str[i] >= 0x80) {
-            g_string_free(out, TRUE);
-            return fail(ps, "STRING holds non-ASCII bytes");
-        }
-    return push_buf_str(ps, out);
 }
 
 /* ---- containers -------------------------------------------------------------- */
@@ -458,8 +294,11 @@ static bool extend_from_mark(parser *ps, const char *opname, strata_pickle_type 
     strata_pv c = ps->stack[first - 1];
     if (!container_of(ps, opname, c, type))
         return false;
-    if (handed_out(ps, c))
-        return ps->n_stack == first || pause_for_items(ps, c, first);
+    if (handed_out(ps, c)) {
+        if (ps->n_stack > first)
+            pause_for_items(ps, c, first);
+        return true;
+    }
     return fill_from(ps, opname, c, first, type == STRATA_PICKLE_DICT);
 }
 
@@ -579,7 +418,16 @@ HANDLER(op_binint)
 
 HANDLER(op_long_bytes)
 {
-    return go(push_long_bytes(ps, arg, n));
+    return go(push_scalar(ps, strata_pickle_twos_complement(arg, n)));
+}
+
+static bool push_decimal(parser *ps, const char *opname, const char *s, size_t n)
+{
+    pickle_scalar v;
+    char *why = NULL;
+    if (!strata_pickle_decimal(opname, s, n, &v, &why))
+        return fail_with(ps, why);
+    return push_scalar(ps, v);
 }
 
 /* INT: decimal text; 01 and 00 are True and False. */
@@ -608,7 +456,7 @@ HANDLER(op_float_text)
     g_free(t);
     if (!ok)
         return fail(ps, "FLOAT expects a number");
-    return go(push_double(ps, STRATA_PICKLE_FLOAT, x));
+    return go(push_scalar(ps, strata_pickle_scalar_double(STRATA_PICKLE_FLOAT, x)));
 }
 
 /* BINFLOAT: big-endian IEEE 754 double. */
@@ -622,12 +470,16 @@ HANDLER(op_binfloat)
 
 HANDLER(op_quoted)
 {
-    return go(push_quoted(ps, (const char *)arg, n));
+    char *why = NULL;
+    GString *text = strata_pickle_quoted((const char *)arg, n, &why);
+    return go(push_buf_str(ps, text, why));
 }
 
 HANDLER(op_raw_unicode)
 {
-    return go(push_raw_unicode(ps, (const char *)arg, n));
+    char *why = NULL;
+    GString *text = strata_pickle_raw_unicode((const char *)arg, n, &why);
+    return go(push_buf_str(ps, text, why));
 }
 
 /* A counted str or bytes (param: which), referenced in the input. */

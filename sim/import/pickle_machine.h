@@ -105,8 +105,6 @@ pickle_operand_status strata_pickle_operand(const pickle_op *op, const uint8_t *
 /* The memo key of a PUT/GET operand; false when it is not one. */
 bool strata_pickle_memo_key(const pickle_op *op, const uint8_t *arg, size_t n, uint64_t *key);
 
-uint64_t strata_pickle_read_le(const uint8_t *b, size_t n);
-
 /* Runs opcodes from ps->pos: true at STOP (root set) or at a pause, false
  * on an error (in *ps->err). */
 bool strata_pickle_run(parser *ps);
