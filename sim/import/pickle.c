@@ -44,7 +44,6 @@ strata_pickle *strata_pickle_load_file(const char *path, GError **err)
 
 strata_pv strata_pickle_root(const strata_pickle *p) { return p->root; }
 int strata_pickle_protocol(const strata_pickle *p) { return p->protocol; }
-size_t strata_pickle_n_nodes(const strata_pickle *p) { return p->n_nodes - 1; }
 
 strata_pickle_type strata_pickle_type_of(const strata_pickle *p, strata_pv v)
 {

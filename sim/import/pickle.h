@@ -70,7 +70,6 @@ void strata_pickle_free(strata_pickle *p); /* NULL ok */
 
 strata_pv strata_pickle_root(const strata_pickle *p);
 int strata_pickle_protocol(const strata_pickle *p); /* from PROTO, 0 when absent */
-size_t strata_pickle_n_nodes(const strata_pickle *p);
 
 strata_pickle_type strata_pickle_type_of(const strata_pickle *p, strata_pv v);
 const char *strata_pickle_type_name(strata_pickle_type t); /* "dict", "int", ... */
@@ -166,7 +165,5 @@ void strata_pickle_stream_set_collect_bytes(strata_pickle_stream *s, size_t byte
  * after their last GET (false on input the parse will refuse: then every
  * memo value is kept, as the whole-document reader does). */
 bool strata_pickle_stream_planned(const strata_pickle_stream *s);
-/* Peak of the value arena in bytes over the stream's life (for tests/benches). */
-size_t strata_pickle_stream_peak_arena(const strata_pickle_stream *s);
 
 #endif

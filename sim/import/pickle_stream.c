@@ -52,7 +52,6 @@ struct strata_pickle_stream {
     bool have_plan;       /* the plan pass read the whole file */
     size_t gc_limit;      /* collect when the arena exceeds this many bytes */
     pickle_space spare;   /* the arrays of the collection before last (nodes, cells) */
-    size_t peak_arena;
     size_t released;      /* file pages before this offset were given back */
 };
 
@@ -267,20 +266,12 @@ static bool plan_memo(strata_pickle_stream *s)
 
 /* ---- between items ------------------------------------------------------------ */
 
-static size_t arena_bytes(const strata_pickle_stream *s)
-{
-    const strata_pickle *p = s->doc;
-    return p->cap_nodes * sizeof(pnode) + p->cap_cells * sizeof(pcell) + p->strbuf->len +
-           s->spare.cap_nodes * sizeof(pnode) + s->spare.cap_cells * sizeof(pcell);
-}
-
 /* Between two items: collect when the arena has doubled since the last
  * collection, give back the file's pages behind the parse position. */
 static void maintain(strata_pickle_stream *s)
 {
     strata_pickle *p = s->doc;
     size_t used = p->n_nodes * sizeof(pnode) + p->n_cells * sizeof(pcell) + p->strbuf->len;
-    s->peak_arena = MAX(s->peak_arena, arena_bytes(s));
     if (used > s->gc_limit) {
         strata_pickle_collect(&s->ps, &s->spare);
         size_t live = p->n_nodes * sizeof(pnode) + p->n_cells * sizeof(pcell) + p->strbuf->len;
@@ -483,7 +474,6 @@ int strata_pickle_stream_next(strata_pickle_stream *s, strata_pickle_item *item,
             return -1;
         }
         if (!ps->paused) {
-            s->peak_arena = MAX(s->peak_arena, arena_bytes(s));
             s->done = true;
             s->exact = verify(s);
             return 0;
@@ -493,7 +483,6 @@ int strata_pickle_stream_next(strata_pickle_stream *s, strata_pickle_item *item,
 
 const strata_pickle *strata_pickle_stream_doc(const strata_pickle_stream *s) { return s->doc; }
 bool strata_pickle_stream_exact(const strata_pickle_stream *s) { return s->done && s->exact; }
-size_t strata_pickle_stream_peak_arena(const strata_pickle_stream *s) { return s->peak_arena; }
 bool strata_pickle_stream_planned(const strata_pickle_stream *s) { return s->have_plan; }
 
 void strata_pickle_stream_set_collect_bytes(strata_pickle_stream *s, size_t bytes)

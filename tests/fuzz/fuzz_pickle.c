@@ -1,6 +1,6 @@
 /*
  * fuzz_pickle.c: libFuzzer target for the safe pickle reader and the torch
- * snapshot converter behind it (sim/import/pickle.c, torch.c). A pickle that
+ * snapshot converter behind it (sim/import/pickle*.c, torch*.c). A pickle that
  * loads is converted; the converted ops must pass the trace checker (every
  * consumer runs it, so an importer must emit checkable traces). The
  * streaming reader (collecting between items) must fail exactly where the
