@@ -277,8 +277,7 @@ static void offline_walk(const void *self, strata_block_visit visit, void *user)
 
 const strata_alloc_type strata_alloc_offline = {
     .name = "offline",
-    .summary = "offline planner: sees every lifetime first (greedy by size, several orderings, "
-               "local search); reports its height against the lower bound",
+    .summary = "offline planner: greedy orders, local search, exact search to the lower bound",
     .params = offline_params,
     .create = offline_create,
     .destroy = offline_destroy,
