@@ -466,6 +466,25 @@ START_TEST(syntax_and_duplicates)
 }
 END_TEST
 
+/* The help text comes from the tables the loader checks: every group, and
+ * each required key marked so. */
+START_TEST(describe_lists_the_checked_keys)
+{
+    char *text = strata_hw_describe("");
+    const char *const expected[] = {"[hardware]\n  name (required): ", "[memory NAME]\n  kind (required): ",
+                                    "  capacity (required): size, 1 B to 1 EiB\n", "  allocator.KEY: ",
+                                    "[link NAME]\n  between (required): ", "  latency: per transfer, 0 to 1 s",
+                                    "[compute NAME]\n  flops (required): ", "[params NAME]\n  KEY: ", NULL};
+    for (const char *const *e = expected; *e; e++)
+        ck_assert_msg(strstr(text, *e), "lacks '%s' in:\n%s", *e, text);
+    ck_assert_ptr_null(strstr(text, "colour"));
+    g_free(text);
+    /* what the help marks required is required */
+    load_fails("[hardware]\nname = t\n[memory hbm]\nkind = device\nbandwidth = 1TB/s\n", NULL,
+               "bad.ini:3: [memory hbm] missing required key 'capacity'", NULL);
+}
+END_TEST
+
 START_TEST(file_errors)
 {
     GError *err = NULL;
@@ -527,6 +546,7 @@ int main(void)
     Suite *s = suite_create("hw");
     TCase *tc = tcase_create("hw");
     tcase_add_test(tc, every_shipped_config_loads);
+    tcase_add_test(tc, describe_lists_the_checked_keys);
     tcase_add_test(tc, tpu_host_to_vmem_goes_through_hbm);
     tcase_add_test(tc, tpu_v5e_figures);
     tcase_add_test(tc, test_simple_values_and_defaults);

@@ -92,8 +92,10 @@ int strata_cmd_run(int argc, char **argv)
     };
     char *allocators = strata_alloc_type_names();
     char *policies = strata_policy_type_names();
-    char *description = g_strdup_printf("%s\n\nAllocators: %s.\nPolicies: %s.", run_description,
-                                        allocators, policies);
+    char *hw_keys = strata_hw_describe("  ");
+    char *description = g_strdup_printf("%s\n\nAllocators: %s.\nPolicies: %s.\n\nHardware file (--hw):\n%s",
+                                        run_description, allocators, policies, hw_keys);
+    g_free(hw_keys);
     g_free(allocators);
     g_free(policies);
     strata_job *job = strata_job_new("run", "- simulate a trace on a hardware model", NULL, description, entries);

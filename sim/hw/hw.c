@@ -86,6 +86,24 @@ static const group_def group_defs[] = {
     {NULL, 0, false, NULL, NULL},
 };
 
+char *strata_hw_describe(const char *indent)
+{
+    GString *s = g_string_new(NULL);
+    for (const group_def *d = group_defs; d->word; d++) {
+        g_string_append_printf(s, "%s[%s%s]\n", indent, d->word, d->named ? " NAME" : "");
+        for (const key_def *k = d->keys; k && k->name; k++)
+            g_string_append_printf(s, "%s  %s%s: %s\n", indent, k->name, k->required ? " (required)" : "",
+                                   k->description);
+        if (d->prefixed)
+            g_string_append_printf(s, "%s  %sKEY: %s\n", indent, d->prefixed,
+                                   d->kind == GROUP_MEMORY ? "a parameter of the allocator"
+                                                           : "peak rate for one dtype (bf16, f32, int8, ...)");
+        if (!d->keys)
+            g_string_append_printf(s, "%s  KEY: a parameter of the workload or policy NAME\n", indent);
+    }
+    return g_string_free(s, FALSE);
+}
+
 static const char *const memory_kind_names[] = {
     [STRATA_MEM_DEVICE] = "device", [STRATA_MEM_HOST] = "host", [STRATA_MEM_ONCHIP] = "onchip"};
 

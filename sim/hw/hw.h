@@ -103,6 +103,10 @@ bool strata_hw_route(const strata_hw *hw, uint32_t from, uint32_t to, const stra
 
 const char *strata_mem_kind_name(strata_mem_kind kind);
 
+/* Help text: every group and key a hardware file takes, from the tables
+ * the loader checks against, one line each (g_free). */
+char *strata_hw_describe(const char *indent);
+
 /* [hardware] source (NULL when absent). */
 const char *strata_hw_source(const strata_hw *hw);
 /* A [params NAME] group holds parameters of the workload or policy NAME,
