@@ -255,7 +255,8 @@ START_TEST(double_buffering_beats_single)
                                       "[memory hbm]\nkind = device\ncapacity = 1GiB\nbandwidth = 1000TB/s\n"
                                       "[memory vmem]\nkind = onchip\ncapacity = 16MiB\nbandwidth = 1000TB/s\n"
                                       "[link dma]\nbetween = hbm vmem\nbandwidth = 65.536GB/s\nduplex = half\n"
-                                      "[compute mxu]\nflops = 4.194304TFLOP/s\noperands = vmem\n");
+                                      "[compute mxu]\nflops = 4.194304TFLOP/s\noperands = vmem\n"
+                                      "[compute scalar]\nflops = 1GFLOP/s\noperands = vmem\n");
     char *dir = strata_test_temp_dir();
     double makespan[4] = {0};
     for (int b = 1; b <= 3; b++) {

@@ -6,9 +6,11 @@
  * traces, each checked by the trace checker; offloading the optimizer state
  * lowering the device peak by about its size; composition and rewind.
  */
+#include <math.h>
 #include <string.h>
 #include "testutil.h"
 #include "core/error.h"
+#include "engine/engine.h"
 #include "ledger/ledger.h"
 #include "policy/policy.h"
 #include "trace/check.h"
@@ -440,6 +442,224 @@ START_TEST(compositions_are_valid_traces)
 }
 END_TEST
 
+
+/* ---- sched=xla against sched=cuda, on the engine ------------------------ */
+
+/* A fast chip on a slow host link: a 4 MiB copy takes 1us + 4MiB / 16GB/s =
+ * 263.144 us, a compute 1e9 / 100 TFLOP/s = 10 us. */
+static const char SCHED_HW[] =
+    "[hardware]\nname = sched-test\nsource = round numbers for hand-derived tests\n"
+    "[memory hbm]\nkind = device\ncapacity = 1GiB\nbandwidth = 1TB/s\n"
+    "[memory host]\nkind = host\ncapacity = 16GiB\nbandwidth = 100GB/s\n"
+    "[link pcie]\nbetween = host hbm\nbandwidth = 16GB/s\nlatency = 1us\n"
+    "[compute core]\nflops = 100TFLOP/s\noperands = hbm\n";
+
+/* Four 4 MiB activations, written forward and read backward. With ahead=0,
+ * a0 and a1 leave the device (their uses are more than two computes apart);
+ * a2 (f2, f3, b2) and a3 (f3, b3) stay. Without offloading the device temp
+ * peaks at a0..a3 = 16 MiB; x (argument) and g (output, never freed) are not
+ * temp. */
+static const char ACT_TRACE[] = "strata-trace 1\n"
+                                "alloc x 1MiB tag=input\n"
+                                "compute program_start time=0\n"
+                                "alloc a0 4MiB tag=activation\n"
+                                "compute f0 flops=1e9 in=x out=a0\n"
+                                "alloc a1 4MiB tag=activation\n"
+                                "compute f1 flops=1e9 in=a0 out=a1\n"
+                                "alloc a2 4MiB tag=activation\n"
+                                "compute f2 flops=1e9 in=a1 out=a2\n"
+                                "alloc a3 4MiB tag=activation\n"
+                                "compute f3 flops=1e9 in=a2 out=a3\n"
+                                "alloc g 1MiB tag=grad\n"
+                                "compute b3 flops=1e9 in=a3 out=g\n"
+                                "free a3\n"
+                                "compute b2 flops=1e9 in=a2,g out=g\n"
+                                "free a2\n"
+                                "compute b1 flops=1e9 in=a1,g out=g\n"
+                                "free a1\n"
+                                "compute b0 flops=1e9 in=a0,g out=g\n"
+                                "free a0\n";
+
+/* Three 2 MiB weights read once each in a forward pass. */
+static const char PARAM_TRACE[] = "strata-trace 1\n"
+                                  "alloc x 1MiB tag=input\n"
+                                  "alloc w0 2MiB tag=param\n"
+                                  "alloc w1 2MiB tag=param\n"
+                                  "alloc w2 2MiB tag=param\n"
+                                  "compute program_start time=0\n"
+                                  "alloc h0 1MiB tag=activation\n"
+                                  "compute l0 flops=1e9 in=x,w0 out=h0\n"
+                                  "alloc h1 1MiB tag=activation\n"
+                                  "compute l1 flops=1e9 in=h0,w1 out=h1\n"
+                                  "free h0\n"
+                                  "alloc h2 1MiB tag=output\n"
+                                  "compute l2 flops=1e9 in=h1,w2 out=h2\n"
+                                  "free h1\n";
+
+#define MIB ((uint64_t)1048576)
+
+/* Runs `trace` rewritten by `spec` on SCHED_HW; also returns the untimed
+ * program-order device peak of the rewritten stream. */
+/* Runs `trace` (NULL: `gen adam-mlp dim=64 batch=64 layers=2`) rewritten by
+ * `specs` on SCHED_HW; also returns the untimed program-order device peak of
+ * the rewritten stream. */
+static strata_results *run_sched(const char *trace, const char *const *specs, uint64_t *untimed_peak)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(SCHED_HW, "sched-test.ini", NULL, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "?");
+    const char *adam[] = {"dim=64", "batch=64", "layers=2", NULL};
+    strata_source *in = trace ? trace_text(trace) : strata_workload_generate("adam-mlp", adam, &err);
+    strata_source *src = strata_policies_apply(in, specs, hw, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "?");
+    *untimed_peak = device_peak(src);
+    ck_assert(strata_source_rewind(src, &err));
+    strata_results *r = NULL;
+    ck_assert_msg(strata_engine_run(hw, src, NULL, &r, &err), "%s", err ? err->message : "?");
+    strata_source_free(src);
+    strata_hw_free(hw);
+    return r;
+}
+
+static const strata_memory_result *hbm(const strata_results *r)
+{
+    for (guint i = 0; i < r->memories->len; i++) {
+        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        if (strcmp(m->name, "hbm") == 0)
+            return m;
+    }
+    ck_abort_msg("no hbm");
+    return NULL;
+}
+
+static double main_stall(const strata_results *r)
+{
+    for (guint i = 0; i < r->streams->len; i++) {
+        const strata_stream_result *s = &g_array_index(r->streams, strata_stream_result, i);
+        if (strcmp(s->name, "main") == 0)
+            return s->stall_s;
+    }
+    ck_abort_msg("no main stream");
+    return 0;
+}
+
+/* The cases, one engine run each (SimGrid allows one engine per process:
+ * a loop test forks per case). argument, output, alias and temp are the
+ * program-order figures of memory_analysis() (sim/ledger); peak is timed;
+ * untimed is the program-order peak of the rewritten stream.
+ *  0. ACT, xla, ahead=0: a0 is freed right after its copy out (after f1), a1
+ *     after f2, and each comes back right before its backward use. Live
+ *     activations in program order: f1 a0+a1, then a1; f2 a1+a2, then a2; f3
+ *     and b3 a2+a3: 8 MiB at most, so the temp falls from 16 to 8 MiB, by
+ *     a0 + a1, the activations moved to the host. Argument x, output g (1 MiB
+ *     each), no alias: total 10 MiB = the timed peak = the untimed peak.
+ *     Main waits for each of the 4 copies whole: 4 x 263.144 us.
+ *  1. ACT, cuda, the same rewrite: the same program-order figures, but the
+ *     copy of a0 starts after f1 (20 us) and ends at 283.144 us, and only
+ *     then does the offload stream free a0, long after main allocated a3
+ *     (30 us): the timed peak is x + g + a0..a3 = 18 MiB, past the total.
+ *  2. PARAM, xla, ahead=2: w0..w2 start on the host; w0 and w1 come back
+ *     right after program_start (two computes before l0 and l1 reach back
+ *     past it), w2 before l0. At l0: x, w0, w1, w2, h0 = 8 MiB, temp 7 MiB;
+ *     the arguments fall from 7 MiB to x = 1 MiB, by the 6 MiB of parameters
+ *     moved. Output h2 (1 MiB) is allocated after the peak.
+ *  3. PARAM as written (donate changes nothing here): arguments x + 3 x
+ *     2 MiB = 7 MiB; at l1 x, w0..w2, h0, h1 = 9 MiB, temp h0 + h1 = 2.
+ *  4. adam-mlp dim=64 batch=64 layers=2 (every matrix 64x64 f32 = 16 KiB,
+ *     the step count 4 B), donate + offload=optstate under xla: m_0, v_0,
+ *     m_1, v_1 and the count start on the host, so the device arguments are
+ *     x, w_0, w_1 = 48 KiB; the outputs are w_0, w_1, updated in place
+ *     (donated): 32 KiB, all aliasing arguments. The temp peaks in the
+ *     backward pass after d_z_1's alloc: z_0, h_1, z_1, d_h_2, d_w_0, d_w_1,
+ *     d_z_1 = 112 KiB (the optimizer state visits later: at most d_w_0,
+ *     d_w_1, m_0, v_0, m_1, v_1 = 96 KiB). total = temp + argument + output
+ *     - alias = 112 + 48 + 32 - 32 = 160 KiB = the peak.
+ *  5. The same with donate only: m, v and the count are arguments and
+ *     outputs too: argument 112 KiB + 4, output = alias = 96 KiB + 4, temp
+ *     112 KiB, total = peak = 224 KiB + 4. Offloading lowers the arguments
+ *     by the 64 KiB + 4 B of optimizer state and keeps the identity. */
+#define KIB ((uint64_t)1024)
+
+static const struct sched_case {
+    const char *trace, *specs[3];
+    uint64_t temp, peak, untimed, argument, output, alias; /* bytes */
+    bool total_is_peak; /* the peak holds every argument and output */
+    double stall;       /* < 0: not checked */
+} sched_cases[] = {
+    {ACT_TRACE, {"offload=activation:ahead=0,sched=xla"}, 8 * MIB, 10 * MIB, 10 * MIB, MIB, MIB, 0, true,
+     4 * (1e-6 + 4.0 * MIB / 16e9)},
+    {ACT_TRACE, {"offload=activation:ahead=0,sched=cuda"}, 8 * MIB, 18 * MIB, 10 * MIB, MIB, MIB, 0, false, -1},
+    {PARAM_TRACE, {"offload=param:sched=xla"}, 7 * MIB, 8 * MIB, 8 * MIB, MIB, MIB, 0, false, -1},
+    {PARAM_TRACE, {"donate"}, 2 * MIB, 9 * MIB, 9 * MIB, 7 * MIB, MIB, 0, false, -1},
+    {NULL, {"donate", "offload=optstate:sched=xla"}, 112 * KIB, 160 * KIB, 160 * KIB, 48 * KIB, 32 * KIB, 32 * KIB,
+     true, -1},
+    {NULL, {"donate"}, 112 * KIB, 224 * KIB + 4, 224 * KIB + 4, 112 * KIB + 4, 96 * KIB + 4, 96 * KIB + 4, true, -1},
+};
+
+START_TEST(sched_on_the_engine)
+{
+    const struct sched_case *c = &sched_cases[_i];
+    uint64_t untimed = 0;
+    strata_results *r = run_sched(c->trace, c->specs, &untimed);
+    const strata_memory_result *m = hbm(r);
+    ck_assert_msg(m->temp_peak_bytes == c->temp && m->peak_allocated_bytes == c->peak && untimed == c->untimed &&
+                      m->argument_bytes == c->argument && m->output_bytes == c->output &&
+                      m->alias_bytes == c->alias,
+                  "%s: temp %" G_GUINT64_FORMAT " peak %" G_GUINT64_FORMAT " untimed %" G_GUINT64_FORMAT
+                  " argument %" G_GUINT64_FORMAT " output %" G_GUINT64_FORMAT " alias %" G_GUINT64_FORMAT,
+                  c->specs[0], m->temp_peak_bytes, m->peak_allocated_bytes, untimed, m->argument_bytes,
+                  m->output_bytes, m->alias_bytes);
+    ck_assert_uint_eq(m->jax_total_bytes, c->temp + c->argument + c->output - c->alias);
+    if (c->total_is_peak)
+        ck_assert_uint_eq(m->peak_allocated_bytes, m->jax_total_bytes);
+    if (c->stall >= 0)
+        ck_assert_msg(fabs(main_stall(r) - c->stall) < 1e-9, "stall %.9g, want %.9g", main_stall(r), c->stall);
+    strata_results_free(r);
+}
+END_TEST
+
+/* sched=auto: the trace's option sched, else [hardware] sched, else cuda;
+ * bad values are errors naming what was expected. */
+START_TEST(sched_resolution)
+{
+    const char *spec[] = {"offload=activation:ahead=0", NULL};
+    char *with_option = g_strconcat("strata-trace 1\noption sched=xla\n", ACT_TRACE + strlen("strata-trace 1\n"), NULL);
+    strata_source *xla = apply(trace_text(with_option), spec);
+    char *out = drain(xla);
+    ck_assert_msg(has_line(out, "wait of0.done"), "%s", out);
+    g_free(out);
+    strata_source_free(xla);
+    strata_source *cuda = apply(trace_text(ACT_TRACE), spec);
+    out = drain(cuda);
+    ck_assert_msg(!strstr(out, ".done") && has_line(out, "free a0 stream=offload"), "%s", out);
+    g_free(out);
+    strata_source_free(cuda);
+    GError *err = NULL;
+    char *bad = g_strconcat("strata-trace 1\noption sched=tpu\n", ACT_TRACE + strlen("strata-trace 1\n"), NULL);
+    strata_source *src = strata_policies_apply(trace_text(bad), spec, NULL, &err);
+    const strata_op *op;
+    if (src) {
+        while (strata_source_next(src, &op, &err) == 1)
+            ;
+        strata_source_free(src);
+    }
+    ck_assert_msg(err && strstr(err->message, "trace option sched: expected xla or cuda, got 'tpu'"), "%s",
+                  err ? err->message : "no error");
+    g_clear_error(&err);
+    char *hw_text = g_strdup_printf("%s", SCHED_HW);
+    char *at = strstr(hw_text, "source = ");
+    char *bad_hw = g_strdup_printf("%.*ssched = tpu\n%s", (int)(at - hw_text), hw_text, at);
+    ck_assert_ptr_null(strata_hw_load_data(bad_hw, "bad.ini", NULL, &err));
+    ck_assert_msg(strstr(err->message, "bad.ini:3: [hardware] sched: expected xla or cuda, got 'tpu'"), "%s",
+                  err->message);
+    g_clear_error(&err);
+    g_free(hw_text);
+    g_free(bad_hw);
+    g_free(bad);
+    g_free(with_option);
+}
+END_TEST
+
 static Suite *policy_suite(void)
 {
     Suite *s = suite_create("policy");
@@ -456,6 +676,11 @@ static Suite *policy_suite(void)
     tcase_add_test(tc, offload_param_streams_weights);
     tcase_add_test(tc, compositions_are_valid_traces);
     suite_add_tcase(s, tc);
+    TCase *sched = tcase_create("sched");
+    tcase_set_timeout(sched, 120);
+    tcase_add_loop_test(sched, sched_on_the_engine, 0, G_N_ELEMENTS(sched_cases));
+    tcase_add_test(sched, sched_resolution);
+    suite_add_tcase(s, sched);
     return s;
 }
 

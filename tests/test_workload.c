@@ -4,9 +4,12 @@
  * (flops, argument and output bytes, op counts of the matmul pipeline), the
  * tagged trace each emits, and what rematerialization does to the peak.
  */
+#include <math.h>
 #include <string.h>
 #include "testutil.h"
 #include "core/error.h"
+#include "engine/engine.h"
+#include "hw/hw.h"
 #include "trace/check.h"
 #include "workload/workload.h"
 
@@ -227,8 +230,9 @@ START_TEST(adam_mlp_by_hand)
 }
 END_TEST
 
-/* matmul m=n=k=256, bm=bn=bk=128: a 2x2x2 grid. 8 MXU steps of 2*128^3
- * flops, 4 stores of 128*128; 16 block copies in and 4 write-backs;
+/* matmul m=n=k=256, bm=bn=bk=128: a 2x2x2 grid. 8 grid-step ops (no
+ * flops), 8 MXU steps of 2*128^3 flops, 4 stores of 128*128; 16 block
+ * copies in and 4 write-backs;
  * double buffering holds 2 A and 2 B blocks of 32 KiB, the f32 accumulator
  * (64 KiB) and 2 output blocks (32 KiB each) in VMEM: 256 KiB. */
 START_TEST(matmul_pipeline_by_hand)
@@ -236,7 +240,7 @@ START_TEST(matmul_pipeline_by_hand)
     const char *args[] = {"m=256", "n=256", "k=256", "bm=128", "bn=128", "bk=128", "buffers=2", NULL};
     strata_source *src = gen("matmul", args);
     trace_stats s = walk(src);
-    ck_assert_uint_eq(s.computes, 1 + 8 + 4);
+    ck_assert_uint_eq(s.computes, 1 + 8 + 8 + 4); /* program_start, 8 grid-step ops, 8 MXU steps, 4 stores */
     ck_assert_double_eq(s.flops, 8 * 2.0 * 128 * 128 * 128 + 4 * 128.0 * 128);
     ck_assert_uint_eq(s.copies, 16 + 4);
     ck_assert_uint_eq(s.by_memory_peak_vmem, 4 * 32768 + 65536 + 2 * 32768);
@@ -288,6 +292,96 @@ START_TEST(transformer_remat_order)
 }
 END_TEST
 
+
+/* ---- the kernel timing model on configs/hw (engine) --------------------- */
+
+/* Runs `gen matmul ARGS` on configs/hw/HW.ini with spans. */
+static strata_results *run_matmul(const char *hw_name, const char *const *args)
+{
+    char *rel = g_strdup_printf("configs/hw/%s.ini", hw_name);
+    char *path = strata_test_source_path(rel);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw != NULL, "%s: %s", path, err ? err->message : "?");
+    strata_engine_options opt;
+    strata_engine_options_init(&opt);
+    opt.record_spans = true;
+    strata_results *r = NULL;
+    strata_source *src = gen("matmul", args);
+    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "%s", err ? err->message : "?");
+    strata_source_free(src);
+    strata_hw_free(hw);
+    g_free(rel);
+    g_free(path);
+    return r;
+}
+
+/* The first span of an op of that kind and label. */
+static const strata_op_span *span(const strata_results *r, const char *label, strata_op_kind kind)
+{
+    for (guint i = 0; i < r->spans->len; i++) {
+        const strata_op_span *sp = &g_array_index(r->spans, strata_op_span, i);
+        if (sp->label && sp->kind == kind && strcmp(sp->label, label) == 0)
+            return sp;
+    }
+    ck_abort_msg("no span %s", label);
+    return NULL;
+}
+
+static void assert_us(double got_s, double want_us, const char *what)
+{
+    ck_assert_msg(fabs(got_s * 1e6 - want_us) < 1e-3, "%s: got %.6f us, want %.6f us", what, got_s * 1e6, want_us);
+}
+
+/* tpu-v5e, 512x1024x1024 blocks (A block 1 MiB, B block 2 MiB, bf16), grid
+ * 2x1x2. Step 0_0_0 pays the kernel launch (2 us) and its grid-step
+ * overhead (0.35 us); every later step 0.35 us. Both first fetches start at
+ * 0 on dma-vmem (819 GB/s, shared, 0.5 us latency): they share the link
+ * until A lands at 0.5 + 1 MiB / 409.5 GB/s = 3.06062 us, then B's last
+ * MiB runs alone: 4.34093 us. So main, at 2.35 us after the step op, waits
+ * 0.71062 us for A and 1.28031 us for B: the DMA wait. An MXU step is
+ * 2 x 512 x 1024 x 1024 / 197 TFLOP/s = 5.45030 us (no MXU padding: 512 and
+ * 1024 are multiples of 128). Step 0_0_1's blocks were fetched during the
+ * first MXU step (4.34 us of DMA under 5.45 us): it does not wait. */
+START_TEST(matmul_timeline_v5e)
+{
+    const char *args[] = {"m=1024", "n=1024", "k=2048", "bm=512", "bn=1024", "bk=1024", NULL};
+    strata_results *r = run_matmul("tpu-v5e", args);
+    const strata_op_span *st = span(r, "step_0_0_0", STRATA_OP_COMPUTE);
+    assert_us(st->end_s - st->start_s, 2.35, "first step: launch + overhead");
+    st = span(r, "step_0_0_1", STRATA_OP_COMPUTE);
+    assert_us(st->end_s - st->start_s, 0.35, "grid-step overhead");
+    const strata_op_span *wa = span(r, "a_ready_0", STRATA_OP_WAIT);
+    const strata_op_span *wb = span(r, "b_ready_0", STRATA_OP_WAIT);
+    assert_us(wa->start_s, 2.35, "wait for A from");
+    assert_us(wa->end_s, 0.5 + 1048576 / 409.5e3, "A lands");
+    assert_us(wb->end_s, 0.5 + 1048576 / 409.5e3 + 1048576 / 819e3, "B lands");
+    const strata_op_span *mx = span(r, "mxu_0_0_0", STRATA_OP_COMPUTE);
+    assert_us(mx->end_s - mx->start_s, 2.0 * 512 * 1024 * 1024 / 197e6, "MXU step");
+    const strata_op_span *w1 = span(r, "a_ready_1", STRATA_OP_WAIT);
+    assert_us(w1->end_s - w1->start_s, 0, "second step's DMA wait");
+    strata_results_free(r);
+}
+END_TEST
+
+/* tpu-v6e's MXU is 256x256: a 128x128x128 block fills a quarter of it, so an
+ * MXU step costs 4 x 2 x 128^3 / 920 TFLOP/s = 18.2361 ns; on tpu-v5e
+ * (128x128) the same step is 2 x 128^3 / 197 TFLOP/s = 21.2906 ns. */
+static const struct { const char *hw; double step_us; } mxu_cases[] = {
+    {"tpu-v6e", 4 * 2.0 * 128 * 128 * 128 / 920e6},
+    {"tpu-v5e", 2.0 * 128 * 128 * 128 / 197e6},
+};
+
+START_TEST(matmul_mxu_padding)
+{
+    const char *args[] = {"m=128", "n=128", "k=128", "bm=128", "bn=128", "bk=128", NULL};
+    strata_results *r = run_matmul(mxu_cases[_i].hw, args);
+    const strata_op_span *mx = span(r, "mxu_0_0_0", STRATA_OP_COMPUTE);
+    assert_us(mx->end_s - mx->start_s, mxu_cases[_i].step_us, mxu_cases[_i].hw);
+    strata_results_free(r);
+}
+END_TEST
+
 static Suite *workload_suite(void)
 {
     Suite *s = suite_create("workload");
@@ -298,6 +392,8 @@ static Suite *workload_suite(void)
     tcase_add_test(tc, scan_mlp_remat_trades_flops_for_memory);
     tcase_add_test(tc, adam_mlp_by_hand);
     tcase_add_test(tc, matmul_pipeline_by_hand);
+    tcase_add_test(tc, matmul_timeline_v5e);
+    tcase_add_loop_test(tc, matmul_mxu_padding, 0, G_N_ELEMENTS(mxu_cases));
     tcase_add_test(tc, transformer_remat_order);
     suite_add_tcase(s, tc);
     return s;

@@ -1,5 +1,5 @@
 /*
- * offload.c: `offload=activation|param|optstate[:ahead=N]`, JAX's memory
+ * offload.c: `offload=activation|param|optstate[:ahead=N,sched=S]`, JAX's memory
  * kinds (device <-> pinned_host) and host offloading (seed 002) as a rewrite.
  *
  * Every buffer with the tag that lives in device memory is considered. Its
@@ -26,8 +26,21 @@
  * the host and visits the device for its update. Every copy goes over the
  * hardware's route between the memories (the host link).
  *
+ * Execution model, `sched=` (policy.h):
+ *   - cuda: the copy out and the free of the device buffer run on stream
+ *     `offload`; the using stream runs on and allocates meanwhile, so the
+ *     device buffer is released only when the copy has ended, in time;
+ *   - xla: the copy out is a copy-start after the last use and a copy-done
+ *     after the `ahead`-th compute that follows on the using stream (never
+ *     past the buffer's next use or its free): there the using stream waits
+ *     for the copy (`wait ofK.done`) and frees the device buffer itself. All
+ *     allocs and frees stay in program order, so the timed peak is the
+ *     program-order (untimed) peak and a slow link shows as stall time.
+ * Copies back in are the same under both: allocated at copy-start on the
+ * using stream, waited for right before the use (copy-done).
+ *
  * The host memory is the hardware's first pinned host memory (`host`
- * without --hw). Event names are ofK.go/.in/.out; host copies NAME@host.
+ * without --hw). Event names are ofK.go/.in/.out/.done; host copies NAME@host.
  */
 #include <string.h>
 #include "core/error.h"
@@ -54,6 +67,8 @@ typedef struct tracked {
 typedef struct offload_policy {
     strata_tag tag;
     uint64_t ahead;
+    char *sched;  /* sched= as given (auto, xla, cuda) */
+    bool xla;     /* resolved in the plan pass */
     const strata_hw *hw;
     char *host;
     strata_rewrite_plan *plan;
@@ -127,6 +142,26 @@ static uint64_t prefetch_point(GHashTable *computes_by_stream, const use *u, uin
     return at;
 }
 
+/* sched=xla: where copy-done of a copy out after use `u` goes: after the
+ * `ahead`-th compute on u's stream that follows u, or the last one before
+ * `limit` when fewer come first (u itself when none does). */
+static uint64_t done_point(GHashTable *computes_by_stream, const use *u, uint64_t ahead, uint64_t limit)
+{
+    GArray *c = g_hash_table_lookup(computes_by_stream, u->stream);
+    uint64_t at = u->index;
+    guint lo = 0, hi = c ? c->len : 0;
+    while (lo < hi) {
+        guint mid = (lo + hi) / 2;
+        if (g_array_index(c, uint64_t, mid) <= u->index)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (uint64_t k = 0; k < ahead && c && lo < c->len && g_array_index(c, uint64_t, lo) < limit; k++, lo++)
+        at = g_array_index(c, uint64_t, lo);
+    return at;
+}
+
 static void emit_event(offload_policy *o, uint64_t index, bool before, strata_op_kind kind, const char *stream,
                        const char *name)
 {
@@ -135,6 +170,26 @@ static void emit_event(offload_policy *o, uint64_t index, bool before, strata_op
         strata_rewrite_plan_before(o->plan, index, &op);
     else
         strata_rewrite_plan_after(o->plan, index, &op);
+}
+
+/* Back to the device before use u: alloc, copy-start at `at` (on stream
+ * offload), copy-done right before u. */
+static void plan_copy_in(offload_policy *o, const strata_buffer_info *b, const use *u, uint64_t at,
+                         const char *host_name)
+{
+    char ev[48];
+    uint64_t k = o->counter++;
+    strata_op a = strata_op_alloc_of(b, u->stream, b->name, b->memory);
+    strata_rewrite_plan_before(o->plan, at, &a);
+    g_snprintf(ev, sizeof ev, "of%" G_GUINT64_FORMAT ".go", k);
+    emit_event(o, at, true, STRATA_OP_RECORD, u->stream, ev);
+    emit_event(o, at, true, STRATA_OP_WAIT, OFFLOAD_STREAM, ev);
+    strata_op c = strata_op_make(STRATA_OP_COPY, OFFLOAD_STREAM, b->name);
+    c.src = host_name;
+    strata_rewrite_plan_before(o->plan, at, &c);
+    g_snprintf(ev, sizeof ev, "of%" G_GUINT64_FORMAT ".in", k);
+    emit_event(o, at, true, STRATA_OP_RECORD, OFFLOAD_STREAM, ev);
+    emit_event(o, u->index, true, STRATA_OP_WAIT, u->stream, ev);
 }
 
 static void plan_buffer(offload_policy *o, const tracked *tr, uint64_t first_work, GHashTable *computes_by_stream)
@@ -158,20 +213,16 @@ static void plan_buffer(offload_policy *o, const tracked *tr, uint64_t first_wor
         g_free(host_name);
         return;
     }
-    strata_op host_alloc = strata_op_make(STRATA_OP_ALLOC, b->stream, host_name);
-    host_alloc.size = b->size;
-    host_alloc.memory = o->host;
-    host_alloc.tag = b->tag;
-    host_alloc.dtype = b->dtype;
-    host_alloc.n_dims = b->n_dims;
-    memcpy(host_alloc.shape, b->shape, sizeof b->shape);
+    strata_op host_alloc = strata_op_alloc_of(b, b->stream, host_name, o->host);
     if (on_host) {
         strata_rewrite_plan_drop(o->plan, b->alloc_index);
         strata_rewrite_plan_before(o->plan, b->alloc_index, &host_alloc);
         host_live = host_valid = true;
     }
     bool on_device_now = !on_host;
-    uint64_t floor = b->alloc_index + 1;
+    /* An argument left on the host comes back after the program starts, or
+     * its device buffer would be an argument again. */
+    uint64_t floor = on_host && first_work != UINT64_MAX ? first_work + 1 : b->alloc_index + 1;
     guint seg_start = 0;
     char ev[48];
     for (guint i = 0; i < uses->len; i++) {
@@ -179,25 +230,7 @@ static void plan_buffer(offload_policy *o, const tracked *tr, uint64_t first_wor
         bool last_of_segment = i + 1 == uses->len ||
                                g_array_index(uses, use, i + 1).computes_before - u->computes_before > MIN_GAP_COMPUTES;
         if (i == seg_start && !on_device_now) {
-            uint64_t at = prefetch_point(computes_by_stream, u, o->ahead, floor);
-            uint64_t k = o->counter++;
-            strata_op a = strata_op_make(STRATA_OP_ALLOC, u->stream, b->name);
-            a.size = b->size;
-            a.memory = b->memory;
-            a.tag = b->tag;
-            a.dtype = b->dtype;
-            a.n_dims = b->n_dims;
-            memcpy(a.shape, b->shape, sizeof b->shape);
-            strata_rewrite_plan_before(o->plan, at, &a);
-            g_snprintf(ev, sizeof ev, "of%" G_GUINT64_FORMAT ".go", k);
-            emit_event(o, at, true, STRATA_OP_RECORD, u->stream, ev);
-            emit_event(o, at, true, STRATA_OP_WAIT, OFFLOAD_STREAM, ev);
-            strata_op c = strata_op_make(STRATA_OP_COPY, OFFLOAD_STREAM, b->name);
-            c.src = host_name;
-            strata_rewrite_plan_before(o->plan, at, &c);
-            g_snprintf(ev, sizeof ev, "of%" G_GUINT64_FORMAT ".in", k);
-            emit_event(o, at, true, STRATA_OP_RECORD, OFFLOAD_STREAM, ev);
-            emit_event(o, u->index, true, STRATA_OP_WAIT, u->stream, ev);
+            plan_copy_in(o, b, u, prefetch_point(computes_by_stream, u, o->ahead, floor), host_name);
             on_device_now = true;
         }
         bool segment_wrote = false;
@@ -221,8 +254,21 @@ static void plan_buffer(offload_policy *o, const tracked *tr, uint64_t first_wor
                 strata_op c = strata_op_make(STRATA_OP_COPY, OFFLOAD_STREAM, host_name);
                 c.src = b->name;
                 strata_rewrite_plan_after(o->plan, u->index, &c);
-                strata_op f = strata_op_make(STRATA_OP_FREE, OFFLOAD_STREAM, b->name);
-                strata_rewrite_plan_after(o->plan, u->index, &f);
+                if (o->xla) {
+                    /* copy-done in program order: the using stream waits for
+                     * the copy there and frees the buffer itself */
+                    uint64_t limit = last_segment ? b->free_index : g_array_index(uses, use, i + 1).index;
+                    uint64_t done = done_point(computes_by_stream, u, o->ahead, limit);
+                    g_snprintf(ev, sizeof ev, "of%" G_GUINT64_FORMAT ".done", k);
+                    emit_event(o, u->index, false, STRATA_OP_RECORD, OFFLOAD_STREAM, ev);
+                    emit_event(o, done, false, STRATA_OP_WAIT, u->stream, ev);
+                    strata_op f = strata_op_make(STRATA_OP_FREE, u->stream, b->name);
+                    strata_rewrite_plan_after(o->plan, done, &f);
+                    floor = done;
+                } else {
+                    strata_op f = strata_op_make(STRATA_OP_FREE, OFFLOAD_STREAM, b->name);
+                    strata_rewrite_plan_after(o->plan, u->index, &f);
+                }
                 host_valid = true;
             } else {
                 strata_op f = strata_op_make(STRATA_OP_FREE, u->stream, b->name);
@@ -230,7 +276,7 @@ static void plan_buffer(offload_policy *o, const tracked *tr, uint64_t first_wor
             }
             on_device_now = false;
         }
-        floor = u->index + 1;
+        floor = (floor > u->index ? floor : u->index) + 1;
         seg_start = i + 1;
     }
     /* Where the trace frees the buffer: free the host copy too (and not the
@@ -256,10 +302,17 @@ static bool offload_plan(void *self, strata_source *in, GError **err)
     GPtrArray *order = g_ptr_array_new();
     GHashTable *computes_by_stream = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, garray_free);
     uint64_t index = 0, computes = 0, first_work = UINT64_MAX;
+    char *trace_sched = NULL;
     const strata_op *op;
     int r;
     while ((r = strata_source_next(in, &op, err)) == 1) {
         switch (op->kind) {
+        case STRATA_OP_OPTION:
+            if (strcmp(op->name, "sched") == 0) {
+                g_free(trace_sched);
+                trace_sched = g_strdup(op->src);
+            }
+            break;
         case STRATA_OP_COPY:
             if (first_work == UINT64_MAX)
                 first_work = index;
@@ -296,6 +349,9 @@ static bool offload_plan(void *self, strata_source *in, GError **err)
         }
         index++;
     }
+    if (r == 0 && !strata_policy_sched_xla(o->sched, trace_sched, o->hw, &o->xla, err))
+        r = -1;
+    g_free(trace_sched);
     if (r == 0)
         for (guint i = 0; i < order->len; i++)
             plan_buffer(o, g_ptr_array_index(order, i), first_work, computes_by_stream);
@@ -318,6 +374,7 @@ static void offload_destroy(void *self)
     offload_policy *o = self;
     strata_rewrite_plan_free(o->plan);
     g_free(o->host);
+    g_free(o->sched);
     g_free(o);
 }
 
@@ -327,7 +384,14 @@ static const char *const offload_kinds[] = {"activation", "param", "optstate", N
 
 static const strata_param_def offload_params[] = {
     {"kind", STRATA_PARAM_STRING, NULL, "the tag of the buffers kept in host memory", offload_kinds},
-    {"ahead", STRATA_PARAM_INT, "2", "computes between the start of a copy back to the device and its use", NULL},
+    {"ahead", STRATA_PARAM_INT, "2",
+     "computes between the start of a copy back to the device and its use (and, under sched=xla, between the "
+     "start and the done of a copy out)",
+     NULL},
+    {"sched", STRATA_PARAM_STRING, "auto",
+     "execution model: xla (copy-done in program order: the device buffer is freed there, time stretches), cuda "
+     "(freed on the offload stream), auto (the trace's option sched, else the hardware's [hardware] sched, else cuda)",
+     strata_policy_sched_choices},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -358,6 +422,7 @@ static strata_source *offload_apply(strata_source *in, const strata_params *p, c
     offload_policy *o = g_new0(offload_policy, 1);
     o->tag = tag;
     o->ahead = (uint64_t)strata_params_int(p, "ahead");
+    o->sched = g_strdup(strata_params_string(p, "sched"));
     o->hw = hw;
     o->host = g_strdup(host);
     o->plan = strata_rewrite_plan_new();
@@ -369,8 +434,8 @@ fail:
 
 const strata_policy_type strata_policy_offload = {
     .name = "offload",
-    .summary = "offload=activation|param|optstate[:ahead=N]: keep tagged buffers in pinned host memory between uses, "
-    "copied back N computes ahead (JAX memory kinds)",
+    .summary = "offload=activation|param|optstate[:ahead=N,sched=xla|cuda]: keep tagged buffers in pinned host memory "
+    "between uses, copied back N computes ahead (JAX memory kinds)",
     .arg_required = true,
     .params = offload_params,
     .arg = "kind",

@@ -147,3 +147,25 @@ char *strata_policy_describe(const char *indent)
     g_free(deeper);
     return g_string_free(s, FALSE);
 }
+
+const char *const strata_policy_sched_choices[] = {"auto", "xla", "cuda", NULL};
+
+bool strata_policy_sched_xla(const char *param, const char *trace_option, const strata_hw *hw, bool *xla,
+                             GError **err)
+{
+    if (param && strcmp(param, "auto") != 0) {
+        *xla = strcmp(param, "xla") == 0;
+        return true;
+    }
+    if (trace_option) {
+        if (strcmp(trace_option, "xla") != 0 && strcmp(trace_option, "cuda") != 0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "trace option sched: expected xla or cuda, got '%s'", trace_option);
+            return false;
+        }
+        *xla = strcmp(trace_option, "xla") == 0;
+        return true;
+    }
+    *xla = hw && strata_hw_sched_xla(hw);
+    return true;
+}

@@ -56,6 +56,17 @@ char *strata_policy_describe(const char *indent);
 strata_source *strata_policies_apply(strata_source *src, const char *const *specs,
                                      const strata_hw *hw, GError **err);
 
+/* The execution model of the copy policies (offload, prefetch), their
+ * `sched=` parameter: "xla" (an async copy is a copy-start/copy-done pair in
+ * one program order; every op after copy-done waits for it, so memory follows
+ * program order and time stretches) or "cuda" (streams run on; a buffer freed
+ * on the copy stream is released when that stream gets there). "auto" takes
+ * the trace's `option sched=...`, else the hardware's [hardware] sched, else
+ * cuda. trace_option may be NULL. Sets *xla; false with err on a bad value. */
+extern const char *const strata_policy_sched_choices[]; /* auto, xla, cuda */
+bool strata_policy_sched_xla(const char *param, const char *trace_option, const strata_hw *hw, bool *xla,
+                             GError **err);
+
 /* Parses pad's "RxC" argument (NULL: 8x128). */
 bool strata_pad_parse_tile(const char *arg, uint64_t *rows, uint64_t *lanes, GError **err);
 

@@ -28,9 +28,16 @@
  * waits for (never used) gets no wait. Stall time is the engine's streams.S.stall_s.
  * Copies already on the prefetch stream are left alone (applying twice is
  * harmless). Memory cost: a moved-up destination is live N computes longer.
+ *
+ * `prefetch=N:sched=xla|cuda|auto` (policy.h): the copy is a copy-start at
+ * the hoist point and a copy-done at the anchor. Under cuda only the anchor's
+ * stream waits there; under xla the issuing stream S waits there too (one
+ * program order: everything after copy-done waits for the copy). The two
+ * differ only when the anchor is on another stream than S.
  */
 #include <string.h>
 #include "core/error.h"
+#include "core/params.h"
 #include "core/units.h"
 #include "policy/policy.h"
 #include "policy/rewrite.h"
@@ -54,6 +61,9 @@ typedef struct anchor {
 
 typedef struct prefetch_policy {
     uint64_t distance;
+    char *sched;                  /* sched= as given (auto, xla, cuda) */
+    const strata_hw *hw;
+    bool xla;                     /* resolved in the first pass */
     strata_rewrite_plan *plan;
     GHashTable *anchors;          /* copy index + 1 -> anchor * */
     GHashTable *computes;         /* stream -> GArray of every compute index (first pass) */
@@ -168,10 +178,17 @@ static bool find_anchors(prefetch_policy *p, strata_source *in, GError **err)
     GHashTable *open_dst = g_hash_table_new(g_direct_hash, g_direct_equal);
     GHashTable *open_src = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, garray_free);
     uint64_t index = 0;
+    char *trace_sched = NULL;
     const strata_op *op;
     int r;
     while ((r = strata_source_next(in, &op, err)) == 1) {
         switch (op->kind) {
+        case STRATA_OP_OPTION:
+            if (strcmp(op->name, "sched") == 0) {
+                g_free(trace_sched);
+                trace_sched = g_strdup(op->src);
+            }
+            break;
         case STRATA_OP_COPY: {
             anchor_ref(p, t, open_dst, open_src, op->src, false, index, op->stream);
             anchor_ref(p, t, open_dst, open_src, op->name, true, index, op->stream);
@@ -211,7 +228,9 @@ static bool find_anchors(prefetch_policy *p, strata_source *in, GError **err)
     g_hash_table_destroy(open_dst);
     g_hash_table_destroy(open_src);
     strata_buffer_table_free(t);
-    return r == 0 && strata_source_rewind(in, err);
+    bool ok = r == 0 && strata_policy_sched_xla(p->sched, trace_sched, p->hw, &p->xla, err);
+    g_free(trace_sched);
+    return ok && strata_source_rewind(in, err);
 }
 
 static void plan_copy(prefetch_policy *p, uint64_t c, const strata_op *op, strata_buffer_table *t, GArray *hist,
@@ -265,13 +284,7 @@ static void plan_copy(prefetch_policy *p, uint64_t c, const strata_op *op, strat
     g_snprintf(done, sizeof done, "pf%" G_GUINT64_FORMAT ".done", *counter);
     (*counter)++;
     if (move_alloc) {
-        strata_op a = strata_op_make(STRATA_OP_ALLOC, dst->stream, dst->name);
-        a.size = dst->size;
-        a.memory = dst->memory;
-        a.tag = dst->tag;
-        a.dtype = dst->dtype;
-        a.n_dims = dst->n_dims;
-        memcpy(a.shape, dst->shape, sizeof dst->shape);
+        strata_op a = strata_op_alloc_of(dst, dst->stream, dst->name, dst->memory);
         strata_rewrite_plan_before(p->plan, at, &a);
         strata_rewrite_plan_drop(p->plan, dst->alloc_index);
     }
@@ -288,6 +301,11 @@ static void plan_copy(prefetch_policy *p, uint64_t c, const strata_op *op, strat
     if (anchor_at != UINT64_MAX) {
         strata_op wd = strata_op_make(STRATA_OP_WAIT, anchor_stream, done);
         strata_rewrite_plan_before(p->plan, anchor_at, &wd);
+        if (p->xla && strcmp(anchor_stream, op->stream) != 0) {
+            /* copy-done sits in the issuing stream's program order too */
+            strata_op ws = strata_op_make(STRATA_OP_WAIT, op->stream, done);
+            strata_rewrite_plan_before(p->plan, anchor_at, &ws);
+        }
     }
     strata_rewrite_plan_drop(p->plan, c);
 }
@@ -353,6 +371,7 @@ static void prefetch_destroy(void *self)
     g_hash_table_destroy(p->computes);
     g_hash_table_destroy(p->records);
     g_string_chunk_free(p->strings);
+    g_free(p->sched);
     g_free(p);
 }
 
@@ -361,13 +380,16 @@ static const strata_rewrite_ops prefetch_ops = {prefetch_plan, prefetch_map, NUL
 static const strata_param_def prefetch_params[] = {
     {"distance", STRATA_PARAM_INT, NULL, "computes between the start of a copy and its first use (0 to 1000000)",
      NULL},
+    {"sched", STRATA_PARAM_STRING, "auto",
+     "execution model: xla (the copy-done wait also sits on the issuing stream: program order), cuda (only the "
+     "stream of the first use waits), auto (the trace's option sched, else [hardware] sched, else cuda)",
+     strata_policy_sched_choices},
     {NULL, 0, NULL, NULL, NULL},
 };
 
 static strata_source *prefetch_apply(strata_source *in, const strata_params *params, const strata_hw *hw,
                                      GError **err)
 {
-    (void)hw;
     int64_t n = strata_params_int(params, "distance");
     if (n < 0 || n > 1000000) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
@@ -378,6 +400,8 @@ static strata_source *prefetch_apply(strata_source *in, const strata_params *par
     }
     prefetch_policy *p = g_new0(prefetch_policy, 1);
     p->distance = (uint64_t)n;
+    p->sched = g_strdup(strata_params_string(params, "sched"));
+    p->hw = hw;
     p->plan = strata_rewrite_plan_new();
     p->anchors = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     p->computes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, garray_free);
@@ -388,7 +412,8 @@ static strata_source *prefetch_apply(strata_source *in, const strata_params *par
 
 const strata_policy_type strata_policy_prefetch = {
     .name = "prefetch",
-    .summary = "prefetch=N: issue each copy N computes ahead of its first use, on stream 'prefetch', with record/wait; "
+    .summary = "prefetch=N[:sched=xla|cuda]: issue each copy N computes ahead of its first use, on stream 'prefetch', "
+    "with record/wait; "
     "stall time is reported per stream",
     .arg_required = true,
     .params = prefetch_params,

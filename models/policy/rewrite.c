@@ -320,6 +320,18 @@ strata_op strata_op_make(strata_op_kind kind, const char *stream, const char *na
     return op;
 }
 
+strata_op strata_op_alloc_of(const strata_buffer_info *b, const char *stream, const char *name, const char *memory)
+{
+    strata_op a = strata_op_make(STRATA_OP_ALLOC, stream, name);
+    a.size = b->size;
+    a.memory = memory;
+    a.tag = b->tag;
+    a.dtype = b->dtype;
+    a.n_dims = b->n_dims;
+    memcpy(a.shape, b->shape, sizeof b->shape);
+    return a;
+}
+
 static void rename_in_list(const char *const *names, uint32_t n, const char *from, const char *to)
 {
     char **list = (char **)names;

@@ -95,6 +95,9 @@ const strata_buffer_info *strata_buffer_table_get(const strata_buffer_table *t, 
 
 /* A zeroed op of that kind on `stream` (NULL: main) named `name`. */
 strata_op strata_op_make(strata_op_kind kind, const char *stream, const char *name);
+/* An alloc of b's size, tag, dtype and shape, named `name` in `memory`
+ * (NULL: the default device memory), on `stream`. Borrows the strings. */
+strata_op strata_op_alloc_of(const strata_buffer_info *b, const char *stream, const char *name, const char *memory);
 /* Replace a name in an owned op's in=/out=/donate= lists and copy names. */
 void strata_op_rename_buffer(strata_op *owned, const char *from, const char *to);
 /* True when the op (copy, compute, free) references buffer `name`; *writes set

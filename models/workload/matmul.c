@@ -31,6 +31,7 @@
  * in VMEM in configs/hw/tpu-*.ini).
  */
 #include "workload/workload.h"
+#include <string.h>
 #include "core/error.h"
 
 static const char *const acc_choices[] = {"vmem", "acc", NULL};
@@ -47,6 +48,8 @@ static const strata_param_def matmul_params[] = {
     {"buffers", STRATA_PARAM_INT, "2", "VMEM slots per input block: 1 none, 2 double, 3 triple buffering", NULL},
     {"acc", STRATA_PARAM_STRING, "vmem", "memory holding the f32 accumulator: vmem or acc", acc_choices},
     {"unit", STRATA_PARAM_STRING, "mxu", "compute unit of the kernel steps (one whose operands are in VMEM)", NULL},
+    {"step_unit", STRATA_PARAM_STRING, "scalar",
+     "unit that runs each grid step's bookkeeping (its overhead is the per-step cost); none: no step ops", NULL},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -56,7 +59,7 @@ typedef struct mm_ctx {
     strata_dtype dt;
     uint32_t slots;
     uint64_t gi, gj, gk; /* grid extents */
-    const char *unit, *acc_mem;
+    const char *unit, *acc_mem, *step_unit; /* step_unit NULL: no per-step op */
     strata_params *params; /* owns unit and acc_mem */
     uint64_t phase;        /* 0 prologue, 1..gi*gj tiles, then the epilogue, then the end */
     size_t cursor;         /* next op of `list`, the current phase's ops */
@@ -103,45 +106,53 @@ static void emit_copy(mm_ctx *c, const char *stream, const char *dst, const char
 }
 
 static void emit_compute(mm_ctx *c, const char *label, double flops, const char **ins, uint32_t n_ins,
-                         const char *out)
+                         const char *out, const char *unit)
 {
     strata_op op = {0};
     op.kind = STRATA_OP_COMPUTE;
     op.stream = STRATA_DEFAULT_STREAM;
     op.name = label;
-    op.has_flops = true;
+    op.has_flops = flops > 0;
     op.flops = flops;
     op.ins = ins;
     op.n_ins = n_ins;
     op.outs = out ? &out : NULL;
     op.n_outs = out ? 1 : 0;
-    op.memory = c->unit;
-    if (!out)
-        op.has_flops = false, op.has_time = true; /* the program_start marker */
+    op.memory = unit;
+    op.has_time = !unit; /* the program_start marker: time=0 */
     strata_op_list_append(c->list, &op);
 }
 
-/* The fetch of step s into slot s mod N on stream dma_in. */
+/* The fetch of step s into slot s mod N, issued by main (`record go_SLOT`):
+ * the A block on stream dma_aSLOT, the B block on dma_bSLOT, each with its
+ * own ready event (a Pallas input's DMA and its semaphore). All of them can
+ * be in flight together, so each DMA's issue latency overlaps the transfers
+ * before it. */
 static void emit_fetch(mm_ctx *c, uint64_t s)
 {
     uint32_t slot = (uint32_t)(s % c->slots);
-    if (s >= c->slots)
-        emit_event(c, STRATA_OP_WAIT, "dma_in", "in_free_%u", slot);
-    char dst[32];
-    g_snprintf(dst, sizeof dst, "a_blk%u", slot);
-    emit_copy(c, "dma_in", dst, "A", c->bm * c->bk * c->e);
-    g_snprintf(dst, sizeof dst, "b_blk%u", slot);
-    emit_copy(c, "dma_in", dst, "B", c->bk * c->bn * c->e);
-    emit_event(c, STRATA_OP_RECORD, "dma_in", "in_ready_%u", slot);
+    emit_event(c, STRATA_OP_RECORD, STRATA_DEFAULT_STREAM, "go_%u", slot);
+    const struct { const char *stream, *block, *src, *ready; uint64_t bytes; } in[] = {
+        {"dma_a%u", "a_blk%u", "A", "a_ready_%u", c->bm * c->bk * c->e},
+        {"dma_b%u", "b_blk%u", "B", "b_ready_%u", c->bk * c->bn * c->e},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(in); i++) {
+        char stream[32], dst[32];
+        g_snprintf(stream, sizeof stream, in[i].stream, slot);
+        g_snprintf(dst, sizeof dst, in[i].block, slot);
+        emit_event(c, STRATA_OP_WAIT, stream, "go_%u", slot);
+        emit_copy(c, stream, dst, in[i].src, in[i].bytes);
+        emit_event(c, STRATA_OP_RECORD, stream, in[i].ready, slot);
+    }
 }
 
-/* Phase 0: arguments, program start, VMEM scratch, the first N fetches. */
+/* Phase 0: arguments, program start, VMEM scratch, the first N-1 fetches. */
 static void build_prologue(mm_ctx *c)
 {
     char name[32];
     emit_alloc(c, "A", c->m, c->k, c->dt, "hbm", STRATA_TAG_INPUT);
     emit_alloc(c, "B", c->k, c->n, c->dt, "hbm", STRATA_TAG_PARAM);
-    emit_compute(c, "program_start", 0, NULL, 0, NULL); /* A and B are the arguments */
+    emit_compute(c, "program_start", 0, NULL, 0, NULL, NULL); /* A and B are the arguments */
     for (uint32_t s = 0; s < c->slots; s++) {
         g_snprintf(name, sizeof name, "a_blk%u", s);
         emit_alloc(c, name, c->bm, c->bk, c->dt, "vmem", STRATA_TAG_TEMP);
@@ -154,11 +165,14 @@ static void build_prologue(mm_ctx *c)
         emit_alloc(c, name, c->bm, c->bn, c->dt, "vmem", STRATA_TAG_TEMP);
     }
     uint64_t steps = c->gi * c->gj * c->gk;
-    for (uint64_t s = 0; s < c->slots && s < steps; s++)
+    for (uint64_t s = 0; s + 1 < c->slots && s < steps; s++)
         emit_fetch(c, s);
 }
 
-/* Tile t = i*gj + j: its k steps, then the cast and the write-back. */
+/* Tile t = i*gj + j: its k steps, then the cast and the write-back. Step s:
+ * the grid step's overhead on the scalar unit, the DMA wait for step s's
+ * blocks, the fetch of step s+N-1 into the slot step s-1 has released (so it
+ * runs during this step's MXU work), the MXU. */
 static void build_tile(mm_ctx *c, uint64_t tile)
 {
     char name[32], name2[32], label[64];
@@ -167,16 +181,24 @@ static void build_tile(mm_ctx *c, uint64_t tile)
     for (uint64_t kk = 0; kk < c->gk; kk++) {
         uint64_t s = tile * c->gk + kk;
         uint32_t slot = (uint32_t)(s % c->slots);
-        emit_event(c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "in_ready_%u", slot);
+        if (c->step_unit) {
+            g_snprintf(label, sizeof label, "step_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT, i,
+                       j, kk);
+            emit_compute(c, label, 0, NULL, 0, NULL, c->step_unit);
+        }
+        uint64_t next = s + c->slots - 1; /* into the slot step s-1 read (main is past it) */
+        if (c->slots == 1)
+            emit_fetch(c, s); /* single buffering: fetch, then wait for it */
+        emit_event(c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "a_ready_%u", slot);
+        emit_event(c, STRATA_OP_WAIT, STRATA_DEFAULT_STREAM, "b_ready_%u", slot);
+        if (c->slots > 1 && next < steps)
+            emit_fetch(c, next);
         g_snprintf(name, sizeof name, "a_blk%u", slot);
         g_snprintf(name2, sizeof name2, "b_blk%u", slot);
         const char *ins[3] = {name, name2, "acc"};
         g_snprintf(label, sizeof label, "mxu_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT, i, j,
                    kk);
-        emit_compute(c, label, mxu_flops, ins, kk == 0 ? 2 : 3, "acc");
-        emit_event(c, STRATA_OP_RECORD, STRATA_DEFAULT_STREAM, "in_free_%u", slot);
-        if (s + c->slots < steps)
-            emit_fetch(c, s + c->slots);
+        emit_compute(c, label, mxu_flops, ins, kk == 0 ? 2 : 3, "acc", c->unit);
     }
     uint32_t oslot = (uint32_t)(tile % c->slots);
     if (tile == 0)
@@ -186,7 +208,7 @@ static void build_tile(mm_ctx *c, uint64_t tile)
     g_snprintf(name, sizeof name, "o_blk%u", oslot);
     const char *acc_in[1] = {"acc"};
     g_snprintf(label, sizeof label, "store_%" G_GUINT64_FORMAT "_%" G_GUINT64_FORMAT, i, j);
-    emit_compute(c, label, (double)(c->bm * c->bn), acc_in, 1, name);
+    emit_compute(c, label, (double)(c->bm * c->bn), acc_in, 1, name, c->unit);
     emit_event(c, STRATA_OP_RECORD, STRATA_DEFAULT_STREAM, "out_full_%u", oslot);
     emit_event(c, STRATA_OP_WAIT, "dma_out", "out_full_%u", oslot);
     emit_copy(c, "dma_out", "C", name, c->bm * c->bn * c->e);
@@ -314,6 +336,9 @@ static strata_source *matmul_generate(const strata_params *p, GError **err)
     heap->params = strata_params_copy(p);
     heap->unit = strata_params_string(heap->params, "unit");
     heap->acc_mem = strata_params_string(heap->params, "acc");
+    heap->step_unit = strata_params_string(heap->params, "step_unit");
+    if (strcmp(heap->step_unit, "none") == 0)
+        heap->step_unit = NULL;
     heap->list = NULL;
     heap->phase = 0;
     heap->cursor = 0;

@@ -15,7 +15,9 @@
  *                          flops on the unit's host (scaled to the peak for the
  *                          first operand's dtype) started together with a transfer
  *                          of its operand bytes from the operand memory through that
- *                          memory's port, waiting for both, then the unit's overhead;
+ *                          memory's port, waiting for both, then the unit's overhead
+ *                          (the first op on a unit pays its launch cost first; a unit
+ *                          with a tile pads a matmul's flops, engine_feed.c);
  *      record              marks (event, sequence) done and resumes its waiters;
  *      wait                suspends the actor until the awaited record is done.
  *  - Out of memory: the failing actor records the report and kills every other
@@ -72,6 +74,7 @@ struct engine_ctx {
     activity_clock *links, *units, *ports;
     uint64_t *link_bytes, *port_bytes;
     double *unit_flops;
+    bool *unit_launched;       /* the unit's launch cost has been paid */
     engine_stream *streams;
     uint32_t n_streams;
     engine_events *events;
@@ -270,6 +273,11 @@ static void run_compute(engine_ctx *ctx, const strata_bound_op *op)
     clock_begin(&ctx->units[op->unit], t0);
     ctx->unit_flops[op->unit] += op->flops;
     const strata_compute_spec *u = strata_hw_compute(ctx->hw, op->unit);
+    if (!ctx->unit_launched[op->unit]) {
+        ctx->unit_launched[op->unit] = true;
+        if (u->launch > 0)
+            sg_actor_sleep_for(u->launch);
+    }
     if (op->has_time) {
         sg_actor_sleep_for(op->time_s);
     } else {
@@ -393,6 +401,7 @@ static void ctx_clear(engine_ctx *ctx)
     g_free(ctx->ports);
     g_free(ctx->port_bytes);
     g_free(ctx->unit_flops);
+    g_free(ctx->unit_launched);
     engine_feed_free(ctx->feed);
     engine_memories_clear(&ctx->mems);
     strata_results_free(ctx->results);
@@ -433,6 +442,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.link_bytes = g_new0(uint64_t, n_links ? n_links : 1);
     ctx.units = g_new0(activity_clock, n_units ? n_units : 1);
     ctx.unit_flops = g_new0(double, n_units ? n_units : 1);
+    ctx.unit_launched = g_new0(bool, n_units ? n_units : 1);
     ctx.ports = g_new0(activity_clock, ctx.mems.n ? ctx.mems.n : 1);
     ctx.port_bytes = g_new0(uint64_t, ctx.mems.n ? ctx.mems.n : 1);
     ctx.events = engine_events_new(engine_feed_event_count(ctx.feed));

@@ -221,6 +221,19 @@ void engine_feed_forget(engine_feed *f, uint64_t id)
     }
 }
 
+/* A matmul on a unit with a systolic array of side `tile`: the array holds a
+ * K x N weight tile, so K and N are padded up to multiples of the side (rows
+ * of the left operand stream through and are not padded). Returns the factor
+ * on its flops (1 unless the first two operands are M x K and K x N). */
+static double tile_waste(uint64_t tile, const engine_buffer *a, const engine_buffer *b)
+{
+    if (tile == 0 || !a || !b || a->cols == 0 || b->cols == 0 || a->cols != b->rows)
+        return 1.0;
+    uint64_t k = a->cols, n = b->cols;
+    uint64_t kp = (k + tile - 1) / tile * tile, np = (n + tile - 1) / tile * tile;
+    return ((double)kp / (double)k) * ((double)np / (double)n);
+}
+
 /* The engine op for a bound op of the second pass; registers an alloc's buffer. */
 static engine_op *make_op(engine_feed *f, const strata_bound_op *op)
 {
@@ -241,8 +254,15 @@ static engine_op *make_op(engine_feed *f, const strata_bound_op *op)
         b->memory = op->memory;
         b->dtype = op->dtype;
         b->tag = op->tag;
+        if (op->op->n_dims == 2) {
+            b->rows = op->op->shape[0];
+            b->cols = op->op->shape[1];
+        }
         b->name = g_strdup(op->op->name);
         g_hash_table_insert(f->buffers, ID_KEY(b->id), b);
+    } else if (op->kind == STRATA_OP_COMPUTE && op->unit != STRATA_BIND_NONE && op->n_ins >= 2) {
+        e->bound.flops *= tile_waste(strata_hw_compute(f->hw, op->unit)->tile, engine_feed_buffer(f, op->ins[0]),
+                                     engine_feed_buffer(f, op->ins[1]));
     }
     return e;
 }

@@ -35,6 +35,7 @@ typedef struct engine_buffer {
     uint32_t memory;
     strata_dtype dtype;
     strata_tag tag;
+    uint64_t rows, cols; /* a 2-D shape (0 x 0 when none): for tiled units */
     bool placed;       /* the allocator gave it an address */
     char *name;
 } engine_buffer;

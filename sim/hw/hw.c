@@ -42,6 +42,7 @@ static const key_def hardware_keys[] = {
     {"name", true, "name of the machine (text)"},
     {"source", false, "where the figures come from (text)"},
     {"default_memory", false, "memory of allocs that name none (default: the first of kind device)"},
+    {"sched", false, "xla or cuda: the copy policies' execution model when theirs is auto (default cuda)"},
     {NULL, false, NULL}};
 static const key_def memory_keys[] = {
     {"kind", true, "device, host or onchip"},
@@ -64,6 +65,8 @@ static const key_def compute_keys[] = {
     {"flops", true, "peak rate, 1 kFLOP/s to 10 EFLOP/s; flops.DTYPE = per element type"},
     {"operands", false, "memory the unit reads operands from (default: the default memory)"},
     {"overhead", false, "fixed time added to every compute op, 0 to 1 s (default 0)"},
+    {"launch", false, "fixed time paid once, by the first op on the unit (starting a kernel), 0 to 1 s (default 0)"},
+    {"tile", false, "side of the unit's systolic array: a matmul's K and N are padded to it (default 0: none)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
@@ -524,7 +527,8 @@ static bool load_compute(const load_ctx *ctx, strata_hw *hw, const char *group, 
     c.operands = hw->default_memory;
 
     if (!get_flop_rate(ctx, group, "flops", &c.flops, err) ||
-        !get_time(ctx, group, "overhead", &c.overhead, err))
+        !get_time(ctx, group, "overhead", &c.overhead, err) || !get_time(ctx, group, "launch", &c.launch, err) ||
+        (strata_keyfile_has_key(ctx->k, group, "tile") && !get_size(ctx, group, "tile", &c.tile, err)))
         return false;
     char **keys = strata_keyfile_keys(ctx->k, group, NULL);
     bool ok = true;
@@ -700,6 +704,13 @@ static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
         }
         g_free(dm);
     }
+    char *sched = ok ? get_text(ctx, "hardware", "sched") : NULL;
+    if (sched && strcmp(g_strstrip(sched), "xla") != 0 && strcmp(sched, "cuda") != 0) {
+        fail(ctx, err, "hardware", "sched", "expected xla or cuda, got '%s'", sched);
+        ok = false;
+    }
+    hw->sched_xla = sched && strcmp(sched, "xla") == 0;
+    g_free(sched);
     for (gsize g = 0; ok && g < n_groups; g++) {
         if (defs[g]->kind == GROUP_LINK)
             ok = load_link(ctx, hw, groups[g], names[g], err);
@@ -787,6 +798,7 @@ void strata_hw_free(strata_hw *hw)
 
 const char *strata_hw_name(const strata_hw *hw) { return hw->name; }
 const char *strata_hw_origin(const strata_hw *hw) { return hw->origin; }
+bool strata_hw_sched_xla(const strata_hw *hw) { return hw->sched_xla; }
 uint32_t strata_hw_memory_count(const strata_hw *hw) { return hw->memories->len; }
 
 const strata_memory_spec *strata_hw_memory(const strata_hw *hw, uint32_t index)

@@ -2,14 +2,17 @@
  * hw.h: the hardware model, read from a GLib key file (the files in configs/hw).
  *
  *   [hardware]      name, source (text), default_memory (optional; else the
- *                   first memory of kind device)
+ *                   first memory of kind device), sched = xla|cuda (the
+ *                   execution model the copy policies default to; cuda)
  *   [memory NAME]   kind = device|host|onchip, capacity, bandwidth, latency,
  *                   allocator (NAME, default best-fit), alignment (default 256),
  *                   pageable (bool, host only), allocator.KEY = VALUE...
  *   [link NAME]     between = MEM MEM, bandwidth (each direction), latency,
  *                   duplex = full|half
  *   [compute NAME]  flops (peak; flops.bf16 = ... per dtype), operands = MEM,
- *                   overhead (fixed cost per op, default 0)
+ *                   overhead (fixed cost per op, default 0), launch (fixed
+ *                   cost once, on the unit's first op, default 0), tile (the
+ *                   side of a systolic array, default 0: see the engine)
  *   [params NAME]   parameters of the workload or policy NAME, checked against
  *                   its declared table (strata_hw_params)
  *
@@ -62,6 +65,9 @@ typedef struct strata_compute_spec {
     double flops_by_dtype[STRATA_DTYPE__COUNT]; /* 0 = use flops */
     uint32_t operands;                     /* memory index the unit reads operands from */
     double overhead;                       /* seconds added to every compute op */
+    double launch;                         /* seconds added once, to the first op on the unit */
+    uint64_t tile;                         /* systolic array side (0: none): a matmul's K and N
+                                              are padded up to multiples of it */
 } strata_compute_spec;
 
 /* One hop of a route: link index and direction (true = from a to b). */
@@ -80,6 +86,9 @@ strata_hw *strata_hw_load_data(const char *data, const char *origin, const char 
 void strata_hw_free(strata_hw *hw);
 
 const char *strata_hw_name(const strata_hw *hw);
+/* True when [hardware] sched = xla: async copies are copy-start/copy-done in
+ * one program order (XLA), not CUDA streams. */
+bool strata_hw_sched_xla(const strata_hw *hw);
 const char *strata_hw_origin(const strata_hw *hw); /* file path */
 
 uint32_t strata_hw_memory_count(const strata_hw *hw);

@@ -17,6 +17,7 @@ struct strata_hw {
     char *name;
     char *source;
     char *origin;
+    bool sched_xla; /* [hardware] sched = xla */
     GStringChunk *strings;
     GArray *memories; /* strata_memory_spec */
     GArray *links;    /* strata_link_spec */
