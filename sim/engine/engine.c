@@ -138,14 +138,10 @@ static void add_span(engine_ctx *ctx, const engine_op *e, double start, double e
         s->dst_memory = (int32_t)op->dst_memory;
         const strata_hop *hops = NULL;
         uint32_t n = 0;
-        GError *err = NULL;
-        if (op->src_memory != op->dst_memory &&
-            strata_hw_route(ctx->hw, op->src_memory, op->dst_memory, &hops, &n, &err)) {
-            for (uint32_t i = 0; i < n; i++)
-                if (hops[i].link < 64)
-                    s->link_mask |= (uint64_t)1 << hops[i].link;
-        }
-        g_clear_error(&err);
+        strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
+        for (uint32_t i = 0; i < n; i++)
+            if (hops[i].link < 64)
+                s->link_mask |= (uint64_t)1 << hops[i].link;
     }
 }
 
@@ -236,14 +232,8 @@ static void port_begin(engine_ctx *ctx, uint32_t memory, uint64_t bytes, double 
 static void run_copy(engine_ctx *ctx, const strata_bound_op *op)
 {
     const strata_hop *hops = NULL;
-    uint32_t n = 0;
-    if (op->src_memory != op->dst_memory) {
-        GError *err = NULL;
-        if (!strata_hw_route(ctx->hw, op->src_memory, op->dst_memory, &hops, &n, &err)) {
-            fail_run(ctx, err);
-            return;
-        }
-    }
+    uint32_t n = 0; /* none inside one memory */
+    strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
     double t0 = now();
     port_begin(ctx, op->src_memory, op->bytes, t0);
     for (uint32_t i = 0; i < n; i++) {

@@ -207,6 +207,11 @@ uint64_t engine_feed_op_count(const engine_feed *f)
     return f->n_ops;
 }
 
+const strata_binder *engine_feed_binder(const engine_feed *f)
+{
+    return f->binder;
+}
+
 engine_buffer *engine_feed_buffer(engine_feed *f, uint64_t id)
 {
     return g_hash_table_lookup(f->buffers, ID_KEY(id));
