@@ -121,6 +121,8 @@ START_TEST(step_figures_match_xla)
     ck_assert_uint_eq(s.argument_bytes, f.xla_parameter_bytes);
     ck_assert_uint_eq(s.output_bytes, f.xla_output_bytes);
     ck_assert_uint_eq(s.temp_peak_bytes, 2276);
+    ck_assert_uint_eq(s.alias_bytes, f.xla_alias_bytes);
+    ck_assert_uint_eq(s.jax_total_bytes, 2276 + 2688 + 1168 - 128);
     char *report = strata_xla_report(&f, &s);
     ck_assert_ptr_nonnull(strstr(report, "planner/XLA 1.0000, the same height"));
     g_free(report);
@@ -211,6 +213,8 @@ START_TEST(mlp_older_layout_and_planner_gain)
     ck_assert_uint_eq(s.argument_bytes, 24576);
     ck_assert_uint_eq(s.output_bytes, 8192);
     ck_assert_uint_eq(s.temp_peak_bytes, 24576);
+    ck_assert_uint_eq(s.alias_bytes, 0);
+    ck_assert_uint_eq(s.jax_total_bytes, 24576 + 8192 + 24576);
     char *report = strata_xla_report(&f, &s);
     ck_assert_ptr_nonnull(strstr(report, "planner/XLA 0.7500, 8192 B less (25.0%)"));
     g_free(report);

@@ -69,13 +69,14 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
     g_string_append_printf(out, "  %-13s %-24s %-26s %s\n", "", "XLA bytes", "(XLA's figure)",
                            "strata (imported trace, JAX-style)");
     char *arg = bytes(s->argument_bytes), *outb = bytes(s->output_bytes), *tmp = bytes(s->temp_peak_bytes);
+    char *alias = bytes(s->alias_bytes), *total = bytes(s->jax_total_bytes);
     row(out, "argument", f->xla_parameter_bytes, "parameter", arg);
     row(out, "output", f->xla_output_bytes, "maybe-live-out", outb);
-    row(out, "alias", f->xla_alias_bytes, "parameter+live-out", "(in argument and output)");
+    row(out, "alias", f->xla_alias_bytes, "parameter+live-out", alias);
     row(out, "temp", f->xla_temp_bytes, "preallocated-temp", tmp);
     row(out, "constant", f->xla_constant_bytes, "constant", "(at their live ranges)");
     row(out, "thread-local", f->xla_thread_local_bytes, "thread-local", "(not in the trace)");
-    row(out, "total", f->xla_total_bytes, "Total bytes used", "");
+    row(out, "total", f->xla_total_bytes, "Total bytes used", total);
     char *peak = bytes(f->peak_bytes);
     char *strata_peak = g_strdup_printf("%s at t=%" G_GUINT64_FORMAT, peak, f->peak_time);
     char *xla_note = f->has_xla_peak ? g_strdup_printf("at t=%" G_GUINT64_FORMAT, f->xla_peak_time)
@@ -95,6 +96,8 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
     g_free(arg);
     g_free(outb);
     g_free(tmp);
+    g_free(alias);
+    g_free(total);
     g_free(peak);
     g_free(strata_peak);
     g_free(xla_note);
