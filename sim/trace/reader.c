@@ -51,17 +51,6 @@ typedef struct line_ctx {
 
 /* ---- errors ----------------------------------------------------------- */
 
-/* Quoted text for messages: escaped, at most 48 bytes. */
-static char *quote(const char *text)
-{
-    char *cut = g_strndup(text, 48);
-    char *esc = g_strescape(cut, NULL);
-    char *out = strlen(text) > 48 ? g_strdup_printf("%s...", esc) : g_strdup(esc);
-    g_free(cut);
-    g_free(esc);
-    return out;
-}
-
 G_GNUC_PRINTF(4, 5)
 static bool fail_at(const line_ctx *lc, const char *at, GError **err, const char *fmt, ...)
 {
@@ -78,7 +67,7 @@ static bool fail_at(const line_ctx *lc, const char *at, GError **err, const char
 
 static bool fail_got(const line_ctx *lc, const char *at, const char *expected, GError **err)
 {
-    char *q = quote(at);
+    char *q = strata_quote(at);
     fail_at(lc, at, err, "expected %s, got '%s'", expected, q);
     g_free(q);
     return false;
@@ -448,7 +437,7 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
         unsigned id = attr_lookup(tok, (size_t)(eq - tok));
         if (id == ATTR__COUNT || !(kind_attrs[op->kind] & A(id))) {
             char *known = known_attrs(op->kind);
-            char *q = quote(tok);
+            char *q = strata_quote(tok);
             if (*known)
                 fail_at(lc, tok, err, "unknown attribute '%s' for %s: expected one of %s", q,
                         strata_op_kind_name(op->kind), known);
@@ -488,7 +477,7 @@ static bool parse_line(char *text, const char *origin, uint64_t line, strata_lin
         return fail_at(&lc, text, err, "expected an op, got an empty line");
     if (!strata_op_kind_from_name(tok, &op->kind)) {
         char *known = join_names(kind_name_u, 0, STRATA_OP__COUNT);
-        char *q = quote(tok);
+        char *q = strata_quote(tok);
         fail_at(&lc, tok, err, "unknown op '%s': expected one of %s", q, known);
         g_free(q);
         g_free(known);
