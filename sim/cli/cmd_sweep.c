@@ -6,7 +6,9 @@
  * results.json (sweep/table.h) and the HTML report (sweep/report.h), and
  * prints where they are. `--point N` runs one point (what each child, a
  * GNU parallel job or a Slurm array task runs); `--list-jobs` prints those
- * commands; `--count` prints the number of points.
+ * commands (`--format jsonl`: a manifest); `--pending` only the unfinished
+ * ones; `--shard K/N` takes every N-th point from K; `--count` prints the
+ * number of points.
  *
  * Exit status: 0 every point ran (out-of-memory points are results);
  * 2 bad experiment, bad option, unwritable --out, or a failed point.
@@ -18,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
+#include <json-glib/json-glib.h>
 #include "sweep/experiment.h"
 #include "sweep/report.h"
 #include "sweep/runner.h"
@@ -51,12 +54,40 @@ static char *self_exe(void)
 typedef struct sweep_args {
     gint jobs;
     gint64 point;
-    char *out;
-    gboolean list_jobs, count, no_report;
+    char *out, *shard, *format;
+    gboolean list_jobs, pending, count, no_report;
+    uint64_t shard_index, shard_count; /* from --shard K/N; count 0: none */
 } sweep_args;
 
-static bool sweep_check_args(const sweep_args *a, GError **err)
+/* --shard K/N: 0 <= K < N. */
+static bool parse_shard(sweep_args *a, GError **err)
 {
+    if (!a->shard)
+        return true;
+    char *end = NULL;
+    guint64 k = g_ascii_strtoull(a->shard, &end, 10), n = 0;
+    bool ok = end != a->shard && *end == '/' && g_ascii_isdigit(end[1]);
+    if (ok) {
+        const char *slash = end + 1;
+        n = g_ascii_strtoull(slash, &end, 10);
+        ok = *end == '\0' && n >= 1 && k < n;
+    }
+    if (!ok) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "--shard: expected K/N with 0 <= K < N (shard K of N machines), got '%s'", a->shard);
+        return false;
+    }
+    a->shard_index = k;
+    a->shard_count = n;
+    return true;
+}
+
+static bool sweep_check_args(sweep_args *a, GError **err)
+{
+    if (a->format && strcmp(a->format, "text") != 0 && strcmp(a->format, "jsonl") != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--format: expected text or jsonl, got '%s'", a->format);
+        return false;
+    }
     if (a->jobs < 1 && a->jobs != JOBS_UNSET) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--jobs: expected 1 or more, got %d", a->jobs);
         return false;
@@ -66,16 +97,49 @@ static bool sweep_check_args(const sweep_args *a, GError **err)
                     a->point);
         return false;
     }
-    return true;
+    return parse_shard(a, err);
 }
 
-static void list_jobs(const strata_sweep_ctx *ctx)
+/* One line per selected point (only the unfinished ones with --pending):
+ * its command (text), or {"point", "argv", "output"} (jsonl); with neither
+ * --list-jobs nor jsonl, --pending prints the point numbers. */
+static void list_jobs(const strata_sweep_ctx *ctx, const sweep_args *a)
 {
+    bool jsonl = a->format && strcmp(a->format, "jsonl") == 0;
     for (uint64_t p = 0; p < strata_experiment_point_count(ctx->exp); p++) {
+        if (!strata_sweep_point_selected(ctx, p) || (a->pending && strata_sweep_point_done(ctx, p)))
+            continue;
+        if (!a->list_jobs) {
+            printf("%" G_GUINT64_FORMAT "\n", p);
+            continue;
+        }
         char **cmd = strata_sweep_point_command(ctx, p);
-        char *text = strata_sweep_shell_join(cmd);
-        printf("%s\n", text);
-        g_free(text);
+        if (jsonl) {
+            JsonBuilder *b = json_builder_new();
+            json_builder_begin_object(b);
+            json_builder_set_member_name(b, "point");
+            json_builder_add_int_value(b, (gint64)p);
+            json_builder_set_member_name(b, "argv");
+            json_builder_begin_array(b);
+            for (guint i = 0; cmd[i]; i++)
+                json_builder_add_string_value(b, cmd[i]);
+            json_builder_end_array(b);
+            json_builder_set_member_name(b, "output");
+            char *output = strata_sweep_point_json_path(ctx, p);
+            json_builder_add_string_value(b, output);
+            g_free(output);
+            json_builder_end_object(b);
+            JsonNode *root = json_builder_get_root(b);
+            char *text = json_to_string(root, FALSE);
+            printf("%s\n", text);
+            g_free(text);
+            json_node_unref(root);
+            g_object_unref(b);
+        } else {
+            char *text = strata_sweep_shell_join(cmd);
+            printf("%s\n", text);
+            g_free(text);
+        }
         g_strfreev(cmd);
     }
 }
@@ -96,7 +160,16 @@ static bool run_sweep(const strata_sweep_ctx *ctx, const sweep_args *a, GError *
     FILE *progress = isatty(STDERR_FILENO) ? stderr : NULL;
     guint jobs = a->jobs > 0 ? (guint)a->jobs : g_get_num_processors();
     char **missing = NULL;
-    if (!strata_sweep_run_all(ctx, jobs, progress, &stats, err) || !strata_sweep_write_table(ctx, &stats, &missing, err))
+    if (!strata_sweep_run_all(ctx, jobs, progress, &stats, err))
+        return false;
+    if (ctx->shard_count) {
+        printf("%s: shard %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT ": %" G_GUINT64_FORMAT " points (%" G_GUINT64_FORMAT
+               " run now, %" G_GUINT64_FORMAT " already done); run without --shard to collect the table\n",
+               strata_experiment_name(ctx->exp), ctx->shard_index, ctx->shard_count, stats.total, stats.ran,
+               stats.skipped);
+        return true;
+    }
+    if (!strata_sweep_write_table(ctx, &stats, &missing, err))
         return false;
     for (guint i = 0; missing && missing[i]; i++)
         fprintf(stderr, "strata %s: warning: figure '%s' is in no point's results (see points/*.json for the keys)\n",
@@ -131,10 +204,11 @@ static bool sweep_main(strata_job *job, const sweep_args *a, const char *exp_pat
     char *out_dir = g_canonicalize_filename(out_rel, NULL);
     g_free(out_rel);
     char *exe = self_exe();
-    strata_sweep_ctx ctx = {.exp = exp, .exe = exe, .out_dir = out_dir};
+    strata_sweep_ctx ctx = {.exp = exp, .exe = exe, .out_dir = out_dir, .shard_index = a->shard_index,
+                            .shard_count = a->shard_count};
     bool ok = true;
-    if (a->list_jobs) {
-        list_jobs(&ctx);
+    if (a->list_jobs || a->pending) {
+        list_jobs(&ctx, a);
     } else if ((ok = prepare_out_dir(out_dir, err))) {
         if (a->point != POINT_UNSET) {
             strata_job_doing(job, "running point %" G_GINT64_FORMAT " into %s", a->point, out_dir);
@@ -169,6 +243,18 @@ int strata_cmd_sweep(int argc, char **argv)
          "Run only point N (0-based, as listed by --list-jobs) and write DIR/points/N.json; a point already "
          "done is not run again",
          "N"},
+        {"format", 0, 0, G_OPTION_ARG_STRING, &a.format,
+         "With --list-jobs: text (one shell command a line, the default) or jsonl (one JSON object a line: "
+         "point, argv, output), a manifest for Slurm arrays, Snakemake or any scheduler",
+         "FORMAT"},
+        {"pending", 0, 0, G_OPTION_ARG_NONE, &a.pending,
+         "List only the points not finished in DIR (their numbers; with --list-jobs, their commands) and exit",
+         NULL},
+        {"shard", 0, 0, G_OPTION_ARG_STRING, &a.shard,
+         "Take only the points p with p mod N = K (K from 0 to N-1), to split a sweep over N machines; applies "
+         "to the run, --list-jobs and --pending. A shard writes its points only: run the sweep without --shard "
+         "afterwards to collect the table",
+         "K/N"},
         {"count", 0, 0, G_OPTION_ARG_NONE, &a.count, "Print the number of points and exit", NULL},
         {"no-report", 0, 0, G_OPTION_ARG_NONE, &a.no_report, "Write the tables but not the HTML report", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -196,5 +282,7 @@ int strata_cmd_sweep(int argc, char **argv)
         status = STRATA_EXIT_OK;
     status = strata_job_end(job, status, err);
     g_free(a.out);
+    g_free(a.shard);
+    g_free(a.format);
     return status;
 }

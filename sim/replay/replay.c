@@ -29,6 +29,7 @@ typedef struct replay_state {
     strata_allocator *alloc;
     strata_ledger *ledger;
     strata_replay_summary sum;
+    bool alloc_seen;          /* an alloc in the replayed memory was seen */
 } replay_state;
 
 /* "k=v,..." of the trace's allocator.K options that the allocator declares. */
@@ -239,6 +240,8 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
     const strata_bound_op *op = NULL;
     int got;
     while ((got = strata_binder_next(binder, &op, err)) == 1) {
+        if (op->kind == STRATA_OP_ALLOC && op->memory == st.memory_index)
+            st.alloc_seen = true;
         if (!st.alloc) {
             if (!replay_create_allocator(&st, c, err)) {
                 ok = false;
@@ -257,6 +260,12 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
             break;
     }
     ok = ok && got == 0;
+    if (ok && opt->memory && !st.alloc_seen) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "--memory %s: %s allocates nothing in memory '%s' (expected a memory its allocs name)",
+                    opt->memory, origin, opt->memory);
+        ok = false;
+    }
     if (ok && !st.alloc)
         ok = replay_create_allocator(&st, c, err); /* an empty trace still names its allocator */
     if (ok)

@@ -78,13 +78,22 @@ char *strata_sweep_shell_join(char *const *argv)
     return g_string_free(s, FALSE);
 }
 
-/* The point's plan with its file paths under OUT. */
+/* The point's plan with its file paths relative to OUT (its commands run
+ * in OUT), so that the same sweep into two folders writes the same files. */
 static strata_point_plan *point_plan(const strata_sweep_ctx *ctx, uint64_t point, char **json_tmp,
                                      char **timeline)
 {
-    *json_tmp = point_file(ctx, point, ".run.json");
-    *timeline = strata_experiment_timeline(ctx->exp) ? point_file(ctx, point, ".timeline.json") : NULL;
-    return strata_experiment_plan(ctx->exp, point, ctx->out_dir, *json_tmp, *timeline);
+    char *id = strata_sweep_point_id(ctx->exp, point);
+    *json_tmp = g_strdup_printf("points/%s.run.json", id);
+    *timeline = strata_experiment_timeline(ctx->exp) ? g_strdup_printf("points/%s.timeline.json", id) : NULL;
+    g_free(id);
+    return strata_experiment_plan(ctx->exp, point, "", *json_tmp, *timeline);
+}
+
+/* OUT/relative (g_free). */
+static char *under_out(const strata_sweep_ctx *ctx, const char *relative)
+{
+    return g_build_filename(ctx->out_dir, relative, NULL);
 }
 
 static char *point_command_text(const strata_sweep_ctx *ctx, uint64_t point)
@@ -96,6 +105,11 @@ static char *point_command_text(const strata_sweep_ctx *ctx, uint64_t point)
     g_free(json_tmp);
     g_free(timeline);
     return text;
+}
+
+bool strata_sweep_point_selected(const strata_sweep_ctx *ctx, uint64_t point)
+{
+    return ctx->shard_count == 0 || point % ctx->shard_count == ctx->shard_index;
 }
 
 bool strata_sweep_point_done(const strata_sweep_ctx *ctx, uint64_t point)
@@ -122,7 +136,7 @@ bool strata_sweep_point_done(const strata_sweep_ctx *ctx, uint64_t point)
 /* ---- one point ---------------------------------------------------------- */
 
 /* Runs exe + argv; *status gets the exit status. Output captured in *errout. */
-static bool run_step(const char *exe, char *const *args, int *status, char **errout, GError **err)
+static bool run_step(const char *dir, const char *exe, char *const *args, int *status, char **errout, GError **err)
 {
     GPtrArray *argv = g_ptr_array_new();
     g_ptr_array_add(argv, (gpointer)exe);
@@ -131,7 +145,7 @@ static bool run_step(const char *exe, char *const *args, int *status, char **err
     g_ptr_array_add(argv, NULL);
     int wait_status = 0;
     char *out = NULL;
-    bool ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, strata_interrupt_child_setup, NULL,
+    bool ok = g_spawn_sync(dir, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, strata_interrupt_child_setup, NULL,
                            &out, errout, &wait_status, err);
     g_ptr_array_unref(argv);
     g_free(out);
@@ -225,22 +239,23 @@ bool strata_sweep_run_point(const strata_sweep_ctx *ctx, uint64_t point, GError 
     int status = 0;
     char *errout = NULL;
     /* 1. The input trace, unless a point sharing it made it already. */
-    if (plan->input_argv && !g_file_test(plan->input_path, G_FILE_TEST_EXISTS)) {
-        ok = run_step(ctx->exe, plan->input_argv, &status, &errout, err);
+    char *input = under_out(ctx, plan->input_path), *results = under_out(ctx, json_tmp);
+    if (plan->input_argv && !g_file_test(input, G_FILE_TEST_EXISTS)) {
+        ok = run_step(ctx->out_dir, ctx->exe, plan->input_argv, &status, &errout, err);
         if (ok && status != 0)
             ok = step_failed(err, "making the input trace", plan->input_argv, status, errout);
         g_clear_pointer(&errout, g_free);
     }
     /* 2. The run: 0 done, 1 out of memory (a result), anything else fails. */
     if (ok) {
-        ok = run_step(ctx->exe, plan->run_argv, &status, &errout, err);
+        ok = run_step(ctx->out_dir, ctx->exe, plan->run_argv, &status, &errout, err);
         if (ok && status != 0 && status != 1)
             ok = step_failed(err, "the point's run", plan->run_argv, status, errout);
     }
     JsonParser *parser = json_parser_new();
     if (ok) {
         GError *inner = NULL;
-        if (!json_parser_load_from_file(parser, json_tmp, &inner)) {
+        if (!json_parser_load_from_file(parser, results, &inner)) {
             ok = step_failed(err, "the point's run wrote no readable results", plan->run_argv, status,
                              inner->message);
             g_clear_error(&inner);
@@ -258,7 +273,7 @@ bool strata_sweep_run_point(const strata_sweep_ctx *ctx, uint64_t point, GError 
         char *path = strata_sweep_point_json_path(ctx, point);
         ok = strata_write_file_atomic(path, with_nl, len + 1, err);
         if (ok)
-            g_unlink(json_tmp);
+            g_unlink(results);
         g_free(path);
         g_free(with_nl);
         g_free(text);
@@ -270,6 +285,8 @@ bool strata_sweep_run_point(const strata_sweep_ctx *ctx, uint64_t point, GError 
     g_free(errout);
     g_free(json_tmp);
     g_free(timeline);
+    g_free(input);
+    g_free(results);
     strata_point_plan_free(plan);
     return ok;
 }
@@ -411,7 +428,7 @@ bool strata_sweep_run_all(const strata_sweep_ctx *ctx, guint jobs, FILE *progres
                           GError **err)
 {
     memset(stats, 0, sizeof *stats);
-    stats->total = strata_experiment_point_count(ctx->exp);
+    uint64_t n = strata_experiment_point_count(ctx->exp);
     char *points_dir = g_build_filename(ctx->out_dir, "points", NULL);
     char *inputs_dir = g_build_filename(ctx->out_dir, "inputs", NULL);
     bool ok = ensure_dir(points_dir, err) && ensure_dir(inputs_dir, err);
@@ -422,7 +439,10 @@ bool strata_sweep_run_all(const strata_sweep_ctx *ctx, guint jobs, FILE *progres
 
     sweep_run r = {.ctx = ctx, .progress = progress, .stats = stats};
     r.todo = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    for (uint64_t p = 0; p < stats->total; p++) {
+    for (uint64_t p = 0; p < n; p++) {
+        if (!strata_sweep_point_selected(ctx, p))
+            continue;
+        stats->total++;
         if (strata_sweep_point_done(ctx, p))
             stats->skipped++;
         else

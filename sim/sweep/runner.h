@@ -33,7 +33,13 @@ typedef struct strata_sweep_ctx {
     const strata_experiment *exp;
     const char *exe;     /* the strata binary (absolute) */
     const char *out_dir; /* absolute */
+    /* A shard: only the points p with p % shard_count == shard_index
+     * (shard_count 0: every point). */
+    uint64_t shard_index, shard_count;
 } strata_sweep_ctx;
+
+/* Whether the point belongs to the context's shard. */
+bool strata_sweep_point_selected(const strata_sweep_ctx *ctx, uint64_t point);
 
 /* "0007" (g_free). */
 char *strata_sweep_point_id(const strata_experiment *e, uint64_t point);
@@ -51,10 +57,10 @@ bool strata_sweep_point_done(const strata_sweep_ctx *ctx, uint64_t point);
 bool strata_sweep_run_point(const strata_sweep_ctx *ctx, uint64_t point, GError **err);
 
 typedef struct strata_sweep_stats {
-    uint64_t total, skipped, ran, oom;
+    uint64_t total, skipped, ran, oom; /* total: the selected points */
 } strata_sweep_stats;
 
-/* Runs every point not done, `jobs` at a time; progress on `progress` when
+/* Runs every selected point not done, `jobs` at a time; progress on `progress` when
  * not NULL. Fails (after the running points end) on the first failed point. */
 bool strata_sweep_run_all(const strata_sweep_ctx *ctx, guint jobs, FILE *progress,
                           strata_sweep_stats *stats, GError **err);
