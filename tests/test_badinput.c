@@ -9,9 +9,12 @@
  * Each case runs in a fresh directory holding only its input; outputs are
  * asked for in the same directory, which must hold only the input afterwards.
  */
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "testutil.h"
 
@@ -530,6 +533,310 @@ START_TEST(leading_bom_accepted)
 }
 END_TEST
 
+/* ---- usage errors, clobbered inputs, interrupts and failed writes --------- */
+
+/* A fresh folder with copies of the test hardware and trace (hw.ini, t.trace). */
+static char *inputs_dir(char **hw, char **trace)
+{
+    char *dir = strata_test_temp_dir();
+    char *src_hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *src_trace = strata_test_source_path("traces/examples/format-tour.trace");
+    char *text = NULL;
+    *hw = g_build_filename(dir, "hw.ini", NULL);
+    *trace = g_build_filename(dir, "t.trace", NULL);
+    ck_assert(g_file_get_contents(src_hw, &text, NULL, NULL) && g_file_set_contents(*hw, text, -1, NULL));
+    g_free(text);
+    ck_assert(g_file_get_contents(src_trace, &text, NULL, NULL) && g_file_set_contents(*trace, text, -1, NULL));
+    g_free(text);
+    g_free(src_hw);
+    g_free(src_trace);
+    return dir;
+}
+
+/* Files in dir other than hw.ini and t.trace. */
+static char *stray_besides_inputs(const char *dir)
+{
+    char *a = stray_files(dir, "hw.ini");
+    GString *s = g_string_new(NULL);
+    char **names = g_strsplit(a, " ", -1);
+    for (guint i = 0; names[i]; i++)
+        if (*names[i] && strcmp(names[i], "t.trace") != 0)
+            g_string_append_printf(s, "%s ", names[i]);
+    g_strfreev(names);
+    g_free(a);
+    return g_string_free(s, FALSE);
+}
+
+START_TEST(empty_policy_is_a_usage_error)
+{
+    char *hw, *trace;
+    char *dir = inputs_dir(&hw, &trace);
+    char *json = g_build_filename(dir, "out.json", NULL);
+    const char *const commands[][14] = {
+        {"run", "--hw", hw, "--trace", trace, "--policy", "", "--json", json, NULL},
+        {"alloc", "--trace", trace, "--allocator", "best-fit", "--capacity", "1GiB", "--policy", "", "--json", json,
+         NULL},
+        {"transform", "--trace", trace, "--policy", "", "-o", json, NULL},
+    };
+    const char *const needles[] = {"policy", NULL};
+    for (size_t i = 0; i < G_N_ELEMENTS(commands); i++) {
+        strata_cli_result r = strata_test_run_cli(commands[i]);
+        ck_assert_msg(r.status == 2, "%s: exit %d: %s", commands[i][0], r.status, r.err);
+        ck_assert_msg(strstr(r.err, needles[0]), "%s: %s", commands[i][0], r.err);
+        char *stray = stray_besides_inputs(dir);
+        ck_assert_msg(*stray == '\0', "%s left %s", commands[i][0], stray);
+        g_free(stray);
+        strata_cli_result_clear(&r);
+    }
+    remove_dir(dir);
+    g_free(json);
+    g_free(hw);
+    g_free(trace);
+    g_free(dir);
+}
+END_TEST
+
+START_TEST(outputs_that_clobber_inputs_are_refused)
+{
+    char *hw, *trace;
+    char *dir = inputs_dir(&hw, &trace);
+    char *trace_before = NULL, *hw_before = NULL;
+    ck_assert(g_file_get_contents(trace, &trace_before, NULL, NULL) && g_file_get_contents(hw, &hw_before, NULL, NULL));
+    char *json = g_build_filename(dir, "out.json", NULL);
+    char *same_json = g_build_filename(dir, ".", "out.json", NULL); /* another spelling of the same file */
+    const struct {
+        const char *argv[12];
+        const char *needle1, *needle2;
+    } cases[] = {
+        {{"run", "--hw", hw, "--trace", trace, "--json", trace, NULL}, "--json", "input of --trace"},
+        {{"run", "--hw", hw, "--trace", trace, "--json", hw, NULL}, "--json", "input of --hw"},
+        {{"run", "--hw", hw, "--trace", trace, "--json", json, "--timeline", same_json, NULL}, "--timeline",
+         "output of --json"},
+        {{"run", "--hw", hw, "--trace", trace, "--json", "-", "--timeline", "-", NULL}, "--timeline",
+         "standard output"},
+        {{"alloc", "--trace", trace, "--allocator", "bfc", "--capacity", "1GiB", "--json", trace, NULL}, "--json",
+         "input of --trace"},
+        {{"transform", "--trace", trace, "--policy", "donate", "-o", trace, NULL}, "--output", "input of --trace"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        strata_cli_result r = strata_test_run_cli(cases[i].argv);
+        ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", i, r.status, r.err);
+        ck_assert_msg(strstr(r.err, cases[i].needle1) && strstr(r.err, cases[i].needle2), "case %zu: %s", i, r.err);
+        ck_assert_msg(strstr(r.out, "makespan") == NULL && strstr(r.err, "makespan") == NULL, "case %zu ran", i);
+        char *stray = stray_besides_inputs(dir), *t = NULL, *h = NULL;
+        ck_assert_msg(*stray == '\0', "case %zu left %s", i, stray);
+        ck_assert(g_file_get_contents(trace, &t, NULL, NULL) && g_file_get_contents(hw, &h, NULL, NULL));
+        ck_assert_str_eq(t, trace_before);
+        ck_assert_str_eq(h, hw_before);
+        g_free(stray);
+        g_free(t);
+        g_free(h);
+        strata_cli_result_clear(&r);
+    }
+    remove_dir(dir);
+    g_free(json);
+    g_free(same_json);
+    g_free(trace_before);
+    g_free(hw_before);
+    g_free(hw);
+    g_free(trace);
+    g_free(dir);
+}
+END_TEST
+
+START_TEST(bad_numbers_name_their_parameter)
+{
+    char *hw, *trace;
+    char *dir = inputs_dir(&hw, &trace);
+    char *exp = g_build_filename(dir, "exp.ini", NULL);
+    char *text = g_strdup_printf("[experiment]\nname = x\nhardware = %s\ntrace = %s\n", hw, trace);
+    ck_assert(g_file_set_contents(exp, text, -1, NULL));
+    char *out = g_build_filename(dir, "out", NULL);
+    char *json = g_build_filename(dir, "out.json", NULL);
+    const struct {
+        const char *argv[12];
+        const char *needle;
+    } cases[] = {
+        {{"sweep", exp, "--out", out, "--point", "-1", NULL}, "--point"},
+        {{"sweep", exp, "--out", out, "--jobs", "0", NULL}, "--jobs"},
+        {{"sweep", exp, "--out", out, "--shard", "2/2", NULL}, "--shard"},
+        {{"sweep", exp, "--out", out, "--list-jobs", "--format", "yaml", NULL}, "--format"},
+        /* format-tour allocates in hbm and host only */
+        {{"alloc", "--trace", trace, "--allocator", "bfc", "--capacity", "1GiB", "--memory", "vram", "--json", json,
+          NULL},
+         "--memory vram"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        strata_cli_result r = strata_test_run_cli(cases[i].argv);
+        ck_assert_msg(r.status == 2, "case %zu: exit %d: %s", i, r.status, r.err);
+        ck_assert_msg(strstr(r.err, cases[i].needle), "case %zu: %s", i, r.err);
+        ck_assert_msg(!g_file_test(out, G_FILE_TEST_EXISTS) && !g_file_test(json, G_FILE_TEST_EXISTS),
+                      "case %zu wrote output", i);
+        strata_cli_result_clear(&r);
+    }
+    char *stray = stray_besides_inputs(dir);
+    ck_assert_msg(strcmp(stray, "exp.ini ") == 0, "left %s", stray);
+    g_free(stray);
+    remove_dir(dir);
+    g_free(text);
+    g_free(exp);
+    g_free(out);
+    g_free(json);
+    g_free(hw);
+    g_free(trace);
+    g_free(dir);
+}
+END_TEST
+
+/* An output's temporary in dir (".out.json.XXXXXX") exists. */
+static bool has_temporary(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    bool found = false;
+    const char *name;
+    while ((name = g_dir_read_name(d)))
+        found = found || g_str_has_prefix(name, ".out.json.");
+    g_dir_close(d);
+    return found;
+}
+
+static void ignore_file_size_signal(gpointer limit)
+{
+    signal(SIGXFSZ, SIG_IGN); /* a write past the limit then fails with EFBIG */
+    if (limit) {
+        struct rlimit rl = {GPOINTER_TO_UINT(limit), GPOINTER_TO_UINT(limit)};
+        setrlimit(RLIMIT_FSIZE, &rl);
+    }
+}
+
+/* Spawns strata with argv; stdin a pipe left open (*in), stderr a pipe (*err_fd).
+ * file_limit > 0 limits the size of any file it writes. */
+static GPid spawn_strata(const char *const *argv, int *in, int *err_fd, guint file_limit)
+{
+    GPtrArray *args = g_ptr_array_new();
+    g_ptr_array_add(args, (gpointer)STRATA_BIN);
+    for (const char *const *a = argv; *a; a++)
+        g_ptr_array_add(args, (gpointer)*a);
+    g_ptr_array_add(args, NULL);
+    GPid pid = 0;
+    GError *err = NULL;
+    ck_assert_msg(g_spawn_async_with_pipes(NULL, (char **)args->pdata, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
+                                           ignore_file_size_signal, GUINT_TO_POINTER(file_limit), &pid, in, NULL,
+                                           err_fd, &err),
+                  "spawn: %s", err ? err->message : "");
+    g_ptr_array_free(args, TRUE);
+    return pid;
+}
+
+/* Waits for pid; returns its exit status (-1: killed) and its stderr in *text. */
+static int wait_strata(GPid pid, int err_fd, char **text)
+{
+    GString *s = g_string_new(NULL);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(err_fd, buf, sizeof buf)) > 0)
+        g_string_append_len(s, buf, n);
+    close(err_fd);
+    int status = 0;
+    ck_assert(waitpid(pid, &status, 0) == pid);
+    g_spawn_close_pid(pid);
+    *text = g_string_free(s, FALSE);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+START_TEST(interrupt_leaves_no_output)
+{
+    const int sigs[] = {SIGINT, SIGTERM};
+    const char *names[] = {"SIGINT", "SIGTERM"};
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
+        char *dir = strata_test_temp_dir();
+        char *json = g_build_filename(dir, "out.json", NULL);
+        ck_assert(g_file_set_contents(json, "an older good result\n", -1, NULL));
+        /* The trace comes from a pipe that stays open: the run is mid-work
+         * (its output open, its input not finished) until it is signalled. */
+        const char *argv[] = {"run", "--hw", hw, "--trace", "-", "--json", json, NULL};
+        int in = -1, err_fd = -1;
+        GPid pid = spawn_strata(argv, &in, &err_fd, 0);
+        const char head[] = "strata-trace 1\nalloc a 4096\n";
+        ck_assert(write(in, head, sizeof head - 1) == (ssize_t)(sizeof head - 1));
+        while (!has_temporary(dir))
+            g_usleep(1000);
+        ck_assert(kill(pid, sigs[i]) == 0);
+        char *text = NULL;
+        int status = wait_strata(pid, err_fd, &text);
+        close(in);
+        ck_assert_msg(status == 128 + sigs[i], "%s: exit %d: %s", names[i], status, text);
+        ck_assert_msg(strstr(text, "interrupted by") && strstr(text, names[i]), "%s: %s", names[i], text);
+        char *stray = stray_files(dir, "out.json"), *now = NULL;
+        ck_assert_msg(*stray == '\0', "%s left %s", names[i], stray);
+        ck_assert(g_file_get_contents(json, &now, NULL, NULL));
+        ck_assert_str_eq(now, "an older good result\n");
+        g_free(now);
+        g_free(stray);
+        g_free(text);
+        remove_dir(dir);
+        g_free(json);
+        g_free(dir);
+    }
+    g_free(hw);
+}
+END_TEST
+
+START_TEST(failed_write_keeps_the_older_result)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
+    char *dir = strata_test_temp_dir();
+    char *json = g_build_filename(dir, "out.json", NULL);
+    char *timeline = g_build_filename(dir, "out.timeline.json", NULL);
+    char *out_trace = g_build_filename(dir, "out.trace", NULL);
+    ck_assert(g_file_set_contents(json, "an older good result\n", -1, NULL));
+    ck_assert(g_file_set_contents(out_trace, "an older good result\n", -1, NULL));
+    /* Files may not grow past `limit` bytes: each output below is larger, so
+     * its write fails midway (EFBIG), as on a full disk. (run writes its
+     * SimGrid platform, a few KiB, first: its limit lets that through.) */
+    const struct {
+        const char *argv[12];
+        const char *path;
+        guint limit;
+    } cases[] = {
+        {{"run", "--hw", hw, "--trace", trace, "--timeline", timeline, NULL}, "out.timeline.json", 6000},
+        {{"alloc", "--trace", trace, "--allocator", "bfc", "--capacity", "1GiB", "--json", json, NULL}, "out.json", 256},
+        {{"transform", "--trace", trace, "--policy", "donate", "-o", out_trace, NULL}, "out.trace", 256},
+        {{"gen", "matmul", "-o", out_trace, NULL}, "out.trace", 256},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        int err_fd = -1;
+        GPid pid = spawn_strata(cases[i].argv, NULL, &err_fd, cases[i].limit);
+        char *text = NULL;
+        int status = wait_strata(pid, err_fd, &text);
+        ck_assert_msg(status == 2 || status == 3, "case %zu: exit %d: %s", i, status, text);
+        ck_assert_msg(strstr(text, cases[i].path) && strstr(text, "cannot write"), "case %zu: %s", i, text);
+        char *j = NULL, *t = NULL;
+        ck_assert(g_file_get_contents(json, &j, NULL, NULL) && g_file_get_contents(out_trace, &t, NULL, NULL));
+        ck_assert_str_eq(j, "an older good result\n");
+        ck_assert_str_eq(t, "an older good result\n");
+        ck_assert(!g_file_test(timeline, G_FILE_TEST_EXISTS));
+        GDir *d = g_dir_open(dir, 0, NULL);
+        const char *name;
+        while ((name = g_dir_read_name(d)))
+            ck_assert_msg(name[0] != '.', "case %zu left the temporary %s", i, name);
+        g_dir_close(d);
+        g_free(j);
+        g_free(t);
+        g_free(text);
+    }
+    remove_dir(dir);
+    g_free(json);
+    g_free(timeline);
+    g_free(out_trace);
+    g_free(dir);
+    g_free(hw);
+    g_free(trace);
+}
+END_TEST
+
 static Suite *badinput_suite(void)
 {
     Suite *s = suite_create("badinput");
@@ -546,6 +853,14 @@ static Suite *badinput_suite(void)
     tcase_add_test(tc, parameters_given_twice);
     tcase_add_test(tc, leading_bom_accepted);
     suite_add_tcase(s, tc);
+    TCase *jobs = tcase_create("jobs");
+    tcase_set_timeout(jobs, 120);
+    tcase_add_test(jobs, empty_policy_is_a_usage_error);
+    tcase_add_test(jobs, outputs_that_clobber_inputs_are_refused);
+    tcase_add_test(jobs, bad_numbers_name_their_parameter);
+    tcase_add_test(jobs, interrupt_leaves_no_output);
+    tcase_add_test(jobs, failed_write_keeps_the_older_result);
+    suite_add_tcase(s, jobs);
     return s;
 }
 

@@ -248,7 +248,10 @@ bool strata_job_commit_timeline(strata_job *job, strata_outfile **out, const str
 int64_t strata_job_commit_trace(strata_job *job, strata_outfile **out, strata_source *src, const char *comment,
                                 GError **err)
 {
-    int64_t n = strata_trace_write_to(src, strata_outfile_stream(*out), comment, err);
+    FILE *stream = strata_outfile_stream(*out);
+    int64_t n = strata_trace_write_to(src, stream, comment, err);
+    if (n < 0 && ferror(stream))
+        g_prefix_error(err, "%s: ", strata_outfile_path(*out));
     return strata_job_commit(job, out, n >= 0, err) ? n : -1;
 }
 

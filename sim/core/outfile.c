@@ -80,6 +80,26 @@ static void set_enter(strata_outfile_set *set, strata_outfile *out)
     g_mutex_unlock(&set->lock);
 }
 
+/* Creates out's temporary; in a set, under its lock and entered in the
+ * same step, so that a discard sees every temporary that exists. */
+static int make_temp(strata_outfile_set *set, strata_outfile *out)
+{
+    if (set == NULL)
+        return g_mkstemp_full(out->tmp_path, O_WRONLY | O_CLOEXEC, 0666);
+    g_mutex_lock(&set->lock);
+    int fd = -1;
+    if (set->discarded)
+        errno = EINTR;
+    else
+        fd = g_mkstemp_full(out->tmp_path, O_WRONLY | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+        g_ptr_array_add(set->open, out);
+        out->set = set;
+    }
+    g_mutex_unlock(&set->lock);
+    return fd;
+}
+
 static void set_leave(strata_outfile *out)
 {
     if (out->set == NULL)
@@ -135,7 +155,7 @@ strata_outfile *strata_outfile_open_in(strata_outfile_set *set, const char *path
     g_free(base);
     g_free(name);
 
-    int fd = g_mkstemp_full(out->tmp_path, O_WRONLY | O_CLOEXEC, 0666);
+    int fd = make_temp(set, out);
     if (fd < 0) {
         int e = errno;
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", path,
@@ -154,7 +174,6 @@ strata_outfile *strata_outfile_open_in(strata_outfile_set *set, const char *path
         strata_outfile_abort(out);
         return NULL;
     }
-    set_enter(set, out);
     return out;
 }
 
