@@ -536,21 +536,32 @@ END_TEST
 /* ---- usage errors, clobbered inputs, interrupts and failed writes --------- */
 
 /* A fresh folder with copies of the test hardware and trace (hw.ini, t.trace). */
-static char *inputs_dir(char **hw, char **trace)
+typedef struct job_inputs {
+    char *dir, *hw, *trace;
+} job_inputs;
+
+static job_inputs inputs_make(void)
 {
-    char *dir = strata_test_temp_dir();
-    char *src_hw = strata_test_source_path("configs/hw/test-simple.ini");
-    char *src_trace = strata_test_source_path("traces/examples/format-tour.trace");
-    char *text = NULL;
-    *hw = g_build_filename(dir, "hw.ini", NULL);
-    *trace = g_build_filename(dir, "t.trace", NULL);
-    ck_assert(g_file_get_contents(src_hw, &text, NULL, NULL) && g_file_set_contents(*hw, text, -1, NULL));
-    g_free(text);
-    ck_assert(g_file_get_contents(src_trace, &text, NULL, NULL) && g_file_set_contents(*trace, text, -1, NULL));
-    g_free(text);
-    g_free(src_hw);
-    g_free(src_trace);
-    return dir;
+    job_inputs in = {strata_test_temp_dir(), NULL, NULL};
+    const char *sources[] = {"configs/hw/test-simple.ini", "traces/examples/format-tour.trace"};
+    char **targets[] = {&in.hw, &in.trace};
+    const char *names[] = {"hw.ini", "t.trace"};
+    for (int i = 0; i < 2; i++) {
+        char *src = strata_test_source_path(sources[i]), *text = NULL;
+        *targets[i] = g_build_filename(in.dir, names[i], NULL);
+        ck_assert(g_file_get_contents(src, &text, NULL, NULL) && g_file_set_contents(*targets[i], text, -1, NULL));
+        g_free(text);
+        g_free(src);
+    }
+    return in;
+}
+
+static void inputs_clear(job_inputs *in)
+{
+    remove_dir(in->dir);
+    g_free(in->dir);
+    g_free(in->hw);
+    g_free(in->trace);
 }
 
 /* Files in dir other than hw.ini and t.trace. */
@@ -569,8 +580,8 @@ static char *stray_besides_inputs(const char *dir)
 
 START_TEST(empty_policy_is_a_usage_error)
 {
-    char *hw, *trace;
-    char *dir = inputs_dir(&hw, &trace);
+    job_inputs in = inputs_make();
+    const char *dir = in.dir, *hw = in.hw, *trace = in.trace;
     char *json = g_build_filename(dir, "out.json", NULL);
     const char *const commands[][14] = {
         {"run", "--hw", hw, "--trace", trace, "--policy", "", "--json", json, NULL},
@@ -588,18 +599,15 @@ START_TEST(empty_policy_is_a_usage_error)
         g_free(stray);
         strata_cli_result_clear(&r);
     }
-    remove_dir(dir);
     g_free(json);
-    g_free(hw);
-    g_free(trace);
-    g_free(dir);
+    inputs_clear(&in);
 }
 END_TEST
 
 START_TEST(outputs_that_clobber_inputs_are_refused)
 {
-    char *hw, *trace;
-    char *dir = inputs_dir(&hw, &trace);
+    job_inputs in = inputs_make();
+    const char *dir = in.dir, *hw = in.hw, *trace = in.trace;
     char *trace_before = NULL, *hw_before = NULL;
     ck_assert(g_file_get_contents(trace, &trace_before, NULL, NULL) && g_file_get_contents(hw, &hw_before, NULL, NULL));
     char *json = g_build_filename(dir, "out.json", NULL);
@@ -633,21 +641,18 @@ START_TEST(outputs_that_clobber_inputs_are_refused)
         g_free(h);
         strata_cli_result_clear(&r);
     }
-    remove_dir(dir);
     g_free(json);
     g_free(same_json);
     g_free(trace_before);
     g_free(hw_before);
-    g_free(hw);
-    g_free(trace);
-    g_free(dir);
+    inputs_clear(&in);
 }
 END_TEST
 
 START_TEST(bad_numbers_name_their_parameter)
 {
-    char *hw, *trace;
-    char *dir = inputs_dir(&hw, &trace);
+    job_inputs in = inputs_make();
+    const char *dir = in.dir, *hw = in.hw, *trace = in.trace;
     char *exp = g_build_filename(dir, "exp.ini", NULL);
     char *text = g_strdup_printf("[experiment]\nname = x\nhardware = %s\ntrace = %s\n", hw, trace);
     ck_assert(g_file_set_contents(exp, text, -1, NULL));
@@ -677,14 +682,11 @@ START_TEST(bad_numbers_name_their_parameter)
     char *stray = stray_besides_inputs(dir);
     ck_assert_msg(strcmp(stray, "exp.ini ") == 0, "left %s", stray);
     g_free(stray);
-    remove_dir(dir);
     g_free(text);
     g_free(exp);
     g_free(out);
     g_free(json);
-    g_free(hw);
-    g_free(trace);
-    g_free(dir);
+    inputs_clear(&in);
 }
 END_TEST
 
@@ -713,11 +715,7 @@ static void ignore_file_size_signal(gpointer limit)
  * file_limit > 0 limits the size of any file it writes. */
 static GPid spawn_strata(const char *const *argv, int *in, int *err_fd, guint file_limit)
 {
-    GPtrArray *args = g_ptr_array_new();
-    g_ptr_array_add(args, (gpointer)STRATA_BIN);
-    for (const char *const *a = argv; *a; a++)
-        g_ptr_array_add(args, (gpointer)*a);
-    g_ptr_array_add(args, NULL);
+    GPtrArray *args = strata_test_binary_argv(argv);
     GPid pid = 0;
     GError *err = NULL;
     ck_assert_msg(g_spawn_async_with_pipes(NULL, (char **)args->pdata, NULL, G_SPAWN_DO_NOT_REAP_CHILD | G_SPAWN_STDOUT_TO_DEV_NULL,
@@ -785,9 +783,8 @@ END_TEST
 
 START_TEST(failed_write_keeps_the_older_result)
 {
-    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
-    char *trace = strata_test_source_path("traces/examples/format-tour.trace");
-    char *dir = strata_test_temp_dir();
+    job_inputs in = inputs_make();
+    const char *dir = in.dir, *hw = in.hw, *trace = in.trace;
     char *json = g_build_filename(dir, "out.json", NULL);
     char *timeline = g_build_filename(dir, "out.timeline.json", NULL);
     char *out_trace = g_build_filename(dir, "out.trace", NULL);
@@ -827,13 +824,10 @@ START_TEST(failed_write_keeps_the_older_result)
         g_free(t);
         g_free(text);
     }
-    remove_dir(dir);
     g_free(json);
     g_free(timeline);
     g_free(out_trace);
-    g_free(dir);
-    g_free(hw);
-    g_free(trace);
+    inputs_clear(&in);
 }
 END_TEST
 

@@ -35,12 +35,6 @@ static sweep_fixture make_sweep(void)
     return f;
 }
 
-static void sweep_fixture_clear(sweep_fixture *f)
-{
-    g_free(f->dir);
-    g_free(f->exp);
-}
-
 static char *under(const sweep_fixture *f, const char *rel)
 {
     return g_build_filename(f->dir, rel, NULL);
@@ -81,7 +75,7 @@ START_TEST(shard_and_pending_split_the_points)
     g_free(p0);
     g_free(p1);
     g_free(out);
-    sweep_fixture_clear(&f);
+    g_free(f.exp), g_free(f.dir);
 }
 END_TEST
 
@@ -114,7 +108,7 @@ START_TEST(jsonl_manifest_lists_point_argv_output)
     strata_cli_result_clear(&r);
     ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS)); /* listing writes nothing */
     g_free(out);
-    sweep_fixture_clear(&f);
+    g_free(f.exp), g_free(f.dir);
 }
 END_TEST
 
@@ -227,7 +221,7 @@ START_TEST(interrupted_sweep_resumes_without_redoing)
     interrupt_then_rerun(&f, SIGINT, "interrupted", ref);
     interrupt_then_rerun(&f, SIGTERM, "terminated", ref);
     g_free(ref);
-    sweep_fixture_clear(&f);
+    g_free(f.exp), g_free(f.dir);
 }
 END_TEST
 

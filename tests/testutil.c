@@ -6,14 +6,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-strata_cli_result strata_test_run_cli(const char *const *argv)
+GPtrArray *strata_test_binary_argv(const char *const *argv)
 {
-    strata_cli_result r = {-1, NULL, NULL};
     GPtrArray *args = g_ptr_array_new();
     g_ptr_array_add(args, (gpointer)STRATA_BIN);
     for (const char *const *a = argv; *a; a++)
         g_ptr_array_add(args, (gpointer)*a);
     g_ptr_array_add(args, NULL);
+    return args;
+}
+
+strata_cli_result strata_test_run_cli(const char *const *argv)
+{
+    strata_cli_result r = {-1, NULL, NULL};
+    GPtrArray *args = strata_test_binary_argv(argv);
     int wait_status = 0;
     GError *err = NULL;
     if (!g_spawn_sync(NULL, (char **)args->pdata, NULL, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err,

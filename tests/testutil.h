@@ -21,6 +21,8 @@ typedef struct strata_cli_result {
     char *err;    /* stderr (g_free) */
 } strata_cli_result;
 
+/* The strata binary, then argv, NULL-terminated (strings borrowed; g_ptr_array_free(, TRUE)). */
+GPtrArray *strata_test_binary_argv(const char *const *argv);
 /* argv is NULL-terminated, without the binary. */
 strata_cli_result strata_test_run_cli(const char *const *argv);
 /* Same, with a shell-like list: strata_test_cli("run", "--hw", x, NULL). */

@@ -118,6 +118,8 @@ int strata_cmd_run(int argc, char **argv)
     if (!strata_job_output(job, "--json", a.json, &json_out, &err) ||
         !strata_job_output(job, "--timeline", a.timeline, &timeline_out, &err))
         goto done;
+    const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;
+    strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
     if (!(hw = strata_hw_load(a.hw, (const char *const *)a.sets, &err)) ||
         !(src = strata_trace_open(a.trace, &err)))
         goto done;
@@ -128,7 +130,7 @@ int strata_cmd_run(int argc, char **argv)
     opt.record_spans = a.timeline != NULL;
     opt.check_allocators = a.check_allocators;
     opt.allocator = a.allocator;
-    strata_job_doing(job, "simulating %s", a.trace);
+    strata_job_doing(job, "simulating %s", trace_name);
     if (!strata_engine_run(hw, src, &opt, &results, &err))
         goto done;
     strata_job_doing(job, "writing the results");
