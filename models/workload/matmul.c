@@ -7,21 +7,28 @@
  * blocks A[i,kk] (bm x bk) and B[kk,j] (bk x bn).
  *  - `buffers` = N slots for each of the A and B blocks in VMEM (N=1: no
  *    overlap; N=2: double buffering; N=3: triple). Step s uses slot s mod N.
- *  - Stream dma_in fetches: the blocks of step s are copied HBM -> VMEM into
- *    slot s mod N, then `record in_ready_SLOT`. The fetch of step s+N is
- *    issued right after the MXU finishes step s (it waits for `in_free_SLOT`,
- *    recorded by main after that compute): the pipeline of the Pallas docs,
- *    where the next blocks stream in while the MXU works on the current ones.
- *  - Stream main: `wait in_ready_SLOT`, compute mxu (2*bm*bn*bk flops, in=
- *    the two blocks and, after the first k step, the accumulator; out= the
- *    accumulator), `record in_free_SLOT`.
+ *  - A fetch of step s: main records `go_SLOT`; stream dma_aSLOT copies the
+ *    A block HBM -> VMEM and records `a_ready_SLOT`, stream dma_bSLOT the B
+ *    block and `b_ready_SLOT` (one DMA and semaphore per input, as a Pallas
+ *    pipeline has). The two are in flight together, and with the fetch of
+ *    the next step, so a DMA's issue latency overlaps earlier transfers.
+ *  - Step s on main, the Pallas pipeline's order: `compute step_I_J_K` on
+ *    `step_unit` (default scalar: the grid-step overhead, its `overhead`),
+ *    the DMA wait at the top of the step (`wait a_ready_SLOT`, `wait
+ *    b_ready_SLOT`), the fetch of step s+N-1 into the slot step s-1 read
+ *    (main is past it, in program order), then the MXU op (2*bm*bn*bk flops,
+ *    in= the two blocks and, after the first k step, the accumulator; out=
+ *    the accumulator). N-1 fetches are issued before the first step; with
+ *    N=1 each step issues its own fetch right before its wait.
  *  - When k completes for tile (i,j), main casts the accumulator into an
  *    output slot (bm*bn flops; N output slots), and stream dma_out writes it
  *    back VMEM -> HBM into C, then `record out_done_SLOT`; main waits for it
  *    before reusing that output slot.
- * Per-step costs come from the hardware model: the compute unit's `overhead`
- * (per grid step), the HBM <-> VMEM link's latency (DMA issue and completion)
- * and bandwidth, the MXU's flops for the dtype (see configs/hw/tpu-v5e.ini).
+ * Costs come from the hardware model, not from here: the step unit's
+ * `overhead` (per grid step) and `launch` (once), the HBM <-> VMEM link's
+ * latency and bandwidth, the MXU's flops for the dtype and its `tile` (a
+ * block's K and N padded to the systolic array), see configs/hw/tpu-v5e.ini
+ * and docs/workloads-policies.md.
  * The ops are generated one grid tile at a time (a streaming source), so a
  * grid of millions of steps needs memory for one tile's k steps only.
  * Tags: A input, B param, C output, blocks and accumulator temp. A and B are
