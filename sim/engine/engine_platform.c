@@ -83,6 +83,20 @@ static void put_route_open(GString *x, const char *src, const char *dst)
     g_string_append(x, "\" symmetrical=\"NO\">\n");
 }
 
+/* A route from the host `src` to `dst` (both taken) through the port of
+ * `memory`, then the link PREFIX NAME: a copy inside a memory (to its twin,
+ * through its port again) or an operand read (to a unit). */
+static void put_two_link_route(GString *x, char *src, char *dst, const char *memory, const char *prefix,
+                               const char *name)
+{
+    put_route_open(x, src, dst);
+    put_ctn(x, "port:", memory, NULL);
+    put_ctn(x, prefix, name, NULL);
+    g_string_append(x, "  </route>\n");
+    g_free(src);
+    g_free(dst);
+}
+
 static void put_host(GString *x, const char *name, double speed)
 {
     g_string_append(x, "  <host id=\"");
@@ -159,26 +173,12 @@ char *engine_platform_xml(const strata_hw *hw)
                 put_memory_route(x, hw, a, b);
         }
         const strata_memory_spec *m = strata_hw_memory(hw, a);
-        char *h = engine_memory_host_name(m);
-        char *t = engine_memory_twin_name(m);
-        put_route_open(x, h, t);
-        put_ctn(x, "port:", m->name, NULL);
-        put_ctn(x, "port:", m->name, NULL);
-        g_string_append(x, "  </route>\n");
-        g_free(h);
-        g_free(t);
+        put_two_link_route(x, engine_memory_host_name(m), engine_memory_twin_name(m), m->name, "port:", m->name);
     }
     for (uint32_t i = 0; i < n_unit; i++) {
         const strata_compute_spec *u = strata_hw_compute(hw, i);
         const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
-        char *h = engine_memory_host_name(m);
-        char *uh = engine_unit_host_name(u);
-        put_route_open(x, h, uh);
-        put_ctn(x, "port:", m->name, NULL);
-        put_ctn(x, "operand:", u->name, NULL);
-        g_string_append(x, "  </route>\n");
-        g_free(h);
-        g_free(uh);
+        put_two_link_route(x, engine_memory_host_name(m), engine_unit_host_name(u), m->name, "operand:", u->name);
     }
     g_string_append(x, "</zone>\n</platform>\n");
     return g_string_free(x, FALSE);
