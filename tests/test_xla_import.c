@@ -411,7 +411,8 @@ END_TEST
 START_TEST(operand_comments_and_frame_index)
 {
     /* XLA marks every fifth operand with an index comment; recent XLA ends
-     * the HLO with a stack-frame index. */
+     * the HLO with a stack-frame index; some versions print a stats block
+     * in the buffer assignment. */
     const char *ba =
         "BufferAssignment:\n"
         "allocation 0: size 16, parameter 0, shape |f32[4]| at ShapeIndex {}:\n"
@@ -419,7 +420,11 @@ START_TEST(operand_comments_and_frame_index)
         "allocation 1: size 16, parameter 1, shape |f32[4]| at ShapeIndex {}:\n"
         " value: <1 q @0> (size=16,offset=0): f32[4]{0}\n"
         "allocation 2: size 16, output shape is |f32[4]|, maybe-live-out:\n"
-        " value: <2 r @0> (size=16,offset=0): f32[4]{0}\n";
+        " value: <2 r @0> (size=16,offset=0): f32[4]{0}\n"
+        "\nBufferAssignment stats:\n"
+        "             parameter allocation:        32B\n"
+        "     preallocated temp allocation:         0B\n"
+        "Total bytes used: 48 (48B)\n";
     const char *lr =
         "HloLiveRange (max 3):\n  InstructionSequence:\n    0:p\n    1:q\n    2:r\n"
         "  BufferLiveRange:\n    p{}:0-3\n    q{}:0-3\n    r{}:2-3\n";
@@ -435,6 +440,7 @@ START_TEST(operand_comments_and_frame_index)
     ck_assert_str_eq(r.ins[1], "q");
     ck_assert_double_eq(r.flops, 4);
     ck_assert(!f.has_xla_peak);
+    ck_assert_uint_eq(f.xla_total_bytes, 48);
     strata_op_clear(&r);
     strata_source_free(src);
     strata_xla_figures_clear(&f);
