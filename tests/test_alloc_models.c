@@ -370,6 +370,31 @@ START_TEST(test_caching_garbage_collection)
 }
 END_TEST
 
+/* Expandable segments unmap free pages in the middle too (unmap_block of
+ * every free block). Pages of 20 MiB from 0: a 30 MiB maps [0, 40); b 30
+ * MiB takes the free [30, 40) and maps [40, 60); c 10 MiB maps [60, 80):
+ * 80 MiB. b freed, release unmaps the whole page [40, 60) inside the free
+ * [30, 60) (its 10 MiB end [30, 40) stays, as does [70, 80)): 60 MiB, where
+ * unmapping only at the end would keep 80. d 25 MiB: no free block holds
+ * it; the first unmapped block by address, [40, 60), with the free [30, 40)
+ * before it spans 30 MiB: one page is mapped back and d lands at 30 MiB. */
+START_TEST(test_caching_expandable_unmaps_middle)
+{
+    strata_allocator *a = make("caching:expandable_segments=true", 1024 * MiB, 0);
+    ck_assert_uint_eq(must_alloc(a, 0, 30 * MiB, 0), 0);
+    ck_assert_uint_eq(must_alloc(a, 1, 30 * MiB, 0), 30 * MiB);
+    ck_assert_uint_eq(must_alloc(a, 2, 10 * MiB, 0), 60 * MiB);
+    ck_assert_uint_eq(stats(a).reserved, 80 * MiB);
+    must_free(a, 1);
+    strata_allocator_release(a);
+    ck_assert_uint_eq(stats(a).reserved, 60 * MiB);
+    ck_assert_uint_eq(stats(a).free_in_reserved, 20 * MiB);
+    ck_assert_uint_eq(must_alloc(a, 3, 25 * MiB, 0), 30 * MiB);
+    ck_assert_uint_eq(stats(a).reserved, 80 * MiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
 /* Expandable segments map 20 MiB pages as needed: 5 MiB, then 30 MiB more. */
 START_TEST(test_caching_expandable)
 {
@@ -507,6 +532,7 @@ static Suite *alloc_models_suite(void)
     tcase_add_test(tc, test_caching_max_split_size);
     tcase_add_test(tc, test_caching_roundup_divisions);
     tcase_add_test(tc, test_caching_expandable);
+    tcase_add_test(tc, test_caching_expandable_unmaps_middle);
     tcase_add_test(tc, test_caching_settings_checked);
     tcase_add_test(tc, test_caching_max_non_split_rounding);
     tcase_add_test(tc, test_caching_large_segment_size);

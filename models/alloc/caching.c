@@ -41,10 +41,17 @@
  *    cached blocks (release_available_cached_blocks, with max_split_size),
  *    then every cached whole segment (release_cached_blocks, i.e.
  *    empty_cache), and retry the device allocation once more;
- *  - expandable_segments: one segment per (pool, stream) whose virtual
+ *  - expandable_segments (ExpandableSegment, map_block, unmap_block): one
+ *    segment per (pool, stream) whose virtual
  *    range is reserved up front and mapped on demand in pages of 2 MiB
  *    (small pool) or 20 MiB (large pool); reserved bytes are mapped pages;
- *    release unmaps the whole free pages at the end of each segment.
+ *    its blocks tile the whole window, unmapped ranges being blocks in no
+ *    pool; a request no free block serves takes the first unmapped block
+ *    by address that, with the free block before it and the free or
+ *    unmapped ones after it, spans the request, and maps whole pages until
+ *    one free block holds it (find_expandable_block,
+ *    try_allocate_expandable_block); release unmaps the whole pages inside
+ *    every free block, in the middle of a segment as at its end.
  *
  * The device: cudaMalloc succeeds when reserved + size <= the limit above
  * (the GPU maps physical pages anywhere, so reserved bytes, not contiguity,
@@ -84,6 +91,7 @@ typedef struct caching_block {
     uint64_t gc_base; /* the pool's get_free_block calls when it was pooled */
     uint32_t stream;
     bool used, small;
+    bool mapped; /* false: pages of an expandable segment not backed (no pool) */
     struct caching_block *prev, *next; /* address neighbours within the segment */
     caching_segment *segment;
 } caching_block;
@@ -405,6 +413,29 @@ static uint64_t caching_address_space(const caching *c)
     return end;
 }
 
+/* A new block of s, linked after prev (at the head when prev is NULL). */
+static caching_block *caching_link(caching_segment *s, caching_block *prev, uint64_t offset,
+                                   uint64_t size, bool mapped)
+{
+    caching_block *b = g_new0(caching_block, 1);
+    b->offset = offset;
+    b->size = size;
+    b->stream = s->stream;
+    b->small = s->small;
+    b->mapped = mapped;
+    b->segment = s;
+    b->prev = prev;
+    b->next = prev ? prev->next : s->head;
+    if (b->next)
+        b->next->prev = b;
+    if (prev)
+        prev->next = b;
+    else
+        s->head = b;
+    return b;
+}
+
+/* A segment of `window` bytes: mapped whole, or (expandable) not at all. */
 static caching_segment *caching_add_segment(caching *c, uint64_t base, uint64_t window,
                                             uint64_t mapped, bool small, uint32_t stream)
 {
@@ -416,15 +447,7 @@ static caching_segment *caching_add_segment(caching *c, uint64_t base, uint64_t 
     s->stream = stream;
     s->expandable = c->expandable;
     s->number = c->next_segment_number++;
-    if (mapped > 0) {
-        caching_block *b = g_new0(caching_block, 1);
-        b->offset = base;
-        b->size = mapped;
-        b->stream = stream;
-        b->small = small;
-        b->segment = s;
-        s->head = b;
-    }
+    caching_link(s, NULL, base, window, mapped > 0);
     g_ptr_array_add(c->segments, s);
     g_ptr_array_sort(c->segments, caching_cmp_segment);
     c->reserved += mapped;
@@ -458,45 +481,88 @@ static caching_segment *caching_expandable_segment(caching *c, bool small, uint3
     return caching_add_segment(c, caching_address_space(c), window, 0, small, stream);
 }
 
-static caching_block *caching_tail(caching_segment *s)
+static void caching_merge_next(caching_block *b)
 {
-    caching_block *b = s->head;
-    while (b && b->next)
-        b = b->next;
+    caching_block *n = b->next;
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next)
+        n->next->prev = b;
+    g_free(n);
+}
+
+static bool caching_free_mapped(const caching_block *b) { return b && !b->used && b->mapped; }
+
+/* Merges a free mapped block with its free mapped neighbours (out of the
+ * pools); returns the merged block, not pooled. */
+static caching_block *caching_merge_free(caching *c, caching_block *b)
+{
+    if (caching_free_mapped(b->next)) {
+        caching_pool_remove(c, b->next);
+        caching_merge_next(b);
+    }
+    if (caching_free_mapped(b->prev)) {
+        caching_block *p = b->prev;
+        caching_pool_remove(c, p);
+        caching_merge_next(p);
+        b = p;
+    }
     return b;
 }
 
-/* Expandable: map pages at the end of the (pool, stream) segment so that its
- * free tail holds size bytes; returns that tail, taken out of the pool. */
+static uint64_t caching_page(const caching_segment *s)
+{
+    return s->small ? CACHING_SMALL_BUFFER : CACHING_LARGE_BUFFER;
+}
+
+/* map_block(): backs whole pages from the start of unmapped block u, at
+ * least size bytes (at most u); the mapped part merges with its free
+ * neighbours and is pooled. NULL when the device refuses. */
+static caching_block *caching_map(caching *c, caching_block *u, uint64_t size)
+{
+    caching_segment *s = u->segment;
+    uint64_t bytes = caching_round_up(size, caching_page(s));
+    bytes = bytes < u->size ? bytes : u->size;
+    if (bytes > c->limit - c->reserved)
+        return NULL;
+    if (bytes < u->size) {
+        caching_link(s, u, u->offset + bytes, u->size - bytes, false);
+        u->size = bytes;
+    }
+    u->mapped = true;
+    s->size += bytes;
+    c->reserved += bytes;
+    u = caching_merge_free(c, u);
+    caching_pool_add(c, u);
+    return u;
+}
+
+/* find_expandable_block() and try_allocate_expandable_block() in the
+ * (pool, stream) segment; the free block returned is out of the pool. */
 static caching_block *caching_grow(caching *c, bool small, uint32_t stream, uint64_t size)
 {
     caching_segment *s = caching_expandable_segment(c, small, stream);
-    uint64_t page = small ? CACHING_SMALL_BUFFER : CACHING_LARGE_BUFFER;
-    caching_block *tail = caching_tail(s);
-    uint64_t have = (tail && !tail->used) ? tail->size : 0;
-    uint64_t map = caching_round_up(size - have, page);
-    if (map > c->limit - c->reserved || map > s->window - s->size)
-        return NULL;
-    if (have > 0) {
-        caching_pool_remove(c, tail);
-        tail->size += map;
-    } else {
-        caching_block *b = g_new0(caching_block, 1);
-        b->offset = s->base + s->size;
-        b->size = map;
-        b->stream = stream;
-        b->small = small;
-        b->segment = s;
-        b->prev = tail;
-        if (tail)
-            tail->next = b;
-        else
-            s->head = b;
-        tail = b;
+    caching_block *cand = NULL;
+    for (caching_block *u = s->head; u && !cand; u = u->next) {
+        if (u->mapped)
+            continue;
+        caching_block *b = caching_free_mapped(u->prev) ? u->prev : u;
+        uint64_t bytes = 0;
+        for (const caching_block *x = b; x && !x->used && bytes < size; x = x->next)
+            bytes += x->size;
+        if (bytes >= size)
+            cand = b;
     }
-    s->size += map;
-    c->reserved += map;
-    return tail;
+    if (cand && !cand->mapped)
+        cand = caching_map(c, cand, size);
+    while (cand && cand->size < size) {
+        if (!cand->next || cand->next->mapped || cand->next->used)
+            return NULL; /* cannot happen: the span above is free or unmapped */
+        cand = caching_map(c, cand->next, size - cand->size);
+    }
+    if (cand)
+        caching_pool_remove(c, cand);
+    return cand;
 }
 
 static caching_block *caching_device_alloc(caching *c, bool small, uint32_t stream, uint64_t size)
@@ -522,32 +588,42 @@ static void caching_release_block(caching *c, caching_block *b)
     caching_drop_segment(c, b->segment);
 }
 
-/* Expandable: unmap the whole free pages at the end of a segment. */
-static bool caching_unmap_tail(caching *c, caching_segment *s)
+/* unmap_block() of free block b of an expandable segment: the whole pages
+ * inside it are unmapped, its ends stay free and mapped; the unmapped part
+ * merges with unmapped neighbours. Returns the block after it. */
+static caching_block *caching_unmap(caching *c, caching_block *b)
 {
-    caching_block *tail = caching_tail(s);
-    if (!tail || tail->used)
-        return false;
-    uint64_t page = s->small ? CACHING_SMALL_BUFFER : CACHING_LARGE_BUFFER;
-    uint64_t keep_end = s->base + caching_round_up(tail->offset - s->base, page);
-    uint64_t end = s->base + s->size;
-    if (keep_end >= end)
-        return false;
-    uint64_t unmap = end - keep_end;
-    caching_pool_remove(c, tail);
-    tail->size -= unmap;
-    if (tail->size == 0) {
-        if (tail->prev)
-            tail->prev->next = NULL;
-        else
-            s->head = NULL;
-        g_free(tail);
-    } else {
-        caching_pool_add(c, tail);
+    caching_segment *s = b->segment;
+    uint64_t page = caching_page(s), end = b->offset + b->size;
+    uint64_t lo = s->base + caching_round_up(b->offset - s->base, page);
+    uint64_t hi = s->base + (end - s->base) / page * page;
+    if (hi <= lo)
+        return b->next;
+    caching_pool_remove(c, b);
+    if (lo > b->offset)
+        caching_pool_add(c, caching_link(s, b->prev, b->offset, lo - b->offset, true));
+    if (end > hi)
+        caching_pool_add(c, caching_link(s, b, hi, end - hi, true));
+    b->offset = lo;
+    b->size = hi - lo;
+    b->mapped = false;
+    s->size -= hi - lo;
+    c->reserved -= hi - lo;
+    if (b->next && !b->next->mapped)
+        caching_merge_next(b);
+    if (b->prev && !b->prev->mapped) {
+        b = b->prev;
+        caching_merge_next(b);
     }
-    s->size -= unmap;
-    c->reserved -= unmap;
-    return true;
+    return b->next;
+}
+
+static bool caching_unmap_free(caching *c, caching_segment *s)
+{
+    uint64_t before = s->size;
+    for (caching_block *b = s->head; b;)
+        b = caching_free_mapped(b) ? caching_unmap(c, b) : b->next;
+    return s->size < before;
 }
 
 /* release_cached_blocks() (empty_cache): free every cached whole segment. */
@@ -557,7 +633,7 @@ static bool caching_release_cached(caching *c)
     for (guint i = 0; i < c->segments->len;) {
         caching_segment *s = g_ptr_array_index(c->segments, i);
         if (s->expandable) {
-            released |= caching_unmap_tail(c, s);
+            released |= caching_unmap_free(c, s);
             i++;
         } else if (s->head && !s->head->used && s->head->next == NULL) {
             caching_release_block(c, s->head);
@@ -673,19 +749,8 @@ static bool caching_alloc(void *self, uint64_t id, uint64_t size, uint32_t strea
     if (!b)
         return false;
     if (caching_should_split(c, b, rounded)) {
-        caching_block *rest = g_new0(caching_block, 1);
-        rest->offset = b->offset + rounded;
-        rest->size = b->size - rounded;
-        rest->stream = b->stream;
-        rest->small = b->small;
-        rest->segment = b->segment;
-        rest->prev = b;
-        rest->next = b->next;
-        if (b->next)
-            b->next->prev = rest;
-        b->next = rest;
+        caching_pool_add(c, caching_link(b->segment, b, b->offset + rounded, b->size - rounded, true));
         b->size = rounded;
-        caching_pool_add(c, rest);
     }
     b->used = true;
     b->id = id;
@@ -695,16 +760,6 @@ static bool caching_alloc(void *self, uint64_t id, uint64_t size, uint32_t strea
     c->used_bytes += b->size;
     *offset = b->offset;
     return true;
-}
-
-static void caching_merge_next(caching_block *b)
-{
-    caching_block *n = b->next;
-    b->size += n->size;
-    b->next = n->next;
-    if (n->next)
-        n->next->prev = b;
-    g_free(n);
 }
 
 static void caching_free(void *self, uint64_t id)
@@ -719,17 +774,7 @@ static void caching_free(void *self, uint64_t id)
     b->used = false;
     b->id = 0;
     b->requested = 0;
-    if (b->next && !b->next->used) {
-        caching_pool_remove(c, b->next);
-        caching_merge_next(b);
-    }
-    if (b->prev && !b->prev->used) {
-        caching_block *p = b->prev;
-        caching_pool_remove(c, p);
-        caching_merge_next(p);
-        b = p;
-    }
-    caching_pool_add(c, b);
+    caching_pool_add(c, caching_merge_free(c, b));
 }
 
 static void caching_release(void *self)
@@ -758,6 +803,8 @@ static void caching_walk(const void *self, strata_block_visit visit, void *user)
     for (guint i = 0; i < c->segments->len; i++) {
         const caching_segment *s = g_ptr_array_index(c->segments, i);
         for (const caching_block *b = s->head; b; b = b->next) {
+            if (!b->mapped)
+                continue; /* address space only */
             strata_block blk = {
                 .offset = b->offset,
                 .size = b->size,
