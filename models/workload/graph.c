@@ -4,7 +4,9 @@
  *
  * Invariants:
  *  1. steps[] is in program order; a step's ins/outs/donates index tensors[].
- *  2. the arguments are allocated first, then a `compute program_start
+ *  2. `option sched=xla` comes first (an XLA program: the copy policies
+ *     default to XLA's execution model on any hardware); the arguments are
+ *     allocated first, then a `compute program_start
  *     time=0` marks where the program begins (consumers count what is live
  *     before the first compute as arguments), then the steps.
  *  3. last_use[t] is the index of the last step naming t (UINT32_MAX: none),
@@ -173,6 +175,13 @@ strata_source *wl_graph_to_source(wl_graph *g, const char *origin)
     }
 
     strata_op_list *list = strata_op_list_new();
+    /* A JAX program compiled by XLA: its async copies follow XLA's execution
+     * model (one program order; see the copy policies' sched=). */
+    strata_op sched = {0};
+    sched.kind = STRATA_OP_OPTION;
+    sched.name = "sched";
+    sched.src = "xla";
+    strata_op_list_append(list, &sched);
     for (guint t = 0; t < nt; t++) {
         const wl_tensor_def *d = def(g, t);
         if ((d->flags & WL_ARGUMENT) && last[t] != UINT32_MAX) {
