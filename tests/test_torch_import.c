@@ -711,6 +711,24 @@ START_TEST(limit_inferred_from_retries)
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_msg(strstr(r.out, "100.00 MiB") != NULL, "%s", r.out);
     strata_cli_result_clear(&r);
+    /* and strata run on an 80 GB H100 with the caching allocator */
+    char *hw = strata_test_source_path("configs/hw/h100.ini");
+    char *json = g_build_filename(s.dir, "run.json", NULL);
+    r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--allocator", "caching", "--json",
+                        json, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    JsonParser *parser = json_parser_new();
+    ck_assert(json_parser_load_from_file(parser, json, NULL));
+    JsonObject *hbm = json_object_get_object_member(
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(parser)),
+                                      "memories"),
+        "hbm");
+    ck_assert_int_eq(json_object_get_int_member(hbm, "peak_reserved_bytes"), 100 * MiB);
+    g_object_unref(parser);
+    g_unlink(json);
+    g_free(json);
+    g_free(hw);
     g_unlink(trace);
     g_free(trace);
     scenario_close(&s);
