@@ -1,6 +1,6 @@
 /*
- * bench_alloc.c: allocator replay against glibc malloc (issue 3: each
- * allocator at most 2x the glibc time; issue 8's table).
+ * bench_alloc.c: allocator replay against glibc malloc (target: each
+ * allocator at most 2x the glibc time).
  *
  * 1. Generates a random trace of N ops (default 2,000,000; deterministic:
  *    a fixed-seed xorshift) into a temporary file: allocs and frees only,

@@ -1,6 +1,6 @@
 /*
  * bench_engine.c: the engine's speed against a bare SimGrid program issuing
- * the same activities (issue 8: at most 1.5x its time).
+ * the same activities (target: at most 1.5x its time).
  *
  * 1. Writes an N-op trace (default 1,200,000): per step, an alloc on a DMA
  *    stream, an H2D copy, a record, a wait on the compute stream, a compute

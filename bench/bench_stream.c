@@ -1,5 +1,5 @@
 /*
- * bench_stream.c: a 5M-op trace must stream (issue 8: at most 200 MiB RSS).
+ * bench_stream.c: a 5M-op trace must stream (target: at most 200 MiB RSS).
  *
  * 1. Writes a 5,000,000-op trace through the trace writer (allocs, an H2D
  *    copy on its own stream ordered by record/wait, computes with operands,

@@ -14,7 +14,7 @@
  * 1 - largest_free / free_in_reserved (0 when nothing is free).
  *
  * Invariants every allocator keeps, checked after each op in debug builds
- * by strata_alloc_check() (walks the blocks):
+ * by strata_allocator_check() (walks the blocks):
  *  1. blocks lie inside [0, capacity) and never overlap;
  *  2. allocated <= reserved <= capacity;
  *  3. the sum of live block sizes equals the allocated bytes plus rounding.

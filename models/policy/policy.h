@@ -32,7 +32,7 @@ typedef struct strata_policy_type {
     /* Wrap `in` (takes ownership of it, frees it on error). p holds the
      * validated parameters (borrowed for the call). hw may be NULL
      * (transform without --hw): policies that need the machine then use the
-     * names of BRIEF's shared memories (hbm, host, vmem) or fail with a
+     * shared memory names (hbm, host, vmem) or fail with a
      * clear error. */
     strata_source *(*apply)(strata_source *in, const strata_params *p, const strata_hw *hw, GError **err);
 } strata_policy_type;

@@ -15,7 +15,7 @@
  *             the buffer (exit 2).
  * The machine: with a hardware model, the unit is the compute's unit= (else
  * the first unit) and a buffer without a memory lives in the default memory.
- * Without one, BRIEF's shared names stand in: every unit reads `hbm`, the
+ * Without one, the shared names stand in: every unit reads `hbm`, the
  * default memory is `hbm`.
  */
 #include <string.h>

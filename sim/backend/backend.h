@@ -51,7 +51,7 @@ void strata_calibrate_options_init(strata_calibrate_options *opt);
 typedef struct strata_backend {
     const char *name;
     const char *summary;
-    /* hw may be NULL: memories are then named as in the brief (hbm device,
+    /* hw may be NULL: memories then have the shared names (hbm device,
      * host pinned, pageable pageable host; others device). */
     bool (*run)(const strata_hw *hw, strata_source *src, const strata_backend_options *opt,
                 strata_results **out, GError **err);

@@ -3,7 +3,7 @@
  * as the host backend uses it, and writing a hardware .ini (hw.h's format).
  *
  * The host backend replays a GPU trace on the CPU, so the model has the
- * brief's memory names as DRAM regions: `hbm` (kind device), `host` and
+ * shared memory names (traces/FORMAT.md) as DRAM regions: `hbm` (kind device), `host` and
  * `pageable` (kind host), joined to hbm by memcpy "links". Measured:
  *  - memcpy bandwidth for copy sizes 4 KiB .. max_size (powers of 4) in each
  *    direction host->hbm (H2D), hbm->host (D2H), hbm->hbm (D2D), plus copies

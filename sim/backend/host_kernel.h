@@ -8,8 +8,8 @@
  *  - strata_host_flops(): a dependent multiply-add chain over 8 independent
  *    accumulators that performs `flops` floating-point operations (2 per
  *    multiply-add); returns a value the caller must consume.
- *  - strata_host_touch(): reads every 8-byte word of the inputs and writes
- *    every byte of the outputs (a compute's operand traffic).
+ *  - strata_host_read(), strata_host_write(): read every 8-byte word of a
+ *    compute's inputs, write every byte of its outputs (operand traffic).
  *
  * Invariant: no state; every function is safe to call from any thread.
  */

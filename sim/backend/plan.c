@@ -8,8 +8,8 @@
  * order, and stops at the first alloc that does not fit (invariant 4).
  * Each memory's ledger hears the program's ops as the first pass binds
  * them and the allocator's stats as the second places.
- * Without a hardware model, memories are made on first use with the names
- * of the brief: `host` is pinned host memory, `pageable` pageable host
+ * Without a hardware model, memories are made on first use with the shared
+ * names (traces/FORMAT.md): `host` is pinned host memory, `pageable` pageable host
  * memory, anything else (and the default, `hbm`) device memory.
  */
 #include "backend/plan.h"
@@ -22,7 +22,7 @@
 
 #define PLAN_NO_HW_CAPACITY (UINT64_C(1) << 40) /* placement space without hw */
 #define PLAN_NO_HW_ALLOCATOR "best-fit"
-#define PLAN_NO_HW_MEMORY "hbm" /* the brief's device memory */
+#define PLAN_NO_HW_MEMORY "hbm" /* the shared name of the device memory */
 
 typedef struct plan_builder {
     strata_plan *plan;
@@ -95,7 +95,7 @@ static strata_plan *plan_new(const char *origin, const strata_hw *hw)
 }
 
 /* Without a hardware model: a plan memory for every memory the binder has
- * made by name, with the brief's meaning of the names, and a unit for every
+ * made by name, with the shared meaning of the names, and a unit for every
  * unit. */
 static void plan_sync_names(strata_plan *p, const strata_binder *binder)
 {

@@ -4,7 +4,7 @@
  *
  * strata_plan_build() reads the whole op stream once through the checker
  * (trace/check.h), so names become numbers: streams, buffers (one id per
- * alloc), memories (the hardware model's, or the brief's names without one),
+ * alloc), memories (the hardware model's, or the shared names without one),
  * compute units, and records (each `record` op gets a global record number;
  * a `wait` names the record it waits for, as the checker resolved it).
  * It then places every buffer inside its memory with strata's allocator

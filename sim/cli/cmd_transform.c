@@ -6,7 +6,7 @@
  *
  * Order of work: parse options; check that OUT can be written (before any
  * work); load the hardware model when given (policies that need the machine,
- * such as transfer-guard, use it; without it they assume BRIEF's shared
+ * such as transfer-guard, use it; without it they assume the shared
  * memory names); open the trace; apply the policies left to right; write
  * atomically. The output is checked by trace/check.h as it is written, so a
  * policy can never hand out a trace that does not read back.

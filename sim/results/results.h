@@ -2,8 +2,8 @@
  * results.h: what a run produced, whoever ran it (engine, untimed replay,
  * real backend), and the writers that turn it into JSON and a summary.
  *
- * A plain value: producers fill it, writers read it. Its JSON form is the
- * contract of ../shared/BRIEF.md ("Results JSON"), extended, never changed:
+ * A plain value: producers fill it, writers read it. Its JSON form (README,
+ * "Results JSON") is a contract, extended, never changed:
  *   status, makespan_s, ops, oom, memories.NAME.{...}, links.NAME.{...},
  *   streams.NAME.{...}, compute.NAME.{...}
  * Writers emit keys in a fixed order and numbers with fixed precision, so

@@ -1,6 +1,6 @@
 /*
- * results_json.c: the results value as JSON (json-glib), the BRIEF's
- * "Results JSON" contract, extended:
+ * results_json.c: the results value as JSON (json-glib), the "Results
+ * JSON" contract of the README, extended:
  *
  *   producer, hardware, trace, status ("ok"|"oom"), makespan_s, ops,
  *   oom: null | {op_index, line, memory, buffer, stream, requested_bytes,

@@ -386,7 +386,7 @@ bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
         return true;
     gsize n = 0;
     char **keys = strata_keyfile_keys(ctx->k, "sweep", &n);
-    /* Declaration order: GKeyFile keeps it, but sort by line to be sure. */
+    /* Declaration order: GKeyFile returns the keys in file order. */
     bool ok = true;
     for (gsize i = 0; i < n && ok; i++) {
         axis *a = g_new0(axis, 1);
