@@ -79,6 +79,10 @@ void strata_lifetime_close(strata_lifetime *l, uint64_t end, bool has_at, double
  * (GSIZE_TO_POINTER), as allocators index blocks by address. */
 gint strata_alloc_cmp_offset(gconstpointer a, gconstpointer b, gpointer user);
 
+/* The allocator a memory gets when neither its hardware model nor the
+ * command line names one. */
+#define STRATA_ALLOC_DEFAULT "best-fit"
+
 typedef struct strata_alloc_config {
     uint64_t capacity;
     uint64_t alignment;          /* power of two; 0 = the allocator's own */

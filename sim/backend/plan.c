@@ -21,7 +21,6 @@
 #include "trace/bind.h"
 
 #define PLAN_NO_HW_CAPACITY (UINT64_C(1) << 40) /* placement space without hw */
-#define PLAN_NO_HW_ALLOCATOR "best-fit"
 #define PLAN_NO_HW_MEMORY "hbm" /* the shared name of the device memory */
 
 typedef struct plan_builder {
@@ -81,7 +80,7 @@ static strata_plan *plan_new(const char *origin, const strata_hw *hw)
             m.pageable = s->pageable;
             m.capacity = s->capacity;
             m.alignment = s->alignment ? s->alignment : 256;
-            m.allocator = g_strdup(s->allocator ? s->allocator : PLAN_NO_HW_ALLOCATOR);
+            m.allocator = g_strdup(s->allocator ? s->allocator : STRATA_ALLOC_DEFAULT);
             m.ledger = strata_ledger_new();
             g_array_append_val(p->memories, m);
         }
@@ -108,7 +107,7 @@ static void plan_sync_names(strata_plan *p, const strata_binder *binder)
         m.pageable = strcmp(name, "pageable") == 0;
         m.capacity = PLAN_NO_HW_CAPACITY;
         m.alignment = 256;
-        m.allocator = g_strdup(PLAN_NO_HW_ALLOCATOR);
+        m.allocator = g_strdup(STRATA_ALLOC_DEFAULT);
         m.ledger = strata_ledger_new();
         g_array_append_val(p->memories, m);
     }

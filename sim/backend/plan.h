@@ -93,7 +93,7 @@ typedef struct strata_plan {
 } strata_plan;
 
 /* hw may be NULL. placement: allocator spec for every memory, or NULL for
- * each memory's own (hw) or "best-fit" (no hw). */
+ * each memory's own (hw) or STRATA_ALLOC_DEFAULT (no hw). */
 strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const char *placement,
                                GError **err);
 void strata_plan_free(strata_plan *plan);

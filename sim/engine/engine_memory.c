@@ -23,7 +23,7 @@ bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *
         m->spec = strata_hw_memory(hw, i);
         const char *spec = allocator_override ? allocator_override : m->spec->allocator;
         GError *local = NULL;
-        m->allocator = strata_allocator_new(spec ? spec : "best-fit", m->spec->capacity,
+        m->allocator = strata_allocator_new(spec ? spec : STRATA_ALLOC_DEFAULT, m->spec->capacity,
                                             m->spec->alignment, &local);
         if (!m->allocator) {
             g_propagate_prefixed_error(err, local, "memory %s: ", m->spec->name);
@@ -73,7 +73,7 @@ bool engine_memories_apply_options(engine_memories *ms, const strata_checker *c,
         engine_memory *m = &ms->mem[i];
         const char *spec = ms->allocator_override ? ms->allocator_override : m->spec->allocator;
         if (!spec)
-            spec = "best-fit";
+            spec = STRATA_ALLOC_DEFAULT;
         GString *base = g_string_new(NULL);
         for (guint k = 0; k < keys->len; k++) {
             const char *key = g_ptr_array_index(keys, k);

@@ -352,7 +352,7 @@ static const char *allocator_spec(const load_ctx *ctx, strata_hw *hw, const char
         g_free(alloc_name);
         return NULL;
     }
-    GString *spec = g_string_new(alloc_name ? alloc_name : "best-fit");
+    GString *spec = g_string_new(alloc_name ? alloc_name : STRATA_ALLOC_DEFAULT);
     g_free(alloc_name);
     char **keys = strata_keyfile_keys(ctx->k, group, NULL);
     guint n_params = 0;

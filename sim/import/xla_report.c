@@ -3,13 +3,14 @@
  * in xla_report.h).
  */
 #include "import/xla_report.h"
+#include "alloc/alloc.h"
 #include "core/units.h"
 
 #define XLA_REPORT_CAPACITY (UINT64_C(1) << 50)
 
 bool strata_xla_measure(strata_source *src, strata_replay_summary *s, GError **err)
 {
-    strata_replay_options opt = {.allocator = "best-fit", .capacity = XLA_REPORT_CAPACITY};
+    strata_replay_options opt = {.allocator = STRATA_ALLOC_DEFAULT, .capacity = XLA_REPORT_CAPACITY};
     strata_results *r = NULL;
     bool ok = strata_replay_run(src, &opt, &r, s, err);
     strata_results_free(r);
