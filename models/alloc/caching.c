@@ -73,15 +73,8 @@
 #include <string.h>
 
 #include "alloc/alloc.h"
+#include "alloc/caching.h"
 #include "core/error.h"
-
-#define CACHING_MIN_BLOCK 512u                   /* kMinBlockSize */
-#define CACHING_SMALL_SIZE (UINT64_C(1) << 20)   /* kSmallSize */
-#define CACHING_SMALL_BUFFER (UINT64_C(2) << 20) /* kSmallBuffer */
-#define CACHING_LARGE_BUFFER (UINT64_C(20) << 20) /* kLargeBuffer */
-#define CACHING_MIN_LARGE_ALLOC (UINT64_C(10) << 20) /* kMinLargeAlloc */
-#define CACHING_ROUND_LARGE (UINT64_C(2) << 20)  /* kRoundLarge */
-#define CACHING_INTERVALS 16 /* kRoundUpPowerOfTwoIntervals: 1 MiB .. 32 GiB */
 
 typedef struct caching_segment caching_segment;
 

@@ -30,15 +30,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "alloc/caching.h"
 #include "import/pickle.h"
 #include "import/torch.h"
 #include "trace/op.h"
 #include "trace/source.h"
 
-#define MiB (UINT64_C(1) << 20)
-#define SMALL_REQUEST (1 * MiB)   /* requests up to this go to the small pool */
-#define SMALL_SEGMENT (2 * MiB)   /* small-pool segment size */
-#define BLOCK_ROUND UINT64_C(512) /* the caching allocator's rounding */
+#define SMALL_REQUEST CACHING_SMALL_SIZE /* requests up to this go to the small pool */
+#define SMALL_SEGMENT CACHING_SMALL_BUFFER /* small-pool segment size */
+#define BLOCK_ROUND ((uint64_t)CACHING_MIN_BLOCK) /* the caching allocator's rounding */
 #define EMPTY_BUFFER G_MAXSIZE     /* `live` value of a dropped 0-byte alloc */
 
 static inline uint64_t sat_add(uint64_t a, uint64_t b)

@@ -34,9 +34,9 @@ static uint64_t allocation_size(uint64_t size)
 {
     if (size <= SMALL_REQUEST)
         return SMALL_SEGMENT;
-    if (size < 10 * MiB)
-        return 20 * MiB;
-    return sat_add(size, 2 * MiB - 1) / (2 * MiB) * (2 * MiB);
+    if (size < CACHING_MIN_LARGE_ALLOC)
+        return CACHING_LARGE_BUFFER;
+    return sat_add(size, CACHING_ROUND_LARGE - 1) / CACHING_ROUND_LARGE * CACHING_ROUND_LARGE;
 }
 
 static void note_oom(conv *c, const segev *e, uint64_t reserved)
