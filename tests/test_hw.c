@@ -6,9 +6,25 @@
 #include "core/error.h"
 #include "hw/hw.h"
 
-static const char *const shipped[] = {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e",
-                                      "h100",   "h200",    "test-simple", NULL};
-static const char *const tpus[] = {"tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", NULL};
+/* The shipped configs, configs/hw/PREFIX*.ini, by name without ".ini"
+ * (sorted; free with g_strfreev): every file there is tested. */
+static char **shipped_configs(const char *prefix)
+{
+    char *dir_path = strata_test_source_path("configs/hw");
+    GDir *dir = g_dir_open(dir_path, 0, NULL);
+    ck_assert_msg(dir != NULL, "cannot list %s", dir_path);
+    GPtrArray *names = g_ptr_array_new();
+    const char *file;
+    while ((file = g_dir_read_name(dir)))
+        if (g_str_has_suffix(file, ".ini") && g_str_has_prefix(file, prefix))
+            g_ptr_array_add(names, g_strndup(file, strlen(file) - strlen(".ini")));
+    g_dir_close(dir);
+    g_free(dir_path);
+    ck_assert_msg(names->len > 0, "no configs/hw/%s*.ini", prefix);
+    g_ptr_array_sort(names, (GCompareFunc)g_strcmp0);
+    g_ptr_array_add(names, NULL);
+    return (char **)g_ptr_array_free(names, FALSE);
+}
 
 static strata_hw *load_config(const char *name)
 {
@@ -80,7 +96,8 @@ static void load_fails(const char *text, const char *const *overrides, const cha
 
 START_TEST(every_shipped_config_loads)
 {
-    for (const char *const *name = shipped; *name; name++) {
+    char **shipped = shipped_configs("");
+    for (char **name = shipped; *name; name++) {
         strata_hw *hw = load_config(*name);
         ck_assert_ptr_nonnull(strata_hw_name(hw));
         ck_assert_ptr_nonnull(strata_hw_source(hw));
@@ -112,12 +129,14 @@ START_TEST(every_shipped_config_loads)
             }
         strata_hw_free(hw);
     }
+    g_strfreev(shipped);
 }
 END_TEST
 
 START_TEST(tpu_host_to_vmem_goes_through_hbm)
 {
-    for (const char *const *name = tpus; *name; name++) {
+    char **tpus = shipped_configs("tpu-");
+    for (char **name = tpus; *name; name++) {
         strata_hw *hw = load_config(*name);
         char *r = route_text(hw, "host", "vmem");
         ck_assert_msg(strcmp(r, "pcie>,dma-vmem>") == 0, "%s: host->vmem = %s", *name, r);
@@ -137,6 +156,7 @@ START_TEST(tpu_host_to_vmem_goes_through_hbm)
         ck_assert_uint_eq(strata_hw_compute(hw, (uint32_t)mxu)->operands, mem_index(hw, "vmem"));
         strata_hw_free(hw);
     }
+    g_strfreev(tpus);
 }
 END_TEST
 
