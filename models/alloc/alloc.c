@@ -147,11 +147,6 @@ const char *strata_allocator_spec(const strata_allocator *a)
     return a->spec;
 }
 
-const strata_alloc_type *strata_allocator_type(const strata_allocator *a)
-{
-    return a->type;
-}
-
 bool strata_allocator_needs_plan(const strata_allocator *a)
 {
     return a->type->plan != NULL;

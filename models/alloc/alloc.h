@@ -124,7 +124,6 @@ strata_allocator *strata_allocator_new(const char *spec, uint64_t capacity, uint
 strata_allocator *strata_allocator_new_with_base(const char *spec, const char *base_kv,
                                                  uint64_t capacity, uint64_t alignment,
                                                  GError **err);
-const strata_alloc_type *strata_allocator_type(const strata_allocator *a);
 void strata_allocator_free(strata_allocator *a);
 const char *strata_allocator_name(const strata_allocator *a);
 const char *strata_allocator_spec(const strata_allocator *a); /* with every parameter */
