@@ -31,7 +31,6 @@ struct engine_feed {
     engine_memories *ms;
     GPtrArray *stream_names;   /* char * (owned), by stream index */
     uint32_t n_events;
-    uint64_t n_ops;
     GHashTable *buffers;       /* id -> engine_buffer * (owned) */
     GPtrArray *heads, *tails;  /* per stream: engine_op * queue */
     bool eof;
@@ -49,7 +48,6 @@ static bool first_pass_op(engine_feed *f, first_pass *p, const strata_bound_op *
 {
     if (op->index == 0 && !engine_memories_apply_options(f->ms, strata_binder_checker(f->binder), err))
         return false;
-    f->n_ops++;
     switch (op->kind) {
     case STRATA_OP_ALLOC: {
         engine_memory *mem = &f->ms->mem[op->memory];
@@ -200,11 +198,6 @@ const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream)
 uint32_t engine_feed_event_count(const engine_feed *f)
 {
     return f->n_events;
-}
-
-uint64_t engine_feed_op_count(const engine_feed *f)
-{
-    return f->n_ops;
 }
 
 const strata_binder *engine_feed_binder(const engine_feed *f)

@@ -92,7 +92,6 @@ void engine_feed_free(engine_feed *f);
 uint32_t engine_feed_stream_count(const engine_feed *f);
 const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream);
 uint32_t engine_feed_event_count(const engine_feed *f);
-uint64_t engine_feed_op_count(const engine_feed *f);
 /* The binder both passes read (its memories, units and routes). */
 const strata_binder *engine_feed_binder(const engine_feed *f);
 /* Keep each op's label (buffer, event or compute name): for spans only. */
