@@ -34,11 +34,6 @@ void strata_calibrate_options_init(strata_calibrate_options *opt)
     opt->name = NULL;
 }
 
-const strata_backend *const *strata_backends(void)
-{
-    return backends;
-}
-
 char *strata_backend_names(void)
 {
     GString *s = g_string_new(NULL);

@@ -60,7 +60,6 @@ typedef struct strata_backend {
     bool (*calibrate)(const strata_calibrate_options *opt, GString *ini, FILE *log, GError **err);
 } strata_backend;
 
-const strata_backend *const *strata_backends(void);
 /* NULL with a STRATA_ERROR_INPUT error listing the known names. */
 const strata_backend *strata_backend_find(const char *name, GError **err);
 char *strata_backend_names(void); /* "host, cuda" (g_free) */
