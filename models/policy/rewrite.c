@@ -189,14 +189,6 @@ void strata_rewrite_plan_before(strata_rewrite_plan *p, uint64_t index, const st
     g_ptr_array_add(e->before, owned_copy(op));
 }
 
-void strata_rewrite_plan_before_first(strata_rewrite_plan *p, uint64_t index, const strata_op *op)
-{
-    plan_entry *e = plan_entry_get(p, index);
-    if (!e->before)
-        e->before = g_ptr_array_new_with_free_func(owned_op_free);
-    g_ptr_array_insert(e->before, 0, owned_copy(op));
-}
-
 void strata_rewrite_plan_after(strata_rewrite_plan *p, uint64_t index, const strata_op *op)
 {
     plan_entry *e = plan_entry_get(p, index);
@@ -301,8 +293,6 @@ const strata_buffer_info *strata_buffer_table_lookup(const strata_buffer_table *
     return name ? g_hash_table_lookup(t->live, name) : NULL;
 }
 
-uint64_t strata_buffer_table_count(const strata_buffer_table *t) { return t->instances->len; }
-
 const strata_buffer_info *strata_buffer_table_get(const strata_buffer_table *t, uint64_t id)
 {
     return id < t->instances->len ? g_ptr_array_index(t->instances, id) : NULL;
@@ -370,35 +360,4 @@ void strata_op_rename_buffer(strata_op *owned, const char *from, const char *to)
     default:
         break;
     }
-}
-
-static bool in_list(const char *const *names, uint32_t n, const char *name)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (strcmp(names[i], name) == 0)
-            return true;
-    return false;
-}
-
-bool strata_op_touches(const strata_op *op, const char *name, bool *writes)
-{
-    bool w = false, touched = false;
-    switch (op->kind) {
-    case STRATA_OP_COPY:
-        w = strcmp(op->name, name) == 0;
-        touched = w || strcmp(op->src, name) == 0;
-        break;
-    case STRATA_OP_COMPUTE:
-        w = in_list(op->outs, op->n_outs, name);
-        touched = w || in_list(op->ins, op->n_ins, name);
-        break;
-    case STRATA_OP_FREE:
-        touched = strcmp(op->name, name) == 0;
-        break;
-    default:
-        break;
-    }
-    if (writes)
-        *writes = w;
-    return touched;
 }

@@ -52,8 +52,6 @@ strata_rewrite_plan *strata_rewrite_plan_new(void);
 void strata_rewrite_plan_free(strata_rewrite_plan *p);
 void strata_rewrite_plan_before(strata_rewrite_plan *p, uint64_t index, const strata_op *op);
 void strata_rewrite_plan_after(strata_rewrite_plan *p, uint64_t index, const strata_op *op);
-/* Insert at the front of what goes before `index` (ahead of earlier inserts). */
-void strata_rewrite_plan_before_first(strata_rewrite_plan *p, uint64_t index, const strata_op *op);
 void strata_rewrite_plan_drop(strata_rewrite_plan *p, uint64_t index);
 bool strata_rewrite_plan_dropped(const strata_rewrite_plan *p, uint64_t index);
 /* Emit what goes before index, then `op` (unless dropped; op may be NULL),
@@ -88,7 +86,6 @@ const strata_buffer_info *strata_buffer_table_feed(strata_buffer_table *t, uint6
                                                    const strata_op *op);
 /* The live instance with that name, or NULL. */
 const strata_buffer_info *strata_buffer_table_lookup(const strata_buffer_table *t, const char *name);
-uint64_t strata_buffer_table_count(const strata_buffer_table *t);
 const strata_buffer_info *strata_buffer_table_get(const strata_buffer_table *t, uint64_t id);
 
 /* ---- building ops --------------------------------------------------------- */
@@ -100,8 +97,5 @@ strata_op strata_op_make(strata_op_kind kind, const char *stream, const char *na
 strata_op strata_op_alloc_of(const strata_buffer_info *b, const char *stream, const char *name, const char *memory);
 /* Replace a name in an owned op's in=/out=/donate= lists and copy names. */
 void strata_op_rename_buffer(strata_op *owned, const char *from, const char *to);
-/* True when the op (copy, compute, free) references buffer `name`; *writes set
- * when it writes it (copy destination, out=). */
-bool strata_op_touches(const strata_op *op, const char *name, bool *writes);
 
 #endif
