@@ -509,7 +509,6 @@ guint strata_experiment_point_value(const strata_experiment *e, uint64_t point, 
 }
 
 const char *const *strata_experiment_figures(const strata_experiment *e) { return (const char *const *)e->figures; }
-bool strata_experiment_wants_plot(const strata_experiment *e, const char *p) { return g_hash_table_contains(e->plots, p); }
 const char *strata_experiment_plots_text(const strata_experiment *e) { return e->plots_text; }
 bool strata_experiment_timeline(const strata_experiment *e) { return e->timeline; }
 bool strata_experiment_report(const strata_experiment *e) { return e->report; }
