@@ -12,7 +12,6 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
-#include "trace/writer.h"
 
 typedef struct mm_row {
     char *name;
@@ -181,19 +180,4 @@ strata_source *strata_minimalloc_source(const char *csv_path, GError **err)
     g_free(ev);
     mm_rows_free(rows);
     return strata_op_list_to_source(list, csv_path);
-}
-
-bool strata_import_minimalloc(const char *csv_path, const char *out_path, GError **err)
-{
-    strata_source *src = strata_minimalloc_source(csv_path, err);
-    if (!src)
-        return false;
-    char *base = g_path_get_basename(csv_path);
-    char *comment = g_strdup_printf("imported from MiniMalloc benchmark %s (id,lower,upper,size; "
-                                    "frees before allocs at equal times)", base);
-    int64_t n = strata_trace_write_source(src, out_path, comment, err);
-    g_free(comment);
-    g_free(base);
-    strata_source_free(src);
-    return n >= 0;
 }

@@ -20,7 +20,4 @@
 /* The CSV as a source of ops (for tests and in-process use). */
 strata_source *strata_minimalloc_source(const char *csv_path, GError **err);
 
-/* Writes the trace to out_path ("-" = standard output), atomically. */
-bool strata_import_minimalloc(const char *csv_path, const char *out_path, GError **err);
-
 #endif
