@@ -28,8 +28,6 @@ static const strata_policy_type *const policy_types[] = {
     NULL,
 };
 
-const strata_policy_type *const *strata_policy_types(void) { return policy_types; }
-
 const strata_policy_type *strata_policy_type_find(const char *name)
 {
     for (const strata_policy_type *const *t = policy_types; *t; t++)

@@ -37,7 +37,6 @@ typedef struct strata_policy_type {
     strata_source *(*apply)(strata_source *in, const strata_params *p, const strata_hw *hw, GError **err);
 } strata_policy_type;
 
-const strata_policy_type *const *strata_policy_types(void);
 const strata_policy_type *strata_policy_type_find(const char *name);
 char *strata_policy_type_names(void); /* g_free */
 /* Parses a spec into its type (*type) and validated parameters (free with
