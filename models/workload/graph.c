@@ -96,10 +96,8 @@ wl_tensor wl_graph_tensor(wl_graph *g, const char *name, strata_tag tag, strata_
 }
 
 const char *wl_graph_name(const wl_graph *g, wl_tensor t) { return def(g, t)->name; }
-uint64_t wl_graph_bytes(const wl_graph *g, wl_tensor t) { return def(g, t)->bytes; }
 strata_dtype wl_graph_dtype(const wl_graph *g, wl_tensor t) { return def(g, t)->dtype; }
 strata_tag wl_graph_tag(const wl_graph *g, wl_tensor t) { return def(g, t)->tag; }
-void wl_graph_set_flags(wl_graph *g, wl_tensor t, unsigned flags) { def(g, t)->flags = flags; }
 
 uint32_t wl_graph_dims(const wl_graph *g, wl_tensor t, const uint64_t **dims)
 {

@@ -38,12 +38,10 @@ void wl_graph_free(wl_graph *g);
 wl_tensor wl_graph_tensor(wl_graph *g, const char *name, strata_tag tag, strata_dtype dtype,
                           uint32_t n_dims, const uint64_t *dims, unsigned flags);
 const char *wl_graph_name(const wl_graph *g, wl_tensor t);
-uint64_t wl_graph_bytes(const wl_graph *g, wl_tensor t);
 strata_dtype wl_graph_dtype(const wl_graph *g, wl_tensor t);
 /* *dims points into the graph: valid until the next wl_graph_tensor(). */
 uint32_t wl_graph_dims(const wl_graph *g, wl_tensor t, const uint64_t **dims);
 strata_tag wl_graph_tag(const wl_graph *g, wl_tensor t);
-void wl_graph_set_flags(wl_graph *g, wl_tensor t, unsigned flags);
 uint64_t wl_graph_elements(const wl_graph *g, wl_tensor t);
 
 /* One compute step. donates: inputs whose storage the outputs may reuse. */
