@@ -259,13 +259,3 @@ const xla_value *xla_buffers_value(const xla_buffers *b, uint32_t i)
 {
     return &g_array_index(b->values, xla_value, i);
 }
-
-bool xla_buffers_has_total(const xla_buffers *b)
-{
-    return b->has_total;
-}
-
-uint64_t xla_buffers_total(const xla_buffers *b)
-{
-    return b->has_total ? b->total : 0;
-}

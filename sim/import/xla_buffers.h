@@ -80,7 +80,5 @@ uint32_t xla_buffers_n_allocations(const xla_buffers *b);
 const xla_allocation *xla_buffers_allocation(const xla_buffers *b, uint32_t i);
 uint32_t xla_buffers_n_values(const xla_buffers *b);
 const xla_value *xla_buffers_value(const xla_buffers *b, uint32_t i);
-bool xla_buffers_has_total(const xla_buffers *b);
-uint64_t xla_buffers_total(const xla_buffers *b);
 
 #endif

@@ -47,11 +47,6 @@ const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name)
     return g_hash_table_lookup(h->instrs, name);
 }
 
-uint64_t xla_hlo_n_instructions(const xla_hlo *h)
-{
-    return g_hash_table_size(h->instrs);
-}
-
 /* Past the group opened at s (one of ( [ {), skipping quoted strings. */
 static const char *match_close(const char *s)
 {

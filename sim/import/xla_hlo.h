@@ -59,6 +59,5 @@ xla_hlo *xla_hlo_new(void);
 void xla_hlo_free(xla_hlo *h);
 bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err);
 const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name);
-uint64_t xla_hlo_n_instructions(const xla_hlo *h);
 
 #endif

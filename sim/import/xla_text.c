@@ -156,15 +156,6 @@ bool xla_shape_parse(const char *text, const char **end, xla_shape *out)
     return true;
 }
 
-uint64_t xla_shape_bytes(const xla_shape *s)
-{
-    if (s->bits == 0)
-        return 0;
-    if (s->elements > UINT64_MAX / s->bits)
-        return UINT64_MAX / 8;
-    return (s->elements * s->bits + 7) / 8;
-}
-
 uint64_t xla_shape_dim(const xla_shape *s, uint32_t i)
 {
     return i < s->n_dims ? s->dims[i] : 0;

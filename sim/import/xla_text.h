@@ -35,8 +35,6 @@ typedef struct xla_shape {
 
 /* Parses one shape at text; *end is set past it. False when text is not a shape. */
 bool xla_shape_parse(const char *text, const char **end, xla_shape *out);
-/* Bytes of the array (elements x bits / 8, rounded up). */
-uint64_t xla_shape_bytes(const xla_shape *s);
 /* Dimension i (0-based) of the full rank, or 0 when not kept. */
 uint64_t xla_shape_dim(const xla_shape *s, uint32_t i);
 
