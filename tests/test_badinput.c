@@ -15,6 +15,8 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "testutil.h"
 
@@ -427,6 +429,33 @@ START_TEST(endless_devices)
     const char *sweep[] = {"sweep", "/dev/zero", "--out", f.out, NULL};
     fails_with(sweep, f.dir, NULL, nul, NULL);
     fixture_free(&f);
+}
+END_TEST
+
+static void stdin_from_dev_zero(gpointer unused)
+{
+    (void)unused;
+    int fd = open("/dev/zero", O_RDONLY);
+    if (fd >= 0) {
+        dup2(fd, STDIN_FILENO);
+        close(fd);
+    }
+}
+
+/* Standard input that never ends ('-' as the trace) fails at its first line
+ * too, instead of being spooled forever. */
+START_TEST(endless_stdin)
+{
+    const char *argv[] = {STRATA_BIN, "check", "--trace", "-", NULL};
+    char *out = NULL, *err = NULL;
+    int status = 0;
+    GError *error = NULL;
+    ck_assert(g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_DEFAULT, stdin_from_dev_zero, NULL, &out, &err,
+                           &status, &error));
+    ck_assert_int_eq(WEXITSTATUS(status), 2);
+    ck_assert_msg(strstr(err, "<stdin>:1:1: expected text, got a NUL byte"), "%s", err);
+    g_free(out);
+    g_free(err);
 }
 END_TEST
 
@@ -843,6 +872,7 @@ static Suite *badinput_suite(void)
     tcase_add_test(tc, bad_experiments);
     tcase_add_test(tc, unwritable_output_fails_before_work);
     tcase_add_test(tc, endless_devices);
+    tcase_add_test(tc, endless_stdin);
     tcase_add_test(tc, overlong_lines);
     tcase_add_test(tc, parameters_given_twice);
     tcase_add_test(tc, leading_bom_accepted);

@@ -624,7 +624,10 @@ static const strata_source_vtable reader_vtable = {
     .destroy = reader_destroy,
 };
 
-/* Copy standard input to an unlinked temporary file, so it can rewind. */
+/* Copy standard input to an unlinked temporary file, so it can rewind. It
+ * is copied line by line through the bounded reader, so endless or binary
+ * input (a NUL, an overlong line) fails at its line instead of filling the
+ * disk. */
 static FILE *spool_stdin(GError **err)
 {
     char *tmp = NULL;
@@ -634,22 +637,31 @@ static FILE *spool_stdin(GError **err)
     unlink(tmp);
     g_free(tmp);
     FILE *fp = fdopen(fd, "w+");
-    if (!fp) {
-        close(fd);
+    int in_fd = dup(STDIN_FILENO);
+    FILE *in = in_fd >= 0 ? fdopen(in_fd, "r") : NULL;
+    if (!fp || !in) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot spool standard input: %s", g_strerror(errno));
+        if (in_fd >= 0 && !in)
+            close(in_fd);
+        if (in)
+            fclose(in);
+        fp ? fclose(fp) : close(fd);
         return NULL;
     }
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, stdin)) > 0) {
-        if (fwrite(chunk, 1, n, fp) != n) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot spool standard input: %s", g_strerror(errno));
-            fclose(fp);
-            return NULL;
-        }
+    strata_lines *lines = strata_lines_new(in, "<stdin>");
+    char *line = NULL;
+    size_t len = 0;
+    int got;
+    bool ok = true;
+    while (ok && (got = strata_lines_next(lines, &line, &len, err)) == 1)
+        ok = fwrite(line, 1, len, fp) == len && fputc('\n', fp) != EOF;
+    strata_lines_free(lines);
+    if (ok && got < 0) {
+        fclose(fp);
+        return NULL;
     }
-    if (ferror(stdin) || fflush(fp) != 0 || fseeko(fp, 0, SEEK_SET) != 0) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot read standard input: %s", g_strerror(errno));
+    if (!ok || fflush(fp) != 0 || fseeko(fp, 0, SEEK_SET) != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot spool standard input: %s", g_strerror(errno));
         fclose(fp);
         return NULL;
     }
