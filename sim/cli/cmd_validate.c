@@ -5,6 +5,10 @@
  * Order: the real replay runs first (nothing else is busy in this process),
  * then the engine, once (SimGrid allows one engine per process), on the
  * rewound trace; backend/compare.h does the comparison.
+ *
+ * `strata validate --published [FILE.ini...]` instead simulates published
+ * measurements (validate/published.h; default: every case file in
+ * validation/) and prints measured, simulated and error per case.
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,10 +19,12 @@
 #include "core/error.h"
 #include "engine/engine.h"
 #include "trace/reader.h"
+#include "validate/published.h"
 
 typedef struct validate_args {
     strata_backend_args b;
     gboolean quiet;
+    gboolean published;
 } validate_args;
 
 static char *validate_json(const validate_args *a, const strata_hw *hw, const strata_comparison *cmp,
@@ -106,6 +112,26 @@ done:
     return strata_job_end(job, status, err);
 }
 
+/* The published cases of the files named (default: every validation/NAME.ini). */
+static int validate_published(strata_job *job, int argc, char **argv)
+{
+    GError *err = NULL;
+    strata_published *set = strata_published_new();
+    bool ok = true;
+    for (int i = 1; ok && i < argc; i++)
+        ok = strata_published_load(set, argv[i], &err);
+    if (ok && argc < 2) {
+        char *dir = strata_published_default_dir();
+        ok = strata_published_load_dir(set, dir, &err);
+        g_free(dir);
+    }
+    strata_job_doing(job, "simulating published cases");
+    if (ok && strata_published_run(set, &err))
+        strata_published_print(set, strata_job_human(job));
+    strata_published_free(set);
+    return strata_job_end(job, STRATA_EXIT_OK, err);
+}
+
 int strata_cmd_validate(int argc, char **argv)
 {
     validate_args a = {0};
@@ -126,14 +152,23 @@ int strata_cmd_validate(int argc, char **argv)
         {"device-memory", 'm', 0, G_OPTION_ARG_STRING, &a.b.device_memory,
          "cuda: device memory as arena (default), malloc or async (see strata replay --help)", "MODE"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "Print only the makespan line, not every op", NULL},
+        {"published", 0, 0, G_OPTION_ARG_NONE, &a.published,
+         "Simulate the published measurements of the case files given as arguments (default: every validation/NAME.ini) "
+         "and print measured, simulated and error per case",
+         NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     strata_job *job = strata_job_new("validate", "- compare a simulation with a real replay of the same trace", "Replays the trace for real on the backend, simulates it on the hardware model, and prints for\n"
              "every copy and compute its simulated and measured durations and the error (sim - real) / real,\n"
              "then the percentiles of |error| and the makespan error.", "Exit status: 0 done; 1 the trace ran out of memory; 2 bad input, usage or "
                                           "no device.", entries);
-    int status = strata_job_parse(job, &argc, &argv, 0, 0, NULL) ? validate_main(job, &a)
-                                                                  : strata_job_end(job, STRATA_EXIT_USAGE, NULL);
+    int status = !strata_job_parse(job, &argc, &argv, 0, -1, NULL) ? strata_job_end(job, STRATA_EXIT_USAGE, NULL)
+                 : a.published                                    ? validate_published(job, argc, argv)
+                 : argc > 1 ? strata_job_end(job, STRATA_EXIT_USAGE,
+                                             g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
+                                                         "unexpected argument '%s' (case files go with --published)",
+                                                         argv[1]))
+                            : validate_main(job, &a);
     g_free(backend_help);
     strata_backend_args_clear(&a.b);
     return status;

@@ -1,0 +1,77 @@
+/*
+ * published.h: published measurements and what the model says for them.
+ *
+ * A case file (validation/NAME.ini, read through core/keyfile.h) holds cases:
+ *
+ *   [case NAME]
+ *   source   = where the figure was published (URL and the exact table)
+ *   setup    = what was measured, as the source describes it
+ *   measured = the published figure with its unit: a time ("3.6s") for
+ *              metric makespan, a bandwidth ("9.6GB/s") for metric bandwidth
+ *   metric   = makespan | bandwidth (bytes / makespan)
+ *   bytes    = the bytes the source counts in its bandwidth (bandwidth only)
+ *   hw       = hardware model (.ini), relative to the case file's folder
+ *   trace    = the strata trace that reproduces the setup, likewise
+ *   note     = optional: why the model is off, when it is
+ *
+ * Each case is simulated with the engine as the model stands (no option,
+ * no override), in its own child process (SimGrid: one engine per
+ * process), exactly as `strata run --hw HW --trace TRACE` would.
+ *
+ * Invariants: a loaded set holds only cases whose every key was checked
+ * (known keys, positive measured value of the metric's kind, readable
+ * paths); errors name "FILE:LINE"; error = (simulated - measured) / measured.
+ */
+#ifndef STRATA_VALIDATE_PUBLISHED_H
+#define STRATA_VALIDATE_PUBLISHED_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum {
+    STRATA_PUBLISHED_MAKESPAN,  /* seconds */
+    STRATA_PUBLISHED_BANDWIDTH, /* bytes / makespan, bytes per second */
+} strata_published_metric;
+
+typedef struct strata_published_case {
+    char *name, *where;          /* where: "FILE:LINE" of the group */
+    char *source, *setup, *note; /* note may be NULL */
+    char *hw, *trace;            /* resolved paths */
+    strata_published_metric metric;
+    uint64_t bytes;              /* bandwidth only */
+    double measured;             /* SI: seconds or bytes per second */
+    double simulated;            /* same unit; NAN until simulated */
+} strata_published_case;
+
+typedef struct strata_published strata_published;
+
+strata_published *strata_published_new(void);
+void strata_published_free(strata_published *set);
+
+/* Appends the cases of one file. */
+bool strata_published_load(strata_published *set, const char *path, GError **err);
+/* The default case folder: ./validation when it is a folder, else the
+ * source tree's (STRATA_SOURCE_DIR/validation) (g_free). */
+char *strata_published_default_dir(void);
+/* Appends the cases of every .ini file in dir, in name order. */
+bool strata_published_load_dir(strata_published *set, const char *dir, GError **err);
+
+size_t strata_published_count(const strata_published *set);
+const strata_published_case *strata_published_case_at(const strata_published *set, size_t i);
+
+/* Simulates one case in a child process; *value in the metric's unit. */
+bool strata_published_simulate(const strata_published_case *c, double *value, GError **err);
+/* Simulates every case, filling `simulated`. */
+bool strata_published_run(strata_published *set, GError **err);
+
+/* (simulated - measured) / measured. */
+double strata_published_error(const strata_published_case *c);
+/* Median of |error| over the simulated cases (NAN when none). */
+double strata_published_median_error(const strata_published *set);
+
+/* The table: case, measured, simulated, error; then the median. */
+void strata_published_print(const strata_published *set, FILE *out);
+
+#endif

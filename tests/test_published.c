@@ -1,0 +1,198 @@
+/*
+ * test_published.c: the published-measurement cases (validate/published.h)
+ * and `strata validate --published`.
+ *
+ * The shipped cases all parse and simulate; a few of them give exactly what
+ * the timing equation of traces/FORMAT.md says (derived by hand below from
+ * the figures of their hardware files); bad case files are errors at
+ * FILE:LINE, exit 2.
+ */
+#include <math.h>
+#include <string.h>
+#include "testutil.h"
+#include "validate/published.h"
+
+static strata_published *shipped(void)
+{
+    char *dir = strata_test_source_path("validation");
+    strata_published *set = strata_published_new();
+    GError *err = NULL;
+    ck_assert_msg(strata_published_load_dir(set, dir, &err), "%s", err ? err->message : "");
+    g_free(dir);
+    return set;
+}
+
+static const strata_published_case *find(const strata_published *set, const char *name)
+{
+    for (size_t i = 0; i < strata_published_count(set); i++)
+        if (strcmp(strata_published_case_at(set, i)->name, name) == 0)
+            return strata_published_case_at(set, i);
+    ck_abort_msg("no case %s", name);
+    return NULL;
+}
+
+static double simulate(const strata_published_case *c)
+{
+    GError *err = NULL;
+    double v = NAN;
+    ck_assert_msg(strata_published_simulate(c, &v, &err), "%s", err ? err->message : "");
+    return v;
+}
+
+START_TEST(test_shipped_cases_parse)
+{
+    strata_published *set = shipped();
+    ck_assert_uint_ge(strata_published_count(set), 15);
+    GHashTable *sources = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (size_t i = 0; i < strata_published_count(set); i++) {
+        const strata_published_case *c = strata_published_case_at(set, i);
+        ck_assert(c->measured > 0);
+        ck_assert(isnan(c->simulated));
+        /* the source's address up to its first blank */
+        g_hash_table_add(sources, g_strndup(c->source, strcspn(c->source, " ")));
+    }
+    ck_assert_uint_ge(g_hash_table_size(sources), 4);
+    g_hash_table_destroy(sources);
+    strata_published_free(set);
+}
+END_TEST
+
+/* v100-sxm2-16gb.ini: PCIe 16 GB/s each way, 2 us; host 76.8 GB/s and HBM
+ * 900 GB/s do not bind. 32e6 B take 2e-6 + 32e6 / 16e9 = 0.002002 s:
+ * 32e6 / 0.002002 = 15.984015984... GB/s. */
+START_TEST(test_copy_over_a_link)
+{
+    strata_published *set = shipped();
+    const strata_published_case *c = find(set, "v100-sxm2 h2d 32MB");
+    ck_assert_double_eq_tol(c->measured, 9.6e9, 1);
+    ck_assert_double_eq_tol(simulate(c), 32e6 / 0.002002, 1e-3);
+    c = find(set, "v100-sxm2 d2h 32MB");
+    ck_assert_double_eq_tol(simulate(c), 32e6 / 0.002002, 1e-3);
+    strata_published_free(set);
+}
+END_TEST
+
+/* A copy inside HBM reads and writes its port (1555 GB/s, no latency):
+ * 1e9 B take 2e9 / 1555e9 s, and bandwidthTest's 2 x bytes over that time
+ * is the port's bandwidth exactly. */
+START_TEST(test_copy_inside_a_memory)
+{
+    strata_published *set = shipped();
+    const strata_published_case *c = find(set, "a100-pcie d2d 1GB");
+    ck_assert_uint_eq(c->bytes, 2000000000u);
+    ck_assert_double_eq_tol(simulate(c), 1555e9, 1e-2);
+    strata_published_free(set);
+}
+END_TEST
+
+/* h100-pcie.ini: 10 GiB from HBM to pageable memory crosses pcie (64 GB/s,
+ * 2 us) then staging (27 GB/s, 5 us): 7e-6 + 10737418240 / 27e9 s. */
+START_TEST(test_two_link_route_makespan)
+{
+    strata_published *set = shipped();
+    const strata_published_case *c = find(set, "h100-pcie jax device_put d2h 10GiB");
+    ck_assert(c->metric == STRATA_PUBLISHED_MAKESPAN);
+    double want = 7e-6 + 10737418240.0 / 27e9;
+    ck_assert_double_eq_tol(simulate(c), want, 1e-12);
+    ck_assert_double_eq_tol(c->measured, 3.6008787155151367, 1e-12);
+    strata_published_free(set);
+}
+END_TEST
+
+/* Every case simulates; the median follows the errors. */
+START_TEST(test_run_all_and_median)
+{
+    strata_published *set = shipped();
+    GError *err = NULL;
+    ck_assert_msg(strata_published_run(set, &err), "%s", err ? err->message : "");
+    size_t n = strata_published_count(set), below = 0, above = 0;
+    double median = strata_published_median_error(set);
+    for (size_t i = 0; i < n; i++) {
+        const strata_published_case *c = strata_published_case_at(set, i);
+        ck_assert(c->simulated > 0);
+        double e = fabs(strata_published_error(c));
+        below += e <= median;
+        above += e >= median;
+    }
+    ck_assert_uint_ge(below, (n + 1) / 2);
+    ck_assert_uint_ge(above, (n + 1) / 2);
+    strata_published_free(set);
+}
+END_TEST
+
+static char *case_file(const char *body)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace = strata_test_source_path("traces/examples/pcie-copy.trace");
+    char *text = g_strdup_printf("# a case\n[case pcie]\nsource = x\nsetup = y\nhw = %s\ntrace = %s\n%s", hw, trace,
+                                 body);
+    char *path = strata_test_write_temp("case-XXXXXX.ini", text);
+    g_free(text);
+    g_free(hw);
+    g_free(trace);
+    return path;
+}
+
+/* A hand-made case: test-simple.ini's 1 GiB copy takes 67.109864 ms (the
+ * trace's own comment), so 2^30 B over it, and a measured 50 ms. */
+START_TEST(test_cli_table)
+{
+    char *path = case_file("measured = 50ms\nmetric = makespan\n");
+    strata_cli_result r = strata_test_cli("validate", "--published", path, NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "pcie"));
+    ck_assert_ptr_nonnull(strstr(r.out, "67.110 ms"));
+    ck_assert_ptr_nonnull(strstr(r.out, "+34.2%"));
+    ck_assert_ptr_nonnull(strstr(r.out, "median |error| over 1 cases: 34.2%"));
+    strata_cli_result_clear(&r);
+    g_free(path);
+}
+END_TEST
+
+static void expect_bad(const char *body, int line, const char *what)
+{
+    char *path = case_file(body);
+    strata_cli_result r = strata_test_cli("validate", "--published", path, NULL);
+    ck_assert_int_eq(r.status, 2);
+    char *where = g_strdup_printf("%s:%d", path, line);
+    ck_assert_msg(strstr(r.err, where) && strstr(r.err, what), "stderr: %s (want %s, %s)", r.err, where, what);
+    g_free(where);
+    strata_cli_result_clear(&r);
+    g_free(path);
+}
+
+START_TEST(test_bad_case_files)
+{
+    expect_bad("measured = 50ms\nmetric = speed\n", 8, "expected makespan or bandwidth");
+    expect_bad("measured = 50GB/s\nmetric = makespan\n", 7, "expected a time");
+    expect_bad("measured = 5GB/s\nmetric = bandwidth\n", 2, "has no bytes=");
+    expect_bad("measured = 5GB/s\nmetric = bandwidth\nbytes = -1\n", 9, "expected a size");
+    expect_bad("measured = 50ms\nmetric = makespan\ncolour = red\n", 9, "unknown key");
+    expect_bad("measured = 50ms\nmetric = makespan\n[other]\n", 9, "expected a group [case NAME]");
+}
+END_TEST
+
+START_TEST(test_arguments_need_published)
+{
+    strata_cli_result r = strata_test_cli("validate", "x.ini", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--published"));
+    strata_cli_result_clear(&r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("published");
+    TCase *tc = tcase_create("published");
+    tcase_add_test(tc, test_shipped_cases_parse);
+    tcase_add_test(tc, test_copy_over_a_link);
+    tcase_add_test(tc, test_copy_inside_a_memory);
+    tcase_add_test(tc, test_two_link_route_makespan);
+    tcase_add_test(tc, test_run_all_and_median);
+    tcase_add_test(tc, test_cli_table);
+    tcase_add_test(tc, test_bad_case_files);
+    tcase_add_test(tc, test_arguments_need_published);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
