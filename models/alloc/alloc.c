@@ -22,6 +22,7 @@ extern const strata_alloc_type strata_alloc_best_fit;
 extern const strata_alloc_type strata_alloc_buddy;
 extern const strata_alloc_type strata_alloc_bfc;
 extern const strata_alloc_type strata_alloc_caching;
+extern const strata_alloc_type strata_alloc_caching_host;
 extern const strata_alloc_type strata_alloc_offline;
 
 static const strata_alloc_type *const alloc_types[] = {
@@ -32,6 +33,7 @@ static const strata_alloc_type *const alloc_types[] = {
     &strata_alloc_buddy,
     &strata_alloc_bfc,
     &strata_alloc_caching,
+    &strata_alloc_caching_host,
     &strata_alloc_offline,
     NULL,
 };

@@ -1,0 +1,187 @@
+/*
+ * test_alloc_host_async.c: the whole-block caching allocators, caching-host
+ * (PyTorch's pinned host memory allocator) and cuda-async (the
+ * cudaMallocAsync pool), on small traces whose figures are derived by hand
+ * in the comments.
+ */
+#include <check.h>
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include <string.h>
+#include "alloc/alloc.h"
+#include "testutil.h"
+
+#define KiB (UINT64_C(1) << 10)
+#define MiB (UINT64_C(1) << 20)
+
+/* Runs a script of steps separated by ';' on allocator a, checking its
+ * invariants after each: "a ID SIZE [STREAM]" allocates (must succeed),
+ * "x ID SIZE [STREAM]" must fail, "f ID" frees, "r" releases. Returns the
+ * offset of the last allocation. */
+static uint64_t drive(strata_allocator *a, const char *script)
+{
+    char **steps = g_strsplit(script, ";", -1);
+    uint64_t last = UINT64_MAX;
+    for (char **s = steps; *s; s++) {
+        char op = 0;
+        unsigned long long id = 0, size = 0, stream = 0;
+        int n = sscanf(*s, " %c %llu %llu %llu", &op, &id, &size, &stream);
+        ck_assert_msg(n >= 1, "bad step '%s'", *s);
+        uint64_t off = UINT64_MAX;
+        if (op == 'a')
+            ck_assert_msg(strata_allocator_alloc(a, id, size, (uint32_t)stream, &off),
+                          "%s: step '%s' failed", strata_allocator_name(a), *s);
+        else if (op == 'x')
+            ck_assert_msg(!strata_allocator_alloc(a, id, size, (uint32_t)stream, &off),
+                          "%s: step '%s' should fail", strata_allocator_name(a), *s);
+        else if (op == 'f')
+            strata_allocator_free_block(a, id);
+        else if (op == 'r')
+            strata_allocator_release(a);
+        else
+            ck_abort_msg("bad step '%s'", *s);
+        if (op == 'a')
+            last = off;
+        GError *err = NULL;
+        ck_assert_msg(strata_allocator_check(a, &err), "after '%s': %s", *s, err ? err->message : "");
+    }
+    g_strfreev(steps);
+    return last;
+}
+
+static strata_allocator *make(const char *spec, uint64_t capacity)
+{
+    GError *err = NULL;
+    strata_allocator *a = strata_allocator_new(spec, capacity, 0, &err);
+    ck_assert_msg(a != NULL, "%s: %s", spec, err ? err->message : "?");
+    return a;
+}
+
+static strata_alloc_stats stats_of(const strata_allocator *a)
+{
+    strata_alloc_stats s;
+    strata_allocator_stats(a, &s);
+    return s;
+}
+
+/* ---- caching-host ---- */
+
+/* Power-of-two rounding: 1000 -> 1024 (24 wasted), 1025 -> 2048, 4096 stays. */
+START_TEST(test_host_rounds_to_power_of_two)
+{
+    strata_allocator *a = make("caching-host", 1024 * MiB);
+    drive(a, "a 0 1000; a 1 1025; a 2 4096");
+    strata_alloc_stats s = stats_of(a);
+    ck_assert_uint_eq(s.allocated, 1000 + 1025 + 4096);
+    ck_assert_uint_eq(s.reserved, 1024 + 2048 + 4096);
+    ck_assert_uint_eq(s.internal_waste, 24 + 1023);
+    ck_assert_uint_eq(s.n_segments, 3);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* Blocks are cached per rounded size and never split: after freeing the
+ * 4 KiB block of 3000 B, 4000 B (also 4 KiB) reuses it, 2000 B (2 KiB)
+ * cannot take part of a cached 8 KiB block and gets a block of its own. */
+START_TEST(test_host_reuse_by_size_never_split)
+{
+    strata_allocator *a = make("caching-host", 1024 * MiB);
+    drive(a, "a 0 3000; f 0; a 1 4000");
+    ck_assert_uint_eq(stats_of(a).reserved, 4 * KiB);
+    drive(a, "a 2 5000; f 2; a 3 2000");
+    strata_alloc_stats s = stats_of(a);
+    ck_assert_uint_eq(s.reserved, 4 * KiB + 8 * KiB + 2 * KiB);
+    ck_assert_uint_eq(s.allocated, 4000 + 2000);
+    ck_assert_uint_eq(s.free_in_reserved, 8 * KiB);
+    ck_assert_uint_eq(s.largest_free, 8 * KiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* The list of a size is LIFO, and not per stream: two 1 MiB blocks freed in
+ * the order 0, 1; the next request, on another stream, gets block 1's
+ * address, the one after that block 0's. */
+START_TEST(test_host_lifo_any_stream)
+{
+    strata_allocator *a = make("caching-host", 1024 * MiB);
+    uint64_t off0 = drive(a, "a 0 1048576 0");
+    uint64_t off1 = drive(a, "a 1 1048576 0");
+    ck_assert_uint_ne(off0, off1);
+    ck_assert_uint_eq(drive(a, "f 0; f 1; a 2 1000000 1"), off1);
+    ck_assert_uint_eq(drive(a, "a 3 600000 2"), off0);
+    ck_assert_uint_eq(stats_of(a).reserved, 2 * MiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* release (empty_cache) returns the cached blocks only: 1 KiB + 2 KiB live,
+ * 4 KiB cached -> 3 KiB reserved after it. */
+START_TEST(test_host_release_frees_cached)
+{
+    strata_allocator *a = make("caching-host", 1024 * MiB);
+    drive(a, "a 0 1024; a 1 2048; a 2 4096; f 2; r");
+    strata_alloc_stats s = stats_of(a);
+    ck_assert_uint_eq(s.reserved, 3 * KiB);
+    ck_assert_uint_eq(s.n_segments, 2);
+    ck_assert_uint_eq(s.largest_free, 0);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* Capacity 6 KiB: 3000 B holds 4 KiB; after its free, 2000 B needs a new
+ * 2 KiB block (4 + 2 <= 6 fits), then 1500 B needs another 2 KiB block
+ * (6 + 2 > 6): no release and retry, it fails while 4 KiB sit cached; after
+ * an explicit release it fits. */
+START_TEST(test_host_capacity_no_retry)
+{
+    strata_allocator *a = make("caching-host", 6 * KiB);
+    drive(a, "a 0 3000; f 0; a 1 2000; x 2 1500; r; a 2 1500");
+    ck_assert_uint_eq(stats_of(a).reserved, 4 * KiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* strata alloc: a, b (3000 B each, 4 KiB blocks), free a, c (4000 B) reuses
+ * a's block: peak reserved 8 KiB; peak allocated b + c = 7000 B. */
+START_TEST(test_host_cli)
+{
+    char *trace = strata_test_write_temp("host-XXXXXX.trace",
+                                         "strata-trace 1\nalloc a 3000\nalloc b 3000\nfree a\n"
+                                         "alloc c 4000\n");
+    char *dir = strata_test_temp_dir();
+    char *json = g_build_filename(dir, "out.json", NULL);
+    strata_cli_result r = strata_test_cli("alloc", "--trace", trace, "--allocator", "caching-host",
+                                          "--capacity", "1GiB", "--json", json, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    ck_assert_str_eq(json_object_get_string_member(o, "allocator"), "caching-host");
+    ck_assert_int_eq(json_object_get_int_member(o, "peak_reserved_bytes"), 8192);
+    ck_assert_int_eq(json_object_get_int_member(o, "peak_allocated_bytes"), 7000);
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    g_free(json);
+    g_free(dir);
+    g_free(trace);
+}
+END_TEST
+
+static Suite *host_async_suite(void)
+{
+    Suite *s = suite_create("alloc_host_async");
+    TCase *tc = tcase_create("host");
+    tcase_add_test(tc, test_host_rounds_to_power_of_two);
+    tcase_add_test(tc, test_host_reuse_by_size_never_split);
+    tcase_add_test(tc, test_host_lifo_any_stream);
+    tcase_add_test(tc, test_host_release_frees_cached);
+    tcase_add_test(tc, test_host_capacity_no_retry);
+    tcase_add_test(tc, test_host_cli);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return strata_test_main(host_async_suite());
+}
