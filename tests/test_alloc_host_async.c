@@ -148,21 +148,17 @@ START_TEST(test_host_cli)
     char *trace = strata_test_write_temp("host-XXXXXX.trace",
                                          "strata-trace 1\nalloc a 3000\nalloc b 3000\nfree a\n"
                                          "alloc c 4000\n");
-    char *dir = strata_test_temp_dir();
-    char *json = g_build_filename(dir, "out.json", NULL);
     strata_cli_result r = strata_test_cli("alloc", "--trace", trace, "--allocator", "caching-host",
-                                          "--capacity", "1GiB", "--json", json, NULL);
+                                          "--capacity", "1GiB", "--json", "-", NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
-    JsonParser *p = json_parser_new();
-    ck_assert(json_parser_load_from_file(p, json, NULL));
-    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    JsonNode *root = json_from_string(r.out, NULL);
+    ck_assert_ptr_nonnull(root);
+    JsonObject *o = json_node_get_object(root);
     ck_assert_str_eq(json_object_get_string_member(o, "allocator"), "caching-host");
     ck_assert_int_eq(json_object_get_int_member(o, "peak_reserved_bytes"), 8192);
     ck_assert_int_eq(json_object_get_int_member(o, "peak_allocated_bytes"), 7000);
-    g_object_unref(p);
+    json_node_unref(root);
     strata_cli_result_clear(&r);
-    g_free(json);
-    g_free(dir);
     g_free(trace);
 }
 END_TEST
