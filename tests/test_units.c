@@ -231,17 +231,22 @@ START_TEST(format_human)
     s = strata_format_flop_rate(197e12);
     ck_assert_str_eq(s, "197.0 TFLOP/s");
     g_free(s);
-    /* Values too large for fixed notation keep all their digits' worth:
-     * 1e35 s once printed as a number cut short (a factor 100 off). */
-    s = strata_format_time(1e35);
-    ck_assert_str_eq(s, "1.000e+35 s");
-    g_free(s);
-    s = strata_format_time(123456.5);
-    ck_assert_str_eq(s, "123456.500 s");
-    g_free(s);
-    s = strata_format_bandwidth(2e40);
-    ck_assert_str_eq(s, "2.000e+25 PB/s");
-    g_free(s);
+    /* Values too large for fixed notation print with an exponent: 1e35 s
+     * once printed as a number cut short (a factor 100 off). */
+    static const struct {
+        char *(*format)(double);
+        double value;
+        const char *text;
+    } large[] = {
+        {strata_format_time, 1e35, "1.000e+35 s"},
+        {strata_format_time, 123456.5, "123456.500 s"},
+        {strata_format_bandwidth, 2e40, "2.000e+25 PB/s"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(large); i++) {
+        s = large[i].format(large[i].value);
+        ck_assert_str_eq(s, large[i].text);
+        g_free(s);
+    }
 }
 END_TEST
 
