@@ -35,11 +35,5 @@ int strata_cmd_check(int argc, char **argv);
 /* Option and error helpers (job.c; commands use them through cli/job.h). */
 /* Print "strata CMD: message" and return the exit status for err (frees err). */
 int strata_cli_fail(const char *cmd, GError *err);
-/* Parse options; on error prints usage hint and returns false. */
-gboolean strata_cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd, int *status);
-/* For commands that take options only: after parsing, argv[0] is the command.
- * Prints "unexpected argument" with a usage hint and returns false when a
- * positional argument is left. */
-gboolean strata_cli_expect_no_args(const char *cmd, int argc, char **argv);
 
 #endif

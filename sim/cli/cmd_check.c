@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
+#include "cli/job.h"
 #include "core/error.h"
 #include "core/units.h"
 #include "hw/hw.h"
@@ -129,42 +130,36 @@ int strata_cmd_check(int argc, char **argv)
          "HW.ini"},
         G_OPTION_ENTRY_NULL,
     };
-    GOptionContext *octx = g_option_context_new("- check a trace (and a hardware model) without running it");
-    g_option_context_add_main_entries(octx, entries, NULL);
-    g_option_context_set_description(
-        octx, "Reads the trace once, checks its syntax and its semantics (buffer names live, copies that fit,\n"
-              "waits on recorded events, options first) and prints op, buffer, stream and event counts and\n"
-              "the peak of live bytes per memory (sum of live buffer sizes, no allocator overhead).\n"
-              "Exit status: 0 the trace is good; 2 bad input, with FILE:LINE and what was expected.\n");
-    int status = STRATA_EXIT_OK;
-    if (!strata_cli_parse(octx, &argc, &argv, "check", &status))
+    strata_job *job = strata_job_new(
+        "check", "- check a trace (and a hardware model) without running it", NULL,
+        "Reads the trace once, checks its syntax and its semantics (buffer names live, copies that fit,\n"
+        "waits on recorded events, options first) and prints op, buffer, stream and event counts and\n"
+        "the peak of live bytes per memory (sum of live buffer sizes, no allocator overhead).\n"
+        "Exit status: 0 the trace is good; 2 bad input, with FILE:LINE and what was expected.\n",
+        entries);
+    GError *err = NULL;
+    int status = STRATA_EXIT_USAGE;
+    if (!strata_job_parse(job, &argc, &argv, 0, 0, NULL))
         goto out;
-    if (!strata_cli_expect_no_args("check", argc, argv)) {
-        status = STRATA_EXIT_USAGE;
-        goto out;
-    }
     if (!trace_path) {
-        fprintf(stderr, "strata check: --trace is required\nRun 'strata check --help' for usage.\n");
-        status = STRATA_EXIT_USAGE;
+        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--trace is required (see 'strata check --help')");
         goto out;
     }
     check_ctx ctx = {.trace_path = trace_path};
     ctx.use = g_array_new(FALSE, TRUE, sizeof(memory_use));
     ctx.memory_order = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-    GError *err = NULL;
-    if (hw_path && !(ctx.hw = strata_hw_load(hw_path, NULL, &err)))
-        status = strata_cli_fail("check", err);
-    else if (!check_trace(&ctx, &err))
-        status = strata_cli_fail("check", err);
-    else
+    strata_job_doing(job, "checking %s", trace_path);
+    if ((!hw_path || (ctx.hw = strata_hw_load(hw_path, NULL, &err))) && check_trace(&ctx, &err)) {
         print_report(&ctx);
+        status = STRATA_EXIT_OK;
+    }
     strata_binder_free(ctx.binder);
     strata_source_free(ctx.src);
     strata_hw_free(ctx.hw);
     g_array_free(ctx.memory_order, TRUE);
     g_array_free(ctx.use, TRUE);
 out:
-    g_option_context_free(octx);
+    status = strata_job_end(job, status, err);
     g_free(trace_path);
     g_free(hw_path);
     return status;

@@ -1,6 +1,6 @@
 /*
- * job.c: one run of a subcommand (contract in job.h), and the option and
- * error helpers of cli.h that it is built on.
+ * job.c: one run of a subcommand (contract in job.h), and the error
+ * helper of cli.h that it is built on.
  *
  * Design: the job owns an output set (core/outfile.h) and the signal
  * watcher (core/interrupt.h) that discards that set on SIGINT/SIGTERM.
@@ -59,26 +59,6 @@ static void usage_error(const char *cmd, const char *fmt, ...)
     g_free(msg);
 }
 
-gboolean strata_cli_expect_no_args(const char *cmd, int argc, char **argv)
-{
-    if (argc <= 1)
-        return TRUE;
-    usage_error(cmd, "unexpected argument '%s'", argv[1]);
-    return FALSE;
-}
-
-gboolean strata_cli_parse(GOptionContext *ctx, int *argc, char ***argv, const char *cmd, int *status)
-{
-    GError *err = NULL;
-    if (!g_option_context_parse(ctx, argc, argv, &err)) {
-        usage_error(cmd, "%s", err->message);
-        g_clear_error(&err);
-        *status = STRATA_EXIT_USAGE;
-        return FALSE;
-    }
-    return TRUE;
-}
-
 strata_job *strata_job_new(const char *cmd, const char *parameter_string, const char *summary,
                            const char *description, const GOptionEntry *entries)
 {
@@ -104,9 +84,12 @@ const char *strata_job_cmd(const strata_job *job) { return job->cmd; }
 
 bool strata_job_parse(strata_job *job, int *argc, char ***argv, int min_args, int max_args, const char *args_usage)
 {
-    int status;
-    if (!strata_cli_parse(job->options, argc, argv, job->cmd, &status))
+    GError *err = NULL;
+    if (!g_option_context_parse(job->options, argc, argv, &err)) {
+        usage_error(job->cmd, "%s", err->message);
+        g_clear_error(&err);
         return false;
+    }
     int n = *argc - 1;
     if (max_args == 0 && n > 0) {
         usage_error(job->cmd, "unexpected argument '%s'", (*argv)[1]);
