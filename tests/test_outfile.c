@@ -144,6 +144,30 @@ START_TEST(write_file_atomic)
 }
 END_TEST
 
+/* A device target is written in place: renaming a temporary over /dev/null
+ * (as root) would replace the device with a plain file. */
+START_TEST(device_written_in_place)
+{
+    struct stat before;
+    ck_assert_int_eq(stat("/dev/null", &before), 0);
+    ck_assert(S_ISCHR(before.st_mode));
+    GError *err = NULL;
+    strata_outfile *out = strata_outfile_open("/dev/null", &err);
+    ck_assert_msg(out != NULL, "%s", err ? err->message : "");
+    fputs("discarded\n", strata_outfile_stream(out));
+    ck_assert(strata_outfile_commit(out, &err));
+    struct stat after;
+    ck_assert_int_eq(stat("/dev/null", &after), 0);
+    ck_assert(S_ISCHR(after.st_mode));
+    ck_assert_uint_eq(after.st_rdev, before.st_rdev);
+    out = strata_outfile_open("/dev/null", &err);
+    ck_assert(out != NULL);
+    strata_outfile_abort(out);
+    ck_assert_int_eq(stat("/dev/null", &after), 0);
+    ck_assert(S_ISCHR(after.st_mode));
+}
+END_TEST
+
 START_TEST(stdout_dash)
 {
     GError *err = NULL;
@@ -169,6 +193,7 @@ int main(void)
     tcase_add_test(tc, unwritable_is_an_error_at_open);
     tcase_add_test(tc, write_file_atomic);
     tcase_add_test(tc, stdout_dash);
+    tcase_add_test(tc, device_written_in_place);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -11,7 +11,10 @@
  *  1. for a real path, tmp_path names an existing file owned by this object
  *     until commit (renamed) or abort (unlinked);
  *  2. for "-", stream is stdout, tmp_path is NULL and stdout is never closed;
- *  3. the target path is touched only by the final rename();
+ *  3. the target path is touched only by the final rename(), except for an
+ *     existing target that is not a regular file (a device such as /dev/null,
+ *     a FIFO): it is opened and written in place (`direct`), since renaming
+ *     a temporary over it would replace the device with a plain file;
  *  4. an outfile opened in a set is in the set's list from open until
  *     commit or abort; the set's mutex guards that list, the `discarded`
  *     flag and every rename of a member, so a discard and a commit never
@@ -31,6 +34,7 @@ struct strata_outfile {
     char *tmp_path; /* NULL for stdout */
     FILE *stream;
     strata_outfile_set *set; /* NULL: none */
+    bool direct;             /* written in place: an existing non-regular target */
 };
 
 struct strata_outfile_set {
@@ -123,6 +127,28 @@ static int commit_rename(strata_outfile *out)
 
 static bool is_stdout(const char *path) { return strcmp(path, "-") == 0; }
 
+/* An existing target that is not a regular file (a character device, a FIFO). */
+static bool is_special(const char *path)
+{
+    GStatBuf st;
+    return g_stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+}
+
+/* Opens a special target for writing in place; NULL with err set on failure. */
+static strata_outfile *open_direct(strata_outfile_set *set, strata_outfile *out, GError **err)
+{
+    out->stream = fopen(out->path, "w");
+    if (out->stream == NULL) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", out->path,
+                    g_strerror(errno));
+        strata_outfile_abort(out);
+        return NULL;
+    }
+    out->direct = true;
+    set_enter(set, out);
+    return out;
+}
+
 strata_outfile *strata_outfile_open(const char *path, GError **err)
 {
     return strata_outfile_open_in(NULL, path, err);
@@ -147,6 +173,8 @@ strata_outfile *strata_outfile_open_in(strata_outfile_set *set, const char *path
         strata_outfile_abort(out);
         return NULL;
     }
+    if (is_special(path))
+        return open_direct(set, out, err);
     char *dir = g_path_get_dirname(path);
     char *base = g_path_get_basename(path);
     char *name = g_strdup_printf(".%s.XXXXXX", base);
@@ -191,11 +219,14 @@ static void outfile_release(strata_outfile *out)
 
 bool strata_outfile_commit(strata_outfile *out, GError **err)
 {
-    if (out->tmp_path == NULL) { /* stdout */
+    if (out->tmp_path == NULL) { /* stdout, or a special file written in place */
         bool ok = fflush(out->stream) == 0 && !ferror(out->stream);
+        if (out->direct && fclose(out->stream) != 0)
+            ok = false;
         if (!ok)
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write standard output: %s",
-                        g_strerror(errno));
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write %s%s%s: %s",
+                        out->direct ? "'" : "", out->direct ? out->path : "standard output",
+                        out->direct ? "'" : "", g_strerror(errno));
         outfile_release(out);
         return ok;
     }
@@ -225,6 +256,8 @@ void strata_outfile_abort(strata_outfile *out)
     if (out == NULL)
         return;
     set_leave(out);
+    if (out->direct && out->stream)
+        fclose(out->stream);
     if (out->tmp_path) {
         if (out->stream)
             fclose(out->stream);
