@@ -1,4 +1,5 @@
 /* test_outfile.c: output files are complete or absent, never partial. */
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -144,27 +145,41 @@ START_TEST(write_file_atomic)
 }
 END_TEST
 
-/* A device target is written in place: renaming a temporary over /dev/null
- * (as root) would replace the device with a plain file. */
-START_TEST(device_written_in_place)
+/* A target that is not a regular file (a device such as /dev/null, here a
+ * FIFO) is written in place: renaming a temporary over it (as root, for
+ * /dev/null) would replace it with a plain file. */
+START_TEST(special_file_written_in_place)
 {
-    struct stat before;
-    ck_assert_int_eq(stat("/dev/null", &before), 0);
-    ck_assert(S_ISCHR(before.st_mode));
+    char *dir = strata_test_temp_dir();
+    char *fifo = g_build_filename(dir, "pipe", NULL);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    int reader = open(fifo, O_RDONLY | O_NONBLOCK); /* so that opening for writing does not block */
+    ck_assert_int_ge(reader, 0);
     GError *err = NULL;
-    strata_outfile *out = strata_outfile_open("/dev/null", &err);
+    strata_outfile *out = strata_outfile_open(fifo, &err);
     ck_assert_msg(out != NULL, "%s", err ? err->message : "");
-    fputs("discarded\n", strata_outfile_stream(out));
+    fputs("through\n", strata_outfile_stream(out));
     ck_assert(strata_outfile_commit(out, &err));
-    struct stat after;
-    ck_assert_int_eq(stat("/dev/null", &after), 0);
-    ck_assert(S_ISCHR(after.st_mode));
-    ck_assert_uint_eq(after.st_rdev, before.st_rdev);
-    out = strata_outfile_open("/dev/null", &err);
+    char buf[16] = {0};
+    ck_assert_int_eq(read(reader, buf, sizeof buf - 1), 8);
+    ck_assert_str_eq(buf, "through\n");
+    struct stat st;
+    ck_assert_int_eq(stat(fifo, &st), 0);
+    ck_assert(S_ISFIFO(st.st_mode));
+    out = strata_outfile_open(fifo, &err);
     ck_assert(out != NULL);
     strata_outfile_abort(out);
-    ck_assert_int_eq(stat("/dev/null", &after), 0);
-    ck_assert(S_ISCHR(after.st_mode));
+    ck_assert_int_eq(stat(fifo, &st), 0);
+    ck_assert(S_ISFIFO(st.st_mode));
+    GDir *d = g_dir_open(dir, 0, NULL);
+    ck_assert_str_eq(g_dir_read_name(d), "pipe"); /* no temporary left beside it */
+    ck_assert_ptr_null(g_dir_read_name(d));
+    g_dir_close(d);
+    close(reader);
+    g_unlink(fifo);
+    g_rmdir(dir);
+    g_free(fifo);
+    g_free(dir);
 }
 END_TEST
 
@@ -193,7 +208,7 @@ int main(void)
     tcase_add_test(tc, unwritable_is_an_error_at_open);
     tcase_add_test(tc, write_file_atomic);
     tcase_add_test(tc, stdout_dash);
-    tcase_add_test(tc, device_written_in_place);
+    tcase_add_test(tc, special_file_written_in_place);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
