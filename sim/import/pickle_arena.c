@@ -36,10 +36,8 @@ void *strata_pickle_region_resize(void *old, size_t old_bytes, size_t new_bytes)
     return m;
 }
 
-void strata_pickle_region_reserve(void **array, size_t n, size_t *cap, size_t elem)
+void strata_pickle_region_grow(void **array, size_t *cap, size_t elem)
 {
-    if (n < *cap)
-        return;
     *array = strata_pickle_region_resize(*array, *cap * elem, *cap * 2 * elem);
     *cap *= 2;
 }
@@ -53,28 +51,6 @@ void strata_pickle_arena_init(strata_pickle *p)
     p->cap_cells = 4096;
     p->cells = strata_pickle_region_resize(NULL, 0, p->cap_cells * sizeof(pcell));
     p->strbuf = g_byte_array_new();
-}
-
-strata_pv strata_pickle_new_node(strata_pickle *p, uint32_t type, uint32_t a, uint64_t u)
-{
-    strata_pickle_region_reserve((void **)&p->nodes, p->n_nodes, &p->cap_nodes, sizeof(pnode));
-    p->nodes[p->n_nodes] = (pnode){type, a, u};
-    return (strata_pv)p->n_nodes++;
-}
-
-void strata_pickle_container_add(strata_pickle *p, strata_pv c, strata_pv key, strata_pv value)
-{
-    strata_pickle_region_reserve((void **)&p->cells, p->n_cells, &p->cap_cells, sizeof(pcell));
-    uint32_t cell = (uint32_t)p->n_cells++;
-    p->cells[cell] = (pcell){key, value, 0};
-    pnode *n = &p->nodes[c];
-    uint32_t head = (uint32_t)(n->u >> 32), tail = (uint32_t)n->u;
-    if (head == 0)
-        head = cell;
-    else
-        p->cells[tail].next = cell;
-    n->u = ((uint64_t)head << 32) | cell;
-    n->a++;
 }
 
 strata_pickle *strata_pickle_doc_for_buffer(const void *data, size_t len, const char *origin)

@@ -66,14 +66,42 @@ bool strata_pickle_is_container(strata_pickle_type t);
 /* An anonymous mapping of new_bytes (old == NULL) or `old` grown to it;
  * out of memory is fatal. */
 void *strata_pickle_region_resize(void *old, size_t old_bytes, size_t new_bytes);
-/* Doubles *array (of *cap elements of elem bytes) when *n == *cap. */
-void strata_pickle_region_reserve(void **array, size_t n, size_t *cap, size_t elem);
+/* Doubles *array (of *cap elements of elem bytes). */
+void strata_pickle_region_grow(void **array, size_t *cap, size_t elem);
+/* Room for element n of *array: grows it when n == *cap. */
+static inline void strata_pickle_region_reserve(void **array, size_t n, size_t *cap, size_t elem)
+{
+    if (n >= *cap)
+        strata_pickle_region_grow(array, cap, elem);
+}
 
 /* Empty node and cell arrays (with their sentinels) and string buffer. */
 void strata_pickle_arena_init(strata_pickle *p);
-/* type: a strata_pickle_type, with a path tag above its low 8 bits. */
-strata_pv strata_pickle_new_node(strata_pickle *p, uint32_t type, uint32_t a, uint64_t u);
-void strata_pickle_container_add(strata_pickle *p, strata_pv c, strata_pv key, strata_pv value);
+/* type: a strata_pickle_type, with a path tag above its low 8 bits. (The
+ * parser's innermost calls: inline.) */
+static inline strata_pv strata_pickle_new_node(strata_pickle *p, uint32_t type, uint32_t a,
+                                               uint64_t u)
+{
+    strata_pickle_region_reserve((void **)&p->nodes, p->n_nodes, &p->cap_nodes, sizeof(pnode));
+    p->nodes[p->n_nodes] = (pnode){type, a, u};
+    return (strata_pv)p->n_nodes++;
+}
+
+static inline void strata_pickle_container_add(strata_pickle *p, strata_pv c, strata_pv key,
+                                               strata_pv value)
+{
+    strata_pickle_region_reserve((void **)&p->cells, p->n_cells, &p->cap_cells, sizeof(pcell));
+    uint32_t cell = (uint32_t)p->n_cells++;
+    p->cells[cell] = (pcell){key, value, 0};
+    pnode *n = &p->nodes[c];
+    uint32_t head = (uint32_t)(n->u >> 32), tail = (uint32_t)n->u;
+    if (head == 0)
+        head = cell;
+    else
+        p->cells[tail].next = cell;
+    n->u = ((uint64_t)head << 32) | cell;
+    n->a++;
+}
 
 /* A document over a buffer the caller keeps alive, or over the read-only
  * mapping of a file; without values yet (the arena is not set up). */

@@ -37,14 +37,6 @@ static bool set(pickle_scalar *out, pickle_scalar v)
     return true;
 }
 
-uint64_t strata_pickle_read_le(const uint8_t *b, size_t n)
-{
-    uint64_t v = 0;
-    for (size_t i = 0; i < n; i++)
-        v |= (uint64_t)b[i] << (8 * i);
-    return v;
-}
-
 pickle_scalar strata_pickle_scalar_double(strata_pickle_type type, double d)
 {
     pickle_scalar v = {type, 0};

@@ -20,7 +20,13 @@ typedef struct pickle_scalar {
     uint64_t u;
 } pickle_scalar;
 
-uint64_t strata_pickle_read_le(const uint8_t *b, size_t n);
+static inline uint64_t strata_pickle_read_le(const uint8_t *b, size_t n)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
+        v |= (uint64_t)b[i] << (8 * i);
+    return v;
+}
 pickle_scalar strata_pickle_scalar_double(strata_pickle_type type, double d);
 /* Decimal text, optionally signed (opname: for the message). */
 bool strata_pickle_decimal(const char *opname, const char *s, size_t n, pickle_scalar *out,

@@ -577,7 +577,7 @@ HANDLER(op_get)
 #define OP_MEMO(nm, kind, w, role, fn) {nm, kind, w, false, role, 0, fn}
 #define REFUSED(nm) {nm, ARG_NONE, 0, false, MEMO_NONE, 0, NULL}
 
-static const pickle_op ops[256] = {
+const pickle_op strata_pickle_ops[256] = {
     [0x80] = OP("PROTO", ARG_FIXED, 1, op_proto, 0),
     [0x95] = OP("FRAME", ARG_FIXED, 8, op_frame, 0),
     ['.'] = OP_MEMO("STOP", ARG_NONE, 0, MEMO_STOP, op_stop),
@@ -649,57 +649,6 @@ static const pickle_op ops[256] = {
     [0x98] = REFUSED("READONLY_BUFFER"),
 };
 
-const pickle_op *strata_pickle_op(uint8_t code) { return &ops[code]; }
-
-pickle_operand_status strata_pickle_operand(const pickle_op *op, const uint8_t *d, size_t len,
-                                            size_t *pos, const uint8_t **arg, size_t *n)
-{
-    *arg = d + *pos;
-    *n = 0;
-    if (op->arg == ARG_NONE)
-        return OPERAND_OK;
-    if (op->arg == ARG_LINE) {
-        const uint8_t *nl = memchr(d + *pos, '\n', len - *pos);
-        if (nl == NULL)
-            return OPERAND_NO_EOL;
-        *n = (size_t)(nl - *arg);
-        *pos += *n + 1;
-        return OPERAND_OK;
-    }
-    *n = op->width;
-    if (op->width > len - *pos)
-        return OPERAND_SHORT_FIELD;
-    *pos += op->width;
-    if (op->arg == ARG_FIXED)
-        return OPERAND_OK;
-    uint64_t payload = strata_pickle_read_le(*arg, op->width);
-    if (op->signed_len && (payload & 0x80000000u))
-        return OPERAND_NEGATIVE;
-    *n = (size_t)payload;
-    if (payload > len - *pos)
-        return OPERAND_SHORT_PAYLOAD;
-    *arg = d + *pos;
-    *pos += *n;
-    return OPERAND_OK;
-}
-
-bool strata_pickle_memo_key(const pickle_op *op, const uint8_t *arg, size_t n, uint64_t *key)
-{
-    if (op->arg != ARG_LINE) {
-        *key = strata_pickle_read_le(arg, n);
-        return true;
-    }
-    if (n == 0 || n > 19)
-        return false;
-    *key = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (arg[i] < '0' || arg[i] > '9')
-            return false;
-        *key = *key * 10 + (uint64_t)(arg[i] - '0');
-    }
-    return true;
-}
-
 /* ---- run ------------------------------------------------------------------- */
 
 static bool operand_error(parser *ps, const pickle_op *op, pickle_operand_status st, size_t n)
@@ -727,7 +676,7 @@ bool strata_pickle_run(parser *ps)
         if (ps->pos >= p->len)
             return fail(ps, "truncated pickle: no STOP opcode before the end of the file");
         uint8_t code = p->data[ps->pos++];
-        const pickle_op *op = &ops[code];
+        const pickle_op *op = &strata_pickle_ops[code];
         if (op->run == NULL) {
             if (op->name)
                 return fail(ps,

@@ -18,7 +18,10 @@
 #ifndef STRATA_PICKLE_MACHINE_H
 #define STRATA_PICKLE_MACHINE_H
 
+#include <string.h>
+
 #include "import/pickle_arena.h"
+#include "import/pickle_literal.h"
 
 /* The memo plan of a streamed read: for each memo key that some GET reads,
  * the offset of the last such GET, and the value stored under the key while
@@ -91,19 +94,69 @@ struct pickle_op {
     pickle_op_fn run;   /* NULL: refused (it would import or call) */
 };
 
-/* The entry of opcode `code` (name NULL when there is none). */
-const pickle_op *strata_pickle_op(uint8_t code);
+/* The table, by opcode (name NULL where there is no opcode). */
+extern const pickle_op strata_pickle_ops[256];
+
+static inline const pickle_op *strata_pickle_op(uint8_t code) { return &strata_pickle_ops[code]; }
 
 typedef enum { OPERAND_OK, OPERAND_SHORT_FIELD, OPERAND_NEGATIVE, OPERAND_SHORT_PAYLOAD,
                OPERAND_NO_EOL } pickle_operand_status;
 
 /* Reads op's operand at *pos of d[0..len): on OPERAND_OK *arg, *n are the
  * operand and *pos is past it. On an error *pos is where it was found and
- * *n the length that was asked for (SHORT_FIELD: the field's width). */
-pickle_operand_status strata_pickle_operand(const pickle_op *op, const uint8_t *d, size_t len,
-                                            size_t *pos, const uint8_t **arg, size_t *n);
+ * *n the length that was asked for (SHORT_FIELD: the field's width).
+ * (Inline: run() and the plan pass call it for every opcode.) */
+static inline pickle_operand_status strata_pickle_operand(const pickle_op *op, const uint8_t *d,
+                                                          size_t len, size_t *pos,
+                                                          const uint8_t **arg, size_t *n)
+{
+    *arg = d + *pos;
+    *n = 0;
+    if (op->arg == ARG_NONE)
+        return OPERAND_OK;
+    if (op->arg == ARG_LINE) {
+        const uint8_t *nl = memchr(d + *pos, '\n', len - *pos);
+        if (nl == NULL)
+            return OPERAND_NO_EOL;
+        *n = (size_t)(nl - *arg);
+        *pos += *n + 1;
+        return OPERAND_OK;
+    }
+    *n = op->width;
+    if (op->width > len - *pos)
+        return OPERAND_SHORT_FIELD;
+    *pos += op->width;
+    if (op->arg == ARG_FIXED)
+        return OPERAND_OK;
+    uint64_t payload = strata_pickle_read_le(*arg, op->width);
+    if (op->signed_len && (payload & 0x80000000u))
+        return OPERAND_NEGATIVE;
+    *n = (size_t)payload;
+    if (payload > len - *pos)
+        return OPERAND_SHORT_PAYLOAD;
+    *arg = d + *pos;
+    *pos += *n;
+    return OPERAND_OK;
+}
+
 /* The memo key of a PUT/GET operand; false when it is not one. */
-bool strata_pickle_memo_key(const pickle_op *op, const uint8_t *arg, size_t n, uint64_t *key);
+static inline bool strata_pickle_memo_key(const pickle_op *op, const uint8_t *arg, size_t n,
+                                          uint64_t *key)
+{
+    if (op->arg != ARG_LINE) {
+        *key = strata_pickle_read_le(arg, n);
+        return true;
+    }
+    if (n == 0 || n > 19)
+        return false;
+    *key = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (arg[i] < '0' || arg[i] > '9')
+            return false;
+        *key = *key * 10 + (uint64_t)(arg[i] - '0');
+    }
+    return true;
+}
 
 /* Runs opcodes from ps->pos: true at STOP (root set) or at a pause, false
  * on an error (in *ps->err). */

@@ -160,21 +160,6 @@ bool strata_pickle_stream_hands_out(const strata_pickle_stream *s, uint32_t tag)
 
 /* ---- the memo plan ------------------------------------------------------------ */
 
-static size_t plan_hash(uint64_t key, size_t mask)
-{
-    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & mask;
-}
-
-memo_slot *strata_pickle_plan_find(const memo_plan *m, uint64_t key)
-{
-    for (size_t i = plan_hash(key, m->mask);; i = (i + 1) & m->mask) {
-        memo_slot *s = &m->slots[i];
-        if (s->key1 == key + 1)
-            return s;
-        if (s->key1 == 0)
-            return NULL;
-    }
-}
 
 /* Records a GET of key at offset `at` (later GETs come later in the file). */
 static void plan_note_get(memo_plan *m, uint64_t key, size_t at)
@@ -183,7 +168,7 @@ static void plan_note_get(memo_plan *m, uint64_t key, size_t at)
         memo_plan bigger = {g_new0(memo_slot, 2 * (m->mask + 1)), 2 * m->mask + 1, m->n};
         for (size_t i = 0; i <= m->mask; i++)
             if (m->slots[i].key1) {
-                size_t j = plan_hash(m->slots[i].key1 - 1, bigger.mask);
+                size_t j = strata_pickle_plan_hash(m->slots[i].key1 - 1, bigger.mask);
                 while (bigger.slots[j].key1)
                     j = (j + 1) & bigger.mask;
                 bigger.slots[j] = m->slots[i];
@@ -191,7 +176,7 @@ static void plan_note_get(memo_plan *m, uint64_t key, size_t at)
         g_free(m->slots);
         *m = bigger;
     }
-    size_t i = plan_hash(key, m->mask);
+    size_t i = strata_pickle_plan_hash(key, m->mask);
     while (m->slots[i].key1 != 0 && m->slots[i].key1 != key + 1)
         i = (i + 1) & m->mask;
     if (m->slots[i].key1 == 0) {

@@ -22,7 +22,22 @@ uint32_t strata_pickle_stream_tag(strata_pickle_stream *s, const parser *ps,
 /* Whether lists with this tag are handed out item by item. */
 bool strata_pickle_stream_hands_out(const strata_pickle_stream *s, uint32_t tag);
 
-/* The plan's slot of memo key `key`, or NULL when no GET reads it. */
-memo_slot *strata_pickle_plan_find(const memo_plan *m, uint64_t key);
+static inline size_t strata_pickle_plan_hash(uint64_t key, size_t mask)
+{
+    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> 17) & mask;
+}
+
+/* The plan's slot of memo key `key`, or NULL when no GET reads it (each
+ * GET and PUT of a stream asks: inline). */
+static inline memo_slot *strata_pickle_plan_find(const memo_plan *m, uint64_t key)
+{
+    for (size_t i = strata_pickle_plan_hash(key, m->mask);; i = (i + 1) & m->mask) {
+        memo_slot *s = &m->slots[i];
+        if (s->key1 == key + 1)
+            return s;
+        if (s->key1 == 0)
+            return NULL;
+    }
+}
 
 #endif
