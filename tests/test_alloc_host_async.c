@@ -163,6 +163,80 @@ START_TEST(test_host_cli)
 }
 END_TEST
 
+/* ---- cuda-async ---- */
+
+/* Frees return to the pool and a request takes a cached block of exactly its
+ * rounded size (256 B steps): 1000 -> 1024 reuses the freed 1024; 2000 ->
+ * 2048 is new (3 KiB); after its free, 1500 -> 1536 does not take part of
+ * it: 3 KiB + 1536. */
+START_TEST(test_async_reuse_exact_size)
+{
+    strata_allocator *a = make("cuda-async", 1024 * MiB);
+    drive(a, "a 0 1000; f 0; a 1 1000");
+    ck_assert_uint_eq(stats_of(a).reserved, 1024);
+    drive(a, "a 2 2000; f 2; a 3 1500");
+    strata_alloc_stats s = stats_of(a);
+    ck_assert_uint_eq(s.reserved, 1024 + 2048 + 1536);
+    ck_assert_uint_eq(s.internal_waste, 24 + 36);
+    ck_assert_uint_eq(s.largest_free, 2048);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* reuse_allow_opportunistic: a 1 MiB block freed on stream 0 serves stream 1
+ * by default (1 MiB reserved); with it off stream 1 maps its own (2 MiB),
+ * and stream 0 still reuses its block (2 MiB). */
+START_TEST(test_async_opportunistic)
+{
+    strata_allocator *a = make("cuda-async", 1024 * MiB);
+    ck_assert_str_eq(strata_allocator_spec(a),
+                     "cuda-async:release_threshold=0,reuse_allow_opportunistic=true");
+    drive(a, "a 0 1048576 0; f 0; a 1 1048576 1");
+    ck_assert_uint_eq(stats_of(a).reserved, MiB);
+    strata_allocator_free(a);
+    a = make("cuda-async:reuse_allow_opportunistic=false", 1024 * MiB);
+    drive(a, "a 0 1048576 0; f 0; a 1 1048576 1");
+    ck_assert_uint_eq(stats_of(a).reserved, 2 * MiB);
+    drive(a, "a 2 1048576 0");
+    ck_assert_uint_eq(stats_of(a).reserved, 2 * MiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* release_threshold: 1, 2 and 4 MiB freed in that order (7 MiB cached). A
+ * release with threshold 5 MiB returns the earliest freed until reserved <=
+ * 5: 7 - 1 = 6, 6 - 2 = 4 MiB left. With the default 0 everything cached
+ * goes; a live 8 MiB block stays. */
+START_TEST(test_async_release_threshold)
+{
+    static const char *fill = "a 0 1048576; a 1 2097152; a 2 4194304; f 0; f 1; f 2";
+    strata_allocator *a = make("cuda-async:release_threshold=5MiB", 1024 * MiB);
+    drive(a, fill);
+    drive(a, "r");
+    ck_assert_uint_eq(stats_of(a).reserved, 4 * MiB);
+    ck_assert_uint_eq(stats_of(a).largest_free, 4 * MiB);
+    strata_allocator_free(a);
+    a = make("cuda-async", 1024 * MiB);
+    drive(a, fill);
+    drive(a, "a 3 8388608; r");
+    ck_assert_uint_eq(stats_of(a).reserved, 8 * MiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
+/* Out of memory (4 MiB): a cached 2 MiB block is returned to make room for
+ * 3 MiB (2 + 3 > 4), leaving 3 MiB reserved; 2 MiB more then fails with
+ * nothing cached. */
+START_TEST(test_async_oom_trims_cache)
+{
+    strata_allocator *a = make("cuda-async", 4 * MiB);
+    drive(a, "a 0 2097152; f 0; a 1 3145728; x 2 2097152");
+    ck_assert_uint_eq(stats_of(a).reserved, 3 * MiB);
+    ck_assert_uint_eq(stats_of(a).n_segments, 1);
+    strata_allocator_free(a);
+}
+END_TEST
+
 static Suite *host_async_suite(void)
 {
     Suite *s = suite_create("alloc_host_async");
@@ -174,6 +248,12 @@ static Suite *host_async_suite(void)
     tcase_add_test(tc, test_host_capacity_no_retry);
     tcase_add_test(tc, test_host_cli);
     suite_add_tcase(s, tc);
+    TCase *ta = tcase_create("async");
+    tcase_add_test(ta, test_async_reuse_exact_size);
+    tcase_add_test(ta, test_async_opportunistic);
+    tcase_add_test(ta, test_async_release_threshold);
+    tcase_add_test(ta, test_async_oom_trims_cache);
+    suite_add_tcase(s, ta);
     return s;
 }
 

@@ -151,7 +151,7 @@ START_TEST(test_alloc_bad_input)
     strata_cli_result r = strata_test_cli("alloc", "--trace", trace, "--allocator", "nope",
                                           "--capacity", "1GiB", NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, "known: bump, first-fit, next-fit, best-fit, buddy, bfc, caching, caching-host, offline"),
+    ck_assert_msg(strstr(r.err, "known: bump, first-fit, next-fit, best-fit, buddy, bfc, caching, caching-host, cuda-async, offline"),
                   "%s", r.err);
     strata_cli_result_clear(&r);
     r = strata_test_cli("alloc", "--trace", trace, "--allocator", "bfc:fraction=1", "--capacity",

@@ -23,6 +23,7 @@ extern const strata_alloc_type strata_alloc_buddy;
 extern const strata_alloc_type strata_alloc_bfc;
 extern const strata_alloc_type strata_alloc_caching;
 extern const strata_alloc_type strata_alloc_caching_host;
+extern const strata_alloc_type strata_alloc_cuda_async;
 extern const strata_alloc_type strata_alloc_offline;
 
 static const strata_alloc_type *const alloc_types[] = {
@@ -34,6 +35,7 @@ static const strata_alloc_type *const alloc_types[] = {
     &strata_alloc_bfc,
     &strata_alloc_caching,
     &strata_alloc_caching_host,
+    &strata_alloc_cuda_async,
     &strata_alloc_offline,
     NULL,
 };
