@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <glib/gstdio.h>
 #include "testutil.h"
 #include "core/error.h"
 #include "core/units.h"
@@ -265,7 +266,8 @@ END_TEST
 
 START_TEST(nul_byte_is_an_error)
 {
-    char *path = g_strdup("/tmp/strata-test-nul.trace");
+    char *dir = strata_test_temp_dir();
+    char *path = g_build_filename(dir, "strata-test-nul.trace", NULL);
     static const char data[] = "strata-trace 1\nalloc x 4096\0 extra\n";
     ck_assert(g_file_set_contents(path, data, sizeof data - 1, NULL));
     GError *err = NULL;
@@ -277,7 +279,9 @@ START_TEST(nul_byte_is_an_error)
     g_error_free(err);
     strata_source_free(src);
     unlink(path);
+    g_rmdir(dir);
     g_free(path);
+    g_free(dir);
 }
 END_TEST
 
@@ -552,7 +556,8 @@ END_TEST
 /* A long trace streams: the reader's memory does not grow with the number of lines. */
 START_TEST(long_trace_streams)
 {
-    char *path = g_strdup("/tmp/strata-test-long.trace");
+    char *dir = strata_test_temp_dir();
+    char *path = g_build_filename(dir, "strata-test-long.trace", NULL);
     FILE *f = fopen(path, "w");
     fprintf(f, "strata-trace 1\n");
     for (int i = 0; i < 200000; i++)
@@ -573,7 +578,9 @@ START_TEST(long_trace_streams)
     ck_assert_uint_eq(bytes, 3125ULL * 2080 * 1024);
     strata_source_free(src);
     unlink(path);
+    g_rmdir(dir);
     g_free(path);
+    g_free(dir);
 }
 END_TEST
 
