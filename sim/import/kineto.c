@@ -188,7 +188,7 @@ typedef struct pass1 {
     double first_ts;
 } pass1;
 
-static bool first_pass(const char *path, pass1 *p, GError **err)
+bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void *user, GError **err)
 {
     strata_kineto_scan *scan = strata_kineto_scan_open(path, err);
     if (scan == NULL)
@@ -202,21 +202,27 @@ static bool first_pass(const char *path, pass1 *p, GError **err)
             rc = -1;
             break;
         }
-        p->n_events++;
-        if (ev.has_ts && (!p->has_ts || ev.ts < p->first_ts)) {
-            p->first_ts = ev.ts;
-            p->has_ts = true;
-        }
-        if (ev.kind == STRATA_KINETO_EV_MEMORY) {
-            p->n_memory_all++;
-            if (strata_kineto_event_gpu(&ev))
-                note_memory(device_get(p->devices, ev.device), &ev);
-        } else if (ev.kind != STRATA_KINETO_EV_OTHER) {
-            note_gpu(device_get(p->devices, ev.device), &ev);
-        }
+        visit(&ev, user);
     }
     strata_kineto_scan_free(scan);
     return rc == 0;
+}
+
+static void first_pass_visit(const strata_kineto_event *ev, void *user)
+{
+    pass1 *p = user;
+    p->n_events++;
+    if (ev->has_ts && (!p->has_ts || ev->ts < p->first_ts)) {
+        p->first_ts = ev->ts;
+        p->has_ts = true;
+    }
+    if (ev->kind == STRATA_KINETO_EV_MEMORY) {
+        p->n_memory_all++;
+        if (strata_kineto_event_gpu(ev))
+            note_memory(device_get(p->devices, ev->device), ev);
+    } else if (ev->kind != STRATA_KINETO_EV_OTHER) {
+        note_gpu(device_get(p->devices, ev->device), ev);
+    }
 }
 
 /* The device with the most memory events, then the most kernels, then the
@@ -449,7 +455,7 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
 {
     pass1 p = {.devices = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, device_free)};
     strata_source *src = NULL;
-    if (!first_pass(path, &p, err))
+    if (!strata_kineto_each_event(path, first_pass_visit, &p, err))
         goto end;
     device_state *d = opt->device == STRATA_KINETO_DEVICE_AUTO
                           ? pick_device(p.devices)

@@ -57,4 +57,9 @@ bool strata_kineto_event_gpu(const strata_kineto_event *ev);
 bool strata_kineto_event_decode(JsonObject *o, const char *path, uint64_t line,
                                 strata_kineto_event *ev, GError **err);
 
+/* Streams the events of `path` (kineto_scan.h), decoding each and handing
+ * it to visit(ev, user); false with err on the first bad event. */
+typedef void (*strata_kineto_visit)(const strata_kineto_event *ev, void *user);
+bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void *user, GError **err);
+
 #endif
