@@ -9,7 +9,9 @@
 #include <math.h>
 #include <string.h>
 
+#include "hw/hw.h"
 #include "import/kineto.h"
+#include "import/kineto_validate.h"
 #include "testutil.h"
 
 #define MiB (UINT64_C(1) << 20)
@@ -157,6 +159,54 @@ START_TEST(hand_trace_text)
     g_free(cmd);
     g_free(gz);
     g_free(path);
+}
+END_TEST
+
+/* validate --against on h100.ini. The one memcpy (4 KiB, pageable to hbm,
+ * measured 10 us) crosses staging (27 GB/s, 5 us) and pcie (55 GB/s, 2 us):
+ * 7 us + 4096 B / 27 GB/s = 7.1517 us, error -28.48%. Reserved: the setup
+ * holds 20 MiB + a 2 MiB small segment (pre.0 and the 4 KiB staging buffer),
+ * so the model is 22, 22, 52, 52, 52 MiB against 20, 20, 50, 50, 50 MiB:
+ * |error| 10, 10, 4, 4, 4%: mean 6.4%, max 10%. */
+START_TEST(hand_trace_validate)
+{
+    char *path = strata_test_write_temp("kineto-XXXXXX.json", hand_trace);
+    char *hw_path = strata_test_source_path("configs/hw/h100.ini");
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(hw_path, NULL, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
+    strata_kineto_validation v;
+    ck_assert_msg(strata_kineto_validate(path, STRATA_KINETO_DEVICE_AUTO, hw, &v, &err), "%s",
+                  err ? err->message : "");
+    ck_assert(!v.oom);
+    ck_assert_uint_eq(v.n_copies, 1);
+    const strata_kineto_dir_error *d = &v.dir[STRATA_KINETO_HTOD];
+    ck_assert_uint_eq(d->n, 1);
+    ck_assert_double_eq_tol(d->measured_s, 10e-6, 1e-12);
+    ck_assert_double_eq_tol(d->simulated_s, 7e-6 + 4096 / 27e9, 1e-10);
+    ck_assert_double_eq_tol(d->median_error, (7e-6 + 4096 / 27e9 - 10e-6) / 10e-6, 1e-5);
+    ck_assert(v.has_reserved);
+    ck_assert_uint_eq(v.n_reserved_points, 5);
+    ck_assert_uint_eq(v.real_peak_reserved, 50 * MiB);
+    ck_assert_uint_eq(v.sim_peak_reserved, 52 * MiB);
+    ck_assert_double_eq_tol(v.reserved_mean_error, 0.064, 1e-9);
+    ck_assert_double_eq_tol(v.reserved_max_error, 0.10, 1e-9);
+    ck_assert_ptr_nonnull(strstr(v.table, "| HtoD | pageable | <64KiB | 1 | 10.0 us | 7.2 us | -28.5% | -28.5% |"));
+    strata_kineto_validation_clear(&v);
+
+    /* the CLI prints the same table; without --hw it is a usage error */
+    strata_cli_result r = strata_test_cli("validate", "--against", path, "--hw", hw_path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "|error| mean 6.40%, max 10.00%"));
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("validate", "--against", path, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--against needs --hw"));
+    strata_cli_result_clear(&r);
+    strata_hw_free(hw);
+    g_unlink(path);
+    g_free(path);
+    g_free(hw_path);
 }
 END_TEST
 
@@ -313,6 +363,7 @@ int main(void)
     } tests[] = {
         {hand_trace_summary, 1},
         {hand_trace_text, 1},
+        {hand_trace_validate, 1},
         {old_format_matches_by_size, 1},
         {bad_input_exits_2, G_N_ELEMENTS(bad_cases)},
         {truncated_gzip_exits_2, 1},
