@@ -463,7 +463,7 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     if (d == NULL) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s: no GPU events%s (%" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
-                    " of them [memory] events of the host)",
+                    " of them [memory] events)",
                     path, opt->device == STRATA_KINETO_DEVICE_AUTO ? "" : " of that device",
                     p.n_events, p.n_memory_all);
         goto end;
