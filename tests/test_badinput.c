@@ -18,6 +18,8 @@
 #include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include "testutil.h"
 
 typedef enum { IN_TRACE, IN_HW, IN_EXPERIMENT, IN_PICKLE, IN_CSV } input_kind;
@@ -860,6 +862,55 @@ START_TEST(failed_write_keeps_the_older_result)
 }
 END_TEST
 
+/* Sizes that do not fit in 64 bits are refused naming the parameters that
+ * make them, before any output is written. */
+START_TEST(generator_sizes_overflow)
+{
+    io_fixture f = fixture_new();
+    const char *scan[] = {"gen", "scan-mlp", "dim=4294967296", "batch=4294967296", "-o", f.out, NULL};
+    fails_with(scan, f.dir, NULL, "scan-mlp: batch x dim x 2 bytes overflows 64 bits",
+               "(batch=4294967296, dim=4294967296)");
+    /* m, n, k = 2^22 in blocks of 1: every size fits, the 2^66 grid steps do not */
+    const char *grid[] = {"gen", "matmul", "m=4194304", "n=4194304", "k=4194304", "bm=1", "bn=1", "bk=1", "-o", f.out,
+                          NULL};
+    fails_with(grid, f.dir, NULL, "matmul: m/bm x n/bn x k/bk grid steps overflows 64 bits", NULL);
+    /* each tensor fits (2^61 bytes), the 16 weight stacks together do not */
+    const char *total[] = {"gen", "scan-mlp", "dim=1073741824", "hidden=1073741824", "batch=1", "layers=8",
+                           "dtype=f16", "-o", f.out, NULL};
+    fails_with(total, f.dir, NULL, "scan-mlp: 2 x layers x dim x hidden x 2 bytes overflows 64 bits",
+               "layers=8, dim=1073741824, hidden=1073741824");
+    fixture_free(&f);
+}
+END_TEST
+
+/* Byte counts of 2^63 and above come out as their exact unsigned value:
+ * 15 EiB = 15 x 2^60 = 17293822569102704640, 9 EiB = 10376293541461622784. */
+START_TEST(json_sizes_above_int64)
+{
+    io_fixture f = fixture_new();
+    char *trace = g_build_filename(f.dir, "big.trace", NULL);
+    const char *text = "strata-trace 1\nalloc big 10376293541461622784\nfree big\n";
+    ck_assert(g_file_set_contents(trace, text, -1, NULL));
+    const char *argv[] = {"alloc", "--trace", trace, "--allocator", "bump", "--capacity", "17293822569102704640",
+                          "--json", f.json, NULL};
+    strata_cli_result r = strata_test_run_cli(argv);
+    ck_assert_msg(r.status == 0, "exit %d: %s", r.status, r.err);
+    char *json = NULL;
+    ck_assert(g_file_get_contents(f.json, &json, NULL, NULL));
+    ck_assert_msg(strstr(json, "\"capacity_bytes\" : 17293822569102704640,"), "%s", json);
+    ck_assert_msg(strstr(json, "\"peak_allocated_bytes\" : 10376293541461622784,"), "%s", json);
+    ck_assert_msg(!strstr(json, "u0001"), "%s", json);
+    JsonParser *parser = json_parser_new();
+    ck_assert(json_parser_load_from_data(parser, json, -1, NULL));
+    g_object_unref(parser);
+    g_free(json);
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_free(trace);
+    fixture_free(&f);
+}
+END_TEST
+
 static Suite *badinput_suite(void)
 {
     Suite *s = suite_create("badinput");
@@ -885,6 +936,11 @@ static Suite *badinput_suite(void)
     tcase_add_test(jobs, interrupt_leaves_no_output);
     tcase_add_test(jobs, failed_write_keeps_the_older_result);
     suite_add_tcase(s, jobs);
+    TCase *sizes = tcase_create("sizes");
+    tcase_set_timeout(sizes, 60);
+    tcase_add_test(sizes, generator_sizes_overflow);
+    tcase_add_test(sizes, json_sizes_above_int64);
+    suite_add_tcase(s, sizes);
     return s;
 }
 

@@ -69,7 +69,9 @@ static const strata_param_def adam_mlp_params[] = {
 static strata_source *adam_mlp_generate(const strata_params *p, GError **err)
 {
     static const char *const positive[] = {"dim", "layers", "batch", NULL};
-    if (!strata_workload_check_positive(p, "adam-mlp", positive, err))
+    static const char *const sizes[] = {"batch*dim", "dim*dim", "3*layers*dim*dim", "layers*batch*dim", NULL};
+    if (!strata_workload_check_positive(p, "adam-mlp", positive, err) ||
+        !strata_workload_check_sizes(p, "adam-mlp", sizes, strata_workload_dtype(p, "dtype"), err))
         return NULL;
     uint64_t D = (uint64_t)strata_params_int(p, "dim"), B = (uint64_t)strata_params_int(p, "batch");
     int L = (int)strata_params_int(p, "layers");
@@ -148,7 +150,7 @@ static strata_source *adam_mlp_generate(const strata_params *p, GError **err)
     g_free(nu);
     g_free(loss_ins);
     g_free(grads);
-    return wl_graph_to_source(g, "adam-mlp");
+    return wl_graph_to_source(g, "adam-mlp", err);
 }
 
 const strata_workload_type strata_workload_adam_mlp = {

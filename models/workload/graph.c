@@ -11,9 +11,14 @@
  *     before the first compute as arguments), then the steps.
  *  3. last_use[t] is the index of the last step naming t (UINT32_MAX: none),
  *     computed once in wl_graph_to_source() before any op is emitted.
+ *  4. total_bytes is the sum of every tensor's bytes; overflow names the
+ *     first tensor whose size, or the running total, does not fit in 64
+ *     bits (NULL: none), and wl_graph_to_source() then fails.
  */
 #include "workload/graph.h"
 #include <string.h>
+#include "core/error.h"
+#include "workload/workload.h"
 
 typedef struct wl_tensor_def {
     char *name;
@@ -34,6 +39,8 @@ typedef struct wl_step {
 struct wl_graph {
     GArray *tensors; /* wl_tensor_def */
     GArray *steps;   /* wl_step */
+    uint64_t total_bytes;
+    char *overflow;
 };
 
 static void tensor_clear(gpointer data) { g_free(((wl_tensor_def *)data)->name); }
@@ -63,6 +70,7 @@ void wl_graph_free(wl_graph *g)
         return;
     g_array_free(g->tensors, TRUE);
     g_array_free(g->steps, TRUE);
+    g_free(g->overflow);
     g_free(g);
 }
 
@@ -83,14 +91,17 @@ wl_tensor wl_graph_tensor(wl_graph *g, const char *name, strata_tag tag, strata_
     d.n_dims = n_dims;
     d.flags = flags;
     uint64_t elements = 1;
+    bool overflow = false;
     for (uint32_t i = 0; i < n_dims; i++) {
         d.dims[i] = dims[i];
-        elements *= dims[i];
+        overflow |= __builtin_mul_overflow(elements, dims[i], &elements);
     }
-    unsigned bits = strata_dtype_bits(dtype);
-    d.bytes = (elements * (bits ? bits : 8) + 7) / 8;
+    overflow |= !strata_workload_bytes(elements, strata_dtype_bits(dtype), &d.bytes);
     if (d.bytes == 0)
         d.bytes = 1;
+    overflow |= __builtin_add_overflow(g->total_bytes, d.bytes, &g->total_bytes);
+    if (overflow && !g->overflow)
+        g->overflow = g_strdup(name);
     g_array_append_val(g->tensors, d);
     return g->tensors->len - 1;
 }
@@ -159,8 +170,15 @@ static void mark_use(guint32 *last, const GArray *ts, guint32 step)
         last[g_array_index(ts, wl_tensor, i)] = step;
 }
 
-strata_source *wl_graph_to_source(wl_graph *g, const char *origin)
+strata_source *wl_graph_to_source(wl_graph *g, const char *origin, GError **err)
 {
+    if (g->overflow) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: the size of tensor %s, or of all tensors up to it, overflows 64 bits", origin,
+                    g->overflow);
+        wl_graph_free(g);
+        return NULL;
+    }
     guint nt = g->tensors->len;
     guint32 *last = g_new(guint32, nt);
     bool *allocated = g_new0(bool, nt);

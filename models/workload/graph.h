@@ -48,7 +48,8 @@ uint64_t wl_graph_elements(const wl_graph *g, wl_tensor t);
 void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_tensor *ins, uint32_t n_ins,
                       const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates);
 
-/* The op stream (takes g). */
-strata_source *wl_graph_to_source(wl_graph *g, const char *origin);
+/* The op stream (takes g); NULL and err when a tensor's size, or the sum of
+ * all tensors' sizes, overflows 64 bits. */
+strata_source *wl_graph_to_source(wl_graph *g, const char *origin, GError **err);
 
 #endif

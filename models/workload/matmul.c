@@ -302,7 +302,12 @@ static const strata_source_vtable mm_vtable = {mm_next, mm_rewind, mm_destroy};
 static strata_source *matmul_generate(const strata_params *p, GError **err)
 {
     static const char *const positive[] = {"m", "n", "k", "bm", "bn", "bk", "buffers", NULL};
-    if (!strata_workload_check_positive(p, "matmul", positive, err))
+    static const char *const sizes[] = {"m*k", "k*n", "m*n", "buffers*bm*bk", "buffers*bk*bn", "buffers*bm*bn",
+                                        NULL};
+    static const char *const acc_sizes[] = {"bm*bn", NULL};
+    if (!strata_workload_check_positive(p, "matmul", positive, err) ||
+        !strata_workload_check_sizes(p, "matmul", sizes, strata_workload_dtype(p, "dtype"), err) ||
+        !strata_workload_check_sizes(p, "matmul", acc_sizes, STRATA_DTYPE_F32, err))
         return NULL;
     mm_ctx c = {0};
     c.m = (uint64_t)strata_params_int(p, "m");
@@ -338,6 +343,13 @@ static strata_source *matmul_generate(const strata_params *p, GError **err)
     c.gi = c.m / c.bm;
     c.gj = c.n / c.bn;
     c.gk = c.k / c.bk;
+    uint64_t steps;
+    if (__builtin_mul_overflow(c.gi, c.gj, &steps) || __builtin_mul_overflow(steps, c.gk, &steps)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "matmul: m/bm x n/bn x k/bk grid steps overflows 64 bits (m=%" G_GUINT64_FORMAT
+                    ", n=%" G_GUINT64_FORMAT ", k=%" G_GUINT64_FORMAT ")", c.m, c.n, c.k);
+        return NULL;
+    }
     mm_ctx *heap = g_new(mm_ctx, 1);
     *heap = c;
     heap->params = strata_params_copy(p);

@@ -68,7 +68,10 @@ static const strata_param_def scan_mlp_params[] = {
 static strata_source *scan_mlp_generate(const strata_params *p, GError **err)
 {
     static const char *const positive[] = {"batch", "dim", "hidden", "layers", NULL};
-    if (!strata_workload_check_positive(p, "scan-mlp", positive, err))
+    static const char *const sizes[] = {"batch*dim", "batch*hidden", "dim*hidden", "2*layers*dim*hidden",
+                                        "layers*batch*hidden", NULL};
+    if (!strata_workload_check_positive(p, "scan-mlp", positive, err) ||
+        !strata_workload_check_sizes(p, "scan-mlp", sizes, strata_workload_dtype(p, "dtype"), err))
         return NULL;
     uint64_t B = (uint64_t)strata_params_int(p, "batch"), D = (uint64_t)strata_params_int(p, "dim"),
              H = (uint64_t)strata_params_int(p, "hidden");
@@ -116,7 +119,7 @@ static strata_source *scan_mlp_generate(const strata_params *p, GError **err)
     wl_model_free(m);
     g_free(w1);
     g_free(w2);
-    return wl_graph_to_source(g, "scan-mlp");
+    return wl_graph_to_source(g, "scan-mlp", err);
 }
 
 const strata_workload_type strata_workload_scan_mlp = {

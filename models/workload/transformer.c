@@ -78,20 +78,36 @@ static void layernorm(tf_ctx *c, const char *label, wl_tensor y, wl_tensor x, wl
     wl_model_vjp(c->m, node, 1, 3 * n, &x, 1);
 }
 
-static strata_source *transformer_generate(const strata_params *p, GError **err)
+/* The parameters' checks: all >= 1, every size within 64 bits, heads
+ * dividing d_model. */
+static bool transformer_check(const strata_params *p, GError **err)
 {
     static const char *const positive[] = {"layers", "d_model", "heads", "seq", "batch", "vocab", NULL};
-    if (!strata_workload_check_positive(p, "transformer", positive, err))
+    static const char *const sizes[] = {"vocab*d_model",       "seq*d_model",        "4*d_model*d_model",
+                                        "12*layers*d_model*d_model", "batch*seq*4*d_model", "batch*heads*seq*seq",
+                                        "batch*seq*vocab",     NULL};
+    static const char *const int32_sizes[] = {"batch*seq", NULL};
+    if (!strata_workload_check_positive(p, "transformer", positive, err) ||
+        !strata_workload_check_sizes(p, "transformer", sizes, strata_workload_dtype(p, "dtype"), err) ||
+        !strata_workload_check_sizes(p, "transformer", int32_sizes, STRATA_DTYPE_INT32, err))
+        return false;
+    int64_t d = strata_params_int(p, "d_model"), H = strata_params_int(p, "heads");
+    if (d % H != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "transformer: expected heads to divide d_model, got d_model=%" G_GINT64_FORMAT
+                    " heads=%" G_GINT64_FORMAT, d, H);
+        return false;
+    }
+    return true;
+}
+
+static strata_source *transformer_generate(const strata_params *p, GError **err)
+{
+    if (!transformer_check(p, err))
         return NULL;
     uint64_t L = (uint64_t)strata_params_int(p, "layers"), d = (uint64_t)strata_params_int(p, "d_model"),
              H = (uint64_t)strata_params_int(p, "heads"), S = (uint64_t)strata_params_int(p, "seq"),
              B = (uint64_t)strata_params_int(p, "batch"), V = (uint64_t)strata_params_int(p, "vocab");
-    if (d % H != 0) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "transformer: expected heads to divide d_model, got d_model=%" G_GUINT64_FORMAT
-                    " heads=%" G_GUINT64_FORMAT, d, H);
-        return NULL;
-    }
     wl_remat remat = WL_REMAT_NONE;
     wl_remat_from_name(strata_params_string(p, "remat"), &remat);
     tf_ctx c = {wl_graph_new(), NULL, strata_workload_dtype(p, "dtype"), g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
@@ -207,7 +223,7 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     }
     wl_model_free(m);
     g_array_free(c.params, TRUE);
-    return wl_graph_to_source(g, "transformer");
+    return wl_graph_to_source(g, "transformer", err);
 }
 
 const strata_workload_type strata_workload_transformer = {

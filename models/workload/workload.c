@@ -64,6 +64,63 @@ bool strata_workload_check_positive(const strata_params *p, const char *workload
     return true;
 }
 
+bool strata_workload_bytes(uint64_t elements, unsigned bits, uint64_t *bytes)
+{
+    uint64_t whole = elements / 8, rest = elements % 8, b;
+    if (bits == 0)
+        bits = 8;
+    if (__builtin_mul_overflow(whole, (uint64_t)bits, &b) || __builtin_add_overflow(b, (rest * bits + 7) / 8, &b))
+        return false;
+    *bytes = b;
+    return true;
+}
+
+/* The size of one product (see strata_workload_check_sizes); the error
+ * spells the product out when it overflows. */
+static bool check_product(const strata_params *p, const char *workload, const char *product, unsigned bits,
+                          GError **err)
+{
+    char **factors = g_strsplit(product, "*", -1);
+    GString *what = g_string_new(NULL), *values = g_string_new(NULL);
+    uint64_t elements = 1, bytes = 0;
+    bool overflow = false;
+    for (char **f = factors; *f; f++) {
+        uint64_t v = 0;
+        if (g_ascii_isdigit(**f))
+            v = g_ascii_strtoull(*f, NULL, 10);
+        else {
+            v = (uint64_t)strata_params_int(p, *f);
+            if (!g_strv_contains((const char *const *)(f + 1), *f)) /* each name once, at its last use */
+                g_string_append_printf(values, "%s%s=%" G_GUINT64_FORMAT, values->len ? ", " : "", *f, v);
+        }
+        g_string_append_printf(what, "%s x ", *f);
+        overflow |= __builtin_mul_overflow(elements, v, &elements);
+    }
+    overflow |= !strata_workload_bytes(elements, bits, &bytes);
+    if (overflow) {
+        if (bits % 8 == 0)
+            g_string_append_printf(what, "%u bytes", bits / 8);
+        else
+            g_string_append_printf(what, "%u bits", bits);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s overflows 64 bits (%s)", workload, what->str,
+                    values->str);
+    }
+    g_strfreev(factors);
+    g_string_free(what, TRUE);
+    g_string_free(values, TRUE);
+    return !overflow;
+}
+
+bool strata_workload_check_sizes(const strata_params *p, const char *workload, const char *const *products,
+                                 strata_dtype dtype, GError **err)
+{
+    unsigned bits = strata_dtype_bits(dtype);
+    for (const char *const *prod = products; *prod; prod++)
+        if (!check_product(p, workload, *prod, bits ? bits : 8, err))
+            return false;
+    return true;
+}
+
 strata_source *strata_workload_generate(const char *name, const char *const *args, GError **err)
 {
     const strata_workload_type *type = strata_workload_type_find(name);

@@ -45,4 +45,15 @@ strata_dtype strata_workload_dtype(const strata_params *p, const char *name);
 bool strata_workload_check_positive(const strata_params *p, const char *workload, const char *const *names,
                                     GError **err);
 
+/* *bytes = the storage of `elements` elements of `bits` bits each, rounded
+ * up to whole bytes; false (nothing set) when it does not fit in 64 bits. */
+bool strata_workload_bytes(uint64_t elements, unsigned bits, uint64_t *bytes);
+/* Checks that each size in `products` fits in 64 bits. A product is text
+ * "a*b*...": each factor an INT parameter's name or a decimal constant; the
+ * size is the product times one element of dtype. The error names the
+ * factors and their values, e.g. "scan-mlp: batch x dim x 2 bytes
+ * overflows 64 bits (batch=4294967296, dim=4294967296)". */
+bool strata_workload_check_sizes(const strata_params *p, const char *workload, const char *const *products,
+                                 strata_dtype dtype, GError **err);
+
 #endif

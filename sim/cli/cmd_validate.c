@@ -40,13 +40,7 @@ static char *validate_json(const validate_args *a, const strata_hw *hw, const st
     json_object_set_string_member(o, "status_real", real->oom ? "oom" : "ok");
     json_object_set_member(o, "simulated", strata_results_to_json(sim));
     json_object_set_member(o, "measured", strata_results_to_json(real));
-    JsonGenerator *gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    json_generator_set_root(gen, root);
-    char *text = json_generator_to_data(gen, NULL);
-    char *line = g_strconcat(text, "\n", NULL);
-    g_free(text);
-    g_object_unref(gen);
+    char *line = strata_json_text(root);
     json_node_unref(root);
     return line;
 }

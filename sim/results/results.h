@@ -135,8 +135,12 @@ void strata_results_add_sample(strata_results *r, const strata_mem_sample *s);
 /* Top-level extension key (takes node). */
 void strata_results_set_extra(strata_results *r, const char *key, JsonNode *node);
 
-/* JSON (results_json.c). */
+/* JSON (results_json.c). Byte counts above INT64_MAX, which json-glib's
+ * numbers cannot hold, are strings "\001u64:DIGITS" in the node, written as
+ * the bare number by strata_json_text(). */
 JsonNode *strata_results_to_json(const strata_results *r);
+/* root as pretty text ending in a newline, with such byte counts exact. */
+char *strata_json_text(JsonNode *root);
 char *strata_results_to_json_text(const strata_results *r); /* pretty, ends in newline */
 bool strata_results_write_json(const strata_results *r, const char *path, GError **err);
 

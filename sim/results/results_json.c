@@ -25,10 +25,44 @@
 #include "core/outfile.h"
 #include <string.h>
 
+/* The prefix of a byte count above INT64_MAX in the node, and as json-glib
+ * writes it (a control character is always escaped as \u0001). */
+#define BIG_PREFIX "\001u64:"
+#define BIG_WRITTEN "\"\\u0001u64:"
+
 static void add_uint(JsonBuilder *b, const char *key, uint64_t v)
 {
     json_builder_set_member_name(b, key);
-    json_builder_add_int_value(b, (gint64)v);
+    if (v <= (uint64_t)G_MAXINT64) {
+        json_builder_add_int_value(b, (gint64)v);
+        return;
+    }
+    char text[48];
+    g_snprintf(text, sizeof text, BIG_PREFIX "%" G_GUINT64_FORMAT, v);
+    json_builder_add_string_value(b, text);
+}
+
+/* text with every written big count ("\u0001u64:DIGITS", in quotes) as its
+ * bare digits. A quote that opens a string is never preceded by a backslash
+ * (one inside a string always is), and the names results carry are printable
+ * (the trace and hardware readers refuse control characters), so no other
+ * string is written as a whole "\u0001u64:DIGITS". */
+static char *unquote_big(const char *text)
+{
+    GString *out = g_string_new(NULL);
+    const char *p = text, *hit;
+    while ((hit = strstr(p, BIG_WRITTEN))) {
+        const char *digits = hit + strlen(BIG_WRITTEN), *end = digits;
+        while (g_ascii_isdigit(*end))
+            end++;
+        bool real = (hit == text || hit[-1] != '\\') && end > digits && *end == '"';
+        g_string_append_len(out, p, real ? hit - p : digits - p);
+        if (real)
+            g_string_append_len(out, digits, end - digits);
+        p = real ? end + 1 : digits;
+    }
+    g_string_append(out, p);
+    return g_string_free(out, FALSE);
 }
 
 static void add_double(JsonBuilder *b, const char *key, double v)
@@ -181,18 +215,26 @@ JsonNode *strata_results_to_json(const strata_results *r)
     return root;
 }
 
-char *strata_results_to_json_text(const strata_results *r)
+char *strata_json_text(JsonNode *root)
 {
-    JsonNode *root = strata_results_to_json(r);
     JsonGenerator *gen = json_generator_new();
     json_generator_set_pretty(gen, TRUE);
     json_generator_set_indent(gen, 2);
     json_generator_set_root(gen, root);
     char *body = json_generator_to_data(gen, NULL);
     g_object_unref(gen);
-    json_node_unref(root);
-    char *text = g_strconcat(body, "\n", NULL);
+    char *exact = unquote_big(body);
+    char *text = g_strconcat(exact, "\n", NULL);
     g_free(body);
+    g_free(exact);
+    return text;
+}
+
+char *strata_results_to_json_text(const strata_results *r)
+{
+    JsonNode *root = strata_results_to_json(r);
+    char *text = strata_json_text(root);
+    json_node_unref(root);
     return text;
 }
 
