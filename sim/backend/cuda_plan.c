@@ -30,8 +30,14 @@ const char *strata_cuda_device_mode_name(strata_cuda_device_mode mode)
     return (unsigned)mode < 3 ? mode_names[mode] : "?";
 }
 
+/* What the build accumulates: the regions, calls and compute operands, and
+ * where each memory and buffer lives (memory -> its memory-wide region or -1;
+ * buffer -> its region and offset in it). */
 typedef struct cuda_builder {
     GArray *regions, *calls, *operands;
+    int64_t *mem_region;
+    uint32_t *buf_region;
+    uint64_t *buf_offset;
 } cuda_builder;
 
 static uint32_t add_region(cuda_builder *b, strata_cuda_region_kind kind, uint64_t bytes, uint32_t memory,
@@ -53,130 +59,168 @@ static strata_cuda_call *add_call(cuda_builder *b, strata_cuda_call_kind kind, i
     return &g_array_index(b->calls, strata_cuda_call, b->calls->len - 1);
 }
 
+/* A setup call that allocates the whole of `region`. */
+static void add_region_alloc(cuda_builder *b, strata_cuda_call_kind kind, uint32_t region)
+{
+    strata_cuda_call *c = add_call(b, kind, -1, 0);
+    c->region = region;
+    c->bytes = g_array_index(b->regions, strata_cuda_region, region).bytes;
+}
+
 static bool region_is_host(const cuda_builder *b, uint32_t region)
 {
     strata_cuda_region_kind k = g_array_index(b->regions, strata_cuda_region, region).kind;
     return k == STRATA_CUDA_REGION_PINNED || k == STRATA_CUDA_REGION_PAGEABLE;
 }
 
-strata_cuda_plan *strata_cuda_plan_build(const strata_plan *plan, strata_cuda_device_mode mode)
+/* Setup: one stream per plan stream, one event per record, the pool in async mode. */
+static void add_handle_setup(cuda_builder *b, const strata_plan *plan, strata_cuda_device_mode mode)
 {
-    cuda_builder b = {g_array_new(FALSE, TRUE, sizeof(strata_cuda_region)),
-                      g_array_new(FALSE, TRUE, sizeof(strata_cuda_call)),
-                      g_array_new(FALSE, TRUE, sizeof(strata_cuda_operand))};
-    guint n_mem = plan->memories->len, n_buf = plan->buffers->len, n_ops = plan->ops->len;
-    int64_t *mem_region = g_new(int64_t, n_mem ? n_mem : 1);
-    uint32_t *buf_region = g_new0(uint32_t, n_buf ? n_buf : 1);
-    uint64_t *buf_offset = g_new0(uint64_t, n_buf ? n_buf : 1);
-
     for (uint32_t s = 0; s < plan->streams->len; s++)
-        add_call(&b, STRATA_CUDA_CALL_STREAM_CREATE, -1, s);
+        add_call(b, STRATA_CUDA_CALL_STREAM_CREATE, -1, s);
     for (uint64_t e = 0; e < plan->n_records; e++)
-        add_call(&b, STRATA_CUDA_CALL_EVENT_CREATE, -1, 0)->event = (uint32_t)e;
+        add_call(b, STRATA_CUDA_CALL_EVENT_CREATE, -1, 0)->event = (uint32_t)e;
     if (mode == STRATA_CUDA_DEVICE_ASYNC)
-        add_call(&b, STRATA_CUDA_CALL_MEMPOOL_RETAIN, -1, 0);
+        add_call(b, STRATA_CUDA_CALL_MEMPOOL_RETAIN, -1, 0);
+}
 
-    /* Memory-wide regions: host memories always, device memories in arena mode. */
-    for (guint m = 0; m < n_mem; m++) {
+/* Memory-wide regions: host memories always, device memories in arena mode. */
+static void add_memory_regions(cuda_builder *b, const strata_plan *plan, strata_cuda_device_mode mode)
+{
+    for (guint m = 0; m < plan->memories->len; m++) {
         const strata_plan_memory *pm = strata_plan_memory_at(plan, m);
-        mem_region[m] = -1;
+        b->mem_region[m] = -1;
         if (pm->n_buffers == 0)
             continue;
         if (pm->kind == STRATA_MEM_HOST) {
             strata_cuda_region_kind k = pm->pageable ? STRATA_CUDA_REGION_PAGEABLE : STRATA_CUDA_REGION_PINNED;
-            mem_region[m] = add_region(&b, k, pm->extent, m, -1);
-            strata_cuda_call *c = add_call(&b, pm->pageable ? STRATA_CUDA_CALL_PAGEABLE_ALLOC
-                                                            : STRATA_CUDA_CALL_HOST_ALLOC, -1, 0);
-            c->region = (uint32_t)mem_region[m];
-            c->bytes = g_array_index(b.regions, strata_cuda_region, c->region).bytes;
+            b->mem_region[m] = add_region(b, k, pm->extent, m, -1);
+            add_region_alloc(b, pm->pageable ? STRATA_CUDA_CALL_PAGEABLE_ALLOC : STRATA_CUDA_CALL_HOST_ALLOC,
+                             (uint32_t)b->mem_region[m]);
         } else if (mode == STRATA_CUDA_DEVICE_ARENA) {
-            mem_region[m] = add_region(&b, STRATA_CUDA_REGION_DEVICE, pm->extent, m, -1);
-            strata_cuda_call *c = add_call(&b, STRATA_CUDA_CALL_MALLOC, -1, 0);
-            c->region = (uint32_t)mem_region[m];
-            c->bytes = g_array_index(b.regions, strata_cuda_region, c->region).bytes;
+            b->mem_region[m] = add_region(b, STRATA_CUDA_REGION_DEVICE, pm->extent, m, -1);
+            add_region_alloc(b, STRATA_CUDA_CALL_MALLOC, (uint32_t)b->mem_region[m]);
         }
     }
-    /* Per-buffer regions (device memories in malloc and async modes). */
-    for (guint i = 0; i < n_buf; i++) {
+}
+
+/* Each buffer's place: in its memory's region, or a region of its own
+ * (device memories in malloc and async modes). */
+static void add_buffer_regions(cuda_builder *b, const strata_plan *plan, strata_cuda_device_mode mode)
+{
+    for (guint i = 0; i < plan->buffers->len; i++) {
         const strata_plan_buffer *pb = strata_plan_buffer_at(plan, i);
-        if (pb->alloc_op >= n_ops) /* after an out-of-memory: never allocated */
+        if (pb->alloc_op >= plan->ops->len) /* after an out-of-memory: never allocated */
             continue;
-        if (mem_region[pb->memory] >= 0) {
-            buf_region[i] = (uint32_t)mem_region[pb->memory];
-            buf_offset[i] = pb->offset;
+        if (b->mem_region[pb->memory] >= 0) {
+            b->buf_region[i] = (uint32_t)b->mem_region[pb->memory];
+            b->buf_offset[i] = pb->offset;
         } else if (mode == STRATA_CUDA_DEVICE_ASYNC) {
-            buf_region[i] = add_region(&b, STRATA_CUDA_REGION_ASYNC, pb->size, pb->memory, i);
+            b->buf_region[i] = add_region(b, STRATA_CUDA_REGION_ASYNC, pb->size, pb->memory, i);
         } else {
-            buf_region[i] = add_region(&b, STRATA_CUDA_REGION_DEVICE, pb->size, pb->memory, i);
-            strata_cuda_call *c = add_call(&b, STRATA_CUDA_CALL_MALLOC, -1, 0);
-            c->region = buf_region[i];
-            c->bytes = g_array_index(b.regions, strata_cuda_region, c->region).bytes;
+            b->buf_region[i] = add_region(b, STRATA_CUDA_REGION_DEVICE, pb->size, pb->memory, i);
+            add_region_alloc(b, STRATA_CUDA_CALL_MALLOC, b->buf_region[i]);
         }
     }
+}
+
+/* An alloc or free: stream-ordered in a buffer's own async region, else nothing to do. */
+static void add_alloc_free_call(cuda_builder *b, const strata_plan_op *op, int64_t idx)
+{
+    bool async_buf = g_array_index(b->regions, strata_cuda_region, b->buf_region[op->buf]).kind ==
+                     STRATA_CUDA_REGION_ASYNC;
+    if (async_buf) {
+        strata_cuda_call *c = add_call(b,
+                                       op->kind == STRATA_OP_ALLOC ? STRATA_CUDA_CALL_MALLOC_ASYNC
+                                                                   : STRATA_CUDA_CALL_FREE_ASYNC,
+                                       idx, op->stream);
+        c->region = b->buf_region[op->buf];
+        c->bytes = op->bytes;
+    } else {
+        add_call(b, STRATA_CUDA_CALL_NOP, idx, op->stream);
+    }
+}
+
+/* A copy between two buffers' places, its direction from the regions' kinds. */
+static void add_copy_call(cuda_builder *b, const strata_plan_op *op, int64_t idx)
+{
+    strata_cuda_call *c = add_call(b, STRATA_CUDA_CALL_MEMCPY_ASYNC, idx, op->stream);
+    c->region = b->buf_region[op->buf];
+    c->offset = b->buf_offset[op->buf];
+    c->src_region = b->buf_region[op->src];
+    c->src_offset = b->buf_offset[op->src];
+    c->bytes = op->bytes;
+    bool dh = region_is_host(b, c->region), sh = region_is_host(b, c->src_region);
+    c->dir = sh ? (dh ? STRATA_CUDA_H2H : STRATA_CUDA_H2D) : (dh ? STRATA_CUDA_D2H : STRATA_CUDA_D2D);
+}
+
+/* A compute op: a timed spin, or a kernel over its inputs then outputs as operands. */
+static void add_compute_call(cuda_builder *b, const strata_plan *plan, const strata_plan_op *op, int64_t idx)
+{
+    if (op->has_time) {
+        add_call(b, STRATA_CUDA_CALL_LAUNCH_SPIN, idx, op->stream)->time_s = op->time_s;
+        return;
+    }
+    uint32_t first = b->operands->len;
+    for (uint32_t k = 0; k < op->n_ins + op->n_outs; k++) {
+        bool out = k >= op->n_ins;
+        uint64_t id = out ? op->outs[k - op->n_ins] : op->ins[k];
+        strata_cuda_operand o = {b->buf_region[id], b->buf_offset[id], strata_plan_buffer_at(plan, id)->size, out};
+        g_array_append_val(b->operands, o);
+    }
+    strata_cuda_call *c = add_call(b, STRATA_CUDA_CALL_LAUNCH_COMPUTE, idx, op->stream);
+    c->flops = op->has_flops ? op->flops : 0;
+    c->bytes = op->bytes;
+    c->first_operand = first;
+    c->n_operands = op->n_ins + op->n_outs;
+}
+
+/* The call that replays op `idx` of the plan. */
+static void add_op_call(cuda_builder *b, const strata_plan *plan, const strata_plan_op *op, int64_t idx)
+{
+    switch (op->kind) {
+    case STRATA_OP_ALLOC:
+    case STRATA_OP_FREE:
+        add_alloc_free_call(b, op, idx);
+        break;
+    case STRATA_OP_COPY:
+        add_copy_call(b, op, idx);
+        break;
+    case STRATA_OP_COMPUTE:
+        add_compute_call(b, plan, op, idx);
+        break;
+    case STRATA_OP_RECORD:
+        add_call(b, STRATA_CUDA_CALL_EVENT_RECORD, idx, op->stream)->event = (uint32_t)op->record;
+        break;
+    case STRATA_OP_WAIT:
+        add_call(b, STRATA_CUDA_CALL_STREAM_WAIT_EVENT, idx, op->stream)->event = (uint32_t)op->record;
+        break;
+    default:
+        add_call(b, STRATA_CUDA_CALL_NOP, idx, op->stream);
+        break;
+    }
+}
+
+strata_cuda_plan *strata_cuda_plan_build(const strata_plan *plan, strata_cuda_device_mode mode)
+{
+    guint n_mem = plan->memories->len, n_buf = plan->buffers->len, n_ops = plan->ops->len;
+    cuda_builder b = {g_array_new(FALSE, TRUE, sizeof(strata_cuda_region)),
+                      g_array_new(FALSE, TRUE, sizeof(strata_cuda_call)),
+                      g_array_new(FALSE, TRUE, sizeof(strata_cuda_operand)),
+                      g_new(int64_t, n_mem ? n_mem : 1),
+                      g_new0(uint32_t, n_buf ? n_buf : 1),
+                      g_new0(uint64_t, n_buf ? n_buf : 1)};
+
+    add_handle_setup(&b, plan, mode);
+    add_memory_regions(&b, plan, mode);
+    add_buffer_regions(&b, plan, mode);
     size_t n_setup = b.calls->len;
 
     uint32_t *op_stream = g_new0(uint32_t, n_ops ? n_ops : 1);
     for (guint i = 0; i < n_ops; i++) {
         const strata_plan_op *op = strata_plan_op_at(plan, i);
         op_stream[i] = op->stream;
-        int64_t idx = (int64_t)i;
-        bool async_buf = (op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_FREE) &&
-                         g_array_index(b.regions, strata_cuda_region, buf_region[op->buf]).kind ==
-                             STRATA_CUDA_REGION_ASYNC;
-        switch (op->kind) {
-        case STRATA_OP_ALLOC:
-        case STRATA_OP_FREE:
-            if (async_buf) {
-                strata_cuda_call *c = add_call(&b,
-                                               op->kind == STRATA_OP_ALLOC ? STRATA_CUDA_CALL_MALLOC_ASYNC
-                                                                           : STRATA_CUDA_CALL_FREE_ASYNC,
-                                               idx, op->stream);
-                c->region = buf_region[op->buf];
-                c->bytes = op->bytes;
-            } else {
-                add_call(&b, STRATA_CUDA_CALL_NOP, idx, op->stream);
-            }
-            break;
-        case STRATA_OP_COPY: {
-            strata_cuda_call *c = add_call(&b, STRATA_CUDA_CALL_MEMCPY_ASYNC, idx, op->stream);
-            c->region = buf_region[op->buf];
-            c->offset = buf_offset[op->buf];
-            c->src_region = buf_region[op->src];
-            c->src_offset = buf_offset[op->src];
-            c->bytes = op->bytes;
-            bool dh = region_is_host(&b, c->region), sh = region_is_host(&b, c->src_region);
-            c->dir = sh ? (dh ? STRATA_CUDA_H2H : STRATA_CUDA_H2D) : (dh ? STRATA_CUDA_D2H : STRATA_CUDA_D2D);
-            break;
-        }
-        case STRATA_OP_COMPUTE:
-            if (op->has_time) {
-                add_call(&b, STRATA_CUDA_CALL_LAUNCH_SPIN, idx, op->stream)->time_s = op->time_s;
-            } else {
-                uint32_t first = b.operands->len;
-                for (uint32_t k = 0; k < op->n_ins + op->n_outs; k++) {
-                    bool out = k >= op->n_ins;
-                    uint64_t id = out ? op->outs[k - op->n_ins] : op->ins[k];
-                    strata_cuda_operand o = {buf_region[id], buf_offset[id], strata_plan_buffer_at(plan, id)->size,
-                                             out};
-                    g_array_append_val(b.operands, o);
-                }
-                strata_cuda_call *c = add_call(&b, STRATA_CUDA_CALL_LAUNCH_COMPUTE, idx, op->stream);
-                c->flops = op->has_flops ? op->flops : 0;
-                c->bytes = op->bytes;
-                c->first_operand = first;
-                c->n_operands = op->n_ins + op->n_outs;
-            }
-            break;
-        case STRATA_OP_RECORD:
-            add_call(&b, STRATA_CUDA_CALL_EVENT_RECORD, idx, op->stream)->event = (uint32_t)op->record;
-            break;
-        case STRATA_OP_WAIT:
-            add_call(&b, STRATA_CUDA_CALL_STREAM_WAIT_EVENT, idx, op->stream)->event = (uint32_t)op->record;
-            break;
-        default:
-            add_call(&b, STRATA_CUDA_CALL_NOP, idx, op->stream);
-            break;
-        }
+        add_op_call(&b, plan, op, (int64_t)i);
     }
 
     strata_cuda_plan *cp = calloc(1, sizeof *cp);
@@ -192,9 +236,9 @@ strata_cuda_plan *strata_cuda_plan_build(const strata_plan *plan, strata_cuda_de
     cp->n_events = (uint32_t)plan->n_records;
     cp->n_ops = n_ops;
     cp->op_stream = op_stream;
-    g_free(mem_region);
-    g_free(buf_region);
-    g_free(buf_offset);
+    g_free(b.mem_region);
+    g_free(b.buf_region);
+    g_free(b.buf_offset);
     return cp;
 }
 
