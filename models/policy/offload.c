@@ -65,13 +65,13 @@ typedef struct tracked {
 } tracked;
 
 typedef struct offload_policy {
+    strata_rewrite_plan *plan; /* first: strata_rewrite_plan_map reads it */
     strata_tag tag;
     uint64_t ahead;
     char *sched;  /* sched= as given (auto, xla, cuda) */
     bool xla;     /* resolved in the plan pass */
     const strata_hw *hw;
     char *host;
-    strata_rewrite_plan *plan;
     uint64_t counter;
 } offload_policy;
 
@@ -306,13 +306,8 @@ static bool offload_plan(void *self, strata_source *in, GError **err)
     const strata_op *op;
     int r;
     while ((r = strata_source_next(in, &op, err)) == 1) {
+        strata_policy_note_sched(op, &trace_sched);
         switch (op->kind) {
-        case STRATA_OP_OPTION:
-            if (strcmp(op->name, "sched") == 0) {
-                g_free(trace_sched);
-                trace_sched = g_strdup(op->src);
-            }
-            break;
         case STRATA_OP_COPY:
             if (first_work == UINT64_MAX)
                 first_work = index;
@@ -362,23 +357,16 @@ static bool offload_plan(void *self, strata_source *in, GError **err)
     return r == 0;
 }
 
-static bool offload_map(void *self, uint64_t index, const strata_op *op, strata_rewrite_queue *q, GError **err)
-{
-    (void)err;
-    strata_rewrite_plan_emit(((offload_policy *)self)->plan, index, op, q);
-    return true;
-}
-
 static void offload_destroy(void *self)
 {
     offload_policy *o = self;
-    strata_rewrite_plan_free(o->plan);
     g_free(o->host);
     g_free(o->sched);
+    strata_rewrite_plan_free(o->plan);
     g_free(o);
 }
 
-static const strata_rewrite_ops offload_ops = {offload_plan, offload_map, NULL, NULL, offload_destroy};
+static const strata_rewrite_ops offload_ops = {offload_plan, strata_rewrite_plan_map, NULL, NULL, offload_destroy};
 
 static const char *const offload_kinds[] = {"activation", "param", "optstate", NULL};
 

@@ -148,6 +148,14 @@ char *strata_policy_describe(const char *indent)
 
 const char *const strata_policy_sched_choices[] = {"auto", "xla", "cuda", NULL};
 
+void strata_policy_note_sched(const strata_op *op, char **trace_option)
+{
+    if (op->kind == STRATA_OP_OPTION && strcmp(op->name, "sched") == 0) {
+        g_free(*trace_option);
+        *trace_option = g_strdup(op->src);
+    }
+}
+
 bool strata_policy_sched_xla(const char *param, const char *trace_option, const strata_hw *hw, bool *xla,
                              GError **err)
 {

@@ -65,6 +65,9 @@ strata_source *strata_policies_apply(strata_source *src, const char *const *spec
 extern const char *const strata_policy_sched_choices[]; /* auto, xla, cuda */
 bool strata_policy_sched_xla(const char *param, const char *trace_option, const strata_hw *hw, bool *xla,
                              GError **err);
+/* Keeps the value of a trace's `option sched=...` in *trace_option, replacing
+ * an earlier one; any other op is ignored. */
+void strata_policy_note_sched(const strata_op *op, char **trace_option);
 
 /* Parses pad's "RxC" argument (NULL: 8x128). */
 bool strata_pad_parse_tile(const char *arg, uint64_t *rows, uint64_t *lanes, GError **err);

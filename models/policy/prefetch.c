@@ -60,11 +60,11 @@ typedef struct anchor {
 } anchor;
 
 typedef struct prefetch_policy {
+    strata_rewrite_plan *plan;    /* first: strata_rewrite_plan_map reads it */
     uint64_t distance;
     char *sched;                  /* sched= as given (auto, xla, cuda) */
     const strata_hw *hw;
     bool xla;                     /* resolved in the first pass */
-    strata_rewrite_plan *plan;
     GHashTable *anchors;          /* copy index + 1 -> anchor * */
     GHashTable *computes;         /* stream -> GArray of every compute index (first pass) */
     GHashTable *records;          /* stream -> GArray of every record index (first pass) */
@@ -174,21 +174,16 @@ static void anchor_ref(prefetch_policy *p, strata_buffer_table *t, GHashTable *o
 /* First pass: the anchor of every copy, and every compute and record per stream. */
 static bool find_anchors(prefetch_policy *p, strata_source *in, GError **err)
 {
+    char *trace_sched = NULL;
     strata_buffer_table *t = strata_buffer_table_new();
     GHashTable *open_dst = g_hash_table_new(g_direct_hash, g_direct_equal);
     GHashTable *open_src = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, garray_free);
     uint64_t index = 0;
-    char *trace_sched = NULL;
     const strata_op *op;
     int r;
     while ((r = strata_source_next(in, &op, err)) == 1) {
+        strata_policy_note_sched(op, &trace_sched);
         switch (op->kind) {
-        case STRATA_OP_OPTION:
-            if (strcmp(op->name, "sched") == 0) {
-                g_free(trace_sched);
-                trace_sched = g_strdup(op->src);
-            }
-            break;
         case STRATA_OP_COPY: {
             anchor_ref(p, t, open_dst, open_src, op->src, false, index, op->stream);
             anchor_ref(p, t, open_dst, open_src, op->name, true, index, op->stream);
@@ -356,13 +351,6 @@ static bool prefetch_plan(void *self, strata_source *in, GError **err)
     return r == 0;
 }
 
-static bool prefetch_map(void *self, uint64_t index, const strata_op *op, strata_rewrite_queue *q, GError **err)
-{
-    (void)err;
-    strata_rewrite_plan_emit(((prefetch_policy *)self)->plan, index, op, q);
-    return true;
-}
-
 static void prefetch_destroy(void *self)
 {
     prefetch_policy *p = self;
@@ -375,7 +363,7 @@ static void prefetch_destroy(void *self)
     g_free(p);
 }
 
-static const strata_rewrite_ops prefetch_ops = {prefetch_plan, prefetch_map, NULL, NULL, prefetch_destroy};
+static const strata_rewrite_ops prefetch_ops = {prefetch_plan, strata_rewrite_plan_map, NULL, NULL, prefetch_destroy};
 
 static const strata_param_def prefetch_params[] = {
     {"distance", STRATA_PARAM_INT, NULL, "computes between the start of a copy and its first use (0 to 1000000)",

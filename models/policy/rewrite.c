@@ -221,6 +221,14 @@ void strata_rewrite_plan_emit(const strata_rewrite_plan *p, uint64_t index, cons
             strata_rewrite_emit(q, g_ptr_array_index(e->after, i));
 }
 
+bool strata_rewrite_plan_map(void *self, uint64_t index, const strata_op *op, strata_rewrite_queue *q,
+                             GError **err)
+{
+    (void)err;
+    strata_rewrite_plan_emit(*(strata_rewrite_plan **)self, index, op, q);
+    return true;
+}
+
 /* ---- live buffers ------------------------------------------------------- */
 
 struct strata_buffer_table {

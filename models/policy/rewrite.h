@@ -58,6 +58,10 @@ bool strata_rewrite_plan_dropped(const strata_rewrite_plan *p, uint64_t index);
  * then what goes after. */
 void strata_rewrite_plan_emit(const strata_rewrite_plan *p, uint64_t index, const strata_op *op,
                               strata_rewrite_queue *q);
+/* A map for a policy whose every change is in its plan: emits the plan around
+ * each op. `self` must begin with its strata_rewrite_plan pointer. */
+bool strata_rewrite_plan_map(void *self, uint64_t index, const strata_op *op, strata_rewrite_queue *q,
+                             GError **err);
 
 /* ---- live buffers --------------------------------------------------------- */
 
