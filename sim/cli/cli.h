@@ -23,11 +23,16 @@ typedef struct strata_command {
 int strata_cmd_run(int argc, char **argv);
 int strata_cmd_alloc(int argc, char **argv);
 int strata_cmd_import(int argc, char **argv);
+/* `strata import kineto` (cmd_import_kineto.c), dispatched by cmd_import.c. */
+int strata_import_kineto(int argc, char **argv);
 int strata_cmd_gen(int argc, char **argv);
 int strata_cmd_transform(int argc, char **argv);
 int strata_cmd_sweep(int argc, char **argv);
 int strata_cmd_replay(int argc, char **argv);
 int strata_cmd_validate(int argc, char **argv);
+/* `strata validate --against TRACE.json` (cmd_validate_kineto.c); ends the job. */
+struct strata_job;
+int strata_validate_against(struct strata_job *job, const char *trace, const char *hw_path);
 int strata_cmd_calibrate(int argc, char **argv);
 int strata_cmd_capture(int argc, char **argv);
 int strata_cmd_check(int argc, char **argv);

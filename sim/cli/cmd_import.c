@@ -5,6 +5,7 @@
  *                       [--fidelity [--allocator SPEC] [--capacity SIZE]]
  *   strata import minimalloc FILE.csv [-o OUT.trace]
  *   strata import xla DIR_OR_FILE [--module NAME] [-o OUT.trace]
+ *   strata import kineto TRACE.json[.gz] [-o OUT.trace] [--device N] [--fidelity ...]
  *
  * The formats are looked up by name in `importers` below. The output file
  * is opened (and so checked) before any work, and written through a
@@ -17,6 +18,7 @@
 #include "cli/job.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "import/kineto.h"
 #include "import/minimalloc.h"
 #include "import/torch.h"
 #include "import/xla.h"
@@ -38,6 +40,8 @@ static const importer importers[] = {
     {"minimalloc", "a MiniMalloc benchmark CSV (id,lower,upper,size)", import_minimalloc},
     {"xla", "an XLA dump (--xla_dump_to): buffer assignment, live ranges, optimized HLO",
      import_xla},
+    {"kineto", "a PyTorch profiler trace (Chrome trace JSON[.gz], profile_memory=True)",
+     strata_import_kineto},
     {NULL, NULL, NULL},
 };
 

@@ -25,6 +25,7 @@ typedef struct validate_args {
     strata_backend_args b;
     gboolean quiet;
     gboolean published;
+    char *against;
 } validate_args;
 
 static char *validate_json(const validate_args *a, const strata_hw *hw, const strata_comparison *cmp,
@@ -150,6 +151,11 @@ int strata_cmd_validate(int argc, char **argv)
          "Simulate the published measurements of the case files given as arguments (default: every validation/NAME.ini) "
          "and print measured, simulated and error per case",
          NULL},
+        {"against", 0, 0, G_OPTION_ARG_FILENAME, &a.against,
+         "Instead of a replay: simulate a PyTorch profiler trace (Chrome JSON[.gz]) imported with its kernels at "
+         "their measured times on --hw, and print each memcpy direction's error and the reserved-curve error "
+         "(docs/kineto-import.md)",
+         "TRACE.json"},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     strata_job *job = strata_job_new("validate", "- compare a simulation with a real replay of the same trace", "Replays the trace for real on the backend, simulates it on the hardware model, and prints for\n"
@@ -162,7 +168,9 @@ int strata_cmd_validate(int argc, char **argv)
                                              g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
                                                          "unexpected argument '%s' (case files go with --published)",
                                                          argv[1]))
+                 : a.against ? strata_validate_against(job, a.against, a.b.hw)
                             : validate_main(job, &a);
+    g_free(a.against);
     g_free(backend_help);
     strata_backend_args_clear(&a.b);
     return status;

@@ -1,0 +1,166 @@
+/*
+ * cmd_import_kineto.c: `strata import kineto`, a PyTorch profiler trace
+ * (Chrome trace JSON, plain or gzip) into a strata trace.
+ *
+ *   strata import kineto TRACE.json[.gz] [-o OUT.trace] [--device N]
+ *                        [--fidelity [--allocator SPEC] [--capacity SIZE]]
+ *
+ * The conversion is import/kineto.h; this file keeps the options, the
+ * trace's header comment and the summary printed on standard error.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/job.h"
+#include "core/error.h"
+#include "core/units.h"
+#include "import/kineto.h"
+
+typedef struct kineto_args {
+    char *out_path, *allocator, *capacity_text, *device_text;
+    gboolean fidelity;
+} kineto_args;
+
+static void print_summary(FILE *f, const char *path, const strata_kineto_summary *s)
+{
+    fprintf(f,
+            "strata import kineto: %s: %" G_GUINT64_FORMAT " events; device %d (%s): %"
+            G_GUINT64_FORMAT " memory events -> %" G_GUINT64_FORMAT " allocs, %" G_GUINT64_FORMAT
+            " frees; %" G_GUINT64_FORMAT " kernels, %" G_GUINT64_FORMAT " memsets, %"
+            G_GUINT64_FORMAT " memcpys (%" G_GUINT64_FORMAT " of 0 bytes skipped); %"
+            G_GUINT64_FORMAT " memory events of the host or other devices skipped\n",
+            path, s->n_events, s->device, s->device_type == 6 ? "HIP" : "CUDA", s->n_memory,
+            s->n_allocs, s->n_frees, s->n_kernels, s->n_memsets, s->n_memcpys, s->n_memcpy_empty,
+            s->n_memory_other);
+    fprintf(f,
+            "strata import kineto: %s: start: %" G_GUINT64_FORMAT " reserved, %"
+            G_GUINT64_FORMAT " allocated (%" G_GUINT64_FORMAT " blocks freed in the window, %"
+            G_GUINT64_FORMAT " bytes never freed); ",
+            path, s->initial_reserved, s->initial_allocated, s->n_pre_blocks, s->pre_rest);
+    if (s->has_totals) {
+        char *peak = strata_format_size(s->peak_reserved);
+        fprintf(f, "peak Total Reserved %" G_GUINT64_FORMAT " (%s), peak Total Allocated %"
+                   G_GUINT64_FORMAT "\n",
+                s->peak_reserved, peak, s->peak_allocated);
+        g_free(peak);
+    } else {
+        fprintf(f, "no Total Reserved in the file (old format%s)\n",
+                s->has_addr ? "" : ", no Addr: frees matched by size");
+    }
+}
+
+static char *kineto_comment(const char *path, const strata_kineto_summary *s)
+{
+    char *base = g_path_get_basename(path);
+    char *c = g_strdup_printf(
+        "imported by strata import kineto from %s (device %d): %" G_GUINT64_FORMAT
+        " memory events, %" G_GUINT64_FORMAT " kernels, %" G_GUINT64_FORMAT " memsets, %"
+        G_GUINT64_FORMAT " memcpys; %" G_GUINT64_FORMAT " setup ops rebuild the state at the "
+        "first event (reserved %" G_GUINT64_FORMAT ", allocated %" G_GUINT64_FORMAT
+        "); peak Total Reserved %" G_GUINT64_FORMAT,
+        base, s->device, s->n_memory, s->n_kernels, s->n_memsets, s->n_memcpys, s->n_setup_ops,
+        s->initial_reserved, s->initial_allocated, s->peak_reserved);
+    g_free(base);
+    return c;
+}
+
+static bool kineto_fidelity(FILE *f, const char *path, const kineto_args *a,
+                            const strata_kineto_summary *s, GError **err)
+{
+    if (!s->has_totals) {
+        fprintf(f, "fidelity: %s has no Total Reserved to compare with\n", path);
+        return true;
+    }
+    uint64_t capacity = 0;
+    if (a->capacity_text && !strata_parse_size(a->capacity_text, &capacity, err)) {
+        g_prefix_error(err, "--capacity: ");
+        return false;
+    }
+    const char *spec = a->allocator ? a->allocator : "caching";
+    strata_torch_fidelity fid;
+    if (!strata_kineto_measure(path, s, spec, capacity, &fid, err))
+        return false;
+    fprintf(f,
+            "fidelity (%s): peak reserved real %" G_GUINT64_FORMAT ", model %" G_GUINT64_FORMAT
+            ", error %+.2f%%; final reserved real %" G_GUINT64_FORMAT ", model %"
+            G_GUINT64_FORMAT "%s\n",
+            spec, fid.real_peak_reserved, fid.model_peak_reserved, 100.0 * fid.peak_error,
+            fid.real_final_reserved, fid.model_final_reserved,
+            fid.oom ? "; the model ran out of memory" : "");
+    return true;
+}
+
+static bool kineto_convert(strata_job *job, const kineto_args *a, const char *path,
+                           strata_outfile **out, GError **err)
+{
+    strata_kineto_options opt;
+    strata_kineto_options_init(&opt);
+    if (a->device_text) {
+        char *end = NULL;
+        guint64 n = g_ascii_strtoull(a->device_text, &end, 10);
+        if (end == a->device_text || *end || n > G_MAXINT) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "--device: expected a device number, got '%s'", a->device_text);
+            return false;
+        }
+        opt.device = (int)n;
+    }
+    strata_kineto_summary sum;
+    strata_job_doing(job, "importing %s", path);
+    strata_source *src = strata_kineto_import(path, &opt, &sum, err);
+    if (src == NULL)
+        return false;
+    char *comment = kineto_comment(path, &sum);
+    bool ok = strata_job_commit_trace(job, out, src, comment, err) >= 0;
+    g_free(comment);
+    strata_source_free(src);
+    if (ok)
+        print_summary(stderr, path, &sum);
+    if (ok && a->fidelity)
+        ok = kineto_fidelity(stderr, path, a, &sum, err);
+    return ok;
+}
+
+int strata_import_kineto(int argc, char **argv)
+{
+    kineto_args a = {0};
+    GOptionEntry entries[] = {
+        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.out_path,
+         "where to write the trace (default '-': standard output)", "OUT.trace"},
+        {"fidelity", 0, 0, G_OPTION_ARG_NONE, &a.fidelity,
+         "also replay the memory events through an allocator model and print its peak "
+         "reserved bytes against the file's maximum Total Reserved", NULL},
+        {"allocator", 0, 0, G_OPTION_ARG_STRING, &a.allocator,
+         "allocator for --fidelity, NAME[:k=v,...] (default caching)", "SPEC"},
+        {"capacity", 0, 0, G_OPTION_ARG_STRING, &a.capacity_text,
+         "device capacity for --fidelity (default 80GiB: more than any of the traces' GPUs "
+         "reserves, so the model never runs short)", "SIZE"},
+        {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
+         "which GPU to import (default: the one with the most memory events)", "N"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    strata_job *job = strata_job_new(
+        "import kineto", "TRACE.json[.gz] - import a PyTorch profiler trace",
+        "Reads a Chrome trace written by torch.profiler with profile_memory=True (plain\n"
+        "or gzip, streamed: memory does not grow with the file) and writes a strata trace:\n"
+        "a setup part that rebuilds the memory reserved and allocated before the first\n"
+        "event, then the GPU's [memory] events as allocs and frees, its kernels and\n"
+        "memsets as computes with time= their measured duration, and its memcpys as\n"
+        "copies between staging buffers, with stream= and note=corr.N.\n"
+        "See docs/kineto-import.md.",
+        NULL, entries);
+    GError *err = NULL;
+    strata_outfile *out = NULL;
+    bool ok = strata_job_parse(job, &argc, &argv, 1, 1, "one TRACE.json[.gz]");
+    if (ok) {
+        strata_job_input(job, "TRACE.json", argv[1]);
+        ok = strata_job_output(job, "--output", a.out_path ? a.out_path : "-", &out, &err) &&
+             kineto_convert(job, &a, argv[1], &out, &err);
+    }
+    int status = strata_job_end(job, ok ? STRATA_EXIT_OK : STRATA_EXIT_USAGE, err);
+    char **strings[] = {&a.out_path, &a.allocator, &a.capacity_text, &a.device_text};
+    for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
+        g_free(*strings[i]);
+    return status;
+}

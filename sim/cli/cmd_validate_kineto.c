@@ -1,0 +1,34 @@
+/*
+ * cmd_validate_kineto.c: `strata validate --against TRACE.json[.gz] --hw HW.ini`,
+ * a PyTorch profiler trace against the simulator (import/kineto_validate.h):
+ * per-direction memcpy errors and the reserved-curve error, as a table.
+ */
+#include <stdio.h>
+
+#include "cli/cli.h"
+#include "cli/job.h"
+#include "core/error.h"
+#include "import/kineto_validate.h"
+
+int strata_validate_against(strata_job *job, const char *trace, const char *hw_path)
+{
+    GError *err = NULL;
+    int status = STRATA_EXIT_USAGE;
+    strata_hw *hw = NULL;
+    strata_kineto_validation v = {0};
+    if (hw_path == NULL) {
+        g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT, "--against needs --hw HW.ini");
+    } else {
+        strata_job_input(job, "--hw", hw_path);
+        strata_job_input(job, "--against", trace);
+        strata_job_doing(job, "validating %s", trace);
+        if ((hw = strata_hw_load(hw_path, NULL, &err)) &&
+            strata_kineto_validate(trace, STRATA_KINETO_DEVICE_AUTO, hw, &v, &err)) {
+            fputs(v.table, strata_job_human(job));
+            status = v.oom ? STRATA_EXIT_OOM : STRATA_EXIT_OK;
+        }
+    }
+    strata_kineto_validation_clear(&v);
+    strata_hw_free(hw);
+    return strata_job_end(job, status, err);
+}

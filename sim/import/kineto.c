@@ -1,0 +1,517 @@
+/*
+ * kineto.c: the kineto importer (kineto.h): a first streaming pass that
+ * validates the file, picks the device and gathers the summary and the
+ * blocks live before the window; a source that streams the file again and
+ * turns each event of the device into at most one op.
+ *
+ * Matching frees to allocs (the ledger): live allocs are kept per key, the
+ * Addr (or, in the old format, the size with the top bit set), as a stack
+ * of buffer ids; a free takes the newest. A free whose key has no live
+ * alloc frees a block allocated before the window: the first pass records
+ * its size, in order, and the source's setup allocates it as pre.N, the
+ * N-th such free.
+ */
+#include "import/kineto.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "import/kineto_event.h"
+#include "import/kineto_scan.h"
+
+static const char *const mem_names[STRATA_KINETO_MEM__COUNT] = {"hbm", "host", "pageable"};
+enum { ROLE_SRC, ROLE_DST, ROLE__COUNT };
+static const char *const role_names[ROLE__COUNT] = {"src", "dst"};
+
+void strata_kineto_options_init(strata_kineto_options *opt)
+{
+    opt->device = STRATA_KINETO_DEVICE_AUTO;
+    opt->memory_only = false;
+}
+
+/* ---- the ledger ----------------------------------------------------------- */
+
+typedef struct live_entry {
+    uint64_t key;
+    GArray *ids; /* uint64_t, newest last */
+} live_entry;
+
+typedef struct ledger {
+    GHashTable *live; /* &entry->key -> live_entry */
+    uint64_t next_id, n_pre;
+} ledger;
+
+static void entry_free(gpointer p)
+{
+    live_entry *e = p;
+    g_array_free(e->ids, TRUE);
+    g_free(e);
+}
+
+static void ledger_init(ledger *l)
+{
+    l->live = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, entry_free);
+    l->next_id = 0;
+    l->n_pre = 0;
+}
+
+static void ledger_clear(ledger *l)
+{
+    if (l->live)
+        g_hash_table_unref(l->live);
+    l->live = NULL;
+}
+
+static uint64_t magnitude(int64_t v)
+{
+    return v < 0 ? (uint64_t)(-(v + 1)) + 1 : (uint64_t)v;
+}
+
+static uint64_t ledger_key(const strata_kineto_event *ev)
+{
+    return ev->has_addr ? ev->addr : magnitude(ev->bytes) | (UINT64_C(1) << 63);
+}
+
+static uint64_t ledger_alloc(ledger *l, uint64_t key)
+{
+    live_entry *e = g_hash_table_lookup(l->live, &key);
+    if (e == NULL) {
+        e = g_new(live_entry, 1);
+        e->key = key;
+        e->ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        g_hash_table_insert(l->live, &e->key, e);
+    }
+    uint64_t id = l->next_id++;
+    g_array_append_val(e->ids, id);
+    return id;
+}
+
+/* true with *id: the newest live alloc of key; false: a block from before. */
+static bool ledger_free(ledger *l, uint64_t key, uint64_t *id)
+{
+    live_entry *e = g_hash_table_lookup(l->live, &key);
+    if (e == NULL)
+        return false;
+    *id = g_array_index(e->ids, uint64_t, e->ids->len - 1);
+    g_array_set_size(e->ids, e->ids->len - 1);
+    if (e->ids->len == 0)
+        g_hash_table_remove(l->live, &key);
+    return true;
+}
+
+/* ---- the first pass ------------------------------------------------------- */
+
+/* What the first pass learns of one device. */
+typedef struct device_state {
+    strata_kineto_summary sum;
+    ledger led;
+    GArray *pre_sizes;                                  /* uint64_t */
+    uint64_t xfer[STRATA_KINETO_MEM__COUNT][ROLE__COUNT]; /* largest copy per end */
+    bool seen_memory;
+} device_state;
+
+static void device_free(gpointer p)
+{
+    device_state *d = p;
+    ledger_clear(&d->led);
+    g_array_free(d->pre_sizes, TRUE);
+    g_free(d);
+}
+
+static device_state *device_get(GHashTable *devices, int id)
+{
+    device_state *d = g_hash_table_lookup(devices, GINT_TO_POINTER(id));
+    if (d == NULL) {
+        d = g_new0(device_state, 1);
+        d->sum.device = id;
+        ledger_init(&d->led);
+        d->pre_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        g_hash_table_insert(devices, GINT_TO_POINTER(id), d);
+    }
+    return d;
+}
+
+static void note_memory(device_state *d, const strata_kineto_event *ev)
+{
+    strata_kineto_summary *s = &d->sum;
+    s->n_memory++;
+    s->device_type = ev->device_type;
+    if (ev->has_addr)
+        s->has_addr = true;
+    if (ev->has_totals) {
+        if (!d->seen_memory) {
+            s->has_totals = true;
+            s->initial_reserved = ev->total_reserved;
+            uint64_t before = (uint64_t)((int64_t)ev->total_allocated - ev->bytes);
+            s->initial_allocated = ev->bytes > (int64_t)ev->total_allocated ? 0 : before;
+        }
+        s->peak_reserved = MAX(s->peak_reserved, ev->total_reserved);
+        s->peak_allocated = MAX(s->peak_allocated, ev->total_allocated);
+        s->final_reserved = ev->total_reserved;
+    }
+    d->seen_memory = true;
+    uint64_t id;
+    if (ev->bytes > 0) {
+        ledger_alloc(&d->led, ledger_key(ev));
+        s->n_allocs++;
+    } else if (ev->bytes < 0) {
+        s->n_frees++;
+        if (!ledger_free(&d->led, ledger_key(ev), &id)) {
+            uint64_t size = magnitude(ev->bytes);
+            g_array_append_val(d->pre_sizes, size);
+            s->pre_bytes += size;
+        }
+    }
+}
+
+static void note_gpu(device_state *d, const strata_kineto_event *ev)
+{
+    if (ev->kind == STRATA_KINETO_EV_KERNEL) {
+        d->sum.n_kernels++;
+    } else if (ev->kind == STRATA_KINETO_EV_MEMSET) {
+        d->sum.n_memsets++;
+    } else if (ev->bytes == 0) {
+        d->sum.n_memcpy_empty++;
+    } else {
+        d->sum.n_memcpys++;
+        uint64_t b = (uint64_t)ev->bytes;
+        d->xfer[ev->src][ROLE_SRC] = MAX(d->xfer[ev->src][ROLE_SRC], b);
+        d->xfer[ev->dst][ROLE_DST] = MAX(d->xfer[ev->dst][ROLE_DST], b);
+    }
+}
+
+typedef struct pass1 {
+    GHashTable *devices; /* device id -> device_state */
+    uint64_t n_events, n_memory_all;
+    bool has_ts;
+    double first_ts;
+} pass1;
+
+bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void *user, GError **err)
+{
+    strata_kineto_scan *scan = strata_kineto_scan_open(path, err);
+    if (scan == NULL)
+        return false;
+    JsonObject *o;
+    uint64_t line;
+    int rc;
+    strata_kineto_event ev;
+    while ((rc = strata_kineto_scan_next(scan, &o, &line, err)) == 1) {
+        if (!strata_kineto_event_decode(o, path, line, &ev, err)) {
+            rc = -1;
+            break;
+        }
+        visit(&ev, user);
+    }
+    strata_kineto_scan_free(scan);
+    return rc == 0;
+}
+
+static void first_pass_visit(const strata_kineto_event *ev, void *user)
+{
+    pass1 *p = user;
+    p->n_events++;
+    if (ev->has_ts && (!p->has_ts || ev->ts < p->first_ts)) {
+        p->first_ts = ev->ts;
+        p->has_ts = true;
+    }
+    if (ev->kind == STRATA_KINETO_EV_MEMORY) {
+        p->n_memory_all++;
+        if (strata_kineto_event_gpu(ev))
+            note_memory(device_get(p->devices, ev->device), ev);
+    } else if (ev->kind != STRATA_KINETO_EV_OTHER) {
+        note_gpu(device_get(p->devices, ev->device), ev);
+    }
+}
+
+/* The device with the most memory events, then the most kernels, then the
+ * lowest id. */
+static device_state *pick_device(GHashTable *devices)
+{
+    device_state *best = NULL;
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, devices);
+    while (g_hash_table_iter_next(&it, &k, &v)) {
+        device_state *d = v;
+        if (best == NULL || d->sum.n_memory > best->sum.n_memory ||
+            (d->sum.n_memory == best->sum.n_memory &&
+             (d->sum.n_kernels > best->sum.n_kernels ||
+              (d->sum.n_kernels == best->sum.n_kernels && d->sum.device < best->sum.device))))
+            best = d;
+    }
+    return best;
+}
+
+/* ---- the source ----------------------------------------------------------- */
+
+typedef struct ksrc {
+    char *path;
+    strata_kineto_options opt;
+    int device;
+    double first_ts;
+    strata_op_list *setup;
+    size_t setup_pos;
+    strata_kineto_scan *scan;
+    ledger led;
+    strata_op op;
+    GString *name, *src, *stream, *note;
+} ksrc;
+
+static void setup_alloc(strata_op_list *l, const char *name, uint64_t size, const char *memory)
+{
+    strata_op op = {.kind = STRATA_OP_ALLOC, .stream = STRATA_DEFAULT_STREAM, .name = name,
+                    .size = size, .memory = memory, .note = "setup"};
+    strata_op_list_append(l, &op);
+}
+
+static void setup_free(strata_op_list *l, const char *name)
+{
+    strata_op op = {.kind = STRATA_OP_FREE, .stream = STRATA_DEFAULT_STREAM, .name = name,
+                    .note = "setup"};
+    strata_op_list_append(l, &op);
+}
+
+/* The setup ops (kineto.h); fills the summary's pre_* and n_setup_ops. */
+static strata_op_list *build_setup(const device_state *d, bool memory_only,
+                                   strata_kineto_summary *s)
+{
+    strata_op_list *l = strata_op_list_new();
+    if (s->initial_reserved > 0) {
+        setup_alloc(l, "pre.seg", s->initial_reserved, NULL);
+        setup_free(l, "pre.seg");
+    }
+    for (guint i = 0; i < d->pre_sizes->len; i++) {
+        char name[32];
+        g_snprintf(name, sizeof name, "pre.%u", i);
+        setup_alloc(l, name, g_array_index(d->pre_sizes, uint64_t, i), NULL);
+    }
+    s->n_pre_blocks = d->pre_sizes->len;
+    s->pre_rest = s->initial_allocated > s->pre_bytes ? s->initial_allocated - s->pre_bytes : 0;
+    if (s->pre_rest > 0)
+        setup_alloc(l, "pre.rest", s->pre_rest, NULL);
+    for (int m = 0; m < STRATA_KINETO_MEM__COUNT && !memory_only; m++)
+        for (int r = 0; r < ROLE__COUNT; r++)
+            if (d->xfer[m][r] > 0) {
+                char *name = g_strdup_printf("xfer.%s.%s", mem_names[m], role_names[r]);
+                setup_alloc(l, name, d->xfer[m][r], mem_names[m]);
+                g_free(name);
+            }
+    s->n_setup_ops = strata_op_list_len(l);
+    return l;
+}
+
+/* A kernel's label: its name without "void ", template arguments and
+ * parameters, "(anonymous namespace)" as "anon", in the characters a
+ * trace name allows. */
+static void kernel_label(GString *out, const char *name)
+{
+    g_string_truncate(out, 0);
+    if (name && g_str_has_prefix(name, "void "))
+        name += 5;
+    static const char anon[] = "(anonymous namespace)";
+    for (const char *p = name; p && *p && *p != '<' && out->len < 96; p++) {
+        if (g_str_has_prefix(p, anon)) {
+            g_string_append(out, "anon");
+            p += strlen(anon) - 1;
+            continue;
+        }
+        if (*p == '(')
+            break;
+        unsigned char c = (unsigned char)*p;
+        bool ok = c > ' ' && c < 0x7f && c != '=' && c != ',' && c != '#';
+        g_string_append_c(out, ok ? (char)c : '_');
+    }
+    if (out->len == 0)
+        g_string_assign(out, "kernel");
+}
+
+static void set_common(ksrc *k, const strata_kineto_event *ev)
+{
+    k->op.stream = STRATA_DEFAULT_STREAM;
+    if (ev->kind != STRATA_KINETO_EV_MEMORY) {
+        g_string_printf(k->stream, "s%" G_GINT64_FORMAT, ev->stream);
+        k->op.stream = k->stream->str;
+        if (ev->correlation >= 0) {
+            g_string_printf(k->note, "corr.%" G_GINT64_FORMAT, ev->correlation);
+            k->op.note = k->note->str;
+        }
+    }
+    if (ev->has_ts) {
+        k->op.has_at = true;
+        k->op.at_s = round(MAX(0.0, ev->ts - k->first_ts) * 1000.0) / 1e9;
+    }
+}
+
+/* The op of a memory event of the device; false: none. */
+static bool memory_op(ksrc *k, const strata_kineto_event *ev)
+{
+    uint64_t id;
+    if (ev->bytes > 0) {
+        id = ledger_alloc(&k->led, ledger_key(ev));
+        k->op.kind = STRATA_OP_ALLOC;
+        k->op.size = (uint64_t)ev->bytes;
+        k->op.has_addr = ev->has_addr;
+        k->op.addr = ev->addr;
+        g_string_printf(k->name, "b%" G_GUINT64_FORMAT, id);
+    } else if (ev->bytes < 0) {
+        k->op.kind = STRATA_OP_FREE;
+        if (ledger_free(&k->led, ledger_key(ev), &id))
+            g_string_printf(k->name, "b%" G_GUINT64_FORMAT, id);
+        else
+            g_string_printf(k->name, "pre.%" G_GUINT64_FORMAT, k->led.n_pre++);
+    } else {
+        return false;
+    }
+    k->op.name = k->name->str;
+    return true;
+}
+
+/* The op of a kernel, memset or memcpy of the device; false: none. */
+static bool gpu_op(ksrc *k, const strata_kineto_event *ev)
+{
+    if (ev->kind == STRATA_KINETO_EV_MEMCPY) {
+        if (ev->bytes == 0)
+            return false;
+        k->op.kind = STRATA_OP_COPY;
+        g_string_printf(k->name, "xfer.%s.dst", mem_names[ev->dst]);
+        g_string_printf(k->src, "xfer.%s.src", mem_names[ev->src]);
+        k->op.name = k->name->str;
+        k->op.src = k->src->str;
+        k->op.size = (uint64_t)ev->bytes;
+        k->op.has_bytes = true;
+        return true;
+    }
+    k->op.kind = STRATA_OP_COMPUTE;
+    if (ev->kind == STRATA_KINETO_EV_KERNEL)
+        kernel_label(k->name, ev->name);
+    else
+        g_string_assign(k->name, "memset");
+    k->op.name = k->name->str;
+    k->op.has_time = true;
+    k->op.time_s = round(ev->dur * 1000.0) / 1e9;
+    return true;
+}
+
+static int ksrc_next(void *self, const strata_op **op, GError **err)
+{
+    ksrc *k = self;
+    if (k->setup_pos < strata_op_list_len(k->setup)) {
+        *op = strata_op_list_get(k->setup, k->setup_pos++);
+        return 1;
+    }
+    JsonObject *o;
+    uint64_t line;
+    int rc;
+    strata_kineto_event ev;
+    while ((rc = strata_kineto_scan_next(k->scan, &o, &line, err)) == 1) {
+        if (!strata_kineto_event_decode(o, k->path, line, &ev, err))
+            return -1;
+        memset(&k->op, 0, sizeof k->op);
+        k->op.line = line;
+        bool mine = ev.kind == STRATA_KINETO_EV_MEMORY
+                        ? strata_kineto_event_gpu(&ev) && ev.device == k->device
+                        : ev.kind != STRATA_KINETO_EV_OTHER && ev.device == k->device &&
+                              !k->opt.memory_only;
+        if (!mine || !(ev.kind == STRATA_KINETO_EV_MEMORY ? memory_op(k, &ev) : gpu_op(k, &ev)))
+            continue;
+        set_common(k, &ev);
+        *op = &k->op;
+        return 1;
+    }
+    return rc;
+}
+
+static bool ksrc_rewind(void *self, GError **err)
+{
+    ksrc *k = self;
+    strata_kineto_scan_free(k->scan);
+    k->scan = strata_kineto_scan_open(k->path, err);
+    ledger_clear(&k->led);
+    ledger_init(&k->led);
+    k->setup_pos = 0;
+    return k->scan != NULL;
+}
+
+static void ksrc_destroy(void *self)
+{
+    ksrc *k = self;
+    strata_kineto_scan_free(k->scan);
+    ledger_clear(&k->led);
+    strata_op_list_free(k->setup);
+    g_string_free(k->name, TRUE);
+    g_string_free(k->src, TRUE);
+    g_string_free(k->stream, TRUE);
+    g_string_free(k->note, TRUE);
+    g_free(k->path);
+    g_free(k);
+}
+
+static const strata_source_vtable ksrc_vtable = {ksrc_next, ksrc_rewind, ksrc_destroy};
+
+strata_source *strata_kineto_import(const char *path, const strata_kineto_options *opt,
+                                    strata_kineto_summary *sum, GError **err)
+{
+    pass1 p = {.devices = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, device_free)};
+    strata_source *src = NULL;
+    if (!strata_kineto_each_event(path, first_pass_visit, &p, err))
+        goto end;
+    device_state *d = opt->device == STRATA_KINETO_DEVICE_AUTO
+                          ? pick_device(p.devices)
+                          : g_hash_table_lookup(p.devices, GINT_TO_POINTER(opt->device));
+    if (d == NULL) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: no GPU events%s (%" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+                    " of them [memory] events)",
+                    path, opt->device == STRATA_KINETO_DEVICE_AUTO ? "" : " of that device",
+                    p.n_events, p.n_memory_all);
+        goto end;
+    }
+    strata_kineto_summary s = d->sum;
+    s.n_events = p.n_events;
+    s.n_memory_other = p.n_memory_all - s.n_memory;
+    s.first_ts_us = p.first_ts;
+    ksrc *k = g_new0(ksrc, 1);
+    k->path = g_strdup(path);
+    k->opt = *opt;
+    k->device = d->sum.device;
+    k->first_ts = p.first_ts;
+    k->setup = build_setup(d, opt->memory_only, &s);
+    k->name = g_string_new(NULL);
+    k->src = g_string_new(NULL);
+    k->stream = g_string_new(NULL);
+    k->note = g_string_new(NULL);
+    ledger_init(&k->led);
+    k->scan = strata_kineto_scan_open(path, err);
+    if (k->scan == NULL) {
+        ksrc_destroy(k);
+        goto end;
+    }
+    if (sum)
+        *sum = s;
+    src = strata_source_new(&ksrc_vtable, k, path);
+end:
+    g_hash_table_unref(p.devices);
+    return src;
+}
+
+bool strata_kineto_measure(const char *path, const strata_kineto_summary *sum, const char *spec,
+                           uint64_t capacity, strata_torch_fidelity *out, GError **err)
+{
+    strata_kineto_options opt = {.device = sum->device, .memory_only = true};
+    strata_kineto_summary again;
+    strata_source *src = strata_kineto_import(path, &opt, &again, err);
+    if (src == NULL)
+        return false;
+    strata_torch_summary truth = {
+        .peak_reserved = sum->peak_reserved,
+        .final_reserved = sum->final_reserved,
+        .n_setup_ops = again.n_setup_ops,
+        .segment_alloc_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t)),
+    };
+    bool ok = strata_torch_measure(src, &truth, spec, capacity, out, err);
+    g_array_free(truth.segment_alloc_sizes, TRUE);
+    strata_source_free(src);
+    return ok;
+}

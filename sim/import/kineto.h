@@ -1,0 +1,94 @@
+/*
+ * kineto.h: converts a PyTorch profiler trace (Chrome trace JSON written by
+ * torch.profiler with profile_memory=True, plain or gzip) into a strata op
+ * stream, and measures how faithfully the caching allocator replays it.
+ *
+ * What is read, for one GPU (the one with the most `[memory]` events unless
+ * chosen):
+ *  - `[memory]` instant events of Device Type 1 (CUDA) or 6 (HIP): Bytes > 0
+ *    is an alloc, Bytes < 0 a free, matched by Addr (the old format has no
+ *    Addr: a free then takes the newest live alloc of the same size);
+ *    Total Reserved and Total Allocated, when present, are the ground truth;
+ *  - `kernel` (old format `Kernel`) events: computes with time= their
+ *    measured duration; `gpu_memset` (`Memset`): computes labelled memset;
+ *  - `gpu_memcpy` (`Memcpy`) events: copies of args.bytes between staging
+ *    buffers in the memories their name gives ("Memcpy HtoD (Pageable ->
+ *    Device)": pageable to hbm; Pinned is `host`);
+ *  - every op keeps its stream (stream=sN) and correlation (note=corr.N).
+ * Events are taken in file order.
+ *
+ * The events start in the middle of a run, so the trace starts with a
+ * setup part (note=setup) that rebuilds what was there: one segment of the
+ * first event's Total Reserved (alloc then free of pre.seg), then the
+ * blocks that the window frees but never allocates (pre.N, sized by their
+ * frees), then pre.rest for the rest of the bytes allocated before the
+ * first event (Total Allocated less its Bytes), then the staging buffers.
+ *
+ * Invariants: the file is streamed (kineto_scan.h), once to validate it and
+ * gather the summary and once more each time the source is read from the
+ * start: memory grows with the live blocks, never with the file; the same
+ * file and options give the same ops; the summary's ground truth figures
+ * come from the file only.
+ */
+#ifndef STRATA_KINETO_H
+#define STRATA_KINETO_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "import/torch.h"
+#include "trace/source.h"
+
+#define STRATA_KINETO_DEVICE_AUTO (-1)
+
+typedef struct strata_kineto_options {
+    int device;        /* a GPU's Device Id, or STRATA_KINETO_DEVICE_AUTO */
+    bool memory_only;  /* allocs and frees only: no computes, copies or staging */
+} strata_kineto_options;
+
+void strata_kineto_options_init(strata_kineto_options *opt);
+
+/* Copy directions, from the memcpy event's name. */
+typedef enum {
+    STRATA_KINETO_HTOD,
+    STRATA_KINETO_DTOH,
+    STRATA_KINETO_DTOD,
+    STRATA_KINETO_HTOH,
+    STRATA_KINETO_DIR__COUNT
+} strata_kineto_dir;
+
+const char *strata_kineto_dir_name(strata_kineto_dir d);
+
+typedef struct strata_kineto_summary {
+    uint64_t n_events;              /* every event of the file */
+    int device;                     /* the GPU imported (-1: none found) */
+    int device_type;                /* 1 CUDA, 6 HIP, 0 unknown */
+    uint64_t n_memory;              /* [memory] events of the device */
+    uint64_t n_memory_other;        /* [memory] events of the host and other devices */
+    uint64_t n_allocs, n_frees;     /* from the device's events */
+    uint64_t n_kernels, n_memsets, n_memcpys, n_memcpy_empty; /* of the device */
+    bool has_addr;                  /* its memory events carry Addr */
+    bool has_totals;                /* ... and Total Reserved / Total Allocated */
+    uint64_t initial_reserved;      /* Total Reserved at the first event */
+    uint64_t initial_allocated;     /* Total Allocated before the first event */
+    uint64_t peak_reserved;         /* max Total Reserved */
+    uint64_t final_reserved;        /* Total Reserved at the last event */
+    uint64_t peak_allocated;        /* max Total Allocated */
+    uint64_t n_pre_blocks, pre_bytes, pre_rest; /* the rebuilt start */
+    uint64_t n_setup_ops;           /* ops before the first event's op */
+    double first_ts_us;             /* the earliest ts in the file: at=0 */
+} strata_kineto_summary;
+
+/* Reads `path` once (validating it and filling sum, which may be NULL) and
+ * returns a source that streams it again for its ops. */
+strata_source *strata_kineto_import(const char *path, const strata_kineto_options *opt,
+                                    strata_kineto_summary *sum, GError **err);
+
+/* Replays the memory events of `path` (device sum->device, as imported into
+ * sum) through allocator `spec` on `capacity` bytes (0: 80 GiB) and compares
+ * the peak reserved with the file's. */
+bool strata_kineto_measure(const char *path, const strata_kineto_summary *sum, const char *spec,
+                           uint64_t capacity, strata_torch_fidelity *out, GError **err);
+
+#endif

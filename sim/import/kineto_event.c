@@ -1,0 +1,205 @@
+/*
+ * kineto_event.c: decoding of one profiler event (kineto_event.h).
+ */
+#include "import/kineto_event.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "core/error.h"
+
+static const char *const dir_names[STRATA_KINETO_DIR__COUNT] = {"HtoD", "DtoH", "DtoD", "HtoH"};
+
+const char *strata_kineto_dir_name(strata_kineto_dir d)
+{
+    return d < STRATA_KINETO_DIR__COUNT ? dir_names[d] : "?";
+}
+
+bool strata_kineto_event_gpu(const strata_kineto_event *ev)
+{
+    return ev->device_type == 1 || ev->device_type == 6;
+}
+
+/* A number member as a double; false when absent or not a number. */
+static bool get_f64(JsonObject *o, const char *key, double *out)
+{
+    JsonNode *n = o ? json_object_get_member(o, key) : NULL;
+    if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE)
+        return false;
+    GType t = json_node_get_value_type(n);
+    if (t == G_TYPE_INT64)
+        *out = (double)json_node_get_int(n);
+    else if (t == G_TYPE_DOUBLE)
+        *out = json_node_get_double(n);
+    else
+        return false;
+    return isfinite(*out);
+}
+
+/* An integral number member (a double must be whole and in range). */
+static bool get_i64(JsonObject *o, const char *key, int64_t *out)
+{
+    JsonNode *n = o ? json_object_get_member(o, key) : NULL;
+    if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE)
+        return false;
+    GType t = json_node_get_value_type(n);
+    if (t == G_TYPE_INT64) {
+        *out = json_node_get_int(n);
+        return true;
+    }
+    if (t != G_TYPE_DOUBLE)
+        return false;
+    double d = json_node_get_double(n);
+    if (!isfinite(d) || d != floor(d) || fabs(d) > 9.0e18)
+        return false;
+    *out = (int64_t)d;
+    return true;
+}
+
+static const char *get_str(JsonObject *o, const char *key)
+{
+    JsonNode *n = json_object_get_member(o, key);
+    if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE ||
+        json_node_get_value_type(n) != G_TYPE_STRING)
+        return NULL;
+    return json_node_get_string(n);
+}
+
+static bool missing(const char *path, uint64_t line, const char *what, const char *field,
+                    GError **err)
+{
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "%s:%" G_GUINT64_FORMAT ": %s event: expected %s", path, line, what, field);
+    return false;
+}
+
+static strata_kineto_ev_kind kind_of(JsonObject *o)
+{
+    const char *name = get_str(o, "name");
+    if (name && strcmp(name, "[memory]") == 0)
+        return STRATA_KINETO_EV_MEMORY;
+    const char *cat = get_str(o, "cat");
+    if (cat == NULL)
+        return STRATA_KINETO_EV_OTHER;
+    if (g_ascii_strcasecmp(cat, "kernel") == 0)
+        return STRATA_KINETO_EV_KERNEL;
+    if (strcmp(cat, "gpu_memset") == 0 || strcmp(cat, "Memset") == 0)
+        return STRATA_KINETO_EV_MEMSET;
+    if (strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "Memcpy") == 0)
+        return STRATA_KINETO_EV_MEMCPY;
+    return STRATA_KINETO_EV_OTHER;
+}
+
+static strata_kineto_mem mem_word(const char *w, size_t n, strata_kineto_mem dflt)
+{
+    if (n == 6 && memcmp(w, "Device", 6) == 0)
+        return STRATA_KINETO_MEM_DEVICE;
+    if (n == 6 && memcmp(w, "Pinned", 6) == 0)
+        return STRATA_KINETO_MEM_PINNED;
+    if (n == 8 && memcmp(w, "Pageable", 8) == 0)
+        return STRATA_KINETO_MEM_PAGEABLE;
+    return dflt;
+}
+
+/* Direction and ends from "Memcpy HtoD (Pageable -> Device)"; without the
+ * parenthesis a host end is taken as pinned. */
+static bool memcpy_ends(const char *name, strata_kineto_event *ev)
+{
+    static const struct {
+        const char *word;
+        strata_kineto_dir dir;
+    } dirs[] = {{"HtoD", STRATA_KINETO_HTOD}, {"DtoH", STRATA_KINETO_DTOH},
+                {"DtoD", STRATA_KINETO_DTOD}, {"PtoP", STRATA_KINETO_DTOD},
+                {"HtoH", STRATA_KINETO_HTOH}};
+    const char *p = name ? strstr(name, "to") : NULL;
+    if (p == NULL || p == name)
+        return false;
+    size_t i = 0;
+    while (i < G_N_ELEMENTS(dirs) && strncmp(p - 1, dirs[i].word, 4) != 0)
+        i++;
+    if (i == G_N_ELEMENTS(dirs))
+        return false;
+    ev->dir = dirs[i].dir;
+    bool src_dev = dirs[i].word[0] != 'H', dst_dev = dirs[i].word[3] != 'H';
+    ev->src = src_dev ? STRATA_KINETO_MEM_DEVICE : STRATA_KINETO_MEM_PINNED;
+    ev->dst = dst_dev ? STRATA_KINETO_MEM_DEVICE : STRATA_KINETO_MEM_PINNED;
+    const char *open = strchr(p, '('), *arrow = open ? strstr(open, " -> ") : NULL;
+    const char *close = arrow ? strchr(arrow, ')') : NULL;
+    if (close) {
+        ev->src = mem_word(open + 1, (size_t)(arrow - open - 1), ev->src);
+        ev->dst = mem_word(arrow + 4, (size_t)(close - arrow - 4), ev->dst);
+    }
+    return true;
+}
+
+static bool decode_memory(JsonObject *args, const char *path, uint64_t line,
+                          strata_kineto_event *ev, GError **err)
+{
+    int64_t v;
+    if (!get_i64(args, "Device Type", &v))
+        return missing(path, line, "[memory]", "args.\"Device Type\" (a number)", err);
+    ev->device_type = (int)v;
+    if (!strata_kineto_event_gpu(ev))
+        return true;
+    if (!get_i64(args, "Device Id", &v) || v < 0 || v > G_MAXINT)
+        return missing(path, line, "[memory]", "args.\"Device Id\" (a device number)", err);
+    ev->device = (int)v;
+    if (!get_i64(args, "Bytes", &ev->bytes))
+        return missing(path, line, "[memory]", "args.Bytes (a whole number)", err);
+    ev->has_addr = get_i64(args, "Addr", &v);
+    ev->addr = (uint64_t)v;
+    int64_t tr, ta;
+    ev->has_totals = get_i64(args, "Total Reserved", &tr) && get_i64(args, "Total Allocated", &ta);
+    if (ev->has_totals && (tr < 0 || ta < 0))
+        return missing(path, line, "[memory]", "totals of 0 or more bytes", err);
+    ev->total_reserved = ev->has_totals ? (uint64_t)tr : 0;
+    ev->total_allocated = ev->has_totals ? (uint64_t)ta : 0;
+    return true;
+}
+
+/* Kernels, memsets and memcpys: device, stream, dur, correlation. */
+static bool decode_gpu(JsonObject *o, JsonObject *args, const char *path, uint64_t line,
+                       strata_kineto_event *ev, GError **err)
+{
+    const char *what = ev->kind == STRATA_KINETO_EV_KERNEL   ? "kernel"
+                       : ev->kind == STRATA_KINETO_EV_MEMSET ? "memset"
+                                                             : "memcpy";
+    int64_t v;
+    if (!ev->has_ts)
+        return missing(path, line, what, "ts (a number)", err);
+    if (!get_f64(o, "dur", &ev->dur) || ev->dur < 0)
+        return missing(path, line, what, "dur (microseconds, 0 or more)", err);
+    if (!get_i64(args, "device", &v) || v < 0 || v > G_MAXINT)
+        return missing(path, line, what, "args.device (a device number)", err);
+    ev->device = (int)v;
+    if (!get_i64(args, "stream", &ev->stream))
+        return missing(path, line, what, "args.stream (a number)", err);
+    if (!get_i64(args, "correlation", &ev->correlation))
+        ev->correlation = -1;
+    ev->name = get_str(o, "name");
+    if (ev->kind != STRATA_KINETO_EV_MEMCPY)
+        return true;
+    if (!get_i64(args, "bytes", &ev->bytes) || ev->bytes < 0)
+        return missing(path, line, what, "args.bytes (0 or more)", err);
+    if (!memcpy_ends(ev->name, ev))
+        return missing(path, line, what, "a name like \"Memcpy HtoD (Pageable -> Device)\"", err);
+    return true;
+}
+
+bool strata_kineto_event_decode(JsonObject *o, const char *path, uint64_t line,
+                                strata_kineto_event *ev, GError **err)
+{
+    memset(ev, 0, sizeof *ev);
+    ev->kind = kind_of(o);
+    ev->has_ts = get_f64(o, "ts", &ev->ts);
+    if (ev->kind == STRATA_KINETO_EV_OTHER)
+        return true;
+    JsonNode *an = json_object_get_member(o, "args");
+    JsonObject *args = an && JSON_NODE_HOLDS_OBJECT(an) ? json_node_get_object(an) : NULL;
+    if (args == NULL)
+        return missing(path, line, ev->kind == STRATA_KINETO_EV_MEMORY ? "[memory]" : "GPU",
+                       "an args object", err);
+    if (ev->kind == STRATA_KINETO_EV_MEMORY)
+        return decode_memory(args, path, line, ev, err);
+    return decode_gpu(o, args, path, line, ev, err);
+}

@@ -1,0 +1,251 @@
+/*
+ * kineto_scan.c: the streaming event scanner of kineto_scan.h.
+ *
+ * One pass over the bytes with a few integers of state: the nesting depth,
+ * whether the scanner is inside a string (and after a backslash), the
+ * depth whose elements are the events (0 until the events array is found)
+ * and the last key read at depth 1. The text of the event being read is
+ * the only thing that grows, up to STRATA_KINETO_MAX_EVENT.
+ */
+#include "import/kineto_scan.h"
+
+#include <gio/gio.h>
+#include <string.h>
+
+#include "core/error.h"
+
+#define CHUNK 65536
+#define MAX_DEPTH 512
+#define KEY_MAX 32
+
+struct strata_kineto_scan {
+    char *path;
+    GInputStream *in;
+    char buf[CHUNK];
+    size_t len, pos;
+    uint64_t line;
+    int depth, events_depth;
+    bool started, in_str, esc, done;
+    bool key_is_events;       /* the value being read at depth 1 is traceEvents' */
+    char key[KEY_MAX + 1];    /* the last string read at depth 1 (truncated) */
+    size_t key_len;
+    GString *event;           /* the text of the event being read, or NULL */
+    uint64_t event_line;
+    JsonParser *parser;
+};
+
+/* The file's bytes, through a gzip decompressor when it starts with the
+ * gzip magic; the first bytes are peeked, so a pipe works too. */
+static GInputStream *open_stream(const char *path, GError **err)
+{
+    GFile *file = g_file_new_for_path(path);
+    GFileInputStream *fin = g_file_read(file, NULL, err);
+    g_object_unref(file);
+    if (fin == NULL)
+        return NULL;
+    GInputStream *buf = g_buffered_input_stream_new(G_INPUT_STREAM(fin));
+    g_object_unref(fin);
+    GBufferedInputStream *b = G_BUFFERED_INPUT_STREAM(buf);
+    while (g_buffered_input_stream_get_available(b) < 2) {
+        gssize n = g_buffered_input_stream_fill(b, 2, NULL, err);
+        if (n < 0) {
+            g_object_unref(buf);
+            return NULL;
+        }
+        if (n == 0)
+            break;
+    }
+    guchar magic[2] = {0, 0};
+    if (g_buffered_input_stream_peek(b, magic, 0, 2) < 2 || magic[0] != 0x1f || magic[1] != 0x8b)
+        return buf;
+    GZlibDecompressor *z = g_zlib_decompressor_new(G_ZLIB_COMPRESSOR_FORMAT_GZIP);
+    GInputStream *in = g_converter_input_stream_new(buf, G_CONVERTER(z));
+    g_object_unref(z);
+    g_object_unref(buf);
+    return in;
+}
+
+strata_kineto_scan *strata_kineto_scan_open(const char *path, GError **err)
+{
+    GError *e = NULL;
+    GInputStream *in = open_stream(path, &e);
+    if (in == NULL) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: %s", path, e->message);
+        g_error_free(e);
+        return NULL;
+    }
+    strata_kineto_scan *s = g_new0(strata_kineto_scan, 1);
+    s->path = g_strdup(path);
+    s->in = in;
+    s->line = 1;
+    s->parser = json_parser_new();
+    return s;
+}
+
+void strata_kineto_scan_free(strata_kineto_scan *s)
+{
+    if (s == NULL)
+        return;
+    g_object_unref(s->in);
+    g_object_unref(s->parser);
+    if (s->event)
+        g_string_free(s->event, TRUE);
+    g_free(s->path);
+    g_free(s);
+}
+
+static bool fail(strata_kineto_scan *s, GError **err, const char *what)
+{
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", s->path,
+                s->line, what);
+    return false;
+}
+
+/* Refills the buffer: true with data, false at the end (err set on a read
+ * error, such as a truncated or corrupt gzip stream). */
+static bool refill(strata_kineto_scan *s, GError **err)
+{
+    GError *e = NULL;
+    gssize n = g_input_stream_read(s->in, s->buf, CHUNK, NULL, &e);
+    if (n < 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s",
+                    s->path, s->line, e->message);
+        g_error_free(e);
+        return false;
+    }
+    s->len = (size_t)n;
+    s->pos = 0;
+    return n > 0;
+}
+
+/* Parses the finished event text into *event. */
+static bool finish_event(strata_kineto_scan *s, JsonObject **event, uint64_t *line, GError **err)
+{
+    GError *e = NULL;
+    bool ok = json_parser_load_from_data(s->parser, s->event->str, (gssize)s->event->len, &e);
+    g_string_free(s->event, TRUE);
+    s->event = NULL;
+    if (!ok) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:%" G_GUINT64_FORMAT ": not a JSON event: %s", s->path, s->event_line,
+                    e->message);
+        g_error_free(e);
+        return false;
+    }
+    *event = json_node_get_object(json_parser_get_root(s->parser));
+    *line = s->event_line;
+    return true;
+}
+
+/* An opening bracket; false with err. */
+static bool open_bracket(strata_kineto_scan *s, char c, GError **err)
+{
+    if (!s->started) {
+        s->started = true;
+        if (c == '[')
+            s->events_depth = 1;
+    }
+    if (s->events_depth > 0 && s->depth == s->events_depth) {
+        if (c != '{')
+            return fail(s, err, "an element of traceEvents is not an object");
+        s->event = g_string_new("{");
+        s->event_line = s->line;
+    }
+    if (s->depth == 1 && c == '[' && s->key_is_events && s->events_depth == 0)
+        s->events_depth = 2;
+    if (++s->depth > MAX_DEPTH)
+        return fail(s, err, "JSON nested too deeply");
+    return true;
+}
+
+/* A byte outside strings; 1: an event is complete, 0: go on, -1: error. */
+static int structural(strata_kineto_scan *s, char c, GError **err)
+{
+    bool at_elements = s->events_depth > 0 && s->depth == s->events_depth;
+    if (!s->started && c != '{' && c != '[' && !g_ascii_isspace(c))
+        return fail(s, err, "not a Chrome trace: expected a JSON object or array") ? 0 : -1;
+    if (at_elements && !g_ascii_isspace(c) && c != ',' && c != '{' && c != '[' && c != ']')
+        return fail(s, err, "an element of traceEvents is not an object") ? 0 : -1;
+    switch (c) {
+    case '"':
+        s->in_str = true;
+        s->key_len = 0;
+        return 0;
+    case '{':
+    case '[':
+        return open_bracket(s, c, err) ? 0 : -1;
+    case '}':
+    case ']':
+        if (--s->depth < 0)
+            return fail(s, err, "unbalanced brackets") ? 0 : -1;
+        if (s->event && s->depth == s->events_depth)
+            return 1;
+        if (s->events_depth > 0 && s->depth == s->events_depth - 1) {
+            s->done = true;
+            return 0;
+        }
+        if (s->depth == 0)
+            return fail(s, err, "no traceEvents array: not a Chrome trace") ? 0 : -1;
+        return 0;
+    case ':':
+        if (s->depth == 1)
+            s->key_is_events = s->key_len == strlen("traceEvents") &&
+                               memcmp(s->key, "traceEvents", s->key_len) == 0;
+        return 0;
+    case ',':
+        if (s->depth == 1)
+            s->key_is_events = false;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* One byte inside a string. */
+static void in_string(strata_kineto_scan *s, char c)
+{
+    if (s->esc)
+        s->esc = false;
+    else if (c == '\\')
+        s->esc = true;
+    else if (c == '"')
+        s->in_str = false;
+    else if (s->depth == 1 && s->key_len < KEY_MAX)
+        s->key[s->key_len++] = c;
+}
+
+int strata_kineto_scan_next(strata_kineto_scan *s, JsonObject **event, uint64_t *line, GError **err)
+{
+    while (!s->done) {
+        if (s->pos == s->len && !refill(s, err)) {
+            if (err && *err)
+                return -1;
+            if (!s->started)
+                return fail(s, err, "empty file: expected a Chrome trace") ? 0 : -1;
+            return fail(s, err, s->events_depth ? "the file ends inside traceEvents (truncated?)"
+                                                : "no traceEvents array: not a Chrome trace")
+                       ? 0
+                       : -1;
+        }
+        char c = s->buf[s->pos++];
+        if (c == '\n')
+            s->line++;
+        else if (c == '\0')
+            return fail(s, err, "a NUL byte: not JSON text") ? 0 : -1;
+        if (s->event) {
+            if (s->event->len >= STRATA_KINETO_MAX_EVENT)
+                return fail(s, err, "an event over 16 MiB of text") ? 0 : -1;
+            g_string_append_c(s->event, c);
+        }
+        if (s->in_str) {
+            in_string(s, c);
+            continue;
+        }
+        int rc = structural(s, c, err);
+        if (rc < 0)
+            return -1;
+        if (rc == 1)
+            return finish_event(s, event, line, err) ? 1 : -1;
+    }
+    return 0;
+}

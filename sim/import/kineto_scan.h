@@ -1,0 +1,39 @@
+/*
+ * kineto_scan.h: streams the events of a Chrome trace JSON file (what
+ * torch.profiler writes, plain or gzip) one object at a time.
+ *
+ * The file is read in fixed-size chunks (through GZlibDecompressor when it
+ * starts with the gzip magic bytes). A small scanner follows the JSON
+ * nesting and strings byte by byte, finds the top-level `traceEvents`
+ * array (or a top-level array: the bare Chrome trace form) and hands the
+ * text of each element object to json-glib. Everything else in the file
+ * (metadata, deviceProperties) is skipped without being kept.
+ *
+ * Invariants: memory is bounded by the largest single event (at most
+ * STRATA_KINETO_MAX_EVENT bytes, else an error), never by the file; the
+ * scanner stops at the end of the events array; a file that ends before
+ * it, a file with no events array, an element that is not an object, and
+ * an event json-glib rejects are errors naming FILE:LINE.
+ */
+#ifndef STRATA_KINETO_SCAN_H
+#define STRATA_KINETO_SCAN_H
+
+#include <glib.h>
+#include <json-glib/json-glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define STRATA_KINETO_MAX_EVENT (16u << 20)
+
+typedef struct strata_kineto_scan strata_kineto_scan;
+
+/* Opens `path` (NULL with err when it cannot be read). */
+strata_kineto_scan *strata_kineto_scan_open(const char *path, GError **err);
+
+/* The next event: 1 with *event set (valid until the next call), 0 at the
+ * end of the events array, -1 with err. *line is the event's first line. */
+int strata_kineto_scan_next(strata_kineto_scan *s, JsonObject **event, uint64_t *line, GError **err);
+
+void strata_kineto_scan_free(strata_kineto_scan *s);
+
+#endif

@@ -1,0 +1,379 @@
+/*
+ * test_kineto_import.c: `strata import kineto` on a hand-made profiler trace
+ * whose figures are derived below by hand, on bad input, and on the real
+ * traces in ../shared/data/kineto (skipped with a message when absent).
+ */
+#include <check.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+
+#include "hw/hw.h"
+#include "import/kineto.h"
+#include "import/kineto_validate.h"
+#include "testutil.h"
+
+#define MiB (UINT64_C(1) << 20)
+
+/* Device 0 starts the window with 20 MiB reserved and 2 MiB allocated (the
+ * first event allocates 1 MiB and brings Total Allocated to 3 MiB). A host
+ * event and a kernel of device 1 are skipped. A free of an address never
+ * allocated (512 KiB) is a block from before the window: pre.0, so the
+ * rest allocated before is 2 MiB - 512 KiB = 1.5 MiB (pre.rest). A 30 MiB
+ * alloc grows Total Reserved to 50 MiB, the file's maximum. */
+static const char hand_trace[] =
+    "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"x\"}],\n"
+    "\"traceEvents\": [\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1000,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+    "\"Addr\":4096,\"Bytes\":1048576,\"Total Allocated\":3145728,\"Total Reserved\":20971520}},\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1010,\"args\":{\"Device Type\":0,\"Device Id\":-1,"
+    "\"Addr\":77,\"Bytes\":8,\"Total Allocated\":8,\"Total Reserved\":0}},\n"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"void at::native::(anonymous namespace)::foo<float>"
+    "(int, float)\",\"ts\":1020,\"dur\":3.5,\"args\":{\"device\":0,\"stream\":7,\"correlation\":42}},\n"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Pageable -> Device)\",\"ts\":1030,"
+    "\"dur\":10,\"args\":{\"device\":0,\"stream\":7,\"correlation\":43,\"bytes\":4096}},\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1040,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+    "\"Addr\":999,\"Bytes\":-524288,\"Total Allocated\":2621440,\"Total Reserved\":20971520}},\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1050,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+    "\"Addr\":8192,\"Bytes\":31457280,\"Total Allocated\":34078720,\"Total Reserved\":52428800}},\n"
+    "{\"ph\":\"X\",\"cat\":\"gpu_memset\",\"name\":\"Memset (Device)\",\"ts\":1060,\"dur\":1,"
+    "\"args\":{\"device\":0,\"stream\":7,\"correlation\":44,\"bytes\":128}},\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1070,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+    "\"Addr\":4096,\"Bytes\":-1048576,\"Total Allocated\":33030144,\"Total Reserved\":52428800}},\n"
+    "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k1\",\"ts\":1080,\"dur\":2,"
+    "\"args\":{\"device\":1,\"stream\":7}},\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1090,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+    "\"Addr\":8192,\"Bytes\":-31457280,\"Total Allocated\":1572864,\"Total Reserved\":52428800}}\n"
+    "], \"traceName\": \"hand\"}\n";
+
+static const char hand_expected[] =
+    "alloc pre.seg 20MiB note=setup\n"
+    "free pre.seg note=setup\n"
+    "alloc pre.0 512KiB note=setup\n"
+    "alloc pre.rest 1536KiB note=setup\n"
+    "alloc xfer.hbm.dst 4KiB hbm note=setup\n"
+    "alloc xfer.pageable.src 4KiB pageable note=setup\n"
+    "alloc b0 1MiB addr=0x1000 at=0\n"
+    "compute at::native::anon::foo time=3.5us stream=s7 at=20us note=corr.42\n"
+    "copy xfer.hbm.dst xfer.pageable.src bytes=4KiB stream=s7 at=30us note=corr.43\n"
+    "free pre.0 at=40us\n"
+    "alloc b1 30MiB addr=0x2000 at=50us\n"
+    "compute memset time=1us stream=s7 at=60us note=corr.44\n"
+    "free b0 at=70us\n"
+    "free b1 at=90us\n";
+
+/* Imports path with the default options into *s; the source, asserted. */
+static strata_source *import_default(const char *path, strata_kineto_summary *s)
+{
+    strata_kineto_options opt;
+    strata_kineto_options_init(&opt);
+    GError *err = NULL;
+    strata_source *src = strata_kineto_import(path, &opt, s, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+    return src;
+}
+
+START_TEST(hand_trace_summary)
+{
+    char *path = strata_test_write_temp("kineto-XXXXXX.json", hand_trace);
+    strata_kineto_summary s;
+    GError *err = NULL;
+    strata_source *src = import_default(path, &s);
+    ck_assert_uint_eq(s.n_events, 10);
+    ck_assert_int_eq(s.device, 0);
+    ck_assert_int_eq(s.device_type, 1);
+    ck_assert_uint_eq(s.n_memory, 5);
+    ck_assert_uint_eq(s.n_memory_other, 1);
+    ck_assert_uint_eq(s.n_allocs, 2);
+    ck_assert_uint_eq(s.n_frees, 3);
+    ck_assert_uint_eq(s.n_kernels, 1);
+    ck_assert_uint_eq(s.n_memsets, 1);
+    ck_assert_uint_eq(s.n_memcpys, 1);
+    ck_assert(s.has_addr && s.has_totals);
+    ck_assert_uint_eq(s.initial_reserved, 20 * MiB);
+    ck_assert_uint_eq(s.initial_allocated, 2 * MiB);
+    ck_assert_uint_eq(s.peak_reserved, 50 * MiB);
+    ck_assert_uint_eq(s.final_reserved, 50 * MiB);
+    ck_assert_uint_eq(s.peak_allocated, 32 * MiB + 512 * 1024);
+    ck_assert_uint_eq(s.n_pre_blocks, 1);
+    ck_assert_uint_eq(s.pre_bytes, 512 * 1024);
+    ck_assert_uint_eq(s.pre_rest, 1536 * 1024);
+    ck_assert_uint_eq(s.n_setup_ops, 6);
+    /* read twice: the source streams the file again from the start */
+    for (int pass = 0; pass < 2; pass++) {
+        const strata_op *op;
+        int n = 0, rc;
+        while ((rc = strata_source_next(src, &op, &err)) == 1)
+            n++;
+        ck_assert_int_eq(rc, 0);
+        ck_assert_int_eq(n, 14);
+        ck_assert(strata_source_rewind(src, &err));
+    }
+    strata_source_free(src);
+
+    /* Caching model by hand: pre.seg makes one 20 MiB segment, cached when
+     * freed; pre.0 (512 KiB, under 1 MiB) takes a 2 MiB small-pool segment;
+     * pre.rest and b0 split the 20 MiB one (17.5 MiB left); b1 (30 MiB) fits
+     * nowhere: a new 30 MiB segment. Peak 20 + 2 + 30 = 52 MiB against the
+     * file's 50 MiB: +4%. */
+    strata_torch_fidelity f;
+    ck_assert_msg(strata_kineto_measure(path, &s, "caching", 0, &f, &err), "%s",
+                  err ? err->message : "");
+    ck_assert_uint_eq(f.real_peak_reserved, 50 * MiB);
+    ck_assert_uint_eq(f.model_peak_reserved, 52 * MiB);
+    ck_assert(!f.oom);
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
+START_TEST(hand_trace_text)
+{
+    char *path = strata_test_write_temp("kineto-XXXXXX.json", hand_trace);
+    strata_cli_result r = strata_test_cli("import", "kineto", path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    const char *body = strstr(r.out, "\nalloc pre.seg");
+    ck_assert_ptr_nonnull(body);
+    ck_assert_str_eq(body + 1, hand_expected);
+    ck_assert_ptr_nonnull(strstr(r.err, "peak Total Reserved 52428800 (50.00 MiB)"));
+    strata_cli_result_clear(&r);
+
+    /* gzip gives the same trace */
+    char *gz = g_strconcat(path, ".gz", NULL);
+    char *cmd = g_strdup_printf("gzip -c '%s' > '%s'", path, gz);
+    ck_assert_int_eq(system(cmd), 0);
+    r = strata_test_cli("import", "kineto", gz, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_str_eq(strstr(r.out, "\nalloc pre.seg") + 1, hand_expected);
+    strata_cli_result_clear(&r);
+
+    /* --device 1: only its kernel (no memory events: no setup) */
+    r = strata_test_cli("import", "kineto", path, "--device", "1", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\ncompute k1 time=2us stream=s7 at=80us\n"));
+    ck_assert_ptr_null(strstr(r.out, "\nalloc "));
+    strata_cli_result_clear(&r);
+    g_unlink(gz);
+    g_unlink(path);
+    g_free(cmd);
+    g_free(gz);
+    g_free(path);
+}
+END_TEST
+
+/* validate --against on h100.ini. The one memcpy (4 KiB, pageable to hbm,
+ * measured 10 us) crosses staging (27 GB/s, 5 us) and pcie (55 GB/s, 2 us):
+ * 7 us + 4096 B / 27 GB/s = 7.1517 us, error -28.48%. Reserved: the setup
+ * holds 20 MiB + a 2 MiB small segment (pre.0 and the 4 KiB staging buffer),
+ * so the model is 22, 22, 52, 52, 52 MiB against 20, 20, 50, 50, 50 MiB:
+ * |error| 10, 10, 4, 4, 4%: mean 6.4%, max 10%. */
+START_TEST(hand_trace_validate)
+{
+    char *path = strata_test_write_temp("kineto-XXXXXX.json", hand_trace);
+    char *hw_path = strata_test_source_path("configs/hw/h100.ini");
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(hw_path, NULL, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
+    strata_kineto_validation v;
+    ck_assert_msg(strata_kineto_validate(path, STRATA_KINETO_DEVICE_AUTO, hw, &v, &err), "%s",
+                  err ? err->message : "");
+    ck_assert(!v.oom);
+    ck_assert_uint_eq(v.n_copies, 1);
+    const strata_kineto_dir_error *d = &v.dir[STRATA_KINETO_HTOD];
+    ck_assert_uint_eq(d->n, 1);
+    ck_assert_double_eq_tol(d->measured_s, 10e-6, 1e-12);
+    ck_assert_double_eq_tol(d->simulated_s, 7e-6 + 4096 / 27e9, 1e-10);
+    ck_assert_double_eq_tol(d->median_error, (7e-6 + 4096 / 27e9 - 10e-6) / 10e-6, 1e-5);
+    ck_assert(v.has_reserved);
+    ck_assert_uint_eq(v.n_reserved_points, 5);
+    ck_assert_uint_eq(v.real_peak_reserved, 50 * MiB);
+    ck_assert_uint_eq(v.sim_peak_reserved, 52 * MiB);
+    ck_assert_double_eq_tol(v.reserved_mean_error, 0.064, 1e-9);
+    ck_assert_double_eq_tol(v.reserved_max_error, 0.10, 1e-9);
+    ck_assert_ptr_nonnull(strstr(v.table, "| HtoD | pageable | <64KiB | 1 | 10.0 us | 7.2 us | -28.5% | -28.5% |"));
+    strata_kineto_validation_clear(&v);
+
+    /* the CLI prints the same table; without --hw it is a usage error */
+    strata_cli_result r = strata_test_cli("validate", "--against", path, "--hw", hw_path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "|error| mean 6.40%, max 10.00%"));
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("validate", "--against", path, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "--against needs --hw"));
+    strata_cli_result_clear(&r);
+    strata_hw_free(hw);
+    g_unlink(path);
+    g_free(path);
+    g_free(hw_path);
+}
+END_TEST
+
+/* The old format: no Addr, no totals; a free takes the newest live alloc of
+ * its size, and a free of a size with none live is a block from before. */
+START_TEST(old_format_matches_by_size)
+{
+    static const char old[] =
+        "{\"traceEvents\": [\n"
+        "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":5,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+        "\"Bytes\":512}},\n"
+        "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":6,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+        "\"Bytes\":512}},\n"
+        "{\"ph\":\"X\",\"cat\":\"Kernel\",\"name\":\"volta_sgemm\",\"ts\":7,\"dur\":2,"
+        "\"args\":{\"device\":0,\"stream\":7,\"correlation\":1}},\n"
+        "{\"ph\":\"X\",\"cat\":\"Memcpy\",\"name\":\"Memcpy DtoH (Device -> Pinned)\",\"ts\":8,"
+        "\"dur\":2,\"args\":{\"device\":0,\"stream\":7,\"correlation\":2,\"bytes\":64}},\n"
+        "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":9,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+        "\"Bytes\":-512}},\n"
+        "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":10,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+        "\"Bytes\":-1024}}\n"
+        "]}\n";
+    static const char old_expected[] =
+        "\nalloc pre.0 1KiB note=setup\n"
+        "alloc xfer.hbm.src 64 hbm note=setup\n"
+        "alloc xfer.host.dst 64 host note=setup\n"
+        "alloc b0 512 at=0\nalloc b1 512 at=1us\n"
+        "compute volta_sgemm time=2us stream=s7 at=2us note=corr.1\n"
+        "copy xfer.host.dst xfer.hbm.src bytes=64 stream=s7 at=3us "
+        "note=corr.2\nfree b1 at=4us\nfree pre.0 at=5us\n";
+    char *path = strata_test_write_temp("kineto-XXXXXX.json", old);
+    strata_cli_result r = strata_test_cli("import", "kineto", path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, old_expected));
+    ck_assert_ptr_nonnull(strstr(r.err, "no Total Reserved in the file"));
+    strata_cli_result_clear(&r);
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
+typedef struct bad_case {
+    const char *text;
+    const char *message;
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    {"", "empty file"},
+    {"{\"a\": [1, 2], \"b\": {\"traceEvents\": []}}", "no traceEvents array"},
+    {"\"text\"", "expected a JSON object or array"},
+    {"{\"traceEvents\": [1]}", "not an object"},
+    {"{\"traceEvents\": [{\"name\":\"a\"},\n{\"name\":", ":2: the file ends inside traceEvents"},
+    {"{\"traceEvents\": [\n{\"name\":\"[memory]\",\"args\":{\"Device Type\":1,\"Device Id\":0}}]}",
+     ":2: [memory] event: expected args.Bytes"},
+    {"{\"traceEvents\": [\n\n{\"name\":\"[memory]\"}]}", ":3: [memory] event: expected an args"},
+    {"{\"traceEvents\": [{\"cat\":\"kernel\",\"ts\":1,\"args\":{\"device\":0,\"stream\":7}}]}",
+     "kernel event: expected dur"},
+    {"{\"traceEvents\": [{\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy\",\"ts\":1,\"dur\":1,"
+     "\"args\":{\"device\":0,\"stream\":7,\"bytes\":4}}]}",
+     "memcpy event: expected a name like"},
+    {"{\"traceEvents\": [{\"a\": tru}]}", "not a JSON event"},
+    {"{\"traceEvents\": [{\"name\":\"x\"}]}", "no GPU events"},
+};
+
+START_TEST(bad_input_exits_2)
+{
+    const bad_case *c = &bad_cases[_i];
+    char *path = strata_test_write_temp("kineto-bad-XXXXXX.json", c->text);
+    strata_cli_result r = strata_test_cli("import", "kineto", path, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, c->message) && strstr(r.err, path), "case %d: %s", _i, r.err);
+    ck_assert_str_eq(r.out, "");
+    strata_cli_result_clear(&r);
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
+/* A real gzip file cut short: the decompressor's error, exit 2. */
+START_TEST(truncated_gzip_exits_2)
+{
+    char *real = strata_test_shared_path("kineto/h100-bert-small-inference.json.gz");
+    if (real == NULL)
+        return;
+    gchar *data = NULL;
+    gsize len = 0;
+    ck_assert(g_file_get_contents(real, &data, &len, NULL));
+    char *dir = strata_test_temp_dir();
+    char *cut = g_build_filename(dir, "cut.json.gz", NULL);
+    ck_assert(g_file_set_contents(cut, data, (gssize)(len / 2), NULL));
+    strata_cli_result r = strata_test_cli("import", "kineto", cut, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, cut));
+    strata_cli_result_clear(&r);
+    g_unlink(cut);
+    g_rmdir(dir);
+    g_free(cut);
+    g_free(dir);
+    g_free(data);
+    g_free(real);
+}
+END_TEST
+
+/* ---- the real traces in ../shared/data/kineto ----------------------------- */
+
+typedef struct real_trace {
+    const char *name;
+    uint64_t max_total_reserved; /* the file's, by a separate reader (python json) */
+} real_trace;
+
+static const real_trace real_traces[] = {
+    {"h100-bert-small-inference.json.gz", UINT64_C(121634816)},
+    {"h100-owlv2-inference.json.gz", UINT64_C(3600809984)},
+    {"hta-v100-2rank-train.json.gz", UINT64_C(12782141440)},
+    {"v100-resnet50-train-oldformat.json.gz", 0},
+};
+
+START_TEST(real_traces_import_and_replay)
+{
+    const real_trace *t = &real_traces[_i];
+    char *rel = g_build_filename("kineto", t->name, NULL);
+    char *path = strata_test_shared_path(rel);
+    g_free(rel);
+    if (path == NULL)
+        return;
+    strata_kineto_summary s;
+    GError *err = NULL;
+    strata_source_free(import_default(path, &s));
+    ck_assert_uint_eq(s.peak_reserved, t->max_total_reserved);
+    ck_assert(s.has_totals == (t->max_total_reserved > 0));
+    if (!s.has_totals) {
+        printf("%s: no Total Reserved: no replay to compare\n", t->name);
+        g_free(path);
+        return;
+    }
+    strata_torch_fidelity f;
+    ck_assert_msg(strata_kineto_measure(path, &s, "caching", 0, &f, &err), "%s",
+                  err ? err->message : "");
+    printf("| %s | %" G_GUINT64_FORMAT " | %" G_GUINT64_FORMAT " | %" G_GUINT64_FORMAT
+           " | %+.2f%% |\n",
+           t->name, s.n_events, s.peak_reserved, f.model_peak_reserved, 100 * f.peak_error);
+    ck_assert(!f.oom);
+    ck_assert_msg(fabs(f.peak_error) <= 0.10, "%s: replay peak reserved off by %.2f%%", t->name,
+                  100 * f.peak_error);
+    g_free(path);
+}
+END_TEST
+
+int main(void)
+{
+    const struct {
+        const TTest *test;
+        int n; /* loop over 0..n-1 */
+    } tests[] = {
+        {hand_trace_summary, 1},
+        {hand_trace_text, 1},
+        {hand_trace_validate, 1},
+        {old_format_matches_by_size, 1},
+        {bad_input_exits_2, G_N_ELEMENTS(bad_cases)},
+        {truncated_gzip_exits_2, 1},
+        {real_traces_import_and_replay, G_N_ELEMENTS(real_traces)},
+    };
+    Suite *s = suite_create("kineto_import");
+    TCase *tc = tcase_create("kineto_import");
+    tcase_set_timeout(tc, 300);
+    for (size_t i = 0; i < G_N_ELEMENTS(tests); i++)
+        tcase_add_loop_test(tc, tests[i].test, 0, tests[i].n);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
