@@ -101,13 +101,124 @@ static bool transformer_check(const strata_params *p, GError **err)
     return true;
 }
 
+/* The step's sizes: B=batch, S=seq, d=d_model, H=heads, V=vocab. */
+typedef struct tf_dims {
+    uint64_t B, S, d, H, V;
+} tf_dims;
+
+/* Decoder layer l on input h; returns the layer's output h_{l+1}. */
+static wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h)
+{
+    wl_model *m = c->m;
+    const uint64_t B = z->B, S = z->S, d = z->d, H = z->H;
+    const uint64_t dvec[1] = {d}, d3[2] = {d, 3 * d}, dd[2] = {d, d}, d4[2] = {d, 4 * d}, d4r[2] = {4 * d, d},
+                   bsd[3] = {B, S, d}, bs3d[3] = {B, S, 3 * d}, bhss[4] = {B, H, S, S}, bs4d[3] = {B, S, 4 * d};
+    double bsd_n = (double)(B * S * d);
+    char name[64], label[64];
+#define NAME(fmt) (g_snprintf(name, sizeof name, fmt, (unsigned)l), name)
+#define LABEL(fmt) (g_snprintf(label, sizeof label, fmt, (unsigned)l), label)
+    wl_tensor ln1 = param(c, NAME("l%u_ln1"), 1, dvec), wqkv = param(c, NAME("l%u_wqkv"), 2, d3),
+              wo = param(c, NAME("l%u_wo"), 2, dd), ln2 = param(c, NAME("l%u_ln2"), 1, dvec),
+              w1 = param(c, NAME("l%u_w1"), 2, d4), w2 = param(c, NAME("l%u_w2"), 2, d4r);
+    wl_model_group(m, (int)l, true);
+    wl_tensor a = act(c, NAME("l%u_ln1_out"), 3, bsd);
+    layernorm(c, LABEL("l%u_ln1"), a, h, ln1);
+    wl_tensor qkv = act(c, NAME("l%u_qkv"), 3, bs3d);
+    wl_model_matmul(m, LABEL("l%u_qkv_proj"), qkv, a, wqkv, 2 * bsd_n * 3 * (double)d);
+    wl_tensor scores = act(c, NAME("l%u_scores"), 4, bhss);
+    double att = 2.0 * (double)(B * S) * (double)S * (double)d;
+    uint32_t sn = wl_model_node(m, LABEL("l%u_qk"), scores, &qkv, 1, att, true);
+    wl_model_vjp(m, sn, 0, 2 * att, &qkv, 1);
+    wl_tensor probs = act(c, NAME("l%u_probs"), 4, bhss);
+    double nss = (double)(B * H * S * S);
+    uint32_t pn = wl_model_node(m, LABEL("l%u_softmax"), probs, &scores, 1, 5 * nss, false);
+    wl_model_vjp(m, pn, 0, 4 * nss, &probs, 1);
+    wl_tensor ctx = act(c, NAME("l%u_ctx"), 3, bsd);
+    wl_tensor pv[2] = {probs, qkv};
+    uint32_t cn = wl_model_node(m, LABEL("l%u_pv"), ctx, pv, 2, att, true);
+    wl_model_vjp(m, cn, 0, att, &qkv, 1);
+    wl_model_vjp(m, cn, 1, att, &probs, 1);
+    wl_tensor o = act(c, NAME("l%u_attn_out"), 3, bsd);
+    wl_model_matmul(m, LABEL("l%u_out_proj"), o, ctx, wo, 2 * bsd_n * (double)d);
+    wl_tensor h1 = act(c, NAME("l%u_resid1"), 3, bsd);
+    wl_model_add(m, LABEL("l%u_add1"), h1, h, o);
+    wl_tensor b = act(c, NAME("l%u_ln2_out"), 3, bsd);
+    layernorm(c, LABEL("l%u_ln2"), b, h1, ln2);
+    wl_tensor u = act(c, NAME("l%u_mlp_up"), 3, bs4d);
+    wl_model_matmul(m, LABEL("l%u_mlp_in"), u, b, w1, 8 * bsd_n * (double)d);
+    wl_tensor ga = act(c, NAME("l%u_gelu"), 3, bs4d);
+    wl_model_unary(m, LABEL("l%u_gelu"), ga, u, 12, 20);
+    wl_tensor f = act(c, NAME("l%u_mlp_out"), 3, bsd);
+    wl_model_matmul(m, LABEL("l%u_mlp_down"), f, ga, w2, 8 * bsd_n * (double)d);
+    g_snprintf(name, sizeof name, "h_%u", (unsigned)(l + 1));
+    wl_tensor hn = act(c, name, 3, bsd);
+    wl_model_add(m, LABEL("l%u_add2"), hn, h1, f);
+#undef NAME
+#undef LABEL
+    return hn;
+}
+
+/* The head on the last layer's output h (group L): final layernorm, the
+ * tied output projection and the cross-entropy loss against targets. */
+static void tf_head(tf_ctx *c, const tf_dims *z, int group, wl_tensor h, wl_tensor embed, wl_tensor targets)
+{
+    wl_graph *g = c->g;
+    wl_model *m = c->m;
+    const uint64_t dvec[1] = {z->d}, bsd[3] = {z->B, z->S, z->d}, bsv[3] = {z->B, z->S, z->V};
+    wl_model_group(m, group, false);
+    wl_tensor lnf = param(c, "lnf", 1, dvec);
+    wl_tensor hf = act(c, "lnf_out", 3, bsd);
+    layernorm(c, "final_ln", hf, h, lnf);
+    wl_tensor logits = act(c, "logits", 3, bsv);
+    wl_model_matmul(m, "logits_proj", logits, hf, embed, 2 * (double)(z->B * z->S * z->d) * (double)z->V);
+    wl_tensor loss = wl_graph_tensor(g, "loss", STRATA_TAG_TEMP, STRATA_DTYPE_F32, 0, NULL, WL_TEMP);
+    wl_tensor x_ins[2] = {logits, targets};
+    double bsv_n = (double)(z->B * z->S * z->V);
+    uint32_t xn = wl_model_node(m, "cross_entropy", loss, x_ins, 2, 5 * bsv_n, false);
+    wl_model_vjp(m, xn, 0, 5 * bsv_n, x_ins, 2);
+}
+
+/* AdamW for parameter pt with gradient gp: m_P and v_P arguments, updated in
+ * place (donated) into new_P, new_m_P and new_v_P. */
+static void tf_adamw(tf_ctx *c, wl_tensor pt, wl_tensor gp)
+{
+    wl_graph *g = c->g;
+    const char *pn_ = wl_graph_name(g, pt);
+    /* Copy the extents: wl_graph_tensor grows the tensor table, which moves them. */
+    const uint64_t *pdims;
+    uint32_t nd = wl_graph_dims(g, pt, &pdims);
+    uint64_t dims[STRATA_MAX_DIMS];
+    memcpy(dims, pdims, nd * sizeof dims[0]);
+    char *mn = g_strconcat("m_", pn_, NULL), *vn = g_strconcat("v_", pn_, NULL);
+    wl_tensor mt = wl_graph_tensor(g, mn, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_ARGUMENT);
+    wl_tensor vt = wl_graph_tensor(g, vn, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_ARGUMENT);
+    char *np = g_strconcat("new_", pn_, NULL), *nm = g_strconcat("new_m_", pn_, NULL),
+         *nv = g_strconcat("new_v_", pn_, NULL);
+    wl_tensor outs[3] = {
+        wl_graph_tensor(g, np, STRATA_TAG_PARAM, c->dt, nd, dims, WL_OUTPUT),
+        wl_graph_tensor(g, nm, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_OUTPUT),
+        wl_graph_tensor(g, nv, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_OUTPUT),
+    };
+    wl_tensor ins[4] = {pt, gp, mt, vt};
+    wl_tensor donated[3] = {pt, mt, vt};
+    char *lab = g_strconcat("adamw_", pn_, NULL);
+    wl_graph_compute(g, lab, 18.0 * (double)wl_graph_elements(g, pt), ins, 4, outs, 3, donated, 3);
+    g_free(lab);
+    g_free(mn);
+    g_free(vn);
+    g_free(np);
+    g_free(nm);
+    g_free(nv);
+}
+
 static strata_source *transformer_generate(const strata_params *p, GError **err)
 {
     if (!transformer_check(p, err))
         return NULL;
-    uint64_t L = (uint64_t)strata_params_int(p, "layers"), d = (uint64_t)strata_params_int(p, "d_model"),
-             H = (uint64_t)strata_params_int(p, "heads"), S = (uint64_t)strata_params_int(p, "seq"),
-             B = (uint64_t)strata_params_int(p, "batch"), V = (uint64_t)strata_params_int(p, "vocab");
+    tf_dims z = {(uint64_t)strata_params_int(p, "batch"), (uint64_t)strata_params_int(p, "seq"),
+                 (uint64_t)strata_params_int(p, "d_model"), (uint64_t)strata_params_int(p, "heads"),
+                 (uint64_t)strata_params_int(p, "vocab")};
+    uint64_t L = (uint64_t)strata_params_int(p, "layers");
     wl_remat remat = WL_REMAT_NONE;
     wl_remat_from_name(strata_params_string(p, "remat"), &remat);
     tf_ctx c = {wl_graph_new(), NULL, strata_workload_dtype(p, "dtype"), g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
@@ -115,15 +226,12 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     wl_graph *g = c.g;
     wl_model *m = c.m;
 
-    const uint64_t bs[2] = {B, S}, vd[2] = {V, d}, sd[2] = {S, d}, dvec[1] = {d}, d3[2] = {d, 3 * d},
-                   dd[2] = {d, d}, d4[2] = {d, 4 * d}, d4r[2] = {4 * d, d}, bsd[3] = {B, S, d},
-                   bs3d[3] = {B, S, 3 * d}, bhss[4] = {B, H, S, S}, bs4d[3] = {B, S, 4 * d},
-                   bsv[3] = {B, S, V};
+    const uint64_t bs[2] = {z.B, z.S}, vd[2] = {z.V, z.d}, sd[2] = {z.S, z.d}, bsd[3] = {z.B, z.S, z.d};
     wl_tensor tokens = wl_graph_tensor(g, "tokens", STRATA_TAG_INPUT, STRATA_DTYPE_INT32, 2, bs, WL_ARGUMENT);
     wl_tensor targets = wl_graph_tensor(g, "targets", STRATA_TAG_INPUT, STRATA_DTYPE_INT32, 2, bs, WL_ARGUMENT);
     wl_tensor embed = param(&c, "embed", 2, vd);
     wl_tensor pos = param(&c, "pos", 2, sd);
-    double bsd_n = (double)(B * S * d);
+    double bsd_n = (double)(z.B * z.S * z.d);
 
     wl_model_group(m, -1, false);
     wl_tensor h = act(&c, "h_0", 3, bsd);
@@ -131,95 +239,16 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     uint32_t en = wl_model_node(m, "embed_gather", h, e_ins, 3, bsd_n, false);
     wl_model_vjp(m, en, 1, bsd_n, &tokens, 1); /* scatter-add into d_embed */
     wl_model_vjp(m, en, 2, bsd_n, NULL, 0);
-
-    char name[64], label[64];
-#define NAME(fmt) (g_snprintf(name, sizeof name, fmt, (unsigned)l), name)
-#define LABEL(fmt) (g_snprintf(label, sizeof label, fmt, (unsigned)l), label)
-    for (uint64_t l = 0; l < L; l++) {
-        wl_tensor ln1 = param(&c, NAME("l%u_ln1"), 1, dvec), wqkv = param(&c, NAME("l%u_wqkv"), 2, d3),
-                  wo = param(&c, NAME("l%u_wo"), 2, dd), ln2 = param(&c, NAME("l%u_ln2"), 1, dvec),
-                  w1 = param(&c, NAME("l%u_w1"), 2, d4), w2 = param(&c, NAME("l%u_w2"), 2, d4r);
-        wl_model_group(m, (int)l, true);
-        wl_tensor a = act(&c, NAME("l%u_ln1_out"), 3, bsd);
-        layernorm(&c, LABEL("l%u_ln1"), a, h, ln1);
-        wl_tensor qkv = act(&c, NAME("l%u_qkv"), 3, bs3d);
-        wl_model_matmul(m, LABEL("l%u_qkv_proj"), qkv, a, wqkv, 2 * bsd_n * 3 * (double)d);
-        wl_tensor scores = act(&c, NAME("l%u_scores"), 4, bhss);
-        double att = 2.0 * (double)(B * S) * (double)S * (double)d;
-        uint32_t sn = wl_model_node(m, LABEL("l%u_qk"), scores, &qkv, 1, att, true);
-        wl_model_vjp(m, sn, 0, 2 * att, &qkv, 1);
-        wl_tensor probs = act(&c, NAME("l%u_probs"), 4, bhss);
-        double nss = (double)(B * H * S * S);
-        uint32_t pn = wl_model_node(m, LABEL("l%u_softmax"), probs, &scores, 1, 5 * nss, false);
-        wl_model_vjp(m, pn, 0, 4 * nss, &probs, 1);
-        wl_tensor ctx = act(&c, NAME("l%u_ctx"), 3, bsd);
-        wl_tensor pv[2] = {probs, qkv};
-        uint32_t cn = wl_model_node(m, LABEL("l%u_pv"), ctx, pv, 2, att, true);
-        wl_model_vjp(m, cn, 0, att, &qkv, 1);
-        wl_model_vjp(m, cn, 1, att, &probs, 1);
-        wl_tensor o = act(&c, NAME("l%u_attn_out"), 3, bsd);
-        wl_model_matmul(m, LABEL("l%u_out_proj"), o, ctx, wo, 2 * bsd_n * (double)d);
-        wl_tensor h1 = act(&c, NAME("l%u_resid1"), 3, bsd);
-        wl_model_add(m, LABEL("l%u_add1"), h1, h, o);
-        wl_tensor b = act(&c, NAME("l%u_ln2_out"), 3, bsd);
-        layernorm(&c, LABEL("l%u_ln2"), b, h1, ln2);
-        wl_tensor u = act(&c, NAME("l%u_mlp_up"), 3, bs4d);
-        wl_model_matmul(m, LABEL("l%u_mlp_in"), u, b, w1, 8 * bsd_n * (double)d);
-        wl_tensor ga = act(&c, NAME("l%u_gelu"), 3, bs4d);
-        wl_model_unary(m, LABEL("l%u_gelu"), ga, u, 12, 20);
-        wl_tensor f = act(&c, NAME("l%u_mlp_out"), 3, bsd);
-        wl_model_matmul(m, LABEL("l%u_mlp_down"), f, ga, w2, 8 * bsd_n * (double)d);
-        g_snprintf(name, sizeof name, "h_%u", (unsigned)(l + 1));
-        wl_tensor hn = act(&c, name, 3, bsd);
-        wl_model_add(m, LABEL("l%u_add2"), hn, h1, f);
-        h = hn;
-    }
-#undef NAME
-#undef LABEL
-    wl_model_group(m, (int)L, false);
-    wl_tensor lnf = param(&c, "lnf", 1, dvec);
-    wl_tensor hf = act(&c, "lnf_out", 3, bsd);
-    layernorm(&c, "final_ln", hf, h, lnf);
-    wl_tensor logits = act(&c, "logits", 3, bsv);
-    wl_model_matmul(m, "logits_proj", logits, hf, embed, 2 * bsd_n * (double)V);
-    wl_tensor loss = wl_graph_tensor(g, "loss", STRATA_TAG_TEMP, STRATA_DTYPE_F32, 0, NULL, WL_TEMP);
-    wl_tensor x_ins[2] = {logits, targets};
-    double bsv_n = (double)(B * S * V);
-    uint32_t xn = wl_model_node(m, "cross_entropy", loss, x_ins, 2, 5 * bsv_n, false);
-    wl_model_vjp(m, xn, 0, 5 * bsv_n, x_ins, 2);
+    for (uint64_t l = 0; l < L; l++)
+        h = tf_layer(&c, &z, l, h);
+    tf_head(&c, &z, (int)L, h, embed, targets);
     wl_model_emit(m, remat, WL_TEMP);
 
     for (guint i = 0; i < c.params->len; i++) {
         wl_tensor pt = g_array_index(c.params, wl_tensor, i);
         wl_tensor gp = wl_model_grad(m, pt);
-        if (gp == WL_NONE)
-            continue;
-        const char *pn_ = wl_graph_name(g, pt);
-        /* Copy the extents: wl_graph_tensor grows the tensor table, which moves them. */
-        const uint64_t *pdims;
-        uint32_t nd = wl_graph_dims(g, pt, &pdims);
-        uint64_t dims[STRATA_MAX_DIMS];
-        memcpy(dims, pdims, nd * sizeof dims[0]);
-        char *mn = g_strconcat("m_", pn_, NULL), *vn = g_strconcat("v_", pn_, NULL);
-        wl_tensor mt = wl_graph_tensor(g, mn, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_ARGUMENT);
-        wl_tensor vt = wl_graph_tensor(g, vn, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_ARGUMENT);
-        char *np = g_strconcat("new_", pn_, NULL), *nm = g_strconcat("new_m_", pn_, NULL),
-             *nv = g_strconcat("new_v_", pn_, NULL);
-        wl_tensor outs[3] = {
-            wl_graph_tensor(g, np, STRATA_TAG_PARAM, c.dt, nd, dims, WL_OUTPUT),
-            wl_graph_tensor(g, nm, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_OUTPUT),
-            wl_graph_tensor(g, nv, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_OUTPUT),
-        };
-        wl_tensor ins[4] = {pt, gp, mt, vt};
-        wl_tensor donated[3] = {pt, mt, vt};
-        char *lab = g_strconcat("adamw_", pn_, NULL);
-        wl_graph_compute(g, lab, 18.0 * (double)wl_graph_elements(g, pt), ins, 4, outs, 3, donated, 3);
-        g_free(lab);
-        g_free(mn);
-        g_free(vn);
-        g_free(np);
-        g_free(nm);
-        g_free(nv);
+        if (gp != WL_NONE)
+            tf_adamw(&c, pt, gp);
     }
     wl_model_free(m);
     g_array_free(c.params, TRUE);
