@@ -226,6 +226,29 @@ static gint check_cmp_offset(gconstpointer a, gconstpointer b)
     return 0;
 }
 
+void strata_block_visit_fields(strata_block_visit visit, void *user, uint64_t offset, uint64_t size, bool used,
+                               uint64_t id, uint64_t requested, uint32_t segment)
+{
+    strata_block blk = {
+        .offset = offset,
+        .size = size,
+        .state = used ? STRATA_BLOCK_USED : STRATA_BLOCK_FREE,
+        .id = id,
+        .requested = requested,
+        .segment = segment,
+    };
+    visit(&blk, user);
+}
+
+int strata_block_order(uint64_t size_a, uint64_t offset_a, uint64_t size_b, uint64_t offset_b)
+{
+    if (size_a != size_b)
+        return size_a < size_b ? -1 : 1;
+    if (offset_a != offset_b)
+        return offset_a < offset_b ? -1 : 1;
+    return 0;
+}
+
 bool strata_allocator_check(const strata_allocator *a, GError **err)
 {
     strata_alloc_stats st;

@@ -56,6 +56,12 @@ typedef struct strata_block {
 
 typedef void (*strata_block_visit)(const strata_block *block, void *user);
 
+/* Calls visit with the block of these fields (used: USED, else FREE). */
+void strata_block_visit_fields(strata_block_visit visit, void *user, uint64_t offset, uint64_t size, bool used,
+                               uint64_t id, uint64_t requested, uint32_t segment);
+/* Orders blocks by size, then offset: -1, 0 or 1 (the free-list order). */
+int strata_block_order(uint64_t size_a, uint64_t offset_a, uint64_t size_b, uint64_t offset_b);
+
 /* A buffer's lifetime, for allocators that plan ahead (offline). start and
  * end are op indices in the order the consumer will issue them; they alone
  * decide which buffers overlap. When the trace stamps both the alloc and the

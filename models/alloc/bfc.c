@@ -398,15 +398,8 @@ static void bfc_walk(const void *self, strata_block_visit visit, void *user)
     for (guint i = 0; i < a->regions->len; i++) {
         const bfc_region *r = g_ptr_array_index(a->regions, i);
         for (const bfc_chunk *c = r->head; c; c = c->next) {
-            strata_block blk = {
-                .offset = c->offset,
-                .size = c->size,
-                .state = c->used ? STRATA_BLOCK_USED : STRATA_BLOCK_FREE,
-                .id = c->id,
-                .requested = c->requested,
-                .segment = r->number,
-            };
-            visit(&blk, user);
+            strata_block_visit_fields(visit, user, c->offset, c->size, c->used, c->id, c->requested,
+                                      r->number);
         }
     }
 }

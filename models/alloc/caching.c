@@ -149,22 +149,14 @@ static gint caching_cmp_pool(gconstpointer a, gconstpointer b, gpointer user)
     const caching_block *x = a, *y = b;
     if (x->stream != y->stream)
         return x->stream < y->stream ? -1 : 1;
-    if (x->size != y->size)
-        return x->size < y->size ? -1 : 1;
-    if (x->offset != y->offset)
-        return x->offset < y->offset ? -1 : 1;
-    return 0;
+    return strata_block_order(x->size, x->offset, y->size, y->offset);
 }
 
 static gint caching_cmp_size(gconstpointer a, gconstpointer b, gpointer user)
 {
     (void)user;
     const caching_block *x = a, *y = b;
-    if (x->size != y->size)
-        return x->size < y->size ? -1 : 1;
-    if (x->offset != y->offset)
-        return x->offset < y->offset ? -1 : 1;
-    return 0;
+    return strata_block_order(x->size, x->offset, y->size, y->offset);
 }
 
 static gint caching_cmp_segment(gconstpointer a, gconstpointer b)
@@ -798,15 +790,8 @@ static void caching_walk(const void *self, strata_block_visit visit, void *user)
         for (const caching_block *b = s->head; b; b = b->next) {
             if (!b->mapped)
                 continue; /* address space only */
-            strata_block blk = {
-                .offset = b->offset,
-                .size = b->size,
-                .state = b->used ? STRATA_BLOCK_USED : STRATA_BLOCK_FREE,
-                .id = b->id,
-                .requested = b->requested,
-                .segment = s->number,
-            };
-            visit(&blk, user);
+            strata_block_visit_fields(visit, user, b->offset, b->size, b->used, b->id, b->requested,
+                                      s->number);
         }
     }
 }

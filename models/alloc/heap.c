@@ -9,20 +9,14 @@ static gint heap_cmp_size(gconstpointer a, gconstpointer b, gpointer user)
 {
     (void)user;
     const strata_heap_block *x = a, *y = b;
-    if (x->size != y->size)
-        return x->size < y->size ? -1 : 1;
-    if (x->offset != y->offset)
-        return x->offset < y->offset ? -1 : 1;
-    return 0;
+    return strata_block_order(x->size, x->offset, y->size, y->offset);
 }
 
 static gint heap_cmp_offset(gconstpointer a, gconstpointer b, gpointer user)
 {
     (void)user;
     const strata_heap_block *x = a, *y = b;
-    if (x->offset != y->offset)
-        return x->offset < y->offset ? -1 : 1;
-    return 0;
+    return strata_block_order(0, x->offset, 0, y->offset);
 }
 
 static void heap_index_add(strata_heap *h, strata_heap_block *b)
@@ -187,14 +181,6 @@ void strata_heap_stats(const strata_heap *h, strata_alloc_stats *out)
 void strata_heap_walk(const strata_heap *h, strata_block_visit visit, void *user)
 {
     for (const strata_heap_block *b = h->head; b; b = b->next) {
-        strata_block blk = {
-            .offset = b->offset,
-            .size = b->size,
-            .state = b->used ? STRATA_BLOCK_USED : STRATA_BLOCK_FREE,
-            .id = b->id,
-            .requested = b->requested,
-            .segment = 0,
-        };
-        visit(&blk, user);
+        strata_block_visit_fields(visit, user, b->offset, b->size, b->used, b->id, b->requested, 0);
     }
 }
