@@ -190,7 +190,8 @@ START_TEST(test_async_opportunistic)
 {
     strata_allocator *a = make("cuda-async", 1024 * MiB);
     ck_assert_str_eq(strata_allocator_spec(a),
-                     "cuda-async:release_threshold=0,reuse_allow_opportunistic=true");
+                     "cuda-async:release_threshold=0,reuse_allow_opportunistic=true,"
+                     "reuse_follow_event_dependencies=true");
     drive(a, "a 0 1048576 0; f 0; a 1 1048576 1");
     ck_assert_uint_eq(stats_of(a).reserved, MiB);
     strata_allocator_free(a);
@@ -237,6 +238,45 @@ START_TEST(test_async_oom_trims_cache)
 }
 END_TEST
 
+/* Peak reserved bytes of `strata alloc` on a trace of stream s1 allocating
+ * and freeing 1 MiB, recording event e, then `middle`, then stream s2
+ * allocating 1 MiB, through cuda-async:SPEC. */
+static int64_t async_events_peak(const char *middle, const char *spec)
+{
+    char *text = g_strdup_printf("strata-trace 1\nalloc a 1MiB stream=s1\nfree a stream=s1\n"
+                                 "record e stream=s1\n%salloc b 1MiB stream=s2\n", middle);
+    char *trace = strata_test_write_temp("async-XXXXXX.trace", text);
+    char *alloc = g_strdup_printf("cuda-async:reuse_allow_opportunistic=false%s", spec);
+    strata_cli_result r = strata_test_cli("alloc", "--trace", trace, "--allocator", alloc,
+                                          "--capacity", "1GiB", "--json", "-", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    JsonNode *root = json_from_string(r.out, NULL);
+    ck_assert_ptr_nonnull(root);
+    int64_t peak = json_object_get_int_member(json_node_get_object(root), "peak_reserved_bytes");
+    json_node_unref(root);
+    strata_cli_result_clear(&r);
+    g_free(alloc);
+    g_free(trace);
+    g_free(text);
+    return peak;
+}
+
+/* reuse_follow_event_dependencies, opportunistic reuse off: s1's freed 1 MiB
+ * block serves s2 once s2 has waited on e, recorded after the free (1 MiB
+ * reserved). Without the wait, or with the parameter off, s2 maps its own
+ * (2 MiB). A record made before the free does not order it (2 MiB). */
+START_TEST(test_async_follow_events)
+{
+    ck_assert_int_eq(async_events_peak("wait e stream=s2\n", ""), (int64_t)MiB);
+    ck_assert_int_eq(async_events_peak("", ""), (int64_t)(2 * MiB));
+    ck_assert_int_eq(async_events_peak("wait e stream=s2\n", ",reuse_follow_event_dependencies=false"),
+                     (int64_t)(2 * MiB));
+    ck_assert_int_eq(async_events_peak("alloc c 1MiB stream=s1\nfree c stream=s1\n"
+                                       "record f stream=s1\nwait e stream=s2\n", ""),
+                     (int64_t)(2 * MiB));
+}
+END_TEST
+
 static Suite *host_async_suite(void)
 {
     Suite *s = suite_create("alloc_host_async");
@@ -253,6 +293,7 @@ static Suite *host_async_suite(void)
     tcase_add_test(ta, test_async_opportunistic);
     tcase_add_test(ta, test_async_release_threshold);
     tcase_add_test(ta, test_async_oom_trims_cache);
+    tcase_add_test(ta, test_async_follow_events);
     suite_add_tcase(s, ta);
     return s;
 }

@@ -201,6 +201,13 @@ void strata_allocator_release(strata_allocator *a)
         a->type->release(a->self);
 }
 
+void strata_allocator_event(strata_allocator *a, bool is_record, uint32_t stream, uint32_t event,
+                            uint64_t seq)
+{
+    if (a->type->event)
+        a->type->event(a->self, is_record, stream, event, seq);
+}
+
 void strata_allocator_stats(const strata_allocator *a, strata_alloc_stats *out)
 {
     a->type->stats(a->self, out);

@@ -110,6 +110,12 @@ typedef struct strata_alloc_type {
     void (*walk)(const void *self, strata_block_visit visit, void *user);
     /* Optional: every lifetime before the first alloc (offline planners). */
     bool (*plan)(void *self, const strata_lifetime *lifetimes, size_t n, GError **err);
+    /* Optional: the program's event ops, in the order its allocations run.
+     * is_record: `stream` recorded record number `seq` of event `event`;
+     * else `stream` has waited for that record (called once the wait is
+     * over, never before the record's own call). NULL for allocators that
+     * ignore ordering between streams. */
+    void (*event)(void *self, bool is_record, uint32_t stream, uint32_t event, uint64_t seq);
 } strata_alloc_type;
 
 /* The registry: a NULL-terminated static array, in models/alloc/alloc.c. */
@@ -139,6 +145,10 @@ bool strata_allocator_alloc(strata_allocator *a, uint64_t id, uint64_t size, uin
                             uint64_t *offset);
 void strata_allocator_free_block(strata_allocator *a, uint64_t id);
 void strata_allocator_release(strata_allocator *a);
+/* A record or wait op (STRATA_OP_RECORD/WAIT fields) for the allocator's
+ * `event` hook; nothing when the type has none. */
+void strata_allocator_event(strata_allocator *a, bool is_record, uint32_t stream, uint32_t event,
+                            uint64_t seq);
 void strata_allocator_stats(const strata_allocator *a, strata_alloc_stats *out);
 void strata_allocator_walk(const strata_allocator *a, strata_block_visit visit, void *user);
 /* Walks blocks and checks invariants 1-3. Returns false with err on a violation. */

@@ -291,10 +291,17 @@ static void run_compute(engine_ctx *ctx, const strata_bound_op *op)
     clock_end(&ctx->units[op->unit], now());
 }
 
+static void run_record(engine_ctx *ctx, const strata_bound_op *op)
+{
+    engine_memories_event(&ctx->mems, op);
+    engine_events_record(ctx->events, op->event, op->event_seq);
+}
+
 static void run_wait(engine_ctx *ctx, engine_stream *s, const strata_bound_op *op)
 {
     s->stall_since = now();
     engine_events_wait(ctx->events, op->event, op->event_seq);
+    engine_memories_event(&ctx->mems, op);
     s->stall_s += now() - s->stall_since;
     s->stall_since = -1;
 }
@@ -325,7 +332,7 @@ static void stream_main(int argc, char **argv)
         case STRATA_OP_FREE: run_free(ctx, op); break;
         case STRATA_OP_COPY: run_copy(ctx, op); break;
         case STRATA_OP_COMPUTE: run_compute(ctx, op); break;
-        case STRATA_OP_RECORD: engine_events_record(ctx->events, op->event, op->event_seq); break;
+        case STRATA_OP_RECORD: run_record(ctx, op); break;
         case STRATA_OP_WAIT: run_wait(ctx, s, op); break;
         case STRATA_OP_RELEASE: run_release(ctx, op); break;
         default: break;

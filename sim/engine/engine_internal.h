@@ -65,6 +65,9 @@ bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream);
 void engine_memory_free(engine_memory *m, engine_buffer *b);
 /* One op of the program, as read in file order, for every memory's ledger. */
 void engine_memories_program(engine_memories *ms, const strata_bound_op *op);
+/* A record op once it has run, or a wait once it is over, for every
+ * memory's allocator (strata_allocator_event). */
+void engine_memories_event(engine_memories *ms, const strata_bound_op *op);
 /* Return the allocator's cached memory (a `release` op). */
 void engine_memory_release(engine_memory *m);
 /* Largest free address range of [0, capacity) not covered by a used block. */

@@ -130,6 +130,13 @@ void engine_memories_program(engine_memories *ms, const strata_bound_op *op)
         strata_ledger_bound_op(ms->mem[m].ledger, m, op);
 }
 
+void engine_memories_event(engine_memories *ms, const strata_bound_op *op)
+{
+    for (uint32_t m = 0; m < ms->n; m++)
+        strata_allocator_event(ms->mem[m].allocator, op->kind == STRATA_OP_RECORD, op->stream, op->event,
+                               op->event_seq);
+}
+
 void engine_memory_release(engine_memory *m)
 {
     strata_allocator_release(m->allocator);

@@ -171,6 +171,10 @@ static bool replay_op(replay_state *st, const strata_bound_op *op, strata_result
             return true;
         strata_allocator_release(st->alloc);
         break;
+    case STRATA_OP_RECORD:
+    case STRATA_OP_WAIT:
+        strata_allocator_event(st->alloc, op->kind == STRATA_OP_RECORD, op->stream, op->event, op->event_seq);
+        return true;
     default:
         return true;
     }
