@@ -277,6 +277,28 @@ START_TEST(test_async_follow_events)
 }
 END_TEST
 
+/* Event order is transitive: stream 0 frees 1 MiB (block at offset 0) and
+ * records event 0; stream 1 waits on it and records event 1. Stream 3,
+ * which waited on nothing, maps its own block (2 MiB reserved) and frees
+ * it. Stream 2 waits on event 1 and takes stream 0's block, at offset 0
+ * (2 MiB reserved, not 3). */
+START_TEST(test_async_follow_events_transitive)
+{
+    strata_allocator *a = make("cuda-async:reuse_allow_opportunistic=false", 1024 * MiB);
+    ck_assert_uint_eq(drive(a, "a 0 1048576 0; f 0"), 0);
+    strata_allocator_event(a, true, 0, 0, 1);
+    strata_allocator_event(a, false, 1, 0, 1);
+    strata_allocator_event(a, true, 1, 1, 1);
+    drive(a, "a 9 1048576 3; f 9");
+    ck_assert_uint_eq(stats_of(a).reserved, 2 * MiB);
+    strata_allocator_event(a, false, 2, 1, 1);
+    ck_assert_uint_eq(drive(a, "a 1 1048576 2"), 0);
+    ck_assert_uint_eq(stats_of(a).reserved, 2 * MiB);
+    ck_assert_uint_eq(stats_of(a).allocated, MiB);
+    strata_allocator_free(a);
+}
+END_TEST
+
 static Suite *host_async_suite(void)
 {
     Suite *s = suite_create("alloc_host_async");
@@ -294,6 +316,7 @@ static Suite *host_async_suite(void)
     tcase_add_test(ta, test_async_release_threshold);
     tcase_add_test(ta, test_async_oom_trims_cache);
     tcase_add_test(ta, test_async_follow_events);
+    tcase_add_test(ta, test_async_follow_events_transitive);
     suite_add_tcase(s, ta);
     return s;
 }
