@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include "core/jsonout.h"
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -119,50 +120,32 @@ JsonNode *strata_comparison_to_json(const strata_comparison *c)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    json_builder_set_member_name(b, "makespan_sim_s");
-    json_builder_add_double_value(b, c->makespan_sim_s);
-    json_builder_set_member_name(b, "makespan_real_s");
-    json_builder_add_double_value(b, c->makespan_real_s);
-    json_builder_set_member_name(b, "makespan_error");
-    json_builder_add_double_value(b, c->makespan_error);
-    json_builder_set_member_name(b, "makespan_error_signed");
-    json_builder_add_double_value(b, c->makespan_error_signed);
+    strata_json_add_double(b, "makespan_sim_s", c->makespan_sim_s);
+    strata_json_add_double(b, "makespan_real_s", c->makespan_real_s);
+    strata_json_add_double(b, "makespan_error", c->makespan_error);
+    strata_json_add_double(b, "makespan_error_signed", c->makespan_error_signed);
     json_builder_set_member_name(b, "per_op_error");
     json_builder_begin_object(b);
-    json_builder_set_member_name(b, "count");
-    json_builder_add_int_value(b, c->ops->len);
-    json_builder_set_member_name(b, "p50");
-    json_builder_add_double_value(b, c->p50);
-    json_builder_set_member_name(b, "p90");
-    json_builder_add_double_value(b, c->p90);
-    json_builder_set_member_name(b, "p99");
-    json_builder_add_double_value(b, c->p99);
-    json_builder_set_member_name(b, "max");
-    json_builder_add_double_value(b, c->max);
-    json_builder_set_member_name(b, "unmatched");
-    json_builder_add_int_value(b, (gint64)c->unmatched);
+    strata_json_add_int(b, "count", c->ops->len);
+    strata_json_add_double(b, "p50", c->p50);
+    strata_json_add_double(b, "p90", c->p90);
+    strata_json_add_double(b, "p99", c->p99);
+    strata_json_add_double(b, "max", c->max);
+    strata_json_add_int(b, "unmatched", c->unmatched);
     json_builder_end_object(b);
     json_builder_set_member_name(b, "ops");
     json_builder_begin_array(b);
     for (guint i = 0; i < c->ops->len; i++) {
         const strata_op_error *e = &g_array_index(c->ops, strata_op_error, i);
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "index");
-        json_builder_add_int_value(b, (gint64)e->op_index);
-        json_builder_set_member_name(b, "line");
-        json_builder_add_int_value(b, (gint64)e->line);
-        json_builder_set_member_name(b, "kind");
-        json_builder_add_string_value(b, strata_op_kind_name(e->kind));
-        json_builder_set_member_name(b, "label");
-        json_builder_add_string_value(b, e->label ? e->label : "");
-        json_builder_set_member_name(b, "stream");
-        json_builder_add_string_value(b, e->stream ? e->stream : "");
-        json_builder_set_member_name(b, "sim_s");
-        json_builder_add_double_value(b, e->sim_s);
-        json_builder_set_member_name(b, "real_s");
-        json_builder_add_double_value(b, e->real_s);
-        json_builder_set_member_name(b, "error");
-        json_builder_add_double_value(b, e->error);
+        strata_json_add_int(b, "index", e->op_index);
+        strata_json_add_int(b, "line", e->line);
+        strata_json_add_string(b, "kind", strata_op_kind_name(e->kind));
+        strata_json_add_string(b, "label", e->label ? e->label : "");
+        strata_json_add_string(b, "stream", e->stream ? e->stream : "");
+        strata_json_add_double(b, "sim_s", e->sim_s);
+        strata_json_add_double(b, "real_s", e->real_s);
+        strata_json_add_double(b, "error", e->error);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);

@@ -94,24 +94,7 @@ static bool cuda_backend_run(const strata_hw *hw, strata_source *src, const stra
         int med = strata_plan_median_run(makespans, repeats);
         strata_plan_timing timing = {starts + (size_t)med * n_ops, ends + (size_t)med * n_ops, makespans[med]};
         strata_results *r = strata_plan_results(plan, hw, &timing, "cuda");
-        JsonBuilder *jb = json_builder_new();
-        json_builder_begin_object(jb);
-        json_builder_set_member_name(jb, "backend");
-        json_builder_add_string_value(jb, "cuda");
-        json_builder_set_member_name(jb, "device_memory");
-        json_builder_add_string_value(jb, strata_cuda_device_mode_name(mode));
-        json_builder_set_member_name(jb, "warmup");
-        json_builder_add_int_value(jb, warmup);
-        json_builder_set_member_name(jb, "repeats");
-        json_builder_add_int_value(jb, repeats);
-        json_builder_set_member_name(jb, "makespans_s");
-        json_builder_begin_array(jb);
-        for (int i = 0; i < repeats; i++)
-            json_builder_add_double_value(jb, makespans[i]);
-        json_builder_end_array(jb);
-        json_builder_end_object(jb);
-        strata_results_set_extra(r, "replay", json_builder_get_root(jb));
-        g_object_unref(jb);
+        strata_plan_set_replay_extra(r, "cuda", strata_cuda_device_mode_name(mode), warmup, repeats, makespans);
         *out = r;
     }
     g_free(starts);

@@ -258,24 +258,9 @@ static bool host_backend_run(const strata_hw *hw, strata_source *src, const stra
     strata_plan_timing timing = {starts[med], ends[med], makespans[med]};
     strata_results *r = strata_plan_results(plan, hw, &timing, "host");
 
-    JsonBuilder *jb = json_builder_new();
-    json_builder_begin_object(jb);
-    json_builder_set_member_name(jb, "backend");
-    json_builder_add_string_value(jb, "host");
-    json_builder_set_member_name(jb, "warmup");
-    json_builder_add_int_value(jb, warmup);
-    json_builder_set_member_name(jb, "repeats");
-    json_builder_add_int_value(jb, repeats);
-    json_builder_set_member_name(jb, "makespans_s");
-    json_builder_begin_array(jb);
-    for (int i = 0; i < repeats; i++)
-        json_builder_add_double_value(jb, makespans[i]);
-    json_builder_end_array(jb);
-    json_builder_end_object(jb);
     for (guint i = 0; i < run.n_streams; i++) /* the kernels' results are used */
         run.sink += run.streams[i].sink;
-    strata_results_set_extra(r, "replay", json_builder_get_root(jb));
-    g_object_unref(jb);
+    strata_plan_set_replay_extra(r, "host", NULL, warmup, repeats, makespans);
 
     for (int i = 0; i < repeats; i++) {
         g_free(starts[i]);

@@ -17,6 +17,7 @@
 #include <string.h>
 #include "alloc/alloc.h"
 #include "core/error.h"
+#include "core/jsonout.h"
 #include "ledger/ledger.h"
 #include "trace/bind.h"
 
@@ -395,22 +396,14 @@ static JsonNode *spans_json(const strata_results *r)
     for (guint i = 0; i < r->spans->len; i++) {
         const strata_op_span *sp = &g_array_index(r->spans, strata_op_span, i);
         json_builder_begin_object(b);
-        json_builder_set_member_name(b, "index");
-        json_builder_add_int_value(b, (gint64)sp->op_index);
-        json_builder_set_member_name(b, "line");
-        json_builder_add_int_value(b, (gint64)sp->line);
-        json_builder_set_member_name(b, "kind");
-        json_builder_add_string_value(b, strata_op_kind_name(sp->kind));
-        json_builder_set_member_name(b, "stream");
-        json_builder_add_string_value(b, g_array_index(r->streams, strata_stream_result, sp->stream).name);
-        json_builder_set_member_name(b, "label");
-        json_builder_add_string_value(b, sp->label ? sp->label : "");
-        json_builder_set_member_name(b, "start_s");
-        json_builder_add_double_value(b, sp->start_s);
-        json_builder_set_member_name(b, "end_s");
-        json_builder_add_double_value(b, sp->end_s);
-        json_builder_set_member_name(b, "bytes");
-        json_builder_add_int_value(b, (gint64)sp->bytes);
+        strata_json_add_int(b, "index", sp->op_index);
+        strata_json_add_int(b, "line", sp->line);
+        strata_json_add_string(b, "kind", strata_op_kind_name(sp->kind));
+        strata_json_add_string(b, "stream", g_array_index(r->streams, strata_stream_result, sp->stream).name);
+        strata_json_add_string(b, "label", sp->label ? sp->label : "");
+        strata_json_add_double(b, "start_s", sp->start_s);
+        strata_json_add_double(b, "end_s", sp->end_s);
+        strata_json_add_int(b, "bytes", sp->bytes);
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -507,4 +500,24 @@ strata_results *strata_plan_results(const strata_plan *plan, const strata_hw *hw
                                    plan->oom_largest_free);
     }
     return r;
+}
+
+void strata_plan_set_replay_extra(strata_results *r, const char *backend, const char *device_memory, int warmup,
+                                  int repeats, const double *makespans)
+{
+    JsonBuilder *jb = json_builder_new();
+    json_builder_begin_object(jb);
+    strata_json_add_string(jb, "backend", backend);
+    if (device_memory)
+        strata_json_add_string(jb, "device_memory", device_memory);
+    strata_json_add_int(jb, "warmup", warmup);
+    strata_json_add_int(jb, "repeats", repeats);
+    json_builder_set_member_name(jb, "makespans_s");
+    json_builder_begin_array(jb);
+    for (int i = 0; i < repeats; i++)
+        json_builder_add_double_value(jb, makespans[i]);
+    json_builder_end_array(jb);
+    json_builder_end_object(jb);
+    strata_results_set_extra(r, "replay", json_builder_get_root(jb));
+    g_object_unref(jb);
 }

@@ -123,6 +123,12 @@ typedef struct strata_plan_timing {
 strata_results *strata_plan_results(const strata_plan *plan, const strata_hw *hw,
                                     const strata_plan_timing *timing, const char *producer);
 
+/* Sets r's "replay" extra: the backend's name, its device memory mode
+ * (NULL: none, the member is left out), warmup and repeats, and the makespan
+ * of each of the `repeats` measured runs. */
+void strata_plan_set_replay_extra(strata_results *r, const char *backend, const char *device_memory, int warmup,
+                                  int repeats, const double *makespans);
+
 /* Index of the median of n makespans (the lower median for even n). */
 int strata_plan_median_run(const double *makespans, int n);
 

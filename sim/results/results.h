@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "core/jsonout.h"
 #include "trace/op.h"
 
 typedef struct strata_memory_result {
@@ -137,10 +138,8 @@ void strata_results_set_extra(strata_results *r, const char *key, JsonNode *node
 
 /* JSON (results_json.c). Byte counts above INT64_MAX, which json-glib's
  * numbers cannot hold, are strings "\001u64:DIGITS" in the node, written as
- * the bare number by strata_json_text(). */
+ * the bare number by strata_json_text() (core/jsonout.h). */
 JsonNode *strata_results_to_json(const strata_results *r);
-/* root as pretty text ending in a newline, with such byte counts exact. */
-char *strata_json_text(JsonNode *root);
 char *strata_results_to_json_text(const strata_results *r); /* pretty, ends in newline */
 bool strata_results_write_json(const strata_results *r, const char *path, GError **err);
 

@@ -22,63 +22,9 @@
  */
 #include "results/results.h"
 #include "core/error.h"
+#include "core/jsonout.h"
 #include "core/outfile.h"
 #include <string.h>
-
-/* The prefix of a byte count above INT64_MAX in the node, and as json-glib
- * writes it (a control character is always escaped as \u0001). */
-#define BIG_PREFIX "\001u64:"
-#define BIG_WRITTEN "\"\\u0001u64:"
-
-static void add_uint(JsonBuilder *b, const char *key, uint64_t v)
-{
-    json_builder_set_member_name(b, key);
-    if (v <= (uint64_t)G_MAXINT64) {
-        json_builder_add_int_value(b, (gint64)v);
-        return;
-    }
-    char text[48];
-    g_snprintf(text, sizeof text, BIG_PREFIX "%" G_GUINT64_FORMAT, v);
-    json_builder_add_string_value(b, text);
-}
-
-/* text with every written big count ("\u0001u64:DIGITS", in quotes) as its
- * bare digits. A quote that opens a string is never preceded by a backslash
- * (one inside a string always is), and the names results carry are printable
- * (the trace and hardware readers refuse control characters), so no other
- * string is written as a whole "\u0001u64:DIGITS". */
-static char *unquote_big(const char *text)
-{
-    GString *out = g_string_new(NULL);
-    const char *p = text, *hit;
-    while ((hit = strstr(p, BIG_WRITTEN))) {
-        const char *digits = hit + strlen(BIG_WRITTEN), *end = digits;
-        while (g_ascii_isdigit(*end))
-            end++;
-        bool real = (hit == text || hit[-1] != '\\') && end > digits && *end == '"';
-        g_string_append_len(out, p, real ? hit - p : digits - p);
-        if (real)
-            g_string_append_len(out, digits, end - digits);
-        p = real ? end + 1 : digits;
-    }
-    g_string_append(out, p);
-    return g_string_free(out, FALSE);
-}
-
-static void add_double(JsonBuilder *b, const char *key, double v)
-{
-    json_builder_set_member_name(b, key);
-    json_builder_add_double_value(b, v);
-}
-
-static void add_string(JsonBuilder *b, const char *key, const char *v)
-{
-    json_builder_set_member_name(b, key);
-    if (v)
-        json_builder_add_string_value(b, v);
-    else
-        json_builder_add_null_value(b);
-}
 
 /* busy / makespan, 0 when nothing ran. */
 static double utilization(double busy_s, double makespan_s)
@@ -95,14 +41,14 @@ static void add_oom(JsonBuilder *b, const strata_results *r)
     }
     const strata_oom_info *o = &r->oom_info;
     json_builder_begin_object(b);
-    add_uint(b, "op_index", o->op_index);
-    add_uint(b, "line", o->line);
-    add_string(b, "memory", o->memory);
-    add_string(b, "buffer", o->buffer);
-    add_string(b, "stream", o->stream);
-    add_uint(b, "requested_bytes", o->requested_bytes);
-    add_uint(b, "free_bytes", o->free_bytes);
-    add_uint(b, "largest_free_bytes", o->largest_free_bytes);
+    strata_json_add_uint(b, "op_index", o->op_index);
+    strata_json_add_uint(b, "line", o->line);
+    strata_json_add_string(b, "memory", o->memory);
+    strata_json_add_string(b, "buffer", o->buffer);
+    strata_json_add_string(b, "stream", o->stream);
+    strata_json_add_uint(b, "requested_bytes", o->requested_bytes);
+    strata_json_add_uint(b, "free_bytes", o->free_bytes);
+    strata_json_add_uint(b, "largest_free_bytes", o->largest_free_bytes);
     json_builder_end_object(b);
 }
 
@@ -114,24 +60,24 @@ static void add_memories(JsonBuilder *b, const strata_results *r)
         const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
         json_builder_set_member_name(b, m->name);
         json_builder_begin_object(b);
-        add_string(b, "kind", m->kind);
-        add_uint(b, "capacity_bytes", m->capacity_bytes);
-        add_string(b, "allocator", m->allocator);
-        add_uint(b, "peak_allocated_bytes", m->peak_allocated_bytes);
-        add_uint(b, "peak_reserved_bytes", m->peak_reserved_bytes);
-        add_double(b, "peak_allocated_fraction",
-                   m->capacity_bytes ? (double)m->peak_allocated_bytes / (double)m->capacity_bytes
-                                     : 0.0);
-        add_double(b, "fragmentation_peak", m->fragmentation_peak);
-        add_uint(b, "internal_waste_bytes", m->internal_waste_bytes);
-        add_uint(b, "argument_bytes", m->argument_bytes);
-        add_uint(b, "output_bytes", m->output_bytes);
-        add_uint(b, "alias_bytes", m->alias_bytes);
-        add_uint(b, "temp_peak_bytes", m->temp_peak_bytes);
-        add_uint(b, "jax_total_bytes", m->jax_total_bytes);
-        add_uint(b, "padding_bytes", m->padding_bytes);
-        add_uint(b, "port_bytes", m->port_bytes);
-        add_double(b, "port_busy_s", m->port_busy_s);
+        strata_json_add_string(b, "kind", m->kind);
+        strata_json_add_uint(b, "capacity_bytes", m->capacity_bytes);
+        strata_json_add_string(b, "allocator", m->allocator);
+        strata_json_add_uint(b, "peak_allocated_bytes", m->peak_allocated_bytes);
+        strata_json_add_uint(b, "peak_reserved_bytes", m->peak_reserved_bytes);
+        strata_json_add_double(b, "peak_allocated_fraction",
+                               m->capacity_bytes ? (double)m->peak_allocated_bytes / (double)m->capacity_bytes
+                                                 : 0.0);
+        strata_json_add_double(b, "fragmentation_peak", m->fragmentation_peak);
+        strata_json_add_uint(b, "internal_waste_bytes", m->internal_waste_bytes);
+        strata_json_add_uint(b, "argument_bytes", m->argument_bytes);
+        strata_json_add_uint(b, "output_bytes", m->output_bytes);
+        strata_json_add_uint(b, "alias_bytes", m->alias_bytes);
+        strata_json_add_uint(b, "temp_peak_bytes", m->temp_peak_bytes);
+        strata_json_add_uint(b, "jax_total_bytes", m->jax_total_bytes);
+        strata_json_add_uint(b, "padding_bytes", m->padding_bytes);
+        strata_json_add_uint(b, "port_bytes", m->port_bytes);
+        strata_json_add_double(b, "port_busy_s", m->port_busy_s);
         json_builder_end_object(b);
     }
     json_builder_end_object(b);
@@ -145,9 +91,9 @@ static void add_links(JsonBuilder *b, const strata_results *r)
         const strata_link_result *l = &g_array_index(r->links, strata_link_result, i);
         json_builder_set_member_name(b, l->name);
         json_builder_begin_object(b);
-        add_uint(b, "bytes", l->bytes);
-        add_double(b, "busy_s", l->busy_s);
-        add_double(b, "utilization", utilization(l->busy_s, r->makespan_s));
+        strata_json_add_uint(b, "bytes", l->bytes);
+        strata_json_add_double(b, "busy_s", l->busy_s);
+        strata_json_add_double(b, "utilization", utilization(l->busy_s, r->makespan_s));
         json_builder_end_object(b);
     }
     json_builder_end_object(b);
@@ -161,9 +107,9 @@ static void add_streams(JsonBuilder *b, const strata_results *r)
         const strata_stream_result *s = &g_array_index(r->streams, strata_stream_result, i);
         json_builder_set_member_name(b, s->name);
         json_builder_begin_object(b);
-        add_uint(b, "ops", s->ops);
-        add_double(b, "busy_s", s->busy_s);
-        add_double(b, "stall_s", s->stall_s);
+        strata_json_add_uint(b, "ops", s->ops);
+        strata_json_add_double(b, "busy_s", s->busy_s);
+        strata_json_add_double(b, "stall_s", s->stall_s);
         json_builder_end_object(b);
     }
     json_builder_end_object(b);
@@ -177,9 +123,9 @@ static void add_compute(JsonBuilder *b, const strata_results *r)
         const strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, i);
         json_builder_set_member_name(b, c->name);
         json_builder_begin_object(b);
-        add_double(b, "busy_s", c->busy_s);
-        add_double(b, "flops", c->flops);
-        add_double(b, "utilization", utilization(c->busy_s, r->makespan_s));
+        strata_json_add_double(b, "busy_s", c->busy_s);
+        strata_json_add_double(b, "flops", c->flops);
+        strata_json_add_double(b, "utilization", utilization(c->busy_s, r->makespan_s));
         json_builder_end_object(b);
     }
     json_builder_end_object(b);
@@ -189,12 +135,12 @@ JsonNode *strata_results_to_json(const strata_results *r)
 {
     JsonBuilder *b = json_builder_new();
     json_builder_begin_object(b);
-    add_string(b, "producer", r->producer);
-    add_string(b, "hardware", r->hardware);
-    add_string(b, "trace", r->trace);
-    add_string(b, "status", r->oom ? "oom" : "ok");
-    add_double(b, "makespan_s", r->makespan_s);
-    add_uint(b, "ops", r->ops);
+    strata_json_add_string(b, "producer", r->producer);
+    strata_json_add_string(b, "hardware", r->hardware);
+    strata_json_add_string(b, "trace", r->trace);
+    strata_json_add_string(b, "status", r->oom ? "oom" : "ok");
+    strata_json_add_double(b, "makespan_s", r->makespan_s);
+    strata_json_add_uint(b, "ops", r->ops);
     add_oom(b, r);
     add_memories(b, r);
     add_links(b, r);
@@ -213,21 +159,6 @@ JsonNode *strata_results_to_json(const strata_results *r)
     JsonNode *root = json_builder_get_root(b);
     g_object_unref(b);
     return root;
-}
-
-char *strata_json_text(JsonNode *root)
-{
-    JsonGenerator *gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    json_generator_set_indent(gen, 2);
-    json_generator_set_root(gen, root);
-    char *body = json_generator_to_data(gen, NULL);
-    g_object_unref(gen);
-    char *exact = unquote_big(body);
-    char *text = g_strconcat(exact, "\n", NULL);
-    g_free(body);
-    g_free(exact);
-    return text;
 }
 
 char *strata_results_to_json_text(const strata_results *r)

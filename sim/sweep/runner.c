@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "core/jsonout.h"
 #include "core/outfile.h"
 
 char *strata_sweep_point_id(const strata_experiment *e, uint64_t point)
@@ -176,6 +177,17 @@ static bool ensure_dir(const char *path, GError **err)
     return false;
 }
 
+/* The sweep's points/ and inputs/ folders under its output folder. */
+static bool ensure_out_dirs(const strata_sweep_ctx *ctx, GError **err)
+{
+    char *points_dir = g_build_filename(ctx->out_dir, "points", NULL);
+    char *inputs_dir = g_build_filename(ctx->out_dir, "inputs", NULL);
+    bool ok = ensure_dir(points_dir, err) && ensure_dir(inputs_dir, err);
+    g_free(points_dir);
+    g_free(inputs_dir);
+    return ok;
+}
+
 static JsonNode *point_json(const strata_sweep_ctx *ctx, uint64_t point, const char *cmd, int status,
                             JsonNode *results, const char *timeline)
 {
@@ -226,18 +238,14 @@ bool strata_sweep_run_point(const strata_sweep_ctx *ctx, uint64_t point, GError 
                     point, strata_experiment_point_count(ctx->exp) - 1);
         return false;
     }
-    char *points_dir = g_build_filename(ctx->out_dir, "points", NULL);
-    char *inputs_dir = g_build_filename(ctx->out_dir, "inputs", NULL);
-    bool ok = ensure_dir(points_dir, err) && ensure_dir(inputs_dir, err);
-    g_free(points_dir);
-    g_free(inputs_dir);
-    if (!ok)
+    if (!ensure_out_dirs(ctx, err))
         return false;
 
     char *json_tmp, *timeline;
     strata_point_plan *plan = point_plan(ctx, point, &json_tmp, &timeline);
     int status = 0;
     char *errout = NULL;
+    bool ok = true;
     /* 1. The input trace, unless a point sharing it made it already. */
     char *input = under_out(ctx, plan->input_path), *results = under_out(ctx, json_tmp);
     if (plan->input_argv && !g_file_test(input, G_FILE_TEST_EXISTS)) {
@@ -264,20 +272,11 @@ bool strata_sweep_run_point(const strata_sweep_ctx *ctx, uint64_t point, GError 
     if (ok) {
         char *cmd = strata_sweep_shell_join(plan->run_argv);
         JsonNode *root = point_json(ctx, point, cmd, status, json_parser_get_root(parser), timeline);
-        JsonGenerator *gen = json_generator_new();
-        json_generator_set_pretty(gen, TRUE);
-        json_generator_set_root(gen, root);
-        gsize len = 0;
-        char *text = json_generator_to_data(gen, &len);
-        char *with_nl = g_strconcat(text, "\n", NULL);
         char *path = strata_sweep_point_json_path(ctx, point);
-        ok = strata_write_file_atomic(path, with_nl, len + 1, err);
+        ok = strata_json_write_file(path, root, err);
         if (ok)
             g_unlink(results);
         g_free(path);
-        g_free(with_nl);
-        g_free(text);
-        g_object_unref(gen);
         json_node_unref(root);
         g_free(cmd);
     }
@@ -429,12 +428,7 @@ bool strata_sweep_run_all(const strata_sweep_ctx *ctx, guint jobs, FILE *progres
 {
     memset(stats, 0, sizeof *stats);
     uint64_t n = strata_experiment_point_count(ctx->exp);
-    char *points_dir = g_build_filename(ctx->out_dir, "points", NULL);
-    char *inputs_dir = g_build_filename(ctx->out_dir, "inputs", NULL);
-    bool ok = ensure_dir(points_dir, err) && ensure_dir(inputs_dir, err);
-    g_free(points_dir);
-    g_free(inputs_dir);
-    if (!ok)
+    if (!ensure_out_dirs(ctx, err))
         return false;
 
     sweep_run r = {.ctx = ctx, .progress = progress, .stats = stats};

@@ -10,6 +10,7 @@
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/jsonout.h"
 #include "core/outfile.h"
 
 static JsonNode *lookup(JsonObject *results, const char *path)
@@ -70,21 +71,6 @@ static void add_node(JsonBuilder *b, JsonNode *node)
         json_builder_add_null_value(b);
     else
         json_builder_add_value(b, json_node_copy(node));
-}
-
-static bool write_json(const char *path, JsonNode *root, GError **err)
-{
-    JsonGenerator *gen = json_generator_new();
-    json_generator_set_pretty(gen, TRUE);
-    json_generator_set_root(gen, root);
-    gsize len = 0;
-    char *text = json_generator_to_data(gen, &len);
-    char *with_nl = g_strconcat(text, "\n", NULL);
-    bool ok = strata_write_file_atomic(path, with_nl, len + 1, err);
-    g_free(with_nl);
-    g_free(text);
-    g_object_unref(gen);
-    return ok;
 }
 
 static void begin_meta(JsonBuilder *b, const strata_experiment *e)
@@ -221,7 +207,7 @@ bool strata_sweep_write_table(const strata_sweep_ctx *ctx, strata_sweep_stats *s
     if (ok) {
         char *csv_path = g_build_filename(ctx->out_dir, "results.csv", NULL);
         char *json_path = g_build_filename(ctx->out_dir, "results.json", NULL);
-        ok = strata_write_file_atomic(csv_path, csv->str, csv->len, err) && write_json(json_path, root, err);
+        ok = strata_write_file_atomic(csv_path, csv->str, csv->len, err) && strata_json_write_file(json_path, root, err);
         g_free(csv_path);
         g_free(json_path);
     }
