@@ -357,6 +357,25 @@ double median_of(std::vector<double> v)
     return v[v.size() / 2];
 }
 
+/* Seconds between events a and b recorded on stream s around enqueue(). */
+template <typename F> double time_once(cuda_status &st, cudaStream_t s, cudaEvent_t a, cudaEvent_t b, F enqueue)
+{
+    st.ok(cudaEventRecord(a, s), "cudaEventRecord");
+    enqueue();
+    st.ok(cudaEventRecord(b, s), "cudaEventRecord");
+    st.ok(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float ms = 0;
+    st.ok(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    return ms * 1e-3;
+}
+
+/* Seconds of one cudaMemcpyAsync of size bytes on stream s. */
+double time_copy_once(cuda_status &st, void *dst, const void *src, size_t size, cudaMemcpyKind kind,
+                      cudaStream_t s, cudaEvent_t a, cudaEvent_t b)
+{
+    return time_once(st, s, a, b, [&] { st.ok(cudaMemcpyAsync(dst, src, size, kind, s), "cudaMemcpyAsync"); });
+}
+
 /* Seconds per cudaMemcpyAsync of size bytes (batched for small sizes), median of 7. */
 double time_copy(cuda_status &st, void *dst, const void *src, size_t size, cudaMemcpyKind kind, cudaStream_t s,
                  cudaEvent_t a, cudaEvent_t b)
@@ -364,14 +383,10 @@ double time_copy(cuda_status &st, void *dst, const void *src, size_t size, cudaM
     int batch = 1;
     std::vector<double> v;
     for (int rep = 0; rep < 8 && !st.failed; rep++) {
-        st.ok(cudaEventRecord(a, s), "cudaEventRecord");
-        for (int i = 0; i < batch; i++)
-            st.ok(cudaMemcpyAsync(dst, src, size, kind, s), "cudaMemcpyAsync");
-        st.ok(cudaEventRecord(b, s), "cudaEventRecord");
-        st.ok(cudaEventSynchronize(b), "cudaEventSynchronize");
-        float ms = 0;
-        st.ok(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-        double t = ms * 1e-3 / batch;
+        double t = time_once(st, s, a, b, [&] {
+                       for (int i = 0; i < batch; i++)
+                           st.ok(cudaMemcpyAsync(dst, src, size, kind, s), "cudaMemcpyAsync");
+                   }) / batch;
         if (rep == 0) { /* first: warm-up and batch size */
             batch = t > 0 ? (int)std::min(1000.0, std::max(1.0, 2e-3 / t)) : 1000;
             continue;
@@ -493,31 +508,10 @@ extern "C" int strata_cuda_calibrate_device(uint64_t max_size, strata_cuda_calib
                                              s0, s1, e0, e1, e2);
         std::vector<double> lh, ld, ldd, ll;
         for (int i = 0; i < 101 && !st.failed; i++) {
-            float ms = 0;
-            st.ok(cudaEventRecord(e0, s0), "cudaEventRecord");
-            st.ok(cudaMemcpyAsync(d0, h0, 4, cudaMemcpyHostToDevice, s0), "cudaMemcpyAsync");
-            st.ok(cudaEventRecord(e1, s0), "cudaEventRecord");
-            st.ok(cudaEventSynchronize(e1), "cudaEventSynchronize");
-            st.ok(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-            lh.push_back(ms * 1e-3);
-            st.ok(cudaEventRecord(e0, s0), "cudaEventRecord");
-            st.ok(cudaMemcpyAsync(h1, d1, 4, cudaMemcpyDeviceToHost, s0), "cudaMemcpyAsync");
-            st.ok(cudaEventRecord(e1, s0), "cudaEventRecord");
-            st.ok(cudaEventSynchronize(e1), "cudaEventSynchronize");
-            st.ok(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-            ld.push_back(ms * 1e-3);
-            st.ok(cudaEventRecord(e0, s0), "cudaEventRecord");
-            st.ok(cudaMemcpyAsync(d1, d0, 4, cudaMemcpyDeviceToDevice, s0), "cudaMemcpyAsync");
-            st.ok(cudaEventRecord(e1, s0), "cudaEventRecord");
-            st.ok(cudaEventSynchronize(e1), "cudaEventSynchronize");
-            st.ok(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-            ldd.push_back(ms * 1e-3);
-            st.ok(cudaEventRecord(e0, s0), "cudaEventRecord");
-            empty_kernel<<<1, 1, 0, s0>>>();
-            st.ok(cudaEventRecord(e1, s0), "cudaEventRecord");
-            st.ok(cudaEventSynchronize(e1), "cudaEventSynchronize");
-            st.ok(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-            ll.push_back(ms * 1e-3);
+            lh.push_back(time_copy_once(st, d0, h0, 4, cudaMemcpyHostToDevice, s0, e0, e1));
+            ld.push_back(time_copy_once(st, h1, d1, 4, cudaMemcpyDeviceToHost, s0, e0, e1));
+            ldd.push_back(time_copy_once(st, d1, d0, 4, cudaMemcpyDeviceToDevice, s0, e0, e1));
+            ll.push_back(time_once(st, s0, e0, e1, [&] { empty_kernel<<<1, 1, 0, s0>>>(); }));
         }
         if (!st.failed) {
             out->latency_h2d = median_of(lh);
@@ -533,15 +527,12 @@ extern "C" int strata_cuda_calibrate_device(uint64_t max_size, strata_cuda_calib
         for (int i = 0; i < 6 && !st.failed; i++) {
             operand_args none;
             memset(&none, 0, sizeof none);
-            st.ok(cudaEventRecord(e0, s0), "cudaEventRecord");
-            compute_kernel<<<blocks, threads, 0, s0>>>(none, steps, sink);
-            st.ok(cudaGetLastError(), "compute kernel launch");
-            st.ok(cudaEventRecord(e1, s0), "cudaEventRecord");
-            st.ok(cudaEventSynchronize(e1), "cudaEventSynchronize");
-            float ms = 0;
-            st.ok(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-            if (i > 0 && ms > 0)
-                fr.push_back(8.0 * steps * blocks * threads / (ms * 1e-3));
+            double t = time_once(st, s0, e0, e1, [&] {
+                compute_kernel<<<blocks, threads, 0, s0>>>(none, steps, sink);
+                st.ok(cudaGetLastError(), "compute kernel launch");
+            });
+            if (i > 0 && t > 0)
+                fr.push_back(8.0 * steps * blocks * threads / t);
         }
         /* device bandwidth: read d0 and write d1 */
         std::vector<double> bw;
@@ -554,15 +545,12 @@ extern "C" int strata_cuda_calibrate_device(uint64_t max_size, strata_cuda_calib
             rw.ptr[1] = static_cast<unsigned char *>(d1);
             rw.bytes[1] = big;
             rw.output[1] = 1;
-            st.ok(cudaEventRecord(e0, s0), "cudaEventRecord");
-            compute_kernel<<<blocks, threads, 0, s0>>>(rw, 0, sink);
-            st.ok(cudaGetLastError(), "compute kernel launch");
-            st.ok(cudaEventRecord(e1, s0), "cudaEventRecord");
-            st.ok(cudaEventSynchronize(e1), "cudaEventSynchronize");
-            float ms = 0;
-            st.ok(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
-            if (i > 0 && ms > 0)
-                bw.push_back(2.0 * big / (ms * 1e-3));
+            double t = time_once(st, s0, e0, e1, [&] {
+                compute_kernel<<<blocks, threads, 0, s0>>>(rw, 0, sink);
+                st.ok(cudaGetLastError(), "compute kernel launch");
+            });
+            if (i > 0 && t > 0)
+                bw.push_back(2.0 * big / t);
         }
         if (!st.failed) {
             out->flops_f32 = fr.empty() ? 0 : median_of(fr);
