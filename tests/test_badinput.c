@@ -911,6 +911,27 @@ START_TEST(json_sizes_above_int64)
 }
 END_TEST
 
+/* A planning allocator on a trace whose streams allocate in one memory is
+ * refused: stream s1's a (10 ms) and main's b would be live together, yet
+ * their program-order lifetimes let the plan give both offset 0. */
+START_TEST(planner_refuses_several_streams)
+{
+    io_fixture f = fixture_new();
+    char *trace = g_build_filename(f.dir, "two.trace", NULL);
+    const char *text = "strata-trace 1\nalloc a 1MiB stream=s1\ncompute slow time=10ms in=a stream=s1\n"
+                       "free a stream=s1\nalloc b 1MiB\ncompute fast time=1ms in=b\nfree b\n";
+    ck_assert(g_file_set_contents(trace, text, -1, NULL));
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    const char *argv[] = {"run", "--hw", hw, "--trace", trace, "--allocator", "offline", "--json", f.json, NULL};
+    fails_with(argv, f.dir, "two.trace", "two.trace:5: the offline allocator of memory 'hbm'",
+               "expected stream 's1', got 'main'");
+    g_unlink(trace);
+    g_free(trace);
+    g_free(hw);
+    fixture_free(&f);
+}
+END_TEST
+
 static Suite *badinput_suite(void)
 {
     Suite *s = suite_create("badinput");
@@ -940,6 +961,7 @@ static Suite *badinput_suite(void)
     tcase_set_timeout(sizes, 60);
     tcase_add_test(sizes, generator_sizes_overflow);
     tcase_add_test(sizes, json_sizes_above_int64);
+    tcase_add_test(sizes, planner_refuses_several_streams);
     suite_add_tcase(s, sizes);
     return s;
 }

@@ -44,6 +44,27 @@ typedef struct first_pass {
     GHashTable *lifetime_at;  /* id -> memory << 48 | (index+1) into its memory's lifetimes */
 } first_pass;
 
+/* A planning allocator places buffers by their program-order lifetimes,
+ * which are the lifetimes that occur only when one stream allocates and frees
+ * in the memory: streams running ahead of each other would make buffers live
+ * together that the plan lets share addresses. Such a trace is refused. */
+static bool plan_one_stream(engine_feed *f, engine_memory *mem, const strata_bound_op *op, GError **err)
+{
+    if (mem->plan_stream < 0)
+        mem->plan_stream = op->stream;
+    if (mem->plan_stream == (int64_t)op->stream)
+        return true;
+    const strata_checker *c = strata_binder_checker(f->binder);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "%s:%" G_GUINT64_FORMAT ": the %s allocator of memory '%s' plans with program-order "
+                "lifetimes, which hold only when one stream allocates there; expected stream '%s', got '%s' "
+                "(use another allocator, or `strata alloc` for the untimed replay)",
+                strata_binder_origin(f->binder), op->line,
+                strata_allocator_name(mem->allocator), mem->spec->name,
+                strata_checker_stream_name(c, (uint32_t)mem->plan_stream), strata_checker_stream_name(c, op->stream));
+    return false;
+}
+
 static bool first_pass_op(engine_feed *f, first_pass *p, const strata_bound_op *op, GError **err)
 {
     if (op->index == 0 && !engine_memories_apply_options(f->ms, strata_binder_checker(f->binder), err))
@@ -52,6 +73,8 @@ static bool first_pass_op(engine_feed *f, first_pass *p, const strata_bound_op *
     case STRATA_OP_ALLOC: {
         engine_memory *mem = &f->ms->mem[op->memory];
         if (mem->lifetimes) {
+            if (!plan_one_stream(f, mem, op, err))
+                return false;
             strata_lifetime l = strata_lifetime_open(op->buf, op->bytes, op->index, op->op->has_at, op->op->at_s);
             g_array_append_val(mem->lifetimes, l);
             /* memory in the top 16 bits, index + 1 below */

@@ -45,6 +45,7 @@ typedef struct engine_memory {
     strata_allocator *allocator;
     strata_ledger *ledger;     /* the accounting */
     GArray *lifetimes;         /* strata_lifetime, first pass, when the allocator plans */
+    int64_t plan_stream;       /* the one stream that allocates here when planning; -1: none yet */
 } engine_memory;
 
 typedef struct engine_memories {

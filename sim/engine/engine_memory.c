@@ -31,6 +31,7 @@ bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *
             return false;
         }
         m->ledger = strata_ledger_new();
+        m->plan_stream = -1;
         if (strata_allocator_needs_plan(m->allocator))
             m->lifetimes = g_array_new(FALSE, FALSE, sizeof(strata_lifetime));
     }
