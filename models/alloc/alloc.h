@@ -56,6 +56,12 @@ typedef struct strata_block {
 
 typedef void (*strata_block_visit)(const strata_block *block, void *user);
 
+/* A visit and its user data, passed through g_tree_foreach by the walks. */
+typedef struct strata_block_walk {
+    strata_block_visit visit;
+    void *user;
+} strata_block_walk;
+
 /* Calls visit with the block of these fields (used: USED, else FREE). */
 void strata_block_visit_fields(strata_block_visit visit, void *user, uint64_t offset, uint64_t size, bool used,
                                uint64_t id, uint64_t requested, uint32_t segment);

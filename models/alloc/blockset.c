@@ -105,30 +105,17 @@ void strata_blockset_stats(const strata_blockset *s, uint64_t largest_free, stra
     }
 }
 
-typedef struct walk_ctx {
-    strata_block_visit visit;
-    void *user;
-} walk_ctx;
-
 static gboolean walk_visit(gpointer key, gpointer value, gpointer user)
 {
     (void)key;
     const strata_wblock *b = value;
-    walk_ctx *w = user;
-    strata_block out = {
-        .offset = b->offset,
-        .size = b->size,
-        .state = b->live ? STRATA_BLOCK_USED : STRATA_BLOCK_FREE,
-        .id = b->id,
-        .requested = b->requested,
-        .segment = b->number,
-    };
-    w->visit(&out, w->user);
+    const strata_block_walk *w = user;
+    strata_block_visit_fields(w->visit, w->user, b->offset, b->size, b->live, b->id, b->requested, b->number);
     return FALSE;
 }
 
 void strata_blockset_walk(const strata_blockset *s, strata_block_visit visit, void *user)
 {
-    walk_ctx w = {visit, user};
+    strata_block_walk w = {visit, user};
     g_tree_foreach(s->by_offset, walk_visit, &w);
 }

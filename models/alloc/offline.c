@@ -252,27 +252,20 @@ static void offline_stats(const void *self, strata_alloc_stats *out)
                                 .plan_lower_bound = o->lower_bound};
 }
 
-typedef struct offline_walk_ctx {
-    strata_block_visit visit;
-    void *user;
-} offline_walk_ctx;
-
 static gboolean offline_walk_visit(gpointer key, gpointer value, gpointer data)
 {
     (void)key;
     const offline_live *l = value;
-    offline_walk_ctx *ctx = data;
-    strata_block blk = {.offset = l->offset, .size = l->size, .state = STRATA_BLOCK_USED,
-                        .id = l->id, .requested = l->requested};
-    ctx->visit(&blk, ctx->user);
+    const strata_block_walk *w = data;
+    strata_block_visit_fields(w->visit, w->user, l->offset, l->size, true, l->id, l->requested, 0);
     return FALSE;
 }
 
 static void offline_walk(const void *self, strata_block_visit visit, void *user)
 {
     const offline *o = self;
-    offline_walk_ctx ctx = {visit, user};
-    g_tree_foreach(o->live_by_offset, offline_walk_visit, &ctx);
+    strata_block_walk w = {visit, user};
+    g_tree_foreach(o->live_by_offset, offline_walk_visit, &w);
 }
 
 const strata_alloc_type strata_alloc_offline = {
