@@ -78,13 +78,7 @@ static void plan_group(nbuffer_policy *nb, const tile_group *g, uint32_t gi, con
     char name[64], ev[80];
     for (uint32_t s = 0; s < n; s++) {
         g_snprintf(name, sizeof name, "nb%u.%u", gi, s);
-        strata_op a = strata_op_make(STRATA_OP_ALLOC, b0->stream, name);
-        a.size = b0->size;
-        a.memory = b0->memory;
-        a.tag = b0->tag;
-        a.dtype = b0->dtype;
-        a.n_dims = b0->n_dims;
-        memcpy(a.shape, b0->shape, sizeof a.shape);
+        strata_op a = strata_op_alloc_of(b0, b0->stream, name, b0->memory);
         strata_rewrite_plan_before(nb->plan, b0->alloc_index, &a);
     }
     uint64_t last_free = 0;
