@@ -487,6 +487,32 @@ START_TEST(test_invariants_random)
 }
 END_TEST
 
+/* The offline planner gives a and b, live at [0,2) and [2,4) in program
+ * order, the same offset. Used with lifetimes it was not made for (b allocated
+ * while a is live), the invariant check reports the overlap. */
+START_TEST(test_offline_overlap_caught)
+{
+    strata_allocator *a = make("offline", 16 * MiB, 0);
+    strata_lifetime l[2] = {strata_lifetime_open(0, MiB, 0, false, 0), strata_lifetime_open(1, MiB, 2, false, 0)};
+    strata_lifetime_close(&l[0], 2, false, 0);
+    strata_lifetime_close(&l[1], 4, false, 0);
+    GError *err = NULL;
+    ck_assert_msg(strata_allocator_plan(a, l, 2, &err), "%s", err ? err->message : "");
+    uint64_t off0, off1;
+    ck_assert(strata_allocator_alloc(a, 0, MiB, 0, &off0));
+    ck_assert_msg(strata_allocator_check(a, &err), "%s", err ? err->message : "");
+    ck_assert(strata_allocator_alloc(a, 1, MiB, 0, &off1));
+    ck_assert_uint_eq(off0, off1);
+    ck_assert(!strata_allocator_check(a, &err));
+    ck_assert_msg(strstr(err->message, "overlap"), "%s", err->message);
+    g_clear_error(&err);
+    must_free(a, 0);
+    ck_assert_msg(strata_allocator_check(a, &err), "%s", err ? err->message : "");
+    must_free(a, 1);
+    strata_allocator_free(a);
+}
+END_TEST
+
 START_TEST(test_unknown_names_list_known)
 {
     GError *err = NULL;
@@ -542,6 +568,7 @@ static Suite *alloc_models_suite(void)
     tcase_add_test(tc, test_bfc_split_and_coalesce);
     tcase_add_test(tc, test_bfc_growth);
     tcase_add_test(tc, test_invariants_random);
+    tcase_add_test(tc, test_offline_overlap_caught);
     tcase_add_test(tc, test_unknown_names_list_known);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
