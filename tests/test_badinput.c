@@ -63,6 +63,9 @@ static const bad_case trace_cases[] = {
     {"wait-no-record", IN_TRACE, "strata-trace 1\nwait e\nrecord e\n", ":2:", "expected an event recorded earlier", false},
     {"late-option", IN_TRACE, "strata-trace 1\nalloc a 4096\noption k=v\n", ":3:", "expected option lines before", false},
     {"unknown-memory", IN_TRACE, "strata-trace 1\nalloc a 4096\nalloc b 4096 vram\n", ":3", "vram", true},
+    {"absurd-time", IN_TRACE, "strata-trace 1\ncompute k time=1e30s\n", ":2:", "expected time= between 0 and 1e+06s, got 1e+30s", false},
+    {"absurd-flops", IN_TRACE, "strata-trace 1\ncompute k flops=1e30\n", ":2:", "expected flops= between 0 and 1e+21, got 1e+30", false},
+    {"absurd-at", IN_TRACE, "strata-trace 1\nalloc a 4096 at=1e12s\n", ":2:", "expected at= between 0 and 1e+09s", false},
     /* An error far into the trace: work has started, still no output. */
     {"late-error", IN_TRACE, NULL, ":2002:", "expected a live buffer", false},
 };
@@ -873,12 +876,33 @@ START_TEST(generator_sizes_overflow)
     /* m, n, k = 2^22 in blocks of 1: every size fits, the 2^66 grid steps do not */
     const char *grid[] = {"gen", "matmul", "m=4194304", "n=4194304", "k=4194304", "bm=1", "bn=1", "bk=1", "-o", f.out,
                           NULL};
-    fails_with(grid, f.dir, NULL, "matmul: m/bm x n/bn x k/bk grid steps overflows 64 bits", NULL);
+    fails_with(grid, f.dir, NULL, "matmul: expected at most 100000000 grid steps m/bm x n/bn x k/bk",
+               "(m=4194304 bm=1, n=4194304 bn=1, k=4194304 bk=1)");
     /* each tensor fits (2^61 bytes), the 16 weight stacks together do not */
     const char *total[] = {"gen", "scan-mlp", "dim=1073741824", "hidden=1073741824", "batch=1", "layers=8",
                            "dtype=f16", "-o", f.out, NULL};
     fails_with(total, f.dir, NULL, "scan-mlp: 2 x layers x dim x hidden x 2 bytes overflows 64 bits",
                "layers=8, dim=1073741824, hidden=1073741824");
+    fixture_free(&f);
+}
+END_TEST
+
+/* Work is bounded too: a repeat count past STRATA_WORKLOAD_MAX_COUNT, or a
+ * grid whose steps would write billions of ops, is refused by name before
+ * anything is generated (layers=1e8 used to be killed for memory). */
+START_TEST(generator_work_bounded)
+{
+    io_fixture f = fixture_new();
+    const char *gens[][3] = {{"scan-mlp", "layers=100000000", "scan-mlp: expected layers between 1 and 1000000, got 100000000"},
+                             {"adam-mlp", "layers=2147483648", "adam-mlp: expected layers between 1 and 1000000, got 2147483648"},
+                             {"transformer", "layers=1000001", "transformer: expected layers between 1 and 1000000, got 1000001"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(gens); i++) {
+        const char *argv[] = {"gen", gens[i][0], gens[i][1], "-o", f.out, NULL};
+        fails_with(argv, f.dir, NULL, gens[i][2], NULL);
+    }
+    /* 2^12 x 2^12 x 2^12 blocks: 2^36 grid steps, every size small */
+    const char *grid[] = {"gen", "matmul", "m=4096", "n=4096", "k=4096", "bm=1", "bn=1", "bk=1", "-o", f.out, NULL};
+    fails_with(grid, f.dir, NULL, "matmul: expected at most 100000000 grid steps", NULL);
     fixture_free(&f);
 }
 END_TEST
@@ -960,6 +984,7 @@ static Suite *badinput_suite(void)
     TCase *sizes = tcase_create("sizes");
     tcase_set_timeout(sizes, 60);
     tcase_add_test(sizes, generator_sizes_overflow);
+    tcase_add_test(sizes, generator_work_bounded);
     tcase_add_test(sizes, json_sizes_above_int64);
     tcase_add_test(sizes, planner_refuses_several_streams);
     suite_add_tcase(s, sizes);

@@ -70,7 +70,9 @@ static strata_source *adam_mlp_generate(const strata_params *p, GError **err)
 {
     static const char *const positive[] = {"dim", "layers", "batch", NULL};
     static const char *const sizes[] = {"batch*dim", "dim*dim", "3*layers*dim*dim", "layers*batch*dim", NULL};
+    static const char *const counts[] = {"layers", NULL};
     if (!strata_workload_check_positive(p, "adam-mlp", positive, err) ||
+        !strata_workload_check_counts(p, "adam-mlp", counts, err) ||
         !strata_workload_check_sizes(p, "adam-mlp", sizes, strata_workload_dtype(p, "dtype"), err))
         return NULL;
     uint64_t D = (uint64_t)strata_params_int(p, "dim"), B = (uint64_t)strata_params_int(p, "batch");

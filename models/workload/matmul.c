@@ -344,10 +344,16 @@ static strata_source *matmul_generate(const strata_params *p, GError **err)
     c.gj = c.n / c.bn;
     c.gk = c.k / c.bk;
     uint64_t steps;
-    if (__builtin_mul_overflow(c.gi, c.gj, &steps) || __builtin_mul_overflow(steps, c.gk, &steps)) {
+    /* The grid is streamed, but every step writes a few ops: bound the trace
+     * like a generator's repeat counts (STRATA_WORKLOAD_MAX_COUNT layers). */
+    const uint64_t max_steps = (uint64_t)STRATA_WORKLOAD_MAX_COUNT * 100;
+    if (__builtin_mul_overflow(c.gi, c.gj, &steps) || __builtin_mul_overflow(steps, c.gk, &steps) ||
+        steps > max_steps) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "matmul: m/bm x n/bn x k/bk grid steps overflows 64 bits (m=%" G_GUINT64_FORMAT
-                    ", n=%" G_GUINT64_FORMAT ", k=%" G_GUINT64_FORMAT ")", c.m, c.n, c.k);
+                    "matmul: expected at most %" G_GUINT64_FORMAT " grid steps m/bm x n/bn x k/bk, got more (m=%"
+                    G_GUINT64_FORMAT " bm=%" G_GUINT64_FORMAT ", n=%" G_GUINT64_FORMAT " bn=%" G_GUINT64_FORMAT
+                    ", k=%" G_GUINT64_FORMAT " bk=%" G_GUINT64_FORMAT ")",
+                    max_steps, c.m, c.bm, c.n, c.bn, c.k, c.bk);
         return NULL;
     }
     mm_ctx *heap = g_new(mm_ctx, 1);

@@ -70,7 +70,9 @@ static strata_source *scan_mlp_generate(const strata_params *p, GError **err)
     static const char *const positive[] = {"batch", "dim", "hidden", "layers", NULL};
     static const char *const sizes[] = {"batch*dim", "batch*hidden", "dim*hidden", "2*layers*dim*hidden",
                                         "layers*batch*hidden", NULL};
+    static const char *const counts[] = {"layers", NULL};
     if (!strata_workload_check_positive(p, "scan-mlp", positive, err) ||
+        !strata_workload_check_counts(p, "scan-mlp", counts, err) ||
         !strata_workload_check_sizes(p, "scan-mlp", sizes, strata_workload_dtype(p, "dtype"), err))
         return NULL;
     uint64_t B = (uint64_t)strata_params_int(p, "batch"), D = (uint64_t)strata_params_int(p, "dim"),

@@ -87,7 +87,9 @@ static bool transformer_check(const strata_params *p, GError **err)
                                         "12*layers*d_model*d_model", "batch*seq*4*d_model", "batch*heads*seq*seq",
                                         "batch*seq*vocab",     NULL};
     static const char *const int32_sizes[] = {"batch*seq", NULL};
+    static const char *const counts[] = {"layers", NULL};
     if (!strata_workload_check_positive(p, "transformer", positive, err) ||
+        !strata_workload_check_counts(p, "transformer", counts, err) ||
         !strata_workload_check_sizes(p, "transformer", sizes, strata_workload_dtype(p, "dtype"), err) ||
         !strata_workload_check_sizes(p, "transformer", int32_sizes, STRATA_DTYPE_INT32, err))
         return false;

@@ -64,6 +64,21 @@ bool strata_workload_check_positive(const strata_params *p, const char *workload
     return true;
 }
 
+bool strata_workload_check_counts(const strata_params *p, const char *workload, const char *const *names,
+                                  GError **err)
+{
+    for (const char *const *n = names; *n; n++) {
+        int64_t v = strata_params_int(p, *n);
+        if (v < 1 || v > STRATA_WORKLOAD_MAX_COUNT) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s: expected %s between 1 and %d, got %" G_GINT64_FORMAT, workload, *n,
+                        STRATA_WORKLOAD_MAX_COUNT, v);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool strata_workload_bytes(uint64_t elements, unsigned bits, uint64_t *bytes)
 {
     uint64_t whole = elements / 8, rest = elements % 8, b;

@@ -45,6 +45,15 @@ strata_dtype strata_workload_dtype(const strata_params *p, const char *name);
 bool strata_workload_check_positive(const strata_params *p, const char *workload, const char *const *names,
                                     GError **err);
 
+/* The most layers (or other repeat counts) a generator takes: each layer
+ * writes tens of ops, so a million layers is already a trace of ~1e8 ops. */
+#define STRATA_WORKLOAD_MAX_COUNT 1000000
+/* Checks that each named INT parameter, a repeat count that sets how many
+ * ops the generator writes, is between 1 and STRATA_WORKLOAD_MAX_COUNT
+ * (error names the workload and the parameter). */
+bool strata_workload_check_counts(const strata_params *p, const char *workload, const char *const *names,
+                                  GError **err);
+
 /* *bytes = the storage of `elements` elements of `bits` bits each, rounded
  * up to whole bytes; false (nothing set) when it does not fit in 64 bits. */
 bool strata_workload_bytes(uint64_t elements, unsigned bits, uint64_t *bytes);

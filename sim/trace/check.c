@@ -242,8 +242,10 @@ static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs 
         if (!among_ins)
             return fail(c, op, err, "expected donate= to name buffers of in=, got '%s'", op->donates[i]);
     }
-    if ((op->has_flops && !(op->flops >= 0)) || (op->has_time && !(op->time_s >= 0)))
-        return fail(c, op, err, "expected flops= and time= to be non-negative");
+    if (op->has_flops && !(op->flops >= 0 && op->flops <= STRATA_TRACE_MAX_FLOPS))
+        return fail(c, op, err, "expected flops= between 0 and %g, got %g", STRATA_TRACE_MAX_FLOPS, op->flops);
+    if (op->has_time && !(op->time_s >= 0 && op->time_s <= STRATA_TRACE_MAX_TIME_S))
+        return fail(c, op, err, "expected time= between 0 and %gs, got %gs", STRATA_TRACE_MAX_TIME_S, op->time_s);
     r->bytes = bytes;
     r->dtype = first ? first->dtype : STRATA_DTYPE_NONE;
     r->ins = (const uint64_t *)(void *)c->ins->data;
@@ -288,6 +290,8 @@ bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs 
         return fail(c, op, err, "expected an op kind, got %d", (int)op->kind);
     if (op->kind != STRATA_OP_RELEASE && (op->name == NULL || *op->name == '\0'))
         return fail(c, op, err, "expected a name for %s", strata_op_kind_name(op->kind));
+    if (op->has_at && !(op->at_s >= 0 && op->at_s <= STRATA_TRACE_MAX_AT_S))
+        return fail(c, op, err, "expected at= between 0 and %gs, got %gs", STRATA_TRACE_MAX_AT_S, op->at_s);
     bool ok = true;
     switch (op->kind) {
     case STRATA_OP_ALLOC: ok = feed_alloc(c, op, r, err); break;

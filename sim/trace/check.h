@@ -10,7 +10,8 @@
  *  - `wait E` waits for the latest `record E` before it in file order; a wait
  *    on an event never recorded before it is an error;
  *  - streams are numbered in order of first appearance;
- *  - option lines come before the first op.
+ *  - option lines come before the first op;
+ *  - time=, at= and flops= lie in the sane ranges below.
  * Errors are STRATA_ERROR_INPUT: "ORIGIN:LINE: what was expected".
  *
  * Every consumer runs the checker over what it reads, so all of them accept
@@ -20,6 +21,12 @@
 #define STRATA_CHECK_H
 
 #include "trace/op.h"
+
+/* Sane ranges of a trace's numbers (traces/FORMAT.md): a value outside
+ * is an input error naming the line, never a run that prints nonsense. */
+#define STRATA_TRACE_MAX_TIME_S 1e6 /* time= of one op: 11.6 days */
+#define STRATA_TRACE_MAX_AT_S 1e9   /* at= timestamps: 31.7 years */
+#define STRATA_TRACE_MAX_FLOPS 1e21 /* flops= of one op: 1e6 s at 1 PFLOP/s */
 
 typedef struct strata_checker strata_checker;
 
