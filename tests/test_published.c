@@ -120,17 +120,23 @@ START_TEST(test_run_all_and_median)
 }
 END_TEST
 
-static char *case_file(const char *body)
+/* "HEAD\nsource = x\nsetup = y\nhw = test-simple.ini\nKEY = PATH\nTAIL" in a
+ * temporary file (g_free); takes path. */
+static char *ini_file(const char *head, const char *key, char *path, const char *tail)
 {
     char *hw = strata_test_source_path("configs/hw/test-simple.ini");
-    char *trace = strata_test_source_path("traces/examples/pcie-copy.trace");
-    char *text = g_strdup_printf("# a case\n[case pcie]\nsource = x\nsetup = y\nhw = %s\ntrace = %s\n%s", hw, trace,
-                                 body);
-    char *path = strata_test_write_temp("case-XXXXXX.ini", text);
+    char *text = g_strdup_printf("%s\nsource = x\nsetup = y\nhw = %s\n%s = %s\n%s", head, hw, key, path, tail);
+    char *file = strata_test_write_temp("case-XXXXXX.ini", text);
     g_free(text);
     g_free(hw);
-    g_free(trace);
-    return path;
+    g_free(path);
+    return file;
+}
+
+static char *case_file(const char *body)
+{
+    return ini_file("# a case\n[case pcie]", "trace", strata_test_source_path("traces/examples/pcie-copy.trace"),
+                    body);
 }
 
 /* A hand-made case: test-simple.ini's 1 GiB copy takes 67.109864 ms (the
@@ -163,12 +169,92 @@ static void expect_bad(const char *body, int line, const char *what)
 
 START_TEST(test_bad_case_files)
 {
-    expect_bad("measured = 50ms\nmetric = speed\n", 8, "expected makespan or bandwidth");
+    expect_bad("measured = 50ms\nmetric = speed\n", 8, "expected makespan, bandwidth or busbw");
     expect_bad("measured = 50GB/s\nmetric = makespan\n", 7, "expected a time");
     expect_bad("measured = 5GB/s\nmetric = bandwidth\n", 2, "has no bytes=");
     expect_bad("measured = 5GB/s\nmetric = bandwidth\nbytes = -1\n", 9, "expected a size");
     expect_bad("measured = 50ms\nmetric = makespan\ncolour = red\n", 9, "unknown key");
     expect_bad("measured = 50ms\nmetric = makespan\n[other]\n", 9, "expected a group [case NAME]");
+    expect_bad("measured = 5GB/s\nmetric = bandwidth\nbytes = 1\nranks = 8\n", 10, "only metric busbw");
+    expect_bad("measured = 50ms\nmetric = makespan\ngen = matmul\n", 6, "either trace= or gen=");
+    expect_bad("measured = 5GB/s\nmetric = busbw\nbytes = 1\ncollective = all-reduce\nranks = 1\n", 11,
+               "expected the group size");
+    expect_bad("measured = 5GB/s\nmetric = busbw\nbytes = 1\ncollective = broadcast\nranks = 8\n", 10,
+               "expected all-reduce");
+}
+END_TEST
+
+/* busbw: nccl-tests' bus bandwidth of an all-reduce over 8 ranks is
+ * bytes / time x 2 x 7 / 8. On the 1 GiB copy of test-simple.ini (67.109864
+ * ms), 2^30 B give 2^30 / 0.067109864 x 1.75 B/s. */
+START_TEST(test_busbw_metric)
+{
+    char *path = case_file("measured = 20GB/s\nmetric = busbw\nbytes = 1GiB\ncollective = all-reduce\nranks = 8\n");
+    strata_published *set = strata_published_new();
+    GError *err = NULL;
+    ck_assert_msg(strata_published_load(set, path, &err), "%s", err ? err->message : "");
+    const strata_published_case *c = find(set, "pcie");
+    ck_assert(c->metric == STRATA_PUBLISHED_BUSBW);
+    ck_assert_double_eq_tol(c->busbw_factor, 1.75, 1e-15);
+    ck_assert_double_eq_tol(simulate(c), 1073741824.0 / 0.067109864 * 1.75, 1e-3);
+    strata_published_free(set);
+    g_free(path);
+}
+END_TEST
+
+static char *series_file(const char *csv, const char *extra)
+{
+    char *tail = g_strconcat("gen = matmul m=128\nmetric = busbw\ncollective = all-gather\nranks = 4\n", extra, NULL);
+    char *path = ini_file("[series sweep]", "data", strata_test_write_temp("series-XXXXXX.csv", csv), tail);
+    g_free(tail);
+    return path;
+}
+
+/* A series: one case per row, named by its size, its figure in the unit. */
+START_TEST(test_series_rows)
+{
+    char *path = series_file("# comment\nbytes,time_us,busbw_GBps\n32768,43.83,1.31\n\n67108864,684.6,171.54\n",
+                             "column = busbw_GBps\nunit = GB/s\n");
+    strata_published *set = strata_published_new();
+    GError *err = NULL;
+    ck_assert_msg(strata_published_load(set, path, &err), "%s", err ? err->message : "");
+    ck_assert_uint_eq(strata_published_count(set), 2);
+    const strata_published_case *c = find(set, "sweep 64MiB");
+    ck_assert_uint_eq(c->bytes, 67108864u);
+    ck_assert_double_eq_tol(c->measured, 171.54e9, 1e-3);
+    ck_assert_double_eq_tol(c->busbw_factor, 0.75, 1e-15);
+    ck_assert_str_eq(c->gen, "matmul m=128 bytes=67108864");
+    ck_assert_ptr_null(c->trace);
+    ck_assert_ptr_nonnull(strstr(c->where, ".csv:5"));
+    c = find(set, "sweep 32KiB");
+    ck_assert_double_eq_tol(c->measured, 1.31e9, 1e-3);
+    strata_published_free(set);
+    g_free(path);
+}
+END_TEST
+
+static void expect_bad_series(const char *csv, const char *extra, const char *what)
+{
+    char *path = series_file(csv, extra);
+    strata_published *set = strata_published_new();
+    GError *err = NULL;
+    ck_assert(!strata_published_load(set, path, &err));
+    ck_assert_msg(err && strstr(err->message, what), "error: %s (want %s)", err ? err->message : "none", what);
+    g_clear_error(&err);
+    strata_published_free(set);
+    g_free(path);
+}
+
+START_TEST(test_bad_series)
+{
+    const char *ok = "column = busbw\nunit = GB/s\n";
+    expect_bad_series("bytes,time\n1,2\n", ok, ".csv:1: expected a header naming the columns bytes and busbw");
+    expect_bad_series("bytes,busbw\n", ok, "no rows");
+    expect_bad_series("bytes,busbw\n64,-1\n", ok, ".csv:2: expected a number above 0");
+    expect_bad_series("bytes,busbw\n6x4,1\n", ok, ".csv:2: expected the size in bytes");
+    expect_bad_series("bytes,busbw\n64\n", ok, ".csv:2: expected at least 2 comma-separated cells");
+    expect_bad_series("bytes,busbw\n64,1\n", "column = busbw\nunit = GB/x\n", ":11: [series sweep] unit");
+    expect_bad_series("bytes,busbw\n64,1\n", "column = busbw\nunit = GB/s\ntrace = x\n", "unknown key 'trace'");
 }
 END_TEST
 
@@ -193,6 +279,9 @@ int main(void)
     tcase_add_test(tc, test_cli_table);
     tcase_add_test(tc, test_bad_case_files);
     tcase_add_test(tc, test_arguments_need_published);
+    tcase_add_test(tc, test_busbw_metric);
+    tcase_add_test(tc, test_series_rows);
+    tcase_add_test(tc, test_bad_series);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

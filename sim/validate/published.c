@@ -18,6 +18,8 @@
 #include "engine/engine.h"
 #include "hw/hw.h"
 #include "trace/reader.h"
+#include "validate/series.h"
+#include "workload/workload.h"
 
 struct strata_published {
     GPtrArray *cases; /* strata_published_case *, owned */
@@ -35,6 +37,7 @@ static void case_free(gpointer p)
     g_free(c->note);
     g_free(c->hw);
     g_free(c->trace);
+    g_free(c->gen);
     g_free(c);
 }
 
@@ -106,70 +109,223 @@ static char *case_path(const strata_keyfile *kf, const char *group, const char *
     return path;
 }
 
-/* metric=, measured= and bytes= of one case. */
-static bool case_measure(strata_published_case *c, const strata_keyfile *kf, const char *group, GError **err)
+/* nccl-tests' bus bandwidth factor of a collective over n ranks (n >= 2):
+ * how many times each byte of the buffer crosses a rank's busiest link. */
+static bool busbw_factor(const char *op, uint64_t n, double *factor)
+{
+    if (strcmp(op, "all-reduce") == 0)
+        *factor = 2.0 * (double)(n - 1) / (double)n;
+    else if (strcmp(op, "all-gather") == 0 || strcmp(op, "reduce-scatter") == 0 || strcmp(op, "all-to-all") == 0)
+        *factor = (double)(n - 1) / (double)n;
+    else if (strcmp(op, "collective-permute") == 0)
+        *factor = 1;
+    else
+        return false;
+    return true;
+}
+
+/* collective= and ranks= of a busbw case, into c->busbw_factor. */
+static bool case_collective(strata_published_case *c, const strata_keyfile *kf, const char *group, GError **err)
+{
+    char *op = required(kf, group, "collective", err);
+    char *ranks = op ? required(kf, group, "ranks", err) : NULL;
+    uint64_t n = 0;
+    bool ok = ranks != NULL;
+    if (ok && !(strata_parse_u64(ranks, &n, NULL) && n >= 2 && n <= 1u << 20))
+        ok = bad_key(kf, group, "ranks", "expected the group size, a whole number from 2", err);
+    if (ok && !busbw_factor(op, n, &c->busbw_factor))
+        ok = bad_key(kf, group, "collective",
+                     "expected all-reduce, all-gather, reduce-scatter, all-to-all or collective-permute", err);
+    g_free(op);
+    g_free(ranks);
+    return ok;
+}
+
+/* metric= (with collective= and ranks= for busbw). */
+static bool case_metric(strata_published_case *c, const strata_keyfile *kf, const char *group, GError **err)
 {
     char *metric = required(kf, group, "metric", err);
-    char *measured = metric ? required(kf, group, "measured", err) : NULL;
-    bool ok = measured != NULL;
-    GError *e = NULL;
-    if (ok && strcmp(metric, "makespan") == 0) {
+    bool ok = metric != NULL;
+    if (ok && strcmp(metric, "makespan") == 0)
         c->metric = STRATA_PUBLISHED_MAKESPAN;
-        ok = strata_parse_time(measured, &c->measured, &e) && c->measured > 0;
-        if (!ok)
-            bad_key(kf, group, "measured", "expected a time above 0 such as 3.6s", err);
-        if (ok && strata_keyfile_has_key(kf, group, "bytes"))
-            ok = bad_key(kf, group, "bytes", "only metric bandwidth counts bytes", err);
-    } else if (ok && strcmp(metric, "bandwidth") == 0) {
+    else if (ok && strcmp(metric, "bandwidth") == 0)
         c->metric = STRATA_PUBLISHED_BANDWIDTH;
-        ok = strata_parse_bandwidth(measured, &c->measured, &e) && c->measured > 0;
-        if (!ok)
-            bad_key(kf, group, "measured", "expected a bandwidth above 0 such as 9.6GB/s", err);
-        char *bytes = ok ? required(kf, group, "bytes", err) : NULL;
+    else if (ok && strcmp(metric, "busbw") == 0)
+        c->metric = STRATA_PUBLISHED_BUSBW;
+    else if (ok)
+        ok = bad_key(kf, group, "metric", "expected makespan, bandwidth or busbw", err);
+    g_free(metric);
+    if (ok && c->metric == STRATA_PUBLISHED_BUSBW)
+        return case_collective(c, kf, group, err);
+    for (const char *const *k = (const char *const[]){"collective", "ranks", NULL}; ok && *k; k++)
+        if (strata_keyfile_has_key(kf, group, *k))
+            ok = bad_key(kf, group, *k, "only metric busbw names a collective", err);
+    return ok;
+}
+
+/* A measured figure of the case's metric from text ("3.6s", "9.6GB/s"). */
+static bool parse_measured(strata_published_metric metric, const char *text, double *value)
+{
+    bool ok = metric == STRATA_PUBLISHED_MAKESPAN ? strata_parse_time(text, value, NULL)
+                                                  : strata_parse_bandwidth(text, value, NULL);
+    return ok && *value > 0;
+}
+
+/* measured= and bytes= of one case (metric= already read). */
+static bool case_measure(strata_published_case *c, const strata_keyfile *kf, const char *group, GError **err)
+{
+    char *measured = required(kf, group, "measured", err);
+    bool ok = measured != NULL;
+    if (ok && !parse_measured(c->metric, measured, &c->measured))
+        ok = bad_key(kf, group, "measured",
+                     c->metric == STRATA_PUBLISHED_MAKESPAN ? "expected a time above 0 such as 3.6s"
+                                                            : "expected a bandwidth above 0 such as 9.6GB/s",
+                     err);
+    g_free(measured);
+    if (ok && c->metric == STRATA_PUBLISHED_MAKESPAN) {
+        if (strata_keyfile_has_key(kf, group, "bytes"))
+            ok = bad_key(kf, group, "bytes", "only metrics bandwidth and busbw count bytes", err);
+    } else if (ok) {
+        char *bytes = required(kf, group, "bytes", err);
         ok = bytes != NULL;
         if (ok && !(strata_parse_size(bytes, &c->bytes, NULL) && c->bytes > 0))
             ok = bad_key(kf, group, "bytes", "expected a size above 0 such as 32000000 or 512MiB", err);
         g_free(bytes);
-    } else if (ok) {
-        ok = bad_key(kf, group, "metric", "expected makespan or bandwidth", err);
     }
-    g_clear_error(&e);
-    g_free(metric);
-    g_free(measured);
     return ok;
 }
 
-static strata_published_case *case_read(const strata_keyfile *kf, const char *group, const char *dir,
-                                        GError **err)
+/* trace= or gen= (exactly one; a series has only gen). */
+static bool case_program(strata_published_case *c, const strata_keyfile *kf, const char *group, const char *dir,
+                         bool series, GError **err)
 {
-    static const char *const known[] = {"source", "setup", "measured", "metric", "bytes",
-                                        "hw",     "trace", "note",     NULL};
-    char *name = g_str_has_prefix(group, "case ") ? g_strstrip(g_strdup(group + 5)) : NULL;
-    if (!name || !*name) {
-        g_free(name);
-        char *where = strata_keyfile_where(kf, group, NULL);
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a group [case NAME], not [%s]", where,
-                    group);
-        g_free(where);
-        return NULL;
+    bool has_trace = strata_keyfile_has_key(kf, group, "trace"), has_gen = strata_keyfile_has_key(kf, group, "gen");
+    if (series || has_gen) {
+        if (has_trace)
+            return bad_key(kf, group, "trace", "give either trace= or gen=, not both", err);
+        c->gen = required(kf, group, "gen", err);
+        char *workload = c->gen ? g_strndup(c->gen, strcspn(c->gen, " \t")) : NULL;
+        bool known = workload && strata_workload_type_find(workload);
+        g_free(workload);
+        if (c->gen && !known)
+            return bad_key(kf, group, "gen", "expected a workload of `strata gen --list` and its key=value arguments",
+                           err);
+        return c->gen != NULL;
     }
-    if (!strata_keyfile_check_keys(kf, group, known, NULL, err)) {
-        g_free(name);
+    return (c->trace = case_path(kf, group, "trace", dir, err)) != NULL;
+}
+
+/* The keys a case and a series share: source, setup, note, metric, hw, and
+ * trace or gen; every key of the group must be one of known. */
+static strata_published_case *case_common(const strata_keyfile *kf, const char *group, const char *name,
+                                          const char *dir, const char *const *known, GError **err)
+{
+    if (!strata_keyfile_check_keys(kf, group, known, NULL, err))
         return NULL;
-    }
+    bool series = g_str_has_prefix(group, "series ");
     strata_published_case *c = g_new0(strata_published_case, 1);
-    c->name = name;
+    c->name = g_strdup(name);
     c->where = strata_keyfile_where(kf, group, NULL);
     c->simulated = NAN;
     c->note = strata_keyfile_string(kf, group, "note");
     bool ok = (c->source = required(kf, group, "source", err)) && (c->setup = required(kf, group, "setup", err)) &&
-              case_measure(c, kf, group, err) && (c->hw = case_path(kf, group, "hw", dir, err)) &&
-              (c->trace = case_path(kf, group, "trace", dir, err));
+              case_metric(c, kf, group, err) && (c->hw = case_path(kf, group, "hw", dir, err)) &&
+              case_program(c, kf, group, dir, series, err);
     if (!ok) {
         case_free(c);
         return NULL;
     }
     return c;
+}
+
+static bool add_case(strata_published *set, strata_published_case *c, GError **err)
+{
+    for (guint j = 0; j < set->cases->len; j++)
+        if (strcmp(((strata_published_case *)g_ptr_array_index(set->cases, j))->name, c->name) == 0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: case '%s' is already defined", c->where,
+                        c->name);
+            case_free(c);
+            return false;
+        }
+    g_ptr_array_add(set->cases, c);
+    return true;
+}
+
+static bool case_read(strata_published *set, const strata_keyfile *kf, const char *group, const char *name,
+                      const char *dir, GError **err)
+{
+    static const char *const known[] = {"source", "setup",      "measured", "metric", "bytes", "collective",
+                                        "ranks",  "hw",         "trace",    "gen",    "note",  NULL};
+    strata_published_case *c = case_common(kf, group, name, dir, known, err);
+    if (c && !case_measure(c, kf, group, err)) {
+        case_free(c);
+        c = NULL;
+    }
+    return c && add_case(set, c, err);
+}
+
+/* One case per row of the series' data file. */
+static bool series_read(strata_published *set, const strata_keyfile *kf, const char *group, const char *name,
+                        const char *dir, GError **err)
+{
+    static const char *const known[] = {"source", "setup", "metric", "collective", "ranks", "hw",
+                                        "gen",    "note",  "data",   "column",     "unit",  NULL};
+    strata_published_case *t = case_common(kf, group, name, dir, known, err);
+    char *data = t ? case_path(kf, group, "data", dir, err) : NULL;
+    char *column = data ? required(kf, group, "column", err) : NULL;
+    char *unit = column ? required(kf, group, "unit", err) : NULL;
+    char *one = unit ? g_strconcat("1", unit, NULL) : NULL;
+    double scale = 0;
+    bool ok = one != NULL;
+    if (ok && !parse_measured(t->metric, one, &scale))
+        ok = bad_key(kf, group, "unit",
+                     t->metric == STRATA_PUBLISHED_MAKESPAN ? "expected a time unit such as us"
+                                                            : "expected a bandwidth unit such as GB/s",
+                     err);
+    GArray *rows = ok ? strata_series_read(data, column, err) : NULL;
+    for (guint i = 0; rows && ok && i < rows->len; i++) {
+        const strata_series_row *r = &g_array_index(rows, strata_series_row, i);
+        strata_published_case *c = g_memdup2(t, sizeof *t);
+        char *size = strata_format_size_exact(r->bytes);
+        c->name = g_strdup_printf("%s %s", name, size);
+        c->where = g_strdup_printf("%s:%u", data, r->line);
+        c->source = g_strdup(t->source), c->setup = g_strdup(t->setup), c->note = g_strdup(t->note);
+        c->hw = g_strdup(t->hw);
+        c->gen = g_strdup_printf("%s bytes=%" G_GUINT64_FORMAT, t->gen, r->bytes);
+        c->trace = NULL;
+        c->bytes = r->bytes;
+        c->measured = r->value * scale;
+        g_free(size);
+        ok = add_case(set, c, err);
+    }
+    ok = ok && rows != NULL;
+    if (rows)
+        g_array_unref(rows);
+    g_free(one);
+    g_free(unit);
+    g_free(column);
+    g_free(data);
+    case_free(t);
+    return ok;
+}
+
+/* A [case NAME] or [series NAME] group. */
+static bool group_read(strata_published *set, const strata_keyfile *kf, const char *group, const char *dir,
+                       GError **err)
+{
+    bool series = g_str_has_prefix(group, "series ");
+    char *name = series || g_str_has_prefix(group, "case ") ? g_strstrip(g_strdup(strchr(group, ' ') + 1)) : NULL;
+    bool ok = name && *name;
+    if (!ok) {
+        char *where = strata_keyfile_where(kf, group, NULL);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: expected a group [case NAME] or [series NAME], not [%s]", where, group);
+        g_free(where);
+    } else {
+        ok = series ? series_read(set, kf, group, name, dir, err) : case_read(set, kf, group, name, dir, err);
+    }
+    g_free(name);
+    return ok;
 }
 
 bool strata_published_load(strata_published *set, const char *path, GError **err)
@@ -181,19 +337,8 @@ bool strata_published_load(strata_published *set, const char *path, GError **err
     gsize n = 0;
     char **groups = strata_keyfile_groups(kf, &n);
     bool ok = true;
-    for (gsize i = 0; ok && i < n; i++) {
-        strata_published_case *c = case_read(kf, groups[i], dir, err);
-        for (guint j = 0; c && j < set->cases->len; j++)
-            if (strcmp(((strata_published_case *)g_ptr_array_index(set->cases, j))->name, c->name) == 0) {
-                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: case '%s' is already defined", c->where,
-                            c->name);
-                case_free(c);
-                c = NULL;
-            }
-        if (c)
-            g_ptr_array_add(set->cases, c);
-        ok = c != NULL;
-    }
+    for (gsize i = 0; ok && i < n; i++)
+        ok = group_read(set, kf, groups[i], dir, err);
     if (ok && n == 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: no [case NAME] group", path);
         ok = false;
@@ -239,13 +384,43 @@ bool strata_published_load_dir(strata_published *set, const char *dir, GError **
     return ok;
 }
 
+/* The case's op stream: its trace file, or the workload gen= names. */
+static strata_source *case_source(const strata_published_case *c, GError **err)
+{
+    if (!c->gen)
+        return strata_trace_open(c->trace, err);
+    char **words = g_strsplit_set(c->gen, " \t", -1);
+    GPtrArray *args = g_ptr_array_new();
+    for (char **w = words + 1; *w; w++)
+        if (**w)
+            g_ptr_array_add(args, *w);
+    g_ptr_array_add(args, NULL);
+    strata_source *src = strata_workload_generate(words[0], (const char *const *)args->pdata, err);
+    g_ptr_array_free(args, TRUE);
+    g_strfreev(words);
+    return src;
+}
+
+/* The case's figure from a run's makespan, in the metric's unit. */
+static double case_value(const strata_published_case *c, double makespan_s)
+{
+    switch (c->metric) {
+    case STRATA_PUBLISHED_BANDWIDTH:
+        return (double)c->bytes / makespan_s;
+    case STRATA_PUBLISHED_BUSBW:
+        return (double)c->bytes / makespan_s * c->busbw_factor;
+    default:
+        return makespan_s;
+    }
+}
+
 /* In the child: the case's value, or an error message. */
 static char *child_value(const strata_published_case *c)
 {
     GError *err = NULL;
     strata_results *r = NULL;
     strata_hw *hw = strata_hw_load(c->hw, NULL, &err);
-    strata_source *src = hw ? strata_trace_open(c->trace, &err) : NULL;
+    strata_source *src = hw ? case_source(c, &err) : NULL;
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     char *line = NULL;
@@ -254,9 +429,7 @@ static char *child_value(const strata_published_case *c)
             line = g_strdup_printf("error %s: the trace %s", c->where,
                                    r->oom ? "ran out of memory" : "takes no time");
         else
-            line = g_strdup_printf("ok %.17g", c->metric == STRATA_PUBLISHED_BANDWIDTH
-                                                   ? (double)c->bytes / r->makespan_s
-                                                   : r->makespan_s);
+            line = g_strdup_printf("ok %.17g", case_value(c, r->makespan_s));
     } else {
         line = g_strdup_printf("error %s", err ? err->message : "failed");
     }
@@ -362,7 +535,7 @@ static char *format_value(strata_published_metric m, double v)
 {
     if (isnan(v))
         return g_strdup("-");
-    return m == STRATA_PUBLISHED_BANDWIDTH ? strata_format_bandwidth(v) : strata_format_time(v);
+    return m == STRATA_PUBLISHED_MAKESPAN ? strata_format_time(v) : strata_format_bandwidth(v);
 }
 
 void strata_published_print(const strata_published *set, FILE *out)

@@ -7,20 +7,42 @@
  *   source   = where the figure was published (URL and the exact table)
  *   setup    = what was measured, as the source describes it
  *   measured = the published figure with its unit: a time ("3.6s") for
- *              metric makespan, a bandwidth ("9.6GB/s") for metric bandwidth
- *   metric   = makespan | bandwidth (bytes / makespan)
- *   bytes    = the bytes the source counts in its bandwidth (bandwidth only)
+ *              metric makespan, a bandwidth ("9.6GB/s") for the others
+ *   metric   = makespan | bandwidth (bytes / makespan) | busbw (a
+ *              collective's bus bandwidth as nccl-tests defines it:
+ *              bytes / makespan x 2(n-1)/n for all-reduce, (n-1)/n for
+ *              all-gather, reduce-scatter and all-to-all, 1 for
+ *              collective-permute)
+ *   bytes    = the bytes the source counts in its bandwidth (bandwidth and
+ *              busbw)
+ *   collective, ranks = the collective and its group size n (busbw only)
  *   hw       = hardware model (.ini), relative to the case file's folder
- *   trace    = the strata trace that reproduces the setup, likewise
+ *   trace    = the strata trace that reproduces the setup, likewise; or
+ *   gen      = the workload that does: `strata gen` arguments such as
+ *              "collective op=all-reduce bytes=64MiB devices=8 algo=ring"
  *   note     = optional: why the model is off, when it is
+ *
+ * A file may also hold series: one case per row of a measured CSV file
+ * (validate/series.h), such as an nccl-tests sweep:
+ *
+ *   [series NAME]
+ *   source, setup, metric, hw, gen, collective, ranks, note: as for a case,
+ *              gen without bytes= (each row adds bytes=ROW)
+ *   data     = the CSV file, relative to the case file's folder
+ *   column   = the column holding the measured figure
+ *   unit     = that column's unit ("GB/s", "us")
+ *
+ * Row R gives the case "NAME SIZE" (SIZE the row's bytes, as "64MiB") with
+ * bytes = R's bytes and measured = R's figure in unit.
  *
  * Each case is simulated with the engine as the model stands (no option,
  * no override), in its own child process (SimGrid: one engine per
- * process), exactly as `strata run --hw HW --trace TRACE` would.
+ * process), exactly as `strata run --hw HW --trace TRACE` would (for gen,
+ * on the trace `strata gen` writes).
  *
  * Invariants: a loaded set holds only cases whose every key was checked
  * (known keys, positive measured value of the metric's kind, readable
- * paths); errors name "FILE:LINE"; error = (simulated - measured) / measured.
+ * paths, exactly one of trace and gen); errors name "FILE:LINE"; error = (simulated - measured) / measured.
  */
 #ifndef STRATA_VALIDATE_PUBLISHED_H
 #define STRATA_VALIDATE_PUBLISHED_H
@@ -33,14 +55,17 @@
 typedef enum {
     STRATA_PUBLISHED_MAKESPAN,  /* seconds */
     STRATA_PUBLISHED_BANDWIDTH, /* bytes / makespan, bytes per second */
+    STRATA_PUBLISHED_BUSBW,     /* bytes / makespan x busbw_factor */
 } strata_published_metric;
 
 typedef struct strata_published_case {
     char *name, *where;          /* where: "FILE:LINE" of the group */
     char *source, *setup, *note; /* note may be NULL */
-    char *hw, *trace;            /* resolved paths */
+    char *hw, *trace;            /* resolved paths; trace NULL when gen */
+    char *gen;                   /* `strata gen` arguments, or NULL */
     strata_published_metric metric;
-    uint64_t bytes;              /* bandwidth only */
+    uint64_t bytes;              /* bandwidth and busbw */
+    double busbw_factor;         /* busbw only: nccl-tests' factor for the collective */
     double measured;             /* SI: seconds or bytes per second */
     double simulated;            /* same unit; NAN until simulated */
 } strata_published_case;
