@@ -1,17 +1,10 @@
 /*
- * graph.c: tensors, a schedule of computes, and the liveness pass that
- * places allocs and frees (see graph.h).
+ * graph.c: tensors and a schedule of computes (see graph.h); the liveness
+ * pass that places allocs and frees is the stream's (graph_source.c).
  *
  * Invariants:
  *  1. steps[] is in program order; a step's ins/outs/donates index tensors[].
- *  2. `option sched=xla` comes first (an XLA program: the copy policies
- *     default to XLA's execution model on any hardware); the arguments are
- *     allocated first, then a `compute program_start
- *     time=0` marks where the program begins (consumers count what is live
- *     before the first compute as arguments), then the steps.
- *  3. last_use[t] is the index of the last step naming t (UINT32_MAX: none),
- *     computed once in wl_graph_to_source() before any op is emitted.
- *  4. total_bytes is the sum of every tensor's bytes; overflow names the
+ *  2. total_bytes is the sum of every tensor's bytes; overflow names the
  *     first tensor whose size, or the running total, does not fit in 64
  *     bits (NULL: none), and wl_graph_to_source() then fails.
  */
@@ -142,124 +135,16 @@ void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_ten
     g_array_append_val(g->steps, s);
 }
 
-static strata_op alloc_op(const wl_tensor_def *d)
-{
-    strata_op op = {0};
-    op.kind = STRATA_OP_ALLOC;
-    op.stream = STRATA_DEFAULT_STREAM;
-    op.name = d->name;
-    op.size = d->bytes;
-    op.tag = d->tag;
-    op.dtype = d->dtype;
-    op.n_dims = d->n_dims;
-    memcpy(op.shape, d->dims, sizeof op.shape);
-    return op;
-}
+uint32_t wl_graph_n_tensors(const wl_graph *g) { return g->tensors->len; }
+uint64_t wl_graph_bytes(const wl_graph *g, wl_tensor t) { return def(g, t)->bytes; }
+unsigned wl_graph_flags(const wl_graph *g, wl_tensor t) { return def(g, t)->flags; }
+uint32_t wl_graph_n_steps(const wl_graph *g) { return g->steps->len; }
+const char *wl_graph_overflow(const wl_graph *g) { return g->overflow; }
 
-static const char **names_of(const wl_graph *g, const GArray *ts)
+void wl_graph_step(const wl_graph *g, uint32_t step, wl_step_view *v)
 {
-    const char **names = g_new0(const char *, ts->len + 1);
-    for (guint i = 0; i < ts->len; i++)
-        names[i] = def(g, g_array_index(ts, wl_tensor, i))->name;
-    return names;
-}
-
-static void mark_use(guint32 *last, const GArray *ts, guint32 step)
-{
-    for (guint i = 0; i < ts->len; i++)
-        last[g_array_index(ts, wl_tensor, i)] = step;
-}
-
-strata_source *wl_graph_to_source(wl_graph *g, const char *origin, GError **err)
-{
-    if (g->overflow) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s: the size of tensor %s, or of all tensors up to it, overflows 64 bits", origin,
-                    g->overflow);
-        wl_graph_free(g);
-        return NULL;
-    }
-    guint nt = g->tensors->len;
-    guint32 *last = g_new(guint32, nt);
-    bool *allocated = g_new0(bool, nt);
-    for (guint t = 0; t < nt; t++)
-        last[t] = UINT32_MAX;
-    for (guint s = 0; s < g->steps->len; s++) {
-        const wl_step *st = &g_array_index(g->steps, wl_step, s);
-        mark_use(last, st->ins, s);
-        mark_use(last, st->outs, s);
-    }
-
-    strata_op_list *list = strata_op_list_new();
-    /* A JAX program compiled by XLA: its async copies follow XLA's execution
-     * model (one program order; see the copy policies' sched=). */
-    strata_op sched = {0};
-    sched.kind = STRATA_OP_OPTION;
-    sched.name = "sched";
-    sched.src = "xla";
-    strata_op_list_append(list, &sched);
-    for (guint t = 0; t < nt; t++) {
-        const wl_tensor_def *d = def(g, t);
-        if ((d->flags & WL_ARGUMENT) && last[t] != UINT32_MAX) {
-            strata_op op = alloc_op(d);
-            strata_op_list_append(list, &op);
-            allocated[t] = true;
-        }
-    }
-    strata_op begin = {0};
-    begin.kind = STRATA_OP_COMPUTE;
-    begin.stream = STRATA_DEFAULT_STREAM;
-    begin.name = WL_PROGRAM_START;
-    begin.has_time = true;
-    strata_op_list_append(list, &begin);
-    for (guint s = 0; s < g->steps->len; s++) {
-        const wl_step *st = &g_array_index(g->steps, wl_step, s);
-        for (guint i = 0; i < st->outs->len; i++) {
-            wl_tensor t = g_array_index(st->outs, wl_tensor, i);
-            if (!allocated[t]) {
-                strata_op op = alloc_op(def(g, t));
-                strata_op_list_append(list, &op);
-                allocated[t] = true;
-            }
-        }
-        for (guint i = 0; i < st->ins->len; i++)
-            g_assert(allocated[g_array_index(st->ins, wl_tensor, i)]); /* read before written: a generator bug */
-        strata_op op = {0};
-        op.kind = STRATA_OP_COMPUTE;
-        op.stream = STRATA_DEFAULT_STREAM;
-        op.name = st->label;
-        op.has_flops = true;
-        op.flops = st->flops;
-        const char **ins = names_of(g, st->ins), **outs = names_of(g, st->outs),
-                   **donates = names_of(g, st->donates);
-        op.ins = ins;
-        op.n_ins = st->ins->len;
-        op.outs = outs;
-        op.n_outs = st->outs->len;
-        op.donates = donates;
-        op.n_donates = st->donates->len;
-        strata_op_list_append(list, &op);
-        g_free(ins);
-        g_free(outs);
-        g_free(donates);
-        /* Frees after the step, ins then outs, each tensor once. */
-        const GArray *lists[2] = {st->ins, st->outs};
-        for (int l = 0; l < 2; l++)
-            for (guint i = 0; i < lists[l]->len; i++) {
-                wl_tensor t = g_array_index(lists[l], wl_tensor, i);
-                const wl_tensor_def *d = def(g, t);
-                if (last[t] != s || (d->flags & (WL_ARGUMENT | WL_OUTPUT)))
-                    continue;
-                last[t] = UINT32_MAX - 1; /* freed: never again */
-                strata_op fr = {0};
-                fr.kind = STRATA_OP_FREE;
-                fr.stream = STRATA_DEFAULT_STREAM;
-                fr.name = d->name;
-                strata_op_list_append(list, &fr);
-            }
-    }
-    g_free(last);
-    g_free(allocated);
-    wl_graph_free(g);
-    return strata_op_list_to_source(list, origin);
+    g_assert(step < g->steps->len);
+    const wl_step *st = &g_array_index(g->steps, wl_step, step);
+    *v = (wl_step_view){st->label, st->flops, (const wl_tensor *)st->ins->data, (const wl_tensor *)st->outs->data,
+                        (const wl_tensor *)st->donates->data, st->ins->len, st->outs->len, st->donates->len};
 }

@@ -48,7 +48,24 @@ uint64_t wl_graph_elements(const wl_graph *g, wl_tensor t);
 void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_tensor *ins, uint32_t n_ins,
                       const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates);
 
-/* The op stream (takes g); NULL and err when a tensor's size, or the sum of
+/* For the stream (graph_source.c): the tensors' sizes and flags, and the
+ * steps in program order. */
+typedef struct wl_step_view {
+    const char *label;
+    double flops;
+    const wl_tensor *ins, *outs, *donates; /* valid until the next wl_graph_compute() */
+    uint32_t n_ins, n_outs, n_donates;
+} wl_step_view;
+uint32_t wl_graph_n_tensors(const wl_graph *g);
+uint64_t wl_graph_bytes(const wl_graph *g, wl_tensor t);
+unsigned wl_graph_flags(const wl_graph *g, wl_tensor t);
+uint32_t wl_graph_n_steps(const wl_graph *g);
+void wl_graph_step(const wl_graph *g, uint32_t step, wl_step_view *v);
+/* NULL, or the first tensor whose size, or the running total of all sizes
+ * up to it, overflows 64 bits. */
+const char *wl_graph_overflow(const wl_graph *g);
+
+/* The op stream, produced lazily (takes g); NULL and err when a tensor's size, or the sum of
  * all tensors' sizes, overflows 64 bits. */
 strata_source *wl_graph_to_source(wl_graph *g, const char *origin, GError **err);
 

@@ -1,0 +1,242 @@
+/*
+ * graph_source.c: the op stream of a wl_graph, produced lazily step by step
+ * (see graph.h for the placement rules), so that a generated program of
+ * millions of ops never exists as a list of ops.
+ *
+ * The stream is, in order: `option sched=xla`; the allocs of the arguments
+ * some step uses, in declaration order; `compute program_start time=0`;
+ * then for each step the allocs of its outputs not yet allocated, the
+ * compute, and the frees of the tensors whose last use it is (ins then outs,
+ * each once; arguments and outputs never freed).
+ *
+ * Invariants:
+ *  1. last[t] is the index of the last step naming t in its ins or outs
+ *     (UINT32_MAX: none), computed once before the first op.
+ *  2. state[t] is T_NEW until t is allocated, T_LIVE until freed, then
+ *     T_FREED; rewind() resets every state to T_NEW and the cursor to the
+ *     start, so a second pass yields the same ops.
+ *  3. pending[] holds the ops of the current step (pointing into the graph
+ *     and into ins/outs/donates); they stay valid until the next step is
+ *     expanded, which only happens once all of them were handed out.
+ */
+#include "workload/graph.h"
+#include <string.h>
+#include "core/error.h"
+
+enum { T_NEW, T_LIVE, T_FREED };
+enum { PH_SCHED, PH_ARGS, PH_BEGIN, PH_STEPS, PH_END };
+
+typedef struct graph_stream {
+    wl_graph *g;
+    guint32 *last;
+    guint8 *state;
+    uint32_t n_tensors, n_steps;
+    int phase;
+    uint32_t cursor;     /* PH_ARGS: next tensor; PH_STEPS: next step */
+    GArray *pending;     /* strata_op of the current step */
+    guint pending_next;
+    GPtrArray *names[3]; /* ins, outs, donates of the current compute */
+    strata_op op;        /* the op handed out outside PH_STEPS */
+} graph_stream;
+
+static void stream_reset(graph_stream *s)
+{
+    memset(s->state, T_NEW, s->n_tensors);
+    s->phase = PH_SCHED;
+    s->cursor = 0;
+    g_array_set_size(s->pending, 0);
+    s->pending_next = 0;
+}
+
+static strata_op alloc_op(const wl_graph *g, wl_tensor t)
+{
+    strata_op op = {0};
+    op.kind = STRATA_OP_ALLOC;
+    op.stream = STRATA_DEFAULT_STREAM;
+    op.name = wl_graph_name(g, t);
+    op.size = wl_graph_bytes(g, t);
+    op.tag = wl_graph_tag(g, t);
+    op.dtype = wl_graph_dtype(g, t);
+    const uint64_t *dims;
+    op.n_dims = wl_graph_dims(g, t, &dims);
+    memcpy(op.shape, dims, op.n_dims * sizeof op.shape[0]);
+    return op;
+}
+
+static const char *const *names_of(graph_stream *s, int which, const wl_tensor *ts, uint32_t n)
+{
+    GPtrArray *a = s->names[which];
+    g_ptr_array_set_size(a, 0);
+    for (uint32_t i = 0; i < n; i++)
+        g_ptr_array_add(a, (gpointer)wl_graph_name(s->g, ts[i]));
+    g_ptr_array_add(a, NULL); /* never a NULL array, even when n is 0 */
+    return (const char *const *)a->pdata;
+}
+
+/* The frees after step `step`: ins then outs, each tensor once. */
+static void expand_frees(graph_stream *s, uint32_t step, const wl_step_view *v)
+{
+    const wl_tensor *lists[2] = {v->ins, v->outs};
+    uint32_t lens[2] = {v->n_ins, v->n_outs};
+    for (int l = 0; l < 2; l++)
+        for (uint32_t i = 0; i < lens[l]; i++) {
+            wl_tensor t = lists[l][i];
+            if (s->last[t] != step || s->state[t] != T_LIVE || (wl_graph_flags(s->g, t) & (WL_ARGUMENT | WL_OUTPUT)))
+                continue;
+            s->state[t] = T_FREED;
+            strata_op fr = {0};
+            fr.kind = STRATA_OP_FREE;
+            fr.stream = STRATA_DEFAULT_STREAM;
+            fr.name = wl_graph_name(s->g, t);
+            g_array_append_val(s->pending, fr);
+        }
+}
+
+/* pending = the ops of step `step`. */
+static void expand_step(graph_stream *s, uint32_t step)
+{
+    wl_step_view v;
+    wl_graph_step(s->g, step, &v);
+    g_array_set_size(s->pending, 0);
+    s->pending_next = 0;
+    for (uint32_t i = 0; i < v.n_outs; i++)
+        if (s->state[v.outs[i]] == T_NEW) {
+            strata_op op = alloc_op(s->g, v.outs[i]);
+            g_array_append_val(s->pending, op);
+            s->state[v.outs[i]] = T_LIVE;
+        }
+    for (uint32_t i = 0; i < v.n_ins; i++)
+        g_assert(s->state[v.ins[i]] == T_LIVE); /* read before written: a generator bug */
+    strata_op op = {0};
+    op.kind = STRATA_OP_COMPUTE;
+    op.stream = STRATA_DEFAULT_STREAM;
+    op.name = v.label;
+    op.has_flops = true;
+    op.flops = v.flops;
+    op.ins = names_of(s, 0, v.ins, v.n_ins);
+    op.n_ins = v.n_ins;
+    op.outs = names_of(s, 1, v.outs, v.n_outs);
+    op.n_outs = v.n_outs;
+    op.donates = names_of(s, 2, v.donates, v.n_donates);
+    op.n_donates = v.n_donates;
+    g_array_append_val(s->pending, op);
+    expand_frees(s, step, &v);
+}
+
+/* The next used argument from s->cursor on, or WL_NONE. */
+static wl_tensor next_argument(graph_stream *s)
+{
+    while (s->cursor < s->n_tensors) {
+        wl_tensor t = s->cursor++;
+        if ((wl_graph_flags(s->g, t) & WL_ARGUMENT) && s->last[t] != UINT32_MAX)
+            return t;
+    }
+    return WL_NONE;
+}
+
+static int stream_next(void *self, const strata_op **out, GError **err)
+{
+    (void)err;
+    graph_stream *s = self;
+    memset(&s->op, 0, sizeof s->op);
+    switch (s->phase) {
+    case PH_SCHED:
+        /* A JAX program compiled by XLA: its async copies follow XLA's
+         * execution model (one program order; see the copy policies' sched=). */
+        s->op.kind = STRATA_OP_OPTION;
+        s->op.name = "sched";
+        s->op.src = "xla";
+        s->phase = PH_ARGS;
+        *out = &s->op;
+        return 1;
+    case PH_ARGS: {
+        wl_tensor t = next_argument(s);
+        if (t != WL_NONE) {
+            s->op = alloc_op(s->g, t);
+            s->state[t] = T_LIVE;
+            *out = &s->op;
+            return 1;
+        }
+        s->phase = PH_BEGIN;
+    }
+        /* fall through */
+    case PH_BEGIN:
+        s->op.kind = STRATA_OP_COMPUTE;
+        s->op.stream = STRATA_DEFAULT_STREAM;
+        s->op.name = WL_PROGRAM_START;
+        s->op.has_time = true;
+        s->phase = PH_STEPS;
+        s->cursor = 0;
+        *out = &s->op;
+        return 1;
+    case PH_STEPS:
+        while (s->pending_next >= s->pending->len) {
+            if (s->cursor >= s->n_steps) {
+                s->phase = PH_END;
+                return 0;
+            }
+            expand_step(s, s->cursor++);
+        }
+        *out = &g_array_index(s->pending, strata_op, s->pending_next++);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static bool stream_rewind(void *self, GError **err)
+{
+    (void)err;
+    stream_reset(self);
+    return true;
+}
+
+static void stream_destroy(void *self)
+{
+    graph_stream *s = self;
+    wl_graph_free(s->g);
+    g_free(s->last);
+    g_free(s->state);
+    g_array_free(s->pending, TRUE);
+    for (int i = 0; i < 3; i++)
+        g_ptr_array_free(s->names[i], TRUE);
+    g_free(s);
+}
+
+static const strata_source_vtable graph_stream_vtable = {
+    .next = stream_next,
+    .rewind = stream_rewind,
+    .destroy = stream_destroy,
+};
+
+strata_source *wl_graph_to_source(wl_graph *g, const char *origin, GError **err)
+{
+    const char *overflow = wl_graph_overflow(g);
+    if (overflow) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: the size of tensor %s, or of all tensors up to it, overflows 64 bits", origin, overflow);
+        wl_graph_free(g);
+        return NULL;
+    }
+    graph_stream *s = g_new0(graph_stream, 1);
+    s->g = g;
+    s->n_tensors = wl_graph_n_tensors(g);
+    s->n_steps = wl_graph_n_steps(g);
+    s->last = g_new(guint32, s->n_tensors ? s->n_tensors : 1);
+    s->state = g_new(guint8, s->n_tensors ? s->n_tensors : 1);
+    for (uint32_t t = 0; t < s->n_tensors; t++)
+        s->last[t] = UINT32_MAX;
+    for (uint32_t step = 0; step < s->n_steps; step++) {
+        wl_step_view v;
+        wl_graph_step(g, step, &v);
+        for (uint32_t i = 0; i < v.n_ins; i++)
+            s->last[v.ins[i]] = step;
+        for (uint32_t i = 0; i < v.n_outs; i++)
+            s->last[v.outs[i]] = step;
+    }
+    s->pending = g_array_new(FALSE, TRUE, sizeof(strata_op));
+    for (int i = 0; i < 3; i++)
+        s->names[i] = g_ptr_array_new();
+    stream_reset(s);
+    return strata_source_new(&graph_stream_vtable, s, origin);
+}
