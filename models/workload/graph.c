@@ -2,9 +2,17 @@
  * graph.c: tensors and a schedule of computes (see graph.h); the liveness
  * pass that places allocs and frees is the stream's (graph_source.c).
  *
+ * Storage is flat so that a program of a million tensors stays small: names
+ * and labels in one string chunk, each distinct shape once in shapes[], and
+ * every step's ins, outs and donates back to back in ids[].
+ *
  * Invariants:
- *  1. steps[] is in program order; a step's ins/outs/donates index tensors[].
- *  2. total_bytes is the sum of every tensor's bytes; overflow names the
+ *  1. steps[] is in program order; step s's ins, outs and donates are
+ *     ids[first .. first + n_ins + n_outs + n_donates), in that order, and
+ *     index tensors[].
+ *  2. a tensor's extents are shapes[shape .. shape + n_dims); shape_ids maps
+ *     each distinct extents list to its offset.
+ *  3. total_bytes is the sum of every tensor's bytes; overflow names the
  *     first tensor whose size, or the running total, does not fit in 64
  *     bits (NULL: none), and wl_graph_to_source() then fails.
  */
@@ -14,46 +22,39 @@
 #include "workload/workload.h"
 
 typedef struct wl_tensor_def {
-    char *name;
-    strata_tag tag;
-    strata_dtype dtype;
-    uint32_t n_dims;
-    uint64_t dims[STRATA_MAX_DIMS];
+    const char *name; /* in strings */
     uint64_t bytes;
-    unsigned flags;
+    uint32_t shape;   /* offset in shapes */
+    guint8 n_dims, tag, dtype, flags;
 } wl_tensor_def;
 
 typedef struct wl_step {
-    char *label;
+    const char *label; /* in strings */
     double flops;
-    GArray *ins, *outs, *donates; /* wl_tensor */
+    uint32_t first;    /* offset in ids */
+    uint32_t n_ins, n_outs, n_donates;
 } wl_step;
 
 struct wl_graph {
-    GArray *tensors; /* wl_tensor_def */
-    GArray *steps;   /* wl_step */
+    GArray *tensors;       /* wl_tensor_def */
+    GArray *steps;         /* wl_step */
+    GArray *ids;           /* wl_tensor */
+    GArray *shapes;        /* uint64_t */
+    GHashTable *shape_ids; /* GBytes of extents -> offset + 1 */
+    GStringChunk *strings;
     uint64_t total_bytes;
     char *overflow;
 };
 
-static void tensor_clear(gpointer data) { g_free(((wl_tensor_def *)data)->name); }
-
-static void step_clear(gpointer data)
-{
-    wl_step *s = data;
-    g_free(s->label);
-    g_array_free(s->ins, TRUE);
-    g_array_free(s->outs, TRUE);
-    g_array_free(s->donates, TRUE);
-}
-
 wl_graph *wl_graph_new(void)
 {
     wl_graph *g = g_new0(wl_graph, 1);
-    g->tensors = g_array_new(FALSE, TRUE, sizeof(wl_tensor_def));
-    g_array_set_clear_func(g->tensors, tensor_clear);
-    g->steps = g_array_new(FALSE, TRUE, sizeof(wl_step));
-    g_array_set_clear_func(g->steps, step_clear);
+    g->tensors = g_array_new(FALSE, FALSE, sizeof(wl_tensor_def));
+    g->steps = g_array_new(FALSE, FALSE, sizeof(wl_step));
+    g->ids = g_array_new(FALSE, FALSE, sizeof(wl_tensor));
+    g->shapes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    g->shape_ids = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
+    g->strings = g_string_chunk_new(1 << 16);
     return g;
 }
 
@@ -63,32 +64,50 @@ void wl_graph_free(wl_graph *g)
         return;
     g_array_free(g->tensors, TRUE);
     g_array_free(g->steps, TRUE);
+    g_array_free(g->ids, TRUE);
+    g_array_free(g->shapes, TRUE);
+    g_hash_table_destroy(g->shape_ids);
+    g_string_chunk_free(g->strings);
     g_free(g->overflow);
     g_free(g);
 }
 
-static wl_tensor_def *def(const wl_graph *g, wl_tensor t)
+static const wl_tensor_def *def(const wl_graph *g, wl_tensor t)
 {
     g_assert(t < g->tensors->len);
     return &g_array_index(g->tensors, wl_tensor_def, t);
 }
 
+/* The offset of extents dims[0..n) in shapes, added when new. */
+static uint32_t intern_shape(wl_graph *g, uint32_t n, const uint64_t *dims)
+{
+    GBytes *key = g_bytes_new(dims, n * sizeof dims[0]);
+    gpointer found = g_hash_table_lookup(g->shape_ids, key);
+    if (found) {
+        g_bytes_unref(key);
+        return GPOINTER_TO_UINT(found) - 1;
+    }
+    uint32_t at = g->shapes->len;
+    g_array_append_vals(g->shapes, dims, n);
+    g_hash_table_insert(g->shape_ids, key, GUINT_TO_POINTER(at + 1));
+    return at;
+}
+
 wl_tensor wl_graph_tensor(wl_graph *g, const char *name, strata_tag tag, strata_dtype dtype,
                           uint32_t n_dims, const uint64_t *dims, unsigned flags)
 {
-    g_assert(n_dims <= STRATA_MAX_DIMS);
+    g_assert(n_dims <= STRATA_MAX_DIMS && tag <= G_MAXUINT8 && dtype <= G_MAXUINT8 && flags <= G_MAXUINT8);
     wl_tensor_def d = {0};
-    d.name = g_strdup(name);
-    d.tag = tag;
-    d.dtype = dtype;
-    d.n_dims = n_dims;
-    d.flags = flags;
+    d.name = g_string_chunk_insert(g->strings, name);
+    d.tag = (guint8)tag;
+    d.dtype = (guint8)dtype;
+    d.n_dims = (guint8)n_dims;
+    d.flags = (guint8)flags;
     uint64_t elements = 1;
     bool overflow = false;
-    for (uint32_t i = 0; i < n_dims; i++) {
-        d.dims[i] = dims[i];
+    for (uint32_t i = 0; i < n_dims; i++)
         overflow |= __builtin_mul_overflow(elements, dims[i], &elements);
-    }
+    d.shape = intern_shape(g, n_dims, dims);
     overflow |= !strata_workload_bytes(elements, strata_dtype_bits(dtype), &d.bytes);
     if (d.bytes == 0)
         d.bytes = 1;
@@ -100,38 +119,33 @@ wl_tensor wl_graph_tensor(wl_graph *g, const char *name, strata_tag tag, strata_
 }
 
 const char *wl_graph_name(const wl_graph *g, wl_tensor t) { return def(g, t)->name; }
-strata_dtype wl_graph_dtype(const wl_graph *g, wl_tensor t) { return def(g, t)->dtype; }
-strata_tag wl_graph_tag(const wl_graph *g, wl_tensor t) { return def(g, t)->tag; }
+strata_dtype wl_graph_dtype(const wl_graph *g, wl_tensor t) { return (strata_dtype)def(g, t)->dtype; }
+strata_tag wl_graph_tag(const wl_graph *g, wl_tensor t) { return (strata_tag)def(g, t)->tag; }
 
 uint32_t wl_graph_dims(const wl_graph *g, wl_tensor t, const uint64_t **dims)
 {
     const wl_tensor_def *d = def(g, t);
-    *dims = d->dims;
+    *dims = d->n_dims ? &g_array_index(g->shapes, uint64_t, d->shape) : NULL;
     return d->n_dims;
 }
 
 uint64_t wl_graph_elements(const wl_graph *g, wl_tensor t)
 {
-    const wl_tensor_def *d = def(g, t);
+    const uint64_t *dims;
+    uint32_t n = wl_graph_dims(g, t, &dims);
     uint64_t e = 1;
-    for (uint32_t i = 0; i < d->n_dims; i++)
-        e *= d->dims[i];
+    for (uint32_t i = 0; i < n; i++)
+        e *= dims[i];
     return e;
-}
-
-static GArray *tensor_array(const wl_tensor *ts, uint32_t n)
-{
-    GArray *a = g_array_sized_new(FALSE, FALSE, sizeof(wl_tensor), n);
-    if (n)
-        g_array_append_vals(a, ts, n);
-    return a;
 }
 
 void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_tensor *ins, uint32_t n_ins,
                       const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates)
 {
-    wl_step s = {g_strdup(label), flops, tensor_array(ins, n_ins), tensor_array(outs, n_outs),
-                 tensor_array(donates, n_donates)};
+    wl_step s = {g_string_chunk_insert(g->strings, label), flops, g->ids->len, n_ins, n_outs, n_donates};
+    g_array_append_vals(g->ids, ins, n_ins);
+    g_array_append_vals(g->ids, outs, n_outs);
+    g_array_append_vals(g->ids, donates, n_donates);
     g_array_append_val(g->steps, s);
 }
 
@@ -145,6 +159,7 @@ void wl_graph_step(const wl_graph *g, uint32_t step, wl_step_view *v)
 {
     g_assert(step < g->steps->len);
     const wl_step *st = &g_array_index(g->steps, wl_step, step);
-    *v = (wl_step_view){st->label, st->flops, (const wl_tensor *)st->ins->data, (const wl_tensor *)st->outs->data,
-                        (const wl_tensor *)st->donates->data, st->ins->len, st->outs->len, st->donates->len};
+    const wl_tensor *ids = &g_array_index(g->ids, wl_tensor, st->first);
+    *v = (wl_step_view){st->label, st->flops, ids, ids + st->n_ins, ids + st->n_ins + st->n_outs,
+                        st->n_ins, st->n_outs, st->n_donates};
 }
