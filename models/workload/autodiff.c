@@ -3,10 +3,16 @@
  * list of nodes, emitting computes into a wl_graph (see autodiff.h).
  *
  * Invariants:
- *  1. nodes[] is in forward order and producer[t] is the node writing t
- *     (-1 for arguments); every node writes exactly one tensor.
- *  2. grads[t] is t's gradient tensor once a gradient has flowed into it.
- *  3. During the backward pass of a group, remap[] sends each tensor of the
+ *  1. nodes[] is in forward order and producer[t] - 1 is the node writing t
+ *     (0 for arguments); every node writes exactly one tensor, and no two
+ *     nodes write the same one.
+ *  2. grads[t] - 1 is t's gradient tensor once a gradient has flowed into it
+ *     (0 before).
+ *  3. Node i's inputs and its gradients' needs are runs of pool[], its
+ *     gradients vjps[first_vjp ..]; labels live in strings. Nothing is
+ *     allocated per node or per tensor, so a model of a million tensors
+ *     stays a few tens of MB.
+ *  4. During the backward pass of a group, remap[] sends each tensor of the
  *     group that was not saved to its recomputed copy.
  */
 #include "workload/autodiff.h"
@@ -14,52 +20,66 @@
 
 typedef struct wl_vjp {
     double flops;
-    GArray *needs; /* wl_tensor */
+    uint32_t first, n; /* the tensors it reads: pool[first .. first + n) */
 } wl_vjp;
 
 typedef struct wl_node {
-    char *label;
-    wl_tensor out;
-    GArray *ins; /* wl_tensor */
-    wl_vjp *vjps;
+    const char *label; /* in strings */
     double flops;
-    bool is_dot;
+    wl_tensor out;
+    uint32_t first_in, n_ins; /* pool[first_in .. first_in + n_ins) */
+    uint32_t first_vjp;       /* vjps[first_vjp + k]: the gradient for input k */
     int group;
+    bool is_dot;
     bool remat_ok;
 } wl_node;
 
 struct wl_model {
     wl_graph *g;
-    GArray *nodes;        /* wl_node */
-    GHashTable *needs_grad; /* tensor set */
-    GHashTable *grads;    /* tensor -> gradient tensor */
-    GHashTable *producer; /* tensor -> node index + 1 */
+    GArray *nodes;      /* wl_node */
+    GArray *vjps;       /* wl_vjp */
+    GArray *pool;       /* wl_tensor: every node's ins and every vjp's needs */
+    GStringChunk *strings;
+    /* Dense by tensor id (past the end: the default). */
+    GArray *needs_grad; /* guint32: 1 when t needs a gradient */
+    GArray *grads;      /* guint32: t's gradient tensor + 1 (0: none yet) */
+    GArray *producer;   /* guint32: index of the node writing t + 1 (0: an argument) */
     int group;
     bool remat_ok;
 };
 
-#define KEY(t) GUINT_TO_POINTER((guint)(t) + 1u)
-#define VAL(p) ((wl_tensor)(GPOINTER_TO_UINT(p) - 1u))
+static guint32 dense_get(const GArray *a, wl_tensor t) { return t < a->len ? g_array_index(a, guint32, t) : 0; }
 
-static void node_clear(gpointer data)
+static void dense_set(GArray *a, wl_tensor t, guint32 v)
 {
-    wl_node *n = data;
-    for (guint k = 0; k < n->ins->len; k++)
-        g_array_free(n->vjps[k].needs, TRUE);
-    g_free(n->vjps);
-    g_array_free(n->ins, TRUE);
-    g_free(n->label);
+    if (t >= a->len)
+        g_array_set_size(a, t + 1); /* cleared: new entries are 0 */
+    g_array_index(a, guint32, t) = v;
+}
+
+static const wl_tensor *pool_at(const wl_model *m, uint32_t first)
+{
+    return first < m->pool->len ? &g_array_index(m->pool, wl_tensor, first) : NULL;
+}
+
+static const wl_node *node_at(const wl_model *m, guint i) { return &g_array_index(m->nodes, wl_node, i); }
+
+static const wl_vjp *vjp_at(const wl_model *m, const wl_node *n, guint k)
+{
+    return &g_array_index(m->vjps, wl_vjp, n->first_vjp + k);
 }
 
 wl_model *wl_model_new(wl_graph *g)
 {
     wl_model *m = g_new0(wl_model, 1);
     m->g = g;
-    m->nodes = g_array_new(FALSE, TRUE, sizeof(wl_node));
-    g_array_set_clear_func(m->nodes, node_clear);
-    m->needs_grad = g_hash_table_new(g_direct_hash, g_direct_equal);
-    m->grads = g_hash_table_new(g_direct_hash, g_direct_equal);
-    m->producer = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->nodes = g_array_new(FALSE, FALSE, sizeof(wl_node));
+    m->vjps = g_array_new(FALSE, TRUE, sizeof(wl_vjp));
+    m->pool = g_array_new(FALSE, FALSE, sizeof(wl_tensor));
+    m->strings = g_string_chunk_new(1 << 16);
+    m->needs_grad = g_array_new(FALSE, TRUE, sizeof(guint32));
+    m->grads = g_array_new(FALSE, TRUE, sizeof(guint32));
+    m->producer = g_array_new(FALSE, TRUE, sizeof(guint32));
     return m;
 }
 
@@ -68,13 +88,16 @@ void wl_model_free(wl_model *m)
     if (!m)
         return;
     g_array_free(m->nodes, TRUE);
-    g_hash_table_destroy(m->needs_grad);
-    g_hash_table_destroy(m->grads);
-    g_hash_table_destroy(m->producer);
+    g_array_free(m->vjps, TRUE);
+    g_array_free(m->pool, TRUE);
+    g_string_chunk_free(m->strings);
+    g_array_free(m->needs_grad, TRUE);
+    g_array_free(m->grads, TRUE);
+    g_array_free(m->producer, TRUE);
     g_free(m);
 }
 
-void wl_model_requires_grad(wl_model *m, wl_tensor t) { g_hash_table_add(m->needs_grad, KEY(t)); }
+void wl_model_requires_grad(wl_model *m, wl_tensor t) { dense_set(m->needs_grad, t, 1); }
 
 void wl_model_group(wl_model *m, int group, bool rematerializable)
 {
@@ -82,19 +105,19 @@ void wl_model_group(wl_model *m, int group, bool rematerializable)
     m->remat_ok = rematerializable;
 }
 
-static bool needs_grad(const wl_model *m, wl_tensor t) { return g_hash_table_contains(m->needs_grad, KEY(t)); }
+static bool needs_grad(const wl_model *m, wl_tensor t) { return dense_get(m->needs_grad, t) != 0; }
 
 uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_tensor *ins, uint32_t n_ins,
                        double flops, bool is_dot)
 {
     wl_node n = {0};
-    n.label = g_strdup(label);
+    n.label = g_string_chunk_insert(m->strings, label);
     n.out = out;
-    n.ins = g_array_new(FALSE, FALSE, sizeof(wl_tensor));
-    g_array_append_vals(n.ins, ins, n_ins);
-    n.vjps = g_new0(wl_vjp, n_ins ? n_ins : 1);
-    for (uint32_t k = 0; k < n_ins; k++)
-        n.vjps[k].needs = g_array_new(FALSE, FALSE, sizeof(wl_tensor));
+    n.first_in = m->pool->len;
+    n.n_ins = n_ins;
+    g_array_append_vals(m->pool, ins, n_ins);
+    n.first_vjp = m->vjps->len;
+    g_array_set_size(m->vjps, m->vjps->len + n_ins); /* cleared: no flops, no needs */
     n.flops = flops;
     n.is_dot = is_dot;
     n.group = m->group;
@@ -103,17 +126,19 @@ uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_t
         if (needs_grad(m, ins[k]))
             wl_model_requires_grad(m, out);
     g_array_append_val(m->nodes, n);
-    g_hash_table_insert(m->producer, KEY(out), GUINT_TO_POINTER(m->nodes->len));
+    dense_set(m->producer, out, m->nodes->len);
     return m->nodes->len - 1;
 }
 
 void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl_tensor *needs, uint32_t n)
 {
-    wl_node *nd = &g_array_index(m->nodes, wl_node, node);
-    g_assert(k < nd->ins->len);
-    nd->vjps[k].flops = flops;
-    g_array_set_size(nd->vjps[k].needs, 0);
-    g_array_append_vals(nd->vjps[k].needs, needs, n);
+    const wl_node *nd = node_at(m, node);
+    g_assert(k < nd->n_ins);
+    wl_vjp *v = &g_array_index(m->vjps, wl_vjp, nd->first_vjp + k);
+    v->flops = flops;
+    v->first = m->pool->len;
+    v->n = n;
+    g_array_append_vals(m->pool, needs, n);
 }
 
 uint32_t wl_model_matmul(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b, double flops)
@@ -146,33 +171,42 @@ uint32_t wl_model_add(wl_model *m, const char *label, wl_tensor out, wl_tensor a
 
 static int producer_group(const wl_model *m, wl_tensor t)
 {
-    gpointer p = g_hash_table_lookup(m->producer, KEY(t));
-    if (!p)
-        return G_MININT;
-    return g_array_index(m->nodes, wl_node, GPOINTER_TO_UINT(p) - 1).group;
+    guint32 p = dense_get(m->producer, t);
+    return p ? node_at(m, p - 1)->group : G_MININT;
+}
+
+/* crossing[t] = 1 when a node of another group than t's producer reads t,
+ * in its inputs or in what one of its gradients needs. */
+static GArray *crossing_tensors(const wl_model *m)
+{
+    GArray *crossing = g_array_new(FALSE, TRUE, sizeof(guint32));
+    for (guint i = 0; i < m->nodes->len; i++) {
+        const wl_node *c = node_at(m, i);
+        for (guint k = 0; k <= c->n_ins; k++) {
+            /* k < n_ins: the needs of input k's gradient; k == n_ins: the inputs */
+            const wl_vjp *v = k < c->n_ins ? vjp_at(m, c, k) : NULL;
+            const wl_tensor *ts = pool_at(m, v ? v->first : c->first_in);
+            uint32_t n = v ? v->n : c->n_ins;
+            for (uint32_t j = 0; j < n; j++)
+                if (producer_group(m, ts[j]) != c->group && dense_get(m->producer, ts[j]))
+                    dense_set(crossing, ts[j], 1);
+        }
+    }
+    return crossing;
 }
 
 /* Saved under remat: crosses a group boundary, or is a matmul output under dots. */
-static bool is_saved(const wl_model *m, const wl_node *n, wl_remat remat)
+static bool is_saved(const wl_node *n, wl_remat remat, const GArray *crossing)
 {
     if (remat == WL_REMAT_NONE || !n->remat_ok)
         return true;
     if (remat == WL_REMAT_DOTS && n->is_dot)
         return true;
-    for (guint i = 0; i < m->nodes->len; i++) {
-        const wl_node *c = &g_array_index(m->nodes, wl_node, i);
-        if (c->group == n->group)
-            continue;
-        for (guint k = 0; k < c->ins->len; k++)
-            if (g_array_index(c->ins, wl_tensor, k) == n->out)
-                return true;
-        for (guint k = 0; k < c->ins->len; k++)
-            for (guint j = 0; j < c->vjps[k].needs->len; j++)
-                if (g_array_index(c->vjps[k].needs, wl_tensor, j) == n->out)
-                    return true;
-    }
-    return false;
+    return dense_get(crossing, n->out) != 0;
 }
+
+#define KEY(t) GUINT_TO_POINTER((guint)(t) + 1u)
+#define VAL(p) ((wl_tensor)(GPOINTER_TO_UINT(p) - 1u))
 
 static wl_tensor mapped(GHashTable *remap, wl_tensor t)
 {
@@ -192,83 +226,97 @@ static wl_tensor clone_tensor(wl_graph *g, wl_tensor t, const char *suffix, stra
     return c;
 }
 
-static void recompute_group(wl_model *m, int group, wl_remat remat, GHashTable *remap)
+/* Appends to ins the tensors ts[0..n), each through remap. */
+static void append_mapped(GArray *ins, GHashTable *remap, const wl_tensor *ts, uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        wl_tensor t = mapped(remap, ts[k]);
+        g_array_append_val(ins, t);
+    }
+}
+
+static void recompute_group(wl_model *m, int group, wl_remat remat, const GArray *crossing, GHashTable *remap,
+                            GArray *ins)
 {
     for (guint i = 0; i < m->nodes->len; i++) {
-        const wl_node *n = &g_array_index(m->nodes, wl_node, i);
-        if (n->group != group || is_saved(m, n, remat))
+        const wl_node *n = node_at(m, i);
+        if (n->group != group || is_saved(n, remat, crossing))
             continue;
         wl_tensor c = clone_tensor(m->g, n->out, "_remat", wl_graph_tag(m->g, n->out), WL_TEMP);
-        GArray *ins = g_array_new(FALSE, FALSE, sizeof(wl_tensor));
-        for (guint k = 0; k < n->ins->len; k++) {
-            wl_tensor t = mapped(remap, g_array_index(n->ins, wl_tensor, k));
-            g_array_append_val(ins, t);
-        }
+        g_array_set_size(ins, 0);
+        append_mapped(ins, remap, pool_at(m, n->first_in), n->n_ins);
         char *label = g_strconcat(n->label, "_remat", NULL);
         wl_graph_compute(m->g, label, n->flops, (wl_tensor *)ins->data, ins->len, &c, 1, NULL, 0);
         g_free(label);
-        g_array_free(ins, TRUE);
         g_hash_table_insert(remap, KEY(n->out), KEY(c));
+    }
+}
+
+/* The gradient computes of node i (whose output's gradient is dp + 1, 0 for
+ * the loss): one per input that needs a gradient. */
+static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArray *ins, unsigned grad_flags)
+{
+    const wl_node *n = node_at(m, i);
+    for (guint k = 0; k < n->n_ins; k++) {
+        wl_tensor x = pool_at(m, n->first_in)[k];
+        if (!needs_grad(m, x))
+            continue;
+        g_array_set_size(ins, 0);
+        if (dp) {
+            wl_tensor d = dp - 1;
+            g_array_append_val(ins, d);
+        }
+        const wl_vjp *v = vjp_at(m, n, k);
+        append_mapped(ins, remap, pool_at(m, v->first), v->n);
+        guint32 gp = dense_get(m->grads, x);
+        wl_tensor gx;
+        if (gp) {
+            gx = gp - 1;
+            g_array_append_val(ins, gx); /* accumulate */
+        } else {
+            bool is_param = producer_group(m, x) == G_MININT;
+            gx = clone_tensor(m->g, x, NULL, STRATA_TAG_GRAD, is_param ? grad_flags : WL_TEMP);
+            dense_set(m->grads, x, gx + 1);
+        }
+        char *label = g_strdup_printf("%s_vjp%u", n->label, k);
+        wl_graph_compute(m->g, label, v->flops, (wl_tensor *)ins->data, ins->len, &gx, 1, NULL, 0);
+        g_free(label);
     }
 }
 
 void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags)
 {
     for (guint i = 0; i < m->nodes->len; i++) {
-        const wl_node *n = &g_array_index(m->nodes, wl_node, i);
-        wl_graph_compute(m->g, n->label, n->flops, (wl_tensor *)n->ins->data, n->ins->len, &n->out, 1, NULL, 0);
+        const wl_node *n = node_at(m, i);
+        wl_graph_compute(m->g, n->label, n->flops, pool_at(m, n->first_in), n->n_ins, &n->out, 1, NULL, 0);
     }
+    GArray *crossing = remat != WL_REMAT_NONE ? crossing_tensors(m) : NULL;
     GHashTable *remap = g_hash_table_new(g_direct_hash, g_direct_equal);
     int cur_group = G_MININT;
     GArray *ins = g_array_new(FALSE, FALSE, sizeof(wl_tensor));
     for (guint i = m->nodes->len; i-- > 0;) {
-        const wl_node *n = &g_array_index(m->nodes, wl_node, i);
+        const wl_node *n = node_at(m, i);
         if (n->group != cur_group) {
             cur_group = n->group;
             g_hash_table_remove_all(remap);
             if (remat != WL_REMAT_NONE && n->remat_ok)
-                recompute_group(m, cur_group, remat, remap);
+                recompute_group(m, cur_group, remat, crossing, remap, ins);
         }
         bool is_loss = i + 1 == m->nodes->len;
-        gpointer dp = g_hash_table_lookup(m->grads, KEY(n->out));
-        if (!is_loss && !dp)
-            continue; /* no gradient flows through this node */
-        for (guint k = 0; k < n->ins->len; k++) {
-            wl_tensor x = g_array_index(n->ins, wl_tensor, k);
-            if (!needs_grad(m, x))
-                continue;
-            g_array_set_size(ins, 0);
-            if (dp) {
-                wl_tensor d = VAL(dp);
-                g_array_append_val(ins, d);
-            }
-            for (guint j = 0; j < n->vjps[k].needs->len; j++) {
-                wl_tensor t = mapped(remap, g_array_index(n->vjps[k].needs, wl_tensor, j));
-                g_array_append_val(ins, t);
-            }
-            gpointer gp = g_hash_table_lookup(m->grads, KEY(x));
-            wl_tensor gx;
-            if (gp) {
-                gx = VAL(gp);
-                g_array_append_val(ins, gx); /* accumulate */
-            } else {
-                bool is_param = producer_group(m, x) == G_MININT;
-                gx = clone_tensor(m->g, x, NULL, STRATA_TAG_GRAD, is_param ? grad_flags : WL_TEMP);
-                g_hash_table_insert(m->grads, KEY(x), KEY(gx));
-            }
-            char *label = g_strdup_printf("%s_vjp%u", n->label, k);
-            wl_graph_compute(m->g, label, n->vjps[k].flops, (wl_tensor *)ins->data, ins->len, &gx, 1, NULL, 0);
-            g_free(label);
-        }
+        guint32 dp = dense_get(m->grads, n->out);
+        if (is_loss || dp)
+            emit_vjps(m, i, dp, remap, ins, grad_flags); /* else no gradient flows through this node */
     }
     g_array_free(ins, TRUE);
+    if (crossing)
+        g_array_free(crossing, TRUE);
     g_hash_table_destroy(remap);
 }
 
 wl_tensor wl_model_grad(const wl_model *m, wl_tensor t)
 {
-    gpointer p = g_hash_table_lookup(m->grads, KEY(t));
-    return p ? VAL(p) : WL_NONE;
+    guint32 p = dense_get(m->grads, t);
+    return p ? p - 1 : WL_NONE;
 }
 
 bool wl_remat_from_name(const char *name, wl_remat *out)

@@ -88,7 +88,8 @@ static uint32_t intern_shape(wl_graph *g, uint32_t n, const uint64_t *dims)
         return GPOINTER_TO_UINT(found) - 1;
     }
     uint32_t at = g->shapes->len;
-    g_array_append_vals(g->shapes, dims, n);
+    /* From the key's copy: dims may point into shapes, which this moves. */
+    g_array_append_vals(g->shapes, g_bytes_get_data(key, NULL), n);
     g_hash_table_insert(g->shape_ids, key, GUINT_TO_POINTER(at + 1));
     return at;
 }
