@@ -126,7 +126,8 @@ strata_tag wl_graph_tag(const wl_graph *g, wl_tensor t) { return (strata_tag)def
 uint32_t wl_graph_dims(const wl_graph *g, wl_tensor t, const uint64_t **dims)
 {
     const wl_tensor_def *d = def(g, t);
-    *dims = d->n_dims ? &g_array_index(g->shapes, uint64_t, d->shape) : NULL;
+    static const uint64_t scalar[1] = {0}; /* never NULL, even for a scalar */
+    *dims = d->n_dims ? &g_array_index(g->shapes, uint64_t, d->shape) : scalar;
     return d->n_dims;
 }
 
