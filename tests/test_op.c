@@ -6,7 +6,9 @@
 
 START_TEST(kind_names_round_trip)
 {
-    static const char *const expected[] = {"alloc", "free", "copy", "compute", "record", "wait", "release", "option"};
+    static const char *const expected[] = {"alloc", "free", "copy", "compute", "record", "wait", "release", "option",
+                                          "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+                                          "collective-permute"};
     ck_assert_int_eq(G_N_ELEMENTS(expected), STRATA_OP__COUNT);
     for (unsigned k = 0; k < STRATA_OP__COUNT; k++) {
         ck_assert_str_eq(strata_op_kind_name((strata_op_kind)k), expected[k]);

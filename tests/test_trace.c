@@ -170,15 +170,17 @@ END_TEST
 START_TEST(errors_name_line_column_and_expectation)
 {
     ASSERT_ERR("malloc x 4096", "t.trace:5:1: unknown op 'malloc': expected one of alloc, free, copy, compute, "
-                                "record, wait, release, option");
+                                "record, wait, release, option, all-reduce, all-gather, reduce-scatter, all-to-all, "
+                                "collective-permute");
     ASSERT_ERR("alloc x 12XB", "t.trace:5:9: expected a size such as 4096, 64KiB or 1.5GiB, got '12XB'");
     ASSERT_ERR("alloc x 0", "t.trace:5:9: expected a size above 0, got '0'");
     ASSERT_ERR("alloc x", "t.trace:5:8: expected a size");
     ASSERT_ERR("alloc", "t.trace:5:6: expected a buffer name after 'alloc', got end of line");
     ASSERT_ERR("alloc x 4096 hbm colour=red",
                "t.trace:5:18: unknown attribute 'colour' for alloc: expected one of stream=, tag=, dtype=, "
-               "shape=, addr=, at=, note=");
-    ASSERT_ERR("free x bytes=4", "t.trace:5:8: unknown attribute 'bytes' for free: expected one of stream=, at=, note=");
+               "shape=, addr=, at=, note=, device=");
+    ASSERT_ERR("free x bytes=4",
+               "t.trace:5:8: unknown attribute 'bytes' for free: expected one of stream=, at=, note=, device=");
     ASSERT_ERR("alloc x 4096 stream=a stream=b", "t.trace:5:23: duplicate attribute 'stream='");
     ASSERT_ERR("alloc x 4096 tag=weights",
                "t.trace:5:18: expected a tag (one of param, input, output, activation, optstate, grad, temp), "
@@ -206,7 +208,21 @@ START_TEST(errors_name_line_column_and_expectation)
     ASSERT_ERR("option key", "expected KEY=VALUE after 'option', got 'key'");
     ASSERT_ERR("option =v", "expected KEY=VALUE");
     ASSERT_ERR("option k=v stream=x", "unknown attribute 'stream': option takes no attributes");
-    ASSERT_ERR("free x y", "expected an attribute KEY=VALUE (stream=, at=, note=), got 'y'");
+    ASSERT_ERR("free x y", "expected an attribute KEY=VALUE (stream=, at=, note=, device=), got 'y'");
+    ASSERT_ERR("all-reduce g", "t.trace:5:13: expected axis=AXIS (a mesh axis of option mesh=), got end of line");
+    ASSERT_ERR("all-reduce", "t.trace:5:11: expected a buffer name after 'all-reduce'");
+    ASSERT_ERR("all-gather o", "t.trace:5:13: expected a source buffer after the destination");
+    ASSERT_ERR("all-gather", "expected a destination buffer after 'all-gather'");
+    ASSERT_ERR("all-reduce g axis=Data", "t.trace:5:19: expected mesh axis names such as data or data,model");
+    ASSERT_ERR("all-reduce g axis=data,", "got 'data,'");
+    ASSERT_ERR("all-reduce g axis=data algo=fast",
+               "t.trace:5:29: expected an algorithm (one of ring, bidir-ring, tree, direct, torus), got 'fast'");
+    ASSERT_ERR("all-reduce g axis=data shift=1", "unknown attribute 'shift' for all-reduce");
+    ASSERT_ERR("collective-permute o i axis=data", "expected shift=+1 or another non-zero shift");
+    ASSERT_ERR("collective-permute o i axis=data shift=0", "expected a shift such as +1 or -1 (not 0), got '0'");
+    ASSERT_ERR("collective-permute o i axis=data shift=+x", "expected a shift");
+    ASSERT_ERR("alloc x 4096 device=-1", "t.trace:5:21: expected a device index such as 0 or 3, got '-1'");
+    ASSERT_ERR("alloc x 4096 device=0x3", "expected a device index");
     ASSERT_ERR("", "expected an op, got an empty line");
 }
 END_TEST
@@ -256,7 +272,7 @@ START_TEST(version_line_errors)
     /* The line number counts comments and blank lines. */
     m = open_err("strata-trace 1\n# c\n\nalloc x 4096\nfrob\n");
     ck_assert_str_eq(m, ":5:1: unknown op 'frob': expected one of alloc, free, copy, compute, record, wait, release, "
-                        "option");
+                        "option, all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute");
     g_free(m);
     m = open_err("strata-trace 1\nalloc x\n");
     ck_assert_str_eq(m, ":2:8: expected a size such as 4096, 64KiB or 1.5GiB after the buffer name, got end of line");
@@ -378,6 +394,16 @@ static const char *const every_attr_lines[] = {
     "release vmem stream=q note=empty_cache",
     "option allocator.max_split_size=200MiB",
     "option k=a,b=c:d",
+    "option mesh=data:4,model:2",
+    "all-reduce g axis=data",
+    "all-reduce g axis=data,model algo=bidir-ring stream=c device=7 at=1us note=grads",
+    "all-gather o i axis=model algo=ring",
+    "reduce-scatter o i axis=data algo=tree",
+    "all-to-all o i axis=data algo=direct",
+    "collective-permute o i shift=-1 axis=data algo=torus",
+    "collective-permute o i shift=+3 axis=data",
+    "alloc b 4KiB hbm@3 device=3",
+    "compute k flops=1 device=0",
 };
 
 static void assert_round_trips(const strata_op *op)
@@ -420,6 +446,8 @@ START_TEST(writer_canonical_text)
         {"copy a b bytes=65536 stream=x", "copy a b bytes=64KiB stream=x"},
         {"compute c flops=2e9 time=250ns", "compute c flops=2000000000 time=250ns"},
         {"release  # all", "release"},
+        {"collective-permute o i axis=d shift=1 stream=s device=2", "collective-permute o i shift=+1 axis=d device=2 stream=s"},
+        {"all-reduce g algo=ring axis=data", "all-reduce g axis=data algo=ring"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         strata_op op;
@@ -516,6 +544,30 @@ START_TEST(example_traces_round_trip)
 }
 END_TEST
 
+START_TEST(spmd_tour_round_trips_with_every_collective)
+{
+    char *path = strata_test_source_path("traces/spmd/collectives.trace");
+    assert_file_round_trips(path);
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    ck_assert_ptr_nonnull(src);
+    bool kinds[STRATA_OP__COUNT] = {0}, device = false, algo = false;
+    const strata_op *op;
+    while (strata_source_next(src, &op, &err) == 1) {
+        kinds[op->kind] = true;
+        device |= op->has_device;
+        algo |= op->algo != STRATA_ALGO_DEFAULT;
+    }
+    ck_assert_ptr_null(err);
+    for (int k = 0; k < STRATA_OP__COUNT; k++)
+        ck_assert_msg(kinds[k] || !strata_op_kind_is_collective((strata_op_kind)k), "collectives.trace lacks %s",
+                      strata_op_kind_name((strata_op_kind)k));
+    ck_assert(device && algo);
+    strata_source_free(src);
+    g_free(path);
+}
+END_TEST
+
 START_TEST(format_tour_has_every_kind_and_attribute)
 {
     char *path = strata_test_source_path("traces/examples/format-tour.trace");
@@ -544,8 +596,10 @@ START_TEST(format_tour_has_every_kind_and_attribute)
         memory |= op->kind == STRATA_OP_ALLOC && op->memory != NULL;
     }
     ck_assert_ptr_null(err);
+    /* Collectives need a multi-device model: traces/spmd/collectives.trace has them. */
     for (int k = 0; k < STRATA_OP__COUNT; k++)
-        ck_assert_msg(kinds[k], "format-tour lacks %s", strata_op_kind_name((strata_op_kind)k));
+        ck_assert_msg(kinds[k] || strata_op_kind_is_collective((strata_op_kind)k), "format-tour lacks %s",
+                      strata_op_kind_name((strata_op_kind)k));
     ck_assert(tag && dtype && shape && addr && bytes && flops && time && ins && outs && donate && at && note &&
               stream && memory);
     strata_source_free(src);
@@ -630,6 +684,7 @@ static Suite *trace_suite(void)
     tcase_add_test(tw, writer_refuses_unreadable_names);
     tcase_add_test(tw, example_traces_round_trip);
     tcase_add_test(tw, format_tour_has_every_kind_and_attribute);
+    tcase_add_test(tw, spmd_tour_round_trips_with_every_collective);
     suite_add_tcase(s, tw);
     return s;
 }

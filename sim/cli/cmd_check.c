@@ -56,7 +56,7 @@ static bool check_trace(check_ctx *ctx, GError **err)
     if (!ctx->src)
         return false;
     /* Without --hw, unnamed allocs are counted under "(default)". */
-    strata_bind_options opt = {.hw = ctx->hw, .default_memory = "(default)"};
+    strata_bind_options opt = {.hw = ctx->hw, .default_memory = "(default)", .allow_spmd = true};
     ctx->binder = strata_binder_new(ctx->src, &opt);
     const strata_bound_op *op;
     int got;
@@ -82,7 +82,7 @@ static void print_report(const check_ctx *ctx)
     printf("  ops       %" G_GUINT64_FORMAT " (", strata_checker_op_count(c));
     bool first = true;
     for (unsigned k = 0; k < STRATA_OP__COUNT; k++) {
-        if (k == STRATA_OP_OPTION)
+        if (k == STRATA_OP_OPTION || (strata_op_kind_is_collective((strata_op_kind)k) && ctx->by_kind[k] == 0))
             continue;
         printf("%s%s %" G_GUINT64_FORMAT, first ? "" : ", ", strata_op_kind_name((strata_op_kind)k), ctx->by_kind[k]);
         first = false;

@@ -96,6 +96,8 @@ static bool put_at(line *l, double at)
 static bool fast_line(const strata_op *op, line *l)
 {
     l->len = 0;
+    if (op->has_device)
+        return false;
     switch (op->kind) {
     case STRATA_OP_ALLOC:
         if (op->memory || op->tag || op->dtype || op->n_dims)

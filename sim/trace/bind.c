@@ -34,6 +34,7 @@ struct strata_binder {
     strata_source *src;
     const strata_hw *hw;
     char *default_memory;     /* without hw */
+    bool allow_spmd;
     strata_checker *checker;
     GArray *memory_refs;      /* memory_ref */
     int64_t default_index;    /* the default memory's index; -1 until first needed */
@@ -49,6 +50,7 @@ strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *
     strata_binder *b = g_new0(strata_binder, 1);
     b->src = src;
     b->hw = opt ? opt->hw : NULL;
+    b->allow_spmd = opt && opt->allow_spmd;
     b->default_memory = g_strdup(opt && opt->default_memory ? opt->default_memory : DEFAULT_MEMORY);
     b->checker = strata_checker_new(strata_source_origin(src));
     b->memory_refs = g_array_new(FALSE, FALSE, sizeof(memory_ref));
@@ -277,7 +279,11 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
                            .dst_memory = STRATA_BIND_NONE, .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE,
                            .has_flops = op->has_flops, .flops = op->has_flops ? op->flops : 0.0,
                            .has_time = op->has_time, .time_s = op->time_s, .ins = refs->ins, .outs = refs->outs,
-                           .n_ins = op->n_ins, .n_outs = op->n_outs};
+                           .n_ins = op->n_ins, .n_outs = op->n_outs, .group_size = refs->group_size};
+    if (!b->allow_spmd && (strata_op_kind_is_collective(op->kind) || op->has_device))
+        return fail(b, op, err, "expected an op of one device, got %s%s: collectives and device= run on a "
+                    "hardware model with devices = N (the trace's mesh), through the SPMD expansion",
+                    strata_op_kind_name(op->kind), op->has_device ? " with device=" : "");
     switch (op->kind) {
     case STRATA_OP_ALLOC:
     case STRATA_OP_FREE:

@@ -47,6 +47,11 @@ typedef struct strata_binder strata_binder;
 typedef struct strata_bind_options {
     const strata_hw *hw;        /* NULL: memories and units by name (see above) */
     const char *default_memory; /* without hw: memory of unnamed allocs ("hbm" when NULL) */
+    /* Accept collectives and device= (bound with their checked refs only,
+     * memory NONE), for a reader of the unexpanded SPMD program such as
+     * `strata check`. Without it they are bad input: a consumer that runs
+     * ops sees them only after the SPMD expansion (spmd/spmd.h). */
+    bool allow_spmd;
 } strata_bind_options;
 
 typedef struct strata_bound_op {
@@ -73,6 +78,7 @@ typedef struct strata_bound_op {
     uint64_t event_seq;      /* RECORD: 1 for the event's first record... WAIT: the record awaited */
     const uint64_t *ins, *outs; /* COMPUTE: buffer ids of in= and out= */
     uint32_t n_ins, n_outs;
+    uint32_t group_size;     /* collectives (allow_spmd only): the group's device count */
 } strata_bound_op;
 
 /* The binder reads src (borrowed; it must outlive the binder) from where it

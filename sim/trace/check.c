@@ -25,6 +25,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
+#include "spmd/mesh.h"
 
 typedef struct live_buffer {
     uint64_t id;
@@ -53,6 +54,8 @@ struct strata_checker {
     GArray *outs;
     uint64_t next_buffer;
     uint64_t ops;
+    strata_mesh *mesh;      /* option mesh=, or NULL */
+    uint32_t devices;       /* the hardware's device count; 0 = not known */
 };
 
 strata_checker *strata_checker_new(const char *origin)
@@ -86,6 +89,7 @@ void strata_checker_free(strata_checker *c)
     g_hash_table_destroy(c->options);
     g_array_free(c->ins, TRUE);
     g_array_free(c->outs, TRUE);
+    strata_mesh_free(c->mesh);
     g_free(c->origin);
     g_free(c);
 }
@@ -264,6 +268,96 @@ static event_state *event_of(strata_checker *c, const char *name, bool create)
     return e;
 }
 
+/* The device count when known: the mesh's, else the hardware's, else 0. */
+static uint32_t known_devices(const strata_checker *c)
+{
+    return c->mesh ? strata_mesh_devices(c->mesh) : c->devices;
+}
+
+static bool check_mesh(const strata_checker *c, const strata_op *op, GError **err)
+{
+    if (c->devices && strata_mesh_devices(c->mesh) != c->devices)
+        return fail(c, op, err, "expected a mesh of %u devices (the hardware's), got mesh=%s (%u devices)",
+                    c->devices, strata_mesh_text(c->mesh), strata_mesh_devices(c->mesh));
+    return true;
+}
+
+static bool option_mesh(strata_checker *c, const strata_op *op, GError **err)
+{
+    GError *local = NULL;
+    c->mesh = strata_mesh_parse(op->src, &local);
+    if (!c->mesh) {
+        fail(c, op, err, "%s", local->message);
+        g_error_free(local);
+        return false;
+    }
+    return check_mesh(c, op, err);
+}
+
+/* A memory named M@D: D must be a device when the device count is known. */
+static bool check_memory_device(const strata_checker *c, const strata_op *op, GError **err)
+{
+    const char *at = op->memory ? strrchr(op->memory, '@') : NULL;
+    uint32_t n = known_devices(c);
+    if (!at || n == 0 || at[1] < '0' || at[1] > '9')
+        return true;
+    uint64_t d = g_ascii_strtoull(at + 1, NULL, 10);
+    if (d < n)
+        return true;
+    return fail(c, op, err, "expected a memory of a device 0..%u, got '%s'", n - 1, op->memory);
+}
+
+static bool feed_collective(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
+{
+    if (!c->mesh)
+        return fail(c, op, err, "expected 'option mesh=AXIS:SIZE,...' before %s (a collective needs a mesh)",
+                    strata_op_kind_name(op->kind));
+    uint32_t mask = 0;
+    GError *local = NULL;
+    if (!strata_mesh_axes(c->mesh, op->axis ? op->axis : "", &mask, &local)) {
+        fail(c, op, err, "%s", local->message);
+        g_error_free(local);
+        return false;
+    }
+    uint64_t n = strata_mesh_group_size(c->mesh, mask);
+    live_buffer *out = need_live(c, op, op->kind == STRATA_OP_ALL_REDUCE ? "the buffer" : "OUT", op->name, err);
+    if (!out)
+        return false;
+    live_buffer *in = out;
+    if (op->kind != STRATA_OP_ALL_REDUCE) {
+        if (!(in = need_live(c, op, "IN", op->src, err)))
+            return false;
+        if (in == out)
+            return fail(c, op, err, "expected OUT and IN to be distinct buffers, got '%s' twice", op->name);
+    }
+    const char *kind = strata_op_kind_name(op->kind);
+    uint64_t want_out = in->size, want_in = out->size;
+    if (op->kind == STRATA_OP_ALL_GATHER)
+        want_out = n * in->size;
+    else if (op->kind == STRATA_OP_REDUCE_SCATTER)
+        want_in = n * out->size;
+    if (op->kind == STRATA_OP_ALL_GATHER && out->size != want_out)
+        return fail(c, op, err, "expected size(OUT) = %" G_GUINT64_FORMAT " x size(IN) = %" G_GUINT64_FORMAT
+                    " bytes for all-gather over %s, got %" G_GUINT64_FORMAT, n, want_out, op->axis, out->size);
+    if (op->kind == STRATA_OP_REDUCE_SCATTER && in->size != want_in)
+        return fail(c, op, err, "expected size(IN) = %" G_GUINT64_FORMAT " x size(OUT) = %" G_GUINT64_FORMAT
+                    " bytes for reduce-scatter over %s, got %" G_GUINT64_FORMAT, n, want_in, op->axis, in->size);
+    if ((op->kind == STRATA_OP_ALL_TO_ALL || op->kind == STRATA_OP_COLLECTIVE_PERMUTE) && out->size != in->size)
+        return fail(c, op, err, "expected size(OUT) = size(IN) for %s, got %" G_GUINT64_FORMAT " and %"
+                    G_GUINT64_FORMAT, kind, out->size, in->size);
+    if (op->kind == STRATA_OP_ALL_TO_ALL && in->size % n != 0)
+        return fail(c, op, err, "expected a size divisible by the group size %" G_GUINT64_FORMAT " for all-to-all "
+                    "over %s, got %" G_GUINT64_FORMAT, n, op->axis, in->size);
+    r->buf = out->id;
+    r->src = in->id;
+    r->bytes = op->kind == STRATA_OP_ALL_GATHER ? out->size : in->size;
+    r->memory = out->memory;
+    r->src_memory = in->memory;
+    r->dtype = in->dtype;
+    r->group_size = (uint32_t)n;
+    return true;
+}
+
 static bool feed_option(strata_checker *c, const strata_op *op, GError **err)
 {
     if (c->ops > 0)
@@ -273,6 +367,8 @@ static bool feed_option(strata_checker *c, const strata_op *op, GError **err)
         return fail(c, op, err, "expected option KEY=VALUE");
     if (g_hash_table_contains(c->options, op->name))
         return fail(c, op, err, "expected each option once, got '%s' again", op->name);
+    if (strcmp(op->name, "mesh") == 0 && !option_mesh(c, op, err))
+        return false;
     char *key = g_strdup(op->name);
     g_hash_table_insert(c->options, key, g_strdup(op->src));
     g_ptr_array_add(c->option_keys, key);
@@ -292,6 +388,11 @@ bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs 
         return fail(c, op, err, "expected a name for %s", strata_op_kind_name(op->kind));
     if (op->has_at && !(op->at_s >= 0 && op->at_s <= STRATA_TRACE_MAX_AT_S))
         return fail(c, op, err, "expected at= between 0 and %gs, got %gs", STRATA_TRACE_MAX_AT_S, op->at_s);
+    uint32_t n_dev = known_devices(c);
+    if (op->has_device && n_dev && op->device >= n_dev)
+        return fail(c, op, err, "expected device= a device 0..%u, got %u", n_dev - 1, op->device);
+    if ((op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_RELEASE) && !check_memory_device(c, op, err))
+        return false;
     bool ok = true;
     switch (op->kind) {
     case STRATA_OP_ALLOC: ok = feed_alloc(c, op, r, err); break;
@@ -314,6 +415,11 @@ bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs 
         r->event_seq = e->records;
         break;
     }
+    case STRATA_OP_ALL_REDUCE:
+    case STRATA_OP_ALL_GATHER:
+    case STRATA_OP_REDUCE_SCATTER:
+    case STRATA_OP_ALL_TO_ALL:
+    case STRATA_OP_COLLECTIVE_PERMUTE: ok = feed_collective(c, op, r, err); break;
     case STRATA_OP_RELEASE:
     case STRATA_OP_OPTION:
     case STRATA_OP__COUNT:
@@ -350,6 +456,9 @@ bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size,
 }
 
 const GPtrArray *strata_checker_option_keys(const strata_checker *c) { return c->option_keys; }
+
+void strata_checker_set_devices(strata_checker *c, uint32_t devices) { c->devices = devices; }
+const strata_mesh *strata_checker_mesh(const strata_checker *c) { return c->mesh; }
 
 const char *strata_checker_option(const strata_checker *c, const char *key)
 {

@@ -11,7 +11,16 @@
  *    on an event never recorded before it is an error;
  *  - streams are numbered in order of first appearance;
  *  - option lines come before the first op;
- *  - time=, at= and flops= lie in the sane ranges below.
+ *  - time=, at= and flops= lie in the sane ranges below;
+ *  - `option mesh=` is a valid mesh (spmd/mesh.h) whose device count is the
+ *    hardware's when that is known (strata_checker_set_devices());
+ *  - a collective comes after a mesh, names axes of it, names live buffers
+ *    (OUT and IN distinct) whose sizes divide as its kind requires
+ *    (all-gather: OUT = n x IN; reduce-scatter: IN = n x OUT; all-to-all:
+ *    OUT = IN, a multiple of n; collective-permute: OUT = IN; n the group
+ *    size);
+ *  - device=D and a memory named M@D name a device below the device count,
+ *    when it is known (the mesh's, else the hardware's).
  * Errors are STRATA_ERROR_INPUT: "ORIGIN:LINE: what was expected".
  *
  * Every consumer runs the checker over what it reads, so all of them accept
@@ -20,6 +29,7 @@
 #ifndef STRATA_CHECK_H
 #define STRATA_CHECK_H
 
+#include "spmd/mesh.h"
 #include "trace/op.h"
 
 /* Sane ranges of a trace's numbers (traces/FORMAT.md): a value outside
@@ -47,6 +57,10 @@ typedef struct strata_op_refs {
     const char *src_memory; /* COPY: the source's memory name, likewise */
     /* ALLOC, FREE: the buffer's dtype. COMPUTE: its first operand's (in=, else out=). */
     strata_dtype dtype;
+    /* Collectives: buf = OUT (all-reduce: the buffer), src = IN (the same
+     * for all-reduce), bytes = the per-device size nccl-tests counts
+     * (all-reduce and all-gather: OUT; the others: IN), the group size. */
+    uint32_t group_size;
 } strata_op_refs;
 
 strata_checker *strata_checker_new(const char *origin);
@@ -65,5 +79,9 @@ bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size,
 /* Option values seen ("allocator.max_split_size" -> "200MiB"), in order. */
 const GPtrArray *strata_checker_option_keys(const strata_checker *c);
 const char *strata_checker_option(const strata_checker *c, const char *key);
+/* The hardware's device count (0: not known, the default), for the checks above. */
+void strata_checker_set_devices(strata_checker *c, uint32_t devices);
+/* The trace's mesh (option mesh=), or NULL. */
+const strata_mesh *strata_checker_mesh(const strata_checker *c);
 
 #endif

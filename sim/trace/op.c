@@ -19,8 +19,17 @@ static const char *const kind_names[] = {
     [STRATA_OP_ALLOC] = "alloc",     [STRATA_OP_FREE] = "free",    [STRATA_OP_COPY] = "copy",
     [STRATA_OP_COMPUTE] = "compute", [STRATA_OP_RECORD] = "record", [STRATA_OP_WAIT] = "wait",
     [STRATA_OP_RELEASE] = "release", [STRATA_OP_OPTION] = "option",
+    [STRATA_OP_ALL_REDUCE] = "all-reduce", [STRATA_OP_ALL_GATHER] = "all-gather",
+    [STRATA_OP_REDUCE_SCATTER] = "reduce-scatter", [STRATA_OP_ALL_TO_ALL] = "all-to-all",
+    [STRATA_OP_COLLECTIVE_PERMUTE] = "collective-permute",
 };
 _Static_assert(G_N_ELEMENTS(kind_names) == STRATA_OP__COUNT, "one name per op kind");
+
+static const char *const algo_names[] = {
+    [STRATA_ALGO_DEFAULT] = "", [STRATA_ALGO_RING] = "ring", [STRATA_ALGO_BIDIR_RING] = "bidir-ring",
+    [STRATA_ALGO_TREE] = "tree", [STRATA_ALGO_DIRECT] = "direct", [STRATA_ALGO_TORUS] = "torus",
+};
+_Static_assert(G_N_ELEMENTS(algo_names) == STRATA_ALGO__COUNT, "one name per algorithm");
 
 static const char *const tag_names[] = {
     [STRATA_TAG_NONE] = "",
@@ -60,6 +69,27 @@ bool strata_op_kind_from_name(const char *name, strata_op_kind *kind)
     for (unsigned k = 0; k < STRATA_OP__COUNT; k++) {
         if (strcmp(kind_names[k], name) == 0) {
             *kind = (strata_op_kind)k;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool strata_op_kind_is_collective(strata_op_kind kind)
+{
+    return kind >= STRATA_OP_ALL_REDUCE && kind <= STRATA_OP_COLLECTIVE_PERMUTE;
+}
+
+const char *strata_algo_name(strata_algo algo)
+{
+    return (unsigned)algo < STRATA_ALGO__COUNT ? algo_names[algo] : "";
+}
+
+bool strata_algo_from_name(const char *name, strata_algo *algo)
+{
+    for (unsigned a = 1; a < STRATA_ALGO__COUNT; a++) {
+        if (strcmp(algo_names[a], name) == 0) {
+            *algo = (strata_algo)a;
             return true;
         }
     }
@@ -121,6 +151,7 @@ void strata_op_copy(strata_op *dst, const strata_op *src)
     dst->src = g_strdup(src->src);
     dst->memory = g_strdup(src->memory);
     dst->note = g_strdup(src->note);
+    dst->axis = g_strdup(src->axis);
     dst->ins = copy_names(src->ins, src->n_ins);
     dst->outs = copy_names(src->outs, src->n_outs);
     dst->donates = copy_names(src->donates, src->n_donates);
@@ -141,6 +172,7 @@ void strata_op_clear(strata_op *op)
     g_free((char *)op->src);
     g_free((char *)op->memory);
     g_free((char *)op->note);
+    g_free((char *)op->axis);
     g_strfreev((char **)op->ins);
     g_strfreev((char **)op->outs);
     g_strfreev((char **)op->donates);
@@ -163,7 +195,10 @@ bool strata_op_equal(const strata_op *a, const strata_op *b)
     const char *sb = b->stream ? b->stream : STRATA_DEFAULT_STREAM;
     if (a->kind != b->kind || strcmp(sa, sb) != 0 || g_strcmp0(a->name, b->name) != 0 ||
         g_strcmp0(a->src, b->src) != 0 || g_strcmp0(a->memory, b->memory) != 0 ||
-        g_strcmp0(a->note, b->note) != 0)
+        g_strcmp0(a->note, b->note) != 0 || g_strcmp0(a->axis, b->axis) != 0)
+        return false;
+    if (a->algo != b->algo || a->shift != b->shift || a->has_device != b->has_device ||
+        (a->has_device && a->device != b->device))
         return false;
     if (a->size != b->size || a->has_bytes != b->has_bytes || a->tag != b->tag ||
         a->dtype != b->dtype || a->n_dims != b->n_dims || a->has_addr != b->has_addr ||

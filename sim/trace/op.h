@@ -37,8 +37,25 @@ typedef enum {
     STRATA_OP_WAIT,    /* wait EVENT [stream=] */
     STRATA_OP_RELEASE, /* release [MEMORY] [stream=]: return cached memory (empty_cache) */
     STRATA_OP_OPTION,  /* option KEY=VALUE: trace-wide setting, before the first op */
+    /* Collectives over a mesh axis (option mesh=...); expanded by sim/spmd/. */
+    STRATA_OP_ALL_REDUCE,         /* all-reduce BUF axis= [algo=] [stream=] */
+    STRATA_OP_ALL_GATHER,         /* all-gather OUT IN axis= [algo=] [stream=] */
+    STRATA_OP_REDUCE_SCATTER,     /* reduce-scatter OUT IN axis= [algo=] [stream=] */
+    STRATA_OP_ALL_TO_ALL,         /* all-to-all OUT IN axis= [algo=] [stream=] */
+    STRATA_OP_COLLECTIVE_PERMUTE, /* collective-permute OUT IN shift= axis= [stream=] */
     STRATA_OP__COUNT
 } strata_op_kind;
+
+/* A collective's algorithm (algo=); DEFAULT: the best for the topology. */
+typedef enum {
+    STRATA_ALGO_DEFAULT = 0,
+    STRATA_ALGO_RING,
+    STRATA_ALGO_BIDIR_RING,
+    STRATA_ALGO_TREE,
+    STRATA_ALGO_DIRECT,
+    STRATA_ALGO_TORUS,
+    STRATA_ALGO__COUNT
+} strata_algo;
 
 typedef enum {
     STRATA_TAG_NONE = 0,
@@ -76,9 +93,11 @@ typedef struct strata_op {
     const char *stream;   /* never NULL */
 
     /* ALLOC, FREE: the buffer. COPY: the destination. COMPUTE: the label.
-     * RECORD, WAIT: the event. OPTION: the key. RELEASE: NULL. */
+     * RECORD, WAIT: the event. OPTION: the key. RELEASE: NULL.
+     * ALL_REDUCE: the buffer. Other collectives: OUT. */
     const char *name;
-    /* COPY: the source buffer. OPTION: the value. Else NULL. */
+    /* COPY: the source buffer. OPTION: the value. Collectives but
+     * ALL_REDUCE: IN. Else NULL. */
     const char *src;
     /* ALLOC: the memory (NULL = the hardware's device memory).
      * RELEASE: the memory (NULL = every memory). COMPUTE: unit= (NULL = the
@@ -110,6 +129,18 @@ typedef struct strata_op {
     const char *const *donates; /* donate=A: inputs whose storage outputs reuse */
     uint32_t n_donates;
 
+    /* Collectives only: axis= (one mesh axis, or several joined by ','),
+     * algo=, and COLLECTIVE_PERMUTE's shift= (non-zero: rank r sends to
+     * rank r + shift modulo the group size). */
+    const char *axis;
+    strata_algo algo;
+    int32_t shift;
+
+    /* Any op: device=D, only device D runs it (has_device false: every
+     * device of the mesh runs it, or the one device without a mesh). */
+    bool has_device;
+    uint32_t device;
+
     /* Any op: at=DUR, when the captured run issued it (for comparison only). */
     bool has_at;
     double at_s;
@@ -124,6 +155,10 @@ const char *strata_tag_name(strata_tag tag); /* "" for NONE */
 bool strata_tag_from_name(const char *name, strata_tag *tag);
 const char *strata_dtype_name(strata_dtype dtype); /* "" for NONE */
 bool strata_dtype_from_name(const char *name, strata_dtype *dtype);
+const char *strata_algo_name(strata_algo algo); /* "" for DEFAULT */
+bool strata_algo_from_name(const char *name, strata_algo *algo);
+/* True for ALL_REDUCE .. COLLECTIVE_PERMUTE. */
+bool strata_op_kind_is_collective(strata_op_kind kind);
 /* Bits per element (4 for int4, 0 for NONE). */
 unsigned strata_dtype_bits(strata_dtype dtype);
 

@@ -224,8 +224,48 @@ static bool parse_shape(const line_ctx *lc, char *text, strata_op *op, GError **
 
 typedef enum {
     ATTR_STREAM, ATTR_TAG, ATTR_DTYPE, ATTR_SHAPE, ATTR_ADDR, ATTR_BYTES, ATTR_FLOPS,
-    ATTR_IN, ATTR_OUT, ATTR_DONATE, ATTR_TIME, ATTR_UNIT, ATTR_AT, ATTR_NOTE, ATTR__COUNT
+    ATTR_IN, ATTR_OUT, ATTR_DONATE, ATTR_TIME, ATTR_UNIT, ATTR_AT, ATTR_NOTE, ATTR_AXIS, ATTR_ALGO,
+    ATTR_SHIFT, ATTR_DEVICE, ATTR__COUNT
 } attr_id;
+
+static const char *algo_name_u(unsigned i) { return strata_algo_name((strata_algo)i); }
+
+/* axis=data or axis=data,model: mesh axis names [a-z][a-z0-9_]*. */
+static bool parse_axis(const line_ctx *lc, const char *value, strata_op *op, GError **err)
+{
+    bool start = true;
+    for (const char *p = value;; p++) {
+        bool lower = *p >= 'a' && *p <= 'z';
+        bool ok = start ? lower : (lower || (*p >= '0' && *p <= '9') || *p == '_' || *p == ',' || *p == '\0');
+        if (!ok)
+            return fail_got(lc, value, "mesh axis names such as data or data,model ([a-z][a-z0-9_]*)", err);
+        if (*p == '\0')
+            break;
+        start = *p == ',';
+    }
+    op->axis = value;
+    return true;
+}
+
+static bool parse_int_attr(const line_ctx *lc, const char *value, bool is_device, strata_op *op, GError **err)
+{
+    const char *p = value;
+    bool negative = !is_device && (*p == '-' || *p == '+') ? *p++ == '-' : false;
+    uint64_t v = 0;
+    bool ok = *p >= '0' && *p <= '9' && strata_parse_u64(p, &v, NULL) && v <= INT32_MAX;
+    for (const char *q = p; ok && *q; q++)
+        ok = *q >= '0' && *q <= '9';
+    if (!ok || (!is_device && v == 0))
+        return fail_got(lc, value, is_device ? "a device index such as 0 or 3" : "a shift such as +1 or -1 (not 0)",
+                        err);
+    if (is_device) {
+        op->has_device = true;
+        op->device = (uint32_t)v;
+    } else {
+        op->shift = negative ? -(int32_t)v : (int32_t)v;
+    }
+    return true;
+}
 
 static bool parse_attr(const line_ctx *lc, attr_id id, char *value, strata_op *op, strata_line_scratch *s,
                        GError **err)
@@ -277,6 +317,19 @@ static bool parse_attr(const line_ctx *lc, attr_id id, char *value, strata_op *o
         op->has_at = true;
         return parse_time_value(lc, value, &op->at_s, err);
     case ATTR_NOTE: return take_name(lc, value, "a note (one word)", &op->note, err);
+    case ATTR_AXIS: return parse_axis(lc, value, op, err);
+    case ATTR_ALGO:
+        if (!strata_algo_from_name(value, &op->algo)) {
+            char *known = join_names(algo_name_u, 1, STRATA_ALGO__COUNT);
+            char *expected = g_strdup_printf("an algorithm (one of %s)", known);
+            fail_got(lc, value, expected, err);
+            g_free(known);
+            g_free(expected);
+            return false;
+        }
+        return true;
+    case ATTR_SHIFT: return parse_int_attr(lc, value, false, op, err);
+    case ATTR_DEVICE: return parse_int_attr(lc, value, true, op, err);
     case ATTR__COUNT: break;
     }
     return false;
@@ -286,12 +339,14 @@ static const char *const attr_names[ATTR__COUNT] = {
     [ATTR_STREAM] = "stream", [ATTR_TAG] = "tag",   [ATTR_DTYPE] = "dtype", [ATTR_SHAPE] = "shape",
     [ATTR_ADDR] = "addr",     [ATTR_BYTES] = "bytes", [ATTR_FLOPS] = "flops", [ATTR_IN] = "in",
     [ATTR_OUT] = "out",       [ATTR_DONATE] = "donate", [ATTR_TIME] = "time", [ATTR_UNIT] = "unit",
-    [ATTR_AT] = "at",         [ATTR_NOTE] = "note",
+    [ATTR_AT] = "at",         [ATTR_NOTE] = "note",     [ATTR_AXIS] = "axis",  [ATTR_ALGO] = "algo",
+    [ATTR_SHIFT] = "shift",   [ATTR_DEVICE] = "device",
 };
 static const unsigned char attr_lengths[ATTR__COUNT] = {
     [ATTR_STREAM] = 6, [ATTR_TAG] = 3, [ATTR_DTYPE] = 5, [ATTR_SHAPE] = 5, [ATTR_ADDR] = 4,
     [ATTR_BYTES] = 5,  [ATTR_FLOPS] = 5, [ATTR_IN] = 2,  [ATTR_OUT] = 3,  [ATTR_DONATE] = 6,
-    [ATTR_TIME] = 4,   [ATTR_UNIT] = 4, [ATTR_AT] = 2,   [ATTR_NOTE] = 4,
+    [ATTR_TIME] = 4,   [ATTR_UNIT] = 4, [ATTR_AT] = 2,   [ATTR_NOTE] = 4, [ATTR_AXIS] = 4,
+    [ATTR_ALGO] = 4,   [ATTR_SHIFT] = 5, [ATTR_DEVICE] = 6,
 };
 
 /* Attribute id of the key tok[0..len), or ATTR__COUNT. Compares lengths
@@ -305,7 +360,8 @@ static unsigned attr_lookup(const char *tok, size_t len)
 }
 
 #define A(x) (1u << (x))
-#define COMMON_ATTRS (A(ATTR_STREAM) | A(ATTR_AT) | A(ATTR_NOTE))
+#define COMMON_ATTRS (A(ATTR_STREAM) | A(ATTR_AT) | A(ATTR_NOTE) | A(ATTR_DEVICE))
+#define COLLECTIVE_ATTRS (COMMON_ATTRS | A(ATTR_AXIS) | A(ATTR_ALGO))
 /* Which attributes each kind takes (mask of attr_id bits). */
 static const unsigned kind_attrs[STRATA_OP__COUNT] = {
     [STRATA_OP_ALLOC] = COMMON_ATTRS | A(ATTR_TAG) | A(ATTR_DTYPE) | A(ATTR_SHAPE) | A(ATTR_ADDR),
@@ -317,6 +373,11 @@ static const unsigned kind_attrs[STRATA_OP__COUNT] = {
     [STRATA_OP_WAIT] = COMMON_ATTRS,
     [STRATA_OP_RELEASE] = COMMON_ATTRS,
     [STRATA_OP_OPTION] = 0,
+    [STRATA_OP_ALL_REDUCE] = COLLECTIVE_ATTRS,
+    [STRATA_OP_ALL_GATHER] = COLLECTIVE_ATTRS,
+    [STRATA_OP_REDUCE_SCATTER] = COLLECTIVE_ATTRS,
+    [STRATA_OP_ALL_TO_ALL] = COLLECTIVE_ATTRS,
+    [STRATA_OP_COLLECTIVE_PERMUTE] = COLLECTIVE_ATTRS | A(ATTR_SHIFT),
 };
 
 static char *known_attrs(strata_op_kind kind)
@@ -365,13 +426,26 @@ static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GEr
         break;
     }
     case STRATA_OP_COPY:
-        if (!(tok = next_token(cursor)))
-            return missing(lc, "a destination buffer after 'copy'", err);
-        if (!take_name(lc, tok, "a destination buffer name", &op->name, err))
+    case STRATA_OP_ALL_GATHER:
+    case STRATA_OP_REDUCE_SCATTER:
+    case STRATA_OP_ALL_TO_ALL:
+    case STRATA_OP_COLLECTIVE_PERMUTE: {
+        char *m = g_strdup_printf("a destination buffer after '%s'", strata_op_kind_name(op->kind));
+        bool ok = (tok = next_token(cursor)) ? take_name(lc, tok, "a destination buffer name", &op->name, err)
+                                             : missing(lc, m, err);
+        g_free(m);
+        if (!ok)
             return false;
         if (!(tok = next_token(cursor)))
             return missing(lc, "a source buffer after the destination", err);
         if (!take_name(lc, tok, "a source buffer name", &op->src, err))
+            return false;
+        break;
+    }
+    case STRATA_OP_ALL_REDUCE:
+        if (!(tok = next_token(cursor)))
+            return missing(lc, "a buffer name after 'all-reduce'", err);
+        if (!take_name(lc, tok, "a buffer name", &op->name, err))
             return false;
         break;
     case STRATA_OP_COMPUTE:
@@ -483,9 +557,13 @@ static bool parse_line(char *text, const char *origin, uint64_t line, strata_lin
         g_free(known);
         return false;
     }
-    if (!parse_operands(&lc, op, &cursor, err))
+    if (!parse_operands(&lc, op, &cursor, err) || !parse_attrs(&lc, op, cursor, s, err))
         return false;
-    return parse_attrs(&lc, op, cursor, s, err);
+    if (strata_op_kind_is_collective(op->kind) && !op->axis)
+        return missing(&lc, "axis=AXIS (a mesh axis of option mesh=)", err);
+    if (op->kind == STRATA_OP_COLLECTIVE_PERMUTE && op->shift == 0)
+        return missing(&lc, "shift=+1 or another non-zero shift for collective-permute", err);
+    return true;
 }
 
 static strata_line_scratch *scratch_new(void)

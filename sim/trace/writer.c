@@ -106,9 +106,25 @@ static void op_to_text(const strata_op *op, GString *s)
     case STRATA_OP_OPTION:
         g_string_append_printf(s, " %s=%s", op->name, op->src);
         return; /* options take no attributes */
+    case STRATA_OP_ALL_REDUCE:
+    case STRATA_OP_ALL_GATHER:
+    case STRATA_OP_REDUCE_SCATTER:
+    case STRATA_OP_ALL_TO_ALL:
+    case STRATA_OP_COLLECTIVE_PERMUTE:
+        g_string_append_printf(s, " %s", op->name);
+        if (op->kind != STRATA_OP_ALL_REDUCE)
+            g_string_append_printf(s, " %s", op->src);
+        if (op->kind == STRATA_OP_COLLECTIVE_PERMUTE)
+            g_string_append_printf(s, " shift=%+d", (int)op->shift);
+        g_string_append_printf(s, " axis=%s", op->axis);
+        if (op->algo != STRATA_ALGO_DEFAULT)
+            g_string_append_printf(s, " algo=%s", strata_algo_name(op->algo));
+        break;
     case STRATA_OP__COUNT:
         break;
     }
+    if (op->has_device)
+        g_string_append_printf(s, " device=%u", op->device);
     if (op->stream && strcmp(op->stream, STRATA_DEFAULT_STREAM) != 0)
         g_string_append_printf(s, " stream=%s", op->stream);
     if (op->has_at)
@@ -190,6 +206,16 @@ static bool check_writable(const strata_op *op, GError **err)
     case STRATA_OP_OPTION:
         return check_name(op, "option key", op->name, false, err) &&
                check_name(op, "option value", op->src, true, err);
+    case STRATA_OP_ALL_REDUCE:
+    case STRATA_OP_ALL_GATHER:
+    case STRATA_OP_REDUCE_SCATTER:
+    case STRATA_OP_ALL_TO_ALL:
+    case STRATA_OP_COLLECTIVE_PERMUTE:
+        return check_name(op, "buffer", op->name, false, err) &&
+               (op->kind == STRATA_OP_ALL_REDUCE || check_name(op, "source", op->src, false, err)) &&
+               check_name(op, "axis", op->axis, true, err) &&
+               (op->kind != STRATA_OP_COLLECTIVE_PERMUTE || op->shift != 0 ||
+                check_name(op, "shift", NULL, false, err));
     default:
         return check_name(op, "name", op->name, false, err);
     }
