@@ -138,11 +138,13 @@ END_TEST
 static Suite *mesh_suite(void)
 {
     Suite *s = suite_create("mesh");
-    TCase *tc = tcase_create("mesh");
-    tcase_add_test(tc, mesh_numbers_devices_row_major);
-    tcase_add_test(tc, mesh_errors_say_what_was_expected);
-    tcase_add_test(tc, checker_rules_for_collectives);
-    suite_add_tcase(s, tc);
+    TCase *mesh = tcase_create("mesh");
+    tcase_add_test(mesh, mesh_numbers_devices_row_major);
+    tcase_add_test(mesh, mesh_errors_say_what_was_expected);
+    suite_add_tcase(s, mesh);
+    TCase *check = tcase_create("check");
+    tcase_add_test(check, checker_rules_for_collectives);
+    suite_add_tcase(s, check);
     return s;
 }
 

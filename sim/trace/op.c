@@ -64,17 +64,6 @@ const char *strata_op_kind_name(strata_op_kind kind)
     return (unsigned)kind < STRATA_OP__COUNT ? kind_names[kind] : "?";
 }
 
-bool strata_op_kind_from_name(const char *name, strata_op_kind *kind)
-{
-    for (unsigned k = 0; k < STRATA_OP__COUNT; k++) {
-        if (strcmp(kind_names[k], name) == 0) {
-            *kind = (strata_op_kind)k;
-            return true;
-        }
-    }
-    return false;
-}
-
 bool strata_op_kind_is_collective(strata_op_kind kind)
 {
     return kind >= STRATA_OP_ALL_REDUCE && kind <= STRATA_OP_COLLECTIVE_PERMUTE;
@@ -85,15 +74,21 @@ const char *strata_algo_name(strata_algo algo)
     return (unsigned)algo < STRATA_ALGO__COUNT ? algo_names[algo] : "";
 }
 
+/* Index of `name` in names[from..count), or -1. */
+static int name_index(const char *const *names, unsigned from, unsigned count, const char *name)
+{
+    for (unsigned i = from; i < count; i++)
+        if (strcmp(names[i], name) == 0)
+            return (int)i;
+    return -1;
+}
+
 bool strata_algo_from_name(const char *name, strata_algo *algo)
 {
-    for (unsigned a = 1; a < STRATA_ALGO__COUNT; a++) {
-        if (strcmp(algo_names[a], name) == 0) {
-            *algo = (strata_algo)a;
-            return true;
-        }
-    }
-    return false;
+    int i = name_index(algo_names, 1, STRATA_ALGO__COUNT, name);
+    if (i >= 0)
+        *algo = (strata_algo)i;
+    return i >= 0;
 }
 
 const char *strata_tag_name(strata_tag tag)
@@ -101,15 +96,20 @@ const char *strata_tag_name(strata_tag tag)
     return (unsigned)tag < STRATA_TAG__COUNT ? tag_names[tag] : "";
 }
 
+bool strata_op_kind_from_name(const char *name, strata_op_kind *kind)
+{
+    int i = name_index(kind_names, 0, STRATA_OP__COUNT, name);
+    if (i >= 0)
+        *kind = (strata_op_kind)i;
+    return i >= 0;
+}
+
 bool strata_tag_from_name(const char *name, strata_tag *tag)
 {
-    for (unsigned t = 1; t < STRATA_TAG__COUNT; t++) {
-        if (strcmp(tag_names[t], name) == 0) {
-            *tag = (strata_tag)t;
-            return true;
-        }
-    }
-    return false;
+    int i = name_index(tag_names, 1, STRATA_TAG__COUNT, name);
+    if (i >= 0)
+        *tag = (strata_tag)i;
+    return i >= 0;
 }
 
 const char *strata_dtype_name(strata_dtype dtype)

@@ -230,6 +230,18 @@ typedef enum {
 
 static const char *algo_name_u(unsigned i) { return strata_algo_name((strata_algo)i); }
 
+/* "expected WHAT (one of NAMES), got 'value'" over the names 1..count. */
+static bool fail_enum(const line_ctx *lc, const char *value, const char *what, const char *(*name_of)(unsigned),
+                      unsigned count, GError **err)
+{
+    char *known = join_names(name_of, 1, count);
+    char *expected = g_strdup_printf("%s (one of %s)", what, known);
+    fail_got(lc, value, expected, err);
+    g_free(known);
+    g_free(expected);
+    return false;
+}
+
 /* axis=data or axis=data,model: mesh axis names [a-z][a-z0-9_]*. */
 static bool parse_axis(const line_ctx *lc, const char *value, strata_op *op, GError **err)
 {
@@ -274,25 +286,11 @@ static bool parse_attr(const line_ctx *lc, attr_id id, char *value, strata_op *o
     case ATTR_STREAM: return take_name(lc, value, "a stream name", &op->stream, err);
     case ATTR_UNIT: return take_name(lc, value, "a compute unit name", &op->memory, err);
     case ATTR_TAG:
-        if (!strata_tag_from_name(value, &op->tag)) {
-            char *known = join_names(tag_name_u, 1, STRATA_TAG__COUNT);
-            char *expected = g_strdup_printf("a tag (one of %s)", known);
-            fail_got(lc, value, expected, err);
-            g_free(known);
-            g_free(expected);
-            return false;
-        }
-        return true;
+        return strata_tag_from_name(value, &op->tag) ||
+               fail_enum(lc, value, "a tag", tag_name_u, STRATA_TAG__COUNT, err);
     case ATTR_DTYPE:
-        if (!strata_dtype_from_name(value, &op->dtype)) {
-            char *known = join_names(dtype_name_u, 1, STRATA_DTYPE__COUNT);
-            char *expected = g_strdup_printf("a dtype (one of %s)", known);
-            fail_got(lc, value, expected, err);
-            g_free(known);
-            g_free(expected);
-            return false;
-        }
-        return true;
+        return strata_dtype_from_name(value, &op->dtype) ||
+               fail_enum(lc, value, "a dtype", dtype_name_u, STRATA_DTYPE__COUNT, err);
     case ATTR_SHAPE: return parse_shape(lc, value, op, err);
     case ATTR_ADDR:
         if (!strata_parse_u64(value, &op->addr, NULL))
@@ -319,15 +317,8 @@ static bool parse_attr(const line_ctx *lc, attr_id id, char *value, strata_op *o
     case ATTR_NOTE: return take_name(lc, value, "a note (one word)", &op->note, err);
     case ATTR_AXIS: return parse_axis(lc, value, op, err);
     case ATTR_ALGO:
-        if (!strata_algo_from_name(value, &op->algo)) {
-            char *known = join_names(algo_name_u, 1, STRATA_ALGO__COUNT);
-            char *expected = g_strdup_printf("an algorithm (one of %s)", known);
-            fail_got(lc, value, expected, err);
-            g_free(known);
-            g_free(expected);
-            return false;
-        }
-        return true;
+        return strata_algo_from_name(value, &op->algo) ||
+               fail_enum(lc, value, "an algorithm", algo_name_u, STRATA_ALGO__COUNT, err);
     case ATTR_SHIFT: return parse_int_attr(lc, value, false, op, err);
     case ATTR_DEVICE: return parse_int_attr(lc, value, true, op, err);
     case ATTR__COUNT: break;
@@ -396,65 +387,58 @@ static bool missing(const line_ctx *lc, const char *what, GError **err)
     return fail_at(lc, lc->end, err, "expected %s, got end of line", what);
 }
 
+/* The next operand, a name: `what` says what it is; the message when the
+ * line ends says it follows the op's kind (first: true) or the destination. */
+static bool take_operand(const line_ctx *lc, char **cursor, const char *what, const strata_op *op, bool first,
+                         const char **out, GError **err)
+{
+    char *tok = next_token(cursor);
+    if (tok)
+        return take_name(lc, tok, what, out, err);
+    char *m = first ? g_strdup_printf("%s after '%s'", what, strata_op_kind_name(op->kind))
+                    : g_strdup_printf("%s after the destination", what);
+    missing(lc, m, err);
+    g_free(m);
+    return false;
+}
+
 /* Positional operands of each kind. *cursor is left after the last one. */
 static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GError **err)
 {
-    char *tok;
+    char *tok = NULL;
+    bool ok = true;
     switch (op->kind) {
     case STRATA_OP_ALLOC:
-        if (!(tok = next_token(cursor)))
-            return missing(lc, "a buffer name after 'alloc'", err);
-        if (!take_name(lc, tok, "a buffer name", &op->name, err))
-            return false;
-        if (!(tok = next_token(cursor)))
-            return missing(lc, "a size such as 4096, 64KiB or 1.5GiB after the buffer name", err);
-        if (!parse_size_value(lc, tok, &op->size, err))
-            return false;
+        ok = take_operand(lc, cursor, "a buffer name", op, true, &op->name, err);
+        if (ok && !(tok = next_token(cursor)))
+            ok = missing(lc, "a size such as 4096, 64KiB or 1.5GiB after the buffer name", err);
+        ok = ok && parse_size_value(lc, tok, &op->size, err);
         break;
     case STRATA_OP_FREE:
-    case STRATA_OP_RECORD:
-    case STRATA_OP_WAIT: {
-        const char *what = op->kind == STRATA_OP_FREE ? "a buffer name" : "an event name";
-        if (!(tok = next_token(cursor))) {
-            char *m = g_strdup_printf("%s after '%s'", what, strata_op_kind_name(op->kind));
-            missing(lc, m, err);
-            g_free(m);
-            return false;
-        }
-        if (!take_name(lc, tok, what, &op->name, err))
-            return false;
+    case STRATA_OP_ALL_REDUCE:
+        ok = take_operand(lc, cursor, "a buffer name", op, true, &op->name, err);
         break;
-    }
+    case STRATA_OP_RECORD:
+    case STRATA_OP_WAIT:
+        ok = take_operand(lc, cursor, "an event name", op, true, &op->name, err);
+        break;
+    case STRATA_OP_COMPUTE:
+        ok = take_operand(lc, cursor, "a label", op, true, &op->name, err);
+        break;
     case STRATA_OP_COPY:
     case STRATA_OP_ALL_GATHER:
     case STRATA_OP_REDUCE_SCATTER:
     case STRATA_OP_ALL_TO_ALL:
-    case STRATA_OP_COLLECTIVE_PERMUTE: {
-        char *m = g_strdup_printf("a destination buffer after '%s'", strata_op_kind_name(op->kind));
-        bool ok = (tok = next_token(cursor)) ? take_name(lc, tok, "a destination buffer name", &op->name, err)
-                                             : missing(lc, m, err);
-        g_free(m);
-        if (!ok)
-            return false;
-        if (!(tok = next_token(cursor)))
-            return missing(lc, "a source buffer after the destination", err);
-        if (!take_name(lc, tok, "a source buffer name", &op->src, err))
-            return false;
+    case STRATA_OP_COLLECTIVE_PERMUTE:
+        ok = take_operand(lc, cursor, "a destination buffer", op, true, &op->name, err) &&
+             take_operand(lc, cursor, "a source buffer", op, false, &op->src, err);
+        break;
+    default:
         break;
     }
-    case STRATA_OP_ALL_REDUCE:
-        if (!(tok = next_token(cursor)))
-            return missing(lc, "a buffer name after 'all-reduce'", err);
-        if (!take_name(lc, tok, "a buffer name", &op->name, err))
-            return false;
-        break;
-    case STRATA_OP_COMPUTE:
-        if (!(tok = next_token(cursor)))
-            return missing(lc, "a label after 'compute'", err);
-        if (!take_name(lc, tok, "a label", &op->name, err))
-            return false;
-        break;
-    case STRATA_OP_OPTION: {
+    if (!ok)
+        return false;
+    if (op->kind == STRATA_OP_OPTION) {
         if (!(tok = next_token(cursor)))
             return missing(lc, "KEY=VALUE after 'option'", err);
         char *eq = strchr(tok, '=');
@@ -470,11 +454,6 @@ static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GEr
         for (const unsigned char *p = (const unsigned char *)op->src; *p; p++)
             if (*p < 0x21 || *p == 0x7f)
                 return fail_got(lc, op->src, "a printable option value", err);
-        break;
-    }
-    case STRATA_OP_RELEASE:
-    case STRATA_OP__COUNT:
-        break;
     }
     /* Optional trailing positional: alloc's and release's MEMORY. */
     if (op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_RELEASE) {
