@@ -113,8 +113,6 @@ void strata_mesh_free(strata_mesh *m)
 const char *strata_mesh_text(const strata_mesh *m) { return m->text; }
 uint32_t strata_mesh_devices(const strata_mesh *m) { return m->devices; }
 uint32_t strata_mesh_axis_count(const strata_mesh *m) { return m->n_axes; }
-const char *strata_mesh_axis_name(const strata_mesh *m, uint32_t axis) { return m->names[axis]; }
-uint32_t strata_mesh_axis_size(const strata_mesh *m, uint32_t axis) { return m->sizes[axis]; }
 
 bool strata_mesh_axes(const strata_mesh *m, const char *axes, uint32_t *mask, GError **err)
 {

@@ -458,7 +458,7 @@ bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size,
 const GPtrArray *strata_checker_option_keys(const strata_checker *c) { return c->option_keys; }
 
 void strata_checker_set_devices(strata_checker *c, uint32_t devices) { c->devices = devices; }
-const strata_mesh *strata_checker_mesh(const strata_checker *c) { return c->mesh; }
+
 
 const char *strata_checker_option(const strata_checker *c, const char *key)
 {

@@ -81,7 +81,6 @@ const GPtrArray *strata_checker_option_keys(const strata_checker *c);
 const char *strata_checker_option(const strata_checker *c, const char *key);
 /* The hardware's device count (0: not known, the default), for the checks above. */
 void strata_checker_set_devices(strata_checker *c, uint32_t devices);
-/* The trace's mesh (option mesh=), or NULL. */
-const strata_mesh *strata_checker_mesh(const strata_checker *c);
+
 
 #endif
