@@ -2,7 +2,7 @@
 # install-deps.sh: installs what strata needs on Debian 12, only what is missing.
 # Usage: bash scripts/install-deps.sh [--test]   (--test adds the test-only tools)
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config libsimgrid-dev libglib2.0-dev libjson-glib-dev check
+pkgs=(build-essential cmake pkg-config libsimgrid-dev libglib2.0-dev libjson-glib-dev zlib1g-dev check
       python3 python3-matplotlib)
 if [ "${1:-}" = "--test" ]; then
   # clang: libFuzzer targets and sanitizer runtime; valgrind: memcheck of the CLI;

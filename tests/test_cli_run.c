@@ -2,10 +2,12 @@
  * test_cli_run.c: `strata run` end to end: the summary, --json keys and
  * values, --set overrides, out of memory (exit 1, results written), every
  * class of malformed input (exit 2 naming the file and line), unwritable
- * outputs (exit 2 before any work), --help, determinism.
+ * outputs (exit 2 before any work), --help, determinism; the timeline written
+ * while running, plain and gzip-compressed.
  */
 #include <glib/gstdio.h>
 #include <string.h>
+#include <zlib.h>
 #include <json-glib/json-glib.h>
 #include "testutil.h"
 
@@ -106,9 +108,9 @@ START_TEST(out_of_memory_exits_1_with_results)
 {
     char *hw = hw_path(), *trace = example("pcie-copy.trace");
     char *dir = strata_test_temp_dir();
-    char *json = g_build_filename(dir, "r.json", NULL);
+    char *json = g_build_filename(dir, "r.json", NULL), *timeline = g_build_filename(dir, "t.json", NULL);
     strata_cli_result r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--set",
-                                          "memory.hbm.capacity=512MiB", "--json", json, NULL);
+                                          "memory.hbm.capacity=512MiB", "--json", json, "--timeline", timeline, NULL);
     ck_assert_msg(r.status == 1, "status %d: %s", r.status, r.err);
     ck_assert_msg(strstr(r.out, "OUT OF MEMORY at op 1") != NULL, "%s", r.out);
     JsonParser *p = NULL;
@@ -122,10 +124,79 @@ START_TEST(out_of_memory_exits_1_with_results)
     ck_assert_int_eq(json_object_get_int_member(oom, "free_bytes"), 536870912);
     ck_assert_int_eq(json_object_get_int_member(oom, "largest_free_bytes"), 536870912);
     g_object_unref(p);
+    o = load_json(timeline, &p); /* the timeline written while running ends with the oom status */
+    ck_assert_str_eq(json_object_get_string_member(json_object_get_object_member(o, "otherData"), "status"), "oom");
+    g_object_unref(p);
+    g_remove(timeline);
+    g_free(timeline);
     strata_cli_result_clear(&r);
     g_remove(json);
     g_rmdir(dir);
     g_free(json);
+    g_free(dir);
+    g_free(hw);
+    g_free(trace);
+}
+END_TEST
+
+/* The whole decompressed content of a gzip file. */
+static GString *gunzip_file(const char *path)
+{
+    gzFile gz = gzopen(path, "rb");
+    ck_assert_msg(gz != NULL, "cannot open %s", path);
+    GString *text = g_string_new(NULL);
+    char chunk[4096];
+    int n;
+    while ((n = gzread(gz, chunk, sizeof chunk)) > 0)
+        g_string_append_len(text, chunk, n);
+    ck_assert_int_eq(n, 0);
+    ck_assert_int_eq(gzclose(gz), Z_OK);
+    return text;
+}
+
+/* pcie-copy: a 1 GiB copy host->hbm over pcie takes 2^30 / 16e9 + 1 us =
+ * 67109.864 us, on stream main and on link pcie; `--timeline t.json.gz` is
+ * the same timeline, gzip-compressed, and both are Chrome trace JSON. */
+START_TEST(timeline_plain_and_gzip)
+{
+    char *hw = hw_path(), *trace = example("pcie-copy.trace");
+    char *dir = strata_test_temp_dir();
+    char *plain = g_build_filename(dir, "t.json", NULL), *gz = g_build_filename(dir, "t.json.gz", NULL);
+    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--timeline", plain, NULL);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--timeline", gz, NULL);
+    ck_assert_msg(r.status == 0, "status %d: %s", r.status, r.err);
+    strata_cli_result_clear(&r);
+    char *want = NULL;
+    ck_assert(g_file_get_contents(plain, &want, NULL, NULL));
+    GString *got = gunzip_file(gz);
+    ck_assert_str_eq(got->str, want);
+    JsonParser *p = json_parser_new();
+    GError *err = NULL;
+    ck_assert_msg(json_parser_load_from_data(p, got->str, (gssize)got->len, &err), "%s", err ? err->message : "");
+    JsonObject *root = json_node_get_object(json_parser_get_root(p));
+    JsonObject *other = json_object_get_object_member(root, "otherData");
+    ck_assert_str_eq(json_object_get_string_member(other, "status"), "ok");
+    JsonArray *events = json_object_get_array_member(root, "traceEvents");
+    guint copies = 0;
+    for (guint i = 0; i < json_array_get_length(events); i++) {
+        JsonObject *e = json_array_get_object_element(events, i);
+        if (strcmp(json_object_get_string_member(e, "ph"), "X") != 0 ||
+            strcmp(json_object_get_string_member(e, "name"), "copy dst") != 0)
+            continue;
+        copies++;
+        ck_assert_double_eq_tol(json_object_get_double_member(e, "dur"), 67109.864, 1e-6);
+    }
+    ck_assert_uint_eq(copies, 2); /* stream main and link pcie */
+    g_object_unref(p);
+    g_string_free(got, TRUE);
+    g_free(want);
+    g_remove(plain);
+    g_remove(gz);
+    g_rmdir(dir);
+    g_free(plain);
+    g_free(gz);
     g_free(dir);
     g_free(hw);
     g_free(trace);
@@ -292,6 +363,7 @@ static Suite *cli_run_suite(void)
     tcase_add_test(t, pcie_copy_summary_and_json);
     tcase_add_test(t, same_inputs_give_identical_json);
     tcase_add_test(t, out_of_memory_exits_1_with_results);
+    tcase_add_test(t, timeline_plain_and_gzip);
     tcase_add_test(t, json_to_stdout_moves_summary_to_stderr);
     tcase_add_test(t, help_documents_every_option);
     tcase_add_test(t, policy_pad_reports_padding);

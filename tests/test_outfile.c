@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <glib/gstdio.h>
+#include <zlib.h>
 #include "testutil.h"
 #include "core/error.h"
 #include "core/outfile.h"
@@ -145,6 +146,45 @@ START_TEST(write_file_atomic)
 }
 END_TEST
 
+/* With strata_outfile_gzip(), a ".gz" path is written gzip-compressed: 200,000 bytes (several chunks of
+ * the compressing stream) decompress to what was written; an aborted one
+ * leaves nothing behind. */
+START_TEST(gz_path_is_compressed)
+{
+    char *dir = strata_test_temp_dir();
+    char *path = g_build_filename(dir, "a.json.gz", NULL);
+    GString *want = g_string_new(NULL);
+    for (int i = 0; want->len < 200000; i++)
+        g_string_append_printf(want, "line %d\n", i);
+    GError *err = NULL;
+    strata_outfile *out = strata_outfile_open(path, &err);
+    ck_assert_ptr_nonnull(out);
+    ck_assert(strata_outfile_gzip(out, &err));
+    ck_assert_uint_eq(fwrite(want->str, 1, want->len, strata_outfile_stream(out)), want->len);
+    ck_assert_msg(strata_outfile_commit(out, &err), "%s", err ? err->message : "");
+    gzFile gz = gzopen(path, "rb");
+    ck_assert_ptr_nonnull(gz);
+    char *got = g_malloc(want->len + 1);
+    ck_assert_int_eq(gzread(gz, got, (unsigned)want->len + 1), (int)want->len);
+    ck_assert_int_eq(gzclose(gz), Z_OK);
+    ck_assert(memcmp(got, want->str, want->len) == 0);
+    GStatBuf st;
+    ck_assert_int_eq(g_stat(path, &st), 0);
+    ck_assert_int_lt(st.st_size, (goffset)want->len / 4); /* compressed */
+    g_unlink(path);
+    out = strata_outfile_open(path, &err);
+    ck_assert(strata_outfile_gzip(out, &err));
+    fputs("partial", strata_outfile_stream(out));
+    strata_outfile_abort(out);
+    ck_assert_uint_eq(count_entries(dir), 0);
+    g_free(got);
+    g_string_free(want, TRUE);
+    g_rmdir(dir);
+    g_free(path);
+    g_free(dir);
+}
+END_TEST
+
 /* A target that is not a regular file (a device such as /dev/null, here a
  * FIFO) is written in place: renaming a temporary over it (as root, for
  * /dev/null) would replace it with a plain file. */
@@ -207,6 +247,7 @@ int main(void)
     tcase_add_test(tc, abort_leaves_old_content);
     tcase_add_test(tc, unwritable_is_an_error_at_open);
     tcase_add_test(tc, write_file_atomic);
+    tcase_add_test(tc, gz_path_is_compressed);
     tcase_add_test(tc, stdout_dash);
     tcase_add_test(tc, special_file_written_in_place);
     suite_add_tcase(s, tc);

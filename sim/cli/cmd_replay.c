@@ -40,7 +40,7 @@ static int replay_main(strata_job *job, replay_args *a)
     strata_job_input(job, "--hw", a->b.hw);
     strata_job_input(job, "--trace", a->b.trace);
     if (!strata_job_output(job, "--json", a->b.json, &json, &err) ||
-        !strata_job_output(job, "--timeline", a->timeline, &timeline, &err))
+        !strata_job_output_timeline(job, a->timeline, &timeline, &err))
         goto done;
     if ((a->b.hw && !(hw = strata_hw_load(a->b.hw, NULL, &err))) || !(src = strata_trace_open(a->b.trace, &err)))
         goto done;

@@ -8,9 +8,10 @@
  *     before any work;
  *  3. load the hardware model (with --set overrides), open the trace and
  *     apply the policies in order;
- *  4. run the engine; bad input anywhere is exit 2 with FILE:LINE;
- *  5. write the JSON and the timeline, print the summary; exit 1 when the
- *     simulated program ran out of memory, else 0.
+ *  4. run the engine, which writes the timeline into its temporary file as
+ *     the run goes; bad input anywhere is exit 2 with FILE:LINE;
+ *  5. write the JSON, commit the timeline, print the summary; exit 1 when
+ *     the simulated program ran out of memory, else 0.
  */
 #include <stdio.h>
 #include <string.h>
@@ -83,8 +84,8 @@ int strata_cmd_run(int argc, char **argv)
         {"json", 0, 0, G_OPTION_ARG_FILENAME, &a.json,
          "Write the results as JSON ('-' = standard output; the summary then goes to standard error)", "OUT"},
         {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &a.timeline,
-         "Write a Chrome trace-event / Perfetto timeline: a track per stream, link and memory, "
-         "memory counters", "OUT.json"},
+         "Write a Chrome trace-event / Perfetto timeline while running: a track per stream, link and memory, "
+         "memory counters (OUT.json.gz: gzip-compressed)", "OUT.json"},
         {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.check_allocators,
          "Check every allocator's invariants after each op (slow; for debugging allocators)", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "Do not print the summary", NULL},
@@ -116,7 +117,7 @@ int strata_cmd_run(int argc, char **argv)
     strata_job_input(job, "--hw", a.hw);
     strata_job_input(job, "--trace", a.trace);
     if (!strata_job_output(job, "--json", a.json, &json_out, &err) ||
-        !strata_job_output(job, "--timeline", a.timeline, &timeline_out, &err))
+        !strata_job_output_timeline(job, a.timeline, &timeline_out, &err))
         goto done;
     const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;
     strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
@@ -127,7 +128,7 @@ int strata_cmd_run(int argc, char **argv)
         goto done;
     strata_engine_options opt;
     strata_engine_options_init(&opt);
-    opt.record_spans = a.timeline != NULL;
+    opt.timeline = timeline_out ? strata_outfile_stream(timeline_out) : NULL; /* written while running */
     opt.check_allocators = a.check_allocators;
     opt.allocator = a.allocator;
     strata_job_doing(job, "simulating %s", trace_name);
@@ -135,7 +136,7 @@ int strata_cmd_run(int argc, char **argv)
         goto done;
     strata_job_doing(job, "writing the results");
     if (!strata_job_commit_results(job, &json_out, results, &err) ||
-        !strata_job_commit_timeline(job, &timeline_out, results, &err))
+        !strata_job_commit(job, &timeline_out, true, &err))
         goto done;
     if (!a.quiet)
         strata_results_print_summary(results, strata_job_human(job));

@@ -176,6 +176,11 @@ bool strata_job_output(strata_job *job, const char *option, const char *path, st
     return *out != NULL;
 }
 
+bool strata_job_output_timeline(strata_job *job, const char *path, strata_outfile **out, GError **err)
+{
+    return strata_job_output(job, "--timeline", path, out, err) && (!*out || strata_outfile_gzip(*out, err));
+}
+
 FILE *strata_job_human(const strata_job *job) { return job->stdout_option ? stderr : stdout; }
 
 void strata_job_doing(strata_job *job, const char *fmt, ...)

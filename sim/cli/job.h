@@ -68,6 +68,10 @@ void strata_job_input(strata_job *job, const char *option, const char *path);
 bool strata_job_output(strata_job *job, const char *option, const char *path, strata_outfile **out,
                        GError **err);
 
+/* strata_job_output() for --timeline: a path ending in ".gz" is written
+ * gzip-compressed (outfile.h). */
+bool strata_job_output_timeline(strata_job *job, const char *path, strata_outfile **out, GError **err);
+
 /* Standard error when an output is standard output, else standard output. */
 FILE *strata_job_human(const strata_job *job);
 

@@ -22,6 +22,7 @@
  */
 #include "core/outfile.h"
 #include "core/error.h"
+#include "core/gzstream.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -33,6 +34,7 @@ struct strata_outfile {
     char *path;     /* target as given */
     char *tmp_path; /* NULL for stdout */
     FILE *stream;
+    FILE *gz;                /* compresses into stream for a ".gz" path; NULL: none */
     strata_outfile_set *set; /* NULL: none */
     bool direct;             /* written in place: an existing non-regular target */
 };
@@ -205,7 +207,32 @@ strata_outfile *strata_outfile_open_in(strata_outfile_set *set, const char *path
     return out;
 }
 
-FILE *strata_outfile_stream(strata_outfile *out) { return out->stream; }
+FILE *strata_outfile_stream(strata_outfile *out) { return out->gz ? out->gz : out->stream; }
+
+bool strata_outfile_gzip(strata_outfile *out, GError **err)
+{
+    if (!strata_gzip_path(out->path) || out->gz)
+        return true;
+    out->gz = strata_gzip_stream(out->stream);
+    if (out->gz == NULL) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': cannot start gzip: %s", out->path,
+                    g_strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* Ends the gzip stream, if any, into the file; false when a write failed. */
+static bool end_gzip(strata_outfile *out)
+{
+    if (out->gz == NULL)
+        return true;
+    bool ok = !ferror(out->gz);
+    if (fclose(out->gz) != 0)
+        ok = false;
+    out->gz = NULL;
+    return ok;
+}
 
 const char *strata_outfile_path(const strata_outfile *out) { return out->path; }
 
@@ -219,8 +246,9 @@ static void outfile_release(strata_outfile *out)
 
 bool strata_outfile_commit(strata_outfile *out, GError **err)
 {
+    bool gz_ok = end_gzip(out);
     if (out->tmp_path == NULL) { /* stdout, or a special file written in place */
-        bool ok = fflush(out->stream) == 0 && !ferror(out->stream);
+        bool ok = gz_ok && fflush(out->stream) == 0 && !ferror(out->stream);
         if (out->direct && fclose(out->stream) != 0)
             ok = false;
         if (!ok)
@@ -230,8 +258,8 @@ bool strata_outfile_commit(strata_outfile *out, GError **err)
         outfile_release(out);
         return ok;
     }
-    int e = 0;
-    if (fflush(out->stream) != 0 || ferror(out->stream))
+    int e = gz_ok ? 0 : EIO;
+    if (e == 0 && (fflush(out->stream) != 0 || ferror(out->stream)))
         e = errno ? errno : EIO;
     if (e == 0 && fsync(fileno(out->stream)) != 0 && errno != EINVAL)
         e = errno;
@@ -256,6 +284,7 @@ void strata_outfile_abort(strata_outfile *out)
     if (out == NULL)
         return;
     set_leave(out);
+    end_gzip(out);
     if (out->direct && out->stream)
         fclose(out->stream);
     if (out->tmp_path) {
@@ -271,7 +300,7 @@ bool strata_write_file_atomic(const char *path, const char *data, gsize len, GEr
     strata_outfile *out = strata_outfile_open(path, err);
     if (out == NULL)
         return false;
-    if (len > 0 && fwrite(data, 1, len, out->stream) != len) {
+    if (len > 0 && fwrite(data, 1, len, strata_outfile_stream(out)) != len) {
         int e = errno;
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", path,
                     g_strerror(e));

@@ -6,6 +6,9 @@
  * temporary file beside it; strata_outfile_commit() flushes, fsyncs and
  * renames it over the path; strata_outfile_abort() removes the temporary.
  * The path "-" means standard output (commit flushes, abort does nothing).
+ * strata_outfile_gzip() makes an output whose path ends in ".gz" gzip-
+ * compressed as it is written (core/gzstream.h): strata_outfile_stream() is
+ * then the compressing stream, and commit ends the gzip data before renaming.
  *
  * Invariant: whatever happens, the file at `path` is either its old content
  * or the complete new content.
@@ -37,6 +40,10 @@ strata_outfile *strata_outfile_open(const char *path, GError **err);
 /* The same, registered in `set` (NULL: none) until commit or abort. */
 strata_outfile *strata_outfile_open_in(strata_outfile_set *set, const char *path, GError **err);
 FILE *strata_outfile_stream(strata_outfile *out);
+/* For a path ending in ".gz" (else nothing to do): what is written from now
+ * on is gzip-compressed. Call before the first write; false with err when
+ * zlib cannot start (the caller aborts). */
+bool strata_outfile_gzip(strata_outfile *out, GError **err);
 const char *strata_outfile_path(const strata_outfile *out);
 bool strata_outfile_commit(strata_outfile *out, GError **err); /* frees out */
 void strata_outfile_abort(strata_outfile *out);                 /* frees out; NULL ok */

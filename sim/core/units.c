@@ -277,6 +277,18 @@ bool strata_parse_flops(const char *text, double *flops, GError **err)
 
 static const char *const binary_prefixes[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 
+size_t strata_format_u64(char buf[STRATA_U64_DIGITS], uint64_t v)
+{
+    char tmp[STRATA_U64_DIGITS];
+    size_t n = 0;
+    do {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    memcpy(buf, tmp + sizeof tmp - n, n);
+    return n;
+}
+
 char *strata_format_size(uint64_t bytes)
 {
     if (bytes < 1024)

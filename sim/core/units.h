@@ -36,5 +36,9 @@ char *strata_format_time(double seconds);          /* "67.109 ms", "1.000 us" */
 char *strata_format_time_exact(double seconds);    /* round-trips: "250ns", "0.0671s" */
 char *strata_format_bandwidth(double bytes_per_s); /* "16.00 GB/s" */
 char *strata_format_flop_rate(double flops_per_s); /* "197.0 TFLOP/s" */
+/* The decimal digits of v into buf (no NUL, no allocation: for writers that
+ * print a number per event); returns how many. */
+#define STRATA_U64_DIGITS 20
+size_t strata_format_u64(char buf[STRATA_U64_DIGITS], uint64_t v);
 
 #endif

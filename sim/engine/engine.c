@@ -45,6 +45,7 @@
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include "core/error.h"
+#include "results/timeline.h"
 
 typedef struct engine_ctx engine_ctx;
 
@@ -78,6 +79,7 @@ struct engine_ctx {
     engine_stream *streams;
     uint32_t n_streams;
     engine_events *events;
+    strata_timeline *timeline; /* opt->timeline's writer, or NULL */
     uint64_t ops_done;
     bool stopped;
     GError *error;
@@ -118,36 +120,47 @@ static void fail_run(engine_ctx *ctx, GError *err)
     stop_all(ctx);
 }
 
+static bool spans_wanted(const engine_ctx *ctx)
+{
+    return ctx->opt->record_spans || ctx->opt->timeline;
+}
+
 static void add_span(engine_ctx *ctx, const engine_op *e, double start, double end)
 {
-    if (!ctx->opt->record_spans)
+    if (!spans_wanted(ctx))
         return;
     const strata_bound_op *op = &e->bound;
-    strata_op_span *s = strata_results_add_span(ctx->results, e->label);
-    s->op_index = op->index;
-    s->line = op->line;
-    s->kind = op->kind;
-    s->stream = op->stream;
-    s->start_s = start;
-    s->end_s = end;
-    s->bytes = op->bytes;
+    strata_op_span s = {
+        .op_index = op->index,
+        .line = op->line,
+        .kind = op->kind,
+        .stream = op->stream,
+        .start_s = start,
+        .end_s = end,
+        .bytes = op->bytes,
+        .memory = -1,
+        .src_memory = -1,
+        .dst_memory = -1,
+        .label = e->label,
+    };
     if (op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_FREE)
-        s->memory = (int32_t)op->memory;
+        s.memory = (int32_t)op->memory;
     if (op->kind == STRATA_OP_COPY) {
-        s->src_memory = (int32_t)op->src_memory;
-        s->dst_memory = (int32_t)op->dst_memory;
+        s.src_memory = (int32_t)op->src_memory;
+        s.dst_memory = (int32_t)op->dst_memory;
         const strata_hop *hops = NULL;
         uint32_t n = 0;
         strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
         for (uint32_t i = 0; i < n; i++)
             if (hops[i].link < 64)
-                s->link_mask |= (uint64_t)1 << hops[i].link;
+                s.link_mask |= (uint64_t)1 << hops[i].link;
     }
+    strata_results_put_span(ctx->results, &s);
 }
 
 static void add_sample(engine_ctx *ctx, const engine_buffer *b, int64_t delta)
 {
-    if (!ctx->opt->record_spans)
+    if (!spans_wanted(ctx))
         return;
     strata_alloc_stats st;
     strata_allocator_stats(ctx->mems.mem[b->memory].allocator, &st);
@@ -351,7 +364,22 @@ static void stream_main(int argc, char **argv)
     }
 }
 
-/* The results, in declaration / first-appearance order. */
+/* Lists the results' memories, links, streams and units by name, in
+ * declaration / first-appearance order, before the run (a timeline names
+ * its tracks after them); fill_results() fills them in at the end. */
+static void list_results(engine_ctx *ctx)
+{
+    strata_results *r = ctx->results;
+    for (uint32_t i = 0; i < ctx->mems.n; i++)
+        strata_results_add_memory(r, ctx->mems.mem[i].spec->name);
+    for (uint32_t i = 0; i < strata_hw_link_count(ctx->hw); i++)
+        strata_results_add_link(r, strata_hw_link(ctx->hw, i)->name);
+    for (uint32_t i = 0; i < ctx->n_streams; i++)
+        strata_results_add_stream(r, engine_feed_stream_name(ctx->feed, i));
+    for (uint32_t i = 0; i < strata_hw_compute_count(ctx->hw); i++)
+        strata_results_add_compute(r, strata_hw_compute(ctx->hw, i)->name);
+}
+
 static void fill_results(engine_ctx *ctx, const strata_source *src)
 {
     strata_results *r = ctx->results;
@@ -361,27 +389,27 @@ static void fill_results(engine_ctx *ctx, const strata_source *src)
     r->makespan_s = end;
     r->ops = ctx->ops_done;
     for (uint32_t i = 0; i < ctx->mems.n; i++) {
-        strata_memory_result *m = strata_results_add_memory(r, ctx->mems.mem[i].spec->name);
+        strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
         engine_memory_fill_result(&ctx->mems.mem[i], m);
         m->port_bytes = ctx->port_bytes[i];
         m->port_busy_s = ctx->ports[i].busy_s + (ctx->ports[i].active ? end - ctx->ports[i].since : 0.0);
     }
     for (uint32_t i = 0; i < strata_hw_link_count(ctx->hw); i++) {
         activity_clock *c = &ctx->links[i];
-        strata_link_result *l = strata_results_add_link(r, strata_hw_link(ctx->hw, i)->name);
+        strata_link_result *l = &g_array_index(r->links, strata_link_result, i);
         l->bytes = ctx->link_bytes[i];
         l->busy_s = c->busy_s + (c->active ? end - c->since : 0.0);
     }
     for (uint32_t i = 0; i < ctx->n_streams; i++) {
         engine_stream *s = &ctx->streams[i];
-        strata_stream_result *sr = strata_results_add_stream(r, engine_feed_stream_name(ctx->feed, i));
+        strata_stream_result *sr = &g_array_index(r->streams, strata_stream_result, i);
         sr->ops = s->ops;
         sr->busy_s = s->busy_s + (s->busy_since >= 0 ? end - s->busy_since : 0.0);
         sr->stall_s = s->stall_s + (s->stall_since >= 0 ? end - s->stall_since : 0.0);
     }
     for (uint32_t i = 0; i < strata_hw_compute_count(ctx->hw); i++) {
         activity_clock *c = &ctx->units[i];
-        strata_compute_result *cr = strata_results_add_compute(r, strata_hw_compute(ctx->hw, i)->name);
+        strata_compute_result *cr = &g_array_index(r->compute, strata_compute_result, i);
         cr->busy_s = c->busy_s + (c->active ? end - c->since : 0.0);
         cr->flops = ctx->unit_flops[i];
     }
@@ -402,6 +430,7 @@ static void ctx_clear(engine_ctx *ctx)
     engine_feed_free(ctx->feed);
     engine_memories_clear(&ctx->mems);
     strata_results_free(ctx->results);
+    strata_timeline_free(ctx->timeline);
     if (ctx->error)
         g_error_free(ctx->error);
 }
@@ -409,6 +438,7 @@ static void ctx_clear(engine_ctx *ctx)
 void strata_engine_options_init(strata_engine_options *opt)
 {
     opt->record_spans = false;
+    opt->timeline = NULL;
     opt->check_allocators = false;
     opt->allocator = NULL;
 }
@@ -430,10 +460,9 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         return false;
     }
     ctx.results = strata_results_new("engine");
-    if (opt->record_spans) {
+    if (opt->record_spans)
         strata_results_enable_spans(ctx.results);
-        engine_feed_keep_labels(ctx.feed, true);
-    }
+    engine_feed_keep_labels(ctx.feed, spans_wanted(&ctx));
     uint32_t n_links = strata_hw_link_count(hw), n_units = strata_hw_compute_count(hw);
     ctx.links = g_new0(activity_clock, n_links ? n_links : 1);
     ctx.link_bytes = g_new0(uint64_t, n_links ? n_links : 1);
@@ -445,6 +474,11 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.events = engine_events_new(engine_feed_event_count(ctx.feed));
     ctx.n_streams = engine_feed_stream_count(ctx.feed);
     ctx.streams = g_new0(engine_stream, ctx.n_streams ? ctx.n_streams : 1);
+    list_results(&ctx);
+    if (opt->timeline) {
+        ctx.timeline = strata_timeline_new(opt->timeline, ctx.results, true, true);
+        ctx.results->timeline = ctx.timeline;
+    }
     sg_host_t home = ctx.hosts.mem[strata_hw_default_memory(hw)];
     for (uint32_t i = 0; i < ctx.n_streams; i++) {
         engine_stream *s = &ctx.streams[i];
@@ -464,6 +498,10 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         return false;
     }
     fill_results(&ctx, src);
+    if (ctx.timeline) {
+        strata_timeline_finish(ctx.timeline); /* a failed write shows on the stream (ferror) */
+        ctx.results->timeline = NULL;
+    }
     *out = ctx.results;
     ctx.results = NULL;
     ctx_clear(&ctx);

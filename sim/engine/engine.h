@@ -26,6 +26,8 @@
 
 typedef struct strata_engine_options {
     bool record_spans;          /* fill results->spans and mem_samples */
+    FILE *timeline;             /* write the spans and samples there as a timeline while running
+                                 * (results/timeline.h) instead of keeping them; NULL: none */
     bool check_allocators;      /* strata_allocator_check() after every op */
     const char *allocator;      /* override every memory's allocator (spec), or NULL */
 } strata_engine_options;

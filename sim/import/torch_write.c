@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/units.h"
 #include "import/torch.h"
 #include "trace/writer.h"
 
@@ -45,13 +46,8 @@ static bool puts_(line *l, const char *s) { return put(l, s, strlen(s)); }
 
 static bool put_u64(line *l, uint64_t v)
 {
-    char tmp[24];
-    size_t n = 0;
-    do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
-    return put(l, tmp + sizeof tmp - n, n);
+    char digits[STRATA_U64_DIGITS];
+    return put(l, digits, strata_format_u64(digits, v));
 }
 
 static bool put_hex(line *l, uint64_t v)

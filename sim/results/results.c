@@ -7,10 +7,12 @@
  *  2. appenders keep insertion order, which is the order writers emit (the
  *     producer appends in a deterministic order: hardware declaration order
  *     for memories, links and units; first appearance for streams);
- *  3. spans and mem_samples are NULL until strata_results_enable_spans().
+ *  3. spans and mem_samples are NULL until strata_results_enable_spans();
+ *     while a timeline is set, spans and samples go to it and are not kept.
  */
 #include "results/results.h"
 #include <string.h>
+#include "results/timeline.h"
 
 static void memory_clear(gpointer p)
 {
@@ -166,8 +168,23 @@ strata_op_span *strata_results_add_span(strata_results *r, const char *label)
     return s;
 }
 
+void strata_results_put_span(strata_results *r, const strata_op_span *s)
+{
+    if (r->timeline) {
+        strata_timeline_span(r->timeline, s);
+        return;
+    }
+    strata_op_span *kept = strata_results_add_span(r, NULL);
+    *kept = *s;
+    kept->label = g_strdup(s->label);
+}
+
 void strata_results_add_sample(strata_results *r, const strata_mem_sample *s)
 {
+    if (r->timeline) {
+        strata_timeline_sample(r->timeline, s);
+        return;
+    }
     strata_results_enable_spans(r);
     g_array_append_val(r->mem_samples, *s);
 }

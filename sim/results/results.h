@@ -115,6 +115,9 @@ typedef struct strata_results {
     GArray *compute;            /* strata_compute_result */
     GArray *spans;              /* strata_op_span, or NULL when not recorded */
     GArray *mem_samples;        /* strata_mem_sample, or NULL when not recorded */
+    /* While set (borrowed, timeline.h), spans and samples are written there
+     * as they come instead of being kept in spans and mem_samples. */
+    struct strata_timeline *timeline;
     JsonObject *extra;          /* more top-level keys (owned; may be NULL) */
 } strata_results;
 
@@ -132,6 +135,8 @@ void strata_results_set_oom(strata_results *r, uint64_t op_index, uint64_t line,
                             uint64_t free_bytes, uint64_t largest_free);
 void strata_results_enable_spans(strata_results *r);
 strata_op_span *strata_results_add_span(strata_results *r, const char *label);
+/* A finished span (its label copied), or written to r->timeline when set. */
+void strata_results_put_span(strata_results *r, const strata_op_span *s);
 void strata_results_add_sample(strata_results *r, const strata_mem_sample *s);
 /* Top-level extension key (takes node). */
 void strata_results_set_extra(strata_results *r, const char *key, JsonNode *node);

@@ -1,8 +1,8 @@
 /*
  * timeline.c: a run's spans and memory samples as a Chrome trace-event /
- * Perfetto JSON timeline (strata_results_write_timeline, results.h). It
- * opens in ui.perfetto.dev and chrome://tracing, and viz/ reads it for the
- * memory, address-space and link plots.
+ * Perfetto JSON timeline (timeline.h; strata_results_write_timeline in
+ * results.h). It opens in ui.perfetto.dev and chrome://tracing, and viz/
+ * reads it for the memory, address-space and link plots.
  *
  * Layout (pids and tids are small integers, names come from "M" metadata):
  *   pid 1 "streams"   one track per stream: an "X" event per op
@@ -13,29 +13,37 @@
  *   pid 3 "memories"  per memory: an "X" event per buffer lifetime, with
  *                     args {offset, size, tag, buffer} (the address-space
  *                     map), a counter "NAME in use" {allocated, reserved}
- *                     and a counter "NAME by tag" {TAG: bytes...}
+ *                     and a counter "NAME by tag" {TAG: bytes} over the
+ *                     tags the memory has seen so far
  * Times are microseconds (ts, dur), printed exactly from whole nanoseconds.
+ * "otherData" (producer, hardware, status, makespan, memories) comes after
+ * "traceEvents", since status and makespan are known only at the end.
  *
- * The file is streamed: each event is written as it is made (a lane's
- * thread_name metadata when the lane opens), so memory stays bounded by the
- * live buffers and the open lanes, not by the size of the timeline.
+ * The file is streamed: each event is formatted as it is made (a lane's
+ * thread_name metadata when the lane opens) into a buffer written out in
+ * chunks, with hand-rolled number formatting (this runs for every op of a
+ * run). Memory stays bounded by the live buffers and the open lanes, not
+ * by the size of the timeline: no per-event allocation.
  *
  * Invariants:
  *  1. events on one track never overlap: an event that would overlap the
  *     last one on its track goes on the track's next lane ("pcie #2"), so
  *     every track nests properly in every viewer; thread_sort_index keeps
  *     a track's lanes together, in the order stream, link, memory tracks;
- *  2. the output depends only on the results (deterministic bytes);
- *  3. the file is written atomically (core/outfile.h).
+ *  2. the output depends only on the calls made (deterministic bytes);
+ *  3. strata_results_write_timeline() writes atomically (core/outfile.h).
  */
+#include "results/timeline.h"
 #include <math.h>
 #include <string.h>
 #include "core/error.h"
 #include "core/outfile.h"
-#include "results/results.h"
+#include "core/units.h"
 
 enum { PID_STREAMS = 1, PID_LINKS = 2, PID_MEMORIES = 3 };
 enum { LANES_PER_TRACK = 100000 }; /* sort index stride between tracks */
+enum { FLUSH_AT = 1 << 16 };       /* bytes of pending output written at once */
+enum { MASK_LINKS = 64 };          /* links a span's link_mask can name */
 
 /* A lane: its tid and the latest end of the events on it. */
 typedef struct lane {
@@ -53,14 +61,35 @@ typedef struct track {
     GArray *heap;       /* lane */
 } track;
 
-typedef struct timeline {
+/* A buffer between its alloc sample and its free sample. */
+typedef struct live_buffer {
+    double start;
+    uint64_t offset, size, id;
+    uint32_t memory;
+    strata_tag tag;
+    guint next_free;    /* free list of slots, index + 1 (0: end) */
+} live_buffer;
+
+struct strata_timeline {
     FILE *out;
-    GString *buf;        /* one event at a time */
+    const strata_results *r;
+    GString *buf;        /* pending output, written at FLUSH_AT */
+    GString *args;       /* an event's args, reused */
     bool first_event;
     GPtrArray *tracks;   /* track *, in creation order */
     int next_tid;        /* tids are unique across the file */
     GHashTable *by_name; /* "pid/name" -> track */
-} timeline;
+    GPtrArray *stream_tracks, *link_tracks, *buffer_tracks; /* by index, filled lazily */
+    /* Buffer lifetimes: key (memory << 48 ^ id) -> slot + 1 in `slots`. */
+    GHashTable *live;
+    GArray *slots;       /* live_buffer */
+    guint free_slot;     /* head of the slots' free list, index + 1 */
+    GArray *order;       /* keys in alloc order, for the buffers live at the end */
+    /* Counters: bytes per tag, and the tags seen, per memory. */
+    int64_t *by_tag;
+    bool *tag_seen;
+    guint n_mem;
+};
 
 static void track_free(gpointer p)
 {
@@ -70,24 +99,83 @@ static void track_free(gpointer p)
     g_free(t);
 }
 
-static void json_string(GString *s, const char *text)
+/* ---- output ------------------------------------------------------------ */
+
+static void flush_out(strata_timeline *tl)
 {
-    g_string_append_c(s, '"');
-    for (const unsigned char *p = (const unsigned char *)(text ? text : ""); *p; p++) {
+    fwrite(tl->buf->str, 1, tl->buf->len, tl->out);
+    g_string_truncate(tl->buf, 0);
+}
+
+static void put_u64(GString *s, uint64_t v)
+{
+    char digits[STRATA_U64_DIGITS];
+    g_string_append_len(s, digits, (gssize)strata_format_u64(digits, v));
+}
+
+/* `key` (JSON text up to the value, such as ",\"line\":") and v. */
+static void put_u64_member(GString *s, const char *key, uint64_t v)
+{
+    g_string_append(s, key);
+    put_u64(s, v);
+}
+
+static void json_string(GString *s, const char *text);
+
+static void put_string_member(GString *s, const char *key, const char *v)
+{
+    g_string_append(s, key);
+    json_string(s, v);
+}
+
+static void put_i64(GString *s, int64_t v)
+{
+    if (v < 0) {
+        g_string_append_c(s, '-');
+        put_u64(s, (uint64_t)0 - (uint64_t)v);
+    } else {
+        put_u64(s, (uint64_t)v);
+    }
+}
+
+/* The JSON text of a string, without quotes. */
+static void put_escaped(GString *s, const char *text)
+{
+    const unsigned char *p = (const unsigned char *)(text ? text : "");
+    for (;;) {
+        const unsigned char *run = p;
+        while (*p >= 0x20 && *p != '"' && *p != '\\')
+            p++;
+        g_string_append_len(s, (const char *)run, p - run);
+        if (*p == '\0')
+            return;
         switch (*p) {
         case '"': g_string_append(s, "\\\""); break;
         case '\\': g_string_append(s, "\\\\"); break;
         case '\n': g_string_append(s, "\\n"); break;
         case '\t': g_string_append(s, "\\t"); break;
         case '\r': g_string_append(s, "\\r"); break;
-        default:
-            if (*p < 0x20)
-                g_string_append_printf(s, "\\u%04x", *p);
-            else
-                g_string_append_c(s, (char)*p);
+        default: g_string_append_printf(s, "\\u%04x", *p);
         }
+        p++;
     }
+}
+
+/* A JSON string of a, then b (NULL: none) and c (NULL: none) joined. */
+static void json_string3(GString *s, const char *a, const char *b, const char *c)
+{
     g_string_append_c(s, '"');
+    put_escaped(s, a);
+    if (b)
+        put_escaped(s, b);
+    if (c)
+        put_escaped(s, c);
+    g_string_append_c(s, '"');
+}
+
+static void json_string(GString *s, const char *text)
+{
+    json_string3(s, text, NULL, NULL);
 }
 
 /* Whole nanoseconds, so that rounding is monotonic: an event that ends
@@ -103,24 +191,28 @@ static int64_t to_ns(double seconds)
 /* Microseconds printed exactly from nanoseconds: "1234.567". */
 static void json_us(GString *s, int64_t ns)
 {
-    g_string_append_printf(s, "%" G_GINT64_FORMAT ".%03d", ns / 1000, (int)(ns % 1000));
+    put_i64(s, ns / 1000);
+    int frac = (int)(ns % 1000);
+    char f[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
+    g_string_append_len(s, f, 4);
 }
 
 /* Starts an event in tl->buf (after the separator). */
-static GString *begin_event(timeline *tl)
+static GString *begin_event(strata_timeline *tl)
 {
-    g_string_truncate(tl->buf, 0);
     g_string_append(tl->buf, tl->first_event ? "\n  " : ",\n  ");
     tl->first_event = false;
     return tl->buf;
 }
 
-static void end_event(timeline *tl)
+static void end_event(strata_timeline *tl)
 {
-    fwrite(tl->buf->str, 1, tl->buf->len, tl->out);
+    if (tl->buf->len >= FLUSH_AT)
+        flush_out(tl);
 }
 
-static void meta(timeline *tl, const char *what, int pid, int tid, const char *key, const char *name, long sort)
+static void meta(strata_timeline *tl, const char *what, int pid, int tid, const char *key, const char *name,
+                 long sort)
 {
     GString *s = begin_event(tl);
     g_string_append_printf(s, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"%s\":", what, pid,
@@ -133,7 +225,9 @@ static void meta(timeline *tl, const char *what, int pid, int tid, const char *k
     end_event(tl);
 }
 
-static track *get_track(timeline *tl, int pid, const char *name)
+/* ---- tracks and lanes -------------------------------------------------- */
+
+static track *get_track(strata_timeline *tl, int pid, const char *name)
 {
     char *key = g_strdup_printf("%d/%s", pid, name);
     track *t = g_hash_table_lookup(tl->by_name, key);
@@ -148,6 +242,21 @@ static track *get_track(timeline *tl, int pid, const char *name)
     t->heap = g_array_new(FALSE, FALSE, sizeof(lane));
     g_ptr_array_add(tl->tracks, t);
     g_hash_table_insert(tl->by_name, key, t);
+    return t;
+}
+
+/* The track at `index` of a cache, found by name once. */
+static track *cached_track(strata_timeline *tl, GPtrArray *cache, guint index, int pid, const char *name,
+                           const char *suffix)
+{
+    if (index < cache->len && g_ptr_array_index(cache, index))
+        return g_ptr_array_index(cache, index);
+    char *full = g_strconcat(name, suffix, NULL);
+    track *t = get_track(tl, pid, full);
+    g_free(full);
+    if (cache->len <= index)
+        g_ptr_array_set_size(cache, (gint)index + 1);
+    g_ptr_array_index(cache, index) = t;
     return t;
 }
 
@@ -190,7 +299,7 @@ static void heap_push(GArray *heap, lane l)
 }
 
 /* A new lane of t (free from time 0): a tid and its names. */
-static void open_lane(timeline *tl, track *t)
+static void open_lane(strata_timeline *tl, track *t)
 {
     lane l = {.end = 0, .index = t->heap->len, .tid = tl->next_tid++};
     char *name = l.index ? g_strdup_printf("%s #%u", t->name, l.index + 1) : g_strdup(t->name);
@@ -203,7 +312,7 @@ static void open_lane(timeline *tl, track *t)
 /* The tid of the lane of t that frees first, when it is free at `start`
  * (else of a new lane); the lane is then busy until `end`. Every event on a
  * lane starts at or after the latest end of the events before it. */
-static int take_lane(timeline *tl, track *t, double start, double end)
+static int take_lane(strata_timeline *tl, track *t, double start, double end)
 {
     if (t->heap->len == 0 || g_array_index(t->heap, lane, 0).end > start) {
         open_lane(tl, t);
@@ -216,37 +325,33 @@ static int take_lane(timeline *tl, track *t, double start, double end)
     return tid;
 }
 
-/* Writes an "X" event; args is a JSON object's text or NULL. */
-static void emit_x(timeline *tl, track *t, double start, double end, const char *name, const char *cat,
-                   const char *args)
+/* Writes an "X" event named name_a + name_b; args is a JSON object's text or NULL. */
+static void emit_x(strata_timeline *tl, track *t, double start, double end, const char *name_a,
+                   const char *name_b, const char *cat, const char *args)
 {
     if (end < start)
         end = start;
     int tid = take_lane(tl, t, start, end);
     GString *s = begin_event(tl);
     g_string_append(s, "{\"ph\":\"X\",\"name\":");
-    json_string(s, name);
+    json_string3(s, name_a, name_b ? " " : NULL, name_b);
     g_string_append(s, ",\"cat\":");
     json_string(s, cat);
     int64_t start_ns = to_ns(start), end_ns = to_ns(end);
-    g_string_append_printf(s, ",\"pid\":%d,\"tid\":%d,\"ts\":", t->pid, tid);
+    g_string_append(s, ",\"pid\":");
+    put_i64(s, t->pid);
+    g_string_append(s, ",\"tid\":");
+    put_i64(s, tid);
+    g_string_append(s, ",\"ts\":");
     json_us(s, start_ns);
     g_string_append(s, ",\"dur\":");
     json_us(s, end_ns > start_ns ? end_ns - start_ns : 0);
-    if (args)
-        g_string_append_printf(s, ",\"args\":%s", args);
+    if (args) {
+        g_string_append(s, ",\"args\":");
+        g_string_append(s, args);
+    }
     g_string_append_c(s, '}');
     end_event(tl);
-}
-
-/* Names every track that has no lane yet, so empty streams and links show. */
-static void name_empty_tracks(timeline *tl)
-{
-    for (guint i = 0; i < tl->tracks->len; i++) {
-        track *t = g_ptr_array_index(tl->tracks, i);
-        if (t->heap->len == 0)
-            open_lane(tl, t);
-    }
 }
 
 static const char *memory_name(const strata_results *r, int32_t index)
@@ -256,188 +361,238 @@ static const char *memory_name(const strata_results *r, int32_t index)
     return g_array_index(r->memories, strata_memory_result, index).name;
 }
 
-static void add_op_events(timeline *tl, const strata_results *r)
+/* ---- spans ------------------------------------------------------------- */
+
+static track *stream_track(strata_timeline *tl, uint32_t stream)
 {
-    if (!r->spans)
-        return;
-    GString *args = g_string_new(NULL);
-    for (guint i = 0; i < r->spans->len; i++) {
-        const strata_op_span *sp = &g_array_index(r->spans, strata_op_span, i);
-        const char *kind = strata_op_kind_name(sp->kind);
-        const char *stream = r->streams && sp->stream < r->streams->len
-                                 ? g_array_index(r->streams, strata_stream_result, sp->stream).name
-                                 : "main";
-        g_string_printf(args, "{\"op\":%" G_GUINT64_FORMAT ",\"line\":%" G_GUINT64_FORMAT
-                              ",\"bytes\":%" G_GUINT64_FORMAT,
-                        sp->op_index, sp->line, sp->bytes);
-        if (sp->kind == STRATA_OP_COPY) {
-            g_string_append(args, ",\"from\":");
-            json_string(args, memory_name(r, sp->src_memory));
-            g_string_append(args, ",\"to\":");
-            json_string(args, memory_name(r, sp->dst_memory));
-        } else if (sp->memory >= 0) {
-            g_string_append(args, ",\"memory\":");
-            json_string(args, memory_name(r, sp->memory));
-        }
-        g_string_append_c(args, '}');
-        char *label = sp->label && *sp->label ? g_strdup_printf("%s %s", kind, sp->label) : g_strdup(kind);
-        emit_x(tl, get_track(tl, PID_STREAMS, stream), sp->start_s, sp->end_s, label, kind, args->str);
-        if (sp->kind == STRATA_OP_COPY) {
-            bool placed = false;
-            for (guint l = 0; r->links && l < r->links->len && l < 64; l++)
-                if (sp->link_mask & ((uint64_t)1 << l)) {
-                    emit_x(tl, get_track(tl, PID_LINKS, g_array_index(r->links, strata_link_result, l).name),
-                           sp->start_s, sp->end_s, label, "copy", args->str);
-                    placed = true;
-                }
-            if (!placed && sp->src_memory != sp->dst_memory) {
-                char *name = g_strdup_printf("%s->%s", memory_name(r, sp->src_memory), memory_name(r, sp->dst_memory));
-                emit_x(tl, get_track(tl, PID_LINKS, name), sp->start_s, sp->end_s, label, "copy", args->str);
-                g_free(name);
-            }
-        }
-        g_free(label);
-    }
-    g_string_free(args, TRUE);
+    const strata_results *r = tl->r;
+    if (!r->streams || stream >= r->streams->len)
+        return get_track(tl, PID_STREAMS, "main");
+    return cached_track(tl, tl->stream_tracks, stream, PID_STREAMS,
+                        g_array_index(r->streams, strata_stream_result, stream).name, "");
 }
 
-typedef struct live_buffer {
-    double start;
-    uint64_t offset, size;
-    strata_tag tag;
-} live_buffer;
-
-static void buffer_event(timeline *tl, const strata_results *r, uint32_t memory, uint64_t id,
-                         const live_buffer *b, double end)
+static track *link_track(strata_timeline *tl, guint link)
 {
-    char *track_name = g_strdup_printf("%s buffers", memory_name(r, (int32_t)memory));
+    return cached_track(tl, tl->link_tracks, link, PID_LINKS,
+                        g_array_index(tl->r->links, strata_link_result, link).name, "");
+}
+
+void strata_timeline_span(strata_timeline *tl, const strata_op_span *sp)
+{
+    const strata_results *r = tl->r;
+    const char *kind = strata_op_kind_name(sp->kind);
+    GString *args = tl->args;
+    g_string_truncate(args, 0);
+    put_u64_member(args, "{\"op\":", sp->op_index);
+    put_u64_member(args, ",\"line\":", sp->line);
+    put_u64_member(args, ",\"bytes\":", sp->bytes);
+    if (sp->kind == STRATA_OP_COPY) {
+        put_string_member(args, ",\"from\":", memory_name(r, sp->src_memory));
+        put_string_member(args, ",\"to\":", memory_name(r, sp->dst_memory));
+    } else if (sp->memory >= 0) {
+        put_string_member(args, ",\"memory\":", memory_name(r, sp->memory));
+    }
+    g_string_append_c(args, '}');
+    const char *label = sp->label && *sp->label ? sp->label : NULL;
+    emit_x(tl, stream_track(tl, sp->stream), sp->start_s, sp->end_s, kind, label, kind, args->str);
+    if (sp->kind != STRATA_OP_COPY)
+        return;
+    bool placed = false;
+    guint n_links = r->links ? MIN(r->links->len, (guint)MASK_LINKS) : 0;
+    for (guint l = 0; l < n_links; l++)
+        if (sp->link_mask & ((uint64_t)1 << l)) {
+            emit_x(tl, link_track(tl, l), sp->start_s, sp->end_s, kind, label, "copy", args->str);
+            placed = true;
+        }
+    if (!placed && sp->src_memory != sp->dst_memory) {
+        char *name = g_strdup_printf("%s->%s", memory_name(r, sp->src_memory), memory_name(r, sp->dst_memory));
+        emit_x(tl, get_track(tl, PID_LINKS, name), sp->start_s, sp->end_s, kind, label, "copy", args->str);
+        g_free(name);
+    }
+}
+
+/* ---- memory samples ---------------------------------------------------- */
+
+static void buffer_event(strata_timeline *tl, const live_buffer *b, double end)
+{
+    track *t = cached_track(tl, tl->buffer_tracks, b->memory, PID_MEMORIES, memory_name(tl->r, (int32_t)b->memory),
+                            " buffers");
     const char *tag = b->tag != STRATA_TAG_NONE ? strata_tag_name(b->tag) : "untagged";
-    char *args = g_strdup_printf("{\"offset\":%" G_GUINT64_FORMAT ",\"size\":%" G_GUINT64_FORMAT
-                                 ",\"tag\":\"%s\",\"buffer\":%" G_GUINT64_FORMAT "}",
-                                 b->offset, b->size, tag, id);
-    emit_x(tl, get_track(tl, PID_MEMORIES, track_name), b->start, end, tag, "buffer", args);
-    g_free(args);
-    g_free(track_name);
+    GString *args = tl->args;
+    g_string_truncate(args, 0);
+    put_u64_member(args, "{\"offset\":", b->offset);
+    put_u64_member(args, ",\"size\":", b->size);
+    put_string_member(args, ",\"tag\":", tag);
+    put_u64_member(args, ",\"buffer\":", b->id);
+    g_string_append_c(args, '}');
+    emit_x(tl, t, b->start, end, tag, NULL, "buffer", args->str);
+}
+
+static gpointer live_key(uint32_t memory, uint64_t id)
+{
+    return GSIZE_TO_POINTER((gsize)(((uint64_t)memory << 48) ^ id));
+}
+
+/* Keeps `order` from growing with every alloc of a long run. */
+static void compact_order(strata_timeline *tl)
+{
+    GArray *order = tl->order;
+    if (order->len <= 4096 || order->len <= 2 * g_hash_table_size(tl->live))
+        return;
+    guint kept = 0;
+    for (guint j = 0; j < order->len; j++) {
+        gpointer k = g_array_index(order, gpointer, j);
+        if (g_hash_table_contains(tl->live, k))
+            g_array_index(order, gpointer, kept++) = k;
+    }
+    g_array_set_size(order, kept);
 }
 
 /* Buffer lifetimes from pairs of samples (+size, -size) per (memory, id). */
-static void add_buffer_events(timeline *tl, const strata_results *r)
+static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
 {
-    if (!r->mem_samples)
-        return;
-    GHashTable *live = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
-    GArray *order = g_array_new(FALSE, FALSE, sizeof(gint64)); /* keys in alloc order, for the end */
-    for (guint i = 0; i < r->mem_samples->len; i++) {
-        const strata_mem_sample *s = &g_array_index(r->mem_samples, strata_mem_sample, i);
-        gint64 key = (gint64)(((uint64_t)s->memory << 48) ^ s->buffer_id);
-        if (s->delta > 0) {
-            live_buffer *b = g_new0(live_buffer, 1);
-            b->start = s->t_s;
-            b->offset = s->offset;
-            b->size = (uint64_t)s->delta;
-            b->tag = s->tag;
-            gint64 *k = g_new(gint64, 1);
-            *k = key;
-            g_hash_table_replace(live, k, b);
-            g_array_append_val(order, key);
-        } else if (s->delta < 0) {
-            live_buffer *b = g_hash_table_lookup(live, &key);
-            if (b) {
-                buffer_event(tl, r, s->memory, s->buffer_id, b, s->t_s);
-                g_hash_table_remove(live, &key);
-            }
+    gpointer key = live_key(s->memory, s->buffer_id);
+    if (s->delta > 0) {
+        guint slot = tl->free_slot;
+        if (slot) {
+            tl->free_slot = g_array_index(tl->slots, live_buffer, slot - 1).next_free;
+        } else {
+            g_array_set_size(tl->slots, tl->slots->len + 1);
+            slot = tl->slots->len;
         }
-        /* Keep `order` from growing with every alloc of a long trace. */
-        if (order->len > 4096 && order->len > 2 * g_hash_table_size(live)) {
-            guint kept = 0;
-            for (guint j = 0; j < order->len; j++) {
-                gint64 k = g_array_index(order, gint64, j);
-                if (g_hash_table_contains(live, &k))
-                    g_array_index(order, gint64, kept++) = k;
-            }
-            g_array_set_size(order, kept);
+        g_array_index(tl->slots, live_buffer, slot - 1) = (live_buffer){
+            .start = s->t_s, .offset = s->offset, .size = (uint64_t)s->delta, .id = s->buffer_id,
+            .memory = s->memory, .tag = s->tag};
+        gpointer old = NULL;
+        if (g_hash_table_lookup_extended(tl->live, key, NULL, &old)) { /* the earlier one is dropped */
+            g_array_index(tl->slots, live_buffer, GPOINTER_TO_UINT(old) - 1).next_free = tl->free_slot;
+            tl->free_slot = GPOINTER_TO_UINT(old);
+        }
+        g_hash_table_insert(tl->live, key, GUINT_TO_POINTER(slot));
+        g_array_append_val(tl->order, key);
+    } else if (s->delta < 0) {
+        guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(tl->live, key));
+        if (slot) {
+            live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
+            buffer_event(tl, b, s->t_s);
+            b->next_free = tl->free_slot;
+            tl->free_slot = slot;
+            g_hash_table_remove(tl->live, key);
         }
     }
-    /* Buffers live at the end span to the makespan (or their start). */
-    for (guint i = 0; i < order->len; i++) {
-        gint64 key = g_array_index(order, gint64, i);
-        live_buffer *b = g_hash_table_lookup(live, &key);
-        if (!b)
-            continue;
-        uint32_t memory = (uint32_t)((uint64_t)key >> 48);
-        uint64_t id = (uint64_t)key & (((uint64_t)1 << 48) - 1);
-        buffer_event(tl, r, memory, id, b, MAX(r->makespan_s, b->start));
-        g_hash_table_remove(live, &key);
-    }
-    g_array_unref(order);
-    g_hash_table_unref(live);
+    compact_order(tl);
 }
 
 static void counter_head(GString *o, const char *mem, const char *what, double t)
 {
     g_string_append(o, "{\"ph\":\"C\",\"name\":");
-    char *cname = g_strdup_printf("%s %s", mem, what);
-    json_string(o, cname);
-    g_free(cname);
-    g_string_append_printf(o, ",\"pid\":%d,\"tid\":0,\"ts\":", PID_MEMORIES);
+    json_string3(o, mem, what, NULL);
+    g_string_append(o, ",\"pid\":3,\"tid\":0,\"ts\":");
     json_us(o, to_ns(t));
 }
 
-static void add_counters(timeline *tl, const strata_results *r)
+/* The per-memory counter rows cover memory `m`. */
+static void counters_cover(strata_timeline *tl, guint m)
 {
-    if (!r->mem_samples)
+    if (m < tl->n_mem)
         return;
-    guint n_mem = r->memories ? r->memories->len : 0;
-    for (guint i = 0; i < r->mem_samples->len; i++)
-        n_mem = MAX(n_mem, g_array_index(r->mem_samples, strata_mem_sample, i).memory + 1);
-    /* Bytes per tag per memory, updated sample by sample. */
-    int64_t *by_tag = g_new0(int64_t, (gsize)n_mem * STRATA_TAG__COUNT);
-    bool *tag_seen = g_new0(bool, (gsize)n_mem * STRATA_TAG__COUNT);
-    for (guint i = 0; i < r->mem_samples->len; i++) {
-        const strata_mem_sample *s = &g_array_index(r->mem_samples, strata_mem_sample, i);
-        if ((guint)s->tag < STRATA_TAG__COUNT)
-            tag_seen[(gsize)s->memory * STRATA_TAG__COUNT + s->tag] = true;
-    }
-    for (guint i = 0; i < r->mem_samples->len; i++) {
-        const strata_mem_sample *s = &g_array_index(r->mem_samples, strata_mem_sample, i);
-        const char *mem = memory_name(r, (int32_t)s->memory);
-        GString *o = begin_event(tl);
-        counter_head(o, mem, "in use", s->t_s);
-        g_string_append_printf(o, ",\"args\":{\"allocated\":%" G_GUINT64_FORMAT ",\"reserved\":%" G_GUINT64_FORMAT "}}",
-                               s->allocated, s->reserved);
-        end_event(tl);
-        if ((guint)s->tag >= STRATA_TAG__COUNT)
-            continue;
-        int64_t *row = by_tag + (gsize)s->memory * STRATA_TAG__COUNT;
-        row[s->tag] += s->delta;
-        o = begin_event(tl);
-        counter_head(o, mem, "by tag", s->t_s);
-        g_string_append(o, ",\"args\":{");
-        bool first = true;
-        for (int t = 0; t < STRATA_TAG__COUNT; t++) {
-            if (!tag_seen[(gsize)s->memory * STRATA_TAG__COUNT + t])
-                continue;
-            g_string_append_printf(o, "%s\"%s\":%" G_GINT64_FORMAT, first ? "" : ",",
-                                   t == STRATA_TAG_NONE ? "untagged" : strata_tag_name((strata_tag)t),
-                                   MAX(row[t], 0));
-            first = false;
-        }
-        g_string_append(o, "}}");
-        end_event(tl);
-    }
-    g_free(by_tag);
-    g_free(tag_seen);
+    guint n = MAX(m + 1, 2 * tl->n_mem);
+    tl->by_tag = g_renew(int64_t, tl->by_tag, (gsize)n * STRATA_TAG__COUNT);
+    tl->tag_seen = g_renew(bool, tl->tag_seen, (gsize)n * STRATA_TAG__COUNT);
+    memset(tl->by_tag + (gsize)tl->n_mem * STRATA_TAG__COUNT, 0, (gsize)(n - tl->n_mem) * STRATA_TAG__COUNT * sizeof(int64_t));
+    memset(tl->tag_seen + (gsize)tl->n_mem * STRATA_TAG__COUNT, 0, (gsize)(n - tl->n_mem) * STRATA_TAG__COUNT);
+    tl->n_mem = n;
 }
 
-static void write_header(timeline *tl, const strata_results *r)
+static void add_counters(strata_timeline *tl, const strata_mem_sample *s)
 {
+    const char *mem = memory_name(tl->r, (int32_t)s->memory);
+    GString *o = begin_event(tl);
+    counter_head(o, mem, " in use", s->t_s);
+    put_u64_member(o, ",\"args\":{\"allocated\":", s->allocated);
+    put_u64_member(o, ",\"reserved\":", s->reserved);
+    g_string_append(o, "}}");
+    end_event(tl);
+    if ((guint)s->tag >= STRATA_TAG__COUNT)
+        return;
+    counters_cover(tl, s->memory);
+    int64_t *row = tl->by_tag + (gsize)s->memory * STRATA_TAG__COUNT;
+    bool *seen = tl->tag_seen + (gsize)s->memory * STRATA_TAG__COUNT;
+    row[s->tag] += s->delta;
+    seen[s->tag] = true;
+    o = begin_event(tl);
+    counter_head(o, mem, " by tag", s->t_s);
+    g_string_append(o, ",\"args\":{");
+    bool first = true;
+    for (int t = 0; t < STRATA_TAG__COUNT; t++) {
+        if (!seen[t])
+            continue;
+        g_string_append(o, first ? "\"" : ",\"");
+        g_string_append(o, t == STRATA_TAG_NONE ? "untagged" : strata_tag_name((strata_tag)t));
+        g_string_append(o, "\":");
+        put_i64(o, MAX(row[t], 0));
+        first = false;
+    }
+    g_string_append(o, "}}");
+    end_event(tl);
+}
+
+void strata_timeline_sample(strata_timeline *tl, const strata_mem_sample *s)
+{
+    track_lifetime(tl, s);
+    add_counters(tl, s);
+}
+
+/* ---- the file ---------------------------------------------------------- */
+
+strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool spans, bool samples)
+{
+    strata_timeline *tl = g_new0(strata_timeline, 1);
+    tl->out = out;
+    tl->r = r;
+    tl->buf = g_string_sized_new(FLUSH_AT + 4096);
+    tl->args = g_string_new(NULL);
+    tl->first_event = true;
+    tl->next_tid = 1;
+    tl->tracks = g_ptr_array_new_with_free_func(track_free);
+    tl->by_name = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    tl->stream_tracks = g_ptr_array_new();
+    tl->link_tracks = g_ptr_array_new();
+    tl->buffer_tracks = g_ptr_array_new();
+    tl->live = g_hash_table_new(g_direct_hash, g_direct_equal);
+    tl->slots = g_array_new(FALSE, FALSE, sizeof(live_buffer));
+    tl->order = g_array_new(FALSE, FALSE, sizeof(gpointer));
+
+    g_string_append(tl->buf, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+    const char *pnames[] = {NULL, "streams", "links", "memories"};
+    for (int pid = PID_STREAMS; pid <= PID_MEMORIES; pid++) {
+        meta(tl, "process_name", pid, 0, "name", pnames[pid], 0);
+        meta(tl, "process_sort_index", pid, 0, "sort_index", NULL, pid);
+    }
+    /* Tracks in the results' order: streams, links, then each memory. */
+    if (spans) {
+        for (guint i = 0; r->streams && i < r->streams->len; i++)
+            stream_track(tl, i);
+        for (guint i = 0; r->links && i < r->links->len; i++)
+            get_track(tl, PID_LINKS, g_array_index(r->links, strata_link_result, i).name);
+    }
+    if (samples)
+        for (guint m = 0; r->memories && m < r->memories->len; m++)
+            cached_track(tl, tl->buffer_tracks, m, PID_MEMORIES, memory_name(r, (int32_t)m), " buffers");
+    /* Every track named, so that empty streams and links show. */
+    for (guint i = 0; i < tl->tracks->len; i++)
+        open_lane(tl, g_ptr_array_index(tl->tracks, i));
+    return tl;
+}
+
+static void write_other_data(strata_timeline *tl)
+{
+    const strata_results *r = tl->r;
     GString *s = tl->buf;
-    g_string_assign(s, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":");
-    json_string(s, r->producer);
-    g_string_append(s, ",\"hardware\":");
-    json_string(s, r->hardware);
-    g_string_append(s, ",\"trace\":");
-    json_string(s, r->trace);
+    put_string_member(s, "\n],\"otherData\":{\"producer\":", r->producer);
+    put_string_member(s, ",\"hardware\":", r->hardware);
+    put_string_member(s, ",\"trace\":", r->trace);
     g_string_append_printf(s, ",\"status\":\"%s\",\"makespan_s\":", r->oom ? "oom" : "ok");
     char num[G_ASCII_DTOSTR_BUF_SIZE];
     g_ascii_formatd(num, sizeof num, "%.9g", r->makespan_s);
@@ -452,9 +607,46 @@ static void write_header(timeline *tl, const strata_results *r)
         json_string(s, m->kind);
         g_string_append(s, "}");
     }
-    g_string_append(s, "}},\n\"traceEvents\":[");
-    end_event(tl);
+    g_string_append(s, "}}}\n");
 }
+
+bool strata_timeline_finish(strata_timeline *tl)
+{
+    /* Buffers live at the end span to the makespan (or their start). */
+    for (guint i = 0; i < tl->order->len; i++) {
+        gpointer key = g_array_index(tl->order, gpointer, i);
+        guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(tl->live, key));
+        if (!slot)
+            continue;
+        const live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
+        buffer_event(tl, b, MAX(tl->r->makespan_s, b->start));
+        g_hash_table_remove(tl->live, key);
+    }
+    write_other_data(tl);
+    flush_out(tl);
+    return fflush(tl->out) == 0 && !ferror(tl->out);
+}
+
+void strata_timeline_free(strata_timeline *tl)
+{
+    if (!tl)
+        return;
+    g_string_free(tl->buf, TRUE);
+    g_string_free(tl->args, TRUE);
+    g_hash_table_unref(tl->by_name);
+    g_ptr_array_unref(tl->tracks);
+    g_ptr_array_unref(tl->stream_tracks);
+    g_ptr_array_unref(tl->link_tracks);
+    g_ptr_array_unref(tl->buffer_tracks);
+    g_hash_table_unref(tl->live);
+    g_array_unref(tl->slots);
+    g_array_unref(tl->order);
+    g_free(tl->by_tag);
+    g_free(tl->tag_seen);
+    g_free(tl);
+}
+
+/* ---- finished results -------------------------------------------------- */
 
 bool strata_results_write_timeline(const strata_results *r, const char *path, GError **err)
 {
@@ -471,38 +663,12 @@ bool strata_results_write_timeline(const strata_results *r, const char *path, GE
 
 bool strata_results_write_timeline_to(const strata_results *r, FILE *out)
 {
-    timeline tl = {.out = out, .buf = g_string_new(NULL), .first_event = true, .next_tid = 1};
-    tl.tracks = g_ptr_array_new_with_free_func(track_free);
-    tl.by_name = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-
-    write_header(&tl, r);
-    const char *pnames[] = {NULL, "streams", "links", "memories"};
-    for (int pid = PID_STREAMS; pid <= PID_MEMORIES; pid++) {
-        meta(&tl, "process_name", pid, 0, "name", pnames[pid], 0);
-        meta(&tl, "process_sort_index", pid, 0, "sort_index", NULL, pid);
-    }
-    /* Tracks in the results' order: streams, links, then each memory. */
-    if (r->spans) {
-        for (guint i = 0; r->streams && i < r->streams->len; i++)
-            get_track(&tl, PID_STREAMS, g_array_index(r->streams, strata_stream_result, i).name);
-        for (guint i = 0; r->links && i < r->links->len; i++)
-            get_track(&tl, PID_LINKS, g_array_index(r->links, strata_link_result, i).name);
-    }
-    if (r->mem_samples)
-        for (guint m = 0; r->memories && m < r->memories->len; m++) {
-            char *name = g_strdup_printf("%s buffers", memory_name(r, (int32_t)m));
-            get_track(&tl, PID_MEMORIES, name);
-            g_free(name);
-        }
-    name_empty_tracks(&tl);
-    add_op_events(&tl, r);
-    add_buffer_events(&tl, r);
-    add_counters(&tl, r);
-    fputs("\n]}\n", tl.out);
-
-    bool ok = !ferror(tl.out);
-    g_hash_table_unref(tl.by_name);
-    g_ptr_array_unref(tl.tracks);
-    g_string_free(tl.buf, TRUE);
+    strata_timeline *tl = strata_timeline_new(out, r, r->spans != NULL, r->mem_samples != NULL);
+    for (guint i = 0; r->spans && i < r->spans->len; i++)
+        strata_timeline_span(tl, &g_array_index(r->spans, strata_op_span, i));
+    for (guint i = 0; r->mem_samples && i < r->mem_samples->len; i++)
+        strata_timeline_sample(tl, &g_array_index(r->mem_samples, strata_mem_sample, i));
+    bool ok = strata_timeline_finish(tl);
+    strata_timeline_free(tl);
     return ok;
 }
