@@ -13,6 +13,7 @@
  */
 #include <glib/gstdio.h>
 #include "engine_bare.h"
+#include "hw/hw.h"
 #include "testutil.h"
 
 /* Sorted paths of the files in `dir` (a repository folder) ending in `suffix`. */
@@ -39,7 +40,11 @@ START_TEST(same_makespan_on_every_example)
     ck_assert_uint_ge(hws->len, 2);
     ck_assert_uint_ge(traces->len, 2);
     for (guint h = 0; h < hws->len; h++) {
-        for (guint t = 0; t < traces->len; t++) {
+        /* the examples are single-device traces: pods are tested in test_engine_devices */
+        strata_hw *model = strata_hw_load(g_ptr_array_index(hws, h), NULL, NULL);
+        bool pod = model && strata_hw_devices(model) > 1;
+        strata_hw_free(model);
+        for (guint t = 0; !pod && t < traces->len; t++) {
             const char *hw = g_ptr_array_index(hws, h), *trace = g_ptr_array_index(traces, t);
             strata_bare_report engine, bare;
             ck_assert_msg(strata_bare_compare(hw, trace, &engine, &bare), "%s on %s: a run failed", trace, hw);

@@ -1,5 +1,6 @@
 /* testutil.c: helpers shared by the Check suites (see testutil.h). */
 #include "testutil.h"
+#include "hw/hw.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,4 +108,16 @@ int strata_test_main(Suite *suite)
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+strata_hw *strata_test_load_hw(const char *name, const char *const *overrides)
+{
+    char *rel = g_strdup_printf("configs/hw/%s.ini", name);
+    char *path = strata_test_source_path(rel);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, overrides, &err);
+    ck_assert_msg(hw != NULL, "%s: %s", path, err ? err->message : "");
+    g_free(rel);
+    g_free(path);
+    return hw;
 }

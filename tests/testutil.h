@@ -38,6 +38,11 @@ char *strata_test_source_path(const char *relative);
 /* Path under ../shared/data or NULL with a printed skip message (g_free). */
 char *strata_test_shared_path(const char *relative);
 
+/* Loads configs/hw/NAME.ini with the overrides (NULL or NULL-terminated
+ * KEY=VALUE), failing the test with the loader's message if it cannot. */
+typedef struct strata_hw strata_hw;
+strata_hw *strata_test_load_hw(const char *name, const char *const *overrides);
+
 int strata_test_main(Suite *suite);
 
 #endif

@@ -229,15 +229,10 @@ static void run_release(engine_ctx *ctx, const strata_bound_op *op)
     }
 }
 
-/* The memory a hop reaches. */
-static uint32_t hop_target(const strata_hw *hw, const strata_hop *hop)
-{
-    const strata_link_spec *l = strata_hw_link(hw, hop->link);
-    return hop->forward ? l->b : l->a;
-}
-
 static void port_begin(engine_ctx *ctx, uint32_t memory, uint64_t bytes, double t)
 {
+    if (memory == STRATA_HW_NO_MEMORY) /* a hop through a switch or an intermediate chip */
+        return;
     clock_begin(&ctx->ports[memory], t);
     ctx->port_bytes[memory] += bytes;
 }
@@ -252,7 +247,7 @@ static void run_copy(engine_ctx *ctx, const strata_bound_op *op)
     for (uint32_t i = 0; i < n; i++) {
         clock_begin(&ctx->links[hops[i].link], t0);
         ctx->link_bytes[hops[i].link] += op->bytes;
-        port_begin(ctx, hop_target(ctx->hw, &hops[i]), op->bytes, t0);
+        port_begin(ctx, hops[i].port, op->bytes, t0);
     }
     if (n == 0) /* a copy inside one memory reads and writes its port */
         ctx->port_bytes[op->src_memory] += op->bytes;
@@ -262,7 +257,8 @@ static void run_copy(engine_ctx *ctx, const strata_bound_op *op)
     clock_end(&ctx->ports[op->src_memory], t1);
     for (uint32_t i = 0; i < n; i++) {
         clock_end(&ctx->links[hops[i].link], t1);
-        clock_end(&ctx->ports[hop_target(ctx->hw, &hops[i])], t1);
+        if (hops[i].port != STRATA_HW_NO_MEMORY)
+            clock_end(&ctx->ports[hops[i].port], t1);
     }
 }
 

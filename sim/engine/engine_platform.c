@@ -123,8 +123,8 @@ static void put_memory_route(GString *x, const strata_hw *hw, uint32_t a, uint32
     for (uint32_t i = 0; i < n; i++) {
         const strata_link_spec *l = strata_hw_link(hw, hops[i].link);
         put_ctn(x, "link:", l->name, l->full_duplex ? (hops[i].forward ? "UP" : "DOWN") : NULL);
-        uint32_t reached = hops[i].forward ? l->b : l->a;
-        put_ctn(x, "port:", strata_hw_memory(hw, reached)->name, NULL);
+        if (hops[i].port != STRATA_HW_NO_MEMORY)
+            put_ctn(x, "port:", strata_hw_memory(hw, hops[i].port)->name, NULL);
     }
     g_string_append(x, "  </route>\n");
     g_free(src);

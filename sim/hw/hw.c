@@ -43,6 +43,8 @@ static const key_def hardware_keys[] = {
     {"source", false, "where the figures come from (text)"},
     {"default_memory", false, "memory of allocs that name none (default: the first of kind device)"},
     {"sched", false, "xla or cuda: the copy policies' execution model when theirs is auto (default cuda)"},
+    {"devices", false, "number of devices, 1 to 65536 (default 1): the file describes one, instantiated as NAME@D"},
+    {"devices_per_host", false, "devices sharing one host's memories, a divisor of devices (default: devices)"},
     {NULL, false, NULL}};
 static const key_def memory_keys[] = {
     {"kind", true, "device, host or onchip"},
@@ -70,7 +72,18 @@ static const key_def compute_keys[] = {
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
-typedef enum { GROUP_HARDWARE, GROUP_MEMORY, GROUP_LINK, GROUP_COMPUTE, GROUP_PARAMS } group_kind;
+static const key_def interconnect_keys[] = {
+    {"memory", false, "the per-device memory it joins (default: the default memory), or a host memory for a network between hosts"},
+    {"topology", true, "ring, torus2d, torus3d, switch or full"},
+    {"dims", false, "torus sizes such as 4x4 or 4x4x4, multiplying to the devices (or hosts)"},
+    {"bandwidth", true, "per link and direction, 1 kB/s to 10 PB/s"},
+    {"latency", false, "per transfer, 0 to 1 s (default 0)"},
+    {"links_per_chip", false, "parallel links between neighbours, 1 to 64, multiplying the bandwidth (default 1)"},
+    {"duplex", false, "full (default) or half"},
+    {"source", false, "where the figures come from (text)"},
+    {NULL, false, NULL}};
+
+typedef enum { GROUP_HARDWARE, GROUP_MEMORY, GROUP_LINK, GROUP_COMPUTE, GROUP_PARAMS, GROUP_INTERCONNECT } group_kind;
 
 typedef struct group_def {
     const char *word;      /* "memory" in "[memory NAME]" */
@@ -86,6 +99,7 @@ static const group_def group_defs[] = {
     {"link", GROUP_LINK, true, link_keys, NULL},
     {"compute", GROUP_COMPUTE, true, compute_keys, "flops."},
     {"params", GROUP_PARAMS, true, NULL, NULL},
+    {"interconnect", GROUP_INTERCONNECT, true, interconnect_keys, NULL},
     {NULL, 0, false, NULL, NULL},
 };
 
@@ -117,13 +131,8 @@ const char *strata_mem_kind_name(strata_mem_kind kind)
 
 /* ---- load context: where each group and key came from ---- */
 
-typedef struct load_ctx {
-    strata_keyfile *k;
-} load_ctx;
-
 /* Sets err to "WHERE: [GROUP] KEY: MESSAGE" (KEY omitted when NULL). */
-static void G_GNUC_PRINTF(5, 6) fail(const load_ctx *ctx, GError **err, const char *group,
-                                     const char *key, const char *fmt, ...)
+void hw_fail(const hw_load_ctx *ctx, GError **err, const char *group, const char *key, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -139,7 +148,7 @@ static void G_GNUC_PRINTF(5, 6) fail(const load_ctx *ctx, GError **err, const ch
 }
 
 /* Prefixes an error from a units parser with the key's location. */
-static void prefix(const load_ctx *ctx, GError **err, const char *group, const char *key)
+static void prefix(const hw_load_ctx *ctx, GError **err, const char *group, const char *key)
 {
     char *loc = strata_keyfile_where(ctx->k, group, key);
     g_prefix_error(err, "%s: [%s] %s: ", loc, group, key);
@@ -148,7 +157,7 @@ static void prefix(const load_ctx *ctx, GError **err, const char *group, const c
 
 /* ---- overrides ---- */
 
-static bool apply_override(load_ctx *ctx, const char *text, GError **err)
+static bool apply_override(hw_load_ctx *ctx, const char *text, GError **err)
 {
     const char *eq = strchr(text, '=');
     char *lhs = eq ? g_strstrip(g_strndup(text, (gsize)(eq - text))) : NULL;
@@ -196,18 +205,18 @@ static bool apply_override(load_ctx *ctx, const char *text, GError **err)
 
 /* ---- step 4: typed values ---- */
 
-static char *raw_value(const load_ctx *ctx, const char *group, const char *key)
+static char *raw_value(const hw_load_ctx *ctx, const char *group, const char *key)
 {
     return strata_keyfile_value(ctx->k, group, key);
 }
 
 /* Sets err to "WHERE: [GROUP] KEY: expected EXPECTED, got 'VALUE'" (VALUE
  * quoted as a short excerpt). Returns false. */
-static bool fail_value(const load_ctx *ctx, GError **err, const char *group, const char *key,
+bool hw_fail_value(const hw_load_ctx *ctx, GError **err, const char *group, const char *key,
                        const char *expected, const char *value)
 {
     char *q = strata_quote(value);
-    fail(ctx, err, group, key, "expected %s, got '%s'", expected, q);
+    hw_fail(ctx, err, group, key, "expected %s, got '%s'", expected, q);
     g_free(q);
     return false;
 }
@@ -224,13 +233,13 @@ static const sane_range bandwidth_range = {1e3, 1e16, "a bandwidth from 1 kB/s t
 static const sane_range time_range = {0, 1, "a time from 0 to 1 s"};
 static const sane_range flops_range = {1e3, 1e19, "a flop rate from 1 kFLOP/s to 10 EFLOP/s"};
 
-static bool in_range(const load_ctx *ctx, GError **err, const char *group, const char *key, const char *v,
+static bool in_range(const hw_load_ctx *ctx, GError **err, const char *group, const char *key, const char *v,
                      double value, const sane_range *r)
 {
-    return (value >= r->min && value <= r->max) || fail_value(ctx, err, group, key, r->expected, v);
+    return (value >= r->min && value <= r->max) || hw_fail_value(ctx, err, group, key, r->expected, v);
 }
 
-static bool get_size(const load_ctx *ctx, const char *group, const char *key, uint64_t *out,
+static bool get_size(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t *out,
                      GError **err)
 {
     char *v = raw_value(ctx, group, key);
@@ -238,14 +247,14 @@ static bool get_size(const load_ctx *ctx, const char *group, const char *key, ui
     if (!ok)
         prefix(ctx, err, group, key);
     else if (*out == 0)
-        ok = fail_value(ctx, err, group, key, "a positive size such as 16GiB", v);
+        ok = hw_fail_value(ctx, err, group, key, "a positive size such as 16GiB", v);
     else
         ok = in_range(ctx, err, group, key, v, (double)*out, &capacity_range);
     g_free(v);
     return ok;
 }
 
-static bool get_bandwidth(const load_ctx *ctx, const char *group, const char *key, double *out,
+bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
                           GError **err)
 {
     char *v = raw_value(ctx, group, key);
@@ -253,14 +262,14 @@ static bool get_bandwidth(const load_ctx *ctx, const char *group, const char *ke
     if (!ok)
         prefix(ctx, err, group, key);
     else if (*out <= 0)
-        ok = fail_value(ctx, err, group, key, "a positive bandwidth such as 16GB/s", v);
+        ok = hw_fail_value(ctx, err, group, key, "a positive bandwidth such as 16GB/s", v);
     else
         ok = in_range(ctx, err, group, key, v, *out, &bandwidth_range);
     g_free(v);
     return ok;
 }
 
-static bool get_time(const load_ctx *ctx, const char *group, const char *key, double *out,
+bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
                      GError **err)
 {
     *out = 0;
@@ -276,7 +285,7 @@ static bool get_time(const load_ctx *ctx, const char *group, const char *key, do
     return ok;
 }
 
-static bool get_flop_rate(const load_ctx *ctx, const char *group, const char *key, double *out,
+static bool get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
                           GError **err)
 {
     char *v = raw_value(ctx, group, key);
@@ -284,7 +293,7 @@ static bool get_flop_rate(const load_ctx *ctx, const char *group, const char *ke
     if (!ok)
         prefix(ctx, err, group, key);
     else if (*out <= 0)
-        ok = fail_value(ctx, err, group, key, "a positive flop rate such as 197TFLOP/s", v);
+        ok = hw_fail_value(ctx, err, group, key, "a positive flop rate such as 197TFLOP/s", v);
     else
         ok = in_range(ctx, err, group, key, v, *out, &flops_range);
     g_free(v);
@@ -292,7 +301,7 @@ static bool get_flop_rate(const load_ctx *ctx, const char *group, const char *ke
 }
 
 /* Text value (unescaped), or NULL when absent. */
-static char *get_text(const load_ctx *ctx, const char *group, const char *key)
+char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key)
 {
     return strata_keyfile_string(ctx->k, group, key);
 }
@@ -307,13 +316,13 @@ static char *memory_names(const strata_hw *hw)
 }
 
 /* Index of the memory named by the value of group/key, or -1 with err set. */
-static int get_memory_ref(const load_ctx *ctx, const strata_hw *hw, const char *group,
+int hw_get_memory_ref(const hw_load_ctx *ctx, const strata_hw *hw, const char *group,
                           const char *key, const char *name, GError **err)
 {
     int index = strata_hw_memory_index(hw, name);
     if (index < 0) {
         char *known = memory_names(hw);
-        fail(ctx, err, group, key, "unknown memory '%s' (memories: %s)", name, known);
+        hw_fail(ctx, err, group, key, "unknown memory '%s' (memories: %s)", name, known);
         g_free(known);
     }
     return index;
@@ -321,7 +330,7 @@ static int get_memory_ref(const load_ctx *ctx, const strata_hw *hw, const char *
 
 /* Every key of the group is declared (or has the accepted prefix) and the
  * required ones are there. */
-static bool check_keys(const load_ctx *ctx, const group_def *def, const char *group, GError **err)
+static bool check_keys(const hw_load_ctx *ctx, const group_def *def, const char *group, GError **err)
 {
     GPtrArray *known = g_ptr_array_new();
     for (const key_def *kd = def->keys; kd->name; kd++)
@@ -331,7 +340,7 @@ static bool check_keys(const load_ctx *ctx, const group_def *def, const char *gr
     g_ptr_array_free(known, TRUE);
     for (const key_def *kd = def->keys; ok && kd->name; kd++) {
         if (kd->required && !strata_keyfile_has_key(ctx->k, group, kd->name)) {
-            fail(ctx, err, group, NULL, "missing required key '%s'", kd->name);
+            hw_fail(ctx, err, group, NULL, "missing required key '%s'", kd->name);
             ok = false;
         }
     }
@@ -341,12 +350,12 @@ static bool check_keys(const load_ctx *ctx, const group_def *def, const char *gr
 /* The allocator spec "NAME:k=v,..." from allocator and allocator.* (file
  * order), interned in hw->strings, after checking that the allocator exists
  * and takes these parameters (an error names the key's line); NULL with err. */
-static const char *allocator_spec(const load_ctx *ctx, strata_hw *hw, const char *group,
+static const char *allocator_spec(const hw_load_ctx *ctx, strata_hw *hw, const char *group,
                                   const strata_memory_spec *m, GError **err)
 {
-    char *alloc_name = get_text(ctx, group, "allocator");
+    char *alloc_name = hw_get_text(ctx, group, "allocator");
     if (alloc_name && (*alloc_name == '\0' || strpbrk(alloc_name, ":, \t"))) {
-        fail_value(ctx, err, group, "allocator",
+        hw_fail_value(ctx, err, group, "allocator",
                    "an allocator name such as best-fit (its parameters go in allocator.KEY = VALUE lines)",
                    alloc_name);
         g_free(alloc_name);
@@ -362,7 +371,7 @@ static const char *allocator_spec(const load_ctx *ctx, strata_hw *hw, const char
             continue;
         char *v = raw_value(ctx, group, keys[k]);
         if (strpbrk(v, ",") || *v == '\0')
-            ok = fail_value(ctx, err, group, keys[k], "a single value without commas", v);
+            ok = hw_fail_value(ctx, err, group, keys[k], "a single value without commas", v);
         g_string_append_printf(spec, "%s%s=%s", n_params++ ? "," : ":", keys[k] + strlen("allocator."), v);
         g_free(v);
     }
@@ -390,14 +399,15 @@ static const char *allocator_spec(const load_ctx *ctx, strata_hw *hw, const char
     return out;
 }
 
-static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
+static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
                         GError **err)
 {
     strata_memory_spec m = {0};
     m.name = g_string_chunk_insert_const(hw->strings, name);
     m.alignment = 256;
+    m.base = hw->memories->len;
 
-    char *kind = get_text(ctx, group, "kind");
+    char *kind = hw_get_text(ctx, group, "kind");
     bool ok = false;
     for (guint i = 0; i < G_N_ELEMENTS(memory_kind_names); i++) {
         if (strcmp(kind, memory_kind_names[i]) == 0) {
@@ -406,21 +416,21 @@ static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, c
         }
     }
     if (!ok)
-        fail_value(ctx, err, group, "kind", "device, host or onchip", kind);
+        hw_fail_value(ctx, err, group, "kind", "device, host or onchip", kind);
     g_free(kind);
     if (!ok)
         return false;
 
     if (!get_size(ctx, group, "capacity", &m.capacity, err) ||
-        !get_bandwidth(ctx, group, "bandwidth", &m.bandwidth, err) ||
-        !get_time(ctx, group, "latency", &m.latency, err))
+        !hw_get_bandwidth(ctx, group, "bandwidth", &m.bandwidth, err) ||
+        !hw_get_time(ctx, group, "latency", &m.latency, err))
         return false;
     if (strata_keyfile_has_key(ctx->k, group, "alignment")) {
         if (!get_size(ctx, group, "alignment", &m.alignment, err))
             return false;
         if ((m.alignment & (m.alignment - 1)) != 0 || m.alignment > (1u << 30)) {
             char *v = raw_value(ctx, group, "alignment");
-            fail_value(ctx, err, group, "alignment",
+            hw_fail_value(ctx, err, group, "alignment",
                        m.alignment > (1u << 30) ? "a power of two from 1 B to 1 GiB" : "a power of two such as 256",
                        v);
             g_free(v);
@@ -435,11 +445,11 @@ static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, c
         else if (strcmp(v, "false") == 0)
             m.pageable = false;
         else {
-            fail_value(ctx, err, group, "pageable", "true or false", v);
+            hw_fail_value(ctx, err, group, "pageable", "true or false", v);
             ok = false;
         }
         if (ok && m.pageable && m.kind != STRATA_MEM_HOST) {
-            fail(ctx, err, group, "pageable", "only memories of kind host can be pageable (this one is %s)",
+            hw_fail(ctx, err, group, "pageable", "only memories of kind host can be pageable (this one is %s)",
                  strata_mem_kind_name(m.kind));
             ok = false;
         }
@@ -455,14 +465,14 @@ static bool load_memory(const load_ctx *ctx, strata_hw *hw, const char *group, c
     return true;
 }
 
-static bool load_link(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
+static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
                       GError **err)
 {
     strata_link_spec l = {0};
     l.name = g_string_chunk_insert_const(hw->strings, name);
     l.full_duplex = true;
 
-    char *between = get_text(ctx, group, "between");
+    char *between = hw_get_text(ctx, group, "between");
     char **ends = g_strsplit_set(g_strstrip(between), " \t", -1);
     GPtrArray *names = g_ptr_array_new();
     for (guint i = 0; ends[i]; i++)
@@ -470,16 +480,16 @@ static bool load_link(const load_ctx *ctx, strata_hw *hw, const char *group, con
             g_ptr_array_add(names, ends[i]);
     bool ok = true;
     if (names->len != 2) {
-        fail_value(ctx, err, group, "between", "two memory names such as 'host hbm'", between);
+        hw_fail_value(ctx, err, group, "between", "two memory names such as 'host hbm'", between);
         ok = false;
     }
     int a = -1, b = -1;
-    if (ok && ((a = get_memory_ref(ctx, hw, group, "between", names->pdata[0], err)) < 0 ||
-               (b = get_memory_ref(ctx, hw, group, "between", names->pdata[1], err)) < 0))
+    if (ok && ((a = hw_get_memory_ref(ctx, hw, group, "between", names->pdata[0], err)) < 0 ||
+               (b = hw_get_memory_ref(ctx, hw, group, "between", names->pdata[1], err)) < 0))
         ok = false;
     if (ok && a == b) {
         char *q = strata_quote(between);
-        fail(ctx, err, group, "between", "a link joins two different memories, got '%s'", q);
+        hw_fail(ctx, err, group, "between", "a link joins two different memories, got '%s'", q);
         g_free(q);
         ok = false;
     }
@@ -491,17 +501,17 @@ static bool load_link(const load_ctx *ctx, strata_hw *hw, const char *group, con
     l.a = (uint32_t)a;
     l.b = (uint32_t)b;
 
-    if (!get_bandwidth(ctx, group, "bandwidth", &l.bandwidth, err) ||
-        !get_time(ctx, group, "latency", &l.latency, err))
+    if (!hw_get_bandwidth(ctx, group, "bandwidth", &l.bandwidth, err) ||
+        !hw_get_time(ctx, group, "latency", &l.latency, err))
         return false;
-    char *duplex = get_text(ctx, group, "duplex");
+    char *duplex = hw_get_text(ctx, group, "duplex");
     if (duplex) {
         if (strcmp(duplex, "full") == 0)
             l.full_duplex = true;
         else if (strcmp(duplex, "half") == 0)
             l.full_duplex = false;
         else {
-            fail_value(ctx, err, group, "duplex", "full or half", duplex);
+            hw_fail_value(ctx, err, group, "duplex", "full or half", duplex);
             ok = false;
         }
         g_free(duplex);
@@ -519,15 +529,16 @@ static char *dtype_names(void)
     return g_string_free(s, FALSE);
 }
 
-static bool load_compute(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
+static bool load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
                          GError **err)
 {
     strata_compute_spec c = {0};
     c.name = g_string_chunk_insert_const(hw->strings, name);
     c.operands = hw->default_memory;
+    c.base = hw->computes->len;
 
     if (!get_flop_rate(ctx, group, "flops", &c.flops, err) ||
-        !get_time(ctx, group, "overhead", &c.overhead, err) || !get_time(ctx, group, "launch", &c.launch, err) ||
+        !hw_get_time(ctx, group, "overhead", &c.overhead, err) || !hw_get_time(ctx, group, "launch", &c.launch, err) ||
         (strata_keyfile_has_key(ctx->k, group, "tile") && !get_size(ctx, group, "tile", &c.tile, err)))
         return false;
     char **keys = strata_keyfile_keys(ctx->k, group, NULL);
@@ -539,7 +550,7 @@ static bool load_compute(const load_ctx *ctx, strata_hw *hw, const char *group, 
         strata_dtype dtype = STRATA_DTYPE_NONE;
         if (!strata_dtype_from_name(dname, &dtype) || dtype == STRATA_DTYPE_NONE) {
             char *known = dtype_names();
-            fail(ctx, err, group, keys[k], "unknown dtype '%s' (dtypes: %s)", dname, known);
+            hw_fail(ctx, err, group, keys[k], "unknown dtype '%s' (dtypes: %s)", dname, known);
             g_free(known);
             ok = false;
         } else {
@@ -550,9 +561,9 @@ static bool load_compute(const load_ctx *ctx, strata_hw *hw, const char *group, 
     if (!ok)
         return false;
 
-    char *operands = get_text(ctx, group, "operands");
+    char *operands = hw_get_text(ctx, group, "operands");
     if (operands) {
-        int index = get_memory_ref(ctx, hw, group, "operands", g_strstrip(operands), err);
+        int index = hw_get_memory_ref(ctx, hw, group, "operands", g_strstrip(operands), err);
         g_free(operands);
         if (index < 0)
             return false;
@@ -564,7 +575,7 @@ static bool load_compute(const load_ctx *ctx, strata_hw *hw, const char *group, 
 
 /* The parameter table of the model a [params NAME] group is for: a workload
  * or a policy; NULL with err when NAME is neither. */
-static const strata_param_def *params_model(const load_ctx *ctx, const char *group, const char *name,
+static const strata_param_def *params_model(const hw_load_ctx *ctx, const char *group, const char *name,
                                             bool *found, GError **err)
 {
     const strata_workload_type *w = strata_workload_type_find(name);
@@ -572,7 +583,7 @@ static const strata_param_def *params_model(const load_ctx *ctx, const char *gro
     *found = w || p;
     if (!*found) {
         char *workloads = strata_workload_type_names(), *policies = strata_policy_type_names();
-        fail(ctx, err, group, NULL, "expected the name of a workload (%s) or a policy (%s)", workloads, policies);
+        hw_fail(ctx, err, group, NULL, "expected the name of a workload (%s) or a policy (%s)", workloads, policies);
         g_free(workloads);
         g_free(policies);
         return NULL;
@@ -582,7 +593,7 @@ static const strata_param_def *params_model(const load_ctx *ctx, const char *gro
 
 /* Checks every key against the model's table (an error names the key's
  * line) and keeps them as "k=v,..." in file order. */
-static bool load_params(const load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
+static bool load_params(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
                         GError **err)
 {
     bool found = false;
@@ -613,7 +624,7 @@ static bool load_params(const load_ctx *ctx, strata_hw *hw, const char *group, c
 }
 
 /* Splits "memory hbm" into its definition and name; NULL with err if unknown. */
-static const group_def *classify_group(const load_ctx *ctx, const char *group, const char **name,
+static const group_def *classify_group(const hw_load_ctx *ctx, const char *group, const char **name,
                                        GError **err)
 {
     const char *space = strchr(group, ' ');
@@ -635,22 +646,22 @@ static const group_def *classify_group(const load_ctx *ctx, const char *group, c
         for (const char *p = n; *p; p++)
             valid = valid && (g_ascii_isalnum(*p) || *p == '_' || *p == '-');
         if (!valid) {
-            fail(ctx, err, group, NULL,
+            hw_fail(ctx, err, group, NULL,
                  "expected a name of letters, digits, '_' or '-' after '%s', got '%s'", d->word, n);
             return NULL;
         }
         *name = n;
         return d;
     }
-    fail(ctx, err, group, NULL,
-         "unknown group; expected [hardware], [memory NAME], [link NAME], [compute NAME] or "
-         "[params NAME]");
+    hw_fail(ctx, err, group, NULL,
+         "unknown group; expected [hardware], [memory NAME], [link NAME], [compute NAME], "
+         "[interconnect NAME] or [params NAME]");
     return NULL;
 }
 
 /* ---- load ---- */
 
-static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
+static bool build(hw_load_ctx *ctx, strata_hw *hw, GError **err)
 {
     gsize n_groups = 0;
     char **groups = strata_keyfile_groups(ctx->k, &n_groups);
@@ -682,11 +693,11 @@ static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
         ok = false;
     }
     if (ok) {
-        hw->name = get_text(ctx, "hardware", "name");
-        hw->source = get_text(ctx, "hardware", "source");
-        char *dm = get_text(ctx, "hardware", "default_memory");
+        hw->name = hw_get_text(ctx, "hardware", "name");
+        hw->source = hw_get_text(ctx, "hardware", "source");
+        char *dm = hw_get_text(ctx, "hardware", "default_memory");
         if (dm) {
-            int index = get_memory_ref(ctx, hw, "hardware", "default_memory", g_strstrip(dm), err);
+            int index = hw_get_memory_ref(ctx, hw, "hardware", "default_memory", g_strstrip(dm), err);
             ok = index >= 0;
             hw->default_memory = ok ? (uint32_t)index : 0;
         } else {
@@ -704,9 +715,9 @@ static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
         }
         g_free(dm);
     }
-    char *sched = ok ? get_text(ctx, "hardware", "sched") : NULL;
+    char *sched = ok ? hw_get_text(ctx, "hardware", "sched") : NULL;
     if (sched && strcmp(g_strstrip(sched), "xla") != 0 && strcmp(sched, "cuda") != 0) {
-        fail(ctx, err, "hardware", "sched", "expected xla or cuda, got '%s'", sched);
+        hw_fail(ctx, err, "hardware", "sched", "expected xla or cuda, got '%s'", sched);
         ok = false;
     }
     hw->sched_xla = sched && strcmp(sched, "xla") == 0;
@@ -719,11 +730,17 @@ static bool build(load_ctx *ctx, strata_hw *hw, GError **err)
         else if (defs[g]->kind == GROUP_PARAMS)
             ok = load_params(ctx, hw, groups[g], names[g], err);
     }
+    ok = ok && hw_devices_build(ctx, hw, groups, n_groups, err);
     g_free(defs);
     g_free(names);
     g_strfreev(groups);
-    if (ok)
+    if (ok) {
         hw_compute_routes(hw);
+        hw->memory_by_name = g_hash_table_new(g_str_hash, g_str_equal);
+        for (guint i = 0; i < hw->memories->len; i++)
+            g_hash_table_insert(hw->memory_by_name, (gpointer)g_array_index(hw->memories, strata_memory_spec, i).name,
+                                GUINT_TO_POINTER(i + 1));
+    }
     return ok;
 }
 
@@ -735,6 +752,10 @@ static strata_hw *hw_new(const char *origin)
     hw->memories = g_array_new(FALSE, TRUE, sizeof(strata_memory_spec));
     hw->links = g_array_new(FALSE, TRUE, sizeof(strata_link_spec));
     hw->computes = g_array_new(FALSE, TRUE, sizeof(strata_compute_spec));
+    hw->tmems = hw->memories;
+    hw->tlinks = hw->links;
+    hw->tunits = hw->computes;
+    hw->devices = hw->devices_per_host = hw->hosts = 1;
     hw->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     return hw;
 }
@@ -744,7 +765,7 @@ static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *override
 {
     if (!k)
         return NULL;
-    load_ctx ctx = {.k = k};
+    hw_load_ctx ctx = {.k = k};
     strata_hw *hw = hw_new(strata_keyfile_origin(k));
     bool ok = true;
     for (const char *const *o = overrides; ok && o && *o; o++)
@@ -777,15 +798,22 @@ void strata_hw_free(strata_hw *hw)
 {
     if (hw == NULL)
         return;
-    if (hw->routes) {
-        uint32_t n = hw->memories->len;
-        for (uint32_t i = 0; i < n * n; i++)
-            g_free(hw->routes[i].hops);
-        g_free(hw->routes);
-    }
+    hw_routes_free(hw);
+    hw_sites_free(hw->sites);
+    if (hw->memory_by_name)
+        g_hash_table_destroy(hw->memory_by_name);
+    if (hw->tmems != hw->memories)
+        g_array_free(hw->tmems, TRUE);
+    if (hw->tlinks != hw->links)
+        g_array_free(hw->tlinks, TRUE);
+    if (hw->tunits != hw->computes)
+        g_array_free(hw->tunits, TRUE);
     g_array_free(hw->memories, TRUE);
     g_array_free(hw->links, TRUE);
     g_array_free(hw->computes, TRUE);
+    g_free(hw->mem_at);
+    g_free(hw->link_at);
+    g_free(hw->unit_at);
     g_hash_table_destroy(hw->params);
     g_string_chunk_free(hw->strings);
     g_free(hw->name);
@@ -811,6 +839,8 @@ int strata_hw_memory_index(const strata_hw *hw, const char *name)
 {
     if (name == NULL)
         return (int)hw->default_memory;
+    if (hw->memory_by_name)
+        return (int)GPOINTER_TO_UINT(g_hash_table_lookup(hw->memory_by_name, name)) - 1;
     for (guint i = 0; i < hw->memories->len; i++)
         if (strcmp(g_array_index(hw->memories, strata_memory_spec, i).name, name) == 0)
             return (int)i;

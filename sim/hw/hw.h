@@ -3,7 +3,8 @@
  *
  *   [hardware]      name, source (text), default_memory (optional; else the
  *                   first memory of kind device), sched = xla|cuda (the
- *                   execution model the copy policies default to; cuda)
+ *                   execution model the copy policies default to; cuda),
+ *                   devices (default 1), devices_per_host (default devices)
  *   [memory NAME]   kind = device|host|onchip, capacity, bandwidth, latency,
  *                   allocator (NAME, default best-fit), alignment (default 256),
  *                   pageable (bool, host only), allocator.KEY = VALUE...
@@ -15,20 +16,53 @@
  *                   side of a systolic array, default 0: see the engine)
  *   [params NAME]   parameters of the workload or policy NAME, checked against
  *                   its declared table (strata_hw_params)
+ *   [interconnect NAME] memory (the per-device memory it joins, or a host
+ *                   memory for a network between hosts), topology = ring|
+ *                   torus2d|torus3d|switch|full, dims (torus: 4x4, 4x4x4),
+ *                   bandwidth (per link and direction), latency,
+ *                   links_per_chip (parallel links: multiply the bandwidth),
+ *                   duplex
  *
  * Unknown groups or keys, missing required keys, values outside the sane
  * ranges (docs/hardware.md) and an allocator that does not exist or does not
  * take the allocator.KEY given are STRATA_ERROR_INPUT errors naming the
  * file, the line, the group and the key. Numbers take units (core/units.h).
  *
- * Routes: the links form an undirected graph over memories; the route from A
- * to B is the path with the fewest hops, ties broken by declaration order
- * (deterministic). Host to VMEM therefore goes host->HBM->VMEM when that is
- * the only path.
+ * Devices: with devices = N > 1 the file describes one device and its host
+ * (the "template"); the model holds N instances of every memory of kind
+ * device or onchip, of every compute unit and of every link between two such
+ * memories, named NAME@D (D = 0..N-1), and one instance per host of every
+ * host memory and of every link between host memories, named NAME@H
+ * (H = 0..N/devices_per_host-1). A link between a per-device memory and a
+ * host memory (PCIe) exists per device and joins NAME@D to host@(D/M). An
+ * [interconnect] adds links NAME:I-J (I < J) between the instances of its
+ * memory, or for a switch one link NAME@D per device from the memory to the
+ * switch (a route vertex that is no memory: its b is STRATA_HW_NO_MEMORY).
+ * Instances are numbered template by template (declaration order), devices
+ * (or hosts) consecutive: memory (template t, device D) has index
+ * offset(t) + D (host memories: offset(t) + D/M), so with devices = 1 every
+ * index and name is the declared one.
+ *
+ * Routes: the links form a graph over memories. With one device the route
+ * from A to B is the path with the fewest hops, ties broken by declaration
+ * order (deterministic); host to VMEM therefore goes host->HBM->VMEM when
+ * that is the only path. With several devices, every device and every host
+ * is a site with one gateway memory (the memory of the device's link to its
+ * host and of its interconnect); a route inside a site (two memories of one
+ * device, or of one host) is the template route instantiated there (a
+ * host's as seen from its first device); a route between sites is the template route from A to
+ * its site's gateway, the shortest path between the sites over the links
+ * between sites (hw_site.c: fewest links, a host-to-device link costs as
+ * much as crossing the device interconnect so device traffic never passes
+ * through a host; ties broken towards the lower-numbered site), then the
+ * template route from the far gateway to B. Hops between sites reach no
+ * memory port but the far gateway's: a route through intermediate chips
+ * uses only interconnect links, not their memories.
  *
  * Invariants: names are unique per kind; every link joins two declared,
- * distinct memories; indices are stable (declaration order); the model is
- * immutable after load.
+ * distinct memories (or a memory and a switch); indices are stable; the
+ * model is immutable after load except for the route memo (strata_hw_route
+ * fills it: not for concurrent use from several threads).
  */
 #ifndef STRATA_HW_H
 #define STRATA_HW_H
@@ -40,6 +74,8 @@
 
 typedef enum { STRATA_MEM_DEVICE, STRATA_MEM_HOST, STRATA_MEM_ONCHIP } strata_mem_kind;
 
+#define STRATA_HW_NO_MEMORY UINT32_MAX
+
 typedef struct strata_memory_spec {
     const char *name;
     strata_mem_kind kind;
@@ -49,11 +85,13 @@ typedef struct strata_memory_spec {
     const char *allocator; /* allocator spec "NAME[:k=v,...]" built from allocator and allocator.* keys */
     uint64_t alignment;    /* bytes, power of two */
     bool pageable;         /* host memory that is not pinned */
+    uint32_t base;         /* index of the template memory it instantiates (= index with one device) */
+    uint32_t site;         /* device (kind device or onchip) or host (kind host) it belongs to */
 } strata_memory_spec;
 
 typedef struct strata_link_spec {
     const char *name;
-    uint32_t a, b;         /* memory indices */
+    uint32_t a, b;         /* memory indices (b = STRATA_HW_NO_MEMORY: a switch) */
     double bandwidth;      /* bytes/s in each direction */
     double latency;        /* seconds */
     bool full_duplex;      /* each direction has its own bandwidth */
@@ -68,12 +106,18 @@ typedef struct strata_compute_spec {
     double launch;                         /* seconds added once, to the first op on the unit */
     uint64_t tile;                         /* systolic array side (0: none): a matmul's K and N
                                               are padded up to multiples of it */
+    uint32_t base;                         /* index of the template unit (= index with one device) */
+    uint32_t device;                       /* device it belongs to */
 } strata_compute_spec;
 
-/* One hop of a route: link index and direction (true = from a to b). */
+/* One hop of a route: link index and direction (true = from a to b), and
+ * the memory whose port the transfer passes after the link (the memory it
+ * reaches), or STRATA_HW_NO_MEMORY when it reaches a switch or passes
+ * through an intermediate chip. */
 typedef struct strata_hop {
     uint32_t link;
     bool forward;
+    uint32_t port;
 } strata_hop;
 
 typedef struct strata_hw strata_hw;
@@ -93,9 +137,24 @@ const char *strata_hw_origin(const strata_hw *hw); /* file path */
 
 uint32_t strata_hw_memory_count(const strata_hw *hw);
 const strata_memory_spec *strata_hw_memory(const strata_hw *hw, uint32_t index);
-/* -1 when absent; NULL name = the default device memory. */
+/* -1 when absent (a hash lookup); NULL name = the default device memory
+ * (device 0's with several devices). */
 int strata_hw_memory_index(const strata_hw *hw, const char *name);
 uint32_t strata_hw_default_memory(const strata_hw *hw);
+
+/* Devices: count (>= 1), devices per host (divides it) and hosts. */
+uint32_t strata_hw_devices(const strata_hw *hw);
+uint32_t strata_hw_devices_per_host(const strata_hw *hw);
+uint32_t strata_hw_hosts(const strata_hw *hw);
+/* The template (the memory or unit as declared, before instantiation):
+ * index of the template named NAME ("hbm", never "hbm@3"), -1 when none;
+ * NULL = the default memory's template / the first unit's. */
+int strata_hw_memory_base_index(const strata_hw *hw, const char *name);
+int strata_hw_compute_base_index(const strata_hw *hw, const char *name);
+/* The instance of template memory `base` on `device` (a host memory: the
+ * one on the device's host): O(1), no string built. device < devices. */
+uint32_t strata_hw_memory_on(const strata_hw *hw, uint32_t base, uint32_t device);
+uint32_t strata_hw_compute_on(const strata_hw *hw, uint32_t base, uint32_t device);
 
 uint32_t strata_hw_link_count(const strata_hw *hw);
 const strata_link_spec *strata_hw_link(const strata_hw *hw, uint32_t index);
@@ -106,11 +165,38 @@ int strata_hw_compute_index(const strata_hw *hw, const char *name); /* NULL = fi
 double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype);
 
 /* Route between two memories. Returns false when no path exists (err set).
- * *hops is owned by hw; a route from a memory to itself has no hops. */
+ * *hops is owned by hw (valid until strata_hw_free); a route from a memory
+ * to itself has no hops. With several devices the route is computed on
+ * first use and memoised. */
 bool strata_hw_route(const strata_hw *hw, uint32_t from, uint32_t to, const strata_hop **hops,
                      uint32_t *n_hops, GError **err);
 
 const char *strata_mem_kind_name(strata_mem_kind kind);
+
+/* The graph between sites, for the platform (several devices; empty with
+ * one): vertices 0..N-1 are the devices, N..N+H-1 the hosts, then one per
+ * switch. An edge is one link between two sites, one way, costing
+ * 1 + padding (padding: links of no capacity limit the platform adds so
+ * that SimGrid's shortest path is this one). Edges are in the order the
+ * platform must declare them (SimGrid numbers vertices by first
+ * appearance and breaks ties by that number). */
+typedef struct strata_site_edge {
+    uint32_t from, to; /* vertices */
+    uint32_t link;     /* hw link index */
+    bool forward;      /* from the link's a to its b */
+    uint32_t padding;
+} strata_site_edge;
+
+uint32_t strata_hw_site_count(const strata_hw *hw);
+/* The vertex of a memory's site: its device, or N + its host. */
+uint32_t strata_hw_memory_site(const strata_hw *hw, uint32_t memory);
+/* The interconnect name of a switch vertex; NULL for devices and hosts. */
+const char *strata_hw_site_switch(const strata_hw *hw, uint32_t vertex);
+/* The memory links between sites join (STRATA_HW_NO_MEMORY for a switch
+ * or a site no such link reaches). */
+uint32_t strata_hw_site_gateway(const strata_hw *hw, uint32_t vertex);
+uint32_t strata_hw_site_edge_count(const strata_hw *hw);
+const strata_site_edge *strata_hw_site_edge(const strata_hw *hw, uint32_t index);
 
 /* Help text: every group and key a hardware file takes, from the tables
  * the loader checks against, one line each (g_free). */

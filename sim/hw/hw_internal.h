@@ -1,11 +1,18 @@
 /*
- * hw_internal.h: the hardware model's struct, shared by hw.c (loading and
- * accessors) and hw_route.c (routes). Not for use outside sim/hw/.
+ * hw_internal.h: the hardware model's struct and the helpers shared by
+ * hw.c (loading and accessors), hw_devices.c (devices and interconnects),
+ * hw_site.c (the graph between sites) and hw_route.c (routes). Not for use
+ * outside sim/hw/.
+ *
+ * Invariants: with one device the template arrays are the instance arrays
+ * (tmems == memories, ...); with several, instance i of template t lies at
+ * offset[t] + (device, or host for host memories and links between them).
  */
 #ifndef STRATA_HW_INTERNAL_H
 #define STRATA_HW_INTERNAL_H
 
 #include "hw/hw.h"
+#include "core/keyfile.h"
 
 typedef struct route {
     strata_hop *hops; /* NULL when n == 0 */
@@ -13,21 +20,83 @@ typedef struct route {
     bool reachable;
 } route;
 
+/* Where a template's instances lie: offset of the first; per_host: one
+ * instance per host (else one per device). */
+typedef struct hw_instances {
+    uint32_t offset;
+    bool per_host;
+} hw_instances;
+
+typedef struct hw_sites hw_sites;
+
 struct strata_hw {
     char *name;
     char *source;
     char *origin;
     bool sched_xla; /* [hardware] sched = xla */
     GStringChunk *strings;
-    GArray *memories; /* strata_memory_spec */
-    GArray *links;    /* strata_link_spec */
-    GArray *computes; /* strata_compute_spec */
+    GArray *memories; /* strata_memory_spec (instances) */
+    GArray *links;    /* strata_link_spec (instances, then interconnect links) */
+    GArray *computes; /* strata_compute_spec (instances) */
+    GArray *tmems, *tlinks, *tunits; /* templates: == the above with one device */
+    hw_instances *mem_at, *link_at, *unit_at; /* by template index (several devices), else NULL */
     uint32_t default_memory;
-    route *routes; /* memory_count^2 */
+    uint32_t devices, devices_per_host, hosts;
+    route *routes;             /* template routes: tmems->len^2 */
+    GHashTable *memory_by_name; /* name -> index + 1 */
+    GHashTable *route_memo;    /* several devices: (from * n + to + 1) -> route * */
+    hw_sites *sites;           /* several devices, else NULL */
     GHashTable *params; /* [params NAME]: name -> "k=v,..." (owned) */
 };
 
-/* Fills hw->routes from hw->memories and hw->links (at least one memory). */
+/* The loader's context: the key file, for FILE:LINE in messages. */
+typedef struct hw_load_ctx {
+    strata_keyfile *k;
+} hw_load_ctx;
+
+/* Sets err to "WHERE: [GROUP] KEY: MESSAGE" (KEY omitted when NULL). */
+void hw_fail(const hw_load_ctx *ctx, GError **err, const char *group, const char *key, const char *fmt, ...)
+    G_GNUC_PRINTF(5, 6);
+/* "WHERE: [GROUP] KEY: expected EXPECTED, got 'VALUE'"; returns false. */
+bool hw_fail_value(const hw_load_ctx *ctx, GError **err, const char *group, const char *key,
+                   const char *expected, const char *value);
+bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
+bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
+char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key); /* NULL when absent */
+/* Index of the template memory `name` (group/key for the message), -1 with err. */
+int hw_get_memory_ref(const hw_load_ctx *ctx, const strata_hw *hw, const char *group, const char *key,
+                      const char *name, GError **err);
+
+/* hw_devices.c: [hardware] devices and devices_per_host, and the
+ * [interconnect] groups (`groups`: their names as "interconnect NAME"),
+ * checked; with several devices, instantiates the templates and adds the
+ * interconnect links and the site graph. */
+bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsize n_groups, GError **err);
+/* Whether a template memory is per device (kind device or onchip). */
+bool hw_per_device(strata_mem_kind kind);
+
+/* hw_route.c: fills hw->routes from the templates (at least one memory). */
 void hw_compute_routes(strata_hw *hw);
+void hw_routes_free(strata_hw *hw);
+/* Several devices: an empty route memo (routes are composed on use). */
+void hw_route_memo_init(strata_hw *hw);
+
+/* hw_site.c: the graph between sites: devices 0..N-1, hosts N..N+H-1,
+ * then switches. */
+hw_sites *hw_sites_new(uint32_t devices, uint32_t hosts);
+void hw_sites_free(hw_sites *s);
+/* Adds a switch vertex named after its interconnect; returns its vertex. */
+uint32_t hw_sites_add_switch(hw_sites *s, const char *name);
+/* Adds the connection u-v over `link` (forward = from u to v), with
+ * `pad_uv` / `pad_vu` extra cost one way / the other. */
+void hw_sites_connect(hw_sites *s, uint32_t u, uint32_t v, uint32_t link, uint32_t pad_uv, uint32_t pad_vu);
+/* Orders the edges for the platform (by larger end, then smaller) and
+ * numbers the vertices by first appearance; after it, nothing is added. */
+void hw_sites_seal(hw_sites *s);
+void hw_sites_set_gateway(hw_sites *s, uint32_t vertex, uint32_t memory);
+/* The edges of the shortest path from site u to site v (fewest links, ties
+ * broken as SimGrid's Dijkstra routing does), in order; false when v is
+ * unreachable. *edges is owned by s until the next call. */
+bool hw_sites_path(hw_sites *s, uint32_t u, uint32_t v, const uint32_t **edges, uint32_t *n);
 
 #endif

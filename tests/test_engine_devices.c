@@ -1,0 +1,177 @@
+/*
+ * test_engine_devices.c: the SimGrid engine on machines with several
+ * devices, on cases worked out by hand: a copy over one interconnect link,
+ * over two (through a chip whose HBM port it does not use), through a
+ * switch (two senders share the receiver's link), from a host to a device
+ * on another host, and the 256-device pod.
+ *
+ * Each test runs in its own process (Check fork mode): SimGrid allows one
+ * engine per process.
+ */
+#include <glib/gstdio.h>
+#include <math.h>
+#include <string.h>
+#include "core/error.h"
+#include "engine/engine.h"
+#include "hw/hw.h"
+#include "testutil.h"
+#include "trace/reader.h"
+
+#define GIB 1073741824.0
+
+/* Four devices on a ring of 100 GB/s, 1 us links; HBM ports of 1 TB/s. */
+static const char RING4[] = "[hardware]\nname = ring4\nsource = round numbers\ndevices = 4\n"
+                            "[memory hbm]\nkind = device\ncapacity = 4GiB\nbandwidth = 1TB/s\n"
+                            "[compute core]\nflops = 100TFLOP/s\n"
+                            "[interconnect ici]\ntopology = ring\nbandwidth = 100GB/s\nlatency = 1us\n";
+
+/* Four devices behind a switch of 100 GB/s, 1 us per device link. */
+static const char SWITCH4[] = "[hardware]\nname = switch4\nsource = round numbers\ndevices = 4\n"
+                              "[memory hbm]\nkind = device\ncapacity = 4GiB\nbandwidth = 1TB/s\n"
+                              "[compute core]\nflops = 100TFLOP/s\n"
+                              "[interconnect nvlink]\ntopology = switch\nbandwidth = 100GB/s\nlatency = 1us\n";
+
+static strata_results *run_on(strata_hw *hw, const char *trace)
+{
+    char *path = strata_test_write_temp("engine-devices-XXXXXX.trace", trace);
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    ck_assert_msg(src != NULL, "trace: %s", err ? err->message : "?");
+    strata_results *r = NULL;
+    ck_assert_msg(strata_engine_run(hw, src, NULL, &r, &err), "run: %s", err ? err->message : "?");
+    strata_source_free(src);
+    g_remove(path);
+    g_free(path);
+    return r;
+}
+
+static strata_results *run_text(const char *hw_text, const char *trace)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(hw_text, "devices.ini", NULL, &err);
+    ck_assert_msg(hw != NULL, "hw: %s", err ? err->message : "?");
+    strata_results *r = run_on(hw, trace);
+    strata_hw_free(hw);
+    return r;
+}
+
+static strata_results *run_config(const char *name, const char *trace)
+{
+    strata_hw *hw = strata_test_load_hw(name, NULL);
+    strata_results *r = run_on(hw, trace);
+    strata_hw_free(hw);
+    return r;
+}
+
+static void assert_close(double got, double want, const char *what)
+{
+    ck_assert_msg(fabs(got - want) <= fabs(want) * 1e-9, "%s: got %.15g, want %.15g", what, got, want);
+}
+
+static const strata_link_result *link_result(const strata_results *r, const char *name)
+{
+    for (guint i = 0; i < r->links->len; i++)
+        if (strcmp(g_array_index(r->links, strata_link_result, i).name, name) == 0)
+            return &g_array_index(r->links, strata_link_result, i);
+    ck_abort_msg("no link %s", name);
+    return NULL;
+}
+
+static const strata_memory_result *memory(const strata_results *r, const char *name)
+{
+    for (guint i = 0; i < r->memories->len; i++)
+        if (strcmp(g_array_index(r->memories, strata_memory_result, i).name, name) == 0)
+            return &g_array_index(r->memories, strata_memory_result, i);
+    ck_abort_msg("no memory %s", name);
+    return NULL;
+}
+
+/* hbm@0 -> hbm@1 over ici:0-1: the link's 1 us, then 2^30 B at its
+ * 100 GB/s (the 1 TB/s ports do not limit): 1e-6 + 0.01073741824 s. */
+START_TEST(copy_over_one_link)
+{
+    strata_results *r = run_text(RING4, "strata-trace 1\nalloc a 1GiB hbm@0\nalloc b 1GiB hbm@1\ncopy b a\n");
+    double want = 1e-6 + GIB / 100e9;
+    assert_close(r->makespan_s, want, "makespan");
+    const strata_link_result *l = link_result(r, "ici:0-1");
+    ck_assert_uint_eq(l->bytes, 1073741824u);
+    assert_close(l->busy_s, want, "ici:0-1 busy");
+    ck_assert_uint_eq(link_result(r, "ici:1-2")->bytes, 0);
+    ck_assert_uint_eq(memory(r, "hbm@0")->port_bytes, 1073741824u);
+    ck_assert_uint_eq(memory(r, "hbm@1")->port_bytes, 1073741824u);
+    strata_results_free(r);
+}
+END_TEST
+
+/* hbm@0 -> hbm@2 on a ring of 4: two hops (the tie goes through 1), two
+ * latencies; chip 1 forwards without its HBM port. */
+START_TEST(copy_through_a_chip)
+{
+    strata_results *r = run_text(RING4, "strata-trace 1\nalloc a 1GiB hbm@0\nalloc b 1GiB hbm@2\ncopy b a\n");
+    double want = 2e-6 + GIB / 100e9;
+    assert_close(r->makespan_s, want, "makespan");
+    ck_assert_uint_eq(link_result(r, "ici:0-1")->bytes, 1073741824u);
+    ck_assert_uint_eq(link_result(r, "ici:1-2")->bytes, 1073741824u);
+    ck_assert_uint_eq(link_result(r, "ici:0-3")->bytes, 0);
+    ck_assert_uint_eq(memory(r, "hbm@1")->port_bytes, 0);
+    ck_assert_uint_eq(memory(r, "hbm@2")->port_bytes, 1073741824u);
+    strata_results_free(r);
+}
+END_TEST
+
+/* 0 -> 1 and 2 -> 1 at once through the switch: each sender has its own
+ * up link, both share nvlink@1 down (100 GB/s): 50 GB/s each, so both end
+ * at 2 us (two links' latency) + 2^30 / 50e9 s. */
+START_TEST(switch_shares_the_receivers_link)
+{
+    strata_results *r = run_text(SWITCH4, "strata-trace 1\nalloc a 1GiB hbm@0\nalloc c 1GiB hbm@2\n"
+                                          "alloc b 1GiB hbm@1\nalloc d 1GiB hbm@1\n"
+                                          "copy b a stream=s1\ncopy d c stream=s2\n");
+    double want = 2e-6 + GIB / 50e9;
+    assert_close(r->makespan_s, want, "makespan");
+    ck_assert_uint_eq(link_result(r, "nvlink@1")->bytes, 2 * 1073741824u);
+    ck_assert_uint_eq(link_result(r, "nvlink@0")->bytes, 1073741824u);
+    ck_assert_uint_eq(link_result(r, "nvlink@3")->bytes, 0);
+    assert_close(link_result(r, "nvlink@1")->busy_s, want, "nvlink@1 busy");
+    strata_results_free(r);
+}
+END_TEST
+
+/* test-torus16: 64 MiB vmem@0 -> vmem@5 goes dma@0 (1 TB/s), ici:0-1,
+ * ici:1-5 (50 GB/s, 1 us each), dma@5: 2 us + 2^26 / 50e9 s; 1 GiB host@0 -> hbm@5 (a
+ * device of host 1) goes pcie@1 (16 GB/s, 1 us) then ici:1-5: 2 us +
+ * 2^30 / 16e9 s; run one after the other. */
+START_TEST(torus_routes_through_gateways)
+{
+    strata_results *r = run_config("test-torus16", "strata-trace 1\nalloc a 64MiB vmem@0\nalloc b 64MiB vmem@5\n"
+                                                   "alloc h 1GiB host@0\nalloc c 1GiB hbm@5\n"
+                                                   "copy b a\ncopy c h\n");
+    double first = 2e-6 + 67108864.0 / 50e9, second = 2e-6 + GIB / 16e9;
+    assert_close(r->makespan_s, first + second, "makespan");
+    ck_assert_uint_eq(link_result(r, "ici:1-5")->bytes, 67108864u + 1073741824u);
+    ck_assert_uint_eq(link_result(r, "ici:0-1")->bytes, 67108864u);
+    ck_assert_uint_eq(link_result(r, "pcie@1")->bytes, 1073741824u);
+    ck_assert_uint_eq(link_result(r, "pcie@0")->bytes, 0);
+    ck_assert_uint_eq(link_result(r, "dma@5")->bytes, 67108864u);
+    ck_assert_uint_eq(memory(r, "hbm@1")->port_bytes, 0);
+    ck_assert_uint_eq(memory(r, "hbm@0")->port_bytes, 67108864u);
+    ck_assert_uint_eq(memory(r, "hbm@5")->port_bytes, 67108864u + 1073741824u);
+    ck_assert_uint_eq(memory(r, "host@0")->port_bytes, 1073741824u);
+    strata_results_free(r);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("engine_devices");
+    TCase *t = tcase_create("analytical");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, copy_over_one_link);
+    tcase_add_test(t, copy_through_a_chip);
+    tcase_add_test(t, switch_shares_the_receivers_link);
+    tcase_add_test(t, torus_routes_through_gateways);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void) { return strata_test_main(suite()); }
