@@ -22,9 +22,18 @@
 #include "alloc/offline.h"
 #include "core/error.h"
 
-typedef struct offline_live {
-    uint64_t id, offset, size, requested;
-} offline_live;
+/* The live blocks, indexed by the plan's order (offset, then id): a
+ * segment tree over that static order whose nodes summarise their live
+ * blocks (first offset, highest end, largest gap between them, and whether
+ * any two of them overlap), so the largest free gap is known after each
+ * alloc and free in O(log n). Two blocks at one offset (a plan used with
+ * lifetimes it was not made for) both stay live, so the walk shows them and
+ * strata_allocator_check() reports the overlap. */
+typedef struct offline_node {
+    uint64_t first, end, gap; /* first offset, highest end, largest inner gap */
+    uint32_t count;           /* live blocks below */
+    bool overlap;             /* two of them overlap */
+} offline_node;
 
 typedef struct offline {
     uint64_t capacity, alignment;
@@ -32,22 +41,67 @@ typedef struct offline {
     offline_buf *bufs;   /* planned buffers */
     size_t n;
     GHashTable *plan;    /* &buf.id -> offline_buf */
-    GHashTable *live;    /* &live.id -> offline_live */
-    GTree *live_by_offset;
+    uint32_t *slot;      /* buffer -> its leaf (its rank by offset, then id) */
+    uint32_t *leaf_buf;  /* leaf -> buffer */
+    uint64_t *requested; /* buffer -> bytes asked for while live */
+    offline_node *tree;  /* 2 * leaves nodes, root at 1 */
+    size_t leaves;
     uint64_t height, lower_bound, high_water;
     uint64_t allocated, used_bytes;
 } offline;
 
-/* Live blocks ordered by offset, then id: two blocks at one offset (a plan
- * used with lifetimes it was not made for) both stay in the tree, so the
- * walk shows them and strata_allocator_check() reports the overlap. */
-static gint offline_cmp_live(gconstpointer a, gconstpointer b, gpointer user)
+static offline_node offline_join(offline_node a, offline_node b)
 {
-    (void)user;
-    const offline_live *x = a, *y = b;
+    if (!a.count)
+        return b;
+    if (!b.count)
+        return a;
+    uint64_t between = b.first > a.end ? b.first - a.end : 0;
+    return (offline_node){.first = a.first,
+                          .end = MAX(a.end, b.end),
+                          .gap = MAX(MAX(a.gap, b.gap), between),
+                          .count = a.count + b.count,
+                          .overlap = a.overlap || b.overlap || a.end > b.first};
+}
+
+static void offline_set_leaf(offline *o, size_t buf, bool live)
+{
+    size_t k = o->leaves + o->slot[buf];
+    const offline_buf *b = &o->bufs[buf];
+    o->tree[k] = live ? (offline_node){.first = b->offset, .end = b->offset + b->size, .count = 1}
+                      : (offline_node){0};
+    for (k /= 2; k >= 1; k /= 2)
+        o->tree[k] = offline_join(o->tree[2 * k], o->tree[2 * k + 1]);
+}
+
+static int offline_cmp_slot(const void *a, const void *b, void *user)
+{
+    const offline_buf *bufs = user;
+    const offline_buf *x = &bufs[*(const uint32_t *)a], *y = &bufs[*(const uint32_t *)b];
     if (x->offset != y->offset)
         return x->offset < y->offset ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* The leaves of the planned buffers, by offset then id. */
+static void offline_index_plan(offline *o)
+{
+    g_free(o->slot);
+    g_free(o->leaf_buf);
+    g_free(o->requested);
+    g_free(o->tree);
+    o->leaves = 1;
+    while (o->leaves < o->n)
+        o->leaves *= 2;
+    o->slot = g_new(uint32_t, o->n ? o->n : 1);
+    o->leaf_buf = g_new(uint32_t, o->n ? o->n : 1);
+    o->requested = g_new0(uint64_t, o->n ? o->n : 1);
+    o->tree = g_new0(offline_node, 2 * o->leaves);
+    for (size_t i = 0; i < o->n; i++)
+        o->leaf_buf[i] = (uint32_t)i;
+    g_qsort_with_data(o->leaf_buf, (gint)o->n, sizeof *o->leaf_buf, offline_cmp_slot, o->bufs);
+    for (size_t i = 0; i < o->n; i++)
+        o->slot[o->leaf_buf[i]] = (uint32_t)i;
 }
 
 static const strata_param_def offline_params[] = {
@@ -75,8 +129,6 @@ static void *offline_create(const strata_alloc_config *cfg, GError **err)
     o->iterations = iterations;
     o->search_nodes = strata_params_int(cfg->params, "search_nodes");
     o->plan = g_hash_table_new(g_int64_hash, g_int64_equal);
-    o->live = g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
-    o->live_by_offset = g_tree_new_full(offline_cmp_live, NULL, NULL, NULL);
     return o;
 }
 
@@ -84,8 +136,10 @@ static void offline_destroy(void *self)
 {
     offline *o = self;
     g_hash_table_destroy(o->plan);
-    g_hash_table_destroy(o->live);
-    g_tree_destroy(o->live_by_offset);
+    g_free(o->slot);
+    g_free(o->leaf_buf);
+    g_free(o->requested);
+    g_free(o->tree);
     g_free(o->bufs);
     g_free(o);
 }
@@ -189,10 +243,13 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
         o->bufs[i].offset = offsets[i];
         g_hash_table_insert(o->plan, &o->bufs[i].id, &o->bufs[i]);
     }
+    offline_index_plan(o);
     o->height = n ? height : 0;
     g_free(offsets);
     return true;
 }
+
+static void offline_free(void *self, uint64_t id);
 
 static bool offline_alloc(void *self, uint64_t id, uint64_t size, uint32_t stream, uint64_t *offset)
 {
@@ -201,10 +258,11 @@ static bool offline_alloc(void *self, uint64_t id, uint64_t size, uint32_t strea
     const offline_buf *b = g_hash_table_lookup(o->plan, &id);
     if (!b || b->size < size || b->offset > o->capacity || b->size > o->capacity - b->offset)
         return false;
-    offline_live *l = g_new(offline_live, 1);
-    *l = (offline_live){.id = id, .offset = b->offset, .size = b->size, .requested = size};
-    g_hash_table_insert(o->live, &l->id, l);
-    g_tree_insert(o->live_by_offset, l, l);
+    size_t i = (size_t)(b - o->bufs);
+    if (o->tree[o->leaves + o->slot[i]].count)
+        offline_free(o, id); /* allocated again while live: the new request replaces it */
+    o->requested[i] = size;
+    offline_set_leaf(o, i, true);
     o->allocated += size;
     o->used_bytes += b->size;
     if (b->offset + b->size > o->high_water)
@@ -216,36 +274,55 @@ static bool offline_alloc(void *self, uint64_t id, uint64_t size, uint32_t strea
 static void offline_free(void *self, uint64_t id)
 {
     offline *o = self;
-    offline_live *l = g_hash_table_lookup(o->live, &id);
-    if (!l)
+    const offline_buf *b = g_hash_table_lookup(o->plan, &id);
+    if (!b)
         return;
-    o->allocated -= l->requested;
-    o->used_bytes -= l->size;
-    g_tree_remove(o->live_by_offset, l);
-    g_hash_table_remove(o->live, &id);
+    size_t i = (size_t)(b - o->bufs);
+    if (!o->tree[o->leaves + o->slot[i]].count)
+        return;
+    o->allocated -= o->requested[i];
+    o->used_bytes -= b->size;
+    offline_set_leaf(o, i, false);
+}
+
+/* Calls visit(o, buffer, user) for each live block by offset, then id. */
+static void offline_each_live(const offline *o, size_t node,
+                              void (*visit)(const offline *, size_t, void *), void *user)
+{
+    if (!o->tree || !o->tree[node].count)
+        return;
+    if (node >= o->leaves) {
+        visit(o, o->leaf_buf[node - o->leaves], user);
+        return;
+    }
+    offline_each_live(o, 2 * node, visit, user);
+    offline_each_live(o, 2 * node + 1, visit, user);
 }
 
 typedef struct offline_gap_ctx {
     uint64_t cursor, largest;
 } offline_gap_ctx;
 
-static gboolean offline_gap_visit(gpointer key, gpointer value, gpointer data)
+static void offline_gap_visit(const offline *o, size_t buf, void *data)
 {
-    (void)key;
-    const offline_live *l = value;
+    const offline_buf *b = &o->bufs[buf];
     offline_gap_ctx *ctx = data;
-    if (l->offset > ctx->cursor && l->offset - ctx->cursor > ctx->largest)
-        ctx->largest = l->offset - ctx->cursor;
-    if (l->offset + l->size > ctx->cursor)
-        ctx->cursor = l->offset + l->size;
-    return FALSE;
+    if (b->offset > ctx->cursor && b->offset - ctx->cursor > ctx->largest)
+        ctx->largest = b->offset - ctx->cursor;
+    if (b->offset + b->size > ctx->cursor)
+        ctx->cursor = b->offset + b->size;
 }
 
-/* The largest free gap below the high-water mark. */
+/* The largest free gap below the high-water mark: from the root's summary,
+ * or by a walk when live blocks overlap (their gaps do not add up then). */
 static uint64_t offline_largest_free(const offline *o)
 {
     offline_gap_ctx ctx = {0, 0};
-    g_tree_foreach(o->live_by_offset, offline_gap_visit, &ctx);
+    const offline_node *root = o->tree ? &o->tree[1] : NULL;
+    if (root && root->count && !root->overlap)
+        ctx = (offline_gap_ctx){root->end, MAX(root->first, root->gap)};
+    else
+        offline_each_live(o, 1, offline_gap_visit, &ctx);
     if (o->high_water > ctx.cursor && o->high_water - ctx.cursor > ctx.largest)
         ctx.largest = o->high_water - ctx.cursor;
     return ctx.largest;
@@ -264,20 +341,18 @@ static void offline_stats(const void *self, strata_alloc_stats *out)
                                 .plan_lower_bound = o->lower_bound};
 }
 
-static gboolean offline_walk_visit(gpointer key, gpointer value, gpointer data)
+static void offline_walk_visit(const offline *o, size_t buf, void *data)
 {
-    (void)key;
-    const offline_live *l = value;
+    const offline_buf *b = &o->bufs[buf];
     const strata_block_walk *w = data;
-    strata_block_visit_fields(w->visit, w->user, l->offset, l->size, true, l->id, l->requested, 0);
-    return FALSE;
+    strata_block_visit_fields(w->visit, w->user, b->offset, b->size, true, b->id, o->requested[buf], 0);
 }
 
 static void offline_walk(const void *self, strata_block_visit visit, void *user)
 {
     const offline *o = self;
     strata_block_walk w = {visit, user};
-    g_tree_foreach(o->live_by_offset, offline_walk_visit, &w);
+    offline_each_live(o, 1, offline_walk_visit, &w);
 }
 
 const strata_alloc_type strata_alloc_offline = {
