@@ -26,10 +26,12 @@
  * trace gets 40 steps, about 2 s, instead of 1000 in 45 s). */
 #define OFFLINE_LOCAL_WORK 2e9
 
+/* The placed buffers, sorted by offset, as parallel arrays (a scan over
+ * them is the placement's inner loop). */
 typedef struct offline_placer {
     const offline_buf *bufs;
     size_t n;
-    size_t *placed;      /* indices of placed buffers, by offset */
+    uint64_t *p_start, *p_end, *p_off, *p_top; /* placed, by offset */
     size_t n_placed;
     uint64_t *offsets;   /* per buffer */
 } offline_placer;
@@ -39,6 +41,31 @@ bool offline_overlap(const offline_buf *a, const offline_buf *b)
     return a->start < b->end && b->start < a->end;
 }
 
+/* The offset for b among the placed buffers whose lifetimes overlap it:
+ * the best-fitting gap (smallest that holds it, lowest among equals) or the
+ * lowest (first fit), else the top of them. */
+static uint64_t offline_fit(const offline_placer *pl, const offline_buf *b, bool best_fit)
+{
+    uint64_t cursor = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
+    for (size_t i = 0; i < pl->n_placed; i++) {
+        if (!(pl->p_start[i] < b->end && b->start < pl->p_end[i]))
+            continue;
+        uint64_t off = pl->p_off[i];
+        if (off > cursor) {
+            uint64_t gap = off - cursor;
+            if (gap >= b->size && gap < best_gap) {
+                best = cursor;
+                best_gap = gap;
+                if (!best_fit || gap == b->size)
+                    return best; /* nothing lower, or nothing tighter */
+            }
+        }
+        if (pl->p_top[i] > cursor)
+            cursor = pl->p_top[i];
+    }
+    return best == UINT64_MAX ? cursor : best;
+}
+
 /* Place bufs in `order`; returns the height. best_fit: smallest gap, else lowest. */
 static uint64_t offline_place(offline_placer *pl, const size_t *order, bool best_fit)
 {
@@ -46,35 +73,28 @@ static uint64_t offline_place(offline_placer *pl, const size_t *order, bool best
     pl->n_placed = 0;
     for (size_t k = 0; k < pl->n; k++) {
         const offline_buf *b = &pl->bufs[order[k]];
-        uint64_t cursor = 0, best = UINT64_MAX, best_gap = UINT64_MAX;
-        for (size_t i = 0; i < pl->n_placed; i++) {
-            size_t j = pl->placed[i];
-            const offline_buf *p = &pl->bufs[j];
-            if (!offline_overlap(b, p))
-                continue;
-            uint64_t off = pl->offsets[j];
-            if (off > cursor) {
-                uint64_t gap = off - cursor;
-                if (gap >= b->size && (best_fit ? gap < best_gap : best == UINT64_MAX)) {
-                    best = cursor;
-                    best_gap = gap;
-                }
-            }
-            if (off + p->size > cursor)
-                cursor = off + p->size;
-        }
-        if (best == UINT64_MAX)
-            best = cursor;
+        uint64_t best = offline_fit(pl, b, best_fit);
         pl->offsets[order[k]] = best;
         if (best + b->size > height)
             height = best + b->size;
-        /* insert into placed, by offset */
-        size_t at = pl->n_placed;
-        while (at > 0 && pl->offsets[pl->placed[at - 1]] > best) {
-            pl->placed[at] = pl->placed[at - 1];
-            at--;
+        /* insert into placed, by offset, after those at the same offset */
+        size_t lo = 0, hi = pl->n_placed;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (pl->p_off[mid] > best)
+                hi = mid;
+            else
+                lo = mid + 1;
         }
-        pl->placed[at] = order[k];
+        size_t tail = (pl->n_placed - lo) * sizeof(uint64_t);
+        memmove(pl->p_start + lo + 1, pl->p_start + lo, tail);
+        memmove(pl->p_end + lo + 1, pl->p_end + lo, tail);
+        memmove(pl->p_off + lo + 1, pl->p_off + lo, tail);
+        memmove(pl->p_top + lo + 1, pl->p_top + lo, tail);
+        pl->p_start[lo] = b->start;
+        pl->p_end[lo] = b->end;
+        pl->p_off[lo] = best;
+        pl->p_top[lo] = best + b->size;
         pl->n_placed++;
     }
     return height;
@@ -225,7 +245,10 @@ uint64_t offline_greedy(const offline_buf *bufs, size_t n, int64_t iterations,
                         uint64_t lower_bound, uint64_t *offsets)
 {
     offline_placer pl = {.bufs = bufs, .n = n};
-    pl.placed = g_new(size_t, n ? n : 1);
+    pl.p_start = g_new(uint64_t, n ? n : 1);
+    pl.p_end = g_new(uint64_t, n ? n : 1);
+    pl.p_off = g_new(uint64_t, n ? n : 1);
+    pl.p_top = g_new(uint64_t, n ? n : 1);
     pl.offsets = g_new0(uint64_t, n ? n : 1);
     size_t *order = g_new(size_t, n ? n : 1);
     offline_best best = {.order = g_new(size_t, n ? n : 1), .offsets = offsets,
@@ -233,7 +256,10 @@ uint64_t offline_greedy(const offline_buf *bufs, size_t n, int64_t iterations,
     memset(offsets, 0, n * sizeof *offsets);
     offline_try_orders(&pl, order, &best);
     offline_local_search(&pl, order, iterations, lower_bound, &best);
-    g_free(pl.placed);
+    g_free(pl.p_start);
+    g_free(pl.p_end);
+    g_free(pl.p_off);
+    g_free(pl.p_top);
     g_free(pl.offsets);
     g_free(order);
     g_free(best.order);
