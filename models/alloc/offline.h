@@ -4,6 +4,8 @@
  *
  *  - offline_greedy.c: the lower bound, the placement pass over several
  *    orderings and the local search over the order;
+ *  - offline_sweep.c: the placement by start time in O(n log n), for
+ *    problems too large for the general pass;
  *  - offline_search.c: the bounded exact search (after MiniMalloc) over a
  *    ladder of target heights;
  *  - offline.c: the allocator that plans with them and serves the plan.
@@ -43,6 +45,12 @@ uint64_t offline_lower_bound(const offline_buf *bufs, size_t n);
  * the height is above lower_bound. Fills offsets; returns the height. */
 uint64_t offline_greedy(const offline_buf *bufs, size_t n, int64_t iterations,
                         uint64_t lower_bound, uint64_t *offsets);
+
+/* The plan of placing the buffers by start time (larger first among equal
+ * starts), each in the best-fitting gap left by the live ones, in
+ * O(n log n): the general pass's plan for that order. Fills order (that
+ * order) and offsets; returns the height. */
+uint64_t offline_sweep(const offline_buf *bufs, size_t n, size_t *order, uint64_t *offsets);
 
 /* Lowers *height (offsets: its plan, improved in place) with the exact
  * search, spending at most search_nodes; keeps the plan when the problem

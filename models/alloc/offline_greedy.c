@@ -26,6 +26,18 @@
  * trace gets 40 steps, about 2 s, instead of 1000 in 45 s). */
 #define OFFLINE_LOCAL_WORK 2e9
 
+/* The general placement pass visits up to n^2/2 pairs of buffers; the
+ * passes and local search steps together get at most this many visits
+ * (about 10 s on one core), which every problem up to about 22k buffers
+ * affords in full. Larger problems get the passes that fit, in the order
+ * tried, and the sweep (offline_sweep.c), which is O(n log n). */
+#define OFFLINE_GREEDY_WORK 4e9
+
+static double offline_pass_work(size_t n)
+{
+    return (double)n * (double)(n > 0 ? n - 1 : 0) / 2;
+}
+
 /* The placed buffers, sorted by offset, as parallel arrays (a scan over
  * them is the placement's inner loop). */
 typedef struct offline_placer {
@@ -186,12 +198,21 @@ static void offline_keep(offline_best *best, const offline_placer *pl, const siz
     memcpy(best->offsets, pl->offsets, pl->n * sizeof *pl->offsets);
 }
 
-/* Every ordering, placed best-fit and first-fit. */
-static void offline_try_orders(offline_placer *pl, size_t *order, offline_best *best)
+/* Every ordering, placed best-fit and first-fit, while the work budget
+ * lasts (*work: pairs of buffers a pass may visit, spent so far); when some
+ * did not fit, the sweep's plan (the start order, best fit) as well. */
+static void offline_try_orders(offline_placer *pl, size_t *order, offline_best *best, double *work)
 {
+    double pass = offline_pass_work(pl->n);
+    bool skipped = false;
     for (int how = 0; how < ORDER__COUNT; how++) {
-        offline_order(pl->bufs, pl->n, how, order);
         for (int fit = 0; fit < 2; fit++) {
+            if (*work + pass > OFFLINE_GREEDY_WORK) {
+                skipped = true;
+                continue;
+            }
+            *work += pass;
+            offline_order(pl->bufs, pl->n, how, order);
             uint64_t h = offline_place(pl, order, fit == 0);
             if (h < best->height) {
                 best->best_fit = fit == 0;
@@ -199,11 +220,18 @@ static void offline_try_orders(offline_placer *pl, size_t *order, offline_best *
             }
         }
     }
+    if (skipped) {
+        uint64_t h = offline_sweep(pl->bufs, pl->n, order, pl->offsets);
+        if (h < best->height) {
+            best->best_fit = true;
+            offline_keep(best, pl, order, h);
+        }
+    }
 }
 
 /* Local search over the order, deterministic. */
 static void offline_local_search(offline_placer *pl, size_t *order, int64_t iterations,
-                                 uint64_t lower_bound, offline_best *best)
+                                 uint64_t lower_bound, offline_best *best, double work)
 {
     size_t n = pl->n;
     GRand *rng = g_rand_new_with_seed(0x5eed);
@@ -214,6 +242,9 @@ static void offline_local_search(offline_placer *pl, size_t *order, int64_t iter
     double step_cap = OFFLINE_LOCAL_WORK / ((double)n * (double)n);
     if (n > 0 && (double)steps > step_cap)
         steps = step_cap < 10 ? (iterations < 10 ? iterations : 10) : (int64_t)step_cap;
+    double pass = offline_pass_work(n), affordable = (OFFLINE_GREEDY_WORK - work) / pass;
+    if ((double)steps > affordable)
+        steps = affordable > 0 ? (int64_t)affordable : 0;
     for (int64_t it = 0; it < steps && n > 1 && best->height > lower_bound; it++) {
         memcpy(order, best->order, n * sizeof *order);
         size_t from;
@@ -254,8 +285,9 @@ uint64_t offline_greedy(const offline_buf *bufs, size_t n, int64_t iterations,
     offline_best best = {.order = g_new(size_t, n ? n : 1), .offsets = offsets,
                          .height = UINT64_MAX, .best_fit = true};
     memset(offsets, 0, n * sizeof *offsets);
-    offline_try_orders(&pl, order, &best);
-    offline_local_search(&pl, order, iterations, lower_bound, &best);
+    double work = 0;
+    offline_try_orders(&pl, order, &best, &work);
+    offline_local_search(&pl, order, iterations, lower_bound, &best, work);
     g_free(pl.p_start);
     g_free(pl.p_end);
     g_free(pl.p_off);
