@@ -46,6 +46,7 @@ struct strata_allocator {
     char *spec;
     uint64_t capacity;
     void *self;
+    strata_progress *progress; /* borrowed; NULL: none */
 };
 
 const strata_alloc_type *const *strata_alloc_types(void)
@@ -181,7 +182,12 @@ bool strata_allocator_plan(strata_allocator *a, const strata_lifetime *l, size_t
 {
     if (a->type->plan == NULL)
         return true;
-    return a->type->plan(a->self, l, n, err);
+    return a->type->plan(a->self, l, n, a->progress, err);
+}
+
+void strata_allocator_set_progress(strata_allocator *a, strata_progress *progress)
+{
+    a->progress = progress;
 }
 
 bool strata_allocator_alloc(strata_allocator *a, uint64_t id, uint64_t size, uint32_t stream,

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "core/params.h"
+#include "core/progress.h"
 
 typedef struct strata_alloc_stats {
     uint64_t allocated;        /* requested bytes of live buffers */
@@ -114,8 +115,10 @@ typedef struct strata_alloc_type {
     void (*release)(void *self);
     void (*stats)(const void *self, strata_alloc_stats *out);
     void (*walk)(const void *self, strata_block_visit visit, void *user);
-    /* Optional: every lifetime before the first alloc (offline planners). */
-    bool (*plan)(void *self, const strata_lifetime *lifetimes, size_t n, GError **err);
+    /* Optional: every lifetime before the first alloc (offline planners);
+     * progress: where to show how planning goes (silent when made on NULL). */
+    bool (*plan)(void *self, const strata_lifetime *lifetimes, size_t n, strata_progress *progress,
+                 GError **err);
     /* Optional: the program's event ops, in the order its allocations run.
      * is_record: `stream` recorded record number `seq` of event `event`;
      * else `stream` has waited for that record (called once the wait is
@@ -147,6 +150,8 @@ const char *strata_allocator_name(const strata_allocator *a);
 const char *strata_allocator_spec(const strata_allocator *a); /* with every parameter */
 bool strata_allocator_needs_plan(const strata_allocator *a);
 bool strata_allocator_plan(strata_allocator *a, const strata_lifetime *l, size_t n, GError **err);
+/* Where plan() shows its progress (borrowed; NULL, the default: nowhere). */
+void strata_allocator_set_progress(strata_allocator *a, strata_progress *progress);
 bool strata_allocator_alloc(strata_allocator *a, uint64_t id, uint64_t size, uint32_t stream,
                             uint64_t *offset);
 void strata_allocator_free_block(strata_allocator *a, uint64_t id);

@@ -229,7 +229,21 @@ static bool offline_buffers(offline *o, const strata_lifetime *l, size_t n, GErr
     return true;
 }
 
-static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError **err)
+void offline_show(strata_progress *progress, size_t n, uint64_t height, uint64_t lower_bound,
+                  const char *stage)
+{
+    if (height == UINT64_MAX)
+        strata_progress_update(progress, "offline: %zu buffers, lower bound %" G_GUINT64_FORMAT
+                               " B, %s", n, lower_bound, stage);
+    else
+        strata_progress_update(progress, "offline: %zu buffers, height %" G_GUINT64_FORMAT
+                               " B, lower bound %" G_GUINT64_FORMAT " B (x%.4f), %s", n, height,
+                               lower_bound, lower_bound ? (double)height / (double)lower_bound : 1.0,
+                               stage);
+}
+
+static bool offline_plan(void *self, const strata_lifetime *l, size_t n, strata_progress *progress,
+                         GError **err)
 {
     offline *o = self;
     g_hash_table_remove_all(o->plan);
@@ -237,8 +251,8 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, GError 
         return false;
     o->lower_bound = offline_lower_bound(o->bufs, n);
     uint64_t *offsets = g_new0(uint64_t, n ? n : 1);
-    uint64_t height = offline_greedy(o->bufs, n, o->iterations, o->lower_bound, offsets);
-    offline_exact(o->bufs, n, o->lower_bound, o->search_nodes, &height, offsets);
+    uint64_t height = offline_greedy(o->bufs, n, o->iterations, o->lower_bound, offsets, progress);
+    offline_exact(o->bufs, n, o->lower_bound, o->search_nodes, &height, offsets, progress);
     for (size_t i = 0; i < n; i++) {
         o->bufs[i].offset = offsets[i];
         g_hash_table_insert(o->plan, &o->bufs[i].id, &o->bufs[i]);

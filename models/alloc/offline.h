@@ -20,6 +20,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "core/progress.h"
 
 typedef struct offline_buf {
     uint64_t id, size, start, end; /* size rounded to the alignment */
@@ -44,7 +45,7 @@ uint64_t offline_lower_bound(const offline_buf *bufs, size_t n);
  * the local search: `iterations` steps at most (fewer for large n), while
  * the height is above lower_bound. Fills offsets; returns the height. */
 uint64_t offline_greedy(const offline_buf *bufs, size_t n, int64_t iterations,
-                        uint64_t lower_bound, uint64_t *offsets);
+                        uint64_t lower_bound, uint64_t *offsets, strata_progress *progress);
 
 /* The plan of placing the buffers by start time (larger first among equal
  * starts), each in the best-fitting gap left by the live ones, in
@@ -56,6 +57,11 @@ uint64_t offline_sweep(const offline_buf *bufs, size_t n, size_t *order, uint64_
  * search, spending at most search_nodes; keeps the plan when the problem
  * is too large for it. */
 void offline_exact(const offline_buf *bufs, size_t n, uint64_t lower_bound,
-                   int64_t search_nodes, uint64_t *height, uint64_t *offsets);
+                   int64_t search_nodes, uint64_t *height, uint64_t *offsets,
+                   strata_progress *progress);
+
+/* Shows the best height so far against the lower bound on progress. */
+void offline_show(strata_progress *progress, size_t n, uint64_t height, uint64_t lower_bound,
+                  const char *stage);
 
 #endif

@@ -201,7 +201,8 @@ static void offline_keep(offline_best *best, const offline_placer *pl, const siz
 /* Every ordering, placed best-fit and first-fit, while the work budget
  * lasts (*work: pairs of buffers a pass may visit, spent so far); when some
  * did not fit, the sweep's plan (the start order, best fit) as well. */
-static void offline_try_orders(offline_placer *pl, size_t *order, offline_best *best, double *work)
+static void offline_try_orders(offline_placer *pl, size_t *order, offline_best *best, double *work,
+                               uint64_t lower_bound, strata_progress *progress)
 {
     double pass = offline_pass_work(pl->n);
     bool skipped = false;
@@ -212,6 +213,7 @@ static void offline_try_orders(offline_placer *pl, size_t *order, offline_best *
                 continue;
             }
             *work += pass;
+            offline_show(progress, pl->n, best->height, lower_bound, "greedy orders");
             offline_order(pl->bufs, pl->n, how, order);
             uint64_t h = offline_place(pl, order, fit == 0);
             if (h < best->height) {
@@ -221,6 +223,7 @@ static void offline_try_orders(offline_placer *pl, size_t *order, offline_best *
         }
     }
     if (skipped) {
+        offline_show(progress, pl->n, best->height, lower_bound, "sweep");
         uint64_t h = offline_sweep(pl->bufs, pl->n, order, pl->offsets);
         if (h < best->height) {
             best->best_fit = true;
@@ -231,7 +234,8 @@ static void offline_try_orders(offline_placer *pl, size_t *order, offline_best *
 
 /* Local search over the order, deterministic. */
 static void offline_local_search(offline_placer *pl, size_t *order, int64_t iterations,
-                                 uint64_t lower_bound, offline_best *best, double work)
+                                 uint64_t lower_bound, offline_best *best, double work,
+                                 strata_progress *progress)
 {
     size_t n = pl->n;
     GRand *rng = g_rand_new_with_seed(0x5eed);
@@ -247,6 +251,7 @@ static void offline_local_search(offline_placer *pl, size_t *order, int64_t iter
         steps = affordable > 0 ? (int64_t)affordable : 0;
     for (int64_t it = 0; it < steps && n > 1 && best->height > lower_bound; it++) {
         memcpy(order, best->order, n * sizeof *order);
+        offline_show(progress, n, best->height, lower_bound, "local search");
         size_t from;
         if (g_rand_boolean(rng)) {
             /* a buffer that reaches the height */
@@ -273,7 +278,7 @@ static void offline_local_search(offline_placer *pl, size_t *order, int64_t iter
 }
 
 uint64_t offline_greedy(const offline_buf *bufs, size_t n, int64_t iterations,
-                        uint64_t lower_bound, uint64_t *offsets)
+                        uint64_t lower_bound, uint64_t *offsets, strata_progress *progress)
 {
     offline_placer pl = {.bufs = bufs, .n = n};
     pl.p_start = g_new(uint64_t, n ? n : 1);
@@ -286,8 +291,8 @@ uint64_t offline_greedy(const offline_buf *bufs, size_t n, int64_t iterations,
                          .height = UINT64_MAX, .best_fit = true};
     memset(offsets, 0, n * sizeof *offsets);
     double work = 0;
-    offline_try_orders(&pl, order, &best, &work);
-    offline_local_search(&pl, order, iterations, lower_bound, &best, work);
+    offline_try_orders(&pl, order, &best, &work, lower_bound, progress);
+    offline_local_search(&pl, order, iterations, lower_bound, &best, work, progress);
     g_free(pl.p_start);
     g_free(pl.p_end);
     g_free(pl.p_off);

@@ -77,6 +77,9 @@ typedef struct offline_search {
     size_t undo_top, undo_cap;
     uint32_t *cutpts;
     size_t cut_top, cut_cap;
+    /* progress: the best height so far against the lower bound */
+    strata_progress *progress;
+    uint64_t best_height, lower_bound;
 } offline_search;
 
 /* A set of unplaced buffers over a range of sections that no other
@@ -372,6 +375,11 @@ static int offline_dfs(offline_search *s, const offline_part *part, size_t paren
 {
     if (--s->nodes_left < 0)
         return SEARCH_ABORTED;
+    if ((s->nodes_left & 0xffff) == 0) {
+        char stage[64];
+        g_snprintf(stage, sizeof stage, "searching for height %" G_GUINT64_FORMAT " B", s->target);
+        offline_show(s->progress, s->n, s->best_height, s->lower_bound, stage);
+    }
     size_t base = s->cand_top;
     size_t m = offline_candidates(s, part, parent, n_parent, base);
     if (m == 0) {
@@ -606,7 +614,7 @@ static int offline_search_once(offline_search *s, const offline_problem *p, cons
  * SEARCH_ABORTED (budget spent). */
 static int offline_try_target(const offline_buf *bufs, const offline_problem *p, uint64_t target,
                               const uint64_t *guide, int64_t node_limit, uint64_t *offsets,
-                              int64_t *spent_nodes)
+                              int64_t *spent_nodes, const offline_search *watch)
 {
     size_t n = p->n, ns = p->n_sections;
     /* the heuristics in the order tried: a plan found before guides first */
@@ -622,7 +630,9 @@ static int offline_try_target(const offline_buf *bufs, const offline_problem *p,
     }
     offline_search s = {.bufs = bufs, .n = n, .n_sections = ns, .target = target, .guide = guide,
                         .adj_start = p->adj_start, .adj = p->adj, .sec_lo = p->sec_lo,
-                        .sec_hi = p->sec_hi, .sec_start = p->sec_start, .sec_bufs = p->sec_bufs};
+                        .sec_hi = p->sec_hi, .sec_start = p->sec_start, .sec_bufs = p->sec_bufs,
+                        .progress = watch->progress, .best_height = watch->best_height,
+                        .lower_bound = watch->lower_bound};
     s.min_offset = g_new0(uint64_t, n ? n : 1);
     s.offset = g_new0(uint64_t, n ? n : 1);
     s.solution = g_new0(uint64_t, n ? n : 1);
@@ -704,13 +714,16 @@ typedef struct offline_ladder_state {
     bool out_of_reach[OFFLINE_LADDER];
     uint64_t *found;
     uint64_t *height, *offsets; /* the best plan */
+    strata_progress *progress;
 } offline_ladder_state;
 
 /* Tries ladder step k with `budget` nodes: true when it gave a better plan. */
 static bool offline_ladder_try(offline_ladder_state *l, size_t k, uint64_t target, int64_t budget)
 {
+    offline_search watch = {.progress = l->progress, .best_height = *l->height,
+                            .lower_bound = l->lower_bound};
     int status = offline_try_target(l->bufs, l->prob, target, l->offsets, budget, l->found,
-                                    &l->spent);
+                                    &l->spent, &watch);
     if (status == SEARCH_NOT_FOUND) {
         for (size_t j = 0; j <= k; j++)
             l->out_of_reach[j] = true;
@@ -766,7 +779,8 @@ static int offline_ladder_round(offline_ladder_state *l, int64_t each)
  * fast is erratic: a tight one prunes early, a loose one has more
  * solutions but weaker pruning. */
 void offline_exact(const offline_buf *bufs, size_t n, uint64_t lower_bound,
-                   int64_t search_nodes, uint64_t *height, uint64_t *offsets)
+                   int64_t search_nodes, uint64_t *height, uint64_t *offsets,
+                   strata_progress *progress)
 {
     offline_problem prob;
     if (search_nodes <= 0 || n <= 1 || n > OFFLINE_SEARCH_MAX_BUFFERS || *height <= lower_bound ||
@@ -774,7 +788,7 @@ void offline_exact(const offline_buf *bufs, size_t n, uint64_t lower_bound,
         return;
     offline_ladder_state l = {.bufs = bufs, .prob = &prob, .n = n, .lower_bound = lower_bound,
                               .search_nodes = search_nodes, .found = g_new(uint64_t, n),
-                              .height = height, .offsets = offsets};
+                              .height = height, .offsets = offsets, .progress = progress};
     int64_t each = (int64_t)n * 4;
     while (l.spent < search_nodes && *height > lower_bound) {
         int round = offline_ladder_round(&l, each);

@@ -4,7 +4,7 @@
  *
  *   strata alloc --trace T --allocator NAME[:k=v,...] --capacity SIZE
  *                [--alignment N] [--memory NAME] [--policy P]... [--json OUT]
- *                [--min-capacity] [--check]
+ *                [--min-capacity] [--check] [--quiet]
  *
  * Capacity rule: --capacity, else the trace's `option allocator.device_limit`
  * (the memory a PyTorch process could get, inferred by `strata import
@@ -23,6 +23,7 @@
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "policy/policy.h"
 #include "replay/replay.h"
@@ -31,7 +32,7 @@
 typedef struct alloc_args {
     char *trace, *allocator, *capacity, *alignment, *memory, *json;
     char **policies;
-    gboolean min_capacity, check;
+    gboolean min_capacity, check, quiet;
 } alloc_args;
 
 static void alloc_args_clear(alloc_args *a)
@@ -159,6 +160,7 @@ static bool alloc_replay(strata_job *job, const alloc_args *a, strata_source *sr
         .alignment = alignment,
         .memory = a->memory,
         .ignore_device_limit = true, /* the capacity is --capacity or that limit */
+        .progress = strata_progress_stream(a->quiet),
 #ifndef NDEBUG
         .check_each_op = true,
 #else
@@ -214,6 +216,9 @@ int strata_cmd_alloc(int argc, char **argv)
          NULL},
         {"check", 0, 0, G_OPTION_ARG_NONE, &a.check,
          "check the allocator's invariants after every op (always on in debug builds)", NULL},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
+         "Do not print progress on standard error (a planner's best height and bound; shown only "
+         "on a terminal)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     char *desc = alloc_describe_allocators();

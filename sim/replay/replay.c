@@ -115,6 +115,18 @@ static bool replay_create_allocator(replay_state *st, const strata_checker *c, G
     return st->alloc != NULL;
 }
 
+/* Plans the allocator with every lifetime, showing progress where asked. */
+static bool replay_plan(replay_state *st, GArray *lifetimes, GError **err)
+{
+    strata_progress *progress = strata_progress_new(st->opt->progress);
+    strata_allocator_set_progress(st->alloc, progress);
+    bool ok = strata_allocator_plan(st->alloc, (const strata_lifetime *)(void *)lifetimes->data,
+                                    lifetimes->len, err);
+    strata_allocator_set_progress(st->alloc, NULL);
+    strata_progress_free(progress);
+    return ok;
+}
+
 /* Tells the ledger of op and of the allocator call just made for it. */
 static void replay_account(replay_state *st, const strata_bound_op *op)
 {
@@ -251,8 +263,7 @@ bool strata_replay_run(strata_source *src, const strata_replay_options *opt,
                 ok = false;
                 break;
             }
-            if (lifetimes && !strata_allocator_plan(st.alloc, (const strata_lifetime *)(void *)lifetimes->data,
-                                                    lifetimes->len, err)) {
+            if (lifetimes && !replay_plan(&st, lifetimes, err)) {
                 ok = false;
                 break;
             }

@@ -24,6 +24,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "results/results.h"
 #include "trace/source.h"
 
@@ -41,6 +42,8 @@ typedef struct strata_replay_options {
     /* The capacity is the caller's choice: the trace's inferred memory
      * limit (`option allocator.device_limit`) is not applied. */
     bool ignore_device_limit;
+    /* Where a planning allocator shows its progress (strata_progress_stream()); NULL: nowhere. */
+    FILE *progress;
 } strata_replay_options;
 
 /* What one replay measured (also put into the results by the function below). */
