@@ -125,7 +125,7 @@ static uint64_t live_bytes_with_tag(const trace_stats *s, strata_tag tag)
 START_TEST(registry_lists_and_rejects)
 {
     char *names = strata_workload_type_names();
-    ck_assert_str_eq(names, "scan-mlp, adam-mlp, matmul, transformer");
+    ck_assert_str_eq(names, "scan-mlp, adam-mlp, matmul, transformer, collective");
     g_free(names);
     GError *err = NULL;
     ck_assert_ptr_null(strata_workload_generate("resnet", NULL, &err));

@@ -12,15 +12,20 @@
  *     gradients vjps[first_vjp ..]; labels live in strings. Nothing is
  *     allocated per node or per tensor, so a model of a million tensors
  *     stays a few tens of MB.
- *  4. During the backward pass of a group, remap[] sends each tensor of the
- *     group that was not saved to its recomputed copy.
+ *  4. During a group's pass, remap sends each tensor a hook substituted
+ *     and (backward) each tensor of the group that was not saved to the
+ *     copy the steps read; it is emptied when the pass moves to the next
+ *     group.
+ *  5. hooks->begin and hooks->end run once per group and pass, in the
+ *     order of the steps.
  */
 #include "workload/autodiff.h"
 #include <string.h>
 
 typedef struct wl_vjp {
     double flops;
-    uint32_t first, n; /* the tensors it reads: pool[first .. first + n) */
+    uint32_t first, n;       /* the tensors it reads: pool[first .. first + n) */
+    const char *reduce_axis; /* NULL, or all-reduce the gradient over it */
 } wl_vjp;
 
 typedef struct wl_node {
@@ -32,6 +37,7 @@ typedef struct wl_node {
     int group;
     bool is_dot;
     bool remat_ok;
+    const char *reduce_axis; /* NULL, or all-reduce the output over it */
 } wl_node;
 
 struct wl_model {
@@ -44,8 +50,11 @@ struct wl_model {
     GArray *needs_grad; /* guint32: 1 when t needs a gradient */
     GArray *grads;      /* guint32: t's gradient tensor + 1 (0: none yet) */
     GArray *producer;   /* guint32: index of the node writing t + 1 (0: an argument) */
+    GHashTable *remap;  /* tensor -> the tensor the current pass reads */
     int group;
     bool remat_ok;
+    const wl_model_hooks *hooks;
+    void *hooks_ud;
 };
 
 static guint32 dense_get(const GArray *a, wl_tensor t) { return t < a->len ? g_array_index(a, guint32, t) : 0; }
@@ -80,6 +89,7 @@ wl_model *wl_model_new(wl_graph *g)
     m->needs_grad = g_array_new(FALSE, TRUE, sizeof(guint32));
     m->grads = g_array_new(FALSE, TRUE, sizeof(guint32));
     m->producer = g_array_new(FALSE, TRUE, sizeof(guint32));
+    m->remap = g_hash_table_new(g_direct_hash, g_direct_equal);
     return m;
 }
 
@@ -94,6 +104,7 @@ void wl_model_free(wl_model *m)
     g_array_free(m->needs_grad, TRUE);
     g_array_free(m->grads, TRUE);
     g_array_free(m->producer, TRUE);
+    g_hash_table_destroy(m->remap);
     g_free(m);
 }
 
@@ -235,6 +246,13 @@ static void append_mapped(GArray *ins, GHashTable *remap, const wl_tensor *ts, u
     }
 }
 
+/* An all-reduce of t over axis when axis is set. */
+static void reduce(wl_model *m, wl_tensor t, const char *axis)
+{
+    if (axis)
+        wl_graph_collective(m->g, STRATA_OP_ALL_REDUCE, t, t, axis, STRATA_ALGO_DEFAULT);
+}
+
 static void recompute_group(wl_model *m, int group, wl_remat remat, const GArray *crossing, GHashTable *remap,
                             GArray *ins)
 {
@@ -248,6 +266,7 @@ static void recompute_group(wl_model *m, int group, wl_remat remat, const GArray
         char *label = g_strconcat(n->label, "_remat", NULL);
         wl_graph_compute(m->g, label, n->flops, (wl_tensor *)ins->data, ins->len, &c, 1, NULL, 0);
         g_free(label);
+        reduce(m, c, n->reduce_axis);
         g_hash_table_insert(remap, KEY(n->out), KEY(c));
     }
 }
@@ -281,36 +300,124 @@ static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArra
         char *label = g_strdup_printf("%s_vjp%u", n->label, k);
         wl_graph_compute(m->g, label, v->flops, (wl_tensor *)ins->data, ins->len, &gx, 1, NULL, 0);
         g_free(label);
+        reduce(m, gx, v->reduce_axis);
     }
+}
+
+/* Moves the pass from group `from` (G_MININT: none) to `to` (G_MININT:
+ * the end): the hooks around it and an empty remap. */
+static void switch_group(wl_model *m, int from, int to, bool backward)
+{
+    if (from != G_MININT && m->hooks && m->hooks->end)
+        m->hooks->end(m->hooks_ud, from, backward);
+    g_hash_table_remove_all(m->remap);
+    if (to != G_MININT && m->hooks && m->hooks->begin)
+        m->hooks->begin(m->hooks_ud, to, backward);
+}
+
+static void emit_forward(wl_model *m, GArray *ins)
+{
+    int cur_group = G_MININT;
+    for (guint i = 0; i < m->nodes->len; i++) {
+        const wl_node *n = node_at(m, i);
+        if (n->group != cur_group) {
+            switch_group(m, cur_group, n->group, false);
+            cur_group = n->group;
+        }
+        g_array_set_size(ins, 0);
+        append_mapped(ins, m->remap, pool_at(m, n->first_in), n->n_ins);
+        wl_graph_compute(m->g, n->label, n->flops, (wl_tensor *)ins->data, ins->len, &n->out, 1, NULL, 0);
+        reduce(m, n->out, n->reduce_axis);
+    }
+    switch_group(m, cur_group, G_MININT, false);
 }
 
 void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags)
 {
-    for (guint i = 0; i < m->nodes->len; i++) {
-        const wl_node *n = node_at(m, i);
-        wl_graph_compute(m->g, n->label, n->flops, pool_at(m, n->first_in), n->n_ins, &n->out, 1, NULL, 0);
-    }
-    GArray *crossing = remat != WL_REMAT_NONE ? crossing_tensors(m) : NULL;
-    GHashTable *remap = g_hash_table_new(g_direct_hash, g_direct_equal);
-    int cur_group = G_MININT;
     GArray *ins = g_array_new(FALSE, FALSE, sizeof(wl_tensor));
+    emit_forward(m, ins);
+    GArray *crossing = remat != WL_REMAT_NONE ? crossing_tensors(m) : NULL;
+    int cur_group = G_MININT;
     for (guint i = m->nodes->len; i-- > 0;) {
         const wl_node *n = node_at(m, i);
         if (n->group != cur_group) {
+            switch_group(m, cur_group, n->group, true);
             cur_group = n->group;
-            g_hash_table_remove_all(remap);
             if (remat != WL_REMAT_NONE && n->remat_ok)
-                recompute_group(m, cur_group, remat, crossing, remap, ins);
+                recompute_group(m, cur_group, remat, crossing, m->remap, ins);
         }
         bool is_loss = i + 1 == m->nodes->len;
         guint32 dp = dense_get(m->grads, n->out);
         if (is_loss || dp)
-            emit_vjps(m, i, dp, remap, ins, grad_flags); /* else no gradient flows through this node */
+            emit_vjps(m, i, dp, m->remap, ins, grad_flags); /* else no gradient flows through this node */
     }
+    switch_group(m, cur_group, G_MININT, true);
     g_array_free(ins, TRUE);
     if (crossing)
         g_array_free(crossing, TRUE);
-    g_hash_table_destroy(remap);
+}
+
+void wl_model_set_hooks(wl_model *m, const wl_model_hooks *hooks, void *ud)
+{
+    m->hooks = hooks;
+    m->hooks_ud = ud;
+}
+
+void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to)
+{
+    g_hash_table_insert(m->remap, KEY(from), KEY(to));
+}
+
+void wl_model_groups(const wl_model *m, GArray *out)
+{
+    for (guint i = 0; i < m->nodes->len; i++) {
+        int gr = node_at(m, i)->group;
+        if (i == 0 || node_at(m, i - 1)->group != gr)
+            g_array_append_val(out, gr);
+    }
+}
+
+/* add(ud, group, t) when t is a parameter: needs a gradient, no node writes it. */
+static void visit_param(const wl_model *m, int group, wl_tensor t, wl_model_param_fn add, void *ud)
+{
+    if (needs_grad(m, t) && !dense_get(m->producer, t))
+        add(ud, group, t);
+}
+
+void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_model_param_fn add, void *ud)
+{
+    GArray *crossing = backward && remat != WL_REMAT_NONE ? crossing_tensors(m) : NULL;
+    guint len = m->nodes->len;
+    for (guint i = 0; i < len; i++) {
+        guint at = backward ? len - 1 - i : i;
+        const wl_node *n = node_at(m, at);
+        bool recomputed = crossing && !is_saved(n, remat, crossing);
+        bool flows = at + 1 == len || needs_grad(m, n->out);
+        for (guint k = 0; k < n->n_ins; k++) {
+            wl_tensor x = pool_at(m, n->first_in)[k];
+            if (!backward || recomputed)
+                visit_param(m, n->group, x, add, ud);
+            if (!backward || !flows || !needs_grad(m, x))
+                continue;
+            const wl_vjp *v = vjp_at(m, n, k);
+            for (uint32_t j = 0; j < v->n; j++)
+                visit_param(m, n->group, pool_at(m, v->first)[j], add, ud);
+        }
+    }
+    if (crossing)
+        g_array_free(crossing, TRUE);
+}
+
+void wl_model_reduce_out(wl_model *m, uint32_t node, const char *axis)
+{
+    g_array_index(m->nodes, wl_node, node).reduce_axis = axis;
+}
+
+void wl_model_reduce_grad(wl_model *m, uint32_t node, uint32_t k, const char *axis)
+{
+    const wl_node *nd = node_at(m, node);
+    g_assert(k < nd->n_ins);
+    g_array_index(m->vjps, wl_vjp, nd->first_vjp + k).reduce_axis = axis;
 }
 
 wl_tensor wl_model_grad(const wl_model *m, wl_tensor t)

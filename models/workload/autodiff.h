@@ -18,6 +18,13 @@
  * What is saved stays live from forward to backward; the rest is freed after
  * its last forward use (graph.h's liveness) and recomputed.
  *
+ * For sharded programs: hooks run around each group's forward and backward
+ * pass (to gather a layer's parameters ahead of use and reduce its
+ * gradients after), a hook may substitute tensors for the pass (the steps
+ * then read the gathered copy where the model reads the parameter), and a
+ * node may all-reduce its output (forward and recomputation) or the
+ * gradient of an input (backward) over a mesh axis.
+ *
  * Invariants: the last node is the loss (its gradient is the seed, 1); a
  * tensor's gradient is named "d_NAME", a recomputed tensor "NAME_remat";
  * gradients have the dtype and shape of their tensor.
@@ -59,6 +66,31 @@ uint32_t wl_model_add(wl_model *m, const char *label, wl_tensor out, wl_tensor a
 void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags);
 /* The gradient tensor of t after emit (WL_NONE if none flowed). */
 wl_tensor wl_model_grad(const wl_model *m, wl_tensor t);
+
+/* Around each group's pass: begin before its first step (backward: before
+ * its recomputation), end after its last step. */
+typedef struct wl_model_hooks {
+    void (*begin)(void *ud, int group, bool backward);
+    void (*end)(void *ud, int group, bool backward);
+} wl_model_hooks;
+void wl_model_set_hooks(wl_model *m, const wl_model_hooks *hooks, void *ud);
+/* During the current group's pass (call from begin), steps read `to` where
+ * the model reads `from`. */
+void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to);
+/* The groups in forward order, each once (int). */
+void wl_model_groups(const wl_model *m, GArray *out);
+/* Calls add(ud, group, p) for each read of a parameter p (a tensor needing
+ * a gradient that no node writes) by the nodes of the forward pass, or of
+ * the backward pass including the recomputation under remat, in the pass'
+ * order (a parameter read twice is visited twice). */
+typedef void (*wl_model_param_fn)(void *ud, int group, wl_tensor param);
+void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_model_param_fn add, void *ud);
+/* All-reduce the node's output over `axis` (a string that outlives m) after
+ * it is computed, in the forward pass and in a recomputation. */
+void wl_model_reduce_out(wl_model *m, uint32_t node, const char *axis);
+/* All-reduce the gradient with respect to input k over `axis` right after
+ * the node's backward computes it. */
+void wl_model_reduce_grad(wl_model *m, uint32_t node, uint32_t k, const char *axis);
 
 bool wl_remat_from_name(const char *name, wl_remat *out);
 

@@ -12,7 +12,11 @@
  *     index tensors[].
  *  2. a tensor's extents are shapes[shape .. shape + n_dims); shape_ids maps
  *     each distinct extents list to its offset.
- *  3. total_bytes is the sum of every tensor's bytes; overflow names the
+ *  3. a step's kind is COMPUTE, RECORD, WAIT or a collective; its stream
+ *     and axis are NULL (main; none) or in strings; a collective has one in
+ *     and one out (the same tensor for all-reduce).
+ *  4. options holds key, value pairs (in strings).
+ *  5. total_bytes is the sum of every tensor's bytes; overflow names the
  *     first tensor whose size, or the running total, does not fit in 64
  *     bits (NULL: none), and wl_graph_to_source() then fails.
  */
@@ -30,9 +34,11 @@ typedef struct wl_tensor_def {
 
 typedef struct wl_step {
     const char *label; /* in strings */
+    const char *stream, *axis; /* in strings, or NULL */
     double flops;
     uint32_t first;    /* offset in ids */
     uint32_t n_ins, n_outs, n_donates;
+    guint8 kind, algo;
 } wl_step;
 
 struct wl_graph {
@@ -42,6 +48,8 @@ struct wl_graph {
     GArray *shapes;        /* uint64_t */
     GHashTable *shape_ids; /* GBytes of extents -> offset + 1 */
     GStringChunk *strings;
+    GPtrArray *options;    /* key, value, ... (in strings) */
+    const char *stream;    /* of the steps added now; NULL: main */
     uint64_t total_bytes;
     char *overflow;
 };
@@ -55,6 +63,7 @@ wl_graph *wl_graph_new(void)
     g->shapes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     g->shape_ids = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     g->strings = g_string_chunk_new(1 << 16);
+    g->options = g_ptr_array_new();
     return g;
 }
 
@@ -68,6 +77,7 @@ void wl_graph_free(wl_graph *g)
     g_array_free(g->shapes, TRUE);
     g_hash_table_destroy(g->shape_ids);
     g_string_chunk_free(g->strings);
+    g_ptr_array_free(g->options, TRUE);
     g_free(g->overflow);
     g_free(g);
 }
@@ -141,14 +151,70 @@ uint64_t wl_graph_elements(const wl_graph *g, wl_tensor t)
     return e;
 }
 
-void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_tensor *ins, uint32_t n_ins,
-                      const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates)
+/* Appends a step on the current stream; returns it for the caller to complete. */
+static wl_step *add_step(wl_graph *g, strata_op_kind kind, const char *label, const wl_tensor *ins, uint32_t n_ins,
+                         const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates)
 {
-    wl_step s = {g_string_chunk_insert(g->strings, label), flops, g->ids->len, n_ins, n_outs, n_donates};
+    wl_step s = {g_string_chunk_insert(g->strings, label), g->stream, NULL, 0, g->ids->len, n_ins, n_outs,
+                 n_donates, (guint8)kind, 0};
     g_array_append_vals(g->ids, ins, n_ins);
     g_array_append_vals(g->ids, outs, n_outs);
     g_array_append_vals(g->ids, donates, n_donates);
     g_array_append_val(g->steps, s);
+    return &g_array_index(g->steps, wl_step, g->steps->len - 1);
+}
+
+void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_tensor *ins, uint32_t n_ins,
+                      const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates)
+{
+    add_step(g, STRATA_OP_COMPUTE, label, ins, n_ins, outs, n_outs, donates, n_donates)->flops = flops;
+}
+
+void wl_graph_option(wl_graph *g, const char *key, const char *value)
+{
+    g_ptr_array_add(g->options, g_string_chunk_insert_const(g->strings, key));
+    g_ptr_array_add(g->options, g_string_chunk_insert_const(g->strings, value));
+}
+
+void wl_graph_stream(wl_graph *g, const char *stream)
+{
+    g->stream = stream ? g_string_chunk_insert_const(g->strings, stream) : NULL;
+}
+
+void wl_graph_event(wl_graph *g, bool record, const char *event)
+{
+    add_step(g, record ? STRATA_OP_RECORD : STRATA_OP_WAIT, event, NULL, 0, NULL, 0, NULL, 0);
+}
+
+void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_tensor in, const char *axis,
+                         strata_algo algo)
+{
+    g_assert(strata_op_kind_is_collective(kind) && (kind != STRATA_OP_ALL_REDUCE || out == in));
+    wl_step *s = add_step(g, kind, strata_op_kind_name(kind), &in, 1, &out, 1, NULL, 0);
+    s->axis = g_string_chunk_insert_const(g->strings, axis);
+    s->algo = (guint8)algo;
+}
+
+strata_op wl_collective_op(strata_op_kind kind, const char *out, const char *in, const char *axis,
+                           strata_algo algo, int32_t shift, const char *stream)
+{
+    strata_op op = {0};
+    op.kind = kind;
+    op.stream = stream ? stream : STRATA_DEFAULT_STREAM;
+    op.name = out;
+    op.src = kind == STRATA_OP_ALL_REDUCE ? NULL : in;
+    op.axis = axis;
+    op.algo = algo;
+    op.shift = shift;
+    return op;
+}
+
+uint32_t wl_graph_n_options(const wl_graph *g) { return g->options->len / 2; }
+
+void wl_graph_option_at(const wl_graph *g, uint32_t i, const char **key, const char **value)
+{
+    *key = g_ptr_array_index(g->options, 2 * i);
+    *value = g_ptr_array_index(g->options, 2 * i + 1);
 }
 
 uint32_t wl_graph_n_tensors(const wl_graph *g) { return g->tensors->len; }
@@ -162,6 +228,16 @@ void wl_graph_step(const wl_graph *g, uint32_t step, wl_step_view *v)
     g_assert(step < g->steps->len);
     const wl_step *st = &g_array_index(g->steps, wl_step, step);
     const wl_tensor *ids = &g_array_index(g->ids, wl_tensor, st->first);
-    *v = (wl_step_view){st->label, st->flops, ids, ids + st->n_ins, ids + st->n_ins + st->n_outs,
-                        st->n_ins, st->n_outs, st->n_donates};
+    *v = (wl_step_view){(strata_op_kind)st->kind,
+                        st->label,
+                        st->stream ? st->stream : STRATA_DEFAULT_STREAM,
+                        st->flops,
+                        ids,
+                        ids + st->n_ins,
+                        ids + st->n_ins + st->n_outs,
+                        st->n_ins,
+                        st->n_outs,
+                        st->n_donates,
+                        st->axis,
+                        (strata_algo)st->algo};
 }

@@ -11,6 +11,13 @@
  * uses is never allocated. The generators in models/workload/ build a graph
  * (through autodiff.h for the training steps) and hand its source to `gen`.
  *
+ * A step runs on the graph's current stream (wl_graph_stream(); default
+ * main): its allocs are emitted on that stream right before it and its frees
+ * right after it, so a buffer last used by a step on a side stream is freed
+ * when that stream gets there. Record and wait steps order the streams.
+ * Collective steps (wl_graph_collective) are SPMD collectives over a mesh
+ * axis that `option mesh=` (wl_graph_option) names.
+ *
  * Invariants: tensor ids are dense (0, 1, ...) in declaration order; bytes =
  * ceil(product of dims x bits of dtype / 8); the emitted stream passes
  * trace/check.h (every name live where it is used, unique while live).
@@ -48,14 +55,35 @@ uint64_t wl_graph_elements(const wl_graph *g, wl_tensor t);
 void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_tensor *ins, uint32_t n_ins,
                       const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates);
 
-/* For the stream (graph_source.c): the tensors' sizes and flags, and the
- * steps in program order. */
+/* A trace-wide `option KEY=VALUE`, written after `option sched=xla`. */
+void wl_graph_option(wl_graph *g, const char *key, const char *value);
+/* The stream of the steps added from now on (NULL: main). */
+void wl_graph_stream(wl_graph *g, const char *stream);
+/* A `record EVENT` or `wait EVENT` step on the current stream. */
+void wl_graph_event(wl_graph *g, bool record, const char *event);
+/* A collective step (kind: STRATA_OP_ALL_REDUCE .. COLLECTIVE_PERMUTE) over
+ * mesh axis `axis` (its size rules: traces/FORMAT.md): out = op(in); for
+ * all-reduce out == in (in place). */
+void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_tensor in, const char *axis,
+                         strata_algo algo);
+/* The op of a collective on stream (NULL: main); strings borrowed. */
+strata_op wl_collective_op(strata_op_kind kind, const char *out, const char *in, const char *axis,
+                           strata_algo algo, int32_t shift, const char *stream);
+
+/* For the stream (graph_source.c): the tensors' sizes and flags, the
+ * options, and the steps in program order. */
 typedef struct wl_step_view {
+    strata_op_kind kind; /* COMPUTE, RECORD, WAIT (label: the event) or a collective */
     const char *label;
+    const char *stream;  /* never NULL */
     double flops;
     const wl_tensor *ins, *outs, *donates; /* valid until the next wl_graph_compute() */
     uint32_t n_ins, n_outs, n_donates;
+    const char *axis;    /* collectives */
+    strata_algo algo;
 } wl_step_view;
+uint32_t wl_graph_n_options(const wl_graph *g);
+void wl_graph_option_at(const wl_graph *g, uint32_t i, const char **key, const char **value);
 uint32_t wl_graph_n_tensors(const wl_graph *g);
 uint64_t wl_graph_bytes(const wl_graph *g, wl_tensor t);
 unsigned wl_graph_flags(const wl_graph *g, wl_tensor t);

@@ -3,11 +3,13 @@
  * (see graph.h for the placement rules), so that a generated program of
  * millions of ops never exists as a list of ops.
  *
- * The stream is, in order: `option sched=xla`; the allocs of the arguments
- * some step uses, in declaration order; `compute program_start time=0`;
- * then for each step the allocs of its outputs not yet allocated, the
- * compute, and the frees of the tensors whose last use it is (ins then outs,
- * each once; arguments and outputs never freed).
+ * The stream is, in order: `option sched=xla` and the graph's options; the
+ * allocs of the arguments some step uses, in declaration order; `compute
+ * program_start time=0`; then for each step the allocs of its outputs not
+ * yet allocated, the step's op (a compute, record, wait or collective), and
+ * the frees of the tensors whose last use it is (ins then outs, each once;
+ * arguments and outputs never freed), the allocs and frees on the step's
+ * stream.
  *
  * Invariants:
  *  1. last[t] is the index of the last step naming t in its ins or outs
@@ -24,7 +26,7 @@
 #include "core/error.h"
 
 enum { T_NEW, T_LIVE, T_FREED };
-enum { PH_SCHED, PH_ARGS, PH_BEGIN, PH_STEPS, PH_END };
+enum { PH_SCHED, PH_OPTIONS, PH_ARGS, PH_BEGIN, PH_STEPS, PH_END };
 
 typedef struct graph_stream {
     wl_graph *g;
@@ -32,7 +34,7 @@ typedef struct graph_stream {
     guint8 *state;
     uint32_t n_tensors, n_steps;
     int phase;
-    uint32_t cursor;     /* PH_ARGS: next tensor; PH_STEPS: next step */
+    uint32_t cursor;     /* PH_OPTIONS: next option; PH_ARGS: next tensor; PH_STEPS: next step */
     GArray *pending;     /* strata_op of the current step */
     guint pending_next;
     GPtrArray *names[3]; /* ins, outs, donates of the current compute */
@@ -86,10 +88,26 @@ static void expand_frees(graph_stream *s, uint32_t step, const wl_step_view *v)
             s->state[t] = T_FREED;
             strata_op fr = {0};
             fr.kind = STRATA_OP_FREE;
-            fr.stream = STRATA_DEFAULT_STREAM;
+            fr.stream = v->stream;
             fr.name = wl_graph_name(s->g, t);
             g_array_append_val(s->pending, fr);
         }
+}
+
+/* The compute op of step v. */
+static void expand_compute(graph_stream *s, const wl_step_view *v, strata_op *op)
+{
+    op->kind = STRATA_OP_COMPUTE;
+    op->stream = v->stream;
+    op->name = v->label;
+    op->has_flops = true;
+    op->flops = v->flops;
+    op->ins = names_of(s, 0, v->ins, v->n_ins);
+    op->n_ins = v->n_ins;
+    op->outs = names_of(s, 1, v->outs, v->n_outs);
+    op->n_outs = v->n_outs;
+    op->donates = names_of(s, 2, v->donates, v->n_donates);
+    op->n_donates = v->n_donates;
 }
 
 /* pending = the ops of step `step`. */
@@ -102,23 +120,22 @@ static void expand_step(graph_stream *s, uint32_t step)
     for (uint32_t i = 0; i < v.n_outs; i++)
         if (s->state[v.outs[i]] == T_NEW) {
             strata_op op = alloc_op(s->g, v.outs[i]);
+            op.stream = v.stream;
             g_array_append_val(s->pending, op);
             s->state[v.outs[i]] = T_LIVE;
         }
     for (uint32_t i = 0; i < v.n_ins; i++)
         g_assert(s->state[v.ins[i]] == T_LIVE); /* read before written: a generator bug */
     strata_op op = {0};
-    op.kind = STRATA_OP_COMPUTE;
-    op.stream = STRATA_DEFAULT_STREAM;
-    op.name = v.label;
-    op.has_flops = true;
-    op.flops = v.flops;
-    op.ins = names_of(s, 0, v.ins, v.n_ins);
-    op.n_ins = v.n_ins;
-    op.outs = names_of(s, 1, v.outs, v.n_outs);
-    op.n_outs = v.n_outs;
-    op.donates = names_of(s, 2, v.donates, v.n_donates);
-    op.n_donates = v.n_donates;
+    if (strata_op_kind_is_collective(v.kind))
+        op = wl_collective_op(v.kind, wl_graph_name(s->g, v.outs[0]), wl_graph_name(s->g, v.ins[0]), v.axis, v.algo,
+                              0, v.stream);
+    else if (v.kind != STRATA_OP_COMPUTE) {
+        op.kind = v.kind;
+        op.stream = v.stream;
+        op.name = v.label;
+    } else
+        expand_compute(s, &v, &op);
     g_array_append_val(s->pending, op);
     expand_frees(s, step, &v);
 }
@@ -146,9 +163,19 @@ static int stream_next(void *self, const strata_op **out, GError **err)
         s->op.kind = STRATA_OP_OPTION;
         s->op.name = "sched";
         s->op.src = "xla";
-        s->phase = PH_ARGS;
+        s->phase = PH_OPTIONS;
         *out = &s->op;
         return 1;
+    case PH_OPTIONS:
+        if (s->cursor < wl_graph_n_options(s->g)) {
+            s->op.kind = STRATA_OP_OPTION;
+            wl_graph_option_at(s->g, s->cursor++, &s->op.name, &s->op.src);
+            *out = &s->op;
+            return 1;
+        }
+        s->phase = PH_ARGS;
+        s->cursor = 0;
+        /* fall through */
     case PH_ARGS: {
         wl_tensor t = next_argument(s);
         if (t != WL_NONE) {

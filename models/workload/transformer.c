@@ -28,12 +28,29 @@
  *   optimizer  AdamW per parameter (18 flops per element), in place through
  *              donate=P,m_P,v_P: new_P (param), new_m_P, new_v_P (optstate)
  *              are the outputs.
+ *   sharding   over `mesh=data:N[,model:T]` (shard.h), each device's program:
+ *              the data axis splits the batch (B/N per device); dp
+ *              all-reduces each gradient, fsdp shards parameters, gradients
+ *              and optimizer state (P_shard: 1/N, flat) and all-gathers each
+ *              group's parameters before its forward and its backward pass
+ *              (`prefetch` groups ahead). tp over the model axis (Megatron):
+ *              wqkv [d,3d/T] and w1 [d,4d/T] column-parallel, wo [d/T,d] and
+ *              w2 [4d/T,d] row-parallel with an all-reduce of their output
+ *              over `model` (and of the input gradients of wqkv and w1 in
+ *              the backward pass); H/T heads per device; the embedding is
+ *              vocabulary-parallel ([V/T,d]: h_0 and the gradient of lnf_out
+ *              all-reduced, logits [B,S,V/T]); layernorm scales and pos are
+ *              replicated. The vocabulary-parallel cross-entropy's two
+ *              [B,S] all-reduces (max, sum) are not modelled.
  */
 #include "workload/workload.h"
 #include "workload/autodiff.h"
+#include "workload/shard.h"
 #include "core/error.h"
 
 static const char *const remat_choices[] = {"none", "full", "dots", NULL};
+static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "fsdp+tp", NULL};
+#define MODEL_AXIS "model"
 
 static const strata_param_def transformer_params[] = {
     {"layers", STRATA_PARAM_INT, "12", "decoder layers", NULL},
@@ -45,6 +62,13 @@ static const strata_param_def transformer_params[] = {
     {"dtype", STRATA_PARAM_STRING, "bf16", "element type of parameters and activations (optimizer state is f32)",
      strata_workload_dtype_choices},
     {"remat", STRATA_PARAM_STRING, "none", "rematerialization of each layer: none, full or dots", remat_choices},
+    {"mesh", STRATA_PARAM_STRING, "", "device mesh, data:N[,model:T] (empty: one device)", NULL},
+    {"sharding", STRATA_PARAM_STRING, "none",
+     "none, dp (replicas, gradients all-reduced over data), fsdp (ZeRO-3 over data), tp (Megatron over model; "
+     "dp over data if any) or fsdp+tp",
+     sharding_choices},
+    {"prefetch", STRATA_PARAM_INT, "1", "fsdp: how many layers ahead each layer's parameters are all-gathered",
+     NULL},
     {NULL, 0, NULL, NULL, NULL},
 };
 
@@ -78,9 +102,25 @@ static void layernorm(tf_ctx *c, const char *label, wl_tensor y, wl_tensor x, wl
     wl_model_vjp(c->m, node, 1, 3 * n, &x, 1);
 }
 
+/* The sharding's checks: the mesh fits the sharding and its axes divide
+ * the shapes they split. */
+static bool transformer_check_shard(const strata_params *p, wl_shard_plan *plan, GError **err)
+{
+    static const char *const by_model[] = {"heads", "d_model", "vocab", NULL};
+    if (!wl_shard_plan_parse(p, "transformer", plan, err) ||
+        !wl_shard_check_divides(p, "transformer", "batch", plan->n, "data", err))
+        return false;
+    if (plan->data == WL_DATA_FSDP && !wl_shard_check_divides(p, "transformer", "d_model", plan->n, "data", err))
+        return false;
+    for (const char *const *name = by_model; *name; name++)
+        if (!wl_shard_check_divides(p, "transformer", *name, plan->t, MODEL_AXIS, err))
+            return false;
+    return true;
+}
+
 /* The parameters' checks: all >= 1, every size within 64 bits, heads
- * dividing d_model. */
-static bool transformer_check(const strata_params *p, GError **err)
+ * dividing d_model, then the sharding's. */
+static bool transformer_check(const strata_params *p, wl_shard_plan *plan, GError **err)
 {
     static const char *const positive[] = {"layers", "d_model", "heads", "seq", "batch", "vocab", NULL};
     static const char *const sizes[] = {"vocab*d_model",       "seq*d_model",        "4*d_model*d_model",
@@ -100,21 +140,36 @@ static bool transformer_check(const strata_params *p, GError **err)
                     " heads=%" G_GINT64_FORMAT, d, H);
         return false;
     }
-    return true;
+    return transformer_check_shard(p, plan, err);
 }
 
-/* The step's sizes: B=batch, S=seq, d=d_model, H=heads, V=vocab. */
+/* The step's sizes on one device: B=batch (per device), S=seq,
+ * d=d_model, H=heads, V=vocab, T=the model axis (tp: H, 3d, 4d and V are
+ * split T ways). */
 typedef struct tf_dims {
-    uint64_t B, S, d, H, V;
+    uint64_t B, S, d, H, V, T;
 } tf_dims;
+
+/* Under tp, a node whose output (k < 0) or input k's gradient is a partial
+ * sum over the model axis. */
+static void tf_partial(tf_ctx *c, const tf_dims *z, uint32_t node, int k)
+{
+    if (z->T <= 1)
+        return;
+    if (k < 0)
+        wl_model_reduce_out(c->m, node, MODEL_AXIS);
+    else
+        wl_model_reduce_grad(c->m, node, (uint32_t)k, MODEL_AXIS);
+}
 
 /* Decoder layer l on input h; returns the layer's output h_{l+1}. */
 static wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h)
 {
     wl_model *m = c->m;
-    const uint64_t B = z->B, S = z->S, d = z->d, H = z->H;
-    const uint64_t dvec[1] = {d}, d3[2] = {d, 3 * d}, dd[2] = {d, d}, d4[2] = {d, 4 * d}, d4r[2] = {4 * d, d},
-                   bsd[3] = {B, S, d}, bs3d[3] = {B, S, 3 * d}, bhss[4] = {B, H, S, S}, bs4d[3] = {B, S, 4 * d};
+    const uint64_t B = z->B, S = z->S, d = z->d, H = z->H / z->T, dt = d / z->T;
+    const uint64_t dvec[1] = {d}, d3[2] = {d, 3 * d / z->T}, dd[2] = {dt, d}, d4[2] = {d, 4 * d / z->T},
+                   d4r[2] = {4 * d / z->T, d}, bsd[3] = {B, S, d}, bsdt[3] = {B, S, dt}, bs3d[3] = {B, S, 3 * d / z->T},
+                   bhss[4] = {B, H, S, S}, bs4d[3] = {B, S, 4 * d / z->T};
     double bsd_n = (double)(B * S * d);
     char name[64], label[64];
 #define NAME(fmt) (g_snprintf(name, sizeof name, fmt, (unsigned)l), name)
@@ -126,32 +181,32 @@ static wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h)
     wl_tensor a = act(c, NAME("l%u_ln1_out"), 3, bsd);
     layernorm(c, LABEL("l%u_ln1"), a, h, ln1);
     wl_tensor qkv = act(c, NAME("l%u_qkv"), 3, bs3d);
-    wl_model_matmul(m, LABEL("l%u_qkv_proj"), qkv, a, wqkv, 2 * bsd_n * 3 * (double)d);
+    tf_partial(c, z, wl_model_matmul(m, LABEL("l%u_qkv_proj"), qkv, a, wqkv, 2 * bsd_n * 3 * (double)dt), 0);
     wl_tensor scores = act(c, NAME("l%u_scores"), 4, bhss);
-    double att = 2.0 * (double)(B * S) * (double)S * (double)d;
+    double att = 2.0 * (double)(B * S) * (double)S * (double)dt;
     uint32_t sn = wl_model_node(m, LABEL("l%u_qk"), scores, &qkv, 1, att, true);
     wl_model_vjp(m, sn, 0, 2 * att, &qkv, 1);
     wl_tensor probs = act(c, NAME("l%u_probs"), 4, bhss);
     double nss = (double)(B * H * S * S);
     uint32_t pn = wl_model_node(m, LABEL("l%u_softmax"), probs, &scores, 1, 5 * nss, false);
     wl_model_vjp(m, pn, 0, 4 * nss, &probs, 1);
-    wl_tensor ctx = act(c, NAME("l%u_ctx"), 3, bsd);
+    wl_tensor ctx = act(c, NAME("l%u_ctx"), 3, bsdt);
     wl_tensor pv[2] = {probs, qkv};
     uint32_t cn = wl_model_node(m, LABEL("l%u_pv"), ctx, pv, 2, att, true);
     wl_model_vjp(m, cn, 0, att, &qkv, 1);
     wl_model_vjp(m, cn, 1, att, &probs, 1);
     wl_tensor o = act(c, NAME("l%u_attn_out"), 3, bsd);
-    wl_model_matmul(m, LABEL("l%u_out_proj"), o, ctx, wo, 2 * bsd_n * (double)d);
+    tf_partial(c, z, wl_model_matmul(m, LABEL("l%u_out_proj"), o, ctx, wo, 2 * bsd_n * (double)dt), -1);
     wl_tensor h1 = act(c, NAME("l%u_resid1"), 3, bsd);
     wl_model_add(m, LABEL("l%u_add1"), h1, h, o);
     wl_tensor b = act(c, NAME("l%u_ln2_out"), 3, bsd);
     layernorm(c, LABEL("l%u_ln2"), b, h1, ln2);
     wl_tensor u = act(c, NAME("l%u_mlp_up"), 3, bs4d);
-    wl_model_matmul(m, LABEL("l%u_mlp_in"), u, b, w1, 8 * bsd_n * (double)d);
+    tf_partial(c, z, wl_model_matmul(m, LABEL("l%u_mlp_in"), u, b, w1, 8 * bsd_n * (double)dt), 0);
     wl_tensor ga = act(c, NAME("l%u_gelu"), 3, bs4d);
     wl_model_unary(m, LABEL("l%u_gelu"), ga, u, 12, 20);
     wl_tensor f = act(c, NAME("l%u_mlp_out"), 3, bsd);
-    wl_model_matmul(m, LABEL("l%u_mlp_down"), f, ga, w2, 8 * bsd_n * (double)d);
+    tf_partial(c, z, wl_model_matmul(m, LABEL("l%u_mlp_down"), f, ga, w2, 8 * bsd_n * (double)dt), -1);
     g_snprintf(name, sizeof name, "h_%u", (unsigned)(l + 1));
     wl_tensor hn = act(c, name, 3, bsd);
     wl_model_add(m, LABEL("l%u_add2"), hn, h1, f);
@@ -166,16 +221,17 @@ static void tf_head(tf_ctx *c, const tf_dims *z, int group, wl_tensor h, wl_tens
 {
     wl_graph *g = c->g;
     wl_model *m = c->m;
-    const uint64_t dvec[1] = {z->d}, bsd[3] = {z->B, z->S, z->d}, bsv[3] = {z->B, z->S, z->V};
+    const uint64_t V = z->V / z->T, dvec[1] = {z->d}, bsd[3] = {z->B, z->S, z->d}, bsv[3] = {z->B, z->S, V};
     wl_model_group(m, group, false);
     wl_tensor lnf = param(c, "lnf", 1, dvec);
     wl_tensor hf = act(c, "lnf_out", 3, bsd);
     layernorm(c, "final_ln", hf, h, lnf);
     wl_tensor logits = act(c, "logits", 3, bsv);
-    wl_model_matmul(m, "logits_proj", logits, hf, embed, 2 * (double)(z->B * z->S * z->d) * (double)z->V);
+    tf_partial(c, z, wl_model_matmul(m, "logits_proj", logits, hf, embed, 2 * (double)(z->B * z->S * z->d) * (double)V),
+               0);
     wl_tensor loss = wl_graph_tensor(g, "loss", STRATA_TAG_TEMP, STRATA_DTYPE_F32, 0, NULL, WL_TEMP);
     wl_tensor x_ins[2] = {logits, targets};
-    double bsv_n = (double)(z->B * z->S * z->V);
+    double bsv_n = (double)(z->B * z->S * V);
     uint32_t xn = wl_model_node(m, "cross_entropy", loss, x_ins, 2, 5 * bsv_n, false);
     wl_model_vjp(m, xn, 0, 5 * bsv_n, x_ins, 2);
 }
@@ -215,11 +271,12 @@ static void tf_adamw(tf_ctx *c, wl_tensor pt, wl_tensor gp)
 
 static strata_source *transformer_generate(const strata_params *p, GError **err)
 {
-    if (!transformer_check(p, err))
+    wl_shard_plan plan;
+    if (!transformer_check(p, &plan, err))
         return NULL;
-    tf_dims z = {(uint64_t)strata_params_int(p, "batch"), (uint64_t)strata_params_int(p, "seq"),
+    tf_dims z = {(uint64_t)strata_params_int(p, "batch") / plan.n, (uint64_t)strata_params_int(p, "seq"),
                  (uint64_t)strata_params_int(p, "d_model"), (uint64_t)strata_params_int(p, "heads"),
-                 (uint64_t)strata_params_int(p, "vocab")};
+                 (uint64_t)strata_params_int(p, "vocab"), plan.t};
     uint64_t L = (uint64_t)strata_params_int(p, "layers");
     wl_remat remat = WL_REMAT_NONE;
     wl_remat_from_name(strata_params_string(p, "remat"), &remat);
@@ -228,7 +285,7 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     wl_graph *g = c.g;
     wl_model *m = c.m;
 
-    const uint64_t bs[2] = {z.B, z.S}, vd[2] = {z.V, z.d}, sd[2] = {z.S, z.d}, bsd[3] = {z.B, z.S, z.d};
+    const uint64_t bs[2] = {z.B, z.S}, vd[2] = {z.V / z.T, z.d}, sd[2] = {z.S, z.d}, bsd[3] = {z.B, z.S, z.d};
     wl_tensor tokens = wl_graph_tensor(g, "tokens", STRATA_TAG_INPUT, STRATA_DTYPE_INT32, 2, bs, WL_ARGUMENT);
     wl_tensor targets = wl_graph_tensor(g, "targets", STRATA_TAG_INPUT, STRATA_DTYPE_INT32, 2, bs, WL_ARGUMENT);
     wl_tensor embed = param(&c, "embed", 2, vd);
@@ -241,17 +298,20 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     uint32_t en = wl_model_node(m, "embed_gather", h, e_ins, 3, bsd_n, false);
     wl_model_vjp(m, en, 1, bsd_n, &tokens, 1); /* scatter-add into d_embed */
     wl_model_vjp(m, en, 2, bsd_n, NULL, 0);
+    tf_partial(&c, &z, en, -1); /* vocabulary-parallel: each device gathers its rows */
     for (uint64_t l = 0; l < L; l++)
         h = tf_layer(&c, &z, l, h);
     tf_head(&c, &z, (int)L, h, embed, targets);
+    wl_shard *sh = wl_shard_new(g, m, &plan, c.params, remat);
     wl_model_emit(m, remat, WL_TEMP);
 
     for (guint i = 0; i < c.params->len; i++) {
         wl_tensor pt = g_array_index(c.params, wl_tensor, i);
-        wl_tensor gp = wl_model_grad(m, pt);
+        wl_tensor gp = wl_shard_grad(sh, pt);
         if (gp != WL_NONE)
-            tf_adamw(&c, pt, gp);
+            tf_adamw(&c, wl_shard_param(sh, pt), gp);
     }
+    wl_shard_free(sh);
     wl_model_free(m);
     g_array_free(c.params, TRUE);
     return wl_graph_to_source(g, "transformer", err);

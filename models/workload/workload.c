@@ -15,12 +15,14 @@ extern const strata_workload_type strata_workload_scan_mlp;
 extern const strata_workload_type strata_workload_adam_mlp;
 extern const strata_workload_type strata_workload_matmul;
 extern const strata_workload_type strata_workload_transformer;
+extern const strata_workload_type strata_workload_collective;
 
 static const strata_workload_type *const workload_types[] = {
     &strata_workload_scan_mlp,
     &strata_workload_adam_mlp,
     &strata_workload_matmul,
     &strata_workload_transformer,
+    &strata_workload_collective,
     NULL,
 };
 
@@ -146,29 +148,63 @@ strata_source *strata_workload_generate(const char *name, const char *const *arg
         g_free(known);
         return NULL;
     }
-    GString *kv = g_string_new(NULL);
-    for (const char *const *a = args; a && *a; a++) {
-        if (!strchr(*a, '=') || **a == '=') {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s: expected a parameter as key=value, got '%s'", name, *a);
-            g_string_free(kv, TRUE);
-            return NULL;
-        }
-        if (strchr(*a, ',')) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s: expected one key=value per argument (no commas), got '%s'", name, *a);
-            g_string_free(kv, TRUE);
-            return NULL;
-        }
-        g_string_append_printf(kv, "%s%s", kv->len ? "," : "", *a);
-    }
-    strata_params *p = strata_workload_params(type, kv->str, err);
-    g_string_free(kv, TRUE);
+    strata_params *p = strata_workload_params_args(type, args ? (int)g_strv_length((char **)args) : 0, args, err);
     if (!p)
         return NULL;
     strata_source *src = type->generate(p, err);
     strata_params_free(p);
     return src;
+}
+
+/* The key of "key=value" arg (g_free). */
+static char *arg_key(const char *arg) { return g_strndup(arg, strcspn(arg, "=")); }
+
+/* Sets each arg holding a comma (a list value such as mesh=data:4,model:2)
+ * over p; false when its key is given by another arg too. */
+static bool set_list_args(strata_params *p, const strata_workload_type *type, int n, const char *const *args,
+                          GError **err)
+{
+    for (int i = 0; i < n; i++) {
+        if (!strchr(args[i], ','))
+            continue;
+        char *key = arg_key(args[i]);
+        bool twice = false;
+        for (int j = 0; j < n && !twice; j++) {
+            char *other = j == i ? NULL : arg_key(args[j]);
+            twice = other && strcmp(other, key) == 0;
+            g_free(other);
+        }
+        bool ok = !twice && strata_params_set(p, key, args[i] + strlen(key) + 1, err);
+        if (twice)
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: parameter %s given twice", type->name, key);
+        g_free(key);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+strata_params *strata_workload_params_args(const strata_workload_type *type, int n, const char *const *args,
+                                           GError **err)
+{
+    GString *kv = g_string_new(NULL);
+    for (int i = 0; i < n; i++) {
+        if (!strchr(args[i], '=') || args[i][0] == '=') {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a parameter as key=value, got '%s'",
+                        type->name, args[i]);
+            g_string_free(kv, TRUE);
+            return NULL;
+        }
+        if (!strchr(args[i], ','))
+            g_string_append_printf(kv, "%s%s", kv->len ? "," : "", args[i]);
+    }
+    strata_params *p = strata_workload_params(type, kv->str, err);
+    g_string_free(kv, TRUE);
+    if (p && !set_list_args(p, type, n, args, err)) {
+        strata_params_free(p);
+        p = NULL;
+    }
+    return p;
 }
 
 /* True when "k=v,..." list kv gives key. */

@@ -34,6 +34,10 @@ char *strata_workload_type_names(void); /* g_free */
 /* The parameters of type from "k=v,..." (kv may be NULL), with the values
  * of its preset for the parameters kv does not give. */
 strata_params *strata_workload_params(const strata_workload_type *type, const char *kv, GError **err);
+/* The parameters of type from n "key=value" args, as strata_workload_params
+ * does; an arg's value may hold commas (mesh=data:4,model:2). */
+strata_params *strata_workload_params_args(const strata_workload_type *type, int n, const char *const *args,
+                                           GError **err);
 /* name plus "k=v" args (NULL-terminated): validates and generates. */
 strata_source *strata_workload_generate(const char *name, const char *const *args, GError **err);
 

@@ -52,19 +52,7 @@ static void list_workloads(FILE *out)
 /* The workload's parameters from key=value arguments, checked against its table. */
 static strata_params *gen_params(const strata_workload_type *type, int argc, char **argv, GError **err)
 {
-    GString *kv = g_string_new(NULL);
-    for (int i = 2; i < argc; i++) {
-        if (!strchr(argv[i], '=') || argv[i][0] == '=' || strchr(argv[i], ',')) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a parameter as key=value, got '%s'",
-                        type->name, argv[i]);
-            g_string_free(kv, TRUE);
-            return NULL;
-        }
-        g_string_append_printf(kv, "%s%s", kv->len ? "," : "", argv[i]);
-    }
-    strata_params *params = strata_workload_params(type, kv->str, err);
-    g_string_free(kv, TRUE);
-    return params;
+    return strata_workload_params_args(type, argc - 2, (const char *const *)argv + 2, err);
 }
 
 /* The workload named by argv[1], or NULL with an error listing the known ones. */

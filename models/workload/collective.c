@@ -1,0 +1,152 @@
+/*
+ * collective.c: `strata gen collective`, one collective over a device mesh
+ * of one axis, the microbenchmark nccl-tests runs.
+ *
+ * Schedule (N=devices, the mesh `option mesh=AXIS:N`; every device runs it):
+ *   alloc      the send buffer `send` (tag=input) and the receive buffer
+ *              `recv` (tag=output), or for all-reduce the one buffer `buf`
+ *              (in place), sized by nccl-tests' rule from `bytes`, the
+ *              per-device size it reports:
+ *                all-reduce          buf = bytes
+ *                all-gather          recv = bytes, send = bytes/N
+ *                reduce-scatter      send = bytes, recv = bytes/N
+ *                all-to-all          send = recv = bytes
+ *                collective-permute  send = recv = bytes (shift= ranks)
+ *   program    `compute program_start time=0`, then `iters` collectives
+ *              one after the other on stream main (algo= unless auto);
+ *   free       recv, then send.
+ * Invariants: bytes holds whole elements of dtype, and for all-gather,
+ * reduce-scatter and all-to-all a multiple of N elements (else exit 2
+ * naming bytes); every buffer is allocated before and freed after use.
+ */
+#include <string.h>
+#include "workload/graph.h"
+#include "workload/workload.h"
+#include "core/error.h"
+
+static const char *const op_choices[] = {"all-reduce",         "all-gather", "reduce-scatter", "all-to-all",
+                                         "collective-permute", NULL};
+static const char *const algo_choices[] = {"auto", "ring", "bidir-ring", "tree", "direct", "torus", NULL};
+
+static const strata_param_def collective_params[] = {
+    {"op", STRATA_PARAM_STRING, "all-reduce", "the collective", op_choices},
+    {"bytes", STRATA_PARAM_SIZE, "64MiB", "per-device size as nccl-tests reports it (see the schedule)", NULL},
+    {"devices", STRATA_PARAM_INT, "8", "devices in the mesh (the axis' size)", NULL},
+    {"algo", STRATA_PARAM_STRING, "auto", "algorithm (auto: the hardware's default for its topology)",
+     algo_choices},
+    {"axis", STRATA_PARAM_STRING, "data", "the mesh axis' name ([a-z][a-z0-9_]*)", NULL},
+    {"iters", STRATA_PARAM_INT, "1", "collectives in a row", NULL},
+    {"shift", STRATA_PARAM_INT, "1", "collective-permute: rank r sends to rank r + shift (non-zero)", NULL},
+    {"dtype", STRATA_PARAM_STRING, "f32", "element type (a reduction's flops count elements)",
+     strata_workload_dtype_choices},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+static bool valid_axis(const char *axis)
+{
+    if (!g_ascii_islower(axis[0]))
+        return false;
+    for (const char *c = axis + 1; *c; c++)
+        if (!g_ascii_islower(*c) && !g_ascii_isdigit(*c) && *c != '_')
+            return false;
+    return true;
+}
+
+/* The checks: sizes divide as the op requires, a valid axis, shift != 0. */
+static bool collective_check(const strata_params *p, strata_op_kind kind, GError **err)
+{
+    static const char *const positive[] = {"devices", "iters", NULL};
+    if (!strata_workload_check_positive(p, "collective", positive, err))
+        return false;
+    const char *axis = strata_params_string(p, "axis");
+    uint64_t bytes = strata_params_size(p, "bytes"), n = (uint64_t)strata_params_int(p, "devices");
+    unsigned bits = strata_dtype_bits(strata_workload_dtype(p, "dtype"));
+    bool split = kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER || kind == STRATA_OP_ALL_TO_ALL;
+    const char *why = NULL;
+    if (!valid_axis(axis))
+        why = "axis as [a-z][a-z0-9_]*";
+    else if (kind == STRATA_OP_COLLECTIVE_PERMUTE &&
+             (strata_params_int(p, "shift") == 0 || strata_params_int(p, "shift") < -INT32_MAX ||
+              strata_params_int(p, "shift") > INT32_MAX))
+        why = "shift other than 0 (within 32 bits)";
+    else if (bytes == 0 || (bytes * 8) % bits != 0 || bytes > UINT64_MAX / 8)
+        why = "bytes a positive whole number of elements of dtype";
+    else if (split && ((bytes * 8) / bits) % n != 0)
+        why = "bytes a multiple of devices elements of dtype (the op splits it devices ways)";
+    if (why)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "collective: expected %s, got op=%s bytes=%" G_GUINT64_FORMAT " devices=%" G_GUINT64_FORMAT
+                    " dtype=%s axis=%s shift=%" G_GINT64_FORMAT,
+                    why, strata_op_kind_name(kind), bytes, n, strata_params_string(p, "dtype"), axis,
+                    strata_params_int(p, "shift"));
+    return why == NULL;
+}
+
+static void append_alloc(strata_op_list *list, const char *name, uint64_t bytes, strata_tag tag, strata_dtype dt)
+{
+    strata_op op = {0};
+    op.kind = STRATA_OP_ALLOC;
+    op.stream = STRATA_DEFAULT_STREAM;
+    op.name = name;
+    op.size = bytes;
+    op.tag = tag;
+    op.dtype = dt;
+    op.n_dims = 1;
+    op.shape[0] = bytes * 8 / strata_dtype_bits(dt);
+    strata_op_list_append(list, &op);
+}
+
+static void append_named(strata_op_list *list, strata_op_kind kind, const char *name, const char *src)
+{
+    strata_op op = {0};
+    op.kind = kind;
+    op.stream = kind == STRATA_OP_OPTION ? NULL : STRATA_DEFAULT_STREAM;
+    op.name = name;
+    op.src = src;
+    op.has_time = kind == STRATA_OP_COMPUTE;
+    strata_op_list_append(list, &op);
+}
+
+static strata_source *collective_generate(const strata_params *p, GError **err)
+{
+    strata_op_kind kind = STRATA_OP_ALL_REDUCE;
+    strata_op_kind_from_name(strata_params_string(p, "op"), &kind); /* choices guarantee it */
+    if (!collective_check(p, kind, err))
+        return NULL;
+    strata_algo algo = STRATA_ALGO_DEFAULT;
+    strata_algo_from_name(strata_params_string(p, "algo"), &algo); /* auto: the default */
+    const char *axis = strata_params_string(p, "axis");
+    uint64_t bytes = strata_params_size(p, "bytes"), n = (uint64_t)strata_params_int(p, "devices");
+    strata_dtype dt = strata_workload_dtype(p, "dtype");
+    uint64_t send = kind == STRATA_OP_ALL_GATHER ? bytes / n : bytes;
+    uint64_t recv = kind == STRATA_OP_REDUCE_SCATTER ? bytes / n : bytes;
+    bool in_place = kind == STRATA_OP_ALL_REDUCE;
+    const char *out = in_place ? "buf" : "recv", *in = in_place ? "buf" : "send";
+
+    strata_op_list *list = strata_op_list_new();
+    char *mesh = g_strdup_printf("%s:%" G_GUINT64_FORMAT, axis, n);
+    append_named(list, STRATA_OP_OPTION, "mesh", mesh);
+    g_free(mesh);
+    append_alloc(list, in, send, STRATA_TAG_INPUT, dt);
+    if (!in_place)
+        append_alloc(list, out, recv, STRATA_TAG_OUTPUT, dt);
+    append_named(list, STRATA_OP_COMPUTE, WL_PROGRAM_START, NULL);
+    int32_t shift = kind == STRATA_OP_COLLECTIVE_PERMUTE ? (int32_t)strata_params_int(p, "shift") : 0;
+    for (int64_t i = 0; i < strata_params_int(p, "iters"); i++) {
+        strata_op op = wl_collective_op(kind, out, in, axis, algo, shift, NULL);
+        strata_op_list_append(list, &op);
+    }
+    if (!in_place)
+        append_named(list, STRATA_OP_FREE, out, NULL);
+    append_named(list, STRATA_OP_FREE, in, NULL);
+    return strata_op_list_to_source(list, "collective");
+}
+
+const strata_workload_type strata_workload_collective = {
+    "collective",
+    "one collective over an N-device mesh axis (nccl-tests' microbenchmark): "
+    "all-reduce|all-gather|reduce-scatter|all-to-all|collective-permute",
+    collective_params,
+    collective_generate,
+    NULL,
+};

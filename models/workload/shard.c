@@ -1,0 +1,349 @@
+/*
+ * shard.c: data-parallel and fully sharded data-parallel training steps
+ * over a device mesh (see shard.h): the plan from `mesh=`/`sharding=`, and
+ * the hooks that gather parameters ahead of each group's pass and reduce
+ * gradients after it.
+ *
+ * Invariants:
+ *  1. units[0] lists the model's groups in forward order, units[1] in
+ *     backward order, each with the parameters its pass reads (each once);
+ *     issued[P] is the number of units of pass P whose gathers are in the
+ *     graph, a unit's gathers always precede its pass, and current[P] is
+ *     the number of units of pass P that have begun (the hooks run in
+ *     order).
+ *  2. first_group[p] is the lowest group whose forward reads parameter p:
+ *     its gradient is complete after that group's backward pass.
+ *  3. shard[] and grad_shard[] (fsdp) map a parameter to its shard and its
+ *     gradient's shard; both are WL_NONE outside fsdp.
+ */
+#include "workload/shard.h"
+#include <stdio.h>
+#include <string.h>
+#include "core/error.h"
+
+#define GATHER_STREAM "gather"
+#define REDUCE_STREAM "reduce"
+#define DATA_AXIS "data"
+
+typedef struct shard_unit {
+    int group;
+    GArray *params;   /* wl_tensor: what the pass reads */
+    GArray *gathered; /* wl_tensor: their gathered copies (fsdp), once issued */
+} shard_unit;
+
+struct wl_shard {
+    wl_graph *g;
+    wl_model *m;
+    wl_shard_plan plan;
+    GArray *units[2]; /* shard_unit */
+    guint issued[2], current[2];
+    GHashTable *first_group; /* parameter -> GINT_TO_POINTER(group) */
+    GHashTable *shard, *grad_shard; /* parameter -> tensor */
+    GHashTable *gathers[2];         /* parameter -> gathers issued in the pass */
+    int final_group;
+};
+
+#define KEY(t) GUINT_TO_POINTER((guint)(t) + 1u)
+#define VAL(p) ((wl_tensor)(GPOINTER_TO_UINT(p) - 1u))
+
+static bool fail(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static bool fail(GError **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error_literal(err, STRATA_ERROR, STRATA_ERROR_INPUT, msg);
+    g_free(msg);
+    return false;
+}
+
+/* Parses `mesh` ("data:N[,model:T]", either order) into the axis sizes. */
+static bool parse_mesh(const char *workload, const char *mesh, uint64_t *n, uint64_t *t, GError **err)
+{
+    *n = *t = 0;
+    char **axes = g_strsplit(mesh, ",", -1);
+    bool ok = true;
+    for (char **a = axes; ok && *a; a++) {
+        const char *colon = strchr(*a, ':');
+        char *end = NULL;
+        guint64 size = colon ? g_ascii_strtoull(colon + 1, &end, 10) : 0;
+        size_t len = colon ? (size_t)(colon - *a) : 0;
+        uint64_t *slot = len == 4 && strncmp(*a, "data", 4) == 0    ? n
+                         : len == 5 && strncmp(*a, "model", 5) == 0 ? t
+                                                                    : NULL;
+        if (!colon || !end || *end || colon[1] == '\0' || size < 1 || size > (1u << 20) || !slot || *slot)
+            ok = fail(err,
+                      "%s: expected mesh= as data:N, model:T or data:N,model:T (each axis once, 1 <= size <= "
+                      "1048576), got mesh=%s",
+                      workload, mesh);
+        else
+            *slot = size;
+    }
+    g_strfreev(axes);
+    return ok;
+}
+
+bool wl_shard_plan_parse(const strata_params *p, const char *workload, wl_shard_plan *plan, GError **err)
+{
+    memset(plan, 0, sizeof *plan);
+    const char *mesh = strata_params_string(p, "mesh"), *sharding = strata_params_string(p, "sharding");
+    plan->n = plan->t = 1;
+    plan->prefetch = (uint64_t)MAX(strata_params_int(p, "prefetch"), 0);
+    if (strata_params_int(p, "prefetch") < 0)
+        return fail(err, "%s: expected prefetch >= 0, got %" G_GINT64_FORMAT, workload,
+                    strata_params_int(p, "prefetch"));
+    bool none = strcmp(sharding, "none") == 0;
+    if (!*mesh)
+        return none ? true
+                    : fail(err, "%s: sharding=%s needs a mesh (e.g. mesh=data:8 or mesh=data:4,model:2)", workload,
+                           sharding);
+    if (none)
+        return fail(err, "%s: mesh=%s needs sharding=dp, fsdp, tp or fsdp+tp", workload, mesh);
+    uint64_t n = 0, t = 0;
+    if (!parse_mesh(workload, mesh, &n, &t, err))
+        return false;
+    bool tp = strstr(sharding, "tp") != NULL;
+    plan->data = strncmp(sharding, "fsdp", 4) == 0 ? WL_DATA_FSDP : n ? WL_DATA_DP : WL_DATA_NONE;
+    if (t && !tp)
+        return fail(err, "%s: sharding=%s does not use the mesh's model axis (mesh=%s); use tp or fsdp+tp",
+                    workload, sharding, mesh);
+    if (tp && !t)
+        return fail(err, "%s: sharding=%s needs a model axis in the mesh (e.g. mesh=data:4,model:2), got mesh=%s",
+                    workload, sharding, mesh);
+    if (!n && strcmp(sharding, "tp") != 0)
+        return fail(err, "%s: sharding=%s needs a data axis in the mesh (e.g. mesh=data:8), got mesh=%s", workload,
+                    sharding, mesh);
+    plan->n = n ? n : 1;
+    plan->t = t ? t : 1;
+    g_strlcpy(plan->mesh, mesh, sizeof plan->mesh);
+    return true;
+}
+
+bool wl_shard_check_divides(const strata_params *p, const char *workload, const char *name, uint64_t by,
+                            const char *axis, GError **err)
+{
+    int64_t v = strata_params_int(p, name);
+    if (by > 1 && (uint64_t)v % by != 0)
+        return fail(err, "%s: expected %s divisible by the mesh's %s axis (%" G_GUINT64_FORMAT "), got %s=%" G_GINT64_FORMAT,
+                    workload, name, axis, by, name, v);
+    return true;
+}
+
+/* A tensor of p's dtype named prefix+NAME+suffix: shaped like p, or flat
+ * with 1/n of its elements when n > 1. */
+static wl_tensor derived(wl_graph *g, wl_tensor p, const char *prefix, const char *suffix, strata_tag tag,
+                         uint64_t n, unsigned flags)
+{
+    const uint64_t *pd;
+    uint32_t nd = wl_graph_dims(g, p, &pd);
+    uint64_t dims[STRATA_MAX_DIMS];
+    memcpy(dims, pd, nd * sizeof dims[0]);
+    if (n > 1) {
+        uint64_t e = wl_graph_elements(g, p);
+        g_assert(e % n == 0); /* the generator checked the shapes */
+        dims[0] = e / n;
+        nd = 1;
+    }
+    char *name = g_strconcat(prefix, wl_graph_name(g, p), suffix, NULL);
+    wl_tensor t = wl_graph_tensor(g, name, tag, wl_graph_dtype(g, p), nd, dims, flags);
+    g_free(name);
+    return t;
+}
+
+/* The all-gathers of unit j of the pass, on the gather stream, between the
+ * events that main records (go) and waits for (done). */
+static void issue_gathers(wl_shard *s, bool backward, guint j)
+{
+    shard_unit *u = &g_array_index(s->units[backward], shard_unit, j);
+    if (!u->params->len)
+        return;
+    char go[48], done[48];
+    g_snprintf(go, sizeof go, "ag_%c%u.go", backward ? 'b' : 'f', j);
+    g_snprintf(done, sizeof done, "ag_%c%u.done", backward ? 'b' : 'f', j);
+    wl_graph_event(s->g, true, go);
+    wl_graph_stream(s->g, GATHER_STREAM);
+    wl_graph_event(s->g, false, go);
+    for (guint i = 0; i < u->params->len; i++) {
+        wl_tensor p = g_array_index(u->params, wl_tensor, i);
+        /* A parameter that several groups read is gathered once per group:
+         * P_ag, P_ag_1, ... (names stay unique while live). */
+        guint count = GPOINTER_TO_UINT(g_hash_table_lookup(s->gathers[backward], KEY(p)));
+        g_hash_table_insert(s->gathers[backward], KEY(p), GUINT_TO_POINTER(count + 1));
+        char suffix[32];
+        g_snprintf(suffix, sizeof suffix, count ? "%s_%u" : "%s", backward ? "_ag_bwd" : "_ag", count);
+        wl_tensor full = derived(s->g, p, "", suffix, STRATA_TAG_PARAM, 1, WL_TEMP);
+        g_array_append_val(u->gathered, full);
+        wl_graph_collective(s->g, STRATA_OP_ALL_GATHER, full, VAL(g_hash_table_lookup(s->shard, KEY(p))),
+                            DATA_AXIS, STRATA_ALGO_DEFAULT);
+    }
+    wl_graph_event(s->g, true, done);
+    wl_graph_stream(s->g, NULL);
+}
+
+static void hook_begin(void *ud, int group, bool backward)
+{
+    wl_shard *s = ud;
+    guint i = s->current[backward]++;
+    const shard_unit *u = &g_array_index(s->units[backward], shard_unit, i);
+    g_assert(u->group == group);
+    if (s->plan.data != WL_DATA_FSDP)
+        return;
+    guint upto = (guint)MIN((uint64_t)i + s->plan.prefetch, (uint64_t)s->units[backward]->len - 1);
+    for (; s->issued[backward] <= upto; s->issued[backward]++)
+        issue_gathers(s, backward, s->issued[backward]);
+    if (!u->params->len)
+        return;
+    char done[48];
+    g_snprintf(done, sizeof done, "ag_%c%u.done", backward ? 'b' : 'f', i);
+    wl_graph_event(s->g, false, done);
+    for (guint k = 0; k < u->params->len; k++)
+        wl_model_substitute(s->m, g_array_index(u->params, wl_tensor, k), g_array_index(u->gathered, wl_tensor, k));
+}
+
+/* After group's backward pass: the reduction of the gradients it
+ * completes, and before the optimizer, main's wait for all of them. */
+static void hook_end(void *ud, int group, bool backward)
+{
+    wl_shard *s = ud;
+    if (!backward || s->plan.data == WL_DATA_NONE)
+        return;
+    guint i = s->units[0]->len - s->current[1]; /* this group's index in forward order */
+    const shard_unit *u = &g_array_index(s->units[0], shard_unit, i);
+    g_assert(u->group == group);
+    char go[48];
+    g_snprintf(go, sizeof go, "rs_%u.go", i);
+    bool any = false;
+    for (guint k = 0; k < u->params->len; k++) {
+        wl_tensor p = g_array_index(u->params, wl_tensor, k), gp = wl_model_grad(s->m, p);
+        if (gp == WL_NONE || GPOINTER_TO_INT(g_hash_table_lookup(s->first_group, KEY(p))) != group)
+            continue;
+        if (!any) {
+            wl_graph_event(s->g, true, go);
+            wl_graph_stream(s->g, REDUCE_STREAM);
+            wl_graph_event(s->g, false, go);
+            any = true;
+        }
+        if (s->plan.data == WL_DATA_DP) {
+            wl_graph_collective(s->g, STRATA_OP_ALL_REDUCE, gp, gp, DATA_AXIS, STRATA_ALGO_DEFAULT);
+            continue;
+        }
+        wl_tensor gs = derived(s->g, p, "d_", "_shard", STRATA_TAG_GRAD, s->plan.n, WL_TEMP);
+        g_hash_table_insert(s->grad_shard, KEY(p), KEY(gs));
+        wl_graph_collective(s->g, STRATA_OP_REDUCE_SCATTER, gs, gp, DATA_AXIS, STRATA_ALGO_DEFAULT);
+    }
+    if (group == s->final_group) {
+        wl_graph_stream(s->g, REDUCE_STREAM);
+        wl_graph_event(s->g, true, "grads.done");
+        wl_graph_stream(s->g, NULL);
+        wl_graph_event(s->g, false, "grads.done");
+    }
+    wl_graph_stream(s->g, NULL);
+}
+
+static const wl_model_hooks shard_hooks = {hook_begin, hook_end};
+
+static void unit_clear(gpointer data)
+{
+    shard_unit *u = data;
+    g_array_free(u->params, TRUE);
+    g_array_free(u->gathered, TRUE);
+}
+
+/* Adds parameter p to the unit of group (once). */
+static void add_unit_param(void *ud, int group, wl_tensor p)
+{
+    GArray *units = ud;
+    /* Groups are contiguous in a pass: the unit is the last one or, for a
+     * parameter read twice in a group, found by a short search back. */
+    for (guint i = units->len; i-- > 0;) {
+        shard_unit *u = &g_array_index(units, shard_unit, i);
+        if (u->group != group)
+            continue;
+        for (guint k = 0; k < u->params->len; k++)
+            if (g_array_index(u->params, wl_tensor, k) == p)
+                return;
+        g_array_append_val(u->params, p);
+        return;
+    }
+    g_assert_not_reached();
+}
+
+/* units[0] and units[1] from the model's groups, and first_group[]. */
+static void build_units(wl_shard *s, wl_remat remat)
+{
+    GArray *groups = g_array_new(FALSE, FALSE, sizeof(int));
+    wl_model_groups(s->m, groups);
+    for (int pass = 0; pass < 2; pass++) {
+        s->units[pass] = g_array_new(FALSE, TRUE, sizeof(shard_unit));
+        g_array_set_clear_func(s->units[pass], unit_clear);
+        for (guint i = 0; i < groups->len; i++) {
+            shard_unit u = {g_array_index(groups, int, pass ? groups->len - 1 - i : i),
+                            g_array_new(FALSE, FALSE, sizeof(wl_tensor)), g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
+            g_array_append_val(s->units[pass], u);
+        }
+        wl_model_pass_params(s->m, pass == 1, remat, add_unit_param, s->units[pass]);
+    }
+    for (guint i = 0; i < s->units[0]->len; i++) {
+        const shard_unit *u = &g_array_index(s->units[0], shard_unit, i);
+        for (guint k = 0; k < u->params->len; k++)
+            if (!g_hash_table_contains(s->first_group, KEY(g_array_index(u->params, wl_tensor, k))))
+                g_hash_table_insert(s->first_group, KEY(g_array_index(u->params, wl_tensor, k)),
+                                    GINT_TO_POINTER(u->group));
+    }
+    s->final_group = groups->len ? g_array_index(groups, int, 0) : 0;
+    g_array_free(groups, TRUE);
+}
+
+wl_shard *wl_shard_new(wl_graph *g, wl_model *m, const wl_shard_plan *plan, const GArray *params, wl_remat remat)
+{
+    wl_shard *s = g_new0(wl_shard, 1);
+    s->g = g;
+    s->m = m;
+    s->plan = *plan;
+    s->first_group = g_hash_table_new(g_direct_hash, g_direct_equal);
+    s->shard = g_hash_table_new(g_direct_hash, g_direct_equal);
+    s->grad_shard = g_hash_table_new(g_direct_hash, g_direct_equal);
+    for (int pass = 0; pass < 2; pass++)
+        s->gathers[pass] = g_hash_table_new(g_direct_hash, g_direct_equal);
+    if (*plan->mesh)
+        wl_graph_option(g, "mesh", plan->mesh);
+    build_units(s, remat);
+    if (plan->data == WL_DATA_FSDP)
+        for (guint i = 0; i < params->len; i++) {
+            wl_tensor p = g_array_index(params, wl_tensor, i);
+            wl_tensor sh = derived(g, p, "", "_shard", STRATA_TAG_PARAM, plan->n, WL_ARGUMENT);
+            g_hash_table_insert(s->shard, KEY(p), KEY(sh));
+        }
+    if (plan->data != WL_DATA_NONE)
+        wl_model_set_hooks(m, &shard_hooks, s);
+    return s;
+}
+
+void wl_shard_free(wl_shard *s)
+{
+    if (!s)
+        return;
+    for (int pass = 0; pass < 2; pass++) {
+        g_array_free(s->units[pass], TRUE);
+        g_hash_table_destroy(s->gathers[pass]);
+    }
+    g_hash_table_destroy(s->first_group);
+    g_hash_table_destroy(s->shard);
+    g_hash_table_destroy(s->grad_shard);
+    g_free(s);
+}
+
+wl_tensor wl_shard_param(const wl_shard *s, wl_tensor p)
+{
+    gpointer v = g_hash_table_lookup(s->shard, KEY(p));
+    return v ? VAL(v) : p;
+}
+
+wl_tensor wl_shard_grad(const wl_shard *s, wl_tensor p)
+{
+    if (s->plan.data != WL_DATA_FSDP)
+        return wl_model_grad(s->m, p);
+    gpointer v = g_hash_table_lookup(s->grad_shard, KEY(p));
+    return v ? VAL(v) : WL_NONE;
+}

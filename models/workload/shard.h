@@ -1,0 +1,76 @@
+/*
+ * shard.h: the sharding of a training step built with autodiff.h over a
+ * device mesh (`option mesh=data:N[,model:T]`), as one SPMD program that
+ * every device runs on its own part of the data and the parameters.
+ *
+ * The mesh's `data` axis splits the batch. Over it, the parameters are
+ *   dp    replicated: each parameter's gradient is all-reduced over `data`
+ *         once the backward pass of the last layer (in backward order) that
+ *         reads the parameter is done;
+ *   fsdp  sharded (ZeRO-3): the device holds 1/N of each parameter (flat,
+ *         `P_shard`), of its optimizer state and of its gradient. Before the
+ *         forward pass of each group (layer) that reads P, and again before
+ *         its backward pass, P is all-gathered into `P_ag` (`P_ag_bwd`),
+ *         read by that pass only and freed after its last use there; the
+ *         gathers of the group `prefetch` groups ahead are issued when a
+ *         group starts. The full gradient is reduce-scattered into
+ *         `d_P_shard` and freed once its last contribution is in.
+ * The `model` axis (tp) shards the weights themselves: the generator
+ * builds each device's slice (Megatron column/row-parallel matmuls) and
+ * marks the nodes whose outputs or input gradients are partial sums, which
+ * autodiff.h all-reduces over `model`.
+ *
+ * Streams and events: gathers run on stream `gather` and gradient
+ * reductions on stream `reduce`, so communication overlaps the compute on
+ * `main`. A gather waits for `ag_fI.go` (`ag_bI.go` backward) that main
+ * records where it is issued; main waits for `ag_fI.done` before the group
+ * reads the gathered copy. The reduction of a group's gradients waits for
+ * `rs_I.go` recorded after the group's backward pass; main waits for
+ * `grads.done` (recorded after the last reduction) before the optimizer.
+ *
+ * Invariants: in fsdp every parameter's element count divides by N (the
+ * generator checks its shapes first); every gathered
+ * copy is written once (by its all-gather) before any step reads it.
+ */
+#ifndef STRATA_WL_SHARD_H
+#define STRATA_WL_SHARD_H
+
+#include "core/params.h"
+#include "workload/autodiff.h"
+
+typedef enum { WL_DATA_NONE, WL_DATA_DP, WL_DATA_FSDP } wl_data_mode;
+
+/* What a `mesh=` and `sharding=` pair asks for. */
+typedef struct wl_shard_plan {
+    wl_data_mode data;
+    uint64_t n;        /* size of the data axis (1: none) */
+    uint64_t t;        /* size of the model axis (1: none) */
+    uint64_t prefetch; /* fsdp: groups ahead that gathers are issued */
+    char mesh[64];     /* the mesh as `option mesh=` writes it; "" for none */
+} wl_shard_plan;
+
+/* The plan from params `mesh`, `sharding` and `prefetch` of `workload`;
+ * false with an error naming the parameter when the mesh does not parse or
+ * does not fit the sharding (dp and fsdp need a `data` axis, tp a `model`
+ * axis, and no axis may go unused). */
+bool wl_shard_plan_parse(const strata_params *p, const char *workload, wl_shard_plan *plan, GError **err);
+/* Checks that `value` of parameter `name` divides by `by` (the size of mesh
+ * axis `axis`); the error names both. */
+bool wl_shard_check_divides(const strata_params *p, const char *workload, const char *name, uint64_t by,
+                            const char *axis, GError **err);
+
+typedef struct wl_shard wl_shard;
+
+/* Shards the model's parameters (params: wl_tensor) per plan: in fsdp
+ * creates the shard arguments and installs the hooks that gather and
+ * reduce; in dp the hooks that reduce. Call before wl_model_emit(); writes
+ * `option mesh=` into g when the plan has a mesh. */
+wl_shard *wl_shard_new(wl_graph *g, wl_model *m, const wl_shard_plan *plan, const GArray *params,
+                       wl_remat remat);
+void wl_shard_free(wl_shard *s);
+/* After wl_model_emit(): what the optimizer updates for parameter p (its
+ * shard in fsdp, else p) and the gradient it reads (WL_NONE: none). */
+wl_tensor wl_shard_param(const wl_shard *s, wl_tensor p);
+wl_tensor wl_shard_grad(const wl_shard *s, wl_tensor p);
+
+#endif

@@ -1,0 +1,287 @@
+/*
+ * test_workload_shard.c: the multi-device workloads (models/workload/
+ * collective.c, shard.c): `gen collective`'s buffers by nccl-tests' size
+ * rules, and the sharded transformer step's per-device figures worked out
+ * by hand from the shapes: the arguments each device holds under dp, fsdp
+ * and tp, the collectives each schedule issues, the peak that fsdp lowers,
+ * and the errors for meshes that do not fit the shapes.
+ *
+ * The figures are those of the SPMD program every device runs (the trace
+ * as generated: one device's buffers), before any collective is expanded.
+ */
+#include <string.h>
+#include "testutil.h"
+#include "core/error.h"
+#include "trace/check.h"
+#include "workload/workload.h"
+
+/* What a walk over one device's program sums. */
+typedef struct dev_stats {
+    uint64_t arg_by_tag[STRATA_TAG__COUNT]; /* live before program_start */
+    uint64_t live, peak;
+    uint64_t collectives[STRATA_OP__COUNT];
+    uint64_t on_axis_model;     /* collectives over `model` */
+    bool started;
+    GHashTable *sizes;          /* name -> size of every buffer allocated */
+    char *mesh;                 /* option mesh=, or NULL */
+} dev_stats;
+
+static dev_stats walk_device(strata_source *src)
+{
+    dev_stats s = {0};
+    s.sizes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GHashTable *live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    strata_checker *c = strata_checker_new(strata_source_origin(src));
+    const strata_op *op;
+    GError *err = NULL;
+    int r;
+    while ((r = strata_source_next(src, &op, &err)) == 1) {
+        ck_assert_msg(strata_checker_feed(c, op, NULL, &err), "checker: %s", err ? err->message : "?");
+        if (op->kind == STRATA_OP_OPTION && strcmp(op->name, "mesh") == 0)
+            s.mesh = g_strdup(op->src);
+        if (op->kind == STRATA_OP_COMPUTE)
+            s.started = true;
+        if (op->kind == STRATA_OP_ALLOC) {
+            g_hash_table_insert(s.sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
+            g_hash_table_insert(live, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
+            s.live += op->size;
+            s.peak = MAX(s.peak, s.live);
+            if (!s.started)
+                s.arg_by_tag[op->tag] += op->size;
+        } else if (op->kind == STRATA_OP_FREE) {
+            s.live -= GPOINTER_TO_SIZE(g_hash_table_lookup(live, op->name));
+            g_hash_table_remove(live, op->name);
+        } else if (strata_op_kind_is_collective(op->kind)) {
+            s.collectives[op->kind]++;
+            s.on_axis_model += strcmp(op->axis, "model") == 0;
+        }
+    }
+    ck_assert_msg(r == 0, "source: %s", err ? err->message : "?");
+    strata_checker_free(c);
+    g_hash_table_destroy(live);
+    return s;
+}
+
+static void dev_stats_clear(dev_stats *s)
+{
+    g_hash_table_destroy(s->sizes);
+    g_free(s->mesh);
+}
+
+static dev_stats gen_walk(const char *name, const char *const *args)
+{
+    GError *err = NULL;
+    strata_source *src = strata_workload_generate(name, args, &err);
+    ck_assert_msg(src != NULL, "%s: %s", name, err ? err->message : "?");
+    dev_stats s = walk_device(src);
+    strata_source_free(src);
+    return s;
+}
+
+static uint64_t size_of(const dev_stats *s, const char *name)
+{
+    gpointer v = NULL;
+    ck_assert_msg(g_hash_table_lookup_extended(s->sizes, name, NULL, &v), "no buffer %s", name);
+    return GPOINTER_TO_SIZE(v);
+}
+
+/* nccl-tests' sizes: all-gather's receive buffer is `bytes`, its send
+ * buffer bytes/N; reduce-scatter the reverse; all-reduce one buffer. */
+START_TEST(collective_sizes_by_op)
+{
+    const char *ag[] = {"op=all-gather", "bytes=64MiB", "devices=8", "algo=ring", "iters=3", NULL};
+    dev_stats s = gen_walk("collective", ag);
+    ck_assert_str_eq(s.mesh, "data:8");
+    ck_assert_uint_eq(size_of(&s, "recv"), 64u << 20);
+    ck_assert_uint_eq(size_of(&s, "send"), 8u << 20);
+    ck_assert_uint_eq(s.collectives[STRATA_OP_ALL_GATHER], 3);
+    ck_assert_uint_eq(s.live, 0); /* both freed at the end */
+    dev_stats_clear(&s);
+    const char *rs[] = {"op=reduce-scatter", "bytes=1MiB", "devices=4", "axis=x", NULL};
+    s = gen_walk("collective", rs);
+    ck_assert_str_eq(s.mesh, "x:4");
+    ck_assert_uint_eq(size_of(&s, "send"), 1u << 20);
+    ck_assert_uint_eq(size_of(&s, "recv"), 256u << 10);
+    dev_stats_clear(&s);
+    const char *ar[] = {"bytes=4KiB", NULL};
+    s = gen_walk("collective", ar);
+    ck_assert_uint_eq(size_of(&s, "buf"), 4096);
+    ck_assert_uint_eq(g_hash_table_size(s.sizes), 1);
+    ck_assert_uint_eq(s.collectives[STRATA_OP_ALL_REDUCE], 1);
+    dev_stats_clear(&s);
+}
+END_TEST
+
+START_TEST(collective_rejects_bad_sizes)
+{
+    static const char *const cases[][4] = {
+        {"op=all-gather", "bytes=1000", "devices=8", "bytes a multiple of devices"}, /* 250 f32 */
+        {"op=all-reduce", "bytes=6", "devices=2", "whole number of elements"},
+        {"op=collective-permute", "shift=0", "devices=2", "shift other than 0"},
+        {"axis=Data", "bytes=64", "devices=2", "axis as"},
+        {"devices=0", "bytes=64", "iters=1", "devices >= 1"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *args[] = {cases[i][0], cases[i][1], cases[i][2], NULL};
+        GError *err = NULL;
+        ck_assert_ptr_null(strata_workload_generate("collective", args, &err));
+        ck_assert_msg(err && err->code == STRATA_ERROR_INPUT && strstr(err->message, cases[i][3]), "%s",
+                      err ? err->message : "no error");
+        g_clear_error(&err);
+    }
+}
+END_TEST
+
+/* The shape of the sharded tests: 2 layers, d=64, 4 heads, S=16, B=8,
+ * V=256, bf16. Per replica: embed 256x64 = 16384, pos 16x64 = 1024, per
+ * layer ln1 64 + wqkv 64x192 = 12288 + wo 64x64 = 4096 + ln2 64 + w1 64x256
+ * = 16384 + w2 256x64 = 16384 = 49280, lnf 64: 116032 elements, 232064 B;
+ * AdamW's m and v (f32): 2 x 4 x 116032 = 928256 B. */
+#define SHAPE "layers=2", "d_model=64", "heads=4", "seq=16", "batch=8", "vocab=256"
+enum { PARAM_BYTES = 232064, OPTSTATE_BYTES = 928256 };
+
+/* On 8 devices each holds a batch of 1: tokens and targets 1x16 int32. dp
+ * holds every parameter and all optimizer state; fsdp an eighth of each
+ * (every parameter's size divides by 8: they all have d=64 as a factor). */
+START_TEST(fsdp_holds_an_eighth)
+{
+    const char *dp_args[] = {SHAPE, "mesh=data:8", "sharding=dp", NULL};
+    const char *fsdp_args[] = {SHAPE, "mesh=data:8", "sharding=fsdp", NULL};
+    dev_stats dp = gen_walk("transformer", dp_args), fsdp = gen_walk("transformer", fsdp_args);
+    ck_assert_str_eq(dp.mesh, "data:8");
+    ck_assert_uint_eq(dp.arg_by_tag[STRATA_TAG_INPUT], 2 * 16 * 4);
+    ck_assert_uint_eq(fsdp.arg_by_tag[STRATA_TAG_INPUT], 2 * 16 * 4);
+    ck_assert_uint_eq(dp.arg_by_tag[STRATA_TAG_PARAM], PARAM_BYTES);
+    ck_assert_uint_eq(dp.arg_by_tag[STRATA_TAG_OPTSTATE], OPTSTATE_BYTES);
+    ck_assert_uint_eq(fsdp.arg_by_tag[STRATA_TAG_PARAM], PARAM_BYTES / 8);
+    ck_assert_uint_eq(fsdp.arg_by_tag[STRATA_TAG_OPTSTATE], OPTSTATE_BYTES / 8);
+    ck_assert_uint_eq(size_of(&fsdp, "l0_wqkv_shard"), 64 * 192 * 2 / 8);
+    ck_assert_uint_eq(size_of(&fsdp, "l0_wqkv_ag"), 64 * 192 * 2);
+    /* dp: one all-reduce per parameter gradient (15 parameters: embed, pos, 6 per layer, lnf). fsdp: each
+     * group's parameters gathered for its forward (embed+pos, 6 + 6 per
+     * layer, lnf+embed: 16) and backward (lnf+embed, 6, 6; the embedding's
+     * backward reads no parameter: 14); one reduce-scatter per gradient. */
+    ck_assert_uint_eq(dp.collectives[STRATA_OP_ALL_REDUCE], 15);
+    ck_assert_uint_eq(dp.collectives[STRATA_OP_ALL_GATHER], 0);
+    ck_assert_uint_eq(fsdp.collectives[STRATA_OP_ALL_GATHER], 30);
+    ck_assert_uint_eq(fsdp.collectives[STRATA_OP_REDUCE_SCATTER], 15);
+    ck_assert_uint_eq(fsdp.collectives[STRATA_OP_ALL_REDUCE], 0);
+    ck_assert_msg(fsdp.peak < dp.peak, "fsdp peak %" G_GUINT64_FORMAT " >= dp peak %" G_GUINT64_FORMAT, fsdp.peak,
+                  dp.peak);
+    dev_stats_clear(&dp);
+    dev_stats_clear(&fsdp);
+}
+END_TEST
+
+/* The prefetch distance moves gathers earlier, not their number: a larger
+ * distance holds more gathered layers at once, so its peak does not fall. */
+START_TEST(fsdp_prefetch_distance)
+{
+    const char *p0[] = {SHAPE, "mesh=data:8", "sharding=fsdp", "prefetch=0", NULL};
+    const char *p2[] = {SHAPE, "mesh=data:8", "sharding=fsdp", "prefetch=2", NULL};
+    dev_stats a = gen_walk("transformer", p0), b = gen_walk("transformer", p2);
+    ck_assert_uint_eq(a.arg_by_tag[STRATA_TAG_PARAM], b.arg_by_tag[STRATA_TAG_PARAM]);
+    ck_assert_uint_eq(a.collectives[STRATA_OP_ALL_GATHER], b.collectives[STRATA_OP_ALL_GATHER]);
+    ck_assert_uint_le(a.peak, b.peak);
+    dev_stats_clear(&a);
+    dev_stats_clear(&b);
+}
+END_TEST
+
+/* tp on model:2: wqkv 64x96, wo 32x64, w1 64x128, w2 128x64 and the
+ * embedding 128x64 are halves; layernorm scales (64) and pos (1024) are
+ * replicated: 2 x (64 + 6144 + 2048 + 64 + 8192 + 8192) + 8192 + 1024 + 64
+ * = 58688 elements, 117376 B. All-reduces over model: h_0, each layer's
+ * attention and MLP outputs (5 forward), and in the backward pass the
+ * gradients of lnf_out and of each layer's two layernorm outputs (5). */
+START_TEST(tp_shards_weights_by_t)
+{
+    const char *tp_args[] = {SHAPE, "mesh=model:2", "sharding=tp", NULL};
+    dev_stats tp = gen_walk("transformer", tp_args);
+    ck_assert_uint_eq(tp.arg_by_tag[STRATA_TAG_PARAM], 117376);
+    ck_assert_uint_eq(tp.arg_by_tag[STRATA_TAG_OPTSTATE], 117376 / 2 * 8);
+    ck_assert_uint_eq(size_of(&tp, "l1_wqkv"), 64 * 192 * 2 / 2);
+    ck_assert_uint_eq(size_of(&tp, "l1_wo"), 64 * 64 * 2 / 2);
+    ck_assert_uint_eq(size_of(&tp, "l1_ln2"), 64 * 2);
+    ck_assert_uint_eq(size_of(&tp, "l0_scores"), 8 * 2 * 16 * 16 * 2); /* 2 of 4 heads */
+    ck_assert_uint_eq(size_of(&tp, "logits"), 8 * 16 * 128 * 2);
+    ck_assert_uint_eq(tp.collectives[STRATA_OP_ALL_REDUCE], 10);
+    ck_assert_uint_eq(tp.on_axis_model, 10);
+    dev_stats_clear(&tp);
+    /* fsdp+tp on data:4,model:2: fsdp shards the tp shards 4 ways. */
+    const char *both_args[] = {SHAPE, "mesh=data:4,model:2", "sharding=fsdp+tp", NULL};
+    dev_stats both = gen_walk("transformer", both_args);
+    ck_assert_uint_eq(both.arg_by_tag[STRATA_TAG_PARAM], 117376 / 4);
+    ck_assert_uint_eq(size_of(&both, "l1_wqkv_shard"), 64 * 192 * 2 / 2 / 4);
+    ck_assert_uint_eq(both.on_axis_model, 10);
+    ck_assert_uint_eq(both.collectives[STRATA_OP_REDUCE_SCATTER], 15);
+    dev_stats_clear(&both);
+}
+END_TEST
+
+/* Meshes that do not fit: each error names the parameter. */
+START_TEST(shard_rejects_what_does_not_divide)
+{
+    static const char *const cases[][5] = {
+        {"batch=12", "heads=4", "mesh=data:8", "sharding=dp", "batch divisible by the mesh's data axis (8)"},
+        {"d_model=36", "heads=4", "mesh=data:8", "sharding=fsdp", "d_model divisible by the mesh's data axis (8)"},
+        {"d_model=64", "heads=1", "mesh=model:2", "sharding=tp", "heads divisible by the mesh's model axis (2)"},
+        {"vocab=255", "heads=4", "mesh=model:2", "sharding=tp", "vocab divisible"},
+        {"batch=8", "heads=4", "mesh=data:8", "sharding=none", "needs sharding="},
+        {"batch=8", "heads=4", "mesh=", "sharding=fsdp", "needs a mesh"},
+        {"batch=8", "heads=4", "mesh=pipe:2", "sharding=dp", "expected mesh= as"},
+        {"batch=8", "heads=4", "mesh=data:2,model:2", "sharding=dp", "does not use the mesh's model axis"},
+        {"batch=8", "heads=4", "mesh=data:8", "sharding=tp", "needs a model axis"},
+        {"batch=8", "heads=4", "mesh=model:2", "sharding=fsdp+tp", "needs a data axis"},
+        {"batch=8", "heads=4", "mesh=data:2", "prefetch=-1", "prefetch >= 0"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *args[] = {"layers=1", cases[i][0], cases[i][1], cases[i][2], cases[i][3], NULL};
+        GError *err = NULL;
+        ck_assert_ptr_null(strata_workload_generate("transformer", args, &err));
+        ck_assert_msg(err && err->code == STRATA_ERROR_INPUT && strstr(err->message, cases[i][4]), "case %zu: %s",
+                      i, err ? err->message : "no error");
+        g_clear_error(&err);
+    }
+    /* Sizes that overflow are refused before any sharding. */
+    const char *huge[] = {"vocab=4294967296", "d_model=4294967296", "heads=1", "mesh=data:2", "sharding=fsdp",
+                          NULL};
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_workload_generate("transformer", huge, &err));
+    ck_assert_msg(strstr(err->message, "overflows 64 bits"), "%s", err->message);
+    g_clear_error(&err);
+}
+END_TEST
+
+/* The command line: a mesh of two axes is one argument; a bad one exits 2. */
+START_TEST(cli_mesh_argument)
+{
+    strata_cli_result r = strata_test_cli("gen", "transformer", "layers=1", "d_model=64", "heads=4", "seq=16",
+                                          "batch=8", "vocab=256", "mesh=data:4,model:2", "sharding=fsdp+tp", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "option mesh=data:4,model:2\n"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("gen", "transformer", "batch=6", "mesh=data:4", "sharding=fsdp", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "batch"), "%s", r.err);
+    strata_cli_result_clear(&r);
+}
+END_TEST
+
+static Suite *shard_suite(void)
+{
+    Suite *s = suite_create("workload_shard");
+    TCase *tc = tcase_create("sharded");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, collective_sizes_by_op);
+    tcase_add_test(tc, collective_rejects_bad_sizes);
+    tcase_add_test(tc, fsdp_holds_an_eighth);
+    tcase_add_test(tc, fsdp_prefetch_distance);
+    tcase_add_test(tc, tp_shards_weights_by_t);
+    tcase_add_test(tc, shard_rejects_what_does_not_divide);
+    tcase_add_test(tc, cli_mesh_argument);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(shard_suite()); }
