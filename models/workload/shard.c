@@ -46,17 +46,8 @@ struct wl_shard {
 #define KEY(t) GUINT_TO_POINTER((guint)(t) + 1u)
 #define VAL(p) ((wl_tensor)(GPOINTER_TO_UINT(p) - 1u))
 
-static bool fail(GError **err, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static bool fail(GError **err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error_literal(err, STRATA_ERROR, STRATA_ERROR_INPUT, msg);
-    g_free(msg);
-    return false;
-}
+/* Sets an input error on err and is false. */
+#define FAIL(...) (g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, __VA_ARGS__), false)
 
 /* Parses `mesh` ("data:N[,model:T]", either order) into the axis sizes. */
 static bool parse_mesh(const char *workload, const char *mesh, uint64_t *n, uint64_t *t, GError **err)
@@ -73,7 +64,7 @@ static bool parse_mesh(const char *workload, const char *mesh, uint64_t *n, uint
                          : len == 5 && strncmp(*a, "model", 5) == 0 ? t
                                                                     : NULL;
         if (!colon || !end || *end || colon[1] == '\0' || size < 1 || size > (1u << 20) || !slot || *slot)
-            ok = fail(err,
+            ok = FAIL(
                       "%s: expected mesh= as data:N, model:T or data:N,model:T (each axis once, 1 <= size <= "
                       "1048576), got mesh=%s",
                       workload, mesh);
@@ -91,28 +82,28 @@ bool wl_shard_plan_parse(const strata_params *p, const char *workload, wl_shard_
     plan->n = plan->t = 1;
     plan->prefetch = (uint64_t)MAX(strata_params_int(p, "prefetch"), 0);
     if (strata_params_int(p, "prefetch") < 0)
-        return fail(err, "%s: expected prefetch >= 0, got %" G_GINT64_FORMAT, workload,
+        return FAIL("%s: expected prefetch >= 0, got %" G_GINT64_FORMAT, workload,
                     strata_params_int(p, "prefetch"));
     bool none = strcmp(sharding, "none") == 0;
     if (!*mesh)
         return none ? true
-                    : fail(err, "%s: sharding=%s needs a mesh (e.g. mesh=data:8 or mesh=data:4,model:2)", workload,
+                    : FAIL("%s: sharding=%s needs a mesh (e.g. mesh=data:8 or mesh=data:4,model:2)", workload,
                            sharding);
     if (none)
-        return fail(err, "%s: mesh=%s needs sharding=dp, fsdp, tp or fsdp+tp", workload, mesh);
+        return FAIL("%s: mesh=%s needs sharding=dp, fsdp, tp or fsdp+tp", workload, mesh);
     uint64_t n = 0, t = 0;
     if (!parse_mesh(workload, mesh, &n, &t, err))
         return false;
     bool tp = strstr(sharding, "tp") != NULL;
     plan->data = strncmp(sharding, "fsdp", 4) == 0 ? WL_DATA_FSDP : n ? WL_DATA_DP : WL_DATA_NONE;
     if (t && !tp)
-        return fail(err, "%s: sharding=%s does not use the mesh's model axis (mesh=%s); use tp or fsdp+tp",
+        return FAIL("%s: sharding=%s does not use the mesh's model axis (mesh=%s); use tp or fsdp+tp",
                     workload, sharding, mesh);
     if (tp && !t)
-        return fail(err, "%s: sharding=%s needs a model axis in the mesh (e.g. mesh=data:4,model:2), got mesh=%s",
+        return FAIL("%s: sharding=%s needs a model axis in the mesh (e.g. mesh=data:4,model:2), got mesh=%s",
                     workload, sharding, mesh);
     if (!n && strcmp(sharding, "tp") != 0)
-        return fail(err, "%s: sharding=%s needs a data axis in the mesh (e.g. mesh=data:8), got mesh=%s", workload,
+        return FAIL("%s: sharding=%s needs a data axis in the mesh (e.g. mesh=data:8), got mesh=%s", workload,
                     sharding, mesh);
     plan->n = n ? n : 1;
     plan->t = t ? t : 1;
@@ -125,7 +116,7 @@ bool wl_shard_check_divides(const strata_params *p, const char *workload, const 
 {
     int64_t v = strata_params_int(p, name);
     if (by > 1 && (uint64_t)v % by != 0)
-        return fail(err, "%s: expected %s divisible by the mesh's %s axis (%" G_GUINT64_FORMAT "), got %s=%" G_GINT64_FORMAT,
+        return FAIL("%s: expected %s divisible by the mesh's %s axis (%" G_GUINT64_FORMAT "), got %s=%" G_GINT64_FORMAT,
                     workload, name, axis, by, name, v);
     return true;
 }
