@@ -118,7 +118,7 @@ START_TEST(collective_rejects_bad_sizes)
         {"op=all-gather", "bytes=1000", "devices=8", "bytes a multiple of devices"}, /* 250 f32 */
         {"op=all-reduce", "bytes=6", "devices=2", "whole number of elements"},
         {"op=collective-permute", "shift=0", "devices=2", "shift other than 0"},
-        {"axis=Data", "bytes=64", "devices=2", "axis as"},
+        {"axis=Data", "bytes=64", "devices=2", "axis names [a-z][a-z0-9_]*"},
         {"devices=0", "bytes=64", "iters=1", "devices >= 1"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -229,11 +229,12 @@ START_TEST(shard_rejects_what_does_not_divide)
         {"vocab=255", "heads=4", "mesh=model:2", "sharding=tp", "vocab divisible"},
         {"batch=8", "heads=4", "mesh=data:8", "sharding=none", "needs sharding="},
         {"batch=8", "heads=4", "mesh=", "sharding=fsdp", "needs a mesh"},
-        {"batch=8", "heads=4", "mesh=pipe:2", "sharding=dp", "expected mesh= as"},
+        {"batch=8", "heads=4", "mesh=pipe:2", "sharding=dp", "the axes data and model only"},
         {"batch=8", "heads=4", "mesh=data:2,model:2", "sharding=dp", "does not use the mesh's model axis"},
         {"batch=8", "heads=4", "mesh=data:8", "sharding=tp", "needs a model axis"},
         {"batch=8", "heads=4", "mesh=model:2", "sharding=fsdp+tp", "needs a data axis"},
         {"batch=8", "heads=4", "mesh=data:2", "prefetch=-1", "prefetch >= 0"},
+        {"batch=8", "heads=4", "mesh=data:0", "sharding=dp", "mesh=data:0: expected a mesh"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         const char *args[] = {"layers=1", cases[i][0], cases[i][1], cases[i][2], cases[i][3], NULL};

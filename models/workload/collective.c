@@ -23,6 +23,7 @@
 #include "workload/graph.h"
 #include "workload/workload.h"
 #include "core/error.h"
+#include "spmd/mesh.h"
 
 static const char *const op_choices[] = {"all-reduce",         "all-gather", "reduce-scatter", "all-to-all",
                                          "collective-permute", NULL};
@@ -42,17 +43,26 @@ static const strata_param_def collective_params[] = {
     {NULL, 0, NULL, NULL, NULL},
 };
 
-static bool valid_axis(const char *axis)
+/* The mesh `option mesh=` names (g_free), or NULL and err when axis and
+ * devices do not make one. */
+static char *collective_mesh(const strata_params *p, GError **err)
 {
-    if (!g_ascii_islower(axis[0]))
-        return false;
-    for (const char *c = axis + 1; *c; c++)
-        if (!g_ascii_islower(*c) && !g_ascii_isdigit(*c) && *c != '_')
-            return false;
-    return true;
+    char *text = g_strdup_printf("%s:%" G_GINT64_FORMAT, strata_params_string(p, "axis"),
+                                 strata_params_int(p, "devices"));
+    GError *e = NULL;
+    strata_mesh *m = strata_mesh_parse(text, &e);
+    if (!m) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "collective: axis=%s devices=%" G_GINT64_FORMAT ": %s",
+                    strata_params_string(p, "axis"), strata_params_int(p, "devices"), e->message);
+        g_error_free(e);
+        g_free(text);
+        return NULL;
+    }
+    strata_mesh_free(m);
+    return text;
 }
 
-/* The checks: sizes divide as the op requires, a valid axis, shift != 0. */
+/* The checks: sizes divide as the op requires, shift != 0. */
 static bool collective_check(const strata_params *p, strata_op_kind kind, GError **err)
 {
     static const char *const positive[] = {"devices", "iters", NULL};
@@ -63,9 +73,7 @@ static bool collective_check(const strata_params *p, strata_op_kind kind, GError
     unsigned bits = strata_dtype_bits(strata_workload_dtype(p, "dtype"));
     bool split = kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER || kind == STRATA_OP_ALL_TO_ALL;
     const char *why = NULL;
-    if (!valid_axis(axis))
-        why = "axis as [a-z][a-z0-9_]*";
-    else if (kind == STRATA_OP_COLLECTIVE_PERMUTE &&
+    if (kind == STRATA_OP_COLLECTIVE_PERMUTE &&
              (strata_params_int(p, "shift") == 0 || strata_params_int(p, "shift") < -INT32_MAX ||
               strata_params_int(p, "shift") > INT32_MAX))
         why = "shift other than 0 (within 32 bits)";
@@ -111,7 +119,8 @@ static strata_source *collective_generate(const strata_params *p, GError **err)
 {
     strata_op_kind kind = STRATA_OP_ALL_REDUCE;
     strata_op_kind_from_name(strata_params_string(p, "op"), &kind); /* choices guarantee it */
-    if (!collective_check(p, kind, err))
+    char *mesh = NULL;
+    if (!collective_check(p, kind, err) || !(mesh = collective_mesh(p, err)))
         return NULL;
     strata_algo algo = STRATA_ALGO_DEFAULT;
     strata_algo_from_name(strata_params_string(p, "algo"), &algo); /* auto: the default */
@@ -124,7 +133,6 @@ static strata_source *collective_generate(const strata_params *p, GError **err)
     const char *out = in_place ? "buf" : "recv", *in = in_place ? "buf" : "send";
 
     strata_op_list *list = strata_op_list_new();
-    char *mesh = g_strdup_printf("%s:%" G_GUINT64_FORMAT, axis, n);
     append_named(list, STRATA_OP_OPTION, "mesh", mesh);
     g_free(mesh);
     append_alloc(list, in, send, STRATA_TAG_INPUT, dt);

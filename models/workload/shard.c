@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/error.h"
+#include "spmd/mesh.h"
 
 #define GATHER_STREAM "gather"
 #define REDUCE_STREAM "reduce"
@@ -49,30 +50,27 @@ struct wl_shard {
 /* Sets an input error on err and is false. */
 #define FAIL(...) (g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, __VA_ARGS__), false)
 
-/* Parses `mesh` ("data:N[,model:T]", either order) into the axis sizes. */
+/* The sizes of `mesh`'s data and model axes (0: absent); false when it does
+ * not parse or has another axis. */
 static bool parse_mesh(const char *workload, const char *mesh, uint64_t *n, uint64_t *t, GError **err)
 {
-    *n = *t = 0;
-    char **axes = g_strsplit(mesh, ",", -1);
-    bool ok = true;
-    for (char **a = axes; ok && *a; a++) {
-        const char *colon = strchr(*a, ':');
-        char *end = NULL;
-        guint64 size = colon ? g_ascii_strtoull(colon + 1, &end, 10) : 0;
-        size_t len = colon ? (size_t)(colon - *a) : 0;
-        uint64_t *slot = len == 4 && strncmp(*a, "data", 4) == 0    ? n
-                         : len == 5 && strncmp(*a, "model", 5) == 0 ? t
-                                                                    : NULL;
-        if (!colon || !end || *end || colon[1] == '\0' || size < 1 || size > (1u << 20) || !slot || *slot)
-            ok = FAIL(
-                      "%s: expected mesh= as data:N, model:T or data:N,model:T (each axis once, 1 <= size <= "
-                      "1048576), got mesh=%s",
-                      workload, mesh);
-        else
-            *slot = size;
+    GError *e = NULL;
+    strata_mesh *m = strata_mesh_parse(mesh, &e);
+    if (!m) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: mesh=%s: %s", workload, mesh, e->message);
+        g_error_free(e);
+        return false;
     }
-    g_strfreev(axes);
-    return ok;
+    uint32_t mask = 0;
+    *n = strata_mesh_axes(m, "data", &mask, NULL) ? strata_mesh_group_size(m, mask) : 0;
+    *t = strata_mesh_axes(m, "model", &mask, NULL) ? strata_mesh_group_size(m, mask) : 0;
+    bool only = (uint64_t)strata_mesh_devices(m) == MAX(*n, 1) * MAX(*t, 1) &&
+                strata_mesh_axis_count(m) == (uint32_t)((*n > 0) + (*t > 0));
+    strata_mesh_free(m);
+    return only ? true
+                : FAIL("%s: expected mesh= with the axes data and model only (data:N, model:T or data:N,model:T), "
+                       "got mesh=%s",
+                       workload, mesh);
 }
 
 bool wl_shard_plan_parse(const strata_params *p, const char *workload, wl_shard_plan *plan, GError **err)

@@ -80,8 +80,12 @@ static bool gen_write(strata_job *job, const strata_workload_type *type, strata_
     strata_source *src = type->generate(params, err);
     if (!src)
         return false;
+    /* "k=v,k=v" as arguments: a comma before a piece without '=' is part of
+     * a list value (mesh=data:4,model:2) and stays. */
     char *values = strata_params_to_string(params);
-    g_strdelimit(values, ",", ' ');
+    for (char *c = strchr(values, ','); c; c = strchr(c + 1, ','))
+        if (strcspn(c + 1, "=") < strcspn(c + 1, ","))
+            *c = ' ';
     char *comment = g_strdup_printf("strata gen %s %s", type->name, values);
     g_free(values);
     bool ok = strata_job_commit_trace(job, out, src, comment, err) >= 0;
