@@ -177,8 +177,11 @@ static void same_accounting(const char *workload, const char *policy)
 
 START_TEST(engine_and_replay_agree)
 {
-    /* _i: workload _i / 2, plain (even) or padded (odd) */
-    same_accounting(strata_workload_types()[_i / 2]->name, _i % 2 ? "pad" : NULL);
+    /* _i: workload _i / 2, plain (even) or padded (odd); `collective` runs
+     * only on a hardware model with devices (its mesh), not on tpu-v5e */
+    const char *name = strata_workload_types()[_i / 2]->name;
+    if (strcmp(name, "collective") != 0)
+        same_accounting(name, _i % 2 ? "pad" : NULL);
 }
 END_TEST
 
