@@ -3,7 +3,7 @@
  *
  * Design: the classic best-fit of Knuth (TAOCP 2.5) with immediate
  * coalescing. Free blocks are kept in a balanced tree ordered by (size,
- * offset) (heap.h), so the smallest block that fits, lowest address among
+ * offset) (heap.h, blocktree.h), so the smallest block that fits, lowest address among
  * equals, is found in O(log n); frees coalesce with both address neighbours
  * in O(1) through the address-ordered block list, then re-index in O(log n).
  *
@@ -20,7 +20,7 @@ static const strata_param_def best_fit_params[] = {
 static void *best_fit_create(const strata_alloc_config *cfg, GError **err)
 {
     strata_heap *h = g_new0(strata_heap, 1);
-    if (!strata_heap_init(h, cfg->capacity, cfg->alignment, false, err)) {
+    if (!strata_heap_init(h, cfg->capacity, cfg->alignment, STRATA_HEAP_BY_SIZE, err)) {
         g_free(h);
         return NULL;
     }

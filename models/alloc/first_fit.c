@@ -3,8 +3,10 @@
  *
  * Design: Knuth's first-fit (TAOCP 2.5, algorithm A) with immediate
  * coalescing: a request takes the lowest-addressed free block that holds it.
- * Free blocks are walked in address order (an offset-ordered tree, heap.h),
- * so an allocation costs O(free blocks); frees coalesce in O(log n).
+ * Free blocks are kept in a tree ordered by offset whose every subtree knows
+ * its largest block (heap.h, blocktree.h), so the search descends to the
+ * lowest fit in O(log n) instead of walking the free list; frees coalesce
+ * in O(log n).
  *
  * Invariants: those of heap.h; no free block below the chosen one could hold
  * the (aligned) request.
@@ -19,7 +21,7 @@ static const strata_param_def first_fit_params[] = {
 static void *first_fit_create(const strata_alloc_config *cfg, GError **err)
 {
     strata_heap *h = g_new0(strata_heap, 1);
-    if (!strata_heap_init(h, cfg->capacity, cfg->alignment, true, err)) {
+    if (!strata_heap_init(h, cfg->capacity, cfg->alignment, STRATA_HEAP_BY_OFFSET, err)) {
         g_free(h);
         return NULL;
     }
@@ -40,15 +42,12 @@ static bool first_fit_alloc(void *self, uint64_t id, uint64_t size, uint32_t str
     uint64_t rounded = strata_heap_round(h, size);
     if (rounded == 0)
         return false;
-    for (GTreeNode *n = g_tree_node_first(h->by_offset); n; n = g_tree_node_next(n)) {
-        strata_heap_block *b = g_tree_node_value(n);
-        if (b->size >= rounded) {
-            strata_heap_take(h, b, rounded, id, size);
-            *offset = b->offset;
-            return true;
-        }
-    }
-    return false;
+    strata_heap_block *b = strata_heap_first_from(h, 0, rounded);
+    if (!b)
+        return false;
+    strata_heap_take(h, b, rounded, id, size);
+    *offset = b->offset;
+    return true;
 }
 
 static void first_fit_free(void *self, uint64_t id)
@@ -68,7 +67,7 @@ static void first_fit_walk(const void *self, strata_block_visit visit, void *use
 
 const strata_alloc_type strata_alloc_first_fit = {
     .name = "first-fit",
-    .summary = "lowest-addressed free block that fits, coalescing",
+    .summary = "lowest-addressed free block that fits (offset-ordered tree, O(log n)), coalescing",
     .params = first_fit_params,
     .create = first_fit_create,
     .destroy = first_fit_destroy,

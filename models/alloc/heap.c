@@ -3,37 +3,50 @@
  * (see heap.h for the design and its invariants).
  */
 #include "alloc/heap.h"
+#include <stddef.h>
 #include "core/error.h"
 
-static gint heap_cmp_size(gconstpointer a, gconstpointer b, gpointer user)
+static strata_heap_block *block_of(strata_tnode *n)
 {
-    (void)user;
-    const strata_heap_block *x = a, *y = b;
-    return strata_block_order(x->size, x->offset, y->size, y->offset);
-}
-
-static gint heap_cmp_offset(gconstpointer a, gconstpointer b, gpointer user)
-{
-    (void)user;
-    const strata_heap_block *x = a, *y = b;
-    return strata_block_order(0, x->offset, 0, y->offset);
+    return n ? (strata_heap_block *)(void *)((char *)n - offsetof(strata_heap_block, node)) : NULL;
 }
 
 static void heap_index_add(strata_heap *h, strata_heap_block *b)
 {
-    g_tree_insert(h->by_size, b, b);
-    if (h->by_offset)
-        g_tree_insert(h->by_offset, b, b);
+    if (h->index == STRATA_HEAP_BY_SIZE) {
+        b->node.k1 = b->size;
+        b->node.k2 = b->offset;
+    } else {
+        b->node.k1 = b->offset;
+        b->node.k2 = 0;
+    }
+    b->node.value = b->size;
+    strata_blocktree_insert(&h->free_blocks, &b->node);
 }
 
 static void heap_index_remove(strata_heap *h, strata_heap_block *b)
 {
-    g_tree_remove(h->by_size, b);
-    if (h->by_offset)
-        g_tree_remove(h->by_offset, b);
+    strata_blocktree_remove(&h->free_blocks, &b->node);
 }
 
-bool strata_heap_init(strata_heap *h, uint64_t capacity, uint64_t alignment, bool offset_index,
+/* A zeroed block struct, recycled when one is spare. */
+static strata_heap_block *block_new(strata_heap *h)
+{
+    strata_heap_block *b = h->spare;
+    if (!b)
+        return g_new0(strata_heap_block, 1);
+    h->spare = b->next;
+    *b = (strata_heap_block){0};
+    return b;
+}
+
+static void block_recycle(strata_heap *h, strata_heap_block *b)
+{
+    b->next = h->spare;
+    h->spare = b;
+}
+
+bool strata_heap_init(strata_heap *h, uint64_t capacity, uint64_t alignment, strata_heap_index index,
                       GError **err)
 {
     if (alignment == 0)
@@ -46,11 +59,11 @@ bool strata_heap_init(strata_heap *h, uint64_t capacity, uint64_t alignment, boo
     *h = (strata_heap){0};
     h->alignment = alignment;
     h->capacity = capacity & ~(alignment - 1);
-    h->by_size = g_tree_new_full(heap_cmp_size, NULL, NULL, NULL);
-    h->by_offset = offset_index ? g_tree_new_full(heap_cmp_offset, NULL, NULL, NULL) : NULL;
-    h->live = g_hash_table_new(g_int64_hash, g_int64_equal);
+    h->index = index;
+    strata_blocktree_init(&h->free_blocks);
+    h->live = strata_idmap_new();
     if (h->capacity > 0) {
-        strata_heap_block *b = g_new0(strata_heap_block, 1);
+        strata_heap_block *b = block_new(h);
         b->size = h->capacity;
         h->head = h->tail = b;
         heap_index_add(h, b);
@@ -58,20 +71,20 @@ bool strata_heap_init(strata_heap *h, uint64_t capacity, uint64_t alignment, boo
     return true;
 }
 
-void strata_heap_clear(strata_heap *h)
+static void free_chain(strata_heap_block *b)
 {
-    strata_heap_block *b = h->head;
     while (b) {
         strata_heap_block *next = b->next;
         g_free(b);
         b = next;
     }
-    if (h->by_size)
-        g_tree_destroy(h->by_size);
-    if (h->by_offset)
-        g_tree_destroy(h->by_offset);
-    if (h->live)
-        g_hash_table_destroy(h->live);
+}
+
+void strata_heap_clear(strata_heap *h)
+{
+    free_chain(h->head);
+    free_chain(h->spare);
+    strata_idmap_free(h->live);
     *h = (strata_heap){0};
 }
 
@@ -86,9 +99,21 @@ uint64_t strata_heap_round(const strata_heap *h, uint64_t size)
 
 strata_heap_block *strata_heap_best(const strata_heap *h, uint64_t size)
 {
-    strata_heap_block key = {.size = size, .offset = 0};
-    GTreeNode *n = g_tree_lower_bound(h->by_size, &key);
-    return n ? g_tree_node_value(n) : NULL;
+    g_assert(h->index == STRATA_HEAP_BY_SIZE);
+    return block_of(strata_blocktree_lower_bound(&h->free_blocks, size, 0));
+}
+
+strata_heap_block *strata_heap_first_from(const strata_heap *h, uint64_t from, uint64_t size)
+{
+    g_assert(h->index == STRATA_HEAP_BY_OFFSET);
+    return block_of(strata_blocktree_fit_from(&h->free_blocks, from, size));
+}
+
+strata_heap_block *strata_heap_free_at(const strata_heap *h, uint64_t at)
+{
+    g_assert(h->index == STRATA_HEAP_BY_OFFSET);
+    strata_heap_block *b = block_of(strata_blocktree_floor(&h->free_blocks, at, UINT64_MAX));
+    return b && at - b->offset < b->size ? b : NULL;
 }
 
 void strata_heap_take(strata_heap *h, strata_heap_block *b, uint64_t size, uint64_t id,
@@ -97,7 +122,7 @@ void strata_heap_take(strata_heap *h, strata_heap_block *b, uint64_t size, uint6
     g_assert(!b->used && b->size >= size);
     heap_index_remove(h, b);
     if (b->size > size) {
-        strata_heap_block *rest = g_new0(strata_heap_block, 1);
+        strata_heap_block *rest = block_new(h);
         rest->offset = b->offset + size;
         rest->size = b->size - size;
         rest->prev = b;
@@ -113,7 +138,7 @@ void strata_heap_take(strata_heap *h, strata_heap_block *b, uint64_t size, uint6
     b->used = true;
     b->id = id;
     b->requested = requested;
-    g_hash_table_insert(h->live, &b->id, b);
+    strata_idmap_put(h->live, id, b);
     h->allocated += requested;
     h->used_bytes += b->size;
 }
@@ -128,15 +153,14 @@ static void heap_absorb_next(strata_heap *h, strata_heap_block *b)
         n->next->prev = b;
     else
         h->tail = b;
-    g_free(n);
+    block_recycle(h, n);
 }
 
 bool strata_heap_free(strata_heap *h, uint64_t id)
 {
-    strata_heap_block *b = g_hash_table_lookup(h->live, &id);
+    strata_heap_block *b = strata_idmap_take(h->live, id);
     if (!b)
         return false;
-    g_hash_table_remove(h->live, &id);
     h->allocated -= b->requested;
     h->used_bytes -= b->size;
     b->used = false;
@@ -156,6 +180,21 @@ bool strata_heap_free(strata_heap *h, uint64_t id)
     return true;
 }
 
+/* Largest free block but the free tail (when the tail is free). */
+static uint64_t heap_largest_free(const strata_heap *h, const strata_heap_block *tail_free)
+{
+    if (h->index == STRATA_HEAP_BY_OFFSET) {
+        /* The free tail is the highest-addressed free block: the last node. */
+        const strata_tnode *root = h->free_blocks.root;
+        return tail_free ? strata_blocktree_max_but_last(&h->free_blocks) : (root ? root->max : 0);
+    }
+    for (strata_tnode *n = strata_blocktree_last(&h->free_blocks); n; n = strata_blocktree_prev(n)) {
+        if (block_of(n) != tail_free)
+            return n->value;
+    }
+    return 0;
+}
+
 void strata_heap_stats(const strata_heap *h, strata_alloc_stats *out)
 {
     *out = (strata_alloc_stats){0};
@@ -167,15 +206,7 @@ void strata_heap_stats(const strata_heap *h, strata_alloc_stats *out)
     out->reserved = tail_free ? tail_free->offset : h->capacity;
     out->free_in_reserved = out->reserved - h->used_bytes;
     /* Largest free block below the span: the largest free block unless it is the tail. */
-    GTreeNode *n = g_tree_node_last(h->by_size);
-    while (n) {
-        const strata_heap_block *b = g_tree_node_value(n);
-        if (b != tail_free) {
-            out->largest_free = b->size;
-            break;
-        }
-        n = g_tree_node_previous(n);
-    }
+    out->largest_free = heap_largest_free(h, tail_free);
 }
 
 void strata_heap_walk(const strata_heap *h, strata_block_visit visit, void *user)

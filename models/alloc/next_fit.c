@@ -3,8 +3,10 @@
  *
  * Design: Knuth's next-fit (TAOCP 2.5, exercise 6), the "roving pointer"
  * variant of first-fit: the search for a free block starts where the last
- * allocation ended and wraps around once. Free blocks are walked in address
- * order (offset-ordered tree, heap.h); frees coalesce with both neighbours.
+ * allocation ended and wraps around once. Free blocks are kept in a tree
+ * ordered by offset whose every subtree knows its largest block (heap.h,
+ * blocktree.h), so each leg of the search is one O(log n) descent; frees
+ * coalesce with both neighbours.
  *
  * Invariants: those of heap.h; the rover is an address in [0, capacity]; a
  * request takes the first fitting free block at or after the rover, else the
@@ -25,7 +27,7 @@ static const strata_param_def next_fit_params[] = {
 static void *next_fit_create(const strata_alloc_config *cfg, GError **err)
 {
     next_fit *nf = g_new0(next_fit, 1);
-    if (!strata_heap_init(&nf->heap, cfg->capacity, cfg->alignment, true, err)) {
+    if (!strata_heap_init(&nf->heap, cfg->capacity, cfg->alignment, STRATA_HEAP_BY_OFFSET, err)) {
         g_free(nf);
         return NULL;
     }
@@ -39,18 +41,6 @@ static void next_fit_destroy(void *self)
     g_free(nf);
 }
 
-static strata_heap_block *next_fit_scan(GTreeNode *from, uint64_t limit, uint64_t rounded)
-{
-    for (GTreeNode *n = from; n; n = g_tree_node_next(n)) {
-        strata_heap_block *b = g_tree_node_value(n);
-        if (b->offset >= limit)
-            break;
-        if (b->size >= rounded)
-            return b;
-    }
-    return NULL;
-}
-
 static bool next_fit_alloc(void *self, uint64_t id, uint64_t size, uint32_t stream, uint64_t *offset)
 {
     (void)stream;
@@ -59,18 +49,14 @@ static bool next_fit_alloc(void *self, uint64_t id, uint64_t size, uint32_t stre
     uint64_t rounded = strata_heap_round(h, size);
     if (rounded == 0)
         return false;
-    /* The free block holding the rover (it may start below it), then onwards. */
-    strata_heap_block key = {.offset = nf->rover};
-    GTreeNode *start = g_tree_upper_bound(h->by_offset, &key);
-    GTreeNode *before = start ? g_tree_node_previous(start) : g_tree_node_last(h->by_offset);
-    if (before) {
-        strata_heap_block *b = g_tree_node_value(before);
-        if (b->offset + b->size > nf->rover)
-            start = before;
-    }
-    strata_heap_block *b = next_fit_scan(start, UINT64_MAX, rounded);
+    /* The free block holding the rover (it may start below it), then the
+     * blocks above the rover, then from address 0 (those below the rover are
+     * all that is left: a fit at or above it was found first). */
+    strata_heap_block *b = strata_heap_free_at(h, nf->rover);
+    if (!b || b->size < rounded)
+        b = strata_heap_first_from(h, nf->rover, rounded);
     if (!b)
-        b = next_fit_scan(g_tree_node_first(h->by_offset), nf->rover, rounded);
+        b = strata_heap_first_from(h, 0, rounded);
     if (!b)
         return false;
     strata_heap_take(h, b, rounded, id, size);
