@@ -3,13 +3,14 @@
  * the invariants).
  *
  * Design: every live buffer has a slot (its size and flags), found by id
- * in a hash table; the slots of non-argument buffers double as the temp
+ * in an idmap (core/idmap.h); the slots of non-argument buffers double as the temp
  * peak's segments, a doubly linked list in alloc order behind slot 0.
  * `tail` is the segment the current state belongs to (the last live one).
  */
 #include "ledger/ledger.h"
 #include <glib.h>
 #include <string.h>
+#include "core/idmap.h"
 #include "core/units.h"
 
 #define LEDGER_NONE UINT32_MAX
@@ -26,7 +27,7 @@ typedef struct ledger_slot {
 
 struct strata_ledger {
     GArray *slots;       /* ledger_slot; slot 0 is the segment before any */
-    GHashTable *live_ids; /* buffer id -> slot index (never 0) */
+    strata_idmap *live_ids; /* buffer id -> slot index (never 0) */
     uint32_t recycled;   /* first recycled slot, or LEDGER_NONE */
     uint32_t tail;       /* last live segment */
     bool work_seen;      /* a copy or compute came: no more arguments */
@@ -37,7 +38,6 @@ struct strata_ledger {
 };
 
 #define SLOT(l, i) (&g_array_index((l)->slots, ledger_slot, (i)))
-#define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
 
 strata_ledger *strata_ledger_new(void)
 {
@@ -45,7 +45,7 @@ strata_ledger *strata_ledger_new(void)
     l->slots = g_array_new(FALSE, TRUE, sizeof(ledger_slot));
     ledger_slot head = {.prev = LEDGER_NONE, .next = LEDGER_NONE};
     g_array_append_val(l->slots, head);
-    l->live_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
+    l->live_ids = strata_idmap_new();
     l->recycled = LEDGER_NONE;
     l->tail = 0;
     return l;
@@ -56,7 +56,7 @@ void strata_ledger_free(strata_ledger *l)
     if (!l)
         return;
     g_array_free(l->slots, TRUE);
-    g_hash_table_destroy(l->live_ids);
+    strata_idmap_free(l->live_ids);
     g_free(l);
 }
 
@@ -109,7 +109,7 @@ void strata_ledger_alloc(strata_ledger *l, uint64_t id, uint64_t size)
         SLOT(l, l->tail)->next = i;
         l->tail = i;
     }
-    g_hash_table_insert(l->live_ids, ID_KEY(id), GUINT_TO_POINTER(i));
+    strata_idmap_put(l->live_ids, id, GUINT_TO_POINTER(i));
     segment_observe(l);
 }
 
@@ -128,10 +128,9 @@ static void segment_merge(strata_ledger *l, uint32_t i)
 
 bool strata_ledger_free_buffer(strata_ledger *l, uint64_t id)
 {
-    uint32_t i = GPOINTER_TO_UINT(g_hash_table_lookup(l->live_ids, ID_KEY(id)));
+    uint32_t i = GPOINTER_TO_UINT(strata_idmap_take(l->live_ids, id));
     if (i == 0)
         return false;
-    g_hash_table_remove(l->live_ids, ID_KEY(id));
     ledger_slot *s = SLOT(l, i);
     l->live -= s->size;
     if (s->flags & LEDGER_ARGUMENT) {
@@ -149,13 +148,13 @@ bool strata_ledger_free_buffer(strata_ledger *l, uint64_t id)
 
 bool strata_ledger_holds(const strata_ledger *l, uint64_t id)
 {
-    return g_hash_table_contains(l->live_ids, ID_KEY(id));
+    return strata_idmap_get(l->live_ids, id) != NULL;
 }
 
 /* The slot of a live buffer, or NULL. */
 static ledger_slot *slot_of(const strata_ledger *l, uint64_t id)
 {
-    uint32_t i = GPOINTER_TO_UINT(g_hash_table_lookup(l->live_ids, ID_KEY(id)));
+    uint32_t i = GPOINTER_TO_UINT(strata_idmap_get(l->live_ids, id));
     return i ? SLOT(l, i) : NULL;
 }
 
@@ -246,6 +245,11 @@ void strata_ledger_read_options(strata_ledger *l, const strata_checker *c, const
         l->padding_bytes += v;
 }
 
+typedef struct fill_ctx {
+    const strata_ledger *l;
+    strata_memory_result *out;
+} fill_ctx;
+
 /* Each live segment's high minus the outputs allocated up to it (every
  * segment still linked at the end is a buffer never freed). */
 static uint64_t temp_peak(const strata_ledger *l)
@@ -260,6 +264,19 @@ static uint64_t temp_peak(const strata_ledger *l)
     return peak;
 }
 
+/* Adds a live buffer's bytes to the outputs and aliases it counts in. */
+static void fill_visit(uint64_t id, void *value, void *user)
+{
+    (void)id;
+    const fill_ctx *f = user;
+    const ledger_slot *s = SLOT(f->l, GPOINTER_TO_UINT(value));
+    bool argument = s->flags & LEDGER_ARGUMENT, written = s->flags & LEDGER_WRITTEN;
+    if (!argument || written)
+        f->out->output_bytes += s->size;
+    if (written || (s->flags & LEDGER_ALIASED))
+        f->out->alias_bytes += s->size;
+}
+
 void strata_ledger_fill(const strata_ledger *l, strata_memory_result *out)
 {
     out->peak_allocated_bytes = l->peak_allocated;
@@ -268,17 +285,8 @@ void strata_ledger_fill(const strata_ledger *l, strata_memory_result *out)
     out->internal_waste_bytes = l->waste_at_peak;
     out->argument_bytes = l->argument_bytes;
     out->output_bytes = out->alias_bytes = 0;
-    GHashTableIter it;
-    gpointer value;
-    g_hash_table_iter_init(&it, l->live_ids);
-    while (g_hash_table_iter_next(&it, NULL, &value)) {
-        const ledger_slot *s = SLOT(l, GPOINTER_TO_UINT(value));
-        bool argument = s->flags & LEDGER_ARGUMENT, written = s->flags & LEDGER_WRITTEN;
-        if (!argument || written)
-            out->output_bytes += s->size;
-        if (written || (s->flags & LEDGER_ALIASED))
-            out->alias_bytes += s->size;
-    }
+    fill_ctx f = {l, out};
+    strata_idmap_foreach(l->live_ids, fill_visit, &f);
     out->temp_peak_bytes = temp_peak(l);
     out->jax_total_bytes = out->temp_peak_bytes + out->argument_bytes + out->output_bytes - out->alias_bytes;
     out->padding_bytes = l->padding_bytes;
