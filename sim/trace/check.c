@@ -2,9 +2,11 @@
  * check.c: the semantic checker of an op stream (contract in check.h).
  *
  * State, all O(1) per op:
- *  - live: buffer name -> live_buffer (owned), and by_id: id -> the same
- *    live_buffer, for strata_checker_buffer();
- *  - streams: name -> index + 1, and stream_names in index order;
+ *  - live: buffer name -> live_buffer (owned, the name inside it), and
+ *    by_id: id -> the same live_buffer (an idmap), for
+ *    strata_checker_buffer();
+ *  - streams: name -> index + 1, and stream_names in index order; the
+ *    last stream looked up is remembered, as ops come in runs on a stream;
  *  - events: name -> event_state (index, number of records so far);
  *  - memories: a pool of interned memory names, so a live buffer points at
  *    its memory name without a copy per buffer;
@@ -25,6 +27,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/idmap.h"
 #include "spmd/mesh.h"
 
 typedef struct live_buffer {
@@ -33,6 +36,7 @@ typedef struct live_buffer {
     uint64_t line;      /* where it was allocated */
     const char *memory; /* interned; NULL = the default memory */
     strata_dtype dtype;
+    char name[];        /* the key in `live` */
 } live_buffer;
 
 typedef struct event_state {
@@ -42,10 +46,11 @@ typedef struct event_state {
 
 struct strata_checker {
     char *origin;
-    GHashTable *live;       /* char * (owned) -> live_buffer * (owned) */
-    GHashTable *by_id;      /* uint64 * (into the live_buffer) -> live_buffer * */
+    GHashTable *live;       /* char * (the buffer's name) -> live_buffer * (owned) */
+    strata_idmap *by_id;    /* buffer id -> live_buffer * */
     GHashTable *streams;    /* char * (owned) -> GUINT_TO_POINTER(index + 1) */
     GPtrArray *stream_names;/* char * borrowed from `streams` keys */
+    uint32_t last_stream;   /* index of the stream last looked up, or UINT32_MAX */
     GHashTable *events;     /* char * (owned) -> event_state * (owned) */
     GHashTable *memories;   /* char * (owned) set: the interned memory names */
     GHashTable *options;    /* char * (owned) -> char * (owned) */
@@ -62,10 +67,11 @@ strata_checker *strata_checker_new(const char *origin)
 {
     strata_checker *c = g_new0(strata_checker, 1);
     c->origin = g_strdup(origin ? origin : "<ops>");
-    c->live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
-    c->by_id = g_hash_table_new(g_int64_hash, g_int64_equal);
+    c->live = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    c->by_id = strata_idmap_new();
     c->streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     c->stream_names = g_ptr_array_new();
+    c->last_stream = UINT32_MAX;
     c->events = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     c->memories = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     c->options = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
@@ -79,7 +85,7 @@ void strata_checker_free(strata_checker *c)
 {
     if (c == NULL)
         return;
-    g_hash_table_destroy(c->by_id);
+    strata_idmap_free(c->by_id);
     g_hash_table_destroy(c->live);
     g_ptr_array_free(c->stream_names, TRUE);
     g_hash_table_destroy(c->streams);
@@ -124,13 +130,18 @@ static const char *intern_memory(strata_checker *c, const char *memory)
 
 static uint32_t stream_index(strata_checker *c, const char *name)
 {
+    if (c->last_stream != UINT32_MAX && strcmp(g_ptr_array_index(c->stream_names, c->last_stream), name) == 0)
+        return c->last_stream;
     gpointer found = g_hash_table_lookup(c->streams, name);
-    if (found)
-        return GPOINTER_TO_UINT(found) - 1;
+    if (found) {
+        c->last_stream = GPOINTER_TO_UINT(found) - 1;
+        return c->last_stream;
+    }
     char *copy = g_strdup(name);
     uint32_t index = c->stream_names->len;
     g_hash_table_insert(c->streams, copy, GUINT_TO_POINTER(index + 1));
     g_ptr_array_add(c->stream_names, copy);
+    c->last_stream = index;
     return index;
 }
 
@@ -175,14 +186,16 @@ static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r
         return fail(c, op, err, "expected a size above 0 for buffer '%s'", op->name);
     if (op->n_dims > STRATA_MAX_DIMS)
         return fail(c, op, err, "expected at most %d dimensions, got %u", STRATA_MAX_DIMS, op->n_dims);
-    live_buffer *b = g_new0(live_buffer, 1);
+    size_t name_bytes = strlen(op->name) + 1;
+    live_buffer *b = g_malloc(sizeof *b + name_bytes);
+    memcpy(b->name, op->name, name_bytes);
     b->id = c->next_buffer++;
     b->size = op->size;
     b->line = op->line;
     b->memory = intern_memory(c, op->memory);
     b->dtype = op->dtype;
-    g_hash_table_insert(c->live, g_strdup(op->name), b);
-    g_hash_table_insert(c->by_id, &b->id, b);
+    g_hash_table_insert(c->live, b->name, b);
+    strata_idmap_put(c->by_id, b->id, b);
     r->buf = b->id;
     r->bytes = b->size;
     r->memory = b->memory;
@@ -192,15 +205,16 @@ static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r
 
 static bool feed_free(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
 {
-    live_buffer *b = need_live(c, op, "the buffer", op->name, err);
-    if (!b)
-        return false;
+    gpointer key, value;
+    if (!g_hash_table_steal_extended(c->live, op->name, &key, &value))
+        return need_live(c, op, "the buffer", op->name, err) != NULL;
+    live_buffer *b = value;
     r->buf = b->id;
     r->bytes = b->size;
     r->memory = b->memory;
     r->dtype = b->dtype;
-    g_hash_table_remove(c->by_id, &b->id);
-    g_hash_table_remove(c->live, op->name); /* frees b */
+    strata_idmap_take(c->by_id, b->id);
+    g_free(b);
     return true;
 }
 
@@ -445,7 +459,7 @@ uint64_t strata_checker_op_count(const strata_checker *c) { return c->ops; }
 
 bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size, const char **memory)
 {
-    live_buffer *b = g_hash_table_lookup(c->by_id, &id);
+    const live_buffer *b = strata_idmap_get(c->by_id, id);
     if (!b)
         return false;
     if (size)
