@@ -139,46 +139,12 @@ strata_tnode *strata_blocktree_floor(const strata_blocktree *t, uint64_t k1, uin
     return best;
 }
 
-strata_tnode *strata_blocktree_first(const strata_blocktree *t)
-{
-    strata_tnode *n = t->root;
-    while (n && n->left)
-        n = n->left;
-    return n;
-}
-
 strata_tnode *strata_blocktree_last(const strata_blocktree *t)
 {
     strata_tnode *n = t->root;
     while (n && n->right)
         n = n->right;
     return n;
-}
-
-strata_tnode *strata_blocktree_next(const strata_tnode *n)
-{
-    if (n->right) {
-        n = n->right;
-        while (n->left)
-            n = n->left;
-        return (strata_tnode *)n;
-    }
-    while (n->parent && n->parent->right == n)
-        n = n->parent;
-    return n->parent;
-}
-
-strata_tnode *strata_blocktree_prev(const strata_tnode *n)
-{
-    if (n->left) {
-        n = n->left;
-        while (n->right)
-            n = n->right;
-        return (strata_tnode *)n;
-    }
-    while (n->parent && n->parent->left == n)
-        n = n->parent;
-    return n->parent;
 }
 
 /* The lowest-keyed node of n's subtree with value >= need, or NULL. */

@@ -53,10 +53,7 @@ void strata_blocktree_remove(strata_blocktree *t, strata_tnode *n);
 strata_tnode *strata_blocktree_lower_bound(const strata_blocktree *t, uint64_t k1, uint64_t k2);
 /* The last node with key <= (k1, k2), or NULL. */
 strata_tnode *strata_blocktree_floor(const strata_blocktree *t, uint64_t k1, uint64_t k2);
-strata_tnode *strata_blocktree_first(const strata_blocktree *t);
 strata_tnode *strata_blocktree_last(const strata_blocktree *t);
-strata_tnode *strata_blocktree_next(const strata_tnode *n);
-strata_tnode *strata_blocktree_prev(const strata_tnode *n);
 /* The lowest-keyed node with k1 >= k1_min and value >= need, or NULL. */
 strata_tnode *strata_blocktree_fit_from(const strata_blocktree *t, uint64_t k1_min, uint64_t need);
 /* The largest value of all nodes but the last (0 when none). */

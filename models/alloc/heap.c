@@ -180,19 +180,15 @@ bool strata_heap_free(strata_heap *h, uint64_t id)
     return true;
 }
 
-/* Largest free block but the free tail (when the tail is free). */
+/* Largest free block but the free tail (when the tail is free). The tail
+ * is the last node of either index when it is the largest block (the last
+ * by size) or free at all (the last by offset). */
 static uint64_t heap_largest_free(const strata_heap *h, const strata_heap_block *tail_free)
 {
-    if (h->index == STRATA_HEAP_BY_OFFSET) {
-        /* The free tail is the highest-addressed free block: the last node. */
-        const strata_tnode *root = h->free_blocks.root;
-        return tail_free ? strata_blocktree_max_but_last(&h->free_blocks) : (root ? root->max : 0);
-    }
-    for (strata_tnode *n = strata_blocktree_last(&h->free_blocks); n; n = strata_blocktree_prev(n)) {
-        if (block_of(n) != tail_free)
-            return n->value;
-    }
-    return 0;
+    const strata_blocktree *t = &h->free_blocks;
+    if (tail_free && strata_blocktree_last(t) == &tail_free->node)
+        return strata_blocktree_max_but_last(t);
+    return t->root ? t->root->max : 0;
 }
 
 void strata_heap_stats(const strata_heap *h, strata_alloc_stats *out)
