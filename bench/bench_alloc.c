@@ -1,6 +1,7 @@
 /*
- * bench_alloc.c: allocator replay against glibc malloc (target: each
- * allocator at most 2x the glibc time).
+ * bench_alloc.c: allocator replay against glibc malloc (targets: best-fit
+ * at most 1.2x the glibc time on both mixes, every other allocator at most
+ * 2x; first-fit at most 2x best-fit).
  *
  * 1. Generates a random trace of N ops (default 2,000,000; deterministic:
  *    a fixed-seed xorshift) into a temporary file: allocs and frees only,
@@ -12,8 +13,8 @@
  *    (stack-like temporaries) and a random live one otherwise.
  * 2. Replays the text through the real path of `strata alloc` (reader,
  *    trace checker, allocator, peaks: sim/replay with check_each_op off, as
- *    in Release builds) for best-fit, bfc and caching, at a capacity of
- *    64 GiB (no out-of-memory for any of them).
+ *    in Release builds) for best-fit, first-fit, bfc and caching, at a
+ *    capacity of 64 GiB (no out-of-memory for any of them).
  * 3. Replays the same text through glibc: getline, tokenising, the size
  *    parsed with strtoull, names mapped to pointers in a GHashTable, then
  *    malloc/free. The pages are never touched, as the model never touches
@@ -35,12 +36,21 @@
  *    alloc_small_NAME. On such a trace the cost of strata's replay is the
  *    reader, the checker's name table and the allocator's own index, and
  *    it shows how close that comes to a bare malloc.
+ * 5. Replays best-fit and first-fit on a third trace of 1,350,000 ops with
+ *    many holes: small sizes, frees of random live buffers (never
+ *    stack-like), allocs slightly more likely than frees up to 65,536 live
+ *    buffers, so tens of thousands of free blocks lie scattered over the
+ *    heap; a first-fit that walks its free list pays for each of them.
+ *    RESULT alloc_first_fit_vs_best_fit: first-fit's time against
+ *    best-fit's on it, target 2 (and on the ml mix, informative).
  * Each measurement is the median of REPEATS runs, interleaved so that load
- * on the machine hits all of them alike.
+ * on the machine hits all of them alike; the RESULT lines also give the
+ * fastest and slowest run of the figure (min=, max=: the spread).
  *
  * Output: a table, and RESULT lines (bench/README.md): alloc_NAME with
- * value = the allocator's replay time, baseline = glibc's, target 2.
- * Usage: bench_alloc [N_OPS [REPEATS [ALLOCATOR...]]]
+ * value = the allocator's replay time, baseline = glibc's.
+ * Usage: bench_alloc [N_OPS [REPEATS [ALLOCATOR...]]] (defaults: 2000000, 5,
+ * best-fit first-fit bfc caching)
  */
 #include <glib.h>
 #include <malloc.h>
@@ -58,6 +68,8 @@
 
 #define BENCH_CAPACITY (UINT64_C(64) << 30)
 #define BENCH_MAX_LIVE 4096
+#define BENCH_HOLES_MAX_LIVE 65536
+#define BENCH_HOLES_OPS 1350000
 #define BENCH_SEED UINT64_C(0x9E3779B97F4A7C15)
 
 /* xorshift64*: deterministic on every platform. */
@@ -84,13 +96,16 @@ static uint64_t size_in(uint64_t *state, double lo, double hi)
     return s ? s : 4;
 }
 
-/* The mixes: "ml", a training step's, and "small", glibc's best case. */
-typedef enum { MIX_ML, MIX_SMALL } bench_mix;
+/* The mixes: "ml", a training step's; "small", glibc's best case;
+ * "holes", small sizes freed at random among many live buffers. */
+typedef enum { MIX_ML, MIX_SMALL, MIX_HOLES } bench_mix;
+
+static const char *const mix_names[] = {"ml", "small", "holes"};
 
 static uint64_t random_size(uint64_t *state, bench_mix mix)
 {
     double u = unit_random(state);
-    if (mix == MIX_SMALL)
+    if (mix != MIX_ML)
         return size_in(state, 16.0, 4096.0);
     if (u < 0.60)
         return size_in(state, 256.0, 64.0 * 1024);
@@ -105,13 +120,16 @@ static uint64_t random_size(uint64_t *state, bench_mix mix)
 static uint64_t write_trace(FILE *f, uint64_t n_ops, bench_mix mix, uint64_t *peak_live)
 {
     uint64_t rng = BENCH_SEED;
-    uint64_t live_ids[BENCH_MAX_LIVE], live_sizes[BENCH_MAX_LIVE];
+    size_t max_live = mix == MIX_HOLES ? BENCH_HOLES_MAX_LIVE : BENCH_MAX_LIVE;
+    uint64_t *live_ids = g_new(uint64_t, max_live), *live_sizes = g_new(uint64_t, max_live);
     size_t n_live = 0;
     uint64_t next_id = 0, ops = 0, live_bytes = 0;
     *peak_live = 0;
     fputs("strata-trace 1\n# bench_alloc: random allocs and frees (deterministic seed)\n", f);
     while (ops < n_ops) {
-        bool alloc = n_live == 0 || (n_live < BENCH_MAX_LIVE && (next_random(&rng) & 1));
+        /* holes: allocs win 52 of 100 draws, so the live set grows */
+        bool coin = mix == MIX_HOLES ? next_random(&rng) % 100 < 52 : (next_random(&rng) & 1);
+        bool alloc = n_live == 0 || (n_live < max_live && coin);
         if (alloc) {
             uint64_t size = random_size(&rng, mix);
             fprintf(f, "alloc b%" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT "\n", next_id, size);
@@ -121,7 +139,8 @@ static uint64_t write_trace(FILE *f, uint64_t n_ops, bench_mix mix, uint64_t *pe
             if (live_bytes > *peak_live)
                 *peak_live = live_bytes;
         } else {
-            size_t k = (next_random(&rng) & 1) ? n_live - 1 : (size_t)(next_random(&rng) % n_live);
+            bool newest = mix != MIX_HOLES && (next_random(&rng) & 1);
+            size_t k = newest ? n_live - 1 : (size_t)(next_random(&rng) % n_live);
             fprintf(f, "free b%" G_GUINT64_FORMAT "\n", live_ids[k]);
             live_bytes -= live_sizes[k];
             live_ids[k] = live_ids[n_live - 1];
@@ -130,6 +149,8 @@ static uint64_t write_trace(FILE *f, uint64_t n_ops, bench_mix mix, uint64_t *pe
         }
         ops++;
     }
+    g_free(live_ids);
+    g_free(live_sizes);
     return ops;
 }
 
@@ -230,10 +251,14 @@ static int compare_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static double median(double *v, int n)
+/* The median of n values (v is left as it was: repeats stay paired). */
+static double median_of(const double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, compare_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    double *sorted = g_memdup2(v, sizeof *v * (size_t)n);
+    qsort(sorted, (size_t)n, sizeof *sorted, compare_double);
+    double m = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    g_free(sorted);
+    return m;
 }
 
 /* Writes a trace of the mix. */
@@ -250,20 +275,76 @@ static char *make_trace(uint64_t n_ops, bench_mix mix, uint64_t *ops, uint64_t *
     *ops = write_trace(f, n_ops, mix, peak_live);
     fclose(f);
     printf("%s mix: wrote %" G_GUINT64_FORMAT " ops to %s in %.2f s; peak live %.1f MiB\n",
-           mix == MIX_ML ? "ml" : "small", *ops, path, bench_wall_seconds() - t0, (double)*peak_live / 1048576.0);
+           mix_names[mix], *ops, path, bench_wall_seconds() - t0, (double)*peak_live / 1048576.0);
     return path;
 }
 
+/* Ratio a[i] / b[i] over the repeats: its smallest and largest. */
+static void ratio_spread(const double *a, const double *b, int repeats, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = 0;
+    for (int i = 0; i < repeats; i++) {
+        double r = a[i] / b[i];
+        *lo = r < *lo ? r : *lo;
+        *hi = r > *hi ? r : *hi;
+    }
+}
+
+/* The target of an allocator's replay against glibc's. */
+static const char *target_of(const char *allocator)
+{
+    return strcmp(allocator, "best-fit") == 0 ? "1.2" : "2";
+}
+
+/* A RESULT line of a median time against a median baseline, with the
+ * spread of the per-repeat ratios. */
+static void print_result(const char *name, const double *value, const double *baseline, int repeats,
+                         const char *target, uint64_t ops)
+{
+    double v = median_of(value, repeats), b = median_of(baseline, repeats), lo, hi;
+    ratio_spread(value, baseline, repeats, &lo, &hi);
+    printf("RESULT name=%s value=%.3f baseline=%.3f ratio=%.2f target=%s unit=s ops=%" G_GUINT64_FORMAT
+           " ratio_min=%.2f ratio_max=%.2f repeats=%d\n", name, v, b, v / b, target, ops, lo, hi, repeats);
+}
+
+/* The table of one trace's replays (medians). */
+static void print_table(const char *label, uint64_t ops, int repeats, const double *glibc, const double *glibc_wall,
+                        double glibc_default, const char *const *allocators, int n_alloc, const double *times,
+                        const double *walls, const strata_replay_summary *sums)
+{
+    double base = median_of(glibc, repeats);
+    printf("\n%s: %" G_GUINT64_FORMAT " ops, capacity %" G_GUINT64_FORMAT " GiB, median of %d runs\n\n", label, ops,
+           BENCH_CAPACITY >> 30, repeats);
+    printf("| replay | CPU time (s) | wall (s) | M ops/s (CPU) | vs glibc | peak reserved (MiB) | "
+           "fragmentation peak |\n");
+    printf("|---|---:|---:|---:|---:|---:|---:|\n");
+    printf("| glibc malloc/free (baseline: no mmap, no trim, warm) | %.3f | %.3f | %.2f | 1.00 | - | - |\n", base,
+           median_of(glibc_wall, repeats), (double)ops / base / 1e6);
+    if (glibc_default > 0)
+        printf("| glibc malloc/free (default tuning, cold, once) | %.3f | - | %.2f | %.2f | - | - |\n",
+               glibc_default, (double)ops / glibc_default / 1e6, glibc_default / base);
+    for (int a = 0; a < n_alloc; a++) {
+        double t = median_of(&times[a * repeats], repeats);
+        printf("| %s | %.3f | %.3f | %.2f | %.2f | %.1f | %.4f |\n", allocators[a], t,
+               median_of(&walls[a * repeats], repeats), (double)ops / t / 1e6, t / base,
+               (double)sums[a].peak_reserved / 1048576.0, sums[a].fragmentation_peak);
+    }
+    printf("\n");
+}
+
 /* Replays one trace through glibc and the allocators (median of repeats,
- * interleaved); prints the table and the RESULT lines. 0 or 1 on failure. */
+ * interleaved); prints the table and the RESULT lines (targets when
+ * with_targets, else informative). times: repeats per allocator, filled.
+ * 0 or 1 on failure. */
 static int measure(const char *path, uint64_t ops, uint64_t peak_live, const char *label, const char *prefix,
-                   int repeats, const char *const *allocators, int n_alloc, double glibc_default)
+                   int repeats, const char *const *allocators, int n_alloc, double glibc_default, bool with_targets,
+                   double *times)
 {
     uint64_t warm_ops = 0;
     double warm_wall = 0;
     replay_glibc(path, &warm_ops, &warm_wall); /* warm-up: the heap's pages are touched once, not timed */
     double *glibc = g_new(double, repeats), *glibc_wall = g_new(double, repeats);
-    double *times = g_new(double, (size_t)repeats * (size_t)n_alloc);
     double *walls = g_new(double, (size_t)repeats * (size_t)n_alloc);
     strata_replay_summary *sums = g_new0(strata_replay_summary, n_alloc);
     int status = 0;
@@ -286,50 +367,65 @@ static int measure(const char *path, uint64_t ops, uint64_t peak_live, const cha
         }
     }
     if (status == 0) {
-        double base = median(glibc, repeats);
-        printf("\n%s: %" G_GUINT64_FORMAT " ops, capacity %" G_GUINT64_FORMAT " GiB, median of %d runs\n\n", label,
-               ops, BENCH_CAPACITY >> 30, repeats);
-        printf("| replay | CPU time (s) | wall (s) | M ops/s (CPU) | vs glibc | peak reserved (MiB) | "
-               "fragmentation peak |\n");
-        printf("|---|---:|---:|---:|---:|---:|---:|\n");
-        printf("| glibc malloc/free (baseline: no mmap, no trim, warm) | %.3f | %.3f | %.2f | 1.00 | - | - |\n",
-               base, median(glibc_wall, repeats), (double)ops / base / 1e6);
-        if (glibc_default > 0)
-            printf("| glibc malloc/free (default tuning, cold, once) | %.3f | - | %.2f | %.2f | - | - |\n",
-                   glibc_default, (double)ops / glibc_default / 1e6, glibc_default / base);
+        print_table(label, ops, repeats, glibc, glibc_wall, glibc_default, allocators, n_alloc, times, walls, sums);
         for (int a = 0; a < n_alloc; a++) {
-            double t = median(&times[a * repeats], repeats);
-            printf("| %s | %.3f | %.3f | %.2f | %.2f | %.1f | %.4f |\n", allocators[a], t,
-                   median(&walls[a * repeats], repeats), (double)ops / t / 1e6, t / base,
-                   (double)sums[a].peak_reserved / 1048576.0, sums[a].fragmentation_peak);
-        }
-        printf("\n");
-        for (int a = 0; a < n_alloc; a++) {
-            double t = median(&times[a * repeats], repeats);
-            char *name = g_strdelimit(g_strdup(allocators[a]), "-:,=", '_');
-            printf("RESULT name=%s%s value=%.3f baseline=%.3f ratio=%.2f target=2 unit=s ops=%" G_GUINT64_FORMAT
-                   "\n", prefix, name, t, base, t / base, ops);
+            char *name = g_strdelimit(g_strdup_printf("%s%s", prefix, allocators[a]), "-:,=", '_');
+            print_result(name, &times[a * repeats], glibc, repeats, with_targets ? target_of(allocators[a]) : "-",
+                         ops);
             g_free(name);
         }
-        if (glibc_default > 0)
+        if (glibc_default > 0) {
+            double base = median_of(glibc, repeats);
             printf("RESULT name=%sglibc_default value=%.3f baseline=%.3f ratio=%.2f target=- unit=s\n", prefix,
                    glibc_default, base, glibc_default / base);
+        }
     }
     g_free(glibc);
     g_free(glibc_wall);
-    g_free(times);
     g_free(walls);
     g_free(sums);
+    return status;
+}
+
+/* Index of allocator `name` in the list, or -1. */
+static int allocator_index(const char *const *allocators, int n_alloc, const char *name)
+{
+    for (int a = 0; a < n_alloc; a++)
+        if (strcmp(allocators[a], name) == 0)
+            return a;
+    return -1;
+}
+
+/* First-fit against best-fit on the holes trace (target 2) and, when both
+ * ran on it, on the ml mix (informative). */
+static int measure_first_fit(int repeats, const char *const *allocators, int n_alloc, const double *ml_times,
+                             uint64_t ml_ops)
+{
+    static const char *const pair[] = {"best-fit", "first-fit"};
+    uint64_t ops = 0, peak = 0;
+    char *path = make_trace(BENCH_HOLES_OPS, MIX_HOLES, &ops, &peak);
+    double *times = g_new(double, (size_t)repeats * 2);
+    int status = measure(path, ops, peak, "holes mix (16 B to 4 KiB, random frees, up to 65536 live)",
+                         "alloc_holes_", repeats, pair, 2, -1, false, times);
+    if (status == 0)
+        print_result("alloc_first_fit_vs_best_fit", &times[repeats], times, repeats, "2", ops);
+    int bf = allocator_index(allocators, n_alloc, "best-fit"), ff = allocator_index(allocators, n_alloc, "first-fit");
+    if (status == 0 && bf >= 0 && ff >= 0)
+        print_result("alloc_first_fit_vs_best_fit_ml", &ml_times[ff * repeats], &ml_times[bf * repeats], repeats,
+                     "-", ml_ops);
+    unlink(path);
+    g_free(path);
+    g_free(times);
     return status;
 }
 
 int main(int argc, char **argv)
 {
     uint64_t n_ops = argc > 1 ? strtoull(argv[1], NULL, 10) : 2000000;
-    int repeats = argc > 2 ? atoi(argv[2]) : 3;
+    int repeats = argc > 2 ? atoi(argv[2]) : 5;
     if (repeats < 1)
         repeats = 1;
-    static const char *const default_allocators[] = {"best-fit", "bfc", "caching", NULL};
+    static const char *const default_allocators[] = {"best-fit", "first-fit", "bfc", "caching", NULL};
     const char *const *allocators = argc > 3 ? (const char *const *)&argv[3] : default_allocators;
     int n_alloc = 0;
     while (allocators[n_alloc])
@@ -342,14 +438,20 @@ int main(int argc, char **argv)
     mallopt(M_MMAP_MAX, 0);                /* no mmap per large block */
     mallopt(M_TRIM_THRESHOLD, INT_MAX);    /* no trimming of the heap top */
     mallopt(M_TOP_PAD, 64 << 20);          /* grow the heap in large steps */
+    double *ml_times = g_new(double, (size_t)repeats * (size_t)n_alloc);
+    double *small_times = g_new(double, (size_t)repeats * (size_t)n_alloc);
     int status = measure(path, ops, peak_live, "ml mix (256 B to 256 MiB)", "alloc_", repeats, allocators, n_alloc,
-                         glibc_default);
+                         glibc_default, true, ml_times);
     if (status == 0)
         status = measure(small, small_ops, small_peak, "small mix (16 B to 4 KiB)", "alloc_small_", repeats,
-                         allocators, n_alloc, -1);
+                         allocators, n_alloc, -1, true, small_times);
     unlink(path);
     unlink(small);
+    if (status == 0)
+        status = measure_first_fit(repeats, allocators, n_alloc, ml_times, ops);
     g_free(path);
     g_free(small);
+    g_free(ml_times);
+    g_free(small_times);
     return status;
 }
