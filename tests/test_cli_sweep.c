@@ -225,6 +225,28 @@ START_TEST(interrupted_sweep_resumes_without_redoing)
 }
 END_TEST
 
+/* Points done and left show on a terminal; not with --quiet, not on a pipe. */
+START_TEST(progress_only_on_a_terminal)
+{
+    sweep_fixture f = make_sweep();
+    char *out = under(&f, "out"), *out2 = under(&f, "out2"), *out3 = under(&f, "out3");
+    const char *tty[] = {"sweep", f.exp, "--out", out, "--no-report", "-j", "1", NULL};
+    strata_cli_result r = strata_test_run_cli_tty(tty);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "sweep: [") && strstr(r.err, "/4 points"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    const char *quiet[] = {"sweep", f.exp, "--out", out2, "--no-report", "-j", "1", "--quiet", NULL};
+    r = strata_test_run_cli_tty(quiet);
+    ck_assert_msg(r.status == 0 && !strstr(r.err, "points") && !strchr(r.err, '\r'), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("sweep", f.exp, "--out", out3, "--no-report", "-j", "1", NULL);
+    ck_assert_msg(r.status == 0 && !strchr(r.err, '\r'), "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_free(out), g_free(out2), g_free(out3);
+    g_free(f.exp), g_free(f.dir);
+}
+END_TEST
+
 static Suite *cli_sweep_suite(void)
 {
     Suite *s = suite_create("cli_sweep");
@@ -233,6 +255,7 @@ static Suite *cli_sweep_suite(void)
     tcase_add_test(tc, shard_and_pending_split_the_points);
     tcase_add_test(tc, jsonl_manifest_lists_point_argv_output);
     tcase_add_test(tc, interrupted_sweep_resumes_without_redoing);
+    tcase_add_test(tc, progress_only_on_a_terminal);
     suite_add_tcase(s, tc);
     return s;
 }

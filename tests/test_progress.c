@@ -60,6 +60,31 @@ START_TEST(nothing_to_erase_without_an_update)
 }
 END_TEST
 
+START_TEST(counts_with_a_bar_and_sizes)
+{
+    FILE *f = tmpfile();
+    strata_progress *p = strata_progress_new(f);
+    /* 6 of 24: a quarter of 30 columns, rounded, is 8 #; an ETA follows */
+    strata_progress_count(p, "sweep", 6, 24, "points", "2 running");
+    char *text = contents(f);
+    ck_assert_msg(g_str_has_prefix(text, "\rsweep: [########......................] 6/24 points (25%), 2 running"),
+                  "%s", text);
+    g_free(text);
+    strata_progress_free(p);
+    fclose(f);
+
+    f = tmpfile();
+    p = strata_progress_new(f);
+    strata_progress_count(p, "import torch", 3 * 1048576, 0, NULL, NULL); /* bytes, total unknown */
+    text = contents(f);
+    ck_assert_str_eq(text, "\rimport torch: 3.00 MiB\033[K");
+    g_free(text);
+    strata_progress_free(p);
+    fclose(f);
+    strata_progress_count(NULL, "x", 1, 2, NULL, NULL);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("progress");
@@ -68,6 +93,7 @@ int main(void)
     tcase_add_test(tc, silent_on_null);
     tcase_add_test(tc, rewrites_then_erases_the_line);
     tcase_add_test(tc, nothing_to_erase_without_an_update);
+    tcase_add_test(tc, counts_with_a_bar_and_sizes);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -1,11 +1,13 @@
 /* testutil.c: helpers shared by the Check suites (see testutil.h). */
 #include "testutil.h"
-#include "hw/hw.h"
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "hw/hw.h"
 
 GPtrArray *strata_test_binary_argv(const char *const *argv)
 {
@@ -35,6 +37,60 @@ strata_cli_result strata_test_run_cli(const char *const *argv)
         r.out = g_strdup("");
     if (!r.err)
         r.err = g_strdup("");
+    return r;
+}
+
+/* A pseudo-terminal: *master and *slave file descriptors (aborts on failure). */
+static void open_pty(int *master, int *slave)
+{
+    *master = posix_openpt(O_RDWR | O_NOCTTY);
+    if (*master < 0 || grantpt(*master) != 0 || unlockpt(*master) != 0)
+        abort();
+    *slave = open(ptsname(*master), O_RDWR | O_NOCTTY);
+    if (*slave < 0)
+        abort();
+}
+
+strata_cli_result strata_test_run_cli_tty(const char *const *argv)
+{
+    strata_cli_result r = {-1, NULL, NULL};
+    GPtrArray *args = strata_test_binary_argv(argv);
+    char *out_path = strata_test_write_temp("tty-out-XXXXXX", "");
+    int master, slave;
+    open_pty(&master, &slave);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int out = open(out_path, O_WRONLY | O_TRUNC);
+        int in = open("/dev/null", O_RDONLY);
+        if (out < 0 || in < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(slave, 2) < 0)
+            _exit(127);
+        close(master);
+        execv((const char *)args->pdata[0], (char **)args->pdata);
+        _exit(127);
+    }
+    close(slave);
+    GString *err = g_string_new(NULL);
+    char buf[4096];
+    for (;;) { /* until the child and its children close the terminal (EIO) */
+        ssize_t n = read(master, buf, sizeof buf);
+        if (n > 0)
+            g_string_append_len(err, buf, n);
+        else if (n < 0 && errno == EINTR)
+            continue;
+        else
+            break;
+    }
+    close(master);
+    int wait_status = 0;
+    if (pid > 0 && waitpid(pid, &wait_status, 0) == pid && WIFEXITED(wait_status))
+        r.status = WEXITSTATUS(wait_status);
+    if (!g_file_get_contents(out_path, &r.out, NULL, NULL))
+        r.out = g_strdup("");
+    unlink(out_path);
+    g_free(out_path);
+    g_ptr_array_free(args, TRUE);
+    r.err = g_string_free(err, FALSE);
     return r;
 }
 

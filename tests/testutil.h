@@ -25,6 +25,9 @@ typedef struct strata_cli_result {
 GPtrArray *strata_test_binary_argv(const char *const *argv);
 /* argv is NULL-terminated, without the binary. */
 strata_cli_result strata_test_run_cli(const char *const *argv);
+/* Same, with standard error on a pseudo-terminal (stdout to a file, stdin
+ * empty): r.err is what the terminal showed, progress lines included. */
+strata_cli_result strata_test_run_cli_tty(const char *const *argv);
 /* Same, with a shell-like list: strata_test_cli("run", "--hw", x, NULL). */
 strata_cli_result strata_test_cli(const char *first, ...) G_GNUC_NULL_TERMINATED;
 void strata_cli_result_clear(strata_cli_result *r);

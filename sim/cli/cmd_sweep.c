@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include <json-glib/json-glib.h>
 #include "sweep/experiment.h"
 #include "sweep/report.h"
@@ -55,7 +56,7 @@ typedef struct sweep_args {
     gint jobs;
     gint64 point;
     char *out, *shard, *format;
-    gboolean list_jobs, pending, count, no_report;
+    gboolean list_jobs, pending, count, no_report, quiet;
     uint64_t shard_index, shard_count; /* from --shard K/N; count 0: none */
 } sweep_args;
 
@@ -157,7 +158,7 @@ static bool run_one_point(const strata_sweep_ctx *ctx, uint64_t point, GError **
 static bool run_sweep(const strata_sweep_ctx *ctx, const sweep_args *a, GError **err)
 {
     strata_sweep_stats stats;
-    FILE *progress = isatty(STDERR_FILENO) ? stderr : NULL;
+    FILE *progress = strata_progress_stream(a->quiet);
     guint jobs = a->jobs > 0 ? (guint)a->jobs : g_get_num_processors();
     char **missing = NULL;
     if (!strata_sweep_run_all(ctx, jobs, progress, &stats, err))
@@ -256,6 +257,8 @@ int strata_cmd_sweep(int argc, char **argv)
          "afterwards to collect the table",
          "K/N"},
         {"count", 0, 0, G_OPTION_ARG_NONE, &a.count, "Print the number of points and exit", NULL},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
+         "Do not print progress (points done and left) on standard error when it is a terminal", NULL},
         {"no-report", 0, 0, G_OPTION_ARG_NONE, &a.no_report, "Write the tables but not the HTML report", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };

@@ -19,6 +19,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define STRATA_PROGRESS_INTERVAL_US 200000
@@ -32,6 +33,15 @@ FILE *strata_progress_stream(bool quiet);
 strata_progress *strata_progress_new(FILE *out);
 /* Shows the formatted text, unless the last update is too recent. */
 void strata_progress_update(strata_progress *p, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* A count against its total, as a bar, the figures and the time left:
+ *   "WHAT: [#########.....................] 20.0 MiB / 60.0 MiB (33%), NOTE, ETA 0m04s"
+ *   "WHAT: [#######.......................] 6/24 points (25%), NOTE, ETA 1m10s"
+ * unit NULL: done and total are bytes, printed as sizes; total 0: unknown
+ * (no bar, no percentage, no ETA); note NULL: none. The ETA extrapolates the
+ * rate since strata_progress_new(). Cheap when not due: the text is only
+ * built when a line is shown. */
+void strata_progress_count(strata_progress *p, const char *what, uint64_t done, uint64_t total, const char *unit,
+                           const char *note);
 /* Erases the line it shows, if any, and frees p (NULL ok). */
 void strata_progress_free(strata_progress *p);
 

@@ -23,6 +23,7 @@
 #include "core/interrupt.h"
 #include "core/jsonout.h"
 #include "core/outfile.h"
+#include "core/progress.h"
 
 char *strata_sweep_point_id(const strata_experiment *e, uint64_t point)
 {
@@ -301,8 +302,7 @@ typedef struct sweep_run {
     guint jobs;
     guint finished;        /* points finished in this run */
     GString *failure;      /* first failure's message, or NULL */
-    gint64 start_us;
-    FILE *progress;
+    strata_progress *progress; /* NULL: none */
     strata_sweep_stats *stats;
 } sweep_run;
 
@@ -311,30 +311,11 @@ typedef struct child {
     uint64_t point;
 } child;
 
-static void print_progress(sweep_run *r, bool final)
+static void print_progress(sweep_run *r)
 {
-    if (!r->progress)
-        return;
-    uint64_t total = r->todo->len;
-    double frac = total ? (double)r->finished / (double)total : 1.0;
-    int width = 30, fill = (int)(frac * width + 0.5);
-    char bar[64];
-    for (int i = 0; i < width; i++)
-        bar[i] = i < fill ? '#' : '.';
-    bar[width] = '\0';
-    char eta[32] = "--";
-    if (r->finished > 0 && r->finished < total) {
-        double elapsed = (double)(g_get_monotonic_time() - r->start_us) / 1e6;
-        double left = elapsed / r->finished * (double)(total - r->finished);
-        g_snprintf(eta, sizeof eta, "%dm%02ds", (int)(left / 60), (int)left % 60);
-    } else if (r->finished == total) {
-        g_strlcpy(eta, "0m00s", sizeof eta);
-    }
-    fprintf(r->progress, "\r[%s] %u/%" G_GUINT64_FORMAT " points, %u running, ETA %s   ", bar, r->finished,
-            total, r->running, eta);
-    if (final)
-        fputc('\n', r->progress);
-    fflush(r->progress);
+    char note[32];
+    g_snprintf(note, sizeof note, "%u running", r->running);
+    strata_progress_count(r->progress, "sweep", r->finished, r->todo->len, "points", note);
 }
 
 static char *log_tail(const char *path)
@@ -381,7 +362,7 @@ static void child_exited(GPid pid, gint wait_status, gpointer data)
     /* Start the next points, unless a point failed (like make without -k). */
     while (!r->failure && r->running < r->jobs && r->next < r->todo->len)
         start_point(r, g_array_index(r->todo, uint64_t, r->next++));
-    print_progress(r, false);
+    print_progress(r);
 }
 
 static bool start_point(sweep_run *r, uint64_t point)
@@ -419,7 +400,7 @@ static bool start_point(sweep_run *r, uint64_t point)
 
 static gboolean tick(gpointer data)
 {
-    print_progress(data, false);
+    print_progress(data);
     return G_SOURCE_CONTINUE;
 }
 
@@ -431,7 +412,7 @@ bool strata_sweep_run_all(const strata_sweep_ctx *ctx, guint jobs, FILE *progres
     if (!ensure_out_dirs(ctx, err))
         return false;
 
-    sweep_run r = {.ctx = ctx, .progress = progress, .stats = stats};
+    sweep_run r = {.ctx = ctx, .stats = stats};
     r.todo = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     for (uint64_t p = 0; p < n; p++) {
         if (!strata_sweep_point_selected(ctx, p))
@@ -444,7 +425,7 @@ bool strata_sweep_run_all(const strata_sweep_ctx *ctx, guint jobs, FILE *progres
     }
     if (r.todo->len > 0) {
         r.main = g_main_context_new();
-        r.start_us = g_get_monotonic_time();
+        r.progress = strata_progress_new(progress);
         GSource *timer = NULL;
         if (progress) {
             timer = g_timeout_source_new(500);
@@ -454,10 +435,11 @@ bool strata_sweep_run_all(const strata_sweep_ctx *ctx, guint jobs, FILE *progres
         r.jobs = jobs ? jobs : 1;
         while (r.running < r.jobs && r.next < r.todo->len && !r.failure)
             start_point(&r, g_array_index(r.todo, uint64_t, r.next++));
-        print_progress(&r, false);
+        print_progress(&r);
         while (r.running > 0)
             g_main_context_iteration(r.main, TRUE);
-        print_progress(&r, true);
+        print_progress(&r);
+        strata_progress_free(r.progress);
         if (timer) {
             g_source_destroy(timer);
             g_source_unref(timer);

@@ -61,7 +61,7 @@ typedef struct strata_sweep_stats {
 } strata_sweep_stats;
 
 /* Runs every selected point not done, `jobs` at a time; progress on `progress` when
- * not NULL. Fails (after the running points end) on the first failed point. */
+ * not NULL (strata_progress_stream()). Fails (after the running points end) on the first failed point. */
 bool strata_sweep_run_all(const strata_sweep_ctx *ctx, guint jobs, FILE *progress,
                           strata_sweep_stats *stats, GError **err);
 
