@@ -1,7 +1,8 @@
 /*
  * engine_platform.c: the SimGrid platform generated from the hardware model.
  *
- * Mapping (one Full routing zone, every route explicit and one-way):
+ * Mapping (one device: one Full routing zone, every route explicit and
+ * one-way):
  *   memory M        host "mem:M" (speed irrelevant) and host "mem:M:twin", the
  *                   target of copies inside M;
  *                   link "port:M", SHARED, bandwidth = M's bandwidth, latency 0:
@@ -17,6 +18,20 @@
  *                   a memory reads and writes the same port); operand memory ->
  *                   unit: port:M, operand:U.
  *
+ * Several devices (the hw model's site graph, hw.h): an all-pairs route list
+ * would be quadratic (a 16x16 pod has 1,300 memories), so the root zone
+ * routes by Dijkstra (cached per source) between one Full zone per site
+ * ("site:V": its memories, twins, units and a router "gw:V"; the routes
+ * above between its own memories, and from each memory to gw:V and back,
+ * which are the routes to and from the site's gateway memory). Every edge
+ * of the site graph is a zoneRoute gw:U -> gw:V holding its link (and
+ * direction) and `padding` times the link "pad" (FATPIPE, 1e30 B/s,
+ * latency 0: it costs SimGrid's Dijkstra one link and the transfer
+ * nothing). Edges are declared in the site graph's order, so SimGrid's
+ * shortest path, ties included, is the one strata_hw_route() composes
+ * (hw_site.c); a path through a site enters and leaves at gw:V, adding no
+ * link of it. Links are global: all are declared in the first site zone.
+ *
  * Configuration: CM02 with cross-traffic off, TCP gamma effectively infinite and
  * bandwidth/latency factors 1, so a lone transfer of B bytes takes
  * sum(latency) + B / min(bandwidth) exactly; SimGrid's logs are silenced.
@@ -27,6 +42,7 @@
 #include "engine/engine_platform.h"
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
+#include <xbt/sysdep.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -104,22 +120,13 @@ static void put_host(GString *x, const char *name, double speed)
     g_string_append_printf(x, "\" speed=\"%.17gf\"/>\n", speed);
 }
 
-/* Route between two distinct memories, or nothing when hw has none. */
-static void put_memory_route(GString *x, const strata_hw *hw, uint32_t a, uint32_t b)
+/* A route from the host or router `src` to `dst` (both taken): the port of
+ * `first`, then each hop's link and the port it reaches (if any). */
+static void put_hops_route(GString *x, const strata_hw *hw, char *src, char *dst, uint32_t first,
+                           const strata_hop *hops, uint32_t n)
 {
-    const strata_hop *hops = NULL;
-    uint32_t n = 0;
-    GError *err = NULL;
-    if (!strata_hw_route(hw, a, b, &hops, &n, &err)) {
-        g_clear_error(&err);
-        return;
-    }
-    const strata_memory_spec *ma = strata_hw_memory(hw, a);
-    const strata_memory_spec *mb = strata_hw_memory(hw, b);
-    char *src = engine_memory_host_name(ma);
-    char *dst = engine_memory_host_name(mb);
     put_route_open(x, src, dst);
-    put_ctn(x, "port:", ma->name, NULL);
+    put_ctn(x, "port:", strata_hw_memory(hw, first)->name, NULL);
     for (uint32_t i = 0; i < n; i++) {
         const strata_link_spec *l = strata_hw_link(hw, hops[i].link);
         put_ctn(x, "link:", l->name, l->full_duplex ? (hops[i].forward ? "UP" : "DOWN") : NULL);
@@ -131,16 +138,29 @@ static void put_memory_route(GString *x, const strata_hw *hw, uint32_t a, uint32
     g_free(dst);
 }
 
-char *engine_platform_xml(const strata_hw *hw)
+/* Route between two distinct memories (or a memory and its site's gateway
+ * router `gw`, the memory then being a or b), or nothing when hw has none. */
+static void put_memory_route(GString *x, const strata_hw *hw, uint32_t a, uint32_t b, const char *gw_from,
+                             const char *gw_to)
 {
-    GString *x = g_string_new("<?xml version='1.0'?>\n"
-                              "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-                              "<platform version=\"4.1\">\n<zone id=\"strata\" routing=\"Full\">\n");
-    uint32_t n_mem = strata_hw_memory_count(hw);
-    uint32_t n_link = strata_hw_link_count(hw);
-    uint32_t n_unit = strata_hw_compute_count(hw);
+    const strata_hop *hops = NULL;
+    uint32_t n = 0;
+    GError *err = NULL;
+    if (!strata_hw_route(hw, a, b, &hops, &n, &err)) {
+        g_clear_error(&err);
+        return;
+    }
+    char *src = gw_from ? g_strdup(gw_from) : engine_memory_host_name(strata_hw_memory(hw, a));
+    char *dst = gw_to ? g_strdup(gw_to) : engine_memory_host_name(strata_hw_memory(hw, b));
+    put_hops_route(x, hw, src, dst, a, hops, n);
+}
+
+/* The hosts of memories mems[0..n_mem) and units units[0..n_unit). */
+static void put_hosts(GString *x, const strata_hw *hw, const uint32_t *mems, uint32_t n_mem, const uint32_t *units,
+                      uint32_t n_unit)
+{
     for (uint32_t i = 0; i < n_mem; i++) {
-        const strata_memory_spec *m = strata_hw_memory(hw, i);
+        const strata_memory_spec *m = strata_hw_memory(hw, mems[i]);
         char *h = engine_memory_host_name(m);
         char *t = engine_memory_twin_name(m);
         put_host(x, h, 1.0);
@@ -149,36 +169,146 @@ char *engine_platform_xml(const strata_hw *hw)
         g_free(t);
     }
     for (uint32_t i = 0; i < n_unit; i++) {
-        const strata_compute_spec *u = strata_hw_compute(hw, i);
+        const strata_compute_spec *u = strata_hw_compute(hw, units[i]);
         char *h = engine_unit_host_name(u);
         put_host(x, h, u->flops > 0 ? u->flops : 1.0);
         g_free(h);
     }
-    for (uint32_t i = 0; i < n_mem; i++) {
+}
+
+/* Every memory's port, every hw link, every unit's operand link (and with
+ * several devices the padding link of the site graph). */
+static void put_links(GString *x, const strata_hw *hw)
+{
+    if (strata_hw_site_count(hw) > 0)
+        g_string_append(x, "  <link id=\"pad\" bandwidth=\"1e30Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n");
+    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
         const strata_memory_spec *m = strata_hw_memory(hw, i);
         put_link(x, "port:", m->name, m->bandwidth, 0.0, "SHARED");
     }
-    for (uint32_t i = 0; i < n_link; i++) {
+    for (uint32_t i = 0; i < strata_hw_link_count(hw); i++) {
         const strata_link_spec *l = strata_hw_link(hw, i);
         put_link(x, "link:", l->name, l->bandwidth, l->latency, l->full_duplex ? "SPLITDUPLEX" : "SHARED");
     }
-    for (uint32_t i = 0; i < n_unit; i++) {
+    for (uint32_t i = 0; i < strata_hw_compute_count(hw); i++) {
         const strata_compute_spec *u = strata_hw_compute(hw, i);
         const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
         put_link(x, "operand:", u->name, m->bandwidth, m->latency, "SHARED");
     }
-    for (uint32_t a = 0; a < n_mem; a++) {
-        for (uint32_t b = 0; b < n_mem; b++) {
-            if (a != b)
-                put_memory_route(x, hw, a, b);
-        }
+}
+
+/* The routes among mems (every ordered pair, each to its twin), from each
+ * unit's operand memory to the unit, and with a gateway router `gw`, from
+ * every memory to it and back (the route to and from the gateway memory). */
+static void put_routes(GString *x, const strata_hw *hw, const uint32_t *mems, uint32_t n_mem, const uint32_t *units,
+                       uint32_t n_unit, uint32_t gateway, const char *gw)
+{
+    for (uint32_t i = 0; i < n_mem; i++) {
+        uint32_t a = mems[i];
+        for (uint32_t j = 0; j < n_mem; j++)
+            if (j != i)
+                put_memory_route(x, hw, a, mems[j], NULL, NULL);
         const strata_memory_spec *m = strata_hw_memory(hw, a);
         put_two_link_route(x, engine_memory_host_name(m), engine_memory_twin_name(m), m->name, "port:", m->name);
+        if (gateway != STRATA_HW_NO_MEMORY) {
+            put_memory_route(x, hw, a, gateway, NULL, gw);
+            put_memory_route(x, hw, gateway, a, gw, NULL);
+        }
     }
     for (uint32_t i = 0; i < n_unit; i++) {
-        const strata_compute_spec *u = strata_hw_compute(hw, i);
+        const strata_compute_spec *u = strata_hw_compute(hw, units[i]);
         const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
         put_two_link_route(x, engine_memory_host_name(m), engine_unit_host_name(u), m->name, "operand:", u->name);
+    }
+}
+
+/* Indices 0..n-1 grouped by key(i) < n_keys: out[start[k] .. start[k + 1]). */
+static uint32_t *group_by(uint32_t n, uint32_t n_keys, uint32_t (*key)(const strata_hw *, uint32_t),
+                          const strata_hw *hw, uint32_t **start_out)
+{
+    uint32_t *start = g_new0(uint32_t, n_keys + 1);
+    uint32_t *out = g_new(uint32_t, n ? n : 1);
+    for (uint32_t i = 0; i < n; i++)
+        start[key(hw, i) + 1]++;
+    for (uint32_t k = 0; k < n_keys; k++)
+        start[k + 1] += start[k];
+    uint32_t *fill = g_memdup2(start, sizeof(uint32_t) * n_keys);
+    for (uint32_t i = 0; i < n; i++)
+        out[fill[key(hw, i)]++] = i;
+    g_free(fill);
+    *start_out = start;
+    return out;
+}
+
+static uint32_t unit_site(const strata_hw *hw, uint32_t unit) { return strata_hw_compute(hw, unit)->device; }
+
+/* Several devices: a zone per site (its memories, units and gateway
+ * router "gw:V"), joined by one zoneRoute per edge of the site graph,
+ * padded with the "pad" link (no capacity limit, no latency) so that
+ * SimGrid's Dijkstra takes the site graph's shortest path. */
+static void put_sites(GString *x, const strata_hw *hw)
+{
+    uint32_t n_sites = strata_hw_site_count(hw), *mem_start, *unit_start;
+    uint32_t *mems = group_by(strata_hw_memory_count(hw), n_sites, strata_hw_memory_site, hw, &mem_start);
+    uint32_t *units = group_by(strata_hw_compute_count(hw), n_sites, unit_site, hw, &unit_start);
+    bool first = true;
+    for (uint32_t v = 0; v < n_sites; v++) {
+        uint32_t gateway = strata_hw_site_gateway(hw, v);
+        bool router = gateway != STRATA_HW_NO_MEMORY || strata_hw_site_switch(hw, v);
+        if (mem_start[v] == mem_start[v + 1] && !router)
+            continue;
+        char *gw = g_strdup_printf("gw:%u", v);
+        g_string_append_printf(x, " <zone id=\"site:%u\" routing=\"Full\">\n", v);
+        if (first) /* links are global: declared once, before any route names them */
+            put_links(x, hw);
+        first = false;
+        put_hosts(x, hw, mems + mem_start[v], mem_start[v + 1] - mem_start[v], units + unit_start[v],
+                  unit_start[v + 1] - unit_start[v]);
+        if (router)
+            g_string_append_printf(x, "  <router id=\"%s\"/>\n", gw);
+        put_routes(x, hw, mems + mem_start[v], mem_start[v + 1] - mem_start[v], units + unit_start[v],
+                   unit_start[v + 1] - unit_start[v], gateway, gw);
+        g_string_append(x, " </zone>\n");
+        g_free(gw);
+    }
+    for (uint32_t i = 0; i < strata_hw_site_edge_count(hw); i++) {
+        const strata_site_edge *e = strata_hw_site_edge(hw, i);
+        const strata_link_spec *l = strata_hw_link(hw, e->link);
+        g_string_append_printf(x, "  <zoneRoute src=\"site:%u\" dst=\"site:%u\" gw_src=\"gw:%u\" gw_dst=\"gw:%u\" "
+                               "symmetrical=\"NO\">\n", e->from, e->to, e->from, e->to);
+        put_ctn(x, "link:", l->name, l->full_duplex ? (e->forward ? "UP" : "DOWN") : NULL);
+        for (uint32_t p = 0; p < e->padding; p++)
+            g_string_append(x, "    <link_ctn id=\"pad\"/>\n");
+        g_string_append(x, "  </zoneRoute>\n");
+    }
+    g_free(mems);
+    g_free(mem_start);
+    g_free(units);
+    g_free(unit_start);
+}
+
+char *engine_platform_xml(const strata_hw *hw)
+{
+    bool sites = strata_hw_site_count(hw) > 0;
+    GString *x = g_string_new(NULL);
+    g_string_append_printf(x, "<?xml version='1.0'?>\n"
+                              "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+                              "<platform version=\"4.1\">\n<zone id=\"strata\" routing=\"%s\">\n",
+                           sites ? "DijkstraCache" : "Full");
+    if (sites) {
+        put_sites(x, hw);
+    } else {
+        uint32_t n_mem = strata_hw_memory_count(hw), n_unit = strata_hw_compute_count(hw);
+        uint32_t *mems = g_new(uint32_t, n_mem), *units = g_new(uint32_t, n_unit ? n_unit : 1);
+        for (uint32_t i = 0; i < n_mem; i++)
+            mems[i] = i;
+        for (uint32_t i = 0; i < n_unit; i++)
+            units[i] = i;
+        put_hosts(x, hw, mems, n_mem, units, n_unit);
+        put_links(x, hw);
+        put_routes(x, hw, mems, n_mem, units, n_unit, STRATA_HW_NO_MEMORY, NULL);
+        g_free(mems);
+        g_free(units);
     }
     g_string_append(x, "</zone>\n</platform>\n");
     return g_string_free(x, FALSE);
@@ -241,27 +371,33 @@ bool engine_hosts_lookup(const strata_hw *hw, engine_hosts *h, GError **err)
     h->mem = g_new0(sg_host_t, n_mem);
     h->twin = g_new0(sg_host_t, n_mem);
     h->unit = g_new0(sg_host_t, n_unit ? n_unit : 1);
+    /* one pass over SimGrid's hosts: sg_host_by_name() walks every zone */
+    sg_host_t *all = sg_host_list();
+    size_t n_all = sg_host_count();
+    GHashTable *by_name = g_hash_table_new(g_str_hash, g_str_equal);
+    for (size_t i = 0; i < n_all; i++)
+        g_hash_table_insert(by_name, (gpointer)sg_host_get_name(all[i]), all[i]);
+    bool ok = true;
     for (uint32_t i = 0; i < n_mem; i++) {
         char *m = engine_memory_host_name(strata_hw_memory(hw, i));
         char *t = engine_memory_twin_name(strata_hw_memory(hw, i));
-        h->mem[i] = sg_host_by_name(m);
-        h->twin[i] = sg_host_by_name(t);
+        h->mem[i] = g_hash_table_lookup(by_name, m);
+        h->twin[i] = g_hash_table_lookup(by_name, t);
+        ok = ok && h->mem[i] && h->twin[i];
         g_free(m);
         g_free(t);
-        if (!h->mem[i] || !h->twin[i])
-            goto missing;
     }
     for (uint32_t i = 0; i < n_unit; i++) {
         char *u = engine_unit_host_name(strata_hw_compute(hw, i));
-        h->unit[i] = sg_host_by_name(u);
+        h->unit[i] = g_hash_table_lookup(by_name, u);
+        ok = ok && h->unit[i];
         g_free(u);
-        if (!h->unit[i])
-            goto missing;
     }
-    return true;
-missing:
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "the generated SimGrid platform lacks a host");
-    return false;
+    g_hash_table_destroy(by_name);
+    xbt_free(all);
+    if (!ok)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "the generated SimGrid platform lacks a host");
+    return ok;
 }
 
 void engine_hosts_clear(engine_hosts *h)

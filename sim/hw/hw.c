@@ -77,7 +77,7 @@ static const key_def interconnect_keys[] = {
     {"topology", true, "ring, torus2d, torus3d, switch or full"},
     {"dims", false, "torus sizes such as 4x4 or 4x4x4, multiplying to the devices (or hosts)"},
     {"bandwidth", true, "per link and direction, 1 kB/s to 10 PB/s"},
-    {"latency", false, "per transfer, 0 to 1 s (default 0)"},
+    {"latency", false, "per link crossed, 0 to 1 s (default 0)"},
     {"links_per_chip", false, "parallel links between neighbours, 1 to 64, multiplying the bandwidth (default 1)"},
     {"duplex", false, "full (default) or half"},
     {"source", false, "where the figures come from (text)"},
