@@ -13,24 +13,6 @@ static uint32_t mem_index(const strata_hw *hw, const char *name)
     return (uint32_t)i;
 }
 
-static const strata_link_spec *link_named(const strata_hw *hw, const char *name)
-{
-    for (uint32_t i = 0; i < strata_hw_link_count(hw); i++)
-        if (strcmp(strata_hw_link(hw, i)->name, name) == 0)
-            return strata_hw_link(hw, i);
-    ck_abort_msg("no link %s", name);
-    return NULL;
-}
-
-/* Links whose name starts with prefix. */
-static uint32_t count_links(const strata_hw *hw, const char *prefix)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < strata_hw_link_count(hw); i++)
-        n += g_str_has_prefix(strata_hw_link(hw, i)->name, prefix);
-    return n;
-}
-
 /* The route as "link>port,link<-" ('-': no memory port after the hop). */
 static char *route_text(const strata_hw *hw, const char *from, const char *to)
 {
@@ -88,11 +70,11 @@ START_TEST(instances_are_named_and_indexed)
     ck_assert_uint_eq(strata_hw_compute(hw, u)->operands, mem_index(hw, "hbm@9"));
     ck_assert_int_eq(strata_hw_compute_index(hw, "core@9"), (int)u);
     /* PCIe per device, to its host; dma per device */
-    const strata_link_spec *pcie = link_named(hw, "pcie@5");
+    const strata_link_spec *pcie = strata_test_link(hw, "pcie@5");
     ck_assert_uint_eq(pcie->a, mem_index(hw, "host@1"));
     ck_assert_uint_eq(pcie->b, mem_index(hw, "hbm@5"));
-    ck_assert_uint_eq(count_links(hw, "pcie@"), 16);
-    ck_assert_uint_eq(count_links(hw, "dma@"), 16);
+    ck_assert_uint_eq(strata_test_count_links(hw, "pcie@"), 16);
+    ck_assert_uint_eq(strata_test_count_links(hw, "dma@"), 16);
     strata_hw_free(hw);
 }
 END_TEST
@@ -118,13 +100,13 @@ START_TEST(torus_links_and_routes)
 {
     strata_hw *hw = strata_test_load_hw("test-torus16", NULL);
     /* 4x4 torus: every device has 4 neighbours, 16 * 4 / 2 links */
-    ck_assert_uint_eq(count_links(hw, "ici:"), 32);
-    const strata_link_spec *l = link_named(hw, "ici:0-12"); /* wrap-around in the first dimension */
+    ck_assert_uint_eq(strata_test_count_links(hw, "ici:"), 32);
+    const strata_link_spec *l = strata_test_link(hw, "ici:0-12"); /* wrap-around in the first dimension */
     ck_assert_uint_eq(l->a, mem_index(hw, "hbm@0"));
     ck_assert_uint_eq(l->b, mem_index(hw, "hbm@12"));
     ck_assert(l->bandwidth == 50e9 && l->latency == 1e-6 && l->full_duplex);
-    link_named(hw, "ici:0-3");
-    link_named(hw, "ici:0-4");
+    strata_test_link(hw, "ici:0-3");
+    strata_test_link(hw, "ici:0-4");
     /* neighbours: one hop, wrap-around included; the far port only */
     assert_route(hw, "hbm@0", "hbm@1", "ici:0-1>hbm@1");
     assert_route(hw, "hbm@0", "hbm@3", "ici:0-3>hbm@3");
@@ -159,7 +141,7 @@ START_TEST(ring_links_and_routes)
     strata_hw *hw = strata_test_load_hw("test-ring8", NULL);
     /* a ring of 8: 7 links in a row and one back, ici:0-7 */
     ck_assert_uint_eq(strata_hw_link_count(hw), 8 + 8); /* 8 PCIe, 8 ring links */
-    ck_assert_uint_eq(link_named(hw, "ici:0-7")->b, mem_index(hw, "hbm@7"));
+    ck_assert_uint_eq(strata_test_link(hw, "ici:0-7")->b, mem_index(hw, "hbm@7"));
     /* 0 -> 5: three hops the short way round */
     assert_route(hw, "hbm@0", "hbm@5", "ici:0-7>-,ici:6-7<-,ici:5-6<hbm@5");
     /* 0 -> 4: four hops either way; the tie goes up (4's lower neighbour is 3) */
@@ -188,7 +170,7 @@ START_TEST(torus3d_and_large_pods)
         strata_hw *hw = strata_hw_load_data(t, "pod.ini", NULL, &err);
         ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
         ck_assert_uint_eq(strata_hw_memory_count(hw), cases[c].devices + cases[c].devices / 4);
-        ck_assert_uint_eq(count_links(hw, "ici:"), cases[c].links);
+        ck_assert_uint_eq(strata_test_count_links(hw, "ici:"), cases[c].links);
         /* device 0 to the device at (1,1,1): three hops */
         uint32_t last = cases[c].devices - 1;
         char *far = g_strdup_printf("hbm@%u", last);
@@ -206,8 +188,8 @@ END_TEST
 START_TEST(switch_routes)
 {
     strata_hw *hw = strata_test_load_hw("test-switch8", NULL);
-    ck_assert_uint_eq(count_links(hw, "nvlink@"), 8);
-    const strata_link_spec *l = link_named(hw, "nvlink@3");
+    ck_assert_uint_eq(strata_test_count_links(hw, "nvlink@"), 8);
+    const strata_link_spec *l = strata_test_link(hw, "nvlink@3");
     ck_assert_uint_eq(l->a, mem_index(hw, "hbm@3"));
     ck_assert_uint_eq(l->b, STRATA_HW_NO_MEMORY);
     ck_assert(l->bandwidth == 200e9); /* 100 GB/s x 2 links per chip */
@@ -233,8 +215,8 @@ START_TEST(full_topology)
     GError *err = NULL;
     strata_hw *hw = strata_hw_load_data(text, "full.ini", NULL, &err);
     ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
-    ck_assert_uint_eq(count_links(hw, "x:"), 6);
-    ck_assert(!link_named(hw, "x:1-3")->full_duplex);
+    ck_assert_uint_eq(strata_test_count_links(hw, "x:"), 6);
+    ck_assert(!strata_test_link(hw, "x:1-3")->full_duplex);
     assert_route(hw, "hbm@3", "hbm@1", "x:1-3<hbm@1");
     strata_hw_free(hw);
 }
@@ -314,8 +296,8 @@ START_TEST(overrides)
     ck_assert_uint_eq(strata_hw_hosts(hw), 2);
     ck_assert_uint_eq(strata_hw_memory_count(hw), 8 + 8 + 2);
     /* dimension of 2: 4 links (0-4, 1-5, 2-6, 3-7), not 8; dimension of 4: 2 rings of 4 */
-    ck_assert_uint_eq(count_links(hw, "ici:"), 12);
-    link_named(hw, "ici:1-5");
+    ck_assert_uint_eq(strata_test_count_links(hw, "ici:"), 12);
+    strata_test_link(hw, "ici:1-5");
     assert_route(hw, "hbm@4", "hbm@0", "ici:0-4<hbm@0");
     strata_hw_free(hw);
     /* devices alone: the file's dims no longer multiply to it */
@@ -330,7 +312,7 @@ START_TEST(overrides)
     const char *const ring[] = {"hardware.devices=4", NULL};
     g_free(path);
     hw = strata_test_load_hw("test-ring8", ring);
-    ck_assert_uint_eq(count_links(hw, "ici:"), 4);
+    ck_assert_uint_eq(strata_test_count_links(hw, "ici:"), 4);
     strata_hw_free(hw);
 }
 END_TEST

@@ -9,36 +9,6 @@
 #include "hw/hw.h"
 #include "testutil.h"
 
-static strata_hw *load(const char *file, const char *const *overrides)
-{
-    char *rel = g_strconcat("configs/hw/", file, NULL);
-    char *path = strata_test_source_path(rel);
-    g_free(rel);
-    GError *err = NULL;
-    strata_hw *hw = strata_hw_load(path, overrides, &err);
-    ck_assert_msg(hw, "%s: %s", path, err ? err->message : "");
-    g_free(path);
-    return hw;
-}
-
-/* Links whose name starts with prefix. */
-static uint32_t links_named(const strata_hw *hw, const char *prefix)
-{
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < strata_hw_link_count(hw); i++)
-        n += g_str_has_prefix(strata_hw_link(hw, i)->name, prefix);
-    return n;
-}
-
-static const strata_link_spec *link_named(const strata_hw *hw, const char *name)
-{
-    for (uint32_t i = 0; i < strata_hw_link_count(hw); i++)
-        if (strcmp(strata_hw_link(hw, i)->name, name) == 0)
-            return strata_hw_link(hw, i);
-    ck_abort_msg("no link %s", name);
-    return NULL;
-}
-
 /* Hops from memory a to memory b. */
 static uint32_t hops(const strata_hw *hw, const char *a, const char *b)
 {
@@ -53,25 +23,52 @@ static uint32_t hops(const strata_hw *hw, const char *a, const char *b)
     return n;
 }
 
-/* 256 chips, 8 per host: 256 x (hbm, vmem, smem) + 32 x (host, pageable)
- * memories; links: per chip pcie, dma-vmem, dma-smem, vector-scalar (4 x
- * 256), per host staging (32), a 16x16 torus with wrap-around (2 x 256 ici
- * links) and the hosts' network (32 dcn links to its switch): 1600. */
+static const char *const slice_2x4[] = {"hardware.devices=8", "interconnect.ici.dims=2x4", NULL};
+
+/* Each torus: devices, hosts, memories and interconnect links by hand.
+ * tpu-v5e-256: 256 x (hbm, vmem, smem) + 32 x (host, pageable) memories; a
+ * 16x16 torus with wrap-around has 2 x 256 links. Its 2x4 slice (8 chips, one
+ * host): the axis of 4 a ring of 4 links per row (8), the axis of 2 one link
+ * per column (4). tpu-v5e-16: a 4x4 torus, 2 x 16. tpu-v5p-64: a 4x4x4
+ * torus, 3 x 64, four chips per host. */
+static const struct {
+    const char *file;
+    const char *const *set;
+    uint32_t devices, hosts, memories, ici;
+} tori[] = {
+    {"tpu-v5e-256", NULL, 256, 32, 3 * 256 + 2 * 32, 2 * 256},
+    {"tpu-v5e-256", slice_2x4, 8, 1, 3 * 8 + 2, 12},
+    {"tpu-v5e-16", NULL, 16, 2, 3 * 16 + 2 * 2, 2 * 16},
+    {"tpu-v5p-64", NULL, 64, 16, 3 * 64 + 2 * 16, 3 * 64},
+};
+
+START_TEST(test_tori)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(tori); i++) {
+        strata_hw *hw = strata_test_load_hw(tori[i].file, tori[i].set);
+        ck_assert_uint_eq(strata_hw_devices(hw), tori[i].devices);
+        ck_assert_uint_eq(strata_hw_hosts(hw), tori[i].hosts);
+        ck_assert_uint_eq(strata_hw_memory_count(hw), tori[i].memories);
+        ck_assert_uint_eq(strata_test_count_links(hw, "ici:"), tori[i].ici);
+        strata_hw_free(hw);
+    }
+}
+END_TEST
+
+/* The v5e pod's links: per chip pcie, dma-vmem, dma-smem, vector-scalar
+ * (4 x 256), per host staging (32), the torus (512) and the hosts' network
+ * (32 dcn links to its switch): 1600. Routes: neighbours, the wrap-around
+ * (0 and 15 share a row, 0 and 240 a column), (1,1) and (8,8). */
 START_TEST(test_v5e_pod)
 {
-    strata_hw *hw = load("tpu-v5e-256.ini", NULL);
-    ck_assert_uint_eq(strata_hw_devices(hw), 256);
-    ck_assert_uint_eq(strata_hw_hosts(hw), 32);
-    ck_assert_uint_eq(strata_hw_memory_count(hw), 3 * 256 + 2 * 32);
-    ck_assert_uint_eq(links_named(hw, "ici:"), 512);
-    ck_assert_uint_eq(links_named(hw, "dcn@"), 32);
+    strata_hw *hw = strata_test_load_hw("tpu-v5e-256", NULL);
+    ck_assert_uint_eq(strata_test_count_links(hw, "dcn@"), 32);
     ck_assert_uint_eq(strata_hw_link_count(hw), 4 * 256 + 32 + 512 + 32);
-    const strata_link_spec *l = link_named(hw, "ici:0-1");
+    const strata_link_spec *l = strata_test_link(hw, "ici:0-1");
     ck_assert_double_eq(l->bandwidth, 50e9);
     ck_assert_double_eq(l->latency, 0.5e-6);
     ck_assert(l->full_duplex);
-    ck_assert_double_eq(link_named(hw, "dcn@0")->bandwidth, 25e9);
-    /* neighbours, the wrap-around (0 and 15 share a row), and (1,1) */
+    ck_assert_double_eq(strata_test_link(hw, "dcn@0")->bandwidth, 25e9);
     ck_assert_uint_eq(hops(hw, "hbm@0", "hbm@1"), 1);
     ck_assert_uint_eq(hops(hw, "hbm@0", "hbm@15"), 1);
     ck_assert_uint_eq(hops(hw, "hbm@0", "hbm@240"), 1);
@@ -81,33 +78,11 @@ START_TEST(test_v5e_pod)
 }
 END_TEST
 
-/* A 2x4 slice of the pod: 8 chips on one host; the axis of 4 has a ring of
- * 4 links per row (8), the axis of 2 one link per column (4): 12 ici links. */
-START_TEST(test_v5e_slice)
-{
-    const char *const set[] = {"hardware.devices=8", "interconnect.ici.dims=2x4", NULL};
-    strata_hw *hw = load("tpu-v5e-256.ini", set);
-    ck_assert_uint_eq(strata_hw_devices(hw), 8);
-    ck_assert_uint_eq(strata_hw_hosts(hw), 1);
-    ck_assert_uint_eq(links_named(hw, "ici:"), 12);
-    strata_hw_free(hw);
-    hw = load("tpu-v5e-16.ini", NULL);
-    ck_assert_uint_eq(strata_hw_devices(hw), 16);
-    ck_assert_uint_eq(strata_hw_hosts(hw), 2);
-    ck_assert_uint_eq(links_named(hw, "ici:"), 32);
-    strata_hw_free(hw);
-}
-END_TEST
-
-/* 64 chips in a 4x4x4 torus, 4 per host: 3 x 64 ici links at 100 GB/s. */
+/* v5p: 100 GB/s per link; (0,0,0) to (2,2,2) is two hops on each axis. */
 START_TEST(test_v5p_cube)
 {
-    strata_hw *hw = load("tpu-v5p-64.ini", NULL);
-    ck_assert_uint_eq(strata_hw_devices(hw), 64);
-    ck_assert_uint_eq(strata_hw_hosts(hw), 16);
-    ck_assert_uint_eq(links_named(hw, "ici:"), 192);
-    ck_assert_double_eq(link_named(hw, "ici:0-1")->bandwidth, 100e9);
-    /* (0,0,0) to (2,2,2): two hops on each axis */
+    strata_hw *hw = strata_test_load_hw("tpu-v5p-64", NULL);
+    ck_assert_double_eq(strata_test_link(hw, "ici:0-1")->bandwidth, 100e9);
     ck_assert_uint_eq(hops(hw, "hbm@0", "hbm@42"), 6);
     strata_hw_free(hw);
 }
@@ -117,14 +92,14 @@ END_TEST
  * two links apart, at 450 (H100) or 300 (A100) GB/s per direction. */
 START_TEST(test_nvlink_nodes)
 {
-    const char *files[] = {"dgx-h100.ini", "a100-8.ini"};
+    const char *files[] = {"dgx-h100", "a100-8"};
     const double bandwidth[] = {450e9, 300e9};
     for (int i = 0; i < 2; i++) {
-        strata_hw *hw = load(files[i], NULL);
+        strata_hw *hw = strata_test_load_hw(files[i], NULL);
         ck_assert_uint_eq(strata_hw_devices(hw), 8);
         ck_assert_uint_eq(strata_hw_hosts(hw), 1);
-        ck_assert_uint_eq(links_named(hw, "nvlink@"), 8);
-        const strata_link_spec *l = link_named(hw, "nvlink@3");
+        ck_assert_uint_eq(strata_test_count_links(hw, "nvlink@"), 8);
+        const strata_link_spec *l = strata_test_link(hw, "nvlink@3");
         ck_assert_double_eq(l->bandwidth, bandwidth[i]);
         ck_assert_double_eq(l->latency, 0.5e-6);
         ck_assert_uint_eq(hops(hw, "hbm@0", "hbm@5"), 2);
@@ -137,8 +112,8 @@ int main(void)
 {
     Suite *s = suite_create("pods");
     TCase *tc = tcase_create("pods");
+    tcase_add_test(tc, test_tori);
     tcase_add_test(tc, test_v5e_pod);
-    tcase_add_test(tc, test_v5e_slice);
     tcase_add_test(tc, test_v5p_cube);
     tcase_add_test(tc, test_nvlink_nodes);
     suite_add_tcase(s, tc);

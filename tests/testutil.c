@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "hw/hw.h"
@@ -176,4 +177,21 @@ strata_hw *strata_test_load_hw(const char *name, const char *const *overrides)
     g_free(rel);
     g_free(path);
     return hw;
+}
+
+const strata_link_spec *strata_test_link(const strata_hw *hw, const char *name)
+{
+    for (uint32_t i = 0; i < strata_hw_link_count(hw); i++)
+        if (strcmp(strata_hw_link(hw, i)->name, name) == 0)
+            return strata_hw_link(hw, i);
+    ck_abort_msg("no link %s", name);
+    return NULL;
+}
+
+uint32_t strata_test_count_links(const strata_hw *hw, const char *prefix)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < strata_hw_link_count(hw); i++)
+        n += g_str_has_prefix(strata_hw_link(hw, i)->name, prefix);
+    return n;
 }

@@ -45,6 +45,11 @@ char *strata_test_shared_path(const char *relative);
  * KEY=VALUE), failing the test with the loader's message if it cannot. */
 typedef struct strata_hw strata_hw;
 strata_hw *strata_test_load_hw(const char *name, const char *const *overrides);
+/* The link named name (failing the test when there is none), and the number
+ * of links whose name starts with prefix. */
+typedef struct strata_link_spec strata_link_spec;
+const strata_link_spec *strata_test_link(const strata_hw *hw, const char *name);
+uint32_t strata_test_count_links(const strata_hw *hw, const char *prefix);
 
 int strata_test_main(Suite *suite);
 
