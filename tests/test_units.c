@@ -250,6 +250,25 @@ START_TEST(format_human)
 }
 END_TEST
 
+/* strata_format_u64 writes the digits printf writes, at every length. */
+START_TEST(format_u64_digits)
+{
+    const uint64_t values[] = {0, 7, 10, 99, 100, 101, 12345, 999999, 1000000, 4294967296ULL, UINT64_MAX};
+    for (size_t i = 0; i < G_N_ELEMENTS(values); i++) {
+        char got[STRATA_U64_DIGITS + 1];
+        got[strata_format_u64(got, values[i])] = '\0';
+        char *want = g_strdup_printf("%" G_GUINT64_FORMAT, values[i]);
+        ck_assert_str_eq(got, want);
+        g_free(want);
+    }
+    for (uint64_t v = 1; v < UINT64_MAX / 3; v = v * 3 + 1) {
+        char got[STRATA_U64_DIGITS + 1];
+        got[strata_format_u64(got, v)] = '\0';
+        ck_assert_uint_eq(g_ascii_strtoull(got, NULL, 10), v);
+    }
+}
+END_TEST
+
 START_TEST(format_size_exact_round_trips)
 {
     static const struct {
@@ -318,6 +337,7 @@ int main(void)
     tcase_add_test(tc, times);
     tcase_add_test(tc, flop_rates_and_flops);
     tcase_add_test(tc, format_human);
+    tcase_add_test(tc, format_u64_digits);
     tcase_add_test(tc, format_size_exact_round_trips);
     tcase_add_test(tc, format_time_exact_round_trips);
     suite_add_tcase(s, tc);

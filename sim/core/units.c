@@ -277,14 +277,26 @@ bool strata_parse_flops(const char *text, double *flops, GError **err)
 
 static const char *const binary_prefixes[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 
+/* Two digits at a time (half the divisions). */
 size_t strata_format_u64(char buf[STRATA_U64_DIGITS], uint64_t v)
 {
+    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+                                   "8081828384858687888990919293949596979899";
     char tmp[STRATA_U64_DIGITS];
     size_t n = 0;
-    do {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + v % 10);
-        v /= 10;
-    } while (v);
+    while (v >= 100) {
+        unsigned d = (unsigned)(v % 100) * 2;
+        v /= 100;
+        tmp[sizeof tmp - 1 - n++] = pairs[d + 1];
+        tmp[sizeof tmp - 1 - n++] = pairs[d];
+    }
+    if (v >= 10) {
+        tmp[sizeof tmp - 1 - n++] = pairs[v * 2 + 1];
+        tmp[sizeof tmp - 1 - n++] = pairs[v * 2];
+    } else {
+        tmp[sizeof tmp - 1 - n++] = (char)('0' + v);
+    }
     memcpy(buf, tmp + sizeof tmp - n, n);
     return n;
 }

@@ -107,16 +107,41 @@ static void flush_out(strata_timeline *tl)
     g_string_truncate(tl->buf, 0);
 }
 
+/* Appends without a call into GLib while the string has room (it has,
+ * nearly always: the output buffer is sized for a chunk). */
+static inline void put_len(GString *s, const char *p, size_t n)
+{
+    if (s->len + n < s->allocated_len) {
+        memcpy(s->str + s->len, p, n);
+        s->len += n;
+        s->str[s->len] = '\0';
+    } else {
+        g_string_append_len(s, p, (gssize)n);
+    }
+}
+
+#define put_lit(s, lit) put_len((s), "" lit, sizeof(lit) - 1)
+
+static inline void put_str(GString *s, const char *text)
+{
+    put_len(s, text, strlen(text));
+}
+
+static inline void put_char(GString *s, char c)
+{
+    put_len(s, &c, 1);
+}
+
 static void put_u64(GString *s, uint64_t v)
 {
     char digits[STRATA_U64_DIGITS];
-    g_string_append_len(s, digits, (gssize)strata_format_u64(digits, v));
+    put_len(s, digits, strata_format_u64(digits, v));
 }
 
 /* `key` (JSON text up to the value, such as ",\"line\":") and v. */
 static void put_u64_member(GString *s, const char *key, uint64_t v)
 {
-    g_string_append(s, key);
+    put_str(s, key);
     put_u64(s, v);
 }
 
@@ -124,14 +149,14 @@ static void json_string(GString *s, const char *text);
 
 static void put_string_member(GString *s, const char *key, const char *v)
 {
-    g_string_append(s, key);
+    put_str(s, key);
     json_string(s, v);
 }
 
 static void put_i64(GString *s, int64_t v)
 {
     if (v < 0) {
-        g_string_append_c(s, '-');
+        put_char(s, '-');
         put_u64(s, (uint64_t)0 - (uint64_t)v);
     } else {
         put_u64(s, (uint64_t)v);
@@ -146,15 +171,15 @@ static void put_escaped(GString *s, const char *text)
         const unsigned char *run = p;
         while (*p >= 0x20 && *p != '"' && *p != '\\')
             p++;
-        g_string_append_len(s, (const char *)run, p - run);
+        put_len(s, (const char *)run, (size_t)(p - run));
         if (*p == '\0')
             return;
         switch (*p) {
-        case '"': g_string_append(s, "\\\""); break;
-        case '\\': g_string_append(s, "\\\\"); break;
-        case '\n': g_string_append(s, "\\n"); break;
-        case '\t': g_string_append(s, "\\t"); break;
-        case '\r': g_string_append(s, "\\r"); break;
+        case '"': put_lit(s, "\\\""); break;
+        case '\\': put_lit(s, "\\\\"); break;
+        case '\n': put_lit(s, "\\n"); break;
+        case '\t': put_lit(s, "\\t"); break;
+        case '\r': put_lit(s, "\\r"); break;
         default: g_string_append_printf(s, "\\u%04x", *p);
         }
         p++;
@@ -164,13 +189,13 @@ static void put_escaped(GString *s, const char *text)
 /* A JSON string of a, then b (NULL: none) and c (NULL: none) joined. */
 static void json_string3(GString *s, const char *a, const char *b, const char *c)
 {
-    g_string_append_c(s, '"');
+    put_char(s, '"');
     put_escaped(s, a);
     if (b)
         put_escaped(s, b);
     if (c)
         put_escaped(s, c);
-    g_string_append_c(s, '"');
+    put_char(s, '"');
 }
 
 static void json_string(GString *s, const char *text)
@@ -194,13 +219,16 @@ static void json_us(GString *s, int64_t ns)
     put_i64(s, ns / 1000);
     int frac = (int)(ns % 1000);
     char f[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
-    g_string_append_len(s, f, 4);
+    put_len(s, f, 4);
 }
 
 /* Starts an event in tl->buf (after the separator). */
 static GString *begin_event(strata_timeline *tl)
 {
-    g_string_append(tl->buf, tl->first_event ? "\n  " : ",\n  ");
+    if (tl->first_event)
+        put_lit(tl->buf, "\n  ");
+    else
+        put_lit(tl->buf, ",\n  ");
     tl->first_event = false;
     return tl->buf;
 }
@@ -211,17 +239,26 @@ static void end_event(strata_timeline *tl)
         flush_out(tl);
 }
 
-static void meta(strata_timeline *tl, const char *what, int pid, int tid, const char *key, const char *name,
-                 long sort)
+/* A metadata event: args {key: name_a name_b name_c} (the parts that are
+ * not NULL) when name_a is given, else {key: sort}. */
+static void meta(strata_timeline *tl, const char *what, int pid, int tid, const char *key, const char *name_a,
+                 const char *name_b, const char *name_c, long sort)
 {
     GString *s = begin_event(tl);
-    g_string_append_printf(s, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,\"tid\":%d,\"args\":{\"%s\":", what, pid,
-                           tid, key);
-    if (name)
-        json_string(s, name);
+    put_lit(s, "{\"ph\":\"M\",\"name\":\"");
+    put_str(s, what);
+    put_lit(s, "\",\"pid\":");
+    put_i64(s, pid);
+    put_lit(s, ",\"tid\":");
+    put_i64(s, tid);
+    put_lit(s, ",\"args\":{\"");
+    put_str(s, key);
+    put_lit(s, "\":");
+    if (name_a)
+        json_string3(s, name_a, name_b, name_c);
     else
-        g_string_append_printf(s, "%ld", sort);
-    g_string_append(s, "}}");
+        put_i64(s, sort);
+    put_lit(s, "}}");
     end_event(tl);
 }
 
@@ -302,10 +339,11 @@ static void heap_push(GArray *heap, lane l)
 static void open_lane(strata_timeline *tl, track *t)
 {
     lane l = {.end = 0, .index = t->heap->len, .tid = tl->next_tid++};
-    char *name = l.index ? g_strdup_printf("%s #%u", t->name, l.index + 1) : g_strdup(t->name);
-    meta(tl, "thread_name", t->pid, l.tid, "name", name, 0);
-    meta(tl, "thread_sort_index", t->pid, l.tid, "sort_index", NULL, t->order * LANES_PER_TRACK + (long)l.index);
-    g_free(name);
+    char number[STRATA_U64_DIGITS + 1];
+    number[strata_format_u64(number, (uint64_t)l.index + 1)] = '\0';
+    meta(tl, "thread_name", t->pid, l.tid, "name", t->name, l.index ? " #" : NULL, l.index ? number : NULL, 0);
+    meta(tl, "thread_sort_index", t->pid, l.tid, "sort_index", NULL, NULL, NULL,
+         t->order * LANES_PER_TRACK + (long)l.index);
     heap_push(t->heap, l);
 }
 
@@ -327,30 +365,30 @@ static int take_lane(strata_timeline *tl, track *t, double start, double end)
 
 /* Writes an "X" event named name_a + name_b; args is a JSON object's text or NULL. */
 static void emit_x(strata_timeline *tl, track *t, double start, double end, const char *name_a,
-                   const char *name_b, const char *cat, const char *args)
+                   const char *name_b, const char *cat, const GString *args)
 {
     if (end < start)
         end = start;
     int tid = take_lane(tl, t, start, end);
     GString *s = begin_event(tl);
-    g_string_append(s, "{\"ph\":\"X\",\"name\":");
+    put_lit(s, "{\"ph\":\"X\",\"name\":");
     json_string3(s, name_a, name_b ? " " : NULL, name_b);
-    g_string_append(s, ",\"cat\":");
+    put_lit(s, ",\"cat\":");
     json_string(s, cat);
     int64_t start_ns = to_ns(start), end_ns = to_ns(end);
-    g_string_append(s, ",\"pid\":");
+    put_lit(s, ",\"pid\":");
     put_i64(s, t->pid);
-    g_string_append(s, ",\"tid\":");
+    put_lit(s, ",\"tid\":");
     put_i64(s, tid);
-    g_string_append(s, ",\"ts\":");
+    put_lit(s, ",\"ts\":");
     json_us(s, start_ns);
-    g_string_append(s, ",\"dur\":");
+    put_lit(s, ",\"dur\":");
     json_us(s, end_ns > start_ns ? end_ns - start_ns : 0);
     if (args) {
-        g_string_append(s, ",\"args\":");
-        g_string_append(s, args);
+        put_lit(s, ",\"args\":");
+        put_len(s, args->str, args->len);
     }
-    g_string_append_c(s, '}');
+    put_char(s, '}');
     end_event(tl);
 }
 
@@ -393,21 +431,21 @@ void strata_timeline_span(strata_timeline *tl, const strata_op_span *sp)
     } else if (sp->memory >= 0) {
         put_string_member(args, ",\"memory\":", memory_name(r, sp->memory));
     }
-    g_string_append_c(args, '}');
+    put_char(args, '}');
     const char *label = sp->label && *sp->label ? sp->label : NULL;
-    emit_x(tl, stream_track(tl, sp->stream), sp->start_s, sp->end_s, kind, label, kind, args->str);
+    emit_x(tl, stream_track(tl, sp->stream), sp->start_s, sp->end_s, kind, label, kind, args);
     if (sp->kind != STRATA_OP_COPY)
         return;
     bool placed = false;
     guint n_links = r->links ? MIN(r->links->len, (guint)MASK_LINKS) : 0;
     for (guint l = 0; l < n_links; l++)
         if (sp->link_mask & ((uint64_t)1 << l)) {
-            emit_x(tl, link_track(tl, l), sp->start_s, sp->end_s, kind, label, "copy", args->str);
+            emit_x(tl, link_track(tl, l), sp->start_s, sp->end_s, kind, label, "copy", args);
             placed = true;
         }
     if (!placed && sp->src_memory != sp->dst_memory) {
         char *name = g_strdup_printf("%s->%s", memory_name(r, sp->src_memory), memory_name(r, sp->dst_memory));
-        emit_x(tl, get_track(tl, PID_LINKS, name), sp->start_s, sp->end_s, kind, label, "copy", args->str);
+        emit_x(tl, get_track(tl, PID_LINKS, name), sp->start_s, sp->end_s, kind, label, "copy", args);
         g_free(name);
     }
 }
@@ -425,8 +463,8 @@ static void buffer_event(strata_timeline *tl, const live_buffer *b, double end)
     put_u64_member(args, ",\"size\":", b->size);
     put_string_member(args, ",\"tag\":", tag);
     put_u64_member(args, ",\"buffer\":", b->id);
-    g_string_append_c(args, '}');
-    emit_x(tl, t, b->start, end, tag, NULL, "buffer", args->str);
+    put_char(args, '}');
+    emit_x(tl, t, b->start, end, tag, NULL, "buffer", args);
 }
 
 static gpointer live_key(uint32_t memory, uint64_t id)
@@ -486,9 +524,9 @@ static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
 
 static void counter_head(GString *o, const char *mem, const char *what, double t)
 {
-    g_string_append(o, "{\"ph\":\"C\",\"name\":");
+    put_lit(o, "{\"ph\":\"C\",\"name\":");
     json_string3(o, mem, what, NULL);
-    g_string_append(o, ",\"pid\":3,\"tid\":0,\"ts\":");
+    put_lit(o, ",\"pid\":3,\"tid\":0,\"ts\":");
     json_us(o, to_ns(t));
 }
 
@@ -512,7 +550,7 @@ static void add_counters(strata_timeline *tl, const strata_mem_sample *s)
     counter_head(o, mem, " in use", s->t_s);
     put_u64_member(o, ",\"args\":{\"allocated\":", s->allocated);
     put_u64_member(o, ",\"reserved\":", s->reserved);
-    g_string_append(o, "}}");
+    put_lit(o, "}}");
     end_event(tl);
     if ((guint)s->tag >= STRATA_TAG__COUNT)
         return;
@@ -523,18 +561,18 @@ static void add_counters(strata_timeline *tl, const strata_mem_sample *s)
     seen[s->tag] = true;
     o = begin_event(tl);
     counter_head(o, mem, " by tag", s->t_s);
-    g_string_append(o, ",\"args\":{");
+    put_lit(o, ",\"args\":{");
     bool first = true;
     for (int t = 0; t < STRATA_TAG__COUNT; t++) {
         if (!seen[t])
             continue;
-        g_string_append(o, first ? "\"" : ",\"");
-        g_string_append(o, t == STRATA_TAG_NONE ? "untagged" : strata_tag_name((strata_tag)t));
-        g_string_append(o, "\":");
+        put_str(o, first ? "\"" : ",\"");
+        put_str(o, t == STRATA_TAG_NONE ? "untagged" : strata_tag_name((strata_tag)t));
+        put_lit(o, "\":");
         put_i64(o, MAX(row[t], 0));
         first = false;
     }
-    g_string_append(o, "}}");
+    put_lit(o, "}}");
     end_event(tl);
 }
 
@@ -564,11 +602,11 @@ strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool sp
     tl->slots = g_array_new(FALSE, FALSE, sizeof(live_buffer));
     tl->order = g_array_new(FALSE, FALSE, sizeof(gpointer));
 
-    g_string_append(tl->buf, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+    put_lit(tl->buf, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
     const char *pnames[] = {NULL, "streams", "links", "memories"};
     for (int pid = PID_STREAMS; pid <= PID_MEMORIES; pid++) {
-        meta(tl, "process_name", pid, 0, "name", pnames[pid], 0);
-        meta(tl, "process_sort_index", pid, 0, "sort_index", NULL, pid);
+        meta(tl, "process_name", pid, 0, "name", pnames[pid], NULL, NULL, 0);
+        meta(tl, "process_sort_index", pid, 0, "sort_index", NULL, NULL, NULL, pid);
     }
     /* Tracks in the results' order: streams, links, then each memory. */
     if (spans) {
@@ -596,18 +634,18 @@ static void write_other_data(strata_timeline *tl)
     g_string_append_printf(s, ",\"status\":\"%s\",\"makespan_s\":", r->oom ? "oom" : "ok");
     char num[G_ASCII_DTOSTR_BUF_SIZE];
     g_ascii_formatd(num, sizeof num, "%.9g", r->makespan_s);
-    g_string_append(s, num);
-    g_string_append(s, ",\"memories\":{");
+    put_str(s, num);
+    put_lit(s, ",\"memories\":{");
     for (guint i = 0; r->memories && i < r->memories->len; i++) {
         const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
         if (i)
-            g_string_append_c(s, ',');
+            put_char(s, ',');
         json_string(s, m->name);
         g_string_append_printf(s, ":{\"capacity_bytes\":%" G_GUINT64_FORMAT ",\"kind\":", m->capacity_bytes);
         json_string(s, m->kind);
-        g_string_append(s, "}");
+        put_lit(s, "}");
     }
-    g_string_append(s, "}}}\n");
+    put_lit(s, "}}}\n");
 }
 
 bool strata_timeline_finish(strata_timeline *tl)
