@@ -24,6 +24,7 @@
  */
 #include "engine/engine_internal.h"
 #include "core/error.h"
+#include <string.h>
 
 struct engine_feed {
     const strata_hw *hw;
@@ -36,6 +37,7 @@ struct engine_feed {
     bool eof;
     bool keep_labels;
     engine_op *spare;          /* released ops, reused by make_op */
+    engine_buffer *spare_buffers; /* forgotten buffers, reused by new_buffer */
 };
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
@@ -159,15 +161,45 @@ static void buffer_free(engine_buffer *b)
     g_free(b);
 }
 
+/* Copies name into storage of *cap bytes, grown when too small. */
+static char *keep_name(char *storage, size_t *cap, const char *name)
+{
+    size_t len = strlen(name) + 1;
+    if (len > *cap) {
+        *cap = MAX(len, 32);
+        storage = g_realloc(storage, *cap);
+    }
+    memcpy(storage, name, len);
+    return storage;
+}
+
+/* A buffer for an alloc: a forgotten one when there is one (with its name's
+ * storage), so that a run allocates nothing per alloc in steady state. */
+static engine_buffer *new_buffer(engine_feed *f, const char *name)
+{
+    engine_buffer *b = f->spare_buffers;
+    char *storage = NULL;
+    size_t cap = 0;
+    if (b) {
+        f->spare_buffers = b->next_spare;
+        storage = b->name;
+        cap = b->name_cap;
+    } else {
+        b = g_new(engine_buffer, 1);
+    }
+    storage = keep_name(storage, &cap, name);
+    *b = (engine_buffer){.name = storage, .name_cap = cap};
+    return b;
+}
+
 static void op_free(engine_op *op)
 {
-    g_free(op->label);
+    g_free(op->label_buf);
     g_free(op);
 }
 
 void engine_feed_release(engine_feed *f, engine_op *op)
 {
-    g_free(op->label);
     op->label = NULL;
     op->next = f->spare;
     f->spare = op;
@@ -194,6 +226,11 @@ void engine_feed_free(engine_feed *f)
         engine_op *next = f->spare->next;
         op_free(f->spare);
         f->spare = next;
+    }
+    while (f->spare_buffers) {
+        engine_buffer *next = f->spare_buffers->next_spare;
+        buffer_free(f->spare_buffers);
+        f->spare_buffers = next;
     }
     GHashTableIter it;
     gpointer value;
@@ -238,7 +275,8 @@ void engine_feed_forget(engine_feed *f, uint64_t id)
     engine_buffer *b = g_hash_table_lookup(f->buffers, ID_KEY(id));
     if (b) {
         g_hash_table_remove(f->buffers, ID_KEY(id));
-        buffer_free(b);
+        b->next_spare = f->spare_buffers;
+        f->spare_buffers = b;
     }
 }
 
@@ -262,14 +300,16 @@ static engine_op *make_op(engine_feed *f, const strata_bound_op *op)
     if (e)
         f->spare = e->next;
     else
-        e = g_new(engine_op, 1);
+        e = g_new0(engine_op, 1);
     e->bound = *op;
     e->bound.op = NULL; /* not kept: valid only until the next read */
     e->bound.ins = e->bound.outs = NULL;
-    e->label = f->keep_labels ? g_strdup(op->op->name) : NULL;
+    e->label = NULL;
+    if (f->keep_labels && op->op->name)
+        e->label = e->label_buf = keep_name(e->label_buf, &e->label_cap, op->op->name);
     e->next = NULL;
     if (op->kind == STRATA_OP_ALLOC) {
-        engine_buffer *b = g_new0(engine_buffer, 1);
+        engine_buffer *b = new_buffer(f, op->op->name);
         b->id = op->buf;
         b->size = op->bytes;
         b->memory = op->memory;
@@ -279,7 +319,6 @@ static engine_op *make_op(engine_feed *f, const strata_bound_op *op)
             b->rows = op->op->shape[0];
             b->cols = op->op->shape[1];
         }
-        b->name = g_strdup(op->op->name);
         g_hash_table_insert(f->buffers, ID_KEY(b->id), b);
     } else if (op->kind == STRATA_OP_COMPUTE && op->unit != STRATA_BIND_NONE && op->n_ins >= 2) {
         e->bound.flops *= tile_waste(strata_hw_compute(f->hw, op->unit)->tile, engine_feed_buffer(f, op->ins[0]),

@@ -37,7 +37,9 @@ typedef struct engine_buffer {
     strata_tag tag;
     uint64_t rows, cols; /* a 2-D shape (0 x 0 when none): for tiled units */
     bool placed;       /* the allocator gave it an address */
-    char *name;
+    char *name;        /* owned, name_cap bytes: kept when the buffer is recycled */
+    size_t name_cap;
+    struct engine_buffer *next_spare;
 } engine_buffer;
 
 typedef struct engine_memory {
@@ -81,7 +83,9 @@ void engine_memory_fill_result(const engine_memory *m, strata_memory_result *out
  * until the next read, cleared) and, for spans, its label. */
 typedef struct engine_op {
     strata_bound_op bound; /* bound.op, bound.ins, bound.outs are NULL */
-    char *label;           /* buffer, event or compute label; NULL unless labels are kept */
+    char *label;           /* buffer, event or compute label (label_buf); NULL unless labels are kept */
+    char *label_buf;       /* owned storage of label, kept when the op is recycled */
+    size_t label_cap;
     struct engine_op *next;
 } engine_op;
 

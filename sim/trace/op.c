@@ -75,10 +75,12 @@ const char *strata_algo_name(strata_algo algo)
 }
 
 /* Index of `name` in names[from..count), or -1. */
+/* The first byte is compared before the rest: the reader looks up a kind
+ * (and often a tag and a dtype) on every line. */
 static int name_index(const char *const *names, unsigned from, unsigned count, const char *name)
 {
     for (unsigned i = from; i < count; i++)
-        if (strcmp(names[i], name) == 0)
+        if (names[i][0] == name[0] && strcmp(names[i], name) == 0)
             return (int)i;
     return -1;
 }

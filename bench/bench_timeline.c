@@ -1,0 +1,113 @@
+/*
+ * bench_timeline.c: the cost of `strata run --timeline` against the same
+ * run without it (target: at most 1.3x its CPU time), and its memory.
+ *
+ * 1. `strata gen transformer layers=L` (default 10000: 1.35M ops) into a
+ *    temporary trace.
+ * 2. REPS times (default 3), in turn: `strata run` on it (h100 with a
+ *    100 TB hbm, so it runs to the end), the same with `--timeline t.json`,
+ *    and with `--timeline t.json.gz`; each a child process, its CPU time
+ *    (user + system) and peak RSS from wait4().
+ * 3. Prints, with the median of the per-repetition ratios and their range:
+ *      RESULT name=timeline_run    value=TL_S baseline=RUN_S ratio=R target=1.3 unit=s
+ *      RESULT name=timeline_gz_run value=GZ_S baseline=RUN_S ratio=R target=- unit=s
+ *      RESULT name=timeline_rss    value=TL_MIB baseline=RUN_MIB ratio=R target=100 unit=MiB target_of=value
+ *    (the timeline is written while the run goes: its memory is the run's
+ *    plus a bounded amount, whatever the length of the trace).
+ *
+ * Usage: bench_timeline [LAYERS [REPS]]
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "child_run.h"
+
+enum { MAX_REPS = 15 };
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const double *v, int n)
+{
+    double s[MAX_REPS];
+    for (int i = 0; i < n; i++)
+        s[i] = v[i];
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+}
+
+static void result(const char *name, const double *value, const double *base, int n, const char *target,
+                   const char *unit, const char *extra)
+{
+    double ratios[MAX_REPS], lo = 0, hi = 0;
+    for (int i = 0; i < n; i++) {
+        ratios[i] = value[i] / base[i];
+        lo = i ? MIN(lo, ratios[i]) : ratios[i];
+        hi = i ? MAX(hi, ratios[i]) : ratios[i];
+    }
+    printf("RESULT name=%s value=%.3f baseline=%.3f ratio=%.3f target=%s unit=%s ratio_min=%.3f ratio_max=%.3f "
+           "reps=%d%s\n",
+           name, median(value, n), median(base, n), median(ratios, n), target, unit, lo, hi, n, extra);
+}
+
+int main(int argc, char **argv)
+{
+    long layers = argc > 1 ? strtol(argv[1], NULL, 10) : 10000;
+    int reps = argc > 2 ? atoi(argv[2]) : 3;
+    reps = CLAMP(reps, 1, MAX_REPS);
+    char *dir = g_path_get_dirname(argv[0]);
+    char *strata = g_build_filename(dir, "strata", NULL);
+    char *hw = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "h100.ini", NULL);
+    char *tmp = g_dir_make_tmp("bench-timeline-XXXXXX", NULL);
+    char *trace = g_build_filename(tmp, "t.trace", NULL);
+    char *json = g_build_filename(tmp, "t.json", NULL);
+    char *gz = g_build_filename(tmp, "t.json.gz", NULL);
+    char *layers_arg = g_strdup_printf("layers=%ld", layers);
+    const char *gen[] = {strata, "gen", "transformer", layers_arg, "-o", trace, NULL};
+    child_usage u;
+    if (!tmp || !child_run(gen, 0, &u))
+        return 1;
+    printf("bench_timeline: strata gen transformer %s: %.2f s CPU, %.1f MiB RSS\n", layers_arg, u.cpu_s, u.rss_mib);
+    const char *run[] = {strata, "run", "--hw", hw, "--set", "memory.hbm.capacity=100TB", "--trace", trace, "-q",
+                         NULL, NULL};
+    double cpu[3][MAX_REPS], rss[3][MAX_REPS];
+    const char *const outs[3] = {NULL, json, gz};
+    for (int r = 0; r < reps; r++) {
+        for (int k = 0; k < 3; k++) {
+            char *opt = outs[k] ? g_strdup_printf("--timeline=%s", outs[k]) : NULL;
+            run[9] = opt;
+            bool ok = child_run(run, 0, &u);
+            g_free(opt);
+            if (!ok)
+                return 1;
+            cpu[k][r] = u.cpu_s;
+            rss[k][r] = u.rss_mib;
+            GStatBuf st;
+            printf("rep %d %-9s %.3f s CPU %.3f s wall %.1f MiB RSS%s", r + 1,
+                   k == 0 ? "run" : k == 1 ? "timeline" : "gz", u.cpu_s, u.wall_s, u.rss_mib, outs[k] ? "" : "\n");
+            if (outs[k] && g_stat(outs[k], &st) == 0)
+                printf(", %.1f MB written\n", (double)st.st_size / 1e6);
+        }
+    }
+    result("timeline_run", cpu[1], cpu[0], reps, "1.3", "s", "");
+    result("timeline_gz_run", cpu[2], cpu[0], reps, "-", "s", "");
+    result("timeline_rss", rss[1], rss[0], reps, "100", "MiB", " target_of=value");
+    g_remove(trace);
+    g_remove(json);
+    g_remove(gz);
+    g_rmdir(tmp);
+    g_free(layers_arg);
+    g_free(gz);
+    g_free(json);
+    g_free(trace);
+    g_free(tmp);
+    g_free(hw);
+    g_free(strata);
+    g_free(dir);
+    return 0;
+}
