@@ -42,37 +42,22 @@
 #include <glib/gstdio.h>
 
 #include "core/outfile.h"
+#include "child_run.h"
 #include "import/torch.h"
 #include "trace/writer.h"
 
 static double now_s(void) { return (double)g_get_monotonic_time() / 1e6; }
 
 /* Runs argv (searched in PATH) with standard output to /dev/null: its wall
- * time and peak RSS in MiB (wait4's ru_maxrss). False unless it exits 0. */
+ * time and peak RSS in MiB. False unless it exits 0. */
 static bool run_child(const char *const *argv, double *seconds, double *rss_mib)
 {
-    fflush(stdout);
-    double t0 = now_s();
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (!freopen("/dev/null", "w", stdout))
-            _exit(127);
-        execvp(argv[0], (char *const *)argv);
-        _exit(127);
-    }
-    int ws = 0;
-    struct rusage ru;
-    if (pid < 0 || wait4(pid, &ws, 0, &ru) < 0)
-        return false;
-    *seconds = now_s() - t0;
+    child_usage u = {0};
+    bool ok = child_run(argv, 0, &u);
+    *seconds = u.wall_s;
     if (rss_mib)
-        *rss_mib = (double)ru.ru_maxrss / 1024.0; /* KiB on Linux */
-    if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0) {
-        fprintf(stderr, "bench_import: %s exited with status %d\n", argv[0],
-                WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);
-        return false;
-    }
-    return true;
+        *rss_mib = u.rss_mib;
+    return ok;
 }
 
 static double file_mib(const char *path)

@@ -18,7 +18,7 @@ bool child_run(const char *const *argv, int ok_status, child_usage *out)
     if (pid == 0) {
         if (!freopen("/dev/null", "w", stdout))
             _exit(127);
-        execv(argv[0], (char *const *)argv);
+        execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
     int ws = 0;

@@ -15,7 +15,7 @@ typedef struct child_usage {
     int status;       /* exit status, -1 when killed */
 } child_usage;
 
-/* Runs argv[0] (a path) with argv, standard output to /dev/null; false when
+/* Runs argv[0] (a path, or a name searched in PATH) with argv, standard output to /dev/null; false when
  * it could not start or exited with a status other than 0 or `ok_status`. */
 bool child_run(const char *const *argv, int ok_status, child_usage *out);
 
