@@ -267,6 +267,8 @@ START_TEST(bad_input)
               NULL);
     pod_fails("65537", "ring", "", "bad.ini:3:", "from 1 to 65536");
     pod_fails("eight", "ring", "", "bad.ini:3:", "a whole number");
+    /* every pair of 65536 devices: 2^31 links */
+    pod_fails("65536", "full", "", "bad.ini:3: [hardware] devices: 65536 devices make", "at most 4194304");
     pod_fails("16", "ring", "[interconnect ici2]\ntopology = switch\nbandwidth = 1GB/s\n",
               "bad.ini:18: [interconnect ici2] a second interconnect between devices", NULL);
     /* a network between hosts must join the memory PCIe lands in */

@@ -22,6 +22,7 @@
 
 #define MAX_DEVICES 65536u
 #define MAX_LINKS_PER_CHIP 64u
+#define MAX_INSTANCES (1u << 22) /* memories, units and links after instantiation */
 
 typedef enum { TOPO_RING, TOPO_TORUS2D, TOPO_TORUS3D, TOPO_SWITCH, TOPO_FULL } topology;
 static const char *const topology_names[] = {"ring", "torus2d", "torus3d", "switch", "full"};
@@ -368,6 +369,22 @@ static void build_sites(strata_hw *hw, interconnect *const ics[2], const uint32_
     hw_route_memo_init(hw);
 }
 
+/* The instances the model will hold: an upper bound (links of a torus
+ * counted as three per site). */
+static uint64_t instance_count(const strata_hw *hw, interconnect *const ics[2])
+{
+    uint64_t n = (uint64_t)hw->devices * hw->tunits->len;
+    for (guint t = 0; t < hw->tmems->len; t++)
+        n += hw_per_device(g_array_index(hw->tmems, strata_memory_spec, t).kind) ? hw->devices : hw->hosts;
+    n += (uint64_t)hw->devices * hw->tlinks->len;
+    for (int level = 0; level < 2; level++) {
+        uint64_t sites = level ? hw->hosts : hw->devices;
+        if (ics[level])
+            n += ics[level]->topo == TOPO_FULL ? sites * (sites - 1) / 2 : 3 * sites;
+    }
+    return n;
+}
+
 bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsize n_groups, GError **err)
 {
     if (!get_count(ctx, "hardware", "devices", 1, MAX_DEVICES, 1, &hw->devices, err) ||
@@ -384,6 +401,13 @@ bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsiz
         return false;
     if (hw->devices == 1)
         return true;
+    uint64_t instances = instance_count(hw, ics);
+    if (instances > MAX_INSTANCES) {
+        hw_fail(ctx, err, "hardware", "devices", "%u devices make %" G_GUINT64_FORMAT " memories, units and links "
+                "(a model holds at most %u): expected fewer devices, templates or a sparser interconnect",
+                hw->devices, instances, MAX_INSTANCES);
+        return false;
+    }
     uint32_t gateway[2] = {STRATA_HW_NO_MEMORY, STRATA_HW_NO_MEMORY}, cross = STRATA_HW_NO_MEMORY;
     instantiate_memories(hw);
     if (!instantiate_links(ctx, hw, gateway, &cross, err) || !instantiate_units(ctx, hw, err))
