@@ -62,6 +62,9 @@ typedef struct offline_search {
     uint64_t *min_offset, *offset, *solution;
     bool *placed;
     uint64_t *sec_floor, *sec_total;
+    /* per section, an unplaced buffer last seen at or below the section's
+     * floor or slack (a hint, checked before use: it spares the scan) */
+    uint32_t *witness;
     uint32_t *cuts;                    /* unplaced buffers crossing boundary q|q+1 */
     int64_t nodes_left;
     uint32_t *rank;
@@ -221,6 +224,9 @@ static bool offline_place_buf(offline_search *s, uint32_t b, uint64_t off)
         uint64_t enough = s->sec_floor[q] > slack ? s->sec_floor[q] : slack;
         if (top <= enough)
             continue;
+        uint32_t w = s->witness[q];
+        if (w != UINT32_MAX && !s->placed[w] && s->min_offset[w] <= enough)
+            continue; /* the scan would stop at a buffer this low: no floor to raise */
         uint64_t low = UINT64_MAX;
         bool exact = true;
         for (uint32_t e = s->sec_start[q]; e < s->sec_start[q + 1]; e++) {
@@ -229,6 +235,7 @@ static bool offline_place_buf(offline_search *s, uint32_t b, uint64_t off)
                 low = s->min_offset[v];
                 if (low <= enough) {
                     exact = false;
+                    s->witness[q] = v;
                     break;
                 }
             }
@@ -640,6 +647,8 @@ static int offline_try_target(const offline_buf *bufs, const offline_problem *p,
     s.sec_floor = g_new0(uint64_t, ns ? ns : 1);
     s.sec_total = g_new0(uint64_t, ns ? ns : 1);
     s.cuts = g_new0(uint32_t, ns ? ns : 1);
+    s.witness = g_new(uint32_t, ns ? ns : 1);
+    memset(s.witness, 0xff, (ns ? ns : 1) * sizeof *s.witness);
     offline_part all = {.bufs = g_new(uint32_t, n ? n : 1), .n = n, .lo = 0, .hi = (uint32_t)ns};
     for (size_t i = 0; i < n; i++)
         all.bufs[i] = (uint32_t)i;
@@ -691,6 +700,7 @@ static int offline_try_target(const offline_buf *bufs, const offline_problem *p,
     g_free(s.sec_floor);
     g_free(s.sec_total);
     g_free(s.cuts);
+    g_free(s.witness);
     g_free(s.cand);
     g_free(s.undo);
     g_free(s.cutpts);
