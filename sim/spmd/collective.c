@@ -1,0 +1,323 @@
+/*
+ * collective.c: the step schedules of the collective algorithms (contract
+ * in collective.h).
+ *
+ * Ring and torus share one machinery: a group laid out as dims (dimensions
+ * of size 1 dropped; ring flattens the group to one dimension) and, per
+ * rank, the segment of the buffer it works on at each level: level 0 is
+ * the whole buffer; level k+1 is the chunk of level k that the rank's
+ * position along dimension k owns. A reduce-scatter along dimension k
+ * leaves every rank with its level k+1 chunk reduced over the dimension;
+ * an all-gather along k, from level k+1 chunks, rebuilds level k. Along a
+ * dimension of size d the ring takes d-1 rounds; at round s the rank at
+ * position p receives from position p-1 (p+1 when the direction is -1):
+ * in a reduce-scatter chunk (p-s-2) mod d, in an all-gather chunk
+ * (p-s-1) mod d, so that position p finishes owning chunk p.
+ *
+ * Invariants: steps are appended in round order; no step has 0 bytes;
+ * chunk i of a segment of L bytes over d is [L*i/d, L*(i+1)/d).
+ */
+#include "spmd/collective.h"
+#include <string.h>
+
+typedef struct sched {
+    GArray *steps;
+    uint32_t n;                            /* ranks */
+    uint32_t m;                            /* dims, all > 1 */
+    uint32_t dims[STRATA_COLL_MAX_DIMS];
+    uint32_t stride[STRATA_COLL_MAX_DIMS];
+    strata_op_kind kind;
+} sched;
+
+static uint64_t chunk_off(uint64_t len, uint32_t d, uint32_t i)
+{
+    return (uint64_t)((unsigned __int128)len * i / d);
+}
+
+static uint32_t coord(const sched *s, uint32_t rank, uint32_t k) { return rank / s->stride[k] % s->dims[k]; }
+
+/* The rank's position along dimension k in the ring of direction dir. */
+static uint32_t position(const sched *s, uint32_t rank, uint32_t k, int dir)
+{
+    uint32_t c = coord(s, rank, k);
+    return dir > 0 ? c : (s->dims[k] - c) % s->dims[k];
+}
+
+/* The rank at position p - 1 of rank's ring along k. */
+static uint32_t previous(const sched *s, uint32_t rank, uint32_t k, int dir)
+{
+    uint32_t d = s->dims[k], c = coord(s, rank, k);
+    uint32_t nc = dir > 0 ? (c + d - 1) % d : (c + 1) % d;
+    return rank - c * s->stride[k] + nc * s->stride[k];
+}
+
+static void add(sched *s, const strata_coll_step *st)
+{
+    if (st->bytes > 0)
+        g_array_append_val(s->steps, *st);
+}
+
+/* Per-rank segment at each level 0..m, for a buffer segment [base, base+len). */
+typedef struct levels {
+    uint64_t *base; /* (m + 1) x n */
+    uint64_t *len;
+} levels;
+
+static levels levels_new(const sched *s, uint64_t base, uint64_t len, int dir)
+{
+    levels l = {g_new(uint64_t, (size_t)(s->m + 1) * s->n), g_new(uint64_t, (size_t)(s->m + 1) * s->n)};
+    for (uint32_t r = 0; r < s->n; r++) {
+        l.base[r] = base;
+        l.len[r] = len;
+        for (uint32_t k = 0; k < s->m; k++) {
+            size_t at = (size_t)k * s->n + r, next = at + s->n;
+            uint32_t p = position(s, r, k, dir);
+            l.base[next] = l.base[at] + chunk_off(l.len[at], s->dims[k], p);
+            l.len[next] = chunk_off(l.len[at], s->dims[k], p + 1) - chunk_off(l.len[at], s->dims[k], p);
+        }
+    }
+    return l;
+}
+
+static void levels_free(levels *l)
+{
+    g_free(l->base);
+    g_free(l->len);
+}
+
+/* Reduce-scatter along dimension k from level k to k+1; `final`: the last
+ * round writes OUT (reduce-scatter's last dimension). */
+static void ring_rs(sched *s, const levels *l, uint32_t k, int dir, uint32_t lane, uint32_t round0, bool final)
+{
+    uint32_t d = s->dims[k];
+    for (uint32_t step = 0; step + 1 < d; step++) {
+        for (uint32_t q = 0; q < s->n; q++) {
+            size_t at = (size_t)k * s->n + q;
+            uint32_t p = position(s, q, k, dir);
+            uint32_t i = (p + 2 * d - step - 2) % d;
+            uint64_t off = l->base[at] + chunk_off(l->len[at], d, i);
+            uint64_t bytes = l->base[at] + chunk_off(l->len[at], d, i + 1) - off;
+            bool last = final && step + 2 == d;
+            strata_coll_step st = {.round = round0 + step, .lane = lane, .src = previous(s, q, k, dir), .dst = q,
+                                   .src_buf = STRATA_COLL_IN, .src_off = off, .bytes = bytes, .reduce = true,
+                                   .dst_buf = last ? STRATA_COLL_OUT : STRATA_COLL_IN, .dst_off = last ? 0 : off,
+                                   .own_buf = STRATA_COLL_IN, .own_off = off};
+            add(s, &st);
+        }
+    }
+}
+
+/* All-gather along dimension k from level k+1 to k; `first`: the sources
+ * of round 0 are IN (all-gather's first dimension), which each rank also
+ * copies into its own chunk of OUT. Buffers: OUT (all-reduce: IN). */
+static void ring_ag(sched *s, const levels *l, uint32_t k, int dir, uint32_t lane, uint32_t round0, bool first)
+{
+    uint32_t d = s->dims[k];
+    strata_coll_buf buf = s->kind == STRATA_OP_ALL_REDUCE ? STRATA_COLL_IN : STRATA_COLL_OUT;
+    for (uint32_t step = 0; step + 1 < d; step++) {
+        for (uint32_t q = 0; q < s->n; q++) {
+            size_t at = (size_t)k * s->n + q;
+            uint32_t p = position(s, q, k, dir);
+            uint32_t i = (p + 2 * d - step - 1) % d;
+            uint64_t off = l->base[at] + chunk_off(l->len[at], d, i);
+            uint64_t bytes = l->base[at] + chunk_off(l->len[at], d, i + 1) - off;
+            bool from_in = first && step == 0;
+            strata_coll_step st = {.round = round0 + step, .lane = lane, .src = previous(s, q, k, dir), .dst = q,
+                                   .src_buf = from_in ? STRATA_COLL_IN : buf, .src_off = from_in ? 0 : off,
+                                   .dst_buf = buf, .dst_off = off, .bytes = bytes};
+            add(s, &st);
+            if (from_in) {
+                size_t own = (size_t)(k + 1) * s->n + q;
+                strata_coll_step local = {.round = round0, .lane = lane + 1, .src = q, .dst = q,
+                                          .src_buf = STRATA_COLL_IN, .dst_buf = STRATA_COLL_OUT,
+                                          .dst_off = l->base[own], .bytes = l->len[own]};
+                add(s, &local);
+            }
+        }
+    }
+}
+
+/* Reduce-scatter over dims 0..m-1 then all-gather back, on [base,
+ * base+len) in direction dir on `lane`, from round0; returns the rounds. */
+static uint32_t torus(sched *s, uint64_t base, uint64_t len, int dir, uint32_t lane, uint32_t round0, bool rs,
+                      bool ag)
+{
+    levels l = levels_new(s, base, len, dir);
+    uint32_t round = round0;
+    for (uint32_t k = 0; rs && k < s->m; k++) {
+        ring_rs(s, &l, k, dir, lane, round, s->kind == STRATA_OP_REDUCE_SCATTER && k + 1 == s->m);
+        round += s->dims[k] - 1;
+    }
+    for (uint32_t k = s->m; ag && k-- > 0;) {
+        ring_ag(s, &l, k, dir, lane, round, s->kind == STRATA_OP_ALL_GATHER && k + 1 == s->m);
+        round += s->dims[k] - 1;
+    }
+    levels_free(&l);
+    return round - round0;
+}
+
+/* Binomial tree: reduce into rank 0 (round j: ranks r with r mod 2^(j+1) =
+ * 2^j send to r - 2^j), then broadcast back down the same edges. */
+static uint32_t tree(sched *s, uint64_t bytes)
+{
+    uint32_t levels = 0;
+    while ((1ull << levels) < s->n)
+        levels++;
+    for (uint32_t j = 0; j < levels; j++) {
+        uint32_t half = 1u << j;
+        for (uint32_t r = half; r < s->n; r += 2 * half) {
+            strata_coll_step up = {.round = j, .src = r, .dst = r - half, .bytes = bytes, .reduce = true};
+            add(s, &up);
+        }
+    }
+    for (uint32_t j = levels; j-- > 0;) {
+        uint32_t half = 1u << j;
+        for (uint32_t r = half; r < s->n; r += 2 * half) {
+            strata_coll_step down = {.round = 2 * levels - 1 - j, .src = r - half, .dst = r, .bytes = bytes};
+            add(s, &down);
+        }
+    }
+    return 2 * levels;
+}
+
+/* Every pair at once: lane (q - r) mod n carries rank r's data to rank q. */
+static uint32_t direct(sched *s, uint64_t in_bytes, int32_t shift)
+{
+    uint32_t n = s->n;
+    switch (s->kind) {
+    case STRATA_OP_ALL_REDUCE:
+        for (uint32_t phase = 0; phase < 2; phase++)
+            for (uint32_t q = 0; q < n; q++)
+                for (uint32_t r = 0; r < n; r++) {
+                    uint32_t owner = phase == 0 ? q : r; /* the chunk reduced at its owner, then sent out */
+                    uint64_t off = chunk_off(in_bytes, n, owner);
+                    strata_coll_step st = {.round = phase, .lane = (q + n - r) % n, .src = r, .dst = q,
+                                           .src_off = off, .dst_off = off, .own_off = off, .reduce = phase == 0,
+                                           .bytes = chunk_off(in_bytes, n, owner + 1) - off};
+                    if (r != q)
+                        add(s, &st);
+                }
+        return 2;
+    case STRATA_OP_COLLECTIVE_PERMUTE:
+        for (uint32_t r = 0; r < n; r++) {
+            int64_t to = ((int64_t)r + shift) % (int64_t)n;
+            strata_coll_step st = {.src = r, .dst = (uint32_t)(to < 0 ? to + n : to), .src_buf = STRATA_COLL_IN,
+                                   .dst_buf = STRATA_COLL_OUT, .bytes = in_bytes};
+            add(s, &st);
+        }
+        return 1;
+    default: {
+        /* all-gather: IN of r to chunk r of OUT; all-to-all: chunk q of r's
+         * IN to chunk r of q's OUT; reduce-scatter: chunk q of IN to q,
+         * summed into OUT after q's own chunk is copied there (round 0). */
+        bool rs = s->kind == STRATA_OP_REDUCE_SCATTER;
+        uint64_t c = s->kind == STRATA_OP_ALL_GATHER ? in_bytes : in_bytes / n;
+        for (uint32_t q = 0; q < n; q++)
+            for (uint32_t r = 0; r < n; r++) {
+                bool ag = s->kind == STRATA_OP_ALL_GATHER;
+                strata_coll_step st = {.round = rs && r != q ? 1 : 0, .lane = (q + n - r) % n, .src = r, .dst = q,
+                                       .src_buf = STRATA_COLL_IN, .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT,
+                                       .src_off = ag ? 0 : (uint64_t)q * c, .dst_off = rs ? 0 : (uint64_t)r * c,
+                                       .bytes = c, .reduce = rs && r != q};
+                add(s, &st);
+            }
+        return rs ? 2 : 1;
+    }
+    }
+}
+
+bool strata_coll_supports(strata_op_kind kind, strata_algo algo)
+{
+    switch (algo) {
+    case STRATA_ALGO_RING:
+    case STRATA_ALGO_TORUS:
+        return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
+    case STRATA_ALGO_BIDIR_RING:
+    case STRATA_ALGO_TREE:
+        return kind == STRATA_OP_ALL_REDUCE;
+    case STRATA_ALGO_DIRECT:
+        return strata_op_kind_is_collective(kind);
+    default:
+        return false;
+    }
+}
+
+char *strata_coll_algos_of(strata_op_kind kind)
+{
+    GString *s = g_string_new(NULL);
+    for (unsigned a = 1; a < STRATA_ALGO__COUNT; a++)
+        if (strata_coll_supports(kind, (strata_algo)a))
+            g_string_append_printf(s, "%s%s", s->len ? ", " : "", strata_algo_name((strata_algo)a));
+    return g_string_free(s, FALSE);
+}
+
+uint32_t strata_coll_ranks(const strata_coll_shape *shape)
+{
+    uint32_t n = 1;
+    for (uint32_t k = 0; k < shape->n_dims; k++)
+        n *= shape->dims[k];
+    return n;
+}
+
+/* Stable sort of steps[from..] by round (a counting sort: rounds < n_rounds). */
+static void sort_rounds(GArray *steps, guint from, uint32_t n_rounds)
+{
+    guint n = steps->len - from;
+    strata_coll_step *v = &g_array_index(steps, strata_coll_step, from);
+    guint *start = g_new0(guint, n_rounds + 1);
+    for (guint i = 0; i < n; i++)
+        start[v[i].round + 1]++;
+    for (uint32_t r = 0; r < n_rounds; r++)
+        start[r + 1] += start[r];
+    strata_coll_step *sorted = g_new(strata_coll_step, n ? n : 1);
+    for (guint i = 0; i < n; i++)
+        sorted[start[v[i].round]++] = v[i];
+    memcpy(v, sorted, n * sizeof *v);
+    g_free(sorted);
+    g_free(start);
+}
+
+static uint32_t schedule(const strata_coll_shape *shape, GArray *steps)
+{
+    sched s = {.steps = steps, .n = strata_coll_ranks(shape), .kind = shape->kind};
+    bool flatten = shape->algo != STRATA_ALGO_TORUS;
+    for (uint32_t k = 0; k < shape->n_dims; k++)
+        if (!flatten && shape->dims[k] > 1)
+            s.dims[s.m++] = shape->dims[k];
+    if (flatten && s.n > 1)
+        s.dims[s.m++] = s.n;
+    for (uint32_t k = s.m, stride = 1; k-- > 0;) {
+        s.stride[k] = stride;
+        stride *= s.dims[k];
+    }
+    uint64_t b = shape->in_bytes;
+    if (s.n == 1) { /* a group of one: OUT = IN */
+        strata_coll_step st = {.src_buf = STRATA_COLL_IN, .dst_buf = STRATA_COLL_OUT, .bytes = b};
+        if (shape->kind != STRATA_OP_ALL_REDUCE)
+            add(&s, &st);
+        return shape->kind != STRATA_OP_ALL_REDUCE;
+    }
+    switch (shape->algo) {
+    case STRATA_ALGO_TREE: return tree(&s, b);
+    case STRATA_ALGO_DIRECT: return direct(&s, b, shape->shift);
+    case STRATA_ALGO_BIDIR_RING: {
+        uint32_t rounds = torus(&s, 0, b / 2, 1, 0, 0, true, true);
+        torus(&s, b / 2, b - b / 2, -1, 1, 0, true, true);
+        return rounds;
+    }
+    default: {
+        bool ag = shape->kind == STRATA_OP_ALL_GATHER;
+        uint64_t len = ag ? b * s.n : b;
+        return torus(&s, 0, len, 1, 0, 0, shape->kind != STRATA_OP_ALL_GATHER,
+                     shape->kind != STRATA_OP_REDUCE_SCATTER);
+    }
+    }
+}
+
+uint32_t strata_coll_schedule(const strata_coll_shape *shape, GArray *steps)
+{
+    guint from = steps->len;
+    uint32_t rounds = schedule(shape, steps);
+    sort_rounds(steps, from, rounds);
+    return rounds;
+}

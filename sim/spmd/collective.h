@@ -1,0 +1,72 @@
+/*
+ * collective.h: the step schedule of each collective algorithm, as a pure
+ * function of the op, the algorithm, the group's shape and the sizes.
+ *
+ * A group of n ranks is laid out as dims[0] x ... x dims[m-1] (the sizes of
+ * the mesh axes it spans, row-major: rank = coordinates row-major). Each
+ * rank holds IN and OUT (the same buffer for all-reduce). A schedule is a
+ * list of steps grouped in rounds: a step of round k starts when its source
+ * and its destination rank have finished every step of round k-1 they take
+ * part in. A step moves `bytes` from (src rank, src_buf, src_off) to the
+ * destination rank: without `reduce` it stores them at (dst_buf, dst_off);
+ * with `reduce` it stores own + received there, where own is (own_buf,
+ * own_off) of the destination rank (for all-reduce, the destination itself).
+ * Steps of one round and one destination on different lanes run
+ * concurrently; on one lane they run in order. A step whose src equals dst
+ * is a local copy through the rank's own memory.
+ *
+ * Algorithms (traces/FORMAT.md gives each schedule in words):
+ *   ring        all-reduce, all-gather, reduce-scatter
+ *   bidir-ring  all-reduce (two half-size rings in opposite directions)
+ *   tree        all-reduce (binomial reduce to rank 0, then broadcast)
+ *   direct      all-reduce, all-gather, reduce-scatter, all-to-all,
+ *               collective-permute (every pair at once)
+ *   torus       all-reduce, all-gather, reduce-scatter (a ring along each
+ *               dimension in turn: reduce-scatter dims 0..m-1, all-gather
+ *               back m-1..0; one dimension is the ring)
+ * After the schedule, every rank holds the op's result (collective.h's
+ * test replays the steps on values).
+ */
+#ifndef STRATA_SPMD_COLLECTIVE_H
+#define STRATA_SPMD_COLLECTIVE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "trace/op.h"
+
+#define STRATA_COLL_MAX_DIMS 8
+
+typedef enum { STRATA_COLL_IN = 0, STRATA_COLL_OUT = 1 } strata_coll_buf;
+
+typedef struct strata_coll_step {
+    uint32_t round;
+    uint32_t lane;
+    uint32_t src, dst; /* ranks */
+    strata_coll_buf src_buf, dst_buf, own_buf;
+    uint64_t src_off, dst_off, own_off;
+    uint64_t bytes;
+    bool reduce;
+} strata_coll_step;
+
+typedef struct strata_coll_shape {
+    strata_op_kind kind;
+    strata_algo algo;      /* not DEFAULT: the caller picks */
+    uint32_t n_dims;
+    uint32_t dims[STRATA_COLL_MAX_DIMS];
+    uint64_t in_bytes;     /* size(IN) on every rank (all-reduce: size(BUF)) */
+    int32_t shift;         /* collective-permute */
+} strata_coll_shape;
+
+/* True when `algo` implements `kind`. */
+bool strata_coll_supports(strata_op_kind kind, strata_algo algo);
+/* "ring, direct, torus": the algorithms of kind (g_free). */
+char *strata_coll_algos_of(strata_op_kind kind);
+/* Appends the steps of the schedule to `steps` (strata_coll_step), in
+ * round order; returns the number of rounds. The shape must be supported
+ * and its sizes valid (the checker's rules). */
+uint32_t strata_coll_schedule(const strata_coll_shape *shape, GArray *steps);
+/* The group size: the product of dims. */
+uint32_t strata_coll_ranks(const strata_coll_shape *shape);
+
+#endif

@@ -1,0 +1,251 @@
+/*
+ * test_collective.c: every collective schedule (spmd/collective.h) moves
+ * the right data. The steps are replayed on values: each byte of rank r's
+ * IN starts as a distinct number; a step reads its source as it stood at
+ * the start of its round and writes (or adds into) its destination. After
+ * the last round every rank must hold the op's result, and the bytes each
+ * rank sent must be what the algorithm's cost formula counts.
+ */
+#include <string.h>
+#include "testutil.h"
+#include "spmd/collective.h"
+
+typedef struct world {
+    uint32_t n;
+    uint64_t in_len, out_len;
+    int64_t *in, *out;     /* n x len: IN and OUT of every rank (all-reduce: IN only) */
+    uint64_t *sent;        /* bytes each rank sent to another rank */
+} world;
+
+static int64_t *buf_of(world *w, int64_t *base_in, int64_t *base_out, strata_coll_buf b, uint32_t rank,
+                       strata_op_kind kind)
+{
+    if (b == STRATA_COLL_IN || kind == STRATA_OP_ALL_REDUCE)
+        return base_in + (size_t)rank * w->in_len;
+    return base_out + (size_t)rank * w->out_len;
+}
+
+static uint32_t replay(const strata_coll_shape *sh, world *w)
+{
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    uint32_t rounds = strata_coll_schedule(sh, steps);
+    size_t in_sz = (size_t)w->n * w->in_len, out_sz = (size_t)w->n * w->out_len;
+    int64_t *snap_in = g_new(int64_t, in_sz ? in_sz : 1), *snap_out = g_new(int64_t, out_sz ? out_sz : 1);
+    uint32_t round = UINT32_MAX;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        ck_assert_uint_gt(st->bytes, 0);
+        ck_assert_uint_lt(st->round, rounds);
+        if (st->round != round) {
+            ck_assert(round == UINT32_MAX || st->round > round); /* round order */
+            round = st->round;
+            memcpy(snap_in, w->in, in_sz * sizeof *snap_in);
+            memcpy(snap_out, w->out, out_sz * sizeof *snap_out);
+        }
+        int64_t *src = buf_of(w, snap_in, snap_out, st->src_buf, st->src, sh->kind) + st->src_off;
+        int64_t *dst = buf_of(w, w->in, w->out, st->dst_buf, st->dst, sh->kind) + st->dst_off;
+        int64_t *own = buf_of(w, w->in, w->out, st->own_buf, st->dst, sh->kind) + st->own_off;
+        for (uint64_t b = 0; b < st->bytes; b++)
+            dst[b] = st->reduce ? own[b] + src[b] : src[b];
+        if (st->src != st->dst)
+            w->sent[st->src] += st->bytes;
+    }
+    g_free(snap_in);
+    g_free(snap_out);
+    g_array_free(steps, TRUE);
+    return rounds;
+}
+
+static int64_t init_value(uint32_t rank, uint64_t i) { return (int64_t)(rank + 1) * 1000003 + (int64_t)i * 7; }
+
+/* Runs `sh` on values and checks the result; returns the bytes rank 0 sent. */
+static uint64_t check_op(const strata_coll_shape *sh, uint32_t *rounds)
+{
+    world w = {.n = strata_coll_ranks(sh)};
+    uint32_t n = w.n;
+    w.in_len = sh->in_bytes;
+    w.out_len = sh->kind == STRATA_OP_ALL_GATHER ? sh->in_bytes * n
+              : sh->kind == STRATA_OP_REDUCE_SCATTER ? sh->in_bytes / n : sh->in_bytes;
+    w.in = g_new(int64_t, (size_t)n * w.in_len);
+    w.out = g_new(int64_t, (size_t)n * w.out_len);
+    w.sent = g_new0(uint64_t, n);
+    for (uint32_t r = 0; r < n; r++) {
+        for (uint64_t i = 0; i < w.in_len; i++)
+            w.in[(size_t)r * w.in_len + i] = init_value(r, i);
+        for (uint64_t i = 0; i < w.out_len; i++)
+            w.out[(size_t)r * w.out_len + i] = -1;
+    }
+    *rounds = replay(sh, &w);
+    uint64_t c = w.out_len / (sh->kind == STRATA_OP_ALL_GATHER ? n : 1);
+    uint64_t a2a = sh->in_bytes / n;
+    for (uint32_t r = 0; r < n; r++) {
+        for (uint64_t i = 0; i < (sh->kind == STRATA_OP_ALL_REDUCE ? w.in_len : w.out_len); i++) {
+            int64_t want = 0, got;
+            switch (sh->kind) {
+            case STRATA_OP_ALL_REDUCE:
+                for (uint32_t k = 0; k < n; k++)
+                    want += init_value(k, i);
+                got = w.in[(size_t)r * w.in_len + i];
+                break;
+            case STRATA_OP_ALL_GATHER: want = init_value((uint32_t)(i / c), i % c); break;
+            case STRATA_OP_REDUCE_SCATTER:
+                for (uint32_t k = 0; k < n; k++)
+                    want += init_value(k, (uint64_t)r * c + i);
+                break;
+            case STRATA_OP_ALL_TO_ALL: want = init_value((uint32_t)(i / a2a), (uint64_t)r * a2a + i % a2a); break;
+            default: {
+                int64_t from = (((int64_t)r - sh->shift) % (int64_t)n + n) % n;
+                want = init_value((uint32_t)from, i);
+                break;
+            }
+            }
+            if (sh->kind != STRATA_OP_ALL_REDUCE)
+                got = w.out[(size_t)r * w.out_len + i];
+            ck_assert_msg(got == want, "%s algo=%s n=%u: rank %u byte %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
+                          ", expected %" G_GINT64_FORMAT, strata_op_kind_name(sh->kind), strata_algo_name(sh->algo),
+                          n, r, i, got, want);
+        }
+    }
+    uint64_t sent0 = w.sent[0];
+    g_free(w.in);
+    g_free(w.out);
+    g_free(w.sent);
+    return sent0;
+}
+
+static strata_coll_shape shape1(strata_op_kind kind, strata_algo algo, uint32_t n, uint64_t in_bytes)
+{
+    return (strata_coll_shape){.kind = kind, .algo = algo, .n_dims = 1, .dims = {n}, .in_bytes = in_bytes};
+}
+
+START_TEST(ring_all_reduce_moves_2_n_minus_1_over_n)
+{
+    static const uint32_t ns[] = {2, 3, 4, 5, 8};
+    for (size_t i = 0; i < G_N_ELEMENTS(ns); i++) {
+        uint32_t n = ns[i], rounds;
+        uint64_t b = 40ull * n;
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_RING, n, b);
+        ck_assert_uint_eq(check_op(&sh, &rounds), 2 * (n - 1) * b / n);
+        ck_assert_uint_eq(rounds, 2 * (n - 1));
+    }
+    /* Sizes that do not divide: chunks of floor boundaries, same result. */
+    uint32_t rounds;
+    strata_coll_shape odd = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_RING, 4, 37);
+    check_op(&odd, &rounds);
+    strata_coll_shape tiny = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_RING, 8, 3);
+    check_op(&tiny, &rounds);
+}
+END_TEST
+
+START_TEST(bidir_ring_halves_each_direction)
+{
+    for (uint32_t n = 2; n <= 8; n++) {
+        uint32_t rounds;
+        uint64_t b = 24ull * n;
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_BIDIR_RING, n, b);
+        ck_assert_uint_eq(check_op(&sh, &rounds), 2 * (n - 1) * b / n);
+        ck_assert_uint_eq(rounds, 2 * (n - 1));
+    }
+}
+END_TEST
+
+START_TEST(tree_reduces_to_rank_0_and_broadcasts)
+{
+    static const uint32_t ns[] = {2, 3, 4, 7, 8, 16};
+    static const uint32_t depth[] = {1, 2, 2, 3, 3, 4};
+    for (size_t i = 0; i < G_N_ELEMENTS(ns); i++) {
+        uint32_t rounds;
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_TREE, ns[i], 16);
+        /* Rank 0 sends the whole buffer once per level (the broadcast). */
+        ck_assert_uint_eq(check_op(&sh, &rounds), 16ull * depth[i]);
+        ck_assert_uint_eq(rounds, 2 * depth[i]);
+    }
+}
+END_TEST
+
+START_TEST(torus_rings_along_each_dimension)
+{
+    static const uint32_t shapes[][3] = {{4, 4, 0}, {2, 4, 0}, {4, 2, 0}, {2, 2, 2}, {3, 1, 4}, {4, 4, 4}};
+    for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+        strata_coll_shape sh = {.kind = STRATA_OP_ALL_REDUCE, .algo = STRATA_ALGO_TORUS};
+        uint32_t n = 1, rounds, want_rounds = 0;
+        for (uint32_t k = 0; k < 3 && shapes[i][k]; k++) {
+            sh.dims[sh.n_dims++] = shapes[i][k];
+            n *= shapes[i][k];
+            want_rounds += 2 * (shapes[i][k] - 1);
+        }
+        sh.in_bytes = 8ull * n;
+        uint64_t sent = check_op(&sh, &rounds);
+        ck_assert_uint_eq(rounds, want_rounds);
+        /* 4x4: reduce-scatter rows (3 x B/4), the columns on B/4 (2 x 3 x B/16), rows back (3 x B/4). */
+        if (shapes[i][0] == 4 && shapes[i][1] == 4 && !shapes[i][2])
+            ck_assert_uint_eq(sent, 3 * sh.in_bytes / 4 * 2 + 6 * sh.in_bytes / 16);
+        for (strata_op_kind k = STRATA_OP_ALL_GATHER; k <= STRATA_OP_REDUCE_SCATTER; k++) {
+            sh.kind = k;
+            sh.in_bytes = k == STRATA_OP_ALL_GATHER ? 5 : 5ull * n;
+            /* Each rank sends (n - 1) chunks of the result's 1/n. */
+            ck_assert_uint_eq(check_op(&sh, &rounds), 5ull * (n - 1));
+        }
+    }
+}
+END_TEST
+
+START_TEST(ring_and_direct_gather_scatter_exchange)
+{
+    for (uint32_t n = 1; n <= 8; n++) {
+        uint32_t rounds;
+        for (strata_algo a = STRATA_ALGO_RING; a <= STRATA_ALGO_DIRECT; a++) {
+            if (!strata_coll_supports(STRATA_OP_ALL_GATHER, a))
+                continue;
+            strata_coll_shape ag = shape1(STRATA_OP_ALL_GATHER, a, n, 6);
+            ck_assert_uint_eq(check_op(&ag, &rounds), 6ull * (n - 1));
+            ck_assert_uint_eq(rounds, a == STRATA_ALGO_RING && n > 1 ? n - 1 : 1);
+            strata_coll_shape rs = shape1(STRATA_OP_REDUCE_SCATTER, a, n, 6ull * n);
+            ck_assert_uint_eq(check_op(&rs, &rounds), 6ull * (n - 1));
+        }
+        strata_coll_shape a2a = shape1(STRATA_OP_ALL_TO_ALL, STRATA_ALGO_DIRECT, n, 3ull * n);
+        ck_assert_uint_eq(check_op(&a2a, &rounds), 3ull * (n - 1));
+        ck_assert_uint_eq(rounds, 1);
+        strata_coll_shape ar = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_DIRECT, n, 4ull * n);
+        ck_assert_uint_eq(check_op(&ar, &rounds), n > 1 ? 2 * 4ull * (n - 1) : 0);
+        for (int32_t shift = -3; shift <= 3; shift++) {
+            if (shift == 0)
+                continue;
+            strata_coll_shape p = shape1(STRATA_OP_COLLECTIVE_PERMUTE, STRATA_ALGO_DIRECT, n, 5);
+            p.shift = shift;
+            ck_assert_uint_eq(check_op(&p, &rounds), ((shift % (int32_t)n) + n) % n ? 5 : 0);
+        }
+    }
+}
+END_TEST
+
+START_TEST(algorithms_per_op)
+{
+    char *s = strata_coll_algos_of(STRATA_OP_ALL_REDUCE);
+    ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus");
+    g_free(s);
+    s = strata_coll_algos_of(STRATA_OP_ALL_GATHER);
+    ck_assert_str_eq(s, "ring, direct, torus");
+    g_free(s);
+    s = strata_coll_algos_of(STRATA_OP_ALL_TO_ALL);
+    ck_assert_str_eq(s, "direct");
+    g_free(s);
+    ck_assert(!strata_coll_supports(STRATA_OP_ALLOC, STRATA_ALGO_DIRECT));
+}
+END_TEST
+
+static Suite *collective_suite(void)
+{
+    Suite *s = suite_create("collective");
+    TCase *tc = tcase_create("schedules");
+    tcase_add_test(tc, ring_all_reduce_moves_2_n_minus_1_over_n);
+    tcase_add_test(tc, bidir_ring_halves_each_direction);
+    tcase_add_test(tc, tree_reduces_to_rank_0_and_broadcasts);
+    tcase_add_test(tc, torus_rings_along_each_dimension);
+    tcase_add_test(tc, ring_and_direct_gather_scatter_exchange);
+    tcase_add_test(tc, algorithms_per_op);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(collective_suite()); }
