@@ -385,6 +385,7 @@ static const char *const every_attr_lines[] = {
     "copy d c bytes=3 stream=h2d at=17ns",
     "compute mm flops=68.7GFLOP in=a,b,c out=d,e donate=a time=2ms unit=mxu note=layer.3/attn",
     "compute k flops=123456789.123",
+    "compute r flops=8 in=a,b out=b bytes=3KiB unit=u",
     "compute k flops=0.1 time=0.1s",
     "compute k time=1.23456789e-7s",
     "compute k time=0",

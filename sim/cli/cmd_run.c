@@ -23,6 +23,7 @@
 #include "hw/hw.h"
 #include "policy/policy.h"
 #include "results/results.h"
+#include "spmd/spmd.h"
 #include "trace/reader.h"
 
 static const char run_description[] =
@@ -126,6 +127,8 @@ int strata_cmd_run(int argc, char **argv)
         goto done;
     if (a.policies && !(src = strata_policies_apply(src, (const char *const *)a.policies, hw, &err)))
         goto done;
+    if (strata_spmd_devices(hw) > 1)
+        src = strata_spmd_expand(src, hw);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.timeline = timeline_out ? strata_outfile_stream(timeline_out) : NULL; /* written while running */

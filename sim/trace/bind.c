@@ -279,7 +279,8 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
                            .dst_memory = STRATA_BIND_NONE, .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE,
                            .has_flops = op->has_flops, .flops = op->has_flops ? op->flops : 0.0,
                            .has_time = op->has_time, .time_s = op->time_s, .ins = refs->ins, .outs = refs->outs,
-                           .n_ins = op->n_ins, .n_outs = op->n_outs, .group_size = refs->group_size};
+                           .n_ins = op->n_ins, .n_outs = op->n_outs, .group_size = refs->group_size,
+                           .coll = op->coll};
     if (!b->allow_spmd && (strata_op_kind_is_collective(op->kind) || op->has_device))
         return fail(b, op, err, "expected an op of one device, got %s%s: collectives and device= run on a "
                     "hardware model with devices = N (the trace's mesh), through the SPMD expansion",

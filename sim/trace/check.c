@@ -264,7 +264,9 @@ static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs 
         return fail(c, op, err, "expected flops= between 0 and %g, got %g", STRATA_TRACE_MAX_FLOPS, op->flops);
     if (op->has_time && !(op->time_s >= 0 && op->time_s <= STRATA_TRACE_MAX_TIME_S))
         return fail(c, op, err, "expected time= between 0 and %gs, got %gs", STRATA_TRACE_MAX_TIME_S, op->time_s);
-    r->bytes = bytes;
+    if (op->has_bytes && op->size == 0)
+        return fail(c, op, err, "expected bytes= above 0");
+    r->bytes = op->has_bytes ? op->size : bytes;
     r->dtype = first ? first->dtype : STRATA_DTYPE_NONE;
     r->ins = (const uint64_t *)(void *)c->ins->data;
     r->outs = (const uint64_t *)(void *)c->outs->data;

@@ -32,7 +32,7 @@ typedef enum {
     STRATA_OP_ALLOC,   /* alloc BUF SIZE [MEMORY] [stream=] [tag=] [dtype=] [shape=] [addr=] */
     STRATA_OP_FREE,    /* free BUF [stream=] */
     STRATA_OP_COPY,    /* copy DST SRC [bytes=] [stream=] */
-    STRATA_OP_COMPUTE, /* compute LABEL [flops=] [in=] [out=] [time=] [unit=] [stream=] */
+    STRATA_OP_COMPUTE, /* compute LABEL [flops=] [in=] [out=] [bytes=] [time=] [unit=] [stream=] */
     STRATA_OP_RECORD,  /* record EVENT [stream=] */
     STRATA_OP_WAIT,    /* wait EVENT [stream=] */
     STRATA_OP_RELEASE, /* release [MEMORY] [stream=]: return cached memory (empty_cache) */
@@ -105,7 +105,8 @@ typedef struct strata_op {
     const char *memory;
 
     /* ALLOC: requested bytes. COPY: bytes= (0 when has_bytes is false: the
-     * whole source buffer). */
+     * whole source buffer). COMPUTE: bytes=, the bytes its operands move
+     * through the unit's memory (has_bytes false: the sizes of in= and out=). */
     uint64_t size;
     bool has_bytes;
 
@@ -140,6 +141,11 @@ typedef struct strata_op {
      * device of the mesh runs it, or the one device without a mesh). */
     bool has_device;
     uint32_t device;
+
+    /* An op the SPMD expansion made as a step of a collective: what it
+     * belongs to (spmd/spmd.h), owned by that source; NULL otherwise. Not
+     * part of the text form. */
+    const struct strata_coll_info *coll;
 
     /* Any op: at=DUR, when the captured run issued it (for comparison only). */
     bool has_at;

@@ -94,6 +94,8 @@ static void op_to_text(const strata_op *op, GString *s)
         append_list(s, "in", op->ins, op->n_ins);
         append_list(s, "out", op->outs, op->n_outs);
         append_list(s, "donate", op->donates, op->n_donates);
+        if (op->has_bytes)
+            append_size(s, "bytes", op->size);
         if (op->has_time)
             append_time(s, "time", op->time_s);
         if (op->memory)

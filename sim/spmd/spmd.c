@@ -1,0 +1,602 @@
+/*
+ * spmd.c: the SPMD expansion (contract in spmd.h).
+ *
+ * Design: each input op becomes a short list of `emit` records (plain
+ * structs: what to emit, on which device and lane, from which peer), and
+ * next() renders one record at a time into one reusable output op whose
+ * strings live in reusable GStrings, so no heap is touched per op once the
+ * buffers have grown. A plain op gives one record per device that runs it;
+ * a collective gives, per round of its schedule, every group's steps (the
+ * groups of a mesh axis run the same schedule side by side), so only one
+ * round is held at a time.
+ *
+ * Ordering of a collective, on every device d of the group and for its
+ * op stream S (lane 0) and lanes L > 0 (streams S~L):
+ *   start:  alloc the receive buffers S~tL@d (temp), record S~e@d;
+ *   round:  per step received at d on lane L from device p: wait S~e@p
+ *           (p's previous round, or its start), on L > 0 also wait S~e@d;
+ *           copy (and reduce); then every lane L > 0 that worked records
+ *           S~eL@d, lane 0 waits for it, and lane 0 records S~e@d;
+ *   end:    each sender of the last round waits for its receivers (so a
+ *           buffer is not reused while it is read); free the receive
+ *           buffers.
+ * Every wait of a round is emitted before the round's records, so a wait
+ * always names the record of the previous round (FORMAT.md: a wait waits
+ * for the latest record before it in file order).
+ */
+#include "spmd/spmd.h"
+#include <stdarg.h>
+#include <string.h>
+#include "core/error.h"
+#include "spmd/collective.h"
+#include "spmd/mesh.h"
+#include "trace/check.h"
+
+typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAIT, EM_COPY, EM_REDUCE } emit_kind;
+
+#define TMP_BUF 2u /* a step's receive buffer, besides STRATA_COLL_IN and _OUT */
+
+typedef struct emit {
+    uint8_t kind;
+    uint8_t src_buf, dst_buf, own_buf;
+    uint32_t device, lane;
+    uint32_t peer, peer_lane; /* WAIT: whose event; COPY, REDUCE: the sending device */
+    uint64_t bytes;
+} emit;
+
+typedef struct spmd {
+    strata_source *in;
+    const strata_hw *hw;
+    uint32_t devices, hosts;
+    char *memory;          /* base name of the default device memory */
+    char *unit;            /* base name of the first compute unit */
+    GHashTable *host_mems; /* base name of a host memory -> 1 when named NAME@H */
+    strata_checker *checker;
+    strata_mesh *mesh;
+    const strata_op *cur;  /* the input op being expanded (borrowed from in) */
+    strata_op_refs refs;
+    GArray *emits;
+    guint next_emit;
+    /* the collective being expanded */
+    GArray *steps;         /* strata_coll_step, by round */
+    guint step_at;
+    uint32_t rounds, round, mask, n_lanes;
+    uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
+    uint8_t *touched;      /* per device x lane: worked this round */
+    strata_coll_info *info;
+    GPtrArray *infos;      /* strata_coll_info, by index (kept across rewinds) */
+    uint32_t n_coll;
+    double bytes_per_element;
+    /* the output op and its strings */
+    strata_op out;
+    GString *s_name, *s_src, *s_memory, *s_stream;
+    GPtrArray *s_lists[3]; /* GString: in=, out=, donate= */
+    GPtrArray *lists[3];   /* char *, NULL-terminated */
+} spmd;
+
+/* ---- the model's devices --------------------------------------------- */
+
+static const char *suffix_of(const char *name)
+{
+    const char *at = strrchr(name, '@');
+    return at && at[1] >= '0' && at[1] <= '9' ? at : NULL;
+}
+
+uint32_t strata_spmd_devices(const strata_hw *hw)
+{
+    uint32_t n = 1;
+    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
+        const strata_memory_spec *m = strata_hw_memory(hw, i);
+        const char *at = suffix_of(m->name);
+        if (at && m->kind != STRATA_MEM_HOST) {
+            uint64_t d = g_ascii_strtoull(at + 1, NULL, 10);
+            if (d + 1 > n && d < UINT32_MAX)
+                n = (uint32_t)d + 1;
+        }
+    }
+    return n;
+}
+
+static char *base_name(const char *name)
+{
+    const char *at = suffix_of(name);
+    return at ? g_strndup(name, (gsize)(at - name)) : g_strdup(name);
+}
+
+static void read_model(spmd *s)
+{
+    const strata_hw *hw = s->hw;
+    s->devices = strata_spmd_devices(hw);
+    s->hosts = 1;
+    s->memory = base_name(strata_hw_memory(hw, strata_hw_default_memory(hw))->name);
+    s->unit = strata_hw_compute_count(hw) ? base_name(strata_hw_compute(hw, 0)->name) : g_strdup("compute");
+    s->host_mems = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
+        const strata_memory_spec *m = strata_hw_memory(hw, i);
+        if (m->kind != STRATA_MEM_HOST)
+            continue;
+        const char *at = suffix_of(m->name);
+        if (at) {
+            uint64_t h = g_ascii_strtoull(at + 1, NULL, 10);
+            if (h + 1 > s->hosts && h < s->devices)
+                s->hosts = (uint32_t)h + 1;
+        }
+        g_hash_table_insert(s->host_mems, base_name(m->name), GINT_TO_POINTER(at ? 1 : 2));
+    }
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static void qualify(GString *into, const char *name, uint32_t device)
+{
+    g_string_truncate(into, 0);
+    g_string_append_printf(into, "%s@%u", name, device);
+}
+
+static const char *memory_of(spmd *s, const char *name, uint32_t device)
+{
+    if (name && suffix_of(name))
+        return name;
+    const char *base = name ? name : s->memory;
+    int host = GPOINTER_TO_INT(g_hash_table_lookup(s->host_mems, base));
+    if (host == 2)
+        return base; /* one host memory for every device */
+    qualify(s->s_memory, base, host ? device / (s->devices / s->hosts) : device);
+    return s->s_memory->str;
+}
+
+static const char *unit_of(spmd *s, const char *name, uint32_t device)
+{
+    if (name && suffix_of(name))
+        return name;
+    qualify(s->s_memory, name ? name : s->unit, device);
+    return s->s_memory->str;
+}
+
+static void lane_name(GString *into, const char *stream, uint32_t lane, const char *what, uint32_t device)
+{
+    g_string_truncate(into, 0);
+    if (what || lane)
+        g_string_append_printf(into, "%s~%s%u@%u", stream, what ? what : "", lane, device);
+    else
+        g_string_append_printf(into, "%s@%u", stream, device);
+}
+
+static const char *const *qualify_list(spmd *s, int which, const char *const *names, uint32_t n, uint32_t device)
+{
+    if (n == 0)
+        return NULL;
+    GPtrArray *strs = s->s_lists[which], *ptrs = s->lists[which];
+    while (strs->len < n)
+        g_ptr_array_add(strs, g_string_new(NULL));
+    g_ptr_array_set_size(ptrs, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        GString *g = g_ptr_array_index(strs, i);
+        qualify(g, names[i], device);
+        g_ptr_array_add(ptrs, g->str);
+    }
+    g_ptr_array_add(ptrs, NULL);
+    return (const char *const *)ptrs->pdata;
+}
+
+/* ---- rendering -------------------------------------------------------- */
+
+static void render_plain(spmd *s, uint32_t d)
+{
+    const strata_op *in = s->cur;
+    strata_op *o = &s->out;
+    *o = *in;
+    o->has_device = false;
+    qualify(s->s_stream, in->stream, d);
+    o->stream = s->s_stream->str;
+    if (in->kind == STRATA_OP_COMPUTE) {
+        o->memory = unit_of(s, in->memory, d);
+        o->ins = qualify_list(s, 0, in->ins, in->n_ins, d);
+        o->outs = qualify_list(s, 1, in->outs, in->n_outs, d);
+        o->donates = qualify_list(s, 2, in->donates, in->n_donates, d);
+        return;
+    }
+    if (in->name && in->kind != STRATA_OP_RELEASE) {
+        qualify(s->s_name, in->name, d);
+        o->name = s->s_name->str;
+    }
+    if (in->src) {
+        qualify(s->s_src, in->src, d);
+        o->src = s->s_src->str;
+    }
+    if (in->kind == STRATA_OP_ALLOC || (in->kind == STRATA_OP_RELEASE && in->memory))
+        o->memory = memory_of(s, in->memory, d);
+}
+
+static void buffer_name(spmd *s, GString *into, unsigned buf, uint32_t lane, uint32_t device)
+{
+    if (buf == TMP_BUF)
+        lane_name(into, s->cur->stream, lane, "t", device);
+    else if (buf == STRATA_COLL_OUT || s->cur->kind == STRATA_OP_ALL_REDUCE)
+        qualify(into, s->cur->name, device);
+    else
+        qualify(into, s->cur->src, device);
+}
+
+static void render_step(spmd *s, const emit *e)
+{
+    strata_op *o = &s->out;
+    memset(o, 0, sizeof *o);
+    o->line = s->cur->line;
+    lane_name(s->s_stream, s->cur->stream, e->kind == EM_ALLOC_TMP || e->kind == EM_FREE_TMP ? 0 : e->lane, NULL,
+              e->device);
+    o->stream = s->s_stream->str;
+    switch ((emit_kind)e->kind) {
+    case EM_ALLOC_TMP:
+    case EM_FREE_TMP:
+        o->kind = e->kind == EM_ALLOC_TMP ? STRATA_OP_ALLOC : STRATA_OP_FREE;
+        lane_name(s->s_name, s->cur->stream, e->lane, "t", e->device);
+        o->name = s->s_name->str;
+        if (o->kind == STRATA_OP_ALLOC) {
+            o->size = e->bytes;
+            o->tag = STRATA_TAG_TEMP;
+            o->memory = memory_of(s, NULL, e->device);
+        }
+        break;
+    case EM_RECORD:
+    case EM_WAIT:
+        o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
+        lane_name(s->s_name, s->cur->stream, e->peer_lane, "e", e->peer);
+        o->name = s->s_name->str;
+        break;
+    case EM_COPY:
+        o->kind = STRATA_OP_COPY;
+        o->coll = s->info;
+        buffer_name(s, s->s_name, e->dst_buf, e->lane, e->device);
+        buffer_name(s, s->s_src, e->src_buf, e->lane, e->peer);
+        o->name = s->s_name->str;
+        o->src = s->s_src->str;
+        o->has_bytes = true;
+        o->size = e->bytes;
+        break;
+    case EM_REDUCE: {
+        o->kind = STRATA_OP_COMPUTE;
+        o->coll = s->info;
+        o->name = strata_op_kind_name(s->cur->kind);
+        GPtrArray *strs = s->s_lists[0];
+        while (strs->len < 3)
+            g_ptr_array_add(strs, g_string_new(NULL));
+        buffer_name(s, g_ptr_array_index(strs, 0), TMP_BUF, e->lane, e->device);
+        buffer_name(s, g_ptr_array_index(strs, 1), e->own_buf, e->lane, e->device);
+        buffer_name(s, g_ptr_array_index(strs, 2), e->dst_buf, e->lane, e->device);
+        GPtrArray *ins = s->lists[0], *outs = s->lists[1];
+        g_ptr_array_set_size(ins, 0);
+        g_ptr_array_set_size(outs, 0);
+        g_ptr_array_add(ins, ((GString *)g_ptr_array_index(strs, 0))->str);
+        g_ptr_array_add(ins, ((GString *)g_ptr_array_index(strs, 1))->str);
+        g_ptr_array_add(ins, NULL);
+        g_ptr_array_add(outs, ((GString *)g_ptr_array_index(strs, 2))->str);
+        g_ptr_array_add(outs, NULL);
+        o->ins = (const char *const *)ins->pdata;
+        o->n_ins = 2;
+        o->outs = (const char *const *)outs->pdata;
+        o->n_outs = 1;
+        o->has_flops = true;
+        o->flops = (double)e->bytes / s->bytes_per_element;
+        o->has_bytes = true;
+        o->size = 3 * e->bytes;
+        o->memory = unit_of(s, NULL, e->device);
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+/* ---- planning: input op -> emits --------------------------------------- */
+
+static void push(spmd *s, emit_kind kind, uint32_t device, uint32_t lane, uint32_t peer, uint32_t peer_lane)
+{
+    emit e = {.kind = (uint8_t)kind, .device = device, .lane = lane, .peer = peer, .peer_lane = peer_lane};
+    g_array_append_val(s->emits, e);
+}
+
+static G_GNUC_PRINTF(3, 4) bool fail(const spmd *s, GError **err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", strata_source_origin(s->in),
+                s->cur->line, msg);
+    g_free(msg);
+    return false;
+}
+
+/* The first device of every group: those of rank 0. */
+static bool group_leader(const spmd *s, uint32_t d) { return strata_mesh_rank(s->mesh, s->mask, d) == 0; }
+
+/* Emits of one round of the current collective, for every group. */
+static void plan_round(spmd *s)
+{
+    const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
+    guint first = s->step_at, end = first;
+    while (end < s->steps->len && steps[end].round == s->round)
+        end++;
+    memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
+    for (uint32_t g = 0; g < s->devices; g++) {
+        if (!group_leader(s, g))
+            continue;
+        for (guint i = first; i < end; i++) {
+            const strata_coll_step *st = &steps[i];
+            uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
+            uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
+            if (p != q)
+                push(s, EM_WAIT, q, st->lane, p, 0);
+            if (st->lane != 0)
+                push(s, EM_WAIT, q, st->lane, q, 0);
+            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p, .bytes = st->bytes,
+                      .src_buf = (uint8_t)st->src_buf, .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
+            g_array_append_val(s->emits, e);
+            if (st->reduce) {
+                e.kind = EM_REDUCE;
+                e.dst_buf = (uint8_t)st->dst_buf;
+                e.own_buf = (uint8_t)st->own_buf;
+                g_array_append_val(s->emits, e);
+            }
+            s->touched[(size_t)q * s->n_lanes + st->lane] = 1;
+        }
+    }
+    for (uint32_t d = 0; d < s->devices; d++) {
+        bool any = false;
+        for (uint32_t l = 0; l < s->n_lanes; l++) {
+            if (!s->touched[(size_t)d * s->n_lanes + l])
+                continue;
+            any = true;
+            if (l > 0) {
+                push(s, EM_RECORD, d, l, d, l);
+                push(s, EM_WAIT, d, 0, d, l);
+            }
+        }
+        if (any)
+            push(s, EM_RECORD, d, 0, d, 0);
+    }
+    s->step_at = end;
+    s->round++;
+    if (s->round < s->rounds)
+        return;
+    /* The end: senders of the last round wait for their receivers, then
+     * every device frees its receive buffers. */
+    for (uint32_t g = 0; g < s->devices; g++)
+        for (guint i = first; i < end && group_leader(s, g); i++) {
+            uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
+            uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
+            if (p != q)
+                push(s, EM_WAIT, p, 0, q, 0);
+        }
+    for (uint32_t d = 0; d < s->devices; d++)
+        for (uint32_t l = 0; l < s->n_lanes; l++)
+            if (s->tmp_size[l]) {
+                push(s, EM_FREE_TMP, d, l, d, l);
+            }
+}
+
+static strata_algo pick_algo(const spmd *s, const strata_op *op)
+{
+    if (op->algo != STRATA_ALGO_DEFAULT)
+        return op->algo;
+    if (op->kind == STRATA_OP_ALL_TO_ALL || op->kind == STRATA_OP_COLLECTIVE_PERMUTE)
+        return STRATA_ALGO_DIRECT;
+    (void)s;
+    return STRATA_ALGO_RING;
+}
+
+static strata_coll_info *next_info(spmd *s, const strata_op *op, strata_algo algo, uint32_t n)
+{
+    strata_coll_info *info;
+    if (s->n_coll < s->infos->len) {
+        info = g_ptr_array_index(s->infos, s->n_coll);
+    } else {
+        info = g_new0(strata_coll_info, 1);
+        info->index = s->n_coll;
+        info->axis = g_strdup(op->axis);
+        g_ptr_array_add(s->infos, info);
+    }
+    s->n_coll++;
+    info->line = op->line;
+    info->kind = op->kind;
+    info->algo = algo;
+    info->group_size = n;
+    info->bytes = s->refs.bytes;
+    return info;
+}
+
+/* Plans the start and the first round of a collective. */
+static bool plan_collective(spmd *s, const strata_op *op, GError **err)
+{
+    strata_algo algo = pick_algo(s, op);
+    if (!strata_coll_supports(op->kind, algo)) {
+        char *known = strata_coll_algos_of(op->kind);
+        fail(s, err, "expected algo= one of %s for %s, got '%s'", known, strata_op_kind_name(op->kind),
+             strata_algo_name(algo));
+        g_free(known);
+        return false;
+    }
+    if (op->has_device)
+        return fail(s, err, "expected no device= on %s (every device of the group takes part)",
+                    strata_op_kind_name(op->kind));
+    strata_mesh_axes(s->mesh, op->axis, &s->mask, NULL); /* the checker accepted it */
+    strata_coll_shape sh = {.kind = op->kind, .algo = algo, .shift = op->shift};
+    for (uint32_t a = 0; a < strata_mesh_axis_count(s->mesh); a++)
+        if (s->mask & (1u << a))
+            sh.dims[sh.n_dims++] = strata_mesh_group_size(s->mesh, 1u << a);
+    uint32_t n = strata_coll_ranks(&sh);
+    sh.in_bytes = op->kind == STRATA_OP_ALL_GATHER ? s->refs.bytes / n : s->refs.bytes;
+    g_array_set_size(s->steps, 0);
+    s->rounds = strata_coll_schedule(&sh, s->steps);
+    s->round = 0;
+    s->step_at = 0;
+    s->n_lanes = 1;
+    for (guint i = 0; i < s->steps->len; i++)
+        s->n_lanes = MAX(s->n_lanes, g_array_index(s->steps, strata_coll_step, i).lane + 1);
+    s->tmp_size = g_renew(uint64_t, s->tmp_size, s->n_lanes);
+    memset(s->tmp_size, 0, s->n_lanes * sizeof *s->tmp_size);
+    for (guint i = 0; i < s->steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+        if (st->reduce)
+            s->tmp_size[st->lane] = MAX(s->tmp_size[st->lane], st->bytes);
+    }
+    s->touched = g_renew(uint8_t, s->touched, (size_t)s->devices * s->n_lanes);
+    unsigned bits = strata_dtype_bits(s->refs.dtype);
+    s->bytes_per_element = bits ? bits / 8.0 : 4.0;
+    s->info = next_info(s, op, algo, n);
+    for (uint32_t d = 0; d < s->devices; d++) {
+        for (uint32_t l = 0; l < s->n_lanes; l++)
+            if (s->tmp_size[l]) {
+                emit e = {.kind = EM_ALLOC_TMP, .device = d, .lane = l, .bytes = s->tmp_size[l]};
+                g_array_append_val(s->emits, e);
+            }
+        push(s, EM_RECORD, d, 0, d, 0);
+    }
+    if (s->rounds > 0)
+        plan_round(s);
+    return true;
+}
+
+/* Reads input ops until one gives emits. 1: planned, 0: end, -1: error. */
+static int plan_next(spmd *s, GError **err)
+{
+    g_array_set_size(s->emits, 0);
+    s->next_emit = 0;
+    if (s->cur && strata_op_kind_is_collective(s->cur->kind) && s->round < s->rounds) {
+        plan_round(s);
+        return 1;
+    }
+    s->cur = NULL;
+    const strata_op *op;
+    int got = strata_source_next(s->in, &op, err);
+    if (got <= 0)
+        return got;
+    if (!strata_checker_feed(s->checker, op, &s->refs, err))
+        return -1;
+    s->cur = op;
+    if (op->kind == STRATA_OP_OPTION) {
+        if (strcmp(op->name, "mesh") == 0 && !s->mesh)
+            s->mesh = strata_mesh_parse(op->src, NULL); /* the checker accepted it */
+        push(s, EM_OPTION, 0, 0, 0, 0);
+        return 1;
+    }
+    if (strata_op_kind_is_collective(op->kind))
+        return plan_collective(s, op, err) ? 1 : -1;
+    bool all = s->mesh && !op->has_device;
+    uint32_t only = op->has_device ? op->device : 0;
+    for (uint32_t d = 0; d < s->devices; d++)
+        if (all || d == only)
+            push(s, EM_PLAIN, d, 0, 0, 0);
+    return 1;
+}
+
+/* ---- the source --------------------------------------------------------- */
+
+static int spmd_next(void *self, const strata_op **op, GError **err)
+{
+    spmd *s = self;
+    while (s->next_emit >= s->emits->len) {
+        int got = plan_next(s, err);
+        if (got <= 0)
+            return got;
+    }
+    const emit *e = &g_array_index(s->emits, emit, s->next_emit++);
+    if (e->kind == EM_OPTION)
+        s->out = *s->cur;
+    else if (e->kind == EM_PLAIN)
+        render_plain(s, e->device);
+    else
+        render_step(s, e);
+    *op = &s->out;
+    return 1;
+}
+
+static bool spmd_rewind(void *self, GError **err)
+{
+    spmd *s = self;
+    strata_checker_free(s->checker);
+    s->checker = strata_checker_new(strata_source_origin(s->in));
+    strata_checker_set_devices(s->checker, s->devices);
+    strata_mesh_free(s->mesh);
+    s->mesh = NULL;
+    s->cur = NULL;
+    s->rounds = s->round = 0;
+    s->n_coll = 0;
+    g_array_set_size(s->emits, 0);
+    s->next_emit = 0;
+    return strata_source_rewind(s->in, err);
+}
+
+static void info_free(gpointer p)
+{
+    strata_coll_info *info = p;
+    g_free(info->axis);
+    g_free(info);
+}
+
+static void spmd_destroy(void *self)
+{
+    spmd *s = self;
+    strata_source_free(s->in);
+    strata_checker_free(s->checker);
+    strata_mesh_free(s->mesh);
+    g_free(s->memory);
+    g_free(s->unit);
+    g_hash_table_destroy(s->host_mems);
+    g_array_free(s->emits, TRUE);
+    g_array_free(s->steps, TRUE);
+    g_free(s->tmp_size);
+    g_free(s->touched);
+    g_ptr_array_free(s->infos, TRUE);
+    g_string_free(s->s_name, TRUE);
+    g_string_free(s->s_src, TRUE);
+    g_string_free(s->s_memory, TRUE);
+    g_string_free(s->s_stream, TRUE);
+    for (int i = 0; i < 3; i++) {
+        g_ptr_array_free(s->s_lists[i], TRUE);
+        g_ptr_array_free(s->lists[i], TRUE);
+    }
+    g_free(s);
+}
+
+static const strata_source_vtable spmd_vtable = {
+    .next = spmd_next,
+    .rewind = spmd_rewind,
+    .destroy = spmd_destroy,
+};
+
+static void free_gstring(gpointer p) { g_string_free(p, TRUE); }
+
+strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
+{
+    spmd *s = g_new0(spmd, 1);
+    s->in = src;
+    s->hw = hw;
+    read_model(s);
+    s->checker = strata_checker_new(strata_source_origin(src));
+    strata_checker_set_devices(s->checker, s->devices);
+    s->emits = g_array_new(FALSE, FALSE, sizeof(emit));
+    s->steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    s->infos = g_ptr_array_new_with_free_func(info_free);
+    s->s_name = g_string_new(NULL);
+    s->s_src = g_string_new(NULL);
+    s->s_memory = g_string_new(NULL);
+    s->s_stream = g_string_new(NULL);
+    for (int i = 0; i < 3; i++) {
+        s->s_lists[i] = g_ptr_array_new_with_free_func(free_gstring);
+        s->lists[i] = g_ptr_array_new();
+    }
+    return strata_source_new(&spmd_vtable, s, strata_source_origin(src));
+}
+
+double strata_coll_busbw_factor(strata_op_kind kind, uint32_t n)
+{
+    if (n == 0)
+        return 0;
+    switch (kind) {
+    case STRATA_OP_ALL_REDUCE: return 2.0 * (n - 1) / n;
+    case STRATA_OP_COLLECTIVE_PERMUTE: return 1.0;
+    default: return (double)(n - 1) / n;
+    }
+}

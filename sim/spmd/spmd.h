@@ -1,0 +1,54 @@
+/*
+ * spmd.h: the SPMD expansion, a source that runs one program on N devices.
+ *
+ * It reads the program (a trace with `option mesh=`, or one without, whose
+ * ops run on device 0 or their device=) and hands out the ops of every
+ * device, names qualified by device as traces/FORMAT.md says: buffer B@D,
+ * stream S@D, event E@D, memory M@D (a host memory M@H, H the device's
+ * host), unit U@D. A collective becomes its step schedule
+ * (spmd/collective.h) on every device of every group: per step, on the
+ * receiving device, a copy from the sender's buffer (into a receive
+ * buffer, tagged temp, when the step reduces) and a reduction compute
+ * (flops = elements, operand bytes = 3 x the chunk: two reads and a
+ * write), ordered by record/wait on per-device events; lanes past the first
+ * run on streams S~L@D. Each step op points at its collective's
+ * strata_coll_info.
+ *
+ * Invariants:
+ *  1. the input is checked as it is read (trace/check.h, with the device
+ *     count), so every error names the program's FILE:LINE;
+ *  2. memory is bounded by one input op's expansion (one round of a
+ *     collective at a time) plus one strata_coll_info per collective: the
+ *     program is streamed, never held;
+ *  3. rewind() gives the same ops again; the infos keep their addresses.
+ */
+#ifndef STRATA_SPMD_H
+#define STRATA_SPMD_H
+
+#include "hw/hw.h"
+#include "trace/source.h"
+
+typedef struct strata_coll_info {
+    uint32_t index;       /* 0-based, in file order */
+    uint64_t line;        /* of the collective in the program */
+    strata_op_kind kind;
+    char *axis;
+    strata_algo algo;     /* the one expanded (never DEFAULT) */
+    uint32_t group_size;
+    uint64_t bytes;       /* per device, as nccl-tests counts: all-reduce BUF, all-gather OUT, others IN */
+} strata_coll_info;
+
+/* The number of devices of the model: 1 + the largest D of a memory named
+ * NAME@D that is not a host memory, or 1. */
+uint32_t strata_spmd_devices(const strata_hw *hw);
+
+/* The expansion of src (taken: freed with the result) on hw (borrowed; it
+ * must outlive the source). */
+strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw);
+
+/* nccl-tests' bus bandwidth factor of a collective of n devices:
+ * 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and
+ * all-to-all, 1 for collective-permute. */
+double strata_coll_busbw_factor(strata_op_kind kind, uint32_t n);
+
+#endif
