@@ -47,10 +47,7 @@ typedef struct emit {
 typedef struct spmd {
     strata_source *in;
     const strata_hw *hw;
-    uint32_t devices, hosts;
-    char *memory;          /* base name of the default device memory */
-    char *unit;            /* base name of the first compute unit */
-    GHashTable *host_mems; /* base name of a host memory -> 1 when named NAME@H */
+    uint32_t devices;
     strata_checker *checker;
     strata_mesh *mesh;
     const strata_op *cur;  /* the input op being expanded (borrowed from in) */
@@ -76,53 +73,12 @@ typedef struct spmd {
 
 /* ---- the model's devices --------------------------------------------- */
 
-static const char *suffix_of(const char *name)
+uint32_t strata_spmd_devices(const strata_hw *hw) { return strata_hw_devices(hw); }
+
+static bool has_suffix(const char *name)
 {
     const char *at = strrchr(name, '@');
-    return at && at[1] >= '0' && at[1] <= '9' ? at : NULL;
-}
-
-uint32_t strata_spmd_devices(const strata_hw *hw)
-{
-    uint32_t n = 1;
-    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
-        const strata_memory_spec *m = strata_hw_memory(hw, i);
-        const char *at = suffix_of(m->name);
-        if (at && m->kind != STRATA_MEM_HOST) {
-            uint64_t d = g_ascii_strtoull(at + 1, NULL, 10);
-            if (d + 1 > n && d < UINT32_MAX)
-                n = (uint32_t)d + 1;
-        }
-    }
-    return n;
-}
-
-static char *base_name(const char *name)
-{
-    const char *at = suffix_of(name);
-    return at ? g_strndup(name, (gsize)(at - name)) : g_strdup(name);
-}
-
-static void read_model(spmd *s)
-{
-    const strata_hw *hw = s->hw;
-    s->devices = strata_spmd_devices(hw);
-    s->hosts = 1;
-    s->memory = base_name(strata_hw_memory(hw, strata_hw_default_memory(hw))->name);
-    s->unit = strata_hw_compute_count(hw) ? base_name(strata_hw_compute(hw, 0)->name) : g_strdup("compute");
-    s->host_mems = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
-        const strata_memory_spec *m = strata_hw_memory(hw, i);
-        if (m->kind != STRATA_MEM_HOST)
-            continue;
-        const char *at = suffix_of(m->name);
-        if (at) {
-            uint64_t h = g_ascii_strtoull(at + 1, NULL, 10);
-            if (h + 1 > s->hosts && h < s->devices)
-                s->hosts = (uint32_t)h + 1;
-        }
-        g_hash_table_insert(s->host_mems, base_name(m->name), GINT_TO_POINTER(at ? 1 : 2));
-    }
+    return at && at[1] >= '0' && at[1] <= '9';
 }
 
 /* ---- names ------------------------------------------------------------ */
@@ -133,23 +89,28 @@ static void qualify(GString *into, const char *name, uint32_t device)
     g_string_append_printf(into, "%s@%u", name, device);
 }
 
+/* The instance on `device` of memory `name` (NULL: the default memory),
+ * as the model names it; a name with its own @D, or one the model lacks
+ * (the binder then says so), is qualified by hand. */
 static const char *memory_of(spmd *s, const char *name, uint32_t device)
 {
-    if (name && suffix_of(name))
+    if (name && has_suffix(name))
         return name;
-    const char *base = name ? name : s->memory;
-    int host = GPOINTER_TO_INT(g_hash_table_lookup(s->host_mems, base));
-    if (host == 2)
-        return base; /* one host memory for every device */
-    qualify(s->s_memory, base, host ? device / (s->devices / s->hosts) : device);
+    int base = strata_hw_memory_base_index(s->hw, name);
+    if (base >= 0)
+        return strata_hw_memory(s->hw, strata_hw_memory_on(s->hw, (uint32_t)base, device))->name;
+    qualify(s->s_memory, name, device);
     return s->s_memory->str;
 }
 
 static const char *unit_of(spmd *s, const char *name, uint32_t device)
 {
-    if (name && suffix_of(name))
+    if (name && has_suffix(name))
         return name;
-    qualify(s->s_memory, name ? name : s->unit, device);
+    int base = strata_hw_compute_base_index(s->hw, name);
+    if (base >= 0)
+        return strata_hw_compute(s->hw, strata_hw_compute_on(s->hw, (uint32_t)base, device))->name;
+    qualify(s->s_memory, name ? name : "compute", device);
     return s->s_memory->str;
 }
 
@@ -541,9 +502,6 @@ static void spmd_destroy(void *self)
     strata_source_free(s->in);
     strata_checker_free(s->checker);
     strata_mesh_free(s->mesh);
-    g_free(s->memory);
-    g_free(s->unit);
-    g_hash_table_destroy(s->host_mems);
     g_array_free(s->emits, TRUE);
     g_array_free(s->steps, TRUE);
     g_free(s->tmp_size);
@@ -573,7 +531,7 @@ strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
     spmd *s = g_new0(spmd, 1);
     s->in = src;
     s->hw = hw;
-    read_model(s);
+    s->devices = strata_hw_devices(hw);
     s->checker = strata_checker_new(strata_source_origin(src));
     strata_checker_set_devices(s->checker, s->devices);
     s->emits = g_array_new(FALSE, FALSE, sizeof(emit));
