@@ -45,7 +45,9 @@
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include "core/error.h"
+#include "results/collectives.h"
 #include "results/timeline.h"
+#include "spmd/spmd.h"
 
 typedef struct engine_ctx engine_ctx;
 
@@ -315,6 +317,21 @@ static void run_wait(engine_ctx *ctx, engine_stream *s, const strata_bound_op *o
     s->stall_since = -1;
 }
 
+/* A step of a collective ran from t0 to t1. */
+static void note_collective(strata_results *r, const strata_coll_info *info, double t0, double t1)
+{
+    strata_collective_result *c = strata_results_collective(r, info->index);
+    if (c->start_s < 0) {
+        c->line = info->line;
+        c->kind = info->kind;
+        c->axis = g_strdup(info->axis);
+        c->algo = info->algo;
+        c->group_size = info->group_size;
+        c->bytes = info->bytes;
+    }
+    strata_collective_note(c, t0, t1);
+}
+
 static void stream_main(int argc, char **argv)
 {
     (void)argc;
@@ -355,6 +372,8 @@ static void stream_main(int argc, char **argv)
             s->ops++;
             ctx->ops_done++;
             add_span(ctx, e, t0, t1);
+            if (op->coll)
+                note_collective(ctx->results, op->coll, t0, t1);
         }
         engine_feed_release(ctx->feed, e);
     }
@@ -384,6 +403,9 @@ static void fill_results(engine_ctx *ctx, const strata_source *src)
     r->trace = g_strdup(strata_source_origin(src));
     r->makespan_s = end;
     r->ops = ctx->ops_done;
+    r->devices = strata_hw_devices(ctx->hw);
+    const char *mesh = strata_checker_option(strata_binder_checker(engine_feed_binder(ctx->feed)), "mesh");
+    r->mesh = r->devices > 1 && mesh ? g_strdup(mesh) : NULL;
     for (uint32_t i = 0; i < ctx->mems.n; i++) {
         strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
         engine_memory_fill_result(&ctx->mems.mem[i], m);

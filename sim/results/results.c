@@ -87,6 +87,9 @@ void strata_results_free(strata_results *r)
         g_array_unref(r->mem_samples);
     if (r->extra)
         json_object_unref(r->extra);
+    g_free(r->mesh);
+    if (r->collectives)
+        g_array_unref(r->collectives);
     g_free(r);
 }
 

@@ -101,6 +101,18 @@ typedef struct strata_mem_sample {
     uint64_t buffer_id;
 } strata_mem_sample;
 
+/* One collective of a multi-device run (results/collectives.h). */
+typedef struct strata_collective_result {
+    uint32_t index;             /* 0-based, in trace order */
+    uint64_t line;
+    strata_op_kind kind;
+    char *axis;
+    strata_algo algo;
+    uint32_t group_size;
+    uint64_t bytes;             /* per device, as nccl-tests counts */
+    double start_s, end_s;      /* first step's start, last step's end; start_s < 0: none ran */
+} strata_collective_result;
+
 typedef struct strata_results {
     char *producer;             /* "engine", "replay", "host", "cuda" */
     char *hardware;             /* hardware model name, or NULL */
@@ -119,6 +131,9 @@ typedef struct strata_results {
      * as they come instead of being kept in spans and mem_samples. */
     struct strata_timeline *timeline;
     JsonObject *extra;          /* more top-level keys (owned; may be NULL) */
+    uint32_t devices;           /* the model's devices; 0 or 1: one device, no device keys */
+    char *mesh;                 /* the trace's option mesh=, or NULL */
+    GArray *collectives;        /* strata_collective_result, by index; NULL until the first */
 } strata_results;
 
 strata_results *strata_results_new(const char *producer);

@@ -14,6 +14,7 @@
  *   links.NAME.{bytes, busy_s, utilization},
  *   streams.NAME.{ops, busy_s, stall_s},
  *   compute.NAME.{busy_s, flops, utilization},
+ *   with several devices: devices, mesh, collectives (results/collectives.h),
  *   then every key of `extra`, in the order it was set.
  *
  * Invariants: keys come in the fixed order above (json-glib keeps insertion
@@ -21,6 +22,7 @@
  * equal results give byte-identical text. Nothing here reads a clock.
  */
 #include "results/results.h"
+#include "results/collectives.h"
 #include "core/error.h"
 #include "core/jsonout.h"
 #include "core/outfile.h"
@@ -146,6 +148,7 @@ JsonNode *strata_results_to_json(const strata_results *r)
     add_links(b, r);
     add_streams(b, r);
     add_compute(b, r);
+    strata_results_json_devices(b, r);
     if (r->extra) {
         GList *members = json_object_get_members(r->extra);
         for (GList *m = members; m; m = m->next) {

@@ -11,6 +11,7 @@
  * results print the same text; columns are padded to the longest name.
  */
 #include "results/results.h"
+#include "results/collectives.h"
 #include "core/units.h"
 #include <string.h>
 
@@ -41,6 +42,8 @@ static void print_memories(const strata_results *r, FILE *out)
             "peak reserved", "capacity", "frag.peak", "port avg", "allocator");
     for (guint i = 0; i < r->memories->len; i++) {
         const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        if (!strata_results_row_shown(r, m->name, m->kind ? m->kind : "device"))
+            continue;
         char *alloc = strata_format_size(m->peak_allocated_bytes);
         char *res = strata_format_size(m->peak_reserved_bytes);
         char *cap = strata_format_size(m->capacity_bytes);
@@ -68,6 +71,8 @@ static void print_links(const strata_results *r, FILE *out)
     fprintf(out, "\n%-*s  %-12s %-12s %s\n", w, "link", "bytes", "busy", "utilization");
     for (guint i = 0; i < r->links->len; i++) {
         const strata_link_result *l = &g_array_index(r->links, strata_link_result, i);
+        if (!strata_results_row_shown(r, l->name, NULL))
+            continue;
         char *bytes = strata_format_size(l->bytes);
         char *busy = strata_format_time(l->busy_s);
         fprintf(out, "%-*s  %-12s %-12s %.1f%%\n", w, l->name, bytes, busy,
@@ -85,6 +90,8 @@ static void print_streams(const strata_results *r, FILE *out)
     fprintf(out, "\n%-*s  %-10s %-12s %s\n", w, "stream", "ops", "busy", "stall");
     for (guint i = 0; i < r->streams->len; i++) {
         const strata_stream_result *s = &g_array_index(r->streams, strata_stream_result, i);
+        if (!strata_results_row_shown(r, s->name, NULL))
+            continue;
         char *busy = strata_format_time(s->busy_s);
         char *stall = strata_format_time(s->stall_s);
         fprintf(out, "%-*s  %-10" G_GUINT64_FORMAT " %-12s %s\n", w, s->name, s->ops, busy, stall);
@@ -113,6 +120,8 @@ static void print_compute(const strata_results *r, FILE *out)
     fprintf(out, "\n%-*s  %-12s %-12s %s\n", w, "compute", "busy", "flops", "utilization");
     for (guint i = 0; i < r->compute->len; i++) {
         const strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, i);
+        if (!strata_results_row_shown(r, c->name, NULL))
+            continue;
         char *busy = strata_format_time(c->busy_s);
         char *flops = format_flops(c->flops);
         fprintf(out, "%-*s  %-12s %-12s %.1f%%\n", w, c->name, busy, flops, percent(c->busy_s, r->makespan_s));
@@ -127,7 +136,7 @@ void strata_results_print_jax(const strata_results *r, FILE *out)
     bool header = false;
     for (guint i = 0; i < r->memories->len; i++) {
         const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
-        if (m->jax_total_bytes == 0)
+        if (m->jax_total_bytes == 0 || !strata_results_row_shown(r, m->name, m->kind ? m->kind : "device"))
             continue;
         if (!header)
             fprintf(out, "\n%-*s  %-14s %-14s %-14s %-14s %s\n", w, "memory_analysis", "argument", "output",
@@ -169,6 +178,7 @@ void strata_results_print_summary(const strata_results *r, FILE *out)
     fprintf(out, "status    %s\n", r->oom ? "oom (the run stopped at an allocation that did not fit)" : "ok");
     fprintf(out, "makespan  %s (%.9f s), %" G_GUINT64_FORMAT " ops\n", makespan, r->makespan_s, r->ops);
     g_free(makespan);
+    strata_results_print_devices(r, out);
     print_memories(r, out);
     strata_results_print_jax(r, out);
     print_links(r, out);

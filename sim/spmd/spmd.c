@@ -547,14 +547,3 @@ strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
     }
     return strata_source_new(&spmd_vtable, s, strata_source_origin(src));
 }
-
-double strata_coll_busbw_factor(strata_op_kind kind, uint32_t n)
-{
-    if (n == 0)
-        return 0;
-    switch (kind) {
-    case STRATA_OP_ALL_REDUCE: return 2.0 * (n - 1) / n;
-    case STRATA_OP_COLLECTIVE_PERMUTE: return 1.0;
-    default: return (double)(n - 1) / n;
-    }
-}

@@ -46,9 +46,4 @@ uint32_t strata_spmd_devices(const strata_hw *hw);
  * must outlive the source). */
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw);
 
-/* nccl-tests' bus bandwidth factor of a collective of n devices:
- * 2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and
- * all-to-all, 1 for collective-permute. */
-double strata_coll_busbw_factor(strata_op_kind kind, uint32_t n);
-
 #endif

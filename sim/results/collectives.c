@@ -1,0 +1,166 @@
+/*
+ * collectives.c: the multi-device part of the results (contract in
+ * collectives.h).
+ *
+ * The device a summary shows is found from the memory rows: a memory named
+ * NAME@D of kind device with the highest peak allocated (the lowest D on a
+ * tie). Rows are matched to it by their name: NAME@D (memories, streams
+ * S@D and S~L@D, units) or, for a link, NAME:I-J with I or J the device,
+ * or NAME@D.
+ */
+#include "results/collectives.h"
+#include <stdlib.h>
+#include <string.h>
+#include "core/jsonout.h"
+#include "core/units.h"
+
+#define SUMMARY_COLLECTIVES 20
+
+static void collective_clear(void *p)
+{
+    strata_collective_result *c = p;
+    g_free(c->axis);
+}
+
+strata_collective_result *strata_results_collective(strata_results *r, uint32_t index)
+{
+    if (!r->collectives) {
+        r->collectives = g_array_new(FALSE, TRUE, sizeof(strata_collective_result));
+        g_array_set_clear_func(r->collectives, collective_clear);
+    }
+    while (r->collectives->len <= index) {
+        strata_collective_result c = {.index = r->collectives->len, .start_s = -1};
+        g_array_append_val(r->collectives, c);
+    }
+    return &g_array_index(r->collectives, strata_collective_result, index);
+}
+
+void strata_collective_note(strata_collective_result *c, double t0, double t1)
+{
+    if (c->start_s < 0 || t0 < c->start_s)
+        c->start_s = t0;
+    if (t1 > c->end_s)
+        c->end_s = t1;
+}
+
+double strata_collective_busbw_factor(strata_op_kind kind, uint32_t n)
+{
+    if (n == 0)
+        return 0;
+    switch (kind) {
+    case STRATA_OP_ALL_REDUCE: return 2.0 * (n - 1) / n;
+    case STRATA_OP_COLLECTIVE_PERMUTE: return 1.0;
+    default: return (double)(n - 1) / n;
+    }
+}
+
+static double time_of(const strata_collective_result *c) { return c->start_s >= 0 ? c->end_s - c->start_s : 0.0; }
+
+static double algbw_of(const strata_collective_result *c)
+{
+    double t = time_of(c);
+    return t > 0 ? (double)c->bytes / t : 0.0;
+}
+
+void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
+{
+    if (r->devices <= 1)
+        return;
+    strata_json_add_uint(b, "devices", r->devices);
+    json_builder_set_member_name(b, "mesh");
+    if (r->mesh)
+        json_builder_add_string_value(b, r->mesh);
+    else
+        json_builder_add_null_value(b);
+    json_builder_set_member_name(b, "collectives");
+    json_builder_begin_array(b);
+    for (guint i = 0; r->collectives && i < r->collectives->len; i++) {
+        const strata_collective_result *c = &g_array_index(r->collectives, strata_collective_result, i);
+        double algbw = algbw_of(c);
+        json_builder_begin_object(b);
+        strata_json_add_uint(b, "index", c->index);
+        strata_json_add_uint(b, "line", c->line);
+        strata_json_add_string(b, "op", strata_op_kind_name(c->kind));
+        strata_json_add_string(b, "axis", c->axis);
+        strata_json_add_string(b, "algo", strata_algo_name(c->algo));
+        strata_json_add_uint(b, "group_size", c->group_size);
+        strata_json_add_uint(b, "bytes", c->bytes);
+        strata_json_add_double(b, "time_s", time_of(c));
+        strata_json_add_double(b, "algbw_Bps", algbw);
+        strata_json_add_double(b, "busbw_Bps", algbw * strata_collective_busbw_factor(c->kind, c->group_size));
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+/* The device D of a name NAME@D, or -1. */
+static int64_t device_of(const char *name)
+{
+    const char *at = strrchr(name, '@');
+    if (!at || at[1] < '0' || at[1] > '9')
+        return -1;
+    return (int64_t)g_ascii_strtoull(at + 1, NULL, 10);
+}
+
+static int64_t worst_device(const strata_results *r)
+{
+    int64_t worst = -1;
+    uint64_t peak = 0;
+    for (guint i = 0; i < r->memories->len; i++) {
+        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        int64_t d = device_of(m->name);
+        if (d >= 0 && m->kind && strcmp(m->kind, "device") == 0 &&
+            (worst < 0 || m->peak_allocated_bytes > peak || (m->peak_allocated_bytes == peak && d < worst))) {
+            worst = d;
+            peak = m->peak_allocated_bytes;
+        }
+    }
+    return worst;
+}
+
+bool strata_results_row_shown(const strata_results *r, const char *name, const char *mem_kind)
+{
+    if (r->devices <= 1 || (mem_kind && strcmp(mem_kind, "host") == 0))
+        return true;
+    int64_t worst = worst_device(r);
+    if (worst < 0 || device_of(name) == worst)
+        return true;
+    const char *colon = strrchr(name, ':');
+    if (colon && device_of(name) < 0) {
+        char *end = NULL;
+        int64_t i = (int64_t)g_ascii_strtoull(colon + 1, &end, 10);
+        int64_t j = end && *end == '-' ? (int64_t)g_ascii_strtoull(end + 1, NULL, 10) : -1;
+        return i == worst || j == worst;
+    }
+    return false;
+}
+
+void strata_results_print_devices(const strata_results *r, FILE *out)
+{
+    if (r->devices <= 1)
+        return;
+    fprintf(out, "\ndevices   %u%s%s; below: device %" G_GINT64_FORMAT " (the highest device-memory peak), its "
+            "links and the hosts (the JSON has every device)\n", r->devices, r->mesh ? ", mesh " : "",
+            r->mesh ? r->mesh : "", worst_device(r));
+    if (!r->collectives || r->collectives->len == 0)
+        return;
+    fprintf(out, "\n%-10s %-6s %-18s %-12s %-10s %-4s %-12s %-12s %-12s %s\n", "collective", "line", "op", "axis",
+            "algo", "n", "bytes", "time", "algbw", "busbw");
+    for (guint i = 0; i < r->collectives->len && i < SUMMARY_COLLECTIVES; i++) {
+        const strata_collective_result *c = &g_array_index(r->collectives, strata_collective_result, i);
+        double algbw = algbw_of(c);
+        char *bytes = strata_format_size(c->bytes);
+        char *t = strata_format_time(time_of(c));
+        char *a = strata_format_bandwidth(algbw);
+        char *bb = strata_format_bandwidth(algbw * strata_collective_busbw_factor(c->kind, c->group_size));
+        fprintf(out, "%-10u %-6" G_GUINT64_FORMAT " %-18s %-12s %-10s %-4u %-12s %-12s %-12s %s\n", c->index, c->line,
+                strata_op_kind_name(c->kind), c->axis ? c->axis : "", strata_algo_name(c->algo), c->group_size, bytes,
+                t, a, bb);
+        g_free(bytes);
+        g_free(t);
+        g_free(a);
+        g_free(bb);
+    }
+    if (r->collectives->len > SUMMARY_COLLECTIVES)
+        fprintf(out, "... %u more collectives (the JSON has them all)\n", r->collectives->len - SUMMARY_COLLECTIVES);
+}
