@@ -403,7 +403,6 @@ static void fill_results(engine_ctx *ctx, const strata_source *src)
     r->trace = g_strdup(strata_source_origin(src));
     r->makespan_s = end;
     r->ops = ctx->ops_done;
-    r->devices = strata_hw_devices(ctx->hw);
     const char *mesh = strata_checker_option(strata_binder_checker(engine_feed_binder(ctx->feed)), "mesh");
     r->mesh = r->devices > 1 && mesh ? g_strdup(mesh) : NULL;
     for (uint32_t i = 0; i < ctx->mems.n; i++) {
@@ -478,6 +477,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         return false;
     }
     ctx.results = strata_results_new("engine");
+    ctx.results->devices = strata_hw_devices(hw);
     if (opt->record_spans)
         strata_results_enable_spans(ctx.results);
     engine_feed_keep_labels(ctx.feed, spans_wanted(&ctx));

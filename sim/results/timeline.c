@@ -10,6 +10,8 @@
  *                     (links named by results->links; a copy whose span
  *                     carries no link_mask goes on a track named after its
  *                     memories, "host->hbm")
+ *   with several devices (results->devices > 1), the streams of device D
+ *   (named S@D) go instead to pid PID_DEVICE0 + D, "device D";
  *   pid 3 "memories"  per memory: an "X" event per buffer lifetime, with
  *                     args {offset, size, tag, buffer} (the address-space
  *                     map), a counter "NAME in use" {allocated, reserved}
@@ -40,7 +42,7 @@
 #include "core/outfile.h"
 #include "core/units.h"
 
-enum { PID_STREAMS = 1, PID_LINKS = 2, PID_MEMORIES = 3 };
+enum { PID_STREAMS = 1, PID_LINKS = 2, PID_MEMORIES = 3, PID_DEVICE0 = 10 };
 enum { LANES_PER_TRACK = 100000 }; /* sort index stride between tracks */
 enum { FLUSH_AT = 1 << 16 };       /* bytes of pending output written at once */
 enum { MASK_LINKS = 64 };          /* links a span's link_mask can name */
@@ -80,6 +82,7 @@ struct strata_timeline {
     int next_tid;        /* tids are unique across the file */
     GHashTable *by_name; /* "pid/name" -> track */
     GPtrArray *stream_tracks, *link_tracks, *buffer_tracks; /* by index, filled lazily */
+    guint8 *device_named; /* per device: its process is named (several devices only) */
     /* Buffer lifetimes: key (memory << 48 ^ id) -> slot + 1 in `slots`. */
     GHashTable *live;
     GArray *slots;       /* live_buffer */
@@ -401,13 +404,34 @@ static const char *memory_name(const strata_results *r, int32_t index)
 
 /* ---- spans ------------------------------------------------------------- */
 
+/* The process of a stream: "streams", or with several devices the one of
+ * the device its name S@D ends with (named when first used). */
+static int stream_pid(strata_timeline *tl, const char *name)
+{
+    const char *at = strrchr(name, '@');
+    uint32_t devices = tl->r->devices;
+    if (devices <= 1 || !at || at[1] < '0' || at[1] > '9')
+        return PID_STREAMS;
+    guint64 d = g_ascii_strtoull(at + 1, NULL, 10);
+    if (d >= devices)
+        return PID_STREAMS;
+    if (!tl->device_named[d]) {
+        tl->device_named[d] = 1;
+        char *pname = g_strdup_printf("device %" G_GUINT64_FORMAT, d);
+        meta(tl, "process_name", PID_DEVICE0 + (int)d, 0, "name", pname, 0);
+        meta(tl, "process_sort_index", PID_DEVICE0 + (int)d, 0, "sort_index", NULL, PID_DEVICE0 + (long)d);
+        g_free(pname);
+    }
+    return PID_DEVICE0 + (int)d;
+}
+
 static track *stream_track(strata_timeline *tl, uint32_t stream)
 {
     const strata_results *r = tl->r;
     if (!r->streams || stream >= r->streams->len)
         return get_track(tl, PID_STREAMS, "main");
-    return cached_track(tl, tl->stream_tracks, stream, PID_STREAMS,
-                        g_array_index(r->streams, strata_stream_result, stream).name, "");
+    const char *name = g_array_index(r->streams, strata_stream_result, stream).name;
+    return cached_track(tl, tl->stream_tracks, stream, stream_pid(tl, name), name, "");
 }
 
 static track *link_track(strata_timeline *tl, guint link)
@@ -596,6 +620,7 @@ strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool sp
     tl->tracks = g_ptr_array_new_with_free_func(track_free);
     tl->by_name = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     tl->stream_tracks = g_ptr_array_new();
+    tl->device_named = g_new0(guint8, r->devices > 1 ? r->devices : 1);
     tl->link_tracks = g_ptr_array_new();
     tl->buffer_tracks = g_ptr_array_new();
     tl->live = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -674,6 +699,7 @@ void strata_timeline_free(strata_timeline *tl)
     g_hash_table_unref(tl->by_name);
     g_ptr_array_unref(tl->tracks);
     g_ptr_array_unref(tl->stream_tracks);
+    g_free(tl->device_named);
     g_ptr_array_unref(tl->link_tracks);
     g_ptr_array_unref(tl->buffer_tracks);
     g_hash_table_unref(tl->live);

@@ -16,10 +16,11 @@
  *   round:  per step received at d on lane L from device p: wait S~e@p
  *           (p's previous round, or its start), on L > 0 also wait S~e@d;
  *           copy (and reduce); then every lane L > 0 that worked records
- *           S~eL@d, lane 0 waits for it, and lane 0 records S~e@d;
- *   end:    each sender of the last round waits for its receivers (so a
- *           buffer is not reused while it is read); free the receive
- *           buffers.
+ *           S~eL@d, lane 0 waits for it, and lane 0 records S~e@d; then
+ *           every sender p waits for the S~e@d of its receivers and records
+ *           S~e@p again (a round ends for a sender when what it sent has
+ *           arrived, so a buffer is not reused while it is read);
+ *   end:    free the receive buffers.
  * Every wait of a round is emitted before the round's records, so a wait
  * always names the record of the previous round (FORMAT.md: a wait waits
  * for the latest record before it in file order).
@@ -317,24 +318,27 @@ static void plan_round(spmd *s)
         if (any)
             push(s, EM_RECORD, d, 0, d, 0);
     }
-    s->step_at = end;
-    s->round++;
-    if (s->round < s->rounds)
-        return;
-    /* The end: senders of the last round wait for their receivers, then
-     * every device frees its receive buffers. */
+    /* A sender's round ends when what it sent has arrived. */
+    memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
     for (uint32_t g = 0; g < s->devices; g++)
         for (guint i = first; i < end && group_leader(s, g); i++) {
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
-            if (p != q)
+            if (p != q) {
                 push(s, EM_WAIT, p, 0, q, 0);
+                s->touched[(size_t)p * s->n_lanes] = 1;
+            }
         }
     for (uint32_t d = 0; d < s->devices; d++)
+        if (s->touched[(size_t)d * s->n_lanes])
+            push(s, EM_RECORD, d, 0, d, 0);
+    s->step_at = end;
+    if (++s->round < s->rounds)
+        return;
+    for (uint32_t d = 0; d < s->devices; d++)
         for (uint32_t l = 0; l < s->n_lanes; l++)
-            if (s->tmp_size[l]) {
+            if (s->tmp_size[l])
                 push(s, EM_FREE_TMP, d, l, d, l);
-            }
 }
 
 static strata_algo pick_algo(const spmd *s, const strata_op *op)
