@@ -1,0 +1,224 @@
+/*
+ * test_spmd.c: multi-device runs of SPMD traces (spmd/spmd.h) against
+ * times derived by hand from the hardware files, and the bad inputs of a
+ * multi-device trace.
+ *
+ * The teaching models (configs/hw/test-*.ini) have round numbers: HBM
+ * 1 TB/s, a 100 TFLOP/s unit, interconnect links of bandwidth W and
+ * latency a = 1 us. A reduction of c bytes of f32 reads two chunks and
+ * writes one through the HBM port: 3c / 1 TB/s (its c/4 flops take
+ * c/4 / 100 TFLOP/s, far less). Writing B for the per-device buffer and N
+ * for the group:
+ *   ring all-reduce      2(N-1)(a + B/(N W)) + (N-1) 3(B/N)/HBM
+ *   bidir-ring           2(N-1)(a + B/(2N W)) + (N-1) 3(B/N)/HBM (two
+ *                        half-chunk reductions at once share the port)
+ *   tree (binomial)      2 log2(N) (a_route + B/W_route) + log2(N) 3B/HBM
+ *   2D torus X x Y       ring reduce-scatter along X, ring all-reduce along
+ *                        Y on B/X, ring all-gather along X
+ *   all-gather           (N-1)(a + (B/N)/W), B = size(OUT)
+ *   reduce-scatter       (N-1)(a + (B/N)/W) + (N-1) 3(B/N)/HBM, B = size(IN)
+ */
+#include <string.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include "testutil.h"
+
+#define MIB (1024.0 * 1024.0)
+#define HBM 1e12
+#define A_US 1e-6
+
+typedef struct run_out {
+    JsonObject *root; /* owned by parser */
+    JsonParser *parser;
+} run_out;
+
+/* Runs `body` (after the version line) on hw (a path under configs/hw/) with
+ * extra `set` (or NULL), returns the parsed results. */
+static run_out run_trace(const char *hw, const char *set, const char *body)
+{
+    char *text = g_strconcat("strata-trace 1\n", body, NULL);
+    char *trace = strata_test_write_temp("spmd-XXXXXX.trace", text);
+    char *json = g_strconcat(trace, ".json", NULL);
+    char *hw_path = strata_test_source_path(hw);
+    strata_cli_result r = set ? strata_test_cli("run", "--hw", hw_path, "--set", set, "--trace", trace, "--json",
+                                                json, "-q", NULL)
+                              : strata_test_cli("run", "--hw", hw_path, "--trace", trace, "--json", json, "-q", NULL);
+    ck_assert_msg(r.status == 0, "run failed: %s", r.err);
+    run_out out = {.parser = json_parser_new()};
+    ck_assert(json_parser_load_from_file(out.parser, json, NULL));
+    out.root = json_node_get_object(json_parser_get_root(out.parser));
+    strata_cli_result_clear(&r);
+    g_unlink(json);
+    g_unlink(trace);
+    g_free(hw_path);
+    g_free(json);
+    g_free(trace);
+    g_free(text);
+    return out;
+}
+
+static JsonObject *collective(const run_out *o, guint i)
+{
+    JsonArray *a = json_object_get_array_member(o->root, "collectives");
+    ck_assert_uint_gt(json_array_get_length(a), i);
+    return json_array_get_object_element(a, i);
+}
+
+static void assert_near(double got, double want, const char *what)
+{
+    ck_assert_msg(got > want * (1 - 1e-6) && got < want * (1 + 1e-6), "%s: %.9g s, derived %.9g s", what, got, want);
+}
+
+static double red(double chunk) { return 3 * chunk / HBM; }
+
+START_TEST(ring_all_reduce_is_2_n_minus_1_steps_plus_reductions)
+{
+    const double b = 64 * MIB, w = 100e9;
+    for (uint32_t n = 4; n <= 8; n += 4) {
+        char *set = g_strdup_printf("hardware.devices=%u", n);
+        char *body = g_strdup_printf("option mesh=data:%u\nalloc g 64MiB dtype=f32\nall-reduce g axis=data algo=ring\n"
+                                     "free g\n", n);
+        run_out o = run_trace("configs/hw/test-ring8.ini", set, body);
+        double t = 2.0 * (n - 1) * (A_US + b / (n * w)) + (n - 1) * red(b / n);
+        JsonObject *c = collective(&o, 0);
+        assert_near(json_object_get_double_member(c, "time_s"), t, "ring all-reduce");
+        assert_near(json_object_get_double_member(o.root, "makespan_s"), t, "makespan");
+        ck_assert_str_eq(json_object_get_string_member(c, "op"), "all-reduce");
+        ck_assert_str_eq(json_object_get_string_member(c, "algo"), "ring");
+        ck_assert_int_eq(json_object_get_int_member(c, "group_size"), n);
+        ck_assert_int_eq(json_object_get_int_member(c, "bytes"), (gint64)b);
+        assert_near(json_object_get_double_member(c, "algbw_Bps"), b / t, "algbw");
+        assert_near(json_object_get_double_member(c, "busbw_Bps"), b / t * 2 * (n - 1) / n, "busbw");
+        ck_assert_int_eq(json_object_get_int_member(o.root, "devices"), n);
+        g_object_unref(o.parser);
+        g_free(body);
+        g_free(set);
+    }
+}
+END_TEST
+
+START_TEST(bidir_ring_halves_the_link_time)
+{
+    const double b = 64 * MIB, w = 100e9, n = 8;
+    run_out o = run_trace("configs/hw/test-ring8.ini", NULL,
+                          "option mesh=data:8\nalloc g 64MiB dtype=f32\nall-reduce g axis=data algo=bidir-ring\n");
+    double t = 2 * (n - 1) * (A_US + b / (2 * n * w)) + (n - 1) * red(b / n);
+    assert_near(json_object_get_double_member(collective(&o, 0), "time_s"), t, "bidir-ring all-reduce");
+    g_object_unref(o.parser);
+}
+END_TEST
+
+START_TEST(tree_is_2_log2_n_whole_buffer_steps)
+{
+    /* test-switch8: a route I -> J is nvlink@I then nvlink@J (2 us), each
+     * 2 links_per_chip x 100 GB/s. */
+    const double b = 64 * MIB, w = 200e9, levels = 3;
+    run_out o = run_trace("configs/hw/test-switch8.ini", NULL,
+                          "option mesh=data:8\nalloc g 64MiB dtype=f32\nall-reduce g axis=data algo=tree\n");
+    double t = 2 * levels * (2 * A_US + b / w) + levels * red(b);
+    assert_near(json_object_get_double_member(collective(&o, 0), "time_s"), t, "tree all-reduce");
+    g_object_unref(o.parser);
+}
+END_TEST
+
+START_TEST(torus_2d_rings_along_each_dimension)
+{
+    /* test-torus16: 4 x 4, 50 GB/s links. */
+    const double b = 64 * MIB, w = 50e9;
+    run_out o = run_trace("configs/hw/test-torus16.ini", NULL,
+                          "option mesh=x:4,y:4\nalloc g 64MiB dtype=f32\nall-reduce g axis=x,y algo=torus\n");
+    double t = 2 * 3 * (A_US + b / (4 * w)) + 3 * red(b / 4) + 2 * 3 * (A_US + b / (16 * w)) + 3 * red(b / 16);
+    assert_near(json_object_get_double_member(collective(&o, 0), "time_s"), t, "2D torus all-reduce");
+    g_object_unref(o.parser);
+}
+END_TEST
+
+START_TEST(gather_and_scatter_are_n_minus_1_steps)
+{
+    const double b = 64 * MIB, w = 100e9, n = 8;
+    run_out o = run_trace("configs/hw/test-ring8.ini", NULL,
+                          "option mesh=data:8\nalloc i 8MiB dtype=f32\nalloc o 64MiB dtype=f32\n"
+                          "all-gather o i axis=data\nreduce-scatter i o axis=data\n");
+    double ag = (n - 1) * (A_US + b / (n * w));
+    assert_near(json_object_get_double_member(collective(&o, 0), "time_s"), ag, "all-gather");
+    assert_near(json_object_get_double_member(collective(&o, 1), "time_s"), ag + (n - 1) * red(b / n), "reduce-scatter");
+    assert_near(json_object_get_double_member(collective(&o, 0), "busbw_Bps"), b / ag * (n - 1) / n, "busbw");
+    g_object_unref(o.parser);
+}
+END_TEST
+
+/* ---- bad input ----------------------------------------------------------- */
+
+static void assert_bad(const char *hw, const char *set, const char *body, const char *where, const char *expect)
+{
+    char *dir = strata_test_temp_dir();
+    char *trace = g_build_filename(dir, "bad.trace", NULL);
+    char *json = g_build_filename(dir, "out.json", NULL);
+    char *text = g_strconcat("strata-trace 1\n", body, NULL);
+    ck_assert(g_file_set_contents(trace, text, -1, NULL));
+    char *hw_path = strata_test_source_path(hw);
+    strata_cli_result r = set ? strata_test_cli("run", "--hw", hw_path, "--set", set, "--trace", trace, "--json",
+                                                json, NULL)
+                              : strata_test_cli("run", "--hw", hw_path, "--trace", trace, "--json", json, NULL);
+    char *at = g_strconcat(trace, where, NULL);
+    ck_assert_msg(r.status == 2, "'%s': status %d, stderr %s", body, r.status, r.err);
+    ck_assert_msg(strstr(r.err, at) && strstr(r.err, expect), "'%s': stderr '%s', expected '%s' and '%s'", body,
+                  r.err, at, expect);
+    ck_assert(!g_file_test(json, G_FILE_TEST_EXISTS));
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_rmdir(dir);
+    g_free(at);
+    g_free(hw_path);
+    g_free(text);
+    g_free(json);
+    g_free(trace);
+    g_free(dir);
+}
+
+START_TEST(bad_multi_device_input_is_exit_2_at_its_line)
+{
+    const char *ring8 = "configs/hw/test-ring8.ini";
+    assert_bad(ring8, NULL, "option mesh=data:8\nalloc g 1MiB\nall-reduce g axis=model\n", ":4:",
+               "expected axis= to name distinct axes of the mesh data:8, got 'model'");
+    assert_bad(ring8, NULL, "option mesh=data:4\nalloc g 1MiB\n", ":2:",
+               "expected a mesh of 8 devices (the hardware's), got mesh=data:4 (4 devices)");
+    assert_bad(ring8, "hardware.devices=4", "option mesh=data:2,model:4\n", ":2:", "expected a mesh of 4 devices");
+    assert_bad(ring8, NULL, "option mesh=data:8\nalloc g 1MiB hbm@8\n", ":3:",
+               "expected a memory of a device 0..7, got 'hbm@8'");
+    assert_bad(ring8, NULL, "option mesh=data:8\nalloc g 1MiB device=9\n", ":3:", "expected device= a device 0..7");
+    assert_bad(ring8, NULL, "alloc g 1MiB\nfree g device=8\n", ":3:", "expected device= a device 0..7, got 8");
+    assert_bad(ring8, NULL, "option mesh=data:8\nalloc i 1MiB\nalloc o 4MiB\nall-gather o i axis=data\n", ":5:",
+               "expected size(OUT) = 8 x size(IN) = 8388608 bytes for all-gather over data, got 4194304");
+    assert_bad(ring8, NULL, "option mesh=data:8\nalloc i 4MiB\nalloc o 1MiB\nreduce-scatter o i axis=data\n", ":5:",
+               "expected size(IN) = 8 x size(OUT)");
+    assert_bad(ring8, NULL, "option mesh=data:8\nalloc i 1001\nalloc o 1001\nall-to-all o i axis=data\n", ":5:",
+               "expected a size divisible by the group size 8");
+    assert_bad(ring8, NULL, "option mesh=data:8\nalloc i 8MiB\nalloc o 64MiB\nall-gather o i axis=data algo=tree\n",
+               ":5:", "expected algo= one of ring, direct, torus for all-gather, got 'tree'");
+    assert_bad(ring8, NULL, "option mesh=data:8\nalloc g 1MiB\nall-reduce g axis=data device=1\n", ":4:",
+               "expected no device= on all-reduce");
+    assert_bad("configs/hw/test-simple.ini", NULL, "option mesh=data:2\nalloc g 1MiB\nall-reduce g axis=data\n",
+               ":4:", "collectives and device= run on a hardware model with devices = N");
+}
+END_TEST
+
+static Suite *spmd_suite(void)
+{
+    Suite *s = suite_create("spmd");
+    TCase *tc = tcase_create("derived");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, ring_all_reduce_is_2_n_minus_1_steps_plus_reductions);
+    tcase_add_test(tc, bidir_ring_halves_the_link_time);
+    tcase_add_test(tc, tree_is_2_log2_n_whole_buffer_steps);
+    tcase_add_test(tc, torus_2d_rings_along_each_dimension);
+    tcase_add_test(tc, gather_and_scatter_are_n_minus_1_steps);
+    suite_add_tcase(s, tc);
+    TCase *bad = tcase_create("bad");
+    tcase_set_timeout(bad, 120);
+    tcase_add_test(bad, bad_multi_device_input_is_exit_2_at_its_line);
+    suite_add_tcase(s, bad);
+    return s;
+}
+
+int main(void) { return strata_test_main(spmd_suite()); }
