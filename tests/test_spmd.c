@@ -71,6 +71,14 @@ static void assert_near(double got, double want, const char *what)
 
 static double red(double chunk) { return 3 * chunk / HBM; }
 
+/* Runs body on hw and checks the time of collective 0 against t. */
+static void assert_time(const char *hw, const char *body, double t, const char *what)
+{
+    run_out o = run_trace(hw, NULL, body);
+    assert_near(json_object_get_double_member(collective(&o, 0), "time_s"), t, what);
+    g_object_unref(o.parser);
+}
+
 START_TEST(ring_all_reduce_is_2_n_minus_1_steps_plus_reductions)
 {
     const double b = 64 * MIB, w = 100e9;
@@ -100,11 +108,9 @@ END_TEST
 START_TEST(bidir_ring_halves_the_link_time)
 {
     const double b = 64 * MIB, w = 100e9, n = 8;
-    run_out o = run_trace("configs/hw/test-ring8.ini", NULL,
-                          "option mesh=data:8\nalloc g 64MiB dtype=f32\nall-reduce g axis=data algo=bidir-ring\n");
-    double t = 2 * (n - 1) * (A_US + b / (2 * n * w)) + (n - 1) * red(b / n);
-    assert_near(json_object_get_double_member(collective(&o, 0), "time_s"), t, "bidir-ring all-reduce");
-    g_object_unref(o.parser);
+    assert_time("configs/hw/test-ring8.ini",
+                "option mesh=data:8\nalloc g 64MiB dtype=f32\nall-reduce g axis=data algo=bidir-ring\n",
+                2 * (n - 1) * (A_US + b / (2 * n * w)) + (n - 1) * red(b / n), "bidir-ring all-reduce");
 }
 END_TEST
 
@@ -113,11 +119,9 @@ START_TEST(tree_is_2_log2_n_whole_buffer_steps)
     /* test-switch8: a route I -> J is nvlink@I then nvlink@J (2 us), each
      * 2 links_per_chip x 100 GB/s. */
     const double b = 64 * MIB, w = 200e9, levels = 3;
-    run_out o = run_trace("configs/hw/test-switch8.ini", NULL,
-                          "option mesh=data:8\nalloc g 64MiB dtype=f32\nall-reduce g axis=data algo=tree\n");
-    double t = 2 * levels * (2 * A_US + b / w) + levels * red(b);
-    assert_near(json_object_get_double_member(collective(&o, 0), "time_s"), t, "tree all-reduce");
-    g_object_unref(o.parser);
+    assert_time("configs/hw/test-switch8.ini",
+                "option mesh=data:8\nalloc g 64MiB dtype=f32\nall-reduce g axis=data algo=tree\n",
+                2 * levels * (2 * A_US + b / w) + levels * red(b), "tree all-reduce");
 }
 END_TEST
 
@@ -125,11 +129,10 @@ START_TEST(torus_2d_rings_along_each_dimension)
 {
     /* test-torus16: 4 x 4, 50 GB/s links. */
     const double b = 64 * MIB, w = 50e9;
-    run_out o = run_trace("configs/hw/test-torus16.ini", NULL,
-                          "option mesh=x:4,y:4\nalloc g 64MiB dtype=f32\nall-reduce g axis=x,y algo=torus\n");
-    double t = 2 * 3 * (A_US + b / (4 * w)) + 3 * red(b / 4) + 2 * 3 * (A_US + b / (16 * w)) + 3 * red(b / 16);
-    assert_near(json_object_get_double_member(collective(&o, 0), "time_s"), t, "2D torus all-reduce");
-    g_object_unref(o.parser);
+    assert_time("configs/hw/test-torus16.ini",
+                "option mesh=x:4,y:4\nalloc g 64MiB dtype=f32\nall-reduce g axis=x,y algo=torus\n",
+                2 * 3 * (A_US + b / (4 * w)) + 3 * red(b / 4) + 2 * 3 * (A_US + b / (16 * w)) + 3 * red(b / 16),
+                "2D torus all-reduce");
 }
 END_TEST
 

@@ -35,6 +35,15 @@ strata_collective_result *strata_results_collective(strata_results *r, uint32_t 
     return &g_array_index(r->collectives, strata_collective_result, index);
 }
 
+void strata_results_clear_devices(strata_results *r)
+{
+    g_free(r->mesh);
+    r->mesh = NULL;
+    if (r->collectives)
+        g_array_unref(r->collectives);
+    r->collectives = NULL;
+}
+
 void strata_collective_note(strata_collective_result *c, double t0, double t1)
 {
     if (c->start_s < 0 || t0 < c->start_s)

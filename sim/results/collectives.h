@@ -20,6 +20,8 @@
 
 /* The record of collective `index`, made (zeroed, start_s = -1) when new. */
 strata_collective_result *strata_results_collective(strata_results *r, uint32_t index);
+/* Frees the mesh and the collectives (strata_results_free). */
+void strata_results_clear_devices(strata_results *r);
 /* Notes a step of collective `index` that ran from t0 to t1. */
 void strata_collective_note(strata_collective_result *c, double t0, double t1);
 double strata_collective_busbw_factor(strata_op_kind kind, uint32_t n);

@@ -11,6 +11,7 @@
  *     while a timeline is set, spans and samples go to it and are not kept.
  */
 #include "results/results.h"
+#include "results/collectives.h"
 #include <string.h>
 #include "results/timeline.h"
 
@@ -73,6 +74,7 @@ void strata_results_free(strata_results *r)
 {
     if (!r)
         return;
+    strata_results_clear_devices(r); /* first: it reads nothing freed below */
     g_free(r->producer);
     g_free(r->hardware);
     g_free(r->trace);
@@ -87,9 +89,6 @@ void strata_results_free(strata_results *r)
         g_array_unref(r->mem_samples);
     if (r->extra)
         json_object_unref(r->extra);
-    g_free(r->mesh);
-    if (r->collectives)
-        g_array_unref(r->collectives);
     g_free(r);
 }
 

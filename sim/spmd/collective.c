@@ -85,46 +85,28 @@ static void levels_free(levels *l)
     g_free(l->len);
 }
 
-/* Reduce-scatter along dimension k from level k to k+1; `final`: the last
- * round writes OUT (reduce-scatter's last dimension). */
-static void ring_rs(sched *s, const levels *l, uint32_t k, int dir, uint32_t lane, uint32_t round0, bool final)
+/* One ring along dimension k: a reduce-scatter (reduce) from level k to
+ * k+1, or an all-gather from level k+1 to k. `edge`: for a reduce-scatter,
+ * the last round writes OUT (reduce-scatter's last dimension); for an
+ * all-gather, the sources of round 0 are IN (all-gather's first
+ * dimension), which each rank also copies into its own chunk of OUT.
+ * Buffers otherwise: IN (reduce-scatter, all-reduce), OUT (all-gather). */
+static void ring(sched *s, const levels *l, uint32_t k, int dir, uint32_t lane, uint32_t round0, bool reduce,
+                 bool edge)
 {
     uint32_t d = s->dims[k];
+    strata_coll_buf buf = reduce || s->kind == STRATA_OP_ALL_REDUCE ? STRATA_COLL_IN : STRATA_COLL_OUT;
     for (uint32_t step = 0; step + 1 < d; step++) {
         for (uint32_t q = 0; q < s->n; q++) {
             size_t at = (size_t)k * s->n + q;
-            uint32_t p = position(s, q, k, dir);
-            uint32_t i = (p + 2 * d - step - 2) % d;
+            uint32_t i = (position(s, q, k, dir) + 2 * d - step - (reduce ? 2 : 1)) % d;
             uint64_t off = l->base[at] + chunk_off(l->len[at], d, i);
-            uint64_t bytes = l->base[at] + chunk_off(l->len[at], d, i + 1) - off;
-            bool last = final && step + 2 == d;
-            strata_coll_step st = {.round = round0 + step, .lane = lane, .src = previous(s, q, k, dir), .dst = q,
-                                   .src_buf = STRATA_COLL_IN, .src_off = off, .bytes = bytes, .reduce = true,
-                                   .dst_buf = last ? STRATA_COLL_OUT : STRATA_COLL_IN, .dst_off = last ? 0 : off,
-                                   .own_buf = STRATA_COLL_IN, .own_off = off};
-            add(s, &st);
-        }
-    }
-}
-
-/* All-gather along dimension k from level k+1 to k; `first`: the sources
- * of round 0 are IN (all-gather's first dimension), which each rank also
- * copies into its own chunk of OUT. Buffers: OUT (all-reduce: IN). */
-static void ring_ag(sched *s, const levels *l, uint32_t k, int dir, uint32_t lane, uint32_t round0, bool first)
-{
-    uint32_t d = s->dims[k];
-    strata_coll_buf buf = s->kind == STRATA_OP_ALL_REDUCE ? STRATA_COLL_IN : STRATA_COLL_OUT;
-    for (uint32_t step = 0; step + 1 < d; step++) {
-        for (uint32_t q = 0; q < s->n; q++) {
-            size_t at = (size_t)k * s->n + q;
-            uint32_t p = position(s, q, k, dir);
-            uint32_t i = (p + 2 * d - step - 1) % d;
-            uint64_t off = l->base[at] + chunk_off(l->len[at], d, i);
-            uint64_t bytes = l->base[at] + chunk_off(l->len[at], d, i + 1) - off;
-            bool from_in = first && step == 0;
+            bool last = reduce && edge && step + 2 == d, from_in = !reduce && edge && step == 0;
             strata_coll_step st = {.round = round0 + step, .lane = lane, .src = previous(s, q, k, dir), .dst = q,
                                    .src_buf = from_in ? STRATA_COLL_IN : buf, .src_off = from_in ? 0 : off,
-                                   .dst_buf = buf, .dst_off = off, .bytes = bytes};
+                                   .dst_buf = last ? STRATA_COLL_OUT : buf, .dst_off = last ? 0 : off,
+                                   .own_buf = buf, .own_off = off, .reduce = reduce,
+                                   .bytes = l->base[at] + chunk_off(l->len[at], d, i + 1) - off};
             add(s, &st);
             if (from_in) {
                 size_t own = (size_t)(k + 1) * s->n + q;
@@ -145,11 +127,11 @@ static uint32_t torus(sched *s, uint64_t base, uint64_t len, int dir, uint32_t l
     levels l = levels_new(s, base, len, dir);
     uint32_t round = round0;
     for (uint32_t k = 0; rs && k < s->m; k++) {
-        ring_rs(s, &l, k, dir, lane, round, s->kind == STRATA_OP_REDUCE_SCATTER && k + 1 == s->m);
+        ring(s, &l, k, dir, lane, round, true, s->kind == STRATA_OP_REDUCE_SCATTER && k + 1 == s->m);
         round += s->dims[k] - 1;
     }
     for (uint32_t k = s->m; ag && k-- > 0;) {
-        ring_ag(s, &l, k, dir, lane, round, s->kind == STRATA_OP_ALL_GATHER && k + 1 == s->m);
+        ring(s, &l, k, dir, lane, round, false, s->kind == STRATA_OP_ALL_GATHER && k + 1 == s->m);
         round += s->dims[k] - 1;
     }
     levels_free(&l);

@@ -35,6 +35,8 @@
 
 typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAIT, EM_COPY, EM_REDUCE } emit_kind;
 
+enum { STR_NAME, STR_SRC, STR_MEMORY, STR_STREAM, STR__COUNT };
+
 #define TMP_BUF 2u /* a step's receive buffer, besides STRATA_COLL_IN and _OUT */
 
 typedef struct emit {
@@ -67,7 +69,7 @@ typedef struct spmd {
     double bytes_per_element;
     /* the output op and its strings */
     strata_op out;
-    GString *s_name, *s_src, *s_memory, *s_stream;
+    GString *strs[STR__COUNT]; /* names of the output op, reused */
     GPtrArray *s_lists[3]; /* GString: in=, out=, donate= */
     GPtrArray *lists[3];   /* char *, NULL-terminated */
 } spmd;
@@ -90,29 +92,20 @@ static void qualify(GString *into, const char *name, uint32_t device)
     g_string_append_printf(into, "%s@%u", name, device);
 }
 
-/* The instance on `device` of memory `name` (NULL: the default memory),
- * as the model names it; a name with its own @D, or one the model lacks
- * (the binder then says so), is qualified by hand. */
-static const char *memory_of(spmd *s, const char *name, uint32_t device)
+/* The instance on `device` of memory `name` (NULL: the default memory)
+ * or, for a unit, of unit `name` (NULL: the first), as the model names
+ * it; a name with its own @D, or one the model lacks (the binder then says
+ * so), is qualified by hand. */
+static const char *instance_of(spmd *s, const char *name, uint32_t device, bool unit)
 {
     if (name && has_suffix(name))
         return name;
-    int base = strata_hw_memory_base_index(s->hw, name);
+    int base = unit ? strata_hw_compute_base_index(s->hw, name) : strata_hw_memory_base_index(s->hw, name);
     if (base >= 0)
-        return strata_hw_memory(s->hw, strata_hw_memory_on(s->hw, (uint32_t)base, device))->name;
-    qualify(s->s_memory, name, device);
-    return s->s_memory->str;
-}
-
-static const char *unit_of(spmd *s, const char *name, uint32_t device)
-{
-    if (name && has_suffix(name))
-        return name;
-    int base = strata_hw_compute_base_index(s->hw, name);
-    if (base >= 0)
-        return strata_hw_compute(s->hw, strata_hw_compute_on(s->hw, (uint32_t)base, device))->name;
-    qualify(s->s_memory, name ? name : "compute", device);
-    return s->s_memory->str;
+        return unit ? strata_hw_compute(s->hw, strata_hw_compute_on(s->hw, (uint32_t)base, device))->name
+                    : strata_hw_memory(s->hw, strata_hw_memory_on(s->hw, (uint32_t)base, device))->name;
+    qualify(s->strs[STR_MEMORY], name ? name : "compute", device);
+    return s->strs[STR_MEMORY]->str;
 }
 
 static void lane_name(GString *into, const char *stream, uint32_t lane, const char *what, uint32_t device)
@@ -149,25 +142,25 @@ static void render_plain(spmd *s, uint32_t d)
     strata_op *o = &s->out;
     *o = *in;
     o->has_device = false;
-    qualify(s->s_stream, in->stream, d);
-    o->stream = s->s_stream->str;
+    qualify(s->strs[STR_STREAM], in->stream, d);
+    o->stream = s->strs[STR_STREAM]->str;
     if (in->kind == STRATA_OP_COMPUTE) {
-        o->memory = unit_of(s, in->memory, d);
+        o->memory = instance_of(s, in->memory, d, true);
         o->ins = qualify_list(s, 0, in->ins, in->n_ins, d);
         o->outs = qualify_list(s, 1, in->outs, in->n_outs, d);
         o->donates = qualify_list(s, 2, in->donates, in->n_donates, d);
         return;
     }
     if (in->name && in->kind != STRATA_OP_RELEASE) {
-        qualify(s->s_name, in->name, d);
-        o->name = s->s_name->str;
+        qualify(s->strs[STR_NAME], in->name, d);
+        o->name = s->strs[STR_NAME]->str;
     }
     if (in->src) {
-        qualify(s->s_src, in->src, d);
-        o->src = s->s_src->str;
+        qualify(s->strs[STR_SRC], in->src, d);
+        o->src = s->strs[STR_SRC]->str;
     }
     if (in->kind == STRATA_OP_ALLOC || (in->kind == STRATA_OP_RELEASE && in->memory))
-        o->memory = memory_of(s, in->memory, d);
+        o->memory = instance_of(s, in->memory, d, false);
 }
 
 static void buffer_name(spmd *s, GString *into, unsigned buf, uint32_t lane, uint32_t device)
@@ -185,34 +178,34 @@ static void render_step(spmd *s, const emit *e)
     strata_op *o = &s->out;
     memset(o, 0, sizeof *o);
     o->line = s->cur->line;
-    lane_name(s->s_stream, s->cur->stream, e->kind == EM_ALLOC_TMP || e->kind == EM_FREE_TMP ? 0 : e->lane, NULL,
+    lane_name(s->strs[STR_STREAM], s->cur->stream, e->kind == EM_ALLOC_TMP || e->kind == EM_FREE_TMP ? 0 : e->lane, NULL,
               e->device);
-    o->stream = s->s_stream->str;
+    o->stream = s->strs[STR_STREAM]->str;
     switch ((emit_kind)e->kind) {
     case EM_ALLOC_TMP:
     case EM_FREE_TMP:
         o->kind = e->kind == EM_ALLOC_TMP ? STRATA_OP_ALLOC : STRATA_OP_FREE;
-        lane_name(s->s_name, s->cur->stream, e->lane, "t", e->device);
-        o->name = s->s_name->str;
+        lane_name(s->strs[STR_NAME], s->cur->stream, e->lane, "t", e->device);
+        o->name = s->strs[STR_NAME]->str;
         if (o->kind == STRATA_OP_ALLOC) {
             o->size = e->bytes;
             o->tag = STRATA_TAG_TEMP;
-            o->memory = memory_of(s, NULL, e->device);
+            o->memory = instance_of(s, NULL, e->device, false);
         }
         break;
     case EM_RECORD:
     case EM_WAIT:
         o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
-        lane_name(s->s_name, s->cur->stream, e->peer_lane, "e", e->peer);
-        o->name = s->s_name->str;
+        lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, "e", e->peer);
+        o->name = s->strs[STR_NAME]->str;
         break;
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
         o->coll = s->info;
-        buffer_name(s, s->s_name, e->dst_buf, e->lane, e->device);
-        buffer_name(s, s->s_src, e->src_buf, e->lane, e->peer);
-        o->name = s->s_name->str;
-        o->src = s->s_src->str;
+        buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
+        buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
+        o->name = s->strs[STR_NAME]->str;
+        o->src = s->strs[STR_SRC]->str;
         o->has_bytes = true;
         o->size = e->bytes;
         break;
@@ -242,7 +235,7 @@ static void render_step(spmd *s, const emit *e)
         o->flops = (double)e->bytes / s->bytes_per_element;
         o->has_bytes = true;
         o->size = 3 * e->bytes;
-        o->memory = unit_of(s, NULL, e->device);
+        o->memory = instance_of(s, NULL, e->device, true);
         break;
     }
     default:
@@ -477,14 +470,25 @@ static int spmd_next(void *self, const strata_op **op, GError **err)
     return 1;
 }
 
+static void end_pass(spmd *s)
+{
+    strata_checker_free(s->checker);
+    strata_mesh_free(s->mesh);
+    s->mesh = NULL;
+}
+
+/* Back to the state before the first op: a fresh checker, no mesh yet. */
+static void start_pass(spmd *s)
+{
+    end_pass(s);
+    s->checker = strata_checker_new(strata_source_origin(s->in));
+    strata_checker_set_devices(s->checker, s->devices);
+}
+
 static bool spmd_rewind(void *self, GError **err)
 {
     spmd *s = self;
-    strata_checker_free(s->checker);
-    s->checker = strata_checker_new(strata_source_origin(s->in));
-    strata_checker_set_devices(s->checker, s->devices);
-    strata_mesh_free(s->mesh);
-    s->mesh = NULL;
+    start_pass(s);
     s->cur = NULL;
     s->rounds = s->round = 0;
     s->n_coll = 0;
@@ -503,18 +507,17 @@ static void info_free(gpointer p)
 static void spmd_destroy(void *self)
 {
     spmd *s = self;
+    end_pass(s);
     strata_source_free(s->in);
-    strata_checker_free(s->checker);
-    strata_mesh_free(s->mesh);
-    g_array_free(s->emits, TRUE);
-    g_array_free(s->steps, TRUE);
-    g_free(s->tmp_size);
-    g_free(s->touched);
+    if (s->tmp_size)
+        g_free(s->tmp_size);
     g_ptr_array_free(s->infos, TRUE);
-    g_string_free(s->s_name, TRUE);
-    g_string_free(s->s_src, TRUE);
-    g_string_free(s->s_memory, TRUE);
-    g_string_free(s->s_stream, TRUE);
+    g_array_free(s->emits, TRUE);
+    if (s->touched)
+        g_free(s->touched);
+    g_array_free(s->steps, TRUE);
+    for (int i = 0; i < STR__COUNT; i++)
+        g_string_free(s->strs[i], TRUE);
     for (int i = 0; i < 3; i++) {
         g_ptr_array_free(s->s_lists[i], TRUE);
         g_ptr_array_free(s->lists[i], TRUE);
@@ -522,11 +525,7 @@ static void spmd_destroy(void *self)
     g_free(s);
 }
 
-static const strata_source_vtable spmd_vtable = {
-    .next = spmd_next,
-    .rewind = spmd_rewind,
-    .destroy = spmd_destroy,
-};
+static const strata_source_vtable spmd_vtable = {spmd_next, spmd_rewind, spmd_destroy};
 
 static void free_gstring(gpointer p) { g_string_free(p, TRUE); }
 
@@ -536,15 +535,12 @@ strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
     s->in = src;
     s->hw = hw;
     s->devices = strata_hw_devices(hw);
-    s->checker = strata_checker_new(strata_source_origin(src));
-    strata_checker_set_devices(s->checker, s->devices);
+    start_pass(s);
     s->emits = g_array_new(FALSE, FALSE, sizeof(emit));
     s->steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
     s->infos = g_ptr_array_new_with_free_func(info_free);
-    s->s_name = g_string_new(NULL);
-    s->s_src = g_string_new(NULL);
-    s->s_memory = g_string_new(NULL);
-    s->s_stream = g_string_new(NULL);
+    for (int i = 0; i < STR__COUNT; i++)
+        s->strs[i] = g_string_new(NULL);
     for (int i = 0; i < 3; i++) {
         s->s_lists[i] = g_ptr_array_new_with_free_func(free_gstring);
         s->lists[i] = g_ptr_array_new();
