@@ -19,6 +19,7 @@
 #include "core/units.h"
 #include "hw/hw.h"
 #include "trace/bind.h"
+#include "spmd/spmd.h"
 #include "trace/reader.h"
 
 typedef struct memory_use {
@@ -55,6 +56,8 @@ static bool check_trace(check_ctx *ctx, GError **err)
     ctx->src = strata_trace_open(ctx->trace_path, err);
     if (!ctx->src)
         return false;
+    if (ctx->hw && strata_spmd_devices(ctx->hw) > 1) /* the program as each device runs it */
+        ctx->src = strata_spmd_expand(ctx->src, ctx->hw);
     /* Without --hw, unnamed allocs are counted under "(default)". */
     strata_bind_options opt = {.hw = ctx->hw, .default_memory = "(default)", .allow_spmd = true};
     ctx->binder = strata_binder_new(ctx->src, &opt);
