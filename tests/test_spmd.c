@@ -18,6 +18,7 @@
  *   all-gather           (N-1)(a + (B/N)/W), B = size(OUT)
  *   reduce-scatter       (N-1)(a + (B/N)/W) + (N-1) 3(B/N)/HBM, B = size(IN)
  */
+#include <stdlib.h>
 #include <string.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -150,6 +151,44 @@ START_TEST(gather_and_scatter_are_n_minus_1_steps)
 }
 END_TEST
 
+START_TEST(summary_and_timeline_show_devices)
+{
+    char *trace = strata_test_source_path("traces/spmd/collectives.trace");
+    char *hw = strata_test_source_path("configs/hw/test-ring8.ini");
+    char *dir = strata_test_temp_dir();
+    char *tl = g_build_filename(dir, "tl.json", NULL);
+    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--timeline", tl, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert(strstr(r.out, "devices   8, mesh data:4,model:2; below: device 0 (the highest device-memory peak)"));
+    ck_assert(strstr(r.out, "\nhbm@0 ") && !strstr(r.out, "\nhbm@1 "));
+    ck_assert(strstr(r.out, "collective line   op"));
+    ck_assert(strstr(r.out, "\n4          17     collective-permute data         direct     4 "));
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_file(p, tl, NULL));
+    JsonArray *ev = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "traceEvents");
+    guint devices = 0;
+    for (guint i = 0; i < json_array_get_length(ev); i++) {
+        JsonObject *e = json_array_get_object_element(ev, i);
+        if (strcmp(json_object_get_string_member(e, "name"), "process_name") != 0)
+            continue;
+        const char *name = json_object_get_string_member(json_object_get_object_member(e, "args"), "name");
+        if (g_str_has_prefix(name, "device ")) {
+            ck_assert_int_eq(json_object_get_int_member(e, "pid"), 10 + atoi(name + 7));
+            devices++;
+        }
+    }
+    ck_assert_uint_eq(devices, 8);
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    g_unlink(tl);
+    g_rmdir(dir);
+    g_free(tl);
+    g_free(dir);
+    g_free(hw);
+    g_free(trace);
+}
+END_TEST
+
 /* ---- bad input ----------------------------------------------------------- */
 
 static void assert_bad(const char *hw, const char *set, const char *body, const char *where, const char *expect)
@@ -216,6 +255,7 @@ static Suite *spmd_suite(void)
     tcase_add_test(tc, tree_is_2_log2_n_whole_buffer_steps);
     tcase_add_test(tc, torus_2d_rings_along_each_dimension);
     tcase_add_test(tc, gather_and_scatter_are_n_minus_1_steps);
+    tcase_add_test(tc, summary_and_timeline_show_devices);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad");
     tcase_set_timeout(bad, 120);

@@ -417,10 +417,10 @@ static int stream_pid(strata_timeline *tl, const char *name)
         return PID_STREAMS;
     if (!tl->device_named[d]) {
         tl->device_named[d] = 1;
-        char *pname = g_strdup_printf("device %" G_GUINT64_FORMAT, d);
-        meta(tl, "process_name", PID_DEVICE0 + (int)d, 0, "name", pname, 0);
-        meta(tl, "process_sort_index", PID_DEVICE0 + (int)d, 0, "sort_index", NULL, PID_DEVICE0 + (long)d);
-        g_free(pname);
+        char number[24];
+        g_snprintf(number, sizeof number, "%" G_GUINT64_FORMAT, d);
+        meta(tl, "process_name", PID_DEVICE0 + (int)d, 0, "name", "device ", number, NULL, 0);
+        meta(tl, "process_sort_index", PID_DEVICE0 + (int)d, 0, "sort_index", NULL, NULL, NULL, PID_DEVICE0 + (long)d);
     }
     return PID_DEVICE0 + (int)d;
 }
