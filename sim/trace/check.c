@@ -2,9 +2,9 @@
  * check.c: the semantic checker of an op stream (contract in check.h).
  *
  * State, all O(1) per op:
- *  - live: buffer name -> live_buffer (owned, the name inside it), and
- *    by_id: id -> the same live_buffer (an idmap), for
- *    strata_checker_buffer();
+ *  - live: buffer name -> live_buffer (owned, the name inside it); the
+ *    lookup by id (strata_checker_buffer(), for tests and diagnostics)
+ *    walks it, so the per-op path keeps one table;
  *  - streams: name -> index + 1, and stream_names in index order; the
  *    last stream looked up is remembered, as ops come in runs on a stream;
  *  - events: name -> event_state (index, number of records so far);
@@ -16,8 +16,7 @@
  *
  * Invariants:
  *  1. A name is in `live` iff its last alloc has no free after it.
- *  2. Buffer ids are 0, 1, 2, ... in alloc order; `live` and `by_id` hold
- *     the same buffers.
+ *  2. Buffer ids are 0, 1, 2, ... in alloc order.
  *  3. An event's `records` is the number of `record` ops seen for it, so a
  *     wait resolves to records (the latest) and a wait with records == 0 is
  *     an error.
@@ -27,7 +26,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
-#include "core/idmap.h"
 #include "spmd/mesh.h"
 
 typedef struct live_buffer {
@@ -47,7 +45,6 @@ typedef struct event_state {
 struct strata_checker {
     char *origin;
     GHashTable *live;       /* char * (the buffer's name) -> live_buffer * (owned) */
-    strata_idmap *by_id;    /* buffer id -> live_buffer * */
     GHashTable *streams;    /* char * (owned) -> GUINT_TO_POINTER(index + 1) */
     GPtrArray *stream_names;/* char * borrowed from `streams` keys */
     uint32_t last_stream;   /* index of the stream last looked up, or UINT32_MAX */
@@ -68,7 +65,6 @@ strata_checker *strata_checker_new(const char *origin)
     strata_checker *c = g_new0(strata_checker, 1);
     c->origin = g_strdup(origin ? origin : "<ops>");
     c->live = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
-    c->by_id = strata_idmap_new();
     c->streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     c->stream_names = g_ptr_array_new();
     c->last_stream = UINT32_MAX;
@@ -85,7 +81,6 @@ void strata_checker_free(strata_checker *c)
 {
     if (c == NULL)
         return;
-    strata_idmap_free(c->by_id);
     g_hash_table_destroy(c->live);
     g_ptr_array_free(c->stream_names, TRUE);
     g_hash_table_destroy(c->streams);
@@ -195,7 +190,6 @@ static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r
     b->memory = intern_memory(c, op->memory);
     b->dtype = op->dtype;
     g_hash_table_insert(c->live, b->name, b);
-    strata_idmap_put(c->by_id, b->id, b);
     r->buf = b->id;
     r->bytes = b->size;
     r->memory = b->memory;
@@ -213,7 +207,6 @@ static bool feed_free(strata_checker *c, const strata_op *op, strata_op_refs *r,
     r->bytes = b->size;
     r->memory = b->memory;
     r->dtype = b->dtype;
-    strata_idmap_take(c->by_id, b->id);
     g_free(b);
     return true;
 }
@@ -459,9 +452,16 @@ uint32_t strata_checker_event_count(const strata_checker *c) { return g_hash_tab
 uint64_t strata_checker_buffer_count(const strata_checker *c) { return c->next_buffer; }
 uint64_t strata_checker_op_count(const strata_checker *c) { return c->ops; }
 
+/* Matches a live buffer by id. */
+static gboolean has_id(gpointer key, gpointer value, gpointer user)
+{
+    (void)key;
+    return ((const live_buffer *)value)->id == *(const uint64_t *)user;
+}
+
 bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size, const char **memory)
 {
-    const live_buffer *b = strata_idmap_get(c->by_id, id);
+    const live_buffer *b = g_hash_table_find(c->live, has_id, &id);
     if (!b)
         return false;
     if (size)

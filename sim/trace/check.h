@@ -74,7 +74,8 @@ uint32_t strata_checker_event_count(const strata_checker *c);
 uint64_t strata_checker_buffer_count(const strata_checker *c); /* allocs so far */
 uint64_t strata_checker_op_count(const strata_checker *c);     /* ops fed (not options) */
 
-/* Live buffer by id: false if not live. memory is NULL for the default memory. */
+/* Live buffer by id: false if not live. memory is NULL for the default memory.
+ * O(live buffers): for tests and diagnostics, not per op. */
 bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size, const char **memory);
 /* Option values seen ("allocator.max_split_size" -> "200MiB"), in order. */
 const GPtrArray *strata_checker_option_keys(const strata_checker *c);
