@@ -127,10 +127,12 @@ static bool replay_plan(replay_state *st, GArray *lifetimes, GError **err)
     return ok;
 }
 
-/* Tells the ledger of op and of the allocator call just made for it. */
+/* Tells the ledger of op (unless already told: NULL) and of the allocator
+ * call just made for it. */
 static void replay_account(replay_state *st, const strata_bound_op *op)
 {
-    strata_ledger_bound_op(st->ledger, st->memory_index, op);
+    if (op)
+        strata_ledger_bound_op(st->ledger, st->memory_index, op);
     strata_alloc_stats s;
     strata_allocator_stats(st->alloc, &s);
     strata_ledger_observe(st->ledger, &s);
@@ -170,10 +172,12 @@ static bool replay_op(replay_state *st, const strata_bound_op *op, strata_result
         }
         break;
     case STRATA_OP_FREE:
-        if (!strata_ledger_holds(st->ledger, op->buf))
+        /* The ledger holds exactly the ids placed here: its free tells. */
+        if (!strata_ledger_free_buffer(st->ledger, op->buf))
             return true;
         strata_allocator_free_block(st->alloc, op->buf);
-        break;
+        replay_account(st, NULL);
+        return replay_check(st, op, origin, err);
     case STRATA_OP_COPY:
     case STRATA_OP_COMPUTE:
         strata_ledger_bound_op(st->ledger, st->memory_index, op);
