@@ -24,37 +24,51 @@ static int brute_fit_from(const bool *present, const uint64_t *values, uint64_t 
     return -1;
 }
 
-static int index_of(const strata_tnode *n, const strata_tnode *nodes)
+/* The key a query answered, or -1 for none. */
+static int key_of(const strata_tnode *n)
 {
-    return n ? (int)(n - nodes) : -1;
+    return n ? (int)n->k1 : -1;
 }
 
-/* Random inserts and removes of keys 0..599 with random values; after each,
- * the fit queries, floor, lower bound and maxima agree with a scan. */
+/* Random inserts, removes and rekeys of keys 0..599 with random values;
+ * after each, the fit queries, floor, lower bound and maxima agree with a
+ * scan. node_at[k]: the node holding key k while present; spare: the
+ * nodes out of the tree. */
 START_TEST(test_blocktree_random)
 {
     static strata_tnode nodes[TREE_KEYS];
+    strata_tnode *node_at[TREE_KEYS] = {NULL}, *spare[TREE_KEYS];
+    int n_spare = 0;
+    for (int i = 0; i < TREE_KEYS; i++)
+        spare[n_spare++] = &nodes[i];
     bool present[TREE_KEYS] = {false};
     uint64_t values[TREE_KEYS] = {0};
     strata_blocktree t;
     strata_blocktree_init(&t);
     GRand *rng = g_rand_new_with_seed(7);
     for (int step = 0; step < 20000; step++) {
-        int k = g_rand_int_range(rng, 0, TREE_KEYS);
-        if (present[k]) {
-            strata_blocktree_remove(&t, &nodes[k]);
+        int k = g_rand_int_range(rng, 0, TREE_KEYS), to = g_rand_int_range(rng, 0, TREE_KEYS);
+        values[to] = present[to] ? values[to] : (uint64_t)g_rand_int_range(rng, 1, 1000);
+        if (present[k] && !present[to] && g_rand_boolean(rng)) {
+            strata_blocktree_rekey(&t, node_at[k], (uint64_t)to, 0, values[to]);
+            node_at[to] = node_at[k];
+            present[k] = false;
+            present[to] = true;
+        } else if (present[k]) {
+            strata_blocktree_remove(&t, node_at[k]);
+            spare[n_spare++] = node_at[k];
             present[k] = false;
         } else {
             values[k] = (uint64_t)g_rand_int_range(rng, 1, 1000);
-            nodes[k] = (strata_tnode){.k1 = (uint64_t)k, .k2 = 0, .value = values[k]};
-            strata_blocktree_insert(&t, &nodes[k]);
+            node_at[k] = spare[--n_spare];
+            *node_at[k] = (strata_tnode){.k1 = (uint64_t)k, .k2 = 0, .value = values[k]};
+            strata_blocktree_insert(&t, node_at[k]);
             present[k] = true;
         }
         uint64_t need = (uint64_t)g_rand_int_range(rng, 1, 1000);
         uint64_t from = (uint64_t)g_rand_int_range(rng, 0, TREE_KEYS);
-        ck_assert_int_eq(index_of(strata_blocktree_fit_from(&t, 0, need), nodes),
-                         brute_fit_from(present, values, 0, need));
-        ck_assert_int_eq(index_of(strata_blocktree_fit_from(&t, from, need), nodes),
+        ck_assert_int_eq(key_of(strata_blocktree_fit_from(&t, 0, need)), brute_fit_from(present, values, 0, need));
+        ck_assert_int_eq(key_of(strata_blocktree_fit_from(&t, from, need)),
                          brute_fit_from(present, values, from, need));
         int floor = -1, lower = -1, last = -1;
         uint64_t count = 0;
@@ -72,9 +86,9 @@ START_TEST(test_blocktree_random)
         for (int i = 0; i < last; i++)
             if (present[i] && values[i] > but_last)
                 but_last = values[i];
-        ck_assert_int_eq(index_of(strata_blocktree_floor(&t, from, UINT64_MAX), nodes), floor);
-        ck_assert_int_eq(index_of(strata_blocktree_lower_bound(&t, from, 0), nodes), lower);
-        ck_assert_int_eq(index_of(strata_blocktree_last(&t), nodes), last);
+        ck_assert_int_eq(key_of(strata_blocktree_floor(&t, from, UINT64_MAX)), floor);
+        ck_assert_int_eq(key_of(strata_blocktree_lower_bound(&t, from, 0)), lower);
+        ck_assert_int_eq(key_of(strata_blocktree_last(&t)), last);
         ck_assert_uint_eq(strata_blocktree_max_but_last(&t), but_last);
         ck_assert_uint_eq(t.count, count);
     }

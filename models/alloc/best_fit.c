@@ -43,7 +43,7 @@ static bool best_fit_alloc(void *self, uint64_t id, uint64_t size, uint32_t stre
     strata_heap_block *b = strata_heap_best(h, rounded);
     if (!b)
         return false;
-    strata_heap_take(h, b, rounded, id, size);
+    b = strata_heap_take(h, b, rounded, id, size);
     *offset = b->offset;
     return true;
 }

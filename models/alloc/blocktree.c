@@ -111,6 +111,39 @@ void strata_blocktree_remove(strata_blocktree *t, strata_tnode *n)
     t->count--;
 }
 
+/* The nodes before and after n in key order. */
+static strata_tnode *neighbour(const strata_tnode *n, bool after)
+{
+    const strata_tnode *c = after ? n->right : n->left;
+    if (c) {
+        for (const strata_tnode *d = after ? c->left : c->right; d; d = after ? d->left : d->right)
+            c = d;
+        return (strata_tnode *)c;
+    }
+    while (n->parent && (after ? n->parent->right : n->parent->left) == n)
+        n = n->parent;
+    return n->parent;
+}
+
+void strata_blocktree_rekey(strata_blocktree *t, strata_tnode *n, uint64_t k1, uint64_t k2, uint64_t value)
+{
+    const strata_tnode *before = neighbour(n, false), *after = neighbour(n, true);
+    if ((before && !key_less(before->k1, before->k2, k1, k2)) || (after && !key_less(k1, k2, after->k1, after->k2))) {
+        strata_blocktree_remove(t, n);
+        n->k1 = k1;
+        n->k2 = k2;
+        n->value = value;
+        strata_blocktree_insert(t, n);
+        return;
+    }
+    /* Still in order where it stands: only the maxima on its path change. */
+    n->k1 = k1;
+    n->k2 = k2;
+    n->value = value;
+    for (strata_tnode *p = n; p && update(p); p = p->parent)
+        ;
+}
+
 strata_tnode *strata_blocktree_lower_bound(const strata_blocktree *t, uint64_t k1, uint64_t k2)
 {
     strata_tnode *best = NULL;

@@ -48,6 +48,9 @@ void strata_blocktree_init(strata_blocktree *t);
 /* Inserts n with its k1, k2 and value set; its key must not be in t. */
 void strata_blocktree_insert(strata_blocktree *t, strata_tnode *n);
 void strata_blocktree_remove(strata_blocktree *t, strata_tnode *n);
+/* Gives n a new key and value: in place when the key keeps its rank (only
+ * the maxima above it change), else by a remove and an insert. */
+void strata_blocktree_rekey(strata_blocktree *t, strata_tnode *n, uint64_t k1, uint64_t k2, uint64_t value);
 
 /* The first node with key >= (k1, k2), or NULL. */
 strata_tnode *strata_blocktree_lower_bound(const strata_blocktree *t, uint64_t k1, uint64_t k2);

@@ -45,7 +45,7 @@ static bool first_fit_alloc(void *self, uint64_t id, uint64_t size, uint32_t str
     strata_heap_block *b = strata_heap_first_from(h, 0, rounded);
     if (!b)
         return false;
-    strata_heap_take(h, b, rounded, id, size);
+    b = strata_heap_take(h, b, rounded, id, size);
     *offset = b->offset;
     return true;
 }

@@ -11,17 +11,29 @@ static strata_heap_block *block_of(strata_tnode *n)
     return n ? (strata_heap_block *)(void *)((char *)n - offsetof(strata_heap_block, node)) : NULL;
 }
 
+/* b's key in the index: (size, offset) or (offset, 0). */
+static uint64_t key1(const strata_heap *h, const strata_heap_block *b)
+{
+    return h->index == STRATA_HEAP_BY_SIZE ? b->size : b->offset;
+}
+
+static uint64_t key2(const strata_heap *h, const strata_heap_block *b)
+{
+    return h->index == STRATA_HEAP_BY_SIZE ? b->offset : 0;
+}
+
 static void heap_index_add(strata_heap *h, strata_heap_block *b)
 {
-    if (h->index == STRATA_HEAP_BY_SIZE) {
-        b->node.k1 = b->size;
-        b->node.k2 = b->offset;
-    } else {
-        b->node.k1 = b->offset;
-        b->node.k2 = 0;
-    }
+    b->node.k1 = key1(h, b);
+    b->node.k2 = key2(h, b);
     b->node.value = b->size;
     strata_blocktree_insert(&h->free_blocks, &b->node);
+}
+
+/* Free block b changed its offset or size: its node follows. */
+static void heap_index_moved(strata_heap *h, strata_heap_block *b)
+{
+    strata_blocktree_rekey(&h->free_blocks, &b->node, key1(h, b), key2(h, b), b->size);
 }
 
 static void heap_index_remove(strata_heap *h, strata_heap_block *b)
@@ -116,24 +128,29 @@ strata_heap_block *strata_heap_free_at(const strata_heap *h, uint64_t at)
     return b && at - b->offset < b->size ? b : NULL;
 }
 
-void strata_heap_take(strata_heap *h, strata_heap_block *b, uint64_t size, uint64_t id,
-                      uint64_t requested)
+strata_heap_block *strata_heap_take(strata_heap *h, strata_heap_block *b, uint64_t size, uint64_t id,
+                                    uint64_t requested)
 {
     g_assert(!b->used && b->size >= size);
-    heap_index_remove(h, b);
     if (b->size > size) {
-        strata_heap_block *rest = block_new(h);
-        rest->offset = b->offset + size;
-        rest->size = b->size - size;
-        rest->prev = b;
-        rest->next = b->next;
-        if (b->next)
-            b->next->prev = rest;
+        /* The front becomes a new used block; b keeps the rest and, with
+         * it, most often its place in the index. */
+        strata_heap_block *used = block_new(h);
+        used->offset = b->offset;
+        used->size = size;
+        used->prev = b->prev;
+        used->next = b;
+        if (b->prev)
+            b->prev->next = used;
         else
-            h->tail = rest;
-        b->next = rest;
-        b->size = size;
-        heap_index_add(h, rest);
+            h->head = used;
+        b->prev = used;
+        b->offset += size;
+        b->size -= size;
+        heap_index_moved(h, b);
+        b = used;
+    } else {
+        heap_index_remove(h, b);
     }
     b->used = true;
     b->id = id;
@@ -141,6 +158,7 @@ void strata_heap_take(strata_heap *h, strata_heap_block *b, uint64_t size, uint6
     strata_idmap_put(h->live, id, b);
     h->allocated += requested;
     h->used_bytes += b->size;
+    return b;
 }
 
 /* Absorb b->next (free, adjacent) into b. */
@@ -172,9 +190,9 @@ bool strata_heap_free(strata_heap *h, uint64_t id)
     }
     if (b->prev && !b->prev->used) {
         strata_heap_block *p = b->prev;
-        heap_index_remove(h, p);
-        heap_absorb_next(h, p);
-        b = p;
+        heap_absorb_next(h, p); /* p grows in place: it keeps its node */
+        heap_index_moved(h, p);
+        return true;
     }
     heap_index_add(h, b);
     return true;

@@ -68,9 +68,10 @@ strata_heap_block *strata_heap_best(const strata_heap *h, uint64_t size);
 strata_heap_block *strata_heap_first_from(const strata_heap *h, uint64_t from, uint64_t size);
 /* BY_OFFSET: the free block holding address `at`, or NULL. */
 strata_heap_block *strata_heap_free_at(const strata_heap *h, uint64_t at);
-/* Mark part of free block b used: [b->offset, b->offset+size); the rest stays free. */
-void strata_heap_take(strata_heap *h, strata_heap_block *b, uint64_t size, uint64_t id,
-                      uint64_t requested);
+/* Marks part of free block b used: [b->offset, b->offset+size); the rest
+ * stays free. Returns the used block (b itself only on an exact fit). */
+strata_heap_block *strata_heap_take(strata_heap *h, strata_heap_block *b, uint64_t size, uint64_t id,
+                                    uint64_t requested);
 /* Free the block of buffer id, coalescing with free neighbours. False if unknown. */
 bool strata_heap_free(strata_heap *h, uint64_t id);
 

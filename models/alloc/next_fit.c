@@ -59,7 +59,7 @@ static bool next_fit_alloc(void *self, uint64_t id, uint64_t size, uint32_t stre
         b = strata_heap_first_from(h, 0, rounded);
     if (!b)
         return false;
-    strata_heap_take(h, b, rounded, id, size);
+    b = strata_heap_take(h, b, rounded, id, size);
     *offset = b->offset;
     nf->rover = b->offset + rounded;
     return true;
