@@ -134,6 +134,19 @@ START_TEST(torus_2d_rings_along_each_dimension)
                 "option mesh=x:4,y:4\nalloc g 64MiB dtype=f32\nall-reduce g axis=x,y algo=torus\n",
                 2 * 3 * (A_US + b / (4 * w)) + 3 * red(b / 4) + 2 * 3 * (A_US + b / (16 * w)) + 3 * red(b / 16),
                 "2D torus all-reduce");
+    /* Without algo=: torus when the group's axes are the torus's dimensions, else ring. */
+    run_out o = run_trace("configs/hw/test-torus16.ini", NULL,
+                          "option mesh=x:4,y:4\nalloc g 64MiB dtype=f32\nall-reduce g axis=x,y\n");
+    ck_assert_str_eq(json_object_get_string_member(collective(&o, 0), "algo"), "torus");
+    g_object_unref(o.parser);
+    o = run_trace("configs/hw/test-torus16.ini", NULL,
+                  "option mesh=x:2,y:8\nalloc g 64MiB dtype=f32\nall-reduce g axis=x,y\n");
+    ck_assert_str_eq(json_object_get_string_member(collective(&o, 0), "algo"), "ring");
+    g_object_unref(o.parser);
+    o = run_trace("configs/hw/test-ring8.ini", NULL,
+                  "option mesh=x:4,y:2\nalloc g 64MiB dtype=f32\nall-reduce g axis=x,y\n");
+    ck_assert_str_eq(json_object_get_string_member(collective(&o, 0), "algo"), "ring");
+    g_object_unref(o.parser);
 }
 END_TEST
 

@@ -334,14 +334,40 @@ static void plan_round(spmd *s)
                 push(s, EM_FREE_TMP, d, l, d, l);
 }
 
+/* True when device 0's default memory reaches the one of `device` over one link. */
+static bool one_link(const spmd *s, uint32_t device)
+{
+    uint32_t base = strata_hw_memory_base_index(s->hw, NULL) >= 0 ? (uint32_t)strata_hw_memory_base_index(s->hw, NULL)
+                                                                   : 0;
+    const strata_hop *hops = NULL;
+    uint32_t n = 0;
+    return strata_hw_route(s->hw, strata_hw_memory_on(s->hw, base, 0), strata_hw_memory_on(s->hw, base, device),
+                           &hops, &n, NULL) &&
+           n == 1;
+}
+
+/* The default algorithm: direct for all-to-all and collective-permute;
+ * torus for a group over several axes whose rings along each axis join
+ * neighbours on the machine (one link from device 0 to its next and its
+ * previous along every axis: a torus whose dimensions are those axes);
+ * else ring. */
 static strata_algo pick_algo(const spmd *s, const strata_op *op)
 {
     if (op->algo != STRATA_ALGO_DEFAULT)
         return op->algo;
     if (op->kind == STRATA_OP_ALL_TO_ALL || op->kind == STRATA_OP_COLLECTIVE_PERMUTE)
         return STRATA_ALGO_DIRECT;
-    (void)s;
-    return STRATA_ALGO_RING;
+    uint32_t axes = 0, stride = 1;
+    bool neighbours = true;
+    for (uint32_t a = strata_mesh_axis_count(s->mesh); a-- > 0;) {
+        uint32_t size = strata_mesh_group_size(s->mesh, 1u << a);
+        if ((s->mask & (1u << a)) && size > 1) {
+            axes++;
+            neighbours = neighbours && one_link(s, stride) && one_link(s, (size - 1) * stride);
+        }
+        stride *= size;
+    }
+    return axes > 1 && neighbours ? STRATA_ALGO_TORUS : STRATA_ALGO_RING;
 }
 
 static strata_coll_info *next_info(spmd *s, const strata_op *op, strata_algo algo, uint32_t n)
@@ -367,6 +393,7 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, strata_algo alg
 /* Plans the start and the first round of a collective. */
 static bool plan_collective(spmd *s, const strata_op *op, GError **err)
 {
+    strata_mesh_axes(s->mesh, op->axis, &s->mask, NULL); /* the checker accepted it */
     strata_algo algo = pick_algo(s, op);
     if (!strata_coll_supports(op->kind, algo)) {
         char *known = strata_coll_algos_of(op->kind);
@@ -378,7 +405,6 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     if (op->has_device)
         return fail(s, err, "expected no device= on %s (every device of the group takes part)",
                     strata_op_kind_name(op->kind));
-    strata_mesh_axes(s->mesh, op->axis, &s->mask, NULL); /* the checker accepted it */
     strata_coll_shape sh = {.kind = op->kind, .algo = algo, .shift = op->shift};
     for (uint32_t a = 0; a < strata_mesh_axis_count(s->mesh); a++)
         if (s->mask & (1u << a))
