@@ -120,6 +120,24 @@ START_TEST(test_run_all_and_median)
 }
 END_TEST
 
+/* The 8x A100 series at 16 GiB on a100-8.ini: a ring all-reduce is 7
+ * reduce-scatter steps, each a copy of C = 16 GiB / 8 over two NVLink links
+ * (C / 300 GB/s + 2 x 0.5 us) then a reduction reading two chunks and
+ * writing one through the HBM port (3 C / 2039 GB/s + its 0.5 us latency),
+ * and 7 all-gather steps (copies only). busbw = 16 GiB / T x 2 x 7 / 8. */
+START_TEST(test_collective_series)
+{
+    strata_published *set = shipped();
+    const strata_published_case *c = find(set, "a100-8 nccl all-reduce 16GiB");
+    ck_assert(c->metric == STRATA_PUBLISHED_BUSBW);
+    ck_assert_double_eq_tol(c->measured, 234.89e9, 1e3);
+    double chunk = 17179869184.0 / 8, w = 300e9, hbm = 2039e9;
+    double t = 7 * (chunk / w + 1e-6 + 3 * chunk / hbm + 0.5e-6) + 7 * (chunk / w + 1e-6);
+    ck_assert_double_eq_tol(simulate(c), 17179869184.0 / t * 1.75, 1e3);
+    strata_published_free(set);
+}
+END_TEST
+
 /* "HEAD\nsource = x\nsetup = y\nhw = test-simple.ini\nKEY = PATH\nTAIL" in a
  * temporary file (g_free); takes path. */
 static char *ini_file(const char *head, const char *key, char *path, const char *tail)
@@ -276,6 +294,7 @@ int main(void)
     tcase_add_test(tc, test_copy_inside_a_memory);
     tcase_add_test(tc, test_two_link_route_makespan);
     tcase_add_test(tc, test_run_all_and_median);
+    tcase_add_test(tc, test_collective_series);
     tcase_add_test(tc, test_cli_table);
     tcase_add_test(tc, test_bad_case_files);
     tcase_add_test(tc, test_arguments_need_published);

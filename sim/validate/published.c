@@ -1,9 +1,10 @@
 /*
  * published.c: reading case files and simulating their cases (published.h).
  *
- * A case runs in a forked child that loads the hardware, opens the trace,
- * runs the engine and writes one line back through a pipe: "ok VALUE" or
- * "error MESSAGE". The parent never starts an engine, so any number of
+ * A case runs in a forked child that loads the hardware, opens the trace
+ * (or generates the workload; on a model of several devices, through the
+ * SPMD expansion, as `strata run` does), runs the engine and writes one
+ * line back through a pipe: "ok VALUE" or "error MESSAGE". The parent never starts an engine, so any number of
  * cases run from one process.
  */
 #include "validate/published.h"
@@ -17,6 +18,7 @@
 #include "core/units.h"
 #include "engine/engine.h"
 #include "hw/hw.h"
+#include "spmd/spmd.h"
 #include "trace/reader.h"
 #include "validate/series.h"
 #include "workload/workload.h"
@@ -421,6 +423,8 @@ static char *child_value(const strata_published_case *c)
     strata_results *r = NULL;
     strata_hw *hw = strata_hw_load(c->hw, NULL, &err);
     strata_source *src = hw ? case_source(c, &err) : NULL;
+    if (src && strata_spmd_devices(hw) > 1)
+        src = strata_spmd_expand(src, hw);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     char *line = NULL;
