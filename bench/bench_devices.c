@@ -1,0 +1,203 @@
+/*
+ * bench_devices.c: how fast strata simulates a sharded training step as the
+ * device count grows (1, 8, 64 and 256 TPU v5e chips).
+ *
+ * For each count N:
+ * 1. `strata gen transformer ... mesh=data:A,model:B sharding=fsdp+tp
+ *    batch=A` writes the step into a temporary file (not timed): the same
+ *    small decoder at every N = A x B, parameters sharded over both axes
+ *    (FSDP over data, Megatron over model), one sequence per data group;
+ *    the mesh lies on the torus (data along its first dimension, model along
+ *    the second), so each collective is a ring of A or B chips; one device
+ *    runs the step unsharded;
+ * 2. `strata run --hw configs/hw/tpu-v5e-256.ini --set hardware.devices=N
+ *    --set hardware.devices_per_host=M --set interconnect.ici.dims=AxB`
+ *    simulates it (a slice of the pod: 1x1, 2x4, 8x8, 16x16), timed as a child process: wall time and CPU time
+ *    (getrusage of the children);
+ * 3. the results JSON gives the ops the engine ran (every device's, after
+ *    the SPMD expansion) and the simulated makespan.
+ *
+ * With a single mesh axis data:256 every collective is a ring of 256 chips
+ * (255 steps per chip): 28.5M ops, 266 s CPU, measured while building this.
+ *
+ * Prints, per N,
+ *   RESULT name=devices_us_per_op_N value=CPU_US_PER_OP baseline=EIGHT_DEVICES
+ *          ratio=R target=- unit=us ops=.. ops_per_s=.. wall_s=..
+ * (the CPU time per simulated op against the 8-device run's: how the cost of
+ * an op grows with the platform; the one-device run, a few hundred ops, is
+ * mostly process start-up, so it is printed without a baseline), and
+ *   RESULT name=devices_256_step value=CPU_S baseline=- ratio=- target=60 unit=s wall_s=..
+ * (the 256-chip step must simulate in under a minute on a 2-core machine:
+ * CPU time, as a machine shared with other work stretches the wall time).
+ *
+ * Usage: bench_devices [MAX_DEVICES]   (default 256: runs 1, 8, 64, 256 up to it)
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#include "bench_clock.h"
+
+/* The model: 4 layers of width 1024, the same at every device count
+ * (d_model and heads divisible by each axis). */
+static const char *const model[] = {"layers=4", "d_model=1024", "heads=16", "seq=1024", "vocab=32000", NULL};
+
+typedef struct {
+    int devices;
+    int data, model;  /* the mesh data:A,model:B (A x B = devices) */
+    const char *dims; /* interconnect.ici.dims of the slice: A x B */
+    int per_host;     /* hardware.devices_per_host: 8 chips per host, fewer on a smaller slice */
+} slice;
+
+static const slice slices[] = {
+    {1, 1, 1, "1x1", 1}, {8, 2, 4, "2x4", 8}, {64, 8, 8, "8x8", 8}, {256, 16, 16, "16x16", 8}};
+
+typedef struct {
+    double wall_s, cpu_s, makespan_s;
+    gint64 ops;
+} run_report;
+
+static double children_cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
+           (double)ru.ru_stime.tv_usec * 1e-6;
+}
+
+/* Runs argv; false (its stderr printed) unless it exits 0. */
+static bool spawn(GPtrArray *argv)
+{
+    g_ptr_array_add(argv, NULL);
+    char *err_text = NULL;
+    gint status = 0;
+    GError *err = NULL;
+    bool ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
+                           &err_text, &status, &err) &&
+              g_spawn_check_wait_status(status, &err);
+    if (!ok)
+        fprintf(stderr, "bench_devices: %s: %s\n%s", (char *)argv->pdata[0], err ? err->message : "failed",
+                err_text ? err_text : "");
+    g_clear_error(&err);
+    g_free(err_text);
+    return ok;
+}
+
+/* ops and makespan_s of a results JSON file. */
+static bool read_results(const char *path, run_report *rep)
+{
+    JsonParser *parser = json_parser_new();
+    bool ok = json_parser_load_from_file(parser, path, NULL);
+    JsonNode *root = ok ? json_parser_get_root(parser) : NULL;
+    JsonObject *o = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+    ok = o && json_object_has_member(o, "ops") && json_object_has_member(o, "makespan_s");
+    if (ok) {
+        rep->ops = json_object_get_int_member(o, "ops");
+        rep->makespan_s = json_object_get_double_member(o, "makespan_s");
+    }
+    g_object_unref(parser);
+    return ok;
+}
+
+/* Generates and simulates the step on one slice. */
+static bool run_slice(const char *strata, const char *dir, const slice *s, run_report *rep)
+{
+    char *trace = g_strdup_printf("%s/step-%d.trace", dir, s->devices);
+    char *json = g_strdup_printf("%s/step-%d.json", dir, s->devices);
+    char *hw = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "tpu-v5e-256.ini", NULL);
+    char *mesh = g_strdup_printf("mesh=data:%d,model:%d", s->data, s->model);
+    char *batch = g_strdup_printf("batch=%d", s->data);
+    char *devices = g_strdup_printf("hardware.devices=%d", s->devices);
+    char *dims = g_strdup_printf("interconnect.ici.dims=%s", s->dims);
+    char *per_host = g_strdup_printf("hardware.devices_per_host=%d", s->per_host);
+
+    GPtrArray *gen = g_ptr_array_new();
+    g_ptr_array_add(gen, (char *)strata);
+    g_ptr_array_add(gen, "gen");
+    g_ptr_array_add(gen, "transformer");
+    for (const char *const *m = model; *m; m++)
+        g_ptr_array_add(gen, (char *)*m);
+    g_ptr_array_add(gen, batch);
+    if (s->devices > 1) {
+        g_ptr_array_add(gen, mesh);
+        g_ptr_array_add(gen, "sharding=fsdp+tp");
+    }
+    g_ptr_array_add(gen, "-o");
+    g_ptr_array_add(gen, trace);
+    bool ok = spawn(gen);
+
+    GPtrArray *run = g_ptr_array_new();
+    const char *run_args[] = {strata,  "run",   "--hw",    hw,   "--set", devices, "--set", per_host, "--set",
+                              dims,    "--trace", trace, "--json", json, "-q",    NULL};
+    for (const char *const *a = run_args; *a; a++)
+        g_ptr_array_add(run, (char *)*a);
+    double cpu0 = children_cpu_s(), wall0 = bench_wall_seconds();
+    ok = ok && spawn(run);
+    rep->wall_s = bench_wall_seconds() - wall0;
+    rep->cpu_s = children_cpu_s() - cpu0;
+    ok = ok && read_results(json, rep);
+
+    g_ptr_array_free(gen, TRUE);
+    g_ptr_array_free(run, TRUE);
+    g_remove(trace);
+    g_remove(json);
+    g_free(trace);
+    g_free(json);
+    g_free(hw);
+    g_free(mesh);
+    g_free(batch);
+    g_free(devices);
+    g_free(dims);
+    g_free(per_host);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    int max_devices = argc > 1 ? atoi(argv[1]) : 256;
+    char *self = g_file_read_link("/proc/self/exe", NULL);
+    char *self_dir = self ? g_path_get_dirname(self) : g_strdup(".");
+    char *strata = g_build_filename(self_dir, "strata", NULL);
+    char *dir = g_dir_make_tmp("strata-bench-devices-XXXXXX", NULL);
+    bool ok = dir != NULL;
+    double base_us = 0;
+    printf("bench_devices: gen transformer");
+    for (const char *const *m = model; *m; m++)
+        printf(" %s", *m);
+    printf(" batch=A mesh=data:A,model:B sharding=fsdp+tp on tpu-v5e-256.ini slices\n");
+    fflush(stdout);
+    for (size_t i = 0; ok && i < G_N_ELEMENTS(slices) && slices[i].devices <= max_devices; i++) {
+        const slice *s = &slices[i];
+        run_report rep = {0};
+        ok = run_slice(strata, dir, s, &rep);
+        if (!ok)
+            break;
+        double us = rep.ops > 0 ? rep.cpu_s / (double)rep.ops * 1e6 : 0;
+        if (s->devices == 8)
+            base_us = us;
+        printf("%3d devices (%s): %" G_GINT64_FORMAT " ops in %.3f s CPU, %.3f s wall; simulated step %.6f s\n",
+               s->devices, s->dims, rep.ops, rep.cpu_s, rep.wall_s, rep.makespan_s);
+        char *base = base_us > 0 ? g_strdup_printf("%.4f", base_us) : g_strdup("-");
+        char *ratio = base_us > 0 ? g_strdup_printf("%.3f", us / base_us) : g_strdup("-");
+        printf("RESULT name=devices_us_per_op_%d value=%.4f baseline=%s ratio=%s target=- unit=us ops=%" G_GINT64_FORMAT
+               " ops_per_s=%.0f wall_s=%.3f makespan_s=%.9f\n",
+               s->devices, us, base, ratio, rep.ops, rep.cpu_s > 0 ? (double)rep.ops / rep.cpu_s : 0, rep.wall_s,
+               rep.makespan_s);
+        g_free(base);
+        g_free(ratio);
+        if (s->devices == 256)
+            printf("RESULT name=devices_256_step value=%.3f baseline=- ratio=- target=60 unit=s wall_s=%.3f\n",
+                   rep.cpu_s, rep.wall_s);
+    }
+    if (dir)
+        g_rmdir(dir);
+    g_free(dir);
+    g_free(strata);
+    g_free(self_dir);
+    g_free(self);
+    return ok ? 0 : 1;
+}
