@@ -6,12 +6,16 @@
  * and tp, the collectives each schedule issues, the peak that fsdp lowers,
  * and the errors for meshes that do not fit the shapes.
  *
- * The figures are those of the SPMD program every device runs (the trace
- * as generated: one device's buffers), before any collective is expanded.
+ * Most figures are those of the SPMD program every device runs (the trace
+ * as generated: one device's buffers); the expansion over an 8-device ring
+ * (spmd.h) gives each device the same arguments, plus the collectives'
+ * receive buffers.
  */
 #include <string.h>
 #include "testutil.h"
 #include "core/error.h"
+#include "hw/hw.h"
+#include "spmd/spmd.h"
 #include "trace/check.h"
 #include "workload/workload.h"
 
@@ -219,6 +223,74 @@ START_TEST(tp_shards_weights_by_t)
 }
 END_TEST
 
+/* Per device D of the expansion over test-ring8: what is allocated on
+ * hbm@D (buffers named NAME@D) before D's first compute, and the peak. */
+typedef struct expanded {
+    uint64_t args[8], peak[8], live[8];
+    bool started[8];
+} expanded;
+
+static guint device_of(const char *name)
+{
+    const char *at = strrchr(name, '@');
+    ck_assert_msg(at != NULL, "%s: not qualified by device", name);
+    guint64 d = g_ascii_strtoull(at + 1, NULL, 10);
+    ck_assert_uint_lt(d, 8);
+    return (guint)d;
+}
+
+static expanded expand_on_ring8(const char *const *args)
+{
+    GError *err = NULL;
+    char *path = strata_test_source_path("configs/hw/test-ring8.ini");
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw != NULL, "%s: %s", path, err ? err->message : "?");
+    g_free(path);
+    strata_source *src = strata_workload_generate("transformer", args, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "?");
+    src = strata_spmd_expand(src, hw);
+    expanded e = {0};
+    GHashTable *sizes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    const strata_op *op;
+    int r;
+    while ((r = strata_source_next(src, &op, &err)) == 1) {
+        if (op->kind == STRATA_OP_COMPUTE)
+            e.started[device_of(op->stream)] = true;
+        else if (op->kind == STRATA_OP_ALLOC) {
+            guint d = device_of(op->name);
+            g_hash_table_insert(sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
+            e.live[d] += op->size;
+            e.peak[d] = MAX(e.peak[d], e.live[d]);
+            if (!e.started[d])
+                e.args[d] += op->size;
+        } else if (op->kind == STRATA_OP_FREE)
+            e.live[device_of(op->name)] -= GPOINTER_TO_SIZE(g_hash_table_lookup(sizes, op->name));
+    }
+    ck_assert_msg(r == 0, "expansion: %s", err ? err->message : "?");
+    g_hash_table_destroy(sizes);
+    strata_source_free(src);
+    strata_hw_free(hw);
+    return e;
+}
+
+/* Expanded over 8 devices, every device holds the program's arguments:
+ * dp 128 + 232064 + 928256 B, fsdp 128 + (232064 + 928256) / 8 B; and on
+ * every device fsdp's peak, receive buffers included, stays below dp's. */
+START_TEST(fsdp_expanded_per_device)
+{
+    const char *dp_args[] = {SHAPE, "mesh=data:8", "sharding=dp", NULL};
+    const char *fsdp_args[] = {SHAPE, "mesh=data:8", "sharding=fsdp", NULL};
+    expanded dp = expand_on_ring8(dp_args), fsdp = expand_on_ring8(fsdp_args);
+    for (int d = 0; d < 8; d++) {
+        ck_assert_uint_eq(dp.args[d], 128 + PARAM_BYTES + OPTSTATE_BYTES);
+        ck_assert_uint_eq(fsdp.args[d], 128 + (PARAM_BYTES + OPTSTATE_BYTES) / 8);
+        ck_assert_msg(fsdp.peak[d] < dp.peak[d], "device %d: fsdp peak %" G_GUINT64_FORMAT " >= dp %" G_GUINT64_FORMAT,
+                      d, fsdp.peak[d], dp.peak[d]);
+        ck_assert_uint_eq(fsdp.peak[d], fsdp.peak[0]); /* SPMD: every device alike */
+    }
+}
+END_TEST
+
 /* Meshes that do not fit: each error names the parameter. */
 START_TEST(shard_rejects_what_does_not_divide)
 {
@@ -279,6 +351,7 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, fsdp_holds_an_eighth);
     tcase_add_test(tc, fsdp_prefetch_distance);
     tcase_add_test(tc, tp_shards_weights_by_t);
+    tcase_add_test(tc, fsdp_expanded_per_device);
     tcase_add_test(tc, shard_rejects_what_does_not_divide);
     tcase_add_test(tc, cli_mesh_argument);
     suite_add_tcase(s, tc);

@@ -319,7 +319,8 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
 
 const strata_workload_type strata_workload_transformer = {
     "transformer",
-    "a decoder training step: embeddings, attention, MLP, layernorm, AdamW; remat none|full|dots",
+    "a decoder training step: embeddings, attention, MLP, layernorm, AdamW; remat none|full|dots; sharded "
+    "over mesh= by sharding=dp|fsdp|tp|fsdp+tp",
     transformer_params,
     transformer_generate,
     NULL,
