@@ -22,6 +22,7 @@ ctest --test-dir build --output-on-failure -j"$jobs"
 
 if [ "${STRATA_SKIP_SANITIZERS:-0}" != "1" ]; then
   echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"
+  echo "   (slow data-driven cases, whole real snapshots and traces, run in the plain build only: they print SKIP here)"
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSTRATA_SANITIZE=ON -DSTRATA_CUDA=OFF >/dev/null
   cmake --build build-asan -j"$jobs"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1 \

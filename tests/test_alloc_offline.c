@@ -76,7 +76,7 @@ START_TEST(test_challenging_against_lower_bound)
 {
     const challenge *c = &challenging[_i];
     char *rel = g_strdup_printf("minimalloc/%s.1048576.csv", c->name);
-    char *path = strata_test_shared_path(rel);
+    char *path = strata_test_slow_data_path(rel);
     g_free(rel);
     if (!path)
         return;

@@ -328,7 +328,7 @@ START_TEST(real_traces_import_and_replay)
 {
     const real_trace *t = &real_traces[_i];
     char *rel = g_build_filename("kineto", t->name, NULL);
-    char *path = strata_test_shared_path(rel);
+    char *path = strata_test_slow_data_path(rel);
     g_free(rel);
     if (path == NULL)
         return;
@@ -355,6 +355,17 @@ START_TEST(real_traces_import_and_replay)
 }
 END_TEST
 
+/* The bytes read show on a terminal only (core/progress.h). */
+START_TEST(progress_only_on_a_terminal)
+{
+    char *path = strata_test_write_temp("kineto-XXXXXX.json", hand_trace);
+    const char *argv[] = {"import", "kineto", path, NULL};
+    strata_test_progress_only_on_tty(argv, "import kineto: [");
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
 int main(void)
 {
     const struct {
@@ -367,6 +378,7 @@ int main(void)
         {old_format_matches_by_size, 1},
         {bad_input_exits_2, G_N_ELEMENTS(bad_cases)},
         {truncated_gzip_exits_2, 1},
+        {progress_only_on_a_terminal, 1},
         {real_traces_import_and_replay, G_N_ELEMENTS(real_traces)},
     };
     Suite *s = suite_create("kineto_import");

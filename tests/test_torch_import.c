@@ -496,7 +496,7 @@ START_TEST(real_snapshots_within_one_percent)
 {
     const char *name = real_snapshots[_i];
     char *rel = g_build_filename("torch-snapshots", name, NULL);
-    char *path = strata_test_shared_path(rel);
+    char *path = strata_test_slow_data_path(rel);
     g_free(rel);
     if (path == NULL)
         return;
@@ -856,6 +856,25 @@ START_TEST(streamed_import_equals_whole_conversion)
 }
 END_TEST
 
+/* The bytes read show on a terminal only (core/progress.h). */
+START_TEST(progress_only_on_a_terminal)
+{
+    char *dir = strata_test_temp_dir();
+    char *snap = python_snapshot(dir, 4, "basic", NULL);
+    if (snap == NULL)
+        return;
+    char *out = g_build_filename(dir, "out.trace", NULL);
+    const char *argv[] = {"import", "torch", snap, "-o", out, NULL};
+    strata_test_progress_only_on_tty(argv, "import torch: [");
+    g_unlink(out);
+    g_unlink(snap);
+    g_rmdir(dir);
+    g_free(out);
+    g_free(snap);
+    g_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("torch_import");
@@ -874,6 +893,7 @@ int main(void)
     tcase_add_test(tc, limit_inferred_from_retries);
     tcase_add_test(tc, device_all_lists_the_devices);
     tcase_add_test(tc, newer_fields_unknown_actions_oom);
+    tcase_add_test(tc, progress_only_on_a_terminal);
     tcase_add_loop_test(tc, streamed_import_equals_whole_conversion, 0, G_N_ELEMENTS(protocols));
     tcase_add_loop_test(tc, real_snapshots_within_one_percent, 0, G_N_ELEMENTS(real_snapshots));
     suite_add_tcase(s, tc);

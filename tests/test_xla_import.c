@@ -479,6 +479,16 @@ START_TEST(cli_trace_runs_through_the_pipeline)
 }
 END_TEST
 
+/* The bytes read show on a terminal only (core/progress.h). */
+START_TEST(progress_only_on_a_terminal)
+{
+    char *dir = strata_test_source_path(STEP_DIR);
+    const char *argv[] = {"import", "xla", dir, "-o", "/dev/null", NULL};
+    strata_test_progress_only_on_tty(argv, "import xla: [");
+    g_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("xla_import");
@@ -491,6 +501,7 @@ int main(void)
     tcase_add_test(tc, good_module_files_and_choices);
     tcase_add_test(tc, operand_comments_and_frame_index);
     tcase_add_test(tc, cli_trace_runs_through_the_pipeline);
+    tcase_add_test(tc, progress_only_on_a_terminal);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

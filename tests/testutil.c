@@ -95,6 +95,25 @@ strata_cli_result strata_test_run_cli_tty(const char *const *argv)
     return r;
 }
 
+void strata_test_progress_only_on_tty(const char *const *argv, const char *shown)
+{
+    strata_cli_result r = strata_test_run_cli_tty(argv);
+    ck_assert_msg(r.status == 0 && strstr(r.err, shown), "%s", r.err);
+    strata_cli_result_clear(&r);
+    GPtrArray *quiet = g_ptr_array_new();
+    for (const char *const *a = argv; *a; a++)
+        g_ptr_array_add(quiet, (gpointer)*a);
+    g_ptr_array_add(quiet, (gpointer) "--quiet");
+    g_ptr_array_add(quiet, NULL);
+    r = strata_test_run_cli_tty((const char *const *)quiet->pdata);
+    ck_assert_msg(r.status == 0 && !strstr(r.err, shown) && !strstr(r.err, "\033[K"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_ptr_array_free(quiet, TRUE);
+    r = strata_test_run_cli(argv);
+    ck_assert_msg(r.status == 0 && !strstr(r.err, shown) && !strstr(r.err, "\033[K"), "%s", r.err);
+    strata_cli_result_clear(&r);
+}
+
 strata_cli_result strata_test_cli(const char *first, ...)
 {
     GPtrArray *args = g_ptr_array_new();
@@ -155,6 +174,18 @@ char *strata_test_shared_path(const char *relative)
         return NULL;
     }
     return path;
+}
+
+char *strata_test_slow_data_path(const char *relative)
+{
+#ifdef STRATA_SANITIZE
+    printf("SKIP %s: a slow data-driven case, run in the plain build only (under the sanitizers it takes "
+           "5 to 20 times longer and adds no coverage the small cases lack)\n",
+           relative);
+    return NULL;
+#else
+    return strata_test_shared_path(relative);
+#endif
 }
 
 int strata_test_main(Suite *suite)

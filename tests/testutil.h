@@ -28,6 +28,12 @@ strata_cli_result strata_test_run_cli(const char *const *argv);
 /* Same, with standard error on a pseudo-terminal (stdout to a file, stdin
  * empty): r.err is what the terminal showed, progress lines included. */
 strata_cli_result strata_test_run_cli_tty(const char *const *argv);
+/* Runs argv (exit 0 expected) three ways and checks that `shown` (e.g.
+ * "import torch: ") is on standard error only on a terminal: under a
+ * pseudo-terminal it is; with --quiet added, and on a pipe, neither it nor
+ * the erase-line sequence a progress line ends with is (a terminal turns
+ * every newline into "\r\n", so a carriage return proves nothing). */
+void strata_test_progress_only_on_tty(const char *const *argv, const char *shown);
 /* Same, with a shell-like list: strata_test_cli("run", "--hw", x, NULL). */
 strata_cli_result strata_test_cli(const char *first, ...) G_GNUC_NULL_TERMINATED;
 void strata_cli_result_clear(strata_cli_result *r);
@@ -40,6 +46,11 @@ char *strata_test_temp_dir(void);
 char *strata_test_source_path(const char *relative);
 /* Path under ../shared/data or NULL with a printed skip message (g_free). */
 char *strata_test_shared_path(const char *relative);
+/* The same for a slow data-driven case (a whole real snapshot, trace or
+ * benchmark file): such cases run in the plain build only, so in a
+ * sanitizer build (STRATA_SANITIZE) this prints that the case is skipped and
+ * why, and returns NULL. */
+char *strata_test_slow_data_path(const char *relative);
 
 /* Loads configs/hw/NAME.ini with the overrides (NULL or NULL-terminated
  * KEY=VALUE), failing the test with the loader's message if it cannot. */

@@ -17,6 +17,7 @@
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "import/kineto.h"
 #include "import/minimalloc.h"
@@ -192,7 +193,7 @@ static void print_fidelity(const char *spec, const strata_torch_fidelity *f)
 
 typedef struct torch_args {
     char *out_path, *allocator, *capacity_text, *device_text;
-    gboolean no_frames, fidelity;
+    gboolean no_frames, fidelity, quiet;
 } torch_args;
 
 /* Imports argv[1] into *out, then measures the fidelity when asked. */
@@ -211,6 +212,7 @@ static bool torch_convert(strata_job *job, const torch_args *a, const char *pick
     strata_torch_options_init(&opt);
     opt.device = device;
     opt.frames = !a->no_frames;
+    opt.progress = strata_progress_new(strata_progress_stream(a->quiet));
     strata_torch_summary sum = {0};
     strata_job_doing(job, "importing %s", pickle);
     strata_source *src = strata_torch_import(pickle, &opt, &sum, err);
@@ -221,16 +223,19 @@ static bool torch_convert(strata_job *job, const torch_args *a, const char *pick
         g_free(comment);
         ok = strata_job_commit(job, out, ok, err);
     }
+    strata_progress_clear(opt.progress); /* before the summary */
     if (ok)
         print_summary(pickle, &sum);
     if (ok && a->fidelity) {
         strata_torch_fidelity f;
         const char *spec = a->allocator ? a->allocator : "caching";
         ok = strata_torch_measure(src, &sum, spec, capacity, &f, err);
+        strata_progress_clear(opt.progress);
         if (ok)
             print_fidelity(spec, &f);
     }
     strata_source_free(src);
+    strata_progress_free(opt.progress);
     strata_torch_summary_clear(&sum);
     return ok;
 }
@@ -255,6 +260,8 @@ static int import_torch(int argc, char **argv)
         {"capacity", 0, 0, G_OPTION_ARG_STRING, &a.capacity_text,
          "device capacity for --fidelity (default 80GiB with the memory limit the snapshot "
          "shows; given, it wins over that limit)", "SIZE"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
+         "do not show the bytes read on standard error when it is a terminal", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     strata_job *job = strata_job_new(
@@ -325,12 +332,15 @@ static int import_minimalloc(int argc, char **argv)
 /* ---- xla ------------------------------------------------------------------ */
 
 /* Imports the module into *out, then prints XLA's figures beside strata's. */
-static bool xla_convert(strata_job *job, const char *input, const char *module, strata_outfile **out, GError **err)
+static bool xla_convert(strata_job *job, const char *input, const char *module, bool quiet, strata_outfile **out,
+                        GError **err)
 {
     strata_xla_figures fig = {0};
     strata_replay_summary sum = {0};
     strata_job_doing(job, "importing %s", input);
-    strata_source *src = strata_xla_import(input, module, &fig, err);
+    strata_progress *progress = strata_progress_new(strata_progress_stream(quiet));
+    strata_source *src = strata_xla_import_with(input, module, progress, &fig, err);
+    strata_progress_free(progress);
     bool ok = src && strata_xla_measure(src, &sum, err) && strata_source_rewind(src, err);
     if (ok) {
         char *comment = g_strdup_printf("imported by strata import xla from %s (%" G_GUINT64_FORMAT
@@ -352,11 +362,14 @@ static bool xla_convert(strata_job *job, const char *input, const char *module, 
 static int import_xla(int argc, char **argv)
 {
     char *out_path = NULL, *module = NULL;
+    gboolean quiet = FALSE;
     GOptionEntry entries[] = {
         {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
          "where to write the trace (default '-': standard output)", "OUT.trace"},
         {"module", 0, 0, G_OPTION_ARG_STRING, &module,
          "the module to import, a part of its file names (needed when DIR holds several)", "NAME"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+         "do not show the bytes read on standard error when it is a terminal", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     strata_job *job = strata_job_new(
@@ -377,7 +390,7 @@ static int import_xla(int argc, char **argv)
     if (strata_job_parse(job, &argc, &argv, 1, 1, "one DIR_OR_FILE")) {
         strata_job_input(job, "DIR_OR_FILE", argv[1]);
         if (strata_job_output(job, "--output", out_path ? out_path : "-", &out, &err) &&
-            xla_convert(job, argv[1], module, &out, &err))
+            xla_convert(job, argv[1], module, quiet, &out, &err))
             status = STRATA_EXIT_OK;
     }
     status = strata_job_end(job, status, err);

@@ -14,12 +14,13 @@
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/units.h"
 #include "import/kineto.h"
 
 typedef struct kineto_args {
     char *out_path, *allocator, *capacity_text, *device_text;
-    gboolean fidelity;
+    gboolean fidelity, quiet;
 } kineto_args;
 
 static void print_summary(FILE *f, const char *path, const strata_kineto_summary *s)
@@ -108,13 +109,18 @@ static bool kineto_convert(strata_job *job, const kineto_args *a, const char *pa
     }
     strata_kineto_summary sum;
     strata_job_doing(job, "importing %s", path);
+    opt.progress = strata_progress_new(strata_progress_stream(a->quiet));
     strata_source *src = strata_kineto_import(path, &opt, &sum, err);
-    if (src == NULL)
-        return false;
-    char *comment = kineto_comment(path, &sum);
-    bool ok = strata_job_commit_trace(job, out, src, comment, err) >= 0;
-    g_free(comment);
+    bool ok = src != NULL;
+    if (ok) {
+        char *comment = kineto_comment(path, &sum);
+        ok = strata_job_commit_trace(job, out, src, comment, err) >= 0;
+        g_free(comment);
+    }
     strata_source_free(src);
+    strata_progress_free(opt.progress); /* before the summary */
+    if (!src)
+        return false;
     if (ok)
         print_summary(stderr, path, &sum);
     if (ok && a->fidelity)
@@ -138,6 +144,8 @@ int strata_import_kineto(int argc, char **argv)
          "reserves, so the model never runs short)", "SIZE"},
         {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
          "which GPU to import (default: the one with the most memory events)", "N"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
+         "do not show the bytes read on standard error when it is a terminal", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     strata_job *job = strata_job_new(

@@ -97,13 +97,17 @@ void strata_progress_count(strata_progress *p, const char *what, uint64_t done, 
     g_string_free(line, TRUE);
 }
 
+void strata_progress_clear(strata_progress *p)
+{
+    if (!p || !p->shown)
+        return;
+    fputs("\r\033[K", p->out);
+    fflush(p->out);
+    p->shown = false;
+}
+
 void strata_progress_free(strata_progress *p)
 {
-    if (!p)
-        return;
-    if (p->shown) {
-        fputs("\r\033[K", p->out);
-        fflush(p->out);
-    }
+    strata_progress_clear(p);
     g_free(p);
 }

@@ -42,6 +42,9 @@ void strata_progress_update(strata_progress *p, const char *fmt, ...) G_GNUC_PRI
  * built when a line is shown. */
 void strata_progress_count(strata_progress *p, const char *what, uint64_t done, uint64_t total, const char *unit,
                            const char *note);
+/* Erases the line it shows, if any, so that other output starts on a clean
+ * line; a later update draws again. */
+void strata_progress_clear(strata_progress *p);
 /* Erases the line it shows, if any, and frees p (NULL ok). */
 void strata_progress_free(strata_progress *p);
 

@@ -28,6 +28,19 @@ void strata_kineto_options_init(strata_kineto_options *opt)
 {
     opt->device = STRATA_KINETO_DEVICE_AUTO;
     opt->memory_only = false;
+    opt->progress = NULL;
+}
+
+/* The scanner of path, showing its bytes read as pass `pass` on progress. */
+static strata_kineto_scan *scan_open(const char *path, strata_progress *progress, int pass, GError **err)
+{
+    strata_kineto_scan *scan = strata_kineto_scan_open(path, err);
+    if (scan && progress) {
+        char note[24];
+        g_snprintf(note, sizeof note, "pass %d", pass);
+        strata_kineto_scan_set_progress(scan, progress, "import kineto", note);
+    }
+    return scan;
 }
 
 /* ---- the ledger ----------------------------------------------------------- */
@@ -188,9 +201,11 @@ typedef struct pass1 {
     double first_ts;
 } pass1;
 
-bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void *user, GError **err)
+/* strata_kineto_each_event, showing the bytes read on progress (NULL: none). */
+static bool each_event(const char *path, strata_progress *progress, strata_kineto_visit visit, void *user,
+                       GError **err)
 {
-    strata_kineto_scan *scan = strata_kineto_scan_open(path, err);
+    strata_kineto_scan *scan = scan_open(path, progress, 1, err);
     if (scan == NULL)
         return false;
     JsonObject *o;
@@ -206,6 +221,11 @@ bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void 
     }
     strata_kineto_scan_free(scan);
     return rc == 0;
+}
+
+bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void *user, GError **err)
+{
+    return each_event(path, NULL, visit, user, err);
 }
 
 static void first_pass_visit(const strata_kineto_event *ev, void *user)
@@ -427,7 +447,7 @@ static bool ksrc_rewind(void *self, GError **err)
 {
     ksrc *k = self;
     strata_kineto_scan_free(k->scan);
-    k->scan = strata_kineto_scan_open(k->path, err);
+    k->scan = scan_open(k->path, k->opt.progress, 2, err);
     ledger_clear(&k->led);
     ledger_init(&k->led);
     k->setup_pos = 0;
@@ -455,7 +475,7 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
 {
     pass1 p = {.devices = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, device_free)};
     strata_source *src = NULL;
-    if (!strata_kineto_each_event(path, first_pass_visit, &p, err))
+    if (!each_event(path, opt->progress, first_pass_visit, &p, err))
         goto end;
     device_state *d = opt->device == STRATA_KINETO_DEVICE_AUTO
                           ? pick_device(p.devices)
@@ -483,7 +503,7 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     k->stream = g_string_new(NULL);
     k->note = g_string_new(NULL);
     ledger_init(&k->led);
-    k->scan = strata_kineto_scan_open(path, err);
+    k->scan = scan_open(path, opt->progress, 2, err);
     if (k->scan == NULL) {
         ksrc_destroy(k);
         goto end;

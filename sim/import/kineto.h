@@ -45,6 +45,7 @@
 typedef struct strata_kineto_options {
     int device;        /* a GPU's Device Id, or STRATA_KINETO_DEVICE_AUTO */
     bool memory_only;  /* allocs and frees only: no computes, copies or staging */
+    strata_progress *progress; /* bytes read, on a terminal (borrowed; default NULL: none) */
 } strata_kineto_options;
 
 void strata_kineto_options_init(strata_kineto_options *opt);

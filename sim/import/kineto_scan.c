@@ -21,6 +21,10 @@
 struct strata_kineto_scan {
     char *path;
     GInputStream *in;
+    GSeekable *file;          /* the file under in (for the progress) */
+    goffset file_size;
+    strata_progress *progress; /* borrowed; NULL: none */
+    char *progress_what, *progress_note;
     char buf[CHUNK];
     size_t len, pos;
     uint64_t line;
@@ -36,13 +40,14 @@ struct strata_kineto_scan {
 
 /* The file's bytes, through a gzip decompressor when it starts with the
  * gzip magic; the first bytes are peeked, so a pipe works too. */
-static GInputStream *open_stream(const char *path, GError **err)
+static GInputStream *open_stream(const char *path, GFileInputStream **file, GError **err)
 {
-    GFile *file = g_file_new_for_path(path);
-    GFileInputStream *fin = g_file_read(file, NULL, err);
-    g_object_unref(file);
+    GFile *f = g_file_new_for_path(path);
+    GFileInputStream *fin = g_file_read(f, NULL, err);
+    g_object_unref(f);
     if (fin == NULL)
         return NULL;
+    *file = g_object_ref(fin);
     GInputStream *buf = g_buffered_input_stream_new(G_INPUT_STREAM(fin));
     g_object_unref(fin);
     GBufferedInputStream *b = G_BUFFERED_INPUT_STREAM(buf);
@@ -50,6 +55,7 @@ static GInputStream *open_stream(const char *path, GError **err)
         gssize n = g_buffered_input_stream_fill(b, 2, NULL, err);
         if (n < 0) {
             g_object_unref(buf);
+            g_clear_object(file);
             return NULL;
         }
         if (n == 0)
@@ -68,7 +74,8 @@ static GInputStream *open_stream(const char *path, GError **err)
 strata_kineto_scan *strata_kineto_scan_open(const char *path, GError **err)
 {
     GError *e = NULL;
-    GInputStream *in = open_stream(path, &e);
+    GFileInputStream *file = NULL;
+    GInputStream *in = open_stream(path, &file, &e);
     if (in == NULL) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: %s", path, e->message);
         g_error_free(e);
@@ -77,6 +84,11 @@ strata_kineto_scan *strata_kineto_scan_open(const char *path, GError **err)
     strata_kineto_scan *s = g_new0(strata_kineto_scan, 1);
     s->path = g_strdup(path);
     s->in = in;
+    s->file = G_SEEKABLE(file);
+    GFileInfo *info = g_file_input_stream_query_info(file, G_FILE_ATTRIBUTE_STANDARD_SIZE, NULL, NULL);
+    s->file_size = info ? g_file_info_get_size(info) : 0; /* 0: unknown (a pipe) */
+    if (info)
+        g_object_unref(info);
     s->line = 1;
     s->parser = json_parser_new();
     return s;
@@ -87,11 +99,24 @@ void strata_kineto_scan_free(strata_kineto_scan *s)
     if (s == NULL)
         return;
     g_object_unref(s->in);
+    g_object_unref(s->file);
     g_object_unref(s->parser);
+    g_free(s->progress_what);
+    g_free(s->progress_note);
     if (s->event)
         g_string_free(s->event, TRUE);
     g_free(s->path);
     g_free(s);
+}
+
+void strata_kineto_scan_set_progress(strata_kineto_scan *s, strata_progress *progress, const char *what,
+                                     const char *note)
+{
+    s->progress = progress;
+    g_free(s->progress_what);
+    g_free(s->progress_note);
+    s->progress_what = g_strdup(what);
+    s->progress_note = g_strdup(note);
 }
 
 static bool fail(strata_kineto_scan *s, GError **err, const char *what)
@@ -115,6 +140,11 @@ static bool refill(strata_kineto_scan *s, GError **err)
     }
     s->len = (size_t)n;
     s->pos = 0;
+    if (s->progress) {
+        goffset at = g_seekable_tell(s->file);
+        strata_progress_count(s->progress, s->progress_what, at > 0 ? (uint64_t)at : 0,
+                              s->file_size > 0 ? (uint64_t)s->file_size : 0, NULL, s->progress_note);
+    }
     return n > 0;
 }
 

@@ -23,6 +23,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/progress.h"
+
 #define STRATA_KINETO_MAX_EVENT (16u << 20)
 
 typedef struct strata_kineto_scan strata_kineto_scan;
@@ -33,6 +35,11 @@ strata_kineto_scan *strata_kineto_scan_open(const char *path, GError **err);
 /* The next event: 1 with *event set (valid until the next call), 0 at the
  * end of the events array, -1 with err. *line is the event's first line. */
 int strata_kineto_scan_next(strata_kineto_scan *s, JsonObject **event, uint64_t *line, GError **err);
+
+/* Shows the bytes of the file read so far (compressed bytes for a .gz) on
+ * `progress` (borrowed; NULL: none) as "WHAT: [...] 20.0 MiB / 60.0 MiB, NOTE". */
+void strata_kineto_scan_set_progress(strata_kineto_scan *s, strata_progress *progress, const char *what,
+                                     const char *note);
 
 void strata_kineto_scan_free(strata_kineto_scan *s);
 

@@ -38,6 +38,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "core/progress.h"
 
 #define STRATA_PICKLE_MAX_MARKS 100000
 
@@ -165,5 +166,8 @@ void strata_pickle_stream_set_collect_bytes(strata_pickle_stream *s, size_t byte
  * after their last GET (false on input the parse will refuse: then every
  * memo value is kept, as the whole-document reader does). */
 bool strata_pickle_stream_planned(const strata_pickle_stream *s);
+/* Shows the bytes parsed of the file, and the pass (1 + rewinds), on
+ * `progress` (borrowed; NULL: none) as "WHAT: [...] 20.0 MiB / 60.0 MiB". */
+void strata_pickle_stream_set_progress(strata_pickle_stream *s, strata_progress *progress, const char *what);
 
 #endif

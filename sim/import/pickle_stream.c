@@ -53,6 +53,9 @@ struct strata_pickle_stream {
     size_t gc_limit;      /* collect when the arena exceeds this many bytes */
     pickle_space spare;   /* the arrays of the collection before last (nodes, cells) */
     size_t released;      /* file pages before this offset were given back */
+    strata_progress *progress; /* borrowed; NULL: none */
+    char *progress_what;
+    unsigned pass;        /* 1 + rewinds since the stream was opened */
 };
 
 #define COLLECT_MIN_BYTES ((size_t)2 << 20)  /* arena size below which nothing is collected */
@@ -399,6 +402,7 @@ strata_pickle_stream *strata_pickle_stream_open_buffer(const void *data, size_t 
 
 void strata_pickle_stream_rewind(strata_pickle_stream *s)
 {
+    s->pass++;
     parser *ps = &s->ps;
     ps->p = s->doc;
     ps->stream = s;
@@ -436,6 +440,11 @@ int strata_pickle_stream_next(strata_pickle_stream *s, strata_pickle_item *item,
     if (s->done)
         return 0;
     parser *ps = &s->ps;
+    if (s->progress) {
+        char note[24];
+        g_snprintf(note, sizeof note, "pass %u", s->pass);
+        strata_progress_count(s->progress, s->progress_what, ps->pos, s->doc->len, NULL, note);
+    }
     for (;;) {
         if (ps->paused) {
             if (ps->pend_next < ps->n_stack) {
@@ -475,10 +484,18 @@ void strata_pickle_stream_set_collect_bytes(strata_pickle_stream *s, size_t byte
     s->gc_limit = bytes;
 }
 
+void strata_pickle_stream_set_progress(strata_pickle_stream *s, strata_progress *progress, const char *what)
+{
+    s->progress = progress;
+    g_free(s->progress_what);
+    s->progress_what = g_strdup(what);
+}
+
 void strata_pickle_stream_free(strata_pickle_stream *s)
 {
     if (s == NULL)
         return;
+    g_free(s->progress_what);
     g_free(s->ps.stack);
     g_free(s->ps.marks);
     g_free(s->ps.memo);

@@ -40,6 +40,7 @@ void strata_torch_options_init(strata_torch_options *opt)
 {
     opt->device = STRATA_TORCH_DEVICE_AUTO;
     opt->frames = true;
+    opt->progress = NULL;
 }
 
 void strata_torch_summary_clear(strata_torch_summary *s)
@@ -238,6 +239,7 @@ strata_source *strata_torch_import(const char *path, const strata_torch_options 
     strata_pickle_stream *s = strata_pickle_stream_open_file(path, selectors, err);
     if (s == NULL)
         return NULL;
+    strata_pickle_stream_set_progress(s, opt ? opt->progress : NULL, "import torch");
     conv *c = conv_new(path, opt, sum);
     c->stream = s;
     c->p = strata_pickle_stream_doc(s);

@@ -52,6 +52,7 @@
 typedef struct strata_torch_options {
     int device;      /* a device_traces index, or _AUTO (default) or _ALL */
     bool frames;     /* note= with a short frame label (default true) */
+    strata_progress *progress; /* bytes read, on a terminal (borrowed; default NULL: none) */
 } strata_torch_options;
 
 void strata_torch_options_init(strata_torch_options *opt);

@@ -161,14 +161,14 @@ static char *existing(const char *stem, const char *suffix)
     return NULL;
 }
 
-static bool read_module(strata_xla_figures *fig, xla_buffers *b, xla_liverange *lr, xla_hlo **h,
-                        GError **err)
+static bool read_module(strata_xla_figures *fig, strata_progress *progress, xla_buffers *b, xla_liverange *lr,
+                        xla_hlo **h, GError **err)
 {
     ba_reader r = {b, lr};
-    if (!xla_read_lines(fig->buffer_file, ba_line, &r, err) || !xla_buffers_finish(b, fig->buffer_file, err))
+    if (!xla_read_lines(fig->buffer_file, progress, ba_line, &r, err) || !xla_buffers_finish(b, fig->buffer_file, err))
         return false;
     if (!xla_liverange_started(lr) && fig->live_range_file &&
-        !xla_read_lines(fig->live_range_file, lr_line, lr, err))
+        !xla_read_lines(fig->live_range_file, progress, lr_line, lr, err))
         return false;
     if (!xla_liverange_started(lr)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
@@ -179,12 +179,12 @@ static bool read_module(strata_xla_figures *fig, xla_buffers *b, xla_liverange *
     }
     if (fig->report_file) {
         report_reader rr = {b, false};
-        if (!xla_read_lines(fig->report_file, report_line, &rr, err))
+        if (!xla_read_lines(fig->report_file, progress, report_line, &rr, err))
             return false;
     }
     if (fig->hlo_file) {
         *h = xla_hlo_new();
-        if (!xla_read_lines(fig->hlo_file, hlo_line, *h, err))
+        if (!xla_read_lines(fig->hlo_file, progress, hlo_line, *h, err))
             return false;
     }
     return true;
@@ -192,6 +192,12 @@ static bool read_module(strata_xla_figures *fig, xla_buffers *b, xla_liverange *
 
 strata_source *strata_xla_import(const char *path, const char *module, strata_xla_figures *fig,
                                  GError **err)
+{
+    return strata_xla_import_with(path, module, NULL, fig, err);
+}
+
+strata_source *strata_xla_import_with(const char *path, const char *module, strata_progress *progress,
+                                      strata_xla_figures *fig, GError **err)
 {
     memset(fig, 0, sizeof *fig);
     char *stem = find_stem(path, module, err);
@@ -208,7 +214,7 @@ strata_source *strata_xla_import(const char *path, const char *module, strata_xl
     xla_liverange *lr = xla_liverange_new();
     xla_hlo *h = NULL;
     strata_source *src = NULL;
-    if (read_module(fig, b, lr, &h, err))
+    if (read_module(fig, progress, b, lr, &h, err))
         src = xla_emit(b, lr, h, fig, err);
     xla_hlo_free(h);
     xla_liverange_free(lr);

@@ -27,6 +27,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "core/progress.h"
 #include "trace/source.h"
 
 /* One preallocated-temp allocation against the offline planner. */
@@ -77,5 +78,8 @@ void strata_xla_figures_clear(strata_xla_figures *f);
  * FILE:LINE, or the choice of module; STRATA_ERROR_IO. */
 strata_source *strata_xla_import(const char *path, const char *module, strata_xla_figures *fig,
                                  GError **err);
+/* Same, showing the bytes of each file read on progress (NULL: none). */
+strata_source *strata_xla_import_with(const char *path, const char *module, strata_progress *progress,
+                                      strata_xla_figures *fig, GError **err);
 
 #endif

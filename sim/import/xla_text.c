@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <glib/gstdio.h>
 #include "core/error.h"
 
 typedef struct xla_ptype {
@@ -184,12 +185,19 @@ bool xla_fail_line(GError **err, const char *file, uint64_t line, const char *te
     return false;
 }
 
-bool xla_read_lines(const char *path, xla_line_fn fn, void *self, GError **err)
+bool xla_read_lines(const char *path, strata_progress *progress, xla_line_fn fn, void *self, GError **err)
 {
     FILE *f = fopen(path, "rb");
     if (f == NULL) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read: %s", path, g_strerror(errno));
         return false;
+    }
+    uint64_t size = 0;
+    char *base = NULL;
+    if (progress) {
+        GStatBuf st;
+        size = g_stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+        base = g_path_get_basename(path);
     }
     char *line = NULL;
     size_t cap = 0;
@@ -206,7 +214,12 @@ bool xla_read_lines(const char *path, xla_line_fn fn, void *self, GError **err)
             ok = xla_fail(err, path, lineno, "expected text, got a NUL byte");
         else
             ok = fn(self, path, line, lineno, err);
+        if (progress) {
+            long at = ftell(f);
+            strata_progress_count(progress, "import xla", at > 0 ? (uint64_t)at : 0, size, NULL, base);
+        }
     }
+    g_free(base);
     if (ok && ferror(f)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read: %s", path, g_strerror(errno));
         ok = false;

@@ -20,6 +20,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "core/progress.h"
 #include "trace/op.h"
 
 typedef struct xla_shape {
@@ -48,7 +49,8 @@ bool xla_fail_line(GError **err, const char *file, uint64_t line, const char *te
 typedef bool (*xla_line_fn)(void *self, const char *file, const char *line, uint64_t lineno,
                             GError **err);
 /* Reads path line by line (memory bounded by the longest line). */
-bool xla_read_lines(const char *path, xla_line_fn fn, void *self, GError **err);
+/* progress (NULL: none) shows the bytes of path read, as "import xla: [...] 2.0 MiB / 8.0 MiB, FILE". */
+bool xla_read_lines(const char *path, strata_progress *progress, xla_line_fn fn, void *self, GError **err);
 
 /* Parses a decimal unsigned integer at *p (advancing it). */
 bool xla_parse_u64(const char **p, uint64_t *out);
