@@ -245,13 +245,15 @@ uint32_t strata_coll_ranks(const strata_coll_shape *shape)
 static void sort_rounds(GArray *steps, guint from, uint32_t n_rounds)
 {
     guint n = steps->len - from;
+    if (n == 0)
+        return;
     strata_coll_step *v = &g_array_index(steps, strata_coll_step, from);
     guint *start = g_new0(guint, n_rounds + 1);
     for (guint i = 0; i < n; i++)
         start[v[i].round + 1]++;
     for (uint32_t r = 0; r < n_rounds; r++)
         start[r + 1] += start[r];
-    strata_coll_step *sorted = g_new(strata_coll_step, n ? n : 1);
+    strata_coll_step *sorted = g_new(strata_coll_step, n);
     for (guint i = 0; i < n; i++)
         sorted[start[v[i].round]++] = v[i];
     memcpy(v, sorted, n * sizeof *v);
