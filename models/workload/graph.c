@@ -27,19 +27,18 @@
 
 typedef struct wl_tensor_def {
     const char *name; /* in strings */
-    uint64_t bytes;
     uint32_t shape;   /* offset in shapes */
     guint8 n_dims, tag, dtype, flags;
 } wl_tensor_def;
 
 typedef struct wl_step {
     const char *label; /* in strings */
-    const char *stream, *axis; /* in strings, or NULL */
     double flops;
     uint32_t first;    /* offset in ids */
-    uint32_t n_ins, n_outs, n_donates;
+    guint16 n_ins, n_outs, n_donates;
+    guint16 stream, axis; /* indices in names (0: NULL) */
     guint8 kind, algo;
-} wl_step;
+} wl_step; /* 32 bytes: a program holds one per step, often a million */
 
 struct wl_graph {
     GArray *tensors;       /* wl_tensor_def */
@@ -49,7 +48,9 @@ struct wl_graph {
     GHashTable *shape_ids; /* GBytes of extents -> offset + 1 */
     GStringChunk *strings;
     GPtrArray *options;    /* key, value, ... (in strings) */
-    const char *stream;    /* of the steps added now; NULL: main */
+    GPtrArray *names;      /* the streams and axes steps name (in strings); [0] NULL */
+    GHashTable *name_ids;  /* a string of names (its pointer) -> its index */
+    guint16 stream;        /* of the steps added now; 0: main */
     uint64_t total_bytes;
     char *overflow;
 };
@@ -64,6 +65,9 @@ wl_graph *wl_graph_new(void)
     g->shape_ids = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, NULL);
     g->strings = g_string_chunk_new(1 << 16);
     g->options = g_ptr_array_new();
+    g->names = g_ptr_array_new();
+    g_ptr_array_add(g->names, NULL);
+    g->name_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
     return g;
 }
 
@@ -78,6 +82,8 @@ void wl_graph_free(wl_graph *g)
     g_hash_table_destroy(g->shape_ids);
     g_string_chunk_free(g->strings);
     g_ptr_array_free(g->options, TRUE);
+    g_ptr_array_free(g->names, TRUE);
+    g_hash_table_destroy(g->name_ids);
     g_free(g->overflow);
     g_free(g);
 }
@@ -119,10 +125,9 @@ wl_tensor wl_graph_tensor(wl_graph *g, const char *name, strata_tag tag, strata_
     for (uint32_t i = 0; i < n_dims; i++)
         overflow |= __builtin_mul_overflow(elements, dims[i], &elements);
     d.shape = intern_shape(g, n_dims, dims);
-    overflow |= !strata_workload_bytes(elements, strata_dtype_bits(dtype), &d.bytes);
-    if (d.bytes == 0)
-        d.bytes = 1;
-    overflow |= __builtin_add_overflow(g->total_bytes, d.bytes, &g->total_bytes);
+    uint64_t bytes = 0;
+    overflow |= !strata_workload_bytes(elements, strata_dtype_bits(dtype), &bytes);
+    overflow |= __builtin_add_overflow(g->total_bytes, bytes ? bytes : 1, &g->total_bytes);
     if (overflow && !g->overflow)
         g->overflow = g_strdup(name);
     g_array_append_val(g->tensors, d);
@@ -151,12 +156,28 @@ uint64_t wl_graph_elements(const wl_graph *g, wl_tensor t)
     return e;
 }
 
+/* The index of name (NULL: 0) in names, added when new. */
+static guint16 name_id(wl_graph *g, const char *name)
+{
+    if (!name)
+        return 0;
+    const char *s = g_string_chunk_insert_const(g->strings, name);
+    gpointer found = g_hash_table_lookup(g->name_ids, s);
+    if (found)
+        return (guint16)GPOINTER_TO_UINT(found);
+    g_assert(g->names->len < G_MAXUINT16);
+    g_ptr_array_add(g->names, (gpointer)s);
+    g_hash_table_insert(g->name_ids, (gpointer)s, GUINT_TO_POINTER(g->names->len - 1));
+    return (guint16)(g->names->len - 1);
+}
+
 /* Appends a step on the current stream; returns it for the caller to complete. */
 static wl_step *add_step(wl_graph *g, strata_op_kind kind, const char *label, const wl_tensor *ins, uint32_t n_ins,
                          const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates)
 {
-    wl_step s = {g_string_chunk_insert(g->strings, label), g->stream, NULL, 0, g->ids->len, n_ins, n_outs,
-                 n_donates, (guint8)kind, 0};
+    g_assert(n_ins <= G_MAXUINT16 && n_outs <= G_MAXUINT16 && n_donates <= G_MAXUINT16);
+    wl_step s = {g_string_chunk_insert(g->strings, label), 0, g->ids->len, (guint16)n_ins, (guint16)n_outs,
+                 (guint16)n_donates, g->stream, 0, (guint8)kind, 0};
     g_array_append_vals(g->ids, ins, n_ins);
     g_array_append_vals(g->ids, outs, n_outs);
     g_array_append_vals(g->ids, donates, n_donates);
@@ -178,7 +199,7 @@ void wl_graph_option(wl_graph *g, const char *key, const char *value)
 
 void wl_graph_stream(wl_graph *g, const char *stream)
 {
-    g->stream = stream ? g_string_chunk_insert_const(g->strings, stream) : NULL;
+    g->stream = name_id(g, stream);
 }
 
 void wl_graph_event(wl_graph *g, bool record, const char *event)
@@ -191,7 +212,7 @@ void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_ten
 {
     g_assert(strata_op_kind_is_collective(kind) && (kind != STRATA_OP_ALL_REDUCE || out == in));
     wl_step *s = add_step(g, kind, strata_op_kind_name(kind), &in, 1, &out, 1, NULL, 0);
-    s->axis = g_string_chunk_insert_const(g->strings, axis);
+    s->axis = name_id(g, axis);
     s->algo = (guint8)algo;
 }
 
@@ -218,7 +239,15 @@ void wl_graph_option_at(const wl_graph *g, uint32_t i, const char **key, const c
 }
 
 uint32_t wl_graph_n_tensors(const wl_graph *g) { return g->tensors->len; }
-uint64_t wl_graph_bytes(const wl_graph *g, wl_tensor t) { return def(g, t)->bytes; }
+/* From the extents and the dtype (not stored: a tensor stays 16 bytes);
+ * wl_graph_tensor() checked that it fits in 64 bits. */
+uint64_t wl_graph_bytes(const wl_graph *g, wl_tensor t)
+{
+    uint64_t bytes = 0;
+    if (!strata_workload_bytes(wl_graph_elements(g, t), strata_dtype_bits(wl_graph_dtype(g, t)), &bytes))
+        return UINT64_MAX; /* only in a graph whose overflow is set, which never streams */
+    return bytes ? bytes : 1;
+}
 unsigned wl_graph_flags(const wl_graph *g, wl_tensor t) { return def(g, t)->flags; }
 uint32_t wl_graph_n_steps(const wl_graph *g) { return g->steps->len; }
 const char *wl_graph_overflow(const wl_graph *g) { return g->overflow; }
@@ -230,7 +259,7 @@ void wl_graph_step(const wl_graph *g, uint32_t step, wl_step_view *v)
     const wl_tensor *ids = &g_array_index(g->ids, wl_tensor, st->first);
     *v = (wl_step_view){(strata_op_kind)st->kind,
                         st->label,
-                        st->stream ? st->stream : STRATA_DEFAULT_STREAM,
+                        st->stream ? (const char *)g_ptr_array_index(g->names, st->stream) : STRATA_DEFAULT_STREAM,
                         st->flops,
                         ids,
                         ids + st->n_ins,
@@ -238,6 +267,6 @@ void wl_graph_step(const wl_graph *g, uint32_t step, wl_step_view *v)
                         st->n_ins,
                         st->n_outs,
                         st->n_donates,
-                        st->axis,
+                        (const char *)g_ptr_array_index(g->names, st->axis),
                         (strata_algo)st->algo};
 }
