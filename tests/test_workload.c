@@ -122,6 +122,49 @@ static uint64_t live_bytes_with_tag(const trace_stats *s, strata_tag tag)
     return total;
 }
 
+/* strata_workload_check() accepts exactly what generate accepts, with
+ * the same message, without building the workload: a sweep validates its
+ * axis values with it. */
+START_TEST(check_agrees_with_generate)
+{
+    static const char *const cases[][7] = {
+        {"scan-mlp", "layers=3", NULL},
+        {"scan-mlp", "layers=0", NULL},
+        {"scan-mlp", "layers=1000001", NULL},
+        {"scan-mlp", "dim=4294967296", "batch=4294967296", NULL},
+        {"adam-mlp", "layers=2", "dim=64", "batch=8", NULL},
+        {"adam-mlp", "dim=-1", NULL},
+        {"transformer", "layers=2", "d_model=64", "heads=4", NULL},
+        {"transformer", "d_model=65", "heads=4", NULL},
+        {"transformer", "mesh=data:8", "sharding=fsdp", "batch=4", NULL},
+        {"transformer", "mesh=data:8", "sharding=dp", "batch=8", "layers=1", NULL},
+        {"transformer", "layers=2000000", NULL},
+        {"matmul", "bm=3", NULL},
+        {"collective", "op=all-gather", "bytes=1000", "devices=8", NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        GError *gen_err = NULL, *check_err = NULL;
+        strata_source *src = strata_workload_generate(cases[i][0], &cases[i][1], &gen_err);
+        bool ok = strata_workload_check(cases[i][0], &cases[i][1], &check_err);
+        ck_assert_msg(ok == (src != NULL), "case %zu (%s %s): check %d, generate %d", i, cases[i][0], cases[i][1],
+                      ok, src != NULL);
+        if (!ok)
+            ck_assert_str_eq(check_err->message, gen_err->message);
+        if (src)
+            strata_source_free(src);
+        g_clear_error(&gen_err);
+        g_clear_error(&check_err);
+    }
+    /* the cases hold both verdicts, so the test can fail either way */
+    GError *err = NULL;
+    const char *const good[] = {"layers=3", NULL}, *const bad[] = {"layers=0", NULL};
+    ck_assert(strata_workload_check("scan-mlp", good, NULL));
+    ck_assert(!strata_workload_check("scan-mlp", bad, &err));
+    ck_assert(strstr(err->message, "layers"));
+    g_error_free(err);
+}
+END_TEST
+
 START_TEST(registry_lists_and_rejects)
 {
     char *names = strata_workload_type_names();
@@ -388,6 +431,7 @@ static Suite *workload_suite(void)
     TCase *tc = tcase_create("generators");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, registry_lists_and_rejects);
+    tcase_add_test(tc, check_agrees_with_generate);
     tcase_add_test(tc, scan_mlp_by_hand);
     tcase_add_test(tc, scan_mlp_remat_trades_flops_for_memory);
     tcase_add_test(tc, adam_mlp_by_hand);

@@ -66,14 +66,19 @@ static const strata_param_def adam_mlp_params[] = {
     {NULL, 0, NULL, NULL, NULL},
 };
 
-static strata_source *adam_mlp_generate(const strata_params *p, GError **err)
+static bool adam_mlp_check(const strata_params *p, GError **err)
 {
     static const char *const positive[] = {"dim", "layers", "batch", NULL};
     static const char *const sizes[] = {"batch*dim", "dim*dim", "3*layers*dim*dim", "layers*batch*dim", NULL};
     static const char *const counts[] = {"layers", NULL};
-    if (!strata_workload_check_positive(p, "adam-mlp", positive, err) ||
-        !strata_workload_check_counts(p, "adam-mlp", counts, err) ||
-        !strata_workload_check_sizes(p, "adam-mlp", sizes, strata_workload_dtype(p, "dtype"), err))
+    return strata_workload_check_positive(p, "adam-mlp", positive, err) &&
+           strata_workload_check_counts(p, "adam-mlp", counts, err) &&
+           strata_workload_check_sizes(p, "adam-mlp", sizes, strata_workload_dtype(p, "dtype"), err);
+}
+
+static strata_source *adam_mlp_generate(const strata_params *p, GError **err)
+{
+    if (!adam_mlp_check(p, err))
         return NULL;
     uint64_t D = (uint64_t)strata_params_int(p, "dim"), B = (uint64_t)strata_params_int(p, "batch");
     int L = (int)strata_params_int(p, "layers");
@@ -161,4 +166,5 @@ const strata_workload_type strata_workload_adam_mlp = {
     adam_mlp_params,
     adam_mlp_generate,
     adam_mlp_presets,
+    adam_mlp_check,
 };

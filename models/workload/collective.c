@@ -157,4 +157,5 @@ const strata_workload_type strata_workload_collective = {
     collective_params,
     collective_generate,
     NULL,
+    NULL, /* streamed: generating costs no more than checking */
 };

@@ -376,4 +376,5 @@ const strata_workload_type strata_workload_matmul = {
     matmul_params,
     matmul_generate,
     NULL,
+    NULL, /* the grid is streamed: generating costs no more than checking */
 };

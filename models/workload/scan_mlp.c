@@ -65,15 +65,20 @@ static const strata_param_def scan_mlp_params[] = {
     {NULL, 0, NULL, NULL, NULL},
 };
 
-static strata_source *scan_mlp_generate(const strata_params *p, GError **err)
+static bool scan_mlp_check(const strata_params *p, GError **err)
 {
     static const char *const positive[] = {"batch", "dim", "hidden", "layers", NULL};
     static const char *const sizes[] = {"batch*dim", "batch*hidden", "dim*hidden", "2*layers*dim*hidden",
                                         "layers*batch*hidden", NULL};
     static const char *const counts[] = {"layers", NULL};
-    if (!strata_workload_check_positive(p, "scan-mlp", positive, err) ||
-        !strata_workload_check_counts(p, "scan-mlp", counts, err) ||
-        !strata_workload_check_sizes(p, "scan-mlp", sizes, strata_workload_dtype(p, "dtype"), err))
+    return strata_workload_check_positive(p, "scan-mlp", positive, err) &&
+           strata_workload_check_counts(p, "scan-mlp", counts, err) &&
+           strata_workload_check_sizes(p, "scan-mlp", sizes, strata_workload_dtype(p, "dtype"), err);
+}
+
+static strata_source *scan_mlp_generate(const strata_params *p, GError **err)
+{
+    if (!scan_mlp_check(p, err))
         return NULL;
     uint64_t B = (uint64_t)strata_params_int(p, "batch"), D = (uint64_t)strata_params_int(p, "dim"),
              H = (uint64_t)strata_params_int(p, "hidden");
@@ -130,4 +135,5 @@ const strata_workload_type strata_workload_scan_mlp = {
     scan_mlp_params,
     scan_mlp_generate,
     scan_mlp_presets,
+    scan_mlp_check,
 };

@@ -269,6 +269,12 @@ static void tf_adamw(tf_ctx *c, wl_tensor pt, wl_tensor gp)
     g_free(nv);
 }
 
+static bool transformer_check_only(const strata_params *p, GError **err)
+{
+    wl_shard_plan plan;
+    return transformer_check(p, &plan, err);
+}
+
 static strata_source *transformer_generate(const strata_params *p, GError **err)
 {
     wl_shard_plan plan;
@@ -324,4 +330,5 @@ const strata_workload_type strata_workload_transformer = {
     transformer_params,
     transformer_generate,
     NULL,
+    transformer_check_only,
 };

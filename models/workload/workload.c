@@ -138,22 +138,50 @@ bool strata_workload_check_sizes(const strata_params *p, const char *workload, c
     return true;
 }
 
-strata_source *strata_workload_generate(const char *name, const char *const *args, GError **err)
+/* The type called name and its parameters from args; NULL (err set) when
+ * either is bad. */
+static strata_params *type_and_params(const char *name, const char *const *args,
+                                      const strata_workload_type **type, GError **err)
 {
-    const strata_workload_type *type = strata_workload_type_find(name);
-    if (!type) {
+    *type = strata_workload_type_find(name);
+    if (!*type) {
         char *known = strata_workload_type_names();
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown workload '%s'; known workloads: %s", name,
                     known);
         g_free(known);
         return NULL;
     }
-    strata_params *p = strata_workload_params_args(type, args ? (int)g_strv_length((char **)args) : 0, args, err);
+    return strata_workload_params_args(*type, args ? (int)g_strv_length((char **)args) : 0, args, err);
+}
+
+strata_source *strata_workload_generate(const char *name, const char *const *args, GError **err)
+{
+    const strata_workload_type *type;
+    strata_params *p = type_and_params(name, args, &type, err);
     if (!p)
         return NULL;
     strata_source *src = type->generate(p, err);
     strata_params_free(p);
     return src;
+}
+
+bool strata_workload_check(const char *name, const char *const *args, GError **err)
+{
+    const strata_workload_type *type;
+    strata_params *p = type_and_params(name, args, &type, err);
+    if (!p)
+        return false;
+    bool ok;
+    if (type->check) {
+        ok = type->check(p, err);
+    } else {
+        strata_source *src = type->generate(p, err);
+        ok = src != NULL;
+        if (src)
+            strata_source_free(src);
+    }
+    strata_params_free(p);
+    return ok;
 }
 
 /* The key of "key=value" arg (g_free). */

@@ -25,6 +25,11 @@ typedef struct strata_workload_type {
     /* NULL, or the values a `preset=NAME` parameter stands for
      * (NULL-terminated by name); parameters given explicitly win. */
     const strata_workload_preset *presets;
+    /* NULL, or the generator's own checks alone (what generate refuses
+     * for p, this refuses with the same error), without building
+     * anything: generators that build a graph before streaming it give
+     * one, so that validating a sweep's values stays cheap. */
+    bool (*check)(const strata_params *p, GError **err);
 } strata_workload_type;
 
 const strata_workload_type *const *strata_workload_types(void);
@@ -40,6 +45,9 @@ strata_params *strata_workload_params_args(const strata_workload_type *type, int
                                            GError **err);
 /* name plus "k=v" args (NULL-terminated): validates and generates. */
 strata_source *strata_workload_generate(const char *name, const char *const *args, GError **err);
+/* The same validation alone: true when strata_workload_generate() would
+ * accept these args (its type's check, else generating and freeing). */
+bool strata_workload_check(const char *name, const char *const *args, GError **err);
 
 /* For generators: the dtype names a `dtype=` parameter accepts (choices),
  * and the dtype it names. */

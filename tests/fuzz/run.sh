@@ -36,7 +36,7 @@ cmake --build "$B" -j2 --target strata_core >/dev/null
 clang -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer $SAN \
     -DSTRATA_SOURCE_DIR="\"$ROOT\"" -I"$ROOT/sim" -I"$ROOT/models" $(pkg-config --cflags glib-2.0) \
     "$ROOT/tests/fuzz/fuzz_$TARGET.c" "$B/libstrata_core.a" \
-    $(pkg-config --libs glib-2.0 json-glib-1.0 simgrid) -lm -lpthread -o "$B/fuzz_$TARGET"
+    $(pkg-config --libs glib-2.0 json-glib-1.0 simgrid zlib) -lm -lpthread -o "$B/fuzz_$TARGET"
 
 mkdir -p "$B/corpus/$TARGET" "$B/crashes"
 DICT=""
