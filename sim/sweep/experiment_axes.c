@@ -183,6 +183,8 @@ void exp_axis_free(gpointer data)
     g_ptr_array_unref(a->values);
     if (a->numbers)
         g_array_unref(a->numbers);
+    if (a->members)
+        g_ptr_array_unref(a->members);
     g_free(a);
 }
 
@@ -365,6 +367,7 @@ static bool axis_check_value(strata_experiment *e, axis *a, const char *v, const
         g_strfreev(args);
         return ok;
     }
+    case AXIS_JOINT: return true; /* joint_check_value */
     case AXIS_HW_KEY: {
         if (!e->hardware)
             return true; /* checked per hardware file by the run itself */
@@ -375,6 +378,120 @@ static bool axis_check_value(strata_experiment *e, axis *a, const char *v, const
     }
     }
     return true;
+}
+
+
+/* ---- joint axes -------------------------------------------------------- */
+
+static axis *axis_new(const char *name, guint line)
+{
+    axis *a = g_new0(axis, 1);
+    a->name = g_strdup(name);
+    a->line = line;
+    a->values = g_ptr_array_new_with_free_func(g_free);
+    return a;
+}
+
+/* "A + B + C": one member axis per name, each classified alone. */
+static bool joint_classify(strata_experiment *e, axis *a, const load_ctx *ctx, GError **err)
+{
+    a->kind = AXIS_JOINT;
+    a->members = g_ptr_array_new_with_free_func(exp_axis_free);
+    char **names = g_strsplit(a->name, "+", -1);
+    bool ok = true;
+    for (guint i = 0; names[i] && ok; i++) {
+        const char *n = g_strstrip(names[i]);
+        if (*n == '\0') {
+            ok = exp_fail(err, ctx, a->line, "expected axis names joined by ' + ', got '%s'", a->name);
+            break;
+        }
+        for (guint j = 0; j < a->members->len && ok; j++)
+            if (strcmp(((axis *)g_ptr_array_index(a->members, j))->name, n) == 0)
+                ok = exp_fail(err, ctx, a->line, "axis '%s' appears twice in joint axis '%s'", n, a->name);
+        axis *m = axis_new(n, a->line);
+        g_ptr_array_add(a->members, m);
+        ok = ok && axis_classify(e, m, ctx, err);
+    }
+    g_strfreev(names);
+    return ok;
+}
+
+/* Restates a failed check of a tuple's member as a failure of the tuple. */
+static bool joint_fail(GError **err, const load_ctx *ctx, const axis *a, const char *tuple)
+{
+    char *prefix = g_strdup_printf("%s:%u: ", ctx->origin, a->line);
+    GError *inner = *err;
+    *err = NULL;
+    const char *msg = inner->message;
+    if (g_str_has_prefix(msg, prefix))
+        msg += strlen(prefix);
+    exp_fail(err, ctx, a->line, "in tuple '%s' of joint axis '%s': %s", tuple, a->name, msg);
+    g_error_free(inner);
+    g_free(prefix);
+    return false;
+}
+
+/* A tuple "V1 V2 ...": one word per member, checked together: every
+ * workload member set at once, every hardware key overriding at once (on
+ * the tuple's hardware file when a member is 'hardware'); any other member
+ * alone. The words are appended to the members' values. */
+static bool joint_check_value(strata_experiment *e, axis *a, const char *tuple, const load_ctx *ctx,
+                              GError **err)
+{
+    char **words = g_strsplit_set(tuple, " \t", -1);
+    GPtrArray *w = g_ptr_array_new();
+    for (guint i = 0; words[i]; i++)
+        if (*words[i])
+            g_ptr_array_add(w, words[i]);
+    bool ok = true;
+    if (w->len != a->members->len) {
+        GString *names = g_string_new(NULL);
+        for (guint j = 0; j < a->members->len; j++)
+            g_string_append_printf(names, "%s%s", j ? ", " : "", ((axis *)g_ptr_array_index(a->members, j))->name);
+        ok = exp_fail(err, ctx, a->line, "expected %u whitespace-separated values (%s) in tuple '%s', got %u",
+                      a->members->len, names->str, tuple, w->len);
+        g_string_free(names, TRUE);
+    }
+    char **wargs = exp_workload_args_with(e, NULL, NULL);
+    GPtrArray *sets = g_ptr_array_new_with_free_func(g_free);
+    char *hw_path = e->hardware ? g_strdup(e->hardware) : NULL;
+    bool any_workload = false;
+    for (guint j = 0; ok && j < w->len; j++) {
+        axis *m = g_ptr_array_index(a->members, j);
+        const char *v = g_ptr_array_index(w, j);
+        g_ptr_array_add(m->values, g_strdup(v));
+        if (m->kind == AXIS_WORKLOAD) {
+            char **n = exp_args_with(wargs, m->param, v);
+            g_strfreev(wargs);
+            wargs = n;
+            any_workload = true;
+        } else if (m->kind == AXIS_HW_KEY) {
+            char **ov = exp_hw_overrides(m->name, v);
+            for (guint k = 0; ov[k]; k++)
+                g_ptr_array_add(sets, g_strdup(ov[k]));
+            g_strfreev(ov);
+        } else {
+            ok = axis_check_value(e, m, v, ctx, err);
+            if (ok && m->kind == AXIS_HARDWARE) {
+                g_free(hw_path);
+                hw_path = exp_resolve_path(e, v);
+            }
+        }
+    }
+    if (ok && any_workload)
+        ok = exp_check_workload(e, wargs, ctx, a->line, err);
+    if (ok && sets->len && hw_path) {
+        g_ptr_array_add(sets, NULL);
+        ok = exp_check_hw(hw_path, (char *const *)sets->pdata, ctx, a->line, err);
+    }
+    if (!ok && err && *err && w->len == a->members->len)
+        joint_fail(err, ctx, a, tuple);
+    g_free(hw_path);
+    g_ptr_array_unref(sets);
+    g_strfreev(wargs);
+    g_ptr_array_unref(w);
+    g_strfreev(words);
+    return ok;
 }
 
 bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
@@ -399,18 +516,21 @@ bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
             ok = false;
             break;
         }
-        ok = axis_classify(e, a, ctx, err);
+        ok = strchr(a->name, '+') ? joint_classify(e, a, ctx, err) : axis_classify(e, a, ctx, err);
         GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
         for (guint j = 0; ok && j < a->values->len; j++) {
             const char *v = g_ptr_array_index(a->values, j);
             if (!g_hash_table_add(seen, (gpointer)v))
                 ok = exp_fail(err, ctx, a->line, "value '%s' appears twice in axis '%s'", v, a->name);
+            else if (a->kind == AXIS_JOINT)
+                ok = joint_check_value(e, a, v, ctx, err);
             else
                 ok = axis_check_value(e, a, v, ctx, err);
         }
         g_hash_table_unref(seen);
         if (ok) {
-            axis_infer_unit(a);
+            if (a->kind != AXIS_JOINT)
+                axis_infer_unit(a);
             if (e->n_points * a->values->len > G_MAXUINT32)
                 ok = exp_fail(err, ctx, a->line, "the sweep has more than %u points", G_MAXUINT32);
             else

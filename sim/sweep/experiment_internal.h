@@ -22,6 +22,7 @@ typedef enum {
     AXIS_CAPACITY,     /* capacity (or memory.NAME.capacity with runner alloc) */
     AXIS_ALIGNMENT,    /* memory.NAME.alignment with runner alloc */
     AXIS_HARDWARE,     /* hardware: .ini files */
+    AXIS_JOINT,        /* "A + B + ...": members varying together */
 } axis_kind;
 
 typedef struct axis {
@@ -32,6 +33,8 @@ typedef struct axis {
     GArray *numbers;   /* double, when unit != TEXT */
     strata_axis_unit unit;
     guint line;
+    GPtrArray *members; /* AXIS_JOINT: axis *, member j's values[i] is word j
+                           of this axis's values[i]; else NULL */
 } axis;
 
 struct strata_experiment {

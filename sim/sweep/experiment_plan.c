@@ -35,9 +35,14 @@ typedef struct point_setting {
     char **wargs;       /* owned: workload KEY=VALUE */
 } point_setting;
 
-static void fold_axis(const strata_experiment *e, const axis *a, const char *v, point_setting *ps)
+static void fold_axis(const strata_experiment *e, const axis *a, guint index, point_setting *ps)
 {
+    const char *v = g_ptr_array_index(a->values, index);
     switch (a->kind) {
+    case AXIS_JOINT:
+        for (guint j = 0; j < a->members->len; j++)
+            fold_axis(e, g_ptr_array_index(a->members, j), index, ps);
+        break;
     case AXIS_HW_KEY: {
         char **ov = exp_hw_overrides(a->name, v);
         for (guint j = 0; ov[j]; j++)
@@ -80,7 +85,7 @@ static void setting_init(const strata_experiment *e, uint64_t point, point_setti
     ps->wargs = exp_workload_args_with(e, NULL, NULL);
     for (guint i = 0; i < e->axes->len; i++) {
         const axis *a = exp_axis_at(e, i);
-        fold_axis(e, a, g_ptr_array_index(a->values, strata_experiment_point_value(e, point, i)), ps);
+        fold_axis(e, a, strata_experiment_point_value(e, point, i), ps);
     }
 }
 
