@@ -13,6 +13,9 @@
  *                 policies joined by '+', or `none`), `policy.NAME` (NAME=V
  *                 added to the set, `off` leaves it out), `allocator`,
  *                 `capacity`, or `hardware` (a list of .ini files).
+ *                 A key "A + B" is a joint axis: each value is a tuple
+ *                 "a b" of one word per member, the members varying
+ *                 together; its values are the tuples' text.
  *   [output]      figures (result keys such as makespan_s or
  *                 memories.hbm.peak_allocated_bytes), plots (memory,
  *                 address-map, links, axes, or all / none), timeline
