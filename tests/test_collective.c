@@ -149,6 +149,51 @@ START_TEST(bidir_ring_halves_each_direction)
 }
 END_TEST
 
+/* The bytes that rank `from` sends to rank `to` in the schedule of sh. */
+static uint64_t sent_to(const strata_coll_shape *sh, uint32_t from, uint32_t to)
+{
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    strata_coll_schedule(sh, steps);
+    uint64_t bytes = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        if (st->src == from && st->dst == to)
+            bytes += st->bytes;
+    }
+    g_array_free(steps, TRUE);
+    return bytes;
+}
+
+START_TEST(bidir_ring_gathers_and_scatters_half_each_way)
+{
+    for (uint32_t n = 3; n <= 8; n++) {
+        uint32_t rounds;
+        /* all-gather of 7 bytes a rank: halves of 3 (to r+1) and 4 (to r-1),
+         * each passed on n-1 times. */
+        strata_coll_shape ag = shape1(STRATA_OP_ALL_GATHER, STRATA_ALGO_BIDIR_RING, n, 7);
+        ck_assert_uint_eq(check_op(&ag, &rounds), 7ull * (n - 1));
+        ck_assert_uint_eq(rounds, n - 1);
+        for (uint32_t r = 0; r < n; r++) {
+            ck_assert_uint_eq(sent_to(&ag, r, (r + 1) % n), 3ull * (n - 1));
+            ck_assert_uint_eq(sent_to(&ag, r, (r + n - 1) % n), 4ull * (n - 1));
+        }
+        /* reduce-scatter of 6n bytes: chunks of 6, halves of 3 each way. */
+        strata_coll_shape rs = shape1(STRATA_OP_REDUCE_SCATTER, STRATA_ALGO_BIDIR_RING, n, 6ull * n);
+        ck_assert_uint_eq(check_op(&rs, &rounds), 6ull * (n - 1));
+        ck_assert_uint_eq(rounds, n - 1);
+        for (uint32_t r = 0; r < n; r++) {
+            ck_assert_uint_eq(sent_to(&rs, r, (r + 1) % n), 3ull * (n - 1));
+            ck_assert_uint_eq(sent_to(&rs, r, (r + n - 1) % n), 3ull * (n - 1));
+        }
+        /* Sizes that do not divide: same result. */
+        strata_coll_shape odd = shape1(STRATA_OP_REDUCE_SCATTER, STRATA_ALGO_BIDIR_RING, n, 5ull * n);
+        check_op(&odd, &rounds);
+        strata_coll_shape one = shape1(STRATA_OP_ALL_GATHER, STRATA_ALGO_BIDIR_RING, n, 1);
+        check_op(&one, &rounds);
+    }
+}
+END_TEST
+
 START_TEST(tree_reduces_to_rank_0_and_broadcasts)
 {
     static const uint32_t ns[] = {2, 3, 4, 7, 8, 16};
@@ -199,7 +244,7 @@ START_TEST(ring_and_direct_gather_scatter_exchange)
                 continue;
             strata_coll_shape ag = shape1(STRATA_OP_ALL_GATHER, a, n, 6);
             ck_assert_uint_eq(check_op(&ag, &rounds), 6ull * (n - 1));
-            ck_assert_uint_eq(rounds, a == STRATA_ALGO_RING && n > 1 ? n - 1 : 1);
+            ck_assert_uint_eq(rounds, a != STRATA_ALGO_DIRECT && n > 1 ? n - 1 : 1);
             strata_coll_shape rs = shape1(STRATA_OP_REDUCE_SCATTER, a, n, 6ull * n);
             ck_assert_uint_eq(check_op(&rs, &rounds), 6ull * (n - 1));
         }
@@ -225,7 +270,7 @@ START_TEST(algorithms_per_op)
     ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus");
     g_free(s);
     s = strata_coll_algos_of(STRATA_OP_ALL_GATHER);
-    ck_assert_str_eq(s, "ring, direct, torus");
+    ck_assert_str_eq(s, "ring, bidir-ring, direct, torus");
     g_free(s);
     s = strata_coll_algos_of(STRATA_OP_ALL_TO_ALL);
     ck_assert_str_eq(s, "direct");
@@ -240,6 +285,7 @@ static Suite *collective_suite(void)
     TCase *tc = tcase_create("schedules");
     tcase_add_test(tc, ring_all_reduce_moves_2_n_minus_1_over_n);
     tcase_add_test(tc, bidir_ring_halves_each_direction);
+    tcase_add_test(tc, bidir_ring_gathers_and_scatters_half_each_way);
     tcase_add_test(tc, tree_reduces_to_rank_0_and_broadcasts);
     tcase_add_test(tc, torus_rings_along_each_dimension);
     tcase_add_test(tc, ring_and_direct_gather_scatter_exchange);

@@ -17,6 +17,8 @@
  *                        Y on B/X, ring all-gather along X
  *   all-gather           (N-1)(a + (B/N)/W), B = size(OUT)
  *   reduce-scatter       (N-1)(a + (B/N)/W) + (N-1) 3(B/N)/HBM, B = size(IN)
+ *   bidir-ring gather,   (N-1)(a + B/(2N W)), reduce-scatter adding
+ *   reduce-scatter       (N-1) 3(B/N)/HBM (the two halves share the port)
  */
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +114,17 @@ START_TEST(bidir_ring_halves_the_link_time)
     assert_time("configs/hw/test-ring8.ini",
                 "option mesh=data:8\nalloc g 64MiB dtype=f32\nall-reduce g axis=data algo=bidir-ring\n",
                 2 * (n - 1) * (A_US + b / (2 * n * w)) + (n - 1) * red(b / n), "bidir-ring all-reduce");
+    /* all-gather and reduce-scatter: half of each chunk each way on the
+     * full-duplex links, B = size(OUT) and size(IN). */
+    run_out o = run_trace("configs/hw/test-ring8.ini", NULL,
+                          "option mesh=data:8\nalloc i 8MiB dtype=f32\nalloc o 64MiB dtype=f32\n"
+                          "all-gather o i axis=data algo=bidir-ring\nreduce-scatter i o axis=data algo=bidir-ring\n");
+    double ag = (n - 1) * (A_US + b / (2 * n * w));
+    assert_near(json_object_get_double_member(collective(&o, 0), "time_s"), ag, "bidir-ring all-gather");
+    assert_near(json_object_get_double_member(collective(&o, 1), "time_s"), ag + (n - 1) * red(b / n),
+                "bidir-ring reduce-scatter");
+    ck_assert_str_eq(json_object_get_string_member(collective(&o, 0), "algo"), "bidir-ring");
+    g_object_unref(o.parser);
 }
 END_TEST
 
@@ -250,7 +263,7 @@ START_TEST(bad_multi_device_input_is_exit_2_at_its_line)
     assert_bad(ring8, NULL, "option mesh=data:8\nalloc i 1001\nalloc o 1001\nall-to-all o i axis=data\n", ":5:",
                "expected a size divisible by the group size 8");
     assert_bad(ring8, NULL, "option mesh=data:8\nalloc i 8MiB\nalloc o 64MiB\nall-gather o i axis=data algo=tree\n",
-               ":5:", "expected algo= one of ring, direct, torus for all-gather, got 'tree'");
+               ":5:", "expected algo= one of ring, bidir-ring, direct, torus for all-gather, got 'tree'");
     assert_bad(ring8, NULL, "option mesh=data:8\nalloc g 1MiB\nall-reduce g axis=data device=1\n", ":4:",
                "expected no device= on all-reduce");
     assert_bad("configs/hw/test-simple.ini", NULL, "option mesh=data:2\nalloc g 1MiB\nall-reduce g axis=data\n",

@@ -11,8 +11,12 @@
  * an all-gather along k, from level k+1 chunks, rebuilds level k. Along a
  * dimension of size d the ring takes d-1 rounds; at round s the rank at
  * position p receives from position p-1 (p+1 when the direction is -1):
- * in a reduce-scatter chunk (p-s-2) mod d, in an all-gather chunk
- * (p-s-1) mod d, so that position p finishes owning chunk p.
+ * in a reduce-scatter the chunk of position (p-s-2) mod d, in an
+ * all-gather the chunk of position (p-s-1) mod d, so that every position
+ * finishes owning its own chunk. A rank's chunk is numbered by its
+ * coordinate along the dimension, whatever the direction. With `parts` = 2
+ * (bidir-ring all-gather and reduce-scatter) a ring moves only one half of
+ * each chunk: the first half in direction +1, the second in direction -1.
  *
  * Invariants: steps are appended in round order; no step has 0 bytes;
  * chunk i of a segment of L bytes over d is [L*i/d, L*(i+1)/d).
@@ -27,6 +31,7 @@ typedef struct sched {
     uint32_t dims[STRATA_COLL_MAX_DIMS];
     uint32_t stride[STRATA_COLL_MAX_DIMS];
     strata_op_kind kind;
+    uint32_t parts;                        /* 1, or 2: a ring per half chunk */
 } sched;
 
 static uint64_t chunk_off(uint64_t len, uint32_t d, uint32_t i)
@@ -63,7 +68,7 @@ typedef struct levels {
     uint64_t *len;
 } levels;
 
-static levels levels_new(const sched *s, uint64_t base, uint64_t len, int dir)
+static levels levels_new(const sched *s, uint64_t base, uint64_t len)
 {
     levels l = {g_new(uint64_t, (size_t)(s->m + 1) * s->n), g_new(uint64_t, (size_t)(s->m + 1) * s->n)};
     for (uint32_t r = 0; r < s->n; r++) {
@@ -71,7 +76,7 @@ static levels levels_new(const sched *s, uint64_t base, uint64_t len, int dir)
         l.len[r] = len;
         for (uint32_t k = 0; k < s->m; k++) {
             size_t at = (size_t)k * s->n + r, next = at + s->n;
-            uint32_t p = position(s, r, k, dir);
+            uint32_t p = coord(s, r, k);
             l.base[next] = l.base[at] + chunk_off(l.len[at], s->dims[k], p);
             l.len[next] = chunk_off(l.len[at], s->dims[k], p + 1) - chunk_off(l.len[at], s->dims[k], p);
         }
@@ -83,6 +88,20 @@ static void levels_free(levels *l)
 {
     g_free(l->base);
     g_free(l->len);
+}
+
+/* The bytes that the ring of direction dir moves of chunk i (of d) of
+ * segment `at`: [off, off + bytes), at `in_part` from the chunk's start. */
+typedef struct piece {
+    uint64_t off, bytes, in_part;
+} piece;
+
+static piece piece_of(const sched *s, const levels *l, size_t at, uint32_t d, uint32_t i, int dir)
+{
+    uint64_t lo = chunk_off(l->len[at], d, i), len = chunk_off(l->len[at], d, i + 1) - lo;
+    uint32_t part = dir > 0 ? 0 : s->parts - 1;
+    uint64_t plo = chunk_off(len, s->parts, part);
+    return (piece){l->base[at] + lo + plo, chunk_off(len, s->parts, part + 1) - plo, plo};
 }
 
 /* One ring along dimension k: a reduce-scatter (reduce) from level k to
@@ -99,20 +118,19 @@ static void ring(sched *s, const levels *l, uint32_t k, int dir, uint32_t lane, 
     for (uint32_t step = 0; step + 1 < d; step++) {
         for (uint32_t q = 0; q < s->n; q++) {
             size_t at = (size_t)k * s->n + q;
-            uint32_t i = (position(s, q, k, dir) + 2 * d - step - (reduce ? 2 : 1)) % d;
-            uint64_t off = l->base[at] + chunk_off(l->len[at], d, i);
+            uint32_t p = (position(s, q, k, dir) + 2 * d - step - (reduce ? 2 : 1)) % d;
+            piece c = piece_of(s, l, at, d, dir > 0 ? p : (d - p) % d, dir);
             bool last = reduce && edge && step + 2 == d, from_in = !reduce && edge && step == 0;
             strata_coll_step st = {.round = round0 + step, .lane = lane, .src = previous(s, q, k, dir), .dst = q,
-                                   .src_buf = from_in ? STRATA_COLL_IN : buf, .src_off = from_in ? 0 : off,
-                                   .dst_buf = last ? STRATA_COLL_OUT : buf, .dst_off = last ? 0 : off,
-                                   .own_buf = buf, .own_off = off, .reduce = reduce,
-                                   .bytes = l->base[at] + chunk_off(l->len[at], d, i + 1) - off};
+                                   .src_buf = from_in ? STRATA_COLL_IN : buf, .src_off = from_in ? c.in_part : c.off,
+                                   .dst_buf = last ? STRATA_COLL_OUT : buf, .dst_off = last ? c.in_part : c.off,
+                                   .own_buf = buf, .own_off = c.off, .reduce = reduce, .bytes = c.bytes};
             add(s, &st);
             if (from_in) {
-                size_t own = (size_t)(k + 1) * s->n + q;
+                piece own = piece_of(s, l, at, d, coord(s, q, k), dir);
                 strata_coll_step local = {.round = round0, .lane = lane + 1, .src = q, .dst = q,
-                                          .src_buf = STRATA_COLL_IN, .dst_buf = STRATA_COLL_OUT,
-                                          .dst_off = l->base[own], .bytes = l->len[own]};
+                                          .src_buf = STRATA_COLL_IN, .src_off = own.in_part,
+                                          .dst_buf = STRATA_COLL_OUT, .dst_off = own.off, .bytes = own.bytes};
                 add(s, &local);
             }
         }
@@ -124,7 +142,7 @@ static void ring(sched *s, const levels *l, uint32_t k, int dir, uint32_t lane, 
 static uint32_t torus(sched *s, uint64_t base, uint64_t len, int dir, uint32_t lane, uint32_t round0, bool rs,
                       bool ag)
 {
-    levels l = levels_new(s, base, len, dir);
+    levels l = levels_new(s, base, len);
     uint32_t round = round0;
     for (uint32_t k = 0; rs && k < s->m; k++) {
         ring(s, &l, k, dir, lane, round, true, s->kind == STRATA_OP_REDUCE_SCATTER && k + 1 == s->m);
@@ -213,8 +231,8 @@ bool strata_coll_supports(strata_op_kind kind, strata_algo algo)
     switch (algo) {
     case STRATA_ALGO_RING:
     case STRATA_ALGO_TORUS:
-        return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
     case STRATA_ALGO_BIDIR_RING:
+        return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
     case STRATA_ALGO_TREE:
         return kind == STRATA_OP_ALL_REDUCE;
     case STRATA_ALGO_DIRECT:
@@ -263,7 +281,7 @@ static void sort_rounds(GArray *steps, guint from, uint32_t n_rounds)
 
 static uint32_t schedule(const strata_coll_shape *shape, GArray *steps)
 {
-    sched s = {.steps = steps, .n = strata_coll_ranks(shape), .kind = shape->kind};
+    sched s = {.steps = steps, .n = strata_coll_ranks(shape), .kind = shape->kind, .parts = 1};
     bool flatten = shape->algo != STRATA_ALGO_TORUS;
     for (uint32_t k = 0; k < shape->n_dims; k++)
         if (!flatten && shape->dims[k] > 1)
@@ -284,18 +302,23 @@ static uint32_t schedule(const strata_coll_shape *shape, GArray *steps)
     switch (shape->algo) {
     case STRATA_ALGO_TREE: return tree(&s, b);
     case STRATA_ALGO_DIRECT: return direct(&s, b, shape->shift);
-    case STRATA_ALGO_BIDIR_RING: {
-        uint32_t rounds = torus(&s, 0, b / 2, 1, 0, 0, true, true);
-        torus(&s, b / 2, b - b / 2, -1, 1, 0, true, true);
-        return rounds;
+    case STRATA_ALGO_BIDIR_RING:
+        if (shape->kind == STRATA_OP_ALL_REDUCE) {
+            uint32_t rounds = torus(&s, 0, b / 2, 1, 0, 0, true, true);
+            torus(&s, b / 2, b - b / 2, -1, 1, 0, true, true);
+            return rounds;
+        }
+        s.parts = 2;
+        break;
+    default:
+        break;
     }
-    default: {
-        bool ag = shape->kind == STRATA_OP_ALL_GATHER;
-        uint64_t len = ag ? b * s.n : b;
-        return torus(&s, 0, len, 1, 0, 0, shape->kind != STRATA_OP_ALL_GATHER,
-                     shape->kind != STRATA_OP_REDUCE_SCATTER);
-    }
-    }
+    bool ag = shape->kind == STRATA_OP_ALL_GATHER, rs = shape->kind == STRATA_OP_REDUCE_SCATTER;
+    uint64_t len = ag ? b * s.n : b;
+    uint32_t rounds = torus(&s, 0, len, 1, 0, 0, !ag, !rs);
+    if (s.parts == 2) /* lane 2: an all-gather's local copy takes lane 1 */
+        torus(&s, 0, len, -1, 2, 0, !ag, !rs);
+    return rounds;
 }
 
 uint32_t strata_coll_schedule(const strata_coll_shape *shape, GArray *steps)

@@ -17,7 +17,9 @@
  *
  * Algorithms (traces/FORMAT.md gives each schedule in words):
  *   ring        all-reduce, all-gather, reduce-scatter
- *   bidir-ring  all-reduce (two half-size rings in opposite directions)
+ *   bidir-ring  all-reduce (two half-size rings in opposite directions),
+ *               all-gather, reduce-scatter (a ring each way, each on half
+ *               of every chunk)
  *   tree        all-reduce (binomial reduce to rank 0, then broadcast)
  *   direct      all-reduce, all-gather, reduce-scatter, all-to-all,
  *               collective-permute (every pair at once)
