@@ -166,24 +166,24 @@ static uint64_t sent_to(const strata_coll_shape *sh, uint32_t from, uint32_t to)
 
 START_TEST(bidir_ring_gathers_and_scatters_half_each_way)
 {
+    /* all-gather of 7 bytes a rank: halves of 3 (to r+1) and 4 (to r-1);
+     * reduce-scatter of 6n bytes: chunks of 6, halves of 3 each way. Each
+     * half is passed on n-1 times. */
+    static const struct {
+        strata_op_kind kind;
+        uint64_t chunk, per_rank, fwd, bwd;
+    } cases[] = {{STRATA_OP_ALL_GATHER, 7, 0, 3, 4}, {STRATA_OP_REDUCE_SCATTER, 6, 1, 3, 3}};
     for (uint32_t n = 3; n <= 8; n++) {
         uint32_t rounds;
-        /* all-gather of 7 bytes a rank: halves of 3 (to r+1) and 4 (to r-1),
-         * each passed on n-1 times. */
-        strata_coll_shape ag = shape1(STRATA_OP_ALL_GATHER, STRATA_ALGO_BIDIR_RING, n, 7);
-        ck_assert_uint_eq(check_op(&ag, &rounds), 7ull * (n - 1));
-        ck_assert_uint_eq(rounds, n - 1);
-        for (uint32_t r = 0; r < n; r++) {
-            ck_assert_uint_eq(sent_to(&ag, r, (r + 1) % n), 3ull * (n - 1));
-            ck_assert_uint_eq(sent_to(&ag, r, (r + n - 1) % n), 4ull * (n - 1));
-        }
-        /* reduce-scatter of 6n bytes: chunks of 6, halves of 3 each way. */
-        strata_coll_shape rs = shape1(STRATA_OP_REDUCE_SCATTER, STRATA_ALGO_BIDIR_RING, n, 6ull * n);
-        ck_assert_uint_eq(check_op(&rs, &rounds), 6ull * (n - 1));
-        ck_assert_uint_eq(rounds, n - 1);
-        for (uint32_t r = 0; r < n; r++) {
-            ck_assert_uint_eq(sent_to(&rs, r, (r + 1) % n), 3ull * (n - 1));
-            ck_assert_uint_eq(sent_to(&rs, r, (r + n - 1) % n), 3ull * (n - 1));
+        for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
+            uint64_t in = cases[c].chunk * (cases[c].per_rank ? n : 1);
+            strata_coll_shape sh = shape1(cases[c].kind, STRATA_ALGO_BIDIR_RING, n, in);
+            ck_assert_uint_eq(check_op(&sh, &rounds), cases[c].chunk * (n - 1));
+            ck_assert_uint_eq(rounds, n - 1);
+            for (uint32_t r = 0; r < n; r++) {
+                ck_assert_uint_eq(sent_to(&sh, r, (r + 1) % n), cases[c].fwd * (n - 1));
+                ck_assert_uint_eq(sent_to(&sh, r, (r + n - 1) % n), cases[c].bwd * (n - 1));
+            }
         }
         /* Sizes that do not divide: same result. */
         strata_coll_shape odd = shape1(STRATA_OP_REDUCE_SCATTER, STRATA_ALGO_BIDIR_RING, n, 5ull * n);
