@@ -3,7 +3,8 @@
  * values, --set overrides, out of memory (exit 1, results written), every
  * class of malformed input (exit 2 naming the file and line), unwritable
  * outputs (exit 2 before any work), --help, determinism; the timeline written
- * while running, plain and gzip-compressed.
+ * while running, plain and gzip-compressed; --policy pad on an fsdp trace
+ * with collectives.
  */
 #include <glib/gstdio.h>
 #include <string.h>
@@ -356,6 +357,33 @@ START_TEST(policy_pad_reports_padding)
 }
 END_TEST
 
+/* --policy pad on an fsdp transformer over data:8 (flat 1-D parameter shards
+ * all-gathered into shaped buffers, gradients reduce-scattered back): the
+ * gathered buffers are sized as 8 x the padded shard, so the checker accepts
+ * every collective and the run completes; each 32-element bf16 layer-norm
+ * shard (64 B) pads to 128 elements (256 B), its gathered buffer to 2 KiB. */
+START_TEST(policy_pad_keeps_collective_sizes)
+{
+    strata_cli_result g = strata_test_cli("gen", "transformer", "layers=2", "d_model=256", "heads=4", "seq=128",
+                                          "batch=8", "vocab=1024", "mesh=data:8", "sharding=fsdp", NULL);
+    ck_assert_msg(g.status == 0, "%s", g.err);
+    char *trace = strata_test_write_temp("fsdp-XXXXXX.trace", g.out);
+    char *hw = strata_test_source_path("configs/hw/dgx-h100.ini");
+    strata_cli_result r = strata_test_cli("transform", "--trace", trace, "--policy", "pad", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "\nalloc l0_ln1_shard 256 tag=param dtype=bf16 shape=128\n"), "%s", r.out);
+    ck_assert_msg(strstr(r.out, "\nalloc l0_ln1_ag 2KiB tag=param dtype=bf16 shape=256 "), "%s", r.out);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--policy", "pad", "--quiet", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    strata_cli_result_clear(&g);
+    g_remove(trace);
+    g_free(trace);
+    g_free(hw);
+}
+END_TEST
+
 static Suite *cli_run_suite(void)
 {
     Suite *s = suite_create("cli_run");
@@ -367,6 +395,7 @@ static Suite *cli_run_suite(void)
     tcase_add_test(t, json_to_stdout_moves_summary_to_stderr);
     tcase_add_test(t, help_documents_every_option);
     tcase_add_test(t, policy_pad_reports_padding);
+    tcase_add_test(t, policy_pad_keeps_collective_sizes);
     suite_add_tcase(s, t);
     TCase *b = tcase_create("bad input");
     tcase_add_test(b, bad_size);

@@ -1,7 +1,8 @@
 /*
  * test_policy.c: the policies (models/policy/) as rewrites of the op
  * stream, without the engine: the registry and argument errors; padding
- * worked out by hand (3x100 f32 and bf16 -> 4096 bytes); donation, batching,
+ * worked out by hand (3x100 f32 and bf16 -> 4096 bytes), collectives
+ * keeping their size relations when padded; donation, batching,
  * transfer guards, prefetch, circular buffering and offloading on small
  * traces, each checked by the trace checker; offloading the optimizer state
  * lowering the device peak by about its size; composition and rewind.
@@ -190,6 +191,48 @@ START_TEST(pad_by_hand)
     ck_assert_ptr_null(strata_policies_apply(src, pad, NULL, &err2));
     ck_assert_msg(strstr(err2->message, ":2:") && strstr(err2->message, "does not fit"), "%s", err2->message);
     g_clear_error(&err2);
+}
+END_TEST
+
+/* Collectives keep their size relation: the per-device side is padded by its
+ * shape and the other side sized from it. Over data:4, all-gather w ws: ws
+ * 3x100 f32 (1200 B) pads to 8x128x4 = 4096, so w (12x100, 4800 B) becomes
+ * 4 x 4096 = 16384 (not its own tile's 16x128x4 = 8192) and keeps its shape.
+ * reduce-scatter gs g: gs 100 bf16 (200 B) pads to 128x2 = 256, so g (4x100,
+ * 800 B) becomes 4 x 256 = 1024 (not 16x128x2 = 4096). all-to-all o i: i
+ * 4x32 f32 (512 B) pads to 8x128x4 = 4096 and o (512 B, no shape) matches it.
+ * Added: 2896 + 11584 + 56 + 224 + 3584 + 3584 = 21928. */
+START_TEST(pad_collectives_keep_sizes)
+{
+    static const char text[] = "strata-trace 1\n"
+                               "option mesh=data:4\n"
+                               "alloc ws 1200 dtype=f32 shape=3x100\n"
+                               "alloc w 4800 dtype=f32 shape=12x100\n"
+                               "all-gather w ws axis=data\n"
+                               "alloc g 800 dtype=bf16 shape=4x100\n"
+                               "alloc gs 200 dtype=bf16 shape=100\n"
+                               "reduce-scatter gs g axis=data\n"
+                               "alloc i 512 dtype=f32 shape=4x32\n"
+                               "alloc o 512\n"
+                               "all-to-all o i axis=data\n"
+                               "all-reduce ws axis=data\n";
+    static const char *const want[] = {
+        "alloc ws 4KiB dtype=f32 shape=8x128", "alloc w 16KiB dtype=f32 shape=12x100",
+        "alloc gs 256 dtype=bf16 shape=128",   "alloc g 1KiB dtype=bf16 shape=4x100",
+        "alloc i 4KiB dtype=f32 shape=8x128",  "alloc o 4KiB",
+        "option padding_bytes=21928",
+    };
+    const char *specs[] = {"pad", NULL};
+    const char *twice[] = {"pad", "pad", NULL};
+    const char *const *runs[] = {specs, twice};
+    for (size_t k = 0; k < G_N_ELEMENTS(runs); k++) {
+        strata_source *src = apply(trace_text(text), runs[k]);
+        char *out = drain(src); /* the checker accepts every collective's sizes */
+        for (size_t i = 0; i < G_N_ELEMENTS(want); i++)
+            ck_assert_msg(has_line(out, want[i]), "%s not in\n%s", want[i], out);
+        g_free(out);
+        strata_source_free(src);
+    }
 }
 END_TEST
 
@@ -667,6 +710,7 @@ static Suite *policy_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, registry_and_errors);
     tcase_add_test(tc, pad_by_hand);
+    tcase_add_test(tc, pad_collectives_keep_sizes);
     tcase_add_test(tc, donate_reuses_storage);
     tcase_add_test(tc, batch_copies_merge_small_runs);
     tcase_add_test(tc, transfer_guard_modes);

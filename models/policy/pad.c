@@ -18,6 +18,17 @@
  * (ledger/ledger.h) reads into results' padding_bytes. Padding options
  * already in the trace are summed into these, not repeated.
  * Buffers without shape or dtype are left alone.
+ *
+ * Collectives keep the size relation the trace format requires: the
+ * per-device side (all-gather's IN, reduce-scatter's OUT, all-to-all's and
+ * collective-permute's IN) is padded by its own shape, and the other side is
+ * sized from it, as XLA pads each device's shard: n x the padded shard for
+ * all-gather's OUT and reduce-scatter's IN (n the group size over the op's
+ * axes), the padded IN for all-to-all's and permute's OUT. That side keeps
+ * its shape (its size is no longer the shape's), and its bytes added are
+ * counted as padding. Over data:4, all-gather of a 3x100 f32 shard: the shard
+ * 1200 -> 4096 B, the gathered 12x100 buffer 4800 -> 4 x 4096 = 16384 B.
+ * all-reduce's one buffer pads by its shape.
  */
 #include <string.h>
 #include "core/error.h"
@@ -25,6 +36,7 @@
 #include "ledger/ledger.h"
 #include "policy/policy.h"
 #include "policy/rewrite.h"
+#include "spmd/mesh.h"
 
 #define PAD_OPTION STRATA_LEDGER_PADDING_OPTION
 
@@ -32,6 +44,7 @@ typedef struct pad_policy {
     uint64_t rows, lanes;     /* tile for 32-bit elements */
     GHashTable *added;        /* option key -> uint64 * (bytes added per memory) */
     GPtrArray *keys;          /* option keys in first-seen order */
+    GHashTable *sized;        /* alloc op index -> uint64 * (size set by a collective) */
     bool options_emitted;
 } pad_policy;
 
@@ -98,33 +111,110 @@ static bool is_pad_option(const strata_op *op)
            (strcmp(op->name, PAD_OPTION) == 0 || g_str_has_prefix(op->name, PAD_OPTION "."));
 }
 
+/* The size a buffer instance has after padding: set by a collective, else
+ * its shape padded. False on overflow. */
+static bool padded_size(const pad_policy *p, const strata_buffer_info *b, uint64_t *size)
+{
+    const uint64_t *set = g_hash_table_lookup(p->sized, &b->alloc_index);
+    if (set) {
+        *size = *set;
+        return true;
+    }
+    strata_op op = strata_op_make(STRATA_OP_ALLOC, NULL, b->name);
+    op.size = b->size;
+    op.dtype = b->dtype;
+    op.n_dims = b->n_dims;
+    memcpy(op.shape, b->shape, sizeof op.shape);
+    uint64_t shape[STRATA_MAX_DIMS], added;
+    if (!pad_shape(p, &op, shape, &added))
+        return false;
+    *size = b->size + added;
+    return true;
+}
+
+/* A collective's size relation kept after padding: the per-device side
+ * (all-gather's IN, reduce-scatter's OUT, all-to-all's and permute's IN)
+ * keeps its own padding and the other side is sized from it, n times it for
+ * all-gather's OUT and reduce-scatter's IN. Ops the checker will reject
+ * (no mesh, unknown buffers or axes) are left to it. */
+static bool size_collective(pad_policy *p, const strata_op *op, const strata_mesh *mesh,
+                            const strata_buffer_table *buffers)
+{
+    uint32_t mask = 0;
+    if (op->kind == STRATA_OP_ALL_REDUCE || !mesh || !strata_mesh_axes(mesh, op->axis ? op->axis : "", &mask, NULL))
+        return true;
+    const strata_buffer_info *out = strata_buffer_table_lookup(buffers, op->name);
+    const strata_buffer_info *in = strata_buffer_table_lookup(buffers, op->src ? op->src : "");
+    if (!out || !in || out == in)
+        return true;
+    const strata_buffer_info *shard = op->kind == STRATA_OP_REDUCE_SCATTER ? out : in;
+    const strata_buffer_info *whole = shard == out ? in : out;
+    uint64_t n = op->kind == STRATA_OP_ALL_GATHER || op->kind == STRATA_OP_REDUCE_SCATTER
+                     ? strata_mesh_group_size(mesh, mask)
+                     : 1;
+    uint64_t target, before;
+    if (!padded_size(p, shard, &target) || !g_uint64_checked_mul(&target, target, n) ||
+        !padded_size(p, whole, &before))
+        return false;
+    if (target < whole->size)
+        return true; /* the sizes disagree already: the checker reports it */
+    char *key = option_key(whole->memory);
+    uint64_t *sum = g_hash_table_lookup(p->added, key);
+    if (sum)
+        *sum -= before - whole->size;
+    add_bytes(p, key, target - whole->size);
+    g_free(key);
+    uint64_t *k = g_new(uint64_t, 1), *v = g_new(uint64_t, 1);
+    *k = whole->alloc_index;
+    *v = target;
+    g_hash_table_replace(p->sized, k, v);
+    return true;
+}
+/* One planning step: padding options summed, allocs' padding counted, the
+ * mesh read, collectives' sizes set. */
+static bool plan_op(pad_policy *p, const strata_op *op, strata_mesh **mesh, const strata_buffer_table *buffers,
+                    const char *origin, GError **err)
+{
+    uint64_t shape[STRATA_MAX_DIMS], added;
+    if (is_pad_option(op)) {
+        uint64_t v;
+        if (!strata_parse_size(op->src, &v, err)) {
+            g_prefix_error(err, "%s:%" G_GUINT64_FORMAT ": option %s: ", origin, op->line, op->name);
+            return false;
+        }
+        add_bytes(p, op->name, v);
+    } else if (op->kind == STRATA_OP_OPTION && strcmp(op->name, "mesh") == 0) {
+        strata_mesh_free(*mesh);
+        *mesh = strata_mesh_parse(op->src ? op->src : "", NULL);
+    } else if (op->kind == STRATA_OP_ALLOC) {
+        if (!pad_shape(p, op, shape, &added))
+            return pad_overflow(origin, op, err);
+        if (added) {
+            char *key = option_key(op->memory);
+            add_bytes(p, key, added);
+            g_free(key);
+        }
+    } else if (strata_op_kind_is_collective(op->kind) && !size_collective(p, op, *mesh, buffers)) {
+        return pad_overflow(origin, op, err);
+    }
+    return true;
+}
+
 static bool pad_plan(void *self, strata_source *in, GError **err)
 {
     pad_policy *p = self;
     const strata_op *op;
     int r;
-    uint64_t shape[STRATA_MAX_DIMS];
-    while ((r = strata_source_next(in, &op, err)) == 1) {
-        if (is_pad_option(op)) {
-            uint64_t v;
-            if (!strata_parse_size(op->src, &v, err)) {
-                g_prefix_error(err, "%s:%" G_GUINT64_FORMAT ": option %s: ", strata_source_origin(in), op->line,
-                               op->name);
-                return false;
-            }
-            add_bytes(p, op->name, v);
-        } else if (op->kind == STRATA_OP_ALLOC) {
-            uint64_t added;
-            if (!pad_shape(p, op, shape, &added))
-                return pad_overflow(strata_source_origin(in), op, err);
-            if (added) {
-                char *key = option_key(op->memory);
-                add_bytes(p, key, added);
-                g_free(key);
-            }
-        }
+    strata_mesh *mesh = NULL;
+    strata_buffer_table *buffers = strata_buffer_table_new();
+    bool ok = true;
+    for (uint64_t index = 0; ok && (r = strata_source_next(in, &op, err)) == 1; index++) {
+        ok = plan_op(p, op, &mesh, buffers, strata_source_origin(in), err);
+        strata_buffer_table_feed(buffers, index, op);
     }
-    return r == 0;
+    strata_mesh_free(mesh);
+    strata_buffer_table_free(buffers);
+    return ok && r == 0;
 }
 
 static void emit_options(pad_policy *p, strata_rewrite_queue *q)
@@ -145,7 +235,6 @@ static void emit_options(pad_policy *p, strata_rewrite_queue *q)
 
 static bool pad_map(void *self, uint64_t index, const strata_op *op, strata_rewrite_queue *q, GError **err)
 {
-    (void)index;
     pad_policy *p = self;
     if (is_pad_option(op))
         return true; /* summed into ours */
@@ -155,13 +244,15 @@ static bool pad_map(void *self, uint64_t index, const strata_op *op, strata_rewr
     uint64_t added = 0;
     if (op->kind == STRATA_OP_ALLOC && !pad_shape(p, op, shape, &added))
         return pad_overflow("pad", op, err);
-    if (!added) {
+    const uint64_t *set = op->kind == STRATA_OP_ALLOC ? g_hash_table_lookup(p->sized, &index) : NULL;
+    if (!added && (!set || *set == op->size)) {
         strata_rewrite_emit(q, op);
         return true;
     }
     strata_op padded = *op;
-    padded.size = op->size + added;
-    memcpy(padded.shape, shape, sizeof shape);
+    padded.size = set ? *set : op->size + added;
+    if (!set)
+        memcpy(padded.shape, shape, sizeof shape);
     strata_rewrite_emit(q, &padded);
     return true;
 }
@@ -182,6 +273,7 @@ static void pad_destroy(void *self)
     pad_policy *p = self;
     g_hash_table_destroy(p->added);
     g_ptr_array_free(p->keys, TRUE);
+    g_hash_table_destroy(p->sized);
     g_free(p);
 }
 
@@ -221,6 +313,7 @@ static strata_source *pad_apply(strata_source *in, const strata_params *params, 
     }
     p->added = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
     p->keys = g_ptr_array_new_with_free_func(g_free);
+    p->sized = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
     return strata_rewrite_source_new(in, &pad_ops, p, "pad", err);
 }
 
