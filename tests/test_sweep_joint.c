@@ -78,23 +78,26 @@ START_TEST(joint_axis_points_and_argv)
 END_TEST
 
 typedef struct bad_case {
+    int line;
     const char *sweep;
     const char *expect;
 } bad_case;
 
-/* Each on line 6 of exp.ini (after [sweep] on line 5). */
+/* The axes start on line 6 of exp.ini (after [sweep] on line 5). */
 static const bad_case bad_cases[] = {
-    {"hardware.devices + workload.mesh + workload.sharding = \"8 data:8 fsdp\", \"4 data:4\"\n",
+    {6, "hardware.devices + workload.mesh + workload.sharding = \"8 data:8 fsdp\", \"4 data:4\"\n",
      "expected 3 whitespace-separated values (hardware.devices, workload.mesh, workload.sharding) in tuple "
      "'4 data:4', got 2"},
-    {"hardware.devices + workload.mesh + workload.sharding = \"8 data:8 fsdp\", \"8 data:8 tp\"\n",
+    {6, "hardware.devices + workload.mesh + workload.sharding = \"8 data:8 fsdp\", \"8 data:8 tp\"\n",
      "in tuple '8 data:8 tp' of joint axis"},
-    {"hardware.devices + workload.mesh + workload.sharding = \"0 data:8 fsdp\"\n",
+    {6, "hardware.devices + workload.mesh + workload.sharding = \"0 data:8 fsdp\"\n",
      "in tuple '0 data:8 fsdp' of joint axis 'hardware.devices + workload.mesh + workload.sharding': "
      "bad hardware override"},
-    {"hardware.devices + hardware.devices = \"8 8\"\n", "appears twice in joint axis"},
-    {"hardware.devices + = \"8\"\n", "expected axis names joined by ' + '"},
-    {"hardware.devices + workload.nope = \"8 1\"\n", "in tuple '8 1' of joint axis"},
+    {6, "hardware.devices + hardware.devices = \"8 8\"\n", "appears twice in joint axis"},
+    {6, "hardware.devices + = \"8\"\n", "expected axis names joined by ' + '"},
+    {7, "workload.layers = 1\nworkload.mesh + workload.layers = \"data:8 2\"\n",
+     "axis 'workload.layers' is already swept by 'workload.layers' at line 6"},
+    {6, "hardware.devices + workload.nope = \"8 1\"\n", "in tuple '8 1' of joint axis"},
 };
 
 START_TEST(bad_joint_axis)
@@ -106,13 +109,15 @@ START_TEST(bad_joint_axis)
     strata_experiment *e = strata_experiment_load(path, &err);
     ck_assert_msg(e == NULL, "case %d loaded", _i);
     ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
-    ck_assert_msg(strstr(err->message, "exp.ini:6: "), "case %d: %s", _i, err->message);
+    char *where = g_strdup_printf("exp.ini:%d: ", c->line);
+    ck_assert_msg(strstr(err->message, where), "case %d: no '%s' in: %s", _i, where, err->message);
     ck_assert_msg(strstr(err->message, c->expect), "case %d: no '%s' in: %s", _i, c->expect, err->message);
     g_clear_error(&err);
     strata_cli_result r = strata_test_cli("sweep", path, "--list-jobs", NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, "exp.ini:6: "), "%s", r.err);
+    ck_assert_msg(strstr(r.err, where), "%s", r.err);
     strata_cli_result_clear(&r);
+    g_free(where);
     g_free(body);
     g_free(path);
     g_free(dir);

@@ -494,6 +494,30 @@ static bool joint_check_value(strata_experiment *e, axis *a, const char *tuple, 
     return ok;
 }
 
+/* The single axes an axis stands for: its members, or itself. */
+static const axis *axis_part(const axis *a, guint i)
+{
+    return a->members ? g_ptr_array_index(a->members, i) : a;
+}
+
+static guint axis_parts(const axis *a) { return a->members ? a->members->len : 1; }
+
+/* The last axis names no single axis that an earlier one names (alone or
+ * as a joint member): the later value would silently win. */
+static bool axis_not_repeated(const strata_experiment *e, const load_ctx *ctx, GError **err)
+{
+    const axis *a = g_ptr_array_index(e->axes, e->axes->len - 1);
+    for (guint i = 0; i + 1 < e->axes->len; i++) {
+        const axis *b = g_ptr_array_index(e->axes, i);
+        for (guint j = 0; j < axis_parts(a); j++)
+            for (guint k = 0; k < axis_parts(b); k++)
+                if (strcmp(axis_part(a, j)->name, axis_part(b, k)->name) == 0)
+                    return exp_fail(err, ctx, a->line, "axis '%s' is already swept by '%s' at line %u",
+                                    axis_part(a, j)->name, b->name, b->line);
+    }
+    return true;
+}
+
 bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
 {
     e->n_points = 1;
@@ -517,6 +541,7 @@ bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
             break;
         }
         ok = strchr(a->name, '+') ? joint_classify(e, a, ctx, err) : axis_classify(e, a, ctx, err);
+        ok = ok && axis_not_repeated(e, ctx, err);
         GHashTable *seen = g_hash_table_new(g_str_hash, g_str_equal);
         for (guint j = 0; ok && j < a->values->len; j++) {
             const char *v = g_ptr_array_index(a->values, j);
