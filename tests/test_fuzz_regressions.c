@@ -2,7 +2,8 @@
  * test_fuzz_regressions.c: replays every input in tests/fuzz/regressions/.
  *
  * Each file is an input that once crashed (or could crash) a parser; its
- * name says which: trace-*, hw-*, pickle-*, experiment-*, minimalloc-*.
+ * name says which: trace-*, hw-*, pickle-*, experiment-*, minimalloc-*,
+ * kineto-*.
  * Each is fed in process to the same code the fuzz target drives, and to the
  * strata binary, which must exit 0, 1 or 2 (never a signal, never 3). Under
  * the sanitizer build (.ci/run) this also proves the fix stays free of
@@ -111,13 +112,24 @@ static void replay_minimalloc(const char *path)
     strata_cli_result_clear(&r);
 }
 
+/* A profile whose every op, once imported, the checker accepts; one that
+ * the importer refuses must say where (exit 2 naming the file). */
+static void replay_kineto(const char *path)
+{
+    strata_cli_result r = strata_test_cli("import", "kineto", path, "-o", "/dev/null", "--quiet", NULL);
+    ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata import kineto exit %d: %s", path, r.status, r.err);
+    ck_assert_msg(r.status == 0 || strstr(r.err, path), "%s: the error does not name the file: %s", path, r.err);
+    strata_cli_result_clear(&r);
+}
+
 static const struct {
     const char *prefix;
     void (*replay)(const char *path);
 } replayers[] = {
     {"trace-", replay_trace},           {"hw-", replay_hw},
     {"pickle-", replay_pickle},         {"experiment-", replay_experiment},
-    {"minimalloc-", replay_minimalloc}, {NULL, NULL},
+    {"minimalloc-", replay_minimalloc}, {"kineto-", replay_kineto},
+    {NULL, NULL},
 };
 
 START_TEST(every_regression_input)
@@ -134,8 +146,8 @@ START_TEST(every_regression_input)
         int i = 0;
         while (replayers[i].prefix && !g_str_has_prefix(name, replayers[i].prefix))
             i++;
-        ck_assert_msg(replayers[i].prefix != NULL, "%s: name must start with trace-, hw-, pickle-, experiment- or "
-                                                   "minimalloc-", name);
+        ck_assert_msg(replayers[i].prefix != NULL, "%s: name must start with trace-, hw-, pickle-, experiment-, "
+                                                   "minimalloc- or kineto-", name);
         replayers[i].replay(path);
         replayed++;
         g_free(path);

@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "import/kineto_event.h"
 #include "import/kineto_scan.h"
+#include "trace/check.h"
 
 static const char *const mem_names[STRATA_KINETO_MEM__COUNT] = {"hbm", "host", "pageable"};
 enum { ROLE_SRC, ROLE_DST, ROLE__COUNT };
@@ -414,6 +415,26 @@ static bool gpu_op(ksrc *k, const strata_kineto_event *ev)
     return true;
 }
 
+/* A trace's sane ranges (trace/check.h) hold for what a profile gives: a
+ * timestamp or a duration past them is bad input at its line, not an op
+ * that every consumer would refuse. */
+static bool check_ranges(const ksrc *k, GError **err)
+{
+    if (k->op.has_at && !(k->op.at_s <= STRATA_TRACE_MAX_AT_S)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:%" G_GUINT64_FORMAT ": expected a ts at most %g s after the first event's, got %g s", k->path,
+                    k->op.line, STRATA_TRACE_MAX_AT_S, k->op.at_s);
+        return false;
+    }
+    if (k->op.has_time && !(k->op.time_s >= 0 && k->op.time_s <= STRATA_TRACE_MAX_TIME_S)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:%" G_GUINT64_FORMAT ": expected a dur between 0 and %g s, got %g s", k->path, k->op.line,
+                    STRATA_TRACE_MAX_TIME_S, k->op.time_s);
+        return false;
+    }
+    return true;
+}
+
 static int ksrc_next(void *self, const strata_op **op, GError **err)
 {
     ksrc *k = self;
@@ -437,6 +458,8 @@ static int ksrc_next(void *self, const strata_op **op, GError **err)
         if (!mine || !(ev.kind == STRATA_KINETO_EV_MEMORY ? memory_op(k, &ev) : gpu_op(k, &ev)))
             continue;
         set_common(k, &ev);
+        if (!check_ranges(k, err))
+            return -1;
         *op = &k->op;
         return 1;
     }
