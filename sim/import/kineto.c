@@ -420,13 +420,13 @@ static bool gpu_op(ksrc *k, const strata_kineto_event *ev)
  * that every consumer would refuse. */
 static bool check_ranges(const ksrc *k, GError **err)
 {
-    if (k->op.has_at && !(k->op.at_s <= STRATA_TRACE_MAX_AT_S)) {
+    if (k->op.has_at && !strata_trace_at_ok(k->op.at_s)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s:%" G_GUINT64_FORMAT ": expected a ts at most %g s after the first event's, got %g s", k->path,
                     k->op.line, STRATA_TRACE_MAX_AT_S, k->op.at_s);
         return false;
     }
-    if (k->op.has_time && !(k->op.time_s >= 0 && k->op.time_s <= STRATA_TRACE_MAX_TIME_S)) {
+    if (k->op.has_time && !strata_trace_time_ok(k->op.time_s)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s:%" G_GUINT64_FORMAT ": expected a dur between 0 and %g s, got %g s", k->path, k->op.line,
                     STRATA_TRACE_MAX_TIME_S, k->op.time_s);

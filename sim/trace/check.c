@@ -253,9 +253,9 @@ static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs 
         if (!among_ins)
             return fail(c, op, err, "expected donate= to name buffers of in=, got '%s'", op->donates[i]);
     }
-    if (op->has_flops && !(op->flops >= 0 && op->flops <= STRATA_TRACE_MAX_FLOPS))
+    if (op->has_flops && !strata_trace_flops_ok(op->flops))
         return fail(c, op, err, "expected flops= between 0 and %g, got %g", STRATA_TRACE_MAX_FLOPS, op->flops);
-    if (op->has_time && !(op->time_s >= 0 && op->time_s <= STRATA_TRACE_MAX_TIME_S))
+    if (op->has_time && !strata_trace_time_ok(op->time_s))
         return fail(c, op, err, "expected time= between 0 and %gs, got %gs", STRATA_TRACE_MAX_TIME_S, op->time_s);
     if (op->has_bytes && op->size == 0)
         return fail(c, op, err, "expected bytes= above 0");
@@ -395,7 +395,7 @@ bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs 
         return fail(c, op, err, "expected an op kind, got %d", (int)op->kind);
     if (op->kind != STRATA_OP_RELEASE && (op->name == NULL || *op->name == '\0'))
         return fail(c, op, err, "expected a name for %s", strata_op_kind_name(op->kind));
-    if (op->has_at && !(op->at_s >= 0 && op->at_s <= STRATA_TRACE_MAX_AT_S))
+    if (op->has_at && !strata_trace_at_ok(op->at_s))
         return fail(c, op, err, "expected at= between 0 and %gs, got %gs", STRATA_TRACE_MAX_AT_S, op->at_s);
     uint32_t n_dev = known_devices(c);
     if (op->has_device && n_dev && op->device >= n_dev)

@@ -38,6 +38,12 @@
 #define STRATA_TRACE_MAX_AT_S 1e9   /* at= timestamps: 31.7 years */
 #define STRATA_TRACE_MAX_FLOPS 1e21 /* flops= of one op: 1e6 s at 1 PFLOP/s */
 
+/* Each range once, for the checker and for importers that refuse a value
+ * at its source line (NaN is outside every range). */
+static inline bool strata_trace_time_ok(double s) { return s >= 0 && s <= STRATA_TRACE_MAX_TIME_S; }
+static inline bool strata_trace_at_ok(double s) { return s >= 0 && s <= STRATA_TRACE_MAX_AT_S; }
+static inline bool strata_trace_flops_ok(double f) { return f >= 0 && f <= STRATA_TRACE_MAX_FLOPS; }
+
 typedef struct strata_checker strata_checker;
 
 /* What the checker resolved for one op. Arrays are valid until the next feed. */
