@@ -63,6 +63,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "bench_clock.h"
+#include "repeats.h"
 #include "replay/replay.h"
 #include "trace/reader.h"
 
@@ -245,22 +246,6 @@ static double replay_glibc_default(const char *path)
     return t;
 }
 
-static int compare_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The median of n values (v is left as it was: repeats stay paired). */
-static double median_of(const double *v, int n)
-{
-    double *sorted = g_memdup2(v, sizeof *v * (size_t)n);
-    qsort(sorted, (size_t)n, sizeof *sorted, compare_double);
-    double m = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
-    g_free(sorted);
-    return m;
-}
-
 /* Writes a trace of the mix. */
 static char *make_trace(uint64_t n_ops, bench_mix mix, uint64_t *ops, uint64_t *peak_live)
 {
@@ -302,7 +287,7 @@ static const char *target_of(const char *allocator)
 static void print_result(const char *name, const double *value, const double *baseline, int repeats,
                          const char *target, uint64_t ops)
 {
-    double v = median_of(value, repeats), b = median_of(baseline, repeats), lo, hi;
+    double v = bench_median(value, repeats), b = bench_median(baseline, repeats), lo, hi;
     ratio_spread(value, baseline, repeats, &lo, &hi);
     printf("RESULT name=%s value=%.3f baseline=%.3f ratio=%.2f target=%s unit=s ops=%" G_GUINT64_FORMAT
            " ratio_min=%.2f ratio_max=%.2f repeats=%d\n", name, v, b, v / b, target, ops, lo, hi, repeats);
@@ -313,21 +298,21 @@ static void print_table(const char *label, uint64_t ops, int repeats, const doub
                         double glibc_default, const char *const *allocators, int n_alloc, const double *times,
                         const double *walls, const strata_replay_summary *sums)
 {
-    double base = median_of(glibc, repeats);
+    double base = bench_median(glibc, repeats);
     printf("\n%s: %" G_GUINT64_FORMAT " ops, capacity %" G_GUINT64_FORMAT " GiB, median of %d runs\n\n", label, ops,
            BENCH_CAPACITY >> 30, repeats);
     printf("| replay | CPU time (s) | wall (s) | M ops/s (CPU) | vs glibc | peak reserved (MiB) | "
            "fragmentation peak |\n");
     printf("|---|---:|---:|---:|---:|---:|---:|\n");
     printf("| glibc malloc/free (baseline: no mmap, no trim, warm) | %.3f | %.3f | %.2f | 1.00 | - | - |\n", base,
-           median_of(glibc_wall, repeats), (double)ops / base / 1e6);
+           bench_median(glibc_wall, repeats), (double)ops / base / 1e6);
     if (glibc_default > 0)
         printf("| glibc malloc/free (default tuning, cold, once) | %.3f | - | %.2f | %.2f | - | - |\n",
                glibc_default, (double)ops / glibc_default / 1e6, glibc_default / base);
     for (int a = 0; a < n_alloc; a++) {
-        double t = median_of(&times[a * repeats], repeats);
+        double t = bench_median(&times[a * repeats], repeats);
         printf("| %s | %.3f | %.3f | %.2f | %.2f | %.1f | %.4f |\n", allocators[a], t,
-               median_of(&walls[a * repeats], repeats), (double)ops / t / 1e6, t / base,
+               bench_median(&walls[a * repeats], repeats), (double)ops / t / 1e6, t / base,
                (double)sums[a].peak_reserved / 1048576.0, sums[a].fragmentation_peak);
     }
     printf("\n");
@@ -375,7 +360,7 @@ static int measure(const char *path, uint64_t ops, uint64_t peak_live, const cha
             g_free(name);
         }
         if (glibc_default > 0) {
-            double base = median_of(glibc, repeats);
+            double base = bench_median(glibc, repeats);
             printf("RESULT name=%sglibc_default value=%.3f baseline=%.3f ratio=%.2f target=- unit=s\n", prefix,
                    glibc_default, base, glibc_default / base);
         }

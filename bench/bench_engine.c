@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "engine_bare.h"
+#include "repeats.h"
 
 static uint64_t write_trace(const char *path, uint64_t n_ops)
 {
@@ -46,18 +47,6 @@ static uint64_t write_trace(const char *path, uint64_t n_ops)
 }
 
 enum { MAX_REPS = 15 };
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int main(int argc, char **argv)
 {
@@ -91,10 +80,12 @@ int main(int argc, char **argv)
     }
     printf("engine: %" G_GUINT64_FORMAT " ops, makespan %.9f s\n", engine.ops, engine.makespan_s);
     printf("bare SimGrid: %" G_GUINT64_FORMAT " activities, makespan %.9f s\n", bare.ops, bare.makespan_s);
-    double m_engine = median(engine_s, reps), m_bare = median(bare_s, reps), m_ratio = median(ratio, reps);
+    double m_engine = bench_median(engine_s, reps), m_bare = bench_median(bare_s, reps),
+           m_ratio = bench_median(ratio, reps), lo, hi;
+    bench_range(ratio, reps, &lo, &hi);
     printf("RESULT name=engine_ops value=%.3f baseline=%.3f ratio=%.3f target=1.2 unit=s ratio_min=%.3f "
            "ratio_max=%.3f reps=%d engine_ops_per_s=%.0f makespan_engine=%.9f makespan_bare=%.9f\n",
-           m_engine, m_bare, m_ratio, ratio[0], ratio[reps - 1], reps, m_engine > 0 ? (double)engine.ops / m_engine : 0.0,
+           m_engine, m_bare, m_ratio, lo, hi, reps, m_engine > 0 ? (double)engine.ops / m_engine : 0.0,
            engine.makespan_s, bare.makespan_s);
     g_free(trace);
     g_free(hw);

@@ -24,36 +24,20 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include "child_run.h"
+#include "repeats.h"
 
 enum { MAX_REPS = 15 };
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *v, int n)
-{
-    double s[MAX_REPS];
-    for (int i = 0; i < n; i++)
-        s[i] = v[i];
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    return n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-}
 
 static void result(const char *name, const double *value, const double *base, int n, const char *target,
                    const char *unit, const char *extra)
 {
-    double ratios[MAX_REPS], lo = 0, hi = 0;
-    for (int i = 0; i < n; i++) {
+    double ratios[MAX_REPS], lo, hi;
+    for (int i = 0; i < n; i++)
         ratios[i] = value[i] / base[i];
-        lo = i ? MIN(lo, ratios[i]) : ratios[i];
-        hi = i ? MAX(hi, ratios[i]) : ratios[i];
-    }
+    bench_range(ratios, n, &lo, &hi);
     printf("RESULT name=%s value=%.3f baseline=%.3f ratio=%.3f target=%s unit=%s ratio_min=%.3f ratio_max=%.3f "
            "reps=%d%s\n",
-           name, median(value, n), median(base, n), median(ratios, n), target, unit, lo, hi, n, extra);
+           name, bench_median(value, n), bench_median(base, n), bench_median(ratios, n), target, unit, lo, hi, n, extra);
 }
 
 int main(int argc, char **argv)
