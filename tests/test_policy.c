@@ -448,6 +448,48 @@ START_TEST(offload_param_streams_weights)
 }
 END_TEST
 
+/* A collective's operands are uses like a compute's (rewrite.h's
+ * operands): prefetch waits for its copy before the all-reduce that reads
+ * the destination; donate refuses an all-reduce of a donated buffer;
+ * offload fetches a parameter before each all-gather that reads it and
+ * leaves the gathered copies on the device. */
+START_TEST(policies_count_collective_operands)
+{
+    strata_source *src = trace_text("strata-trace 1\noption mesh=data:2\nalloc h 64 host\nalloc d 64\n"
+                                    "compute program_start time=0\ncompute c1 flops=1\ncompute c2 flops=1\n"
+                                    "compute c3 flops=1\ncopy d h\nall-reduce d axis=data\n");
+    const char *prefetch[] = {"prefetch=2", NULL};
+    strata_source *rewritten = apply(src, prefetch);
+    char *out = drain(rewritten);
+    strata_source_free(rewritten);
+    ck_assert_msg(strstr(out, "copy d h stream=prefetch\n") && strstr(out, "wait pf0.done\nall-reduce d axis=data\n"),
+                  "%s", out);
+    g_free(out);
+
+    const char *donate[] = {"donate", NULL};
+    src = trace_text("strata-trace 1\noption mesh=data:2\nalloc w 64\nalloc w2 64\n"
+                     "compute u flops=1 in=w out=w2 donate=w\nall-reduce w axis=data\n");
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_policies_apply(src, donate, NULL, &err));
+    ck_assert_msg(strstr(err->message, ":6:") && strstr(err->message, "donated at line 5"), "%s", err->message);
+    g_clear_error(&err);
+
+    src = trace_text("strata-trace 1\noption mesh=data:2\nalloc p 64 tag=param\ncompute program_start time=0\n"
+                     "alloc g 128 tag=param\nall-gather g p axis=data\ncompute f flops=1 in=g\nfree g\n"
+                     "compute x1 flops=1\ncompute x2 flops=1\ncompute x3 flops=1\n"
+                     "alloc g 128 tag=param\nall-gather g p axis=data\ncompute b flops=1 in=g\nfree g\n");
+    const char *offload[] = {"offload=param", NULL};
+    rewritten = apply(src, offload);
+    out = drain(rewritten);
+    strata_source_free(rewritten);
+    const char *fetch = "copy p p@host stream=offload\n", *first = strstr(out, fetch);
+    ck_assert_msg(has_line(out, "alloc p@host 64 host tag=param") && first && strstr(first + 1, fetch), "%s", out);
+    ck_assert_msg(!strstr(out, "g@host"), "%s", out);
+    ck_assert_msg(strstr(out, "all-gather g p axis=data\nfree p\n"), "%s", out);
+    g_free(out);
+}
+END_TEST
+
 /* Every policy, alone and composed, on every generator, gives a stream the
  * checker accepts, twice (rewind) with the same text. */
 START_TEST(compositions_are_valid_traces)
@@ -718,6 +760,7 @@ static Suite *policy_suite(void)
     tcase_add_test(tc, nbuffer_structure);
     tcase_add_test(tc, offload_optstate_lowers_peak);
     tcase_add_test(tc, offload_param_streams_weights);
+    tcase_add_test(tc, policies_count_collective_operands);
     tcase_add_test(tc, compositions_are_valid_traces);
     suite_add_tcase(s, tc);
     TCase *sched = tcase_create("sched");

@@ -11,10 +11,13 @@
  * (spmd.h) gives each device the same arguments, plus the collectives'
  * receive buffers.
  */
+#include <json-glib/json-glib.h>
+#include <stdio.h>
 #include <string.h>
 #include "testutil.h"
 #include "core/error.h"
 #include "hw/hw.h"
+#include "policy/policy.h"
 #include "spmd/spmd.h"
 #include "trace/check.h"
 #include "workload/workload.h"
@@ -25,7 +28,13 @@ typedef struct dev_stats {
     uint64_t live, peak;
     uint64_t collectives[STRATA_OP__COUNT];
     uint64_t on_axis_model;     /* collectives over `model` */
+    uint64_t host_args;         /* bytes in host memory before program_start */
+    uint64_t fetched;           /* bytes copied from host buffers (NAME@host) */
+    uint64_t gather_fetched;    /* of those, into shards that an all-gather then reads */
+    uint64_t layer_fetched[4];  /* of those, before layer l's forward gathers (P_ag) */
+    uint64_t unfetched_gathers; /* all-gathers of a shard not fetched since its last gather */
     bool started;
+    GHashTable *fetches;        /* shard name -> bytes fetched since its last gather */
     GHashTable *sizes;          /* name -> size of every buffer allocated */
     char *mesh;                 /* option mesh=, or NULL */
 } dev_stats;
@@ -34,6 +43,7 @@ static dev_stats walk_device(strata_source *src)
 {
     dev_stats s = {0};
     s.sizes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    s.fetches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GHashTable *live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     strata_checker *c = strata_checker_new(strata_source_origin(src));
     const strata_op *op;
@@ -45,7 +55,10 @@ static dev_stats walk_device(strata_source *src)
             s.mesh = g_strdup(op->src);
         if (op->kind == STRATA_OP_COMPUTE)
             s.started = true;
-        if (op->kind == STRATA_OP_ALLOC) {
+        if (op->kind == STRATA_OP_ALLOC && op->memory && g_str_has_prefix(op->memory, "host")) {
+            s.host_args += s.started ? 0 : op->size;
+            g_hash_table_insert(s.sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
+        } else if (op->kind == STRATA_OP_ALLOC) {
             g_hash_table_insert(s.sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
             g_hash_table_insert(live, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
             s.live += op->size;
@@ -55,7 +68,21 @@ static dev_stats walk_device(strata_source *src)
         } else if (op->kind == STRATA_OP_FREE) {
             s.live -= GPOINTER_TO_SIZE(g_hash_table_lookup(live, op->name));
             g_hash_table_remove(live, op->name);
+        } else if (op->kind == STRATA_OP_COPY && g_str_has_suffix(op->src, "@host")) {
+            gsize bytes = GPOINTER_TO_SIZE(g_hash_table_lookup(s.sizes, op->src));
+            s.fetched += bytes;
+            g_hash_table_insert(s.fetches, g_strdup(op->name),
+                                GSIZE_TO_POINTER(GPOINTER_TO_SIZE(g_hash_table_lookup(s.fetches, op->name)) + bytes));
         } else if (strata_op_kind_is_collective(op->kind)) {
+            if (op->kind == STRATA_OP_ALL_GATHER) {
+                gsize bytes = GPOINTER_TO_SIZE(g_hash_table_lookup(s.fetches, op->src));
+                unsigned l = 0;
+                s.gather_fetched += bytes;
+                s.unfetched_gathers += bytes == 0;
+                if (g_str_has_suffix(op->name, "_ag") && sscanf(op->name, "l%u_", &l) == 1 && l < 4)
+                    s.layer_fetched[l] += bytes;
+                g_hash_table_remove(s.fetches, op->src);
+            }
             s.collectives[op->kind]++;
             s.on_axis_model += strcmp(op->axis, "model") == 0;
         }
@@ -69,6 +96,7 @@ static dev_stats walk_device(strata_source *src)
 static void dev_stats_clear(dev_stats *s)
 {
     g_hash_table_destroy(s->sizes);
+    g_hash_table_destroy(s->fetches);
     g_free(s->mesh);
 }
 
@@ -239,15 +267,11 @@ static guint device_of(const char *name)
     return (guint)d;
 }
 
-static expanded expand_on_ring8(const char *const *args)
+/* The expansion of src (taken) over hw; host memories are left out of the
+ * per-device figures. */
+static expanded expand_source(strata_source *src, const strata_hw *hw)
 {
     GError *err = NULL;
-    char *path = strata_test_source_path("configs/hw/test-ring8.ini");
-    strata_hw *hw = strata_hw_load(path, NULL, &err);
-    ck_assert_msg(hw != NULL, "%s: %s", path, err ? err->message : "?");
-    g_free(path);
-    strata_source *src = strata_workload_generate("transformer", args, &err);
-    ck_assert_msg(src != NULL, "%s", err ? err->message : "?");
     src = strata_spmd_expand(src, hw);
     expanded e = {0};
     GHashTable *sizes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -256,7 +280,7 @@ static expanded expand_on_ring8(const char *const *args)
     while ((r = strata_source_next(src, &op, &err)) == 1) {
         if (op->kind == STRATA_OP_COMPUTE)
             e.started[device_of(op->stream)] = true;
-        else if (op->kind == STRATA_OP_ALLOC) {
+        else if (op->kind == STRATA_OP_ALLOC && !(op->memory && g_str_has_prefix(op->memory, "host"))) {
             guint d = device_of(op->name);
             g_hash_table_insert(sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
             e.live[d] += op->size;
@@ -269,6 +293,16 @@ static expanded expand_on_ring8(const char *const *args)
     ck_assert_msg(r == 0, "expansion: %s", err ? err->message : "?");
     g_hash_table_destroy(sizes);
     strata_source_free(src);
+    return e;
+}
+
+static expanded expand_on_ring8(const char *const *args)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_test_load_hw("test-ring8", NULL);
+    strata_source *src = strata_workload_generate("transformer", args, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "?");
+    expanded e = expand_source(src, hw);
     strata_hw_free(hw);
     return e;
 }
@@ -288,6 +322,117 @@ START_TEST(fsdp_expanded_per_device)
                       d, fsdp.peak[d], dp.peak[d]);
         ck_assert_uint_eq(fsdp.peak[d], fsdp.peak[0]); /* SPMD: every device alike */
     }
+}
+END_TEST
+
+/* The transformer of args with `policy` applied on hw. */
+static strata_source *gen_policy(const char *const *args, const char *policy, const strata_hw *hw)
+{
+    GError *err = NULL;
+    strata_source *src = strata_workload_generate("transformer", args, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "?");
+    const char *specs[] = {policy, NULL};
+    src = strata_policies_apply(src, specs, hw, &err);
+    ck_assert_msg(src != NULL, "%s: %s", policy, err ? err->message : "?");
+    return src;
+}
+
+/* Shard bytes per device on data:8: all parameters PARAM_BYTES / 8 = 29008,
+ * a layer's 49280 x 2 / 8 = 12320, the embedding's 256 x 64 x 2 / 8 = 4096,
+ * pos's 16 x 64 x 2 / 8 = 256. */
+enum { SHARD_BYTES = PARAM_BYTES / 8, LAYER_SHARD = 49280 * 2 / 8, EMBED_SHARD = 4096, POS_SHARD = 256 };
+/* What crosses the host link per device: the shards fetched before the
+ * forward gathers (all, and the embedding a second time for the output
+ * projection), before the backward gathers (all but pos: the embedding's
+ * backward reads no parameter), for the optimizer, and the updated shards
+ * copied out. */
+enum {
+    GATHER_FETCHES = SHARD_BYTES + EMBED_SHARD + SHARD_BYTES - POS_SHARD,
+    HOST_LINK_BYTES = GATHER_FETCHES + SHARD_BYTES + SHARD_BYTES,
+};
+
+/* offload=param on fsdp (ZeRO-Offload of the parameters): the shards start
+ * on the host, each is fetched before every all-gather that reads it and
+ * dropped after it; the gathered copies stay on the device. The program's
+ * peak, and every expanded device's, falls by exactly the shard bytes. */
+START_TEST(fsdp_offload_param_shards)
+{
+    strata_hw *hw = strata_test_load_hw("test-ring8", NULL);
+    const char *args[] = {SHAPE, "mesh=data:8", "sharding=fsdp", NULL};
+    dev_stats base = gen_walk("transformer", args);
+    strata_source *src = gen_policy(args, "offload=param", hw);
+    dev_stats off = walk_device(src);
+    strata_source_free(src);
+    ck_assert_uint_eq(base.arg_by_tag[STRATA_TAG_PARAM], SHARD_BYTES);
+    ck_assert_uint_eq(off.arg_by_tag[STRATA_TAG_PARAM], 0);
+    ck_assert_uint_eq(off.host_args, SHARD_BYTES);
+    ck_assert_uint_eq(base.peak - off.peak, SHARD_BYTES);
+    ck_assert_uint_eq(base.unfetched_gathers, 30);
+    ck_assert_uint_eq(off.unfetched_gathers, 0);
+    ck_assert_uint_eq(off.layer_fetched[0], LAYER_SHARD);
+    ck_assert_uint_eq(off.layer_fetched[1], LAYER_SHARD);
+    ck_assert_uint_eq(off.gather_fetched, GATHER_FETCHES);
+    ck_assert_uint_eq(off.fetched, GATHER_FETCHES + SHARD_BYTES);
+    ck_assert_uint_eq(off.collectives[STRATA_OP_ALL_GATHER], 30);
+    dev_stats_clear(&base);
+    dev_stats_clear(&off);
+    const char *fsdp[] = {SHAPE, "mesh=data:8", "sharding=fsdp", NULL};
+    expanded eb = expand_on_ring8(fsdp), eo = expand_source(gen_policy(fsdp, "offload=param", hw), hw);
+    for (int d = 0; d < 8; d++) {
+        ck_assert_uint_eq(eb.args[d] - eo.args[d], SHARD_BYTES);
+        ck_assert_uint_eq(eb.peak[d] - eo.peak[d], SHARD_BYTES);
+    }
+    strata_hw_free(hw);
+}
+END_TEST
+
+static JsonObject *member_object(JsonObject *o, const char *a, const char *b)
+{
+    ck_assert_msg(json_object_has_member(o, a), "no %s", a);
+    JsonObject *in = json_object_get_object_member(o, a);
+    ck_assert_msg(json_object_has_member(in, b), "no %s.%s", a, b);
+    return json_object_get_object_member(in, b);
+}
+
+/* The timed run of both on test-ring8 (PCIe 16 GB/s, 1 us): each device's
+ * host link carries exactly HOST_LINK_BYTES, and the step takes at least
+ * the first fetches longer (the embedding's and pos's shards, 1 us each,
+ * come in before the first gather, which the first layer waits for). */
+START_TEST(fsdp_offload_param_timed)
+{
+    char *dir = strata_test_temp_dir(), *trace = g_build_filename(dir, "fsdp.trace", NULL);
+    char *hw = strata_test_source_path("configs/hw/test-ring8.ini");
+    strata_cli_result r = strata_test_cli("gen", "transformer", "layers=2", "d_model=64", "heads=4", "seq=16",
+                                          "batch=8", "vocab=256", "mesh=data:8", "sharding=fsdp", "-o", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    double makespan[2];
+    uint64_t peak[2], pcie[2];
+    for (int k = 0; k < 2; k++) {
+        char *json = g_build_filename(dir, k ? "off.json" : "base.json", NULL);
+        r = k ? strata_test_cli("run", "--hw", hw, "--trace", trace, "--json", json, "-q", "--policy", "offload=param",
+                                NULL)
+              : strata_test_cli("run", "--hw", hw, "--trace", trace, "--json", json, "-q", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        strata_cli_result_clear(&r);
+        JsonParser *p = json_parser_new();
+        GError *err = NULL;
+        ck_assert_msg(json_parser_load_from_file(p, json, &err), "%s", err ? err->message : "?");
+        JsonObject *o = json_node_get_object(json_parser_get_root(p));
+        makespan[k] = json_object_get_double_member(o, "makespan_s");
+        peak[k] = (uint64_t)json_object_get_int_member(member_object(o, "memories", "hbm@7"), "peak_allocated_bytes");
+        pcie[k] = (uint64_t)json_object_get_int_member(member_object(o, "links", "pcie@7"), "bytes");
+        g_object_unref(p);
+        g_free(json);
+    }
+    ck_assert_uint_eq(pcie[0], 0);
+    ck_assert_uint_eq(pcie[1], HOST_LINK_BYTES);
+    ck_assert_msg(peak[1] < peak[0], "peak %" G_GUINT64_FORMAT " >= %" G_GUINT64_FORMAT, peak[1], peak[0]);
+    ck_assert_msg(makespan[1] - makespan[0] >= 2e-6 + (EMBED_SHARD + POS_SHARD) / 16e9, "makespan %.9g -> %.9g",
+                  makespan[0], makespan[1]);
+    g_free(hw);
+    g_free(trace);
+    g_free(dir);
 }
 END_TEST
 
@@ -352,6 +497,8 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, fsdp_prefetch_distance);
     tcase_add_test(tc, tp_shards_weights_by_t);
     tcase_add_test(tc, fsdp_expanded_per_device);
+    tcase_add_test(tc, fsdp_offload_param_shards);
+    tcase_add_test(tc, fsdp_offload_param_timed);
     tcase_add_test(tc, shard_rejects_what_does_not_divide);
     tcase_add_test(tc, cli_mesh_argument);
     suite_add_tcase(s, tc);

@@ -34,11 +34,21 @@ typedef struct donate_policy {
 
 #define ID(x) ((gpointer)(guintptr)((x) + 1))
 
-static const char *const *op_names(const strata_op *op, uint32_t *n, int which)
+static void add_name(void *ud, const char *name, bool writes)
 {
-    /* which: 0 ins, 1 outs */
-    *n = which == 0 ? op->n_ins : op->n_outs;
-    return which == 0 ? op->ins : op->outs;
+    (void)writes;
+    g_ptr_array_add(ud, (gpointer)name);
+}
+
+/* The buffers op names: its operands (rewrite.h), or the buffer it frees. */
+static GPtrArray *op_buffers(const strata_op *op)
+{
+    GPtrArray *all = g_ptr_array_new();
+    if (op->kind == STRATA_OP_FREE)
+        g_ptr_array_add(all, (gpointer)op->name);
+    else
+        strata_op_operands(op, add_name, all);
+    return all;
 }
 
 static bool donate_plan(void *self, strata_source *in, GError **err)
@@ -52,19 +62,8 @@ static bool donate_plan(void *self, strata_source *in, GError **err)
     bool ok = true;
     while (ok && (r = strata_source_next(in, &op, err)) == 1) {
         /* Uses of donated buffers after their donation. */
-        if (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE || op->kind == STRATA_OP_FREE) {
-            const char *names[2] = {op->name, op->src};
-            GPtrArray *all = g_ptr_array_new();
-            if (op->kind == STRATA_OP_COMPUTE) {
-                for (uint32_t i = 0; i < op->n_ins; i++)
-                    g_ptr_array_add(all, (gpointer)op->ins[i]);
-                for (uint32_t i = 0; i < op->n_outs; i++)
-                    g_ptr_array_add(all, (gpointer)op->outs[i]);
-            } else {
-                for (int i = 0; i < 2; i++)
-                    if (names[i])
-                        g_ptr_array_add(all, (gpointer)names[i]);
-            }
+        {
+            GPtrArray *all = op_buffers(op);
             for (guint i = 0; i < all->len && ok; i++) {
                 const strata_buffer_info *b = strata_buffer_table_lookup(t, g_ptr_array_index(all, i));
                 if (!b)
@@ -88,10 +87,8 @@ static bool donate_plan(void *self, strata_source *in, GError **err)
                 const strata_buffer_info *a = strata_buffer_table_lookup(t, op->donates[i]);
                 if (!a)
                     continue;
-                uint32_t n_outs;
-                const char *const *outs = op_names(op, &n_outs, 1);
-                for (uint32_t j = 0; j < n_outs; j++) {
-                    const strata_buffer_info *c = strata_buffer_table_lookup(t, outs[j]);
+                for (uint32_t j = 0; j < op->n_outs; j++) {
+                    const strata_buffer_info *c = strata_buffer_table_lookup(t, op->outs[j]);
                     if (!c || c == a || g_hash_table_contains(paired, ID(c->id)) ||
                         g_hash_table_contains(touched, ID(c->id)) || c->size > a->size ||
                         g_strcmp0(c->memory, a->memory) != 0)
@@ -105,23 +102,14 @@ static bool donate_plan(void *self, strata_source *in, GError **err)
             }
             g_hash_table_destroy(paired);
         }
-        if (ok && (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE)) {
-            uint32_t n = 0;
-            for (int w = 0; w < 2; w++) {
-                const char *const *names = op->kind == STRATA_OP_COMPUTE ? op_names(op, &n, w) : NULL;
-                if (op->kind == STRATA_OP_COPY) {
-                    const char *cn[2] = {op->name, op->src};
-                    const strata_buffer_info *b = strata_buffer_table_lookup(t, cn[w]);
-                    if (b)
-                        g_hash_table_add(touched, ID(b->id));
-                    continue;
-                }
-                for (uint32_t i = 0; i < n; i++) {
-                    const strata_buffer_info *b = strata_buffer_table_lookup(t, names[i]);
-                    if (b)
-                        g_hash_table_add(touched, ID(b->id));
-                }
+        if (ok && op->kind != STRATA_OP_FREE) {
+            GPtrArray *all = op_buffers(op);
+            for (guint i = 0; i < all->len; i++) {
+                const strata_buffer_info *b = strata_buffer_table_lookup(t, g_ptr_array_index(all, i));
+                if (b)
+                    g_hash_table_add(touched, ID(b->id));
             }
+            g_ptr_array_free(all, TRUE);
         }
         strata_buffer_table_feed(t, index, op);
         index++;
@@ -148,23 +136,7 @@ static bool donate_map(void *self, uint64_t index, const strata_op *op, strata_r
     }
     strata_op out;
     strata_op_copy(&out, op);
-    const char *names[16];
-    uint32_t n = 0;
-    if (op->kind == STRATA_OP_COPY) {
-        names[n++] = op->name;
-        names[n++] = op->src;
-    } else if (op->kind == STRATA_OP_FREE) {
-        names[n++] = op->name;
-    }
-    GPtrArray *list = g_ptr_array_new();
-    for (uint32_t i = 0; i < n; i++)
-        g_ptr_array_add(list, (gpointer)names[i]);
-    if (op->kind == STRATA_OP_COMPUTE) {
-        for (uint32_t i = 0; i < op->n_ins; i++)
-            g_ptr_array_add(list, (gpointer)op->ins[i]);
-        for (uint32_t i = 0; i < op->n_outs; i++)
-            g_ptr_array_add(list, (gpointer)op->outs[i]);
-    }
+    GPtrArray *list = op_buffers(op);
     GHashTable *targets = g_hash_table_new(g_str_hash, g_str_equal);
     for (guint i = 0; i < list->len; i++) {
         const char *name = g_ptr_array_index(list, i);

@@ -130,6 +130,56 @@ static void owned_op_free(gpointer p)
     g_free(p);
 }
 
+/* Where the planning pass is, for note_operand(). */
+typedef struct operand_at {
+    strata_buffer_table *t;
+    GHashTable *tiles, *index_in_group, *last_write, *fills;
+    const strata_op *op;
+    uint64_t index;
+} operand_at;
+
+/* The tile of buffer b, or NULL. */
+static tile *tile_of(const operand_at *at, const strata_buffer_info *b)
+{
+    tile_group *g = g_hash_table_lookup(at->tiles, KEY(b->id));
+    if (!g)
+        return NULL;
+    return &g_array_index(g->tiles, tile, GPOINTER_TO_SIZE(g_hash_table_lookup(at->index_in_group, KEY(b->id))) - 1);
+}
+
+/* One operand of the op at `ud`: a tile's first use must be a copy filling
+ * it from a source written before the tile was allocated, and nothing may
+ * write the tile after; every write is remembered. */
+static void note_operand(void *ud, const char *name, bool w)
+{
+    const operand_at *at = ud;
+    const strata_op *op = at->op;
+    const strata_buffer_info *b = strata_buffer_table_lookup(at->t, name);
+    if (!b)
+        return;
+    tile *tl = tile_of(at, b);
+    if (tl && tl->ok) {
+        if (tl->fill == UINT64_MAX) {
+            if (op->kind == STRATA_OP_COPY && w) {
+                const strata_buffer_info *s = strata_buffer_table_lookup(at->t, op->src);
+                uint64_t sw = s ? GPOINTER_TO_SIZE(g_hash_table_lookup(at->last_write, KEY(s->id))) : 0;
+                tl->fill = at->index;
+                tl->fill_stream = g_strdup(op->stream);
+                tl->ok = s && sw <= b->alloc_index;
+                strata_op *copy = g_new(strata_op, 1);
+                strata_op_copy(copy, op);
+                g_hash_table_insert(at->fills, KEY(b->id), copy);
+            } else {
+                tl->ok = false;
+            }
+        } else if (w) {
+            tl->ok = false;
+        }
+    }
+    if (w)
+        g_hash_table_insert(at->last_write, KEY(b->id), GSIZE_TO_POINTER((gsize)at->index + 1));
+}
+
 static bool nbuffer_plan(void *self, strata_source *in, GError **err)
 {
     nbuffer_policy *nb = self;
@@ -143,59 +193,9 @@ static bool nbuffer_plan(void *self, strata_source *in, GError **err)
     uint64_t index = 0;
     const strata_op *op;
     int r;
-#define TILE_OF(b) (g_hash_table_contains(tiles, KEY((b)->id)) ? \
-    &g_array_index(((tile_group *)g_hash_table_lookup(tiles, KEY((b)->id)))->tiles, tile, \
-                   GPOINTER_TO_SIZE(g_hash_table_lookup(index_in_group, KEY((b)->id))) - 1) : NULL)
     while ((r = strata_source_next(in, &op, err)) == 1) {
-        if (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE) {
-            GPtrArray *names = g_ptr_array_new();
-            GArray *writes = g_array_new(FALSE, FALSE, sizeof(gboolean));
-            gboolean yes = TRUE, no = FALSE;
-            if (op->kind == STRATA_OP_COPY) {
-                g_ptr_array_add(names, (gpointer)op->name);
-                g_array_append_val(writes, yes);
-                g_ptr_array_add(names, (gpointer)op->src);
-                g_array_append_val(writes, no);
-            } else {
-                for (uint32_t i = 0; i < op->n_outs; i++) {
-                    g_ptr_array_add(names, (gpointer)op->outs[i]);
-                    g_array_append_val(writes, yes);
-                }
-                for (uint32_t i = 0; i < op->n_ins; i++) {
-                    g_ptr_array_add(names, (gpointer)op->ins[i]);
-                    g_array_append_val(writes, no);
-                }
-            }
-            for (guint i = 0; i < names->len; i++) {
-                const strata_buffer_info *b = strata_buffer_table_lookup(t, g_ptr_array_index(names, i));
-                if (!b)
-                    continue;
-                tile *tl = TILE_OF(b);
-                bool w = g_array_index(writes, gboolean, i);
-                if (tl && tl->ok) {
-                    if (tl->fill == UINT64_MAX) {
-                        if (op->kind == STRATA_OP_COPY && w && i == 0) {
-                            const strata_buffer_info *s = strata_buffer_table_lookup(t, op->src);
-                            uint64_t sw = s ? GPOINTER_TO_SIZE(g_hash_table_lookup(last_write, KEY(s->id))) : 0;
-                            tl->fill = index;
-                            tl->fill_stream = g_strdup(op->stream);
-                            tl->ok = s && sw <= b->alloc_index;
-                            strata_op *copy = g_new(strata_op, 1);
-                            strata_op_copy(copy, op);
-                            g_hash_table_insert(fills, KEY(b->id), copy);
-                        } else {
-                            tl->ok = false;
-                        }
-                    } else if (w) {
-                        tl->ok = false;
-                    }
-                }
-                if (w)
-                    g_hash_table_insert(last_write, KEY(b->id), GSIZE_TO_POINTER((gsize)index + 1));
-            }
-            g_ptr_array_free(names, TRUE);
-            g_array_free(writes, TRUE);
-        }
+        operand_at at = {t, tiles, index_in_group, last_write, fills, op, index};
+        strata_op_operands(op, note_operand, &at);
         const strata_buffer_info *b = strata_buffer_table_feed(t, index, op);
         if (op->kind == STRATA_OP_ALLOC && b) {
             char *key = group_key(b);
@@ -217,7 +217,6 @@ static bool nbuffer_plan(void *self, strata_source *in, GError **err)
         }
         index++;
     }
-#undef TILE_OF
     if (r == 0) {
         uint32_t gi = 0;
         for (guint k = 0; k < group_order->len; k++) {
@@ -246,32 +245,34 @@ static bool nbuffer_plan(void *self, strata_source *in, GError **err)
     return r == 0;
 }
 
+/* For rename_to_slot(): the policy and the owned op being rewritten. */
+typedef struct slot_at {
+    const nbuffer_policy *nb;
+    strata_op *out;
+} slot_at;
+
+/* A tile's name becomes its slot's. */
+static void rename_to_slot(void *ud, const char *name, bool writes)
+{
+    (void)writes;
+    const slot_at *at = ud;
+    const strata_buffer_info *b = strata_buffer_table_lookup(at->nb->buffers, name);
+    const char *slot = b ? g_hash_table_lookup(at->nb->slot_of, KEY(b->id)) : NULL;
+    if (slot)
+        strata_op_rename_buffer(at->out, name, slot);
+}
+
 static bool nbuffer_map(void *self, uint64_t index, const strata_op *op, strata_rewrite_queue *q, GError **err)
 {
     (void)err;
     nbuffer_policy *nb = self;
     strata_op out;
     strata_op_copy(&out, op);
-    const char *names[2] = {op->name, op->src};
-    if (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_FREE) {
-        for (int i = 0; i < 2; i++) {
-            const strata_buffer_info *b = names[i] ? strata_buffer_table_lookup(nb->buffers, names[i]) : NULL;
-            const char *slot = b ? g_hash_table_lookup(nb->slot_of, KEY(b->id)) : NULL;
-            if (slot)
-                strata_op_rename_buffer(&out, names[i], slot);
-        }
-    } else if (op->kind == STRATA_OP_COMPUTE) {
-        for (int l = 0; l < 2; l++) {
-            const char *const *list = l ? op->outs : op->ins;
-            uint32_t n = l ? op->n_outs : op->n_ins;
-            for (uint32_t i = 0; i < n; i++) {
-                const strata_buffer_info *b = strata_buffer_table_lookup(nb->buffers, list[i]);
-                const char *slot = b ? g_hash_table_lookup(nb->slot_of, KEY(b->id)) : NULL;
-                if (slot)
-                    strata_op_rename_buffer(&out, list[i], slot);
-            }
-        }
-    }
+    slot_at at = {nb, &out};
+    if (op->kind == STRATA_OP_FREE)
+        rename_to_slot(&at, op->name, false);
+    else
+        strata_op_operands(op, rename_to_slot, &at);
     /* A free replaced by `record ...free`: that record goes on the free's stream. */
     strata_rewrite_plan_emit(nb->plan, index, &out, q);
     strata_op_clear(&out);

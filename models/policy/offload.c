@@ -3,9 +3,10 @@
  * kinds (device <-> pinned_host) and host offloading (seed 002) as a rewrite.
  *
  * Every buffer with the tag that lives in device memory is considered. Its
- * uses (copies and computes naming it) split into segments wherever two
- * consecutive uses have at least two computes between them (a gap). Then:
- *   - an argument (allocated before the first copy or compute) whose first
+ * uses (copies, computes and collectives naming it: rewrite.h's operands)
+ * split into segments wherever two consecutive uses have at least two
+ * computes between them (a gap). Then:
+ *   - an argument (allocated before the first copy, compute or collective) whose first
  *     use reads it starts on the host: its alloc becomes `alloc NAME@host
  *     SIZE HOST` (params and optimizer state placed with device_put on
  *     pinned_host before the step, as the tutorial does);
@@ -23,7 +24,14 @@
  * So activations leave after the forward pass and come back for the
  * backward pass, parameters stream in at each use (each layer's weights, the
  * tutorial's parameter offloading under scan), and optimizer state lives on
- * the host and visits the device for its update. Every copy goes over the
+ * the host and visits the device for its update. In a sharded step (fsdp)
+ * a parameter shard is read by the all-gathers of its layer's forward and
+ * backward passes: it stays on the host and is fetched before each gather
+ * (ZeRO-Offload's parameters), which on a stream without computes (the
+ * gather stream) is right before the gather. A buffer that a collective
+ * makes (its first use is a collective writing it: a gathered copy) is
+ * left alone: moving it would carry the whole gathered tensor over the host
+ * link where ZeRO moves only the shard. Every copy goes over the
  * hardware's route between the memories (the host link).
  *
  * Execution model, `sched=` (policy.h):
@@ -56,6 +64,7 @@ typedef struct use {
     uint64_t computes_before; /* computes (any stream) before this op */
     bool writes;
     bool reads;
+    bool collective; /* the op is a collective */
     char *stream;
 } use;
 
@@ -87,22 +96,31 @@ static bool on_device(const offload_policy *o, const char *memory)
     return m >= 0 && strata_hw_memory(o->hw, (uint32_t)m)->kind == STRATA_MEM_DEVICE;
 }
 
-static void add_use(GHashTable *by_id, strata_buffer_table *t, const char *name, bool writes, uint64_t index,
-                    uint64_t computes, const char *stream)
+/* Where the planning pass is: what an operand's use is recorded with. */
+typedef struct use_at {
+    GHashTable *by_id;
+    strata_buffer_table *t;
+    uint64_t index, computes;
+    const char *stream;
+    bool collective;
+} use_at;
+
+static void add_use(void *ud, const char *name, bool writes)
 {
-    const strata_buffer_info *b = strata_buffer_table_lookup(t, name);
+    const use_at *at = ud;
+    const strata_buffer_info *b = strata_buffer_table_lookup(at->t, name);
     if (!b)
         return;
-    tracked *tr = g_hash_table_lookup(by_id, GSIZE_TO_POINTER((gsize)b->id + 1));
+    tracked *tr = g_hash_table_lookup(at->by_id, GSIZE_TO_POINTER((gsize)b->id + 1));
     if (!tr)
         return;
     use *last = tr->uses->len ? &g_array_index(tr->uses, use, tr->uses->len - 1) : NULL;
-    if (last && last->index == index) {
+    if (last && last->index == at->index) {
         last->writes = last->writes || writes;
         last->reads = last->reads || !writes;
         return;
     }
-    use u = {index, computes, writes, !writes, g_strdup(stream)};
+    use u = {at->index, at->computes, writes, !writes, at->collective, g_strdup(at->stream)};
     g_array_append_val(tr->uses, u);
 }
 
@@ -198,8 +216,10 @@ static void plan_buffer(offload_policy *o, const tracked *tr, uint64_t first_wor
     const GArray *uses = tr->uses;
     if (uses->len == 0)
         return;
-    char *host_name = g_strconcat(b->name, "@host", NULL);
     const use *first = &g_array_index(uses, use, 0);
+    if (first->collective && first->writes && !first->reads)
+        return; /* a collective's result (a gathered copy) stays where it was made */
+    char *host_name = g_strconcat(b->name, "@host", NULL);
     bool on_host = b->alloc_index < first_work && first->reads;
     bool host_live = false, host_valid = false;
     bool ends_live = b->free_index == UINT64_MAX;
@@ -307,20 +327,12 @@ static bool offload_plan(void *self, strata_source *in, GError **err)
     int r;
     while ((r = strata_source_next(in, &op, err)) == 1) {
         strata_policy_note_sched(op, &trace_sched);
-        switch (op->kind) {
-        case STRATA_OP_COPY:
-            if (first_work == UINT64_MAX)
-                first_work = index;
-            add_use(by_id, t, op->src, false, index, computes, op->stream);
-            add_use(by_id, t, op->name, true, index, computes, op->stream);
-            break;
-        case STRATA_OP_COMPUTE: {
-            if (first_work == UINT64_MAX)
-                first_work = index;
-            for (uint32_t i = 0; i < op->n_ins; i++)
-                add_use(by_id, t, op->ins[i], false, index, computes, op->stream);
-            for (uint32_t i = 0; i < op->n_outs; i++)
-                add_use(by_id, t, op->outs[i], true, index, computes, op->stream);
+        use_at at = {by_id, t, index, computes, op->stream, strata_op_kind_is_collective(op->kind)};
+        strata_op_operands(op, add_use, &at);
+        bool works = op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE || strata_op_kind_is_collective(op->kind);
+        if (works && first_work == UINT64_MAX)
+            first_work = index;
+        if (op->kind == STRATA_OP_COMPUTE) {
             GArray *c = g_hash_table_lookup(computes_by_stream, op->stream);
             if (!c) {
                 c = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -328,10 +340,6 @@ static bool offload_plan(void *self, strata_source *in, GError **err)
             }
             g_array_append_val(c, index);
             computes++;
-            break;
-        }
-        default:
-            break;
         }
         const strata_buffer_info *b = strata_buffer_table_feed(t, index, op);
         if (op->kind == STRATA_OP_ALLOC && b && b->tag == o->tag && on_device(o, b->memory)) {

@@ -98,15 +98,24 @@ static buf_hist *hist_of(GArray *hist, const strata_buffer_info *b)
 
 static uint64_t max_u64(uint64_t a, uint64_t b) { return a > b ? a : b; }
 
-static void touch(GArray *hist, strata_buffer_table *t, const char *name, bool writes, uint64_t index)
+/* Where the second pass is, for touch(). */
+typedef struct touch_at {
+    GArray *hist;
+    strata_buffer_table *t;
+    uint64_t index;
+} touch_at;
+
+/* A reference to buffer `name` by the op at `ud`. */
+static void touch(void *ud, const char *name, bool writes)
 {
-    const strata_buffer_info *b = strata_buffer_table_lookup(t, name);
+    const touch_at *at = ud;
+    const strata_buffer_info *b = strata_buffer_table_lookup(at->t, name);
     if (!b)
         return;
-    buf_hist *h = hist_of(hist, b);
-    h->last_touch = index + 1;
+    buf_hist *h = hist_of(at->hist, b);
+    h->last_touch = at->index + 1;
     if (writes)
-        h->last_write = index + 1;
+        h->last_write = at->index + 1;
 }
 
 static GArray *indices_of(GHashTable *by_stream, const char *stream)
@@ -149,25 +158,34 @@ static void set_anchor(prefetch_policy *p, uint64_t copy, uint64_t index, const 
 
 static void garray_free(gpointer a) { g_array_free(a, TRUE); }
 
-/* One reference to buffer `name` by op `index`: closes the copies waiting for it. */
-static void anchor_ref(prefetch_policy *p, strata_buffer_table *t, GHashTable *open_dst, GHashTable *open_src,
-                       const char *name, bool writes, uint64_t index, const char *stream)
+/* Where the first pass is, for anchor_ref(). */
+typedef struct anchor_at {
+    prefetch_policy *p;
+    strata_buffer_table *t;
+    GHashTable *open_dst, *open_src;
+    uint64_t index;
+    const char *stream;
+} anchor_at;
+
+/* One reference to buffer `name` by the op at `ud`: closes the copies waiting for it. */
+static void anchor_ref(void *ud, const char *name, bool writes)
 {
-    const strata_buffer_info *b = strata_buffer_table_lookup(t, name);
+    const anchor_at *at = ud;
+    const strata_buffer_info *b = strata_buffer_table_lookup(at->t, name);
     if (!b)
         return;
     gpointer key = GSIZE_TO_POINTER((gsize)b->id + 1);
-    gpointer k = g_hash_table_lookup(open_dst, key);
-    if (k && GPOINTER_TO_SIZE(k) - 1 != index) {
-        set_anchor(p, GPOINTER_TO_SIZE(k) - 1, index, stream);
-        g_hash_table_remove(open_dst, key);
+    gpointer k = g_hash_table_lookup(at->open_dst, key);
+    if (k && GPOINTER_TO_SIZE(k) - 1 != at->index) {
+        set_anchor(at->p, GPOINTER_TO_SIZE(k) - 1, at->index, at->stream);
+        g_hash_table_remove(at->open_dst, key);
     }
-    GArray *readers = writes ? g_hash_table_lookup(open_src, key) : NULL;
+    GArray *readers = writes ? g_hash_table_lookup(at->open_src, key) : NULL;
     if (readers) {
         for (guint i = 0; i < readers->len; i++)
-            if (g_array_index(readers, uint64_t, i) != index)
-                set_anchor(p, g_array_index(readers, uint64_t, i), index, stream);
-        g_hash_table_remove(open_src, key);
+            if (g_array_index(readers, uint64_t, i) != at->index)
+                set_anchor(at->p, g_array_index(readers, uint64_t, i), at->index, at->stream);
+        g_hash_table_remove(at->open_src, key);
     }
 }
 
@@ -183,10 +201,10 @@ static bool find_anchors(prefetch_policy *p, strata_source *in, GError **err)
     int r;
     while ((r = strata_source_next(in, &op, err)) == 1) {
         strata_policy_note_sched(op, &trace_sched);
+        anchor_at at = {p, t, open_dst, open_src, index, op->stream};
+        strata_op_operands(op, anchor_ref, &at);
         switch (op->kind) {
         case STRATA_OP_COPY: {
-            anchor_ref(p, t, open_dst, open_src, op->src, false, index, op->stream);
-            anchor_ref(p, t, open_dst, open_src, op->name, true, index, op->stream);
             const strata_buffer_info *d = strata_buffer_table_lookup(t, op->name);
             const strata_buffer_info *s = strata_buffer_table_lookup(t, op->src);
             if (d && s && strcmp(op->stream, PREFETCH_STREAM) != 0) {
@@ -202,14 +220,10 @@ static bool find_anchors(prefetch_policy *p, strata_source *in, GError **err)
             break;
         }
         case STRATA_OP_COMPUTE:
-            for (uint32_t i = 0; i < op->n_ins; i++)
-                anchor_ref(p, t, open_dst, open_src, op->ins[i], false, index, op->stream);
-            for (uint32_t i = 0; i < op->n_outs; i++)
-                anchor_ref(p, t, open_dst, open_src, op->outs[i], true, index, op->stream);
             g_array_append_val(indices_of(p->computes, op->stream), index);
             break;
         case STRATA_OP_FREE:
-            anchor_ref(p, t, open_dst, open_src, op->name, true, index, op->stream);
+            anchor_ref(&at, op->name, true);
             break;
         case STRATA_OP_RECORD:
             g_array_append_val(indices_of(p->records, op->stream), index);
@@ -322,14 +336,8 @@ static bool prefetch_plan(void *self, strata_source *in, GError **err)
         case STRATA_OP_COPY:
             if (strcmp(op->stream, PREFETCH_STREAM) != 0)
                 plan_copy(p, index, op, t, hist, streams, last_free, &counter);
-            touch(hist, t, op->src, false, index);
-            touch(hist, t, op->name, true, index);
             break;
         case STRATA_OP_COMPUTE:
-            for (uint32_t i = 0; i < op->n_ins; i++)
-                touch(hist, t, op->ins[i], false, index);
-            for (uint32_t i = 0; i < op->n_outs; i++)
-                touch(hist, t, op->outs[i], true, index);
             g_array_append_val(stream_of(streams, op->stream)->computes, index);
             break;
         case STRATA_OP_WAIT:
@@ -341,6 +349,8 @@ static bool prefetch_plan(void *self, strata_source *in, GError **err)
         default:
             break;
         }
+        touch_at at = {hist, t, index};
+        strata_op_operands(op, touch, &at);
         strata_buffer_table_feed(t, index, op);
         index++;
     }

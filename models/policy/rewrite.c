@@ -344,6 +344,11 @@ void strata_op_rename_buffer(strata_op *owned, const char *from, const char *to)
 {
     switch (owned->kind) {
     case STRATA_OP_COPY:
+    case STRATA_OP_ALL_REDUCE:
+    case STRATA_OP_ALL_GATHER:
+    case STRATA_OP_REDUCE_SCATTER:
+    case STRATA_OP_ALL_TO_ALL:
+    case STRATA_OP_COLLECTIVE_PERMUTE:
         if (owned->src && strcmp(owned->src, from) == 0) {
             g_free((char *)owned->src);
             owned->src = g_strdup(to);
@@ -367,5 +372,18 @@ void strata_op_rename_buffer(strata_op *owned, const char *from, const char *to)
         break;
     default:
         break;
+    }
+}
+
+void strata_op_operands(const strata_op *op, strata_operand_fn fn, void *ud)
+{
+    if (op->kind == STRATA_OP_COMPUTE) {
+        for (uint32_t i = 0; i < op->n_ins; i++)
+            fn(ud, op->ins[i], false);
+        for (uint32_t i = 0; i < op->n_outs; i++)
+            fn(ud, op->outs[i], true);
+    } else if (op->kind == STRATA_OP_COPY || strata_op_kind_is_collective(op->kind)) {
+        fn(ud, op->kind == STRATA_OP_ALL_REDUCE ? op->name : op->src, false);
+        fn(ud, op->name, true);
     }
 }

@@ -99,7 +99,17 @@ strata_op strata_op_make(strata_op_kind kind, const char *stream, const char *na
 /* An alloc of b's size, tag, dtype and shape, named `name` in `memory`
  * (NULL: the default device memory), on `stream`. Borrows the strings. */
 strata_op strata_op_alloc_of(const strata_buffer_info *b, const char *stream, const char *name, const char *memory);
-/* Replace a name in an owned op's in=/out=/donate= lists and copy names. */
+/* Replace a name in an owned op's in=/out=/donate= lists, copy names and
+ * collective operands. */
 void strata_op_rename_buffer(strata_op *owned, const char *from, const char *to);
+
+/* ---- operands --------------------------------------------------------------- */
+
+/* fn(ud, NAME, writes) for each buffer op reads, then each it writes: a
+ * copy's source and destination; a compute's in= then out=; a collective's
+ * IN and OUT (an all-reduce's BUF, read then written). Other ops have none.
+ * Every policy that counts uses or lifetimes walks operands through this. */
+typedef void (*strata_operand_fn)(void *ud, const char *name, bool writes);
+void strata_op_operands(const strata_op *op, strata_operand_fn fn, void *ud);
 
 #endif
