@@ -1,15 +1,11 @@
 /*
  * fuzz_kineto.c: libFuzzer target for `strata import kineto`
- * (sim/import/kineto*.c). The input is written as a file (plain JSON, or
- * gzip when it starts with the gzip magic) and imported; a trace that
+ * (sim/import/kineto*.c). The input is a file (a memfd, fuzz_input.h:
+ * plain JSON, or gzip when it starts with the gzip magic) and imported; a trace that
  * imports must give ops the trace checker accepts and the writer can write,
  * and a second read of the source must give as many ops as the first.
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include "fuzz_input.h"
 #include "import/kineto.h"
 #include "trace/check.h"
 #include "trace/writer.h"
@@ -38,15 +34,9 @@ static long drain(strata_source *src, const char *origin)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char *path;
-    if (path == NULL) {
-        char *dir = g_dir_make_tmp("fuzz-kineto-XXXXXX", NULL);
-        if (dir == NULL)
-            return 0;
-        path = g_build_filename(dir, "trace.json", NULL);
-        g_free(dir);
-    }
-    if (!g_file_set_contents(path, (const char *)data, (gssize)size, NULL))
+    char path[64];
+    int fd = fuzz_memfd(data, size, path);
+    if (fd < 0)
         return 0;
     GError *err = NULL;
     strata_kineto_options opt;
@@ -62,5 +52,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         strata_source_free(src);
     }
     g_clear_error(&err);
+    close(fd);
     return 0;
 }

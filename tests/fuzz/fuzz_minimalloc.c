@@ -1,29 +1,20 @@
 /*
  * fuzz_minimalloc.c: libFuzzer target for the MiniMalloc CSV importer
- * (sim/import/minimalloc.c). The input is a CSV file (from a memfd). A CSV
+ * (sim/import/minimalloc.c). The input is a CSV file (a memfd, fuzz_input.h). A CSV
  * that imports must give ops the trace checker accepts (every consumer runs
  * the checker) and that the writer can write.
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include "fuzz_input.h"
 #include "import/minimalloc.h"
 #include "trace/check.h"
 #include "trace/writer.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    int fd = memfd_create("fuzz-minimalloc", 0);
+    char path[64];
+    int fd = fuzz_memfd(data, size, path);
     if (fd < 0)
         return 0;
-    if (write(fd, data, size) != (ssize_t)size) {
-        close(fd);
-        return 0;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     GError *err = NULL;
     strata_source *src = strata_minimalloc_source(path, &err);
     if (src) {

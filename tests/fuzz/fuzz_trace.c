@@ -3,16 +3,12 @@
  * writer.
  *
  * The input is a trace file. It is read op by op through strata_trace_open()
- * (from a memfd, so no disk churn) and every op is fed to the checker. Oracle
+ * (from a memfd, fuzz_input.h) and every op is fed to the checker. Oracle
  * beyond "no crash, no leak, no UB": every op the reader accepts must
  * survive a write and read back equal (the writer's round-trip invariant),
  * and a rewind must give the same first op again.
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include "fuzz_input.h"
 #include "trace/check.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
@@ -34,15 +30,10 @@ static void round_trip(const strata_op *op)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    int fd = memfd_create("fuzz-trace", 0);
+    char path[64];
+    int fd = fuzz_memfd(data, size, path);
     if (fd < 0)
         return 0;
-    if (write(fd, data, size) != (ssize_t)size) {
-        close(fd);
-        return 0;
-    }
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
     GError *err = NULL;
     strata_source *src = strata_trace_open(path, &err);
     if (src) {

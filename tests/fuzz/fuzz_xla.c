@@ -4,14 +4,11 @@
  * assignment (live ranges may follow it), then optionally the live range
  * file, then optionally the optimized HLO. They are written as
  * m-buffer-assignment.txt, m-live-range.txt and m.txt in a private
- * directory, and the directory is imported. A dump that imports must give
+ * directory (on tmpfs, fuzz_input.h), and the directory is imported. A dump that imports must give
  * ops the trace checker accepts and the writer can write.
  */
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+#include "fuzz_input.h"
 #include "import/xla.h"
 #include "trace/check.h"
 #include "trace/writer.h"
@@ -26,7 +23,7 @@ static void write_parts(const char *dir, const uint8_t *data, size_t size)
         const char *sep = p ? g_strstr_len(p, end - p, "\n====\n") : NULL;
         const char *stop = sep ? sep + 1 : end;
         if (p)
-            g_file_set_contents(path, p, stop - p, NULL);
+            fuzz_put(path, p, (size_t)(stop - p));
         else
             unlink(path);
         p = sep ? sep + 6 : NULL;
@@ -36,9 +33,7 @@ static void write_parts(const char *dir, const uint8_t *data, size_t size)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static char *dir;
-    if (dir == NULL)
-        dir = g_dir_make_tmp("fuzz-xla-XXXXXX", NULL);
+    const char *dir = fuzz_dir("fuzz-xla");
     if (dir == NULL)
         return 0;
     write_parts(dir, data, size);
