@@ -69,6 +69,8 @@ static void replay_hw(const char *path)
     g_free(trace);
 }
 
+/* A snapshot whose every converted op the checker accepts (every consumer
+ * runs it); one that the importer refuses must say where. */
 static void replay_pickle(const char *path)
 {
     GError *err = NULL;
@@ -78,9 +80,14 @@ static void replay_pickle(const char *path)
         strata_torch_options_init(&opt);
         strata_source *ops = strata_torch_convert(p, path, &opt, NULL, &err);
         if (ops) {
+            strata_checker *c = strata_checker_new(path);
             const strata_op *op;
-            while (strata_source_next(ops, &op, &err) == 1)
-                ;
+            while (strata_source_next(ops, &op, &err) == 1) {
+                GError *check_err = NULL;
+                ck_assert_msg(strata_checker_feed(c, op, NULL, &check_err),
+                              "%s: the import emitted an op the checker refuses: %s", path, check_err->message);
+            }
+            strata_checker_free(c);
         }
         strata_source_free(ops);
         strata_pickle_free(p);
@@ -88,6 +95,7 @@ static void replay_pickle(const char *path)
     g_clear_error(&err);
     strata_cli_result r = strata_test_cli("import", "torch", path, "-o", "/dev/null", NULL);
     ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata import torch exit %d: %s", path, r.status, r.err);
+    ck_assert_msg(r.status == 0 || strstr(r.err, path), "%s: the error does not name the file: %s", path, r.err);
     strata_cli_result_clear(&r);
 }
 

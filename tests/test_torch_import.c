@@ -875,6 +875,121 @@ START_TEST(progress_only_on_a_terminal)
 }
 END_TEST
 
+/* A snapshot of two allocs on device 0 at time_us t0 and t1, with no
+ * segments (so the blocks count as inconsistent, yet are imported). */
+static char *two_allocs(const char *dir, const char *name, int64_t t0, int64_t t1)
+{
+    static const char head[] = "\x80\x02}(X\x08\x00\x00\x00segments]X\x0d\x00\x00\x00"
+                               "device_traces]](}(X\x06\x00\x00\x00" "actionq\x00X\x05\x00\x00\x00"
+                               "allocq\x01X\x04\x00\x00\x00" "addrq\x02M\x00\x10X\x04\x00\x00\x00"
+                               "sizeq\x03M\x00\x02X\x07\x00\x00\x00" "time_usq\x04";
+    static const char mid[] = "u}(h\x00h\x01h\x02M\x00 h\x03M\x00\x02h\x04";
+    static const char tail[] = "ueau.";
+    GByteArray *b = g_byte_array_new();
+    int64_t t[2] = {t0, t1};
+    for (int i = 0; i < 2; i++) {
+        if (i == 0)
+            g_byte_array_append(b, (const guint8 *)head, sizeof head - 1);
+        else
+            g_byte_array_append(b, (const guint8 *)mid, sizeof mid - 1);
+        guint8 long1[10] = {0x8a, 8}; /* LONG1, 8 bytes little-endian two's complement */
+        for (int k = 0; k < 8; k++)
+            long1[2 + k] = (guint8)((uint64_t)t[i] >> (8 * k));
+        g_byte_array_append(b, long1, sizeof long1);
+    }
+    g_byte_array_append(b, (const guint8 *)tail, sizeof tail - 1);
+    char *path = g_build_filename(dir, name, NULL);
+    ck_assert(g_file_set_contents(path, (const char *)b->data, b->len, NULL));
+    g_byte_array_unref(b);
+    return path;
+}
+
+/* The at= of the second op of the whole conversion, or -1 when it fails
+ * (its message in *msg). */
+static double second_at(const char *path, char **msg)
+{
+    GError *err = NULL;
+    strata_pickle *p = strata_pickle_load_file(path, &err);
+    ck_assert_msg(p != NULL, "%s", err ? err->message : "");
+    strata_torch_options opt;
+    strata_torch_options_init(&opt);
+    strata_source *src = strata_torch_convert(p, path, &opt, NULL, &err);
+    double at = -1;
+    if (src) {
+        const strata_op *op;
+        int n = 0;
+        while (strata_source_next(src, &op, NULL) == 1)
+            if (++n == 2)
+                at = op->has_at ? op->at_s : -2;
+        ck_assert_int_eq(n, 2);
+        strata_source_free(src);
+    } else {
+        *msg = g_strdup(err->message);
+        g_clear_error(&err);
+    }
+    strata_pickle_free(p);
+    return at;
+}
+
+START_TEST(event_time_past_trace_range)
+{
+    /* at= is time_us less the first event's; the trace format holds at
+     * most 1e9 s (trace/check.h): 1e15 us is the last one imported, one
+     * more is refused at its event, in the whole conversion and in the
+     * streamed import (exit 2, naming the file and the event) */
+    char *dir = strata_test_temp_dir();
+    char *msg = NULL;
+    char *edge = two_allocs(dir, "edge.pickle", 1000, 1000 + INT64_C(1000000000000000));
+    ck_assert_double_eq(second_at(edge, &msg), 1e9);
+    char *edge_trace = g_build_filename(dir, "edge.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", edge, "-o", edge_trace, NULL);
+    ck_assert_int_eq(r.status, 0);
+    strata_cli_result_clear(&r);
+    char *text = NULL;
+    ck_assert(g_file_get_contents(edge_trace, &text, NULL, NULL));
+    ck_assert_ptr_nonnull(strstr(text, "\nalloc b.1 512 addr=0x2000 stream=s0 at=1000000000000000us\n"));
+    g_free(text);
+    r = strata_test_cli("check", "--trace", edge_trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+
+    char *past = two_allocs(dir, "past.pickle", 1000, 1000 + INT64_C(1000000000000001));
+    char *want = g_strdup_printf("%s: device_traces[0][1].time_us: expected at most 1000000000000000 us "
+                                 "after the first event's, got 1000000000000001 us after it", past);
+    ck_assert_double_eq(second_at(past, &msg), -1);
+    ck_assert_str_eq(msg, want);
+    g_free(msg);
+    r = strata_test_cli("import", "torch", past, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, want) != NULL, "%s", r.err);
+    ck_assert_str_eq(r.out, "");
+    strata_cli_result_clear(&r);
+    g_free(want);
+
+    /* the widest span, 2^64 - 1 us, is refused without a signed overflow;
+     * an event earlier than the first timed one gets no at= */
+    char *widest = two_allocs(dir, "widest.pickle", INT64_MIN, INT64_MAX);
+    msg = NULL;
+    ck_assert_double_eq(second_at(widest, &msg), -1);
+    ck_assert_ptr_nonnull(strstr(msg, "got 18446744073709551615 us after it"));
+    g_free(msg);
+    char *earlier = two_allocs(dir, "earlier.pickle", INT64_MAX, INT64_MIN);
+    ck_assert_double_eq(second_at(earlier, &msg), -2);
+    r = strata_test_cli("import", "torch", earlier, NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "\nalloc b.1 512 addr=0x2000 stream=s0\n"));
+    strata_cli_result_clear(&r);
+
+    const char *paths[] = {edge, edge_trace, past, widest, earlier};
+    for (size_t i = 0; i < G_N_ELEMENTS(paths); i++) {
+        g_unlink(paths[i]);
+        g_free((char *)paths[i]);
+    }
+    g_rmdir(dir);
+    g_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("torch_import");
@@ -894,6 +1009,7 @@ int main(void)
     tcase_add_test(tc, device_all_lists_the_devices);
     tcase_add_test(tc, newer_fields_unknown_actions_oom);
     tcase_add_test(tc, progress_only_on_a_terminal);
+    tcase_add_test(tc, event_time_past_trace_range);
     tcase_add_loop_test(tc, streamed_import_equals_whole_conversion, 0, G_N_ELEMENTS(protocols));
     tcase_add_loop_test(tc, real_snapshots_within_one_percent, 0, G_N_ELEMENTS(real_snapshots));
     suite_add_tcase(s, tc);

@@ -53,9 +53,9 @@ static void emit_event(conv *c, const tevent *e)
 {
     uint64_t i = c->event_index++;
     uint32_t stream = torch_stream_of(c, e->stream);
-    emit_at at = {c->have_t0 && e->has_time && e->time_us >= c->t0, e->time_us - c->t0};
-    if (!at.has_at)
-        at.at_us = 0;
+    emit_at at = no_at;
+    if (c->have_t0 && e->has_time && e->time_us >= c->t0)
+        at = (emit_at){true, e->time_us - c->t0}; /* at most 1e15: torch_read_event checked */
     gpointer key = GSIZE_TO_POINTER(e->addr);
     switch (e->action) {
     case EV_ALLOC: {

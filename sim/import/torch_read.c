@@ -7,13 +7,15 @@
  * Invariant: a value of the wrong type is an error naming its path (e.g.
  * "device_traces[0][12].addr") and what was expected, never a crash; fields
  * a snapshot may lack (stream, time_us, requested_size, segment_type) have
- * defaults.
+ * defaults. An event's time more than the trace's sane range (10^9 s)
+ * after the first event's is an error naming the event.
  */
 #include <string.h>
 
 #include "core/error.h"
 #include "core/units.h"
 #include "import/torch_conv.h"
+#include "trace/check.h"
 
 static const struct {
     const char *name;
@@ -165,6 +167,24 @@ static uint32_t frame_label(conv *c, strata_pv frames)
     return note;
 }
 
+/* An event's at= is its time_us less the first event's: one past the
+ * trace's sane range (trace/check.h) is bad input at the event, not an op
+ * that every consumer would refuse. Events before the first timed one, or
+ * earlier than it, get no at= and pass. */
+static bool event_time_ok(conv *c, const char *where, const tevent *e)
+{
+    if (!c->have_t0 || !e->has_time || e->time_us < c->t0)
+        return true;
+    uint64_t us = (uint64_t)e->time_us - (uint64_t)c->t0; /* exact: no signed overflow */
+    if (strata_trace_at_ok((double)us / 1e6))
+        return true;
+    g_set_error(c->err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "%s: %s.time_us: expected at most %.0f us after the first event's, got %" G_GUINT64_FORMAT
+                " us after it",
+                c->origin, where, STRATA_TRACE_MAX_AT_S * 1e6, us);
+    return false;
+}
+
 /* device_traces[device][i] as a compact event (the label only in pass 2). */
 bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
 {
@@ -202,6 +222,8 @@ bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
     e->stream = get_stream(c, ev);
     e->has_time =
         strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, ev, "time_us"), &e->time_us);
+    if (!event_time_ok(c, where, e))
+        return false;
     if (label && e->action == EV_ALLOC && e->size != 0 && c->opt.frames)
         e->note = frame_label(c, strata_pickle_dict_get(c->p, ev, "frames"));
     return true;
