@@ -26,7 +26,9 @@
 typedef struct dev_stats {
     uint64_t arg_by_tag[STRATA_TAG__COUNT]; /* live before program_start */
     uint64_t live, peak;
+    uint64_t forward_live;      /* live at the forward pass' last step (cross_entropy) */
     uint64_t collectives[STRATA_OP__COUNT];
+    uint64_t ratio[STRATA_OP__COUNT]; /* all-gather OUT / IN, reduce-scatter IN / OUT (0: mixed) */
     uint64_t on_axis_model;     /* collectives over `model` */
     uint64_t host_args;         /* bytes in host memory before program_start */
     uint64_t fetched;           /* bytes copied from host buffers (NAME@host) */
@@ -55,6 +57,8 @@ static dev_stats walk_device(strata_source *src)
             s.mesh = g_strdup(op->src);
         if (op->kind == STRATA_OP_COMPUTE)
             s.started = true;
+        if (op->kind == STRATA_OP_COMPUTE && strcmp(op->name, "cross_entropy") == 0)
+            s.forward_live = s.live;
         if (op->kind == STRATA_OP_ALLOC && op->memory && g_str_has_prefix(op->memory, "host")) {
             s.host_args += s.started ? 0 : op->size;
             g_hash_table_insert(s.sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
@@ -74,6 +78,14 @@ static dev_stats walk_device(strata_source *src)
             g_hash_table_insert(s.fetches, g_strdup(op->name),
                                 GSIZE_TO_POINTER(GPOINTER_TO_SIZE(g_hash_table_lookup(s.fetches, op->name)) + bytes));
         } else if (strata_op_kind_is_collective(op->kind)) {
+            if (op->kind == STRATA_OP_ALL_GATHER || op->kind == STRATA_OP_REDUCE_SCATTER) {
+                bool ag = op->kind == STRATA_OP_ALL_GATHER;
+                uint64_t out = GPOINTER_TO_SIZE(g_hash_table_lookup(s.sizes, op->name)),
+                         in = GPOINTER_TO_SIZE(g_hash_table_lookup(s.sizes, op->src));
+                uint64_t ratio = ag ? out / in : in / out;
+                bool first = s.collectives[op->kind] == 1;
+                s.ratio[op->kind] = first || s.ratio[op->kind] == ratio ? ratio : 0;
+            }
             if (op->kind == STRATA_OP_ALL_GATHER) {
                 gsize bytes = GPOINTER_TO_SIZE(g_hash_table_lookup(s.fetches, op->src));
                 unsigned l = 0;
@@ -247,6 +259,66 @@ START_TEST(tp_shards_weights_by_t)
     ck_assert_uint_eq(size_of(&both, "l1_wqkv_shard"), 64 * 192 * 2 / 2 / 4);
     ck_assert_uint_eq(both.on_axis_model, 10);
     ck_assert_uint_eq(both.collectives[STRATA_OP_REDUCE_SCATTER], 15);
+    dev_stats_clear(&both);
+}
+END_TEST
+
+/* Sequence parallelism is tested on SHAPE with batch=64, where the
+ * activations, not the optimizer's outputs, make the peak. On model:2
+ * (t = 2; B=64, S=16, d=64, bf16) the layernorms' outputs, the residuals
+ * and h_l hold S/2 = 8 positions, [64,8,64] = 65536 B, and the parallel
+ * blocks' inputs are gathered to [64,16,64] = 131072 B (all-gather OUT =
+ * 2 x IN) and their outputs reduce-scattered from [64,16,64]
+ * (reduce-scatter IN = 2 x OUT). The parameters are tp's. Collectives, all
+ * over `model`: forward, the embedding's reduce-scatter, per layer two
+ * all-gathers and two reduce-scatters, the head's all-gather (5 + 5);
+ * backward, per layer the two blocks' inputs gathered again, the
+ * all-gathers of the two blocks' output gradients, the reduce-scatters of
+ * the two input gradients and the all-reduces of the two layernorm scales'
+ * gradients (partial sums over S/2 positions), the head's gather again, its
+ * reduce-scatter and lnf's all-reduce, the embedding's all-gather of
+ * d_h_0: 15 all-gathers, 10 reduce-scatters, 5 all-reduces. Kept from
+ * forward to backward per device: tp keeps h_0 .. h_2, each layer's
+ * ln1_out, resid1 and ln2_out, and lnf_out at [64,16,64]; sp keeps the same
+ * 4L + 2 = 10 tensors at [64,8,64] (the gathered copies are freed after
+ * their forward use): 10 x 65536 B fewer. */
+#define SP_SHAPE "layers=2", "d_model=64", "heads=4", "seq=16", "batch=64", "vocab=256"
+enum { SP_SHARD = 64 * 8 * 64 * 2, SP_FULL = 2 * SP_SHARD };
+START_TEST(tp_sp_shards_the_sequence)
+{
+    const char *tp_args[] = {SP_SHAPE, "mesh=model:2", "sharding=tp", NULL};
+    const char *sp_args[] = {SP_SHAPE, "mesh=model:2", "sharding=tp+sp", NULL};
+    dev_stats tp = gen_walk("transformer", tp_args), sp = gen_walk("transformer", sp_args);
+    ck_assert_uint_eq(sp.arg_by_tag[STRATA_TAG_PARAM], 117376);
+    ck_assert_uint_eq(sp.arg_by_tag[STRATA_TAG_OPTSTATE], tp.arg_by_tag[STRATA_TAG_OPTSTATE]);
+    ck_assert_uint_eq(size_of(&tp, "l0_ln1_out"), SP_FULL);
+    ck_assert_uint_eq(size_of(&sp, "l0_ln1_out"), SP_SHARD);
+    ck_assert_uint_eq(size_of(&sp, "l0_ln1_out_ag"), SP_FULL);
+    ck_assert_uint_eq(size_of(&sp, "l1_ln2_out_ag_remat"), SP_FULL);
+    ck_assert_uint_eq(size_of(&sp, "l0_attn_out"), SP_FULL);
+    ck_assert_uint_eq(size_of(&sp, "l0_attn_out_rs"), SP_SHARD);
+    ck_assert_uint_eq(size_of(&sp, "l1_mlp_out_rs"), SP_SHARD);
+    ck_assert_uint_eq(size_of(&sp, "h_0_rs"), SP_SHARD);
+    ck_assert_uint_eq(size_of(&sp, "h_2"), SP_SHARD);
+    ck_assert_uint_eq(size_of(&sp, "lnf_out_ag"), SP_FULL);
+    ck_assert_uint_eq(size_of(&sp, "l0_qkv"), size_of(&tp, "l0_qkv"));
+    ck_assert_uint_eq(sp.collectives[STRATA_OP_ALL_GATHER], 15);
+    ck_assert_uint_eq(sp.collectives[STRATA_OP_REDUCE_SCATTER], 10);
+    ck_assert_uint_eq(sp.collectives[STRATA_OP_ALL_REDUCE], 5);
+    ck_assert_uint_eq(sp.on_axis_model, 30);
+    ck_assert_uint_eq(size_of(&sp, "d_l0_ln1"), 64 * 2); /* a layernorm scale's gradient, all-reduced */
+    ck_assert_uint_eq(sp.ratio[STRATA_OP_ALL_GATHER], 2);
+    ck_assert_uint_eq(sp.ratio[STRATA_OP_REDUCE_SCATTER], 2);
+    ck_assert_uint_eq(tp.forward_live - sp.forward_live, 10 * SP_SHARD);
+    ck_assert_msg(sp.peak < tp.peak, "sp peak %" G_GUINT64_FORMAT " >= tp %" G_GUINT64_FORMAT, sp.peak, tp.peak);
+    dev_stats_clear(&tp);
+    dev_stats_clear(&sp);
+    /* fsdp+tp+sp on data:4,model:2: fsdp's collectives over data, sp's over model. */
+    const char *both_args[] = {SP_SHAPE, "mesh=data:4,model:2", "sharding=fsdp+tp+sp", "remat=full", NULL};
+    dev_stats both = gen_walk("transformer", both_args);
+    ck_assert_uint_eq(both.arg_by_tag[STRATA_TAG_PARAM], 117376 / 4);
+    ck_assert_uint_eq(size_of(&both, "l0_ln1_out"), 16 * 8 * 64 * 2);
+    ck_assert_uint_eq(both.ratio[STRATA_OP_REDUCE_SCATTER], 0); /* 4 over data, 2 over model */
     dev_stats_clear(&both);
 }
 END_TEST
@@ -436,6 +508,22 @@ START_TEST(fsdp_offload_param_timed)
 }
 END_TEST
 
+/* Expanded over test-ring8 on data:4,model:2 (16 sequences per device),
+ * every device's peak, receive buffers included, is lower with sequence
+ * parallelism. */
+START_TEST(tp_sp_expanded_per_device)
+{
+    const char *tp_args[] = {SP_SHAPE, "mesh=data:4,model:2", "sharding=tp", NULL};
+    const char *sp_args[] = {SP_SHAPE, "mesh=data:4,model:2", "sharding=tp+sp", NULL};
+    expanded tp = expand_on_ring8(tp_args), sp = expand_on_ring8(sp_args);
+    for (int d = 0; d < 8; d++) {
+        ck_assert_uint_eq(sp.args[d], tp.args[d]);
+        ck_assert_msg(sp.peak[d] < tp.peak[d], "device %d: sp peak %" G_GUINT64_FORMAT " >= tp %" G_GUINT64_FORMAT, d,
+                      sp.peak[d], tp.peak[d]);
+    }
+}
+END_TEST
+
 /* Meshes that do not fit: each error names the parameter. */
 START_TEST(shard_rejects_what_does_not_divide)
 {
@@ -451,6 +539,9 @@ START_TEST(shard_rejects_what_does_not_divide)
         {"batch=8", "heads=4", "mesh=data:8", "sharding=tp", "needs a model axis"},
         {"batch=8", "heads=4", "mesh=model:2", "sharding=fsdp+tp", "needs a data axis"},
         {"batch=8", "heads=4", "mesh=data:2", "prefetch=-1", "prefetch >= 0"},
+        {"seq=15", "heads=4", "mesh=model:2", "sharding=tp+sp", "seq divisible by the mesh's model axis (2)"},
+        {"batch=8", "heads=4", "mesh=model:2", "sharding=fsdp+tp+sp", "needs a data axis"},
+        {"batch=8", "heads=4", "mesh=data:2", "sharding=tp+sp", "needs a model axis"},
         {"batch=8", "heads=4", "mesh=data:0", "sharding=dp", "mesh=data:0: expected a mesh"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -496,6 +587,8 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, fsdp_holds_an_eighth);
     tcase_add_test(tc, fsdp_prefetch_distance);
     tcase_add_test(tc, tp_shards_weights_by_t);
+    tcase_add_test(tc, tp_sp_shards_the_sequence);
+    tcase_add_test(tc, tp_sp_expanded_per_device);
     tcase_add_test(tc, fsdp_expanded_per_device);
     tcase_add_test(tc, fsdp_offload_param_shards);
     tcase_add_test(tc, fsdp_offload_param_timed);

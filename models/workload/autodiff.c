@@ -18,14 +18,25 @@
  *     group.
  *  5. hooks->begin and hooks->end run once per group and pass, in the
  *     order of the steps.
+ *  6. A collective node (coll.axis set) has one input, no flops and a
+ *     gradient that is the converse collective of its output's; the output
+ *     of an all-gather node is never saved (is_saved), so the backward pass
+ *     gathers it again before the group's gradients.
  */
 #include "workload/autodiff.h"
 #include <string.h>
+
+/* A collective in place of a compute: kind over axis (NULL: a compute). */
+typedef struct wl_coll {
+    strata_op_kind kind;
+    const char *axis;
+} wl_coll;
 
 typedef struct wl_vjp {
     double flops;
     uint32_t first, n;       /* the tensors it reads: pool[first .. first + n) */
     const char *reduce_axis; /* NULL, or all-reduce the gradient over it */
+    wl_coll coll;            /* the gradient is this collective of the output's */
 } wl_vjp;
 
 typedef struct wl_node {
@@ -38,6 +49,7 @@ typedef struct wl_node {
     bool is_dot;
     bool remat_ok;
     const char *reduce_axis; /* NULL, or all-reduce the output over it */
+    wl_coll coll;            /* the output is this collective of the input */
 } wl_node;
 
 struct wl_model {
@@ -51,6 +63,7 @@ struct wl_model {
     GArray *grads;      /* guint32: t's gradient tensor + 1 (0: none yet) */
     GArray *producer;   /* guint32: index of the node writing t + 1 (0: an argument) */
     GHashTable *remap;  /* tensor -> the tensor the current pass reads */
+    bool gathers;       /* some node is an all-gather (gathered again for the backward pass) */
     int group;
     bool remat_ok;
     const wl_model_hooks *hooks;
@@ -180,6 +193,29 @@ uint32_t wl_model_add(wl_model *m, const char *label, wl_tensor out, wl_tensor a
     return n;
 }
 
+/* A node whose output is collective `kind` of x over axis and whose input
+ * gradient is collective `grad` of the output's. */
+static uint32_t collective_node(wl_model *m, strata_op_kind kind, strata_op_kind grad, wl_tensor out, wl_tensor x,
+                                const char *axis)
+{
+    uint32_t n = wl_model_node(m, strata_op_kind_name(kind), out, &x, 1, 0, false);
+    wl_node *nd = &g_array_index(m->nodes, wl_node, n);
+    nd->coll = (wl_coll){kind, axis};
+    g_array_index(m->vjps, wl_vjp, nd->first_vjp).coll = (wl_coll){grad, axis};
+    return n;
+}
+
+uint32_t wl_model_all_gather(wl_model *m, wl_tensor out, wl_tensor x, const char *axis)
+{
+    m->gathers = true;
+    return collective_node(m, STRATA_OP_ALL_GATHER, STRATA_OP_REDUCE_SCATTER, out, x, axis);
+}
+
+uint32_t wl_model_reduce_scatter(wl_model *m, wl_tensor out, wl_tensor x, const char *axis)
+{
+    return collective_node(m, STRATA_OP_REDUCE_SCATTER, STRATA_OP_ALL_GATHER, out, x, axis);
+}
+
 static int producer_group(const wl_model *m, wl_tensor t)
 {
     guint32 p = dense_get(m->producer, t);
@@ -206,9 +242,12 @@ static GArray *crossing_tensors(const wl_model *m)
     return crossing;
 }
 
-/* Saved under remat: crosses a group boundary, or is a matmul output under dots. */
+/* Saved under remat: crosses a group boundary, or is a matmul output under
+ * dots. An all-gather's output never is: the backward pass gathers again. */
 static bool is_saved(const wl_node *n, wl_remat remat, const GArray *crossing)
 {
+    if (n->coll.axis && n->coll.kind == STRATA_OP_ALL_GATHER)
+        return false;
     if (remat == WL_REMAT_NONE || !n->remat_ok)
         return true;
     if (remat == WL_REMAT_DOTS && n->is_dot)
@@ -246,6 +285,16 @@ static void append_mapped(GArray *ins, GHashTable *remap, const wl_tensor *ts, u
     }
 }
 
+/* The step of node n writing out from ins: its compute, or its collective. */
+static void emit_node(wl_model *m, const wl_node *n, const char *label, const GArray *ins, wl_tensor out)
+{
+    if (n->coll.axis)
+        wl_graph_collective(m->g, n->coll.kind, out, g_array_index(ins, wl_tensor, 0), n->coll.axis,
+                            STRATA_ALGO_DEFAULT);
+    else
+        wl_graph_compute(m->g, label, n->flops, (const wl_tensor *)ins->data, ins->len, &out, 1, NULL, 0);
+}
+
 /* An all-reduce of t over axis when axis is set. */
 static void reduce(wl_model *m, wl_tensor t, const char *axis)
 {
@@ -264,7 +313,7 @@ static void recompute_group(wl_model *m, int group, wl_remat remat, const GArray
         g_array_set_size(ins, 0);
         append_mapped(ins, remap, pool_at(m, n->first_in), n->n_ins);
         char *label = g_strconcat(n->label, "_remat", NULL);
-        wl_graph_compute(m->g, label, n->flops, (wl_tensor *)ins->data, ins->len, &c, 1, NULL, 0);
+        emit_node(m, n, label, ins, c);
         g_free(label);
         reduce(m, c, n->reduce_axis);
         g_hash_table_insert(remap, KEY(n->out), KEY(c));
@@ -297,6 +346,11 @@ static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArra
             gx = clone_tensor(m->g, x, NULL, STRATA_TAG_GRAD, is_param ? grad_flags : WL_TEMP);
             dense_set(m->grads, x, gx + 1);
         }
+        if (v->coll.axis) {
+            g_assert(dp && !gp); /* a collective neither seeds nor accumulates */
+            wl_graph_collective(m->g, v->coll.kind, gx, dp - 1, v->coll.axis, STRATA_ALGO_DEFAULT);
+            continue;
+        }
         char *label = g_strdup_printf("%s_vjp%u", n->label, k);
         wl_graph_compute(m->g, label, v->flops, (wl_tensor *)ins->data, ins->len, &gx, 1, NULL, 0);
         g_free(label);
@@ -326,7 +380,7 @@ static void emit_forward(wl_model *m, GArray *ins)
         }
         g_array_set_size(ins, 0);
         append_mapped(ins, m->remap, pool_at(m, n->first_in), n->n_ins);
-        wl_graph_compute(m->g, n->label, n->flops, (wl_tensor *)ins->data, ins->len, &n->out, 1, NULL, 0);
+        emit_node(m, n, n->label, ins, n->out);
         reduce(m, n->out, n->reduce_axis);
     }
     switch_group(m, cur_group, G_MININT, false);
@@ -343,7 +397,7 @@ void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags)
         if (n->group != cur_group) {
             switch_group(m, cur_group, n->group, true);
             cur_group = n->group;
-            if (remat != WL_REMAT_NONE && n->remat_ok)
+            if ((remat != WL_REMAT_NONE && n->remat_ok) || m->gathers)
                 recompute_group(m, cur_group, remat, crossing, m->remap, ins);
         }
         bool is_loss = i + 1 == m->nodes->len;

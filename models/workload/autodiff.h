@@ -23,7 +23,9 @@
  * gradients after), a hook may substitute tensors for the pass (the steps
  * then read the gathered copy where the model reads the parameter), and a
  * node may all-reduce its output (forward and recomputation) or the
- * gradient of an input (backward) over a mesh axis.
+ * gradient of an input (backward) over a mesh axis, and a node may be an
+ * all-gather or a reduce-scatter (sequence parallelism), whose gradient is
+ * the converse collective.
  *
  * Invariants: the last node is the loss (its gradient is the seed, 1); a
  * tensor's gradient is named "d_NAME", a recomputed tensor "NAME_remat";
@@ -60,6 +62,19 @@ uint32_t wl_model_unary(wl_model *m, const char *label, wl_tensor out, wl_tensor
                         double bwd_per_elem);
 /* out = a + b (residual): gradients pass through (one flop per element). */
 uint32_t wl_model_add(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b);
+
+/* Sequence parallelism's collectives over mesh axis `axis` (a string that
+ * outlives m), each a node of its own with one input x:
+ * out = all-gather(x) (out holds the group's x in turn); its gradient is the
+ * reduce-scatter of out's gradient. Its output is never saved for the
+ * backward pass (whatever remat says): before the group's gradients the
+ * backward pass gathers x again, so only the shard x stays live between the
+ * passes. */
+uint32_t wl_model_all_gather(wl_model *m, wl_tensor out, wl_tensor x, const char *axis);
+/* out = reduce-scatter(x) (out is the device's part of the sum of the
+ * group's x); its gradient is the all-gather of out's gradient. x must feed
+ * no other node (its gradient is the collective's alone). */
+uint32_t wl_model_reduce_scatter(wl_model *m, wl_tensor out, wl_tensor x, const char *axis);
 
 /* Emit forward and backward into the graph. Parameter gradients get `grad_flags`
  * (WL_OUTPUT when the step returns them). */

@@ -88,19 +88,21 @@ bool wl_shard_plan_parse(const strata_params *p, const char *workload, wl_shard_
                     : FAIL("%s: sharding=%s needs a mesh (e.g. mesh=data:8 or mesh=data:4,model:2)", workload,
                            sharding);
     if (none)
-        return FAIL("%s: mesh=%s needs sharding=dp, fsdp, tp or fsdp+tp", workload, mesh);
+        return FAIL("%s: mesh=%s needs sharding=dp, fsdp, tp, tp+sp, fsdp+tp or fsdp+tp+sp", workload, mesh);
     uint64_t n = 0, t = 0;
     if (!parse_mesh(workload, mesh, &n, &t, err))
         return false;
     bool tp = strstr(sharding, "tp") != NULL;
+    plan->seq = g_str_has_suffix(sharding, "+sp");
     plan->data = strncmp(sharding, "fsdp", 4) == 0 ? WL_DATA_FSDP : n ? WL_DATA_DP : WL_DATA_NONE;
     if (t && !tp)
-        return FAIL("%s: sharding=%s does not use the mesh's model axis (mesh=%s); use tp or fsdp+tp",
+        return FAIL("%s: sharding=%s does not use the mesh's model axis (mesh=%s); use tp, tp+sp, fsdp+tp or "
+                    "fsdp+tp+sp",
                     workload, sharding, mesh);
     if (tp && !t)
         return FAIL("%s: sharding=%s needs a model axis in the mesh (e.g. mesh=data:4,model:2), got mesh=%s",
                     workload, sharding, mesh);
-    if (!n && strcmp(sharding, "tp") != 0)
+    if (!n && !g_str_has_prefix(sharding, "tp"))
         return FAIL("%s: sharding=%s needs a data axis in the mesh (e.g. mesh=data:8), got mesh=%s", workload,
                     sharding, mesh);
     plan->n = n ? n : 1;

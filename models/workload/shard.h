@@ -18,7 +18,10 @@
  * The `model` axis (tp) shards the weights themselves: the generator
  * builds each device's slice (Megatron column/row-parallel matmuls) and
  * marks the nodes whose outputs or input gradients are partial sums, which
- * autodiff.h all-reduces over `model`.
+ * autodiff.h all-reduces over `model`; with sequence parallelism (`tp+sp`,
+ * `fsdp+tp+sp`) it splits the sequence over `model` outside the
+ * column/row-parallel blocks and puts an all-gather before each block and a
+ * reduce-scatter after it in place of the all-reduce.
  *
  * Streams and events: gathers run on stream `gather` and gradient
  * reductions on stream `reduce`, so communication overlaps the compute on
@@ -46,6 +49,7 @@ typedef struct wl_shard_plan {
     uint64_t n;        /* size of the data axis (1: none) */
     uint64_t t;        /* size of the model axis (1: none) */
     uint64_t prefetch; /* fsdp: groups ahead that gathers are issued */
+    bool seq;          /* tp with sequence parallelism (`+sp`) */
     char mesh[64];     /* the mesh as `option mesh=` writes it; "" for none */
 } wl_shard_plan;
 

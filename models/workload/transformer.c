@@ -40,8 +40,16 @@
  *              the backward pass); H/T heads per device; the embedding is
  *              vocabulary-parallel ([V/T,d]: h_0 and the gradient of lnf_out
  *              all-reduced, logits [B,S,V/T]); layernorm scales and pos are
- *              replicated. The vocabulary-parallel cross-entropy's two
- *              [B,S] all-reduces (max, sum) are not modelled.
+ *              replicated. With sequence parallelism (tp+sp, fsdp+tp+sp)
+ *              the layernorms, residual adds and h_l hold S/T positions
+ *              ([B,S/T,d]); each column-parallel block's input is
+ *              all-gathered over `model` (NAME_ag, gathered again before
+ *              the layer's backward pass: only the shard is kept), each
+ *              row-parallel output and h_0 reduce-scattered (NAME_rs), the
+ *              converse in the backward pass, and the layernorm scales'
+ *              gradients all-reduced over `model`. The vocabulary-parallel
+ *              cross-entropy's two [B,S] all-reduces (max, sum) are not
+ *              modelled.
  */
 #include "workload/workload.h"
 #include "workload/autodiff.h"
@@ -49,7 +57,7 @@
 #include "core/error.h"
 
 static const char *const remat_choices[] = {"none", "full", "dots", NULL};
-static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "fsdp+tp", NULL};
+static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "tp+sp", "fsdp+tp", "fsdp+tp+sp", NULL};
 #define MODEL_AXIS "model"
 
 static const strata_param_def transformer_params[] = {
@@ -65,7 +73,8 @@ static const strata_param_def transformer_params[] = {
     {"mesh", STRATA_PARAM_STRING, "", "device mesh, data:N[,model:T] (empty: one device)", NULL},
     {"sharding", STRATA_PARAM_STRING, "none",
      "none, dp (replicas, gradients all-reduced over data), fsdp (ZeRO-3 over data), tp (Megatron over model; "
-     "dp over data if any) or fsdp+tp",
+     "dp over data if any), fsdp+tp, or tp+sp / fsdp+tp+sp (tp with sequence parallelism: layernorms and residuals "
+     "split along seq over model, all-gather before and reduce-scatter after each parallel block)",
      sharding_choices},
     {"prefetch", STRATA_PARAM_INT, "1", "fsdp: how many layers ahead each layer's parameters are all-gathered",
      NULL},
@@ -92,14 +101,27 @@ static wl_tensor act(tf_ctx *c, const char *name, uint32_t nd, const uint64_t *d
     return wl_graph_tensor(c->g, name, STRATA_TAG_ACTIVATION, c->dt, nd, dims, WL_TEMP);
 }
 
-/* y = layernorm(x) * scale: 8 flops per element forward, 14 backward. */
-static void layernorm(tf_ctx *c, const char *label, wl_tensor y, wl_tensor x, wl_tensor scale)
+/* The step's sizes on one device: B=batch (per device), S=seq,
+ * d=d_model, H=heads, V=vocab, T=the model axis (tp: H, 3d, 4d and V are
+ * split T ways); sp: sequence parallelism (S split T ways outside the
+ * parallel blocks). */
+typedef struct tf_dims {
+    uint64_t B, S, d, H, V, T;
+    bool sp;
+} tf_dims;
+
+/* y = layernorm(x) * scale: 8 flops per element forward, 14 backward.
+ * Under sequence parallelism x is the device's part of the sequence, so
+ * the scale's gradient is a partial sum over the model axis. */
+static void layernorm(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor y, wl_tensor x, wl_tensor scale)
 {
     double n = (double)wl_graph_elements(c->g, x);
     wl_tensor ins[2] = {x, scale};
     uint32_t node = wl_model_node(c->m, label, y, ins, 2, 8 * n, false);
     wl_model_vjp(c->m, node, 0, 14 * n, ins, 2);
     wl_model_vjp(c->m, node, 1, 3 * n, &x, 1);
+    if (z->sp)
+        wl_model_reduce_grad(c->m, node, 1, MODEL_AXIS);
 }
 
 /* The sharding's checks: the mesh fits the sharding and its axes divide
@@ -115,7 +137,7 @@ static bool transformer_check_shard(const strata_params *p, wl_shard_plan *plan,
     for (const char *const *name = by_model; *name; name++)
         if (!wl_shard_check_divides(p, "transformer", *name, plan->t, MODEL_AXIS, err))
             return false;
-    return true;
+    return !plan->seq || wl_shard_check_divides(p, "transformer", "seq", plan->t, MODEL_AXIS, err);
 }
 
 /* The parameters' checks: all >= 1, every size within 64 bits, heads
@@ -143,13 +165,6 @@ static bool transformer_check(const strata_params *p, wl_shard_plan *plan, GErro
     return transformer_check_shard(p, plan, err);
 }
 
-/* The step's sizes on one device: B=batch (per device), S=seq,
- * d=d_model, H=heads, V=vocab, T=the model axis (tp: H, 3d, 4d and V are
- * split T ways). */
-typedef struct tf_dims {
-    uint64_t B, S, d, H, V, T;
-} tf_dims;
-
 /* Under tp, a node whose output (k < 0) or input k's gradient is a partial
  * sum over the model axis. */
 static void tf_partial(tf_ctx *c, const tf_dims *z, uint32_t node, int k)
@@ -162,14 +177,59 @@ static void tf_partial(tf_ctx *c, const tf_dims *z, uint32_t node, int k)
         wl_model_reduce_grad(c->m, node, (uint32_t)k, MODEL_AXIS);
 }
 
-/* Decoder layer l on input h; returns the layer's output h_{l+1}. */
+/* The input of a column-parallel block: under sp x [B,S/T,d] all-gathered
+ * over the model axis into NAME_ag [B,S,d] (whose gradient is then
+ * reduce-scattered), else x itself. */
+static wl_tensor tf_block_in(tf_ctx *c, const tf_dims *z, wl_tensor x)
+{
+    if (!z->sp)
+        return x;
+    const uint64_t bsd[3] = {z->B, z->S, z->d};
+    char *name = g_strconcat(wl_graph_name(c->g, x), "_ag", NULL);
+    wl_tensor full = act(c, name, 3, bsd);
+    g_free(name);
+    wl_model_all_gather(c->m, full, x, MODEL_AXIS);
+    return full;
+}
+
+/* A column-parallel matmul out = x @ w of `flops`, on the block's input x:
+ * the gradient of x is a partial sum over the model axis, all-reduced
+ * under tp and reduce-scattered by x's all-gather under sp. */
+static void tf_column(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x, wl_tensor w,
+                      double flops)
+{
+    uint32_t node = wl_model_matmul(c->m, label, out, x, w, flops);
+    if (!z->sp)
+        tf_partial(c, z, node, 0);
+}
+
+/* The output of a row-parallel block: x [B,S,d], node's output, is a
+ * partial sum over the model axis, all-reduced in place under tp (x is
+ * returned), reduce-scattered into NAME_rs [B,S/T,d] under sp. */
+static wl_tensor tf_block_out(tf_ctx *c, const tf_dims *z, uint32_t node, wl_tensor x)
+{
+    if (!z->sp) {
+        tf_partial(c, z, node, -1);
+        return x;
+    }
+    const uint64_t bsd[3] = {z->B, z->S / z->T, z->d};
+    char *name = g_strconcat(wl_graph_name(c->g, x), "_rs", NULL);
+    wl_tensor part = act(c, name, 3, bsd);
+    g_free(name);
+    wl_model_reduce_scatter(c->m, part, x, MODEL_AXIS);
+    return part;
+}
+
+/* Decoder layer l on input h; returns the layer's output h_{l+1}. Under sp
+ * h, the layernorms' outputs, the residuals and h_{l+1} are the device's
+ * S/T positions. */
 static wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h)
 {
     wl_model *m = c->m;
-    const uint64_t B = z->B, S = z->S, d = z->d, H = z->H / z->T, dt = d / z->T;
+    const uint64_t B = z->B, S = z->S, d = z->d, H = z->H / z->T, dt = d / z->T, Sl = z->sp ? S / z->T : S;
     const uint64_t dvec[1] = {d}, d3[2] = {d, 3 * d / z->T}, dd[2] = {dt, d}, d4[2] = {d, 4 * d / z->T},
-                   d4r[2] = {4 * d / z->T, d}, bsd[3] = {B, S, d}, bsdt[3] = {B, S, dt}, bs3d[3] = {B, S, 3 * d / z->T},
-                   bhss[4] = {B, H, S, S}, bs4d[3] = {B, S, 4 * d / z->T};
+                   d4r[2] = {4 * d / z->T, d}, bsd[3] = {B, S, d}, bsdl[3] = {B, Sl, d}, bsdt[3] = {B, S, dt},
+                   bs3d[3] = {B, S, 3 * d / z->T}, bhss[4] = {B, H, S, S}, bs4d[3] = {B, S, 4 * d / z->T};
     double bsd_n = (double)(B * S * d);
     char name[64], label[64];
 #define NAME(fmt) (g_snprintf(name, sizeof name, fmt, (unsigned)l), name)
@@ -178,10 +238,10 @@ static wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h)
               wo = param(c, NAME("l%u_wo"), 2, dd), ln2 = param(c, NAME("l%u_ln2"), 1, dvec),
               w1 = param(c, NAME("l%u_w1"), 2, d4), w2 = param(c, NAME("l%u_w2"), 2, d4r);
     wl_model_group(m, (int)l, true);
-    wl_tensor a = act(c, NAME("l%u_ln1_out"), 3, bsd);
-    layernorm(c, LABEL("l%u_ln1"), a, h, ln1);
+    wl_tensor a = act(c, NAME("l%u_ln1_out"), 3, bsdl);
+    layernorm(c, z, LABEL("l%u_ln1"), a, h, ln1);
     wl_tensor qkv = act(c, NAME("l%u_qkv"), 3, bs3d);
-    tf_partial(c, z, wl_model_matmul(m, LABEL("l%u_qkv_proj"), qkv, a, wqkv, 2 * bsd_n * 3 * (double)dt), 0);
+    tf_column(c, z, LABEL("l%u_qkv_proj"), qkv, tf_block_in(c, z, a), wqkv, 2 * bsd_n * 3 * (double)dt);
     wl_tensor scores = act(c, NAME("l%u_scores"), 4, bhss);
     double att = 2.0 * (double)(B * S) * (double)S * (double)dt;
     uint32_t sn = wl_model_node(m, LABEL("l%u_qk"), scores, &qkv, 1, att, true);
@@ -196,19 +256,19 @@ static wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h)
     wl_model_vjp(m, cn, 0, att, &qkv, 1);
     wl_model_vjp(m, cn, 1, att, &probs, 1);
     wl_tensor o = act(c, NAME("l%u_attn_out"), 3, bsd);
-    tf_partial(c, z, wl_model_matmul(m, LABEL("l%u_out_proj"), o, ctx, wo, 2 * bsd_n * (double)dt), -1);
-    wl_tensor h1 = act(c, NAME("l%u_resid1"), 3, bsd);
+    o = tf_block_out(c, z, wl_model_matmul(m, LABEL("l%u_out_proj"), o, ctx, wo, 2 * bsd_n * (double)dt), o);
+    wl_tensor h1 = act(c, NAME("l%u_resid1"), 3, bsdl);
     wl_model_add(m, LABEL("l%u_add1"), h1, h, o);
-    wl_tensor b = act(c, NAME("l%u_ln2_out"), 3, bsd);
-    layernorm(c, LABEL("l%u_ln2"), b, h1, ln2);
+    wl_tensor b = act(c, NAME("l%u_ln2_out"), 3, bsdl);
+    layernorm(c, z, LABEL("l%u_ln2"), b, h1, ln2);
     wl_tensor u = act(c, NAME("l%u_mlp_up"), 3, bs4d);
-    tf_partial(c, z, wl_model_matmul(m, LABEL("l%u_mlp_in"), u, b, w1, 8 * bsd_n * (double)dt), 0);
+    tf_column(c, z, LABEL("l%u_mlp_in"), u, tf_block_in(c, z, b), w1, 8 * bsd_n * (double)dt);
     wl_tensor ga = act(c, NAME("l%u_gelu"), 3, bs4d);
     wl_model_unary(m, LABEL("l%u_gelu"), ga, u, 12, 20);
     wl_tensor f = act(c, NAME("l%u_mlp_out"), 3, bsd);
-    tf_partial(c, z, wl_model_matmul(m, LABEL("l%u_mlp_down"), f, ga, w2, 8 * bsd_n * (double)dt), -1);
+    f = tf_block_out(c, z, wl_model_matmul(m, LABEL("l%u_mlp_down"), f, ga, w2, 8 * bsd_n * (double)dt), f);
     g_snprintf(name, sizeof name, "h_%u", (unsigned)(l + 1));
-    wl_tensor hn = act(c, name, 3, bsd);
+    wl_tensor hn = act(c, name, 3, bsdl);
     wl_model_add(m, LABEL("l%u_add2"), hn, h1, f);
 #undef NAME
 #undef LABEL
@@ -221,14 +281,15 @@ static void tf_head(tf_ctx *c, const tf_dims *z, int group, wl_tensor h, wl_tens
 {
     wl_graph *g = c->g;
     wl_model *m = c->m;
-    const uint64_t V = z->V / z->T, dvec[1] = {z->d}, bsd[3] = {z->B, z->S, z->d}, bsv[3] = {z->B, z->S, V};
+    const uint64_t V = z->V / z->T, dvec[1] = {z->d}, bsd[3] = {z->B, z->sp ? z->S / z->T : z->S, z->d},
+                   bsv[3] = {z->B, z->S, V};
     wl_model_group(m, group, false);
     wl_tensor lnf = param(c, "lnf", 1, dvec);
     wl_tensor hf = act(c, "lnf_out", 3, bsd);
-    layernorm(c, "final_ln", hf, h, lnf);
+    layernorm(c, z, "final_ln", hf, h, lnf);
     wl_tensor logits = act(c, "logits", 3, bsv);
-    tf_partial(c, z, wl_model_matmul(m, "logits_proj", logits, hf, embed, 2 * (double)(z->B * z->S * z->d) * (double)V),
-               0);
+    tf_column(c, z, "logits_proj", logits, tf_block_in(c, z, hf), embed,
+              2 * (double)(z->B * z->S * z->d) * (double)V);
     wl_tensor loss = wl_graph_tensor(g, "loss", STRATA_TAG_TEMP, STRATA_DTYPE_F32, 0, NULL, WL_TEMP);
     wl_tensor x_ins[2] = {logits, targets};
     double bsv_n = (double)(z->B * z->S * V);
@@ -282,7 +343,7 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
         return NULL;
     tf_dims z = {(uint64_t)strata_params_int(p, "batch") / plan.n, (uint64_t)strata_params_int(p, "seq"),
                  (uint64_t)strata_params_int(p, "d_model"), (uint64_t)strata_params_int(p, "heads"),
-                 (uint64_t)strata_params_int(p, "vocab"), plan.t};
+                 (uint64_t)strata_params_int(p, "vocab"), plan.t, plan.seq};
     uint64_t L = (uint64_t)strata_params_int(p, "layers");
     wl_remat remat = WL_REMAT_NONE;
     wl_remat_from_name(strata_params_string(p, "remat"), &remat);
@@ -304,7 +365,7 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     uint32_t en = wl_model_node(m, "embed_gather", h, e_ins, 3, bsd_n, false);
     wl_model_vjp(m, en, 1, bsd_n, &tokens, 1); /* scatter-add into d_embed */
     wl_model_vjp(m, en, 2, bsd_n, NULL, 0);
-    tf_partial(&c, &z, en, -1); /* vocabulary-parallel: each device gathers its rows */
+    h = tf_block_out(&c, &z, en, h); /* vocabulary-parallel: each device gathers its rows */
     for (uint64_t l = 0; l < L; l++)
         h = tf_layer(&c, &z, l, h);
     tf_head(&c, &z, (int)L, h, embed, targets);
@@ -326,7 +387,7 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
 const strata_workload_type strata_workload_transformer = {
     "transformer",
     "a decoder training step: embeddings, attention, MLP, layernorm, AdamW; remat none|full|dots; sharded "
-    "over mesh= by sharding=dp|fsdp|tp|fsdp+tp",
+    "over mesh= by sharding=dp|fsdp|tp|tp+sp|fsdp+tp|fsdp+tp+sp",
     transformer_params,
     transformer_generate,
     NULL,
