@@ -14,6 +14,7 @@
 #include "engine/engine.h"
 #include "ledger/ledger.h"
 #include "policy/policy.h"
+#include "spmd/spmd.h"
 #include "trace/check.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
@@ -233,6 +234,49 @@ START_TEST(pad_collectives_keep_sizes)
         g_free(out);
         strata_source_free(src);
     }
+}
+END_TEST
+
+/* On a machine of several devices (test-ring8) every device's memory
+ * reports its own padding. Over data:8: a and s (3x100 f32) pad to 8x128,
+ * 1200 -> 4096 B, +2896 each on every device; g, all-gathered from s, is
+ * sized 8 x 4096 = 32768 B from 9600: +23168; b (100 f32, device=3 only)
+ * pads to 128 lanes, +112 on hbm@3; h (3x100 f32 in host memory, one per
+ * device) +2896 x 8 on host@0, the one host. */
+START_TEST(pad_per_device)
+{
+    static const char text[] = "strata-trace 1\n"
+                               "option mesh=data:8\n"
+                               "alloc a 1200 dtype=f32 shape=3x100\n"
+                               "alloc s 1200 dtype=f32 shape=3x100\n"
+                               "alloc g 9600 dtype=f32 shape=24x100\n"
+                               "alloc b 400 dtype=f32 shape=100 device=3\n"
+                               "alloc h 1200 host dtype=f32 shape=3x100\n"
+                               "compute program_start time=0\n"
+                               "all-gather g s axis=data\n";
+    strata_hw *hw = strata_test_load_hw("test-ring8", NULL);
+    GError *err = NULL;
+    const char *specs[] = {"pad", NULL};
+    strata_source *src = strata_policies_apply(trace_text(text), specs, hw, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "?");
+    src = strata_spmd_expand(src, hw);
+    strata_results *r = NULL;
+    ck_assert_msg(strata_engine_run(hw, src, NULL, &r, &err), "%s", err ? err->message : "?");
+    guint seen = 0;
+    for (guint i = 0; i < r->memories->len; i++) {
+        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        uint64_t want = strcmp(m->name, "host@0") == 0   ? 8 * 2896
+                        : strcmp(m->name, "hbm@3") == 0 ? 2 * 2896 + 23168 + 112
+                        : g_str_has_prefix(m->name, "hbm@") ? 2 * 2896 + 23168
+                                                            : 0;
+        ck_assert_msg(m->padding_bytes == want, "%s: padding %" G_GUINT64_FORMAT ", want %" G_GUINT64_FORMAT,
+                      m->name, m->padding_bytes, want);
+        seen += want != 0;
+    }
+    ck_assert_uint_eq(seen, 9);
+    strata_results_free(r);
+    strata_source_free(src);
+    strata_hw_free(hw);
 }
 END_TEST
 
@@ -753,6 +797,7 @@ static Suite *policy_suite(void)
     tcase_add_test(tc, registry_and_errors);
     tcase_add_test(tc, pad_by_hand);
     tcase_add_test(tc, pad_collectives_keep_sizes);
+    tcase_add_test(tc, pad_per_device);
     tcase_add_test(tc, donate_reuses_storage);
     tcase_add_test(tc, batch_copies_merge_small_runs);
     tcase_add_test(tc, transfer_guard_modes);

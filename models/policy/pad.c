@@ -29,6 +29,12 @@
  * counted as padding. Over data:4, all-gather of a 3x100 f32 shard: the shard
  * 1200 -> 4096 B, the gathered 12x100 buffer 4800 -> 4 x 4096 = 16384 B.
  * all-reduce's one buffer pads by its shape.
+ *
+ * On hardware of several devices (the run expands the trace over them) the
+ * options are per memory instance instead: `option padding_bytes.hbm@3=N`
+ * for each device's memory that holds a padded buffer (every device of the
+ * mesh, or the alloc's device=; host memories per host, summing their
+ * devices), so every device's results report their own padding_bytes.
  */
 #include <string.h>
 #include "core/error.h"
@@ -42,6 +48,10 @@
 
 typedef struct pad_policy {
     uint64_t rows, lanes;     /* tile for 32-bit elements */
+    const strata_hw *hw;      /* set when the run expands over several devices: padding per memory instance */
+    bool mesh;                /* the trace has a mesh (its ops run on every device) */
+    GHashTable *placed;       /* alloc op index -> device + 1, for allocs with device= */
+    GString *instance;        /* scratch for a memory instance's name */
     GHashTable *added;        /* option key -> uint64 * (bytes added per memory) */
     GPtrArray *keys;          /* option keys in first-seen order */
     GHashTable *sized;        /* alloc op index -> uint64 * (size set by a collective) */
@@ -93,7 +103,8 @@ static char *option_key(const char *memory)
     return memory ? g_strconcat(PAD_OPTION ".", memory, NULL) : g_strdup(PAD_OPTION);
 }
 
-static void add_bytes(pad_policy *p, const char *key, uint64_t bytes)
+/* Adds bytes to the sum under key, or takes them back. */
+static void add_bytes(pad_policy *p, const char *key, uint64_t bytes, bool add)
 {
     uint64_t *v = g_hash_table_lookup(p->added, key);
     if (!v) {
@@ -102,7 +113,43 @@ static void add_bytes(pad_policy *p, const char *key, uint64_t bytes)
         g_hash_table_insert(p->added, k, v);
         g_ptr_array_add(p->keys, k);
     }
-    *v += bytes;
+    *v = add ? *v + bytes : *v - bytes;
+}
+
+/* The instance of `memory` (NULL: the default) on device d, as the SPMD
+ * expansion places it: a name with its own @D is itself. */
+static const char *memory_instance(pad_policy *p, const char *memory, uint32_t d)
+{
+    const char *at = memory ? strrchr(memory, '@') : NULL;
+    if (at && g_ascii_isdigit(at[1]))
+        return memory;
+    int base = strata_hw_memory_base_index(p->hw, memory);
+    if (base >= 0)
+        return strata_hw_memory(p->hw, strata_hw_memory_on(p->hw, (uint32_t)base, d))->name;
+    g_string_printf(p->instance, "%s@%u", memory ? memory : "hbm", d);
+    return p->instance->str;
+}
+
+/* Padding of `bytes` added (or taken back) to a buffer in `memory` that
+ * the alloc at op index `at` makes: counted once for the program, or, when
+ * the run expands over several devices, on every memory instance holding a
+ * copy (every device of the mesh, or the alloc's device=; device 0 without
+ * a mesh), so each device's figure is its own. */
+static void count_padding(pad_policy *p, const char *memory, uint64_t at, uint64_t bytes, bool add)
+{
+    if (!p->hw) {
+        char *key = option_key(memory);
+        add_bytes(p, key, bytes, add);
+        g_free(key);
+        return;
+    }
+    guint placed = GPOINTER_TO_UINT(g_hash_table_lookup(p->placed, &at));
+    uint32_t n = strata_hw_devices(p->hw), first = placed ? placed - 1 : 0, end = placed ? placed : p->mesh ? n : 1;
+    for (uint32_t d = first; d < end && d < n; d++) {
+        char *key = option_key(memory_instance(p, memory, d));
+        add_bytes(p, key, bytes, add);
+        g_free(key);
+    }
 }
 
 static bool is_pad_option(const strata_op *op)
@@ -158,12 +205,8 @@ static bool size_collective(pad_policy *p, const strata_op *op, const strata_mes
         return false;
     if (target < whole->size)
         return true; /* the sizes disagree already: the checker reports it */
-    char *key = option_key(whole->memory);
-    uint64_t *sum = g_hash_table_lookup(p->added, key);
-    if (sum)
-        *sum -= before - whole->size;
-    add_bytes(p, key, target - whole->size);
-    g_free(key);
+    count_padding(p, whole->memory, whole->alloc_index, before - whole->size, false);
+    count_padding(p, whole->memory, whole->alloc_index, target - whole->size, true);
     uint64_t *k = g_new(uint64_t, 1), *v = g_new(uint64_t, 1);
     *k = whole->alloc_index;
     *v = target;
@@ -172,8 +215,8 @@ static bool size_collective(pad_policy *p, const strata_op *op, const strata_mes
 }
 /* One planning step: padding options summed, allocs' padding counted, the
  * mesh read, collectives' sizes set. */
-static bool plan_op(pad_policy *p, const strata_op *op, strata_mesh **mesh, const strata_buffer_table *buffers,
-                    const char *origin, GError **err)
+static bool plan_op(pad_policy *p, uint64_t index, const strata_op *op, strata_mesh **mesh,
+                    const strata_buffer_table *buffers, const char *origin, GError **err)
 {
     uint64_t shape[STRATA_MAX_DIMS], added;
     if (is_pad_option(op)) {
@@ -182,18 +225,21 @@ static bool plan_op(pad_policy *p, const strata_op *op, strata_mesh **mesh, cons
             g_prefix_error(err, "%s:%" G_GUINT64_FORMAT ": option %s: ", origin, op->line, op->name);
             return false;
         }
-        add_bytes(p, op->name, v);
+        add_bytes(p, op->name, v, true);
     } else if (op->kind == STRATA_OP_OPTION && strcmp(op->name, "mesh") == 0) {
         strata_mesh_free(*mesh);
         *mesh = strata_mesh_parse(op->src ? op->src : "", NULL);
+        p->mesh = *mesh != NULL;
     } else if (op->kind == STRATA_OP_ALLOC) {
         if (!pad_shape(p, op, shape, &added))
             return pad_overflow(origin, op, err);
-        if (added) {
-            char *key = option_key(op->memory);
-            add_bytes(p, key, added);
-            g_free(key);
+        if (op->has_device) {
+            uint64_t *k = g_new(uint64_t, 1);
+            *k = index;
+            g_hash_table_replace(p->placed, k, GUINT_TO_POINTER(op->device + 1));
         }
+        if (added)
+            count_padding(p, op->memory, index, added, true);
     } else if (strata_op_kind_is_collective(op->kind) && !size_collective(p, op, *mesh, buffers)) {
         return pad_overflow(origin, op, err);
     }
@@ -209,7 +255,7 @@ static bool pad_plan(void *self, strata_source *in, GError **err)
     strata_buffer_table *buffers = strata_buffer_table_new();
     bool ok = true;
     for (uint64_t index = 0; ok && (r = strata_source_next(in, &op, err)) == 1; index++) {
-        ok = plan_op(p, op, &mesh, buffers, strata_source_origin(in), err);
+        ok = plan_op(p, index, op, &mesh, buffers, strata_source_origin(in), err);
         strata_buffer_table_feed(buffers, index, op);
     }
     strata_mesh_free(mesh);
@@ -274,6 +320,8 @@ static void pad_destroy(void *self)
     g_hash_table_destroy(p->added);
     g_ptr_array_free(p->keys, TRUE);
     g_hash_table_destroy(p->sized);
+    g_hash_table_destroy(p->placed);
+    g_string_free(p->instance, TRUE);
     g_free(p);
 }
 
@@ -304,8 +352,8 @@ static const strata_param_def pad_params[] = {
 static strata_source *pad_apply(strata_source *in, const strata_params *params, const strata_hw *hw,
                                 GError **err)
 {
-    (void)hw;
     pad_policy *p = g_new0(pad_policy, 1);
+    p->hw = hw && strata_hw_devices(hw) > 1 ? hw : NULL;
     if (!strata_pad_parse_tile(strata_params_string(params, "tile"), &p->rows, &p->lanes, err)) {
         g_free(p);
         strata_source_free(in);
@@ -314,6 +362,8 @@ static strata_source *pad_apply(strata_source *in, const strata_params *params, 
     p->added = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
     p->keys = g_ptr_array_new_with_free_func(g_free);
     p->sized = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, g_free);
+    p->placed = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
+    p->instance = g_string_new(NULL);
     return strata_rewrite_source_new(in, &pad_ops, p, "pad", err);
 }
 
