@@ -2,9 +2,9 @@
  * check.c: the semantic checker of an op stream (contract in check.h).
  *
  * State, all O(1) per op:
- *  - live: buffer name -> live_buffer (owned, the name inside it); the
- *    lookup by id (strata_checker_buffer(), for tests and diagnostics)
- *    walks it, so the per-op path keeps one table;
+ *  - live: the live buffers by name (trace/check_live.h: no allocation
+ *    per op); the lookup by id (strata_checker_buffer(), for tests and
+ *    diagnostics) walks it, so the per-op path keeps one table;
  *  - streams: name -> index + 1, and stream_names in index order; the
  *    last stream looked up is remembered, as ops come in runs on a stream;
  *  - events: name -> event_state (index, number of records so far);
@@ -27,15 +27,9 @@
 #include <string.h>
 #include "core/error.h"
 #include "spmd/mesh.h"
+#include "trace/check_live.h"
 
-typedef struct live_buffer {
-    uint64_t id;
-    uint64_t size;
-    uint64_t line;      /* where it was allocated */
-    const char *memory; /* interned; NULL = the default memory */
-    strata_dtype dtype;
-    char name[];        /* the key in `live` */
-} live_buffer;
+typedef strata_live_buffer live_buffer;
 
 typedef struct event_state {
     uint32_t index;
@@ -44,7 +38,7 @@ typedef struct event_state {
 
 struct strata_checker {
     char *origin;
-    GHashTable *live;       /* char * (the buffer's name) -> live_buffer * (owned) */
+    strata_live_set *live;  /* the live buffers by name */
     GHashTable *streams;    /* char * (owned) -> GUINT_TO_POINTER(index + 1) */
     GPtrArray *stream_names;/* char * borrowed from `streams` keys */
     uint32_t last_stream;   /* index of the stream last looked up, or UINT32_MAX */
@@ -64,7 +58,7 @@ strata_checker *strata_checker_new(const char *origin)
 {
     strata_checker *c = g_new0(strata_checker, 1);
     c->origin = g_strdup(origin ? origin : "<ops>");
-    c->live = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    c->live = strata_live_new();
     c->streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     c->stream_names = g_ptr_array_new();
     c->last_stream = UINT32_MAX;
@@ -81,7 +75,7 @@ void strata_checker_free(strata_checker *c)
 {
     if (c == NULL)
         return;
-    g_hash_table_destroy(c->live);
+    strata_live_free(c->live);
     g_ptr_array_free(c->stream_names, TRUE);
     g_hash_table_destroy(c->streams);
     g_hash_table_destroy(c->events);
@@ -144,7 +138,7 @@ static uint32_t stream_index(strata_checker *c, const char *name)
 static live_buffer *need_live(const strata_checker *c, const strata_op *op, const char *role, const char *name,
                               GError **err)
 {
-    live_buffer *b = name ? g_hash_table_lookup(c->live, name) : NULL;
+    live_buffer *b = name ? strata_live_find(c->live, name) : NULL;
     if (!b)
         fail(c, op, err, "expected a live buffer as %s of %s, got '%s' (never allocated, or already freed)", role,
              strata_op_kind_name(op->kind), name ? name : "");
@@ -169,27 +163,34 @@ static bool resolve_list(const strata_checker *c, const strata_op *op, const cha
     return true;
 }
 
+/* An alloc of a name that is live (as old). */
+static bool fail_live(const strata_checker *c, const strata_op *op, const live_buffer *old, GError **err)
+{
+    return fail(c, op, err,
+                "expected a name that is not live, got '%s' (allocated at line %" G_GUINT64_FORMAT
+                " and not freed since)",
+                op->name, old->line);
+}
+
 static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
 {
-    live_buffer *old = g_hash_table_lookup(c->live, op->name);
-    if (old)
-        return fail(c, op, err,
-                    "expected a name that is not live, got '%s' (allocated at line %" G_GUINT64_FORMAT
-                    " and not freed since)",
-                    op->name, old->line);
-    if (op->size == 0)
-        return fail(c, op, err, "expected a size above 0 for buffer '%s'", op->name);
-    if (op->n_dims > STRATA_MAX_DIMS)
+    if (op->size == 0 || op->n_dims > STRATA_MAX_DIMS) {
+        live_buffer *old = strata_live_find(c->live, op->name);
+        if (old)
+            return fail_live(c, op, old, err);
+        if (op->size == 0)
+            return fail(c, op, err, "expected a size above 0 for buffer '%s'", op->name);
         return fail(c, op, err, "expected at most %d dimensions, got %u", STRATA_MAX_DIMS, op->n_dims);
-    size_t name_bytes = strlen(op->name) + 1;
-    live_buffer *b = g_malloc(sizeof *b + name_bytes);
-    memcpy(b->name, op->name, name_bytes);
+    }
+    bool added = false;
+    live_buffer *b = strata_live_add(c->live, op->name, &added);
+    if (!added)
+        return fail_live(c, op, b, err);
     b->id = c->next_buffer++;
     b->size = op->size;
     b->line = op->line;
     b->memory = intern_memory(c, op->memory);
     b->dtype = op->dtype;
-    g_hash_table_insert(c->live, b->name, b);
     r->buf = b->id;
     r->bytes = b->size;
     r->memory = b->memory;
@@ -199,15 +200,13 @@ static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r
 
 static bool feed_free(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
 {
-    gpointer key, value;
-    if (!g_hash_table_steal_extended(c->live, op->name, &key, &value))
+    live_buffer b;
+    if (!strata_live_remove(c->live, op->name, &b))
         return need_live(c, op, "the buffer", op->name, err) != NULL;
-    live_buffer *b = value;
-    r->buf = b->id;
-    r->bytes = b->size;
-    r->memory = b->memory;
-    r->dtype = b->dtype;
-    g_free(b);
+    r->buf = b.id;
+    r->bytes = b.size;
+    r->memory = b.memory;
+    r->dtype = b.dtype;
     return true;
 }
 
@@ -452,16 +451,9 @@ uint32_t strata_checker_event_count(const strata_checker *c) { return g_hash_tab
 uint64_t strata_checker_buffer_count(const strata_checker *c) { return c->next_buffer; }
 uint64_t strata_checker_op_count(const strata_checker *c) { return c->ops; }
 
-/* Matches a live buffer by id. */
-static gboolean has_id(gpointer key, gpointer value, gpointer user)
-{
-    (void)key;
-    return ((const live_buffer *)value)->id == *(const uint64_t *)user;
-}
-
 bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size, const char **memory)
 {
-    const live_buffer *b = g_hash_table_find(c->live, has_id, &id);
+    const live_buffer *b = strata_live_find_id(c->live, id);
     if (!b)
         return false;
     if (size)

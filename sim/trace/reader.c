@@ -75,22 +75,53 @@ static bool fail_got(const line_ctx *lc, const char *at, const char *expected, G
 
 /* ---- tokens and names ------------------------------------------------- */
 
-static char *next_token(char **cursor)
+static char *skip_blanks(char *p)
 {
-    char *p = *cursor;
     while (*p == ' ' || *p == '\t')
         p++;
+    return p;
+}
+
+/* Whether c ends a token (a blank or the end of the line). */
+static bool token_end(char c)
+{
+    return c == ' ' || c == '\t' || c == '\0';
+}
+
+/* Cuts the token that ends at end: its NUL written, cursor after it. */
+static void cut_token(char **cursor, char *end)
+{
+    if (*end != '\0')
+        *end++ = '\0';
+    *cursor = end;
+}
+
+static char *next_token(char **cursor)
+{
+    char *p = skip_blanks(*cursor);
     if (*p == '\0') {
         *cursor = p;
         return NULL;
     }
     char *tok = p;
-    while (*p != '\0' && *p != ' ' && *p != '\t')
+    while (!token_end(*p))
         p++;
-    if (*p != '\0')
-        *p++ = '\0';
-    *cursor = p;
+    cut_token(cursor, p);
     return tok;
+}
+
+/* The bytes a name may hold: printable (0x21..0x7e, or any byte from 0x80
+ * on, as in UTF-8), but not '=', ',' or '#'. A table, as every byte of
+ * every name is looked up. */
+#define NAME_BYTE(c) ((c) >= 0x21 && (c) != 0x7f && (c) != '=' && (c) != ',' && (c) != '#')
+#define NAME_BYTES4(c) NAME_BYTE(c), NAME_BYTE((c) + 1), NAME_BYTE((c) + 2), NAME_BYTE((c) + 3)
+#define NAME_BYTES16(c) NAME_BYTES4(c), NAME_BYTES4((c) + 4), NAME_BYTES4((c) + 8), NAME_BYTES4((c) + 12)
+#define NAME_BYTES64(c) NAME_BYTES16(c), NAME_BYTES16((c) + 16), NAME_BYTES16((c) + 32), NAME_BYTES16((c) + 48)
+static const bool name_bytes[256] = {NAME_BYTES64(0), NAME_BYTES64(64), NAME_BYTES64(128), NAME_BYTES64(192)};
+
+static bool name_byte(unsigned char c)
+{
+    return name_bytes[c];
 }
 
 /* A name: non-empty, printable, without '=', ',' or '#'. */
@@ -99,7 +130,7 @@ static bool valid_name(const char *s)
     if (*s == '\0')
         return false;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if (*p < 0x21 || *p == 0x7f || *p == '=' || *p == ',' || *p == '#')
+        if (!name_byte(*p))
             return false;
     return true;
 }
@@ -130,6 +161,18 @@ static const char *dtype_name_u(unsigned i) { return strata_dtype_name((strata_d
 
 /* ---- attribute values ------------------------------------------------- */
 
+/* The decimal digits at p as *v: the byte after them, or NULL when p holds
+ * no digit or the value overflows. */
+static const char *decimal(const char *p, uint64_t *v)
+{
+    if (*p < '0' || *p > '9')
+        return NULL;
+    for (*v = 0; *p >= '0' && *p <= '9'; p++)
+        if (__builtin_mul_overflow(*v, 10, v) || __builtin_add_overflow(*v, (uint64_t)(*p - '0'), v))
+            return NULL;
+    return p;
+}
+
 /* Fast path for the common forms "4096" and "64KiB": decimal digits and an
  * optional binary unit, overflow-checked. Anything else (fractions,
  * exponents, decimal units, errors) goes to strata_parse_size(), which
@@ -141,14 +184,15 @@ static bool fast_size(const char *text, uint64_t *bytes)
         const char *unit;
         unsigned shift;
     } units[] = {{"", 0}, {"B", 0}, {"KiB", 10}, {"MiB", 20}, {"GiB", 30}, {"TiB", 40}};
-    const char *p = text;
     uint64_t v = 0;
-    if (*p < '0' || *p > '9')
+    const char *p = decimal(text, &v);
+    if (!p)
         return false;
-    for (; *p >= '0' && *p <= '9'; p++)
-        if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, (uint64_t)(*p - '0'), &v))
-            return false;
-    for (size_t i = 0; i < G_N_ELEMENTS(units); i++) {
+    if (*p == '\0') {
+        *bytes = v;
+        return true;
+    }
+    for (size_t i = 1; i < G_N_ELEMENTS(units); i++) {
         if (strcmp(p, units[i].unit) == 0) {
             if (units[i].shift && v > (UINT64_MAX >> units[i].shift))
                 return false;
@@ -392,7 +436,16 @@ static bool missing(const line_ctx *lc, const char *what, GError **err)
 static bool take_operand(const line_ctx *lc, char **cursor, const char *what, const strata_op *op, bool first,
                          const char **out, GError **err)
 {
-    char *tok = next_token(cursor);
+    /* The common case in one pass: a token of name bytes only. */
+    char *tok = skip_blanks(*cursor), *p = tok;
+    while (name_byte((unsigned char)*p))
+        p++;
+    if (p > tok && token_end(*p)) {
+        cut_token(cursor, p);
+        *out = tok;
+        return true;
+    }
+    tok = next_token(cursor);
     if (tok)
         return take_name(lc, tok, what, out, err);
     char *m = first ? g_strdup_printf("%s after '%s'", what, strata_op_kind_name(op->kind))
@@ -400,6 +453,21 @@ static bool take_operand(const line_ctx *lc, char **cursor, const char *what, co
     missing(lc, m, err);
     g_free(m);
     return false;
+}
+
+/* The common case of a size operand: decimal digits, above 0, no unit.
+ * False (cursor unmoved) for any other token, which parse_size_value()
+ * then reads or refuses. */
+static bool plain_size(char **cursor, uint64_t *bytes)
+{
+    char *tok = skip_blanks(*cursor);
+    uint64_t v = 0;
+    char *p = (char *)decimal(tok, &v);
+    if (!p || v == 0 || !token_end(*p))
+        return false;
+    cut_token(cursor, p);
+    *bytes = v;
+    return true;
 }
 
 /* Positional operands of each kind. *cursor is left after the last one. */
@@ -410,6 +478,8 @@ static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GEr
     switch (op->kind) {
     case STRATA_OP_ALLOC:
         ok = take_operand(lc, cursor, "a buffer name", op, true, &op->name, err);
+        if (ok && plain_size(cursor, &op->size))
+            break;
         if (ok && !(tok = next_token(cursor)))
             ok = missing(lc, "a size such as 4096, 64KiB or 1.5GiB after the buffer name", err);
         ok = ok && parse_size_value(lc, tok, &op->size, err);
@@ -460,7 +530,7 @@ static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GEr
         char *p = *cursor;
         while (*p == ' ' || *p == '\t')
             p++;
-        size_t len = strcspn(p, " \t");
+        size_t len = *p ? strcspn(p, " \t") : 0;
         if (len > 0 && memchr(p, '=', len) == NULL) {
             tok = next_token(cursor);
             if (!take_name(lc, tok, "a memory name", &op->memory, err))
@@ -513,14 +583,17 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
     return true;
 }
 
-/* Parse the op on `text` (a line, modified in place). comment stripped here. */
-static bool parse_line(char *text, const char *origin, uint64_t line, strata_line_scratch *s, strata_op *op,
-                       GError **err)
+/* Parse the op on `text` (a line of len bytes, modified in place). comment
+ * stripped here. */
+static bool parse_line(char *text, size_t len, const char *origin, uint64_t line, strata_line_scratch *s,
+                       strata_op *op, GError **err)
 {
-    char *hash = strchr(text, '#');
-    if (hash)
-        *hash = '\0';
-    line_ctx lc = {origin, line, text, text + strlen(text)};
+    char *end = memchr(text, '#', len);
+    if (end)
+        *end = '\0';
+    else
+        end = text + len;
+    line_ctx lc = {origin, line, text, end};
     memset(op, 0, sizeof *op);
     op->line = line;
     op->stream = STRATA_DEFAULT_STREAM;
@@ -570,7 +643,7 @@ strata_line_scratch *strata_parse_op_line(const char *text, const char *origin, 
 {
     strata_line_scratch *s = scratch_new();
     s->text = g_strdup(text);
-    if (!parse_line(s->text, origin ? origin : "<line>", line, s, op, err)) {
+    if (!parse_line(s->text, strlen(s->text), origin ? origin : "<line>", line, s, op, err)) {
         strata_line_scratch_free(s);
         return NULL;
     }
@@ -583,6 +656,7 @@ typedef struct trace_reader {
     strata_lines *lines;
     char *origin;
     char *buf;          /* the current line, owned by lines */
+    size_t len;         /* its length */
     uint64_t line;      /* lines read so far */
     off_t data_offset;  /* just after the version line */
     uint64_t data_line;
@@ -593,8 +667,7 @@ typedef struct trace_reader {
 /* Read one line: 1 ok (buf holds it, newline stripped), 0 eof, -1 error. */
 static int read_line(trace_reader *r, GError **err)
 {
-    size_t n = 0;
-    int got = strata_lines_next(r->lines, &r->buf, &n, err);
+    int got = strata_lines_next(r->lines, &r->buf, &r->len, err);
     r->line = strata_lines_number(r->lines);
     return got;
 }
@@ -650,7 +723,7 @@ static int reader_next(void *self, const strata_op **op, GError **err)
             return got;
         if (blank_line(r->buf))
             continue;
-        if (!parse_line(r->buf, r->origin, r->line, r->scratch, &r->op, err))
+        if (!parse_line(r->buf, r->len, r->origin, r->line, r->scratch, &r->op, err))
             return -1;
         *op = &r->op;
         return 1;
