@@ -264,10 +264,79 @@ START_TEST(ring_and_direct_gather_scatter_exchange)
 }
 END_TEST
 
+/* nccl-ring with 2 channels, chunks of 4 bytes and 2 slices: a loop is
+ * 2 x n x 4 bytes, its chunk p the channels' 2 x 4 bytes, a slice 4 bytes.
+ * b = 20n is two full loops (16n) and a last of 4n bytes, whose chunks
+ * shrink to ceil(4n / 2n) = 2 bytes a channel (slices of 2). Each loop is
+ * 2(n-1) steps of 2 slices, a round each: 3 x 4(n-1) rounds; rank 0 sends
+ * 2(n-1)/n of the buffer, as ring does. Every slice is a handshake step
+ * carrying ceil(5/4 bytes) on the wire; the reduce-scatter half reduces
+ * fused. */
+START_TEST(nccl_ring_loops_steps_and_slices)
+{
+    static const uint32_t ns[] = {2, 3, 4, 5, 8};
+    for (size_t i = 0; i < G_N_ELEMENTS(ns); i++) {
+        uint32_t n = ns[i], rounds;
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_NCCL_RING, n, 20ull * n);
+        sh.channels = 2;
+        sh.chunk_bytes = 4;
+        sh.slices = 2;
+        ck_assert_uint_eq(check_op(&sh, &rounds), 2 * (n - 1) * 20ull);
+        ck_assert_uint_eq(rounds, 3 * 4 * (n - 1));
+        GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+        strata_coll_schedule(&sh, steps);
+        ck_assert_uint_eq(steps->len, rounds * n);
+        for (guint k = 0; k < steps->len; k++) {
+            const strata_coll_step *st = &g_array_index(steps, strata_coll_step, k);
+            ck_assert_uint_eq(st->bytes, st->round < 8 * (n - 1) ? 4 : 2);
+            ck_assert_uint_eq(st->wire_bytes, st->round < 8 * (n - 1) ? 5 : 3);
+            ck_assert_uint_eq(st->src, (st->dst + n - 1) % n);
+            ck_assert(st->handshake);
+            ck_assert(st->reduce == (st->round % (4 * (n - 1)) < 2 * (n - 1)));
+            ck_assert(st->fused == st->reduce);
+        }
+        g_array_free(steps, TRUE);
+    }
+    /* Sizes that do not divide, and a buffer smaller than one chunk per
+     * rank and channel (NCCL's defaults: 24 channels, 2 MiB, 2 slices):
+     * same result; no copy carries more than the buffer. */
+    uint32_t rounds;
+    strata_coll_shape odd = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_NCCL_RING, 4, 37);
+    odd.channels = 3;
+    odd.chunk_bytes = 2;
+    check_op(&odd, &rounds);
+    ck_assert_uint_eq(rounds, 2 * 3 * 2 * 2); /* loops of 24 bytes: 2 */
+    for (uint32_t n = 2; n <= 8; n++) {
+        strata_coll_shape tiny = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_NCCL_RING, n, 3);
+        check_op(&tiny, &rounds);
+        ck_assert_uint_eq(rounds, 2 * (n - 1) * STRATA_COLL_NCCL_SLICES);
+        GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+        strata_coll_schedule(&tiny, steps);
+        for (guint k = 0; k < steps->len; k++)
+            ck_assert_uint_le(g_array_index(steps, strata_coll_step, k).wire_bytes, 3);
+        g_array_free(steps, TRUE);
+    }
+}
+END_TEST
+
+/* NCCL's defaults on 4 ranks: a loop is 24 x 4 x 2 MiB = 192 MiB, so
+ * 2 x 192 MiB + 1 byte is three loops of 3 x 2 steps x 2 slices; the full
+ * loops' slices are 24 MiB (24 chunks of 2 MiB, halved). */
+START_TEST(nccl_ring_defaults_are_nccls)
+{
+    strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_NCCL_RING, 4, 2 * (192ull << 20) + 1);
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 3 * 12);
+    ck_assert_uint_eq(g_array_index(steps, strata_coll_step, 0).bytes, 24ull << 20);
+    ck_assert_uint_eq(g_array_index(steps, strata_coll_step, 0).wire_bytes, 30ull << 20);
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 START_TEST(algorithms_per_op)
 {
     char *s = strata_coll_algos_of(STRATA_OP_ALL_REDUCE);
-    ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus");
+    ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus, nccl-ring");
     g_free(s);
     s = strata_coll_algos_of(STRATA_OP_ALL_GATHER);
     ck_assert_str_eq(s, "ring, bidir-ring, direct, torus");
@@ -289,6 +358,8 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, tree_reduces_to_rank_0_and_broadcasts);
     tcase_add_test(tc, torus_rings_along_each_dimension);
     tcase_add_test(tc, ring_and_direct_gather_scatter_exchange);
+    tcase_add_test(tc, nccl_ring_loops_steps_and_slices);
+    tcase_add_test(tc, nccl_ring_defaults_are_nccls);
     tcase_add_test(tc, algorithms_per_op);
     suite_add_tcase(s, tc);
     return s;

@@ -19,6 +19,10 @@
  *   reduce-scatter       (N-1)(a + (B/N)/W) + (N-1) 3(B/N)/HBM, B = size(IN)
  *   bidir-ring gather,   (N-1)(a + B/(2N W)), reduce-scatter adding
  *   reduce-scatter       (N-1) 3(B/N)/HBM (the two halves share the port)
+ *   nccl-ring all-reduce per loop (24 channels x N x 2 MiB), 2(N-1) steps of
+ *                        2 slices, a round each: a + 5/4 s / W (the slice s
+ *                        with NVLink's packet overhead) + a + 8 B / W (the
+ *                        flag); its reduction (3s/HBM) runs alongside
  */
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +129,30 @@ START_TEST(bidir_ring_halves_the_link_time)
                 "bidir-ring reduce-scatter");
     ck_assert_str_eq(json_object_get_string_member(collective(&o, 0), "algo"), "bidir-ring");
     g_object_unref(o.parser);
+}
+END_TEST
+
+/* nccl-ring on 4 devices: a loop is 24 x 4 x 2 MiB = 192 MiB. 96 MiB is one
+ * loop of 1 MiB chunks per channel: 6 steps of 2 slices of 24 x 1 MiB / 2 =
+ * 12 MiB, 15 MiB on the wire; a round is a + 15 MiB / W + a + 8 B / W (the
+ * reductions, 3 x 12 MiB through the 1 TB/s port, take 38 us of the
+ * copy's 157 us and end first). 288 MiB is a full loop (slices of 24 MiB,
+ * 30 MiB on the wire) and then the same 96 MiB loop. */
+START_TEST(nccl_ring_is_loops_of_sliced_steps)
+{
+    const double w = 100e9, flag = 2 * A_US + 8 / w;
+    const double small = 12 * (flag + 15 * MIB / w), full = 12 * (flag + 30 * MIB / w);
+    static const char *const sizes[] = {"96MiB", "288MiB"};
+    for (int i = 0; i < 2; i++) {
+        char *body = g_strdup_printf("option mesh=data:4\nalloc g %s dtype=f32\nall-reduce g axis=data algo=nccl-ring\n"
+                                     "free g\n", sizes[i]);
+        run_out o = run_trace("configs/hw/test-ring8.ini", "hardware.devices=4", body);
+        JsonObject *c = collective(&o, 0);
+        assert_near(json_object_get_double_member(c, "time_s"), i ? full + small : small, "nccl-ring all-reduce");
+        ck_assert_str_eq(json_object_get_string_member(c, "algo"), "nccl-ring");
+        g_object_unref(o.parser);
+        g_free(body);
+    }
 }
 END_TEST
 
@@ -278,6 +306,7 @@ static Suite *spmd_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, ring_all_reduce_is_2_n_minus_1_steps_plus_reductions);
     tcase_add_test(tc, bidir_ring_halves_the_link_time);
+    tcase_add_test(tc, nccl_ring_is_loops_of_sliced_steps);
     tcase_add_test(tc, tree_is_2_log2_n_whole_buffer_steps);
     tcase_add_test(tc, torus_2d_rings_along_each_dimension);
     tcase_add_test(tc, gather_and_scatter_are_n_minus_1_steps);

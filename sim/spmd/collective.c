@@ -18,6 +18,15 @@
  * (bidir-ring all-gather and reduce-scatter) a ring moves only one half of
  * each chunk: the first half in direction +1, the second in direction -1.
  *
+ * nccl-ring runs NCCL's ring kernel: the buffer in loops of L = channels x
+ * n x chunk bytes; in each loop the chunk shrinks to c = min(chunk,
+ * ceil(rest / (channels x n))), and chunk p of the loop is the channels'
+ * chunks p together, [grid + p c channels, grid + (p+1) c channels) cut at
+ * the buffer's end (NCCL interleaves them by channel; the channels run in
+ * lockstep, so the bytes per round are the same). The loop's 2(n-1) steps
+ * are those of ring, each cut in `slices` slices, one round per slice;
+ * a slice's copy carries 5/4 of its bytes (at most the buffer's size).
+ *
  * Invariants: steps are appended in round order; no step has 0 bytes;
  * chunk i of a segment of L bytes over d is [L*i/d, L*(i+1)/d).
  */
@@ -156,6 +165,36 @@ static uint32_t torus(sched *s, uint64_t base, uint64_t len, int dir, uint32_t l
     return round - round0;
 }
 
+/* NCCL's ring all-reduce on [0, bytes): loops of channels x n chunks, each
+ * a ring of 2(n-1) steps, each step a round per slice; returns the rounds. */
+static uint32_t nccl_ring(sched *s, const strata_coll_shape *shape)
+{
+    uint32_t n = s->n, round = 0;
+    uint64_t b = shape->in_bytes;
+    uint64_t channels = shape->channels ? shape->channels : STRATA_COLL_NCCL_CHANNELS;
+    uint64_t chunk = shape->chunk_bytes ? shape->chunk_bytes : STRATA_COLL_NCCL_CHUNK;
+    uint32_t slices = shape->slices ? shape->slices : STRATA_COLL_NCCL_SLICES;
+    for (uint64_t grid = 0; grid < b; grid += channels * n * chunk) {
+        uint64_t c = MIN(chunk, (b - grid + channels * n - 1) / (channels * n)) * channels;
+        for (uint32_t step = 0; step < 2 * (n - 1); step++) {
+            bool reduce = step + 1 < n;
+            for (uint32_t k = 0; k < slices; k++, round++)
+                for (uint32_t q = 0; q < n; q++) {
+                    uint32_t p = (q + 2 * n - (reduce ? step + 2 : step - (n - 1) + 1)) % n;
+                    uint64_t lo = MIN(grid + p * c, b), len = MIN(lo + c, b) - lo;
+                    uint64_t off = lo + chunk_off(len, slices, k);
+                    uint64_t bytes = lo + chunk_off(len, slices, k + 1) - off;
+                    uint64_t wire = (bytes * STRATA_COLL_WIRE_NUM + STRATA_COLL_WIRE_DEN - 1) / STRATA_COLL_WIRE_DEN;
+                    strata_coll_step st = {.round = round, .src = (q + n - 1) % n, .dst = q, .src_off = off,
+                                           .dst_off = off, .own_off = off, .reduce = reduce, .handshake = true,
+                                           .fused = reduce, .bytes = bytes, .wire_bytes = MIN(wire, b)};
+                    add(s, &st);
+                }
+        }
+    }
+    return round;
+}
+
 /* Binomial tree: reduce into rank 0 (round j: ranks r with r mod 2^(j+1) =
  * 2^j send to r - 2^j), then broadcast back down the same edges. */
 static uint32_t tree(sched *s, uint64_t bytes)
@@ -234,6 +273,7 @@ bool strata_coll_supports(strata_op_kind kind, strata_algo algo)
     case STRATA_ALGO_BIDIR_RING:
         return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
     case STRATA_ALGO_TREE:
+    case STRATA_ALGO_NCCL_RING:
         return kind == STRATA_OP_ALL_REDUCE;
     case STRATA_ALGO_DIRECT:
         return strata_op_kind_is_collective(kind);
@@ -301,6 +341,7 @@ static uint32_t schedule(const strata_coll_shape *shape, GArray *steps)
     }
     switch (shape->algo) {
     case STRATA_ALGO_TREE: return tree(&s, b);
+    case STRATA_ALGO_NCCL_RING: return nccl_ring(&s, shape);
     case STRATA_ALGO_DIRECT: return direct(&s, b, shape->shift);
     case STRATA_ALGO_BIDIR_RING:
         if (shape->kind == STRATA_OP_ALL_REDUCE) {

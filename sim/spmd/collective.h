@@ -26,6 +26,13 @@
  *   torus       all-reduce, all-gather, reduce-scatter (a ring along each
  *               dimension in turn: reduce-scatter dims 0..m-1, all-gather
  *               back m-1..0; one dimension is the ring)
+ *   nccl-ring   all-reduce as NCCL's ring kernel on its Simple protocol
+ *               runs it over NVLink: the buffer in loops of channels x n
+ *               chunks, each loop a ring all-reduce whose 2(n-1) steps
+ *               move every chunk in `slices` slices, one round per slice;
+ *               each slice is followed by its handshake (a flag write to
+ *               the receiver), reduced as it arrives (fused), and crosses
+ *               the link with NVLink's packet overhead (wire_bytes)
  * After the schedule, every rank holds the op's result (collective.h's
  * test replays the steps on values).
  */
@@ -49,7 +56,33 @@ typedef struct strata_coll_step {
     uint64_t src_off, dst_off, own_off;
     uint64_t bytes;
     bool reduce;
+    /* nccl-ring: after the data the sender writes a flag to the receiver
+     * (handshake); the reduction runs alongside the copy, on lane + 1
+     * (fused); the copy carries wire_bytes >= bytes (0: bytes) */
+    bool handshake, fused;
+    uint64_t wire_bytes;
 } strata_coll_step;
+
+/* NCCL's ring all-reduce, Simple protocol (NVIDIA/nccl, defaults):
+ * NCCL_BUFFSIZE = 4 MiB of NCCL_STEPS = 8 steps per connection, a chunk of
+ * ALLREDUCE_CHUNKSTEPS = 4 steps (2 MiB) cut in ALLREDUCE_CHUNKSTEPS /
+ * ALLREDUCE_SLICESTEPS = 2 slices; a loop moves channels x n chunks and,
+ * below that, every chunk shrinks to ceil(rest / (channels x n)) bytes
+ * (src/collectives/device/all_reduce.h, runRing). 24 channels: the count
+ * NCCL builds on an 8x A100 NVSwitch node (its log "Channel 23/24" in
+ * NVIDIA/nccl-tests#100). */
+#define STRATA_COLL_NCCL_CHANNELS 24u
+#define STRATA_COLL_NCCL_CHUNK (2ull << 20)
+#define STRATA_COLL_NCCL_SLICES 2u
+/* NCCL's flag: a 64-bit step counter the sender stores into the receiver's
+ * memory after each slice (the Simple protocol's tail). */
+#define STRATA_COLL_FLAG_BYTES 8u
+/* NVLink carries an SM's stores as packets of 128 bytes of payload, which
+ * turn each link's 25 GB/s line rate into about 20 GB/s of data (NCCL's
+ * maintainer, NVIDIA/nccl-tests#149: "SMs are limited to 128B payload
+ * size"): the wire carries 5/4 of the payload. */
+#define STRATA_COLL_WIRE_NUM 5u
+#define STRATA_COLL_WIRE_DEN 4u
 
 typedef struct strata_coll_shape {
     strata_op_kind kind;
@@ -58,6 +91,11 @@ typedef struct strata_coll_shape {
     uint32_t dims[STRATA_COLL_MAX_DIMS];
     uint64_t in_bytes;     /* size(IN) on every rank (all-reduce: size(BUF)) */
     int32_t shift;         /* collective-permute */
+    /* nccl-ring: the channels, the chunk per channel and rank, the slices
+     * per chunk (0: the STRATA_COLL_NCCL_ defaults) */
+    uint32_t channels;
+    uint64_t chunk_bytes;
+    uint32_t slices;
 } strata_coll_shape;
 
 /* True when `algo` implements `kind`. */

@@ -15,7 +15,10 @@
  *   start:  alloc the receive buffers S~tL@d (temp), record S~e@d;
  *   round:  per step received at d on lane L from device p: wait S~e@p
  *           (p's previous round, or its start), on L > 0 also wait S~e@d;
- *           copy (and reduce); then every lane L > 0 that worked records
+ *           copy (a handshake step: then a copy of the flag, 8 bytes, on
+ *           the same route), and reduce (a fused step: on lane L+1 at
+ *           once, with the same waits, reading the receive buffer
+ *           S~tL@d); then every lane L > 0 that worked records
  *           S~eL@d, lane 0 waits for it, and lane 0 records S~e@d; then
  *           every sender p waits for the S~e@d of its receivers and records
  *           S~e@p again (a round ends for a sender when what it sent has
@@ -43,7 +46,8 @@ typedef struct emit {
     uint8_t kind;
     uint8_t src_buf, dst_buf, own_buf;
     uint32_t device, lane;
-    uint32_t peer, peer_lane; /* WAIT: whose event; COPY, REDUCE: the sending device */
+    uint32_t peer;      /* WAIT: whose event; COPY, REDUCE: the sending device */
+    uint32_t peer_lane; /* WAIT: the lane of that event; REDUCE: its receive buffer's lane */
     uint64_t bytes;
 } emit;
 
@@ -216,7 +220,7 @@ static void render_step(spmd *s, const emit *e)
         GPtrArray *strs = s->s_lists[0];
         while (strs->len < 3)
             g_ptr_array_add(strs, g_string_new(NULL));
-        buffer_name(s, g_ptr_array_index(strs, 0), TMP_BUF, e->lane, e->device);
+        buffer_name(s, g_ptr_array_index(strs, 0), TMP_BUF, e->peer_lane, e->device);
         buffer_name(s, g_ptr_array_index(strs, 1), e->own_buf, e->lane, e->device);
         buffer_name(s, g_ptr_array_index(strs, 2), e->dst_buf, e->lane, e->device);
         GPtrArray *ins = s->lists[0], *outs = s->lists[1];
@@ -266,6 +270,16 @@ static G_GNUC_PRINTF(3, 4) bool fail(const spmd *s, GError **err, const char *fm
 /* The first device of every group: those of rank 0. */
 static bool group_leader(const spmd *s, uint32_t d) { return strata_mesh_rank(s->mesh, s->mask, d) == 0; }
 
+/* The waits of a step received at q on `lane` from p: p's previous round
+ * (or its start) and, on a lane other than 0, q's own. */
+static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p)
+{
+    if (p != q)
+        push(s, EM_WAIT, q, lane, p, 0);
+    if (lane != 0)
+        push(s, EM_WAIT, q, lane, q, 0);
+}
+
 /* Emits of one round of the current collective, for every group. */
 static void plan_round(spmd *s)
 {
@@ -281,20 +295,30 @@ static void plan_round(spmd *s)
             const strata_coll_step *st = &steps[i];
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
-            if (p != q)
-                push(s, EM_WAIT, q, st->lane, p, 0);
-            if (st->lane != 0)
-                push(s, EM_WAIT, q, st->lane, q, 0);
-            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p, .bytes = st->bytes,
-                      .src_buf = (uint8_t)st->src_buf, .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
+            wait_round(s, q, st->lane, p);
+            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p,
+                      .bytes = st->wire_bytes ? st->wire_bytes : st->bytes, .src_buf = (uint8_t)st->src_buf,
+                      .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);
-            if (st->reduce) {
-                e.kind = EM_REDUCE;
-                e.dst_buf = (uint8_t)st->dst_buf;
-                e.own_buf = (uint8_t)st->own_buf;
-                g_array_append_val(s->emits, e);
+            if (st->handshake) { /* the flag follows the data on the same route */
+                emit flag = e;
+                flag.bytes = MIN(st->bytes, STRATA_COLL_FLAG_BYTES);
+                g_array_append_val(s->emits, flag);
             }
             s->touched[(size_t)q * s->n_lanes + st->lane] = 1;
+            if (st->reduce) {
+                e.kind = EM_REDUCE;
+                e.bytes = st->bytes;
+                e.peer_lane = st->lane; /* its receive buffer's */
+                e.dst_buf = (uint8_t)st->dst_buf;
+                e.own_buf = (uint8_t)st->own_buf;
+                if (st->fused) { /* alongside the copy, on the next lane */
+                    e.lane = st->lane + 1;
+                    wait_round(s, q, e.lane, p);
+                    s->touched[(size_t)q * s->n_lanes + e.lane] = 1;
+                }
+                g_array_append_val(s->emits, e);
+            }
         }
     }
     for (uint32_t d = 0; d < s->devices; d++) {
@@ -416,14 +440,16 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->round = 0;
     s->step_at = 0;
     s->n_lanes = 1;
-    for (guint i = 0; i < s->steps->len; i++)
-        s->n_lanes = MAX(s->n_lanes, g_array_index(s->steps, strata_coll_step, i).lane + 1);
+    for (guint i = 0; i < s->steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+        s->n_lanes = MAX(s->n_lanes, st->lane + 1 + (st->reduce && st->fused));
+    }
     s->tmp_size = g_renew(uint64_t, s->tmp_size, s->n_lanes);
     memset(s->tmp_size, 0, s->n_lanes * sizeof *s->tmp_size);
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
         if (st->reduce)
-            s->tmp_size[st->lane] = MAX(s->tmp_size[st->lane], st->bytes);
+            s->tmp_size[st->lane] = MAX(s->tmp_size[st->lane], MAX(st->bytes, st->wire_bytes));
     }
     s->touched = g_renew(uint8_t, s->touched, (size_t)s->devices * s->n_lanes);
     unsigned bits = strata_dtype_bits(s->refs.dtype);

@@ -28,6 +28,7 @@ _Static_assert(G_N_ELEMENTS(kind_names) == STRATA_OP__COUNT, "one name per op ki
 static const char *const algo_names[] = {
     [STRATA_ALGO_DEFAULT] = "", [STRATA_ALGO_RING] = "ring", [STRATA_ALGO_BIDIR_RING] = "bidir-ring",
     [STRATA_ALGO_TREE] = "tree", [STRATA_ALGO_DIRECT] = "direct", [STRATA_ALGO_TORUS] = "torus",
+    [STRATA_ALGO_NCCL_RING] = "nccl-ring",
 };
 _Static_assert(G_N_ELEMENTS(algo_names) == STRATA_ALGO__COUNT, "one name per algorithm");
 

@@ -54,6 +54,7 @@ typedef enum {
     STRATA_ALGO_TREE,
     STRATA_ALGO_DIRECT,
     STRATA_ALGO_TORUS,
+    STRATA_ALGO_NCCL_RING,
     STRATA_ALGO__COUNT
 } strata_algo;
 
