@@ -4,7 +4,11 @@
  * rules, and the sharded transformer step's per-device figures worked out
  * by hand from the shapes: the arguments each device holds under dp, fsdp
  * and tp, the collectives each schedule issues, the peak that fsdp lowers,
- * and the errors for meshes that do not fit the shapes.
+ * sequence parallelism's shards, collective sizes and activation bytes
+ * saved, offload=param on fsdp (the shards' fetches before their gathers),
+ * and the errors for meshes that do not fit the shapes. Timed figures come
+ * from `strata run` on test-ring8 through the binary (one engine per
+ * process).
  *
  * Most figures are those of the SPMD program every device runs (the trace
  * as generated: one device's buffers); the expansion over an 8-device ring
@@ -466,45 +470,70 @@ static JsonObject *member_object(JsonObject *o, const char *a, const char *b)
     return json_object_get_object_member(in, b);
 }
 
+/* What `strata run` on test-ring8 reports per device. */
+typedef struct timed {
+    double makespan;
+    uint64_t peak[8], pcie[8]; /* hbm@D's peak, pcie@D's bytes */
+} timed;
+
+/* `strata gen transformer ARGS` run on test-ring8 through the binary, with
+ * `policy` (NULL: none). */
+static timed run_timed(const char *const *args, const char *policy)
+{
+    char *dir = strata_test_temp_dir(), *trace = g_build_filename(dir, "step.trace", NULL);
+    char *json = g_build_filename(dir, "step.json", NULL), *hw = strata_test_source_path("configs/hw/test-ring8.ini");
+    GPtrArray *gen = g_ptr_array_new();
+    g_ptr_array_add(gen, "gen");
+    g_ptr_array_add(gen, "transformer");
+    for (const char *const *a = args; *a; a++)
+        g_ptr_array_add(gen, (gpointer)*a);
+    const char *tail[] = {"-o", trace, NULL};
+    for (int i = 0; i < 3; i++)
+        g_ptr_array_add(gen, (gpointer)tail[i]);
+    strata_cli_result r = strata_test_run_cli((const char *const *)gen->pdata);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_ptr_array_free(gen, TRUE);
+    r = policy ? strata_test_cli("run", "--hw", hw, "--trace", trace, "--json", json, "-q", "--policy", policy, NULL)
+               : strata_test_cli("run", "--hw", hw, "--trace", trace, "--json", json, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    JsonParser *p = json_parser_new();
+    GError *err = NULL;
+    ck_assert_msg(json_parser_load_from_file(p, json, &err), "%s", err ? err->message : "?");
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    timed t = {json_object_get_double_member(o, "makespan_s"), {0}, {0}};
+    for (int d = 0; d < 8; d++) {
+        char name[16];
+        g_snprintf(name, sizeof name, "hbm@%d", d);
+        t.peak[d] = (uint64_t)json_object_get_int_member(member_object(o, "memories", name), "peak_allocated_bytes");
+        g_snprintf(name, sizeof name, "pcie@%d", d);
+        t.pcie[d] = (uint64_t)json_object_get_int_member(member_object(o, "links", name), "bytes");
+    }
+    g_object_unref(p);
+    g_free(hw);
+    g_free(json);
+    g_free(trace);
+    g_free(dir);
+    return t;
+}
+
 /* The timed run of both on test-ring8 (PCIe 16 GB/s, 1 us): each device's
  * host link carries exactly HOST_LINK_BYTES, and the step takes at least
  * the first fetches longer (the embedding's and pos's shards, 1 us each,
  * come in before the first gather, which the first layer waits for). */
 START_TEST(fsdp_offload_param_timed)
 {
-    char *dir = strata_test_temp_dir(), *trace = g_build_filename(dir, "fsdp.trace", NULL);
-    char *hw = strata_test_source_path("configs/hw/test-ring8.ini");
-    strata_cli_result r = strata_test_cli("gen", "transformer", "layers=2", "d_model=64", "heads=4", "seq=16",
-                                          "batch=8", "vocab=256", "mesh=data:8", "sharding=fsdp", "-o", trace, NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    strata_cli_result_clear(&r);
-    double makespan[2];
-    uint64_t peak[2], pcie[2];
-    for (int k = 0; k < 2; k++) {
-        char *json = g_build_filename(dir, k ? "off.json" : "base.json", NULL);
-        r = k ? strata_test_cli("run", "--hw", hw, "--trace", trace, "--json", json, "-q", "--policy", "offload=param",
-                                NULL)
-              : strata_test_cli("run", "--hw", hw, "--trace", trace, "--json", json, "-q", NULL);
-        ck_assert_msg(r.status == 0, "%s", r.err);
-        strata_cli_result_clear(&r);
-        JsonParser *p = json_parser_new();
-        GError *err = NULL;
-        ck_assert_msg(json_parser_load_from_file(p, json, &err), "%s", err ? err->message : "?");
-        JsonObject *o = json_node_get_object(json_parser_get_root(p));
-        makespan[k] = json_object_get_double_member(o, "makespan_s");
-        peak[k] = (uint64_t)json_object_get_int_member(member_object(o, "memories", "hbm@7"), "peak_allocated_bytes");
-        pcie[k] = (uint64_t)json_object_get_int_member(member_object(o, "links", "pcie@7"), "bytes");
-        g_object_unref(p);
-        g_free(json);
+    const char *args[] = {SHAPE, "mesh=data:8", "sharding=fsdp", NULL};
+    timed base = run_timed(args, NULL), off = run_timed(args, "offload=param");
+    for (int d = 0; d < 8; d++) {
+        ck_assert_uint_eq(base.pcie[d], 0);
+        ck_assert_uint_eq(off.pcie[d], HOST_LINK_BYTES);
+        ck_assert_msg(off.peak[d] < base.peak[d], "device %d: peak %" G_GUINT64_FORMAT " >= %" G_GUINT64_FORMAT, d,
+                      off.peak[d], base.peak[d]);
     }
-    ck_assert_uint_eq(pcie[0], 0);
-    ck_assert_uint_eq(pcie[1], HOST_LINK_BYTES);
-    ck_assert_msg(peak[1] < peak[0], "peak %" G_GUINT64_FORMAT " >= %" G_GUINT64_FORMAT, peak[1], peak[0]);
-    ck_assert_msg(makespan[1] - makespan[0] >= 2e-6 + (EMBED_SHARD + POS_SHARD) / 16e9, "makespan %.9g -> %.9g",
-                  makespan[0], makespan[1]);
-    g_free(hw);
-    g_free(trace);
-    g_free(dir);
+    ck_assert_msg(off.makespan - base.makespan >= 2e-6 + (EMBED_SHARD + POS_SHARD) / 16e9, "makespan %.9g -> %.9g",
+                  base.makespan, off.makespan);
 }
 END_TEST
 
@@ -521,6 +550,19 @@ START_TEST(tp_sp_expanded_per_device)
         ck_assert_msg(sp.peak[d] < tp.peak[d], "device %d: sp peak %" G_GUINT64_FORMAT " >= tp %" G_GUINT64_FORMAT, d,
                       sp.peak[d], tp.peak[d]);
     }
+}
+END_TEST
+
+/* Timed on test-ring8, data:4,model:2: every device's peak is lower with
+ * sequence parallelism. */
+START_TEST(tp_sp_timed_per_device)
+{
+    const char *tp_args[] = {SP_SHAPE, "mesh=data:4,model:2", "sharding=tp", NULL};
+    const char *sp_args[] = {SP_SHAPE, "mesh=data:4,model:2", "sharding=tp+sp", NULL};
+    timed tp = run_timed(tp_args, NULL), sp = run_timed(sp_args, NULL);
+    for (int d = 0; d < 8; d++)
+        ck_assert_msg(sp.peak[d] < tp.peak[d], "device %d: sp peak %" G_GUINT64_FORMAT " >= tp %" G_GUINT64_FORMAT, d,
+                      sp.peak[d], tp.peak[d]);
 }
 END_TEST
 
@@ -589,6 +631,7 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, tp_shards_weights_by_t);
     tcase_add_test(tc, tp_sp_shards_the_sequence);
     tcase_add_test(tc, tp_sp_expanded_per_device);
+    tcase_add_test(tc, tp_sp_timed_per_device);
     tcase_add_test(tc, fsdp_expanded_per_device);
     tcase_add_test(tc, fsdp_offload_param_shards);
     tcase_add_test(tc, fsdp_offload_param_timed);
