@@ -3,7 +3,8 @@
  *
  * Design:
  *  - engine_memory.c sets up one allocator per memory; engine_feed.c makes the
- *    first pass (validation, streams, lifetimes) and feeds the second lazily;
+ *    first pass (validation, streams, lifetimes, a compact record of the ops)
+ *    and feeds the second lazily, replaying that record;
  *    engine_platform.c turns the hardware model into a SimGrid platform.
  *  - One actor per stream runs its ops in program order:
  *      alloc/free/release  the memory's allocator, at the current date, no time;
@@ -458,6 +459,7 @@ void strata_engine_options_init(strata_engine_options *opt)
     opt->timeline = NULL;
     opt->check_allocators = false;
     opt->allocator = NULL;
+    opt->tape_budget = 0;
 }
 
 bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
@@ -471,7 +473,8 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     engine_ctx ctx = {.hw = hw, .opt = opt};
     if (!engine_memories_init(&ctx.mems, hw, opt->allocator, err))
         return false;
-    ctx.feed = engine_feed_new(hw, src, &ctx.mems, err);
+    ctx.feed = engine_feed_new(hw, src, &ctx.mems, spans_wanted(&ctx),
+                               opt->tape_budget ? opt->tape_budget : STRATA_ENGINE_TAPE_BUDGET, err);
     if (!ctx.feed || !engine_platform_load(hw, err) || !engine_hosts_lookup(hw, &ctx.hosts, err)) {
         ctx_clear(&ctx);
         return false;
@@ -480,7 +483,6 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.results->devices = strata_hw_devices(hw);
     if (opt->record_spans)
         strata_results_enable_spans(ctx.results);
-    engine_feed_keep_labels(ctx.feed, spans_wanted(&ctx));
     uint32_t n_links = strata_hw_link_count(hw), n_units = strata_hw_compute_count(hw);
     ctx.links = g_new0(activity_clock, n_links ? n_links : 1);
     ctx.link_bytes = g_new0(uint64_t, n_links ? n_links : 1);

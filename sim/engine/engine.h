@@ -30,7 +30,12 @@ typedef struct strata_engine_options {
                                  * (results/timeline.h) instead of keeping them; NULL: none */
     bool check_allocators;      /* strata_allocator_check() after every op */
     const char *allocator;      /* override every memory's allocator (spec), or NULL */
+    size_t tape_budget;         /* bytes the first pass may use to keep the bound ops for the
+                                 * second to replay; past it the second pass reads the source
+                                 * again (same results, slower); 0: STRATA_ENGINE_TAPE_BUDGET */
 } strata_engine_options;
+
+#define STRATA_ENGINE_TAPE_BUDGET ((size_t)64 << 20)
 
 void strata_engine_options_init(strata_engine_options *opt);
 

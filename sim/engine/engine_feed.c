@@ -1,20 +1,22 @@
 /*
  * engine_feed.c: the engine's two passes over the op stream.
  *
- * Both passes read the source through one binder (trace/bind.h): the checker,
- * and every name resolved against the hardware model (memories of allocs,
- * compute units, a route for every copy) to dense indices.
+ * The first pass reads the source through a binder (trace/bind.h): the
+ * checker, and every name resolved against the hardware model (memories of
+ * allocs, compute units, a route for every copy) to dense indices.
  *
  * First pass (engine_feed_new): collects the streams and events and the
- * lifetimes of buffers in memories whose allocator plans ahead. Then it
- * rewinds.
+ * lifetimes of buffers in memories whose allocator plans ahead, and keeps
+ * each bound op on a tape (engine_tape.h) within a budget of bytes. When
+ * the tape outgrows it, the tape is dropped and the binder rewinds for
+ * the second pass to read the source again.
  *
  * Second pass (engine_feed_next): lazy. When a stream's actor needs its next op
- * and its queue is empty, bound ops are read in file order (the binder
- * rewound), copied into engine_ops and appended to their streams' queues until
- * one lands in the asking stream's queue; each op read reaches the memories'
- * ledgers then, in file order. Memory is bounded by how far streams
- * drift apart, never by the length of the trace.
+ * and its queue is empty, bound ops are taken in file order (replayed from
+ * the tape, else read again), copied into engine_ops and appended to their
+ * streams' queues until one lands in the asking stream's queue; each op taken
+ * reaches the memories' ledgers then, in file order. Beyond the tape, memory
+ * is bounded by how far streams drift apart, never by the length of the trace.
  *
  * Invariants:
  *  1. ops reach each queue in file order, so each stream runs in program order;
@@ -38,6 +40,8 @@ struct engine_feed {
     bool keep_labels;
     engine_op *spare;          /* released ops, reused by make_op */
     engine_buffer *spare_buffers; /* forgotten buffers, reused by new_buffer */
+    engine_tape *tape;         /* the first pass's ops, or NULL: read the source again */
+    GArray *donated;           /* uint64_t: extra_of()'s donated ids */
 };
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
@@ -103,56 +107,107 @@ static bool first_pass_op(engine_feed *f, first_pass *p, const strata_bound_op *
     return true;
 }
 
-engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, GError **err)
+/* What the second pass needs of an op read from the binder beyond its
+ * numbers: its name when kept, an alloc's shape, a compute's donations. */
+static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra *x)
+{
+    const strata_op *in = op->op;
+    *x = (engine_op_extra){0};
+    if (op->kind == STRATA_OP_ALLOC || f->keep_labels)
+        x->name = in->name;
+    if (op->kind == STRATA_OP_ALLOC && in->n_dims == 2) {
+        x->rows = in->shape[0];
+        x->cols = in->shape[1];
+    }
+    if (op->kind == STRATA_OP_COMPUTE && in->n_donates > 0) {
+        g_array_set_size(f->donated, in->n_donates);
+        x->donated = (const uint64_t *)(void *)f->donated->data;
+        x->n_donated = strata_ledger_donated(in, op->ins, (uint64_t *)(void *)f->donated->data);
+    }
+}
+
+/* Keeps op on the tape; past its budget, drops the tape. */
+static void tape_op(engine_feed *f, const strata_bound_op *op)
+{
+    engine_op_extra x;
+    extra_of(f, op, &x);
+    if (!engine_tape_put(f->tape, op, &x)) {
+        engine_tape_free(f->tape);
+        f->tape = NULL;
+    }
+}
+
+/* What the first pass leaves for the second: streams, events, the ledgers'
+ * options, the planning allocators' plans. */
+static bool first_pass_end(engine_feed *f, GError **err)
+{
+    const strata_checker *c = strata_binder_checker(f->binder);
+    engine_memories *ms = f->ms;
+    for (uint32_t s = 0; s < strata_checker_stream_count(c); s++) {
+        g_ptr_array_add(f->stream_names, g_strdup(strata_checker_stream_name(c, s)));
+        g_ptr_array_add(f->heads, NULL);
+        g_ptr_array_add(f->tails, NULL);
+    }
+    f->n_events = strata_checker_event_count(c);
+    for (uint32_t m = 0; m < ms->n; m++)
+        strata_ledger_read_options(ms->mem[m].ledger, c, ms->mem[m].spec->name,
+                                   m == strata_hw_default_memory(f->hw));
+    for (uint32_t m = 0; m < ms->n; m++) {
+        if (ms->mem[m].lifetimes) {
+            GError *local = NULL;
+            bool ok = strata_allocator_plan(ms->mem[m].allocator,
+                                            (const strata_lifetime *)(void *)ms->mem[m].lifetimes->data,
+                                            ms->mem[m].lifetimes->len, &local);
+            g_array_set_size(ms->mem[m].lifetimes, 0);
+            if (!ok) {
+                g_propagate_prefixed_error(err, local, "memory %s: ", ms->mem[m].spec->name);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, bool keep_labels,
+                             size_t tape_budget, GError **err)
 {
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
     strata_bind_options opt = {.hw = hw};
     f->binder = strata_binder_new(src, &opt);
     f->ms = ms;
+    f->keep_labels = keep_labels;
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
     f->buffers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, NULL);
     f->heads = g_ptr_array_new();
     f->tails = g_ptr_array_new();
+    f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    f->tape = engine_tape_new(tape_budget);
 
     first_pass p = {g_hash_table_new(g_direct_hash, g_direct_equal)};
     bool ok = strata_binder_rewind(f->binder, err);
     const strata_bound_op *op = NULL;
     int got = 0;
-    while (ok && (got = strata_binder_next(f->binder, &op, err)) == 1)
+    while (ok && (got = strata_binder_next(f->binder, &op, err)) == 1) {
         ok = first_pass_op(f, &p, op, err);
+        if (ok && f->tape)
+            tape_op(f, op);
+    }
     ok = ok && got == 0;
     g_hash_table_destroy(p.lifetime_at);
-    if (ok) {
-        const strata_checker *c = strata_binder_checker(f->binder);
-        for (uint32_t s = 0; s < strata_checker_stream_count(c); s++) {
-            g_ptr_array_add(f->stream_names, g_strdup(strata_checker_stream_name(c, s)));
-            g_ptr_array_add(f->heads, NULL);
-            g_ptr_array_add(f->tails, NULL);
-        }
-        f->n_events = strata_checker_event_count(c);
-        for (uint32_t m = 0; m < ms->n; m++)
-            strata_ledger_read_options(ms->mem[m].ledger, c, ms->mem[m].spec->name,
-                                       m == strata_hw_default_memory(hw));
-    }
-    for (uint32_t m = 0; ok && m < ms->n; m++) {
-        if (ms->mem[m].lifetimes) {
-            GError *local = NULL;
-            ok = strata_allocator_plan(ms->mem[m].allocator,
-                                       (const strata_lifetime *)(void *)ms->mem[m].lifetimes->data,
-                                       ms->mem[m].lifetimes->len, &local);
-            if (!ok)
-                g_propagate_prefixed_error(err, local, "memory %s: ", ms->mem[m].spec->name);
-            g_array_set_size(ms->mem[m].lifetimes, 0);
-        }
-    }
-    if (ok)
+    ok = ok && first_pass_end(f, err);
+    if (ok && !f->tape)
         ok = strata_binder_rewind(f->binder, err);
     if (!ok) {
         engine_feed_free(f);
         return NULL;
     }
     return f;
+}
+
+bool engine_feed_replays(const engine_feed *f)
+{
+    return f->tape != NULL;
 }
 
 static void buffer_free(engine_buffer *b)
@@ -205,11 +260,6 @@ void engine_feed_release(engine_feed *f, engine_op *op)
     f->spare = op;
 }
 
-void engine_feed_keep_labels(engine_feed *f, bool keep)
-{
-    f->keep_labels = keep;
-}
-
 void engine_feed_free(engine_feed *f)
 {
     if (!f)
@@ -242,6 +292,8 @@ void engine_feed_free(engine_feed *f)
     g_ptr_array_free(f->tails, TRUE);
     g_ptr_array_free(f->stream_names, TRUE);
     strata_binder_free(f->binder);
+    engine_tape_free(f->tape);
+    g_array_unref(f->donated);
     g_free(f);
 }
 
@@ -294,7 +346,7 @@ static double tile_waste(uint64_t tile, const engine_buffer *a, const engine_buf
 }
 
 /* The engine op for a bound op of the second pass; registers an alloc's buffer. */
-static engine_op *make_op(engine_feed *f, const strata_bound_op *op)
+static engine_op *make_op(engine_feed *f, const strata_bound_op *op, const engine_op_extra *x)
 {
     engine_op *e = f->spare;
     if (e)
@@ -305,20 +357,18 @@ static engine_op *make_op(engine_feed *f, const strata_bound_op *op)
     e->bound.op = NULL; /* not kept: valid only until the next read */
     e->bound.ins = e->bound.outs = NULL;
     e->label = NULL;
-    if (f->keep_labels && op->op->name)
-        e->label = e->label_buf = keep_name(e->label_buf, &e->label_cap, op->op->name);
+    if (f->keep_labels && x->name)
+        e->label = e->label_buf = keep_name(e->label_buf, &e->label_cap, x->name);
     e->next = NULL;
     if (op->kind == STRATA_OP_ALLOC) {
-        engine_buffer *b = new_buffer(f, op->op->name);
+        engine_buffer *b = new_buffer(f, x->name);
         b->id = op->buf;
         b->size = op->bytes;
         b->memory = op->memory;
         b->dtype = op->dtype;
         b->tag = op->tag;
-        if (op->op->n_dims == 2) {
-            b->rows = op->op->shape[0];
-            b->cols = op->op->shape[1];
-        }
+        b->rows = x->rows;
+        b->cols = x->cols;
         g_hash_table_insert(f->buffers, ID_KEY(b->id), b);
     } else if (op->kind == STRATA_OP_COMPUTE && op->unit != STRATA_BIND_NONE && op->n_ins >= 2) {
         e->bound.flops *= tile_waste(strata_hw_compute(f->hw, op->unit)->tile, engine_feed_buffer(f, op->ins[0]),
@@ -327,11 +377,27 @@ static engine_op *make_op(engine_feed *f, const strata_bound_op *op)
     return e;
 }
 
-/* Reads one op into its stream's queue: 1 read, 0 end, -1 error. */
+/* The next bound op of the second pass, from the tape or read again: 1, 0 end, -1 error. */
+static int take_one(engine_feed *f, strata_bound_op *tmp, const strata_bound_op **op, engine_op_extra *x,
+                    GError **err)
+{
+    if (f->tape) {
+        *op = tmp;
+        return engine_tape_next(f->tape, tmp, x);
+    }
+    int got = strata_binder_next(f->binder, op, err);
+    if (got == 1)
+        extra_of(f, *op, x);
+    return got;
+}
+
+/* Takes one op into its stream's queue: 1 taken, 0 end, -1 error. */
 static int read_one(engine_feed *f, GError **err)
 {
+    strata_bound_op tmp;
     const strata_bound_op *op = NULL;
-    int got = strata_binder_next(f->binder, &op, err);
+    engine_op_extra x;
+    int got = take_one(f, &tmp, &op, &x, err);
     if (got <= 0) {
         if (got == 0)
             f->eof = true;
@@ -343,8 +409,8 @@ static int read_one(engine_feed *f, GError **err)
                     strata_binder_origin(f->binder), op->line);
         return -1;
     }
-    engine_memories_program(f->ms, op);
-    engine_op *e = make_op(f, op);
+    engine_memories_program(f->ms, op, &x);
+    engine_op *e = make_op(f, op, &x);
     engine_op *tail = g_ptr_array_index(f->tails, op->stream);
     if (tail)
         tail->next = e;

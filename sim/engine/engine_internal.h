@@ -10,6 +10,8 @@
  *   engine_feed.c      the first pass over the bound source (streams,
  *                      lifetimes, options) and the lazy second pass
  *                      that fills per-stream queues in file order;
+ *   engine_tape.c      the first pass's ops, kept compactly for the
+ *                      second to replay (engine_tape.h);
  *   engine.c           the SimGrid actors (one per stream) and the results.
  *
  * engine_platform.h and engine_event.h are also what the bare baseline of
@@ -23,6 +25,7 @@
 #include "ledger/ledger.h"
 #include "engine/engine.h"
 #include "engine/engine_platform.h"
+#include "engine/engine_tape.h"
 #include "trace/bind.h"
 
 /* ---- memories (engine_memory.c) ---- */
@@ -66,8 +69,9 @@ bool engine_memories_apply_options(engine_memories *ms, const strata_checker *c,
 /* Allocate b in its memory: false when it does not fit (out of memory). */
 bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream);
 void engine_memory_free(engine_memory *m, engine_buffer *b);
-/* One op of the program, as read in file order, for every memory's ledger. */
-void engine_memories_program(engine_memories *ms, const strata_bound_op *op);
+/* One op of the program, as read in file order, for every memory's ledger
+ * (x: its donations, engine_tape.h). */
+void engine_memories_program(engine_memories *ms, const strata_bound_op *op, const engine_op_extra *x);
 /* A record op once it has run, or a wait once it is over, for every
  * memory's allocator (strata_allocator_event). */
 void engine_memories_event(engine_memories *ms, const strata_bound_op *op);
@@ -93,17 +97,20 @@ typedef struct engine_feed engine_feed;
 
 /* First pass: binds the whole source (trace/bind.h: names, memories,
  * units, routes), collects streams, events, lifetimes for planning
- * allocators and the trace's options for the ledgers, then rewinds. */
-engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms,
-                             GError **err);
+ * allocators and the trace's options for the ledgers, and keeps the ops on
+ * a tape of at most tape_budget bytes for the second pass (past it, the
+ * second pass reads the source again). keep_labels: keep each op's label
+ * (buffer, event or compute name), for spans only. */
+engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, bool keep_labels,
+                             size_t tape_budget, GError **err);
+/* True when the second pass replays the tape (false: it reads the source again). */
+bool engine_feed_replays(const engine_feed *f);
 void engine_feed_free(engine_feed *f);
 uint32_t engine_feed_stream_count(const engine_feed *f);
 const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream);
 uint32_t engine_feed_event_count(const engine_feed *f);
 /* The binder both passes read (its memories, units and routes). */
 const strata_binder *engine_feed_binder(const engine_feed *f);
-/* Keep each op's label (buffer, event or compute name): for spans only. */
-void engine_feed_keep_labels(engine_feed *f, bool keep);
 /* The next op of `stream`, reading ahead in file order as needed: 1 op, 0 end, -1 error. */
 int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **err);
 /* Gives an executed op back (recycled: no allocation per op in steady state). */

@@ -125,10 +125,16 @@ void engine_memory_free(engine_memory *m, engine_buffer *b)
     strata_ledger_observe(m->ledger, &s);
 }
 
-void engine_memories_program(engine_memories *ms, const strata_bound_op *op)
+void engine_memories_program(engine_memories *ms, const strata_bound_op *op, const engine_op_extra *x)
 {
-    for (uint32_t m = 0; m < ms->n; m++)
-        strata_ledger_bound_op(ms->mem[m].ledger, m, op);
+    bool work = op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE;
+    for (uint32_t m = 0; m < ms->n; m++) {
+        if (work)
+            strata_ledger_work_ids(ms->mem[m].ledger, op->kind, op->buf, op->outs, op->n_outs, x->donated,
+                                   x->n_donated);
+        else
+            strata_ledger_bound_op(ms->mem[m].ledger, m, op);
+    }
 }
 
 void engine_memories_event(engine_memories *ms, const strata_bound_op *op)

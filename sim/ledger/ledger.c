@@ -191,6 +191,38 @@ static void donate(strata_ledger *l, uint64_t id, const uint64_t *outs, uint32_t
         pair_donation(l, a, outs, n_outs);
 }
 
+/* The id of the in= that donate= number d names; false when none does. */
+static bool donated_in(const strata_op *op, const uint64_t *ins, uint32_t d, uint64_t *id)
+{
+    for (uint32_t k = 0; k < op->n_ins; k++) {
+        if (strcmp(op->ins[k], op->donates[d]) == 0) {
+            *id = ins[k];
+            return true;
+        }
+    }
+    return false;
+}
+
+uint32_t strata_ledger_donated(const strata_op *op, const uint64_t *ins, uint64_t *donated)
+{
+    uint32_t n = 0;
+    for (uint32_t d = 0; d < op->n_donates; d++)
+        n += donated_in(op, ins, d, &donated[n]);
+    return n;
+}
+
+void strata_ledger_work_ids(strata_ledger *l, strata_op_kind kind, uint64_t dst, const uint64_t *outs,
+                            uint32_t n_outs, const uint64_t *donated, uint32_t n_donated)
+{
+    if (kind == STRATA_OP_COPY) {
+        mark_written(l, &dst, 1);
+        return;
+    }
+    mark_written(l, outs, n_outs);
+    for (uint32_t d = 0; d < n_donated; d++)
+        donate(l, donated[d], outs, n_outs);
+}
+
 void strata_ledger_work(strata_ledger *l, const strata_op *op, const uint64_t *ins, const uint64_t *outs,
                         uint64_t dst)
 {
@@ -199,14 +231,10 @@ void strata_ledger_work(strata_ledger *l, const strata_op *op, const uint64_t *i
         return;
     }
     mark_written(l, outs, op->n_outs);
-    for (uint32_t d = 0; d < op->n_donates; d++) {
-        for (uint32_t k = 0; k < op->n_ins; k++) {
-            if (strcmp(op->ins[k], op->donates[d]) == 0) {
-                donate(l, ins[k], outs, op->n_outs);
-                break;
-            }
-        }
-    }
+    uint64_t id = 0;
+    for (uint32_t d = 0; d < op->n_donates; d++)
+        if (donated_in(op, ins, d, &id))
+            donate(l, id, outs, op->n_outs);
 }
 
 void strata_ledger_bound_op(strata_ledger *l, uint32_t memory, const strata_bound_op *op)

@@ -86,6 +86,14 @@ bool strata_ledger_holds(const strata_ledger *l, uint64_t id);
  * memories are ignored. */
 void strata_ledger_work(strata_ledger *l, const strata_op *op, const uint64_t *ins, const uint64_t *outs,
                         uint64_t dst);
+/* The same by ids, for a consumer that no longer holds the op's names:
+ * donated are the ids strata_ledger_donated() gives for it. */
+void strata_ledger_work_ids(strata_ledger *l, strata_op_kind kind, uint64_t dst, const uint64_t *outs,
+                            uint32_t n_outs, const uint64_t *donated, uint32_t n_donated);
+/* The ids of a compute's donated in= (for each donate= name, the first in=
+ * of that name; none found: skipped) into donated (room for op->n_donates);
+ * returns how many. */
+uint32_t strata_ledger_donated(const strata_op *op, const uint64_t *ins, uint64_t *donated);
 
 /* One bound op of the program (trace/bind.h) for the ledger of memory
  * index `memory`: its allocs and frees, every copy and compute. */

@@ -1,0 +1,337 @@
+/*
+ * engine_tape.c: the compact record of the first pass's bound ops (engine_tape.h).
+ *
+ * Layout of one op: kind (1 byte), mask (varint: one bit per field below
+ * that is not what was expected), then the fields of the mask in bit
+ * order. Unsigned integers are LEB128 varints; buffer ids are
+ * zigzag(next_id - id), with next_id the id the next alloc is expected to
+ * get; flops, time and the collective pointer are raw bytes; a name is its
+ * length, its bytes and a NUL (so the replay hands out a pointer into the
+ * tape). Both sides keep the same expectations (tape_expect), updated
+ * after each op.
+ */
+#include "engine/engine_tape.h"
+#include <string.h>
+
+enum {
+    TAPE_CHUNK = 256 * 1024,
+    /* the most bytes a varint of 64 bits takes */
+    VARINT_MAX = 10,
+};
+
+/* The fields, in the order they are written; the most common first so
+ * that the mask of a typical op fits in one or two bytes. */
+enum {
+    F_STREAM, F_BYTES, F_BUF, F_MEMORY, F_EVENT, F_SEQ, F_NAME,
+    F_DTYPE, F_TAG, F_UNIT, F_HAS_FLOPS, F_FLOPS, F_INS, F_SRC,
+    F_SRC_MEMORY, F_DST_MEMORY, F_ROUTE, F_HAS_TIME, F_TIME, F_OUTS, F_LINE,
+    F_INDEX, F_GROUP, F_COLL, F_SHAPE, F_DONATED,
+};
+
+#define BIT(f) ((uint64_t)1 << (f))
+
+typedef struct tape_chunk {
+    struct tape_chunk *next;
+    size_t used, cap;
+    uint8_t data[];
+} tape_chunk;
+
+/* What the next op is expected to have. */
+typedef struct tape_expect {
+    uint64_t line;    /* the previous op's line */
+    uint64_t index;   /* the next op's index */
+    uint64_t next_id; /* the id the next alloc gets */
+} tape_expect;
+
+struct engine_tape {
+    size_t budget, bytes;
+    tape_chunk *head, *tail;
+    tape_expect put;
+    /* replay */
+    tape_expect got;
+    tape_chunk *at;   /* the chunk being replayed (head) */
+    size_t pos;
+    uint64_t *ids;    /* ins, outs and donated of the op replayed last */
+    size_t ids_cap;
+};
+
+engine_tape *engine_tape_new(size_t budget)
+{
+    engine_tape *t = g_new0(engine_tape, 1);
+    t->budget = budget;
+    return t;
+}
+
+void engine_tape_free(engine_tape *t)
+{
+    if (!t)
+        return;
+    while (t->head) {
+        tape_chunk *next = t->head->next;
+        g_free(t->head);
+        t->head = next;
+    }
+    g_free(t->ids);
+    g_free(t);
+}
+
+size_t engine_tape_bytes(const engine_tape *t)
+{
+    return t->bytes;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
+{
+    uint64_t r = 0;
+    for (unsigned shift = 0;; shift += 7) {
+        uint8_t b = *p++;
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    *v = r;
+    return p;
+}
+
+static uint8_t *put_raw(uint8_t *p, const void *v, size_t n)
+{
+    memcpy(p, v, n);
+    return p + n;
+}
+
+static const uint8_t *get_raw(const uint8_t *p, void *v, size_t n)
+{
+    memcpy(v, p, n);
+    return p + n;
+}
+
+/* A buffer id as a distance from the next id (zigzag: small either way). */
+static uint64_t id_code(const tape_expect *e, uint64_t id)
+{
+    uint64_t d = e->next_id - id;
+    return (d << 1) ^ (uint64_t)-(int64_t)(d >> 63);
+}
+
+static uint64_t id_decode(const tape_expect *e, uint64_t code)
+{
+    uint64_t d = (code >> 1) ^ (uint64_t)-(int64_t)(code & 1);
+    return e->next_id - d;
+}
+
+static uint8_t *put_ids(uint8_t *p, const tape_expect *e, const uint64_t *ids, uint32_t n)
+{
+    p = put_varint(p, n);
+    for (uint32_t i = 0; i < n; i++)
+        p = put_varint(p, id_code(e, ids[i]));
+    return p;
+}
+
+static const uint8_t *get_ids(const uint8_t *p, const tape_expect *e, uint64_t *ids, uint32_t *n)
+{
+    uint64_t count = 0;
+    p = get_varint(p, &count);
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t code = 0;
+        p = get_varint(p, &code);
+        ids[i] = id_decode(e, code);
+    }
+    *n = (uint32_t)count;
+    return p;
+}
+
+static void expect_after(tape_expect *e, const strata_bound_op *op)
+{
+    e->line = op->line;
+    e->index = op->index + 1;
+    if (op->kind == STRATA_OP_ALLOC)
+        e->next_id = op->buf + 1;
+}
+
+/* The fields of op that are not what e expects. */
+static uint64_t mask_of(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
+{
+    uint64_t expected_buf = op->kind == STRATA_OP_ALLOC ? e->next_id : 0;
+    const struct { int field; bool set; } fields[] = {
+        {F_STREAM, op->stream != 0}, {F_BYTES, op->bytes != 0}, {F_BUF, op->buf != expected_buf},
+        {F_MEMORY, op->memory != STRATA_BIND_NONE}, {F_EVENT, op->event != 0}, {F_SEQ, op->event_seq != 0},
+        {F_NAME, x->name != NULL}, {F_DTYPE, op->dtype != 0}, {F_TAG, op->tag != 0},
+        {F_UNIT, op->unit != STRATA_BIND_NONE}, {F_HAS_FLOPS, op->has_flops}, {F_FLOPS, op->flops != 0},
+        {F_INS, op->n_ins != 0}, {F_SRC, op->src != 0}, {F_SRC_MEMORY, op->src_memory != STRATA_BIND_NONE},
+        {F_DST_MEMORY, op->dst_memory != STRATA_BIND_NONE}, {F_ROUTE, op->route != STRATA_BIND_NONE},
+        {F_HAS_TIME, op->has_time}, {F_TIME, op->time_s != 0}, {F_OUTS, op->n_outs != 0},
+        {F_LINE, op->line != e->line + 1}, {F_INDEX, op->index != e->index}, {F_GROUP, op->group_size != 0},
+        {F_COLL, op->coll != NULL}, {F_SHAPE, x->rows != 0 || x->cols != 0}, {F_DONATED, x->n_donated != 0},
+    };
+    uint64_t mask = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+        if (fields[i].set)
+            mask |= BIT(fields[i].field);
+    return mask;
+}
+
+/* Room for one op of this size at the tail: false past the budget. */
+static bool reserve(engine_tape *t, size_t need)
+{
+    if (t->tail && t->tail->cap - t->tail->used >= need)
+        return true;
+    size_t cap = MAX((size_t)TAPE_CHUNK, need);
+    if (t->bytes + sizeof(tape_chunk) + cap > t->budget)
+        return false;
+    tape_chunk *c = g_malloc(sizeof(tape_chunk) + cap);
+    c->next = NULL;
+    c->used = 0;
+    c->cap = cap;
+    if (t->tail)
+        t->tail->next = c;
+    else
+        t->head = c;
+    t->tail = c;
+    t->bytes += sizeof(tape_chunk) + cap;
+    return true;
+}
+
+bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
+{
+    if ((unsigned)op->kind > UINT8_MAX || (op->n_ins && !op->ins) || (op->n_outs && !op->outs))
+        return false;
+    size_t name_len = x->name ? strlen(x->name) : 0;
+    size_t need = 1 + VARINT_MAX * (26 + 3 + (size_t)op->n_ins + op->n_outs + x->n_donated) + name_len + 1;
+    if (!reserve(t, need))
+        return false;
+    const tape_expect *e = &t->put;
+    uint64_t mask = mask_of(e, op, x);
+    uint8_t *start = t->tail->data + t->tail->used, *p = start;
+    *p++ = (uint8_t)op->kind;
+    p = put_varint(p, mask);
+    if (mask & BIT(F_STREAM)) p = put_varint(p, op->stream);
+    if (mask & BIT(F_BYTES)) p = put_varint(p, op->bytes);
+    if (mask & BIT(F_BUF)) p = put_varint(p, id_code(e, op->buf));
+    if (mask & BIT(F_MEMORY)) p = put_varint(p, op->memory);
+    if (mask & BIT(F_EVENT)) p = put_varint(p, op->event);
+    if (mask & BIT(F_SEQ)) p = put_varint(p, op->event_seq);
+    if (mask & BIT(F_NAME)) {
+        p = put_varint(p, name_len);
+        p = put_raw(p, x->name, name_len + 1);
+    }
+    if (mask & BIT(F_DTYPE)) p = put_varint(p, (uint64_t)op->dtype);
+    if (mask & BIT(F_TAG)) p = put_varint(p, (uint64_t)op->tag);
+    if (mask & BIT(F_UNIT)) p = put_varint(p, op->unit);
+    if (mask & BIT(F_FLOPS)) p = put_raw(p, &op->flops, sizeof op->flops);
+    if (mask & BIT(F_INS)) p = put_ids(p, e, op->ins, op->n_ins);
+    if (mask & BIT(F_SRC)) p = put_varint(p, id_code(e, op->src));
+    if (mask & BIT(F_SRC_MEMORY)) p = put_varint(p, op->src_memory);
+    if (mask & BIT(F_DST_MEMORY)) p = put_varint(p, op->dst_memory);
+    if (mask & BIT(F_ROUTE)) p = put_varint(p, op->route);
+    if (mask & BIT(F_TIME)) p = put_raw(p, &op->time_s, sizeof op->time_s);
+    if (mask & BIT(F_OUTS)) p = put_ids(p, e, op->outs, op->n_outs);
+    if (mask & BIT(F_LINE)) p = put_varint(p, op->line);
+    if (mask & BIT(F_INDEX)) p = put_varint(p, op->index);
+    if (mask & BIT(F_GROUP)) p = put_varint(p, op->group_size);
+    if (mask & BIT(F_COLL)) p = put_raw(p, &op->coll, sizeof op->coll);
+    if (mask & BIT(F_SHAPE)) {
+        p = put_varint(p, x->rows);
+        p = put_varint(p, x->cols);
+    }
+    if (mask & BIT(F_DONATED)) p = put_ids(p, e, x->donated, x->n_donated);
+    t->tail->used += (size_t)(p - start);
+    expect_after(&t->put, op);
+    return true;
+}
+
+/* The list of ids at p (count, then codes) into the replay's scratch after
+ * its first *used ids (the scratch may move: pointers into it are taken
+ * once the op is read). */
+static const uint8_t *get_id_list(engine_tape *t, const uint8_t *p, size_t *used, uint32_t *n)
+{
+    uint64_t count = 0;
+    get_varint(p, &count);
+    if (*used + count > t->ids_cap) {
+        t->ids_cap = MAX(*used + count, 2 * t->ids_cap);
+        t->ids = g_renew(uint64_t, t->ids, t->ids_cap);
+    }
+    p = get_ids(p, &t->got, t->ids + *used, n);
+    *used += *n;
+    return p;
+}
+
+int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
+{
+    if (!t->at)
+        t->at = t->head;
+    while (t->at && t->pos == t->at->used) {
+        tape_chunk *done = t->at;
+        t->at = done->next;
+        t->head = t->at;
+        if (!t->head)
+            t->tail = NULL;
+        t->pos = 0;
+        g_free(done);
+    }
+    if (!t->at)
+        return 0;
+    const tape_expect *e = &t->got;
+    const uint8_t *p = t->at->data + t->pos;
+    *op = (strata_bound_op){.kind = (strata_op_kind)*p++, .index = e->index, .line = e->line + 1,
+                            .memory = STRATA_BIND_NONE, .src_memory = STRATA_BIND_NONE,
+                            .dst_memory = STRATA_BIND_NONE, .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE};
+    *x = (engine_op_extra){0};
+    op->buf = op->kind == STRATA_OP_ALLOC ? e->next_id : 0;
+    uint64_t mask = 0, v = 0;
+    p = get_varint(p, &mask);
+    if (mask & BIT(F_STREAM)) { p = get_varint(p, &v); op->stream = (uint32_t)v; }
+    if (mask & BIT(F_BYTES)) p = get_varint(p, &op->bytes);
+    if (mask & BIT(F_BUF)) { p = get_varint(p, &v); op->buf = id_decode(e, v); }
+    if (mask & BIT(F_MEMORY)) { p = get_varint(p, &v); op->memory = (uint32_t)v; }
+    if (mask & BIT(F_EVENT)) { p = get_varint(p, &v); op->event = (uint32_t)v; }
+    if (mask & BIT(F_SEQ)) p = get_varint(p, &op->event_seq);
+    if (mask & BIT(F_NAME)) {
+        p = get_varint(p, &v);
+        x->name = (const char *)p;
+        p += v + 1;
+    }
+    if (mask & BIT(F_DTYPE)) { p = get_varint(p, &v); op->dtype = (strata_dtype)v; }
+    if (mask & BIT(F_TAG)) { p = get_varint(p, &v); op->tag = (strata_tag)v; }
+    if (mask & BIT(F_UNIT)) { p = get_varint(p, &v); op->unit = (uint32_t)v; }
+    op->has_flops = mask & BIT(F_HAS_FLOPS);
+    if (mask & BIT(F_FLOPS)) p = get_raw(p, &op->flops, sizeof op->flops);
+    size_t used = 0;
+    if (mask & BIT(F_INS))
+        p = get_id_list(t, p, &used, &op->n_ins);
+    if (mask & BIT(F_SRC)) { p = get_varint(p, &v); op->src = id_decode(e, v); }
+    if (mask & BIT(F_SRC_MEMORY)) { p = get_varint(p, &v); op->src_memory = (uint32_t)v; }
+    if (mask & BIT(F_DST_MEMORY)) { p = get_varint(p, &v); op->dst_memory = (uint32_t)v; }
+    if (mask & BIT(F_ROUTE)) { p = get_varint(p, &v); op->route = (uint32_t)v; }
+    op->has_time = mask & BIT(F_HAS_TIME);
+    if (mask & BIT(F_TIME)) p = get_raw(p, &op->time_s, sizeof op->time_s);
+    if (mask & BIT(F_OUTS))
+        p = get_id_list(t, p, &used, &op->n_outs);
+    if (mask & BIT(F_LINE)) p = get_varint(p, &op->line);
+    if (mask & BIT(F_INDEX)) p = get_varint(p, &op->index);
+    if (mask & BIT(F_GROUP)) { p = get_varint(p, &v); op->group_size = (uint32_t)v; }
+    if (mask & BIT(F_COLL)) p = get_raw(p, &op->coll, sizeof op->coll);
+    if (mask & BIT(F_SHAPE)) {
+        p = get_varint(p, &x->rows);
+        p = get_varint(p, &x->cols);
+    }
+    if (mask & BIT(F_DONATED))
+        p = get_id_list(t, p, &used, &x->n_donated);
+    if (op->n_ins)
+        op->ins = t->ids;
+    if (op->n_outs)
+        op->outs = t->ids + op->n_ins;
+    if (x->n_donated)
+        x->donated = t->ids + op->n_ins + op->n_outs;
+    t->pos = (size_t)(p - t->at->data);
+    expect_after(&t->got, op);
+    return 1;
+}

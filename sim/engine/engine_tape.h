@@ -1,0 +1,52 @@
+/*
+ * engine_tape.h: a compact record of the bound ops of the engine's first
+ * pass, which the second pass replays instead of reading and binding the
+ * source again.
+ *
+ * Each op is a kind byte, a mask of the fields that differ from what is
+ * expected of it (a field is expected 0 or STRATA_BIND_NONE, the line and
+ * index one more than the previous op's, an alloc's buffer id the next id),
+ * and those fields as variable-length integers (buffer ids counted back from
+ * the next id, so they stay small), doubles and a pointer as raw bytes, the
+ * name as its bytes and a NUL. An op of a typical trace takes 5 to 20
+ * bytes. Ops are appended to chunks of memory (no allocation per op); the
+ * replay frees each chunk once it has passed it.
+ *
+ * A tape has a budget of bytes: a put that would exceed it, or an op the
+ * tape cannot hold exactly, fails, and the caller reads its source again
+ * instead (memory stays bounded for long streamed sources).
+ *
+ * Invariants:
+ *  1. engine_tape_next() gives back, in order, exactly the ops and extras
+ *     put: every field of strata_bound_op but `op` (NULL), with ins and
+ *     outs (and the extra's name and donated) pointing into the tape's own
+ *     storage, valid until the next call;
+ *  2. the bytes held never exceed the budget plus one chunk header.
+ */
+#ifndef STRATA_ENGINE_TAPE_H
+#define STRATA_ENGINE_TAPE_H
+
+#include "trace/bind.h"
+
+/* What the second pass needs of an op beyond the bound op's numbers (which
+ * the binder resolves but does not keep past the next read). */
+typedef struct engine_op_extra {
+    const char *name;        /* the op's name when kept (an alloc's always), else NULL */
+    uint64_t rows, cols;     /* ALLOC: its 2-D shape, 0 x 0 when it has none */
+    const uint64_t *donated; /* COMPUTE: the ids of the in= that donate= names (strata_ledger_donated) */
+    uint32_t n_donated;
+} engine_op_extra;
+
+typedef struct engine_tape engine_tape;
+
+engine_tape *engine_tape_new(size_t budget);
+void engine_tape_free(engine_tape *t); /* NULL ok */
+/* Appends op (the bound op of the first pass, read in file order) and x.
+ * False when the budget would be exceeded or the op cannot be held: the
+ * tape is then unusable and should be freed. */
+bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x);
+/* The next op in the order put: 1, or 0 at the end. */
+int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x);
+size_t engine_tape_bytes(const engine_tape *t); /* held so far */
+
+#endif

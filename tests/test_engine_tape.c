@@ -1,0 +1,310 @@
+/*
+ * test_engine_tape.c: the engine's record of its first pass (engine_tape.h)
+ * and the second pass that replays it.
+ *
+ *  - every bound op of a trace that uses each field (shapes, donations,
+ *    time=, comment lines, streams, events, releases, copies from buffer 0)
+ *    comes back from the tape field for field;
+ *  - a tape refuses an op past its budget and never holds more than it;
+ *  - a run that replays the tape and one that reads the source again
+ *    (budget 1 byte) write the same results JSON and the same timeline
+ *    (labels, spans, memory samples), for runs that end normally, out of
+ *    memory, with a systolic tile's padding and with a planning allocator.
+ */
+#include <glib/gstdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "engine/engine.h"
+#include "engine/engine_tape.h"
+#include "ledger/ledger.h"
+#include "testutil.h"
+#include "trace/bind.h"
+#include "trace/reader.h"
+
+/* Every field the tape keeps, on tpu-v5e (tensorcore reads hbm; mxu reads
+ * vmem with a 128-wide tile). */
+static const char MIXED[] =
+    "strata-trace 1\n"
+    "# comment lines shift the line numbers\n"
+    "option allocator.max_split_size=200MiB\n"
+    "alloc s 1MiB host stream=h2d\n"
+    "alloc a 4MiB dtype=bf16 shape=1000x300 tag=param\n"
+    "alloc b 4MiB dtype=f32 shape=300x500 tag=activation\n"
+    "\n"
+    "copy a s stream=h2d bytes=4KiB\n"
+    "record e1 stream=h2d\n"
+    "wait e1\n"
+    "compute mm flops=3e8 in=a,b out=b donate=a\n"
+    "compute t time=12us in=a\n"
+    "alloc v 1MiB vmem shape=128x256\n"
+    "alloc w 1MiB vmem shape=256x100\n"
+    "compute tile unit=mxu flops=1e6 in=v,w out=v\n"
+    "free w\n"
+    "release hbm\n"
+    "free s\n"
+    "release\n";
+
+static strata_source *open_text(const char *text, char **path)
+{
+    *path = strata_test_write_temp("tape-XXXXXX.trace", text);
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(*path, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "?");
+    return src;
+}
+
+static void assert_same_ids(const uint64_t *a, const uint64_t *b, uint32_t n, const char *what, uint64_t line)
+{
+    for (uint32_t i = 0; i < n; i++)
+        ck_assert_msg(a[i] == b[i], "line %" G_GUINT64_FORMAT " %s[%u]", line, what, i);
+}
+
+static void assert_same_op(const strata_bound_op *a, const strata_bound_op *b)
+{
+    ck_assert_int_eq(a->kind, b->kind);
+    ck_assert_uint_eq(a->index, b->index);
+    ck_assert_uint_eq(a->line, b->line);
+    ck_assert_uint_eq(a->stream, b->stream);
+    ck_assert_uint_eq(a->buf, b->buf);
+    ck_assert_uint_eq(a->src, b->src);
+    ck_assert_uint_eq(a->bytes, b->bytes);
+    ck_assert_uint_eq(a->memory, b->memory);
+    ck_assert_uint_eq(a->src_memory, b->src_memory);
+    ck_assert_uint_eq(a->dst_memory, b->dst_memory);
+    ck_assert_uint_eq(a->route, b->route);
+    ck_assert_uint_eq(a->unit, b->unit);
+    ck_assert_int_eq(a->dtype, b->dtype);
+    ck_assert_int_eq(a->tag, b->tag);
+    ck_assert_int_eq(a->has_flops, b->has_flops);
+    ck_assert_int_eq(a->has_time, b->has_time);
+    ck_assert(a->flops == b->flops);
+    ck_assert(a->time_s == b->time_s);
+    ck_assert_uint_eq(a->event, b->event);
+    ck_assert_uint_eq(a->event_seq, b->event_seq);
+    ck_assert_uint_eq(a->n_ins, b->n_ins);
+    ck_assert_uint_eq(a->n_outs, b->n_outs);
+    assert_same_ids(a->ins, b->ins, a->n_ins, "in", a->line);
+    assert_same_ids(a->outs, b->outs, a->n_outs, "out", a->line);
+    ck_assert_uint_eq(a->group_size, b->group_size);
+    ck_assert(a->coll == b->coll);
+}
+
+/* One bound op and its extra, copied out of the binder. */
+typedef struct kept_op {
+    strata_bound_op op;
+    uint64_t ids[8];
+    char *name;
+    uint64_t rows, cols;
+    uint64_t donated[4];
+    uint32_t n_donated;
+} kept_op;
+
+static void keep(kept_op *k, const strata_bound_op *op, const engine_op_extra *x)
+{
+    ck_assert_uint_le(op->n_ins + op->n_outs, G_N_ELEMENTS(k->ids));
+    k->op = *op;
+    memcpy(k->ids, op->ins, op->n_ins * sizeof(uint64_t));
+    memcpy(k->ids + op->n_ins, op->outs, op->n_outs * sizeof(uint64_t));
+    k->op.ins = k->ids;
+    k->op.outs = k->ids + op->n_ins;
+    k->name = g_strdup(x->name);
+    k->rows = x->rows;
+    k->cols = x->cols;
+    k->n_donated = x->n_donated;
+    memcpy(k->donated, x->donated, x->n_donated * sizeof(uint64_t));
+}
+
+START_TEST(tape_gives_back_every_field)
+{
+    strata_hw *hw = strata_test_load_hw("tpu-v5e", NULL);
+    char *path = NULL;
+    strata_source *src = open_text(MIXED, &path);
+    strata_bind_options bopt = {.hw = hw};
+    strata_binder *b = strata_binder_new(src, &bopt);
+    GError *err = NULL;
+    ck_assert(strata_binder_rewind(b, &err));
+    engine_tape *t = engine_tape_new(1 << 20);
+    kept_op kept[32];
+    size_t n = 0;
+    const strata_bound_op *op = NULL;
+    int got = 0;
+    while ((got = strata_binder_next(b, &op, &err)) == 1) {
+        ck_assert_uint_lt(n, G_N_ELEMENTS(kept));
+        uint64_t donated[4];
+        engine_op_extra x = {.name = op->op->name};
+        if (op->op->n_dims == 2) {
+            x.rows = op->op->shape[0];
+            x.cols = op->op->shape[1];
+        }
+        if (op->kind == STRATA_OP_COMPUTE) {
+            x.n_donated = strata_ledger_donated(op->op, op->ins, donated);
+            x.donated = donated;
+        }
+        keep(&kept[n++], op, &x);
+        ck_assert(engine_tape_put(t, op, &x));
+    }
+    ck_assert_msg(got == 0, "%s", err ? err->message : "?");
+    ck_assert_uint_eq(n, 15);
+    /* the donation of line 11: a is buffer 1 */
+    ck_assert_uint_eq(kept[6].n_donated, 1);
+    ck_assert_uint_eq(kept[6].donated[0], 1);
+    strata_bound_op back;
+    engine_op_extra x;
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_int_eq(engine_tape_next(t, &back, &x), 1);
+        ck_assert(back.op == NULL);
+        assert_same_op(&kept[i].op, &back);
+        ck_assert(g_strcmp0(kept[i].name, x.name) == 0);
+        ck_assert_uint_eq(kept[i].rows, x.rows);
+        ck_assert_uint_eq(kept[i].cols, x.cols);
+        ck_assert_uint_eq(kept[i].n_donated, x.n_donated);
+        assert_same_ids(kept[i].donated, x.donated, x.n_donated, "donated", back.line);
+        g_free(kept[i].name);
+    }
+    ck_assert_int_eq(engine_tape_next(t, &back, &x), 0);
+    ck_assert_int_eq(engine_tape_next(t, &back, &x), 0);
+    engine_tape_free(t);
+    strata_binder_free(b);
+    strata_source_free(src);
+    strata_hw_free(hw);
+    g_remove(path);
+    g_free(path);
+}
+END_TEST
+
+/* Ids far from the next one and lines far apart take more bytes but come
+ * back; a budget of one chunk refuses the op that would need a second. */
+START_TEST(tape_budget_and_far_values)
+{
+    engine_tape *t = engine_tape_new(300 * 1024);
+    uint64_t ins[2] = {0, UINT64_MAX};
+    strata_bound_op op = {.kind = STRATA_OP_COMPUTE, .line = 1u << 30, .index = 0, .stream = 7,
+                          .buf = 0, .memory = 2, .src_memory = STRATA_BIND_NONE, .dst_memory = STRATA_BIND_NONE,
+                          .route = STRATA_BIND_NONE, .unit = 0, .has_time = true, .time_s = 1.5, .ins = ins,
+                          .n_ins = 2};
+    engine_op_extra x = {0};
+    size_t puts = 0;
+    while (engine_tape_put(t, &op, &x)) {
+        puts++;
+        op.index++;
+        op.line += 1000;
+    }
+    ck_assert_uint_gt(puts, 1000);
+    ck_assert_uint_le(engine_tape_bytes(t), 300 * 1024);
+    strata_bound_op back;
+    for (size_t i = 0; i < puts; i++) {
+        ck_assert_int_eq(engine_tape_next(t, &back, &x), 1);
+        ck_assert_uint_eq(back.index, i);
+        ck_assert_uint_eq(back.line, (1u << 30) + 1000 * i);
+        ck_assert_uint_eq(back.ins[0], 0);
+        ck_assert_uint_eq(back.ins[1], UINT64_MAX);
+        ck_assert(back.time_s == 1.5);
+    }
+    ck_assert_int_eq(engine_tape_next(t, &back, &x), 0);
+    engine_tape_free(t);
+}
+END_TEST
+
+/* Runs the engine in a child process (one SimGrid engine per process) with
+ * this tape budget and returns its results JSON and timeline, concatenated
+ * (or the error message). */
+static char *run_in_child(const char *hw_name, const char *const *overrides, const char *allocator,
+                          const char *trace_path, size_t budget)
+{
+    char *dir = strata_test_temp_dir();
+    char *out = g_build_filename(dir, "out.txt", NULL);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        strata_hw *hw = strata_test_load_hw(hw_name, overrides);
+        GError *err = NULL;
+        strata_source *src = strata_trace_open(trace_path, &err);
+        FILE *f = fopen(out, "w");
+        FILE *timeline = tmpfile();
+        strata_engine_options opt;
+        strata_engine_options_init(&opt);
+        opt.tape_budget = budget;
+        opt.timeline = timeline;
+        opt.allocator = allocator;
+        strata_results *r = NULL;
+        if (src && strata_engine_run(hw, src, &opt, &r, &err)) {
+            char *json = strata_results_to_json_text(r);
+            fputs(json, f);
+            g_free(json);
+            rewind(timeline);
+            int c;
+            while ((c = fgetc(timeline)) != EOF)
+                fputc(c, f);
+            strata_results_free(r);
+        } else {
+            fprintf(f, "error: %s\n", err ? err->message : "?");
+        }
+        fclose(f);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ck_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    char *text = NULL;
+    ck_assert(g_file_get_contents(out, &text, NULL, NULL));
+    g_remove(out);
+    g_rmdir(dir);
+    g_free(out);
+    g_free(dir);
+    return text;
+}
+
+static void assert_replay_equals_reread(const char *hw_name, const char *const *overrides, const char *allocator,
+                                        const char *trace_path, const char *expect)
+{
+    char *replayed = run_in_child(hw_name, overrides, allocator, trace_path, 0);
+    char *reread = run_in_child(hw_name, overrides, allocator, trace_path, 1);
+    ck_assert_msg(strstr(replayed, expect), "%s: expected '%s' in\n%.2000s", trace_path, expect, replayed);
+    ck_assert_msg(strcmp(replayed, reread) == 0, "%s: replay and re-read differ", trace_path);
+    g_free(replayed);
+    g_free(reread);
+}
+
+START_TEST(replay_and_reread_agree_on_examples)
+{
+    char *tour = strata_test_source_path("traces/examples/format-tour.trace");
+    char *offload = strata_test_source_path("traces/examples/train-step-offload.trace");
+    assert_replay_equals_reread("tpu-v5e", NULL, NULL, tour, "\"status\" : \"ok\"");
+    assert_replay_equals_reread("h100", NULL, NULL, offload, "\"status\" : \"ok\"");
+    g_free(tour);
+    g_free(offload);
+}
+END_TEST
+
+START_TEST(replay_and_reread_agree_on_oom_tile_and_plan)
+{
+    char *path = strata_test_write_temp("tape-XXXXXX.trace", MIXED);
+    static const char *const small[] = {"memory.hbm.capacity=6MiB", NULL};
+    assert_replay_equals_reread("tpu-v5e", small, NULL, path, "\"status\" : \"oom\"");
+    assert_replay_equals_reread("tpu-v5e", NULL, NULL, path, "\"status\" : \"ok\"");
+    char *tour = strata_test_source_path("traces/examples/format-tour.trace");
+    assert_replay_equals_reread("tpu-v5e", NULL, "offline", tour, "\"status\" : \"ok\"");
+    g_free(tour);
+    g_remove(path);
+    g_free(path);
+}
+END_TEST
+
+static Suite *tape_suite(void)
+{
+    Suite *s = suite_create("engine_tape");
+    TCase *tc = tcase_create("tape");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, tape_gives_back_every_field);
+    tcase_add_test(tc, tape_budget_and_far_values);
+    tcase_add_test(tc, replay_and_reread_agree_on_examples);
+    tcase_add_test(tc, replay_and_reread_agree_on_oom_tile_and_plan);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return strata_test_main(tape_suite());
+}
