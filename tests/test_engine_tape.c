@@ -104,15 +104,18 @@ static void keep(kept_op *k, const strata_bound_op *op, const engine_op_extra *x
 {
     ck_assert_uint_le(op->n_ins + op->n_outs, G_N_ELEMENTS(k->ids));
     k->op = *op;
-    memcpy(k->ids, op->ins, op->n_ins * sizeof(uint64_t));
-    memcpy(k->ids + op->n_ins, op->outs, op->n_outs * sizeof(uint64_t));
+    if (op->n_ins)
+        memcpy(k->ids, op->ins, op->n_ins * sizeof(uint64_t));
+    if (op->n_outs)
+        memcpy(k->ids + op->n_ins, op->outs, op->n_outs * sizeof(uint64_t));
     k->op.ins = k->ids;
     k->op.outs = k->ids + op->n_ins;
     k->name = g_strdup(x->name);
     k->rows = x->rows;
     k->cols = x->cols;
     k->n_donated = x->n_donated;
-    memcpy(k->donated, x->donated, x->n_donated * sizeof(uint64_t));
+    if (x->n_donated)
+        memcpy(k->donated, x->donated, x->n_donated * sizeof(uint64_t));
 }
 
 START_TEST(tape_gives_back_every_field)

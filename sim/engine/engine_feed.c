@@ -26,6 +26,7 @@
  */
 #include "engine/engine_internal.h"
 #include "core/error.h"
+#include "core/idmap.h"
 #include <string.h>
 
 struct engine_feed {
@@ -34,7 +35,7 @@ struct engine_feed {
     engine_memories *ms;
     GPtrArray *stream_names;   /* char * (owned), by stream index */
     uint32_t n_events;
-    GHashTable *buffers;       /* id -> engine_buffer * (owned) */
+    strata_idmap *buffers;     /* id -> engine_buffer * (owned) */
     GPtrArray *heads, *tails;  /* per stream: engine_op * queue */
     bool eof;
     bool keep_labels;
@@ -178,7 +179,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     f->ms = ms;
     f->keep_labels = keep_labels;
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
-    f->buffers = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, NULL);
+    f->buffers = strata_idmap_new();
     f->heads = g_ptr_array_new();
     f->tails = g_ptr_array_new();
     f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -247,6 +248,13 @@ static engine_buffer *new_buffer(engine_feed *f, const char *name)
     return b;
 }
 
+static void free_visit(uint64_t id, void *value, void *user)
+{
+    (void)id;
+    (void)user;
+    buffer_free(value);
+}
+
 static void op_free(engine_op *op)
 {
     g_free(op->label_buf);
@@ -282,12 +290,8 @@ void engine_feed_free(engine_feed *f)
         buffer_free(f->spare_buffers);
         f->spare_buffers = next;
     }
-    GHashTableIter it;
-    gpointer value;
-    g_hash_table_iter_init(&it, f->buffers);
-    while (g_hash_table_iter_next(&it, NULL, &value))
-        buffer_free(value);
-    g_hash_table_destroy(f->buffers);
+    strata_idmap_foreach(f->buffers, free_visit, NULL);
+    strata_idmap_free(f->buffers);
     g_ptr_array_free(f->heads, TRUE);
     g_ptr_array_free(f->tails, TRUE);
     g_ptr_array_free(f->stream_names, TRUE);
@@ -319,14 +323,13 @@ const strata_binder *engine_feed_binder(const engine_feed *f)
 
 engine_buffer *engine_feed_buffer(engine_feed *f, uint64_t id)
 {
-    return g_hash_table_lookup(f->buffers, ID_KEY(id));
+    return strata_idmap_get(f->buffers, id);
 }
 
 void engine_feed_forget(engine_feed *f, uint64_t id)
 {
-    engine_buffer *b = g_hash_table_lookup(f->buffers, ID_KEY(id));
+    engine_buffer *b = strata_idmap_take(f->buffers, id);
     if (b) {
-        g_hash_table_remove(f->buffers, ID_KEY(id));
         b->next_spare = f->spare_buffers;
         f->spare_buffers = b;
     }
@@ -345,17 +348,12 @@ static double tile_waste(uint64_t tile, const engine_buffer *a, const engine_buf
     return ((double)kp / (double)k) * ((double)np / (double)n);
 }
 
-/* The engine op for a bound op of the second pass; registers an alloc's buffer. */
-static engine_op *make_op(engine_feed *f, const strata_bound_op *op, const engine_op_extra *x)
+/* Completes e, whose bound op the second pass just took: its label, an
+ * alloc's buffer (registered), a tiled unit's padding; then clears the
+ * pointers that are valid only until the next take. */
+static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
 {
-    engine_op *e = f->spare;
-    if (e)
-        f->spare = e->next;
-    else
-        e = g_new0(engine_op, 1);
-    e->bound = *op;
-    e->bound.op = NULL; /* not kept: valid only until the next read */
-    e->bound.ins = e->bound.outs = NULL;
+    strata_bound_op *op = &e->bound;
     e->label = NULL;
     if (f->keep_labels && x->name)
         e->label = e->label_buf = keep_name(e->label_buf, &e->label_cap, x->name);
@@ -369,54 +367,60 @@ static engine_op *make_op(engine_feed *f, const strata_bound_op *op, const engin
         b->tag = op->tag;
         b->rows = x->rows;
         b->cols = x->cols;
-        g_hash_table_insert(f->buffers, ID_KEY(b->id), b);
+        strata_idmap_put(f->buffers, b->id, b);
     } else if (op->kind == STRATA_OP_COMPUTE && op->unit != STRATA_BIND_NONE && op->n_ins >= 2) {
-        e->bound.flops *= tile_waste(strata_hw_compute(f->hw, op->unit)->tile, engine_feed_buffer(f, op->ins[0]),
-                                     engine_feed_buffer(f, op->ins[1]));
+        op->flops *= tile_waste(strata_hw_compute(f->hw, op->unit)->tile, engine_feed_buffer(f, op->ins[0]),
+                                engine_feed_buffer(f, op->ins[1]));
     }
-    return e;
+    op->op = NULL;
+    op->ins = op->outs = NULL;
 }
 
-/* The next bound op of the second pass, from the tape or read again: 1, 0 end, -1 error. */
-static int take_one(engine_feed *f, strata_bound_op *tmp, const strata_bound_op **op, engine_op_extra *x,
-                    GError **err)
+/* The next bound op of the second pass into *op, from the tape or read
+ * again: 1, 0 end, -1 error. */
+static int take_one(engine_feed *f, strata_bound_op *op, engine_op_extra *x, GError **err)
 {
-    if (f->tape) {
-        *op = tmp;
-        return engine_tape_next(f->tape, tmp, x);
+    if (f->tape)
+        return engine_tape_next(f->tape, op, x);
+    const strata_bound_op *read = NULL;
+    int got = strata_binder_next(f->binder, &read, err);
+    if (got == 1) {
+        *op = *read;
+        extra_of(f, read, x);
     }
-    int got = strata_binder_next(f->binder, op, err);
-    if (got == 1)
-        extra_of(f, *op, x);
     return got;
 }
 
 /* Takes one op into its stream's queue: 1 taken, 0 end, -1 error. */
 static int read_one(engine_feed *f, GError **err)
 {
-    strata_bound_op tmp;
-    const strata_bound_op *op = NULL;
+    engine_op *e = f->spare;
+    if (e)
+        f->spare = e->next;
+    else
+        e = g_new0(engine_op, 1);
     engine_op_extra x;
-    int got = take_one(f, &tmp, &op, &x, err);
+    int got = take_one(f, &e->bound, &x, err);
+    if (got == 1 && e->bound.stream >= f->heads->len) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:%" G_GUINT64_FORMAT ": the trace changed between the engine's two passes",
+                    strata_binder_origin(f->binder), e->bound.line);
+        got = -1;
+    }
     if (got <= 0) {
         if (got == 0)
             f->eof = true;
+        engine_feed_release(f, e);
         return got;
     }
-    if (op->stream >= f->heads->len) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s:%" G_GUINT64_FORMAT ": the trace changed between the engine's two passes",
-                    strata_binder_origin(f->binder), op->line);
-        return -1;
-    }
-    engine_memories_program(f->ms, op, &x);
-    engine_op *e = make_op(f, op, &x);
-    engine_op *tail = g_ptr_array_index(f->tails, op->stream);
+    engine_memories_program(f->ms, &e->bound, &x);
+    finish_op(f, e, &x);
+    engine_op *tail = g_ptr_array_index(f->tails, e->bound.stream);
     if (tail)
         tail->next = e;
     else
-        g_ptr_array_index(f->heads, op->stream) = e;
-    g_ptr_array_index(f->tails, op->stream) = e;
+        g_ptr_array_index(f->heads, e->bound.stream) = e;
+    g_ptr_array_index(f->tails, e->bound.stream) = e;
     return 1;
 }
 

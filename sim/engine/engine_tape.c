@@ -90,8 +90,12 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
-static const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
+static inline const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
 {
+    if (*p < 0x80) { /* most fields fit in one byte */
+        *v = *p;
+        return p + 1;
+    }
     uint64_t r = 0;
     for (unsigned shift = 0;; shift += 7) {
         uint8_t b = *p++;
@@ -160,23 +164,20 @@ static void expect_after(tape_expect *e, const strata_bound_op *op)
 /* The fields of op that are not what e expects. */
 static uint64_t mask_of(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
 {
+#define SET(f, cond) ((uint64_t)(cond) << (f))
     uint64_t expected_buf = op->kind == STRATA_OP_ALLOC ? e->next_id : 0;
-    const struct { int field; bool set; } fields[] = {
-        {F_STREAM, op->stream != 0}, {F_BYTES, op->bytes != 0}, {F_BUF, op->buf != expected_buf},
-        {F_MEMORY, op->memory != STRATA_BIND_NONE}, {F_EVENT, op->event != 0}, {F_SEQ, op->event_seq != 0},
-        {F_NAME, x->name != NULL}, {F_DTYPE, op->dtype != 0}, {F_TAG, op->tag != 0},
-        {F_UNIT, op->unit != STRATA_BIND_NONE}, {F_HAS_FLOPS, op->has_flops}, {F_FLOPS, op->flops != 0},
-        {F_INS, op->n_ins != 0}, {F_SRC, op->src != 0}, {F_SRC_MEMORY, op->src_memory != STRATA_BIND_NONE},
-        {F_DST_MEMORY, op->dst_memory != STRATA_BIND_NONE}, {F_ROUTE, op->route != STRATA_BIND_NONE},
-        {F_HAS_TIME, op->has_time}, {F_TIME, op->time_s != 0}, {F_OUTS, op->n_outs != 0},
-        {F_LINE, op->line != e->line + 1}, {F_INDEX, op->index != e->index}, {F_GROUP, op->group_size != 0},
-        {F_COLL, op->coll != NULL}, {F_SHAPE, x->rows != 0 || x->cols != 0}, {F_DONATED, x->n_donated != 0},
-    };
-    uint64_t mask = 0;
-    for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
-        if (fields[i].set)
-            mask |= BIT(fields[i].field);
-    return mask;
+    return SET(F_STREAM, op->stream != 0) | SET(F_BYTES, op->bytes != 0) | SET(F_BUF, op->buf != expected_buf) |
+           SET(F_MEMORY, op->memory != STRATA_BIND_NONE) | SET(F_EVENT, op->event != 0) |
+           SET(F_SEQ, op->event_seq != 0) | SET(F_NAME, x->name != NULL) | SET(F_DTYPE, op->dtype != 0) |
+           SET(F_TAG, op->tag != 0) | SET(F_UNIT, op->unit != STRATA_BIND_NONE) | SET(F_HAS_FLOPS, op->has_flops) |
+           SET(F_FLOPS, op->flops != 0) | SET(F_INS, op->n_ins != 0) | SET(F_SRC, op->src != 0) |
+           SET(F_SRC_MEMORY, op->src_memory != STRATA_BIND_NONE) |
+           SET(F_DST_MEMORY, op->dst_memory != STRATA_BIND_NONE) | SET(F_ROUTE, op->route != STRATA_BIND_NONE) |
+           SET(F_HAS_TIME, op->has_time) | SET(F_TIME, op->time_s != 0) | SET(F_OUTS, op->n_outs != 0) |
+           SET(F_LINE, op->line != e->line + 1) | SET(F_INDEX, op->index != e->index) |
+           SET(F_GROUP, op->group_size != 0) | SET(F_COLL, op->coll != NULL) |
+           SET(F_SHAPE, x->rows != 0 || x->cols != 0) | SET(F_DONATED, x->n_donated != 0);
+#undef SET
 }
 
 /* Room for one op of this size at the tail: false past the budget. */
