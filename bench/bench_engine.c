@@ -7,8 +7,9 @@
  *    record, a wait on the compute stream, a compute with flops and an
  *    operand, a free; into a temporary file.
  * 2. In a child process, times strata_engine_run() on it on
- *    configs/hw/test-simple.ini: everything the engine does (two passes over
- *    the file, checking, allocators, accounting, SimGrid), in CPU seconds.
+ *    configs/hw/test-simple.ini: everything the engine does (reading,
+ *    checking and binding the file, the replay of its tape, allocators,
+ *    accounting, SimGrid), in CPU seconds.
  * 3. In another child, times the bare program (bench/engine_bare.h): the
  *    same activities bound into memory beforehand, then simgrid_run() alone
  *    on the same platform.
