@@ -206,11 +206,6 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     return f;
 }
 
-bool engine_feed_replays(const engine_feed *f)
-{
-    return f->tape != NULL;
-}
-
 static void buffer_free(engine_buffer *b)
 {
     g_free(b->name);

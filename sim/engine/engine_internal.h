@@ -103,8 +103,6 @@ typedef struct engine_feed engine_feed;
  * (buffer, event or compute name), for spans only. */
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, bool keep_labels,
                              size_t tape_budget, GError **err);
-/* True when the second pass replays the tape (false: it reads the source again). */
-bool engine_feed_replays(const engine_feed *f);
 void engine_feed_free(engine_feed *f);
 uint32_t engine_feed_stream_count(const engine_feed *f);
 const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream);
