@@ -14,7 +14,9 @@
  *  3. with remat, before a group's backward, the recomputation of the
  *     outputs of that group that were not saved: `full` saves only what
  *     crosses group boundaries (jax.checkpoint of each layer), `dots` also
- *     saves matmul outputs (checkpoint_policies.dots_saveable).
+ *     saves matmul outputs (checkpoint_policies.dots_saveable); with or
+ *     without remat, the group's all-gathers again (their outputs are never
+ *     saved).
  * What is saved stays live from forward to backward; the rest is freed after
  * its last forward use (graph.h's liveness) and recomputed.
  *
@@ -64,7 +66,8 @@ uint32_t wl_model_unary(wl_model *m, const char *label, wl_tensor out, wl_tensor
 uint32_t wl_model_add(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b);
 
 /* Sequence parallelism's collectives over mesh axis `axis` (a string that
- * outlives m), each a node of its own with one input x:
+ * outlives m), each a node of its own with one input x, which must feed no
+ * other node (its gradient is the collective's alone).
  * out = all-gather(x) (out holds the group's x in turn); its gradient is the
  * reduce-scatter of out's gradient. Its output is never saved for the
  * backward pass (whatever remat says): before the group's gradients the
@@ -72,8 +75,7 @@ uint32_t wl_model_add(wl_model *m, const char *label, wl_tensor out, wl_tensor a
  * passes. */
 uint32_t wl_model_all_gather(wl_model *m, wl_tensor out, wl_tensor x, const char *axis);
 /* out = reduce-scatter(x) (out is the device's part of the sum of the
- * group's x); its gradient is the all-gather of out's gradient. x must feed
- * no other node (its gradient is the collective's alone). */
+ * group's x); its gradient is the all-gather of out's gradient. */
 uint32_t wl_model_reduce_scatter(wl_model *m, wl_tensor out, wl_tensor x, const char *axis);
 
 /* Emit forward and backward into the graph. Parameter gradients get `grad_flags`
