@@ -4,12 +4,15 @@
  * buf[pos, end) holds bytes read but not handed out yet; buf[0] is at file
  * offset file_off. A line is found with memchr; when the buffer holds no
  * newline, the unread tail moves to the front and the next chunk is read
- * behind it, until the tail alone is longer than STRATA_LINE_MAX.
+ * behind it, until the tail alone is longer than STRATA_LINE_MAX. The
+ * first NUL byte of the data is found once per chunk, not once per line.
  *
  * Invariants:
  *  1. pos <= end < cap: there is always a byte after the data, so the last
  *     line of a file without a final newline can be NUL-terminated in place;
- *  2. cap <= STRATA_LINE_MAX + CHUNK + 1: memory is bounded whatever the input.
+ *  2. cap <= STRATA_LINE_MAX + CHUNK + 1: memory is bounded whatever the input;
+ *  3. nul is NO_NUL or the offset of a NUL byte in buf, and no byte of the
+ *     input in [pos, min(nul, end)) is a NUL.
  */
 #include "core/lines.h"
 #include "core/error.h"
@@ -18,12 +21,14 @@
 #include <string.h>
 
 #define CHUNK (64 * 1024)
+#define NO_NUL SIZE_MAX
 
 struct strata_lines {
     FILE *fp;
     char *origin;
     char *buf;
     size_t cap, pos, end;
+    size_t nul; /* offset of the first NUL byte from pos on, or NO_NUL */
     off_t file_off;
     uint64_t number;
     bool eof;
@@ -36,6 +41,7 @@ strata_lines *strata_lines_new(FILE *fp, const char *origin)
     l->origin = g_strdup(origin);
     l->cap = CHUNK + 1;
     l->buf = g_malloc(l->cap);
+    l->nul = NO_NUL;
     return l;
 }
 
@@ -94,7 +100,22 @@ static bool fill(strata_lines *l, GError **err)
         return false;
     }
     l->eof = n == 0;
+    const char *first_nul = memchr(l->buf, '\0', l->end);
+    l->nul = first_nul ? (size_t)(first_nul - l->buf) : NO_NUL;
     return true;
+}
+
+/* The column of the first NUL byte of the line s[0..n) in buf, or 0. */
+static size_t nul_column(strata_lines *l, const char *s, size_t n)
+{
+    size_t at = (size_t)(s - l->buf);
+    if (l->nul != NO_NUL && l->nul < at) {
+        /* Past the NUL found last (a line that held it was refused): the
+         * next one from here (or this line's terminator). */
+        const char *next = memchr(s, '\0', l->end - at);
+        l->nul = next ? (size_t)(next - l->buf) : NO_NUL;
+    }
+    return l->nul != NO_NUL && l->nul < at + n ? l->nul - at + 1 : 0;
 }
 
 int strata_lines_next(strata_lines *l, char **line, size_t *len, GError **err)
@@ -120,9 +141,9 @@ int strata_lines_next(strata_lines *l, char **line, size_t *len, GError **err)
         s += 3;
         n -= 3;
     }
-    const char *nul = memchr(s, '\0', n);
-    if (nul) {
-        nul_byte(l, l->number, (size_t)(nul - s) + 1, err);
+    size_t column = nul_column(l, s, n);
+    if (column) {
+        nul_byte(l, l->number, column, err);
         return -1;
     }
     *line = s;
@@ -142,6 +163,7 @@ bool strata_lines_seek(strata_lines *l, off_t offset, uint64_t line, GError **er
     }
     clearerr(l->fp);
     l->pos = l->end = 0;
+    l->nul = NO_NUL;
     l->file_off = offset;
     l->number = line;
     l->eof = false;

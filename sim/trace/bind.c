@@ -272,6 +272,7 @@ static bool bind_compute(strata_binder *b, const strata_op *op, strata_bound_op 
 /* Resolves a checked non-option op into b->bound. */
 static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs *refs, GError **err)
 {
+    /* Every field named: none left for a clear of the whole struct first. */
     strata_bound_op *o = &b->bound;
     *o = (strata_bound_op){.op = op, .kind = op->kind, .index = b->n_ops, .line = op->line,
                            .stream = refs->stream, .buf = refs->buf, .src = refs->src, .bytes = refs->bytes,
@@ -280,7 +281,7 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
                            .has_flops = op->has_flops, .flops = op->has_flops ? op->flops : 0.0,
                            .has_time = op->has_time, .time_s = op->time_s, .ins = refs->ins, .outs = refs->outs,
                            .n_ins = op->n_ins, .n_outs = op->n_outs, .group_size = refs->group_size,
-                           .coll = op->coll};
+                           .event = 0, .event_seq = 0, .coll = op->coll};
     if (!b->allow_spmd && (strata_op_kind_is_collective(op->kind) || op->has_device))
         return fail(b, op, err, "expected an op of one device, got %s%s: collectives and device= run on a "
                     "hardware model with devices = N (the trace's mesh), through the SPMD expansion",

@@ -119,7 +119,7 @@ static const char *intern_memory(strata_checker *c, const char *memory)
 
 static uint32_t stream_index(strata_checker *c, const char *name)
 {
-    if (c->last_stream != UINT32_MAX && strcmp(g_ptr_array_index(c->stream_names, c->last_stream), name) == 0)
+    if (c->last_stream != UINT32_MAX && strata_same_name(g_ptr_array_index(c->stream_names, c->last_stream), name))
         return c->last_stream;
     gpointer found = g_hash_table_lookup(c->streams, name);
     if (found) {

@@ -2,33 +2,37 @@
  * check_live.c: the checker's live buffers by name (contract in
  * check_live.h).
  *
- * Design: a 64-bit hash of each name (read 8 bytes at a time) keys an
- * id map (core/idmap.h: open addressing, no allocation per entry) whose
- * value is the first record of that hash; records of the same hash, which
- * distinct names share only by accident, are chained through `next`.
- * Records come from chunks that never move, and a removed record goes on
- * the spare list for the next add, so after warm-up no add or remove
- * touches the heap (except for names of INLINE_NAME bytes or more).
+ * Design: a chained hash table. `buckets` holds, per bucket, the first
+ * record of the chain of names whose hash falls there; each record keeps
+ * its name's full hash and length, so a probe compares bytes only for a
+ * record of an equal hash and length. The bucket array is small (one
+ * pointer per live buffer at most), so the common case of an alloc (a name
+ * not live) reads one bucket, and a free reads one bucket and its record.
+ * Records come from chunks that never move; a removed record goes on the
+ * spare list for the next add, so after warm-up no add or remove touches
+ * the heap (except for names of INLINE_NAME bytes or more).
  *
  * Invariants:
- *  1. each live record is on exactly one chain, the one of its name's
- *     hash, and each unused record on the spare list;
- *  2. a name shorter than INLINE_NAME bytes lives in its record, a longer
+ *  1. each live record is on exactly one chain, the one of bucket
+ *     hash & mask, and each unused record on the spare list;
+ *  2. count <= n_buckets, a power of two, at least MIN_BUCKETS;
+ *  3. a name shorter than INLINE_NAME bytes lives in its record, a longer
  *     one in a heap copy the record owns while it is live;
- *  3. chunks are never freed before the set, so a record pointer stays
+ *  4. chunks are never freed before the set, so a record pointer stays
  *     valid until its name is removed.
  */
 #include "trace/check_live.h"
 #include <glib.h>
 #include <string.h>
-#include "core/idmap.h"
 
 #define INLINE_NAME 24
 #define CHUNK_RECORDS 256
+#define MIN_BUCKETS 64
 
 typedef struct record {
     strata_live_buffer b;
-    struct record *next; /* live: the next record of the same hash; unused: the next spare */
+    struct record *next; /* live: the next of its chain; unused: the next spare */
+    uint32_t hash;
     uint32_t len;        /* of the name, without its NUL */
     union {
         char text[INLINE_NAME]; /* len < INLINE_NAME */
@@ -37,9 +41,11 @@ typedef struct record {
 } record;
 
 struct strata_live_set {
-    strata_idmap *by_hash; /* hash -> record * (the first of its chain) */
-    GPtrArray *chunks;     /* record[CHUNK_RECORDS] each, owned */
-    size_t used;           /* records handed out of the last chunk */
+    record **buckets;
+    size_t mask;       /* n_buckets - 1 */
+    size_t count;
+    GPtrArray *chunks; /* record[CHUNK_RECORDS] each, owned */
+    size_t used;       /* records handed out of the last chunk */
     record *spare;
 };
 
@@ -50,7 +56,7 @@ static const char *name_of(const record *r)
 
 /* A hash of s[0..len): every byte moves every bit (names often differ
  * only in trailing digits). */
-static uint64_t name_hash(const char *s, size_t len)
+static uint32_t name_hash(const char *s, size_t len)
 {
     const uint64_t k = UINT64_C(0x9E3779B97F4A7C15);
     uint64_t h = (uint64_t)len * k;
@@ -65,49 +71,75 @@ static uint64_t name_hash(const char *s, size_t len)
         w |= (uint64_t)(unsigned char)s[i] << (8 * i);
     h = (h ^ w) * k;
     h ^= h >> 32;
-    return h * k;
+    return (uint32_t)(h * k >> 32);
+}
+
+/* Whether r holds the name s[0..len) of hash h. */
+static bool holds(const record *r, const char *s, size_t len, uint32_t h)
+{
+    if (r->hash != h || r->len != len)
+        return false;
+    const char *t = name_of(r);
+    for (size_t i = 0; i < len; i++)
+        if (t[i] != s[i])
+            return false;
+    return true;
 }
 
 strata_live_set *strata_live_new(void)
 {
     strata_live_set *s = g_new0(strata_live_set, 1);
-    s->by_hash = strata_idmap_new();
+    s->mask = MIN_BUCKETS - 1;
+    s->buckets = g_new0(record *, MIN_BUCKETS);
     s->chunks = g_ptr_array_new_with_free_func(g_free);
     return s;
-}
-
-static void free_chain_names(uint64_t hash, void *value, void *user)
-{
-    (void)hash;
-    (void)user;
-    for (record *r = value; r; r = r->next)
-        if (r->len >= INLINE_NAME)
-            g_free(r->name.heap);
 }
 
 void strata_live_free(strata_live_set *s)
 {
     if (!s)
         return;
-    strata_idmap_foreach(s->by_hash, free_chain_names, NULL);
-    strata_idmap_free(s->by_hash);
+    for (size_t i = 0; i <= s->mask; i++)
+        for (record *r = s->buckets[i]; r; r = r->next)
+            if (r->len >= INLINE_NAME)
+                g_free(r->name.heap);
+    g_free(s->buckets);
     g_ptr_array_free(s->chunks, TRUE);
     g_free(s);
 }
 
-/* The record of name in the chain that starts at r, or NULL. */
-static record *in_chain(record *r, const char *name, size_t len)
+/* The link that points at the record of name (NULL at the chain's end
+ * when name is not live). */
+static record **link_of(const strata_live_set *s, const char *name, size_t len, uint32_t hash)
 {
-    while (r && !(r->len == len && memcmp(name_of(r), name, len) == 0))
-        r = r->next;
-    return r;
+    record **at = &s->buckets[hash & s->mask];
+    while (*at && !holds(*at, name, len, hash))
+        at = &(*at)->next;
+    return at;
 }
 
 strata_live_buffer *strata_live_find(const strata_live_set *s, const char *name)
 {
     size_t len = strlen(name);
-    record *r = in_chain(strata_idmap_get(s->by_hash, name_hash(name, len)), name, len);
+    record *r = *link_of(s, name, len, name_hash(name, len));
     return r ? &r->b : NULL;
+}
+
+/* Doubles the buckets, each chain split by the next bit of the hash. */
+static void grow(strata_live_set *s)
+{
+    size_t n = 2 * (s->mask + 1);
+    record **buckets = g_new0(record *, n);
+    for (size_t i = 0; i <= s->mask; i++) {
+        for (record *r = s->buckets[i], *next; r; r = next) {
+            next = r->next;
+            r->next = buckets[r->hash & (n - 1)];
+            buckets[r->hash & (n - 1)] = r;
+        }
+    }
+    g_free(s->buckets);
+    s->buckets = buckets;
+    s->mask = n - 1;
 }
 
 /* An unused record: a spare one, or the next of the last chunk. */
@@ -128,67 +160,50 @@ static record *take_record(strata_live_set *s)
 strata_live_buffer *strata_live_add(strata_live_set *s, const char *name, bool *added)
 {
     size_t len = strlen(name);
-    uint64_t hash = name_hash(name, len);
-    record *head = strata_idmap_get(s->by_hash, hash);
-    record *r = in_chain(head, name, len);
+    uint32_t hash = name_hash(name, len);
+    record *r = *link_of(s, name, len, hash);
     *added = r == NULL;
     if (r)
         return &r->b;
     g_assert(len < UINT32_MAX);
+    if (s->count == s->mask + 1)
+        grow(s);
     r = take_record(s);
     memset(&r->b, 0, sizeof r->b);
+    r->hash = hash;
     r->len = (uint32_t)len;
     if (len < INLINE_NAME)
         memcpy(r->name.text, name, len + 1);
     else
         r->name.heap = g_strndup(name, len);
-    r->next = head;
-    strata_idmap_put(s->by_hash, hash, r);
+    r->next = s->buckets[hash & s->mask];
+    s->buckets[hash & s->mask] = r;
+    s->count++;
     return &r->b;
 }
 
 bool strata_live_remove(strata_live_set *s, const char *name, strata_live_buffer *out)
 {
     size_t len = strlen(name);
-    uint64_t hash = name_hash(name, len);
-    record *head = strata_idmap_get(s->by_hash, hash), *prev = NULL, *r = head;
-    while (r && !(r->len == len && memcmp(name_of(r), name, len) == 0)) {
-        prev = r;
-        r = r->next;
-    }
+    record **at = link_of(s, name, len, name_hash(name, len));
+    record *r = *at;
     if (!r)
         return false;
-    if (prev)
-        prev->next = r->next;
-    else if (r->next)
-        strata_idmap_put(s->by_hash, hash, r->next);
-    else
-        strata_idmap_take(s->by_hash, hash);
+    *at = r->next;
     *out = r->b;
     if (r->len >= INLINE_NAME)
         g_free(r->name.heap);
     r->next = s->spare;
     s->spare = r;
+    s->count--;
     return true;
-}
-
-typedef struct id_search {
-    uint64_t id;
-    const record *found;
-} id_search;
-
-static void match_id(uint64_t hash, void *value, void *user)
-{
-    (void)hash;
-    id_search *q = user;
-    for (const record *r = value; r; r = r->next)
-        if (r->b.id == q->id)
-            q->found = r;
 }
 
 const strata_live_buffer *strata_live_find_id(const strata_live_set *s, uint64_t id)
 {
-    id_search q = {id, NULL};
-    strata_idmap_foreach(s->by_hash, match_id, &q);
-    return q.found ? &q.found->b : NULL;
+    for (size_t i = 0; i <= s->mask; i++)
+        for (const record *r = s->buckets[i]; r; r = r->next)
+            if (r->b.id == id)
+                return &r->b;
+    return NULL;
 }

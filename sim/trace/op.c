@@ -75,23 +75,12 @@ const char *strata_algo_name(strata_algo algo)
     return (unsigned)algo < STRATA_ALGO__COUNT ? algo_names[algo] : "";
 }
 
-/* Whether a and b are the same string: compared here, not by a call to
- * strcmp, as the names are a few bytes and differ early. */
-static bool same_name(const char *a, const char *b)
-{
-    while (*a && *a == *b) {
-        a++;
-        b++;
-    }
-    return *a == *b;
-}
-
 /* Index of `name` in names[from..count), or -1. The reader looks up a
  * kind (and often a tag and a dtype) on every line. */
 static int name_index(const char *const *names, unsigned from, unsigned count, const char *name)
 {
     for (unsigned i = from; i < count; i++)
-        if (same_name(names[i], name))
+        if (strata_same_name(names[i], name))
             return (int)i;
     return -1;
 }

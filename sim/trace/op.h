@@ -155,6 +155,17 @@ typedef struct strata_op {
     const char *note;
 } strata_op;
 
+/* Whether a and b are the same string: inline, not a call to strcmp, for
+ * the names of a few bytes compared on every line (kinds, streams). */
+static inline bool strata_same_name(const char *a, const char *b)
+{
+    while (*a && *a == *b) {
+        a++;
+        b++;
+    }
+    return *a == *b;
+}
+
 /* Names, for the reader, the writer and messages. */
 const char *strata_op_kind_name(strata_op_kind kind);
 bool strata_op_kind_from_name(const char *name, strata_op_kind *kind);

@@ -28,6 +28,7 @@
 #include "trace/reader.h"
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,6 +38,7 @@
 
 struct strata_line_scratch {
     char *text;        /* owned copy of the line (strata_parse_op_line only) */
+    bool tail_zero;    /* the op last parsed has every field from has_bytes on zero */
     GPtrArray *ins;    /* char * into the line, NULL-terminated on use */
     GPtrArray *outs;
     GPtrArray *donates;
@@ -426,6 +428,16 @@ static char *known_attrs(strata_op_kind kind)
 
 /* ---- one line ---------------------------------------------------------- */
 
+/* The fields the kind and the operands set come before has_bytes. */
+_Static_assert(offsetof(strata_op, kind) < offsetof(strata_op, has_bytes) &&
+                   offsetof(strata_op, line) < offsetof(strata_op, has_bytes) &&
+                   offsetof(strata_op, stream) < offsetof(strata_op, has_bytes) &&
+                   offsetof(strata_op, name) < offsetof(strata_op, has_bytes) &&
+                   offsetof(strata_op, src) < offsetof(strata_op, has_bytes) &&
+                   offsetof(strata_op, memory) < offsetof(strata_op, has_bytes) &&
+                   offsetof(strata_op, size) < offsetof(strata_op, has_bytes),
+               "the operands' fields of strata_op precede its attributes'");
+
 static bool missing(const line_ctx *lc, const char *what, GError **err)
 {
     return fail_at(lc, lc->end, err, "expected %s, got end of line", what);
@@ -545,6 +557,7 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
     unsigned seen = 0;
     char *tok;
     while ((tok = next_token(&cursor))) {
+        s->tail_zero = false;
         char *eq = strchr(tok, '=');
         if (!eq) {
             char *known = known_attrs(op->kind);
@@ -594,7 +607,10 @@ static bool parse_line(char *text, size_t len, const char *origin, uint64_t line
     else
         end = text + len;
     line_ctx lc = {origin, line, text, end};
-    memset(op, 0, sizeof *op);
+    /* Only attributes set the fields from has_bytes on: after a line
+     * without any, the operands' fields are all there is to clear. */
+    memset(op, 0, s->tail_zero ? offsetof(strata_op, has_bytes) : sizeof *op);
+    s->tail_zero = true;
     op->line = line;
     op->stream = STRATA_DEFAULT_STREAM;
     char *cursor = text;
