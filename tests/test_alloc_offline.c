@@ -131,6 +131,9 @@ START_TEST(test_import_errors)
     const char *cases[][2] = {
         {"id,lower,upper\n", ":1: expected the header"},
         {"id,lower,upper,size\na,1,1,4\n", ":2: expected lower < upper"},
+        {"id,lower,upper,size\na,0,1000000000000000,4\nb,1,1000000000000001,4\n",
+         ":3: expected upper at most 1000000000000000 (a tick is a microsecond of at=, which a trace holds up "
+         "to 1e+09 s), got 1000000000000001"},
         {"id,lower,upper,size\na,0,2,x\n", ":2: expected size"},
         {"id,lower,upper,size\na,0,2,4\na,1,3,4\n", ":3: expected a unique id"},
         {"id,lower,upper,size\na,0,2\n", ":2: expected 4 fields"},

@@ -115,6 +115,8 @@ static const bad_case pickle_cases[] = {
 static const bad_case csv_cases[] = {
     {"bad-row", IN_CSV, "id,lower,upper,size\n0,0,10,64\n1,5,x,64\n", ":3", "", false},
     {"bad-header", IN_CSV, "a,b\n0,1\n", ":1", "", false},
+    {"time-past-trace-range", IN_CSV, "id,lower,upper,size\n0,0,10,64\n1,5,3072000000000000,64\n", ":3",
+     "expected upper at most 1000000000000000", false},
 };
 
 static char *late_error_trace(void)

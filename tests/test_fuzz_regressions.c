@@ -13,6 +13,7 @@
 #include "testutil.h"
 #include "core/error.h"
 #include "hw/hw.h"
+#include "import/minimalloc.h"
 #include "import/pickle.h"
 #include "import/torch.h"
 #include "sweep/experiment.h"
@@ -69,8 +70,25 @@ static void replay_hw(const char *path)
     g_free(trace);
 }
 
-/* A snapshot whose every converted op the checker accepts (every consumer
- * runs it); one that the importer refuses must say where. */
+/* Every op of an importer's source (taken; NULL: refused), fed to the
+ * checker, must pass it, as every consumer runs it. */
+static void check_every_op(strata_source *ops, const char *path)
+{
+    if (ops == NULL)
+        return;
+    strata_checker *c = strata_checker_new(path);
+    const strata_op *op;
+    while (strata_source_next(ops, &op, NULL) == 1) {
+        GError *check_err = NULL;
+        ck_assert_msg(strata_checker_feed(c, op, NULL, &check_err),
+                      "%s: the import emitted an op the checker refuses: %s", path, check_err->message);
+    }
+    strata_checker_free(c);
+    strata_source_free(ops);
+}
+
+/* A snapshot whose every converted op the checker accepts; one that the
+ * importer refuses must say where. */
 static void replay_pickle(const char *path)
 {
     GError *err = NULL;
@@ -78,18 +96,7 @@ static void replay_pickle(const char *path)
     if (p) {
         strata_torch_options opt;
         strata_torch_options_init(&opt);
-        strata_source *ops = strata_torch_convert(p, path, &opt, NULL, &err);
-        if (ops) {
-            strata_checker *c = strata_checker_new(path);
-            const strata_op *op;
-            while (strata_source_next(ops, &op, &err) == 1) {
-                GError *check_err = NULL;
-                ck_assert_msg(strata_checker_feed(c, op, NULL, &check_err),
-                              "%s: the import emitted an op the checker refuses: %s", path, check_err->message);
-            }
-            strata_checker_free(c);
-        }
-        strata_source_free(ops);
+        check_every_op(strata_torch_convert(p, path, &opt, NULL, &err), path);
         strata_pickle_free(p);
     }
     g_clear_error(&err);
@@ -113,10 +120,15 @@ static void replay_experiment(const char *path)
     g_free(text);
 }
 
+/* Likewise for a MiniMalloc CSV. */
 static void replay_minimalloc(const char *path)
 {
+    GError *err = NULL;
+    check_every_op(strata_minimalloc_source(path, &err), path);
+    g_clear_error(&err);
     strata_cli_result r = strata_test_cli("import", "minimalloc", path, "-o", "/dev/null", NULL);
     ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata import minimalloc exit %d: %s", path, r.status, r.err);
+    ck_assert_msg(r.status == 0 || strstr(r.err, path), "%s: the error does not name the file: %s", path, r.err);
     strata_cli_result_clear(&r);
 }
 

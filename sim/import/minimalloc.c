@@ -5,18 +5,24 @@
  * then emit 2n events sorted by (time, free before alloc, row).
  *
  * Invariants: every buffer gets exactly one alloc and one free, the free
- * after the alloc (lower < upper is required); names are unique.
+ * after the alloc (lower < upper is required); names are unique; every
+ * at= is in the trace's sane range (upper at most 10^15 ticks of 1 us).
  */
 #include "import/minimalloc.h"
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "trace/check.h"
 
 typedef struct mm_row {
     char *name;
     uint64_t lower, upper, size;
 } mm_row;
+
+/* A benchmark time as at=: one tick a microsecond (planners rank buffers by
+ * real lifetime length). */
+static double mm_at_s(uint64_t ticks) { return (double)ticks * 1e-6; }
 
 typedef struct mm_event {
     uint64_t time;
@@ -117,6 +123,12 @@ static GArray *mm_read(const char *path, GError **err)
                         "%s:%u: expected lower < upper, got lower %" G_GUINT64_FORMAT
                         " and upper %" G_GUINT64_FORMAT, path, line, row.lower, row.upper);
             ok = false;
+        } else if (!strata_trace_at_ok(mm_at_s(row.upper))) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s:%u: expected upper at most %.0f (a tick is a microsecond of at=, which a trace "
+                        "holds up to %g s), got %" G_GUINT64_FORMAT,
+                        path, line, STRATA_TRACE_MAX_AT_S * 1e6, STRATA_TRACE_MAX_AT_S, row.upper);
+            ok = false;
         } else if (row.size == 0) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "%s:%u: expected a positive size, got 0", path, line);
@@ -171,10 +183,8 @@ strata_source *strata_minimalloc_source(const char *csv_path, GError **err)
         op.name = r->name;
         if (ev[k].is_alloc)
             op.size = r->size;
-        /* the benchmark's time unit, kept as microseconds: planners rank
-         * buffers by real lifetime length */
         op.has_at = true;
-        op.at_s = (double)(ev[k].is_alloc ? r->lower : r->upper) * 1e-6;
+        op.at_s = mm_at_s(ev[k].is_alloc ? r->lower : r->upper);
         strata_op_list_append(list, &op);
     }
     g_free(ev);
