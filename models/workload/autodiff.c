@@ -21,10 +21,14 @@
  *  6. A collective node (coll.axis set) has one input, no flops and a
  *     gradient that is the converse collective of its output's; the output
  *     of an all-gather node is never saved (is_saved), so the backward pass
- *     gathers it again before the group's gradients.
+ *     gathers it again before the group's gradients, on stream `regather`;
+ *     pending holds each such copy until main's first step reading it,
+ *     which waits for the gather first.
  */
 #include "workload/autodiff.h"
 #include <string.h>
+
+#define REGATHER_STREAM "regather"
 
 /* A collective in place of a compute: kind over axis (NULL: a compute). */
 typedef struct wl_coll {
@@ -64,6 +68,8 @@ struct wl_model {
     GArray *producer;   /* guint32: index of the node writing t + 1 (0: an argument) */
     GHashTable *remap;  /* tensor -> the tensor the current pass reads */
     bool gathers;       /* some node is an all-gather (gathered again for the backward pass) */
+    GHashTable *pending; /* regathered tensor -> its event number + 1, until main waits for it */
+    guint regathers;     /* events rgK.go / rgK.done issued */
     int group;
     bool remat_ok;
     const wl_model_hooks *hooks;
@@ -103,6 +109,7 @@ wl_model *wl_model_new(wl_graph *g)
     m->grads = g_array_new(FALSE, TRUE, sizeof(guint32));
     m->producer = g_array_new(FALSE, TRUE, sizeof(guint32));
     m->remap = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
     return m;
 }
 
@@ -118,6 +125,7 @@ void wl_model_free(wl_model *m)
     g_array_free(m->grads, TRUE);
     g_array_free(m->producer, TRUE);
     g_hash_table_destroy(m->remap);
+    g_hash_table_destroy(m->pending);
     g_free(m);
 }
 
@@ -302,6 +310,40 @@ static void reduce(wl_model *m, wl_tensor t, const char *axis)
         wl_graph_collective(m->g, STRATA_OP_ALL_REDUCE, t, t, axis, STRATA_ALGO_DEFAULT);
 }
 
+/* Node n's all-gather of `in` into `out` again for the backward pass, on
+ * stream `regather` from where main is (event rgK.go), so that it overlaps
+ * the group's first gradients; main waits for rgK.done right before the
+ * first step that reads out (await_regathers). */
+static void regather(wl_model *m, const wl_node *n, wl_tensor in, wl_tensor out)
+{
+    char go[32], done[32];
+    guint k = m->regathers++;
+    g_snprintf(go, sizeof go, "rg%u.go", k);
+    g_snprintf(done, sizeof done, "rg%u.done", k);
+    wl_graph_event(m->g, true, go);
+    wl_graph_stream(m->g, REGATHER_STREAM);
+    wl_graph_event(m->g, false, go);
+    wl_graph_collective(m->g, STRATA_OP_ALL_GATHER, out, in, n->coll.axis, STRATA_ALGO_DEFAULT);
+    wl_graph_event(m->g, true, done);
+    wl_graph_stream(m->g, NULL);
+    g_hash_table_insert(m->pending, KEY(out), GUINT_TO_POINTER(k + 1));
+}
+
+/* Before a step on main that reads ins: the waits for those regathered. */
+static void await_regathers(wl_model *m, const GArray *ins)
+{
+    for (guint i = 0; i < ins->len && g_hash_table_size(m->pending); i++) {
+        wl_tensor t = g_array_index(ins, wl_tensor, i);
+        guint k = GPOINTER_TO_UINT(g_hash_table_lookup(m->pending, KEY(t)));
+        if (!k)
+            continue;
+        char done[32];
+        g_snprintf(done, sizeof done, "rg%u.done", k - 1);
+        wl_graph_event(m->g, false, done);
+        g_hash_table_remove(m->pending, KEY(t));
+    }
+}
+
 static void recompute_group(wl_model *m, int group, wl_remat remat, const GArray *crossing, GHashTable *remap,
                             GArray *ins)
 {
@@ -312,6 +354,12 @@ static void recompute_group(wl_model *m, int group, wl_remat remat, const GArray
         wl_tensor c = clone_tensor(m->g, n->out, "_remat", wl_graph_tag(m->g, n->out), WL_TEMP);
         g_array_set_size(ins, 0);
         append_mapped(ins, remap, pool_at(m, n->first_in), n->n_ins);
+        if (n->coll.axis && n->coll.kind == STRATA_OP_ALL_GATHER) {
+            regather(m, n, g_array_index(ins, wl_tensor, 0), c);
+            g_hash_table_insert(remap, KEY(n->out), KEY(c));
+            continue;
+        }
+        await_regathers(m, ins);
         char *label = g_strconcat(n->label, "_remat", NULL);
         emit_node(m, n, label, ins, c);
         g_free(label);
@@ -351,6 +399,7 @@ static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArra
             wl_graph_collective(m->g, v->coll.kind, gx, dp - 1, v->coll.axis, STRATA_ALGO_DEFAULT);
             continue;
         }
+        await_regathers(m, ins);
         char *label = g_strdup_printf("%s_vjp%u", n->label, k);
         wl_graph_compute(m->g, label, v->flops, (wl_tensor *)ins->data, ins->len, &gx, 1, NULL, 0);
         g_free(label);

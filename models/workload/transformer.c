@@ -43,8 +43,9 @@
  *              replicated. With sequence parallelism (tp+sp, fsdp+tp+sp)
  *              the layernorms, residual adds and h_l hold S/T positions
  *              ([B,S/T,d]); each column-parallel block's input is
- *              all-gathered over `model` (NAME_ag, gathered again before
- *              the layer's backward pass: only the shard is kept), each
+ *              all-gathered over `model` (NAME_ag, gathered again on
+ *              stream `regather` for the layer's backward pass: only the
+ *              shard is kept), each
  *              row-parallel output and h_0 reduce-scattered (NAME_rs), the
  *              converse in the backward pass, and the layernorm scales'
  *              gradients all-reduced over `model`. The vocabulary-parallel
