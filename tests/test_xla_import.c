@@ -311,6 +311,10 @@ static const bad_case bad_cases[] = {
     {2, "negate(p)", "negate(p", "m.txt:5:"},
     {2, "  p = f32[4]{0}", "  p = g32[4]{0}", "m.txt:4:"},
     {2, "}\n", "}\nstray\n", "m.txt:7:"},
+    /* 2 x 10^6 x 10^18 FLOPs: past a trace's flops= range (10^21) */
+    {2, "ROOT r = f32[4]{0} negate(p)",
+     "ROOT r = f32[1000,1000]{1,0} dot(f32[4,1000000000000000000]{1,0} p, f32[4]{0} p), lhs_contracting_dims={1}",
+     "m.txt:5: expected at most 1e+21 FLOPs for 'r' (a trace's flops= range), its shapes give 2e+24"},
 };
 
 START_TEST(bad_lines_name_file_and_line)

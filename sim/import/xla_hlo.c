@@ -4,10 +4,13 @@
  * Design: each instruction line is cut into name, shape, opcode, operand
  * list (to its matching parenthesis) and attributes; FLOPs are computed at
  * once from the shapes known so far, and added to the enclosing
- * computation's sum, which a later fusion reads by its calls= name.
+ * computation's sum, which a later fusion reads by its calls= name. An
+ * instruction whose FLOPs are past a trace's flops= range is refused at its
+ * line.
  */
 #include "import/xla_hlo.h"
 #include <string.h>
+#include "trace/check.h"
 
 struct xla_hlo {
     GHashTable *instrs;   /* name (borrowed from the instr) -> xla_instr* (owned) */
@@ -247,6 +250,13 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
             in->tuple_index = (int64_t)v;
     }
     in->flops = instr_flops(h, in, open + 1, close - 1, attrs);
+    if (!strata_trace_flops_ok(in->flops)) {
+        bool ok = xla_fail(err, file, lineno,
+                           "expected at most %g FLOPs for '%s' (a trace's flops= range), its shapes give %g",
+                           STRATA_TRACE_MAX_FLOPS, in->name, in->flops);
+        instr_free(in);
+        return ok;
+    }
     if (g_hash_table_contains(h->instrs, in->name)) {
         bool ok = xla_fail(err, file, lineno, "expected unique instruction names, got a second '%s'", in->name);
         instr_free(in);
