@@ -108,7 +108,7 @@ static const strata_param_def offline_params[] = {
     {"iterations", STRATA_PARAM_INT, "1000",
      "steps of the local search that improves the greedy order (0: greedy orderings only); "
      "at most 2e9/n^2 steps for n buffers (at least 10)", NULL},
-    {"search_nodes", STRATA_PARAM_INT, "10000000",
+    {"search_nodes", STRATA_PARAM_INT, "2500000",
      "node budget of the exact search (branch and bound) after the heuristics, in all; a node "
      "with m candidates costs 1 + m/512; 0: off (also off above 4096 buffers)",
      NULL},

@@ -1,19 +1,25 @@
 /*
  * offline_search.c: the exact half of the offline planner (see offline.h):
  * while the height is above the lower bound, a bounded exact search
- * (MiniMalloc, below) over a ladder of targets: the lower bound, then 1%
- * steps up to 8% above it, then 10, 15, 20, 30 and 40%. Each round tries two
- * targets: the lower bound itself (a perfect packing is often found fast; a
- * quarter of the round's budget once a plan exists above it) and the nearest
- * step below the best plan so far (the likeliest in reach), with a node
- * budget that grows 4x per round unless the round found a better plan,
- * until `search_nodes` are spent (a node with m candidates costs 1 + m/512).
- * So the planner always finishes with the best plan found. Each try runs
- * the ranks round robin with a doubling budget (the best plan's own order
- * first, as a guide), then random restarts with narrow branching. A target
- * that a complete search proves out of reach is dropped with those below
- * it. The search is off above 4096 buffers (its candidate lists would pass
- * about 128 MiB).
+ * (MiniMalloc, below) for plans within target heights from a ladder: the
+ * lower bound, then 0.5% steps up to 8% above it, then 9, 10, 12, 15, 20,
+ * 25, 30 and 40%. The search runs in rounds with a node budget per try that
+ * doubles per round (from 2 nodes per buffer). A round walks the ladder
+ * down from the best plan so far, trying each step with every rank in turn
+ * (MiniMalloc's WAT, TAW and TWA, four more, then the best plan's own
+ * order) until one reaches it; a plan found moves the walk below it, and
+ * the round ends after three steps in a row were missed. Then the lower
+ * bound itself, with MiniMalloc's ranks and the best plan's order (a
+ * perfect packing is often found fast). Which target and which rank a
+ * depth-first search reaches fast is erratic (one rank finds in a few
+ * thousand nodes what another misses in millions; D of MiniMalloc's
+ * challenging set reaches 4.5% above its bound in 7k nodes and not 5% in
+ * 20M), so many short tries beat a few long ones. The search stops when
+ * `search_nodes` are spent (a node with m candidates costs 1 + m/512), so
+ * the planner always finishes with the best plan found. A target that a
+ * complete search proves out of reach is dropped with those below it. The
+ * search is off above 4096 buffers (its candidate lists would pass about
+ * 128 MiB).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -68,9 +74,8 @@ typedef struct offline_search {
     uint32_t *cuts;                    /* unplaced buffers crossing boundary q|q+1 */
     int64_t nodes_left;
     uint32_t *rank;
-    int rerank; /* heuristic to re-rank each piece by after a decomposition; -1: keep */
+    int rerank; /* heuristic to re-rank each piece by after a decomposition */
     const uint64_t *guide; /* offsets of the best plan so far, for RANK_GUIDE */
-    size_t max_branch; /* candidates tried per node (0: all) */
     /* Stacks reused by every node (no allocation per node): candidate
      * lists, undo records and cut points, each node pushing on entry and
      * popping on return. Addressed by index: they grow by reallocation. */
@@ -143,7 +148,7 @@ static int offline_dfs(offline_search *s, const offline_part *part, size_t paren
                        uint64_t last_offset, uint32_t last_rank, uint64_t total_bound);
 static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
                                 const uint32_t *sec_hi, const uint64_t *totals, int how,
-                                const uint64_t *guide, GRand *noise, const uint32_t *which,
+                                const uint64_t *guide, const uint32_t *which,
                                 size_t count, uint32_t *rank);
 
 /* Split [lo, hi) at the given cut points and solve each piece. */
@@ -163,20 +168,15 @@ static int offline_solve_pieces(offline_search *s, const offline_part *part, siz
         if (sub.n > 0) {
             /* as MiniMalloc, rank a piece afresh: section totals now count
              * only its unplaced buffers */
-            uint32_t *saved = NULL;
-            if (s->rerank >= 0) {
-                saved = g_new(uint32_t, sub.n);
-                for (size_t i = 0; i < sub.n; i++)
-                    saved[i] = s->rank[sub.bufs[i]];
-                offline_rank_subset(s->bufs, s->sec_lo, s->sec_hi, s->sec_total, s->rerank,
-                                    s->guide, NULL, sub.bufs, sub.n, s->rank);
-            }
+            uint32_t *saved = g_new(uint32_t, sub.n);
+            for (size_t i = 0; i < sub.n; i++)
+                saved[i] = s->rank[sub.bufs[i]];
+            offline_rank_subset(s->bufs, s->sec_lo, s->sec_hi, s->sec_total, s->rerank,
+                                s->guide, sub.bufs, sub.n, s->rank);
             status = offline_dfs(s, &sub, SIZE_MAX, 0, 0, 0, offline_max_total(s, &sub));
-            if (saved) {
-                for (size_t i = 0; i < sub.n; i++)
-                    s->rank[sub.bufs[i]] = saved[i];
-                g_free(saved);
-            }
+            for (size_t i = 0; i < sub.n; i++)
+                s->rank[sub.bufs[i]] = saved[i];
+            g_free(saved);
         }
         g_free(sub.bufs);
     }
@@ -403,7 +403,6 @@ static int offline_dfs(offline_search *s, const offline_part *part, size_t paren
             min_height = s->min_offset[v] + s->bufs[v].size;
     }
     int status = SEARCH_NOT_FOUND;
-    size_t tried = 0;
     offline_violation viol = {UINT64_MAX, 0, 0};
     for (size_t k = 0; k < m && status == SEARCH_NOT_FOUND; k++) {
         const offline_cand *c = s->cand + base + k; /* the stack may have moved */
@@ -411,14 +410,12 @@ static int offline_dfs(offline_search *s, const offline_part *part, size_t paren
         uint32_t b = c->buf, rank = c->rank;
         if (off < last_offset || (off == last_offset && rank < last_rank))
             continue;
-        if (off >= min_height || off + s->bufs[b].size > s->target)
+        if (off >= min_height)
+            break; /* and so are the rest: candidates go by offset */
+        if (off + s->bufs[b].size > s->target)
             continue;
         if (!offline_covers(s, part, b, off, &viol, &total_bound))
             continue;
-        if (s->max_branch && ++tried > s->max_branch) {
-            status = SEARCH_ABORTED; /* incomplete: not a proof of infeasibility */
-            break;
-        }
         status = offline_branch(s, part, b, off, rank, base, m, total_bound);
     }
     s->cand_top = base;
@@ -537,12 +534,23 @@ static bool offline_problem_build(const offline_buf *bufs, size_t n, uint64_t ma
 enum { RANK_WAT, RANK_TAW, RANK_TWA, RANK_AREA_TOTAL, RANK_SIZE_WIDTH, RANK_SECTIONS_AREA,
        RANK_STEPS_AREA, RANK__COUNT, RANK_GUIDE = RANK__COUNT };
 
+/* A key that orders as x (>= 0) does, at full precision: the bits of a
+ * non-negative double order as its value. Widths are relative to the
+ * shortest lifetime, and truncating them to whole units would tie most. */
+static uint64_t offline_order_key(double x)
+{
+    uint64_t bits;
+    x = x > 0 ? x : 0.0;
+    memcpy(&bits, &x, sizeof bits);
+    return bits;
+}
+
 /* Ranks the buffers listed in `which` (count of them; NULL: all of 0..n-1)
  * by heuristic `how`, with section totals `totals`: rank[which[i]] is the
  * buffer's position in that order. */
 static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
                                 const uint32_t *sec_hi, const uint64_t *totals, int how,
-                                const uint64_t *guide, GRand *noise, const uint32_t *which,
+                                const uint64_t *guide, const uint32_t *which,
                                 size_t count, uint32_t *rank)
 {
     offline_key *keys = g_new0(offline_key, count ? count : 1);
@@ -553,8 +561,8 @@ static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
             if (totals[q] > total)
                 total = totals[q];
         double width = bufs[i].width;
-        uint64_t life = (uint64_t)width;
-        uint64_t area = (uint64_t)((double)bufs[i].size * width);
+        uint64_t life = offline_order_key(width);
+        uint64_t area = offline_order_key((double)bufs[i].size * width);
         uint64_t steps = bufs[i].end - bufs[i].start;
         keys[k].index = i;
         switch (how) {
@@ -568,8 +576,6 @@ static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
         default: /* RANK_GUIDE: the order of a plan found before, lowest first */
             keys[k].k1 = UINT64_MAX - guide[i]; keys[k].k2 = bufs[i].size; keys[k].k3 = total; break;
         }
-        if (noise) /* a random restart: the same keys, perturbed by up to 30% */
-            keys[k].k1 = (uint64_t)((double)keys[k].k1 * g_rand_double_range(noise, 0.7, 1.3));
     }
     qsort(keys, count, sizeof *keys, offline_cmp_key);
     for (size_t k = 0; k < count; k++)
@@ -578,9 +584,9 @@ static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
 }
 
 static void offline_ranks(const offline_buf *bufs, const offline_problem *p, int how,
-                          const uint64_t *guide, GRand *noise, uint32_t *rank)
+                          const uint64_t *guide, uint32_t *rank)
 {
-    offline_rank_subset(bufs, p->sec_lo, p->sec_hi, p->sec_total, how, guide, noise, NULL, p->n,
+    offline_rank_subset(bufs, p->sec_lo, p->sec_hi, p->sec_total, how, guide, NULL, p->n,
                         rank);
 }
 
@@ -614,180 +620,162 @@ static int offline_search_once(offline_search *s, const offline_problem *p, cons
     return status;
 }
 
-/* Try to reach `target`: round robin over the ranks with a node budget
- * doubling up to node_limit, then random restarts. Fills offsets when
- * found; adds the nodes spent to *spent. Returns SEARCH_FOUND,
- * SEARCH_NOT_FOUND (a complete search proved the target out of reach) or
- * SEARCH_ABORTED (budget spent). */
-static int offline_try_target(const offline_buf *bufs, const offline_problem *p, uint64_t target,
-                              const uint64_t *guide, int64_t node_limit, uint64_t *offsets,
-                              int64_t *spent_nodes, const offline_search *watch)
-{
-    size_t n = p->n, ns = p->n_sections;
-    /* the heuristics in the order tried: a plan found before guides first */
-    int hows[RANK__COUNT + 1], n_hows = 0;
-    if (guide)
-        hows[n_hows++] = RANK_GUIDE;
-    for (int how = 0; how < RANK__COUNT; how++)
-        hows[n_hows++] = how;
-    uint32_t *ranks[RANK__COUNT + 1];
-    for (int h = 0; h < n_hows; h++) {
-        ranks[h] = g_new(uint32_t, n ? n : 1);
-        offline_ranks(bufs, p, hows[h], guide, NULL, ranks[h]);
-    }
-    offline_search s = {.bufs = bufs, .n = n, .n_sections = ns, .target = target, .guide = guide,
-                        .adj_start = p->adj_start, .adj = p->adj, .sec_lo = p->sec_lo,
-                        .sec_hi = p->sec_hi, .sec_start = p->sec_start, .sec_bufs = p->sec_bufs,
-                        .progress = watch->progress, .best_height = watch->best_height,
-                        .lower_bound = watch->lower_bound};
-    s.min_offset = g_new0(uint64_t, n ? n : 1);
-    s.offset = g_new0(uint64_t, n ? n : 1);
-    s.solution = g_new0(uint64_t, n ? n : 1);
-    s.placed = g_new0(bool, n ? n : 1);
-    s.sec_floor = g_new0(uint64_t, ns ? ns : 1);
-    s.sec_total = g_new0(uint64_t, ns ? ns : 1);
-    s.cuts = g_new0(uint32_t, ns ? ns : 1);
-    s.witness = g_new(uint32_t, ns ? ns : 1);
-    memset(s.witness, 0xff, (ns ? ns : 1) * sizeof *s.witness);
-    offline_part all = {.bufs = g_new(uint32_t, n ? n : 1), .n = n, .lo = 0, .hi = (uint32_t)ns};
-    for (size_t i = 0; i < n; i++)
-        all.bufs[i] = (uint32_t)i;
-    /* Round robin over the ranks with a doubling budget (70% of the
-     * limit)... */
-    int status = SEARCH_ABORTED;
-    int64_t left = node_limit * 7 / 10;
-    for (int64_t budget = (int64_t)n * 2; status == SEARCH_ABORTED && left > 0; budget *= 2) {
-        for (int h = 0; h < n_hows && left > 0; h++) {
-            int64_t b = budget < left ? budget : left;
-            int st = offline_search_once(&s, p, &all, ranks[h], hows[h], b);
-            int64_t used = b - (s.nodes_left > 0 ? s.nodes_left : 0);
-            left -= used;
-            *spent_nodes += used;
-            if (st != SEARCH_ABORTED) { /* found, or proved out of reach */
-                status = st;
-                break;
-            }
-        }
-    }
-    /* ...then short random restarts (perturbed ranks, narrow trees) with
-     * the rest, deterministic seed: loose targets have many solutions, and
-     * restarts escape the subtrees a depth-first search gets stuck in. */
-    left += node_limit - node_limit * 7 / 10;
-    if (status == SEARCH_ABORTED) {
-        GRand *rng = g_rand_new_with_seed(0x0ff11e);
-        uint32_t *noisy = g_new(uint32_t, n ? n : 1);
-        int64_t each = (int64_t)n * 20;
-        for (int r = 0; left > 0 && status == SEARCH_ABORTED; r++) {
-            int how = guide && r % 2 == 0 ? RANK_GUIDE : r % RANK__COUNT;
-            offline_ranks(bufs, p, how, guide, rng, noisy);
-            s.max_branch = 2 + (size_t)(r % 3); /* narrow trees: 2, 3 or 4 branches */
-            int64_t b = each < left ? each : left;
-            status = offline_search_once(&s, p, &all, noisy, -1, b);
-            int64_t used = b - (s.nodes_left > 0 ? s.nodes_left : 0);
-            left -= used;
-            *spent_nodes += used;
-        }
-        g_free(noisy);
-        g_rand_free(rng);
-    }
-    if (status == SEARCH_FOUND)
-        memcpy(offsets, s.solution, n * sizeof *offsets);
-    g_free(all.bufs);
-    g_free(s.min_offset);
-    g_free(s.offset);
-    g_free(s.solution);
-    g_free(s.placed);
-    g_free(s.sec_floor);
-    g_free(s.sec_total);
-    g_free(s.cuts);
-    g_free(s.witness);
-    g_free(s.cand);
-    g_free(s.undo);
-    g_free(s.cutpts);
-    for (int h = 0; h < n_hows; h++)
-        g_free(ranks[h]);
-    return status;
-}
+/* ---- the schedule: rounds over targets and ranks ---- */
 
-/* ---- the ladder of targets ---- */
-
-static const double offline_ladder[] = {1.00, 1.01, 1.02, 1.03, 1.04, 1.05, 1.06, 1.07,
-                                        1.08, 1.10, 1.15, 1.20, 1.30, 1.40};
+static const double offline_ladder[] = {
+    1.000, 1.005, 1.010, 1.015, 1.020, 1.025, 1.030, 1.035, 1.040, 1.045, 1.050, 1.055, 1.060,
+    1.065, 1.070, 1.075, 1.080, 1.090, 1.100, 1.120, 1.150, 1.200, 1.250, 1.300, 1.400};
 #define OFFLINE_LADDER G_N_ELEMENTS(offline_ladder)
+/* a round's walk down the ladder ends after this many steps in a row
+ * missed */
+#define OFFLINE_NEAREST 3
 
-typedef struct offline_ladder_state {
+typedef struct offline_schedule {
     const offline_buf *bufs;
     const offline_problem *prob;
     size_t n;
-    uint64_t lower_bound;
+    offline_search s;
+    offline_part all;
+    int hows[RANK__COUNT + 1], n_hows;
+    uint32_t *ranks[RANK__COUNT + 1];
+    uint64_t proven; /* targets at or below it are out of reach (0: none proved) */
     int64_t search_nodes, spent;
-    bool out_of_reach[OFFLINE_LADDER];
-    uint64_t *found;
     uint64_t *height, *offsets; /* the best plan */
-    strata_progress *progress;
-} offline_ladder_state;
+} offline_schedule;
 
-/* Tries ladder step k with `budget` nodes: true when it gave a better plan. */
-static bool offline_ladder_try(offline_ladder_state *l, size_t k, uint64_t target, int64_t budget)
+static void offline_schedule_init(offline_schedule *c, const offline_buf *bufs,
+                                  const offline_problem *p, uint64_t lower_bound,
+                                  int64_t search_nodes, uint64_t *height, uint64_t *offsets,
+                                  strata_progress *progress)
 {
-    offline_search watch = {.progress = l->progress, .best_height = *l->height,
-                            .lower_bound = l->lower_bound};
-    int status = offline_try_target(l->bufs, l->prob, target, l->offsets, budget, l->found,
-                                    &l->spent, &watch);
-    if (status == SEARCH_NOT_FOUND) {
-        for (size_t j = 0; j <= k; j++)
-            l->out_of_reach[j] = true;
-        return false;
+    size_t n = p->n, ns = p->n_sections;
+    *c = (offline_schedule){.bufs = bufs, .prob = p, .n = n, .search_nodes = search_nodes,
+                            .height = height, .offsets = offsets};
+    /* MiniMalloc's three first, then the others, then the best plan's order */
+    for (int how = 0; how < RANK__COUNT; how++)
+        c->hows[c->n_hows++] = how;
+    c->hows[c->n_hows++] = RANK_GUIDE;
+    for (int h = 0; h < c->n_hows; h++) {
+        c->ranks[h] = g_new(uint32_t, n);
+        offline_ranks(bufs, p, c->hows[h], offsets, c->ranks[h]);
     }
+    offline_search *s = &c->s;
+    *s = (offline_search){.bufs = bufs, .n = n, .n_sections = ns, .guide = offsets,
+                          .adj_start = p->adj_start, .adj = p->adj, .sec_lo = p->sec_lo,
+                          .sec_hi = p->sec_hi, .sec_start = p->sec_start, .sec_bufs = p->sec_bufs,
+                          .progress = progress, .best_height = *height,
+                          .lower_bound = lower_bound};
+    s->min_offset = g_new0(uint64_t, n);
+    s->offset = g_new0(uint64_t, n);
+    s->solution = g_new0(uint64_t, n);
+    s->placed = g_new0(bool, n);
+    s->sec_floor = g_new0(uint64_t, ns ? ns : 1);
+    s->sec_total = g_new0(uint64_t, ns ? ns : 1);
+    s->cuts = g_new0(uint32_t, ns ? ns : 1);
+    s->witness = g_new(uint32_t, ns ? ns : 1);
+    memset(s->witness, 0xff, (ns ? ns : 1) * sizeof *s->witness);
+    c->all = (offline_part){.bufs = g_new(uint32_t, n), .n = n, .lo = 0, .hi = (uint32_t)ns};
+    for (size_t i = 0; i < n; i++)
+        c->all.bufs[i] = (uint32_t)i;
+}
+
+static void offline_schedule_clear(offline_schedule *c)
+{
+    offline_search *s = &c->s;
+    g_free(c->all.bufs);
+    g_free(s->min_offset);
+    g_free(s->offset);
+    g_free(s->solution);
+    g_free(s->placed);
+    g_free(s->sec_floor);
+    g_free(s->sec_total);
+    g_free(s->cuts);
+    g_free(s->witness);
+    g_free(s->cand);
+    g_free(s->undo);
+    g_free(s->cutpts);
+    for (int h = 0; h < c->n_hows; h++)
+        g_free(c->ranks[h]);
+}
+
+/* One search for `target` with ranks `rank` (pieces re-ranked by
+ * heuristic `rerank`) and `budget` nodes; a plan found becomes
+ * the best (and the guide's order). */
+static int offline_schedule_try(offline_schedule *c, uint64_t target, uint32_t *rank, int rerank,
+                                int64_t budget)
+{
+    offline_search *s = &c->s;
+    s->target = target;
+    int status = offline_search_once(s, c->prob, &c->all, rank, rerank, budget);
+    c->spent += budget - (s->nodes_left > 0 ? s->nodes_left : 0);
+    if (status == SEARCH_NOT_FOUND && target > c->proven)
+        c->proven = target;
     if (status != SEARCH_FOUND)
-        return false;
-    uint64_t h = 0;
-    for (size_t i = 0; i < l->n; i++)
-        if (l->found[i] + l->bufs[i].size > h)
-            h = l->found[i] + l->bufs[i].size;
-    *l->height = h;
-    memcpy(l->offsets, l->found, l->n * sizeof *l->found);
-    return true;
+        return status;
+    uint64_t height = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (s->solution[i] + c->bufs[i].size > height)
+            height = s->solution[i] + c->bufs[i].size;
+    if (height < *c->height) {
+        *c->height = height;
+        s->best_height = height;
+        memcpy(c->offsets, s->solution, c->n * sizeof *c->offsets);
+        offline_ranks(c->bufs, c->prob, RANK_GUIDE, c->offsets, c->ranks[c->n_hows - 1]);
+    }
+    return status;
 }
 
-/* One round, `each` nodes per target: two targets, the lower bound itself
- * (a perfect packing is often found fast) and the nearest ladder step below
- * the best plan (the likeliest in reach; each success guides the next).
- * Returns -1 when no target is left, else whether the plan improved. */
-static int offline_ladder_round(offline_ladder_state *l, int64_t each)
+/* Tries `target` with each rank in turn (the first `n_hows` of them) until
+ * one reaches it or proves it out of reach: the status of the last. */
+static int offline_schedule_target(offline_schedule *c, uint64_t target, int n_hows,
+                                   int64_t budget)
 {
-    uint64_t targets[OFFLINE_LADDER];
-    size_t nearest = 0;
-    for (size_t k = 0; k < OFFLINE_LADDER; k++) {
-        targets[k] = (uint64_t)((double)l->lower_bound * offline_ladder[k]);
-        if (targets[k] < *l->height)
-            nearest = k;
-    }
-    bool any_left = false, improved = false;
-    for (size_t step = 0; step < 2 && l->spent < l->search_nodes; step++) {
-        size_t k = step == 0 ? 0 : nearest;
-        if (step == 1 && nearest == 0)
+    int status = SEARCH_ABORTED;
+    for (int h = 0; h < n_hows && status == SEARCH_ABORTED; h++) {
+        int64_t b = MIN(budget, c->search_nodes - c->spent);
+        if (target >= *c->height || target <= c->proven || b <= 0)
             break;
-        if (targets[k] >= *l->height || l->out_of_reach[k])
-            continue;
-        any_left = true;
-        /* once a plan above the bound exists, the bound gets a quarter of
-         * the round: it is often out of reach */
-        int64_t want = step == 0 && nearest != 0 ? each / 4 : each;
-        int64_t budget = MIN(want, l->search_nodes - l->spent);
-        if (offline_ladder_try(l, k, targets[k], budget)) {
-            improved = true;
-            if (*l->height == l->lower_bound)
-                break;
-        }
+        status = offline_schedule_try(c, target, c->ranks[h], c->hows[h], b);
     }
-    return any_left ? improved : -1;
+    return status;
 }
 
-/* Exact search, bounded by search_nodes in all, over a ladder of targets
- * (see the top of the file). Which target a depth-first search reaches
- * fast is erratic: a tight one prunes early, a loose one has more
- * solutions but weaker pruning. */
+/* One round with `budget` nodes per search: the ladder steps below the
+ * best plan from the nearest down, every rank on each, until
+ * OFFLINE_NEAREST steps in a row were missed (a plan found starts the count
+ * again below it), then the lower bound with MiniMalloc's ranks and the
+ * guide. Returns whether any target was left to try. */
+static bool offline_schedule_round(offline_schedule *c, uint64_t lower_bound, int64_t budget)
+{
+    uint64_t ceiling = *c->height;
+    bool any = false;
+    for (int missed = 0; missed < OFFLINE_NEAREST && c->spent < c->search_nodes;) {
+        uint64_t target = 0;
+        for (size_t k = 1; k < OFFLINE_LADDER; k++) {
+            uint64_t t = (uint64_t)((double)lower_bound * offline_ladder[k]);
+            if (t < ceiling && t < *c->height)
+                target = t;
+        }
+        if (target <= c->proven || target <= lower_bound)
+            break;
+        any = true;
+        int status = offline_schedule_target(c, target, c->n_hows, budget);
+        if (status == SEARCH_NOT_FOUND)
+            break;
+        missed = status == SEARCH_FOUND ? 0 : missed + 1;
+        ceiling = status == SEARCH_FOUND ? *c->height : target;
+    }
+    if (lower_bound < *c->height && lower_bound > c->proven) {
+        any = true;
+        if (offline_schedule_target(c, lower_bound, 3, budget) == SEARCH_ABORTED)
+            offline_schedule_try(c, lower_bound, c->ranks[c->n_hows - 1], RANK_GUIDE,
+                                 MIN(budget, c->search_nodes - c->spent));
+    }
+    return any;
+}
+
+/* Exact search, bounded by search_nodes in all: rounds with a budget per
+ * try doubling from 2 nodes per buffer (see the top of the file). */
 void offline_exact(const offline_buf *bufs, size_t n, uint64_t lower_bound,
                    int64_t search_nodes, uint64_t *height, uint64_t *offsets,
                    strata_progress *progress)
@@ -796,17 +784,12 @@ void offline_exact(const offline_buf *bufs, size_t n, uint64_t lower_bound,
     if (search_nodes <= 0 || n <= 1 || n > OFFLINE_SEARCH_MAX_BUFFERS || *height <= lower_bound ||
         !offline_problem_build(bufs, n, 20000000, &prob))
         return;
-    offline_ladder_state l = {.bufs = bufs, .prob = &prob, .n = n, .lower_bound = lower_bound,
-                              .search_nodes = search_nodes, .found = g_new(uint64_t, n),
-                              .height = height, .offsets = offsets, .progress = progress};
-    int64_t each = (int64_t)n * 4;
-    while (l.spent < search_nodes && *height > lower_bound) {
-        int round = offline_ladder_round(&l, each);
-        if (round < 0)
+    offline_schedule c;
+    offline_schedule_init(&c, bufs, &prob, lower_bound, search_nodes, height, offsets, progress);
+    for (int64_t budget = (int64_t)n * 2; c.spent < search_nodes && *height > lower_bound;
+         budget *= 2)
+        if (!offline_schedule_round(&c, lower_bound, budget))
             break;
-        if (!round) /* after a success, the next step gets the same budget */
-            each *= 4;
-    }
-    g_free(l.found);
+    offline_schedule_clear(&c);
     offline_problem_clear(&prob);
 }
