@@ -46,7 +46,9 @@ static inline bool strata_trace_flops_ok(double f) { return f >= 0 && f <= STRAT
 
 typedef struct strata_checker strata_checker;
 
-/* What the checker resolved for one op. Arrays are valid until the next feed. */
+/* What the checker resolved for one op. Arrays are valid until the next feed.
+ * strata_checker_feed() clears each field by name: a new field is cleared
+ * there too. */
 typedef struct strata_op_refs {
     uint32_t stream;        /* stream index */
     uint64_t buf;           /* ALLOC, FREE: buffer id. COPY: destination id */

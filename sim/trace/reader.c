@@ -609,7 +609,10 @@ static bool parse_line(char *text, size_t len, const char *origin, uint64_t line
     line_ctx lc = {origin, line, text, end};
     /* Only attributes set the fields from has_bytes on: after a line
      * without any, the operands' fields are all there is to clear. */
-    memset(op, 0, s->tail_zero ? offsetof(strata_op, has_bytes) : sizeof *op);
+    if (s->tail_zero)
+        memset(op, 0, offsetof(strata_op, has_bytes));
+    else
+        memset(op, 0, sizeof *op);
     s->tail_zero = true;
     op->line = line;
     op->stream = STRATA_DEFAULT_STREAM;
