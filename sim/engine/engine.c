@@ -240,12 +240,12 @@ static void port_begin(engine_ctx *ctx, uint32_t memory, uint64_t bytes, double 
     ctx->port_bytes[memory] += bytes;
 }
 
-static void run_copy(engine_ctx *ctx, const strata_bound_op *op)
+/* Runs a copy that starts at t0; returns when it ended. */
+static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
 {
     const strata_hop *hops = NULL;
     uint32_t n = 0; /* none inside one memory */
     strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
-    double t0 = now();
     port_begin(ctx, op->src_memory, op->bytes, t0);
     for (uint32_t i = 0; i < n; i++) {
         clock_begin(&ctx->links[hops[i].link], t0);
@@ -263,22 +263,27 @@ static void run_copy(engine_ctx *ctx, const strata_bound_op *op)
         if (hops[i].port != STRATA_HW_NO_MEMORY)
             clock_end(&ctx->ports[hops[i].port], t1);
     }
+    return t1;
 }
 
-static void run_compute(engine_ctx *ctx, const strata_bound_op *op)
+/* Runs a compute that starts at t0; returns when it ended. Starting an
+ * execution takes no simulated time. */
+static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
 {
-    double t0 = now();
     if (op->unit == STRATA_BIND_NONE) {
         sg_actor_sleep_for(op->time_s);
-        return;
+        return now();
     }
     clock_begin(&ctx->units[op->unit], t0);
     ctx->unit_flops[op->unit] += op->flops;
     const strata_compute_spec *u = strata_hw_compute(ctx->hw, op->unit);
+    double t = t0;
     if (!ctx->unit_launched[op->unit]) {
         ctx->unit_launched[op->unit] = true;
-        if (u->launch > 0)
+        if (u->launch > 0) {
             sg_actor_sleep_for(u->launch);
+            t = now();
+        }
     }
     if (op->has_time) {
         sg_actor_sleep_for(op->time_s);
@@ -291,7 +296,7 @@ static void run_compute(engine_ctx *ctx, const strata_bound_op *op)
             sg_exec_start(exec);
         }
         if (op->bytes > 0) {
-            port_begin(ctx, op->memory, op->bytes, now());
+            port_begin(ctx, op->memory, op->bytes, t);
             sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)op->bytes);
             clock_end(&ctx->ports[op->memory], now());
         }
@@ -300,7 +305,9 @@ static void run_compute(engine_ctx *ctx, const strata_bound_op *op)
         if (u->overhead > 0)
             sg_actor_sleep_for(u->overhead);
     }
-    clock_end(&ctx->units[op->unit], now());
+    double end = now();
+    clock_end(&ctx->units[op->unit], end);
+    return end;
 }
 
 static void run_record(engine_ctx *ctx, const strata_bound_op *op)
@@ -309,13 +316,16 @@ static void run_record(engine_ctx *ctx, const strata_bound_op *op)
     engine_events_record(ctx->events, op->event, op->event_seq);
 }
 
-static void run_wait(engine_ctx *ctx, engine_stream *s, const strata_bound_op *op)
+/* Waits from t0 until the awaited record has run; returns when. */
+static double run_wait(engine_ctx *ctx, engine_stream *s, const strata_bound_op *op, double t0)
 {
-    s->stall_since = now();
+    s->stall_since = t0;
     engine_events_wait(ctx->events, op->event, op->event_seq);
     engine_memories_event(&ctx->mems, op);
-    s->stall_s += now() - s->stall_since;
+    double end = now();
+    s->stall_s += end - s->stall_since;
     s->stall_since = -1;
+    return end;
 }
 
 /* A step of a collective ran from t0 to t1. */
@@ -350,22 +360,21 @@ static void stream_main(int argc, char **argv)
         if (got == 0)
             break;
         const strata_bound_op *op = &e->bound;
-        double t0 = now();
+        double t0 = now(), t1 = t0; /* allocs, frees, records and releases take no simulated time */
         bool timed = op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE;
         if (timed)
             s->busy_since = t0;
         switch (op->kind) {
         case STRATA_OP_ALLOC: run_alloc(ctx, s, op); break;
         case STRATA_OP_FREE: run_free(ctx, op); break;
-        case STRATA_OP_COPY: run_copy(ctx, op); break;
-        case STRATA_OP_COMPUTE: run_compute(ctx, op); break;
+        case STRATA_OP_COPY: t1 = run_copy(ctx, op, t0); break;
+        case STRATA_OP_COMPUTE: t1 = run_compute(ctx, op, t0); break;
         case STRATA_OP_RECORD: run_record(ctx, op); break;
-        case STRATA_OP_WAIT: run_wait(ctx, s, op); break;
+        case STRATA_OP_WAIT: t1 = run_wait(ctx, s, op, t0); break;
         case STRATA_OP_RELEASE: run_release(ctx, op); break;
         default: break;
         }
         if (!ctx->stopped) {
-            double t1 = now();
             if (timed) {
                 s->busy_s += t1 - t0;
                 s->busy_since = -1;
