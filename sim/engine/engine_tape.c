@@ -201,6 +201,42 @@ static bool reserve(engine_tape *t, size_t need)
     return true;
 }
 
+/* Writes field f of op (one set in its mask) at p. */
+static uint8_t *put_field(uint8_t *p, int f, const tape_expect *e, const strata_bound_op *op,
+                          const engine_op_extra *x)
+{
+    switch (f) {
+    case F_STREAM: return put_varint(p, op->stream);
+    case F_BYTES: return put_varint(p, op->bytes);
+    case F_BUF: return put_varint(p, id_code(e, op->buf));
+    case F_MEMORY: return put_varint(p, op->memory);
+    case F_EVENT: return put_varint(p, op->event);
+    case F_SEQ: return put_varint(p, op->event_seq);
+    case F_NAME: {
+        size_t len = strlen(x->name);
+        return put_raw(put_varint(p, len), x->name, len + 1);
+    }
+    case F_DTYPE: return put_varint(p, (uint64_t)op->dtype);
+    case F_TAG: return put_varint(p, (uint64_t)op->tag);
+    case F_UNIT: return put_varint(p, op->unit);
+    case F_FLOPS: return put_raw(p, &op->flops, sizeof op->flops);
+    case F_INS: return put_ids(p, e, op->ins, op->n_ins);
+    case F_SRC: return put_varint(p, id_code(e, op->src));
+    case F_SRC_MEMORY: return put_varint(p, op->src_memory);
+    case F_DST_MEMORY: return put_varint(p, op->dst_memory);
+    case F_ROUTE: return put_varint(p, op->route);
+    case F_TIME: return put_raw(p, &op->time_s, sizeof op->time_s);
+    case F_OUTS: return put_ids(p, e, op->outs, op->n_outs);
+    case F_LINE: return put_varint(p, op->line);
+    case F_INDEX: return put_varint(p, op->index);
+    case F_GROUP: return put_varint(p, op->group_size);
+    case F_COLL: return put_raw(p, &op->coll, sizeof op->coll);
+    case F_SHAPE: return put_varint(put_varint(p, x->rows), x->cols);
+    case F_DONATED: return put_ids(p, e, x->donated, x->n_donated);
+    default: return p; /* F_HAS_FLOPS, F_HAS_TIME: the bit is the value */
+    }
+}
+
 bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
 {
     if ((unsigned)op->kind > UINT8_MAX || (op->n_ins && !op->ins) || (op->n_outs && !op->outs))
@@ -214,36 +250,8 @@ bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_
     uint8_t *start = t->tail->data + t->tail->used, *p = start;
     *p++ = (uint8_t)op->kind;
     p = put_varint(p, mask);
-    if (mask & BIT(F_STREAM)) p = put_varint(p, op->stream);
-    if (mask & BIT(F_BYTES)) p = put_varint(p, op->bytes);
-    if (mask & BIT(F_BUF)) p = put_varint(p, id_code(e, op->buf));
-    if (mask & BIT(F_MEMORY)) p = put_varint(p, op->memory);
-    if (mask & BIT(F_EVENT)) p = put_varint(p, op->event);
-    if (mask & BIT(F_SEQ)) p = put_varint(p, op->event_seq);
-    if (mask & BIT(F_NAME)) {
-        p = put_varint(p, name_len);
-        p = put_raw(p, x->name, name_len + 1);
-    }
-    if (mask & BIT(F_DTYPE)) p = put_varint(p, (uint64_t)op->dtype);
-    if (mask & BIT(F_TAG)) p = put_varint(p, (uint64_t)op->tag);
-    if (mask & BIT(F_UNIT)) p = put_varint(p, op->unit);
-    if (mask & BIT(F_FLOPS)) p = put_raw(p, &op->flops, sizeof op->flops);
-    if (mask & BIT(F_INS)) p = put_ids(p, e, op->ins, op->n_ins);
-    if (mask & BIT(F_SRC)) p = put_varint(p, id_code(e, op->src));
-    if (mask & BIT(F_SRC_MEMORY)) p = put_varint(p, op->src_memory);
-    if (mask & BIT(F_DST_MEMORY)) p = put_varint(p, op->dst_memory);
-    if (mask & BIT(F_ROUTE)) p = put_varint(p, op->route);
-    if (mask & BIT(F_TIME)) p = put_raw(p, &op->time_s, sizeof op->time_s);
-    if (mask & BIT(F_OUTS)) p = put_ids(p, e, op->outs, op->n_outs);
-    if (mask & BIT(F_LINE)) p = put_varint(p, op->line);
-    if (mask & BIT(F_INDEX)) p = put_varint(p, op->index);
-    if (mask & BIT(F_GROUP)) p = put_varint(p, op->group_size);
-    if (mask & BIT(F_COLL)) p = put_raw(p, &op->coll, sizeof op->coll);
-    if (mask & BIT(F_SHAPE)) {
-        p = put_varint(p, x->rows);
-        p = put_varint(p, x->cols);
-    }
-    if (mask & BIT(F_DONATED)) p = put_ids(p, e, x->donated, x->n_donated);
+    for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
+        p = put_field(p, __builtin_ctzll(m), e, op, x);
     t->tail->used += (size_t)(p - start);
     expect_after(&t->put, op);
     return true;
@@ -265,6 +273,78 @@ static const uint8_t *get_id_list(engine_tape *t, const uint8_t *p, size_t *used
     return p;
 }
 
+/* Reads field f (one set in the op's mask) at p into op or x. */
+static const uint8_t *get_field(engine_tape *t, const uint8_t *p, int f, strata_bound_op *op, engine_op_extra *x,
+                                size_t *used)
+{
+    const tape_expect *e = &t->got;
+    uint64_t v = 0;
+    switch (f) {
+    case F_NAME:
+        p = get_varint(p, &v);
+        x->name = (const char *)p;
+        return p + v + 1;
+    case F_HAS_FLOPS: op->has_flops = true; return p;
+    case F_FLOPS: return get_raw(p, &op->flops, sizeof op->flops);
+    case F_INS: return get_id_list(t, p, used, &op->n_ins);
+    case F_HAS_TIME: op->has_time = true; return p;
+    case F_TIME: return get_raw(p, &op->time_s, sizeof op->time_s);
+    case F_OUTS: return get_id_list(t, p, used, &op->n_outs);
+    case F_COLL: return get_raw(p, &op->coll, sizeof op->coll);
+    case F_SHAPE: return get_varint(get_varint(p, &x->rows), &x->cols);
+    case F_DONATED: return get_id_list(t, p, used, &x->n_donated);
+    default: break;
+    }
+    p = get_varint(p, &v);
+    switch (f) {
+    case F_STREAM: op->stream = (uint32_t)v; break;
+    case F_BYTES: op->bytes = v; break;
+    case F_BUF: op->buf = id_decode(e, v); break;
+    case F_MEMORY: op->memory = (uint32_t)v; break;
+    case F_EVENT: op->event = (uint32_t)v; break;
+    case F_SEQ: op->event_seq = v; break;
+    case F_DTYPE: op->dtype = (strata_dtype)v; break;
+    case F_TAG: op->tag = (strata_tag)v; break;
+    case F_UNIT: op->unit = (uint32_t)v; break;
+    case F_SRC: op->src = id_decode(e, v); break;
+    case F_SRC_MEMORY: op->src_memory = (uint32_t)v; break;
+    case F_DST_MEMORY: op->dst_memory = (uint32_t)v; break;
+    case F_ROUTE: op->route = (uint32_t)v; break;
+    case F_LINE: op->line = v; break;
+    case F_INDEX: op->index = v; break;
+    case F_GROUP: op->group_size = (uint32_t)v; break;
+    default: break;
+    }
+    return p;
+}
+
+/* Sets every field of op to what e expects of an op of this kind. Field by
+ * field: a struct assignment compiles to a string store, several times
+ * slower here. */
+static void expect(const tape_expect *e, strata_op_kind kind, strata_bound_op *op)
+{
+    _Static_assert(sizeof(strata_bound_op) == 168, "expect() sets every field of strata_bound_op: add the new one");
+    op->op = NULL;
+    op->kind = kind;
+    op->index = e->index;
+    op->line = e->line + 1;
+    op->stream = 0;
+    op->buf = kind == STRATA_OP_ALLOC ? e->next_id : 0;
+    op->src = 0;
+    op->bytes = 0;
+    op->memory = op->src_memory = op->dst_memory = op->route = op->unit = STRATA_BIND_NONE;
+    op->dtype = 0;
+    op->tag = 0;
+    op->has_flops = op->has_time = false;
+    op->flops = op->time_s = 0;
+    op->event = 0;
+    op->event_seq = 0;
+    op->ins = op->outs = NULL;
+    op->n_ins = op->n_outs = 0;
+    op->group_size = 0;
+    op->coll = NULL;
+}
+
 int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
 {
     if (!t->at)
@@ -280,52 +360,14 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
     }
     if (!t->at)
         return 0;
-    const tape_expect *e = &t->got;
     const uint8_t *p = t->at->data + t->pos;
-    *op = (strata_bound_op){.kind = (strata_op_kind)*p++, .index = e->index, .line = e->line + 1,
-                            .memory = STRATA_BIND_NONE, .src_memory = STRATA_BIND_NONE,
-                            .dst_memory = STRATA_BIND_NONE, .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE};
+    expect(&t->got, (strata_op_kind)*p++, op);
     *x = (engine_op_extra){0};
-    op->buf = op->kind == STRATA_OP_ALLOC ? e->next_id : 0;
-    uint64_t mask = 0, v = 0;
+    uint64_t mask = 0;
     p = get_varint(p, &mask);
-    if (mask & BIT(F_STREAM)) { p = get_varint(p, &v); op->stream = (uint32_t)v; }
-    if (mask & BIT(F_BYTES)) p = get_varint(p, &op->bytes);
-    if (mask & BIT(F_BUF)) { p = get_varint(p, &v); op->buf = id_decode(e, v); }
-    if (mask & BIT(F_MEMORY)) { p = get_varint(p, &v); op->memory = (uint32_t)v; }
-    if (mask & BIT(F_EVENT)) { p = get_varint(p, &v); op->event = (uint32_t)v; }
-    if (mask & BIT(F_SEQ)) p = get_varint(p, &op->event_seq);
-    if (mask & BIT(F_NAME)) {
-        p = get_varint(p, &v);
-        x->name = (const char *)p;
-        p += v + 1;
-    }
-    if (mask & BIT(F_DTYPE)) { p = get_varint(p, &v); op->dtype = (strata_dtype)v; }
-    if (mask & BIT(F_TAG)) { p = get_varint(p, &v); op->tag = (strata_tag)v; }
-    if (mask & BIT(F_UNIT)) { p = get_varint(p, &v); op->unit = (uint32_t)v; }
-    op->has_flops = mask & BIT(F_HAS_FLOPS);
-    if (mask & BIT(F_FLOPS)) p = get_raw(p, &op->flops, sizeof op->flops);
     size_t used = 0;
-    if (mask & BIT(F_INS))
-        p = get_id_list(t, p, &used, &op->n_ins);
-    if (mask & BIT(F_SRC)) { p = get_varint(p, &v); op->src = id_decode(e, v); }
-    if (mask & BIT(F_SRC_MEMORY)) { p = get_varint(p, &v); op->src_memory = (uint32_t)v; }
-    if (mask & BIT(F_DST_MEMORY)) { p = get_varint(p, &v); op->dst_memory = (uint32_t)v; }
-    if (mask & BIT(F_ROUTE)) { p = get_varint(p, &v); op->route = (uint32_t)v; }
-    op->has_time = mask & BIT(F_HAS_TIME);
-    if (mask & BIT(F_TIME)) p = get_raw(p, &op->time_s, sizeof op->time_s);
-    if (mask & BIT(F_OUTS))
-        p = get_id_list(t, p, &used, &op->n_outs);
-    if (mask & BIT(F_LINE)) p = get_varint(p, &op->line);
-    if (mask & BIT(F_INDEX)) p = get_varint(p, &op->index);
-    if (mask & BIT(F_GROUP)) { p = get_varint(p, &v); op->group_size = (uint32_t)v; }
-    if (mask & BIT(F_COLL)) p = get_raw(p, &op->coll, sizeof op->coll);
-    if (mask & BIT(F_SHAPE)) {
-        p = get_varint(p, &x->rows);
-        p = get_varint(p, &x->cols);
-    }
-    if (mask & BIT(F_DONATED))
-        p = get_id_list(t, p, &used, &x->n_donated);
+    for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
+        p = get_field(t, p, __builtin_ctzll(m), op, x, &used);
     if (op->n_ins)
         op->ins = t->ids;
     if (op->n_outs)
