@@ -9,7 +9,8 @@
  *  - a run that replays the tape and one that reads the source again
  *    (budget 1 byte) write the same results JSON and the same timeline
  *    (labels, spans, memory samples), for runs that end normally, out of
- *    memory, with a systolic tile's padding and with a planning allocator.
+ *    memory, with a systolic tile's padding and with a planning allocator,
+ *    and for one whose tape outgrows its budget part way through.
  */
 #include <glib/gstdio.h>
 #include <string.h>
@@ -294,6 +295,31 @@ START_TEST(replay_and_reread_agree_on_oom_tile_and_plan)
 }
 END_TEST
 
+/* A trace whose tape outgrows a budget of one chunk: the tape is dropped
+ * part way through the first pass and the second reads the source again. */
+START_TEST(replay_and_reread_agree_when_the_tape_is_dropped_part_way)
+{
+    GString *text = g_string_new("strata-trace 1\nalloc staging 64KiB host stream=dma\n");
+    for (int i = 0; i < 8000; i++)
+        g_string_append_printf(text, "alloc b%d %dKiB stream=dma\ncopy b%d staging stream=dma\nrecord e stream=dma\n"
+                                     "wait e\ncompute k%d flops=1e9 in=b%d\nfree b%d\n",
+                               i % 3, 64 + i % 5, i % 3, i % 7, i % 3, i % 3);
+    char *path = strata_test_write_temp("tape-XXXXXX.trace", text->str);
+    g_string_free(text, TRUE);
+    char *replayed = run_in_child("test-simple", NULL, NULL, path, 0);
+    char *dropped = run_in_child("test-simple", NULL, NULL, path, 300 * 1024);
+    char *reread = run_in_child("test-simple", NULL, NULL, path, 1);
+    ck_assert_msg(strstr(replayed, "\"ops\" : 48001"), "%.2000s", replayed);
+    ck_assert(strcmp(replayed, dropped) == 0);
+    ck_assert(strcmp(replayed, reread) == 0);
+    g_free(replayed);
+    g_free(dropped);
+    g_free(reread);
+    g_remove(path);
+    g_free(path);
+}
+END_TEST
+
 static Suite *tape_suite(void)
 {
     Suite *s = suite_create("engine_tape");
@@ -303,6 +329,7 @@ static Suite *tape_suite(void)
     tcase_add_test(tc, tape_budget_and_far_values);
     tcase_add_test(tc, replay_and_reread_agree_on_examples);
     tcase_add_test(tc, replay_and_reread_agree_on_oom_tile_and_plan);
+    tcase_add_test(tc, replay_and_reread_agree_when_the_tape_is_dropped_part_way);
     suite_add_tcase(s, tc);
     return s;
 }
