@@ -413,7 +413,7 @@ static void fill_results(engine_ctx *ctx, const strata_source *src)
     r->trace = g_strdup(strata_source_origin(src));
     r->makespan_s = end;
     r->ops = ctx->ops_done;
-    const char *mesh = strata_checker_option(strata_binder_checker(engine_feed_binder(ctx->feed)), "mesh");
+    const char *mesh = engine_feed_mesh(ctx->feed);
     r->mesh = r->devices > 1 && mesh ? g_strdup(mesh) : NULL;
     for (uint32_t i = 0; i < ctx->mems.n; i++) {
         strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);

@@ -8,8 +8,9 @@
  * First pass (engine_feed_new): collects the streams and events and the
  * lifetimes of buffers in memories whose allocator plans ahead, and keeps
  * each bound op on a tape (engine_tape.h) within a budget of bytes. When
- * the tape outgrows it, the tape is dropped and the binder rewinds for
- * the second pass to read the source again.
+ * the tape outgrows it, the tape is dropped and the second pass reads the
+ * source again. Either way the binder rewinds, which frees the first
+ * pass's checker (its live buffers at the end of the trace).
  *
  * Second pass (engine_feed_next): lazy. When a stream's actor needs its next op
  * and its queue is empty, bound ops are taken in file order (replayed from
@@ -43,6 +44,7 @@ struct engine_feed {
     engine_buffer *spare_buffers; /* forgotten buffers, reused by new_buffer */
     engine_tape *tape;         /* the first pass's ops, or NULL: read the source again */
     GArray *donated;           /* uint64_t: extra_of()'s donated ids */
+    char *mesh;                /* the trace's `option mesh=`, or NULL */
 };
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
@@ -150,6 +152,7 @@ static bool first_pass_end(engine_feed *f, GError **err)
         g_ptr_array_add(f->tails, NULL);
     }
     f->n_events = strata_checker_event_count(c);
+    f->mesh = g_strdup(strata_checker_option(c, "mesh"));
     for (uint32_t m = 0; m < ms->n; m++)
         strata_ledger_read_options(ms->mem[m].ledger, c, ms->mem[m].spec->name,
                                    m == strata_hw_default_memory(f->hw));
@@ -197,8 +200,9 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     ok = ok && got == 0;
     g_hash_table_destroy(p.lifetime_at);
     ok = ok && first_pass_end(f, err);
-    if (ok && !f->tape)
-        ok = strata_binder_rewind(f->binder, err);
+    /* Even when the tape holds every op: the rewind drops the first pass's
+     * checker, whose state holds every buffer still live at the end. */
+    ok = ok && strata_binder_rewind(f->binder, err);
     if (!ok) {
         engine_feed_free(f);
         return NULL;
@@ -293,6 +297,7 @@ void engine_feed_free(engine_feed *f)
     strata_binder_free(f->binder);
     engine_tape_free(f->tape);
     g_array_unref(f->donated);
+    g_free(f->mesh);
     g_free(f);
 }
 
@@ -309,6 +314,11 @@ const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream)
 uint32_t engine_feed_event_count(const engine_feed *f)
 {
     return f->n_events;
+}
+
+const char *engine_feed_mesh(const engine_feed *f)
+{
+    return f->mesh;
 }
 
 const strata_binder *engine_feed_binder(const engine_feed *f)

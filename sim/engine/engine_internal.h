@@ -107,8 +107,11 @@ void engine_feed_free(engine_feed *f);
 uint32_t engine_feed_stream_count(const engine_feed *f);
 const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream);
 uint32_t engine_feed_event_count(const engine_feed *f);
-/* The binder both passes read (its memories, units and routes). */
+/* The binder (its memories, units and routes; its checker is the second
+ * pass's, empty when the tape is replayed). */
 const strata_binder *engine_feed_binder(const engine_feed *f);
+/* The trace's `option mesh=` value, or NULL. */
+const char *engine_feed_mesh(const engine_feed *f);
 /* The next op of `stream`, reading ahead in file order as needed: 1 op, 0 end, -1 error. */
 int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **err);
 /* Gives an executed op back (recycled: no allocation per op in steady state). */
