@@ -7,6 +7,7 @@
 #include "testutil.h"
 #include "core/error.h"
 #include "trace/check.h"
+#include "trace/check_live.h"
 #include "trace/reader.h"
 
 /* Feed the lines of `text` (one op per line, numbered from 1); returns the
@@ -256,6 +257,63 @@ START_TEST(many_ops_bounded_state)
 }
 END_TEST
 
+/* The live-buffer set against a GHashTable doing the same adds and
+ * removes: names of every length around the inline limit (23, 24 and 25
+ * bytes) and far beyond, thousands live at once (the buckets grow), each
+ * name freed and reused. */
+START_TEST(live_set_matches_a_reference)
+{
+    strata_live_set *set = strata_live_new();
+    GHashTable *ref = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GRand *rng = g_rand_new_with_seed(17);
+    static const unsigned lengths[] = {1, 2, 7, 8, 9, 16, 23, 24, 25, 100};
+    for (uint64_t step = 0; step < 200000; step++) {
+        unsigned k = (unsigned)g_rand_int_range(rng, 0, 6000);
+        unsigned len = lengths[k % G_N_ELEMENTS(lengths)];
+        char name[128];
+        int n = g_snprintf(name, sizeof name, "%u", k);
+        for (int i = n; i < (int)len; i++)
+            name[i] = (char)('a' + i % 26);
+        name[len > (unsigned)n ? len : (unsigned)n] = '\0';
+        gpointer want = NULL;
+        bool live = g_hash_table_lookup_extended(ref, name, NULL, &want);
+        strata_live_buffer *found = strata_live_find(set, name);
+        if ((found != NULL) != live || (found && found->id != GPOINTER_TO_SIZE(want)))
+            ck_abort_msg("step %" G_GUINT64_FORMAT ": '%s' found %d, expected %d", step, name, found != NULL, live);
+        if (live) {
+            strata_live_buffer out;
+            if (!strata_live_remove(set, name, &out) || out.id != GPOINTER_TO_SIZE(want) || out.size != k)
+                ck_abort_msg("step %" G_GUINT64_FORMAT ": remove '%s'", step, name);
+            g_hash_table_remove(ref, name);
+        } else {
+            bool added = false;
+            strata_live_buffer *b = strata_live_add(set, name, &added);
+            if (!added || b->id != 0 || b->size != 0)
+                ck_abort_msg("step %" G_GUINT64_FORMAT ": add '%s' not a new zeroed record", step, name);
+            b->id = step;
+            b->size = k;
+            strata_live_add(set, name, &added);
+            if (added)
+                ck_abort_msg("step %" G_GUINT64_FORMAT ": '%s' added twice", step, name);
+            g_hash_table_insert(ref, g_strdup(name), GSIZE_TO_POINTER(step));
+        }
+    }
+    ck_assert_uint_gt(g_hash_table_size(ref), 1000);
+    GHashTableIter it;
+    gpointer key, id;
+    g_hash_table_iter_init(&it, ref);
+    for (int checked = 0; checked < 50 && g_hash_table_iter_next(&it, &key, &id); checked++) {
+        const strata_live_buffer *b = strata_live_find_id(set, GPOINTER_TO_SIZE(id));
+        ck_assert_ptr_nonnull(b);
+        ck_assert_ptr_eq(b, strata_live_find(set, key));
+    }
+    ck_assert_ptr_null(strata_live_find_id(set, UINT64_MAX));
+    g_rand_free(rng);
+    g_hash_table_destroy(ref);
+    strata_live_free(set);
+}
+END_TEST
+
 static Suite *check_suite(void)
 {
     Suite *s = suite_create("check");
@@ -269,6 +327,7 @@ static Suite *check_suite(void)
     tcase_add_test(tc, options_come_first);
     tcase_add_test(tc, generated_ops_are_named_by_index);
     tcase_add_test(tc, many_ops_bounded_state);
+    tcase_add_test(tc, live_set_matches_a_reference);
     suite_add_tcase(s, tc);
     return s;
 }
