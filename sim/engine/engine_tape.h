@@ -8,7 +8,7 @@
  * index one more than the previous op's, an alloc's buffer id the next id),
  * and those fields as variable-length integers (buffer ids counted back from
  * the next id, so they stay small), doubles and a pointer as raw bytes, the
- * name as its bytes and a NUL. An op of a typical trace takes 5 to 20
+ * name as its bytes and a NUL. An op of a typical trace takes 5 to 25
  * bytes. Ops are appended to chunks of memory (no allocation per op); the
  * replay frees each chunk once it has passed it.
  *
@@ -21,7 +21,7 @@
  *     put: every field of strata_bound_op but `op` (NULL), with ins and
  *     outs (and the extra's name and donated) pointing into the tape's own
  *     storage, valid until the next call;
- *  2. the bytes held never exceed the budget plus one chunk header.
+ *  2. the bytes held (chunks and their headers) never exceed the budget.
  */
 #ifndef STRATA_ENGINE_TAPE_H
 #define STRATA_ENGINE_TAPE_H
