@@ -9,9 +9,10 @@
  *  2. grads[t] - 1 is t's gradient tensor once a gradient has flowed into it
  *     (0 before).
  *  3. Node i's inputs and its gradients' needs are runs of pool[], its
- *     gradients vjps[first_vjp ..]; labels live in strings. Nothing is
- *     allocated per node or per tensor, so a model of a million tensors
- *     stays a few tens of MB.
+ *     gradients vjps[first_vjp ..]; labels live in strings, mesh axes in
+ *     axes (nodes and vjps hold one-byte indices). Nothing is allocated per
+ *     node or per tensor, a node takes 40 bytes and a vjp 16, so a model
+ *     of a million tensors stays a few tens of MB.
  *  4. During a group's pass, remap sends each tensor a hook substituted
  *     and (backward) each tensor of the group that was not saved to the
  *     copy the steps read; it is emptied when the pass moves to the next
@@ -30,17 +31,22 @@
 
 #define REGATHER_STREAM "regather"
 
-/* A collective in place of a compute: kind over axis (NULL: a compute). */
+/* A mesh axis as nodes and vjps keep it: 0 for none, else its index in
+ * axes + 1 (one byte, so that a node stays 40 bytes and a vjp 16). */
+typedef uint8_t wl_axis;
+
+/* A collective in place of a compute: kind over axis (0: a compute). */
 typedef struct wl_coll {
-    strata_op_kind kind;
-    const char *axis;
+    uint8_t kind; /* strata_op_kind */
+    wl_axis axis;
 } wl_coll;
 
 typedef struct wl_vjp {
     double flops;
-    uint32_t first, n;       /* the tensors it reads: pool[first .. first + n) */
-    const char *reduce_axis; /* NULL, or all-reduce the gradient over it */
-    wl_coll coll;            /* the gradient is this collective of the output's */
+    uint32_t first;      /* the tensors it reads: pool[first .. first + n) */
+    uint8_t n;           /* at most WL_VJP_MAX_NEEDS */
+    wl_axis reduce_axis; /* 0, or all-reduce the gradient over it */
+    wl_coll coll;        /* the gradient is this collective of the output's */
 } wl_vjp;
 
 typedef struct wl_node {
@@ -50,11 +56,13 @@ typedef struct wl_node {
     uint32_t first_in, n_ins; /* pool[first_in .. first_in + n_ins) */
     uint32_t first_vjp;       /* vjps[first_vjp + k]: the gradient for input k */
     int group;
-    bool is_dot;
-    bool remat_ok;
-    const char *reduce_axis; /* NULL, or all-reduce the output over it */
-    wl_coll coll;            /* the output is this collective of the input */
+    bool is_dot : 1;
+    bool remat_ok : 1;
+    wl_axis reduce_axis; /* 0, or all-reduce the output over it */
+    wl_coll coll;        /* the output is this collective of the input */
 } wl_node;
+
+_Static_assert(sizeof(wl_vjp) <= 16 && sizeof(wl_node) <= 40, "a vjp of 16 bytes, a node of 40 (invariant 3)");
 
 struct wl_model {
     wl_graph *g;
@@ -67,6 +75,7 @@ struct wl_model {
     GArray *grads;      /* guint32: t's gradient tensor + 1 (0: none yet) */
     GArray *producer;   /* guint32: index of the node writing t + 1 (0: an argument) */
     GHashTable *remap;  /* tensor -> the tensor the current pass reads */
+    GPtrArray *axes;    /* const char *: the distinct mesh axes named, wl_axis - 1 indexing them */
     bool gathers;       /* some node is an all-gather (gathered again for the backward pass) */
     GHashTable *pending; /* regathered tensor -> its event number + 1, until main waits for it */
     guint regathers;     /* events rgK.go / rgK.done issued */
@@ -109,6 +118,7 @@ wl_model *wl_model_new(wl_graph *g)
     m->grads = g_array_new(FALSE, TRUE, sizeof(guint32));
     m->producer = g_array_new(FALSE, TRUE, sizeof(guint32));
     m->remap = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->axes = g_ptr_array_new();
     m->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
     return m;
 }
@@ -125,6 +135,7 @@ void wl_model_free(wl_model *m)
     g_array_free(m->grads, TRUE);
     g_array_free(m->producer, TRUE);
     g_hash_table_destroy(m->remap);
+    g_ptr_array_free(m->axes, TRUE);
     g_hash_table_destroy(m->pending);
     g_free(m);
 }
@@ -138,6 +149,25 @@ void wl_model_group(wl_model *m, int group, bool rematerializable)
 }
 
 static bool needs_grad(const wl_model *m, wl_tensor t) { return dense_get(m->needs_grad, t) != 0; }
+
+/* The wl_axis of axis (NULL: 0), added to axes when new. */
+static wl_axis axis_id(wl_model *m, const char *axis)
+{
+    if (!axis)
+        return 0;
+    for (guint i = 0; i < m->axes->len; i++)
+        if (strcmp(g_ptr_array_index(m->axes, i), axis) == 0)
+            return (wl_axis)(i + 1);
+    g_assert(m->axes->len < UINT8_MAX);
+    g_ptr_array_add(m->axes, (gpointer)axis);
+    return (wl_axis)m->axes->len;
+}
+
+/* The axis named by id (0: NULL). */
+static const char *axis_name(const wl_model *m, wl_axis id)
+{
+    return id ? g_ptr_array_index(m->axes, id - 1) : NULL;
+}
 
 uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_tensor *ins, uint32_t n_ins,
                        double flops, bool is_dot)
@@ -165,11 +195,11 @@ uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_t
 void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl_tensor *needs, uint32_t n)
 {
     const wl_node *nd = node_at(m, node);
-    g_assert(k < nd->n_ins);
+    g_assert(k < nd->n_ins && n <= WL_VJP_MAX_NEEDS);
     wl_vjp *v = &g_array_index(m->vjps, wl_vjp, nd->first_vjp + k);
     v->flops = flops;
     v->first = m->pool->len;
-    v->n = n;
+    v->n = (uint8_t)n;
     g_array_append_vals(m->pool, needs, n);
 }
 
@@ -208,8 +238,9 @@ static uint32_t collective_node(wl_model *m, strata_op_kind kind, strata_op_kind
 {
     uint32_t n = wl_model_node(m, strata_op_kind_name(kind), out, &x, 1, 0, false);
     wl_node *nd = &g_array_index(m->nodes, wl_node, n);
-    nd->coll = (wl_coll){kind, axis};
-    g_array_index(m->vjps, wl_vjp, nd->first_vjp).coll = (wl_coll){grad, axis};
+    wl_axis a = axis_id(m, axis);
+    nd->coll = (wl_coll){(uint8_t)kind, a};
+    g_array_index(m->vjps, wl_vjp, nd->first_vjp).coll = (wl_coll){(uint8_t)grad, a};
     return n;
 }
 
@@ -297,8 +328,8 @@ static void append_mapped(GArray *ins, GHashTable *remap, const wl_tensor *ts, u
 static void emit_node(wl_model *m, const wl_node *n, const char *label, const GArray *ins, wl_tensor out)
 {
     if (n->coll.axis)
-        wl_graph_collective(m->g, n->coll.kind, out, g_array_index(ins, wl_tensor, 0), n->coll.axis,
-                            STRATA_ALGO_DEFAULT);
+        wl_graph_collective(m->g, (strata_op_kind)n->coll.kind, out, g_array_index(ins, wl_tensor, 0),
+                            axis_name(m, n->coll.axis), STRATA_ALGO_DEFAULT);
     else
         wl_graph_compute(m->g, label, n->flops, (const wl_tensor *)ins->data, ins->len, &out, 1, NULL, 0);
 }
@@ -323,7 +354,7 @@ static void regather(wl_model *m, const wl_node *n, wl_tensor in, wl_tensor out)
     wl_graph_event(m->g, true, go);
     wl_graph_stream(m->g, REGATHER_STREAM);
     wl_graph_event(m->g, false, go);
-    wl_graph_collective(m->g, STRATA_OP_ALL_GATHER, out, in, n->coll.axis, STRATA_ALGO_DEFAULT);
+    wl_graph_collective(m->g, STRATA_OP_ALL_GATHER, out, in, axis_name(m, n->coll.axis), STRATA_ALGO_DEFAULT);
     wl_graph_event(m->g, true, done);
     wl_graph_stream(m->g, NULL);
     g_hash_table_insert(m->pending, KEY(out), GUINT_TO_POINTER(k + 1));
@@ -363,7 +394,7 @@ static void recompute_group(wl_model *m, int group, wl_remat remat, const GArray
         char *label = g_strconcat(n->label, "_remat", NULL);
         emit_node(m, n, label, ins, c);
         g_free(label);
-        reduce(m, c, n->reduce_axis);
+        reduce(m, c, axis_name(m, n->reduce_axis));
         g_hash_table_insert(remap, KEY(n->out), KEY(c));
     }
 }
@@ -396,14 +427,15 @@ static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArra
         }
         if (v->coll.axis) {
             g_assert(dp && !gp); /* a collective neither seeds nor accumulates */
-            wl_graph_collective(m->g, v->coll.kind, gx, dp - 1, v->coll.axis, STRATA_ALGO_DEFAULT);
+            wl_graph_collective(m->g, (strata_op_kind)v->coll.kind, gx, dp - 1, axis_name(m, v->coll.axis),
+                                STRATA_ALGO_DEFAULT);
             continue;
         }
         await_regathers(m, ins);
         char *label = g_strdup_printf("%s_vjp%u", n->label, k);
         wl_graph_compute(m->g, label, v->flops, (wl_tensor *)ins->data, ins->len, &gx, 1, NULL, 0);
         g_free(label);
-        reduce(m, gx, v->reduce_axis);
+        reduce(m, gx, axis_name(m, v->reduce_axis));
     }
 }
 
@@ -430,7 +462,7 @@ static void emit_forward(wl_model *m, GArray *ins)
         g_array_set_size(ins, 0);
         append_mapped(ins, m->remap, pool_at(m, n->first_in), n->n_ins);
         emit_node(m, n, n->label, ins, n->out);
-        reduce(m, n->out, n->reduce_axis);
+        reduce(m, n->out, axis_name(m, n->reduce_axis));
     }
     switch_group(m, cur_group, G_MININT, false);
 }
@@ -513,14 +545,14 @@ void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_m
 
 void wl_model_reduce_out(wl_model *m, uint32_t node, const char *axis)
 {
-    g_array_index(m->nodes, wl_node, node).reduce_axis = axis;
+    g_array_index(m->nodes, wl_node, node).reduce_axis = axis_id(m, axis);
 }
 
 void wl_model_reduce_grad(wl_model *m, uint32_t node, uint32_t k, const char *axis)
 {
     const wl_node *nd = node_at(m, node);
     g_assert(k < nd->n_ins);
-    g_array_index(m->vjps, wl_vjp, nd->first_vjp + k).reduce_axis = axis;
+    g_array_index(m->vjps, wl_vjp, nd->first_vjp + k).reduce_axis = axis_id(m, axis);
 }
 
 wl_tensor wl_model_grad(const wl_model *m, wl_tensor t)

@@ -53,7 +53,11 @@ void wl_model_group(wl_model *m, int group, bool rematerializable);
 /* out = f(ins). Returns the node index. */
 uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_tensor *ins, uint32_t n_ins,
                        double flops, bool is_dot);
-/* Gradient with respect to input k: flops, and the tensors it reads. */
+/* The most tensors one gradient may read. */
+#define WL_VJP_MAX_NEEDS 255u
+
+/* Gradient with respect to input k: flops, and the n tensors it reads
+ * (n <= WL_VJP_MAX_NEEDS). */
 void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl_tensor *needs, uint32_t n);
 
 /* Helpers for common nodes. */
