@@ -10,7 +10,10 @@
  * order) until one reaches it; a plan found moves the walk below it, and
  * the round ends after three steps in a row were missed. Then the lower
  * bound itself, with MiniMalloc's ranks and the best plan's order (a
- * perfect packing is often found fast). Which target and which rank a
+ * perfect packing is often found fast). After a round (from 16 nodes per
+ * buffer a try) that found no better plan, short restarts (2 nodes per
+ * buffer) with randomly perturbed ranks, from a fixed seed, get twice the
+ * nodes that round spent. Which target and which rank a
  * depth-first search reaches fast is erratic (one rank finds in a few
  * thousand nodes what another misses in millions; D of MiniMalloc's
  * challenging set reaches 4.5% above its bound in 7k nodes and not 5% in
@@ -74,7 +77,7 @@ typedef struct offline_search {
     uint32_t *cuts;                    /* unplaced buffers crossing boundary q|q+1 */
     int64_t nodes_left;
     uint32_t *rank;
-    int rerank; /* heuristic to re-rank each piece by after a decomposition */
+    int rerank; /* heuristic to re-rank each piece by after a decomposition; -1: keep */
     const uint64_t *guide; /* offsets of the best plan so far, for RANK_GUIDE */
     /* Stacks reused by every node (no allocation per node): candidate
      * lists, undo records and cut points, each node pushing on entry and
@@ -148,7 +151,7 @@ static int offline_dfs(offline_search *s, const offline_part *part, size_t paren
                        uint64_t last_offset, uint32_t last_rank, uint64_t total_bound);
 static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
                                 const uint32_t *sec_hi, const uint64_t *totals, int how,
-                                const uint64_t *guide, const uint32_t *which,
+                                const uint64_t *guide, GRand *noise, const uint32_t *which,
                                 size_t count, uint32_t *rank);
 
 /* Split [lo, hi) at the given cut points and solve each piece. */
@@ -165,14 +168,16 @@ static int offline_solve_pieces(offline_search *s, const offline_part *part, siz
             if (!s->placed[v] && s->sec_lo[v] < hi && lo < s->sec_hi[v])
                 sub.bufs[sub.n++] = v;
         }
-        if (sub.n > 0) {
+        if (sub.n > 0 && s->rerank < 0) { /* a restart keeps its own ranks */
+            status = offline_dfs(s, &sub, SIZE_MAX, 0, 0, 0, offline_max_total(s, &sub));
+        } else if (sub.n > 0) {
             /* as MiniMalloc, rank a piece afresh: section totals now count
              * only its unplaced buffers */
             uint32_t *saved = g_new(uint32_t, sub.n);
             for (size_t i = 0; i < sub.n; i++)
                 saved[i] = s->rank[sub.bufs[i]];
             offline_rank_subset(s->bufs, s->sec_lo, s->sec_hi, s->sec_total, s->rerank,
-                                s->guide, sub.bufs, sub.n, s->rank);
+                                s->guide, NULL, sub.bufs, sub.n, s->rank);
             status = offline_dfs(s, &sub, SIZE_MAX, 0, 0, 0, offline_max_total(s, &sub));
             for (size_t i = 0; i < sub.n; i++)
                 s->rank[sub.bufs[i]] = saved[i];
@@ -530,9 +535,12 @@ static bool offline_problem_build(const offline_buf *bufs, size_t n, uint64_t ma
 /* Static ranks (preorderings): MiniMalloc's WAT, TAW and TWA (W: the
  * lifetime's width, in real time when the trace has it; A: area, size x
  * width; T: the largest section total the buffer sits in) and a few more:
- * area then total, size then width, sections then area, steps then area. */
+ * area then total, size then width, sections then area, steps then area;
+ * the restarts also perturb total then size then width, and start then
+ * area. */
 enum { RANK_WAT, RANK_TAW, RANK_TWA, RANK_AREA_TOTAL, RANK_SIZE_WIDTH, RANK_SECTIONS_AREA,
-       RANK_STEPS_AREA, RANK__COUNT, RANK_GUIDE = RANK__COUNT };
+       RANK_STEPS_AREA, RANK__ROUNDS, RANK_TOTAL_SIZE_WIDTH = RANK__ROUNDS, RANK_START_AREA,
+       RANK__COUNT, RANK_GUIDE = RANK__COUNT };
 
 /* A key that orders as x (>= 0) does, at full precision: the bits of a
  * non-negative double order as its value. Widths are relative to the
@@ -550,7 +558,7 @@ static uint64_t offline_order_key(double x)
  * buffer's position in that order. */
 static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
                                 const uint32_t *sec_hi, const uint64_t *totals, int how,
-                                const uint64_t *guide, const uint32_t *which,
+                                const uint64_t *guide, GRand *noise, const uint32_t *which,
                                 size_t count, uint32_t *rank)
 {
     offline_key *keys = g_new0(offline_key, count ? count : 1);
@@ -573,8 +581,18 @@ static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
         case RANK_SIZE_WIDTH: keys[k].k1 = bufs[i].size; keys[k].k2 = life; break;
         case RANK_SECTIONS_AREA: keys[k].k1 = sec_hi[i] - sec_lo[i]; keys[k].k2 = area; break;
         case RANK_STEPS_AREA: keys[k].k1 = steps; keys[k].k2 = bufs[i].size * steps; keys[k].k3 = total; break;
+        case RANK_TOTAL_SIZE_WIDTH: keys[k].k1 = total; keys[k].k2 = bufs[i].size; keys[k].k3 = life; break;
+        case RANK_START_AREA: keys[k].k1 = UINT64_MAX - bufs[i].start; keys[k].k2 = area; break;
         default: /* RANK_GUIDE: the order of a plan found before, lowest first */
             keys[k].k1 = UINT64_MAX - guide[i]; keys[k].k2 = bufs[i].size; keys[k].k3 = total; break;
+        }
+        if (noise && how == RANK_GUIDE) {
+            keys[k].k1 = g_rand_int(noise); /* a restart: a random order */
+        } else if (noise) {
+            /* a restart: the first key scaled by 0.7 to 1.3; a key scaled
+             * past 2^64 (only RANK_START_AREA's) drops to 0, last */
+            double scaled = (double)keys[k].k1 * g_rand_double_range(noise, 0.7, 1.3);
+            keys[k].k1 = scaled < 0x1p64 ? (uint64_t)scaled : 0;
         }
     }
     qsort(keys, count, sizeof *keys, offline_cmp_key);
@@ -584,9 +602,9 @@ static void offline_rank_subset(const offline_buf *bufs, const uint32_t *sec_lo,
 }
 
 static void offline_ranks(const offline_buf *bufs, const offline_problem *p, int how,
-                          const uint64_t *guide, uint32_t *rank)
+                          const uint64_t *guide, GRand *noise, uint32_t *rank)
 {
-    offline_rank_subset(bufs, p->sec_lo, p->sec_hi, p->sec_total, how, guide, NULL, p->n,
+    offline_rank_subset(bufs, p->sec_lo, p->sec_hi, p->sec_total, how, guide, noise, NULL, p->n,
                         rank);
 }
 
@@ -629,6 +647,26 @@ static const double offline_ladder[] = {
 /* a round's walk down the ladder ends after this many steps in a row
  * missed */
 #define OFFLINE_NEAREST 3
+/* After a round with a per-try budget of at least OFFLINE_RESTART_FROM
+ * nodes per buffer that found no better plan, restarts get
+ * OFFLINE_RESTART_SHARE times the nodes that round spent, in tries of
+ * OFFLINE_RESTART_NODES nodes per buffer. */
+#define OFFLINE_RESTART_FROM 16
+#define OFFLINE_RESTART_SHARE 2
+#define OFFLINE_RESTART_NODES 2
+
+/* The highest ladder step above the lower bound and below `limit` (0:
+ * none). */
+static uint64_t offline_nearest_step(uint64_t lower_bound, uint64_t limit)
+{
+    uint64_t target = 0;
+    for (size_t k = 1; k < OFFLINE_LADDER; k++) {
+        uint64_t t = (uint64_t)((double)lower_bound * offline_ladder[k]);
+        if (t < limit)
+            target = t;
+    }
+    return target;
+}
 
 typedef struct offline_schedule {
     const offline_buf *bufs;
@@ -652,12 +690,12 @@ static void offline_schedule_init(offline_schedule *c, const offline_buf *bufs,
     *c = (offline_schedule){.bufs = bufs, .prob = p, .n = n, .search_nodes = search_nodes,
                             .height = height, .offsets = offsets};
     /* MiniMalloc's three first, then the others, then the best plan's order */
-    for (int how = 0; how < RANK__COUNT; how++)
+    for (int how = 0; how < RANK__ROUNDS; how++)
         c->hows[c->n_hows++] = how;
     c->hows[c->n_hows++] = RANK_GUIDE;
     for (int h = 0; h < c->n_hows; h++) {
         c->ranks[h] = g_new(uint32_t, n);
-        offline_ranks(bufs, p, c->hows[h], offsets, c->ranks[h]);
+        offline_ranks(bufs, p, c->hows[h], offsets, NULL, c->ranks[h]);
     }
     offline_search *s = &c->s;
     *s = (offline_search){.bufs = bufs, .n = n, .n_sections = ns, .guide = offsets,
@@ -720,7 +758,7 @@ static int offline_schedule_try(offline_schedule *c, uint64_t target, uint32_t *
         *c->height = height;
         s->best_height = height;
         memcpy(c->offsets, s->solution, c->n * sizeof *c->offsets);
-        offline_ranks(c->bufs, c->prob, RANK_GUIDE, c->offsets, c->ranks[c->n_hows - 1]);
+        offline_ranks(c->bufs, c->prob, RANK_GUIDE, c->offsets, NULL, c->ranks[c->n_hows - 1]);
     }
     return status;
 }
@@ -750,12 +788,7 @@ static bool offline_schedule_round(offline_schedule *c, uint64_t lower_bound, in
     uint64_t ceiling = *c->height;
     bool any = false;
     for (int missed = 0; missed < OFFLINE_NEAREST && c->spent < c->search_nodes;) {
-        uint64_t target = 0;
-        for (size_t k = 1; k < OFFLINE_LADDER; k++) {
-            uint64_t t = (uint64_t)((double)lower_bound * offline_ladder[k]);
-            if (t < ceiling && t < *c->height)
-                target = t;
-        }
+        uint64_t target = offline_nearest_step(lower_bound, MIN(ceiling, *c->height));
         if (target <= c->proven || target <= lower_bound)
             break;
         any = true;
@@ -774,6 +807,29 @@ static bool offline_schedule_round(offline_schedule *c, uint64_t lower_bound, in
     return any;
 }
 
+/* Restarts for the nearest ladder step below the best plan, `nodes` in
+ * all, OFFLINE_RESTART_NODES per buffer each: the even ones in a random
+ * order, the odd ones by each rank in turn with its first key scaled by a
+ * random factor (0.7 to 1.3); pieces keep these ranks. *r counts the
+ * restarts made, so the sequence goes on across calls. */
+static void offline_schedule_restarts(offline_schedule *c, uint64_t lower_bound, int64_t nodes,
+                                      GRand *rng, int *r)
+{
+    uint32_t *noisy = g_new(uint32_t, c->n);
+    int64_t stop = MIN(c->spent + nodes, c->search_nodes);
+    int64_t each = (int64_t)c->n * OFFLINE_RESTART_NODES;
+    while (c->spent < stop) {
+        uint64_t target = offline_nearest_step(lower_bound, *c->height);
+        if (target <= c->proven || target <= lower_bound)
+            break;
+        int how = *r % 2 == 0 ? RANK_GUIDE : (*r / 2) % RANK__COUNT;
+        offline_ranks(c->bufs, c->prob, how, c->offsets, rng, noisy);
+        (*r)++;
+        offline_schedule_try(c, target, noisy, -1, MIN(each, stop - c->spent));
+    }
+    g_free(noisy);
+}
+
 /* Exact search, bounded by search_nodes in all: rounds with a budget per
  * try doubling from 2 nodes per buffer (see the top of the file). */
 void offline_exact(const offline_buf *bufs, size_t n, uint64_t lower_bound,
@@ -786,10 +842,19 @@ void offline_exact(const offline_buf *bufs, size_t n, uint64_t lower_bound,
         return;
     offline_schedule c;
     offline_schedule_init(&c, bufs, &prob, lower_bound, search_nodes, height, offsets, progress);
+    GRand *rng = g_rand_new_with_seed(0x0ff11e); /* fixed: the same plan every run */
+    int restarts = 0;
     for (int64_t budget = (int64_t)n * 2; c.spent < search_nodes && *height > lower_bound;
-         budget *= 2)
+         budget *= 2) {
+        uint64_t before = *height;
+        int64_t spent = c.spent;
         if (!offline_schedule_round(&c, lower_bound, budget))
             break;
+        if (*height == before && budget >= (int64_t)n * OFFLINE_RESTART_FROM)
+            offline_schedule_restarts(&c, lower_bound,
+                                      (c.spent - spent) * OFFLINE_RESTART_SHARE, rng, &restarts);
+    }
+    g_rand_free(rng);
     offline_schedule_clear(&c);
     offline_problem_clear(&prob);
 }
