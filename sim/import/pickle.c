@@ -215,7 +215,7 @@ static void render(const strata_pickle *p, strata_pv v, int depth, GString *out)
     }
     case STRATA_PICKLE_STR:
     case STRATA_PICKLE_BYTES: {
-        size_t len;
+        size_t len = 0;
         const char *s = strata_pickle_get_bytes(p, v, &len);
         append_json_string(out, s, len);
         break;
