@@ -242,14 +242,8 @@ static engine_buffer *new_buffer(engine_feed *f, const char *name)
     } else {
         b = g_new(engine_buffer, 1);
     }
-    /* Field by field: a struct literal compiles to a string store, slow to
-     * start per alloc. finish_op() sets the buffer's other fields. */
-    _Static_assert(sizeof(engine_buffer) == 88, "new_buffer() and finish_op() set every field: add the new one");
-    b->name = keep_name(storage, &cap, name);
-    b->name_cap = cap;
-    b->offset = 0;
-    b->placed = false;
-    b->next_spare = NULL;
+    storage = keep_name(storage, &cap, name);
+    *b = (engine_buffer){.name = storage, .name_cap = cap};
     return b;
 }
 

@@ -273,64 +273,48 @@ static const uint8_t *get_id_list(engine_tape *t, const uint8_t *p, size_t *used
     return p;
 }
 
-/* Reads the fields of mask at p into op or x, in bit order. One test per
- * field rather than a switch per field: the tests follow the kinds' pattern
- * and are predicted, where the switch's indirect jump was often missed. */
-static const uint8_t *get_fields(engine_tape *t, const uint8_t *p, uint64_t mask, strata_bound_op *op,
-                                 engine_op_extra *x)
+/* Reads field f (one set in the op's mask) at p into op or x. */
+static const uint8_t *get_field(engine_tape *t, const uint8_t *p, int f, strata_bound_op *op, engine_op_extra *x,
+                                size_t *used)
 {
     const tape_expect *e = &t->got;
-    size_t used = 0;
     uint64_t v = 0;
-#define HAS(f) (mask & BIT(f))
-#define GET(f, dst, conv)              \
-    if (HAS(f)) {                      \
-        p = get_varint(p, &v);         \
-        dst = conv;                    \
-    }
-    GET(F_STREAM, op->stream, (uint32_t)v)
-    GET(F_BYTES, op->bytes, v)
-    GET(F_BUF, op->buf, id_decode(e, v))
-    GET(F_MEMORY, op->memory, (uint32_t)v)
-    GET(F_EVENT, op->event, (uint32_t)v)
-    GET(F_SEQ, op->event_seq, v)
-    if (HAS(F_NAME)) {
+    switch (f) {
+    case F_NAME:
         p = get_varint(p, &v);
         x->name = (const char *)p;
-        p += v + 1;
+        return p + v + 1;
+    case F_HAS_FLOPS: op->has_flops = true; return p;
+    case F_FLOPS: return get_raw(p, &op->flops, sizeof op->flops);
+    case F_INS: return get_id_list(t, p, used, &op->n_ins);
+    case F_HAS_TIME: op->has_time = true; return p;
+    case F_TIME: return get_raw(p, &op->time_s, sizeof op->time_s);
+    case F_OUTS: return get_id_list(t, p, used, &op->n_outs);
+    case F_COLL: return get_raw(p, &op->coll, sizeof op->coll);
+    case F_SHAPE: return get_varint(get_varint(p, &x->rows), &x->cols);
+    case F_DONATED: return get_id_list(t, p, used, &x->n_donated);
+    default: break;
     }
-    if (mask < BIT(F_DTYPE))
-        return p;
-    GET(F_DTYPE, op->dtype, (strata_dtype)v)
-    GET(F_TAG, op->tag, (strata_tag)v)
-    GET(F_UNIT, op->unit, (uint32_t)v)
-    op->has_flops = HAS(F_HAS_FLOPS) != 0;
-    if (HAS(F_FLOPS))
-        p = get_raw(p, &op->flops, sizeof op->flops);
-    if (HAS(F_INS))
-        p = get_id_list(t, p, &used, &op->n_ins);
-    GET(F_SRC, op->src, id_decode(e, v))
-    GET(F_SRC_MEMORY, op->src_memory, (uint32_t)v)
-    GET(F_DST_MEMORY, op->dst_memory, (uint32_t)v)
-    GET(F_ROUTE, op->route, (uint32_t)v)
-    if (mask < BIT(F_HAS_TIME))
-        return p;
-    op->has_time = HAS(F_HAS_TIME) != 0;
-    if (HAS(F_TIME))
-        p = get_raw(p, &op->time_s, sizeof op->time_s);
-    if (HAS(F_OUTS))
-        p = get_id_list(t, p, &used, &op->n_outs);
-    GET(F_LINE, op->line, v)
-    GET(F_INDEX, op->index, v)
-    GET(F_GROUP, op->group_size, (uint32_t)v)
-    if (HAS(F_COLL))
-        p = get_raw(p, &op->coll, sizeof op->coll);
-    if (HAS(F_SHAPE))
-        p = get_varint(get_varint(p, &x->rows), &x->cols);
-    if (HAS(F_DONATED))
-        p = get_id_list(t, p, &used, &x->n_donated);
-#undef GET
-#undef HAS
+    p = get_varint(p, &v);
+    switch (f) {
+    case F_STREAM: op->stream = (uint32_t)v; break;
+    case F_BYTES: op->bytes = v; break;
+    case F_BUF: op->buf = id_decode(e, v); break;
+    case F_MEMORY: op->memory = (uint32_t)v; break;
+    case F_EVENT: op->event = (uint32_t)v; break;
+    case F_SEQ: op->event_seq = v; break;
+    case F_DTYPE: op->dtype = (strata_dtype)v; break;
+    case F_TAG: op->tag = (strata_tag)v; break;
+    case F_UNIT: op->unit = (uint32_t)v; break;
+    case F_SRC: op->src = id_decode(e, v); break;
+    case F_SRC_MEMORY: op->src_memory = (uint32_t)v; break;
+    case F_DST_MEMORY: op->dst_memory = (uint32_t)v; break;
+    case F_ROUTE: op->route = (uint32_t)v; break;
+    case F_LINE: op->line = v; break;
+    case F_INDEX: op->index = v; break;
+    case F_GROUP: op->group_size = (uint32_t)v; break;
+    default: break;
+    }
     return p;
 }
 
@@ -381,7 +365,9 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
     *x = (engine_op_extra){0};
     uint64_t mask = 0;
     p = get_varint(p, &mask);
-    p = get_fields(t, p, mask, op, x);
+    size_t used = 0;
+    for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
+        p = get_field(t, p, __builtin_ctzll(m), op, x, &used);
     if (op->n_ins)
         op->ins = t->ids;
     if (op->n_outs)
