@@ -266,6 +266,17 @@ START_TEST(format_u64_digits)
         got[strata_format_u64(got, v)] = '\0';
         ck_assert_uint_eq(g_ascii_strtoull(got, NULL, 10), v);
     }
+    /* Around every power of ten, where the digit count changes. */
+    for (uint64_t p = 10; p <= 10000000000000000000ULL; p *= 10) {
+        for (uint64_t v = p - 1; v <= p + 1; v++) {
+            char got[STRATA_U64_DIGITS + 1], want[32];
+            got[strata_format_u64(got, v)] = '\0';
+            g_snprintf(want, sizeof want, "%" G_GUINT64_FORMAT, v);
+            ck_assert_str_eq(got, want);
+        }
+        if (p > UINT64_MAX / 10)
+            break;
+    }
 }
 END_TEST
 

@@ -278,26 +278,46 @@ bool strata_parse_flops(const char *text, double *flops, GError **err)
 static const char *const binary_prefixes[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
 
 /* Two digits at a time (half the divisions). */
+static const char digit_pairs[201] = "0001020304050607080910111213141516171819202122232425262728293031323334353637383940"
+                                    "4142434445464748495051525354555657585960616263646566676869707172737475767778798081"
+                                    "828384858687888990919293949596979899";
+
+/* Two digits of v < 100 at p. */
+static inline void put_pair(char *p, uint32_t v)
+{
+    memcpy(p, digit_pairs + 2 * v, 2);
+}
+
 size_t strata_format_u64(char buf[STRATA_U64_DIGITS], uint64_t v)
 {
-    static const char pairs[201] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-                                   "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-                                   "8081828384858687888990919293949596979899";
-    char tmp[STRATA_U64_DIGITS];
-    size_t n = 0;
-    while (v >= 100) {
-        unsigned d = (unsigned)(v % 100) * 2;
-        v /= 100;
-        tmp[sizeof tmp - 1 - n++] = pairs[d + 1];
-        tmp[sizeof tmp - 1 - n++] = pairs[d];
+    static const uint64_t pow10[STRATA_U64_DIGITS] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+        10000000ull, 100000000ull, 1000000000ull, 10000000000ull, 100000000000ull, 1000000000000ull,
+        10000000000000ull, 100000000000000ull, 1000000000000000ull, 10000000000000000ull, 100000000000000000ull,
+        1000000000000000000ull, 10000000000000000000ull};
+    /* The digits: floor(log10) from the bit length (1233 / 4096 ~ log10 2), one compare to correct it. */
+    size_t t = (g_bit_storage(v) * 1233) >> 12;
+    size_t n = t + (v >= pow10[t]) + (v == 0);
+    /* Written from the last digit back: eight at a time in 32-bit halves
+     * that do not wait on each other, then two at a time. */
+    char *p = buf + n;
+    while (v >= 100000000) {
+        uint32_t low = (uint32_t)(v % 100000000), high = low / 10000, rest = low % 10000;
+        v /= 100000000;
+        p -= 8;
+        put_pair(p, high / 100);
+        put_pair(p + 2, high % 100);
+        put_pair(p + 4, rest / 100);
+        put_pair(p + 6, rest % 100);
     }
-    if (v >= 10) {
-        tmp[sizeof tmp - 1 - n++] = pairs[v * 2 + 1];
-        tmp[sizeof tmp - 1 - n++] = pairs[v * 2];
-    } else {
-        tmp[sizeof tmp - 1 - n++] = (char)('0' + v);
+    uint32_t w = (uint32_t)v;
+    for (; w >= 100; w /= 100) {
+        p -= 2;
+        put_pair(p, w % 100);
     }
-    memcpy(buf, tmp + sizeof tmp - n, n);
+    if (w >= 10)
+        put_pair(p - 2, w);
+    else
+        p[-1] = (char)('0' + w);
     return n;
 }
 

@@ -21,11 +21,16 @@
  * "otherData" (producer, hardware, status, makespan, memories) comes after
  * "traceEvents", since status and makespan are known only at the end.
  *
- * The file is streamed: each event is formatted as it is made (a lane's
- * thread_name metadata when the lane opens) into a buffer written out in
- * chunks, with hand-rolled number formatting (this runs for every op of a
- * run). Memory stays bounded by the live buffers and the open lanes, not
- * by the size of the timeline: no per-event allocation.
+ * The file is streamed: each event is written as it is made (a lane's
+ * thread_name metadata when the lane opens) straight into a buffer of
+ * CHUNK bytes, through a cursor (json_cursor.h) after room() made space for
+ * the event's longest text, and the buffer is written out when full. This
+ * runs several times per op of a run, so the text that repeats is made
+ * once: names of kinds, tags, memories and tracks escaped ahead, a
+ * timestamp printed again only when it changed, each tag's bytes in a "by
+ * tag" counter printed only when they changed. Memory stays bounded by the
+ * live buffers and the open lanes, not by the size of the timeline: no
+ * per-event allocation.
  *
  * Invariants:
  *  1. events on one track never overlap: an event that would overlap the
@@ -39,13 +44,17 @@
 #include <math.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/idmap.h"
 #include "core/outfile.h"
 #include "core/units.h"
+#include "results/json_cursor.h"
 
 enum { PID_STREAMS = 1, PID_LINKS = 2, PID_MEMORIES = 3, PID_DEVICE0 = 10 };
 enum { LANES_PER_TRACK = 100000 }; /* sort index stride between tracks */
-enum { FLUSH_AT = 1 << 16 };       /* bytes of pending output written at once */
+enum { CHUNK = 1 << 16 };          /* bytes of pending output written at once */
 enum { MASK_LINKS = 64 };          /* links a span's link_mask can name */
+enum { EVENT_ROOM = 320 };         /* an event's bytes besides its names and args, and slack */
+enum { TAG_TEXT = STRATA_U64_DIGITS + 4 };
 
 /* A lane: its tid and the latest end of the events on it. */
 typedef struct lane {
@@ -58,6 +67,7 @@ typedef struct lane {
  * that frees first is at the top, so placing an event is O(log lanes). */
 typedef struct track {
     char *name;
+    strata_jc_piece name_text;    /* the name in events */
     int pid;
     long order;         /* creation order, for thread_sort_index */
     GArray *heap;       /* lane */
@@ -72,25 +82,45 @@ typedef struct live_buffer {
     guint next_free;    /* free list of slots, index + 1 (0: end) */
 } live_buffer;
 
+/* A tag's bytes in one memory, printed for its "by tag" counter when they
+ * change (most samples change one tag: the others are copied as they are). */
+typedef struct tag_count {
+    int64_t bytes;
+    bool seen;
+    uint8_t n;                        /* digits in text */
+    char text[TAG_TEXT];              /* MAX(bytes, 0) printed; copied whole */
+} tag_count;
+
+
 struct strata_timeline {
     FILE *out;
     const strata_results *r;
-    GString *buf;        /* pending output, written at FLUSH_AT */
-    GString *args;       /* an event's args, reused */
+    char *buf;           /* pending output: len bytes of cap, written out when full */
+    size_t len, cap;
     bool first_event;
+    /* Names in events: per op kind, then "?" (a kind out of range); per tag
+     * ("untagged" for none), then "" (out of range); per memory, then "?". */
+    strata_jc_piece kind_names[STRATA_OP__COUNT + 1];
+    strata_jc_piece tag_names[STRATA_TAG__COUNT + 1];
+    strata_jc_piece tag_keys[STRATA_TAG__COUNT]; /* ,"TAG": in a "by tag" counter */
+    strata_jc_piece copy_cat, buffer_cat;
+    strata_jc_piece *mem_names;
+    guint n_mem_names;   /* memories named in mem_names (the "?" after them) */
+    size_t tags_room;    /* bytes of a "by tag" counter's args at most */
+    int64_t ts_ns;       /* the latest timestamp printed (-1: none), and its text: */
+    size_t ts_n;         /* events at one time follow each other */
+    char ts_text[32];
     GPtrArray *tracks;   /* track *, in creation order */
     int next_tid;        /* tids are unique across the file */
     GHashTable *by_name; /* "pid/name" -> track */
     GPtrArray *stream_tracks, *link_tracks, *buffer_tracks; /* by index, filled lazily */
     guint8 *device_named; /* per device: its process is named (several devices only) */
     /* Buffer lifetimes: key (memory << 48 ^ id) -> slot + 1 in `slots`. */
-    GHashTable *live;
+    strata_idmap *live;
     GArray *slots;       /* live_buffer */
     guint free_slot;     /* head of the slots' free list, index + 1 */
     GArray *order;       /* keys in alloc order, for the buffers live at the end */
-    /* Counters: bytes per tag, and the tags seen, per memory. */
-    int64_t *by_tag;
-    bool *tag_seen;
+    tag_count *by_tag;   /* per memory, per tag */
     guint n_mem;
 };
 
@@ -98,171 +128,95 @@ static void track_free(gpointer p)
 {
     track *t = p;
     g_free(t->name);
+    strata_jc_piece_clear(&t->name_text);
     g_array_unref(t->heap);
     g_free(t);
 }
 
 /* ---- output ------------------------------------------------------------ */
 
+/* Events are written straight into the pending output through a cursor:
+ * room() makes space for an event's bytes at most, the w_* writers each
+ * return the cursor after what they wrote, and done() takes the event. */
+
 static void flush_out(strata_timeline *tl)
 {
-    fwrite(tl->buf->str, 1, tl->buf->len, tl->out);
-    g_string_truncate(tl->buf, 0);
+    fwrite(tl->buf, 1, tl->len, tl->out);
+    tl->len = 0;
 }
 
-/* Appends without a call into GLib while the string has room (it has,
- * nearly always: the output buffer is sized for a chunk). */
-static inline void put_len(GString *s, const char *p, size_t n)
+/* The end of the pending output, with room for n more bytes after it. */
+static inline char *room(strata_timeline *tl, size_t n)
 {
-    if (s->len + n < s->allocated_len) {
-        memcpy(s->str + s->len, p, n);
-        s->len += n;
-        s->str[s->len] = '\0';
-    } else {
-        g_string_append_len(s, p, (gssize)n);
-    }
-}
-
-#define put_lit(s, lit) put_len((s), "" lit, sizeof(lit) - 1)
-
-static inline void put_str(GString *s, const char *text)
-{
-    put_len(s, text, strlen(text));
-}
-
-static inline void put_char(GString *s, char c)
-{
-    put_len(s, &c, 1);
-}
-
-static void put_u64(GString *s, uint64_t v)
-{
-    char digits[STRATA_U64_DIGITS];
-    put_len(s, digits, strata_format_u64(digits, v));
-}
-
-/* `key` (JSON text up to the value, such as ",\"line\":") and v. */
-static void put_u64_member(GString *s, const char *key, uint64_t v)
-{
-    put_str(s, key);
-    put_u64(s, v);
-}
-
-static void json_string(GString *s, const char *text);
-
-static void put_string_member(GString *s, const char *key, const char *v)
-{
-    put_str(s, key);
-    json_string(s, v);
-}
-
-static void put_i64(GString *s, int64_t v)
-{
-    if (v < 0) {
-        put_char(s, '-');
-        put_u64(s, (uint64_t)0 - (uint64_t)v);
-    } else {
-        put_u64(s, (uint64_t)v);
-    }
-}
-
-/* The JSON text of a string, without quotes. */
-static void put_escaped(GString *s, const char *text)
-{
-    const unsigned char *p = (const unsigned char *)(text ? text : "");
-    for (;;) {
-        const unsigned char *run = p;
-        while (*p >= 0x20 && *p != '"' && *p != '\\')
-            p++;
-        put_len(s, (const char *)run, (size_t)(p - run));
-        if (*p == '\0')
-            return;
-        switch (*p) {
-        case '"': put_lit(s, "\\\""); break;
-        case '\\': put_lit(s, "\\\\"); break;
-        case '\n': put_lit(s, "\\n"); break;
-        case '\t': put_lit(s, "\\t"); break;
-        case '\r': put_lit(s, "\\r"); break;
-        default: g_string_append_printf(s, "\\u%04x", *p);
+    if (tl->cap - tl->len < n) {
+        flush_out(tl);
+        if (tl->cap < n) {
+            tl->cap = n;
+            tl->buf = g_realloc(tl->buf, n);
         }
-        p++;
     }
+    return tl->buf + tl->len;
 }
 
-/* A JSON string of a, then b (NULL: none) and c (NULL: none) joined. */
-static void json_string3(GString *s, const char *a, const char *b, const char *c)
+static inline void done(strata_timeline *tl, const char *end)
 {
-    put_char(s, '"');
-    put_escaped(s, a);
-    if (b)
-        put_escaped(s, b);
-    if (c)
-        put_escaped(s, c);
-    put_char(s, '"');
-}
-
-static void json_string(GString *s, const char *text)
-{
-    json_string3(s, text, NULL, NULL);
+    tl->len = (size_t)(end - tl->buf);
 }
 
 /* Whole nanoseconds, so that rounding is monotonic: an event that ends
- * before the next one starts still does once both are rounded. */
+ * before the next one starts still does once both are rounded. Rounded
+ * half away from zero (llround, without its call below 2^62: the fraction
+ * after truncation is exact there). */
 static int64_t to_ns(double seconds)
 {
     double ns = seconds * 1e9;
     if (!isfinite(ns) || ns < 0)
         return 0;
+    if (ns < 0x1p62) {
+        int64_t whole = (int64_t)ns;
+        return whole + (ns - (double)whole >= 0.5);
+    }
     return (int64_t)llround(ns);
 }
 
-/* Microseconds printed exactly from nanoseconds: "1234.567". */
-static void json_us(GString *s, int64_t ns)
+/* A timestamp in microseconds, printed again only when it changed. */
+static char *w_ts(strata_timeline *tl, char *p, int64_t ns)
 {
-    put_i64(s, ns / 1000);
-    int frac = (int)(ns % 1000);
-    char f[4] = {'.', (char)('0' + frac / 100), (char)('0' + frac / 10 % 10), (char)('0' + frac % 10)};
-    put_len(s, f, 4);
+    if (ns != tl->ts_ns) {
+        tl->ts_ns = ns;
+        tl->ts_n = (size_t)(strata_jc_micros(tl->ts_text, ns) - tl->ts_text);
+    }
+    memcpy(p, tl->ts_text, sizeof tl->ts_text);
+    return p + tl->ts_n;
 }
 
-/* Starts an event in tl->buf (after the separator). */
-static GString *begin_event(strata_timeline *tl)
+/* Starts an event with room for n bytes: the separator after the one before. */
+static inline char *begin_event(strata_timeline *tl, size_t n)
 {
-    if (tl->first_event)
-        put_lit(tl->buf, "\n  ");
-    else
-        put_lit(tl->buf, ",\n  ");
-    tl->first_event = false;
-    return tl->buf;
+    char *p = room(tl, n + 4);
+    if (tl->first_event) {
+        tl->first_event = false;
+        return STRATA_JC_LIT(p, "\n  ");
+    }
+    return STRATA_JC_LIT(p, ",\n  ");
 }
 
-static void end_event(strata_timeline *tl)
+/* A process's metadata event: args {key: name_a name_b} (name_b NULL:
+ * none) when name_a is given, else {key: sort}. */
+static void meta(strata_timeline *tl, const char *what, int pid, const char *key, const char *name_a,
+                 const char *name_b, long sort)
 {
-    if (tl->buf->len >= FLUSH_AT)
-        flush_out(tl);
-}
-
-/* A metadata event: args {key: name_a name_b name_c} (the parts that are
- * not NULL) when name_a is given, else {key: sort}. */
-static void meta(strata_timeline *tl, const char *what, int pid, int tid, const char *key, const char *name_a,
-                 const char *name_b, const char *name_c, long sort)
-{
-    GString *s = begin_event(tl);
-    put_lit(s, "{\"ph\":\"M\",\"name\":\"");
-    put_str(s, what);
-    put_lit(s, "\",\"pid\":");
-    put_i64(s, pid);
-    put_lit(s, ",\"tid\":");
-    put_i64(s, tid);
-    put_lit(s, ",\"args\":{\"");
-    put_str(s, key);
-    put_lit(s, "\":");
-    if (name_a)
-        json_string3(s, name_a, name_b, name_c);
-    else
-        put_i64(s, sort);
-    put_lit(s, "}}");
-    end_event(tl);
+    size_t names = strata_jc_escaped_room(name_a) + strata_jc_escaped_room(name_b);
+    char *p = begin_event(tl, EVENT_ROOM + strlen(what) + strlen(key) + names);
+    p = STRATA_JC_LIT(p, "{\"ph\":\"M\",\"name\":\"");
+    p = strata_jc_mem(p, what, strlen(what));
+    p = STRATA_JC_LIT(p, "\",\"pid\":");
+    p = strata_jc_i64(p, pid);
+    p = STRATA_JC_LIT(p, ",\"tid\":0,\"args\":{\"");
+    p = strata_jc_mem(p, key, strlen(key));
+    p = STRATA_JC_LIT(p, "\":");
+    p = name_a ? strata_jc_string(p, name_a, name_b) : strata_jc_i64(p, sort);
+    done(tl, STRATA_JC_LIT(p, "}}"));
 }
 
 /* ---- tracks and lanes -------------------------------------------------- */
@@ -277,6 +231,7 @@ static track *get_track(strata_timeline *tl, int pid, const char *name)
     }
     t = g_new0(track, 1);
     t->name = g_strdup(name);
+    t->name_text = strata_jc_piece_new(name);
     t->pid = pid;
     t->order = (long)tl->tracks->len;
     t->heap = g_array_new(FALSE, FALSE, sizeof(lane));
@@ -338,16 +293,29 @@ static void heap_push(GArray *heap, lane l)
     }
 }
 
-/* A new lane of t (free from time 0): a tid and its names. */
-static void open_lane(strata_timeline *tl, track *t)
+/* `{"ph":"M","name":"WHAT","pid":P,"tid":T,"args":{"` of a lane's metadata. */
+static char *lane_meta_head(char *p, const track *t, int tid, bool sort)
 {
-    lane l = {.end = 0, .index = t->heap->len, .tid = tl->next_tid++};
-    char number[STRATA_U64_DIGITS + 1];
-    number[strata_format_u64(number, (uint64_t)l.index + 1)] = '\0';
-    meta(tl, "thread_name", t->pid, l.tid, "name", t->name, l.index ? " #" : NULL, l.index ? number : NULL, 0);
-    meta(tl, "thread_sort_index", t->pid, l.tid, "sort_index", NULL, NULL, NULL,
-         t->order * LANES_PER_TRACK + (long)l.index);
+    p = sort ? STRATA_JC_LIT(p, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":")
+             : STRATA_JC_LIT(p, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":");
+    p = STRATA_JC_LIT(strata_jc_i64(p, t->pid), ",\"tid\":");
+    return STRATA_JC_LIT(strata_jc_i64(p, tid), ",\"args\":{\"");
+}
+
+/* A new lane of t, busy until `end` (0: free): a tid and its names, the
+ * track's name (then " #N" after the first lane) and its sort index. */
+static int open_lane(strata_timeline *tl, track *t, double end)
+{
+    lane l = {.end = end, .index = t->heap->len, .tid = tl->next_tid++};
+    char *p = begin_event(tl, 2 * EVENT_ROOM + t->name_text.n);
+    p = STRATA_JC_LIT(lane_meta_head(p, t, l.tid, false), "name\":\"");
+    p = strata_jc_put_piece(p, &t->name_text);
+    if (l.index)
+        p = strata_jc_u64(STRATA_JC_LIT(p, " #"), (uint64_t)l.index + 1);
+    p = STRATA_JC_LIT(lane_meta_head(STRATA_JC_LIT(p, "\"}},\n  "), t, l.tid, true), "sort_index\":");
+    done(tl, STRATA_JC_LIT(strata_jc_i64(p, t->order * LANES_PER_TRACK + (long)l.index), "}}"));
     heap_push(t->heap, l);
+    return l.tid;
 }
 
 /* The tid of the lane of t that frees first, when it is free at `start`
@@ -356,8 +324,13 @@ static void open_lane(strata_timeline *tl, track *t)
 static int take_lane(strata_timeline *tl, track *t, double start, double end)
 {
     if (t->heap->len == 0 || g_array_index(t->heap, lane, 0).end > start) {
-        open_lane(tl, t);
-        /* The new lane (end 0) is now at the top. */
+        /* A new lane. Opened free and then taken, it would be at the top
+         * unless a lane free since 0 wins the tie (start < 0); else it can
+         * go in busy until `end` at once, which gives the heap the same
+         * lanes and so the same choices from then on. */
+        if (!isnan(end) && (t->heap->len == 0 || g_array_index(t->heap, lane, 0).end > 0))
+            return open_lane(tl, t, MAX(0.0, end));
+        open_lane(tl, t, 0);
     }
     lane *top = &g_array_index(t->heap, lane, 0);
     top->end = MAX(top->end, end);
@@ -366,33 +339,35 @@ static int take_lane(strata_timeline *tl, track *t, double start, double end)
     return tid;
 }
 
-/* Writes an "X" event named name_a + name_b; args is a JSON object's text or NULL. */
-static void emit_x(strata_timeline *tl, track *t, double start, double end, const char *name_a,
-                   const char *name_b, const char *cat, const GString *args)
+/* Starts an "X" event on a lane of t, named name then " " and label (NULL:
+ * none), up to its args, with room for `args` more bytes: the caller writes
+ * the args object and the closing brace. */
+static char *x_event(strata_timeline *tl, track *t, double start, double end, const strata_jc_piece *name, const char *label,
+                     const strata_jc_piece *cat, size_t args)
 {
     if (end < start)
         end = start;
     int tid = take_lane(tl, t, start, end);
-    GString *s = begin_event(tl);
-    put_lit(s, "{\"ph\":\"X\",\"name\":");
-    json_string3(s, name_a, name_b ? " " : NULL, name_b);
-    put_lit(s, ",\"cat\":");
-    json_string(s, cat);
-    int64_t start_ns = to_ns(start), end_ns = to_ns(end);
-    put_lit(s, ",\"pid\":");
-    put_i64(s, t->pid);
-    put_lit(s, ",\"tid\":");
-    put_i64(s, tid);
-    put_lit(s, ",\"ts\":");
-    json_us(s, start_ns);
-    put_lit(s, ",\"dur\":");
-    json_us(s, end_ns > start_ns ? end_ns - start_ns : 0);
-    if (args) {
-        put_lit(s, ",\"args\":");
-        put_len(s, args->str, args->len);
+    size_t label_n = label ? strlen(label) : 0;
+    char *p = begin_event(tl, EVENT_ROOM + name->n + 6 * label_n + cat->n + args);
+    p = STRATA_JC_LIT(p, "{\"ph\":\"X\",\"name\":\"");
+    p = strata_jc_put_piece(p, name);
+    if (label) {
+        *p++ = ' ';
+        p = strata_jc_escaped_n(p, label, label_n);
     }
-    put_char(s, '}');
-    end_event(tl);
+    p = STRATA_JC_LIT(p, "\",\"cat\":\"");
+    p = strata_jc_put_piece(p, cat);
+    p = STRATA_JC_LIT(p, "\",\"pid\":");
+    p = strata_jc_i64(p, t->pid);
+    p = STRATA_JC_LIT(p, ",\"tid\":");
+    p = strata_jc_i64(p, tid);
+    int64_t start_ns = to_ns(start), end_ns = to_ns(end);
+    p = STRATA_JC_LIT(p, ",\"ts\":");
+    p = w_ts(tl, p, start_ns);
+    p = STRATA_JC_LIT(p, ",\"dur\":");
+    p = strata_jc_micros(p, end_ns > start_ns ? end_ns - start_ns : 0);
+    return STRATA_JC_LIT(p, ",\"args\":");
 }
 
 static const char *memory_name(const strata_results *r, int32_t index)
@@ -400,6 +375,26 @@ static const char *memory_name(const strata_results *r, int32_t index)
     if (index < 0 || !r->memories || (guint)index >= r->memories->len)
         return "?";
     return g_array_index(r->memories, strata_memory_result, index).name;
+}
+
+/* The name of memory `index` in events ("?" out of range); named again
+ * when memories were listed after the timeline started. */
+static void name_memories(strata_timeline *tl, guint n)
+{
+    for (guint i = 0; tl->mem_names && i <= tl->n_mem_names; i++)
+        strata_jc_piece_clear(&tl->mem_names[i]);
+    tl->mem_names = g_renew(strata_jc_piece, tl->mem_names, n + 1);
+    for (guint i = 0; i <= n; i++)
+        tl->mem_names[i] = strata_jc_piece_new(memory_name(tl->r, (int32_t)i));
+    tl->n_mem_names = n;
+}
+
+static inline const strata_jc_piece *memory_piece(strata_timeline *tl, int32_t index)
+{
+    guint n = tl->r->memories ? tl->r->memories->len : 0;
+    if (G_UNLIKELY(!tl->mem_names || n != tl->n_mem_names))
+        name_memories(tl, n);
+    return &tl->mem_names[index < 0 || (guint)index >= n ? n : (guint)index];
 }
 
 /* ---- spans ------------------------------------------------------------- */
@@ -419,8 +414,8 @@ static int stream_pid(strata_timeline *tl, const char *name)
         tl->device_named[d] = 1;
         char number[24];
         g_snprintf(number, sizeof number, "%" G_GUINT64_FORMAT, d);
-        meta(tl, "process_name", PID_DEVICE0 + (int)d, 0, "name", "device ", number, NULL, 0);
-        meta(tl, "process_sort_index", PID_DEVICE0 + (int)d, 0, "sort_index", NULL, NULL, NULL, PID_DEVICE0 + (long)d);
+        meta(tl, "process_name", PID_DEVICE0 + (int)d, "name", "device ", number, 0);
+        meta(tl, "process_sort_index", PID_DEVICE0 + (int)d, "sort_index", NULL, NULL, PID_DEVICE0 + (long)d);
     }
     return PID_DEVICE0 + (int)d;
 }
@@ -430,6 +425,8 @@ static track *stream_track(strata_timeline *tl, uint32_t stream)
     const strata_results *r = tl->r;
     if (!r->streams || stream >= r->streams->len)
         return get_track(tl, PID_STREAMS, "main");
+    if (stream < tl->stream_tracks->len && g_ptr_array_index(tl->stream_tracks, stream))
+        return g_ptr_array_index(tl->stream_tracks, stream);
     const char *name = g_array_index(r->streams, strata_stream_result, stream).name;
     return cached_track(tl, tl->stream_tracks, stream, stream_pid(tl, name), name, "");
 }
@@ -440,73 +437,106 @@ static track *link_track(strata_timeline *tl, guint link)
                         g_array_index(tl->r->links, strata_link_result, link).name, "");
 }
 
+/* A span's args, for memory names m1 and m2 (NULL: none; both: a copy's
+ * from and to); room: SPAN_ARGS_ROOM and the names. */
+enum { SPAN_ARGS_ROOM = 192 };
+
+static char *w_span_args(char *p, const strata_op_span *sp, const strata_jc_piece *m1, const strata_jc_piece *m2)
+{
+    p = STRATA_JC_LIT(p, "{\"op\":");
+    p = strata_jc_u64(p, sp->op_index);
+    p = STRATA_JC_LIT(p, ",\"line\":");
+    p = strata_jc_u64(p, sp->line);
+    p = STRATA_JC_LIT(p, ",\"bytes\":");
+    p = strata_jc_u64(p, sp->bytes);
+    if (m2) {
+        p = strata_jc_put_piece(STRATA_JC_LIT(p, ",\"from\":\""), m1);
+        p = strata_jc_put_piece(STRATA_JC_LIT(p, "\",\"to\":\""), m2);
+        *p++ = '"';
+    } else if (m1) {
+        p = strata_jc_put_piece(STRATA_JC_LIT(p, ",\"memory\":\""), m1);
+        *p++ = '"';
+    }
+    return STRATA_JC_LIT(p, "}}");
+}
+
+/* An "X" event of span sp on track t in category cat. */
+static void span_event(strata_timeline *tl, track *t, const strata_op_span *sp, const strata_jc_piece *cat)
+{
+    const strata_jc_piece *kind = &tl->kind_names[MIN((unsigned)sp->kind, (unsigned)STRATA_OP__COUNT)];
+    const strata_jc_piece *m1 = NULL, *m2 = NULL;
+    if (sp->kind == STRATA_OP_COPY) {
+        m1 = memory_piece(tl, sp->src_memory);
+        m2 = memory_piece(tl, sp->dst_memory);
+    } else if (sp->memory >= 0) {
+        m1 = memory_piece(tl, sp->memory);
+    }
+    size_t args = SPAN_ARGS_ROOM + (m1 ? m1->n : 0) + (m2 ? m2->n : 0);
+    const char *label = sp->label && *sp->label ? sp->label : NULL;
+    char *p = x_event(tl, t, sp->start_s, sp->end_s, kind, label, cat ? cat : kind, args);
+    done(tl, w_span_args(p, sp, m1, m2));
+}
+
 void strata_timeline_span(strata_timeline *tl, const strata_op_span *sp)
 {
     const strata_results *r = tl->r;
-    const char *kind = strata_op_kind_name(sp->kind);
-    GString *args = tl->args;
-    g_string_truncate(args, 0);
-    put_u64_member(args, "{\"op\":", sp->op_index);
-    put_u64_member(args, ",\"line\":", sp->line);
-    put_u64_member(args, ",\"bytes\":", sp->bytes);
-    if (sp->kind == STRATA_OP_COPY) {
-        put_string_member(args, ",\"from\":", memory_name(r, sp->src_memory));
-        put_string_member(args, ",\"to\":", memory_name(r, sp->dst_memory));
-    } else if (sp->memory >= 0) {
-        put_string_member(args, ",\"memory\":", memory_name(r, sp->memory));
-    }
-    put_char(args, '}');
-    const char *label = sp->label && *sp->label ? sp->label : NULL;
-    emit_x(tl, stream_track(tl, sp->stream), sp->start_s, sp->end_s, kind, label, kind, args);
+    span_event(tl, stream_track(tl, sp->stream), sp, NULL);
     if (sp->kind != STRATA_OP_COPY)
         return;
     bool placed = false;
     guint n_links = r->links ? MIN(r->links->len, (guint)MASK_LINKS) : 0;
     for (guint l = 0; l < n_links; l++)
         if (sp->link_mask & ((uint64_t)1 << l)) {
-            emit_x(tl, link_track(tl, l), sp->start_s, sp->end_s, kind, label, "copy", args);
+            span_event(tl, link_track(tl, l), sp, &tl->copy_cat);
             placed = true;
         }
     if (!placed && sp->src_memory != sp->dst_memory) {
         char *name = g_strdup_printf("%s->%s", memory_name(r, sp->src_memory), memory_name(r, sp->dst_memory));
-        emit_x(tl, get_track(tl, PID_LINKS, name), sp->start_s, sp->end_s, kind, label, "copy", args);
+        span_event(tl, get_track(tl, PID_LINKS, name), sp, &tl->copy_cat);
         g_free(name);
     }
 }
 
 /* ---- memory samples ---------------------------------------------------- */
 
+static const strata_jc_piece *tag_piece(const strata_timeline *tl, strata_tag tag)
+{
+    return &tl->tag_names[MIN((unsigned)tag, (unsigned)STRATA_TAG__COUNT)];
+}
+
 static void buffer_event(strata_timeline *tl, const live_buffer *b, double end)
 {
     track *t = cached_track(tl, tl->buffer_tracks, b->memory, PID_MEMORIES, memory_name(tl->r, (int32_t)b->memory),
                             " buffers");
-    const char *tag = b->tag != STRATA_TAG_NONE ? strata_tag_name(b->tag) : "untagged";
-    GString *args = tl->args;
-    g_string_truncate(args, 0);
-    put_u64_member(args, "{\"offset\":", b->offset);
-    put_u64_member(args, ",\"size\":", b->size);
-    put_string_member(args, ",\"tag\":", tag);
-    put_u64_member(args, ",\"buffer\":", b->id);
-    put_char(args, '}');
-    emit_x(tl, t, b->start, end, tag, NULL, "buffer", args);
+    const strata_jc_piece *tag = tag_piece(tl, b->tag);
+    char *p = x_event(tl, t, b->start, end, tag, NULL, &tl->buffer_cat, EVENT_ROOM + tag->n);
+    p = STRATA_JC_LIT(p, "{\"offset\":");
+    p = strata_jc_u64(p, b->offset);
+    p = STRATA_JC_LIT(p, ",\"size\":");
+    p = strata_jc_u64(p, b->size);
+    p = STRATA_JC_LIT(p, ",\"tag\":\"");
+    p = strata_jc_put_piece(p, tag);
+    p = STRATA_JC_LIT(p, "\",\"buffer\":");
+    p = strata_jc_u64(p, b->id);
+    done(tl, STRATA_JC_LIT(p, "}}"));
 }
 
-static gpointer live_key(uint32_t memory, uint64_t id)
+static uint64_t live_key(uint32_t memory, uint64_t id)
 {
-    return GSIZE_TO_POINTER((gsize)(((uint64_t)memory << 48) ^ id));
+    return ((uint64_t)memory << 48) ^ id;
 }
 
 /* Keeps `order` from growing with every alloc of a long run. */
 static void compact_order(strata_timeline *tl)
 {
     GArray *order = tl->order;
-    if (order->len <= 4096 || order->len <= 2 * g_hash_table_size(tl->live))
+    if (order->len <= 4096 || order->len <= 2 * strata_idmap_size(tl->live))
         return;
     guint kept = 0;
     for (guint j = 0; j < order->len; j++) {
-        gpointer k = g_array_index(order, gpointer, j);
-        if (g_hash_table_contains(tl->live, k))
-            g_array_index(order, gpointer, kept++) = k;
+        uint64_t k = g_array_index(order, uint64_t, j);
+        if (strata_idmap_get(tl->live, k))
+            g_array_index(order, uint64_t, kept++) = k;
     }
     g_array_set_size(order, kept);
 }
@@ -514,7 +544,7 @@ static void compact_order(strata_timeline *tl)
 /* Buffer lifetimes from pairs of samples (+size, -size) per (memory, id). */
 static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
 {
-    gpointer key = live_key(s->memory, s->buffer_id);
+    uint64_t key = live_key(s->memory, s->buffer_id);
     if (s->delta > 0) {
         guint slot = tl->free_slot;
         if (slot) {
@@ -526,32 +556,32 @@ static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
         g_array_index(tl->slots, live_buffer, slot - 1) = (live_buffer){
             .start = s->t_s, .offset = s->offset, .size = (uint64_t)s->delta, .id = s->buffer_id,
             .memory = s->memory, .tag = s->tag};
-        gpointer old = NULL;
-        if (g_hash_table_lookup_extended(tl->live, key, NULL, &old)) { /* the earlier one is dropped */
+        gpointer old = strata_idmap_get(tl->live, key);
+        if (old) { /* the earlier one is dropped */
             g_array_index(tl->slots, live_buffer, GPOINTER_TO_UINT(old) - 1).next_free = tl->free_slot;
             tl->free_slot = GPOINTER_TO_UINT(old);
         }
-        g_hash_table_insert(tl->live, key, GUINT_TO_POINTER(slot));
+        strata_idmap_put(tl->live, key, GUINT_TO_POINTER(slot));
         g_array_append_val(tl->order, key);
     } else if (s->delta < 0) {
-        guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(tl->live, key));
+        guint slot = GPOINTER_TO_UINT(strata_idmap_take(tl->live, key));
         if (slot) {
             live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
             buffer_event(tl, b, s->t_s);
             b->next_free = tl->free_slot;
             tl->free_slot = slot;
-            g_hash_table_remove(tl->live, key);
         }
     }
     compact_order(tl);
 }
 
-static void counter_head(GString *o, const char *mem, const char *what, double t)
+/* A counter event named after a memory and `what` (7 bytes: " in use"), up to its args. */
+static char *counter_head(strata_timeline *tl, char *p, const strata_jc_piece *mem, const char what[7], int64_t ns)
 {
-    put_lit(o, "{\"ph\":\"C\",\"name\":");
-    json_string3(o, mem, what, NULL);
-    put_lit(o, ",\"pid\":3,\"tid\":0,\"ts\":");
-    json_us(o, to_ns(t));
+    p = STRATA_JC_LIT(p, "{\"ph\":\"C\",\"name\":\"");
+    p = strata_jc_mem(strata_jc_put_piece(p, mem), what, 7);
+    p = STRATA_JC_LIT(p, "\",\"pid\":3,\"tid\":0,\"ts\":");
+    return STRATA_JC_LIT(w_ts(tl, p, ns), ",\"args\":{");
 }
 
 /* The per-memory counter rows cover memory `m`. */
@@ -560,44 +590,39 @@ static void counters_cover(strata_timeline *tl, guint m)
     if (m < tl->n_mem)
         return;
     guint n = MAX(m + 1, 2 * tl->n_mem);
-    tl->by_tag = g_renew(int64_t, tl->by_tag, (gsize)n * STRATA_TAG__COUNT);
-    tl->tag_seen = g_renew(bool, tl->tag_seen, (gsize)n * STRATA_TAG__COUNT);
-    memset(tl->by_tag + (gsize)tl->n_mem * STRATA_TAG__COUNT, 0, (gsize)(n - tl->n_mem) * STRATA_TAG__COUNT * sizeof(int64_t));
-    memset(tl->tag_seen + (gsize)tl->n_mem * STRATA_TAG__COUNT, 0, (gsize)(n - tl->n_mem) * STRATA_TAG__COUNT);
+    tl->by_tag = g_renew(tag_count, tl->by_tag, (gsize)n * STRATA_TAG__COUNT);
+    memset(tl->by_tag + (gsize)tl->n_mem * STRATA_TAG__COUNT, 0, (gsize)(n - tl->n_mem) * STRATA_TAG__COUNT * sizeof(tag_count));
     tl->n_mem = n;
 }
 
 static void add_counters(strata_timeline *tl, const strata_mem_sample *s)
 {
-    const char *mem = memory_name(tl->r, (int32_t)s->memory);
-    GString *o = begin_event(tl);
-    counter_head(o, mem, " in use", s->t_s);
-    put_u64_member(o, ",\"args\":{\"allocated\":", s->allocated);
-    put_u64_member(o, ",\"reserved\":", s->reserved);
-    put_lit(o, "}}");
-    end_event(tl);
+    const strata_jc_piece *mem = memory_piece(tl, (int32_t)s->memory);
+    int64_t ns = to_ns(s->t_s);
+    char *p = begin_event(tl, EVENT_ROOM + mem->n);
+    p = STRATA_JC_LIT(counter_head(tl, p, mem, " in use", ns), "\"allocated\":");
+    p = strata_jc_u64(p, s->allocated);
+    p = STRATA_JC_LIT(p, ",\"reserved\":");
+    done(tl, STRATA_JC_LIT(strata_jc_u64(p, s->reserved), "}}"));
     if ((guint)s->tag >= STRATA_TAG__COUNT)
         return;
     counters_cover(tl, s->memory);
-    int64_t *row = tl->by_tag + (gsize)s->memory * STRATA_TAG__COUNT;
-    bool *seen = tl->tag_seen + (gsize)s->memory * STRATA_TAG__COUNT;
-    row[s->tag] += s->delta;
-    seen[s->tag] = true;
-    o = begin_event(tl);
-    counter_head(o, mem, " by tag", s->t_s);
-    put_lit(o, ",\"args\":{");
-    bool first = true;
+    tag_count *row = tl->by_tag + (gsize)s->memory * STRATA_TAG__COUNT, *changed = &row[s->tag];
+    changed->bytes += s->delta;
+    changed->seen = true;
+    changed->n = (uint8_t)strata_format_u64(changed->text, (uint64_t)MAX(changed->bytes, 0));
+    p = counter_head(tl, begin_event(tl, EVENT_ROOM + mem->n + tl->tags_room), mem, " by tag", ns);
+    size_t comma = 0; /* none before the first */
     for (int t = 0; t < STRATA_TAG__COUNT; t++) {
-        if (!seen[t])
+        if (!row[t].seen)
             continue;
-        put_str(o, first ? "\"" : ",\"");
-        put_str(o, t == STRATA_TAG_NONE ? "untagged" : strata_tag_name((strata_tag)t));
-        put_lit(o, "\":");
-        put_i64(o, MAX(row[t], 0));
-        first = false;
+        const strata_jc_piece *key = &tl->tag_keys[t];
+        p = strata_jc_put_piece(p, &(strata_jc_piece){.s = key->s + 1 - comma, .n = key->n - 1 + comma});
+        memcpy(p, row[t].text, sizeof row[t].text);
+        p += row[t].n;
+        comma = 1;
     }
-    put_lit(o, "}}");
-    end_event(tl);
+    done(tl, STRATA_JC_LIT(p, "}}"));
 }
 
 void strata_timeline_sample(strata_timeline *tl, const strata_mem_sample *s)
@@ -613,9 +638,23 @@ strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool sp
     strata_timeline *tl = g_new0(strata_timeline, 1);
     tl->out = out;
     tl->r = r;
-    tl->buf = g_string_sized_new(FLUSH_AT + 4096);
-    tl->args = g_string_new(NULL);
+    tl->cap = CHUNK;
+    tl->buf = g_malloc(tl->cap);
     tl->first_event = true;
+    tl->ts_ns = -1;
+    for (int k = 0; k <= STRATA_OP__COUNT; k++)
+        tl->kind_names[k] = strata_jc_piece_new(strata_op_kind_name((strata_op_kind)k));
+    for (int t = 0; t <= STRATA_TAG__COUNT; t++) {
+        tl->tag_names[t] = strata_jc_piece_new(t == STRATA_TAG_NONE ? "untagged" : strata_tag_name((strata_tag)t));
+    }
+    for (int t = 0; t < STRATA_TAG__COUNT; t++) {
+        char *key = g_strdup_printf(",\"%s\":", t == STRATA_TAG_NONE ? "untagged" : strata_tag_name((strata_tag)t));
+        tl->tag_keys[t] = strata_jc_piece_raw(key);
+        tl->tags_room += tl->tag_keys[t].n + STRATA_JC_PIECE_STEP + TAG_TEXT;
+        g_free(key);
+    }
+    tl->copy_cat = strata_jc_piece_new("copy");
+    tl->buffer_cat = strata_jc_piece_new("buffer");
     tl->next_tid = 1;
     tl->tracks = g_ptr_array_new_with_free_func(track_free);
     tl->by_name = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -623,15 +662,15 @@ strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool sp
     tl->device_named = g_new0(guint8, r->devices > 1 ? r->devices : 1);
     tl->link_tracks = g_ptr_array_new();
     tl->buffer_tracks = g_ptr_array_new();
-    tl->live = g_hash_table_new(g_direct_hash, g_direct_equal);
+    tl->live = strata_idmap_new();
     tl->slots = g_array_new(FALSE, FALSE, sizeof(live_buffer));
-    tl->order = g_array_new(FALSE, FALSE, sizeof(gpointer));
+    tl->order = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 
-    put_lit(tl->buf, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[");
+    done(tl, STRATA_JC_LIT(room(tl, 64), "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
     const char *pnames[] = {NULL, "streams", "links", "memories"};
     for (int pid = PID_STREAMS; pid <= PID_MEMORIES; pid++) {
-        meta(tl, "process_name", pid, 0, "name", pnames[pid], NULL, NULL, 0);
-        meta(tl, "process_sort_index", pid, 0, "sort_index", NULL, NULL, NULL, pid);
+        meta(tl, "process_name", pid, "name", pnames[pid], NULL, 0);
+        meta(tl, "process_sort_index", pid, "sort_index", NULL, NULL, pid);
     }
     /* Tracks in the results' order: streams, links, then each memory. */
     if (spans) {
@@ -645,45 +684,49 @@ strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool sp
             cached_track(tl, tl->buffer_tracks, m, PID_MEMORIES, memory_name(r, (int32_t)m), " buffers");
     /* Every track named, so that empty streams and links show. */
     for (guint i = 0; i < tl->tracks->len; i++)
-        open_lane(tl, g_ptr_array_index(tl->tracks, i));
+        open_lane(tl, g_ptr_array_index(tl->tracks, i), 0);
     return tl;
 }
 
 static void write_other_data(strata_timeline *tl)
 {
     const strata_results *r = tl->r;
-    GString *s = tl->buf;
-    put_string_member(s, "\n],\"otherData\":{\"producer\":", r->producer);
-    put_string_member(s, ",\"hardware\":", r->hardware);
-    put_string_member(s, ",\"trace\":", r->trace);
-    g_string_append_printf(s, ",\"status\":\"%s\",\"makespan_s\":", r->oom ? "oom" : "ok");
-    char num[G_ASCII_DTOSTR_BUF_SIZE];
-    g_ascii_formatd(num, sizeof num, "%.9g", r->makespan_s);
-    put_str(s, num);
-    put_lit(s, ",\"memories\":{");
+    size_t n = EVENT_ROOM + G_ASCII_DTOSTR_BUF_SIZE + strata_jc_escaped_room(r->producer) +
+               strata_jc_escaped_room(r->hardware) + strata_jc_escaped_room(r->trace);
+    for (guint i = 0; r->memories && i < r->memories->len; i++) {
+        const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
+        n += EVENT_ROOM + strata_jc_escaped_room(m->name) + strata_jc_escaped_room(m->kind);
+    }
+    char *p = room(tl, n);
+    p = strata_jc_string(STRATA_JC_LIT(p, "\n],\"otherData\":{\"producer\":"), r->producer, NULL);
+    p = strata_jc_string(STRATA_JC_LIT(p, ",\"hardware\":"), r->hardware, NULL);
+    p = strata_jc_string(STRATA_JC_LIT(p, ",\"trace\":"), r->trace, NULL);
+    p = r->oom ? STRATA_JC_LIT(p, ",\"status\":\"oom\"") : STRATA_JC_LIT(p, ",\"status\":\"ok\"");
+    p = STRATA_JC_LIT(p, ",\"makespan_s\":");
+    g_ascii_formatd(p, G_ASCII_DTOSTR_BUF_SIZE, "%.9g", r->makespan_s);
+    p += strlen(p);
+    p = STRATA_JC_LIT(p, ",\"memories\":{");
     for (guint i = 0; r->memories && i < r->memories->len; i++) {
         const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
         if (i)
-            put_char(s, ',');
-        json_string(s, m->name);
-        g_string_append_printf(s, ":{\"capacity_bytes\":%" G_GUINT64_FORMAT ",\"kind\":", m->capacity_bytes);
-        json_string(s, m->kind);
-        put_lit(s, "}");
+            *p++ = ',';
+        p = strata_jc_string(p, m->name, NULL);
+        p = strata_jc_u64(STRATA_JC_LIT(p, ":{\"capacity_bytes\":"), m->capacity_bytes);
+        p = strata_jc_string(STRATA_JC_LIT(p, ",\"kind\":"), m->kind, NULL);
+        *p++ = '}';
     }
-    put_lit(s, "}}}\n");
+    done(tl, STRATA_JC_LIT(p, "}}}\n"));
 }
 
 bool strata_timeline_finish(strata_timeline *tl)
 {
     /* Buffers live at the end span to the makespan (or their start). */
     for (guint i = 0; i < tl->order->len; i++) {
-        gpointer key = g_array_index(tl->order, gpointer, i);
-        guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(tl->live, key));
+        guint slot = GPOINTER_TO_UINT(strata_idmap_take(tl->live, g_array_index(tl->order, uint64_t, i)));
         if (!slot)
             continue;
         const live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
         buffer_event(tl, b, MAX(tl->r->makespan_s, b->start));
-        g_hash_table_remove(tl->live, key);
     }
     write_other_data(tl);
     flush_out(tl);
@@ -694,19 +737,28 @@ void strata_timeline_free(strata_timeline *tl)
 {
     if (!tl)
         return;
-    g_string_free(tl->buf, TRUE);
-    g_string_free(tl->args, TRUE);
+    g_free(tl->buf);
+    for (int k = 0; k <= STRATA_OP__COUNT; k++)
+        strata_jc_piece_clear(&tl->kind_names[k]);
+    for (int t = 0; t <= STRATA_TAG__COUNT; t++)
+        strata_jc_piece_clear(&tl->tag_names[t]);
+    strata_jc_piece_clear(&tl->copy_cat);
+    strata_jc_piece_clear(&tl->buffer_cat);
+    for (guint i = 0; tl->mem_names && i <= tl->n_mem_names; i++)
+        g_free(tl->mem_names[i].s);
+    g_free(tl->mem_names);
     g_hash_table_unref(tl->by_name);
     g_ptr_array_unref(tl->tracks);
     g_ptr_array_unref(tl->stream_tracks);
     g_free(tl->device_named);
     g_ptr_array_unref(tl->link_tracks);
     g_ptr_array_unref(tl->buffer_tracks);
-    g_hash_table_unref(tl->live);
+    strata_idmap_free(tl->live);
     g_array_unref(tl->slots);
     g_array_unref(tl->order);
     g_free(tl->by_tag);
-    g_free(tl->tag_seen);
+    for (int t = 0; t < STRATA_TAG__COUNT; t++)
+        strata_jc_piece_clear(&tl->tag_keys[t]);
     g_free(tl);
 }
 
