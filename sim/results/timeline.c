@@ -44,7 +44,6 @@
 #include <math.h>
 #include <string.h>
 #include "core/error.h"
-#include "core/idmap.h"
 #include "core/outfile.h"
 #include "core/units.h"
 #include "results/json_cursor.h"
@@ -116,7 +115,7 @@ struct strata_timeline {
     GPtrArray *stream_tracks, *link_tracks, *buffer_tracks; /* by index, filled lazily */
     guint8 *device_named; /* per device: its process is named (several devices only) */
     /* Buffer lifetimes: key (memory << 48 ^ id) -> slot + 1 in `slots`. */
-    strata_idmap *live;
+    GHashTable *live;
     GArray *slots;       /* live_buffer */
     guint free_slot;     /* head of the slots' free list, index + 1 */
     GArray *order;       /* keys in alloc order, for the buffers live at the end */
@@ -521,22 +520,22 @@ static void buffer_event(strata_timeline *tl, const live_buffer *b, double end)
     done(tl, STRATA_JC_LIT(p, "}}"));
 }
 
-static uint64_t live_key(uint32_t memory, uint64_t id)
+static gpointer live_key(uint32_t memory, uint64_t id)
 {
-    return ((uint64_t)memory << 48) ^ id;
+    return GSIZE_TO_POINTER((gsize)(((uint64_t)memory << 48) ^ id));
 }
 
 /* Keeps `order` from growing with every alloc of a long run. */
 static void compact_order(strata_timeline *tl)
 {
     GArray *order = tl->order;
-    if (order->len <= 4096 || order->len <= 2 * strata_idmap_size(tl->live))
+    if (order->len <= 4096 || order->len <= 2 * g_hash_table_size(tl->live))
         return;
     guint kept = 0;
     for (guint j = 0; j < order->len; j++) {
-        uint64_t k = g_array_index(order, uint64_t, j);
-        if (strata_idmap_get(tl->live, k))
-            g_array_index(order, uint64_t, kept++) = k;
+        gpointer k = g_array_index(order, gpointer, j);
+        if (g_hash_table_contains(tl->live, k))
+            g_array_index(order, gpointer, kept++) = k;
     }
     g_array_set_size(order, kept);
 }
@@ -544,7 +543,7 @@ static void compact_order(strata_timeline *tl)
 /* Buffer lifetimes from pairs of samples (+size, -size) per (memory, id). */
 static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
 {
-    uint64_t key = live_key(s->memory, s->buffer_id);
+    gpointer key = live_key(s->memory, s->buffer_id);
     if (s->delta > 0) {
         guint slot = tl->free_slot;
         if (slot) {
@@ -556,16 +555,17 @@ static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
         g_array_index(tl->slots, live_buffer, slot - 1) = (live_buffer){
             .start = s->t_s, .offset = s->offset, .size = (uint64_t)s->delta, .id = s->buffer_id,
             .memory = s->memory, .tag = s->tag};
-        gpointer old = strata_idmap_get(tl->live, key);
-        if (old) { /* the earlier one is dropped */
+        gpointer old = NULL;
+        if (g_hash_table_lookup_extended(tl->live, key, NULL, &old)) { /* the earlier one is dropped */
             g_array_index(tl->slots, live_buffer, GPOINTER_TO_UINT(old) - 1).next_free = tl->free_slot;
             tl->free_slot = GPOINTER_TO_UINT(old);
         }
-        strata_idmap_put(tl->live, key, GUINT_TO_POINTER(slot));
+        g_hash_table_insert(tl->live, key, GUINT_TO_POINTER(slot));
         g_array_append_val(tl->order, key);
     } else if (s->delta < 0) {
-        guint slot = GPOINTER_TO_UINT(strata_idmap_take(tl->live, key));
+        guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(tl->live, key));
         if (slot) {
+            g_hash_table_remove(tl->live, key);
             live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
             buffer_event(tl, b, s->t_s);
             b->next_free = tl->free_slot;
@@ -662,9 +662,9 @@ strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool sp
     tl->device_named = g_new0(guint8, r->devices > 1 ? r->devices : 1);
     tl->link_tracks = g_ptr_array_new();
     tl->buffer_tracks = g_ptr_array_new();
-    tl->live = strata_idmap_new();
+    tl->live = g_hash_table_new(g_direct_hash, g_direct_equal);
     tl->slots = g_array_new(FALSE, FALSE, sizeof(live_buffer));
-    tl->order = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    tl->order = g_array_new(FALSE, FALSE, sizeof(gpointer));
 
     done(tl, STRATA_JC_LIT(room(tl, 64), "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
     const char *pnames[] = {NULL, "streams", "links", "memories"};
@@ -722,9 +722,11 @@ bool strata_timeline_finish(strata_timeline *tl)
 {
     /* Buffers live at the end span to the makespan (or their start). */
     for (guint i = 0; i < tl->order->len; i++) {
-        guint slot = GPOINTER_TO_UINT(strata_idmap_take(tl->live, g_array_index(tl->order, uint64_t, i)));
+        gpointer key = g_array_index(tl->order, gpointer, i);
+        guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(tl->live, key));
         if (!slot)
             continue;
+        g_hash_table_remove(tl->live, key);
         const live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
         buffer_event(tl, b, MAX(tl->r->makespan_s, b->start));
     }
@@ -753,7 +755,7 @@ void strata_timeline_free(strata_timeline *tl)
     g_free(tl->device_named);
     g_ptr_array_unref(tl->link_tracks);
     g_ptr_array_unref(tl->buffer_tracks);
-    strata_idmap_free(tl->live);
+    g_hash_table_unref(tl->live);
     g_array_unref(tl->slots);
     g_array_unref(tl->order);
     g_free(tl->by_tag);
