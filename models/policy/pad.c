@@ -117,17 +117,10 @@ static void add_bytes(pad_policy *p, const char *key, uint64_t bytes, bool add)
 }
 
 /* The instance of `memory` (NULL: the default) on device d, as the SPMD
- * expansion places it: a name with its own @D is itself. */
+ * expansion places it (strata_hw_instance_name). */
 static const char *memory_instance(pad_policy *p, const char *memory, uint32_t d)
 {
-    const char *at = memory ? strrchr(memory, '@') : NULL;
-    if (at && g_ascii_isdigit(at[1]))
-        return memory;
-    int base = strata_hw_memory_base_index(p->hw, memory);
-    if (base >= 0)
-        return strata_hw_memory(p->hw, strata_hw_memory_on(p->hw, (uint32_t)base, d))->name;
-    g_string_printf(p->instance, "%s@%u", memory ? memory : "hbm", d);
-    return p->instance->str;
+    return strata_hw_instance_name(p->hw, memory, d, false, p->instance);
 }
 
 /* Padding of `bytes` added (or taken back) to a buffer in `memory` that

@@ -155,6 +155,13 @@ int strata_hw_compute_base_index(const strata_hw *hw, const char *name);
  * one on the device's host): O(1), no string built. device < devices. */
 uint32_t strata_hw_memory_on(const strata_hw *hw, uint32_t base, uint32_t device);
 uint32_t strata_hw_compute_on(const strata_hw *hw, uint32_t base, uint32_t device);
+/* The name of the instance on `device` of memory `name` (NULL: the default
+ * memory) or, with unit, of unit `name` (NULL: the first), as the model
+ * names it: a name with its own @D is itself; a name the model lacks (the
+ * binder then says so) is qualified by hand into scratch, whose text the
+ * result then is. */
+const char *strata_hw_instance_name(const strata_hw *hw, const char *name, uint32_t device, bool unit,
+                                    GString *scratch);
 
 uint32_t strata_hw_link_count(const strata_hw *hw);
 const strata_link_spec *strata_hw_link(const strata_hw *hw, uint32_t index);

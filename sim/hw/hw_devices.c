@@ -448,6 +448,20 @@ int strata_hw_compute_base_index(const strata_hw *hw, const char *name)
     return template_index(hw->tunits, sizeof(strata_compute_spec), name);
 }
 
+const char *strata_hw_instance_name(const strata_hw *hw, const char *name, uint32_t device, bool unit,
+                                    GString *scratch)
+{
+    const char *at = name ? strrchr(name, '@') : NULL;
+    if (at && g_ascii_isdigit(at[1]))
+        return name;
+    int base = unit ? strata_hw_compute_base_index(hw, name) : strata_hw_memory_base_index(hw, name);
+    if (base >= 0)
+        return unit ? strata_hw_compute(hw, strata_hw_compute_on(hw, (uint32_t)base, device))->name
+                    : strata_hw_memory(hw, strata_hw_memory_on(hw, (uint32_t)base, device))->name;
+    g_string_printf(scratch, "%s@%u", name ? name : "compute", device);
+    return scratch->str;
+}
+
 uint32_t strata_hw_memory_on(const strata_hw *hw, uint32_t base, uint32_t device)
 {
     if (!hw->mem_at)

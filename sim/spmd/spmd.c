@@ -82,12 +82,6 @@ typedef struct spmd {
 
 uint32_t strata_spmd_devices(const strata_hw *hw) { return strata_hw_devices(hw); }
 
-static bool has_suffix(const char *name)
-{
-    const char *at = strrchr(name, '@');
-    return at && at[1] >= '0' && at[1] <= '9';
-}
-
 /* ---- names ------------------------------------------------------------ */
 
 static void qualify(GString *into, const char *name, uint32_t device)
@@ -96,20 +90,11 @@ static void qualify(GString *into, const char *name, uint32_t device)
     g_string_append_printf(into, "%s@%u", name, device);
 }
 
-/* The instance on `device` of memory `name` (NULL: the default memory)
- * or, for a unit, of unit `name` (NULL: the first), as the model names
- * it; a name with its own @D, or one the model lacks (the binder then says
- * so), is qualified by hand. */
+/* The instance on `device` of memory (or unit) `name`, as the model names it
+ * (strata_hw_instance_name). */
 static const char *instance_of(spmd *s, const char *name, uint32_t device, bool unit)
 {
-    if (name && has_suffix(name))
-        return name;
-    int base = unit ? strata_hw_compute_base_index(s->hw, name) : strata_hw_memory_base_index(s->hw, name);
-    if (base >= 0)
-        return unit ? strata_hw_compute(s->hw, strata_hw_compute_on(s->hw, (uint32_t)base, device))->name
-                    : strata_hw_memory(s->hw, strata_hw_memory_on(s->hw, (uint32_t)base, device))->name;
-    qualify(s->strs[STR_MEMORY], name ? name : "compute", device);
-    return s->strs[STR_MEMORY]->str;
+    return strata_hw_instance_name(s->hw, name, device, unit, s->strs[STR_MEMORY]);
 }
 
 static void lane_name(GString *into, const char *stream, uint32_t lane, const char *what, uint32_t device)
