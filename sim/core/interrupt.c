@@ -15,7 +15,12 @@
  *  2. the watcher reads `doing` only under `lock`; the command writes it
  *     only under `lock`;
  *  3. the process ends from the watcher only after the output set was
- *     discarded, so no temporary outlives an interrupt.
+ *     discarded, so no temporary outlives an interrupt;
+ *  4. strata_interrupt_start() returns only once the watcher runs its own
+ *     loop (`ready`, under `lock`): from then on it holds no lock but in
+ *     interrupted(), so a fork() by the command (validate/published.c runs
+ *     each case in a forked child) never copies a lock that a half-started
+ *     thread held, in GLib's or the C library's thread set-up.
  */
 #include "core/interrupt.h"
 
@@ -34,6 +39,8 @@ struct strata_interrupt {
     char *cmd;
     strata_outfile_set *outs;
     GMutex lock;
+    GCond started;
+    bool ready;
     char *doing;
     sigset_t watched;
     sigset_t old_mask;
@@ -69,6 +76,10 @@ static gpointer watcher_main(gpointer data)
 {
     strata_interrupt *intr = data;
     struct pollfd fds[2] = {{.fd = intr->sig_fd, .events = POLLIN}, {.fd = intr->stop_fd, .events = POLLIN}};
+    g_mutex_lock(&intr->lock);
+    intr->ready = true;
+    g_cond_signal(&intr->started);
+    g_mutex_unlock(&intr->lock);
     for (;;) {
         if (poll(fds, 2, -1) < 0) {
             if (errno == EINTR)
@@ -90,6 +101,7 @@ strata_interrupt *strata_interrupt_start(const char *cmd, strata_outfile_set *ou
     intr->outs = outs;
     intr->doing = g_strdup("running");
     g_mutex_init(&intr->lock);
+    g_cond_init(&intr->started);
     watched_signals(&intr->watched);
     pthread_sigmask(SIG_BLOCK, &intr->watched, &intr->old_mask);
     intr->sig_fd = signalfd(-1, &intr->watched, SFD_CLOEXEC);
@@ -99,6 +111,10 @@ strata_interrupt *strata_interrupt_start(const char *cmd, strata_outfile_set *ou
         return intr;
     }
     intr->thread = g_thread_new("strata-interrupt", watcher_main, intr);
+    g_mutex_lock(&intr->lock);
+    while (!intr->ready)
+        g_cond_wait(&intr->started, &intr->lock);
+    g_mutex_unlock(&intr->lock);
     return intr;
 }
 
@@ -127,6 +143,7 @@ void strata_interrupt_stop(strata_interrupt *intr)
     if (intr->stop_fd >= 0)
         close(intr->stop_fd);
     g_mutex_clear(&intr->lock);
+    g_cond_clear(&intr->started);
     g_free(intr->doing);
     g_free(intr->cmd);
     g_free(intr);

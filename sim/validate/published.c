@@ -5,7 +5,9 @@
  * (or generates the workload; on a model of several devices, through the
  * SPMD expansion, as `strata run` does), runs the engine and writes one
  * line back through a pipe: "ok VALUE" or "error MESSAGE". The parent never starts an engine, so any number of
- * cases run from one process.
+ * cases run from one process. The child takes the signals again that the
+ * command's interrupt watcher (core/interrupt.h) blocked, and gets SIGTERM
+ * when the parent dies, so an interrupted validation ends its case too.
  */
 #include "validate/published.h"
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/keyfile.h"
 #include "core/units.h"
 #include "engine/engine.h"
@@ -466,6 +469,7 @@ bool strata_published_simulate(const strata_published_case *c, double *value, GE
     pid_t pid = fork();
     if (pid == 0) {
         close(fds[0]);
+        strata_interrupt_child_setup(NULL);
         char *line = child_value(c);
         bool ok = write_all(fds[1], line);
         g_free(line);
