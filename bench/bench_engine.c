@@ -6,13 +6,16 @@
  *    over two streams): per step, an alloc on a DMA stream, an H2D copy, a
  *    record, a wait on the compute stream, a compute with flops and an
  *    operand, a free; into a temporary file.
- * 2. In a child process, times strata_engine_run() on it on
- *    configs/hw/test-simple.ini: everything the engine does (reading,
- *    checking and binding the file, the replay of its tape, allocators,
- *    accounting, SimGrid), in CPU seconds.
- * 3. In another child, times the bare program (bench/engine_bare.h): the
- *    same activities bound into memory beforehand, then simgrid_run() alone
- *    on the same platform.
+ * 2. In a child process, times the engine as a whole program on it, on
+ *    configs/hw/test-simple.ini: loading the model, opening the trace and
+ *    strata_engine_run() (reading, checking and binding the file, the
+ *    replay of its tape, allocators, accounting, SimGrid), in CPU seconds.
+ * 3. In another child, times the bare program (bench/engine_bare.h) the
+ *    same way: loading the same model, SimGrid's platform built from it,
+ *    one actor per stream and simgrid_run(); its activities are bound into
+ *    memory beforehand, untimed (a bare program would have them compiled
+ *    in). Process start-up and exit are the same on both sides and left
+ *    out.
  * 4. Repeats 2 and 3 REPS times (default 5), in turn, and prints both
  *    makespans (they must agree) and
  *      RESULT name=engine_ops value=ENGINE_S baseline=BARE_S ratio=R target=1.2 unit=s

@@ -3,7 +3,8 @@
  * issuing the same activities as the engine would for an op stream; and a
  * runner that times the engine and the baseline on the same trace.
  *
- * The op stream is first bound (trace/bind.h, not timed) into per-stream
+ * The op stream is first bound (trace/bind.h, not timed: a bare program
+ * would have its activities compiled in) into per-stream
  * arrays of activities: copies (a transfer between the hosts the engine
  * would use), computes (an execution started beside its operand transfer,
  * or a sleep for time=, then the overhead), records and waits (the
@@ -26,7 +27,9 @@
 typedef struct strata_bare_timing {
     double makespan_s;   /* simulated */
     uint64_t activities; /* copies, computes, records and waits issued */
-    double run_cpu_s;    /* CPU time of simgrid_run() alone */
+    double setup_cpu_s;  /* CPU time of the platform and hosts (engine_platform_load) */
+    double setup_wall_s;
+    double run_cpu_s;    /* CPU time of the actors' creation and simgrid_run() */
     double run_wall_s;
 } strata_bare_timing;
 
@@ -35,7 +38,8 @@ bool strata_engine_run_bare(const strata_hw *hw, strata_source *src, strata_bare
 /* One side of a comparison, measured in a child process. */
 typedef struct strata_bare_report {
     bool ok;
-    double cpu_s, wall_s;  /* engine: the whole strata_engine_run(); bare: simgrid_run() alone */
+    double cpu_s, wall_s;  /* both: the model's load; engine: the trace's opening and the whole
+                            * strata_engine_run(); bare: the platform, actors and simgrid_run() */
     double makespan_s;
     uint64_t ops;          /* engine: ops executed; bare: activities */
 } strata_bare_report;
