@@ -3,23 +3,29 @@
  *
  * Each file is an input that once crashed (or could crash) a parser; its
  * name says which: trace-*, hw-*, pickle-*, experiment-*, minimalloc-*,
- * kineto-*.
+ * kineto-*, xla-*, validate-*. The last two hold several files joined by
+ * lines `====`, as their fuzz targets read them (tests/fuzz/fuzz_xla.c,
+ * fuzz_validate.c); they are split into a temporary folder first.
  * Each is fed in process to the same code the fuzz target drives, and to the
  * strata binary, which must exit 0, 1 or 2 (never a signal, never 3). Under
  * the sanitizer build (.ci/run) this also proves the fix stays free of
  * memory errors and undefined behaviour.
  */
 #include <string.h>
+#include <glib/gstdio.h>
 #include "testutil.h"
 #include "core/error.h"
 #include "hw/hw.h"
 #include "import/minimalloc.h"
+#include "import/xla.h"
 #include "import/pickle.h"
 #include "import/torch.h"
 #include "sweep/experiment.h"
 #include "trace/check.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
+#include "validate/published.h"
+#include "validate/series.h"
 
 static void replay_trace(const char *path)
 {
@@ -142,6 +148,97 @@ static void replay_kineto(const char *path)
     strata_cli_result_clear(&r);
 }
 
+/* The parts of a file joined by lines "====", written as names[i] in a
+ * new temporary folder (g_free; the caller removes it); a missing part is
+ * not written. */
+static char *split_parts(const char *path, const char *const *names, int n)
+{
+    char *text = NULL;
+    gsize len = 0;
+    ck_assert(g_file_get_contents(path, &text, &len, NULL));
+    char *dir = strata_test_temp_dir();
+    const char *p = text, *end = text + len;
+    for (int i = 0; i < n && p; i++) {
+        const char *sep = g_strstr_len(p, end - p, "\n====\n");
+        char *file = g_build_filename(dir, names[i], NULL);
+        ck_assert(g_file_set_contents(file, p, sep ? sep + 1 - p : end - p, NULL));
+        g_free(file);
+        p = sep ? sep + 6 : NULL;
+    }
+    g_free(text);
+    return dir;
+}
+
+static void remove_dir(char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        char *file = g_build_filename(dir, name, NULL);
+        g_unlink(file);
+        g_free(file);
+    }
+    if (d)
+        g_dir_close(d);
+    g_rmdir(dir);
+    g_free(dir);
+}
+
+/* An XLA module (buffer assignment, live ranges, HLO): its ops, once
+ * imported, pass the checker; a refused module exits 2. */
+static void replay_xla(const char *path)
+{
+    static const char *const names[] = {"m-buffer-assignment.txt", "m-live-range.txt", "m.txt"};
+    char *dir = split_parts(path, names, 3);
+    GError *err = NULL;
+    strata_xla_figures fig;
+    check_every_op(strata_xla_import(dir, NULL, &fig, &err), path);
+    strata_xla_figures_clear(&fig);
+    g_clear_error(&err);
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "/dev/null", "--quiet", NULL);
+    ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata import xla exit %d: %s", path, r.status, r.err);
+    strata_cli_result_clear(&r);
+    remove_dir(dir);
+}
+
+/* A case file and the series CSV it may name (data = s.csv), beside a
+ * valid model and trace (hw = hw.ini, trace = t.trace): a refused file
+ * names case.ini or s.csv; the CLI exits 0, 1 or 2. */
+static void replay_validate(const char *path)
+{
+    static const char *const names[] = {"case.ini", "s.csv"};
+    char *dir = split_parts(path, names, 2);
+    const char *from[] = {"configs/hw/test-simple.ini", "traces/examples/pcie-copy.trace"};
+    const char *to[] = {"hw.ini", "t.trace"};
+    for (int i = 0; i < 2; i++) {
+        char *src = strata_test_source_path(from[i]), *dst = g_build_filename(dir, to[i], NULL), *text = NULL;
+        gsize len = 0;
+        ck_assert(g_file_get_contents(src, &text, &len, NULL) && g_file_set_contents(dst, text, len, NULL));
+        g_free(text);
+        g_free(src);
+        g_free(dst);
+    }
+    char *case_path = g_build_filename(dir, "case.ini", NULL), *csv = g_build_filename(dir, "s.csv", NULL);
+    GError *err = NULL;
+    strata_published *set = strata_published_new();
+    if (!strata_published_load(set, case_path, &err))
+        ck_assert_msg(strstr(err->message, case_path) || strstr(err->message, csv), "%s: %s", path, err->message);
+    g_clear_error(&err);
+    strata_published_free(set);
+    GArray *rows = g_file_test(csv, G_FILE_TEST_EXISTS) ? strata_series_read(csv, "busbw", &err) : NULL;
+    if (rows)
+        g_array_unref(rows);
+    else if (err)
+        ck_assert_msg(strstr(err->message, csv), "%s: %s", path, err->message);
+    g_clear_error(&err);
+    strata_cli_result r = strata_test_cli("validate", "--published", case_path, NULL);
+    ck_assert_msg(r.status <= 2, "%s: strata validate exit %d: %s", path, r.status, r.err);
+    strata_cli_result_clear(&r);
+    g_free(case_path);
+    g_free(csv);
+    remove_dir(dir);
+}
+
 static const struct {
     const char *prefix;
     void (*replay)(const char *path);
@@ -149,6 +246,7 @@ static const struct {
     {"trace-", replay_trace},           {"hw-", replay_hw},
     {"pickle-", replay_pickle},         {"experiment-", replay_experiment},
     {"minimalloc-", replay_minimalloc}, {"kineto-", replay_kineto},
+    {"xla-", replay_xla},               {"validate-", replay_validate},
     {NULL, NULL},
 };
 
@@ -167,7 +265,7 @@ START_TEST(every_regression_input)
         while (replayers[i].prefix && !g_str_has_prefix(name, replayers[i].prefix))
             i++;
         ck_assert_msg(replayers[i].prefix != NULL, "%s: name must start with trace-, hw-, pickle-, experiment-, "
-                                                   "minimalloc- or kineto-", name);
+                                                   "minimalloc-, kineto-, xla- or validate-", name);
         replayers[i].replay(path);
         replayed++;
         g_free(path);
