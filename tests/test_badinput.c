@@ -141,19 +141,6 @@ static char *stray_files(const char *dir, const char *keep)
     return g_string_free(s, FALSE);
 }
 
-static void remove_dir(const char *dir)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    const char *name;
-    while ((name = g_dir_read_name(d))) {
-        char *p = g_build_filename(dir, name, NULL);
-        unlink(p);
-        g_free(p);
-    }
-    g_dir_close(d);
-    rmdir(dir);
-}
-
 static const char *input_name(input_kind kind)
 {
     switch (kind) {
@@ -244,7 +231,7 @@ static void run_matrix(const bad_case *cases, size_t n)
         case IN_EXPERIMENT:
             break;
         }
-        remove_dir(dir);
+        strata_test_remove_dir(dir);
         g_free(json);
         g_free(timeline);
         g_free(out_trace);
@@ -286,7 +273,7 @@ START_TEST(bad_pickles)
         const char *imp[] = {"import", "torch", input, "-o", out_trace, NULL};
         run_case(&c, dir, input, imp);
         ck_assert(!g_file_test("/tmp/strata-pwned", G_FILE_TEST_EXISTS));
-        remove_dir(dir);
+        strata_test_remove_dir(dir);
         g_free(out_trace);
         g_free(input);
         g_free(dir);
@@ -346,7 +333,7 @@ START_TEST(bad_experiments)
         char *out = g_build_filename(dir, "out", NULL);
         const char *sweep[] = {"sweep", input, "--out", out, NULL};
         run_case(&c, dir, input, sweep);
-        remove_dir(dir);
+        strata_test_remove_dir(dir);
         g_free(out);
         g_free(input);
         g_free(dir);
@@ -413,8 +400,8 @@ static io_fixture fixture_new(void)
 
 static void fixture_free(io_fixture *f)
 {
-    remove_dir(f->out);
-    remove_dir(f->dir);
+    strata_test_remove_dir(f->out);
+    strata_test_remove_dir(f->dir);
     g_free(f->hw);
     g_free(f->trace);
     g_free(f->dir);
@@ -594,7 +581,7 @@ static job_inputs inputs_make(void)
 
 static void inputs_clear(job_inputs *in)
 {
-    remove_dir(in->dir);
+    strata_test_remove_dir(in->dir);
     g_free(in->dir);
     g_free(in->hw);
     g_free(in->trace);
@@ -809,7 +796,7 @@ START_TEST(interrupt_leaves_no_output)
         g_free(now);
         g_free(stray);
         g_free(text);
-        remove_dir(dir);
+        strata_test_remove_dir(dir);
         g_free(json);
         g_free(dir);
     }

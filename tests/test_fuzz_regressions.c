@@ -12,8 +12,8 @@
  * memory errors and undefined behaviour.
  */
 #include <string.h>
-#include <glib/gstdio.h>
 #include "testutil.h"
+#include "fuzz/fuzz_input.h"
 #include "core/error.h"
 #include "hw/hw.h"
 #include "import/minimalloc.h"
@@ -148,40 +148,18 @@ static void replay_kineto(const char *path)
     strata_cli_result_clear(&r);
 }
 
-/* The parts of a file joined by lines "====", written as names[i] in a
- * new temporary folder (g_free; the caller removes it); a missing part is
- * not written. */
+/* The parts of a saved input joined by lines "====", written as names[i]
+ * in a new temporary folder (g_free; strata_test_remove_dir) as the fuzz
+ * target wrote them (fuzz_put_parts). */
 static char *split_parts(const char *path, const char *const *names, int n)
 {
     char *text = NULL;
     gsize len = 0;
     ck_assert(g_file_get_contents(path, &text, &len, NULL));
     char *dir = strata_test_temp_dir();
-    const char *p = text, *end = text + len;
-    for (int i = 0; i < n && p; i++) {
-        const char *sep = g_strstr_len(p, end - p, "\n====\n");
-        char *file = g_build_filename(dir, names[i], NULL);
-        ck_assert(g_file_set_contents(file, p, sep ? sep + 1 - p : end - p, NULL));
-        g_free(file);
-        p = sep ? sep + 6 : NULL;
-    }
+    ck_assert_int_ge(fuzz_put_parts(dir, (const uint8_t *)text, len, names, n), 1);
     g_free(text);
     return dir;
-}
-
-static void remove_dir(char *dir)
-{
-    GDir *d = g_dir_open(dir, 0, NULL);
-    const char *name;
-    while (d && (name = g_dir_read_name(d))) {
-        char *file = g_build_filename(dir, name, NULL);
-        g_unlink(file);
-        g_free(file);
-    }
-    if (d)
-        g_dir_close(d);
-    g_rmdir(dir);
-    g_free(dir);
 }
 
 /* An XLA module (buffer assignment, live ranges, HLO): its ops, once
@@ -198,7 +176,8 @@ static void replay_xla(const char *path)
     strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "/dev/null", "--quiet", NULL);
     ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata import xla exit %d: %s", path, r.status, r.err);
     strata_cli_result_clear(&r);
-    remove_dir(dir);
+    strata_test_remove_dir(dir);
+    g_free(dir);
 }
 
 /* A case file and the series CSV it may name (data = s.csv), beside a
@@ -236,7 +215,8 @@ static void replay_validate(const char *path)
     strata_cli_result_clear(&r);
     g_free(case_path);
     g_free(csv);
-    remove_dir(dir);
+    strata_test_remove_dir(dir);
+    g_free(dir);
 }
 
 static const struct {

@@ -160,6 +160,20 @@ char *strata_test_temp_dir(void)
     return dir;
 }
 
+void strata_test_remove_dir(const char *dir)
+{
+    GDir *d = g_dir_open(dir, 0, NULL);
+    const char *name;
+    while (d && (name = g_dir_read_name(d))) {
+        char *path = g_build_filename(dir, name, NULL);
+        unlink(path);
+        g_free(path);
+    }
+    if (d)
+        g_dir_close(d);
+    rmdir(dir);
+}
+
 char *strata_test_source_path(const char *relative)
 {
     return g_build_filename(STRATA_SOURCE_DIR, relative, NULL);

@@ -42,6 +42,8 @@ void strata_cli_result_clear(strata_cli_result *r);
 char *strata_test_write_temp(const char *pattern, const char *text);
 /* A fresh temporary directory (g_free; removed by the OS's tmp cleaning). */
 char *strata_test_temp_dir(void);
+/* Removes the files in dir, then dir (not recursive; what is missing is skipped). */
+void strata_test_remove_dir(const char *dir);
 /* Path of a file in the repository (g_free). */
 char *strata_test_source_path(const char *relative);
 /* Path under ../shared/data or NULL with a printed skip message (g_free). */

@@ -9,6 +9,10 @@
  * named files, on tmpfs (/dev/shm) where there is one; fuzz_put() writes
  * one of its files with plain write() (no fsync, no rename). The directory
  * and the files put in it are removed when the target exits normally.
+ * fuzz_put_parts() writes an input made of several files joined by lines
+ * `====` (the XLA and validate targets); tests/test_fuzz_regressions.c
+ * splits a saved input of theirs with it too, so a regression replays the
+ * very files the target read.
  *
  * Writing through the page cache of a disk (g_file_set_contents: a
  * temporary, fsync, rename) cost more than the parser itself: about three
@@ -67,6 +71,27 @@ static inline bool fuzz_put(const char *path, const char *p, size_t n)
         done += (size_t)w;
     }
     return close(fd) == 0 && done == n;
+}
+
+/* The parts of data joined by lines "====" (each keeps its last newline),
+ * written as dir/names[0 .. n-1] with fuzz_put(); a name past the last part
+ * is removed. Returns how many parts were written. */
+static inline int fuzz_put_parts(const char *dir, const uint8_t *data, size_t size, const char *const *names, int n)
+{
+    const char *p = (const char *)data, *end = p + size;
+    int written = 0;
+    for (int i = 0; i < n; i++) {
+        char *path = g_build_filename(dir, names[i], NULL);
+        if (p) {
+            const char *sep = g_strstr_len(p, end - p, "\n====\n");
+            written += fuzz_put(path, p, (size_t)((sep ? sep + 1 : end) - p));
+            p = sep ? sep + 6 : NULL;
+        } else {
+            unlink(path);
+        }
+        g_free(path);
+    }
+    return written;
 }
 
 static char *fuzz_dir_path;

@@ -93,15 +93,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     const char *dir = fuzz_dir("fuzz-validate");
     if (dir == NULL || !put_fixtures(dir))
         return 0;
-    const char *p = (const char *)data, *end = p + size;
-    const char *sep = g_strstr_len(p, (gssize)size, "\n====\n");
-    char *case_path = g_build_filename(dir, "case.ini", NULL);
-    char *csv_path = g_build_filename(dir, "s.csv", NULL);
-    fuzz_put(case_path, p, sep ? (size_t)(sep + 1 - p) : size);
-    if (sep)
-        fuzz_put(csv_path, sep + 6, (size_t)(end - (sep + 6)));
-    else
-        unlink(csv_path);
+    static const char *const names[] = {"case.ini", "s.csv"};
+    bool has_csv = fuzz_put_parts(dir, data, size, names, 2) == 2;
+    char *case_path = g_build_filename(dir, names[0], NULL);
+    char *csv_path = g_build_filename(dir, names[1], NULL);
 
     GError *err = NULL;
     strata_published *set = strata_published_new();
@@ -112,7 +107,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     g_clear_error(&err);
     strata_published_free(set);
 
-    if (sep) {
+    if (has_csv) {
         GArray *rows = strata_series_read(csv_path, "busbw", &err);
         if (rows) {
             check_series(rows);

@@ -15,28 +15,12 @@
 
 static const char *const names[] = {"m-buffer-assignment.txt", "m-live-range.txt", "m.txt"};
 
-static void write_parts(const char *dir, const uint8_t *data, size_t size)
-{
-    const char *p = (const char *)data, *end = p + size;
-    for (int i = 0; i < 3; i++) {
-        char *path = g_build_filename(dir, names[i], NULL);
-        const char *sep = p ? g_strstr_len(p, end - p, "\n====\n") : NULL;
-        const char *stop = sep ? sep + 1 : end;
-        if (p)
-            fuzz_put(path, p, (size_t)(stop - p));
-        else
-            unlink(path);
-        p = sep ? sep + 6 : NULL;
-        g_free(path);
-    }
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *dir = fuzz_dir("fuzz-xla");
     if (dir == NULL)
         return 0;
-    write_parts(dir, data, size);
+    fuzz_put_parts(dir, data, size, names, 3);
     GError *err = NULL;
     strata_xla_figures fig;
     strata_source *src = strata_xla_import(dir, NULL, &fig, &err);
