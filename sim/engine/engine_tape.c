@@ -201,9 +201,9 @@ static bool reserve(engine_tape *t, size_t need)
     return true;
 }
 
-/* Writes field f of op (one set in its mask) at p. */
+/* Writes field f of op (one set in its mask) at p; name_len: strlen(x->name). */
 static uint8_t *put_field(uint8_t *p, int f, const tape_expect *e, const strata_bound_op *op,
-                          const engine_op_extra *x)
+                          const engine_op_extra *x, size_t name_len)
 {
     switch (f) {
     case F_STREAM: return put_varint(p, op->stream);
@@ -212,10 +212,7 @@ static uint8_t *put_field(uint8_t *p, int f, const tape_expect *e, const strata_
     case F_MEMORY: return put_varint(p, op->memory);
     case F_EVENT: return put_varint(p, op->event);
     case F_SEQ: return put_varint(p, op->event_seq);
-    case F_NAME: {
-        size_t len = strlen(x->name);
-        return put_raw(put_varint(p, len), x->name, len + 1);
-    }
+    case F_NAME: return put_raw(put_varint(p, name_len), x->name, name_len + 1);
     case F_DTYPE: return put_varint(p, (uint64_t)op->dtype);
     case F_TAG: return put_varint(p, (uint64_t)op->tag);
     case F_UNIT: return put_varint(p, op->unit);
@@ -251,7 +248,7 @@ bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_
     *p++ = (uint8_t)op->kind;
     p = put_varint(p, mask);
     for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
-        p = put_field(p, __builtin_ctzll(m), e, op, x);
+        p = put_field(p, __builtin_ctzll(m), e, op, x, name_len);
     t->tail->used += (size_t)(p - start);
     expect_after(&t->put, op);
     return true;
