@@ -198,6 +198,41 @@ START_TEST(flop_rates_and_flops)
 }
 END_TEST
 
+/* Every number parses to the double strtod gives for its text, whether the
+ * exact fast path (significand of at most 53 bits, power of ten within 22)
+ * or strtod itself converts it: integers, fractions and exponents of every
+ * length on both sides of those limits. */
+START_TEST(numbers_as_strtod)
+{
+    static const char *const fixed[] = {
+        "0", "0.0", "00012", "1.", ".5", "9007199254740992", "9007199254740993", "9007199254740991.5",
+        "123456789012345678901234567890", "1e22", "1e23", "1e-22", "1e-23", "4.35e22", "0.1", "0.3",
+        "2.2250738585072014e-308", "1.7976931348623157e308", "0e999999", "5e-324", "3.0000000000000000001",
+        "1e+5", "1E5", "2.5e-3",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
+        ck_assert_msg(real_ok(strata_parse_flops, fixed[i]) == g_ascii_strtod(fixed[i], NULL), "%s", fixed[i]);
+    GRand *rand = g_rand_new_with_seed(5);
+    for (int i = 0; i < 20000; i++) {
+        GString *t = g_string_new(NULL);
+        int whole = g_rand_int_range(rand, 0, 20), frac = g_rand_int_range(rand, -1, 20);
+        for (int d = 0; d < whole; d++)
+            g_string_append_c(t, (char)('0' + g_rand_int_range(rand, 0, 10)));
+        if (frac >= 0 || whole == 0) {
+            g_string_append_c(t, '.');
+            for (int d = 0; d < MAX(frac, 1); d++)
+                g_string_append_c(t, (char)('0' + g_rand_int_range(rand, 0, 10)));
+        }
+        if (g_rand_boolean(rand))
+            g_string_append_printf(t, "e%s%d", g_rand_boolean(rand) ? "-" : (g_rand_boolean(rand) ? "+" : ""),
+                                   g_rand_int_range(rand, 0, 40));
+        ck_assert_msg(real_ok(strata_parse_flops, t->str) == g_ascii_strtod(t->str, NULL), "%s", t->str);
+        g_string_free(t, TRUE);
+    }
+    g_rand_free(rand);
+}
+END_TEST
+
 START_TEST(format_human)
 {
     char *s;
@@ -347,6 +382,7 @@ int main(void)
     tcase_add_test(tc, bandwidths);
     tcase_add_test(tc, times);
     tcase_add_test(tc, flop_rates_and_flops);
+    tcase_add_test(tc, numbers_as_strtod);
     tcase_add_test(tc, format_human);
     tcase_add_test(tc, format_u64_digits);
     tcase_add_test(tc, format_size_exact_round_trips);

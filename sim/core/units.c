@@ -4,7 +4,9 @@
  *
  * Design: every quantity is "NUMBER[ ]UNIT". The number is scanned by hand
  * (digits, optional fraction, optional exponent; no sign, no hex floats, no
- * inf/nan) and converted with g_ascii_strtod, which is locale-independent.
+ * inf/nan) and converted exactly: by Clinger's fast path where it applies
+ * (exact_decimal), else with g_ascii_strtod, which is locale-independent;
+ * both round the decimal to its nearest double.
  * The unit is looked up in a small NULL-terminated table per quantity.
  *
  * Invariants:
@@ -71,7 +73,8 @@ static const unit_def time_units[] = {
 
 /* A scanned quantity: the number's text and the unit's text (may be ""). */
 typedef struct quantity {
-    char *number;    /* g_free */
+    const char *number; /* points into the parsed text: number_len bytes */
+    size_t number_len;
     const char *unit; /* points into the parsed text */
     bool integral;   /* digits only: no fraction, no exponent */
 } quantity;
@@ -113,17 +116,87 @@ static bool scan_quantity(const char *text, quantity *q)
         }
         /* else: the 'e' belongs to the unit (and will be rejected there) */
     }
-    q->number = g_strndup(digits_start, (gsize)(p - digits_start));
+    q->number = digits_start;
+    q->number_len = (size_t)(p - digits_start);
     if (*p == ' ') {
         p++;
         if (*p == '\0' || *p == ' ') {
-            g_free(q->number);
             q->number = NULL;
             return false;
         }
     }
     q->unit = p;
     return true;
+}
+
+/* The number of q as a NUL-terminated string: in buf when it fits, else
+ * allocated (the caller frees what is not buf). */
+static char *number_text(const quantity *q, char *buf, size_t cap)
+{
+    if (q->number_len >= cap)
+        return g_strndup(q->number, q->number_len);
+    memcpy(buf, q->number, q->number_len);
+    buf[q->number_len] = '\0';
+    return buf;
+}
+
+/* Clinger's fast path: the number of q (digits, an optional fraction, an
+ * optional exponent, as scan_quantity accepted them) when its significand
+ * fits in 53 bits and its power of ten lies in [-22, 22]. Both are then
+ * exact doubles, and one multiplication or division rounds once to the
+ * nearest double, which is what strtod returns. False otherwise. */
+static bool exact_decimal(const quantity *q, double *out)
+{
+    static const double pow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const uint64_t max_significand = (uint64_t)1 << 53;
+    const char *p = q->number, *end = q->number + q->number_len;
+    uint64_t m = 0;
+    int exp10 = 0;
+    bool fraction = false;
+    for (; p < end && *p != 'e' && *p != 'E'; p++) {
+        if (*p == '.') {
+            fraction = true;
+            continue;
+        }
+        if (m > (max_significand - 9) / 10)
+            return false;
+        m = m * 10 + (uint64_t)(*p - '0');
+        exp10 -= fraction;
+    }
+    if (p < end) { /* the exponent: scan_quantity saw digits after the optional sign */
+        bool negative = *++p == '-';
+        p += *p == '+' || *p == '-';
+        int e = 0;
+        for (; p < end; p++) {
+            if (e > 1000)
+                return false;
+            e = e * 10 + (*p - '0');
+        }
+        exp10 += negative ? -e : e;
+    }
+    if (m == 0) {
+        *out = 0.0;
+        return true;
+    }
+    if (exp10 < -22 || exp10 > 22)
+        return false;
+    *out = exp10 < 0 ? (double)m / pow10[-exp10] : (double)m * pow10[exp10];
+    return true;
+}
+
+/* The number of q as a double, the nearest to its decimal. */
+static double number_value(const quantity *q)
+{
+    double v = 0.0;
+    if (exact_decimal(q, &v))
+        return v;
+    char buf[64];
+    char *text = number_text(q, buf, sizeof buf);
+    v = g_ascii_strtod(text, NULL);
+    if (text != buf)
+        g_free(text);
+    return v;
 }
 
 static void set_error(GError **err, const char *what, const char *text)
@@ -183,15 +256,18 @@ bool strata_parse_size(const char *text, uint64_t *bytes, GError **err)
     }
     if (scale == 0) {
         set_error(err, SIZE_WHAT, text);
-        g_free(q.number);
         return false;
     }
     bool ok = true;
     if (q.integral) {
         guint64 n = 0;
         guint64 product = 0;
-        if (!g_ascii_string_to_unsigned(q.number, 10, 0, G_MAXUINT64, &n, NULL) ||
-            !g_uint64_checked_mul(&product, n, scale)) {
+        char buf[64];
+        char *digits = number_text(&q, buf, sizeof buf);
+        bool fits = g_ascii_string_to_unsigned(digits, 10, 0, G_MAXUINT64, &n, NULL);
+        if (digits != buf)
+            g_free(digits);
+        if (!fits || !g_uint64_checked_mul(&product, n, scale)) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "size '%s' does not fit in 64 bits (at most 16 EiB)", text);
             ok = false;
@@ -199,7 +275,7 @@ bool strata_parse_size(const char *text, uint64_t *bytes, GError **err)
             *bytes = product;
         }
     } else {
-        double v = g_ascii_strtod(q.number, NULL) * (double)scale;
+        double v = number_value(&q) * (double)scale;
         if (!isfinite(v) || v >= 18446744073709551616.0) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "size '%s' does not fit in 64 bits (at most 16 EiB)", text);
@@ -214,7 +290,6 @@ bool strata_parse_size(const char *text, uint64_t *bytes, GError **err)
             *bytes = r >= 18446744073709551615.0 ? G_MAXUINT64 : (uint64_t)r;
         }
     }
-    g_free(q.number);
     return ok;
 }
 
@@ -229,8 +304,7 @@ static bool parse_real(const char *text, const unit_def *units, bool divide, boo
         set_error(err, what, text);
         return false;
     }
-    double number = g_ascii_strtod(q.number, NULL);
-    g_free(q.number);
+    double number = number_value(&q);
     double value = NAN;
     if (*q.unit == '\0') {
         if (bare_ok || (zero_ok && number == 0.0))

@@ -32,6 +32,7 @@ struct strata_ledger {
     uint32_t tail;       /* last live segment */
     bool work_seen;      /* a copy or compute came: no more arguments */
     uint64_t live, args_live;
+    uint64_t args_count; /* live buffers flagged LEDGER_ARGUMENT */
     uint64_t peak_allocated, peak_reserved, waste_at_peak;
     double fragmentation_peak;
     uint64_t argument_bytes, padding_bytes;
@@ -103,6 +104,7 @@ void strata_ledger_alloc(strata_ledger *l, uint64_t id, uint64_t size)
     if (!l->work_seen) {
         s->flags = LEDGER_ARGUMENT;
         l->args_live += size;
+        l->args_count++;
         l->argument_bytes += size;
     } else {
         s->prev = l->tail;
@@ -135,6 +137,7 @@ bool strata_ledger_free_buffer(strata_ledger *l, uint64_t id)
     l->live -= s->size;
     if (s->flags & LEDGER_ARGUMENT) {
         l->args_live -= s->size;
+        l->args_count--;
         if (!l->work_seen)
             l->argument_bytes -= s->size;
     } else {
@@ -175,6 +178,8 @@ static void pair_donation(const strata_ledger *l, const ledger_slot *a, const ui
 static void mark_written(strata_ledger *l, const uint64_t *writes, uint32_t n_writes)
 {
     l->work_seen = true;
+    if (l->args_count == 0) /* only arguments are marked */
+        return;
     for (uint32_t k = 0; k < n_writes; k++) {
         ledger_slot *w = slot_of(l, writes[k]);
         if (w && (w->flags & LEDGER_ARGUMENT))
@@ -219,7 +224,7 @@ void strata_ledger_work_ids(strata_ledger *l, strata_op_kind kind, uint64_t dst,
         return;
     }
     mark_written(l, outs, n_outs);
-    for (uint32_t d = 0; d < n_donated; d++)
+    for (uint32_t d = 0; d < n_donated && l->args_count > 0; d++) /* only arguments are donated */
         donate(l, donated[d], outs, n_outs);
 }
 
@@ -232,7 +237,7 @@ void strata_ledger_work(strata_ledger *l, const strata_op *op, const uint64_t *i
     }
     mark_written(l, outs, op->n_outs);
     uint64_t id = 0;
-    for (uint32_t d = 0; d < op->n_donates; d++)
+    for (uint32_t d = 0; d < op->n_donates && l->args_count > 0; d++) /* only arguments are donated */
         if (donated_in(op, ins, d, &id))
             donate(l, id, outs, op->n_outs);
 }

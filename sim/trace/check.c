@@ -43,6 +43,8 @@ struct strata_checker {
     GPtrArray *stream_names;/* char * borrowed from `streams` keys */
     uint32_t last_stream;   /* index of the stream last looked up, or UINT32_MAX */
     GHashTable *events;     /* char * (owned) -> event_state * (owned) */
+    const char *last_event_name; /* key in `events` of the event last looked up, or NULL */
+    event_state *last_event;
     GHashTable *memories;   /* char * (owned) set: the interned memory names */
     GHashTable *options;    /* char * (owned) -> char * (owned) */
     GPtrArray *option_keys; /* char * borrowed from `options` keys */
@@ -117,11 +119,19 @@ static const char *intern_memory(strata_checker *c, const char *memory)
     return copy;
 }
 
+/* Traces mostly use a few streams: the first FEW_STREAMS are compared
+ * inline, before the hash table (which holds every stream) is asked. */
+enum { FEW_STREAMS = 4 };
+
 static uint32_t stream_index(strata_checker *c, const char *name)
 {
     if (c->last_stream != UINT32_MAX && strata_same_name(g_ptr_array_index(c->stream_names, c->last_stream), name))
         return c->last_stream;
-    gpointer found = g_hash_table_lookup(c->streams, name);
+    uint32_t few = MIN(c->stream_names->len, (guint)FEW_STREAMS);
+    for (uint32_t i = 0; i < few; i++)
+        if (strata_same_name(g_ptr_array_index(c->stream_names, i), name))
+            return c->last_stream = i;
+    gpointer found = c->stream_names->len > few ? g_hash_table_lookup(c->streams, name) : NULL;
     if (found) {
         c->last_stream = GPOINTER_TO_UINT(found) - 1;
         return c->last_stream;
@@ -265,15 +275,25 @@ static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs 
     return true;
 }
 
+/* The event `name` (created when asked): the one last looked up is
+ * compared first, as a wait mostly names the event just recorded. */
 static event_state *event_of(strata_checker *c, const char *name, bool create)
 {
-    event_state *e = g_hash_table_lookup(c->events, name);
-    if (!e && create) {
-        e = g_new0(event_state, 1);
-        e->index = g_hash_table_size(c->events);
-        g_hash_table_insert(c->events, g_strdup(name), e);
+    if (c->last_event_name && strata_same_name(c->last_event_name, name))
+        return c->last_event;
+    gpointer key = NULL, value = NULL;
+    if (g_hash_table_lookup_extended(c->events, name, &key, &value)) {
+        c->last_event_name = key;
+        return c->last_event = value;
     }
-    return e;
+    if (!create)
+        return NULL;
+    event_state *e = g_new0(event_state, 1);
+    e->index = g_hash_table_size(c->events);
+    char *copy = g_strdup(name);
+    g_hash_table_insert(c->events, copy, e);
+    c->last_event_name = copy;
+    return c->last_event = e;
 }
 
 /* The device count when known: the mesh's, else the hardware's, else 0. */

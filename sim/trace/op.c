@@ -77,10 +77,12 @@ const char *strata_algo_name(strata_algo algo)
 
 /* Index of `name` in names[from..count), or -1. The reader looks up a
  * kind (and often a tag and a dtype) on every line. */
+/* The first bytes are compared before the whole names: the kinds, tags and
+ * dtypes mostly differ there, and this runs on every line. */
 static int name_index(const char *const *names, unsigned from, unsigned count, const char *name)
 {
     for (unsigned i = from; i < count; i++)
-        if (strata_same_name(names[i], name))
+        if (names[i][0] == name[0] && strata_same_name(names[i], name))
             return (int)i;
     return -1;
 }
@@ -98,12 +100,33 @@ const char *strata_tag_name(strata_tag tag)
     return (unsigned)tag < STRATA_TAG__COUNT ? tag_names[tag] : "";
 }
 
+/* Runs on every line: the kinds are told apart by their first byte, then
+ * at most four names are compared. */
 bool strata_op_kind_from_name(const char *name, strata_op_kind *kind)
 {
-    int i = name_index(kind_names, 0, STRATA_OP__COUNT, name);
-    if (i >= 0)
-        *kind = (strata_op_kind)i;
-    return i >= 0;
+    static const strata_op_kind by_a[] = {STRATA_OP_ALLOC, STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER,
+                                          STRATA_OP_ALL_TO_ALL},
+                                by_c[] = {STRATA_OP_COMPUTE, STRATA_OP_COPY, STRATA_OP_COLLECTIVE_PERMUTE},
+                                by_r[] = {STRATA_OP_RECORD, STRATA_OP_RELEASE, STRATA_OP_REDUCE_SCATTER},
+                                by_f[] = {STRATA_OP_FREE}, by_w[] = {STRATA_OP_WAIT}, by_o[] = {STRATA_OP_OPTION};
+    const strata_op_kind *candidates = NULL;
+    size_t n = 0;
+    switch (name[0]) {
+    case 'a': candidates = by_a, n = G_N_ELEMENTS(by_a); break;
+    case 'c': candidates = by_c, n = G_N_ELEMENTS(by_c); break;
+    case 'r': candidates = by_r, n = G_N_ELEMENTS(by_r); break;
+    case 'f': candidates = by_f, n = G_N_ELEMENTS(by_f); break;
+    case 'w': candidates = by_w, n = G_N_ELEMENTS(by_w); break;
+    case 'o': candidates = by_o, n = G_N_ELEMENTS(by_o); break;
+    default: return false;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (strata_same_name(kind_names[candidates[i]], name)) {
+            *kind = candidates[i];
+            return true;
+        }
+    }
+    return false;
 }
 
 bool strata_tag_from_name(const char *name, strata_tag *tag)

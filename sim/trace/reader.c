@@ -195,7 +195,7 @@ static bool fast_size(const char *text, uint64_t *bytes)
         return true;
     }
     for (size_t i = 1; i < G_N_ELEMENTS(units); i++) {
-        if (strcmp(p, units[i].unit) == 0) {
+        if (strata_same_name(p, units[i].unit)) {
             if (units[i].shift && v > (UINT64_MAX >> units[i].shift))
                 return false;
             *bytes = v << units[i].shift;
@@ -227,15 +227,22 @@ static bool parse_name_list(const line_ctx *lc, char *text, GPtrArray *into, con
     g_ptr_array_set_size(into, 0);
     char *p = text;
     for (;;) {
-        char *comma = strchr(p, ',');
-        if (comma)
-            *comma = '\0';
-        if (!valid_name(p))
+        /* One pass over a name: its bytes up to the ',' or the end. */
+        char *q = p;
+        while (name_byte((unsigned char)*q))
+            q++;
+        if (q == p || (*q != ',' && *q != '\0')) {
+            char *comma = strchr(p, ',');
+            if (comma)
+                *comma = '\0';
             return fail_got(lc, p, "a buffer name (a list is A,B,C)", err);
+        }
+        bool last = *q == '\0';
+        *q = '\0';
         g_ptr_array_add(into, p);
-        if (!comma)
+        if (last)
             break;
-        p = comma + 1;
+        p = q + 1;
     }
     *n = into->len;
     g_ptr_array_add(into, NULL); /* terminator, not counted */
@@ -386,12 +393,22 @@ static const unsigned char attr_lengths[ATTR__COUNT] = {
     [ATTR_ALGO] = 4,   [ATTR_SHIFT] = 5, [ATTR_DEVICE] = 6,
 };
 
+/* Whether a[0..len) and b[0..len) hold the same bytes: inline, for keys
+ * of a few bytes, where a call to memcmp costs more than the compare. */
+static bool same_bytes(const char *a, const char *b, size_t len)
+{
+    for (size_t i = 0; i < len; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
 /* Attribute id of the key tok[0..len), or ATTR__COUNT. Compares lengths
  * first: this runs for every attribute of every line. */
 static unsigned attr_lookup(const char *tok, size_t len)
 {
     for (unsigned id = 0; id < ATTR__COUNT; id++)
-        if (attr_lengths[id] == len && memcmp(attr_names[id], tok, len) == 0)
+        if (attr_lengths[id] == len && same_bytes(attr_names[id], tok, len))
             return id;
     return ATTR__COUNT;
 }
@@ -537,13 +554,13 @@ static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GEr
             if (*p < 0x21 || *p == 0x7f)
                 return fail_got(lc, op->src, "a printable option value", err);
     }
-    /* Optional trailing positional: alloc's and release's MEMORY. */
+    /* Optional trailing positional: alloc's and release's MEMORY, a token
+     * without '=' (one with it is the first attribute). */
     if (op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_RELEASE) {
-        char *p = *cursor;
-        while (*p == ' ' || *p == '\t')
-            p++;
-        size_t len = *p ? strcspn(p, " \t") : 0;
-        if (len > 0 && memchr(p, '=', len) == NULL) {
+        char *p = skip_blanks(*cursor), *q = p;
+        while (!token_end(*q) && *q != '=')
+            q++;
+        if (q > p && *q != '=') {
             tok = next_token(cursor);
             if (!take_name(lc, tok, "a memory name", &op->memory, err))
                 return false;
@@ -552,13 +569,33 @@ static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GEr
     return true;
 }
 
+/* The next token, as next_token(), with *eq at its first '=' (NULL when it
+ * has none): one pass over its bytes. */
+static char *next_attr(char **cursor, char **eq)
+{
+    char *p = skip_blanks(*cursor);
+    *eq = NULL;
+    if (*p == '\0') {
+        *cursor = p;
+        return NULL;
+    }
+    char *tok = p;
+    while (!token_end(*p) && *p != '=')
+        p++;
+    if (*p == '=')
+        *eq = p;
+    while (!token_end(*p))
+        p++;
+    cut_token(cursor, p);
+    return tok;
+}
+
 static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_line_scratch *s, GError **err)
 {
     unsigned seen = 0;
-    char *tok;
-    while ((tok = next_token(&cursor))) {
+    char *tok, *eq;
+    while ((tok = next_attr(&cursor, &eq))) {
         s->tail_zero = false;
-        char *eq = strchr(tok, '=');
         if (!eq) {
             char *known = known_attrs(op->kind);
             char *expected = *known ? g_strdup_printf("an attribute KEY=VALUE (%s)", known)
