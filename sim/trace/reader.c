@@ -39,6 +39,7 @@
 struct strata_line_scratch {
     char *text;        /* owned copy of the line (strata_parse_op_line only) */
     bool tail_zero;    /* the op last parsed has every field from has_bytes on zero */
+    bool op_cleared;   /* the op has been cleared whole once (padding, shape[]) */
     GPtrArray *ins;    /* char * into the line, NULL-terminated on use */
     GPtrArray *outs;
     GPtrArray *donates;
@@ -633,6 +634,37 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
     return true;
 }
 
+/* Zeroes the fields from has_bytes on, one by one: a memset of those 230
+ * bytes is a string store slow to start, on most lines. shape[] beyond
+ * n_dims stays zero, as parse_shape() is the only writer. */
+static void clear_attributes(strata_op *op)
+{
+    _Static_assert(sizeof(strata_op) == 288, "clear_attributes() clears every field from has_bytes on: add the new one");
+    op->has_bytes = false;
+    op->tag = 0;
+    op->dtype = 0;
+    if (op->n_dims)
+        memset(op->shape, 0, sizeof op->shape);
+    op->n_dims = 0;
+    op->has_addr = false;
+    op->addr = 0;
+    op->has_flops = false;
+    op->flops = 0;
+    op->has_time = false;
+    op->time_s = 0;
+    op->ins = op->outs = op->donates = NULL;
+    op->n_ins = op->n_outs = op->n_donates = 0;
+    op->axis = NULL;
+    op->algo = 0;
+    op->shift = 0;
+    op->has_device = false;
+    op->device = 0;
+    op->coll = NULL;
+    op->has_at = false;
+    op->at_s = 0;
+    op->note = NULL;
+}
+
 /* Parse the op on `text` (a line of len bytes, modified in place). comment
  * stripped here. */
 static bool parse_line(char *text, size_t len, const char *origin, uint64_t line, strata_line_scratch *s,
@@ -646,10 +678,13 @@ static bool parse_line(char *text, size_t len, const char *origin, uint64_t line
     line_ctx lc = {origin, line, text, end};
     /* Only attributes set the fields from has_bytes on: after a line
      * without any, the operands' fields are all there is to clear. */
-    if (s->tail_zero)
-        memset(op, 0, offsetof(strata_op, has_bytes));
-    else
+    memset(op, 0, offsetof(strata_op, has_bytes));
+    if (!s->op_cleared) {
         memset(op, 0, sizeof *op);
+        s->op_cleared = true;
+    } else if (!s->tail_zero) {
+        clear_attributes(op);
+    }
     s->tail_zero = true;
     op->line = line;
     op->stream = STRATA_DEFAULT_STREAM;
