@@ -125,15 +125,26 @@ void engine_memory_free(engine_memory *m, engine_buffer *b)
     strata_ledger_observe(m->ledger, &s);
 }
 
+/* A copy or compute reaches every ledger (each learns that work began and
+ * marks what it holds of the outputs); an alloc or free only its memory's
+ * (strata_ledger_bound_op ignores it elsewhere); the ledgers keep nothing
+ * of the other kinds. */
 void engine_memories_program(engine_memories *ms, const strata_bound_op *op, const engine_op_extra *x)
 {
-    bool work = op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE;
-    for (uint32_t m = 0; m < ms->n; m++) {
-        if (work)
+    switch (op->kind) {
+    case STRATA_OP_COPY:
+    case STRATA_OP_COMPUTE:
+        for (uint32_t m = 0; m < ms->n; m++)
             strata_ledger_work_ids(ms->mem[m].ledger, op->kind, op->buf, op->outs, op->n_outs, x->donated,
                                    x->n_donated);
-        else
-            strata_ledger_bound_op(ms->mem[m].ledger, m, op);
+        break;
+    case STRATA_OP_ALLOC:
+    case STRATA_OP_FREE:
+        if (op->memory < ms->n)
+            strata_ledger_bound_op(ms->mem[op->memory].ledger, op->memory, op);
+        break;
+    default:
+        break;
     }
 }
 
