@@ -22,8 +22,8 @@
  *    with the medians, the range of the per-repetition ratios, the ratio of
  *    the fastest repetitions (best_ratio: on a machine shared with other
  *    work, interference only adds time, so the fastest runs are the least
- *    disturbed) and ops/s as
- *    extra fields.
+ *    disturbed), the range of each side's times (how much the machine
+ *    disturbed them) and ops/s as extra fields.
  *
  * SimGrid allows one engine per process, hence the children. CPU time, not
  * wall time, so that a busy shared machine does not skew the ratio.
@@ -88,13 +88,15 @@ int main(int argc, char **argv)
     printf("engine: %" G_GUINT64_FORMAT " ops, makespan %.9f s\n", engine.ops, engine.makespan_s);
     printf("bare SimGrid: %" G_GUINT64_FORMAT " activities, makespan %.9f s\n", bare.ops, bare.makespan_s);
     double m_engine = bench_median(engine_s, reps), m_bare = bench_median(bare_s, reps),
-           m_ratio = bench_median(ratio, reps), lo, hi, fastest_engine, fastest_bare, slowest;
+           m_ratio = bench_median(ratio, reps), lo, hi, fastest_engine, slowest_engine, fastest_bare, slowest_bare;
     bench_range(ratio, reps, &lo, &hi);
-    bench_range(engine_s, reps, &fastest_engine, &slowest);
-    bench_range(bare_s, reps, &fastest_bare, &slowest);
+    bench_range(engine_s, reps, &fastest_engine, &slowest_engine);
+    bench_range(bare_s, reps, &fastest_bare, &slowest_bare);
     printf("RESULT name=engine_ops value=%.3f baseline=%.3f ratio=%.3f target=1.2 unit=s ratio_min=%.3f "
-           "ratio_max=%.3f best_ratio=%.3f reps=%d engine_ops_per_s=%.0f makespan_engine=%.9f makespan_bare=%.9f\n",
+           "ratio_max=%.3f best_ratio=%.3f reps=%d engine_s_min=%.3f engine_s_max=%.3f bare_s_min=%.3f "
+           "bare_s_max=%.3f engine_ops_per_s=%.0f makespan_engine=%.9f makespan_bare=%.9f\n",
            m_engine, m_bare, m_ratio, lo, hi, fastest_bare > 0 ? fastest_engine / fastest_bare : 0.0, reps,
+           fastest_engine, slowest_engine, fastest_bare, slowest_bare,
            m_engine > 0 ? (double)engine.ops / m_engine : 0.0, engine.makespan_s, bare.makespan_s);
     g_free(trace);
     g_free(hw);

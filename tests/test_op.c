@@ -20,6 +20,12 @@ START_TEST(kind_names_round_trip)
     ck_assert(!strata_op_kind_from_name("malloc", &dummy));
     ck_assert(!strata_op_kind_from_name("", &dummy));
     ck_assert(!strata_op_kind_from_name("Alloc", &dummy));
+    /* a kind's name with a byte more or less, or one changed, of every length looked at */
+    static const char *const near[] = {"allocx", "fre", "copz", "waits", "recorD", "optio", "computes", "releas",
+                                       "all-reducx", "all-gathe", "all-to-al1", "reduce-scatte", "reduce-scatterr",
+                                       "collective-permutx", "collective-permute-", "collective-permute-x"};
+    for (size_t i = 0; i < G_N_ELEMENTS(near); i++)
+        ck_assert_msg(!strata_op_kind_from_name(near[i], &dummy), "%s", near[i]);
 }
 END_TEST
 

@@ -9,11 +9,23 @@
  * length, its bytes and a NUL (so the replay hands out a pointer into the
  * tape). Both sides keep the same expectations (tape_expect), updated
  * after each op.
+ *
+ * The fast form: an alloc, free, copy, compute, record or wait whose other
+ * fields hold their defaults (fast_form: no collective, no shape, the
+ * expected index, a later line; each kind's fields below) is written
+ * without a mask: FAST | kind, a byte of flags (name, flops, time), the
+ * line's distance from the previous op's less one, the stream, then its
+ * kind's fields in a fixed order, memories, units and routes as index + 1
+ * (STRATA_BIND_NONE as 0). Building the mask and walking its fields costs
+ * more than the few fields such an op has; any other op takes the general
+ * form above, whose kind byte is below FAST.
  */
 #include "engine/engine_tape.h"
 #include <string.h>
 
 enum {
+    FAST = 0x80, /* a kind byte with this bit opens the fast form */
+    FAST_NAME = 1, FAST_HAS_FLOPS = 2, FAST_FLOPS = 4, FAST_HAS_TIME = 8, FAST_TIME = 16, /* its flags */
     TAPE_CHUNK = 256 * 1024,
     /* the most bytes a varint of 64 bits takes */
     VARINT_MAX = 10,
@@ -234,21 +246,106 @@ static uint8_t *put_field(uint8_t *p, int f, const tape_expect *e, const strata_
     }
 }
 
+/* An index that may be STRATA_BIND_NONE, plus one (NONE is 0: one byte). */
+static uint64_t plus_one(uint32_t v)
+{
+    return (uint32_t)(v + 1);
+}
+
+static uint32_t minus_one(uint64_t v)
+{
+    return (uint32_t)(v - 1);
+}
+
+/* Whether op takes the fast form: every field its kind does not write
+ * holds the default, so that fast_defaults() restores it. */
+static bool fast_form(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
+{
+    if (op->index != e->index || op->line <= e->line || op->group_size || op->coll || x->rows || x->cols)
+        return false;
+    bool no_work = !op->has_flops && !op->has_time && op->flops == 0 && op->time_s == 0 && op->n_ins == 0 &&
+                   op->n_outs == 0 && x->n_donated == 0 && op->unit == STRATA_BIND_NONE;
+    bool no_event = op->event == 0 && op->event_seq == 0;
+    bool no_copy = op->src == 0 && op->src_memory == STRATA_BIND_NONE && op->dst_memory == STRATA_BIND_NONE &&
+                   op->route == STRATA_BIND_NONE;
+    bool untyped = op->dtype == 0 && op->tag == 0;
+    switch (op->kind) {
+    case STRATA_OP_ALLOC: return no_work && no_event && no_copy && op->buf == e->next_id && x->name;
+    case STRATA_OP_FREE: return no_work && no_event && no_copy && untyped;
+    case STRATA_OP_COPY: return no_work && no_event && untyped && op->memory == STRATA_BIND_NONE;
+    case STRATA_OP_COMPUTE: return no_event && no_copy && op->tag == 0 && op->buf == 0;
+    case STRATA_OP_RECORD:
+    case STRATA_OP_WAIT:
+        return no_work && no_copy && untyped && op->buf == 0 && op->bytes == 0 && op->memory == STRATA_BIND_NONE;
+    default: return false;
+    }
+}
+
+/* Writes op in the fast form at p. */
+static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x,
+                         size_t name_len)
+{
+    uint8_t flags = (uint8_t)((x->name ? FAST_NAME : 0) | (op->has_flops ? FAST_HAS_FLOPS : 0) |
+                              (op->flops != 0 ? FAST_FLOPS : 0) | (op->has_time ? FAST_HAS_TIME : 0) |
+                              (op->time_s != 0 ? FAST_TIME : 0));
+    *p++ = (uint8_t)(FAST | op->kind);
+    *p++ = flags;
+    p = put_varint(p, op->line - e->line - 1);
+    p = put_varint(p, op->stream);
+    switch (op->kind) {
+    case STRATA_OP_ALLOC:
+        p = put_varint(put_varint(p, op->bytes), plus_one(op->memory));
+        p = put_varint(put_varint(p, (uint64_t)op->dtype), (uint64_t)op->tag);
+        break;
+    case STRATA_OP_FREE:
+        p = put_varint(put_varint(p, id_code(e, op->buf)), op->bytes);
+        p = put_varint(p, plus_one(op->memory));
+        break;
+    case STRATA_OP_COPY:
+        p = put_varint(put_varint(p, id_code(e, op->buf)), id_code(e, op->src));
+        p = put_varint(put_varint(p, op->bytes), plus_one(op->src_memory));
+        p = put_varint(put_varint(p, plus_one(op->dst_memory)), plus_one(op->route));
+        break;
+    case STRATA_OP_COMPUTE:
+        p = put_varint(put_varint(p, op->bytes), plus_one(op->memory));
+        p = put_varint(put_varint(p, plus_one(op->unit)), (uint64_t)op->dtype);
+        if (flags & FAST_FLOPS)
+            p = put_raw(p, &op->flops, sizeof op->flops);
+        if (flags & FAST_TIME)
+            p = put_raw(p, &op->time_s, sizeof op->time_s);
+        p = put_ids(p, e, op->ins, op->n_ins); /* each a count, then the codes */
+        p = put_ids(p, e, op->outs, op->n_outs);
+        p = put_ids(p, e, x->donated, x->n_donated);
+        break;
+    default: /* RECORD, WAIT */
+        p = put_varint(put_varint(p, op->event), op->event_seq);
+        break;
+    }
+    if (flags & FAST_NAME)
+        p = put_raw(put_varint(p, name_len), x->name, name_len + 1);
+    return p;
+}
+
 bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
 {
-    if ((unsigned)op->kind > UINT8_MAX || (op->n_ins && !op->ins) || (op->n_outs && !op->outs))
+    if ((unsigned)op->kind >= FAST || (op->n_ins && !op->ins) || (op->n_outs && !op->outs) ||
+        (x->n_donated && !x->donated))
         return false;
     size_t name_len = x->name ? strlen(x->name) : 0;
     size_t need = 1 + VARINT_MAX * (26 + 3 + (size_t)op->n_ins + op->n_outs + x->n_donated) + name_len + 1;
     if (!reserve(t, need))
         return false;
     const tape_expect *e = &t->put;
-    uint64_t mask = mask_of(e, op, x);
     uint8_t *start = t->tail->data + t->tail->used, *p = start;
-    *p++ = (uint8_t)op->kind;
-    p = put_varint(p, mask);
-    for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
-        p = put_field(p, __builtin_ctzll(m), e, op, x, name_len);
+    if (fast_form(e, op, x)) {
+        p = put_fast(p, e, op, x, name_len);
+    } else {
+        uint64_t mask = mask_of(e, op, x);
+        *p++ = (uint8_t)op->kind;
+        p = put_varint(p, mask);
+        for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
+            p = put_field(p, __builtin_ctzll(m), e, op, x, name_len);
+    }
     t->tail->used += (size_t)(p - start);
     expect_after(&t->put, op);
     return true;
@@ -342,6 +439,74 @@ static void expect(const tape_expect *e, strata_op_kind kind, strata_bound_op *o
     op->coll = NULL;
 }
 
+/* Reads the rest of an op in the fast form of this kind (after its kind
+ * byte) into op, set to the defaults by expect(), and x. */
+static const uint8_t *get_fast(engine_tape *t, const uint8_t *p, strata_op_kind kind, strata_bound_op *op,
+                               engine_op_extra *x)
+{
+    const tape_expect *e = &t->got;
+    uint8_t flags = *p++;
+    uint64_t v = 0, w = 0;
+    p = get_varint(p, &v);
+    op->line = e->line + 1 + v;
+    p = get_varint(p, &v);
+    op->stream = (uint32_t)v;
+    op->has_flops = (flags & FAST_HAS_FLOPS) != 0;
+    op->has_time = (flags & FAST_HAS_TIME) != 0;
+    switch (kind) {
+    case STRATA_OP_ALLOC:
+        p = get_varint(get_varint(p, &op->bytes), &v);
+        op->memory = minus_one(v);
+        p = get_varint(get_varint(p, &v), &w);
+        op->dtype = (strata_dtype)v;
+        op->tag = (strata_tag)w;
+        break;
+    case STRATA_OP_FREE:
+        p = get_varint(p, &v);
+        op->buf = id_decode(e, v);
+        p = get_varint(get_varint(p, &op->bytes), &v);
+        op->memory = minus_one(v);
+        break;
+    case STRATA_OP_COPY:
+        p = get_varint(get_varint(p, &v), &w);
+        op->buf = id_decode(e, v);
+        op->src = id_decode(e, w);
+        p = get_varint(get_varint(p, &op->bytes), &v);
+        op->src_memory = minus_one(v);
+        p = get_varint(get_varint(p, &v), &w);
+        op->dst_memory = minus_one(v);
+        op->route = minus_one(w);
+        break;
+    case STRATA_OP_COMPUTE: {
+        p = get_varint(get_varint(p, &op->bytes), &v);
+        op->memory = minus_one(v);
+        p = get_varint(get_varint(p, &v), &w);
+        op->unit = minus_one(v);
+        op->dtype = (strata_dtype)w;
+        if (flags & FAST_FLOPS)
+            p = get_raw(p, &op->flops, sizeof op->flops);
+        if (flags & FAST_TIME)
+            p = get_raw(p, &op->time_s, sizeof op->time_s);
+        size_t used = 0;
+        p = get_id_list(t, p, &used, &op->n_ins);
+        p = get_id_list(t, p, &used, &op->n_outs);
+        p = get_id_list(t, p, &used, &x->n_donated);
+        break;
+    }
+    default: /* RECORD, WAIT */
+        p = get_varint(p, &v);
+        op->event = (uint32_t)v;
+        p = get_varint(p, &op->event_seq);
+        break;
+    }
+    if (flags & FAST_NAME) {
+        p = get_varint(p, &v);
+        x->name = (const char *)p;
+        p += v + 1;
+    }
+    return p;
+}
+
 int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
 {
     if (!t->at)
@@ -358,13 +523,18 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
     if (!t->at)
         return 0;
     const uint8_t *p = t->at->data + t->pos;
-    expect(&t->got, (strata_op_kind)*p++, op);
+    uint8_t kind = *p++;
+    expect(&t->got, (strata_op_kind)(kind & (FAST - 1)), op);
     *x = (engine_op_extra){0};
-    uint64_t mask = 0;
-    p = get_varint(p, &mask);
-    size_t used = 0;
-    for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
-        p = get_field(t, p, __builtin_ctzll(m), op, x, &used);
+    if (kind & FAST) {
+        p = get_fast(t, p, (strata_op_kind)(kind & (FAST - 1)), op, x);
+    } else {
+        uint64_t mask = 0;
+        p = get_varint(p, &mask);
+        size_t used = 0;
+        for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
+            p = get_field(t, p, __builtin_ctzll(m), op, x, &used);
+    }
     if (op->n_ins)
         op->ins = t->ids;
     if (op->n_outs)

@@ -100,33 +100,27 @@ const char *strata_tag_name(strata_tag tag)
     return (unsigned)tag < STRATA_TAG__COUNT ? tag_names[tag] : "";
 }
 
-/* Runs on every line: the kinds are told apart by their first byte, then
- * at most four names are compared. */
+/* Runs on every line: the kinds are told apart by their length, then by at
+ * most three compares of that constant length (inlined, not calls). */
 bool strata_op_kind_from_name(const char *name, strata_op_kind *kind)
 {
-    static const strata_op_kind by_a[] = {STRATA_OP_ALLOC, STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER,
-                                          STRATA_OP_ALL_TO_ALL},
-                                by_c[] = {STRATA_OP_COMPUTE, STRATA_OP_COPY, STRATA_OP_COLLECTIVE_PERMUTE},
-                                by_r[] = {STRATA_OP_RECORD, STRATA_OP_RELEASE, STRATA_OP_REDUCE_SCATTER},
-                                by_f[] = {STRATA_OP_FREE}, by_w[] = {STRATA_OP_WAIT}, by_o[] = {STRATA_OP_OPTION};
-    const strata_op_kind *candidates = NULL;
-    size_t n = 0;
-    switch (name[0]) {
-    case 'a': candidates = by_a, n = G_N_ELEMENTS(by_a); break;
-    case 'c': candidates = by_c, n = G_N_ELEMENTS(by_c); break;
-    case 'r': candidates = by_r, n = G_N_ELEMENTS(by_r); break;
-    case 'f': candidates = by_f, n = G_N_ELEMENTS(by_f); break;
-    case 'w': candidates = by_w, n = G_N_ELEMENTS(by_w); break;
-    case 'o': candidates = by_o, n = G_N_ELEMENTS(by_o); break;
+#define IS(k, text) (memcmp(name, text, sizeof text - 1) == 0 ? (*kind = (k), true) : false)
+    size_t len = 0;
+    while (len < 19 && name[len])
+        len++;
+    switch (len) {
+    case 4: return IS(STRATA_OP_FREE, "free") || IS(STRATA_OP_COPY, "copy") || IS(STRATA_OP_WAIT, "wait");
+    case 5: return IS(STRATA_OP_ALLOC, "alloc");
+    case 6: return IS(STRATA_OP_RECORD, "record") || IS(STRATA_OP_OPTION, "option");
+    case 7: return IS(STRATA_OP_COMPUTE, "compute") || IS(STRATA_OP_RELEASE, "release");
+    case 10:
+        return IS(STRATA_OP_ALL_REDUCE, "all-reduce") || IS(STRATA_OP_ALL_GATHER, "all-gather") ||
+               IS(STRATA_OP_ALL_TO_ALL, "all-to-all");
+    case 14: return IS(STRATA_OP_REDUCE_SCATTER, "reduce-scatter");
+    case 18: return IS(STRATA_OP_COLLECTIVE_PERMUTE, "collective-permute");
     default: return false;
     }
-    for (size_t i = 0; i < n; i++) {
-        if (strata_same_name(kind_names[candidates[i]], name)) {
-            *kind = candidates[i];
-            return true;
-        }
-    }
-    return false;
+#undef IS
 }
 
 bool strata_tag_from_name(const char *name, strata_tag *tag)

@@ -387,31 +387,30 @@ static const char *const attr_names[ATTR__COUNT] = {
     [ATTR_AT] = "at",         [ATTR_NOTE] = "note",     [ATTR_AXIS] = "axis",  [ATTR_ALGO] = "algo",
     [ATTR_SHIFT] = "shift",   [ATTR_DEVICE] = "device",
 };
-static const unsigned char attr_lengths[ATTR__COUNT] = {
-    [ATTR_STREAM] = 6, [ATTR_TAG] = 3, [ATTR_DTYPE] = 5, [ATTR_SHAPE] = 5, [ATTR_ADDR] = 4,
-    [ATTR_BYTES] = 5,  [ATTR_FLOPS] = 5, [ATTR_IN] = 2,  [ATTR_OUT] = 3,  [ATTR_DONATE] = 6,
-    [ATTR_TIME] = 4,   [ATTR_UNIT] = 4, [ATTR_AT] = 2,   [ATTR_NOTE] = 4, [ATTR_AXIS] = 4,
-    [ATTR_ALGO] = 4,   [ATTR_SHIFT] = 5, [ATTR_DEVICE] = 6,
-};
 
-/* Whether a[0..len) and b[0..len) hold the same bytes: inline, for keys
- * of a few bytes, where a call to memcmp costs more than the compare. */
-static bool same_bytes(const char *a, const char *b, size_t len)
-{
-    for (size_t i = 0; i < len; i++)
-        if (a[i] != b[i])
-            return false;
-    return true;
-}
-
-/* Attribute id of the key tok[0..len), or ATTR__COUNT. Compares lengths
- * first: this runs for every attribute of every line. */
+/* Attribute id of the key tok[0..len), or ATTR__COUNT. By length, then by
+ * compares of that constant length (inlined, not calls): this runs for
+ * every attribute of every line. */
 static unsigned attr_lookup(const char *tok, size_t len)
 {
-    for (unsigned id = 0; id < ATTR__COUNT; id++)
-        if (attr_lengths[id] == len && same_bytes(attr_names[id], tok, len))
-            return id;
-    return ATTR__COUNT;
+#define IS(id, text) (memcmp(tok, text, sizeof text - 1) == 0 ? (found = (id), true) : false)
+    unsigned found = ATTR__COUNT;
+    switch (len) {
+    case 2: (void)(IS(ATTR_IN, "in") || IS(ATTR_AT, "at")); break;
+    case 3: (void)(IS(ATTR_TAG, "tag") || IS(ATTR_OUT, "out")); break;
+    case 4:
+        (void)(IS(ATTR_TIME, "time") || IS(ATTR_UNIT, "unit") || IS(ATTR_ADDR, "addr") || IS(ATTR_NOTE, "note") ||
+               IS(ATTR_AXIS, "axis") || IS(ATTR_ALGO, "algo"));
+        break;
+    case 5:
+        (void)(IS(ATTR_FLOPS, "flops") || IS(ATTR_BYTES, "bytes") || IS(ATTR_DTYPE, "dtype") ||
+               IS(ATTR_SHAPE, "shape") || IS(ATTR_SHIFT, "shift"));
+        break;
+    case 6: (void)(IS(ATTR_STREAM, "stream") || IS(ATTR_DONATE, "donate") || IS(ATTR_DEVICE, "device")); break;
+    default: break;
+    }
+    return found;
+#undef IS
 }
 
 #define A(x) (1u << (x))
