@@ -13,7 +13,8 @@
  * The fast form: an alloc, free, copy, compute, record or wait whose other
  * fields hold their defaults (fast_form: no collective, no shape, the
  * expected index, a later line; each kind's fields below) is written
- * without a mask: FAST | kind, a byte of flags (name, flops, time), the
+ * without a mask: one byte of FAST, three flags (a name, flops, time: has_flops
+ * is then flops != 0, has_time time_s != 0) and the kind, then the
  * line's distance from the previous op's less one, the stream, then its
  * kind's fields in a fixed order, memories, units and routes as index + 1
  * (STRATA_BIND_NONE as 0). Building the mask and walking its fields costs
@@ -24,12 +25,14 @@
 #include <string.h>
 
 enum {
-    FAST = 0x80, /* a kind byte with this bit opens the fast form */
-    FAST_NAME = 1, FAST_HAS_FLOPS = 2, FAST_FLOPS = 4, FAST_HAS_TIME = 8, FAST_TIME = 16, /* its flags */
+    FAST = 0x80, /* a kind byte with this bit opens the fast form: */
+    FAST_NAME = 0x40, FAST_FLOPS = 0x20, FAST_TIME = 0x10, /* its flags */
+    FAST_KIND = 0x0f, /* and its kind */
     TAPE_CHUNK = 256 * 1024,
     /* the most bytes a varint of 64 bits takes */
     VARINT_MAX = 10,
 };
+_Static_assert(STRATA_OP__COUNT <= FAST_KIND + 1, "an op kind fits in the fast form's low four bits");
 
 /* The fields, in the order they are written; the most common first so
  * that the mask of a typical op fits in one or two bytes. */
@@ -261,7 +264,8 @@ static uint32_t minus_one(uint64_t v)
  * holds the default, so that fast_defaults() restores it. */
 static bool fast_form(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
 {
-    if (op->index != e->index || op->line <= e->line || op->group_size || op->coll || x->rows || x->cols)
+    if (op->index != e->index || op->line <= e->line || op->group_size || op->coll || x->rows || x->cols ||
+        op->has_flops != (op->flops != 0) || op->has_time != (op->time_s != 0))
         return false;
     bool no_work = !op->has_flops && !op->has_time && op->flops == 0 && op->time_s == 0 && op->n_ins == 0 &&
                    op->n_outs == 0 && x->n_donated == 0 && op->unit == STRATA_BIND_NONE;
@@ -285,11 +289,9 @@ static bool fast_form(const tape_expect *e, const strata_bound_op *op, const eng
 static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x,
                          size_t name_len)
 {
-    uint8_t flags = (uint8_t)((x->name ? FAST_NAME : 0) | (op->has_flops ? FAST_HAS_FLOPS : 0) |
-                              (op->flops != 0 ? FAST_FLOPS : 0) | (op->has_time ? FAST_HAS_TIME : 0) |
-                              (op->time_s != 0 ? FAST_TIME : 0));
-    *p++ = (uint8_t)(FAST | op->kind);
-    *p++ = flags;
+    uint8_t flags = (uint8_t)((x->name ? FAST_NAME : 0) | (op->has_flops ? FAST_FLOPS : 0) |
+                              (op->has_time ? FAST_TIME : 0));
+    *p++ = (uint8_t)(FAST | flags | op->kind);
     p = put_varint(p, op->line - e->line - 1);
     p = put_varint(p, op->stream);
     switch (op->kind) {
@@ -328,7 +330,7 @@ static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op
 
 bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
 {
-    if ((unsigned)op->kind >= FAST || (op->n_ins && !op->ins) || (op->n_outs && !op->outs) ||
+    if ((unsigned)op->kind > FAST_KIND || (op->n_ins && !op->ins) || (op->n_outs && !op->outs) ||
         (x->n_donated && !x->donated))
         return false;
     size_t name_len = x->name ? strlen(x->name) : 0;
@@ -439,20 +441,20 @@ static void expect(const tape_expect *e, strata_op_kind kind, strata_bound_op *o
     op->coll = NULL;
 }
 
-/* Reads the rest of an op in the fast form of this kind (after its kind
- * byte) into op, set to the defaults by expect(), and x. */
-static const uint8_t *get_fast(engine_tape *t, const uint8_t *p, strata_op_kind kind, strata_bound_op *op,
+/* Reads the rest of an op in the fast form (after its first byte, `flags`
+ * with its kind) into op, set to the defaults by expect(), and x. */
+static const uint8_t *get_fast(engine_tape *t, const uint8_t *p, uint8_t flags, strata_bound_op *op,
                                engine_op_extra *x)
 {
     const tape_expect *e = &t->got;
-    uint8_t flags = *p++;
+    strata_op_kind kind = (strata_op_kind)(flags & FAST_KIND);
     uint64_t v = 0, w = 0;
     p = get_varint(p, &v);
     op->line = e->line + 1 + v;
     p = get_varint(p, &v);
     op->stream = (uint32_t)v;
-    op->has_flops = (flags & FAST_HAS_FLOPS) != 0;
-    op->has_time = (flags & FAST_HAS_TIME) != 0;
+    op->has_flops = (flags & FAST_FLOPS) != 0;
+    op->has_time = (flags & FAST_TIME) != 0;
     switch (kind) {
     case STRATA_OP_ALLOC:
         p = get_varint(get_varint(p, &op->bytes), &v);
@@ -524,10 +526,10 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
         return 0;
     const uint8_t *p = t->at->data + t->pos;
     uint8_t kind = *p++;
-    expect(&t->got, (strata_op_kind)(kind & (FAST - 1)), op);
+    expect(&t->got, (strata_op_kind)(kind & FAST ? kind & FAST_KIND : kind), op);
     *x = (engine_op_extra){0};
     if (kind & FAST) {
-        p = get_fast(t, p, (strata_op_kind)(kind & (FAST - 1)), op, x);
+        p = get_fast(t, p, kind, op, x);
     } else {
         uint64_t mask = 0;
         p = get_varint(p, &mask);
