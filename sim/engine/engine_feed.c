@@ -94,7 +94,8 @@ static bool first_pass_op(engine_feed *f, first_pass *p, const strata_bound_op *
     }
     case STRATA_OP_FREE: {
         gpointer at = NULL;
-        if (g_hash_table_lookup_extended(p->lifetime_at, ID_KEY(op->buf), NULL, &at)) {
+        if (g_hash_table_size(p->lifetime_at) > 0 && /* else no memory plans ahead */
+            g_hash_table_lookup_extended(p->lifetime_at, ID_KEY(op->buf), NULL, &at)) {
             gsize packed = GPOINTER_TO_SIZE(at);
             GArray *lt = f->ms->mem[packed >> 48].lifetimes;
             strata_lifetime_close(
