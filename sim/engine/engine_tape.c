@@ -261,7 +261,7 @@ static uint32_t minus_one(uint64_t v)
 }
 
 /* Whether op takes the fast form: every field its kind does not write
- * holds the default, so that fast_defaults() restores it. */
+ * holds what expect() sets on the replay. */
 static bool fast_form(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
 {
     if (op->index != e->index || op->line <= e->line || op->group_size || op->coll || x->rows || x->cols ||
