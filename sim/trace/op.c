@@ -77,12 +77,10 @@ const char *strata_algo_name(strata_algo algo)
 
 /* Index of `name` in names[from..count), or -1. The reader looks up a
  * kind (and often a tag and a dtype) on every line. */
-/* The first bytes are compared before the whole names: the kinds, tags and
- * dtypes mostly differ there, and this runs on every line. */
 static int name_index(const char *const *names, unsigned from, unsigned count, const char *name)
 {
     for (unsigned i = from; i < count; i++)
-        if (names[i][0] == name[0] && strata_same_name(names[i], name))
+        if (strata_same_name(names[i], name))
             return (int)i;
     return -1;
 }
