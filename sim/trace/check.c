@@ -160,12 +160,13 @@ static live_buffer *need_live(const strata_checker *c, const strata_op *op, cons
 static bool resolve_list(const strata_checker *c, const strata_op *op, const char *role, const char *const *names,
                          uint32_t n, GArray *ids, uint64_t *bytes, const live_buffer **first, GError **err)
 {
-    g_array_set_size(ids, 0);
+    if (ids->len != n)
+        g_array_set_size(ids, n);
     for (uint32_t i = 0; i < n; i++) {
         live_buffer *b = need_live(c, op, role, names[i], err);
         if (!b)
             return false;
-        g_array_append_val(ids, b->id);
+        g_array_index(ids, uint64_t, i) = b->id;
         *bytes += b->size;
         if (!*first)
             *first = b;

@@ -32,13 +32,20 @@
 #include "core/error.h"
 #include "core/units.h"
 
+/* A list attribute's names: pointers into the line, NULL-terminated;
+ * grown, never shrunk, so that a line costs no allocation. */
+typedef struct name_list {
+    const char **names;
+    uint32_t cap; /* room in names, the NULL included */
+} name_list;
+
 struct strata_line_scratch {
     char *text;        /* owned copy of the line (strata_parse_op_line only) */
     bool tail_zero;    /* the op last parsed has every field from has_bytes on zero */
     bool op_cleared;   /* the op has been cleared whole once (padding, shape[]) */
-    GPtrArray *ins;    /* char * into the line, NULL-terminated on use */
-    GPtrArray *outs;
-    GPtrArray *donates;
+    name_list ins;     /* names into the line */
+    name_list outs;
+    name_list donates;
 };
 
 typedef struct line_ctx {
@@ -74,9 +81,30 @@ static bool fail_got(const line_ctx *lc, const char *at, const char *expected, G
 
 /* ---- tokens and names ------------------------------------------------- */
 
+/* What each byte is to the tokenizer, as bits: every byte of every line
+ * goes through one of the loops below, so one lookup replaces a chain of
+ * compares. A name byte is printable (0x21..0x7e, or any byte from 0x80
+ * on, as in UTF-8), but not '=', ',' or '#'. */
+enum { B_NAME = 1, B_BLANK = 2, B_END = 4, B_EQ = 8 };
+#define B_CLASS(c)                                                                                                 \
+    ((c) == ' ' || (c) == '\t' ? B_BLANK                                                                           \
+     : (c) == '\0'             ? B_END                                                                             \
+     : (c) == '='              ? B_EQ                                                                              \
+     : ((c) >= 0x21 && (c) != 0x7f && (c) != ',' && (c) != '#') ? B_NAME                                           \
+                               : 0)
+#define B_CLASS4(c) B_CLASS(c), B_CLASS((c) + 1), B_CLASS((c) + 2), B_CLASS((c) + 3)
+#define B_CLASS16(c) B_CLASS4(c), B_CLASS4((c) + 4), B_CLASS4((c) + 8), B_CLASS4((c) + 12)
+#define B_CLASS64(c) B_CLASS16(c), B_CLASS16((c) + 16), B_CLASS16((c) + 32), B_CLASS16((c) + 48)
+static const uint8_t byte_class[256] = {B_CLASS64(0), B_CLASS64(64), B_CLASS64(128), B_CLASS64(192)};
+
+static unsigned class_of(char c)
+{
+    return byte_class[(unsigned char)c];
+}
+
 static char *skip_blanks(char *p)
 {
-    while (*p == ' ' || *p == '\t')
+    while (class_of(*p) & B_BLANK)
         p++;
     return p;
 }
@@ -84,7 +112,7 @@ static char *skip_blanks(char *p)
 /* Whether c ends a token (a blank or the end of the line). */
 static bool token_end(char c)
 {
-    return c == ' ' || c == '\t' || c == '\0';
+    return (class_of(c) & (B_BLANK | B_END)) != 0;
 }
 
 /* Cuts the token that ends at end: its NUL written, cursor after it. */
@@ -109,18 +137,9 @@ static char *next_token(char **cursor)
     return tok;
 }
 
-/* The bytes a name may hold: printable (0x21..0x7e, or any byte from 0x80
- * on, as in UTF-8), but not '=', ',' or '#'. A table, as every byte of
- * every name is looked up. */
-#define NAME_BYTE(c) ((c) >= 0x21 && (c) != 0x7f && (c) != '=' && (c) != ',' && (c) != '#')
-#define NAME_BYTES4(c) NAME_BYTE(c), NAME_BYTE((c) + 1), NAME_BYTE((c) + 2), NAME_BYTE((c) + 3)
-#define NAME_BYTES16(c) NAME_BYTES4(c), NAME_BYTES4((c) + 4), NAME_BYTES4((c) + 8), NAME_BYTES4((c) + 12)
-#define NAME_BYTES64(c) NAME_BYTES16(c), NAME_BYTES16((c) + 16), NAME_BYTES16((c) + 32), NAME_BYTES16((c) + 48)
-static const bool name_bytes[256] = {NAME_BYTES64(0), NAME_BYTES64(64), NAME_BYTES64(128), NAME_BYTES64(192)};
-
 static bool name_byte(unsigned char c)
 {
-    return name_bytes[c];
+    return byte_class[c] & B_NAME;
 }
 
 /* A name: non-empty, printable, without '=', ',' or '#'. */
@@ -218,10 +237,19 @@ static bool parse_time_value(const line_ctx *lc, const char *text, double *secon
     return true;
 }
 
-static bool parse_name_list(const line_ctx *lc, char *text, GPtrArray *into, const char *const **names,
-                            uint32_t *n, GError **err)
+/* Room in l for n names and the NULL after them. */
+static void name_list_reserve(name_list *l, uint32_t n)
 {
-    g_ptr_array_set_size(into, 0);
+    if (n + 1 <= l->cap)
+        return;
+    l->cap = MAX(n + 1, 2 * l->cap);
+    l->names = g_renew(const char *, l->names, l->cap);
+}
+
+static bool parse_name_list(const line_ctx *lc, char *text, name_list *into, const char *const **names, uint32_t *n,
+                            GError **err)
+{
+    uint32_t count = 0;
     char *p = text;
     for (;;) {
         /* One pass over a name: its bytes up to the ',' or the end. */
@@ -236,14 +264,15 @@ static bool parse_name_list(const line_ctx *lc, char *text, GPtrArray *into, con
         }
         bool last = *q == '\0';
         *q = '\0';
-        g_ptr_array_add(into, p);
+        name_list_reserve(into, count + 1);
+        into->names[count++] = p;
         if (last)
             break;
         p = q + 1;
     }
-    *n = into->len;
-    g_ptr_array_add(into, NULL); /* terminator, not counted */
-    *names = (const char *const *)into->pdata;
+    into->names[count] = NULL; /* terminator, not counted */
+    *n = count;
+    *names = into->names;
     return true;
 }
 
@@ -355,9 +384,9 @@ static bool parse_attr(const line_ctx *lc, attr_id id, char *value, strata_op *o
             return fail_got(lc, value, "an amount of work such as 1000000, 2e9 or 4.5GFLOP", err);
         op->has_flops = true;
         return true;
-    case ATTR_IN: return parse_name_list(lc, value, s->ins, &op->ins, &op->n_ins, err);
-    case ATTR_OUT: return parse_name_list(lc, value, s->outs, &op->outs, &op->n_outs, err);
-    case ATTR_DONATE: return parse_name_list(lc, value, s->donates, &op->donates, &op->n_donates, err);
+    case ATTR_IN: return parse_name_list(lc, value, &s->ins, &op->ins, &op->n_ins, err);
+    case ATTR_OUT: return parse_name_list(lc, value, &s->outs, &op->outs, &op->n_outs, err);
+    case ATTR_DONATE: return parse_name_list(lc, value, &s->donates, &op->donates, &op->n_donates, err);
     case ATTR_TIME:
         op->has_time = true;
         return parse_time_value(lc, value, &op->time_s, err);
@@ -554,7 +583,7 @@ static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GEr
      * without '=' (one with it is the first attribute). */
     if (op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_RELEASE) {
         char *p = skip_blanks(*cursor), *q = p;
-        while (!token_end(*q) && *q != '=')
+        while (!(class_of(*q) & (B_BLANK | B_END | B_EQ)))
             q++;
         if (q > p && *q != '=') {
             tok = next_token(cursor);
@@ -576,7 +605,7 @@ static char *next_attr(char **cursor, char **eq)
         return NULL;
     }
     char *tok = p;
-    while (!token_end(*p) && *p != '=')
+    while (!(class_of(*p) & (B_BLANK | B_END | B_EQ)))
         p++;
     if (*p == '=')
         *eq = p;
@@ -704,11 +733,7 @@ bool strata_line_parse(char *text, size_t len, const char *origin, uint64_t line
 
 strata_line_scratch *strata_line_scratch_new(void)
 {
-    strata_line_scratch *s = g_new0(strata_line_scratch, 1);
-    s->ins = g_ptr_array_new();
-    s->outs = g_ptr_array_new();
-    s->donates = g_ptr_array_new();
-    return s;
+    return g_new0(strata_line_scratch, 1);
 }
 
 void strata_line_scratch_free(strata_line_scratch *s)
@@ -716,9 +741,9 @@ void strata_line_scratch_free(strata_line_scratch *s)
     if (s == NULL)
         return;
     g_free(s->text);
-    g_ptr_array_free(s->ins, TRUE);
-    g_ptr_array_free(s->outs, TRUE);
-    g_ptr_array_free(s->donates, TRUE);
+    g_free(s->ins.names);
+    g_free(s->outs.names);
+    g_free(s->donates.names);
     g_free(s);
 }
 
@@ -732,13 +757,6 @@ strata_line_scratch *strata_parse_op_line(const char *text, const char *origin, 
         return NULL;
     }
     return s;
-}
-
-bool strata_line_is_blank(const char *text)
-{
-    while (*text == ' ' || *text == '\t')
-        text++;
-    return *text == '\0' || *text == '#';
 }
 
 bool strata_line_parse_version(char *text, const char *origin, uint64_t line, GError **err)

@@ -27,8 +27,14 @@ void strata_line_scratch_free(strata_line_scratch *s); /* NULL ok */
  * a syntax error. op should be the same one on every call with s. */
 bool strata_line_parse(char *text, size_t len, const char *origin, uint64_t line, strata_line_scratch *s,
                        strata_op *op, GError **err);
-/* Whether text holds nothing but blanks and a comment. */
-bool strata_line_is_blank(const char *text);
+/* Whether text holds nothing but blanks and a comment. Inline: the reader
+ * asks it of every line. */
+static inline bool strata_line_is_blank(const char *text)
+{
+    while (*text == ' ' || *text == '\t')
+        text++;
+    return *text == '\0' || *text == '#';
+}
 /* Whether text (modified in place) is the version line `strata-trace 1`. */
 bool strata_line_parse_version(char *text, const char *origin, uint64_t line, GError **err);
 

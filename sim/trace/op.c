@@ -65,11 +65,6 @@ const char *strata_op_kind_name(strata_op_kind kind)
     return (unsigned)kind < STRATA_OP__COUNT ? kind_names[kind] : "?";
 }
 
-bool strata_op_kind_is_collective(strata_op_kind kind)
-{
-    return kind >= STRATA_OP_ALL_REDUCE && kind <= STRATA_OP_COLLECTIVE_PERMUTE;
-}
-
 const char *strata_algo_name(strata_algo algo)
 {
     return (unsigned)algo < STRATA_ALGO__COUNT ? algo_names[algo] : "";

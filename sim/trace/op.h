@@ -175,8 +175,11 @@ const char *strata_dtype_name(strata_dtype dtype); /* "" for NONE */
 bool strata_dtype_from_name(const char *name, strata_dtype *dtype);
 const char *strata_algo_name(strata_algo algo); /* "" for DEFAULT */
 bool strata_algo_from_name(const char *name, strata_algo *algo);
-/* True for ALL_REDUCE .. COLLECTIVE_PERMUTE. */
-bool strata_op_kind_is_collective(strata_op_kind kind);
+/* True for ALL_REDUCE .. COLLECTIVE_PERMUTE. Inline: asked of every op. */
+static inline bool strata_op_kind_is_collective(strata_op_kind kind)
+{
+    return kind >= STRATA_OP_ALL_REDUCE && kind <= STRATA_OP_COLLECTIVE_PERMUTE;
+}
 /* Bits per element (4 for int4, 0 for NONE). */
 unsigned strata_dtype_bits(strata_dtype dtype);
 
