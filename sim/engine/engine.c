@@ -349,6 +349,11 @@ static void stream_main(int argc, char **argv)
     (void)argv;
     engine_stream *s = sg_actor_self_get_data();
     engine_ctx *ctx = s->ctx;
+    /* When the previous op ended: the next one starts then, as only the
+     * ops that run_*() time block this actor (allocs, frees, records and
+     * releases take no simulated time), and each of those returns the
+     * clock after its last block. */
+    double t_end = now();
     while (!ctx->stopped) {
         engine_op *e = NULL;
         GError *err = NULL;
@@ -360,7 +365,7 @@ static void stream_main(int argc, char **argv)
         if (got == 0)
             break;
         const strata_bound_op *op = &e->bound;
-        double t0 = now(), t1 = t0; /* allocs, frees, records and releases take no simulated time */
+        double t0 = t_end, t1 = t0;
         bool timed = op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE;
         if (timed)
             s->busy_since = t0;
@@ -374,6 +379,7 @@ static void stream_main(int argc, char **argv)
         case STRATA_OP_RELEASE: run_release(ctx, op); break;
         default: break;
         }
+        t_end = t1;
         if (!ctx->stopped) {
             if (timed) {
                 s->busy_s += t1 - t0;
