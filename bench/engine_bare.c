@@ -25,7 +25,7 @@
 #include "engine/engine.h"
 #include "engine/engine_event.h"
 #include "engine/engine_platform.h"
-#include "trace/bind.h"
+#include "bind/bind.h"
 #include "trace/reader.h"
 
 typedef enum { BARE_COPY, BARE_COMPUTE, BARE_SLEEP, BARE_RECORD, BARE_WAIT } bare_kind;

@@ -89,11 +89,8 @@ static const bad_case hw_cases[] = {
     {"absurd-latency", IN_HW, GOOD_HW "[link slow]\nbetween = host hbm\nbandwidth = 1GB/s\nlatency = 1e30s\n", ":22",
      "[link slow] latency: expected a time from 0 to 1 s, got '1e30s'", false},
     {"absurd-flops", IN_HW, GOOD_HW "[compute tiny]\nflops = 1e-9FLOP/s\n", ":20", "expected a flop rate from", false},
-    {"params-unknown-key", IN_HW, GOOD_HW "[params matmul]\nbm = 256\ncolour = red\n", ":21",
-     "unknown parameter 'colour'", false},
-    {"params-bad-value", IN_HW, GOOD_HW "[params matmul]\nbm = many\n", ":20", "bm: expected an integer", false},
-    {"params-unknown-model", IN_HW, GOOD_HW "[params frobnicate]\nx = 1\n", ":19",
-     "expected the name of a workload", false},
+    {"params-group-gone", IN_HW, GOOD_HW "[params matmul]\nbm = 256\n", ":19",
+     "unknown group; expected [hardware], [memory NAME]", false},
     {"allocator-typo", IN_HW, "[hardware]\nname = t\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
                               "bandwidth = 1TB/s\nallocator = best-fitt\n",
      ":7", "unknown allocator 'best-fitt'", false},

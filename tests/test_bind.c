@@ -9,7 +9,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "testutil.h"
-#include "trace/bind.h"
+#include "bind/bind.h"
 #include "trace/reader.h"
 
 static const char HW[] =

@@ -20,7 +20,7 @@
 #include "engine/engine_tape.h"
 #include "ledger/ledger.h"
 #include "testutil.h"
-#include "trace/bind.h"
+#include "bind/bind.h"
 #include "trace/reader.h"
 
 /* Every field the tape keeps, on tpu-v5e (tensorcore reads hbm; mxu reads

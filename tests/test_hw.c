@@ -5,6 +5,7 @@
 #include "testutil.h"
 #include "core/error.h"
 #include "hw/hw.h"
+#include "placement/placement_hw.h"
 
 /* The shipped configs, configs/hw/PREFIX*.ini, by name without ".ini"
  * (sorted; free with g_strfreev): every file there is tested. */
@@ -65,7 +66,7 @@ static void load_fails(const char *text, const char *const *overrides, const cha
                        const char *n2)
 {
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load_data(text, "bad.ini", overrides, &err);
+    strata_hw *hw = strata_placement_hw_load_data(text, "bad.ini", overrides, &err);
     ck_assert_msg(hw == NULL, "should fail: %s", text);
     ck_assert_int_eq(err->domain, STRATA_ERROR);
     ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
@@ -223,7 +224,6 @@ START_TEST(test_simple_values_and_defaults)
     ck_assert_uint_eq(core->operands, mem_index(hw, "hbm"));
     ck_assert_int_eq(strata_hw_memory_index(hw, "vmem"), -1);
     ck_assert_str_eq(strata_mem_kind_name(STRATA_MEM_ONCHIP), "onchip");
-    ck_assert_ptr_null(strata_hw_params(hw, "matmul"));
     strata_hw_free(hw);
 }
 END_TEST
@@ -241,10 +241,9 @@ START_TEST(all_keys_and_inline_comments)
         "[link pcie]\nbetween = host   hbm\nbandwidth = 8GB/s\nlatency = 2us\nduplex = half\n"
         "[link staging]\nbetween = pageable host\nbandwidth = 4GB/s\n"
         "[compute gpu]\nflops = 10TFLOP/s\nflops.bf16 = 20TFLOP/s\nflops.int8 = 40TFLOP/s\n"
-        "operands = hbm\noverhead = 3us\n"
-        "[params matmul]\nbm = 256\ndtype = f32\n";
+        "operands = hbm\noverhead = 3us\n";
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load_data(text, "full.ini", NULL, &err);
+    strata_hw *hw = strata_placement_hw_load_data(text, "full.ini", NULL, &err);
     ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
     ck_assert_str_eq(strata_hw_origin(hw), "full.ini");
     ck_assert_str_eq(strata_hw_source(hw), "hand made");
@@ -265,8 +264,6 @@ START_TEST(all_keys_and_inline_comments)
     ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_BF16) == 20e12);
     ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_INT8) == 40e12);
     ck_assert(strata_hw_compute_flops(hw, 0, STRATA_DTYPE_F16) == 10e12);
-    ck_assert_str_eq(strata_hw_params(hw, "matmul"), "bm=256,dtype=f32");
-    ck_assert_ptr_null(strata_hw_params(hw, "other"));
     char *r = route_text(hw, "pageable", "hbm");
     ck_assert_str_eq(r, "staging>,pcie>");
     g_free(r);
@@ -292,7 +289,7 @@ START_TEST(routes_fewest_hops_ties_by_declaration)
                        "[link de]\nbetween = d e\nbandwidth = 1GB/s\n"
                        "[link ae]\nbetween = e a\nbandwidth = 1GB/s\n";
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load_data(text, "r.ini", NULL, &err);
+    strata_hw *hw = strata_placement_hw_load_data(text, "r.ini", NULL, &err);
     ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
     char *r = route_text(hw, "a", "d");
     ck_assert_str_eq(r, "ab>,bd>");
@@ -337,7 +334,7 @@ START_TEST(overrides_apply_before_validation)
         NULL,
     };
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load_data(BASE, "base.ini", overrides, &err);
+    strata_hw *hw = strata_placement_hw_load_data(BASE, "base.ini", overrides, &err);
     ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
     ck_assert_str_eq(strata_hw_name(hw), "renamed");
     ck_assert_uint_eq(mem(hw, "hbm")->capacity, 8ULL << 30);
@@ -497,10 +494,11 @@ START_TEST(describe_lists_the_checked_keys)
     const char *const expected[] = {"[hardware]\n  name (required): ", "[memory NAME]\n  kind (required): ",
                                     "  capacity (required): size, 1 B to 1 EiB\n", "  allocator.KEY: ",
                                     "[link NAME]\n  between (required): ", "  latency: per transfer, 0 to 1 s",
-                                    "[compute NAME]\n  flops (required): ", "[params NAME]\n  KEY: ", NULL};
+                                    "[compute NAME]\n  flops (required): ", NULL};
     for (const char *const *e = expected; *e; e++)
         ck_assert_msg(strstr(text, *e), "lacks '%s' in:\n%s", *e, text);
     ck_assert_ptr_null(strstr(text, "colour"));
+    ck_assert_ptr_null(strstr(text, "[params")); /* hw checks no model's parameters */
     g_free(text);
     /* what the help marks required is required */
     load_fails("[hardware]\nname = t\n[memory hbm]\nkind = device\nbandwidth = 1TB/s\n", NULL,
@@ -511,7 +509,7 @@ END_TEST
 START_TEST(file_errors)
 {
     GError *err = NULL;
-    ck_assert_ptr_null(strata_hw_load("/nonexistent/machine.ini", NULL, &err));
+    ck_assert_ptr_null(strata_placement_hw_load("/nonexistent/machine.ini", NULL, &err));
     ck_assert_int_eq(err->code, STRATA_ERROR_IO);
     ck_assert_ptr_nonnull(strstr(err->message, "/nonexistent/machine.ini"));
     g_clear_error(&err);
@@ -520,7 +518,7 @@ START_TEST(file_errors)
     char *path = strata_test_write_temp("hw-XXXXXX.ini",
                                         BASE_HARDWARE "[memory hbm]\nkind = device\ncapacity = 16XB\n"
                                                       "bandwidth = 1TB/s\n");
-    ck_assert_ptr_null(strata_hw_load(path, NULL, &err));
+    ck_assert_ptr_null(strata_placement_hw_load(path, NULL, &err));
     char *expected = g_strdup_printf("%s:6: [memory hbm] capacity:", path);
     ck_assert_msg(strstr(err->message, expected), "%s", err->message);
     g_free(expected);
@@ -533,7 +531,7 @@ START_TEST(file_errors)
     path = g_build_filename(dir, "nul.ini", NULL);
     static const char with_nul[] = "[hardware]\nname = t\n\0[memory x]\n";
     ck_assert(g_file_set_contents(path, with_nul, sizeof with_nul - 1, NULL));
-    ck_assert_ptr_null(strata_hw_load(path, NULL, &err));
+    ck_assert_ptr_null(strata_placement_hw_load(path, NULL, &err));
     ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
     ck_assert_ptr_nonnull(strstr(err->message, "nul.ini:3:1: expected text, got a NUL byte"));
     g_clear_error(&err);

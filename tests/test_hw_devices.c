@@ -5,6 +5,7 @@
 #include "testutil.h"
 #include "core/error.h"
 #include "hw/hw.h"
+#include "placement/placement_hw.h"
 
 static uint32_t mem_index(const strata_hw *hw, const char *name)
 {
@@ -167,7 +168,7 @@ START_TEST(torus3d_and_large_pods)
     for (guint c = 0; c < G_N_ELEMENTS(cases); c++) {
         char *t = g_strdup_printf(text, cases[c].devices, cases[c].dims);
         GError *err = NULL;
-        strata_hw *hw = strata_hw_load_data(t, "pod.ini", NULL, &err);
+        strata_hw *hw = strata_placement_hw_load_data(t, "pod.ini", NULL, &err);
         ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
         ck_assert_uint_eq(strata_hw_memory_count(hw), cases[c].devices + cases[c].devices / 4);
         ck_assert_uint_eq(strata_test_count_links(hw, "ici:"), cases[c].links);
@@ -213,7 +214,7 @@ START_TEST(full_topology)
                                "[memory hbm]\nkind = device\ncapacity = 16GiB\nbandwidth = 1TB/s\n"
                                "[interconnect x]\ntopology = full\nbandwidth = 50GB/s\nduplex = half\n";
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load_data(text, "full.ini", NULL, &err);
+    strata_hw *hw = strata_placement_hw_load_data(text, "full.ini", NULL, &err);
     ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
     ck_assert_uint_eq(strata_test_count_links(hw, "x:"), 6);
     ck_assert(!strata_test_link(hw, "x:1-3")->full_duplex);
@@ -226,7 +227,7 @@ END_TEST
 static void load_fails(const char *text, const char *const *overrides, const char *n1, const char *n2)
 {
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load_data(text, "bad.ini", overrides, &err);
+    strata_hw *hw = strata_placement_hw_load_data(text, "bad.ini", overrides, &err);
     ck_assert_msg(hw == NULL, "should fail: %s", text);
     ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
     ck_assert_msg(strstr(err->message, n1), "message '%s' lacks '%s'", err->message, n1);
@@ -306,7 +307,7 @@ START_TEST(overrides)
     char *path = strata_test_source_path("configs/hw/test-torus16.ini");
     const char *const bad[] = {"hardware.devices=8", NULL};
     GError *err = NULL;
-    ck_assert_ptr_null(strata_hw_load(path, bad, &err));
+    ck_assert_ptr_null(strata_placement_hw_load(path, bad, &err));
     ck_assert_msg(strstr(err->message, "test-torus16.ini:41: [interconnect ici] dims: 4x4 makes 16 devices, but "
                                        "the machine has 8"),
                   "%s", err->message);

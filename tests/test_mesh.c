@@ -3,7 +3,7 @@
 #include <string.h>
 #include <glib/gstdio.h>
 #include "testutil.h"
-#include "spmd/mesh.h"
+#include "core/mesh.h"
 #include "trace/check.h"
 #include "trace/reader.h"
 

@@ -15,7 +15,7 @@
  * first pass sums them per memory and the rewritten trace starts with
  * `option padding_bytes=N` (the default memory) and `option
  * padding_bytes.MEM=N` (a named memory), which every consumer's ledger
- * (ledger/ledger.h) reads into results' padding_bytes. Padding options
+ * (ledger/ledger.h, in the sim layer) reads into results' padding_bytes. Padding options
  * already in the trace are summed into these, not repeated.
  * Buffers without shape or dtype are left alone.
  *
@@ -39,12 +39,11 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
-#include "ledger/ledger.h"
 #include "policy/policy.h"
 #include "policy/rewrite.h"
-#include "spmd/mesh.h"
+#include "core/mesh.h"
 
-#define PAD_OPTION STRATA_LEDGER_PADDING_OPTION
+#define PAD_OPTION STRATA_OPTION_PADDING_BYTES
 
 typedef struct pad_policy {
     uint64_t rows, lanes;     /* tile for 32-bit elements */

@@ -23,7 +23,7 @@
 #include "workload/graph.h"
 #include "workload/workload.h"
 #include "core/error.h"
-#include "spmd/mesh.h"
+#include "core/mesh.h"
 
 static const char *const op_choices[] = {"all-reduce",         "all-gather", "reduce-scatter", "all-to-all",
                                          "collective-permute", NULL};

@@ -20,7 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "core/error.h"
-#include "spmd/mesh.h"
+#include "core/mesh.h"
 
 #define GATHER_STREAM "gather"
 #define REDUCE_STREAM "reduce"

@@ -19,7 +19,7 @@
 #include "core/error.h"
 #include "core/jsonout.h"
 #include "ledger/ledger.h"
-#include "trace/bind.h"
+#include "bind/bind.h"
 
 #define PLAN_NO_HW_CAPACITY (UINT64_C(1) << 40) /* placement space without hw */
 #define PLAN_NO_HW_MEMORY "hbm" /* the shared name of the device memory */

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "hw/hw.h"
+#include "placement/placement_hw.h"
 
 static const char *CMD = "calibrate";
 
@@ -73,7 +74,7 @@ int strata_cmd_calibrate(int argc, char **argv)
     strata_job_doing(job, "measuring the %s backend", backend->name);
     if (!backend->calibrate(&opt, ini, quiet ? NULL : stderr, &err))
         goto done;
-    strata_hw *check = strata_hw_load_data(ini->str, "calibrate output", NULL, &err);
+    strata_hw *check = strata_placement_hw_load_data(ini->str, "calibrate output", NULL, &err);
     if (!check) {
         g_prefix_error(&err, "internal error, the measured model does not load: ");
         err->code = STRATA_ERROR_INTERNAL;

@@ -18,9 +18,10 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "hw/hw.h"
-#include "trace/bind.h"
+#include "bind/bind.h"
 #include "spmd/spmd.h"
 #include "trace/reader.h"
+#include "placement/placement_hw.h"
 
 typedef struct memory_use {
     uint64_t live;
@@ -152,7 +153,7 @@ int strata_cmd_check(int argc, char **argv)
     ctx.use = g_array_new(FALSE, TRUE, sizeof(memory_use));
     ctx.memory_order = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     strata_job_doing(job, "checking %s", trace_path);
-    if ((!hw_path || (ctx.hw = strata_hw_load(hw_path, NULL, &err))) && check_trace(&ctx, &err)) {
+    if ((!hw_path || (ctx.hw = strata_placement_hw_load(hw_path, NULL, &err))) && check_trace(&ctx, &err)) {
         print_report(&ctx);
         status = STRATA_EXIT_OK;
     }

@@ -14,6 +14,7 @@
 #include "cli/job.h"
 #include "core/error.h"
 #include "trace/reader.h"
+#include "placement/placement_hw.h"
 
 typedef struct replay_args {
     strata_backend_args b;
@@ -42,7 +43,7 @@ static int replay_main(strata_job *job, replay_args *a)
     if (!strata_job_output(job, "--json", a->b.json, &json, &err) ||
         !strata_job_output_timeline(job, a->timeline, &timeline, &err))
         goto done;
-    if ((a->b.hw && !(hw = strata_hw_load(a->b.hw, NULL, &err))) || !(src = strata_trace_open(a->b.trace, &err)))
+    if ((a->b.hw && !(hw = strata_placement_hw_load(a->b.hw, NULL, &err))) || !(src = strata_trace_open(a->b.trace, &err)))
         goto done;
     if (a->plan) {
         if (strata_cuda_print_plan(hw, src, a->b.device_memory, stdout, &err))

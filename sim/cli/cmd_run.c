@@ -25,6 +25,7 @@
 #include "results/results.h"
 #include "spmd/spmd.h"
 #include "trace/reader.h"
+#include "placement/placement_hw.h"
 
 static const char run_description[] =
     "Simulates TRACE on the machine described by HW.ini with SimGrid and prints a\n"
@@ -122,7 +123,7 @@ int strata_cmd_run(int argc, char **argv)
         goto done;
     const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;
     strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
-    if (!(hw = strata_hw_load(a.hw, (const char *const *)a.sets, &err)) ||
+    if (!(hw = strata_placement_hw_load(a.hw, (const char *const *)a.sets, &err)) ||
         !(src = strata_trace_open(a.trace, &err)))
         goto done;
     if (a.policies && !(src = strata_policies_apply(src, (const char *const *)a.policies, hw, &err)))

@@ -20,6 +20,7 @@
 #include "policy/policy.h"
 #include "trace/checked.h"
 #include "trace/reader.h"
+#include "placement/placement_hw.h"
 
 static char *transform_description(void)
 {
@@ -77,7 +78,7 @@ int strata_cmd_transform(int argc, char **argv)
     strata_job_input(job, "--hw", hw_path);
     strata_job_input(job, "--trace", trace);
     if (!strata_job_output(job, "--output", output ? output : "-", &out, &err) ||
-        (hw_path && !(hw = strata_hw_load(hw_path, NULL, &err))) || !(src = strata_trace_open(trace, &err)))
+        (hw_path && !(hw = strata_placement_hw_load(hw_path, NULL, &err))) || !(src = strata_trace_open(trace, &err)))
         goto done;
     src = strata_policies_apply(strata_checked_source_new(src, NULL), (const char *const *)policies, hw, &err);
     if (!src)

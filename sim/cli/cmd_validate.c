@@ -20,6 +20,7 @@
 #include "engine/engine.h"
 #include "trace/reader.h"
 #include "validate/published.h"
+#include "placement/placement_hw.h"
 
 typedef struct validate_args {
     strata_backend_args b;
@@ -75,7 +76,7 @@ static int validate_main(strata_job *job, validate_args *a)
         goto done;
     strata_job_input(job, "--hw", a->b.hw);
     strata_job_input(job, "--trace", a->b.trace);
-    if (!strata_job_output(job, "--json", a->b.json, &json, &err) || !(hw = strata_hw_load(a->b.hw, NULL, &err)) ||
+    if (!strata_job_output(job, "--json", a->b.json, &json, &err) || !(hw = strata_placement_hw_load(a->b.hw, NULL, &err)) ||
         !(src = strata_trace_open(a->b.trace, &err)) || !validate_run(job, a, backend, hw, src, &real, &sim, &err))
         goto done;
     cmp = strata_compare_results(sim, real);

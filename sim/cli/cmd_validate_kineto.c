@@ -9,6 +9,7 @@
 #include "cli/job.h"
 #include "core/error.h"
 #include "import/kineto_validate.h"
+#include "placement/placement_hw.h"
 
 int strata_validate_against(strata_job *job, const char *trace, const char *hw_path)
 {
@@ -22,7 +23,7 @@ int strata_validate_against(strata_job *job, const char *trace, const char *hw_p
         strata_job_input(job, "--hw", hw_path);
         strata_job_input(job, "--against", trace);
         strata_job_doing(job, "validating %s", trace);
-        if ((hw = strata_hw_load(hw_path, NULL, &err)) &&
+        if ((hw = strata_placement_hw_load(hw_path, NULL, &err)) &&
             strata_kineto_validate(trace, STRATA_KINETO_DEVICE_AUTO, hw, &v, &err)) {
             fputs(v.table, strata_job_human(job));
             status = v.oom ? STRATA_EXIT_OOM : STRATA_EXIT_OK;

@@ -26,7 +26,7 @@
 #include "engine/engine.h"
 #include "engine/engine_platform.h"
 #include "engine/engine_tape.h"
-#include "trace/bind.h"
+#include "bind/bind.h"
 
 /* ---- memories (engine_memory.c) ---- */
 

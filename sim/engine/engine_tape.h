@@ -26,7 +26,7 @@
 #ifndef STRATA_ENGINE_TAPE_H
 #define STRATA_ENGINE_TAPE_H
 
-#include "trace/bind.h"
+#include "bind/bind.h"
 
 /* What the second pass needs of an op beyond the bound op's numbers (which
  * the binder resolves but does not keep past the next read). */

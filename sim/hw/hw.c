@@ -19,13 +19,9 @@
  */
 #include "hw/hw.h"
 #include "hw/hw_internal.h"
-#include "alloc/alloc.h"
 #include "core/error.h"
 #include "core/keyfile.h"
-#include "core/params.h"
 #include "core/units.h"
-#include "policy/policy.h"
-#include "workload/workload.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -83,13 +79,13 @@ static const key_def interconnect_keys[] = {
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
-typedef enum { GROUP_HARDWARE, GROUP_MEMORY, GROUP_LINK, GROUP_COMPUTE, GROUP_PARAMS, GROUP_INTERCONNECT } group_kind;
+typedef enum { GROUP_HARDWARE, GROUP_MEMORY, GROUP_LINK, GROUP_COMPUTE, GROUP_INTERCONNECT } group_kind;
 
 typedef struct group_def {
     const char *word;      /* "memory" in "[memory NAME]" */
     group_kind kind;
     bool named;            /* takes a NAME */
-    const key_def *keys;   /* NULL: free keys (params) */
+    const key_def *keys;
     const char *prefixed;  /* "allocator." / "flops.": keys with this prefix are accepted */
 } group_def;
 
@@ -98,7 +94,6 @@ static const group_def group_defs[] = {
     {"memory", GROUP_MEMORY, true, memory_keys, "allocator."},
     {"link", GROUP_LINK, true, link_keys, NULL},
     {"compute", GROUP_COMPUTE, true, compute_keys, "flops."},
-    {"params", GROUP_PARAMS, true, NULL, NULL},
     {"interconnect", GROUP_INTERCONNECT, true, interconnect_keys, NULL},
     {NULL, 0, false, NULL, NULL},
 };
@@ -348,8 +343,9 @@ static bool check_keys(const hw_load_ctx *ctx, const group_def *def, const char 
 }
 
 /* The allocator spec "NAME:k=v,..." from allocator and allocator.* (file
- * order), interned in hw->strings, after checking that the allocator exists
- * and takes these parameters (an error names the key's line); NULL with err. */
+ * order), interned in hw->strings, after the load's allocator check (the
+ * allocator exists and takes these parameters; an error names the key's
+ * line) when the caller gave one; NULL with err. */
 static const char *allocator_spec(const hw_load_ctx *ctx, strata_hw *hw, const char *group,
                                   const strata_memory_spec *m, GError **err)
 {
@@ -361,7 +357,7 @@ static const char *allocator_spec(const hw_load_ctx *ctx, strata_hw *hw, const c
         g_free(alloc_name);
         return NULL;
     }
-    GString *spec = g_string_new(alloc_name ? alloc_name : STRATA_ALLOC_DEFAULT);
+    GString *spec = g_string_new(alloc_name ? alloc_name : STRATA_HW_DEFAULT_ALLOCATOR);
     g_free(alloc_name);
     char **keys = strata_keyfile_keys(ctx->k, group, NULL);
     guint n_params = 0;
@@ -376,8 +372,7 @@ static const char *allocator_spec(const hw_load_ctx *ctx, strata_hw *hw, const c
         g_free(v);
     }
     GError *inner = NULL;
-    strata_allocator *probe = ok ? strata_allocator_new(spec->str, m->capacity, m->alignment, &inner) : NULL;
-    if (ok && !probe) {
+    if (ok && ctx->check_allocator && !ctx->check_allocator(spec->str, m->capacity, m->alignment, &inner)) {
         /* name the allocator.KEY line the message is about, else the allocator line */
         const char *key = "allocator";
         for (guint k = 0; keys && keys[k]; k++) {
@@ -392,7 +387,6 @@ static const char *allocator_spec(const hw_load_ctx *ctx, strata_hw *hw, const c
         g_clear_error(&inner);
         ok = false;
     }
-    strata_allocator_free(probe);
     g_strfreev(keys);
     const char *out = ok ? g_string_chunk_insert_const(hw->strings, spec->str) : NULL;
     g_string_free(spec, TRUE);
@@ -573,56 +567,6 @@ static bool load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *grou
     return true;
 }
 
-/* The parameter table of the model a [params NAME] group is for: a workload
- * or a policy; NULL with err when NAME is neither. */
-static const strata_param_def *params_model(const hw_load_ctx *ctx, const char *group, const char *name,
-                                            bool *found, GError **err)
-{
-    const strata_workload_type *w = strata_workload_type_find(name);
-    const strata_policy_type *p = w ? NULL : strata_policy_type_find(name);
-    *found = w || p;
-    if (!*found) {
-        char *workloads = strata_workload_type_names(), *policies = strata_policy_type_names();
-        hw_fail(ctx, err, group, NULL, "expected the name of a workload (%s) or a policy (%s)", workloads, policies);
-        g_free(workloads);
-        g_free(policies);
-        return NULL;
-    }
-    return w ? w->params : p->params;
-}
-
-/* Checks every key against the model's table (an error names the key's
- * line) and keeps them as "k=v,..." in file order. */
-static bool load_params(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
-                        GError **err)
-{
-    bool found = false;
-    const strata_param_def *defs = params_model(ctx, group, name, &found, err);
-    if (!found)
-        return false;
-    strata_params *p = strata_params_new(name, defs, NULL, err);
-    if (!p)
-        return false;
-    char **keys = strata_keyfile_keys(ctx->k, group, NULL);
-    GString *spec = g_string_new(NULL);
-    bool ok = true;
-    for (guint k = 0; ok && keys && keys[k]; k++) {
-        char *v = raw_value(ctx, group, keys[k]);
-        ok = strata_params_set(p, keys[k], v, err);
-        if (!ok)
-            prefix(ctx, err, group, keys[k]);
-        g_string_append_printf(spec, "%s%s=%s", k ? "," : "", keys[k], v);
-        g_free(v);
-    }
-    g_strfreev(keys);
-    strata_params_free(p);
-    if (ok)
-        g_hash_table_insert(hw->params, g_strdup(name), g_string_free(spec, FALSE));
-    else
-        g_string_free(spec, TRUE);
-    return ok;
-}
-
 /* Splits "memory hbm" into its definition and name; NULL with err if unknown. */
 static const group_def *classify_group(const hw_load_ctx *ctx, const char *group, const char **name,
                                        GError **err)
@@ -654,8 +598,8 @@ static const group_def *classify_group(const hw_load_ctx *ctx, const char *group
         return d;
     }
     hw_fail(ctx, err, group, NULL,
-         "unknown group; expected [hardware], [memory NAME], [link NAME], [compute NAME], "
-         "[interconnect NAME] or [params NAME]");
+         "unknown group; expected [hardware], [memory NAME], [link NAME], [compute NAME] "
+         "or [interconnect NAME]");
     return NULL;
 }
 
@@ -727,8 +671,6 @@ static bool build(hw_load_ctx *ctx, strata_hw *hw, GError **err)
             ok = load_link(ctx, hw, groups[g], names[g], err);
         else if (defs[g]->kind == GROUP_COMPUTE)
             ok = load_compute(ctx, hw, groups[g], names[g], err);
-        else if (defs[g]->kind == GROUP_PARAMS)
-            ok = load_params(ctx, hw, groups[g], names[g], err);
     }
     ok = ok && hw_devices_build(ctx, hw, groups, n_groups, err);
     g_free(defs);
@@ -756,16 +698,16 @@ static strata_hw *hw_new(const char *origin)
     hw->tlinks = hw->links;
     hw->tunits = hw->computes;
     hw->devices = hw->devices_per_host = hw->hosts = 1;
-    hw->params = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     return hw;
 }
 
 /* Applies the overrides to k and builds the model (k is freed). */
-static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *overrides, GError **err)
+static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *overrides,
+                                  strata_hw_allocator_check check_allocator, GError **err)
 {
     if (!k)
         return NULL;
-    hw_load_ctx ctx = {.k = k};
+    hw_load_ctx ctx = {.k = k, .check_allocator = check_allocator};
     strata_hw *hw = hw_new(strata_keyfile_origin(k));
     bool ok = true;
     for (const char *const *o = overrides; ok && o && *o; o++)
@@ -779,19 +721,31 @@ static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *override
     return hw;
 }
 
-strata_hw *strata_hw_load_data(const char *data, const char *origin, const char *const *overrides,
-                               GError **err)
+strata_hw *strata_hw_load_data_checked(const char *data, const char *origin, const char *const *overrides,
+                                       strata_hw_allocator_check check_allocator, GError **err)
 {
     return hw_from_keyfile(strata_keyfile_load_data(data, origin ? origin : "<hardware>", "hardware",
                                                     STRATA_KEYFILE_INLINE_COMMENTS, err),
-                           overrides, err);
+                           overrides, check_allocator, err);
+}
+
+strata_hw *strata_hw_load_checked(const char *path, const char *const *overrides,
+                                  strata_hw_allocator_check check_allocator, GError **err)
+{
+    return hw_from_keyfile(
+        strata_keyfile_load(path, "hardware file", "hardware", STRATA_KEYFILE_INLINE_COMMENTS, err), overrides,
+        check_allocator, err);
+}
+
+strata_hw *strata_hw_load_data(const char *data, const char *origin, const char *const *overrides,
+                               GError **err)
+{
+    return strata_hw_load_data_checked(data, origin, overrides, NULL, err);
 }
 
 strata_hw *strata_hw_load(const char *path, const char *const *overrides, GError **err)
 {
-    return hw_from_keyfile(
-        strata_keyfile_load(path, "hardware file", "hardware", STRATA_KEYFILE_INLINE_COMMENTS, err), overrides,
-        err);
+    return strata_hw_load_checked(path, overrides, NULL, err);
 }
 
 void strata_hw_free(strata_hw *hw)
@@ -814,7 +768,6 @@ void strata_hw_free(strata_hw *hw)
     g_free(hw->mem_at);
     g_free(hw->link_at);
     g_free(hw->unit_at);
-    g_hash_table_destroy(hw->params);
     g_string_chunk_free(hw->strings);
     g_free(hw->name);
     g_free(hw->source);
@@ -884,9 +837,5 @@ double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype 
     return c->flops;
 }
 
-const char *strata_hw_params(const strata_hw *hw, const char *name)
-{
-    return name ? g_hash_table_lookup(hw->params, name) : NULL;
-}
 
 const char *strata_hw_source(const strata_hw *hw) { return hw->source; }

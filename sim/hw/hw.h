@@ -14,8 +14,6 @@
  *                   overhead (fixed cost per op, default 0), launch (fixed
  *                   cost once, on the unit's first op, default 0), tile (the
  *                   side of a systolic array, default 0: see the engine)
- *   [params NAME]   parameters of the workload or policy NAME, checked against
- *                   its declared table (strata_hw_params)
  *   [interconnect NAME] memory (the per-device memory it joins, or a host
  *                   memory for a network between hosts), topology = ring|
  *                   torus2d|torus3d|switch|full, dims (torus: 4x4, 4x4x4),
@@ -24,9 +22,12 @@
  *                   duplex
  *
  * Unknown groups or keys, missing required keys, values outside the sane
- * ranges (docs/hardware.md) and an allocator that does not exist or does not
- * take the allocator.KEY given are STRATA_ERROR_INPUT errors naming the
- * file, the line, the group and the key. Numbers take units (core/units.h).
+ * ranges (docs/hardware.md) and, where the caller passes the allocators'
+ * check (placement/placement_hw.h does), an allocator that does not exist or
+ * does not take the allocator.KEY given are STRATA_ERROR_INPUT errors naming
+ * the file, the line, the group and the key. Numbers take units
+ * (core/units.h). The model knows no allocator, policy or workload: it
+ * keeps each memory's allocator spec as text for the layer that places.
  *
  * Devices: with devices = N > 1 the file describes one device and its host
  * (the "template"); the model holds N instances of every memory of kind
@@ -122,11 +123,27 @@ typedef struct strata_hop {
 
 typedef struct strata_hw strata_hw;
 
+/* The allocator of a memory without `allocator =`. */
+#define STRATA_HW_DEFAULT_ALLOCATOR "best-fit"
+
+/* Checks a memory's allocator spec "NAME[:k=v,...]" for its capacity and
+ * alignment (the allocators' layer supplies it); false with err, whose
+ * message the loader prefixes with "FILE:LINE: [GROUP] KEY: ", KEY being
+ * the allocator.KEY line the message quotes, else the allocator line. */
+typedef bool (*strata_hw_allocator_check)(const char *spec, uint64_t capacity, uint64_t alignment,
+                                          GError **err);
+
 /* overrides: NULL or NULL-terminated "memory.hbm.capacity=16GiB" strings
- * (group kind, group name, key), applied before validation (for sweeps). */
+ * (group kind, group name, key), applied before validation (for sweeps).
+ * The plain loads check no allocator spec but its form; the _checked ones
+ * run check_allocator (NULL: none) on each memory's. */
 strata_hw *strata_hw_load(const char *path, const char *const *overrides, GError **err);
 strata_hw *strata_hw_load_data(const char *data, const char *origin, const char *const *overrides,
                                GError **err);
+strata_hw *strata_hw_load_checked(const char *path, const char *const *overrides,
+                                  strata_hw_allocator_check check_allocator, GError **err);
+strata_hw *strata_hw_load_data_checked(const char *data, const char *origin, const char *const *overrides,
+                                       strata_hw_allocator_check check_allocator, GError **err);
 void strata_hw_free(strata_hw *hw);
 
 const char *strata_hw_name(const strata_hw *hw);
@@ -211,9 +228,5 @@ char *strata_hw_describe(const char *indent);
 
 /* [hardware] source (NULL when absent). */
 const char *strata_hw_source(const strata_hw *hw);
-/* A [params NAME] group holds parameters of the workload or policy NAME,
- * already checked against its table: returns them as "k=v,k=v" in file
- * order (for strata_params_new()), or NULL when there is no such group. */
-const char *strata_hw_params(const strata_hw *hw, const char *name);
 
 #endif

@@ -46,12 +46,12 @@ struct strata_hw {
     GHashTable *memory_by_name; /* name -> index + 1 */
     GHashTable *route_memo;    /* several devices: (from * n + to + 1) -> route * */
     hw_sites *sites;           /* several devices, else NULL */
-    GHashTable *params; /* [params NAME]: name -> "k=v,..." (owned) */
 };
 
 /* The loader's context: the key file, for FILE:LINE in messages. */
 typedef struct hw_load_ctx {
     strata_keyfile *k;
+    strata_hw_allocator_check check_allocator; /* NULL: allocator names unchecked */
 } hw_load_ctx;
 
 /* Sets err to "WHERE: [GROUP] KEY: MESSAGE" (KEY omitted when NULL). */

@@ -53,12 +53,11 @@
 #include <stdint.h>
 #include "alloc/alloc.h"
 #include "results/results.h"
-#include "trace/bind.h"
+#include "bind/bind.h"
 #include "trace/check.h"
 
-/* The option key a rewrite that grows allocs writes (KEY=N for the default
- * memory, KEY.MEM=N for a named one). */
-#define STRATA_LEDGER_PADDING_OPTION "padding_bytes"
+/* The padding option (trace/check.h) that the ledger reads into results. */
+#define STRATA_LEDGER_PADDING_OPTION STRATA_OPTION_PADDING_BYTES
 
 typedef struct strata_ledger strata_ledger;
 

@@ -20,7 +20,7 @@
 #include "alloc/alloc.h"
 #include "core/error.h"
 #include "ledger/ledger.h"
-#include "trace/bind.h"
+#include "bind/bind.h"
 
 typedef struct replay_state {
     const strata_replay_options *opt;

@@ -33,7 +33,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "spmd/collective.h"
-#include "spmd/mesh.h"
+#include "core/mesh.h"
 #include "trace/check.h"
 
 typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAIT, EM_COPY, EM_REDUCE } emit_kind;

@@ -17,6 +17,7 @@
 #include "policy/policy.h"
 #include "sweep/experiment_internal.h"
 #include "workload/workload.h"
+#include "placement/placement_hw.h"
 
 /* ---- lists and model references --------------------------------------- */
 
@@ -130,7 +131,7 @@ bool exp_check_hw(const char *path, char *const *overrides, const load_ctx *ctx,
                      GError **err)
 {
     GError *inner = NULL;
-    strata_hw *hw = strata_hw_load(path, (const char *const *)overrides, &inner);
+    strata_hw *hw = strata_placement_hw_load(path, (const char *const *)overrides, &inner);
     if (!hw)
         return exp_fail_from(err, ctx, line, overrides ? "bad hardware override" : "bad hardware", inner);
     strata_hw_free(hw);

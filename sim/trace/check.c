@@ -26,7 +26,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
-#include "spmd/mesh.h"
+#include "core/mesh.h"
 #include "trace/check_live.h"
 
 typedef strata_live_buffer live_buffer;

@@ -12,7 +12,7 @@
  *  - streams are numbered in order of first appearance;
  *  - option lines come before the first op;
  *  - time=, at= and flops= lie in the sane ranges below;
- *  - `option mesh=` is a valid mesh (spmd/mesh.h) whose device count is the
+ *  - `option mesh=` is a valid mesh (core/mesh.h) whose device count is the
  *    hardware's when that is known (strata_checker_set_devices());
  *  - a collective comes after a mesh, names axes of it, names live buffers
  *    (OUT and IN distinct) whose sizes divide as its kind requires
@@ -29,7 +29,7 @@
 #ifndef STRATA_CHECK_H
 #define STRATA_CHECK_H
 
-#include "spmd/mesh.h"
+#include "core/mesh.h"
 #include "trace/op.h"
 
 /* Sane ranges of a trace's numbers (traces/FORMAT.md): a value outside
@@ -88,6 +88,11 @@ bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size,
 /* Option values seen ("allocator.max_split_size" -> "200MiB"), in order. */
 const GPtrArray *strata_checker_option_keys(const strata_checker *c);
 const char *strata_checker_option(const strata_checker *c, const char *key);
+
+/* The option key a rewrite that grows allocs writes (KEY=N for the default
+ * memory, KEY.MEM=N for a named one); the consumers' ledgers read it into
+ * results' padding_bytes. */
+#define STRATA_OPTION_PADDING_BYTES "padding_bytes"
 /* The hardware's device count (0: not known, the default), for the checks above. */
 void strata_checker_set_devices(strata_checker *c, uint32_t devices);
 

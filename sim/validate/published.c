@@ -25,6 +25,7 @@
 #include "trace/reader.h"
 #include "validate/series.h"
 #include "workload/workload.h"
+#include "placement/placement_hw.h"
 
 struct strata_published {
     GPtrArray *cases; /* strata_published_case *, owned */
@@ -424,7 +425,7 @@ static char *child_value(const strata_published_case *c)
 {
     GError *err = NULL;
     strata_results *r = NULL;
-    strata_hw *hw = strata_hw_load(c->hw, NULL, &err);
+    strata_hw *hw = strata_placement_hw_load(c->hw, NULL, &err);
     strata_source *src = hw ? case_source(c, &err) : NULL;
     if (src && strata_spmd_devices(hw) > 1)
         src = strata_spmd_expand(src, hw);

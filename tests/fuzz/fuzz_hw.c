@@ -5,12 +5,13 @@
 #include <stdint.h>
 #include <string.h>
 #include "hw/hw.h"
+#include "placement/placement_hw.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = g_strndup((const char *)data, size); /* key files are text: stop at a NUL */
     GError *err = NULL;
-    strata_hw *hw = strata_hw_load_data(text, "fuzz.ini", NULL, &err);
+    strata_hw *hw = strata_placement_hw_load_data(text, "fuzz.ini", NULL, &err);
     if (hw) {
         uint32_t n = strata_hw_memory_count(hw);
         for (uint32_t a = 0; a < n && a < 16; a++)

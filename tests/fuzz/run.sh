@@ -32,11 +32,13 @@ if [ ! -f "$B/CMakeCache.txt" ]; then
         -DSTRATA_CUDA=OFF -DSTRATA_WERROR=OFF \
         -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link $SAN" >/dev/null
 fi
-cmake --build "$B" -j2 --target strata_core >/dev/null
+cmake --build "$B" -j2 --target strata_tools >/dev/null
 # shellcheck disable=SC2046
 clang -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer $SAN \
     -DSTRATA_SOURCE_DIR="\"$ROOT\"" -I"$ROOT/sim" -I"$ROOT/models" $(pkg-config --cflags glib-2.0) \
-    "$ROOT/tests/fuzz/fuzz_$TARGET.c" "$B/libstrata_core.a" \
+    "$ROOT/tests/fuzz/fuzz_$TARGET.c" \
+    "$B/libstrata_tools.a" "$B/libstrata_sim.a" "$B/libstrata_models.a" "$B/libstrata_hw.a" \
+    "$B/libstrata_ir.a" "$B/libstrata_base.a" \
     $(pkg-config --libs glib-2.0 json-glib-1.0 simgrid zlib) -lm -lpthread -o "$B/fuzz_$TARGET"
 
 mkdir -p "$B/corpus/$TARGET" "$B/crashes"

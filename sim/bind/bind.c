@@ -16,7 +16,7 @@
  *     hold across rewinds;
  *  3. route_checked[r] is set only after strata_hw_route() found route r.
  */
-#include "trace/bind.h"
+#include "bind/bind.h"
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"

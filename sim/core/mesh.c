@@ -5,7 +5,7 @@
  * Invariants: stride[a] is the product of the sizes of the axes after a, so
  * device = sum of coord[a] * stride[a]; text is the canonical form.
  */
-#include "spmd/mesh.h"
+#include "core/mesh.h"
 #include <string.h>
 #include "core/error.h"
 
