@@ -419,6 +419,70 @@ double concurrent(cuda_status &st, void *d0, const void *s0, cudaMemcpyKind k0, 
     return v.empty() ? 0 : median_of(v);
 }
 
+/* Calibration: the latency of a 4-byte copy each way and of an empty
+ * kernel's launch, medians of 101 (the buffers are calibrate_device's). */
+void calibrate_latencies(cuda_status &st, void *d0, void *d1, void *h0, void *h1, cudaStream_t s0, cudaEvent_t e0,
+                         cudaEvent_t e1, strata_cuda_calibration *out)
+{
+    std::vector<double> lh, ld, ldd, ll;
+    for (int i = 0; i < 101 && !st.failed; i++) {
+        lh.push_back(time_copy_once(st, d0, h0, 4, cudaMemcpyHostToDevice, s0, e0, e1));
+        ld.push_back(time_copy_once(st, h1, d1, 4, cudaMemcpyDeviceToHost, s0, e0, e1));
+        ldd.push_back(time_copy_once(st, d1, d0, 4, cudaMemcpyDeviceToDevice, s0, e0, e1));
+        ll.push_back(time_once(st, s0, e0, e1, [&] { empty_kernel<<<1, 1, 0, s0>>>(); }));
+    }
+    if (!st.failed) {
+        out->latency_h2d = median_of(lh);
+        out->latency_d2h = median_of(ld);
+        out->latency_d2d = median_of(ldd);
+        out->launch_latency = median_of(ll);
+    }
+}
+
+/* Calibration: the replay kernel's compute rate with no operands, and the
+ * device bandwidth it reaches reading d0 and writing d1 (big bytes each). */
+void calibrate_compute(cuda_status &st, void *d0, void *d1, size_t big, cudaStream_t s0, cudaEvent_t e0,
+                       cudaEvent_t e1, strata_cuda_calibration *out)
+{
+    /* compute rate: the replay's kernel with no operands */
+    int threads = 256, blocks = launch_geometry(&threads);
+    unsigned long long steps = 1u << 16;
+    float *sink = static_cast<float *>(d1);
+    std::vector<double> fr;
+    for (int i = 0; i < 6 && !st.failed; i++) {
+        operand_args none;
+        memset(&none, 0, sizeof none);
+        double t = time_once(st, s0, e0, e1, [&] {
+            compute_kernel<<<blocks, threads, 0, s0>>>(none, steps, sink);
+            st.ok(cudaGetLastError(), "compute kernel launch");
+        });
+        if (i > 0 && t > 0)
+            fr.push_back(8.0 * steps * blocks * threads / t);
+    }
+    /* device bandwidth: read d0 and write d1 */
+    std::vector<double> bw;
+    for (int i = 0; i < 6 && !st.failed; i++) {
+        operand_args rw;
+        memset(&rw, 0, sizeof rw);
+        rw.n = 2;
+        rw.ptr[0] = static_cast<unsigned char *>(d0);
+        rw.bytes[0] = big;
+        rw.ptr[1] = static_cast<unsigned char *>(d1);
+        rw.bytes[1] = big;
+        rw.output[1] = 1;
+        double t = time_once(st, s0, e0, e1, [&] {
+            compute_kernel<<<blocks, threads, 0, s0>>>(rw, 0, sink);
+            st.ok(cudaGetLastError(), "compute kernel launch");
+        });
+        if (i > 0 && t > 0)
+            bw.push_back(2.0 * big / t);
+    }
+    if (!st.failed) {
+        out->flops_f32 = fr.empty() ? 0 : median_of(fr);
+        out->device_bandwidth = bw.empty() ? 0 : median_of(bw);
+    }
+}
+
 } // namespace
 
 extern "C" int strata_cuda_exec(const strata_cuda_plan *plan, int warmup, int repeats, double *start_s,
@@ -506,56 +570,8 @@ extern "C" int strata_cuda_calibrate_device(uint64_t max_size, strata_cuda_calib
                                              s0, s1, e0, e1, e2);
         out->concurrent_h2d_h2d = concurrent(st, d0, h0, cudaMemcpyHostToDevice, d1, h1, cudaMemcpyHostToDevice, big,
                                              s0, s1, e0, e1, e2);
-        std::vector<double> lh, ld, ldd, ll;
-        for (int i = 0; i < 101 && !st.failed; i++) {
-            lh.push_back(time_copy_once(st, d0, h0, 4, cudaMemcpyHostToDevice, s0, e0, e1));
-            ld.push_back(time_copy_once(st, h1, d1, 4, cudaMemcpyDeviceToHost, s0, e0, e1));
-            ldd.push_back(time_copy_once(st, d1, d0, 4, cudaMemcpyDeviceToDevice, s0, e0, e1));
-            ll.push_back(time_once(st, s0, e0, e1, [&] { empty_kernel<<<1, 1, 0, s0>>>(); }));
-        }
-        if (!st.failed) {
-            out->latency_h2d = median_of(lh);
-            out->latency_d2h = median_of(ld);
-            out->latency_d2d = median_of(ldd);
-            out->launch_latency = median_of(ll);
-        }
-        /* compute rate: the replay's kernel with no operands */
-        int threads = 256, blocks = launch_geometry(&threads);
-        unsigned long long steps = 1u << 16;
-        float *sink = static_cast<float *>(d1);
-        std::vector<double> fr;
-        for (int i = 0; i < 6 && !st.failed; i++) {
-            operand_args none;
-            memset(&none, 0, sizeof none);
-            double t = time_once(st, s0, e0, e1, [&] {
-                compute_kernel<<<blocks, threads, 0, s0>>>(none, steps, sink);
-                st.ok(cudaGetLastError(), "compute kernel launch");
-            });
-            if (i > 0 && t > 0)
-                fr.push_back(8.0 * steps * blocks * threads / t);
-        }
-        /* device bandwidth: read d0 and write d1 */
-        std::vector<double> bw;
-        for (int i = 0; i < 6 && !st.failed; i++) {
-            operand_args rw;
-            memset(&rw, 0, sizeof rw);
-            rw.n = 2;
-            rw.ptr[0] = static_cast<unsigned char *>(d0);
-            rw.bytes[0] = big;
-            rw.ptr[1] = static_cast<unsigned char *>(d1);
-            rw.bytes[1] = big;
-            rw.output[1] = 1;
-            double t = time_once(st, s0, e0, e1, [&] {
-                compute_kernel<<<blocks, threads, 0, s0>>>(rw, 0, sink);
-                st.ok(cudaGetLastError(), "compute kernel launch");
-            });
-            if (i > 0 && t > 0)
-                bw.push_back(2.0 * big / t);
-        }
-        if (!st.failed) {
-            out->flops_f32 = fr.empty() ? 0 : median_of(fr);
-            out->device_bandwidth = bw.empty() ? 0 : median_of(bw);
-        }
+        calibrate_latencies(st, d0, d1, h0, h1, s0, e0, e1, out);
+        calibrate_compute(st, d0, d1, big, s0, e0, e1, out);
         ok = !st.failed;
     }
     cudaDeviceSynchronize();
