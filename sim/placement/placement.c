@@ -122,6 +122,8 @@ bool strata_placement_open(strata_placement *p, const strata_checker *c, GError 
         return false;
     }
     g_free(base);
+    /* Invariant 4: lifetimes were kept from the start iff this allocator plans. */
+    g_assert(strata_allocator_needs_plan(a) == (p->lifetimes != NULL));
     strata_allocator_free(p->alloc);
     p->alloc = a;
     return true;
@@ -130,16 +132,6 @@ bool strata_placement_open(strata_placement *p, const strata_checker *c, GError 
 bool strata_placement_is_open(const strata_placement *p)
 {
     return p->alloc != NULL;
-}
-
-const char *strata_placement_memory(const strata_placement *p)
-{
-    return p->memory;
-}
-
-uint64_t strata_placement_capacity(const strata_placement *p)
-{
-    return p->capacity;
 }
 
 strata_allocator *strata_placement_allocator(const strata_placement *p)

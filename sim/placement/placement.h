@@ -89,9 +89,6 @@ char *strata_placement_option_kv(const strata_checker *c, const char *spec, bool
 bool strata_placement_open(strata_placement *p, const strata_checker *c, GError **err);
 bool strata_placement_is_open(const strata_placement *p);
 
-/* The memory's name, as configured. */
-const char *strata_placement_memory(const strata_placement *p);
-uint64_t strata_placement_capacity(const strata_placement *p);
 /* The allocator (open only): borrowed. */
 strata_allocator *strata_placement_allocator(const strata_placement *p);
 /* The allocator's full spec, every parameter included (open only). */
