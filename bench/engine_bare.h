@@ -3,7 +3,7 @@
  * issuing the same activities as the engine would for an op stream; and a
  * runner that times the engine and the baseline on the same trace.
  *
- * The op stream is first bound (trace/bind.h, not timed: a bare program
+ * The op stream is first bound (bind/bind.h, not timed: a bare program
  * would have its activities compiled in) into per-stream
  * arrays of activities: copies (a transfer between the hosts the engine
  * would use), computes (an execution started beside its operand transfer,

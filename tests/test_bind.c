@@ -1,5 +1,5 @@
 /*
- * test_bind.c: the binder (trace/bind.h) on traces worked out by hand.
+ * test_bind.c: the binder (bind/bind.h) on traces worked out by hand.
  *
  * HW below: memories hbm (0, the default) and host (1), linked by pcie; a
  * unit `core` (0) reading hbm; sram (2) has no link, so a copy to or from it

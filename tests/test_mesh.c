@@ -1,4 +1,4 @@
-/* test_mesh.c: the device mesh (spmd/mesh.h) and the checker's rules for
+/* test_mesh.c: the device mesh (core/mesh.h) and the checker's rules for
  * collectives, device= and M@D (trace/check.h). */
 #include <string.h>
 #include <glib/gstdio.h>

@@ -35,6 +35,7 @@ typedef struct strata_backend_options {
     int repeats;               /* timed runs (>= 1); the median is reported */
     int warmup;                /* untimed runs before them (>= 0) */
     const char *device_memory; /* cuda: "malloc" | "arena" | "async" */
+    bool check_allocators;     /* the placement's invariant check after every allocator call */
 } strata_backend_options;
 
 void strata_backend_options_init(strata_backend_options *opt);

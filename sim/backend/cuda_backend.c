@@ -73,7 +73,8 @@ static bool cuda_backend_run(const strata_hw *hw, strata_source *src, const stra
     strata_cuda_device_mode mode;
     if (!parse_mode(opt ? opt->device_memory : NULL, &mode, err))
         return false;
-    strata_plan *plan = strata_plan_build(hw, src, NULL, err);
+    strata_plan_options popt = {.check_allocators = opt && opt->check_allocators};
+    strata_plan *plan = strata_plan_build(hw, src, &popt, err);
     if (!plan)
         return false;
 #ifdef STRATA_HAVE_CUDA

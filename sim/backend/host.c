@@ -215,7 +215,8 @@ static void host_run_free(host_run *run)
 static bool host_backend_run(const strata_hw *hw, strata_source *src, const strata_backend_options *opt,
                              strata_results **out, GError **err)
 {
-    strata_plan *plan = strata_plan_build(hw, src, NULL, err);
+    strata_plan_options popt = {.check_allocators = opt && opt->check_allocators};
+    strata_plan *plan = strata_plan_build(hw, src, &popt, err);
     if (!plan)
         return false;
     host_run run;

@@ -1,13 +1,15 @@
 /*
  * plan.c: a trace resolved for real execution (see plan.h).
  *
- * Design: one pass over the source through the binder (trace/bind.h),
+ * Design: one pass over the source through the binder (bind/bind.h),
  * which checks every op and resolves its names, builds ops[], buffers[],
- * memories[], streams and units; a second pass over ops[] (not
- * the source) places the buffers with each memory's allocator, in file
- * order, and stops at the first alloc that does not fit (invariant 4).
- * Each memory's ledger hears the program's ops as the first pass binds
- * them and the allocator's stats as the second places.
+ * memories[], streams and units, and notes the lifetimes for planning
+ * allocators; a second pass over ops[] (not the source) places the buffers
+ * with each memory's placement (placement/placement.h, opened with the
+ * trace's allocator options), in file order, and stops at the first alloc
+ * that does not fit (invariant 4). Each memory's ledger hears the
+ * program's ops as the first pass binds them and the allocator's stats as
+ * the second places.
  * Without a hardware model, memories are made on first use with the shared
  * names (traces/FORMAT.md): `host` is pinned host memory, `pageable` pageable host
  * memory, anything else (and the default, `hbm`) device memory.
@@ -20,12 +22,14 @@
 #include "core/jsonout.h"
 #include "ledger/ledger.h"
 #include "bind/bind.h"
+#include "placement/placement.h"
 
 #define PLAN_NO_HW_CAPACITY (UINT64_C(1) << 40) /* placement space without hw */
 #define PLAN_NO_HW_MEMORY "hbm" /* the shared name of the device memory */
 
 typedef struct plan_builder {
     strata_plan *plan;
+    strata_plan_options opt;
     GArray *records_of_event; /* GArray * of uint64_t record numbers, by event index */
 } plan_builder;
 
@@ -50,7 +54,7 @@ void strata_plan_free(strata_plan *plan)
         strata_plan_memory *m = &g_array_index(plan->memories, strata_plan_memory, i);
         g_free(m->name);
         g_free(m->allocator);
-        strata_ledger_free(m->ledger);
+        strata_placement_free(m->placement);
     }
     g_array_free(plan->memories, TRUE);
     g_ptr_array_free(plan->streams, TRUE);
@@ -61,7 +65,22 @@ void strata_plan_free(strata_plan *plan)
     g_free(plan);
 }
 
-static strata_plan *plan_new(const char *origin, const strata_hw *hw)
+/* Gives m its placement (and the ledger, the placement's). */
+static void plan_memory_place(strata_plan_memory *m, const char *spec, const strata_plan_options *opt)
+{
+    m->allocator = g_strdup(opt->allocator ? opt->allocator : spec ? spec : STRATA_ALLOC_DEFAULT);
+    strata_placement_config cfg = {
+        .memory = m->name,
+        .spec = m->allocator,
+        .capacity = m->capacity,
+        .alignment = m->alignment,
+        .check = opt->check_allocators,
+    };
+    m->placement = strata_placement_new(&cfg);
+    m->ledger = strata_placement_ledger(m->placement);
+}
+
+static strata_plan *plan_new(const char *origin, const strata_hw *hw, const strata_plan_options *opt)
 {
     strata_plan *p = g_new0(strata_plan, 1);
     p->origin = g_strdup(origin);
@@ -81,8 +100,7 @@ static strata_plan *plan_new(const char *origin, const strata_hw *hw)
             m.pageable = s->pageable;
             m.capacity = s->capacity;
             m.alignment = s->alignment ? s->alignment : 256;
-            m.allocator = g_strdup(s->allocator ? s->allocator : STRATA_ALLOC_DEFAULT);
-            m.ledger = strata_ledger_new();
+            plan_memory_place(&m, s->allocator, opt);
             g_array_append_val(p->memories, m);
         }
         for (uint32_t i = 0; i < strata_hw_compute_count(hw); i++) {
@@ -97,7 +115,7 @@ static strata_plan *plan_new(const char *origin, const strata_hw *hw)
 /* Without a hardware model: a plan memory for every memory the binder has
  * made by name, with the shared meaning of the names, and a unit for every
  * unit. */
-static void plan_sync_names(strata_plan *p, const strata_binder *binder)
+static void plan_sync_names(strata_plan *p, const strata_binder *binder, const strata_plan_options *opt)
 {
     for (uint32_t i = p->memories->len; i < strata_binder_memory_count(binder); i++) {
         const char *name = strata_binder_memory_name(binder, i);
@@ -108,8 +126,7 @@ static void plan_sync_names(strata_plan *p, const strata_binder *binder)
         m.pageable = strcmp(name, "pageable") == 0;
         m.capacity = PLAN_NO_HW_CAPACITY;
         m.alignment = 256;
-        m.allocator = g_strdup(STRATA_ALLOC_DEFAULT);
-        m.ledger = strata_ledger_new();
+        plan_memory_place(&m, NULL, opt);
         g_array_append_val(p->memories, m);
     }
     for (uint32_t i = p->units->len; i < strata_binder_unit_count(binder); i++) {
@@ -156,11 +173,15 @@ static bool plan_add(plan_builder *b, const strata_bound_op *op, GError **err)
         buf.free_op = UINT64_MAX;
         g_array_append_val(p->buffers, buf);
         po.memory = (int32_t)op->memory;
+        strata_placement_note_alloc(strata_plan_memory_at(p, op->memory)->placement, op->buf, op->bytes, op->index,
+                                    op->op->has_at, op->op->at_s);
         break;
     }
     case STRATA_OP_FREE:
         po.memory = (int32_t)op->memory;
         plan_buffer(p, op->buf)->free_op = po.index;
+        strata_placement_note_free(strata_plan_memory_at(p, op->memory)->placement, op->buf, op->index,
+                                   op->op->has_at, op->op->at_s);
         break;
     case STRATA_OP_COPY:
         po.src = op->src;
@@ -212,100 +233,84 @@ fail:
     return false;
 }
 
-/* Places every buffer with its memory's allocator, in file order. */
-static bool plan_place(strata_plan *p, const char *placement, GError **err)
+/* Opens every memory's placement with the trace's allocator options (the
+ * binder's checker) and plans the planning allocators. */
+static bool plan_open(strata_plan *p, const strata_checker *c, GError **err)
+{
+    for (guint m = 0; m < p->memories->len; m++) {
+        strata_plan_memory *mem = &g_array_index(p->memories, strata_plan_memory, m);
+        if (!strata_placement_open(mem->placement, c, err) || !strata_placement_plan(mem->placement, NULL, err))
+            return false;
+        g_free(mem->allocator);
+        mem->allocator = g_strdup(strata_placement_spec(mem->placement));
+    }
+    return true;
+}
+
+/* Cuts the plan before op i, which ran out of memory (invariant 4). */
+static void plan_cut(strata_plan *p, guint i, const strata_plan_memory *mem)
+{
+    strata_alloc_stats st;
+    strata_placement_stats(mem->placement, &st);
+    p->oom = true;
+    p->oom_op = i;
+    p->oom_line = strata_plan_op_at(p, i)->line;
+    p->oom_free = mem->capacity - st.allocated;
+    p->oom_largest_free = st.largest_free;
+    for (guint j = i; j < p->ops->len; j++)
+        plan_op_clear(&g_array_index(p->ops, strata_plan_op, j));
+    g_array_set_size(p->ops, i);
+}
+
+/* Places every buffer with its memory's placement, in file order. False
+ * with err when an allocator broke an invariant (--check-allocators). */
+static bool plan_place(strata_plan *p, GError **err)
 {
     guint n_mem = p->memories->len;
-    strata_allocator **alloc = g_new0(strata_allocator *, n_mem ? n_mem : 1);
-    bool ok = false;
-    for (guint m = 0; m < n_mem; m++) {
-        strata_plan_memory *mem = &g_array_index(p->memories, strata_plan_memory, m);
-        if (placement) {
-            g_free(mem->allocator);
-            mem->allocator = g_strdup(placement);
-        }
-        GError *e = NULL;
-        alloc[m] = strata_allocator_new(mem->allocator, mem->capacity, mem->alignment, &e);
-        if (!alloc[m]) {
-            g_propagate_prefixed_error(err, e, "memory '%s': ", mem->name);
-            goto out;
-        }
-        g_free(mem->allocator);
-        mem->allocator = g_strdup(strata_allocator_spec(alloc[m]));
-        if (strata_allocator_needs_plan(alloc[m])) {
-            GArray *lt = g_array_new(FALSE, FALSE, sizeof(strata_lifetime));
-            for (guint i = 0; i < p->buffers->len; i++) {
-                const strata_plan_buffer *b = plan_buffer(p, i);
-                if (b->memory != m)
-                    continue;
-                strata_lifetime l = {.id = i, .size = b->size, .start = b->alloc_op, .end = b->free_op};
-                g_array_append_val(lt, l);
-            }
-            bool planned = strata_allocator_plan(alloc[m], (strata_lifetime *)(void *)lt->data, lt->len, err);
-            g_array_free(lt, TRUE);
-            if (!planned)
-                goto out;
-        }
-    }
-    for (guint i = 0; i < p->ops->len; i++) {
+    bool ok = true;
+    for (guint i = 0; ok && i < p->ops->len; i++) {
         strata_plan_op *op = &g_array_index(p->ops, strata_plan_op, i);
-        strata_alloc_stats st;
         if (op->kind == STRATA_OP_ALLOC) {
             strata_plan_buffer *b = plan_buffer(p, op->buf);
-            if (!strata_allocator_alloc(alloc[b->memory], op->buf, b->size, op->stream, &b->offset)) {
-                strata_allocator_stats(alloc[b->memory], &st);
-                p->oom = true;
-                p->oom_op = i;
-                p->oom_line = op->line;
-                p->oom_free = g_array_index(p->memories, strata_plan_memory, b->memory).capacity - st.allocated;
-                p->oom_largest_free = st.largest_free;
-                for (guint j = i; j < p->ops->len; j++)
-                    plan_op_clear(&g_array_index(p->ops, strata_plan_op, j));
-                g_array_set_size(p->ops, i);
+            strata_plan_memory *mem = &g_array_index(p->memories, strata_plan_memory, b->memory);
+            strata_place_result r = strata_placement_alloc(mem->placement, op->buf, b->size, op->stream, &b->offset, err);
+            if (r == STRATA_PLACE_OOM) {
+                plan_cut(p, i, mem);
                 break;
             }
-            strata_plan_memory *mem = &g_array_index(p->memories, strata_plan_memory, b->memory);
             mem->extent = MAX(mem->extent, b->offset + b->size);
             mem->n_buffers++;
-            strata_allocator_stats(alloc[b->memory], &st);
-            strata_ledger_observe(mem->ledger, &st);
+            ok = r == STRATA_PLACED;
         } else if (op->kind == STRATA_OP_FREE) {
-            strata_allocator_free_block(alloc[op->memory], op->buf);
-            strata_allocator_stats(alloc[op->memory], &st);
-            strata_ledger_observe(g_array_index(p->memories, strata_plan_memory, op->memory).ledger, &st);
+            ok = strata_placement_free_block(strata_plan_memory_at(p, op->memory)->placement, op->buf, err);
         } else if (op->kind == STRATA_OP_RELEASE) {
-            for (guint m = 0; m < n_mem; m++) {
-                if (op->memory >= 0 && op->memory != (int32_t)m)
-                    continue;
-                strata_allocator_release(alloc[m]);
-                strata_allocator_stats(alloc[m], &st);
-                strata_ledger_observe(g_array_index(p->memories, strata_plan_memory, m).ledger, &st);
-            }
+            for (guint m = 0; ok && m < n_mem; m++)
+                if (op->memory < 0 || op->memory == (int32_t)m)
+                    ok = strata_placement_release(strata_plan_memory_at(p, m)->placement, err);
         }
+        if (!ok)
+            g_prefix_error(err, "%s:%" G_GUINT64_FORMAT ": ", p->origin, op->line);
     }
-    ok = true;
-out:
-    for (guint m = 0; m < n_mem; m++)
-        strata_allocator_free(alloc[m]);
-    g_free(alloc);
     return ok;
 }
 
-strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const char *placement,
+strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const strata_plan_options *opt,
                                GError **err)
 {
     if (!strata_source_rewind(src, err))
         return NULL;
     const char *origin = strata_source_origin(src);
-    plan_builder b = {plan_new(origin, hw), g_array_new(FALSE, FALSE, sizeof(GArray *))};
-    strata_bind_options opt = {.hw = hw, .default_memory = PLAN_NO_HW_MEMORY};
-    strata_binder *binder = strata_binder_new(src, &opt);
+    plan_builder b = {.opt = opt ? *opt : (strata_plan_options){0}};
+    b.plan = plan_new(origin, hw, &b.opt);
+    b.records_of_event = g_array_new(FALSE, FALSE, sizeof(GArray *));
+    strata_bind_options bopt = {.hw = hw, .default_memory = PLAN_NO_HW_MEMORY};
+    strata_binder *binder = strata_binder_new(src, &bopt);
     const strata_bound_op *op = NULL;
     int got;
     bool ok = true;
     while (ok && (got = strata_binder_next(binder, &op, err)) == 1) {
         if (!hw)
-            plan_sync_names(b.plan, binder);
+            plan_sync_names(b.plan, binder, &b.opt);
         ok = plan_add(&b, op, err);
         for (guint m = 0; ok && m < b.plan->memories->len; m++)
             strata_ledger_bound_op(g_array_index(b.plan->memories, strata_plan_memory, m).ledger, m, op);
@@ -314,7 +319,7 @@ strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const ch
     if (ok && !hw) {
         /* A trace without allocs still has the default memory. */
         (void)strata_binder_memory(binder, NULL);
-        plan_sync_names(b.plan, binder);
+        plan_sync_names(b.plan, binder, &b.opt);
     }
     int default_memory = ok ? strata_binder_memory(binder, NULL) : -1;
     for (guint m = 0; ok && m < b.plan->memories->len; m++) {
@@ -322,12 +327,13 @@ strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const ch
         strata_ledger_read_options(mem->ledger, strata_binder_checker(binder), mem->name,
                                    (int)m == default_memory);
     }
+    ok = ok && plan_open(b.plan, strata_binder_checker(binder), err);
     strata_binder_free(binder);
     for (guint i = 0; i < b.records_of_event->len; i++)
         g_array_free(g_array_index(b.records_of_event, GArray *, i), TRUE);
     g_array_free(b.records_of_event, TRUE);
     if (ok)
-        ok = plan_place(b.plan, placement, err);
+        ok = plan_place(b.plan, err);
     if (!ok) {
         strata_plan_free(b.plan);
         return NULL;

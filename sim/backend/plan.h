@@ -7,10 +7,12 @@
  * alloc), memories (the hardware model's, or the shared names without one),
  * compute units, and records (each `record` op gets a global record number;
  * a `wait` names the record it waits for, as the checker resolved it).
- * It then places every buffer inside its memory with strata's allocator
- * (models/alloc, the memory's allocator spec), in file order, so that a
- * backend can make one real allocation per memory (its `extent`) and find a
- * buffer at base + offset.
+ * It then places every buffer inside its memory with the memory's placement
+ * (placement/placement.h: strata's allocator from the memory's spec and the
+ * trace's `option allocator.*` lines, its ledger, the planners' lifetimes,
+ * the invariant check), in file order, exactly as `strata run` places
+ * them, so that a backend can make one real allocation per memory (its
+ * `extent`) and find a buffer at base + offset.
  *
  * Invariants:
  *  1. ops[] are the trace's ops in file order (options excluded); ops[i].index == i.
@@ -70,9 +72,10 @@ typedef struct strata_plan_memory {
     bool pageable;
     uint64_t capacity;
     uint64_t alignment;
-    char *allocator;         /* spec used for placement */
+    char *allocator;         /* spec used for placement, every parameter included */
     uint64_t extent;         /* bytes a real allocation must have: max end offset */
-    struct strata_ledger *ledger; /* the accounting of the placement (ledger/ledger.h) */
+    struct strata_placement *placement; /* owned: the allocator and its ledger */
+    struct strata_ledger *ledger; /* the placement's: the accounting (ledger/ledger.h) */
     uint64_t n_buffers;
 } strata_plan_memory;
 
@@ -92,9 +95,17 @@ typedef struct strata_plan {
     uint64_t oom_free, oom_largest_free;
 } strata_plan;
 
-/* hw may be NULL. placement: allocator spec for every memory, or NULL for
- * each memory's own (hw) or STRATA_ALLOC_DEFAULT (no hw). */
-strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const char *placement,
+typedef struct strata_plan_options {
+    /* Allocator spec for every memory, or NULL for each memory's own (hw)
+     * or STRATA_ALLOC_DEFAULT (no hw). */
+    const char *allocator;
+    /* Check the allocators' invariants after every call (--check-allocators):
+     * a broken one fails the build with STRATA_ERROR_INTERNAL. */
+    bool check_allocators;
+} strata_plan_options;
+
+/* hw may be NULL; opt may be NULL (every field zero). */
+strata_plan *strata_plan_build(const strata_hw *hw, strata_source *src, const strata_plan_options *opt,
                                GError **err);
 void strata_plan_free(strata_plan *plan);
 

@@ -49,4 +49,5 @@ void strata_backend_args_options(const strata_backend_args *a, strata_backend_op
     opt->repeats = a->repeats;
     opt->warmup = a->warmup;
     opt->device_memory = a->device_memory;
+    opt->check_allocators = a->check_allocators;
 }

@@ -14,6 +14,7 @@
 typedef struct strata_backend_args {
     char *backend, *trace, *hw, *json, *device_memory;
     int repeats, warmup;
+    gboolean check_allocators; /* --check-allocators */
 } strata_backend_args;
 
 void strata_backend_args_init(strata_backend_args *a); /* 5 repeats, 1 warm-up */

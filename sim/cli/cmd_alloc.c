@@ -216,6 +216,8 @@ int strata_cmd_alloc(int argc, char **argv)
          NULL},
         {"check", 0, 0, G_OPTION_ARG_NONE, &a.check,
          "check the allocator's invariants after every op (always on in debug builds)", NULL},
+        {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.check,
+         "the same as --check (the name run, replay and validate use)", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
          "Do not print progress on standard error (a planner's best height and bound; shown only "
          "on a terminal)", NULL},

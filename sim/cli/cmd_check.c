@@ -1,7 +1,7 @@
 /*
  * cmd_check.c: `strata check --trace T [--hw HW.ini]`.
  *
- * Reads a trace through the binder (trace/bind.h): the semantic checker,
+ * Reads a trace through the binder (bind/bind.h): the semantic checker,
  * and with --hw the hardware model, so that every memory and compute unit
  * the trace names exists in it and every copy has a route, exactly as
  * `strata run` resolves them. Nothing is simulated. Prints counts of ops by kind, buffers,

@@ -98,6 +98,8 @@ int strata_cmd_replay(int argc, char **argv)
          "needs only the trace's peak; default), 'malloc' (one cudaMalloc per buffer, all made before timing: "
          "needs the sum of all buffers) or 'async' (cudaMallocAsync/cudaFreeAsync at the ops, timed)",
          "MODE"},
+        {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.b.check_allocators,
+         "Check every allocator's invariants after each op of the placement (slow; for debugging allocators)", NULL},
         {"plan", 0, 0, G_OPTION_ARG_NONE, &a.plan, "cuda: print the CUDA calls that would replay the trace and exit "
                                                    "(needs no GPU)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},

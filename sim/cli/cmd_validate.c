@@ -58,6 +58,7 @@ static bool validate_run(strata_job *job, const validate_args *a, const strata_b
     strata_engine_options eopt;
     strata_engine_options_init(&eopt);
     eopt.record_spans = true;
+    eopt.check_allocators = a->b.check_allocators;
     strata_job_doing(job, "simulating %s", a->b.trace);
     return strata_engine_run(hw, src, &eopt, sim, err);
 }
@@ -147,6 +148,8 @@ int strata_cmd_validate(int argc, char **argv)
         {"warmup", 'w', 0, G_OPTION_ARG_INT, &a.b.warmup, "Untimed real runs first (default 1)", "N"},
         {"device-memory", 'm', 0, G_OPTION_ARG_STRING, &a.b.device_memory,
          "cuda: device memory as arena (default), malloc or async (see strata replay --help)", "MODE"},
+        {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.b.check_allocators,
+         "Check every allocator's invariants after each op of the placement (slow; for debugging allocators)", NULL},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "Print only the makespan line, not every op", NULL},
         {"published", 0, 0, G_OPTION_ARG_NONE, &a.published,
          "Simulate the published measurements of the case files given as arguments (default: every validation/NAME.ini) "

@@ -2,8 +2,8 @@
  * engine.c: the timed simulation (engine.h) on SimGrid.
  *
  * Design:
- *  - engine_memory.c sets up one allocator per memory; engine_feed.c makes the
- *    first pass (validation, streams, lifetimes, a compact record of the ops)
+ *  - engine_memory.c sets up one placement (allocator, ledger) per memory;
+ *    engine_feed.c makes the first pass (validation, streams, lifetimes, a compact record of the ops)
  *    and feeds the second lazily, replaying that record;
  *    engine_platform.c turns the hardware model into a SimGrid platform.
  *  - One actor per stream runs its ops in program order:
@@ -166,7 +166,7 @@ static void add_sample(engine_ctx *ctx, const engine_buffer *b, int64_t delta)
     if (!spans_wanted(ctx))
         return;
     strata_alloc_stats st;
-    strata_allocator_stats(ctx->mems.mem[b->memory].allocator, &st);
+    strata_placement_stats(ctx->mems.mem[b->memory].place, &st);
     strata_mem_sample s = {
         .t_s = now(),
         .memory = b->memory,
@@ -180,27 +180,15 @@ static void add_sample(engine_ctx *ctx, const engine_buffer *b, int64_t delta)
     strata_results_add_sample(ctx->results, &s);
 }
 
-static bool check_allocator(engine_ctx *ctx, uint32_t memory)
-{
-    if (!ctx->opt->check_allocators)
-        return true;
-    GError *err = NULL;
-    if (strata_allocator_check(ctx->mems.mem[memory].allocator, &err))
-        return true;
-    GError *wrapped = g_error_new(STRATA_ERROR, STRATA_ERROR_INTERNAL, "allocator of memory %s broke an invariant: %s",
-                                  ctx->mems.mem[memory].spec->name, err->message);
-    g_error_free(err);
-    fail_run(ctx, wrapped);
-    return false;
-}
-
 static void run_alloc(engine_ctx *ctx, engine_stream *s, const strata_bound_op *op)
 {
     engine_buffer *b = engine_feed_buffer(ctx->feed, op->buf);
     engine_memory *m = &ctx->mems.mem[b->memory];
-    if (!engine_memory_alloc(m, b, s->index)) {
+    GError *err = NULL;
+    strata_place_result placed = engine_memory_alloc(m, b, s->index, &err);
+    if (placed == STRATA_PLACE_OOM) {
         strata_alloc_stats st;
-        strata_allocator_stats(m->allocator, &st);
+        strata_placement_stats(m->place, &st);
         uint64_t cap = m->spec->capacity;
         strata_results_set_oom(ctx->results, op->index, op->line, m->spec->name, b->name,
                                engine_feed_stream_name(ctx->feed, s->index), b->size,
@@ -209,7 +197,8 @@ static void run_alloc(engine_ctx *ctx, engine_stream *s, const strata_bound_op *
         return;
     }
     add_sample(ctx, b, (int64_t)b->size);
-    check_allocator(ctx, b->memory);
+    if (placed == STRATA_PLACE_BROKEN)
+        fail_run(ctx, err); /* an allocator invariant broke (--check-allocators) */
 }
 
 static void run_free(engine_ctx *ctx, const strata_bound_op *op)
@@ -217,18 +206,22 @@ static void run_free(engine_ctx *ctx, const strata_bound_op *op)
     engine_buffer *b = engine_feed_buffer(ctx->feed, op->buf);
     if (!b)
         return;
-    uint32_t memory = b->memory;
-    engine_memory_free(&ctx->mems.mem[memory], b);
+    GError *err = NULL;
+    bool ok = engine_memory_free(&ctx->mems.mem[b->memory], b, &err);
     add_sample(ctx, b, -(int64_t)b->size);
     engine_feed_forget(ctx->feed, op->buf);
-    check_allocator(ctx, memory);
+    if (!ok)
+        fail_run(ctx, err);
 }
 
 static void run_release(engine_ctx *ctx, const strata_bound_op *op)
 {
     for (uint32_t m = 0; m < ctx->mems.n; m++) {
-        if (op->memory == STRATA_BIND_NONE || op->memory == m)
-            engine_memory_release(&ctx->mems.mem[m]);
+        GError *err = NULL;
+        if ((op->memory == STRATA_BIND_NONE || op->memory == m) && !engine_memory_release(&ctx->mems.mem[m], &err)) {
+            fail_run(ctx, err);
+            return;
+        }
     }
 }
 
@@ -486,7 +479,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         opt = &defaults;
     }
     engine_ctx ctx = {.hw = hw, .opt = opt};
-    if (!engine_memories_init(&ctx.mems, hw, opt->allocator, err))
+    if (!engine_memories_init(&ctx.mems, hw, opt->allocator, opt->check_allocators, err))
         return false;
     ctx.feed = engine_feed_new(hw, src, &ctx.mems, spans_wanted(&ctx),
                                opt->tape_budget ? opt->tape_budget : STRATA_ENGINE_TAPE_BUDGET, err);

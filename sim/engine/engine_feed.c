@@ -1,7 +1,7 @@
 /*
  * engine_feed.c: the engine's two passes over the op stream.
  *
- * The first pass reads the source through a binder (trace/bind.h): the
+ * The first pass reads the source through a binder (bind/bind.h): the
  * checker, and every name resolved against the hardware model (memories of
  * allocs, compute units, a route for every copy) to dense indices.
  *
@@ -49,10 +49,6 @@ struct engine_feed {
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
 
-typedef struct first_pass {
-    GHashTable *lifetime_at;  /* id -> memory << 48 | (index+1) into its memory's lifetimes */
-} first_pass;
-
 /* A planning allocator places buffers by their program-order lifetimes,
  * which are the lifetimes that occur only when one stream allocates and frees
  * in the memory: streams running ahead of each other would make buffers live
@@ -69,45 +65,27 @@ static bool plan_one_stream(engine_feed *f, engine_memory *mem, const strata_bou
                 "lifetimes, which hold only when one stream allocates there; expected stream '%s', got '%s' "
                 "(use another allocator, or `strata alloc` for the untimed replay)",
                 strata_binder_origin(f->binder), op->line,
-                strata_allocator_name(mem->allocator), mem->spec->name,
+                strata_allocator_name(strata_placement_allocator(mem->place)), mem->spec->name,
                 strata_checker_stream_name(c, (uint32_t)mem->plan_stream), strata_checker_stream_name(c, op->stream));
     return false;
 }
 
-static bool first_pass_op(engine_feed *f, first_pass *p, const strata_bound_op *op, GError **err)
+static bool first_pass_op(engine_feed *f, const strata_bound_op *op, GError **err)
 {
     if (op->index == 0 && !engine_memories_apply_options(f->ms, strata_binder_checker(f->binder), err))
         return false;
-    switch (op->kind) {
-    case STRATA_OP_ALLOC: {
-        engine_memory *mem = &f->ms->mem[op->memory];
-        if (mem->lifetimes) {
-            if (!plan_one_stream(f, mem, op, err))
-                return false;
-            strata_lifetime l = strata_lifetime_open(op->buf, op->bytes, op->index, op->op->has_at, op->op->at_s);
-            g_array_append_val(mem->lifetimes, l);
-            /* memory in the top 16 bits, index + 1 below */
-            gsize at = ((gsize)op->memory << 48) | (gsize)mem->lifetimes->len;
-            g_hash_table_insert(p->lifetime_at, ID_KEY(op->buf), GSIZE_TO_POINTER(at));
-        }
-        break;
+    if ((op->kind != STRATA_OP_ALLOC && op->kind != STRATA_OP_FREE) || op->memory >= f->ms->n)
+        return true;
+    engine_memory *mem = &f->ms->mem[op->memory];
+    if (!strata_placement_needs_plan(mem->place))
+        return true;
+    if (op->kind == STRATA_OP_FREE) {
+        strata_placement_note_free(mem->place, op->buf, op->index, op->op->has_at, op->op->at_s);
+        return true;
     }
-    case STRATA_OP_FREE: {
-        gpointer at = NULL;
-        if (g_hash_table_size(p->lifetime_at) > 0 && /* else no memory plans ahead */
-            g_hash_table_lookup_extended(p->lifetime_at, ID_KEY(op->buf), NULL, &at)) {
-            gsize packed = GPOINTER_TO_SIZE(at);
-            GArray *lt = f->ms->mem[packed >> 48].lifetimes;
-            strata_lifetime_close(
-                &g_array_index(lt, strata_lifetime, (packed & ((G_GUINT64_CONSTANT(1) << 48) - 1)) - 1),
-                op->index, op->op->has_at, op->op->at_s);
-            g_hash_table_remove(p->lifetime_at, ID_KEY(op->buf));
-        }
-        break;
-    }
-    default:
-        break;
-    }
+    if (!plan_one_stream(f, mem, op, err))
+        return false;
+    strata_placement_note_alloc(mem->place, op->buf, op->bytes, op->index, op->op->has_at, op->op->at_s);
     return true;
 }
 
@@ -155,21 +133,11 @@ static bool first_pass_end(engine_feed *f, GError **err)
     f->n_events = strata_checker_event_count(c);
     f->mesh = g_strdup(strata_checker_option(c, "mesh"));
     for (uint32_t m = 0; m < ms->n; m++)
-        strata_ledger_read_options(ms->mem[m].ledger, c, ms->mem[m].spec->name,
+        strata_ledger_read_options(strata_placement_ledger(ms->mem[m].place), c, ms->mem[m].spec->name,
                                    m == strata_hw_default_memory(f->hw));
-    for (uint32_t m = 0; m < ms->n; m++) {
-        if (ms->mem[m].lifetimes) {
-            GError *local = NULL;
-            bool ok = strata_allocator_plan(ms->mem[m].allocator,
-                                            (const strata_lifetime *)(void *)ms->mem[m].lifetimes->data,
-                                            ms->mem[m].lifetimes->len, &local);
-            g_array_set_size(ms->mem[m].lifetimes, 0);
-            if (!ok) {
-                g_propagate_prefixed_error(err, local, "memory %s: ", ms->mem[m].spec->name);
-                return false;
-            }
-        }
-    }
+    for (uint32_t m = 0; m < ms->n; m++)
+        if (!strata_placement_plan(ms->mem[m].place, NULL, err))
+            return false;
     return true;
 }
 
@@ -189,17 +157,15 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     f->tape = engine_tape_new(tape_budget);
 
-    first_pass p = {g_hash_table_new(g_direct_hash, g_direct_equal)};
     bool ok = strata_binder_rewind(f->binder, err);
     const strata_bound_op *op = NULL;
     int got = 0;
     while (ok && (got = strata_binder_next(f->binder, &op, err)) == 1) {
-        ok = first_pass_op(f, &p, op, err);
+        ok = first_pass_op(f, op, err);
         if (ok && f->tape)
             tape_op(f, op);
     }
     ok = ok && got == 0;
-    g_hash_table_destroy(p.lifetime_at);
     ok = ok && first_pass_end(f, err);
     /* Even when the tape holds every op: the rewind drops the first pass's
      * checker, whose state holds every buffer still live at the end. */

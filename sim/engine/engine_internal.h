@@ -5,8 +5,8 @@
  *                      model (hosts, port links, hardware links, routes) and
  *                      its hosts (engine_platform.h);
  *   engine_event.c     record/wait between stream actors (engine_event.h);
- *   engine_memory.c    one allocator per memory and its ledger (the
- *                      accounting: peaks, fragmentation, argument/output/temp);
+ *   engine_memory.c    one placement per memory (placement/placement.h:
+ *                      its allocator and ledger, the accounting);
  *   engine_feed.c      the first pass over the bound source (streams,
  *                      lifetimes, options) and the lazy second pass
  *                      that fills per-stream queues in file order;
@@ -23,6 +23,7 @@
 
 #include "alloc/alloc.h"
 #include "ledger/ledger.h"
+#include "placement/placement.h"
 #include "engine/engine.h"
 #include "engine/engine_platform.h"
 #include "engine/engine_tape.h"
@@ -47,36 +48,36 @@ typedef struct engine_buffer {
 
 typedef struct engine_memory {
     const strata_memory_spec *spec;
-    strata_allocator *allocator;
-    strata_ledger *ledger;     /* the accounting */
-    GArray *lifetimes;         /* strata_lifetime, first pass, when the allocator plans */
+    strata_placement *place;   /* the allocator, its ledger, options, lifetimes (placement.h) */
     int64_t plan_stream;       /* the one stream that allocates here when planning; -1: none yet */
 } engine_memory;
 
 typedef struct engine_memories {
     engine_memory *mem;
     uint32_t n;
-    const char *allocator_override; /* borrowed; NULL = each memory's own */
 } engine_memories;
 
-bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *allocator_override,
+/* allocator_override: every memory's allocator spec, or NULL for each
+ * memory's own; check: --check-allocators. */
+bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *allocator_override, bool check,
                           GError **err);
 void engine_memories_clear(engine_memories *ms);
-/* Applies the trace's `option allocator.KEY=VALUE` lines (as a base under each
- * allocator's own spec) to every memory whose allocator declares KEY; the
- * others ignore it. Call before the first alloc. */
+/* Applies the trace's `option allocator.KEY=VALUE` lines to every memory
+ * (strata_placement_open). Call before the first alloc. */
 bool engine_memories_apply_options(engine_memories *ms, const strata_checker *c, GError **err);
-/* Allocate b in its memory: false when it does not fit (out of memory). */
-bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream);
-void engine_memory_free(engine_memory *m, engine_buffer *b);
+/* Allocate b in its memory (placement.h's outcome; err when an invariant broke). */
+strata_place_result engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream, GError **err);
+/* False with err when an invariant broke. */
+bool engine_memory_free(engine_memory *m, engine_buffer *b, GError **err);
 /* One op of the program, as read in file order, for every memory's ledger
  * (x: its donations, engine_tape.h). */
 void engine_memories_program(engine_memories *ms, const strata_bound_op *op, const engine_op_extra *x);
 /* A record op once it has run, or a wait once it is over, for every
  * memory's allocator (strata_allocator_event). */
 void engine_memories_event(engine_memories *ms, const strata_bound_op *op);
-/* Return the allocator's cached memory (a `release` op). */
-void engine_memory_release(engine_memory *m);
+/* Return the allocator's cached memory (a `release` op); false with err
+ * when an invariant broke. */
+bool engine_memory_release(engine_memory *m, GError **err);
 /* Largest free address range of [0, capacity) not covered by a used block. */
 uint64_t engine_memory_largest_gap(const engine_memory *m);
 void engine_memory_fill_result(const engine_memory *m, strata_memory_result *out);
@@ -95,7 +96,7 @@ typedef struct engine_op {
 
 typedef struct engine_feed engine_feed;
 
-/* First pass: binds the whole source (trace/bind.h: names, memories,
+/* First pass: binds the whole source (bind/bind.h: names, memories,
  * units, routes), collects streams, events, lifetimes for planning
  * allocators and the trace's options for the ledgers, and keeps the ops on
  * a tape of at most tape_budget bytes for the second pass (past it, the

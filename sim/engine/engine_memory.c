@@ -1,9 +1,11 @@
 /*
- * engine_memory.c: one allocator per memory of the hardware model, and its
- * ledger (ledger/ledger.h), which keeps the figures the engine reports for
- * the memory: the allocator's stats after every placement, free and
- * release as the actors execute them, and the program's ops in file order
- * as the feed reads them (memory_analysis() follows program order).
+ * engine_memory.c: one placement (placement/placement.h) per memory of the
+ * hardware model: its allocator, the trace's allocator options, the
+ * planners' lifetimes, and its ledger (ledger/ledger.h), which keeps the
+ * figures the engine reports for the memory: the allocator's stats after
+ * every placement, free and release as the actors execute them, and the
+ * program's ops in file order as the feed reads them (memory_analysis()
+ * follows program order).
  *
  * Invariants: allocated <= reserved <= capacity (the allocator's); every
  * op read reaches every ledger once, in file order.
@@ -12,117 +14,66 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *allocator_override,
+bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *allocator_override, bool check,
                           GError **err)
 {
     ms->n = strata_hw_memory_count(hw);
-    ms->allocator_override = allocator_override;
     ms->mem = g_new0(engine_memory, ms->n);
     for (uint32_t i = 0; i < ms->n; i++) {
         engine_memory *m = &ms->mem[i];
         m->spec = strata_hw_memory(hw, i);
-        const char *spec = allocator_override ? allocator_override : m->spec->allocator;
-        GError *local = NULL;
-        m->allocator = strata_allocator_new(spec ? spec : STRATA_ALLOC_DEFAULT, m->spec->capacity,
-                                            m->spec->alignment, &local);
-        if (!m->allocator) {
-            g_propagate_prefixed_error(err, local, "memory %s: ", m->spec->name);
+        strata_placement_config cfg = {
+            .memory = m->spec->name,
+            .spec = allocator_override ? allocator_override : m->spec->allocator,
+            .capacity = m->spec->capacity,
+            .alignment = m->spec->alignment,
+            .check = check,
+        };
+        m->place = strata_placement_new(&cfg);
+        m->plan_stream = -1;
+        /* Open without the trace first: a bad spec fails before any reading. */
+        if (!strata_placement_open(m->place, NULL, err)) {
             engine_memories_clear(ms);
             return false;
         }
-        m->ledger = strata_ledger_new();
-        m->plan_stream = -1;
-        if (strata_allocator_needs_plan(m->allocator))
-            m->lifetimes = g_array_new(FALSE, FALSE, sizeof(strata_lifetime));
     }
     return true;
 }
 
 void engine_memories_clear(engine_memories *ms)
 {
-    for (uint32_t i = 0; ms->mem && i < ms->n; i++) {
-        if (ms->mem[i].allocator)
-            strata_allocator_free(ms->mem[i].allocator);
-        if (ms->mem[i].lifetimes)
-            g_array_unref(ms->mem[i].lifetimes);
-        strata_ledger_free(ms->mem[i].ledger);
-    }
+    for (uint32_t i = 0; ms->mem && i < ms->n; i++)
+        strata_placement_free(ms->mem[i].place);
     g_free(ms->mem);
     ms->mem = NULL;
     ms->n = 0;
 }
 
-/* True when the allocator type named by spec declares parameter key. */
-static bool type_declares(const char *spec, const char *key)
-{
-    char *name = NULL, *kv = NULL;
-    strata_split_spec(spec, &name, &kv);
-    const strata_alloc_type *type = strata_alloc_type_find(name);
-    bool found = false;
-    for (const strata_param_def *d = type ? type->params : NULL; d && d->name && !found; d++)
-        found = strcmp(d->name, key) == 0;
-    g_free(name);
-    g_free(kv);
-    return found;
-}
-
 bool engine_memories_apply_options(engine_memories *ms, const strata_checker *c, GError **err)
 {
-    const GPtrArray *keys = strata_checker_option_keys(c);
-    static const char prefix[] = "allocator.";
-    for (uint32_t i = 0; keys && i < ms->n; i++) {
-        engine_memory *m = &ms->mem[i];
-        const char *spec = ms->allocator_override ? ms->allocator_override : m->spec->allocator;
-        if (!spec)
-            spec = STRATA_ALLOC_DEFAULT;
-        GString *base = g_string_new(NULL);
-        for (guint k = 0; k < keys->len; k++) {
-            const char *key = g_ptr_array_index(keys, k);
-            if (!g_str_has_prefix(key, prefix) || !type_declares(spec, key + strlen(prefix)))
-                continue;
-            g_string_append_printf(base, "%s%s=%s", base->len ? "," : "", key + strlen(prefix),
-                                   strata_checker_option(c, key));
-        }
-        if (base->len > 0) {
-            GError *local = NULL;
-            strata_allocator *a = strata_allocator_new_with_base(spec, base->str, m->spec->capacity,
-                                                                 m->spec->alignment, &local);
-            if (!a) {
-                g_propagate_prefixed_error(err, local, "memory %s (trace options %s): ", m->spec->name,
-                                           base->str);
-                g_string_free(base, TRUE);
-                return false;
-            }
-            strata_allocator_free(m->allocator);
-            m->allocator = a;
-        }
-        g_string_free(base, TRUE);
-    }
+    for (uint32_t i = 0; i < ms->n; i++)
+        if (!strata_placement_open(ms->mem[i].place, c, err))
+            return false;
     return true;
 }
 
-bool engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream)
+strata_place_result engine_memory_alloc(engine_memory *m, engine_buffer *b, uint32_t stream, GError **err)
 {
     uint64_t offset = 0;
-    if (!strata_allocator_alloc(m->allocator, b->id, b->size, stream, &offset))
-        return false;
+    strata_place_result r = strata_placement_alloc(m->place, b->id, b->size, stream, &offset, err);
+    if (r == STRATA_PLACE_OOM)
+        return r;
     b->offset = offset;
     b->placed = true;
-    strata_alloc_stats s;
-    strata_allocator_stats(m->allocator, &s);
-    strata_ledger_observe(m->ledger, &s);
-    return true;
+    return r;
 }
 
-void engine_memory_free(engine_memory *m, engine_buffer *b)
+bool engine_memory_free(engine_memory *m, engine_buffer *b, GError **err)
 {
     if (!b->placed)
-        return;
-    strata_allocator_free_block(m->allocator, b->id);
+        return true;
     b->placed = false;
-    strata_alloc_stats s;
-    strata_allocator_stats(m->allocator, &s);
-    strata_ledger_observe(m->ledger, &s);
+    return strata_placement_free_block(m->place, b->id, err);
 }
 
 /* A copy or compute reaches every ledger (each learns that work began and
@@ -135,13 +86,13 @@ void engine_memories_program(engine_memories *ms, const strata_bound_op *op, con
     case STRATA_OP_COPY:
     case STRATA_OP_COMPUTE:
         for (uint32_t m = 0; m < ms->n; m++)
-            strata_ledger_work_ids(ms->mem[m].ledger, op->kind, op->buf, op->outs, op->n_outs, x->donated,
+            strata_ledger_work_ids(strata_placement_ledger(ms->mem[m].place), op->kind, op->buf, op->outs, op->n_outs, x->donated,
                                    x->n_donated);
         break;
     case STRATA_OP_ALLOC:
     case STRATA_OP_FREE:
         if (op->memory < ms->n)
-            strata_ledger_bound_op(ms->mem[op->memory].ledger, op->memory, op);
+            strata_ledger_bound_op(strata_placement_ledger(ms->mem[op->memory].place), op->memory, op);
         break;
     default:
         break;
@@ -151,16 +102,13 @@ void engine_memories_program(engine_memories *ms, const strata_bound_op *op, con
 void engine_memories_event(engine_memories *ms, const strata_bound_op *op)
 {
     for (uint32_t m = 0; m < ms->n; m++)
-        strata_allocator_event(ms->mem[m].allocator, op->kind == STRATA_OP_RECORD, op->stream, op->event,
+        strata_placement_event(ms->mem[m].place, op->kind == STRATA_OP_RECORD, op->stream, op->event,
                                op->event_seq);
 }
 
-void engine_memory_release(engine_memory *m)
+bool engine_memory_release(engine_memory *m, GError **err)
 {
-    strata_allocator_release(m->allocator);
-    strata_alloc_stats s;
-    strata_allocator_stats(m->allocator, &s);
-    strata_ledger_observe(m->ledger, &s);
+    return strata_placement_release(m->place, err);
 }
 
 typedef struct range_list {
@@ -185,7 +133,7 @@ static int compare_ranges(const void *a, const void *b)
 uint64_t engine_memory_largest_gap(const engine_memory *m)
 {
     range_list r = {g_array_new(FALSE, FALSE, sizeof(uint64_t))};
-    strata_allocator_walk(m->allocator, collect_used, &r);
+    strata_allocator_walk(strata_placement_allocator(m->place), collect_used, &r);
     size_t n = r.used->len / 2;
     uint64_t *p = (uint64_t *)(void *)r.used->data;
     if (n > 1)
@@ -207,7 +155,5 @@ uint64_t engine_memory_largest_gap(const engine_memory *m)
 void engine_memory_fill_result(const engine_memory *m, strata_memory_result *out)
 {
     out->kind = g_strdup(strata_mem_kind_name(m->spec->kind));
-    out->allocator = g_strdup(strata_allocator_spec(m->allocator));
-    out->capacity_bytes = m->spec->capacity;
-    strata_ledger_fill(m->ledger, out);
+    strata_placement_fill(m->place, out);
 }

@@ -94,7 +94,7 @@ void strata_ledger_work_ids(strata_ledger *l, strata_op_kind kind, uint64_t dst,
  * returns how many. */
 uint32_t strata_ledger_donated(const strata_op *op, const uint64_t *ins, uint64_t *donated);
 
-/* One bound op of the program (trace/bind.h) for the ledger of memory
+/* One bound op of the program (bind/bind.h) for the ledger of memory
  * index `memory`: its allocs and frees, every copy and compute. */
 void strata_ledger_bound_op(strata_ledger *l, uint32_t memory, const strata_bound_op *op);
 

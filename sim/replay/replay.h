@@ -4,10 +4,11 @@
  *
  * Every op goes through the trace checker (so the replay accepts exactly
  * the traces the other consumers accept); allocs, frees and releases of the
- * chosen memory go to the allocator; everything else is only checked. An
- * allocator that plans ahead (offline) gets every lifetime from a first
- * pass before the replay. Trace `option allocator.KEY=VALUE` lines apply to
- * the allocator when it declares KEY; the spec's own values win.
+ * chosen memory go to its placement (placement/placement.h); everything
+ * else is only checked. An allocator that plans ahead (offline) gets every
+ * lifetime from a first pass before the replay. Trace
+ * `option allocator.KEY=VALUE` lines apply to the allocator when it
+ * declares KEY; the spec's own values win (as in every consumer).
  *
  * Out of memory stops the replay of allocations at the failing op, but the
  * rest of the trace is still checked, so bad input is reported as such
@@ -25,6 +26,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include "alloc/alloc.h"
 #include "results/results.h"
 #include "trace/source.h"
 
@@ -44,6 +46,13 @@ typedef struct strata_replay_options {
     bool ignore_device_limit;
     /* Where a planning allocator shows its progress (strata_progress_stream()); NULL: nowhere. */
     FILE *progress;
+    /* Called once the allocator is made (before any op reaches it); NULL: none. */
+    void (*opened)(void *user, const strata_allocator *allocator);
+    /* Called after every alloc, free and release the allocator made (not
+     * after an alloc that did not fit), with the op's index (options
+     * excluded) and the allocator; NULL: none. */
+    void (*after_op)(void *user, uint64_t index, const strata_allocator *allocator);
+    void *user;
 } strata_replay_options;
 
 /* What one replay measured (also put into the results by the function below). */
