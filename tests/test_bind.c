@@ -108,8 +108,8 @@ static const expected TRACE_BOUND[] = {
     {3, 0, 0, 0, MIB, 1, N, N, N, N, STRATA_DTYPE_BF16, 0, 0},
     /* alloc b: unnamed memory = the model's default (hbm) */
     {4, 1, 1, 0, 2 * MIB, 0, N, N, N, N, STRATA_DTYPE_F32, 0, 0},
-    /* copy b <- a: host to hbm, route 1 * 3 + 0 = 3, 512 KiB */
-    {5, 1, 1, 0, MIB / 2, N, 1, 0, 3, N, STRATA_DTYPE_NONE, 0, 0},
+    /* copy b <- a: host to hbm, route 0 (the first pair a copy uses), 512 KiB */
+    {5, 1, 1, 0, MIB / 2, N, 1, 0, 0, N, STRATA_DTYPE_NONE, 0, 0},
     /* compute: unit core reading hbm; dtype of in=b; 2 + 1 MiB of operands */
     {6, 0, 0, 0, 3 * MIB, 0, N, N, N, 0, STRATA_DTYPE_F32, 0, 0},
     /* record e on s2: its first record; wait e on main awaits it */
@@ -232,6 +232,62 @@ START_TEST(errors_name_the_line_and_what_was_expected)
 }
 END_TEST
 
+/* Route ids are dense, handed out on a pair's first use, the same after a
+ * rewind; each resolves to the model's hops; every op carries its device
+ * (device=, set by the SPMD expansion; 0 on one device), and each stream
+ * the device of its first op. On test-ring8: hbm@D is memory D. */
+START_TEST(routes_dense_on_first_use_and_devices)
+{
+    static const char trace[] = "strata-trace 1\n"
+                                "alloc a 1MiB hbm@0 device=0\n"
+                                "alloc b 1MiB hbm@1 stream=s1 device=1\n"
+                                "alloc c 1MiB hbm@5 stream=s5 device=5\n"
+                                "alloc d 1MiB hbm@0 device=0\n"
+                                "copy b a stream=s1 device=1\n"      /* route 0: hbm@0 -> hbm@1 */
+                                "copy c b stream=s5 device=5\n"      /* route 1: hbm@1 -> hbm@5 */
+                                "copy b a stream=s1 device=1\n"      /* route 0 again */
+                                "copy d a device=0\n"                /* route 2: inside hbm@0, no hops */
+                                "copy a c device=0\n";               /* route 3: hbm@5 -> hbm@0 */
+    fixture f = {0};
+    GError *err = NULL;
+    f.hw = strata_test_load_hw("test-ring8", NULL);
+    f.path = strata_test_write_temp("bind-XXXXXX.trace", trace);
+    f.src = strata_trace_open(f.path, &err);
+    ck_assert_msg(f.src != NULL, "trace: %s", err ? err->message : "?");
+    strata_bind_options opt = {.hw = f.hw};
+    f.binder = strata_binder_new(f.src, &opt);
+    static const uint32_t routes[] = {N, N, N, N, 0, 1, 0, 2, 3};
+    static const uint32_t devices[] = {0, 1, 5, 0, 1, 5, 1, 0, 0};
+    for (int pass = 0; pass < 2; pass++) {
+        ck_assert(strata_binder_rewind(f.binder, &err));
+        for (guint i = 0; i < G_N_ELEMENTS(routes); i++) {
+            const strata_bound_op *op = next_op(&f);
+            ck_assert_uint_eq(op->route, routes[i]);
+            ck_assert_uint_eq(op->device, devices[i]);
+        }
+        ck_assert_uint_eq(strata_binder_route_count(f.binder), 4);
+    }
+    ck_assert_uint_eq(strata_binder_stream_device(f.binder, 0), 0); /* main */
+    ck_assert_uint_eq(strata_binder_stream_device(f.binder, 1), 1); /* s1 */
+    ck_assert_uint_eq(strata_binder_stream_device(f.binder, 2), 5); /* s5 */
+    const uint32_t ends[4][2] = {{0, 1}, {1, 5}, {0, 0}, {5, 0}};
+    for (uint32_t r = 0; r < 4; r++) {
+        const strata_hop *hops = NULL, *want = NULL;
+        uint32_t n = 0, n_want = 0;
+        strata_binder_route_hops(f.binder, r, &hops, &n);
+        ck_assert(strata_hw_route(f.hw, ends[r][0], ends[r][1], &want, &n_want, NULL));
+        ck_assert_uint_eq(n, n_want);
+        ck_assert(n == 0 || memcmp(hops, want, n * sizeof *hops) == 0);
+    }
+    ck_assert_uint_eq(strata_hw_memory(f.hw, 5)->device, 5);
+    const strata_hop *none = NULL;
+    uint32_t n_none = 1;
+    strata_binder_route_hops(f.binder, N, &none, &n_none);
+    ck_assert_uint_eq(n_none, 0);
+    close_bound(&f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("bind");
@@ -240,6 +296,7 @@ int main(void)
     tcase_add_test(tc, without_a_model_names_in_order_of_first_use);
     tcase_add_test(tc, time_without_a_unit_binds_to_none);
     tcase_add_test(tc, errors_name_the_line_and_what_was_expected);
+    tcase_add_test(tc, routes_dense_on_first_use_and_devices);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -436,7 +436,12 @@ START_TEST(spans_are_recorded)
     assert_close(copy->end_s - copy->start_s, GIB / PCIE_BW + PCIE_LAT, "copy span");
     ck_assert_int_eq(copy->src_memory, 1);
     ck_assert_int_eq(copy->dst_memory, 0);
-    ck_assert_uint_eq(copy->link_mask, 1);
+    ck_assert_uint_eq(copy->route, 0); /* the first route used: host -> hbm, over pcie (link 0) */
+    uint32_t n_links = 0;
+    const uint32_t *links = strata_results_route_links(r, copy->route, &n_links);
+    ck_assert_uint_eq(n_links, 1);
+    ck_assert_uint_eq(links[0], 0);
+    ck_assert_uint_eq(copy->device, 0);
     ck_assert_uint_eq(r->mem_samples->len, 3);
     const strata_mem_sample *last = &g_array_index(r->mem_samples, strata_mem_sample, 2);
     ck_assert_int_eq(last->delta, -(int64_t)1073741824);

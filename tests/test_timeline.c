@@ -15,7 +15,7 @@
  *   main: compute k1 over [0, 1 ms]
  *   dma:  copy w1 host->hbm over [0, 0.5 ms] on pcie, copy w2 over
  *         [0.25, 0.75 ms] on pcie (overlaps: second lane), copy w3 over
- *         [0.8, 0.9 ms] with no link_mask (track "host->hbm")
+ *         [0.8, 0.9 ms] with no route (track "host->hbm")
  *   hbm:  alloc A 1024 B param at 0 (offset 0), alloc B 2048 B activation at
  *         0.1 ms (offset 1024), free A at 0.5 ms; B live at the end (1 ms). */
 static strata_results *sample_results(void)
@@ -30,6 +30,8 @@ static strata_results *sample_results(void)
     m->kind = g_strdup("host");
     m->capacity_bytes = 1 << 30;
     strata_results_add_link(r, "pcie");
+    const uint32_t pcie = 0;
+    ck_assert_uint_eq(strata_results_add_route(r, &pcie, 1), 0); /* route 0: host->hbm over pcie */
     strata_results_add_stream(r, "main");
     strata_results_add_stream(r, "dma");
     strata_results_enable_spans(r);
@@ -54,7 +56,8 @@ static strata_results *sample_results(void)
         s->memory = -1;
         s->src_memory = 1;
         s->dst_memory = 0;
-        s->link_mask = i < 2 ? 1 : 0;
+        if (i < 2)
+            s->route = 0;
     }
     strata_mem_sample a = {.t_s = 0, .memory = 0, .allocated = 1024, .reserved = 1024,
                            .tag = STRATA_TAG_PARAM, .delta = 1024, .offset = 0, .buffer_id = 7};
@@ -282,6 +285,8 @@ START_TEST(events_on_a_track_never_overlap)
     strata_memory_result *m = strata_results_add_memory(r, "hbm");
     m->kind = g_strdup("device");
     strata_results_add_link(r, "pcie");
+    const uint32_t pcie = 0;
+    strata_results_add_route(r, &pcie, 1);
     strata_results_add_stream(r, "main");
     GRand *rand = g_rand_new_with_seed(42);
     for (int i = 0; i < 400; i++) {
@@ -290,7 +295,7 @@ START_TEST(events_on_a_track_never_overlap)
         s->start_s = g_rand_double_range(rand, 0, 1e-3);
         s->end_s = s->start_s + g_rand_double_range(rand, 0, 2e-5) / 3.0;
         s->src_memory = s->dst_memory = 0;
-        s->link_mask = 1;
+        s->route = 0;
     }
     g_rand_free(rand);
     char *path = write_sample(r);

@@ -5,16 +5,21 @@
  * index (the model's, or those made so far without one); `memory_refs`,
  * the memory index of each memory name the current checker has interned,
  * so a buffer's memory (which the checker hands out as its interned name)
- * is found by comparing pointers, never by name; with a model, a flag per
- * route already checked. The binder keeps nothing per buffer: the checker
- * already does.
+ * is found by comparing pointers (a scan of the first few, then a hash
+ * on the pointer), never by name; with a model, the routes used so far:
+ * `route_ids` maps a pair (src, dst) to its dense id, `routes` holds each
+ * id's pair and hops; the device of each stream's first op. The binder
+ * keeps nothing per buffer: the checker already does. Nothing here is
+ * sized by the model's memory count squared: route storage grows with the
+ * pairs that copies use.
  *
  * Invariants:
- *  1. memory_refs holds pointers interned by the current checker only
- *     (emptied when a rewind replaces the checker);
- *  2. memories and units made by name are never dropped, so their indices
- *     hold across rewinds;
- *  3. route_checked[r] is set only after strata_hw_route() found route r.
+ *  1. memory_refs and ref_index hold pointers interned by the current
+ *     checker only (emptied when a rewind replaces the checker);
+ *  2. memories and units made by name, route ids and stream devices are
+ *     never dropped, so they hold across rewinds;
+ *  3. a pair is in route_ids only after strata_hw_route() found its route,
+ *     and routes[id] holds that route's hops.
  */
 #include "bind/bind.h"
 #include <stdarg.h>
@@ -23,6 +28,16 @@
 
 #define DEFAULT_MEMORY "hbm"
 #define DEFAULT_UNIT "compute"
+/* Memory refs scanned before the pointer hash takes over (one device
+ * names a handful of memories: a scan is cheaper than hashing). */
+#define REFS_SCANNED 8
+
+/* A route handed out: its pair and hops (owned by the model). */
+typedef struct bound_route {
+    uint32_t src, dst;
+    const strata_hop *hops;
+    uint32_t n;
+} bound_route;
 
 /* A memory name as the checker interned it, and its memory index. */
 typedef struct memory_ref {
@@ -36,14 +51,31 @@ struct strata_binder {
     char *default_memory;     /* without hw */
     bool allow_spmd;
     strata_checker *checker;
-    GArray *memory_refs;      /* memory_ref */
+    GArray *memory_refs;      /* memory_ref: the first REFS_SCANNED */
+    GHashTable *ref_index;    /* the rest: interned name -> memory index + 1 */
     int64_t default_index;    /* the default memory's index; -1 until first needed */
     GPtrArray *memory_names;  /* char * (owned), by index: the model's, or made by name */
     GPtrArray *unit_names;    /* char * (owned), by index: the same for units */
-    guint8 *route_checked;    /* with hw: memory_count^2 flags */
+    GHashTable *route_ids;    /* with hw: pair key (route_key) -> id + 1 */
+    GArray *routes;           /* bound_route, by id */
+    GArray *stream_device;    /* uint32_t by stream: its first op's device (NONE: not yet) */
     strata_bound_op bound;
     uint64_t n_ops;
 };
+
+/* A pair of memories as a hash key (64-bit pointers: 32 bits each). */
+G_STATIC_ASSERT(sizeof(gpointer) >= 8);
+static gpointer route_key(uint32_t src, uint32_t dst)
+{
+    return GSIZE_TO_POINTER(((gsize)src << 32) | dst);
+}
+
+/* Both halves of the key in the hash (g_direct_hash keeps the low 32 bits only). */
+static guint route_hash(gconstpointer key)
+{
+    guint64 k = GPOINTER_TO_SIZE(key);
+    return (guint)(k ^ (k >> 32) * 0x9E3779B1u);
+}
 
 strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *opt)
 {
@@ -54,12 +86,15 @@ strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *
     b->default_memory = g_strdup(opt && opt->default_memory ? opt->default_memory : DEFAULT_MEMORY);
     b->checker = strata_checker_new(strata_source_origin(src));
     b->memory_refs = g_array_new(FALSE, FALSE, sizeof(memory_ref));
+    b->ref_index = g_hash_table_new(g_direct_hash, g_direct_equal);
+    b->routes = g_array_new(FALSE, FALSE, sizeof(bound_route));
+    b->stream_device = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     b->default_index = -1;
     b->memory_names = g_ptr_array_new_with_free_func(g_free);
     b->unit_names = g_ptr_array_new_with_free_func(g_free);
     if (b->hw) {
         uint32_t n = strata_hw_memory_count(b->hw);
-        b->route_checked = g_new0(guint8, (gsize)n * n);
+        b->route_ids = g_hash_table_new(route_hash, g_direct_equal);
         for (uint32_t i = 0; i < n; i++)
             g_ptr_array_add(b->memory_names, g_strdup(strata_hw_memory(b->hw, i)->name));
         for (uint32_t i = 0; i < strata_hw_compute_count(b->hw); i++)
@@ -76,7 +111,11 @@ void strata_binder_free(strata_binder *b)
     g_array_free(b->memory_refs, TRUE);
     g_ptr_array_free(b->memory_names, TRUE);
     g_ptr_array_free(b->unit_names, TRUE);
-    g_free(b->route_checked);
+    g_hash_table_destroy(b->ref_index);
+    if (b->route_ids)
+        g_hash_table_destroy(b->route_ids);
+    g_array_free(b->routes, TRUE);
+    g_array_free(b->stream_device, TRUE);
     g_free(b->default_memory);
     g_free(b);
 }
@@ -86,6 +125,7 @@ bool strata_binder_rewind(strata_binder *b, GError **err)
     strata_checker_free(b->checker);
     b->checker = strata_checker_new(strata_source_origin(b->src));
     g_array_set_size(b->memory_refs, 0);
+    g_hash_table_remove_all(b->ref_index);
     b->n_ops = 0;
     return strata_source_rewind(b->src, err);
 }
@@ -124,14 +164,23 @@ int strata_binder_memory(strata_binder *b, const char *name)
     return (int)intern(b->memory_names, name ? name : b->default_memory);
 }
 
+uint32_t strata_binder_route_count(const strata_binder *b) { return b->routes->len; }
+
 void strata_binder_route_hops(const strata_binder *b, uint32_t route, const strata_hop **hops, uint32_t *n)
 {
-    *hops = NULL;
-    *n = 0;
-    if (!b->hw || route == STRATA_BIND_NONE)
+    if (route >= b->routes->len) {
+        *hops = NULL;
+        *n = 0;
         return;
-    uint32_t count = strata_hw_memory_count(b->hw);
-    strata_hw_route(b->hw, route / count, route % count, hops, n, NULL);
+    }
+    const bound_route *r = &g_array_index(b->routes, bound_route, route);
+    *hops = r->hops;
+    *n = r->n;
+}
+
+uint32_t strata_binder_stream_device(const strata_binder *b, uint32_t stream)
+{
+    return stream < b->stream_device->len ? g_array_index(b->stream_device, uint32_t, stream) : STRATA_BIND_NONE;
 }
 
 /* An input error at op: ORIGIN:LINE, or ORIGIN: op N for a generated op
@@ -198,10 +247,19 @@ static bool interned_memory(strata_binder *b, const strata_op *op, const char *n
             return true;
         }
     }
+    gpointer found = b->memory_refs->len == REFS_SCANNED ? g_hash_table_lookup(b->ref_index, name) : NULL;
+    if (found) {
+        *memory = GPOINTER_TO_UINT(found) - 1;
+        return true;
+    }
     if (!resolve_memory(b, op, name, memory, err))
         return false;
-    memory_ref r = {name, *memory};
-    g_array_append_val(b->memory_refs, r);
+    if (b->memory_refs->len < REFS_SCANNED) {
+        memory_ref r = {name, *memory};
+        g_array_append_val(b->memory_refs, r);
+    } else {
+        g_hash_table_insert(b->ref_index, (gpointer)name, GUINT_TO_POINTER(*memory + 1));
+    }
     return true;
 }
 
@@ -244,19 +302,22 @@ static bool bind_copy(strata_binder *b, const strata_op *op, const strata_op_ref
         return false;
     if (!b->hw)
         return true;
-    uint32_t n = strata_hw_memory_count(b->hw);
-    o->route = o->src_memory * n + o->dst_memory;
-    if (b->route_checked[o->route] || o->src_memory == o->dst_memory)
+    gpointer key = route_key(o->src_memory, o->dst_memory);
+    gpointer id = g_hash_table_lookup(b->route_ids, key);
+    if (id) {
+        o->route = GPOINTER_TO_UINT(id) - 1;
         return true;
-    const strata_hop *hops = NULL;
-    uint32_t n_hops = 0;
+    }
+    bound_route r = {.src = o->src_memory, .dst = o->dst_memory};
     GError *local = NULL;
-    if (!strata_hw_route(b->hw, o->src_memory, o->dst_memory, &hops, &n_hops, &local)) {
+    if (!strata_hw_route(b->hw, r.src, r.dst, &r.hops, &r.n, &local)) {
         fail(b, op, err, "copy %s <- %s: %s", op->name, op->src, local->message);
         g_error_free(local);
         return false;
     }
-    b->route_checked[o->route] = 1;
+    o->route = b->routes->len;
+    g_array_append_val(b->routes, r);
+    g_hash_table_insert(b->route_ids, key, GUINT_TO_POINTER(o->route + 1));
     return true;
 }
 
@@ -269,20 +330,45 @@ static bool bind_compute(strata_binder *b, const strata_op *op, strata_bound_op 
     return true;
 }
 
+/* The device that runs op (bind.h). */
+static uint32_t op_device(const strata_binder *b, const strata_op *op)
+{
+    if (op->has_device)
+        return op->device;
+    return b->allow_spmd ? STRATA_BIND_NONE : 0;
+}
+
+/* Notes the device of the stream's first op. */
+static void note_stream_device(strata_binder *b, const strata_bound_op *o)
+{
+    GArray *d = b->stream_device;
+    if (o->stream < d->len) {
+        uint32_t *at = &g_array_index(d, uint32_t, o->stream);
+        if (*at == STRATA_BIND_NONE)
+            *at = o->device;
+        return;
+    }
+    uint32_t none = STRATA_BIND_NONE;
+    while (d->len < o->stream)
+        g_array_append_val(d, none);
+    g_array_append_val(d, o->device);
+}
+
 /* Resolves a checked non-option op into b->bound. */
 static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs *refs, GError **err)
 {
     /* Every field named: none left for a clear of the whole struct first. */
     strata_bound_op *o = &b->bound;
     *o = (strata_bound_op){.op = op, .kind = op->kind, .index = b->n_ops, .line = op->line,
-                           .stream = refs->stream, .buf = refs->buf, .src = refs->src, .bytes = refs->bytes,
+                           .stream = refs->stream, .device = op_device(b, op), .buf = refs->buf, .src = refs->src, .bytes = refs->bytes,
                            .dtype = refs->dtype, .tag = op->tag, .memory = STRATA_BIND_NONE, .src_memory = STRATA_BIND_NONE,
                            .dst_memory = STRATA_BIND_NONE, .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE,
                            .has_flops = op->has_flops, .flops = op->has_flops ? op->flops : 0.0,
                            .has_time = op->has_time, .time_s = op->time_s, .ins = refs->ins, .outs = refs->outs,
                            .n_ins = op->n_ins, .n_outs = op->n_outs, .group_size = refs->group_size,
                            .event = 0, .event_seq = 0, .coll = op->coll};
-    if (!b->allow_spmd && (strata_op_kind_is_collective(op->kind) || op->has_device))
+    bool expanded = b->hw && strata_hw_devices(b->hw) > 1; /* device= names the device each op runs on */
+    if (!b->allow_spmd && (strata_op_kind_is_collective(op->kind) || (op->has_device && !expanded)))
         return fail(b, op, err, "expected an op of one device, got %s%s: collectives and device= run on a "
                     "hardware model with devices = N (the trace's mesh), through the SPMD expansion",
                     strata_op_kind_name(op->kind), op->has_device ? " with device=" : "");
@@ -323,6 +409,7 @@ int strata_binder_next(strata_binder *b, const strata_bound_op **op, GError **er
             continue;
         if (!bind_op(b, in, &refs, err))
             return -1;
+        note_stream_device(b, &b->bound);
         b->n_ops++;
         *op = &b->bound;
         return 1;

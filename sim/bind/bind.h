@@ -31,7 +31,9 @@
  *     memory is found by the pointer of the name the checker interned; it
  *     keeps nothing per buffer and allocates nothing per op;
  *  4. a new dimension of placement (a device index for many chips in one
- *     trace) is one more field resolved here, not in each consumer.
+ *     trace) is one more field resolved here, not in each consumer;
+ *  5. route ids, like memories made by name, hold across rewinds: each pass
+ *     binds the same copy to the same route id.
  */
 #ifndef STRATA_BIND_H
 #define STRATA_BIND_H
@@ -60,6 +62,7 @@ typedef struct strata_bound_op {
     uint64_t index;          /* 0-based, options excluded */
     uint64_t line;
     uint32_t stream;
+    uint32_t device;         /* the device that runs it (see above); NONE: every device */
     uint64_t buf;            /* ALLOC, FREE: the buffer. COPY: the destination */
     uint64_t src;            /* COPY: the source buffer */
     uint64_t bytes;          /* ALLOC, FREE: size. COPY: bytes moved. COMPUTE: operand bytes */
@@ -67,7 +70,7 @@ typedef struct strata_bound_op {
      * every memory. COMPUTE: the unit's operand memory (NONE without hw or unit). */
     uint32_t memory;
     uint32_t src_memory, dst_memory; /* COPY */
-    uint32_t route;          /* COPY: src_memory * memory_count + dst_memory */
+    uint32_t route;          /* COPY with hw: the pair's dense route id (strata_binder_route_hops) */
     uint32_t unit;           /* COMPUTE: the unit; NONE when the model has none (time= given) */
     strata_dtype dtype;      /* ALLOC: its dtype. COMPUTE: its first operand's (in=, else out=) */
     strata_tag tag;          /* ALLOC */
@@ -104,7 +107,13 @@ const char *strata_binder_memory_name(const strata_binder *b, uint32_t memory);
 int strata_binder_memory(strata_binder *b, const char *name);
 uint32_t strata_binder_unit_count(const strata_binder *b);
 const char *strata_binder_unit_name(const strata_binder *b, uint32_t unit);
-/* The hops of a copy's route (none inside one memory or without hw). */
+/* Routes handed out so far (ids 0 .. count-1). */
+uint32_t strata_binder_route_count(const strata_binder *b);
+/* The hops of a copy's route (none inside one memory, for NONE or an
+ * unknown id): O(1), owned by the model. */
 void strata_binder_route_hops(const strata_binder *b, uint32_t route, const strata_hop **hops, uint32_t *n);
+/* The device of a stream: that of its first op bound so far (NONE when
+ * none yet, or an op of every device). */
+uint32_t strata_binder_stream_device(const strata_binder *b, uint32_t stream);
 
 #endif

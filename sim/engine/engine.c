@@ -45,6 +45,7 @@
 #include <simgrid/engine.h>
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
+#include <string.h>
 #include "core/error.h"
 #include "results/collectives.h"
 #include "results/timeline.h"
@@ -128,6 +129,24 @@ static bool spans_wanted(const engine_ctx *ctx)
     return ctx->opt->record_spans || ctx->opt->timeline;
 }
 
+/* The binder's routes not yet in the results, each as the links its hops
+ * cross (the results' route ids are the binder's). */
+static void list_routes(engine_ctx *ctx)
+{
+    const strata_binder *b = engine_feed_binder(ctx->feed);
+    GArray *links = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (uint32_t r = strata_results_route_count(ctx->results); r < strata_binder_route_count(b); r++) {
+        const strata_hop *hops = NULL;
+        uint32_t n = 0;
+        strata_binder_route_hops(b, r, &hops, &n);
+        g_array_set_size(links, n);
+        for (uint32_t i = 0; i < n; i++)
+            g_array_index(links, uint32_t, i) = hops[i].link;
+        strata_results_add_route(ctx->results, (const uint32_t *)(void *)links->data, n);
+    }
+    g_array_free(links, TRUE);
+}
+
 static void add_span(engine_ctx *ctx, const engine_op *e, double start, double end)
 {
     if (!spans_wanted(ctx))
@@ -145,18 +164,17 @@ static void add_span(engine_ctx *ctx, const engine_op *e, double start, double e
         .src_memory = -1,
         .dst_memory = -1,
         .label = e->label,
+        .device = op->device,
+        .route = STRATA_NO_ROUTE,
     };
     if (op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_FREE)
         s.memory = (int32_t)op->memory;
     if (op->kind == STRATA_OP_COPY) {
         s.src_memory = (int32_t)op->src_memory;
         s.dst_memory = (int32_t)op->dst_memory;
-        const strata_hop *hops = NULL;
-        uint32_t n = 0;
-        strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
-        for (uint32_t i = 0; i < n; i++)
-            if (hops[i].link < 64)
-                s.link_mask |= (uint64_t)1 << hops[i].link;
+        s.route = op->route;
+        if (op->route != STRATA_BIND_NONE && op->route >= strata_results_route_count(ctx->results))
+            list_routes(ctx);
     }
     strata_results_put_span(ctx->results, &s);
 }
@@ -394,14 +412,26 @@ static void stream_main(int argc, char **argv)
 static void list_results(engine_ctx *ctx)
 {
     strata_results *r = ctx->results;
-    for (uint32_t i = 0; i < ctx->mems.n; i++)
-        strata_results_add_memory(r, ctx->mems.mem[i].spec->name);
-    for (uint32_t i = 0; i < strata_hw_link_count(ctx->hw); i++)
-        strata_results_add_link(r, strata_hw_link(ctx->hw, i)->name);
+    for (uint32_t i = 0; i < ctx->mems.n; i++) {
+        const strata_memory_spec *m = ctx->mems.mem[i].spec;
+        strata_memory_result *mr = strata_results_add_memory(r, m->name);
+        mr->place.device[0] = m->device;
+        mr->place.host[0] = m->kind == STRATA_MEM_HOST ? m->host : STRATA_NO_DEVICE;
+    }
+    for (uint32_t i = 0; i < strata_hw_link_count(ctx->hw); i++) {
+        const strata_link_spec *l = strata_hw_link(ctx->hw, i);
+        strata_link_result *lr = strata_results_add_link(r, l->name);
+        memcpy(lr->place.device, l->device, sizeof lr->place.device);
+        memcpy(lr->place.host, l->host, sizeof lr->place.host);
+    }
+    const strata_binder *b = engine_feed_binder(ctx->feed);
     for (uint32_t i = 0; i < ctx->n_streams; i++)
-        strata_results_add_stream(r, engine_feed_stream_name(ctx->feed, i));
-    for (uint32_t i = 0; i < strata_hw_compute_count(ctx->hw); i++)
-        strata_results_add_compute(r, strata_hw_compute(ctx->hw, i)->name);
+        strata_results_add_stream(r, engine_feed_stream_name(ctx->feed, i))->place.device[0] =
+            strata_binder_stream_device(b, i);
+    for (uint32_t i = 0; i < strata_hw_compute_count(ctx->hw); i++) {
+        const strata_compute_spec *u = strata_hw_compute(ctx->hw, i);
+        strata_results_add_compute(r, u->name)->place.device[0] = u->device;
+    }
 }
 
 static void fill_results(engine_ctx *ctx, const strata_source *src)

@@ -15,7 +15,8 @@
  * expected index, a later line; each kind's fields below) is written
  * without a mask: one byte of FAST, three flags (a name, flops, time: has_flops
  * is then flops != 0, has_time time_s != 0) and the kind, then the
- * line's distance from the previous op's less one, the stream, then its
+ * line's distance from the previous op's less one, the stream, the
+ * device (index + 1), then its
  * kind's fields in a fixed order, memories, units and routes as index + 1
  * (STRATA_BIND_NONE as 0). Building the mask and walking its fields costs
  * more than the few fields such an op has; any other op takes the general
@@ -40,7 +41,7 @@ enum {
     F_STREAM, F_BYTES, F_BUF, F_MEMORY, F_EVENT, F_SEQ, F_NAME,
     F_DTYPE, F_TAG, F_UNIT, F_HAS_FLOPS, F_FLOPS, F_INS, F_SRC,
     F_SRC_MEMORY, F_DST_MEMORY, F_ROUTE, F_HAS_TIME, F_TIME, F_OUTS, F_LINE,
-    F_INDEX, F_GROUP, F_COLL, F_SHAPE, F_DONATED,
+    F_INDEX, F_GROUP, F_COLL, F_SHAPE, F_DONATED, F_DEVICE,
 };
 
 #define BIT(f) ((uint64_t)1 << (f))
@@ -191,7 +192,8 @@ static uint64_t mask_of(const tape_expect *e, const strata_bound_op *op, const e
            SET(F_HAS_TIME, op->has_time) | SET(F_TIME, op->time_s != 0) | SET(F_OUTS, op->n_outs != 0) |
            SET(F_LINE, op->line != e->line + 1) | SET(F_INDEX, op->index != e->index) |
            SET(F_GROUP, op->group_size != 0) | SET(F_COLL, op->coll != NULL) |
-           SET(F_SHAPE, x->rows != 0 || x->cols != 0) | SET(F_DONATED, x->n_donated != 0);
+           SET(F_SHAPE, x->rows != 0 || x->cols != 0) | SET(F_DONATED, x->n_donated != 0) |
+           SET(F_DEVICE, op->device != STRATA_BIND_NONE);
 #undef SET
 }
 
@@ -245,6 +247,7 @@ static uint8_t *put_field(uint8_t *p, int f, const tape_expect *e, const strata_
     case F_COLL: return put_raw(p, &op->coll, sizeof op->coll);
     case F_SHAPE: return put_varint(put_varint(p, x->rows), x->cols);
     case F_DONATED: return put_ids(p, e, x->donated, x->n_donated);
+    case F_DEVICE: return put_varint(p, op->device);
     default: return p; /* F_HAS_FLOPS, F_HAS_TIME: the bit is the value */
     }
 }
@@ -294,6 +297,7 @@ static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op
     *p++ = (uint8_t)(FAST | flags | op->kind);
     p = put_varint(p, op->line - e->line - 1);
     p = put_varint(p, op->stream);
+    p = put_varint(p, plus_one(op->device));
     switch (op->kind) {
     case STRATA_OP_ALLOC:
         p = put_varint(put_varint(p, op->bytes), plus_one(op->memory));
@@ -334,7 +338,7 @@ bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_
         (x->n_donated && !x->donated))
         return false;
     size_t name_len = x->name ? strlen(x->name) : 0;
-    size_t need = 1 + VARINT_MAX * (26 + 3 + (size_t)op->n_ins + op->n_outs + x->n_donated) + name_len + 1;
+    size_t need = 1 + VARINT_MAX * (27 + 3 + (size_t)op->n_ins + op->n_outs + x->n_donated) + name_len + 1;
     if (!reserve(t, need))
         return false;
     const tape_expect *e = &t->put;
@@ -409,6 +413,7 @@ static const uint8_t *get_field(engine_tape *t, const uint8_t *p, int f, strata_
     case F_LINE: op->line = v; break;
     case F_INDEX: op->index = v; break;
     case F_GROUP: op->group_size = (uint32_t)v; break;
+    case F_DEVICE: op->device = (uint32_t)v; break;
     default: break;
     }
     return p;
@@ -425,6 +430,7 @@ static void expect(const tape_expect *e, strata_op_kind kind, strata_bound_op *o
     op->index = e->index;
     op->line = e->line + 1;
     op->stream = 0;
+    op->device = STRATA_BIND_NONE;
     op->buf = kind == STRATA_OP_ALLOC ? e->next_id : 0;
     op->src = 0;
     op->bytes = 0;
@@ -453,6 +459,8 @@ static const uint8_t *get_fast(engine_tape *t, const uint8_t *p, uint8_t flags, 
     op->line = e->line + 1 + v;
     p = get_varint(p, &v);
     op->stream = (uint32_t)v;
+    p = get_varint(p, &v);
+    op->device = minus_one(v);
     op->has_flops = (flags & FAST_FLOPS) != 0;
     op->has_time = (flags & FAST_TIME) != 0;
     switch (kind) {

@@ -682,6 +682,10 @@ static bool build(hw_load_ctx *ctx, strata_hw *hw, GError **err)
         for (guint i = 0; i < hw->memories->len; i++)
             g_hash_table_insert(hw->memory_by_name, (gpointer)g_array_index(hw->memories, strata_memory_spec, i).name,
                                 GUINT_TO_POINTER(i + 1));
+        hw->unit_by_name = g_hash_table_new(g_str_hash, g_str_equal);
+        for (guint i = hw->computes->len; i-- > 0;) /* the first of a name wins */
+            g_hash_table_insert(hw->unit_by_name, (gpointer)g_array_index(hw->computes, strata_compute_spec, i).name,
+                                GUINT_TO_POINTER(i + 1));
     }
     return ok;
 }
@@ -756,6 +760,8 @@ void strata_hw_free(strata_hw *hw)
     hw_sites_free(hw->sites);
     if (hw->memory_by_name)
         g_hash_table_destroy(hw->memory_by_name);
+    if (hw->unit_by_name)
+        g_hash_table_destroy(hw->unit_by_name);
     if (hw->tmems != hw->memories)
         g_array_free(hw->tmems, TRUE);
     if (hw->tlinks != hw->links)
@@ -821,6 +827,8 @@ int strata_hw_compute_index(const strata_hw *hw, const char *name)
 {
     if (name == NULL)
         return hw->computes->len ? 0 : -1;
+    if (hw->unit_by_name)
+        return (int)GPOINTER_TO_UINT(g_hash_table_lookup(hw->unit_by_name, name)) - 1;
     for (guint i = 0; i < hw->computes->len; i++)
         if (strcmp(g_array_index(hw->computes, strata_compute_spec, i).name, name) == 0)
             return (int)i;

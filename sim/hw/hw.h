@@ -76,6 +76,7 @@
 typedef enum { STRATA_MEM_DEVICE, STRATA_MEM_HOST, STRATA_MEM_ONCHIP } strata_mem_kind;
 
 #define STRATA_HW_NO_MEMORY UINT32_MAX
+#define STRATA_HW_NO_DEVICE UINT32_MAX
 
 typedef struct strata_memory_spec {
     const char *name;
@@ -88,6 +89,8 @@ typedef struct strata_memory_spec {
     bool pageable;         /* host memory that is not pinned */
     uint32_t base;         /* index of the template memory it instantiates (= index with one device) */
     uint32_t site;         /* device (kind device or onchip) or host (kind host) it belongs to */
+    uint32_t device;       /* the device it belongs to; STRATA_HW_NO_DEVICE for a host memory */
+    uint32_t host;         /* the host it lies on (a per-device memory: its device's host) */
 } strata_memory_spec;
 
 typedef struct strata_link_spec {
@@ -96,6 +99,12 @@ typedef struct strata_link_spec {
     double bandwidth;      /* bytes/s in each direction */
     double latency;        /* seconds */
     bool full_duplex;      /* each direction has its own bandwidth */
+    /* The devices it belongs to: one for a link inside a device, from a
+     * device to its host or to a switch ({D, NO_DEVICE}); both ends for a
+     * link between two chips. `host` likewise for a link between host
+     * memories (inside a host, or between two hosts); NO_DEVICE where none. */
+    uint32_t device[2];
+    uint32_t host[2];
 } strata_link_spec;
 
 typedef struct strata_compute_spec {
@@ -174,9 +183,10 @@ uint32_t strata_hw_memory_on(const strata_hw *hw, uint32_t base, uint32_t device
 uint32_t strata_hw_compute_on(const strata_hw *hw, uint32_t base, uint32_t device);
 /* The name of the instance on `device` of memory `name` (NULL: the default
  * memory) or, with unit, of unit `name` (NULL: the first), as the model
- * names it: a name with its own @D is itself; a name the model lacks (the
- * binder then says so) is qualified by hand into scratch, whose text the
- * result then is. */
+ * names it: the name of an instance (a trace's explicit "hbm@3") is
+ * itself, found by a hash lookup, never parsed; a name the model lacks
+ * (the binder then says so) is returned as written. scratch is unused
+ * (kept for the callers). */
 const char *strata_hw_instance_name(const strata_hw *hw, const char *name, uint32_t device, bool unit,
                                     GString *scratch);
 

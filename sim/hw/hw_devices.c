@@ -162,6 +162,8 @@ static void instantiate_memories(strata_hw *hw)
             g_free(name);
             x.base = t;
             x.site = i;
+            x.device = hw->mem_at[t].per_host ? STRATA_HW_NO_DEVICE : i;
+            x.host = hw->mem_at[t].per_host ? i : i / hw->devices_per_host;
             g_array_append_val(out, x);
         }
     }
@@ -169,11 +171,15 @@ static void instantiate_memories(strata_hw *hw)
     hw->default_memory = mem_instance(hw, hw->default_memory, 0);
 }
 
+/* Appends a link; `sites` says whose it is: {i, j} devices (hosts: false)
+ * or hosts (true), j = STRATA_HW_NO_DEVICE for one. */
 static void add_link(strata_hw *hw, const char *name, uint32_t a, uint32_t b, double bandwidth, double latency,
-                     bool full_duplex)
+                     bool full_duplex, bool hosts, uint32_t i, uint32_t j)
 {
     strata_link_spec l = {.name = g_string_chunk_insert_const(hw->strings, name), .a = a, .b = b,
-                          .bandwidth = bandwidth, .latency = latency, .full_duplex = full_duplex};
+                          .bandwidth = bandwidth, .latency = latency, .full_duplex = full_duplex,
+                          .device = {hosts ? STRATA_HW_NO_DEVICE : i, hosts ? STRATA_HW_NO_DEVICE : j},
+                          .host = {hosts ? i : STRATA_HW_NO_DEVICE, hosts ? j : STRATA_HW_NO_DEVICE}};
     g_array_append_val(hw->links, l);
 }
 
@@ -209,7 +215,7 @@ static bool instantiate_links(const hw_load_ctx *ctx, strata_hw *hw, uint32_t ga
             uint32_t ib = hw->mem_at[l->b].per_host == hw->link_at[t].per_host ? i : i / hw->devices_per_host;
             char *name = g_strdup_printf("%s@%u", l->name, i);
             add_link(hw, name, mem_instance(hw, l->a, ia), mem_instance(hw, l->b, ib), l->bandwidth, l->latency,
-                     l->full_duplex);
+                     l->full_duplex, hw->link_at[t].per_host, i, STRATA_HW_NO_DEVICE);
             g_free(name);
         }
     }
@@ -276,7 +282,7 @@ static void build_interconnect(strata_hw *hw, const interconnect *ic)
             char *name = g_strdup_printf("%s@%u", ic->name, i);
             hw_sites_connect(hw->sites, first + i, sw, hw->links->len, 0, 0);
             add_link(hw, name, mem_instance(hw, ic->memory, i), STRATA_HW_NO_MEMORY, ic->bandwidth, ic->latency,
-                     ic->full_duplex);
+                     ic->full_duplex, ic->hosts, i, STRATA_HW_NO_DEVICE);
             g_free(name);
         }
         return;
@@ -301,7 +307,7 @@ static void build_interconnect(strata_hw *hw, const interconnect *ic)
             char *name = g_strdup_printf("%s:%u-%u", ic->name, i, to);
             hw_sites_connect(hw->sites, first + i, first + to, hw->links->len, 0, 0);
             add_link(hw, name, mem_instance(hw, ic->memory, i), mem_instance(hw, ic->memory, to), ic->bandwidth,
-                     ic->latency, ic->full_duplex);
+                     ic->latency, ic->full_duplex, ic->hosts, i, to);
             g_free(name);
         }
     }
@@ -369,6 +375,25 @@ static void build_sites(strata_hw *hw, interconnect *const ics[2], const uint32_
     hw_route_memo_init(hw);
 }
 
+/* One device: every memory, unit and link is device 0's (host memories
+ * and the links between them host 0's). */
+static void place_one_device(strata_hw *hw)
+{
+    for (guint i = 0; i < hw->memories->len; i++) {
+        strata_memory_spec *m = &g_array_index(hw->memories, strata_memory_spec, i);
+        m->device = hw_per_device(m->kind) ? 0 : STRATA_HW_NO_DEVICE;
+        m->host = 0;
+    }
+    for (guint i = 0; i < hw->links->len; i++) {
+        strata_link_spec *l = &g_array_index(hw->links, strata_link_spec, i);
+        bool hosts = !hw_per_device(g_array_index(hw->memories, strata_memory_spec, l->a).kind) &&
+                     !hw_per_device(g_array_index(hw->memories, strata_memory_spec, l->b).kind);
+        l->device[0] = hosts ? STRATA_HW_NO_DEVICE : 0;
+        l->host[0] = hosts ? 0 : STRATA_HW_NO_DEVICE;
+        l->device[1] = l->host[1] = STRATA_HW_NO_DEVICE;
+    }
+}
+
 /* The instances the model will hold: an upper bound (links of a torus
  * counted as three per site). */
 static uint64_t instance_count(const strata_hw *hw, interconnect *const ics[2])
@@ -399,8 +424,10 @@ bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsiz
     interconnect store[2], *ics[2] = {NULL, NULL};
     if (!parse_interconnects(ctx, hw, groups, n_groups, store, ics, err))
         return false;
-    if (hw->devices == 1)
+    if (hw->devices == 1) {
+        place_one_device(hw);
         return true;
+    }
     uint64_t instances = instance_count(hw, ics);
     if (instances > MAX_INSTANCES) {
         hw_fail(ctx, err, "hardware", "devices", "%u devices make %" G_GUINT64_FORMAT " memories, units and links "
@@ -451,15 +478,17 @@ int strata_hw_compute_base_index(const strata_hw *hw, const char *name)
 const char *strata_hw_instance_name(const strata_hw *hw, const char *name, uint32_t device, bool unit,
                                     GString *scratch)
 {
-    const char *at = name ? strrchr(name, '@') : NULL;
-    if (at && g_ascii_isdigit(at[1]))
-        return name;
+    (void)scratch;
+    if (name && hw->devices > 1) { /* an instance named as such ("hbm@3") is itself */
+        int own = unit ? strata_hw_compute_index(hw, name) : strata_hw_memory_index(hw, name);
+        if (own >= 0)
+            return name;
+    }
     int base = unit ? strata_hw_compute_base_index(hw, name) : strata_hw_memory_base_index(hw, name);
     if (base >= 0)
         return unit ? strata_hw_compute(hw, strata_hw_compute_on(hw, (uint32_t)base, device))->name
                     : strata_hw_memory(hw, strata_hw_memory_on(hw, (uint32_t)base, device))->name;
-    g_string_printf(scratch, "%s@%u", name ? name : "compute", device);
-    return scratch->str;
+    return name ? name : "compute";
 }
 
 uint32_t strata_hw_memory_on(const strata_hw *hw, uint32_t base, uint32_t device)

@@ -44,6 +44,7 @@ struct strata_hw {
     uint32_t devices, devices_per_host, hosts;
     route *routes;             /* template routes: tmems->len^2 */
     GHashTable *memory_by_name; /* name -> index + 1 */
+    GHashTable *unit_by_name;   /* name -> index + 1 (units: a hash, as a pod has thousands) */
     GHashTable *route_memo;    /* several devices: (from * n + to + 1) -> route * */
     hw_sites *sites;           /* several devices, else NULL */
 };

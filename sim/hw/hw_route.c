@@ -9,7 +9,9 @@
  *  2. With one device those are the routes. With several, a route is
  *     composed on first use (same site: the template route instantiated
  *     there; between sites: template route to the gateway, the site path,
- *     template route from the far gateway) and kept in route_memo.
+ *     template route from the far gateway) and kept in route_memo: the
+ *     memo grows with the pairs asked for, never with memories^2 (the
+ *     template table is templates^2, a handful).
  */
 #include "core/error.h"
 #include "hw/hw_internal.h"
@@ -170,9 +172,17 @@ static const route *find_route(const strata_hw *hw, uint32_t from, uint32_t to)
     return r;
 }
 
+/* The memo's key (from * n + to + 1, 64 bits on a large pod) hashed whole:
+ * g_direct_hash keeps its low 32 bits only. */
+static guint memo_hash(gconstpointer key)
+{
+    guint64 k = GPOINTER_TO_SIZE(key);
+    return (guint)(k ^ (k >> 32) * 0x9E3779B1u);
+}
+
 void hw_route_memo_init(strata_hw *hw)
 {
-    hw->route_memo = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, route_free);
+    hw->route_memo = g_hash_table_new_full(memo_hash, g_direct_equal, NULL, route_free);
 }
 
 bool strata_hw_route(const strata_hw *hw, uint32_t from, uint32_t to, const strata_hop **hops,

@@ -14,9 +14,15 @@
  * Invariants: after hw_sites_seal() the edges are sorted and rank[] numbers
  * every vertex that appears (by first appearance; others after); dist[u]
  * is NULL until a path from u is first asked for, then the distances from
- * u (UINT32_MAX: unreachable).
+ * u (UINT32_MAX: unreachable), kept for at most `dist_cap` sources at a
+ * time (the oldest dropped first, recomputed if asked for again): so the
+ * distances take at most about DIST_BUDGET entries, not sites^2 when
+ * copies leave from every site of a large pod.
  */
 #include "hw/hw_internal.h"
+
+/* Distance entries kept at most (4 bytes each), and sources at least. */
+enum { DIST_BUDGET = 1 << 24, DIST_MIN_SOURCES = 16 };
 
 struct hw_sites {
     uint32_t devices, hosts, n;
@@ -28,6 +34,8 @@ struct hw_sites {
     uint32_t *in_edge;
     uint32_t *out_start, *out_edge;
     uint32_t **dist;          /* by source vertex, lazily */
+    uint32_t *dist_fifo;      /* sources with distances, oldest first: a ring of dist_cap */
+    uint32_t dist_cap, dist_head, dist_len;
     GArray *path;             /* uint32_t: the last path's edges */
 };
 
@@ -51,6 +59,7 @@ void hw_sites_free(hw_sites *s)
         for (uint32_t i = 0; i < s->n; i++)
             g_free(s->dist[i]);
     g_free(s->dist);
+    g_free(s->dist_fifo);
     g_free(s->gateway);
     g_free(s->rank);
     g_free(s->in_start);
@@ -133,6 +142,8 @@ void hw_sites_seal(hw_sites *s)
     build_csr(s, true, &s->in_start, &s->in_edge);
     build_csr(s, false, &s->out_start, &s->out_edge);
     s->dist = g_new0(uint32_t *, s->n);
+    s->dist_cap = MIN(s->n, MAX((uint32_t)DIST_MIN_SOURCES, (uint32_t)DIST_BUDGET / MAX(s->n, 1u)));
+    s->dist_fifo = g_new(uint32_t, MAX(s->dist_cap, 1u));
     s->gateway = g_new(uint32_t, s->n);
     for (uint32_t v = 0; v < s->n; v++)
         s->gateway[v] = STRATA_HW_NO_MEMORY;
@@ -207,8 +218,17 @@ static uint32_t *distances(const hw_sites *s, uint32_t u)
 
 bool hw_sites_path(hw_sites *s, uint32_t u, uint32_t v, const uint32_t **edges, uint32_t *n)
 {
-    if (!s->dist[u])
+    if (!s->dist[u]) {
+        if (s->dist_len == s->dist_cap) { /* drop the oldest source's distances */
+            uint32_t old = s->dist_fifo[s->dist_head];
+            g_free(s->dist[old]);
+            s->dist[old] = NULL;
+            s->dist_head = (s->dist_head + 1) % s->dist_cap;
+            s->dist_len--;
+        }
         s->dist[u] = distances(s, u);
+        s->dist_fifo[(s->dist_head + s->dist_len++) % s->dist_cap] = u;
+    }
     const uint32_t *dist = s->dist[u];
     if (dist[v] == UINT32_MAX)
         return false;

@@ -2,11 +2,10 @@
  * collectives.c: the multi-device part of the results (contract in
  * collectives.h).
  *
- * The device a summary shows is found from the memory rows: a memory named
- * NAME@D of kind device with the highest peak allocated (the lowest D on a
- * tie). Rows are matched to it by their name: NAME@D (memories, streams
- * S@D and S~L@D, units) or, for a link, NAME:I-J with I or J the device,
- * or NAME@D.
+ * The device a summary shows is found from the memory rows: a memory of
+ * kind device on device D (its place) with the highest peak allocated (the
+ * lowest D on a tie). Rows are matched to it by their places (the hardware
+ * model's devices and hosts, the stream's device), never by name.
  */
 #include "results/collectives.h"
 #include <stdlib.h>
@@ -102,24 +101,16 @@ void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
     json_builder_end_array(b);
 }
 
-/* The device D of a name NAME@D, or -1. */
-static int64_t device_of(const char *name)
+uint32_t strata_results_shown_device(const strata_results *r)
 {
-    const char *at = strrchr(name, '@');
-    if (!at || at[1] < '0' || at[1] > '9')
-        return -1;
-    return (int64_t)g_ascii_strtoull(at + 1, NULL, 10);
-}
-
-static int64_t worst_device(const strata_results *r)
-{
-    int64_t worst = -1;
+    uint32_t worst = STRATA_NO_DEVICE;
     uint64_t peak = 0;
     for (guint i = 0; i < r->memories->len; i++) {
         const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
-        int64_t d = device_of(m->name);
-        if (d >= 0 && m->kind && strcmp(m->kind, "device") == 0 &&
-            (worst < 0 || m->peak_allocated_bytes > peak || (m->peak_allocated_bytes == peak && d < worst))) {
+        uint32_t d = m->place.device[0];
+        if (d != STRATA_NO_DEVICE && m->kind && strcmp(m->kind, "device") == 0 &&
+            (worst == STRATA_NO_DEVICE || m->peak_allocated_bytes > peak ||
+             (m->peak_allocated_bytes == peak && d < worst))) {
             worst = d;
             peak = m->peak_allocated_bytes;
         }
@@ -127,21 +118,20 @@ static int64_t worst_device(const strata_results *r)
     return worst;
 }
 
-bool strata_results_row_shown(const strata_results *r, const char *name, const char *mem_kind)
+bool strata_results_row_shown(const strata_results *r, uint32_t shown, const strata_place *place,
+                              const char *mem_kind)
 {
-    if (r->devices <= 1 || (mem_kind && strcmp(mem_kind, "host") == 0))
+    if (r->devices <= 1 || (mem_kind && strcmp(mem_kind, "host") == 0) || shown == STRATA_NO_DEVICE)
         return true;
-    int64_t worst = worst_device(r);
-    if (worst < 0 || device_of(name) == worst)
-        return true;
-    const char *colon = strrchr(name, ':');
-    if (colon && device_of(name) < 0) {
-        char *end = NULL;
-        int64_t i = (int64_t)g_ascii_strtoull(colon + 1, &end, 10);
-        int64_t j = end && *end == '-' ? (int64_t)g_ascii_strtoull(end + 1, NULL, 10) : -1;
-        return i == worst || j == worst;
-    }
-    return false;
+    return place->device[0] == shown || place->device[1] == shown || place->host[0] == shown ||
+           place->host[1] == shown;
+}
+
+/* The shown device as the line prints it (-1: none). */
+static int64_t shown_number(const strata_results *r)
+{
+    uint32_t d = strata_results_shown_device(r);
+    return d == STRATA_NO_DEVICE ? -1 : (int64_t)d;
 }
 
 void strata_results_print_devices(const strata_results *r, FILE *out)
@@ -150,7 +140,7 @@ void strata_results_print_devices(const strata_results *r, FILE *out)
         return;
     fprintf(out, "\ndevices   %u%s%s; below: device %" G_GINT64_FORMAT " (the highest device-memory peak), its "
             "links and the hosts (the JSON has every device)\n", r->devices, r->mesh ? ", mesh " : "",
-            r->mesh ? r->mesh : "", worst_device(r));
+            r->mesh ? r->mesh : "", shown_number(r));
     if (!r->collectives || r->collectives->len == 0)
         return;
     fprintf(out, "\n%-10s %-6s %-18s %-12s %-10s %-4s %-12s %-12s %-12s %s\n", "collective", "line", "op", "axis",

@@ -30,9 +30,17 @@ double strata_collective_busbw_factor(strata_op_kind kind, uint32_t n);
 void strata_results_json_devices(JsonBuilder *b, const strata_results *r);
 /* Summary: a line on the devices and the table of collectives. */
 void strata_results_print_devices(const strata_results *r, FILE *out);
-/* Whether a summary row named `name` (of kind `kind`: "memory", "link",
- * or NULL for streams and units) belongs to the device the summary shows:
- * the one with the highest device-memory peak; host memories always. */
-bool strata_results_row_shown(const strata_results *r, const char *name, const char *mem_kind);
+/* The device a summary shows: the one with the highest device-memory peak
+ * (the lowest on a tie), from the memories' places; STRATA_NO_DEVICE when
+ * no memory of kind device has a device. */
+uint32_t strata_results_shown_device(const strata_results *r);
+/* Whether a summary row at `place` (mem_kind: a memory's kind, or NULL for
+ * links, streams and units) is shown when the summary shows device
+ * `shown`: with one device, host memories and shown == NO_DEVICE, always;
+ * else when one of its devices, or one of its hosts, is `shown` (a host
+ * index compared with a device's: as the summary has always matched a
+ * host row NAME@H or NAME:I-J by its numbers). */
+bool strata_results_row_shown(const strata_results *r, uint32_t shown, const strata_place *place,
+                              const char *mem_kind);
 
 #endif

@@ -8,10 +8,13 @@
  *     producer appends in a deterministic order: hardware declaration order
  *     for memories, links and units; first appearance for streams);
  *  3. spans and mem_samples are NULL until strata_results_enable_spans();
- *     while a timeline is set, spans and samples go to it and are not kept.
+ *     while a timeline is set, spans and samples go to it and are not kept;
+ *  4. route_start has one entry more than there are routes (when any), and
+ *     each route's links are sorted and unique.
  */
 #include "results/results.h"
 #include "results/collectives.h"
+#include <stdlib.h>
 #include <string.h>
 #include "results/timeline.h"
 
@@ -89,6 +92,10 @@ void strata_results_free(strata_results *r)
         g_array_unref(r->mem_samples);
     if (r->extra)
         json_object_unref(r->extra);
+    if (r->route_links)
+        g_array_unref(r->route_links);
+    if (r->route_start)
+        g_array_unref(r->route_start);
     g_free(r);
 }
 
@@ -99,10 +106,13 @@ static void *append_zero(GArray *a)
     return a->data + (size_t)(a->len - 1) * g_array_get_element_size(a);
 }
 
+static const strata_place nowhere = {{STRATA_NO_DEVICE, STRATA_NO_DEVICE}, {STRATA_NO_DEVICE, STRATA_NO_DEVICE}};
+
 strata_memory_result *strata_results_add_memory(strata_results *r, const char *name)
 {
     strata_memory_result *m = append_zero(r->memories);
     m->name = g_strdup(name);
+    m->place = nowhere;
     return m;
 }
 
@@ -120,6 +130,7 @@ strata_link_result *strata_results_add_link(strata_results *r, const char *name)
 {
     strata_link_result *l = append_zero(r->links);
     l->name = g_strdup(name);
+    l->place = nowhere;
     return l;
 }
 
@@ -127,6 +138,7 @@ strata_stream_result *strata_results_add_stream(strata_results *r, const char *n
 {
     strata_stream_result *s = append_zero(r->streams);
     s->name = g_strdup(name);
+    s->place = nowhere;
     return s;
 }
 
@@ -134,6 +146,7 @@ strata_compute_result *strata_results_add_compute(strata_results *r, const char 
 {
     strata_compute_result *c = append_zero(r->compute);
     c->name = g_strdup(name);
+    c->place = nowhere;
     return c;
 }
 
@@ -167,7 +180,55 @@ strata_op_span *strata_results_add_span(strata_results *r, const char *label)
     strata_op_span *s = append_zero(r->spans);
     s->label = g_strdup(label);
     s->memory = s->src_memory = s->dst_memory = -1;
+    s->device = STRATA_NO_DEVICE;
+    s->route = STRATA_NO_ROUTE;
     return s;
+}
+
+static int compare_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint32_t strata_results_add_route(strata_results *r, const uint32_t *links, uint32_t n)
+{
+    if (!r->route_start) {
+        r->route_links = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        r->route_start = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        uint32_t zero = 0;
+        g_array_append_val(r->route_start, zero);
+    }
+    if (n > 0) {
+        guint first = r->route_links->len;
+        g_array_append_vals(r->route_links, links, n);
+        uint32_t *added = &g_array_index(r->route_links, uint32_t, first);
+        qsort(added, n, sizeof(uint32_t), compare_u32);
+        uint32_t kept = 0;
+        for (uint32_t i = 0; i < n; i++)
+            if (kept == 0 || added[kept - 1] != added[i])
+                added[kept++] = added[i];
+        g_array_set_size(r->route_links, first + kept);
+    }
+    uint32_t end = r->route_links->len;
+    g_array_append_val(r->route_start, end);
+    return r->route_start->len - 2;
+}
+
+uint32_t strata_results_route_count(const strata_results *r)
+{
+    return r->route_start ? r->route_start->len - 1 : 0;
+}
+
+const uint32_t *strata_results_route_links(const strata_results *r, uint32_t route, uint32_t *n)
+{
+    if (route >= strata_results_route_count(r)) {
+        *n = 0;
+        return NULL;
+    }
+    uint32_t start = g_array_index(r->route_start, uint32_t, route);
+    *n = g_array_index(r->route_start, uint32_t, route + 1) - start;
+    return *n ? &g_array_index(r->route_links, uint32_t, start) : NULL;
 }
 
 void strata_results_put_span(strata_results *r, const strata_op_span *s)

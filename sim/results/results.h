@@ -21,8 +21,22 @@
 #include "core/jsonout.h"
 #include "trace/op.h"
 
+#define STRATA_NO_DEVICE UINT32_MAX
+#define STRATA_NO_ROUTE UINT32_MAX
+
+/* Where a row lives on a machine of several devices, as the hardware model
+ * says (never read back out of its name): the devices it belongs to and,
+ * for a host-side row (a host memory, a link between host memories), the
+ * hosts; a link between two chips or two hosts has both ends. Unused
+ * entries are STRATA_NO_DEVICE (the appenders set them so). */
+typedef struct strata_place {
+    uint32_t device[2];
+    uint32_t host[2];
+} strata_place;
+
 typedef struct strata_memory_result {
     char *name;
+    strata_place place;         /* device[0]: its device (NO_DEVICE for a host memory); host[0]: its host */
     char *kind;                 /* "device", "host", "onchip" */
     char *allocator;            /* full spec, with parameters */
     uint64_t capacity_bytes;
@@ -46,12 +60,14 @@ typedef struct strata_memory_result {
 
 typedef struct strata_link_result {
     char *name;
+    strata_place place;         /* hw.h's link device[] and host[] */
     uint64_t bytes;             /* bytes carried, both directions */
     double busy_s;              /* time with at least one transfer on it */
 } strata_link_result;
 
 typedef struct strata_stream_result {
     char *name;
+    strata_place place;         /* device[0]: the device that runs it */
     uint64_t ops;
     double busy_s;              /* time executing copies and computes */
     double stall_s;             /* time blocked in wait (and behind a busy resource) */
@@ -59,6 +75,7 @@ typedef struct strata_stream_result {
 
 typedef struct strata_compute_result {
     char *name;
+    strata_place place;         /* device[0]: its device */
     double busy_s;
     double flops;
 } strata_compute_result;
@@ -85,9 +102,11 @@ typedef struct strata_op_span {
     int32_t memory;             /* ALLOC/FREE: memory index into memories; else -1 */
     int32_t src_memory, dst_memory; /* COPY: memory indices; else -1 */
     char *label;                /* buffer, event or compute label */
-    uint64_t link_mask;         /* COPY: bit i set when the copy crossed links[i] (i < 64);
-                                 * 0 = not recorded (timeline.c then names the track
-                                 * after the two memories) */
+    uint32_t device;            /* the device that ran it (STRATA_NO_DEVICE: not recorded) */
+    uint32_t route;             /* COPY: the route it took, an index into the results'
+                                 * routes (strata_results_route_links); STRATA_NO_ROUTE =
+                                 * not recorded (timeline.c then names the track after
+                                 * the two memories) */
 } strata_op_span;
 
 /* Memory in use after an alloc/free, when spans are recorded. */
@@ -134,6 +153,11 @@ typedef struct strata_results {
     uint32_t devices;           /* the model's devices; 0 or 1: one device, no device keys */
     char *mesh;                 /* the trace's option mesh=, or NULL */
     GArray *collectives;        /* strata_collective_result, by index; NULL until the first */
+    /* The routes copies took, by id (a span's `route`): route i crosses the
+     * links route_links[route_start[i] .. route_start[i + 1]), sorted and
+     * unique. Both NULL until the first route. */
+    GArray *route_links;        /* uint32_t: link indices, route after route */
+    GArray *route_start;        /* uint32_t: routes + 1 entries */
 } strata_results;
 
 strata_results *strata_results_new(const char *producer);
@@ -148,9 +172,16 @@ strata_compute_result *strata_results_add_compute(strata_results *r, const char 
 void strata_results_set_oom(strata_results *r, uint64_t op_index, uint64_t line, const char *memory,
                             const char *buffer, const char *stream, uint64_t requested,
                             uint64_t free_bytes, uint64_t largest_free);
+/* Appends the next route (id = the count before the call): the links it
+ * crosses, in any order and with repeats (kept sorted and unique). */
+uint32_t strata_results_add_route(strata_results *r, const uint32_t *links, uint32_t n);
+uint32_t strata_results_route_count(const strata_results *r);
+/* Route `route`'s links (sorted, unique); none for an unknown route. */
+const uint32_t *strata_results_route_links(const strata_results *r, uint32_t route, uint32_t *n);
 void strata_results_enable_spans(strata_results *r);
 strata_op_span *strata_results_add_span(strata_results *r, const char *label);
-/* A finished span (its label copied), or written to r->timeline when set. */
+/* A finished span (its label copied), or written to r->timeline when set.
+ * Spans from strata_results_add_span() start with no device and no route. */
 void strata_results_put_span(strata_results *r, const strata_op_span *s);
 void strata_results_add_sample(strata_results *r, const strata_mem_sample *s);
 /* Top-level extension key (takes node). */

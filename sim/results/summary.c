@@ -37,12 +37,13 @@ static void print_memories(const strata_results *r, FILE *out)
 {
     if (r->memories->len == 0)
         return;
+    uint32_t shown = strata_results_shown_device(r);
     int w = name_width(r->memories, 6);
     fprintf(out, "\n%-*s  %-7s %-24s %-24s %-11s %-10s %-11s %s\n", w, "memory", "kind", "peak allocated",
             "peak reserved", "capacity", "frag.peak", "port avg", "allocator");
     for (guint i = 0; i < r->memories->len; i++) {
         const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
-        if (!strata_results_row_shown(r, m->name, m->kind ? m->kind : "device"))
+        if (!strata_results_row_shown(r, shown, &m->place, m->kind ? m->kind : "device"))
             continue;
         char *alloc = strata_format_size(m->peak_allocated_bytes);
         char *res = strata_format_size(m->peak_reserved_bytes);
@@ -67,11 +68,12 @@ static void print_links(const strata_results *r, FILE *out)
 {
     if (r->links->len == 0)
         return;
+    uint32_t shown = strata_results_shown_device(r);
     int w = name_width(r->links, 4);
     fprintf(out, "\n%-*s  %-12s %-12s %s\n", w, "link", "bytes", "busy", "utilization");
     for (guint i = 0; i < r->links->len; i++) {
         const strata_link_result *l = &g_array_index(r->links, strata_link_result, i);
-        if (!strata_results_row_shown(r, l->name, NULL))
+        if (!strata_results_row_shown(r, shown, &l->place, NULL))
             continue;
         char *bytes = strata_format_size(l->bytes);
         char *busy = strata_format_time(l->busy_s);
@@ -86,11 +88,12 @@ static void print_streams(const strata_results *r, FILE *out)
 {
     if (r->streams->len == 0)
         return;
+    uint32_t shown = strata_results_shown_device(r);
     int w = name_width(r->streams, 6);
     fprintf(out, "\n%-*s  %-10s %-12s %s\n", w, "stream", "ops", "busy", "stall");
     for (guint i = 0; i < r->streams->len; i++) {
         const strata_stream_result *s = &g_array_index(r->streams, strata_stream_result, i);
-        if (!strata_results_row_shown(r, s->name, NULL))
+        if (!strata_results_row_shown(r, shown, &s->place, NULL))
             continue;
         char *busy = strata_format_time(s->busy_s);
         char *stall = strata_format_time(s->stall_s);
@@ -116,11 +119,12 @@ static void print_compute(const strata_results *r, FILE *out)
 {
     if (r->compute->len == 0)
         return;
+    uint32_t shown = strata_results_shown_device(r);
     int w = name_width(r->compute, 7);
     fprintf(out, "\n%-*s  %-12s %-12s %s\n", w, "compute", "busy", "flops", "utilization");
     for (guint i = 0; i < r->compute->len; i++) {
         const strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, i);
-        if (!strata_results_row_shown(r, c->name, NULL))
+        if (!strata_results_row_shown(r, shown, &c->place, NULL))
             continue;
         char *busy = strata_format_time(c->busy_s);
         char *flops = format_flops(c->flops);
@@ -132,11 +136,12 @@ static void print_compute(const strata_results *r, FILE *out)
 
 void strata_results_print_jax(const strata_results *r, FILE *out)
 {
+    uint32_t shown = strata_results_shown_device(r);
     int w = name_width(r->memories, (int)strlen("memory_analysis"));
     bool header = false;
     for (guint i = 0; i < r->memories->len; i++) {
         const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
-        if (m->jax_total_bytes == 0 || !strata_results_row_shown(r, m->name, m->kind ? m->kind : "device"))
+        if (m->jax_total_bytes == 0 || !strata_results_row_shown(r, shown, &m->place, m->kind ? m->kind : "device"))
             continue;
         if (!header)
             fprintf(out, "\n%-*s  %-14s %-14s %-14s %-14s %s\n", w, "memory_analysis", "argument", "output",

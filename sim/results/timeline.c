@@ -7,11 +7,14 @@
  * Layout (pids and tids are small integers, names come from "M" metadata):
  *   pid 1 "streams"   one track per stream: an "X" event per op
  *   pid 2 "links"     one track per link: an "X" event per copy on it
- *                     (links named by results->links; a copy whose span
- *                     carries no link_mask goes on a track named after its
+ *                     (links named by results->links; a copy's span names
+ *                     its route, which the results resolve to its links,
+ *                     however many; a copy whose span carries no route, or
+ *                     a route of no link, goes on a track named after its
  *                     memories, "host->hbm")
  *   with several devices (results->devices > 1), the streams of device D
- *   (named S@D) go instead to pid PID_DEVICE0 + D, "device D";
+ *   (the stream's place, named S@D) go instead to pid PID_DEVICE0 + D,
+ *   "device D";
  *   pid 3 "memories"  per memory: an "X" event per buffer lifetime, with
  *                     args {offset, size, tag, buffer} (the address-space
  *                     map), a counter "NAME in use" {allocated, reserved}
@@ -51,7 +54,6 @@
 enum { PID_STREAMS = 1, PID_LINKS = 2, PID_MEMORIES = 3, PID_DEVICE0 = 10 };
 enum { LANES_PER_TRACK = 100000 }; /* sort index stride between tracks */
 enum { CHUNK = 1 << 16 };          /* bytes of pending output written at once */
-enum { MASK_LINKS = 64 };          /* links a span's link_mask can name */
 enum { EVENT_ROOM = 320 };         /* an event's bytes besides its names and args, and slack */
 enum { TAG_TEXT = STRATA_U64_DIGITS + 4 };
 
@@ -399,20 +401,16 @@ static inline const strata_jc_piece *memory_piece(strata_timeline *tl, int32_t i
 /* ---- spans ------------------------------------------------------------- */
 
 /* The process of a stream: "streams", or with several devices the one of
- * the device its name S@D ends with (named when first used). */
-static int stream_pid(strata_timeline *tl, const char *name)
+ * the device that runs it (its place; named when first used). */
+static int stream_pid(strata_timeline *tl, const strata_stream_result *stream)
 {
-    const char *at = strrchr(name, '@');
-    uint32_t devices = tl->r->devices;
-    if (devices <= 1 || !at || at[1] < '0' || at[1] > '9')
-        return PID_STREAMS;
-    guint64 d = g_ascii_strtoull(at + 1, NULL, 10);
-    if (d >= devices)
+    uint32_t devices = tl->r->devices, d = stream->place.device[0];
+    if (devices <= 1 || d >= devices)
         return PID_STREAMS;
     if (!tl->device_named[d]) {
         tl->device_named[d] = 1;
         char number[24];
-        g_snprintf(number, sizeof number, "%" G_GUINT64_FORMAT, d);
+        g_snprintf(number, sizeof number, "%u", d);
         meta(tl, "process_name", PID_DEVICE0 + (int)d, "name", "device ", number, 0);
         meta(tl, "process_sort_index", PID_DEVICE0 + (int)d, "sort_index", NULL, NULL, PID_DEVICE0 + (long)d);
     }
@@ -426,8 +424,8 @@ static track *stream_track(strata_timeline *tl, uint32_t stream)
         return get_track(tl, PID_STREAMS, "main");
     if (stream < tl->stream_tracks->len && g_ptr_array_index(tl->stream_tracks, stream))
         return g_ptr_array_index(tl->stream_tracks, stream);
-    const char *name = g_array_index(r->streams, strata_stream_result, stream).name;
-    return cached_track(tl, tl->stream_tracks, stream, stream_pid(tl, name), name, "");
+    const strata_stream_result *s = &g_array_index(r->streams, strata_stream_result, stream);
+    return cached_track(tl, tl->stream_tracks, stream, stream_pid(tl, s), s->name, "");
 }
 
 static track *link_track(strata_timeline *tl, guint link)
@@ -483,10 +481,12 @@ void strata_timeline_span(strata_timeline *tl, const strata_op_span *sp)
     if (sp->kind != STRATA_OP_COPY)
         return;
     bool placed = false;
-    guint n_links = r->links ? MIN(r->links->len, (guint)MASK_LINKS) : 0;
-    for (guint l = 0; l < n_links; l++)
-        if (sp->link_mask & ((uint64_t)1 << l)) {
-            span_event(tl, link_track(tl, l), sp, &tl->copy_cat);
+    uint32_t n = 0;
+    const uint32_t *links = sp->route != STRATA_NO_ROUTE ? strata_results_route_links(r, sp->route, &n) : NULL;
+    guint n_links = r->links ? r->links->len : 0;
+    for (uint32_t i = 0; i < n; i++) /* in link order, as the route's links are sorted */
+        if (links[i] < n_links) {
+            span_event(tl, link_track(tl, links[i]), sp, &tl->copy_cat);
             placed = true;
         }
     if (!placed && sp->src_memory != sp->dst_memory) {

@@ -8,7 +8,9 @@
  * buffers have grown. A plain op gives one record per device that runs it;
  * a collective gives, per round of its schedule, every group's steps (the
  * groups of a mesh axis run the same schedule side by side), so only one
- * round is held at a time.
+ * round is held at a time. Every op handed out carries device=D, the
+ * device that runs it (the bound op's device: no consumer reads D back out
+ * of a name).
  *
  * Ordering of a collective, on every device d of the group and for its
  * op stream S (lane 0) and lanes L > 0 (streams S~L):
@@ -130,7 +132,8 @@ static void render_plain(spmd *s, uint32_t d)
     const strata_op *in = s->cur;
     strata_op *o = &s->out;
     *o = *in;
-    o->has_device = false;
+    o->has_device = true; /* the device that runs it: a field of every op handed out */
+    o->device = d;
     qualify(s->strs[STR_STREAM], in->stream, d);
     o->stream = s->strs[STR_STREAM]->str;
     if (in->kind == STRATA_OP_COMPUTE) {
@@ -167,6 +170,8 @@ static void render_step(spmd *s, const emit *e)
     strata_op *o = &s->out;
     memset(o, 0, sizeof *o);
     o->line = s->cur->line;
+    o->has_device = true;
+    o->device = e->device;
     lane_name(s->strs[STR_STREAM], s->cur->stream, e->kind == EM_ALLOC_TMP || e->kind == EM_FREE_TMP ? 0 : e->lane, NULL,
               e->device);
     o->stream = s->strs[STR_STREAM]->str;

@@ -12,7 +12,8 @@
  * (flops = elements, operand bytes = 3 x the chunk: two reads and a
  * write), ordered by record/wait on per-device events; lanes past the first
  * run on streams S~L@D. Each step op points at its collective's
- * strata_coll_info.
+ * strata_coll_info. Every op handed out has device=D set: the device
+ * that runs it.
  *
  * Invariants:
  *  1. the input is checked as it is read (trace/check.h, with the device
