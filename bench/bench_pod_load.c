@@ -12,7 +12,7 @@
  *
  * For each N, two child processes (fork, so each has its own peak):
  *   load      strata_hw_load() of the pod, nothing else: the baseline;
- *   load+bind the same load, then a binder (trace/bind.h) over a trace of
+ *   load+bind the same load, then a binder (bind/bind.h) over a trace of
  *             a handful of copies (8 copies between the chips at the four
  *             corners of the torus and the middle, so 8 routes of up to
  *             N^0.5 hops, plus their allocs and frees), every op bound.
@@ -50,7 +50,7 @@
 #include <unistd.h>
 #include "bench_clock.h"
 #include "hw/hw.h"
-#include "trace/bind.h"
+#include "bind/bind.h"
 #include "trace/reader.h"
 
 #ifndef STRATA_SOURCE_DIR

@@ -9,8 +9,10 @@
  *
  * Invariants: an instance always has a type, parameters validated against
  * the type's table, and a spec string that names every parameter value, so
- * a results file says exactly what ran.
+ * a results file says exactly what ran. Debug builds also run the checker
+ * once as an instance is freed (alloc.h's invariants 1-4).
  */
+#include <assert.h>
 #include <string.h>
 #include "alloc/alloc.h"
 #include "core/error.h"
@@ -132,10 +134,29 @@ strata_allocator *strata_allocator_new(const char *spec, uint64_t capacity, uint
     return strata_allocator_new_with_base(spec, NULL, capacity, alignment, err);
 }
 
+#ifndef NDEBUG
+/* Debug builds: invariants 1-4 of alloc.h over every block, once, as the
+ * allocator goes (O(n log n) at destroy, never per op). An offline plan
+ * served with lifetimes it was not made for may overlap by design
+ * (offline.c), so planning allocators are left to --check. */
+static bool allocator_ok(const strata_allocator *a)
+{
+    if (a->type->plan != NULL)
+        return true;
+    GError *err = NULL;
+    bool ok = strata_allocator_check(a, &err);
+    if (!ok)
+        g_printerr("strata: %s\n", err->message);
+    g_clear_error(&err);
+    return ok;
+}
+#endif
+
 void strata_allocator_free(strata_allocator *a)
 {
     if (a == NULL)
         return;
+    assert(allocator_ok(a)); /* alloc.h invariants 1-4 */
     a->type->destroy(a->self);
     strata_params_free(a->params);
     g_free(a->spec);

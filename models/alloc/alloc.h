@@ -13,11 +13,19 @@
  * without reserving more. Fragmentation at an instant is
  * 1 - largest_free / free_in_reserved (0 when nothing is free).
  *
- * Invariants every allocator keeps, checked after each op in debug builds
- * by strata_allocator_check() (walks the blocks):
- *  1. blocks lie inside [0, capacity) and never overlap;
+ * Invariants every allocator keeps, checked by strata_allocator_check()
+ * (walks the blocks): after every op by `strata alloc` in debug builds and
+ * by every consumer given --check / --check-allocators; in debug builds also
+ * once as each allocator is freed (strata_allocator_free; planning
+ * allocators excepted, see offline.c):
+ *  1. blocks lie inside [0, address space) (capacity, or stats'
+ *     address_space when larger) and never overlap;
  *  2. allocated <= reserved <= capacity;
- *  3. the sum of live block sizes equals the allocated bytes plus rounding.
+ *  3. the sum of live block sizes equals the allocated bytes plus rounding
+ *     (internal_waste), and the sum of their requested sizes the allocated
+ *     bytes;
+ *  4. largest_free <= free_in_reserved <= reserved.
+ * Each model states and asserts its own structural invariants besides.
  */
 #ifndef STRATA_ALLOC_H
 #define STRATA_ALLOC_H
@@ -162,7 +170,7 @@ void strata_allocator_event(strata_allocator *a, bool is_record, uint32_t stream
                             uint64_t seq);
 void strata_allocator_stats(const strata_allocator *a, strata_alloc_stats *out);
 void strata_allocator_walk(const strata_allocator *a, strata_block_visit visit, void *user);
-/* Walks blocks and checks invariants 1-3. Returns false with err on a violation. */
+/* Walks blocks and checks invariants 1-4. Returns false with err on a violation. */
 bool strata_allocator_check(const strata_allocator *a, GError **err);
 
 #endif

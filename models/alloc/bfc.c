@@ -30,6 +30,7 @@
  * of its size and no used chunk is in a bin; reserved = sum of region sizes
  * <= memory limit <= capacity.
  */
+#include <assert.h>
 #include "alloc/alloc.h"
 #include "core/error.h"
 
@@ -116,6 +117,63 @@ static void bfc_bin_remove(bfc *a, bfc_chunk *c)
     g_tree_remove(a->bins[c->bin], c);
     c->bin = -1;
 }
+
+#ifndef NDEBUG
+/* Chunk c against its neighbours and its bin (O(log n)): the invariants
+ * where they touch c. */
+static bool bfc_chunk_ok(const bfc *a, const bfc_chunk *c)
+{
+    const bfc_region *r = c->region;
+    return c->size > 0
+        && (c->prev ? c->prev->next == c && c->prev->offset + c->prev->size == c->offset
+                    : r->head == c && c->offset == r->base)              /* chunks tile the region */
+        && (c->next ? c->next->prev == c && c->offset + c->size == c->next->offset
+                    : c->offset + c->size == r->base + r->size)          /* chunks tile the region */
+        && (c->used ? c->bin == -1                                       /* no used chunk in a bin */
+                    : (!c->prev || c->prev->used) && (!c->next || c->next->used) /* no free neighbours */
+                          && c->bin == bfc_bin_for_size(c->size)         /* in the bin of its size */
+                          && g_tree_lookup(a->bins[c->bin], c) == c);
+}
+
+/* reserved <= memory limit <= capacity (O(1)). */
+static bool bfc_limits_ok(const bfc *a)
+{
+    return a->allocated <= a->used_bytes && a->used_bytes <= a->reserved && a->reserved <= a->memory_limit
+        && a->memory_limit <= a->capacity;
+}
+
+/* Every invariant over every chunk (O(n log n)): for destroy. */
+static bool bfc_ok(const bfc *a)
+{
+    uint64_t reserved = 0, used = 0, allocated = 0, n_free = 0, n_used = 0, in_bins = 0;
+    for (guint i = 0; i < a->regions->len; i++) {
+        const bfc_region *r = g_ptr_array_index(a->regions, i);
+        if (i > 0) {
+            const bfc_region *q = g_ptr_array_index(a->regions, i - 1);
+            if (q->base + q->size > r->base) /* regions by base, disjoint */
+                return false;
+        }
+        reserved += r->size;
+        for (const bfc_chunk *c = r->head; c; c = c->next) {
+            if (c->region != r || !bfc_chunk_ok(a, c))
+                return false;
+            if (c->used) {
+                n_used++;
+                used += c->size;
+                allocated += c->requested;
+                if (g_hash_table_lookup(a->live, &c->id) != c)
+                    return false;
+            } else {
+                n_free++;
+            }
+        }
+    }
+    for (int b = 0; b < BFC_NUM_BINS; b++)
+        in_bins += (uint64_t)g_tree_nnodes(a->bins[b]);
+    return bfc_limits_ok(a) && reserved == a->reserved && used == a->used_bytes && allocated == a->allocated
+        && n_free == in_bins && n_used == g_hash_table_size(a->live);
+}
+#endif
 
 /* The device's allocator: first-fit placement of a region in [0, capacity). */
 static bool bfc_device_alloc(const bfc *a, uint64_t bytes, uint64_t *base)
@@ -262,6 +320,7 @@ static void *bfc_create(const strata_alloc_config *cfg, GError **err)
 static void bfc_destroy(void *self)
 {
     bfc *a = self;
+    assert(bfc_ok(a)); /* every invariant, every chunk */
     for (guint i = 0; i < a->regions->len; i++) {
         bfc_region *r = g_ptr_array_index(a->regions, i);
         for (bfc_chunk *c = r->head; c;) {
@@ -327,6 +386,9 @@ static bool bfc_alloc(void *self, uint64_t id, uint64_t size, uint32_t stream, u
         c = bfc_find_chunk(a, rounded, id, size);
     if (!c)
         return false;
+    assert(bfc_chunk_ok(a, c));                      /* tiling; no used chunk in a bin */
+    assert(!c->next || bfc_chunk_ok(a, c->next));    /* the split-off rest, in its bin */
+    assert(bfc_limits_ok(a));                        /* reserved <= limit <= capacity */
     *offset = c->offset;
     return true;
 }
@@ -365,6 +427,8 @@ static void bfc_free(void *self, uint64_t id)
         c = p;
     }
     bfc_bin_insert(a, c);
+    assert(bfc_chunk_ok(a, c)); /* coalesced, in the bin of its size */
+    assert(bfc_limits_ok(a));
 }
 
 static void bfc_release(void *self)

@@ -2,6 +2,7 @@
  * blockset.c: whole cached blocks placed in an address space (blockset.h).
  */
 #include "alloc/blockset.h"
+#include <assert.h>
 
 void strata_blockset_init(strata_blockset *s, uint64_t capacity, uint64_t granule)
 {
@@ -12,8 +13,55 @@ void strata_blockset_init(strata_blockset *s, uint64_t capacity, uint64_t granul
     s->live = g_hash_table_new(g_int64_hash, g_int64_equal);
 }
 
+#ifndef NDEBUG
+/* Block b against the blocks beside it by address (O(log n)): never
+ * overlapping. */
+static bool blockset_block_ok(const strata_blockset *s, const strata_wblock *b)
+{
+    GTreeNode *n = g_tree_lookup_node(s->by_offset, GSIZE_TO_POINTER((gsize)b->offset));
+    if (n == NULL || g_tree_node_value(n) != b || b->size == 0)
+        return false;
+    GTreeNode *before = g_tree_node_previous(n), *after = g_tree_node_next(n);
+    const strata_wblock *p = before ? g_tree_node_value(before) : NULL;
+    const strata_wblock *q = after ? g_tree_node_value(after) : NULL;
+    return (!p || p->offset + p->size <= b->offset) && (!q || b->offset + b->size <= q->offset);
+}
+
+typedef struct blockset_sums {
+    const strata_blockset *s;
+    uint64_t reserved, used, allocated, n_live, end;
+    bool ok;
+} blockset_sums;
+
+static gboolean blockset_check_visit(gpointer key, gpointer value, gpointer user)
+{
+    const strata_wblock *b = value;
+    blockset_sums *c = user;
+    c->ok = c->ok && GPOINTER_TO_SIZE(key) == b->offset && b->size > 0 && b->offset >= c->end
+         && (!b->live || g_hash_table_lookup(c->s->live, &b->id) == b);
+    c->end = b->offset + b->size;
+    c->reserved += b->size;
+    if (b->live) {
+        c->n_live++;
+        c->used += b->size;
+        c->allocated += b->requested;
+    }
+    return !c->ok;
+}
+
+/* Every invariant over every block (O(n)): for clear. */
+static bool blockset_ok(const strata_blockset *s)
+{
+    blockset_sums c = {.s = s, .ok = true};
+    g_tree_foreach(s->by_offset, blockset_check_visit, &c);
+    return c.ok && c.reserved == s->reserved && s->reserved <= s->capacity && c.used == s->used_bytes
+        && c.allocated == s->allocated && c.n_live == g_hash_table_size(s->live);
+}
+#endif
+
 void strata_blockset_clear(strata_blockset *s)
 {
+    assert(blockset_ok(s)); /* no overlap; reserved = sum <= capacity; the sums; live indexed */
     g_hash_table_destroy(s->live);
     g_tree_destroy(s->by_offset);
 }
@@ -54,6 +102,8 @@ strata_wblock *strata_blockset_add(strata_blockset *s, uint64_t size)
     b->number = s->next_number++;
     g_tree_insert(s->by_offset, GSIZE_TO_POINTER((gsize)b->offset), b);
     s->reserved += size;
+    assert(blockset_block_ok(s, b)); /* blocks never overlap */
+    assert(s->reserved <= s->capacity); /* reserved <= capacity */
     return b;
 }
 
@@ -66,6 +116,7 @@ void strata_blockset_drop(strata_blockset *s, strata_wblock *b)
 void strata_blockset_use(strata_blockset *s, strata_wblock *b, uint64_t id, uint64_t requested,
                          uint32_t stream)
 {
+    assert(!b->live); /* a cached block: not in live */
     b->live = true;
     b->id = id;
     b->requested = requested;

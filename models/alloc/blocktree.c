@@ -2,6 +2,7 @@
  * blocktree.c: the intrusive treap of free blocks (see blocktree.h).
  */
 #include "alloc/blocktree.h"
+#include <assert.h>
 #include <stddef.h>
 
 #define BLOCKTREE_SEED 0x9E3779B9u
@@ -43,6 +44,48 @@ static bool update(strata_tnode *n)
     n->max = m;
     return changed;
 }
+
+#ifndef NDEBUG
+/* n against its parent and children only (O(1)): invariants 1 to 4 where
+ * they touch n. */
+static bool node_ok(const strata_blocktree *t, const strata_tnode *n)
+{
+    if (n == NULL)
+        return true;
+    const strata_tnode *p = n->parent, *l = n->left, *r = n->right;
+    uint64_t m = n->value;
+    if (l && l->max > m)
+        m = l->max;
+    if (r && r->max > m)
+        m = r->max;
+    return n->max == m                                                             /* invariant 3 */
+        && (p ? (p->left == n || p->right == n) : t->root == n)                    /* invariant 4 */
+        && (!l || l->parent == n) && (!r || r->parent == n)                        /* invariant 4 */
+        && (!p || p->priority <= n->priority)                                      /* invariant 2 */
+        && (!l || key_less(l->k1, l->k2, n->k1, n->k2))                            /* invariant 1 */
+        && (!r || key_less(n->k1, n->k2, r->k1, r->k2));                           /* invariant 1 */
+}
+
+/* The subtree at n: every node ok, keys inside (lo, hi) exclusive where
+ * given; adds its nodes to *count. */
+static bool subtree_ok(const strata_blocktree *t, const strata_tnode *n, const strata_tnode *lo,
+                       const strata_tnode *hi, uint64_t *count)
+{
+    if (n == NULL)
+        return true;
+    ++*count;
+    return node_ok(t, n) && (!lo || key_less(lo->k1, lo->k2, n->k1, n->k2))
+        && (!hi || key_less(n->k1, n->k2, hi->k1, hi->k2)) && subtree_ok(t, n->left, lo, n, count)
+        && subtree_ok(t, n->right, n, hi, count);
+}
+
+bool strata_blocktree_ok(const strata_blocktree *t)
+{
+    uint64_t count = 0;
+    return (!t->root || t->root->parent == NULL) && subtree_ok(t, t->root, NULL, NULL, &count)
+        && count == t->count;
+}
+#endif
 
 /* Puts `to` where `from` hangs from parent p (or the root). */
 static void replace_child(strata_blocktree *t, strata_tnode *p, const strata_tnode *from, strata_tnode *to)
@@ -94,6 +137,8 @@ void strata_blocktree_insert(strata_blocktree *t, strata_tnode *n)
     while (n->parent && n->priority < n->parent->priority)
         rotate_up(t, n);
     t->count++;
+    assert(node_ok(t, n));         /* invariants 1-4 at the new node */
+    assert(node_ok(t, n->parent)); /* invariants 1-4 where it hangs */
 }
 
 void strata_blocktree_remove(strata_blocktree *t, strata_tnode *n)
@@ -105,10 +150,14 @@ void strata_blocktree_remove(strata_blocktree *t, strata_tnode *n)
         child->parent = p;
     replace_child(t, p, n, child);
     /* Ancestors' maxima may only fall; stop once one stays. */
+    strata_tnode *at = p; /* where n hung: for the assert */
+    (void)at;
     for (; p && update(p); p = p->parent)
         ;
     n->left = n->right = n->parent = NULL;
     t->count--;
+    assert(node_ok(t, at));    /* invariants 1-4 where n hung */
+    assert(node_ok(t, child)); /* invariants 1-4 at what took its place */
 }
 
 /* The nodes before and after n in key order. */
@@ -142,6 +191,7 @@ void strata_blocktree_rekey(strata_blocktree *t, strata_tnode *n, uint64_t k1, u
     n->value = value;
     for (strata_tnode *p = n; p && update(p); p = p->parent)
         ;
+    assert(node_ok(t, n)); /* invariants 1-4 at the rekeyed node */
 }
 
 strata_tnode *strata_blocktree_lower_bound(const strata_blocktree *t, uint64_t k1, uint64_t k2)

@@ -23,6 +23,9 @@
  *  2. a node's priority is not below its parent's;
  *  3. n->max = max(n->value, n->left->max, n->right->max);
  *  4. parent links mirror child links; the root's parent is NULL.
+ * Debug builds assert them at each node an insert, remove or rekey touches
+ * (O(1)), and over the whole tree at the owner's destroy
+ * (strata_blocktree_ok).
  */
 #ifndef STRATA_ALLOC_BLOCKTREE_H
 #define STRATA_ALLOC_BLOCKTREE_H
@@ -61,5 +64,11 @@ strata_tnode *strata_blocktree_last(const strata_blocktree *t);
 strata_tnode *strata_blocktree_fit_from(const strata_blocktree *t, uint64_t k1_min, uint64_t need);
 /* The largest value of all nodes but the last (0 when none). */
 uint64_t strata_blocktree_max_but_last(const strata_blocktree *t);
+
+#ifndef NDEBUG
+/* Debug builds: invariants 1-4 over the whole tree and count = its nodes
+ * (O(n): for assert() at an owner's destroy, not per op). */
+bool strata_blocktree_ok(const strata_blocktree *t);
+#endif
 
 #endif

@@ -13,9 +13,11 @@
  * Invariants: every block is aligned to its own size relative to its top
  * block; the free blocks of each order are kept in an offset-ordered tree;
  * no free block has a free buddy of the same order (merging is eager);
- * used and free blocks tile the capacity. Reserved is the span up to the
+ * used and free blocks tile the top blocks, that is [0, capacity rounded
+ * down to min_block). Reserved is the span up to the
  * end of the highest used block (3 MiB alone reserves 4 MiB).
  */
+#include <assert.h>
 #include "alloc/alloc.h"
 #include "core/error.h"
 
@@ -75,15 +77,90 @@ static void *buddy_create(const strata_alloc_config *cfg, GError **err)
     return b;
 }
 
+#ifndef NDEBUG
+static bool buddy_ok(const buddy *b);
+#endif
+
 static void buddy_destroy(void *self)
 {
     buddy *b = self;
+    assert(buddy_ok(b)); /* aligned, merged, tiling the tops */
     for (unsigned k = 0; k < BUDDY_MAX_ORDERS; k++)
         g_tree_destroy(b->free[k]);
     g_tree_destroy(b->used_by_offset);
     g_hash_table_destroy(b->used);
     g_free(b);
 }
+
+static const buddy_top *buddy_top_of(const buddy *b, uint64_t offset);
+
+#ifndef NDEBUG
+/* A block of order k at offset at lies in a top block, aligned to its size
+ * within it (O(1): at most 64 tops). */
+static bool buddy_aligned(const buddy *b, uint64_t at, unsigned k)
+{
+    const buddy_top *top = buddy_top_of(b, at);
+    uint64_t size = b->min_block << k;
+    return top && size <= top->size && (at - top->base) % size == 0 && top->size - (at - top->base) >= size;
+}
+
+/* Free block (at, k) has no free buddy of order k (O(log n)). */
+static bool buddy_merged(const buddy *b, uint64_t at, unsigned k)
+{
+    const buddy_top *top = buddy_top_of(b, at);
+    uint64_t size = b->min_block << k;
+    if (size >= top->size)
+        return true;
+    uint64_t mate = top->base + ((at - top->base) ^ size);
+    return g_tree_lookup_extended(b->free[k], GSIZE_TO_POINTER(mate), NULL, NULL) == FALSE;
+}
+
+typedef struct buddy_check {
+    const buddy *b;
+    unsigned order;
+    bool ok;
+    uint64_t bytes;
+} buddy_check;
+
+static gboolean buddy_check_free(gpointer key, gpointer value, gpointer data)
+{
+    (void)value;
+    buddy_check *c = data;
+    uint64_t at = GPOINTER_TO_SIZE(key);
+    c->ok = c->ok && buddy_aligned(c->b, at, c->order) && buddy_merged(c->b, at, c->order);
+    c->bytes += c->b->min_block << c->order;
+    return !c->ok;
+}
+
+static gboolean buddy_check_used(gpointer key, gpointer value, gpointer data)
+{
+    buddy_check *c = data;
+    const buddy_used *u = value;
+    c->ok = c->ok && GPOINTER_TO_SIZE(key) == u->offset && buddy_aligned(c->b, u->offset, u->order)
+         && g_hash_table_lookup(c->b->used, &u->id) == u;
+    c->bytes += c->b->min_block << u->order;
+    return !c->ok;
+}
+
+/* Every block (O(n log n)): aligned, merged, and, the generic checker
+ * having shown they never overlap, together as large as the tops: they
+ * tile them. For destroy. */
+static bool buddy_ok(const buddy *b)
+{
+    buddy_check c = {.b = b, .ok = true};
+    g_tree_foreach(b->used_by_offset, buddy_check_used, &c);
+    uint64_t used = c.bytes;
+    for (unsigned k = 0; c.ok && k < BUDDY_MAX_ORDERS; k++) {
+        c.order = k;
+        g_tree_foreach(b->free[k], buddy_check_free, &c);
+    }
+    uint64_t tops = 0;
+    for (unsigned i = 0; i < b->n_tops; i++)
+        tops += b->tops[i].size;
+    return c.ok && c.bytes == tops && used == b->used_bytes
+        && (guint)g_tree_nnodes(b->used_by_offset) == g_hash_table_size(b->used);
+}
+#endif
 
 static bool buddy_alloc(void *self, uint64_t id, uint64_t size, uint32_t stream, uint64_t *offset)
 {
@@ -114,6 +191,7 @@ static bool buddy_alloc(void *self, uint64_t id, uint64_t size, uint32_t stream,
     g_tree_insert(b->used_by_offset, GSIZE_TO_POINTER(at), u);
     b->allocated += size;
     b->used_bytes += b->min_block << order;
+    assert(buddy_aligned(b, at, order)); /* aligned to its size in its top */
     *offset = at;
     return true;
 }
@@ -148,6 +226,7 @@ static void buddy_free(void *self, uint64_t id)
         k++;
     }
     g_tree_insert(b->free[k], GSIZE_TO_POINTER(at), GSIZE_TO_POINTER(at));
+    assert(buddy_aligned(b, at, k) && buddy_merged(b, at, k)); /* merging is eager */
 }
 
 static uint64_t buddy_span(const buddy *b)

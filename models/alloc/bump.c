@@ -9,6 +9,7 @@
  * top = end of the last block <= capacity; reserved = top; a freed block is
  * reported free but is never counted as usable (largest_free = 0).
  */
+#include <assert.h>
 #include "alloc/alloc.h"
 #include "core/error.h"
 
@@ -28,6 +29,28 @@ static const strata_param_def bump_params[] = {
     {NULL, 0, NULL, NULL, NULL},
 };
 
+#ifndef NDEBUG
+/* Back to back from 0, top = end of the last, within capacity (O(n)):
+ * for destroy. */
+static bool bump_ok(const bump *b)
+{
+    uint64_t at = 0, used = 0, allocated = 0, live = 0;
+    for (guint i = 0; i < b->blocks->len; i++) {
+        const bump_block *blk = &g_array_index(b->blocks, bump_block, i);
+        if (blk->offset != at)
+            return false;
+        at += blk->size;
+        if (blk->live) {
+            live++;
+            used += blk->size;
+            allocated += blk->requested;
+        }
+    }
+    return at == b->top && b->top <= b->capacity && used == b->used_bytes && allocated == b->allocated
+        && live == g_hash_table_size(b->by_id);
+}
+#endif
+
 static void *bump_create(const strata_alloc_config *cfg, GError **err)
 {
     (void)err;
@@ -42,6 +65,7 @@ static void *bump_create(const strata_alloc_config *cfg, GError **err)
 static void bump_destroy(void *self)
 {
     bump *b = self;
+    assert(bump_ok(b)); /* back to back from 0; top = end of the last <= capacity */
     g_array_free(b->blocks, TRUE);
     g_hash_table_destroy(b->by_id);
     g_free(b);
@@ -62,6 +86,7 @@ static bool bump_alloc(void *self, uint64_t id, uint64_t size, uint32_t stream, 
     b->top += rounded;
     b->allocated += size;
     b->used_bytes += rounded;
+    assert(b->top == blk.offset + blk.size && b->top <= b->capacity); /* top = end of the last <= capacity */
     *offset = blk.offset;
     return true;
 }

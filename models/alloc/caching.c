@@ -59,16 +59,22 @@
  * beyond it only when no gap is left; expandable segments get one window of
  * capacity bytes each. stats.address_space reports the range used.
  *
- * Invariants: the blocks of a segment tile its mapped part in address
- * order; no two free neighbours in a segment; every free block is in its
- * pool and in the all-free index, used blocks in neither; reserved = sum of
- * segment (mapped) sizes <= limit <= capacity.
+ * Invariants: the blocks of a segment tile it in address order (its whole
+ * window: the unmapped ranges of an expandable segment are blocks too, and
+ * the segment's size is the sum of its mapped blocks); no two free mapped
+ * neighbours in a segment, no two unmapped ones; every free mapped block
+ * is in its pool and in the all-free index, used and unmapped blocks in
+ * neither (a block being handed out is out of both for the moment);
+ * reserved = sum of segment (mapped) sizes <= limit <= capacity. Debug
+ * builds assert them at the blocks each alloc and free touches, and over
+ * every block at destroy.
  *
  * Source: c10/cuda/CUDACachingAllocator.cpp (DeviceCachingAllocator: malloc,
  * get_free_block, alloc_block, garbage_collect_cached_blocks,
  * release_available_cached_blocks, release_cached_blocks) and
  * c10/cuda/CUDAAllocatorConfig.cpp (the settings and their checks).
  */
+#include <assert.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -347,9 +353,74 @@ static void *caching_create(const strata_alloc_config *cfg, GError **err)
     return c;
 }
 
+#ifndef NDEBUG
+/* Block b against its address neighbours and the pools (O(log n)). */
+static bool caching_block_ok(const caching *c, const caching_block *b)
+{
+    const caching_segment *s = b->segment;
+    bool pooled = g_tree_lookup(c->pools[b->small], b) == b && g_tree_lookup(c->all_free, b) == b;
+    bool free_mapped = !b->used && b->mapped;
+    return b->size > 0 && b->small == s->small && b->stream == s->stream && (b->mapped || !b->used)
+        && (b->prev ? b->prev->next == b && b->prev->offset + b->prev->size == b->offset
+                    : s->head == b && b->offset == s->base)              /* blocks tile the segment */
+        && (b->next ? b->next->prev == b && b->offset + b->size == b->next->offset
+                    : b->offset + b->size == s->base + s->window)        /* blocks tile the segment */
+        && (!free_mapped || ((!b->prev || b->prev->used || !b->prev->mapped)
+                             && (!b->next || b->next->used || !b->next->mapped))) /* merged */
+        && (b->mapped || ((!b->prev || b->prev->mapped) && (!b->next || b->next->mapped)))
+        && (free_mapped || !pooled) /* used and unmapped blocks in no pool */
+        && (b->mapped || s->expandable);
+}
+
+/* reserved <= limit <= capacity (O(1)). */
+static bool caching_limits_ok(const caching *c)
+{
+    return c->allocated <= c->used_bytes && c->used_bytes <= c->reserved && c->reserved <= c->limit
+        && c->limit <= c->capacity;
+}
+
+/* Every invariant over every block (O(n log n)): for destroy. */
+static bool caching_ok(const caching *c)
+{
+    uint64_t reserved = 0, used = 0, allocated = 0, n_free = 0, n_used = 0, end = 0;
+    for (guint i = 0; i < c->segments->len; i++) {
+        const caching_segment *s = g_ptr_array_index(c->segments, i);
+        if (s->base < end) /* segments by base, windows disjoint */
+            return false;
+        end = s->base + s->window;
+        uint64_t mapped = 0;
+        for (const caching_block *b = s->head; b; b = b->next) {
+            if (b->segment != s || !caching_block_ok(c, b))
+                return false;
+            if (b->mapped)
+                mapped += b->size;
+            if (b->used) {
+                n_used++;
+                used += b->size;
+                allocated += b->requested;
+                if (g_hash_table_lookup(c->live, &b->id) != b)
+                    return false;
+            } else if (b->mapped) {
+                if (g_tree_lookup(c->pools[b->small], b) != b || g_tree_lookup(c->all_free, b) != b)
+                    return false; /* every free mapped block in its pool and the index */
+                n_free++;
+            }
+        }
+        if (mapped != s->size)
+            return false;
+        reserved += mapped;
+    }
+    return caching_limits_ok(c) && reserved == c->reserved && used == c->used_bytes
+        && allocated == c->allocated && n_used == g_hash_table_size(c->live)
+        && n_free == (uint64_t)g_tree_nnodes(c->all_free)
+        && n_free == (uint64_t)(g_tree_nnodes(c->pools[0]) + g_tree_nnodes(c->pools[1]));
+}
+#endif
+
 static void caching_destroy(void *self)
 {
     caching *c = self;
+    assert(caching_ok(c)); /* every invariant, every block */
     for (guint i = 0; i < c->segments->len; i++) {
         caching_segment *s = g_ptr_array_index(c->segments, i);
         for (caching_block *b = s->head; b;) {
@@ -743,6 +814,9 @@ static bool caching_alloc(void *self, uint64_t id, uint64_t size, uint32_t strea
     g_hash_table_insert(c->live, &b->id, b);
     c->allocated += size;
     c->used_bytes += b->size;
+    assert(caching_block_ok(c, b));                   /* tiling; a used block in no pool */
+    assert(!b->next || caching_block_ok(c, b->next)); /* the split-off rest, pooled */
+    assert(caching_limits_ok(c));                     /* reserved <= limit <= capacity */
     *offset = b->offset;
     return true;
 }
@@ -759,7 +833,10 @@ static void caching_free(void *self, uint64_t id)
     b->used = false;
     b->id = 0;
     b->requested = 0;
-    caching_pool_add(c, caching_merge_free(c, b));
+    b = caching_merge_free(c, b);
+    caching_pool_add(c, b);
+    assert(caching_block_ok(c, b)); /* merged with its free neighbours, pooled */
+    assert(caching_limits_ok(c));
 }
 
 static void caching_release(void *self)

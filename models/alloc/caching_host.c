@@ -30,6 +30,7 @@
  * size; no live block is in a list; every block size is a power of two;
  * reserved = sum of block sizes <= capacity (blockset.h).
  */
+#include <assert.h>
 #include "alloc/alloc.h"
 #include "alloc/blockset.h"
 
@@ -56,6 +57,40 @@ static void host_queue_free(gpointer q)
     g_queue_free(q);
 }
 
+#ifndef NDEBUG
+static bool host_power_of_two(uint64_t x)
+{
+    return x != 0 && (x & (x - 1)) == 0;
+}
+
+typedef struct host_check {
+    uint64_t cached;
+    bool ok;
+} host_check;
+
+static gboolean host_check_list(gpointer key, gpointer value, gpointer user)
+{
+    host_check *c = user;
+    const GQueue *q = value;
+    c->ok = c->ok && q->length > 0;
+    for (const GList *l = q->head; c->ok && l; l = l->next) {
+        const strata_wblock *b = l->data;
+        c->ok = !b->live && b->size == GPOINTER_TO_SIZE(key) && host_power_of_two(b->size);
+        c->cached++;
+    }
+    return !c->ok;
+}
+
+/* Every cached block in the list of its size, once; none live (O(n)): for
+ * destroy. Each block is in the set once, so counts tell "exactly one". */
+static bool host_ok(const caching_host *h)
+{
+    host_check c = {.ok = true};
+    g_tree_foreach(h->lists, host_check_list, &c);
+    return c.ok && c.cached + g_hash_table_size(h->set.live) == (uint64_t)g_tree_nnodes(h->set.by_offset);
+}
+#endif
+
 static void *caching_host_create(const strata_alloc_config *cfg, GError **err)
 {
     (void)err;
@@ -68,6 +103,7 @@ static void *caching_host_create(const strata_alloc_config *cfg, GError **err)
 static void caching_host_destroy(void *self)
 {
     caching_host *h = self;
+    assert(host_ok(h)); /* every cached block in exactly one list, of its size; none live */
     g_tree_destroy(h->lists);
     strata_blockset_clear(&h->set);
     g_free(h);
@@ -106,6 +142,7 @@ static bool caching_host_alloc(void *self, uint64_t id, uint64_t size, uint32_t 
         b = strata_blockset_add(&h->set, rounded);
     if (b == NULL)
         return false;
+    assert(b->size == rounded && host_power_of_two(b->size)); /* sizes are powers of two */
     strata_blockset_use(&h->set, b, id, size, stream);
     *offset = b->offset;
     return true;

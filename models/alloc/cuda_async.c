@@ -51,6 +51,7 @@
  * Snapshots are kept only when they can matter (events followed and
  * opportunistic reuse off), one per record, for the whole run.
  */
+#include <assert.h>
 #include "alloc/alloc.h"
 #include "alloc/blockset.h"
 #include "core/error.h"
@@ -102,6 +103,22 @@ static const strata_param_def cuda_async_params[] = {
     {NULL, 0, NULL, NULL, NULL},
 };
 
+static uint64_t async_seen(const cuda_async *c, uint32_t by, uint32_t of);
+
+#ifndef NDEBUG
+/* Every cached block in `cached` through its own link, none live, each freed
+ * no later than its stream's own clock entry (O(n)): for destroy. */
+static bool async_ok(const cuda_async *c)
+{
+    for (const GList *l = c->cached.head; l; l = l->next) {
+        const strata_wblock *b = l->data;
+        if (b->live || b->link != l || b->freed_at > async_seen(c, b->stream, b->stream))
+            return false;
+    }
+    return c->cached.length + g_hash_table_size(c->set.live) == (guint)g_tree_nnodes(c->set.by_offset);
+}
+#endif
+
 static void *cuda_async_create(const strata_alloc_config *cfg, GError **err)
 {
     (void)err;
@@ -120,6 +137,7 @@ static void *cuda_async_create(const strata_alloc_config *cfg, GError **err)
 static void cuda_async_destroy(void *self)
 {
     cuda_async *c = self;
+    assert(async_ok(c)); /* cached blocks all in `cached`, none live; freed_at <= the clock */
     g_queue_clear(&c->cached);
     g_ptr_array_free(c->clocks, TRUE);
     g_hash_table_destroy(c->records);
@@ -190,6 +208,7 @@ static bool cuda_async_alloc(void *self, uint64_t id, uint64_t size, uint32_t st
         if (b == NULL && !async_trim_one(c))
             return false;
     }
+    assert(b->link == NULL); /* no live block is in `cached` */
     strata_blockset_use(&c->set, b, id, size, stream);
     *offset = b->offset;
     return true;

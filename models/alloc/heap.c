@@ -3,6 +3,7 @@
  * (see heap.h for the design and its invariants).
  */
 #include "alloc/heap.h"
+#include <assert.h>
 #include <stddef.h>
 #include "core/error.h"
 
@@ -40,6 +41,44 @@ static void heap_index_remove(strata_heap *h, strata_heap_block *b)
 {
     strata_blocktree_remove(&h->free_blocks, &b->node);
 }
+
+#ifndef NDEBUG
+/* Block b against its address neighbours (O(1)): invariants 1, 2 and 4
+ * where they touch b. */
+static bool heap_block_ok(const strata_heap *h, const strata_heap_block *b)
+{
+    uint64_t mask = h->alignment - 1;
+    return b->size > 0 && (b->offset & mask) == 0 && (b->size & mask) == 0           /* invariant 4 */
+        && (b->prev ? b->prev->next == b && b->prev->offset + b->prev->size == b->offset
+                    : h->head == b && b->offset == 0)                                /* invariant 1 */
+        && (b->next ? b->next->prev == b && b->offset + b->size == b->next->offset
+                    : h->tail == b && b->offset + b->size == h->capacity)            /* invariant 1 */
+        && (b->used || ((!b->prev || b->prev->used) && (!b->next || b->next->used))) /* invariant 2 */
+        && (b->used || b->requested == 0);
+}
+
+/* The whole heap (O(n log n)): invariants 1 to 4, for destroy. */
+static bool heap_ok(const strata_heap *h)
+{
+    uint64_t n_free = 0, used = 0, allocated = 0, n_used = 0;
+    for (const strata_heap_block *b = h->head; b; b = b->next) {
+        if (!heap_block_ok(h, b))
+            return false;
+        if (b->used) {
+            if (strata_idmap_get(h->live, b->id) != b) /* invariant 3 */
+                return false;
+            n_used++;
+            used += b->size;
+            allocated += b->requested;
+        } else {
+            n_free++;
+        }
+    }
+    return strata_blocktree_ok(&h->free_blocks) && h->free_blocks.count == n_free /* invariant 3 */
+        && strata_idmap_size(h->live) == n_used                                  /* invariant 3 */
+        && used == h->used_bytes && allocated == h->allocated;                   /* invariant 4 */
+}
+#endif
 
 /* A zeroed block struct, recycled when one is spare. */
 static strata_heap_block *block_new(strata_heap *h)
@@ -94,6 +133,7 @@ static void free_chain(strata_heap_block *b)
 
 void strata_heap_clear(strata_heap *h)
 {
+    assert(heap_ok(h)); /* invariants 1-4 */
     free_chain(h->head);
     free_chain(h->spare);
     strata_idmap_free(h->live);
@@ -158,6 +198,8 @@ strata_heap_block *strata_heap_take(strata_heap *h, strata_heap_block *b, uint64
     strata_idmap_put(h->live, id, b);
     h->allocated += requested;
     h->used_bytes += b->size;
+    assert(heap_block_ok(h, b));                        /* invariants 1, 2, 4 */
+    assert(b->next == NULL || heap_block_ok(h, b->next)); /* the free rest */
     return b;
 }
 
@@ -192,9 +234,11 @@ bool strata_heap_free(strata_heap *h, uint64_t id)
         strata_heap_block *p = b->prev;
         heap_absorb_next(h, p); /* p grows in place: it keeps its node */
         heap_index_moved(h, p);
+        assert(heap_block_ok(h, p)); /* invariants 1, 2, 4: coalesced */
         return true;
     }
     heap_index_add(h, b);
+    assert(heap_block_ok(h, b)); /* invariants 1, 2, 4: coalesced */
     return true;
 }
 

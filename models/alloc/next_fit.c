@@ -12,6 +12,7 @@
  * request takes the first fitting free block at or after the rover, else the
  * first fitting one from address 0.
  */
+#include <assert.h>
 #include "alloc/alloc.h"
 #include "alloc/heap.h"
 
@@ -62,6 +63,7 @@ static bool next_fit_alloc(void *self, uint64_t id, uint64_t size, uint32_t stre
     b = strata_heap_take(h, b, rounded, id, size);
     *offset = b->offset;
     nf->rover = b->offset + rounded;
+    assert(nf->rover <= h->capacity); /* the rover is an address in [0, capacity] */
     return true;
 }
 

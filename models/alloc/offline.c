@@ -16,6 +16,7 @@
  * offset and fails (out of memory) when the block would pass the capacity,
  * or when the buffer was not planned.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 #include "alloc/alloc.h"
@@ -242,6 +243,63 @@ void offline_show(strata_progress *progress, size_t n, uint64_t height, uint64_t
                                stage);
 }
 
+#ifndef NDEBUG
+typedef struct plan_live {
+    uint64_t offset;
+    size_t buf;
+} plan_live;
+
+static gint plan_cmp_live(gconstpointer a, gconstpointer b, gpointer user)
+{
+    (void)user;
+    const plan_live *x = a, *y = b;
+    if (x->offset != y->offset)
+        return x->offset < y->offset ? -1 : 1;
+    return x->buf < y->buf ? -1 : x->buf > y->buf;
+}
+
+/* The plan (O(n log n), once per plan): sweeping the steps, each buffer is
+ * disjoint from the live ones beside it by address (they are disjoint
+ * among themselves, so that covers them all); height = max(offset + size)
+ * >= lower bound. */
+static bool offline_plan_ok(const offline_buf *bufs, size_t n, uint64_t height, uint64_t lower_bound)
+{
+    offline_endpoint *ep = g_new(offline_endpoint, 2 * n + 1);
+    uint64_t top = 0;
+    for (size_t i = 0; i < n; i++) {
+        ep[2 * i] = (offline_endpoint){bufs[i].start, true, i};
+        ep[2 * i + 1] = (offline_endpoint){bufs[i].end, false, i};
+        top = MAX(top, bufs[i].offset + bufs[i].size);
+    }
+    qsort(ep, 2 * n, sizeof *ep, offline_cmp_endpoint); /* ends first at a step */
+    plan_live *keys = g_new(plan_live, n ? n : 1);
+    GTree *live = g_tree_new_full(plan_cmp_live, NULL, NULL, NULL);
+    bool ok = bufs != NULL || n == 0;
+    for (size_t k = 0; ok && k < 2 * n; k++) {
+        size_t i = ep[k].buf;
+        keys[i] = (plan_live){bufs[i].offset, i};
+        if (!ep[k].is_start) {
+            g_tree_remove(live, &keys[i]);
+            continue;
+        }
+        GTreeNode *at = g_tree_insert_node(live, &keys[i], &keys[i]);
+        GTreeNode *before = g_tree_node_previous(at), *after = g_tree_node_next(at);
+        if (before) {
+            const plan_live *p = g_tree_node_key(before);
+            ok = bufs[p->buf].offset + bufs[p->buf].size <= bufs[i].offset;
+        }
+        if (ok && after) {
+            const plan_live *q = g_tree_node_key(after);
+            ok = bufs[i].offset + bufs[i].size <= bufs[q->buf].offset;
+        }
+    }
+    g_tree_destroy(live);
+    g_free(keys);
+    g_free(ep);
+    return ok && (n == 0 || (top == height && height >= lower_bound));
+}
+#endif
+
 static bool offline_plan(void *self, const strata_lifetime *l, size_t n, strata_progress *progress,
                          GError **err)
 {
@@ -257,6 +315,7 @@ static bool offline_plan(void *self, const strata_lifetime *l, size_t n, strata_
         o->bufs[i].offset = offsets[i];
         g_hash_table_insert(o->plan, &o->bufs[i].id, &o->bufs[i]);
     }
+    assert(offline_plan_ok(o->bufs, n, height, o->lower_bound)); /* disjoint; height >= lower bound */
     offline_index_plan(o);
     o->height = n ? height : 0;
     g_free(offsets);

@@ -13,8 +13,11 @@
  * general pass gives for the start order, best fit.
  *
  * Invariants: the gaps are disjoint, maximal (no two touch), lie below
- * `top`, and together with the live blocks tile [0, top).
+ * `top` (none reaches it: it would have lowered the top), and together with
+ * the live blocks tile [0, top). Debug builds assert the first three at
+ * each gap made and over all gaps at the end of the pass.
  */
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,12 +48,13 @@ static gint sweep_cmp_size(gconstpointer a, gconstpointer b, gpointer user)
     return sweep_cmp_off(a, b, user);
 }
 
-static void sweep_add(sweep *s, uint64_t off, uint64_t size)
+static sweep_gap *sweep_add(sweep *s, uint64_t off, uint64_t size)
 {
     sweep_gap *g = g_new(sweep_gap, 1);
     *g = (sweep_gap){off, size};
     g_tree_insert(s->by_off, g, g);
     g_tree_insert(s->by_size, g, g);
+    return g;
 }
 
 static void sweep_remove(sweep *s, sweep_gap *g)
@@ -59,6 +63,41 @@ static void sweep_remove(sweep *s, sweep_gap *g)
     g_tree_remove(s->by_size, g);
     g_free(g);
 }
+
+#ifndef NDEBUG
+/* Gap g against the gaps beside it by offset and the top (O(log n)):
+ * disjoint, not touching, below the top. */
+static bool sweep_gap_ok(const sweep *s, const sweep_gap *g)
+{
+    GTreeNode *n = g_tree_lookup_node(s->by_off, g);
+    if (!n || g->size == 0 || g->off + g->size >= s->top || g_tree_lookup(s->by_size, g) != g)
+        return false; /* a gap reaching the top would have lowered it */
+    GTreeNode *before = g_tree_node_previous(n), *after = g_tree_node_next(n);
+    const sweep_gap *p = before ? g_tree_node_key(before) : NULL, *q = after ? g_tree_node_key(after) : NULL;
+    return (!p || p->off + p->size < g->off) && (!q || g->off + g->size < q->off);
+}
+
+typedef struct sweep_check {
+    const sweep *s;
+    bool ok;
+} sweep_check;
+
+static gboolean sweep_check_visit(gpointer key, gpointer value, gpointer user)
+{
+    (void)value;
+    sweep_check *c = user;
+    c->ok = c->ok && sweep_gap_ok(c->s, key);
+    return !c->ok;
+}
+
+/* Every gap (O(n log n)): for the end of the pass. */
+static bool sweep_ok(const sweep *s)
+{
+    sweep_check c = {s, true};
+    g_tree_foreach(s->by_off, sweep_check_visit, &c);
+    return c.ok && g_tree_nnodes(s->by_off) == g_tree_nnodes(s->by_size);
+}
+#endif
 
 /* The offset of a block of `size`: the best-fitting gap, else the top. */
 static uint64_t sweep_take(sweep *s, uint64_t size)
@@ -73,8 +112,11 @@ static uint64_t sweep_take(sweep *s, uint64_t size)
     sweep_gap *g = g_tree_node_key(node);
     uint64_t off = g->off, rest = g->size - size;
     sweep_remove(s, g);
-    if (rest)
-        sweep_add(s, off + size, rest);
+    if (rest) {
+        const sweep_gap *left = sweep_add(s, off + size, rest);
+        assert(sweep_gap_ok(s, left)); /* disjoint, maximal, below top */
+        (void)left;
+    }
     return off;
 }
 
@@ -100,11 +142,15 @@ static void sweep_give(sweep *s, uint64_t off, uint64_t size)
             sweep_remove(s, g);
         }
     }
-    if (hi == s->top)
+    if (hi == s->top) {
         s->top = lo;
-    else
-        sweep_add(s, lo, hi - lo);
+    } else {
+        const sweep_gap *g = sweep_add(s, lo, hi - lo);
+        assert(sweep_gap_ok(s, g)); /* disjoint, maximal, below top */
+        (void)g;
+    }
 }
+
 
 static int sweep_cmp_end(const void *a, const void *b, void *user)
 {
@@ -140,6 +186,7 @@ uint64_t offline_sweep(const offline_buf *bufs, size_t n, size_t *order, uint64_
         if (offsets[order[k]] + b->size > height)
             height = offsets[order[k]] + b->size;
     }
+    assert(sweep_ok(&s)); /* every gap disjoint, maximal, below top */
     /* the gaps left are owned by by_off's keys */
     GTreeNode *node = g_tree_node_first(s.by_off);
     while (node) {

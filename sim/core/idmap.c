@@ -2,6 +2,8 @@
  * idmap.c: ids to pointers by open addressing (see idmap.h).
  */
 #include "core/idmap.h"
+#include <assert.h>
+#include <stdbool.h>
 #include <glib.h>
 
 #define IDMAP_MIN_BITS 4
@@ -23,6 +25,31 @@ static size_t home_of(const strata_idmap *m, uint64_t id)
     return (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - m->bits));
 }
 
+#ifndef NDEBUG
+/* Invariant 1 (O(1)). */
+static bool idmap_size_ok(const strata_idmap *m)
+{
+    size_t capacity = m->mask + 1;
+    return (capacity & m->mask) == 0 && capacity == (size_t)1 << m->bits && m->bits >= IDMAP_MIN_BITS
+        && 2 * m->count <= capacity;
+}
+
+/* Invariants 1 to 3 over every slot (O(capacity)): for free. */
+static bool idmap_ok(const strata_idmap *m)
+{
+    size_t n = 0;
+    for (size_t i = 0; i <= m->mask; i++) {
+        if (!m->slots[i].value)
+            continue;
+        n++;
+        for (size_t j = home_of(m, m->slots[i].id); j != i; j = (j + 1) & m->mask)
+            if (!m->slots[j].value) /* invariant 3 */
+                return false;
+    }
+    return idmap_size_ok(m) && n == m->count; /* invariants 1, 2 */
+}
+#endif
+
 static void idmap_alloc(strata_idmap *m, unsigned bits)
 {
     m->bits = bits;
@@ -41,6 +68,7 @@ void strata_idmap_free(strata_idmap *m)
 {
     if (!m)
         return;
+    assert(idmap_ok(m)); /* invariants 1-3 */
     g_free(m->slots);
     g_free(m);
 }
@@ -78,6 +106,7 @@ void strata_idmap_put(strata_idmap *m, uint64_t id, void *value)
         m->count++;
     }
     m->slots[i] = (idmap_slot){id, value};
+    assert(idmap_size_ok(m)); /* invariant 1 */
 }
 
 void *strata_idmap_get(const strata_idmap *m, uint64_t id)
@@ -102,6 +131,7 @@ void *strata_idmap_take(strata_idmap *m, uint64_t id)
     }
     m->slots[i] = (idmap_slot){0, NULL};
     m->count--;
+    assert(idmap_size_ok(m)); /* invariant 1 */
     return value;
 }
 

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/lines.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
@@ -190,12 +191,38 @@ static bool read_all(strata_keyfile *k, FILE *fp, const char *example_group, GEr
     return ok;
 }
 
+#ifndef NDEBUG
+/* Invariant 1 for a file just loaded (O(keys)): every group and key GKeyFile
+ * holds was read on a line (keyfile.h: its line is >= 1). */
+static bool keyfile_ok(const strata_keyfile *k)
+{
+    gsize n_groups = 0;
+    char **groups = g_key_file_get_groups(k->kf, &n_groups);
+    bool ok = g_hash_table_size(k->overrides) == 0;
+    for (gsize g = 0; ok && g < n_groups; g++) {
+        char *lk = line_key(groups[g], NULL);
+        ok = GPOINTER_TO_UINT(g_hash_table_lookup(k->lines, lk)) >= 1;
+        g_free(lk);
+        char **keys = ok ? g_key_file_get_keys(k->kf, groups[g], NULL, NULL) : NULL;
+        for (char **key = keys; ok && key && *key; key++) {
+            lk = line_key(groups[g], *key);
+            ok = GPOINTER_TO_UINT(g_hash_table_lookup(k->lines, lk)) >= 1;
+            g_free(lk);
+        }
+        g_strfreev(keys);
+    }
+    g_strfreev(groups);
+    return ok;
+}
+#endif
+
 static strata_keyfile *finish(strata_keyfile *k, FILE *fp, const char *example_group, GError **err)
 {
     if (!read_all(k, fp, example_group, err)) {
         strata_keyfile_free(k);
         return NULL;
     }
+    assert(keyfile_ok(k)); /* invariant 1; keyfile.h: every group and key has a line */
     return k;
 }
 

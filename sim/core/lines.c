@@ -17,6 +17,7 @@
 #include "core/lines.h"
 #include "core/error.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <string.h>
 
@@ -55,6 +56,16 @@ void strata_lines_free(strata_lines *l)
     g_free(l->origin);
     g_free(l);
 }
+
+#ifndef NDEBUG
+/* Invariants 1 and 2, and the part of 3 that is O(1): nul names a NUL. */
+static bool lines_ok(const strata_lines *l)
+{
+    return l->pos <= l->end && l->end < l->cap                              /* invariant 1 */
+        && l->cap <= STRATA_LINE_MAX + CHUNK + 1                           /* invariant 2 */
+        && (l->nul == NO_NUL || (l->nul < l->end && l->buf[l->nul] == '\0')); /* invariant 3 */
+}
+#endif
 
 static bool too_long(const strata_lines *l, GError **err)
 {
@@ -146,6 +157,7 @@ int strata_lines_next(strata_lines *l, char **line, size_t *len, GError **err)
         nul_byte(l, l->number, column, err);
         return -1;
     }
+    assert(lines_ok(l)); /* invariants 1-3 */
     *line = s;
     *len = n;
     return 1;

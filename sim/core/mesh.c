@@ -6,6 +6,7 @@
  * device = sum of coord[a] * stride[a]; text is the canonical form.
  */
 #include "core/mesh.h"
+#include <assert.h>
 #include <string.h>
 #include "core/error.h"
 
@@ -73,6 +74,27 @@ static bool parse_axis(strata_mesh *m, const char *text, const char *item, GErro
     return true;
 }
 
+#ifndef NDEBUG
+/* mesh.h's invariants and the strides (O(axes^2), at most 8 axes): once a
+ * mesh is parsed. */
+static bool mesh_ok(const strata_mesh *m)
+{
+    if (m->n_axes < 1 || m->n_axes > STRATA_MESH_MAX_AXES)
+        return false;
+    uint64_t devices = 1, stride = 1;
+    for (uint32_t a = m->n_axes; a-- > 0;) {
+        if (m->sizes[a] < 1 || !axis_name_ok(m->names[a], strlen(m->names[a])) || m->stride[a] != stride)
+            return false;
+        for (uint32_t b = a + 1; b < m->n_axes; b++)
+            if (strcmp(m->names[a], m->names[b]) == 0)
+                return false;
+        stride *= m->sizes[a];
+        devices *= m->sizes[a];
+    }
+    return devices <= UINT32_MAX && devices == m->devices;
+}
+#endif
+
 strata_mesh *strata_mesh_parse(const char *text, GError **err)
 {
     strata_mesh *m = g_new0(strata_mesh, 1);
@@ -97,6 +119,7 @@ strata_mesh *strata_mesh_parse(const char *text, GError **err)
     for (uint32_t a = 0; a < m->n_axes; a++)
         g_string_append_printf(canon, "%s%s:%u", a ? "," : "", m->names[a], m->sizes[a]);
     m->text = g_string_free(canon, FALSE);
+    assert(mesh_ok(m)); /* mesh.h: axes, names, sizes, devices; mesh.c: strides */
     return m;
 }
 
@@ -146,6 +169,7 @@ uint32_t strata_mesh_group_size(const strata_mesh *m, uint32_t mask)
 
 uint32_t strata_mesh_coord(const strata_mesh *m, uint32_t device, uint32_t axis)
 {
+    assert(axis < m->n_axes && device < m->devices); /* a device and an axis of this mesh */
     return device / m->stride[axis] % m->sizes[axis];
 }
 

@@ -24,6 +24,7 @@
 #include "core/error.h"
 #include "core/gzstream.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
@@ -244,8 +245,22 @@ static void outfile_release(strata_outfile *out)
     g_free(out);
 }
 
+#ifndef NDEBUG
+/* Invariants 1-3 as far as the object knows them (O(1)): "-" is stdout
+ * with no temporary; any other path has a temporary or is written in
+ * place, never both. */
+static bool outfile_ok(const strata_outfile *out)
+{
+    if (is_stdout(out->path))
+        return out->stream == stdout && out->tmp_path == NULL && !out->direct; /* invariant 2 */
+    return out->stream != NULL && out->stream != stdout
+        && (out->tmp_path != NULL) != out->direct; /* invariants 1, 3 */
+}
+#endif
+
 bool strata_outfile_commit(strata_outfile *out, GError **err)
 {
+    assert(outfile_ok(out)); /* invariants 1-3 */
     bool gz_ok = end_gzip(out);
     if (out->tmp_path == NULL) { /* stdout, or a special file written in place */
         bool ok = gz_ok && fflush(out->stream) == 0 && !ferror(out->stream);

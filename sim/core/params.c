@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/units.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -196,6 +197,18 @@ void strata_params_free(strata_params *p)
     g_free(p);
 }
 
+#ifndef NDEBUG
+/* params.h's first invariant, by invariant 2 (O(parameters)): every
+ * parameter with a default is set. */
+static bool params_ok(const strata_params *p)
+{
+    for (guint i = 0; i < p->n; i++)
+        if (p->defs[i].default_value != NULL && p->slots[i].text == NULL)
+            return false;
+    return p->defs == NULL || p->defs[p->n].name == NULL; /* invariant 2: one slot per entry */
+}
+#endif
+
 strata_params *strata_params_new(const char *owner, const strata_param_def *defs, const char *kv,
                                  GError **err)
 {
@@ -222,6 +235,7 @@ strata_params *strata_params_new(const char *owner, const strata_param_def *defs
         strata_params_free(p);
         return NULL;
     }
+    assert(params_ok(p)); /* params.h: every parameter with a default has a value */
     return p;
 }
 

@@ -9,8 +9,10 @@
  * line. strata_params validates every value against the table and fills in
  * the defaults, so a model reads typed values and never sees an unknown key.
  *
- * Invariants: after strata_params_new() succeeds every declared parameter has
- * a value of its declared type; an unknown key, a bad value or a key given
+ * Invariants: after strata_params_new() succeeds every declared parameter
+ * with a default, and every one given a value, has a value of its declared
+ * type (one declared with a NULL default stays unset until given one, see
+ * strata_params_is_set()); an unknown key, a bad value or a key given
  * twice in one "k=v,..." text is an error that names the model and the key
  * (and lists the known keys); quoted values are cut to a short excerpt.
  */

@@ -21,6 +21,7 @@
 #include "core/units.h"
 #include "core/error.h"
 
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 
@@ -290,6 +291,7 @@ bool strata_parse_size(const char *text, uint64_t *bytes, GError **err)
             *bytes = r >= 18446744073709551615.0 ? G_MAXUINT64 : (uint64_t)r;
         }
     }
+    assert(ok || err == NULL || (*err && (*err)->code == STRATA_ERROR_INPUT)); /* invariant 1 */
     return ok;
 }
 
@@ -323,6 +325,7 @@ static bool parse_real(const char *text, const unit_def *units, bool divide, boo
                     text, what);
         return false;
     }
+    assert(isfinite(value) && value >= 0); /* invariant 1 */
     *out = value;
     return true;
 }

@@ -23,6 +23,7 @@
 #include "core/keyfile.h"
 #include "core/units.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -705,6 +706,27 @@ static strata_hw *hw_new(const char *origin)
     return hw;
 }
 
+#ifndef NDEBUG
+/* hw.h's invariants that the arrays show, and hw_internal.h's (O(memories
+ * + links)): once per load. */
+static bool hw_ok(const strata_hw *hw)
+{
+    guint n = hw->memories->len;
+    if (g_hash_table_size(hw->memory_by_name) != n) /* memory names unique */
+        return false;
+    if (n > 0 && hw->default_memory >= n)
+        return false;
+    for (guint i = 0; i < hw->links->len; i++) {
+        const strata_link_spec *l = &g_array_index(hw->links, strata_link_spec, i);
+        if (l->a >= n || (l->b != STRATA_HW_NO_MEMORY && (l->b >= n || l->b == l->a)))
+            return false; /* two declared, distinct memories, or a memory and a switch */
+    }
+    if (hw->devices == 1) /* hw_internal.h: templates are the instances */
+        return hw->tmems == hw->memories && hw->tlinks == hw->links && hw->tunits == hw->computes;
+    return true;
+}
+#endif
+
 /* Applies the overrides to k and builds the model (k is freed). */
 static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *overrides,
                                   strata_hw_allocator_check check_allocator, GError **err)
@@ -722,6 +744,7 @@ static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *override
         strata_hw_free(hw);
         return NULL;
     }
+    assert(hw_ok(hw)); /* hw.h: unique names, links join declared memories; hw_internal.h */
     return hw;
 }
 
