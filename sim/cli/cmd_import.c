@@ -75,6 +75,22 @@ int strata_cmd_import(int argc, char **argv)
     return STRATA_EXIT_USAGE;
 }
 
+int strata_import_run(strata_job *job, int *argc, char ***argv, const char *args_usage, const char *input_name,
+                      char *const *out_path, strata_import_fn convert, const void *args)
+{
+    GError *err = NULL;
+    strata_outfile *out = NULL;
+    int status = STRATA_EXIT_USAGE;
+    if (strata_job_parse(job, argc, argv, 1, 1, args_usage)) {
+        const char *input = (*argv)[1];
+        strata_job_input(job, input_name, input);
+        if (strata_job_output(job, "--output", *out_path ? *out_path : "-", &out, &err) &&
+            convert(job, input, &out, args, &err))
+            status = STRATA_EXIT_OK;
+    }
+    return strata_job_end(job, status, err);
+}
+
 /* ---- torch ---------------------------------------------------------------- */
 
 static void print_summary(const char *path, const strata_torch_summary *s)
@@ -196,10 +212,11 @@ typedef struct torch_args {
     gboolean no_frames, fidelity, quiet;
 } torch_args;
 
-/* Imports argv[1] into *out, then measures the fidelity when asked. */
-static bool torch_convert(strata_job *job, const torch_args *a, const char *pickle, strata_outfile **out,
+/* Imports the snapshot into *out, then measures the fidelity when asked. */
+static bool torch_convert(strata_job *job, const char *pickle, strata_outfile **out, const void *args,
                           GError **err)
 {
+    const torch_args *a = args;
     uint64_t capacity = 0; /* 80 GiB with the snapshot's own limit */
     int device = 0;
     if (a->capacity_text && !strata_parse_size(a->capacity_text, &capacity, err)) {
@@ -244,8 +261,7 @@ static int import_torch(int argc, char **argv)
 {
     torch_args a = {0};
     GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.out_path,
-         "where to write the trace (default '-': standard output)", "OUT.trace"},
+        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
         {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
          "which CUDA device to import (default: the one with the history); 'all': every "
          "device (not yet: lists them)", "N|all"},
@@ -255,13 +271,11 @@ static int import_torch(int argc, char **argv)
          "also replay the trace through an allocator model and print, on standard error, "
          "its peak reserved bytes and segment allocations against the snapshot's",
          NULL},
-        {"allocator", 0, 0, G_OPTION_ARG_STRING, &a.allocator,
-         "allocator for --fidelity, NAME[:k=v,...] (default caching)", "SPEC"},
+        STRATA_IMPORT_OPTION_ALLOCATOR(&a.allocator),
         {"capacity", 0, 0, G_OPTION_ARG_STRING, &a.capacity_text,
          "device capacity for --fidelity (default 80GiB with the memory limit the snapshot "
          "shows; given, it wins over that limit)", "SIZE"},
-        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
-         "do not show the bytes read on standard error when it is a terminal", NULL},
+        STRATA_IMPORT_OPTION_QUIET(&a.quiet),
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     strata_job *job = strata_job_new(
@@ -274,16 +288,8 @@ static int import_torch(int argc, char **argv)
         "at= and note=, and `release` where the program emptied the cache. The snapshot\n"
         "is streamed: memory does not grow with its size (multi-GB files are fine).\n"
         "See docs/torch-import.md.", NULL, entries);
-    int status = STRATA_EXIT_USAGE;
-    GError *err = NULL;
-    strata_outfile *out = NULL;
-    if (strata_job_parse(job, &argc, &argv, 1, 1, "one SNAPSHOT.pickle")) {
-        strata_job_input(job, "SNAPSHOT.pickle", argv[1]);
-        if (strata_job_output(job, "--output", a.out_path ? a.out_path : "-", &out, &err) &&
-            torch_convert(job, &a, argv[1], &out, &err))
-            status = STRATA_EXIT_OK;
-    }
-    status = strata_job_end(job, status, err);
+    int status = strata_import_run(job, &argc, &argv, "one SNAPSHOT.pickle", "SNAPSHOT.pickle", &a.out_path,
+                                   torch_convert, &a);
     g_free(a.out_path);
     g_free(a.allocator);
     g_free(a.capacity_text);
@@ -293,12 +299,26 @@ static int import_torch(int argc, char **argv)
 
 /* ---- minimalloc ----------------------------------------------------------- */
 
+static bool minimalloc_convert(strata_job *job, const char *csv, strata_outfile **out, const void *args,
+                               GError **err)
+{
+    (void)args;
+    char *base = g_path_get_basename(csv);
+    char *comment = g_strdup_printf("imported from MiniMalloc benchmark %s (id,lower,upper,size; frees before "
+                                    "allocs at equal times)", base);
+    g_free(base);
+    strata_source *src = strata_minimalloc_source(csv, err);
+    bool ok = src && strata_job_commit_trace(job, out, src, comment, err) >= 0;
+    strata_source_free(src);
+    g_free(comment);
+    return ok;
+}
+
 static int import_minimalloc(int argc, char **argv)
 {
     char *out_path = NULL;
     GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
-         "where to write the trace (default '-': standard output)", "OUT.trace"},
+        STRATA_IMPORT_OPTION_OUTPUT(&out_path),
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     strata_job *job = strata_job_new(
@@ -306,40 +326,28 @@ static int import_minimalloc(int argc, char **argv)
         "Turns each buffer of a MiniMalloc CSV (live over [lower, upper), size bytes)\n"
         "into an alloc and a free, ordered by time (frees before allocs at equal times).",
         NULL, entries);
-    int status = STRATA_EXIT_USAGE;
-    GError *err = NULL;
-    strata_outfile *out = NULL;
-    strata_source *src = NULL;
-    char *comment = NULL;
-    if (strata_job_parse(job, &argc, &argv, 1, 1, "one FILE.csv")) {
-        strata_job_input(job, "FILE.csv", argv[1]);
-        char *base = g_path_get_basename(argv[1]);
-        comment = g_strdup_printf("imported from MiniMalloc benchmark %s (id,lower,upper,size; frees before "
-                                  "allocs at equal times)", base);
-        g_free(base);
-        if (strata_job_output(job, "--output", out_path ? out_path : "-", &out, &err) &&
-            (src = strata_minimalloc_source(argv[1], &err)) &&
-            strata_job_commit_trace(job, &out, src, comment, &err) >= 0)
-            status = STRATA_EXIT_OK;
-    }
-    status = strata_job_end(job, status, err);
-    strata_source_free(src);
-    g_free(comment);
+    int status =
+        strata_import_run(job, &argc, &argv, "one FILE.csv", "FILE.csv", &out_path, minimalloc_convert, NULL);
     g_free(out_path);
     return status;
 }
 
 /* ---- xla ------------------------------------------------------------------ */
 
+typedef struct xla_args {
+    char *out_path, *module;
+    gboolean quiet;
+} xla_args;
+
 /* Imports the module into *out, then prints XLA's figures beside strata's. */
-static bool xla_convert(strata_job *job, const char *input, const char *module, bool quiet, strata_outfile **out,
-                        GError **err)
+static bool xla_convert(strata_job *job, const char *input, strata_outfile **out, const void *args, GError **err)
 {
+    const xla_args *a = args;
     strata_xla_figures fig = {0};
     strata_replay_summary sum = {0};
     strata_job_doing(job, "importing %s", input);
-    strata_progress *progress = strata_progress_new(strata_progress_stream(quiet));
-    strata_source *src = strata_xla_import_with(input, module, progress, &fig, err);
+    strata_progress *progress = strata_progress_new(strata_progress_stream(a->quiet));
+    strata_source *src = strata_xla_import_with(input, a->module, progress, &fig, err);
     strata_progress_free(progress);
     bool ok = src && strata_xla_measure(src, &sum, err) && strata_source_rewind(src, err);
     if (ok) {
@@ -361,15 +369,12 @@ static bool xla_convert(strata_job *job, const char *input, const char *module, 
 
 static int import_xla(int argc, char **argv)
 {
-    char *out_path = NULL, *module = NULL;
-    gboolean quiet = FALSE;
+    xla_args a = {0};
     GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
-         "where to write the trace (default '-': standard output)", "OUT.trace"},
-        {"module", 0, 0, G_OPTION_ARG_STRING, &module,
+        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
+        {"module", 0, 0, G_OPTION_ARG_STRING, &a.module,
          "the module to import, a part of its file names (needed when DIR holds several)", "NAME"},
-        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
-         "do not show the bytes read on standard error when it is a terminal", NULL},
+        STRATA_IMPORT_OPTION_QUIET(&a.quiet),
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     strata_job *job = strata_job_new(
@@ -384,17 +389,9 @@ static int import_xla(int argc, char **argv)
         "offline planner's packing of each preallocated-temp allocation on standard error.\n"
         "See docs/xla-import.md.",
         NULL, entries);
-    GError *err = NULL;
-    strata_outfile *out = NULL;
-    int status = STRATA_EXIT_USAGE;
-    if (strata_job_parse(job, &argc, &argv, 1, 1, "one DIR_OR_FILE")) {
-        strata_job_input(job, "DIR_OR_FILE", argv[1]);
-        if (strata_job_output(job, "--output", out_path ? out_path : "-", &out, &err) &&
-            xla_convert(job, argv[1], module, quiet, &out, &err))
-            status = STRATA_EXIT_OK;
-    }
-    status = strata_job_end(job, status, err);
-    g_free(out_path);
-    g_free(module);
+    int status =
+        strata_import_run(job, &argc, &argv, "one DIR_OR_FILE", "DIR_OR_FILE", &a.out_path, xla_convert, &a);
+    g_free(a.out_path);
+    g_free(a.module);
     return status;
 }
