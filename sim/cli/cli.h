@@ -53,13 +53,22 @@ int strata_cmd_check(int argc, char **argv);
  * importer's own options `args`. */
 typedef bool (*strata_import_fn)(strata_job *job, const char *input, strata_outfile **out, const void *args,
                                  GError **err);
-/* An importer's run after strata_job_new(): parses the options, expects one
- * argument (args_usage: "one FILE.csv"), names it `input_name`, opens
- * --output *out_path (an option's variable, so read after parsing; NULL:
- * standard output), converts; ends the job and returns the exit status
- * (0, else the error's, or 2). */
-int strata_import_run(strata_job *job, int *argc, char ***argv, const char *args_usage, const char *input_name,
-                      char *const *out_path, strata_import_fn convert, const void *args);
+/* An importer: its command and help (as strata_job_new() takes them), its
+ * one argument, and its conversion. */
+typedef struct strata_importer {
+    const char *cmd;              /* "import xla" */
+    const char *parameter_string; /* "DIR_OR_FILE - import a module of an XLA dump" */
+    const char *summary;
+    const char *args_usage;       /* "one DIR_OR_FILE", for the usage error */
+    const char *input_name;       /* "DIR_OR_FILE", for the clobber check */
+    strata_import_fn convert;
+} strata_importer;
+/* An importer's run: makes its job with `entries`, parses the options,
+ * expects the one argument, opens --output *out_path (an option's variable,
+ * so read after parsing; NULL: standard output), converts with `args`; ends
+ * the job and returns the exit status (0, else the error's, or 2). */
+int strata_import_run(const strata_importer *imp, const GOptionEntry *entries, int argc, char **argv,
+                      char *const *out_path, const void *args);
 
 /* Option and error helpers (job.c; commands use them through cli/job.h). */
 /* Print "strata CMD: message" and return the exit status for err (frees err). */

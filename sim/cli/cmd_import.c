@@ -75,17 +75,17 @@ int strata_cmd_import(int argc, char **argv)
     return STRATA_EXIT_USAGE;
 }
 
-int strata_import_run(strata_job *job, int *argc, char ***argv, const char *args_usage, const char *input_name,
-                      char *const *out_path, strata_import_fn convert, const void *args)
+int strata_import_run(const strata_importer *imp, const GOptionEntry *entries, int argc, char **argv,
+                      char *const *out_path, const void *args)
 {
+    strata_job *job = strata_job_new(imp->cmd, imp->parameter_string, imp->summary, NULL, entries);
     GError *err = NULL;
     strata_outfile *out = NULL;
     int status = STRATA_EXIT_USAGE;
-    if (strata_job_parse(job, argc, argv, 1, 1, args_usage)) {
-        const char *input = (*argv)[1];
-        strata_job_input(job, input_name, input);
+    if (strata_job_parse(job, &argc, &argv, 1, 1, imp->args_usage)) {
+        strata_job_input(job, imp->input_name, argv[1]);
         if (strata_job_output(job, "--output", *out_path ? *out_path : "-", &out, &err) &&
-            convert(job, input, &out, args, &err))
+            imp->convert(job, argv[1], &out, args, &err))
             status = STRATA_EXIT_OK;
     }
     return strata_job_end(job, status, err);
@@ -257,6 +257,23 @@ static bool torch_convert(strata_job *job, const char *pickle, strata_outfile **
     return ok;
 }
 
+static const strata_importer torch_importer = {
+    .cmd = "import torch",
+    .parameter_string = "SNAPSHOT.pickle - import a PyTorch memory snapshot",
+    .summary =
+        "Reads a snapshot written by torch.cuda.memory._dump_snapshot() with a safe pickle\n"
+        "reader (plain data only: anything that would import or call code is refused) and\n"
+        "writes a strata trace: allocator settings as `option allocator.*`, a setup part\n"
+        "that rebuilds the allocator state at the start of the recorded events (initial\n"
+        "segments and live blocks), then allocs and frees in order with stream=, addr=,\n"
+        "at= and note=, and `release` where the program emptied the cache. The snapshot\n"
+        "is streamed: memory does not grow with its size (multi-GB files are fine).\n"
+        "See docs/torch-import.md.",
+    .args_usage = "one SNAPSHOT.pickle",
+    .input_name = "SNAPSHOT.pickle",
+    .convert = torch_convert,
+};
+
 static int import_torch(int argc, char **argv)
 {
     torch_args a = {0};
@@ -278,18 +295,7 @@ static int import_torch(int argc, char **argv)
         STRATA_IMPORT_OPTION_QUIET(&a.quiet),
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    strata_job *job = strata_job_new(
-        "import torch", "SNAPSHOT.pickle - import a PyTorch memory snapshot",
-        "Reads a snapshot written by torch.cuda.memory._dump_snapshot() with a safe pickle\n"
-        "reader (plain data only: anything that would import or call code is refused) and\n"
-        "writes a strata trace: allocator settings as `option allocator.*`, a setup part\n"
-        "that rebuilds the allocator state at the start of the recorded events (initial\n"
-        "segments and live blocks), then allocs and frees in order with stream=, addr=,\n"
-        "at= and note=, and `release` where the program emptied the cache. The snapshot\n"
-        "is streamed: memory does not grow with its size (multi-GB files are fine).\n"
-        "See docs/torch-import.md.", NULL, entries);
-    int status = strata_import_run(job, &argc, &argv, "one SNAPSHOT.pickle", "SNAPSHOT.pickle", &a.out_path,
-                                   torch_convert, &a);
+    int status = strata_import_run(&torch_importer, entries, argc, argv, &a.out_path, &a);
     g_free(a.out_path);
     g_free(a.allocator);
     g_free(a.capacity_text);
@@ -314,6 +320,17 @@ static bool minimalloc_convert(strata_job *job, const char *csv, strata_outfile 
     return ok;
 }
 
+static const strata_importer minimalloc_importer = {
+    .cmd = "import minimalloc",
+    .parameter_string = "FILE.csv - import a MiniMalloc benchmark (id,lower,upper,size)",
+    .summary =
+        "Turns each buffer of a MiniMalloc CSV (live over [lower, upper), size bytes)\n"
+        "into an alloc and a free, ordered by time (frees before allocs at equal times).",
+    .args_usage = "one FILE.csv",
+    .input_name = "FILE.csv",
+    .convert = minimalloc_convert,
+};
+
 static int import_minimalloc(int argc, char **argv)
 {
     char *out_path = NULL;
@@ -321,13 +338,7 @@ static int import_minimalloc(int argc, char **argv)
         STRATA_IMPORT_OPTION_OUTPUT(&out_path),
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    strata_job *job = strata_job_new(
-        "import minimalloc", "FILE.csv - import a MiniMalloc benchmark (id,lower,upper,size)",
-        "Turns each buffer of a MiniMalloc CSV (live over [lower, upper), size bytes)\n"
-        "into an alloc and a free, ordered by time (frees before allocs at equal times).",
-        NULL, entries);
-    int status =
-        strata_import_run(job, &argc, &argv, "one FILE.csv", "FILE.csv", &out_path, minimalloc_convert, NULL);
+    int status = strata_import_run(&minimalloc_importer, entries, argc, argv, &out_path, NULL);
     g_free(out_path);
     return status;
 }
@@ -367,6 +378,24 @@ static bool xla_convert(strata_job *job, const char *input, strata_outfile **out
     return ok;
 }
 
+static const strata_importer xla_importer = {
+    .cmd = "import xla",
+    .parameter_string = "DIR_OR_FILE - import a module of an XLA dump",
+    .summary =
+        "Reads what XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" writes for a module:\n"
+        "the buffer assignment and live ranges (*after_optimizations-buffer-assignment.txt,\n"
+        "or *-live-range.txt), and the optimized HLO (*after_optimizations.txt) when present.\n"
+        "Writes a trace with one alloc/free per buffer at its live range in schedule order\n"
+        "(tagged param/output/activation/temp, with dtype and shape), one compute per\n"
+        "instruction with FLOPs from the HLO shapes, async copies as copies, collectives\n"
+        "as computes noted with their opcode. Prints XLA's figures beside strata's and the\n"
+        "offline planner's packing of each preallocated-temp allocation on standard error.\n"
+        "See docs/xla-import.md.",
+    .args_usage = "one DIR_OR_FILE",
+    .input_name = "DIR_OR_FILE",
+    .convert = xla_convert,
+};
+
 static int import_xla(int argc, char **argv)
 {
     xla_args a = {0};
@@ -377,20 +406,7 @@ static int import_xla(int argc, char **argv)
         STRATA_IMPORT_OPTION_QUIET(&a.quiet),
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    strata_job *job = strata_job_new(
-        "import xla", "DIR_OR_FILE - import a module of an XLA dump",
-        "Reads what XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" writes for a module:\n"
-        "the buffer assignment and live ranges (*after_optimizations-buffer-assignment.txt,\n"
-        "or *-live-range.txt), and the optimized HLO (*after_optimizations.txt) when present.\n"
-        "Writes a trace with one alloc/free per buffer at its live range in schedule order\n"
-        "(tagged param/output/activation/temp, with dtype and shape), one compute per\n"
-        "instruction with FLOPs from the HLO shapes, async copies as copies, collectives\n"
-        "as computes noted with their opcode. Prints XLA's figures beside strata's and the\n"
-        "offline planner's packing of each preallocated-temp allocation on standard error.\n"
-        "See docs/xla-import.md.",
-        NULL, entries);
-    int status =
-        strata_import_run(job, &argc, &argv, "one DIR_OR_FILE", "DIR_OR_FILE", &a.out_path, xla_convert, &a);
+    int status = strata_import_run(&xla_importer, entries, argc, argv, &a.out_path, &a);
     g_free(a.out_path);
     g_free(a.module);
     return status;

@@ -129,6 +129,22 @@ static bool kineto_convert(strata_job *job, const char *path, strata_outfile **o
     return ok;
 }
 
+static const strata_importer kineto_importer = {
+    .cmd = "import kineto",
+    .parameter_string = "TRACE.json[.gz] - import a PyTorch profiler trace",
+    .summary =
+        "Reads a Chrome trace written by torch.profiler with profile_memory=True (plain\n"
+        "or gzip, streamed: memory does not grow with the file) and writes a strata trace:\n"
+        "a setup part that rebuilds the memory reserved and allocated before the first\n"
+        "event, then the GPU's [memory] events as allocs and frees, its kernels and\n"
+        "memsets as computes with time= their measured duration, and its memcpys as\n"
+        "copies between staging buffers, with stream= and note=corr.N.\n"
+        "See docs/kineto-import.md.",
+    .args_usage = "one TRACE.json[.gz]",
+    .input_name = "TRACE.json",
+    .convert = kineto_convert,
+};
+
 int strata_import_kineto(int argc, char **argv)
 {
     kineto_args a = {0};
@@ -146,18 +162,7 @@ int strata_import_kineto(int argc, char **argv)
         STRATA_IMPORT_OPTION_QUIET(&a.quiet),
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    strata_job *job = strata_job_new(
-        "import kineto", "TRACE.json[.gz] - import a PyTorch profiler trace",
-        "Reads a Chrome trace written by torch.profiler with profile_memory=True (plain\n"
-        "or gzip, streamed: memory does not grow with the file) and writes a strata trace:\n"
-        "a setup part that rebuilds the memory reserved and allocated before the first\n"
-        "event, then the GPU's [memory] events as allocs and frees, its kernels and\n"
-        "memsets as computes with time= their measured duration, and its memcpys as\n"
-        "copies between staging buffers, with stream= and note=corr.N.\n"
-        "See docs/kineto-import.md.",
-        NULL, entries);
-    int status = strata_import_run(job, &argc, &argv, "one TRACE.json[.gz]", "TRACE.json", &a.out_path,
-                                   kineto_convert, &a);
+    int status = strata_import_run(&kineto_importer, entries, argc, argv, &a.out_path, &a);
     char **strings[] = {&a.out_path, &a.allocator, &a.capacity_text, &a.device_text};
     for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
         g_free(*strings[i]);
