@@ -13,6 +13,8 @@
 #define STRATA_CLI_H
 
 #include <glib.h>
+#include <stdbool.h>
+#include "cli/job.h"
 
 typedef struct strata_command {
     const char *name;
@@ -31,11 +33,42 @@ int strata_cmd_sweep(int argc, char **argv);
 int strata_cmd_replay(int argc, char **argv);
 int strata_cmd_validate(int argc, char **argv);
 /* `strata validate --against TRACE.json` (cmd_validate_kineto.c); ends the job. */
-struct strata_job;
-int strata_validate_against(struct strata_job *job, const char *trace, const char *hw_path);
+int strata_validate_against(strata_job *job, const char *trace, const char *hw_path);
 int strata_cmd_calibrate(int argc, char **argv);
 int strata_cmd_capture(int argc, char **argv);
 int strata_cmd_check(int argc, char **argv);
+
+/* What the importers (cmd_import.c, cmd_import_kineto.c) share: the options
+ * they all take, and their one run. */
+#define STRATA_IMPORT_OPTION_OUTPUT(var)                                                                   \
+    {"output", 'o', 0, G_OPTION_ARG_FILENAME, (var), "where to write the trace (default '-': standard output)", \
+     "OUT.trace"}
+#define STRATA_IMPORT_OPTION_QUIET(var)                                                                    \
+    {"quiet", 'q', 0, G_OPTION_ARG_NONE, (var),                                                            \
+     "do not show the bytes read on standard error when it is a terminal", NULL}
+#define STRATA_IMPORT_OPTION_ALLOCATOR(var)                                                                \
+    {"allocator", 0, 0, G_OPTION_ARG_STRING, (var), "allocator for --fidelity, NAME[:k=v,...] (default caching)", \
+     "SPEC"}
+/* Converts `input` into *out (open; committed or aborted here), with the
+ * importer's own options `args`. */
+typedef bool (*strata_import_fn)(strata_job *job, const char *input, strata_outfile **out, const void *args,
+                                 GError **err);
+/* An importer: its command and help (as strata_job_new() takes them), its
+ * one argument, and its conversion. */
+typedef struct strata_importer {
+    const char *cmd;              /* "import xla" */
+    const char *parameter_string; /* "DIR_OR_FILE - import a module of an XLA dump" */
+    const char *summary;
+    const char *args_usage;       /* "one DIR_OR_FILE", for the usage error */
+    const char *input_name;       /* "DIR_OR_FILE", for the clobber check */
+    strata_import_fn convert;
+} strata_importer;
+/* An importer's run: makes its job with `entries`, parses the options,
+ * expects the one argument, opens --output *out_path (an option's variable,
+ * so read after parsing; NULL: standard output), converts with `args`; ends
+ * the job and returns the exit status (0, else the error's, or 2). */
+int strata_import_run(const strata_importer *imp, const GOptionEntry *entries, int argc, char **argv,
+                      char *const *out_path, const void *args);
 
 /* Option and error helpers (job.c; commands use them through cli/job.h). */
 /* Print "strata CMD: message" and return the exit status for err (frees err). */

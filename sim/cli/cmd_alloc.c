@@ -25,9 +25,8 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include "core/units.h"
-#include "policy/policy.h"
 #include "replay/replay.h"
-#include "trace/reader.h"
+#include "runspec/runspec.h"
 
 typedef struct alloc_args {
     char *trace, *allocator, *capacity, *alignment, *memory, *json;
@@ -229,7 +228,7 @@ int strata_cmd_alloc(int argc, char **argv)
     int status = STRATA_EXIT_USAGE;
     GError *err = NULL;
     strata_outfile *json_out = NULL;
-    strata_source *src = NULL;
+    strata_run_spec *spec = NULL; /* the trace and its policies; no hardware model */
     strata_results *results = NULL;
     strata_replay_summary sum;
     uint64_t capacity = 0, alignment = 0;
@@ -237,10 +236,10 @@ int strata_cmd_alloc(int argc, char **argv)
     if (!strata_job_parse(job, &argc, &argv, 0, 0, NULL) || !alloc_check_args(&a, &capacity, &alignment, &err))
         goto done;
     strata_job_input(job, "--trace", a.trace);
-    if (!strata_job_output(job, "--json", a.json, &json_out, &err) || !(src = strata_trace_open(a.trace, &err)))
+    strata_run_spec_options spec_opt = {.trace_path = a.trace, .policies = (const char *const *)a.policies};
+    if (!strata_job_output(job, "--json", a.json, &json_out, &err) || !(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
-    if (a.policies && !(src = strata_policies_apply(src, (const char *const *)a.policies, NULL, &err)))
-        goto done;
+    strata_source *src = strata_run_spec_source(spec);
     if (!a.capacity && !a.min_capacity && !trace_device_limit(src, &capacity, &err))
         goto done;
     if (!alloc_replay(job, &a, src, capacity, alignment, &results, &sum, &err) ||
@@ -250,7 +249,7 @@ int strata_cmd_alloc(int argc, char **argv)
 done:
     status = strata_job_end(job, status, err);
     strata_results_free(results);
-    strata_source_free(src);
+    strata_run_spec_free(spec);
     g_free(desc);
     alloc_args_clear(&a);
     return status;

@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "hw/hw.h"
-#include "placement/placement_hw.h"
+#include "runspec/runspec.h"
 
 static const char *CMD = "calibrate";
 
@@ -74,13 +74,14 @@ int strata_cmd_calibrate(int argc, char **argv)
     strata_job_doing(job, "measuring the %s backend", backend->name);
     if (!backend->calibrate(&opt, ini, quiet ? NULL : stderr, &err))
         goto done;
-    strata_hw *check = strata_placement_hw_load_data(ini->str, "calibrate output", NULL, &err);
+    strata_run_spec_options spec_opt = {.hw_text = ini->str, .hw_origin = "calibrate output"};
+    strata_run_spec *check = strata_run_spec_new(&spec_opt, &err);
     if (!check) {
         g_prefix_error(&err, "internal error, the measured model does not load: ");
         err->code = STRATA_ERROR_INTERNAL;
         goto done;
     }
-    strata_hw_free(check);
+    strata_run_spec_free(check);
     if (!strata_job_commit_text(job, &out, ini->str, &err))
         goto done;
     if (!quiet && out_path && strcmp(out_path, "-") != 0)

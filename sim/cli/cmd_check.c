@@ -19,9 +19,7 @@
 #include "core/units.h"
 #include "hw/hw.h"
 #include "bind/bind.h"
-#include "spmd/spmd.h"
-#include "trace/reader.h"
-#include "placement/placement_hw.h"
+#include "runspec/runspec.h"
 
 typedef struct memory_use {
     uint64_t live;
@@ -32,8 +30,8 @@ typedef struct memory_use {
 
 typedef struct check_ctx {
     const char *trace_path;
-    strata_hw *hw;              /* NULL without --hw */
-    strata_source *src;
+    strata_run_spec *spec;      /* the trace, expanded over the devices of --hw */
+    const strata_hw *hw;        /* the spec's; NULL without --hw */
     strata_binder *binder;      /* resolves memories, units and routes (against hw when given) */
     GArray *use;                /* memory_use, by memory index */
     GArray *memory_order;       /* uint32_t memory indices in order of first alloc */
@@ -52,16 +50,16 @@ static memory_use *use_of(check_ctx *ctx, uint32_t memory)
     return u;
 }
 
-static bool check_trace(check_ctx *ctx, GError **err)
+static bool check_trace(check_ctx *ctx, const char *hw_path, GError **err)
 {
-    ctx->src = strata_trace_open(ctx->trace_path, err);
-    if (!ctx->src)
+    /* The program as each device runs it. */
+    strata_run_spec_options spec_opt = {.hw_path = hw_path, .trace_path = ctx->trace_path, .expand_spmd = true};
+    if (!(ctx->spec = strata_run_spec_new(&spec_opt, err)))
         return false;
-    if (ctx->hw && strata_spmd_devices(ctx->hw) > 1) /* the program as each device runs it */
-        ctx->src = strata_spmd_expand(ctx->src, ctx->hw);
+    ctx->hw = strata_run_spec_hw(ctx->spec);
     /* Without --hw, unnamed allocs are counted under "(default)". */
     strata_bind_options opt = {.hw = ctx->hw, .default_memory = "(default)", .allow_spmd = true};
-    ctx->binder = strata_binder_new(ctx->src, &opt);
+    ctx->binder = strata_binder_new(strata_run_spec_source(ctx->spec), &opt);
     const strata_bound_op *op;
     int got;
     while ((got = strata_binder_next(ctx->binder, &op, err)) == 1) {
@@ -153,13 +151,12 @@ int strata_cmd_check(int argc, char **argv)
     ctx.use = g_array_new(FALSE, TRUE, sizeof(memory_use));
     ctx.memory_order = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     strata_job_doing(job, "checking %s", trace_path);
-    if ((!hw_path || (ctx.hw = strata_placement_hw_load(hw_path, NULL, &err))) && check_trace(&ctx, &err)) {
+    if (check_trace(&ctx, hw_path, &err)) {
         print_report(&ctx);
         status = STRATA_EXIT_OK;
     }
     strata_binder_free(ctx.binder);
-    strata_source_free(ctx.src);
-    strata_hw_free(ctx.hw);
+    strata_run_spec_free(ctx.spec);
     g_array_free(ctx.memory_order, TRUE);
     g_array_free(ctx.use, TRUE);
 out:

@@ -75,6 +75,22 @@ int strata_cmd_import(int argc, char **argv)
     return STRATA_EXIT_USAGE;
 }
 
+int strata_import_run(const strata_importer *imp, const GOptionEntry *entries, int argc, char **argv,
+                      char *const *out_path, const void *args)
+{
+    strata_job *job = strata_job_new(imp->cmd, imp->parameter_string, imp->summary, NULL, entries);
+    GError *err = NULL;
+    strata_outfile *out = NULL;
+    int status = STRATA_EXIT_USAGE;
+    if (strata_job_parse(job, &argc, &argv, 1, 1, imp->args_usage)) {
+        strata_job_input(job, imp->input_name, argv[1]);
+        if (strata_job_output(job, "--output", *out_path ? *out_path : "-", &out, &err) &&
+            imp->convert(job, argv[1], &out, args, &err))
+            status = STRATA_EXIT_OK;
+    }
+    return strata_job_end(job, status, err);
+}
+
 /* ---- torch ---------------------------------------------------------------- */
 
 static void print_summary(const char *path, const strata_torch_summary *s)
@@ -196,10 +212,11 @@ typedef struct torch_args {
     gboolean no_frames, fidelity, quiet;
 } torch_args;
 
-/* Imports argv[1] into *out, then measures the fidelity when asked. */
-static bool torch_convert(strata_job *job, const torch_args *a, const char *pickle, strata_outfile **out,
+/* Imports the snapshot into *out, then measures the fidelity when asked. */
+static bool torch_convert(strata_job *job, const char *pickle, strata_outfile **out, const void *args,
                           GError **err)
 {
+    const torch_args *a = args;
     uint64_t capacity = 0; /* 80 GiB with the snapshot's own limit */
     int device = 0;
     if (a->capacity_text && !strata_parse_size(a->capacity_text, &capacity, err)) {
@@ -240,12 +257,28 @@ static bool torch_convert(strata_job *job, const torch_args *a, const char *pick
     return ok;
 }
 
+static const strata_importer torch_importer = {
+    .cmd = "import torch",
+    .parameter_string = "SNAPSHOT.pickle - import a PyTorch memory snapshot",
+    .summary =
+        "Reads a snapshot written by torch.cuda.memory._dump_snapshot() with a safe pickle\n"
+        "reader (plain data only: anything that would import or call code is refused) and\n"
+        "writes a strata trace: allocator settings as `option allocator.*`, a setup part\n"
+        "that rebuilds the allocator state at the start of the recorded events (initial\n"
+        "segments and live blocks), then allocs and frees in order with stream=, addr=,\n"
+        "at= and note=, and `release` where the program emptied the cache. The snapshot\n"
+        "is streamed: memory does not grow with its size (multi-GB files are fine).\n"
+        "See docs/torch-import.md.",
+    .args_usage = "one SNAPSHOT.pickle",
+    .input_name = "SNAPSHOT.pickle",
+    .convert = torch_convert,
+};
+
 static int import_torch(int argc, char **argv)
 {
     torch_args a = {0};
     GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.out_path,
-         "where to write the trace (default '-': standard output)", "OUT.trace"},
+        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
         {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
          "which CUDA device to import (default: the one with the history); 'all': every "
          "device (not yet: lists them)", "N|all"},
@@ -255,35 +288,14 @@ static int import_torch(int argc, char **argv)
          "also replay the trace through an allocator model and print, on standard error, "
          "its peak reserved bytes and segment allocations against the snapshot's",
          NULL},
-        {"allocator", 0, 0, G_OPTION_ARG_STRING, &a.allocator,
-         "allocator for --fidelity, NAME[:k=v,...] (default caching)", "SPEC"},
+        STRATA_IMPORT_OPTION_ALLOCATOR(&a.allocator),
         {"capacity", 0, 0, G_OPTION_ARG_STRING, &a.capacity_text,
          "device capacity for --fidelity (default 80GiB with the memory limit the snapshot "
          "shows; given, it wins over that limit)", "SIZE"},
-        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
-         "do not show the bytes read on standard error when it is a terminal", NULL},
+        STRATA_IMPORT_OPTION_QUIET(&a.quiet),
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    strata_job *job = strata_job_new(
-        "import torch", "SNAPSHOT.pickle - import a PyTorch memory snapshot",
-        "Reads a snapshot written by torch.cuda.memory._dump_snapshot() with a safe pickle\n"
-        "reader (plain data only: anything that would import or call code is refused) and\n"
-        "writes a strata trace: allocator settings as `option allocator.*`, a setup part\n"
-        "that rebuilds the allocator state at the start of the recorded events (initial\n"
-        "segments and live blocks), then allocs and frees in order with stream=, addr=,\n"
-        "at= and note=, and `release` where the program emptied the cache. The snapshot\n"
-        "is streamed: memory does not grow with its size (multi-GB files are fine).\n"
-        "See docs/torch-import.md.", NULL, entries);
-    int status = STRATA_EXIT_USAGE;
-    GError *err = NULL;
-    strata_outfile *out = NULL;
-    if (strata_job_parse(job, &argc, &argv, 1, 1, "one SNAPSHOT.pickle")) {
-        strata_job_input(job, "SNAPSHOT.pickle", argv[1]);
-        if (strata_job_output(job, "--output", a.out_path ? a.out_path : "-", &out, &err) &&
-            torch_convert(job, &a, argv[1], &out, &err))
-            status = STRATA_EXIT_OK;
-    }
-    status = strata_job_end(job, status, err);
+    int status = strata_import_run(&torch_importer, entries, argc, argv, &a.out_path, &a);
     g_free(a.out_path);
     g_free(a.allocator);
     g_free(a.capacity_text);
@@ -293,53 +305,60 @@ static int import_torch(int argc, char **argv)
 
 /* ---- minimalloc ----------------------------------------------------------- */
 
+static bool minimalloc_convert(strata_job *job, const char *csv, strata_outfile **out, const void *args,
+                               GError **err)
+{
+    (void)args;
+    char *base = g_path_get_basename(csv);
+    char *comment = g_strdup_printf("imported from MiniMalloc benchmark %s (id,lower,upper,size; frees before "
+                                    "allocs at equal times)", base);
+    g_free(base);
+    strata_source *src = strata_minimalloc_source(csv, err);
+    bool ok = src && strata_job_commit_trace(job, out, src, comment, err) >= 0;
+    strata_source_free(src);
+    g_free(comment);
+    return ok;
+}
+
+static const strata_importer minimalloc_importer = {
+    .cmd = "import minimalloc",
+    .parameter_string = "FILE.csv - import a MiniMalloc benchmark (id,lower,upper,size)",
+    .summary =
+        "Turns each buffer of a MiniMalloc CSV (live over [lower, upper), size bytes)\n"
+        "into an alloc and a free, ordered by time (frees before allocs at equal times).",
+    .args_usage = "one FILE.csv",
+    .input_name = "FILE.csv",
+    .convert = minimalloc_convert,
+};
+
 static int import_minimalloc(int argc, char **argv)
 {
     char *out_path = NULL;
     GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
-         "where to write the trace (default '-': standard output)", "OUT.trace"},
+        STRATA_IMPORT_OPTION_OUTPUT(&out_path),
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
-    strata_job *job = strata_job_new(
-        "import minimalloc", "FILE.csv - import a MiniMalloc benchmark (id,lower,upper,size)",
-        "Turns each buffer of a MiniMalloc CSV (live over [lower, upper), size bytes)\n"
-        "into an alloc and a free, ordered by time (frees before allocs at equal times).",
-        NULL, entries);
-    int status = STRATA_EXIT_USAGE;
-    GError *err = NULL;
-    strata_outfile *out = NULL;
-    strata_source *src = NULL;
-    char *comment = NULL;
-    if (strata_job_parse(job, &argc, &argv, 1, 1, "one FILE.csv")) {
-        strata_job_input(job, "FILE.csv", argv[1]);
-        char *base = g_path_get_basename(argv[1]);
-        comment = g_strdup_printf("imported from MiniMalloc benchmark %s (id,lower,upper,size; frees before "
-                                  "allocs at equal times)", base);
-        g_free(base);
-        if (strata_job_output(job, "--output", out_path ? out_path : "-", &out, &err) &&
-            (src = strata_minimalloc_source(argv[1], &err)) &&
-            strata_job_commit_trace(job, &out, src, comment, &err) >= 0)
-            status = STRATA_EXIT_OK;
-    }
-    status = strata_job_end(job, status, err);
-    strata_source_free(src);
-    g_free(comment);
+    int status = strata_import_run(&minimalloc_importer, entries, argc, argv, &out_path, NULL);
     g_free(out_path);
     return status;
 }
 
 /* ---- xla ------------------------------------------------------------------ */
 
+typedef struct xla_args {
+    char *out_path, *module;
+    gboolean quiet;
+} xla_args;
+
 /* Imports the module into *out, then prints XLA's figures beside strata's. */
-static bool xla_convert(strata_job *job, const char *input, const char *module, bool quiet, strata_outfile **out,
-                        GError **err)
+static bool xla_convert(strata_job *job, const char *input, strata_outfile **out, const void *args, GError **err)
 {
+    const xla_args *a = args;
     strata_xla_figures fig = {0};
     strata_replay_summary sum = {0};
     strata_job_doing(job, "importing %s", input);
-    strata_progress *progress = strata_progress_new(strata_progress_stream(quiet));
-    strata_source *src = strata_xla_import_with(input, module, progress, &fig, err);
+    strata_progress *progress = strata_progress_new(strata_progress_stream(a->quiet));
+    strata_source *src = strata_xla_import_with(input, a->module, progress, &fig, err);
     strata_progress_free(progress);
     bool ok = src && strata_xla_measure(src, &sum, err) && strata_source_rewind(src, err);
     if (ok) {
@@ -359,21 +378,10 @@ static bool xla_convert(strata_job *job, const char *input, const char *module, 
     return ok;
 }
 
-static int import_xla(int argc, char **argv)
-{
-    char *out_path = NULL, *module = NULL;
-    gboolean quiet = FALSE;
-    GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &out_path,
-         "where to write the trace (default '-': standard output)", "OUT.trace"},
-        {"module", 0, 0, G_OPTION_ARG_STRING, &module,
-         "the module to import, a part of its file names (needed when DIR holds several)", "NAME"},
-        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
-         "do not show the bytes read on standard error when it is a terminal", NULL},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    strata_job *job = strata_job_new(
-        "import xla", "DIR_OR_FILE - import a module of an XLA dump",
+static const strata_importer xla_importer = {
+    .cmd = "import xla",
+    .parameter_string = "DIR_OR_FILE - import a module of an XLA dump",
+    .summary =
         "Reads what XLA_FLAGS=\"--xla_dump_to=DIR --xla_dump_hlo_as_text\" writes for a module:\n"
         "the buffer assignment and live ranges (*after_optimizations-buffer-assignment.txt,\n"
         "or *-live-range.txt), and the optimized HLO (*after_optimizations.txt) when present.\n"
@@ -383,18 +391,23 @@ static int import_xla(int argc, char **argv)
         "as computes noted with their opcode. Prints XLA's figures beside strata's and the\n"
         "offline planner's packing of each preallocated-temp allocation on standard error.\n"
         "See docs/xla-import.md.",
-        NULL, entries);
-    GError *err = NULL;
-    strata_outfile *out = NULL;
-    int status = STRATA_EXIT_USAGE;
-    if (strata_job_parse(job, &argc, &argv, 1, 1, "one DIR_OR_FILE")) {
-        strata_job_input(job, "DIR_OR_FILE", argv[1]);
-        if (strata_job_output(job, "--output", out_path ? out_path : "-", &out, &err) &&
-            xla_convert(job, argv[1], module, quiet, &out, &err))
-            status = STRATA_EXIT_OK;
-    }
-    status = strata_job_end(job, status, err);
-    g_free(out_path);
-    g_free(module);
+    .args_usage = "one DIR_OR_FILE",
+    .input_name = "DIR_OR_FILE",
+    .convert = xla_convert,
+};
+
+static int import_xla(int argc, char **argv)
+{
+    xla_args a = {0};
+    GOptionEntry entries[] = {
+        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
+        {"module", 0, 0, G_OPTION_ARG_STRING, &a.module,
+         "the module to import, a part of its file names (needed when DIR holds several)", "NAME"},
+        STRATA_IMPORT_OPTION_QUIET(&a.quiet),
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    int status = strata_import_run(&xla_importer, entries, argc, argv, &a.out_path, &a);
+    g_free(a.out_path);
+    g_free(a.module);
     return status;
 }

@@ -92,9 +92,10 @@ static bool kineto_fidelity(FILE *f, const char *path, const kineto_args *a,
     return true;
 }
 
-static bool kineto_convert(strata_job *job, const kineto_args *a, const char *path,
-                           strata_outfile **out, GError **err)
+static bool kineto_convert(strata_job *job, const char *path, strata_outfile **out, const void *args,
+                           GError **err)
 {
+    const kineto_args *a = args;
     strata_kineto_options opt;
     strata_kineto_options_init(&opt);
     if (a->device_text) {
@@ -128,28 +129,10 @@ static bool kineto_convert(strata_job *job, const kineto_args *a, const char *pa
     return ok;
 }
 
-int strata_import_kineto(int argc, char **argv)
-{
-    kineto_args a = {0};
-    GOptionEntry entries[] = {
-        {"output", 'o', 0, G_OPTION_ARG_FILENAME, &a.out_path,
-         "where to write the trace (default '-': standard output)", "OUT.trace"},
-        {"fidelity", 0, 0, G_OPTION_ARG_NONE, &a.fidelity,
-         "also replay the memory events through an allocator model and print its peak "
-         "reserved bytes against the file's maximum Total Reserved", NULL},
-        {"allocator", 0, 0, G_OPTION_ARG_STRING, &a.allocator,
-         "allocator for --fidelity, NAME[:k=v,...] (default caching)", "SPEC"},
-        {"capacity", 0, 0, G_OPTION_ARG_STRING, &a.capacity_text,
-         "device capacity for --fidelity (default 80GiB: more than any of the traces' GPUs "
-         "reserves, so the model never runs short)", "SIZE"},
-        {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
-         "which GPU to import (default: the one with the most memory events)", "N"},
-        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
-         "do not show the bytes read on standard error when it is a terminal", NULL},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    strata_job *job = strata_job_new(
-        "import kineto", "TRACE.json[.gz] - import a PyTorch profiler trace",
+static const strata_importer kineto_importer = {
+    .cmd = "import kineto",
+    .parameter_string = "TRACE.json[.gz] - import a PyTorch profiler trace",
+    .summary =
         "Reads a Chrome trace written by torch.profiler with profile_memory=True (plain\n"
         "or gzip, streamed: memory does not grow with the file) and writes a strata trace:\n"
         "a setup part that rebuilds the memory reserved and allocated before the first\n"
@@ -157,16 +140,29 @@ int strata_import_kineto(int argc, char **argv)
         "memsets as computes with time= their measured duration, and its memcpys as\n"
         "copies between staging buffers, with stream= and note=corr.N.\n"
         "See docs/kineto-import.md.",
-        NULL, entries);
-    GError *err = NULL;
-    strata_outfile *out = NULL;
-    bool ok = strata_job_parse(job, &argc, &argv, 1, 1, "one TRACE.json[.gz]");
-    if (ok) {
-        strata_job_input(job, "TRACE.json", argv[1]);
-        ok = strata_job_output(job, "--output", a.out_path ? a.out_path : "-", &out, &err) &&
-             kineto_convert(job, &a, argv[1], &out, &err);
-    }
-    int status = strata_job_end(job, ok ? STRATA_EXIT_OK : STRATA_EXIT_USAGE, err);
+    .args_usage = "one TRACE.json[.gz]",
+    .input_name = "TRACE.json",
+    .convert = kineto_convert,
+};
+
+int strata_import_kineto(int argc, char **argv)
+{
+    kineto_args a = {0};
+    GOptionEntry entries[] = {
+        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
+        {"fidelity", 0, 0, G_OPTION_ARG_NONE, &a.fidelity,
+         "also replay the memory events through an allocator model and print its peak "
+         "reserved bytes against the file's maximum Total Reserved", NULL},
+        STRATA_IMPORT_OPTION_ALLOCATOR(&a.allocator),
+        {"capacity", 0, 0, G_OPTION_ARG_STRING, &a.capacity_text,
+         "device capacity for --fidelity (default 80GiB: more than any of the traces' GPUs "
+         "reserves, so the model never runs short)", "SIZE"},
+        {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
+         "which GPU to import (default: the one with the most memory events)", "N"},
+        STRATA_IMPORT_OPTION_QUIET(&a.quiet),
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    int status = strata_import_run(&kineto_importer, entries, argc, argv, &a.out_path, &a);
     char **strings[] = {&a.out_path, &a.allocator, &a.capacity_text, &a.device_text};
     for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
         g_free(*strings[i]);

@@ -13,8 +13,7 @@
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
-#include "trace/reader.h"
-#include "placement/placement_hw.h"
+#include "runspec/runspec.h"
 
 typedef struct replay_args {
     strata_backend_args b;
@@ -26,8 +25,7 @@ typedef struct replay_args {
 static int replay_main(strata_job *job, replay_args *a)
 {
     GError *err = NULL;
-    strata_hw *hw = NULL;
-    strata_source *src = NULL;
+    strata_run_spec *spec = NULL;
     strata_results *r = NULL;
     strata_outfile *json = NULL, *timeline = NULL;
     int status = STRATA_EXIT_USAGE;
@@ -43,8 +41,11 @@ static int replay_main(strata_job *job, replay_args *a)
     if (!strata_job_output(job, "--json", a->b.json, &json, &err) ||
         !strata_job_output_timeline(job, a->timeline, &timeline, &err))
         goto done;
-    if ((a->b.hw && !(hw = strata_placement_hw_load(a->b.hw, NULL, &err))) || !(src = strata_trace_open(a->b.trace, &err)))
+    strata_run_spec_options spec_opt = {.hw_path = a->b.hw, .trace_path = a->b.trace};
+    if (!(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
+    const strata_hw *hw = strata_run_spec_hw(spec); /* NULL without --hw: the backend's default memories */
+    strata_source *src = strata_run_spec_source(spec);
     if (a->plan) {
         if (strata_cuda_print_plan(hw, src, a->b.device_memory, stdout, &err))
             status = STRATA_EXIT_OK;
@@ -69,8 +70,7 @@ static int replay_main(strata_job *job, replay_args *a)
     }
 done:
     strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
+    strata_run_spec_free(spec);
     return strata_job_end(job, status, err);
 }
 

@@ -23,9 +23,7 @@
 #include "hw/hw.h"
 #include "policy/policy.h"
 #include "results/results.h"
-#include "spmd/spmd.h"
-#include "trace/reader.h"
-#include "placement/placement_hw.h"
+#include "runspec/runspec.h"
 
 static const char run_description[] =
     "Simulates TRACE on the machine described by HW.ini with SimGrid and prints a\n"
@@ -103,8 +101,7 @@ int strata_cmd_run(int argc, char **argv)
     g_free(policies);
     strata_job *job = strata_job_new("run", "- simulate a trace on a hardware model", NULL, description, entries);
     int status = STRATA_EXIT_USAGE;
-    strata_hw *hw = NULL;
-    strata_source *src = NULL;
+    strata_run_spec *spec = NULL;
     strata_results *results = NULL;
     strata_outfile *json_out = NULL, *timeline_out = NULL;
     GError *err = NULL;
@@ -123,20 +120,18 @@ int strata_cmd_run(int argc, char **argv)
         goto done;
     const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;
     strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
-    if (!(hw = strata_placement_hw_load(a.hw, (const char *const *)a.sets, &err)) ||
-        !(src = strata_trace_open(a.trace, &err)))
+    strata_run_spec_options spec_opt = {.hw_path = a.hw, .hw_overrides = (const char *const *)a.sets,
+                                        .trace_path = a.trace, .policies = (const char *const *)a.policies,
+                                        .expand_spmd = true};
+    if (!(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
-    if (a.policies && !(src = strata_policies_apply(src, (const char *const *)a.policies, hw, &err)))
-        goto done;
-    if (strata_spmd_devices(hw) > 1)
-        src = strata_spmd_expand(src, hw);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.timeline = timeline_out ? strata_outfile_stream(timeline_out) : NULL; /* written while running */
     opt.check_allocators = a.check_allocators;
     opt.allocator = a.allocator;
     strata_job_doing(job, "simulating %s", trace_name);
-    if (!strata_engine_run(hw, src, &opt, &results, &err))
+    if (!strata_engine_run(strata_run_spec_hw(spec), strata_run_spec_source(spec), &opt, &results, &err))
         goto done;
     strata_job_doing(job, "writing the results");
     if (!strata_job_commit_results(job, &json_out, results, &err) ||
@@ -148,8 +143,7 @@ int strata_cmd_run(int argc, char **argv)
 done:
     status = strata_job_end(job, status, err);
     strata_results_free(results);
-    strata_source_free(src);
-    strata_hw_free(hw);
+    strata_run_spec_free(spec);
     run_args_clear(&a);
     g_free(description);
     return status;

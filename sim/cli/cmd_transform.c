@@ -18,9 +18,7 @@
 #include "core/error.h"
 #include "hw/hw.h"
 #include "policy/policy.h"
-#include "trace/checked.h"
-#include "trace/reader.h"
-#include "placement/placement_hw.h"
+#include "runspec/runspec.h"
 
 static char *transform_description(void)
 {
@@ -61,8 +59,7 @@ int strata_cmd_transform(int argc, char **argv)
     strata_job *job = strata_job_new("transform", "- apply policies to a trace and write the rewritten trace", NULL, description, entries);
     int status = STRATA_EXIT_USAGE;
     GError *err = NULL;
-    strata_hw *hw = NULL;
-    strata_source *src = NULL;
+    strata_run_spec *spec = NULL;
     strata_outfile *out = NULL;
     char *comment = NULL;
 
@@ -77,24 +74,21 @@ int strata_cmd_transform(int argc, char **argv)
     }
     strata_job_input(job, "--hw", hw_path);
     strata_job_input(job, "--trace", trace);
+    strata_run_spec_options spec_opt = {.hw_path = hw_path, .trace_path = trace,
+                                        .policies = (const char *const *)policies, .checked = true};
     if (!strata_job_output(job, "--output", output ? output : "-", &out, &err) ||
-        (hw_path && !(hw = strata_placement_hw_load(hw_path, NULL, &err))) || !(src = strata_trace_open(trace, &err)))
+        !(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
-    src = strata_policies_apply(strata_checked_source_new(src, NULL), (const char *const *)policies, hw, &err);
-    if (!src)
-        goto done;
-    src = strata_checked_source_new(src, "policy output is not a valid trace: ");
     char *joined = g_strjoinv(" --policy ", policies);
     comment = g_strdup_printf("strata transform --trace %s --policy %s", trace, joined);
     g_free(joined);
     strata_job_doing(job, "rewriting %s", trace);
-    if (strata_job_commit_trace(job, &out, src, comment, &err) >= 0)
+    if (strata_job_commit_trace(job, &out, strata_run_spec_source(spec), comment, &err) >= 0)
         status = STRATA_EXIT_OK;
 done:
     status = strata_job_end(job, status, err);
     g_free(comment);
-    strata_source_free(src);
-    strata_hw_free(hw);
+    strata_run_spec_free(spec);
     g_free(trace);
     g_free(hw_path);
     g_free(output);

@@ -18,9 +18,8 @@
 #include "cli/job.h"
 #include "core/error.h"
 #include "engine/engine.h"
-#include "trace/reader.h"
+#include "runspec/runspec.h"
 #include "validate/published.h"
-#include "placement/placement_hw.h"
 
 typedef struct validate_args {
     strata_backend_args b;
@@ -47,9 +46,11 @@ static char *validate_json(const validate_args *a, const strata_hw *hw, const st
 }
 
 /* The real replay first (nothing else busy), then the engine on the rewound trace. */
-static bool validate_run(strata_job *job, const validate_args *a, const strata_backend *backend, strata_hw *hw,
-                         strata_source *src, strata_results **real, strata_results **sim, GError **err)
+static bool validate_run(strata_job *job, const validate_args *a, const strata_backend *backend,
+                         const strata_run_spec *spec, strata_results **real, strata_results **sim, GError **err)
 {
+    const strata_hw *hw = strata_run_spec_hw(spec);
+    strata_source *src = strata_run_spec_source(spec);
     strata_backend_options opt;
     strata_backend_args_options(&a->b, &opt);
     strata_job_doing(job, "replaying %s on the %s backend", a->b.trace, backend->name);
@@ -67,8 +68,7 @@ static int validate_main(strata_job *job, validate_args *a)
 {
     GError *err = NULL;
     strata_outfile *json = NULL;
-    strata_hw *hw = NULL;
-    strata_source *src = NULL;
+    strata_run_spec *spec = NULL;
     strata_results *real = NULL, *sim = NULL;
     strata_comparison *cmp = NULL;
     int status = STRATA_EXIT_USAGE;
@@ -77,8 +77,10 @@ static int validate_main(strata_job *job, validate_args *a)
         goto done;
     strata_job_input(job, "--hw", a->b.hw);
     strata_job_input(job, "--trace", a->b.trace);
-    if (!strata_job_output(job, "--json", a->b.json, &json, &err) || !(hw = strata_placement_hw_load(a->b.hw, NULL, &err)) ||
-        !(src = strata_trace_open(a->b.trace, &err)) || !validate_run(job, a, backend, hw, src, &real, &sim, &err))
+    /* The trace as written: validate has never expanded SPMD programs (expand_spmd off). */
+    strata_run_spec_options spec_opt = {.hw_path = a->b.hw, .trace_path = a->b.trace};
+    if (!strata_job_output(job, "--json", a->b.json, &json, &err) || !(spec = strata_run_spec_new(&spec_opt, &err)) ||
+        !validate_run(job, a, backend, spec, &real, &sim, &err))
         goto done;
     cmp = strata_compare_results(sim, real);
     FILE *table = strata_job_human(job);
@@ -88,7 +90,7 @@ static int validate_main(strata_job *job, validate_args *a)
         fprintf(table, "makespan: simulated %.6f s, measured %.6f s, error %+.1f%%\n", cmp->makespan_sim_s,
                 cmp->makespan_real_s, cmp->makespan_error_signed * 100);
     if (json) {
-        char *text = validate_json(a, hw, cmp, sim, real);
+        char *text = validate_json(a, strata_run_spec_hw(spec), cmp, sim, real);
         bool ok = strata_job_commit_text(job, &json, text, &err);
         g_free(text);
         if (!ok)
@@ -104,8 +106,7 @@ done:
     strata_comparison_free(cmp);
     strata_results_free(real);
     strata_results_free(sim);
-    strata_source_free(src);
-    strata_hw_free(hw);
+    strata_run_spec_free(spec);
     return strata_job_end(job, status, err);
 }
 

@@ -9,13 +9,13 @@
 #include "cli/job.h"
 #include "core/error.h"
 #include "import/kineto_validate.h"
-#include "placement/placement_hw.h"
+#include "runspec/runspec.h"
 
 int strata_validate_against(strata_job *job, const char *trace, const char *hw_path)
 {
     GError *err = NULL;
     int status = STRATA_EXIT_USAGE;
-    strata_hw *hw = NULL;
+    strata_run_spec *spec = NULL; /* the model alone: the import makes the stream */
     strata_kineto_validation v = {0};
     if (hw_path == NULL) {
         g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT, "--against needs --hw HW.ini");
@@ -23,13 +23,14 @@ int strata_validate_against(strata_job *job, const char *trace, const char *hw_p
         strata_job_input(job, "--hw", hw_path);
         strata_job_input(job, "--against", trace);
         strata_job_doing(job, "validating %s", trace);
-        if ((hw = strata_placement_hw_load(hw_path, NULL, &err)) &&
-            strata_kineto_validate(trace, STRATA_KINETO_DEVICE_AUTO, hw, &v, &err)) {
+        strata_run_spec_options spec_opt = {.hw_path = hw_path};
+        if ((spec = strata_run_spec_new(&spec_opt, &err)) &&
+            strata_kineto_validate(trace, STRATA_KINETO_DEVICE_AUTO, strata_run_spec_hw(spec), &v, &err)) {
             fputs(v.table, strata_job_human(job));
             status = v.oom ? STRATA_EXIT_OOM : STRATA_EXIT_OK;
         }
     }
     strata_kineto_validation_clear(&v);
-    strata_hw_free(hw);
+    strata_run_spec_free(spec);
     return strata_job_end(job, status, err);
 }

@@ -17,7 +17,7 @@
 #include "policy/policy.h"
 #include "sweep/experiment_internal.h"
 #include "workload/workload.h"
-#include "placement/placement_hw.h"
+#include "runspec/runspec.h"
 
 /* ---- lists and model references --------------------------------------- */
 
@@ -131,10 +131,11 @@ bool exp_check_hw(const char *path, char *const *overrides, const load_ctx *ctx,
                      GError **err)
 {
     GError *inner = NULL;
-    strata_hw *hw = strata_placement_hw_load(path, (const char *const *)overrides, &inner);
-    if (!hw)
+    strata_run_spec_options spec_opt = {.hw_path = path, .hw_overrides = (const char *const *)overrides};
+    strata_run_spec *spec = strata_run_spec_new(&spec_opt, &inner);
+    if (!spec)
         return exp_fail_from(err, ctx, line, overrides ? "bad hardware override" : "bad hardware", inner);
-    strata_hw_free(hw);
+    strata_run_spec_free(spec);
     return true;
 }
 

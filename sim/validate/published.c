@@ -21,11 +21,9 @@
 #include "core/units.h"
 #include "engine/engine.h"
 #include "hw/hw.h"
-#include "spmd/spmd.h"
-#include "trace/reader.h"
+#include "runspec/runspec.h"
 #include "validate/series.h"
 #include "workload/workload.h"
-#include "placement/placement_hw.h"
 
 struct strata_published {
     GPtrArray *cases; /* strata_published_case *, owned */
@@ -390,11 +388,12 @@ bool strata_published_load_dir(strata_published *set, const char *dir, GError **
     return ok;
 }
 
-/* The case's op stream: its trace file, or the workload gen= names. */
-static strata_source *case_source(const strata_published_case *c, GError **err)
+/* The op stream of a case with gen=: the workload it names (a
+ * strata_run_spec_open_fn; a case with trace= opens its file). */
+static strata_source *case_source(void *data, const strata_hw *hw, GError **err)
 {
-    if (!c->gen)
-        return strata_trace_open(c->trace, err);
+    (void)hw;
+    const strata_published_case *c = data;
     char **words = g_strsplit_set(c->gen, " \t", -1);
     GPtrArray *args = g_ptr_array_new();
     for (char **w = words + 1; *w; w++)
@@ -425,14 +424,14 @@ static char *child_value(const strata_published_case *c)
 {
     GError *err = NULL;
     strata_results *r = NULL;
-    strata_hw *hw = strata_placement_hw_load(c->hw, NULL, &err);
-    strata_source *src = hw ? case_source(c, &err) : NULL;
-    if (src && strata_spmd_devices(hw) > 1)
-        src = strata_spmd_expand(src, hw);
+    strata_run_spec_options spec_opt = {.hw_path = c->hw, .trace_path = c->gen ? NULL : c->trace,
+                                        .open = c->gen ? case_source : NULL, .open_data = (void *)c,
+                                        .expand_spmd = true};
+    strata_run_spec *spec = strata_run_spec_new(&spec_opt, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     char *line = NULL;
-    if (src && strata_engine_run(hw, src, &opt, &r, &err)) {
+    if (spec && strata_engine_run(strata_run_spec_hw(spec), strata_run_spec_source(spec), &opt, &r, &err)) {
         if (r->oom || !(r->makespan_s > 0))
             line = g_strdup_printf("error %s: the trace %s", c->where,
                                    r->oom ? "ran out of memory" : "takes no time");
@@ -443,8 +442,7 @@ static char *child_value(const strata_published_case *c)
     }
     g_clear_error(&err);
     strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
+    strata_run_spec_free(spec);
     return line;
 }
 
