@@ -11,8 +11,9 @@
 
 #include "hw/hw.h"
 #include "import/kineto.h"
-#include "import/kineto_validate.h"
+#include "validate/kineto_validate.h"
 #include "testutil.h"
+#include "validate/fidelity.h"
 
 #define MiB (UINT64_C(1) << 20)
 

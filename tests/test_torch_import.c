@@ -38,6 +38,7 @@
 #include "results/results.h"
 #include "trace/check.h"
 #include "trace/reader.h"
+#include "validate/fidelity.h"
 
 #define MiB (UINT64_C(1) << 20)
 

@@ -24,6 +24,7 @@
 #include "import/torch.h"
 #include "import/xla.h"
 #include "import/xla_report.h"
+#include "validate/fidelity.h"
 
 typedef struct importer {
     const char *name;

@@ -17,6 +17,7 @@
 #include "core/progress.h"
 #include "core/units.h"
 #include "import/kineto.h"
+#include "validate/fidelity.h"
 
 typedef struct kineto_args {
     char *out_path, *allocator, *capacity_text, *device_text;

@@ -1,6 +1,6 @@
 /*
  * cmd_validate_kineto.c: `strata validate --against TRACE.json[.gz] --hw HW.ini`,
- * a PyTorch profiler trace against the simulator (import/kineto_validate.h):
+ * a PyTorch profiler trace against the simulator (validate/kineto_validate.h):
  * per-direction memcpy errors and the reserved-curve error, as a table.
  */
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
-#include "import/kineto_validate.h"
+#include "validate/kineto_validate.h"
 #include "runspec/runspec.h"
 
 int strata_validate_against(strata_job *job, const char *trace, const char *hw_path)

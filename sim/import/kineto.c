@@ -538,23 +538,3 @@ end:
     g_hash_table_unref(p.devices);
     return src;
 }
-
-bool strata_kineto_measure(const char *path, const strata_kineto_summary *sum, const char *spec,
-                           uint64_t capacity, strata_torch_fidelity *out, GError **err)
-{
-    strata_kineto_options opt = {.device = sum->device, .memory_only = true};
-    strata_kineto_summary again;
-    strata_source *src = strata_kineto_import(path, &opt, &again, err);
-    if (src == NULL)
-        return false;
-    strata_torch_summary truth = {
-        .peak_reserved = sum->peak_reserved,
-        .final_reserved = sum->final_reserved,
-        .n_setup_ops = again.n_setup_ops,
-        .segment_alloc_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t)),
-    };
-    bool ok = strata_torch_measure(src, &truth, spec, capacity, out, err);
-    g_array_free(truth.segment_alloc_sizes, TRUE);
-    strata_source_free(src);
-    return ok;
-}

@@ -86,10 +86,4 @@ typedef struct strata_kineto_summary {
 strata_source *strata_kineto_import(const char *path, const strata_kineto_options *opt,
                                     strata_kineto_summary *sum, GError **err);
 
-/* Replays the memory events of `path` (device sum->device, as imported into
- * sum) through allocator `spec` on `capacity` bytes (0: 80 GiB) and compares
- * the peak reserved with the file's. */
-bool strata_kineto_measure(const char *path, const strata_kineto_summary *sum, const char *spec,
-                           uint64_t capacity, strata_torch_fidelity *out, GError **err);
-
 #endif

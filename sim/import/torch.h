@@ -116,28 +116,4 @@ strata_source *strata_torch_import(const char *path, const strata_torch_options 
  * text reads back to equal ops. Returns the number of ops, or -1 with err. */
 int64_t strata_torch_write(strata_source *src, FILE *out, const char *comment, GError **err);
 
-/* Fidelity of an allocator model against the snapshot's ground truth. */
-typedef struct strata_torch_fidelity {
-    uint64_t real_peak_reserved;
-    uint64_t model_peak_reserved;
-    uint64_t real_final_reserved, model_final_reserved; /* after the last op */
-    double peak_error;                 /* (model - real) / real */
-    uint64_t real_segment_allocs;
-    uint64_t model_segment_allocs;
-    uint64_t matched_segment_allocs;   /* same size at the same index in the sequence */
-    bool oom;
-} strata_torch_fidelity;
-
-/* The device a fidelity replay assumes when no capacity is given: 80 GiB. */
-#define STRATA_TORCH_CAPACITY (UINT64_C(80) << 30)
-
-/* Replays `trace` (a converted snapshot) through allocator `spec` (e.g.
- * "caching") on one memory of `capacity` bytes, applying the trace's
- * `option allocator.*` lines, and compares with sum's ground truth.
- * capacity 0: STRATA_TORCH_CAPACITY, with the trace's inferred
- * allocator.device_limit; a capacity given wins over that limit. */
-bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
-                          const char *spec, uint64_t capacity, strata_torch_fidelity *out,
-                          GError **err);
-
 #endif

@@ -1,6 +1,6 @@
 /*
- * torch_fidelity.c: how faithfully an allocator model replays an imported
- * PyTorch snapshot (strata_torch_measure(), declared in torch.h).
+ * fidelity.c: how faithfully an allocator model replays an imported
+ * PyTorch snapshot or profiler trace (validate/fidelity.h).
  *
  * The converted trace is replayed untimed by the replay of `strata alloc`
  * (replay/replay.h: the checker, one placement), which calls back after
@@ -24,7 +24,7 @@
 
 #include "alloc/alloc.h"
 #include "core/error.h"
-#include "import/torch.h"
+#include "validate/fidelity.h"
 #include "replay/replay.h"
 
 /* Segments numbered above `seen`, by number: number -> bytes. */
@@ -141,5 +141,25 @@ bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
                           ? ((double)out->model_peak_reserved - (double)sum->peak_reserved) /
                                 (double)sum->peak_reserved
                           : 0.0;
+    return ok;
+}
+
+bool strata_kineto_measure(const char *path, const strata_kineto_summary *sum, const char *spec,
+                           uint64_t capacity, strata_torch_fidelity *out, GError **err)
+{
+    strata_kineto_options opt = {.device = sum->device, .memory_only = true};
+    strata_kineto_summary again;
+    strata_source *src = strata_kineto_import(path, &opt, &again, err);
+    if (src == NULL)
+        return false;
+    strata_torch_summary truth = {
+        .peak_reserved = sum->peak_reserved,
+        .final_reserved = sum->final_reserved,
+        .n_setup_ops = again.n_setup_ops,
+        .segment_alloc_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t)),
+    };
+    bool ok = strata_torch_measure(src, &truth, spec, capacity, out, err);
+    g_array_free(truth.segment_alloc_sizes, TRUE);
+    strata_source_free(src);
     return ok;
 }

@@ -2,7 +2,7 @@
  * kineto_validate.c: a profiler trace against one engine run
  * (kineto_validate.h).
  */
-#include "import/kineto_validate.h"
+#include "validate/kineto_validate.h"
 
 #include <math.h>
 #include <string.h>
