@@ -99,13 +99,13 @@ START_TEST(parse_other_kinds)
     ck_assert_str_eq(op.name, "dst");
     ck_assert_str_eq(op.src, "src");
     ck_assert(op.has_bytes);
-    ck_assert_uint_eq(op.size, 64000);
+    ck_assert_uint_eq(op.bytes, 64000);
     ck_assert_str_eq(op.stream, "h2d");
     strata_line_scratch_free(s);
 
     s = parse_ok("copy dst src", &op);
     ck_assert(!op.has_bytes);
-    ck_assert_uint_eq(op.size, 0);
+    ck_assert_uint_eq(op.bytes, 0);
     strata_line_scratch_free(s);
 
     s = parse_ok("compute mm flops=4.5GFLOP in=a,b,c out=d,e donate=a time=2ms unit=mxu", &op);
@@ -122,7 +122,7 @@ START_TEST(parse_other_kinds)
     ck_assert_str_eq(op.donates[0], "a");
     ck_assert(op.has_time);
     ck_assert_double_eq(op.time_s, 2e-3);
-    ck_assert_str_eq(op.memory, "mxu");
+    ck_assert_str_eq(op.unit, "mxu");
     strata_line_scratch_free(s);
 
     s = parse_ok("compute k flops=2e9", &op);
@@ -158,11 +158,11 @@ START_TEST(parse_other_kinds)
     s = parse_ok("option allocator.max_split_size=200MiB", &op);
     ck_assert_int_eq(op.kind, STRATA_OP_OPTION);
     ck_assert_str_eq(op.name, "allocator.max_split_size");
-    ck_assert_str_eq(op.src, "200MiB");
+    ck_assert_str_eq(op.value, "200MiB");
     strata_line_scratch_free(s);
     s = parse_ok("option allocator.conf=a:1,b=2", &op);
     ck_assert_str_eq(op.name, "allocator.conf");
-    ck_assert_str_eq(op.src, "a:1,b=2");
+    ck_assert_str_eq(op.value, "a:1,b=2");
     strata_line_scratch_free(s);
 }
 END_TEST

@@ -130,7 +130,7 @@ static char *spec_with_options(strata_source *trace, const char *spec, bool expl
         if (type && type->params && g_str_has_prefix(op->name, "allocator.") &&
             declares(type, op->name + strlen("allocator."))) {
             g_string_append_printf(full, "%s%s=%s", has_kv ? "," : ":",
-                                   op->name + strlen("allocator."), op->src);
+                                   op->name + strlen("allocator."), op->value);
             has_kv = true;
         }
     }

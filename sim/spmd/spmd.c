@@ -134,7 +134,7 @@ static void render_plain(spmd *s, uint32_t d)
     qualify(s->strs[STR_STREAM], in->stream, d);
     o->stream = s->strs[STR_STREAM]->str;
     if (in->kind == STRATA_OP_COMPUTE) {
-        o->memory = instance_of(s, in->memory, d, true);
+        o->unit = instance_of(s, in->unit, d, true);
         o->ins = qualify_list(s, 0, in->ins, in->n_ins, d);
         o->outs = qualify_list(s, 1, in->outs, in->n_outs, d);
         o->donates = qualify_list(s, 2, in->donates, in->n_donates, d);
@@ -196,7 +196,7 @@ static void render_step(spmd *s, const emit *e)
         o->name = s->strs[STR_NAME]->str;
         o->src = s->strs[STR_SRC]->str;
         o->has_bytes = true;
-        o->size = e->bytes;
+        o->bytes = e->bytes;
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
@@ -223,8 +223,8 @@ static void render_step(spmd *s, const emit *e)
         o->has_flops = true;
         o->flops = (double)e->bytes / s->bytes_per_element;
         o->has_bytes = true;
-        o->size = 3 * e->bytes;
-        o->memory = instance_of(s, NULL, e->device, true);
+        o->bytes = 3 * e->bytes;
+        o->unit = instance_of(s, NULL, e->device, true);
         break;
     }
     default:
@@ -472,7 +472,7 @@ static int plan_next(spmd *s, GError **err)
     s->cur = op;
     if (op->kind == STRATA_OP_OPTION) {
         if (strcmp(op->name, "mesh") == 0 && !s->mesh)
-            s->mesh = strata_mesh_parse(op->src, NULL); /* the checker accepted it */
+            s->mesh = strata_mesh_parse(op->value, NULL); /* the checker accepted it */
         push(s, EM_OPTION, 0, 0, 0, 0);
         return 1;
     }

@@ -363,7 +363,7 @@ static bool parse_attr(const line_ctx *lc, attr_id id, char *value, strata_op *o
 {
     switch (id) {
     case ATTR_STREAM: return take_name(lc, value, "a stream name", &op->stream, err);
-    case ATTR_UNIT: return take_name(lc, value, "a compute unit name", &op->memory, err);
+    case ATTR_UNIT: return take_name(lc, value, "a compute unit name", &op->unit, err);
     case ATTR_TAG:
         return strata_tag_from_name(value, &op->tag) ||
                fail_enum(lc, value, "a tag", tag_name_u, STRATA_TAG__COUNT, err);
@@ -378,7 +378,7 @@ static bool parse_attr(const line_ctx *lc, attr_id id, char *value, strata_op *o
         return true;
     case ATTR_BYTES:
         op->has_bytes = true;
-        return parse_size_value(lc, value, &op->size, err);
+        return parse_size_value(lc, value, &op->bytes, err);
     case ATTR_FLOPS:
         if (!strata_parse_flops(value, &op->flops, NULL))
             return fail_got(lc, value, "an amount of work such as 1000000, 2e9 or 4.5GFLOP", err);
@@ -477,6 +477,7 @@ _Static_assert(offsetof(strata_op, kind) < offsetof(strata_op, has_bytes) &&
                    offsetof(strata_op, name) < offsetof(strata_op, has_bytes) &&
                    offsetof(strata_op, src) < offsetof(strata_op, has_bytes) &&
                    offsetof(strata_op, memory) < offsetof(strata_op, has_bytes) &&
+                   offsetof(strata_op, value) < offsetof(strata_op, has_bytes) &&
                    offsetof(strata_op, size) < offsetof(strata_op, has_bytes),
                "the operands' fields of strata_op precede its attributes'");
 
@@ -574,10 +575,10 @@ static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GEr
             return fail_got(lc, tok, "an option key (printable, without ',' or '#')", err);
         }
         op->name = tok;
-        op->src = eq + 1;
-        for (const unsigned char *p = (const unsigned char *)op->src; *p; p++)
+        op->value = eq + 1;
+        for (const unsigned char *p = (const unsigned char *)op->value; *p; p++)
             if (*p < 0x21 || *p == 0x7f)
-                return fail_got(lc, op->src, "a printable option value", err);
+                return fail_got(lc, op->value, "a printable option value", err);
     }
     /* Optional trailing positional: alloc's and release's MEMORY, a token
      * without '=' (one with it is the first attribute). */
@@ -663,8 +664,10 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
  * n_dims stays zero, as parse_shape() is the only writer. */
 static void clear_attributes(strata_op *op)
 {
-    _Static_assert(sizeof(strata_op) == 288, "clear_attributes() clears every field from has_bytes on: add the new one");
+    _Static_assert(sizeof(strata_op) == 320, "clear_attributes() clears every field from has_bytes on: add the new one");
     op->has_bytes = false;
+    op->bytes = 0;
+    op->unit = NULL;
     op->tag = 0;
     op->dtype = 0;
     if (op->n_dims)

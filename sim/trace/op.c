@@ -161,7 +161,9 @@ void strata_op_copy(strata_op *dst, const strata_op *src)
     dst->stream = g_strdup(src->stream ? src->stream : STRATA_DEFAULT_STREAM);
     dst->name = g_strdup(src->name);
     dst->src = g_strdup(src->src);
+    dst->value = g_strdup(src->value);
     dst->memory = g_strdup(src->memory);
+    dst->unit = g_strdup(src->unit);
     dst->note = g_strdup(src->note);
     dst->axis = g_strdup(src->axis);
     dst->ins = copy_names(src->ins, src->n_ins);
@@ -182,7 +184,9 @@ void strata_op_clear(strata_op *op)
     g_free((char *)op->stream);
     g_free((char *)op->name);
     g_free((char *)op->src);
+    g_free((char *)op->value);
     g_free((char *)op->memory);
+    g_free((char *)op->unit);
     g_free((char *)op->note);
     g_free((char *)op->axis);
     g_strfreev((char **)op->ins);
@@ -206,13 +210,14 @@ bool strata_op_equal(const strata_op *a, const strata_op *b)
     const char *sa = a->stream ? a->stream : STRATA_DEFAULT_STREAM;
     const char *sb = b->stream ? b->stream : STRATA_DEFAULT_STREAM;
     if (a->kind != b->kind || strcmp(sa, sb) != 0 || g_strcmp0(a->name, b->name) != 0 ||
-        g_strcmp0(a->src, b->src) != 0 || g_strcmp0(a->memory, b->memory) != 0 ||
+        g_strcmp0(a->src, b->src) != 0 || g_strcmp0(a->value, b->value) != 0 ||
+        g_strcmp0(a->memory, b->memory) != 0 || g_strcmp0(a->unit, b->unit) != 0 ||
         g_strcmp0(a->note, b->note) != 0 || g_strcmp0(a->axis, b->axis) != 0)
         return false;
     if (a->algo != b->algo || a->shift != b->shift || a->has_device != b->has_device ||
         (a->has_device && a->device != b->device))
         return false;
-    if (a->size != b->size || a->has_bytes != b->has_bytes || a->tag != b->tag ||
+    if (a->size != b->size || a->has_bytes != b->has_bytes || a->bytes != b->bytes || a->tag != b->tag ||
         a->dtype != b->dtype || a->n_dims != b->n_dims || a->has_addr != b->has_addr ||
         (a->has_addr && a->addr != b->addr))
         return false;

@@ -97,19 +97,23 @@ typedef struct strata_op {
      * RECORD, WAIT: the event. OPTION: the key. RELEASE: NULL.
      * ALL_REDUCE: the buffer. Other collectives: OUT. */
     const char *name;
-    /* COPY: the source buffer. OPTION: the value. Collectives but
-     * ALL_REDUCE: IN. Else NULL. */
+    /* COPY: the source buffer. Collectives but ALL_REDUCE: IN. Else NULL. */
     const char *src;
+    /* OPTION: the value. Else NULL. */
+    const char *value;
     /* ALLOC: the memory (NULL = the hardware's device memory).
-     * RELEASE: the memory (NULL = every memory). COMPUTE: unit= (NULL = the
-     * hardware's first compute unit). Else NULL. */
+     * RELEASE: the memory (NULL = every memory). Else NULL. */
     const char *memory;
-
-    /* ALLOC: requested bytes. COPY: bytes= (0 when has_bytes is false: the
-     * whole source buffer). COMPUTE: bytes=, the bytes its operands move
-     * through the unit's memory (has_bytes false: the sizes of in= and out=). */
+    /* ALLOC: requested bytes. Else 0. */
     uint64_t size;
+
+    /* COPY: bytes= (has_bytes false: the whole source buffer). COMPUTE:
+     * bytes=, the bytes its operands move through the unit's memory
+     * (has_bytes false: the sizes of in= and out=). */
     bool has_bytes;
+    uint64_t bytes;
+    /* COMPUTE: unit= (NULL = the hardware's first compute unit). */
+    const char *unit;
 
     /* ALLOC only. */
     strata_tag tag;

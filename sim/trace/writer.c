@@ -83,7 +83,7 @@ static void op_to_text(const strata_op *op, GString *s)
     case STRATA_OP_COPY:
         g_string_append_printf(s, " %s %s", op->name, op->src);
         if (op->has_bytes)
-            append_size(s, "bytes", op->size);
+            append_size(s, "bytes", op->bytes);
         break;
     case STRATA_OP_COMPUTE:
         g_string_append_printf(s, " %s", op->name);
@@ -95,18 +95,18 @@ static void op_to_text(const strata_op *op, GString *s)
         append_list(s, "out", op->outs, op->n_outs);
         append_list(s, "donate", op->donates, op->n_donates);
         if (op->has_bytes)
-            append_size(s, "bytes", op->size);
+            append_size(s, "bytes", op->bytes);
         if (op->has_time)
             append_time(s, "time", op->time_s);
-        if (op->memory)
-            g_string_append_printf(s, " unit=%s", op->memory);
+        if (op->unit)
+            g_string_append_printf(s, " unit=%s", op->unit);
         break;
     case STRATA_OP_RELEASE:
         if (op->memory)
             g_string_append_printf(s, " %s", op->memory);
         break;
     case STRATA_OP_OPTION:
-        g_string_append_printf(s, " %s=%s", op->name, op->src);
+        g_string_append_printf(s, " %s=%s", op->name, op->value);
         return; /* options take no attributes */
     case STRATA_OP_ALL_REDUCE:
     case STRATA_OP_ALL_GATHER:
@@ -200,14 +200,14 @@ static bool check_writable(const strata_op *op, GError **err)
                check_name(op, "source", op->src, false, err);
     case STRATA_OP_COMPUTE:
         return check_name(op, "label", op->name, false, err) &&
-               (!op->memory || check_name(op, "unit", op->memory, false, err)) &&
+               (!op->unit || check_name(op, "unit", op->unit, false, err)) &&
                check_list(op, "in=", op->ins, op->n_ins, err) && check_list(op, "out=", op->outs, op->n_outs, err) &&
                check_list(op, "donate=", op->donates, op->n_donates, err);
     case STRATA_OP_RELEASE:
         return !op->memory || check_name(op, "memory", op->memory, false, err);
     case STRATA_OP_OPTION:
         return check_name(op, "option key", op->name, false, err) &&
-               check_name(op, "option value", op->src, true, err);
+               check_name(op, "option value", op->value, true, err);
     case STRATA_OP_ALL_REDUCE:
     case STRATA_OP_ALL_GATHER:
     case STRATA_OP_REDUCE_SCATTER:
