@@ -190,7 +190,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
-        o->coll = s->info;
+        o->coll = s->info->index + 1;
         buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
         buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
         o->name = s->strs[STR_NAME]->str;
@@ -200,7 +200,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
-        o->coll = s->info;
+        o->coll = s->info->index + 1;
         o->name = strata_op_kind_name(s->cur->kind);
         GPtrArray *strs = s->s_lists[0];
         while (strs->len < 3)
@@ -565,6 +565,14 @@ static void spmd_destroy(void *self)
 static const strata_source_vtable spmd_vtable = {spmd_next, spmd_rewind, spmd_destroy};
 
 static void free_gstring(gpointer p) { g_string_free(p, TRUE); }
+
+const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll)
+{
+    const spmd *s = strata_source_self(src, &spmd_vtable);
+    if (!s || coll == STRATA_COLL_NONE || coll > s->infos->len)
+        return NULL;
+    return g_ptr_array_index(s->infos, coll - 1);
+}
 
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
 {
