@@ -478,22 +478,44 @@ static bool kind_takes(strata_op_kind kind, unsigned id)
 STRATA_OP_ATTRS(ATTR)
 #undef ATTR
 
-/* Attribute id of the key tok[0..len), or ATTR__COUNT. The key's bytes
- * become one word, compared with each key's constant word (no call, no
- * loop over the keys' bytes): this runs for every attribute of every line. */
+/* The first n bytes at tok as one word, the first byte lowest. */
+static inline uint64_t key_word(const char *tok, size_t n)
+{
+    uint64_t word = 0;
+    for (size_t i = 0; i < n; i++)
+        word |= (uint64_t)(unsigned char)tok[i] << (8 * i);
+    return word;
+}
+
+/* Attribute id of the key tok[0..len), or ATTR__COUNT. By length, then
+ * the key's bytes as one word compared with the constant words of the keys
+ * of that length (the others drop out at compile time): no call, no loop
+ * over the keys. This runs for every attribute of every line. */
 static unsigned attr_lookup(const char *tok, size_t len)
 {
-    if (len > 8)
-        return ATTR__COUNT;
-    uint64_t word = 0;
-    for (size_t i = 0; i < len; i++)
-        word |= (uint64_t)(unsigned char)tok[i] << (8 * i);
 #define ATTR(key, field, aux, store, syntax, kinds, dflt, what)                                                    \
-    if (word == KEY_WORD(#key))                                                                                    \
+    if (sizeof #key - 1 == LEN && word == KEY_WORD(#key))                                                          \
         return ATTR_##key;
-    STRATA_OP_ATTRS(ATTR)
+#define BY_LENGTH(n)                                                                                               \
+    case n: {                                                                                                      \
+        enum { LEN = n };                                                                                          \
+        uint64_t word = key_word(tok, n);                                                                          \
+        STRATA_OP_ATTRS(ATTR)                                                                                      \
+        return ATTR__COUNT;                                                                                        \
+    }
+    switch (len) {
+        BY_LENGTH(1)
+        BY_LENGTH(2)
+        BY_LENGTH(3)
+        BY_LENGTH(4)
+        BY_LENGTH(5)
+        BY_LENGTH(6)
+        BY_LENGTH(7)
+        BY_LENGTH(8)
+    default: return ATTR__COUNT;
+    }
+#undef BY_LENGTH
 #undef ATTR
-    return ATTR__COUNT;
 }
 
 /* The attributes a kind takes, "tag=, dtype=, ...", in canonical order. */
