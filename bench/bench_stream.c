@@ -59,7 +59,7 @@ static uint64_t write_trace(FILE *f, uint64_t n_ops)
         seq[1] = (strata_op){.kind = STRATA_OP_RECORD, .stream = "main", .name = h};
         seq[2] = (strata_op){.kind = STRATA_OP_WAIT, .stream = "h2d", .name = h};
         seq[3] = (strata_op){.kind = STRATA_OP_COPY, .stream = "h2d", .name = x, .src = "staging",
-                             .has_bytes = true, .size = 64 * 1024};
+                             .has_bytes = true, .bytes = 64 * 1024};
         seq[4] = (strata_op){.kind = STRATA_OP_RECORD, .stream = "h2d", .name = h};
         seq[5] = (strata_op){.kind = STRATA_OP_WAIT, .stream = "main", .name = h};
         seq[6] = (strata_op){.kind = STRATA_OP_ALLOC, .stream = "main", .name = y, .size = 128 * 1024,

@@ -79,7 +79,7 @@ static strata_op full_compute(void)
     op.line = 7;
     op.stream = "s1";
     op.name = "matmul";
-    op.memory = "mxu";
+    op.unit = "mxu";
     op.has_flops = true;
     op.flops = 2e9;
     op.has_time = true;

@@ -696,7 +696,7 @@ START_TEST(limit_inferred_from_retries)
     ck_assert_int_eq(strata_source_next(s.src, &op, &err), 1);
     ck_assert_int_eq(op->kind, STRATA_OP_OPTION);
     ck_assert_str_eq(op->name, "allocator.device_limit");
-    ck_assert_str_eq(op->src, "100MiB");
+    ck_assert_str_eq(op->value, "100MiB");
     /* on 80 GiB the cached segments are never freed: A and B stay, C adds
      * 50 (130 MiB); d1 and e1 split A and B, h1 reuses A: peak 130 MiB */
     strata_torch_fidelity f;

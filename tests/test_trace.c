@@ -99,13 +99,13 @@ START_TEST(parse_other_kinds)
     ck_assert_str_eq(op.name, "dst");
     ck_assert_str_eq(op.src, "src");
     ck_assert(op.has_bytes);
-    ck_assert_uint_eq(op.size, 64000);
+    ck_assert_uint_eq(op.bytes, 64000);
     ck_assert_str_eq(op.stream, "h2d");
     strata_line_scratch_free(s);
 
     s = parse_ok("copy dst src", &op);
     ck_assert(!op.has_bytes);
-    ck_assert_uint_eq(op.size, 0);
+    ck_assert_uint_eq(op.bytes, 0);
     strata_line_scratch_free(s);
 
     s = parse_ok("compute mm flops=4.5GFLOP in=a,b,c out=d,e donate=a time=2ms unit=mxu", &op);
@@ -122,7 +122,7 @@ START_TEST(parse_other_kinds)
     ck_assert_str_eq(op.donates[0], "a");
     ck_assert(op.has_time);
     ck_assert_double_eq(op.time_s, 2e-3);
-    ck_assert_str_eq(op.memory, "mxu");
+    ck_assert_str_eq(op.unit, "mxu");
     strata_line_scratch_free(s);
 
     s = parse_ok("compute k flops=2e9", &op);
@@ -158,11 +158,11 @@ START_TEST(parse_other_kinds)
     s = parse_ok("option allocator.max_split_size=200MiB", &op);
     ck_assert_int_eq(op.kind, STRATA_OP_OPTION);
     ck_assert_str_eq(op.name, "allocator.max_split_size");
-    ck_assert_str_eq(op.src, "200MiB");
+    ck_assert_str_eq(op.value, "200MiB");
     strata_line_scratch_free(s);
     s = parse_ok("option allocator.conf=a:1,b=2", &op);
     ck_assert_str_eq(op.name, "allocator.conf");
-    ck_assert_str_eq(op.src, "a:1,b=2");
+    ck_assert_str_eq(op.value, "a:1,b=2");
     strata_line_scratch_free(s);
 }
 END_TEST
@@ -177,10 +177,10 @@ START_TEST(errors_name_line_column_and_expectation)
     ASSERT_ERR("alloc x", "t.trace:5:8: expected a size");
     ASSERT_ERR("alloc", "t.trace:5:6: expected a buffer name after 'alloc', got end of line");
     ASSERT_ERR("alloc x 4096 hbm colour=red",
-               "t.trace:5:18: unknown attribute 'colour' for alloc: expected one of stream=, tag=, dtype=, "
-               "shape=, addr=, at=, note=, device=");
+               "t.trace:5:18: unknown attribute 'colour' for alloc: expected one of tag=, dtype=, shape=, "
+               "addr=, device=, stream=, at=, note=");
     ASSERT_ERR("free x bytes=4",
-               "t.trace:5:8: unknown attribute 'bytes' for free: expected one of stream=, at=, note=, device=");
+               "t.trace:5:8: unknown attribute 'bytes' for free: expected one of device=, stream=, at=, note=");
     ASSERT_ERR("alloc x 4096 stream=a stream=b", "t.trace:5:23: duplicate attribute 'stream='");
     ASSERT_ERR("alloc x 4096 tag=weights",
                "t.trace:5:18: expected a tag (one of param, input, output, activation, optstate, grad, temp), "
@@ -208,7 +208,7 @@ START_TEST(errors_name_line_column_and_expectation)
     ASSERT_ERR("option key", "expected KEY=VALUE after 'option', got 'key'");
     ASSERT_ERR("option =v", "expected KEY=VALUE");
     ASSERT_ERR("option k=v stream=x", "unknown attribute 'stream': option takes no attributes");
-    ASSERT_ERR("free x y", "expected an attribute KEY=VALUE (stream=, at=, note=, device=), got 'y'");
+    ASSERT_ERR("free x y", "expected an attribute KEY=VALUE (device=, stream=, at=, note=), got 'y'");
     ASSERT_ERR("all-reduce g", "t.trace:5:13: expected axis=AXIS (a mesh axis of option mesh=), got end of line");
     ASSERT_ERR("all-reduce", "t.trace:5:11: expected a buffer name after 'all-reduce'");
     ASSERT_ERR("all-gather o", "t.trace:5:13: expected a source buffer after the destination");

@@ -58,7 +58,7 @@ static dev_stats walk_device(strata_source *src)
     while ((r = strata_source_next(src, &op, &err)) == 1) {
         ck_assert_msg(strata_checker_feed(c, op, NULL, &err), "checker: %s", err ? err->message : "?");
         if (op->kind == STRATA_OP_OPTION && strcmp(op->name, "mesh") == 0)
-            s.mesh = g_strdup(op->src);
+            s.mesh = g_strdup(op->value);
         if (op->kind == STRATA_OP_COMPUTE)
             s.started = true;
         if (op->kind == STRATA_OP_COMPUTE && strcmp(op->name, "cross_entropy") == 0)

@@ -88,7 +88,7 @@ static bool batch_map(void *self, uint64_t index, const strata_op *op, strata_re
     if (op->kind == STRATA_OP_COPY) {
         const strata_buffer_info *s = strata_buffer_table_lookup(b->buffers, op->src);
         const strata_buffer_info *d = strata_buffer_table_lookup(b->buffers, op->name);
-        uint64_t bytes = op->has_bytes ? op->size : (s ? s->size : UINT64_MAX);
+        uint64_t bytes = op->has_bytes ? op->bytes : (s ? s->size : UINT64_MAX);
         if (s && d && bytes < b->limit) {
             const char *sm = s->memory ? s->memory : "", *dm = d->memory ? d->memory : "";
             bool joins = b->run->len > 0 && strcmp(sm, b->run_src_mem) == 0 && strcmp(dm, b->run_dst_mem) == 0 &&

@@ -213,14 +213,14 @@ static bool plan_op(pad_policy *p, uint64_t index, const strata_op *op, strata_m
     uint64_t shape[STRATA_MAX_DIMS], added;
     if (is_pad_option(op)) {
         uint64_t v;
-        if (!strata_parse_size(op->src, &v, err)) {
+        if (!strata_parse_size(op->value, &v, err)) {
             g_prefix_error(err, "%s:%" G_GUINT64_FORMAT ": option %s: ", origin, op->line, op->name);
             return false;
         }
         add_bytes(p, op->name, v, true);
     } else if (op->kind == STRATA_OP_OPTION && strcmp(op->name, "mesh") == 0) {
         strata_mesh_free(*mesh);
-        *mesh = strata_mesh_parse(op->src ? op->src : "", NULL);
+        *mesh = strata_mesh_parse(op->value ? op->value : "", NULL);
         p->mesh = *mesh != NULL;
     } else if (op->kind == STRATA_OP_ALLOC) {
         if (!pad_shape(p, op, shape, &added))
@@ -266,7 +266,7 @@ static void emit_options(pad_policy *p, strata_rewrite_queue *q)
         char value[32];
         g_snprintf(value, sizeof value, "%" G_GUINT64_FORMAT, *v);
         strata_op op = strata_op_make(STRATA_OP_OPTION, NULL, key);
-        op.src = value;
+        op.value = value;
         strata_rewrite_emit(q, &op);
     }
 }

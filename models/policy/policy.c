@@ -152,7 +152,7 @@ void strata_policy_note_sched(const strata_op *op, char **trace_option)
 {
     if (op->kind == STRATA_OP_OPTION && strcmp(op->name, "sched") == 0) {
         g_free(*trace_option);
-        *trace_option = g_strdup(op->src);
+        *trace_option = g_strdup(op->value);
     }
 }
 

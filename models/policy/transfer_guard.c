@@ -45,11 +45,11 @@ static bool operand_memory(const guard_policy *g, const strata_op *op, const cha
         *mem = "hbm";
         return true;
     }
-    int unit = strata_hw_compute_index(g->hw, op->memory);
+    int unit = strata_hw_compute_index(g->hw, op->unit);
     if (unit < 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s:%" G_GUINT64_FORMAT ": policy transfer-guard: unknown compute unit '%s' in %s",
-                    g->origin, op->line, op->memory ? op->memory : "(default)", strata_hw_name(g->hw));
+                    g->origin, op->line, op->unit ? op->unit : "(default)", strata_hw_name(g->hw));
         return false;
     }
     *mem = strata_hw_memory(g->hw, strata_hw_compute(g->hw, (uint32_t)unit)->operands)->name;

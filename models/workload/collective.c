@@ -111,7 +111,10 @@ static void append_named(strata_op_list *list, strata_op_kind kind, const char *
     op.kind = kind;
     op.stream = kind == STRATA_OP_OPTION ? NULL : STRATA_DEFAULT_STREAM;
     op.name = name;
-    op.src = src;
+    if (kind == STRATA_OP_OPTION)
+        op.value = src;
+    else
+        op.src = src;
     op.has_time = kind == STRATA_OP_COMPUTE;
     strata_op_list_append(list, &op);
 }

@@ -162,14 +162,14 @@ static int stream_next(void *self, const strata_op **out, GError **err)
          * execution model (one program order; see the copy policies' sched=). */
         s->op.kind = STRATA_OP_OPTION;
         s->op.name = "sched";
-        s->op.src = "xla";
+        s->op.value = "xla";
         s->phase = PH_OPTIONS;
         *out = &s->op;
         return 1;
     case PH_OPTIONS:
         if (s->cursor < wl_graph_n_options(s->g)) {
             s->op.kind = STRATA_OP_OPTION;
-            wl_graph_option_at(s->g, s->cursor++, &s->op.name, &s->op.src);
+            wl_graph_option_at(s->g, s->cursor++, &s->op.name, &s->op.value);
             *out = &s->op;
             return 1;
         }

@@ -107,7 +107,7 @@ static void emit_copy(mm_ctx *c, const char *stream, const char *dst, const char
     op.stream = stream;
     op.name = dst;
     op.src = src;
-    op.size = bytes;
+    op.bytes = bytes;
     op.has_bytes = true;
     strata_op_list_append(c->list, &op);
 }
@@ -125,7 +125,7 @@ static void emit_compute(mm_ctx *c, const char *label, double flops, const char 
     op.n_ins = n_ins;
     op.outs = out ? &out : NULL;
     op.n_outs = out ? 1 : 0;
-    op.memory = unit;
+    op.unit = unit;
     op.has_time = !unit; /* the program_start marker: time=0 */
     strata_op_list_append(c->list, &op);
 }

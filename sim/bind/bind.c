@@ -268,27 +268,27 @@ static bool interned_memory(strata_binder *b, const strata_op *op, const char *n
 static bool bind_unit(strata_binder *b, const strata_op *op, uint32_t *unit, GError **err)
 {
     if (!b->hw) {
-        const char *name = op->memory ? op->memory
+        const char *name = op->unit ? op->unit
                            : b->unit_names->len ? g_ptr_array_index(b->unit_names, 0)
                                                 : DEFAULT_UNIT;
         *unit = intern(b->unit_names, name);
         return true;
     }
-    if (strata_hw_compute_count(b->hw) == 0 && !op->memory) {
+    if (strata_hw_compute_count(b->hw) == 0 && !op->unit) {
         *unit = STRATA_BIND_NONE;
         if (op->has_time)
             return true;
         return fail(b, op, err, "expected %s to declare a [compute NAME] unit for compute '%s' (or time= on it)",
                     strata_hw_origin(b->hw), op->name);
     }
-    int u = strata_hw_compute_index(b->hw, op->memory);
+    int u = strata_hw_compute_index(b->hw, op->unit);
     if (u >= 0) {
         *unit = (uint32_t)u;
         return true;
     }
     char *known = known_names(b->hw, true);
     fail(b, op, err, "expected a compute unit of %s (one of %s), got '%s'", strata_hw_origin(b->hw),
-         *known ? known : "none", op->memory);
+         *known ? known : "none", op->unit);
     g_free(known);
     return false;
 }

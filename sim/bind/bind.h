@@ -82,7 +82,7 @@ typedef struct strata_bound_op {
     const uint64_t *ins, *outs; /* COMPUTE: buffer ids of in= and out= */
     uint32_t n_ins, n_outs;
     uint32_t group_size;     /* collectives (allow_spmd only): the group's device count */
-    const struct strata_coll_info *coll; /* the op's coll (a step of an expanded collective) or NULL */
+    uint32_t coll;           /* the op's coll: its collective's number (spmd/spmd.h), or STRATA_COLL_NONE */
 } strata_bound_op;
 
 /* The binder reads src (borrowed; it must outlive the binder) from where it

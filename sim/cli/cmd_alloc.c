@@ -140,7 +140,7 @@ static bool trace_device_limit(strata_source *src, uint64_t *capacity, GError **
     bool found = false;
     while (!found && (rc = strata_source_next(src, &op, err)) == 1 && op->kind == STRATA_OP_OPTION)
         found = strcmp(op->name, "allocator.device_limit") == 0 &&
-                strata_parse_size(op->src, capacity, NULL) && *capacity > 0;
+                strata_parse_size(op->value, capacity, NULL) && *capacity > 0;
     if (rc < 0 || !strata_source_rewind(src, err))
         return false;
     if (!found)

@@ -71,6 +71,7 @@ typedef struct engine_stream {
 
 struct engine_ctx {
     const strata_hw *hw;
+    const strata_source *src; /* the ops' source: the collectives of their coll */
     const strata_engine_options *opt;
     engine_memories mems;
     engine_feed *feed;
@@ -342,6 +343,8 @@ static double run_wait(engine_ctx *ctx, engine_stream *s, const strata_bound_op 
 /* A step of a collective ran from t0 to t1. */
 static void note_collective(strata_results *r, const strata_coll_info *info, double t0, double t1)
 {
+    if (!info) /* a coll from a source that is no expansion: nothing to note */
+        return;
     strata_collective_result *c = strata_results_collective(r, info->index);
     if (c->start_s < 0) {
         c->line = info->line;
@@ -399,8 +402,8 @@ static void stream_main(int argc, char **argv)
             s->ops++;
             ctx->ops_done++;
             add_span(ctx, e, t0, t1);
-            if (op->coll)
-                note_collective(ctx->results, op->coll, t0, t1);
+            if (op->coll != STRATA_COLL_NONE)
+                note_collective(ctx->results, strata_spmd_coll(ctx->src, op->coll), t0, t1);
         }
         engine_feed_release(ctx->feed, e);
     }
@@ -508,7 +511,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         strata_engine_options_init(&defaults);
         opt = &defaults;
     }
-    engine_ctx ctx = {.hw = hw, .opt = opt};
+    engine_ctx ctx = {.hw = hw, .src = src, .opt = opt};
     if (!engine_memories_init(&ctx.mems, hw, opt->allocator, opt->check_allocators, err))
         return false;
     ctx.feed = engine_feed_new(hw, src, &ctx.mems, spans_wanted(&ctx),

@@ -1,22 +1,32 @@
 /*
  * engine_tape.c: the compact record of the first pass's bound ops (engine_tape.h).
  *
- * Layout of one op: kind (1 byte), mask (varint: one bit per field below
- * that is not what was expected), then the fields of the mask in bit
- * order. Unsigned integers are LEB128 varints; buffer ids are
+ * The fields: TAPE_FIELDS below declares, once, every field of the bound
+ * op (and of its extra) that the tape keeps: how it is coded, what it is
+ * expected to hold, and which kinds' fast form carries it. The general
+ * form's mask, encode and decode, the defaults the replay starts from
+ * (expect()) and the test of whether an op may take the fast form are
+ * generated from it: a new field of strata_bound_op reaches the tape by one
+ * line there (an op whose new field is not at its EXPECT then takes the
+ * general form; carrying it in a kind's fast form as well is that kind's
+ * case in put_fast() and get_fast(), and its FAST bit).
+ *
+ * The general form of one op: kind (1 byte), mask (varint: one bit per
+ * field that is not what was expected), then the fields of the mask in
+ * bit order. VARINT fields are LEB128 varints; buffer ids (ID, IDS) are
  * zigzag(next_id - id), with next_id the id the next alloc is expected to
- * get; flops, time and the collective pointer are raw bytes; a name is its
+ * get; F64 fields are raw bytes; a FLAG is its mask bit; a NAME is its
  * length, its bytes and a NUL (so the replay hands out a pointer into the
  * tape). Both sides keep the same expectations (tape_expect), updated
  * after each op.
  *
- * The fast form: an alloc, free, copy, compute, record or wait whose other
- * fields hold their defaults (fast_form: no collective, no shape, the
- * expected index, a later line; each kind's fields below) is written
+ * The fast form: an alloc, free, copy, compute, record or wait whose fields
+ * that its kind's fast form does not carry hold their EXPECT (fast_form:
+ * the mask against fast_fields[], from the FAST column), with a later line, is written
  * without a mask: one byte of FAST, three flags (a name, flops, time: has_flops
  * is then flops != 0, has_time time_s != 0) and the kind, then the
- * line's distance from the previous op's less one, the stream, the
- * device (index + 1), then its
+ * line's distance from the previous op's less one, the stream, the device
+ * (index + 1), then its
  * kind's fields in a fixed order, memories, units and routes as index + 1
  * (STRATA_BIND_NONE as 0). Building the mask and walking its fields costs
  * more than the few fields such an op has; any other op takes the general
@@ -35,16 +45,67 @@ enum {
 };
 _Static_assert(STRATA_OP__COUNT <= FAST_KIND + 1, "an op kind fits in the fast form's low four bits");
 
-/* The fields, in the order they are written; the most common first so
- * that the mask of a typical op fits in one or two bytes. */
-enum {
-    F_STREAM, F_BYTES, F_BUF, F_MEMORY, F_EVENT, F_SEQ, F_NAME,
-    F_DTYPE, F_TAG, F_UNIT, F_HAS_FLOPS, F_FLOPS, F_INS, F_SRC,
-    F_SRC_MEMORY, F_DST_MEMORY, F_ROUTE, F_HAS_TIME, F_TIME, F_OUTS, F_LINE,
-    F_INDEX, F_GROUP, F_COLL, F_SHAPE, F_DONATED, F_DEVICE,
-};
+/* A kind's bit in FAST. */
+#define FK(k) (1u << STRATA_OP_##k)
+#define FK_ALL (FK(ALLOC) | FK(FREE) | FK(COPY) | FK(COMPUTE) | FK(RECORD) | FK(WAIT))
 
-#define BIT(f) ((uint64_t)1 << (f))
+/* The tape's fields, one line each, in the general form's mask order (the
+ * most common first, so that the mask of a typical op fits in one or two
+ * bytes):
+ *     X(ID, CODEC, FIELD, AUX, EXPECT, FAST)
+ * CODEC   VARINT, ID (a buffer id), F64, FLAG, NAME, IDS (a list of buffer
+ *         ids: AUX is its count), as the top of this file says;
+ * FIELD   the member, of the bound op (op->) or of its extra (x->);
+ * EXPECT  what it holds unless the tape says otherwise, from e (the
+ *         tape_expect) and kind (the op's); a list is expected empty;
+ * FAST    the kinds (FK()) whose fast form carries it. */
+/* clang-format off */
+#define TAPE_FIELDS(X)                                                                                             \
+    X(STREAM,     VARINT, op->stream,     _,            0,                                         FK_ALL)         \
+    X(DEVICE,     VARINT, op->device,     _,            STRATA_BIND_NONE,                          FK_ALL)         \
+    X(BYTES,      VARINT, op->bytes,      _,            0,                       FK(ALLOC) | FK(FREE) | FK(COPY) | FK(COMPUTE)) \
+    X(BUF,        ID,     op->buf,        _,            kind == STRATA_OP_ALLOC ? e->next_id : 0, FK(FREE) | FK(COPY)) \
+    X(MEMORY,     VARINT, op->memory,     _,            STRATA_BIND_NONE,          FK(ALLOC) | FK(FREE) | FK(COMPUTE)) \
+    X(EVENT,      VARINT, op->event,      _,            0,                                 FK(RECORD) | FK(WAIT)) \
+    X(SEQ,        VARINT, op->event_seq,  _,            0,                                 FK(RECORD) | FK(WAIT)) \
+    X(NAME,       NAME,   x->name,        _,            NULL,                                      FK_ALL)         \
+    X(DTYPE,      VARINT, op->dtype,      _,            0,                                 FK(ALLOC) | FK(COMPUTE)) \
+    X(TAG,        VARINT, op->tag,        _,            0,                                         FK(ALLOC))      \
+    X(UNIT,       VARINT, op->unit,       _,            STRATA_BIND_NONE,                          FK(COMPUTE))    \
+    X(HAS_FLOPS,  FLAG,   op->has_flops,  _,            false,                                     FK(COMPUTE))    \
+    X(FLOPS,      F64,    op->flops,      _,            0,                                         FK(COMPUTE))    \
+    X(INS,        IDS,    op->ins,        op->n_ins,    NULL,                                      FK(COMPUTE))    \
+    X(SRC,        ID,     op->src,        _,            0,                                         FK(COPY))       \
+    X(SRC_MEMORY, VARINT, op->src_memory, _,            STRATA_BIND_NONE,                          FK(COPY))       \
+    X(DST_MEMORY, VARINT, op->dst_memory, _,            STRATA_BIND_NONE,                          FK(COPY))       \
+    X(ROUTE,      VARINT, op->route,      _,            STRATA_BIND_NONE,                          FK(COPY))       \
+    X(HAS_TIME,   FLAG,   op->has_time,   _,            false,                                     FK(COMPUTE))    \
+    X(TIME,       F64,    op->time_s,     _,            0,                                         FK(COMPUTE))    \
+    X(OUTS,       IDS,    op->outs,       op->n_outs,   NULL,                                      FK(COMPUTE))    \
+    X(LINE,       VARINT, op->line,       _,            e->line + 1,                               FK_ALL)         \
+    X(INDEX,      VARINT, op->index,      _,            e->index,                                  0)              \
+    X(GROUP,      VARINT, op->group_size, _,            0,                                         0)              \
+    X(COLL,       VARINT, op->coll,       _,            STRATA_COLL_NONE,                          0)              \
+    X(ROWS,       VARINT, x->rows,        _,            0,                                         0)              \
+    X(COLS,       VARINT, x->cols,        _,            0,                                         0)              \
+    X(DONATED,    IDS,    x->donated,     x->n_donated, NULL,                                      FK(COMPUTE))
+/* clang-format on */
+
+enum {
+#define FIELD(id, codec, f, aux, expect, fast) F_##id,
+    TAPE_FIELDS(FIELD)
+#undef FIELD
+    F__COUNT
+};
+_Static_assert(F__COUNT <= 64, "the mask of the general form holds every field");
+
+/* Per codec: whether a field is not what was expected. */
+#define DIFF_VARINT(f, aux, expect) ((f) != (expect))
+#define DIFF_ID(f, aux, expect) ((f) != (expect))
+#define DIFF_F64(f, aux, expect) ((f) != (expect))
+#define DIFF_FLAG(f, aux, expect) ((f) != (expect))
+#define DIFF_NAME(f, aux, expect) ((f) != (expect))
+#define DIFF_IDS(f, aux, expect) ((aux) != 0)
 
 typedef struct tape_chunk {
     struct tape_chunk *next;
@@ -180,21 +241,12 @@ static void expect_after(tape_expect *e, const strata_bound_op *op)
 /* The fields of op that are not what e expects. */
 static uint64_t mask_of(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
 {
-#define SET(f, cond) ((uint64_t)(cond) << (f))
-    uint64_t expected_buf = op->kind == STRATA_OP_ALLOC ? e->next_id : 0;
-    return SET(F_STREAM, op->stream != 0) | SET(F_BYTES, op->bytes != 0) | SET(F_BUF, op->buf != expected_buf) |
-           SET(F_MEMORY, op->memory != STRATA_BIND_NONE) | SET(F_EVENT, op->event != 0) |
-           SET(F_SEQ, op->event_seq != 0) | SET(F_NAME, x->name != NULL) | SET(F_DTYPE, op->dtype != 0) |
-           SET(F_TAG, op->tag != 0) | SET(F_UNIT, op->unit != STRATA_BIND_NONE) | SET(F_HAS_FLOPS, op->has_flops) |
-           SET(F_FLOPS, op->flops != 0) | SET(F_INS, op->n_ins != 0) | SET(F_SRC, op->src != 0) |
-           SET(F_SRC_MEMORY, op->src_memory != STRATA_BIND_NONE) |
-           SET(F_DST_MEMORY, op->dst_memory != STRATA_BIND_NONE) | SET(F_ROUTE, op->route != STRATA_BIND_NONE) |
-           SET(F_HAS_TIME, op->has_time) | SET(F_TIME, op->time_s != 0) | SET(F_OUTS, op->n_outs != 0) |
-           SET(F_LINE, op->line != e->line + 1) | SET(F_INDEX, op->index != e->index) |
-           SET(F_GROUP, op->group_size != 0) | SET(F_COLL, op->coll != NULL) |
-           SET(F_SHAPE, x->rows != 0 || x->cols != 0) | SET(F_DONATED, x->n_donated != 0) |
-           SET(F_DEVICE, op->device != STRATA_BIND_NONE);
-#undef SET
+    strata_op_kind kind = op->kind;
+    uint64_t mask = 0;
+#define FIELD(id, codec, f, aux, expect, fast) mask |= (uint64_t)DIFF_##codec(f, aux, expect) << F_##id;
+    TAPE_FIELDS(FIELD)
+#undef FIELD
+    return mask;
 }
 
 /* Room for one op of this size at the tail: false past the budget. */
@@ -218,37 +270,24 @@ static bool reserve(engine_tape *t, size_t need)
     return true;
 }
 
+/* Per codec: a field written at p (an expression: where it ends). */
+#define PUT_VARINT(f, aux) put_varint(p, (uint64_t)(f))
+#define PUT_ID(f, aux) put_varint(p, id_code(e, f))
+#define PUT_F64(f, aux) put_raw(p, &(f), sizeof(f))
+#define PUT_FLAG(f, aux) p /* the bit is the value */
+#define PUT_NAME(f, aux) put_raw(put_varint(p, name_len), f, name_len + 1)
+#define PUT_IDS(f, aux) put_ids(p, e, f, aux)
+
 /* Writes field f of op (one set in its mask) at p; name_len: strlen(x->name). */
 static uint8_t *put_field(uint8_t *p, int f, const tape_expect *e, const strata_bound_op *op,
                           const engine_op_extra *x, size_t name_len)
 {
     switch (f) {
-    case F_STREAM: return put_varint(p, op->stream);
-    case F_BYTES: return put_varint(p, op->bytes);
-    case F_BUF: return put_varint(p, id_code(e, op->buf));
-    case F_MEMORY: return put_varint(p, op->memory);
-    case F_EVENT: return put_varint(p, op->event);
-    case F_SEQ: return put_varint(p, op->event_seq);
-    case F_NAME: return put_raw(put_varint(p, name_len), x->name, name_len + 1);
-    case F_DTYPE: return put_varint(p, (uint64_t)op->dtype);
-    case F_TAG: return put_varint(p, (uint64_t)op->tag);
-    case F_UNIT: return put_varint(p, op->unit);
-    case F_FLOPS: return put_raw(p, &op->flops, sizeof op->flops);
-    case F_INS: return put_ids(p, e, op->ins, op->n_ins);
-    case F_SRC: return put_varint(p, id_code(e, op->src));
-    case F_SRC_MEMORY: return put_varint(p, op->src_memory);
-    case F_DST_MEMORY: return put_varint(p, op->dst_memory);
-    case F_ROUTE: return put_varint(p, op->route);
-    case F_TIME: return put_raw(p, &op->time_s, sizeof op->time_s);
-    case F_OUTS: return put_ids(p, e, op->outs, op->n_outs);
-    case F_LINE: return put_varint(p, op->line);
-    case F_INDEX: return put_varint(p, op->index);
-    case F_GROUP: return put_varint(p, op->group_size);
-    case F_COLL: return put_raw(p, &op->coll, sizeof op->coll);
-    case F_SHAPE: return put_varint(put_varint(p, x->rows), x->cols);
-    case F_DONATED: return put_ids(p, e, x->donated, x->n_donated);
-    case F_DEVICE: return put_varint(p, op->device);
-    default: return p; /* F_HAS_FLOPS, F_HAS_TIME: the bit is the value */
+#define FIELD(id, codec, f, aux, expect, fast)                                                                     \
+    case F_##id: return PUT_##codec(f, aux);
+        TAPE_FIELDS(FIELD)
+#undef FIELD
+    default: return p;
     }
 }
 
@@ -263,29 +302,40 @@ static uint32_t minus_one(uint64_t v)
     return (uint32_t)(v - 1);
 }
 
-/* Whether op takes the fast form: every field its kind does not write
- * holds what expect() sets on the replay. */
-static bool fast_form(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
+/* The fields each kind's fast form carries (bits F_*; 0: the kind has
+ * no fast form), from the FAST column. */
+#define CARRIES(id, codec, f, aux, expect, fast) | ((uint64_t)(((fast) >> FAST_KIND_) & 1u) << F_##id)
+static const uint64_t fast_fields[STRATA_OP__COUNT] = {
+#define FAST_KIND_ STRATA_OP_ALLOC
+    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
+#undef FAST_KIND_
+#define FAST_KIND_ STRATA_OP_FREE
+    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
+#undef FAST_KIND_
+#define FAST_KIND_ STRATA_OP_COPY
+    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
+#undef FAST_KIND_
+#define FAST_KIND_ STRATA_OP_COMPUTE
+    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
+#undef FAST_KIND_
+#define FAST_KIND_ STRATA_OP_RECORD
+    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
+#undef FAST_KIND_
+#define FAST_KIND_ STRATA_OP_WAIT
+    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
+#undef FAST_KIND_
+};
+#undef CARRIES
+
+/* Whether op, whose fields that are not what e expects are `mask`, takes
+ * the fast form: every field its kind's fast form does not carry holds
+ * its EXPECT, which expect() sets on the replay (one test of the mask, no
+ * branch per field). */
+static bool fast_form(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x, uint64_t mask)
 {
-    if (op->index != e->index || op->line <= e->line || op->group_size || op->coll || x->rows || x->cols ||
-        op->has_flops != (op->flops != 0) || op->has_time != (op->time_s != 0))
-        return false;
-    bool no_work = !op->has_flops && !op->has_time && op->flops == 0 && op->time_s == 0 && op->n_ins == 0 &&
-                   op->n_outs == 0 && x->n_donated == 0 && op->unit == STRATA_BIND_NONE;
-    bool no_event = op->event == 0 && op->event_seq == 0;
-    bool no_copy = op->src == 0 && op->src_memory == STRATA_BIND_NONE && op->dst_memory == STRATA_BIND_NONE &&
-                   op->route == STRATA_BIND_NONE;
-    bool untyped = op->dtype == 0 && op->tag == 0;
-    switch (op->kind) {
-    case STRATA_OP_ALLOC: return no_work && no_event && no_copy && op->buf == e->next_id && x->name;
-    case STRATA_OP_FREE: return no_work && no_event && no_copy && untyped;
-    case STRATA_OP_COPY: return no_work && no_event && untyped && op->memory == STRATA_BIND_NONE;
-    case STRATA_OP_COMPUTE: return no_event && no_copy && op->tag == 0 && op->buf == 0;
-    case STRATA_OP_RECORD:
-    case STRATA_OP_WAIT:
-        return no_work && no_copy && untyped && op->buf == 0 && op->bytes == 0 && op->memory == STRATA_BIND_NONE;
-    default: return false;
-    }
+    uint64_t carried = (unsigned)op->kind < STRATA_OP__COUNT ? fast_fields[op->kind] : 0;
+    return carried && !(mask & ~carried) && op->line > e->line && op->has_flops == (op->flops != 0) &&
+           op->has_time == (op->time_s != 0) && (op->kind != STRATA_OP_ALLOC || x->name);
 }
 
 /* Writes op in the fast form at p. */
@@ -296,8 +346,7 @@ static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op
                               (op->has_time ? FAST_TIME : 0));
     *p++ = (uint8_t)(FAST | flags | op->kind);
     p = put_varint(p, op->line - e->line - 1);
-    p = put_varint(p, op->stream);
-    p = put_varint(p, plus_one(op->device));
+    p = put_varint(put_varint(p, op->stream), plus_one(op->device));
     switch (op->kind) {
     case STRATA_OP_ALLOC:
         p = put_varint(put_varint(p, op->bytes), plus_one(op->memory));
@@ -338,15 +387,15 @@ bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_
         (x->n_donated && !x->donated))
         return false;
     size_t name_len = x->name ? strlen(x->name) : 0;
-    size_t need = 1 + VARINT_MAX * (27 + 3 + (size_t)op->n_ins + op->n_outs + x->n_donated) + name_len + 1;
+    size_t need = 1 + VARINT_MAX * (F__COUNT + 3 + (size_t)op->n_ins + op->n_outs + x->n_donated) + name_len + 1;
     if (!reserve(t, need))
         return false;
     const tape_expect *e = &t->put;
     uint8_t *start = t->tail->data + t->tail->used, *p = start;
-    if (fast_form(e, op, x)) {
+    uint64_t mask = mask_of(e, op, x);
+    if (fast_form(e, op, x, mask)) {
         p = put_fast(p, e, op, x, name_len);
     } else {
-        uint64_t mask = mask_of(e, op, x);
         *p++ = (uint8_t)op->kind;
         p = put_varint(p, mask);
         for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
@@ -373,6 +422,21 @@ static const uint8_t *get_id_list(engine_tape *t, const uint8_t *p, size_t *used
     return p;
 }
 
+/* Per codec: a field read at p (statements: p moves past it). */
+#define GET_VARINT(f, aux)                                                                                         \
+    p = get_varint(p, &v);                                                                                         \
+    f = v;
+#define GET_ID(f, aux)                                                                                             \
+    p = get_varint(p, &v);                                                                                         \
+    f = id_decode(e, v);
+#define GET_F64(f, aux) p = get_raw(p, &(f), sizeof(f));
+#define GET_FLAG(f, aux) f = true;
+#define GET_NAME(f, aux)                                                                                           \
+    p = get_varint(p, &v);                                                                                         \
+    f = (const char *)p;                                                                                           \
+    p += v + 1;
+#define GET_IDS(f, aux) p = get_id_list(t, p, used, &(aux));
+
 /* Reads field f (one set in the op's mask) at p into op or x. */
 static const uint8_t *get_field(engine_tape *t, const uint8_t *p, int f, strata_bound_op *op, engine_op_extra *x,
                                 size_t *used)
@@ -380,71 +444,37 @@ static const uint8_t *get_field(engine_tape *t, const uint8_t *p, int f, strata_
     const tape_expect *e = &t->got;
     uint64_t v = 0;
     switch (f) {
-    case F_NAME:
-        p = get_varint(p, &v);
-        x->name = (const char *)p;
-        return p + v + 1;
-    case F_HAS_FLOPS: op->has_flops = true; return p;
-    case F_FLOPS: return get_raw(p, &op->flops, sizeof op->flops);
-    case F_INS: return get_id_list(t, p, used, &op->n_ins);
-    case F_HAS_TIME: op->has_time = true; return p;
-    case F_TIME: return get_raw(p, &op->time_s, sizeof op->time_s);
-    case F_OUTS: return get_id_list(t, p, used, &op->n_outs);
-    case F_COLL: return get_raw(p, &op->coll, sizeof op->coll);
-    case F_SHAPE: return get_varint(get_varint(p, &x->rows), &x->cols);
-    case F_DONATED: return get_id_list(t, p, used, &x->n_donated);
-    default: break;
+#define FIELD(id, codec, f, aux, expect, fast)                                                                     \
+    case F_##id: {                                                                                                 \
+        GET_##codec(f, aux) break;                                                                                 \
     }
-    p = get_varint(p, &v);
-    switch (f) {
-    case F_STREAM: op->stream = (uint32_t)v; break;
-    case F_BYTES: op->bytes = v; break;
-    case F_BUF: op->buf = id_decode(e, v); break;
-    case F_MEMORY: op->memory = (uint32_t)v; break;
-    case F_EVENT: op->event = (uint32_t)v; break;
-    case F_SEQ: op->event_seq = v; break;
-    case F_DTYPE: op->dtype = (strata_dtype)v; break;
-    case F_TAG: op->tag = (strata_tag)v; break;
-    case F_UNIT: op->unit = (uint32_t)v; break;
-    case F_SRC: op->src = id_decode(e, v); break;
-    case F_SRC_MEMORY: op->src_memory = (uint32_t)v; break;
-    case F_DST_MEMORY: op->dst_memory = (uint32_t)v; break;
-    case F_ROUTE: op->route = (uint32_t)v; break;
-    case F_LINE: op->line = v; break;
-    case F_INDEX: op->index = v; break;
-    case F_GROUP: op->group_size = (uint32_t)v; break;
-    case F_DEVICE: op->device = (uint32_t)v; break;
+        TAPE_FIELDS(FIELD)
+#undef FIELD
     default: break;
     }
     return p;
 }
 
-/* Sets every field of op to what e expects of an op of this kind. Field by
- * field: a struct assignment compiles to a string store, several times
- * slower here. */
-static void expect(const tape_expect *e, strata_op_kind kind, strata_bound_op *op)
+/* Per codec: a field set to what is expected (a list: empty). */
+#define EXPECT_VARINT(f, aux, expect) f = (expect);
+#define EXPECT_ID(f, aux, expect) f = (expect);
+#define EXPECT_F64(f, aux, expect) f = (expect);
+#define EXPECT_FLAG(f, aux, expect) f = (expect);
+#define EXPECT_NAME(f, aux, expect) f = (expect);
+#define EXPECT_IDS(f, aux, expect)                                                                                 \
+    f = (expect);                                                                                                  \
+    aux = 0;
+
+/* Sets every field of op and x that the tape keeps to what e expects of
+ * an op of this kind. Field by field: a struct assignment compiles to a
+ * string store, several times slower here. */
+static void expect(const tape_expect *e, strata_op_kind kind, strata_bound_op *op, engine_op_extra *x)
 {
-    _Static_assert(sizeof(strata_bound_op) == 168, "expect() sets every field of strata_bound_op: add the new one");
     op->op = NULL;
     op->kind = kind;
-    op->index = e->index;
-    op->line = e->line + 1;
-    op->stream = 0;
-    op->device = STRATA_BIND_NONE;
-    op->buf = kind == STRATA_OP_ALLOC ? e->next_id : 0;
-    op->src = 0;
-    op->bytes = 0;
-    op->memory = op->src_memory = op->dst_memory = op->route = op->unit = STRATA_BIND_NONE;
-    op->dtype = 0;
-    op->tag = 0;
-    op->has_flops = op->has_time = false;
-    op->flops = op->time_s = 0;
-    op->event = 0;
-    op->event_seq = 0;
-    op->ins = op->outs = NULL;
-    op->n_ins = op->n_outs = 0;
-    op->group_size = 0;
-    op->coll = NULL;
+#define FIELD(id, codec, f, aux, expect, fast) EXPECT_##codec(f, aux, expect)
+    TAPE_FIELDS(FIELD)
+#undef FIELD
 }
 
 /* Reads the rest of an op in the fast form (after its first byte, `flags`
@@ -534,8 +564,7 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
         return 0;
     const uint8_t *p = t->at->data + t->pos;
     uint8_t kind = *p++;
-    expect(&t->got, (strata_op_kind)(kind & FAST ? kind & FAST_KIND : kind), op);
-    *x = (engine_op_extra){0};
+    expect(&t->got, (strata_op_kind)(kind & FAST ? kind & FAST_KIND : kind), op, x);
     if (kind & FAST) {
         p = get_fast(t, p, kind, op, x);
     } else {
@@ -545,12 +574,22 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
         for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
             p = get_field(t, p, __builtin_ctzll(m), op, x, &used);
     }
-    if (op->n_ins)
-        op->ins = t->ids;
-    if (op->n_outs)
-        op->outs = t->ids + op->n_ins;
-    if (x->n_donated)
-        x->donated = t->ids + op->n_ins + op->n_outs;
+    /* The lists, read in the table's order into the scratch (which may
+     * have moved while they were read). */
+    size_t at = 0;
+#define FIX_VARINT(f, aux)
+#define FIX_ID(f, aux)
+#define FIX_F64(f, aux)
+#define FIX_FLAG(f, aux)
+#define FIX_NAME(f, aux)
+#define FIX_IDS(f, aux)                                                                                            \
+    if (aux) {                                                                                                     \
+        f = t->ids + at;                                                                                           \
+        at += aux;                                                                                                 \
+    }
+#define FIELD(id, codec, f, aux, expect, fast) FIX_##codec(f, aux)
+    TAPE_FIELDS(FIELD)
+#undef FIELD
     t->pos = (size_t)(p - t->at->data);
     expect_after(&t->got, op);
     return 1;

@@ -7,8 +7,9 @@
  * expected of it (a field is expected 0 or STRATA_BIND_NONE, the line and
  * index one more than the previous op's, an alloc's buffer id the next id),
  * and those fields as variable-length integers (buffer ids counted back from
- * the next id, so they stay small), doubles and a pointer as raw bytes, the
- * name as its bytes and a NUL. An op of a typical trace takes 5 to 25
+ * the next id, so they stay small), doubles as raw bytes, the name as its
+ * bytes and a NUL (engine_tape.c's TAPE_FIELDS lists the fields, one line
+ * each). An op of a typical trace takes 5 to 25
  * bytes. Ops are appended to chunks of memory (no allocation per op); the
  * replay frees each chunk once it has passed it.
  *

@@ -400,7 +400,7 @@ static bool gpu_op(ksrc *k, const strata_kineto_event *ev)
         g_string_printf(k->src, "xfer.%s.src", mem_names[ev->src]);
         k->op.name = k->name->str;
         k->op.src = k->src->str;
-        k->op.size = (uint64_t)ev->bytes;
+        k->op.bytes = (uint64_t)ev->bytes;
         k->op.has_bytes = true;
         return true;
     }

@@ -62,7 +62,7 @@ static int ctrace_next(void *self, const strata_op **out, GError **err)
         op->kind = STRATA_OP_OPTION;
         op->stream = STRATA_DEFAULT_STREAM;
         op->name = t->option_keys->pdata[t->next];
-        op->src = t->option_values->pdata[t->next];
+        op->value = t->option_values->pdata[t->next];
         t->next++;
         *out = op;
         return 1;

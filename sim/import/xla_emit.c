@@ -332,7 +332,7 @@ static bool emit_copy_start(emitter *e, const char *name, const xla_instr *in)
     strata_op op = {.kind = STRATA_OP_COPY, .stream = stream, .name = d->name, .src = s->name};
     if (s->size > d->size) {
         op.has_bytes = true;
-        op.size = d->size;
+        op.bytes = d->size;
     }
     strata_op_list_append(e->ops, &op);
     emit_event(e, STRATA_OP_RECORD, done, stream);

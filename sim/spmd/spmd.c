@@ -137,7 +137,7 @@ static void render_plain(spmd *s, uint32_t d)
     qualify(s->strs[STR_STREAM], in->stream, d);
     o->stream = s->strs[STR_STREAM]->str;
     if (in->kind == STRATA_OP_COMPUTE) {
-        o->memory = instance_of(s, in->memory, d, true);
+        o->unit = instance_of(s, in->unit, d, true);
         o->ins = qualify_list(s, 0, in->ins, in->n_ins, d);
         o->outs = qualify_list(s, 1, in->outs, in->n_outs, d);
         o->donates = qualify_list(s, 2, in->donates, in->n_donates, d);
@@ -195,17 +195,17 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
-        o->coll = s->info;
+        o->coll = s->info->index + 1;
         buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
         buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
         o->name = s->strs[STR_NAME]->str;
         o->src = s->strs[STR_SRC]->str;
         o->has_bytes = true;
-        o->size = e->bytes;
+        o->bytes = e->bytes;
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
-        o->coll = s->info;
+        o->coll = s->info->index + 1;
         o->name = strata_op_kind_name(s->cur->kind);
         GPtrArray *strs = s->s_lists[0];
         while (strs->len < 3)
@@ -228,8 +228,8 @@ static void render_step(spmd *s, const emit *e)
         o->has_flops = true;
         o->flops = (double)e->bytes / s->bytes_per_element;
         o->has_bytes = true;
-        o->size = 3 * e->bytes;
-        o->memory = instance_of(s, NULL, e->device, true);
+        o->bytes = 3 * e->bytes;
+        o->unit = instance_of(s, NULL, e->device, true);
         break;
     }
     default:
@@ -477,7 +477,7 @@ static int plan_next(spmd *s, GError **err)
     s->cur = op;
     if (op->kind == STRATA_OP_OPTION) {
         if (strcmp(op->name, "mesh") == 0 && !s->mesh)
-            s->mesh = strata_mesh_parse(op->src, NULL); /* the checker accepted it */
+            s->mesh = strata_mesh_parse(op->value, NULL); /* the checker accepted it */
         push(s, EM_OPTION, 0, 0, 0, 0);
         return 1;
     }
@@ -570,6 +570,14 @@ static void spmd_destroy(void *self)
 static const strata_source_vtable spmd_vtable = {spmd_next, spmd_rewind, spmd_destroy};
 
 static void free_gstring(gpointer p) { g_string_free(p, TRUE); }
+
+const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll)
+{
+    const spmd *s = strata_source_self(src, &spmd_vtable);
+    if (!s || coll == STRATA_COLL_NONE || coll > s->infos->len)
+        return NULL;
+    return g_ptr_array_index(s->infos, coll - 1);
+}
 
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
 {

@@ -11,9 +11,10 @@
  * buffer, tagged temp, when the step reduces) and a reduction compute
  * (flops = elements, operand bytes = 3 x the chunk: two reads and a
  * write), ordered by record/wait on per-device events; lanes past the first
- * run on streams S~L@D. Each step op points at its collective's
- * strata_coll_info. Every op handed out has device=D set: the device
- * that runs it.
+ * run on streams S~L@D. Each step op names its collective by number
+ * (strata_op.coll: 1 + its strata_coll_info's index), which
+ * strata_spmd_coll() looks up. Every op handed out has device=D set: the
+ * device that runs it.
  *
  * Invariants:
  *  1. the input is checked as it is read (trace/check.h, with the device
@@ -21,7 +22,8 @@
  *  2. memory is bounded by one input op's expansion (one round of a
  *     collective at a time) plus one strata_coll_info per collective: the
  *     program is streamed, never held;
- *  3. rewind() gives the same ops again; the infos keep their addresses.
+ *  3. rewind() gives the same ops again; the infos keep their numbers and
+ *     their addresses.
  */
 #ifndef STRATA_SPMD_H
 #define STRATA_SPMD_H
@@ -46,5 +48,10 @@ uint32_t strata_spmd_devices(const strata_hw *hw);
 /* The expansion of src (taken: freed with the result) on hw (borrowed; it
  * must outlive the source). */
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw);
+
+/* The collective that an op's coll (not STRATA_COLL_NONE) names, of src,
+ * an expansion by strata_spmd_expand() that handed out that op: valid as
+ * long as src. NULL when src is no expansion or has no such collective. */
+const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll);
 
 #endif

@@ -229,7 +229,7 @@ static bool feed_copy(strata_checker *c, const strata_op *op, strata_op_refs *r,
     live_buffer *src = need_live(c, op, "the source", op->src, err);
     if (!src)
         return false;
-    uint64_t bytes = op->has_bytes ? op->size : src->size;
+    uint64_t bytes = op->has_bytes ? op->bytes : src->size;
     if (op->has_bytes && bytes == 0)
         return fail(c, op, err, "expected bytes= above 0");
     if (bytes > src->size)
@@ -267,9 +267,9 @@ static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs 
         return fail(c, op, err, "expected flops= between 0 and %g, got %g", STRATA_TRACE_MAX_FLOPS, op->flops);
     if (op->has_time && !strata_trace_time_ok(op->time_s))
         return fail(c, op, err, "expected time= between 0 and %gs, got %gs", STRATA_TRACE_MAX_TIME_S, op->time_s);
-    if (op->has_bytes && op->size == 0)
+    if (op->has_bytes && op->bytes == 0)
         return fail(c, op, err, "expected bytes= above 0");
-    r->bytes = op->has_bytes ? op->size : bytes;
+    r->bytes = op->has_bytes ? op->bytes : bytes;
     r->dtype = first ? first->dtype : STRATA_DTYPE_NONE;
     r->ins = (const uint64_t *)(void *)c->ins->data;
     r->outs = (const uint64_t *)(void *)c->outs->data;
@@ -314,7 +314,7 @@ static bool check_mesh(const strata_checker *c, const strata_op *op, GError **er
 static bool option_mesh(strata_checker *c, const strata_op *op, GError **err)
 {
     GError *local = NULL;
-    c->mesh = strata_mesh_parse(op->src, &local);
+    c->mesh = strata_mesh_parse(op->value, &local);
     if (!c->mesh) {
         fail(c, op, err, "%s", local->message);
         g_error_free(local);
@@ -392,14 +392,14 @@ static bool feed_option(strata_checker *c, const strata_op *op, GError **err)
     if (c->ops > 0)
         return fail(c, op, err, "expected option lines before the first op, got option '%s' after %" G_GUINT64_FORMAT
                     " ops", op->name ? op->name : "", c->ops);
-    if (!op->name || !*op->name || !op->src)
+    if (!op->name || !*op->name || !op->value)
         return fail(c, op, err, "expected option KEY=VALUE");
     if (g_hash_table_contains(c->options, op->name))
         return fail(c, op, err, "expected each option once, got '%s' again", op->name);
     if (strcmp(op->name, "mesh") == 0 && !option_mesh(c, op, err))
         return false;
     char *key = g_strdup(op->name);
-    g_hash_table_insert(c->options, key, g_strdup(op->src));
+    g_hash_table_insert(c->options, key, g_strdup(op->value));
     g_ptr_array_add(c->option_keys, key);
     return true;
 }

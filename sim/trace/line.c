@@ -12,8 +12,9 @@
  * Grammar of an op line (after stripping a `#` comment):
  *     KIND OPERAND... [KEY=VALUE]...
  * Positional operands come first; every token after them is an attribute.
- * Which operands and attributes each kind takes is in parse_operands() and
- * kind_attrs[] below.
+ * Which operands each kind takes is in parse_operands(); the attributes,
+ * which kinds take them, their syntax and their fields are declared in
+ * trace/op_schema.h, and their handling here is generated from it.
  *
  * Invariants:
  *  1. Every error is STRATA_ERROR_INPUT and starts "ORIGIN:LINE:COL: ".
@@ -39,13 +40,19 @@ typedef struct name_list {
     uint32_t cap; /* room in names, the NULL included */
 } name_list;
 
+/* The attributes, by their order in trace/op_schema.h. */
+typedef enum {
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what) ATTR_##key,
+    STRATA_OP_ATTRS(ATTR)
+#undef ATTR
+    ATTR__COUNT
+} attr_id;
+
 struct strata_line_scratch {
     char *text;        /* owned copy of the line (strata_parse_op_line only) */
-    bool tail_zero;    /* the op last parsed has every field from has_bytes on zero */
+    bool tail_zero;    /* the op last parsed has every attribute's field at its default */
     bool op_cleared;   /* the op has been cleared whole once (padding, shape[]) */
-    name_list ins;     /* names into the line */
-    name_list outs;
-    name_list donates;
+    name_list lists[ATTR__COUNT]; /* a list attribute's names into the line (others unused) */
 };
 
 typedef struct line_ctx {
@@ -221,19 +228,12 @@ static bool fast_size(const char *text, uint64_t *bytes)
     return false;
 }
 
-static bool parse_size_value(const line_ctx *lc, const char *text, uint64_t *bytes, GError **err)
+static bool parse_size_value(const line_ctx *lc, const char *text, const char *what, uint64_t *bytes, GError **err)
 {
     if (!fast_size(text, bytes) && !strata_parse_size(text, bytes, NULL))
-        return fail_got(lc, text, "a size such as 4096, 64KiB or 1.5GiB", err);
+        return fail_got(lc, text, what, err);
     if (*bytes == 0)
         return fail_got(lc, text, "a size above 0", err);
-    return true;
-}
-
-static bool parse_time_value(const line_ctx *lc, const char *text, double *seconds, GError **err)
-{
-    if (!strata_parse_time(text, seconds, NULL))
-        return fail_got(lc, text, "a time such as 250ns, 3us, 2ms or 1.5s", err);
     return true;
 }
 
@@ -245,67 +245,6 @@ static void name_list_reserve(name_list *l, uint32_t n)
     l->cap = MAX(n + 1, 2 * l->cap);
     l->names = g_renew(const char *, l->names, l->cap);
 }
-
-static bool parse_name_list(const line_ctx *lc, char *text, name_list *into, const char *const **names, uint32_t *n,
-                            GError **err)
-{
-    uint32_t count = 0;
-    char *p = text;
-    for (;;) {
-        /* One pass over a name: its bytes up to the ',' or the end. */
-        char *q = p;
-        while (name_byte((unsigned char)*q))
-            q++;
-        if (q == p || (*q != ',' && *q != '\0')) {
-            char *comma = strchr(p, ',');
-            if (comma)
-                *comma = '\0';
-            return fail_got(lc, p, "a buffer name (a list is A,B,C)", err);
-        }
-        bool last = *q == '\0';
-        *q = '\0';
-        name_list_reserve(into, count + 1);
-        into->names[count++] = p;
-        if (last)
-            break;
-        p = q + 1;
-    }
-    into->names[count] = NULL; /* terminator, not counted */
-    *n = count;
-    *names = into->names;
-    return true;
-}
-
-static bool parse_shape(const line_ctx *lc, char *text, strata_op *op, GError **err)
-{
-    const char *expected = "a shape such as 8x128 (at most 8 positive extents)";
-    char *p = text;
-    op->n_dims = 0;
-    for (;;) {
-        char *x = strchr(p, 'x');
-        if (x)
-            *x = '\0';
-        uint64_t extent = 0;
-        bool digits = *p >= '0' && *p <= '9';
-        if (!digits || !strata_parse_u64(p, &extent, NULL) || extent == 0 || op->n_dims == STRATA_MAX_DIMS) {
-            if (x)
-                *x = 'x';
-            return fail_got(lc, text, expected, err);
-        }
-        op->shape[op->n_dims++] = extent;
-        if (!x)
-            break;
-        *x = 'x';
-        p = x + 1;
-    }
-    return true;
-}
-
-typedef enum {
-    ATTR_STREAM, ATTR_TAG, ATTR_DTYPE, ATTR_SHAPE, ATTR_ADDR, ATTR_BYTES, ATTR_FLOPS,
-    ATTR_IN, ATTR_OUT, ATTR_DONATE, ATTR_TIME, ATTR_UNIT, ATTR_AT, ATTR_NOTE, ATTR_AXIS, ATTR_ALGO,
-    ATTR_SHIFT, ATTR_DEVICE, ATTR__COUNT
-} attr_id;
 
 static const char *algo_name_u(unsigned i) { return strata_algo_name((strata_algo)i); }
 
@@ -321,164 +260,307 @@ static bool fail_enum(const line_ctx *lc, const char *value, const char *what, c
     return false;
 }
 
+/* ---- the syntaxes of attribute values ----------------------------------
+ *
+ * syntax_NAME() reads a value of SYNTAX NAME (trace/op_schema.h) into its
+ * field; `what` is the schema's WHAT, for the message. The arguments after
+ * `what` follow the field's store: the field (VAL, STR), the field and its
+ * has_ flag (OPT), the scratch's list, the field and its count (LIST), the
+ * extents and their count (SHAPE). */
+
+static bool syntax_NAME(const line_ctx *lc, char *value, const char *what, const char **name, GError **err)
+{
+    return take_name(lc, value, what, name, err);
+}
+
 /* axis=data or axis=data,model: mesh axis names [a-z][a-z0-9_]*. */
-static bool parse_axis(const line_ctx *lc, const char *value, strata_op *op, GError **err)
+static bool syntax_AXIS(const line_ctx *lc, char *value, const char *what, const char **axis, GError **err)
 {
     bool start = true;
     for (const char *p = value;; p++) {
         bool lower = *p >= 'a' && *p <= 'z';
         bool ok = start ? lower : (lower || (*p >= '0' && *p <= '9') || *p == '_' || *p == ',' || *p == '\0');
         if (!ok)
-            return fail_got(lc, value, "mesh axis names such as data or data,model ([a-z][a-z0-9_]*)", err);
+            return fail_got(lc, value, what, err);
         if (*p == '\0')
             break;
         start = *p == ',';
     }
-    op->axis = value;
+    *axis = value;
     return true;
 }
 
-static bool parse_int_attr(const line_ctx *lc, const char *value, bool is_device, strata_op *op, GError **err)
+static bool syntax_TAG(const line_ctx *lc, char *value, const char *what, strata_tag *tag, GError **err)
 {
-    const char *p = value;
-    bool negative = !is_device && (*p == '-' || *p == '+') ? *p++ == '-' : false;
-    uint64_t v = 0;
-    bool ok = *p >= '0' && *p <= '9' && strata_parse_u64(p, &v, NULL) && v <= INT32_MAX;
-    for (const char *q = p; ok && *q; q++)
-        ok = *q >= '0' && *q <= '9';
-    if (!ok || (!is_device && v == 0))
-        return fail_got(lc, value, is_device ? "a device index such as 0 or 3" : "a shift such as +1 or -1 (not 0)",
-                        err);
-    if (is_device) {
-        op->has_device = true;
-        op->device = (uint32_t)v;
-    } else {
-        op->shift = negative ? -(int32_t)v : (int32_t)v;
+    return strata_tag_from_name(value, tag) || fail_enum(lc, value, what, tag_name_u, STRATA_TAG__COUNT, err);
+}
+
+static bool syntax_DTYPE(const line_ctx *lc, char *value, const char *what, strata_dtype *dtype, GError **err)
+{
+    return strata_dtype_from_name(value, dtype) ||
+           fail_enum(lc, value, what, dtype_name_u, STRATA_DTYPE__COUNT, err);
+}
+
+static bool syntax_ALGO(const line_ctx *lc, char *value, const char *what, strata_algo *algo, GError **err)
+{
+    return strata_algo_from_name(value, algo) || fail_enum(lc, value, what, algo_name_u, STRATA_ALGO__COUNT, err);
+}
+
+static bool syntax_SHAPE(const line_ctx *lc, char *value, const char *what, uint64_t *shape, uint32_t *n_dims,
+                         GError **err)
+{
+    char *p = value;
+    *n_dims = 0;
+    for (;;) {
+        char *x = strchr(p, 'x');
+        if (x)
+            *x = '\0';
+        uint64_t extent = 0;
+        bool digits = *p >= '0' && *p <= '9';
+        if (!digits || !strata_parse_u64(p, &extent, NULL) || extent == 0 || *n_dims == STRATA_MAX_DIMS) {
+            if (x)
+                *x = 'x';
+            return fail_got(lc, value, what, err);
+        }
+        shape[(*n_dims)++] = extent;
+        if (!x)
+            break;
+        *x = 'x';
+        p = x + 1;
     }
     return true;
 }
+
+static bool syntax_ADDR(const line_ctx *lc, char *value, const char *what, uint64_t *addr, bool *has, GError **err)
+{
+    if (!strata_parse_u64(value, addr, NULL))
+        return fail_got(lc, value, what, err);
+    *has = true;
+    return true;
+}
+
+static bool syntax_SIZE(const line_ctx *lc, char *value, const char *what, uint64_t *bytes, bool *has, GError **err)
+{
+    *has = true;
+    return parse_size_value(lc, value, what, bytes, err);
+}
+
+static bool syntax_FLOPS(const line_ctx *lc, char *value, const char *what, double *flops, bool *has, GError **err)
+{
+    if (!strata_parse_flops(value, flops, NULL))
+        return fail_got(lc, value, what, err);
+    *has = true;
+    return true;
+}
+
+static bool syntax_TIME(const line_ctx *lc, char *value, const char *what, double *seconds, bool *has, GError **err)
+{
+    *has = true;
+    if (!strata_parse_time(value, seconds, NULL))
+        return fail_got(lc, value, what, err);
+    return true;
+}
+
+static bool syntax_LIST(const line_ctx *lc, char *value, const char *what, name_list *into,
+                        const char *const **names, uint32_t *n, GError **err)
+{
+    uint32_t count = 0;
+    char *p = value;
+    for (;;) {
+        /* One pass over a name: its bytes up to the ',' or the end. */
+        char *q = p;
+        while (name_byte((unsigned char)*q))
+            q++;
+        if (q == p || (*q != ',' && *q != '\0')) {
+            char *comma = strchr(p, ',');
+            if (comma)
+                *comma = '\0';
+            return fail_got(lc, p, what, err);
+        }
+        bool last = *q == '\0';
+        *q = '\0';
+        name_list_reserve(into, count + 1);
+        into->names[count++] = p;
+        if (last)
+            break;
+        p = q + 1;
+    }
+    into->names[count] = NULL; /* terminator, not counted */
+    *n = count;
+    *names = into->names;
+    return true;
+}
+
+/* Decimal digits only, at most INT32_MAX, after an optional sign when
+ * `sign`: false when value is not one. */
+static bool small_int(const char *value, bool sign, bool *negative, uint64_t *v)
+{
+    const char *p = value;
+    *negative = sign && (*p == '-' || *p == '+') ? *p++ == '-' : false;
+    bool ok = *p >= '0' && *p <= '9' && strata_parse_u64(p, v, NULL) && *v <= INT32_MAX;
+    for (const char *q = p; ok && *q; q++)
+        ok = *q >= '0' && *q <= '9';
+    return ok;
+}
+
+static bool syntax_SHIFT(const line_ctx *lc, char *value, const char *what, int32_t *shift, GError **err)
+{
+    bool negative = false;
+    uint64_t v = 0;
+    if (!small_int(value, true, &negative, &v) || v == 0)
+        return fail_got(lc, value, what, err);
+    *shift = negative ? -(int32_t)v : (int32_t)v;
+    return true;
+}
+
+static bool syntax_DEVICE(const line_ctx *lc, char *value, const char *what, uint32_t *device, bool *has,
+                          GError **err)
+{
+    bool negative = false;
+    uint64_t v = 0;
+    if (!small_int(value, false, &negative, &v))
+        return fail_got(lc, value, what, err);
+    *has = true;
+    *device = (uint32_t)v;
+    return true;
+}
+
+/* ---- attributes, generated from trace/op_schema.h ----------------------- */
+
+/* The call of an attribute's syntax, by its field's store class. */
+#define CALL_VAL(key, syntax, f, aux, what) return syntax_##syntax(lc, value, what, &op->f, err);
+#define CALL_STR(key, syntax, f, aux, what) return syntax_##syntax(lc, value, what, &op->f, err);
+#define CALL_OPT(key, syntax, f, aux, what) return syntax_##syntax(lc, value, what, &op->f, &op->aux, err);
+#define CALL_LIST(key, syntax, f, aux, what)                                                                       \
+    return syntax_##syntax(lc, value, what, &s->lists[ATTR_##key], &op->f, &op->aux, err);
+#define CALL_SHAPE(key, syntax, f, aux, what) return syntax_##syntax(lc, value, what, op->f, &op->aux, err);
 
 static bool parse_attr(const line_ctx *lc, attr_id id, char *value, strata_op *op, strata_line_scratch *s,
                        GError **err)
 {
     switch (id) {
-    case ATTR_STREAM: return take_name(lc, value, "a stream name", &op->stream, err);
-    case ATTR_UNIT: return take_name(lc, value, "a compute unit name", &op->memory, err);
-    case ATTR_TAG:
-        return strata_tag_from_name(value, &op->tag) ||
-               fail_enum(lc, value, "a tag", tag_name_u, STRATA_TAG__COUNT, err);
-    case ATTR_DTYPE:
-        return strata_dtype_from_name(value, &op->dtype) ||
-               fail_enum(lc, value, "a dtype", dtype_name_u, STRATA_DTYPE__COUNT, err);
-    case ATTR_SHAPE: return parse_shape(lc, value, op, err);
-    case ATTR_ADDR:
-        if (!strata_parse_u64(value, &op->addr, NULL))
-            return fail_got(lc, value, "an address such as 0x7f0000 or 4096", err);
-        op->has_addr = true;
-        return true;
-    case ATTR_BYTES:
-        op->has_bytes = true;
-        return parse_size_value(lc, value, &op->size, err);
-    case ATTR_FLOPS:
-        if (!strata_parse_flops(value, &op->flops, NULL))
-            return fail_got(lc, value, "an amount of work such as 1000000, 2e9 or 4.5GFLOP", err);
-        op->has_flops = true;
-        return true;
-    case ATTR_IN: return parse_name_list(lc, value, &s->ins, &op->ins, &op->n_ins, err);
-    case ATTR_OUT: return parse_name_list(lc, value, &s->outs, &op->outs, &op->n_outs, err);
-    case ATTR_DONATE: return parse_name_list(lc, value, &s->donates, &op->donates, &op->n_donates, err);
-    case ATTR_TIME:
-        op->has_time = true;
-        return parse_time_value(lc, value, &op->time_s, err);
-    case ATTR_AT:
-        op->has_at = true;
-        return parse_time_value(lc, value, &op->at_s, err);
-    case ATTR_NOTE: return take_name(lc, value, "a note (one word)", &op->note, err);
-    case ATTR_AXIS: return parse_axis(lc, value, op, err);
-    case ATTR_ALGO:
-        return strata_algo_from_name(value, &op->algo) ||
-               fail_enum(lc, value, "an algorithm", algo_name_u, STRATA_ALGO__COUNT, err);
-    case ATTR_SHIFT: return parse_int_attr(lc, value, false, op, err);
-    case ATTR_DEVICE: return parse_int_attr(lc, value, true, op, err);
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what)                                                    \
+    case ATTR_##key:                                                                                               \
+        OP_SCHEMA_BY_CLASS(CALL_, store)(key, syntax, field, aux, what)
+        STRATA_OP_ATTRS(ATTR)
+#undef ATTR
     case ATTR__COUNT: break;
     }
     return false;
 }
 
 static const char *const attr_names[ATTR__COUNT] = {
-    [ATTR_STREAM] = "stream", [ATTR_TAG] = "tag",   [ATTR_DTYPE] = "dtype", [ATTR_SHAPE] = "shape",
-    [ATTR_ADDR] = "addr",     [ATTR_BYTES] = "bytes", [ATTR_FLOPS] = "flops", [ATTR_IN] = "in",
-    [ATTR_OUT] = "out",       [ATTR_DONATE] = "donate", [ATTR_TIME] = "time", [ATTR_UNIT] = "unit",
-    [ATTR_AT] = "at",         [ATTR_NOTE] = "note",     [ATTR_AXIS] = "axis",  [ATTR_ALGO] = "algo",
-    [ATTR_SHIFT] = "shift",   [ATTR_DEVICE] = "device",
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what) [ATTR_##key] = #key,
+    STRATA_OP_ATTRS(ATTR)
+#undef ATTR
 };
 
-/* Attribute id of the key tok[0..len), or ATTR__COUNT. By length, then by
- * compares of that constant length (inlined, not calls): this runs for
- * every attribute of every line. */
-static unsigned attr_lookup(const char *tok, size_t len)
+/* Which kinds take each attribute (STRATA_OPK() bits). */
+static const unsigned attr_kinds[ATTR__COUNT] = {
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what) [ATTR_##key] = (kinds),
+    STRATA_OP_ATTRS(ATTR)
+#undef ATTR
+};
+
+static bool kind_takes(strata_op_kind kind, unsigned id)
 {
-#define IS(id, text) (memcmp(tok, text, sizeof text - 1) == 0 ? (found = (id), true) : false)
-    unsigned found = ATTR__COUNT;
-    switch (len) {
-    case 2: (void)(IS(ATTR_IN, "in") || IS(ATTR_AT, "at")); break;
-    case 3: (void)(IS(ATTR_TAG, "tag") || IS(ATTR_OUT, "out")); break;
-    case 4:
-        (void)(IS(ATTR_TIME, "time") || IS(ATTR_UNIT, "unit") || IS(ATTR_ADDR, "addr") || IS(ATTR_NOTE, "note") ||
-               IS(ATTR_AXIS, "axis") || IS(ATTR_ALGO, "algo"));
-        break;
-    case 5:
-        (void)(IS(ATTR_FLOPS, "flops") || IS(ATTR_BYTES, "bytes") || IS(ATTR_DTYPE, "dtype") ||
-               IS(ATTR_SHAPE, "shape") || IS(ATTR_SHIFT, "shift"));
-        break;
-    case 6: (void)(IS(ATTR_STREAM, "stream") || IS(ATTR_DONATE, "donate") || IS(ATTR_DEVICE, "device")); break;
-    default: break;
-    }
-    return found;
-#undef IS
+    return (attr_kinds[id] >> kind) & 1u;
 }
 
-#define A(x) (1u << (x))
-#define COMMON_ATTRS (A(ATTR_STREAM) | A(ATTR_AT) | A(ATTR_NOTE) | A(ATTR_DEVICE))
-#define COLLECTIVE_ATTRS (COMMON_ATTRS | A(ATTR_AXIS) | A(ATTR_ALGO))
-/* Which attributes each kind takes (mask of attr_id bits). */
-static const unsigned kind_attrs[STRATA_OP__COUNT] = {
-    [STRATA_OP_ALLOC] = COMMON_ATTRS | A(ATTR_TAG) | A(ATTR_DTYPE) | A(ATTR_SHAPE) | A(ATTR_ADDR),
-    [STRATA_OP_FREE] = COMMON_ATTRS,
-    [STRATA_OP_COPY] = COMMON_ATTRS | A(ATTR_BYTES),
-    [STRATA_OP_COMPUTE] = COMMON_ATTRS | A(ATTR_FLOPS) | A(ATTR_IN) | A(ATTR_OUT) | A(ATTR_DONATE) |
-                          A(ATTR_TIME) | A(ATTR_UNIT) | A(ATTR_BYTES),
-    [STRATA_OP_RECORD] = COMMON_ATTRS,
-    [STRATA_OP_WAIT] = COMMON_ATTRS,
-    [STRATA_OP_RELEASE] = COMMON_ATTRS,
-    [STRATA_OP_OPTION] = 0,
-    [STRATA_OP_ALL_REDUCE] = COLLECTIVE_ATTRS,
-    [STRATA_OP_ALL_GATHER] = COLLECTIVE_ATTRS,
-    [STRATA_OP_REDUCE_SCATTER] = COLLECTIVE_ATTRS,
-    [STRATA_OP_ALL_TO_ALL] = COLLECTIVE_ATTRS,
-    [STRATA_OP_COLLECTIVE_PERMUTE] = COLLECTIVE_ATTRS | A(ATTR_SHIFT),
-};
+/* A key of at most 8 bytes as one word, its first byte lowest (the
+ * literal padded with NULs, so that every index is in it). */
+#define KEY_BYTE(text, i) ((uint64_t)(unsigned char)(text "\0\0\0\0\0\0\0\0")[i] << (8 * (i)))
+#define KEY_WORD(text)                                                                                             \
+    (KEY_BYTE(text, 0) | KEY_BYTE(text, 1) | KEY_BYTE(text, 2) | KEY_BYTE(text, 3) | KEY_BYTE(text, 4) |           \
+     KEY_BYTE(text, 5) | KEY_BYTE(text, 6) | KEY_BYTE(text, 7))
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what)                                                    \
+    _Static_assert(sizeof #key - 1 <= 8, "an attribute key has at most 8 bytes (attr_lookup)");
+STRATA_OP_ATTRS(ATTR)
+#undef ATTR
 
+/* The first n bytes at tok as one word, the first byte lowest. */
+static inline uint64_t key_word(const char *tok, size_t n)
+{
+    uint64_t word = 0;
+    for (size_t i = 0; i < n; i++)
+        word |= (uint64_t)(unsigned char)tok[i] << (8 * i);
+    return word;
+}
+
+/* Attribute id of the key tok[0..len), or ATTR__COUNT. By length, then
+ * the key's bytes as one word compared with the constant words of the keys
+ * of that length (the others drop out at compile time): no call, no loop
+ * over the keys. This runs for every attribute of every line. */
+static unsigned attr_lookup(const char *tok, size_t len)
+{
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what)                                                    \
+    if (sizeof #key - 1 == LEN && word == KEY_WORD(#key))                                                          \
+        return ATTR_##key;
+#define BY_LENGTH(n)                                                                                               \
+    case n: {                                                                                                      \
+        enum { LEN = n };                                                                                          \
+        uint64_t word = key_word(tok, n);                                                                          \
+        STRATA_OP_ATTRS(ATTR)                                                                                      \
+        return ATTR__COUNT;                                                                                        \
+    }
+    switch (len) {
+        BY_LENGTH(1)
+        BY_LENGTH(2)
+        BY_LENGTH(3)
+        BY_LENGTH(4)
+        BY_LENGTH(5)
+        BY_LENGTH(6)
+        BY_LENGTH(7)
+        BY_LENGTH(8)
+    default: return ATTR__COUNT;
+    }
+#undef BY_LENGTH
+#undef ATTR
+}
+
+/* The attributes a kind takes, "tag=, dtype=, ...", in canonical order. */
 static char *known_attrs(strata_op_kind kind)
 {
     GString *s = g_string_new(NULL);
     for (unsigned i = 0; i < ATTR__COUNT; i++)
-        if (kind_attrs[kind] & A(i))
+        if (kind_takes(kind, i))
             g_string_append_printf(s, "%s%s=", s->len ? ", " : "", attr_names[i]);
     return g_string_free(s, FALSE);
 }
 
-/* ---- one line ---------------------------------------------------------- */
+/* Per store class: a field set to its default. */
+#define ZERO_VAL(f, aux, d) op->f = 0;
+#define ZERO_STR(f, aux, d) op->f = d;
+#define ZERO_OPT(f, aux, d)                                                                                        \
+    op->aux = false;                                                                                               \
+    op->f = 0;
+#define ZERO_LIST(f, aux, d)                                                                                       \
+    op->f = NULL;                                                                                                  \
+    op->aux = 0;
+/* shape[] beyond n_dims stays zero, as syntax_SHAPE() is its only writer */
+#define ZERO_SHAPE(f, aux, d)                                                                                      \
+    if (op->aux)                                                                                                   \
+        memset(op->f, 0, sizeof op->f);                                                                            \
+    op->aux = 0;
 
-/* The fields the kind and the operands set come before has_bytes. */
-_Static_assert(offsetof(strata_op, kind) < offsetof(strata_op, has_bytes) &&
-                   offsetof(strata_op, line) < offsetof(strata_op, has_bytes) &&
-                   offsetof(strata_op, stream) < offsetof(strata_op, has_bytes) &&
-                   offsetof(strata_op, name) < offsetof(strata_op, has_bytes) &&
-                   offsetof(strata_op, src) < offsetof(strata_op, has_bytes) &&
-                   offsetof(strata_op, memory) < offsetof(strata_op, has_bytes) &&
-                   offsetof(strata_op, size) < offsetof(strata_op, has_bytes),
-               "the operands' fields of strata_op precede its attributes'");
+/* The operands' fields at their defaults, one by one (a memset is a
+ * string store slow to start, on every line). */
+static void clear_operands(strata_op *op)
+{
+#define OPERAND(field, aux, store, kinds, dflt) OP_SCHEMA_BY_CLASS(ZERO_, store)(field, aux, dflt)
+    STRATA_OP_OPERANDS(OPERAND)
+#undef OPERAND
+}
+
+/* The attributes' fields at their defaults, one by one, as above. */
+static void clear_attributes(strata_op *op)
+{
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what) OP_SCHEMA_BY_CLASS(ZERO_, store)(field, aux, dflt)
+    STRATA_OP_ATTRS(ATTR)
+#undef ATTR
+}
+
+/* ---- one line ---------------------------------------------------------- */
 
 static bool missing(const line_ctx *lc, const char *what, GError **err)
 {
@@ -536,7 +618,7 @@ static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GEr
             break;
         if (ok && !(tok = next_token(cursor)))
             ok = missing(lc, "a size such as 4096, 64KiB or 1.5GiB after the buffer name", err);
-        ok = ok && parse_size_value(lc, tok, &op->size, err);
+        ok = ok && parse_size_value(lc, tok, "a size such as 4096, 64KiB or 1.5GiB", &op->size, err);
         break;
     case STRATA_OP_FREE:
     case STRATA_OP_ALL_REDUCE:
@@ -574,10 +656,10 @@ static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GEr
             return fail_got(lc, tok, "an option key (printable, without ',' or '#')", err);
         }
         op->name = tok;
-        op->src = eq + 1;
-        for (const unsigned char *p = (const unsigned char *)op->src; *p; p++)
+        op->value = eq + 1;
+        for (const unsigned char *p = (const unsigned char *)op->value; *p; p++)
             if (*p < 0x21 || *p == 0x7f)
-                return fail_got(lc, op->src, "a printable option value", err);
+                return fail_got(lc, op->value, "a printable option value", err);
     }
     /* Optional trailing positional: alloc's and release's MEMORY, a token
      * without '=' (one with it is the first attribute). */
@@ -633,7 +715,7 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
         }
         *eq = '\0';
         unsigned id = attr_lookup(tok, (size_t)(eq - tok));
-        if (id == ATTR__COUNT || !(kind_attrs[op->kind] & A(id))) {
+        if (id == ATTR__COUNT || !kind_takes(op->kind, id)) {
             char *known = known_attrs(op->kind);
             char *q = strata_quote(tok);
             if (*known)
@@ -646,9 +728,9 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
             g_free(known);
             return false;
         }
-        if (seen & A(id))
+        if (seen & (1u << id))
             return fail_at(lc, tok, err, "duplicate attribute '%s='", attr_names[id]);
-        seen |= A(id);
+        seen |= 1u << id;
         char *value = eq + 1;
         if (*value == '\0')
             return fail_at(lc, value, err, "expected a value after '%s=', got end of attribute", attr_names[id]);
@@ -656,37 +738,6 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
             return false;
     }
     return true;
-}
-
-/* Zeroes the fields from has_bytes on, one by one: a memset of those 230
- * bytes is a string store slow to start, on most lines. shape[] beyond
- * n_dims stays zero, as parse_shape() is the only writer. */
-static void clear_attributes(strata_op *op)
-{
-    _Static_assert(sizeof(strata_op) == 288, "clear_attributes() clears every field from has_bytes on: add the new one");
-    op->has_bytes = false;
-    op->tag = 0;
-    op->dtype = 0;
-    if (op->n_dims)
-        memset(op->shape, 0, sizeof op->shape);
-    op->n_dims = 0;
-    op->has_addr = false;
-    op->addr = 0;
-    op->has_flops = false;
-    op->flops = 0;
-    op->has_time = false;
-    op->time_s = 0;
-    op->ins = op->outs = op->donates = NULL;
-    op->n_ins = op->n_outs = op->n_donates = 0;
-    op->axis = NULL;
-    op->algo = 0;
-    op->shift = 0;
-    op->has_device = false;
-    op->device = 0;
-    op->coll = NULL;
-    op->has_at = false;
-    op->at_s = 0;
-    op->note = NULL;
 }
 
 bool strata_line_parse(char *text, size_t len, const char *origin, uint64_t line, strata_line_scratch *s,
@@ -698,18 +749,18 @@ bool strata_line_parse(char *text, size_t len, const char *origin, uint64_t line
     else
         end = text + len;
     line_ctx lc = {origin, line, text, end};
-    /* Only attributes set the fields from has_bytes on: after a line
-     * without any, the operands' fields are all there is to clear. */
-    memset(op, 0, offsetof(strata_op, has_bytes));
+    /* Only attributes set the attributes' fields: after a line without
+     * any, the operands' fields are all there is to clear. */
     if (!s->op_cleared) {
         memset(op, 0, sizeof *op);
         s->op_cleared = true;
-    } else if (!s->tail_zero) {
-        clear_attributes(op);
+        s->tail_zero = false;
     }
+    clear_operands(op);
+    if (!s->tail_zero)
+        clear_attributes(op);
     s->tail_zero = true;
     op->line = line;
-    op->stream = STRATA_DEFAULT_STREAM;
     char *cursor = text;
     char *tok = next_token(&cursor);
     if (!tok)
@@ -741,9 +792,8 @@ void strata_line_scratch_free(strata_line_scratch *s)
     if (s == NULL)
         return;
     g_free(s->text);
-    g_free(s->ins.names);
-    g_free(s->outs.names);
-    g_free(s->donates.names);
+    for (unsigned i = 0; i < ATTR__COUNT; i++)
+        g_free(s->lists[i].names);
     g_free(s);
 }
 

@@ -10,7 +10,10 @@
  *  2. strata_op_copy() leaves dst owning every string and array it points at;
  *     strata_op_clear() releases exactly those and zeroes the op.
  *  3. strata_op_equal() compares every field except `line` (the position in
- *     a file is not part of what the op means), strings by content.
+ *     a file is not part of what the op means), strings by content, a value
+ *     with a has_ flag only when the flag is set.
+ * Copy, clear and equality are generated from the fields of
+ * trace/op_schema.h: a new field needs nothing here.
  */
 #include "trace/op.h"
 #include <string.h>
@@ -155,42 +158,6 @@ static const char *const *copy_names(const char *const *names, uint32_t n)
     return (const char *const *)out;
 }
 
-void strata_op_copy(strata_op *dst, const strata_op *src)
-{
-    *dst = *src;
-    dst->stream = g_strdup(src->stream ? src->stream : STRATA_DEFAULT_STREAM);
-    dst->name = g_strdup(src->name);
-    dst->src = g_strdup(src->src);
-    dst->memory = g_strdup(src->memory);
-    dst->note = g_strdup(src->note);
-    dst->axis = g_strdup(src->axis);
-    dst->ins = copy_names(src->ins, src->n_ins);
-    dst->outs = copy_names(src->outs, src->n_outs);
-    dst->donates = copy_names(src->donates, src->n_donates);
-    if (!dst->ins)
-        dst->n_ins = 0;
-    if (!dst->outs)
-        dst->n_outs = 0;
-    if (!dst->donates)
-        dst->n_donates = 0;
-}
-
-void strata_op_clear(strata_op *op)
-{
-    if (op == NULL)
-        return;
-    g_free((char *)op->stream);
-    g_free((char *)op->name);
-    g_free((char *)op->src);
-    g_free((char *)op->memory);
-    g_free((char *)op->note);
-    g_free((char *)op->axis);
-    g_strfreev((char **)op->ins);
-    g_strfreev((char **)op->outs);
-    g_strfreev((char **)op->donates);
-    memset(op, 0, sizeof *op);
-}
-
 static bool names_equal(const char *const *a, uint32_t na, const char *const *b, uint32_t nb)
 {
     if (na != nb)
@@ -201,31 +168,66 @@ static bool names_equal(const char *const *a, uint32_t na, const char *const *b,
     return true;
 }
 
+/* Per class of store (trace/op_schema.h): what copy, clear and equality do
+ * with a field f (and its companion aux) whose absent value is d. */
+#define COPY_VAL(f, aux, d)
+#define COPY_OPT(f, aux, d)
+#define COPY_SHAPE(f, aux, d)
+#define COPY_STR(f, aux, d) dst->f = g_strdup(src->f ? src->f : d);
+#define COPY_LIST(f, aux, d)                                                                                       \
+    dst->f = copy_names(src->f, src->aux);                                                                         \
+    if (!dst->f)                                                                                                   \
+        dst->aux = 0;
+#define FREE_VAL(f, aux)
+#define FREE_OPT(f, aux)
+#define FREE_SHAPE(f, aux)
+#define FREE_STR(f, aux) g_free((char *)op->f);
+#define FREE_LIST(f, aux) g_strfreev((char **)op->f);
+#define EQ_VAL(f, aux, d) &&a->f == b->f
+#define EQ_OPT(f, aux, d) &&a->aux == b->aux && (!a->aux || a->f == b->f)
+#define EQ_STR(f, aux, d) &&g_strcmp0(a->f ? a->f : d, b->f ? b->f : d) == 0
+#define EQ_LIST(f, aux, d) &&names_equal(a->f, a->aux, b->f, b->aux)
+#define EQ_SHAPE(f, aux, d) &&shape_equal(a->f, a->aux, b->f, b->aux)
+
+static bool shape_equal(const uint64_t *a, uint32_t na, const uint64_t *b, uint32_t nb)
+{
+    if (na != nb)
+        return false;
+    for (uint32_t i = 0; i < na && i < STRATA_MAX_DIMS; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
+}
+
+void strata_op_copy(strata_op *dst, const strata_op *src)
+{
+    *dst = *src;
+#define OPERAND(field, aux, store, kinds, dflt) OP_SCHEMA_BY_CLASS(COPY_, store)(field, aux, dflt)
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what) OP_SCHEMA_BY_CLASS(COPY_, store)(field, aux, dflt)
+    STRATA_OP_OPERANDS(OPERAND)
+    STRATA_OP_ATTRS(ATTR)
+#undef OPERAND
+#undef ATTR
+}
+
+void strata_op_clear(strata_op *op)
+{
+    if (op == NULL)
+        return;
+#define OPERAND(field, aux, store, kinds, dflt) OP_SCHEMA_BY_CLASS(FREE_, store)(field, aux)
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what) OP_SCHEMA_BY_CLASS(FREE_, store)(field, aux)
+    STRATA_OP_OPERANDS(OPERAND)
+    STRATA_OP_ATTRS(ATTR)
+#undef OPERAND
+#undef ATTR
+    memset(op, 0, sizeof *op);
+}
+
 bool strata_op_equal(const strata_op *a, const strata_op *b)
 {
-    const char *sa = a->stream ? a->stream : STRATA_DEFAULT_STREAM;
-    const char *sb = b->stream ? b->stream : STRATA_DEFAULT_STREAM;
-    if (a->kind != b->kind || strcmp(sa, sb) != 0 || g_strcmp0(a->name, b->name) != 0 ||
-        g_strcmp0(a->src, b->src) != 0 || g_strcmp0(a->memory, b->memory) != 0 ||
-        g_strcmp0(a->note, b->note) != 0 || g_strcmp0(a->axis, b->axis) != 0)
-        return false;
-    if (a->algo != b->algo || a->shift != b->shift || a->has_device != b->has_device ||
-        (a->has_device && a->device != b->device))
-        return false;
-    if (a->size != b->size || a->has_bytes != b->has_bytes || a->tag != b->tag ||
-        a->dtype != b->dtype || a->n_dims != b->n_dims || a->has_addr != b->has_addr ||
-        (a->has_addr && a->addr != b->addr))
-        return false;
-    for (uint32_t i = 0; i < a->n_dims && i < STRATA_MAX_DIMS; i++)
-        if (a->shape[i] != b->shape[i])
-            return false;
-    if (a->has_flops != b->has_flops || (a->has_flops && a->flops != b->flops))
-        return false;
-    if (a->has_time != b->has_time || (a->has_time && a->time_s != b->time_s))
-        return false;
-    if (a->has_at != b->has_at || (a->has_at && a->at_s != b->at_s))
-        return false;
-    return names_equal(a->ins, a->n_ins, b->ins, b->n_ins) &&
-           names_equal(a->outs, a->n_outs, b->outs, b->n_outs) &&
-           names_equal(a->donates, a->n_donates, b->donates, b->n_donates);
+#define OPERAND(field, aux, store, kinds, dflt) OP_SCHEMA_BY_CLASS(EQ_, store)(field, aux, dflt)
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what) OP_SCHEMA_BY_CLASS(EQ_, store)(field, aux, dflt)
+    return a->kind == b->kind STRATA_OP_OPERANDS(OPERAND) STRATA_OP_ATTRS(ATTR);
+#undef OPERAND
+#undef ATTR
 }

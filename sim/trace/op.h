@@ -13,7 +13,8 @@
  * strata_op_clear(). Ops built by hand point at strings their builder owns.
  *
  * Invariants of a well-formed op (checked by trace/check.h, not here):
- *  1. kind-specific fields are set as documented per field; others are zero.
+ *  1. kind-specific fields are set as trace/op_schema.h says per field
+ *     (KINDS); the others hold their defaults.
  *  2. stream is never NULL (the default stream is "main").
  *  3. n_dims <= STRATA_MAX_DIMS and shape[] holds n_dims positive extents.
  */
@@ -23,10 +24,13 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "trace/op_schema.h"
 
 #define STRATA_TRACE_VERSION 1
 #define STRATA_MAX_DIMS 8
 #define STRATA_DEFAULT_STREAM "main"
+/* strata_op.coll of an op that is no step of a collective. */
+#define STRATA_COLL_NONE 0u
 
 typedef enum {
     STRATA_OP_ALLOC,   /* alloc BUF SIZE [MEMORY] [stream=] [tag=] [dtype=] [shape=] [addr=] */
@@ -88,71 +92,17 @@ typedef enum {
     STRATA_DTYPE__COUNT
 } strata_dtype;
 
+/* An op: its kind, where it was read, and the fields of trace/op_schema.h
+ * (operands, then attributes: what each holds is said there, once). */
 typedef struct strata_op {
     strata_op_kind kind;
-    uint64_t line;        /* 1-based line in the source trace; 0 when generated */
-    const char *stream;   /* never NULL */
-
-    /* ALLOC, FREE: the buffer. COPY: the destination. COMPUTE: the label.
-     * RECORD, WAIT: the event. OPTION: the key. RELEASE: NULL.
-     * ALL_REDUCE: the buffer. Other collectives: OUT. */
-    const char *name;
-    /* COPY: the source buffer. OPTION: the value. Collectives but
-     * ALL_REDUCE: IN. Else NULL. */
-    const char *src;
-    /* ALLOC: the memory (NULL = the hardware's device memory).
-     * RELEASE: the memory (NULL = every memory). COMPUTE: unit= (NULL = the
-     * hardware's first compute unit). Else NULL. */
-    const char *memory;
-
-    /* ALLOC: requested bytes. COPY: bytes= (0 when has_bytes is false: the
-     * whole source buffer). COMPUTE: bytes=, the bytes its operands move
-     * through the unit's memory (has_bytes false: the sizes of in= and out=). */
-    uint64_t size;
-    bool has_bytes;
-
-    /* ALLOC only. */
-    strata_tag tag;
-    strata_dtype dtype;
-    uint32_t n_dims;
-    uint64_t shape[STRATA_MAX_DIMS];
-    bool has_addr;       /* addr=0x... where a captured run placed it */
-    uint64_t addr;
-
-    /* COMPUTE only. */
-    bool has_flops;
-    double flops;
-    bool has_time;
-    double time_s;
-    const char *const *ins;  /* in=A,B: n_ins buffer names */
-    uint32_t n_ins;
-    const char *const *outs; /* out=C: n_outs buffer names */
-    uint32_t n_outs;
-    const char *const *donates; /* donate=A: inputs whose storage outputs reuse */
-    uint32_t n_donates;
-
-    /* Collectives only: axis= (one mesh axis, or several joined by ','),
-     * algo=, and COLLECTIVE_PERMUTE's shift= (non-zero: rank r sends to
-     * rank r + shift modulo the group size). */
-    const char *axis;
-    strata_algo algo;
-    int32_t shift;
-
-    /* Any op: device=D, only device D runs it (has_device false: every
-     * device of the mesh runs it, or the one device without a mesh). */
-    bool has_device;
-    uint32_t device;
-
-    /* An op the SPMD expansion made as a step of a collective: what it
-     * belongs to (spmd/spmd.h), owned by that source; NULL otherwise. Not
-     * part of the text form. */
-    const struct strata_coll_info *coll;
-
-    /* Any op: at=DUR, when the captured run issued it (for comparison only). */
-    bool has_at;
-    double at_s;
-    /* Any op: note=TEXT, a short free label (no spaces; e.g. a frame). */
-    const char *note;
+    uint64_t line; /* 1-based line in the source trace; 0 when generated */
+#define OP_SCHEMA_DECL_OPERAND(field, aux, store, kinds, dflt) OP_SCHEMA_STORE_##store(field, aux)
+#define OP_SCHEMA_DECL_ATTR(key, field, aux, store, syntax, kinds, dflt, what) OP_SCHEMA_STORE_##store(field, aux)
+    STRATA_OP_OPERANDS(OP_SCHEMA_DECL_OPERAND)
+    STRATA_OP_ATTRS(OP_SCHEMA_DECL_ATTR)
+#undef OP_SCHEMA_DECL_OPERAND
+#undef OP_SCHEMA_DECL_ATTR
 } strata_op;
 
 /* Whether a and b are the same string: inline, not a call to strcmp, for

@@ -39,6 +39,11 @@ bool strata_source_rewind(strata_source *src, GError **err)
 
 const char *strata_source_origin(const strata_source *src) { return src->origin; }
 
+void *strata_source_self(const strata_source *src, const strata_source_vtable *vt)
+{
+    return src && src->vt == vt ? src->self : NULL;
+}
+
 void strata_source_free(strata_source *src)
 {
     if (src == NULL)

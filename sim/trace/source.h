@@ -31,6 +31,10 @@ strata_source *strata_source_new(const strata_source_vtable *vt, void *self, con
 int strata_source_next(strata_source *src, const strata_op **op, GError **err);
 bool strata_source_rewind(strata_source *src, GError **err);
 const char *strata_source_origin(const strata_source *src);
+/* src's self when it was made with the vtable vt, else NULL: for the maker
+ * of a kind of source to find its own state behind a strata_source (as
+ * strata_spmd_coll() does). */
+void *strata_source_self(const strata_source *src, const strata_source_vtable *vt);
 void strata_source_free(strata_source *src); /* NULL ok; destroys self */
 
 /* A source over ops held in memory; copies them (strata_op_copy). */

@@ -1,9 +1,12 @@
 /*
  * writer.c: writes ops as canonical `strata-trace 1` text.
  *
- * Canonical form of a line: the kind, its positional operands, its own
- * attributes in a fixed order, then stream= (only when not "main"), at= and
- * note=. Sizes use strata_format_size_exact() (shortest exact binary unit),
+ * Canonical form of a line: the kind, its positional operands, then its
+ * attributes in the order of trace/op_schema.h (its own, then device=,
+ * stream= (only when not "main"), at= and note=), each only when not at
+ * its default. The attributes and their checks are generated from the
+ * schema; the operands, whose grammar is per kind, are written here.
+ * Sizes use strata_format_size_exact() (shortest exact binary unit),
  * times strata_format_time_exact() (parses back to the same double), flops
  * g_ascii_dtostr() (shortest text that parses back to the same double),
  * addresses hex.
@@ -38,20 +41,85 @@ static void append_size(GString *s, const char *key, uint64_t bytes)
     g_free(text);
 }
 
-static void append_time(GString *s, const char *key, double seconds)
+/* ---- the syntaxes of attribute values ----------------------------------
+ * write_NAME() writes " key=VALUE" for a value of SYNTAX NAME
+ * (trace/op_schema.h); its arguments after the key are the field (VAL,
+ * STR, OPT), or the field and its count (LIST, SHAPE). */
+
+static void write_NAME(GString *s, const char *key, const char *v) { g_string_append_printf(s, " %s=%s", key, v); }
+static void write_AXIS(GString *s, const char *key, const char *v) { write_NAME(s, key, v); }
+static void write_TAG(GString *s, const char *key, strata_tag v) { write_NAME(s, key, strata_tag_name(v)); }
+static void write_DTYPE(GString *s, const char *key, strata_dtype v) { write_NAME(s, key, strata_dtype_name(v)); }
+static void write_ALGO(GString *s, const char *key, strata_algo v) { write_NAME(s, key, strata_algo_name(v)); }
+static void write_SIZE(GString *s, const char *key, uint64_t v) { append_size(s, key, v); }
+static void write_SHIFT(GString *s, const char *key, int32_t v) { g_string_append_printf(s, " %s=%+d", key, (int)v); }
+static void write_DEVICE(GString *s, const char *key, uint32_t v) { g_string_append_printf(s, " %s=%u", key, v); }
+
+static void write_ADDR(GString *s, const char *key, uint64_t v)
+{
+    g_string_append_printf(s, " %s=0x%" G_GINT64_MODIFIER "x", key, v);
+}
+
+static void write_FLOPS(GString *s, const char *key, double v)
+{
+    char buf[G_ASCII_DTOSTR_BUF_SIZE];
+    write_NAME(s, key, g_ascii_dtostr(buf, sizeof buf, v));
+}
+
+static void write_TIME(GString *s, const char *key, double seconds)
 {
     char *text = strata_format_time_exact(seconds);
-    g_string_append_printf(s, " %s=%s", key, text);
+    write_NAME(s, key, text);
     g_free(text);
 }
 
-static void append_list(GString *s, const char *key, const char *const *names, uint32_t n)
+static void write_LIST(GString *s, const char *key, const char *const *names, uint32_t n)
 {
-    if (n == 0 || names == NULL)
-        return;
     g_string_append_printf(s, " %s=", key);
     for (uint32_t i = 0; i < n; i++)
         g_string_append_printf(s, "%s%s", i ? "," : "", names[i]);
+}
+
+static void write_SHAPE(GString *s, const char *key, const uint64_t *shape, uint32_t n)
+{
+    g_string_append_printf(s, " %s=", key);
+    for (uint32_t i = 0; i < n && i < STRATA_MAX_DIMS; i++)
+        g_string_append_printf(s, "%s%" G_GUINT64_FORMAT, i ? "x" : "", shape[i]);
+}
+
+/* Whether the string v is the default d (a NULL d: no string is). */
+static bool is_default(const char *v, const char *d)
+{
+    return d && strcmp(v, d) == 0;
+}
+
+/* Per store class: write the field when it is not at its default. */
+#define WRITE_VAL(key, syntax, f, aux, d)                                                                          \
+    if (op->f != 0)                                                                                                \
+        write_##syntax(s, #key, op->f);
+#define WRITE_STR(key, syntax, f, aux, d)                                                                          \
+    if (op->f && !is_default(op->f, d))                                                                            \
+        write_##syntax(s, #key, op->f);
+#define WRITE_OPT(key, syntax, f, aux, d)                                                                          \
+    if (op->aux)                                                                                                   \
+        write_##syntax(s, #key, op->f);
+#define WRITE_LIST(key, syntax, f, aux, d)                                                                         \
+    if (op->aux && op->f)                                                                                          \
+        write_##syntax(s, #key, op->f, op->aux);
+#define WRITE_SHAPE(key, syntax, f, aux, d)                                                                        \
+    if (op->aux)                                                                                                   \
+        write_##syntax(s, #key, op->f, op->aux);
+
+/* The attributes of op its kind takes, in the schema's (canonical) order. */
+static void append_attrs(const strata_op *op, GString *s)
+{
+    unsigned kind = 1u << op->kind;
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what)                                                    \
+    if ((kinds) & kind) {                                                                                          \
+        OP_SCHEMA_BY_CLASS(WRITE_, store)(key, syntax, field, aux, dflt)                                           \
+    }
+    STRATA_OP_ATTRS(ATTR)
+#undef ATTR
 }
 
 static void op_to_text(const strata_op *op, GString *s)
@@ -63,76 +131,32 @@ static void op_to_text(const strata_op *op, GString *s)
         append_size(s, NULL, op->size);
         if (op->memory)
             g_string_append_printf(s, " %s", op->memory);
-        if (op->tag != STRATA_TAG_NONE)
-            g_string_append_printf(s, " tag=%s", strata_tag_name(op->tag));
-        if (op->dtype != STRATA_DTYPE_NONE)
-            g_string_append_printf(s, " dtype=%s", strata_dtype_name(op->dtype));
-        if (op->n_dims > 0) {
-            g_string_append(s, " shape=");
-            for (uint32_t i = 0; i < op->n_dims && i < STRATA_MAX_DIMS; i++)
-                g_string_append_printf(s, "%s%" G_GUINT64_FORMAT, i ? "x" : "", op->shape[i]);
-        }
-        if (op->has_addr)
-            g_string_append_printf(s, " addr=0x%" G_GINT64_MODIFIER "x", op->addr);
         break;
     case STRATA_OP_FREE:
     case STRATA_OP_RECORD:
     case STRATA_OP_WAIT:
+    case STRATA_OP_COMPUTE:
+    case STRATA_OP_ALL_REDUCE:
         g_string_append_printf(s, " %s", op->name);
         break;
     case STRATA_OP_COPY:
+    case STRATA_OP_ALL_GATHER:
+    case STRATA_OP_REDUCE_SCATTER:
+    case STRATA_OP_ALL_TO_ALL:
+    case STRATA_OP_COLLECTIVE_PERMUTE:
         g_string_append_printf(s, " %s %s", op->name, op->src);
-        if (op->has_bytes)
-            append_size(s, "bytes", op->size);
-        break;
-    case STRATA_OP_COMPUTE:
-        g_string_append_printf(s, " %s", op->name);
-        if (op->has_flops) {
-            char buf[G_ASCII_DTOSTR_BUF_SIZE];
-            g_string_append_printf(s, " flops=%s", g_ascii_dtostr(buf, sizeof buf, op->flops));
-        }
-        append_list(s, "in", op->ins, op->n_ins);
-        append_list(s, "out", op->outs, op->n_outs);
-        append_list(s, "donate", op->donates, op->n_donates);
-        if (op->has_bytes)
-            append_size(s, "bytes", op->size);
-        if (op->has_time)
-            append_time(s, "time", op->time_s);
-        if (op->memory)
-            g_string_append_printf(s, " unit=%s", op->memory);
         break;
     case STRATA_OP_RELEASE:
         if (op->memory)
             g_string_append_printf(s, " %s", op->memory);
         break;
     case STRATA_OP_OPTION:
-        g_string_append_printf(s, " %s=%s", op->name, op->src);
+        g_string_append_printf(s, " %s=%s", op->name, op->value);
         return; /* options take no attributes */
-    case STRATA_OP_ALL_REDUCE:
-    case STRATA_OP_ALL_GATHER:
-    case STRATA_OP_REDUCE_SCATTER:
-    case STRATA_OP_ALL_TO_ALL:
-    case STRATA_OP_COLLECTIVE_PERMUTE:
-        g_string_append_printf(s, " %s", op->name);
-        if (op->kind != STRATA_OP_ALL_REDUCE)
-            g_string_append_printf(s, " %s", op->src);
-        if (op->kind == STRATA_OP_COLLECTIVE_PERMUTE)
-            g_string_append_printf(s, " shift=%+d", (int)op->shift);
-        g_string_append_printf(s, " axis=%s", op->axis);
-        if (op->algo != STRATA_ALGO_DEFAULT)
-            g_string_append_printf(s, " algo=%s", strata_algo_name(op->algo));
-        break;
-    case STRATA_OP__COUNT:
-        break;
+    default: /* STRATA_OP__COUNT and beyond: no op */
+        return;
     }
-    if (op->has_device)
-        g_string_append_printf(s, " device=%u", op->device);
-    if (op->stream && strcmp(op->stream, STRATA_DEFAULT_STREAM) != 0)
-        g_string_append_printf(s, " stream=%s", op->stream);
-    if (op->has_at)
-        append_time(s, "at", op->at_s);
-    if (op->note)
-        g_string_append_printf(s, " note=%s", op->note);
+    append_attrs(op, s);
 }
 
 char *strata_op_to_text(const strata_op *op)
@@ -176,15 +200,39 @@ static bool check_list(const strata_op *op, const char *what, const char *const 
     return true;
 }
 
+/* Per store class: whether a field's names are ones a trace can hold (an
+ * AXIS may hold ','; a value that is not a name has nothing to check). */
+#define COMMA_NAME false
+#define COMMA_AXIS true
+#define CHECK_VAL(key, syntax, f, aux)
+#define CHECK_OPT(key, syntax, f, aux)
+#define CHECK_SHAPE(key, syntax, f, aux)
+#define CHECK_STR(key, syntax, f, aux)                                                                             \
+    if (op->f && !check_name(op, #key, op->f, COMMA_##syntax, err))                                                \
+        return false;
+#define CHECK_LIST(key, syntax, f, aux)                                                                            \
+    if (!check_list(op, #key "=", op->f, op->aux, err))                                                            \
+        return false;
+
+static bool check_attrs(const strata_op *op, GError **err)
+{
+    unsigned kind = 1u << op->kind;
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what)                                                    \
+    if ((kinds) & kind) {                                                                                          \
+        OP_SCHEMA_BY_CLASS(CHECK_, store)(key, syntax, field, aux)                                                 \
+    }
+    STRATA_OP_ATTRS(ATTR)
+#undef ATTR
+    return true;
+}
+
 static bool check_writable(const strata_op *op, GError **err)
 {
     if ((unsigned)op->kind >= STRATA_OP__COUNT) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "cannot write an op of unknown kind %d", (int)op->kind);
         return false;
     }
-    if (op->stream && !check_name(op, "stream", op->stream, false, err))
-        return false;
-    if (op->note && !check_name(op, "note", op->note, false, err))
+    if (!check_attrs(op, err))
         return false;
     switch (op->kind) {
     case STRATA_OP_ALLOC:
@@ -199,15 +247,12 @@ static bool check_writable(const strata_op *op, GError **err)
         return check_name(op, "destination", op->name, false, err) &&
                check_name(op, "source", op->src, false, err);
     case STRATA_OP_COMPUTE:
-        return check_name(op, "label", op->name, false, err) &&
-               (!op->memory || check_name(op, "unit", op->memory, false, err)) &&
-               check_list(op, "in=", op->ins, op->n_ins, err) && check_list(op, "out=", op->outs, op->n_outs, err) &&
-               check_list(op, "donate=", op->donates, op->n_donates, err);
+        return check_name(op, "label", op->name, false, err);
     case STRATA_OP_RELEASE:
         return !op->memory || check_name(op, "memory", op->memory, false, err);
     case STRATA_OP_OPTION:
         return check_name(op, "option key", op->name, false, err) &&
-               check_name(op, "option value", op->src, true, err);
+               check_name(op, "option value", op->value, true, err);
     case STRATA_OP_ALL_REDUCE:
     case STRATA_OP_ALL_GATHER:
     case STRATA_OP_REDUCE_SCATTER:
@@ -215,7 +260,7 @@ static bool check_writable(const strata_op *op, GError **err)
     case STRATA_OP_COLLECTIVE_PERMUTE:
         return check_name(op, "buffer", op->name, false, err) &&
                (op->kind == STRATA_OP_ALL_REDUCE || check_name(op, "source", op->src, false, err)) &&
-               check_name(op, "axis", op->axis, true, err) &&
+               (op->axis || check_name(op, "axis", op->axis, true, err)) &&
                (op->kind != STRATA_OP_COLLECTIVE_PERMUTE || op->shift != 0 ||
                 check_name(op, "shift", NULL, false, err));
     default:
