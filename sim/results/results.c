@@ -14,6 +14,7 @@
  */
 #include "results/results.h"
 #include "results/collectives.h"
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "results/timeline.h"
@@ -99,21 +100,33 @@ void strata_results_free(strata_results *r)
     g_free(r);
 }
 
-/* Appends a zeroed element and returns it (valid until the next append). */
-static void *append_zero(GArray *a)
-{
-    g_array_set_size(a, a->len + 1);
-    return a->data + (size_t)(a->len - 1) * g_array_get_element_size(a);
-}
+/* The head every named result (memory, link, stream, unit) starts with. */
+typedef struct named_head {
+    char *name;
+    strata_place place;
+} named_head;
 
-static const strata_place nowhere = {{STRATA_NO_DEVICE, STRATA_NO_DEVICE}, {STRATA_NO_DEVICE, STRATA_NO_DEVICE}};
+/* Appends a zeroed element named `name`, placed nowhere, and returns it
+ * (valid until the next append). */
+static void *append_named(GArray *a, const char *name)
+{
+    static const strata_place nowhere = {{STRATA_NO_DEVICE, STRATA_NO_DEVICE},
+                                         {STRATA_NO_DEVICE, STRATA_NO_DEVICE}};
+    g_array_set_size(a, a->len + 1);
+    named_head *h = (named_head *)(a->data + (size_t)(a->len - 1) * g_array_get_element_size(a));
+    h->name = g_strdup(name);
+    h->place = nowhere;
+    return h;
+}
+_Static_assert(offsetof(strata_memory_result, place) == offsetof(named_head, place) &&
+                   offsetof(strata_link_result, place) == offsetof(named_head, place) &&
+                   offsetof(strata_stream_result, place) == offsetof(named_head, place) &&
+                   offsetof(strata_compute_result, place) == offsetof(named_head, place),
+               "every named result starts with its name and place");
 
 strata_memory_result *strata_results_add_memory(strata_results *r, const char *name)
 {
-    strata_memory_result *m = append_zero(r->memories);
-    m->name = g_strdup(name);
-    m->place = nowhere;
-    return m;
+    return append_named(r->memories, name);
 }
 
 const strata_memory_result *strata_results_memory(const strata_results *r, const char *name)
@@ -128,26 +141,17 @@ const strata_memory_result *strata_results_memory(const strata_results *r, const
 
 strata_link_result *strata_results_add_link(strata_results *r, const char *name)
 {
-    strata_link_result *l = append_zero(r->links);
-    l->name = g_strdup(name);
-    l->place = nowhere;
-    return l;
+    return append_named(r->links, name);
 }
 
 strata_stream_result *strata_results_add_stream(strata_results *r, const char *name)
 {
-    strata_stream_result *s = append_zero(r->streams);
-    s->name = g_strdup(name);
-    s->place = nowhere;
-    return s;
+    return append_named(r->streams, name);
 }
 
 strata_compute_result *strata_results_add_compute(strata_results *r, const char *name)
 {
-    strata_compute_result *c = append_zero(r->compute);
-    c->name = g_strdup(name);
-    c->place = nowhere;
-    return c;
+    return append_named(r->compute, name);
 }
 
 void strata_results_set_oom(strata_results *r, uint64_t op_index, uint64_t line, const char *memory,
@@ -177,7 +181,8 @@ void strata_results_enable_spans(strata_results *r)
 strata_op_span *strata_results_add_span(strata_results *r, const char *label)
 {
     strata_results_enable_spans(r);
-    strata_op_span *s = append_zero(r->spans);
+    g_array_set_size(r->spans, r->spans->len + 1);
+    strata_op_span *s = &g_array_index(r->spans, strata_op_span, r->spans->len - 1);
     s->label = g_strdup(label);
     s->memory = s->src_memory = s->dst_memory = -1;
     s->device = STRATA_NO_DEVICE;

@@ -606,42 +606,20 @@ static bool plain_size(char **cursor, uint64_t *bytes)
     return true;
 }
 
-/* Positional operands of each kind. *cursor is left after the last one. */
+/* Positional operands of each kind (strata_op_positionals_of). *cursor is left
+ * after the last one. */
 static bool parse_operands(const line_ctx *lc, strata_op *op, char **cursor, GError **err)
 {
     char *tok = NULL;
     bool ok = true;
-    switch (op->kind) {
-    case STRATA_OP_ALLOC:
-        ok = take_operand(lc, cursor, "a buffer name", op, true, &op->name, err);
-        if (ok && plain_size(cursor, &op->size))
-            break;
-        if (ok && !(tok = next_token(cursor)))
+    const strata_op_positionals *g = strata_op_positionals_of(op->kind);
+    ok = !g->name || take_operand(lc, cursor, g->name, op, true, &op->name, err);
+    if (ok && op->kind == STRATA_OP_ALLOC && !plain_size(cursor, &op->size)) {
+        if (!(tok = next_token(cursor)))
             ok = missing(lc, "a size such as 4096, 64KiB or 1.5GiB after the buffer name", err);
         ok = ok && parse_size_value(lc, tok, "a size such as 4096, 64KiB or 1.5GiB", &op->size, err);
-        break;
-    case STRATA_OP_FREE:
-    case STRATA_OP_ALL_REDUCE:
-        ok = take_operand(lc, cursor, "a buffer name", op, true, &op->name, err);
-        break;
-    case STRATA_OP_RECORD:
-    case STRATA_OP_WAIT:
-        ok = take_operand(lc, cursor, "an event name", op, true, &op->name, err);
-        break;
-    case STRATA_OP_COMPUTE:
-        ok = take_operand(lc, cursor, "a label", op, true, &op->name, err);
-        break;
-    case STRATA_OP_COPY:
-    case STRATA_OP_ALL_GATHER:
-    case STRATA_OP_REDUCE_SCATTER:
-    case STRATA_OP_ALL_TO_ALL:
-    case STRATA_OP_COLLECTIVE_PERMUTE:
-        ok = take_operand(lc, cursor, "a destination buffer", op, true, &op->name, err) &&
-             take_operand(lc, cursor, "a source buffer", op, false, &op->src, err);
-        break;
-    default:
-        break;
     }
+    ok = ok && (!g->src || take_operand(lc, cursor, g->src, op, false, &op->src, err));
     if (!ok)
         return false;
     if (op->kind == STRATA_OP_OPTION) {

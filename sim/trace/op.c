@@ -28,6 +28,23 @@ static const char *const kind_names[] = {
 };
 _Static_assert(G_N_ELEMENTS(kind_names) == STRATA_OP__COUNT, "one name per op kind");
 
+#define BUFFER_OPERAND {"a buffer name", NULL}
+#define DST_SRC_OPERANDS {"a destination buffer", "a source buffer"}
+static const strata_op_positionals kind_operands[STRATA_OP__COUNT + 1] = {
+    [STRATA_OP_ALLOC] = BUFFER_OPERAND,      [STRATA_OP_FREE] = BUFFER_OPERAND,
+    [STRATA_OP_COPY] = DST_SRC_OPERANDS,     [STRATA_OP_COMPUTE] = {"a label", NULL},
+    [STRATA_OP_RECORD] = {"an event name", NULL}, [STRATA_OP_WAIT] = {"an event name", NULL},
+    [STRATA_OP_ALL_REDUCE] = BUFFER_OPERAND, [STRATA_OP_ALL_GATHER] = DST_SRC_OPERANDS,
+    [STRATA_OP_REDUCE_SCATTER] = DST_SRC_OPERANDS, [STRATA_OP_ALL_TO_ALL] = DST_SRC_OPERANDS,
+    [STRATA_OP_COLLECTIVE_PERMUTE] = DST_SRC_OPERANDS,
+    /* RELEASE and OPTION: none; beyond the kinds: none */
+};
+
+const strata_op_positionals *strata_op_positionals_of(strata_op_kind kind)
+{
+    return &kind_operands[(unsigned)kind < STRATA_OP__COUNT ? kind : STRATA_OP__COUNT];
+}
+
 static const char *const algo_names[] = {
     [STRATA_ALGO_DEFAULT] = "", [STRATA_ALGO_RING] = "ring", [STRATA_ALGO_BIDIR_RING] = "bidir-ring",
     [STRATA_ALGO_TREE] = "tree", [STRATA_ALGO_DIRECT] = "direct", [STRATA_ALGO_TORUS] = "torus",

@@ -118,6 +118,16 @@ static inline bool strata_same_name(const char *a, const char *b)
 
 /* Names, for the reader, the writer and messages. */
 const char *strata_op_kind_name(strata_op_kind kind);
+/* The text form's positional operands of a kind: what its first (name) and
+ * second (src) operand are, in the reader's "expected ..." words, NULL
+ * where the kind takes none. One table for the reader and the writer; an
+ * alloc's SIZE, alloc's and release's MEMORY and option's KEY=VALUE have
+ * grammars of their own (line.c, writer.c). */
+typedef struct strata_op_positionals {
+    const char *name;
+    const char *src;
+} strata_op_positionals;
+const strata_op_positionals *strata_op_positionals_of(strata_op_kind kind);
 bool strata_op_kind_from_name(const char *name, strata_op_kind *kind);
 const char *strata_tag_name(strata_tag tag); /* "" for NONE */
 bool strata_tag_from_name(const char *name, strata_tag *tag);

@@ -125,37 +125,21 @@ static void append_attrs(const strata_op *op, GString *s)
 static void op_to_text(const strata_op *op, GString *s)
 {
     g_string_assign(s, strata_op_kind_name(op->kind));
-    switch (op->kind) {
-    case STRATA_OP_ALLOC:
-        g_string_append_printf(s, " %s", op->name);
-        append_size(s, NULL, op->size);
-        if (op->memory)
-            g_string_append_printf(s, " %s", op->memory);
-        break;
-    case STRATA_OP_FREE:
-    case STRATA_OP_RECORD:
-    case STRATA_OP_WAIT:
-    case STRATA_OP_COMPUTE:
-    case STRATA_OP_ALL_REDUCE:
-        g_string_append_printf(s, " %s", op->name);
-        break;
-    case STRATA_OP_COPY:
-    case STRATA_OP_ALL_GATHER:
-    case STRATA_OP_REDUCE_SCATTER:
-    case STRATA_OP_ALL_TO_ALL:
-    case STRATA_OP_COLLECTIVE_PERMUTE:
-        g_string_append_printf(s, " %s %s", op->name, op->src);
-        break;
-    case STRATA_OP_RELEASE:
-        if (op->memory)
-            g_string_append_printf(s, " %s", op->memory);
-        break;
-    case STRATA_OP_OPTION:
+    if ((unsigned)op->kind >= STRATA_OP__COUNT) /* no op */
+        return;
+    if (op->kind == STRATA_OP_OPTION) { /* options take no attributes */
         g_string_append_printf(s, " %s=%s", op->name, op->value);
-        return; /* options take no attributes */
-    default: /* STRATA_OP__COUNT and beyond: no op */
         return;
     }
+    const strata_op_positionals *g = strata_op_positionals_of(op->kind);
+    if (g->name)
+        g_string_append_printf(s, " %s", op->name);
+    if (op->kind == STRATA_OP_ALLOC)
+        append_size(s, NULL, op->size);
+    if (g->src)
+        g_string_append_printf(s, " %s", op->src);
+    if ((op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_RELEASE) && op->memory)
+        g_string_append_printf(s, " %s", op->memory);
     append_attrs(op, s);
 }
 
