@@ -22,7 +22,7 @@
  *
  * The fast form: an alloc, free, copy, compute, record or wait whose fields
  * that its kind's fast form does not carry hold their EXPECT (fast_form:
- * the mask against fast_fields[], from the FAST column), with a later line, is written
+ * uncarried_differ(), from the FAST column), with a later line, is written
  * without a mask: one byte of FAST, three flags (a name, flops, time: has_flops
  * is then flops != 0, has_time time_s != 0) and the kind, then the
  * line's distance from the previous op's less one, the stream, the device
@@ -302,40 +302,51 @@ static uint32_t minus_one(uint64_t v)
     return (uint32_t)(v - 1);
 }
 
-/* The fields each kind's fast form carries (bits F_*; 0: the kind has
- * no fast form), from the FAST column. */
-#define CARRIES(id, codec, f, aux, expect, fast) | ((uint64_t)(((fast) >> FAST_KIND_) & 1u) << F_##id)
-static const uint64_t fast_fields[STRATA_OP__COUNT] = {
-#define FAST_KIND_ STRATA_OP_ALLOC
-    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
-#undef FAST_KIND_
-#define FAST_KIND_ STRATA_OP_FREE
-    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
-#undef FAST_KIND_
-#define FAST_KIND_ STRATA_OP_COPY
-    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
-#undef FAST_KIND_
-#define FAST_KIND_ STRATA_OP_COMPUTE
-    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
-#undef FAST_KIND_
-#define FAST_KIND_ STRATA_OP_RECORD
-    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
-#undef FAST_KIND_
-#define FAST_KIND_ STRATA_OP_WAIT
-    [FAST_KIND_] = 0 TAPE_FIELDS(CARRIES),
-#undef FAST_KIND_
-};
-#undef CARRIES
-
-/* Whether op, whose fields that are not what e expects are `mask`, takes
- * the fast form: every field its kind's fast form does not carry holds
- * its EXPECT, which expect() sets on the replay (one test of the mask, no
- * branch per field). */
-static bool fast_form(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x, uint64_t mask)
+/* Whether a field that kind FAST_KIND_'s fast form does not carry differs
+ * from its EXPECT: the carried fields drop out at compile time, the others
+ * are compared without a branch each. */
+#define UNCARRIED(id, codec, f, aux, expect, fast) | ((((fast) >> FAST_KIND_) & 1u) ? 0 : DIFF_##codec(f, aux, expect))
+static bool uncarried_differ(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
 {
-    uint64_t carried = (unsigned)op->kind < STRATA_OP__COUNT ? fast_fields[op->kind] : 0;
-    return carried && !(mask & ~carried) && op->line > e->line && op->has_flops == (op->flops != 0) &&
-           op->has_time == (op->time_s != 0) && (op->kind != STRATA_OP_ALLOC || x->name);
+    strata_op_kind kind = op->kind;
+    switch (kind) {
+    case STRATA_OP_ALLOC:
+#define FAST_KIND_ STRATA_OP_ALLOC
+        return 0 TAPE_FIELDS(UNCARRIED);
+#undef FAST_KIND_
+    case STRATA_OP_FREE:
+#define FAST_KIND_ STRATA_OP_FREE
+        return 0 TAPE_FIELDS(UNCARRIED);
+#undef FAST_KIND_
+    case STRATA_OP_COPY:
+#define FAST_KIND_ STRATA_OP_COPY
+        return 0 TAPE_FIELDS(UNCARRIED);
+#undef FAST_KIND_
+    case STRATA_OP_COMPUTE:
+#define FAST_KIND_ STRATA_OP_COMPUTE
+        return 0 TAPE_FIELDS(UNCARRIED);
+#undef FAST_KIND_
+    case STRATA_OP_RECORD:
+#define FAST_KIND_ STRATA_OP_RECORD
+        return 0 TAPE_FIELDS(UNCARRIED);
+#undef FAST_KIND_
+    case STRATA_OP_WAIT:
+#define FAST_KIND_ STRATA_OP_WAIT
+        return 0 TAPE_FIELDS(UNCARRIED);
+#undef FAST_KIND_
+    default: /* no fast form */
+        return true;
+    }
+}
+#undef UNCARRIED
+
+/* Whether op takes the fast form: every field its kind's fast form does not
+ * carry holds its EXPECT, which expect() sets on the replay (from the FAST
+ * column, through uncarried_differ()). */
+static bool fast_form(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
+{
+    return op->line > e->line && op->has_flops == (op->flops != 0) && op->has_time == (op->time_s != 0) &&
+           (op->kind != STRATA_OP_ALLOC || x->name) && !uncarried_differ(e, op, x);
 }
 
 /* Writes op in the fast form at p. */
@@ -392,10 +403,10 @@ bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_
         return false;
     const tape_expect *e = &t->put;
     uint8_t *start = t->tail->data + t->tail->used, *p = start;
-    uint64_t mask = mask_of(e, op, x);
-    if (fast_form(e, op, x, mask)) {
+    if (fast_form(e, op, x)) {
         p = put_fast(p, e, op, x, name_len);
     } else {
+        uint64_t mask = mask_of(e, op, x);
         *p++ = (uint8_t)op->kind;
         p = put_varint(p, mask);
         for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
