@@ -9,6 +9,7 @@
  *     keyed by index refer to the same input op on every pass.
  */
 #include "policy/rewrite.h"
+#include <assert.h>
 #include <string.h>
 #include "core/error.h"
 
@@ -73,6 +74,7 @@ static int rewrite_next(void *self, const strata_op **op, GError **err)
         rs->index++;
     }
     rs->current = g_queue_pop_head(&rs->queue.ops);
+    assert(rs->current); /* invariant 1: the op handed out is owned until the next call */
     *op = rs->current;
     return 1;
 }
@@ -81,7 +83,8 @@ static bool rewrite_rewind(void *self, GError **err)
 {
     rewrite_source *rs = self;
     rewrite_drop_state(rs);
-    rs->index = 0;
+    assert(!rs->current && g_queue_is_empty(&rs->queue.ops)); /* invariant 1 */
+    rs->index = 0; /* invariant 2 */
     rs->finished = false;
     if (rs->ops->reset)
         rs->ops->reset(rs->self);

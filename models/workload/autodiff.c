@@ -27,6 +27,7 @@
  *     which waits for the gather first.
  */
 #include "workload/autodiff.h"
+#include <assert.h>
 #include <string.h>
 
 #define REGATHER_STREAM "regather"
@@ -188,6 +189,7 @@ uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_t
         if (needs_grad(m, ins[k]))
             wl_model_requires_grad(m, out);
     g_array_append_val(m->nodes, n);
+    assert(!dense_get(m->producer, out)); /* invariant 1: no two nodes write the same tensor */
     dense_set(m->producer, out, m->nodes->len);
     return m->nodes->len - 1;
 }

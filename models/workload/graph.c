@@ -21,6 +21,7 @@
  *     bits (NULL: none), and wl_graph_to_source() then fails.
  */
 #include "workload/graph.h"
+#include <assert.h>
 #include <string.h>
 #include "core/error.h"
 #include "workload/workload.h"
@@ -171,11 +172,25 @@ static guint16 name_id(wl_graph *g, const char *name)
     return (guint16)(g->names->len - 1);
 }
 
+#ifndef NDEBUG
+/* Invariant 1 for one list of a step: every id indexes tensors[]. */
+static bool ids_ok(const wl_graph *g, const wl_tensor *ids, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (ids[i] >= g->tensors->len)
+            return false;
+    return true;
+}
+#endif
+
 /* Appends a step on the current stream; returns it for the caller to complete. */
 static wl_step *add_step(wl_graph *g, strata_op_kind kind, const char *label, const wl_tensor *ins, uint32_t n_ins,
                          const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates)
 {
     g_assert(n_ins <= G_MAXUINT16 && n_outs <= G_MAXUINT16 && n_donates <= G_MAXUINT16);
+    assert(ids_ok(g, ins, n_ins) && ids_ok(g, outs, n_outs) && ids_ok(g, donates, n_donates)); /* invariant 1 */
+    assert(kind == STRATA_OP_COMPUTE || kind == STRATA_OP_RECORD || kind == STRATA_OP_WAIT ||
+           strata_op_kind_is_collective(kind)); /* invariant 3 */
     wl_step s = {g_string_chunk_insert(g->strings, label), 0, g->ids->len, (guint16)n_ins, (guint16)n_outs,
                  (guint16)n_donates, g->stream, 0, (guint8)kind, 0};
     g_array_append_vals(g->ids, ins, n_ins);
@@ -195,6 +210,7 @@ void wl_graph_option(wl_graph *g, const char *key, const char *value)
 {
     g_ptr_array_add(g->options, g_string_chunk_insert_const(g->strings, key));
     g_ptr_array_add(g->options, g_string_chunk_insert_const(g->strings, value));
+    assert(g->options->len % 2 == 0); /* invariant 4 */
 }
 
 void wl_graph_stream(wl_graph *g, const char *stream)

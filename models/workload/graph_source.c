@@ -22,6 +22,7 @@
  *     expanded, which only happens once all of them were handed out.
  */
 #include "workload/graph.h"
+#include <assert.h>
 #include <string.h>
 #include "core/error.h"
 
@@ -83,6 +84,7 @@ static void expand_frees(graph_stream *s, uint32_t step, const wl_step_view *v)
     for (int l = 0; l < 2; l++)
         for (uint32_t i = 0; i < lens[l]; i++) {
             wl_tensor t = lists[l][i];
+            assert(s->last[t] != UINT32_MAX && s->last[t] >= step); /* invariant 1 */
             if (s->last[t] != step || s->state[t] != T_LIVE || (wl_graph_flags(s->g, t) & (WL_ARGUMENT | WL_OUTPUT)))
                 continue;
             s->state[t] = T_FREED;
@@ -115,6 +117,7 @@ static void expand_step(graph_stream *s, uint32_t step)
 {
     wl_step_view v;
     wl_graph_step(s->g, step, &v);
+    assert(s->pending_next >= s->pending->len); /* invariant 3: every pending op was handed out */
     g_array_set_size(s->pending, 0);
     s->pending_next = 0;
     for (uint32_t i = 0; i < v.n_outs; i++)
@@ -180,6 +183,7 @@ static int stream_next(void *self, const strata_op **out, GError **err)
         wl_tensor t = next_argument(s);
         if (t != WL_NONE) {
             s->op = alloc_op(s->g, t);
+            assert(s->state[t] == T_NEW); /* invariant 2 */
             s->state[t] = T_LIVE;
             *out = &s->op;
             return 1;

@@ -17,6 +17,7 @@
  *     gradient's shard; both are WL_NONE outside fsdp.
  */
 #include "workload/shard.h"
+#include <assert.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/error.h"
@@ -176,6 +177,7 @@ static void hook_begin(void *ud, int group, bool backward)
 {
     wl_shard *s = ud;
     guint i = s->current[backward]++;
+    assert(i < s->units[backward]->len); /* invariant 1: the hooks run in order, once per unit */
     const shard_unit *u = &g_array_index(s->units[backward], shard_unit, i);
     g_assert(u->group == group);
     if (s->plan.data != WL_DATA_FSDP)
@@ -183,6 +185,7 @@ static void hook_begin(void *ud, int group, bool backward)
     guint upto = (guint)MIN((uint64_t)i + s->plan.prefetch, (uint64_t)s->units[backward]->len - 1);
     for (; s->issued[backward] <= upto; s->issued[backward]++)
         issue_gathers(s, backward, s->issued[backward]);
+    assert(s->issued[backward] > i); /* invariant 1: a unit's gathers precede its pass */
     if (!u->params->len)
         return;
     char done[48];

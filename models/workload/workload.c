@@ -7,6 +7,7 @@
  * Invariant: the table is NULL-terminated and names are unique.
  */
 #include "workload/workload.h"
+#include <assert.h>
 #include <string.h>
 #include "core/error.h"
 
@@ -30,8 +31,25 @@ const char *const strata_workload_dtype_choices[] = {"f32", "bf16", "f16", "f8",
 
 const strata_workload_type *const *strata_workload_types(void) { return workload_types; }
 
+#ifndef NDEBUG
+/* The invariant: NULL-terminated (within its size), names unique (a fixed
+ * table of a few entries: O(1)). */
+static bool types_ok(void)
+{
+    size_t n = G_N_ELEMENTS(workload_types) - 1;
+    if (workload_types[n])
+        return false;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++)
+            if (!workload_types[i] || strcmp(workload_types[i]->name, workload_types[j]->name) == 0)
+                return false;
+    return true;
+}
+#endif
+
 const strata_workload_type *strata_workload_type_find(const char *name)
 {
+    assert(types_ok()); /* invariant */
     for (const strata_workload_type *const *t = workload_types; *t; t++)
         if (strcmp((*t)->name, name) == 0)
             return *t;

@@ -22,6 +22,7 @@
  *     and routes[id] holds that route's hops.
  */
 #include "bind/bind.h"
+#include <assert.h>
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
@@ -125,7 +126,7 @@ bool strata_binder_rewind(strata_binder *b, GError **err)
     strata_checker_free(b->checker);
     b->checker = strata_checker_new(strata_source_origin(b->src));
     g_array_set_size(b->memory_refs, 0);
-    g_hash_table_remove_all(b->ref_index);
+    g_hash_table_remove_all(b->ref_index); /* invariant 1 */
     b->n_ops = 0;
     return strata_source_rewind(b->src, err);
 }
@@ -293,6 +294,26 @@ static bool bind_unit(strata_binder *b, const strata_op *op, uint32_t *unit, GEr
     return false;
 }
 
+#ifndef NDEBUG
+/* Invariant 3 for o's pair: its id names the route between its memories. */
+static bool route_ok(const strata_binder *b, const strata_bound_op *o)
+{
+    if (o->route >= b->routes->len)
+        return false;
+    const bound_route *r = &g_array_index(b->routes, bound_route, o->route);
+    return r->src == o->src_memory && r->dst == o->dst_memory && (r->n == 0 || r->hops);
+}
+
+/* bind.h's invariant 1: every index of the bound op is below its count. */
+static bool below(uint32_t i, guint n) { return i == STRATA_BIND_NONE || i < n; }
+static bool bound_ok(const strata_binder *b, const strata_bound_op *o)
+{
+    return below(o->memory, b->memory_names->len) && below(o->src_memory, b->memory_names->len) &&
+           below(o->dst_memory, b->memory_names->len) && below(o->unit, b->unit_names->len) &&
+           below(o->route, b->routes->len) && o->stream < b->stream_device->len && o->index + 1 == b->n_ops;
+}
+#endif
+
 /* A copy's memories and route, checked against the model once per pair. */
 static bool bind_copy(strata_binder *b, const strata_op *op, const strata_op_refs *refs, strata_bound_op *o,
                       GError **err)
@@ -306,6 +327,7 @@ static bool bind_copy(strata_binder *b, const strata_op *op, const strata_op_ref
     gpointer id = g_hash_table_lookup(b->route_ids, key);
     if (id) {
         o->route = GPOINTER_TO_UINT(id) - 1;
+        assert(route_ok(b, o)); /* invariant 3 */
         return true;
     }
     bound_route r = {.src = o->src_memory, .dst = o->dst_memory};
@@ -318,6 +340,7 @@ static bool bind_copy(strata_binder *b, const strata_op *op, const strata_op_ref
     o->route = b->routes->len;
     g_array_append_val(b->routes, r);
     g_hash_table_insert(b->route_ids, key, GUINT_TO_POINTER(o->route + 1));
+    assert(route_ok(b, o)); /* invariant 3 */
     return true;
 }
 
@@ -411,6 +434,7 @@ int strata_binder_next(strata_binder *b, const strata_bound_op **op, GError **er
             return -1;
         note_stream_device(b, &b->bound);
         b->n_ops++;
+        assert(bound_ok(b, &b->bound)); /* bind.h's invariants 1, 2 */
         *op = &b->bound;
         return 1;
     }

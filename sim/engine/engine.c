@@ -40,6 +40,7 @@
  *  3. strata_engine_run() runs at most once per process (SimGrid's rule).
  */
 #include "engine/engine_internal.h"
+#include <assert.h>
 #include "engine/engine_event.h"
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
@@ -202,6 +203,7 @@ static void add_sample(engine_ctx *ctx, const engine_buffer *b, int64_t delta)
 static void run_alloc(engine_ctx *ctx, engine_stream *s, const strata_bound_op *op)
 {
     engine_buffer *b = engine_feed_buffer(ctx->feed, op->buf);
+    assert(b && b->memory < ctx->mems.n); /* engine_feed.c's invariant 2: registered when read */
     engine_memory *m = &ctx->mems.mem[b->memory];
     GError *err = NULL;
     strata_place_result placed = engine_memory_alloc(m, b, s->index, &err);

@@ -26,6 +26,7 @@
  *  3. op indices count non-option ops from 0, as the binder does.
  */
 #include "engine/engine_internal.h"
+#include <assert.h>
 #include "core/error.h"
 #include "core/idmap.h"
 #include <string.h>
@@ -45,6 +46,7 @@ struct engine_feed {
     engine_tape *tape;         /* the first pass's ops, or NULL: read the source again */
     GArray *donated;           /* uint64_t: extra_of()'s donated ids */
     char *mesh;                /* the trace's `option mesh=`, or NULL */
+    uint64_t taken;            /* ops the second pass took (invariant 3) */
 };
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
@@ -161,6 +163,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     const strata_bound_op *op = NULL;
     int got = 0;
     while (ok && (got = strata_binder_next(f->binder, &op, err)) == 1) {
+        assert(op->index + 1 == strata_binder_op_count(f->binder)); /* invariant 3 */
         ok = first_pass_op(f, op, err);
         if (ok && f->tape)
             tape_op(f, op);
@@ -339,6 +342,7 @@ static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
         b->tag = op->tag;
         b->rows = x->rows;
         b->cols = x->cols;
+        assert(!engine_feed_buffer(f, b->id)); /* invariant 2: registered once, at its alloc */
         strata_idmap_put(f->buffers, b->id, b);
     } else if (op->kind == STRATA_OP_COMPUTE && op->unit != STRATA_BIND_NONE && op->n_ins >= 2) {
         op->flops *= tile_waste(strata_hw_compute(f->hw, op->unit)->tile, engine_feed_buffer(f, op->ins[0]),
@@ -385,9 +389,12 @@ static int read_one(engine_feed *f, GError **err)
         engine_feed_release(f, e);
         return got;
     }
+    assert(e->bound.index == f->taken); /* invariant 3 */
+    f->taken++;
     engine_memories_program(f->ms, &e->bound, &x);
     finish_op(f, e, &x);
     engine_op *tail = g_ptr_array_index(f->tails, e->bound.stream);
+    assert(!tail || tail->bound.index < e->bound.index); /* invariant 1 */
     if (tail)
         tail->next = e;
     else

@@ -33,6 +33,7 @@
  * form above, whose kind byte is below FAST.
  */
 #include "engine/engine_tape.h"
+#include <assert.h>
 #include <string.h>
 
 enum {
@@ -139,10 +140,25 @@ engine_tape *engine_tape_new(size_t budget)
     return t;
 }
 
+#ifndef NDEBUG
+/* Invariant 2 over the chunks still held (replay frees them as it goes). */
+static bool tape_ok(const engine_tape *t)
+{
+    size_t held = 0;
+    for (const tape_chunk *c = t->head; c; c = c->next) {
+        if (c->used > c->cap)
+            return false;
+        held += sizeof(tape_chunk) + c->cap;
+    }
+    return held <= t->bytes && t->bytes <= t->budget;
+}
+#endif
+
 void engine_tape_free(engine_tape *t)
 {
     if (!t)
         return;
+    assert(tape_ok(t)); /* invariant 2 */
     while (t->head) {
         tape_chunk *next = t->head->next;
         g_free(t->head);
@@ -267,6 +283,7 @@ static bool reserve(engine_tape *t, size_t need)
         t->head = c;
     t->tail = c;
     t->bytes += sizeof(tape_chunk) + cap;
+    assert(t->bytes <= t->budget); /* invariant 2 */
     return true;
 }
 
@@ -412,7 +429,9 @@ bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_
         for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
             p = put_field(p, __builtin_ctzll(m), e, op, x, name_len);
     }
+    assert((size_t)(p - start) <= need); /* invariant 2: the op fits the room reserved */
     t->tail->used += (size_t)(p - start);
+    assert(t->tail->used <= t->tail->cap && t->bytes <= t->budget); /* invariant 2 */
     expect_after(&t->put, op);
     return true;
 }
@@ -602,6 +621,9 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
     TAPE_FIELDS(FIELD)
 #undef FIELD
     t->pos = (size_t)(p - t->at->data);
+    assert(t->pos <= t->at->used); /* invariant 1: an op is read back from where it was put */
+    assert(op->n_ins == 0 || op->ins); /* invariant 1 */
+    assert(op->n_outs == 0 || op->outs); /* invariant 1 */
     expect_after(&t->got, op);
     return 1;
 }

@@ -8,6 +8,7 @@
  * `tail` is the segment the current state belongs to (the last live one).
  */
 #include "ledger/ledger.h"
+#include <assert.h>
 #include <glib.h>
 #include <string.h>
 #include "core/idmap.h"
@@ -52,10 +53,28 @@ strata_ledger *strata_ledger_new(void)
     return l;
 }
 
+#ifndef NDEBUG
+/* Invariants 2 and 3 over the whole list: slot 0 heads it, each link is
+ * mirrored, it holds non-argument slots only and ends at tail. */
+static bool ledger_ok(const strata_ledger *l)
+{
+    if (l->args_live > l->live || SLOT(l, 0)->prev != LEDGER_NONE)
+        return false;
+    uint32_t last = 0;
+    for (uint32_t i = SLOT(l, 0)->next; i != LEDGER_NONE; i = SLOT(l, i)->next) {
+        if (i >= l->slots->len || SLOT(l, i)->prev != last || (SLOT(l, i)->flags & LEDGER_ARGUMENT))
+            return false;
+        last = i;
+    }
+    return last == l->tail;
+}
+#endif
+
 void strata_ledger_free(strata_ledger *l)
 {
     if (!l)
         return;
+    assert(ledger_ok(l)); /* invariants 2, 3 */
     g_array_free(l->slots, TRUE);
     strata_idmap_free(l->live_ids);
     g_free(l);
@@ -111,13 +130,26 @@ void strata_ledger_alloc(strata_ledger *l, uint64_t id, uint64_t size)
         SLOT(l, l->tail)->next = i;
         l->tail = i;
     }
+    assert(i != 0); /* invariant 3: slot 0 is never handed out */
+    assert(l->args_live <= l->live); /* invariant 2 */
     strata_idmap_put(l->live_ids, id, GUINT_TO_POINTER(i));
     segment_observe(l);
 }
 
+#ifndef NDEBUG
+/* Invariant 3 at slot i: a linked non-argument slot, its links mirrored. */
+static bool s_linked(const strata_ledger *l, uint32_t i)
+{
+    const ledger_slot *s = SLOT(l, i);
+    return !(s->flags & LEDGER_ARGUMENT) && s->prev != LEDGER_NONE && SLOT(l, s->prev)->next == i &&
+           (s->next == LEDGER_NONE ? l->tail == i : SLOT(l, s->next)->prev == i);
+}
+#endif
+
 /* Drops segment i from the list; its high moves to the segment before it. */
 static void segment_merge(strata_ledger *l, uint32_t i)
 {
+    assert(i != 0 && s_linked(l, i)); /* invariant 3 */
     ledger_slot *s = SLOT(l, i), *prev = SLOT(l, s->prev);
     if (s->high > prev->high)
         prev->high = s->high;
@@ -134,8 +166,10 @@ bool strata_ledger_free_buffer(strata_ledger *l, uint64_t id)
     if (i == 0)
         return false;
     ledger_slot *s = SLOT(l, i);
+    assert(s->size <= l->live); /* invariant 2 */
     l->live -= s->size;
     if (s->flags & LEDGER_ARGUMENT) {
+        assert(s->size <= l->args_live && l->args_count > 0); /* invariant 2 */
         l->args_live -= s->size;
         l->args_count--;
         if (!l->work_seen)
@@ -145,6 +179,7 @@ bool strata_ledger_free_buffer(strata_ledger *l, uint64_t id)
     }
     s->next = l->recycled;
     l->recycled = i;
+    assert(l->args_live <= l->live); /* invariant 2 */
     segment_observe(l);
     return true;
 }

@@ -14,6 +14,7 @@
  */
 #include "placement/placement.h"
 
+#include <assert.h>
 #include <string.h>
 #include "core/error.h"
 #include "core/idmap.h"
@@ -62,6 +63,7 @@ void strata_placement_free(strata_placement *p)
 {
     if (!p)
         return;
+    assert((p->lifetimes == NULL) == (p->open_at == NULL)); /* invariant 4 */
     strata_allocator_free(p->alloc);
     strata_ledger_free(p->ledger);
     if (p->lifetimes)
@@ -163,6 +165,7 @@ void strata_placement_note_alloc(strata_placement *p, uint64_t id, uint64_t size
         return;
     strata_lifetime l = strata_lifetime_open(id, size, index, has_at, at_s);
     g_array_append_val(p->lifetimes, l);
+    assert(p->open_at); /* invariant 4: kept only for a planning allocator */
     strata_idmap_put(p->open_at, id, GSIZE_TO_POINTER((gsize)p->lifetimes->len));
 }
 
@@ -171,8 +174,12 @@ void strata_placement_note_free(strata_placement *p, uint64_t id, uint64_t index
     if (!p->lifetimes)
         return;
     gsize at = GPOINTER_TO_SIZE(strata_idmap_take(p->open_at, id));
-    if (at > 0)
-        strata_lifetime_close(&g_array_index(p->lifetimes, strata_lifetime, at - 1), index, has_at, at_s);
+    assert(at <= p->lifetimes->len); /* invariant 4: open_at points into lifetimes */
+    if (at > 0) {
+        strata_lifetime *l = &g_array_index(p->lifetimes, strata_lifetime, at - 1);
+        assert(l->id == id && l->end == UINT64_MAX); /* invariant 4: closed at most once, by its id */
+        strata_lifetime_close(l, index, has_at, at_s);
+    }
 }
 
 bool strata_placement_plan(strata_placement *p, strata_progress *progress, GError **err)
@@ -200,7 +207,9 @@ static bool after_call(strata_placement *p, GError **err)
 {
     strata_alloc_stats s;
     strata_allocator_stats(p->alloc, &s);
-    strata_ledger_observe(p->ledger, &s);
+    /* alloc.h's invariant 2, which engine_memory.c states for the engine */
+    assert(s.allocated <= s.reserved && s.reserved <= p->capacity);
+    strata_ledger_observe(p->ledger, &s); /* invariant 2 */
     if (!p->check)
         return true;
     GError *local = NULL;
@@ -215,6 +224,7 @@ static bool after_call(strata_placement *p, GError **err)
 strata_place_result strata_placement_alloc(strata_placement *p, uint64_t id, uint64_t size, uint32_t stream,
                                            uint64_t *offset, GError **err)
 {
+    assert(strata_placement_is_open(p)); /* invariant 1: a placement that places is open */
     if (!strata_allocator_alloc(p->alloc, id, size, stream, offset))
         return STRATA_PLACE_OOM;
     return after_call(p, err) ? STRATA_PLACED : STRATA_PLACE_BROKEN;

@@ -34,8 +34,9 @@
  *  1. the allocator is made only by strata_placement_open, from the spec
  *     and the trace's options that its type declares; a placement that
  *     places a buffer is open;
- *  2. after every allocator call made through the placement, the ledger
- *     has observed the allocator's stats (its peaks are over every call);
+ *  2. after every allocator call made through the placement but an alloc
+ *     that failed (STRATA_PLACE_OOM: not observed), the ledger has observed
+ *     the allocator's stats (its peaks are over every such call);
  *  3. with check on, strata_allocator_check() has held after every call,
  *     or that call reported STRATA_ERROR_INTERNAL naming the memory;
  *  4. lifetimes are kept only for a planning allocator, each closed by the

@@ -18,6 +18,7 @@
  * the allocator iff its alloc did.
  */
 #include "replay/replay.h"
+#include <assert.h>
 #include <string.h>
 #include "core/error.h"
 #include "ledger/ledger.h"
@@ -81,6 +82,7 @@ static bool replay_op(replay_state *st, const strata_bound_op *op, strata_result
     case STRATA_OP_ALLOC:
         if (op->memory != st->memory_index)
             return true;
+        assert(!strata_ledger_holds(ledger, op->buf)); /* invariant: ids are placed once */
         placed = strata_placement_alloc(st->place, op->buf, op->bytes, op->stream, &offset, err);
         if (placed == STRATA_PLACE_OOM) {
             strata_placement_stats(st->place, &s);
@@ -92,6 +94,7 @@ static bool replay_op(replay_state *st, const strata_bound_op *op, strata_result
             return true;
         }
         strata_ledger_bound_op(ledger, st->memory_index, op); /* only a placed buffer */
+        assert(strata_ledger_holds(ledger, op->buf)); /* invariant: the ledger holds what was placed */
         ok = placed == STRATA_PLACED;
         break;
     case STRATA_OP_FREE:

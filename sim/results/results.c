@@ -2,8 +2,9 @@
  * results.c: the results value (results.h): constructors, appenders, free.
  *
  * Invariants:
- *  1. every GArray is created with a clear function, so strata_results_free()
- *     releases every string the appenders copied;
+ *  1. every GArray whose elements hold strings is created with a clear
+ *     function, so strata_results_free() releases every string the
+ *     appenders copied;
  *  2. appenders keep insertion order, which is the order writers emit (the
  *     producer appends in a deterministic order: hardware declaration order
  *     for memories, links and units; first appearance for streams);
@@ -13,6 +14,7 @@
  *     each route's links are sorted and unique.
  */
 #include "results/results.h"
+#include <assert.h>
 #include "results/collectives.h"
 #include <stddef.h>
 #include <stdlib.h>
@@ -181,6 +183,7 @@ void strata_results_enable_spans(strata_results *r)
 strata_op_span *strata_results_add_span(strata_results *r, const char *label)
 {
     strata_results_enable_spans(r);
+    assert(r->spans && r->mem_samples); /* invariant 3 */
     g_array_set_size(r->spans, r->spans->len + 1);
     strata_op_span *s = &g_array_index(r->spans, strata_op_span, r->spans->len - 1);
     s->label = g_strdup(label);
@@ -195,6 +198,21 @@ static int compare_u32(const void *a, const void *b)
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
 }
+
+#ifndef NDEBUG
+/* Invariant 4 for one route: its links lie in route_links, sorted, unique. */
+static bool route_ok(const strata_results *r, uint32_t route)
+{
+    uint32_t start = g_array_index(r->route_start, uint32_t, route);
+    uint32_t end = g_array_index(r->route_start, uint32_t, route + 1);
+    if (start > end || end > r->route_links->len)
+        return false;
+    for (uint32_t i = start + 1; i < end; i++)
+        if (g_array_index(r->route_links, uint32_t, i - 1) >= g_array_index(r->route_links, uint32_t, i))
+            return false;
+    return true;
+}
+#endif
 
 uint32_t strata_results_add_route(strata_results *r, const uint32_t *links, uint32_t n)
 {
@@ -217,6 +235,7 @@ uint32_t strata_results_add_route(strata_results *r, const uint32_t *links, uint
     }
     uint32_t end = r->route_links->len;
     g_array_append_val(r->route_start, end);
+    assert(route_ok(r, r->route_start->len - 2)); /* invariant 4 */
     return r->route_start->len - 2;
 }
 

@@ -44,6 +44,7 @@
  *  3. strata_results_write_timeline() writes atomically (core/outfile.h).
  */
 #include "results/timeline.h"
+#include <assert.h>
 #include <math.h>
 #include <string.h>
 #include "core/error.h"
@@ -294,6 +295,28 @@ static void heap_push(GArray *heap, lane l)
     }
 }
 
+#ifndef NDEBUG
+/* Lane i of the heap is not before its parent (invariant 1 rests on the
+ * top being the lane that frees first). */
+static bool lane_placed(const GArray *heap, guint i)
+{
+    const lane *h = (const lane *)(const void *)heap->data;
+    return i == 0 || i >= heap->len || !lane_before(&h[i], &h[(i - 1) / 2]);
+}
+
+/* The whole heap of every track (at free). */
+static bool tracks_ok(const strata_timeline *tl)
+{
+    for (guint k = 0; k < tl->tracks->len; k++) {
+        const track *t = g_ptr_array_index(tl->tracks, k);
+        for (guint i = 1; i < t->heap->len; i++)
+            if (!lane_placed(t->heap, i))
+                return false;
+    }
+    return true;
+}
+#endif
+
 /* `{"ph":"M","name":"WHAT","pid":P,"tid":T,"args":{"` of a lane's metadata. */
 static char *lane_meta_head(char *p, const track *t, int tid, bool sort)
 {
@@ -337,6 +360,7 @@ static int take_lane(strata_timeline *tl, track *t, double start, double end)
     top->end = MAX(top->end, end);
     int tid = top->tid;
     heap_sift_down(t->heap, 0);
+    assert(lane_placed(t->heap, 1) && lane_placed(t->heap, 2)); /* invariant 1 */
     return tid;
 }
 
@@ -739,6 +763,7 @@ void strata_timeline_free(strata_timeline *tl)
 {
     if (!tl)
         return;
+    assert(tracks_ok(tl)); /* invariant 1 */
     g_free(tl->buf);
     for (int k = 0; k <= STRATA_OP__COUNT; k++)
         strata_jc_piece_clear(&tl->kind_names[k]);

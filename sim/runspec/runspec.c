@@ -81,6 +81,7 @@ strata_run_spec *strata_run_spec_new(const strata_run_spec_options *opt, GError 
         return NULL;
     }
     if (wants_source(opt)) {
+        assert(!wants_hw(opt) || spec->hw); /* invariant 3: the stream opens once the model loaded */
         strata_source *src = open_source(opt, spec->hw, err);
         if (!src || !(spec->src = rewrite(src, opt, spec->hw, err))) {
             strata_run_spec_free(spec);
@@ -88,7 +89,7 @@ strata_run_spec *strata_run_spec_new(const strata_run_spec_options *opt, GError 
         }
     }
     assert(!wants_hw(opt) || spec->hw);          /* invariant 3 */
-    assert(!wants_source(opt) || spec->src);
+    assert(!wants_source(opt) || spec->src); /* invariant 2: built whole */
     return spec;
 }
 

@@ -27,10 +27,13 @@
  * are those of ring, each cut in `slices` slices, one round per slice;
  * a slice's copy carries 5/4 of its bytes (at most the buffer's size).
  *
- * Invariants: steps are appended in round order; no step has 0 bytes;
- * chunk i of a segment of L bytes over d is [L*i/d, L*(i+1)/d).
+ * Invariants: strata_coll_schedule() leaves a collective's steps in round
+ * order (each algorithm appends them in its own order; a stable sort by
+ * round follows), every round below the count it returns; no step has 0
+ * bytes; chunk i of a segment of L bytes over d is [L*i/d, L*(i+1)/d).
  */
 #include "spmd/collective.h"
+#include <assert.h>
 #include <string.h>
 
 typedef struct sched {
@@ -45,6 +48,7 @@ typedef struct sched {
 
 static uint64_t chunk_off(uint64_t len, uint32_t d, uint32_t i)
 {
+    assert(d > 0 && i <= d); /* invariant: chunk i of d lies in [0, L] */
     return (uint64_t)((unsigned __int128)len * i / d);
 }
 
@@ -362,10 +366,25 @@ static uint32_t schedule(const strata_coll_shape *shape, GArray *steps)
     return rounds;
 }
 
+#ifndef NDEBUG
+/* The invariants over one collective's steps (steps[from..]). */
+static bool steps_ok(const GArray *steps, guint from, uint32_t rounds)
+{
+    for (guint i = from; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        if (st->bytes == 0 || st->round >= rounds ||
+            (i > from && st->round < g_array_index(steps, strata_coll_step, i - 1).round))
+            return false;
+    }
+    return true;
+}
+#endif
+
 uint32_t strata_coll_schedule(const strata_coll_shape *shape, GArray *steps)
 {
     guint from = steps->len;
     uint32_t rounds = schedule(shape, steps);
     sort_rounds(steps, from, rounds);
+    assert(steps_ok(steps, from, rounds)); /* invariants: round order, no empty step */
     return rounds;
 }

@@ -31,6 +31,7 @@
  * for the latest record before it in file order).
  */
 #include "spmd/spmd.h"
+#include <assert.h>
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
@@ -389,6 +390,7 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, strata_algo alg
     strata_coll_info *info;
     if (s->n_coll < s->infos->len) {
         info = g_ptr_array_index(s->infos, s->n_coll);
+        assert(info->index == s->n_coll && info->kind == op->kind); /* invariant 3: the same op again */
     } else {
         info = g_new0(strata_coll_info, 1);
         info->index = s->n_coll;
@@ -461,6 +463,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
 /* Reads input ops until one gives emits. 1: planned, 0: end, -1: error. */
 static int plan_next(spmd *s, GError **err)
 {
+    assert(s->next_emit >= s->emits->len); /* invariant 2: one input op's round at a time */
     g_array_set_size(s->emits, 0);
     s->next_emit = 0;
     if (s->cur && strata_op_kind_is_collective(s->cur->kind) && s->round < s->rounds) {
