@@ -56,33 +56,49 @@ typedef struct strata_bind_options {
     bool allow_spmd;
 } strata_bind_options;
 
+/* The bound op's fields, declared once: X(CATEGORY, TYPE, FIELD), the
+ * struct below and the tests' comparisons are generated from it. CATEGORY
+ * says how a field travels on the engine's tape (engine_tape.c's
+ * TAPE_FIELDS): SELF is not on it, KIND is the op's kind byte, NUM a
+ * number, flag or enum, IDS a list of buffer ids whose count is the COUNT
+ * field. A new field here with no TAPE_FIELDS line fails
+ * test_engine_tape's tape_carries_every_bound_field. */
+#define STRATA_BOUND_OP_FIELDS(X)                                                                                  \
+    X(SELF, const strata_op *, op)  /* the op as read (its strings: labels, names for messages) */                \
+    X(KIND, strata_op_kind, kind)                                                                                 \
+    X(NUM, uint64_t, index)         /* 0-based, options excluded */                                               \
+    X(NUM, uint64_t, line)                                                                                        \
+    X(NUM, uint32_t, stream)                                                                                      \
+    X(NUM, uint32_t, device)        /* the device that runs it (see above); NONE: every device */                 \
+    X(NUM, uint64_t, buf)           /* ALLOC, FREE: the buffer. COPY: the destination */                          \
+    X(NUM, uint64_t, src)           /* COPY: the source buffer */                                                 \
+    X(NUM, uint64_t, bytes)         /* ALLOC, FREE: size. COPY: bytes moved. COMPUTE: operand bytes */            \
+    /* ALLOC, FREE: the buffer's memory. RELEASE: its memory, or NONE for                                         \
+     * every memory. COMPUTE: the unit's operand memory (NONE without hw or unit). */                            \
+    X(NUM, uint32_t, memory)                                                                                      \
+    X(NUM, uint32_t, src_memory)    /* COPY */                                                                    \
+    X(NUM, uint32_t, dst_memory)    /* COPY */                                                                    \
+    X(NUM, uint32_t, route)         /* COPY with hw: the pair's dense route id (strata_binder_route_hops) */      \
+    X(NUM, uint32_t, unit)          /* COMPUTE: the unit; NONE when the model has none (time= given) */           \
+    X(NUM, strata_dtype, dtype)     /* ALLOC: its dtype. COMPUTE: its first operand's (in=, else out=) */         \
+    X(NUM, strata_tag, tag)         /* ALLOC */                                                                   \
+    X(NUM, bool, has_flops)                                                                                       \
+    X(NUM, bool, has_time)                                                                                        \
+    X(NUM, double, flops)           /* COMPUTE: flops= (0 when absent) */                                         \
+    X(NUM, double, time_s)          /* COMPUTE: time= */                                                          \
+    X(NUM, uint32_t, event)         /* RECORD, WAIT: event index */                                               \
+    X(NUM, uint64_t, event_seq)     /* RECORD: 1 for the event's first record... WAIT: the record awaited */      \
+    X(IDS, const uint64_t *, ins)   /* COMPUTE: buffer ids of in= */                                              \
+    X(IDS, const uint64_t *, outs)  /* COMPUTE: buffer ids of out= */                                             \
+    X(COUNT, uint32_t, n_ins)                                                                                     \
+    X(COUNT, uint32_t, n_outs)                                                                                    \
+    X(NUM, uint32_t, group_size)    /* collectives (allow_spmd only): the group's device count */                 \
+    X(NUM, uint32_t, coll)          /* its collective's number (spmd/spmd.h), or STRATA_COLL_NONE */
+
 typedef struct strata_bound_op {
-    const strata_op *op;     /* the op as read (its strings: labels, names for messages) */
-    strata_op_kind kind;
-    uint64_t index;          /* 0-based, options excluded */
-    uint64_t line;
-    uint32_t stream;
-    uint32_t device;         /* the device that runs it (see above); NONE: every device */
-    uint64_t buf;            /* ALLOC, FREE: the buffer. COPY: the destination */
-    uint64_t src;            /* COPY: the source buffer */
-    uint64_t bytes;          /* ALLOC, FREE: size. COPY: bytes moved. COMPUTE: operand bytes */
-    /* ALLOC, FREE: the buffer's memory. RELEASE: its memory, or NONE for
-     * every memory. COMPUTE: the unit's operand memory (NONE without hw or unit). */
-    uint32_t memory;
-    uint32_t src_memory, dst_memory; /* COPY */
-    uint32_t route;          /* COPY with hw: the pair's dense route id (strata_binder_route_hops) */
-    uint32_t unit;           /* COMPUTE: the unit; NONE when the model has none (time= given) */
-    strata_dtype dtype;      /* ALLOC: its dtype. COMPUTE: its first operand's (in=, else out=) */
-    strata_tag tag;          /* ALLOC */
-    bool has_flops, has_time;
-    double flops;            /* COMPUTE: flops= (0 when absent) */
-    double time_s;           /* COMPUTE: time= */
-    uint32_t event;          /* RECORD, WAIT: event index */
-    uint64_t event_seq;      /* RECORD: 1 for the event's first record... WAIT: the record awaited */
-    const uint64_t *ins, *outs; /* COMPUTE: buffer ids of in= and out= */
-    uint32_t n_ins, n_outs;
-    uint32_t group_size;     /* collectives (allow_spmd only): the group's device count */
-    uint32_t coll;           /* the op's coll: its collective's number (spmd/spmd.h), or STRATA_COLL_NONE */
+#define STRATA_BOUND_OP_MEMBER(category, type, field) type field;
+    STRATA_BOUND_OP_FIELDS(STRATA_BOUND_OP_MEMBER)
+#undef STRATA_BOUND_OP_MEMBER
 } strata_bound_op;
 
 /* The binder reads src (borrowed; it must outlive the binder) from where it
