@@ -235,6 +235,11 @@ void strata_allocator_event(strata_allocator *a, bool is_record, uint32_t stream
         a->type->event(a->self, is_record, stream, event, seq);
 }
 
+bool strata_allocator_takes_events(const strata_allocator *a)
+{
+    return a->type->event != NULL;
+}
+
 void strata_allocator_stats(const strata_allocator *a, strata_alloc_stats *out)
 {
     a->type->stats(a->self, out);

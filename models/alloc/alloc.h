@@ -168,6 +168,8 @@ void strata_allocator_release(strata_allocator *a);
  * `event` hook; nothing when the type has none. */
 void strata_allocator_event(strata_allocator *a, bool is_record, uint32_t stream, uint32_t event,
                             uint64_t seq);
+/* Whether the type has an `event` hook (else events need not reach it). */
+bool strata_allocator_takes_events(const strata_allocator *a);
 void strata_allocator_stats(const strata_allocator *a, strata_alloc_stats *out);
 void strata_allocator_walk(const strata_allocator *a, strata_block_visit visit, void *user);
 /* Walks blocks and checks invariants 1-4. Returns false with err on a violation. */

@@ -55,6 +55,8 @@ typedef struct engine_memory {
 typedef struct engine_memories {
     engine_memory *mem;
     uint32_t n;
+    uint32_t *evented;  /* the memories whose allocator takes events, in index order */
+    uint32_t n_evented;
 } engine_memories;
 
 /* allocator_override: every memory's allocator spec, or NULL for each

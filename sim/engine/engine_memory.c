@@ -14,6 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The memories events must reach, once their allocators are final. */
+static void find_evented(engine_memories *ms)
+{
+    g_free(ms->evented);
+    ms->evented = g_new(uint32_t, ms->n ? ms->n : 1);
+    ms->n_evented = 0;
+    for (uint32_t i = 0; i < ms->n; i++)
+        if (strata_placement_takes_events(ms->mem[i].place))
+            ms->evented[ms->n_evented++] = i;
+}
+
 bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *allocator_override, bool check,
                           GError **err)
 {
@@ -37,6 +48,7 @@ bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *
             return false;
         }
     }
+    find_evented(ms);
     return true;
 }
 
@@ -44,6 +56,9 @@ void engine_memories_clear(engine_memories *ms)
 {
     for (uint32_t i = 0; ms->mem && i < ms->n; i++)
         strata_placement_free(ms->mem[i].place);
+    g_free(ms->evented);
+    ms->evented = NULL;
+    ms->n_evented = 0;
     g_free(ms->mem);
     ms->mem = NULL;
     ms->n = 0;
@@ -54,6 +69,7 @@ bool engine_memories_apply_options(engine_memories *ms, const strata_checker *c,
     for (uint32_t i = 0; i < ms->n; i++)
         if (!strata_placement_open(ms->mem[i].place, c, err))
             return false;
+    find_evented(ms);
     return true;
 }
 
@@ -99,10 +115,12 @@ void engine_memories_program(engine_memories *ms, const strata_bound_op *op, con
     }
 }
 
+/* A record or wait reaches the allocators that take events (cuda-async's),
+ * not every memory's: on a pod most have no event hook. */
 void engine_memories_event(engine_memories *ms, const strata_bound_op *op)
 {
-    for (uint32_t m = 0; m < ms->n; m++)
-        strata_placement_event(ms->mem[m].place, op->kind == STRATA_OP_RECORD, op->stream, op->event,
+    for (uint32_t i = 0; i < ms->n_evented; i++)
+        strata_placement_event(ms->mem[ms->evented[i]].place, op->kind == STRATA_OP_RECORD, op->stream, op->event,
                                op->event_seq);
 }
 

@@ -247,6 +247,11 @@ void strata_placement_event(strata_placement *p, bool is_record, uint32_t stream
     strata_allocator_event(p->alloc, is_record, stream, event, seq);
 }
 
+bool strata_placement_takes_events(const strata_placement *p)
+{
+    return strata_allocator_takes_events(p->alloc);
+}
+
 void strata_placement_stats(const strata_placement *p, strata_alloc_stats *out)
 {
     strata_allocator_stats(p->alloc, out);

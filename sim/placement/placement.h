@@ -121,6 +121,9 @@ bool strata_placement_free_block(strata_placement *p, uint64_t id, GError **err)
 bool strata_placement_release(strata_placement *p, GError **err);
 /* A record (is_record) or a wait, for the allocator's event hook. */
 void strata_placement_event(strata_placement *p, bool is_record, uint32_t stream, uint32_t event, uint64_t seq);
+/* Whether events reach the allocator at all (its type has an event hook):
+ * a consumer may skip strata_placement_event where this is false. */
+bool strata_placement_takes_events(const strata_placement *p);
 void strata_placement_stats(const strata_placement *p, strata_alloc_stats *out);
 
 /* The memory's allocator spec, capacity and the ledger's figures into out
