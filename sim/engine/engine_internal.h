@@ -49,6 +49,7 @@ typedef struct engine_buffer {
 typedef struct engine_memory {
     const strata_memory_spec *spec;
     strata_placement *place;   /* the allocator, its ledger, options, lifetimes (placement.h) */
+    strata_ledger *ledger;     /* place's ledger (fixed for its life), read per op without a call */
     int64_t plan_stream;       /* the one stream that allocates here when planning; -1: none yet */
 } engine_memory;
 

@@ -41,6 +41,7 @@ bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *
             .check = check,
         };
         m->place = strata_placement_new(&cfg);
+        m->ledger = strata_placement_ledger(m->place);
         m->plan_stream = -1;
         /* Open without the trace first: a bad spec fails before any reading. */
         if (!strata_placement_open(m->place, NULL, err)) {
@@ -102,13 +103,13 @@ void engine_memories_program(engine_memories *ms, const strata_bound_op *op, con
     case STRATA_OP_COPY:
     case STRATA_OP_COMPUTE:
         for (uint32_t m = 0; m < ms->n; m++)
-            strata_ledger_work_ids(strata_placement_ledger(ms->mem[m].place), op->kind, op->buf, op->outs, op->n_outs, x->donated,
+            strata_ledger_work_ids(ms->mem[m].ledger, op->kind, op->buf, op->outs, op->n_outs, x->donated,
                                    x->n_donated);
         break;
     case STRATA_OP_ALLOC:
     case STRATA_OP_FREE:
         if (op->memory < ms->n)
-            strata_ledger_bound_op(strata_placement_ledger(ms->mem[op->memory].place), op->memory, op);
+            strata_ledger_bound_op(ms->mem[op->memory].ledger, op->memory, op);
         break;
     default:
         break;

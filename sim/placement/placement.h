@@ -94,7 +94,8 @@ bool strata_placement_is_open(const strata_placement *p);
 strata_allocator *strata_placement_allocator(const strata_placement *p);
 /* The allocator's full spec, every parameter included (open only). */
 const char *strata_placement_spec(const strata_placement *p);
-/* The ledger (the consumer feeds it the program's ops): borrowed. */
+/* The ledger (the consumer feeds it the program's ops): borrowed, the same
+ * from strata_placement_new to strata_placement_free (a consumer may keep it). */
 strata_ledger *strata_placement_ledger(const strata_placement *p);
 /* True when the configured allocator type plans ahead (offline); known
  * before open (an unknown name: false). */
