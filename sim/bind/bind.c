@@ -26,6 +26,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/idmap.h"
 
 #define DEFAULT_MEMORY "hbm"
 #define DEFAULT_UNIT "compute"
@@ -57,25 +58,17 @@ struct strata_binder {
     int64_t default_index;    /* the default memory's index; -1 until first needed */
     GPtrArray *memory_names;  /* char * (owned), by index: the model's, or made by name */
     GPtrArray *unit_names;    /* char * (owned), by index: the same for units */
-    GHashTable *route_ids;    /* with hw: pair key (route_key) -> id + 1 */
+    strata_idmap *route_ids;  /* with hw: pair key (route_key) -> id + 1 */
     GArray *routes;           /* bound_route, by id */
     GArray *stream_device;    /* uint32_t by stream: its first op's device (NONE: not yet) */
     strata_bound_op bound;
     uint64_t n_ops;
 };
 
-/* A pair of memories as a hash key (64-bit pointers: 32 bits each). */
-G_STATIC_ASSERT(sizeof(gpointer) >= 8);
-static gpointer route_key(uint32_t src, uint32_t dst)
+/* A pair of memories as one 64-bit key, 32 bits each. */
+static uint64_t route_key(uint32_t src, uint32_t dst)
 {
-    return GSIZE_TO_POINTER(((gsize)src << 32) | dst);
-}
-
-/* Both halves of the key in the hash (g_direct_hash keeps the low 32 bits only). */
-static guint route_hash(gconstpointer key)
-{
-    guint64 k = GPOINTER_TO_SIZE(key);
-    return (guint)(k ^ (k >> 32) * 0x9E3779B1u);
+    return ((uint64_t)src << 32) | dst;
 }
 
 strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *opt)
@@ -95,7 +88,7 @@ strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *
     b->unit_names = g_ptr_array_new_with_free_func(g_free);
     if (b->hw) {
         uint32_t n = strata_hw_memory_count(b->hw);
-        b->route_ids = g_hash_table_new(route_hash, g_direct_equal);
+        b->route_ids = strata_idmap_new();
         for (uint32_t i = 0; i < n; i++)
             g_ptr_array_add(b->memory_names, g_strdup(strata_hw_memory(b->hw, i)->name));
         for (uint32_t i = 0; i < strata_hw_compute_count(b->hw); i++)
@@ -113,8 +106,7 @@ void strata_binder_free(strata_binder *b)
     g_ptr_array_free(b->memory_names, TRUE);
     g_ptr_array_free(b->unit_names, TRUE);
     g_hash_table_destroy(b->ref_index);
-    if (b->route_ids)
-        g_hash_table_destroy(b->route_ids);
+    strata_idmap_free(b->route_ids);
     g_array_free(b->routes, TRUE);
     g_array_free(b->stream_device, TRUE);
     g_free(b->default_memory);
@@ -323,8 +315,8 @@ static bool bind_copy(strata_binder *b, const strata_op *op, const strata_op_ref
         return false;
     if (!b->hw)
         return true;
-    gpointer key = route_key(o->src_memory, o->dst_memory);
-    gpointer id = g_hash_table_lookup(b->route_ids, key);
+    uint64_t key = route_key(o->src_memory, o->dst_memory);
+    void *id = strata_idmap_get(b->route_ids, key);
     if (id) {
         o->route = GPOINTER_TO_UINT(id) - 1;
         assert(route_ok(b, o)); /* invariant 3 */
@@ -339,7 +331,7 @@ static bool bind_copy(strata_binder *b, const strata_op *op, const strata_op_ref
     }
     o->route = b->routes->len;
     g_array_append_val(b->routes, r);
-    g_hash_table_insert(b->route_ids, key, GUINT_TO_POINTER(o->route + 1));
+    strata_idmap_put(b->route_ids, key, GUINT_TO_POINTER(o->route + 1));
     assert(route_ok(b, o)); /* invariant 3 */
     return true;
 }

@@ -45,7 +45,7 @@ struct strata_hw {
     route *routes;             /* template routes: tmems->len^2 */
     GHashTable *memory_by_name; /* name -> index + 1 */
     GHashTable *unit_by_name;   /* name -> index + 1 (units: a hash, as a pod has thousands) */
-    GHashTable *route_memo;    /* several devices: (from * n + to + 1) -> route * */
+    struct strata_idmap *route_memo; /* several devices: from * n + to -> route * (core/idmap.h) */
     hw_sites *sites;           /* several devices, else NULL */
 };
 

@@ -14,6 +14,7 @@
  *     template table is templates^2, a handful).
  */
 #include "core/error.h"
+#include "core/idmap.h"
 #include "hw/hw_internal.h"
 
 /* The template route from s to t into r, from BFS parents (t reachable). */
@@ -76,8 +77,10 @@ void hw_compute_routes(strata_hw *hw)
     g_free(queue);
 }
 
-static void route_free(gpointer p)
+static void route_free(uint64_t key, void *p, void *user)
 {
+    (void)key;
+    (void)user;
     route *r = p;
     g_free(r->hops);
     g_free(r);
@@ -91,8 +94,10 @@ void hw_routes_free(strata_hw *hw)
             g_free(hw->routes[i].hops);
         g_free(hw->routes);
     }
-    if (hw->route_memo)
-        g_hash_table_destroy(hw->route_memo);
+    if (hw->route_memo) {
+        strata_idmap_foreach(hw->route_memo, route_free, NULL);
+        strata_idmap_free(hw->route_memo);
+    }
 }
 
 /* ---- several devices ---- */
@@ -163,26 +168,18 @@ static const route *find_route(const strata_hw *hw, uint32_t from, uint32_t to)
     static const route self = {NULL, 0, true};
     if (from == to)
         return &self;
-    gpointer key = GSIZE_TO_POINTER((gsize)from * n + to + 1);
-    route *r = g_hash_table_lookup(hw->route_memo, key);
+    uint64_t key = (uint64_t)from * n + to;
+    route *r = strata_idmap_get(hw->route_memo, key);
     if (!r) {
         r = compose(hw, from, to);
-        g_hash_table_insert(hw->route_memo, key, r);
+        strata_idmap_put(hw->route_memo, key, r);
     }
     return r;
 }
 
-/* The memo's key (from * n + to + 1, 64 bits on a large pod) hashed whole:
- * g_direct_hash keeps its low 32 bits only. */
-static guint memo_hash(gconstpointer key)
-{
-    guint64 k = GPOINTER_TO_SIZE(key);
-    return (guint)(k ^ (k >> 32) * 0x9E3779B1u);
-}
-
 void hw_route_memo_init(strata_hw *hw)
 {
-    hw->route_memo = g_hash_table_new_full(memo_hash, g_direct_equal, NULL, route_free);
+    hw->route_memo = strata_idmap_new();
 }
 
 bool strata_hw_route(const strata_hw *hw, uint32_t from, uint32_t to, const strata_hop **hops,
