@@ -19,6 +19,7 @@
  */
 #include "hw/hw.h"
 #include "hw/hw_internal.h"
+#include "hw/pcie.h"
 #include "core/error.h"
 #include "core/keyfile.h"
 #include "core/units.h"
@@ -38,6 +39,8 @@ typedef struct key_def {
 static const key_def hardware_keys[] = {
     {"name", true, "name of the machine (text)"},
     {"source", false, "where the figures come from (text)"},
+    {"base", false, "another hardware file (relative to this one) that this file changes: its groups and keys, "
+                    "with this file's keys replacing theirs"},
     {"default_memory", false, "memory of allocs that name none (default: the first of kind device)"},
     {"sched", false, "xla or cuda: the copy policies' execution model when theirs is auto (default cuda)"},
     {"devices", false, "number of devices, 1 to 65536 (default 1): the file describes one, instantiated as NAME@D"},
@@ -55,8 +58,13 @@ static const key_def memory_keys[] = {
     {NULL, false, NULL}};
 static const key_def link_keys[] = {
     {"between", true, "the two memories it joins: MEM MEM"},
-    {"bandwidth", true, "each direction, 1 kB/s to 10 PB/s"},
-    {"latency", false, "per transfer, 0 to 1 s (default 0)"},
+    {"bandwidth", false, "each direction, 1 kB/s to 10 PB/s (required unless generation is set; overrides it)"},
+    {"latency", false, "per transfer, 0 to 1 s (default 0): the setup a copy pays (copy-engine launch, DMA descriptor)"},
+    {"generation", false, "a PCIe link: 3, 4, 5 or 6; its bandwidth follows from the protocol (hw/pcie.h)"},
+    {"lanes", false, "PCIe lanes: 1, 2, 4, 8, 16 or 32 (with generation)"},
+    {"max_payload", false, "PCIe Max Payload Size: 128B to 4096B, a power of two (with generation)"},
+    {"max_read_request", false, "PCIe Max Read Request Size: 128B to 4096B, a power of two (with generation)"},
+    {"read_completion", false, "PCIe completion size of a device read: 64B to max_payload (default max_payload)"},
     {"duplex", false, "full (each direction its own bandwidth, default) or half"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
@@ -460,6 +468,83 @@ static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group
     return true;
 }
 
+/* A PCIe size key (max_payload and the like) in bytes, 0 when absent. */
+static bool pcie_size(const hw_load_ctx *ctx, const char *group, const char *key, uint32_t *out, GError **err)
+{
+    *out = 0;
+    if (!strata_keyfile_has_key(ctx->k, group, key))
+        return true;
+    char *v = raw_value(ctx, group, key);
+    uint64_t x = 0;
+    bool ok = strata_parse_size(v, &x, NULL) && x > 0 && x <= 4096;
+    if (ok)
+        *out = (uint32_t)x;
+    else
+        hw_fail_value(ctx, err, group, key, "a size in bytes such as 256B (at most 4096B)", v);
+    g_free(v);
+    return ok;
+}
+
+/* A whole-number PCIe key from lo to hi. */
+static bool pcie_count(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t lo, uint64_t hi,
+                       const char *expected, uint32_t *out, GError **err)
+{
+    char *v = raw_value(ctx, group, key);
+    uint64_t x = 0;
+    bool ok = strata_parse_u64(v, &x, NULL) && x >= lo && x <= hi;
+    *out = ok ? (uint32_t)x : 0;
+    if (!ok)
+        hw_fail_value(ctx, err, group, key, expected, v);
+    g_free(v);
+    return ok;
+}
+
+/* A link's bandwidth per direction: `bandwidth =` when given, else derived
+ * from the PCIe keys (generation, lanes, max_payload, max_read_request,
+ * read_completion) by hw/pcie.h. PCIe keys are checked even when bandwidth
+ * overrides them. */
+static bool link_bandwidth(const hw_load_ctx *ctx, const char *group, double *out, GError **err)
+{
+    static const char *const pcie_keys[] = {"lanes", "max_payload", "max_read_request", "read_completion"};
+    bool has_bandwidth = strata_keyfile_has_key(ctx->k, group, "bandwidth");
+    bool has_generation = strata_keyfile_has_key(ctx->k, group, "generation");
+    if (!has_generation) {
+        for (size_t i = 0; i < G_N_ELEMENTS(pcie_keys); i++)
+            if (strata_keyfile_has_key(ctx->k, group, pcie_keys[i])) {
+                hw_fail(ctx, err, group, pcie_keys[i], "a PCIe key needs generation = 3, 4, 5 or 6 in the same link");
+                return false;
+            }
+        if (!has_bandwidth) {
+            hw_fail(ctx, err, group, NULL, "expected bandwidth = (such as 16GB/s) or, for a PCIe link, generation = "
+                                           "with lanes, max_payload and max_read_request");
+            return false;
+        }
+        return hw_get_bandwidth(ctx, group, "bandwidth", out, err);
+    }
+    for (size_t i = 0; i < 3; i++)
+        if (!strata_keyfile_has_key(ctx->k, group, pcie_keys[i])) {
+            hw_fail(ctx, err, group, "generation", "a PCIe link also needs %s =", pcie_keys[i]);
+            return false;
+        }
+    strata_pcie_config cfg = {0};
+    if (!pcie_count(ctx, group, "generation", 3, 6, "3, 4, 5 or 6", &cfg.generation, err) ||
+        !pcie_count(ctx, group, "lanes", 1, 32, "1, 2, 4, 8, 16 or 32", &cfg.lanes, err) ||
+        !pcie_size(ctx, group, "max_payload", &cfg.max_payload, err) ||
+        !pcie_size(ctx, group, "max_read_request", &cfg.max_read_request, err) ||
+        !pcie_size(ctx, group, "read_completion", &cfg.read_completion, err))
+        return false;
+    const char *bad = strata_pcie_check(&cfg);
+    if (bad) {
+        const char *colon = strchr(bad, ':');
+        char *key = g_strndup(bad, (gsize)(colon - bad));
+        hw_fail(ctx, err, group, key, "%s", colon + 2);
+        g_free(key);
+        return false;
+    }
+    *out = strata_pcie_data_rate(&cfg);
+    return !has_bandwidth || hw_get_bandwidth(ctx, group, "bandwidth", out, err); /* bandwidth = overrides */
+}
+
 static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
                       GError **err)
 {
@@ -496,8 +581,7 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
     l.a = (uint32_t)a;
     l.b = (uint32_t)b;
 
-    if (!hw_get_bandwidth(ctx, group, "bandwidth", &l.bandwidth, err) ||
-        !hw_get_time(ctx, group, "latency", &l.latency, err))
+    if (!link_bandwidth(ctx, group, &l.bandwidth, err) || !hw_get_time(ctx, group, "latency", &l.latency, err))
         return false;
     char *duplex = hw_get_text(ctx, group, "duplex");
     if (duplex) {
@@ -727,10 +811,79 @@ static bool hw_ok(const strata_hw *hw)
 }
 #endif
 
+/* When k's [hardware] names a base file: that file (which names no base
+ * itself: one level, so a key is replaced at most once), with every key of k but base set over it as an override noted
+ * "K'S FILE:LINE", so errors name both files. k is freed; NULL with err
+ * set on failure. A group of k must exist in the base: a derived file
+ * changes values, it adds no memories, links or units. */
+static strata_keyfile *resolve_base(strata_keyfile *k, GError **err)
+{
+    if (!k || !strata_keyfile_has_key(k, "hardware", "base"))
+        return k;
+    char *where = strata_keyfile_where(k, "hardware", "base");
+    char *rel = strata_keyfile_string(k, "hardware", "base");
+    strata_keyfile *base = NULL;
+    if (!rel || !*g_strstrip(rel))
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [hardware] base: expected a hardware file", where);
+    else {
+        char *dir = g_path_get_dirname(strata_keyfile_origin(k));
+        char *path = g_path_is_absolute(rel) ? g_strdup(rel) : g_build_filename(dir, rel, NULL);
+        GError *e = NULL;
+        base = strata_keyfile_load(path, "hardware file", "hardware", STRATA_KEYFILE_INLINE_COMMENTS, &e);
+        if (!base)
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [hardware] base: %s", where, e->message);
+        else if (strata_keyfile_has_key(base, "hardware", "base")) {
+            char *bw = strata_keyfile_where(base, "hardware", "base");
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s: [hardware] base: %s names a base itself (%s); one level only", where, path, bw);
+            g_free(bw);
+            strata_keyfile_free(base);
+            base = NULL;
+        }
+        g_clear_error(&e);
+        g_free(path);
+        g_free(dir);
+    }
+    gsize n = 0;
+    char **groups = base ? strata_keyfile_groups(k, &n) : NULL;
+    for (gsize g = 0; base && g < n; g++) {
+        if (!strata_keyfile_has_group(base, groups[g])) {
+            char *gw = strata_keyfile_where(k, groups[g], NULL);
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s: [%s] is not in the base file %s (a file with base = changes its groups' keys)", gw,
+                        groups[g], strata_keyfile_origin(base));
+            g_free(gw);
+            strata_keyfile_free(base);
+            base = NULL;
+            break;
+        }
+        char **keys = strata_keyfile_keys(k, groups[g], NULL);
+        for (guint i = 0; base && keys && keys[i]; i++) {
+            if (strcmp(groups[g], "hardware") == 0 && strcmp(keys[i], "base") == 0)
+                continue;
+            char *v = strata_keyfile_value(k, groups[g], keys[i]);
+            char *note = strata_keyfile_where(k, groups[g], keys[i]);
+            if (!strata_keyfile_override(base, groups[g], keys[i], v, note, err)) {
+                strata_keyfile_free(base);
+                base = NULL;
+            }
+            g_free(note);
+            g_free(v);
+        }
+        g_strfreev(keys);
+    }
+    g_strfreev(groups);
+    g_free(rel);
+    g_free(where);
+    strata_keyfile_free(k);
+    return base;
+}
+
 /* Applies the overrides to k and builds the model (k is freed). */
 static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *overrides,
                                   strata_hw_allocator_check check_allocator, GError **err)
 {
+    k = resolve_base(k, err);
     if (!k)
         return NULL;
     hw_load_ctx ctx = {.k = k, .check_allocator = check_allocator};
