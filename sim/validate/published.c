@@ -39,6 +39,7 @@ static void case_free(gpointer p)
     g_free(c->source);
     g_free(c->setup);
     g_free(c->note);
+    g_free(c->group);
     g_free(c->hw);
     g_free(c->trace);
     g_free(c->gen);
@@ -219,6 +220,20 @@ static bool case_program(strata_published_case *c, const strata_keyfile *kf, con
     return (c->trace = case_path(kf, group, "trace", dir, err)) != NULL;
 }
 
+/* group = WORD, or the metric's default (published.h). */
+static bool case_group(strata_published_case *c, const strata_keyfile *kf, const char *group, GError **err)
+{
+    if (!strata_keyfile_has_key(kf, group, "group")) {
+        c->group = g_strdup(c->metric == STRATA_PUBLISHED_BUSBW ? "collectives" : "other");
+        return true;
+    }
+    c->group = strata_keyfile_string(kf, group, "group");
+    bool ok = c->group && *c->group;
+    for (const char *p = c->group; ok && *p; p++)
+        ok = g_ascii_isalnum(*p) || *p == '-';
+    return ok || bad_key(kf, group, "group", "expected a word of letters, digits and '-' such as host-link", err);
+}
+
 /* The keys a case and a series share: source, setup, note, metric, hw, and
  * trace or gen; every key of the group must be one of known. */
 static strata_published_case *case_common(const strata_keyfile *kf, const char *group, const char *name,
@@ -233,8 +248,8 @@ static strata_published_case *case_common(const strata_keyfile *kf, const char *
     c->simulated = NAN;
     c->note = strata_keyfile_string(kf, group, "note");
     bool ok = (c->source = required(kf, group, "source", err)) && (c->setup = required(kf, group, "setup", err)) &&
-              case_metric(c, kf, group, err) && (c->hw = case_path(kf, group, "hw", dir, err)) &&
-              case_program(c, kf, group, dir, series, err);
+              case_metric(c, kf, group, err) && case_group(c, kf, group, err) &&
+              (c->hw = case_path(kf, group, "hw", dir, err)) && case_program(c, kf, group, dir, series, err);
     if (!ok) {
         case_free(c);
         return NULL;
@@ -259,7 +274,7 @@ static bool case_read(strata_published *set, const strata_keyfile *kf, const cha
                       const char *dir, GError **err)
 {
     static const char *const known[] = {"source", "setup",      "measured", "metric", "bytes", "collective",
-                                        "ranks",  "hw",         "trace",    "gen",    "note",  NULL};
+                                        "ranks",  "hw",         "trace",    "gen",    "note",  "group", NULL};
     strata_published_case *c = case_common(kf, group, name, dir, known, err);
     if (c && !case_measure(c, kf, group, err)) {
         case_free(c);
@@ -273,7 +288,7 @@ static bool series_read(strata_published *set, const strata_keyfile *kf, const c
                         const char *dir, GError **err)
 {
     static const char *const known[] = {"source", "setup", "metric", "collective", "ranks", "hw",
-                                        "gen",    "note",  "data",   "column",     "unit",  NULL};
+                                        "gen",    "note",  "data",   "column",     "unit",  "group", NULL};
     strata_published_case *t = case_common(kf, group, name, dir, known, err);
     char *data = t ? case_path(kf, group, "data", dir, err) : NULL;
     char *column = data ? required(kf, group, "column", err) : NULL;
@@ -294,6 +309,7 @@ static bool series_read(strata_published *set, const strata_keyfile *kf, const c
         c->name = g_strdup_printf("%s %s", name, size);
         c->where = g_strdup_printf("%s:%u", data, r->line);
         c->source = g_strdup(t->source), c->setup = g_strdup(t->setup), c->note = g_strdup(t->note);
+        c->group = g_strdup(t->group);
         c->hw = g_strdup(t->hw);
         c->gen = g_strdup_printf("%s bytes=%" G_GUINT64_FORMAT, t->gen, r->bytes);
         c->trace = NULL;
@@ -520,13 +536,14 @@ static gint compare_doubles(gconstpointer a, gconstpointer b)
     return (x > y) - (x < y);
 }
 
-double strata_published_median_error(const strata_published *set)
+/* Median of |error| over the simulated cases of group (NULL: all). */
+static double median_error(const strata_published *set, const char *group)
 {
     GArray *errors = g_array_new(FALSE, FALSE, sizeof(double));
     for (guint i = 0; i < set->cases->len; i++) {
         const strata_published_case *c = g_ptr_array_index(set->cases, i);
         double e = fabs(strata_published_error(c));
-        if (!isnan(e))
+        if (!isnan(e) && (!group || strcmp(c->group, group) == 0))
             g_array_append_val(errors, e);
     }
     g_array_sort(errors, compare_doubles);
@@ -538,6 +555,16 @@ double strata_published_median_error(const strata_published *set)
     return median;
 }
 
+double strata_published_median_error(const strata_published *set)
+{
+    return median_error(set, NULL);
+}
+
+double strata_published_group_median_error(const strata_published *set, const char *group)
+{
+    return median_error(set, group);
+}
+
 static char *format_value(strata_published_metric m, double v)
 {
     if (isnan(v))
@@ -547,17 +574,33 @@ static char *format_value(strata_published_metric m, double v)
 
 void strata_published_print(const strata_published *set, FILE *out)
 {
-    int width = 4;
-    for (guint i = 0; i < set->cases->len; i++)
-        width = MAX(width, (int)strlen(((strata_published_case *)g_ptr_array_index(set->cases, i))->name));
-    fprintf(out, "%-*s  %14s  %14s  %8s\n", width, "case", "measured", "simulated", "error");
+    int width = 4, gwidth = 5;
+    GPtrArray *groups = g_ptr_array_new(); /* in order of first appearance, borrowed */
+    for (guint i = 0; i < set->cases->len; i++) {
+        const strata_published_case *c = g_ptr_array_index(set->cases, i);
+        width = MAX(width, (int)strlen(c->name));
+        gwidth = MAX(gwidth, (int)strlen(c->group));
+        if (!g_ptr_array_find_with_equal_func(groups, c->group, g_str_equal, NULL))
+            g_ptr_array_add(groups, c->group);
+    }
+    fprintf(out, "%-*s  %-*s  %14s  %14s  %8s\n", width, "case", gwidth, "group", "measured", "simulated", "error");
     for (guint i = 0; i < set->cases->len; i++) {
         const strata_published_case *c = g_ptr_array_index(set->cases, i);
         char *m = format_value(c->metric, c->measured), *s = format_value(c->metric, c->simulated);
-        fprintf(out, "%-*s  %14s  %14s  %+7.1f%%\n", width, c->name, m, s, strata_published_error(c) * 100);
+        fprintf(out, "%-*s  %-*s  %14s  %14s  %+7.1f%%\n", width, c->name, gwidth, c->group, m, s,
+                strata_published_error(c) * 100);
         g_free(m);
         g_free(s);
     }
+    for (guint g = 0; g < groups->len; g++) {
+        const char *name = g_ptr_array_index(groups, g);
+        guint n = 0;
+        for (guint i = 0; i < set->cases->len; i++)
+            n += strcmp(((strata_published_case *)g_ptr_array_index(set->cases, i))->group, name) == 0;
+        fprintf(out, "median |error| over %u %s cases: %.1f%%\n", n, name,
+                strata_published_group_median_error(set, name) * 100);
+    }
     fprintf(out, "median |error| over %u cases: %.1f%%\n", set->cases->len,
             strata_published_median_error(set) * 100);
+    g_ptr_array_free(groups, TRUE);
 }

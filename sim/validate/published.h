@@ -21,12 +21,16 @@
  *   gen      = the workload that does: `strata gen` arguments such as
  *              "collective op=all-reduce bytes=64MiB devices=8 algo=ring"
  *   note     = optional: why the model is off, when it is
+ *   group    = optional: the group its error is summarised in (a word of
+ *              letters, digits and '-', such as host-link, device-memory,
+ *              collectives); default collectives for metric busbw, else
+ *              other
  *
  * A file may also hold series: one case per row of a measured CSV file
  * (validate/series.h), such as an nccl-tests sweep:
  *
  *   [series NAME]
- *   source, setup, metric, hw, gen, collective, ranks, note: as for a case,
+ *   source, setup, metric, hw, gen, collective, ranks, note, group: as for a case,
  *              gen without bytes= (each row adds bytes=ROW)
  *   data     = the CSV file, relative to the case file's folder
  *   column   = the column holding the measured figure
@@ -61,6 +65,7 @@ typedef enum {
 typedef struct strata_published_case {
     char *name, *where;          /* where: "FILE:LINE" of the group */
     char *source, *setup, *note; /* note may be NULL */
+    char *group;                 /* never NULL: the summary group */
     char *hw, *trace;            /* resolved paths; trace NULL when gen */
     char *gen;                   /* `strata gen` arguments, or NULL */
     strata_published_metric metric;
@@ -96,7 +101,11 @@ double strata_published_error(const strata_published_case *c);
 /* Median of |error| over the simulated cases (NAN when none). */
 double strata_published_median_error(const strata_published *set);
 
-/* The table: case, measured, simulated, error; then the median. */
+/* Median of |error| over the simulated cases of one group (NAN when none). */
+double strata_published_group_median_error(const strata_published *set, const char *group);
+
+/* The table: case, group, measured, simulated, error; then the median of
+ * each group (in order of first appearance) and over all cases. */
 void strata_published_print(const strata_published *set, FILE *out);
 
 #endif
