@@ -177,8 +177,35 @@ START_TEST(test_cli_table)
     ck_assert_ptr_nonnull(strstr(r.out, "67.110 ms"));
     ck_assert_ptr_nonnull(strstr(r.out, "+34.2%"));
     ck_assert_ptr_nonnull(strstr(r.out, "median |error| over 1 cases: 34.2%"));
+    ck_assert_ptr_nonnull(strstr(r.out, "median |error| over 1 other cases: 34.2%")); /* the default group */
     strata_cli_result_clear(&r);
     g_free(path);
+}
+END_TEST
+
+/* Two groups: one case each, +34.2% (67.110 ms against 50 ms) and -32.9%
+ * (against 100 ms: 67.109864 / 100 - 1); each group's median is its case's
+ * |error|, the median over both (34.2 + 32.9) / 2 = 33.55%. */
+START_TEST(test_cli_groups)
+{
+    char *hw = strata_test_source_path("configs/hw/test-simple.ini");
+    char *trace = strata_test_source_path("traces/examples/pcie-copy.trace");
+    char *text = g_strdup_printf("[case a]\nsource = x\nsetup = y\nhw = %s\ntrace = %s\nmeasured = 50ms\n"
+                                 "metric = makespan\ngroup = host-link\n[case b]\nsource = x\nsetup = y\n"
+                                 "hw = %s\ntrace = %s\nmeasured = 100ms\nmetric = makespan\ngroup = g-2\n",
+                                 hw, trace, hw, trace);
+    char *path = strata_test_write_temp("case-XXXXXX.ini", text);
+    strata_cli_result r = strata_test_cli("validate", "--published", path, NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_ptr_nonnull(strstr(r.out, "median |error| over 1 host-link cases: 34.2%"));
+    ck_assert_ptr_nonnull(strstr(r.out, "median |error| over 1 g-2 cases: 32.9%"));
+    ck_assert_ptr_nonnull(strstr(r.out, "median |error| over 2 cases: 33.6%"));
+    ck_assert(strstr(r.out, "host-link cases") < strstr(r.out, "g-2 cases")); /* order of appearance */
+    strata_cli_result_clear(&r);
+    g_free(path);
+    g_free(text);
+    g_free(trace);
+    g_free(hw);
 }
 END_TEST
 
@@ -197,6 +224,7 @@ static void expect_bad(const char *body, int line, const char *what)
 START_TEST(test_bad_case_files)
 {
     expect_bad("measured = 50ms\nmetric = speed\n", 8, "expected makespan, bandwidth or busbw");
+    expect_bad("measured = 50ms\nmetric = makespan\ngroup = host link\n", 9, "expected a word of letters");
     expect_bad("measured = 50GB/s\nmetric = makespan\n", 7, "expected a time");
     expect_bad("measured = 5GB/s\nmetric = bandwidth\n", 2, "has no bytes=");
     expect_bad("measured = 5GB/s\nmetric = bandwidth\nbytes = -1\n", 9, "expected a size");
@@ -303,6 +331,7 @@ int main(void)
     tcase_add_test(tc, test_copy_inside_a_memory);
     tcase_add_test(tc, test_two_link_route_makespan);
     tcase_add_test(tc, test_run_all_and_median);
+    tcase_add_test(tc, test_cli_groups);
     tcase_add_test(tc, test_collective_series);
     tcase_add_test(tc, test_cli_table);
     tcase_add_test(tc, test_bad_case_files);

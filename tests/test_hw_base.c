@@ -1,0 +1,109 @@
+/* test_hw_base.c: a hardware file that names a base file ([hardware] base =)
+ * and states only what differs (hw/hw.c, docs/hardware.md). */
+#include <string.h>
+#include "testutil.h"
+#include "core/error.h"
+#include "hw/hw.h"
+#include "hw/pcie.h"
+
+static const char *base_text = "[hardware]\nname = base\n"
+                               "[memory hbm]\nkind = device\ncapacity = 80GB\nbandwidth = 2TB/s\n"
+                               "[memory host]\nkind = host\ncapacity = 1TB\nbandwidth = 200GB/s\n"
+                               "[link pcie]\nbetween = host hbm\ngeneration = 4\nlanes = 16\nmax_payload = 256B\n"
+                               "max_read_request = 512B\nlatency = 2us\n";
+
+/* A derived file in the base's folder; returns its path (g_free). */
+static char *derived(const char *base_path, const char *body)
+{
+    char *name = g_path_get_basename(base_path);
+    char *text = g_strdup_printf("[hardware]\nbase = %s\n%s", name, body);
+    char *path = strata_test_write_temp("derived-XXXXXX.ini", text);
+    g_free(text);
+    g_free(name);
+    return path;
+}
+
+START_TEST(changes_only_what_it_states)
+{
+    char *base = strata_test_write_temp("base-XXXXXX.ini", base_text);
+    char *path = derived(base, "name = gen3-host\n[memory hbm]\ncapacity = 40GB\n[link pcie]\ngeneration = 3\n");
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    ck_assert_str_eq(strata_hw_name(hw), "gen3-host");
+    int hbm = strata_hw_memory_index(hw, "hbm");
+    ck_assert_int_ge(hbm, 0);
+    ck_assert_uint_eq(strata_hw_memory(hw, (uint32_t)hbm)->capacity, 40000000000ull); /* changed */
+    ck_assert_double_eq(strata_hw_memory(hw, (uint32_t)hbm)->bandwidth, 2e12);        /* kept */
+    /* Gen3 x16 at 256 B: the derivation of test_pcie.c, 12.994293 GB/s */
+    strata_pcie_config gen3 = {3, 16, 256, 512, 0};
+    ck_assert_double_eq_tol(strata_hw_link(hw, 0)->bandwidth, strata_pcie_data_rate(&gen3), 1);
+    ck_assert_double_eq_tol(strata_hw_link(hw, 0)->bandwidth, 12.994293e9, 1e3);
+    ck_assert_double_eq(strata_hw_link(hw, 0)->latency, 2e-6); /* kept */
+    strata_hw_free(hw);
+    g_free(path);
+
+    /* an error in a replaced value names the derived file's line */
+    path = derived(base, "[link pcie]\ngeneration = 7\n");
+    hw = strata_hw_load(path, NULL, &err);
+    ck_assert_ptr_null(hw);
+    char *want = g_strdup_printf("%s:4", path);
+    ck_assert_msg(strstr(err->message, want) && strstr(err->message, "generation"), "%s (want %s)", err->message,
+                  want);
+    g_free(want);
+    g_clear_error(&err);
+    g_free(path);
+
+    /* a group the base lacks */
+    path = derived(base, "[memory l2]\nkind = onchip\n");
+    hw = strata_hw_load(path, NULL, &err);
+    ck_assert_ptr_null(hw);
+    ck_assert_msg(strstr(err->message, "[memory l2] is not in the base file"), "%s", err->message);
+    g_clear_error(&err);
+    g_free(path);
+
+    /* a missing base and a base with a base */
+    path = derived("/nonexistent/none.ini", "");
+    hw = strata_hw_load(path, NULL, &err);
+    ck_assert_ptr_null(hw);
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_msg(strstr(err->message, "[hardware] base:"), "%s", err->message);
+    g_clear_error(&err);
+    char *chained = derived(path, "");
+    hw = strata_hw_load(chained, NULL, &err);
+    ck_assert_ptr_null(hw);
+    ck_assert_msg(strstr(err->message, "one level only"), "%s", err->message);
+    g_clear_error(&err);
+    g_free(chained);
+    g_free(path);
+    g_free(base);
+}
+END_TEST
+
+/* Every shipped validation/hw file loads through its base. */
+START_TEST(shipped_validation_files)
+{
+    const char *files[] = {"v100-sxm2-16gb.ini", "a100-sxm4-40gb.ini", "a100-sxm4-40gb-gen3.ini",
+                           "a100-pcie-40gb.ini", "h100-pcie.ini"};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *rel = g_strconcat("validation/hw/", files[i], NULL);
+        char *path = strata_test_source_path(rel);
+        GError *err = NULL;
+        strata_hw *hw = strata_hw_load(path, NULL, &err);
+        ck_assert_msg(hw, "%s: %s", files[i], err ? err->message : "");
+        strata_hw_free(hw);
+        g_free(path);
+        g_free(rel);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("hw_base");
+    TCase *tc = tcase_create("hw_base");
+    tcase_add_test(tc, changes_only_what_it_states);
+    tcase_add_test(tc, shipped_validation_files);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
