@@ -48,6 +48,7 @@
 #include <simgrid/host.h>
 #include <string.h>
 #include "core/error.h"
+#include "hw/staging.h"
 #include "results/collectives.h"
 #include "results/timeline.h"
 #include "spmd/spmd.h"
@@ -270,6 +271,9 @@ static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
         ctx->port_bytes[op->src_memory] += op->bytes;
     sg_host_sendto(ctx->hosts.mem[op->src_memory], engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory),
                    (double)op->bytes);
+    double staged = strata_staging_route_extra(ctx->hw, hops, n, op->bytes); /* pageable: hw/staging.h */
+    if (staged > 0)
+        sg_actor_sleep_for(staged);
     double t1 = now();
     clock_end(&ctx->ports[op->src_memory], t1);
     for (uint32_t i = 0; i < n; i++) {

@@ -64,6 +64,8 @@ static const key_def link_keys[] = {
     {"lanes", false, "PCIe lanes: 1, 2, 4, 8, 16 or 32 (with generation)"},
     {"max_payload", false, "PCIe Max Payload Size: 128B to 4096B, a power of two (with generation)"},
     {"max_read_request", false, "PCIe Max Read Request Size: 128B to 4096B, a power of two (with generation)"},
+    {"staging_buffer", false, "a CPU copy between pageable and pinned host memory through the driver's pinned "
+                              "buffer of this size, pipelined with the DMA of the next link (hw/staging.h)"},
     {"read_completion", false, "PCIe completion size of a device read: 64B to max_payload (default max_payload)"},
     {"duplex", false, "full (each direction its own bandwidth, default) or half"},
     {"source", false, "where the figures come from (text)"},
@@ -581,8 +583,16 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
     l.a = (uint32_t)a;
     l.b = (uint32_t)b;
 
-    if (!link_bandwidth(ctx, group, &l.bandwidth, err) || !hw_get_time(ctx, group, "latency", &l.latency, err))
+    if (!link_bandwidth(ctx, group, &l.bandwidth, err) || !hw_get_time(ctx, group, "latency", &l.latency, err) ||
+        (strata_keyfile_has_key(ctx->k, group, "staging_buffer") &&
+         !get_size(ctx, group, "staging_buffer", &l.staging_buffer, err)))
         return false;
+    const strata_memory_spec *ma = &g_array_index(hw->memories, strata_memory_spec, l.a),
+                             *mb = &g_array_index(hw->memories, strata_memory_spec, l.b);
+    if (l.staging_buffer && !(ma->kind == STRATA_MEM_HOST && mb->kind == STRATA_MEM_HOST && ma->pageable != mb->pageable)) {
+        hw_fail(ctx, err, group, "staging_buffer", "a staging link joins a pageable and a pinned host memory");
+        return false;
+    }
     char *duplex = hw_get_text(ctx, group, "duplex");
     if (duplex) {
         if (strcmp(duplex, "full") == 0)

@@ -1,0 +1,53 @@
+/*
+ * staging.c: pageable copies through the driver's pinned staging buffer
+ * (staging.h).
+ */
+#include "hw/staging.h"
+
+double strata_staging_pipeline_time(const strata_staging_path *p, uint64_t bytes)
+{
+    uint64_t chunk = p->buffer / 2 ? p->buffer / 2 : 1;
+    /* cpu_end / dma_end of the previous two chunks: a half of the buffer is
+     * free again once the DMA of the chunk before the previous one ended. */
+    double cpu_end = 0, dma_end = 0, dma_end_before = 0;
+    for (uint64_t done = 0; done < bytes;) {
+        uint64_t c = bytes - done < chunk ? bytes - done : chunk;
+        double cpu_start = cpu_end > dma_end_before ? cpu_end : dma_end_before;
+        double cpu_done = cpu_start + (double)c / p->cpu_rate;
+        double dma_start = cpu_done > dma_end ? cpu_done : dma_end;
+        dma_end_before = dma_end;
+        dma_end = dma_start + p->dma_latency + (double)c / p->dma_rate;
+        cpu_end = cpu_done;
+        done += c;
+    }
+    return dma_end;
+}
+
+double strata_staging_extra(const strata_staging_path *p, uint64_t bytes)
+{
+    double slower = p->cpu_rate < p->dma_rate ? p->cpu_rate : p->dma_rate;
+    double alone = p->dma_latency + (double)bytes / slower;
+    double extra = strata_staging_pipeline_time(p, bytes) - alone;
+    return extra > 0 ? extra : 0;
+}
+
+bool strata_staging_on_route(const strata_hw *hw, const strata_hop *hops, uint32_t n, strata_staging_path *p)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        const strata_link_spec *s = strata_hw_link(hw, hops[i].link);
+        if (s->staging_buffer == 0 || n < 2)
+            continue;
+        /* the DMA: the link after the CPU copy (to a device) or before it (from one) */
+        const strata_link_spec *d = strata_hw_link(hw, hops[i + 1 < n ? i + 1 : i - 1].link);
+        *p = (strata_staging_path){.buffer = s->staging_buffer, .cpu_rate = s->bandwidth, .dma_rate = d->bandwidth,
+                                   .dma_latency = d->latency};
+        return true;
+    }
+    return false;
+}
+
+double strata_staging_route_extra(const strata_hw *hw, const strata_hop *hops, uint32_t n, uint64_t bytes)
+{
+    strata_staging_path p;
+    return strata_staging_on_route(hw, hops, n, &p) ? strata_staging_extra(&p, bytes) : 0;
+}

@@ -1,0 +1,57 @@
+/*
+ * staging.h: pageable copies as the CUDA runtime makes them.
+ *
+ * A copy between pageable host memory and a device cannot be a DMA: the
+ * pages may move. The driver copies the data with the CPU into a pinned
+ * staging buffer of fixed size and DMAs it from there (host to device), or
+ * DMAs into the buffer and copies out with the CPU (device to host), one
+ * chunk at a time, the CPU filling one half of the buffer while the copy
+ * engine drains the other (NVIDIA, "How to Optimize Data Transfers in CUDA
+ * C/C++": "the CUDA driver must first allocate a temporary page-locked, or
+ * pinned, host array, copy the host data to the pinned array, and then
+ * transfer the data from the pinned array to device memory"; CUDA Runtime
+ * API, "API synchronization behavior": a pageable host-to-device copy
+ * returns "once the pageable buffer has been copied to the staging memory
+ * for DMA transfer").
+ *
+ * In a hardware file the CPU copy is a link with `staging_buffer =` between
+ * a pageable and a pinned host memory (its bandwidth the CPU copy's rate);
+ * the next link on the route is the DMA. The engine runs the copy over the
+ * whole route (bytes / the slowest link, shared with other transfers) and
+ * then waits strata_staging_route_extra(): what the chunked pipeline costs
+ * beyond that (the first chunk's fill and every chunk's DMA setup).
+ *
+ * Invariants: the pipeline time is at least bytes / each stage's rate and
+ * the extra is never negative; a route without a staging link costs no extra.
+ */
+#ifndef STRATA_HW_STAGING_H
+#define STRATA_HW_STAGING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hw/hw.h"
+
+typedef struct strata_staging_path {
+    uint64_t buffer;    /* bytes of the pinned staging buffer (two halves) */
+    double cpu_rate;    /* bytes/s of the CPU copy into or out of it */
+    double dma_rate;    /* bytes/s of the DMA link */
+    double dma_latency; /* seconds of setup per DMA (one per chunk) */
+} strata_staging_path;
+
+/* Seconds the two-stage pipeline takes for bytes: chunks of buffer / 2,
+ * the CPU copying chunk i+1 while the DMA moves chunk i, a half reused once
+ * its DMA is done. */
+double strata_staging_pipeline_time(const strata_staging_path *p, uint64_t bytes);
+
+/* The pipeline time less what a transfer over both links takes alone
+ * (dma_latency + bytes / the slower rate), at least 0. */
+double strata_staging_extra(const strata_staging_path *p, uint64_t bytes);
+
+/* When the route (hops from strata_hw_route) crosses a staging link next to
+ * another link: that path in *p and true. */
+bool strata_staging_on_route(const strata_hw *hw, const strata_hop *hops, uint32_t n, strata_staging_path *p);
+
+/* strata_staging_extra for the route's staging path; 0 when it has none. */
+double strata_staging_route_extra(const strata_hw *hw, const strata_hop *hops, uint32_t n, uint64_t bytes);
+
+#endif
