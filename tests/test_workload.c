@@ -379,13 +379,13 @@ static void assert_us(double got_s, double want_us, const char *what)
 /* tpu-v5e, 512x1024x1024 blocks (A block 1 MiB, B block 2 MiB, bf16), grid
  * 2x1x2. Step 0_0_0 pays the kernel launch (2 us) and its grid-step
  * overhead (0.35 us); every later step 0.35 us. Both first fetches start at
- * 0 on dma-vmem (819 GB/s, shared, 0.5 us latency): they share the link
- * until A lands at 0.5 + 1 MiB / 409.5 GB/s = 3.06062 us, then B's last
- * MiB runs alone: 4.34093 us. So main, at 2.35 us after the step op, waits
- * 0.71062 us for A and 1.28031 us for B: the DMA wait. An MXU step is
+ * 0 on dma-vmem (819 GB/s, shared, 0.35 us latency): they share the link
+ * until A lands at 0.35 + 1 MiB / 409.5 GB/s = 2.91062 us, then B's last
+ * MiB runs alone: 4.19093 us. So main, at 2.35 us after the step op, waits
+ * 0.56062 us for A and 1.28031 us for B: the DMA wait. An MXU step is
  * 2 x 512 x 1024 x 1024 / 197 TFLOP/s = 5.45030 us (no MXU padding: 512 and
  * 1024 are multiples of 128). Step 0_0_1's blocks were fetched during the
- * first MXU step (4.34 us of DMA under 5.45 us): it does not wait. */
+ * first MXU step (4.19 us of DMA under 5.45 us): it does not wait. */
 START_TEST(matmul_timeline_v5e)
 {
     const char *args[] = {"m=1024", "n=1024", "k=2048", "bm=512", "bn=1024", "bk=1024", NULL};
@@ -397,8 +397,8 @@ START_TEST(matmul_timeline_v5e)
     const strata_op_span *wa = span(r, "a_ready_0", STRATA_OP_WAIT);
     const strata_op_span *wb = span(r, "b_ready_0", STRATA_OP_WAIT);
     assert_us(wa->start_s, 2.35, "wait for A from");
-    assert_us(wa->end_s, 0.5 + 1048576 / 409.5e3, "A lands");
-    assert_us(wb->end_s, 0.5 + 1048576 / 409.5e3 + 1048576 / 819e3, "B lands");
+    assert_us(wa->end_s, 0.35 + 1048576 / 409.5e3, "A lands");
+    assert_us(wb->end_s, 0.35 + 1048576 / 409.5e3 + 1048576 / 819e3, "B lands");
     const strata_op_span *mx = span(r, "mxu_0_0_0", STRATA_OP_COMPUTE);
     assert_us(mx->end_s - mx->start_s, 2.0 * 512 * 1024 * 1024 / 197e6, "MXU step");
     const strata_op_span *w1 = span(r, "a_ready_1", STRATA_OP_WAIT);
