@@ -29,7 +29,8 @@ static const char *const slice_2x4[] = {"hardware.devices=8", "interconnect.ici.
  * tpu-v5e-256: 256 x (hbm, vmem, smem) + 32 x (host, pageable) memories; a
  * 16x16 torus with wrap-around has 2 x 256 links. Its 2x4 slice (8 chips, one
  * host): the axis of 4 a ring of 4 links per row (8), the axis of 2 one link
- * per column (4). tpu-v5e-16: a 4x4 torus, 2 x 16. tpu-v5p-64: a 4x4x4
+ * per column (4). tpu-v5e-16: a 4x4 mesh (no wrap-around on a v5e axis
+ * under 16), 2 x 4 x 3. tpu-v5p-64: a 4x4x4
  * torus, 3 x 64, four chips per host. */
 static const struct {
     const char *file;
@@ -38,7 +39,7 @@ static const struct {
 } tori[] = {
     {"tpu-v5e-256", NULL, 256, 32, 3 * 256 + 2 * 32, 2 * 256},
     {"tpu-v5e-256", slice_2x4, 8, 1, 3 * 8 + 2, 12},
-    {"tpu-v5e-16", NULL, 16, 2, 3 * 16 + 2 * 2, 2 * 16},
+    {"tpu-v5e-16", NULL, 16, 2, 3 * 16 + 2 * 2, 2 * 4 * 3},
     {"tpu-v5p-64", NULL, 64, 16, 3 * 64 + 2 * 16, 3 * 64},
 };
 

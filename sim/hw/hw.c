@@ -86,6 +86,7 @@ static const key_def interconnect_keys[] = {
     {"bandwidth", true, "per link and direction, 1 kB/s to 10 PB/s"},
     {"latency", false, "per link crossed, 0 to 1 s (default 0)"},
     {"links_per_chip", false, "parallel links between neighbours, 1 to 64, multiplying the bandwidth (default 1)"},
+    {"wraparound", false, "torus2d/torus3d: true (default), false, or one per dimension (false,true): the links joining each dimension's ends"},
     {"duplex", false, "full (default) or half"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};

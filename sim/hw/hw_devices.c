@@ -34,6 +34,7 @@ typedef struct interconnect {
     bool hosts;        /* joins hosts (memory of kind host) */
     topology topo;
     uint32_t dims[3], n_dims;
+    bool wrap[3];      /* a torus dimension's links joining its two ends */
     double bandwidth, latency;
     bool full_duplex;
 } interconnect;
@@ -57,6 +58,36 @@ static bool get_count(const hw_load_ctx *ctx, const char *group, const char *key
         hw_fail_value(ctx, err, group, key, expected, v);
         g_free(expected);
     }
+    g_free(v);
+    return ok;
+}
+
+/* wraparound = true | false, or one per dimension ("false,true"): whether
+ * a torus dimension has the links joining its ends (default true; a Cloud
+ * TPU slice has them only on some axes, docs/hardware.md). */
+static bool get_wraparound(const hw_load_ctx *ctx, interconnect *ic, GError **err)
+{
+    for (uint32_t k = 0; k < 3; k++)
+        ic->wrap[k] = true;
+    if (!strata_keyfile_has_key(ctx->k, ic->group, "wraparound"))
+        return true;
+    char *v = strata_keyfile_value(ctx->k, ic->group, "wraparound");
+    char **parts = g_strsplit(v, ",", -1);
+    guint n = g_strv_length(parts);
+    bool torus = ic->topo == TOPO_TORUS2D || ic->topo == TOPO_TORUS3D;
+    bool ok = torus && (n == 1 || n == ic->n_dims);
+    for (guint k = 0; ok && k < n; k++) {
+        const char *w = g_strstrip(parts[k]);
+        ok = strcmp(w, "true") == 0 || strcmp(w, "false") == 0;
+        for (uint32_t d = n == 1 ? 0 : k; ok && d < (n == 1 ? ic->n_dims : k + 1); d++)
+            ic->wrap[d] = strcmp(w, "true") == 0;
+    }
+    if (!ok)
+        hw_fail_value(ctx, err, ic->group, "wraparound",
+                      torus ? "true, false, or one of them per dimension such as false,true"
+                            : "no wraparound key (it applies to torus2d and torus3d)",
+                      v);
+    g_strfreev(parts);
     g_free(v);
     return ok;
 }
@@ -132,6 +163,8 @@ static bool parse_interconnect(const hw_load_ctx *ctx, const strata_hw *hw, inte
         !get_count(ctx, ic->group, "links_per_chip", 1, MAX_LINKS_PER_CHIP, 1, &lpc, err))
         return false;
     ic->bandwidth *= lpc;
+    if (!get_wraparound(ctx, ic, err))
+        return false;
     ic->full_duplex = true;
     char *duplex = hw_get_text(ctx, ic->group, "duplex");
     if (duplex && strcmp(g_strstrip(duplex), "half") == 0)
@@ -263,7 +296,7 @@ static uint32_t diameter(const interconnect *ic)
         return 1;
     uint32_t d = 0;
     for (uint32_t k = 0; k < ic->n_dims; k++)
-        d += ic->dims[k] / 2;
+        d += ic->wrap[k] ? ic->dims[k] / 2 : ic->dims[k] - 1;
     return d;
 }
 
@@ -290,16 +323,17 @@ static void build_interconnect(strata_hw *hw, const interconnect *ic)
     }
     uint32_t js[7];
     for (uint32_t i = 0; i < count; i++) {
-        /* i's neighbours above it: both ways along each dimension (with wrap-around) */
+        /* i's neighbours above it: both ways along each dimension (with wrap-around where it has it) */
         uint32_t n_js = 0;
         for (uint32_t k = 0, stride = count; ic->topo != TOPO_FULL && k < ic->n_dims; k++) {
             uint32_t n = ic->dims[k];
             stride /= n;
             uint32_t c = i / stride % n, base = i - c * stride;
             uint32_t up = base + (c + 1) % n * stride, down = base + (c + n - 1) % n * stride;
-            if (up > i)
+            bool up_wraps = c + 1 == n, down_wraps = c == 0; /* links joining the dimension's ends */
+            if (up > i && (ic->wrap[k] || !up_wraps))
                 js[n_js++] = up;
-            if (down > i && down != up)
+            if (down > i && down != up && (ic->wrap[k] || !down_wraps))
                 js[n_js++] = down;
         }
         qsort(js, n_js, sizeof(uint32_t), compare_u32);
