@@ -4,12 +4,16 @@
  *   [hardware]      name, source (text), default_memory (optional; else the
  *                   first memory of kind device), sched = xla|cuda (the
  *                   execution model the copy policies default to; cuda),
- *                   devices (default 1), devices_per_host (default devices)
+ *                   devices (default 1), devices_per_host (default devices),
+ *                   base (a file this one changes: its keys over that file's)
  *   [memory NAME]   kind = device|host|onchip, capacity, bandwidth, latency,
  *                   allocator (NAME, default best-fit), alignment (default 256),
  *                   pageable (bool, host only), allocator.KEY = VALUE...
  *   [link NAME]     between = MEM MEM, bandwidth (each direction), latency,
- *                   duplex = full|half
+ *                   duplex = full|half; a PCIe link: generation, lanes,
+ *                   max_payload, max_read_request, read_completion (the
+ *                   bandwidth derived, hw/pcie.h, unless given); a driver's
+ *                   CPU copy to pageable memory: staging_buffer (hw/staging.h)
  *   [compute NAME]  flops (peak; flops.bf16 = ... per dtype), operands = MEM,
  *                   overhead (fixed cost per op, default 0), launch (fixed
  *                   cost once, on the unit's first op, default 0), tile (the
@@ -19,7 +23,7 @@
  *                   torus2d|torus3d|switch|full, dims (torus: 4x4, 4x4x4),
  *                   bandwidth (per link and direction), latency,
  *                   links_per_chip (parallel links: multiply the bandwidth),
- *                   duplex
+ *                   wraparound (torus: per dimension, default true), duplex
  *
  * Unknown groups or keys, missing required keys, values outside the sane
  * ranges (docs/hardware.md) and, where the caller passes the allocators'
