@@ -28,7 +28,7 @@
 static const char *const op_choices[] = {"all-reduce",         "all-gather", "reduce-scatter", "all-to-all",
                                          "collective-permute", NULL};
 static const char *const algo_choices[] = {"auto",  "ring",      "bidir-ring", "tree", "direct",
-                                           "torus", "nccl-ring", NULL};
+                                           "torus", "nccl-ring", "nccl", "bidir-torus", NULL};
 
 static const strata_param_def collective_params[] = {
     {"op", STRATA_PARAM_STRING, "all-reduce", "the collective", op_choices},

@@ -77,6 +77,11 @@ static const key_def interconnect_keys[] = {
     {"latency", false, "per link crossed, 0 to 1 s (default 0)"},
     {"links_per_chip", false, "parallel links between neighbours, 1 to 64, multiplying the bandwidth (default 1)"},
     {"duplex", false, "full (default) or half"},
+    {"collectives", false, "nccl, xla or ideal: the collective implementation whose algorithm is the default (default ideal)"},
+    {"nccl_arch", false, "collectives = nccl: the GPU architecture in NCCL's tuning tables, volta, ampere, hopper or blackwell"},
+    {"nccl_channels", false, "collectives = nccl: the channels of NCCL's ring graph, 1 to 32"},
+    {"nccl_channel_bandwidth", false, "collectives = nccl: the bandwidth of one channel of that graph"},
+    {"nvls", false, "true or false: the switch reduces and multicasts (NVLink SHARP; default false)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
