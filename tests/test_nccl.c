@@ -170,8 +170,8 @@ START_TEST(nvls_all_reduce)
 {
     char *algo = NULL;
     double t = run_collective("configs/hw/dgx-h100.ini",
-                              "strata-trace 1\noption mesh=data:8\nalloc buf 64MiB dtype=f32\nall-reduce buf axis=data\n"
-                              "free buf\n", &algo);
+                              "strata-trace 1\noption mesh=data:8\nalloc buf 64MiB dtype=f32\n"
+                              "all-reduce buf axis=data\nfree buf\n", &algo);
     ck_assert_str_eq(algo, "nccl");
     const double w = 1685213, bw = 450e9;
     ck_assert_double_eq_tol(t, 8.4e-6 + 2 * (7 * w / bw + 1e-6) + 3 * (14 * w / bw + 1e-6), 1e-9);
