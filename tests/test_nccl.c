@@ -179,6 +179,24 @@ START_TEST(nvls_all_reduce)
 }
 END_TEST
 
+/* xla on validation/hw/tpu-v5e-ring16.ini (16 chips in a ring, 50 GB/s
+ * a link and direction, 0.5 us): an all-gather of OUT = 16 MiB with no
+ * algo= runs bidir-torus, on one axis a ring each way on half of every
+ * 1 MiB chunk: 15 rounds of 0.5 us + 512 KiB / 50 GB/s (the rank's own
+ * chunk copied IN to OUT through its HBM in round 0, 1 MiB at 819 GB/s,
+ * ends first). */
+START_TEST(xla_all_gather_is_bidirectional)
+{
+    char *algo = NULL;
+    double t = run_collective("validation/hw/tpu-v5e-ring16.ini",
+                              "strata-trace 1\noption mesh=data:16\nalloc s 1MiB dtype=f32\nalloc r 16MiB dtype=f32\n"
+                              "all-gather r s axis=data\nfree r\nfree s\n", &algo);
+    ck_assert_str_eq(algo, "bidir-torus");
+    ck_assert_double_eq_tol(t, 15 * (0.5e-6 + 524288 / 50e9), 1e-10);
+    g_free(algo);
+}
+END_TEST
+
 /* The hardware file: collectives= picks the default; nccl needs its keys. */
 START_TEST(hw_declares_the_implementation)
 {
@@ -232,6 +250,7 @@ static Suite *nccl_suite(void)
     tcase_add_test(tc, channels_follow_enqueue);
     tcase_add_test(tc, ll_all_reduce_of_8_kib);
     tcase_add_test(tc, nvls_all_reduce);
+    tcase_add_test(tc, xla_all_gather_is_bidirectional);
     tcase_add_test(tc, hw_declares_the_implementation);
     suite_add_tcase(s, tc);
     return s;
