@@ -336,15 +336,53 @@ END_TEST
 START_TEST(algorithms_per_op)
 {
     char *s = strata_coll_algos_of(STRATA_OP_ALL_REDUCE);
-    ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus, nccl-ring");
+    ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus, nccl-ring, nccl, bidir-torus");
     g_free(s);
     s = strata_coll_algos_of(STRATA_OP_ALL_GATHER);
-    ck_assert_str_eq(s, "ring, bidir-ring, direct, torus");
+    ck_assert_str_eq(s, "ring, bidir-ring, direct, torus, nccl, bidir-torus");
     g_free(s);
     s = strata_coll_algos_of(STRATA_OP_ALL_TO_ALL);
     ck_assert_str_eq(s, "direct");
     g_free(s);
     ck_assert(!strata_coll_supports(STRATA_OP_ALLOC, STRATA_ALGO_DIRECT));
+}
+END_TEST
+
+/* algo=nccl and bidir-torus give the op's result on values for every
+ * algorithm and protocol NCCL may pick (NVLS pieces of channels x n x
+ * 128 KiB: 1 channel and 3 ranks make 384 KiB pieces, so 1 MiB + 5 bytes
+ * is 2 pieces and a short one, 4 rounds pipelined). */
+START_TEST(nccl_and_bidir_torus_schedules_give_the_result)
+{
+    static const strata_op_kind kinds[] = {STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER, STRATA_OP_REDUCE_SCATTER};
+    static const uint64_t sizes[] = {24, 1000};
+    for (unsigned k = 0; k < 3; k++)
+        for (unsigned a = 0; a < STRATA_NCCL__ALGOS; a++)
+            for (unsigned p = 0; p < STRATA_NCCL__PROTOS; p++)
+                for (uint32_t n = 2; n <= 4; n++)
+                    for (unsigned z = 0; z < 2; z++) {
+                        strata_coll_shape sh = shape1(kinds[k], STRATA_ALGO_NCCL, n, sizes[z] * n);
+                        sh.nccl_algo = (strata_nccl_algo)a;
+                        sh.nccl_proto = (strata_nccl_proto)p;
+                        sh.channels = 2;
+                        uint32_t rounds;
+                        check_op(&sh, &rounds);
+                        ck_assert_uint_gt(rounds, 0);
+                    }
+    strata_coll_shape big = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_NCCL, 3, (1ull << 20) + 5);
+    big.nccl_algo = STRATA_NCCL_NVLS;
+    big.channels = 1;
+    uint32_t rounds;
+    check_op(&big, &rounds);
+    ck_assert_uint_eq(rounds, 3 + 1); /* 3 pieces, pipelined */
+    strata_coll_shape torus = {.kind = STRATA_OP_ALL_REDUCE, .algo = STRATA_ALGO_BIDIR_TORUS, .n_dims = 2,
+                               .dims = {3, 4}, .in_bytes = 240};
+    for (unsigned k = 0; k < 3; k++) {
+        torus.kind = kinds[k];
+        torus.in_bytes = kinds[k] == STRATA_OP_ALL_GATHER ? 20 : 240;
+        check_op(&torus, &rounds);
+        ck_assert_uint_eq(rounds, kinds[k] == STRATA_OP_ALL_REDUCE ? 2 * (2 + 3) : 2 + 3);
+    }
 }
 END_TEST
 
@@ -361,6 +399,7 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, nccl_ring_loops_steps_and_slices);
     tcase_add_test(tc, nccl_ring_defaults_are_nccls);
     tcase_add_test(tc, algorithms_per_op);
+    tcase_add_test(tc, nccl_and_bidir_torus_schedules_give_the_result);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -216,7 +216,7 @@ START_TEST(errors_name_line_column_and_expectation)
     ASSERT_ERR("all-reduce g axis=Data", "t.trace:5:19: expected mesh axis names such as data or data,model");
     ASSERT_ERR("all-reduce g axis=data,", "got 'data,'");
     ASSERT_ERR("all-reduce g axis=data algo=fast",
-               "t.trace:5:29: expected an algorithm (one of ring, bidir-ring, tree, direct, torus, nccl-ring), got 'fast'");
+               "t.trace:5:29: expected an algorithm (one of ring, bidir-ring, tree, direct, torus, nccl-ring, nccl, bidir-torus), got 'fast'");
     ASSERT_ERR("all-reduce g axis=data shift=1", "unknown attribute 'shift' for all-reduce");
     ASSERT_ERR("collective-permute o i axis=data", "expected shift=+1 or another non-zero shift");
     ASSERT_ERR("collective-permute o i axis=data shift=0", "expected a shift such as +1 or -1 (not 0), got '0'");

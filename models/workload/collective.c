@@ -28,13 +28,14 @@
 static const char *const op_choices[] = {"all-reduce",         "all-gather", "reduce-scatter", "all-to-all",
                                          "collective-permute", NULL};
 static const char *const algo_choices[] = {"auto",  "ring",      "bidir-ring", "tree", "direct",
-                                           "torus", "nccl-ring", NULL};
+                                           "torus", "nccl-ring", "nccl", "bidir-torus", NULL};
 
 static const strata_param_def collective_params[] = {
     {"op", STRATA_PARAM_STRING, "all-reduce", "the collective", op_choices},
     {"bytes", STRATA_PARAM_SIZE, "64MiB", "per-device size as nccl-tests reports it (see the schedule)", NULL},
     {"devices", STRATA_PARAM_INT, "8", "devices in the mesh (the axis' size)", NULL},
-    {"algo", STRATA_PARAM_STRING, "auto", "algorithm (auto: the hardware's default for its topology)",
+    {"algo", STRATA_PARAM_STRING, "auto",
+     "algorithm (auto: none in the trace; the hardware file's collectives= picks: nccl, xla, or its topology's)",
      algo_choices},
     {"axis", STRATA_PARAM_STRING, "data", "the mesh axis' name ([a-z][a-z0-9_]*)", NULL},
     {"iters", STRATA_PARAM_INT, "1", "collectives in a row", NULL},

@@ -88,6 +88,11 @@ static const key_def interconnect_keys[] = {
     {"links_per_chip", false, "parallel links between neighbours, 1 to 64, multiplying the bandwidth (default 1)"},
     {"wraparound", false, "torus2d/torus3d: true (default), false, or one per dimension (false,true): the links joining each dimension's ends"},
     {"duplex", false, "full (default) or half"},
+    {"collectives", false, "nccl, xla or ideal: the collective implementation whose algorithm is the default (default ideal)"},
+    {"nccl_arch", false, "collectives = nccl: the GPU architecture in NCCL's tuning tables, volta, ampere, hopper or blackwell"},
+    {"nccl_channels", false, "collectives = nccl: the channels of NCCL's ring graph, 1 to 32"},
+    {"nccl_channel_bandwidth", false, "collectives = nccl: the bandwidth of one channel of that graph"},
+    {"nvls", false, "true or false: the switch reduces and multicasts (NVLink SHARP; default false)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 

@@ -34,6 +34,7 @@ struct strata_hw {
     char *source;
     char *origin;
     bool sched_xla; /* [hardware] sched = xla */
+    strata_hw_collectives collectives; /* [interconnect] collectives= (hw_devices.c) */
     GStringChunk *strings;
     GArray *memories; /* strata_memory_spec (instances) */
     GArray *links;    /* strata_link_spec (instances, then interconnect links) */

@@ -170,14 +170,13 @@ static uint32_t torus(sched *s, uint64_t base, uint64_t len, int dir, uint32_t l
 }
 
 /* NCCL's ring all-reduce on [0, bytes): loops of channels x n chunks, each
- * a ring of 2(n-1) steps, each step a round per slice; returns the rounds. */
-static uint32_t nccl_ring(sched *s, const strata_coll_shape *shape)
+ * a ring of 2(n-1) steps, each step a round per slice, every copy
+ * carrying num/den of its bytes and, with handshake, a flag after it;
+ * returns the rounds. */
+static uint32_t ring_loops(sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices, uint64_t num,
+                           uint64_t den, bool handshake)
 {
     uint32_t n = s->n, round = 0;
-    uint64_t b = shape->in_bytes;
-    uint64_t channels = shape->channels ? shape->channels : STRATA_COLL_NCCL_CHANNELS;
-    uint64_t chunk = shape->chunk_bytes ? shape->chunk_bytes : STRATA_COLL_NCCL_CHUNK;
-    uint32_t slices = shape->slices ? shape->slices : STRATA_COLL_NCCL_SLICES;
     for (uint64_t grid = 0; grid < b; grid += channels * n * chunk) {
         uint64_t c = MIN(chunk, (b - grid + channels * n - 1) / (channels * n)) * channels;
         for (uint32_t step = 0; step < 2 * (n - 1); step++) {
@@ -188,15 +187,32 @@ static uint32_t nccl_ring(sched *s, const strata_coll_shape *shape)
                     uint64_t lo = MIN(grid + p * c, b), len = MIN(lo + c, b) - lo;
                     uint64_t off = lo + chunk_off(len, slices, k);
                     uint64_t bytes = lo + chunk_off(len, slices, k + 1) - off;
-                    uint64_t wire = (bytes * STRATA_COLL_WIRE_NUM + STRATA_COLL_WIRE_DEN - 1) / STRATA_COLL_WIRE_DEN;
+                    uint64_t wire = (uint64_t)(((unsigned __int128)bytes * num + den - 1) / den);
                     strata_coll_step st = {.round = round, .src = (q + n - 1) % n, .dst = q, .src_off = off,
-                                           .dst_off = off, .own_off = off, .reduce = reduce, .handshake = true,
-                                           .fused = reduce, .bytes = bytes, .wire_bytes = MIN(wire, b)};
+                                           .dst_off = off, .own_off = off, .reduce = reduce, .handshake = handshake,
+                                           .fused = reduce, .bytes = bytes, .wire_bytes = wire};
                     add(s, &st);
                 }
         }
     }
     return round;
+}
+
+/* nccl-ring: ring_loops on the Simple protocol (a slice's copy carries
+ * 5/4 of its bytes, at most the buffer's size). */
+static uint32_t nccl_ring(sched *s, const strata_coll_shape *shape)
+{
+    uint64_t b = shape->in_bytes;
+    guint from = s->steps->len;
+    uint32_t rounds = ring_loops(s, b, shape->channels ? shape->channels : STRATA_COLL_NCCL_CHANNELS,
+                                 shape->chunk_bytes ? shape->chunk_bytes : STRATA_COLL_NCCL_CHUNK,
+                                 shape->slices ? shape->slices : STRATA_COLL_NCCL_SLICES, STRATA_COLL_WIRE_NUM,
+                                 STRATA_COLL_WIRE_DEN, true);
+    for (guint i = from; i < s->steps->len; i++) {
+        strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+        st->wire_bytes = MIN(st->wire_bytes, b);
+    }
+    return rounds;
 }
 
 /* Binomial tree: reduce into rank 0 (round j: ranks r with r mod 2^(j+1) =
@@ -269,12 +285,170 @@ static uint32_t direct(sched *s, uint64_t in_bytes, int32_t shift)
     }
 }
 
+/* ---- nccl: NCCL's algorithms and protocols ------------------------------ */
+
+/* NCCL's protocols (NVIDIA/nccl @5067397). LL: a 16-byte line (union
+ * ncclLLFifoLine) carries two 4-byte data words, each with its 4-byte flag,
+ * so the wire carries 2x the data; the LL buffer, NCCL_LL_LINES_PER_THREAD
+ * (8) x NCCL_LL_MAX_NTHREADS (512) x NCCL_STEPS (8) lines of 16 bytes
+ * (init.cc DEFAULT_LL_BUFFSIZE), is 64 KiB a step, 32 KiB of data. LL128: a
+ * 128-byte line carries 120 bytes of data and an 8-byte flag
+ * (NCCL_LL128_LINEELEMS 16, NCCL_LL128_DATAELEMS 15, device.h); its buffer,
+ * NCCL_LL128_ELEMS_PER_THREAD (120) x NCCL_LL128_MAX_NTHREADS (640) x
+ * NCCL_STEPS x 8 bytes, is 614,400 bytes a step, 576,000 of data. Both
+ * carry their flag inside the data, so a step needs no separate flag
+ * store. Simple: nccl-ring's chunks, slices and flag stores. All three are
+ * SM stores, so NVLink's packet overhead (5/4) applies on top. */
+static const uint64_t proto_num[STRATA_NCCL__PROTOS] = {2 * STRATA_COLL_WIRE_NUM, 128 * STRATA_COLL_WIRE_NUM,
+                                                        STRATA_COLL_WIRE_NUM};
+static const uint64_t proto_den[STRATA_NCCL__PROTOS] = {STRATA_COLL_WIRE_DEN, 120 * STRATA_COLL_WIRE_DEN,
+                                                        STRATA_COLL_WIRE_DEN};
+static const uint64_t proto_chunk[STRATA_NCCL__PROTOS] = {32768, 576000, STRATA_COLL_NCCL_CHUNK};
+static const uint32_t proto_slices[STRATA_NCCL__PROTOS] = {1, 1, STRATA_COLL_NCCL_SLICES};
+/* NVLS: NCCL_NVLS_CHUNKSIZE, 128 KiB per channel (transport/nvls.cc). */
+#define NVLS_CHUNK (128ull << 10)
+
+static uint64_t ceil_frac(uint64_t x, uint64_t num, uint64_t den)
+{
+    return (uint64_t)(((unsigned __int128)x * num + den - 1) / den);
+}
+
+/* The size of a rank's buffer (IN holds in_bytes; OUT is the op's). */
+static uint64_t buffer_size(const sched *s, uint64_t in_bytes, strata_coll_buf buf)
+{
+    if (buf == STRATA_COLL_IN || s->kind == STRATA_OP_ALL_REDUCE)
+        return in_bytes;
+    return s->kind == STRATA_OP_ALL_GATHER ? in_bytes * s->n : in_bytes / s->n;
+}
+
+/* A copy's wire bytes, at most its source buffer's size (a copy names
+ * its source and its byte count, which the checker bounds). */
+static uint64_t wire_of(const sched *s, uint64_t in_bytes, strata_coll_buf src_buf, uint64_t wire)
+{
+    return MAX(1, MIN(wire, buffer_size(s, in_bytes, src_buf)));
+}
+
+/* Steps[from..]: the protocol's wire format and, on Simple, a flag each. */
+static void apply_protocol(sched *s, guint from, uint64_t in_bytes, strata_nccl_proto p)
+{
+    for (guint i = from; i < s->steps->len; i++) {
+        strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+        if (st->src == st->dst)
+            continue; /* a local copy crosses no link */
+        st->wire_bytes = wire_of(s, in_bytes, st->src_buf, ceil_frac(st->bytes, proto_num[p], proto_den[p]));
+        st->handshake = p == STRATA_NCCL_SIMPLE;
+    }
+}
+
+/* NVLS: the ranks' copies that put on every link, in each direction, the
+ * bytes NVLink SHARP puts there. multimem.ld_reduce reads a shard from
+ * every rank through the switch, which reduces it and returns one copy to
+ * the rank that owns it; multimem.st sends a shard once to the switch,
+ * which writes it to every rank. All-reduce pipelines the two on pieces of
+ * channels x n x NVLS_CHUNK bytes (round k reduces piece k and multicasts
+ * piece k-1), so a piece of P bytes loads each link with P (the rank's
+ * part of every shard, reduced) + P/n (its reduced shard, multicast) one
+ * way and P/n + P the other: (n+1) P / n per direction, which the 2(n-1)
+ * copies per link and piece (owner q reduces shard q from each r, then
+ * copies it to each r) carry at (n+1) P / (2 n (n-1)) bytes each (fewer
+ * than the shard: the switch does the rest). A reduce-scatter is the
+ * ld_reduce alone (a rank's whole IN goes up: B per link, each of its
+ * n-1 copies B/(n-1)); an all-gather the multicast alone (n shards come
+ * down). Copies to one owner run on separate lanes (fused reductions on
+ * the lane after each); NVLink's packet overhead applies on top. */
+static uint32_t nvls(sched *s, const strata_coll_shape *shape)
+{
+    uint32_t n = s->n;
+    uint64_t b = shape->in_bytes, channels = shape->channels ? shape->channels : 1;
+    if (s->kind == STRATA_OP_ALL_REDUCE) {
+        uint64_t piece = channels * n * NVLS_CHUNK;
+        uint32_t pieces = (uint32_t)((b + piece - 1) / piece);
+        for (uint32_t k = 0; k <= pieces; k++)
+            for (uint32_t phase = 0; phase < 2; phase++) {
+                if ((phase == 0 && k == pieces) || (phase == 1 && k == 0))
+                    continue;
+                uint32_t at = phase == 0 ? k : k - 1;
+                uint64_t lo = (uint64_t)at * piece, len = MIN(b - lo, piece);
+                uint64_t wire = MAX(1, ceil_frac(ceil_frac(len, n + 1, 2ull * n * (n - 1)), STRATA_COLL_WIRE_NUM,
+                                                 STRATA_COLL_WIRE_DEN));
+                for (uint32_t q = 0; q < n; q++)
+                    for (uint32_t j = 0; j + 1 < n; j++) {
+                        uint32_t r = (q + n - 1 - j) % n; /* j = (q - r) mod n - 1 */
+                        uint64_t off = lo + chunk_off(len, n, q), bytes = lo + chunk_off(len, n, q + 1) - off;
+                        strata_coll_step st = {.round = k, .src = phase == 0 ? r : q, .dst = phase == 0 ? q : r,
+                                               .lane = phase == 0 ? 2 * j : 2 * (n - 1) + j, .src_off = off,
+                                               .dst_off = off, .own_off = off, .reduce = phase == 0,
+                                               .fused = phase == 0, .bytes = bytes, .wire_bytes = wire};
+                        add(s, &st);
+                    }
+            }
+        return pieces + 1;
+    }
+    /* reduce-scatter: round 0 copies the rank's own chunk of IN to OUT,
+     * round 1 reduces the others' into it; all-gather: round 0 copies IN
+     * to the rank's slot of OUT, round 1 sends that slot to every other
+     * rank (named by its OUT: the copy's bytes then stay within it) */
+    bool rs = s->kind == STRATA_OP_REDUCE_SCATTER;
+    uint64_t c = rs ? b / n : b, total = rs ? b : b * n;
+    for (uint32_t q = 0; q < n; q++) {
+        strata_coll_step own = {.src = q, .dst = q, .lane = 2 * (n - 1), .src_buf = STRATA_COLL_IN,
+                                .dst_buf = STRATA_COLL_OUT, .src_off = rs ? (uint64_t)q * c : 0,
+                                .dst_off = rs ? 0 : (uint64_t)q * c, .bytes = c};
+        add(s, &own);
+        for (uint32_t j = 0; j + 1 < n; j++) {
+            uint32_t r = (q + n - 1 - j) % n;
+            strata_coll_buf src_buf = rs ? STRATA_COLL_IN : STRATA_COLL_OUT;
+            uint64_t wire = ceil_frac(ceil_frac(total, 1, n - 1), STRATA_COLL_WIRE_NUM, STRATA_COLL_WIRE_DEN);
+            strata_coll_step st = {.round = 1, .src = r, .dst = q, .lane = 2 * j, .src_buf = src_buf,
+                                   .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT,
+                                   .src_off = (uint64_t)(rs ? q : r) * c, .dst_off = rs ? 0 : (uint64_t)r * c,
+                                   .reduce = rs, .fused = rs, .bytes = c,
+                                   .wire_bytes = wire_of(s, b, src_buf, wire)};
+            add(s, &st);
+        }
+    }
+    return 2;
+}
+
+/* NCCL's choice (shape->nccl_algo, nccl_proto, channels): ring all-reduce
+ * in the protocol's loops, chunks and slices; ring all-gather and
+ * reduce-scatter as ring (one round a step) in the protocol's format;
+ * tree as tree in the protocol's format; NVLS as nvls(). */
+static uint32_t nccl(sched *s, const strata_coll_shape *shape)
+{
+    strata_nccl_proto p = shape->nccl_proto;
+    uint64_t b = shape->in_bytes;
+    if (shape->nccl_algo == STRATA_NCCL_NVLS)
+        return nvls(s, shape);
+    guint from = s->steps->len;
+    if (shape->nccl_algo == STRATA_NCCL_RING && s->kind == STRATA_OP_ALL_REDUCE) {
+        uint32_t rounds = ring_loops(s, b, shape->channels ? shape->channels : 1, proto_chunk[p], proto_slices[p],
+                                     proto_num[p], proto_den[p], p == STRATA_NCCL_SIMPLE);
+        for (guint i = from; i < s->steps->len; i++) {
+            strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+            st->wire_bytes = wire_of(s, b, st->src_buf, st->wire_bytes);
+        }
+        return rounds;
+    }
+    uint32_t rounds;
+    if (shape->nccl_algo == STRATA_NCCL_TREE && s->kind == STRATA_OP_ALL_REDUCE)
+        rounds = tree(s, b);
+    else {
+        bool ag = s->kind == STRATA_OP_ALL_GATHER, rs = s->kind == STRATA_OP_REDUCE_SCATTER;
+        rounds = torus(s, 0, ag ? b * s->n : b, 1, 0, 0, !ag, !rs);
+    }
+    apply_protocol(s, from, b, p);
+    return rounds;
+}
+
 bool strata_coll_supports(strata_op_kind kind, strata_algo algo)
 {
     switch (algo) {
     case STRATA_ALGO_RING:
     case STRATA_ALGO_TORUS:
     case STRATA_ALGO_BIDIR_RING:
+    case STRATA_ALGO_BIDIR_TORUS:
+    case STRATA_ALGO_NCCL:
         return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
     case STRATA_ALGO_TREE:
     case STRATA_ALGO_NCCL_RING:
@@ -326,7 +500,7 @@ static void sort_rounds(GArray *steps, guint from, uint32_t n_rounds)
 static uint32_t schedule(const strata_coll_shape *shape, GArray *steps)
 {
     sched s = {.steps = steps, .n = strata_coll_ranks(shape), .kind = shape->kind, .parts = 1};
-    bool flatten = shape->algo != STRATA_ALGO_TORUS;
+    bool flatten = shape->algo != STRATA_ALGO_TORUS && shape->algo != STRATA_ALGO_BIDIR_TORUS;
     for (uint32_t k = 0; k < shape->n_dims; k++)
         if (!flatten && shape->dims[k] > 1)
             s.dims[s.m++] = shape->dims[k];
@@ -346,8 +520,10 @@ static uint32_t schedule(const strata_coll_shape *shape, GArray *steps)
     switch (shape->algo) {
     case STRATA_ALGO_TREE: return tree(&s, b);
     case STRATA_ALGO_NCCL_RING: return nccl_ring(&s, shape);
+    case STRATA_ALGO_NCCL: return nccl(&s, shape);
     case STRATA_ALGO_DIRECT: return direct(&s, b, shape->shift);
     case STRATA_ALGO_BIDIR_RING:
+    case STRATA_ALGO_BIDIR_TORUS:
         if (shape->kind == STRATA_OP_ALL_REDUCE) {
             uint32_t rounds = torus(&s, 0, b / 2, 1, 0, 0, true, true);
             torus(&s, b / 2, b - b / 2, -1, 1, 0, true, true);

@@ -33,6 +33,19 @@
  *               each slice is followed by its handshake (a flag write to
  *               the receiver), reduced as it arrives (fused), and crosses
  *               the link with NVLink's packet overhead (wire_bytes)
+ *   nccl        all-reduce, all-gather, reduce-scatter as NCCL runs them:
+ *               the algorithm, protocol and channels of NCCL's tuning
+ *               model (nccl_tuning.h; coll_impl.c fills the shape's nccl
+ *               fields): ring on LL (8-byte stores of 4 data bytes and a
+ *               flag, chunks of 32 KiB per channel), LL128 (120 data
+ *               bytes of each 128-byte line, 576,000-byte chunks) or
+ *               Simple (nccl-ring's slices and flags), each with NVLink's
+ *               packet overhead; NVLS (the switch reduces and multicasts,
+ *               see nvls() in collective.c); tree (binomial, as tree)
+ *   bidir-torus all-reduce, all-gather, reduce-scatter: torus with a ring
+ *               each way along every dimension (all-reduce: each on half
+ *               the buffer; all-gather, reduce-scatter: each on half of
+ *               every chunk), XLA's collectives on a TPU slice
  * After the schedule, every rank holds the op's result (collective.h's
  * test replays the steps on values).
  */
@@ -43,6 +56,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "trace/op.h"
+#include "spmd/nccl_tuning.h"
 
 #define STRATA_COLL_MAX_DIMS 8
 
@@ -96,6 +110,11 @@ typedef struct strata_coll_shape {
     uint32_t channels;
     uint64_t chunk_bytes;
     uint32_t slices;
+    /* nccl: NCCL's choice (channels above); launch_s, a fixed cost every
+     * rank pays before the first round (the kernel launch and setup) */
+    strata_nccl_algo nccl_algo;
+    strata_nccl_proto nccl_proto;
+    double launch_s;
 } strata_coll_shape;
 
 /* True when `algo` implements `kind`. */

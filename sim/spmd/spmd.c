@@ -36,10 +36,12 @@
 #include <string.h>
 #include "core/error.h"
 #include "spmd/collective.h"
+#include "spmd/coll_impl.h"
 #include "core/mesh.h"
 #include "trace/check.h"
 
-typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAIT, EM_COPY, EM_REDUCE } emit_kind;
+typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAIT, EM_COPY, EM_REDUCE,
+               EM_LAUNCH } emit_kind;
 
 enum { STR_NAME, STR_SRC, STR_MEMORY, STR_STREAM, STR__COUNT };
 
@@ -71,6 +73,7 @@ typedef struct spmd {
     uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
     uint8_t *touched;      /* per device x lane: worked this round */
     strata_coll_info *info;
+    double launch_s;       /* the collective's fixed cost per rank (coll_impl.h) */
     GPtrArray *infos;      /* strata_coll_info, by index (kept across rewinds) */
     uint32_t n_coll;
     double bytes_per_element;
@@ -193,6 +196,14 @@ static void render_step(spmd *s, const emit *e)
         o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
         lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, "e", e->peer);
         o->name = s->strs[STR_NAME]->str;
+        break;
+    case EM_LAUNCH: /* the collective's kernel launch: a compute op of that time */
+        o->kind = STRATA_OP_COMPUTE;
+        o->coll = s->info->index + 1;
+        o->name = "launch";
+        o->has_time = true;
+        o->time_s = s->launch_s;
+        o->unit = instance_of(s, NULL, e->device, true);
         break;
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
@@ -365,11 +376,15 @@ static bool one_link(const spmd *s, uint32_t device)
  * torus for a group over several axes whose rings along each axis join
  * neighbours on the machine (one link from device 0 to its next and its
  * previous along every axis: a torus whose dimensions are those axes);
- * else ring. */
+ * else ring; unless the model's collective implementation picks
+ * (coll_impl.h). */
 static strata_algo pick_algo(const spmd *s, const strata_op *op)
 {
     if (op->algo != STRATA_ALGO_DEFAULT)
         return op->algo;
+    strata_algo impl = strata_coll_impl_default(s->hw, op->kind); /* the model's collectives= */
+    if (impl != STRATA_ALGO_DEFAULT)
+        return impl;
     if (op->kind == STRATA_OP_ALL_TO_ALL || op->kind == STRATA_OP_COLLECTIVE_PERMUTE)
         return STRATA_ALGO_DIRECT;
     uint32_t axes = 0, stride = 1;
@@ -427,6 +442,13 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
             sh.dims[sh.n_dims++] = strata_mesh_group_size(s->mesh, 1u << a);
     uint32_t n = strata_coll_ranks(&sh);
     sh.in_bytes = op->kind == STRATA_OP_ALL_GATHER ? s->refs.bytes / n : s->refs.bytes;
+    GError *e = NULL;
+    if (algo == STRATA_ALGO_NCCL && n > 1 && !strata_coll_impl_tune(s->hw, &sh, &e)) {
+        fail(s, err, "%s", e->message);
+        g_error_free(e);
+        return false;
+    }
+    s->launch_s = sh.launch_s;
     g_array_set_size(s->steps, 0);
     s->rounds = strata_coll_schedule(&sh, s->steps);
     s->round = 0;
@@ -453,6 +475,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
                 emit e = {.kind = EM_ALLOC_TMP, .device = d, .lane = l, .bytes = s->tmp_size[l]};
                 g_array_append_val(s->emits, e);
             }
+        if (s->launch_s > 0)
+            push(s, EM_LAUNCH, d, 0, d, 0);
         push(s, EM_RECORD, d, 0, d, 0);
     }
     if (s->rounds > 0)

@@ -48,7 +48,7 @@ const strata_op_positionals *strata_op_positionals_of(strata_op_kind kind)
 static const char *const algo_names[] = {
     [STRATA_ALGO_DEFAULT] = "", [STRATA_ALGO_RING] = "ring", [STRATA_ALGO_BIDIR_RING] = "bidir-ring",
     [STRATA_ALGO_TREE] = "tree", [STRATA_ALGO_DIRECT] = "direct", [STRATA_ALGO_TORUS] = "torus",
-    [STRATA_ALGO_NCCL_RING] = "nccl-ring",
+    [STRATA_ALGO_NCCL_RING] = "nccl-ring", [STRATA_ALGO_NCCL] = "nccl", [STRATA_ALGO_BIDIR_TORUS] = "bidir-torus",
 };
 _Static_assert(G_N_ELEMENTS(algo_names) == STRATA_ALGO__COUNT, "one name per algorithm");
 

@@ -59,6 +59,8 @@ typedef enum {
     STRATA_ALGO_DIRECT,
     STRATA_ALGO_TORUS,
     STRATA_ALGO_NCCL_RING,
+    STRATA_ALGO_NCCL,        /* NCCL's choice of algorithm, protocol and channels (sim/spmd/nccl_tuning.h) */
+    STRATA_ALGO_BIDIR_TORUS, /* XLA's: a bidirectional ring along each torus axis in turn */
     STRATA_ALGO__COUNT
 } strata_algo;
 

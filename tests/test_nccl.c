@@ -1,0 +1,259 @@
+/*
+ * test_nccl.c: NCCL as the collective implementation (sim/spmd/
+ * nccl_tuning.h, coll_impl.h; algo=nccl in collective.h): NCCL's choice of
+ * algorithm, protocol and channels at its crossover sizes, derived by hand
+ * from NCCL's tables; an LL all-reduce and an NVLS all-reduce simulated,
+ * their times derived by hand; the hardware file's collectives= key.
+ *
+ * NCCL's model on one node of 8 GPUs (tuning.cc, NVLink latencies, "N1"
+ * columns; bw = graph channels x per-channel GB/s; ring algorithm
+ * bandwidth = bus x n / (2(n-1)) = bus x 8/14 for an all-reduce):
+ *   A100 (ampere, 12 x 20 GB/s = 240):
+ *     ring LL      6.6 + 14 x 0.6 = 15.0 us, min(87.7, 240 x .5) x 8/14 = 50.1143 GB/s
+ *     ring LL128   14 + 14 x 1.9 = 40.6 us, min(240 x .92, 12 x 20) x 8/14 = 126.1714 GB/s
+ *     ring Simple  8.4 + 14 x 3.4 = 56.0 us, 240 x 8/14 = 137.1429 GB/s
+ *   LL = LL128 at 25.6 us / (1/50114.3 - 1/126171.4 us/B) = 2,128,249 B;
+ *   LL128 = Simple at 15.4 / (1/126171.4 - 1/137142.9) = 24,288,000 B.
+ *   The tree's estimates stay above the ring's there (its bandwidth is
+ *   halved and cut by its correction factor: LL128 at 2 MiB, 31.5 us +
+ *   B / (171.7 x .5 x .6 GB/s) = 72 us against the ring's 57 us).
+ *   H100 (hopper, 12 x 30 GB/s = 360, NVLS):
+ *     ring LL      15.0 us, min(141, 180) x 8/14 = 80.5714 GB/s
+ *     NVLS Simple  25 us (its whole latency), 30 x .85 x 11/12 x 2 x 12 x 8/14 = 320.5714 GB/s
+ *   LL = NVLS at 10 us / (1/80571.4 - 1/320571.4) = 1,076,204 B; LL128 and
+ *   Simple ring (40.6, 56 us; 189.3, 205.7 GB/s) never beat NVLS.
+ */
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include "testutil.h"
+#include "hw/hw.h"
+#include "spmd/nccl_tuning.h"
+
+static const strata_nccl_comm a100 = {.arch = STRATA_NCCL_AMPERE, .ranks = 8, .graph_channels = 12,
+                                      .channel_gbs = 20.0, .nvls = false};
+static const strata_nccl_comm h100 = {.arch = STRATA_NCCL_HOPPER, .ranks = 8, .graph_channels = 12,
+                                      .channel_gbs = 30.0, .nvls = true};
+
+static strata_nccl_choice choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes)
+{
+    strata_nccl_choice ch;
+    ck_assert(strata_nccl_choose(c, kind, bytes, &ch));
+    return ch;
+}
+
+START_TEST(model_figures_are_nccls)
+{
+    double lat, bw;
+    ck_assert(strata_nccl_model(&a100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 15.0, 1e-9);
+    ck_assert_double_eq_tol(bw, 87.7 * 8 / 14, 1e-9);
+    ck_assert(strata_nccl_model(&a100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_LL128, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 40.6, 1e-9);
+    ck_assert_double_eq_tol(bw, 220.8 * 8 / 14, 1e-9);
+    ck_assert(strata_nccl_model(&a100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 56.0, 1e-9);
+    ck_assert_double_eq_tol(bw, 240.0 * 8 / 14, 1e-9);
+    /* no NVLS on the A100, none but Simple on the H100; no tree all-gather */
+    ck_assert(!strata_nccl_model(&a100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert(!strata_nccl_model(&h100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert(!strata_nccl_model(&h100, STRATA_OP_ALL_GATHER, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert(strata_nccl_model(&h100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 25.0, 1e-9);
+    ck_assert_double_eq_tol(bw, 30 * .85 * 11 / 12 * 2 * 12 * 8 / 14, 1e-4);
+    /* the estimate: 15 us + 1 MB / 50.1143 GB/s */
+    ck_assert_double_eq_tol(strata_nccl_time_us(&a100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_LL, 1000000),
+                            15.0 + 1e6 / (87.7 * 8 / 14 * 1000), 1e-6);
+    ck_assert(!strata_nccl_choose(&a100, STRATA_OP_ALL_TO_ALL, 1 << 20, &(strata_nccl_choice){0}));
+}
+END_TEST
+
+START_TEST(protocol_choice_at_the_crossovers)
+{
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE;
+    strata_nccl_choice c = choose(&a100, ar, 2100000); /* below 2,128,249 */
+    ck_assert(c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_LL);
+    c = choose(&a100, ar, 2160000);
+    ck_assert(c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_LL128);
+    c = choose(&a100, ar, 24200000); /* below 24,288,000 */
+    ck_assert(c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_LL128);
+    c = choose(&a100, ar, 24400000);
+    ck_assert(c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(c.time_us, 56.0 + 24400000 / (240.0 * 8 / 14 * 1000), 1e-6);
+    c = choose(&h100, ar, 1070000); /* below 1,076,204 */
+    ck_assert(c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_LL);
+    c = choose(&h100, ar, 1090000);
+    ck_assert(c.algo == STRATA_NCCL_NVLS && c.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_uint_eq(c.channels, 16); /* nvls.cc NVLS_NCHANNELS_SM90 */
+    c = choose(&h100, ar, 16ull << 30);
+    ck_assert(c.algo == STRATA_NCCL_NVLS);
+}
+END_TEST
+
+/* enqueue.cc: nc = 24 (2 x 12 graph channels) lowered while bytes < nc x
+ * nt x threshold. Ring LL: nt 512, threshold 8 x 8 ranks = 64, so nc x
+ * 32 KiB: 32 KiB -> 1 channel (and nt stays 512: 32 KiB is not below 1 x
+ * 512 x 64); 512 KiB -> 16; 8 KiB -> 1 channel, nt 512 -> 256 -> 128
+ * (8 KiB < 512 x 64 and < 256 x 64, not < 128 x 64). Simple: nt 512,
+ * threshold 64: 24 channels from 24 x 32 KiB = 768 KiB. */
+START_TEST(channels_follow_enqueue)
+{
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE;
+    ck_assert_uint_eq(choose(&a100, ar, 32768).channels, 1);
+    ck_assert_uint_eq(choose(&a100, ar, 32768).threads, 512);
+    ck_assert_uint_eq(choose(&a100, ar, 524288).channels, 16);
+    ck_assert_uint_eq(choose(&a100, ar, 8192).channels, 1);
+    ck_assert_uint_eq(choose(&a100, ar, 8192).threads, 128);
+    ck_assert_uint_eq(choose(&a100, ar, 64ull << 20).channels, 24);
+}
+END_TEST
+
+/* Runs `trace` (a strata trace text) on configs/hw/HW, returns collective
+ * 0's time and its algo. */
+static double run_collective(const char *hw, const char *text, char **algo)
+{
+    char *trace = strata_test_write_temp("nccl-XXXXXX.trace", text);
+    char *json = g_strconcat(trace, ".json", NULL);
+    char *hw_path = strata_test_source_path(hw);
+    strata_cli_result r = strata_test_cli("run", "--hw", hw_path, "--trace", trace, "--json", json, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonObject *c = json_array_get_object_element(
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "collectives"), 0);
+    double t = json_object_get_double_member(c, "time_s");
+    *algo = g_strdup(json_object_get_string_member(c, "algo"));
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    g_unlink(json);
+    g_unlink(trace);
+    g_free(json);
+    g_free(trace);
+    g_free(hw_path);
+    return t;
+}
+
+/* An all-reduce of 8 KiB on a100-8.ini, no algo= (collectives = nccl):
+ * NCCL picks ring LL on 1 channel (above). ring_loops: a loop would be 1
+ * channel x 8 ranks x 32 KiB, so each rank's chunk shrinks to 8 KiB / 8 =
+ * 1 KiB; 14 steps of one round each, no separate flag (LL's flags ride
+ * in its lines). A step's copy carries 1 KiB as LL lines (2x) in NVLink
+ * packets (5/4): 2560 bytes, over two links of 1 us at 300 GB/s; its
+ * fused reduction (1 KiB) ends first. Before the first round, NCCL's
+ * base latency of ring LL, 6.6 us. T = 6.6 us + 14 x (2 us + 2560 B /
+ * 300 GB/s) = 34.7195 us. */
+START_TEST(ll_all_reduce_of_8_kib)
+{
+    char *algo = NULL;
+    double t = run_collective("configs/hw/a100-8.ini",
+                              "strata-trace 1\noption mesh=data:8\nalloc buf 8KiB dtype=f32\nall-reduce buf axis=data\n"
+                              "free buf\n", &algo);
+    ck_assert_str_eq(algo, "nccl");
+    ck_assert_double_eq_tol(t, 6.6e-6 + 14 * (2e-6 + 2560 / 300e9), 1e-10);
+    g_free(algo);
+}
+END_TEST
+
+/* An all-reduce of 64 MiB on dgx-h100.ini (nvls = true): NCCL picks NVLS
+ * on 16 channels. Pieces of 16 x 8 x 128 KiB = 16 MiB: 4 pieces, 5
+ * rounds (round 0 reduces piece 0, rounds 1-3 reduce piece k and
+ * multicast piece k-1, round 4 multicasts piece 3). Every copy carries
+ * ceil(ceil(16 MiB x 9 / 112) x 5/4) = 1,685,213 bytes (the per-link load
+ * of NVLink SHARP, (n+1)/n of the piece per direction, over 2(n-1)
+ * copies, in NVLink packets). Each GPU's link to the switch (450 GB/s a
+ * direction, 0.5 us) carries 7 copies each way in rounds 0 and 4 and 14
+ * in rounds 1-3, all at once; a route crosses 2 links (1 us); the fused
+ * reductions (7 x 3 x 2 MiB through the 3.35 TB/s HBM) end first. Before
+ * it, 8.4 us (NVLS takes the Simple ring's base latency). T = 8.4 us +
+ * 2 x (7 w / 450 GB/s + 1 us) + 3 x (14 w / 450 GB/s + 1 us) = 223.115 us:
+ * busbw 526 GB/s, where the ring on Simple reaches at most 450 x 4/5. */
+START_TEST(nvls_all_reduce)
+{
+    char *algo = NULL;
+    double t = run_collective("configs/hw/dgx-h100.ini",
+                              "strata-trace 1\noption mesh=data:8\nalloc buf 64MiB dtype=f32\n"
+                              "all-reduce buf axis=data\nfree buf\n", &algo);
+    ck_assert_str_eq(algo, "nccl");
+    const double w = 1685213, bw = 450e9;
+    ck_assert_double_eq_tol(t, 8.4e-6 + 2 * (7 * w / bw + 1e-6) + 3 * (14 * w / bw + 1e-6), 1e-9);
+    g_free(algo);
+}
+END_TEST
+
+/* xla on validation/hw/tpu-v5e-ring16.ini (16 chips in a ring, 50 GB/s
+ * a link and direction, 0.5 us): an all-gather of OUT = 16 MiB with no
+ * algo= runs bidir-torus, on one axis a ring each way on half of every
+ * 1 MiB chunk: 15 rounds of 0.5 us + 512 KiB / 50 GB/s (the rank's own
+ * chunk copied IN to OUT through its HBM in round 0, 1 MiB at 819 GB/s,
+ * ends first). */
+START_TEST(xla_all_gather_is_bidirectional)
+{
+    char *algo = NULL;
+    double t = run_collective("validation/hw/tpu-v5e-ring16.ini",
+                              "strata-trace 1\noption mesh=data:16\nalloc s 1MiB dtype=f32\nalloc r 16MiB dtype=f32\n"
+                              "all-gather r s axis=data\nfree r\nfree s\n", &algo);
+    ck_assert_str_eq(algo, "bidir-torus");
+    ck_assert_double_eq_tol(t, 15 * (0.5e-6 + 524288 / 50e9), 1e-10);
+    g_free(algo);
+}
+END_TEST
+
+/* The hardware file: collectives= picks the default; nccl needs its keys. */
+START_TEST(hw_declares_the_implementation)
+{
+    strata_hw *hw = strata_test_load_hw("a100-8", NULL);
+    const strata_hw_collectives *c = strata_hw_collectives_of(hw);
+    ck_assert(c->impl == STRATA_HW_COLL_NCCL);
+    ck_assert_str_eq(c->nccl_arch, "ampere");
+    ck_assert_uint_eq(c->nccl_channels, 12);
+    ck_assert_double_eq(c->nccl_channel_bandwidth, 20e9);
+    ck_assert(!c->nvls);
+    strata_hw_free(hw);
+    hw = strata_test_load_hw("tpu-v5p-64", NULL);
+    ck_assert(strata_hw_collectives_of(hw)->impl == STRATA_HW_COLL_XLA);
+    strata_hw_free(hw);
+    hw = strata_test_load_hw("test-switch8", NULL);
+    ck_assert(strata_hw_collectives_of(hw)->impl == STRATA_HW_COLL_IDEAL);
+    strata_hw_free(hw);
+    static const char *const bad[][2] = {
+        {"interconnect.nvlink.collectives=mpi", "expected nccl, xla or ideal, got 'mpi'"},
+        {"interconnect.nvlink.nccl_arch=kepler", "expected volta, ampere, hopper or blackwell, got 'kepler'"},
+        {"interconnect.nvlink.nccl_channels=0", "nccl_channels"},
+        {"interconnect.nvlink.nvls=maybe", "expected true or false, got 'maybe'"},
+    };
+    char *path = strata_test_source_path("configs/hw/a100-8.ini");
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        const char *set[] = {bad[i][0], NULL};
+        GError *err = NULL;
+        ck_assert(!strata_hw_load(path, set, &err));
+        ck_assert_msg(strstr(err->message, bad[i][1]) && strstr(err->message, "[interconnect nvlink]"), "%s",
+                      err->message);
+        g_error_free(err);
+    }
+    /* nccl without its graph names the missing key */
+    path = (g_free(path), strata_test_source_path("configs/hw/test-switch8.ini"));
+    const char *set[] = {"interconnect.nvlink.collectives=nccl", NULL};
+    GError *err = NULL;
+    ck_assert(!strata_hw_load(path, set, &err));
+    ck_assert_msg(strstr(err->message, "collectives = nccl: expected nccl_arch too"), "%s", err->message);
+    g_error_free(err);
+    g_free(path);
+}
+END_TEST
+
+static Suite *nccl_suite(void)
+{
+    Suite *s = suite_create("nccl");
+    TCase *tc = tcase_create("nccl");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, model_figures_are_nccls);
+    tcase_add_test(tc, protocol_choice_at_the_crossovers);
+    tcase_add_test(tc, channels_follow_enqueue);
+    tcase_add_test(tc, ll_all_reduce_of_8_kib);
+    tcase_add_test(tc, nvls_all_reduce);
+    tcase_add_test(tc, xla_all_gather_is_bidirectional);
+    tcase_add_test(tc, hw_declares_the_implementation);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(nccl_suite()); }
