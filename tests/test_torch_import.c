@@ -901,6 +901,62 @@ START_TEST(empty_cache_cycles_told_from_retries)
 }
 END_TEST
 
+/* Issue 30: what the importer writes, its own reader takes (lines of at
+ * most 1 MiB) whatever the snapshot's strings (a 2 MiB frame file name, a
+ * 2 MiB allocator setting and key); segment sizes that add up to 2^63 or
+ * more are refused naming the key. */
+START_TEST(long_strings_and_huge_sizes)
+{
+    char *dir = strata_test_temp_dir();
+    char *snap = python_snapshot(dir, 4, "longnames", NULL);
+    if (snap == NULL) {
+        g_rmdir(dir);
+        g_free(dir);
+        return;
+    }
+    char *trace = g_build_filename(dir, "long.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", snap, "-o", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    gchar *text = NULL;
+    ck_assert(g_file_get_contents(trace, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **l = lines; *l; l++)
+        ck_assert_uint_lt(strlen(*l), 4096); /* labels 200 B, settings 256 B each */
+    ck_assert_ptr_nonnull(strstr(text, "note=nnnnnnnnnn"));
+    g_strfreev(lines);
+    g_free(text);
+    r = strata_test_cli("check", "--trace", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    char *huge = python_snapshot(dir, 4, "hugesegs", NULL);
+    r = strata_test_cli("import", "torch", huge, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "segments[1].total_size: the device's segments would hold "
+                                "4611686018427387904 + 4611686018427387904 bytes, expected less "
+                                "than 2^63 in all") != NULL,
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+    char *bigint = python_snapshot(dir, 4, "bigint", NULL);
+    r = strata_test_cli("import", "torch", bigint, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "device_traces[0][0].size: expected a non-negative int below 2^63, "
+                                "found 1.8446744073709552e+19") != NULL,
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_unlink(bigint);
+    g_free(bigint);
+    g_unlink(huge);
+    g_unlink(trace);
+    g_unlink(snap);
+    g_rmdir(dir);
+    g_free(huge);
+    g_free(trace);
+    g_free(snap);
+    g_free(dir);
+}
+END_TEST
+
 /* The streamed import (strata_torch_import) against the whole-document
  * conversion (strata_torch_convert of a parsed pickle): the same trace and
  * summary, and the same again after a rewind (a new pass over the file). */
@@ -1128,6 +1184,7 @@ int main(void)
     tcase_add_test(tc, older_snapshot_fields_derived);
     tcase_add_test(tc, oom_observer_dump_reports_limit);
     tcase_add_test(tc, empty_cache_cycles_told_from_retries);
+    tcase_add_test(tc, long_strings_and_huge_sizes);
     tcase_add_test(tc, progress_only_on_a_terminal);
     tcase_add_test(tc, event_time_past_trace_range);
     tcase_add_loop_test(tc, streamed_import_equals_whole_conversion, 0, G_N_ELEMENTS(protocols));

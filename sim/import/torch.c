@@ -262,7 +262,7 @@ static void between_passes(conv *c)
     sum->n_setup_ops = c->out->ops->len;
     torch_ground_truth(c);
     torch_decide_releases(c);
-    if (sum->limit_low > 0)
+    if (sum->limit_low > 0 && sum->limit_low < UINT64_C(1) << 63) /* a size a trace holds */
         torch_add_option(c, "allocator.device_limit", strata_format_size_exact(sum->limit_low));
     sum->ends_in_oom = c->n_history > 0 && c->last_history == EV_OOM && sum->ooms->len > 0;
     sum->n_derived_addresses = c->derived_addresses;

@@ -52,9 +52,19 @@ static bool get_u64(conv *c, strata_pv dict, const char *key, const char *where,
 {
     int64_t v;
     strata_pv x = strata_pickle_dict_get(c->p, dict, key);
-    if (!strata_pickle_get_int(c->p, x, &v) || v < 0)
+    if (!strata_pickle_get_int(c->p, x, &v) || v < 0) {
+        strata_pickle_type xt = x ? strata_pickle_type_of(c->p, x) : STRATA_PICKLE_NONE;
+        if (xt == STRATA_PICKLE_INT || xt == STRATA_PICKLE_BIGINT) {
+            /* every size and address is below 2^63 (an int64 in PyTorch) */
+            char *text = strata_pickle_to_text(c->p, x, 1);
+            bool ok = torch_schema(c, "%s.%s: expected a non-negative int below 2^63, found %.64s", where,
+                                   key, text);
+            g_free(text);
+            return ok;
+        }
         return torch_schema(c, "%s.%s: expected a non-negative int, found %s", where, key,
                       x ? strata_pickle_type_name(strata_pickle_type_of(c->p, x)) : "nothing");
+    }
     *out = (uint64_t)v;
     return true;
 }
@@ -114,7 +124,11 @@ bool torch_read_segment(conv *c, uint64_t i, strata_pv seg)
     if (!get_u64(c, seg, "address", where, &s.addr) ||
         !get_u64(c, seg, "total_size", where, &s.size))
         return false;
-    c->final_reserved = sat_add(c->final_reserved, s.size);
+    if (s.size >= (UINT64_C(1) << 63) - c->final_reserved)
+        return torch_schema(c, "%s.total_size: the device's segments would hold %" G_GUINT64_FORMAT
+                            " + %" G_GUINT64_FORMAT " bytes, expected less than 2^63 in all",
+                            where, c->final_reserved, s.size);
+    c->final_reserved += s.size;
     s.stream = get_stream(c, seg);
     strata_pv type = strata_pickle_dict_get(c->p, seg, "segment_type");
     s.small = type ? strata_pickle_str_equal(c->p, type, "small") : s.size <= SMALL_SEGMENT;
@@ -201,7 +215,9 @@ static uint32_t frame_label(conv *c, strata_pv frames)
     strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, chosen, "line"), &line);
     char *file = strata_pickle_dup_str(c->p, chosen_file);
     const char *base = strrchr(file, '/');
-    char *label = g_strdup_printf("%s:%" G_GINT64_FORMAT, base ? base + 1 : file, line);
+    /* at most the first 200 bytes of the name (by bytes, not characters):
+     * a trace line has at most 1 MiB (the reader refuses longer ones) */
+    char *label = g_strdup_printf("%.200s:%" G_GINT64_FORMAT, base ? base + 1 : file, line);
     g_free(file);
     for (char *s = label; *s; s++)
         if ((unsigned char)*s < 0x21 || *s == 0x7f || *s == '#' || *s == '=' || *s == ',')
@@ -452,6 +468,8 @@ static void read_conf(conv *c, const char *conf)
     g_strfreev(items);
 }
 
+#define SETTINGS_TEXT_MAX (64u << 10)
+
 /* allocator_settings -> options for the settings that differ from PyTorch's
  * defaults, and a k=v text of all of them for the header. */
 void torch_read_settings(conv *c, strata_pv root)
@@ -466,9 +484,13 @@ void torch_read_settings(conv *c, strata_pv root)
     while (strata_pickle_iter_next(c->p, &it, &k, &v)) {
         char *key = strata_pickle_dup_str(c->p, k);
         char *val = strata_pickle_to_text(c->p, v, 2);
-        if (key) {
-            g_strdelimit(val, " \t\n", '_');
-            g_string_append_printf(text, "%s%s=%s", text->len ? " " : "", key, val);
+        if (key && text->len < SETTINGS_TEXT_MAX) {
+            g_strdelimit(val, " \t\n\r", '_');
+            g_strdelimit(key, " \t\n\r", '_');
+            /* the header comment is one line, at most 1 MiB for the reader:
+             * each key and value at most 256 bytes, the whole 64 KiB */
+            g_string_append_printf(text, "%s%.256s=%.256s%s", text->len ? " " : "", key, val,
+                                   strlen(val) > 256 ? "..." : "");
         }
         g_free(key);
         g_free(val);

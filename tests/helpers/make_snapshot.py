@@ -29,6 +29,9 @@ Scenarios:
   legacy    basic in the PyTorch 1.13/2.0 format (no block addresses);
   expandable1  expandable on device 1 of two;
   bigdev    basic's history on device 5000;
+  bigint    basic with an alloc of 2^64 bytes (refused);
+  hugesegs  two segments of 2^62 bytes (refused: 2^63 in all);
+  longnames basic with a 2 MiB frame file name and 2 MiB settings;
   newer     newer fields (user_metadata, compile_context, a user_defined
             annotation), an unknown action and an oom event;
   random    a simulated caching-allocator run (large pool, 20 MiB segments,
@@ -334,6 +337,32 @@ def bigdev():
     return snap
 
 
+def longnames():
+    """basic with a 2 MiB frame file name on its allocs and a 2 MiB
+    allocator setting: the trace's lines must stay under the 1 MiB its
+    reader takes."""
+    snap = settings()
+    for e in snap["device_traces"][0]:
+        if e["action"] == "alloc":
+            e["frames"][2]["filename"] = "/home/" + "n" * (2 << 20) + ".py"
+    snap["allocator_settings"]["PYTORCH_CUDA_ALLOC_CONF"] = "x" * (2 << 20)
+    snap["allocator_settings"]["y" * (2 << 20)] = 1
+    return snap
+
+
+def hugesegs():
+    """two segments of 2^62 bytes: 2^63 in all, more than a size holds."""
+    return {"segments": [segment(0, 1 << 62, []), segment(1 << 62, 1 << 62, [])],
+            "device_traces": [[]]}
+
+
+def bigint():
+    """basic with an alloc of 2^64 bytes (a pickle int past int64)."""
+    snap = basic()
+    snap["device_traces"][0][0]["size"] = 1 << 64
+    return snap
+
+
 def otherdev():
     """Device 0 holds only a snapshot marker; device 1 the basic run."""
     snap = basic()
@@ -470,7 +499,7 @@ def main():
     ap.add_argument("--scenario", default="basic",
                     choices=["basic", "settings", "settings2", "oomretry", "odd", "twodev", "limit", "emptycache",
                              "otherdev", "statedump", "expandable", "newer", "random", "big", "cycles",
-                             "cyclesframes", "oomdump", "legacy", "expandable1", "bigdev"])
+                             "cyclesframes", "oomdump", "legacy", "expandable1", "bigdev", "longnames", "hugesegs", "bigint"])
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--size-mb", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -484,7 +513,8 @@ def main():
     elif a.scenario == "odd":
         snap = odd()
     elif a.scenario in ("settings2", "twodev", "limit", "emptycache", "otherdev", "statedump", "expandable",
-                        "newer", "cycles", "cyclesframes", "oomdump", "legacy", "expandable1", "bigdev"):
+                        "newer", "cycles", "cyclesframes", "oomdump", "legacy", "expandable1", "bigdev",
+                        "longnames", "hugesegs", "bigint"):
         snap = globals()[a.scenario]()
     elif a.scenario == "random":
         snap = simulate(a.events, a.seed)
