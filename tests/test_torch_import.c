@@ -681,6 +681,9 @@ static const struct scenario_case {
      * it imported an empty device) */
     {"expandable1", 1, false, 1, 0, 0, 0, 20, 60, 40},
     {"bigdev", 5000, false, 1, 0, 0, 0, 22, 62, 22},
+    /* torch.cuda.memory_snapshot() pickled (a bare list of legacy's
+     * segments): a state dump of basic's final 22 MiB */
+    {"bare", 0, true, 0, 0, 0, 0, 22, 22, 22},
 };
 
 START_TEST(hand_made_snapshots_replay_real_curve)

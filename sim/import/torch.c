@@ -336,7 +336,9 @@ strata_source *strata_torch_import(const char *path, const strata_torch_options 
     int rc;
     while ((rc = strata_pickle_stream_next(s, &item, err)) == 1)
         torch_pass1_item(c, item.selector, item.outer, item.index, item.value);
-    bool exact = rc == 0 && strata_pickle_stream_exact(s);
+    bool exact = rc == 0 && strata_pickle_stream_exact(s) &&
+                 strata_pickle_type_of(c->p, strata_pickle_root(c->p)) != STRATA_PICKLE_LIST;
+    /* (a bare list of segments, torch.cuda.memory_snapshot(), is read whole) */
     int device = 0, settle = 0;
     if (rc < 0 || (exact && (!torch_check_document(c, err) ||
                              (settle = settle_device(c, &device, err)) != 0))) {

@@ -322,8 +322,23 @@ bool torch_check_document(conv *c, GError **err)
 {
     c->err = err;
     strata_pv root = strata_pickle_root(c->p);
+    if (strata_pickle_type_of(c->p, root) == STRATA_PICKLE_LIST) {
+        /* torch.cuda.memory_snapshot() pickled: the segments alone, a state
+         * dump (every PyTorch version; _dump_snapshot writes the dict) */
+        if (c->seg_err) {
+            const char *inner = strstr(c->seg_err->message, "snapshot: ");
+            bool ok = torch_schema(c, "the top level is a list, expected a dict "
+                                      "(torch.cuda.memory._snapshot()) or a list of segments "
+                                      "(torch.cuda.memory_snapshot()): %s",
+                                   inner ? inner + 10 : c->seg_err->message);
+            g_clear_error(&c->seg_err);
+            return ok;
+        }
+        return true;
+    }
     if (strata_pickle_type_of(c->p, root) != STRATA_PICKLE_DICT)
-        return torch_schema(c, "the top level is a %s, expected a dict",
+        return torch_schema(c, "the top level is a %s, expected a dict (torch.cuda.memory._snapshot()) "
+                            "or a list of segments (torch.cuda.memory_snapshot())",
                       strata_pickle_type_name(strata_pickle_type_of(c->p, root)));
     strata_pv segs = strata_pickle_dict_get(c->p, root, "segments");
     if (strata_pickle_type_of(c->p, segs) != STRATA_PICKLE_LIST)
@@ -365,7 +380,8 @@ void torch_document_items(conv *c, item_fn fn)
     strata_pickle_iter it;
     strata_pv v;
     uint64_t i = 0;
-    strata_pickle_iter_init(c->p, strata_pickle_dict_get(c->p, root, "segments"), &it);
+    bool bare = strata_pickle_type_of(c->p, root) == STRATA_PICKLE_LIST; /* memory_snapshot() */
+    strata_pickle_iter_init(c->p, bare ? root : strata_pickle_dict_get(c->p, root, "segments"), &it);
     for (; strata_pickle_iter_next(c->p, &it, NULL, &v); i++)
         fn(c, SEL_SEGMENTS, 0, i, v);
     strata_pv traces = strata_pickle_dict_get(c->p, root, "device_traces");

@@ -29,6 +29,7 @@ Scenarios:
   legacy    basic in the PyTorch 1.13/2.0 format (no block addresses);
   expandable1  expandable on device 1 of two;
   bigdev    basic's history on device 5000;
+  bare      torch.cuda.memory_snapshot() pickled: a list of segments;
   bigint    basic with an alloc of 2^64 bytes (refused);
   hugesegs  two segments of 2^62 bytes (refused: 2^63 in all);
   longnames basic with a 2 MiB frame file name and 2 MiB settings;
@@ -356,6 +357,11 @@ def hugesegs():
             "device_traces": [[]]}
 
 
+def bare():
+    """torch.cuda.memory_snapshot() pickled: legacy's segments as a list."""
+    return legacy()["segments"]
+
+
 def bigint():
     """basic with an alloc of 2^64 bytes (a pickle int past int64)."""
     snap = basic()
@@ -499,7 +505,7 @@ def main():
     ap.add_argument("--scenario", default="basic",
                     choices=["basic", "settings", "settings2", "oomretry", "odd", "twodev", "limit", "emptycache",
                              "otherdev", "statedump", "expandable", "newer", "random", "big", "cycles",
-                             "cyclesframes", "oomdump", "legacy", "expandable1", "bigdev", "longnames", "hugesegs", "bigint"])
+                             "cyclesframes", "oomdump", "legacy", "expandable1", "bigdev", "longnames", "hugesegs", "bigint", "bare"])
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--size-mb", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -514,7 +520,7 @@ def main():
         snap = odd()
     elif a.scenario in ("settings2", "twodev", "limit", "emptycache", "otherdev", "statedump", "expandable",
                         "newer", "cycles", "cyclesframes", "oomdump", "legacy", "expandable1", "bigdev",
-                        "longnames", "hugesegs", "bigint"):
+                        "longnames", "hugesegs", "bigint", "bare"):
         snap = globals()[a.scenario]()
     elif a.scenario == "random":
         snap = simulate(a.events, a.seed)
