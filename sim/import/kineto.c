@@ -441,7 +441,9 @@ static strata_op_list *build_setup(const device_state *d, bool memory_only,
     s->pre_rest = s->initial_allocated > s->pre_bytes ? s->initial_allocated - s->pre_bytes : 0;
     if (s->pre_rest > 0)
         setup_alloc(l, "pre.rest", s->pre_rest, NULL);
-    free_cached(l, d->inferred, n_cached, false);
+    /* the staging buffers (not in the real run: the file does not say
+     * which tensors a copy moved) before the large inferred segments are
+     * freed, so that they never take one the window's allocs need */
     for (int m = 0; m < STRATA_KINETO_MEM__COUNT && !memory_only; m++)
         for (int r = 0; r < ROLE__COUNT; r++)
             if (d->xfer[m][r] > 0) {
@@ -449,6 +451,7 @@ static strata_op_list *build_setup(const device_state *d, bool memory_only,
                 setup_alloc(l, name, d->xfer[m][r], mem_names[m]);
                 g_free(name);
             }
+    free_cached(l, d->inferred, n_cached, false);
     s->n_setup_ops = strata_op_list_len(l);
     return l;
 }
