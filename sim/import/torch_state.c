@@ -189,7 +189,7 @@ static void undo_mappings(conv *c)
         } else if (s) {
             s->size = sat_add(s->size, e->size);
         } else {
-            tseg n = {e->addr, e->size, 0, e->size <= SMALL_SEGMENT};
+            tseg n = {e->addr, e->size, e->stream, e->size <= SMALL_SEGMENT}; /* on its event's stream */
             g_hash_table_insert(c->seg_by_addr, GSIZE_TO_POINTER(n.addr), g_memdup2(&n, sizeof n));
         }
     }
