@@ -23,8 +23,15 @@
  *     buffers are freed;
  *  3. the events in order: alloc (with addr=, at=, note=FILE:LINE) and free
  *     at free_completed; a run of segment_free events that the program
- *     caused (empty_cache: not followed by the allocator's own segment_alloc
- *     or oom) becomes one `release`.
+ *     caused (empty_cache: frames naming it, or no failed request before it
+ *     by the allocator's rule, see torch_history.c) becomes one `release`
+ *     noted empty_cache, a run of the allocator's that ended in an oom one
+ *     noted oom_retry.
+ *
+ * Older snapshots (PyTorch 1.13, 2.0) lack block addresses and requested
+ * sizes: derived as torch/cuda/_memory_viz.py reads them, and counted in
+ * the summary; a bare list of segments (torch.cuda.memory_snapshot()) is a
+ * state dump.
  *
  * Invariants: the conversion is a pure function of the snapshot and the
  * options (same input, byte-identical trace); every alloc in the trace is
