@@ -48,9 +48,20 @@ static const char hand_trace[] =
     "\"Addr\":8192,\"Bytes\":-31457280,\"Total Allocated\":1572864,\"Total Reserved\":52428800}}\n"
     "], \"traceName\": \"hand\"}\n";
 
+/* The setup (kineto.h): b0 (1 MiB) leaves Total Reserved at 20 MiB, so it
+ * came from the cache; the caching model makes a 2 MiB small-pool segment
+ * for it (c10/cuda/CUDACachingAllocator.cpp: requests up to 1 MiB,
+ * kSmallSize, take 2 MiB segments, kSmallBuffer): inferred cached, made as
+ * two 1 MiB halves. b1 raised Total Reserved (20 -> 50 MiB): the real
+ * allocator made its segment, nothing inferred. Room: 20 MiB reserved less
+ * 2 MiB live = 18 MiB; pre.seg holds the other 20 - 2 = 18 MiB. */
 static const char hand_expected[] =
-    "alloc pre.seg 20MiB note=setup\n"
+    "alloc pre.cache.0 1MiB note=setup\n"
+    "alloc pre.cache.0b 1MiB note=setup\n"
+    "alloc pre.seg 18MiB note=setup\n"
     "free pre.seg note=setup\n"
+    "free pre.cache.0 note=setup\n"
+    "free pre.cache.0b note=setup\n"
     "alloc pre.0 512KiB note=setup\n"
     "alloc pre.rest 1536KiB note=setup\n"
     "alloc xfer.hbm.dst 4KiB hbm note=setup\n"
@@ -100,7 +111,10 @@ START_TEST(hand_trace_summary)
     ck_assert_uint_eq(s.n_pre_blocks, 1);
     ck_assert_uint_eq(s.pre_bytes, 512 * 1024);
     ck_assert_uint_eq(s.pre_rest, 1536 * 1024);
-    ck_assert_uint_eq(s.n_setup_ops, 6);
+    ck_assert_uint_eq(s.n_setup_ops, 10);
+    ck_assert_uint_eq(s.n_inferred_segments, 1);
+    ck_assert_uint_eq(s.inferred_bytes, 2 * MiB);
+    ck_assert_uint_eq(s.n_inferred_left, 0);
     /* read twice: the source streams the file again from the start */
     for (int pass = 0; pass < 2; pass++) {
         const strata_op *op;
@@ -108,21 +122,23 @@ START_TEST(hand_trace_summary)
         while ((rc = strata_source_next(src, &op, &err)) == 1)
             n++;
         ck_assert_int_eq(rc, 0);
-        ck_assert_int_eq(n, 14);
+        ck_assert_int_eq(n, 18);
         ck_assert(strata_source_rewind(src, &err));
     }
     strata_source_free(src);
 
-    /* Caching model by hand: pre.seg makes one 20 MiB segment, cached when
-     * freed; pre.0 (512 KiB, under 1 MiB) takes a 2 MiB small-pool segment;
-     * pre.rest and b0 split the 20 MiB one (17.5 MiB left); b1 (30 MiB) fits
-     * nowhere: a new 30 MiB segment. Peak 20 + 2 + 30 = 52 MiB against the
-     * file's 50 MiB: +4%. */
+    /* Caching model by hand: the inferred 2 MiB small segment and pre.seg
+     * (18 MiB) are cached; pre.0 (512 KiB) takes the small one, pre.rest
+     * (1.5 MiB) splits pre.seg; b0 (1 MiB) fits the small one's 1.5 MiB
+     * left; b1 (30 MiB) fits nowhere: a new 30 MiB segment. Peak 2 + 18 +
+     * 30 = 50 MiB, the file's. (Before the inference pre.seg was the whole
+     * 20 MiB, large pool: pre.0 made a 2 MiB small segment of its own and
+     * the peak was 52 MiB, +4%.) */
     strata_torch_fidelity f;
     ck_assert_msg(strata_kineto_measure(path, &s, "caching", 0, &f, &err), "%s",
                   err ? err->message : "");
     ck_assert_uint_eq(f.real_peak_reserved, 50 * MiB);
-    ck_assert_uint_eq(f.model_peak_reserved, 52 * MiB);
+    ck_assert_uint_eq(f.model_peak_reserved, 50 * MiB);
     ck_assert(!f.oom);
     g_unlink(path);
     g_free(path);
@@ -134,7 +150,7 @@ START_TEST(hand_trace_text)
     char *path = strata_test_write_temp("kineto-XXXXXX.json", hand_trace);
     strata_cli_result r = strata_test_cli("import", "kineto", path, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
-    const char *body = strstr(r.out, "\nalloc pre.seg");
+    const char *body = strstr(r.out, "\nalloc pre.cache.0 ");
     ck_assert_ptr_nonnull(body);
     ck_assert_str_eq(body + 1, hand_expected);
     ck_assert_ptr_nonnull(strstr(r.err, "peak Total Reserved 52428800 (50.00 MiB)"));
@@ -146,7 +162,7 @@ START_TEST(hand_trace_text)
     ck_assert_int_eq(system(cmd), 0);
     r = strata_test_cli("import", "kineto", gz, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_str_eq(strstr(r.out, "\nalloc pre.seg") + 1, hand_expected);
+    ck_assert_str_eq(strstr(r.out, "\nalloc pre.cache.0 ") + 1, hand_expected);
     strata_cli_result_clear(&r);
 
     /* --device 1: only its kernel (no memory events: no setup) */
@@ -168,10 +184,10 @@ END_TEST
  * buffer) and pcie (Gen5 x16 at 256 B: 51.977 GB/s, test_pcie.c; 2 us): the
  * route alone takes 7 us + 4096 B / 51.977 GB/s, and the staging pipeline
  * (hw/staging.h, one chunk) adds the CPU copy of that chunk, 4096 B /
- * 153.6 GB/s: 7.10547 us, error -28.95%. Reserved: the setup
- * holds 20 MiB + a 2 MiB small segment (pre.0 and the 4 KiB staging buffer),
- * so the model is 22, 22, 52, 52, 52 MiB against 20, 20, 50, 50, 50 MiB:
- * |error| 10, 10, 4, 4, 4%: mean 6.4%, max 10%. */
+ * 153.6 GB/s: 7.10547 us, error -28.95%. Reserved: the setup holds 18 MiB +
+ * the inferred 2 MiB small segment (pre.0, the 4 KiB staging buffer and b0
+ * fit in it), so the model is 20, 20, 50, 50, 50 MiB, the file's: |error| 0
+ * (before the inference: 22, 22, 52, 52, 52 MiB, mean 6.4%, max 10%). */
 START_TEST(hand_trace_validate)
 {
     char *path = strata_test_write_temp("kineto-XXXXXX.json", hand_trace);
@@ -194,16 +210,16 @@ START_TEST(hand_trace_validate)
     ck_assert(v.has_reserved);
     ck_assert_uint_eq(v.n_reserved_points, 5);
     ck_assert_uint_eq(v.real_peak_reserved, 50 * MiB);
-    ck_assert_uint_eq(v.sim_peak_reserved, 52 * MiB);
-    ck_assert_double_eq_tol(v.reserved_mean_error, 0.064, 1e-9);
-    ck_assert_double_eq_tol(v.reserved_max_error, 0.10, 1e-9);
+    ck_assert_uint_eq(v.sim_peak_reserved, 50 * MiB);
+    ck_assert_double_eq_tol(v.reserved_mean_error, 0, 1e-9);
+    ck_assert_double_eq_tol(v.reserved_max_error, 0, 1e-9);
     ck_assert_ptr_nonnull(strstr(v.table, "| HtoD | pageable | <64KiB | 1 | 10.0 us | 7.1 us | -28.9% | -28.9% |"));
     strata_kineto_validation_clear(&v);
 
     /* the CLI prints the same table; without --hw it is a usage error */
     strata_cli_result r = strata_test_cli("validate", "--against", path, "--hw", hw_path, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_ptr_nonnull(strstr(r.out, "|error| mean 6.40%, max 10.00%"));
+    ck_assert_ptr_nonnull(strstr(r.out, "|error| mean 0.00%, max 0.00%"));
     strata_cli_result_clear(&r);
     r = strata_test_cli("validate", "--against", path, NULL);
     ck_assert_int_eq(r.status, 2);
@@ -254,6 +270,61 @@ START_TEST(old_format_matches_by_size)
 }
 END_TEST
 
+/* Issue 29, a trace whose Total Reserved never moves (24 MiB throughout):
+ * a (15 MiB), s1 and s2 (1 MiB each), s3 (600 KiB), then a freed. No
+ * alloc raised Total Reserved, so all came from segments cached before the
+ * window. The caching model from empty (c10/cuda/CUDACachingAllocator.cpp
+ * get_allocation_size) makes a 16 MiB segment for a (>= 10 MiB: rounded
+ * to 2 MiB), a 2 MiB small segment for s1 (s2 fills it) and another for
+ * s3: 20 MiB inferred, and the 4 MiB left are two 2 MiB small segments
+ * (no large segment is under 10 MiB). Replayed: 24 MiB, the file's. The
+ * setup of before (one 24 MiB large segment) left the small requests
+ * nothing: s1/s2 and s3 made two 2 MiB segments, 28 MiB (+16.7%). */
+static const char cached_trace[] =
+    "{\"traceEvents\": [\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1000,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+    "\"Addr\":1048576000,\"Bytes\":15728640,\"Total Allocated\":15728640,\"Total Reserved\":25165824}},\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1010,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+    "\"Addr\":2097152000,\"Bytes\":1048576,\"Total Allocated\":16777216,\"Total Reserved\":25165824}},\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1020,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+    "\"Addr\":2098200576,\"Bytes\":1048576,\"Total Allocated\":17825792,\"Total Reserved\":25165824}},\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1030,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+    "\"Addr\":3145728000,\"Bytes\":614400,\"Total Allocated\":18440192,\"Total Reserved\":25165824}},\n"
+    "{\"ph\":\"i\",\"name\":\"[memory]\",\"ts\":1040,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+    "\"Addr\":1048576000,\"Bytes\":-15728640,\"Total Allocated\":2711552,\"Total Reserved\":25165824}}\n"
+    "]}\n";
+
+START_TEST(cached_segments_inferred)
+{
+    char *path = strata_test_write_temp("kineto-XXXXXX.json", cached_trace);
+    strata_kineto_summary s;
+    GError *err = NULL;
+    strata_source_free(import_default(path, &s));
+    ck_assert_uint_eq(s.initial_reserved, 24 * MiB);
+    ck_assert_uint_eq(s.peak_reserved, 24 * MiB);
+    ck_assert_uint_eq(s.n_inferred_segments, 3);
+    ck_assert_uint_eq(s.inferred_bytes, 20 * MiB);
+    ck_assert_uint_eq(s.n_inferred_left, 0);
+    strata_torch_fidelity f;
+    ck_assert_msg(strata_kineto_measure(path, &s, "caching", 0, &f, &err), "%s",
+                  err ? err->message : "");
+    ck_assert_uint_eq(f.model_peak_reserved, 24 * MiB);
+    ck_assert_uint_eq(f.model_final_reserved, 24 * MiB);
+    strata_cli_result r = strata_test_cli("import", "kineto", path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\nalloc pre.cache.0 16MiB note=setup\n"
+                                        "alloc pre.cache.1 1MiB note=setup\n"
+                                        "alloc pre.cache.1b 1MiB note=setup\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\nalloc pre.small.1b 1MiB note=setup\n"));
+    ck_assert_ptr_null(strstr(r.out, "pre.seg"));
+    ck_assert_msg(strstr(r.err, "inferred: 3 cached segments (20.00 MiB) at the start") != NULL, "%s",
+                  r.err);
+    strata_cli_result_clear(&r);
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
 typedef struct bad_case {
     const char *text;
     const char *message;
@@ -275,6 +346,27 @@ static const bad_case bad_cases[] = {
      "memcpy event: expected a name like"},
     {"{\"traceEvents\": [{\"a\": tru}]}", "not a JSON event"},
     {"{\"traceEvents\": [{\"name\":\"x\"}]}", "no GPU events"},
+    /* issue 30: sizes of 2^63 and more are refused, never wrapped into a
+     * free (json-glib would read 2^63 as -2^63 and 2^64 as 0 or -1) */
+#define MEM_EVENT(BYTES, TOTALS) \
+    "{\"traceEvents\": [\n{\"name\":\"[memory]\",\"ts\":1,\"args\":{\"Device Type\":1,\"Device Id\":0," \
+    "\"Addr\":4096,\"Bytes\":" BYTES TOTALS "}}]}"
+    {MEM_EVENT("9223372036854775808", ""), ":2: [memory] event: expected args.Bytes (a whole number of bytes, of magnitude below 2^63)"},
+    {MEM_EVENT("18446744073709551616", ""), ":2: [memory] event: expected args.Bytes"},
+    {MEM_EVENT("1e30", ""), ":2: [memory] event: expected args.Bytes"},
+    {MEM_EVENT("-9223372036854775808", ""), ":2: [memory] event: expected args.Bytes"},
+    {MEM_EVENT("-99999999999999999999", ""), ":2: [memory] event: expected args.Bytes"},
+    {MEM_EVENT("4096", ",\"Total Allocated\":9223372036854775808,\"Total Reserved\":0"),
+     ":2: [memory] event: expected args.\"Total Reserved\" and \"Total Allocated\""},
+    {"{\"traceEvents\": [\n{\"name\":\"[memory]\",\"ts\":1,\"args\":{\"Device Type\":1,\"Device Id\":0,"
+     "\"Addr\":18446744073709551615,\"Bytes\":4096}}]}", ":2: [memory] event: expected args.Addr"},
+    /* the product: Total Allocated before the window = Total Allocated +
+     * the bytes a first-event free gives back, past 2^63 */
+    {MEM_EVENT("-9223372036854775807", ",\"Total Allocated\":4096,\"Total Reserved\":0"),
+     "expected less than 2^63 bytes"},
+    {"{\"traceEvents\": [{\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"ts\":1,\"dur\":1,"
+     "\"args\":{\"device\":0,\"stream\":7,\"bytes\":9223372036854775808}}]}",
+     "memcpy event: expected args.bytes (0 or more, below 2^63)"},
 };
 
 START_TEST(bad_input_exits_2)
@@ -328,6 +420,10 @@ static const real_trace real_traces[] = {
     {"h100-owlv2-inference.json.gz", UINT64_C(3600809984)},
     {"hta-v100-2rank-train.json.gz", UINT64_C(12782141440)},
     {"v100-resnet50-train-oldformat.json.gz", 0},
+    /* issue 29: Total Reserved never moves (4.27 GiB); AMD-AGI/TraceLens
+     * @171dd74, tests/traces/h100/facebook_timesformer-base-finetuned-k400__1016002.json.gz
+     * (MIT); skipped until it is in ../shared/data/kineto */
+    {"h100-timesformer-inference.json.gz", UINT64_C(4588568576)},
 };
 
 START_TEST(real_traces_import_and_replay)
@@ -355,7 +451,7 @@ START_TEST(real_traces_import_and_replay)
            " | %+.2f%% |\n",
            t->name, s.n_events, s.peak_reserved, f.model_peak_reserved, 100 * f.peak_error);
     ck_assert(!f.oom);
-    ck_assert_msg(fabs(f.peak_error) <= 0.10, "%s: replay peak reserved off by %.2f%%", t->name,
+    ck_assert_msg(fabs(f.peak_error) <= 0.05, "%s: replay peak reserved off by %.2f%%", t->name,
                   100 * f.peak_error);
     g_free(path);
 }
@@ -382,6 +478,7 @@ int main(void)
         {hand_trace_text, 1},
         {hand_trace_validate, 1},
         {old_format_matches_by_size, 1},
+        {cached_segments_inferred, 1},
         {bad_input_exits_2, G_N_ELEMENTS(bad_cases)},
         {truncated_gzip_exits_2, 1},
         {progress_only_on_a_terminal, 1},

@@ -236,6 +236,14 @@ START_TEST(huge_lengths_are_errors_not_allocations)
     ASSERT_ERROR("\x80\x03X\xff\xff\xff\xff.", "truncated");
     ASSERT_ERROR("\x80\x02\x8b\xff\xff\xff\x7f.", "LONG4 needs 2147483647 bytes");
     ASSERT_ERROR("\x80\x02\x8a\xff\x00.", "LONG1 needs 255 bytes");
+    /* issue 30: 2^63 and 2^64 - 1 as the 8-byte lengths (a signed reading
+     * would go negative, an added offset would wrap): the same errors */
+    ASSERT_ERROR("\x80\x04\x8d\x00\x00\x00\x00\x00\x00\x00\x80.", "only 1 remain");
+    ASSERT_ERROR("\x80\x04\x8d\xff\xff\xff\xff\xff\xff\xff\xff.", "only 1 remain");
+    ASSERT_ERROR("\x80\x04\x8e\x00\x00\x00\x00\x00\x00\x00\x80.", "only 1 remain");
+    ASSERT_ERROR("\x80\x04\x8e\xff\xff\xff\xff\xff\xff\xff\xff.", "only 1 remain");
+    ASSERT_ERROR("\x80\x04\x95\x00\x00\x00\x00\x00\x00\x00\x80K\x01.", "FRAME");
+    ASSERT_ERROR("\x80\x04\x95\xff\xff\xff\xff\xff\xff\xff\xffK\x01.", "FRAME");
 }
 END_TEST
 

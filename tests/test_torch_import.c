@@ -589,6 +589,7 @@ static void assert_same_summary(const strata_torch_summary *a, const strata_torc
     ck_assert_uint_eq(a->final_reserved, b->final_reserved);
     ck_assert_str_eq(a->settings_text ? a->settings_text : "", b->settings_text ? b->settings_text : "");
     ck_assert_uint_eq(a->segment_alloc_sizes->len, b->segment_alloc_sizes->len);
+    ck_assert_str_eq(a->notes ? a->notes : "", b->notes ? b->notes : "");
 }
 
 /* ---- snapshots of every generation ------------------------------------------ */
@@ -663,6 +664,26 @@ static const struct scenario_case {
     {"statedump", 0, true, 0, 0, 0, 0, 22, 22, 22},
     {"expandable", 0, false, 1, 0, 0, 0, 20, 60, 40},
     {"newer", 0, false, 1, 0, 62, 86, 22, 62, 22},
+    /* issue 29: empty_cache() every step (make_snapshot.py cycles): 12
+     * releases, no retry, no limit; peak 30 + 20, final 30. Replayed, the
+     * model reproduces every one of the 25 segment_alloc in size and
+     * order, which it does only if each release leaves it with what the
+     * file holds after it (nothing cached). cyclesframes: the same told by
+     * frames naming empty_cache; peak 40 + 20. */
+    {"cycles", 0, false, 12, 0, 0, 0, 0, 50, 30},
+    {"cyclesframes", 0, false, 12, 0, 0, 0, 0, 60, 30},
+    /* an OOM observer's dump: 40 + 40 reserved, B freed by the retry, then
+     * the oom: at least 40 + 60 (reserved + device_free), below 40 + 64 */
+    {"oomdump", 0, false, 0, 0, 100, 104, 0, 80, 40},
+    /* basic in the 1.13/2.0 format: the same figures as otherdev's basic */
+    {"legacy", 0, false, 1, 0, 0, 0, 22, 62, 22},
+    /* expandable on device 1 of two, and basic on device 5000 (issue 30:
+     * it imported an empty device) */
+    {"expandable1", 1, false, 1, 0, 0, 0, 20, 60, 40},
+    {"bigdev", 5000, false, 1, 0, 0, 0, 22, 62, 22},
+    /* torch.cuda.memory_snapshot() pickled (a bare list of legacy's
+     * segments): a state dump of basic's final 22 MiB */
+    {"bare", 0, true, 0, 0, 0, 0, 22, 22, 22},
 };
 
 START_TEST(hand_made_snapshots_replay_real_curve)
@@ -785,6 +806,160 @@ START_TEST(newer_fields_unknown_actions_oom)
 }
 END_TEST
 
+/* Issue 29, older snapshots (make_snapshot.py legacy: PyTorch 1.13/2.0,
+ * blocks without address or requested_size): each live block is placed at
+ * its segment's address plus the sizes of the blocks before it
+ * (torch/utils/viz/MemoryViz.js, torch/cuda/_memory_viz.py segsum) and
+ * asks history[0].real_size (_memory_viz.py _block_extra_legacy): the
+ * trace is basic's, without at= (no time_us), and the summary says so. */
+START_TEST(older_snapshot_fields_derived)
+{
+    scenario s;
+    if (!scenario_open(&s, "legacy"))
+        return;
+    ck_assert_uint_eq(s.sum.n_derived_addresses, 3); /* Y, W (in A) and V (in S) */
+    ck_assert_uint_eq(s.sum.n_derived_requested_history, 3);
+    ck_assert_uint_eq(s.sum.n_derived_requested_size, 0);
+    char *text = ops_text(s.src);
+    const char *ops = strstr(text, "alloc seg.0");
+    ck_assert_ptr_nonnull(ops);
+    GRegex *at = g_regex_new(" at=[0-9a-z]+", 0, 0, NULL);
+    char *want = g_regex_replace_literal(at, basic_ops, -1, 0, "", 0, NULL);
+    ck_assert_str_eq(ops, want);
+    g_free(want);
+    g_regex_unref(at);
+    g_free(text);
+    strata_cli_result r = strata_test_cli("import", "torch", s.snap, NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.err, "derived: 3 live blocks without `address`") != NULL, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "from history[0].real_size"));
+    strata_cli_result_clear(&r);
+    scenario_close(&s);
+}
+END_TEST
+
+/* Issue 29, OOM observer dumps (make_snapshot.py oomdump, after
+ * c10/cuda/CUDACachingAllocator.cpp: the OOM entry's addr is
+ * cudaMemGetInfo's free bytes, its size the request, recorded before the
+ * observers run; torch/cuda/memory.py _dump_snapshot writes the file):
+ * the summary reports the oom and the limit the file implies, 40 MiB
+ * reserved + 60 MiB free = 100 MiB, below 40 + 64. */
+START_TEST(oom_observer_dump_reports_limit)
+{
+    scenario s;
+    if (!scenario_open(&s, "oomdump"))
+        return;
+    ck_assert(s.sum.ends_in_oom);
+    ck_assert_uint_eq(s.sum.oom_reserved, 40 * MiB);
+    ck_assert_uint_eq(s.sum.oom_implied_limit, 100 * MiB);
+    ck_assert_uint_eq(s.sum.n_releases, 0); /* B's free was the retry's */
+    strata_cli_result r = strata_test_cli("import", "torch", s.snap, NULL);
+    ck_assert_int_eq(r.status, 0);
+    ck_assert_msg(strstr(r.err, "the history ends at an oom (a dump from an OOM observer): "
+                                "64.00 MiB requested with 40.00 MiB reserved and 60.00 MiB free "
+                                "on the device; the process could hold at most 100.00 MiB") != NULL,
+                  "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\noption allocator.device_limit=100MiB\n"));
+    strata_cli_result_clear(&r);
+    scenario_close(&s);
+    /* basic ends at an alloc: not a dump of an OOM observer */
+    if (!scenario_open(&s, "newer"))
+        return;
+    ck_assert(s.sum.ends_in_oom); /* newer appends an oom after its last event */
+    ck_assert_uint_eq(s.sum.oom_implied_limit, 25 * MiB); /* 22 + 3, below the 62 MiB peak */
+    ck_assert_uint_eq(s.sum.limit_low, 62 * MiB);
+    scenario_close(&s);
+}
+END_TEST
+
+/* Issue 29, empty_cache() cycles: how each release was told from a retry. */
+START_TEST(empty_cache_cycles_told_from_retries)
+{
+    scenario s;
+    if (!scenario_open(&s, "cycles"))
+        return;
+    ck_assert_uint_eq(s.sum.n_releases_by_rule, 12);
+    ck_assert_uint_eq(s.sum.n_releases_by_frames, 0);
+    char *text = ops_text(s.src);
+    /* each release at its place: after step k's frees, before step k+1's alloc */
+    /* (step 0: seg A at 10us ... free a0 at 40, free b0 at 50, segment_free
+     * A at 60; step 1 starts at 80 with segment_alloc A) */
+    ck_assert_ptr_nonnull(strstr(text, "free b.1 stream=s0 at=50us\n"
+                                       "release stream=s0 at=60us note=empty_cache\n"
+                                       "alloc b.2 30MiB"));
+    ck_assert_ptr_null(strstr(text, "device_limit"));
+    g_free(text);
+    scenario_close(&s);
+    if (!scenario_open(&s, "cyclesframes"))
+        return;
+    ck_assert_uint_eq(s.sum.n_releases_by_frames, 12);
+    ck_assert_uint_eq(s.sum.n_releases_by_rule, 0);
+    scenario_close(&s);
+    /* the limit scenario's runs stay retries: nothing freed fits the request */
+    if (!scenario_open(&s, "limit"))
+        return;
+    ck_assert_uint_eq(s.sum.n_releases, 0);
+    ck_assert_uint_eq(s.sum.n_retries, 2);
+    scenario_close(&s);
+}
+END_TEST
+
+/* Issue 30: what the importer writes, its own reader takes (lines of at
+ * most 1 MiB) whatever the snapshot's strings (a 2 MiB frame file name, a
+ * 2 MiB allocator setting and key); segment sizes that add up to 2^63 or
+ * more are refused naming the key. */
+START_TEST(long_strings_and_huge_sizes)
+{
+    char *dir = strata_test_temp_dir();
+    char *snap = python_snapshot(dir, 4, "longnames", NULL);
+    if (snap == NULL) {
+        g_rmdir(dir);
+        g_free(dir);
+        return;
+    }
+    char *trace = g_build_filename(dir, "long.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", snap, "-o", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    gchar *text = NULL;
+    ck_assert(g_file_get_contents(trace, &text, NULL, NULL));
+    char **lines = g_strsplit(text, "\n", -1);
+    for (char **l = lines; *l; l++)
+        ck_assert_uint_lt(strlen(*l), 4096); /* labels 200 B, settings 256 B each */
+    ck_assert_ptr_nonnull(strstr(text, "note=nnnnnnnnnn"));
+    g_strfreev(lines);
+    g_free(text);
+    r = strata_test_cli("check", "--trace", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    char *huge = python_snapshot(dir, 4, "hugesegs", NULL);
+    r = strata_test_cli("import", "torch", huge, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "segments[1].total_size: the device's segments would hold "
+                                "4611686018427387904 + 4611686018427387904 bytes, expected less "
+                                "than 2^63 in all") != NULL,
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+    char *bigint = python_snapshot(dir, 4, "bigint", NULL);
+    r = strata_test_cli("import", "torch", bigint, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "device_traces[0][0].size: expected a non-negative int below 2^63, "
+                                "found 1.8446744073709552e+19") != NULL,
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_unlink(bigint);
+    g_free(bigint);
+    g_unlink(huge);
+    g_unlink(trace);
+    g_unlink(snap);
+    g_rmdir(dir);
+    g_free(huge);
+    g_free(trace);
+    g_free(snap);
+    g_free(dir);
+}
+END_TEST
+
 /* The streamed import (strata_torch_import) against the whole-document
  * conversion (strata_torch_convert of a parsed pickle): the same trace and
  * summary, and the same again after a rewind (a new pass over the file). */
@@ -822,7 +997,7 @@ START_TEST(streamed_import_equals_whole_conversion)
 {
     int protocol = protocols[_i];
     char *dir = strata_test_temp_dir();
-    const char *scenarios[] = {"basic", "settings", "oomretry", "odd", "twodev", "random"};
+    const char *scenarios[] = {"basic", "settings", "oomretry", "odd", "twodev", "random", "legacy", "cycles", "oomdump", "bigdev"};
     for (size_t k = 0; k < G_N_ELEMENTS(scenarios); k++) {
         char *snap = python_snapshot(dir, protocol, scenarios[k],
                                      strcmp(scenarios[k], "random") == 0 ? "3000" : NULL);
@@ -1009,6 +1184,10 @@ int main(void)
     tcase_add_test(tc, limit_inferred_from_retries);
     tcase_add_test(tc, device_all_lists_the_devices);
     tcase_add_test(tc, newer_fields_unknown_actions_oom);
+    tcase_add_test(tc, older_snapshot_fields_derived);
+    tcase_add_test(tc, oom_observer_dump_reports_limit);
+    tcase_add_test(tc, empty_cache_cycles_told_from_retries);
+    tcase_add_test(tc, long_strings_and_huge_sizes);
     tcase_add_test(tc, progress_only_on_a_terminal);
     tcase_add_test(tc, event_time_past_trace_range);
     tcase_add_loop_test(tc, streamed_import_equals_whole_conversion, 0, G_N_ELEMENTS(protocols));

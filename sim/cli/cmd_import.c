@@ -119,6 +119,12 @@ static void print_summary(const char *path, const strata_torch_summary *s)
         g_free(lo);
         g_free(hi);
     }
+    if (s->notes) { /* what was derived or inferred (sim/import/torch.c) */
+        char **lines = g_strsplit(s->notes, "\n", -1);
+        for (char **l = lines; *l; l++)
+            fprintf(stderr, "strata import torch: %s: %s\n", path, *l);
+        g_strfreev(lines);
+    }
     if (s->n_unknown)
         fprintf(stderr, "strata import torch: %s: warning: %" G_GUINT64_FORMAT
                         " events of unknown actions, skipped: %s\n",

@@ -50,6 +50,18 @@ static void print_summary(FILE *f, const char *path, const strata_kineto_summary
         fprintf(f, "no Total Reserved in the file (old format%s)\n",
                 s->has_addr ? "" : ", no Addr: frees matched by size");
     }
+    if (s->n_inferred_segments || s->n_inferred_left) {
+        char *b = strata_format_size(s->inferred_bytes);
+        fprintf(f, "strata import kineto: %s: inferred: %" G_GUINT64_FORMAT " cached segments (%s) at "
+                   "the start: the caching model's segments for allocs that never raised Total Reserved "
+                   "(served from the cache); the replay reuses them",
+                path, s->n_inferred_segments, b);
+        if (s->n_inferred_left)
+            fprintf(f, "; %" G_GUINT64_FORMAT " more did not fit the reserved bytes at the start",
+                    s->n_inferred_left);
+        fputc('\n', f);
+        g_free(b);
+    }
 }
 
 static char *kineto_comment(const char *path, const strata_kineto_summary *s)
@@ -60,9 +72,11 @@ static char *kineto_comment(const char *path, const strata_kineto_summary *s)
         " memory events, %" G_GUINT64_FORMAT " kernels, %" G_GUINT64_FORMAT " memsets, %"
         G_GUINT64_FORMAT " memcpys; %" G_GUINT64_FORMAT " setup ops rebuild the state at the "
         "first event (reserved %" G_GUINT64_FORMAT ", allocated %" G_GUINT64_FORMAT
-        "); peak Total Reserved %" G_GUINT64_FORMAT,
+        "); peak Total Reserved %" G_GUINT64_FORMAT "\ninferred cached segments at the start: %"
+        G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " bytes, pre.cache.N)",
         base, s->device, s->n_memory, s->n_kernels, s->n_memsets, s->n_memcpys, s->n_setup_ops,
-        s->initial_reserved, s->initial_allocated, s->peak_reserved);
+        s->initial_reserved, s->initial_allocated, s->peak_reserved, s->n_inferred_segments,
+        s->inferred_bytes);
     g_free(base);
     return c;
 }

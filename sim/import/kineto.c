@@ -16,6 +16,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "alloc/alloc.h"
+#include "alloc/caching.h"
 #include "core/error.h"
 #include "import/kineto_event.h"
 #include "import/kineto_scan.h"
@@ -123,6 +125,13 @@ typedef struct device_state {
     GArray *pre_sizes;                                  /* uint64_t */
     uint64_t xfer[STRATA_KINETO_MEM__COUNT][ROLE__COUNT]; /* largest copy per end */
     bool seen_memory;
+    /* The cache inference (see infer_alloc): the window's allocs and frees
+     * replayed from empty through the caching model, and the segments it
+     * made for allocs that did not raise the file's Total Reserved. */
+    strata_allocator *sim;
+    bool sim_off;               /* no totals, or the model refused an alloc */
+    uint64_t sim_reserved, last_total_reserved;
+    GArray *inferred;           /* uint64_t: segment sizes, in the order made */
 } device_state;
 
 static void device_free(gpointer p)
@@ -130,7 +139,52 @@ static void device_free(gpointer p)
     device_state *d = p;
     ledger_clear(&d->led);
     g_array_free(d->pre_sizes, TRUE);
+    g_array_free(d->inferred, TRUE);
+    strata_allocator_free(d->sim);
     g_free(d);
+}
+
+/* Cached segments the window shows (issue: a trace whose Total Reserved
+ * never moves). c10/cuda/CUDACachingAllocator.cpp's malloc() asks the
+ * device for a segment only when no cached block serves a request
+ * (get_free_block, then alloc_block), and every segment it gets raises
+ * reserved bytes. So an alloc whose event leaves Total Reserved where it
+ * was was served from segments cached before it, the ones the process
+ * made earlier (a warm-up run of the same model makes the ones its next
+ * run needs). Replaying the window's allocs and frees from empty through
+ * the caching model gives the segments a run of them makes; each one made
+ * for an alloc that did not raise the file's Total Reserved is inferred to
+ * have been cached at the start. Frees of blocks from before the window
+ * are left out of the replay (their allocs were not seen). */
+static void infer_alloc(device_state *d, const strata_kineto_event *ev, uint64_t id)
+{
+    if (d->sim_off)
+        return;
+    if (!ev->has_totals) {
+        d->sim_off = true;
+        return;
+    }
+    if (d->sim == NULL) {
+        /* the model's address space only: 2^50 bytes are never the limit */
+        d->sim = strata_allocator_new("caching", UINT64_C(1) << 50, 0, NULL);
+        d->last_total_reserved = ev->total_reserved;
+        if (d->sim == NULL) {
+            d->sim_off = true;
+            return;
+        }
+    }
+    uint64_t offset;
+    if (!strata_allocator_alloc(d->sim, id, (uint64_t)ev->bytes, 0, &offset)) {
+        d->sim_off = true;
+        return;
+    }
+    strata_alloc_stats st;
+    strata_allocator_stats(d->sim, &st);
+    if (st.reserved > d->sim_reserved && ev->total_reserved <= d->last_total_reserved) {
+        uint64_t made = st.reserved - d->sim_reserved;
+        g_array_append_val(d->inferred, made);
+    }
+    d->sim_reserved = st.reserved;
 }
 
 static device_state *device_get(GHashTable *devices, int id)
@@ -141,6 +195,7 @@ static device_state *device_get(GHashTable *devices, int id)
         d->sum.device = id;
         ledger_init(&d->led);
         d->pre_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        d->inferred = g_array_new(FALSE, FALSE, sizeof(uint64_t));
         g_hash_table_insert(devices, GINT_TO_POINTER(id), d);
     }
     return d;
@@ -157,8 +212,12 @@ static void note_memory(device_state *d, const strata_kineto_event *ev)
         if (!d->seen_memory) {
             s->has_totals = true;
             s->initial_reserved = ev->total_reserved;
-            uint64_t before = (uint64_t)((int64_t)ev->total_allocated - ev->bytes);
-            s->initial_allocated = ev->bytes > (int64_t)ev->total_allocated ? 0 : before;
+            /* Total Allocated less this event's Bytes, in unsigned
+             * arithmetic: both are below 2^63, their difference need not be */
+            uint64_t size = magnitude(ev->bytes);
+            s->initial_allocated = ev->bytes >= 0
+                                       ? (ev->total_allocated > size ? ev->total_allocated - size : 0)
+                                       : ev->total_allocated + size;
         }
         s->peak_reserved = MAX(s->peak_reserved, ev->total_reserved);
         s->peak_allocated = MAX(s->peak_allocated, ev->total_allocated);
@@ -167,16 +226,21 @@ static void note_memory(device_state *d, const strata_kineto_event *ev)
     d->seen_memory = true;
     uint64_t id;
     if (ev->bytes > 0) {
-        ledger_alloc(&d->led, ledger_key(ev));
+        id = ledger_alloc(&d->led, ledger_key(ev));
         s->n_allocs++;
+        infer_alloc(d, ev, id);
     } else if (ev->bytes < 0) {
         s->n_frees++;
         if (!ledger_free(&d->led, ledger_key(ev), &id)) {
             uint64_t size = magnitude(ev->bytes);
             g_array_append_val(d->pre_sizes, size);
-            s->pre_bytes += size;
+            s->pre_bytes = s->pre_bytes > UINT64_MAX - size ? UINT64_MAX : s->pre_bytes + size;
+        } else if (d->sim && !d->sim_off) {
+            strata_allocator_free_block(d->sim, id);
         }
     }
+    if (ev->has_totals)
+        d->last_total_reserved = ev->total_reserved;
 }
 
 static void note_gpu(device_state *d, const strata_kineto_event *ev)
@@ -294,15 +358,80 @@ static void setup_free(strata_op_list *l, const char *name)
     strata_op_list_append(l, &op);
 }
 
+/* Frees the first n inferred segments, the small (2 MiB) or the large. */
+static void free_cached(strata_op_list *l, const GArray *inferred, guint n, bool small)
+{
+    for (guint i = 0; i < n; i++) {
+        uint64_t size = g_array_index(inferred, uint64_t, i);
+        if ((size == CACHING_SMALL_BUFFER) != small)
+            continue;
+        char name[40];
+        for (int half = 0; half < (small ? 2 : 1); half++) {
+            g_snprintf(name, sizeof name, "pre.cache.%u%s", i, half ? "b" : "");
+            setup_free(l, name);
+        }
+    }
+}
+
 /* The setup ops (kineto.h); fills the summary's pre_* and n_setup_ops. */
 static strata_op_list *build_setup(const device_state *d, bool memory_only,
                                    strata_kineto_summary *s)
 {
     strata_op_list *l = strata_op_list_new();
-    if (s->initial_reserved > 0) {
-        setup_alloc(l, "pre.seg", s->initial_reserved, NULL);
-        setup_free(l, "pre.seg");
+    /* The inferred cached segments (infer_alloc), as many as the reserved
+     * bytes at the start hold beside the blocks live then: each made whole
+     * and kept live while the others are made (so each is a new segment of
+     * exactly its size: a large request of a segment's size gets a segment
+     * of that size, a small one two 1 MiB halves), freed after the rest of
+     * the start is placed in pre.seg. */
+    uint64_t live_before = s->initial_allocated > s->pre_bytes ? s->initial_allocated : s->pre_bytes;
+    uint64_t room = s->initial_reserved > live_before ? s->initial_reserved - live_before : 0;
+    uint64_t cached = 0;
+    guint n_cached = 0;
+    for (; d->inferred && n_cached < d->inferred->len; n_cached++) {
+        uint64_t size = g_array_index(d->inferred, uint64_t, n_cached);
+        if (size > room - cached)
+            break;
+        cached += size;
     }
+    s->n_inferred_segments = n_cached;
+    s->inferred_bytes = cached;
+    s->n_inferred_left = d->inferred ? d->inferred->len - n_cached : 0;
+    for (guint i = 0; i < n_cached; i++) {
+        uint64_t size = g_array_index(d->inferred, uint64_t, i);
+        char name[40];
+        for (int half = 0; half < (size == CACHING_SMALL_BUFFER ? 2 : 1); half++) {
+            g_snprintf(name, sizeof name, "pre.cache.%u%s", i, half ? "b" : "");
+            setup_alloc(l, name, size == CACHING_SMALL_BUFFER ? CACHING_SMALL_SIZE : size, NULL);
+        }
+    }
+    uint64_t rest = s->initial_reserved - cached;
+    if (rest >= CACHING_MIN_LARGE_ALLOC || (rest > 0 && cached == 0)) {
+        setup_alloc(l, "pre.seg", rest, NULL);
+        setup_free(l, "pre.seg");
+    } else {
+        /* under 10 MiB: no large segment is that small (get_allocation_size
+         * gives 20 MiB for such requests): 2 MiB small-pool segments */
+        for (uint64_t i = 0; i < rest / CACHING_SMALL_BUFFER; i++) {
+            char name[40];
+            g_snprintf(name, sizeof name, "pre.small.%" G_GUINT64_FORMAT, i);
+            setup_alloc(l, name, CACHING_SMALL_SIZE, NULL);
+            g_snprintf(name, sizeof name, "pre.small.%" G_GUINT64_FORMAT "b", i);
+            setup_alloc(l, name, CACHING_SMALL_SIZE, NULL);
+        }
+        for (uint64_t i = 0; i < rest / CACHING_SMALL_BUFFER; i++) {
+            char name[40];
+            g_snprintf(name, sizeof name, "pre.small.%" G_GUINT64_FORMAT, i);
+            setup_free(l, name);
+            g_snprintf(name, sizeof name, "pre.small.%" G_GUINT64_FORMAT "b", i);
+            setup_free(l, name);
+        }
+    }
+    /* the small ones are freed before the blocks live at the start are
+     * placed, so that those under 1 MiB go into them, as in a run where
+     * the small pool held both; the large ones after, so that the others
+     * go into pre.seg */
+    free_cached(l, d->inferred, n_cached, true);
     for (guint i = 0; i < d->pre_sizes->len; i++) {
         char name[32];
         g_snprintf(name, sizeof name, "pre.%u", i);
@@ -312,6 +441,9 @@ static strata_op_list *build_setup(const device_state *d, bool memory_only,
     s->pre_rest = s->initial_allocated > s->pre_bytes ? s->initial_allocated - s->pre_bytes : 0;
     if (s->pre_rest > 0)
         setup_alloc(l, "pre.rest", s->pre_rest, NULL);
+    /* the staging buffers (not in the real run: the file does not say
+     * which tensors a copy moved) before the large inferred segments are
+     * freed, so that they never take one the window's allocs need */
     for (int m = 0; m < STRATA_KINETO_MEM__COUNT && !memory_only; m++)
         for (int r = 0; r < ROLE__COUNT; r++)
             if (d->xfer[m][r] > 0) {
@@ -319,6 +451,7 @@ static strata_op_list *build_setup(const device_state *d, bool memory_only,
                 setup_alloc(l, name, d->xfer[m][r], mem_names[m]);
                 g_free(name);
             }
+    free_cached(l, d->inferred, n_cached, false);
     s->n_setup_ops = strata_op_list_len(l);
     return l;
 }
@@ -509,6 +642,18 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
                     " of them [memory] events)",
                     path, opt->device == STRATA_KINETO_DEVICE_AUTO ? "" : " of that device",
                     p.n_events, p.n_memory_all);
+        goto end;
+    }
+    /* The start's live bytes feed the setup's allocs: what the file says
+     * was allocated before the window (Total Allocated at the first event
+     * less its Bytes, and the blocks the window frees but never allocates)
+     * must be a size a trace holds, below 2^63. */
+    if (d->sum.initial_allocated >= UINT64_C(1) << 63 || d->sum.pre_bytes >= UINT64_C(1) << 63) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: device %d: the blocks live before the first event would hold %" G_GUINT64_FORMAT
+                    " bytes (Total Allocated at the first event less its Bytes) and the window frees %"
+                    G_GUINT64_FORMAT " bytes it never allocated: expected less than 2^63 bytes",
+                    path, d->sum.device, d->sum.initial_allocated, d->sum.pre_bytes);
         goto end;
     }
     strata_kineto_summary s = d->sum;

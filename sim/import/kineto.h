@@ -18,8 +18,12 @@
  * Events are taken in file order.
  *
  * The events start in the middle of a run, so the trace starts with a
- * setup part (note=setup) that rebuilds what was there: one segment of the
- * first event's Total Reserved (alloc then free of pre.seg), then the
+ * setup part (note=setup) that rebuilds what was there: the cached
+ * segments the window shows (allocs that never raised Total Reserved were
+ * served from segments cached before it: their sizes are those the caching
+ * model makes for them from empty; pre.cache.N, allocated whole and freed
+ * at the end of the setup), one segment of the rest of the first event's
+ * Total Reserved (alloc then free of pre.seg), then the
  * blocks that the window frees but never allocates (pre.N, sized by their
  * frees), then pre.rest for the rest of the bytes allocated before the
  * first event (Total Allocated less its Bytes), then the staging buffers.
@@ -78,6 +82,12 @@ typedef struct strata_kineto_summary {
     uint64_t peak_allocated;        /* max Total Allocated */
     uint64_t n_pre_blocks, pre_bytes, pre_rest; /* the rebuilt start */
     uint64_t n_setup_ops;           /* ops before the first event's op */
+    /* Cached segments inferred at the start: those the caching model makes
+     * for the window's allocs that did not raise Total Reserved (the real
+     * allocator served them from its cache), as many as the reserved bytes
+     * at the start hold beside the live blocks; n_inferred_left: made but
+     * past that room (left for the replay to make). */
+    uint64_t n_inferred_segments, inferred_bytes, n_inferred_left;
     double first_ts_us;             /* the earliest ts in the file: at=0 */
 } strata_kineto_summary;
 

@@ -144,12 +144,24 @@ static bool decode_memory(JsonObject *args, const char *path, uint64_t line,
     if (!get_i64(args, "Device Id", &v) || v < 0 || v > G_MAXINT)
         return missing(path, line, "[memory]", "args.\"Device Id\" (a device number)", err);
     ev->device = (int)v;
-    if (!get_i64(args, "Bytes", &ev->bytes))
-        return missing(path, line, "[memory]", "args.Bytes (a whole number)", err);
-    ev->has_addr = get_i64(args, "Addr", &v);
-    ev->addr = (uint64_t)v;
-    int64_t tr, ta;
-    ev->has_totals = get_i64(args, "Total Reserved", &tr) && get_i64(args, "Total Allocated", &ta);
+    /* Every size is a whole number of bytes below 2^63 (a literal of 2^63
+     * or more reaches here as a float, see kineto_scan.c, and is refused):
+     * a Bytes of -2^63 would be a free of 2^63 bytes. */
+    if (!get_i64(args, "Bytes", &ev->bytes) || ev->bytes == INT64_MIN)
+        return missing(path, line, "[memory]",
+                       "args.Bytes (a whole number of bytes, of magnitude below 2^63)", err);
+    ev->has_addr = json_object_has_member(args, "Addr");
+    if (ev->has_addr && (!get_i64(args, "Addr", &v) || v < 0))
+        return missing(path, line, "[memory]", "args.Addr (an address from 0 to 2^63 - 1)", err);
+    ev->addr = ev->has_addr ? (uint64_t)v : 0;
+    int64_t tr = 0, ta = 0;
+    bool has_tr = json_object_has_member(args, "Total Reserved"),
+         has_ta = json_object_has_member(args, "Total Allocated");
+    if ((has_tr && !get_i64(args, "Total Reserved", &tr)) || (has_ta && !get_i64(args, "Total Allocated", &ta)))
+        return missing(path, line, "[memory]",
+                       "args.\"Total Reserved\" and \"Total Allocated\" (whole numbers of bytes below 2^63)",
+                       err);
+    ev->has_totals = has_tr && has_ta;
     if (ev->has_totals && (tr < 0 || ta < 0))
         return missing(path, line, "[memory]", "totals of 0 or more bytes", err);
     ev->total_reserved = ev->has_totals ? (uint64_t)tr : 0;
@@ -180,7 +192,7 @@ static bool decode_gpu(JsonObject *o, JsonObject *args, const char *path, uint64
     if (ev->kind != STRATA_KINETO_EV_MEMCPY)
         return true;
     if (!get_i64(args, "bytes", &ev->bytes) || ev->bytes < 0)
-        return missing(path, line, what, "args.bytes (0 or more)", err);
+        return missing(path, line, what, "args.bytes (0 or more, below 2^63)", err);
     if (!memcpy_ends(ev->name, ev))
         return missing(path, line, what, "a name like \"Memcpy HtoD (Pageable -> Device)\"", err);
     return true;

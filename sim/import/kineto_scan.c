@@ -148,9 +148,46 @@ static bool refill(strata_kineto_scan *s, GError **err)
     return n > 0;
 }
 
+/* Integer literals json-glib cannot hold (magnitude 2^63 or more) become
+ * floats: json-glib would wrap them into int64 (2^63 reads as -2^63, so a
+ * Bytes of 2^63 would read as a free), while a float that large is then
+ * refused by the decoder, which takes whole numbers below 2^63 only. */
+static void widen_big_integers(GString *t)
+{
+    bool in_str = false;
+    for (gsize i = 0; i < t->len; i++) {
+        char c = t->str[i];
+        if (in_str) {
+            if (c == '\\')
+                i++;
+            else if (c == '"')
+                in_str = false;
+            continue;
+        }
+        if (c == '"') {
+            in_str = true;
+            continue;
+        }
+        if (c != '-' && !g_ascii_isdigit(c))
+            continue;
+        gsize start = i + (c == '-'), end = start;
+        while (end < t->len && g_ascii_isdigit(t->str[end]))
+            end++;
+        bool frac = end < t->len && (t->str[end] == '.' || t->str[end] == 'e' || t->str[end] == 'E');
+        gsize n = end - start;
+        if (!frac && (n > 19 || (n == 19 && memcmp(t->str + start, "9223372036854775807", 19) > 0)))
+            g_string_insert(t, (gssize)end, ".0");
+        i = end; /* past the literal (and its fraction, if any, on the next turns) */
+        while (i < t->len && (g_ascii_isdigit(t->str[i]) || strchr(".eE+-", t->str[i])))
+            i++;
+        i--;
+    }
+}
+
 /* Parses the finished event text into *event. */
 static bool finish_event(strata_kineto_scan *s, JsonObject **event, uint64_t *line, GError **err)
 {
+    widen_big_integers(s->event);
     GError *e = NULL;
     bool ok = json_parser_load_from_data(s->parser, s->event->str, (gssize)s->event->len, &e);
     g_string_free(s->event, TRUE);

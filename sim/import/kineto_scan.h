@@ -13,7 +13,9 @@
  * STRATA_KINETO_MAX_EVENT bytes, else an error), never by the file; the
  * scanner stops at the end of the events array; a file that ends before
  * it, a file with no events array, an element that is not an object, and
- * an event json-glib rejects are errors naming FILE:LINE.
+ * an event json-glib rejects are errors naming FILE:LINE. Integer literals
+ * of magnitude 2^63 or more are handed to json-glib as floats (it would
+ * wrap them into int64), so the decoder sees them as out of range.
  */
 #ifndef STRATA_KINETO_SCAN_H
 #define STRATA_KINETO_SCAN_H

@@ -51,6 +51,7 @@ void strata_torch_summary_clear(strata_torch_summary *s)
         g_array_unref(s->ooms);
     g_free(s->settings_text);
     g_free(s->unknown_text);
+    g_free(s->notes);
     memset(s, 0, sizeof *s);
 }
 
@@ -70,7 +71,7 @@ static conv *conv_new(const char *origin, const strata_torch_options *opt,
     memset(c->sum, 0, sizeof *c->sum);
     c->sum->segment_alloc_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     c->sum->ooms = g_array_new(FALSE, FALSE, sizeof(strata_torch_oom));
-    c->devices = g_array_new(FALSE, TRUE, sizeof(device_count));
+    c->devices = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     c->unknown = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     c->seg_by_addr = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     c->block_by_addr = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
@@ -94,7 +95,7 @@ static void drop_pass1(conv *c)
     g_clear_pointer(&c->seg_first, g_hash_table_unref);
     g_clear_pointer(&c->block_first, g_hash_table_unref);
     g_clear_pointer(&c->segevs, g_array_unref);
-    g_clear_pointer(&c->devices, g_array_unref);
+    g_clear_pointer(&c->devices, g_hash_table_unref);
     g_clear_pointer(&c->unknown, g_hash_table_unref);
 }
 
@@ -116,31 +117,62 @@ void torch_conv_free(conv *c)
     g_free(c);
 }
 
+static gint compare_device(gconstpointer a, gconstpointer b)
+{
+    gsize x = GPOINTER_TO_SIZE(*(gconstpointer const *)a), y = GPOINTER_TO_SIZE(*(gconstpointer const *)b);
+    return x < y ? -1 : x > y;
+}
+
 /* After pass 1: 0 to go on with the device pass 1 read, 1 to read again
  * with *device (the device with the history), -1 with err (--device all). */
 static int settle_device(conv *c, int *device, GError **err)
 {
     if (c->want >= 0)
         return 0;
-    const device_count *d = (const device_count *)(void *)c->devices->data;
-    guint best = 0;
-    for (guint i = 1; i < c->devices->len; i++)
-        if (d[i].events > d[best].events ||
-            (d[i].events == d[best].events && d[i].segments > d[best].segments))
-            best = i;
+    /* the devices in index order: the first 64 indices always (a device
+     * with a marker only shows as 0 events), then any higher one counted */
+    GPtrArray *keys = g_ptr_array_new();
+    GHashTableIter hi;
+    gpointer k, v;
+    g_hash_table_iter_init(&hi, c->devices);
+    while (g_hash_table_iter_next(&hi, &k, &v))
+        if (GPOINTER_TO_SIZE(k) >= 64)
+            g_ptr_array_add(keys, k);
+    g_ptr_array_sort(keys, compare_device);
+    gsize top = 0;
+    g_hash_table_iter_init(&hi, c->devices);
+    while (g_hash_table_iter_next(&hi, &k, &v))
+        if (GPOINTER_TO_SIZE(k) < 64 && GPOINTER_TO_SIZE(k) > top)
+            top = GPOINTER_TO_SIZE(k);
+    for (gsize i = 0; i <= top; i++)
+        g_ptr_array_insert(keys, (gint)i, GSIZE_TO_POINTER(i));
+    static const device_count none = {0, 0};
+    gsize best = 0;
+    const device_count *bd = &none;
+    GString *list = g_string_new(NULL);
+    for (guint i = 0; i < keys->len; i++) {
+        gsize dev = GPOINTER_TO_SIZE(keys->pdata[i]);
+        const device_count *d = g_hash_table_lookup(c->devices, keys->pdata[i]);
+        d = d ? d : &none;
+        if (i == 0 || d->events > bd->events ||
+            (d->events == bd->events && d->segments > bd->segments)) {
+            best = dev;
+            bd = d;
+        }
+        g_string_append_printf(list, "%s device %" G_GSIZE_FORMAT ": %" G_GUINT64_FORMAT " events, %"
+                               G_GUINT64_FORMAT " segments", i ? ";" : "", dev, d->events,
+                               d->segments);
+    }
+    g_ptr_array_free(keys, TRUE);
     if (c->want == STRATA_TORCH_DEVICE_ALL) {
-        GString *list = g_string_new(NULL);
-        for (guint i = 0; i < c->devices->len; i++)
-            g_string_append_printf(list, "%s device %u: %" G_GUINT64_FORMAT " events, %"
-                                   G_GUINT64_FORMAT " segments", i ? ";" : "", i, d[i].events,
-                                   d[i].segments);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s: --device all: a trace holds one device until memories can be "
-                    "device-qualified; pick one with --device N (without it: device %u).%s",
+                    "device-qualified; pick one with --device N (without it: device %" G_GSIZE_FORMAT ").%s",
                     c->origin, best, list->str);
         g_string_free(list, TRUE);
         return -1;
     }
+    g_string_free(list, TRUE);
     *device = (int)best;
     return (int)best != c->opt.device;
 }
@@ -157,6 +189,57 @@ static char *unknown_text(GHashTable *unknown)
                                GPOINTER_TO_SIZE(g_hash_table_lookup(unknown, k->data)));
     g_list_free(keys);
     return g_string_free(s, FALSE);
+}
+
+/* What the import derived or inferred, one line each (NULL: nothing). */
+static char *summary_notes(const strata_torch_summary *s)
+{
+    GString *n = g_string_new(NULL);
+    if (s->n_derived_addresses)
+        g_string_append_printf(n, "%sderived: %" G_GUINT64_FORMAT " live blocks without `address` "
+                                  "(an older snapshot, PyTorch 1.13 to 2.0) placed at their "
+                                  "segment's address plus the sizes of the blocks before them, as "
+                                  "torch/cuda/_memory_viz.py reads them",
+                               n->len ? "\n" : "", s->n_derived_addresses);
+    if (s->n_derived_requested_history || s->n_derived_requested_size)
+        g_string_append_printf(n, "%sderived: requested bytes of %" G_GUINT64_FORMAT
+                                  " live blocks from history[0].real_size and of %" G_GUINT64_FORMAT
+                                  " from the block's size (no requested_size)",
+                               n->len ? "\n" : "", s->n_derived_requested_history,
+                               s->n_derived_requested_size);
+    if (s->ends_in_oom) {
+        const strata_torch_oom *o = &g_array_index(s->ooms, strata_torch_oom, s->ooms->len - 1);
+        char *r = strata_format_size(s->oom_reserved), *f = strata_format_size(o->device_free);
+        char *q = strata_format_size(o->size);
+        g_string_append_printf(n, "%sout of memory: the history ends at an oom (a dump from an OOM "
+                                  "observer): %s requested with %s reserved and %s free on the "
+                                  "device",
+                               n->len ? "\n" : "", q, r, f);
+        if (s->oom_implied_limit) {
+            char *l = strata_format_size(s->oom_implied_limit);
+            g_string_append_printf(n, "; the process could hold at most %s (%" G_GUINT64_FORMAT
+                                      " bytes: reserved + free)", l, s->oom_implied_limit);
+            g_free(l);
+        }
+        if (s->n_oom_releases)
+            g_string_append_printf(n, "; before it the allocator freed its cache (%" G_GUINT64_FORMAT
+                                      " release noted oom_retry in the trace)", s->n_oom_releases);
+        g_free(r);
+        g_free(f);
+        g_free(q);
+    }
+    if (s->n_releases)
+        g_string_append_printf(n, "%sinferred: %" G_GUINT64_FORMAT " runs of segment_free are the "
+                                  "program's empty_cache() (%" G_GUINT64_FORMAT " by frames naming "
+                                  "empty_cache, %" G_GUINT64_FORMAT " because a freed segment could "
+                                  "have served the next request, %" G_GUINT64_FORMAT " because no "
+                                  "failed cudaMalloc fits before them), %" G_GUINT64_FORMAT
+                                  " the allocator's retries",
+                               n->len ? "\n" : "", s->n_releases, s->n_releases_by_frames,
+                               s->n_releases_by_rule,
+                               s->n_releases - s->n_releases_by_frames - s->n_releases_by_rule,
+                               s->n_retries);
+    return n->len ? g_string_free(n, FALSE) : (g_string_free(n, TRUE), NULL);
 }
 
 /* Everything between the passes: options, the initial state and its setup
@@ -179,10 +262,16 @@ static void between_passes(conv *c)
     sum->n_setup_ops = c->out->ops->len;
     torch_ground_truth(c);
     torch_decide_releases(c);
-    if (sum->limit_low > 0)
+    if (sum->limit_low > 0 && sum->limit_low < UINT64_C(1) << 63) /* a size a trace holds */
         torch_add_option(c, "allocator.device_limit", strata_format_size_exact(sum->limit_low));
+    sum->ends_in_oom = c->n_history > 0 && c->last_history == EV_OOM && sum->ooms->len > 0;
+    sum->n_derived_addresses = c->derived_addresses;
+    sum->n_derived_requested_history = c->derived_requested_history;
+    sum->n_derived_requested_size = c->derived_requested_size;
+    sum->notes = summary_notes(sum);
     drop_pass1(c);
     c->note_empty_cache = torch_intern(c->out, "empty_cache") + 1;
+    c->note_oom_retry = torch_intern(c->out, "oom_retry") + 1;
     torch_save_setup(c);
     sum->n_inconsistent = c->setup_inconsistent;
 }
@@ -247,7 +336,9 @@ strata_source *strata_torch_import(const char *path, const strata_torch_options 
     int rc;
     while ((rc = strata_pickle_stream_next(s, &item, err)) == 1)
         torch_pass1_item(c, item.selector, item.outer, item.index, item.value);
-    bool exact = rc == 0 && strata_pickle_stream_exact(s);
+    bool exact = rc == 0 && strata_pickle_stream_exact(s) &&
+                 strata_pickle_type_of(c->p, strata_pickle_root(c->p)) != STRATA_PICKLE_LIST;
+    /* (a bare list of segments, torch.cuda.memory_snapshot(), is read whole) */
     int device = 0, settle = 0;
     if (rc < 0 || (exact && (!torch_check_document(c, err) ||
                              (settle = settle_device(c, &device, err)) != 0))) {

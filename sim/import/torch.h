@@ -23,8 +23,15 @@
  *     buffers are freed;
  *  3. the events in order: alloc (with addr=, at=, note=FILE:LINE) and free
  *     at free_completed; a run of segment_free events that the program
- *     caused (empty_cache: not followed by the allocator's own segment_alloc
- *     or oom) becomes one `release`.
+ *     caused (empty_cache: frames naming it, or no failed request before it
+ *     by the allocator's rule, see torch_history.c) becomes one `release`
+ *     noted empty_cache, a run of the allocator's that ended in an oom one
+ *     noted oom_retry.
+ *
+ * Older snapshots (PyTorch 1.13, 2.0) lack block addresses and requested
+ * sizes: derived as torch/cuda/_memory_viz.py reads them, and counted in
+ * the summary; a bare list of segments (torch.cuda.memory_snapshot()) is a
+ * state dump.
  *
  * Invariants: the conversion is a pure function of the snapshot and the
  * options (same input, byte-identical trace); every alloc in the trace is
@@ -90,6 +97,28 @@ typedef struct strata_torch_summary {
     char *unknown_text;           /* "ACTION xN ..." of those, or NULL */
     GArray *segment_alloc_sizes;  /* uint64_t: sizes of real segment_alloc events, in order */
     char *settings_text;          /* allocator_settings as k=v text, or NULL */
+    /* Fields an older snapshot lacks, derived as PyTorch's own tools do
+     * (torch/cuda/_memory_viz.py, torch/utils/viz/MemoryViz.js): live
+     * blocks placed at their segment's address plus the sizes of the blocks
+     * before them; requested bytes from history[0].real_size, else the
+     * block's size. */
+    uint64_t n_derived_addresses, n_derived_requested_history, n_derived_requested_size;
+    /* The history ends at an `oom` (ignoring `snapshot` markers): a dump
+     * written by an OOM observer (torch._C._cuda_attach_out_of_memory_observer
+     * calling torch.cuda.memory._dump_snapshot). oom_reserved: the reserved
+     * bytes at the last oom; oom_implied_limit: those plus the device's free
+     * bytes then, the most the process could hold (0: the oom does not
+     * bound it, its free bytes were not below the segment it asked for). */
+    bool ends_in_oom;
+    uint64_t oom_reserved, oom_implied_limit;
+    /* Runs of segment_free told apart (docs/torch-import.md): by frames
+     * naming empty_cache, by the allocator's rule (a freed segment could
+     * have served the request that follows: no cudaMalloc had failed). */
+    uint64_t n_releases_by_frames, n_releases_by_rule;
+    /* runs of the allocator's that ended in an oom: the cache it freed
+     * before failing, a `release` noted oom_retry (not in n_releases) */
+    uint64_t n_oom_releases;
+    char *notes;                  /* lines on what was derived or inferred, or NULL */
 } strata_torch_summary;
 
 void strata_torch_summary_clear(strata_torch_summary *s);

@@ -67,6 +67,7 @@ typedef struct tevent {
     bool has_time;
     int64_t time_us;
     uint32_t note; /* pass 2, allocs: frame label string index + 1; 0: none */
+    bool empty_cache; /* segment_free/unmap: a frame names empty_cache */
 } tevent;
 
 typedef struct tseg {
@@ -99,6 +100,11 @@ typedef struct segev {
     ev_action action;
     bool has_time;
     int64_t time_us;
+    int64_t stream;
+    bool empty_cache;   /* segment_free/unmap: a frame names empty_cache */
+    bool has_request;   /* segment_alloc: the alloc right after it (what it was made for) */
+    uint64_t request;
+    int64_t request_stream;
 } segev;
 
 /* Pass 1, per device of the file: its events other than `snapshot`
@@ -161,7 +167,11 @@ typedef struct conv {
     GError *seg_err, *ev_err;  /* the first bad segment, the first bad event */
     uint64_t n_events;
     uint64_t n_history;        /* events other than snapshot markers */
-    GArray *devices;           /* device_count, by device index */
+    ev_action last_history;    /* the action of the last of those */
+    GHashTable *devices;       /* device index -> device_count* (g_free) */
+    uint64_t derived_addresses;         /* live blocks without `address` (older snapshots) */
+    uint64_t derived_requested_history; /* ... without requested_size: history[0].real_size */
+    uint64_t derived_requested_size;    /* ... without either: the block's size */
     GHashTable *unknown;       /* unknown action -> count (g_free keys) */
     uint64_t final_reserved;   /* bytes of the device's final segments */
     bool have_t0;
@@ -171,13 +181,14 @@ typedef struct conv {
     GHashTable *seg_first;     /* addr -> addr_first* (g_free) */
     GHashTable *block_first;   /* addr -> addr_first* (g_free) */
     GArray *segevs;            /* segev */
-    GArray *releases;          /* uint64_t: indices of the events that become a `release` */
+    GArray *releases;          /* uint64_t: index << 1 (| 1: an oom's retry) of the events that become a `release` */
     uint64_t setup_inconsistent;
     /* the output */
     ctrace *out;
     GArray *streams;           /* int64_t stream, string index: pairs */
     uint32_t note_setup;       /* string index of "setup" */
     uint32_t note_empty_cache; /* string index + 1 of "empty_cache" */
+    uint32_t note_oom_retry;   /* string index + 1 of "oom_retry" */
     GHashTable *setup_live;    /* addr -> b.N + 1 after the setup */
     uint64_t setup_next_buffer;
     /* pass 2 */

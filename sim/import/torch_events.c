@@ -94,9 +94,10 @@ static void emit_event(conv *c, const tevent *e)
     case EV_SEGMENT_FREE:
     case EV_SEGMENT_UNMAP:
         if (c->next_release < c->releases->len &&
-            g_array_index(c->releases, uint64_t, c->next_release) == i) {
-            torch_emit(c, STRATA_OP_RELEASE, NAME_NONE, 0, 0, stream, c->note_empty_cache, false, 0,
-                 at);
+            g_array_index(c->releases, uint64_t, c->next_release) >> 1 == i) {
+            bool oom = g_array_index(c->releases, uint64_t, c->next_release) & 1;
+            torch_emit(c, STRATA_OP_RELEASE, NAME_NONE, 0, 0, stream,
+                       oom ? c->note_oom_retry : c->note_empty_cache, false, 0, at);
             c->next_release++;
         }
         break;

@@ -52,9 +52,19 @@ static bool get_u64(conv *c, strata_pv dict, const char *key, const char *where,
 {
     int64_t v;
     strata_pv x = strata_pickle_dict_get(c->p, dict, key);
-    if (!strata_pickle_get_int(c->p, x, &v) || v < 0)
+    if (!strata_pickle_get_int(c->p, x, &v) || v < 0) {
+        strata_pickle_type xt = x ? strata_pickle_type_of(c->p, x) : STRATA_PICKLE_NONE;
+        if (xt == STRATA_PICKLE_INT || xt == STRATA_PICKLE_BIGINT) {
+            /* every size and address is below 2^63 (an int64 in PyTorch) */
+            char *text = strata_pickle_to_text(c->p, x, 1);
+            bool ok = torch_schema(c, "%s.%s: expected a non-negative int below 2^63, found %.64s", where,
+                                   key, text);
+            g_free(text);
+            return ok;
+        }
         return torch_schema(c, "%s.%s: expected a non-negative int, found %s", where, key,
                       x ? strata_pickle_type_name(strata_pickle_type_of(c->p, x)) : "nothing");
+    }
     *out = (uint64_t)v;
     return true;
 }
@@ -66,6 +76,35 @@ static int64_t get_stream(conv *c, strata_pv dict)
     return v;
 }
 
+/* A live block's requested bytes: `requested_size` (PyTorch 2.1 on); in
+ * older snapshots the first entry of its `history` gives `real_size`, else
+ * the block's size, as torch/cuda/_memory_viz.py's _block_extra_legacy()
+ * reads them. */
+static uint64_t block_requested(conv *c, strata_pv blk, uint64_t size)
+{
+    int64_t requested = 0;
+    strata_pv rv = strata_pickle_dict_get(c->p, blk, "requested_size");
+    if (rv != STRATA_PV_NULL) {
+        strata_pickle_get_int(c->p, rv, &requested);
+        return requested > 0 ? (uint64_t)requested : size;
+    }
+    strata_pv hist = strata_pickle_dict_get(c->p, blk, "history");
+    if (strata_pickle_type_of(c->p, hist) == STRATA_PICKLE_LIST && strata_pickle_len(c->p, hist) > 0) {
+        strata_pickle_iter it;
+        strata_pv first = STRATA_PV_NULL;
+        strata_pickle_iter_init(c->p, hist, &it);
+        strata_pickle_iter_next(c->p, &it, NULL, &first);
+        if (strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, first, "real_size"),
+                                  &requested) &&
+            requested > 0 && (uint64_t)requested <= size) {
+            c->derived_requested_history++;
+            return (uint64_t)requested;
+        }
+    }
+    c->derived_requested_size++;
+    return size;
+}
+
 /* segments[i]: the segment and its live blocks, if it is the device's. */
 bool torch_read_segment(conv *c, uint64_t i, strata_pv seg)
 {
@@ -75,6 +114,9 @@ bool torch_read_segment(conv *c, uint64_t i, strata_pv seg)
         return torch_schema(c, "%s is not a dict", where);
     int64_t device = 0;
     strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, seg, "device"), &device);
+    if (device < 0 || device > G_MAXINT)
+        return torch_schema(c, "%s.device: expected a device index from 0 to %d, got %" G_GINT64_FORMAT,
+                            where, G_MAXINT, device);
     torch_device_count(c, device)->segments++;
     if (device != c->opt.device)
         return true;
@@ -82,7 +124,11 @@ bool torch_read_segment(conv *c, uint64_t i, strata_pv seg)
     if (!get_u64(c, seg, "address", where, &s.addr) ||
         !get_u64(c, seg, "total_size", where, &s.size))
         return false;
-    c->final_reserved = sat_add(c->final_reserved, s.size);
+    if (s.size >= (UINT64_C(1) << 63) - c->final_reserved)
+        return torch_schema(c, "%s.total_size: the device's segments would hold %" G_GUINT64_FORMAT
+                            " + %" G_GUINT64_FORMAT " bytes, expected less than 2^63 in all",
+                            where, c->final_reserved, s.size);
+    c->final_reserved += s.size;
     s.stream = get_stream(c, seg);
     strata_pv type = strata_pickle_dict_get(c->p, seg, "segment_type");
     s.small = type ? strata_pickle_str_equal(c->p, type, "small") : s.size <= SMALL_SEGMENT;
@@ -97,6 +143,13 @@ bool torch_read_segment(conv *c, uint64_t i, strata_pv seg)
     strata_pickle_iter bit;
     strata_pv blk;
     size_t j = 0;
+    /* Older snapshots (PyTorch 1.13 and 2.0) give a block its size and
+     * state but no address: the blocks of a segment tile it in order, so
+     * a block's address is the segment's plus the sizes of the blocks
+     * before it, as torch/utils/viz/MemoryViz.js (`addr += b.size`) and
+     * torch/cuda/_memory_viz.py (segsum's `boffset += b['size']`) read
+     * them. */
+    uint64_t offset = 0;
     strata_pickle_iter_init(c->p, blocks, &bit);
     for (; strata_pickle_iter_next(c->p, &bit, NULL, &blk); j++) {
         char bwhere[96];
@@ -106,18 +159,23 @@ bool torch_read_segment(conv *c, uint64_t i, strata_pv seg)
         strata_pv state = strata_pickle_dict_get(c->p, blk, "state");
         if (strata_pickle_type_of(c->p, state) != STRATA_PICKLE_STR)
             return torch_schema(c, "%s.state: expected a str", bwhere);
+        uint64_t size = 0;
+        if (!get_u64(c, blk, "size", bwhere, &size))
+            return false;
+        uint64_t at = sat_add(s.addr, offset);
+        offset = sat_add(offset, size); /* a block past the segment: the setup counts it */
         if (!strata_pickle_str_equal(c->p, state, "active_allocated") &&
             !strata_pickle_str_equal(c->p, state, "active_pending_free"))
             continue;
         tblock b = {.stream = s.stream};
-        uint64_t size = 0;
-        if (!get_u64(c, blk, "address", bwhere, &b.addr) ||
-            !get_u64(c, blk, "size", bwhere, &size))
+        strata_pv addr = strata_pickle_dict_get(c->p, blk, "address");
+        if (addr == STRATA_PV_NULL) {
+            b.addr = at;
+            c->derived_addresses++;
+        } else if (!get_u64(c, blk, "address", bwhere, &b.addr)) {
             return false;
-        int64_t requested = 0;
-        strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, blk, "requested_size"),
-                              &requested);
-        b.requested = requested > 0 ? (uint64_t)requested : size;
+        }
+        b.requested = block_requested(c, blk, size);
         if (b.requested == 0)
             continue; /* an empty block holds nothing */
         g_hash_table_insert(c->block_by_addr, GSIZE_TO_POINTER(b.addr), g_memdup2(&b, sizeof b));
@@ -157,7 +215,9 @@ static uint32_t frame_label(conv *c, strata_pv frames)
     strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, chosen, "line"), &line);
     char *file = strata_pickle_dup_str(c->p, chosen_file);
     const char *base = strrchr(file, '/');
-    char *label = g_strdup_printf("%s:%" G_GINT64_FORMAT, base ? base + 1 : file, line);
+    /* at most the first 200 bytes of the name (by bytes, not characters):
+     * a trace line has at most 1 MiB (the reader refuses longer ones) */
+    char *label = g_strdup_printf("%.200s:%" G_GINT64_FORMAT, base ? base + 1 : file, line);
     g_free(file);
     for (char *s = label; *s; s++)
         if ((unsigned char)*s < 0x21 || *s == 0x7f || *s == '#' || *s == '=' || *s == ',')
@@ -165,6 +225,27 @@ static uint32_t frame_label(conv *c, strata_pv frames)
     uint32_t note = torch_intern(c->out, label) + 1;
     g_free(label);
     return note;
+}
+
+/* Does a frame name empty_cache? torch.cuda.empty_cache() (torch/cuda/
+ * memory.py) calls the allocator's emptyCache(), which frees the cached
+ * segments with the caller's stack as their context; a retry's frees
+ * carry the stack of the malloc that failed. */
+static bool frames_name_empty_cache(conv *c, strata_pv frames)
+{
+    if (strata_pickle_type_of(c->p, frames) != STRATA_PICKLE_LIST)
+        return false;
+    strata_pickle_iter it;
+    strata_pv f;
+    strata_pickle_iter_init(c->p, frames, &it);
+    while (strata_pickle_iter_next(c->p, &it, NULL, &f)) {
+        size_t len;
+        const char *name = strata_pickle_get_bytes(c->p, strata_pickle_dict_get(c->p, f, "name"), &len);
+        if (name && (g_strstr_len(name, (gssize)len, "empty_cache") ||
+                     g_strstr_len(name, (gssize)len, "emptyCache")))
+            return true;
+    }
+    return false;
 }
 
 /* An event's at= is its time_us less the first event's: one past the
@@ -224,6 +305,8 @@ bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
         strata_pickle_get_int(c->p, strata_pickle_dict_get(c->p, ev, "time_us"), &e->time_us);
     if (!event_time_ok(c, where, e))
         return false;
+    if (!label && (e->action == EV_SEGMENT_FREE || e->action == EV_SEGMENT_UNMAP))
+        e->empty_cache = frames_name_empty_cache(c, strata_pickle_dict_get(c->p, ev, "frames"));
     if (label && e->action == EV_ALLOC && e->size != 0 && c->opt.frames)
         e->note = frame_label(c, strata_pickle_dict_get(c->p, ev, "frames"));
     return true;
@@ -239,8 +322,23 @@ bool torch_check_document(conv *c, GError **err)
 {
     c->err = err;
     strata_pv root = strata_pickle_root(c->p);
+    if (strata_pickle_type_of(c->p, root) == STRATA_PICKLE_LIST) {
+        /* torch.cuda.memory_snapshot() pickled: the segments alone, a state
+         * dump (every PyTorch version; _dump_snapshot writes the dict) */
+        if (c->seg_err) {
+            const char *inner = strstr(c->seg_err->message, "snapshot: ");
+            bool ok = torch_schema(c, "the top level is a list, expected a dict "
+                                      "(torch.cuda.memory._snapshot()) or a list of segments "
+                                      "(torch.cuda.memory_snapshot()): %s",
+                                   inner ? inner + 10 : c->seg_err->message);
+            g_clear_error(&c->seg_err);
+            return ok;
+        }
+        return true;
+    }
     if (strata_pickle_type_of(c->p, root) != STRATA_PICKLE_DICT)
-        return torch_schema(c, "the top level is a %s, expected a dict",
+        return torch_schema(c, "the top level is a %s, expected a dict (torch.cuda.memory._snapshot()) "
+                            "or a list of segments (torch.cuda.memory_snapshot())",
                       strata_pickle_type_name(strata_pickle_type_of(c->p, root)));
     strata_pv segs = strata_pickle_dict_get(c->p, root, "segments");
     if (strata_pickle_type_of(c->p, segs) != STRATA_PICKLE_LIST)
@@ -256,7 +354,8 @@ bool torch_check_document(conv *c, GError **err)
         return torch_schema(c, "'device_traces' is not a list");
     size_t n_devices = strata_pickle_len(c->p, traces);
     if (n_devices == 0 || (size_t)c->opt.device >= n_devices) {
-        if (n_devices == 0 || c->opt.device < (int)c->devices->len)
+        if (n_devices == 0 ||
+            g_hash_table_contains(c->devices, GSIZE_TO_POINTER((gsize)c->opt.device)))
             return true; /* no history on this device; its segments may exist */
         return torch_schema(c, "--device %d: the snapshot has traces for %zu device(s) (0 to %zu)",
                             c->opt.device, n_devices, n_devices - 1);
@@ -281,7 +380,8 @@ void torch_document_items(conv *c, item_fn fn)
     strata_pickle_iter it;
     strata_pv v;
     uint64_t i = 0;
-    strata_pickle_iter_init(c->p, strata_pickle_dict_get(c->p, root, "segments"), &it);
+    bool bare = strata_pickle_type_of(c->p, root) == STRATA_PICKLE_LIST; /* memory_snapshot() */
+    strata_pickle_iter_init(c->p, bare ? root : strata_pickle_dict_get(c->p, root, "segments"), &it);
     for (; strata_pickle_iter_next(c->p, &it, NULL, &v); i++)
         fn(c, SEL_SEGMENTS, 0, i, v);
     strata_pv traces = strata_pickle_dict_get(c->p, root, "device_traces");
@@ -300,13 +400,18 @@ void torch_document_items(conv *c, item_fn fn)
     }
 }
 
+/* Devices are counted in a table keyed by index, so a history on device
+ * 5000 is counted as device 5000 (an entry per device that has events or
+ * segments: bounded by the items read). */
 device_count *torch_device_count(conv *c, int64_t d)
 {
-    if (d < 0 || d > 4096)
-        d = 4096; /* odd device numbers share one count */
-    if ((uint64_t)d >= c->devices->len)
-        g_array_set_size(c->devices, (guint)d + 1);
-    return &g_array_index(c->devices, device_count, d);
+    g_assert(d >= 0 && d <= G_MAXINT);
+    device_count *n = g_hash_table_lookup(c->devices, GSIZE_TO_POINTER((gsize)d));
+    if (n == NULL) {
+        n = g_new0(device_count, 1);
+        g_hash_table_insert(c->devices, GSIZE_TO_POINTER((gsize)d), n);
+    }
+    return n;
 }
 
 void torch_add_option(conv *c, const char *key, char *value)
@@ -379,6 +484,8 @@ static void read_conf(conv *c, const char *conf)
     g_strfreev(items);
 }
 
+#define SETTINGS_TEXT_MAX (64u << 10)
+
 /* allocator_settings -> options for the settings that differ from PyTorch's
  * defaults, and a k=v text of all of them for the header. */
 void torch_read_settings(conv *c, strata_pv root)
@@ -393,9 +500,13 @@ void torch_read_settings(conv *c, strata_pv root)
     while (strata_pickle_iter_next(c->p, &it, &k, &v)) {
         char *key = strata_pickle_dup_str(c->p, k);
         char *val = strata_pickle_to_text(c->p, v, 2);
-        if (key) {
-            g_strdelimit(val, " \t\n", '_');
-            g_string_append_printf(text, "%s%s=%s", text->len ? " " : "", key, val);
+        if (key && text->len < SETTINGS_TEXT_MAX) {
+            g_strdelimit(val, " \t\n\r", '_');
+            g_strdelimit(key, " \t\n\r", '_');
+            /* the header comment is one line, at most 1 MiB for the reader:
+             * each key and value at most 256 bytes, the whole 64 KiB */
+            g_string_append_printf(text, "%s%.256s=%.256s%s", text->len ? " " : "", key, val,
+                                   strlen(val) > 256 ? "..." : "");
         }
         g_free(key);
         g_free(val);

@@ -77,8 +77,18 @@ static void note_event(conv *c, const tevent *e)
     if (e->action == EV_SEGMENT_ALLOC || e->action == EV_SEGMENT_MAP ||
         e->action == EV_SEGMENT_FREE || e->action == EV_SEGMENT_UNMAP ||
         e->action == EV_SNAPSHOT || e->action == EV_OOM) {
-        segev s = {c->n_events, e->addr, e->size, e->action, e->has_time, e->time_us};
+        segev s = {c->n_events, e->addr, e->size, e->action, e->has_time, e->time_us,
+                   e->stream, e->empty_cache, false, 0, 0};
         g_array_append_val(c->segevs, s);
+    } else if (e->action == EV_ALLOC && c->segevs->len > 0) {
+        /* CUDACachingAllocator.cpp's malloc() records SEGMENT_ALLOC, then
+         * the ALLOC of the block it made the segment for */
+        segev *last = &g_array_index(c->segevs, segev, c->segevs->len - 1);
+        if (last->action == EV_SEGMENT_ALLOC && last->index + 1 == c->n_events) {
+            last->has_request = true;
+            last->request = e->size;
+            last->request_stream = e->stream;
+        }
     }
 }
 
@@ -89,7 +99,7 @@ bool torch_pass1_item(conv *c, int selector, uint64_t outer, uint64_t index, str
         if (c->seg_err == NULL)
             torch_read_segment(c, index, v);
     } else if (selector == SEL_EVENTS && outer != (uint64_t)c->opt.device) {
-        if (!torch_is_marker(c, v))
+        if (outer <= G_MAXINT && !torch_is_marker(c, v))
             torch_device_count(c, (int64_t)outer)->events++;
     } else if (selector == SEL_EVENTS) {
         c->err = &c->ev_err;
@@ -98,6 +108,7 @@ bool torch_pass1_item(conv *c, int selector, uint64_t outer, uint64_t index, str
             note_event(c, &e);
             if (e.action != EV_SNAPSHOT) {
                 c->n_history++;
+                c->last_history = e.action;
                 torch_device_count(c, (int64_t)outer)->events++;
             }
         }
@@ -178,7 +189,7 @@ static void undo_mappings(conv *c)
         } else if (s) {
             s->size = sat_add(s->size, e->size);
         } else {
-            tseg n = {e->addr, e->size, 0, e->size <= SMALL_SEGMENT};
+            tseg n = {e->addr, e->size, e->stream, e->size <= SMALL_SEGMENT}; /* on its event's stream */
             g_hash_table_insert(c->seg_by_addr, GSIZE_TO_POINTER(n.addr), g_memdup2(&n, sizeof n));
         }
     }

@@ -23,6 +23,16 @@ Scenarios:
   statedump segments and live blocks, no history (device_traces [[]]);
   expandable  an expandable segment that grows (segment_map) and shrinks
             (segment_unmap) during the events;
+  cycles    empty_cache() every step, 12 steps: each release told from a
+            retry by the allocator's rule; cyclesframes: by the frames;
+  oomdump   the dump an OOM observer writes (ends at an oom);
+  legacy    basic in the PyTorch 1.13/2.0 format (no block addresses);
+  expandable1  expandable on device 1 of two;
+  bigdev    basic's history on device 5000;
+  bare      torch.cuda.memory_snapshot() pickled: a list of segments;
+  bigint    basic with an alloc of 2^64 bytes (refused);
+  hugesegs  two segments of 2^62 bytes (refused: 2^63 in all);
+  longnames basic with a 2 MiB frame file name and 2 MiB settings;
   newer     newer fields (user_metadata, compile_context, a user_defined
             annotation), an unknown action and an oom event;
   random    a simulated caching-allocator run (large pool, 20 MiB segments,
@@ -41,13 +51,19 @@ BASE = 0x7F0000000000
 
 
 def frames(label, line):
-    """A stack like real snapshots: C++ frames first, then Python ones."""
-    return [
+    """A stack like real snapshots: C++ frames first, then Python ones. The
+    label "empty_cache" is a call of torch.cuda.empty_cache() (torch/cuda/
+    memory.py), whose stack the allocator's frees carry."""
+    stack = [
         {"name": "torch::unwind::unwind()", "filename": "??", "line": 0},
         {"name": "torch::CapturedTraceback::gather(bool, bool, bool)", "filename": "??", "line": 0},
         {"name": label, "filename": "/home/user/model.py", "line": line},
         {"name": "<module>", "filename": "/home/user/train.py", "line": 7},
     ]
+    if label == "empty_cache":
+        stack[2] = {"name": "empty_cache", "filename": "/usr/lib/python3/site-packages/torch/cuda/memory.py",
+                    "line": 192}
+    return stack
 
 
 def event(action, addr, size, t, stream=0, label="forward", line=10):
@@ -169,15 +185,20 @@ def run(steps):
     (segment_free), alloc or free; a block is placed at the start of the
     segment named with it ("A" or "A:a1" for a block a1 at A's start)."""
     ev, segs, blocks, where, t, nxt = [], {}, {}, {}, 1000, BASE
-    for action, name, size in steps:
+    for step in steps:
+        action, name, size = step[:3]
+        label = step[3] if len(step) > 3 else "forward"
         t += 10
         if action == "seg":
             segs[name] = (nxt, size)
             nxt += size + 2 * MiB
+            blocks[name] = 0
             ev.append(event("segment_alloc", segs[name][0], size, t))
         elif action == "unseg":
             addr, total = segs.pop(name)
-            ev.append(event("segment_free", addr, total, t))
+            ev.append(event("segment_free", addr, total, t, label=label))
+        elif action == "oom":
+            ev.append(event("oom", name, size, t))
         elif action == "alloc":
             seg, blk = name.split(":")
             where[blk] = (segs[seg][0] + blocks.get(seg, 0), size, seg)
@@ -229,6 +250,123 @@ def emptycache():
                 ("free", "a1", 0), ("free", "c1", 0),
                 ("unseg", "A", 0), ("unseg", "C", 0),
                 ("alloc", "S:s3", 1000)])
+
+
+def cycles(n=12, by_frames=False):
+    """torch.cuda.empty_cache() called every step (n steps): a step reserves
+    A (30 MiB) for a (30 MiB) and B (20 MiB) for b (20 MiB), frees both,
+    then empty_cache() frees A and B; the next step's a comes right after.
+    Each run of segment_free is followed by a segment_alloc, and reserved
+    before it plus that segment (50 + 30) exceeds the peak (50): read as a
+    retry, it would imply a limit below 80 MiB that never existed. But a
+    freed segment (A, 30 MiB, same stream) could have served the 30 MiB
+    request that follows, so no cudaMalloc had failed: the program's.
+    The last step keeps a. Reserved per step: 30, 50, 0; peak 50, final 30.
+    by_frames: the next request is 40 MiB (nothing freed could serve it)
+    and the frees' frames name empty_cache, which alone tells."""
+    steps = []
+    for k in range(n):
+        first = 40 * MiB if by_frames and k > 0 else 30 * MiB
+        steps += [("seg", "A", first), ("alloc", "A:a%d" % k, first),
+                  ("seg", "B", 20 * MiB), ("alloc", "B:b%d" % k, 20 * MiB),
+                  ("free", "a%d" % k, 0), ("free", "b%d" % k, 0),
+                  ("unseg", "A", 0, "empty_cache" if by_frames else "step"),
+                  ("unseg", "B", 0, "empty_cache" if by_frames else "step")]
+    steps += [("seg", "A", 30 * MiB), ("alloc", "A:last", 30 * MiB)]
+    return run(steps)
+
+
+def cyclesframes():
+    return cycles(by_frames=True)
+
+
+def oomdump():
+    """What an OOM observer dumps (torch._C._cuda_attach_out_of_memory_observer
+    calling torch.cuda.memory._dump_snapshot): a process that may hold
+    100 MiB holds a (40 MiB in A) and b (40 MiB in B); b is freed; c asks
+    for 64 MiB: cudaMalloc fails (80 + 64 > 100), release_cached_blocks()
+    frees B, the retry fails too (40 + 64 > 100) and the allocator records
+    the oom (addr: the device's free bytes, 60 MiB; size: 64 MiB), then
+    calls the observer. Reserved: 40, 80, 40; peak 80 MiB. Implied: at
+    most 40 + 60 = 100 MiB, below 40 + 64 = 104 MiB."""
+    return run([("seg", "A", 40 * MiB), ("alloc", "A:a", 40 * MiB),
+                ("seg", "B", 40 * MiB), ("alloc", "B:b", 40 * MiB),
+                ("free", "b", 0), ("unseg", "B", 0, "matmul"),
+                ("oom", 60 * MiB, 64 * MiB)])
+
+
+def legacy():
+    """basic in the format of PyTorch 1.13 and 2.0: blocks without `address`,
+    `requested_size` or `frames`, with `history` [{addr, real_size,
+    frames}] on live blocks; segments without segment_pool_id or
+    is_expandable; events without time_us."""
+    snap = basic()
+    for seg in snap["segments"]:
+        del seg["segment_pool_id"], seg["is_expandable"]
+        for b in seg["blocks"]:
+            addr, req = b.pop("address"), b.pop("requested_size")
+            del b["frames"]
+            if b["state"] == "active_allocated":
+                b["history"] = [{"addr": addr, "real_size": req, "frames": frames("old", 1)}]
+    for e in snap["device_traces"][0]:
+        e.pop("time_us", None)
+    return snap
+
+
+def expandable1():
+    """expandable on device 1 of a two-device file, device 0 holding a
+    shorter history of its own (an expandable segment at another address
+    that maps 20 MiB), as every GPU of a multi-GPU run has its own."""
+    snap = expandable()
+    for seg in snap["segments"]:
+        seg["device"] = 1
+    E0 = BASE + (1 << 40)
+    seg0 = segment(E0, 20 * MiB, [block(E0, 20 * MiB, 20 * MiB, "active_allocated")])
+    seg0["is_expandable"] = True
+    ev0 = [event("segment_map", E0, 20 * MiB, 900), event("alloc", E0, 20 * MiB, 900)]
+    snap["segments"] = [seg0] + snap["segments"]
+    snap["device_traces"] = [ev0, snap["device_traces"][0]]
+    return snap
+
+
+def bigdev():
+    """basic's history on device 5000 (device_traces holds 5001 lists)."""
+    snap = basic()
+    for seg in snap["segments"]:
+        seg["device"] = 5000
+    snap["device_traces"] = [[] for _ in range(5000)] + snap["device_traces"]
+    return snap
+
+
+def longnames():
+    """basic with a 2 MiB frame file name on its allocs and a 2 MiB
+    allocator setting: the trace's lines must stay under the 1 MiB its
+    reader takes."""
+    snap = settings()
+    for e in snap["device_traces"][0]:
+        if e["action"] == "alloc":
+            e["frames"][2]["filename"] = "/home/" + "n" * (2 << 20) + ".py"
+    snap["allocator_settings"]["PYTORCH_CUDA_ALLOC_CONF"] = "x" * (2 << 20)
+    snap["allocator_settings"]["y" * (2 << 20)] = 1
+    return snap
+
+
+def hugesegs():
+    """two segments of 2^62 bytes: 2^63 in all, more than a size holds."""
+    return {"segments": [segment(0, 1 << 62, []), segment(1 << 62, 1 << 62, [])],
+            "device_traces": [[]]}
+
+
+def bare():
+    """torch.cuda.memory_snapshot() pickled: legacy's segments as a list."""
+    return legacy()["segments"]
+
+
+def bigint():
+    """basic with an alloc of 2^64 bytes (a pickle int past int64)."""
+    snap = basic()
+    snap["device_traces"][0][0]["size"] = 1 << 64
+    return snap
 
 
 def otherdev():
@@ -366,7 +504,8 @@ def main():
     ap.add_argument("--protocol", type=int, default=4)
     ap.add_argument("--scenario", default="basic",
                     choices=["basic", "settings", "settings2", "oomretry", "odd", "twodev", "limit", "emptycache",
-                             "otherdev", "statedump", "expandable", "newer", "random", "big"])
+                             "otherdev", "statedump", "expandable", "newer", "random", "big", "cycles",
+                             "cyclesframes", "oomdump", "legacy", "expandable1", "bigdev", "longnames", "hugesegs", "bigint", "bare"])
     ap.add_argument("--events", type=int, default=2000)
     ap.add_argument("--size-mb", type=float, default=60.0)
     ap.add_argument("--seed", type=int, default=1)
@@ -380,7 +519,8 @@ def main():
     elif a.scenario == "odd":
         snap = odd()
     elif a.scenario in ("settings2", "twodev", "limit", "emptycache", "otherdev", "statedump", "expandable",
-                        "newer"):
+                        "newer", "cycles", "cyclesframes", "oomdump", "legacy", "expandable1", "bigdev",
+                        "longnames", "hugesegs", "bigint", "bare"):
         snap = globals()[a.scenario]()
     elif a.scenario == "random":
         snap = simulate(a.events, a.seed)
