@@ -26,11 +26,7 @@
 #include "import/xla_report.h"
 #include "validate/fidelity.h"
 
-typedef struct importer {
-    const char *name;
-    const char *summary;
-    int (*main)(int argc, char **argv);
-} importer;
+typedef strata_import_format importer;
 
 static int import_torch(int argc, char **argv);
 static int import_minimalloc(int argc, char **argv);
@@ -46,6 +42,16 @@ static const importer importers[] = {
      strata_import_kineto},
     {NULL, NULL, NULL},
 };
+
+const strata_import_format *strata_import_formats(void) { return importers; }
+
+char *strata_import_format_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (const importer *i = importers; i->name; i++)
+        g_string_append_printf(s, "%s%s", s->len ? ", " : "", i->name);
+    return g_string_free(s, FALSE);
+}
 
 static void usage(FILE *out)
 {
