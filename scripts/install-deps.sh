@@ -3,7 +3,7 @@
 # Usage: bash scripts/install-deps.sh [--test]   (--test adds the test-only tools)
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config libsimgrid-dev libglib2.0-dev libjson-glib-dev zlib1g-dev check
-      python3 python3-matplotlib)
+      python3 python3-matplotlib libprotobuf-c-dev protobuf-c-compiler)
 if [ "${1:-}" = "--test" ]; then
   # clang: libFuzzer targets and sanitizer runtime; valgrind: memcheck of the CLI;
   # chromium: the HTML report's page test.

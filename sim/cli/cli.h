@@ -43,6 +43,11 @@ int strata_cmd_alloc(int argc, char **argv);
 int strata_cmd_import(int argc, char **argv);
 /* `strata import kineto` (cmd_import_kineto.c), dispatched by cmd_import.c. */
 int strata_import_kineto(int argc, char **argv);
+/* `strata import chakra` (cmd_import_chakra.c), dispatched by cmd_import.c. */
+int strata_import_chakra(int argc, char **argv);
+/* `strata export FORMAT` (cmd_export.c) and its formats' names (", ", g_free). */
+int strata_cmd_export(int argc, char **argv);
+char *strata_export_format_names(void);
 int strata_cmd_gen(int argc, char **argv);
 int strata_cmd_transform(int argc, char **argv);
 int strata_cmd_sweep(int argc, char **argv);

@@ -6,6 +6,7 @@
  *   strata import minimalloc FILE.csv [-o OUT.trace]
  *   strata import xla DIR_OR_FILE [--module NAME] [-o OUT.trace]
  *   strata import kineto TRACE.json[.gz] [-o OUT.trace] [--device N] [--fidelity ...]
+ *   strata import chakra ET [--rank R] [--ranks N] [-o OUT.trace]   (cmd_import_chakra.c)
  *
  * The formats are looked up by name in `importers` below. The output file
  * is opened (and so checked) before any work, and written through a
@@ -40,6 +41,8 @@ static const importer importers[] = {
      import_xla},
     {"kineto", "a PyTorch profiler trace (Chrome trace JSON[.gz], profile_memory=True)",
      strata_import_kineto},
+    {"chakra", "a Chakra execution trace, ASTRA-sim's workload format (.et, or PREFIX of PREFIX.N.et)",
+     strata_import_chakra},
     {NULL, NULL, NULL},
 };
 

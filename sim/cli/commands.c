@@ -16,6 +16,7 @@ static const strata_command commands[] = {
     {"alloc", "replay a trace through one allocator (untimed, fast)", strata_cmd_alloc, NULL},
     {"import", "convert another tool's output into a trace; formats:", strata_cmd_import,
      strata_import_format_names},
+    {"export", "write a trace in another tool's format; formats:", strata_cmd_export, strata_export_format_names},
     {"gen", "generate a workload trace; workloads:", strata_cmd_gen, strata_workload_type_names},
     {"transform", "apply policies to a trace and write the rewritten trace", strata_cmd_transform, NULL},
     {"sweep", "run a what-if experiment over a grid of points", strata_cmd_sweep, NULL},
