@@ -420,6 +420,102 @@ static GByteArray *file_with_node(int type, ChakraProtoMsg__AttributeProto *attr
     return b;
 }
 
+/* ---- a graph written to the format: every mapping ---- */
+
+static void append_node(GByteArray *b, uint64_t id, const char *name, int type, uint64_t dur, const uint64_t *deps,
+                        size_t n_deps, ChakraProtoMsg__AttributeProto **attrs, size_t n_attrs)
+{
+    ChakraProtoMsg__Node n = CHAKRA_PROTO_MSG__NODE__INIT;
+    n.id = id;
+    n.name = (char *)name;
+    n.type = type;
+    n.duration_micros = dur;
+    n.n_data_deps = n_deps;
+    n.data_deps = (uint64_t *)deps;
+    n.n_attr = n_attrs;
+    n.attr = attrs;
+    append_msg(b, &n.base);
+}
+
+START_TEST(graph_written_to_the_format)
+{
+    /* node 10 COMP (5 us) on the GPU; 11 METADATA after 10 (no work: its dependents wait for 10);
+     * 12 MEM_LOAD of 4096 B after 11; 13 COMP with num_ops 2e9 and tensor_size 8 MiB after 12 and 10;
+     * 14 MEM_STORE of 1024 B after 13. Streams: comp (10, 13), mem (12, 14). Cross-stream dependencies:
+     * 12 on 10 (through 11), 13 on 12, 14 on 13: records e0 (10, position 0), e2 (12), e3 (13). */
+    GByteArray *b = g_byte_array_new();
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    append_msg(b, &meta.base);
+    ChakraProtoMsg__AttributeProto load = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT, ops = load, bytes = load,
+                                   store = load;
+    load.name = bytes.name = store.name = (char *)"tensor_size";
+    load.value_case = bytes.value_case = store.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
+    load.uint64_val = 4096;
+    bytes.uint64_val = 8 << 20;
+    store.uint64_val = 1024;
+    ops.name = (char *)"num_ops";
+    ops.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+    ops.int64_val = 2000000000;
+    ChakraProtoMsg__AttributeProto *a_load[] = {&load}, *a_comp[] = {&ops, &bytes}, *a_store[] = {&store};
+    const uint64_t d10[] = {10}, d11[] = {11}, d13[] = {12, 10}, d14[] = {13};
+    append_node(b, 10, "matmul fwd", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 5, NULL, 0, NULL, 0);
+    append_node(b, 11, "meta", CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE, 0, d10, 1, NULL, 0);
+    append_node(b, 12, "load", CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE, 0, d11, 1, a_load, 1);
+    append_node(b, 13, "gemm", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 0, d13, 2, a_comp, 2);
+    append_node(b, 14, "store", CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE, 0, d14, 1, a_store, 1);
+    char *dir = strata_test_temp_dir();
+    char *et = g_build_filename(dir, "g.et", NULL);
+    ck_assert(g_file_set_contents(et, (const char *)b->data, (gssize)b->len, NULL));
+    g_byte_array_free(b, TRUE);
+    strata_cli_result r;
+    char *out = import_to(et, dir, "g.trace", NULL, &r);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "2 compute, 0 cpu, 2 memory, 0 collective nodes, 1 skipped (metadata), 3 events"),
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+    char *ops_got = ops_text(out);
+    ck_assert_str_eq(ops_got, "strata-trace 1\n"
+                              "option mesh=rank:1\n"
+                              "compute matmul_fwd time=5us stream=comp\n"
+                              "record e0 stream=comp\n"
+                              "wait e0 stream=mem\n"
+                              "alloc m2 4KiB tag=temp stream=mem\n"
+                              "alloc m2.staging 4KiB host tag=temp stream=mem\n"
+                              "copy m2 m2.staging stream=mem\n"
+                              "free m2.staging stream=mem\n"
+                              "record e2 stream=mem\n"
+                              "wait e2 stream=comp\n"
+                              "compute gemm flops=2000000000 bytes=8MiB stream=comp\n"
+                              "record e3 stream=comp\n"
+                              "wait e3 stream=mem\n"
+                              "alloc m4 1KiB host tag=temp stream=mem\n"
+                              "alloc m4.staging 1KiB tag=temp stream=mem\n"
+                              "copy m4 m4.staging stream=mem\n"
+                              "free m4.staging stream=mem\n"
+                              "free m2 stream=mem\n"
+                              "free m4 stream=mem\n");
+    g_free(ops_got);
+    /* it runs: 4 KiB + 1 KiB staging on the device at most (m2 live while m4.staging is) = 5 KiB peak */
+    char *hw = strata_test_source_path("configs/hw/h100.ini");
+    char *json = g_build_filename(dir, "r.json", NULL);
+    r = strata_test_cli("run", "--hw", hw, "--trace", out, "--json", json, "--quiet", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonObject *hbm = json_object_get_object_member(
+        json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "memories"), "hbm");
+    ck_assert_int_eq(json_object_get_int_member(hbm, "peak_allocated_bytes"), 5 * 1024);
+    g_object_unref(p);
+    remove_tree(dir);
+    g_free(json);
+    g_free(hw);
+    g_free(out);
+    g_free(et);
+    g_free(dir);
+}
+END_TEST
+
 static void expect_bad(const char *dir, const char *name, const guint8 *data, gsize len, const char *want)
 {
     char *path = g_build_filename(dir, name, NULL);
@@ -495,6 +591,7 @@ int main(void)
     tcase_add_test(tc, round_trip_examples);
     tcase_add_test(tc, round_trip_spmd);
     tcase_add_test(tc, export_is_astra_sim_input);
+    tcase_add_test(tc, graph_written_to_the_format);
     tcase_add_test(tc, bad_input_names_file_and_node);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

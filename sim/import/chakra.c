@@ -474,6 +474,10 @@ static bool emit_node(rank_ctx *c, guint i, GError **err)
 {
     const et_node *n = g_ptr_array_index(c->f->nodes, i);
     const char *stream = work_stream[c->kind[i]];
+    if (c->kind[i] == WORK_SKIP) { /* no work: its dependents wait for its dependencies (resolve_deps) */
+        c->sum->skipped++;
+        return true;
+    }
     GPtrArray *deps = c->eff_deps[i];
     for (guint d = 0; d < deps->len; d++) {
         guint p = GPOINTER_TO_UINT(g_ptr_array_index(deps, d));
@@ -523,7 +527,7 @@ static bool emit_node(rank_ctx *c, guint i, GError **err)
         ok = emit_mem(c, i, n, err);
         c->sum->mem++;
         break;
-    case WORK_SKIP: c->sum->skipped++; break;
+    case WORK_SKIP: break; /* returned above */
     }
     g_free(label);
     if (ok && c->recorded[i]) {
