@@ -516,6 +516,51 @@ START_TEST(graph_written_to_the_format)
 }
 END_TEST
 
+START_TEST(differing_ranks_one_trace_each)
+{
+    /* rank 0 computes 5 us, rank 1 7 us: the graphs differ at op 1 (after the option), so each rank's graph
+     * is its own trace, x.0.trace and x.1.trace, and x.trace is not written */
+    char *dir = strata_test_temp_dir();
+    for (int r = 0; r < 2; r++) {
+        GByteArray *b = g_byte_array_new();
+        ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+        append_msg(b, &meta.base);
+        append_node(b, 1, "step", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, r ? 7 : 5, NULL, 0, NULL, 0);
+        char *path = g_strdup_printf("%s/w.%d.et", dir, r);
+        ck_assert(g_file_set_contents(path, (const char *)b->data, (gssize)b->len, NULL));
+        g_byte_array_free(b, TRUE);
+        g_free(path);
+    }
+    char *prefix = g_build_filename(dir, "w", NULL);
+    strata_cli_result r;
+    char *out = import_to(prefix, dir, "x.trace", NULL, &r);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.err, "the ranks' graphs differ (rank 1's from rank 0's at op 1): wrote one trace per rank"),
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+    ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+    for (int k = 0; k < 2; k++) {
+        char *path = g_strdup_printf("%s/x.%d.trace", dir, k);
+        char *ops = ops_text(path);
+        char *want = g_strdup_printf("strata-trace 1\noption mesh=rank:2\ncompute step time=%dus stream=comp\n",
+                                     k ? 7 : 5);
+        ck_assert_str_eq(ops, want);
+        g_free(want);
+        g_free(ops);
+        g_free(path);
+    }
+    /* to standard output: one file cannot hold them */
+    r = strata_test_cli("import", "chakra", prefix, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "expected -o OUT.trace"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    remove_tree(dir);
+    g_free(out);
+    g_free(prefix);
+    g_free(dir);
+}
+END_TEST
+
 static void expect_bad(const char *dir, const char *name, const guint8 *data, gsize len, const char *want)
 {
     char *path = g_build_filename(dir, name, NULL);
@@ -592,6 +637,7 @@ int main(void)
     tcase_add_test(tc, round_trip_spmd);
     tcase_add_test(tc, export_is_astra_sim_input);
     tcase_add_test(tc, graph_written_to_the_format);
+    tcase_add_test(tc, differing_ranks_one_trace_each);
     tcase_add_test(tc, bad_input_names_file_and_node);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

@@ -733,9 +733,10 @@ static int64_t first_difference(const strata_op_list *a, const strata_op_list *b
     return na == nb ? -1 : (int64_t)(na < nb ? na : nb);
 }
 
-strata_source *strata_chakra_import(char *const *files, int rank, uint32_t mesh, strata_chakra_summary *sum,
-                                    GError **err)
+strata_source **strata_chakra_import(char *const *files, int rank, uint32_t mesh, size_t *n_traces,
+                                     strata_chakra_summary *sum, GError **err)
 {
+    *n_traces = 0;
     memset(sum, 0, sizeof *sum);
     guint n_files = 0;
     while (files[n_files])
@@ -755,40 +756,43 @@ strata_source *strata_chakra_import(char *const *files, int rank, uint32_t mesh,
         if (ok)
             sum->nodes += read[r].nodes->len;
     }
-    strata_op_list *ops = NULL;
+    strata_op_list **lists = g_new0(strata_op_list *, count);
+    guint n_lists = 0;
     if (ok && is_strata_export(&read[0])) {
         sum->from_strata = true;
         sum->spmd = true;
-        ops = strata_ops(read, count, err);
+        ok = (lists[n_lists++] = strata_ops(read, count, err)) != NULL;
     } else if (ok) {
-        ops = rank_ops(&read[0], sum->mesh, sum, err);
-        strata_chakra_summary other;
-        for (guint r = 1; ops && r < count; r++) {
-            memset(&other, 0, sizeof other);
-            strata_op_list *mine = rank_ops(&read[r], sum->mesh, &other, err);
-            if (!mine) {
-                strata_op_list_free(ops);
-                ops = NULL;
-                break;
-            }
+        /* every rank's ops; one program when they are all rank 0's */
+        sum->spmd = true;
+        for (guint r = 0; ok && r < count; r++) {
+            strata_chakra_summary other = {0};
+            lists[r] = rank_ops(&read[r], sum->mesh, r == 0 ? sum : &other, err);
+            ok = lists[r] != NULL;
             sum->missing_deps += other.missing_deps;
-            int64_t at = first_difference(ops, mine);
-            if (at >= 0) {
-                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                            "%s and %s: the ranks' graphs differ (op %" PRId64 " of the import): strata writes one "
-                            "SPMD program for ranks that run the same graph; import one rank's graph as every "
-                            "rank's with --rank R", files[first], files[first + r], at);
-                strata_op_list_free(ops);
-                ops = NULL;
+            if (ok && r > 0 && sum->spmd && (sum->first_difference = first_difference(lists[0], lists[r])) >= 0) {
+                sum->spmd = false;
+                sum->differing_rank = r;
             }
-            strata_op_list_free(mine);
         }
-        sum->spmd = ops != NULL;
+        n_lists = sum->spmd ? 1 : count;
     }
     for (guint r = 0; r < count; r++)
         et_file_clear(&read[r]);
     g_free(read);
-    return ops ? strata_op_list_to_source(ops, files[first]) : NULL;
+    strata_source **traces = NULL;
+    if (ok) {
+        traces = g_new0(strata_source *, n_lists + 1);
+        for (guint r = 0; r < n_lists; r++) {
+            traces[r] = strata_op_list_to_source(lists[r], files[first + r]);
+            lists[r] = NULL;
+        }
+        *n_traces = n_lists;
+    }
+    for (guint r = 0; r < count; r++)
+        strata_op_list_free(lists[r]);
+    g_free(lists);
+    return traces;
 }
 
 /* ---- export ---------------------------------------------------------------- */

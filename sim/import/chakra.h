@@ -37,8 +37,10 @@
  *    or an attribute of the wrong type is an error (STRATA_ERROR_INPUT)
  *    naming the file and the node.
  * When every rank's ops are the same the result is one SPMD program with
- * `option mesh=rank:N`; a file that strata exported (its nodes carry
- * `strata.op`) gives back the exported trace exactly.
+ * `option mesh=rank:N`, else one trace per rank (each rank's graph as the
+ * program every rank runs: what the SPMD expansion can run); a file that
+ * strata exported (its nodes carry `strata.op`) gives back the exported
+ * trace exactly.
  *
  * Export (strata_chakra_export): one file per device of the trace's mesh
  * (one for a trace without one), each that device's ops in trace order as
@@ -73,17 +75,22 @@ typedef struct strata_chakra_summary {
     uint64_t comp, mem, coll, cpu, skipped; /* of rank 0 (or the rank imported) */
     uint64_t missing_deps; /* dependencies on nodes absent from their file (ignored) */
     uint64_t events;       /* record/wait pairs made from dependencies */
+    int64_t first_difference; /* when !spmd: the first op where rank differing_rank's differ from rank 0's */
+    uint32_t differing_rank;
 } strata_chakra_summary;
 
 /* The files of `input`: itself when it is a file, else INPUT.0.et,
  * INPUT.1.et, ... while they exist (at least INPUT.0.et); g_strfreev. */
 char **strata_chakra_rank_files(const char *input, GError **err);
 
-/* Imports files (n of them, rank order). rank >= 0: only that file's
- * graph, as the program of every rank. mesh: the mesh size written (0: the
- * number of files). Returns the trace's ops, or NULL with err. */
-strata_source *strata_chakra_import(char *const *files, int rank, uint32_t mesh, strata_chakra_summary *sum,
-                                    GError **err);
+/* Imports files (NULL-terminated, rank order). rank >= 0: only that
+ * file's graph, as the program of every rank. mesh: the mesh size written
+ * (0: the number of files). Returns the traces (NULL-terminated, each freed
+ * with strata_source_free, the array with g_free), *n_traces of them: one
+ * when the ranks agree (or for a strata export), else one per rank, rank
+ * r's graph as the program of every rank; NULL with err on bad input. */
+strata_source **strata_chakra_import(char *const *files, int rank, uint32_t mesh, size_t *n_traces,
+                                     strata_chakra_summary *sum, GError **err);
 
 /* Writes src as PREFIX.D.et, one per device of its mesh; *n_files set. */
 bool strata_chakra_export(strata_source *src, const char *prefix, uint32_t *n_files, GError **err);
