@@ -20,6 +20,7 @@
  * trace order); node ids are the file's, event names e<ID> are unique per
  * rank.
  */
+#include <glib/gstdio.h>
 #include <inttypes.h>
 #include <string.h>
 #include <et_def.pb-c.h>
@@ -89,6 +90,12 @@ static bool et_file_read(et_file *f, const char *path, GError **err)
     gchar *data = NULL;
     gsize len = 0;
     GError *io = NULL;
+    GStatBuf st;
+    if (g_stat(path, &st) == 0 && (guint64)st.st_size > STRATA_CHAKRA_MAX_FILE) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %" G_GUINT64_FORMAT " bytes: expected a Chakra "
+                    "trace of at most %llu bytes", path, (guint64)st.st_size, STRATA_CHAKRA_MAX_FILE);
+        return false;
+    }
     if (!g_file_get_contents(path, &data, &len, &io)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: cannot read the Chakra trace: %s", path,
                     io->message);
@@ -651,9 +658,11 @@ static strata_op_list *strata_ops(const et_file *files, guint n_files, GError **
             indexed_text t = {.text = attr_string(n, "strata.op"), .path = files[r].path, .node = n};
             bool has = false;
             ok = attr_u64(files[r].path, n, "strata.index", &t.index, &has, err);
-            if (ok && !has) {
+            if (ok && (!has || !t.text)) {
                 char *w = node_where(files[r].path, n);
-                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: strata.op without strata.index", w);
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                            "%s: expected the attributes strata.op (string_val) and strata.index of a strata "
+                            "export, as rank 0's file has", w);
                 g_free(w);
                 ok = false;
             }
