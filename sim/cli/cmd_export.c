@@ -13,7 +13,7 @@
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
-#include "import/chakra.h"
+#include "import/chakra_export.h"
 #include "trace/reader.h"
 
 typedef struct exporter {

@@ -1,5 +1,6 @@
 /*
- * chakra.h: Chakra execution traces (ASTRA-sim's workload format) in and out.
+ * chakra.h: Chakra execution traces (ASTRA-sim's workload format) into ops;
+ * chakra_export.h writes them.
  *
  * The file format (mlcommons/chakra, src/third_party/utils/protolib.py and
  * src/feeder/et_feeder.cpp; schema third_party/chakra/et_def.proto): a
@@ -41,19 +42,6 @@
  * program every rank runs: what the SPMD expansion can run); a file that
  * strata exported (its nodes carry `strata.op`) gives back the exported
  * trace exactly.
- *
- * Export (strata_chakra_export): one file per device of the trace's mesh
- * (one for a trace without one), each that device's ops in trace order as
- * nodes that ASTRA-sim's workload layer runs: compute -> COMP_NODE
- * (duration_micros, num_ops, tensor_size), copy -> MEM_LOAD_NODE
- * (tensor_size), collectives -> COMM_COLL_NODE (comm_type, comm_size),
- * alloc, free, record, wait, release -> METADATA_NODE (which ASTRA-sim
- * skips); a node depends on the previous op of its stream, and a wait on
- * the record of its event. Every node carries strata's own view in
- * attributes: `strata.op` (the op's canonical trace text), `strata.index`
- * (its position in the trace), and for allocs `strata.buffer`,
- * `strata.memory`, `strata.bytes`; GlobalMetadata carries the options
- * (`strata.options`).
  */
 #ifndef STRATA_IMPORT_CHAKRA_H
 #define STRATA_IMPORT_CHAKRA_H
@@ -91,8 +79,5 @@ char **strata_chakra_rank_files(const char *input, GError **err);
  * r's graph as the program of every rank; NULL with err on bad input. */
 strata_source **strata_chakra_import(char *const *files, int rank, uint32_t mesh, size_t *n_traces,
                                      strata_chakra_summary *sum, GError **err);
-
-/* Writes src as PREFIX.D.et, one per device of its mesh; *n_files set. */
-bool strata_chakra_export(strata_source *src, const char *prefix, uint32_t *n_files, GError **err);
 
 #endif
