@@ -177,6 +177,10 @@ chakra_round_trip() {
         export chakra --trace traces/examples/train-step-offload.trace -o "$d/ck"
     vg_case import-chakra-export 0 --creates "$d/ck.trace" -- import chakra "$d/ck" -o "$d/ck.trace"
 }
+if [ "$running" -ge "$jobs" ]; then
+    wait -n
+    running=$((running - 1))
+fi
 chakra_round_trip &
 running=$((running + 1))
 names+=(export-chakra import-chakra-export)
