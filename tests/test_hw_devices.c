@@ -303,13 +303,13 @@ START_TEST(overrides)
     strata_test_link(hw, "ici:1-5");
     assert_route(hw, "hbm@4", "hbm@0", "ici:0-4<hbm@0");
     strata_hw_free(hw);
-    /* devices alone: the file's dims no longer multiply to it */
+    /* devices alone: a TPU slice's shape (hw_slice.c; test_hw_slice.c), and no slice of 12 chips */
     char *path = strata_test_source_path("configs/hw/test-torus16.ini");
-    const char *const bad[] = {"hardware.devices=8", NULL};
+    const char *const bad[] = {"hardware.devices=12", NULL};
     GError *err = NULL;
     ck_assert_ptr_null(strata_placement_hw_load(path, bad, &err));
-    ck_assert_msg(strstr(err->message, "test-torus16.ini:41: [interconnect ici] dims: 4x4 makes 16 devices, but "
-                                       "the machine has 8"),
+    ck_assert_msg(strstr(err->message, "test-torus16.ini:41: [interconnect ici] dims: no TPU slice of a 2D torus "
+                                       "has 12 chips"),
                   "%s", err->message);
     g_clear_error(&err);
     const char *const ring[] = {"hardware.devices=4", NULL};

@@ -13,7 +13,8 @@
 # test-simple with --json (one with --timeline and a policy), strata alloc
 # with several allocators, strata import minimalloc + the offline planner,
 # strata check, strata import torch on a small snapshot (when python3 is
-# present), strata gen + transform, and bad input that must exit 2.
+# present), strata gen + transform, strata export/import chakra, and bad
+# input that must exit 2.
 # "Still reachable" and "possibly lost" blocks are not errors: GLib, GObject
 # and SimGrid keep one-time state until exit.
 #
@@ -169,6 +170,24 @@ if command -v python3 >/dev/null; then
 else
     echo "SKIP import torch: python3 is not installed"
 fi
+
+# --- strata export chakra + import chakra (a round trip), and a graph of every node kind ---
+chakra_round_trip() {
+    vg_case export-chakra 0 --creates "$d/ck.0.et" -- \
+        export chakra --trace traces/examples/train-step-offload.trace -o "$d/ck"
+    vg_case import-chakra-export 0 --creates "$d/ck.trace" -- import chakra "$d/ck" -o "$d/ck.trace"
+}
+if [ "$running" -ge "$jobs" ]; then
+    wait -n
+    running=$((running - 1))
+fi
+chakra_round_trip &
+running=$((running + 1))
+names+=(export-chakra import-chakra-export)
+case_ import-chakra-graph 0 --creates "$d/graph.trace" -- \
+    import chakra tests/fuzz/corpus/chakra/graph-every-node-kind.et -o "$d/graph.trace"
+printf '\000\200' >"$d/bad.et"
+case_ bad-chakra 2 -- import chakra "$d/bad.et" -o "$d/bad-chakra.trace"
 
 # --- bad input: exit 2, no crash, no leak ---------------------------------------
 printf 'strata-trace 1\nalloc a 12XB\n' >"$d/bad-size.trace"

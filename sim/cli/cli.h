@@ -20,13 +20,34 @@ typedef struct strata_command {
     const char *name;
     const char *summary;
     int (*main)(int argc, char **argv);
+    /* NULL, or the names of the command's choices (", "-separated, g_free),
+     * from the command's own table, shown after the summary. */
+    char *(*choices)(void);
 } strata_command;
+
+/* The subcommands (commands.c), NULL-terminated, in `strata --help` order. */
+const strata_command *strata_commands(void);
+
+/* An import format (cmd_import.c's table): its name, summary and entry. */
+typedef struct strata_import_format {
+    const char *name;
+    const char *summary;
+    int (*main)(int argc, char **argv);
+} strata_import_format;
+/* The import formats, NULL-terminated, and their names (", "-separated, g_free). */
+const strata_import_format *strata_import_formats(void);
+char *strata_import_format_names(void);
 
 int strata_cmd_run(int argc, char **argv);
 int strata_cmd_alloc(int argc, char **argv);
 int strata_cmd_import(int argc, char **argv);
 /* `strata import kineto` (cmd_import_kineto.c), dispatched by cmd_import.c. */
 int strata_import_kineto(int argc, char **argv);
+/* `strata import chakra` (cmd_import_chakra.c), dispatched by cmd_import.c. */
+int strata_import_chakra(int argc, char **argv);
+/* `strata export FORMAT` (cmd_export.c) and its formats' names (", ", g_free). */
+int strata_cmd_export(int argc, char **argv);
+char *strata_export_format_names(void);
 int strata_cmd_gen(int argc, char **argv);
 int strata_cmd_transform(int argc, char **argv);
 int strata_cmd_sweep(int argc, char **argv);

@@ -6,6 +6,7 @@
  *   strata import minimalloc FILE.csv [-o OUT.trace]
  *   strata import xla DIR_OR_FILE [--module NAME] [-o OUT.trace]
  *   strata import kineto TRACE.json[.gz] [-o OUT.trace] [--device N] [--fidelity ...]
+ *   strata import chakra ET [--rank R] [--ranks N] [-o OUT.trace]   (cmd_import_chakra.c)
  *
  * The formats are looked up by name in `importers` below. The output file
  * is opened (and so checked) before any work, and written through a
@@ -26,11 +27,7 @@
 #include "import/xla_report.h"
 #include "validate/fidelity.h"
 
-typedef struct importer {
-    const char *name;
-    const char *summary;
-    int (*main)(int argc, char **argv);
-} importer;
+typedef strata_import_format importer;
 
 static int import_torch(int argc, char **argv);
 static int import_minimalloc(int argc, char **argv);
@@ -44,8 +41,20 @@ static const importer importers[] = {
      import_xla},
     {"kineto", "a PyTorch profiler trace (Chrome trace JSON[.gz], profile_memory=True)",
      strata_import_kineto},
+    {"chakra", "a Chakra execution trace, ASTRA-sim's workload format (.et, or PREFIX of PREFIX.N.et)",
+     strata_import_chakra},
     {NULL, NULL, NULL},
 };
+
+const strata_import_format *strata_import_formats(void) { return importers; }
+
+char *strata_import_format_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (const importer *i = importers; i->name; i++)
+        g_string_append_printf(s, "%s%s", s->len ? ", " : "", i->name);
+    return g_string_free(s, FALSE);
+}
 
 static void usage(FILE *out)
 {

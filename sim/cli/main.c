@@ -1,26 +1,31 @@
 /*
  * main.c: the strata binary. Dispatches to one subcommand per cmd_*.c file,
- * looked up by name in the table below.
+ * looked up by name in the command table (commands.c); the usage below is
+ * generated from that table, and a command's choices (import formats,
+ * workloads) from the command's own table.
  */
 #include <stdio.h>
 #include <string.h>
 #include "cli/cli.h"
 #include "core/error.h"
 
-static const strata_command commands[] = {
-    {"run", "simulate a trace on a hardware model (timed, SimGrid)", strata_cmd_run},
-    {"alloc", "replay a trace through one allocator (untimed, fast)", strata_cmd_alloc},
-    {"import", "convert a PyTorch snapshot or MiniMalloc CSV into a trace", strata_cmd_import},
-    {"gen", "generate a workload trace (scan-mlp, adam-mlp, matmul, transformer)", strata_cmd_gen},
-    {"transform", "apply policies to a trace and write the rewritten trace", strata_cmd_transform},
-    {"sweep", "run a what-if experiment over a grid of points", strata_cmd_sweep},
-    {"replay", "execute a trace for real on the host or a CUDA GPU", strata_cmd_replay},
-    {"validate", "compare a simulation with a real replay of the same trace", strata_cmd_validate},
-    {"calibrate", "measure this machine and write a hardware .ini", strata_cmd_calibrate},
-    {"capture", "record a CUDA program's calls into a trace (LD_PRELOAD)", strata_cmd_capture},
-    {"check", "check a trace and a hardware model without running them", strata_cmd_check},
-    {NULL, NULL, NULL},
-};
+/* Writes `words` (", "-separated) after `indent` spaces, wrapped at 79 columns. */
+static void print_wrapped(FILE *out, const char *words, int indent)
+{
+    char **list = g_strsplit(words, ", ", -1);
+    int col = indent;
+    fprintf(out, "%*s", indent, "");
+    for (char **w = list; *w; w++) {
+        int len = (int)strlen(*w) + (w[1] ? 1 : 0);
+        if (col > indent && col + 1 + len > 79) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        }
+        col += fprintf(out, "%s%s%s", col > indent ? " " : "", *w, w[1] ? "," : "");
+    }
+    fputc('\n', out);
+    g_strfreev(list);
+}
 
 static void print_usage(FILE *out)
 {
@@ -31,8 +36,14 @@ static void print_usage(FILE *out)
             "links, DMA engines) by replaying traces of allocations, copies and compute.\n"
             "\n"
             "Commands:\n");
-    for (const strata_command *c = commands; c->name; c++)
+    for (const strata_command *c = strata_commands(); c->name; c++) {
         fprintf(out, "  %-10s %s\n", c->name, c->summary);
+        if (c->choices) {
+            char *choices = c->choices();
+            print_wrapped(out, choices, 13);
+            g_free(choices);
+        }
+    }
     fprintf(out,
             "\n"
             "Run 'strata COMMAND --help' for a command's options.\n"
@@ -56,11 +67,11 @@ int main(int argc, char **argv)
         printf("strata %s\n", STRATA_VERSION);
         return STRATA_EXIT_OK;
     }
-    for (const strata_command *c = commands; c->name; c++)
+    for (const strata_command *c = strata_commands(); c->name; c++)
         if (strcmp(c->name, name) == 0)
             return c->main(argc - 1, argv + 1);
     fprintf(stderr, "strata: unknown command '%s'; known commands:", name);
-    for (const strata_command *c = commands; c->name; c++)
+    for (const strata_command *c = strata_commands(); c->name; c++)
         fprintf(stderr, " %s", c->name);
     fprintf(stderr, "\nRun 'strata --help' for usage.\n");
     return STRATA_EXIT_USAGE;

@@ -304,6 +304,14 @@ guint strata_keyfile_line(const strata_keyfile *k, const char *group, const char
     return line;
 }
 
+bool strata_keyfile_overridden(const strata_keyfile *k, const char *group, const char *key)
+{
+    char *lk = line_key(group, key);
+    bool set = g_hash_table_contains(k->overrides, lk);
+    g_free(lk);
+    return set;
+}
+
 char *strata_keyfile_where(const strata_keyfile *k, const char *group, const char *key)
 {
     char *lk = line_key(group, key);

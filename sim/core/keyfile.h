@@ -65,6 +65,8 @@ char *strata_keyfile_where(const strata_keyfile *kf, const char *group, const ch
 bool strata_keyfile_override(strata_keyfile *kf, const char *group, const char *key, const char *value,
                              const char *note, GError **err);
 
+/* Whether group/key was set by an override (not only read from the file). */
+bool strata_keyfile_overridden(const strata_keyfile *kf, const char *group, const char *key);
 /* Every key of the group is one of known (NULL-terminated) or starts with
  * prefix (when not NULL) followed by something; else an error at the key's
  * line listing the known keys: "FILE:LINE: [GROUP] unknown key 'K' (known: ...)". */

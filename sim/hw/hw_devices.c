@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "hw/hw_internal.h"
+#include "hw/hw_slice.h"
 
 #define MAX_DEVICES 65536u
 #define MAX_LINKS_PER_CHIP 64u
@@ -509,7 +510,8 @@ static uint64_t instance_count(const strata_hw *hw, interconnect *const ics[2])
 
 bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsize n_groups, GError **err)
 {
-    if (!get_count(ctx, "hardware", "devices", 1, MAX_DEVICES, 1, &hw->devices, err) ||
+    if (!hw_slice_apply(ctx, hw, groups, n_groups, err) || /* --set hardware.devices=N alone: a slice */
+        !get_count(ctx, "hardware", "devices", 1, MAX_DEVICES, 1, &hw->devices, err) ||
         !get_count(ctx, "hardware", "devices_per_host", 1, MAX_DEVICES, hw->devices, &hw->devices_per_host, err))
         return false;
     if (hw->devices % hw->devices_per_host != 0) {

@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/fuzz/run.sh TARGET SECONDS: build one libFuzzer target and run it.
 #
-# TARGET is one of: trace hw pickle experiment minimalloc xla kineto validate
+# TARGET is one of: trace hw pickle experiment minimalloc xla kineto validate chakra
 # (tests/fuzz/fuzz_TARGET.c)
 # or "all" (each target for SECONDS). The build lives in build-fuzz/ (clang,
 # -fsanitize=fuzzer-no-link,address,undefined for the library), apart from
@@ -18,7 +18,7 @@ SECONDS_TO_RUN=${2:-60}
 
 if [ "$TARGET" = all ]; then
     status=0
-    for t in trace hw pickle experiment minimalloc xla kineto validate; do
+    for t in trace hw pickle experiment minimalloc xla kineto validate chakra; do
         [ -f "$ROOT/tests/fuzz/fuzz_$t.c" ] || continue
         "$0" "$t" "$SECONDS_TO_RUN" || status=1
     done
@@ -35,11 +35,12 @@ fi
 cmake --build "$B" -j2 --target strata_tools >/dev/null
 # shellcheck disable=SC2046
 clang -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer $SAN \
-    -DSTRATA_SOURCE_DIR="\"$ROOT\"" -I"$ROOT/sim" -I"$ROOT/models" $(pkg-config --cflags glib-2.0) \
+    -DSTRATA_SOURCE_DIR="\"$ROOT\"" -I"$ROOT/sim" -I"$ROOT/models" -I"$B/generated/chakra" \
+    $(pkg-config --cflags glib-2.0) \
     "$ROOT/tests/fuzz/fuzz_$TARGET.c" \
     "$B/libstrata_tools.a" "$B/libstrata_sim.a" "$B/libstrata_models.a" "$B/libstrata_hw.a" \
-    "$B/libstrata_ir.a" "$B/libstrata_base.a" \
-    $(pkg-config --libs glib-2.0 json-glib-1.0 simgrid zlib) -lm -lpthread -o "$B/fuzz_$TARGET"
+    "$B/libstrata_ir.a" "$B/libstrata_base.a" "$B/generated/chakra/libstrata_chakra_proto.a" \
+    $(pkg-config --libs glib-2.0 json-glib-1.0 simgrid zlib libprotobuf-c) -lm -lpthread -o "$B/fuzz_$TARGET"
 
 mkdir -p "$B/corpus/$TARGET" "$B/crashes"
 DICT=""

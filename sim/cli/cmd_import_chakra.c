@@ -1,0 +1,162 @@
+/*
+ * cmd_import_chakra.c: `strata import chakra ET [--rank R] [--ranks N] [-o OUT.trace]`,
+ * a Chakra execution trace (ASTRA-sim's workload format) into a trace
+ * (sim/import/chakra.h says what each node becomes).
+ *
+ * ET is one .et file, or the prefix of a workload's files PREFIX.0.et,
+ * PREFIX.1.et, ... (as ASTRA-sim's --workload-configuration names them).
+ * Ranks that run the same graph become one SPMD program over the mesh
+ * `rank:N`; ranks whose graphs differ one trace per rank, OUT.R.trace beside
+ * -o OUT.trace (each rank's graph as the program of every rank); --rank R
+ * imports one rank's graph only.
+ */
+#include <stdio.h>
+#include <string.h>
+#include "cli/cli.h"
+#include "cli/job.h"
+#include "core/error.h"
+#include "import/chakra.h"
+#include "trace/writer.h"
+
+typedef struct chakra_args {
+    char *out_path;
+    int rank, ranks;
+} chakra_args;
+
+/* "OUT.trace" -> "OUT.R.trace" ("OUT" -> "OUT.R"). */
+static char *rank_path(const char *out, size_t rank)
+{
+    size_t n = strlen(out);
+    if (n > 6 && strcmp(out + n - 6, ".trace") == 0)
+        return g_strdup_printf("%.*s.%zu.trace", (int)(n - 6), out, rank);
+    return g_strdup_printf("%s.%zu", out, rank);
+}
+
+/* Ranks whose graphs differ: one trace per rank beside --output. */
+static bool write_per_rank(const chakra_args *a, const char *input, strata_outfile **out, strata_source **traces,
+                           size_t n, const strata_chakra_summary *sum, GError **err)
+{
+    const char *target = a->out_path && strcmp(a->out_path, "-") != 0 ? a->out_path : NULL;
+    if (!target) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: the ranks' graphs differ (rank %u's from rank 0's at op %" G_GINT64_FORMAT "): expected "
+                    "-o OUT.trace to write one trace per rank (OUT.R.trace), or --rank R for one", input,
+                    sum->differing_rank, sum->first_difference);
+        return false;
+    }
+    strata_outfile_abort(*out); /* the one file is not written: its per-rank files are */
+    *out = NULL;
+    bool ok = true;
+    for (size_t r = 0; ok && r < n; r++) {
+        char *path = rank_path(target, r);
+        strata_outfile *o = strata_outfile_open(path, err);
+        ok = o != NULL;
+        if (ok) {
+            char *comment = g_strdup_printf("imported from Chakra execution trace %s: rank %zu's graph, as the "
+                                            "program of every rank (the ranks' graphs differ)", input, r);
+            ok = strata_trace_write_to(traces[r], strata_outfile_stream(o), comment, err) >= 0 &&
+                 strata_outfile_commit(o, err);
+            if (!ok && o)
+                strata_outfile_abort(o);
+            g_free(comment);
+        }
+        g_free(path);
+    }
+    if (ok) {
+        char *first = rank_path(target, 0), *last = rank_path(target, n - 1);
+        fprintf(stderr, "strata import chakra: %s: the ranks' graphs differ (rank %u's from rank 0's at op %"
+                G_GINT64_FORMAT "): wrote one trace per rank, %s .. %s\n", input, sum->differing_rank,
+                sum->first_difference, first, last);
+        g_free(first);
+        g_free(last);
+    }
+    return ok;
+}
+
+static bool chakra_convert(strata_job *job, const char *input, strata_outfile **out, const void *args,
+                           GError **err)
+{
+    const chakra_args *a = args;
+    if (a->ranks < 0 || a->ranks > 65536) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--ranks %d: expected a count from 1 to 65536", a->ranks);
+        return false;
+    }
+    if (a->rank < -1) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--rank %d: expected a rank of at least 0", a->rank);
+        return false;
+    }
+    char **files = strata_chakra_rank_files(input, err);
+    if (!files)
+        return false;
+    strata_chakra_summary sum;
+    size_t n = 0;
+    strata_job_doing(job, "importing %s", input);
+    strata_source **traces = strata_chakra_import(files, a->rank, (uint32_t)a->ranks, &n, &sum, err);
+    bool ok = traces != NULL;
+    if (ok && n > 1)
+        ok = write_per_rank(a, input, out, traces, n, &sum, err);
+    else if (ok) {
+        char *comment = g_strdup_printf(
+            "imported from Chakra execution trace %s (%u rank file%s%s): %s", input, sum.ranks,
+            sum.ranks == 1 ? "" : "s", a->rank >= 0 ? ", one rank's graph" : "",
+            sum.from_strata ? "a strata export, its ops as exported"
+                            : "COMP -> compute, MEM_LOAD/STORE -> alloc+copy, COMM_COLL -> collective over mesh "
+                              "axis rank, dependencies across streams -> record/wait");
+        ok = strata_job_commit_trace(job, out, traces[0], comment, err) >= 0;
+        g_free(comment);
+    }
+    if (ok)
+        fprintf(stderr,
+                "strata import chakra: %s: %u rank file%s, %" G_GUINT64_FORMAT " nodes -> %s on mesh "
+                "rank:%u; %" G_GUINT64_FORMAT " compute, %" G_GUINT64_FORMAT " cpu, %" G_GUINT64_FORMAT
+                " memory, %" G_GUINT64_FORMAT " collective nodes, %" G_GUINT64_FORMAT " skipped (metadata), %"
+                G_GUINT64_FORMAT " events%s\n",
+                input, sum.ranks, sum.ranks == 1 ? "" : "s", sum.nodes,
+                sum.from_strata ? "the exported program" : n > 1 ? "one program per rank" : "one SPMD program",
+                sum.mesh, sum.comp, sum.cpu, sum.mem, sum.coll, sum.skipped, sum.events,
+                sum.from_strata ? " (a strata export)" : n > 1 ? " (rank 0's counts)" : "");
+    if (ok && sum.missing_deps)
+        fprintf(stderr,
+                "strata import chakra: %s: warning: %" G_GUINT64_FORMAT " dependencies name nodes absent from "
+                "their file (such as the root thread node a PyTorch trace's converter drops); ignored\n",
+                input, sum.missing_deps);
+    for (size_t r = 0; traces && r < n; r++)
+        strata_source_free(traces[r]);
+    g_free(traces);
+    g_strfreev(files);
+    return ok;
+}
+
+static const strata_importer chakra_importer = {
+    .cmd = "import chakra",
+    .parameter_string = "ET - import a Chakra execution trace (ASTRA-sim's workload format)",
+    .summary =
+        "Reads a Chakra execution trace (length-delimited protobuf: a GlobalMetadata,\n"
+        "then Nodes; schema third_party/chakra/et_def.proto), one .et file or the prefix\n"
+        "of a workload's PREFIX.0.et, PREFIX.1.et, ... files, and writes one SPMD trace\n"
+        "over the mesh rank:N: COMP nodes become computes (their duration, else num_ops\n"
+        "as flops), MEM_LOAD/MEM_STORE nodes allocs and copies between host and device\n"
+        "memory, COMM_COLL nodes collectives over the axis 'rank' on buffers of\n"
+        "comm_size bytes, and dependencies across streams record/wait pairs. Ranks\n"
+        "whose graphs differ give one trace per rank, OUT.R.trace beside -o OUT.trace. A trace\n"
+        "that 'strata export chakra' wrote comes back as it was. See docs/chakra.md.",
+    .args_usage = "one ET (a .et file or a PREFIX of PREFIX.0.et ...)",
+    .input_name = "ET",
+    .convert = chakra_convert,
+};
+
+int strata_import_chakra(int argc, char **argv)
+{
+    chakra_args a = {.rank = -1};
+    GOptionEntry entries[] = {
+        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
+        {"rank", 0, 0, G_OPTION_ARG_INT, &a.rank,
+         "import only rank R's graph, as the program of every rank (default: all, which must agree)", "R"},
+        {"ranks", 0, 0, G_OPTION_ARG_INT, &a.ranks,
+         "the mesh size written (default: the number of rank files)", "N"},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    int status = strata_import_run(&chakra_importer, entries, argc, argv, &a.out_path, &a);
+    g_free(a.out_path);
+    return status;
+}
