@@ -126,6 +126,11 @@ static void note_defined(emitter *e, const char *instr, uint32_t group)
         g_array_append_val(list, group);
 }
 
+static bool is_donated(const xla_allocation *a)
+{
+    return (a->flags & XLA_ALLOC_PARAMETER) && (a->flags & XLA_ALLOC_LIVE_OUT);
+}
+
 static void build_groups(emitter *e)
 {
     GArray *r = collect_ranges(e);
@@ -134,7 +139,30 @@ static void build_groups(emitter *e)
         const value_range *vr = &g_array_index(r, value_range, i);
         const xla_value *v = xla_buffers_value(e->b, vr->value);
         xla_group *last = e->groups->len ? &g_array_index(e->groups, xla_group, e->groups->len - 1) : NULL;
-        if (last && last->alloc == v->alloc && last->offset == v->offset && vr->start <= last->end) {
+        const xla_allocation *a = xla_buffers_allocation(e->b, v->alloc);
+        if (is_donated(a)) {
+            /* A donated argument's allocation is the caller's for the whole
+             * program: XLA may put temporaries in it between the argument's
+             * last use and the output's definition, but the bytes are held.
+             * One buffer, the whole allocation, named after the argument. */
+            if (last == NULL || last->alloc != v->alloc) {
+                xla_group g = {.alloc = v->alloc, .rep = vr->value, .offset = 0, .size = a->size,
+                               .start = 0, .end = e->max};
+                g_array_append_val(e->groups, g);
+                last = &g_array_index(e->groups, xla_group, e->groups->len - 1);
+            }
+            if (vr->start == 0 && v->offset == 0)
+                last->rep = vr->value;
+            e->group_of[vr->value] = e->groups->len - 1;
+            note_defined(e, v->name, e->groups->len - 1);
+            continue;
+        }
+        /* Touching (start <= end: an in-place update), or adjacent (start ==
+         * end + 1) at the same size: the slice is occupied at every schedule
+         * time between, so one buffer holds it. Adjacent values of other
+         * sizes stay apart: the larger would hold bytes XLA gives others. */
+        if (last && last->alloc == v->alloc && last->offset == v->offset &&
+            (vr->start <= last->end || (vr->start == last->end + 1 && v->size == last->size))) {
             last->end = MAX(last->end, vr->end);
             if (v->size > last->size) {
                 last->size = v->size;

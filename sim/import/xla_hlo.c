@@ -277,8 +277,17 @@ static bool is_frame_section(const char *line)
 
 bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err)
 {
-    if (h->in_frames || is_frame_section(line)) {
+    /* The index's sections hold numbered lines and end at a blank line;
+     * XLA 0.4.3x and later print them before the computations. */
+    if (is_frame_section(line)) {
         h->in_frames = true;
+        return true;
+    }
+    if (h->in_frames) {
+        if (line[0] == '\0')
+            h->in_frames = false;
+        else if (!g_ascii_isdigit(line[0]))
+            return xla_fail_line(err, file, lineno, line, "a numbered line of the stack-frame index ('N ...') or a blank line");
         return true;
     }
     if (line[0] == '\0' || xla_skip(line, "HloModule ", NULL))

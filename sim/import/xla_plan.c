@@ -10,7 +10,9 @@
  * 4096) dividing every offset XLA gave in the allocation, so the planner
  * works on XLA's own grid (1 when every offset is 0).
  */
+#include <stdlib.h>
 #include <string.h>
+#include "core/error.h"
 #include "alloc/alloc.h"
 #include "import/xla_emit.h"
 
@@ -31,6 +33,38 @@ static uint64_t offsets_alignment(const xla_buffers *b, uint32_t alloc)
     return any ? align : 1;
 }
 
+static int cmp_edge(const void *pa, const void *pb)
+{
+    const uint64_t *a = pa, *b = pb; /* {time, is_start, size}: ends first at a tie */
+    if (a[0] != b[0])
+        return a[0] < b[0] ? -1 : 1;
+    return (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* The peak of live bytes at their real sizes (no alignment): no packing of
+ * these lifetimes can be lower. */
+static uint64_t live_peak(const strata_lifetime *l, size_t n)
+{
+    uint64_t *edges = g_new(uint64_t, 6 * n);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *s = &edges[6 * i];
+        s[0] = l[i].start, s[1] = 1, s[2] = l[i].size;
+        s[3] = l[i].end, s[4] = 0, s[5] = l[i].size;
+    }
+    qsort(edges, 2 * n, 3 * sizeof(uint64_t), cmp_edge);
+    uint64_t live = 0, peak = 0;
+    for (size_t i = 0; i < 2 * n; i++) {
+        const uint64_t *e = &edges[3 * i];
+        live = e[1] ? live + e[2] : live - e[2];
+        peak = MAX(peak, live);
+    }
+    g_free(edges);
+    return peak;
+}
+
+/* The planner's height is where its highest block ends at its real size:
+ * the alignment pads a block's start, not the arena's top (XLA's own size
+ * ends at its last value's end, 16448 + 24 = 16472 in tp_step). */
 static bool plan_one(const xla_buffers *b, const xla_allocation *a, const xla_group *groups, size_t n,
                      strata_xla_figures *fig, GError **err)
 {
@@ -51,10 +85,18 @@ static bool plan_one(const xla_buffers *b, const xla_allocation *a, const xla_gr
         strata_allocator *al = strata_allocator_new("offline", UINT64_C(1) << 60, t.alignment, err);
         ok = al && strata_allocator_plan(al, (const strata_lifetime *)(void *)lts->data, lts->len, err);
         if (ok) {
-            strata_alloc_stats st;
-            strata_allocator_stats(al, &st);
-            t.planned_bytes = st.planned_height;
-            t.lower_bound = st.plan_lower_bound;
+            const strata_lifetime *l = (const strata_lifetime *)(void *)lts->data;
+            for (guint i = 0; ok && i < lts->len; i++) {
+                uint64_t at = 0;
+                ok = strata_allocator_alloc(al, l[i].id, l[i].size, 0, &at);
+                if (ok && at + l[i].size > t.planned_bytes)
+                    t.planned_bytes = at + l[i].size;
+            }
+            if (!ok)
+                g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                            "temp allocation %" G_GUINT64_FORMAT ": the offline planner placed no block for a buffer it planned",
+                            a->index);
+            t.lower_bound = live_peak(l, lts->len);
         }
         strata_allocator_free(al);
     }
