@@ -97,7 +97,8 @@ START_TEST(step_figures_match_xla)
     ck_assert_uint_eq(f.n_unranged_values, 0);
     ck_assert_uint_eq(f.n_computes, 6);
     ck_assert_uint_eq(f.n_copies, 1);
-    ck_assert_uint_eq(f.n_collectives, 1);
+    ck_assert_uint_eq(f.n_collective_notes, 1); /* no replica groups, one device: a note */
+    ck_assert_uint_eq(f.n_collectives, 0);
     /* fusion 2*8*32*16 + 8*32 (dot, tanh), reduce 256, convolution
      * 2*256*18/2, add 32, multiply 256. */
     ck_assert_double_eq(f.flops, 8448 + 256 + 4608 + 32 + 256);

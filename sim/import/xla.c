@@ -25,6 +25,7 @@ void strata_xla_figures_clear(strata_xla_figures *f)
     g_free(f->live_range_file);
     g_free(f->hlo_file);
     g_free(f->report_file);
+    g_free(f->mesh);
     if (f->temps)
         g_array_free(f->temps, TRUE);
     memset(f, 0, sizeof *f);

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "import/xla_mesh.h"
 
 #define XLA_HOST_MEMORY_SPACE 5
 #define NO_GROUP UINT32_MAX
@@ -36,6 +37,8 @@ typedef struct emitter {
     GHashTable *by_key;       /* value key -> value index + 1 */
     GHashTable *defined;      /* instruction name -> GArray of group indices (owned) */
     GHashTable *copies;       /* copy-start name -> done event (owned) */
+    xla_mesh *mesh;           /* the collectives' mesh, NULL when none was cut */
+    GHashTable *group_sets;   /* collective name -> its group set + 1 in mesh */
     strata_op_list *ops;
     uint64_t live_bytes;
     uint64_t max;
@@ -323,7 +326,7 @@ static void emit_compute(emitter *e, const char *name, const xla_instr *in)
         e->fig->flops += in->flops;
     }
     if (in && is_one_of(in->opcode, collective_ops))
-        e->fig->n_collectives++;
+        e->fig->n_collective_notes++;
     strata_op_list_append(e->ops, &op);
     e->fig->n_computes++;
     g_free(label);
@@ -369,6 +372,118 @@ static bool emit_copy_start(emitter *e, const char *name, const xla_instr *in)
     return true;
 }
 
+typedef struct coll_kind {
+    const char *opcode;
+    strata_op_kind kind;
+    bool async;
+} coll_kind;
+
+static const coll_kind coll_kinds[] = {
+    {"all-reduce", STRATA_OP_ALL_REDUCE, false},   {"all-reduce-start", STRATA_OP_ALL_REDUCE, true},
+    {"all-gather", STRATA_OP_ALL_GATHER, false},   {"all-gather-start", STRATA_OP_ALL_GATHER, true},
+    {"reduce-scatter", STRATA_OP_REDUCE_SCATTER, false},
+    {"all-to-all", STRATA_OP_ALL_TO_ALL, false},   {NULL, STRATA_OP_COMPUTE, false},
+};
+
+static const coll_kind *find_coll(const char *opcode)
+{
+    for (const coll_kind *k = coll_kinds; k->opcode; k++)
+        if (strcmp(k->opcode, opcode) == 0)
+            return k;
+    return NULL;
+}
+
+/* The live group of result `index` of `name` ({} for an array result). */
+static uint32_t result_group(const emitter *e, const char *name, int64_t index)
+{
+    char *key = index < 0 ? g_strconcat(name, "{}", NULL) : g_strdup_printf("%s{%" G_GINT64_FORMAT "}", name, index);
+    gpointer v = g_hash_table_lookup(e->by_key, key);
+    g_free(key);
+    uint32_t g = v ? e->group_of[GPOINTER_TO_UINT(v) - 1] : NO_GROUP;
+    return g != NO_GROUP && e->state[g] == G_LIVE ? g : NO_GROUP;
+}
+
+static uint64_t group_size(const emitter *e, uint32_t g)
+{
+    return g_array_index(e->groups, xla_group, g).size;
+}
+
+/* An HLO collective as strata collectives over the mesh axes of its
+ * replica groups: one op per array it moves (a tuple-shaped all-reduce or
+ * all-to-all moves each operand). An async -start runs them on stream
+ * xla-collective between events, the program waits at its -done. False
+ * (then a compute with a note) when the groups are not mesh axes or the
+ * buffers are not sized as the op requires. */
+static bool emit_collective(emitter *e, const char *name, const xla_instr *in, const coll_kind *k)
+{
+    gpointer set = e->mesh ? g_hash_table_lookup(e->group_sets, name) : NULL;
+    if (set == NULL)
+        return false;
+    uint64_t n = 1;
+    char *axes = xla_mesh_axes(e->mesh, GPOINTER_TO_INT(set) - 1, &n);
+    if (axes == NULL)
+        return true; /* groups of one device: nothing moves */
+    uint32_t n_ops = 0;
+    while (in->operands[n_ops])
+        n_ops++;
+    GArray *ops = g_array_new(FALSE, TRUE, sizeof(strata_op));
+    bool ok = n_ops > 0;
+    for (uint32_t i = 0; ok && i < n_ops; i++) {
+        /* all-gather-start's result is (operands, results); an -start
+         * all-reduce's is its results, as the plain op's. */
+        int64_t index = k->kind == STRATA_OP_ALL_GATHER && k->async ? (n_ops > 1 ? -2 : 1)
+                        : n_ops > 1 || in->shape.is_tuple ? (int64_t)i : -1;
+        uint32_t out = index == -2 ? NO_GROUP : result_group(e, name, index);
+        uint32_t src = resolve(e, in->operands[i], 0);
+        if (out == NO_GROUP || (k->kind != STRATA_OP_ALL_REDUCE && (src == NO_GROUP || e->state[src] != G_LIVE))) {
+            ok = false;
+            break;
+        }
+        uint64_t so = group_size(e, out), si = k->kind == STRATA_OP_ALL_REDUCE ? so : group_size(e, src);
+        switch (k->kind) {
+        case STRATA_OP_ALL_GATHER: ok = si <= UINT64_MAX / n && so == n * si; break;
+        case STRATA_OP_REDUCE_SCATTER: ok = so <= UINT64_MAX / n && si == n * so; break;
+        case STRATA_OP_ALL_TO_ALL: ok = so == si && so % n == 0; break;
+        default: break;
+        }
+        strata_op op = {.kind = k->kind, .name = g_array_index(e->groups, xla_group, out).name,
+                        .src = k->kind == STRATA_OP_ALL_REDUCE ? NULL : g_array_index(e->groups, xla_group, src).name,
+                        .axis = axes, .note = in->opcode};
+        g_array_append_val(ops, op);
+    }
+    if (ok) {
+        const char *stream = k->async ? "xla-collective" : STRATA_DEFAULT_STREAM;
+        char *go = NULL, *done = NULL;
+        if (k->async) {
+            uint64_t c = e->fig->n_async_collectives++;
+            go = g_strdup_printf("xa%" G_GUINT64_FORMAT ".go", c);
+            done = g_strdup_printf("xa%" G_GUINT64_FORMAT ".done", c);
+            emit_event(e, STRATA_OP_RECORD, go, STRATA_DEFAULT_STREAM);
+            emit_event(e, STRATA_OP_WAIT, go, stream);
+        }
+        for (guint i = 0; i < ops->len; i++) {
+            strata_op *op = &g_array_index(ops, strata_op, i);
+            op->stream = stream;
+            strata_op_list_append(e->ops, op);
+        }
+        if (k->async) {
+            emit_event(e, STRATA_OP_RECORD, done, stream);
+            g_hash_table_insert(e->copies, g_strdup(name), done);
+            g_free(go);
+        }
+        e->fig->n_collective_ops += ops->len;
+        e->fig->n_collectives++;
+    }
+    g_array_free(ops, TRUE);
+    g_free(axes);
+    return ok;
+}
+
+static bool is_done(const char *opcode)
+{
+    return g_str_has_suffix(opcode, "-done");
+}
+
 static void emit_instruction(emitter *e, const char *name)
 {
     const xla_instr *in = e->h ? xla_hlo_find(e->h, name) : NULL;
@@ -380,7 +495,7 @@ static void emit_instruction(emitter *e, const char *name)
             emit_compute(e, name, NULL);
         return;
     }
-    if (strcmp(in->opcode, "copy-done") == 0) {
+    if (is_done(in->opcode)) {
         const char *done = in->operands[0] ? g_hash_table_lookup(e->copies, in->operands[0]) : NULL;
         if (done)
             emit_event(e, STRATA_OP_WAIT, done, STRATA_DEFAULT_STREAM);
@@ -389,6 +504,9 @@ static void emit_instruction(emitter *e, const char *name)
     if (is_one_of(in->opcode, bookkeeping_ops))
         return;
     if (strcmp(in->opcode, "copy-start") == 0 && emit_copy_start(e, name, in))
+        return;
+    const coll_kind *ck = find_coll(in->opcode);
+    if (ck && emit_collective(e, name, in, ck))
         return;
     emit_compute(e, name, in);
 }
@@ -429,6 +547,13 @@ static void emit_schedule(emitter *e)
         by_start[i] = by_end[i] = i;
     g_qsort_with_data(by_start, (gint)n, sizeof(uint32_t), cmp_by_start, (gpointer)g);
     g_qsort_with_data(by_end, (gint)n, sizeof(uint32_t), cmp_by_end, (gpointer)g);
+    if (e->mesh) {
+        char *mesh = xla_mesh_option(e->mesh);
+        strata_op opt = {.kind = STRATA_OP_OPTION, .name = "mesh", .value = mesh};
+        strata_op_list_append(e->ops, &opt);
+        g_free(e->fig->mesh);
+        e->fig->mesh = mesh;
+    }
     for (uint32_t i = 0; i < n; i++)
         if (in_setup(&g[i]))
             emit_alloc(e, i);
@@ -519,6 +644,31 @@ static void xla_figures(const xla_buffers *b, strata_xla_figures *f)
     }
 }
 
+/* The mesh of the scheduled collectives' replica groups; none (e->mesh
+ * NULL) when no collective has mesh-like groups or the cuts do not divide. */
+static void cut_mesh(emitter *e)
+{
+    if (e->h == NULL)
+        return;
+    xla_mesh *m = xla_mesh_new(xla_hlo_devices(e->h));
+    bool any = false;
+    for (uint64_t t = 0; t < xla_liverange_n_instructions(e->lr); t++) {
+        const char *name = xla_liverange_instruction(e->lr, t);
+        const xla_instr *in = xla_hlo_find(e->h, name);
+        if (in == NULL || find_coll(in->opcode) == NULL)
+            continue;
+        int set = in->replica_groups ? xla_mesh_add(m, in->replica_groups) : xla_mesh_add(m, "{}");
+        if (set >= 0) {
+            g_hash_table_insert(e->group_sets, (gpointer)name, GINT_TO_POINTER(set + 1));
+            any = true;
+        }
+    }
+    if (any && xla_mesh_build(m))
+        e->mesh = m;
+    else
+        xla_mesh_free(m);
+}
+
 static void garray_free(gpointer p)
 {
     g_array_free(p, TRUE);
@@ -533,6 +683,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     e.by_key = g_hash_table_new(g_str_hash, g_str_equal);
     e.defined = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, garray_free);
     e.copies = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    e.group_sets = g_hash_table_new(g_str_hash, g_str_equal);
     e.ops = strata_op_list_new();
     xla_figures(b, fig);
     fig->n_instructions = xla_liverange_n_instructions(lr);
@@ -540,6 +691,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     for (uint32_t i = 0; i < xla_buffers_n_values(b); i++)
         g_hash_table_insert(e.by_key, xla_buffers_value(b, i)->key, GUINT_TO_POINTER(i + 1));
     build_groups(&e);
+    cut_mesh(&e);
     fig->n_buffers = e.groups->len;
     e.state = g_new0(group_state, e.groups->len + 1);
     emit_schedule(&e);
@@ -557,5 +709,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     g_hash_table_destroy(e.by_key);
     g_hash_table_destroy(e.defined);
     g_hash_table_destroy(e.copies);
+    g_hash_table_destroy(e.group_sets);
+    xla_mesh_free(e.mesh);
     return src;
 }

@@ -17,6 +17,7 @@ struct xla_hlo {
     GHashTable *comp_flops; /* computation name (owned) -> double* (owned) */
     double *current;      /* the open computation's sum, or NULL */
     bool in_frames;       /* past `FileNames`: the stack-frame index, skipped */
+    uint64_t partitions, replicas; /* from the HloModule line, 0 when absent */
 };
 
 static void instr_free(gpointer p)
@@ -25,6 +26,7 @@ static void instr_free(gpointer p)
     g_free(i->name);
     g_free(i->opcode);
     g_strfreev(i->operands);
+    g_free(i->replica_groups);
     g_free(i);
 }
 
@@ -43,6 +45,47 @@ void xla_hlo_free(xla_hlo *h)
     g_hash_table_destroy(h->instrs);
     g_hash_table_destroy(h->comp_flops);
     g_free(h);
+}
+
+uint64_t xla_hlo_devices(const xla_hlo *h)
+{
+    return h->partitions > 1 ? h->partitions : h->replicas > 1 ? h->replicas : 1;
+}
+
+static const char *match_close(const char *s);
+
+/* The end of a replica_groups= value at s: {{..},{..}}, [G,S]<=[..]T(..)
+ * or mesh[..] {..}; NULL when none of those. */
+static const char *groups_end(const char *s)
+{
+    if (*s == '{')
+        return match_close(s);
+    if (*s == '[') {
+        const char *e = strchr(s, ']');
+        e = e && e[1] == '<' && e[2] == '=' ? strchr(e + 3, ']') : NULL;
+        if (e && e[1] == 'T' && e[2] == '(')
+            e = strchr(e + 3, ')');
+        return e ? e + 1 : NULL;
+    }
+    if (xla_skip(s, "mesh[", NULL)) {
+        const char *e = strstr(s, "] {");
+        e = e ? strchr(e + 3, '}') : NULL;
+        return e ? e + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* u64 after `key` in the HloModule line, 0 when absent. */
+static uint64_t module_count(const char *line, const char *key)
+{
+    const char *s = strstr(line, key);
+    uint64_t v = 0;
+    if (s) {
+        s += strlen(key);
+        if (!xla_parse_u64(&s, &v))
+            v = 0;
+    }
+    return v;
 }
 
 const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name)
@@ -249,6 +292,17 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
         if (xla_parse_u64(&idx, &v) && v < INT64_MAX)
             in->tuple_index = (int64_t)v;
     }
+    const char *rg = strstr(attrs, "replica_groups=");
+    if (rg) {
+        rg += strlen("replica_groups=");
+        const char *end = groups_end(rg);
+        if (end == NULL) {
+            instr_free(in);
+            return xla_fail_line(err, file, lineno, line,
+                                 "replica_groups={{...},...}, [G,S]<=[DIMS][T(PERM)] or mesh['A'=N,...] {'A',...}");
+        }
+        in->replica_groups = g_strndup(rg, (gsize)(end - rg));
+    }
     in->flops = instr_flops(h, in, open + 1, close - 1, attrs);
     if (!strata_trace_flops_ok(in->flops)) {
         bool ok = xla_fail(err, file, lineno,
@@ -290,7 +344,12 @@ bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t linen
             return xla_fail_line(err, file, lineno, line, "a numbered line of the stack-frame index ('N ...') or a blank line");
         return true;
     }
-    if (line[0] == '\0' || xla_skip(line, "HloModule ", NULL))
+    if (xla_skip(line, "HloModule ", NULL)) {
+        h->partitions = module_count(line, "num_partitions=");
+        h->replicas = module_count(line, "replica_count=");
+        return true;
+    }
+    if (line[0] == '\0')
         return true;
     if (line[0] == ' ')
         return parse_instr(h, file, line, lineno, err);
