@@ -315,10 +315,45 @@ static const bad_case bad_cases[] = {
     {2, "negate(p)", "negate(p", "m.txt:5:"},
     {2, "  p = f32[4]{0}", "  p = g32[4]{0}", "m.txt:4:"},
     {2, "}\n", "}\nstray\n", "m.txt:7:"},
-    /* 2 x 10^6 x 10^18 FLOPs: past a trace's flops= range (10^21) */
+    /* 2 x 10^6 x 10^15 FLOPs: past a trace's flops= range (10^21); the
+     * operand, 4 x 10^15 f32, is within the 2^63-byte shape limit */
     {2, "ROOT r = f32[4]{0} negate(p)",
-     "ROOT r = f32[1000,1000]{1,0} dot(f32[4,1000000000000000000]{1,0} p, f32[4]{0} p), lhs_contracting_dims={1}",
-     "m.txt:5: expected at most 1e+21 FLOPs for 'r' (a trace's flops= range), its shapes give 2e+24"},
+     "ROOT r = f32[1000,1000]{1,0} dot(f32[4,1000000000000000]{1,0} p, f32[4]{0} p), lhs_contracting_dims={1}",
+     "m.txt:5: expected at most 1e+21 FLOPs for 'r' (a trace's flops= range), its shapes give 2e+21"},
+    /* issue #30: sizes crossing the parser checked against 2^63 and the
+     * product they feed. 2^32 x 2^32 elements wrap 64 bits; 2^61 + 1 f32
+     * take 2^63 + 4 bytes; 3037000500^2 elements pass 2^63. */
+    {0, "(size=16,offset=0): f32[4]{0}\nallocation 1", "(size=16,offset=0): f32[4294967296,4294967296]{1,0}\nallocation 1",
+     "m-buffer-assignment.txt:3:"},
+    {0, "(size=16,offset=0): f32[4]{0}\nallocation 1", "(size=16,offset=0): f32[2305843009213693953]{0}\nallocation 1",
+     "m-buffer-assignment.txt:3:"},
+    {2, "  p = f32[4]{0}", "  p = f32[3037000500,3037000500]{1,0}", "m.txt:4:"},
+    {0, "size 16, parameter", "size 9223372036854775809, parameter",
+     "m-buffer-assignment.txt:2: expected an allocation size of at most 2^63 bytes"},
+    {0, "allocation 1: size 16,", "allocation 1: size 9223372036854775800,",
+     "m-buffer-assignment.txt:4: expected the allocations to total at most 2^63 bytes"},
+    {1, "HloLiveRange (max 2):", "HloLiveRange (max 9223372036854775809):",
+     "m-live-range.txt:1: expected a schedule end T of at most 2^63"},
+    {1, "    p{}: 16 bytes (cumulative", "    p{}: 9223372036854775800 bytes (cumulative",
+     "m-live-range.txt:10: expected the values live at the peak to total at most 2^63 bytes"},
+    /* truncated or empty files */
+    {1, "  BufferLiveRange:\n    p{}:0-2\n    r{}:1-2\n  Live ranges at 1 (peak):\n"
+        "    p{}: 16 bytes (cumulative: 16 bytes)\n    r{}: 16 bytes (cumulative: 32 bytes)\n",
+     "", "m-live-range.txt: expected '  BufferLiveRange:' after the instruction sequence, found the end"},
+    {2, "  ROOT r = f32[4]{0} negate(p)\n}\n", "  ROOT r = f32[4]{0} negate(p)\n",
+     "m.txt: expected '}' closing the last computation, found the end of the file"},
+    {2, "HloModule m, is_scheduled=true\n\nENTRY main (p: f32[4]) -> f32[4] {\n  p = f32[4]{0} parameter(0)\n"
+        "  ROOT r = f32[4]{0} negate(p)\n}\n", "", "m.txt: expected an 'HloModule NAME, ...' line, found none"},
+    {2, "ENTRY main (p: f32[4]) -> f32[4] {\n  p = f32[4]{0} parameter(0)\n  ROOT r = f32[4]{0} negate(p)\n}\n",
+     "", "m.txt: expected an 'ENTRY' computation, found none"},
+    /* FLOPs from what is not there: a contracting dimension past the rank,
+     * a fusion calling an undefined computation, an undefined operand */
+    {2, "ROOT r = f32[4]{0} negate(p)", "ROOT r = f32[4]{0} dot(p, p), lhs_contracting_dims={1}",
+     "m.txt:5: expected the contracting dimensions of 'r' below its lhs's rank 1"},
+    {2, "ROOT r = f32[4]{0} negate(p)", "ROOT r = f32[4]{0} fusion(p), kind=kLoop, calls=%nowhere",
+     "m.txt:5: expected calls=nowhere of fusion 'r' to name a computation defined before it"},
+    {2, "ROOT r = f32[4]{0} negate(p)", "ROOT r = f32[4]{0} dot(q, p), lhs_contracting_dims={0}",
+     "m.txt:5: expected operand 0 of dot 'r' to be defined before it"},
 };
 
 START_TEST(bad_lines_name_file_and_line)
@@ -497,6 +532,112 @@ START_TEST(progress_only_on_a_terminal)
 }
 END_TEST
 
+/* issue #30: a tuple nested 50,000 deep in a value's shape (and in the
+ * HLO) is read without recursion: the import succeeds, the value measured
+ * by its first array. */
+START_TEST(deep_tuple_is_read_without_recursion)
+{
+    enum { DEPTH = 50000 };
+    GString *shape = g_string_new(NULL);
+    for (int i = 0; i < DEPTH; i++)
+        g_string_append_c(shape, '(');
+    g_string_append(shape, "f32[4]{0}");
+    for (int i = 0; i < DEPTH; i++)
+        g_string_append_c(shape, ')');
+    const char *from = "(size=16,offset=0): f32[4]{0}\nallocation 1";
+    char *to = g_strdup_printf("(size=16,offset=0): %s\nallocation 1", shape->str);
+    char *ba = replace(ba_ok, from, to);
+    char *hlo_to = g_strdup_printf("  p = %s parameter(0)", shape->str);
+    char *hlo = replace(hlo_ok, "  p = f32[4]{0} parameter(0)", hlo_to);
+    char *dir = write_module(ba, lr_ok, hlo);
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "alloc p 16 tag=param"));
+    strata_cli_result_clear(&r);
+    remove_module(dir);
+    g_free(hlo);
+    g_free(hlo_to);
+    g_free(ba);
+    g_free(to);
+    g_string_free(shape, TRUE);
+}
+END_TEST
+
+/* issue #30: 100,000 allocations (each a 64-byte temp live for one
+ * instruction) import in one pass: the planner comparison walks each
+ * allocation's values and groups once (it walked every group per temp
+ * allocation: 10^10 steps, past 30 s). The report lists 8 temp allocations
+ * and sums the other 99,992: 99,992 x 64 = 6,399,488 bytes, which the
+ * planner matches (one buffer each). */
+START_TEST(many_allocations_import_in_one_pass)
+{
+    enum { N = 100000 };
+    GString *ba = g_string_new("BufferAssignment:\n"), *lr = g_string_new(NULL);
+    for (int i = 0; i < N; i++)
+        g_string_append_printf(ba, "allocation %d: size 64, preallocated-temp:\n value: <%d v%d @0> (size=64,offset=0): f32[16]{0}\n",
+                               i, i, i);
+    g_string_append_printf(lr, "HloLiveRange (max %d):\n  InstructionSequence:\n", N);
+    for (int i = 0; i < N; i++)
+        g_string_append_printf(lr, "    %d:v%d\n", i, i);
+    g_string_append(lr, "  BufferLiveRange:\n");
+    for (int i = 0; i < N; i++)
+        g_string_append_printf(lr, "    v%d{}:%d-%d\n", i, i, i + 1);
+    char *dir = write_module(ba->str, lr->str, NULL);
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "/dev/null", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "... and 99992 more temp allocations: XLA 6399488 B, offline planner 6399488 B"));
+    strata_cli_result_clear(&r);
+    remove_module(dir);
+    g_string_free(ba, TRUE);
+    g_string_free(lr, TRUE);
+}
+END_TEST
+
+/* issue #30: the importer never writes a line the trace reader refuses
+ * (1 MiB, STRATA_LINE_MAX): a value named with 1.1 MiB is refused at
+ * import with exit 2; a 1,000-byte name goes through. */
+START_TEST(no_trace_line_past_the_reader_limit)
+{
+    for (int big = 0; big < 2; big++) {
+        size_t len = big ? 1100000 : 1000;
+        char *name = g_malloc(len + 1);
+        memset(name, 'n', len);
+        name[len] = '\0';
+        char *v_to = g_strdup_printf(" value: <0 %s @0>", name);
+        char *ba = replace(ba_ok, " value: <0 p @0>", v_to);
+        char *r_to = g_strdup_printf("    %s{}:0-2", name);
+        char *lr1 = replace(lr_ok, "    p{}:0-2", r_to);
+        char *s_to = g_strdup_printf("    0:%s", name);
+        char *lr = replace(lr1, "    0:p", s_to);
+        char *dir = write_module(ba, lr, NULL);
+        char *out = g_build_filename(dir, "out.trace", NULL);
+        strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", out, NULL);
+        if (big) {
+            ck_assert_int_eq(r.status, 2);
+            ck_assert_msg(strstr(r.err, "expected trace lines below 1048576 bytes (the trace reader's limit), the alloc of 'nnn"),
+                          "%s", r.err);
+            ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+        } else {
+            ck_assert_msg(r.status == 0, "%s", r.err);
+            strata_cli_result_clear(&r);
+            r = strata_test_cli("check", "--trace", out, NULL);
+            ck_assert_msg(r.status == 0, "%s", r.err);
+        }
+        strata_cli_result_clear(&r);
+        g_unlink(out);
+        g_free(out);
+        remove_module(dir);
+        g_free(lr);
+        g_free(s_to);
+        g_free(lr1);
+        g_free(r_to);
+        g_free(ba);
+        g_free(v_to);
+        g_free(name);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("xla_import");
@@ -510,6 +651,9 @@ int main(void)
     tcase_add_test(tc, operand_comments_and_frame_index);
     tcase_add_test(tc, cli_trace_runs_through_the_pipeline);
     tcase_add_test(tc, progress_only_on_a_terminal);
+    tcase_add_test(tc, deep_tuple_is_read_without_recursion);
+    tcase_add_test(tc, many_allocations_import_in_one_pass);
+    tcase_add_test(tc, no_trace_line_past_the_reader_limit);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

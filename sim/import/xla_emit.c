@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/lines.h"
+#include "trace/writer.h"
 #include "import/xla_mesh.h"
 
 #define XLA_HOST_MEMORY_SPACE 5
@@ -38,11 +40,33 @@ typedef struct emitter {
     GHashTable *defined;      /* instruction name -> GArray of group indices (owned) */
     GHashTable *copies;       /* copy-start name -> done event (owned) */
     xla_mesh *mesh;           /* the collectives' mesh, NULL when none was cut */
+    GError *error;            /* the first op whose line the trace reader would refuse */
     GHashTable *group_sets;   /* collective name -> its group set + 1 in mesh */
     strata_op_list *ops;
     uint64_t live_bytes;
     uint64_t max;
 } emitter;
+
+/* Appends op unless its trace line would pass the reader's line limit
+ * (STRATA_LINE_MAX): then the first such op is the import's error (names
+ * and operand lists come from the dump, which has no such limit). */
+static void append_op(emitter *e, const strata_op *op)
+{
+    if (e->error)
+        return;
+    char *text = strata_op_to_text(op);
+    size_t n = strlen(text);
+    g_free(text);
+    if (n + 1 >= STRATA_LINE_MAX) {
+        g_set_error(&e->error, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: expected trace lines below %d bytes (the trace reader's limit), the %s of '%.64s%s' "
+                    "would take %zu (a name or operand list that long)",
+                    e->fig->buffer_file, STRATA_LINE_MAX, strata_op_kind_name(op->kind), op->name ? op->name : "",
+                    op->name && strlen(op->name) > 64 ? "..." : "", n + 1);
+        return;
+    }
+    strata_op_list_append(e->ops, op);
+}
 
 typedef struct value_range {
     uint32_t value;
@@ -231,7 +255,7 @@ static void emit_alloc(emitter *e, uint32_t gi)
             memcpy(op.shape, v->shape.dims, sizeof op.shape);
         }
     }
-    strata_op_list_append(e->ops, &op);
+    append_op(e, &op);
     e->state[gi] = G_LIVE;
     e->live_bytes += g->size;
 }
@@ -240,7 +264,7 @@ static void emit_free(emitter *e, uint32_t gi)
 {
     const xla_group *g = &g_array_index(e->groups, xla_group, gi);
     strata_op op = {.kind = STRATA_OP_FREE, .stream = STRATA_DEFAULT_STREAM, .name = g->name};
-    strata_op_list_append(e->ops, &op);
+    append_op(e, &op);
     e->state[gi] = G_FREED;
     e->live_bytes -= g->size;
 }
@@ -327,7 +351,7 @@ static void emit_compute(emitter *e, const char *name, const xla_instr *in)
     }
     if (in && is_one_of(in->opcode, collective_ops))
         e->fig->n_collective_notes++;
-    strata_op_list_append(e->ops, &op);
+    append_op(e, &op);
     e->fig->n_computes++;
     g_free(label);
     g_ptr_array_free(ins, TRUE);
@@ -337,7 +361,7 @@ static void emit_compute(emitter *e, const char *name, const xla_instr *in)
 static void emit_event(emitter *e, strata_op_kind kind, const char *event, const char *stream)
 {
     strata_op op = {.kind = kind, .stream = stream, .name = event};
-    strata_op_list_append(e->ops, &op);
+    append_op(e, &op);
 }
 
 /* copy-start: the copy runs on its own stream; the program waits at copy-done. */
@@ -365,7 +389,7 @@ static bool emit_copy_start(emitter *e, const char *name, const xla_instr *in)
         op.has_bytes = true;
         op.bytes = d->size;
     }
-    strata_op_list_append(e->ops, &op);
+    append_op(e, &op);
     emit_event(e, STRATA_OP_RECORD, done, stream);
     g_hash_table_insert(e->copies, g_strdup(name), done);
     g_free(go);
@@ -464,7 +488,7 @@ static bool emit_collective(emitter *e, const char *name, const xla_instr *in, c
         for (guint i = 0; i < ops->len; i++) {
             strata_op *op = &g_array_index(ops, strata_op, i);
             op->stream = stream;
-            strata_op_list_append(e->ops, op);
+            append_op(e, op);
         }
         if (k->async) {
             emit_event(e, STRATA_OP_RECORD, done, stream);
@@ -550,7 +574,7 @@ static void emit_schedule(emitter *e)
     if (e->mesh) {
         char *mesh = xla_mesh_option(e->mesh);
         strata_op opt = {.kind = STRATA_OP_OPTION, .name = "mesh", .value = mesh};
-        strata_op_list_append(e->ops, &opt);
+        append_op(e, &opt);
         g_free(e->fig->mesh);
         e->fig->mesh = mesh;
     }
@@ -559,7 +583,7 @@ static void emit_schedule(emitter *e)
             emit_alloc(e, i);
     strata_op entry = {.kind = STRATA_OP_COMPUTE, .stream = STRATA_DEFAULT_STREAM, .name = XLA_ENTRY_LABEL,
                        .has_time = true, .time_s = 0, .note = "entry"};
-    strata_op_list_append(e->ops, &entry);
+    append_op(e, &entry);
     uint64_t steps = xla_liverange_n_instructions(e->lr);
     guint si = 0, ei = 0;
     for (uint64_t t = 0; t < steps; t++) {
@@ -696,7 +720,9 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     e.state = g_new0(group_state, e.groups->len + 1);
     emit_schedule(&e);
     strata_source *src = NULL;
-    if (xla_plan_temps(b, (const xla_group *)(void *)e.groups->data, e.groups->len, fig, err)) {
+    if (e.error)
+        g_propagate_error(err, e.error);
+    else if (xla_plan_temps(b, (const xla_group *)(void *)e.groups->data, e.groups->len, fig, err)) {
         src = strata_op_list_to_source(e.ops, fig->buffer_file);
         e.ops = NULL;
     }

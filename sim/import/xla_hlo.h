@@ -63,5 +63,8 @@ const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name);
 /* The module's devices: num_partitions= of the HloModule line when above 1,
  * else replica_count=, else 1. */
 uint64_t xla_hlo_devices(const xla_hlo *h);
+/* At the end of the file: false (err naming it) when it held no HloModule
+ * line, no ENTRY computation, or stops inside a computation (truncated). */
+bool xla_hlo_finish(const xla_hlo *h, const char *file, GError **err);
 
 #endif

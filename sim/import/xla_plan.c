@@ -18,13 +18,15 @@
 
 #define XLA_PLAN_MAX_ALIGNMENT 4096
 
-static uint64_t offsets_alignment(const xla_buffers *b, uint32_t alloc)
+/* The alignment of the values [first, last) of one allocation (values
+ * are listed allocation by allocation, so each is one run). */
+static uint64_t offsets_alignment(const xla_buffers *b, uint32_t first, uint32_t last)
 {
     uint64_t align = XLA_PLAN_MAX_ALIGNMENT;
     bool any = false;
-    for (uint32_t i = 0; i < xla_buffers_n_values(b); i++) {
+    for (uint32_t i = first; i < last; i++) {
         const xla_value *v = xla_buffers_value(b, i);
-        if (v->alloc != alloc || v->offset == 0)
+        if (v->offset == 0)
             continue;
         any = true;
         while (align > 1 && v->offset % align != 0)
@@ -65,15 +67,12 @@ static uint64_t live_peak(const strata_lifetime *l, size_t n)
 /* The planner's height is where its highest block ends at its real size:
  * the alignment pads a block's start, not the arena's top (XLA's own size
  * ends at its last value's end, 16448 + 24 = 16472 in tp_step). */
-static bool plan_one(const xla_buffers *b, const xla_allocation *a, const xla_group *groups, size_t n,
-                     strata_xla_figures *fig, GError **err)
+static bool plan_one(const xla_allocation *a, uint64_t alignment, const xla_group *groups, size_t first,
+                     size_t last, strata_xla_figures *fig, GError **err)
 {
-    strata_xla_temp t = {.index = a->index, .xla_bytes = a->size};
-    t.alignment = offsets_alignment(b, (uint32_t)a->index);
+    strata_xla_temp t = {.index = a->index, .xla_bytes = a->size, .alignment = alignment};
     GArray *lts = g_array_new(FALSE, TRUE, sizeof(strata_lifetime));
-    for (size_t i = 0; i < n; i++) {
-        if (groups[i].alloc != a->index)
-            continue;
+    for (size_t i = first; i < last; i++) {
         strata_lifetime l = {.id = i, .size = groups[i].size, .start = groups[i].start,
                              .end = groups[i].end + 1};
         g_array_append_val(lts, l);
@@ -109,9 +108,20 @@ static bool plan_one(const xla_buffers *b, const xla_allocation *a, const xla_gr
 bool xla_plan_temps(const xla_buffers *b, const xla_group *groups, size_t n, strata_xla_figures *fig,
                     GError **err)
 {
+    /* Groups are in allocation order (xla_emit.c sorts values by
+     * allocation first) and values in file order, allocation by
+     * allocation: one pass over each, not one per allocation. */
+    size_t g = 0;
+    uint32_t v = 0, nv = xla_buffers_n_values(b);
     for (uint32_t i = 0; i < xla_buffers_n_allocations(b); i++) {
         const xla_allocation *a = xla_buffers_allocation(b, i);
-        if ((a->flags & XLA_ALLOC_TEMP) && !plan_one(b, a, groups, n, fig, err))
+        size_t g0 = g;
+        while (g < n && groups[g].alloc == i)
+            g++;
+        uint32_t v0 = v;
+        while (v < nv && xla_buffers_value(b, v)->alloc == i)
+            v++;
+        if ((a->flags & XLA_ALLOC_TEMP) && !plan_one(a, offsets_alignment(b, v0, v), groups, g0, g, fig, err))
             return false;
     }
     return true;

@@ -60,9 +60,21 @@ static char *bytes(uint64_t n)
     return s;
 }
 
+/* Temp allocations listed one per line; past this many, the rest as one
+ * line of totals (a module can have a temp allocation per thread or
+ * colour, and the report must stay readable). */
+#define XLA_REPORT_MAX_TEMP_LINES 8
+
 static void temps(GString *out, const strata_xla_figures *f)
 {
-    for (guint i = 0; i < f->temps->len; i++) {
+    uint64_t rest = 0, rest_xla = 0, rest_planned = 0;
+    for (guint i = XLA_REPORT_MAX_TEMP_LINES; i < f->temps->len; i++) {
+        const strata_xla_temp *t = &g_array_index(f->temps, strata_xla_temp, i);
+        rest++;
+        rest_xla += t->xla_bytes;
+        rest_planned += t->planned_bytes;
+    }
+    for (guint i = 0; i < f->temps->len && i < XLA_REPORT_MAX_TEMP_LINES; i++) {
         const strata_xla_temp *t = &g_array_index(f->temps, strata_xla_temp, i);
         double ratio = t->xla_bytes ? (double)t->planned_bytes / (double)t->xla_bytes : 1.0;
         g_string_append_printf(out,
@@ -81,6 +93,11 @@ static void temps(GString *out, const strata_xla_figures *f)
             g_string_append_printf(out, ", WORSE than XLA by %" G_GUINT64_FORMAT " B\n",
                                    t->planned_bytes - t->xla_bytes);
     }
+    if (rest)
+        g_string_append_printf(out,
+                               "... and %" G_GUINT64_FORMAT " more temp allocations: XLA %" G_GUINT64_FORMAT
+                               " B, offline planner %" G_GUINT64_FORMAT " B in all (planner/XLA %.4f)\n",
+                               rest, rest_xla, rest_planned, rest_xla ? (double)rest_planned / (double)rest_xla : 1.0);
 }
 
 char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary *s)
