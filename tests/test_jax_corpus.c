@@ -12,9 +12,12 @@
 #include "testutil.h"
 #include "import/xla.h"
 #include "import/xla_mesh.h"
+#include "import/jax_profile.h"
 
 #define TP_DIR "tests/data/jax/tp_step"
 #define FSDP_DIR "tests/data/jax/fsdp_step"
+#define PROFILE "tests/data/jax/profile/scan_mlp.trace.json.gz"
+#define PERFETTO "tests/data/jax/profile/scan_mlp.perfetto_trace.json.gz"
 
 /* The axes of one group set on a mesh cut from `sets` (the set `which`). */
 static char *axes_of(uint64_t devices, const char *const *sets, int which, char **option, uint64_t *n)
@@ -186,6 +189,101 @@ START_TEST(sharded_program_runs_on_tpu_and_gpu)
 }
 END_TEST
 
+/* The corpus's CPU profile of three scan_mlp steps (jax.profiler, JAX
+ * 0.10.2). Derived from the file with a separate reader (Python's json):
+ * 333 events carry args.hlo_op; two per step's loop, while.3 and while.14,
+ * span their bodies' ops and are left out (6); the 327 others sum 408.360
+ * us, 60 of them copies; the first is copy.32 (5.528 us); first start to
+ * last end is 3720.300 us. Both files of the run give the same ops. */
+START_TEST(jax_profile_ops_at_measured_durations)
+{
+    const char *files[] = {PROFILE, PERFETTO};
+    for (int i = 0; i < 2; i++) {
+        char *path = strata_test_source_path(files[i]);
+        strata_jax_profile_summary s;
+        GError *err = NULL;
+        strata_source *src = strata_jax_profile_import(path, STRATA_JAX_DEVICE_AUTO, &s, &err);
+        ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+        ck_assert(strata_jax_profile_sniff(path));
+        ck_assert_uint_eq(s.n_xla_ops, 333);
+        ck_assert_uint_eq(s.n_devices, 1);
+        ck_assert_int_eq(s.device, 0);
+        ck_assert_uint_eq(s.n_ops, 327);
+        ck_assert_uint_eq(s.n_enclosing, 6);
+        ck_assert_uint_eq(s.n_copies, 60);
+        ck_assert_uint_eq(s.n_collectives, 0);
+        ck_assert_double_eq_tol(s.busy_s, 408.360e-6, 1e-12);
+        ck_assert_double_eq_tol(s.span_s, 3720.300e-6, 1e-12);
+        const strata_op *op;
+        ck_assert_int_eq(strata_source_next(src, &op, &err), 1);
+        ck_assert_int_eq(op->kind, STRATA_OP_COMPUTE);
+        ck_assert_str_eq(op->name, "copy.32");
+        ck_assert_str_eq(op->note, "copy");
+        ck_assert_double_eq_tol(op->time_s, 5.528e-6, 1e-15);
+        ck_assert_double_eq_tol(op->at_s, 0, 1e-15);
+        uint64_t n = 1;
+        bool while_seen = false;
+        while (strata_source_next(src, &op, &err) == 1) {
+            n++;
+            while_seen |= g_str_has_prefix(op->name, "while");
+        }
+        ck_assert_uint_eq(n, 327);
+        ck_assert(!while_seen);
+        strata_source_free(src);
+        /* --device 3: this CPU run has device 0 only */
+        ck_assert_ptr_null(strata_jax_profile_import(path, 3, &s, &err));
+        ck_assert_ptr_nonnull(strstr(err->message, "expected XLA op events of device 3"));
+        g_clear_error(&err);
+        g_free(path);
+    }
+    /* A PyTorch profiler trace is not a JAX profile. */
+    char *kineto = strata_test_write_temp("k-XXXXXX.json",
+                                          "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                                          "\"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"device\": 0}}]}");
+    ck_assert(!strata_jax_profile_sniff(kineto));
+    strata_jax_profile_summary s;
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_jax_profile_import(kineto, STRATA_JAX_DEVICE_AUTO, &s, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "expected XLA op events"));
+    g_clear_error(&err);
+    g_unlink(kineto);
+    g_free(kineto);
+}
+END_TEST
+
+/* The CLI: import jax-profile writes a trace that runs, and validate
+ * --against prints its error table for the profile: the ops at their
+ * measured 408.360 us, and the span 3720.300 us against the simulated
+ * makespan (the ops back to back: 408.360 us, -89.02%). */
+START_TEST(jax_profile_cli_and_validate)
+{
+    char *path = strata_test_source_path(PROFILE);
+    char *tmp = strata_test_temp_dir();
+    char *trace = g_build_filename(tmp, "p.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "jax-profile", path, "-o", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "device 0: 327 ops (60 copies, 0 collectives; 6 enclosing ops left out), busy 408.360 us"));
+    strata_cli_result_clear(&r);
+    char *hw = strata_test_source_path("configs/hw/tpu-v5e.ini");
+    r = strata_test_cli("run", "--hw", hw, "--trace", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "makespan  408.360 us"));
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("validate", "--against", path, "--hw", hw, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    const char *text = r.out && strstr(r.out, "span") ? r.out : r.err;
+    ck_assert_ptr_nonnull(strstr(text, "all              327       408.360 us       408.360 us"));
+    ck_assert_ptr_nonnull(strstr(text, "span                      3720.300 us       408.360 us   -89.02%"));
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_rmdir(tmp);
+    g_free(trace);
+    g_free(tmp);
+    g_free(hw);
+    g_free(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("jax_corpus");
@@ -195,6 +293,8 @@ int main(void)
     tcase_add_test(tc, groups_that_are_not_mesh_axes);
     tcase_add_test(tc, sharded_programs_import_with_collectives);
     tcase_add_test(tc, sharded_program_runs_on_tpu_and_gpu);
+    tcase_add_test(tc, jax_profile_ops_at_measured_durations);
+    tcase_add_test(tc, jax_profile_cli_and_validate);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

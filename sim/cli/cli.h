@@ -27,6 +27,8 @@ int strata_cmd_alloc(int argc, char **argv);
 int strata_cmd_import(int argc, char **argv);
 /* `strata import kineto` (cmd_import_kineto.c), dispatched by cmd_import.c. */
 int strata_import_kineto(int argc, char **argv);
+/* `strata import jax-profile` (cmd_import_jax.c), dispatched by cmd_import.c. */
+int strata_import_jax_profile(int argc, char **argv);
 int strata_cmd_gen(int argc, char **argv);
 int strata_cmd_transform(int argc, char **argv);
 int strata_cmd_sweep(int argc, char **argv);

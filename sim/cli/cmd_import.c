@@ -44,6 +44,7 @@ static const importer importers[] = {
      import_xla},
     {"kineto", "a PyTorch profiler trace (Chrome trace JSON[.gz], profile_memory=True)",
      strata_import_kineto},
+    {"jax-profile", "a jax.profiler trace (Perfetto/TensorBoard JSON[.gz]): XLA ops at measured times", strata_import_jax_profile},
     {NULL, NULL, NULL},
 };
 
