@@ -344,11 +344,6 @@ bool xla_mesh_build(xla_mesh *m)
     return true;
 }
 
-uint64_t xla_mesh_devices(const xla_mesh *m)
-{
-    return m->n;
-}
-
 /* Axes are numbered from the outermost: bound interval i (from stride 1
  * up) is axis n_axes - 1 - i. */
 static guint n_axes(const xla_mesh *m)

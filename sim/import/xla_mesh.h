@@ -46,7 +46,6 @@ int xla_mesh_add(xla_mesh *m, const char *groups);
 /* Cuts the mesh from every group set added; false when the cuts do not
  * divide or no device count is known (no mesh: collectives stay notes). */
 bool xla_mesh_build(xla_mesh *m);
-uint64_t xla_mesh_devices(const xla_mesh *m);
 /* "x0:2,x1:4" (g_free); NULL before a successful build. */
 char *xla_mesh_option(const xla_mesh *m);
 /* The axes group set `set` spans, "x1" or "x0,x1" (g_free), and *group_size
