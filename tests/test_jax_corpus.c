@@ -152,6 +152,21 @@ START_TEST(sharded_programs_import_with_collectives)
 }
 END_TEST
 
+/* host_offload keeps w in pinned_host: the CPU's buffer assignment has one
+ * colour, but the entry layout says (f32[16,32]{1,0:S(5)}, f32[8,16]{1,0}),
+ * so w.1 (16x32 f32, 2 KiB) is allocated in host memory, x.1 on the device. */
+START_TEST(pinned_host_argument_in_host_memory)
+{
+    char *dir = strata_test_source_path("tests/data/jax/host_offload");
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "alloc w.1 2KiB host tag=param"));
+    ck_assert_ptr_nonnull(strstr(r.out, "alloc x.1 512 tag=param"));
+    strata_cli_result_clear(&r);
+    g_free(dir);
+}
+END_TEST
+
 /* A sharded corpus program runs on a TPU v5e slice (8 chips of the 4x4
  * torus as 2x4) and on a DGX H100 (8 GPUs on NVSwitch). */
 START_TEST(sharded_program_runs_on_tpu_and_gpu)
@@ -192,9 +207,9 @@ END_TEST
 /* The corpus's CPU profile of three scan_mlp steps (jax.profiler, JAX
  * 0.10.2). Derived from the file with a separate reader (Python's json):
  * 333 events carry args.hlo_op; two per step's loop, while.3 and while.14,
- * span their bodies' ops and are left out (6); the 327 others sum 408.360
- * us, 60 of them copies; the first is copy.32 (5.528 us); first start to
- * last end is 3720.300 us. Both files of the run give the same ops. */
+ * span their bodies' ops and are left out (6); the 327 others sum 461.121
+ * us, 60 of them copies; the first is copy.32 (8.953 us); first start to
+ * last end is 937.411 us. Both files of the run give the same ops. */
 START_TEST(jax_profile_ops_at_measured_durations)
 {
     const char *files[] = {PROFILE, PERFETTO};
@@ -212,14 +227,14 @@ START_TEST(jax_profile_ops_at_measured_durations)
         ck_assert_uint_eq(s.n_enclosing, 6);
         ck_assert_uint_eq(s.n_copies, 60);
         ck_assert_uint_eq(s.n_collectives, 0);
-        ck_assert_double_eq_tol(s.busy_s, 408.360e-6, 1e-12);
-        ck_assert_double_eq_tol(s.span_s, 3720.300e-6, 1e-12);
+        ck_assert_double_eq_tol(s.busy_s, 461.121e-6, 1e-12);
+        ck_assert_double_eq_tol(s.span_s, 937.411e-6, 1e-12);
         const strata_op *op;
         ck_assert_int_eq(strata_source_next(src, &op, &err), 1);
         ck_assert_int_eq(op->kind, STRATA_OP_COMPUTE);
         ck_assert_str_eq(op->name, "copy.32");
         ck_assert_str_eq(op->note, "copy");
-        ck_assert_double_eq_tol(op->time_s, 5.528e-6, 1e-15);
+        ck_assert_double_eq_tol(op->time_s, 8.953e-6, 1e-15);
         ck_assert_double_eq_tol(op->at_s, 0, 1e-15);
         uint64_t n = 1;
         bool while_seen = false;
@@ -253,8 +268,8 @@ END_TEST
 
 /* The CLI: import jax-profile writes a trace that runs, and validate
  * --against prints its error table for the profile: the ops at their
- * measured 408.360 us, and the span 3720.300 us against the simulated
- * makespan (the ops back to back: 408.360 us, -89.02%). */
+ * measured 461.121 us, and the span 937.411 us against the simulated
+ * makespan (the ops back to back: 461.121 us, -50.81%). */
 START_TEST(jax_profile_cli_and_validate)
 {
     char *path = strata_test_source_path(PROFILE);
@@ -262,18 +277,18 @@ START_TEST(jax_profile_cli_and_validate)
     char *trace = g_build_filename(tmp, "p.trace", NULL);
     strata_cli_result r = strata_test_cli("import", "jax-profile", path, "-o", trace, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_ptr_nonnull(strstr(r.err, "device 0: 327 ops (60 copies, 0 collectives; 6 enclosing ops left out), busy 408.360 us"));
+    ck_assert_ptr_nonnull(strstr(r.err, "device 0: 327 ops (60 copies, 0 collectives; 6 enclosing ops left out), busy 461.121 us"));
     strata_cli_result_clear(&r);
     char *hw = strata_test_source_path("configs/hw/tpu-v5e.ini");
     r = strata_test_cli("run", "--hw", hw, "--trace", trace, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_ptr_nonnull(strstr(r.out, "makespan  408.360 us"));
+    ck_assert_ptr_nonnull(strstr(r.out, "makespan  461.121 us"));
     strata_cli_result_clear(&r);
     r = strata_test_cli("validate", "--against", path, "--hw", hw, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     const char *text = r.out && strstr(r.out, "span") ? r.out : r.err;
-    ck_assert_ptr_nonnull(strstr(text, "all              327       408.360 us       408.360 us"));
-    ck_assert_ptr_nonnull(strstr(text, "span                      3720.300 us       408.360 us   -89.02%"));
+    ck_assert_ptr_nonnull(strstr(text, "all              327       461.121 us       461.121 us"));
+    ck_assert_ptr_nonnull(strstr(text, "span                       937.411 us       461.121 us   -50.81%"));
     strata_cli_result_clear(&r);
     g_unlink(trace);
     g_rmdir(tmp);
@@ -293,6 +308,7 @@ int main(void)
     tcase_add_test(tc, groups_that_are_not_mesh_axes);
     tcase_add_test(tc, sharded_programs_import_with_collectives);
     tcase_add_test(tc, sharded_program_runs_on_tpu_and_gpu);
+    tcase_add_test(tc, pinned_host_argument_in_host_memory);
     tcase_add_test(tc, jax_profile_ops_at_measured_durations);
     tcase_add_test(tc, jax_profile_cli_and_validate);
     suite_add_tcase(s, tc);

@@ -638,6 +638,28 @@ START_TEST(no_trace_line_past_the_reader_limit)
 }
 END_TEST
 
+/* TPU memory spaces become strata memories: a value laid out in S(1)
+ * (VMEM on TPUs) goes to vmem, in S(5) to host, in S(0) to the device's
+ * memory (the trace names none). */
+START_TEST(memory_spaces_become_memories)
+{
+    const char *layouts[] = {"f32[4]{0:S(1)}", "f32[4]{0:S(5)}", "f32[4]{0:T(256)}"};
+    const char *allocs[] = {"alloc p 16 vmem tag=param", "alloc p 16 host tag=param", "alloc p 16 tag=param"};
+    for (int i = 0; i < 3; i++) {
+        char *to = g_strdup_printf("(size=16,offset=0): %s\nallocation 1", layouts[i]);
+        char *ba = replace(ba_ok, "(size=16,offset=0): f32[4]{0}\nallocation 1", to);
+        char *dir = write_module(ba, lr_ok, hlo_ok);
+        strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.out, allocs[i]) != NULL, "%s: %s", layouts[i], r.out);
+        strata_cli_result_clear(&r);
+        remove_module(dir);
+        g_free(ba);
+        g_free(to);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("xla_import");
@@ -654,6 +676,7 @@ int main(void)
     tcase_add_test(tc, deep_tuple_is_read_without_recursion);
     tcase_add_test(tc, many_allocations_import_in_one_pass);
     tcase_add_test(tc, no_trace_line_past_the_reader_limit);
+    tcase_add_test(tc, memory_spaces_become_memories);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

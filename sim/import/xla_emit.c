@@ -21,6 +21,7 @@
 #include "import/xla_mesh.h"
 
 #define XLA_HOST_MEMORY_SPACE 5
+#define XLA_VMEM_MEMORY_SPACE 1
 #define NO_GROUP UINT32_MAX
 /* A zero-time compute after the arguments: strata counts the buffers
  * allocated before the first compute as the program's arguments. */
@@ -238,6 +239,22 @@ static bool value_on_host(const xla_value *v)
            (!v->shape.is_tuple && v->shape.memory_space == XLA_HOST_MEMORY_SPACE);
 }
 
+/* The strata memory of a buffer (NULL: the device memory): XLA's memory
+ * space from the value's colour or layout, or, for an entry parameter, from
+ * the entry computation's layout (JAX's memory kinds: a pinned_host
+ * argument is S(5) there, even where the backend's buffer assignment has
+ * one colour, as on the CPU). Spaces as XLA's TPU backend numbers them
+ * (xla/stream_executor/tpu and memory_space_assignment: 0 HBM, 1 VMEM,
+ * 5 host); other spaces stay in the device memory. */
+static const char *memory_of(const emitter *e, const xla_group *g, const xla_value *v)
+{
+    int space = v->color ? (int)MIN(v->color, 1024u) : v->shape.is_tuple ? 0 : v->shape.memory_space;
+    const xla_allocation *a = xla_buffers_allocation(e->b, g->alloc);
+    if (space == 0 && (a->flags & XLA_ALLOC_PARAMETER) && e->h)
+        space = xla_hlo_parameter_space(e->h, a->parameter);
+    return space == XLA_HOST_MEMORY_SPACE ? "host" : space == XLA_VMEM_MEMORY_SPACE ? "vmem" : NULL;
+}
+
 static void emit_alloc(emitter *e, uint32_t gi)
 {
     const xla_group *g = &g_array_index(e->groups, xla_group, gi);
@@ -246,8 +263,7 @@ static void emit_alloc(emitter *e, uint32_t gi)
     g_snprintf(note, sizeof note, "allocation.%u", g->alloc);
     strata_op op = {.kind = STRATA_OP_ALLOC, .stream = STRATA_DEFAULT_STREAM, .name = g->name,
                     .size = g->size, .tag = group_tag(g), .note = note};
-    if (value_on_host(v))
-        op.memory = "host";
+    op.memory = memory_of(e, g, v);
     if (!v->shape.is_tuple) {
         op.dtype = v->shape.dtype;
         if (v->shape.rank > 0 && v->shape.rank == v->shape.n_dims && v->shape.elements > 0) {

@@ -20,6 +20,7 @@ struct xla_hlo {
     bool in_frames;       /* past `FileNames`: the stack-frame index, skipped */
     uint64_t partitions, replicas; /* from the HloModule line, 0 when absent */
     bool seen_module, seen_entry; /* the HloModule line, an ENTRY computation */
+    GArray *param_spaces;         /* int: entry parameter -> memory space */
     uint64_t open_line;           /* line of the open computation's header */
 };
 
@@ -47,7 +48,43 @@ void xla_hlo_free(xla_hlo *h)
         return;
     g_hash_table_destroy(h->instrs);
     g_hash_table_destroy(h->comp_flops);
+    if (h->param_spaces)
+        g_array_free(h->param_spaces, TRUE);
     g_free(h);
+}
+
+int xla_hlo_parameter_space(const xla_hlo *h, uint64_t number)
+{
+    return h->param_spaces && number < h->param_spaces->len ? g_array_index(h->param_spaces, int, (guint)number) : 0;
+}
+
+/* entry_computation_layout={(SHAPE, SHAPE, ..., SHAPE)->RESULT} (XLA puts an index comment before every fifth):
+ * each parameter's memory space, in order (unknown shapes: 0). */
+static void read_entry_layout(xla_hlo *h, const char *line)
+{
+    const char *s = strstr(line, "entry_computation_layout={(");
+    if (s == NULL)
+        return;
+    s += strlen("entry_computation_layout={(");
+    h->param_spaces = g_array_new(FALSE, TRUE, sizeof(int));
+    while (*s && *s != ')') {
+        while (*s == ' ' || *s == ',')
+            s++;
+        if (xla_skip(s, "/*", &s)) {
+            const char *close = strstr(s, "*/");
+            if (close == NULL)
+                return;
+            s = close + 2;
+            continue;
+        }
+        xla_shape shape;
+        const char *end;
+        if (*s == ')' || !xla_shape_parse(s, &end, &shape))
+            return;
+        int space = shape.is_tuple ? 0 : shape.memory_space;
+        g_array_append_val(h->param_spaces, space);
+        s = end;
+    }
 }
 
 bool xla_hlo_finish(const xla_hlo *h, const char *file, GError **err)
@@ -409,6 +446,8 @@ bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t linen
     }
     if (xla_skip(line, "HloModule ", NULL)) {
         h->seen_module = true;
+        if (h->param_spaces == NULL)
+            read_entry_layout(h, line);
         h->partitions = module_count(line, "num_partitions=");
         h->replicas = module_count(line, "replica_count=");
         return true;

@@ -63,6 +63,9 @@ const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name);
 /* The module's devices: num_partitions= of the HloModule line when above 1,
  * else replica_count=, else 1. */
 uint64_t xla_hlo_devices(const xla_hlo *h);
+/* The memory space (S(n)) of entry parameter `number` in the HloModule
+ * line's entry_computation_layout, 0 when none or unknown. */
+int xla_hlo_parameter_space(const xla_hlo *h, uint64_t number);
 /* At the end of the file: false (err naming it) when it held no HloModule
  * line, no ENTRY computation, or stops inside a computation (truncated). */
 bool xla_hlo_finish(const xla_hlo *h, const char *file, GError **err);
