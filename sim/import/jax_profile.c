@@ -31,6 +31,7 @@ typedef struct jax_reader {
     GHashTable *name_ids;    /* name (borrowed from names) -> id + 1 */
     GHashTable *proc_device; /* pid (int64 key) -> device + 1 */
     GHashTable *ops_threads; /* "pid:tid" (owned) of `XLA Ops` threads */
+    GHashTable *named;       /* "pid:tid" (owned) of every named thread */
 } jax_reader;
 
 static const char *member_string(JsonObject *o, const char *key)
@@ -117,8 +118,11 @@ static bool feed(jax_reader *r, const char *path, JsonObject *ev, uint64_t line,
         if (what && name && strcmp(what, "process_name") == 0 && device_of_process(name) >= 0)
             g_hash_table_insert(r->proc_device, g_memdup2(&pid, sizeof pid),
                                 GSIZE_TO_POINTER((gsize)device_of_process(name) + 1));
-        else if (what && name && strcmp(what, "thread_name") == 0 && strcmp(name, "XLA Ops") == 0)
-            g_hash_table_add(r->ops_threads, thread_key(pid, tid));
+        else if (what && name && strcmp(what, "thread_name") == 0) {
+            g_hash_table_add(r->named, thread_key(pid, tid));
+            if (strcmp(name, "XLA Ops") == 0)
+                g_hash_table_add(r->ops_threads, thread_key(pid, tid));
+        }
         return true;
     }
     if (strcmp(ph, "X") != 0)
@@ -141,6 +145,16 @@ static bool feed(jax_reader *r, const char *path, JsonObject *ev, uint64_t line,
     else if (member_number(args, "device_ordinal", &d) && d >= 0 && d < (1 << 20))
         rec.device = (int64_t)d;
     rec.hlo_op = hlo_op != NULL;
+    if (!rec.hlo_op) {
+        /* Kept only while it may be an XLA Ops thread's: its thread is that,
+         * or not named yet (TSL names threads first, so host threads' events
+         * are dropped here and memory follows the XLA ops). */
+        char *key = thread_key(pid, tid);
+        bool maybe = g_hash_table_contains(r->ops_threads, key) || !g_hash_table_contains(r->named, key);
+        g_free(key);
+        if (!maybe)
+            return true;
+    }
     rec.name = intern(r, hlo_op ? hlo_op : name);
     g_array_append_val(r->recs, rec);
     return true;
@@ -270,6 +284,7 @@ static jax_reader *reader_new(void)
     r->name_ids = g_hash_table_new(g_str_hash, g_str_equal);
     r->proc_device = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     r->ops_threads = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    r->named = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     return r;
 }
 
@@ -280,6 +295,7 @@ static void reader_free(jax_reader *r)
     g_ptr_array_free(r->names, TRUE);
     g_hash_table_destroy(r->proc_device);
     g_hash_table_destroy(r->ops_threads);
+    g_hash_table_destroy(r->named);
     g_free(r);
 }
 
