@@ -660,6 +660,51 @@ START_TEST(memory_spaces_become_memories)
 }
 END_TEST
 
+/* tests/data/xla/async: an async all-gather over 2 partitions
+ * (all-gather-start/-done, replica_groups={{0,1}}) with a negate scheduled
+ * between start and done. The start becomes the all-gather of its result
+ * {1} (8 f32, 32 B = 2 x the 16 B operand) from p on stream
+ * xla-collective between events; the program waits at the done, after the
+ * negate. The trace runs on 2 GPUs of the DGX model: a ring all-gather of
+ * the 32 B result over the 2 ranks, on its own stream. */
+START_TEST(async_collective_is_collective_plus_wait)
+{
+    char *dir = strata_test_source_path("tests/data/xla/async");
+    char *tmp = strata_test_temp_dir();
+    char *trace = g_build_filename(tmp, "a.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "1 collectives (1 ops, 1 async; 0 as notes)"));
+    strata_cli_result_clear(&r);
+    char *text = NULL;
+    ck_assert(g_file_get_contents(trace, &text, NULL, NULL));
+    const char *order[] = {"option mesh=x0:2\n", "record xa0.go\n", "wait xa0.go stream=xla-collective\n",
+                           "all-gather ags{1} p axis=x0 stream=xla-collective note=all-gather-start\n",
+                           "record xa0.done stream=xla-collective\n", "compute n flops=4 in=p out=n note=negate\n",
+                           "wait xa0.done\n", NULL};
+    const char *at = text;
+    for (const char **o = order; *o; o++) {
+        const char *found = strstr(at, *o);
+        ck_assert_msg(found != NULL, "'%s' not after the previous line in:\n%s", *o, text);
+        at = found + strlen(*o);
+    }
+    g_free(text);
+    char *hw = strata_test_source_path("configs/hw/dgx-h100.ini");
+    r = strata_test_cli("run", "--hw", hw, "--set", "hardware.devices=2", "--set", "hardware.devices_per_host=2",
+                        "--trace", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "all-gather         x0           ring       2    32 B"));
+    ck_assert_ptr_nonnull(strstr(r.out, "xla-collective@0"));
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_rmdir(tmp);
+    g_free(trace);
+    g_free(tmp);
+    g_free(hw);
+    g_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("xla_import");
@@ -677,6 +722,7 @@ int main(void)
     tcase_add_test(tc, many_allocations_import_in_one_pass);
     tcase_add_test(tc, no_trace_line_past_the_reader_limit);
     tcase_add_test(tc, memory_spaces_become_memories);
+    tcase_add_test(tc, async_collective_is_collective_plus_wait);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
