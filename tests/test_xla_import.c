@@ -705,6 +705,53 @@ START_TEST(async_collective_is_collective_plus_wait)
 }
 END_TEST
 
+/* The bytes of a trace size token (4096, 4KiB, 8KiB). */
+static uint64_t size_of_token(const char *t)
+{
+    char *end = NULL;
+    uint64_t n = g_ascii_strtoull(t, &end, 10);
+    return strcmp(end, "KiB") == 0 ? n << 10 : n;
+}
+
+/* tests/data/xla/tpu: TPU layouts. Tiled values keep XLA's padded sizes
+ * (f32[3,100] in T(8,128): 8x128x4 = 4096 B; bf16 in T(8,128)(2,1), two
+ * rows packed per sublane: 16x128x2 = 4096; s8 in T(8,128)(4,1): 32x128 =
+ * 4096; f32[2,3,100]: 2 x 4096), and the S(1) value goes to vmem. Each is
+ * checked against strata's pad policy: the same shapes at their unpadded
+ * sizes (1200, 600, 300, 2400, 1200 B), through `transform --policy pad`,
+ * come out at XLA's sizes. */
+START_TEST(tiled_layouts_match_the_pad_policy)
+{
+    char *dir = strata_test_source_path("tests/data/xla/tpu");
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "alloc v 4KiB vmem tag=temp dtype=f32 shape=3x100"));
+    const char *names[] = {"a", "b", "c", "d", "v"};
+    const char *unpadded = "strata-trace 1\nalloc a 1200 dtype=f32 shape=3x100\nalloc b 600 dtype=bf16 shape=3x100\n"
+                           "alloc c 300 dtype=int8 shape=3x100\nalloc d 2400 dtype=f32 shape=2x3x100\n"
+                           "alloc v 1200 vmem dtype=f32 shape=3x100\ncompute x time=0\n";
+    char *u = strata_test_write_temp("u-XXXXXX.trace", unpadded);
+    strata_cli_result p = strata_test_cli("transform", "--trace", u, "--policy", "pad", "-o", "-", NULL);
+    ck_assert_msg(p.status == 0, "%s", p.err);
+    for (int i = 0; i < 5; i++) {
+        char *key = g_strdup_printf("\nalloc %s ", names[i]);
+        const char *x = strstr(r.out, key), *q = strstr(p.out, key);
+        ck_assert_msg(x && q, "%s", names[i]);
+        char **xt = g_strsplit(x + 1, " ", 4), **qt = g_strsplit(q + 1, " ", 4);
+        ck_assert_uint_eq(size_of_token(xt[2]), size_of_token(qt[2]));
+        ck_assert_uint_eq(size_of_token(xt[2]), names[i][0] == 'd' ? 8192 : 4096);
+        g_strfreev(xt);
+        g_strfreev(qt);
+        g_free(key);
+    }
+    strata_cli_result_clear(&p);
+    strata_cli_result_clear(&r);
+    g_unlink(u);
+    g_free(u);
+    g_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("xla_import");
@@ -723,6 +770,7 @@ int main(void)
     tcase_add_test(tc, no_trace_line_past_the_reader_limit);
     tcase_add_test(tc, memory_spaces_become_memories);
     tcase_add_test(tc, async_collective_is_collective_plus_wait);
+    tcase_add_test(tc, tiled_layouts_match_the_pad_policy);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
