@@ -33,7 +33,7 @@ if [ "${1:-}" = "--test" ]; then
   if [ "$(id -u)" -eq 0 ]; then venv=/opt/strata-jax; else venv="$HOME/.local/share/strata-jax"; fi
   if "$venv/bin/python" -c "import jax, sys; sys.exit(jax.__version__ != '$jax_version')" 2>/dev/null; then
     echo "install-deps: JAX $jax_version is installed in $venv"
-  elif python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check \
+  elif python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check --retries 2 --timeout 20 \
          "jax==$jax_version" "jaxlib==$jax_version"; then
     echo "install-deps: installed JAX $jax_version in $venv"
   else

@@ -13,9 +13,12 @@
  *
  * The trace (xla_emit.c) has one buffer per group of values that XLA keeps
  * in the same storage (same allocation and offset, live ranges touching or
- * overlapping: in-place updates, loop-carried values, donation), allocated
- * and freed at its live range in schedule order, and one op per scheduled
- * instruction that does work.
+ * overlapping, or adjacent at the same size: in-place updates, loop-carried
+ * values), a donated argument's whole allocation as one buffer for the
+ * program, allocated and freed at its live range in schedule order, and
+ * one op per scheduled instruction that does work; an SPMD module's
+ * collectives become strata collectives over the mesh its replica groups
+ * give (xla_mesh.h).
  *
  * Invariants: the import is a pure function of the files (same dump,
  * byte-identical trace); every file is read line by line, so memory grows

@@ -6,11 +6,17 @@
  * groups; groups are walked in two sorted index arrays (by start, by end)
  * alongside the instruction sequence, so the emission is one pass over the
  * schedule. Operands name their defining instruction; get-tuple-element,
- * bitcast and copy-done are followed to the value they stand for.
+ * bitcast and copy-done are followed to the value they stand for. A donated
+ * argument's allocation is one group for the whole program. Collectives
+ * whose replica groups are mesh axes (xla_mesh.h) become strata
+ * collectives after an `option mesh=`; -start/-done pairs run them on
+ * stream xla-collective and wait at the done, as copy-start/-done do on
+ * the copy streams.
  *
  * Invariants: every emitted group is allocated once and freed at most once,
  * after its alloc; an op names only live buffers (the trace checker's rule),
- * so an operand whose buffer is not live is left out of in=.
+ * so an operand whose buffer is not live is left out of in=; no op's text
+ * reaches the trace reader's line limit (append_op refuses it).
  */
 #include "import/xla_emit.h"
 #include <stdlib.h>
