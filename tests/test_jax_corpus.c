@@ -209,7 +209,7 @@ END_TEST
  * 333 events carry args.hlo_op; two per step's loop, while.3 and while.14,
  * span their bodies' ops and are left out (6); the 327 others sum 461.121
  * us, 60 of them copies; the first is copy.32 (8.953 us); first start to
- * last end is 937.411 us. Both files of the run give the same ops. */
+ * the last end of any of them (the last while's included) is 937.992 us. Both files of the run give the same ops. */
 START_TEST(jax_profile_ops_at_measured_durations)
 {
     const char *files[] = {PROFILE, PERFETTO};
@@ -228,7 +228,7 @@ START_TEST(jax_profile_ops_at_measured_durations)
         ck_assert_uint_eq(s.n_copies, 60);
         ck_assert_uint_eq(s.n_collectives, 0);
         ck_assert_double_eq_tol(s.busy_s, 461.121e-6, 1e-12);
-        ck_assert_double_eq_tol(s.span_s, 937.411e-6, 1e-12);
+        ck_assert_double_eq_tol(s.span_s, 937.992e-6, 1e-12);
         const strata_op *op;
         ck_assert_int_eq(strata_source_next(src, &op, &err), 1);
         ck_assert_int_eq(op->kind, STRATA_OP_COMPUTE);
@@ -266,10 +266,73 @@ START_TEST(jax_profile_ops_at_measured_durations)
 }
 END_TEST
 
+/* The GPU/TPU form of the same format (hand-made, as TSL writes it): each
+ * device a process /device:GPU:N with an "XLA Ops" thread whose events
+ * are the ops (no args.hlo_op), host threads beside them. Device 1 ran
+ * fusion.1 (10 us), all-reduce-start (4 us), copy-start (2 us) and a while
+ * (30 us) around fusion.2 (5 us): 4 ops written, the while left out, busy
+ * 10 + 4 + 2 + 5 = 21 us, span from 100 to 150 us = 50 us. Device 0 ran one
+ * op; the Python thread's event is not an op. */
+START_TEST(jax_profile_devices_and_xla_ops_threads)
+{
+    const char *json =
+        "{\"displayTimeUnit\": \"ns\", \"traceEvents\": ["
+        "{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", \"args\": {\"name\": \"/device:GPU:0\"}},"
+        "{\"ph\": \"M\", \"pid\": 1, \"tid\": 5, \"name\": \"thread_name\", \"args\": {\"name\": \"XLA Ops\"}},"
+        "{\"ph\": \"M\", \"pid\": 2, \"name\": \"process_name\", \"args\": {\"name\": \"/device:GPU:1\"}},"
+        "{\"ph\": \"M\", \"pid\": 2, \"tid\": 5, \"name\": \"thread_name\", \"args\": {\"name\": \"XLA Ops\"}},"
+        "{\"ph\": \"M\", \"pid\": 9, \"name\": \"process_name\", \"args\": {\"name\": \"/host:CPU\"}},"
+        "{\"ph\": \"M\", \"pid\": 9, \"tid\": 1, \"name\": \"thread_name\", \"args\": {\"name\": \"python\"}},"
+        "{\"ph\": \"X\", \"pid\": 9, \"tid\": 1, \"ts\": 90, \"dur\": 80, \"name\": \"PjitFunction(step)\"},"
+        "{\"ph\": \"X\", \"pid\": 1, \"tid\": 5, \"ts\": 100, \"dur\": 7, \"name\": \"fusion.1\"},"
+        "{\"ph\": \"X\", \"pid\": 2, \"tid\": 5, \"ts\": 100, \"dur\": 10, \"name\": \"fusion.1\"},"
+        "{\"ph\": \"X\", \"pid\": 2, \"tid\": 5, \"ts\": 112, \"dur\": 4, \"name\": \"all-reduce-start\"},"
+        "{\"ph\": \"X\", \"pid\": 2, \"tid\": 5, \"ts\": 117, \"dur\": 2, \"name\": \"copy-start\"},"
+        "{\"ph\": \"X\", \"pid\": 2, \"tid\": 5, \"ts\": 120, \"dur\": 30, \"name\": \"while\"},"
+        "{\"ph\": \"X\", \"pid\": 2, \"tid\": 5, \"ts\": 125, \"dur\": 5, \"name\": \"fusion.2\"}"
+        "]}";
+    char *path = strata_test_write_temp("gpu-XXXXXX.trace.json", json);
+    ck_assert(strata_jax_profile_sniff(path));
+    strata_jax_profile_summary s;
+    GError *err = NULL;
+    strata_source *src = strata_jax_profile_import(path, 1, &s, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+    ck_assert_uint_eq(s.n_devices, 2);
+    ck_assert_uint_eq(s.n_xla_ops, 6);
+    ck_assert_int_eq(s.device, 1);
+    ck_assert_uint_eq(s.n_ops, 4);
+    ck_assert_uint_eq(s.n_enclosing, 1);
+    ck_assert_uint_eq(s.n_collectives, 1);
+    ck_assert_uint_eq(s.n_copies, 1);
+    ck_assert_double_eq_tol(s.busy_s, 21e-6, 1e-15);
+    ck_assert_double_eq_tol(s.span_s, 50e-6, 1e-15);
+    const char *names[] = {"fusion.1", "all-reduce-start", "copy-start", "fusion.2"};
+    const char *notes[] = {"op", "collective", "copy", "op"};
+    const double at[] = {0, 12e-6, 17e-6, 25e-6};
+    const strata_op *op;
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(strata_source_next(src, &op, &err), 1);
+        ck_assert_str_eq(op->name, names[i]);
+        ck_assert_str_eq(op->note, notes[i]);
+        ck_assert_double_eq_tol(op->at_s, at[i], 1e-15);
+    }
+    ck_assert_int_eq(strata_source_next(src, &op, &err), 0);
+    strata_source_free(src);
+    /* the default: the lowest device, 0, with its one op */
+    src = strata_jax_profile_import(path, STRATA_JAX_DEVICE_AUTO, &s, &err);
+    ck_assert_ptr_nonnull(src);
+    ck_assert_int_eq(s.device, 0);
+    ck_assert_uint_eq(s.n_ops, 1);
+    strata_source_free(src);
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
 /* The CLI: import jax-profile writes a trace that runs, and validate
  * --against prints its error table for the profile: the ops at their
- * measured 461.121 us, and the span 937.411 us against the simulated
- * makespan (the ops back to back: 461.121 us, -50.81%). */
+ * measured 461.121 us, and the span 937.992 us against the simulated
+ * makespan (the ops back to back: 461.121 us, -50.84%). */
 START_TEST(jax_profile_cli_and_validate)
 {
     char *path = strata_test_source_path(PROFILE);
@@ -288,7 +351,7 @@ START_TEST(jax_profile_cli_and_validate)
     ck_assert_msg(r.status == 0, "%s", r.err);
     const char *text = r.out && strstr(r.out, "span") ? r.out : r.err;
     ck_assert_ptr_nonnull(strstr(text, "all              327       461.121 us       461.121 us"));
-    ck_assert_ptr_nonnull(strstr(text, "span                       937.411 us       461.121 us   -50.81%"));
+    ck_assert_ptr_nonnull(strstr(text, "span                       937.992 us       461.121 us   -50.84%"));
     strata_cli_result_clear(&r);
     g_unlink(trace);
     g_rmdir(tmp);
@@ -311,6 +374,7 @@ int main(void)
     tcase_add_test(tc, pinned_host_argument_in_host_memory);
     tcase_add_test(tc, jax_profile_ops_at_measured_durations);
     tcase_add_test(tc, jax_profile_cli_and_validate);
+    tcase_add_test(tc, jax_profile_devices_and_xla_ops_threads);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -254,6 +254,7 @@ static strata_source *emit(jax_reader *r, GArray *ops, const char *path, int dev
     double t0 = mine->len ? g_array_index(mine, jax_rec, 0).ts : 0, end = t0;
     for (guint i = 0; i < mine->len; i++) {
         const jax_rec *rec = &g_array_index(mine, jax_rec, i);
+        end = MAX(end, rec->ts + rec->dur); /* the span holds enclosing ops too */
         if (i + 1 < mine->len && g_array_index(mine, jax_rec, i + 1).ts < rec->ts + rec->dur &&
             g_array_index(mine, jax_rec, i + 1).tid == rec->tid) {
             s->n_enclosing++;
@@ -269,7 +270,6 @@ static strata_source *emit(jax_reader *r, GArray *ops, const char *path, int dev
         s->n_copies += strcmp(kind, "copy") == 0;
         s->n_collectives += strcmp(kind, "collective") == 0;
         s->busy_s += rec->dur * 1e-6;
-        end = MAX(end, rec->ts + rec->dur);
     }
     s->span_s = (end - t0) * 1e-6;
     g_array_free(mine, TRUE);

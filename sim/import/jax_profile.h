@@ -49,7 +49,7 @@ typedef struct strata_jax_profile_summary {
     uint64_t n_enclosing;     /* its ops left out for enclosing others */
     uint64_t n_copies, n_collectives;
     double busy_s;            /* sum of the written ops' durations */
-    double span_s;            /* first op's start to last op's end */
+    double span_s;            /* first op's start to the last end of any of its ops (enclosing ones too) */
 } strata_jax_profile_summary;
 
 /* device: STRATA_JAX_DEVICE_AUTO or a device number. Errors name FILE:LINE
