@@ -13,6 +13,8 @@ if [ "${1:-}" = "--test" ]; then
   # clang: libFuzzer targets and sanitizer runtime; valgrind: memcheck of the CLI;
   # chromium: the HTML report's page test.
   pkgs+=(clang valgrind chromium)
+  # python3-venv: the venv for JAX (below), whose dumps the XLA importer's tests compare.
+  pkgs+=(python3-venv)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
@@ -26,4 +28,20 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends "${missing[@]}"
 else
   echo "install-deps: everything is installed"
+fi
+
+# JAX (CPU) for the XLA corpus tests (tests/jax/, scripts/jax-corpus.py): the
+# version the corpus was made with (tests/data/jax/versions.json), into a venv
+# (Debian 12's pip is externally managed), only where PyPI is reachable.
+if [ "${1:-}" = "--test" ]; then
+  jax_version=0.10.2
+  if [ "$(id -u)" -eq 0 ]; then venv=/opt/strata-jax; else venv="$HOME/.local/share/strata-jax"; fi
+  if "$venv/bin/python" -c "import jax, sys; sys.exit(jax.__version__ != '$jax_version')" 2>/dev/null; then
+    echo "install-deps: JAX $jax_version is installed in $venv"
+  elif python3 -m venv "$venv" && "$venv/bin/pip" install -q --disable-pip-version-check --retries 2 --timeout 20 \
+         "jax==$jax_version" "jaxlib==$jax_version"; then
+    echo "install-deps: installed JAX $jax_version in $venv"
+  else
+    echo "install-deps: JAX not installed (PyPI unreachable?): the JAX corpus regeneration test will skip"
+  fi
 fi

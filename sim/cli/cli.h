@@ -48,6 +48,8 @@ int strata_import_chakra(int argc, char **argv);
 /* `strata export FORMAT` (cmd_export.c) and its formats' names (", ", g_free). */
 int strata_cmd_export(int argc, char **argv);
 char *strata_export_format_names(void);
+/* `strata import jax-profile` (cmd_import_jax.c), dispatched by cmd_import.c. */
+int strata_import_jax_profile(int argc, char **argv);
 int strata_cmd_gen(int argc, char **argv);
 int strata_cmd_transform(int argc, char **argv);
 int strata_cmd_sweep(int argc, char **argv);

@@ -43,6 +43,7 @@ static const importer importers[] = {
      strata_import_kineto},
     {"chakra", "a Chakra execution trace, ASTRA-sim's workload format (.et, or PREFIX of PREFIX.N.et)",
      strata_import_chakra},
+    {"jax-profile", "a jax.profiler trace (Perfetto/TensorBoard JSON[.gz]): XLA ops at measured times", strata_import_jax_profile},
     {NULL, NULL, NULL},
 };
 

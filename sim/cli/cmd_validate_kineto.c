@@ -8,6 +8,8 @@
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
+#include "import/jax_profile.h"
+#include "validate/jax_validate.h"
 #include "validate/kineto_validate.h"
 #include "runspec/runspec.h"
 
@@ -24,8 +26,15 @@ int strata_validate_against(strata_job *job, const char *trace, const char *hw_p
         strata_job_input(job, "--against", trace);
         strata_job_doing(job, "validating %s", trace);
         strata_run_spec_options spec_opt = {.hw_path = hw_path};
-        if ((spec = strata_run_spec_new(&spec_opt, &err)) &&
-            strata_kineto_validate(trace, STRATA_KINETO_DEVICE_AUTO, strata_run_spec_hw(spec), &v, &err)) {
+        if ((spec = strata_run_spec_new(&spec_opt, &err)) && strata_jax_profile_sniff(trace)) {
+            strata_jax_validation jv = {0};
+            if (strata_jax_validate(trace, strata_run_spec_hw(spec), &jv, &err)) {
+                fputs(jv.table, strata_job_human(job));
+                status = jv.oom ? STRATA_EXIT_OOM : STRATA_EXIT_OK;
+            }
+            strata_jax_validation_clear(&jv);
+        } else if (spec &&
+                   strata_kineto_validate(trace, STRATA_KINETO_DEVICE_AUTO, strata_run_spec_hw(spec), &v, &err)) {
             fputs(v.table, strata_job_human(job));
             status = v.oom ? STRATA_EXIT_OOM : STRATA_EXIT_OK;
         }

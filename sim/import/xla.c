@@ -25,6 +25,7 @@ void strata_xla_figures_clear(strata_xla_figures *f)
     g_free(f->live_range_file);
     g_free(f->hlo_file);
     g_free(f->report_file);
+    g_free(f->mesh);
     if (f->temps)
         g_array_free(f->temps, TRUE);
     memset(f, 0, sizeof *f);
@@ -167,8 +168,12 @@ static bool read_module(strata_xla_figures *fig, strata_progress *progress, xla_
     ba_reader r = {b, lr};
     if (!xla_read_lines(fig->buffer_file, progress, ba_line, &r, err) || !xla_buffers_finish(b, fig->buffer_file, err))
         return false;
+    bool ba_has_ranges = xla_liverange_started(lr);
     if (!xla_liverange_started(lr) && fig->live_range_file &&
         !xla_read_lines(fig->live_range_file, progress, lr_line, lr, err))
+        return false;
+    if (xla_liverange_started(lr) &&
+        !xla_liverange_finish(lr, fig->live_range_file && !ba_has_ranges ? fig->live_range_file : fig->buffer_file, err))
         return false;
     if (!xla_liverange_started(lr)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
@@ -184,7 +189,7 @@ static bool read_module(strata_xla_figures *fig, strata_progress *progress, xla_
     }
     if (fig->hlo_file) {
         *h = xla_hlo_new();
-        if (!xla_read_lines(fig->hlo_file, progress, hlo_line, *h, err))
+        if (!xla_read_lines(fig->hlo_file, progress, hlo_line, *h, err) || !xla_hlo_finish(*h, fig->hlo_file, err))
             return false;
     }
     return true;

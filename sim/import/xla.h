@@ -13,9 +13,12 @@
  *
  * The trace (xla_emit.c) has one buffer per group of values that XLA keeps
  * in the same storage (same allocation and offset, live ranges touching or
- * overlapping: in-place updates, loop-carried values, donation), allocated
- * and freed at its live range in schedule order, and one op per scheduled
- * instruction that does work.
+ * overlapping, or adjacent at the same size: in-place updates, loop-carried
+ * values), a donated argument's whole allocation as one buffer for the
+ * program, allocated and freed at its live range in schedule order, and
+ * one op per scheduled instruction that does work; an SPMD module's
+ * collectives become strata collectives over the mesh its replica groups
+ * give (xla_mesh.h).
  *
  * Invariants: the import is a pure function of the files (same dump,
  * byte-identical trace); every file is read line by line, so memory grows
@@ -61,7 +64,12 @@ typedef struct strata_xla_figures {
     bool has_xla_peak;
     uint64_t xla_peak_time, xla_peak_bytes; /* `Live ranges at T (peak)` and its sum */
     /* What the trace holds. */
-    uint64_t n_buffers, n_computes, n_copies, n_collectives;
+    uint64_t n_buffers, n_computes, n_copies;
+    uint64_t n_collectives;           /* HLO collectives written as strata collectives */
+    uint64_t n_collective_ops;        /* the strata collective ops they became */
+    uint64_t n_async_collectives;     /* of them, -start/-done pairs (stream xla-collective) */
+    uint64_t n_collective_notes;      /* HLO collectives kept as computes with a note */
+    char *mesh;                       /* the option mesh= written, NULL when none */
     uint64_t n_thread_local_values;   /* not emitted: per-thread stack memory */
     uint64_t n_unranged_values;       /* no live range: live for the whole program */
     uint64_t n_empty_values;          /* zero bytes: not emitted */

@@ -18,6 +18,7 @@ struct xla_buffers {
     GArray *values;  /* xla_value */
     bool has_total;
     uint64_t total;
+    uint64_t total_of_sizes; /* sum of the allocation sizes so far, at most 2^63 */
 };
 
 xla_buffers *xla_buffers_new(void)
@@ -112,6 +113,13 @@ static bool parse_header(xla_buffers *b, const char *file, const char *line, uin
             goto bad;
     if (strcmp(s, ":") != 0)
         goto bad;
+    if (a.size > XLA_MAX_COUNT)
+        return xla_fail(err, file, lineno, "expected an allocation size of at most 2^63 bytes, got %" G_GUINT64_FORMAT,
+                        a.size);
+    if (b->total_of_sizes > XLA_MAX_COUNT - a.size)
+        return xla_fail(err, file, lineno,
+                        "expected the allocations to total at most 2^63 bytes, this one brings them past it");
+    b->total_of_sizes += a.size;
     if (a.index != b->allocs->len)
         return xla_fail(err, file, lineno, "expected allocation %u (allocations count up from 0), got %"
                         G_GUINT64_FORMAT, b->allocs->len, a.index);

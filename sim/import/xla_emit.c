@@ -6,18 +6,28 @@
  * groups; groups are walked in two sorted index arrays (by start, by end)
  * alongside the instruction sequence, so the emission is one pass over the
  * schedule. Operands name their defining instruction; get-tuple-element,
- * bitcast and copy-done are followed to the value they stand for.
+ * bitcast and copy-done are followed to the value they stand for. A donated
+ * argument's allocation is one group for the whole program. Collectives
+ * whose replica groups are mesh axes (xla_mesh.h) become strata
+ * collectives after an `option mesh=`; -start/-done pairs run them on
+ * stream xla-collective and wait at the done, as copy-start/-done do on
+ * the copy streams.
  *
  * Invariants: every emitted group is allocated once and freed at most once,
  * after its alloc; an op names only live buffers (the trace checker's rule),
- * so an operand whose buffer is not live is left out of in=.
+ * so an operand whose buffer is not live is left out of in=; no op's text
+ * reaches the trace reader's line limit (append_op refuses it).
  */
 #include "import/xla_emit.h"
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/lines.h"
+#include "trace/writer.h"
+#include "import/xla_mesh.h"
 
 #define XLA_HOST_MEMORY_SPACE 5
+#define XLA_VMEM_MEMORY_SPACE 1
 #define NO_GROUP UINT32_MAX
 /* A zero-time compute after the arguments: strata counts the buffers
  * allocated before the first compute as the program's arguments. */
@@ -36,10 +46,34 @@ typedef struct emitter {
     GHashTable *by_key;       /* value key -> value index + 1 */
     GHashTable *defined;      /* instruction name -> GArray of group indices (owned) */
     GHashTable *copies;       /* copy-start name -> done event (owned) */
+    xla_mesh *mesh;           /* the collectives' mesh, NULL when none was cut */
+    GError *error;            /* the first op whose line the trace reader would refuse */
+    GHashTable *group_sets;   /* collective name -> its group set + 1 in mesh */
     strata_op_list *ops;
     uint64_t live_bytes;
     uint64_t max;
 } emitter;
+
+/* Appends op unless its trace line would pass the reader's line limit
+ * (STRATA_LINE_MAX): then the first such op is the import's error (names
+ * and operand lists come from the dump, which has no such limit). */
+static void append_op(emitter *e, const strata_op *op)
+{
+    if (e->error)
+        return;
+    char *text = strata_op_to_text(op);
+    size_t n = strlen(text);
+    g_free(text);
+    if (n + 1 >= STRATA_LINE_MAX) {
+        g_set_error(&e->error, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: expected trace lines below %d bytes (the trace reader's limit), the %s of '%.64s%s' "
+                    "would take %zu (a name or operand list that long)",
+                    e->fig->buffer_file, STRATA_LINE_MAX, strata_op_kind_name(op->kind), op->name ? op->name : "",
+                    op->name && strlen(op->name) > 64 ? "..." : "", n + 1);
+        return;
+    }
+    strata_op_list_append(e->ops, op);
+}
 
 typedef struct value_range {
     uint32_t value;
@@ -126,6 +160,11 @@ static void note_defined(emitter *e, const char *instr, uint32_t group)
         g_array_append_val(list, group);
 }
 
+static bool is_donated(const xla_allocation *a)
+{
+    return (a->flags & XLA_ALLOC_PARAMETER) && (a->flags & XLA_ALLOC_LIVE_OUT);
+}
+
 static void build_groups(emitter *e)
 {
     GArray *r = collect_ranges(e);
@@ -134,7 +173,30 @@ static void build_groups(emitter *e)
         const value_range *vr = &g_array_index(r, value_range, i);
         const xla_value *v = xla_buffers_value(e->b, vr->value);
         xla_group *last = e->groups->len ? &g_array_index(e->groups, xla_group, e->groups->len - 1) : NULL;
-        if (last && last->alloc == v->alloc && last->offset == v->offset && vr->start <= last->end) {
+        const xla_allocation *a = xla_buffers_allocation(e->b, v->alloc);
+        if (is_donated(a)) {
+            /* A donated argument's allocation is the caller's for the whole
+             * program: XLA may put temporaries in it between the argument's
+             * last use and the output's definition, but the bytes are held.
+             * One buffer, the whole allocation, named after the argument. */
+            if (last == NULL || last->alloc != v->alloc) {
+                xla_group g = {.alloc = v->alloc, .rep = vr->value, .offset = 0, .size = a->size,
+                               .start = 0, .end = e->max};
+                g_array_append_val(e->groups, g);
+                last = &g_array_index(e->groups, xla_group, e->groups->len - 1);
+            }
+            if (vr->start == 0 && v->offset == 0)
+                last->rep = vr->value;
+            e->group_of[vr->value] = e->groups->len - 1;
+            note_defined(e, v->name, e->groups->len - 1);
+            continue;
+        }
+        /* Touching (start <= end: an in-place update), or adjacent (start ==
+         * end + 1) at the same size: the slice is occupied at every schedule
+         * time between, so one buffer holds it. Adjacent values of other
+         * sizes stay apart: the larger would hold bytes XLA gives others. */
+        if (last && last->alloc == v->alloc && last->offset == v->offset &&
+            (vr->start <= last->end || (vr->start == last->end + 1 && v->size == last->size))) {
             last->end = MAX(last->end, vr->end);
             if (v->size > last->size) {
                 last->size = v->size;
@@ -183,6 +245,22 @@ static bool value_on_host(const xla_value *v)
            (!v->shape.is_tuple && v->shape.memory_space == XLA_HOST_MEMORY_SPACE);
 }
 
+/* The strata memory of a buffer (NULL: the device memory): XLA's memory
+ * space from the value's colour or layout, or, for an entry parameter, from
+ * the entry computation's layout (JAX's memory kinds: a pinned_host
+ * argument is S(5) there, even where the backend's buffer assignment has
+ * one colour, as on the CPU). Spaces as XLA's TPU backend numbers them
+ * (xla/stream_executor/tpu and memory_space_assignment: 0 HBM, 1 VMEM,
+ * 5 host); other spaces stay in the device memory. */
+static const char *memory_of(const emitter *e, const xla_group *g, const xla_value *v)
+{
+    int space = v->color ? (int)MIN(v->color, 1024u) : v->shape.is_tuple ? 0 : v->shape.memory_space;
+    const xla_allocation *a = xla_buffers_allocation(e->b, g->alloc);
+    if (space == 0 && (a->flags & XLA_ALLOC_PARAMETER) && e->h)
+        space = xla_hlo_parameter_space(e->h, a->parameter);
+    return space == XLA_HOST_MEMORY_SPACE ? "host" : space == XLA_VMEM_MEMORY_SPACE ? "vmem" : NULL;
+}
+
 static void emit_alloc(emitter *e, uint32_t gi)
 {
     const xla_group *g = &g_array_index(e->groups, xla_group, gi);
@@ -191,8 +269,7 @@ static void emit_alloc(emitter *e, uint32_t gi)
     g_snprintf(note, sizeof note, "allocation.%u", g->alloc);
     strata_op op = {.kind = STRATA_OP_ALLOC, .stream = STRATA_DEFAULT_STREAM, .name = g->name,
                     .size = g->size, .tag = group_tag(g), .note = note};
-    if (value_on_host(v))
-        op.memory = "host";
+    op.memory = memory_of(e, g, v);
     if (!v->shape.is_tuple) {
         op.dtype = v->shape.dtype;
         if (v->shape.rank > 0 && v->shape.rank == v->shape.n_dims && v->shape.elements > 0) {
@@ -200,7 +277,7 @@ static void emit_alloc(emitter *e, uint32_t gi)
             memcpy(op.shape, v->shape.dims, sizeof op.shape);
         }
     }
-    strata_op_list_append(e->ops, &op);
+    append_op(e, &op);
     e->state[gi] = G_LIVE;
     e->live_bytes += g->size;
 }
@@ -209,7 +286,7 @@ static void emit_free(emitter *e, uint32_t gi)
 {
     const xla_group *g = &g_array_index(e->groups, xla_group, gi);
     strata_op op = {.kind = STRATA_OP_FREE, .stream = STRATA_DEFAULT_STREAM, .name = g->name};
-    strata_op_list_append(e->ops, &op);
+    append_op(e, &op);
     e->state[gi] = G_FREED;
     e->live_bytes -= g->size;
 }
@@ -295,8 +372,8 @@ static void emit_compute(emitter *e, const char *name, const xla_instr *in)
         e->fig->flops += in->flops;
     }
     if (in && is_one_of(in->opcode, collective_ops))
-        e->fig->n_collectives++;
-    strata_op_list_append(e->ops, &op);
+        e->fig->n_collective_notes++;
+    append_op(e, &op);
     e->fig->n_computes++;
     g_free(label);
     g_ptr_array_free(ins, TRUE);
@@ -306,7 +383,7 @@ static void emit_compute(emitter *e, const char *name, const xla_instr *in)
 static void emit_event(emitter *e, strata_op_kind kind, const char *event, const char *stream)
 {
     strata_op op = {.kind = kind, .stream = stream, .name = event};
-    strata_op_list_append(e->ops, &op);
+    append_op(e, &op);
 }
 
 /* copy-start: the copy runs on its own stream; the program waits at copy-done. */
@@ -334,11 +411,123 @@ static bool emit_copy_start(emitter *e, const char *name, const xla_instr *in)
         op.has_bytes = true;
         op.bytes = d->size;
     }
-    strata_op_list_append(e->ops, &op);
+    append_op(e, &op);
     emit_event(e, STRATA_OP_RECORD, done, stream);
     g_hash_table_insert(e->copies, g_strdup(name), done);
     g_free(go);
     return true;
+}
+
+typedef struct coll_kind {
+    const char *opcode;
+    strata_op_kind kind;
+    bool async;
+} coll_kind;
+
+static const coll_kind coll_kinds[] = {
+    {"all-reduce", STRATA_OP_ALL_REDUCE, false},   {"all-reduce-start", STRATA_OP_ALL_REDUCE, true},
+    {"all-gather", STRATA_OP_ALL_GATHER, false},   {"all-gather-start", STRATA_OP_ALL_GATHER, true},
+    {"reduce-scatter", STRATA_OP_REDUCE_SCATTER, false},
+    {"all-to-all", STRATA_OP_ALL_TO_ALL, false},   {NULL, STRATA_OP_COMPUTE, false},
+};
+
+static const coll_kind *find_coll(const char *opcode)
+{
+    for (const coll_kind *k = coll_kinds; k->opcode; k++)
+        if (strcmp(k->opcode, opcode) == 0)
+            return k;
+    return NULL;
+}
+
+/* The live group of result `index` of `name` ({} for an array result). */
+static uint32_t result_group(const emitter *e, const char *name, int64_t index)
+{
+    char *key = index < 0 ? g_strconcat(name, "{}", NULL) : g_strdup_printf("%s{%" G_GINT64_FORMAT "}", name, index);
+    gpointer v = g_hash_table_lookup(e->by_key, key);
+    g_free(key);
+    uint32_t g = v ? e->group_of[GPOINTER_TO_UINT(v) - 1] : NO_GROUP;
+    return g != NO_GROUP && e->state[g] == G_LIVE ? g : NO_GROUP;
+}
+
+static uint64_t group_size(const emitter *e, uint32_t g)
+{
+    return g_array_index(e->groups, xla_group, g).size;
+}
+
+/* An HLO collective as strata collectives over the mesh axes of its
+ * replica groups: one op per array it moves (a tuple-shaped all-reduce or
+ * all-to-all moves each operand). An async -start runs them on stream
+ * xla-collective between events, the program waits at its -done. False
+ * (then a compute with a note) when the groups are not mesh axes or the
+ * buffers are not sized as the op requires. */
+static bool emit_collective(emitter *e, const char *name, const xla_instr *in, const coll_kind *k)
+{
+    gpointer set = e->mesh ? g_hash_table_lookup(e->group_sets, name) : NULL;
+    if (set == NULL)
+        return false;
+    uint64_t n = 1;
+    char *axes = xla_mesh_axes(e->mesh, GPOINTER_TO_INT(set) - 1, &n);
+    if (axes == NULL)
+        return true; /* groups of one device: nothing moves */
+    uint32_t n_ops = 0;
+    while (in->operands[n_ops])
+        n_ops++;
+    GArray *ops = g_array_new(FALSE, TRUE, sizeof(strata_op));
+    bool ok = n_ops > 0;
+    for (uint32_t i = 0; ok && i < n_ops; i++) {
+        /* all-gather-start's result is (operands, results); an -start
+         * all-reduce's is its results, as the plain op's. */
+        int64_t index = k->kind == STRATA_OP_ALL_GATHER && k->async ? (n_ops > 1 ? -2 : 1)
+                        : n_ops > 1 || in->shape.is_tuple ? (int64_t)i : -1;
+        uint32_t out = index == -2 ? NO_GROUP : result_group(e, name, index);
+        uint32_t src = resolve(e, in->operands[i], 0);
+        if (out == NO_GROUP || (k->kind != STRATA_OP_ALL_REDUCE && (src == NO_GROUP || e->state[src] != G_LIVE))) {
+            ok = false;
+            break;
+        }
+        uint64_t so = group_size(e, out), si = k->kind == STRATA_OP_ALL_REDUCE ? so : group_size(e, src);
+        switch (k->kind) {
+        case STRATA_OP_ALL_GATHER: ok = si <= UINT64_MAX / n && so == n * si; break;
+        case STRATA_OP_REDUCE_SCATTER: ok = so <= UINT64_MAX / n && si == n * so; break;
+        case STRATA_OP_ALL_TO_ALL: ok = so == si && so % n == 0; break;
+        default: break;
+        }
+        strata_op op = {.kind = k->kind, .name = g_array_index(e->groups, xla_group, out).name,
+                        .src = k->kind == STRATA_OP_ALL_REDUCE ? NULL : g_array_index(e->groups, xla_group, src).name,
+                        .axis = axes, .note = in->opcode};
+        g_array_append_val(ops, op);
+    }
+    if (ok) {
+        const char *stream = k->async ? "xla-collective" : STRATA_DEFAULT_STREAM;
+        char *go = NULL, *done = NULL;
+        if (k->async) {
+            uint64_t c = e->fig->n_async_collectives++;
+            go = g_strdup_printf("xa%" G_GUINT64_FORMAT ".go", c);
+            done = g_strdup_printf("xa%" G_GUINT64_FORMAT ".done", c);
+            emit_event(e, STRATA_OP_RECORD, go, STRATA_DEFAULT_STREAM);
+            emit_event(e, STRATA_OP_WAIT, go, stream);
+        }
+        for (guint i = 0; i < ops->len; i++) {
+            strata_op *op = &g_array_index(ops, strata_op, i);
+            op->stream = stream;
+            append_op(e, op);
+        }
+        if (k->async) {
+            emit_event(e, STRATA_OP_RECORD, done, stream);
+            g_hash_table_insert(e->copies, g_strdup(name), done);
+            g_free(go);
+        }
+        e->fig->n_collective_ops += ops->len;
+        e->fig->n_collectives++;
+    }
+    g_array_free(ops, TRUE);
+    g_free(axes);
+    return ok;
+}
+
+static bool is_done(const char *opcode)
+{
+    return g_str_has_suffix(opcode, "-done");
 }
 
 static void emit_instruction(emitter *e, const char *name)
@@ -352,7 +541,7 @@ static void emit_instruction(emitter *e, const char *name)
             emit_compute(e, name, NULL);
         return;
     }
-    if (strcmp(in->opcode, "copy-done") == 0) {
+    if (is_done(in->opcode)) {
         const char *done = in->operands[0] ? g_hash_table_lookup(e->copies, in->operands[0]) : NULL;
         if (done)
             emit_event(e, STRATA_OP_WAIT, done, STRATA_DEFAULT_STREAM);
@@ -361,6 +550,9 @@ static void emit_instruction(emitter *e, const char *name)
     if (is_one_of(in->opcode, bookkeeping_ops))
         return;
     if (strcmp(in->opcode, "copy-start") == 0 && emit_copy_start(e, name, in))
+        return;
+    const coll_kind *ck = find_coll(in->opcode);
+    if (ck && emit_collective(e, name, in, ck))
         return;
     emit_compute(e, name, in);
 }
@@ -401,12 +593,19 @@ static void emit_schedule(emitter *e)
         by_start[i] = by_end[i] = i;
     g_qsort_with_data(by_start, (gint)n, sizeof(uint32_t), cmp_by_start, (gpointer)g);
     g_qsort_with_data(by_end, (gint)n, sizeof(uint32_t), cmp_by_end, (gpointer)g);
+    if (e->mesh) {
+        char *mesh = xla_mesh_option(e->mesh);
+        strata_op opt = {.kind = STRATA_OP_OPTION, .name = "mesh", .value = mesh};
+        append_op(e, &opt);
+        g_free(e->fig->mesh);
+        e->fig->mesh = mesh;
+    }
     for (uint32_t i = 0; i < n; i++)
         if (in_setup(&g[i]))
             emit_alloc(e, i);
     strata_op entry = {.kind = STRATA_OP_COMPUTE, .stream = STRATA_DEFAULT_STREAM, .name = XLA_ENTRY_LABEL,
                        .has_time = true, .time_s = 0, .note = "entry"};
-    strata_op_list_append(e->ops, &entry);
+    append_op(e, &entry);
     uint64_t steps = xla_liverange_n_instructions(e->lr);
     guint si = 0, ei = 0;
     for (uint64_t t = 0; t < steps; t++) {
@@ -491,6 +690,31 @@ static void xla_figures(const xla_buffers *b, strata_xla_figures *f)
     }
 }
 
+/* The mesh of the scheduled collectives' replica groups; none (e->mesh
+ * NULL) when no collective has mesh-like groups or the cuts do not divide. */
+static void cut_mesh(emitter *e)
+{
+    if (e->h == NULL)
+        return;
+    xla_mesh *m = xla_mesh_new(xla_hlo_devices(e->h));
+    bool any = false;
+    for (uint64_t t = 0; t < xla_liverange_n_instructions(e->lr); t++) {
+        const char *name = xla_liverange_instruction(e->lr, t);
+        const xla_instr *in = xla_hlo_find(e->h, name);
+        if (in == NULL || find_coll(in->opcode) == NULL)
+            continue;
+        int set = in->replica_groups ? xla_mesh_add(m, in->replica_groups) : xla_mesh_add(m, "{}");
+        if (set >= 0) {
+            g_hash_table_insert(e->group_sets, (gpointer)name, GINT_TO_POINTER(set + 1));
+            any = true;
+        }
+    }
+    if (any && xla_mesh_build(m))
+        e->mesh = m;
+    else
+        xla_mesh_free(m);
+}
+
 static void garray_free(gpointer p)
 {
     g_array_free(p, TRUE);
@@ -505,6 +729,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     e.by_key = g_hash_table_new(g_str_hash, g_str_equal);
     e.defined = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, garray_free);
     e.copies = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    e.group_sets = g_hash_table_new(g_str_hash, g_str_equal);
     e.ops = strata_op_list_new();
     xla_figures(b, fig);
     fig->n_instructions = xla_liverange_n_instructions(lr);
@@ -512,11 +737,14 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     for (uint32_t i = 0; i < xla_buffers_n_values(b); i++)
         g_hash_table_insert(e.by_key, xla_buffers_value(b, i)->key, GUINT_TO_POINTER(i + 1));
     build_groups(&e);
+    cut_mesh(&e);
     fig->n_buffers = e.groups->len;
     e.state = g_new0(group_state, e.groups->len + 1);
     emit_schedule(&e);
     strata_source *src = NULL;
-    if (xla_plan_temps(b, (const xla_group *)(void *)e.groups->data, e.groups->len, fig, err)) {
+    if (e.error)
+        g_propagate_error(err, e.error);
+    else if (xla_plan_temps(b, (const xla_group *)(void *)e.groups->data, e.groups->len, fig, err)) {
         src = strata_op_list_to_source(e.ops, fig->buffer_file);
         e.ops = NULL;
     }
@@ -529,5 +757,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     g_hash_table_destroy(e.by_key);
     g_hash_table_destroy(e.defined);
     g_hash_table_destroy(e.copies);
+    g_hash_table_destroy(e.group_sets);
+    xla_mesh_free(e.mesh);
     return src;
 }

@@ -10,6 +10,7 @@
  */
 #include "import/xla_hlo.h"
 #include <string.h>
+#include "core/error.h"
 #include "trace/check.h"
 
 struct xla_hlo {
@@ -17,6 +18,10 @@ struct xla_hlo {
     GHashTable *comp_flops; /* computation name (owned) -> double* (owned) */
     double *current;      /* the open computation's sum, or NULL */
     bool in_frames;       /* past `FileNames`: the stack-frame index, skipped */
+    uint64_t partitions, replicas; /* from the HloModule line, 0 when absent */
+    bool seen_module, seen_entry; /* the HloModule line, an ENTRY computation */
+    GArray *param_spaces;         /* int: entry parameter -> memory space */
+    uint64_t open_line;           /* line of the open computation's header */
 };
 
 static void instr_free(gpointer p)
@@ -25,6 +30,7 @@ static void instr_free(gpointer p)
     g_free(i->name);
     g_free(i->opcode);
     g_strfreev(i->operands);
+    g_free(i->replica_groups);
     g_free(i);
 }
 
@@ -42,7 +48,96 @@ void xla_hlo_free(xla_hlo *h)
         return;
     g_hash_table_destroy(h->instrs);
     g_hash_table_destroy(h->comp_flops);
+    if (h->param_spaces)
+        g_array_free(h->param_spaces, TRUE);
     g_free(h);
+}
+
+int xla_hlo_parameter_space(const xla_hlo *h, uint64_t number)
+{
+    return h->param_spaces && number < h->param_spaces->len ? g_array_index(h->param_spaces, int, (guint)number) : 0;
+}
+
+/* entry_computation_layout={(SHAPE, SHAPE, ..., SHAPE)->RESULT} (XLA puts an index comment before every fifth):
+ * each parameter's memory space, in order (unknown shapes: 0). */
+static void read_entry_layout(xla_hlo *h, const char *line)
+{
+    const char *s = strstr(line, "entry_computation_layout={(");
+    if (s == NULL)
+        return;
+    s += strlen("entry_computation_layout={(");
+    h->param_spaces = g_array_new(FALSE, TRUE, sizeof(int));
+    while (*s && *s != ')') {
+        while (*s == ' ' || *s == ',')
+            s++;
+        if (xla_skip(s, "/*", &s)) {
+            const char *close = strstr(s, "*/");
+            if (close == NULL)
+                return;
+            s = close + 2;
+            continue;
+        }
+        xla_shape shape;
+        const char *end;
+        if (*s == ')' || !xla_shape_parse(s, &end, &shape))
+            return;
+        int space = shape.is_tuple ? 0 : shape.memory_space;
+        g_array_append_val(h->param_spaces, space);
+        s = end;
+    }
+}
+
+bool xla_hlo_finish(const xla_hlo *h, const char *file, GError **err)
+{
+    const char *what = !h->seen_module ? "expected an 'HloModule NAME, ...' line, found none (an empty file?)"
+                       : h->current    ? "expected '}' closing the last computation, found the end of the file "
+                                         "(a truncated dump?)"
+                       : !h->seen_entry ? "expected an 'ENTRY' computation, found none (a truncated dump?)"
+                                        : NULL;
+    if (what)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s", file, what);
+    return what == NULL;
+}
+
+uint64_t xla_hlo_devices(const xla_hlo *h)
+{
+    return h->partitions > 1 ? h->partitions : h->replicas > 1 ? h->replicas : 1;
+}
+
+static const char *match_close(const char *s);
+
+/* The end of a replica_groups= value at s: {{..},{..}}, [G,S]<=[..]T(..)
+ * or mesh[..] {..}; NULL when none of those. */
+static const char *groups_end(const char *s)
+{
+    if (*s == '{')
+        return match_close(s);
+    if (*s == '[') {
+        const char *e = strchr(s, ']');
+        e = e && e[1] == '<' && e[2] == '=' ? strchr(e + 3, ']') : NULL;
+        if (e && e[1] == 'T' && e[2] == '(')
+            e = strchr(e + 3, ')');
+        return e ? e + 1 : NULL;
+    }
+    if (xla_skip(s, "mesh[", NULL)) {
+        const char *e = strstr(s, "] {");
+        e = e ? strchr(e + 3, '}') : NULL;
+        return e ? e + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* u64 after `key` in the HloModule line, 0 when absent. */
+static uint64_t module_count(const char *line, const char *key)
+{
+    const char *s = strstr(line, key);
+    uint64_t v = 0;
+    if (s) {
+        s += strlen(key);
+        if (!xla_parse_u64(&s, &v))
+            v = 0;
+    }
+    return v;
 }
 
 const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name)
@@ -131,19 +226,20 @@ static bool operand_shape(const xla_hlo *h, const char *ops, const char *end, ch
     return true;
 }
 
-/* Product of lhs dims listed after `key` as {1,2} or ["1","2"]. */
+/* Product of lhs dims listed after `key` as {1,2} or ["1","2"] (1 when
+ * none: an outer product); -1 when a dimension is not one of lhs's. */
 static double contracting(const char *attrs, const char *key, const xla_shape *lhs)
 {
     const char *s = strstr(attrs, key);
     if (s == NULL)
-        return 0;
+        return 1;
     s += strlen(key);
     double k = 1;
     while (*s && *s != '}' && *s != ']') {
         uint64_t d;
         if (xla_parse_u64(&s, &d)) {
             if (d >= lhs->rank || d >= lhs->n_dims)
-                return 0;
+                return -1;
             k *= (double)lhs->dims[d];
         } else {
             s++;
@@ -180,36 +276,80 @@ static bool is_elementwise(const char *op)
     return false;
 }
 
-static double instr_flops(const xla_hlo *h, const xla_instr *in, const char *ops, const char *ops_end,
-                          const char *attrs)
+/* The operand's shape or an error naming it (FLOPs need it). */
+static bool need_shape(const xla_hlo *h, const xla_instr *in, const char *ops, const char *ops_end, int k,
+                       xla_shape *out, const char *file, uint64_t lineno, GError **err)
+{
+    if (operand_shape(h, ops, ops_end, in->operands, k, out))
+        return true;
+    return xla_fail(err, file, lineno, "expected operand %d of %s '%s' to be defined before it (its shape gives the FLOPs)",
+                    k, in->opcode, in->name);
+}
+
+static bool dot_flops(const xla_instr *in, const char *attrs, const char *key, const xla_shape *lhs, double *flops,
+                      const char *file, uint64_t lineno, GError **err)
+{
+    double k = contracting(attrs, key, lhs);
+    if (k < 0)
+        return xla_fail(err, file, lineno,
+                        "expected the contracting dimensions of '%s' below its lhs's rank %u, got one past it", in->name,
+                        lhs->rank);
+    *flops = 2.0 * (double)in->shape.elements * k;
+    return true;
+}
+
+/* The instruction's FLOPs (xla_hlo.h's table); false with err at the line
+ * when its operands, dimensions or called computation are not there. */
+static bool instr_flops(const xla_hlo *h, const xla_instr *in, const char *ops, const char *ops_end, const char *attrs,
+                        double *flops, const char *file, uint64_t lineno, GError **err)
 {
     xla_shape a, b;
     const char *op = in->opcode;
-    if (strcmp(op, "dot") == 0 && operand_shape(h, ops, ops_end, in->operands, 0, &a))
-        return 2.0 * (double)in->shape.elements * contracting(attrs, "lhs_contracting_dims={", &a);
-    if (strcmp(op, "convolution") == 0 && operand_shape(h, ops, ops_end, in->operands, 1, &b))
-        return conv_flops(attrs, &in->shape, &b);
-    if (strcmp(op, "custom-call") == 0 && (strstr(attrs, "$gemm") || strstr(attrs, "$lt$matmul")) &&
-        operand_shape(h, ops, ops_end, in->operands, 0, &a))
-        return 2.0 * (double)in->shape.elements * contracting(attrs, "\"lhs_contracting_dimensions\":[", &a);
+    *flops = 0;
+    if (strcmp(op, "dot") == 0)
+        return need_shape(h, in, ops, ops_end, 0, &a, file, lineno, err) &&
+               dot_flops(in, attrs, "lhs_contracting_dims={", &a, flops, file, lineno, err);
+    if (strcmp(op, "convolution") == 0) {
+        if (!need_shape(h, in, ops, ops_end, 1, &b, file, lineno, err))
+            return false;
+        *flops = conv_flops(attrs, &in->shape, &b);
+        if (*flops == 0 && in->shape.elements > 0 && b.elements > 0)
+            return xla_fail(err, file, lineno,
+                            "expected dim_labels=LHS_KERNEL->OUT naming the kernel's output feature dimension 'o' "
+                            "on convolution '%s'", in->name);
+        return true;
+    }
+    if (strcmp(op, "custom-call") == 0 && (strstr(attrs, "$gemm") || strstr(attrs, "$lt$matmul")))
+        return need_shape(h, in, ops, ops_end, 0, &a, file, lineno, err) &&
+               dot_flops(in, attrs, "\"lhs_contracting_dimensions\":[", &a, flops, file, lineno, err);
     if (strcmp(op, "fusion") == 0) {
         const char *c = strstr(attrs, "calls=");
         if (c == NULL)
-            return 0;
+            return xla_fail(err, file, lineno, "expected calls=COMPUTATION on fusion '%s'", in->name);
         c += strlen("calls=");
         if (*c == '%')
             c++;
         size_t n = strcspn(c, ", ");
         char *name = g_strndup(c, n);
         const double *f = g_hash_table_lookup(h->comp_flops, name);
+        bool ok = f != NULL && f != h->current;
+        if (!ok)
+            xla_fail(err, file, lineno, "expected calls=%s of fusion '%s' to name a computation defined before it", name,
+                     in->name);
         g_free(name);
-        return f ? *f : 0;
+        if (ok)
+            *flops = *f;
+        return ok;
     }
-    if (strcmp(op, "reduce") == 0 && operand_shape(h, ops, ops_end, in->operands, 0, &a))
-        return (double)a.elements;
+    if (strcmp(op, "reduce") == 0) {
+        if (!need_shape(h, in, ops, ops_end, 0, &a, file, lineno, err))
+            return false;
+        *flops = (double)a.elements;
+        return true;
+    }
     if (is_elementwise(op))
-        return (double)in->shape.elements;
-    return 0;
+        *flops = (double)in->shape.elements;
+    return true;
 }
 
 static bool bad_instr(const char *file, uint64_t lineno, const char *line, GError **err)
@@ -249,7 +389,21 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
         if (xla_parse_u64(&idx, &v) && v < INT64_MAX)
             in->tuple_index = (int64_t)v;
     }
-    in->flops = instr_flops(h, in, open + 1, close - 1, attrs);
+    const char *rg = strstr(attrs, "replica_groups=");
+    if (rg) {
+        rg += strlen("replica_groups=");
+        const char *end = groups_end(rg);
+        if (end == NULL) {
+            instr_free(in);
+            return xla_fail_line(err, file, lineno, line,
+                                 "replica_groups={{...},...}, [G,S]<=[DIMS][T(PERM)] or mesh['A'=N,...] {'A',...}");
+        }
+        in->replica_groups = g_strndup(rg, (gsize)(end - rg));
+    }
+    if (!instr_flops(h, in, open + 1, close - 1, attrs, &in->flops, file, lineno, err)) {
+        instr_free(in);
+        return false;
+    }
     if (!strata_trace_flops_ok(in->flops)) {
         bool ok = xla_fail(err, file, lineno,
                            "expected at most %g FLOPs for '%s' (a trace's flops= range), its shapes give %g",
@@ -277,11 +431,28 @@ static bool is_frame_section(const char *line)
 
 bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err)
 {
-    if (h->in_frames || is_frame_section(line)) {
+    /* The index's sections hold numbered lines and end at a blank line;
+     * XLA 0.4.3x and later print them before the computations. */
+    if (is_frame_section(line)) {
         h->in_frames = true;
         return true;
     }
-    if (line[0] == '\0' || xla_skip(line, "HloModule ", NULL))
+    if (h->in_frames) {
+        if (line[0] == '\0')
+            h->in_frames = false;
+        else if (!g_ascii_isdigit(line[0]))
+            return xla_fail_line(err, file, lineno, line, "a numbered line of the stack-frame index ('N ...') or a blank line");
+        return true;
+    }
+    if (xla_skip(line, "HloModule ", NULL)) {
+        h->seen_module = true;
+        if (h->param_spaces == NULL)
+            read_entry_layout(h, line);
+        h->partitions = module_count(line, "num_partitions=");
+        h->replicas = module_count(line, "replica_count=");
+        return true;
+    }
+    if (line[0] == '\0')
         return true;
     if (line[0] == ' ')
         return parse_instr(h, file, line, lineno, err);
@@ -296,6 +467,11 @@ bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t linen
         xla_skip(s, "%", &s);
         size_t len = strcspn(s, " (");
         if (len > 0) {
+            if (h->current)
+                return xla_fail(err, file, lineno, "expected '}' closing the computation opened at line %" G_GUINT64_FORMAT
+                                " before another one", h->open_line);
+            h->seen_entry |= xla_skip(line, "ENTRY ", NULL);
+            h->open_line = lineno;
             double *sum = g_new0(double, 1);
             g_hash_table_replace(h->comp_flops, g_strndup(s, len), sum);
             h->current = sum;

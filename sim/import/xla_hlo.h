@@ -50,6 +50,7 @@ typedef struct xla_instr {
     xla_shape shape;
     char **operands;       /* NULL-terminated names (none for constant, parameter) */
     int64_t tuple_index;   /* get-tuple-element's index=, else -1 */
+    char *replica_groups;  /* a collective's replica_groups= value, else NULL */
     double flops;
 } xla_instr;
 
@@ -59,5 +60,14 @@ xla_hlo *xla_hlo_new(void);
 void xla_hlo_free(xla_hlo *h);
 bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err);
 const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name);
+/* The module's devices: num_partitions= of the HloModule line when above 1,
+ * else replica_count=, else 1. */
+uint64_t xla_hlo_devices(const xla_hlo *h);
+/* The memory space (S(n)) of entry parameter `number` in the HloModule
+ * line's entry_computation_layout, 0 when none or unknown. */
+int xla_hlo_parameter_space(const xla_hlo *h, uint64_t number);
+/* At the end of the file: false (err naming it) when it held no HloModule
+ * line, no ENTRY computation, or stops inside a computation (truncated). */
+bool xla_hlo_finish(const xla_hlo *h, const char *file, GError **err);
 
 #endif

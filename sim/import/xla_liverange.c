@@ -5,7 +5,9 @@
  * hash table from key to a packed (start, end) pair.
  */
 #include "import/xla_liverange.h"
+#include <stdarg.h>
 #include <string.h>
+#include "core/error.h"
 #include "import/xla_text.h"
 
 typedef enum { LR_NONE, LR_HEADER, LR_SEQUENCE, LR_RANGES, LR_PEAK, LR_TRAILER } lr_state;
@@ -98,6 +100,8 @@ static bool peak_line(xla_liverange *lr, const char *file, const char *line, uin
     if (sep == NULL || !xla_parse_u64(&s, &bytes) || !xla_skip(s, " bytes", &s) ||
         !(*s == '\0' || xla_skip(s, " (cumulative: ", NULL)))
         return bad(file, lineno, line, "'    NAME: N bytes' (a value live at the peak)", err);
+    if (bytes > XLA_MAX_COUNT - lr->peak_bytes)
+        return xla_fail(err, file, lineno, "expected the values live at the peak to total at most 2^63 bytes");
     lr->peak_bytes += bytes;
     return true;
 }
@@ -108,6 +112,8 @@ static bool header_line(xla_liverange *lr, const char *file, const char *line, u
     const char *s = line + strlen("HloLiveRange (max ");
     if (!xla_parse_u64(&s, &lr->max) || strcmp(s, "):") != 0)
         return bad(file, lineno, line, "'HloLiveRange (max T):'", err);
+    if (lr->max > XLA_MAX_COUNT)
+        return xla_fail(err, file, lineno, "expected a schedule end T of at most 2^63, got %" G_GUINT64_FORMAT, lr->max);
     lr->state = LR_HEADER;
     return true;
 }
@@ -156,6 +162,30 @@ bool xla_liverange_feed(xla_liverange *lr, const char *file, const char *line, u
                : lr->state == LR_RANGES   ? "'    NAME{INDEX}:START-END' or '  Live ranges at T (peak):'"
                                           : "'    NAME: N bytes' or '  Stack trace breakdown ...'",
                err);
+}
+
+static bool fail_file(GError **err, const char *file, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static bool fail_file(GError **err, const char *file, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s", file, msg);
+    g_free(msg);
+    return false;
+}
+
+bool xla_liverange_finish(const xla_liverange *lr, const char *file, GError **err)
+{
+    if (lr->state == LR_HEADER || lr->state == LR_SEQUENCE)
+        return fail_file(err, file,
+                         "expected '  BufferLiveRange:' after the instruction sequence, found the end of the file "
+                         "(a truncated dump?)");
+    if (lr->state != LR_NONE && lr->sequence->len > lr->max)
+        return fail_file(err, file, "expected at most %" G_GUINT64_FORMAT " instructions (the max), got %u",
+                         lr->max, lr->sequence->len);
+    return true;
 }
 
 uint64_t xla_liverange_max(const xla_liverange *lr)

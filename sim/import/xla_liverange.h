@@ -41,6 +41,10 @@ bool xla_liverange_started(const xla_liverange *lr);
 bool xla_liverange_feed(xla_liverange *lr, const char *file, const char *line, uint64_t lineno,
                         GError **err);
 
+/* At the end of the file holding the live ranges: false (err naming file)
+ * when it stops before `BufferLiveRange:`, or holds more instructions than
+ * its max. */
+bool xla_liverange_finish(const xla_liverange *lr, const char *file, GError **err);
 uint64_t xla_liverange_max(const xla_liverange *lr);
 uint64_t xla_liverange_n_instructions(const xla_liverange *lr);
 const char *xla_liverange_instruction(const xla_liverange *lr, uint64_t i);

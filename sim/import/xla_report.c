@@ -8,11 +8,38 @@
 
 #define XLA_REPORT_CAPACITY (UINT64_C(1) << 50)
 
+/* One device's program for the figures: the trace without its mesh and
+ * collectives (XLA's own figures hold the collectives' buffers, not the
+ * transfers; strata's SPMD expansion adds receive chunks that XLA's
+ * assignment has no counterpart for). The inner source is borrowed. */
+static int one_device_next(void *self, const strata_op **op, GError **err)
+{
+    int r;
+    while ((r = strata_source_next(self, op, err)) == 1 &&
+           ((*op)->kind == STRATA_OP_OPTION || strata_op_kind_is_collective((*op)->kind)))
+        ;
+    return r;
+}
+
+static bool one_device_rewind(void *self, GError **err)
+{
+    return strata_source_rewind(self, err);
+}
+
+static void one_device_destroy(void *self)
+{
+    (void)self;
+}
+
+static const strata_source_vtable one_device_vt = {one_device_next, one_device_rewind, one_device_destroy};
+
 bool strata_xla_measure(strata_source *src, strata_replay_summary *s, GError **err)
 {
     strata_replay_options opt = {.allocator = STRATA_ALLOC_DEFAULT, .capacity = XLA_REPORT_CAPACITY};
     strata_results *r = NULL;
-    bool ok = strata_replay_run(src, &opt, &r, s, err);
+    strata_source *one = strata_source_new(&one_device_vt, src, strata_source_origin(src));
+    bool ok = strata_replay_run(one, &opt, &r, s, err);
+    strata_source_free(one);
     strata_results_free(r);
     return ok;
 }
@@ -33,9 +60,21 @@ static char *bytes(uint64_t n)
     return s;
 }
 
+/* Temp allocations listed one per line; past this many, the rest as one
+ * line of totals (a module can have a temp allocation per thread or
+ * colour, and the report must stay readable). */
+#define XLA_REPORT_MAX_TEMP_LINES 8
+
 static void temps(GString *out, const strata_xla_figures *f)
 {
-    for (guint i = 0; i < f->temps->len; i++) {
+    uint64_t rest = 0, rest_xla = 0, rest_planned = 0;
+    for (guint i = XLA_REPORT_MAX_TEMP_LINES; i < f->temps->len; i++) {
+        const strata_xla_temp *t = &g_array_index(f->temps, strata_xla_temp, i);
+        rest++;
+        rest_xla += t->xla_bytes;
+        rest_planned += t->planned_bytes;
+    }
+    for (guint i = 0; i < f->temps->len && i < XLA_REPORT_MAX_TEMP_LINES; i++) {
         const strata_xla_temp *t = &g_array_index(f->temps, strata_xla_temp, i);
         double ratio = t->xla_bytes ? (double)t->planned_bytes / (double)t->xla_bytes : 1.0;
         g_string_append_printf(out,
@@ -54,6 +93,11 @@ static void temps(GString *out, const strata_xla_figures *f)
             g_string_append_printf(out, ", WORSE than XLA by %" G_GUINT64_FORMAT " B\n",
                                    t->planned_bytes - t->xla_bytes);
     }
+    if (rest)
+        g_string_append_printf(out,
+                               "... and %" G_GUINT64_FORMAT " more temp allocations: XLA %" G_GUINT64_FORMAT
+                               " B, offline planner %" G_GUINT64_FORMAT " B in all (planner/XLA %.4f)\n",
+                               rest, rest_xla, rest_planned, rest_xla ? (double)rest_planned / (double)rest_xla : 1.0);
 }
 
 char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary *s)
@@ -63,10 +107,14 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
                            "strata import xla: %s: %" G_GUINT64_FORMAT " instructions, %" G_GUINT64_FORMAT
                            " values in %" G_GUINT64_FORMAT " allocations -> %" G_GUINT64_FORMAT
                            " buffers, %" G_GUINT64_FORMAT " computes (%.6g FLOP), %" G_GUINT64_FORMAT
-                           " copies, %" G_GUINT64_FORMAT " collectives (as notes)%s\n",
+                           " copies, %" G_GUINT64_FORMAT " collectives (%" G_GUINT64_FORMAT " ops, %"
+                           G_GUINT64_FORMAT " async; %" G_GUINT64_FORMAT " as notes)%s\n",
                            f->module, f->n_instructions, f->n_values, f->n_allocations, f->n_buffers,
-                           f->n_computes, f->flops, f->n_copies, f->n_collectives,
+                           f->n_computes, f->flops, f->n_copies, f->n_collectives, f->n_collective_ops,
+                           f->n_async_collectives, f->n_collective_notes,
                            f->hlo_file ? "" : "; no optimized HLO: no FLOPs, operands or copies");
+    if (f->mesh)
+        g_string_append_printf(out, "  mesh %s (option mesh=, from the collectives' replica groups)\n", f->mesh);
     g_string_append_printf(out, "  %-13s %-24s %-26s %s\n", "", "XLA bytes", "(XLA's figure)",
                            "strata (imported trace, JAX-style)");
     char *arg = bytes(s->argument_bytes), *outb = bytes(s->output_bytes), *tmp = bytes(s->temp_peak_bytes);

@@ -121,16 +121,23 @@ static bool parse_array(const char *s, const char **end, xla_shape *out)
             if (!xla_parse_u64(&s, &d))
                 return false;
         }
+        /* Every dimension and the product of all (in bits) at most 2^63:
+         * the sizes and FLOPs derived from a shape never wrap. */
+        if (d > XLA_MAX_COUNT || out->rank >= XLA_MAX_RANK ||
+            (d != 0 && out->elements > XLA_MAX_COUNT / d))
+            return false;
         if (out->rank < STRATA_MAX_DIMS)
             out->dims[out->n_dims++] = d;
         out->rank++;
-        out->elements = d != 0 && out->elements > UINT64_MAX / d ? UINT64_MAX : out->elements * d;
+        out->elements *= d;
         if (*s == ',')
             s++;
         else if (*s != ']')
             return false;
     }
     s++;
+    if (t->bits > 8 && out->elements > XLA_MAX_COUNT / (t->bits / 8))
+        return false;
     if (*s == '{' && (s = parse_layout(s, out)) == NULL)
         return false;
     *end = s;
@@ -145,12 +152,14 @@ bool xla_shape_parse(const char *text, const char **end, xla_shape *out)
     if (close == NULL)
         return false;
     memset(out, 0, sizeof *out);
-    const char *p = text + 1;
-    while (*p == ' ')
+    /* The first array of the tuple, however deep: a loop, not recursion
+     * (a tuple nested 50,000 deep must not take 50,000 stack frames). */
+    const char *p = text;
+    while (*p == '(' || *p == ' ')
         p++;
     xla_shape first;
     const char *e;
-    if (*p != ')' && xla_shape_parse(p, &e, &first))
+    if (*p != ')' && parse_array(p, &e, &first))
         *out = first;
     out->is_tuple = true;
     *end = close;

@@ -34,7 +34,13 @@ typedef struct xla_shape {
     bool is_tuple;
 } xla_shape;
 
-/* Parses one shape at text; *end is set past it. False when text is not a shape. */
+/* The largest dimension, element count and byte size a shape may have:
+ * 2^63, so that sums and products of sizes stay in 64 bits. */
+#define XLA_MAX_COUNT (UINT64_C(1) << 63)
+#define XLA_MAX_RANK 64
+
+/* Parses one shape at text; *end is set past it. False when text is not a
+ * shape, or its dimensions, elements or bytes exceed XLA_MAX_COUNT. */
 bool xla_shape_parse(const char *text, const char **end, xla_shape *out);
 /* Dimension i (0-based) of the full rank, or 0 when not kept. */
 uint64_t xla_shape_dim(const xla_shape *s, uint32_t i);

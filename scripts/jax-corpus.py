@@ -1,0 +1,358 @@
+#!/usr/bin/env python3
+"""jax-corpus.py: the corpus of real XLA dumps that strata's XLA importer is
+checked against (issue #27).
+
+Runs JAX on the CPU backend, over 8 host devices, for a set of small programs
+and writes, per program, under OUT (default tests/data/jax):
+
+  OUT/NAME/                 the dump files of the program's module:
+                            *-buffer-assignment.txt, *-live-range.txt,
+                            *-memory-usage-report.txt, the optimized HLO
+                            (*after_optimizations.txt)
+  OUT/memory-analysis.json  per program, XLA's own figures from
+                            jax.jit(f).lower(...).compile().memory_analysis()
+                            (argument, output, alias, temp, in bytes)
+  OUT/versions.json         the JAX, jaxlib and Python versions used
+
+Shapes are tiny on purpose (the files are committed). The output is a pure
+function of the JAX version: module numbers and source paths are stripped
+from file names and dumps (module_0012.jit_step -> jit_step, the script's
+path -> jax-corpus.py) so a regeneration with the same JAX compares equal.
+
+Usage: python3 scripts/jax-corpus.py [OUT] [--profile]
+  --profile  also writes OUT/profile/: a jax.profiler trace of the
+             'mlp_train' program (Perfetto JSON), for strata import jax-profile.
+"""
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+DEVICES = 8
+_dump_root = tempfile.mkdtemp(prefix="strata-jax-corpus-")
+os.environ["XLA_FLAGS"] = (
+    f"--xla_dump_to={_dump_root} --xla_dump_hlo_as_text "
+    f"--xla_force_host_platform_device_count={DEVICES} "
+    "--xla_dump_hlo_pass_re=^$"
+)
+os.environ.setdefault("JAX_PLATFORMS", "cpu")
+
+import numpy as np  # noqa: E402
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+from jax.ad_checkpoint import checkpoint_name  # noqa: E402
+from jax.sharding import Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
+
+KEEP_SUFFIXES = (
+    "after_optimizations-buffer-assignment.txt",
+    "after_optimizations-live-range.txt",
+    "after_optimizations-memory-usage-report.txt",
+    "after_optimizations.txt",
+)
+
+
+# ---- programs ---------------------------------------------------------------
+# Each returns (function, args, jit keyword arguments). The names match
+# strata's generators where one exists (scan-mlp, adam-mlp, transformer, matmul).
+
+def f32(*shape, seed=0):
+    return jax.random.normal(jax.random.PRNGKey(seed), shape, jnp.float32)
+
+
+def scan_mlp(remat):
+    """The JAX offloading tutorial's scanned MLP: grad of sum(scan(x@w1@w2))
+    w.r.t. the weights; strata gen scan-mlp batch=8 dim=16 hidden=32 layers=4 dtype=f32."""
+    batch, dim, hidden, layers = 8, 16, 32, 4
+
+    def layer(x, w):
+        w1, w2 = w
+        return jnp.tanh(x @ w1) @ w2, None
+
+    if remat:
+        layer = jax.checkpoint(layer)
+
+    def loss(w1, w2, x):
+        y, _ = jax.lax.scan(layer, x, (w1, w2))
+        return jnp.sum(y)
+
+    args = (f32(layers, dim, hidden, seed=1), f32(layers, hidden, dim, seed=2), f32(batch, dim, seed=3))
+    return jax.grad(loss, argnums=(0, 1)), args, {}
+
+
+def scan_mlp_offload():
+    """The tutorial's scanned MLP whose saved activations go to pinned host
+    memory (checkpoint policy offloading its dots), where the CPU backend
+    accepts memory kinds."""
+    batch, dim, hidden, layers = 8, 16, 32, 4
+    policy = jax.checkpoint_policies.save_and_offload_only_these_names(
+        names_which_can_be_saved=[], names_which_can_be_offloaded=["h"],
+        offload_src="device", offload_dst="pinned_host")
+
+    def layer(x, w):
+        w1, w2 = w
+        h = checkpoint_name(jnp.tanh(x @ w1), "h")
+        return h @ w2, None
+
+    layer = jax.checkpoint(layer, policy=policy)
+
+    def loss(w1, w2, x):
+        y, _ = jax.lax.scan(layer, x, (w1, w2))
+        return jnp.sum(y)
+
+    args = (f32(layers, dim, hidden, seed=1), f32(layers, hidden, dim, seed=2), f32(batch, dim, seed=3))
+    return jax.grad(loss, argnums=(0, 1)), args, {}
+
+
+def host_offload_params():
+    """Parameters kept in pinned host memory, brought to the device inside
+    the step (jax.device_put to a memory kind): host-to-device copies."""
+    dev = jax.devices()[0]
+    on_host = jax.sharding.SingleDeviceSharding(dev, memory_kind="pinned_host")
+    on_dev = jax.sharding.SingleDeviceSharding(dev, memory_kind="device")
+
+    def step(w, x):
+        wd = jax.device_put(w, on_dev)
+        y = jnp.tanh(x @ wd)
+        return jax.device_put(y, on_host), y.sum()
+
+    w = jax.device_put(f32(16, 32, seed=1), on_host)
+    return step, (w, f32(8, 16, seed=2)), {"out_shardings": (on_host, on_dev)}
+
+
+def adam_mlp():
+    """The tutorial's MLP training step (seed 002) as strata gen adam-mlp
+    dim=16 layers=2 batch=16 dtype=f32 models it: GELU layers, MSE (against
+    the input) plus 0.001 L2, optax.chain(clip_by_global_norm(1.0),
+    adam(0.1)) written out (optax is not needed): Adam's state is an int32
+    count and mu, nu per layer; parameters and state donated."""
+    dim, layers, batch = 16, 2, 16
+    lr, b1, b2, eps = 0.1, 0.9, 0.999, 1e-8
+
+    def loss(params, x):
+        h = x
+        for w in params:
+            h = jax.nn.gelu(h @ w)
+        return jnp.mean((h - x) ** 2) + 0.001 * sum(jnp.sum(w * w) for w in params)
+
+    def step(params, state, x):
+        count, mu, nu = state
+        g = jax.grad(loss)(params, x)
+        gnorm = jnp.sqrt(sum(jnp.sum(gi * gi) for gi in g))
+        g = [gi * jnp.minimum(1.0, 1.0 / gnorm) for gi in g]
+        count = count + 1
+        mu = [b1 * m + (1 - b1) * gi for m, gi in zip(mu, g)]
+        nu = [b2 * v + (1 - b2) * gi * gi for v, gi in zip(nu, g)]
+        c1, c2 = 1 - b1 ** count.astype(jnp.float32), 1 - b2 ** count.astype(jnp.float32)
+        params = [p - lr * (m / c1) / (jnp.sqrt(v / c2) + eps) for p, m, v in zip(params, mu, nu)]
+        return params, (count, mu, nu)
+
+    params = [f32(dim, dim, seed=i) for i in range(layers)]
+    state = (jnp.zeros((), jnp.int32), [jnp.zeros((dim, dim)) for _ in range(layers)],
+             [jnp.zeros((dim, dim)) for _ in range(layers)])
+    return step, (params, state, f32(batch, dim, seed=9)), {"donate_argnums": (0, 1)}
+
+
+def transformer(mesh=None):
+    """One decoder layer's training step (embeddings tied, attention, MLP,
+    layernorm, SGD); strata gen transformer layers=1 d_model=16 heads=2
+    seq=8 batch=2 vocab=32 dtype=f32."""
+    d, heads, seq, batch, vocab = 16, 2, 8, 2, 32
+
+    def ln(x):
+        mu = x.mean(-1, keepdims=True)
+        return (x - mu) * jax.lax.rsqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
+
+    def fwd(p, tok):
+        x = p["emb"][tok]
+        h = ln(x)
+        q, k, v = (h @ p["wqkv"]).reshape(batch, seq, 3, heads, d // heads).transpose(2, 0, 3, 1, 4)
+        a = jax.nn.softmax(q @ k.transpose(0, 1, 3, 2) / jnp.sqrt(d // heads), -1) @ v
+        x = x + a.transpose(0, 2, 1, 3).reshape(batch, seq, d) @ p["wo"]
+        x = x + jax.nn.gelu(ln(x) @ p["w1"]) @ p["w2"]
+        logits = ln(x) @ p["emb"].T
+        return -jnp.mean(jax.nn.log_softmax(logits)[..., 0])
+
+    def step(p, tok):
+        loss, g = jax.value_and_grad(fwd)(p, tok)
+        return jax.tree.map(lambda a, b: a - 1e-3 * b, p, g), loss
+
+    p = {"emb": f32(vocab, d, seed=1), "wqkv": f32(d, 3 * d, seed=2), "wo": f32(d, d, seed=3),
+         "w1": f32(d, 4 * d, seed=4), "w2": f32(4 * d, d, seed=5)}
+    tok = jax.random.randint(jax.random.PRNGKey(7), (batch, seq), 0, vocab)
+    return step, (p, tok), {"donate_argnums": (0,)}
+
+
+def matmul():
+    """C = A @ B; strata gen matmul m=64 n=64 k=64 dtype=f32 (XLA's whole
+    matmul, not the generator's Pallas blocking)."""
+    return (lambda a, b: a @ b), (f32(64, 64, seed=1), f32(64, 64, seed=2)), {}
+
+
+def mesh_2x4():
+    return Mesh(np.array(jax.devices()[:DEVICES]).reshape(2, 4), ("data", "model"))
+
+
+def fsdp_step():
+    """An FSDP step over 8 devices: each weight sharded over all 8 on its
+    first dimension, gathered for use (all-gather), the gradient
+    reduce-scattered back to the shards, the loss all-reduced."""
+    mesh = Mesh(np.array(jax.devices()[:DEVICES]), ("fsdp",))
+    ws = NamedSharding(mesh, P("fsdp", None))
+    xs = NamedSharding(mesh, P("fsdp", None))
+
+    def loss(w1, w2, x):
+        return jnp.mean(jnp.tanh(x @ w1) @ w2)
+
+    def step(w1, w2, x):
+        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
+
+    w1 = jax.device_put(f32(64, 128, seed=1), ws)
+    w2 = jax.device_put(f32(128, 64, seed=2), ws)
+    x = jax.device_put(f32(32, 64, seed=3), xs)
+    return step, (w1, w2, x), {"out_shardings": (ws, ws, NamedSharding(mesh, P())),
+                               "donate_argnums": (0, 1)}
+
+
+def tp_step():
+    """A tensor-parallel MLP step on a 2x4 (data, model) mesh: w1 split by
+    columns and w2 by rows over 'model' (Megatron), the batch over 'data':
+    all-reduce over 'model' after w2, gradients all-reduced over 'data'."""
+    mesh = mesh_2x4()
+    w1s = NamedSharding(mesh, P(None, "model"))
+    w2s = NamedSharding(mesh, P("model", None))
+    xs = NamedSharding(mesh, P("data", None))
+
+    def loss(w1, w2, x):
+        return jnp.mean((jnp.tanh(x @ w1) @ w2) ** 2)
+
+    def step(w1, w2, x):
+        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
+
+    w1 = jax.device_put(f32(32, 128, seed=1), w1s)
+    w2 = jax.device_put(f32(128, 32, seed=2), w2s)
+    x = jax.device_put(f32(16, 32, seed=3), xs)
+    return step, (w1, w2, x), {"out_shardings": (w1s, w2s, NamedSharding(mesh, P())),
+                               "donate_argnums": (0, 1)}
+
+
+PROGRAMS = {
+    "scan_mlp": lambda: scan_mlp(False),
+    "scan_mlp_remat": lambda: scan_mlp(True),
+    "scan_mlp_offload": scan_mlp_offload,
+    "host_offload": host_offload_params,
+    "adam_mlp": adam_mlp,
+    "transformer": transformer,
+    "matmul": matmul,
+    "fsdp_step": fsdp_step,
+    "tp_step": tp_step,
+}
+
+
+# ---- dumping ----------------------------------------------------------------
+
+def newest_module(before):
+    """The module dumped by the last compile: the jit_ module files new since `before`."""
+    new = sorted(set(os.listdir(_dump_root)) - before)
+    stems = sorted({m.group(1) for n in new
+                    if (m := re.match(r"(module_\d+\.jit_[^.]+)\..*after_optimizations-buffer-assignment\.txt$", n))})
+    return stems[-1] if stems else None, new
+
+
+def normalise(text, script_path):
+    text = text.replace(script_path, "jax-corpus.py")
+    return re.sub(r'"[^"\n]*/jax-corpus\.py"', '"jax-corpus.py"', text)
+
+
+def run_program(name, out_dir, script_path):
+    fn, args, jit_kw = PROGRAMS[name]()
+    before = set(os.listdir(_dump_root))
+    compiled = jax.jit(fn, **jit_kw).lower(*args).compile()
+    ma = compiled.memory_analysis()
+    stem, new = newest_module(before)
+    if stem is None:
+        raise SystemExit(f"jax-corpus: {name}: no module dumped under {_dump_root}")
+    dst = os.path.join(out_dir, name)
+    shutil.rmtree(dst, ignore_errors=True)
+    os.makedirs(dst)
+    module = stem.split(".", 1)[1]
+    for n in new:
+        if not n.startswith(stem + "."):
+            continue
+        suffix = n[len(stem) + 1:]
+        if not any(suffix.endswith(s) for s in KEEP_SUFFIXES) or "before_optimizations" in suffix:
+            continue
+        with open(os.path.join(_dump_root, n), encoding="utf-8") as f:
+            text = normalise(f.read(), script_path)
+        with open(os.path.join(dst, f"{module}.{suffix}"), "w", encoding="utf-8") as f:
+            f.write(text)
+    figures = {
+        "module": module,
+        "argument_size_in_bytes": ma.argument_size_in_bytes,
+        "output_size_in_bytes": ma.output_size_in_bytes,
+        "alias_size_in_bytes": ma.alias_size_in_bytes,
+        "temp_size_in_bytes": ma.temp_size_in_bytes,
+        "host_argument_size_in_bytes": ma.host_argument_size_in_bytes,
+        "host_output_size_in_bytes": ma.host_output_size_in_bytes,
+        "host_alias_size_in_bytes": ma.host_alias_size_in_bytes,
+        "host_temp_size_in_bytes": ma.host_temp_size_in_bytes,
+        "devices": max(len(s.device_set) for s in jax.tree.leaves(compiled.input_shardings)),
+    }
+    return figures, (fn, args, jit_kw)
+
+
+def write_profile(out_dir, program):
+    """A jax.profiler trace of a few steps of `program` (create_perfetto_trace=True)."""
+    fn, args, jit_kw = program
+    f = jax.jit(fn, **{k: v for k, v in jit_kw.items() if k != "donate_argnums"})
+    jax.block_until_ready(f(*args))
+    tmp = tempfile.mkdtemp(prefix="strata-jax-profile-")
+    with jax.profiler.trace(tmp, create_perfetto_trace=True):
+        for _ in range(3):
+            jax.block_until_ready(f(*args))
+    dst = os.path.join(out_dir, "profile")
+    shutil.rmtree(dst, ignore_errors=True)
+    os.makedirs(dst)
+    # The TensorBoard file is named after the host (HOST.trace.json.gz):
+    # renamed to the program's name so the corpus names no machine.
+    for root, _, files in os.walk(tmp):
+        for n in files:
+            if n == "perfetto_trace.json.gz":
+                shutil.copy(os.path.join(root, n), os.path.join(dst, "scan_mlp.perfetto_trace.json.gz"))
+            elif n.endswith(".trace.json.gz"):
+                shutil.copy(os.path.join(root, n), os.path.join(dst, "scan_mlp.trace.json.gz"))
+    shutil.rmtree(tmp, ignore_errors=True)
+
+
+def main(argv):
+    profile = "--profile" in argv
+    argv = [a for a in argv if a != "--profile"]
+    out_dir = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "jax")
+    os.makedirs(out_dir, exist_ok=True)
+    script_path = os.path.abspath(__file__)
+    analysis = {}
+    programs = {}
+    for name in PROGRAMS:
+        analysis[name], programs[name] = run_program(name, out_dir, script_path)
+        print(f"jax-corpus: {name}: {analysis[name]['module']}, argument {analysis[name]['argument_size_in_bytes']} "
+              f"output {analysis[name]['output_size_in_bytes']} alias {analysis[name]['alias_size_in_bytes']} "
+              f"temp {analysis[name]['temp_size_in_bytes']}", file=sys.stderr)
+    with open(os.path.join(out_dir, "memory-analysis.json"), "w", encoding="utf-8") as f:
+        json.dump(analysis, f, indent=1, sort_keys=True)
+        f.write("\n")
+    import jaxlib
+    import platform
+    with open(os.path.join(out_dir, "versions.json"), "w", encoding="utf-8") as f:
+        json.dump({"jax": jax.__version__, "jaxlib": jaxlib.__version__, "python": platform.python_version(),
+                   "backend": jax.default_backend(), "devices": DEVICES}, f, indent=1, sort_keys=True)
+        f.write("\n")
+    if profile:
+        write_profile(out_dir, programs["scan_mlp"])
+    shutil.rmtree(_dump_root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,87 @@
+/*
+ * cmd_import_jax.c: `strata import jax-profile`, a jax.profiler trace
+ * (Perfetto/Chrome JSON or TensorBoard *.trace.json.gz) into a strata trace.
+ *
+ *   strata import jax-profile PROFILE.json[.gz] [-o OUT.trace] [--device N]
+ *
+ * The conversion is import/jax_profile.h; this file keeps the options, the
+ * trace's header comment and the summary printed on standard error.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "cli/job.h"
+#include "core/error.h"
+#include "import/jax_profile.h"
+
+typedef struct jax_args {
+    char *out_path, *device_text;
+    gboolean quiet;
+} jax_args;
+
+static bool jax_convert(strata_job *job, const char *path, strata_outfile **out, const void *args, GError **err)
+{
+    const jax_args *a = args;
+    int device = STRATA_JAX_DEVICE_AUTO;
+    if (a->device_text) {
+        char *end = NULL;
+        guint64 n = g_ascii_strtoull(a->device_text, &end, 10);
+        if (end == a->device_text || *end || n >= 1u << 20) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "--device: expected a device number below 1048576, got '%s'", a->device_text);
+            return false;
+        }
+        device = (int)n;
+    }
+    strata_jax_profile_summary s;
+    strata_job_doing(job, "importing %s", path);
+    strata_source *src = strata_jax_profile_import(path, device, &s, err);
+    if (src == NULL)
+        return false;
+    char *base = g_path_get_basename(path);
+    char *comment = g_strdup_printf("imported by strata import jax-profile from %s (device %d of %u): %"
+                                    G_GUINT64_FORMAT " XLA ops at their measured durations",
+                                    base, s.device, s.n_devices, s.n_ops);
+    bool ok = strata_job_commit_trace(job, out, src, comment, err) >= 0;
+    g_free(comment);
+    strata_source_free(src);
+    if (ok)
+        fprintf(stderr,
+                "strata import jax-profile: %s: %" G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+                " XLA ops on %u devices; device %d: %" G_GUINT64_FORMAT " ops (%" G_GUINT64_FORMAT
+                " copies, %" G_GUINT64_FORMAT " collectives; %" G_GUINT64_FORMAT
+                " enclosing ops left out), busy %.3f us of a %.3f us span\n",
+                base, s.n_events, s.n_xla_ops, s.n_devices, s.device, s.n_ops, s.n_copies, s.n_collectives,
+                s.n_enclosing, s.busy_s * 1e6, s.span_s * 1e6);
+    g_free(base);
+    return ok;
+}
+
+static const strata_importer jax_importer = {
+    .cmd = "import jax-profile",
+    .parameter_string = "PROFILE.json[.gz] - import a jax.profiler trace",
+    .summary = "Reads the trace jax.profiler writes (create_perfetto_trace=True's perfetto_trace.json.gz,\n"
+               "or TensorBoard's HOST.trace.json.gz; plain or gzip, streamed) and writes one device's\n"
+               "XLA ops as computes with time= their measured durations and at= their start.\n"
+               "See docs/jax.md.",
+    .args_usage = "one PROFILE.json[.gz]",
+    .input_name = "PROFILE.json",
+    .convert = jax_convert,
+};
+
+int strata_import_jax_profile(int argc, char **argv)
+{
+    jax_args a = {0};
+    GOptionEntry entries[] = {
+        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
+        {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
+         "which device's XLA ops to import (default: the lowest device that ran any)", "N"},
+        STRATA_IMPORT_OPTION_QUIET(&a.quiet),
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    int status = strata_import_run(&jax_importer, entries, argc, argv, &a.out_path, &a);
+    g_free(a.out_path);
+    g_free(a.device_text);
+    return status;
+}

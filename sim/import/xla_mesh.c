@@ -1,0 +1,395 @@
+/*
+ * xla_mesh.c: replica groups to mesh axes (contract in xla_mesh.h).
+ *
+ * Design: each group set becomes its strided runs (stride, size); the mesh
+ * is the cut of [1, N) at every run's ends. Device lists are bounded by
+ * XLA_MESH_MAX_DEVICES before anything is allocated for them.
+ */
+#include "import/xla_mesh.h"
+#include <stdlib.h>
+#include <string.h>
+#include "import/xla_text.h"
+
+typedef struct mesh_run {
+    uint64_t stride, size;
+} mesh_run;
+
+struct xla_mesh {
+    uint64_t n;          /* devices; 0 while unknown */
+    GPtrArray *sets;     /* GArray of mesh_run per group set */
+    GArray *bounds;      /* uint64_t, ascending, after build */
+    bool built;
+};
+
+static void runs_free(gpointer p)
+{
+    g_array_free(p, TRUE);
+}
+
+xla_mesh *xla_mesh_new(uint64_t n_devices)
+{
+    xla_mesh *m = g_new0(xla_mesh, 1);
+    m->n = n_devices <= XLA_MESH_MAX_DEVICES ? n_devices : 0;
+    m->sets = g_ptr_array_new_with_free_func(runs_free);
+    m->bounds = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    return m;
+}
+
+void xla_mesh_free(xla_mesh *m)
+{
+    if (m == NULL)
+        return;
+    g_ptr_array_free(m->sets, TRUE);
+    g_array_free(m->bounds, TRUE);
+    g_free(m);
+}
+
+static int add_runs(xla_mesh *m, GArray *runs)
+{
+    g_ptr_array_add(m->sets, runs);
+    return (int)m->sets->len - 1;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* A list `{a,b,...}` of at most `max` unsigned integers at *p. */
+static bool parse_list(const char **p, char open, char close, GArray *out, uint64_t max)
+{
+    const char *s = *p;
+    if (*s != open)
+        return false;
+    s++;
+    while (*s != close) {
+        uint64_t v;
+        if (!xla_parse_u64(&s, &v) || out->len >= max)
+            return false;
+        g_array_append_val(out, v);
+        if (*s == ',')
+            s++;
+        else if (*s != close)
+            return false;
+    }
+    *p = s + 1;
+    return true;
+}
+
+/* Groups (flat ids, `size` per group) to runs; NULL when not mesh-like. */
+static GArray *decompose(xla_mesh *m, GArray *ids, uint64_t size)
+{
+    uint64_t n = ids->len;
+    if (size == 0 || n == 0 || n % size != 0 || (m->n && n != m->n))
+        return NULL;
+    uint64_t *v = (uint64_t *)(void *)ids->data;
+    guint8 *seen = g_new0(guint8, n);
+    bool ok = true;
+    for (uint64_t i = 0; ok && i < n; i++) {
+        ok = v[i] < n && !seen[v[i]];
+        if (ok)
+            seen[v[i]] = 1;
+    }
+    GArray *runs = g_array_new(FALSE, FALSE, sizeof(mesh_run));
+    if (ok) {
+        for (uint64_t g = 0; g < n; g += size)
+            qsort(v + g, size, sizeof *v, cmp_u64);
+        /* offsets of group 0 as a membership map over [0, n) */
+        memset(seen, 0, n);
+        for (uint64_t k = 0; k < size; k++)
+            seen[v[k] - v[0]] = 1;
+        GArray *cur = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        uint64_t zero = 0, top = 0;
+        g_array_append_val(cur, zero);
+        for (uint64_t k = 0; ok && k < size && cur->len < size; k++) {
+            uint64_t s = v[k] - v[0];
+            if (s <= top)
+                continue; /* generated already */
+            uint64_t mult = 1;
+            for (bool all = true; all; mult += all) {
+                for (guint i = 0; all && i < cur->len; i++) {
+                    uint64_t x = g_array_index(cur, uint64_t, i) + mult * s;
+                    all = x < n && seen[x];
+                }
+            }
+            guint len = cur->len;
+            for (uint64_t c = 1; c < mult; c++)
+                for (guint i = 0; i < len; i++) {
+                    uint64_t x = g_array_index(cur, uint64_t, i) + c * s;
+                    g_array_append_val(cur, x);
+                }
+            top = (mult - 1) * s + top;
+            mesh_run r = {s, mult};
+            ok = mult > 1;
+            g_array_append_val(runs, r);
+        }
+        ok = ok && cur->len == size;
+        g_array_free(cur, TRUE);
+        for (uint64_t g = size; ok && g < n; g += size)
+            for (uint64_t k = 0; ok && k < size; k++)
+                ok = v[g + k] - v[g] == v[k] - v[0];
+    }
+    g_free(seen);
+    if (!ok) {
+        g_array_free(runs, TRUE);
+        return NULL;
+    }
+    if (m->n == 0)
+        m->n = n;
+    return runs;
+}
+
+/* {{0,1},{2,3}} or {} */
+static int add_explicit(xla_mesh *m, const char *s)
+{
+    GArray *runs = NULL;
+    if (s[1] == '}') {
+        if (m->n == 0)
+            return -1;
+        runs = g_array_new(FALSE, FALSE, sizeof(mesh_run));
+        if (m->n > 1) {
+            mesh_run r = {1, m->n};
+            g_array_append_val(runs, r);
+        }
+        return add_runs(m, runs);
+    }
+    GArray *ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    uint64_t size = 0, groups = 0;
+    const char *p = s + 1;
+    bool ok = true;
+    while (ok && *p == '{') {
+        guint before = ids->len;
+        ok = parse_list(&p, '{', '}', ids, XLA_MESH_MAX_DEVICES);
+        uint64_t k = ids->len - before;
+        ok = ok && k > 0 && (size == 0 || k == size);
+        size = k;
+        groups++;
+        if (ok && *p == ',')
+            p++;
+    }
+    ok = ok && *p == '}' && groups > 0;
+    if (ok)
+        runs = decompose(m, ids, size);
+    g_array_free(ids, TRUE);
+    return runs ? add_runs(m, runs) : -1;
+}
+
+/* [G,S]<=[d0,d1,...] optionally T(p0,p1,...) */
+static int add_iota(xla_mesh *m, const char *s)
+{
+    GArray *shape = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GArray *dims = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GArray *perm = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GArray *ids = NULL, *runs = NULL;
+    const char *p = s;
+    bool ok = parse_list(&p, '[', ']', shape, 8) && shape->len == 2 && xla_skip(p, "<=", &p) &&
+              parse_list(&p, '[', ']', dims, 8) && dims->len > 0;
+    if (ok && xla_skip(p, "T", &p))
+        ok = parse_list(&p, '(', ')', perm, 8) && perm->len == dims->len;
+    uint64_t n = 1;
+    for (guint i = 0; ok && i < dims->len; i++) {
+        uint64_t d = g_array_index(dims, uint64_t, i);
+        ok = d > 0 && d <= XLA_MESH_MAX_DEVICES / n;
+        if (ok)
+            n *= d;
+    }
+    ok = ok && g_array_index(shape, uint64_t, 0) <= XLA_MESH_MAX_DEVICES &&
+         g_array_index(shape, uint64_t, 1) <= XLA_MESH_MAX_DEVICES &&
+         g_array_index(shape, uint64_t, 0) * g_array_index(shape, uint64_t, 1) == n;
+    if (ok && perm->len == 0)
+        for (uint64_t i = 0; i < dims->len; i++)
+            g_array_append_val(perm, i);
+    guint8 used[8] = {0};
+    for (guint i = 0; ok && i < perm->len; i++) {
+        uint64_t q = g_array_index(perm, uint64_t, i);
+        ok = q < dims->len && !used[q];
+        if (ok)
+            used[q] = 1;
+    }
+    if (ok) {
+        /* element i of the transposed array, row-major, is the original's
+         * element at coordinates c[perm[k]] = t[k] */
+        ids = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), (guint)n);
+        guint r = dims->len;
+        uint64_t stride[8];
+        stride[r - 1] = 1;
+        for (guint k = r - 1; k > 0; k--)
+            stride[k - 1] = stride[k] * g_array_index(dims, uint64_t, k);
+        for (uint64_t i = 0; i < n; i++) {
+            uint64_t rest = i, id = 0;
+            for (guint k = r; k-- > 0;) {
+                uint64_t q = g_array_index(perm, uint64_t, k);
+                uint64_t d = g_array_index(dims, uint64_t, q);
+                id += (rest % d) * stride[q];
+                rest /= d;
+            }
+            g_array_append_val(ids, id);
+        }
+        runs = decompose(m, ids, g_array_index(shape, uint64_t, 1));
+    }
+    if (ids)
+        g_array_free(ids, TRUE);
+    g_array_free(shape, TRUE);
+    g_array_free(dims, TRUE);
+    g_array_free(perm, TRUE);
+    return runs ? add_runs(m, runs) : -1;
+}
+
+/* mesh['a'=2,'b'=4] {'b'} */
+static int add_named(xla_mesh *m, const char *s)
+{
+    const char *p = s + strlen("mesh[");
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    GArray *sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GArray *runs = NULL;
+    bool ok = true;
+    uint64_t n = 1;
+    while (ok && *p == '\'') {
+        const char *end = strchr(p + 1, '\'');
+        uint64_t size = 0;
+        ok = end && end[1] == '=' && names->len < 8;
+        if (ok) {
+            g_ptr_array_add(names, g_strndup(p + 1, (gsize)(end - p - 1)));
+            p = end + 2;
+            ok = xla_parse_u64(&p, &size) && size > 0 && size <= XLA_MESH_MAX_DEVICES / n;
+        }
+        if (ok) {
+            n *= size;
+            g_array_append_val(sizes, size);
+            if (*p == ',')
+                p++;
+        }
+    }
+    ok = ok && names->len > 0 && xla_skip(p, "] {", &p) && (m->n == 0 || m->n == n);
+    if (ok) {
+        runs = g_array_new(FALSE, FALSE, sizeof(mesh_run));
+        while (ok && *p == '\'') {
+            const char *end = strchr(p + 1, '\'');
+            ok = end != NULL;
+            guint k = 0;
+            while (ok && k < names->len &&
+                   !(strlen(g_ptr_array_index(names, k)) == (size_t)(end - p - 1) &&
+                     strncmp(g_ptr_array_index(names, k), p + 1, (size_t)(end - p - 1)) == 0))
+                k++;
+            ok = ok && k < names->len;
+            if (ok) {
+                uint64_t stride = 1;
+                for (guint j = k + 1; j < sizes->len; j++)
+                    stride *= g_array_index(sizes, uint64_t, j);
+                mesh_run r = {stride, g_array_index(sizes, uint64_t, k)};
+                if (r.size > 1)
+                    g_array_append_val(runs, r);
+                p = end + 1;
+                if (*p == ',')
+                    p++;
+            }
+        }
+        ok = ok && *p == '}';
+    }
+    g_ptr_array_free(names, TRUE);
+    g_array_free(sizes, TRUE);
+    if (!ok) {
+        if (runs)
+            g_array_free(runs, TRUE);
+        return -1;
+    }
+    if (m->n == 0)
+        m->n = n;
+    return add_runs(m, runs);
+}
+
+int xla_mesh_add(xla_mesh *m, const char *groups)
+{
+    m->built = false;
+    if (groups[0] == '{')
+        return add_explicit(m, groups);
+    if (groups[0] == '[')
+        return add_iota(m, groups);
+    if (xla_skip(groups, "mesh[", NULL))
+        return add_named(m, groups);
+    return -1;
+}
+
+static void add_bound(GArray *b, uint64_t v)
+{
+    for (guint i = 0; i < b->len; i++)
+        if (g_array_index(b, uint64_t, i) == v)
+            return;
+    g_array_append_val(b, v);
+}
+
+bool xla_mesh_build(xla_mesh *m)
+{
+    g_array_set_size(m->bounds, 0);
+    if (m->n < 2)
+        return false;
+    add_bound(m->bounds, 1);
+    add_bound(m->bounds, m->n);
+    for (guint i = 0; i < m->sets->len; i++) {
+        GArray *runs = g_ptr_array_index(m->sets, i);
+        for (guint k = 0; k < runs->len; k++) {
+            const mesh_run *r = &g_array_index(runs, mesh_run, k);
+            if (r->stride > m->n || r->size > m->n / r->stride)
+                return false;
+            add_bound(m->bounds, r->stride);
+            add_bound(m->bounds, r->stride * r->size);
+        }
+    }
+    g_array_sort(m->bounds, cmp_u64);
+    for (guint i = 0; i + 1 < m->bounds->len; i++)
+        if (g_array_index(m->bounds, uint64_t, i + 1) % g_array_index(m->bounds, uint64_t, i) != 0)
+            return false;
+    m->built = true;
+    return true;
+}
+
+/* Axes are numbered from the outermost: bound interval i (from stride 1
+ * up) is axis n_axes - 1 - i. */
+static guint n_axes(const xla_mesh *m)
+{
+    return m->bounds->len - 1;
+}
+
+char *xla_mesh_option(const xla_mesh *m)
+{
+    if (!m->built)
+        return NULL;
+    GString *s = g_string_new(NULL);
+    for (guint a = 0; a < n_axes(m); a++) {
+        guint i = n_axes(m) - 1 - a;
+        g_string_append_printf(s, "%sx%u:%" G_GUINT64_FORMAT, a ? "," : "", a,
+                               g_array_index(m->bounds, uint64_t, i + 1) / g_array_index(m->bounds, uint64_t, i));
+    }
+    return g_string_free(s, FALSE);
+}
+
+char *xla_mesh_axes(const xla_mesh *m, int set, uint64_t *group_size)
+{
+    *group_size = 1;
+    if (!m->built || set < 0 || (guint)set >= m->sets->len)
+        return NULL;
+    GArray *runs = g_ptr_array_index(m->sets, set);
+    guint na = n_axes(m);
+    gboolean *in = g_new0(gboolean, na);
+    for (guint k = 0; k < runs->len; k++) {
+        const mesh_run *r = &g_array_index(runs, mesh_run, k);
+        for (guint i = 0; i < na; i++)
+            if (g_array_index(m->bounds, uint64_t, i) >= r->stride &&
+                g_array_index(m->bounds, uint64_t, i + 1) <= r->stride * r->size)
+                in[na - 1 - i] = TRUE;
+    }
+    GString *s = g_string_new(NULL);
+    for (guint a = 0; a < na; a++)
+        if (in[a]) {
+            guint i = na - 1 - a;
+            *group_size *= g_array_index(m->bounds, uint64_t, i + 1) / g_array_index(m->bounds, uint64_t, i);
+            g_string_append_printf(s, "%sx%u", s->len ? "," : "", a);
+        }
+    g_free(in);
+    if (s->len == 0) {
+        g_string_free(s, TRUE);
+        return NULL;
+    }
+    return g_string_free(s, FALSE);
+}

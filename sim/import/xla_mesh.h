@@ -1,0 +1,55 @@
+/*
+ * xla_mesh.h: the device mesh behind an SPMD module's collectives, from
+ * their `replica_groups=` (HloCollectiveInstruction), so that `import xla`
+ * writes `option mesh=` and each collective's `axis=`.
+ *
+ * XLA prints a collective's groups in one of three forms (openxla/xla
+ * xla/hlo/ir/collective_device_list.cc, hlo_instruction.cc):
+ *   {{0,1,2,3},{4,5,6,7}}                      explicit device lists ({} = all)
+ *   [2,4]<=[8]   [4,2]<=[2,4]T(1,0)            an iota: arange(N) reshaped to
+ *                                              the dims, transposed, cut in rows
+ *   mesh['axis_0'=2,'axis_1'=4] {'axis_1'}     mesh axes and the ones reduced over
+ * With use_global_device_ids the ids are the module's partitions (devices).
+ *
+ * A group set is mesh-like when every group is its first device plus one
+ * set of offsets that is a product of strided runs (stride s, size m): the
+ * offsets {c_1 s_1 + c_2 s_2 + ... : c_i < m_i}. Each run spans device-id
+ * strides [s, s m). The mesh is cut at every boundary s and s m of every
+ * run (and at 1 and N): consecutive boundaries b < b' make an axis of size
+ * b'/b (b must divide b'), named x0, x1, ... from the largest stride (the
+ * outermost, as `option mesh=` numbers devices row-major, last axis
+ * fastest). A group set is then the axes its runs span.
+ *
+ * Invariants: at most XLA_MESH_MAX_DEVICES devices; a group set that is not
+ * mesh-like, or a cut that does not divide, is reported as such (the
+ * importer then keeps the collective as a compute with a note).
+ */
+#ifndef STRATA_IMPORT_XLA_MESH_H
+#define STRATA_IMPORT_XLA_MESH_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define XLA_MESH_MAX_DEVICES 65536u
+
+typedef struct xla_mesh xla_mesh;
+
+/* n_devices: the module's partitions (num_partitions=), 0 when unknown (then
+ * the groups' devices give it). */
+xla_mesh *xla_mesh_new(uint64_t n_devices);
+void xla_mesh_free(xla_mesh *m);
+/* Reads one collective's replica_groups= value (text from its first
+ * character; what follows the value is ignored). Returns the group set's
+ * number, or -1 when it is not mesh-like (or not a form above). */
+int xla_mesh_add(xla_mesh *m, const char *groups);
+/* Cuts the mesh from every group set added; false when the cuts do not
+ * divide or no device count is known (no mesh: collectives stay notes). */
+bool xla_mesh_build(xla_mesh *m);
+/* "x0:2,x1:4" (g_free); NULL before a successful build. */
+char *xla_mesh_option(const xla_mesh *m);
+/* The axes group set `set` spans, "x1" or "x0,x1" (g_free), and *group_size
+ * their product; NULL when its groups are single devices (no exchange). */
+char *xla_mesh_axes(const xla_mesh *m, int set, uint64_t *group_size);
+
+#endif

@@ -1,0 +1,380 @@
+/*
+ * test_jax_corpus.c: `strata import xla` on the JAX corpus (tests/data/jax,
+ * real dumps of JAX 0.10.2 on the CPU backend, made by scripts/jax-corpus.py):
+ * replica groups to mesh axes (sim/import/xla_mesh.c) in each of XLA's three
+ * printings, the sharded programs' collectives as strata collectives, and
+ * those programs run on a TPU v5e slice and a DGX H100.
+ * (The figures against memory_analysis() are checked by tests/jax/
+ * check_corpus.py, ctest jax_corpus_import.)
+ */
+#include <glib/gstdio.h>
+#include <string.h>
+#include "testutil.h"
+#include "import/xla.h"
+#include "import/xla_mesh.h"
+#include "import/jax_profile.h"
+
+#define TP_DIR "tests/data/jax/tp_step"
+#define FSDP_DIR "tests/data/jax/fsdp_step"
+#define PROFILE "tests/data/jax/profile/scan_mlp.trace.json.gz"
+#define PERFETTO "tests/data/jax/profile/scan_mlp.perfetto_trace.json.gz"
+
+/* The axes of one group set on a mesh cut from `sets` (the set `which`). */
+static char *axes_of(uint64_t devices, const char *const *sets, int which, char **option, uint64_t *n)
+{
+    xla_mesh *m = xla_mesh_new(devices);
+    int id = -1;
+    for (int i = 0; sets[i]; i++) {
+        int s = xla_mesh_add(m, sets[i]);
+        ck_assert_msg(s >= 0, "%s", sets[i]);
+        if (i == which)
+            id = s;
+    }
+    ck_assert(xla_mesh_build(m));
+    *option = xla_mesh_option(m);
+    char *axes = xla_mesh_axes(m, id, n);
+    xla_mesh_free(m);
+    return axes;
+}
+
+START_TEST(replica_groups_become_mesh_axes)
+{
+    char *opt;
+    uint64_t n;
+    /* tp_step's two all-reduces: {0..3},{4..7} are runs of stride 1 size 4,
+     * {0,4},{1,5},.. of stride 4 size 2: cuts at 1, 4, 8 -> x0:2 (stride 4),
+     * x1:4 (stride 1). */
+    const char *tp[] = {"{{0,1,2,3},{4,5,6,7}}", "{{0,4},{1,5},{2,6},{3,7}}", NULL};
+    char *a = axes_of(8, tp, 0, &opt, &n);
+    ck_assert_str_eq(opt, "x0:2,x1:4");
+    ck_assert_str_eq(a, "x1");
+    ck_assert_uint_eq(n, 4);
+    g_free(a);
+    g_free(opt);
+    a = axes_of(8, tp, 1, &opt, &n);
+    ck_assert_str_eq(a, "x0");
+    ck_assert_uint_eq(n, 2);
+    g_free(a);
+    g_free(opt);
+    /* The iota [4,2]<=[2,4]T(1,0): arange(8) as 2x4, transposed to 4x2:
+     * rows {0,4},{1,5},{2,6},{3,7}, the same set as above; [2,4]<=[8] is
+     * {0..3},{4..7}. Together: the same mesh. */
+    const char *iota[] = {"[2,4]<=[8]", "[4,2]<=[2,4]T(1,0)", NULL};
+    a = axes_of(8, iota, 1, &opt, &n);
+    ck_assert_str_eq(opt, "x0:2,x1:4");
+    ck_assert_str_eq(a, "x0");
+    g_free(a);
+    g_free(opt);
+    /* The named form (fsdp_step): axis_1 of size 1, so axis_0 is stride 1. */
+    const char *named[] = {"mesh['axis_0'=8,'axis_1'=1] {'axis_0'}", NULL};
+    a = axes_of(0, named, 0, &opt, &n);
+    ck_assert_str_eq(opt, "x0:8");
+    ck_assert_str_eq(a, "x0");
+    ck_assert_uint_eq(n, 8);
+    g_free(a);
+    g_free(opt);
+    /* {} is every device; over a 2x4 mesh it spans both axes. */
+    const char *all[] = {"{}", "{{0,1,2,3},{4,5,6,7}}", NULL};
+    a = axes_of(8, all, 0, &opt, &n);
+    ck_assert_str_eq(a, "x0,x1");
+    ck_assert_uint_eq(n, 8);
+    g_free(a);
+    g_free(opt);
+}
+END_TEST
+
+START_TEST(groups_that_are_not_mesh_axes)
+{
+    xla_mesh *m = xla_mesh_new(6);
+    /* offsets {0,2,3}: no product of strided runs */
+    ck_assert_int_lt(xla_mesh_add(m, "{{0,2,3},{1,4,5}}"), 0);
+    /* groups of different shapes, a device twice, one out of range */
+    ck_assert_int_lt(xla_mesh_add(m, "{{0,1},{2,4}}"), 0);
+    ck_assert_int_lt(xla_mesh_add(m, "{{0,1,2},{2,3,4}}"), 0);
+    ck_assert_int_lt(xla_mesh_add(m, "{{0,1,2},{3,4,9}}"), 0);
+    ck_assert_int_lt(xla_mesh_add(m, "{{0,1,2},{3,4}}"), 0);
+    /* iotas that do not cover the devices or overflow */
+    ck_assert_int_lt(xla_mesh_add(m, "[2,4]<=[8]"), 0);
+    ck_assert_int_lt(xla_mesh_add(m, "[2,3]<=[18446744073709551615,2]"), 0);
+    ck_assert_int_lt(xla_mesh_add(m, "[3,2]<=[3,2]T(0,0)"), 0);
+    ck_assert_int_lt(xla_mesh_add(m, "mesh['a'=4] {'a'}"), 0);
+    /* runs of 2 and 3 (stride 1 size 2, stride 1 size 3): cuts 1, 2, 3, 6
+     * do not divide (2 into 3) */
+    ck_assert_int_ge(xla_mesh_add(m, "{{0,1},{2,3},{4,5}}"), 0);
+    ck_assert_int_ge(xla_mesh_add(m, "{{0,1,2},{3,4,5}}"), 0);
+    ck_assert(!xla_mesh_build(m));
+    xla_mesh_free(m);
+}
+END_TEST
+
+START_TEST(sharded_programs_import_with_collectives)
+{
+    char *dir = strata_test_source_path(TP_DIR);
+    strata_xla_figures f;
+    GError *err = NULL;
+    strata_source *src = strata_xla_import(dir, NULL, &f, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+    /* all-reduce over {0..3},{4..7} (the model axis, 4 devices) and the
+     * tuple all-reduce.4 over {0,4},.. (data, 2 devices) of three arrays */
+    ck_assert_str_eq(f.mesh, "x0:2,x1:4");
+    ck_assert_uint_eq(f.n_collectives, 2);
+    ck_assert_uint_eq(f.n_collective_ops, 4);
+    ck_assert_uint_eq(f.n_collective_notes, 0);
+    const strata_op *op;
+    int seen = 0;
+    ck_assert_int_eq(strata_source_next(src, &op, &err), 1);
+    ck_assert_int_eq(op->kind, STRATA_OP_OPTION);
+    ck_assert_str_eq(op->value, "x0:2,x1:4");
+    while (strata_source_next(src, &op, &err) == 1)
+        if (op->kind == STRATA_OP_ALL_REDUCE) {
+            ck_assert_str_eq(op->axis, seen == 0 ? "x1" : "x0");
+            seen++;
+        }
+    ck_assert_int_eq(seen, 4);
+    strata_source_free(src);
+    strata_xla_figures_clear(&f);
+    g_free(dir);
+
+    dir = strata_test_source_path(FSDP_DIR);
+    src = strata_xla_import(dir, NULL, &f, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+    /* two all-gathers and all-reduce.2 over mesh['axis_0'=8,'axis_1'=1]
+     * {'axis_0'}, three all-to-alls of 8 arrays each; all-gather.1 reads a
+     * value inside a donated argument's allocation (the whole allocation is
+     * one buffer, not 1/8 of the result): kept as a note. */
+    ck_assert_str_eq(f.mesh, "x0:8");
+    ck_assert_uint_eq(f.n_collectives, 6);
+    ck_assert_uint_eq(f.n_collective_ops, 2 + 2 + 3 * 8);
+    ck_assert_uint_eq(f.n_collective_notes, 1);
+    strata_source_free(src);
+    strata_xla_figures_clear(&f);
+    g_free(dir);
+}
+END_TEST
+
+/* host_offload keeps w in pinned_host: the CPU's buffer assignment has one
+ * colour, but the entry layout says (f32[16,32]{1,0:S(5)}, f32[8,16]{1,0}),
+ * so w.1 (16x32 f32, 2 KiB) is allocated in host memory, x.1 on the device. */
+START_TEST(pinned_host_argument_in_host_memory)
+{
+    char *dir = strata_test_source_path("tests/data/jax/host_offload");
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "alloc w.1 2KiB host tag=param"));
+    ck_assert_ptr_nonnull(strstr(r.out, "alloc x.1 512 tag=param"));
+    strata_cli_result_clear(&r);
+    g_free(dir);
+}
+END_TEST
+
+/* A sharded corpus program runs on a TPU v5e slice (8 chips of the 4x4
+ * torus as 2x4) and on a DGX H100 (8 GPUs on NVSwitch). */
+START_TEST(sharded_program_runs_on_tpu_and_gpu)
+{
+    char *tmp = strata_test_temp_dir();
+    const char *programs[] = {TP_DIR, FSDP_DIR};
+    for (int p = 0; p < 2; p++) {
+        char *dir = strata_test_source_path(programs[p]);
+        char *trace = g_build_filename(tmp, "sharded.trace", NULL);
+        strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", trace, NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        strata_cli_result_clear(&r);
+        char *tpu = strata_test_source_path("configs/hw/tpu-v5e-16.ini");
+        char *gpu = strata_test_source_path("configs/hw/dgx-h100.ini");
+        r = strata_test_cli("run", "--hw", tpu, "--set", "hardware.devices=8", "--set", "interconnect.ici.dims=2x4",
+                            "--trace", trace, NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_ptr_nonnull(strstr(r.out, "status    ok"));
+        ck_assert_ptr_nonnull(strstr(r.out, "devices   8, mesh"));
+        ck_assert_ptr_nonnull(strstr(r.out, p == 0 ? "all-reduce         x1" : "all-gather         x0"));
+        strata_cli_result_clear(&r);
+        r = strata_test_cli("run", "--hw", gpu, "--trace", trace, NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_ptr_nonnull(strstr(r.out, "status    ok"));
+        ck_assert_ptr_nonnull(strstr(r.out, p == 0 ? "all-reduce         x0" : "all-to-all         x0"));
+        strata_cli_result_clear(&r);
+        g_remove(trace);
+        g_free(trace);
+        g_free(tpu);
+        g_free(gpu);
+        g_free(dir);
+    }
+    g_rmdir(tmp);
+    g_free(tmp);
+}
+END_TEST
+
+/* The corpus's CPU profile of three scan_mlp steps (jax.profiler, JAX
+ * 0.10.2). Derived from the file with a separate reader (Python's json):
+ * 333 events carry args.hlo_op; two per step's loop, while.3 and while.14,
+ * span their bodies' ops and are left out (6); the 327 others sum 461.121
+ * us, 60 of them copies; the first is copy.32 (8.953 us); first start to
+ * the last end of any of them (the last while's included) is 937.992 us. Both files of the run give the same ops. */
+START_TEST(jax_profile_ops_at_measured_durations)
+{
+    const char *files[] = {PROFILE, PERFETTO};
+    for (int i = 0; i < 2; i++) {
+        char *path = strata_test_source_path(files[i]);
+        strata_jax_profile_summary s;
+        GError *err = NULL;
+        strata_source *src = strata_jax_profile_import(path, STRATA_JAX_DEVICE_AUTO, &s, &err);
+        ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+        ck_assert(strata_jax_profile_sniff(path));
+        ck_assert_uint_eq(s.n_xla_ops, 333);
+        ck_assert_uint_eq(s.n_devices, 1);
+        ck_assert_int_eq(s.device, 0);
+        ck_assert_uint_eq(s.n_ops, 327);
+        ck_assert_uint_eq(s.n_enclosing, 6);
+        ck_assert_uint_eq(s.n_copies, 60);
+        ck_assert_uint_eq(s.n_collectives, 0);
+        ck_assert_double_eq_tol(s.busy_s, 461.121e-6, 1e-12);
+        ck_assert_double_eq_tol(s.span_s, 937.992e-6, 1e-12);
+        const strata_op *op;
+        ck_assert_int_eq(strata_source_next(src, &op, &err), 1);
+        ck_assert_int_eq(op->kind, STRATA_OP_COMPUTE);
+        ck_assert_str_eq(op->name, "copy.32");
+        ck_assert_str_eq(op->note, "copy");
+        ck_assert_double_eq_tol(op->time_s, 8.953e-6, 1e-15);
+        ck_assert_double_eq_tol(op->at_s, 0, 1e-15);
+        uint64_t n = 1;
+        bool while_seen = false;
+        while (strata_source_next(src, &op, &err) == 1) {
+            n++;
+            while_seen |= g_str_has_prefix(op->name, "while");
+        }
+        ck_assert_uint_eq(n, 327);
+        ck_assert(!while_seen);
+        strata_source_free(src);
+        /* --device 3: this CPU run has device 0 only */
+        ck_assert_ptr_null(strata_jax_profile_import(path, 3, &s, &err));
+        ck_assert_ptr_nonnull(strstr(err->message, "expected XLA op events of device 3"));
+        g_clear_error(&err);
+        g_free(path);
+    }
+    /* A PyTorch profiler trace is not a JAX profile. */
+    char *kineto = strata_test_write_temp("k-XXXXXX.json",
+                                          "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", "
+                                          "\"pid\": 0, \"tid\": 7, \"ts\": 1, \"dur\": 2, \"args\": {\"device\": 0}}]}");
+    ck_assert(!strata_jax_profile_sniff(kineto));
+    strata_jax_profile_summary s;
+    GError *err = NULL;
+    ck_assert_ptr_null(strata_jax_profile_import(kineto, STRATA_JAX_DEVICE_AUTO, &s, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "expected XLA op events"));
+    g_clear_error(&err);
+    g_unlink(kineto);
+    g_free(kineto);
+}
+END_TEST
+
+/* The GPU/TPU form of the same format (hand-made, as TSL writes it): each
+ * device a process /device:GPU:N with an "XLA Ops" thread whose events
+ * are the ops (no args.hlo_op), host threads beside them. Device 1 ran
+ * fusion.1 (10 us), all-reduce-start (4 us), copy-start (2 us) and a while
+ * (30 us) around fusion.2 (5 us): 4 ops written, the while left out, busy
+ * 10 + 4 + 2 + 5 = 21 us, span from 100 to 150 us = 50 us. Device 0 ran one
+ * op; the Python thread's event is not an op. */
+START_TEST(jax_profile_devices_and_xla_ops_threads)
+{
+    const char *json =
+        "{\"displayTimeUnit\": \"ns\", \"traceEvents\": ["
+        "{\"ph\": \"M\", \"pid\": 1, \"name\": \"process_name\", \"args\": {\"name\": \"/device:GPU:0\"}},"
+        "{\"ph\": \"M\", \"pid\": 1, \"tid\": 5, \"name\": \"thread_name\", \"args\": {\"name\": \"XLA Ops\"}},"
+        "{\"ph\": \"M\", \"pid\": 2, \"name\": \"process_name\", \"args\": {\"name\": \"/device:GPU:1\"}},"
+        "{\"ph\": \"M\", \"pid\": 2, \"tid\": 5, \"name\": \"thread_name\", \"args\": {\"name\": \"XLA Ops\"}},"
+        "{\"ph\": \"M\", \"pid\": 9, \"name\": \"process_name\", \"args\": {\"name\": \"/host:CPU\"}},"
+        "{\"ph\": \"M\", \"pid\": 9, \"tid\": 1, \"name\": \"thread_name\", \"args\": {\"name\": \"python\"}},"
+        "{\"ph\": \"X\", \"pid\": 9, \"tid\": 1, \"ts\": 90, \"dur\": 80, \"name\": \"PjitFunction(step)\"},"
+        "{\"ph\": \"X\", \"pid\": 1, \"tid\": 5, \"ts\": 100, \"dur\": 7, \"name\": \"fusion.1\"},"
+        "{\"ph\": \"X\", \"pid\": 2, \"tid\": 5, \"ts\": 100, \"dur\": 10, \"name\": \"fusion.1\"},"
+        "{\"ph\": \"X\", \"pid\": 2, \"tid\": 5, \"ts\": 112, \"dur\": 4, \"name\": \"all-reduce-start\"},"
+        "{\"ph\": \"X\", \"pid\": 2, \"tid\": 5, \"ts\": 117, \"dur\": 2, \"name\": \"copy-start\"},"
+        "{\"ph\": \"X\", \"pid\": 2, \"tid\": 5, \"ts\": 120, \"dur\": 30, \"name\": \"while\"},"
+        "{\"ph\": \"X\", \"pid\": 2, \"tid\": 5, \"ts\": 125, \"dur\": 5, \"name\": \"fusion.2\"}"
+        "]}";
+    char *path = strata_test_write_temp("gpu-XXXXXX.trace.json", json);
+    ck_assert(strata_jax_profile_sniff(path));
+    strata_jax_profile_summary s;
+    GError *err = NULL;
+    strata_source *src = strata_jax_profile_import(path, 1, &s, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+    ck_assert_uint_eq(s.n_devices, 2);
+    ck_assert_uint_eq(s.n_xla_ops, 6);
+    ck_assert_int_eq(s.device, 1);
+    ck_assert_uint_eq(s.n_ops, 4);
+    ck_assert_uint_eq(s.n_enclosing, 1);
+    ck_assert_uint_eq(s.n_collectives, 1);
+    ck_assert_uint_eq(s.n_copies, 1);
+    ck_assert_double_eq_tol(s.busy_s, 21e-6, 1e-15);
+    ck_assert_double_eq_tol(s.span_s, 50e-6, 1e-15);
+    const char *names[] = {"fusion.1", "all-reduce-start", "copy-start", "fusion.2"};
+    const char *notes[] = {"op", "collective", "copy", "op"};
+    const double at[] = {0, 12e-6, 17e-6, 25e-6};
+    const strata_op *op;
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(strata_source_next(src, &op, &err), 1);
+        ck_assert_str_eq(op->name, names[i]);
+        ck_assert_str_eq(op->note, notes[i]);
+        ck_assert_double_eq_tol(op->at_s, at[i], 1e-15);
+    }
+    ck_assert_int_eq(strata_source_next(src, &op, &err), 0);
+    strata_source_free(src);
+    /* the default: the lowest device, 0, with its one op */
+    src = strata_jax_profile_import(path, STRATA_JAX_DEVICE_AUTO, &s, &err);
+    ck_assert_ptr_nonnull(src);
+    ck_assert_int_eq(s.device, 0);
+    ck_assert_uint_eq(s.n_ops, 1);
+    strata_source_free(src);
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
+/* The CLI: import jax-profile writes a trace that runs, and validate
+ * --against prints its error table for the profile: the ops at their
+ * measured 461.121 us, and the span 937.992 us against the simulated
+ * makespan (the ops back to back: 461.121 us, -50.84%). */
+START_TEST(jax_profile_cli_and_validate)
+{
+    char *path = strata_test_source_path(PROFILE);
+    char *tmp = strata_test_temp_dir();
+    char *trace = g_build_filename(tmp, "p.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "jax-profile", path, "-o", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.err, "device 0: 327 ops (60 copies, 0 collectives; 6 enclosing ops left out), busy 461.121 us"));
+    strata_cli_result_clear(&r);
+    char *hw = strata_test_source_path("configs/hw/tpu-v5e.ini");
+    r = strata_test_cli("run", "--hw", hw, "--trace", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "makespan  461.121 us"));
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("validate", "--against", path, "--hw", hw, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    const char *text = r.out && strstr(r.out, "span") ? r.out : r.err;
+    ck_assert_ptr_nonnull(strstr(text, "all              327       461.121 us       461.121 us"));
+    ck_assert_ptr_nonnull(strstr(text, "span                       937.992 us       461.121 us   -50.84%"));
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_rmdir(tmp);
+    g_free(trace);
+    g_free(tmp);
+    g_free(hw);
+    g_free(path);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("jax_corpus");
+    TCase *tc = tcase_create("jax_corpus");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, replica_groups_become_mesh_axes);
+    tcase_add_test(tc, groups_that_are_not_mesh_axes);
+    tcase_add_test(tc, sharded_programs_import_with_collectives);
+    tcase_add_test(tc, sharded_program_runs_on_tpu_and_gpu);
+    tcase_add_test(tc, pinned_host_argument_in_host_memory);
+    tcase_add_test(tc, jax_profile_ops_at_measured_durations);
+    tcase_add_test(tc, jax_profile_cli_and_validate);
+    tcase_add_test(tc, jax_profile_devices_and_xla_ops_threads);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
