@@ -47,6 +47,7 @@
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <string.h>
+#include <xbt/config.h>
 #include "core/error.h"
 #include "results/collectives.h"
 #include "results/timeline.h"
@@ -505,6 +506,42 @@ void strata_engine_options_init(strata_engine_options *opt)
     opt->tape_budget = 0;
 }
 
+/* SimGrid reserves contexts/stack-size (8 MiB by default) of address space
+ * for every actor, used or not, so thousands of streams (the lanes of an
+ * all-to-all over 256 devices are 65,280) would reserve hundreds of GB.
+ * A stream's actor runs the engine's op loop, never deep (the models run
+ * on SimGrid's maestro stack): its stack is ENGINE_STACK_BUDGET shared
+ * among the streams, at most SimGrid's default and at least
+ * ENGINE_STACK_MIN; more streams than that allows are refused. */
+#ifdef STRATA_SANITIZE
+#define ENGINE_STACK_MIN_KIB 512u /* AddressSanitizer's redzones: one thread per actor */
+#else
+#define ENGINE_STACK_MIN_KIB 16u
+#endif
+#define ENGINE_STACK_MAX_KIB 8192u
+#define ENGINE_STACK_BUDGET_KIB (1024u * 1024u) /* 1 GiB */
+#define ENGINE_GUARDED_STREAMS 16384u
+
+static bool size_stacks(uint32_t n_streams, GError **err)
+{
+    uint64_t kib = n_streams ? ENGINE_STACK_BUDGET_KIB / n_streams : ENGINE_STACK_MAX_KIB;
+    if (kib < ENGINE_STACK_MIN_KIB) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "the program runs on %u streams (every stream, and every lane of a collective, is one "
+                    "SimGrid actor with its own stack), at most %u: use fewer devices or another collective "
+                    "algorithm than direct",
+                    n_streams, ENGINE_STACK_BUDGET_KIB / ENGINE_STACK_MIN_KIB);
+        return false;
+    }
+    sg_cfg_set_int("contexts/stack-size", (int)MIN(kib, ENGINE_STACK_MAX_KIB));
+    /* A guard page is a mapping of its own, and Linux allows 65,530 per
+     * process (vm.max_map_count): past ENGINE_GUARDED_STREAMS the stacks
+     * come without one. */
+    if (n_streams > ENGINE_GUARDED_STREAMS)
+        sg_cfg_set_int("contexts/guard-size", 0);
+    return true;
+}
+
 bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
                        strata_results **out, GError **err)
 {
@@ -514,6 +551,8 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         opt = &defaults;
     }
     engine_ctx ctx = {.hw = hw, .src = src, .opt = opt};
+    if (!engine_platform_check(hw, err))
+        return false;
     if (!engine_memories_init(&ctx.mems, hw, opt->allocator, opt->check_allocators, err))
         return false;
     ctx.feed = engine_feed_new(hw, src, &ctx.mems, spans_wanted(&ctx),
@@ -536,6 +575,10 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.port_bytes = g_new0(uint64_t, ctx.mems.n ? ctx.mems.n : 1);
     ctx.events = engine_events_new(engine_feed_event_count(ctx.feed));
     ctx.n_streams = engine_feed_stream_count(ctx.feed);
+    if (!size_stacks(ctx.n_streams, err)) {
+        ctx_clear(&ctx);
+        return false;
+    }
     ctx.streams = g_new0(engine_stream, ctx.n_streams ? ctx.n_streams : 1);
     list_results(&ctx);
     if (opt->timeline) {

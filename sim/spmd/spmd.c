@@ -429,6 +429,19 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     sh.in_bytes = op->kind == STRATA_OP_ALL_GATHER ? s->refs.bytes / n : s->refs.bytes;
     g_array_set_size(s->steps, 0);
     s->rounds = strata_coll_schedule(&sh, s->steps);
+    uint64_t widest = 0, in_round = 0; /* steps of the widest round, one group */
+    for (guint i = 0; i < s->steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+        in_round = i > 0 && st->round == g_array_index(s->steps, strata_coll_step, i - 1).round ? in_round + 1 : 1;
+        widest = MAX(widest, in_round);
+    }
+    uint64_t concurrent = widest * (s->devices / n);
+    if (concurrent > STRATA_SPMD_MAX_CONCURRENT_STEPS)
+        return fail(s, err, "%s over %u devices (algo=%s): a round of its schedule moves %" G_GUINT64_FORMAT
+                    " copies at once over the %u group(s), at most %u (the engine shares every link among the "
+                    "copies on it, at a cost that grows with their square); use a smaller group",
+                    strata_op_kind_name(op->kind), n, strata_algo_name(algo), concurrent, s->devices / n,
+                    STRATA_SPMD_MAX_CONCURRENT_STEPS);
     s->round = 0;
     s->step_at = 0;
     s->n_lanes = 1;

@@ -41,6 +41,13 @@ typedef struct strata_coll_info {
     uint64_t bytes;       /* per device, as nccl-tests counts: all-reduce BUF, all-gather OUT, others IN */
 } strata_coll_info;
 
+/* The most copies one round of a collective may move at once, over all
+ * its groups: SimGrid's flow sharing costs about the square of the
+ * concurrent flows, so a direct all-to-all over 64 devices (4,032 copies
+ * in one round on a ring) takes 15 s on a 2-core machine and one over 256
+ * (65,280) more than 300 s; wider rounds are refused (exit 2). */
+#define STRATA_SPMD_MAX_CONCURRENT_STEPS 8192u
+
 /* The number of devices of the model: 1 + the largest D of a memory named
  * NAME@D that is not a host memory, or 1. */
 uint32_t strata_spmd_devices(const strata_hw *hw);
