@@ -53,6 +53,9 @@
 #include "results/timeline.h"
 #include "spmd/spmd.h"
 
+/* The rounds a step of a collective's phase stands for (spmd.h). */
+static uint32_t op_rounds(const strata_bound_op *op) { return op->rounds > 1 ? op->rounds : 1; }
+
 typedef struct engine_ctx engine_ctx;
 
 typedef struct activity_clock {
@@ -162,7 +165,7 @@ static void add_span(engine_ctx *ctx, const engine_op *e, double start, double e
         .stream = op->stream,
         .start_s = start,
         .end_s = end,
-        .bytes = op->bytes,
+        .bytes = op->bytes * (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE ? op_rounds(op) : 1),
         .memory = -1,
         .src_memory = -1,
         .dst_memory = -1,
@@ -255,22 +258,30 @@ static void port_begin(engine_ctx *ctx, uint32_t memory, uint64_t bytes, double 
     ctx->port_bytes[memory] += bytes;
 }
 
-/* Runs a copy that starts at t0; returns when it ended. */
+/* Runs a copy that starts at t0; returns when it ended. A copy that stands
+ * for k rounds of a phase moves k times its bytes as one flow, then waits
+ * the latency of the k - 1 rounds that flow did not pay (the route's). */
 static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
 {
     const strata_hop *hops = NULL;
     uint32_t n = 0; /* none inside one memory */
     strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
-    port_begin(ctx, op->src_memory, op->bytes, t0);
+    uint32_t rounds = op_rounds(op);
+    uint64_t bytes = op->bytes * rounds;
+    port_begin(ctx, op->src_memory, bytes, t0);
+    double latency = 0;
     for (uint32_t i = 0; i < n; i++) {
         clock_begin(&ctx->links[hops[i].link], t0);
-        ctx->link_bytes[hops[i].link] += op->bytes;
-        port_begin(ctx, hops[i].port, op->bytes, t0);
+        ctx->link_bytes[hops[i].link] += bytes;
+        port_begin(ctx, hops[i].port, bytes, t0);
+        latency += strata_hw_link(ctx->hw, hops[i].link)->latency;
     }
     if (n == 0) /* a copy inside one memory reads and writes its port */
-        ctx->port_bytes[op->src_memory] += op->bytes;
+        ctx->port_bytes[op->src_memory] += bytes;
     sg_host_sendto(ctx->hosts.mem[op->src_memory], engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory),
-                   (double)op->bytes);
+                   (double)bytes);
+    if (rounds > 1 && latency > 0)
+        sg_actor_sleep_for((rounds - 1) * latency);
     double t1 = now();
     clock_end(&ctx->ports[op->src_memory], t1);
     for (uint32_t i = 0; i < n; i++) {
@@ -290,7 +301,8 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
         return now();
     }
     clock_begin(&ctx->units[op->unit], t0);
-    ctx->unit_flops[op->unit] += op->flops;
+    uint32_t rounds = op_rounds(op); /* a reduction of k rounds: k times the work and the overhead */
+    ctx->unit_flops[op->unit] += op->flops * rounds;
     const strata_compute_spec *u = strata_hw_compute(ctx->hw, op->unit);
     double t = t0;
     if (!ctx->unit_launched[op->unit]) {
@@ -303,7 +315,7 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
     if (op->has_time) {
         sg_actor_sleep_for(op->time_s);
     } else {
-        double amount = engine_compute_amount(ctx->hw, op->unit, op->dtype, op->flops);
+        double amount = engine_compute_amount(ctx->hw, op->unit, op->dtype, op->flops * rounds);
         sg_exec_t exec = NULL;
         if (amount > 0) {
             exec = sg_actor_exec_init(amount);
@@ -311,14 +323,14 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
             sg_exec_start(exec);
         }
         if (op->bytes > 0) {
-            port_begin(ctx, op->memory, op->bytes, t);
-            sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)op->bytes);
+            port_begin(ctx, op->memory, op->bytes * rounds, t);
+            sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)(op->bytes * rounds));
             clock_end(&ctx->ports[op->memory], now());
         }
         if (exec)
             sg_exec_wait(exec);
         if (u->overhead > 0)
-            sg_actor_sleep_for(u->overhead);
+            sg_actor_sleep_for(u->overhead * rounds);
     }
     double end = now();
     clock_end(&ctx->units[op->unit], end);
