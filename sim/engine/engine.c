@@ -329,6 +329,15 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
         }
         if (exec)
             sg_exec_wait(exec);
+        if (rounds > 1) { /* each round would have paid max(work, operand latency + bytes) on its own */
+            const strata_memory_spec *m = strata_hw_memory(ctx->hw, op->memory);
+            double work = amount / (u->flops > 0 ? u->flops : 1.0) / rounds;
+            double read = op->bytes > 0 && m->bandwidth > 0 ? m->latency + (double)op->bytes / m->bandwidth : 0;
+            double alone = rounds * MAX(work, read) -
+                           MAX(rounds * work, read > 0 ? m->latency + rounds * (read - m->latency) : 0);
+            if (alone > 0)
+                sg_actor_sleep_for(alone);
+        }
         if (u->overhead > 0)
             sg_actor_sleep_for(u->overhead * rounds);
     }
