@@ -260,7 +260,9 @@ static void port_begin(engine_ctx *ctx, uint32_t memory, uint64_t bytes, double 
 
 /* Runs a copy that starts at t0; returns when it ended. A copy that stands
  * for k rounds of a phase moves k times its bytes as one flow, then waits
- * the latency of the k - 1 rounds that flow did not pay (the route's). */
+ * until it has paid k times the round's latency (its slowest copy's route:
+ * the step schedule's per-round waits pace every copy by it), of which
+ * the flow paid its own route's once. */
 static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
 {
     const strata_hop *hops = NULL;
@@ -280,8 +282,12 @@ static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
         ctx->port_bytes[op->src_memory] += bytes;
     sg_host_sendto(ctx->hosts.mem[op->src_memory], engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory),
                    (double)bytes);
-    if (rounds > 1 && latency > 0)
-        sg_actor_sleep_for((rounds - 1) * latency);
+    double round_latency = op->round_latency_ps ? (double)op->round_latency_ps * 1e-12 : latency;
+    if (rounds > 1) { /* the k rounds' latencies; at least k times the round's slowest copy alone */
+        double until = MAX(now() + rounds * round_latency - latency, t0 + rounds * (double)op->round_time_ps * 1e-12);
+        if (until > now())
+            sg_actor_sleep_for(until - now());
+    }
     double t1 = now();
     clock_end(&ctx->ports[op->src_memory], t1);
     for (uint32_t i = 0; i < n; i++) {

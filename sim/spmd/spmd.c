@@ -32,6 +32,7 @@
  */
 #include "spmd/spmd.h"
 #include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
@@ -52,6 +53,8 @@ typedef struct emit {
     uint32_t peer;      /* WAIT: whose event; COPY, REDUCE: the sending device */
     uint32_t peer_lane; /* WAIT: the lane of that event; REDUCE: its receive buffer's lane */
     uint32_t rounds;    /* COPY, REDUCE: the rounds of the phase it stands for (1: a step) */
+    uint64_t round_latency_ps; /* COPY of a phase: its round's slowest route latency */
+    uint64_t round_time_ps;    /* COPY of a phase: its round's slowest copy alone */
     uint64_t bytes;
 } emit;
 
@@ -74,6 +77,7 @@ typedef struct spmd {
     uint8_t *touched;      /* per device x lane: worked this round */
     uint32_t *link_phase;  /* per link direction (2 x link + forward): the last round check that used it */
     uint32_t *link_load;   /* per link direction: the copies of that round on it */
+    double *link_share;    /* per link direction: the share of the round's copies on it (-1: none yet) */
     uint32_t phase_checks;
     strata_coll_info *info;
     GPtrArray *infos;      /* strata_coll_info, by index (kept across rewinds) */
@@ -209,6 +213,8 @@ static void render_step(spmd *s, const emit *e)
         o->has_bytes = true;
         o->bytes = e->bytes;
         o->rounds = e->rounds > 1 ? e->rounds : 0;
+        o->round_latency_ps = e->rounds > 1 ? e->round_latency_ps : 0;
+        o->round_time_ps = e->rounds > 1 ? e->round_time_ps : 0;
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
@@ -308,24 +314,24 @@ static uint32_t link_key(const spmd *s, const strata_hop *h)
 }
 
 /* True when every copy of the round [first, end), over every group, gets
- * the same share of bandwidth and has the same latency: each copy's
- * bottleneck, min over its links of bandwidth / (copies of the round on
- * that link direction), is the same for all. Max-min sharing then gives
- * every copy exactly that rate (each one saturates its bottleneck), so
- * they all end together, alone or not, and k such rounds in a row take
- * what one flow per copy of k times the bytes and k - 1 more latencies
- * takes. A round whose copies get unequal shares (a ring laid over a
- * torus, whose rank r + 1 is several hops away at a row's end, sharing a
- * link there) stays step by step: within one flow its short copies would
- * end early and free bandwidth, which the step schedule's per-round waits
- * do not allow. */
-static bool round_uncontended(spmd *s, guint first, guint end)
+ * the same share of bandwidth: each copy's bottleneck, min over its links
+ * of bandwidth / (copies of the round on that link direction), is the same
+ * for all. Max-min sharing then gives every copy exactly that rate (each
+ * one saturates its bottleneck), so alone they all move their bytes in the
+ * same time, and k such rounds take what one flow per copy of k times the
+ * bytes takes, plus k times the round's latency: the slowest copy's route
+ * (*latency_ps), which the step schedule's per-round waits make every copy
+ * wait for (exact when all routes have the same latency; within a round's
+ * latency difference per copy otherwise). A round whose copies get unequal
+ * shares (a ring laid over a torus whose wrap-around hop shares a link)
+ * stays step by step: within one flow its fast copies would end early and
+ * free bandwidth, which the step schedule's per-round waits do not allow. */
+static bool round_uncontended(spmd *s, guint first, guint end, uint64_t *latency_ps, uint64_t *time_ps)
 {
+    *latency_ps = *time_ps = 0;
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
     uint32_t stamp = ++s->phase_checks;
-    for (int pass = 0; pass < 2; pass++) {
-        bool seen = false;
-        double latency = 0, share = 0;
+    for (int pass = 0; pass < 3; pass++) {
         for (uint32_t g = 0; g < s->devices; g++) {
             if (!group_leader(s, g))
                 continue;
@@ -345,6 +351,7 @@ static bool round_uncontended(spmd *s, guint first, guint end)
                         if (s->link_phase[key] != stamp) {
                             s->link_phase[key] = stamp;
                             s->link_load[key] = 0;
+                            s->link_share[key] = -1;
                         }
                         s->link_load[key]++;
                         continue;
@@ -355,11 +362,18 @@ static bool round_uncontended(spmd *s, guint first, guint end)
                 }
                 if (pass == 0)
                     continue;
-                if (seen && (sum != latency || least != share))
-                    return false;
-                seen = true;
-                latency = sum;
-                share = least;
+                for (uint32_t h = 0; h < n; h++) {
+                    double *on = &s->link_share[link_key(s, &hops[h])];
+                    if (pass == 1 && *on < 0)
+                        *on = least; /* the first copy's share on that link */
+                    else if (*on != least)
+                        return false; /* copies of unequal shares meet on a link */
+                }
+                if (pass == 2) {
+                    *latency_ps = MAX(*latency_ps, (uint64_t)llround(sum * 1e12));
+                    double bytes = (double)(steps[i].wire_bytes ? steps[i].wire_bytes : steps[i].bytes);
+                    *time_ps = MAX(*time_ps, (uint64_t)llround((sum + bytes / least) * 1e12));
+                }
             }
         }
     }
@@ -369,8 +383,9 @@ static bool round_uncontended(spmd *s, guint first, guint end)
 /* The rounds from the one of steps [first, end) that make one phase: the
  * following rounds whose steps are, in order, the same moves, when that
  * round's copies do not contend. 1 when collectives run step by step. */
-static uint32_t phase_rounds(spmd *s, guint first, guint end)
+static uint32_t phase_rounds(spmd *s, guint first, guint end, uint64_t *latency_ps, uint64_t *time_ps)
 {
+    *latency_ps = *time_ps = 0;
     if (s->mode == STRATA_SPMD_STEPS)
         return 1;
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
@@ -385,7 +400,7 @@ static uint32_t phase_rounds(spmd *s, guint first, guint end)
         if (j < width)
             break;
     }
-    return k > 1 && round_uncontended(s, first, end) ? k : 1;
+    return k > 1 && round_uncontended(s, first, end, latency_ps, time_ps) ? k : 1;
 }
 
 /* Emits of one round of the current collective, for every group: with
@@ -397,7 +412,8 @@ static void plan_round(spmd *s)
     guint first = s->step_at, end = first;
     while (end < s->steps->len && steps[end].round == s->round)
         end++;
-    uint32_t rounds = phase_rounds(s, first, end);
+    uint64_t latency_ps = 0, time_ps = 0;
+    uint32_t rounds = phase_rounds(s, first, end, &latency_ps, &time_ps);
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
     for (uint32_t g = 0; g < s->devices; g++) {
         if (!group_leader(s, g))
@@ -408,12 +424,14 @@ static void plan_round(spmd *s)
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
             wait_round(s, q, st->lane, p);
             emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p, .rounds = rounds,
+                      .round_latency_ps = latency_ps, .round_time_ps = time_ps,
                       .bytes = st->wire_bytes ? st->wire_bytes : st->bytes, .src_buf = (uint8_t)st->src_buf,
                       .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);
             if (st->handshake) { /* the flag follows the data on the same route */
                 emit flag = e;
                 flag.bytes = MIN(st->bytes, STRATA_COLL_FLAG_BYTES);
+                flag.round_time_ps = 0; /* the data's copy waited for the round's time */
                 g_array_append_val(s->emits, flag);
             }
             s->touched[(size_t)q * s->n_lanes + st->lane] = 1;
@@ -696,6 +714,7 @@ static void spmd_destroy(void *self)
         g_free(s->touched);
     g_free(s->link_phase);
     g_free(s->link_load);
+    g_free(s->link_share);
     g_array_free(s->steps, TRUE);
     for (int i = 0; i < STR__COUNT; i++)
         g_string_free(s->strs[i], TRUE);
@@ -731,6 +750,7 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->mode = mode;
     s->link_phase = g_new0(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
     s->link_load = g_new0(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
+    s->link_share = g_new0(double, 2 * (size_t)strata_hw_link_count(hw) + 1);
     s->devices = strata_hw_devices(hw);
     start_pass(s);
     s->emits = g_array_new(FALSE, FALSE, sizeof(emit));
