@@ -1,6 +1,7 @@
 /*
  * bench_devices.c: how fast strata simulates a sharded training step as the
- * device count grows (1, 8, 64 and 256 TPU v5e chips).
+ * device count grows (1, 8, 64, 256 and 1,024 TPU v5e chips, and a full
+ * v5p pod of 8,960).
  *
  * For each count N:
  * 1. `strata gen transformer ... mesh=data:A,model:B sharding=fsdp+tp
@@ -15,7 +16,15 @@
  *    simulates it (a slice of the pod: 1x1, 2x4, 8x8, 16x16), timed as a child process: wall time and CPU time
  *    (getrusage of the children);
  * 3. the results JSON gives the ops the engine ran (every device's, after
- *    the SPMD expansion) and the simulated makespan.
+ *    the SPMD expansion: collectives in phases, spmd.h) and the simulated
+ *    makespan; the peak RSS is the children's largest (getrusage: the
+ *    slices run in growing order, so it is this slice's).
+ * The 1,024-chip slice is tpu-v5e-256.ini resized to a 64x16 torus (data:64,model:16: heads=16 bounds the model axis); the
+ * 8,960-chip one tpu-v5p-64.ini as a 16x20x28 torus running a 1 GiB
+ * all-reduce over every chip (`gen collective bytes=1GiB devices=8960`;
+ * the step's FSDP needs d_model divisible by the data axis) — a pod
+ * SimGrid 3.32 cannot load in reasonable time (zones x hosts), so strata
+ * refuses it (exit 2) and the line says "refused".
  *
  * With a single mesh axis data:256 every collective is a ring of 256 chips
  * (255 steps per chip): 28.5M ops, 266 s CPU, measured while building this.
@@ -30,7 +39,7 @@
  * (the 256-chip step must simulate in under a minute on a 2-core machine:
  * CPU time, as a machine shared with other work stretches the wall time).
  *
- * Usage: bench_devices [MAX_DEVICES]   (default 256: runs 1, 8, 64, 256 up to it)
+ * Usage: bench_devices [MAX_DEVICES]   (default 8960: runs 1, 8, 64, 256, 1024, 8960 up to it)
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -39,6 +48,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "bench_clock.h"
 
@@ -51,15 +61,29 @@ typedef struct {
     int data, model;  /* the mesh data:A,model:B (A x B = devices) */
     const char *dims; /* interconnect.ici.dims of the slice: A x B */
     int per_host;     /* hardware.devices_per_host: 8 chips per host, fewer on a smaller slice */
+    const char *hw;   /* configs/hw/ */
+    bool all_reduce;  /* the 1 GiB all-reduce over every chip instead of the step */
 } slice;
 
-static const slice slices[] = {
-    {1, 1, 1, "1x1", 1}, {8, 2, 4, "2x4", 8}, {64, 8, 8, "8x8", 8}, {256, 16, 16, "16x16", 8}};
+static const slice slices[] = {{1, 1, 1, "1x1", 1, "tpu-v5e-256.ini", false},
+                               {8, 2, 4, "2x4", 8, "tpu-v5e-256.ini", false},
+                               {64, 8, 8, "8x8", 8, "tpu-v5e-256.ini", false},
+                               {256, 16, 16, "16x16", 8, "tpu-v5e-256.ini", false},
+                               {1024, 64, 16, "64x16", 8, "tpu-v5e-256.ini", false},
+                               {8960, 8960, 1, "16x20x28", 4, "tpu-v5p-64.ini", true}};
 
 typedef struct {
-    double wall_s, cpu_s, makespan_s;
+    double wall_s, cpu_s, makespan_s, peak_mib;
     gint64 ops;
+    bool refused; /* strata exited 2: more than it can hold */
 } run_report;
+
+static double children_peak_mib(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_CHILDREN, &ru);
+    return (double)ru.ru_maxrss / 1024.0;
+}
 
 static double children_cpu_s(void)
 {
@@ -69,8 +93,8 @@ static double children_cpu_s(void)
            (double)ru.ru_stime.tv_usec * 1e-6;
 }
 
-/* Runs argv; false (its stderr printed) unless it exits 0. */
-static bool spawn(GPtrArray *argv)
+/* Runs argv; false (its stderr printed) unless it exits 0; *refused: it exited 2. */
+static bool spawn_status(GPtrArray *argv, bool *refused)
 {
     g_ptr_array_add(argv, NULL);
     char *err_text = NULL;
@@ -79,6 +103,8 @@ static bool spawn(GPtrArray *argv)
     bool ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
                            &err_text, &status, &err) &&
               g_spawn_check_wait_status(status, &err);
+    if (refused)
+        *refused = !ok && WIFEXITED(status) && WEXITSTATUS(status) == 2;
     if (!ok)
         fprintf(stderr, "bench_devices: %s: %s\n%s", (char *)argv->pdata[0], err ? err->message : "failed",
                 err_text ? err_text : "");
@@ -86,6 +112,8 @@ static bool spawn(GPtrArray *argv)
     g_free(err_text);
     return ok;
 }
+
+static bool spawn(GPtrArray *argv) { return spawn_status(argv, NULL); }
 
 /* ops and makespan_s of a results JSON file. */
 static bool read_results(const char *path, run_report *rep)
@@ -108,7 +136,7 @@ static bool run_slice(const char *strata, const char *dir, const slice *s, run_r
 {
     char *trace = g_strdup_printf("%s/step-%d.trace", dir, s->devices);
     char *json = g_strdup_printf("%s/step-%d.json", dir, s->devices);
-    char *hw = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "tpu-v5e-256.ini", NULL);
+    char *hw = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", s->hw, NULL);
     char *mesh = g_strdup_printf("mesh=data:%d,model:%d", s->data, s->model);
     char *batch = g_strdup_printf("batch=%d", s->data);
     char *devices = g_strdup_printf("hardware.devices=%d", s->devices);
@@ -118,11 +146,19 @@ static bool run_slice(const char *strata, const char *dir, const slice *s, run_r
     GPtrArray *gen = g_ptr_array_new();
     g_ptr_array_add(gen, (char *)strata);
     g_ptr_array_add(gen, "gen");
-    g_ptr_array_add(gen, "transformer");
-    for (const char *const *m = model; *m; m++)
-        g_ptr_array_add(gen, (char *)*m);
-    g_ptr_array_add(gen, batch);
-    if (s->devices > 1) {
+    char *ranks = g_strdup_printf("devices=%d", s->devices);
+    if (s->all_reduce) {
+        g_ptr_array_add(gen, "collective");
+        g_ptr_array_add(gen, "op=all-reduce");
+        g_ptr_array_add(gen, "bytes=1GiB");
+        g_ptr_array_add(gen, ranks);
+    } else {
+        g_ptr_array_add(gen, "transformer");
+        for (const char *const *m = model; *m; m++)
+            g_ptr_array_add(gen, (char *)*m);
+        g_ptr_array_add(gen, batch);
+    }
+    if (s->devices > 1 && !s->all_reduce) {
         g_ptr_array_add(gen, mesh);
         g_ptr_array_add(gen, "sharding=fsdp+tp");
     }
@@ -136,9 +172,10 @@ static bool run_slice(const char *strata, const char *dir, const slice *s, run_r
     for (const char *const *a = run_args; *a; a++)
         g_ptr_array_add(run, (char *)*a);
     double cpu0 = children_cpu_s(), wall0 = bench_wall_seconds();
-    ok = ok && spawn(run);
+    ok = ok && spawn_status(run, &rep->refused);
     rep->wall_s = bench_wall_seconds() - wall0;
     rep->cpu_s = children_cpu_s() - cpu0;
+    rep->peak_mib = children_peak_mib();
     ok = ok && read_results(json, rep);
 
     g_ptr_array_free(gen, TRUE);
@@ -153,12 +190,13 @@ static bool run_slice(const char *strata, const char *dir, const slice *s, run_r
     g_free(devices);
     g_free(dims);
     g_free(per_host);
+    g_free(ranks);
     return ok;
 }
 
 int main(int argc, char **argv)
 {
-    int max_devices = argc > 1 ? atoi(argv[1]) : 256;
+    int max_devices = argc > 1 ? atoi(argv[1]) : 8960;
     char *self = g_file_read_link("/proc/self/exe", NULL);
     char *self_dir = self ? g_path_get_dirname(self) : g_strdup(".");
     char *strata = g_build_filename(self_dir, "strata", NULL);
@@ -168,25 +206,33 @@ int main(int argc, char **argv)
     printf("bench_devices: gen transformer");
     for (const char *const *m = model; *m; m++)
         printf(" %s", *m);
-    printf(" batch=A mesh=data:A,model:B sharding=fsdp+tp on tpu-v5e-256.ini slices\n");
+    printf(" batch=A mesh=data:A,model:B sharding=fsdp+tp on tpu-v5e-256.ini slices (8,960: tpu-v5p-64.ini)\n");
     fflush(stdout);
     for (size_t i = 0; ok && i < G_N_ELEMENTS(slices) && slices[i].devices <= max_devices; i++) {
         const slice *s = &slices[i];
         run_report rep = {0};
         ok = run_slice(strata, dir, s, &rep);
+        if (!ok && rep.refused) {
+            printf("%4d devices (%s): refused by strata (exit 2: more than it can hold)\n", s->devices, s->dims);
+            printf("RESULT name=devices_us_per_op_%d value=- baseline=- ratio=- target=- unit=us refused=1\n",
+                   s->devices);
+            ok = true;
+            continue;
+        }
         if (!ok)
             break;
         double us = rep.ops > 0 ? rep.cpu_s / (double)rep.ops * 1e6 : 0;
         if (s->devices == 8)
             base_us = us;
-        printf("%3d devices (%s): %" G_GINT64_FORMAT " ops in %.3f s CPU, %.3f s wall; simulated step %.6f s\n",
-               s->devices, s->dims, rep.ops, rep.cpu_s, rep.wall_s, rep.makespan_s);
+        printf("%4d devices (%s): %" G_GINT64_FORMAT " ops in %.3f s CPU, %.3f s wall, %.0f MiB peak; "
+               "simulated step %.6f s\n",
+               s->devices, s->dims, rep.ops, rep.cpu_s, rep.wall_s, rep.peak_mib, rep.makespan_s);
         char *base = base_us > 0 ? g_strdup_printf("%.4f", base_us) : g_strdup("-");
         char *ratio = base_us > 0 ? g_strdup_printf("%.3f", us / base_us) : g_strdup("-");
         printf("RESULT name=devices_us_per_op_%d value=%.4f baseline=%s ratio=%s target=- unit=us ops=%" G_GINT64_FORMAT
-               " ops_per_s=%.0f wall_s=%.3f makespan_s=%.9f\n",
+               " ops_per_s=%.0f wall_s=%.3f makespan_s=%.9f peak_mib=%.0f\n",
                s->devices, us, base, ratio, rep.ops, rep.cpu_s > 0 ? (double)rep.ops / rep.cpu_s : 0, rep.wall_s,
-               rep.makespan_s);
+               rep.makespan_s, rep.peak_mib);
         g_free(base);
         g_free(ratio);
         if (s->devices == 256)

@@ -93,7 +93,10 @@ typedef struct strata_bind_options {
     X(COUNT, uint32_t, n_ins)                                                                                     \
     X(COUNT, uint32_t, n_outs)                                                                                    \
     X(NUM, uint32_t, group_size)    /* collectives (allow_spmd only): the group's device count */                 \
-    X(NUM, uint32_t, coll)          /* its collective's number (spmd/spmd.h), or STRATA_COLL_NONE */
+    X(NUM, uint32_t, coll)          /* its collective's number (spmd/spmd.h), or STRATA_COLL_NONE */              \
+    X(NUM, uint32_t, rounds)        /* COPY, COMPUTE of a collective's phase: the rounds it stands for (0: one) */ \
+    X(NUM, uint64_t, round_latency_ps) /* COPY of a phase: each round's latency (0: the route's own) */         \
+    X(NUM, uint64_t, round_time_ps) /* COPY of a phase: each round's time alone, its slowest copy's (0: none) */
 
 typedef struct strata_bound_op {
 #define STRATA_BOUND_OP_MEMBER(category, type, field) type field;

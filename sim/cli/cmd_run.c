@@ -52,6 +52,7 @@ typedef struct run_args {
     char *timeline;
     gboolean quiet;
     gboolean check_allocators;
+    char *collectives;
 } run_args;
 
 static void run_args_clear(run_args *a)
@@ -63,6 +64,7 @@ static void run_args_clear(run_args *a)
     g_strfreev(a->sets);
     g_free(a->json);
     g_free(a->timeline);
+    g_free(a->collectives);
 }
 
 int strata_cmd_run(int argc, char **argv)
@@ -88,6 +90,10 @@ int strata_cmd_run(int argc, char **argv)
          "memory counters (OUT.json.gz: gzip-compressed)", "OUT.json"},
         {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.check_allocators,
          "Check every allocator's invariants after each op (slow; for debugging allocators)", NULL},
+        {"collectives", 0, 0, G_OPTION_ARG_STRING, &a.collectives,
+         "How collectives run on several devices: phases (default: the identical rounds of a ring or a torus "
+         "dimension as one flow per link that pays every round's latency) or steps (every round of the "
+         "schedule; the reference, slower); docs/multi-device.md", "phases|steps"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "Do not print the summary", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
@@ -113,6 +119,11 @@ int strata_cmd_run(int argc, char **argv)
                           "(see 'strata run --help')");
         goto done;
     }
+    if (a.collectives && strcmp(a.collectives, "phases") != 0 && strcmp(a.collectives, "steps") != 0) {
+        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--collectives: expected phases or steps, got '%s'",
+                          a.collectives);
+        goto done;
+    }
     strata_job_input(job, "--hw", a.hw);
     strata_job_input(job, "--trace", a.trace);
     if (!strata_job_output(job, "--json", a.json, &json_out, &err) ||
@@ -122,7 +133,8 @@ int strata_cmd_run(int argc, char **argv)
     strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
     strata_run_spec_options spec_opt = {.hw_path = a.hw, .hw_overrides = (const char *const *)a.sets,
                                         .trace_path = a.trace, .policies = (const char *const *)a.policies,
-                                        .expand_spmd = true};
+                                        .expand_spmd = true,
+                                        .collective_steps = a.collectives && strcmp(a.collectives, "steps") == 0};
     if (!(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
     strata_engine_options opt;

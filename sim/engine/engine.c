@@ -47,11 +47,15 @@
 #include <simgrid/exec.h>
 #include <simgrid/host.h>
 #include <string.h>
+#include <xbt/config.h>
 #include "core/error.h"
 #include "hw/staging.h"
 #include "results/collectives.h"
 #include "results/timeline.h"
 #include "spmd/spmd.h"
+
+/* The rounds a step of a collective's phase stands for (spmd.h). */
+static uint32_t op_rounds(const strata_bound_op *op) { return op->rounds > 1 ? op->rounds : 1; }
 
 typedef struct engine_ctx engine_ctx;
 
@@ -162,7 +166,7 @@ static void add_span(engine_ctx *ctx, const engine_op *e, double start, double e
         .stream = op->stream,
         .start_s = start,
         .end_s = end,
-        .bytes = op->bytes,
+        .bytes = op->bytes * (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE ? op_rounds(op) : 1),
         .memory = -1,
         .src_memory = -1,
         .dst_memory = -1,
@@ -255,25 +259,39 @@ static void port_begin(engine_ctx *ctx, uint32_t memory, uint64_t bytes, double 
     ctx->port_bytes[memory] += bytes;
 }
 
-/* Runs a copy that starts at t0; returns when it ended. */
+/* Runs a copy that starts at t0; returns when it ended. A copy that stands
+ * for k rounds of a phase moves k times its bytes as one flow, then waits
+ * until it has paid k times the round's latency (its slowest copy's route:
+ * the step schedule's per-round waits pace every copy by it), of which
+ * the flow paid its own route's once. */
 static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
 {
     const strata_hop *hops = NULL;
     uint32_t n = 0; /* none inside one memory */
     strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
-    port_begin(ctx, op->src_memory, op->bytes, t0);
+    uint32_t rounds = op_rounds(op);
+    uint64_t bytes = op->bytes * rounds;
+    port_begin(ctx, op->src_memory, bytes, t0);
+    double latency = 0;
     for (uint32_t i = 0; i < n; i++) {
         clock_begin(&ctx->links[hops[i].link], t0);
-        ctx->link_bytes[hops[i].link] += op->bytes;
-        port_begin(ctx, hops[i].port, op->bytes, t0);
+        ctx->link_bytes[hops[i].link] += bytes;
+        port_begin(ctx, hops[i].port, bytes, t0);
+        latency += strata_hw_link(ctx->hw, hops[i].link)->latency;
     }
     if (n == 0) /* a copy inside one memory reads and writes its port */
-        ctx->port_bytes[op->src_memory] += op->bytes;
+        ctx->port_bytes[op->src_memory] += bytes;
     sg_host_sendto(ctx->hosts.mem[op->src_memory], engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory),
-                   (double)op->bytes);
-    double staged = strata_staging_route_extra(ctx->hw, hops, n, op->bytes); /* pageable: hw/staging.h */
+                   (double)bytes);
+    double staged = strata_staging_route_extra(ctx->hw, hops, n, bytes); /* pageable: hw/staging.h */
     if (staged > 0)
         sg_actor_sleep_for(staged);
+    double round_latency = op->round_latency_ps ? (double)op->round_latency_ps * 1e-12 : latency;
+    if (rounds > 1) { /* the k rounds' latencies; at least k times the round's slowest copy alone */
+        double until = MAX(now() + rounds * round_latency - latency, t0 + rounds * (double)op->round_time_ps * 1e-12);
+        if (until > now())
+            sg_actor_sleep_for(until - now());
+    }
     double t1 = now();
     clock_end(&ctx->ports[op->src_memory], t1);
     for (uint32_t i = 0; i < n; i++) {
@@ -293,7 +311,8 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
         return now();
     }
     clock_begin(&ctx->units[op->unit], t0);
-    ctx->unit_flops[op->unit] += op->flops;
+    uint32_t rounds = op_rounds(op); /* a reduction of k rounds: k times the work and the overhead */
+    ctx->unit_flops[op->unit] += op->flops * rounds;
     const strata_compute_spec *u = strata_hw_compute(ctx->hw, op->unit);
     double t = t0;
     if (!ctx->unit_launched[op->unit]) {
@@ -306,7 +325,7 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
     if (op->has_time) {
         sg_actor_sleep_for(op->time_s);
     } else {
-        double amount = engine_compute_amount(ctx->hw, op->unit, op->dtype, op->flops);
+        double amount = engine_compute_amount(ctx->hw, op->unit, op->dtype, op->flops * rounds);
         sg_exec_t exec = NULL;
         if (amount > 0) {
             exec = sg_actor_exec_init(amount);
@@ -314,14 +333,23 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
             sg_exec_start(exec);
         }
         if (op->bytes > 0) {
-            port_begin(ctx, op->memory, op->bytes, t);
-            sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)op->bytes);
+            port_begin(ctx, op->memory, op->bytes * rounds, t);
+            sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)(op->bytes * rounds));
             clock_end(&ctx->ports[op->memory], now());
         }
         if (exec)
             sg_exec_wait(exec);
+        if (rounds > 1) { /* each round would have paid max(work, operand latency + bytes) on its own */
+            const strata_memory_spec *m = strata_hw_memory(ctx->hw, op->memory);
+            double work = amount / (u->flops > 0 ? u->flops : 1.0) / rounds;
+            double read = op->bytes > 0 && m->bandwidth > 0 ? m->latency + (double)op->bytes / m->bandwidth : 0;
+            double alone = rounds * MAX(work, read) -
+                           MAX(rounds * work, read > 0 ? m->latency + rounds * (read - m->latency) : 0);
+            if (alone > 0)
+                sg_actor_sleep_for(alone);
+        }
         if (u->overhead > 0)
-            sg_actor_sleep_for(u->overhead);
+            sg_actor_sleep_for(u->overhead * rounds);
     }
     double end = now();
     clock_end(&ctx->units[op->unit], end);
@@ -509,6 +537,42 @@ void strata_engine_options_init(strata_engine_options *opt)
     opt->tape_budget = 0;
 }
 
+/* SimGrid reserves contexts/stack-size (8 MiB by default) of address space
+ * for every actor, used or not, so thousands of streams (the lanes of an
+ * all-to-all over 256 devices are 65,280) would reserve hundreds of GB.
+ * A stream's actor runs the engine's op loop, never deep (the models run
+ * on SimGrid's maestro stack): its stack is ENGINE_STACK_BUDGET shared
+ * among the streams, at most SimGrid's default and at least
+ * ENGINE_STACK_MIN; more streams than that allows are refused. */
+#ifdef STRATA_SANITIZE
+#define ENGINE_STACK_MIN_KIB 512u /* AddressSanitizer's redzones: one thread per actor */
+#else
+#define ENGINE_STACK_MIN_KIB 16u
+#endif
+#define ENGINE_STACK_MAX_KIB 8192u
+#define ENGINE_STACK_BUDGET_KIB (1024u * 1024u) /* 1 GiB */
+#define ENGINE_GUARDED_STREAMS 16384u
+
+static bool size_stacks(uint32_t n_streams, GError **err)
+{
+    uint64_t kib = n_streams ? ENGINE_STACK_BUDGET_KIB / n_streams : ENGINE_STACK_MAX_KIB;
+    if (kib < ENGINE_STACK_MIN_KIB) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "the program runs on %u streams (every stream, and every lane of a collective, is one "
+                    "SimGrid actor with its own stack), at most %u: use fewer devices or another collective "
+                    "algorithm than direct",
+                    n_streams, ENGINE_STACK_BUDGET_KIB / ENGINE_STACK_MIN_KIB);
+        return false;
+    }
+    sg_cfg_set_int("contexts/stack-size", (int)MIN(kib, ENGINE_STACK_MAX_KIB));
+    /* A guard page is a mapping of its own, and Linux allows 65,530 per
+     * process (vm.max_map_count): past ENGINE_GUARDED_STREAMS the stacks
+     * come without one. */
+    if (n_streams > ENGINE_GUARDED_STREAMS)
+        sg_cfg_set_int("contexts/guard-size", 0);
+    return true;
+}
+
 bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
                        strata_results **out, GError **err)
 {
@@ -518,6 +582,8 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         opt = &defaults;
     }
     engine_ctx ctx = {.hw = hw, .src = src, .opt = opt};
+    if (!engine_platform_check(hw, err))
+        return false;
     if (!engine_memories_init(&ctx.mems, hw, opt->allocator, opt->check_allocators, err))
         return false;
     ctx.feed = engine_feed_new(hw, src, &ctx.mems, spans_wanted(&ctx),
@@ -540,6 +606,10 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.port_bytes = g_new0(uint64_t, ctx.mems.n ? ctx.mems.n : 1);
     ctx.events = engine_events_new(engine_feed_event_count(ctx.feed));
     ctx.n_streams = engine_feed_stream_count(ctx.feed);
+    if (!size_stacks(ctx.n_streams, err)) {
+        ctx_clear(&ctx);
+        return false;
+    }
     ctx.streams = g_new0(engine_stream, ctx.n_streams ? ctx.n_streams : 1);
     list_results(&ctx);
     if (opt->timeline) {

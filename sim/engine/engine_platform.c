@@ -314,6 +314,76 @@ char *engine_platform_xml(const strata_hw *hw)
     return g_string_free(x, FALSE);
 }
 
+/* The platform's size, measured on the hardware model before anything of
+ * the platform is built (every count is linear in the model's sites,
+ * memories, units and edges). */
+typedef struct platform_size {
+    uint64_t zones, hosts, edge_links, full_cells;
+} platform_size;
+
+static platform_size measure(const strata_hw *hw)
+{
+    platform_size z = {.hosts = 2ull * strata_hw_memory_count(hw) + strata_hw_compute_count(hw)};
+    uint32_t n_sites = strata_hw_site_count(hw);
+    if (n_sites == 0) {
+        z.zones = 1;
+        z.full_cells = (z.hosts + 1) * (z.hosts + 1);
+        return z;
+    }
+    uint64_t *points = g_new0(uint64_t, n_sites); /* netpoints of each site's Full zone */
+    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++)
+        points[strata_hw_memory_site(hw, i)] += 2;
+    for (uint32_t i = 0; i < strata_hw_compute_count(hw); i++)
+        points[strata_hw_compute(hw, i)->device]++;
+    for (uint32_t v = 0; v < n_sites; v++) {
+        bool router = strata_hw_site_gateway(hw, v) != STRATA_HW_NO_MEMORY || strata_hw_site_switch(hw, v);
+        if (points[v] == 0 && !router)
+            continue;
+        z.zones++;
+        z.full_cells += (points[v] + 1) * (points[v] + 1);
+    }
+    g_free(points);
+    for (uint32_t i = 0; i < strata_hw_site_edge_count(hw); i++)
+        z.edge_links += 1ull + strata_hw_site_edge(hw, i)->padding;
+    return z;
+}
+
+bool engine_platform_check(const strata_hw *hw, GError **err)
+{
+    platform_size z = measure(hw);
+    const char *what = NULL;
+    uint64_t figure = 0, limit = 0;
+    if (z.zones * z.hosts > ENGINE_PLATFORM_MAX_ZONE_HOSTS) {
+        what = "zones x hosts (SimGrid 3.32 looks every host up in every zone while loading: "
+               "its time grows with this product)";
+        figure = z.zones * z.hosts;
+        limit = ENGINE_PLATFORM_MAX_ZONE_HOSTS;
+    } else if (strata_hw_link_count(hw) > ENGINE_PLATFORM_MAX_LINKS) {
+        what = "links (SimGrid keeps each link's state and every route naming it; `topology = full` has "
+               "one per pair of devices)";
+        figure = strata_hw_link_count(hw);
+        limit = ENGINE_PLATFORM_MAX_LINKS;
+    } else if (z.edge_links > ENGINE_PLATFORM_MAX_EDGE_LINKS) {
+        what = "links on the routes between sites (every edge of the site graph, with the padding "
+               "that keeps device-to-device routes off the hosts: the device interconnect's diameter "
+               "per host link)";
+        figure = z.edge_links;
+        limit = ENGINE_PLATFORM_MAX_EDGE_LINKS;
+    } else if (z.full_cells > ENGINE_PLATFORM_MAX_FULL_CELLS) {
+        what = "cells of the sites' routing tables (the square of each site's hosts)";
+        figure = z.full_cells;
+        limit = ENGINE_PLATFORM_MAX_FULL_CELLS;
+    }
+    if (!what)
+        return true;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "%s: [hardware] devices = %u is more than the simulator can hold: its SimGrid platform would "
+                "have %" G_GUINT64_FORMAT " %s, at most %" G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT
+                " zones, %" G_GUINT64_FORMAT " hosts); use fewer devices or a smaller interconnect",
+                strata_hw_origin(hw), strata_hw_devices(hw), figure, what, limit, z.zones, z.hosts);
+    return false;
+}
+
 bool engine_platform_load(const strata_hw *hw, GError **err)
 {
     static const char *const config[] = {
@@ -351,16 +421,28 @@ bool engine_platform_load(const strata_hw *hw, GError **err)
     }
     size_t len = strlen(xml);
     bool written = write(fd, xml, len) == (ssize_t)len;
-    close(fd);
     g_free(xml);
+    /* SimGrid reads the platform through the descriptor's /proc name, so
+     * the file is unlinked before the (long, interruptible) load: a signal
+     * or a crash while loading leaves no strata-platform-*.xml behind. */
+    char *by_fd = g_strdup_printf("/proc/self/fd/%d", fd);
+    bool via_fd = written && g_file_test(by_fd, G_FILE_TEST_EXISTS) && unlink(path) == 0;
     if (!written) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot write the SimGrid platform", path);
+        close(fd);
         unlink(path);
+        g_free(by_fd);
         g_free(path);
         return false;
     }
-    simgrid_load_platform(path);
-    unlink(path);
+    if (!via_fd)
+        close(fd);
+    simgrid_load_platform(via_fd ? by_fd : path);
+    if (via_fd)
+        close(fd);
+    else
+        unlink(path);
+    g_free(by_fd);
     g_free(path);
     return true;
 }

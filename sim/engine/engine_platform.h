@@ -23,6 +23,24 @@ char *engine_unit_host_name(const strata_compute_spec *u);       /* "unit:NAME" 
 /* The SimGrid platform XML for hw (g_free). Every memory has a SHARED port
  * link of its bandwidth on every route that reads or writes it. */
 char *engine_platform_xml(const strata_hw *hw);
+/* Refuses (STRATA_ERROR_INPUT, with the figure) a model whose platform is
+ * more than this machine can load: checked on the model, before anything
+ * of the platform is built. The limits (measured with SimGrid 3.32 on a
+ * 2-core machine, docs/multi-device.md):
+ *  - zones x hosts: loading looks every host up in every zone (its time
+ *    grows with the product: tpu-v5p at 1,024 chips, 13M, loads in 2.5 s;
+ *    at 2,048 chips, 52M, in 38 s);
+ *  - links (SimGrid's state per link: a 1,024-device `topology = full`,
+ *    523,776 links, takes 1.1 GB and more than 60 s for one copy);
+ *  - links on the routes between sites, padding included (each one is a
+ *    line of the platform and an entry of SimGrid's route);
+ *  - cells of the sites' routing tables (SimGrid's Full zone holds the
+ *    square of its hosts). */
+#define ENGINE_PLATFORM_MAX_ZONE_HOSTS (1ull << 25)
+#define ENGINE_PLATFORM_MAX_EDGE_LINKS (1ull << 23)
+#define ENGINE_PLATFORM_MAX_LINKS (1ull << 18)
+#define ENGINE_PLATFORM_MAX_FULL_CELLS (1ull << 24)
+bool engine_platform_check(const strata_hw *hw, GError **err);
 /* simgrid_init() with the engine's configuration, then load the platform. */
 bool engine_platform_load(const strata_hw *hw, GError **err);
 

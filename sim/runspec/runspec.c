@@ -67,7 +67,7 @@ static strata_source *rewrite(strata_source *src, const strata_run_spec_options 
     if (opt->checked)
         src = strata_checked_source_new(src, "policy output is not a valid trace: ");
     if (opt->expand_spmd && hw && strata_spmd_devices(hw) > 1)
-        src = strata_spmd_expand(src, hw);
+        src = strata_spmd_expand_as(src, hw, opt->collective_steps ? STRATA_SPMD_STEPS : STRATA_SPMD_PHASES);
     return src;
 }
 

@@ -32,6 +32,7 @@
  */
 #include "spmd/spmd.h"
 #include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
@@ -53,12 +54,16 @@ typedef struct emit {
     uint32_t device, lane;
     uint32_t peer;      /* WAIT: whose event; COPY, REDUCE: the sending device */
     uint32_t peer_lane; /* WAIT: the lane of that event; REDUCE: its receive buffer's lane */
+    uint32_t rounds;    /* COPY, REDUCE: the rounds of the phase it stands for (1: a step) */
+    uint64_t round_latency_ps; /* COPY of a phase: its round's slowest route latency */
+    uint64_t round_time_ps;    /* COPY of a phase: its round's slowest copy alone */
     uint64_t bytes;
 } emit;
 
 typedef struct spmd {
     strata_source *in;
     const strata_hw *hw;
+    strata_spmd_collectives mode;
     uint32_t devices;
     strata_checker *checker;
     strata_mesh *mesh;
@@ -72,6 +77,10 @@ typedef struct spmd {
     uint32_t rounds, round, mask, n_lanes;
     uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
     uint8_t *touched;      /* per device x lane: worked this round */
+    uint32_t *link_phase;  /* per link direction (2 x link + forward): the last round check that used it */
+    uint32_t *link_load;   /* per link direction: the copies of that round on it */
+    double *link_share;    /* per link direction: the share of the round's copies on it (-1: none yet) */
+    uint32_t phase_checks;
     strata_coll_info *info;
     double launch_s;       /* the collective's fixed cost per rank (coll_impl.h) */
     GPtrArray *infos;      /* strata_coll_info, by index (kept across rewinds) */
@@ -214,6 +223,9 @@ static void render_step(spmd *s, const emit *e)
         o->src = s->strs[STR_SRC]->str;
         o->has_bytes = true;
         o->bytes = e->bytes;
+        o->rounds = e->rounds > 1 ? e->rounds : 0;
+        o->round_latency_ps = e->rounds > 1 ? e->round_latency_ps : 0;
+        o->round_time_ps = e->rounds > 1 ? e->round_time_ps : 0;
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
@@ -241,6 +253,7 @@ static void render_step(spmd *s, const emit *e)
         o->flops = (double)e->bytes / s->bytes_per_element;
         o->has_bytes = true;
         o->bytes = 3 * e->bytes;
+        o->rounds = e->rounds > 1 ? e->rounds : 0;
         o->unit = instance_of(s, NULL, e->device, true);
         break;
     }
@@ -282,13 +295,136 @@ static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p)
         push(s, EM_WAIT, q, lane, q, 0);
 }
 
-/* Emits of one round of the current collective, for every group. */
+/* Two steps that differ only in their round and offsets: the same move
+ * (same ranks, lane, buffers, bytes and kind), as far as time goes. */
+static bool same_move(const strata_coll_step *a, const strata_coll_step *b)
+{
+    return a->src == b->src && a->dst == b->dst && a->lane == b->lane && a->src_buf == b->src_buf &&
+           a->dst_buf == b->dst_buf && a->own_buf == b->own_buf && a->bytes == b->bytes &&
+           a->wire_bytes == b->wire_bytes && a->reduce == b->reduce && a->handshake == b->handshake &&
+           a->fused == b->fused;
+}
+
+/* The device memory the steps of a collective move between: the model's
+ * default memory on each device. */
+static uint32_t step_memory(const spmd *s, uint32_t device)
+{
+    int base = strata_hw_memory_base_index(s->hw, NULL);
+    return strata_hw_memory_on(s->hw, base >= 0 ? (uint32_t)base : 0, device);
+}
+
+/* The route of a step from device p to q; false when there is none. */
+static bool step_route(const spmd *s, uint32_t p, uint32_t q, const strata_hop **hops, uint32_t *n)
+{
+    return strata_hw_route(s->hw, step_memory(s, p), step_memory(s, q), hops, n, NULL);
+}
+
+static uint32_t link_key(const spmd *s, const strata_hop *h)
+{
+    return 2 * h->link + (strata_hw_link(s->hw, h->link)->full_duplex && h->forward);
+}
+
+/* True when every copy of the round [first, end), over every group, gets
+ * the same share of bandwidth: each copy's bottleneck, min over its links
+ * of bandwidth / (copies of the round on that link direction), is the same
+ * for all. Max-min sharing then gives every copy exactly that rate (each
+ * one saturates its bottleneck), so alone they all move their bytes in the
+ * same time, and k such rounds take what one flow per copy of k times the
+ * bytes takes, plus k times the round's latency: the slowest copy's route
+ * (*latency_ps), which the step schedule's per-round waits make every copy
+ * wait for (exact when all routes have the same latency; within a round's
+ * latency difference per copy otherwise). A round whose copies get unequal
+ * shares (a ring laid over a torus whose wrap-around hop shares a link)
+ * stays step by step: within one flow its fast copies would end early and
+ * free bandwidth, which the step schedule's per-round waits do not allow. */
+static bool round_uncontended(spmd *s, guint first, guint end, uint64_t *latency_ps, uint64_t *time_ps)
+{
+    *latency_ps = *time_ps = 0;
+    const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
+    uint32_t stamp = ++s->phase_checks;
+    for (int pass = 0; pass < 3; pass++) {
+        for (uint32_t g = 0; g < s->devices; g++) {
+            if (!group_leader(s, g))
+                continue;
+            for (guint i = first; i < end; i++) {
+                uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
+                uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
+                const strata_hop *hops = NULL;
+                uint32_t n = 0;
+                if (p == q)
+                    continue;
+                if (!step_route(s, p, q, &hops, &n))
+                    return false;
+                double sum = 0, least = G_MAXDOUBLE;
+                for (uint32_t h = 0; h < n; h++) {
+                    uint32_t key = link_key(s, &hops[h]);
+                    if (pass == 0) { /* count the copies on each link direction */
+                        if (s->link_phase[key] != stamp) {
+                            s->link_phase[key] = stamp;
+                            s->link_load[key] = 0;
+                            s->link_share[key] = -1;
+                        }
+                        s->link_load[key]++;
+                        continue;
+                    }
+                    const strata_link_spec *l = strata_hw_link(s->hw, hops[h].link);
+                    sum += l->latency;
+                    least = MIN(least, l->bandwidth / s->link_load[key]);
+                }
+                if (pass == 0)
+                    continue;
+                for (uint32_t h = 0; h < n; h++) {
+                    double *on = &s->link_share[link_key(s, &hops[h])];
+                    if (pass == 1 && *on < 0)
+                        *on = least; /* the first copy's share on that link */
+                    else if (*on != least)
+                        return false; /* copies of unequal shares meet on a link */
+                }
+                if (pass == 2) {
+                    *latency_ps = MAX(*latency_ps, (uint64_t)llround(sum * 1e12));
+                    double bytes = (double)(steps[i].wire_bytes ? steps[i].wire_bytes : steps[i].bytes);
+                    *time_ps = MAX(*time_ps, (uint64_t)llround((sum + bytes / least) * 1e12));
+                }
+            }
+        }
+    }
+    return true;
+}
+
+/* The rounds from the one of steps [first, end) that make one phase: the
+ * following rounds whose steps are, in order, the same moves, when that
+ * round's copies do not contend. 1 when collectives run step by step. */
+static uint32_t phase_rounds(spmd *s, guint first, guint end, uint64_t *latency_ps, uint64_t *time_ps)
+{
+    *latency_ps = *time_ps = 0;
+    if (s->mode == STRATA_SPMD_STEPS)
+        return 1;
+    const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
+    guint width = end - first, len = s->steps->len;
+    uint32_t k = 1;
+    for (guint at = end; s->round + k < s->rounds && at + width <= len; at += width, k++) {
+        if (steps[at].round != s->round + k || (at + width < len && steps[at + width].round == s->round + k))
+            break; /* not a round of exactly `width` steps */
+        guint j = 0;
+        while (j < width && same_move(&steps[first + j], &steps[at + j]))
+            j++;
+        if (j < width)
+            break;
+    }
+    return k > 1 && round_uncontended(s, first, end, latency_ps, time_ps) ? k : 1;
+}
+
+/* Emits of one round of the current collective, for every group: with
+ * phases, of the phase that starts at that round (every step once, standing
+ * for the phase's rounds). */
 static void plan_round(spmd *s)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
     guint first = s->step_at, end = first;
     while (end < s->steps->len && steps[end].round == s->round)
         end++;
+    uint64_t latency_ps = 0, time_ps = 0;
+    uint32_t rounds = phase_rounds(s, first, end, &latency_ps, &time_ps);
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
     for (uint32_t g = 0; g < s->devices; g++) {
         if (!group_leader(s, g))
@@ -298,13 +434,15 @@ static void plan_round(spmd *s)
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
             wait_round(s, q, st->lane, p);
-            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p,
+            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p, .rounds = rounds,
+                      .round_latency_ps = latency_ps, .round_time_ps = time_ps,
                       .bytes = st->wire_bytes ? st->wire_bytes : st->bytes, .src_buf = (uint8_t)st->src_buf,
                       .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);
             if (st->handshake) { /* the flag follows the data on the same route */
                 emit flag = e;
                 flag.bytes = MIN(st->bytes, STRATA_COLL_FLAG_BYTES);
+                flag.round_time_ps = 0; /* the data's copy waited for the round's time */
                 g_array_append_val(s->emits, flag);
             }
             s->touched[(size_t)q * s->n_lanes + st->lane] = 1;
@@ -351,8 +489,9 @@ static void plan_round(spmd *s)
     for (uint32_t d = 0; d < s->devices; d++)
         if (s->touched[(size_t)d * s->n_lanes])
             push(s, EM_RECORD, d, 0, d, 0);
-    s->step_at = end;
-    if (++s->round < s->rounds)
+    s->step_at = end + (guint)(rounds - 1) * (end - first);
+    s->round += rounds;
+    if (s->round < s->rounds)
         return;
     for (uint32_t d = 0; d < s->devices; d++)
         for (uint32_t l = 0; l < s->n_lanes; l++)
@@ -451,6 +590,19 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->launch_s = sh.launch_s;
     g_array_set_size(s->steps, 0);
     s->rounds = strata_coll_schedule(&sh, s->steps);
+    uint64_t widest = 0, in_round = 0; /* steps of the widest round, one group */
+    for (guint i = 0; i < s->steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+        in_round = i > 0 && st->round == g_array_index(s->steps, strata_coll_step, i - 1).round ? in_round + 1 : 1;
+        widest = MAX(widest, in_round);
+    }
+    uint64_t concurrent = widest * (s->devices / n);
+    if (concurrent > STRATA_SPMD_MAX_CONCURRENT_STEPS)
+        return fail(s, err, "%s over %u devices (algo=%s): a round of its schedule moves %" G_GUINT64_FORMAT
+                    " copies at once over the %u group(s), at most %u (the engine shares every link among the "
+                    "copies on it, at a cost that grows with their square); use a smaller group",
+                    strata_op_kind_name(op->kind), n, strata_algo_name(algo), concurrent, s->devices / n,
+                    STRATA_SPMD_MAX_CONCURRENT_STEPS);
     s->round = 0;
     s->step_at = 0;
     s->n_lanes = 1;
@@ -584,6 +736,9 @@ static void spmd_destroy(void *self)
     g_array_free(s->emits, TRUE);
     if (s->touched)
         g_free(s->touched);
+    g_free(s->link_phase);
+    g_free(s->link_load);
+    g_free(s->link_share);
     g_array_free(s->steps, TRUE);
     for (int i = 0; i < STR__COUNT; i++)
         g_string_free(s->strs[i], TRUE);
@@ -608,9 +763,18 @@ const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll
 
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
 {
+    return strata_spmd_expand_as(src, hw, STRATA_SPMD_PHASES);
+}
+
+strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, strata_spmd_collectives mode)
+{
     spmd *s = g_new0(spmd, 1);
     s->in = src;
     s->hw = hw;
+    s->mode = mode;
+    s->link_phase = g_new0(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
+    s->link_load = g_new0(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
+    s->link_share = g_new0(double, 2 * (size_t)strata_hw_link_count(hw) + 1);
     s->devices = strata_hw_devices(hw);
     start_pass(s);
     s->emits = g_array_new(FALSE, FALSE, sizeof(emit));

@@ -41,13 +41,37 @@ typedef struct strata_coll_info {
     uint64_t bytes;       /* per device, as nccl-tests counts: all-reduce BUF, all-gather OUT, others IN */
 } strata_coll_info;
 
+/* The most copies one round of a collective may move at once, over all
+ * its groups: SimGrid's flow sharing costs about the square of the
+ * concurrent flows, so a direct all-to-all over 64 devices (4,032 copies
+ * in one round on a ring) takes 15 s on a 2-core machine and one over 256
+ * (65,280) more than 300 s; wider rounds are refused (exit 2). */
+#define STRATA_SPMD_MAX_CONCURRENT_STEPS 8192u
+
 /* The number of devices of the model: 1 + the largest D of a memory named
  * NAME@D that is not a host memory, or 1. */
 uint32_t strata_spmd_devices(const strata_hw *hw);
 
+/* How a collective's schedule becomes ops.
+ *  STEPS   every step of every round, as above (the reference);
+ *  PHASES  consecutive rounds whose steps are the same moves (same ranks,
+ *          lanes, buffers and bytes: the rounds of a ring, of each ring of
+ *          a torus dimension, of a bidirectional ring; any schedule built
+ *          by collective.h or beside it) make one phase, expanded once:
+ *          each copy and reduction of its first round stands for the k
+ *          rounds (strata_op.rounds = k): the engine moves k times the
+ *          bytes as one flow and waits the latency of the k - 1 other
+ *          rounds, and a reduction does k times the work and overhead.
+ *          Alone on its links this is the step schedule's time exactly;
+ *          it differs where other traffic's share of a link changes within
+ *          the phase (docs/multi-device.md gives by how much). Rounds that
+ *          differ (a tree, chunks of unequal size) stay one phase each. */
+typedef enum { STRATA_SPMD_PHASES, STRATA_SPMD_STEPS } strata_spmd_collectives;
+
 /* The expansion of src (taken: freed with the result) on hw (borrowed; it
- * must outlive the source). */
+ * must outlive the source), with phases. */
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw);
+strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, strata_spmd_collectives mode);
 
 /* The collective that an op's coll (not STRATA_COLL_NONE) names, of src,
  * an expansion by strata_spmd_expand() that handed out that op: valid as

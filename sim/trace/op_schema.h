@@ -74,7 +74,16 @@
     X(size,   _, U64, STRATA_OPK(ALLOC), 0)                                                                      \
     /* Not in the text form: an op the SPMD expansion made as a step of a collective, the collective's number    \
      * in its source (spmd/spmd.h: strata_spmd_coll()); STRATA_COLL_NONE (0) otherwise. */                      \
-    X(coll,   _, U32, STRATA_OPK(COPY) | STRATA_OPK(COMPUTE), 0)
+    X(coll,   _, U32, STRATA_OPK(COPY) | STRATA_OPK(COMPUTE), 0)                                                \
+    /* Not in the text form: a step of an aggregated phase of a collective (spmd/spmd.h) stands for `rounds`     \
+     * identical rounds of its schedule (0 and 1: one). */                                                       \
+    X(rounds, _, U32, STRATA_OPK(COPY) | STRATA_OPK(COMPUTE), 0)                                              \
+    /* Not in the text form: with rounds, the latency in picoseconds each round of the phase pays (its slowest   \
+     * copy's route; 0: the copy's own). */                                                                      \
+    X(round_latency_ps, _, U64, STRATA_OPK(COPY), 0)                                                          \
+    /* Not in the text form: with rounds, the time in picoseconds one round takes alone (its slowest copy's     \
+     * latency + bytes / share); 0: none. */                                                                     \
+    X(round_time_ps, _, U64, STRATA_OPK(COPY), 0)
 
 #define STRATA_OP_ATTRS(X)                                                                                         \
     /* ALLOC: what the buffer holds; its element type; its logical extents, outermost first; where a captured   \
