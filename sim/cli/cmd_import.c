@@ -362,6 +362,9 @@ static bool xla_convert(strata_job *job, const char *input, strata_outfile **out
     strata_source *src = strata_xla_import_with(input, a->module, progress, &fig, err);
     strata_progress_free(progress);
     bool ok = src && strata_xla_measure(src, &sum, err) && strata_source_rewind(src, err);
+    const char *read[] = {fig.buffer_file, fig.live_range_file, fig.hlo_file, fig.report_file}; /* never clobbered */
+    for (size_t i = 0; ok && i < G_N_ELEMENTS(read); i++)
+        ok = strata_outfile_check_input(*out, read[i], err);
     if (ok) {
         char *comment = g_strdup_printf("imported by strata import xla from %s (%" G_GUINT64_FORMAT
                                         " instructions, %" G_GUINT64_FORMAT " allocations)",
