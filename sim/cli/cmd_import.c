@@ -220,7 +220,7 @@ static bool torch_convert(strata_job *job, const char *pickle, strata_outfile **
     const torch_args *a = args;
     uint64_t capacity = 0; /* 80 GiB with the snapshot's own limit */
     int device = 0;
-    if (a->capacity_text && !strata_parse_size(a->capacity_text, &capacity, err)) {
+    if (a->capacity_text && !strata_parse_size_above_zero(a->capacity_text, &capacity, err)) {
         g_prefix_error(err, "--capacity: ");
         return false;
     }
