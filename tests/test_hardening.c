@@ -27,6 +27,8 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 #include "testutil.h"
+#include "core/lines.h"
+#include "trace/writer.h"
 
 typedef struct limits {
     rlim_t fsize; /* 0: none */
@@ -597,6 +599,46 @@ START_TEST(same_point_twice_at_once)
 }
 END_TEST
 
+/* Importers wrote lines over 1 MiB that strata's own reader refuses: the
+ * writer now refuses such an op. Operands "b000000".. are 7 bytes and a
+ * comma each (the last without), after "compute k in=" (13 bytes):
+ * 120,000 of them are 13 + 8 x 120,000 - 1 = 960,012 bytes, under 2^20 =
+ * 1,048,576; 140,000 are 13 + 1,120,000 - 1 = 1,120,012 bytes, over. */
+START_TEST(writer_refuses_lines_the_reader_refuses)
+{
+    const uint32_t counts[] = {120000, 140000};
+    for (size_t c = 0; c < G_N_ELEMENTS(counts); c++) {
+        char **names = g_new0(char *, counts[c] + 1);
+        for (uint32_t i = 0; i < counts[c]; i++)
+            names[i] = g_strdup_printf("b%06u", i);
+        strata_op op = {0};
+        op.kind = STRATA_OP_COMPUTE;
+        op.name = "k";
+        op.ins = (const char *const *)names;
+        op.n_ins = counts[c];
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&buf, &len);
+        strata_trace_writer *w = strata_trace_writer_new(out, NULL);
+        GError *err = NULL;
+        bool ok = strata_trace_writer_write(w, &op, &err);
+        strata_trace_writer_free(w);
+        fclose(out);
+        if (c == 0) {
+            ck_assert_msg(ok, "%s", err ? err->message : "");
+            ck_assert_uint_lt(len, STRATA_LINE_MAX);
+        } else {
+            ck_assert(!ok);
+            ck_assert_msg(strstr(err->message, "compute k: expected a trace line of at most 1048576 bytes, got 1120012"),
+                          "%s", err->message);
+            g_clear_error(&err);
+        }
+        free(buf);
+        g_strfreev(names);
+    }
+}
+END_TEST
+
 static Suite *hardening_suite(void)
 {
     Suite *s = suite_create("hardening");
@@ -615,6 +657,7 @@ static Suite *hardening_suite(void)
     tcase_add_test(tc, against_a_multi_device_model);
     tcase_add_test(tc, sweep_axes_that_depend_on_each_other);
     tcase_add_test(tc, same_point_twice_at_once);
+    tcase_add_test(tc, writer_refuses_lines_the_reader_refuses);
     suite_add_tcase(s, tc);
     return s;
 }
