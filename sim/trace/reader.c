@@ -153,8 +153,10 @@ static FILE *spool(FILE *in, const char *origin, GError **err)
 
 /* The descriptor a path names that is one of this process' own open
  * descriptors (/dev/stdin, /dev/fd/N, /proc/self/fd/N), else -1. Such a
- * path is read through a copy of the descriptor, not opened again:
- * reopening a FIFO whose writer has finished blocks forever. */
+ * path, when the descriptor is not a regular file, is read through a copy
+ * of the descriptor, not opened again: reopening a FIFO whose writer has
+ * finished blocks forever. A regular file is opened again (from its start;
+ * a copy would share the descriptor's offset). */
 static int own_descriptor(const char *path)
 {
     if (strcmp(path, "/dev/stdin") == 0)
@@ -173,6 +175,9 @@ static int own_descriptor(const char *path)
 static FILE *open_trace(const char *path, const char *origin, GError **err)
 {
     int own = strcmp(path, "-") == 0 ? STDIN_FILENO : own_descriptor(path);
+    struct stat st;
+    if (own >= 0 && strcmp(path, "-") != 0 && fstat(own, &st) == 0 && S_ISREG(st.st_mode))
+        own = -1; /* a file: opened afresh from its start, as before (a copy would share its offset) */
     FILE *in = NULL;
     if (own >= 0) {
         int fd = dup(own);
@@ -190,7 +195,6 @@ static FILE *open_trace(const char *path, const char *origin, GError **err)
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot open trace: %s", origin, g_strerror(errno));
         return NULL;
     }
-    struct stat st;
     if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) && lseek(fileno(in), 0, SEEK_CUR) >= 0)
         return in;
     return spool(in, origin, err);
