@@ -879,9 +879,13 @@ END_TEST
 START_TEST(generator_work_bounded)
 {
     io_fixture f = fixture_new();
-    const char *gens[][3] = {{"scan-mlp", "layers=100000000", "scan-mlp: expected layers between 1 and 1000000, got 100000000"},
-                             {"adam-mlp", "layers=2147483648", "adam-mlp: expected layers between 1 and 1000000, got 2147483648"},
-                             {"transformer", "layers=1000001", "transformer: expected layers between 1 and 1000000, got 1000001"}};
+    const char *gens[][3] = {{"scan-mlp", "layers=100000000", "scan-mlp: expected layers between 1 and 100000 (the graph is held while generating"},
+                             {"adam-mlp", "layers=2147483648", "adam-mlp: expected layers between 1 and 16383 (the optimizer step reads every parameter, moment and gradient: 4 x layers + 1 operands, at most 65535), got 2147483648"},
+                             {"transformer", "layers=1000000", "transformer: expected layers between 1 and 10000 ("},
+                             /* the neighbours: adam-mlp's optimizer step at its 65535-operand limit (crashed
+                              * on an assertion at 16384 layers), collective's streamed iters */
+                             {"adam-mlp", "layers=16384", "adam-mlp: expected layers between 1 and 16383"},
+                             {"collective", "iters=10000000", "collective: expected iters between 1 and 1000000, got 10000000"}};
     for (size_t i = 0; i < G_N_ELEMENTS(gens); i++) {
         const char *argv[] = {"gen", gens[i][0], gens[i][1], "-o", f.out, NULL};
         fails_with(argv, f.dir, NULL, gens[i][2], NULL);

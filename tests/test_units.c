@@ -48,6 +48,11 @@ START_TEST(sizes_every_unit)
     ck_assert_uint_eq(size_ok("1e9"), 1000000000ULL);
     ck_assert_uint_eq(size_ok("18446744073709551615"), UINT64_MAX);
     ck_assert_uint_eq(size_ok("16383PiB"), 16383ULL << 50);
+    /* the units the hardware loader's range messages quote ("1 B to 1 EiB") */
+    ck_assert_uint_eq(size_ok("1 EiB"), 1ULL << 60);
+    ck_assert_uint_eq(size_ok("15EiB"), 15ULL << 60);
+    ck_assert_uint_eq(size_ok("1EB"), 1000000000000000000ULL);
+    ck_assert_uint_eq(size_ok("64kB"), 64000);
     /* fractions of larger units round to the nearest byte: 1.3 * 1024 = 1331.2 */
     ck_assert_uint_eq(size_ok("1.3KiB"), 1331);
     ck_assert_uint_eq(size_ok("0.5KB"), 500);
@@ -66,6 +71,8 @@ START_TEST(sizes_bad)
     size_fails("20000000TiB", "'20000000TiB' does not fit in 64 bits");
     size_fails("18446744073709551616", "does not fit in 64 bits");
     size_fails("16384PiB", "does not fit in 64 bits"); /* 2^64 exactly */
+    size_fails("16EiB", "does not fit in 64 bits");    /* 2^64 again */
+    size_fails("19EB", "does not fit in 64 bits");     /* 1.9e19 > 2^64 - 1 = 1.8e19 */
     size_fails("1e30", "does not fit in 64 bits");
     size_fails("1e400", "does not fit in 64 bits");
     size_fails("4096  B", "got '4096  B'");  /* at most one space */
@@ -84,6 +91,11 @@ START_TEST(sizes_bad)
     uint64_t v;
     ck_assert(!strata_parse_size(NULL, &v, &err));
     g_clear_error(&err);
+    /* a capacity of 0 meant the 80 GiB default to --fidelity: refused */
+    ck_assert(!strata_parse_size_above_zero("0", &v, &err));
+    ck_assert_str_eq(err->message, "expected a size above 0, got '0'");
+    g_clear_error(&err);
+    ck_assert(strata_parse_size_above_zero("1", &v, &err) && v == 1);
 }
 END_TEST
 
@@ -145,6 +157,10 @@ START_TEST(bandwidths)
     ck_assert(real_ok(strata_parse_bandwidth, "3.35TB/s") == 3.35e12);
     ck_assert(real_ok(strata_parse_bandwidth, "1TiB/s") == 1099511627776.0);
     ck_assert(real_ok(strata_parse_bandwidth, "0") == 0);
+    /* "1 kB/s to 10 PB/s", the range the hardware loader quotes */
+    ck_assert(real_ok(strata_parse_bandwidth, "1 kB/s") == 1e3);
+    ck_assert(real_ok(strata_parse_bandwidth, "10 PB/s") == 1e16);
+    ck_assert(real_ok(strata_parse_bandwidth, "1PiB/s") == 1125899906842624.0);
     real_fails(strata_parse_bandwidth, "16", "got '16'"); /* a unit is required */
     real_fails(strata_parse_bandwidth, "16GB", "got '16GB'");
     real_fails(strata_parse_bandwidth, "16Gbps", "got '16Gbps'");

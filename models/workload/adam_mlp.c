@@ -54,6 +54,11 @@ static const char *const preset_choices[] = {"none", "tutorial", NULL};
 static const char *const tutorial[] = {"dim=7168", "batch=7168", "layers=4", "dtype=f32", NULL};
 static const strata_workload_preset adam_mlp_presets[] = {{"tutorial", tutorial}, {NULL, NULL}};
 
+/* The optimizer step is one graph step whose operands are every parameter,
+ * moment (m, v) and gradient plus the step count: 4 x layers + 1, and a
+ * graph step holds at most 65535 (graph.h). */
+#define ADAM_MLP_MAX_LAYERS ((65535 - 1) / 4)
+
 static const strata_param_def adam_mlp_params[] = {
     {"preset", STRATA_PARAM_STRING, "none",
      "tutorial: the JAX offloading tutorial's shapes (dim 7168, batch 7168, layers 4, f32); "
@@ -72,7 +77,8 @@ static bool adam_mlp_check(const strata_params *p, GError **err)
     static const char *const sizes[] = {"batch*dim", "dim*dim", "3*layers*dim*dim", "layers*batch*dim", NULL};
     static const char *const counts[] = {"layers", NULL};
     return strata_workload_check_positive(p, "adam-mlp", positive, err) &&
-           strata_workload_check_counts(p, "adam-mlp", counts, err) &&
+           strata_workload_check_counts(p, "adam-mlp", counts, ADAM_MLP_MAX_LAYERS,
+                                        "the optimizer step reads every parameter, moment and gradient: 4 x layers + 1 operands, at most 65535", err) &&
            strata_workload_check_sizes(p, "adam-mlp", sizes, strata_workload_dtype(p, "dtype"), err);
 }
 

@@ -67,9 +67,20 @@ static char *collective_mesh(const strata_params *p, GError **err)
 /* The checks: sizes divide as the op requires, shift != 0. */
 static bool collective_check(const strata_params *p, strata_op_kind kind, GError **err)
 {
-    static const char *const positive[] = {"devices", "iters", NULL};
-    if (!strata_workload_check_positive(p, "collective", positive, err))
+    static const char *const positive[] = {"devices", NULL}, *const counts[] = {"iters", NULL};
+    if (!strata_workload_check_positive(p, "collective", positive, err) ||
+        !strata_workload_check_counts(p, "collective", counts, STRATA_WORKLOAD_MAX_COUNT,
+                                        NULL, err))
         return false;
+    strata_algo algo = STRATA_ALGO_DEFAULT;
+    strata_algo_from_name(strata_params_string(p, "algo"), &algo); /* auto: the default */
+    if (algo != STRATA_ALGO_DEFAULT && !strata_algo_supports(kind, algo)) {
+        char *known = strata_algo_names_of(kind);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "collective: expected algo= auto or one of %s for %s, got '%s'",
+                    known, strata_op_kind_name(kind), strata_algo_name(algo));
+        g_free(known);
+        return false;
+    }
     const char *axis = strata_params_string(p, "axis");
     uint64_t bytes = strata_params_size(p, "bytes"), n = (uint64_t)strata_params_int(p, "devices");
     unsigned bits = strata_dtype_bits(strata_workload_dtype(p, "dtype"));
@@ -145,14 +156,13 @@ static strata_source *collective_generate(const strata_params *p, GError **err)
         append_alloc(list, out, recv, STRATA_TAG_OUTPUT, dt);
     append_named(list, STRATA_OP_COMPUTE, WL_PROGRAM_START, NULL);
     int32_t shift = kind == STRATA_OP_COLLECTIVE_PERMUTE ? (int32_t)strata_params_int(p, "shift") : 0;
-    for (int64_t i = 0; i < strata_params_int(p, "iters"); i++) {
-        strata_op op = wl_collective_op(kind, out, in, axis, algo, shift, NULL);
-        strata_op_list_append(list, &op);
-    }
+    strata_op op = wl_collective_op(kind, out, in, axis, algo, shift, NULL);
+    size_t body = strata_op_list_len(list); /* handed out `iters` times, held once */
+    strata_op_list_append(list, &op);
     if (!in_place)
         append_named(list, STRATA_OP_FREE, out, NULL);
     append_named(list, STRATA_OP_FREE, in, NULL);
-    return strata_op_list_to_source(list, "collective");
+    return strata_op_list_to_source_repeating(list, body, (uint64_t)strata_params_int(p, "iters"), "collective");
 }
 
 const strata_workload_type strata_workload_collective = {

@@ -244,16 +244,26 @@ static void unit_clear(gpointer data)
     g_array_free(u->gathered, TRUE);
 }
 
+/* The units of a pass, and where the last parameter went: the model's
+ * pass visits its groups in the units' order, so the unit of the next
+ * parameter is found from there in amortized O(1) (a search from the
+ * start of every unit made a million-layer model quadratic). */
+typedef struct unit_cursor {
+    GArray *units;
+    guint at;
+} unit_cursor;
+
 /* Adds parameter p to the unit of group (once). */
 static void add_unit_param(void *ud, int group, wl_tensor p)
 {
-    GArray *units = ud;
-    /* Groups are contiguous in a pass: the unit is the last one or, for a
-     * parameter read twice in a group, found by a short search back. */
-    for (guint i = units->len; i-- > 0;) {
+    unit_cursor *cur = ud;
+    GArray *units = cur->units;
+    for (guint n = 0; n < units->len; n++) {
+        guint i = (cur->at + n) % units->len; /* from the last unit on, wrapping once */
         shard_unit *u = &g_array_index(units, shard_unit, i);
         if (u->group != group)
             continue;
+        cur->at = i;
         for (guint k = 0; k < u->params->len; k++)
             if (g_array_index(u->params, wl_tensor, k) == p)
                 return;
@@ -276,7 +286,8 @@ static void build_units(wl_shard *s, wl_remat remat)
                             g_array_new(FALSE, FALSE, sizeof(wl_tensor)), g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
             g_array_append_val(s->units[pass], u);
         }
-        wl_model_pass_params(s->m, pass == 1, remat, add_unit_param, s->units[pass]);
+        unit_cursor cur = {s->units[pass], 0};
+        wl_model_pass_params(s->m, pass == 1, remat, add_unit_param, &cur);
     }
     for (guint i = 0; i < s->units[0]->len; i++) {
         const shard_unit *u = &g_array_index(s->units[0], shard_unit, i);

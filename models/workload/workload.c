@@ -85,14 +85,14 @@ bool strata_workload_check_positive(const strata_params *p, const char *workload
 }
 
 bool strata_workload_check_counts(const strata_params *p, const char *workload, const char *const *names,
-                                  GError **err)
+                                  int64_t max, const char *why, GError **err)
 {
     for (const char *const *n = names; *n; n++) {
         int64_t v = strata_params_int(p, *n);
-        if (v < 1 || v > STRATA_WORKLOAD_MAX_COUNT) {
+        if (v < 1 || v > max) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s: expected %s between 1 and %d, got %" G_GINT64_FORMAT, workload, *n,
-                        STRATA_WORKLOAD_MAX_COUNT, v);
+                        "%s: expected %s between 1 and %" G_GINT64_FORMAT "%s%s%s, got %" G_GINT64_FORMAT, workload,
+                        *n, max, why ? " (" : "", why ? why : "", why ? ")" : "", v);
             return false;
         }
     }

@@ -57,14 +57,18 @@ strata_dtype strata_workload_dtype(const strata_params *p, const char *name);
 bool strata_workload_check_positive(const strata_params *p, const char *workload, const char *const *names,
                                     GError **err);
 
-/* The most layers (or other repeat counts) a generator takes: each layer
- * writes tens of ops, so a million layers is already a trace of ~1e8 ops. */
+/* The most a repeat count that sets how many ops a generator writes may
+ * be, for a streamed generator (collective's iters): a million ops of a
+ * few tens of bytes of text each. Generators that hold a graph while they
+ * generate bound their counts lower, by what that graph costs (each says
+ * why in its file): work is bounded before anything is allocated. */
 #define STRATA_WORKLOAD_MAX_COUNT 1000000
-/* Checks that each named INT parameter, a repeat count that sets how many
- * ops the generator writes, is between 1 and STRATA_WORKLOAD_MAX_COUNT
- * (error names the workload and the parameter). */
+/* Checks that each named INT parameter, a repeat count, is between 1 and
+ * max; the error names the workload, the parameter, the range and `why`
+ * (NULL: nothing), e.g. "transformer: expected layers between 1 and 10000
+ * (WHY), got 1000000". */
 bool strata_workload_check_counts(const strata_params *p, const char *workload, const char *const *names,
-                                  GError **err);
+                                  int64_t max, const char *why, GError **err);
 
 /* *bytes = the storage of `elements` elements of `bits` bits each, rounded
  * up to whole bytes; false (nothing set) when it does not fit in 64 bits. */

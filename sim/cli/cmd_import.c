@@ -236,7 +236,7 @@ static bool torch_convert(strata_job *job, const char *pickle, strata_outfile **
     const torch_args *a = args;
     uint64_t capacity = 0; /* 80 GiB with the snapshot's own limit */
     int device = 0;
-    if (a->capacity_text && !strata_parse_size(a->capacity_text, &capacity, err)) {
+    if (a->capacity_text && !strata_parse_size_above_zero(a->capacity_text, &capacity, err)) {
         g_prefix_error(err, "--capacity: ");
         return false;
     }
@@ -378,6 +378,9 @@ static bool xla_convert(strata_job *job, const char *input, strata_outfile **out
     strata_source *src = strata_xla_import_with(input, a->module, progress, &fig, err);
     strata_progress_free(progress);
     bool ok = src && strata_xla_measure(src, &sum, err) && strata_source_rewind(src, err);
+    const char *read[] = {fig.buffer_file, fig.live_range_file, fig.hlo_file, fig.report_file}; /* never clobbered */
+    for (size_t i = 0; ok && i < G_N_ELEMENTS(read); i++)
+        ok = strata_outfile_check_input(*out, read[i], err);
     if (ok) {
         char *comment = g_strdup_printf("imported by strata import xla from %s (%" G_GUINT64_FORMAT
                                         " instructions, %" G_GUINT64_FORMAT " allocations)",

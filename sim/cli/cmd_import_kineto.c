@@ -89,7 +89,7 @@ static bool kineto_fidelity(FILE *f, const char *path, const kineto_args *a,
         return true;
     }
     uint64_t capacity = 0;
-    if (a->capacity_text && !strata_parse_size(a->capacity_text, &capacity, err)) {
+    if (a->capacity_text && !strata_parse_size_above_zero(a->capacity_text, &capacity, err)) {
         g_prefix_error(err, "--capacity: ");
         return false;
     }

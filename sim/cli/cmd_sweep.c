@@ -66,16 +66,17 @@ static bool parse_shard(sweep_args *a, GError **err)
     if (!a->shard)
         return true;
     char *end = NULL;
+    errno = 0; /* a number past 2^64 - 1 saturates with ERANGE: an error, not 2^64 - 1 */
     guint64 k = g_ascii_strtoull(a->shard, &end, 10), n = 0;
-    bool ok = end != a->shard && *end == '/' && g_ascii_isdigit(end[1]);
+    bool ok = g_ascii_isdigit(a->shard[0]) && errno == 0 && *end == '/' && g_ascii_isdigit(end[1]);
     if (ok) {
         const char *slash = end + 1;
         n = g_ascii_strtoull(slash, &end, 10);
-        ok = *end == '\0' && n >= 1 && k < n;
+        ok = errno == 0 && *end == '\0' && n >= 1 && k < n;
     }
     if (!ok) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "--shard: expected K/N with 0 <= K < N (shard K of N machines), got '%s'", a->shard);
+                    "--shard: expected K/N with 0 <= K < N < 2^64 (shard K of N machines), got '%s'", a->shard);
         return false;
     }
     a->shard_index = k;

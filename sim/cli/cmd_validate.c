@@ -130,6 +130,33 @@ static int validate_published(strata_job *job, int argc, char **argv)
     return strata_job_end(job, STRATA_EXIT_OK, err);
 }
 
+/* The three modes take different options: one given to a mode that would
+ * ignore it (--json with --published, --against with --published, ...) is
+ * an error naming both, never silently dropped. NULL: none. */
+static GError *validate_mode_conflict(const validate_args *a)
+{
+    const char *mode = a->published ? "--published" : a->against ? "--against" : NULL;
+    if (mode == NULL)
+        return NULL;
+    const struct {
+        const char *option;
+        bool given;
+    } ignored[] = {
+        {"--against", a->published && a->against != NULL},
+        {"--trace", a->b.trace != NULL},
+        {"--hw", a->published && a->b.hw != NULL},
+        {"--backend", a->b.backend != NULL},
+        {"--json", a->b.json != NULL},
+        {"--device-memory", a->b.device_memory != NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(ignored); i++)
+        if (ignored[i].given)
+            return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
+                               "%s does not go with %s (it would be ignored); run them as separate commands",
+                               ignored[i].option, mode);
+    return NULL;
+}
+
 int strata_cmd_validate(int argc, char **argv)
 {
     validate_args a = {0};
@@ -167,7 +194,9 @@ int strata_cmd_validate(int argc, char **argv)
              "every copy and compute its simulated and measured durations and the error (sim - real) / real,\n"
              "then the percentiles of |error| and the makespan error.", "Exit status: 0 done; 1 the trace ran out of memory; 2 bad input, usage or "
                                           "no device.", entries);
+    GError *conflict = NULL;
     int status = !strata_job_parse(job, &argc, &argv, 0, -1, NULL) ? strata_job_end(job, STRATA_EXIT_USAGE, NULL)
+                 : (conflict = validate_mode_conflict(&a)) != NULL ? strata_job_end(job, STRATA_EXIT_USAGE, conflict)
                  : a.published                                    ? validate_published(job, argc, argv)
                  : argc > 1 ? strata_job_end(job, STRATA_EXIT_USAGE,
                                              g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,

@@ -9,13 +9,14 @@
  * ordinary thread and may take locks, unlink files and format messages.
  *
  * Invariants:
- *  1. between start and stop, SIGINT and SIGTERM (those not ignored at
- *     start) are blocked in the thread that called start and reach the
- *     process only through the signalfd;
+ *  1. between start and stop, SIGINT and SIGTERM are blocked in the
+ *     thread that called start and reach the process only through the
+ *     signalfd; one that was ignored at start is read and dropped;
  *  2. the watcher reads `doing` only under `lock`; the command writes it
  *     only under `lock`;
  *  3. the process ends from the watcher only after the output set was
- *     discarded, so no temporary outlives an interrupt;
+ *     discarded and its children ended (SIGTERM, waited for), so no
+ *     temporary outlives an interrupt, its children's included;
  *  4. strata_interrupt_start() returns only once the watcher runs its own
  *     loop (`ready`, under `lock`): from then on it holds no lock but in
  *     interrupted(), so a fork() by the command (validate/published.c runs
@@ -33,6 +34,8 @@
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 struct strata_interrupt {
@@ -43,27 +46,86 @@ struct strata_interrupt {
     bool ready;
     char *doing;
     sigset_t watched;
+    sigset_t ignored; /* of watched, those ignored when strata started */
     sigset_t old_mask;
     int sig_fd, stop_fd;
     GThread *thread;
 };
 
-static void watched_signals(sigset_t *set)
+/* Both signals are watched (blocked, read from the signalfd), even one
+ * that was ignored at start: SimGrid installs its own handlers over SIG_IGN,
+ * so leaving such a signal unblocked would let a background job's ignored
+ * SIGINT end the run through SimGrid's handler. The watcher drops what
+ * arrives of an ignored one, so ignored stays ignored. */
+static void watched_signals(sigset_t *set, sigset_t *ignored)
 {
     sigemptyset(set);
+    sigemptyset(ignored);
     const int sigs[] = {SIGINT, SIGTERM};
     for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
         struct sigaction now;
         if (sigaction(sigs[i], NULL, &now) == 0 && now.sa_handler == SIG_IGN)
-            continue; /* ignored by whoever started us: keep it so */
+            sigaddset(ignored, sigs[i]); /* ignored by whoever started us: keep it so */
         sigaddset(set, sigs[i]);
     }
+}
+
+/* The process' children, from every thread's /proc children list (Linux). */
+static GArray *children_of_self(void)
+{
+    GArray *pids = g_array_new(FALSE, FALSE, sizeof(pid_t));
+    GDir *tasks = g_dir_open("/proc/self/task", 0, NULL);
+    for (const char *tid; tasks && (tid = g_dir_read_name(tasks)) != NULL;) {
+        char *path = g_strdup_printf("/proc/self/task/%s/children", tid), *text = NULL;
+        if (g_file_get_contents(path, &text, NULL, NULL))
+            for (char *p = text, *end; *p; p = end) {
+                long pid = strtol(p, &end, 10);
+                if (end == p)
+                    break;
+                pid_t one = (pid_t)pid;
+                g_array_append_val(pids, one);
+            }
+        g_free(text);
+        g_free(path);
+    }
+    if (tasks)
+        g_dir_close(tasks);
+    return pids;
+}
+
+/* Ends the children (sweep points, published cases, a gen before a run)
+ * before the process ends, so that none outlives it holding a temporary:
+ * each gets SIGTERM (their own watcher removes their temporaries) and is
+ * waited for, at most CHILD_GRACE_MS in all, then SIGKILL. */
+#define CHILD_GRACE_MS 10000
+static void end_children(void)
+{
+    GArray *pids = children_of_self();
+    for (guint i = 0; i < pids->len; i++)
+        kill(g_array_index(pids, pid_t, i), SIGTERM);
+    for (guint i = 0, waited_ms = 0; i < pids->len; i++) {
+        pid_t pid = g_array_index(pids, pid_t, i);
+        for (;;) {
+            pid_t r = waitpid(pid, NULL, WNOHANG);
+            if (r != 0 && !(r < 0 && errno == EINTR))
+                break; /* ended, or reaped already (ECHILD) */
+            if (waited_ms >= CHILD_GRACE_MS) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                break;
+            }
+            g_usleep(10 * 1000);
+            waited_ms += 10;
+        }
+    }
+    g_array_free(pids, TRUE);
 }
 
 static void interrupted(strata_interrupt *intr, int sig)
 {
     g_mutex_lock(&intr->lock);
     strata_outfile_set_discard(intr->outs);
+    end_children();
     char msg[1024];
     int n = g_snprintf(msg, sizeof msg, "strata %s: interrupted by %s while %s; no output was written\n",
                        intr->cmd, sig == SIGINT ? "SIGINT" : "SIGTERM", intr->doing);
@@ -89,7 +151,8 @@ static gpointer watcher_main(gpointer data)
         if (fds[1].revents)
             return NULL;
         struct signalfd_siginfo info;
-        if (fds[0].revents && read(intr->sig_fd, &info, sizeof info) == (ssize_t)sizeof info)
+        if (fds[0].revents && read(intr->sig_fd, &info, sizeof info) == (ssize_t)sizeof info &&
+            !sigismember(&intr->ignored, (int)info.ssi_signo))
             interrupted(intr, (int)info.ssi_signo);
     }
 }
@@ -102,7 +165,7 @@ strata_interrupt *strata_interrupt_start(const char *cmd, strata_outfile_set *ou
     intr->doing = g_strdup("running");
     g_mutex_init(&intr->lock);
     g_cond_init(&intr->started);
-    watched_signals(&intr->watched);
+    watched_signals(&intr->watched, &intr->ignored);
     pthread_sigmask(SIG_BLOCK, &intr->watched, &intr->old_mask);
     intr->sig_fd = signalfd(-1, &intr->watched, SFD_CLOEXEC);
     intr->stop_fd = eventfd(0, EFD_CLOEXEC);

@@ -8,8 +8,11 @@
  * temporaries are unlinked, no later commit renames anything: outfile.h),
  * prints "strata CMD: interrupted by SIGINT while WHAT; no output was
  * written" on standard error and ends the process with 128 + the signal
- * number (130, 143: the shell's convention). A signal that was ignored when
- * strata started (nohup, a background job of a script) stays ignored.
+ * number (130, 143: the shell's convention), once its children (sweep
+ * points, published cases) have had SIGTERM and ended. A signal that was ignored when
+ * strata started (nohup, a background job of a script) stays ignored, even
+ * once SimGrid has installed its own handlers: it is blocked like the
+ * others and the watcher drops it.
  *
  * There is no global state: what the watcher needs (the output set, the
  * command name, what is being done) lives in the returned object, shared

@@ -28,11 +28,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <string.h>
 #include <unistd.h>
 
 struct strata_outfile {
-    char *path;     /* target as given */
+    char *path;     /* target as given (for messages) */
+    char *target;   /* path with its symbolic links followed: what is written */
     char *tmp_path; /* NULL for stdout */
     FILE *stream;
     FILE *gz;                /* compresses into stream for a ".gz" path; NULL: none */
@@ -121,9 +123,9 @@ static void set_leave(strata_outfile *out)
 static int commit_rename(strata_outfile *out)
 {
     if (out->set == NULL)
-        return g_rename(out->tmp_path, out->path) == 0 ? 0 : errno;
+        return g_rename(out->tmp_path, out->target) == 0 ? 0 : errno;
     g_mutex_lock(&out->set->lock);
-    int e = out->set->discarded ? EINTR : g_rename(out->tmp_path, out->path) == 0 ? 0 : errno;
+    int e = out->set->discarded ? EINTR : g_rename(out->tmp_path, out->target) == 0 ? 0 : errno;
     g_mutex_unlock(&out->set->lock);
     return e;
 }
@@ -140,7 +142,7 @@ static bool is_special(const char *path)
 /* Opens a special target for writing in place; NULL with err set on failure. */
 static strata_outfile *open_direct(strata_outfile_set *set, strata_outfile *out, GError **err)
 {
-    out->stream = fopen(out->path, "w");
+    out->stream = fopen(out->target, "w");
     if (out->stream == NULL) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", out->path,
                     g_strerror(errno));
@@ -151,6 +153,40 @@ static strata_outfile *open_direct(strata_outfile_set *set, strata_outfile *out,
     set_enter(set, out);
     return out;
 }
+
+/* path with every symbolic link along its last component followed (g_free),
+ * as an editor writes through a link: a dangling link names the file to
+ * create. Links are followed at most 40 times (the kernel's own limit);
+ * beyond, path itself (the write then fails as the kernel says). */
+static char *follow_links(const char *path)
+{
+    char *at = g_strdup(path);
+    for (int hops = 0; hops < 40; hops++) {
+        GStatBuf st;
+        if (g_lstat(at, &st) != 0 || !S_ISLNK(st.st_mode))
+            return at;
+        char *link = g_file_read_link(at, NULL);
+        if (link == NULL)
+            return at;
+        char *next = link;
+        if (!g_path_is_absolute(link)) {
+            char *dir = g_path_get_dirname(at);
+            next = g_build_filename(dir, link, NULL);
+            g_free(dir);
+            g_free(link);
+        }
+        g_free(at);
+        at = next;
+    }
+    g_free(at);
+    return g_strdup(path);
+}
+
+/* A write over a file-size limit (ulimit -f) must fail with EFBIG, to be
+ * reported and its temporary removed, instead of killing the process with
+ * SIGXFSZ (whose default action leaves the temporary behind). Setting the
+ * disposition is idempotent; strata has no handler of its own for it. */
+static void write_errors_not_signals(void) { signal(SIGXFSZ, SIG_IGN); }
 
 strata_outfile *strata_outfile_open(const char *path, GError **err)
 {
@@ -163,8 +199,10 @@ strata_outfile *strata_outfile_open_in(strata_outfile_set *set, const char *path
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "empty output path");
         return NULL;
     }
+    write_errors_not_signals();
     strata_outfile *out = g_new0(strata_outfile, 1);
     out->path = g_strdup(path);
+    out->target = is_stdout(path) ? g_strdup(path) : follow_links(path);
     if (is_stdout(path)) {
         out->stream = stdout;
         set_enter(set, out);
@@ -176,10 +214,10 @@ strata_outfile *strata_outfile_open_in(strata_outfile_set *set, const char *path
         strata_outfile_abort(out);
         return NULL;
     }
-    if (is_special(path))
+    if (is_special(out->target))
         return open_direct(set, out, err);
-    char *dir = g_path_get_dirname(path);
-    char *base = g_path_get_basename(path);
+    char *dir = g_path_get_dirname(out->target);
+    char *base = g_path_get_basename(out->target);
     char *name = g_strdup_printf(".%s.XXXXXX", base);
     out->tmp_path = g_build_filename(dir, name, NULL);
     g_free(dir);
@@ -241,6 +279,7 @@ static void outfile_release(strata_outfile *out)
 {
     set_leave(out);
     g_free(out->path);
+    g_free(out->target);
     g_free(out->tmp_path);
     g_free(out);
 }
@@ -308,6 +347,19 @@ void strata_outfile_abort(strata_outfile *out)
         g_unlink(out->tmp_path);
     }
     outfile_release(out);
+}
+
+bool strata_outfile_check_input(const strata_outfile *out, const char *input, GError **err)
+{
+    GStatBuf in, target;
+    if (out == NULL || input == NULL || out->tmp_path == NULL || g_stat(input, &in) != 0 ||
+        g_stat(out->target, &target) != 0)
+        return true; /* stdout, a device, no input, or a target that does not exist yet */
+    if (in.st_dev != target.st_dev || in.st_ino != target.st_ino)
+        return true;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "cannot write '%s': it is the input '%s'; refusing to overwrite an input",
+                out->path, input);
+    return false;
 }
 
 bool strata_write_file_atomic(const char *path, const char *data, gsize len, GError **err)

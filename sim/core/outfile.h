@@ -10,6 +10,12 @@
  * compressed as it is written (core/gzstream.h): strata_outfile_stream() is
  * then the compressing stream, and commit ends the gzip data before renaming.
  *
+ * A path that is a symbolic link is written through: the temporary is made
+ * beside the link's final target and renamed over it, so the link stays.
+ * A write past a file-size limit (ulimit -f) fails with "cannot write" and
+ * removes the temporary: opening an output ignores SIGXFSZ, so the write
+ * returns EFBIG instead of the signal killing the process.
+ *
  * Invariant: whatever happens, the file at `path` is either its old content
  * or the complete new content.
  *
@@ -47,6 +53,14 @@ bool strata_outfile_gzip(strata_outfile *out, GError **err);
 const char *strata_outfile_path(const strata_outfile *out);
 bool strata_outfile_commit(strata_outfile *out, GError **err); /* frees out */
 void strata_outfile_abort(strata_outfile *out);                 /* frees out; NULL ok */
+
+/* Inputs are never clobbered: false (err: STRATA_ERROR_INPUT, "cannot write
+ * OUT: it is the input IN") when out's target is the file `input` (same
+ * device and inode, links followed). For commands whose reader finds its
+ * files itself (an importer given a directory): call it with each file it
+ * read before committing. NULL input, "-" or a target that does not exist
+ * yet: true. */
+bool strata_outfile_check_input(const strata_outfile *out, const char *input, GError **err);
 
 /* Whole-buffer convenience: atomically write `len` bytes to path ("-" ok). */
 bool strata_write_file_atomic(const char *path, const char *data, gsize len, GError **err);

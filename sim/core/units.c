@@ -39,6 +39,7 @@ typedef struct size_unit {
 static const size_unit size_units[] = {
     {"B", 1ULL},
     {"KB", 1000ULL},
+    {"kB", 1000ULL}, /* the SI symbol; KB is the common spelling */
     {"KiB", 1ULL << 10},
     {"MB", 1000ULL * 1000},
     {"MiB", 1ULL << 20},
@@ -48,13 +49,16 @@ static const size_unit size_units[] = {
     {"TiB", 1ULL << 40},
     {"PB", 1000ULL * 1000 * 1000 * 1000 * 1000},
     {"PiB", 1ULL << 50},
+    {"EB", 1000ULL * 1000 * 1000 * 1000 * 1000 * 1000},
+    {"EiB", 1ULL << 60},
     {NULL, 0},
 };
 
 static const unit_def bandwidth_units[] = {
-    {"B/s", 1.0},   {"KB/s", 1e3},  {"KiB/s", 1024.0},           {"MB/s", 1e6},
+    {"B/s", 1.0},   {"KB/s", 1e3},  {"kB/s", 1e3},  {"KiB/s", 1024.0},           {"MB/s", 1e6},
     {"MiB/s", 1048576.0},           {"GB/s", 1e9},               {"GiB/s", 1073741824.0},
-    {"TB/s", 1e12}, {"TiB/s", 1099511627776.0},                  {NULL, 0},
+    {"TB/s", 1e12}, {"TiB/s", 1099511627776.0},  {"PB/s", 1e15}, {"PiB/s", 1125899906842624.0},
+    {NULL, 0},
 };
 
 static const unit_def flop_rate_units[] = {
@@ -330,6 +334,19 @@ static bool parse_real(const char *text, const unit_def *units, bool divide, boo
     return true;
 }
 
+bool strata_parse_size_above_zero(const char *text, uint64_t *bytes, GError **err)
+{
+    uint64_t v = 0;
+    if (!strata_parse_size(text, &v, err))
+        return false;
+    if (v == 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected a size above 0, got '%s'", text);
+        return false;
+    }
+    *bytes = v;
+    return true;
+}
+
 bool strata_parse_bandwidth(const char *text, double *bytes_per_s, GError **err)
 {
     return parse_real(text, bandwidth_units, false, false, true, BANDWIDTH_WHAT, bytes_per_s, err);
@@ -419,7 +436,7 @@ char *strata_format_size_exact(uint64_t bytes)
         return g_strdup("0");
     unsigned i = 0;
     uint64_t v = bytes;
-    /* EiB is not a parsed unit: stop at PiB (index 5). */
+    /* Stops at PiB (index 5): the shortest exact text of sizes up to 2^60. */
     while (v % 1024 == 0 && i < 5) {
         v /= 1024;
         i++;

@@ -2,8 +2,10 @@
  * units.h: parsing and printing of sizes, bandwidths, times and flop rates.
  *
  * Accepted text (case of the unit as shown; no space or one space before it):
- *   size       4096, 4096B, 64KB, 64KiB, 1.5GiB, 2MB, 1TiB   (KB=1000, KiB=1024)
- *   bandwidth  16GB/s, 16 GB/s, 900GiB/s, 1e9B/s, 819 GB/s
+ *   size       4096, 4096B, 64KB, 64kB, 64KiB, 1.5GiB, 2MB, 1TiB, 1PB, 1EiB
+ *              (KB = kB = 1000, KiB = 1024; B, K/k, M, G, T, P, E prefixes)
+ *   bandwidth  16GB/s, 16 GB/s, 900GiB/s, 1e9B/s, 819 GB/s, 1 kB/s, 10 PB/s
+ *              (B/s up to PB/s and PiB/s)
  *   time       250ns, 3us, 2ms, 1.5s, 0 (a bare number is seconds only for 0)
  *   flop rate  197TFLOP/s, 918 TFLOP/s, 1.2PFLOP/s, 4e12FLOP/s
  *   flops      1000000, 2e9, 4.5GFLOP, 3TFLOP (an amount of work)
@@ -22,6 +24,9 @@
 #include <stdint.h>
 
 bool strata_parse_size(const char *text, uint64_t *bytes, GError **err);
+/* The same, refusing 0 ("expected a size above 0, got '0'"): a capacity,
+ * where 0 would otherwise stand for a default. */
+bool strata_parse_size_above_zero(const char *text, uint64_t *bytes, GError **err);
 bool strata_parse_bandwidth(const char *text, double *bytes_per_s, GError **err);
 bool strata_parse_time(const char *text, double *seconds, GError **err);
 bool strata_parse_flop_rate(const char *text, double *flops_per_s, GError **err);

@@ -241,7 +241,7 @@ static bool is_hw_key(const char *name, char **group_kind, char **group_name, ch
     bool ok = false;
     guint n = g_strv_length(parts);
     if (n == 3 && (strcmp(parts[0], "memory") == 0 || strcmp(parts[0], "link") == 0 ||
-                   strcmp(parts[0], "compute") == 0)) {
+                   strcmp(parts[0], "compute") == 0 || strcmp(parts[0], "interconnect") == 0)) {
         *group_kind = g_strdup(parts[0]);
         *group_name = g_strdup(parts[1]);
         *key = g_strdup(parts[2]);
@@ -319,7 +319,7 @@ static bool axis_classify(strata_experiment *e, axis *a, const load_ctx *ctx, GE
     } else {
         ok = exp_fail(err, ctx, a->line,
                   "unknown axis '%s'; expected a hardware key (memory.NAME.KEY, link.NAME.KEY, "
-                  "compute.NAME.KEY, hardware.KEY), workload.PARAM, policy, policy.NAME, allocator, "
+                  "compute.NAME.KEY, interconnect.NAME.KEY, hardware.KEY), workload.PARAM, policy, policy.NAME, allocator, "
                   "capacity or hardware",
                   n);
     }
@@ -520,6 +520,62 @@ static bool axis_not_repeated(const strata_experiment *e, const load_ctx *ctx, G
     return true;
 }
 
+/* The most combinations of workload axes' values checked one by one; past
+ * it each value is checked alone, with the other parameters as given. */
+#define WORKLOAD_COMBINATIONS_CHECKED 65536
+
+/* The workload axes' values are checked together: parameters that depend on
+ * each other (mesh= and sharding=) may each be invalid beside the base
+ * workload and valid in every point of the sweep. Each combination of their
+ * values is checked once (the other axes do not change the workload); an
+ * error names the combination, at the line of the last axis. */
+static bool check_workload_axes(strata_experiment *e, const load_ctx *ctx, GError **err)
+{
+    GPtrArray *wa = g_ptr_array_new();
+    uint64_t combos = 1;
+    for (guint i = 0; i < e->axes->len; i++) {
+        axis *a = g_ptr_array_index(e->axes, i);
+        if (a->kind == AXIS_WORKLOAD) {
+            g_ptr_array_add(wa, a);
+            combos *= a->values->len; /* at most n_points, below 2^32 */
+        }
+    }
+    bool ok = true;
+    if (wa->len <= 1 || combos > WORKLOAD_COMBINATIONS_CHECKED) {
+        for (guint i = 0; ok && i < wa->len; i++) {
+            axis *a = g_ptr_array_index(wa, i);
+            for (guint j = 0; ok && j < a->values->len; j++)
+                ok = axis_check_value(e, a, g_ptr_array_index(a->values, j), ctx, err);
+        }
+        g_ptr_array_free(wa, TRUE);
+        return ok;
+    }
+    for (uint64_t c = 0; ok && c < combos; c++) {
+        char **args = exp_workload_args_with(e, NULL, NULL);
+        GString *which = g_string_new(NULL);
+        uint64_t rest = c;
+        for (guint i = 0; i < wa->len; i++) {
+            const axis *a = g_ptr_array_index(wa, i);
+            const char *v = g_ptr_array_index(a->values, rest % a->values->len);
+            rest /= a->values->len;
+            char **n = exp_args_with(args, a->param, v);
+            g_strfreev(args);
+            args = n;
+            g_string_append_printf(which, "%s%s=%s", which->len ? " with " : "", a->name, v);
+        }
+        GError *inner = NULL;
+        if (!strata_workload_check(e->workload, (const char *const *)args, &inner)) {
+            const axis *last = g_ptr_array_index(wa, wa->len - 1);
+            ok = exp_fail(err, ctx, last->line, "bad workload parameters %s: %s", which->str, inner->message);
+            g_clear_error(&inner);
+        }
+        g_string_free(which, TRUE);
+        g_strfreev(args);
+    }
+    g_ptr_array_free(wa, TRUE);
+    return ok;
+}
+
 bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
 {
     e->n_points = 1;
@@ -551,7 +607,7 @@ bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
                 ok = exp_fail(err, ctx, a->line, "value '%s' appears twice in axis '%s'", v, a->name);
             else if (a->kind == AXIS_JOINT)
                 ok = joint_check_value(e, a, v, ctx, err);
-            else
+            else if (a->kind != AXIS_WORKLOAD) /* workload values: together, once every axis is known */
                 ok = axis_check_value(e, a, v, ctx, err);
         }
         g_hash_table_unref(seen);
@@ -565,6 +621,6 @@ bool exp_load_axes(strata_experiment *e, load_ctx *ctx, GError **err)
         }
     }
     g_strfreev(keys);
-    return ok;
+    return ok && check_workload_axes(e, ctx, err);
 }
 

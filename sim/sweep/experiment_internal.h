@@ -14,7 +14,7 @@
 #include "sweep/experiment.h"
 
 typedef enum {
-    AXIS_HW_KEY,       /* memory.NAME.KEY, link.NAME.KEY, compute.NAME.KEY, hardware.KEY */
+    AXIS_HW_KEY,       /* memory.NAME.KEY, link.NAME.KEY, compute.NAME.KEY, interconnect.NAME.KEY, hardware.KEY */
     AXIS_WORKLOAD,     /* workload.PARAM */
     AXIS_POLICY_SET,   /* policy */
     AXIS_POLICY_NAMED, /* policy.NAME */

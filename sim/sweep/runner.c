@@ -8,7 +8,9 @@
  * writes points/ID.json atomically from the run's own JSON.
  *
  * Invariants: see runner.h. In addition, the parent only ever waits on pids
- * it spawned (child watches), and removes a point's log once it succeeded.
+ * it spawned (child watches), and removes a point's log once it succeeded;
+ * one process at a time runs a point (points/ID.lock, removed by its
+ * holder), so the same point run twice at once runs once.
  */
 #include "sweep/runner.h"
 
@@ -17,6 +19,8 @@
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/error.h"
@@ -231,6 +235,56 @@ static JsonNode *point_json(const strata_sweep_ctx *ctx, uint64_t point, const c
     return root;
 }
 
+/* Takes points/ID.lock (flock, waiting for another process that runs the
+ * same point: two schedulers, or a user and a scheduler); returns its
+ * descriptor, or -1 with err. The holder unlinks the file before it lets
+ * go (point_unlock), so a waiter that wakes on an unlinked file opens the
+ * path again: whoever holds the lock holds the file at the path, and none
+ * is left behind. */
+static int point_lock(const strata_sweep_ctx *ctx, uint64_t point, GError **err)
+{
+    char *id = strata_sweep_point_id(ctx->exp, point);
+    char *name = g_strdup_printf("points/%s.lock", id);
+    char *path = under_out(ctx, name);
+    g_free(id);
+    g_free(name);
+    int fd = -1;
+    for (;;) {
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0)
+            break;
+        int r;
+        while ((r = flock(fd, LOCK_EX)) != 0 && errno == EINTR) {
+        }
+        struct stat held, now;
+        if (r == 0 && fstat(fd, &held) == 0 && stat(path, &now) == 0 && held.st_dev == now.st_dev &&
+            held.st_ino == now.st_ino)
+            break; /* the file at the path is ours */
+        close(fd); /* unlinked by the holder before we got it: again */
+        fd = -1;
+        if (r != 0)
+            break;
+    }
+    if (fd < 0)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot lock '%s': %s", path, g_strerror(errno));
+    g_free(path);
+    return fd;
+}
+
+static void point_unlock(const strata_sweep_ctx *ctx, uint64_t point, int fd)
+{
+    char *id = strata_sweep_point_id(ctx->exp, point);
+    char *name = g_strdup_printf("points/%s.lock", id);
+    char *path = under_out(ctx, name);
+    g_unlink(path); /* while holding it: see point_lock */
+    close(fd);
+    g_free(path);
+    g_free(name);
+    g_free(id);
+}
+
+static bool run_point_locked(const strata_sweep_ctx *ctx, uint64_t point, GError **err);
+
 bool strata_sweep_run_point(const strata_sweep_ctx *ctx, uint64_t point, GError **err)
 {
     if (point >= strata_experiment_point_count(ctx->exp)) {
@@ -241,7 +295,17 @@ bool strata_sweep_run_point(const strata_sweep_ctx *ctx, uint64_t point, GError 
     }
     if (!ensure_out_dirs(ctx, err))
         return false;
+    int lock = point_lock(ctx, point, err);
+    if (lock < 0)
+        return false;
+    /* The same point run twice at once: the later one finds it done. */
+    bool ok = strata_sweep_point_done(ctx, point) || run_point_locked(ctx, point, err);
+    point_unlock(ctx, point, lock);
+    return ok;
+}
 
+static bool run_point_locked(const strata_sweep_ctx *ctx, uint64_t point, GError **err)
+{
     char *json_tmp, *timeline;
     strata_point_plan *plan = point_plan(ctx, point, &json_tmp, &timeline);
     int status = 0;

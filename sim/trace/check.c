@@ -360,11 +360,20 @@ static bool feed_collective(strata_checker *c, const strata_op *op, strata_op_re
             return fail(c, op, err, "expected OUT and IN to be distinct buffers, got '%s' twice", op->name);
     }
     const char *kind = strata_op_kind_name(op->kind);
+    if (op->algo != STRATA_ALGO_DEFAULT && !strata_algo_supports(op->kind, op->algo)) {
+        char *known = strata_algo_names_of(op->kind);
+        bool ok = fail(c, op, err, "expected algo= one of %s for %s, got '%s'", known, kind, strata_algo_name(op->algo));
+        g_free(known);
+        return ok;
+    }
     uint64_t want_out = in->size, want_in = out->size;
-    if (op->kind == STRATA_OP_ALL_GATHER)
-        want_out = n * in->size;
-    else if (op->kind == STRATA_OP_REDUCE_SCATTER)
-        want_in = n * out->size;
+    /* n x size must not wrap (a 64-byte OUT of 2^62-byte INs over 256 would). */
+    if ((op->kind == STRATA_OP_ALL_GATHER && __builtin_mul_overflow(n, in->size, &want_out)) ||
+        (op->kind == STRATA_OP_REDUCE_SCATTER && __builtin_mul_overflow(n, out->size, &want_in)))
+        return fail(c, op, err, "expected %s x %s below 2^64 bytes for %s over %s, got %" G_GUINT64_FORMAT " x %"
+                    G_GUINT64_FORMAT, op->kind == STRATA_OP_ALL_GATHER ? "size(OUT) = group size" : "size(IN) = group size",
+                    op->kind == STRATA_OP_ALL_GATHER ? "size(IN)" : "size(OUT)", kind, op->axis, n,
+                    op->kind == STRATA_OP_ALL_GATHER ? in->size : out->size);
     if (op->kind == STRATA_OP_ALL_GATHER && out->size != want_out)
         return fail(c, op, err, "expected size(OUT) = %" G_GUINT64_FORMAT " x size(IN) = %" G_GUINT64_FORMAT
                     " bytes for all-gather over %s, got %" G_GUINT64_FORMAT, n, want_out, op->axis, out->size);

@@ -108,6 +108,32 @@ bool strata_algo_from_name(const char *name, strata_algo *algo)
     return i >= 0;
 }
 
+bool strata_algo_supports(strata_op_kind kind, strata_algo algo)
+{
+    switch (algo) {
+    case STRATA_ALGO_RING:
+    case STRATA_ALGO_TORUS:
+    case STRATA_ALGO_BIDIR_RING:
+        return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
+    case STRATA_ALGO_TREE:
+    case STRATA_ALGO_NCCL_RING:
+        return kind == STRATA_OP_ALL_REDUCE;
+    case STRATA_ALGO_DIRECT:
+        return strata_op_kind_is_collective(kind);
+    default:
+        return false;
+    }
+}
+
+char *strata_algo_names_of(strata_op_kind kind)
+{
+    GString *s = g_string_new(NULL);
+    for (unsigned a = 1; a < STRATA_ALGO__COUNT; a++)
+        if (strata_algo_supports(kind, (strata_algo)a))
+            g_string_append_printf(s, "%s%s", s->len ? ", " : "", strata_algo_name((strata_algo)a));
+    return g_string_free(s, FALSE);
+}
+
 const char *strata_tag_name(strata_tag tag)
 {
     return (unsigned)tag < STRATA_TAG__COUNT ? tag_names[tag] : "";

@@ -137,6 +137,12 @@ const char *strata_dtype_name(strata_dtype dtype); /* "" for NONE */
 bool strata_dtype_from_name(const char *name, strata_dtype *dtype);
 const char *strata_algo_name(strata_algo algo); /* "" for DEFAULT */
 bool strata_algo_from_name(const char *name, strata_algo *algo);
+/* True when `algo` (not DEFAULT) implements collective `kind`: ring, torus
+ * and bidir-ring run all-reduce, all-gather and reduce-scatter; tree and
+ * nccl-ring all-reduce only; direct every collective. */
+bool strata_algo_supports(strata_op_kind kind, strata_algo algo);
+/* "ring, bidir-ring, direct, torus": the algorithms of kind (g_free). */
+char *strata_algo_names_of(strata_op_kind kind);
 /* True for ALL_REDUCE .. COLLECTIVE_PERMUTE. Inline: asked of every op. */
 static inline bool strata_op_kind_is_collective(strata_op_kind kind)
 {

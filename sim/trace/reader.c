@@ -11,12 +11,17 @@
  *  1. Every error is STRATA_ERROR_INPUT (or STRATA_ERROR_IO for the file)
  *     and names ORIGIN:LINE.
  *  2. rewind() returns to the first line after the version line, so the
- *     ops come out identical on every pass.
+ *     ops come out identical on every pass: a file that cannot seek
+ *     (standard input, a FIFO, a pipe, /dev/stdin) is read once, into an
+ *     unlinked temporary file, and a path naming one of the process' own
+ *     descriptors (/dev/stdin, /dev/fd/N) is read through a copy of it,
+ *     never opened again.
  */
 #include "trace/reader.h"
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "core/error.h"
 #include "core/lines.h"
@@ -104,31 +109,29 @@ static const strata_source_vtable reader_vtable = {
     .destroy = reader_destroy,
 };
 
-/* Copy standard input to an unlinked temporary file, so it can rewind. It
- * is copied line by line through the bounded reader, so endless or binary
- * input (a NUL, an overlong line) fails at its line instead of filling the
- * disk. */
-static FILE *spool_stdin(GError **err)
+/* Copies `in` (taken: closed here) to an unlinked temporary file, so that
+ * the trace can rewind: standard input, a FIFO, a pipe, a character
+ * device, read once. It is copied line by line through the bounded reader,
+ * so endless or binary input (a NUL, an overlong line) fails at its line
+ * instead of filling the disk. */
+static FILE *spool(FILE *in, const char *origin, GError **err)
 {
     char *tmp = NULL;
     int fd = g_file_open_tmp("strata-stdin-XXXXXX", &tmp, err);
-    if (fd < 0)
+    if (fd < 0) {
+        fclose(in);
         return NULL;
+    }
     unlink(tmp);
     g_free(tmp);
     FILE *fp = fdopen(fd, "w+");
-    int in_fd = dup(STDIN_FILENO);
-    FILE *in = in_fd >= 0 ? fdopen(in_fd, "r") : NULL;
-    if (!fp || !in) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot spool standard input: %s", g_strerror(errno));
-        if (in_fd >= 0 && !in)
-            close(in_fd);
-        if (in)
-            fclose(in);
-        fp ? fclose(fp) : close(fd);
+    if (!fp) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot spool the trace: %s", origin, g_strerror(errno));
+        close(fd);
+        fclose(in);
         return NULL;
     }
-    strata_lines *lines = strata_lines_new(in, "<stdin>");
+    strata_lines *lines = strata_lines_new(in, origin); /* takes in */
     char *line = NULL;
     size_t len = 0;
     int got;
@@ -141,39 +144,76 @@ static FILE *spool_stdin(GError **err)
         return NULL;
     }
     if (!ok || fflush(fp) != 0 || fseeko(fp, 0, SEEK_SET) != 0) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot spool standard input: %s", g_strerror(errno));
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot spool the trace: %s", origin, g_strerror(errno));
         fclose(fp);
         return NULL;
     }
     return fp;
 }
 
-strata_source *strata_trace_open(const char *path, GError **err)
+/* The descriptor a path names that is one of this process' own open
+ * descriptors (/dev/stdin, /dev/fd/N, /proc/self/fd/N), else -1. Such a
+ * path, when the descriptor is not a regular file, is read through a copy
+ * of the descriptor, not opened again: reopening a FIFO whose writer has
+ * finished blocks forever. A regular file is opened again (from its start;
+ * a copy would share the descriptor's offset). */
+static int own_descriptor(const char *path)
 {
-    bool is_stdin = strcmp(path, "-") == 0;
-    FILE *fp;
-    if (is_stdin) {
-        fp = spool_stdin(err);
-        if (!fp)
-            return NULL;
+    if (strcmp(path, "/dev/stdin") == 0)
+        return STDIN_FILENO;
+    const char *n = g_str_has_prefix(path, "/dev/fd/") ? path + 8
+                    : g_str_has_prefix(path, "/proc/self/fd/") ? path + 14 : NULL;
+    if (n == NULL || !g_ascii_isdigit(*n))
+        return -1;
+    char *end = NULL;
+    guint64 fd = g_ascii_strtoull(n, &end, 10);
+    return *end == '\0' && fd <= INT32_MAX ? (int)fd : -1;
+}
+
+/* The trace at path, opened for reading and able to rewind (spooled when
+ * the file cannot seek: standard input, a FIFO, a pipe); NULL with err. */
+static FILE *open_trace(const char *path, const char *origin, GError **err)
+{
+    int own = strcmp(path, "-") == 0 ? STDIN_FILENO : own_descriptor(path);
+    struct stat st;
+    if (own >= 0 && strcmp(path, "-") != 0 && fstat(own, &st) == 0 && S_ISREG(st.st_mode))
+        own = -1; /* a file: opened afresh from its start, as before (a copy would share its offset) */
+    FILE *in = NULL;
+    if (own >= 0) {
+        int fd = dup(own);
+        in = fd >= 0 ? fdopen(fd, "r") : NULL;
+        if (fd >= 0 && !in)
+            close(fd);
     } else {
         if (g_file_test(path, G_FILE_TEST_IS_DIR)) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read a trace: is a directory", path);
             return NULL;
         }
-        fp = fopen(path, "r");
-        if (!fp) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot open trace: %s", path, g_strerror(errno));
-            return NULL;
-        }
+        in = fopen(path, "r");
     }
+    if (!in) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot open trace: %s", origin, g_strerror(errno));
+        return NULL;
+    }
+    if (fstat(fileno(in), &st) == 0 && S_ISREG(st.st_mode) && lseek(fileno(in), 0, SEEK_CUR) >= 0)
+        return in;
+    return spool(in, origin, err);
+}
+
+strata_source *strata_trace_open(const char *path, GError **err)
+{
+    bool is_stdin = strcmp(path, "-") == 0;
+    const char *origin = is_stdin ? "<stdin>" : path;
+    FILE *fp = open_trace(path, origin, err);
+    if (!fp)
+        return NULL;
     trace_reader *r = g_new0(trace_reader, 1);
-    r->origin = g_strdup(is_stdin ? "<stdin>" : path);
+    r->origin = g_strdup(origin);
     r->lines = strata_lines_new(fp, r->origin);
     r->scratch = strata_line_scratch_new();
     if (!read_version(r, err)) {
         reader_destroy(r);
         return NULL;
     }
-    return strata_source_new(&reader_vtable, r, is_stdin ? "<stdin>" : path);
+    return strata_source_new(&reader_vtable, r, origin);
 }

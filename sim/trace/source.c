@@ -58,7 +58,9 @@ void strata_source_free(strata_source *src)
 
 struct strata_op_list {
     GArray *ops;  /* strata_op, each an owned copy */
-    size_t next;  /* cursor when used as a source */
+    uint64_t next;  /* cursor when used as a source: an index in the stream */
+    size_t body;    /* ops[body] is handed out `times` times (1: a plain list) */
+    uint64_t times;
 };
 
 static void op_list_clear_element(gpointer data) { strata_op_clear((strata_op *)data); }
@@ -67,6 +69,7 @@ strata_op_list *strata_op_list_new(void)
 {
     strata_op_list *list = g_new0(strata_op_list, 1);
     list->ops = g_array_new(FALSE, TRUE, sizeof(strata_op));
+    list->times = 1;
     g_array_set_clear_func(list->ops, op_list_clear_element);
     return list;
 }
@@ -94,13 +97,17 @@ void strata_op_list_free(strata_op_list *list)
     g_free(list);
 }
 
+/* The stream is ops[0..body), ops[body] `times` times, ops(body..len). */
 static int op_list_next(void *self, const strata_op **op, GError **err)
 {
     (void)err;
     strata_op_list *list = self;
-    if (list->next >= list->ops->len)
+    uint64_t len = list->ops->len ? list->ops->len - 1 + list->times : 0;
+    if (list->next >= len)
         return 0;
-    *op = &g_array_index(list->ops, strata_op, list->next);
+    uint64_t at = list->next;
+    size_t i = at <= list->body ? (size_t)at : at < list->body + list->times ? list->body : (size_t)(at - list->times + 1);
+    *op = &g_array_index(list->ops, strata_op, i);
     list->next++;
     return 1;
 }
@@ -124,6 +131,21 @@ strata_source *strata_op_list_to_source(strata_op_list *list, const char *origin
 {
     list->next = 0;
     return strata_source_new(&op_list_vtable, list, origin);
+}
+
+strata_source *strata_op_list_to_source_repeating(strata_op_list *list, size_t body, uint64_t times,
+                                                  const char *origin)
+{
+    g_return_val_if_fail(body < list->ops->len, NULL);
+    if (times == 0) {
+        g_array_remove_index(list->ops, body);
+        list->body = 0;
+        list->times = 1;
+    } else {
+        list->body = body;
+        list->times = times;
+    }
+    return strata_op_list_to_source(list, origin);
 }
 
 strata_source *strata_source_from_array(const strata_op *ops, size_t n, const char *origin)

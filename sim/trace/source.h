@@ -47,6 +47,11 @@ void strata_op_list_append(strata_op_list *list, const strata_op *op); /* copies
 size_t strata_op_list_len(const strata_op_list *list);
 const strata_op *strata_op_list_get(const strata_op_list *list, size_t i);
 strata_source *strata_op_list_to_source(strata_op_list *list, const char *origin); /* takes list */
+/* The same, with the op at index `body` handed out `times` times in a row
+ * (0: never) instead of once: a generator's loop of identical ops costs one
+ * op of memory, however many times it runs. */
+strata_source *strata_op_list_to_source_repeating(strata_op_list *list, size_t body, uint64_t times,
+                                                  const char *origin); /* takes list */
 void strata_op_list_free(strata_op_list *list);
 
 #endif

@@ -15,13 +15,15 @@
  *  1. For a well-formed op, strata_parse_op_line(strata_op_to_text(op))
  *     gives an op that is strata_op_equal to it (tests/test_trace.c).
  *  2. strata_trace_writer_write() refuses (STRATA_ERROR_INPUT) an op whose
- *     names could not be read back (blank, '=', ',', '#', control bytes), so
- *     a written trace always reads back.
+ *     names could not be read back (blank, '=', ',', '#', control bytes), or
+ *     whose line would be longer than STRATA_LINE_MAX (an importer's compute
+ *     with a hundred thousand operands), so a written trace always reads back.
  */
 #include "trace/writer.h"
 #include <errno.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/lines.h"
 #include "core/outfile.h"
 #include "core/units.h"
 
@@ -275,6 +277,16 @@ bool strata_trace_writer_write(strata_trace_writer *w, const strata_op *op, GErr
     if (!check_writable(op, err))
         return false;
     op_to_text(op, w->line);
+    if (w->line->len > STRATA_LINE_MAX) { /* strata's own reader (core/lines.h) would refuse the trace */
+        char where[48] = "";
+        if (op->line)
+            g_snprintf(where, sizeof where, " (its line %" G_GUINT64_FORMAT ")", op->line);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s %s%s: expected a trace line of at most %d bytes, got %" G_GSIZE_FORMAT
+                    " (strata's reader refuses longer lines)", strata_op_kind_name(op->kind), op->name ? op->name : "",
+                    where, STRATA_LINE_MAX, w->line->len);
+        return false;
+    }
     g_string_append_c(w->line, '\n');
     if (fwrite(w->line->str, 1, w->line->len, w->out) != w->line->len) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write trace: %s", g_strerror(errno));

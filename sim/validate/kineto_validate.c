@@ -12,6 +12,7 @@
 #include "engine/engine.h"
 #include "import/kineto_event.h"
 #include "results/results.h"
+#include "spmd/spmd.h"
 
 #define N_HOSTS 3 /* no host end, pinned, pageable */
 #define N_SIZES 4
@@ -155,7 +156,8 @@ static void compare_reserved(const strata_results *r, const measured *m, strata_
 {
     int hbm = -1;
     for (guint i = 0; i < r->memories->len; i++)
-        if (strcmp(g_array_index(r->memories, strata_memory_result, i).name, "hbm") == 0)
+        if (strcmp(g_array_index(r->memories, strata_memory_result, i).name, "hbm") == 0 ||
+            strcmp(g_array_index(r->memories, strata_memory_result, i).name, "hbm@0") == 0)
             hbm = (int)i;
     GArray *sim = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     for (guint i = 0; hbm >= 0 && r->mem_samples && i < r->mem_samples->len; i++) {
@@ -206,6 +208,8 @@ bool strata_kineto_validate(const char *path, int device, const strata_hw *hw, s
     strata_source *src = strata_kineto_import(path, &opt, &v->sum, err);
     if (src == NULL)
         return false;
+    if (strata_spmd_devices(hw) > 1) /* as run does: a trace without a mesh runs on device 0 (hbm is hbm@0) */
+        src = strata_spmd_expand(src, hw);
     measured m = {v->sum.device, g_array_new(FALSE, FALSE, sizeof(measured_copy)),
                   g_array_new(FALSE, FALSE, sizeof(uint64_t))};
     strata_results *r = NULL;

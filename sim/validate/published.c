@@ -417,6 +417,8 @@ static strata_source *case_source(void *data, const strata_hw *hw, GError **err)
             g_ptr_array_add(args, *w);
     g_ptr_array_add(args, NULL);
     strata_source *src = strata_workload_generate(words[0], (const char *const *)args->pdata, err);
+    if (!src)
+        g_prefix_error(err, "%s: gen: ", c->where); /* the case's FILE:LINE, not the generator's name alone */
     g_ptr_array_free(args, TRUE);
     g_strfreev(words);
     return src;
@@ -449,7 +451,7 @@ static char *child_value(const strata_published_case *c)
     char *line = NULL;
     if (spec && strata_engine_run(strata_run_spec_hw(spec), strata_run_spec_source(spec), &opt, &r, &err)) {
         if (r->oom || !(r->makespan_s > 0))
-            line = g_strdup_printf("error %s: the trace %s", c->where,
+            line = g_strdup_printf("%s %s: the trace %s", r->oom ? "oom" : "error", c->where,
                                    r->oom ? "ran out of memory" : "takes no time");
         else
             line = g_strdup_printf("ok %.17g", case_value(c, r->makespan_s));
@@ -506,8 +508,9 @@ bool strata_published_simulate(const strata_published_case *c, double *value, GE
     else if (g_str_has_prefix(text->str, "ok ")) {
         *value = g_ascii_strtod(text->str + 3, NULL);
         ok = true;
-    } else if (g_str_has_prefix(text->str, "error "))
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s", text->str + 6);
+    } else if (g_str_has_prefix(text->str, "error ") || g_str_has_prefix(text->str, "oom "))
+        g_set_error(err, STRATA_ERROR, text->str[0] == 'o' ? STRATA_ERROR_OOM : STRATA_ERROR_INPUT, "%s",
+                    strchr(text->str, ' ') + 1); /* out of memory: exit 1, as run */
     else
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s: the simulation of case '%s' ended abnormally",
                     c->where, c->name);
