@@ -441,32 +441,16 @@ static uint32_t nccl(sched *s, const strata_coll_shape *shape)
     return rounds;
 }
 
+/* The table of which algorithm serves which op is the trace layer's
+ * (strata_algo_supports in trace/op.c): gen and check refuse the same pairs. */
 bool strata_coll_supports(strata_op_kind kind, strata_algo algo)
 {
-    switch (algo) {
-    case STRATA_ALGO_RING:
-    case STRATA_ALGO_TORUS:
-    case STRATA_ALGO_BIDIR_RING:
-    case STRATA_ALGO_BIDIR_TORUS:
-    case STRATA_ALGO_NCCL:
-        return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
-    case STRATA_ALGO_TREE:
-    case STRATA_ALGO_NCCL_RING:
-        return kind == STRATA_OP_ALL_REDUCE;
-    case STRATA_ALGO_DIRECT:
-        return strata_op_kind_is_collective(kind);
-    default:
-        return false;
-    }
+    return strata_algo_supports(kind, algo);
 }
 
 char *strata_coll_algos_of(strata_op_kind kind)
 {
-    GString *s = g_string_new(NULL);
-    for (unsigned a = 1; a < STRATA_ALGO__COUNT; a++)
-        if (strata_coll_supports(kind, (strata_algo)a))
-            g_string_append_printf(s, "%s%s", s->len ? ", " : "", strata_algo_name((strata_algo)a));
-    return g_string_free(s, FALSE);
+    return strata_algo_names_of(kind);
 }
 
 uint32_t strata_coll_ranks(const strata_coll_shape *shape)

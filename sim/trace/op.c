@@ -114,6 +114,8 @@ bool strata_algo_supports(strata_op_kind kind, strata_algo algo)
     case STRATA_ALGO_RING:
     case STRATA_ALGO_TORUS:
     case STRATA_ALGO_BIDIR_RING:
+    case STRATA_ALGO_BIDIR_TORUS:
+    case STRATA_ALGO_NCCL:
         return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
     case STRATA_ALGO_TREE:
     case STRATA_ALGO_NCCL_RING:
