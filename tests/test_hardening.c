@@ -12,6 +12,8 @@
  *  - nonsense refused: algo= that does not implement the op, collective
  *    sizes that wrap at 2^64, --capacity 0, validate's modes mixed,
  *    --shard past 2^64;
+ *  - messages that name what the trace wrote: 'a' on device 6, not 'a@6';
+ *    '~' refused in the names of a program for several devices;
  *  - exit statuses: validate --against on a multi-device model, a
  *    published case out of memory, sweep axes that depend on each other,
  *    interconnect axes, the same point twice at once.
@@ -643,6 +645,86 @@ START_TEST(writer_refuses_lines_the_reader_refuses)
 }
 END_TEST
 
+/* ---- messages name what the trace wrote --------------------------------- */
+
+/* Errors found after the SPMD expansion quoted its names (buffer 'a@6',
+ * stream 'g@6'), and a trace's own 'main~t0' collided with a collective's
+ * receive buffer 'main~t0@0' (an event 'main~e' or a stream 'main~1' with
+ * its round event and lane, silently). Now a message quotes the trace's
+ * name and the device; '~' is refused in the buffer, stream and event
+ * names of a program for several devices (test-ring8: 8 devices; the
+ * single-device h100 keeps accepting both characters). */
+START_TEST(messages_quote_the_traces_names)
+{
+    char *dir = strata_test_temp_dir();
+    char *ring = hw_path("test-ring8"), *h100 = hw_path("h100");
+    const struct {
+        const char *text, *extra, *message;
+    } traces[] = {
+        {"strata-trace 1\nalloc a 1GiB\nalloc b 1GiB\ncopy a b stream=g device=6\n", NULL,
+         "c.trace:4: expected a live buffer as the destination of copy, got 'a' on device 6 (never allocated, or "
+         "already freed)\n"},
+        {"strata-trace 1\nalloc a 1GiB stream=g device=6\nfree a stream=g device=5\n", NULL,
+         "c.trace:3: expected a live buffer as the buffer of free, got 'a' on device 5 (never allocated, or already "
+         "freed)\n"},
+        {"strata-trace 1\nrecord e stream=g device=6\nwait e device=5\n", NULL,
+         "c.trace:3: expected an event recorded earlier in the trace, got wait on 'e' on device 5 (no 'record e' on "
+         "device 5 before this line)\n"},
+        {"strata-trace 1\nalloc a 1GiB device=6\nalloc b 1GiB stream=g device=6\n", "offline",
+         "c.trace:3: the offline allocator of memory 'hbm@6' plans with program-order lifetimes, which hold only "
+         "when one stream allocates there; expected stream 'main' on device 6, got 'g' on device 6 (use another "
+         "allocator, or `strata alloc` for the untimed replay)\n"},
+        {"strata-trace 1\noption mesh=x:8\nalloc main~t0 1GiB\nalloc a 1GiB\nall-reduce a axis=x\n", NULL,
+         "c.trace:3: expected a buffer name without '~' in a program for 8 devices (the SPMD expansion names its own "
+         "buffers, events and lanes STREAM~...), got 'main~t0'\n"},
+        {"strata-trace 1\nalloc a 1GiB\nrecord main~e\n", NULL,
+         "c.trace:3: expected an event name without '~' in a program for 8 devices"},
+        {"strata-trace 1\noption mesh=x:8\nalloc a 1GiB\nall-reduce a axis=x algo=bidir-ring\nalloc b 1GiB "
+         "stream=main~1\n", NULL,
+         "c.trace:5: expected a stream name without '~' in a program for 8 devices"},
+    };
+    char *path = g_build_filename(dir, "c.trace", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(traces); i++) {
+        ck_assert(g_file_set_contents(path, traces[i].text, -1, NULL));
+        const char *run[] = {"run", "--hw", ring, "--trace", "c.trace", "--allocator",
+                             traces[i].extra ? traces[i].extra : "best-fit", NULL};
+        strata_cli_result r = run_in(dir, NULL, run);
+        char *want = g_strconcat("strata run: ", traces[i].message, NULL);
+        expect(&r, 2, want);
+        ck_assert_msg(!strstr(r.err, "@0") && !strstr(r.err, "@5") && !strstr(r.err, "~t0@"), "%s", r.err);
+        g_free(want);
+        strata_cli_result_clear(&r);
+        if (traces[i].extra)
+            continue; /* check places no buffer */
+        const char *check[] = {"check", "--hw", ring, "--trace", "c.trace", NULL};
+        r = run_in(dir, NULL, check);
+        want = g_strconcat("strata check: ", traces[i].message, NULL);
+        expect(&r, 2, want);
+        g_free(want);
+        strata_cli_result_clear(&r);
+    }
+    /* a mesh alone makes a program of several devices, without --hw */
+    ck_assert(g_file_set_contents(path, "strata-trace 1\noption mesh=x:2\nalloc a 64 stream=s~2\n", -1, NULL));
+    const char *check[] = {"check", "--trace", "c.trace", NULL};
+    strata_cli_result r = run_in(dir, NULL, check);
+    expect(&r, 2, "strata check: c.trace:3: expected a stream name without '~' in a program for 2 devices");
+    strata_cli_result_clear(&r);
+    /* one device: no expansion, so '~' and '@' stay ordinary characters */
+    ck_assert(g_file_set_contents(path, "strata-trace 1\nalloc a~1@2 64 stream=s~2@3\nrecord e~e\nfree a~1@2 "
+                                  "stream=s~2@3\n", -1, NULL));
+    const char *one[] = {"run", "--hw", h100, "--trace", "c.trace", NULL};
+    r = run_in(dir, NULL, one);
+    expect(&r, 0, NULL);
+    strata_cli_result_clear(&r);
+    g_unlink(path);
+    g_free(path);
+    g_free(ring);
+    g_free(h100);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+END_TEST
+
 static Suite *hardening_suite(void)
 {
     Suite *s = suite_create("hardening");
@@ -662,6 +744,7 @@ static Suite *hardening_suite(void)
     tcase_add_test(tc, sweep_axes_that_depend_on_each_other);
     tcase_add_test(tc, same_point_twice_at_once);
     tcase_add_test(tc, writer_refuses_lines_the_reader_refuses);
+    tcase_add_test(tc, messages_quote_the_traces_names);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -79,6 +79,8 @@ strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *
     b->allow_spmd = opt && opt->allow_spmd;
     b->default_memory = g_strdup(opt && opt->default_memory ? opt->default_memory : DEFAULT_MEMORY);
     b->checker = strata_checker_new(strata_source_origin(src));
+    /* a model of several devices reads the SPMD expansion (names NAME@D) */
+    strata_checker_set_qualified(b->checker, b->hw && strata_hw_devices(b->hw) > 1);
     b->memory_refs = g_array_new(FALSE, FALSE, sizeof(memory_ref));
     b->ref_index = g_hash_table_new(g_direct_hash, g_direct_equal);
     b->routes = g_array_new(FALSE, FALSE, sizeof(bound_route));
@@ -117,6 +119,7 @@ bool strata_binder_rewind(strata_binder *b, GError **err)
 {
     strata_checker_free(b->checker);
     b->checker = strata_checker_new(strata_source_origin(b->src));
+    strata_checker_set_qualified(b->checker, b->hw && strata_hw_devices(b->hw) > 1);
     g_array_set_size(b->memory_refs, 0);
     g_hash_table_remove_all(b->ref_index); /* invariant 1 */
     b->n_ops = 0;

@@ -62,13 +62,16 @@ static bool plan_one_stream(engine_feed *f, engine_memory *mem, const strata_bou
     if (mem->plan_stream == (int64_t)op->stream)
         return true;
     const strata_checker *c = strata_binder_checker(f->binder);
+    char *planned = strata_checker_quote(c, strata_checker_stream_name(c, (uint32_t)mem->plan_stream));
+    char *got = strata_checker_quote(c, strata_checker_stream_name(c, op->stream));
     g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                 "%s:%" G_GUINT64_FORMAT ": the %s allocator of memory '%s' plans with program-order "
-                "lifetimes, which hold only when one stream allocates there; expected stream '%s', got '%s' "
+                "lifetimes, which hold only when one stream allocates there; expected stream %s, got %s "
                 "(use another allocator, or `strata alloc` for the untimed replay)",
                 strata_binder_origin(f->binder), op->line,
-                strata_allocator_name(strata_placement_allocator(mem->place)), mem->spec->name,
-                strata_checker_stream_name(c, (uint32_t)mem->plan_stream), strata_checker_stream_name(c, op->stream));
+                strata_allocator_name(strata_placement_allocator(mem->place)), mem->spec->name, planned, got);
+    g_free(planned);
+    g_free(got);
     return false;
 }
 

@@ -54,6 +54,7 @@ struct strata_checker {
     uint64_t ops;
     strata_mesh *mesh;      /* option mesh=, or NULL */
     uint32_t devices;       /* the hardware's device count; 0 = not known */
+    bool qualified;         /* names are the SPMD expansion's NAME@D */
 };
 
 strata_checker *strata_checker_new(const char *origin)
@@ -144,14 +145,72 @@ static uint32_t stream_index(strata_checker *c, const char *name)
     return index;
 }
 
+/* A qualified name "N@D": *len = strlen(N), *device = D; false when the
+ * name does not end in '@' and a device number. */
+static bool split_qualified(const char *name, size_t *len, uint32_t *device)
+{
+    const char *at = strrchr(name, '@');
+    if (!at || !at[1])
+        return false;
+    uint64_t d = 0;
+    for (const char *p = at + 1; *p; p++) {
+        if (!g_ascii_isdigit(*p))
+            return false;
+        d = d * 10 + (uint64_t)(*p - '0');
+        if (d > UINT32_MAX)
+            return false;
+    }
+    *len = (size_t)(at - name);
+    *device = (uint32_t)d;
+    return true;
+}
+
+char *strata_checker_quote(const strata_checker *c, const char *name)
+{
+    size_t len = 0;
+    uint32_t device = 0;
+    if (!name)
+        name = "";
+    if (!c->qualified || !split_qualified(name, &len, &device))
+        return g_strdup_printf("'%s'", name);
+    const char *tilde = memchr(name, '~', len); /* the expansion's own (a trace's names hold no '~') */
+    if (!tilde)
+        return g_strdup_printf("'%.*s' on device %u", (int)len, name, device);
+    const char *what = tilde[1] == 't'   ? "a collective's receive buffer"
+                       : tilde[1] == 'e' ? "a collective's round event"
+                                         : "a lane of a collective";
+    return g_strdup_printf("'%.*s' (%s on stream '%.*s') on device %u", (int)len, name, what,
+                           (int)(tilde - name), name, device);
+}
+
+/* In a program for several devices, a buffer, stream or event name the
+ * trace defines holds no '~', which the expansion's own names use. */
+static bool check_reserved(const strata_checker *c, const strata_op *op, uint32_t n_dev, GError **err)
+{
+    const char *what = NULL, *name = NULL;
+    if (op->stream && strchr(op->stream, '~'))
+        what = "a stream", name = op->stream;
+    else if (op->kind == STRATA_OP_ALLOC && strchr(op->name, '~'))
+        what = "a buffer", name = op->name;
+    else if (op->kind == STRATA_OP_RECORD && strchr(op->name, '~'))
+        what = "an event", name = op->name;
+    if (!what)
+        return true;
+    return fail(c, op, err, "expected %s name without '~' in a program for %u devices (the SPMD expansion "
+                "names its own buffers, events and lanes STREAM~...), got '%s'", what, n_dev, name);
+}
+
 /* The live buffer `name`, or an error saying which operand of op named it. */
 static live_buffer *need_live(const strata_checker *c, const strata_op *op, const char *role, const char *name,
                               GError **err)
 {
     live_buffer *b = name ? strata_live_find(c->live, name) : NULL;
-    if (!b)
-        fail(c, op, err, "expected a live buffer as %s of %s, got '%s' (never allocated, or already freed)", role,
-             strata_op_kind_name(op->kind), name ? name : "");
+    if (!b) {
+        char *q = strata_checker_quote(c, name);
+        fail(c, op, err, "expected a live buffer as %s of %s, got %s (never allocated, or already freed)", role,
+             strata_op_kind_name(op->kind), q);
+        g_free(q);
+    }
     return b;
 }
 
@@ -177,10 +236,11 @@ static bool resolve_list(const strata_checker *c, const strata_op *op, const cha
 /* An alloc of a name that is live (as old). */
 static bool fail_live(const strata_checker *c, const strata_op *op, const live_buffer *old, GError **err)
 {
-    return fail(c, op, err,
-                "expected a name that is not live, got '%s' (allocated at line %" G_GUINT64_FORMAT
-                " and not freed since)",
-                op->name, old->line);
+    char *q = strata_checker_quote(c, op->name);
+    fail(c, op, err, "expected a name that is not live, got %s (allocated at line %" G_GUINT64_FORMAT
+         " and not freed since)", q, old->line);
+    g_free(q);
+    return false;
 }
 
 static bool feed_alloc(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
@@ -232,15 +292,14 @@ static bool feed_copy(strata_checker *c, const strata_op *op, strata_op_refs *r,
     uint64_t bytes = op->has_bytes ? op->bytes : src->size;
     if (op->has_bytes && bytes == 0)
         return fail(c, op, err, "expected bytes= above 0");
-    if (bytes > src->size)
-        return fail(c, op, err,
-                    "expected at most %" G_GUINT64_FORMAT " bytes (the size of source '%s'), got %" G_GUINT64_FORMAT,
-                    src->size, op->src, bytes);
-    if (bytes > dst->size)
-        return fail(c, op, err,
-                    "expected at most %" G_GUINT64_FORMAT " bytes (the size of destination '%s'), got %"
-                    G_GUINT64_FORMAT,
-                    dst->size, op->name, bytes);
+    if (bytes > src->size || bytes > dst->size) {
+        bool from_src = bytes > src->size;
+        char *q = strata_checker_quote(c, from_src ? op->src : op->name);
+        fail(c, op, err, "expected at most %" G_GUINT64_FORMAT " bytes (the size of %s %s), got %" G_GUINT64_FORMAT,
+             from_src ? src->size : dst->size, from_src ? "source" : "destination", q, bytes);
+        g_free(q);
+        return false;
+    }
     r->buf = dst->id;
     r->src = src->id;
     r->bytes = bytes;
@@ -437,6 +496,8 @@ bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs 
         return fail(c, op, err, "expected device= a device 0..%u, got %u", n_dev - 1, op->device);
     if ((op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_RELEASE) && !check_memory_device(c, op, err))
         return false;
+    if (n_dev > 1 && !c->qualified && !check_reserved(c, op, n_dev, err))
+        return false;
     bool ok = true;
     switch (op->kind) {
     case STRATA_OP_ALLOC: ok = feed_alloc(c, op, r, err); break;
@@ -452,9 +513,18 @@ bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs 
     }
     case STRATA_OP_WAIT: {
         event_state *e = event_of(c, op->name, false);
-        if (!e || e->records == 0)
-            return fail(c, op, err, "expected an event recorded earlier in the trace, got wait on '%s' "
-                        "(no 'record %s' before this line)", op->name, op->name);
+        if (!e || e->records == 0) {
+            size_t len = strlen(op->name);
+            uint32_t device = 0;
+            bool on_device = c->qualified && split_qualified(op->name, &len, &device);
+            char *q = strata_checker_quote(c, op->name);
+            char *where = on_device ? g_strdup_printf(" on device %u", device) : g_strdup("");
+            fail(c, op, err, "expected an event recorded earlier in the trace, got wait on %s "
+                 "(no 'record %.*s'%s before this line)", q, (int)len, op->name, where);
+            g_free(where);
+            g_free(q);
+            return false;
+        }
         r->event = e->index;
         r->event_seq = e->records;
         break;
@@ -502,6 +572,7 @@ bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size,
 const GPtrArray *strata_checker_option_keys(const strata_checker *c) { return c->option_keys; }
 
 void strata_checker_set_devices(strata_checker *c, uint32_t devices) { c->devices = devices; }
+void strata_checker_set_qualified(strata_checker *c, bool qualified) { c->qualified = qualified; }
 
 
 const char *strata_checker_option(const strata_checker *c, const char *key)

@@ -20,7 +20,12 @@
  *    OUT = IN, a multiple of n; collective-permute: OUT = IN; n the group
  *    size);
  *  - device=D and a memory named M@D name a device below the device count,
- *    when it is known (the mesh's, else the hardware's).
+ *    when it is known (the mesh's, else the hardware's);
+ *  - in a program for several devices (a mesh, or the hardware's devices
+ *    above 1) buffer, stream and event names hold no '~': the SPMD
+ *    expansion's own names (S~tL@D, S~e@D, S~L@D) use it.
+ * Messages quote names as the trace wrote them: after the SPMD expansion
+ * (strata_checker_set_qualified()) 'B@D' is quoted as 'B' on device D.
  * Errors are STRATA_ERROR_INPUT: "ORIGIN:LINE: what was expected".
  *
  * Every consumer runs the checker over what it reads, so all of them accept
@@ -95,6 +100,14 @@ const char *strata_checker_option(const strata_checker *c, const char *key);
 #define STRATA_OPTION_PADDING_BYTES "padding_bytes"
 /* The hardware's device count (0: not known, the default), for the checks above. */
 void strata_checker_set_devices(strata_checker *c, uint32_t devices);
+/* The ops fed are the SPMD expansion's (names qualified NAME@D): messages
+ * quote the names the trace wrote, with the device. */
+void strata_checker_set_qualified(strata_checker *c, bool qualified);
+/* How a message quotes the buffer, stream or event `name`: "'NAME'", or,
+ * for qualified names, "'NAME' on device D" (a name of the expansion's own,
+ * S~..., says what it is: "'S~t0' (a collective's receive buffer on stream
+ * 'S') on device D"). Newly allocated. */
+char *strata_checker_quote(const strata_checker *c, const char *name);
 
 
 #endif
