@@ -1,6 +1,7 @@
 /*
  * hw_internal.h: the hardware model's struct and the helpers shared by
- * hw.c (loading and accessors), hw_devices.c (devices and interconnects),
+ * hw.c (loading and accessors), hw_base.c (derived files, `base =`),
+ * hw_devices.c (devices and interconnects),
  * hw_site.c (the graph between sites) and hw_route.c (routes). Not for use
  * outside sim/hw/.
  *
@@ -100,5 +101,13 @@ void hw_sites_set_gateway(hw_sites *s, uint32_t vertex, uint32_t memory);
  * broken as SimGrid's Dijkstra routing does), in order; false when v is
  * unreachable. *edges is owned by s until the next call. */
 bool hw_sites_path(hw_sites *s, uint32_t u, uint32_t v, const uint32_t **edges, uint32_t *n);
+
+/* When k's [hardware] names a base file: that file (which names no base
+ * itself: one level, so a key is replaced at most once), with every key
+ * of k but base set over it as an override noted "K'S FILE:LINE", so
+ * errors name both files. k is freed; NULL with err
+ * set on failure. A group of k must exist in the base: a derived file
+ * changes values, it adds no memories, links or units. */
+strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err);
 
 #endif
