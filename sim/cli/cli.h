@@ -28,12 +28,21 @@ typedef struct strata_command {
 /* The subcommands (commands.c), NULL-terminated, in `strata --help` order. */
 const strata_command *strata_commands(void);
 
-/* An import format (cmd_import.c's table): its name, summary and entry. */
-typedef struct strata_import_format {
+/* A format of `import` or `export` (their tables): its name, summary and
+ * entry. Both commands list and dispatch their NULL-terminated tables with
+ * formats.c's two functions. */
+typedef struct strata_format {
     const char *name;
     const char *summary;
     int (*main)(int argc, char **argv);
-} strata_import_format;
+} strata_format;
+typedef strata_format strata_import_format;
+/* The table's names, ", "-separated (g_free). */
+char *strata_format_names(const strata_format *table);
+/* `strata VERB FORMAT ...`: --help prints USAGE, WHAT and the table; a known
+ * FORMAT runs its entry on argv + 1; else usage on stderr and exit 2. */
+int strata_format_dispatch(const char *verb, const char *usage, const char *what, const strata_format *table,
+                           int argc, char **argv);
 /* The import formats, NULL-terminated, and their names (", "-separated, g_free). */
 const strata_import_format *strata_import_formats(void);
 char *strata_import_format_names(void);

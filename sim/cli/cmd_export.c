@@ -16,11 +16,7 @@
 #include "import/chakra_export.h"
 #include "trace/reader.h"
 
-typedef struct exporter {
-    const char *name;
-    const char *summary;
-    int (*main)(int argc, char **argv);
-} exporter;
+typedef strata_format exporter;
 
 static int export_chakra(int argc, char **argv);
 
@@ -29,41 +25,12 @@ static const exporter exporters[] = {
     {NULL, NULL, NULL},
 };
 
-char *strata_export_format_names(void)
-{
-    GString *s = g_string_new(NULL);
-    for (const exporter *e = exporters; e->name; e++)
-        g_string_append_printf(s, "%s%s", s->len ? ", " : "", e->name);
-    return g_string_free(s, FALSE);
-}
-
-static void usage(FILE *out)
-{
-    fprintf(out, "Usage: strata export FORMAT --trace T.trace -o OUT [OPTIONS]\n\n"
-                 "Writes a trace in another tool's format. Formats:\n");
-    for (const exporter *e = exporters; e->name; e++)
-        fprintf(out, "  %-11s %s\n", e->name, e->summary);
-    fprintf(out, "\nRun 'strata export FORMAT --help' for a format's options.\n");
-}
+char *strata_export_format_names(void) { return strata_format_names(exporters); }
 
 int strata_cmd_export(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return STRATA_EXIT_USAGE;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage(stdout);
-        return STRATA_EXIT_OK;
-    }
-    for (const exporter *e = exporters; e->name; e++)
-        if (strcmp(e->name, argv[1]) == 0)
-            return e->main(argc - 1, argv + 1);
-    fprintf(stderr, "strata export: unknown format '%s'; known formats:", argv[1]);
-    for (const exporter *e = exporters; e->name; e++)
-        fprintf(stderr, " %s", e->name);
-    fprintf(stderr, "\n");
-    return STRATA_EXIT_USAGE;
+    return strata_format_dispatch("export", "FORMAT --trace T.trace -o OUT [OPTIONS]",
+                                  "Writes a trace in another tool's format.", exporters, argc, argv);
 }
 
 static int export_chakra(int argc, char **argv)

@@ -49,41 +49,12 @@ static const importer importers[] = {
 
 const strata_import_format *strata_import_formats(void) { return importers; }
 
-char *strata_import_format_names(void)
-{
-    GString *s = g_string_new(NULL);
-    for (const importer *i = importers; i->name; i++)
-        g_string_append_printf(s, "%s%s", s->len ? ", " : "", i->name);
-    return g_string_free(s, FALSE);
-}
-
-static void usage(FILE *out)
-{
-    fprintf(out, "Usage: strata import FORMAT INPUT [-o OUT.trace] [OPTIONS]\n\n"
-                 "Converts another format into a strata trace. Formats:\n");
-    for (const importer *i = importers; i->name; i++)
-        fprintf(out, "  %-11s %s\n", i->name, i->summary);
-    fprintf(out, "\nRun 'strata import FORMAT --help' for a format's options.\n");
-}
+char *strata_import_format_names(void) { return strata_format_names(importers); }
 
 int strata_cmd_import(int argc, char **argv)
 {
-    if (argc < 2) {
-        usage(stderr);
-        return STRATA_EXIT_USAGE;
-    }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-        usage(stdout);
-        return STRATA_EXIT_OK;
-    }
-    for (const importer *i = importers; i->name; i++)
-        if (strcmp(i->name, argv[1]) == 0)
-            return i->main(argc - 1, argv + 1);
-    fprintf(stderr, "strata import: unknown format '%s'; known formats:", argv[1]);
-    for (const importer *i = importers; i->name; i++)
-        fprintf(stderr, " %s", i->name);
-    fprintf(stderr, "\n");
-    return STRATA_EXIT_USAGE;
+    return strata_format_dispatch("import", "FORMAT INPUT [-o OUT.trace] [OPTIONS]",
+                                  "Converts another format into a strata trace.", importers, argc, argv);
 }
 
 int strata_import_run(const strata_importer *imp, const GOptionEntry *entries, int argc, char **argv,
