@@ -381,7 +381,7 @@ START_TEST(unknown_key)
     load_fails(BASE_HARDWARE BASE_HBM "[memory host]\nkind = host\ncapcity = 1GiB\n", NULL,
                "bad.ini:11: [memory host] unknown key 'capcity'",
                "(known: kind, capacity, bandwidth, latency, allocator, alignment, pageable, "
-               "source, allocator.KEY)");
+               "dram, bus_width, source, allocator.KEY)");
     load_fails(BASE "colour = red\n", NULL, "bad.ini:21: [compute core] unknown key 'colour'",
                "flops.KEY");
     load_fails("[hardware]\nname = t\nvendor = x\n", NULL, "bad.ini:3: [hardware] unknown key 'vendor'",

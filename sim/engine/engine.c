@@ -49,6 +49,7 @@
 #include <string.h>
 #include <xbt/config.h>
 #include "core/error.h"
+#include "hw/dram.h"
 #include "hw/staging.h"
 #include "results/collectives.h"
 #include "results/timeline.h"
@@ -284,6 +285,8 @@ static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
     sg_host_sendto(ctx->hosts.mem[op->src_memory], engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory),
                    (double)bytes);
     double staged = strata_staging_route_extra(ctx->hw, hops, n, bytes); /* pageable: hw/staging.h */
+    if (n == 0) /* inside one DRAM: its bus turnarounds, hw/dram.h */
+        staged += strata_dram_copy_extra(strata_hw_memory(ctx->hw, op->src_memory), bytes);
     if (staged > 0)
         sg_actor_sleep_for(staged);
     double round_latency = op->round_latency_ps ? (double)op->round_latency_ps * 1e-12 : latency;

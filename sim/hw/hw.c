@@ -19,6 +19,7 @@
  */
 #include "hw/hw.h"
 #include "hw/hw_internal.h"
+#include "hw/dram.h"
 #include "hw/pcie.h"
 #include "core/error.h"
 #include "core/keyfile.h"
@@ -54,6 +55,9 @@ static const key_def memory_keys[] = {
     {"allocator", false, "allocator NAME (default best-fit); its parameters as allocator.KEY = VALUE"},
     {"alignment", false, "power of two, 1 B to 1 GiB (default 256)"},
     {"pageable", false, "true or false (host only): pageable host memory"},
+    {"dram", false, "the DRAM timing set its port pays (refresh, and bus turnarounds in a copy inside it): hbm2 "
+                    "(hw/dram.h); bandwidth is then the pin rate"},
+    {"bus_width", false, "data pins of the DRAM interface, all stacks together, 64 to 65536 (with dram)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 static const key_def link_keys[] = {
@@ -410,6 +414,47 @@ static const char *allocator_spec(const hw_load_ctx *ctx, strata_hw *hw, const c
     return out;
 }
 
+/* The DRAM timing set (dram, bus_width; hw/dram.h): the port keeps the pin
+ * rate less refresh, and a copy inside the memory carries data for
+ * copy_share of its time. Both keys or neither. */
+static bool memory_dram(const hw_load_ctx *ctx, strata_hw *hw, const char *group, strata_memory_spec *m,
+                        GError **err)
+{
+    bool has_dram = strata_keyfile_has_key(ctx->k, group, "dram"),
+         has_width = strata_keyfile_has_key(ctx->k, group, "bus_width");
+    if (!has_dram && !has_width)
+        return true;
+    if (!has_dram) {
+        hw_fail(ctx, err, group, "bus_width", "bus_width needs dram = %s in the same memory", strata_dram_names());
+        return false;
+    }
+    char *name = hw_get_text(ctx, group, "dram");
+    const strata_dram_timing *t = strata_dram_find(name);
+    if (!t) {
+        hw_fail_value(ctx, err, group, "dram", strata_dram_names(), name);
+        g_free(name);
+        return false;
+    }
+    g_free(name);
+    if (!has_width) {
+        hw_fail(ctx, err, group, "dram", "a DRAM timing set also needs bus_width = (data pins, such as 4096)");
+        return false;
+    }
+    char *v = raw_value(ctx, group, "bus_width");
+    uint64_t w = 0;
+    bool ok = strata_parse_u64(v, &w, NULL) && w >= 64 && w <= 65536 && w % t->channel_bits == 0;
+    if (!ok)
+        hw_fail_value(ctx, err, group, "bus_width", "a number of data pins from 64 to 65536, a multiple of 64", v);
+    g_free(v);
+    if (!ok)
+        return false;
+    m->dram = g_string_chunk_insert_const(hw->strings, t->name);
+    m->bus_width = (uint32_t)w;
+    m->bandwidth = m->pin_bandwidth * strata_dram_refresh_share(t);
+    m->copy_share = strata_dram_copy_share(t, m->pin_bandwidth, m->bus_width);
+    return true;
+}
+
 static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
                         GError **err)
 {
@@ -469,6 +514,9 @@ static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group
             return false;
     }
 
+    m.pin_bandwidth = m.bandwidth;
+    if (!memory_dram(ctx, hw, group, &m, err))
+        return false;
     m.allocator = allocator_spec(ctx, hw, group, &m, err);
     if (!m.allocator)
         return false;

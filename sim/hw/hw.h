@@ -86,7 +86,13 @@ typedef struct strata_memory_spec {
     const char *name;
     strata_mem_kind kind;
     uint64_t capacity;     /* bytes */
-    double bandwidth;      /* bytes/s: the memory's own port, shared by all traffic */
+    double bandwidth;      /* bytes/s: the memory's own port, shared by all traffic (with a
+                            * DRAM timing set: the pin rate less refresh, hw/dram.h) */
+    double pin_bandwidth;  /* bytes/s: the `bandwidth =` key, the datasheet's pin rate */
+    const char *dram;      /* the DRAM timing set (hw/dram.h), NULL where none is given */
+    uint32_t bus_width;    /* data pins of the DRAM interface, 0 without a timing set */
+    double copy_share;     /* share of a copy inside it that carries data (bus turnarounds,
+                            * hw/dram.h); 0 without a timing set: no turnaround */
     double latency;        /* seconds: access latency seen by compute operands */
     const char *allocator; /* allocator spec "NAME[:k=v,...]" built from allocator and allocator.* keys */
     uint64_t alignment;    /* bytes, power of two */
