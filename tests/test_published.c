@@ -97,17 +97,17 @@ START_TEST(test_copy_inside_a_memory)
 }
 END_TEST
 
-/* h100-pcie.ini: 10 GiB from HBM to pageable memory crosses pcie (Gen5 x16
- * at 256 B: 4 x 12.994293 GB/s, test_pcie.c; 2 us) then staging (the CPU
- * copy at 153.6 GB/s, 5 us) through a 2 MiB buffer: 7e-6 + B / pcie, plus
- * the pipeline's extra (test_staging.c): one 1 MiB chunk's CPU copy and
- * 10239 more DMA setups of 2 us. */
+/* h100-pcie-xla.ini: 10 GiB from HBM to pageable memory crosses pcie
+ * (Gen5 x16 at 256 B: 4 x 12.994293 GB/s, test_pcie.c; 2 us) then staging
+ * (XLA's host memcpy at 4 GB/s, 5 us) through one 128 MiB buffer, DMA and
+ * memcpy in turn (test_staging.c): 7e-6 + B / 4e9, plus the serial path's
+ * extra: 79 more DMA setups of 2 us and every DMA's bytes, B / pcie. */
 START_TEST(test_two_link_route_makespan)
 {
     strata_published *set = shipped();
     const strata_published_case *c = find(set, "h100-pcie jax device_put d2h 10GiB");
     ck_assert(c->metric == STRATA_PUBLISHED_MAKESPAN);
-    double want = 7e-6 + 10737418240.0 / (4 * GEN3_X16_AT_256B) + 1048576 / 153.6e9 + 10239 * 2e-6;
+    double want = 7e-6 + 10737418240.0 / 4e9 + 79 * 2e-6 + 10737418240.0 / (4 * GEN3_X16_AT_256B);
     ck_assert_double_eq_tol(simulate(c), want, 1e-12);
     ck_assert_double_eq_tol(c->measured, 3.6008787155151367, 1e-12);
     strata_published_free(set);

@@ -32,7 +32,44 @@ START_TEST(cpu_bound_by_hand)
 }
 END_TEST
 
-/* The shipped jax case through the engine: validation/hw/h100-pcie.ini =
+/* The serial path (XLA's transfer manager, staging.h): buffer 200 B taken
+ * whole, CPU 100 B/s, DMA 50 B/s with 1 s setup, 450 B = chunks 200, 200,
+ * 50: each chunk pays 1 s + c/50 + c/100: 7, 7 and 2.5 s, 16.5 s in all;
+ * alone (1 s + 450/50) 10 s: extra 6.5 s. The pipelined path of the same
+ * figures (chunks of 100) takes less. */
+START_TEST(serial_by_hand)
+{
+    strata_staging_path p = {.buffer = 200, .cpu_rate = 100, .dma_rate = 50, .dma_latency = 1, .serial = true};
+    ck_assert_double_eq_tol(strata_staging_pipeline_time(&p, 450), 16.5, 1e-12);
+    ck_assert_double_eq_tol(strata_staging_extra(&p, 450), 6.5, 1e-12);
+    ck_assert_double_eq_tol(strata_staging_pipeline_time(&p, 400), 14, 1e-12); /* two whole chunks */
+    p.serial = false;
+    ck_assert(strata_staging_pipeline_time(&p, 450) < 16.5);
+}
+END_TEST
+
+/* A copy of the shipped jax case on another hardware file: the case's
+ * trace (10 GiB from HBM to pageable memory) on validation/hw/NAME. */
+static double simulate_on(const char *name)
+{
+    char *dir = strata_test_source_path("validation");
+    strata_published *set = strata_published_new();
+    char *file = g_build_filename(dir, "jax-device-put.ini", NULL);
+    GError *err = NULL;
+    ck_assert_msg(strata_published_load(set, file, &err), "%s", err ? err->message : "");
+    strata_published_case c = *strata_published_case_at(set, 0);
+    char *hw = g_build_filename(dir, "hw", name, NULL);
+    c.hw = hw;
+    double value = 0;
+    ck_assert_msg(strata_published_simulate(&c, &value, &err), "%s", err ? err->message : "");
+    g_free(hw);
+    strata_published_free(set);
+    g_free(file);
+    g_free(dir);
+    return value;
+}
+
+/* The CUDA driver's path through the engine: validation/hw/h100-pcie.ini =
  * configs/hw/h100-pcie.ini: 10 GiB from HBM to pageable memory crosses
  * pcie (Gen5 x16 at 256 B: r_d = 51.977 GB/s, test_pcie.c; 2 us) then
  * staging (CPU copy at 307.2 / 2 = 153.6 GB/s, 5 us, 2 MiB buffer: chunks of
@@ -42,22 +79,61 @@ END_TEST
  * c / 153.6e9 + (n - 1) x 2 us. */
 START_TEST(pageable_copy_through_the_engine)
 {
-    char *dir = strata_test_source_path("validation");
-    strata_published *set = strata_published_new();
-    char *file = g_build_filename(dir, "jax-device-put.ini", NULL);
-    GError *err = NULL;
-    ck_assert_msg(strata_published_load(set, file, &err), "%s", err ? err->message : "");
-    const strata_published_case *c = strata_published_case_at(set, 0);
-    double value = 0;
-    ck_assert_msg(strata_published_simulate(c, &value, &err), "%s", err ? err->message : "");
+    double value = simulate_on("h100-pcie.ini");
     strata_pcie_config gen5 = {5, 16, 256, 512, 0};
     double r_d = strata_pcie_data_rate(&gen5), chunk = 1048576, bytes = 10737418240.0;
     ck_assert_double_eq_tol(r_d, 4 * 12.994293e9, 1e4);
     double want = 5e-6 + 2e-6 + bytes / r_d + chunk / 153.6e9 + (bytes / chunk - 1) * 2e-6;
     ck_assert_double_eq_tol(value, want, 1e-9);
-    strata_published_free(set);
-    g_free(file);
-    g_free(dir);
+}
+END_TEST
+
+/* XLA's path through the engine (the shipped jax case):
+ * validation/hw/h100-pcie-xla.ini's staging link copies at 4 GB/s through
+ * one 128 MiB buffer, serially: 10 GiB = n = 80 chunks c. The route alone:
+ * 5 us + 2 us + B / 4e9 (the CPU copy is the slower link). The serial path
+ * takes n (2 us + c / r_d + c / 4e9); beyond a lone DMA (2 us + B / 4e9)
+ * that is 79 x 2 us + B / r_d. In all 5 us + 80 x 2 us + B / 4e9 + B / r_d
+ * = 2.8911 s. */
+START_TEST(xla_copy_through_the_engine)
+{
+    double value = simulate_on("h100-pcie-xla.ini");
+    strata_pcie_config gen5 = {5, 16, 256, 512, 0};
+    double r_d = strata_pcie_data_rate(&gen5), bytes = 10737418240.0;
+    double want = 5e-6 + 80 * 2e-6 + bytes / 4e9 + bytes / r_d;
+    ck_assert_double_eq_tol(want, 2.8911, 1e-4);
+    ck_assert_double_eq_tol(value, want, 1e-9);
+}
+END_TEST
+
+/* staging_overlap = false makes the link serial; a bad value, or one on a
+ * link without a staging buffer, names FILE:LINE and the key. */
+START_TEST(overlap_key)
+{
+    static const char *head = "[hardware]\nname = t\ndefault_memory = host\n[memory host]\nkind = host\ncapacity = 1GB\nbandwidth = 10GB/s\n"
+                              "[memory pageable]\nkind = host\npageable = true\ncapacity = 1GB\nbandwidth = 10GB/s\n"
+                              "[link staging]\nbetween = pageable host\nbandwidth = 5GB/s\n";
+    const char *cases[][2] = {
+        {"staging_buffer = 2MiB\nstaging_overlap = false\n", NULL},
+        {"staging_buffer = 2MiB\nstaging_overlap = no\n", "t.ini:17: [link staging] staging_overlap"},
+        {"staging_overlap = false\n", "staging_overlap needs staging_buffer"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *text = g_strconcat(head, cases[i][0], NULL);
+        GError *err = NULL;
+        strata_hw *hw = strata_hw_load_data(text, "t.ini", NULL, &err);
+        g_free(text);
+        if (!cases[i][1]) {
+            ck_assert_msg(hw, "%s", err ? err->message : "");
+            ck_assert(strata_hw_link(hw, 0)->staging_serial);
+            strata_hw_free(hw);
+            continue;
+        }
+        ck_assert_ptr_null(hw);
+        ck_assert_msg(err && strstr(err->message, cases[i][1]), "case %zu: '%s' lacks '%s'", i,
+                      err ? err->message : "", cases[i][1]);
+        g_error_free(err);
+    }
 }
 END_TEST
 
@@ -68,7 +144,10 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, dma_bound_by_hand);
     tcase_add_test(tc, cpu_bound_by_hand);
+    tcase_add_test(tc, serial_by_hand);
     tcase_add_test(tc, pageable_copy_through_the_engine);
+    tcase_add_test(tc, xla_copy_through_the_engine);
+    tcase_add_test(tc, overlap_key);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

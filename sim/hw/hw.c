@@ -70,6 +70,8 @@ static const key_def link_keys[] = {
     {"max_read_request", false, "PCIe Max Read Request Size: 128B to 4096B, a power of two (with generation)"},
     {"staging_buffer", false, "a CPU copy between pageable and pinned host memory through the driver's pinned "
                               "buffer of this size, pipelined with the DMA of the next link (hw/staging.h)"},
+    {"staging_overlap", false, "true (default: the CPU fills one half of the staging buffer while the DMA drains "
+                               "the other) or false (the whole buffer, the DMA and the CPU copy in turn)"},
     {"read_completion", false, "PCIe completion size of a device read: 64B to max_payload (default max_payload)"},
     {"duplex", false, "full (each direction its own bandwidth, default) or half"},
     {"source", false, "where the figures come from (text)"},
@@ -646,6 +648,20 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
     if (l.staging_buffer && !(ma->kind == STRATA_MEM_HOST && mb->kind == STRATA_MEM_HOST && ma->pageable != mb->pageable)) {
         hw_fail(ctx, err, group, "staging_buffer", "a staging link joins a pageable and a pinned host memory");
         return false;
+    }
+    if (strata_keyfile_has_key(ctx->k, group, "staging_overlap")) {
+        char *v = raw_value(ctx, group, "staging_overlap");
+        bool good = strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
+        if (!good)
+            hw_fail_value(ctx, err, group, "staging_overlap", "true or false", v);
+        else if (!l.staging_buffer) {
+            hw_fail(ctx, err, group, "staging_overlap", "staging_overlap needs staging_buffer = in the same link");
+            good = false;
+        }
+        l.staging_serial = good && strcmp(v, "false") == 0;
+        g_free(v);
+        if (!good)
+            return false;
     }
     char *duplex = hw_get_text(ctx, group, "duplex");
     if (duplex) {

@@ -110,6 +110,7 @@ typedef struct strata_link_spec {
     double latency;        /* seconds */
     bool full_duplex;      /* each direction has its own bandwidth */
     uint64_t staging_buffer; /* > 0: a CPU copy through a pinned buffer of this many bytes (hw/staging.h) */
+    bool staging_serial;     /* the DMA and the CPU copy take the whole buffer in turn (staging_overlap = false) */
     /* The devices it belongs to: one for a link inside a device, from a
      * device to its host or to a switch ({D, NO_DEVICE}); both ends for a
      * link between two chips. `host` likewise for a link between host

@@ -4,8 +4,21 @@
  */
 #include "hw/staging.h"
 
+/* The serial path: every chunk of a whole buffer pays its DMA (setup and
+ * bytes) and its CPU copy, one after the other. */
+static double serial_time(const strata_staging_path *p, uint64_t bytes)
+{
+    uint64_t chunk = p->buffer ? p->buffer : 1, n = bytes / chunk, rest = bytes % chunk;
+    double t = (double)n * (p->dma_latency + (double)chunk / p->dma_rate + (double)chunk / p->cpu_rate);
+    if (rest)
+        t += p->dma_latency + (double)rest / p->dma_rate + (double)rest / p->cpu_rate;
+    return t;
+}
+
 double strata_staging_pipeline_time(const strata_staging_path *p, uint64_t bytes)
 {
+    if (p->serial)
+        return serial_time(p, bytes);
     uint64_t chunk = p->buffer / 2 ? p->buffer / 2 : 1;
     /* cpu_end / dma_end of the previous two chunks: a half of the buffer is
      * free again once the DMA of the chunk before the previous one ended. */
@@ -40,7 +53,7 @@ bool strata_staging_on_route(const strata_hw *hw, const strata_hop *hops, uint32
         /* the DMA: the link after the CPU copy (to a device) or before it (from one) */
         const strata_link_spec *d = strata_hw_link(hw, hops[i + 1 < n ? i + 1 : i - 1].link);
         *p = (strata_staging_path){.buffer = s->staging_buffer, .cpu_rate = s->bandwidth, .dma_rate = d->bandwidth,
-                                   .dma_latency = d->latency};
+                                   .dma_latency = d->latency, .serial = s->staging_serial};
         return true;
     }
     return false;

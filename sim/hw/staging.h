@@ -36,11 +36,14 @@ typedef struct strata_staging_path {
     double cpu_rate;    /* bytes/s of the CPU copy into or out of it */
     double dma_rate;    /* bytes/s of the DMA link */
     double dma_latency; /* seconds of setup per DMA (one per chunk) */
+    bool serial;        /* no overlap: chunks of the whole buffer, each DMAed then copied in turn */
 } strata_staging_path;
 
 /* Seconds the two-stage pipeline takes for bytes: chunks of buffer / 2,
  * the CPU copying chunk i+1 while the DMA moves chunk i, a half reused once
- * its DMA is done. */
+ * its DMA is done. A serial path (XLA's GPU transfer manager: one staging
+ * buffer, each chunk's DMA and the host callback's memcpy in turn on one
+ * stream) takes chunks of the whole buffer and adds both stages' times. */
 double strata_staging_pipeline_time(const strata_staging_path *p, uint64_t bytes);
 
 /* The pipeline time less what a transfer over both links takes alone
