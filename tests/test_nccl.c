@@ -18,9 +18,14 @@
  *   halved and cut by its correction factor: LL128 at 2 MiB, 31.5 us +
  *   B / (171.7 x .5 x .6 GB/s) = 72 us against the ring's 57 us).
  *   H100 (hopper, 12 x 30 GB/s = 360, NVLS):
+ *     NVLS graph   8 channels (one per GPU) at 40 GB/s: search.cc's
+ *                  sm90SpeedArrayIntra {60, 50, 40, ...}, the first speed s
+ *                  with (8 + 1) s <= 360 (9 x 50 = 450 does not fit)
  *     ring LL      15.0 us, min(141, 180) x 8/14 = 80.5714 GB/s
- *     NVLS Simple  25 us (its whole latency), 30 x .85 x 11/12 x 2 x 12 x 8/14 = 320.5714 GB/s
- *   LL = NVLS at 10 us / (1/80571.4 - 1/320571.4) = 1,076,204 B; LL128 and
+ *     NVLS Simple  25 us (its whole latency), 40 x .85 x 7/8 x 2 x 8 = 476
+ *                  GB/s of busbw (NCCL's maintainer: "a peak busBw of
+ *                  ~480GB/s (algbw ~275GB/s)", nccl-tests#212), x 8/14 = 272 GB/s
+ *   LL = NVLS at 10 us / (1/80571.4 - 1/272000) = 1,144,836 B; LL128 and
  *   Simple ring (40.6, 56 us; 189.3, 205.7 GB/s) never beat NVLS.
  */
 #include <glib/gstdio.h>
@@ -59,7 +64,17 @@ START_TEST(model_figures_are_nccls)
     ck_assert(!strata_nccl_model(&h100, STRATA_OP_ALL_GATHER, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
     ck_assert(strata_nccl_model(&h100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
     ck_assert_double_eq_tol(lat, 25.0, 1e-9);
-    ck_assert_double_eq_tol(bw, 30 * .85 * 11 / 12 * 2 * 12 * 8 / 14, 1e-4);
+    ck_assert_double_eq_tol(bw, 272.0, 1e-4);
+    uint32_t nvls_channels;
+    double nvls_gbs;
+    ck_assert(strata_nccl_nvls_graph(&h100, &nvls_channels, &nvls_gbs));
+    ck_assert_uint_eq(nvls_channels, 8);
+    ck_assert_double_eq_tol(nvls_gbs, 40.0, 1e-12);
+    ck_assert(!strata_nccl_nvls_graph(&a100, &nvls_channels, &nvls_gbs));
+    /* all-gather on NVLS: busBw = 8 x 40 x .85 x 7/8 x 7/8 = 208.25 GB/s,
+     * not converted to algorithm bandwidth (tuning.cc) */
+    ck_assert(strata_nccl_model(&h100, STRATA_OP_ALL_GATHER, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(bw, 208.25, 1e-4);
     /* the estimate: 15 us + 1 MB / 50.1143 GB/s */
     ck_assert_double_eq_tol(strata_nccl_time_us(&a100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_LL, 1000000),
                             15.0 + 1e6 / (87.7 * 8 / 14 * 1000), 1e-6);
@@ -79,13 +94,22 @@ START_TEST(protocol_choice_at_the_crossovers)
     c = choose(&a100, ar, 24400000);
     ck_assert(c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_SIMPLE);
     ck_assert_double_eq_tol(c.time_us, 56.0 + 24400000 / (240.0 * 8 / 14 * 1000), 1e-6);
-    c = choose(&h100, ar, 1070000); /* below 1,076,204 */
+    c = choose(&h100, ar, 1140000); /* below 1,144,836 */
     ck_assert(c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_LL);
-    c = choose(&h100, ar, 1090000);
+    ck_assert_uint_eq(c.chunk_bytes, 0);
+    c = choose(&h100, ar, 1150000);
     ck_assert(c.algo == STRATA_NCCL_NVLS && c.proto == STRATA_NCCL_SIMPLE);
     ck_assert_uint_eq(c.channels, 16); /* nvls.cc NVLS_NCHANNELS_SM90 */
-    c = choose(&h100, ar, 16ull << 30);
+    ck_assert_double_eq_tol(c.nvls_efficiency, 0.85, 1e-6);
+    /* calcCollChunking: 16 channels x 8 heads = 128 concurrent ops; 1.15
+     * MB < 2 x 128 x 32 KiB = 8 MiB, so 128 KiB -> 64 KiB -> 32 KiB -> 16 KiB */
+    ck_assert_uint_eq(c.chunk_bytes, 16384);
+    /* 64 MiB < 64 x 128 x 128 KiB = 1 GiB: 64 KiB; not < 8 x 128 x 64 KiB
+     * = 64 MiB: stays 64 KiB */
+    ck_assert_uint_eq(choose(&h100, ar, 64ull << 20).chunk_bytes, 65536);
+    c = choose(&h100, ar, 16ull << 30); /* not < 1 GiB: 128 KiB */
     ck_assert(c.algo == STRATA_NCCL_NVLS);
+    ck_assert_uint_eq(c.chunk_bytes, 131072);
 }
 END_TEST
 
@@ -154,18 +178,19 @@ START_TEST(ll_all_reduce_of_8_kib)
 END_TEST
 
 /* An all-reduce of 64 MiB on dgx-h100.ini (nvls = true): NCCL picks NVLS
- * on 16 channels. Pieces of 16 x 8 x 128 KiB = 16 MiB: 4 pieces, 5
- * rounds (round 0 reduces piece 0, rounds 1-3 reduce piece k and
- * multicast piece k-1, round 4 multicasts piece 3). Every copy carries
- * ceil(ceil(16 MiB x 9 / 112) x 5/4) = 1,685,213 bytes (the per-link load
- * of NVLink SHARP, (n+1)/n of the piece per direction, over 2(n-1)
- * copies, in NVLink packets). Each GPU's link to the switch (450 GB/s a
- * direction, 0.5 us) carries 7 copies each way in rounds 0 and 4 and 14
- * in rounds 1-3, all at once; a route crosses 2 links (1 us); the fused
- * reductions (7 x 3 x 2 MiB through the 3.35 TB/s HBM) end first. Before
+ * on 16 channels, chunks of 64 KiB (calcCollChunking, above). Pieces of
+ * 16 x 8 x 64 KiB = 8 MiB: 8 pieces, 9 rounds (round 0 reduces piece 0,
+ * rounds 1-7 reduce piece k and multicast piece k-1, round 8 multicasts
+ * piece 7). Every copy carries ceil(ceil(ceil(8 MiB x 9 / 112) x 5/4) x
+ * 1000/850) = 991,303 bytes (the per-link load of NVLink SHARP, (n+1)/n
+ * of the piece per direction, over 2(n-1) copies, in NVLink packets, at
+ * NCCL's NVLS efficiency 0.85). Each GPU's link to the switch (450 GB/s a
+ * direction, 0.5 us) carries 7 copies each way in rounds 0 and 8 and 14
+ * in rounds 1-7, all at once; a route crosses 2 links (1 us); the fused
+ * reductions (7 x 3 x 1 MiB through the 3.35 TB/s HBM) end first. Before
  * it, 8.4 us (NVLS takes the Simple ring's base latency). T = 8.4 us +
- * 2 x (7 w / 450 GB/s + 1 us) + 3 x (14 w / 450 GB/s + 1 us) = 223.115 us:
- * busbw 526 GB/s, where the ring on Simple reaches at most 450 x 4/5. */
+ * 2 x (7 w / 450 GB/s + 1 us) + 7 x (14 w / 450 GB/s + 1 us) = 264.124 us:
+ * busbw 445 GB/s, where the ring on Simple reaches at most 450 x 4/5. */
 START_TEST(nvls_all_reduce)
 {
     char *algo = NULL;
@@ -173,8 +198,8 @@ START_TEST(nvls_all_reduce)
                               "strata-trace 1\noption mesh=data:8\nalloc buf 64MiB dtype=f32\n"
                               "all-reduce buf axis=data\nfree buf\n", &algo);
     ck_assert_str_eq(algo, "nccl");
-    const double w = 1685213, bw = 450e9;
-    ck_assert_double_eq_tol(t, 8.4e-6 + 2 * (7 * w / bw + 1e-6) + 3 * (14 * w / bw + 1e-6), 1e-9);
+    const double w = 991303, bw = 450e9;
+    ck_assert_double_eq_tol(t, 8.4e-6 + 2 * (7 * w / bw + 1e-6) + 7 * (14 * w / bw + 1e-6), 1e-9);
     g_free(algo);
 }
 END_TEST
