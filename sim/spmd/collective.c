@@ -328,7 +328,10 @@ static uint64_t wire_of(const sched *s, uint64_t in_bytes, strata_coll_buf src_b
     return MAX(1, MIN(wire, buffer_size(s, in_bytes, src_buf)));
 }
 
-/* Steps[from..]: the protocol's wire format and, on Simple, a flag each. */
+/* Steps[from..]: the protocol's wire format and, on Simple, a flag each;
+ * every reduction fused with its copy, as NCCL's kernels reduce what they
+ * receive as it arrives (prims' recvReduceSend, recvReduceCopy:
+ * src/device/reduce_scatter.h, all_reduce.h runTreeUpDown). */
 static void apply_protocol(sched *s, guint from, uint64_t in_bytes, strata_nccl_proto p)
 {
     for (guint i = from; i < s->steps->len; i++) {
@@ -337,6 +340,7 @@ static void apply_protocol(sched *s, guint from, uint64_t in_bytes, strata_nccl_
             continue; /* a local copy crosses no link */
         st->wire_bytes = wire_of(s, in_bytes, st->src_buf, ceil_frac(st->bytes, proto_num[p], proto_den[p]));
         st->handshake = p == STRATA_NCCL_SIMPLE;
+        st->fused = st->reduce;
     }
 }
 
