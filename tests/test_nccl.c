@@ -132,8 +132,9 @@ START_TEST(channels_follow_enqueue)
 END_TEST
 
 /* Runs `trace` (a strata trace text) on configs/hw/HW, returns collective
- * 0's time and its algo. */
-static double run_collective(const char *hw, const char *text, char **algo)
+ * 0's time and its algo, and in *nccl (when not NULL) the results' "nccl"
+ * member as "ALGORITHM/PROTOCOL/CHANNELS" (NULL when it has none). */
+static double run_collective_nccl(const char *hw, const char *text, char **algo, char **nccl)
 {
     char *trace = strata_test_write_temp("nccl-XXXXXX.trace", text);
     char *json = g_strconcat(trace, ".json", NULL);
@@ -146,6 +147,13 @@ static double run_collective(const char *hw, const char *text, char **algo)
         json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "collectives"), 0);
     double t = json_object_get_double_member(c, "time_s");
     *algo = g_strdup(json_object_get_string_member(c, "algo"));
+    if (nccl) {
+        JsonObject *n = json_object_has_member(c, "nccl") ? json_object_get_object_member(c, "nccl") : NULL;
+        *nccl = n ? g_strdup_printf("%s/%s/%" G_GINT64_FORMAT, json_object_get_string_member(n, "algorithm"),
+                                    json_object_get_string_member(n, "protocol"),
+                                    json_object_get_int_member(n, "channels"))
+                  : NULL;
+    }
     g_object_unref(p);
     strata_cli_result_clear(&r);
     g_unlink(json);
@@ -154,6 +162,11 @@ static double run_collective(const char *hw, const char *text, char **algo)
     g_free(trace);
     g_free(hw_path);
     return t;
+}
+
+static double run_collective(const char *hw, const char *text, char **algo)
+{
+    return run_collective_nccl(hw, text, algo, NULL);
 }
 
 /* An all-reduce of 8 KiB on a100-8.ini, no algo= (collectives = nccl):
@@ -167,11 +180,13 @@ static double run_collective(const char *hw, const char *text, char **algo)
  * 300 GB/s) = 34.7195 us. */
 START_TEST(ll_all_reduce_of_8_kib)
 {
-    char *algo = NULL;
-    double t = run_collective("configs/hw/a100-8.ini",
-                              "strata-trace 1\noption mesh=data:8\nalloc buf 8KiB dtype=f32\nall-reduce buf axis=data\n"
-                              "free buf\n", &algo);
+    char *algo = NULL, *nccl = NULL;
+    double t = run_collective_nccl("configs/hw/a100-8.ini",
+                                   "strata-trace 1\noption mesh=data:8\nalloc buf 8KiB dtype=f32\n"
+                                   "all-reduce buf axis=data\nfree buf\n", &algo, &nccl);
     ck_assert_str_eq(algo, "nccl");
+    ck_assert_str_eq(nccl, "Ring/LL/1"); /* the results say what NCCL chose */
+    g_free(nccl);
     ck_assert_double_eq_tol(t, 6.6e-6 + 14 * (2e-6 + 2560 / 300e9), 1e-10);
     g_free(algo);
 }
@@ -193,11 +208,13 @@ END_TEST
  * busbw 445 GB/s, where the ring on Simple reaches at most 450 x 4/5. */
 START_TEST(nvls_all_reduce)
 {
-    char *algo = NULL;
-    double t = run_collective("configs/hw/dgx-h100.ini",
-                              "strata-trace 1\noption mesh=data:8\nalloc buf 64MiB dtype=f32\n"
-                              "all-reduce buf axis=data\nfree buf\n", &algo);
+    char *algo = NULL, *nccl = NULL;
+    double t = run_collective_nccl("configs/hw/dgx-h100.ini",
+                                   "strata-trace 1\noption mesh=data:8\nalloc buf 64MiB dtype=f32\n"
+                                   "all-reduce buf axis=data\nfree buf\n", &algo, &nccl);
     ck_assert_str_eq(algo, "nccl");
+    ck_assert_str_eq(nccl, "NVLS/Simple/16");
+    g_free(nccl);
     const double w = 991303, bw = 450e9;
     ck_assert_double_eq_tol(t, 8.4e-6 + 2 * (7 * w / bw + 1e-6) + 7 * (14 * w / bw + 1e-6), 1e-9);
     g_free(algo);
@@ -217,6 +234,12 @@ START_TEST(xla_all_gather_is_bidirectional)
                               "strata-trace 1\noption mesh=data:16\nalloc s 1MiB dtype=f32\nalloc r 16MiB dtype=f32\n"
                               "all-gather r s axis=data\nfree r\nfree s\n", &algo);
     ck_assert_str_eq(algo, "bidir-torus");
+    char *nccl = (char *)"unset", *again = NULL;
+    run_collective_nccl("validation/hw/tpu-v5e-ring16.ini",
+                        "strata-trace 1\noption mesh=data:16\nalloc s 1MiB dtype=f32\nalloc r 16MiB dtype=f32\n"
+                        "all-gather r s axis=data\nfree r\nfree s\n", &again, &nccl);
+    ck_assert_ptr_null(nccl); /* no NCCL choice where NCCL does not run */
+    g_free(again);
     ck_assert_double_eq_tol(t, 15 * (0.5e-6 + 524288 / 50e9), 1e-10);
     g_free(algo);
 }

@@ -43,6 +43,12 @@ static const double sm90_speeds[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 1
 static const double sm100_speeds[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
 
 static const char *const arch_names[] = {"volta", "ampere", "hopper", "blackwell"};
+static const char *const algo_names[STRATA_NCCL__ALGOS] = {"Tree", "Ring", "NVLS"};
+static const char *const proto_names[STRATA_NCCL__PROTOS] = {"LL", "LL128", "Simple"};
+
+const char *strata_nccl_algo_name(strata_nccl_algo a) { return a < STRATA_NCCL__ALGOS ? algo_names[a] : "?"; }
+
+const char *strata_nccl_proto_name(strata_nccl_proto p) { return p < STRATA_NCCL__PROTOS ? proto_names[p] : "?"; }
 
 bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out)
 {

@@ -65,6 +65,10 @@ typedef struct strata_nccl_choice {
     double nvls_efficiency;
 } strata_nccl_choice;
 
+/* NCCL's names (ncclAlgoStr, ncclProtoStr): "Tree", "Ring", "NVLS";
+ * "LL", "LL128", "Simple". */
+const char *strata_nccl_algo_name(strata_nccl_algo a);
+const char *strata_nccl_proto_name(strata_nccl_proto p);
 /* "volta", "ampere", "hopper", "blackwell" (hw.h's nccl_arch). */
 bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out);
 
