@@ -3,7 +3,8 @@
  * nccl_tuning.h, coll_impl.h; algo=nccl in collective.h): NCCL's choice of
  * algorithm, protocol and channels at its crossover sizes, derived by hand
  * from NCCL's tables; an LL all-reduce and an NVLS all-reduce simulated,
- * their times derived by hand; the hardware file's collectives= key.
+ * their times derived by hand; a ring reduce-scatter reducing as it
+ * receives; the hardware file's collectives= key.
  *
  * NCCL's model on one node of 8 GPUs (tuning.cc, NVLink latencies, "N1"
  * columns; bw = graph channels x per-channel GB/s; ring algorithm
@@ -32,6 +33,7 @@
 #include <json-glib/json-glib.h>
 #include "testutil.h"
 #include "hw/hw.h"
+#include "spmd/collective.h"
 #include "spmd/nccl_tuning.h"
 
 static const strata_nccl_comm a100 = {.arch = STRATA_NCCL_AMPERE, .ranks = 8, .graph_channels = 12,
@@ -128,6 +130,32 @@ START_TEST(channels_follow_enqueue)
     ck_assert_uint_eq(choose(&a100, ar, 8192).channels, 1);
     ck_assert_uint_eq(choose(&a100, ar, 8192).threads, 128);
     ck_assert_uint_eq(choose(&a100, ar, 64ull << 20).channels, 24);
+}
+END_TEST
+
+/* NCCL's ring reduce-scatter on Simple (what it runs for 64 MiB on an 8x
+ * A100: LL128 = Simple at (32.2 - 27.3) us / (1/252.3 - 1/274.3 B/us),
+ * about 15.4 MB): ring's 7 rounds of 8 steps, each moving one 64 MiB / 8 =
+ * 8 MiB chunk; every copy carries it as NVLink packets, 10 MiB, with a
+ * flag after it (Simple), and reduces it as it arrives (fused: on the
+ * next lane, alongside the copy), as NCCL's recvReduceSend does. */
+START_TEST(ring_reduce_scatter_reduces_as_it_receives)
+{
+    strata_nccl_choice ch = choose(&a100, STRATA_OP_REDUCE_SCATTER, 64ull << 20);
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
+    strata_coll_shape sh = {.kind = STRATA_OP_REDUCE_SCATTER, .algo = STRATA_ALGO_NCCL, .n_dims = 1, .dims = {8},
+                            .in_bytes = 64ull << 20, .channels = ch.channels, .nccl_algo = ch.algo,
+                            .nccl_proto = ch.proto};
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 7);
+    ck_assert_uint_eq(steps->len, 56);
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        ck_assert(st->reduce && st->fused && st->handshake);
+        ck_assert_uint_eq(st->bytes, 8ull << 20);
+        ck_assert_uint_eq(st->wire_bytes, 10ull << 20);
+    }
+    g_array_free(steps, TRUE);
 }
 END_TEST
 
@@ -296,6 +324,7 @@ static Suite *nccl_suite(void)
     tcase_add_test(tc, model_figures_are_nccls);
     tcase_add_test(tc, protocol_choice_at_the_crossovers);
     tcase_add_test(tc, channels_follow_enqueue);
+    tcase_add_test(tc, ring_reduce_scatter_reduces_as_it_receives);
     tcase_add_test(tc, ll_all_reduce_of_8_kib);
     tcase_add_test(tc, nvls_all_reduce);
     tcase_add_test(tc, xla_all_gather_is_bidirectional);
