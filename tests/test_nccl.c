@@ -73,6 +73,12 @@ START_TEST(model_figures_are_nccls)
     ck_assert_uint_eq(nvls_channels, 8);
     ck_assert_double_eq_tol(nvls_gbs, 40.0, 1e-12);
     ck_assert(!strata_nccl_nvls_graph(&a100, &nvls_channels, &nvls_gbs));
+    /* 8 ranks on 1 x 2 GB/s of NVLink: 9 x 3 GB/s, the slowest speed, does
+     * not fit, so no NVLS graph and no NVLS */
+    const strata_nccl_comm thin = {.arch = STRATA_NCCL_HOPPER, .ranks = 8, .graph_channels = 1, .channel_gbs = 2.0,
+                                   .nvls = true};
+    ck_assert(!strata_nccl_nvls_graph(&thin, &nvls_channels, &nvls_gbs));
+    ck_assert(!strata_nccl_model(&thin, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
     /* all-gather on NVLS: busBw = 8 x 40 x .85 x 7/8 x 7/8 = 208.25 GB/s,
      * not converted to algorithm bandwidth (tuning.cc) */
     ck_assert(strata_nccl_model(&h100, STRATA_OP_ALL_GATHER, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));

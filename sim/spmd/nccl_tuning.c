@@ -67,11 +67,13 @@ bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, doubl
     const double *speeds = c->arch >= STRATA_NCCL_BLACKWELL ? sm100_speeds : sm90_speeds;
     size_t n_speeds = c->arch >= STRATA_NCCL_BLACKWELL ? G_N_ELEMENTS(sm100_speeds) : G_N_ELEMENTS(sm90_speeds);
     double nvlink = c->graph_channels * c->channel_gbs;
-    /* the search goes down the array until the (n + 1) x speed fits, and
-     * keeps the slowest when none does */
+    /* the search goes down the array until (n + 1) x speed fits; when none
+     * does it finds no graph, and NCCL runs no NVLS (nChannels < 2) */
     size_t i = 0;
-    while (i + 1 < n_speeds && (c->ranks + 1) * speeds[i] > nvlink * (1 + 1e-9))
+    while (i < n_speeds && (c->ranks + 1) * speeds[i] > nvlink * (1 + 1e-9))
         i++;
+    if (i == n_speeds)
+        return false;
     *channels = c->ranks < NCCL_MAX_NVLS_ARITY ? c->ranks : NCCL_MAX_NVLS_ARITY;
     *channel_gbs = speeds[i];
     return true;

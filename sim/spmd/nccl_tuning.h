@@ -86,7 +86,8 @@ double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strat
  * (a kind NCCL runs otherwise, or one rank). */
 bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_nccl_choice *out);
 /* NCCL's NVLS graph on one node (above): its channels and GB/s per
- * channel; false where the architecture or the switch has no NVLS. */
+ * channel; false where the architecture or the switch has no NVLS, or no
+ * speed of the array fits. */
 bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs);
 
 #endif
