@@ -3,7 +3,8 @@
  * nccl_tuning.h, coll_impl.h; algo=nccl in collective.h): NCCL's choice of
  * algorithm, protocol and channels at its crossover sizes, derived by hand
  * from NCCL's tables; an LL all-reduce and an NVLS all-reduce simulated,
- * their times derived by hand; the hardware file's collectives= key.
+ * their times derived by hand; a ring reduce-scatter reducing as it
+ * receives; the hardware file's collectives= key.
  *
  * NCCL's model on one node of 8 GPUs (tuning.cc, NVLink latencies, "N1"
  * columns; bw = graph channels x per-channel GB/s; ring algorithm
@@ -18,15 +19,21 @@
  *   halved and cut by its correction factor: LL128 at 2 MiB, 31.5 us +
  *   B / (171.7 x .5 x .6 GB/s) = 72 us against the ring's 57 us).
  *   H100 (hopper, 12 x 30 GB/s = 360, NVLS):
+ *     NVLS graph   8 channels (one per GPU) at 40 GB/s: search.cc's
+ *                  sm90SpeedArrayIntra {60, 50, 40, ...}, the first speed s
+ *                  with (8 + 1) s <= 360 (9 x 50 = 450 does not fit)
  *     ring LL      15.0 us, min(141, 180) x 8/14 = 80.5714 GB/s
- *     NVLS Simple  25 us (its whole latency), 30 x .85 x 11/12 x 2 x 12 x 8/14 = 320.5714 GB/s
- *   LL = NVLS at 10 us / (1/80571.4 - 1/320571.4) = 1,076,204 B; LL128 and
+ *     NVLS Simple  25 us (its whole latency), 40 x .85 x 7/8 x 2 x 8 = 476
+ *                  GB/s of busbw (NCCL's maintainer: "a peak busBw of
+ *                  ~480GB/s (algbw ~275GB/s)", nccl-tests#212), x 8/14 = 272 GB/s
+ *   LL = NVLS at 10 us / (1/80571.4 - 1/272000) = 1,144,836 B; LL128 and
  *   Simple ring (40.6, 56 us; 189.3, 205.7 GB/s) never beat NVLS.
  */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
 #include "testutil.h"
 #include "hw/hw.h"
+#include "spmd/collective.h"
 #include "spmd/nccl_tuning.h"
 
 static const strata_nccl_comm a100 = {.arch = STRATA_NCCL_AMPERE, .ranks = 8, .graph_channels = 12,
@@ -59,7 +66,23 @@ START_TEST(model_figures_are_nccls)
     ck_assert(!strata_nccl_model(&h100, STRATA_OP_ALL_GATHER, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
     ck_assert(strata_nccl_model(&h100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
     ck_assert_double_eq_tol(lat, 25.0, 1e-9);
-    ck_assert_double_eq_tol(bw, 30 * .85 * 11 / 12 * 2 * 12 * 8 / 14, 1e-4);
+    ck_assert_double_eq_tol(bw, 272.0, 1e-4);
+    uint32_t nvls_channels;
+    double nvls_gbs;
+    ck_assert(strata_nccl_nvls_graph(&h100, &nvls_channels, &nvls_gbs));
+    ck_assert_uint_eq(nvls_channels, 8);
+    ck_assert_double_eq_tol(nvls_gbs, 40.0, 1e-12);
+    ck_assert(!strata_nccl_nvls_graph(&a100, &nvls_channels, &nvls_gbs));
+    /* 8 ranks on 1 x 2 GB/s of NVLink: 9 x 3 GB/s, the slowest speed, does
+     * not fit, so no NVLS graph and no NVLS */
+    const strata_nccl_comm thin = {.arch = STRATA_NCCL_HOPPER, .ranks = 8, .graph_channels = 1, .channel_gbs = 2.0,
+                                   .nvls = true};
+    ck_assert(!strata_nccl_nvls_graph(&thin, &nvls_channels, &nvls_gbs));
+    ck_assert(!strata_nccl_model(&thin, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+    /* all-gather on NVLS: busBw = 8 x 40 x .85 x 7/8 x 7/8 = 208.25 GB/s,
+     * not converted to algorithm bandwidth (tuning.cc) */
+    ck_assert(strata_nccl_model(&h100, STRATA_OP_ALL_GATHER, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(bw, 208.25, 1e-4);
     /* the estimate: 15 us + 1 MB / 50.1143 GB/s */
     ck_assert_double_eq_tol(strata_nccl_time_us(&a100, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_LL, 1000000),
                             15.0 + 1e6 / (87.7 * 8 / 14 * 1000), 1e-6);
@@ -79,13 +102,22 @@ START_TEST(protocol_choice_at_the_crossovers)
     c = choose(&a100, ar, 24400000);
     ck_assert(c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_SIMPLE);
     ck_assert_double_eq_tol(c.time_us, 56.0 + 24400000 / (240.0 * 8 / 14 * 1000), 1e-6);
-    c = choose(&h100, ar, 1070000); /* below 1,076,204 */
+    c = choose(&h100, ar, 1140000); /* below 1,144,836 */
     ck_assert(c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_LL);
-    c = choose(&h100, ar, 1090000);
+    ck_assert_uint_eq(c.chunk_bytes, 0);
+    c = choose(&h100, ar, 1150000);
     ck_assert(c.algo == STRATA_NCCL_NVLS && c.proto == STRATA_NCCL_SIMPLE);
     ck_assert_uint_eq(c.channels, 16); /* nvls.cc NVLS_NCHANNELS_SM90 */
-    c = choose(&h100, ar, 16ull << 30);
+    ck_assert_double_eq_tol(c.nvls_efficiency, 0.85, 1e-6);
+    /* calcCollChunking: 16 channels x 8 heads = 128 concurrent ops; 1.15
+     * MB < 2 x 128 x 32 KiB = 8 MiB, so 128 KiB -> 64 KiB -> 32 KiB -> 16 KiB */
+    ck_assert_uint_eq(c.chunk_bytes, 16384);
+    /* 64 MiB < 64 x 128 x 128 KiB = 1 GiB: 64 KiB; not < 8 x 128 x 64 KiB
+     * = 64 MiB: stays 64 KiB */
+    ck_assert_uint_eq(choose(&h100, ar, 64ull << 20).chunk_bytes, 65536);
+    c = choose(&h100, ar, 16ull << 30); /* not < 1 GiB: 128 KiB */
     ck_assert(c.algo == STRATA_NCCL_NVLS);
+    ck_assert_uint_eq(c.chunk_bytes, 131072);
 }
 END_TEST
 
@@ -107,9 +139,36 @@ START_TEST(channels_follow_enqueue)
 }
 END_TEST
 
+/* NCCL's ring reduce-scatter on Simple (what it runs for 64 MiB on an 8x
+ * A100: LL128 = Simple at (32.2 - 27.3) us / (1/252.3 - 1/274.3 B/us),
+ * about 15.4 MB): ring's 7 rounds of 8 steps, each moving one 64 MiB / 8 =
+ * 8 MiB chunk; every copy carries it as NVLink packets, 10 MiB, with a
+ * flag after it (Simple), and reduces it as it arrives (fused: on the
+ * next lane, alongside the copy), as NCCL's recvReduceSend does. */
+START_TEST(ring_reduce_scatter_reduces_as_it_receives)
+{
+    strata_nccl_choice ch = choose(&a100, STRATA_OP_REDUCE_SCATTER, 64ull << 20);
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
+    strata_coll_shape sh = {.kind = STRATA_OP_REDUCE_SCATTER, .algo = STRATA_ALGO_NCCL, .n_dims = 1, .dims = {8},
+                            .in_bytes = 64ull << 20, .channels = ch.channels, .nccl_algo = ch.algo,
+                            .nccl_proto = ch.proto};
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 7);
+    ck_assert_uint_eq(steps->len, 56);
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        ck_assert(st->reduce && st->fused && st->handshake);
+        ck_assert_uint_eq(st->bytes, 8ull << 20);
+        ck_assert_uint_eq(st->wire_bytes, 10ull << 20);
+    }
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 /* Runs `trace` (a strata trace text) on configs/hw/HW, returns collective
- * 0's time and its algo. */
-static double run_collective(const char *hw, const char *text, char **algo)
+ * 0's time and its algo, and in *nccl (when not NULL) the results' "nccl"
+ * member as "ALGORITHM/PROTOCOL/CHANNELS" (NULL when it has none). */
+static double run_collective_nccl(const char *hw, const char *text, char **algo, char **nccl)
 {
     char *trace = strata_test_write_temp("nccl-XXXXXX.trace", text);
     char *json = g_strconcat(trace, ".json", NULL);
@@ -122,6 +181,13 @@ static double run_collective(const char *hw, const char *text, char **algo)
         json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "collectives"), 0);
     double t = json_object_get_double_member(c, "time_s");
     *algo = g_strdup(json_object_get_string_member(c, "algo"));
+    if (nccl) {
+        JsonObject *n = json_object_has_member(c, "nccl") ? json_object_get_object_member(c, "nccl") : NULL;
+        *nccl = n ? g_strdup_printf("%s/%s/%" G_GINT64_FORMAT, json_object_get_string_member(n, "algorithm"),
+                                    json_object_get_string_member(n, "protocol"),
+                                    json_object_get_int_member(n, "channels"))
+                  : NULL;
+    }
     g_object_unref(p);
     strata_cli_result_clear(&r);
     g_unlink(json);
@@ -130,6 +196,11 @@ static double run_collective(const char *hw, const char *text, char **algo)
     g_free(trace);
     g_free(hw_path);
     return t;
+}
+
+static double run_collective(const char *hw, const char *text, char **algo)
+{
+    return run_collective_nccl(hw, text, algo, NULL);
 }
 
 /* An all-reduce of 8 KiB on a100-8.ini, no algo= (collectives = nccl):
@@ -143,38 +214,43 @@ static double run_collective(const char *hw, const char *text, char **algo)
  * 300 GB/s) = 34.7195 us. */
 START_TEST(ll_all_reduce_of_8_kib)
 {
-    char *algo = NULL;
-    double t = run_collective("configs/hw/a100-8.ini",
-                              "strata-trace 1\noption mesh=data:8\nalloc buf 8KiB dtype=f32\nall-reduce buf axis=data\n"
-                              "free buf\n", &algo);
+    char *algo = NULL, *nccl = NULL;
+    double t = run_collective_nccl("configs/hw/a100-8.ini",
+                                   "strata-trace 1\noption mesh=data:8\nalloc buf 8KiB dtype=f32\n"
+                                   "all-reduce buf axis=data\nfree buf\n", &algo, &nccl);
     ck_assert_str_eq(algo, "nccl");
+    ck_assert_str_eq(nccl, "Ring/LL/1"); /* the results say what NCCL chose */
+    g_free(nccl);
     ck_assert_double_eq_tol(t, 6.6e-6 + 14 * (2e-6 + 2560 / 300e9), 1e-10);
     g_free(algo);
 }
 END_TEST
 
 /* An all-reduce of 64 MiB on dgx-h100.ini (nvls = true): NCCL picks NVLS
- * on 16 channels. Pieces of 16 x 8 x 128 KiB = 16 MiB: 4 pieces, 5
- * rounds (round 0 reduces piece 0, rounds 1-3 reduce piece k and
- * multicast piece k-1, round 4 multicasts piece 3). Every copy carries
- * ceil(ceil(16 MiB x 9 / 112) x 5/4) = 1,685,213 bytes (the per-link load
- * of NVLink SHARP, (n+1)/n of the piece per direction, over 2(n-1)
- * copies, in NVLink packets). Each GPU's link to the switch (450 GB/s a
- * direction, 0.5 us) carries 7 copies each way in rounds 0 and 4 and 14
- * in rounds 1-3, all at once; a route crosses 2 links (1 us); the fused
- * reductions (7 x 3 x 2 MiB through the 3.35 TB/s HBM) end first. Before
+ * on 16 channels, chunks of 64 KiB (calcCollChunking, above). Pieces of
+ * 16 x 8 x 64 KiB = 8 MiB: 8 pieces, 9 rounds (round 0 reduces piece 0,
+ * rounds 1-7 reduce piece k and multicast piece k-1, round 8 multicasts
+ * piece 7). Every copy carries ceil(ceil(ceil(8 MiB x 9 / 112) x 5/4) x
+ * 1000/850) = 991,303 bytes (the per-link load of NVLink SHARP, (n+1)/n
+ * of the piece per direction, over 2(n-1) copies, in NVLink packets, at
+ * NCCL's NVLS efficiency 0.85). Each GPU's link to the switch (450 GB/s a
+ * direction, 0.5 us) carries 7 copies each way in rounds 0 and 8 and 14
+ * in rounds 1-7, all at once; a route crosses 2 links (1 us); the fused
+ * reductions (7 x 3 x 1 MiB through the 3.35 TB/s HBM) end first. Before
  * it, 8.4 us (NVLS takes the Simple ring's base latency). T = 8.4 us +
- * 2 x (7 w / 450 GB/s + 1 us) + 3 x (14 w / 450 GB/s + 1 us) = 223.115 us:
- * busbw 526 GB/s, where the ring on Simple reaches at most 450 x 4/5. */
+ * 2 x (7 w / 450 GB/s + 1 us) + 7 x (14 w / 450 GB/s + 1 us) = 264.124 us:
+ * busbw 445 GB/s, where the ring on Simple reaches at most 450 x 4/5. */
 START_TEST(nvls_all_reduce)
 {
-    char *algo = NULL;
-    double t = run_collective("configs/hw/dgx-h100.ini",
-                              "strata-trace 1\noption mesh=data:8\nalloc buf 64MiB dtype=f32\n"
-                              "all-reduce buf axis=data\nfree buf\n", &algo);
+    char *algo = NULL, *nccl = NULL;
+    double t = run_collective_nccl("configs/hw/dgx-h100.ini",
+                                   "strata-trace 1\noption mesh=data:8\nalloc buf 64MiB dtype=f32\n"
+                                   "all-reduce buf axis=data\nfree buf\n", &algo, &nccl);
     ck_assert_str_eq(algo, "nccl");
-    const double w = 1685213, bw = 450e9;
-    ck_assert_double_eq_tol(t, 8.4e-6 + 2 * (7 * w / bw + 1e-6) + 3 * (14 * w / bw + 1e-6), 1e-9);
+    ck_assert_str_eq(nccl, "NVLS/Simple/16");
+    g_free(nccl);
+    const double w = 991303, bw = 450e9;
+    ck_assert_double_eq_tol(t, 8.4e-6 + 2 * (7 * w / bw + 1e-6) + 7 * (14 * w / bw + 1e-6), 1e-9);
     g_free(algo);
 }
 END_TEST
@@ -192,6 +268,12 @@ START_TEST(xla_all_gather_is_bidirectional)
                               "strata-trace 1\noption mesh=data:16\nalloc s 1MiB dtype=f32\nalloc r 16MiB dtype=f32\n"
                               "all-gather r s axis=data\nfree r\nfree s\n", &algo);
     ck_assert_str_eq(algo, "bidir-torus");
+    char *nccl = (char *)"unset", *again = NULL;
+    run_collective_nccl("validation/hw/tpu-v5e-ring16.ini",
+                        "strata-trace 1\noption mesh=data:16\nalloc s 1MiB dtype=f32\nalloc r 16MiB dtype=f32\n"
+                        "all-gather r s axis=data\nfree r\nfree s\n", &again, &nccl);
+    ck_assert_ptr_null(nccl); /* no NCCL choice where NCCL does not run */
+    g_free(again);
     ck_assert_double_eq_tol(t, 15 * (0.5e-6 + 524288 / 50e9), 1e-10);
     g_free(algo);
 }
@@ -248,6 +330,7 @@ static Suite *nccl_suite(void)
     tcase_add_test(tc, model_figures_are_nccls);
     tcase_add_test(tc, protocol_choice_at_the_crossovers);
     tcase_add_test(tc, channels_follow_enqueue);
+    tcase_add_test(tc, ring_reduce_scatter_reduces_as_it_receives);
     tcase_add_test(tc, ll_all_reduce_of_8_kib);
     tcase_add_test(tc, nvls_all_reduce);
     tcase_add_test(tc, xla_all_gather_is_bidirectional);

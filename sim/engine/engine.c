@@ -390,6 +390,9 @@ static void note_collective(strata_results *r, const strata_coll_info *info, dou
         c->algo = info->algo;
         c->group_size = info->group_size;
         c->bytes = info->bytes;
+        c->nccl_algorithm = info->nccl_algorithm;
+        c->nccl_protocol = info->nccl_protocol;
+        c->nccl_channels = info->nccl_channels;
     }
     strata_collective_note(c, t0, t1);
 }

@@ -96,6 +96,14 @@ void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
         strata_json_add_double(b, "time_s", time_of(c));
         strata_json_add_double(b, "algbw_Bps", algbw);
         strata_json_add_double(b, "busbw_Bps", algbw * strata_collective_busbw_factor(c->kind, c->group_size));
+        if (c->nccl_algorithm) { /* what NCCL's tuning model chose */
+            json_builder_set_member_name(b, "nccl");
+            json_builder_begin_object(b);
+            strata_json_add_string(b, "algorithm", c->nccl_algorithm);
+            strata_json_add_string(b, "protocol", c->nccl_protocol);
+            strata_json_add_uint(b, "channels", c->nccl_channels);
+            json_builder_end_object(b);
+        }
         json_builder_end_object(b);
     }
     json_builder_end_array(b);

@@ -130,6 +130,10 @@ typedef struct strata_collective_result {
     uint32_t group_size;
     uint64_t bytes;             /* per device, as nccl-tests counts */
     double start_s, end_s;      /* first step's start, last step's end; start_s < 0: none ran */
+    /* algo nccl: NCCL's algorithm, protocol and channels (static strings;
+     * NULL otherwise) */
+    const char *nccl_algorithm, *nccl_protocol;
+    uint32_t nccl_channels;
 } strata_collective_result;
 
 typedef struct strata_results {

@@ -40,6 +40,8 @@ bool strata_coll_impl_tune(const strata_hw *hw, strata_coll_shape *shape, GError
     shape->nccl_algo = ch.algo;
     shape->nccl_proto = ch.proto;
     shape->channels = ch.channels;
+    shape->chunk_bytes = ch.chunk_bytes;
+    shape->nvls_efficiency = ch.nvls_efficiency;
     /* The kernel launch and setup: NCCL's base latency of the pair
      * (tuning.cc baseLatencies); NVLS's entry is 0, its 25 us being its
      * whole latency, so NVLS takes the Simple ring's 8.4 us (ESTIMATE:

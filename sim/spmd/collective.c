@@ -328,7 +328,10 @@ static uint64_t wire_of(const sched *s, uint64_t in_bytes, strata_coll_buf src_b
     return MAX(1, MIN(wire, buffer_size(s, in_bytes, src_buf)));
 }
 
-/* Steps[from..]: the protocol's wire format and, on Simple, a flag each. */
+/* Steps[from..]: the protocol's wire format and, on Simple, a flag each;
+ * every reduction fused with its copy, as NCCL's kernels reduce what they
+ * receive as it arrives (prims' recvReduceSend, recvReduceCopy:
+ * src/device/reduce_scatter.h, all_reduce.h runTreeUpDown). */
 static void apply_protocol(sched *s, guint from, uint64_t in_bytes, strata_nccl_proto p)
 {
     for (guint i = from; i < s->steps->len; i++) {
@@ -337,7 +340,16 @@ static void apply_protocol(sched *s, guint from, uint64_t in_bytes, strata_nccl_
             continue; /* a local copy crosses no link */
         st->wire_bytes = wire_of(s, in_bytes, st->src_buf, ceil_frac(st->bytes, proto_num[p], proto_den[p]));
         st->handshake = p == STRATA_NCCL_SIMPLE;
+        st->fused = st->reduce;
     }
+}
+
+/* NVLink's packet overhead (5/4) over the fraction of its data rate NVLS
+ * reaches (shape->nvls_efficiency, per mille; 0: all of it). */
+static uint64_t nvls_wire(uint64_t bytes, uint64_t eff_permille)
+{
+    uint64_t w = ceil_frac(bytes, STRATA_COLL_WIRE_NUM, STRATA_COLL_WIRE_DEN);
+    return eff_permille ? ceil_frac(w, 1000, eff_permille) : w;
 }
 
 /* NVLS: the ranks' copies that put on every link, in each direction, the
@@ -355,13 +367,19 @@ static void apply_protocol(sched *s, guint from, uint64_t in_bytes, strata_nccl_
  * ld_reduce alone (a rank's whole IN goes up: B per link, each of its
  * n-1 copies B/(n-1)); an all-gather the multicast alone (n shards come
  * down). Copies to one owner run on separate lanes (fused reductions on
- * the lane after each); NVLink's packet overhead applies on top. */
+ * the lane after each); NVLink's packet overhead applies on top, and
+ * NCCL's NVLS efficiency (tuning.cc nvlsEfficiency, 0.85 on Hopper: the
+ * share of NVLink's data rate its multimem loads and stores reach, NCCL's
+ * own figure for its bandwidth) scales every copy's wire bytes by 1/eff.
+ * The chunk per channel and head is calcCollChunking's (shape->chunk_bytes). */
 static uint32_t nvls(sched *s, const strata_coll_shape *shape)
 {
     uint32_t n = s->n;
     uint64_t b = shape->in_bytes, channels = shape->channels ? shape->channels : 1;
+    uint64_t eff = shape->nvls_efficiency > 0 && shape->nvls_efficiency < 1
+                       ? (uint64_t)(shape->nvls_efficiency * 1000 + 0.5) : 0;
     if (s->kind == STRATA_OP_ALL_REDUCE) {
-        uint64_t piece = channels * n * NVLS_CHUNK;
+        uint64_t piece = channels * n * (shape->chunk_bytes ? shape->chunk_bytes : NVLS_CHUNK);
         uint32_t pieces = (uint32_t)((b + piece - 1) / piece);
         for (uint32_t k = 0; k <= pieces; k++)
             for (uint32_t phase = 0; phase < 2; phase++) {
@@ -369,8 +387,7 @@ static uint32_t nvls(sched *s, const strata_coll_shape *shape)
                     continue;
                 uint32_t at = phase == 0 ? k : k - 1;
                 uint64_t lo = (uint64_t)at * piece, len = MIN(b - lo, piece);
-                uint64_t wire = MAX(1, ceil_frac(ceil_frac(len, n + 1, 2ull * n * (n - 1)), STRATA_COLL_WIRE_NUM,
-                                                 STRATA_COLL_WIRE_DEN));
+                uint64_t wire = MAX(1, nvls_wire(ceil_frac(len, n + 1, 2ull * n * (n - 1)), eff));
                 for (uint32_t q = 0; q < n; q++)
                     for (uint32_t j = 0; j + 1 < n; j++) {
                         uint32_t r = (q + n - 1 - j) % n; /* j = (q - r) mod n - 1 */
@@ -398,7 +415,7 @@ static uint32_t nvls(sched *s, const strata_coll_shape *shape)
         for (uint32_t j = 0; j + 1 < n; j++) {
             uint32_t r = (q + n - 1 - j) % n;
             strata_coll_buf src_buf = rs ? STRATA_COLL_IN : STRATA_COLL_OUT;
-            uint64_t wire = ceil_frac(ceil_frac(total, 1, n - 1), STRATA_COLL_WIRE_NUM, STRATA_COLL_WIRE_DEN);
+            uint64_t wire = nvls_wire(ceil_frac(total, 1, n - 1), eff);
             strata_coll_step st = {.round = 1, .src = r, .dst = q, .lane = 2 * j, .src_buf = src_buf,
                                    .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT,
                                    .src_off = (uint64_t)(rs ? q : r) * c, .dst_off = rs ? 0 : (uint64_t)r * c,

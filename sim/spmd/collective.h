@@ -115,6 +115,10 @@ typedef struct strata_coll_shape {
     strata_nccl_algo nccl_algo;
     strata_nccl_proto nccl_proto;
     double launch_s;
+    /* nccl NVLS: the fraction of NVLink's data rate its multimem traffic
+     * reaches (0: 1); its chunk per channel and head is chunk_bytes (0:
+     * NCCL_NVLS_CHUNKSIZE, 128 KiB) */
+    double nvls_efficiency;
 } strata_coll_shape;
 
 /* True when `algo` implements `kind`. */

@@ -9,6 +9,7 @@
 #include "spmd/nccl_tuning.h"
 #include <math.h>
 #include <string.h>
+#include <glib.h>
 
 /* tuning.cc baseLatencies (us), {LL, LL128, Simple}: Tree, Ring, NVLS. */
 static const double base_lat[STRATA_NCCL__ALGOS][STRATA_NCCL__PROTOS] = {
@@ -33,8 +34,21 @@ static const uint32_t max_threads[STRATA_NCCL__PROTOS] = {512, 640, 512};
 static const uint32_t thread_threshold[STRATA_NCCL__PROTOS] = {8, 8, 64};
 #define NCCL_MAX_NTHREADS 640u
 #define NCCL_MAXCHANNELS 32u
+/* device.h NCCL_MAX_NVLS_ARITY; search.cc sm90SpeedArrayIntra and
+ * sm100SpeedArrayIntra (GB/s per channel, fastest first; NVLS needs
+ * SM90 or later); nvls.cc NCCL_NVLS_CHUNKSIZE. */
+#define NCCL_MAX_NVLS_ARITY 32u
+#define NVLS_CHUNKSIZE (128u << 10)
+static const double sm90_speeds[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
+static const double sm100_speeds[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
 
 static const char *const arch_names[] = {"volta", "ampere", "hopper", "blackwell"};
+static const char *const algo_names[STRATA_NCCL__ALGOS] = {"Tree", "Ring", "NVLS"};
+static const char *const proto_names[STRATA_NCCL__PROTOS] = {"LL", "LL128", "Simple"};
+
+const char *strata_nccl_algo_name(strata_nccl_algo a) { return a < STRATA_NCCL__ALGOS ? algo_names[a] : "?"; }
+
+const char *strata_nccl_proto_name(strata_nccl_proto p) { return p < STRATA_NCCL__PROTOS ? proto_names[p] : "?"; }
 
 bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out)
 {
@@ -44,6 +58,25 @@ bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out)
             return true;
         }
     return false;
+}
+
+bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs)
+{
+    if (!c->nvls || nvls_efficiency[c->arch] == 0 || c->ranks < 2)
+        return false;
+    const double *speeds = c->arch >= STRATA_NCCL_BLACKWELL ? sm100_speeds : sm90_speeds;
+    size_t n_speeds = c->arch >= STRATA_NCCL_BLACKWELL ? G_N_ELEMENTS(sm100_speeds) : G_N_ELEMENTS(sm90_speeds);
+    double nvlink = c->graph_channels * c->channel_gbs;
+    /* the search goes down the array until (n + 1) x speed fits; when none
+     * does it finds no graph, and NCCL runs no NVLS (nChannels < 2) */
+    size_t i = 0;
+    while (i < n_speeds && (c->ranks + 1) * speeds[i] > nvlink * (1 + 1e-9))
+        i++;
+    if (i == n_speeds)
+        return false;
+    *channels = c->ranks < NCCL_MAX_NVLS_ARITY ? c->ranks : NCCL_MAX_NVLS_ARITY;
+    *channel_gbs = speeds[i];
+    return true;
 }
 
 static bool coll_kind(strata_op_kind kind)
@@ -60,16 +93,18 @@ bool strata_nccl_model(const strata_nccl_comm *c, strata_op_kind kind, strata_nc
         return false;
     if (!ar && a == STRATA_NCCL_TREE) /* AllGather/ReduceScatter: ring, NVLS (PAT: one GPU per node only) */
         return false;
-    if (a == STRATA_NCCL_NVLS && (p != STRATA_NCCL_SIMPLE || !c->nvls || c->graph_channels < 2 ||
-                                  nvls_efficiency[c->arch] == 0))
+    /* the graph of the algorithm: the ring's (and the tree's), or NVLS's */
+    uint32_t graph_channels = c->graph_channels;
+    double bw = c->channel_gbs;
+    if (a == STRATA_NCCL_NVLS &&
+        (p != STRATA_NCCL_SIMPLE || !strata_nccl_nvls_graph(c, &graph_channels, &bw) || graph_channels < 2))
         return false;
     double nsteps = ar ? 2.0 * (n - 1) : n - 1.0, ppn = n;
-    double bw = c->channel_gbs;
     if (a == STRATA_NCCL_NVLS) {
-        double intra = c->channel_gbs * nvls_efficiency[c->arch] * (c->graph_channels - 1) / c->graph_channels;
+        double intra = bw * nvls_efficiency[c->arch] * (graph_channels - 1) / graph_channels;
         bw = ar ? intra * 2.0 : intra * (ppn - 1) / ppn; /* "AllReduce pipelines two operations" */
     }
-    double bus = c->graph_channels * bw;
+    double bus = graph_channels * bw;
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL)
         bus = fmin(ll_max_bw[c->arch], bus * .5);
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL128)
@@ -142,9 +177,22 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
     out->time_us = best;
     out->base_us = base_lat[out->algo][out->proto];
     uint32_t nc, nt;
+    out->chunk_bytes = 0;
+    out->nvls_efficiency = 0;
     if (out->algo == STRATA_NCCL_NVLS) {
         nc = c->arch >= STRATA_NCCL_BLACKWELL ? 24 : 16;
         nt = NCCL_MAX_NTHREADS;
+        /* enqueue.cc calcCollChunking, NVLS (one node, unregistered
+         * buffers): concurrentOps = channels x heads (a head per rank) */
+        uint64_t chunk = NVLS_CHUNKSIZE, ops = (uint64_t)nc * c->ranks;
+        if (bytes < 64 * ops * chunk && chunk > 65536)
+            chunk = 65536;
+        if (bytes < 8 * ops * chunk && chunk > 32768)
+            chunk = 32768;
+        if (bytes < 2 * ops * chunk && chunk > 16384)
+            chunk = 16384;
+        out->chunk_bytes = chunk;
+        out->nvls_efficiency = nvls_efficiency[c->arch];
     } else {
         nc = c->graph_channels * 2 > NCCL_MAXCHANNELS ? NCCL_MAXCHANNELS : c->graph_channels * 2;
         nt = max_threads[out->proto];

@@ -28,7 +28,16 @@ typedef enum { STRATA_NCCL_VOLTA = 0, STRATA_NCCL_AMPERE, STRATA_NCCL_HOPPER, ST
 typedef enum { STRATA_NCCL_LL = 0, STRATA_NCCL_LL128, STRATA_NCCL_SIMPLE, STRATA_NCCL__PROTOS } strata_nccl_proto;
 typedef enum { STRATA_NCCL_TREE = 0, STRATA_NCCL_RING, STRATA_NCCL_NVLS, STRATA_NCCL__ALGOS } strata_nccl_algo;
 
-/* One communicator on one node. */
+/* One communicator on one node. The NVLS graph is not a field: on one
+ * node NCCL's search gives it one channel per GPU (search.cc: minChannels =
+ * maxChannels = the GPUs, NCCL_MAX_NVLS_ARITY 32), each at the fastest speed
+ * of the architecture's speed array whose traffic fits a GPU's NVLinks:
+ * channel g loads every GPU's link to the switch with its speed, twice on
+ * head g (ncclTopoSearchTryNvls), so (n + 1) x speed per direction; the
+ * GPU's NVLink bandwidth is taken as the ring graph's (channels x
+ * per-channel), which NCCL's search fit into it (ESTIMATE: a lower bound of
+ * links x SMxx_NVLINK_BW; on the H100, 360 against 18 x 20.6 = 370.8 GB/s,
+ * both give 40 GB/s). */
 typedef struct strata_nccl_comm {
     strata_nccl_arch arch;
     uint32_t ranks;
@@ -48,8 +57,18 @@ typedef struct strata_nccl_choice {
     uint32_t threads;   /* per channel, before the Simple sync warp */
     double time_us;     /* NCCL's estimate */
     double base_us;     /* the base latency: NCCL's fixed cost per collective */
+    /* NVLS: the chunk per channel and head after enqueue.cc's
+     * calcCollChunking (nvls.cc NCCL_NVLS_CHUNKSIZE 128 KiB, halved for
+     * small buffers), and the fraction of NVLink's data rate NVLS's
+     * multimem traffic reaches (tuning.cc nvlsEfficiency); 0 otherwise */
+    uint64_t chunk_bytes;
+    double nvls_efficiency;
 } strata_nccl_choice;
 
+/* NCCL's names (ncclAlgoStr, ncclProtoStr): "Tree", "Ring", "NVLS";
+ * "LL", "LL128", "Simple". */
+const char *strata_nccl_algo_name(strata_nccl_algo a);
+const char *strata_nccl_proto_name(strata_nccl_proto p);
 /* "volta", "ampere", "hopper", "blackwell" (hw.h's nccl_arch). */
 bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out);
 
@@ -66,5 +85,9 @@ double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strat
  * of a reduce-scatter), with its channels. False when nothing applies
  * (a kind NCCL runs otherwise, or one rank). */
 bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_nccl_choice *out);
+/* NCCL's NVLS graph on one node (above): its channels and GB/s per
+ * channel; false where the architecture or the switch has no NVLS, or no
+ * speed of the array fits. */
+bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs);
 
 #endif

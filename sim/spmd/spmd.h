@@ -39,6 +39,10 @@ typedef struct strata_coll_info {
     strata_algo algo;     /* the one expanded (never DEFAULT) */
     uint32_t group_size;
     uint64_t bytes;       /* per device, as nccl-tests counts: all-reduce BUF, all-gather OUT, others IN */
+    /* algo=nccl: NCCL's choice, in NCCL's names (static strings; NULL and
+     * 0 otherwise) */
+    const char *nccl_algorithm, *nccl_protocol;
+    uint32_t nccl_channels;
 } strata_coll_info;
 
 /* The most copies one round of a collective may move at once, over all
