@@ -20,9 +20,6 @@ char *engine_memory_host_name(const strata_memory_spec *m);      /* "mem:NAME" *
 char *engine_memory_twin_name(const strata_memory_spec *m);      /* "mem:NAME:twin" (D2D target) */
 char *engine_unit_host_name(const strata_compute_spec *u);       /* "unit:NAME" */
 
-/* The SimGrid platform XML for hw (g_free). Every memory has a SHARED port
- * link of its bandwidth on every route that reads or writes it. */
-char *engine_platform_xml(const strata_hw *hw);
 /* Refuses (STRATA_ERROR_INPUT, with the figure) a model whose platform is
  * more than this machine can load: checked on the model, before anything
  * of the platform is built. The limits (measured with SimGrid 3.32 on a
