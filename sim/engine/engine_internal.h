@@ -58,6 +58,12 @@ typedef struct engine_memories {
     uint32_t n;
     uint32_t *evented;  /* the memories whose allocator takes events, in index order */
     uint32_t n_evented;
+    /* A ledger takes arguments only before its first copy or compute
+     * (ledger.h), and every ledger sees the first: after it, work reaches
+     * only the memories allocated into before it (in index order). */
+    bool work_seen;
+    bool *alloc_before_work; /* per memory */
+    GArray *argument_mems;   /* uint32_t: those memories, set at the first work */
 } engine_memories;
 
 /* allocator_override: every memory's allocator spec, or NULL for each

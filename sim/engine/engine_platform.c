@@ -355,11 +355,11 @@ bool engine_platform_check(const strata_hw *hw, GError **err)
     platform_size z = measure(hw);
     const char *what = NULL;
     uint64_t figure = 0, limit = 0;
-    if (z.zones * z.hosts > ENGINE_PLATFORM_MAX_ZONE_HOSTS) {
-        what = "zones x hosts (SimGrid 3.32 looks every host up in every zone while loading: "
-               "its time grows with this product)";
-        figure = z.zones * z.hosts;
-        limit = ENGINE_PLATFORM_MAX_ZONE_HOSTS;
+    if (z.zones > ENGINE_PLATFORM_MAX_ZONES) {
+        what = "routing zones (one per device and per host; SimGrid's Dijkstra between them keeps 8 bytes per "
+               "zone for each zone a route leaves from)";
+        figure = z.zones;
+        limit = ENGINE_PLATFORM_MAX_ZONES;
     } else if (strata_hw_link_count(hw) > ENGINE_PLATFORM_MAX_LINKS) {
         what = "links (SimGrid keeps each link's state and every route naming it; `topology = full` has "
                "one per pair of devices)";
