@@ -181,6 +181,16 @@ extern "C" void engine_sg_build_zone_route(engine_sg_build *b, uint32_t src_zone
     });
 }
 
+extern "C" void engine_sg_build_zone_bypass(engine_sg_build *b, uint32_t src_zone, uint32_t dst_zone,
+                                            const char *gw_src, const char *gw_dst, const engine_sg_hop *hops,
+                                            uint32_t n)
+{
+    guarded(b, [&] {
+        b->zones.at(0)->add_bypass_route(b->zones.at(src_zone)->get_netpoint(), b->zones.at(dst_zone)->get_netpoint(),
+                                         point(gw_src), point(gw_dst), hop_list(b, hops, n));
+    });
+}
+
 extern "C" bool engine_sg_build_finish(engine_sg_build *b, char **message)
 {
     guarded(b, [&] {

@@ -65,6 +65,12 @@ void engine_sg_build_attach(engine_sg_build *b);
  * src_zone to the router gw_dst of dst_zone. */
 void engine_sg_build_zone_route(engine_sg_build *b, uint32_t src_zone, uint32_t dst_zone, const char *gw_src,
                                 const char *gw_dst, const engine_sg_hop *hops, uint32_t n);
+/* The same route as a bypass (NetZoneImpl::add_bypass_route): SimGrid takes
+ * it without searching the root's graph. Only for a route that is the
+ * root's shortest one whatever the graph (a single link between
+ * neighbours). */
+void engine_sg_build_zone_bypass(engine_sg_build *b, uint32_t src_zone, uint32_t dst_zone, const char *gw_src,
+                                 const char *gw_dst, const engine_sg_hop *hops, uint32_t n);
 /* Ends the platform (SimGrid's on_platform_created) and frees b. False, with
  * SimGrid's message in *message (g_free), if any call failed. */
 bool engine_sg_build_finish(engine_sg_build *b, char **message);
