@@ -31,8 +31,6 @@ bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *
     ms->n = strata_hw_memory_count(hw);
     ms->mem = g_new0(engine_memory, ms->n);
     ms->work_seen = false;
-    ms->alloc_before_work = g_new0(bool, ms->n ? ms->n : 1);
-    ms->argument_mems = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     for (uint32_t i = 0; i < ms->n; i++) {
         engine_memory *m = &ms->mem[i];
         m->spec = strata_hw_memory(hw, i);
@@ -62,11 +60,7 @@ void engine_memories_clear(engine_memories *ms)
         strata_placement_free(ms->mem[i].place);
     g_free(ms->evented);
     ms->evented = NULL;
-    g_free(ms->alloc_before_work);
-    ms->alloc_before_work = NULL;
-    if (ms->argument_mems)
-        g_array_free(ms->argument_mems, TRUE);
-    ms->argument_mems = NULL;
+
     ms->n_evented = 0;
     g_free(ms->mem);
     ms->mem = NULL;
@@ -104,40 +98,36 @@ bool engine_memory_free(engine_memory *m, engine_buffer *b, GError **err)
 /* A copy or compute reaches every ledger (each learns that work began and
  * marks what it holds of the outputs); an alloc or free only its memory's
  * (strata_ledger_bound_op ignores it elsewhere); the ledgers keep nothing
- * of the other kinds. After the first copy or compute, a ledger that held
- * no buffer then holds no argument, and work changes nothing in it: work
- * reaches only the memories allocated into before (a pod's thousands of
- * memories are not visited per op). */
+ * of the other kinds. After the first copy or compute, the feed sends work
+ * to engine_memories_work_at instead (a pod's thousands of memories are not
+ * visited per op). */
 void engine_memories_program(engine_memories *ms, const strata_bound_op *op, const engine_op_extra *x)
 {
     switch (op->kind) {
     case STRATA_OP_COPY:
     case STRATA_OP_COMPUTE:
-        if (!ms->work_seen) {
-            ms->work_seen = true;
-            for (uint32_t m = 0; m < ms->n; m++) {
-                strata_ledger_work_ids(ms->mem[m].ledger, op->kind, op->buf, op->outs, op->n_outs, x->donated,
-                                       x->n_donated);
-                if (ms->alloc_before_work[m])
-                    g_array_append_val(ms->argument_mems, m);
-            }
-            break;
-        }
-        for (guint i = 0; i < ms->argument_mems->len; i++)
-            strata_ledger_work_ids(ms->mem[g_array_index(ms->argument_mems, uint32_t, i)].ledger, op->kind, op->buf,
-                                   op->outs, op->n_outs, x->donated, x->n_donated);
+        ms->work_seen = true;
+        for (uint32_t m = 0; m < ms->n; m++)
+            strata_ledger_work_ids(ms->mem[m].ledger, op->kind, op->buf, op->outs, op->n_outs, x->donated,
+                                   x->n_donated);
         break;
     case STRATA_OP_ALLOC:
     case STRATA_OP_FREE:
-        if (op->memory < ms->n) {
-            if (op->kind == STRATA_OP_ALLOC && !ms->work_seen)
-                ms->alloc_before_work[op->memory] = true;
+        if (op->memory < ms->n)
             strata_ledger_bound_op(ms->mem[op->memory].ledger, op->memory, op);
-        }
         break;
     default:
         break;
     }
+}
+
+void engine_memories_work_at(engine_memories *ms, const uint32_t *mems, uint32_t n, const strata_bound_op *op,
+                             const engine_op_extra *x)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (mems[i] < ms->n)
+            strata_ledger_work_ids(ms->mem[mems[i]].ledger, op->kind, op->buf, op->outs, op->n_outs, x->donated,
+                                   x->n_donated);
 }
 
 /* A record or wait reaches the allocators that take events (cuda-async's),
