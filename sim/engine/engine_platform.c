@@ -31,13 +31,21 @@
  * shortest path, ties included, is the one strata_hw_route() composes
  * (hw_site.c); a path through a site enters and leaves at gw:V, adding no
  * link of it. Links are global: all are declared in the first site zone.
+ * An edge of one link is also a bypass route (SimGrid takes it without
+ * Dijkstra: it is the shortest route whatever the graph). The zone of
+ * routes hangs under an empty root zone once its zones are sealed, and
+ * everything is built through SimGrid's C++ interface in
+ * engine_sg_build.cpp, whose comment says why (SimGrid 3.32's XML loader
+ * takes time zones x hosts).
  *
  * Configuration: CM02 with cross-traffic off, TCP gamma effectively infinite and
  * bandwidth/latency factors 1, so a lone transfer of B bytes takes
  * sum(latency) + B / min(bandwidth) exactly; SimGrid's logs are silenced.
  *
- * Invariants: the XML is a pure function of the hardware model (numbers printed
- * with %.17g, names escaped), so the same .ini gives the same platform.
+ * Invariants: the platform is a pure function of the hardware model, built
+ * in the order the XML loader would have built it (hosts, links and routes
+ * of each zone, then the routes between zones), so the same .ini gives the
+ * same platform and the same results as the XML did.
  */
 #include "engine/engine_platform.h"
 #include <simgrid/engine.h>
