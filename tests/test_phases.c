@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-glib/json-glib.h>
+#include "spmd/collective.h"
 #include "testutil.h"
 
 typedef struct run_figures {
@@ -155,6 +156,41 @@ START_TEST(test_torus_2d)
 END_TEST
 
 /* --collectives takes phases or steps only. */
+/* The fold while the schedule is built (strata_coll_shape.fold): a ring
+ * all-reduce over n = 1,000 ranks of L = 1,000,003 bytes. Unfolded, each
+ * of its 2(n-1) = 1,998 rounds has n steps: 1,998,000. Every round of the
+ * reduce-scatter is the same moves (rank q receives from q-1 on lane 0,
+ * IN to IN, reducing), and so is every round of the all-gather (no
+ * reduction): each folds into n steps of n-1 = 999 rounds, 2,000 steps in
+ * all. Chunk i is [L i / n, L (i+1) / n): 1,000 or 1,001 bytes (L / n =
+ * 1,000.003), so a folded step's largest round moves 1,001 and the n
+ * steps of the reduce-scatter together carry every chunk n-1 times:
+ * 999 x 1,000,003 bytes. */
+START_TEST(test_fold_unequal_chunks)
+{
+    strata_coll_shape sh = {.kind = STRATA_OP_ALL_REDUCE, .algo = STRATA_ALGO_RING, .n_dims = 1, .dims = {1000},
+                            .in_bytes = 1000003, .fold = true};
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 1998);
+    ck_assert_uint_eq(steps->len, 2000);
+    uint64_t rs_bytes = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        ck_assert_uint_eq(st->rounds, 999);
+        ck_assert_uint_eq(st->max_bytes, 1001);
+        ck_assert_uint_eq(st->round, i < 1000 ? 0 : 999);
+        if (st->reduce)
+            rs_bytes += st->bytes;
+    }
+    ck_assert_uint_eq(rs_bytes, 999ull * 1000003ull);
+    g_array_set_size(steps, 0);
+    sh.fold = false;
+    ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 1998);
+    ck_assert_uint_eq(steps->len, 1998000);
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 START_TEST(test_bad_mode)
 {
     char *hw = strata_test_source_path("configs/hw/test-ring8.ini");
@@ -176,6 +212,7 @@ int main(void)
     tcase_add_test(tc, test_rings_and_tree);
     tcase_add_test(tc, test_torus_2d);
     tcase_add_test(tc, test_bad_mode);
+    tcase_add_test(tc, test_fold_unequal_chunks);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

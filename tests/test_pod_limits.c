@@ -79,11 +79,16 @@ START_TEST(test_device_counts)
         {"hardware.devices=2", 0, NULL},
         {"hardware.devices=64", 0, NULL},
         {"hardware.devices=1024", 0, NULL},
-        /* test-ring8 at 8,192 devices: 8,192 device sites and one host site
-         * (8,193 zones); hosts: hbm and host memory with their twins,
-         * 2 x (8,192 + 1), and 8,192 units: 24,578. zones x hosts =
-         * 8,193 x 24,578 = 201,367,554 > 2^25 */
-        {"hardware.devices=8192", 2, "201367554 zones x hosts"},
+        /* test-ring8 at 8,192 devices: 8,193 zones are few enough now that
+         * loading is linear in hosts (before issue 28's platform builder:
+         * zones x hosts = 201,367,554, refused), but the routes between
+         * sites are not: the ring's 2 x 8,192 one-link edges and the 2 x
+         * 8,192 edges between each device and the host, each 1 link and
+         * 2,048 padding links (test: the message's figure):
+         * 16,384 + 16,384 x 2,049 = 16,384 x 2,050 = 33,587,200 > 2^23 */
+        {"hardware.devices=8192", 2, "33587200 links on the routes between sites"},
+        /* 16,384 device sites and the host's: 16,385 zones > 2^14 */
+        {"hardware.devices=16384", 2, "16385 routing zones"},
         {"hardware.devices=65536", 2, "at most"},
         {"hardware.devices=65537", 2, "hardware.devices"},
         {"hardware.devices=1000000", 2, "hardware.devices"},

@@ -370,6 +370,42 @@ static int take_one(engine_feed *f, strata_bound_op *op, engine_op_extra *x, GEr
     return got;
 }
 
+/* Adds the memory holding buffer id to mems[0..*n) unless there (or none holds it). */
+static void add_holder(engine_feed *f, uint64_t id, uint32_t *mems, uint32_t *n)
+{
+    const engine_buffer *b = engine_feed_buffer(f, id);
+    if (!b)
+        return;
+    for (uint32_t i = 0; i < *n; i++)
+        if (mems[i] == b->memory)
+            return;
+    mems[(*n)++] = b->memory;
+}
+
+/* The memories' ledgers learn op (engine_memories_program); once work has
+ * begun, a copy or compute reaches only the memories of the buffers it
+ * writes or donates, not every memory of a pod. */
+static void program_op(engine_feed *f, const strata_bound_op *op, const engine_op_extra *x)
+{
+    if (!f->ms->work_seen || (op->kind != STRATA_OP_COPY && op->kind != STRATA_OP_COMPUTE)) {
+        engine_memories_program(f->ms, op, x);
+        return;
+    }
+    uint32_t small[8], n = 0, cap = (op->kind == STRATA_OP_COPY ? 1 : op->n_outs) + x->n_donated;
+    uint32_t *mems = cap <= G_N_ELEMENTS(small) ? small : g_new(uint32_t, cap);
+    if (op->kind == STRATA_OP_COPY) {
+        add_holder(f, op->buf, mems, &n);
+    } else {
+        for (uint32_t i = 0; i < op->n_outs; i++)
+            add_holder(f, op->outs[i], mems, &n);
+        for (uint32_t i = 0; i < x->n_donated; i++)
+            add_holder(f, x->donated[i], mems, &n);
+    }
+    engine_memories_work_at(f->ms, mems, n, op, x);
+    if (mems != small)
+        g_free(mems);
+}
+
 /* Takes one op into its stream's queue: 1 taken, 0 end, -1 error. */
 static int read_one(engine_feed *f, GError **err)
 {
@@ -394,7 +430,7 @@ static int read_one(engine_feed *f, GError **err)
     }
     assert(e->bound.index == f->taken); /* invariant 3 */
     f->taken++;
-    engine_memories_program(f->ms, &e->bound, &x);
+    program_op(f, &e->bound, &x);
     finish_op(f, e, &x);
     engine_op *tail = g_ptr_array_index(f->tails, e->bound.stream);
     assert(!tail || tail->bound.index < e->bound.index); /* invariant 1 */

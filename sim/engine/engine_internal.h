@@ -58,6 +58,10 @@ typedef struct engine_memories {
     uint32_t n;
     uint32_t *evented;  /* the memories whose allocator takes events, in index order */
     uint32_t n_evented;
+    /* A ledger takes arguments only before its first copy or compute
+     * (ledger.h), and every ledger sees the first: after it, work need only
+     * reach the ledgers holding what it writes (engine_memories_work_at). */
+    bool work_seen;
 } engine_memories;
 
 /* allocator_override: every memory's allocator spec, or NULL for each
@@ -75,6 +79,11 @@ bool engine_memory_free(engine_memory *m, engine_buffer *b, GError **err);
 /* One op of the program, as read in file order, for every memory's ledger
  * (x: its donations, engine_tape.h). */
 void engine_memories_program(engine_memories *ms, const strata_bound_op *op, const engine_op_extra *x);
+/* After the first copy or compute (ms->work_seen): the work of op reaches
+ * only the ledgers of mems[0..n) (distinct), the memories that hold what
+ * it writes or donates: no other ledger holds an argument it touches. */
+void engine_memories_work_at(engine_memories *ms, const uint32_t *mems, uint32_t n, const strata_bound_op *op,
+                             const engine_op_extra *x);
 /* A record op once it has run, or a wait once it is over, for every
  * memory's allocator (strata_allocator_event). */
 void engine_memories_event(engine_memories *ms, const strata_bound_op *op);

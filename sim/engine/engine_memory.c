@@ -30,6 +30,7 @@ bool engine_memories_init(engine_memories *ms, const strata_hw *hw, const char *
 {
     ms->n = strata_hw_memory_count(hw);
     ms->mem = g_new0(engine_memory, ms->n);
+    ms->work_seen = false;
     for (uint32_t i = 0; i < ms->n; i++) {
         engine_memory *m = &ms->mem[i];
         m->spec = strata_hw_memory(hw, i);
@@ -59,6 +60,7 @@ void engine_memories_clear(engine_memories *ms)
         strata_placement_free(ms->mem[i].place);
     g_free(ms->evented);
     ms->evented = NULL;
+
     ms->n_evented = 0;
     g_free(ms->mem);
     ms->mem = NULL;
@@ -96,12 +98,15 @@ bool engine_memory_free(engine_memory *m, engine_buffer *b, GError **err)
 /* A copy or compute reaches every ledger (each learns that work began and
  * marks what it holds of the outputs); an alloc or free only its memory's
  * (strata_ledger_bound_op ignores it elsewhere); the ledgers keep nothing
- * of the other kinds. */
+ * of the other kinds. After the first copy or compute, the feed sends work
+ * to engine_memories_work_at instead (a pod's thousands of memories are not
+ * visited per op). */
 void engine_memories_program(engine_memories *ms, const strata_bound_op *op, const engine_op_extra *x)
 {
     switch (op->kind) {
     case STRATA_OP_COPY:
     case STRATA_OP_COMPUTE:
+        ms->work_seen = true;
         for (uint32_t m = 0; m < ms->n; m++)
             strata_ledger_work_ids(ms->mem[m].ledger, op->kind, op->buf, op->outs, op->n_outs, x->donated,
                                    x->n_donated);
@@ -114,6 +119,15 @@ void engine_memories_program(engine_memories *ms, const strata_bound_op *op, con
     default:
         break;
     }
+}
+
+void engine_memories_work_at(engine_memories *ms, const uint32_t *mems, uint32_t n, const strata_bound_op *op,
+                             const engine_op_extra *x)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (mems[i] < ms->n)
+            strata_ledger_work_ids(ms->mem[mems[i]].ledger, op->kind, op->buf, op->outs, op->n_outs, x->donated,
+                                   x->n_donated);
 }
 
 /* A record or wait reaches the allocators that take events (cuda-async's),

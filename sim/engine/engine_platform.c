@@ -31,22 +31,29 @@
  * shortest path, ties included, is the one strata_hw_route() composes
  * (hw_site.c); a path through a site enters and leaves at gw:V, adding no
  * link of it. Links are global: all are declared in the first site zone.
+ * An edge of one link is also a bypass route (SimGrid takes it without
+ * Dijkstra: it is the shortest route whatever the graph). The zone of
+ * routes hangs under an empty root zone once its zones are sealed, and
+ * everything is built through SimGrid's C++ interface in
+ * engine_sg_build.cpp, whose comment says why (SimGrid 3.32's XML loader
+ * takes time zones x hosts).
  *
  * Configuration: CM02 with cross-traffic off, TCP gamma effectively infinite and
  * bandwidth/latency factors 1, so a lone transfer of B bytes takes
  * sum(latency) + B / min(bandwidth) exactly; SimGrid's logs are silenced.
  *
- * Invariants: the XML is a pure function of the hardware model (numbers printed
- * with %.17g, names escaped), so the same .ini gives the same platform.
+ * Invariants: the platform is a pure function of the hardware model, built
+ * in the order the XML loader would have built it (hosts, links and routes
+ * of each zone, then the routes between zones), so the same .ini gives the
+ * same platform and the same results as the XML did.
  */
 #include "engine/engine_platform.h"
 #include <simgrid/engine.h>
 #include <simgrid/host.h>
 #include <xbt/sysdep.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include "core/error.h"
+#include "engine/engine_sg_build.h"
 
 char *engine_memory_host_name(const strata_memory_spec *m)
 {
@@ -63,86 +70,49 @@ char *engine_unit_host_name(const strata_compute_spec *u)
     return g_strdup_printf("unit:%s", u->name);
 }
 
-/* Appends an escaped attribute value. */
-static void put_escaped(GString *x, const char *text)
+/* What builds the platform: SimGrid's builder (engine_sg_build.h), the
+ * indices of the links it made (in creation order: "pad" with several
+ * devices, then every memory's port, every hw link, every unit's operand
+ * link) and a scratch list of hops. */
+typedef struct platform_builder {
+    engine_sg_build *sg;
+    const strata_hw *hw;
+    uint32_t port0, link0, operand0, pad;
+    GArray *hops; /* engine_sg_hop */
+} platform_builder;
+
+static void hop(platform_builder *p, uint32_t link, engine_sg_direction direction)
 {
-    char *e = g_markup_escape_text(text, -1);
-    g_string_append(x, e);
-    g_free(e);
+    engine_sg_hop h = {.link = link, .direction = direction};
+    g_array_append_val(p->hops, h);
 }
 
-static void put_link(GString *x, const char *prefix, const char *name, double bandwidth,
-                     double latency, const char *sharing)
+/* The route src -> dst (both taken) in `zone` over the hops collected. */
+static void add_route(platform_builder *p, uint32_t zone, char *src, char *dst)
 {
-    g_string_append_printf(x, "  <link id=\"%s", prefix);
-    put_escaped(x, name);
-    g_string_append_printf(x, "\" bandwidth=\"%.17gBps\" latency=\"%.17gs\" sharing_policy=\"%s\"/>\n",
-                           bandwidth, latency, sharing);
-}
-
-static void put_ctn(GString *x, const char *prefix, const char *name, const char *direction)
-{
-    g_string_append_printf(x, "    <link_ctn id=\"%s", prefix);
-    put_escaped(x, name);
-    if (direction)
-        g_string_append_printf(x, "\" direction=\"%s\"/>\n", direction);
-    else
-        g_string_append(x, "\"/>\n");
-}
-
-static void put_route_open(GString *x, const char *src, const char *dst)
-{
-    g_string_append(x, "  <route src=\"");
-    put_escaped(x, src);
-    g_string_append(x, "\" dst=\"");
-    put_escaped(x, dst);
-    g_string_append(x, "\" symmetrical=\"NO\">\n");
+    engine_sg_build_route(p->sg, zone, src, dst, (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
+    g_array_set_size(p->hops, 0);
+    g_free(src);
+    g_free(dst);
 }
 
 /* A route from the host `src` to `dst` (both taken) through the port of
- * `memory`, then the link PREFIX NAME: a copy inside a memory (to its twin,
+ * memory `m`, then the link `second`: a copy inside a memory (to its twin,
  * through its port again) or an operand read (to a unit). */
-static void put_two_link_route(GString *x, char *src, char *dst, const char *memory, const char *prefix,
-                               const char *name)
+static void add_two_link_route(platform_builder *p, uint32_t zone, char *src, char *dst, uint32_t m, uint32_t second)
 {
-    put_route_open(x, src, dst);
-    put_ctn(x, "port:", memory, NULL);
-    put_ctn(x, prefix, name, NULL);
-    g_string_append(x, "  </route>\n");
-    g_free(src);
-    g_free(dst);
-}
-
-static void put_host(GString *x, const char *name, double speed)
-{
-    g_string_append(x, "  <host id=\"");
-    put_escaped(x, name);
-    g_string_append_printf(x, "\" speed=\"%.17gf\"/>\n", speed);
-}
-
-/* A route from the host or router `src` to `dst` (both taken): the port of
- * `first`, then each hop's link and the port it reaches (if any). */
-static void put_hops_route(GString *x, const strata_hw *hw, char *src, char *dst, uint32_t first,
-                           const strata_hop *hops, uint32_t n)
-{
-    put_route_open(x, src, dst);
-    put_ctn(x, "port:", strata_hw_memory(hw, first)->name, NULL);
-    for (uint32_t i = 0; i < n; i++) {
-        const strata_link_spec *l = strata_hw_link(hw, hops[i].link);
-        put_ctn(x, "link:", l->name, l->full_duplex ? (hops[i].forward ? "UP" : "DOWN") : NULL);
-        if (hops[i].port != STRATA_HW_NO_MEMORY)
-            put_ctn(x, "port:", strata_hw_memory(hw, hops[i].port)->name, NULL);
-    }
-    g_string_append(x, "  </route>\n");
-    g_free(src);
-    g_free(dst);
+    hop(p, p->port0 + m, ENGINE_SG_NONE);
+    hop(p, second, ENGINE_SG_NONE);
+    add_route(p, zone, src, dst);
 }
 
 /* Route between two distinct memories (or a memory and its site's gateway
- * router `gw`, the memory then being a or b), or nothing when hw has none. */
-static void put_memory_route(GString *x, const strata_hw *hw, uint32_t a, uint32_t b, const char *gw_from,
+ * router, the memory then being a or b): the port of a, then each hop's link
+ * and the port it reaches (if any); nothing when hw has none. */
+static void add_memory_route(platform_builder *p, uint32_t zone, uint32_t a, uint32_t b, const char *gw_from,
                              const char *gw_to)
 {
+    const strata_hw *hw = p->hw;
     const strata_hop *hops = NULL;
     uint32_t n = 0;
     GError *err = NULL;
@@ -150,75 +120,100 @@ static void put_memory_route(GString *x, const strata_hw *hw, uint32_t a, uint32
         g_clear_error(&err);
         return;
     }
+    hop(p, p->port0 + a, ENGINE_SG_NONE);
+    for (uint32_t i = 0; i < n; i++) {
+        const strata_link_spec *l = strata_hw_link(hw, hops[i].link);
+        hop(p, p->link0 + hops[i].link,
+            l->full_duplex ? (hops[i].forward ? ENGINE_SG_UP : ENGINE_SG_DOWN) : ENGINE_SG_NONE);
+        if (hops[i].port != STRATA_HW_NO_MEMORY)
+            hop(p, p->port0 + hops[i].port, ENGINE_SG_NONE);
+    }
     char *src = gw_from ? g_strdup(gw_from) : engine_memory_host_name(strata_hw_memory(hw, a));
     char *dst = gw_to ? g_strdup(gw_to) : engine_memory_host_name(strata_hw_memory(hw, b));
-    put_hops_route(x, hw, src, dst, a, hops, n);
+    add_route(p, zone, src, dst);
 }
 
 /* The hosts of memories mems[0..n_mem) and units units[0..n_unit). */
-static void put_hosts(GString *x, const strata_hw *hw, const uint32_t *mems, uint32_t n_mem, const uint32_t *units,
-                      uint32_t n_unit)
+static void add_hosts(platform_builder *p, uint32_t zone, const uint32_t *mems, uint32_t n_mem,
+                      const uint32_t *units, uint32_t n_unit)
 {
     for (uint32_t i = 0; i < n_mem; i++) {
-        const strata_memory_spec *m = strata_hw_memory(hw, mems[i]);
+        const strata_memory_spec *m = strata_hw_memory(p->hw, mems[i]);
         char *h = engine_memory_host_name(m);
         char *t = engine_memory_twin_name(m);
-        put_host(x, h, 1.0);
-        put_host(x, t, 1.0);
+        engine_sg_build_host(p->sg, zone, h, 1.0);
+        engine_sg_build_host(p->sg, zone, t, 1.0);
         g_free(h);
         g_free(t);
     }
     for (uint32_t i = 0; i < n_unit; i++) {
-        const strata_compute_spec *u = strata_hw_compute(hw, units[i]);
+        const strata_compute_spec *u = strata_hw_compute(p->hw, units[i]);
         char *h = engine_unit_host_name(u);
-        put_host(x, h, u->flops > 0 ? u->flops : 1.0);
+        engine_sg_build_host(p->sg, zone, h, u->flops > 0 ? u->flops : 1.0);
         g_free(h);
     }
 }
 
-/* Every memory's port, every hw link, every unit's operand link (and with
- * several devices the padding link of the site graph). */
-static void put_links(GString *x, const strata_hw *hw)
+static void add_link(platform_builder *p, uint32_t zone, const char *prefix, const char *name, double bandwidth,
+                     double latency, engine_sg_sharing sharing)
 {
-    if (strata_hw_site_count(hw) > 0)
-        g_string_append(x, "  <link id=\"pad\" bandwidth=\"1e30Bps\" latency=\"0s\" sharing_policy=\"FATPIPE\"/>\n");
-    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
+    char *id = g_strconcat(prefix, name, NULL);
+    engine_sg_build_link(p->sg, zone, id, bandwidth, latency, sharing);
+    g_free(id);
+}
+
+/* Every memory's port, every hw link, every unit's operand link (and with
+ * several devices the padding link of the site graph), in `zone`. */
+static void add_links(platform_builder *p, uint32_t zone)
+{
+    const strata_hw *hw = p->hw;
+    uint32_t next = 0;
+    if (strata_hw_site_count(hw) > 0) {
+        add_link(p, zone, "", "pad", 1e30, 0.0, ENGINE_SG_FATPIPE);
+        p->pad = next++;
+    }
+    p->port0 = next;
+    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++, next++) {
         const strata_memory_spec *m = strata_hw_memory(hw, i);
-        put_link(x, "port:", m->name, m->bandwidth, 0.0, "SHARED");
+        add_link(p, zone, "port:", m->name, m->bandwidth, 0.0, ENGINE_SG_SHARED);
     }
-    for (uint32_t i = 0; i < strata_hw_link_count(hw); i++) {
+    p->link0 = next;
+    for (uint32_t i = 0; i < strata_hw_link_count(hw); i++, next++) {
         const strata_link_spec *l = strata_hw_link(hw, i);
-        put_link(x, "link:", l->name, l->bandwidth, l->latency, l->full_duplex ? "SPLITDUPLEX" : "SHARED");
+        add_link(p, zone, "link:", l->name, l->bandwidth, l->latency,
+                 l->full_duplex ? ENGINE_SG_SPLITDUPLEX : ENGINE_SG_SHARED);
     }
-    for (uint32_t i = 0; i < strata_hw_compute_count(hw); i++) {
+    p->operand0 = next;
+    for (uint32_t i = 0; i < strata_hw_compute_count(hw); i++, next++) {
         const strata_compute_spec *u = strata_hw_compute(hw, i);
         const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
-        put_link(x, "operand:", u->name, m->bandwidth, m->latency, "SHARED");
+        add_link(p, zone, "operand:", u->name, m->bandwidth, m->latency, ENGINE_SG_SHARED);
     }
 }
 
 /* The routes among mems (every ordered pair, each to its twin), from each
  * unit's operand memory to the unit, and with a gateway router `gw`, from
  * every memory to it and back (the route to and from the gateway memory). */
-static void put_routes(GString *x, const strata_hw *hw, const uint32_t *mems, uint32_t n_mem, const uint32_t *units,
-                       uint32_t n_unit, uint32_t gateway, const char *gw)
+static void add_routes(platform_builder *p, uint32_t zone, const uint32_t *mems, uint32_t n_mem,
+                       const uint32_t *units, uint32_t n_unit, uint32_t gateway, const char *gw)
 {
+    const strata_hw *hw = p->hw;
     for (uint32_t i = 0; i < n_mem; i++) {
         uint32_t a = mems[i];
         for (uint32_t j = 0; j < n_mem; j++)
             if (j != i)
-                put_memory_route(x, hw, a, mems[j], NULL, NULL);
+                add_memory_route(p, zone, a, mems[j], NULL, NULL);
         const strata_memory_spec *m = strata_hw_memory(hw, a);
-        put_two_link_route(x, engine_memory_host_name(m), engine_memory_twin_name(m), m->name, "port:", m->name);
+        add_two_link_route(p, zone, engine_memory_host_name(m), engine_memory_twin_name(m), a, p->port0 + a);
         if (gateway != STRATA_HW_NO_MEMORY) {
-            put_memory_route(x, hw, a, gateway, NULL, gw);
-            put_memory_route(x, hw, gateway, a, gw, NULL);
+            add_memory_route(p, zone, a, gateway, NULL, gw);
+            add_memory_route(p, zone, gateway, a, gw, NULL);
         }
     }
     for (uint32_t i = 0; i < n_unit; i++) {
         const strata_compute_spec *u = strata_hw_compute(hw, units[i]);
-        const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
-        put_two_link_route(x, engine_memory_host_name(m), engine_unit_host_name(u), m->name, "operand:", u->name);
+        add_two_link_route(p, zone, engine_memory_host_name(strata_hw_memory(hw, u->operands)),
+                           engine_unit_host_name(u), u->operands, p->operand0 + units[i]);
     }
 }
 
@@ -243,75 +238,98 @@ static uint32_t *group_by(uint32_t n, uint32_t n_keys, uint32_t (*key)(const str
 static uint32_t unit_site(const strata_hw *hw, uint32_t unit) { return strata_hw_compute(hw, unit)->device; }
 
 /* Several devices: a zone per site (its memories, units and gateway
- * router "gw:V"), joined by one zoneRoute per edge of the site graph,
- * padded with the "pad" link (no capacity limit, no latency) so that
- * SimGrid's Dijkstra takes the site graph's shortest path. */
-static void put_sites(GString *x, const strata_hw *hw)
+ * router "gw:V"), filled while detached, then attached and joined by one
+ * zone route per edge of the site graph, padded with the "pad" link (no
+ * capacity limit, no latency) so that SimGrid's Dijkstra takes the site
+ * graph's shortest path. */
+static void add_sites(platform_builder *p)
 {
+    const strata_hw *hw = p->hw;
     uint32_t n_sites = strata_hw_site_count(hw), *mem_start, *unit_start;
     uint32_t *mems = group_by(strata_hw_memory_count(hw), n_sites, strata_hw_memory_site, hw, &mem_start);
     uint32_t *units = group_by(strata_hw_compute_count(hw), n_sites, unit_site, hw, &unit_start);
+    uint32_t *zone_of = g_new0(uint32_t, n_sites ? n_sites : 1);
     bool first = true;
     for (uint32_t v = 0; v < n_sites; v++) {
         uint32_t gateway = strata_hw_site_gateway(hw, v);
         bool router = gateway != STRATA_HW_NO_MEMORY || strata_hw_site_switch(hw, v);
         if (mem_start[v] == mem_start[v + 1] && !router)
             continue;
+        char *name = g_strdup_printf("site:%u", v);
         char *gw = g_strdup_printf("gw:%u", v);
-        g_string_append_printf(x, " <zone id=\"site:%u\" routing=\"Full\">\n", v);
-        if (first) /* links are global: declared once, before any route names them */
-            put_links(x, hw);
+        uint32_t zone = zone_of[v] = engine_sg_build_zone(p->sg, name, ENGINE_SG_FULL);
+        if (first) /* links are global: made once, before any route names them */
+            add_links(p, zone);
         first = false;
-        put_hosts(x, hw, mems + mem_start[v], mem_start[v + 1] - mem_start[v], units + unit_start[v],
+        add_hosts(p, zone, mems + mem_start[v], mem_start[v + 1] - mem_start[v], units + unit_start[v],
                   unit_start[v + 1] - unit_start[v]);
         if (router)
-            g_string_append_printf(x, "  <router id=\"%s\"/>\n", gw);
-        put_routes(x, hw, mems + mem_start[v], mem_start[v + 1] - mem_start[v], units + unit_start[v],
+            engine_sg_build_router(p->sg, zone, gw);
+        add_routes(p, zone, mems + mem_start[v], mem_start[v + 1] - mem_start[v], units + unit_start[v],
                    unit_start[v + 1] - unit_start[v], gateway, gw);
-        g_string_append(x, " </zone>\n");
         g_free(gw);
+        g_free(name);
     }
+    engine_sg_build_attach(p->sg);
     for (uint32_t i = 0; i < strata_hw_site_edge_count(hw); i++) {
         const strata_site_edge *e = strata_hw_site_edge(hw, i);
         const strata_link_spec *l = strata_hw_link(hw, e->link);
-        g_string_append_printf(x, "  <zoneRoute src=\"site:%u\" dst=\"site:%u\" gw_src=\"gw:%u\" gw_dst=\"gw:%u\" "
-                               "symmetrical=\"NO\">\n", e->from, e->to, e->from, e->to);
-        put_ctn(x, "link:", l->name, l->full_duplex ? (e->forward ? "UP" : "DOWN") : NULL);
-        for (uint32_t p = 0; p < e->padding; p++)
-            g_string_append(x, "    <link_ctn id=\"pad\"/>\n");
-        g_string_append(x, "  </zoneRoute>\n");
+        hop(p, p->link0 + e->link, l->full_duplex ? (e->forward ? ENGINE_SG_UP : ENGINE_SG_DOWN) : ENGINE_SG_NONE);
+        for (uint32_t k = 0; k < e->padding; k++)
+            hop(p, p->pad, ENGINE_SG_NONE);
+        char *from = g_strdup_printf("gw:%u", e->from), *to = g_strdup_printf("gw:%u", e->to);
+        engine_sg_build_zone_route(p->sg, zone_of[e->from], zone_of[e->to], from, to,
+                                   (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
+        /* An edge of one link is the shortest route between its ends (every
+         * edge has one at least; SimGrid refuses two edges between the same
+         * zones): as a bypass SimGrid takes it without running Dijkstra
+         * from the source zone (a pod's thousands of sources: tens of
+         * seconds, 8 bytes per zone each). */
+        if (p->hops->len == 1)
+            engine_sg_build_zone_bypass(p->sg, zone_of[e->from], zone_of[e->to], from, to,
+                                        (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
+        g_array_set_size(p->hops, 0);
+        g_free(from);
+        g_free(to);
     }
+    g_free(zone_of);
     g_free(mems);
     g_free(mem_start);
     g_free(units);
     g_free(unit_start);
 }
 
-char *engine_platform_xml(const strata_hw *hw)
+/* The platform of hw, built into SimGrid: one device in a Full root zone,
+ * several in a DijkstraCache root (file comment). */
+static bool build_platform(const strata_hw *hw, GError **err)
 {
     bool sites = strata_hw_site_count(hw) > 0;
-    GString *x = g_string_new(NULL);
-    g_string_append_printf(x, "<?xml version='1.0'?>\n"
-                              "<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
-                              "<platform version=\"4.1\">\n<zone id=\"strata\" routing=\"%s\">\n",
-                           sites ? "DijkstraCache" : "Full");
+    platform_builder p = {.hw = hw, .hops = g_array_new(FALSE, FALSE, sizeof(engine_sg_hop))};
+    p.sg = engine_sg_build_new("strata", sites ? ENGINE_SG_DIJKSTRA_CACHE : ENGINE_SG_FULL);
     if (sites) {
-        put_sites(x, hw);
+        add_sites(&p);
     } else {
         uint32_t n_mem = strata_hw_memory_count(hw), n_unit = strata_hw_compute_count(hw);
-        uint32_t *mems = g_new(uint32_t, n_mem), *units = g_new(uint32_t, n_unit ? n_unit : 1);
+        uint32_t *mems = g_new(uint32_t, n_mem ? n_mem : 1), *units = g_new(uint32_t, n_unit ? n_unit : 1);
         for (uint32_t i = 0; i < n_mem; i++)
             mems[i] = i;
         for (uint32_t i = 0; i < n_unit; i++)
             units[i] = i;
-        put_hosts(x, hw, mems, n_mem, units, n_unit);
-        put_links(x, hw);
-        put_routes(x, hw, mems, n_mem, units, n_unit, STRATA_HW_NO_MEMORY, NULL);
+        add_hosts(&p, 0, mems, n_mem, units, n_unit);
+        add_links(&p, 0);
+        add_routes(&p, 0, mems, n_mem, units, n_unit, STRATA_HW_NO_MEMORY, NULL);
         g_free(mems);
         g_free(units);
     }
-    g_string_append(x, "</zone>\n</platform>\n");
-    return g_string_free(x, FALSE);
+    g_array_free(p.hops, TRUE);
+    char *message = NULL;
+    if (!engine_sg_build_finish(p.sg, &message)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "SimGrid refused the platform of %s: %s",
+                    strata_hw_origin(hw), message);
+        g_free(message);
+        return false;
+    }
+    return true;
 }
 
 /* The platform's size, measured on the hardware model before anything of
@@ -353,11 +371,11 @@ bool engine_platform_check(const strata_hw *hw, GError **err)
     platform_size z = measure(hw);
     const char *what = NULL;
     uint64_t figure = 0, limit = 0;
-    if (z.zones * z.hosts > ENGINE_PLATFORM_MAX_ZONE_HOSTS) {
-        what = "zones x hosts (SimGrid 3.32 looks every host up in every zone while loading: "
-               "its time grows with this product)";
-        figure = z.zones * z.hosts;
-        limit = ENGINE_PLATFORM_MAX_ZONE_HOSTS;
+    if (z.zones > ENGINE_PLATFORM_MAX_ZONES) {
+        what = "routing zones (one per device and per host; SimGrid's Dijkstra between them keeps 8 bytes per "
+               "zone for each zone a route leaves from)";
+        figure = z.zones;
+        limit = ENGINE_PLATFORM_MAX_ZONES;
     } else if (strata_hw_link_count(hw) > ENGINE_PLATFORM_MAX_LINKS) {
         what = "links (SimGrid keeps each link's state and every route naming it; `topology = full` has "
                "one per pair of devices)";
@@ -412,39 +430,7 @@ bool engine_platform_load(const strata_hw *hw, GError **err)
     for (size_t i = 0; owned[i]; i++)
         g_free(owned[i]);
 
-    char *xml = engine_platform_xml(hw);
-    char *path = NULL;
-    int fd = g_file_open_tmp("strata-platform-XXXXXX.xml", &path, err);
-    if (fd < 0) {
-        g_free(xml);
-        return false;
-    }
-    size_t len = strlen(xml);
-    bool written = write(fd, xml, len) == (ssize_t)len;
-    g_free(xml);
-    /* SimGrid reads the platform through the descriptor's /proc name, so
-     * the file is unlinked before the (long, interruptible) load: a signal
-     * or a crash while loading leaves no strata-platform-*.xml behind. */
-    char *by_fd = g_strdup_printf("/proc/self/fd/%d", fd);
-    bool via_fd = written && g_file_test(by_fd, G_FILE_TEST_EXISTS) && unlink(path) == 0;
-    if (!written) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot write the SimGrid platform", path);
-        close(fd);
-        unlink(path);
-        g_free(by_fd);
-        g_free(path);
-        return false;
-    }
-    if (!via_fd)
-        close(fd);
-    simgrid_load_platform(via_fd ? by_fd : path);
-    if (via_fd)
-        close(fd);
-    else
-        unlink(path);
-    g_free(by_fd);
-    g_free(path);
-    return true;
+    return build_platform(hw, err);
 }
 
 bool engine_hosts_lookup(const strata_hw *hw, engine_hosts *h, GError **err)

@@ -20,23 +20,22 @@ char *engine_memory_host_name(const strata_memory_spec *m);      /* "mem:NAME" *
 char *engine_memory_twin_name(const strata_memory_spec *m);      /* "mem:NAME:twin" (D2D target) */
 char *engine_unit_host_name(const strata_compute_spec *u);       /* "unit:NAME" */
 
-/* The SimGrid platform XML for hw (g_free). Every memory has a SHARED port
- * link of its bandwidth on every route that reads or writes it. */
-char *engine_platform_xml(const strata_hw *hw);
 /* Refuses (STRATA_ERROR_INPUT, with the figure) a model whose platform is
  * more than this machine can load: checked on the model, before anything
  * of the platform is built. The limits (measured with SimGrid 3.32 on a
  * 2-core machine, docs/multi-device.md):
- *  - zones x hosts: loading looks every host up in every zone (its time
- *    grows with the product: tpu-v5p at 1,024 chips, 13M, loads in 2.5 s;
- *    at 2,048 chips, 52M, in 38 s);
+ *  - zones: the root routes between zones by Dijkstra and keeps, for each
+ *    zone a route leaves from, 8 bytes per zone (DijkstraZone's route
+ *    cache): 2^14 zones, 2 GiB when every zone sends (a full v5p pod,
+ *    8,960 chips and 2,240 hosts: 11,201 zones, 0.8 GiB from its chips);
  *  - links (SimGrid's state per link: a 1,024-device `topology = full`,
  *    523,776 links, takes 1.1 GB and more than 60 s for one copy);
- *  - links on the routes between sites, padding included (each one is a
- *    line of the platform and an entry of SimGrid's route);
+ *  - links on the routes between sites, padding included (each one is an
+ *    entry of SimGrid's route);
  *  - cells of the sites' routing tables (SimGrid's Full zone holds the
- *    square of its hosts). */
-#define ENGINE_PLATFORM_MAX_ZONE_HOSTS (1ull << 25)
+ *    square of its hosts).
+ * Loading itself is linear in hosts, links and routes (engine_sg_build.h). */
+#define ENGINE_PLATFORM_MAX_ZONES (1ull << 14)
 #define ENGINE_PLATFORM_MAX_EDGE_LINKS (1ull << 23)
 #define ENGINE_PLATFORM_MAX_LINKS (1ull << 18)
 #define ENGINE_PLATFORM_MAX_FULL_CELLS (1ull << 24)

@@ -218,6 +218,19 @@ static uint32_t *distances(const hw_sites *s, uint32_t u)
 
 bool hw_sites_path(hw_sites *s, uint32_t u, uint32_t v, const uint32_t **edges, uint32_t *n)
 {
+    /* Neighbours: an unpadded edge u -> v is a shortest path (cost 1), and
+     * the walk below would pick the first such in-edge of v (the only
+     * vertex at distance 0 is u): no distances needed. */
+    for (uint32_t k = s->in_start[v]; u != v && k < s->in_start[v + 1]; k++) {
+        const strata_site_edge *e = &g_array_index(s->edges, strata_site_edge, s->in_edge[k]);
+        if (e->from == u && e->padding == 0) {
+            g_array_set_size(s->path, 0);
+            g_array_append_val(s->path, s->in_edge[k]);
+            *edges = (const uint32_t *)(void *)s->path->data;
+            *n = 1;
+            return true;
+        }
+    }
     if (!s->dist[u]) {
         if (s->dist_len == s->dist_cap) { /* drop the oldest source's distances */
             uint32_t old = s->dist_fifo[s->dist_head];

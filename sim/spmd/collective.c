@@ -44,11 +44,14 @@ typedef struct sched {
     uint32_t stride[STRATA_COLL_MAX_DIMS];
     strata_op_kind kind;
     uint32_t parts;                        /* 1, or 2: a ring per half chunk */
+    bool fold;                             /* shape->fold, for a ring-family algorithm */
 } sched;
 
 static uint64_t chunk_off(uint64_t len, uint32_t d, uint32_t i)
 {
     assert(d > 0 && i <= d); /* invariant: chunk i of d lies in [0, L] */
+    if (len <= UINT64_MAX / d) /* the same quotient without 128-bit division (a pod's rings call this n^2 times) */
+        return len * i / d;
     return (uint64_t)((unsigned __int128)len * i / d);
 }
 
@@ -73,6 +76,38 @@ static void add(sched *s, const strata_coll_step *st)
 {
     if (st->bytes > 0)
         g_array_append_val(s->steps, *st);
+}
+
+/* The same move, bytes aside: ranks, lane, buffers and kind. */
+static bool same_move_but_bytes(const strata_coll_step *a, const strata_coll_step *b)
+{
+    return a->src == b->src && a->dst == b->dst && a->lane == b->lane && a->src_buf == b->src_buf &&
+           a->dst_buf == b->dst_buf && a->own_buf == b->own_buf && a->reduce == b->reduce &&
+           a->handshake == b->handshake && a->fused == b->fused && !a->wire_bytes && !b->wire_bytes;
+}
+
+/* With s->fold: folds the round just appended, steps[at..], into the one
+ * before it, steps[prev..at), when they are the same moves bytes aside
+ * (same count, in order): the earlier steps then stand for one round more
+ * and carry the bytes of both. Returns where the last round starts. */
+static guint fold_round(sched *s, guint prev, guint at)
+{
+    guint width = s->steps->len - at;
+    if (!s->fold || at == prev || at - prev != width)
+        return at;
+    strata_coll_step *v = (strata_coll_step *)(void *)s->steps->data;
+    for (guint j = 0; j < width; j++)
+        if (!same_move_but_bytes(&v[prev + j], &v[at + j]))
+            return at;
+    for (guint j = 0; j < width; j++) {
+        strata_coll_step *a = &v[prev + j];
+        const strata_coll_step *b = &v[at + j];
+        a->max_bytes = MAX(a->rounds > 1 ? a->max_bytes : a->bytes, b->bytes);
+        a->bytes += b->bytes;
+        a->rounds = (a->rounds ? a->rounds : 1) + 1;
+    }
+    g_array_set_size(s->steps, at);
+    return prev;
 }
 
 /* Per-rank segment at each level 0..m, for a buffer segment [base, base+len). */
@@ -128,7 +163,9 @@ static void ring(sched *s, const levels *l, uint32_t k, int dir, uint32_t lane, 
 {
     uint32_t d = s->dims[k];
     strata_coll_buf buf = reduce || s->kind == STRATA_OP_ALL_REDUCE ? STRATA_COLL_IN : STRATA_COLL_OUT;
+    guint prev = s->steps->len;
     for (uint32_t step = 0; step + 1 < d; step++) {
+        guint at = s->steps->len;
         for (uint32_t q = 0; q < s->n; q++) {
             size_t at = (size_t)k * s->n + q;
             uint32_t p = (position(s, q, k, dir) + 2 * d - step - (reduce ? 2 : 1)) % d;
@@ -147,6 +184,7 @@ static void ring(sched *s, const levels *l, uint32_t k, int dir, uint32_t lane, 
                 add(s, &local);
             }
         }
+        prev = fold_round(s, prev, at);
     }
 }
 
@@ -500,7 +538,9 @@ static void sort_rounds(GArray *steps, guint from, uint32_t n_rounds)
 
 static uint32_t schedule(const strata_coll_shape *shape, GArray *steps)
 {
-    sched s = {.steps = steps, .n = strata_coll_ranks(shape), .kind = shape->kind, .parts = 1};
+    sched s = {.steps = steps, .n = strata_coll_ranks(shape), .kind = shape->kind, .parts = 1,
+               .fold = shape->fold && (shape->algo == STRATA_ALGO_RING || shape->algo == STRATA_ALGO_BIDIR_RING ||
+                                       shape->algo == STRATA_ALGO_TORUS || shape->algo == STRATA_ALGO_BIDIR_TORUS)};
     bool flatten = shape->algo != STRATA_ALGO_TORUS && shape->algo != STRATA_ALGO_BIDIR_TORUS;
     for (uint32_t k = 0; k < shape->n_dims; k++)
         if (!flatten && shape->dims[k] > 1)
@@ -557,11 +597,39 @@ static bool steps_ok(const GArray *steps, guint from, uint32_t rounds)
 }
 #endif
 
+/* True when the folded runs of steps[from..] line up: the steps that start
+ * at a round all stand for the same rounds k, and the next ones start k
+ * rounds later (the rings of a collective fold alike). */
+static bool runs_aligned(const GArray *steps, guint from, uint32_t n_rounds)
+{
+    const strata_coll_step *v = (const strata_coll_step *)(void *)steps->data;
+    uint32_t next = 0;
+    for (guint i = from; i < steps->len; i++) {
+        uint32_t k = v[i].rounds ? v[i].rounds : 1;
+        if (i > from && v[i].round == v[i - 1].round) {
+            if (k != (v[i - 1].rounds ? v[i - 1].rounds : 1))
+                return false;
+            continue;
+        }
+        if (v[i].round != next)
+            return false;
+        next = v[i].round + k;
+    }
+    return next <= n_rounds;
+}
+
 uint32_t strata_coll_schedule(const strata_coll_shape *shape, GArray *steps)
 {
     guint from = steps->len;
     uint32_t rounds = schedule(shape, steps);
     sort_rounds(steps, from, rounds);
+    if (shape->fold && !runs_aligned(steps, from, rounds)) { /* fold nothing rather than misalign */
+        strata_coll_shape plain = *shape;
+        plain.fold = false;
+        g_array_set_size(steps, from);
+        rounds = schedule(&plain, steps);
+        sort_rounds(steps, from, rounds);
+    }
     assert(steps_ok(steps, from, rounds)); /* invariants: round order, no empty step */
     return rounds;
 }

@@ -75,6 +75,12 @@ typedef struct strata_coll_step {
      * (fused); the copy carries wire_bytes >= bytes (0: bytes) */
     bool handshake, fused;
     uint64_t wire_bytes;
+    /* With shape->fold: the step stands for `rounds` consecutive rounds
+     * (0 and 1: one) of the same move, whose bytes differ at most (chunks
+     * of a buffer that the ranks do not divide): `bytes` is their sum,
+     * `max_bytes` the largest (0: bytes). */
+    uint32_t rounds;
+    uint64_t max_bytes;
 } strata_coll_step;
 
 /* NCCL's ring all-reduce, Simple protocol (NVIDIA/nccl, defaults):
@@ -119,6 +125,11 @@ typedef struct strata_coll_shape {
      * reaches (0: 1); its chunk per channel and head is chunk_bytes (0:
      * NCCL_NVLS_CHUNKSIZE, 128 KiB) */
     double nvls_efficiency;
+    /* Fold each ring's consecutive rounds that are the same moves, bytes
+     * aside (ring, bidir-ring, torus, bidir-torus; the others ignore it):
+     * the schedule then holds a step per ring, rank and run of rounds
+     * instead of per round (a ring of n ranks: O(n) steps, not O(n^2)). */
+    bool fold;
 } strata_coll_shape;
 
 /* True when `algo` implements `kind`. */

@@ -75,6 +75,7 @@ typedef struct spmd {
     GArray *steps;         /* strata_coll_step, by round */
     guint step_at;
     uint32_t rounds, round, mask, n_lanes;
+    uint32_t sub;          /* a folded run (strata_coll_step.rounds) that contends: its rounds done */
     uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
     uint8_t *touched;      /* per device x lane: worked this round */
     uint32_t *link_phase;  /* per link direction (2 x link + forward): the last round check that used it */
@@ -295,6 +296,23 @@ static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p)
         push(s, EM_WAIT, q, lane, q, 0);
 }
 
+/* The rounds a step of the schedule stands for (folded: strata_coll_step.rounds). */
+static uint32_t step_rounds(const strata_coll_step *st) { return st->rounds > 1 ? st->rounds : 1; }
+
+/* The first i of k shares of total bytes: total * i / k. */
+static uint64_t share_of(uint64_t total, uint32_t k, uint32_t i)
+{
+    return (uint64_t)((unsigned __int128)total * i / k);
+}
+
+/* The most a copy of the step moves in one of its rounds. */
+static uint64_t round_bytes_max(const strata_coll_step *st)
+{
+    if (st->wire_bytes)
+        return st->wire_bytes;
+    return step_rounds(st) > 1 && st->max_bytes ? st->max_bytes : st->bytes;
+}
+
 /* Two steps that differ only in their round and offsets: the same move
  * (same ranks, lane, buffers, bytes and kind), as far as time goes. */
 static bool same_move(const strata_coll_step *a, const strata_coll_step *b)
@@ -382,13 +400,42 @@ static bool round_uncontended(spmd *s, guint first, guint end, uint64_t *latency
                 }
                 if (pass == 2) {
                     *latency_ps = MAX(*latency_ps, (uint64_t)llround(sum * 1e12));
-                    double bytes = (double)(steps[i].wire_bytes ? steps[i].wire_bytes : steps[i].bytes);
+                    double bytes = (double)round_bytes_max(&steps[i]);
                     *time_ps = MAX(*time_ps, (uint64_t)llround((sum + bytes / least) * 1e12));
                 }
             }
         }
     }
     return true;
+}
+
+/* The most copies of the round [first, end), over every group, on one
+ * link direction (0: none crosses a link). */
+static uint32_t round_most_on_link(spmd *s, guint first, guint end)
+{
+    const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
+    uint32_t stamp = ++s->phase_checks, most = 0;
+    for (uint32_t g = 0; g < s->devices; g++) {
+        if (!group_leader(s, g))
+            continue;
+        for (guint i = first; i < end; i++) {
+            uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
+            uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
+            const strata_hop *hops = NULL;
+            uint32_t n = 0;
+            if (p == q || !step_route(s, p, q, &hops, &n))
+                continue;
+            for (uint32_t h = 0; h < n; h++) {
+                uint32_t key = link_key(s, &hops[h]);
+                if (s->link_phase[key] != stamp) {
+                    s->link_phase[key] = stamp;
+                    s->link_load[key] = 0;
+                }
+                most = MAX(most, ++s->link_load[key]);
+            }
+        }
+    }
+    return most;
 }
 
 /* The rounds from the one of steps [first, end) that make one phase: the
@@ -400,6 +447,8 @@ static uint32_t phase_rounds(spmd *s, guint first, guint end, uint64_t *latency_
     if (s->mode == STRATA_SPMD_STEPS)
         return 1;
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
+    if (step_rounds(&steps[first]) > 1) /* a folded run: the schedule already joined its rounds */
+        return s->sub == 0 && round_uncontended(s, first, end, latency_ps, time_ps) ? step_rounds(&steps[first]) : 1;
     guint width = end - first, len = s->steps->len;
     uint32_t k = 1;
     for (guint at = end; s->round + k < s->rounds && at + width <= len; at += width, k++) {
@@ -421,10 +470,15 @@ static void plan_round(spmd *s)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
     guint first = s->step_at, end = first;
-    while (end < s->steps->len && steps[end].round == s->round)
+    while (end < s->steps->len && steps[end].round == steps[first].round)
         end++;
     uint64_t latency_ps = 0, time_ps = 0;
     uint32_t rounds = phase_rounds(s, first, end, &latency_ps, &time_ps);
+    /* a folded run of k rounds (strata_coll_step.rounds) whose bytes are
+     * their sum: as one phase, each copy moves ceil(sum / k) a round (the
+     * engine moves k times that: at most k - 1 bytes more than the sum);
+     * contended, round by round, the j-th k-th of the sum */
+    uint32_t run = step_rounds(&steps[first]);
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
     for (uint32_t g = 0; g < s->devices; g++) {
         if (!group_leader(s, g))
@@ -434,9 +488,13 @@ static void plan_round(spmd *s)
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
             wait_round(s, q, st->lane, p);
+            uint64_t bytes = st->wire_bytes ? st->wire_bytes : st->bytes;
+            if (run > 1)
+                bytes = rounds == run ? (st->bytes + run - 1) / run
+                                      : share_of(st->bytes, run, s->sub + 1) - share_of(st->bytes, run, s->sub);
             emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p, .rounds = rounds,
                       .round_latency_ps = latency_ps, .round_time_ps = time_ps,
-                      .bytes = st->wire_bytes ? st->wire_bytes : st->bytes, .src_buf = (uint8_t)st->src_buf,
+                      .bytes = bytes, .src_buf = (uint8_t)st->src_buf,
                       .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);
             if (st->handshake) { /* the flag follows the data on the same route */
@@ -448,7 +506,7 @@ static void plan_round(spmd *s)
             s->touched[(size_t)q * s->n_lanes + st->lane] = 1;
             if (st->reduce) {
                 e.kind = EM_REDUCE;
-                e.bytes = st->bytes;
+                e.bytes = run > 1 ? bytes : st->bytes;
                 e.peer_lane = st->lane; /* its receive buffer's */
                 e.dst_buf = (uint8_t)st->dst_buf;
                 e.own_buf = (uint8_t)st->own_buf;
@@ -489,8 +547,16 @@ static void plan_round(spmd *s)
     for (uint32_t d = 0; d < s->devices; d++)
         if (s->touched[(size_t)d * s->n_lanes])
             push(s, EM_RECORD, d, 0, d, 0);
-    s->step_at = end + (guint)(rounds - 1) * (end - first);
-    s->round += rounds;
+    if (run > 1 && rounds == 1) { /* a contended run, round by round */
+        s->round++;
+        if (++s->sub == run) {
+            s->sub = 0;
+            s->step_at = end;
+        }
+    } else {
+        s->step_at = end + (guint)(run > 1 ? 0 : rounds - 1) * (end - first);
+        s->round += rounds;
+    }
     if (s->round < s->rounds)
         return;
     for (uint32_t d = 0; d < s->devices; d++)
@@ -575,7 +641,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     if (op->has_device)
         return fail(s, err, "expected no device= on %s (every device of the group takes part)",
                     strata_op_kind_name(op->kind));
-    strata_coll_shape sh = {.kind = op->kind, .algo = algo, .shift = op->shift};
+    strata_coll_shape sh = {.kind = op->kind, .algo = algo, .shift = op->shift, .fold = s->mode == STRATA_SPMD_PHASES};
     for (uint32_t a = 0; a < strata_mesh_axis_count(s->mesh); a++)
         if (s->mask & (1u << a))
             sh.dims[sh.n_dims++] = strata_mesh_group_size(s->mesh, 1u << a);
@@ -591,19 +657,28 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     g_array_set_size(s->steps, 0);
     s->rounds = strata_coll_schedule(&sh, s->steps);
     uint64_t widest = 0, in_round = 0; /* steps of the widest round, one group */
+    guint widest_at = 0;
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
         in_round = i > 0 && st->round == g_array_index(s->steps, strata_coll_step, i - 1).round ? in_round + 1 : 1;
+        if (in_round > widest)
+            widest_at = i + 1 - (guint)in_round;
         widest = MAX(widest, in_round);
     }
     uint64_t concurrent = widest * (s->devices / n);
-    if (concurrent > STRATA_SPMD_MAX_CONCURRENT_STEPS)
+    uint32_t most = concurrent > STRATA_SPMD_MAX_CONCURRENT_STEPS
+                        ? round_most_on_link(s, widest_at, widest_at + (guint)widest)
+                        : 0;
+    if (concurrent > STRATA_SPMD_MAX_CONCURRENT_STEPS &&
+        (most > STRATA_SPMD_SPARSE_LINK_COPIES || concurrent > STRATA_SPMD_MAX_SPARSE_STEPS))
         return fail(s, err, "%s over %u devices (algo=%s): a round of its schedule moves %" G_GUINT64_FORMAT
-                    " copies at once over the %u group(s), at most %u (the engine shares every link among the "
-                    "copies on it, at a cost that grows with their square); use a smaller group",
-                    strata_op_kind_name(op->kind), n, strata_algo_name(algo), concurrent, s->devices / n,
-                    STRATA_SPMD_MAX_CONCURRENT_STEPS);
+                    " copies at once over the %u group(s), up to %u on one link, at most %u (or %u when no "
+                    "link carries more than %u: the engine shares every link among the copies on it, at a cost "
+                    "that grows with their square); use a smaller group",
+                    strata_op_kind_name(op->kind), n, strata_algo_name(algo), concurrent, s->devices / n, most,
+                    STRATA_SPMD_MAX_CONCURRENT_STEPS, STRATA_SPMD_MAX_SPARSE_STEPS, STRATA_SPMD_SPARSE_LINK_COPIES);
     s->round = 0;
+    s->sub = 0;
     s->step_at = 0;
     s->n_lanes = 1;
     for (guint i = 0; i < s->steps->len; i++) {
@@ -615,7 +690,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
         if (st->reduce)
-            s->tmp_size[st->lane] = MAX(s->tmp_size[st->lane], MAX(st->bytes, st->wire_bytes));
+            s->tmp_size[st->lane] = MAX(s->tmp_size[st->lane], round_bytes_max(st));
     }
     s->touched = g_renew(uint8_t, s->touched, (size_t)s->devices * s->n_lanes);
     unsigned bits = strata_dtype_bits(s->refs.dtype);

@@ -51,6 +51,14 @@ typedef struct strata_coll_info {
  * in one round on a ring) takes 15 s on a 2-core machine and one over 256
  * (65,280) more than 300 s; wider rounds are refused (exit 2). */
 #define STRATA_SPMD_MAX_CONCURRENT_STEPS 8192u
+/* ... unless no link direction carries more than STRATA_SPMD_SPARSE_LINK_COPIES
+ * of the round's copies (a ring or torus over neighbours: each link carries
+ * one copy, a few where a ring turns a corner of the torus): SimGrid's
+ * sharing then costs in proportion to the copies, and a round may move up
+ * to STRATA_SPMD_MAX_SPARSE_STEPS (a bidirectional ring over a full TPU v5p
+ * pod, 8,960 chips, moves 17,920). */
+#define STRATA_SPMD_SPARSE_LINK_COPIES 4u
+#define STRATA_SPMD_MAX_SPARSE_STEPS 65536u
 
 /* The number of devices of the model: 1 + the largest D of a memory named
  * NAME@D that is not a host memory, or 1. */
