@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "alloc/alloc.h"
+#include "bind/trace_options.h"
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
@@ -138,9 +139,13 @@ static bool trace_device_limit(strata_source *src, uint64_t *capacity, GError **
     const strata_op *op;
     int rc = 0;
     bool found = false;
-    while (!found && (rc = strata_source_next(src, &op, err)) == 1 && op->kind == STRATA_OP_OPTION)
+    while (!found && (rc = strata_source_next(src, &op, err)) == 1 && op->kind == STRATA_OP_OPTION) {
+        /* a bad value is refused on its line (bind/trace_options.h), not taken as absent */
+        if (!strata_trace_option_check(op, strata_source_origin(src), NULL, err))
+            return false;
         found = strcmp(op->name, "allocator.device_limit") == 0 &&
                 strata_parse_size(op->value, capacity, NULL) && *capacity > 0;
+    }
     if (rc < 0 || !strata_source_rewind(src, err))
         return false;
     if (!found)
