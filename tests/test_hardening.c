@@ -12,6 +12,8 @@
  *  - nonsense refused: algo= that does not implement the op, collective
  *    sizes that wrap at 2^64, --capacity 0, validate's modes mixed,
  *    --shard past 2^64;
+ *  - trace options checked against the binder's table of keys: an unknown
+ *    key, a bad value, a memory the hardware lacks;
  *  - messages that name what the trace wrote: 'a' on device 6, not 'a@6';
  *    '~' refused in the names of a program for several devices;
  *  - exit statuses: validate --against on a multi-device model, a
@@ -29,6 +31,7 @@
 #include <unistd.h>
 #include <glib/gstdio.h>
 #include "testutil.h"
+#include <json-glib/json-glib.h>
 #include "core/lines.h"
 #include "trace/writer.h"
 
@@ -725,6 +728,135 @@ START_TEST(messages_quote_the_traces_names)
 }
 END_TEST
 
+/* ---- trace options checked against the table ---------------------------------- */
+
+/* A memory's padding_bytes in the results JSON at path. */
+static int64_t padding_of(const char *path, const char *memory)
+{
+    JsonParser *p = json_parser_new();
+    GError *err = NULL;
+    ck_assert_msg(json_parser_load_from_file(p, path, &err), "%s", err ? err->message : "");
+    JsonObject *mems = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "memories");
+    ck_assert_msg(json_object_has_member(mems, memory), "no memory %s in %s", memory, path);
+    int64_t v = json_object_get_int_member(json_object_get_object_member(mems, memory), "padding_bytes");
+    g_object_unref(p);
+    return v;
+}
+
+/* Every `option` key was read where it was used, and what no reader took
+ * was dropped: `padding_bytes.MEM` for a memory the hardware lacks, a value
+ * that does not parse, an allocator.* key no allocator declares, an
+ * unknown key. Now each option line is checked against the binder's table
+ * (sim/bind/trace_options.h) on its line, exit 2, nothing written. One row
+ * per case: the command (run on the hardware named, check without --hw,
+ * alloc), the option lines, the exit status and the message. h100's
+ * memories: hbm, l2, host, pageable; test-ring8's: hbm@0..hbm@7, host@0. */
+START_TEST(trace_options_checked_against_the_table)
+{
+    char *dir = strata_test_temp_dir();
+    const struct {
+        const char *cmd;     /* "run", "check" (no --hw), "alloc" (caching, 1 GiB) */
+        const char *hw;      /* for run */
+        const char *options; /* option lines, each ending in \n */
+        int status;
+        const char *message; /* in stderr (status 2) */
+    } cases[] = {
+        /* the examples: a memory that does not exist, a value that does not parse, an undeclared key */
+        {"run", "h100", "option padding_bytes.hbx=4096\n", 2,
+         "c.trace:2: option padding_bytes.hbx: expected a memory of "},
+        {"run", "h100", "option padding_bytes.hbx=4096\n", 2, "(one of hbm, l2, host, pageable), got 'hbx'"},
+        {"run", "h100", "option padding_bytes=4x\n", 2,
+         "c.trace:2: option padding_bytes: expected a size (bytes, e.g. 4096 or 2MiB), got '4x'"},
+        {"run", "h100", "option allocator.max_splyt_size=200MiB\n", 2,
+         "c.trace:2: option allocator.max_splyt_size: expected a parameter some allocator declares after "
+         "'allocator.' (one of "},
+        /* neighbours: a template name where the model has instances, a device past the model's */
+        {"run", "test-ring8", "option mesh=data:8\noption padding_bytes.hbm=4096\n", 2,
+         "c.trace:3: option padding_bytes.hbm: expected a memory of "},
+        {"run", "test-ring8", "option mesh=data:8\noption padding_bytes.hbm=4096\n", 2,
+         "; with several devices, an instance NAME@D), got 'hbm'"},
+        {"run", "test-ring8", "option mesh=data:8\noption padding_bytes.hbm@8=1\n", 2, "got 'hbm@8'"},
+        /* a declared key with a value its allocator refuses (the allocator's own message) */
+        {"run", "h100", "option allocator.max_split_size=lots\n", 2,
+         "c.trace:2: option allocator.max_split_size: caching: max_split_size: expected a size"},
+        {"run", "h100", "option allocator.garbage_collection_threshold=most\n", 2,
+         "c.trace:2: option allocator.garbage_collection_threshold: caching: garbage_collection_threshold: "
+         "expected a number"},
+        {"run", "h100", "option allocator.max_split_size=1MiB,device_limit=1GiB\n", 2,
+         "expected one value, without ','"},
+        {"run", "h100", "option allocator.=1\n", 2, "c.trace:2: option allocator.: expected a parameter"},
+        {"run", "h100", "option sched=tpu\n", 2, "c.trace:2: option sched: expected xla or cuda, got 'tpu'"},
+        {"check", NULL, "option paddingbytes=4096\n", 2,
+         "c.trace:2: option paddingbytes: expected a known option key (mesh, sched, padding_bytes, "
+         "padding_bytes.MEM, allocator.KEY), got 'paddingbytes'"},
+        {"check", NULL, "option allocator.max_split_size=200MiB\noption other.key=1\n", 2,
+         "c.trace:3: option other.key: expected a known option key"},
+        /* alloc read a bad device_limit as no limit ("expected --capacity SIZE") */
+        {"alloc", NULL, "option allocator.device_limit=1x\n", 2,
+         "c.trace:2: option allocator.device_limit: caching: device_limit: expected a size"},
+        /* what the documented keys still do */
+        {"run", "h100", "option sched=xla\noption allocator.max_split_size=200MiB\noption allocator.min_block=1MiB\n",
+         0, NULL}, /* min_block is the buddy allocator's: declared, so passed over by h100's */
+        {"check", NULL, "option padding_bytes.anywhere=4096\n", 0, NULL}, /* no hardware: no memory to check */
+        {"alloc", NULL, "option allocator.device_limit=1GiB\noption allocator.max_split_size=200MiB\n", 0, NULL},
+    };
+    char *path = g_build_filename(dir, "c.trace", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *text = g_strconcat("strata-trace 1\n", cases[i].options, "alloc a 4096\nfree a\n", NULL);
+        ck_assert(g_file_set_contents(path, text, -1, NULL));
+        g_free(text);
+        char *hw = cases[i].hw ? hw_path(cases[i].hw) : NULL;
+        const char *run[] = {"run", "--hw", hw, "--trace", "c.trace", "--json", "out.json", NULL};
+        const char *check[] = {"check", "--trace", "c.trace", NULL};
+        const char *alloc[] = {"alloc", "--trace", "c.trace", "--allocator", "caching", "--json", "out.json", NULL};
+        const char *const *argv = strcmp(cases[i].cmd, "run") == 0 ? run : strcmp(cases[i].cmd, "check") == 0 ? check
+                                                                                                            : alloc;
+        strata_cli_result r = run_in(dir, NULL, argv);
+        ck_assert_msg(r.status == cases[i].status, "case %zu: exit %d, expected %d: %s", i, r.status,
+                      cases[i].status, r.err);
+        if (cases[i].message)
+            ck_assert_msg(strstr(r.err, cases[i].message), "case %zu: expected '%s' in: %s", i, cases[i].message,
+                          r.err);
+        if (cases[i].status == 2)
+            only(dir, "c.trace", NULL); /* refused before anything was written */
+        strata_cli_result_clear(&r);
+        g_free(hw);
+        char *out = g_build_filename(dir, "out.json", NULL);
+        g_unlink(out);
+        g_free(out);
+    }
+    /* padding reaches the memory named: 4096 in hbm@7 of test-ring8, 1 KiB in h100's host (every other
+     * memory 0) */
+    const struct {
+        const char *hw, *options, *memory, *other;
+        int64_t bytes;
+    } padded[] = {
+        {"test-ring8", "option mesh=data:8\noption padding_bytes.hbm@7=4096\n", "hbm@7", "hbm@0", 4096},
+        {"h100", "option padding_bytes.host=1KiB\n", "host", "hbm", 1024},
+    };
+    char *json = g_build_filename(dir, "out.json", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(padded); i++) {
+        char *text = g_strconcat("strata-trace 1\n", padded[i].options, "alloc a 4096\nfree a\n", NULL);
+        ck_assert(g_file_set_contents(path, text, -1, NULL));
+        g_free(text);
+        char *hw = hw_path(padded[i].hw);
+        const char *run[] = {"run", "--hw", hw, "--trace", "c.trace", "--json", "out.json", NULL};
+        strata_cli_result r = run_in(dir, NULL, run);
+        expect(&r, 0, NULL);
+        strata_cli_result_clear(&r);
+        ck_assert_int_eq(padding_of(json, padded[i].memory), padded[i].bytes);
+        ck_assert_int_eq(padding_of(json, padded[i].other), 0);
+        g_free(hw);
+    }
+    g_unlink(json);
+    g_free(json);
+    g_unlink(path);
+    g_free(path);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+END_TEST
+
 static Suite *hardening_suite(void)
 {
     Suite *s = suite_create("hardening");
@@ -745,6 +877,7 @@ static Suite *hardening_suite(void)
     tcase_add_test(tc, same_point_twice_at_once);
     tcase_add_test(tc, writer_refuses_lines_the_reader_refuses);
     tcase_add_test(tc, messages_quote_the_traces_names);
+    tcase_add_test(tc, trace_options_checked_against_the_table);
     suite_add_tcase(s, tc);
     return s;
 }
