@@ -58,7 +58,8 @@ static char *alloc_describe_allocators(void)
         g_free(params);
     }
     g_string_append(s,
-        "\nTrace lines 'option allocator.KEY=VALUE' set KEY when the allocator declares it;\n"
+        "\nTrace lines 'option allocator.KEY=VALUE' set KEY when the allocator declares it\n"
+        "(a KEY no allocator declares, or a value it refuses, is bad input at its line);\n"
         "values given with --allocator win.\n"
         "Unnamed allocs belong to memory '" STRATA_REPLAY_DEFAULT_MEMORY "'.\n"
         "Exit status: 0 completed, 1 out of memory (results still written), 2 bad input.\n");
