@@ -95,6 +95,25 @@ static void expect(const strata_cli_result *r, int status, const char *in_err)
         ck_assert_msg(strstr(r->err, in_err), "expected '%s' in: %s", in_err, r->err);
 }
 
+/* One case of a table: `text` written to dir/c.trace (NULL: left as it
+ * is), then strata ARGV in dir, which must exit `status` with `message`
+ * (NULL: any) in its stderr; `row` names the case in a failure. */
+static void trace_case(const char *dir, size_t row, const char *text, const char *const *argv, int status,
+                       const char *message)
+{
+    if (text) {
+        char *path = g_build_filename(dir, "c.trace", NULL);
+        ck_assert(g_file_set_contents(path, text, -1, NULL));
+        g_free(path);
+    }
+    strata_cli_result r = run_in(dir, NULL, argv);
+    ck_assert_msg(r.status == status, "case %zu (%s): exit %d, expected %d: %s", row, argv[0], r.status, status,
+                  r.err);
+    if (message)
+        ck_assert_msg(strstr(r.err, message), "case %zu (%s): expected '%s' in: %s", row, argv[0], message, r.err);
+    strata_cli_result_clear(&r);
+}
+
 /* dir holds exactly the names given (NULL-terminated): no temporary. */
 static void only(const char *dir, ...)
 {
@@ -246,18 +265,21 @@ START_TEST(writers_under_a_file_size_limit)
      * a ".gz" name as text too), the timeline ~150 KB (16 KiB: the run's
      * SimGrid platform, a few KB in /tmp, must fit first), alloc's JSON
      * ~1 KB (512 bytes). */
-    const char *const cases[][16] = {
-        {"gen", SMALL_STEP, "-o", "out.trace", NULL},
-        {"gen", SMALL_STEP, "-o", "out.trace.gz", NULL},
-        {"run", "--hw", h100, "--trace", "t.trace", "--timeline", "out.json", NULL},
-        {"transform", "--trace", "t.trace", "--policy", "pad", "-o", "out.trace", NULL},
-        {"alloc", "--trace", "t.trace", "--allocator", "best-fit", "--capacity", "1GiB", "--json", "out.json", NULL},
-        {"import", "minimalloc", "m.csv", "-o", "out.trace", NULL},
+    const struct {
+        rlim_t fsize;
+        const char *argv[16];
+    } cases[] = {
+        {1024, {"gen", SMALL_STEP, "-o", "out.trace", NULL}},
+        {1024, {"gen", SMALL_STEP, "-o", "out.trace.gz", NULL}},
+        {16384, {"run", "--hw", h100, "--trace", "t.trace", "--timeline", "out.json", NULL}},
+        {1024, {"transform", "--trace", "t.trace", "--policy", "pad", "-o", "out.trace", NULL}},
+        {512, {"alloc", "--trace", "t.trace", "--allocator", "best-fit", "--capacity", "1GiB", "--json", "out.json",
+               NULL}},
+        {1024, {"import", "minimalloc", "m.csv", "-o", "out.trace", NULL}},
     };
-    const rlim_t fsize[] = {1024, 1024, 16384, 1024, 512, 1024};
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        limits lim = {fsize[i], 0};
-        strata_cli_result r = run_in(dir, &lim, cases[i]);
+        limits lim = {cases[i].fsize, 0};
+        strata_cli_result r = run_in(dir, &lim, cases[i].argv);
         expect(&r, 2, "cannot write");
         ck_assert_msg(strstr(r.err, "out."), "the message names the file: %s", r.err);
         strata_cli_result_clear(&r);
@@ -431,16 +453,9 @@ START_TEST(collectives_checked_before_running)
         {"strata-trace 1\noption mesh=data:256\nalloc s 64\nalloc r 256PiB\nreduce-scatter r s axis=data\n",
          "c.trace:5: expected size(IN) = group size x size(OUT) below 2^64 bytes for reduce-scatter"},
     };
-    char *path = g_build_filename(dir, "c.trace", NULL);
-    for (size_t i = 0; i < G_N_ELEMENTS(traces); i++) {
-        ck_assert(g_file_set_contents(path, traces[i].text, -1, NULL));
-        const char *check[] = {"check", "--trace", "c.trace", NULL};
-        r = run_in(dir, NULL, check);
-        expect(&r, 2, traces[i].message);
-        strata_cli_result_clear(&r);
-    }
-    g_unlink(path);
-    g_free(path);
+    const char *check[] = {"check", "--trace", "c.trace", NULL};
+    for (size_t i = 0; i < G_N_ELEMENTS(traces); i++)
+        trace_case(dir, i, traces[i].text, check, 2, traces[i].message);
     strata_test_remove_dir(dir);
     g_free(dir);
 }
@@ -455,19 +470,19 @@ START_TEST(options_that_would_be_ignored_are_refused)
     strata_cli_result r = run_in(dir, NULL, shard);
     expect(&r, 2, "--shard: expected K/N with 0 <= K < N < 2^64");
     strata_cli_result_clear(&r);
-    const char *const cases[][8] = {
-        {"validate", "--published", "--against", "k.json", NULL},
-        {"validate", "--published", "--json", "v.json", NULL},
-        {"validate", "--against", "k.json", "--hw", "h.ini", "--json", "v.json", NULL},
-        {"validate", "--against", "k.json", "--hw", "h.ini", "--trace", "t.trace", NULL},
+    const struct {
+        const char *argv[8];
+        const char *message;
+    } cases[] = {
+        {{"validate", "--published", "--against", "k.json", NULL}, "--against does not go with --published"},
+        {{"validate", "--published", "--json", "v.json", NULL}, "--json does not go with --published"},
+        {{"validate", "--against", "k.json", "--hw", "h.ini", "--json", "v.json", NULL},
+         "--json does not go with --against"},
+        {{"validate", "--against", "k.json", "--hw", "h.ini", "--trace", "t.trace", NULL},
+         "--trace does not go with --against"},
     };
-    const char *msgs[] = {"--against does not go with --published", "--json does not go with --published",
-                          "--json does not go with --against", "--trace does not go with --against"};
-    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        r = run_in(dir, NULL, cases[i]);
-        expect(&r, 2, msgs[i]);
-        strata_cli_result_clear(&r);
-    }
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++)
+        trace_case(dir, i, NULL, cases[i].argv, 2, cases[i].message);
     only(dir, NULL);
     strata_test_remove_dir(dir);
     g_free(dir);
@@ -483,22 +498,24 @@ START_TEST(published_cases_exit_as_run)
 {
     char *dir = strata_test_temp_dir();
     char *dgx = hw_path("dgx-h100");
-    const char *gens[] = {"collective op=all-reduce bytes=200GiB devices=8 algo=ring",
-                          "collective op=all-gather bytes=8GiB devices=8 algo=tree",
-                          "collective op=all-reduce devices=8 iters=10000000"};
-    const int status[] = {1, 2, 2};
-    const char *msgs[] = {"c.ini:1: the trace ran out of memory", "c.ini:1: gen: collective: expected algo=",
-                          "c.ini:1: gen: collective: expected iters between 1 and 1000000"};
+    const struct {
+        const char *gen;
+        int status;
+        const char *message;
+    } cases[] = {
+        {"collective op=all-reduce bytes=200GiB devices=8 algo=ring", 1, "c.ini:1: the trace ran out of memory"},
+        {"collective op=all-gather bytes=8GiB devices=8 algo=tree", 2, "c.ini:1: gen: collective: expected algo="},
+        {"collective op=all-reduce devices=8 iters=10000000", 2,
+         "c.ini:1: gen: collective: expected iters between 1 and 1000000"},
+    };
     char *path = g_build_filename(dir, "c.ini", NULL);
-    for (size_t i = 0; i < G_N_ELEMENTS(gens); i++) {
+    const char *argv[] = {"validate", "--published", "c.ini", NULL};
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *ini = g_strdup_printf("[case c]\nsource = test\nsetup = test\nmeasured = 370GB/s\nmetric = busbw\n"
                                     "bytes = 200GiB\ncollective = all-reduce\nranks = 8\nhw = %s\ngen = %s\n",
-                                    dgx, gens[i]);
+                                    dgx, cases[i].gen);
         ck_assert(g_file_set_contents(path, ini, -1, NULL));
-        const char *argv[] = {"validate", "--published", "c.ini", NULL};
-        strata_cli_result r = run_in(dir, NULL, argv);
-        expect(&r, status[i], msgs[i]);
-        strata_cli_result_clear(&r);
+        trace_case(dir, i, NULL, argv, cases[i].status, cases[i].message);
         g_free(ini);
     }
     g_unlink(path);
@@ -545,28 +562,32 @@ START_TEST(sweep_axes_that_depend_on_each_other)
 {
     char *dir = strata_test_temp_dir();
     char *v5e = hw_path("tpu-v5e-16");
-    const char *sweeps[] = {"workload.mesh = data:4, data:2\nworkload.sharding = dp, fsdp\n",
-                            "workload.mesh = data:4, data:2\nworkload.sharding = dp, none\n",
-                            "interconnect.ici.dims = 4x4, 2x8\n"};
-    const char *workloads[] = {"transformer layers=2 d_model=64 heads=2 seq=8 batch=4 vocab=64",
-                               "transformer layers=2 d_model=64 heads=2 seq=8 batch=4 vocab=64",
-                               "collective devices=16 bytes=1MiB"};
-    const int status[] = {0, 2, 0};
-    const guint points[] = {4, 0, 2};
+#define TINY_TRANSFORMER "transformer layers=2 d_model=64 heads=2 seq=8 batch=4 vocab=64"
+    const struct {
+        const char *workload, *sweep;
+        int status;
+        guint points; /* lines of --list-jobs */
+        const char *message;
+    } cases[] = {
+        {TINY_TRANSFORMER, "workload.mesh = data:4, data:2\nworkload.sharding = dp, fsdp\n", 0, 4, NULL},
+        {TINY_TRANSFORMER, "workload.mesh = data:4, data:2\nworkload.sharding = dp, none\n", 2, 0,
+         "s.ini:7: bad workload parameters workload.mesh=data:4 with workload.sharding=none: transformer: "
+         "mesh=data:4 needs sharding="},
+        {"collective devices=16 bytes=1MiB", "interconnect.ici.dims = 4x4, 2x8\n", 0, 2, NULL},
+    };
+#undef TINY_TRANSFORMER
     char *path = g_build_filename(dir, "s.ini", NULL);
-    for (size_t i = 0; i < G_N_ELEMENTS(sweeps); i++) {
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *ini = g_strdup_printf("[experiment]\nname = s\nhardware = %s\nworkload = %s\n[sweep]\n%s", v5e,
-                                    workloads[i], sweeps[i]);
+                                    cases[i].workload, cases[i].sweep);
         ck_assert(g_file_set_contents(path, ini, -1, NULL));
         const char *argv[] = {"sweep", "s.ini", "--out", "out", "--list-jobs", NULL};
         strata_cli_result r = run_in(dir, NULL, argv);
-        expect(&r, status[i], status[i] ? "s.ini:7: bad workload parameters workload.mesh=data:4 with "
-                                          "workload.sharding=none: transformer: mesh=data:4 needs sharding="
-                                        : NULL);
+        expect(&r, cases[i].status, cases[i].message);
         guint lines = 0;
         for (const char *c = r.out; *c; c++)
             lines += *c == '\n';
-        ck_assert_uint_eq(lines, points[i]);
+        ck_assert_uint_eq(lines, cases[i].points);
         strata_cli_result_clear(&r);
         g_free(ini);
     }
@@ -707,18 +728,13 @@ START_TEST(messages_quote_the_traces_names)
         strata_cli_result_clear(&r);
     }
     /* a mesh alone makes a program of several devices, without --hw */
-    ck_assert(g_file_set_contents(path, "strata-trace 1\noption mesh=x:2\nalloc a 64 stream=s~2\n", -1, NULL));
     const char *check[] = {"check", "--trace", "c.trace", NULL};
-    strata_cli_result r = run_in(dir, NULL, check);
-    expect(&r, 2, "strata check: c.trace:3: expected a stream name without '~' in a program for 2 devices");
-    strata_cli_result_clear(&r);
+    trace_case(dir, 0, "strata-trace 1\noption mesh=x:2\nalloc a 64 stream=s~2\n", check, 2,
+               "strata check: c.trace:3: expected a stream name without '~' in a program for 2 devices");
     /* one device: no expansion, so '~' and '@' stay ordinary characters */
-    ck_assert(g_file_set_contents(path, "strata-trace 1\nalloc a~1@2 64 stream=s~2@3\nrecord e~e\nfree a~1@2 "
-                                  "stream=s~2@3\n", -1, NULL));
     const char *one[] = {"run", "--hw", h100, "--trace", "c.trace", NULL};
-    r = run_in(dir, NULL, one);
-    expect(&r, 0, NULL);
-    strata_cli_result_clear(&r);
+    trace_case(dir, 1, "strata-trace 1\nalloc a~1@2 64 stream=s~2@3\nrecord e~e\nfree a~1@2 stream=s~2@3\n", one, 0,
+               NULL);
     g_unlink(path);
     g_free(path);
     g_free(ring);
@@ -803,23 +819,16 @@ START_TEST(trace_options_checked_against_the_table)
     char *path = g_build_filename(dir, "c.trace", NULL);
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *text = g_strconcat("strata-trace 1\n", cases[i].options, "alloc a 4096\nfree a\n", NULL);
-        ck_assert(g_file_set_contents(path, text, -1, NULL));
-        g_free(text);
         char *hw = cases[i].hw ? hw_path(cases[i].hw) : NULL;
         const char *run[] = {"run", "--hw", hw, "--trace", "c.trace", "--json", "out.json", NULL};
         const char *check[] = {"check", "--trace", "c.trace", NULL};
         const char *alloc[] = {"alloc", "--trace", "c.trace", "--allocator", "caching", "--json", "out.json", NULL};
         const char *const *argv = strcmp(cases[i].cmd, "run") == 0 ? run : strcmp(cases[i].cmd, "check") == 0 ? check
                                                                                                             : alloc;
-        strata_cli_result r = run_in(dir, NULL, argv);
-        ck_assert_msg(r.status == cases[i].status, "case %zu: exit %d, expected %d: %s", i, r.status,
-                      cases[i].status, r.err);
-        if (cases[i].message)
-            ck_assert_msg(strstr(r.err, cases[i].message), "case %zu: expected '%s' in: %s", i, cases[i].message,
-                          r.err);
+        trace_case(dir, i, text, argv, cases[i].status, cases[i].message);
         if (cases[i].status == 2)
             only(dir, "c.trace", NULL); /* refused before anything was written */
-        strata_cli_result_clear(&r);
+        g_free(text);
         g_free(hw);
         char *out = g_build_filename(dir, "out.json", NULL);
         g_unlink(out);
