@@ -801,6 +801,8 @@ START_TEST(trace_options_checked_against_the_table)
         {"run", "h100", "option allocator.max_split_size=1MiB,device_limit=1GiB\n", 2,
          "expected one value, without ','"},
         {"run", "h100", "option allocator.=1\n", 2, "c.trace:2: option allocator.: expected a parameter"},
+        {"check", NULL, "option padding_bytes.=1\n", 2,
+         "c.trace:2: option padding_bytes.: expected a memory after 'padding_bytes.', got none"},
         {"run", "h100", "option sched=tpu\n", 2, "c.trace:2: option sched: expected xla or cuda, got 'tpu'"},
         {"check", NULL, "option paddingbytes=4096\n", 2,
          "c.trace:2: option paddingbytes: expected a known option key (mesh, sched, padding_bytes, "

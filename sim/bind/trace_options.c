@@ -1,9 +1,10 @@
 /*
  * trace_options.c: the table of a trace's option keys (contract in
- * trace_options.h). One row per key or prefix: what its value must be,
- * what it sets, and a check that parses the value with its reader's own
- * parser; strata_trace_option_check() finds the row and turns a refusal
- * into "ORIGIN:LINE: option KEY: expected ..., got '...'".
+ * trace_options.h). One row per key or prefix (with the name of the
+ * parameter after it) and a check that parses the value with its reader's
+ * own parser; strata_trace_option_check() finds the row (an exact key
+ * first, then the longest prefix) and turns a refusal into
+ * "ORIGIN:LINE: option KEY: expected ..., got '...'".
  */
 #include "bind/trace_options.h"
 #include <string.h>
@@ -14,6 +15,16 @@
 #include "core/units.h"
 #include "trace/check.h"
 #include "policy/policy.h"
+
+/* One row: a key, or a prefix and the parameter after it. */
+typedef struct option_def {
+    const char *key;   /* the key, or with `param` what precedes the parameter ("allocator.") */
+    const char *param; /* NULL: key is exact; else how messages name the parameter ("KEY", "MEM") */
+    /* NULL when the value is good; else "expected ..., got '...'", newly
+     * allocated. param: the part after a prefix (NULL for an exact key); hw
+     * may be NULL. */
+    char *(*check)(const char *param, const char *value, const strata_hw *hw);
+} option_def;
 
 /* Memory names listed in a message before "..." (a pod has thousands). */
 #define NAMES_LISTED 8
@@ -83,6 +94,8 @@ static char *memory_names(const strata_hw *hw)
 
 static char *check_memory_padding(const char *param, const char *value, const strata_hw *hw)
 {
+    if (!*param)
+        return g_strdup("expected a memory after '" STRATA_OPTION_PADDING_BYTES ".', got none");
     if (hw && strata_hw_memory_index(hw, param) < 0) {
         char *known = memory_names(hw);
         char *q = strata_quote(param);
@@ -147,27 +160,23 @@ static char *check_allocator(const char *param, const char *value, const strata_
     return m;
 }
 
-static const strata_trace_option_def DEFS[] = {
-    {"mesh", false, "AXIS:SIZE,... (e.g. data:4,model:2)",
-     "the device mesh the program runs on (the SPMD expansion, collectives' groups)", check_mesh},
-    {"sched", false, "xla or cuda", "how the copy policies schedule async copies", check_sched},
-    {STRATA_OPTION_PADDING_BYTES, false, "a size", "bytes padding added in the default memory (results)",
-     check_size},
-    {STRATA_OPTION_PADDING_BYTES ".", true, "a size, after a memory of the hardware",
-     "bytes padding added in memory MEM (results)", check_memory_padding},
-    {STRATA_TRACE_OPTION_ALLOCATOR_PREFIX, true, "a value of the parameter's declared type",
-     "an allocator parameter, for every memory whose allocator declares it", check_allocator},
-    {NULL, false, NULL, NULL, NULL},
+static const option_def DEFS[] = {
+    {"mesh", NULL, check_mesh},                                          /* the mesh the program runs on */
+    {"sched", NULL, check_sched},                                        /* how copy policies schedule */
+    {STRATA_OPTION_PADDING_BYTES, NULL, check_size},                     /* padding in the default memory */
+    {STRATA_OPTION_PADDING_BYTES ".", "MEM", check_memory_padding},      /* padding in memory MEM */
+    {STRATA_TRACE_OPTION_ALLOCATOR_PREFIX, "KEY", check_allocator},      /* an allocator's parameter */
+    {NULL, NULL, NULL},
 };
 
 /* The row of `key`: an exact key first, then the longest prefix; NULL when none. */
-static const strata_trace_option_def *find_def(const char *key)
+static const option_def *find_def(const char *key)
 {
-    const strata_trace_option_def *best = NULL;
-    for (const strata_trace_option_def *d = DEFS; d->key; d++) {
-        if (!d->prefix && strcmp(d->key, key) == 0)
+    const option_def *best = NULL;
+    for (const option_def *d = DEFS; d->key; d++) {
+        if (!d->param && strcmp(d->key, key) == 0)
             return d;
-        if (d->prefix && g_str_has_prefix(key, d->key) && (!best || strlen(d->key) > strlen(best->key)))
+        if (d->param && g_str_has_prefix(key, d->key) && (!best || strlen(d->key) > strlen(best->key)))
             best = d;
     }
     return best;
@@ -177,9 +186,8 @@ static const strata_trace_option_def *find_def(const char *key)
 static char *known_keys(void)
 {
     GString *s = g_string_new(NULL);
-    for (const strata_trace_option_def *d = DEFS; d->key; d++)
-        g_string_append_printf(s, "%s%s%s", s->len ? ", " : "", d->key,
-                               !d->prefix ? "" : strcmp(d->key, STRATA_TRACE_OPTION_ALLOCATOR_PREFIX) == 0 ? "KEY" : "MEM");
+    for (const option_def *d = DEFS; d->key; d++)
+        g_string_append_printf(s, "%s%s%s", s->len ? ", " : "", d->key, d->param ? d->param : "");
     return g_string_free(s, FALSE);
 }
 
@@ -187,7 +195,7 @@ bool strata_trace_option_check(const strata_op *op, const char *origin, const st
 {
     const char *key = op->name ? op->name : "";
     const char *value = op->value ? op->value : "";
-    const strata_trace_option_def *d = find_def(key);
+    const option_def *d = find_def(key);
     char *why = NULL;
     if (!d) {
         char *known = known_keys();
@@ -196,7 +204,7 @@ bool strata_trace_option_check(const strata_op *op, const char *origin, const st
         g_free(q);
         g_free(known);
     } else {
-        why = d->check(d->prefix ? key + strlen(d->key) : NULL, value, hw);
+        why = d->check(d->param ? key + strlen(d->key) : NULL, value, hw);
     }
     if (!why)
         return true;

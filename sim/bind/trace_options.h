@@ -1,7 +1,8 @@
 /*
  * trace_options.h: the table of every key a trace's `option KEY=VALUE` line
  * may set, checked once, on the option's line, by the binder (bind.h),
- * which knows the hardware.
+ * which knows the hardware (and by `strata alloc` on the options it reads
+ * before replaying, for allocator.device_limit).
  *
  * A trace's options are read where they are used (the checker and the
  * SPMD expansion read mesh, the copy policies sched, the ledgers
@@ -45,18 +46,6 @@
 
 /* The prefix of the options that reach allocators (placement/placement.h). */
 #define STRATA_TRACE_OPTION_ALLOCATOR_PREFIX "allocator."
-
-/* One row of the table (trace_options.c). */
-typedef struct strata_trace_option_def {
-    const char *key;     /* the key, or with `prefix` what precedes the parameter ("allocator.") */
-    bool prefix;         /* key is a prefix: KEY.PARAM */
-    const char *expects; /* the value, as messages say it */
-    const char *sets;    /* what it sets (for `strata check --help`-like listings and docs) */
-    /* NULL when the value is good; else "expected ..., got '...'", newly
-     * allocated. param: the part after a prefix (NULL for an exact key); hw
-     * may be NULL. */
-    char *(*check)(const char *param, const char *value, const strata_hw *hw);
-} strata_trace_option_def;
 
 /* Checks the option op (kind STRATA_OP_OPTION) read from `origin` against
  * the table and hw (NULL: no hardware). false with err (STRATA_ERROR_INPUT,
