@@ -83,7 +83,7 @@ static char *bind_error(const char *hw_text, const char *trace)
 }
 
 static const char TRACE[] = "strata-trace 1\n"
-                            "option allocator.fraction=0.5\n"
+                            "option allocator.memory_fraction=0.5\n"
                             "alloc a 1MiB host dtype=bf16\n"
                             "alloc b 2MiB stream=s2 dtype=f32\n"
                             "copy b a bytes=512KiB stream=s2\n"
@@ -151,7 +151,7 @@ static void assert_trace_bound(fixture *f)
     const strata_bound_op *end = NULL;
     ck_assert_int_eq(strata_binder_next(f->binder, &end, NULL), 0);
     ck_assert_uint_eq(strata_binder_op_count(f->binder), 9);
-    ck_assert_str_eq(strata_checker_option(strata_binder_checker(f->binder), "allocator.fraction"), "0.5");
+    ck_assert_str_eq(strata_checker_option(strata_binder_checker(f->binder), "allocator.memory_fraction"), "0.5");
 }
 
 START_TEST(indices_against_the_model_and_again_after_rewind)

@@ -455,13 +455,14 @@ START_TEST(spans_are_recorded)
 END_TEST
 
 /* `option allocator.max_split_size` reaches the caching allocator and is
- * ignored by memories whose allocator lacks the key. */
+ * ignored by memories whose allocator lacks the key; `allocator.min_block`
+ * (the buddy allocator's) is passed over by the caching one. */
 START_TEST(trace_options_configure_allocators)
 {
     strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
     char *path = strata_test_write_temp("engine-XXXXXX.trace",
                                         "strata-trace 1\noption allocator.max_split_size=200MiB\n"
-                                        "option other.key=1\nalloc a 1MiB\n");
+                                        "option allocator.min_block=4096\nalloc a 1MiB\n");
     GError *err = NULL;
     strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;

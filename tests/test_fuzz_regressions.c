@@ -3,7 +3,7 @@
  *
  * Each file is an input that once crashed (or could crash) a parser; its
  * name says which: trace-*, hw-*, pickle-*, experiment-*, minimalloc-*,
- * kineto-*, xla-*, validate-*. The last two hold several files joined by
+ * kineto-*, xla-*, validate-*, spmd-*. xla-* and validate-* hold several files joined by
  * lines `====`, as their fuzz targets read them (tests/fuzz/fuzz_xla.c,
  * fuzz_validate.c); they are split into a temporary folder first.
  * Each is fed in process to the same code the fuzz target drives, and to the
@@ -21,7 +21,11 @@
 #include "import/pickle.h"
 #include "import/torch.h"
 #include "sweep/experiment.h"
+#include "bind/bind.h"
+#include "placement/placement_hw.h"
+#include "spmd/spmd.h"
 #include "trace/check.h"
+#include "trace/checked.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
 #include "validate/published.h"
@@ -219,6 +223,46 @@ static void replay_validate(const char *path)
     g_free(dir);
 }
 
+/* spmd-*: a trace with a mesh, as fuzz_spmd drives it (the program bound
+ * unexpanded, then expanded over test-ring8's 8 devices and bound to that
+ * model, every op written back), without its bound on the expansion; a pass
+ * ends cleanly or with an input error naming the file. Then `strata run`
+ * on test-ring8. */
+static void replay_spmd(const char *path)
+{
+    char *ring = strata_test_source_path("configs/hw/test-ring8.ini");
+    GError *err = NULL;
+    strata_hw *hw = strata_placement_hw_load(ring, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    for (int pass = 0; pass < 2; pass++) {
+        strata_source *src = strata_trace_open(path, &err);
+        if (!src) {
+            ck_assert_msg(err->code == STRATA_ERROR_INPUT || err->code == STRATA_ERROR_IO, "%s: %s", path,
+                          err->message);
+            g_clear_error(&err);
+            continue;
+        }
+        strata_bind_options opt = {.allow_spmd = pass == 0, .hw = pass == 1 ? hw : NULL};
+        strata_source *in = pass == 1 ? strata_spmd_expand(strata_checked_source_new(src, NULL), hw) : src;
+        strata_binder *b = strata_binder_new(in, &opt);
+        const strata_bound_op *op;
+        int got;
+        while ((got = strata_binder_next(b, &op, &err)) == 1)
+            g_free(strata_op_to_text(op->op));
+        if (got < 0)
+            ck_assert_msg(err->code == STRATA_ERROR_INPUT && strstr(err->message, path), "%s: %s", path,
+                          err->message);
+        g_clear_error(&err);
+        strata_binder_free(b);
+        strata_source_free(in);
+    }
+    strata_hw_free(hw);
+    strata_cli_result r = strata_test_cli("run", "--hw", ring, "--trace", path, NULL);
+    ck_assert_msg(r.status <= 2, "%s: strata run exit %d: %s", path, r.status, r.err);
+    strata_cli_result_clear(&r);
+    g_free(ring);
+}
+
 static const struct {
     const char *prefix;
     void (*replay)(const char *path);
@@ -227,7 +271,7 @@ static const struct {
     {"pickle-", replay_pickle},         {"experiment-", replay_experiment},
     {"minimalloc-", replay_minimalloc}, {"kineto-", replay_kineto},
     {"xla-", replay_xla},               {"validate-", replay_validate},
-    {NULL, NULL},
+    {"spmd-", replay_spmd},             {NULL, NULL},
 };
 
 START_TEST(every_regression_input)
@@ -245,7 +289,7 @@ START_TEST(every_regression_input)
         while (replayers[i].prefix && !g_str_has_prefix(name, replayers[i].prefix))
             i++;
         ck_assert_msg(replayers[i].prefix != NULL, "%s: name must start with trace-, hw-, pickle-, experiment-, "
-                                                   "minimalloc-, kineto-, xla- or validate-", name);
+                                                   "minimalloc-, kineto-, xla-, validate- or spmd-", name);
         replayers[i].replay(path);
         replayed++;
         g_free(path);

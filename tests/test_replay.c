@@ -200,7 +200,7 @@ START_TEST(test_trace_options)
 {
     const char *text = "strata-trace 1\n"
                        "option allocator.roundup_power2_divisions=4\n"
-                       "option allocator.unrelated_key=1\n"
+                       "option allocator.min_block=1MiB\n" /* the buddy allocator's: passed over by the others */
                        "alloc a 1000\n";
     strata_results *r = NULL;
     replay_text(text, "caching", 1 << 30, NULL, &r);

@@ -22,6 +22,7 @@
  *     and routes[id] holds that route's hops.
  */
 #include "bind/bind.h"
+#include "bind/trace_options.h"
 #include <assert.h>
 #include <stdarg.h>
 #include <string.h>
@@ -424,8 +425,12 @@ int strata_binder_next(strata_binder *b, const strata_bound_op **op, GError **er
         strata_op_refs refs;
         if (!strata_checker_feed(b->checker, in, &refs, err))
             return -1;
-        if (in->kind == STRATA_OP_OPTION)
+        if (in->kind == STRATA_OP_OPTION) {
+            /* every key against the table, on its line (trace_options.h) */
+            if (!strata_trace_option_check(in, strata_binder_origin(b), b->hw, err))
+                return -1;
             continue;
+        }
         if (!bind_op(b, in, &refs, err))
             return -1;
         note_stream_device(b, &b->bound);

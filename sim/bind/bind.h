@@ -4,9 +4,11 @@
  * allocator replay, the real backends' plan, `strata check`).
  *
  * A binder pulls ops from a source, feeds each through a checker
- * (trace/check.h), passes over `option` lines (their values stay readable
- * through strata_binder_checker()) and resolves every name the op uses to a
- * dense index:
+ * (trace/check.h), checks each `option` line against the table of known
+ * keys (bind/trace_options.h: an unknown key, a bad value or a memory the
+ * model lacks is bad input on that line), passes over it (the values stay
+ * readable through strata_binder_checker()) and resolves every name the op
+ * uses to a dense index:
  *   stream  in order of first appearance (the checker's);
  *   buffer  an id per alloc, 0, 1, 2... in file order (the checker's);
  *   memory  the hardware model's index; without a model, in order of first

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "alloc/alloc.h"
+#include "bind/trace_options.h"
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
@@ -57,7 +58,8 @@ static char *alloc_describe_allocators(void)
         g_free(params);
     }
     g_string_append(s,
-        "\nTrace lines 'option allocator.KEY=VALUE' set KEY when the allocator declares it;\n"
+        "\nTrace lines 'option allocator.KEY=VALUE' set KEY when the allocator declares it\n"
+        "(a KEY no allocator declares, or a value it refuses, is bad input at its line);\n"
         "values given with --allocator win.\n"
         "Unnamed allocs belong to memory '" STRATA_REPLAY_DEFAULT_MEMORY "'.\n"
         "Exit status: 0 completed, 1 out of memory (results still written), 2 bad input.\n");
@@ -138,9 +140,13 @@ static bool trace_device_limit(strata_source *src, uint64_t *capacity, GError **
     const strata_op *op;
     int rc = 0;
     bool found = false;
-    while (!found && (rc = strata_source_next(src, &op, err)) == 1 && op->kind == STRATA_OP_OPTION)
+    while (!found && (rc = strata_source_next(src, &op, err)) == 1 && op->kind == STRATA_OP_OPTION) {
+        /* a bad value is refused on its line (bind/trace_options.h), not taken as absent */
+        if (!strata_trace_option_check(op, strata_source_origin(src), NULL, err))
+            return false;
         found = strcmp(op->name, "allocator.device_limit") == 0 &&
                 strata_parse_size(op->value, capacity, NULL) && *capacity > 0;
+    }
     if (rc < 0 || !strata_source_rewind(src, err))
         return false;
     if (!found)

@@ -52,10 +52,11 @@
 #include "core/progress.h"
 #include "ledger/ledger.h"
 #include "results/results.h"
+#include "bind/trace_options.h"
 #include "trace/check.h"
 
-/* The prefix of the trace options that reach allocators. */
-#define STRATA_PLACEMENT_OPTION_PREFIX "allocator."
+/* The prefix of the trace options that reach allocators (bind/trace_options.h checks them). */
+#define STRATA_PLACEMENT_OPTION_PREFIX STRATA_TRACE_OPTION_ALLOCATOR_PREFIX
 
 typedef struct strata_placement_config {
     const char *memory;       /* the memory's name, for messages (copied) */
