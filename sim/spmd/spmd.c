@@ -81,6 +81,7 @@ typedef struct spmd {
     uint32_t *link_phase;  /* per link direction (2 x link + forward): the last round check that used it */
     uint32_t *link_load;   /* per link direction: the copies of that round on it */
     double *link_share;    /* per link direction: the share of the round's copies on it (-1: none yet) */
+    double *link_latency;  /* per link direction: the route latency of the round's first copy on it */
     uint32_t phase_checks;
     strata_coll_info *info;
     double launch_s;       /* the collective's fixed cost per rank (coll_impl.h) */
@@ -353,7 +354,11 @@ static uint32_t link_key(const spmd *s, const strata_hop *h)
  * wait for (exact when all routes have the same latency; within a round's
  * latency difference per copy otherwise). A round whose copies get unequal
  * shares (a ring laid over a torus whose wrap-around hop shares a link)
- * stays step by step: within one flow its fast copies would end early and
+ * stays step by step, and so does one where copies of unequal route
+ * latency meet on a link (a bidirectional ring over a line without
+ * wrap-around): SimGrid's CM02 model, as the engine configures it
+ * (weight-S = 0), shares a link in inverse proportion to each flow's
+ * route latency, so equal counts do not make equal shares there: within one flow its fast copies would end early and
  * free bandwidth, which the step schedule's per-round waits do not allow. */
 static bool round_uncontended(spmd *s, guint first, guint end, uint64_t *latency_ps, uint64_t *time_ps)
 {
@@ -373,7 +378,9 @@ static bool round_uncontended(spmd *s, guint first, guint end, uint64_t *latency
                     continue;
                 if (!step_route(s, p, q, &hops, &n))
                     return false;
-                double sum = 0, least = G_MAXDOUBLE;
+                double sum = 0, least = G_MAXDOUBLE, route_latency = 0;
+                for (uint32_t h = 0; h < n; h++)
+                    route_latency += strata_hw_link(s->hw, hops[h].link)->latency;
                 for (uint32_t h = 0; h < n; h++) {
                     uint32_t key = link_key(s, &hops[h]);
                     if (pass == 0) { /* count the copies on each link direction */
@@ -381,6 +388,10 @@ static bool round_uncontended(spmd *s, guint first, guint end, uint64_t *latency
                             s->link_phase[key] = stamp;
                             s->link_load[key] = 0;
                             s->link_share[key] = -1;
+                            s->link_latency[key] = route_latency;
+                        } else if (s->link_latency[key] != route_latency) {
+                            return false; /* SimGrid's CM02 shares a link in inverse proportion to each
+                                           * flow's route latency: copies of unequal latency get unequal shares */
                         }
                         s->link_load[key]++;
                         continue;
@@ -818,6 +829,7 @@ static void spmd_destroy(void *self)
     g_free(s->link_phase);
     g_free(s->link_load);
     g_free(s->link_share);
+    g_free(s->link_latency);
     g_array_free(s->steps, TRUE);
     for (int i = 0; i < STR__COUNT; i++)
         g_string_free(s->strs[i], TRUE);
@@ -854,6 +866,7 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->link_phase = g_new0(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
     s->link_load = g_new0(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
     s->link_share = g_new0(double, 2 * (size_t)strata_hw_link_count(hw) + 1);
+    s->link_latency = g_new0(double, 2 * (size_t)strata_hw_link_count(hw) + 1);
     s->devices = strata_hw_devices(hw);
     start_pass(s);
     s->emits = g_array_new(FALSE, FALSE, sizeof(emit));
