@@ -26,7 +26,6 @@
 #include "core/units.h"
 
 #include <assert.h>
-#include <stdarg.h>
 #include <string.h>
 
 /* ---- the keys each kind of group accepts ---- */
@@ -147,32 +146,6 @@ const char *strata_mem_kind_name(strata_mem_kind kind)
     return (unsigned)kind < G_N_ELEMENTS(memory_kind_names) ? memory_kind_names[kind] : "?";
 }
 
-/* ---- load context: where each group and key came from ---- */
-
-/* Sets err to "WHERE: [GROUP] KEY: MESSAGE" (KEY omitted when NULL). */
-void hw_fail(const hw_load_ctx *ctx, GError **err, const char *group, const char *key, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    char *loc = strata_keyfile_where(ctx->k, group, key);
-    if (key)
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] %s: %s", loc, group, key, msg);
-    else
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] %s", loc, group, msg);
-    g_free(loc);
-    g_free(msg);
-}
-
-/* Prefixes an error from a units parser with the key's location. */
-static void prefix(const hw_load_ctx *ctx, GError **err, const char *group, const char *key)
-{
-    char *loc = strata_keyfile_where(ctx->k, group, key);
-    g_prefix_error(err, "%s: [%s] %s: ", loc, group, key);
-    g_free(loc);
-}
-
 /* ---- overrides ---- */
 
 static bool apply_override(hw_load_ctx *ctx, const char *text, GError **err)
@@ -221,131 +194,6 @@ static bool apply_override(hw_load_ctx *ctx, const char *text, GError **err)
     return ok;
 }
 
-/* ---- step 4: typed values ---- */
-
-static char *raw_value(const hw_load_ctx *ctx, const char *group, const char *key)
-{
-    return strata_keyfile_value(ctx->k, group, key);
-}
-
-/* Sets err to "WHERE: [GROUP] KEY: expected EXPECTED, got 'VALUE'" (VALUE
- * quoted as a short excerpt). Returns false. */
-bool hw_fail_value(const hw_load_ctx *ctx, GError **err, const char *group, const char *key,
-                       const char *expected, const char *value)
-{
-    char *q = strata_quote(value);
-    hw_fail(ctx, err, group, key, "expected %s, got '%s'", expected, q);
-    g_free(q);
-    return false;
-}
-
-/* The sane range of a kind of figure (docs/hardware.md): values outside it
- * are typos or unit slips (1e-30 B/s, a latency of 1e30 s). */
-typedef struct sane_range {
-    double min, max;
-    const char *expected;
-} sane_range;
-
-static const sane_range capacity_range = {1, 1152921504606846976.0, "a size from 1 B to 1 EiB"};
-static const sane_range bandwidth_range = {1e3, 1e16, "a bandwidth from 1 kB/s to 10 PB/s"};
-static const sane_range time_range = {0, 1, "a time from 0 to 1 s"};
-static const sane_range flops_range = {1e3, 1e19, "a flop rate from 1 kFLOP/s to 10 EFLOP/s"};
-
-static bool in_range(const hw_load_ctx *ctx, GError **err, const char *group, const char *key, const char *v,
-                     double value, const sane_range *r)
-{
-    return (value >= r->min && value <= r->max) || hw_fail_value(ctx, err, group, key, r->expected, v);
-}
-
-static bool get_size(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t *out,
-                     GError **err)
-{
-    char *v = raw_value(ctx, group, key);
-    bool ok = strata_parse_size(v, out, err);
-    if (!ok)
-        prefix(ctx, err, group, key);
-    else if (*out == 0)
-        ok = hw_fail_value(ctx, err, group, key, "a positive size such as 16GiB", v);
-    else
-        ok = in_range(ctx, err, group, key, v, (double)*out, &capacity_range);
-    g_free(v);
-    return ok;
-}
-
-bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
-                          GError **err)
-{
-    char *v = raw_value(ctx, group, key);
-    bool ok = strata_parse_bandwidth(v, out, err);
-    if (!ok)
-        prefix(ctx, err, group, key);
-    else if (*out <= 0)
-        ok = hw_fail_value(ctx, err, group, key, "a positive bandwidth such as 16GB/s", v);
-    else
-        ok = in_range(ctx, err, group, key, v, *out, &bandwidth_range);
-    g_free(v);
-    return ok;
-}
-
-bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
-                     GError **err)
-{
-    *out = 0;
-    if (!strata_keyfile_has_key(ctx->k, group, key))
-        return true;
-    char *v = raw_value(ctx, group, key);
-    bool ok = strata_parse_time(v, out, err);
-    if (!ok)
-        prefix(ctx, err, group, key);
-    else
-        ok = in_range(ctx, err, group, key, v, *out, &time_range);
-    g_free(v);
-    return ok;
-}
-
-static bool get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
-                          GError **err)
-{
-    char *v = raw_value(ctx, group, key);
-    bool ok = strata_parse_flop_rate(v, out, err);
-    if (!ok)
-        prefix(ctx, err, group, key);
-    else if (*out <= 0)
-        ok = hw_fail_value(ctx, err, group, key, "a positive flop rate such as 197TFLOP/s", v);
-    else
-        ok = in_range(ctx, err, group, key, v, *out, &flops_range);
-    g_free(v);
-    return ok;
-}
-
-/* Text value (unescaped), or NULL when absent. */
-char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key)
-{
-    return strata_keyfile_string(ctx->k, group, key);
-}
-
-static char *memory_names(const strata_hw *hw)
-{
-    GString *s = g_string_new(NULL);
-    for (guint i = 0; i < hw->memories->len; i++)
-        g_string_append_printf(s, "%s%s", i ? ", " : "",
-                               g_array_index(hw->memories, strata_memory_spec, i).name);
-    return g_string_free(s, FALSE);
-}
-
-/* Index of the memory named by the value of group/key, or -1 with err set. */
-int hw_get_memory_ref(const hw_load_ctx *ctx, const strata_hw *hw, const char *group,
-                          const char *key, const char *name, GError **err)
-{
-    int index = strata_hw_memory_index(hw, name);
-    if (index < 0) {
-        char *known = memory_names(hw);
-        hw_fail(ctx, err, group, key, "unknown memory '%s' (memories: %s)", name, known);
-        g_free(known);
-    }
-    return index;
-}
-
 /* Every key of the group is declared (or has the accepted prefix) and the
  * required ones are there. */
 static bool check_keys(const hw_load_ctx *ctx, const group_def *def, const char *group, GError **err)
@@ -388,7 +236,7 @@ static const char *allocator_spec(const hw_load_ctx *ctx, strata_hw *hw, const c
     for (guint k = 0; ok && keys && keys[k]; k++) {
         if (!g_str_has_prefix(keys[k], "allocator."))
             continue;
-        char *v = raw_value(ctx, group, keys[k]);
+        char *v = hw_get_raw(ctx, group, keys[k]);
         if (strpbrk(v, ",") || *v == '\0')
             ok = hw_fail_value(ctx, err, group, keys[k], "a single value without commas", v);
         g_string_append_printf(spec, "%s%s=%s", n_params++ ? "," : ":", keys[k] + strlen("allocator."), v);
@@ -442,7 +290,7 @@ static bool memory_dram(const hw_load_ctx *ctx, strata_hw *hw, const char *group
         hw_fail(ctx, err, group, "dram", "a DRAM timing set also needs bus_width = (data pins, such as 4096)");
         return false;
     }
-    char *v = raw_value(ctx, group, "bus_width");
+    char *v = hw_get_raw(ctx, group, "bus_width");
     uint64_t w = 0;
     bool ok = strata_parse_u64(v, &w, NULL) && w >= 64 && w <= 65536 && w % t->channel_bits == 0;
     if (!ok)
@@ -479,15 +327,15 @@ static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group
     if (!ok)
         return false;
 
-    if (!get_size(ctx, group, "capacity", &m.capacity, err) ||
+    if (!hw_get_size(ctx, group, "capacity", &m.capacity, err) ||
         !hw_get_bandwidth(ctx, group, "bandwidth", &m.bandwidth, err) ||
         !hw_get_time(ctx, group, "latency", &m.latency, err))
         return false;
     if (strata_keyfile_has_key(ctx->k, group, "alignment")) {
-        if (!get_size(ctx, group, "alignment", &m.alignment, err))
+        if (!hw_get_size(ctx, group, "alignment", &m.alignment, err))
             return false;
         if ((m.alignment & (m.alignment - 1)) != 0 || m.alignment > (1u << 30)) {
-            char *v = raw_value(ctx, group, "alignment");
+            char *v = hw_get_raw(ctx, group, "alignment");
             hw_fail_value(ctx, err, group, "alignment",
                        m.alignment > (1u << 30) ? "a power of two from 1 B to 1 GiB" : "a power of two such as 256",
                        v);
@@ -496,7 +344,7 @@ static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group
         }
     }
     if (strata_keyfile_has_key(ctx->k, group, "pageable")) {
-        char *v = raw_value(ctx, group, "pageable");
+        char *v = hw_get_raw(ctx, group, "pageable");
         ok = true;
         if (strcmp(v, "true") == 0)
             m.pageable = true;
@@ -532,7 +380,7 @@ static bool pcie_size(const hw_load_ctx *ctx, const char *group, const char *key
     *out = 0;
     if (!strata_keyfile_has_key(ctx->k, group, key))
         return true;
-    char *v = raw_value(ctx, group, key);
+    char *v = hw_get_raw(ctx, group, key);
     uint64_t x = 0;
     bool ok = strata_parse_size(v, &x, NULL) && x > 0 && x <= 4096;
     if (ok)
@@ -547,7 +395,7 @@ static bool pcie_size(const hw_load_ctx *ctx, const char *group, const char *key
 static bool pcie_count(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t lo, uint64_t hi,
                        const char *expected, uint32_t *out, GError **err)
 {
-    char *v = raw_value(ctx, group, key);
+    char *v = hw_get_raw(ctx, group, key);
     uint64_t x = 0;
     bool ok = strata_parse_u64(v, &x, NULL) && x >= lo && x <= hi;
     *out = ok ? (uint32_t)x : 0;
@@ -641,7 +489,7 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
 
     if (!link_bandwidth(ctx, group, &l.bandwidth, err) || !hw_get_time(ctx, group, "latency", &l.latency, err) ||
         (strata_keyfile_has_key(ctx->k, group, "staging_buffer") &&
-         !get_size(ctx, group, "staging_buffer", &l.staging_buffer, err)))
+         !hw_get_size(ctx, group, "staging_buffer", &l.staging_buffer, err)))
         return false;
     const strata_memory_spec *ma = &g_array_index(hw->memories, strata_memory_spec, l.a),
                              *mb = &g_array_index(hw->memories, strata_memory_spec, l.b);
@@ -650,7 +498,7 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
         return false;
     }
     if (strata_keyfile_has_key(ctx->k, group, "staging_overlap")) {
-        char *v = raw_value(ctx, group, "staging_overlap");
+        char *v = hw_get_raw(ctx, group, "staging_overlap");
         bool good = strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
         if (!good)
             hw_fail_value(ctx, err, group, "staging_overlap", "true or false", v);
@@ -696,9 +544,9 @@ static bool load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *grou
     c.operands = hw->default_memory;
     c.base = hw->computes->len;
 
-    if (!get_flop_rate(ctx, group, "flops", &c.flops, err) ||
+    if (!hw_get_flop_rate(ctx, group, "flops", &c.flops, err) ||
         !hw_get_time(ctx, group, "overhead", &c.overhead, err) || !hw_get_time(ctx, group, "launch", &c.launch, err) ||
-        (strata_keyfile_has_key(ctx->k, group, "tile") && !get_size(ctx, group, "tile", &c.tile, err)))
+        (strata_keyfile_has_key(ctx->k, group, "tile") && !hw_get_size(ctx, group, "tile", &c.tile, err)))
         return false;
     char **keys = strata_keyfile_keys(ctx->k, group, NULL);
     bool ok = true;
@@ -713,7 +561,7 @@ static bool load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *grou
             g_free(known);
             ok = false;
         } else {
-            ok = get_flop_rate(ctx, group, keys[k], &c.flops_by_dtype[dtype], err);
+            ok = hw_get_flop_rate(ctx, group, keys[k], &c.flops_by_dtype[dtype], err);
         }
     }
     g_strfreev(keys);

@@ -1,6 +1,7 @@
 /*
  * hw_internal.h: the hardware model's struct and the helpers shared by
- * hw.c (loading and accessors), hw_base.c (derived files, `base =`),
+ * hw.c (loading and accessors), hw_values.c (typed key values),
+ * hw_base.c (derived files, `base =`),
  * hw_devices.c (devices and interconnects),
  * hw_site.c (the graph between sites) and hw_route.c (routes). Not for use
  * outside sim/hw/.
@@ -63,6 +64,10 @@ void hw_fail(const hw_load_ctx *ctx, GError **err, const char *group, const char
 /* "WHERE: [GROUP] KEY: expected EXPECTED, got 'VALUE'"; returns false. */
 bool hw_fail_value(const hw_load_ctx *ctx, GError **err, const char *group, const char *key,
                    const char *expected, const char *value);
+/* hw_values.c: typed values, each within the sane range of its kind. */
+char *hw_get_raw(const hw_load_ctx *ctx, const char *group, const char *key); /* raw text, NULL when absent */
+bool hw_get_size(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t *out, GError **err);
+bool hw_get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key); /* NULL when absent */

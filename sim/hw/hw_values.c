@@ -1,0 +1,167 @@
+/*
+ * hw_values.c: the typed values of a hardware key file, for the loaders
+ * (hw.c, hw_devices.c, hw_base.c): sizes, bandwidths, times and flop rates
+ * parsed by core/units.h and held to the sane range of their kind
+ * (docs/hardware.md), text values, references to memories, and the
+ * messages that name where a bad value stands.
+ *
+ * Invariants: every message starts "FILE:LINE: [GROUP] KEY: " (the key
+ * file's own location of that group and key, an override's text when the
+ * value came from --set); a reader that fails sets err and returns false
+ * (or -1), and *out then holds nothing to use.
+ */
+#include "hw/hw_internal.h"
+#include "core/error.h"
+#include "core/keyfile.h"
+#include "core/units.h"
+
+#include <stdarg.h>
+
+/* ---- load context: where each group and key came from ---- */
+
+/* Sets err to "WHERE: [GROUP] KEY: MESSAGE" (KEY omitted when NULL). */
+void hw_fail(const hw_load_ctx *ctx, GError **err, const char *group, const char *key, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    char *loc = strata_keyfile_where(ctx->k, group, key);
+    if (key)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] %s: %s", loc, group, key, msg);
+    else
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] %s", loc, group, msg);
+    g_free(loc);
+    g_free(msg);
+}
+
+/* Prefixes an error from a units parser with the key's location. */
+static void prefix(const hw_load_ctx *ctx, GError **err, const char *group, const char *key)
+{
+    char *loc = strata_keyfile_where(ctx->k, group, key);
+    g_prefix_error(err, "%s: [%s] %s: ", loc, group, key);
+    g_free(loc);
+}
+
+char *hw_get_raw(const hw_load_ctx *ctx, const char *group, const char *key)
+{
+    return strata_keyfile_value(ctx->k, group, key);
+}
+
+/* Sets err to "WHERE: [GROUP] KEY: expected EXPECTED, got 'VALUE'" (VALUE
+ * quoted as a short excerpt). Returns false. */
+bool hw_fail_value(const hw_load_ctx *ctx, GError **err, const char *group, const char *key,
+                       const char *expected, const char *value)
+{
+    char *q = strata_quote(value);
+    hw_fail(ctx, err, group, key, "expected %s, got '%s'", expected, q);
+    g_free(q);
+    return false;
+}
+
+/* The sane range of a kind of figure (docs/hardware.md): values outside it
+ * are typos or unit slips (1e-30 B/s, a latency of 1e30 s). */
+typedef struct sane_range {
+    double min, max;
+    const char *expected;
+} sane_range;
+
+static const sane_range capacity_range = {1, 1152921504606846976.0, "a size from 1 B to 1 EiB"};
+static const sane_range bandwidth_range = {1e3, 1e16, "a bandwidth from 1 kB/s to 10 PB/s"};
+static const sane_range time_range = {0, 1, "a time from 0 to 1 s"};
+static const sane_range flops_range = {1e3, 1e19, "a flop rate from 1 kFLOP/s to 10 EFLOP/s"};
+
+static bool in_range(const hw_load_ctx *ctx, GError **err, const char *group, const char *key, const char *v,
+                     double value, const sane_range *r)
+{
+    return (value >= r->min && value <= r->max) || hw_fail_value(ctx, err, group, key, r->expected, v);
+}
+
+bool hw_get_size(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t *out,
+                     GError **err)
+{
+    char *v = hw_get_raw(ctx, group, key);
+    bool ok = strata_parse_size(v, out, err);
+    if (!ok)
+        prefix(ctx, err, group, key);
+    else if (*out == 0)
+        ok = hw_fail_value(ctx, err, group, key, "a positive size such as 16GiB", v);
+    else
+        ok = in_range(ctx, err, group, key, v, (double)*out, &capacity_range);
+    g_free(v);
+    return ok;
+}
+
+bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
+                          GError **err)
+{
+    char *v = hw_get_raw(ctx, group, key);
+    bool ok = strata_parse_bandwidth(v, out, err);
+    if (!ok)
+        prefix(ctx, err, group, key);
+    else if (*out <= 0)
+        ok = hw_fail_value(ctx, err, group, key, "a positive bandwidth such as 16GB/s", v);
+    else
+        ok = in_range(ctx, err, group, key, v, *out, &bandwidth_range);
+    g_free(v);
+    return ok;
+}
+
+bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
+                     GError **err)
+{
+    *out = 0;
+    if (!strata_keyfile_has_key(ctx->k, group, key))
+        return true;
+    char *v = hw_get_raw(ctx, group, key);
+    bool ok = strata_parse_time(v, out, err);
+    if (!ok)
+        prefix(ctx, err, group, key);
+    else
+        ok = in_range(ctx, err, group, key, v, *out, &time_range);
+    g_free(v);
+    return ok;
+}
+
+bool hw_get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
+                          GError **err)
+{
+    char *v = hw_get_raw(ctx, group, key);
+    bool ok = strata_parse_flop_rate(v, out, err);
+    if (!ok)
+        prefix(ctx, err, group, key);
+    else if (*out <= 0)
+        ok = hw_fail_value(ctx, err, group, key, "a positive flop rate such as 197TFLOP/s", v);
+    else
+        ok = in_range(ctx, err, group, key, v, *out, &flops_range);
+    g_free(v);
+    return ok;
+}
+
+/* Text value (unescaped), or NULL when absent. */
+char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key)
+{
+    return strata_keyfile_string(ctx->k, group, key);
+}
+
+static char *memory_names(const strata_hw *hw)
+{
+    GString *s = g_string_new(NULL);
+    for (guint i = 0; i < hw->memories->len; i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "",
+                               g_array_index(hw->memories, strata_memory_spec, i).name);
+    return g_string_free(s, FALSE);
+}
+
+/* Index of the memory named by the value of group/key, or -1 with err set. */
+int hw_get_memory_ref(const hw_load_ctx *ctx, const strata_hw *hw, const char *group,
+                          const char *key, const char *name, GError **err)
+{
+    int index = strata_hw_memory_index(hw, name);
+    if (index < 0) {
+        char *known = memory_names(hw);
+        hw_fail(ctx, err, group, key, "unknown memory '%s' (memories: %s)", name, known);
+        g_free(known);
+    }
+    return index;
+}
