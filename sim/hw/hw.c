@@ -391,20 +391,6 @@ static bool pcie_size(const hw_load_ctx *ctx, const char *group, const char *key
     return ok;
 }
 
-/* A whole-number PCIe key from lo to hi. */
-static bool pcie_count(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t lo, uint64_t hi,
-                       const char *expected, uint32_t *out, GError **err)
-{
-    char *v = hw_get_raw(ctx, group, key);
-    uint64_t x = 0;
-    bool ok = strata_parse_u64(v, &x, NULL) && x >= lo && x <= hi;
-    *out = ok ? (uint32_t)x : 0;
-    if (!ok)
-        hw_fail_value(ctx, err, group, key, expected, v);
-    g_free(v);
-    return ok;
-}
-
 /* A link's bandwidth per direction: `bandwidth =` when given, else derived
  * from the PCIe keys (generation, lanes, max_payload, max_read_request,
  * read_completion) by hw/pcie.h. PCIe keys are checked even when bandwidth
@@ -433,8 +419,8 @@ static bool link_bandwidth(const hw_load_ctx *ctx, const char *group, double *ou
             return false;
         }
     strata_pcie_config cfg = {0};
-    if (!pcie_count(ctx, group, "generation", 3, 6, "3, 4, 5 or 6", &cfg.generation, err) ||
-        !pcie_count(ctx, group, "lanes", 1, 32, "1, 2, 4, 8, 16 or 32", &cfg.lanes, err) ||
+    if (!hw_get_count(ctx, group, "generation", 3, 6, 0, "3, 4, 5 or 6", &cfg.generation, err) ||
+        !hw_get_count(ctx, group, "lanes", 1, 32, 0, "1, 2, 4, 8, 16 or 32", &cfg.lanes, err) ||
         !pcie_size(ctx, group, "max_payload", &cfg.max_payload, err) ||
         !pcie_size(ctx, group, "max_read_request", &cfg.max_read_request, err) ||
         !pcie_size(ctx, group, "read_completion", &cfg.read_completion, err))

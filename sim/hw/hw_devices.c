@@ -42,27 +42,6 @@ typedef struct interconnect {
 
 bool hw_per_device(strata_mem_kind kind) { return kind != STRATA_MEM_HOST; }
 
-/* An integer key from lo to hi (def when absent). */
-static bool get_count(const hw_load_ctx *ctx, const char *group, const char *key, uint32_t lo, uint32_t hi,
-                      uint32_t def, uint32_t *out, GError **err)
-{
-    *out = def;
-    if (!strata_keyfile_has_key(ctx->k, group, key))
-        return true;
-    char *v = strata_keyfile_value(ctx->k, group, key);
-    uint64_t x = 0;
-    bool ok = strata_parse_u64(v, &x, NULL) && x >= lo && x <= hi;
-    if (ok)
-        *out = (uint32_t)x;
-    else {
-        char *expected = g_strdup_printf("a whole number from %u to %u", lo, hi);
-        hw_fail_value(ctx, err, group, key, expected, v);
-        g_free(expected);
-    }
-    g_free(v);
-    return ok;
-}
-
 /* wraparound = true | false, or one per dimension ("false,true"): whether
  * a torus dimension has the links joining its ends (default true; a Cloud
  * TPU slice has them only on some axes, docs/hardware.md). */
@@ -161,7 +140,7 @@ static bool parse_interconnect(const hw_load_ctx *ctx, const strata_hw *hw, inte
     if (!ok || !get_dims(ctx, ic, ic->hosts ? hw->hosts : hw->devices, err) ||
         !hw_get_bandwidth(ctx, ic->group, "bandwidth", &ic->bandwidth, err) ||
         !hw_get_time(ctx, ic->group, "latency", &ic->latency, err) ||
-        !get_count(ctx, ic->group, "links_per_chip", 1, MAX_LINKS_PER_CHIP, 1, &lpc, err))
+        !hw_get_count(ctx, ic->group, "links_per_chip", 1, MAX_LINKS_PER_CHIP, 1, NULL, &lpc, err))
         return false;
     ic->bandwidth *= lpc;
     if (!get_wraparound(ctx, ic, err))
@@ -400,7 +379,7 @@ static bool parse_collectives(const hw_load_ctx *ctx, strata_hw *hw, const inter
             }
         }
         g_free(arch);
-        ok = ok && get_count(ctx, ic->group, "nccl_channels", 1, 32, 1, &c->nccl_channels, err) &&
+        ok = ok && hw_get_count(ctx, ic->group, "nccl_channels", 1, 32, 1, NULL, &c->nccl_channels, err) &&
              hw_get_bandwidth(ctx, ic->group, "nccl_channel_bandwidth", &c->nccl_channel_bandwidth, err);
     }
     char *nvls = ok ? hw_get_text(ctx, ic->group, "nvls") : NULL;
@@ -512,8 +491,8 @@ static uint64_t instance_count(const strata_hw *hw, interconnect *const ics[2])
 bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsize n_groups, GError **err)
 {
     if (!hw_slice_apply(ctx, hw, groups, n_groups, err) || /* --set hardware.devices=N alone: a slice */
-        !get_count(ctx, "hardware", "devices", 1, MAX_DEVICES, 1, &hw->devices, err) ||
-        !get_count(ctx, "hardware", "devices_per_host", 1, MAX_DEVICES, hw->devices, &hw->devices_per_host, err))
+        !hw_get_count(ctx, "hardware", "devices", 1, MAX_DEVICES, 1, NULL, &hw->devices, err) ||
+        !hw_get_count(ctx, "hardware", "devices_per_host", 1, MAX_DEVICES, hw->devices, NULL, &hw->devices_per_host, err))
         return false;
     if (hw->devices % hw->devices_per_host != 0) {
         hw_fail(ctx, err, "hardware", "devices_per_host", "expected a divisor of devices = %u, got %u", hw->devices,

@@ -68,6 +68,10 @@ bool hw_fail_value(const hw_load_ctx *ctx, GError **err, const char *group, cons
 char *hw_get_raw(const hw_load_ctx *ctx, const char *group, const char *key); /* raw text, NULL when absent */
 bool hw_get_size(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t *out, GError **err);
 bool hw_get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
+/* A whole number from lo to hi, def when absent; expected: the message's
+ * "expected ..." (NULL: "a whole number from LO to HI"). */
+bool hw_get_count(const hw_load_ctx *ctx, const char *group, const char *key, uint32_t lo, uint32_t hi,
+                  uint32_t def, const char *expected, uint32_t *out, GError **err);
 bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key); /* NULL when absent */

@@ -138,6 +138,28 @@ bool hw_get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key
     return ok;
 }
 
+/* A whole-number key from lo to hi, def when absent; `expected` names the
+ * accepted values in the message (NULL: "a whole number from LO to HI"). */
+bool hw_get_count(const hw_load_ctx *ctx, const char *group, const char *key, uint32_t lo, uint32_t hi,
+                  uint32_t def, const char *expected, uint32_t *out, GError **err)
+{
+    *out = def;
+    if (!strata_keyfile_has_key(ctx->k, group, key))
+        return true;
+    char *v = hw_get_raw(ctx, group, key);
+    uint64_t x = 0;
+    bool ok = strata_parse_u64(v, &x, NULL) && x >= lo && x <= hi;
+    if (ok)
+        *out = (uint32_t)x;
+    else {
+        char *range = expected ? NULL : g_strdup_printf("a whole number from %u to %u", lo, hi);
+        hw_fail_value(ctx, err, group, key, expected ? expected : range, v);
+        g_free(range);
+    }
+    g_free(v);
+    return ok;
+}
+
 /* Text value (unescaped), or NULL when absent. */
 char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key)
 {
