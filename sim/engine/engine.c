@@ -284,11 +284,13 @@ static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
         ctx->port_bytes[op->src_memory] += bytes;
     sg_host_sendto(ctx->hosts.mem[op->src_memory], engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory),
                    (double)bytes);
-    double staged = strata_staging_route_extra(ctx->hw, hops, n, bytes); /* pageable: hw/staging.h */
-    if (n == 0) /* inside one DRAM: its bus turnarounds, hw/dram.h */
-        staged += strata_dram_copy_extra(strata_hw_memory(ctx->hw, op->src_memory), bytes);
-    if (staged > 0)
-        sg_actor_sleep_for(staged);
+    /* what the flow does not carry: a pageable copy's staging (hw/staging.h),
+     * a copy inside one DRAM's bus turnarounds (hw/dram.h) */
+    double extra = strata_staging_route_extra(ctx->hw, hops, n, bytes);
+    if (n == 0)
+        extra += strata_dram_copy_extra(strata_hw_memory(ctx->hw, op->src_memory), bytes);
+    if (extra > 0)
+        sg_actor_sleep_for(extra);
     double round_latency = op->round_latency_ps ? (double)op->round_latency_ps * 1e-12 : latency;
     if (rounds > 1) { /* the k rounds' latencies; at least k times the round's slowest copy alone */
         double until = MAX(now() + rounds * round_latency - latency, t0 + rounds * (double)op->round_time_ps * 1e-12);

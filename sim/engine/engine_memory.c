@@ -60,7 +60,6 @@ void engine_memories_clear(engine_memories *ms)
         strata_placement_free(ms->mem[i].place);
     g_free(ms->evented);
     ms->evented = NULL;
-
     ms->n_evented = 0;
     g_free(ms->mem);
     ms->mem = NULL;
