@@ -16,6 +16,7 @@
  *             pseudo channel (2 KB per 128-bit legacy channel).
  */
 #include "hw/dram.h"
+#include <glib.h>
 #include <string.h>
 
 /* Seconds of one clock of [dramsim3]'s HBM2 timing (tCK = 1 ns). The
@@ -56,7 +57,13 @@ const strata_dram_timing *strata_dram_find(const char *name)
     return NULL;
 }
 
-const char *strata_dram_names(void) { return "hbm2"; }
+char *strata_dram_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < sizeof dram_timings / sizeof dram_timings[0]; i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", dram_timings[i].name);
+    return g_string_free(s, FALSE);
+}
 
 double strata_dram_refresh_share(const strata_dram_timing *t)
 {

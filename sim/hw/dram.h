@@ -45,8 +45,8 @@ typedef struct strata_dram_timing {
 /* The timing set called name; NULL when there is none. */
 const strata_dram_timing *strata_dram_find(const char *name);
 
-/* The known names, comma-separated (for error messages). */
-const char *strata_dram_names(void);
+/* The known names, comma-separated (for error messages), from the table; g_free. */
+char *strata_dram_names(void);
 
 /* The share of the pin rate refresh leaves: 1 - tRFC / tREFI. */
 double strata_dram_refresh_share(const strata_dram_timing *t);

@@ -275,13 +275,17 @@ static bool memory_dram(const hw_load_ctx *ctx, strata_hw *hw, const char *group
     if (!has_dram && !has_width)
         return true;
     if (!has_dram) {
-        hw_fail(ctx, err, group, "bus_width", "bus_width needs dram = %s in the same memory", strata_dram_names());
+        char *names = strata_dram_names();
+        hw_fail(ctx, err, group, "bus_width", "bus_width needs dram = %s in the same memory", names);
+        g_free(names);
         return false;
     }
     char *name = hw_get_text(ctx, group, "dram");
     const strata_dram_timing *t = strata_dram_find(name);
     if (!t) {
-        hw_fail_value(ctx, err, group, "dram", strata_dram_names(), name);
+        char *names = strata_dram_names();
+        hw_fail_value(ctx, err, group, "dram", names, name);
+        g_free(names);
         g_free(name);
         return false;
     }
