@@ -63,10 +63,7 @@ static const char *mem_head = "[hardware]\nname = t\n[memory hbm]\nkind = device
 
 static strata_hw *load_memory(const char *keys, GError **err)
 {
-    char *text = g_strconcat(mem_head, keys, NULL);
-    strata_hw *hw = strata_hw_load_data(text, "t.ini", NULL, err);
-    g_free(text);
-    return hw;
+    return strata_test_load_hw_text(mem_head, keys, err);
 }
 
 /* The keys give the port's rate and the copy share; without them the port

@@ -99,10 +99,7 @@ static const char *hw_head = "[hardware]\nname = t\n[memory hbm]\nkind = device\
 
 static strata_hw *load_link(const char *keys, GError **err)
 {
-    char *text = g_strconcat(hw_head, keys, NULL);
-    strata_hw *hw = strata_hw_load_data(text, "t.ini", NULL, err);
-    g_free(text);
-    return hw;
+    return strata_test_load_hw_text(hw_head, keys, err);
 }
 
 /* The keys give the derived rate; bandwidth = overrides it; bad keys name FILE:LINE and the key. */

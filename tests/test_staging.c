@@ -119,10 +119,8 @@ START_TEST(overlap_key)
         {"staging_overlap = false\n", "staging_overlap needs staging_buffer"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
-        char *text = g_strconcat(head, cases[i][0], NULL);
         GError *err = NULL;
-        strata_hw *hw = strata_hw_load_data(text, "t.ini", NULL, &err);
-        g_free(text);
+        strata_hw *hw = strata_test_load_hw_text(head, cases[i][0], &err);
         if (!cases[i][1]) {
             ck_assert_msg(hw, "%s", err ? err->message : "");
             ck_assert(strata_hw_link(hw, 0)->staging_serial);

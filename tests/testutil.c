@@ -224,6 +224,14 @@ strata_hw *strata_test_load_hw(const char *name, const char *const *overrides)
     return hw;
 }
 
+strata_hw *strata_test_load_hw_text(const char *head, const char *keys, GError **err)
+{
+    char *text = g_strconcat(head, keys, NULL);
+    strata_hw *hw = strata_hw_load_data(text, "t.ini", NULL, err);
+    g_free(text);
+    return hw;
+}
+
 const strata_link_spec *strata_test_link(const strata_hw *hw, const char *name)
 {
     for (uint32_t i = 0; i < strata_hw_link_count(hw); i++)

@@ -58,6 +58,10 @@ char *strata_test_slow_data_path(const char *relative);
  * KEY=VALUE), failing the test with the loader's message if it cannot. */
 typedef struct strata_hw strata_hw;
 strata_hw *strata_test_load_hw(const char *name, const char *const *overrides);
+/* Loads the hardware text head followed by keys, as a file named t.ini (so
+ * messages read "t.ini:LINE: ..."); NULL with *err set where the loader
+ * refuses it. For tests of a section's keys: head ends in the section. */
+strata_hw *strata_test_load_hw_text(const char *head, const char *keys, GError **err);
 /* The link named name (failing the test when there is none), and the number
  * of links whose name starts with prefix. */
 typedef struct strata_link_spec strata_link_spec;
