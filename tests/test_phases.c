@@ -180,7 +180,6 @@ START_TEST(test_mesh_without_wraparound)
 }
 END_TEST
 
-/* --collectives takes phases or steps only. */
 /* The fold while the schedule is built (strata_coll_shape.fold): a ring
  * all-reduce over n = 1,000 ranks of L = 1,000,003 bytes. Unfolded, each
  * of its 2(n-1) = 1,998 rounds has n steps: 1,998,000. Every round of the
@@ -216,6 +215,122 @@ START_TEST(test_fold_unequal_chunks)
 }
 END_TEST
 
+/* The key of an unfolded step: who moves what, in which round. */
+static char *step_key(const strata_coll_step *st, uint32_t round)
+{
+    return g_strdup_printf("%u %u %u %u %d %d %d %d", round, st->lane, st->src, st->dst, st->src_buf, st->dst_buf,
+                           st->own_buf, st->reduce);
+}
+
+/* Every folded step of `shape` stands for the unfolded steps of its rounds:
+ * one step each round of [round, round + rounds), the same move, their
+ * bytes summing to its bytes and the largest its max_bytes, the first
+ * round's offsets its own; and every unfolded step is stood for once. */
+static void check_fold(const strata_coll_shape *shape, const char *what)
+{
+    strata_coll_shape plain_shape = *shape, fold_shape = *shape;
+    plain_shape.fold = false;
+    fold_shape.fold = true;
+    GArray *plain = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    GArray *folded = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    uint32_t rounds = strata_coll_schedule(&plain_shape, plain);
+    ck_assert_uint_eq(strata_coll_schedule(&fold_shape, folded), rounds);
+    GHashTable *at = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < plain->len; i++) {
+        const strata_coll_step *st = &g_array_index(plain, strata_coll_step, i);
+        ck_assert_msg(g_hash_table_insert(at, step_key(st, st->round), GUINT_TO_POINTER(i + 1)), "%s: step %u twice",
+                      what, i);
+    }
+    guint stood_for = 0;
+    for (guint i = 0; i < folded->len; i++) {
+        const strata_coll_step *f = &g_array_index(folded, strata_coll_step, i);
+        uint32_t k = f->rounds ? f->rounds : 1;
+        uint64_t sum = 0, max = 0;
+        for (uint32_t r = f->round; r < f->round + k; r++) {
+            char *key = step_key(f, r);
+            guint j = GPOINTER_TO_UINT(g_hash_table_lookup(at, key));
+            ck_assert_msg(j > 0, "%s: folded step %u has no round %u (%s)", what, i, r, key);
+            g_hash_table_remove(at, key);
+            g_free(key);
+            const strata_coll_step *u = &g_array_index(plain, strata_coll_step, j - 1);
+            if (r == f->round)
+                ck_assert_msg(u->src_off == f->src_off && u->dst_off == f->dst_off && u->own_off == f->own_off,
+                              "%s: folded step %u's offsets", what, i);
+            sum += u->bytes;
+            max = MAX(max, u->bytes);
+            stood_for++;
+        }
+        ck_assert_msg(sum == f->bytes,
+                      "%s: folded step %u carries %" G_GUINT64_FORMAT ", its rounds %" G_GUINT64_FORMAT, what, i,
+                      f->bytes, sum);
+        ck_assert_msg(k == 1 ? f->max_bytes == 0 : f->max_bytes == max, "%s: folded step %u's largest round", what, i);
+    }
+    ck_assert_msg(stood_for == plain->len, "%s: %u of %u steps stood for", what, stood_for, plain->len);
+    g_hash_table_destroy(at);
+    g_array_free(plain, TRUE);
+    g_array_free(folded, TRUE);
+}
+
+/* The ring family folds to its rounds, for every kind and algorithm, on a
+ * line, a 2D and a 3D group, with buffers whose pieces are all full (each
+ * ring's runs written at once) and buffers too small for every rank to
+ * have a piece (empty pieces, no steps: the rounds generated and folded).
+ * By hand, a reduce-scatter ring over 4 ranks of 4,000 bytes (chunks of
+ * 1,000): rounds 0 and 1 fold (IN to IN, 2,000 bytes, largest 1,000), the
+ * last round writes OUT, 8 steps; an all-gather ring over 4 of 1,000 bytes
+ * a rank: round 0 reads IN and copies each rank's own chunk (8 steps),
+ * rounds 1 and 2 fold (2,000 bytes), 12 steps. */
+START_TEST(test_fold_is_the_rounds)
+{
+    const strata_op_kind kinds[] = {STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER, STRATA_OP_REDUCE_SCATTER};
+    const strata_algo algos[] = {STRATA_ALGO_RING, STRATA_ALGO_BIDIR_RING, STRATA_ALGO_TORUS, STRATA_ALGO_BIDIR_TORUS};
+    const uint32_t groups[][4] = {{1, 5}, {1, 2}, {2, 4, 4}, {3, 3, 2, 5}, {2, 1, 7}};
+    const uint64_t sizes[] = {1, 7, 100, 4096, 1000003};
+    for (size_t a = 0; a < G_N_ELEMENTS(kinds); a++)
+        for (size_t b = 0; b < G_N_ELEMENTS(algos); b++)
+            for (size_t g = 0; g < G_N_ELEMENTS(groups); g++)
+                for (size_t z = 0; z < G_N_ELEMENTS(sizes); z++) {
+                    strata_coll_shape sh = {.kind = kinds[a], .algo = algos[b], .n_dims = groups[g][0],
+                                            .in_bytes = sizes[z]};
+                    memcpy(sh.dims, &groups[g][1], sh.n_dims * sizeof sh.dims[0]);
+                    char *what = g_strdup_printf("%s %s group %zu %" G_GUINT64_FORMAT " bytes",
+                                                 strata_op_kind_name(kinds[a]), strata_algo_name(algos[b]), g,
+                                                 sizes[z]);
+                    check_fold(&sh, what);
+                    g_free(what);
+                }
+    strata_coll_shape rs = {.kind = STRATA_OP_REDUCE_SCATTER, .algo = STRATA_ALGO_RING, .n_dims = 1, .dims = {4},
+                            .in_bytes = 4000, .fold = true};
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(&rs, steps), 3);
+    ck_assert_uint_eq(steps->len, 8);
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        bool last = i >= 4;
+        ck_assert_uint_eq(st->round, last ? 2 : 0);
+        ck_assert_uint_eq(st->rounds, last ? 0 : 2);
+        ck_assert_uint_eq(st->bytes, last ? 1000 : 2000);
+        ck_assert_uint_eq(st->max_bytes, last ? 0 : 1000);
+        ck_assert_int_eq(st->dst_buf, last ? STRATA_COLL_OUT : STRATA_COLL_IN);
+    }
+    g_array_set_size(steps, 0);
+    strata_coll_shape ag = {.kind = STRATA_OP_ALL_GATHER, .algo = STRATA_ALGO_RING, .n_dims = 1, .dims = {4},
+                            .in_bytes = 1000, .fold = true};
+    ck_assert_uint_eq(strata_coll_schedule(&ag, steps), 3);
+    ck_assert_uint_eq(steps->len, 12);
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        bool first = i < 8, local = first && st->src == st->dst;
+        ck_assert_uint_eq(st->round, first ? 0 : 1);
+        ck_assert_uint_eq(st->rounds, first ? 0 : 2);
+        ck_assert_uint_eq(st->bytes, first ? 1000 : 2000);
+        ck_assert_int_eq(st->src_buf, first ? STRATA_COLL_IN : STRATA_COLL_OUT);
+        ck_assert_uint_eq(st->lane, local ? 1 : 0);
+    }
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 START_TEST(test_bad_mode)
 {
     char *hw = strata_test_source_path("configs/hw/test-ring8.ini");
@@ -239,6 +354,7 @@ int main(void)
     tcase_add_test(tc, test_mesh_without_wraparound);
     tcase_add_test(tc, test_bad_mode);
     tcase_add_test(tc, test_fold_unequal_chunks);
+    tcase_add_test(tc, test_fold_is_the_rounds);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -138,18 +138,163 @@ static void levels_free(levels *l)
     g_free(l->len);
 }
 
-/* The bytes that the ring of direction dir moves of chunk i (of d) of
- * segment `at`: [off, off + bytes), at `in_part` from the chunk's start. */
+/* The bytes that the ring of direction dir moves of chunk i (of d) of a
+ * segment [base, base + len): [off, off + bytes), at `in_part` from the
+ * chunk's start. */
 typedef struct piece {
     uint64_t off, bytes, in_part;
 } piece;
 
-static piece piece_of(const sched *s, const levels *l, size_t at, uint32_t d, uint32_t i, int dir)
+static piece piece_in(const sched *s, uint64_t base, uint64_t len, uint32_t d, uint32_t i, int dir)
 {
-    uint64_t lo = chunk_off(l->len[at], d, i), len = chunk_off(l->len[at], d, i + 1) - lo;
+    uint64_t lo = chunk_off(len, d, i), clen = chunk_off(len, d, i + 1) - lo;
     uint32_t part = dir > 0 ? 0 : s->parts - 1;
-    uint64_t plo = chunk_off(len, s->parts, part);
-    return (piece){l->base[at] + lo + plo, chunk_off(len, s->parts, part + 1) - plo, plo};
+    uint64_t plo = chunk_off(clen, s->parts, part);
+    return (piece){base + lo + plo, chunk_off(clen, s->parts, part + 1) - plo, plo};
+}
+
+/* The chunk that rank q receives at `step` of its ring along k (steps
+ * past d - 2 continue the ring: the chunks repeat every d steps; step <=
+ * 2d - 2). */
+static uint32_t chunk_at(const sched *s, uint32_t q, uint32_t k, int dir, uint32_t step, bool reduce)
+{
+    uint32_t d = s->dims[k];
+    uint32_t p = (position(s, q, k, dir) + 2 * d - step - (reduce ? 2 : 1)) % d;
+    return dir > 0 ? p : (d - p) % d;
+}
+
+/* One ring along dimension k in direction dir: its lane and first round,
+ * what it does (reduce) and the buffers at its edges (see ring()). */
+typedef struct ring_at {
+    const levels *l;
+    uint32_t k, lane, round0;
+    int dir;
+    bool reduce, edge;
+    strata_coll_buf buf;
+} ring_at;
+
+static bool ring_from_in(const ring_at *r, uint32_t step) { return !r->reduce && r->edge && step == 0; }
+static bool ring_last(const sched *s, const ring_at *r, uint32_t step)
+{
+    return r->reduce && r->edge && step + 2 == s->dims[r->k];
+}
+
+/* Rank q's step at `step` of the ring, and with *local (when the step
+ * reads IN) the copy of its own chunk from IN into OUT. */
+static strata_coll_step ring_step(const sched *s, const ring_at *r, uint32_t q, uint32_t step, strata_coll_step *local)
+{
+    uint32_t d = s->dims[r->k];
+    size_t at = (size_t)r->k * s->n + q;
+    piece c = piece_in(s, r->l->base[at], r->l->len[at], d, chunk_at(s, q, r->k, r->dir, step, r->reduce), r->dir);
+    bool last = ring_last(s, r, step), from_in = ring_from_in(r, step);
+    if (from_in) {
+        piece own = piece_in(s, r->l->base[at], r->l->len[at], d, coord(s, q, r->k), r->dir);
+        *local = (strata_coll_step){.round = r->round0, .lane = r->lane + 1, .src = q, .dst = q,
+                                    .src_buf = STRATA_COLL_IN, .src_off = own.in_part,
+                                    .dst_buf = STRATA_COLL_OUT, .dst_off = own.off, .bytes = own.bytes};
+    }
+    return (strata_coll_step){.round = r->round0 + step, .lane = r->lane, .src = previous(s, q, r->k, r->dir),
+                              .dst = q, .src_buf = from_in ? STRATA_COLL_IN : r->buf,
+                              .src_off = from_in ? c.in_part : c.off, .dst_buf = last ? STRATA_COLL_OUT : r->buf,
+                              .dst_off = last ? c.in_part : c.off, .own_buf = r->buf, .own_off = c.off,
+                              .reduce = r->reduce, .bytes = c.bytes};
+}
+
+/* The sizes of the d pieces a ring moves of a segment of len bytes: their
+ * sum, the largest and how many are, and the smallest. */
+typedef struct piece_sizes {
+    uint64_t len, sum, max, min;
+    uint32_t n_max;
+} piece_sizes;
+
+/* The index in `known` of the sizes for len (added when new). */
+static guint sizes_of(const sched *s, GArray *known, uint64_t len, uint32_t d, int dir)
+{
+    for (guint i = 0; i < known->len; i++)
+        if (g_array_index(known, piece_sizes, i).len == len)
+            return i;
+    piece_sizes z = {.len = len, .min = UINT64_MAX};
+    for (uint32_t i = 0; i < d; i++) {
+        uint64_t b = piece_in(s, 0, len, d, i, dir).bytes;
+        z.sum += b;
+        z.n_max = b > z.max ? 1 : z.n_max + (b == z.max);
+        z.max = MAX(z.max, b);
+        z.min = MIN(z.min, b);
+    }
+    g_array_append_val(known, z);
+    return known->len - 1;
+}
+
+/* The bytes rank q's ring moves over steps [a, b], their sum and largest.
+ * The run's chunks are d - (b - a + 1) short of all d: where the run is
+ * the longer part, the sum is the segment's less the chunks it skips
+ * (steps b + 1 .. a + d - 1), and the largest is the segment's while a
+ * chunk of that size is left in the run. */
+static void run_bytes(const sched *s, const ring_at *r, const piece_sizes *z, uint32_t q, uint32_t a, uint32_t b,
+                      uint64_t *sum, uint64_t *max)
+{
+    uint32_t d = s->dims[r->k];
+    size_t at = (size_t)r->k * s->n + q;
+    if (b - a + 1 > a + d - 1 - b) {
+        uint64_t skipped = 0;
+        uint32_t max_skipped = 0;
+        for (uint32_t step = b + 1; step <= a + d - 1; step++) {
+            uint64_t x = piece_in(s, 0, r->l->len[at], d, chunk_at(s, q, r->k, r->dir, step, r->reduce), r->dir).bytes;
+            skipped += x;
+            max_skipped += x == z->max;
+        }
+        *sum = z->sum - skipped;
+        if (max_skipped < z->n_max) {
+            *max = z->max;
+            return;
+        }
+    }
+    *sum = 0;
+    *max = 0;
+    for (uint32_t step = a; step <= b; step++) {
+        uint64_t x = piece_in(s, 0, r->l->len[at], d, chunk_at(s, q, r->k, r->dir, step, r->reduce), r->dir).bytes;
+        *sum += x;
+        *max = MAX(*max, x);
+    }
+}
+
+/* With s->fold, the ring's folded runs written at once: where no piece of
+ * the ring is empty, every round has one step per rank (and round 0 of an
+ * all-gather's first dimension its local copies too), and fold_round
+ * would join every round to the one before it but round 1 after those
+ * local copies (their round is wider) and a reduce-scatter's last round
+ * into OUT (another buffer). So each run of rounds between those edges is
+ * one step per rank, its bytes summed by run_bytes: O(n) steps and time
+ * for a ring of n ranks, where generating its rounds to fold them is
+ * O(n^2). Returns false, writing nothing, where some piece is empty. */
+static bool ring_folded(sched *s, const ring_at *r)
+{
+    uint32_t d = s->dims[r->k];
+    GArray *known = g_array_new(FALSE, FALSE, sizeof(piece_sizes));
+    guint *z = g_new(guint, s->n);
+    bool empty = false;
+    for (uint32_t q = 0; q < s->n && !empty; q++) {
+        z[q] = sizes_of(s, known, r->l->len[(size_t)r->k * s->n + q], d, r->dir);
+        empty = g_array_index(known, piece_sizes, z[q]).min == 0;
+    }
+    for (uint32_t a = 0, b; !empty && a + 1 < d; a = b + 1) {
+        for (b = a; !ring_from_in(r, a) && b + 2 < d && !ring_last(s, r, b + 1);)
+            b++;
+        for (uint32_t q = 0; q < s->n; q++) {
+            strata_coll_step local = {0};
+            strata_coll_step st = ring_step(s, r, q, a, &local);
+            if (b > a) {
+                st.rounds = b - a + 1;
+                run_bytes(s, r, &g_array_index(known, piece_sizes, z[q]), q, a, b, &st.bytes, &st.max_bytes);
+            }
+            add(s, &st);
+            if (ring_from_in(r, a))
+                add(s, &local);
+        }
+    }
+    g_free(z);
+    g_array_free(known, TRUE);
+    return !empty;
 }
 
 /* One ring along dimension k: a reduce-scatter (reduce) from level k to
@@ -161,28 +306,19 @@ static piece piece_of(const sched *s, const levels *l, size_t at, uint32_t d, ui
 static void ring(sched *s, const levels *l, uint32_t k, int dir, uint32_t lane, uint32_t round0, bool reduce,
                  bool edge)
 {
-    uint32_t d = s->dims[k];
-    strata_coll_buf buf = reduce || s->kind == STRATA_OP_ALL_REDUCE ? STRATA_COLL_IN : STRATA_COLL_OUT;
+    ring_at r = {.l = l, .k = k, .lane = lane, .round0 = round0, .dir = dir, .reduce = reduce, .edge = edge,
+                 .buf = reduce || s->kind == STRATA_OP_ALL_REDUCE ? STRATA_COLL_IN : STRATA_COLL_OUT};
+    if (s->fold && ring_folded(s, &r))
+        return;
     guint prev = s->steps->len;
-    for (uint32_t step = 0; step + 1 < d; step++) {
+    for (uint32_t step = 0; step + 1 < s->dims[k]; step++) {
         guint at = s->steps->len;
         for (uint32_t q = 0; q < s->n; q++) {
-            size_t at = (size_t)k * s->n + q;
-            uint32_t p = (position(s, q, k, dir) + 2 * d - step - (reduce ? 2 : 1)) % d;
-            piece c = piece_of(s, l, at, d, dir > 0 ? p : (d - p) % d, dir);
-            bool last = reduce && edge && step + 2 == d, from_in = !reduce && edge && step == 0;
-            strata_coll_step st = {.round = round0 + step, .lane = lane, .src = previous(s, q, k, dir), .dst = q,
-                                   .src_buf = from_in ? STRATA_COLL_IN : buf, .src_off = from_in ? c.in_part : c.off,
-                                   .dst_buf = last ? STRATA_COLL_OUT : buf, .dst_off = last ? c.in_part : c.off,
-                                   .own_buf = buf, .own_off = c.off, .reduce = reduce, .bytes = c.bytes};
+            strata_coll_step local = {0};
+            strata_coll_step st = ring_step(s, &r, q, step, &local);
             add(s, &st);
-            if (from_in) {
-                piece own = piece_of(s, l, at, d, coord(s, q, k), dir);
-                strata_coll_step local = {.round = round0, .lane = lane + 1, .src = q, .dst = q,
-                                          .src_buf = STRATA_COLL_IN, .src_off = own.in_part,
-                                          .dst_buf = STRATA_COLL_OUT, .dst_off = own.off, .bytes = own.bytes};
+            if (ring_from_in(&r, step))
                 add(s, &local);
-            }
         }
         prev = fold_round(s, prev, at);
     }
