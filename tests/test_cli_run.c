@@ -334,6 +334,22 @@ START_TEST(json_to_stdout_moves_summary_to_stderr)
 }
 END_TEST
 
+/* A run shows its progress on a terminal only (core/progress.h): the ops
+ * read, building a multi-device platform, then the ops simulated of all
+ * with the simulated time; nothing with --quiet or off a terminal. */
+START_TEST(progress_only_on_a_terminal)
+{
+    char *hw = strata_test_source_path("configs/hw/test-ring8.ini");
+    char *trace = strata_test_source_path("traces/spmd/collectives.trace");
+    const char *argv[] = {"run", "--hw", hw, "--trace", trace, NULL};
+    strata_test_progress_only_on_tty(argv, "run: [");
+    strata_test_progress_only_on_tty(argv, "run: building the platform (8 devices)");
+    strata_test_progress_only_on_tty(argv, "run: reading: 1 ops");
+    g_free(hw);
+    g_free(trace);
+}
+END_TEST
+
 /* --policy pad: a 3x100 f32 buffer (1200 B) pads to (8,128) x 4 B = 4096 B:
  * 2896 bytes of padding, reported in memories.hbm.padding_bytes. */
 START_TEST(policy_pad_reports_padding)
@@ -393,6 +409,7 @@ static Suite *cli_run_suite(void)
     tcase_add_test(t, out_of_memory_exits_1_with_results);
     tcase_add_test(t, timeline_plain_and_gzip);
     tcase_add_test(t, json_to_stdout_moves_summary_to_stderr);
+    tcase_add_test(t, progress_only_on_a_terminal);
     tcase_add_test(t, help_documents_every_option);
     tcase_add_test(t, policy_pad_reports_padding);
     tcase_add_test(t, policy_pad_keeps_collective_sizes);

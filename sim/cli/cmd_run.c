@@ -19,6 +19,7 @@
 #include "cli/cli.h"
 #include "cli/job.h"
 #include "core/error.h"
+#include "core/progress.h"
 #include "engine/engine.h"
 #include "hw/hw.h"
 #include "policy/policy.h"
@@ -94,7 +95,9 @@ int strata_cmd_run(int argc, char **argv)
          "How collectives run on several devices: phases (default: the identical rounds of a ring or a torus "
          "dimension as one flow per link that pays every round's latency) or steps (every round of the "
          "schedule; the reference, slower); docs/multi-device.md", "phases|steps"},
-        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet, "Do not print the summary", NULL},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
+         "Do not print the summary, nor the progress line a terminal otherwise shows (ops read, ops simulated "
+         "and the simulated time)", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
     };
     char *allocators = strata_alloc_type_names();
@@ -142,6 +145,7 @@ int strata_cmd_run(int argc, char **argv)
     opt.timeline = timeline_out ? strata_outfile_stream(timeline_out) : NULL; /* written while running */
     opt.check_allocators = a.check_allocators;
     opt.allocator = a.allocator;
+    opt.progress = strata_progress_stream(a.quiet);
     strata_job_doing(job, "simulating %s", trace_name);
     if (!strata_engine_run(strata_run_spec_hw(spec), strata_run_spec_source(spec), &opt, &results, &err))
         goto done;

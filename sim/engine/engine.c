@@ -92,6 +92,7 @@ struct engine_ctx {
     uint32_t n_streams;
     engine_events *events;
     strata_timeline *timeline; /* opt->timeline's writer, or NULL */
+    strata_progress *progress; /* on opt->progress (silent when NULL) */
     uint64_t ops_done;
     bool stopped;
     GError *error;
@@ -529,6 +530,7 @@ static void ctx_clear(engine_ctx *ctx)
     g_free(ctx->unit_flops);
     g_free(ctx->unit_launched);
     engine_feed_free(ctx->feed);
+    strata_progress_free(ctx->progress); /* erases its line */
     engine_memories_clear(&ctx->mems);
     strata_results_free(ctx->results);
     strata_timeline_free(ctx->timeline);
@@ -543,6 +545,7 @@ void strata_engine_options_init(strata_engine_options *opt)
     opt->check_allocators = false;
     opt->allocator = NULL;
     opt->tape_budget = 0;
+    opt->progress = NULL;
 }
 
 /* SimGrid reserves contexts/stack-size (8 MiB by default) of address space
@@ -594,8 +597,13 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         return false;
     if (!engine_memories_init(&ctx.mems, hw, opt->allocator, opt->check_allocators, err))
         return false;
+    ctx.progress = strata_progress_new(opt->progress);
     ctx.feed = engine_feed_new(hw, src, &ctx.mems, spans_wanted(&ctx),
-                               opt->tape_budget ? opt->tape_budget : STRATA_ENGINE_TAPE_BUDGET, err);
+                               opt->tape_budget ? opt->tape_budget : STRATA_ENGINE_TAPE_BUDGET, ctx.progress, err);
+    if (ctx.feed && strata_hw_devices(hw) > 1) {
+        strata_progress_clear(ctx.progress); /* drawn now, however recent the last line */
+        strata_progress_update(ctx.progress, "run: building the platform (%u devices)", strata_hw_devices(hw));
+    }
     if (!ctx.feed || !engine_platform_load(hw, err) || !engine_hosts_lookup(hw, &ctx.hosts, err)) {
         ctx_clear(&ctx);
         return false;

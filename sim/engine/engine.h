@@ -33,6 +33,8 @@ typedef struct strata_engine_options {
     size_t tape_budget;         /* bytes the first pass may use to keep the bound ops for the
                                  * second to replay; past it the second pass reads the source
                                  * again (same results, slower); 0: STRATA_ENGINE_TAPE_BUDGET */
+    FILE *progress;             /* a progress line there (core/progress.h: the ops read, then
+                                 * the ops simulated of all and the simulated time); NULL: none */
 } strata_engine_options;
 
 #define STRATA_ENGINE_TAPE_BUDGET ((size_t)64 << 20)

@@ -29,6 +29,8 @@
 #include <assert.h>
 #include "core/error.h"
 #include "core/idmap.h"
+#include "core/units.h"
+#include <simgrid/engine.h>
 #include <string.h>
 
 struct engine_feed {
@@ -47,7 +49,13 @@ struct engine_feed {
     GArray *donated;           /* uint64_t: extra_of()'s donated ids */
     char *mesh;                /* the trace's `option mesh=`, or NULL */
     uint64_t taken;            /* ops the second pass took (invariant 3) */
+    uint64_t n_ops;            /* ops the first pass read */
+    strata_progress *progress; /* not owned; NULL: none */
 };
+
+/* Progress is drawn at most once every PROGRESS_EVERY ops (and at the
+ * first), so that a run pays the clock reading on a few of its ops only. */
+#define PROGRESS_EVERY 4096u
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
 
@@ -147,10 +155,11 @@ static bool first_pass_end(engine_feed *f, GError **err)
 }
 
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, bool keep_labels,
-                             size_t tape_budget, GError **err)
+                             size_t tape_budget, strata_progress *progress, GError **err)
 {
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
+    f->progress = progress;
     strata_bind_options opt = {.hw = hw};
     f->binder = strata_binder_new(src, &opt);
     f->ms = ms;
@@ -170,7 +179,10 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
         ok = first_pass_op(f, op, err);
         if (ok && f->tape)
             tape_op(f, op);
+        if (op->index % PROGRESS_EVERY == 0)
+            strata_progress_count(f->progress, "run: reading", op->index + 1, 0, "ops", NULL);
     }
+    f->n_ops = strata_binder_op_count(f->binder);
     ok = ok && got == 0;
     ok = ok && first_pass_end(f, err);
     /* Even when the tape holds every op: the rewind drops the first pass's
@@ -429,6 +441,15 @@ static int read_one(engine_feed *f, GError **err)
         return got;
     }
     assert(e->bound.index == f->taken); /* invariant 3 */
+    if (f->progress && f->taken % PROGRESS_EVERY == 0) {
+        if (f->taken == 0)
+            strata_progress_clear(f->progress); /* the second pass's line drawn at once */
+        char *t = strata_format_time(simgrid_get_clock());
+        char *note = g_strconcat("simulated ", t, NULL);
+        strata_progress_count(f->progress, "run", f->taken, f->n_ops, "ops", note);
+        g_free(note);
+        g_free(t);
+    }
     f->taken++;
     program_op(f, &e->bound, &x);
     finish_op(f, e, &x);

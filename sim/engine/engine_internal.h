@@ -113,9 +113,11 @@ typedef struct engine_feed engine_feed;
  * allocators and the trace's options for the ledgers, and keeps the ops on
  * a tape of at most tape_budget bytes for the second pass (past it, the
  * second pass reads the source again). keep_labels: keep each op's label
- * (buffer, event or compute name), for spans only. */
+ * (buffer, event or compute name), for spans only. progress (NULL: none;
+ * not owned) shows the ops read in the first pass and the ops taken in the
+ * second against all of them, with the simulated time. */
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, bool keep_labels,
-                             size_t tape_budget, GError **err);
+                             size_t tape_budget, strata_progress *progress, GError **err);
 void engine_feed_free(engine_feed *f);
 uint32_t engine_feed_stream_count(const engine_feed *f);
 const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream);
