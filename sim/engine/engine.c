@@ -49,6 +49,7 @@
 #include <string.h>
 #include <xbt/config.h>
 #include "core/error.h"
+#include "core/units.h"
 #include "hw/dram.h"
 #include "hw/staging.h"
 #include "results/collectives.h"
@@ -400,6 +401,24 @@ static void note_collective(strata_results *r, const strata_coll_info *info, dou
     strata_collective_note(c, t0, t1);
 }
 
+/* The ops run of all and the simulated time, on the progress line. At the
+ * first op the line starts afresh (drawn at once, its time left measured
+ * from then, not from the reading), showing 0 done. */
+static void show_progress(engine_ctx *ctx)
+{
+    uint64_t done = ctx->ops_done;
+    if (done == 1) {
+        strata_progress_free(ctx->progress);
+        ctx->progress = strata_progress_new(ctx->opt->progress);
+        done = 0;
+    }
+    char *t = strata_format_time(now());
+    char *note = g_strconcat("simulated ", t, NULL);
+    strata_progress_count(ctx->progress, "run", done, engine_feed_op_count(ctx->feed), "ops", note);
+    g_free(note);
+    g_free(t);
+}
+
 static void stream_main(int argc, char **argv)
 {
     (void)argc;
@@ -444,6 +463,8 @@ static void stream_main(int argc, char **argv)
             }
             s->ops++;
             ctx->ops_done++;
+            if (ctx->progress && (ctx->ops_done == 1 || ctx->ops_done % ENGINE_PROGRESS_EVERY == 0))
+                show_progress(ctx);
             add_span(ctx, e, t0, t1);
             if (op->coll != STRATA_COLL_NONE)
                 note_collective(ctx->results, strata_spmd_coll(ctx->src, op->coll), t0, t1);

@@ -29,8 +29,6 @@
 #include <assert.h>
 #include "core/error.h"
 #include "core/idmap.h"
-#include "core/units.h"
-#include <simgrid/engine.h>
 #include <string.h>
 
 struct engine_feed {
@@ -52,10 +50,6 @@ struct engine_feed {
     uint64_t n_ops;            /* ops the first pass read */
     strata_progress *progress; /* not owned; NULL: none */
 };
-
-/* Progress is drawn at most once every PROGRESS_EVERY ops (and at the
- * first), so that a run pays the clock reading on a few of its ops only. */
-#define PROGRESS_EVERY 4096u
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
 
@@ -179,7 +173,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
         ok = first_pass_op(f, op, err);
         if (ok && f->tape)
             tape_op(f, op);
-        if (op->index % PROGRESS_EVERY == 0)
+        if (op->index % ENGINE_PROGRESS_EVERY == 0)
             strata_progress_count(f->progress, "run: reading", op->index + 1, 0, "ops", NULL);
     }
     f->n_ops = strata_binder_op_count(f->binder);
@@ -299,6 +293,11 @@ const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream)
 uint32_t engine_feed_event_count(const engine_feed *f)
 {
     return f->n_events;
+}
+
+uint64_t engine_feed_op_count(const engine_feed *f)
+{
+    return f->n_ops;
 }
 
 const char *engine_feed_mesh(const engine_feed *f)
@@ -441,15 +440,6 @@ static int read_one(engine_feed *f, GError **err)
         return got;
     }
     assert(e->bound.index == f->taken); /* invariant 3 */
-    if (f->progress && f->taken % PROGRESS_EVERY == 0) {
-        if (f->taken == 0)
-            strata_progress_clear(f->progress); /* the second pass's line drawn at once */
-        char *t = strata_format_time(simgrid_get_clock());
-        char *note = g_strconcat("simulated ", t, NULL);
-        strata_progress_count(f->progress, "run", f->taken, f->n_ops, "ops", note);
-        g_free(note);
-        g_free(t);
-    }
     f->taken++;
     program_op(f, &e->bound, &x);
     finish_op(f, e, &x);

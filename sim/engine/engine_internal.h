@@ -119,6 +119,11 @@ typedef struct engine_feed engine_feed;
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, bool keep_labels,
                              size_t tape_budget, strata_progress *progress, GError **err);
 void engine_feed_free(engine_feed *f);
+/* The ops the first pass read (all the second pass will hand out). */
+uint64_t engine_feed_op_count(const engine_feed *f);
+/* Progress is drawn at most once every ENGINE_PROGRESS_EVERY ops (and at
+ * the first), so that a run reads the clock on few of its ops. */
+#define ENGINE_PROGRESS_EVERY 4096u
 uint32_t engine_feed_stream_count(const engine_feed *f);
 const char *engine_feed_stream_name(const engine_feed *f, uint32_t stream);
 uint32_t engine_feed_event_count(const engine_feed *f);
