@@ -48,7 +48,6 @@ struct engine_feed {
     char *mesh;                /* the trace's `option mesh=`, or NULL */
     uint64_t taken;            /* ops the second pass took (invariant 3) */
     uint64_t n_ops;            /* ops the first pass read */
-    strata_progress *progress; /* not owned; NULL: none */
 };
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
@@ -153,7 +152,6 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
 {
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
-    f->progress = progress;
     strata_bind_options opt = {.hw = hw};
     f->binder = strata_binder_new(src, &opt);
     f->ms = ms;
@@ -174,7 +172,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
         if (ok && f->tape)
             tape_op(f, op);
         if (op->index % ENGINE_PROGRESS_EVERY == 0)
-            strata_progress_count(f->progress, "run: reading", op->index + 1, 0, "ops", NULL);
+            strata_progress_count(progress, "run: reading", op->index + 1, 0, "ops", NULL);
     }
     f->n_ops = strata_binder_op_count(f->binder);
     ok = ok && got == 0;

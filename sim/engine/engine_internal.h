@@ -114,8 +114,7 @@ typedef struct engine_feed engine_feed;
  * a tape of at most tape_budget bytes for the second pass (past it, the
  * second pass reads the source again). keep_labels: keep each op's label
  * (buffer, event or compute name), for spans only. progress (NULL: none;
- * not owned) shows the ops read in the first pass and the ops taken in the
- * second against all of them, with the simulated time. */
+ * used during the call only) shows the ops the first pass reads. */
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, bool keep_labels,
                              size_t tape_budget, strata_progress *progress, GError **err);
 void engine_feed_free(engine_feed *f);
