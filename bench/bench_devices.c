@@ -42,6 +42,14 @@
  * (the 256-chip step must simulate in under a minute on a 2-core machine:
  * CPU time, as a machine shared with other work stretches the wall time).
  *
+ * And, from 256 devices on, a ring laid over a whole 3D torus (a 1 MiB
+ * all-reduce over one mesh axis of 256 chips, tpu-v5p-64.ini at 4x8x8) in
+ * phases against --collectives steps:
+ *   RESULT name=devices_ring3d_256 value=PHASES_CPU_S baseline=STEPS_CPU_S ratio=R unit=s ops=.. baseline_ops=..
+ * (ratio about 1 while the ring's rounds stay step by step in phases too,
+ * as since issue 28's latency check: docs/multi-device.md; far below 1
+ * where its rounds fold into phases).
+ *
  * Usage: bench_devices [MAX_DEVICES]   (default 8960: runs 1, 8, 64, 256, 1024, 8960 up to it)
  */
 #include <glib.h>
@@ -201,6 +209,45 @@ static bool run_slice(const char *strata, const char *dir, const slice *s, run_r
     return ok;
 }
 
+/* A 1 MiB all-reduce over one mesh axis of 256 chips, tpu-v5p-64.ini resized
+ * to a 4x8x8 torus (`gen collective devices=256`: one ring laid row by row
+ * over the whole 3D torus), run in phases (mode NULL: the default) or with
+ * --collectives steps. */
+static bool run_ring3d(const char *strata, const char *dir, const char *mode, run_report *rep)
+{
+    char *trace = g_build_filename(dir, "ring3d.trace", NULL);
+    char *json = g_build_filename(dir, "ring3d.json", NULL);
+    char *hw = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "tpu-v5p-64.ini", NULL);
+    GPtrArray *gen = g_ptr_array_new();
+    const char *gen_args[] = {strata, "gen", "collective", "op=all-reduce", "devices=256", "bytes=1MiB", "-o", trace,
+                              NULL};
+    for (const char *const *a = gen_args; *a; a++)
+        g_ptr_array_add(gen, (char *)*a);
+    GPtrArray *run = g_ptr_array_new();
+    const char *run_args[] = {strata, "run", "--hw", hw, "--set", "hardware.devices=256", "--set",
+                              "interconnect.ici.dims=4x8x8", "--trace", trace, "--json", json, "-q", NULL};
+    for (const char *const *a = run_args; *a; a++)
+        g_ptr_array_add(run, (char *)*a);
+    if (mode) {
+        g_ptr_array_add(run, "--collectives");
+        g_ptr_array_add(run, (char *)mode);
+    }
+    bool ok = spawn(gen);
+    double cpu0 = children_cpu_s(), wall0 = bench_wall_seconds();
+    ok = ok && spawn(run);
+    rep->wall_s = bench_wall_seconds() - wall0;
+    rep->cpu_s = children_cpu_s() - cpu0;
+    ok = ok && read_results(json, rep);
+    g_ptr_array_free(gen, TRUE);
+    g_ptr_array_free(run, TRUE);
+    g_remove(trace);
+    g_remove(json);
+    g_free(trace);
+    g_free(json);
+    g_free(hw);
+    return ok;
+}
+
 int main(int argc, char **argv)
 {
     int max_devices = argc > 1 ? atoi(argv[1]) : 8960;
@@ -249,6 +296,16 @@ int main(int argc, char **argv)
             printf("RESULT name=devices_pod_all_reduce value=%.3f baseline=- ratio=- target=120 unit=s wall_s=%.3f "
                    "peak_mib=%.0f peak_target_mib=4096\n",
                    rep.cpu_s, rep.wall_s, rep.peak_mib);
+    }
+    run_report phases = {0}, steps = {0};
+    if (ok && max_devices >= 256 && run_ring3d(strata, dir, NULL, &phases) &&
+        run_ring3d(strata, dir, "steps", &steps)) {
+        printf("ring over a 3D torus (1 MiB all-reduce, 256 chips, 4x8x8): phases %" G_GINT64_FORMAT
+               " ops in %.3f s CPU, steps %" G_GINT64_FORMAT " ops in %.3f s CPU; makespan %.9f vs %.9f s\n",
+               phases.ops, phases.cpu_s, steps.ops, steps.cpu_s, phases.makespan_s, steps.makespan_s);
+        printf("RESULT name=devices_ring3d_256 value=%.3f baseline=%.3f ratio=%.3f target=- unit=s "
+               "ops=%" G_GINT64_FORMAT " baseline_ops=%" G_GINT64_FORMAT "\n",
+               phases.cpu_s, steps.cpu_s, steps.cpu_s > 0 ? phases.cpu_s / steps.cpu_s : 0, phases.ops, steps.ops);
     }
     if (dir)
         g_rmdir(dir);
