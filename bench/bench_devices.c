@@ -142,6 +142,18 @@ static bool read_results(const char *path, run_report *rep)
     return ok;
 }
 
+/* Runs `strata run` (argv) timed as a child, and reads its results JSON:
+ * wall and CPU time, peak RSS, ops and makespan; *refused: it exited 2. */
+static bool timed_run(GPtrArray *run, const char *json, run_report *rep)
+{
+    double cpu0 = children_cpu_s(), wall0 = bench_wall_seconds();
+    bool ok = spawn_status(run, &rep->refused);
+    rep->wall_s = bench_wall_seconds() - wall0;
+    rep->cpu_s = children_cpu_s() - cpu0;
+    rep->peak_mib = children_peak_mib();
+    return ok && read_results(json, rep);
+}
+
 /* Generates and simulates the step on one slice. */
 static bool run_slice(const char *strata, const char *dir, const slice *s, run_report *rep)
 {
@@ -186,12 +198,7 @@ static bool run_slice(const char *strata, const char *dir, const slice *s, run_r
                               dims,    "--trace", trace, "--json", json, "-q",    NULL};
     for (const char *const *a = run_args; *a; a++)
         g_ptr_array_add(run, (char *)*a);
-    double cpu0 = children_cpu_s(), wall0 = bench_wall_seconds();
-    ok = ok && spawn_status(run, &rep->refused);
-    rep->wall_s = bench_wall_seconds() - wall0;
-    rep->cpu_s = children_cpu_s() - cpu0;
-    rep->peak_mib = children_peak_mib();
-    ok = ok && read_results(json, rep);
+    ok = ok && timed_run(run, json, rep);
 
     g_ptr_array_free(gen, TRUE);
     g_ptr_array_free(run, TRUE);
@@ -232,12 +239,7 @@ static bool run_ring3d(const char *strata, const char *dir, const char *mode, ru
         g_ptr_array_add(run, "--collectives");
         g_ptr_array_add(run, (char *)mode);
     }
-    bool ok = spawn(gen);
-    double cpu0 = children_cpu_s(), wall0 = bench_wall_seconds();
-    ok = ok && spawn(run);
-    rep->wall_s = bench_wall_seconds() - wall0;
-    rep->cpu_s = children_cpu_s() - cpu0;
-    ok = ok && read_results(json, rep);
+    bool ok = spawn(gen) && timed_run(run, json, rep);
     g_ptr_array_free(gen, TRUE);
     g_ptr_array_free(run, TRUE);
     g_remove(trace);
