@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "core/error.h"
 #include "hw/hw.h"
 
 GPtrArray *strata_test_binary_argv(const char *const *argv)
@@ -230,6 +231,17 @@ strata_hw *strata_test_load_hw_text(const char *head, const char *keys, GError *
     strata_hw *hw = strata_hw_load_data(text, "t.ini", NULL, err);
     g_free(text);
     return hw;
+}
+
+void strata_test_hw_text_refused(const char *head, const char *keys, const char *wanted)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_test_load_hw_text(head, keys, &err);
+    ck_assert_msg(!hw, "accepted: %s", keys);
+    ck_assert_ptr_nonnull(err);
+    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
+    ck_assert_msg(strstr(err->message, wanted), "'%s' lacks '%s' (keys: %s)", err->message, wanted, keys);
+    g_error_free(err);
 }
 
 const strata_link_spec *strata_test_link(const strata_hw *hw, const char *name)

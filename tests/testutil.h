@@ -62,6 +62,9 @@ strata_hw *strata_test_load_hw(const char *name, const char *const *overrides);
  * messages read "t.ini:LINE: ..."); NULL with *err set where the loader
  * refuses it. For tests of a section's keys: head ends in the section. */
 strata_hw *strata_test_load_hw_text(const char *head, const char *keys, GError **err);
+/* Fails the test unless the loader refuses head followed by keys with an
+ * input error whose message holds `wanted` (FILE:LINE, the key, why). */
+void strata_test_hw_text_refused(const char *head, const char *keys, const char *wanted);
 /* The link named name (failing the test when there is none), and the number
  * of links whose name starts with prefix. */
 typedef struct strata_link_spec strata_link_spec;
