@@ -332,10 +332,18 @@ static uint32_t step_memory(const spmd *s, uint32_t device)
     return strata_hw_memory_on(s->hw, base >= 0 ? (uint32_t)base : 0, device);
 }
 
-/* The route of a step from device p to q; false when there is none. */
-static bool step_route(const spmd *s, uint32_t p, uint32_t q, const strata_hop **hops, uint32_t *n)
+/* The route of step st's copy in the group of device g: 1 with its hops
+ * (between two devices), 0 (no hops) when it stays on one device, -1 when
+ * the model has no route between them. */
+static int step_route(const spmd *s, uint32_t g, const strata_coll_step *st, const strata_hop **hops, uint32_t *n)
 {
-    return strata_hw_route(s->hw, step_memory(s, p), step_memory(s, q), hops, n, NULL);
+    uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
+    uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
+    *hops = NULL;
+    *n = 0;
+    if (p == q)
+        return 0;
+    return strata_hw_route(s->hw, step_memory(s, p), step_memory(s, q), hops, n, NULL) ? 1 : -1;
 }
 
 static uint32_t link_key(const spmd *s, const strata_hop *h)
@@ -358,8 +366,9 @@ static uint32_t link_key(const spmd *s, const strata_hop *h)
  * latency meet on a link (a bidirectional ring over a line without
  * wrap-around): SimGrid's CM02 model, as the engine configures it
  * (weight-S = 0), shares a link in inverse proportion to each flow's
- * route latency, so equal counts do not make equal shares there: within one flow its fast copies would end early and
- * free bandwidth, which the step schedule's per-round waits do not allow. */
+ * route latency, so equal counts do not make equal shares there: within
+ * one flow its fast copies would end early and free bandwidth, which the
+ * step schedule's per-round waits do not allow. */
 static bool round_uncontended(spmd *s, guint first, guint end, uint64_t *latency_ps, uint64_t *time_ps)
 {
     *latency_ps = *time_ps = 0;
@@ -370,14 +379,13 @@ static bool round_uncontended(spmd *s, guint first, guint end, uint64_t *latency
             if (!group_leader(s, g))
                 continue;
             for (guint i = first; i < end; i++) {
-                uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
-                uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
-                const strata_hop *hops = NULL;
-                uint32_t n = 0;
-                if (p == q)
-                    continue;
-                if (!step_route(s, p, q, &hops, &n))
+                const strata_hop *hops;
+                uint32_t n;
+                int routed = step_route(s, g, &steps[i], &hops, &n);
+                if (routed < 0)
                     return false;
+                if (routed == 0)
+                    continue;
                 double sum = 0, least = G_MAXDOUBLE, route_latency = 0;
                 for (uint32_t h = 0; h < n; h++)
                     route_latency += strata_hw_link(s->hw, hops[h].link)->latency;
@@ -430,11 +438,9 @@ static uint32_t round_most_on_link(spmd *s, guint first, guint end)
         if (!group_leader(s, g))
             continue;
         for (guint i = first; i < end; i++) {
-            uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
-            uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
-            const strata_hop *hops = NULL;
-            uint32_t n = 0;
-            if (p == q || !step_route(s, p, q, &hops, &n))
+            const strata_hop *hops;
+            uint32_t n;
+            if (step_route(s, g, &steps[i], &hops, &n) <= 0)
                 continue;
             for (uint32_t h = 0; h < n; h++) {
                 uint32_t key = link_key(s, &hops[h]);
