@@ -92,19 +92,29 @@ bool hw_get_size(const hw_load_ctx *ctx, const char *group, const char *key, uin
     return ok;
 }
 
-bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
-                          GError **err)
+/* A rate key (bandwidth, flop rate): parsed by `parse`, then refused when
+ * not positive (`positive` names an example) or outside its sane range. */
+static bool get_rate(const hw_load_ctx *ctx, const char *group, const char *key,
+                     bool (*parse)(const char *text, double *out, GError **err), const char *positive,
+                     const sane_range *range, double *out, GError **err)
 {
     char *v = hw_get_raw(ctx, group, key);
-    bool ok = strata_parse_bandwidth(v, out, err);
+    bool ok = parse(v, out, err);
     if (!ok)
         prefix(ctx, err, group, key);
     else if (*out <= 0)
-        ok = hw_fail_value(ctx, err, group, key, "a positive bandwidth such as 16GB/s", v);
+        ok = hw_fail_value(ctx, err, group, key, positive, v);
     else
-        ok = in_range(ctx, err, group, key, v, *out, &bandwidth_range);
+        ok = in_range(ctx, err, group, key, v, *out, range);
     g_free(v);
     return ok;
+}
+
+bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
+                          GError **err)
+{
+    return get_rate(ctx, group, key, strata_parse_bandwidth, "a positive bandwidth such as 16GB/s", &bandwidth_range,
+                    out, err);
 }
 
 bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
@@ -126,16 +136,8 @@ bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, dou
 bool hw_get_flop_rate(const hw_load_ctx *ctx, const char *group, const char *key, double *out,
                           GError **err)
 {
-    char *v = hw_get_raw(ctx, group, key);
-    bool ok = strata_parse_flop_rate(v, out, err);
-    if (!ok)
-        prefix(ctx, err, group, key);
-    else if (*out <= 0)
-        ok = hw_fail_value(ctx, err, group, key, "a positive flop rate such as 197TFLOP/s", v);
-    else
-        ok = in_range(ctx, err, group, key, v, *out, &flops_range);
-    g_free(v);
-    return ok;
+    return get_rate(ctx, group, key, strata_parse_flop_rate, "a positive flop rate such as 197TFLOP/s", &flops_range,
+                    out, err);
 }
 
 /* A whole-number key from lo to hi, def when absent; `expected` names the
