@@ -463,7 +463,7 @@ static void stream_main(int argc, char **argv)
             }
             s->ops++;
             ctx->ops_done++;
-            if (ctx->progress && (ctx->ops_done == 1 || ctx->ops_done % ENGINE_PROGRESS_EVERY == 0))
+            if (ctx->opt->progress && (ctx->ops_done == 1 || ctx->ops_done % ENGINE_PROGRESS_EVERY == 0))
                 show_progress(ctx);
             add_span(ctx, e, t0, t1);
             if (op->coll != STRATA_COLL_NONE)
