@@ -1,6 +1,6 @@
 /*
- * test_nccl.c: NCCL as the collective implementation (sim/spmd/
- * nccl_tuning.h, coll_impl.h; algo=nccl in collective.h): NCCL's choice of
+ * test_nccl.c: NCCL as the collective implementation (sim/hw/
+ * nccl_tuning.h, hw/coll_impl_nccl.c; algo=nccl in collective.h): NCCL's choice of
  * algorithm, protocol and channels at its crossover sizes, derived by hand
  * from NCCL's tables; an LL all-reduce and an NVLS all-reduce simulated,
  * their times derived by hand; a ring reduce-scatter reducing as it
@@ -34,7 +34,8 @@
 #include "testutil.h"
 #include "hw/hw.h"
 #include "spmd/collective.h"
-#include "spmd/nccl_tuning.h"
+#include "hw/coll_impl.h"
+#include "hw/nccl_tuning.h"
 
 static const strata_nccl_comm a100 = {.arch = STRATA_NCCL_AMPERE, .ranks = 8, .graph_channels = 12,
                                       .channel_gbs = 20.0, .nvls = false};
@@ -283,18 +284,22 @@ END_TEST
 START_TEST(hw_declares_the_implementation)
 {
     strata_hw *hw = strata_test_load_hw("a100-8", NULL);
-    const strata_hw_collectives *c = strata_hw_collectives_of(hw);
-    ck_assert(c->impl == STRATA_HW_COLL_NCCL);
-    ck_assert_str_eq(c->nccl_arch, "ampere");
-    ck_assert_uint_eq(c->nccl_channels, 12);
-    ck_assert_double_eq(c->nccl_channel_bandwidth, 20e9);
-    ck_assert(!c->nvls);
+    ck_assert_str_eq(strata_hw_coll_impl(hw)->name, "nccl");
+    ck_assert_ptr_nonnull(strata_hw_coll_params(hw));
+    /* its block as NCCL's model reads it: 12 channels x 20 GB/s, Ampere,
+     * no NVLS (nccl_tuning.h): 8 KiB all-reduce over 8 ranks on LL */
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8192, &t, NULL));
+    strata_nccl_choice ch = choose(&a100, STRATA_OP_ALL_REDUCE, 8192);
+    ck_assert(t.algo == ch.algo && t.proto == ch.proto && t.channels == ch.channels);
+    ck_assert_double_eq(t.launch_s, ch.base_us * 1e-6);
     strata_hw_free(hw);
     hw = strata_test_load_hw("tpu-v5p-64", NULL);
-    ck_assert(strata_hw_collectives_of(hw)->impl == STRATA_HW_COLL_XLA);
+    ck_assert_str_eq(strata_hw_coll_impl(hw)->name, "xla");
+    ck_assert_ptr_null(strata_hw_coll_params(hw));
     strata_hw_free(hw);
     hw = strata_test_load_hw("test-switch8", NULL);
-    ck_assert(strata_hw_collectives_of(hw)->impl == STRATA_HW_COLL_IDEAL);
+    ck_assert_str_eq(strata_hw_coll_impl(hw)->name, "ideal");
     strata_hw_free(hw);
     static const char *const bad[][2] = {
         {"interconnect.nvlink.collectives=mpi", "expected nccl, xla or ideal, got 'mpi'"},

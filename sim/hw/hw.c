@@ -19,6 +19,7 @@
  */
 #include "hw/hw.h"
 #include "hw/hw_internal.h"
+#include "hw/coll_impl.h"
 #include "hw/dram.h"
 #include "hw/pcie.h"
 #include "core/error.h"
@@ -35,6 +36,11 @@ typedef struct key_def {
     bool required;
     const char *description; /* for strata_hw_describe() (help and docs) */
 } key_def;
+
+/* The description of [interconnect] collectives: its help line says the
+ * implementations' names (coll_impl.c), and the implementations' own keys
+ * (their parameter blocks) follow it in help and in the known keys. */
+#define COLL_IMPL_KEYS NULL
 
 static const key_def hardware_keys[] = {
     {"name", true, "name of the machine (text)"},
@@ -93,11 +99,8 @@ static const key_def interconnect_keys[] = {
     {"links_per_chip", false, "parallel links between neighbours, 1 to 64, multiplying the bandwidth (default 1)"},
     {"wraparound", false, "torus2d/torus3d: true (default), false, or one per dimension (false,true): the links joining each dimension's ends"},
     {"duplex", false, "full (default) or half"},
-    {"collectives", false, "nccl, xla or ideal: the collective implementation whose algorithm is the default (default ideal)"},
-    {"nccl_arch", false, "collectives = nccl: the GPU architecture in NCCL's tuning tables, volta, ampere, hopper or blackwell"},
-    {"nccl_channels", false, "collectives = nccl: the channels of NCCL's ring graph, 1 to 32"},
-    {"nccl_channel_bandwidth", false, "collectives = nccl: the bandwidth of one channel of that graph"},
-    {"nvls", false, "true or false: the switch reduces and multicasts (NVLink SHARP; default false)"},
+    /* its help line, and after it the keys of every collective implementation: hw/coll_impl.h's */
+    {"collectives", false, COLL_IMPL_KEYS},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
@@ -120,14 +123,30 @@ static const group_def group_defs[] = {
     {NULL, 0, false, NULL, NULL},
 };
 
+/* The help lines of `collectives` (key) and of every implementation's keys. */
+static void describe_coll_impls(GString *s, const char *indent, const char *key)
+{
+    char *text = hw_coll_impl_describe();
+    g_string_append_printf(s, "%s  %s: %s\n", indent, key, text);
+    g_free(text);
+    for (const strata_coll_impl *const *i = strata_coll_impls(); *i; i++)
+        for (const strata_coll_impl_key *k = (*i)->keys; k && k->name; k++)
+            g_string_append_printf(s, "%s  %s: %s\n", indent, k->name, k->description);
+}
+
 char *strata_hw_describe(const char *indent)
 {
     GString *s = g_string_new(NULL);
     for (const group_def *d = group_defs; d->word; d++) {
         g_string_append_printf(s, "%s[%s%s]\n", indent, d->word, d->named ? " NAME" : "");
-        for (const key_def *k = d->keys; k && k->name; k++)
+        for (const key_def *k = d->keys; k && k->name; k++) {
+            if (k->description == COLL_IMPL_KEYS) {
+                describe_coll_impls(s, indent, k->name);
+                continue;
+            }
             g_string_append_printf(s, "%s  %s%s: %s\n", indent, k->name, k->required ? " (required)" : "",
                                    k->description);
+        }
         if (d->prefixed)
             g_string_append_printf(s, "%s  %sKEY: %s\n", indent, d->prefixed,
                                    d->kind == GROUP_MEMORY ? "a parameter of the allocator"
@@ -199,8 +218,12 @@ static bool apply_override(hw_load_ctx *ctx, const char *text, GError **err)
 static bool check_keys(const hw_load_ctx *ctx, const group_def *def, const char *group, GError **err)
 {
     GPtrArray *known = g_ptr_array_new();
-    for (const key_def *kd = def->keys; kd->name; kd++)
+    for (const key_def *kd = def->keys; kd->name; kd++) {
         g_ptr_array_add(known, (gpointer)kd->name);
+        for (const strata_coll_impl *const *i = strata_coll_impls(); kd->description == COLL_IMPL_KEYS && *i; i++)
+            for (const strata_coll_impl_key *k = (*i)->keys; k && k->name; k++)
+                g_ptr_array_add(known, (gpointer)k->name);
+    }
     g_ptr_array_add(known, NULL);
     bool ok = strata_keyfile_check_keys(ctx->k, group, (const char *const *)known->pdata, def->prefixed, err);
     g_ptr_array_free(known, TRUE);
@@ -801,6 +824,7 @@ void strata_hw_free(strata_hw *hw)
     g_free(hw->link_at);
     g_free(hw->unit_at);
     g_string_chunk_free(hw->strings);
+    g_free(hw->coll_params);
     g_free(hw->name);
     g_free(hw->source);
     g_free(hw->origin);

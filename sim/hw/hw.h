@@ -174,20 +174,14 @@ bool strata_hw_sched_xla(const strata_hw *hw);
 const char *strata_hw_origin(const strata_hw *hw); /* file path */
 
 /* The collective implementation the device interconnect declares
- * ([interconnect] collectives = nccl | xla | ideal, default ideal): the
- * default algorithm of a collective whose trace names none (sim/spmd/
- * coll_impl.h). nccl needs the GPU's architecture and NCCL's ring graph
- * (nccl_arch, nccl_channels x nccl_channel_bandwidth); nvls says the
- * switch reduces and multicasts (NVLink SHARP). */
-typedef enum { STRATA_HW_COLL_IDEAL = 0, STRATA_HW_COLL_NCCL, STRATA_HW_COLL_XLA } strata_hw_coll_impl;
-typedef struct strata_hw_collectives {
-    strata_hw_coll_impl impl;
-    const char *nccl_arch;        /* volta, ampere, hopper or blackwell (nccl), else NULL */
-    uint32_t nccl_channels;       /* the ring graph's channels (nccl) */
-    double nccl_channel_bandwidth; /* B/s per channel (nccl) */
-    bool nvls;
-} strata_hw_collectives;
-const strata_hw_collectives *strata_hw_collectives_of(const strata_hw *hw);
+ * ([interconnect] collectives = NAME, default ideal): its row of the table
+ * of implementations (hw/coll_impl.h: the library whose pick is the
+ * default algorithm of a collective whose trace names none, and its cost
+ * hooks), and the parameter block the row read from that group (NULL when
+ * the row takes none; only the row reads it). */
+typedef struct strata_coll_impl strata_coll_impl;
+const strata_coll_impl *strata_hw_coll_impl(const strata_hw *hw);
+const void *strata_hw_coll_params(const strata_hw *hw);
 
 uint32_t strata_hw_memory_count(const strata_hw *hw);
 const strata_memory_spec *strata_hw_memory(const strata_hw *hw, uint32_t index);

@@ -329,68 +329,6 @@ static void build_interconnect(strata_hw *hw, const interconnect *ic)
     }
 }
 
-/* [interconnect] collectives= and its nccl_ and nvls keys, into
- * hw->collectives (the device interconnect's; a host network's is an
- * error). */
-static bool parse_collectives(const hw_load_ctx *ctx, strata_hw *hw, const interconnect *ic, GError **err)
-{
-    static const char *const impls[] = {"ideal", "nccl", "xla"};
-    static const char *const archs[] = {"volta", "ampere", "hopper", "blackwell"};
-    static const char *const nccl_keys[] = {"nccl_arch", "nccl_channels", "nccl_channel_bandwidth"};
-    static const char *const all_keys[] = {"collectives", "nccl_arch", "nccl_channels", "nccl_channel_bandwidth",
-                                           "nvls"};
-    for (unsigned k = 0; ic->hosts && k < G_N_ELEMENTS(all_keys); k++)
-        if (strata_keyfile_has_key(ctx->k, ic->group, all_keys[k])) {
-            hw_fail(ctx, err, ic->group, all_keys[k], "expected no %s on a network between hosts (the "
-                    "interconnect between devices declares its collectives)", all_keys[k]);
-            return false;
-        }
-    if (ic->hosts)
-        return true;
-    strata_hw_collectives *c = &hw->collectives;
-    char *impl = hw_get_text(ctx, ic->group, "collectives");
-    bool ok = true;
-    for (unsigned i = 0; impl && i <= G_N_ELEMENTS(impls); i++) {
-        if (i == G_N_ELEMENTS(impls))
-            ok = hw_fail_value(ctx, err, ic->group, "collectives", "nccl, xla or ideal", impl);
-        else if (strcmp(g_strstrip(impl), impls[i]) == 0) {
-            c->impl = (strata_hw_coll_impl)i;
-            break;
-        }
-    }
-    g_free(impl);
-    for (unsigned k = 0; ok && k < G_N_ELEMENTS(nccl_keys); k++) {
-        bool has = strata_keyfile_has_key(ctx->k, ic->group, nccl_keys[k]);
-        if (has != (c->impl == STRATA_HW_COLL_NCCL)) {
-            hw_fail(ctx, err, ic->group, has ? nccl_keys[k] : "collectives",
-                    has ? "expected only with collectives = nccl" : "collectives = nccl: expected %s too",
-                    nccl_keys[k]);
-            ok = false;
-        }
-    }
-    if (ok && c->impl == STRATA_HW_COLL_NCCL) {
-        char *arch = hw_get_text(ctx, ic->group, "nccl_arch");
-        for (unsigned i = 0; i <= G_N_ELEMENTS(archs); i++) {
-            if (i == G_N_ELEMENTS(archs))
-                ok = hw_fail_value(ctx, err, ic->group, "nccl_arch", "volta, ampere, hopper or blackwell", arch);
-            else if (strcmp(g_strstrip(arch), archs[i]) == 0) {
-                c->nccl_arch = archs[i];
-                break;
-            }
-        }
-        g_free(arch);
-        ok = ok && hw_get_count(ctx, ic->group, "nccl_channels", 1, 32, 1, NULL, &c->nccl_channels, err) &&
-             hw_get_bandwidth(ctx, ic->group, "nccl_channel_bandwidth", &c->nccl_channel_bandwidth, err);
-    }
-    char *nvls = ok ? hw_get_text(ctx, ic->group, "nvls") : NULL;
-    if (nvls && strcmp(g_strstrip(nvls), "true") == 0)
-        c->nvls = true;
-    else if (nvls && strcmp(nvls, "false") != 0)
-        ok = hw_fail_value(ctx, err, ic->group, "nvls", "true or false", nvls);
-    g_free(nvls);
-    return ok;
-}
-
 /* The [interconnect] groups, checked: at most one joins devices and one
  * joins hosts (ics[0] and ics[1], NULL when none). */
 static bool parse_interconnects(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsize n_groups,
@@ -400,7 +338,7 @@ static bool parse_interconnects(const hw_load_ctx *ctx, strata_hw *hw, char **gr
         if (!g_str_has_prefix(groups[g], "interconnect "))
             continue;
         interconnect ic = {.group = groups[g], .name = groups[g] + strlen("interconnect ")};
-        if (!parse_interconnect(ctx, hw, &ic, err) || !parse_collectives(ctx, hw, &ic, err))
+        if (!parse_interconnect(ctx, hw, &ic, err) || !hw_coll_impl_load(ctx, hw, ic.group, ic.hosts, err))
             return false;
         if (ics[ic.hosts]) {
             hw_fail(ctx, err, ic.group, NULL, "a second interconnect between %s ([%s] already joins them; "
@@ -527,7 +465,6 @@ bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsiz
 
 /* ---- accessors (hw.h) ---- */
 
-const strata_hw_collectives *strata_hw_collectives_of(const strata_hw *hw) { return &hw->collectives; }
 
 uint32_t strata_hw_devices(const strata_hw *hw) { return hw->devices; }
 uint32_t strata_hw_devices_per_host(const strata_hw *hw) { return hw->devices_per_host; }

@@ -1,6 +1,7 @@
 /*
  * hw_internal.h: the hardware model's struct and the helpers shared by
  * hw.c (loading and accessors), hw_values.c (typed key values),
+ * coll_impl.c and coll_impl_*.c (the collective implementations' keys),
  * hw_base.c (derived files, `base =`),
  * hw_devices.c (devices and interconnects),
  * hw_site.c (the graph between sites) and hw_route.c (routes). Not for use
@@ -36,7 +37,8 @@ struct strata_hw {
     char *source;
     char *origin;
     bool sched_xla; /* [hardware] sched = xla */
-    strata_hw_collectives collectives; /* [interconnect] collectives= (hw_devices.c) */
+    const strata_coll_impl *coll_impl; /* [interconnect] collectives= (coll_impl.c); NULL: ideal */
+    void *coll_params;                 /* its parameter block (g_free), or NULL */
     GStringChunk *strings;
     GArray *memories; /* strata_memory_spec (instances) */
     GArray *links;    /* strata_link_spec (instances, then interconnect links) */
@@ -86,6 +88,13 @@ int hw_get_memory_ref(const hw_load_ctx *ctx, const strata_hw *hw, const char *g
 bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsize n_groups, GError **err);
 /* Whether a template memory is per device (kind device or onchip). */
 bool hw_per_device(strata_mem_kind kind);
+
+/* coll_impl.c: the [interconnect] group's `collectives =` and the chosen
+ * row's parameter block into hw->coll_impl and hw->coll_params (hosts: a
+ * network between hosts, where all of them are errors). */
+bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group, bool hosts, GError **err);
+/* The help line of `collectives` (g_free). */
+char *hw_coll_impl_describe(void);
 
 /* hw_route.c: fills hw->routes from the templates (at least one memory). */
 void hw_compute_routes(strata_hw *hw);

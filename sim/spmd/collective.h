@@ -56,7 +56,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "trace/op.h"
-#include "spmd/nccl_tuning.h"
+#include "hw/nccl_tuning.h"
 
 #define STRATA_COLL_MAX_DIMS 8
 

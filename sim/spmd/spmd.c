@@ -37,7 +37,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "spmd/collective.h"
-#include "spmd/coll_impl.h"
+#include "hw/coll_impl.h"
 #include "core/mesh.h"
 #include "trace/check.h"
 
@@ -582,44 +582,14 @@ static void plan_round(spmd *s)
                 push(s, EM_FREE_TMP, d, l, d, l);
 }
 
-/* True when device 0's default memory reaches the one of `device` over one link. */
-static bool one_link(const spmd *s, uint32_t device)
-{
-    uint32_t base = strata_hw_memory_base_index(s->hw, NULL) >= 0 ? (uint32_t)strata_hw_memory_base_index(s->hw, NULL)
-                                                                   : 0;
-    const strata_hop *hops = NULL;
-    uint32_t n = 0;
-    return strata_hw_route(s->hw, strata_hw_memory_on(s->hw, base, 0), strata_hw_memory_on(s->hw, base, device),
-                           &hops, &n, NULL) &&
-           n == 1;
-}
-
-/* The default algorithm: direct for all-to-all and collective-permute;
- * torus for a group over several axes whose rings along each axis join
- * neighbours on the machine (one link from device 0 to its next and its
- * previous along every axis: a torus whose dimensions are those axes);
- * else ring; unless the model's collective implementation picks
- * (coll_impl.h). */
+/* The algorithm: the op's, else the model's collective implementation's
+ * pick (hw/coll_impl.h). */
 static strata_algo pick_algo(const spmd *s, const strata_op *op)
 {
-    if (op->algo != STRATA_ALGO_DEFAULT)
-        return op->algo;
-    strata_algo impl = strata_coll_impl_default(s->hw, op->kind); /* the model's collectives= */
-    if (impl != STRATA_ALGO_DEFAULT)
-        return impl;
-    if (op->kind == STRATA_OP_ALL_TO_ALL || op->kind == STRATA_OP_COLLECTIVE_PERMUTE)
-        return STRATA_ALGO_DIRECT;
-    uint32_t axes = 0, stride = 1;
-    bool neighbours = true;
-    for (uint32_t a = strata_mesh_axis_count(s->mesh); a-- > 0;) {
-        uint32_t size = strata_mesh_group_size(s->mesh, 1u << a);
-        if ((s->mask & (1u << a)) && size > 1) {
-            axes++;
-            neighbours = neighbours && one_link(s, stride) && one_link(s, (size - 1) * stride);
-        }
-        stride *= size;
-    }
-    return axes > 1 && neighbours ? STRATA_ALGO_TORUS : STRATA_ALGO_RING;
+    strata_algo algo = op->algo;
+    if (algo == STRATA_ALGO_DEFAULT)
+        strata_algo_from_name(strata_coll_impl_pick(s->hw, op->kind, s->mesh, s->mask), &algo);
+    return algo;
 }
 
 static strata_coll_info *next_info(spmd *s, const strata_op *op, strata_algo algo, uint32_t n)
@@ -641,6 +611,29 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, strata_algo alg
     info->group_size = n;
     info->bytes = s->refs.bytes;
     return info;
+}
+
+/* For algo=nccl: the shape's nccl fields, channels and launch_s from the
+ * model's implementation's tune. */
+static bool tune(const spmd *s, strata_coll_shape *sh, GError **err)
+{
+    const strata_coll_impl *impl = strata_hw_coll_impl(s->hw);
+    if (!impl->tune) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "algo=nccl: expected a hardware model whose [interconnect] declares collectives = nccl "
+                    "(its GPUs' architecture and NCCL's ring graph), got %s", strata_hw_name(s->hw));
+        return false;
+    }
+    strata_coll_tuning t;
+    if (!impl->tune(s->hw, sh->kind, strata_coll_ranks(sh), sh->in_bytes, &t, err))
+        return false;
+    sh->nccl_algo = t.algo;
+    sh->nccl_proto = t.proto;
+    sh->channels = t.channels;
+    sh->chunk_bytes = t.chunk_bytes;
+    sh->nvls_efficiency = t.nvls_efficiency;
+    sh->launch_s = t.launch_s;
+    return true;
 }
 
 /* Plans the start and the first round of a collective. */
@@ -665,7 +658,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     uint32_t n = strata_coll_ranks(&sh);
     sh.in_bytes = op->kind == STRATA_OP_ALL_GATHER ? s->refs.bytes / n : s->refs.bytes;
     GError *e = NULL;
-    if (algo == STRATA_ALGO_NCCL && n > 1 && !strata_coll_impl_tune(s->hw, &sh, &e)) {
+    if (algo == STRATA_ALGO_NCCL && n > 1 && !tune(s, &sh, &e)) {
         fail(s, err, "%s", e->message);
         g_error_free(e);
         return false;

@@ -17,8 +17,8 @@
  * numPipeOps = 1, LL128 enabled (NVLink paths, same compute capability),
  * no NCCL_ALGO/NCCL_PROTO overrides. Pure functions; no state.
  */
-#ifndef STRATA_SPMD_NCCL_TUNING_H
-#define STRATA_SPMD_NCCL_TUNING_H
+#ifndef STRATA_HW_NCCL_TUNING_H
+#define STRATA_HW_NCCL_TUNING_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -69,7 +69,8 @@ typedef struct strata_nccl_choice {
  * "LL", "LL128", "Simple". */
 const char *strata_nccl_algo_name(strata_nccl_algo a);
 const char *strata_nccl_proto_name(strata_nccl_proto p);
-/* "volta", "ampere", "hopper", "blackwell" (hw.h's nccl_arch). */
+/* "volta", "ampere", "hopper", "blackwell" (the nccl row's nccl_arch,
+ * coll_impl_nccl.c). */
 bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out);
 
 /* NCCL's latency (us) and algorithm bandwidth (GB/s) for a collective of

@@ -6,7 +6,7 @@
  * src/include/comm.h, the NVLS channel counts from src/transport/nvls.cc.
  * Invariant: the functions read only their arguments.
  */
-#include "spmd/nccl_tuning.h"
+#include "hw/nccl_tuning.h"
 #include <math.h>
 #include <string.h>
 #include <glib.h>

@@ -1,0 +1,127 @@
+/*
+ * coll_impl.c: the table of collective implementations (contract in
+ * coll_impl.h) and the loader's reading of `collectives =` and of the
+ * chosen row's parameter block.
+ *
+ * The table is STRATA_COLL_IMPLS below, one line per row: the row's
+ * `strata_coll_impl_ID`, defined in its own file. Its order is the order
+ * of messages and help ("nccl, xla or ideal").
+ */
+#include "hw/coll_impl.h"
+#include <string.h>
+#include "hw/hw_internal.h"
+
+#define STRATA_COLL_IMPLS(X)                                                                                       \
+    X(nccl)                                                                                                        \
+    X(xla)                                                                                                         \
+    X(ideal)
+
+/* The row a model without `collectives =` has. */
+#define COLL_IMPL_DEFAULT "ideal"
+
+#define DECLARE(id) extern const strata_coll_impl strata_coll_impl_##id;
+STRATA_COLL_IMPLS(DECLARE)
+#undef DECLARE
+
+static const strata_coll_impl *const impls[] = {
+#define ROW(id) &strata_coll_impl_##id,
+    STRATA_COLL_IMPLS(ROW)
+#undef ROW
+        NULL,
+};
+
+const strata_coll_impl *const *strata_coll_impls(void) { return impls; }
+
+const strata_coll_impl *strata_coll_impl_find(const char *name)
+{
+    for (size_t i = 0; name && impls[i]; i++)
+        if (strcmp(impls[i]->name, name) == 0)
+            return impls[i];
+    return NULL;
+}
+
+char *strata_coll_impl_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; impls[i]; i++)
+        g_string_append_printf(s, "%s%s", i == 0 ? "" : impls[i + 1] ? ", " : " or ", impls[i]->name);
+    return g_string_free(s, FALSE);
+}
+
+const strata_coll_impl *strata_hw_coll_impl(const strata_hw *hw)
+{
+    return hw->coll_impl ? hw->coll_impl : strata_coll_impl_find(COLL_IMPL_DEFAULT);
+}
+
+const void *strata_hw_coll_params(const strata_hw *hw) { return hw->coll_params; }
+
+const char *strata_coll_impl_pick(const strata_hw *hw, strata_op_kind kind, const strata_mesh *mesh, uint32_t mask)
+{
+    const strata_coll_impl *impl = strata_hw_coll_impl(hw);
+    const char *algo = impl->pick ? impl->pick(hw, kind, mesh, mask) : NULL;
+    return algo ? algo : strata_coll_impl_find(COLL_IMPL_DEFAULT)->pick(hw, kind, mesh, mask);
+}
+
+/* A network between hosts declares no collectives: `collectives` and every
+ * row's keys are errors there. */
+static bool refuse_on_hosts(const hw_load_ctx *ctx, const char *group, GError **err)
+{
+    const char *key = strata_keyfile_has_key(ctx->k, group, "collectives") ? "collectives" : NULL;
+    for (size_t i = 0; !key && impls[i]; i++)
+        for (const strata_coll_impl_key *k = impls[i]->keys; !key && k && k->name; k++)
+            if (strata_keyfile_has_key(ctx->k, group, k->name))
+                key = k->name;
+    if (key)
+        hw_fail(ctx, err, group, key, "expected no %s on a network between hosts (the interconnect between "
+                "devices declares its collectives)", key);
+    return key == NULL;
+}
+
+/* Every row's keys, in the table's order: the chosen row's required ones
+ * are there, the others' absent. */
+static bool keys_match(const hw_load_ctx *ctx, const char *group, const strata_coll_impl *chosen, GError **err)
+{
+    for (size_t i = 0; impls[i]; i++)
+        for (const strata_coll_impl_key *k = impls[i]->keys; k && k->name; k++) {
+            bool has = strata_keyfile_has_key(ctx->k, group, k->name);
+            if (impls[i] != chosen && has) {
+                hw_fail(ctx, err, group, k->name, "expected only with collectives = %s", impls[i]->name);
+                return false;
+            }
+            if (impls[i] == chosen && k->required && !has) {
+                hw_fail(ctx, err, group, "collectives", "collectives = %s: expected %s too", chosen->name, k->name);
+                return false;
+            }
+        }
+    return true;
+}
+
+bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group, bool hosts, GError **err)
+{
+    if (hosts)
+        return refuse_on_hosts(ctx, group, err);
+    const strata_coll_impl *impl = strata_coll_impl_find(COLL_IMPL_DEFAULT);
+    char *name = hw_get_text(ctx, group, "collectives");
+    if (name && !(impl = strata_coll_impl_find(g_strstrip(name)))) {
+        char *known = strata_coll_impl_names();
+        hw_fail_value(ctx, err, group, "collectives", known, name);
+        g_free(known);
+    }
+    g_free(name);
+    if (!impl || !keys_match(ctx, group, impl, err))
+        return false;
+    hw->coll_impl = impl;
+    if (!impl->load)
+        return true;
+    hw->coll_params = impl->load(ctx, group, err);
+    return hw->coll_params != NULL;
+}
+
+char *hw_coll_impl_describe(void)
+{
+    char *known = strata_coll_impl_names();
+    char *text = g_strdup_printf("%s: the collective implementation whose algorithm is the default (default %s)",
+                                 known, COLL_IMPL_DEFAULT);
+    g_free(known);
+    return text;
+}

@@ -1,0 +1,104 @@
+/*
+ * coll_impl.h: the table of collective implementations, the library a
+ * hardware model's collectives run on ([interconnect] collectives = NAME,
+ * docs/hardware.md), looked up by name as allocators are.
+ *
+ * A row (one file each: coll_impl_nccl.c, coll_impl_xla.c,
+ * coll_impl_ideal.c) says
+ *   name     what `collectives =` names;
+ *   keys     its parameter block: the [interconnect] keys that it alone
+ *            takes. With it chosen, its required keys must be there; with
+ *            another one chosen, any of them is an error at its line;
+ *   load     reads its keys into a block of its own, with the loader's
+ *            typed readers (hw_internal.h), so that a bad value names
+ *            FILE:LINE as the loader's own keys do. The block is one
+ *            allocation that owns no pointer: the model frees it with
+ *            g_free. NULL: the row has no keys;
+ *   pick     the default algorithm (models/collective's table) of a
+ *            collective whose trace names none, over the group of the
+ *            mesh's axes `mask`: an algorithm's name, or NULL to leave the
+ *            choice to ideal's pick;
+ *   tune     a cost hook, for an algorithm run as the library runs it
+ *            (algo=nccl): the library's own choice of algorithm, protocol
+ *            and channels for that collective, and its fixed cost per
+ *            rank; NULL where the library has no such model.
+ *
+ * Where the table lives, and why: in the hw layer, beside the loader.
+ * Every load (plain or checked) refuses an unknown key or a bad value at
+ * its line, as the loader does for its own keys, and the loader cannot
+ * call up into the layers above it; so the rows, their parameter
+ * declarations and their hooks sit here, and the layers above
+ * (models/collective's algorithms, sim/spmd's expansion) reach the hooks
+ * through the model's row (strata_hw_coll_impl). The hooks are pure
+ * functions of the model and their arguments; NCCL's tuning model
+ * (nccl_tuning.h) is the nccl row's.
+ *
+ * Adding one (an rccl row): a file coll_impl_rccl.c that defines
+ * `const strata_coll_impl strata_coll_impl_rccl`, and its line in
+ * coll_impl.c's STRATA_COLL_IMPLS; docs/extending.md walks through it.
+ *
+ * Invariants: names are unique; the keys of all rows are distinct from one
+ * another and from the loader's own [interconnect] keys; a row with keys
+ * has a load; a model always has a row (ideal when it names none).
+ */
+#ifndef STRATA_HW_COLL_IMPL_H
+#define STRATA_HW_COLL_IMPL_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/mesh.h"
+#include "hw/hw.h"
+#include "hw/nccl_tuning.h"
+
+struct hw_load_ctx; /* the loader's (hw_internal.h) */
+
+/* One key of a parameter block: its name, whether the row needs it, and
+ * its line in the help text (strata_hw_describe). */
+typedef struct strata_coll_impl_key {
+    const char *name;
+    bool required;
+    const char *description;
+} strata_coll_impl_key;
+
+/* What tune chose for one collective: NCCL's algorithm and protocol, the
+ * channels and the chunk per channel (0: the algorithm's default), the
+ * fraction of the link's data rate NVLS reaches (0: all), and the fixed
+ * cost every rank pays before the first round (the kernel launch). */
+typedef struct strata_coll_tuning {
+    strata_nccl_algo algo;
+    strata_nccl_proto proto;
+    uint32_t channels;
+    uint64_t chunk_bytes;
+    double nvls_efficiency;
+    double launch_s;
+} strata_coll_tuning;
+
+struct strata_coll_impl {
+    const char *name;
+    const strata_coll_impl_key *keys; /* NULL-terminated; NULL: none */
+    void *(*load)(const struct hw_load_ctx *ctx, const char *group, GError **err);
+    const char *(*pick)(const strata_hw *hw, strata_op_kind kind, const strata_mesh *mesh, uint32_t mask);
+    /* kind over `ranks` ranks (2 or more), in_bytes of IN on each */
+    bool (*tune)(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint64_t in_bytes, strata_coll_tuning *out,
+                 GError **err);
+};
+
+/* The rows, in the table's order, NULL-terminated. */
+const strata_coll_impl *const *strata_coll_impls(void);
+/* The row named `name`, or NULL. */
+const strata_coll_impl *strata_coll_impl_find(const char *name);
+/* "nccl, xla or ideal": the rows' names, for messages and help (g_free). */
+char *strata_coll_impl_names(void);
+/* The default algorithm's name for a collective of kind over the mesh's
+ * axes `mask` that names none: the model's row's pick, else ideal's. */
+const char *strata_coll_impl_pick(const strata_hw *hw, strata_op_kind kind, const strata_mesh *mesh, uint32_t mask);
+
+/* True for the collectives a library's all-reduce family covers:
+ * all-reduce, all-gather and reduce-scatter. */
+static inline bool strata_coll_reducing(strata_op_kind kind)
+{
+    return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
+}
+
+#endif
