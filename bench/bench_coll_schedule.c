@@ -1,6 +1,6 @@
 /*
  * bench_coll_schedule.c: the cost of building a collective's schedule
- * (spmd/collective.h) folded, as the group grows.
+ * (models/collective/coll_sched.h) folded, as the group grows.
  *
  * A ring all-reduce of 1 GiB over n ranks has 2(n-1) rounds of n steps.
  * Folded (strata_coll_shape.fold, what `strata run` builds by default),
@@ -19,7 +19,7 @@
  */
 #include <stdio.h>
 #include "bench_clock.h"
-#include "spmd/collective.h"
+#include "collective/coll_algo.h"
 
 /* CPU microseconds per build of the schedule; *steps: its step count. */
 static double time_build(const strata_coll_shape *shape, guint *steps)
@@ -43,7 +43,7 @@ int main(void)
     static const uint32_t ranks[] = {256, 1024, 4096, 16384};
     for (size_t i = 0; i < G_N_ELEMENTS(ranks); i++) {
         uint32_t n = ranks[i];
-        strata_coll_shape shape = {.kind = STRATA_OP_ALL_REDUCE, .algo = STRATA_ALGO_RING, .n_dims = 1,
+        strata_coll_shape shape = {.kind = STRATA_OP_ALL_REDUCE, .algo = strata_coll_algo_find("ring"), .n_dims = 1,
                                    .dims = {n}, .in_bytes = 1ull << 30, .fold = true};
         guint folded_steps = 0, plain_steps = 0;
         double folded = time_build(&shape, &folded_steps);

@@ -1,5 +1,5 @@
 /*
- * test_collective.c: every collective schedule (spmd/collective.h) moves
+ * test_collective.c: every collective schedule (models/collective/) moves
  * the right data. The steps are replayed on values: each byte of rank r's
  * IN starts as a distinct number; a step reads its source as it stood at
  * the start of its round and writes (or adds into) its destination. After
@@ -8,7 +8,7 @@
  */
 #include <string.h>
 #include "testutil.h"
-#include "spmd/collective.h"
+#include "collective/coll_algo.h"
 
 typedef struct world {
     uint32_t n;
@@ -102,7 +102,7 @@ static uint64_t check_op(const strata_coll_shape *sh, uint32_t *rounds)
             if (sh->kind != STRATA_OP_ALL_REDUCE)
                 got = w.out[(size_t)r * w.out_len + i];
             ck_assert_msg(got == want, "%s algo=%s n=%u: rank %u byte %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
-                          ", expected %" G_GINT64_FORMAT, strata_op_kind_name(sh->kind), strata_algo_name(sh->algo),
+                          ", expected %" G_GINT64_FORMAT, strata_op_kind_name(sh->kind), sh->algo->name,
                           n, r, i, got, want);
         }
     }
@@ -113,7 +113,7 @@ static uint64_t check_op(const strata_coll_shape *sh, uint32_t *rounds)
     return sent0;
 }
 
-static strata_coll_shape shape1(strata_op_kind kind, strata_algo algo, uint32_t n, uint64_t in_bytes)
+static strata_coll_shape shape1(strata_op_kind kind, const strata_coll_algo *algo, uint32_t n, uint64_t in_bytes)
 {
     return (strata_coll_shape){.kind = kind, .algo = algo, .n_dims = 1, .dims = {n}, .in_bytes = in_bytes};
 }
@@ -124,15 +124,15 @@ START_TEST(ring_all_reduce_moves_2_n_minus_1_over_n)
     for (size_t i = 0; i < G_N_ELEMENTS(ns); i++) {
         uint32_t n = ns[i], rounds;
         uint64_t b = 40ull * n;
-        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_RING, n, b);
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("ring"), n, b);
         ck_assert_uint_eq(check_op(&sh, &rounds), 2 * (n - 1) * b / n);
         ck_assert_uint_eq(rounds, 2 * (n - 1));
     }
     /* Sizes that do not divide: chunks of floor boundaries, same result. */
     uint32_t rounds;
-    strata_coll_shape odd = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_RING, 4, 37);
+    strata_coll_shape odd = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("ring"), 4, 37);
     check_op(&odd, &rounds);
-    strata_coll_shape tiny = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_RING, 8, 3);
+    strata_coll_shape tiny = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("ring"), 8, 3);
     check_op(&tiny, &rounds);
 }
 END_TEST
@@ -142,7 +142,7 @@ START_TEST(bidir_ring_halves_each_direction)
     for (uint32_t n = 2; n <= 8; n++) {
         uint32_t rounds;
         uint64_t b = 24ull * n;
-        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_BIDIR_RING, n, b);
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("bidir-ring"), n, b);
         ck_assert_uint_eq(check_op(&sh, &rounds), 2 * (n - 1) * b / n);
         ck_assert_uint_eq(rounds, 2 * (n - 1));
     }
@@ -177,7 +177,7 @@ START_TEST(bidir_ring_gathers_and_scatters_half_each_way)
         uint32_t rounds;
         for (size_t c = 0; c < G_N_ELEMENTS(cases); c++) {
             uint64_t in = cases[c].chunk * (cases[c].per_rank ? n : 1);
-            strata_coll_shape sh = shape1(cases[c].kind, STRATA_ALGO_BIDIR_RING, n, in);
+            strata_coll_shape sh = shape1(cases[c].kind, strata_coll_algo_find("bidir-ring"), n, in);
             ck_assert_uint_eq(check_op(&sh, &rounds), cases[c].chunk * (n - 1));
             ck_assert_uint_eq(rounds, n - 1);
             for (uint32_t r = 0; r < n; r++) {
@@ -186,9 +186,9 @@ START_TEST(bidir_ring_gathers_and_scatters_half_each_way)
             }
         }
         /* Sizes that do not divide: same result. */
-        strata_coll_shape odd = shape1(STRATA_OP_REDUCE_SCATTER, STRATA_ALGO_BIDIR_RING, n, 5ull * n);
+        strata_coll_shape odd = shape1(STRATA_OP_REDUCE_SCATTER, strata_coll_algo_find("bidir-ring"), n, 5ull * n);
         check_op(&odd, &rounds);
-        strata_coll_shape one = shape1(STRATA_OP_ALL_GATHER, STRATA_ALGO_BIDIR_RING, n, 1);
+        strata_coll_shape one = shape1(STRATA_OP_ALL_GATHER, strata_coll_algo_find("bidir-ring"), n, 1);
         check_op(&one, &rounds);
     }
 }
@@ -200,7 +200,7 @@ START_TEST(tree_reduces_to_rank_0_and_broadcasts)
     static const uint32_t depth[] = {1, 2, 2, 3, 3, 4};
     for (size_t i = 0; i < G_N_ELEMENTS(ns); i++) {
         uint32_t rounds;
-        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_TREE, ns[i], 16);
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("tree"), ns[i], 16);
         /* Rank 0 sends the whole buffer once per level (the broadcast). */
         ck_assert_uint_eq(check_op(&sh, &rounds), 16ull * depth[i]);
         ck_assert_uint_eq(rounds, 2 * depth[i]);
@@ -212,7 +212,7 @@ START_TEST(torus_rings_along_each_dimension)
 {
     static const uint32_t shapes[][3] = {{4, 4, 0}, {2, 4, 0}, {4, 2, 0}, {2, 2, 2}, {3, 1, 4}, {4, 4, 4}};
     for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
-        strata_coll_shape sh = {.kind = STRATA_OP_ALL_REDUCE, .algo = STRATA_ALGO_TORUS};
+        strata_coll_shape sh = {.kind = STRATA_OP_ALL_REDUCE, .algo = strata_coll_algo_find("torus")};
         uint32_t n = 1, rounds, want_rounds = 0;
         for (uint32_t k = 0; k < 3 && shapes[i][k]; k++) {
             sh.dims[sh.n_dims++] = shapes[i][k];
@@ -239,24 +239,26 @@ START_TEST(ring_and_direct_gather_scatter_exchange)
 {
     for (uint32_t n = 1; n <= 8; n++) {
         uint32_t rounds;
-        for (strata_algo a = STRATA_ALGO_RING; a <= STRATA_ALGO_DIRECT; a++) {
-            if (!strata_coll_supports(STRATA_OP_ALL_GATHER, a))
+        static const char *const names[] = {"ring", "bidir-ring", "tree", "direct"};
+        for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+            const strata_coll_algo *a = strata_coll_algo_find(names[i]);
+            if (!strata_coll_algo_serves(a, STRATA_OP_ALL_GATHER))
                 continue;
             strata_coll_shape ag = shape1(STRATA_OP_ALL_GATHER, a, n, 6);
             ck_assert_uint_eq(check_op(&ag, &rounds), 6ull * (n - 1));
-            ck_assert_uint_eq(rounds, a != STRATA_ALGO_DIRECT && n > 1 ? n - 1 : 1);
+            ck_assert_uint_eq(rounds, a != strata_coll_algo_find("direct") && n > 1 ? n - 1 : 1);
             strata_coll_shape rs = shape1(STRATA_OP_REDUCE_SCATTER, a, n, 6ull * n);
             ck_assert_uint_eq(check_op(&rs, &rounds), 6ull * (n - 1));
         }
-        strata_coll_shape a2a = shape1(STRATA_OP_ALL_TO_ALL, STRATA_ALGO_DIRECT, n, 3ull * n);
+        strata_coll_shape a2a = shape1(STRATA_OP_ALL_TO_ALL, strata_coll_algo_find("direct"), n, 3ull * n);
         ck_assert_uint_eq(check_op(&a2a, &rounds), 3ull * (n - 1));
         ck_assert_uint_eq(rounds, 1);
-        strata_coll_shape ar = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_DIRECT, n, 4ull * n);
+        strata_coll_shape ar = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("direct"), n, 4ull * n);
         ck_assert_uint_eq(check_op(&ar, &rounds), n > 1 ? 2 * 4ull * (n - 1) : 0);
         for (int32_t shift = -3; shift <= 3; shift++) {
             if (shift == 0)
                 continue;
-            strata_coll_shape p = shape1(STRATA_OP_COLLECTIVE_PERMUTE, STRATA_ALGO_DIRECT, n, 5);
+            strata_coll_shape p = shape1(STRATA_OP_COLLECTIVE_PERMUTE, strata_coll_algo_find("direct"), n, 5);
             p.shift = shift;
             ck_assert_uint_eq(check_op(&p, &rounds), ((shift % (int32_t)n) + n) % n ? 5 : 0);
         }
@@ -277,7 +279,7 @@ START_TEST(nccl_ring_loops_steps_and_slices)
     static const uint32_t ns[] = {2, 3, 4, 5, 8};
     for (size_t i = 0; i < G_N_ELEMENTS(ns); i++) {
         uint32_t n = ns[i], rounds;
-        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_NCCL_RING, n, 20ull * n);
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl-ring"), n, 20ull * n);
         sh.channels = 2;
         sh.chunk_bytes = 4;
         sh.slices = 2;
@@ -301,13 +303,13 @@ START_TEST(nccl_ring_loops_steps_and_slices)
      * rank and channel (NCCL's defaults: 24 channels, 2 MiB, 2 slices):
      * same result; no copy carries more than the buffer. */
     uint32_t rounds;
-    strata_coll_shape odd = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_NCCL_RING, 4, 37);
+    strata_coll_shape odd = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl-ring"), 4, 37);
     odd.channels = 3;
     odd.chunk_bytes = 2;
     check_op(&odd, &rounds);
     ck_assert_uint_eq(rounds, 2 * 3 * 2 * 2); /* loops of 24 bytes: 2 */
     for (uint32_t n = 2; n <= 8; n++) {
-        strata_coll_shape tiny = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_NCCL_RING, n, 3);
+        strata_coll_shape tiny = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl-ring"), n, 3);
         check_op(&tiny, &rounds);
         ck_assert_uint_eq(rounds, 2 * (n - 1) * STRATA_COLL_NCCL_SLICES);
         GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
@@ -324,7 +326,7 @@ END_TEST
  * loops' slices are 24 MiB (24 chunks of 2 MiB, halved). */
 START_TEST(nccl_ring_defaults_are_nccls)
 {
-    strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_NCCL_RING, 4, 2 * (192ull << 20) + 1);
+    strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl-ring"), 4, 2 * (192ull << 20) + 1);
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
     ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 3 * 12);
     ck_assert_uint_eq(g_array_index(steps, strata_coll_step, 0).bytes, 24ull << 20);
@@ -335,16 +337,16 @@ END_TEST
 
 START_TEST(algorithms_per_op)
 {
-    char *s = strata_coll_algos_of(STRATA_OP_ALL_REDUCE);
+    char *s = strata_coll_algo_names_of(STRATA_OP_ALL_REDUCE);
     ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus, nccl-ring, nccl, bidir-torus");
     g_free(s);
-    s = strata_coll_algos_of(STRATA_OP_ALL_GATHER);
+    s = strata_coll_algo_names_of(STRATA_OP_ALL_GATHER);
     ck_assert_str_eq(s, "ring, bidir-ring, direct, torus, nccl, bidir-torus");
     g_free(s);
-    s = strata_coll_algos_of(STRATA_OP_ALL_TO_ALL);
+    s = strata_coll_algo_names_of(STRATA_OP_ALL_TO_ALL);
     ck_assert_str_eq(s, "direct");
     g_free(s);
-    ck_assert(!strata_coll_supports(STRATA_OP_ALLOC, STRATA_ALGO_DIRECT));
+    ck_assert(!strata_coll_algo_serves(strata_coll_algo_find("direct"), STRATA_OP_ALLOC));
 }
 END_TEST
 
@@ -361,7 +363,7 @@ START_TEST(nccl_and_bidir_torus_schedules_give_the_result)
             for (unsigned p = 0; p < STRATA_NCCL__PROTOS; p++)
                 for (uint32_t n = 2; n <= 4; n++)
                     for (unsigned z = 0; z < 2; z++) {
-                        strata_coll_shape sh = shape1(kinds[k], STRATA_ALGO_NCCL, n, sizes[z] * n);
+                        strata_coll_shape sh = shape1(kinds[k], strata_coll_algo_find("nccl"), n, sizes[z] * n);
                         sh.nccl_algo = (strata_nccl_algo)a;
                         sh.nccl_proto = (strata_nccl_proto)p;
                         sh.channels = 2;
@@ -369,13 +371,13 @@ START_TEST(nccl_and_bidir_torus_schedules_give_the_result)
                         check_op(&sh, &rounds);
                         ck_assert_uint_gt(rounds, 0);
                     }
-    strata_coll_shape big = shape1(STRATA_OP_ALL_REDUCE, STRATA_ALGO_NCCL, 3, (1ull << 20) + 5);
+    strata_coll_shape big = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 3, (1ull << 20) + 5);
     big.nccl_algo = STRATA_NCCL_NVLS;
     big.channels = 1;
     uint32_t rounds;
     check_op(&big, &rounds);
     ck_assert_uint_eq(rounds, 3 + 1); /* 3 pieces, pipelined */
-    strata_coll_shape torus = {.kind = STRATA_OP_ALL_REDUCE, .algo = STRATA_ALGO_BIDIR_TORUS, .n_dims = 2,
+    strata_coll_shape torus = {.kind = STRATA_OP_ALL_REDUCE, .algo = strata_coll_algo_find("bidir-torus"), .n_dims = 2,
                                .dims = {3, 4}, .in_bytes = 240};
     for (unsigned k = 0; k < 3; k++) {
         torus.kind = kinds[k];

@@ -1,7 +1,8 @@
 /*
  * test_nccl.c: NCCL as the collective implementation (sim/hw/
- * nccl_tuning.h, hw/coll_impl_nccl.c; algo=nccl in collective.h): NCCL's choice of
- * algorithm, protocol and channels at its crossover sizes, derived by hand
+ * nccl_tuning.h, hw/coll_impl_nccl.c; algo=nccl in
+ * models/collective/algo_nccl.c): NCCL's choice of algorithm, protocol
+ * and channels at its crossover sizes, derived by hand
  * from NCCL's tables; an LL all-reduce and an NVLS all-reduce simulated,
  * their times derived by hand; a ring reduce-scatter reducing as it
  * receives; the hardware file's collectives= key.
@@ -33,7 +34,7 @@
 #include <json-glib/json-glib.h>
 #include "testutil.h"
 #include "hw/hw.h"
-#include "spmd/collective.h"
+#include "collective/coll_algo.h"
 #include "hw/coll_impl.h"
 #include "hw/nccl_tuning.h"
 
@@ -150,7 +151,7 @@ START_TEST(ring_reduce_scatter_reduces_as_it_receives)
 {
     strata_nccl_choice ch = choose(&a100, STRATA_OP_REDUCE_SCATTER, 64ull << 20);
     ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
-    strata_coll_shape sh = {.kind = STRATA_OP_REDUCE_SCATTER, .algo = STRATA_ALGO_NCCL, .n_dims = 1, .dims = {8},
+    strata_coll_shape sh = {.kind = STRATA_OP_REDUCE_SCATTER, .algo = strata_coll_algo_find("nccl"), .n_dims = 1, .dims = {8},
                             .in_bytes = 64ull << 20, .channels = ch.channels, .nccl_algo = ch.algo,
                             .nccl_proto = ch.proto};
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));

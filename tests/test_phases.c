@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <json-glib/json-glib.h>
-#include "spmd/collective.h"
+#include "collective/coll_algo.h"
 #include "testutil.h"
 
 typedef struct run_figures {
@@ -192,7 +192,7 @@ END_TEST
  * 999 x 1,000,003 bytes. */
 START_TEST(test_fold_unequal_chunks)
 {
-    strata_coll_shape sh = {.kind = STRATA_OP_ALL_REDUCE, .algo = STRATA_ALGO_RING, .n_dims = 1, .dims = {1000},
+    strata_coll_shape sh = {.kind = STRATA_OP_ALL_REDUCE, .algo = strata_coll_algo_find("ring"), .n_dims = 1, .dims = {1000},
                             .in_bytes = 1000003, .fold = true};
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
     ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 1998);
@@ -283,7 +283,7 @@ static void check_fold(const strata_coll_shape *shape, const char *what)
 START_TEST(test_fold_is_the_rounds)
 {
     const strata_op_kind kinds[] = {STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER, STRATA_OP_REDUCE_SCATTER};
-    const strata_algo algos[] = {STRATA_ALGO_RING, STRATA_ALGO_BIDIR_RING, STRATA_ALGO_TORUS, STRATA_ALGO_BIDIR_TORUS};
+    const strata_coll_algo *const algos[] = {strata_coll_algo_find("ring"), strata_coll_algo_find("bidir-ring"), strata_coll_algo_find("torus"), strata_coll_algo_find("bidir-torus")};
     const uint32_t groups[][4] = {{1, 5}, {1, 2}, {2, 4, 4}, {3, 3, 2, 5}, {2, 1, 7}};
     const uint64_t sizes[] = {1, 7, 100, 4096, 1000003};
     for (size_t a = 0; a < G_N_ELEMENTS(kinds); a++)
@@ -294,12 +294,12 @@ START_TEST(test_fold_is_the_rounds)
                                             .in_bytes = sizes[z]};
                     memcpy(sh.dims, &groups[g][1], sh.n_dims * sizeof sh.dims[0]);
                     char *what = g_strdup_printf("%s %s group %zu %" G_GUINT64_FORMAT " bytes",
-                                                 strata_op_kind_name(kinds[a]), strata_algo_name(algos[b]), g,
+                                                 strata_op_kind_name(kinds[a]), algos[b]->name, g,
                                                  sizes[z]);
                     check_fold(&sh, what);
                     g_free(what);
                 }
-    strata_coll_shape rs = {.kind = STRATA_OP_REDUCE_SCATTER, .algo = STRATA_ALGO_RING, .n_dims = 1, .dims = {4},
+    strata_coll_shape rs = {.kind = STRATA_OP_REDUCE_SCATTER, .algo = strata_coll_algo_find("ring"), .n_dims = 1, .dims = {4},
                             .in_bytes = 4000, .fold = true};
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
     ck_assert_uint_eq(strata_coll_schedule(&rs, steps), 3);
@@ -314,7 +314,7 @@ START_TEST(test_fold_is_the_rounds)
         ck_assert_int_eq(st->dst_buf, last ? STRATA_COLL_OUT : STRATA_COLL_IN);
     }
     g_array_set_size(steps, 0);
-    strata_coll_shape ag = {.kind = STRATA_OP_ALL_GATHER, .algo = STRATA_ALGO_RING, .n_dims = 1, .dims = {4},
+    strata_coll_shape ag = {.kind = STRATA_OP_ALL_GATHER, .algo = strata_coll_algo_find("ring"), .n_dims = 1, .dims = {4},
                             .in_bytes = 1000, .fold = true};
     ck_assert_uint_eq(strata_coll_schedule(&ag, steps), 3);
     ck_assert_uint_eq(steps->len, 12);

@@ -331,7 +331,7 @@ static void emit_node(wl_model *m, const wl_node *n, const char *label, const GA
 {
     if (n->coll.axis)
         wl_graph_collective(m->g, (strata_op_kind)n->coll.kind, out, g_array_index(ins, wl_tensor, 0),
-                            axis_name(m, n->coll.axis), STRATA_ALGO_DEFAULT);
+                            axis_name(m, n->coll.axis));
     else
         wl_graph_compute(m->g, label, n->flops, (const wl_tensor *)ins->data, ins->len, &out, 1, NULL, 0);
 }
@@ -340,7 +340,7 @@ static void emit_node(wl_model *m, const wl_node *n, const char *label, const GA
 static void reduce(wl_model *m, wl_tensor t, const char *axis)
 {
     if (axis)
-        wl_graph_collective(m->g, STRATA_OP_ALL_REDUCE, t, t, axis, STRATA_ALGO_DEFAULT);
+        wl_graph_collective(m->g, STRATA_OP_ALL_REDUCE, t, t, axis);
 }
 
 /* Node n's all-gather of `in` into `out` again for the backward pass, on
@@ -356,7 +356,7 @@ static void regather(wl_model *m, const wl_node *n, wl_tensor in, wl_tensor out)
     wl_graph_event(m->g, true, go);
     wl_graph_stream(m->g, REGATHER_STREAM);
     wl_graph_event(m->g, false, go);
-    wl_graph_collective(m->g, STRATA_OP_ALL_GATHER, out, in, axis_name(m, n->coll.axis), STRATA_ALGO_DEFAULT);
+    wl_graph_collective(m->g, STRATA_OP_ALL_GATHER, out, in, axis_name(m, n->coll.axis));
     wl_graph_event(m->g, true, done);
     wl_graph_stream(m->g, NULL);
     g_hash_table_insert(m->pending, KEY(out), GUINT_TO_POINTER(k + 1));
@@ -429,8 +429,7 @@ static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArra
         }
         if (v->coll.axis) {
             g_assert(dp && !gp); /* a collective neither seeds nor accumulates */
-            wl_graph_collective(m->g, (strata_op_kind)v->coll.kind, gx, dp - 1, axis_name(m, v->coll.axis),
-                                STRATA_ALGO_DEFAULT);
+            wl_graph_collective(m->g, (strata_op_kind)v->coll.kind, gx, dp - 1, axis_name(m, v->coll.axis));
             continue;
         }
         await_regathers(m, ins);

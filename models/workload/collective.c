@@ -20,6 +20,7 @@
  * naming bytes); every buffer is allocated before and freed after use.
  */
 #include <string.h>
+#include "collective/coll_algo.h"
 #include "workload/graph.h"
 #include "workload/workload.h"
 #include "core/error.h"
@@ -27,8 +28,6 @@
 
 static const char *const op_choices[] = {"all-reduce",         "all-gather", "reduce-scatter", "all-to-all",
                                          "collective-permute", NULL};
-static const char *const algo_choices[] = {"auto",  "ring",      "bidir-ring", "tree", "direct",
-                                           "torus", "nccl-ring", "nccl", "bidir-torus", NULL};
 
 static const strata_param_def collective_params[] = {
     {"op", STRATA_PARAM_STRING, "all-reduce", "the collective", op_choices},
@@ -36,7 +35,7 @@ static const strata_param_def collective_params[] = {
     {"devices", STRATA_PARAM_INT, "8", "devices in the mesh (the axis' size)", NULL},
     {"algo", STRATA_PARAM_STRING, "auto",
      "algorithm (auto: none in the trace; the hardware file's collectives= picks: nccl, xla, or its topology's)",
-     algo_choices},
+     strata_coll_algo_choices},
     {"axis", STRATA_PARAM_STRING, "data", "the mesh axis' name ([a-z][a-z0-9_]*)", NULL},
     {"iters", STRATA_PARAM_INT, "1", "collectives in a row", NULL},
     {"shift", STRATA_PARAM_INT, "1", "collective-permute: rank r sends to rank r + shift (non-zero)", NULL},
@@ -64,6 +63,13 @@ static char *collective_mesh(const strata_params *p, GError **err)
     return text;
 }
 
+/* The algorithm algo= names, NULL for auto (the choices guarantee a row's name). */
+static const char *collective_algo(const strata_params *p)
+{
+    const char *algo = strata_params_string(p, "algo");
+    return strcmp(algo, "auto") == 0 ? NULL : algo;
+}
+
 /* The checks: sizes divide as the op requires, shift != 0. */
 static bool collective_check(const strata_params *p, strata_op_kind kind, GError **err)
 {
@@ -72,12 +78,11 @@ static bool collective_check(const strata_params *p, strata_op_kind kind, GError
         !strata_workload_check_counts(p, "collective", counts, STRATA_WORKLOAD_MAX_COUNT,
                                         NULL, err))
         return false;
-    strata_algo algo = STRATA_ALGO_DEFAULT;
-    strata_algo_from_name(strata_params_string(p, "algo"), &algo); /* auto: the default */
-    if (algo != STRATA_ALGO_DEFAULT && !strata_algo_supports(kind, algo)) {
-        char *known = strata_algo_names_of(kind);
+    const char *algo = collective_algo(p);
+    if (algo && !strata_coll_algo_serves(strata_coll_algo_find(algo), kind)) {
+        char *known = strata_coll_algo_names_of(kind);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "collective: expected algo= auto or one of %s for %s, got '%s'",
-                    known, strata_op_kind_name(kind), strata_algo_name(algo));
+                    known, strata_op_kind_name(kind), algo);
         g_free(known);
         return false;
     }
@@ -138,8 +143,7 @@ static strata_source *collective_generate(const strata_params *p, GError **err)
     char *mesh = NULL;
     if (!collective_check(p, kind, err) || !(mesh = collective_mesh(p, err)))
         return NULL;
-    strata_algo algo = STRATA_ALGO_DEFAULT;
-    strata_algo_from_name(strata_params_string(p, "algo"), &algo); /* auto: the default */
+    const char *algo = collective_algo(p);
     const char *axis = strata_params_string(p, "axis");
     uint64_t bytes = strata_params_size(p, "bytes"), n = (uint64_t)strata_params_int(p, "devices");
     strata_dtype dt = strata_workload_dtype(p, "dtype");

@@ -38,7 +38,7 @@ typedef struct wl_step {
     uint32_t first;    /* offset in ids */
     guint16 n_ins, n_outs, n_donates;
     guint16 stream, axis; /* indices in names (0: NULL) */
-    guint8 kind, algo;
+    guint8 kind;
 } wl_step; /* 32 bytes: a program holds one per step, often a million */
 
 struct wl_graph {
@@ -192,7 +192,7 @@ static wl_step *add_step(wl_graph *g, strata_op_kind kind, const char *label, co
     assert(kind == STRATA_OP_COMPUTE || kind == STRATA_OP_RECORD || kind == STRATA_OP_WAIT ||
            strata_op_kind_is_collective(kind)); /* invariant 3 */
     wl_step s = {g_string_chunk_insert(g->strings, label), 0, g->ids->len, (guint16)n_ins, (guint16)n_outs,
-                 (guint16)n_donates, g->stream, 0, (guint8)kind, 0};
+                 (guint16)n_donates, g->stream, 0, (guint8)kind};
     g_array_append_vals(g->ids, ins, n_ins);
     g_array_append_vals(g->ids, outs, n_outs);
     g_array_append_vals(g->ids, donates, n_donates);
@@ -223,17 +223,15 @@ void wl_graph_event(wl_graph *g, bool record, const char *event)
     add_step(g, record ? STRATA_OP_RECORD : STRATA_OP_WAIT, event, NULL, 0, NULL, 0, NULL, 0);
 }
 
-void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_tensor in, const char *axis,
-                         strata_algo algo)
+void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_tensor in, const char *axis)
 {
     g_assert(strata_op_kind_is_collective(kind) && (kind != STRATA_OP_ALL_REDUCE || out == in));
     wl_step *s = add_step(g, kind, strata_op_kind_name(kind), &in, 1, &out, 1, NULL, 0);
     s->axis = name_id(g, axis);
-    s->algo = (guint8)algo;
 }
 
 strata_op wl_collective_op(strata_op_kind kind, const char *out, const char *in, const char *axis,
-                           strata_algo algo, int32_t shift, const char *stream)
+                           const char *algo, int32_t shift, const char *stream)
 {
     strata_op op = {0};
     op.kind = kind;
@@ -283,6 +281,5 @@ void wl_graph_step(const wl_graph *g, uint32_t step, wl_step_view *v)
                         st->n_ins,
                         st->n_outs,
                         st->n_donates,
-                        (const char *)g_ptr_array_index(g->names, st->axis),
-                        (strata_algo)st->algo};
+                        (const char *)g_ptr_array_index(g->names, st->axis)};
 }

@@ -64,11 +64,10 @@ void wl_graph_event(wl_graph *g, bool record, const char *event);
 /* A collective step (kind: STRATA_OP_ALL_REDUCE .. COLLECTIVE_PERMUTE) over
  * mesh axis `axis` (its size rules: traces/FORMAT.md): out = op(in); for
  * all-reduce out == in (in place). */
-void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_tensor in, const char *axis,
-                         strata_algo algo);
+void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_tensor in, const char *axis);
 /* The op of a collective on stream (NULL: main); strings borrowed. */
 strata_op wl_collective_op(strata_op_kind kind, const char *out, const char *in, const char *axis,
-                           strata_algo algo, int32_t shift, const char *stream);
+                           const char *algo, int32_t shift, const char *stream);
 
 /* For the stream (graph_source.c): the tensors' sizes and flags, the
  * options, and the steps in program order. */
@@ -79,8 +78,7 @@ typedef struct wl_step_view {
     double flops;
     const wl_tensor *ins, *outs, *donates; /* valid until the next wl_graph_compute() */
     uint32_t n_ins, n_outs, n_donates;
-    const char *axis;    /* collectives */
-    strata_algo algo;
+    const char *axis;    /* collectives: run with no algo= (the hardware's pick) */
 } wl_step_view;
 uint32_t wl_graph_n_options(const wl_graph *g);
 void wl_graph_option_at(const wl_graph *g, uint32_t i, const char **key, const char **value);

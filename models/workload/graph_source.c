@@ -131,8 +131,8 @@ static void expand_step(graph_stream *s, uint32_t step)
         g_assert(s->state[v.ins[i]] == T_LIVE); /* read before written: a generator bug */
     strata_op op = {0};
     if (strata_op_kind_is_collective(v.kind))
-        op = wl_collective_op(v.kind, wl_graph_name(s->g, v.outs[0]), wl_graph_name(s->g, v.ins[0]), v.axis, v.algo,
-                              0, v.stream);
+        op = wl_collective_op(v.kind, wl_graph_name(s->g, v.outs[0]), wl_graph_name(s->g, v.ins[0]), v.axis, NULL, 0,
+                              v.stream);
     else if (v.kind != STRATA_OP_COMPUTE) {
         op.kind = v.kind;
         op.stream = v.stream;

@@ -167,7 +167,7 @@ static void issue_gathers(wl_shard *s, bool backward, guint j)
         wl_tensor full = derived(s->g, p, "", suffix, STRATA_TAG_PARAM, 1, WL_TEMP);
         g_array_append_val(u->gathered, full);
         wl_graph_collective(s->g, STRATA_OP_ALL_GATHER, full, VAL(g_hash_table_lookup(s->shard, KEY(p))),
-                            DATA_AXIS, STRATA_ALGO_DEFAULT);
+                            DATA_AXIS);
     }
     wl_graph_event(s->g, true, done);
     wl_graph_stream(s->g, NULL);
@@ -219,12 +219,12 @@ static void hook_end(void *ud, int group, bool backward)
             any = true;
         }
         if (s->plan.data == WL_DATA_DP) {
-            wl_graph_collective(s->g, STRATA_OP_ALL_REDUCE, gp, gp, DATA_AXIS, STRATA_ALGO_DEFAULT);
+            wl_graph_collective(s->g, STRATA_OP_ALL_REDUCE, gp, gp, DATA_AXIS);
             continue;
         }
         wl_tensor gs = derived(s->g, p, "d_", "_shard", STRATA_TAG_GRAD, s->plan.n, WL_TEMP);
         g_hash_table_insert(s->grad_shard, KEY(p), KEY(gs));
-        wl_graph_collective(s->g, STRATA_OP_REDUCE_SCATTER, gs, gp, DATA_AXIS, STRATA_ALGO_DEFAULT);
+        wl_graph_collective(s->g, STRATA_OP_REDUCE_SCATTER, gs, gp, DATA_AXIS);
     }
     if (group == s->final_group) {
         wl_graph_stream(s->g, REDUCE_STREAM);

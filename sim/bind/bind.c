@@ -28,6 +28,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/idmap.h"
+#include "collective/coll_algo.h"
 
 #define DEFAULT_MEMORY "hbm"
 #define DEFAULT_UNIT "compute"
@@ -373,6 +374,18 @@ static void note_stream_device(strata_binder *b, const strata_bound_op *o)
     g_array_append_val(d, o->device);
 }
 
+/* A collective's algo= names a row of the algorithms' table that serves
+ * its kind (models/collective/coll_algo.h; trace/ reads only its syntax). */
+static bool check_algo(const strata_binder *b, const strata_op *op, GError **err)
+{
+    char *why = NULL;
+    if (!op->algo || strata_coll_algo_lookup(op->kind, op->algo, &why))
+        return true;
+    fail(b, op, err, "%s", why);
+    g_free(why);
+    return false;
+}
+
 /* Resolves a checked non-option op into b->bound. */
 static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs *refs, GError **err)
 {
@@ -387,6 +400,8 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
                            .n_ins = op->n_ins, .n_outs = op->n_outs, .group_size = refs->group_size,
                            .event = 0, .event_seq = 0, .coll = op->coll, .rounds = op->rounds,
                            .round_latency_ps = op->round_latency_ps, .round_time_ps = op->round_time_ps};
+    if (strata_op_kind_is_collective(op->kind) && !check_algo(b, op, err))
+        return false;
     bool expanded = b->hw && strata_hw_devices(b->hw) > 1; /* device= names the device each op runs on */
     if (!b->allow_spmd && (strata_op_kind_is_collective(op->kind) || (op->has_device && !expanded)))
         return fail(b, op, err, "expected an op of one device, got %s%s: collectives and device= run on a "

@@ -90,7 +90,7 @@ void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
         strata_json_add_uint(b, "line", c->line);
         strata_json_add_string(b, "op", strata_op_kind_name(c->kind));
         strata_json_add_string(b, "axis", c->axis);
-        strata_json_add_string(b, "algo", strata_algo_name(c->algo));
+        strata_json_add_string(b, "algo", c->algo);
         strata_json_add_uint(b, "group_size", c->group_size);
         strata_json_add_uint(b, "bytes", c->bytes);
         strata_json_add_double(b, "time_s", time_of(c));
@@ -161,7 +161,7 @@ void strata_results_print_devices(const strata_results *r, FILE *out)
         char *a = strata_format_bandwidth(algbw);
         char *bb = strata_format_bandwidth(algbw * strata_collective_busbw_factor(c->kind, c->group_size));
         fprintf(out, "%-10u %-6" G_GUINT64_FORMAT " %-18s %-12s %-10s %-4u %-12s %-12s %-12s %s\n", c->index, c->line,
-                strata_op_kind_name(c->kind), c->axis ? c->axis : "", strata_algo_name(c->algo), c->group_size, bytes,
+                strata_op_kind_name(c->kind), c->axis ? c->axis : "", c->algo ? c->algo : "", c->group_size, bytes,
                 t, a, bb);
         g_free(bytes);
         g_free(t);

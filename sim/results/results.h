@@ -126,7 +126,7 @@ typedef struct strata_collective_result {
     uint64_t line;
     strata_op_kind kind;
     char *axis;
-    strata_algo algo;
+    const char *algo;           /* its name (static: models/collective's table) */
     uint32_t group_size;
     uint64_t bytes;             /* per device, as nccl-tests counts */
     double start_s, end_s;      /* first step's start, last step's end; start_s < 0: none ran */

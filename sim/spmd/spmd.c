@@ -36,7 +36,7 @@
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
-#include "spmd/collective.h"
+#include "collective/coll_algo.h"
 #include "hw/coll_impl.h"
 #include "core/mesh.h"
 #include "trace/check.h"
@@ -84,7 +84,7 @@ typedef struct spmd {
     double *link_latency;  /* per link direction: the route latency of the round's first copy on it */
     uint32_t phase_checks;
     strata_coll_info *info;
-    double launch_s;       /* the collective's fixed cost per rank (coll_impl.h) */
+    double launch_s;       /* the collective's fixed cost per rank (its algorithm's tune) */
     GPtrArray *infos;      /* strata_coll_info, by index (kept across rewinds) */
     uint32_t n_coll;
     double bytes_per_element;
@@ -582,17 +582,7 @@ static void plan_round(spmd *s)
                 push(s, EM_FREE_TMP, d, l, d, l);
 }
 
-/* The algorithm: the op's, else the model's collective implementation's
- * pick (hw/coll_impl.h). */
-static strata_algo pick_algo(const spmd *s, const strata_op *op)
-{
-    strata_algo algo = op->algo;
-    if (algo == STRATA_ALGO_DEFAULT)
-        strata_algo_from_name(strata_coll_impl_pick(s->hw, op->kind, s->mesh, s->mask), &algo);
-    return algo;
-}
-
-static strata_coll_info *next_info(spmd *s, const strata_op *op, strata_algo algo, uint32_t n)
+static strata_coll_info *next_info(spmd *s, const strata_op *op, const strata_coll_algo *algo, uint32_t n)
 {
     strata_coll_info *info;
     if (s->n_coll < s->infos->len) {
@@ -607,45 +597,23 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, strata_algo alg
     s->n_coll++;
     info->line = op->line;
     info->kind = op->kind;
-    info->algo = algo;
+    info->algo = algo->name;
     info->group_size = n;
     info->bytes = s->refs.bytes;
     return info;
-}
-
-/* For algo=nccl: the shape's nccl fields, channels and launch_s from the
- * model's implementation's tune. */
-static bool tune(const spmd *s, strata_coll_shape *sh, GError **err)
-{
-    const strata_coll_impl *impl = strata_hw_coll_impl(s->hw);
-    if (!impl->tune) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "algo=nccl: expected a hardware model whose [interconnect] declares collectives = nccl "
-                    "(its GPUs' architecture and NCCL's ring graph), got %s", strata_hw_name(s->hw));
-        return false;
-    }
-    strata_coll_tuning t;
-    if (!impl->tune(s->hw, sh->kind, strata_coll_ranks(sh), sh->in_bytes, &t, err))
-        return false;
-    sh->nccl_algo = t.algo;
-    sh->nccl_proto = t.proto;
-    sh->channels = t.channels;
-    sh->chunk_bytes = t.chunk_bytes;
-    sh->nvls_efficiency = t.nvls_efficiency;
-    sh->launch_s = t.launch_s;
-    return true;
 }
 
 /* Plans the start and the first round of a collective. */
 static bool plan_collective(spmd *s, const strata_op *op, GError **err)
 {
     strata_mesh_axes(s->mesh, op->axis, &s->mask, NULL); /* the checker accepted it */
-    strata_algo algo = pick_algo(s, op);
-    if (!strata_coll_supports(op->kind, algo)) {
-        char *known = strata_coll_algos_of(op->kind);
-        fail(s, err, "expected algo= one of %s for %s, got '%s'", known, strata_op_kind_name(op->kind),
-             strata_algo_name(algo));
-        g_free(known);
+    /* the op's algorithm, else the model's collective implementation's pick */
+    const char *name = op->algo ? op->algo : strata_coll_impl_pick(s->hw, op->kind, s->mesh, s->mask);
+    char *why = NULL;
+    const strata_coll_algo *algo = strata_coll_algo_lookup(op->kind, name, &why);
+    if (!algo) {
+        fail(s, err, "%s", why);
+        g_free(why);
         return false;
     }
     if (op->has_device)
@@ -658,7 +626,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     uint32_t n = strata_coll_ranks(&sh);
     sh.in_bytes = op->kind == STRATA_OP_ALL_GATHER ? s->refs.bytes / n : s->refs.bytes;
     GError *e = NULL;
-    if (algo == STRATA_ALGO_NCCL && n > 1 && !tune(s, &sh, &e)) {
+    if (algo->ops->tune && n > 1 && !algo->ops->tune(&sh, s->hw, &e)) {
         fail(s, err, "%s", e->message);
         g_error_free(e);
         return false;
@@ -685,7 +653,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
                     " copies at once over the %u group(s), up to %u on one link, at most %u (or %u when no "
                     "link carries more than %u: the engine shares every link among the copies on it, at a cost "
                     "that grows with their square); use a smaller group",
-                    strata_op_kind_name(op->kind), n, strata_algo_name(algo), concurrent, s->devices / n, most,
+                    strata_op_kind_name(op->kind), n, algo->name, concurrent, s->devices / n, most,
                     STRATA_SPMD_MAX_CONCURRENT_STEPS, STRATA_SPMD_MAX_SPARSE_STEPS, STRATA_SPMD_SPARSE_LINK_COPIES);
     s->round = 0;
     s->sub = 0;
@@ -706,7 +674,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     unsigned bits = strata_dtype_bits(s->refs.dtype);
     s->bytes_per_element = bits ? bits / 8.0 : 4.0;
     s->info = next_info(s, op, algo, n);
-    bool tuned = algo == STRATA_ALGO_NCCL && n > 1;
+    bool tuned = sh.tuned;
     s->info->nccl_algorithm = tuned ? strata_nccl_algo_name(sh.nccl_algo) : NULL;
     s->info->nccl_protocol = tuned ? strata_nccl_proto_name(sh.nccl_proto) : NULL;
     s->info->nccl_channels = tuned ? sh.channels : 0;

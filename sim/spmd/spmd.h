@@ -6,7 +6,8 @@
  * device, names qualified by device as traces/FORMAT.md says: buffer B@D,
  * stream S@D, event E@D, memory M@D (a host memory M@H, H the device's
  * host), unit U@D. A collective becomes its step schedule
- * (spmd/collective.h) on every device of every group: per step, on the
+ * (models/collective/coll_sched.h, its algorithm's row of coll_algo.h) on
+ * every device of every group: per step, on the
  * receiving device, a copy from the sender's buffer (into a receive
  * buffer, tagged temp, when the step reduces) and a reduction compute
  * (flops = elements, operand bytes = 3 x the chunk: two reads and a
@@ -36,11 +37,12 @@ typedef struct strata_coll_info {
     uint64_t line;        /* of the collective in the program */
     strata_op_kind kind;
     char *axis;
-    strata_algo algo;     /* the one expanded (never DEFAULT) */
+    const char *algo;     /* the one expanded: its name in models/collective's table (static) */
     uint32_t group_size;
     uint64_t bytes;       /* per device, as nccl-tests counts: all-reduce BUF, all-gather OUT, others IN */
-    /* algo=nccl: NCCL's choice, in NCCL's names (static strings; NULL and
-     * 0 otherwise) */
+    /* an algorithm tuned by the hardware's implementation (algo=nccl):
+     * NCCL's choice, in NCCL's names (static strings; NULL and 0
+     * otherwise) */
     const char *nccl_algorithm, *nccl_protocol;
     uint32_t nccl_channels;
 } strata_coll_info;
@@ -69,7 +71,7 @@ uint32_t strata_spmd_devices(const strata_hw *hw);
  *  PHASES  consecutive rounds whose steps are the same moves (same ranks,
  *          lanes, buffers and bytes: the rounds of a ring, of each ring of
  *          a torus dimension, of a bidirectional ring; any schedule built
- *          by collective.h or beside it) make one phase, expanded once:
+ *          by models/collective) make one phase, expanded once:
  *          each copy and reduction of its first round stands for the k
  *          rounds (strata_op.rounds = k): the engine moves k times the
  *          bytes as one flow and waits the latency of the k - 1 other

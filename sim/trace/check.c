@@ -419,12 +419,6 @@ static bool feed_collective(strata_checker *c, const strata_op *op, strata_op_re
             return fail(c, op, err, "expected OUT and IN to be distinct buffers, got '%s' twice", op->name);
     }
     const char *kind = strata_op_kind_name(op->kind);
-    if (op->algo != STRATA_ALGO_DEFAULT && !strata_algo_supports(op->kind, op->algo)) {
-        char *known = strata_algo_names_of(op->kind);
-        bool ok = fail(c, op, err, "expected algo= one of %s for %s, got '%s'", known, kind, strata_algo_name(op->algo));
-        g_free(known);
-        return ok;
-    }
     uint64_t want_out = in->size, want_in = out->size;
     /* n x size must not wrap (a 64-byte OUT of 2^62-byte INs over 256 would). */
     if ((op->kind == STRATA_OP_ALL_GATHER && __builtin_mul_overflow(n, in->size, &want_out)) ||

@@ -1,5 +1,6 @@
 /*
  * op.c: names of op kinds, tags and dtypes, and deep copy / equality of ops.
+ * (Collective algorithms are names: models/collective/coll_algo.h's table.)
  *
  * Each enum has one static table indexed by its value, so a name and its
  * value cannot drift apart; lookups by name walk the table (they are short).
@@ -45,13 +46,6 @@ const strata_op_positionals *strata_op_positionals_of(strata_op_kind kind)
     return &kind_operands[(unsigned)kind < STRATA_OP__COUNT ? kind : STRATA_OP__COUNT];
 }
 
-static const char *const algo_names[] = {
-    [STRATA_ALGO_DEFAULT] = "", [STRATA_ALGO_RING] = "ring", [STRATA_ALGO_BIDIR_RING] = "bidir-ring",
-    [STRATA_ALGO_TREE] = "tree", [STRATA_ALGO_DIRECT] = "direct", [STRATA_ALGO_TORUS] = "torus",
-    [STRATA_ALGO_NCCL_RING] = "nccl-ring", [STRATA_ALGO_NCCL] = "nccl", [STRATA_ALGO_BIDIR_TORUS] = "bidir-torus",
-};
-_Static_assert(G_N_ELEMENTS(algo_names) == STRATA_ALGO__COUNT, "one name per algorithm");
-
 static const char *const tag_names[] = {
     [STRATA_TAG_NONE] = "",
     [STRATA_TAG_PARAM] = "param",
@@ -85,11 +79,6 @@ const char *strata_op_kind_name(strata_op_kind kind)
     return (unsigned)kind < STRATA_OP__COUNT ? kind_names[kind] : "?";
 }
 
-const char *strata_algo_name(strata_algo algo)
-{
-    return (unsigned)algo < STRATA_ALGO__COUNT ? algo_names[algo] : "";
-}
-
 /* Index of `name` in names[from..count), or -1. The reader looks up a
  * kind (and often a tag and a dtype) on every line. */
 static int name_index(const char *const *names, unsigned from, unsigned count, const char *name)
@@ -98,42 +87,6 @@ static int name_index(const char *const *names, unsigned from, unsigned count, c
         if (strata_same_name(names[i], name))
             return (int)i;
     return -1;
-}
-
-bool strata_algo_from_name(const char *name, strata_algo *algo)
-{
-    int i = name_index(algo_names, 1, STRATA_ALGO__COUNT, name);
-    if (i >= 0)
-        *algo = (strata_algo)i;
-    return i >= 0;
-}
-
-bool strata_algo_supports(strata_op_kind kind, strata_algo algo)
-{
-    switch (algo) {
-    case STRATA_ALGO_RING:
-    case STRATA_ALGO_TORUS:
-    case STRATA_ALGO_BIDIR_RING:
-    case STRATA_ALGO_BIDIR_TORUS:
-    case STRATA_ALGO_NCCL:
-        return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
-    case STRATA_ALGO_TREE:
-    case STRATA_ALGO_NCCL_RING:
-        return kind == STRATA_OP_ALL_REDUCE;
-    case STRATA_ALGO_DIRECT:
-        return strata_op_kind_is_collective(kind);
-    default:
-        return false;
-    }
-}
-
-char *strata_algo_names_of(strata_op_kind kind)
-{
-    GString *s = g_string_new(NULL);
-    for (unsigned a = 1; a < STRATA_ALGO__COUNT; a++)
-        if (strata_algo_supports(kind, (strata_algo)a))
-            g_string_append_printf(s, "%s%s", s->len ? ", " : "", strata_algo_name((strata_algo)a));
-    return g_string_free(s, FALSE);
 }
 
 const char *strata_tag_name(strata_tag tag)

@@ -50,20 +50,6 @@ typedef enum {
     STRATA_OP__COUNT
 } strata_op_kind;
 
-/* A collective's algorithm (algo=); DEFAULT: the best for the topology. */
-typedef enum {
-    STRATA_ALGO_DEFAULT = 0,
-    STRATA_ALGO_RING,
-    STRATA_ALGO_BIDIR_RING,
-    STRATA_ALGO_TREE,
-    STRATA_ALGO_DIRECT,
-    STRATA_ALGO_TORUS,
-    STRATA_ALGO_NCCL_RING,
-    STRATA_ALGO_NCCL,        /* NCCL's choice of algorithm, protocol and channels (sim/spmd/nccl_tuning.h) */
-    STRATA_ALGO_BIDIR_TORUS, /* XLA's: a bidirectional ring along each torus axis in turn */
-    STRATA_ALGO__COUNT
-} strata_algo;
-
 typedef enum {
     STRATA_TAG_NONE = 0,
     STRATA_TAG_PARAM,
@@ -135,14 +121,6 @@ const char *strata_tag_name(strata_tag tag); /* "" for NONE */
 bool strata_tag_from_name(const char *name, strata_tag *tag);
 const char *strata_dtype_name(strata_dtype dtype); /* "" for NONE */
 bool strata_dtype_from_name(const char *name, strata_dtype *dtype);
-const char *strata_algo_name(strata_algo algo); /* "" for DEFAULT */
-bool strata_algo_from_name(const char *name, strata_algo *algo);
-/* True when `algo` (not DEFAULT) implements collective `kind`: ring, torus
- * and bidir-ring run all-reduce, all-gather and reduce-scatter; tree and
- * nccl-ring all-reduce only; direct every collective. */
-bool strata_algo_supports(strata_op_kind kind, strata_algo algo);
-/* "ring, bidir-ring, direct, torus": the algorithms of kind (g_free). */
-char *strata_algo_names_of(strata_op_kind kind);
 /* True for ALL_REDUCE .. COLLECTIVE_PERMUTE. Inline: asked of every op. */
 static inline bool strata_op_kind_is_collective(strata_op_kind kind)
 {

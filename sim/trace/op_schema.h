@@ -28,7 +28,7 @@
  *   AUX      its companion member, by STORE: the has_ flag of an OPT_*,
  *            the count of a LIST, the extent count of a SHAPE (else _);
  *   STORE    how it is held: STR (a borrowed string), U32, U64, I32, TAG,
- *            DTYPE, ALGO (plain values), OPT_U32, OPT_U64, OPT_F64 (a value
+ *            DTYPE (plain values), OPT_U32, OPT_U64, OPT_F64 (a value
  *            and a has_ flag), LIST (names and a count), SHAPE (extents
  *            and a count); OP_SCHEMA_STORE_* below say what each is in C;
  *   SYNTAX   how its value is read and written (trace/line.c's syntax_*
@@ -107,12 +107,14 @@
     X(time,   time_s,  has_time,  OPT_F64, TIME,   STRATA_OPK(COMPUTE), 0, "a time such as 250ns, 3us, 2ms or 1.5s") \
     X(unit,   unit,    _,         STR,     NAME,   STRATA_OPK(COMPUTE), NULL, "a compute unit name")               \
     /* COLLECTIVE_PERMUTE: rank r sends to r + shift (non-zero, modulo the group). Collectives: the mesh axes     \
-     * (one, or several joined by ','); the algorithm (DEFAULT: the best for the topology). */                  \
+     * (one, or several joined by ','); the algorithm, a name that trace/ only reads (which names exist and     \
+     * serve which kinds is models/collective/coll_algo.h's table; NULL: the hardware's pick). */               \
     X(shift,  shift,   _,         I32,     SHIFT,  STRATA_OPK(COLLECTIVE_PERMUTE), 0,                              \
       "a shift such as +1 or -1 (not 0)")                                                                        \
     X(axis,   axis,    _,         STR,     AXIS,   STRATA_OPK_COLLECTIVE, NULL,                                    \
       "mesh axis names such as data or data,model ([a-z][a-z0-9_]*)")                                            \
-    X(algo,   algo,    _,         ALGO,    ALGO,   STRATA_OPK_COLLECTIVE, 0, "an algorithm")                       \
+    X(algo,   algo,    _,         STR,     ALGO,   STRATA_OPK_COLLECTIVE, NULL,                                    \
+      "an algorithm name such as ring or bidir-ring ([a-z][a-z0-9-]*)")                                          \
     /* Any op: only device D runs it (absent: every device of the mesh, or the one device without one); the     \
      * stream it runs on; when a captured run issued it (for comparison only); a one-word label. */             \
     X(device, device,  has_device, OPT_U32, DEVICE, STRATA_OPK_RUN, 0, "a device index such as 0 or 3")          \
@@ -128,7 +130,6 @@
 #define OP_SCHEMA_STORE_I32(f, aux) int32_t f;
 #define OP_SCHEMA_STORE_TAG(f, aux) strata_tag f;
 #define OP_SCHEMA_STORE_DTYPE(f, aux) strata_dtype f;
-#define OP_SCHEMA_STORE_ALGO(f, aux) strata_algo f;
 #define OP_SCHEMA_STORE_OPT_U32(f, aux) bool aux; uint32_t f;
 #define OP_SCHEMA_STORE_OPT_U64(f, aux) bool aux; uint64_t f;
 #define OP_SCHEMA_STORE_OPT_F64(f, aux) bool aux; double f;
@@ -143,7 +144,6 @@
 #define OP_SCHEMA_CLASS_I32 VAL
 #define OP_SCHEMA_CLASS_TAG VAL
 #define OP_SCHEMA_CLASS_DTYPE VAL
-#define OP_SCHEMA_CLASS_ALGO VAL
 #define OP_SCHEMA_CLASS_OPT_U32 OPT
 #define OP_SCHEMA_CLASS_OPT_U64 OPT
 #define OP_SCHEMA_CLASS_OPT_F64 OPT

@@ -52,7 +52,7 @@ static void write_NAME(GString *s, const char *key, const char *v) { g_string_ap
 static void write_AXIS(GString *s, const char *key, const char *v) { write_NAME(s, key, v); }
 static void write_TAG(GString *s, const char *key, strata_tag v) { write_NAME(s, key, strata_tag_name(v)); }
 static void write_DTYPE(GString *s, const char *key, strata_dtype v) { write_NAME(s, key, strata_dtype_name(v)); }
-static void write_ALGO(GString *s, const char *key, strata_algo v) { write_NAME(s, key, strata_algo_name(v)); }
+static void write_ALGO(GString *s, const char *key, const char *v) { write_NAME(s, key, v); }
 static void write_SIZE(GString *s, const char *key, uint64_t v) { append_size(s, key, v); }
 static void write_SHIFT(GString *s, const char *key, int32_t v) { g_string_append_printf(s, " %s=%+d", key, (int)v); }
 static void write_DEVICE(GString *s, const char *key, uint32_t v) { g_string_append_printf(s, " %s=%u", key, v); }
@@ -190,6 +190,7 @@ static bool check_list(const strata_op *op, const char *what, const char *const 
  * AXIS may hold ','; a value that is not a name has nothing to check). */
 #define COMMA_NAME false
 #define COMMA_AXIS true
+#define COMMA_ALGO false
 #define CHECK_VAL(key, syntax, f, aux)
 #define CHECK_OPT(key, syntax, f, aux)
 #define CHECK_SHAPE(key, syntax, f, aux)

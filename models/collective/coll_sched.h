@@ -1,6 +1,7 @@
 /*
- * collective.h: the step schedule of each collective algorithm, as a pure
- * function of the op, the algorithm, the group's shape and the sizes.
+ * coll_sched.h: the step schedule of a collective, as a pure function of
+ * the op, its algorithm (a row of coll_algo.h's table), the group's shape
+ * and the sizes.
  *
  * A group of n ranks is laid out as dims[0] x ... x dims[m-1] (the sizes of
  * the mesh axes it spans, row-major: rank = coordinates row-major). Each
@@ -15,42 +16,13 @@
  * concurrently; on one lane they run in order. A step whose src equals dst
  * is a local copy through the rank's own memory.
  *
- * Algorithms (traces/FORMAT.md gives each schedule in words):
- *   ring        all-reduce, all-gather, reduce-scatter
- *   bidir-ring  all-reduce (two half-size rings in opposite directions),
- *               all-gather, reduce-scatter (a ring each way, each on half
- *               of every chunk)
- *   tree        all-reduce (binomial reduce to rank 0, then broadcast)
- *   direct      all-reduce, all-gather, reduce-scatter, all-to-all,
- *               collective-permute (every pair at once)
- *   torus       all-reduce, all-gather, reduce-scatter (a ring along each
- *               dimension in turn: reduce-scatter dims 0..m-1, all-gather
- *               back m-1..0; one dimension is the ring)
- *   nccl-ring   all-reduce as NCCL's ring kernel on its Simple protocol
- *               runs it over NVLink: the buffer in loops of channels x n
- *               chunks, each loop a ring all-reduce whose 2(n-1) steps
- *               move every chunk in `slices` slices, one round per slice;
- *               each slice is followed by its handshake (a flag write to
- *               the receiver), reduced as it arrives (fused), and crosses
- *               the link with NVLink's packet overhead (wire_bytes)
- *   nccl        all-reduce, all-gather, reduce-scatter as NCCL runs them:
- *               the algorithm, protocol and channels of NCCL's tuning
- *               model (nccl_tuning.h; coll_impl.c fills the shape's nccl
- *               fields): ring on LL (8-byte stores of 4 data bytes and a
- *               flag, chunks of 32 KiB per channel), LL128 (120 data
- *               bytes of each 128-byte line, 576,000-byte chunks) or
- *               Simple (nccl-ring's slices and flags), each with NVLink's
- *               packet overhead; NVLS (the switch reduces and multicasts,
- *               see nvls() in collective.c); tree (binomial, as tree)
- *   bidir-torus all-reduce, all-gather, reduce-scatter: torus with a ring
- *               each way along every dimension (all-reduce: each on half
- *               the buffer; all-gather, reduce-scatter: each on half of
- *               every chunk), XLA's collectives on a TPU slice
- * After the schedule, every rank holds the op's result (collective.h's
- * test replays the steps on values).
+ * What each algorithm's schedule is: its file in models/collective
+ * (algo_*.c, listed by coll_algo.c's table) and traces/FORMAT.md, in
+ * words. After the schedule, every rank holds the op's result
+ * (tests/test_collective.c replays the steps on values).
  */
-#ifndef STRATA_SPMD_COLLECTIVE_H
-#define STRATA_SPMD_COLLECTIVE_H
+#ifndef STRATA_COLL_SCHED_H
+#define STRATA_COLL_SCHED_H
 
 #include <glib.h>
 #include <stdbool.h>
@@ -104,9 +76,11 @@ typedef struct strata_coll_step {
 #define STRATA_COLL_WIRE_NUM 5u
 #define STRATA_COLL_WIRE_DEN 4u
 
+typedef struct strata_coll_algo strata_coll_algo; /* coll_algo.h */
+
 typedef struct strata_coll_shape {
     strata_op_kind kind;
-    strata_algo algo;      /* not DEFAULT: the caller picks */
+    const strata_coll_algo *algo; /* a row that serves kind (coll_algo.h) */
     uint32_t n_dims;
     uint32_t dims[STRATA_COLL_MAX_DIMS];
     uint64_t in_bytes;     /* size(IN) on every rank (all-reduce: size(BUF)) */
@@ -116,8 +90,10 @@ typedef struct strata_coll_shape {
     uint32_t channels;
     uint64_t chunk_bytes;
     uint32_t slices;
-    /* nccl: NCCL's choice (channels above); launch_s, a fixed cost every
-     * rank pays before the first round (the kernel launch and setup) */
+    /* Set by the algorithm's tune hook (coll_algo.h; nccl: NCCL's choice,
+     * channels above); launch_s, a fixed cost every rank pays before the
+     * first round (the kernel launch and setup) */
+    bool tuned;
     strata_nccl_algo nccl_algo;
     strata_nccl_proto nccl_proto;
     double launch_s;
@@ -126,16 +102,13 @@ typedef struct strata_coll_shape {
      * NCCL_NVLS_CHUNKSIZE, 128 KiB) */
     double nvls_efficiency;
     /* Fold each ring's consecutive rounds that are the same moves, bytes
-     * aside (ring, bidir-ring, torus, bidir-torus; the others ignore it):
+     * aside (the algorithms whose row folds, coll_algo.h; the others
+     * ignore it):
      * the schedule then holds a step per ring, rank and run of rounds
      * instead of per round (a ring of n ranks: O(n) steps, not O(n^2)). */
     bool fold;
 } strata_coll_shape;
 
-/* True when `algo` implements `kind`. */
-bool strata_coll_supports(strata_op_kind kind, strata_algo algo);
-/* "ring, direct, torus": the algorithms of kind (g_free). */
-char *strata_coll_algos_of(strata_op_kind kind);
 /* Appends the steps of the schedule to `steps` (strata_coll_step), in
  * round order; returns the number of rounds. The shape must be supported
  * and its sizes valid (the checker's rules). */
