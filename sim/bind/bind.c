@@ -398,8 +398,7 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
                            .has_flops = op->has_flops, .flops = op->has_flops ? op->flops : 0.0,
                            .has_time = op->has_time, .time_s = op->time_s, .ins = refs->ins, .outs = refs->outs,
                            .n_ins = op->n_ins, .n_outs = op->n_outs, .group_size = refs->group_size,
-                           .event = 0, .event_seq = 0, .coll = op->coll, .rounds = op->rounds,
-                           .round_latency_ps = op->round_latency_ps, .round_time_ps = op->round_time_ps};
+                           .event = 0, .event_seq = 0};
     if (strata_op_kind_is_collective(op->kind) && !check_algo(b, op, err))
         return false;
     bool expanded = b->hw && strata_hw_devices(b->hw) > 1; /* device= names the device each op runs on */

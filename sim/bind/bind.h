@@ -16,11 +16,15 @@
  *   unit    a compute unit: the model's (unit= absent: its first unit);
  *           without a model, in order of first use by name (absent: the
  *           first unit seen, else "compute");
- *   route   a copy's pair of memories, src * memory_count + dst, checked
- *           once per pair against the model's routes;
+ *   route   a copy's pair of memories (with a model): a dense id per pair,
+ *           0, 1, 2... in order of first use, its route checked once
+ *           against the model's (strata_binder_route_hops);
  *   event   index and the record a wait awaits (the checker's).
- * Bad input (unknown memory or unit, no route, what the checker rejects)
- * is STRATA_ERROR_INPUT "ORIGIN:LINE: what was expected".
+ * A collective's algo= must name an algorithm of models/collective's table
+ * that serves its kind (trace/ reads only the name's syntax).
+ * Bad input (unknown memory or unit, no route, an algorithm the table
+ * lacks or that does not serve the op, what the checker rejects) is
+ * STRATA_ERROR_INPUT "ORIGIN:LINE: what was expected".
  *
  * Invariants:
  *  1. the bound op and what it points to are valid until the next call on
@@ -94,11 +98,7 @@ typedef struct strata_bind_options {
     X(IDS, const uint64_t *, outs)  /* COMPUTE: buffer ids of out= */                                             \
     X(COUNT, uint32_t, n_ins)                                                                                     \
     X(COUNT, uint32_t, n_outs)                                                                                    \
-    X(NUM, uint32_t, group_size)    /* collectives (allow_spmd only): the group's device count */                 \
-    X(NUM, uint32_t, coll)          /* its collective's number (spmd/spmd.h), or STRATA_COLL_NONE */              \
-    X(NUM, uint32_t, rounds)        /* COPY, COMPUTE of a collective's phase: the rounds it stands for (0: one) */ \
-    X(NUM, uint64_t, round_latency_ps) /* COPY of a phase: each round's latency (0: the route's own) */         \
-    X(NUM, uint64_t, round_time_ps) /* COPY of a phase: each round's time alone, its slowest copy's (0: none) */
+    X(NUM, uint32_t, group_size)    /* collectives (allow_spmd only): the group's device count */
 
 typedef struct strata_bound_op {
 #define STRATA_BOUND_OP_MEMBER(category, type, field) type field;

@@ -42,6 +42,7 @@
 #include "engine/engine_internal.h"
 #include <assert.h>
 #include "engine/engine_event.h"
+#include "engine/engine_phase.h"
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <simgrid/exec.h>
@@ -55,9 +56,6 @@
 #include "results/collectives.h"
 #include "results/timeline.h"
 #include "spmd/spmd.h"
-
-/* The rounds a step of a collective's phase stands for (spmd.h). */
-static uint32_t op_rounds(const strata_bound_op *op) { return op->rounds > 1 ? op->rounds : 1; }
 
 typedef struct engine_ctx engine_ctx;
 
@@ -79,7 +77,7 @@ typedef struct engine_stream {
 
 struct engine_ctx {
     const strata_hw *hw;
-    const strata_source *src; /* the ops' source: the collectives of their coll */
+    const strata_source *src; /* the ops' source: the collectives of their steps (spmd.h) */
     const strata_engine_options *opt;
     engine_memories mems;
     engine_feed *feed;
@@ -169,7 +167,7 @@ static void add_span(engine_ctx *ctx, const engine_op *e, double start, double e
         .stream = op->stream,
         .start_s = start,
         .end_s = end,
-        .bytes = op->bytes * (op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE ? op_rounds(op) : 1),
+        .bytes = engine_phase_bytes(&e->phase, op->bytes), /* a phase's: its rounds' */
         .memory = -1,
         .src_memory = -1,
         .dst_memory = -1,
@@ -262,18 +260,15 @@ static void port_begin(engine_ctx *ctx, uint32_t memory, uint64_t bytes, double 
     ctx->port_bytes[memory] += bytes;
 }
 
-/* Runs a copy that starts at t0; returns when it ended. A copy that stands
- * for k rounds of a phase moves k times its bytes as one flow, then waits
- * until it has paid k times the round's latency (its slowest copy's route:
- * the step schedule's per-round waits pace every copy by it), of which
- * the flow paid its own route's once. */
-static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
+/* Runs a copy that starts at t0; returns when it ended. One flow of its
+ * bytes (a phase's: of its rounds', then the wait of its other rounds,
+ * engine_phase.h). */
+static double run_copy(engine_ctx *ctx, const strata_bound_op *op, const strata_coll_phase *phase, double t0)
 {
     const strata_hop *hops = NULL;
     uint32_t n = 0; /* none inside one memory */
     strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
-    uint32_t rounds = op_rounds(op);
-    uint64_t bytes = op->bytes * rounds;
+    uint64_t bytes = engine_phase_bytes(phase, op->bytes);
     port_begin(ctx, op->src_memory, bytes, t0);
     double latency = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -293,12 +288,9 @@ static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
         extra += strata_dram_copy_extra(strata_hw_memory(ctx->hw, op->src_memory), bytes);
     if (extra > 0)
         sg_actor_sleep_for(extra);
-    double round_latency = op->round_latency_ps ? (double)op->round_latency_ps * 1e-12 : latency;
-    if (rounds > 1) { /* the k rounds' latencies; at least k times the round's slowest copy alone */
-        double until = MAX(now() + rounds * round_latency - latency, t0 + rounds * (double)op->round_time_ps * 1e-12);
-        if (until > now())
-            sg_actor_sleep_for(until - now());
-    }
+    double until = engine_phase_copy_until(phase, t0, now(), latency);
+    if (until > now())
+        sg_actor_sleep_for(until - now());
     double t1 = now();
     clock_end(&ctx->ports[op->src_memory], t1);
     for (uint32_t i = 0; i < n; i++) {
@@ -310,16 +302,19 @@ static double run_copy(engine_ctx *ctx, const strata_bound_op *op, double t0)
 }
 
 /* Runs a compute that starts at t0; returns when it ended. Starting an
- * execution takes no simulated time. */
-static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
+ * execution takes no simulated time. One execution of its work (a phase's
+ * reduction: of its rounds', and what they would have paid beyond it,
+ * engine_phase.h). */
+static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const strata_coll_phase *phase, double t0)
 {
     if (op->unit == STRATA_BIND_NONE) {
         sg_actor_sleep_for(op->time_s);
         return now();
     }
     clock_begin(&ctx->units[op->unit], t0);
-    uint32_t rounds = op_rounds(op); /* a reduction of k rounds: k times the work and the overhead */
-    ctx->unit_flops[op->unit] += op->flops * rounds;
+    double flops = engine_phase_flops(phase, op->flops);
+    uint64_t bytes = engine_phase_bytes(phase, op->bytes);
+    ctx->unit_flops[op->unit] += flops;
     const strata_compute_spec *u = strata_hw_compute(ctx->hw, op->unit);
     double t = t0;
     if (!ctx->unit_launched[op->unit]) {
@@ -332,7 +327,7 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
     if (op->has_time) {
         sg_actor_sleep_for(op->time_s);
     } else {
-        double amount = engine_compute_amount(ctx->hw, op->unit, op->dtype, op->flops * rounds);
+        double amount = engine_compute_amount(ctx->hw, op->unit, op->dtype, flops);
         sg_exec_t exec = NULL;
         if (amount > 0) {
             exec = sg_actor_exec_init(amount);
@@ -340,23 +335,17 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, double t0)
             sg_exec_start(exec);
         }
         if (op->bytes > 0) {
-            port_begin(ctx, op->memory, op->bytes * rounds, t);
-            sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)(op->bytes * rounds));
+            port_begin(ctx, op->memory, bytes, t);
+            sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)bytes);
             clock_end(&ctx->ports[op->memory], now());
         }
         if (exec)
             sg_exec_wait(exec);
-        if (rounds > 1) { /* each round would have paid max(work, operand latency + bytes) on its own */
-            const strata_memory_spec *m = strata_hw_memory(ctx->hw, op->memory);
-            double work = amount / (u->flops > 0 ? u->flops : 1.0) / rounds;
-            double read = op->bytes > 0 && m->bandwidth > 0 ? m->latency + (double)op->bytes / m->bandwidth : 0;
-            double alone = rounds * MAX(work, read) -
-                           MAX(rounds * work, read > 0 ? m->latency + rounds * (read - m->latency) : 0);
-            if (alone > 0)
-                sg_actor_sleep_for(alone);
-        }
+        double alone = engine_phase_compute_alone(phase, amount, u, ctx->hw, op->memory, op->bytes);
+        if (alone > 0)
+            sg_actor_sleep_for(alone);
         if (u->overhead > 0)
-            sg_actor_sleep_for(u->overhead * rounds);
+            sg_actor_sleep_for(engine_phase_overhead(phase, u->overhead));
     }
     double end = now();
     clock_end(&ctx->units[op->unit], end);
@@ -448,8 +437,8 @@ static void stream_main(int argc, char **argv)
         switch (op->kind) {
         case STRATA_OP_ALLOC: run_alloc(ctx, s, op); break;
         case STRATA_OP_FREE: run_free(ctx, op); break;
-        case STRATA_OP_COPY: t1 = run_copy(ctx, op, t0); break;
-        case STRATA_OP_COMPUTE: t1 = run_compute(ctx, op, t0); break;
+        case STRATA_OP_COPY: t1 = run_copy(ctx, op, &e->phase, t0); break;
+        case STRATA_OP_COMPUTE: t1 = run_compute(ctx, op, &e->phase, t0); break;
         case STRATA_OP_RECORD: run_record(ctx, op); break;
         case STRATA_OP_WAIT: t1 = run_wait(ctx, s, op, t0); break;
         case STRATA_OP_RELEASE: run_release(ctx, op); break;
@@ -466,8 +455,8 @@ static void stream_main(int argc, char **argv)
             if (ctx->opt->progress && (ctx->ops_done == 1 || ctx->ops_done % ENGINE_PROGRESS_EVERY == 0))
                 show_progress(ctx);
             add_span(ctx, e, t0, t1);
-            if (op->coll != STRATA_COLL_NONE)
-                note_collective(ctx->results, strata_spmd_coll(ctx->src, op->coll), t0, t1);
+            if (e->coll != STRATA_COLL_NONE)
+                note_collective(ctx->results, strata_spmd_coll(ctx->src, e->coll), t0, t1);
         }
         engine_feed_release(ctx->feed, e);
     }

@@ -33,6 +33,7 @@
 
 struct engine_feed {
     const strata_hw *hw;
+    const strata_source *src;  /* the binder's: the expansion whose side table says each op's step */
     strata_binder *binder;
     engine_memories *ms;
     GPtrArray *stream_names;   /* char * (owned), by stream index */
@@ -96,7 +97,8 @@ static bool first_pass_op(engine_feed *f, const strata_bound_op *op, GError **er
 }
 
 /* What the second pass needs of an op read from the binder beyond its
- * numbers: its name when kept, an alloc's shape, a compute's donations. */
+ * numbers: its name when kept, an alloc's shape, a compute's donations,
+ * and its entry in the SPMD expansion's side table. */
 static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra *x)
 {
     const strata_op *in = op->op;
@@ -112,6 +114,10 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
         x->donated = (const uint64_t *)(void *)f->donated->data;
         x->n_donated = strata_ledger_donated(in, op->ins, (uint64_t *)(void *)f->donated->data);
     }
+    /* the binder has just read op from the source: the side table speaks of it */
+    strata_spmd_step step = strata_spmd_step_of(f->src);
+    x->coll = step.coll;
+    x->phase = step.phase;
 }
 
 /* Keeps op on the tape; past its budget, drops the tape. */
@@ -152,6 +158,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
 {
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
+    f->src = src;
     strata_bind_options opt = {.hw = hw};
     f->binder = strata_binder_new(src, &opt);
     f->ms = ms;
@@ -335,12 +342,17 @@ static double tile_waste(uint64_t tile, const engine_buffer *a, const engine_buf
     return ((double)kp / (double)k) * ((double)np / (double)n);
 }
 
-/* Completes e, whose bound op the second pass just took: its label, an
- * alloc's buffer (registered), a tiled unit's padding; then clears the
- * pointers that are valid only until the next take. */
+/* Completes e, whose bound op the second pass just took: its collective
+ * and its phase (copied: the expansion's next step of the collective may
+ * move its phases), its label, an alloc's buffer (registered), a tiled
+ * unit's padding; then clears the pointers that are valid only until the
+ * next take. */
 static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
 {
     strata_bound_op *op = &e->bound;
+    const strata_coll_phase *phase = strata_spmd_phase(f->src, x->coll, x->phase);
+    e->coll = x->coll;
+    e->phase = phase ? *phase : (strata_coll_phase){0};
     e->label = NULL;
     if (f->keep_labels && x->name)
         e->label = e->label_buf = keep_name(e->label_buf, &e->label_cap, x->name);

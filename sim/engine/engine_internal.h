@@ -1,9 +1,11 @@
 /*
  * engine_internal.h: the pieces of the engine, shared by the files of sim/engine only.
  *
- *   engine_platform.c  the SimGrid platform XML generated from the hardware
- *                      model (hosts, port links, hardware links, routes) and
- *                      its hosts (engine_platform.h);
+ *   engine_platform.c  the SimGrid platform of the hardware model (hosts,
+ *                      port links, hardware links, routes) and its hosts
+ *                      (engine_platform.h), built through SimGrid's C++
+ *                      platform interface by engine_sg_build.cpp (no XML:
+ *                      engine_sg_build.h says why);
  *   engine_event.c     record/wait between stream actors (engine_event.h);
  *   engine_memory.c    one placement per memory (placement/placement.h:
  *                      its allocator and ledger, the accounting);
@@ -12,11 +14,14 @@
  *                      that fills per-stream queues in file order;
  *   engine_tape.c      the first pass's ops, kept compactly for the
  *                      second to replay (engine_tape.h);
+ *   engine_phase.c     the arithmetic of a collective's phase, for the one
+ *                      copy and the one compute of engine.c (engine_phase.h);
  *   engine.c           the SimGrid actors (one per stream) and the results.
  *
  * engine_platform.h and engine_event.h are also what the bare baseline of
- * bench/bench_engine shares with the engine. Only engine.c, engine_event.c
- * and engine_platform.c call SimGrid.
+ * bench/bench_engine shares with the engine (and tests/test_platform_devices
+ * reads engine_platform.h). Only engine.c, engine_event.c, engine_platform.c
+ * and engine_sg_build.cpp call SimGrid.
  */
 #ifndef STRATA_ENGINE_INTERNAL_H
 #define STRATA_ENGINE_INTERNAL_H
@@ -28,6 +33,7 @@
 #include "engine/engine_platform.h"
 #include "engine/engine_tape.h"
 #include "bind/bind.h"
+#include "spmd/spmd.h"
 
 /* ---- memories (engine_memory.c) ---- */
 
@@ -97,9 +103,12 @@ void engine_memory_fill_result(const engine_memory *m, strata_memory_result *out
 /* ---- feeding the op stream (engine_feed.c) ---- */
 
 /* An op queued for a stream actor: the bound op (its pointers, valid only
- * until the next read, cleared) and, for spans, its label. */
+ * until the next read, cleared), what the SPMD expansion's side table says
+ * of it (spmd/spmd.h), and, for spans, its label. */
 typedef struct engine_op {
     strata_bound_op bound; /* bound.op, bound.ins, bound.outs are NULL */
+    uint32_t coll;             /* the collective it is a step of (strata_spmd_coll), or STRATA_COLL_NONE */
+    strata_coll_phase phase;   /* the phase it stands for (engine_phase.h); rounds 0: one round */
     char *label;           /* buffer, event or compute label (label_buf); NULL unless labels are kept */
     char *label_buf;       /* owned storage of label, kept when the op is recycled */
     size_t label_cap;

@@ -86,10 +86,8 @@ _Static_assert(STRATA_OP__COUNT <= FAST_KIND + 1, "an op kind fits in the fast f
     X(LINE,       VARINT, op->line,       _,            e->line + 1,                               FK_ALL)         \
     X(INDEX,      VARINT, op->index,      _,            e->index,                                  0)              \
     X(GROUP,      VARINT, op->group_size, _,            0,                                         0)              \
-    X(COLL,       VARINT, op->coll,       _,            STRATA_COLL_NONE,                          0)              \
-    X(ROUNDS,     VARINT, op->rounds,     _,            0,                                         0)              \
-    X(ROUND_LAT,  VARINT, op->round_latency_ps, _,      0,                                         0)              \
-    X(ROUND_TIME, VARINT, op->round_time_ps, _,         0,                                         0)              \
+    X(COLL,       VARINT, x->coll,        _,            0,                                         0)              \
+    X(PHASE,      VARINT, x->phase,       _,            0,                                         0)              \
     X(ROWS,       VARINT, x->rows,        _,            0,                                         0)              \
     X(COLS,       VARINT, x->cols,        _,            0,                                         0)              \
     X(DONATED,    IDS,    x->donated,     x->n_donated, NULL,                                      FK(COMPUTE))

@@ -30,12 +30,16 @@
 #include "bind/bind.h"
 
 /* What the second pass needs of an op beyond the bound op's numbers (which
- * the binder resolves but does not keep past the next read). */
+ * the binder resolves but does not keep past the next read), and beyond
+ * the op itself: the SPMD expansion's side table entry of a step of a
+ * collective (spmd/spmd.h's strata_spmd_step), which the engine looks its
+ * collective and phase up by. */
 typedef struct engine_op_extra {
     const char *name;        /* the op's name when kept (an alloc's always), else NULL */
     uint64_t rows, cols;     /* ALLOC: its 2-D shape, 0 x 0 when it has none */
     const uint64_t *donated; /* COMPUTE: the ids of the in= that donate= names (strata_ledger_donated) */
     uint32_t n_donated;
+    uint32_t coll, phase;    /* the step's collective (0: none) and phase (0: one round) */
 } engine_op_extra;
 
 typedef struct engine_tape engine_tape;

@@ -32,11 +32,11 @@
  */
 #include "spmd/spmd.h"
 #include <assert.h>
-#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
 #include "collective/coll_algo.h"
+#include "spmd/spmd_phase.h"
 #include "hw/coll_impl.h"
 #include "core/mesh.h"
 #include "trace/check.h"
@@ -54,9 +54,7 @@ typedef struct emit {
     uint32_t device, lane;
     uint32_t peer;      /* WAIT: whose event; COPY, REDUCE: the sending device */
     uint32_t peer_lane; /* WAIT: the lane of that event; REDUCE: its receive buffer's lane */
-    uint32_t rounds;    /* COPY, REDUCE: the rounds of the phase it stands for (1: a step) */
-    uint64_t round_latency_ps; /* COPY of a phase: its round's slowest route latency */
-    uint64_t round_time_ps;    /* COPY of a phase: its round's slowest copy alone */
+    uint32_t phase;     /* COPY, REDUCE: the phase it stands for (strata_spmd_step; 0: one round) */
     uint64_t bytes;
 } emit;
 
@@ -78,12 +76,9 @@ typedef struct spmd {
     uint32_t sub;          /* a folded run (strata_coll_step.rounds) that contends: its rounds done */
     uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
     uint8_t *touched;      /* per device x lane: worked this round */
-    uint32_t *link_phase;  /* per link direction (2 x link + forward): the last round check that used it */
-    uint32_t *link_load;   /* per link direction: the copies of that round on it */
-    double *link_share;    /* per link direction: the share of the round's copies on it (-1: none yet) */
-    double *link_latency;  /* per link direction: the route latency of the round's first copy on it */
-    uint32_t phase_checks;
+    spmd_links *links;     /* the rounds' link accounting (spmd_phase.h) */
     strata_coll_info *info;
+    strata_spmd_step last; /* the side table's entry of the op handed out last */
     double launch_s;       /* the collective's fixed cost per rank (its algorithm's tune) */
     GPtrArray *infos;      /* strata_coll_info, by index (kept across rewinds) */
     uint32_t n_coll;
@@ -210,7 +205,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_LAUNCH: /* the collective's kernel launch: a compute op of that time */
         o->kind = STRATA_OP_COMPUTE;
-        o->coll = s->info->index + 1;
+        s->last.coll = s->info->index + 1;
         o->name = "launch";
         o->has_time = true;
         o->time_s = s->launch_s;
@@ -218,20 +213,17 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
-        o->coll = s->info->index + 1;
+        s->last = (strata_spmd_step){s->info->index + 1, e->phase};
         buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
         buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
         o->name = s->strs[STR_NAME]->str;
         o->src = s->strs[STR_SRC]->str;
         o->has_bytes = true;
         o->bytes = e->bytes;
-        o->rounds = e->rounds > 1 ? e->rounds : 0;
-        o->round_latency_ps = e->rounds > 1 ? e->round_latency_ps : 0;
-        o->round_time_ps = e->rounds > 1 ? e->round_time_ps : 0;
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
-        o->coll = s->info->index + 1;
+        s->last = (strata_spmd_step){s->info->index + 1, e->phase};
         o->name = strata_op_kind_name(s->cur->kind);
         GPtrArray *strs = s->s_lists[0];
         while (strs->len < 3)
@@ -255,7 +247,6 @@ static void render_step(spmd *s, const emit *e)
         o->flops = (double)e->bytes / s->bytes_per_element;
         o->has_bytes = true;
         o->bytes = 3 * e->bytes;
-        o->rounds = e->rounds > 1 ? e->rounds : 0;
         o->unit = instance_of(s, NULL, e->device, true);
         break;
     }
@@ -284,8 +275,7 @@ static G_GNUC_PRINTF(3, 4) bool fail(const spmd *s, GError **err, const char *fm
     return false;
 }
 
-/* The first device of every group: those of rank 0. */
-static bool group_leader(const spmd *s, uint32_t d) { return strata_mesh_rank(s->mesh, s->mask, d) == 0; }
+static bool group_leader(const spmd *s, uint32_t d) { return spmd_group_leader(s->mesh, s->mask, d); }
 
 /* The waits of a step received at q on `lane` from p: p's previous round
  * (or its start) and, on a lane other than 0, q's own. */
@@ -297,187 +287,30 @@ static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p)
         push(s, EM_WAIT, q, lane, q, 0);
 }
 
-/* The rounds a step of the schedule stands for (folded: strata_coll_step.rounds). */
-static uint32_t step_rounds(const strata_coll_step *st) { return st->rounds > 1 ? st->rounds : 1; }
-
 /* The first i of k shares of total bytes: total * i / k. */
 static uint64_t share_of(uint64_t total, uint32_t k, uint32_t i)
 {
     return (uint64_t)((unsigned __int128)total * i / k);
 }
 
-/* The most a copy of the step moves in one of its rounds. */
-static uint64_t round_bytes_max(const strata_coll_step *st)
+/* Round [first, end) of the current collective. */
+static spmd_round round_of(const spmd *s, guint first, guint end)
 {
-    if (st->wire_bytes)
-        return st->wire_bytes;
-    return step_rounds(st) > 1 && st->max_bytes ? st->max_bytes : st->bytes;
+    return (spmd_round){(const strata_coll_step *)(void *)s->steps->data, first, end, s->mesh, s->mask, s->devices};
 }
 
-/* Two steps that differ only in their round and offsets: the same move
- * (same ranks, lane, buffers, bytes and kind), as far as time goes. */
-static bool same_move(const strata_coll_step *a, const strata_coll_step *b)
+/* 1 + the index of ph among the current collective's phases (added when new). */
+static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
 {
-    return a->src == b->src && a->dst == b->dst && a->lane == b->lane && a->src_buf == b->src_buf &&
-           a->dst_buf == b->dst_buf && a->own_buf == b->own_buf && a->bytes == b->bytes &&
-           a->wire_bytes == b->wire_bytes && a->reduce == b->reduce && a->handshake == b->handshake &&
-           a->fused == b->fused;
-}
-
-/* The device memory the steps of a collective move between: the model's
- * default memory on each device. */
-static uint32_t step_memory(const spmd *s, uint32_t device)
-{
-    int base = strata_hw_memory_base_index(s->hw, NULL);
-    return strata_hw_memory_on(s->hw, base >= 0 ? (uint32_t)base : 0, device);
-}
-
-/* The route of step st's copy in the group of device g: 1 with its hops
- * (between two devices), 0 (no hops) when it stays on one device, -1 when
- * the model has no route between them. */
-static int step_route(const spmd *s, uint32_t g, const strata_coll_step *st, const strata_hop **hops, uint32_t *n)
-{
-    uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
-    uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
-    *hops = NULL;
-    *n = 0;
-    if (p == q)
-        return 0;
-    return strata_hw_route(s->hw, step_memory(s, p), step_memory(s, q), hops, n, NULL) ? 1 : -1;
-}
-
-static uint32_t link_key(const spmd *s, const strata_hop *h)
-{
-    return 2 * h->link + (strata_hw_link(s->hw, h->link)->full_duplex && h->forward);
-}
-
-/* True when every copy of the round [first, end), over every group, gets
- * the same share of bandwidth: each copy's bottleneck, min over its links
- * of bandwidth / (copies of the round on that link direction), is the same
- * for all. Max-min sharing then gives every copy exactly that rate (each
- * one saturates its bottleneck), so alone they all move their bytes in the
- * same time, and k such rounds take what one flow per copy of k times the
- * bytes takes, plus k times the round's latency: the slowest copy's route
- * (*latency_ps), which the step schedule's per-round waits make every copy
- * wait for (exact when all routes have the same latency; within a round's
- * latency difference per copy otherwise). A round whose copies get unequal
- * shares (a ring laid over a torus whose wrap-around hop shares a link)
- * stays step by step, and so does one where copies of unequal route
- * latency meet on a link (a bidirectional ring over a line without
- * wrap-around): SimGrid's CM02 model, as the engine configures it
- * (weight-S = 0), shares a link in inverse proportion to each flow's
- * route latency, so equal counts do not make equal shares there: within
- * one flow its fast copies would end early and free bandwidth, which the
- * step schedule's per-round waits do not allow. */
-static bool round_uncontended(spmd *s, guint first, guint end, uint64_t *latency_ps, uint64_t *time_ps)
-{
-    *latency_ps = *time_ps = 0;
-    const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
-    uint32_t stamp = ++s->phase_checks;
-    for (int pass = 0; pass < 3; pass++) {
-        for (uint32_t g = 0; g < s->devices; g++) {
-            if (!group_leader(s, g))
-                continue;
-            for (guint i = first; i < end; i++) {
-                const strata_hop *hops;
-                uint32_t n;
-                int routed = step_route(s, g, &steps[i], &hops, &n);
-                if (routed < 0)
-                    return false;
-                if (routed == 0)
-                    continue;
-                double sum = 0, least = G_MAXDOUBLE, route_latency = 0;
-                for (uint32_t h = 0; h < n; h++)
-                    route_latency += strata_hw_link(s->hw, hops[h].link)->latency;
-                for (uint32_t h = 0; h < n; h++) {
-                    uint32_t key = link_key(s, &hops[h]);
-                    if (pass == 0) { /* count the copies on each link direction */
-                        if (s->link_phase[key] != stamp) {
-                            s->link_phase[key] = stamp;
-                            s->link_load[key] = 0;
-                            s->link_share[key] = -1;
-                            s->link_latency[key] = route_latency;
-                        } else if (s->link_latency[key] != route_latency) {
-                            return false; /* SimGrid's CM02 shares a link in inverse proportion to each
-                                           * flow's route latency: copies of unequal latency get unequal shares */
-                        }
-                        s->link_load[key]++;
-                        continue;
-                    }
-                    const strata_link_spec *l = strata_hw_link(s->hw, hops[h].link);
-                    sum += l->latency;
-                    least = MIN(least, l->bandwidth / s->link_load[key]);
-                }
-                if (pass == 0)
-                    continue;
-                for (uint32_t h = 0; h < n; h++) {
-                    double *on = &s->link_share[link_key(s, &hops[h])];
-                    if (pass == 1 && *on < 0)
-                        *on = least; /* the first copy's share on that link */
-                    else if (*on != least)
-                        return false; /* copies of unequal shares meet on a link */
-                }
-                if (pass == 2) {
-                    *latency_ps = MAX(*latency_ps, (uint64_t)llround(sum * 1e12));
-                    double bytes = (double)round_bytes_max(&steps[i]);
-                    *time_ps = MAX(*time_ps, (uint64_t)llround((sum + bytes / least) * 1e12));
-                }
-            }
-        }
+    GArray *phases = s->info->phases;
+    for (guint i = 0; i < phases->len; i++) {
+        const strata_coll_phase *p = &g_array_index(phases, strata_coll_phase, i);
+        if (p->rounds == ph->rounds && p->round_latency_ps == ph->round_latency_ps &&
+            p->round_time_ps == ph->round_time_ps)
+            return i + 1;
     }
-    return true;
-}
-
-/* The most copies of the round [first, end), over every group, on one
- * link direction (0: none crosses a link). */
-static uint32_t round_most_on_link(spmd *s, guint first, guint end)
-{
-    const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
-    uint32_t stamp = ++s->phase_checks, most = 0;
-    for (uint32_t g = 0; g < s->devices; g++) {
-        if (!group_leader(s, g))
-            continue;
-        for (guint i = first; i < end; i++) {
-            const strata_hop *hops;
-            uint32_t n;
-            if (step_route(s, g, &steps[i], &hops, &n) <= 0)
-                continue;
-            for (uint32_t h = 0; h < n; h++) {
-                uint32_t key = link_key(s, &hops[h]);
-                if (s->link_phase[key] != stamp) {
-                    s->link_phase[key] = stamp;
-                    s->link_load[key] = 0;
-                }
-                most = MAX(most, ++s->link_load[key]);
-            }
-        }
-    }
-    return most;
-}
-
-/* The rounds from the one of steps [first, end) that make one phase: the
- * following rounds whose steps are, in order, the same moves, when that
- * round's copies do not contend. 1 when collectives run step by step. */
-static uint32_t phase_rounds(spmd *s, guint first, guint end, uint64_t *latency_ps, uint64_t *time_ps)
-{
-    *latency_ps = *time_ps = 0;
-    if (s->mode == STRATA_SPMD_STEPS)
-        return 1;
-    const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
-    if (step_rounds(&steps[first]) > 1) /* a folded run: the schedule already joined its rounds */
-        return s->sub == 0 && round_uncontended(s, first, end, latency_ps, time_ps) ? step_rounds(&steps[first]) : 1;
-    guint width = end - first, len = s->steps->len;
-    uint32_t k = 1;
-    for (guint at = end; s->round + k < s->rounds && at + width <= len; at += width, k++) {
-        if (steps[at].round != s->round + k || (at + width < len && steps[at + width].round == s->round + k))
-            break; /* not a round of exactly `width` steps */
-        guint j = 0;
-        while (j < width && same_move(&steps[first + j], &steps[at + j]))
-            j++;
-        if (j < width)
-            break;
-    }
-    return k > 1 && round_uncontended(s, first, end, latency_ps, time_ps) ? k : 1;
+    g_array_append_val(phases, *ph);
+    return phases->len;
 }
 
 /* Emits of one round of the current collective, for every group: with
@@ -489,13 +322,18 @@ static void plan_round(spmd *s)
     guint first = s->step_at, end = first;
     while (end < s->steps->len && steps[end].round == steps[first].round)
         end++;
-    uint64_t latency_ps = 0, time_ps = 0;
-    uint32_t rounds = phase_rounds(s, first, end, &latency_ps, &time_ps);
+    spmd_round r = round_of(s, first, end);
+    strata_coll_phase ph = {0};
+    uint32_t rounds = s->mode == STRATA_SPMD_STEPS
+                          ? 1
+                          : spmd_phase_rounds(s->links, &r, s->steps->len, s->round, s->rounds, s->sub, &ph);
+    /* the phase its copies and reductions stand for, and its flag copies' (whose data's copy paced them) */
+    uint32_t phase = rounds > 1 ? phase_id(s, &ph) : 0, flag_phase = 0;
     /* a folded run of k rounds (strata_coll_step.rounds) whose bytes are
      * their sum: as one phase, each copy moves ceil(sum / k) a round (the
      * engine moves k times that: at most k - 1 bytes more than the sum);
      * contended, round by round, the j-th k-th of the sum */
-    uint32_t run = step_rounds(&steps[first]);
+    uint32_t run = spmd_step_rounds(&steps[first]);
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
     for (uint32_t g = 0; g < s->devices; g++) {
         if (!group_leader(s, g))
@@ -509,15 +347,15 @@ static void plan_round(spmd *s)
             if (run > 1)
                 bytes = rounds == run ? (st->bytes + run - 1) / run
                                       : share_of(st->bytes, run, s->sub + 1) - share_of(st->bytes, run, s->sub);
-            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p, .rounds = rounds,
-                      .round_latency_ps = latency_ps, .round_time_ps = time_ps,
-                      .bytes = bytes, .src_buf = (uint8_t)st->src_buf,
-                      .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
+            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p, .phase = phase, .bytes = bytes,
+                      .src_buf = (uint8_t)st->src_buf, .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);
             if (st->handshake) { /* the flag follows the data on the same route */
+                if (phase && !flag_phase)
+                    flag_phase = phase_id(s, &(strata_coll_phase){ph.rounds, ph.round_latency_ps, 0});
                 emit flag = e;
                 flag.bytes = MIN(st->bytes, STRATA_COLL_FLAG_BYTES);
-                flag.round_time_ps = 0; /* the data's copy waited for the round's time */
+                flag.phase = flag_phase;
                 g_array_append_val(s->emits, flag);
             }
             s->touched[(size_t)q * s->n_lanes + st->lane] = 1;
@@ -592,6 +430,7 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, const strata_co
         info = g_new0(strata_coll_info, 1);
         info->index = s->n_coll;
         info->axis = g_strdup(op->axis);
+        info->phases = g_array_new(FALSE, FALSE, sizeof(strata_coll_phase));
         g_ptr_array_add(s->infos, info);
     }
     s->n_coll++;
@@ -644,8 +483,9 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
         widest = MAX(widest, in_round);
     }
     uint64_t concurrent = widest * (s->devices / n);
+    spmd_round widest_round = round_of(s, widest_at, widest_at + (guint)widest);
     uint32_t most = concurrent > STRATA_SPMD_MAX_CONCURRENT_STEPS
-                        ? round_most_on_link(s, widest_at, widest_at + (guint)widest)
+                        ? spmd_round_most_on_link(s->links, &widest_round)
                         : 0;
     if (concurrent > STRATA_SPMD_MAX_CONCURRENT_STEPS &&
         (most > STRATA_SPMD_SPARSE_LINK_COPIES || concurrent > STRATA_SPMD_MAX_SPARSE_STEPS))
@@ -668,7 +508,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
         if (st->reduce)
-            s->tmp_size[st->lane] = MAX(s->tmp_size[st->lane], round_bytes_max(st));
+            s->tmp_size[st->lane] = MAX(s->tmp_size[st->lane], spmd_round_bytes_max(st));
     }
     s->touched = g_renew(uint8_t, s->touched, (size_t)s->devices * s->n_lanes);
     unsigned bits = strata_dtype_bits(s->refs.dtype);
@@ -738,6 +578,7 @@ static int spmd_next(void *self, const strata_op **op, GError **err)
             return got;
     }
     const emit *e = &g_array_index(s->emits, emit, s->next_emit++);
+    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0};
     if (e->kind == EM_OPTION)
         s->out = *s->cur;
     else if (e->kind == EM_PLAIN)
@@ -770,6 +611,7 @@ static bool spmd_rewind(void *self, GError **err)
     s->cur = NULL;
     s->rounds = s->round = 0;
     s->n_coll = 0;
+    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0};
     g_array_set_size(s->emits, 0);
     s->next_emit = 0;
     return strata_source_rewind(s->in, err);
@@ -779,6 +621,7 @@ static void info_free(gpointer p)
 {
     strata_coll_info *info = p;
     g_free(info->axis);
+    g_array_free(info->phases, TRUE);
     g_free(info);
 }
 
@@ -793,10 +636,7 @@ static void spmd_destroy(void *self)
     g_array_free(s->emits, TRUE);
     if (s->touched)
         g_free(s->touched);
-    g_free(s->link_phase);
-    g_free(s->link_load);
-    g_free(s->link_share);
-    g_free(s->link_latency);
+    spmd_links_free(s->links);
     g_array_free(s->steps, TRUE);
     for (int i = 0; i < STR__COUNT; i++)
         g_string_free(s->strs[i], TRUE);
@@ -811,12 +651,26 @@ static const strata_source_vtable spmd_vtable = {spmd_next, spmd_rewind, spmd_de
 
 static void free_gstring(gpointer p) { g_string_free(p, TRUE); }
 
+strata_spmd_step strata_spmd_step_of(const strata_source *src)
+{
+    const spmd *s = strata_source_self(src, &spmd_vtable);
+    return s ? s->last : (strata_spmd_step){STRATA_COLL_NONE, 0};
+}
+
 const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll)
 {
     const spmd *s = strata_source_self(src, &spmd_vtable);
     if (!s || coll == STRATA_COLL_NONE || coll > s->infos->len)
         return NULL;
     return g_ptr_array_index(s->infos, coll - 1);
+}
+
+const strata_coll_phase *strata_spmd_phase(const strata_source *src, uint32_t coll, uint32_t phase)
+{
+    const strata_coll_info *info = strata_spmd_coll(src, coll);
+    if (!info || phase == 0 || phase > info->phases->len)
+        return NULL;
+    return &g_array_index(info->phases, strata_coll_phase, phase - 1);
 }
 
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
@@ -830,10 +684,7 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->in = src;
     s->hw = hw;
     s->mode = mode;
-    s->link_phase = g_new0(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
-    s->link_load = g_new0(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
-    s->link_share = g_new0(double, 2 * (size_t)strata_hw_link_count(hw) + 1);
-    s->link_latency = g_new0(double, 2 * (size_t)strata_hw_link_count(hw) + 1);
+    s->links = spmd_links_new(hw);
     s->devices = strata_hw_devices(hw);
     start_pass(s);
     s->emits = g_array_new(FALSE, FALSE, sizeof(emit));

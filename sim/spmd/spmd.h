@@ -12,19 +12,25 @@
  * buffer, tagged temp, when the step reduces) and a reduction compute
  * (flops = elements, operand bytes = 3 x the chunk: two reads and a
  * write), ordered by record/wait on per-device events; lanes past the first
- * run on streams S~L@D. Each step op names its collective by number
- * (strata_op.coll: 1 + its strata_coll_info's index), which
- * strata_spmd_coll() looks up. Every op handed out has device=D set: the
+ * run on streams S~L@D. Every op handed out has device=D set: the
  * device that runs it.
+ *
+ * The side table (what the expansion knows of an op that the op, holding
+ * only what a trace can say, does not): strata_spmd_step() says of the op
+ * just handed out which collective it is a step of (1 + the index of its
+ * strata_coll_info, which strata_spmd_coll() looks up; STRATA_COLL_NONE
+ * for an op of the program) and which phase it stands for (1 + an index
+ * in that collective's phases, strata_spmd_phase(); 0: one round). A
+ * consumer that keeps ops (the engine's tape) keeps that pair beside each.
  *
  * Invariants:
  *  1. the input is checked as it is read (trace/check.h, with the device
  *     count), so every error names the program's FILE:LINE;
  *  2. memory is bounded by one input op's expansion (one round of a
- *     collective at a time) plus one strata_coll_info per collective: the
- *     program is streamed, never held;
- *  3. rewind() gives the same ops again; the infos keep their numbers and
- *     their addresses.
+ *     collective at a time) plus one strata_coll_info per collective (with
+ *     its distinct phases, a few): the program is streamed, never held;
+ *  3. rewind() gives the same ops again, with the same collective and
+ *     phase numbers; the infos keep their numbers and their addresses.
  */
 #ifndef STRATA_SPMD_H
 #define STRATA_SPMD_H
@@ -45,7 +51,29 @@ typedef struct strata_coll_info {
      * otherwise) */
     const char *nccl_algorithm, *nccl_protocol;
     uint32_t nccl_channels;
+    GArray *phases;       /* strata_coll_phase, distinct, in order of first use */
 } strata_coll_info;
+
+/* strata_spmd_step()'s collective of an op that is no step of a collective. */
+#define STRATA_COLL_NONE 0u
+
+/* A phase (below): the rounds of the schedule each of its copies and
+ * reductions stands for (k > 1), and, for a copy, what each round costs:
+ * its latency, the slowest route's of the round (the step schedule's
+ * per-round waits pace every copy by it), and its time alone, the round's
+ * slowest copy's latency + bytes / share (0: a flag copy, which the data's
+ * copy before it paced). */
+typedef struct strata_coll_phase {
+    uint32_t rounds;
+    uint64_t round_latency_ps;
+    uint64_t round_time_ps;
+} strata_coll_phase;
+
+/* Of an op handed out by an expansion: its collective and its phase. */
+typedef struct strata_spmd_step {
+    uint32_t coll;  /* 1 + its collective's index; STRATA_COLL_NONE */
+    uint32_t phase; /* 1 + an index in its collective's phases; 0: one round */
+} strata_spmd_step;
 
 /* The most copies one round of a collective may move at once, over all
  * its groups: SimGrid's flow sharing costs about the square of the
@@ -62,8 +90,8 @@ typedef struct strata_coll_info {
 #define STRATA_SPMD_SPARSE_LINK_COPIES 4u
 #define STRATA_SPMD_MAX_SPARSE_STEPS 65536u
 
-/* The number of devices of the model: 1 + the largest D of a memory named
- * NAME@D that is not a host memory, or 1. */
+/* The number of devices of the model: its [hardware] devices
+ * (strata_hw_devices(); 1 when it declares none). */
 uint32_t strata_spmd_devices(const strata_hw *hw);
 
 /* How a collective's schedule becomes ops.
@@ -71,15 +99,19 @@ uint32_t strata_spmd_devices(const strata_hw *hw);
  *  PHASES  consecutive rounds whose steps are the same moves (same ranks,
  *          lanes, buffers and bytes: the rounds of a ring, of each ring of
  *          a torus dimension, of a bidirectional ring; any schedule built
- *          by models/collective) make one phase, expanded once:
- *          each copy and reduction of its first round stands for the k
- *          rounds (strata_op.rounds = k): the engine moves k times the
- *          bytes as one flow and waits the latency of the k - 1 other
- *          rounds, and a reduction does k times the work and overhead.
- *          Alone on its links this is the step schedule's time exactly;
- *          it differs where other traffic's share of a link changes within
- *          the phase (docs/multi-device.md gives by how much). Rounds that
- *          differ (a tree, chunks of unequal size) stay one phase each. */
+ *          by models/collective, whose folded runs are such rounds already)
+ *          make one phase when the round's copies do not contend
+ *          (spmd_phase.h: every copy gets the same share of its links under
+ *          the engine's sharing rule). A phase is expanded once: each copy
+ *          and reduction of its first round stands for the k rounds (its
+ *          strata_spmd_step's phase, k = strata_coll_phase.rounds): the
+ *          engine moves k times the bytes as one flow and waits the latency
+ *          of the k - 1 other rounds, and a reduction does k times the work
+ *          and overhead (engine_phase.h). Alone on its links this is the
+ *          step schedule's time exactly; it differs where other traffic's
+ *          share of a link changes within the phase (docs/multi-device.md
+ *          gives by how much). Rounds that differ (a tree, chunks of
+ *          unequal size) or contend stay one phase each. */
 typedef enum { STRATA_SPMD_PHASES, STRATA_SPMD_STEPS } strata_spmd_collectives;
 
 /* The expansion of src (taken: freed with the result) on hw (borrowed; it
@@ -87,9 +119,15 @@ typedef enum { STRATA_SPMD_PHASES, STRATA_SPMD_STEPS } strata_spmd_collectives;
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw);
 strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, strata_spmd_collectives mode);
 
-/* The collective that an op's coll (not STRATA_COLL_NONE) names, of src,
- * an expansion by strata_spmd_expand() that handed out that op: valid as
+/* The side table. Of the op src (an expansion by strata_spmd_expand())
+ * handed out last: its collective and phase ({STRATA_COLL_NONE, 0} when
+ * src is no expansion, or before its first op). */
+strata_spmd_step strata_spmd_step_of(const strata_source *src);
+/* The collective `coll` (not STRATA_COLL_NONE) of src's steps: valid as
  * long as src. NULL when src is no expansion or has no such collective. */
 const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll);
+/* Phase `phase` of collective `coll`: valid until src hands out a step of
+ * that collective again (copy it). NULL for phase 0, or none such. */
+const strata_coll_phase *strata_spmd_phase(const strata_source *src, uint32_t coll, uint32_t phase);
 
 #endif

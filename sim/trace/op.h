@@ -29,8 +29,6 @@
 #define STRATA_TRACE_VERSION 1
 #define STRATA_MAX_DIMS 8
 #define STRATA_DEFAULT_STREAM "main"
-/* strata_op.coll of an op that is no step of a collective. */
-#define STRATA_COLL_NONE 0u
 
 typedef enum {
     STRATA_OP_ALLOC,   /* alloc BUF SIZE [MEMORY] [stream=] [tag=] [dtype=] [shape=] [addr=] */

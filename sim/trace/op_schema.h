@@ -16,8 +16,7 @@
  * stays in their code: a new attribute that changes what ops do is this
  * line, its semantics there, and its documentation (traces/FORMAT.md).
  *
- * STRATA_OP_OPERANDS(X): the positional operands and the fields that are
- * not in the text form,
+ * STRATA_OP_OPERANDS(X): the positional operands,
  *     X(FIELD, AUX, STORE, KINDS, DEFAULT)
  * STRATA_OP_ATTRS(X): the KEY=VALUE attributes, in the canonical order
  * the writer emits them (traces/FORMAT.md, "Canonical form"),
@@ -41,6 +40,9 @@
  *   WHAT     what the parser says it expected, for a value it refuses.
  *
  * Invariants:
+ *  0. every field is one the text form writes: what a consumer derives of
+ *     an op (the SPMD expansion's collective and phase of a step,
+ *     sim/spmd/spmd.h) travels beside it, not in it;
  *  1. an op of kind K has every field whose KINDS lack K at its default
  *     (trace/check.h relies on it; the parser guarantees it);
  *  2. a STR field is never its DEFAULT's absence: a NULL stream is read
@@ -71,19 +73,7 @@
     /* ALLOC: the memory (NULL: the hardware's device memory). RELEASE: the memory (NULL: every one). */        \
     X(memory, _, STR, STRATA_OPK(ALLOC) | STRATA_OPK(RELEASE), NULL)                                             \
     /* ALLOC: the bytes requested (above 0). */                                                                  \
-    X(size,   _, U64, STRATA_OPK(ALLOC), 0)                                                                      \
-    /* Not in the text form: an op the SPMD expansion made as a step of a collective, the collective's number    \
-     * in its source (spmd/spmd.h: strata_spmd_coll()); STRATA_COLL_NONE (0) otherwise. */                      \
-    X(coll,   _, U32, STRATA_OPK(COPY) | STRATA_OPK(COMPUTE), 0)                                                \
-    /* Not in the text form: a step of an aggregated phase of a collective (spmd/spmd.h) stands for `rounds`     \
-     * identical rounds of its schedule (0 and 1: one). */                                                       \
-    X(rounds, _, U32, STRATA_OPK(COPY) | STRATA_OPK(COMPUTE), 0)                                              \
-    /* Not in the text form: with rounds, the latency in picoseconds each round of the phase pays (its slowest   \
-     * copy's route; 0: the copy's own). */                                                                      \
-    X(round_latency_ps, _, U64, STRATA_OPK(COPY), 0)                                                          \
-    /* Not in the text form: with rounds, the time in picoseconds one round takes alone (its slowest copy's     \
-     * latency + bytes / share); 0: none. */                                                                     \
-    X(round_time_ps, _, U64, STRATA_OPK(COPY), 0)
+    X(size,   _, U64, STRATA_OPK(ALLOC), 0)
 
 #define STRATA_OP_ATTRS(X)                                                                                         \
     /* ALLOC: what the buffer holds; its element type; its logical extents, outermost first; where a captured   \

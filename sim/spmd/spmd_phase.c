@@ -1,0 +1,217 @@
+/*
+ * spmd_phase.c: phases of a collective's schedule (contract in
+ * spmd_phase.h).
+ */
+#include "spmd/spmd_phase.h"
+#include <math.h>
+
+struct spmd_links {
+    const strata_hw *hw;
+    uint32_t stamp;     /* the count being made */
+    uint32_t *stamp_of; /* per link direction (2 x link + forward): the last count that used it */
+    uint32_t *load;     /* per link direction: the round's copies on it */
+    double *share;      /* per link direction: the share of the round's copies on it (-1: none yet) */
+    double *latency;    /* per link direction: the route latency of the round's first copy on it */
+};
+
+spmd_links *spmd_links_new(const strata_hw *hw)
+{
+    size_t n = 2 * (size_t)strata_hw_link_count(hw) + 1;
+    spmd_links *l = g_new0(spmd_links, 1);
+    l->hw = hw;
+    l->stamp_of = g_new0(uint32_t, n);
+    l->load = g_new0(uint32_t, n);
+    l->share = g_new0(double, n);
+    l->latency = g_new0(double, n);
+    return l;
+}
+
+void spmd_links_free(spmd_links *l)
+{
+    if (!l)
+        return;
+    g_free(l->stamp_of);
+    g_free(l->load);
+    g_free(l->share);
+    g_free(l->latency);
+    g_free(l);
+}
+
+uint64_t spmd_round_bytes_max(const strata_coll_step *st)
+{
+    if (st->wire_bytes)
+        return st->wire_bytes;
+    return spmd_step_rounds(st) > 1 && st->max_bytes ? st->max_bytes : st->bytes;
+}
+
+/* Two steps that differ only in their round and offsets: the same move
+ * (same ranks, lane, buffers, bytes and kind), as far as time goes. */
+static bool same_move(const strata_coll_step *a, const strata_coll_step *b)
+{
+    return a->src == b->src && a->dst == b->dst && a->lane == b->lane && a->src_buf == b->src_buf &&
+           a->dst_buf == b->dst_buf && a->own_buf == b->own_buf && a->bytes == b->bytes &&
+           a->wire_bytes == b->wire_bytes && a->reduce == b->reduce && a->handshake == b->handshake &&
+           a->fused == b->fused;
+}
+
+/* The device memory the steps of a collective move between: the model's
+ * default memory on each device. */
+static uint32_t step_memory(const strata_hw *hw, uint32_t device)
+{
+    int base = strata_hw_memory_base_index(hw, NULL);
+    return strata_hw_memory_on(hw, base >= 0 ? (uint32_t)base : 0, device);
+}
+
+static uint32_t link_key(const strata_hw *hw, const strata_hop *h)
+{
+    return 2 * h->link + (strata_hw_link(hw, h->link)->full_duplex && h->forward);
+}
+
+/* Called for each copy of a round that crosses a link, with its route;
+ * false stops the walk. */
+typedef bool (*copy_visit)(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx);
+
+/* Walks the round's copies over every group; false when a visit stopped
+ * it, or when a copy has no route between its devices (the walk goes on
+ * past such a copy). */
+static bool each_copy(spmd_links *l, const spmd_round *r, copy_visit visit, void *ctx)
+{
+    bool routed = true;
+    for (uint32_t g = 0; g < r->devices; g++) {
+        if (!spmd_group_leader(r->mesh, r->mask, g))
+            continue;
+        for (guint i = r->first; i < r->end; i++) {
+            uint32_t q = strata_mesh_member(r->mesh, r->mask, g, r->steps[i].dst);
+            uint32_t p = strata_mesh_member(r->mesh, r->mask, g, r->steps[i].src);
+            const strata_hop *hops = NULL;
+            uint32_t n = 0;
+            if (p == q)
+                continue; /* stays on one device */
+            if (!strata_hw_route(l->hw, step_memory(l->hw, p), step_memory(l->hw, q), &hops, &n, NULL))
+                routed = false;
+            else if (n > 0 && !visit(l, &r->steps[i], hops, n, ctx))
+                return false;
+        }
+    }
+    return routed;
+}
+
+/* The count of one round (count_links). */
+typedef struct link_count {
+    uint32_t most;      /* copies on the busiest link direction */
+    bool mixed_latency; /* copies of unequal route latency meet on a link direction */
+} link_count;
+
+static bool count_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+{
+    (void)st;
+    link_count *c = ctx;
+    double route_latency = 0;
+    for (uint32_t h = 0; h < n; h++)
+        route_latency += strata_hw_link(l->hw, hops[h].link)->latency;
+    for (uint32_t h = 0; h < n; h++) {
+        uint32_t key = link_key(l->hw, &hops[h]);
+        if (l->stamp_of[key] != l->stamp) {
+            l->stamp_of[key] = l->stamp;
+            l->load[key] = 0;
+            l->share[key] = -1;
+            l->latency[key] = route_latency;
+        } else if (l->latency[key] != route_latency) {
+            c->mixed_latency = true;
+        }
+        uint32_t load = ++l->load[key]; /* once: MAX() evaluates its arguments twice */
+        c->most = MAX(c->most, load);
+    }
+    return true;
+}
+
+/* The round's copies on each link direction (l->load, for this count's
+ * stamp), over every group: the one per-round link accounting. False when
+ * a copy has no route. */
+static bool count_links(spmd_links *l, const spmd_round *r, link_count *c)
+{
+    *c = (link_count){0};
+    l->stamp++;
+    return each_copy(l, r, count_copy, c);
+}
+
+uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r)
+{
+    link_count c;
+    count_links(l, r, &c);
+    return c.most;
+}
+
+/* A pass over the round's shares (round_uncontended): the first notes
+ * each link direction's share, the second checks every copy against it
+ * and takes the round's latency and time. */
+typedef struct share_pass {
+    bool first;
+    uint64_t latency_ps, time_ps;
+} share_pass;
+
+static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+{
+    share_pass *p = ctx;
+    double sum = 0, least = G_MAXDOUBLE;
+    for (uint32_t h = 0; h < n; h++) {
+        const strata_link_spec *link = strata_hw_link(l->hw, hops[h].link);
+        sum += link->latency;
+        least = MIN(least, link->bandwidth / l->load[link_key(l->hw, &hops[h])]);
+    }
+    for (uint32_t h = 0; h < n; h++) {
+        double *on = &l->share[link_key(l->hw, &hops[h])];
+        if (p->first && *on < 0)
+            *on = least; /* the first copy's share on that link */
+        else if (*on != least)
+            return false; /* copies of unequal shares meet on a link */
+    }
+    if (!p->first) {
+        p->latency_ps = MAX(p->latency_ps, (uint64_t)llround(sum * 1e12));
+        double bytes = (double)spmd_round_bytes_max(st);
+        p->time_ps = MAX(p->time_ps, (uint64_t)llround((sum + bytes / least) * 1e12));
+    }
+    return true;
+}
+
+/* True when no copy of the round contends (spmd_phase.h), with the
+ * round's latency (its slowest route's) and its time alone (its slowest
+ * copy's latency + bytes / share). */
+static bool round_uncontended(spmd_links *l, const spmd_round *r, uint64_t *latency_ps, uint64_t *time_ps)
+{
+    link_count c;
+    share_pass first = {.first = true}, second = {.first = false};
+    if (!count_links(l, r, &c) || c.mixed_latency || !each_copy(l, r, share_copy, &first) ||
+        !each_copy(l, r, share_copy, &second))
+        return false;
+    *latency_ps = second.latency_ps;
+    *time_ps = second.time_ps;
+    return true;
+}
+
+uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
+                           uint32_t sub, strata_coll_phase *phase)
+{
+    *phase = (strata_coll_phase){0};
+    const strata_coll_step *steps = r->steps;
+    guint first = r->first, end = r->end;
+    uint32_t k = 1;
+    if (spmd_step_rounds(&steps[first]) > 1) { /* a folded run: the schedule already joined its rounds */
+        if (sub == 0)
+            k = spmd_step_rounds(&steps[first]);
+    } else {
+        guint width = end - first;
+        for (guint at = end; round + k < n_rounds && at + width <= len; at += width, k++) {
+            if (steps[at].round != round + k || (at + width < len && steps[at + width].round == round + k))
+                break; /* not a round of exactly `width` steps */
+            guint j = 0;
+            while (j < width && same_move(&steps[first + j], &steps[at + j]))
+                j++;
+            if (j < width)
+                break;
+        }
+    }
+    if (k > 1 && round_uncontended(l, r, &phase->round_latency_ps, &phase->round_time_ps))
+        phase->rounds = k;
+    return phase->rounds > 1 ? phase->rounds : 1;
+}

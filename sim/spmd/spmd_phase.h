@@ -1,0 +1,73 @@
+/*
+ * spmd_phase.h: which rounds of a collective's schedule the SPMD expansion
+ * joins into one phase, and what each round of a phase costs alone (the
+ * PHASES mode of spmd.h); shared by the files of sim/spmd only.
+ *
+ * Whether a phase is exact follows the engine's sharing rule. Rounds that
+ * repeat the same moves make one phase when no copy of the round contends:
+ * every copy's bottleneck, min over its links of bandwidth / (copies of the
+ * round on that link direction), is the same for all, so that max-min
+ * sharing gives every copy exactly that rate and k such rounds take what
+ * one flow per copy of k times the bytes takes, plus k times the round's
+ * latency (the slowest copy's route, which the step schedule's per-round
+ * waits make every copy wait for). And no two copies of unequal route
+ * latency meet on a link: SimGrid's CM02 model, as the engine configures
+ * it (weight-S = 0), shares a link in inverse proportion to each flow's
+ * route latency, so equal counts do not make equal shares there.
+ *
+ * One per-round link accounting (count_links in spmd_phase.c: the round's
+ * copies on each link direction, over every group, and whether copies of
+ * unequal route latency meet) serves both questions the expansion asks of
+ * a round: how many copies meet on its busiest link direction (spmd.c's
+ * limit on a round's width) and whether it contends.
+ *
+ * Invariants: pure functions of the model, the schedule and the round, but
+ * for the accounting's scratch (one entry per link direction, reused: a
+ * stamp per count tells a fresh entry from a stale one).
+ */
+#ifndef STRATA_SPMD_PHASE_H
+#define STRATA_SPMD_PHASE_H
+
+#include "collective/coll_sched.h"
+#include "core/mesh.h"
+#include "hw/hw.h"
+#include "spmd/spmd.h"
+
+/* The accounting's scratch, for one model. */
+typedef struct spmd_links spmd_links;
+spmd_links *spmd_links_new(const strata_hw *hw);
+void spmd_links_free(spmd_links *l);
+
+/* One round of the current collective: steps[first, end) of its schedule
+ * (all of round steps[first].round), run by every group of the mesh's axes
+ * `mask` over the model's devices. */
+typedef struct spmd_round {
+    const strata_coll_step *steps;
+    guint first, end;
+    const strata_mesh *mesh;
+    uint32_t mask;
+    uint32_t devices;
+} spmd_round;
+
+/* The first device of every group: those of rank 0. */
+static inline bool spmd_group_leader(const strata_mesh *mesh, uint32_t mask, uint32_t device)
+{
+    return strata_mesh_rank(mesh, mask, device) == 0;
+}
+/* The rounds a step of the schedule stands for (folded: strata_coll_step.rounds). */
+static inline uint32_t spmd_step_rounds(const strata_coll_step *st) { return st->rounds > 1 ? st->rounds : 1; }
+/* The most a copy of the step moves in one of its rounds. */
+uint64_t spmd_round_bytes_max(const strata_coll_step *st);
+
+/* The most copies of the round on one link direction (0: none crosses a link). */
+uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r);
+/* The rounds from r's, the schedule's round `round` of n_rounds (its
+ * steps are steps[0..len)), that make one phase: the rounds after it whose
+ * steps are, in order, the same moves (or the rounds r's folded run stands
+ * for, when `sub`, the rounds of that run done one by one, is 0), when r
+ * does not contend; 1 otherwise. With more than 1, *phase holds them and
+ * what each round costs (spmd.h's strata_coll_phase); else it is zeroed. */
+uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
+                           uint32_t sub, strata_coll_phase *phase);
+
+#endif
