@@ -7,8 +7,13 @@
  * program's ops in file order as the feed reads them (memory_analysis()
  * follows program order).
  *
- * Invariants: allocated <= reserved <= capacity (the allocator's); every
- * op read reaches every ledger once, in file order.
+ * Invariants: allocated <= reserved <= capacity (the allocator's); the ops
+ * read reach the ledgers once each, in file order, each op the ledgers it
+ * concerns: an alloc or free its memory's; a copy or compute every ledger
+ * up to and including the first one, then only the ledgers of the
+ * memories holding what it writes or donates (engine_memories_work_at:
+ * no other holds an argument it touches); a record or wait none, only the
+ * allocators that take events (engine_memories_event).
  */
 #include "engine/engine_internal.h"
 #include <stdlib.h>

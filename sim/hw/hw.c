@@ -34,13 +34,18 @@
 typedef struct key_def {
     const char *name;
     bool required;
-    const char *description; /* for strata_hw_describe() (help and docs) */
+    const char *description; /* for strata_hw_describe() (help and docs); NULL: built (below) */
 } key_def;
 
-/* The description of [interconnect] collectives: its help line says the
- * implementations' names (coll_impl.c), and the implementations' own keys
- * (their parameter blocks) follow it in help and in the known keys. */
-#define COLL_IMPL_KEYS NULL
+/* [memory] dram: the timing sets, from hw/dram.c's table. */
+static char *describe_dram(void)
+{
+    char *names = strata_dram_names();
+    char *text = g_strdup_printf("the DRAM timing set its port pays (refresh, and bus turnarounds in a copy inside "
+                                 "it): %s (hw/dram.h); bandwidth is then the pin rate", names);
+    g_free(names);
+    return text;
+}
 
 static const key_def hardware_keys[] = {
     {"name", true, "name of the machine (text)"},
@@ -60,8 +65,7 @@ static const key_def memory_keys[] = {
     {"allocator", false, "allocator NAME (default best-fit); its parameters as allocator.KEY = VALUE"},
     {"alignment", false, "power of two, 1 B to 1 GiB (default 256)"},
     {"pageable", false, "true or false (host only): pageable host memory"},
-    {"dram", false, "the DRAM timing set its port pays (refresh, and bus turnarounds in a copy inside it): hbm2 "
-                    "(hw/dram.h); bandwidth is then the pin rate"},
+    {"dram", false, NULL},
     {"bus_width", false, "data pins of the DRAM interface, all stacks together, 64 to 65536 (with dram)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
@@ -99,8 +103,9 @@ static const key_def interconnect_keys[] = {
     {"links_per_chip", false, "parallel links between neighbours, 1 to 64, multiplying the bandwidth (default 1)"},
     {"wraparound", false, "torus2d/torus3d: true (default), false, or one per dimension (false,true): the links joining each dimension's ends"},
     {"duplex", false, "full (default) or half"},
-    /* its help line, and after it the keys of every collective implementation: hw/coll_impl.h's */
-    {"collectives", false, COLL_IMPL_KEYS},
+    /* the implementations' names (hw/coll_impl.h's table); after it, in help and
+     * among the known keys, every implementation's own keys (its parameter block) */
+    {"collectives", false, NULL},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
@@ -123,12 +128,31 @@ static const group_def group_defs[] = {
     {NULL, 0, false, NULL, NULL},
 };
 
-/* The help lines of `collectives` (key) and of every implementation's keys. */
-static void describe_coll_impls(GString *s, const char *indent, const char *key)
+/* The keys whose help text is built from the table it names, so that help
+ * cannot drift from the table (their description is NULL). */
+static const struct {
+    const char *key;
+    char *(*describe)(void); /* g_free */
+} built_descriptions[] = {{"dram", describe_dram}, {"collectives", hw_coll_impl_describe}};
+
+static char *built_description(const key_def *k)
 {
-    char *text = hw_coll_impl_describe();
-    g_string_append_printf(s, "%s  %s: %s\n", indent, key, text);
-    g_free(text);
+    for (size_t i = 0; !k->description && i < G_N_ELEMENTS(built_descriptions); i++)
+        if (strcmp(built_descriptions[i].key, k->name) == 0)
+            return built_descriptions[i].describe();
+    return NULL;
+}
+
+/* True for [interconnect] collectives, which the implementations' keys
+ * follow (in help and among the known keys). */
+static bool before_coll_impl_keys(const key_def *k)
+{
+    return !k->description && strcmp(k->name, "collectives") == 0;
+}
+
+/* The help lines of every collective implementation's keys. */
+static void describe_coll_impls(GString *s, const char *indent)
+{
     for (const strata_coll_impl *const *i = strata_coll_impls(); *i; i++)
         for (const strata_coll_impl_key *k = (*i)->keys; k && k->name; k++)
             g_string_append_printf(s, "%s  %s: %s\n", indent, k->name, k->description);
@@ -140,12 +164,12 @@ char *strata_hw_describe(const char *indent)
     for (const group_def *d = group_defs; d->word; d++) {
         g_string_append_printf(s, "%s[%s%s]\n", indent, d->word, d->named ? " NAME" : "");
         for (const key_def *k = d->keys; k && k->name; k++) {
-            if (k->description == COLL_IMPL_KEYS) {
-                describe_coll_impls(s, indent, k->name);
-                continue;
-            }
+            char *built = built_description(k);
             g_string_append_printf(s, "%s  %s%s: %s\n", indent, k->name, k->required ? " (required)" : "",
-                                   k->description);
+                                   built ? built : k->description);
+            g_free(built);
+            if (before_coll_impl_keys(k))
+                describe_coll_impls(s, indent);
         }
         if (d->prefixed)
             g_string_append_printf(s, "%s  %sKEY: %s\n", indent, d->prefixed,
@@ -220,7 +244,7 @@ static bool check_keys(const hw_load_ctx *ctx, const group_def *def, const char 
     GPtrArray *known = g_ptr_array_new();
     for (const key_def *kd = def->keys; kd->name; kd++) {
         g_ptr_array_add(known, (gpointer)kd->name);
-        for (const strata_coll_impl *const *i = strata_coll_impls(); kd->description == COLL_IMPL_KEYS && *i; i++)
+        for (const strata_coll_impl *const *i = strata_coll_impls(); before_coll_impl_keys(kd) && *i; i++)
             for (const strata_coll_impl_key *k = (*i)->keys; k && k->name; k++)
                 g_ptr_array_add(known, (gpointer)k->name);
     }

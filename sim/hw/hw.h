@@ -205,10 +205,13 @@ uint32_t strata_hw_memory_on(const strata_hw *hw, uint32_t base, uint32_t device
 uint32_t strata_hw_compute_on(const strata_hw *hw, uint32_t base, uint32_t device);
 /* The name of the instance on `device` of memory `name` (NULL: the default
  * memory) or, with unit, of unit `name` (NULL: the first), as the model
- * names it: the name of an instance (a trace's explicit "hbm@3") is
- * itself, found by a hash lookup, never parsed; a name the model lacks
- * (the binder then says so) is returned as written. scratch is unused
- * (kept for the callers). */
+ * names it, a string the model owns (no name is built): with several
+ * devices the name of an instance (a trace's explicit "hbm@3") is itself,
+ * found by a hash lookup, never parsed; a template's is its instance's on
+ * `device`; a name the model lacks (the binder then says so) is returned
+ * as written, and a unit of a model without units (name NULL) is
+ * "compute". scratch is neither read nor written: the one caller
+ * (sim/spmd's naming) still passes one. */
 const char *strata_hw_instance_name(const strata_hw *hw, const char *name, uint32_t device, bool unit,
                                     GString *scratch);
 
