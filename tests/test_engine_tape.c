@@ -125,6 +125,7 @@ typedef struct kept_op {
     uint64_t rows, cols;
     uint64_t donated[4];
     uint32_t n_donated;
+    uint32_t coll, phase;
 } kept_op;
 
 static void keep(kept_op *k, const strata_bound_op *op, const engine_op_extra *x)
@@ -141,6 +142,8 @@ static void keep(kept_op *k, const strata_bound_op *op, const engine_op_extra *x
     k->rows = x->rows;
     k->cols = x->cols;
     k->n_donated = x->n_donated;
+    k->coll = x->coll;
+    k->phase = x->phase;
     if (x->n_donated)
         memcpy(k->donated, x->donated, x->n_donated * sizeof(uint64_t));
 }
@@ -162,7 +165,9 @@ START_TEST(tape_gives_back_every_field)
     while ((got = strata_binder_next(b, &op, &err)) == 1) {
         ck_assert_uint_lt(n, G_N_ELEMENTS(kept));
         uint64_t donated[4];
-        engine_op_extra x = {.name = op->op->name};
+        /* a side-table entry of the SPMD expansion's (spmd.h), made up:
+         * the tape keeps it beside the op */
+        engine_op_extra x = {.name = op->op->name, .coll = (uint32_t)(n % 3), .phase = n % 4 == 1 ? 2u : 0u};
         if (op->op->n_dims == 2) {
             x.rows = op->op->shape[0];
             x.cols = op->op->shape[1];
@@ -189,6 +194,8 @@ START_TEST(tape_gives_back_every_field)
         ck_assert_uint_eq(kept[i].rows, x.rows);
         ck_assert_uint_eq(kept[i].cols, x.cols);
         ck_assert_uint_eq(kept[i].n_donated, x.n_donated);
+        ck_assert_uint_eq(kept[i].coll, x.coll);
+        ck_assert_uint_eq(kept[i].phase, x.phase);
         assert_same_ids(kept[i].donated, x.donated, x.n_donated, "donated", back.line);
         g_free(kept[i].name);
     }
