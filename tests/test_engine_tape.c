@@ -21,6 +21,7 @@
 #include "ledger/ledger.h"
 #include "testutil.h"
 #include "bind/bind.h"
+#include "spmd/spmd.h"
 #include "trace/reader.h"
 
 /* Every field the tape keeps, on tpu-v5e (tensorcore reads hbm; mxu reads
@@ -245,7 +246,8 @@ END_TEST
 
 /* Runs the engine in a child process (one SimGrid engine per process) with
  * this tape budget and returns its results JSON and timeline, concatenated
- * (or the error message). */
+ * (or the error message). A model of several devices runs the SPMD
+ * expansion of the trace. */
 static char *run_in_child(const char *hw_name, const char *const *overrides, const char *allocator,
                           const char *trace_path, size_t budget)
 {
@@ -257,6 +259,8 @@ static char *run_in_child(const char *hw_name, const char *const *overrides, con
         strata_hw *hw = strata_test_load_hw(hw_name, overrides);
         GError *err = NULL;
         strata_source *src = strata_trace_open(trace_path, &err);
+        if (src && strata_hw_devices(hw) > 1) /* as run does: the program over the devices */
+            src = strata_spmd_expand(src, hw);
         FILE *f = fopen(out, "w");
         FILE *timeline = tmpfile();
         strata_engine_options opt;
@@ -314,6 +318,18 @@ START_TEST(replay_and_reread_agree_on_examples)
 }
 END_TEST
 
+/* Collectives in phases: the expansion's side table (each step's
+ * collective and phase, spmd.h) kept on the tape beside the op, or read
+ * again with the ops, gives the same run. */
+START_TEST(replay_and_reread_agree_on_collective_phases)
+{
+    char *collectives = strata_test_source_path("traces/spmd/collectives.trace");
+    assert_replay_equals_reread("test-ring8", NULL, NULL, collectives, "\"algo\" : \"torus\"");
+    assert_replay_equals_reread("dgx-h100", NULL, NULL, collectives, "\"protocol\" : ");
+    g_free(collectives);
+}
+END_TEST
+
 START_TEST(replay_and_reread_agree_on_oom_tile_and_plan)
 {
     char *path = strata_test_write_temp("tape-XXXXXX.trace", MIXED);
@@ -362,6 +378,7 @@ static Suite *tape_suite(void)
     tcase_add_test(tc, tape_carries_every_bound_field);
     tcase_add_test(tc, tape_budget_and_far_values);
     tcase_add_test(tc, replay_and_reread_agree_on_examples);
+    tcase_add_test(tc, replay_and_reread_agree_on_collective_phases);
     tcase_add_test(tc, replay_and_reread_agree_on_oom_tile_and_plan);
     tcase_add_test(tc, replay_and_reread_agree_when_the_tape_is_dropped_part_way);
     suite_add_tcase(s, tc);

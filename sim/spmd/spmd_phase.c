@@ -175,8 +175,15 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_h
 }
 
 /* True when no copy of the round contends (spmd_phase.h), with the
- * round's latency (its slowest route's) and its time alone (its slowest
- * copy's latency + bytes / share). */
+ * round's latency (its slowest route's: exact when all routes have the
+ * same latency, within a round's latency difference per copy otherwise)
+ * and its time alone (its slowest copy's latency + bytes / share). A round
+ * whose copies get unequal shares (a ring laid over a torus whose
+ * wrap-around hop shares a link) stays step by step, and so does one where
+ * copies of unequal route latency meet on a link (a bidirectional ring
+ * over a line without wrap-around): within one flow its fast copies would
+ * end early and free bandwidth, which the step schedule's per-round waits
+ * do not allow. */
 static bool round_uncontended(spmd_links *l, const spmd_round *r, uint64_t *latency_ps, uint64_t *time_ps)
 {
     link_count c;
