@@ -125,3 +125,14 @@ char *hw_coll_impl_describe(void)
     g_free(known);
     return text;
 }
+
+void hw_coll_impl_keys(GPtrArray *known, GString *help, const char *indent)
+{
+    for (size_t i = 0; impls[i]; i++)
+        for (const strata_coll_impl_key *k = impls[i]->keys; k && k->name; k++) {
+            if (known)
+                g_ptr_array_add(known, (gpointer)k->name);
+            if (help)
+                g_string_append_printf(help, "%s  %s: %s\n", indent, k->name, k->description);
+        }
+}

@@ -65,6 +65,15 @@ char *strata_dram_names(void)
     return g_string_free(s, FALSE);
 }
 
+char *strata_dram_describe(void)
+{
+    char *names = strata_dram_names();
+    char *text = g_strdup_printf("the DRAM timing set its port pays (refresh, and bus turnarounds in a copy inside "
+                                 "it): %s (hw/dram.h); bandwidth is then the pin rate", names);
+    g_free(names);
+    return text;
+}
+
 double strata_dram_refresh_share(const strata_dram_timing *t)
 {
     return 1.0 - t->refresh_cycle / t->refresh_interval;

@@ -47,6 +47,8 @@ const strata_dram_timing *strata_dram_find(const char *name);
 
 /* The known names, comma-separated (for error messages), from the table; g_free. */
 char *strata_dram_names(void);
+/* The help line of [memory] dram, its names from the table; g_free. */
+char *strata_dram_describe(void);
 
 /* The share of the pin rate refresh leaves: 1 - tRFC / tREFI. */
 double strata_dram_refresh_share(const strata_dram_timing *t);

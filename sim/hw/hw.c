@@ -19,7 +19,6 @@
  */
 #include "hw/hw.h"
 #include "hw/hw_internal.h"
-#include "hw/coll_impl.h"
 #include "hw/dram.h"
 #include "hw/pcie.h"
 #include "core/error.h"
@@ -36,16 +35,6 @@ typedef struct key_def {
     bool required;
     const char *description; /* for strata_hw_describe() (help and docs); NULL: built (below) */
 } key_def;
-
-/* [memory] dram: the timing sets, from hw/dram.c's table. */
-static char *describe_dram(void)
-{
-    char *names = strata_dram_names();
-    char *text = g_strdup_printf("the DRAM timing set its port pays (refresh, and bus turnarounds in a copy inside "
-                                 "it): %s (hw/dram.h); bandwidth is then the pin rate", names);
-    g_free(names);
-    return text;
-}
 
 static const key_def hardware_keys[] = {
     {"name", true, "name of the machine (text)"},
@@ -128,35 +117,17 @@ static const group_def group_defs[] = {
     {NULL, 0, false, NULL, NULL},
 };
 
-/* The keys whose help text is built from the table it names, so that help
- * cannot drift from the table (their description is NULL). */
-static const struct {
-    const char *key;
-    char *(*describe)(void); /* g_free */
-} built_descriptions[] = {{"dram", describe_dram}, {"collectives", hw_coll_impl_describe}};
-
+/* [memory] dram and [interconnect] collectives (description NULL): help
+ * built from the table each names, so that it cannot drift from it
+ * (g_free); after collectives come the collective implementations' keys
+ * (their parameter blocks, hw/coll_impl.h), in help and among the known. */
 static char *built_description(const key_def *k)
 {
-    for (size_t i = 0; !k->description && i < G_N_ELEMENTS(built_descriptions); i++)
-        if (strcmp(built_descriptions[i].key, k->name) == 0)
-            return built_descriptions[i].describe();
-    return NULL;
+    if (k->description)
+        return NULL;
+    return strcmp(k->name, "dram") == 0 ? strata_dram_describe() : hw_coll_impl_describe();
 }
-
-/* True for [interconnect] collectives, which the implementations' keys
- * follow (in help and among the known keys). */
-static bool before_coll_impl_keys(const key_def *k)
-{
-    return !k->description && strcmp(k->name, "collectives") == 0;
-}
-
-/* The help lines of every collective implementation's keys. */
-static void describe_coll_impls(GString *s, const char *indent)
-{
-    for (const strata_coll_impl *const *i = strata_coll_impls(); *i; i++)
-        for (const strata_coll_impl_key *k = (*i)->keys; k && k->name; k++)
-            g_string_append_printf(s, "%s  %s: %s\n", indent, k->name, k->description);
-}
+static bool before_coll_impl_keys(const key_def *k) { return !k->description && strcmp(k->name, "collectives") == 0; }
 
 char *strata_hw_describe(const char *indent)
 {
@@ -169,7 +140,7 @@ char *strata_hw_describe(const char *indent)
                                    built ? built : k->description);
             g_free(built);
             if (before_coll_impl_keys(k))
-                describe_coll_impls(s, indent);
+                hw_coll_impl_keys(NULL, s, indent);
         }
         if (d->prefixed)
             g_string_append_printf(s, "%s  %sKEY: %s\n", indent, d->prefixed,
@@ -244,9 +215,8 @@ static bool check_keys(const hw_load_ctx *ctx, const group_def *def, const char 
     GPtrArray *known = g_ptr_array_new();
     for (const key_def *kd = def->keys; kd->name; kd++) {
         g_ptr_array_add(known, (gpointer)kd->name);
-        for (const strata_coll_impl *const *i = strata_coll_impls(); before_coll_impl_keys(kd) && *i; i++)
-            for (const strata_coll_impl_key *k = (*i)->keys; k && k->name; k++)
-                g_ptr_array_add(known, (gpointer)k->name);
+        if (before_coll_impl_keys(kd))
+            hw_coll_impl_keys(known, NULL, NULL);
     }
     g_ptr_array_add(known, NULL);
     bool ok = strata_keyfile_check_keys(ctx->k, group, (const char *const *)known->pdata, def->prefixed, err);

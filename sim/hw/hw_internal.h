@@ -95,6 +95,9 @@ bool hw_per_device(strata_mem_kind kind);
 bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group, bool hosts, GError **err);
 /* The help line of `collectives` (g_free). */
 char *hw_coll_impl_describe(void);
+/* Every implementation's keys, in the table's order: their names appended
+ * to known, and/or their help lines to help (NULL: not wanted). */
+void hw_coll_impl_keys(GPtrArray *known, GString *help, const char *indent);
 
 /* hw_route.c: fills hw->routes from the templates (at least one memory). */
 void hw_compute_routes(strata_hw *hw);
