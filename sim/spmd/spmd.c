@@ -38,6 +38,7 @@
 #include "core/error.h"
 #include "spmd/collective.h"
 #include "spmd/coll_impl.h"
+#include "spmd/spmd_names.h"
 #include "core/mesh.h"
 #include "trace/check.h"
 
@@ -101,11 +102,8 @@ uint32_t strata_spmd_devices(const strata_hw *hw) { return strata_hw_devices(hw)
 
 /* ---- names ------------------------------------------------------------ */
 
-static void qualify(GString *into, const char *name, uint32_t device)
-{
-    g_string_truncate(into, 0);
-    g_string_append_printf(into, "%s@%u", name, device);
-}
+/* The scheme is spmd_names.h's. */
+static void qualify(GString *into, const char *name, uint32_t device) { strata_spmd_name(into, name, device); }
 
 /* The instance on `device` of memory (or unit) `name`, as the model names it
  * (strata_hw_instance_name). */
@@ -116,11 +114,7 @@ static const char *instance_of(spmd *s, const char *name, uint32_t device, bool 
 
 static void lane_name(GString *into, const char *stream, uint32_t lane, const char *what, uint32_t device)
 {
-    g_string_truncate(into, 0);
-    if (what || lane)
-        g_string_append_printf(into, "%s~%s%u@%u", stream, what ? what : "", lane, device);
-    else
-        g_string_append_printf(into, "%s@%u", stream, device);
+    strata_spmd_lane_name(into, stream, lane, what, device);
 }
 
 static const char *const *qualify_list(spmd *s, int which, const char *const *names, uint32_t n, uint32_t device)
@@ -173,7 +167,7 @@ static void render_plain(spmd *s, uint32_t d)
 static void buffer_name(spmd *s, GString *into, unsigned buf, uint32_t lane, uint32_t device)
 {
     if (buf == TMP_BUF)
-        lane_name(into, s->cur->stream, lane, "t", device);
+        lane_name(into, s->cur->stream, lane, STRATA_SPMD_RECV, device);
     else if (buf == STRATA_COLL_OUT || s->cur->kind == STRATA_OP_ALL_REDUCE)
         qualify(into, s->cur->name, device);
     else
@@ -194,7 +188,7 @@ static void render_step(spmd *s, const emit *e)
     case EM_ALLOC_TMP:
     case EM_FREE_TMP:
         o->kind = e->kind == EM_ALLOC_TMP ? STRATA_OP_ALLOC : STRATA_OP_FREE;
-        lane_name(s->strs[STR_NAME], s->cur->stream, e->lane, "t", e->device);
+        lane_name(s->strs[STR_NAME], s->cur->stream, e->lane, STRATA_SPMD_RECV, e->device);
         o->name = s->strs[STR_NAME]->str;
         if (o->kind == STRATA_OP_ALLOC) {
             o->size = e->bytes;
@@ -205,7 +199,7 @@ static void render_step(spmd *s, const emit *e)
     case EM_RECORD:
     case EM_WAIT:
         o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
-        lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, "e", e->peer);
+        lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, STRATA_SPMD_ROUND, e->peer);
         o->name = s->strs[STR_NAME]->str;
         break;
     case EM_LAUNCH: /* the collective's kernel launch: a compute op of that time */
@@ -800,6 +794,7 @@ static void start_pass(spmd *s)
     end_pass(s);
     s->checker = strata_checker_new(strata_source_origin(s->in));
     strata_checker_set_devices(s->checker, s->devices);
+    strata_checker_set_namer(s->checker, &strata_spmd_program_namer); /* the program's names */
 }
 
 static bool spmd_rewind(void *self, GError **err)
