@@ -6,6 +6,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "core/error.h"
+#include "spmd/spmd_names.h"
 #include "trace/check.h"
 #include "trace/check_live.h"
 #include "trace/reader.h"
@@ -314,6 +315,59 @@ START_TEST(live_set_matches_a_reference)
 }
 END_TEST
 
+/* The quote of `name` by c, compared with want. */
+static void assert_quote(const strata_checker *c, const char *name, const char *want)
+{
+    char *q = strata_checker_quote(c, name);
+    ck_assert_str_eq(q, want);
+    g_free(q);
+}
+
+/* A name is a key, never decoded: without a namer 'a@3' is quoted as
+ * written whatever device= says (a single-device trace holds '@' and '~'
+ * freely). The SPMD expansion's namer labels the names its encoders make:
+ * B@D as 'B' on device D, its own S~... as what they are. */
+START_TEST(names_are_labels_not_devices)
+{
+    strata_checker *c = strata_checker_new("c.trace");
+    char *msg = feed_lines(c, "alloc a@3 64 device=1\nfree a@3 device=1\nfree a@3 device=1\n", NULL);
+    ck_assert_str_eq(msg, "c.trace:3: expected a live buffer as the buffer of free, got 'a@3' (never allocated, or "
+                          "already freed)");
+    g_free(msg);
+    msg = feed_lines(c, "record e~e@1 device=2\nwait e@2 device=2\n", NULL);
+    ck_assert_str_eq(msg, "c.trace:2: expected an event recorded earlier in the trace, got wait on 'e@2' (no "
+                          "'record e@2' before this line)");
+    g_free(msg);
+    assert_quote(c, "main~t0@3", "'main~t0@3'");
+    strata_checker_free(c);
+
+    c = strata_checker_new("c.trace");
+    strata_checker_set_namer(c, &strata_spmd_expansion_namer);
+    msg = feed_lines(c, "alloc a@6 64 device=6\nfree b@6 device=6\n", NULL);
+    ck_assert_str_eq(msg, "c.trace:2: expected a live buffer as the buffer of free, got 'b' on device 6 (never "
+                          "allocated, or already freed)");
+    g_free(msg);
+    msg = feed_lines(c, "wait e@5 device=5\n", NULL);
+    ck_assert_str_eq(msg, "c.trace:1: expected an event recorded earlier in the trace, got wait on 'e' on device 5 "
+                          "(no 'record e' on device 5 before this line)");
+    g_free(msg);
+    GString *name = g_string_new(NULL);
+    strata_spmd_name(name, "a@2", 3);
+    assert_quote(c, name->str, "'a@2' on device 3");
+    strata_spmd_lane_name(name, "main", 0, STRATA_SPMD_RECV, 3);
+    assert_quote(c, name->str, "'main~t0' (a collective's receive buffer on stream 'main') on device 3");
+    strata_spmd_lane_name(name, "main", 1, STRATA_SPMD_ROUND, 4);
+    assert_quote(c, name->str, "'main~e1' (a collective's round event on stream 'main') on device 4");
+    strata_spmd_lane_name(name, "g", 2, NULL, 7);
+    assert_quote(c, name->str, "'g~2' (a lane of a collective on stream 'g') on device 7");
+    strata_spmd_lane_name(name, "g", 0, NULL, 7);
+    assert_quote(c, name->str, "'g' on device 7");
+    assert_quote(c, "x@y", "'x@y'"); /* not one of the expansion's: as written */
+    g_string_free(name, TRUE);
+    strata_checker_free(c);
+}
+END_TEST
+
 static Suite *check_suite(void)
 {
     Suite *s = suite_create("check");
@@ -328,6 +382,7 @@ static Suite *check_suite(void)
     tcase_add_test(tc, generated_ops_are_named_by_index);
     tcase_add_test(tc, many_ops_bounded_state);
     tcase_add_test(tc, live_set_matches_a_reference);
+    tcase_add_test(tc, names_are_labels_not_devices);
     suite_add_tcase(s, tc);
     return s;
 }

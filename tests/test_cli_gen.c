@@ -7,7 +7,9 @@
  *  - double buffering beats single buffering when DMA time ~ compute time;
  *  - offloading the optimizer state lowers the device peak (and the
  *    argument bytes) by its size;
- *  - transform output reads back and replays.
+ *  - transform output reads back and replays;
+ *  - a rewrite's copies are named NAME:PLACE, and replay on one device and
+ *    on eight.
  */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -432,6 +434,82 @@ START_TEST(transform_errors_exit_2)
 }
 END_TEST
 
+/* Writes `text` to dir/name; returns the path (g_free). */
+static char *write_in(const char *dir, const char *name, const char *text)
+{
+    char *path = g_build_filename(dir, name, NULL);
+    ck_assert(g_file_set_contents(path, text, -1, NULL));
+    return path;
+}
+
+/* transform, then check and run the result, on hw: the rewritten trace's text (g_free). */
+static char *transform_check_run(const char *hw, const char *in, const char *out, const char *policy)
+{
+    strata_cli_result r = strata_test_cli("transform", "--trace", in, "--hw", hw, "--policy", policy, "-o", out, NULL);
+    ck_assert_msg(r.status == 0, "transform %s: %s", policy, r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("check", "--trace", out, "--hw", hw, NULL);
+    ck_assert_msg(r.status == 0, "check after %s: %s", policy, r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("run", "--trace", out, "--hw", hw, "--quiet", NULL);
+    ck_assert_msg(r.status == 0, "run after %s: %s", policy, r.err);
+    strata_cli_result_clear(&r);
+    char *text = NULL;
+    ck_assert(g_file_get_contents(out, &text, NULL, NULL));
+    ck_assert_msg(!strstr(text, "@host") && !strstr(text, "@hbm"), "%s", text);
+    return text;
+}
+
+/* A rewrite's copies are NAME:PLACE (traces/FORMAT.md), never NAME@..., which
+ * is a device's: offload's host copy and transfer-guard's staging copy
+ * round-trip through transform, check and run, on one device and, for
+ * offload, in a program for 8 devices (the expansion labels 'p:host' on
+ * device D like any name). A trace's own live buffer of that name makes the
+ * rewrite's output invalid (exit 2, naming the rewrite's op and the line of
+ * the trace's alloc). */
+START_TEST(rewrite_copies_take_their_own_separator)
+{
+    char *dir = strata_test_temp_dir();
+    char *ring8 = strata_test_source_path("configs/hw/test-ring8.ini"), *simple = simple_hw();
+    char *out = g_build_filename(dir, "out.trace", NULL);
+    char *mesh = write_in(dir, "mesh.trace",
+                          "strata-trace 1\noption mesh=data:8\nalloc p 64 tag=param\ncompute program_start time=0\n"
+                          "alloc g 512 tag=param\nall-gather g p axis=data\ncompute f flops=1 in=g\nfree g\n"
+                          "compute x1 flops=1\ncompute x2 flops=1\ncompute x3 flops=1\nalloc g 512 tag=param\n"
+                          "all-gather g p axis=data\ncompute b flops=1 in=g\nfree g\n");
+    char *text = transform_check_run(ring8, mesh, out, "offload=param");
+    ck_assert_msg(strstr(text, "\nalloc p:host 64 host@0 tag=param\n") && strstr(text, "\ncopy p p:host stream=offload\n"),
+                  "%s", text);
+    g_free(text);
+    const char *guarded = "strata-trace 1\nalloc a 1KiB host\nalloc b 1KiB\nalloc c 1KiB host\n"
+                          "compute k flops=100 in=a,b out=c\n";
+    char *one = write_in(dir, "one.trace", guarded);
+    text = transform_check_run(simple, one, out, "transfer-guard=allow");
+    ck_assert_msg(strstr(text, "\nalloc a:hbm 1KiB hbm tag=temp\ncopy a:hbm a\n") &&
+                      strstr(text, "\ncompute k flops=100 in=a:hbm,b out=c:hbm\ncopy c c:hbm\n"), "%s", text);
+    g_free(text);
+    char *taken = write_in(dir, "taken.trace", "strata-trace 1\nalloc a 1KiB host\nalloc a:hbm 64\nalloc b 1KiB\n"
+                                               "compute k flops=100 in=a,b\n");
+    strata_cli_result r = strata_test_cli("transform", "--trace", taken, "--hw", simple, "--policy",
+                                          "transfer-guard=allow", "-o", out, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "policy output is not a valid trace: ") && strstr(r.err, "taken.trace|transfer-guard: op 4: "
+                  "expected a name that is not live, got 'a:hbm' (allocated at line 3"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    const char *paths[] = {mesh, one, taken, out};
+    for (size_t i = 0; i < G_N_ELEMENTS(paths); i++)
+        g_unlink(paths[i]);
+    g_rmdir(dir);
+    g_free(mesh);
+    g_free(one);
+    g_free(taken);
+    g_free(out);
+    g_free(ring8);
+    g_free(simple);
+    g_free(dir);
+}
+END_TEST
+
 static Suite *cli_gen_suite(void)
 {
     Suite *s = suite_create("cli_gen");
@@ -448,6 +526,7 @@ static Suite *cli_gen_suite(void)
     tcase_add_test(tc, offload_optstate_lowers_device_peak);
     tcase_add_test(tc, transform_reads_back_and_replays);
     tcase_add_test(tc, transform_errors_exit_2);
+    tcase_add_test(tc, rewrite_copies_take_their_own_separator);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -4,6 +4,7 @@
 #include <glib/gstdio.h>
 #include "testutil.h"
 #include "core/mesh.h"
+#include "spmd/spmd_names.h"
 #include "trace/check.h"
 #include "trace/reader.h"
 
@@ -72,6 +73,7 @@ static char *check_text(const char *body, uint32_t devices)
     ck_assert_ptr_nonnull(src);
     strata_checker *c = strata_checker_new("t.trace");
     strata_checker_set_devices(c, devices);
+    strata_checker_set_namer(c, &strata_spmd_program_namer); /* a program's rules (memories of a device) */
     const strata_op *op;
     int got;
     while ((got = strata_source_next(src, &op, &err)) == 1 && strata_checker_feed(c, op, NULL, &err))

@@ -339,17 +339,17 @@ START_TEST(transfer_guard_modes)
     const char *allow[] = {"transfer-guard=allow", NULL};
     strata_source *src = apply(trace_text(text), allow);
     char *out = drain(src);
-    ck_assert_msg(has_line(out, "alloc a@hbm 1KiB hbm tag=temp"), "%s", out);
-    ck_assert_msg(has_line(out, "copy a@hbm a"), "%s", out);
-    ck_assert_msg(has_line(out, "compute k flops=100 in=a@hbm,b out=c@hbm"), "%s", out);
-    ck_assert_msg(has_line(out, "copy c c@hbm"), "%s", out);
+    ck_assert_msg(has_line(out, "alloc a:hbm 1KiB hbm tag=temp"), "%s", out);
+    ck_assert_msg(has_line(out, "copy a:hbm a"), "%s", out);
+    ck_assert_msg(has_line(out, "compute k flops=100 in=a:hbm,b out=c:hbm"), "%s", out);
+    ck_assert_msg(has_line(out, "copy c c:hbm"), "%s", out);
     g_free(out);
     strata_source_free(src);
 
     const char *log[] = {"transfer-guard=log", NULL};
     src = apply(trace_text(text), log);
     out = drain(src);
-    ck_assert_msg(has_line(out, "copy a@hbm a note=implicit-transfer"), "%s", out);
+    ck_assert_msg(has_line(out, "copy a:hbm a note=implicit-transfer"), "%s", out);
     g_free(out);
     strata_source_free(src);
 
@@ -445,9 +445,9 @@ START_TEST(offload_optstate_lowers_peak)
     ck_assert_uint_eq(pa - pb, 8 * 64 * 64 * 4 + 4);
     ck_assert(strata_source_rewind(b, &err));
     char *out = drain(b);
-    ck_assert_msg(has_line(out, "alloc m_0@host 16KiB host tag=optstate dtype=f32 shape=64x64"), "%s", out);
-    ck_assert_msg(has_line(out, "copy m_0 m_0@host stream=offload"), "%s", out);
-    ck_assert_msg(has_line(out, "copy m_0@host m_0 stream=offload"), "%s", out);
+    ck_assert_msg(has_line(out, "alloc m_0:host 16KiB host tag=optstate dtype=f32 shape=64x64"), "%s", out);
+    ck_assert_msg(has_line(out, "copy m_0 m_0:host stream=offload"), "%s", out);
+    ck_assert_msg(has_line(out, "copy m_0:host m_0 stream=offload"), "%s", out);
     g_free(out);
     strata_source_free(a);
     strata_source_free(b);
@@ -468,8 +468,8 @@ START_TEST(offload_param_streams_weights)
     char *out = drain(src);
     const char *w[] = {"w1_0", "w2_0", "w1_1", "w2_1"};
     for (int i = 0; i < 4; i++) {
-        char *in = g_strdup_printf("\ncopy %s %s@host stream=offload\n", w[i], w[i]);
-        char *back = g_strdup_printf("\ncopy %s@host %s", w[i], w[i]);
+        char *in = g_strdup_printf("\ncopy %s %s:host stream=offload\n", w[i], w[i]);
+        char *back = g_strdup_printf("\ncopy %s:host %s", w[i], w[i]);
         const char *first = strstr(out, in);
         ck_assert_msg(first, "%s in %s", in, out);
         ck_assert_msg((strstr(first + 1, in) != NULL) == (i != 0), "%s: once for w1_0, twice for the others\n%s",
@@ -485,7 +485,7 @@ START_TEST(offload_param_streams_weights)
     const char *act[] = {"offload=activation", NULL};
     src = apply(strata_workload_generate("scan-mlp", args, &err), act);
     out = drain(src);
-    ck_assert_msg(strstr(out, "copy h_1@host h_1 stream=offload") && strstr(out, "copy h_1 h_1@host stream=offload"),
+    ck_assert_msg(strstr(out, "copy h_1:host h_1 stream=offload") && strstr(out, "copy h_1 h_1:host stream=offload"),
                   "%s", out);
     g_free(out);
     strata_source_free(src);
@@ -526,9 +526,9 @@ START_TEST(policies_count_collective_operands)
     rewritten = apply(src, offload);
     out = drain(rewritten);
     strata_source_free(rewritten);
-    const char *fetch = "copy p p@host stream=offload\n", *first = strstr(out, fetch);
-    ck_assert_msg(has_line(out, "alloc p@host 64 host tag=param") && first && strstr(first + 1, fetch), "%s", out);
-    ck_assert_msg(!strstr(out, "g@host"), "%s", out);
+    const char *fetch = "copy p p:host stream=offload\n", *first = strstr(out, fetch);
+    ck_assert_msg(has_line(out, "alloc p:host 64 host tag=param") && first && strstr(first + 1, fetch), "%s", out);
+    ck_assert_msg(!strstr(out, "g:host"), "%s", out);
     ck_assert_msg(strstr(out, "all-gather g p axis=data\nfree p\n"), "%s", out);
     g_free(out);
 }

@@ -35,7 +35,7 @@ typedef struct dev_stats {
     uint64_t ratio[STRATA_OP__COUNT]; /* all-gather OUT / IN, reduce-scatter IN / OUT (0: mixed) */
     uint64_t on_axis_model;     /* collectives over `model` */
     uint64_t host_args;         /* bytes in host memory before program_start */
-    uint64_t fetched;           /* bytes copied from host buffers (NAME@host) */
+    uint64_t fetched;           /* bytes copied from host buffers (NAME:host) */
     uint64_t gather_fetched;    /* of those, into shards that an all-gather then reads */
     uint64_t layer_fetched[4];  /* of those, before layer l's forward gathers (P_ag) */
     uint64_t unfetched_gathers; /* all-gathers of a shard not fetched since its last gather */
@@ -76,7 +76,7 @@ static dev_stats walk_device(strata_source *src)
         } else if (op->kind == STRATA_OP_FREE) {
             s.live -= GPOINTER_TO_SIZE(g_hash_table_lookup(live, op->name));
             g_hash_table_remove(live, op->name);
-        } else if (op->kind == STRATA_OP_COPY && g_str_has_suffix(op->src, "@host")) {
+        } else if (op->kind == STRATA_OP_COPY && g_str_has_suffix(op->src, ":host")) {
             gsize bytes = GPOINTER_TO_SIZE(g_hash_table_lookup(s.sizes, op->src));
             s.fetched += bytes;
             g_hash_table_insert(s.fetches, g_strdup(op->name),
@@ -328,19 +328,18 @@ START_TEST(tp_sp_shards_the_sequence)
 END_TEST
 
 /* Per device D of the expansion over test-ring8: what is allocated on
- * hbm@D (buffers named NAME@D) before D's first compute, and the peak. */
+ * hbm@D (the ops of device D) before D's first compute, and the peak. */
 typedef struct expanded {
     uint64_t args[8], peak[8], live[8];
     bool started[8];
 } expanded;
 
-static guint device_of(const char *name)
+/* The device that runs op: a field of every op the expansion hands out. */
+static guint device_of(const strata_op *op)
 {
-    const char *at = strrchr(name, '@');
-    ck_assert_msg(at != NULL, "%s: not qualified by device", name);
-    guint64 d = g_ascii_strtoull(at + 1, NULL, 10);
-    ck_assert_uint_lt(d, 8);
-    return (guint)d;
+    ck_assert_msg(op->has_device, "%s: no device", op->name);
+    ck_assert_uint_lt(op->device, 8);
+    return op->device;
 }
 
 /* The expansion of src (taken) over hw; host memories are left out of the
@@ -355,16 +354,16 @@ static expanded expand_source(strata_source *src, const strata_hw *hw)
     int r;
     while ((r = strata_source_next(src, &op, &err)) == 1) {
         if (op->kind == STRATA_OP_COMPUTE)
-            e.started[device_of(op->stream)] = true;
+            e.started[device_of(op)] = true;
         else if (op->kind == STRATA_OP_ALLOC && !(op->memory && g_str_has_prefix(op->memory, "host"))) {
-            guint d = device_of(op->name);
+            guint d = device_of(op);
             g_hash_table_insert(sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
             e.live[d] += op->size;
             e.peak[d] = MAX(e.peak[d], e.live[d]);
             if (!e.started[d])
                 e.args[d] += op->size;
         } else if (op->kind == STRATA_OP_FREE)
-            e.live[device_of(op->name)] -= GPOINTER_TO_SIZE(g_hash_table_lookup(sizes, op->name));
+            e.live[device_of(op)] -= GPOINTER_TO_SIZE(g_hash_table_lookup(sizes, op->name));
     }
     ck_assert_msg(r == 0, "expansion: %s", err ? err->message : "?");
     g_hash_table_destroy(sizes);

@@ -7,7 +7,7 @@
  * split into segments wherever two consecutive uses have at least two
  * computes between them (a gap). Then:
  *   - an argument (allocated before the first copy, compute or collective) whose first
- *     use reads it starts on the host: its alloc becomes `alloc NAME@host
+ *     use reads it starts on the host: its alloc becomes `alloc NAME:host
  *     SIZE HOST` (params and optimizer state placed with device_put on
  *     pinned_host before the step, as the tutorial does);
  *   - before each segment that finds the buffer on the host, the device
@@ -48,7 +48,8 @@
  * using stream, waited for right before the use (copy-done).
  *
  * The host memory is the hardware's first pinned host memory (`host`
- * without --hw). Event names are ofK.go/.in/.out/.done; host copies NAME@host.
+ * without --hw). Event names are ofK.go/.in/.out/.done; host copies NAME:host
+ * (strata_rewrite_copy_name).
  */
 #include <string.h>
 #include "core/error.h"
@@ -219,7 +220,7 @@ static void plan_buffer(offload_policy *o, const tracked *tr, uint64_t first_wor
     const use *first = &g_array_index(uses, use, 0);
     if (first->collective && first->writes && !first->reads)
         return; /* a collective's result (a gathered copy) stays where it was made */
-    char *host_name = g_strconcat(b->name, "@host", NULL);
+    char *host_name = strata_rewrite_copy_name(b->name, "host");
     bool on_host = b->alloc_index < first_work && first->reads;
     bool host_live = false, host_valid = false;
     bool ends_live = b->free_index == UINT64_MAX;

@@ -333,6 +333,11 @@ strata_op strata_op_alloc_of(const strata_buffer_info *b, const char *stream, co
     return a;
 }
 
+char *strata_rewrite_copy_name(const char *name, const char *place)
+{
+    return g_strdup_printf("%s%c%s", name, STRATA_REWRITE_COPY_SEP, place);
+}
+
 static void rename_in_list(const char *const *names, uint32_t n, const char *from, const char *to)
 {
     char **list = (char **)names;

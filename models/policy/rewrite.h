@@ -99,6 +99,12 @@ strata_op strata_op_make(strata_op_kind kind, const char *stream, const char *na
 /* An alloc of b's size, tag, dtype and shape, named `name` in `memory`
  * (NULL: the default device memory), on `stream`. Borrows the strings. */
 strata_op strata_op_alloc_of(const strata_buffer_info *b, const char *stream, const char *name, const char *memory);
+/* The name a rewrite gives its copy of buffer `name` in `place` (a memory,
+ * or "host"): NAME:PLACE, newly allocated (traces/FORMAT.md, "Names rewrites
+ * make"). ':' is the rewrites' own separator: '@' is the SPMD expansion's
+ * device and '~' its own names (spmd/spmd_names.h). */
+#define STRATA_REWRITE_COPY_SEP ':'
+char *strata_rewrite_copy_name(const char *name, const char *place);
 /* Replace a name in an owned op's in=/out=/donate= lists, copy names and
  * collective operands. */
 void strata_op_rename_buffer(strata_op *owned, const char *from, const char *to);

@@ -6,9 +6,10 @@
  * `operands`). A compute naming, in in= or out=, a buffer that lives in
  * another memory is an implicit transfer: the runtime would have to move the
  * data for it. For each such operand B of compute C on stream S:
- *   allow     inserts, on S: `alloc B@MEM SIZE MEM tag=temp` and, for an
- *             input, `copy B@MEM B` before C; C then names B@MEM; for an
- *             output, `copy B B@MEM` after C; then `free B@MEM`;
+ *   allow     inserts, on S: `alloc B:MEM SIZE MEM tag=temp` and, for an
+ *             input, `copy B:MEM B` before C; C then names B:MEM; for an
+ *             output, `copy B B:MEM` after C; then `free B:MEM`
+ *             (strata_rewrite_copy_name);
  *   log       does the same, marks each inserted copy note=implicit-transfer
  *             and logs it (GLib message, domain "strata");
  *   disallow  stops with an error naming the trace line, the compute and
@@ -90,7 +91,7 @@ static bool guard_map(void *self, uint64_t index, const strata_op *op, strata_re
                 ok = false;
                 break;
             }
-            char *stage = g_strdup_printf("%s@%s", b->name, want);
+            char *stage = strata_rewrite_copy_name(b->name, want);
             bool seen = false;
             for (guint k = 0; k < staged->len; k++)
                 seen = seen || strcmp(g_ptr_array_index(staged, k), b->name) == 0;
@@ -125,7 +126,7 @@ static bool guard_map(void *self, uint64_t index, const strata_op *op, strata_re
         strata_rewrite_emit(q, &out);
         for (guint k = 0; k < after->len; k++) {
             const char *name = g_ptr_array_index(after, k);
-            char *stage = g_strdup_printf("%s@%s", name, want);
+            char *stage = strata_rewrite_copy_name(name, want);
             strata_op c = strata_op_make(STRATA_OP_COPY, op->stream, name);
             c.src = stage;
             if (g->mode == GUARD_LOG) {
@@ -138,7 +139,7 @@ static bool guard_map(void *self, uint64_t index, const strata_op *op, strata_re
             g_free(stage);
         }
         for (guint k = 0; k < staged->len; k++) {
-            char *stage = g_strdup_printf("%s@%s", (const char *)g_ptr_array_index(staged, k), want);
+            char *stage = strata_rewrite_copy_name(g_ptr_array_index(staged, k), want);
             strata_op f = strata_op_make(STRATA_OP_FREE, op->stream, stage);
             strata_rewrite_emit(q, &f);
             g_free(stage);

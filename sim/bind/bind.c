@@ -29,6 +29,7 @@
 #include "core/error.h"
 #include "core/idmap.h"
 #include "collective/coll_algo.h"
+#include "spmd/spmd_names.h"
 
 #define DEFAULT_MEMORY "hbm"
 #define DEFAULT_UNIT "compute"
@@ -73,6 +74,17 @@ static uint64_t route_key(uint32_t src, uint32_t dst)
     return ((uint64_t)src << 32) | dst;
 }
 
+/* The checker of a pass: a model of several devices reads the SPMD
+ * expansion's ops (its names, labelled as the program wrote them), any
+ * other a program (spmd/spmd_names.h). */
+static strata_checker *new_checker(const strata_binder *b)
+{
+    strata_checker *c = strata_checker_new(strata_source_origin(b->src));
+    bool expanded = b->hw && strata_hw_devices(b->hw) > 1;
+    strata_checker_set_namer(c, expanded ? &strata_spmd_expansion_namer : &strata_spmd_program_namer);
+    return c;
+}
+
 strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *opt)
 {
     strata_binder *b = g_new0(strata_binder, 1);
@@ -80,9 +92,7 @@ strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *
     b->hw = opt ? opt->hw : NULL;
     b->allow_spmd = opt && opt->allow_spmd;
     b->default_memory = g_strdup(opt && opt->default_memory ? opt->default_memory : DEFAULT_MEMORY);
-    b->checker = strata_checker_new(strata_source_origin(src));
-    /* a model of several devices reads the SPMD expansion (names NAME@D) */
-    strata_checker_set_qualified(b->checker, b->hw && strata_hw_devices(b->hw) > 1);
+    b->checker = new_checker(b);
     b->memory_refs = g_array_new(FALSE, FALSE, sizeof(memory_ref));
     b->ref_index = g_hash_table_new(g_direct_hash, g_direct_equal);
     b->routes = g_array_new(FALSE, FALSE, sizeof(bound_route));
@@ -120,8 +130,7 @@ void strata_binder_free(strata_binder *b)
 bool strata_binder_rewind(strata_binder *b, GError **err)
 {
     strata_checker_free(b->checker);
-    b->checker = strata_checker_new(strata_source_origin(b->src));
-    strata_checker_set_qualified(b->checker, b->hw && strata_hw_devices(b->hw) > 1);
+    b->checker = new_checker(b);
     g_array_set_size(b->memory_refs, 0);
     g_hash_table_remove_all(b->ref_index); /* invariant 1 */
     b->n_ops = 0;

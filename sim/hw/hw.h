@@ -214,6 +214,11 @@ uint32_t strata_hw_compute_on(const strata_hw *hw, uint32_t base, uint32_t devic
  * (sim/spmd's naming) still passes one. */
 const char *strata_hw_instance_name(const strata_hw *hw, const char *name, uint32_t device, bool unit,
                                     GString *scratch);
+/* The site (device, or host) that a name of an instance says, as the
+ * instances are named above (NAME@D, NAME@H): the number after the last '@'
+ * (saturated at UINT64_MAX). False for a name that says none. Needs no model:
+ * for a program naming "hbm@9" to be refused before it meets one. */
+bool strata_hw_instance_site(const char *name, uint64_t *site);
 
 uint32_t strata_hw_link_count(const strata_hw *hw);
 const strata_link_spec *strata_hw_link(const strata_hw *hw, uint32_t index);

@@ -509,6 +509,15 @@ const char *strata_hw_instance_name(const strata_hw *hw, const char *name, uint3
     return name ? name : "compute";
 }
 
+bool strata_hw_instance_site(const char *name, uint64_t *site)
+{
+    const char *at = name ? strrchr(name, '@') : NULL;
+    if (!at || !g_ascii_isdigit(at[1]))
+        return false;
+    *site = g_ascii_strtoull(at + 1, NULL, 10);
+    return true;
+}
+
 uint32_t strata_hw_memory_on(const strata_hw *hw, uint32_t base, uint32_t device)
 {
     if (!hw->mem_at)

@@ -20,6 +20,7 @@
 #include "placement/placement_hw.h"
 #include "policy/policy.h"
 #include "spmd/spmd.h"
+#include "spmd/spmd_names.h"
 #include "trace/checked.h"
 #include "trace/reader.h"
 
@@ -60,12 +61,14 @@ static strata_source *open_source(const strata_run_spec_options *opt, const stra
 static strata_source *rewrite(strata_source *src, const strata_run_spec_options *opt, const strata_hw *hw,
                               GError **err)
 {
+    /* a program's names, as the SPMD expansion will read them */
+    const strata_namer *names = &strata_spmd_program_namer;
     if (opt->checked)
-        src = strata_checked_source_new(src, NULL);
+        src = strata_checked_source_named(src, NULL, names);
     if (opt->policies && !(src = strata_policies_apply(src, opt->policies, hw, err)))
         return NULL;
     if (opt->checked)
-        src = strata_checked_source_new(src, "policy output is not a valid trace: ");
+        src = strata_checked_source_named(src, "policy output is not a valid trace: ", names);
     if (opt->expand_spmd && hw && strata_spmd_devices(hw) > 1)
         src = strata_spmd_expand_as(src, hw, opt->collective_steps ? STRATA_SPMD_STEPS : STRATA_SPMD_PHASES);
     return src;

@@ -38,6 +38,7 @@
 #include "collective/coll_algo.h"
 #include "spmd/spmd_phase.h"
 #include "hw/coll_impl.h"
+#include "spmd/spmd_names.h"
 #include "core/mesh.h"
 #include "trace/check.h"
 
@@ -96,11 +97,8 @@ uint32_t strata_spmd_devices(const strata_hw *hw) { return strata_hw_devices(hw)
 
 /* ---- names ------------------------------------------------------------ */
 
-static void qualify(GString *into, const char *name, uint32_t device)
-{
-    g_string_truncate(into, 0);
-    g_string_append_printf(into, "%s@%u", name, device);
-}
+/* The scheme is spmd_names.h's. */
+static void qualify(GString *into, const char *name, uint32_t device) { strata_spmd_name(into, name, device); }
 
 /* The instance on `device` of memory (or unit) `name`, as the model names it
  * (strata_hw_instance_name). */
@@ -111,11 +109,7 @@ static const char *instance_of(spmd *s, const char *name, uint32_t device, bool 
 
 static void lane_name(GString *into, const char *stream, uint32_t lane, const char *what, uint32_t device)
 {
-    g_string_truncate(into, 0);
-    if (what || lane)
-        g_string_append_printf(into, "%s~%s%u@%u", stream, what ? what : "", lane, device);
-    else
-        g_string_append_printf(into, "%s@%u", stream, device);
+    strata_spmd_lane_name(into, stream, lane, what, device);
 }
 
 static const char *const *qualify_list(spmd *s, int which, const char *const *names, uint32_t n, uint32_t device)
@@ -168,7 +162,7 @@ static void render_plain(spmd *s, uint32_t d)
 static void buffer_name(spmd *s, GString *into, unsigned buf, uint32_t lane, uint32_t device)
 {
     if (buf == TMP_BUF)
-        lane_name(into, s->cur->stream, lane, "t", device);
+        lane_name(into, s->cur->stream, lane, STRATA_SPMD_RECV, device);
     else if (buf == STRATA_COLL_OUT || s->cur->kind == STRATA_OP_ALL_REDUCE)
         qualify(into, s->cur->name, device);
     else
@@ -189,7 +183,7 @@ static void render_step(spmd *s, const emit *e)
     case EM_ALLOC_TMP:
     case EM_FREE_TMP:
         o->kind = e->kind == EM_ALLOC_TMP ? STRATA_OP_ALLOC : STRATA_OP_FREE;
-        lane_name(s->strs[STR_NAME], s->cur->stream, e->lane, "t", e->device);
+        lane_name(s->strs[STR_NAME], s->cur->stream, e->lane, STRATA_SPMD_RECV, e->device);
         o->name = s->strs[STR_NAME]->str;
         if (o->kind == STRATA_OP_ALLOC) {
             o->size = e->bytes;
@@ -200,7 +194,7 @@ static void render_step(spmd *s, const emit *e)
     case EM_RECORD:
     case EM_WAIT:
         o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
-        lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, "e", e->peer);
+        lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, STRATA_SPMD_ROUND, e->peer);
         o->name = s->strs[STR_NAME]->str;
         break;
     case EM_LAUNCH: /* the collective's kernel launch: a compute op of that time */
@@ -602,6 +596,7 @@ static void start_pass(spmd *s)
     end_pass(s);
     s->checker = strata_checker_new(strata_source_origin(s->in));
     strata_checker_set_devices(s->checker, s->devices);
+    strata_checker_set_namer(s->checker, &strata_spmd_program_namer); /* the program's names */
 }
 
 static bool spmd_rewind(void *self, GError **err)

@@ -54,7 +54,7 @@ struct strata_checker {
     uint64_t ops;
     strata_mesh *mesh;      /* option mesh=, or NULL */
     uint32_t devices;       /* the hardware's device count; 0 = not known */
-    bool qualified;         /* names are the SPMD expansion's NAME@D */
+    const strata_namer *namer; /* how the names fed print, what a program refuses; NULL: none */
 };
 
 strata_checker *strata_checker_new(const char *origin)
@@ -145,59 +145,41 @@ static uint32_t stream_index(strata_checker *c, const char *name)
     return index;
 }
 
-/* A qualified name "N@D": *len = strlen(N), *device = D; false when the
- * name does not end in '@' and a device number. */
-static bool split_qualified(const char *name, size_t *len, uint32_t *device)
+/* The namer's label of `name` (as written without a namer). */
+static void label_of(const strata_checker *c, const char *name, strata_name_label *l)
 {
-    const char *at = strrchr(name, '@');
-    if (!at || !at[1])
-        return false;
-    uint64_t d = 0;
-    for (const char *p = at + 1; *p; p++) {
-        if (!g_ascii_isdigit(*p))
-            return false;
-        d = d * 10 + (uint64_t)(*p - '0');
-        if (d > UINT32_MAX)
-            return false;
+    if (c->namer && c->namer->label) {
+        c->namer->label(c->namer->ctx, name, l);
+        return;
     }
-    *len = (size_t)(at - name);
-    *device = (uint32_t)d;
-    return true;
+    *l = (strata_name_label){g_strdup(name), g_strdup(""), g_strdup("")};
+}
+
+static void label_clear(strata_name_label *l)
+{
+    g_free(l->name);
+    g_free(l->detail);
+    g_free(l->where);
 }
 
 char *strata_checker_quote(const strata_checker *c, const char *name)
 {
-    size_t len = 0;
-    uint32_t device = 0;
-    if (!name)
-        name = "";
-    if (!c->qualified || !split_qualified(name, &len, &device))
-        return g_strdup_printf("'%s'", name);
-    const char *tilde = memchr(name, '~', len); /* the expansion's own (a trace's names hold no '~') */
-    if (!tilde)
-        return g_strdup_printf("'%.*s' on device %u", (int)len, name, device);
-    const char *what = tilde[1] == 't'   ? "a collective's receive buffer"
-                       : tilde[1] == 'e' ? "a collective's round event"
-                                         : "a lane of a collective";
-    return g_strdup_printf("'%.*s' (%s on stream '%.*s') on device %u", (int)len, name, what,
-                           (int)(tilde - name), name, device);
+    strata_name_label l;
+    label_of(c, name ? name : "", &l);
+    char *q = g_strdup_printf("'%s'%s%s", l.name, l.detail, l.where);
+    label_clear(&l);
+    return q;
 }
 
-/* In a program for several devices, a buffer, stream or event name the
- * trace defines holds no '~', which the expansion's own names use. */
-static bool check_reserved(const strata_checker *c, const strata_op *op, uint32_t n_dev, GError **err)
+/* What the namer refuses in a program for n_dev devices. */
+static bool check_refused(const strata_checker *c, const strata_op *op, uint32_t n_dev, GError **err)
 {
-    const char *what = NULL, *name = NULL;
-    if (op->stream && strchr(op->stream, '~'))
-        what = "a stream", name = op->stream;
-    else if (op->kind == STRATA_OP_ALLOC && strchr(op->name, '~'))
-        what = "a buffer", name = op->name;
-    else if (op->kind == STRATA_OP_RECORD && strchr(op->name, '~'))
-        what = "an event", name = op->name;
-    if (!what)
+    char *why = c->namer->refuse(c->namer->ctx, op, n_dev);
+    if (!why)
         return true;
-    return fail(c, op, err, "expected %s name without '~' in a program for %u devices (the SPMD expansion "
-                "names its own buffers, events and lanes STREAM~...), got '%s'", what, n_dev, name);
+    fail(c, op, err, "%s", why);
+    g_free(why);
+    return false;
 }
 
 /* The live buffer `name`, or an error saying which operand of op named it. */
@@ -382,19 +364,6 @@ static bool option_mesh(strata_checker *c, const strata_op *op, GError **err)
     return check_mesh(c, op, err);
 }
 
-/* A memory named M@D: D must be a device when the device count is known. */
-static bool check_memory_device(const strata_checker *c, const strata_op *op, GError **err)
-{
-    const char *at = op->memory ? strrchr(op->memory, '@') : NULL;
-    uint32_t n = known_devices(c);
-    if (!at || n == 0 || at[1] < '0' || at[1] > '9')
-        return true;
-    uint64_t d = g_ascii_strtoull(at + 1, NULL, 10);
-    if (d < n)
-        return true;
-    return fail(c, op, err, "expected a memory of a device 0..%u, got '%s'", n - 1, op->memory);
-}
-
 static bool feed_collective(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
 {
     if (!c->mesh)
@@ -488,9 +457,7 @@ bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs 
     uint32_t n_dev = known_devices(c);
     if (op->has_device && n_dev && op->device >= n_dev)
         return fail(c, op, err, "expected device= a device 0..%u, got %u", n_dev - 1, op->device);
-    if ((op->kind == STRATA_OP_ALLOC || op->kind == STRATA_OP_RELEASE) && !check_memory_device(c, op, err))
-        return false;
-    if (n_dev > 1 && !c->qualified && !check_reserved(c, op, n_dev, err))
+    if (n_dev && c->namer && c->namer->refuse && !check_refused(c, op, n_dev, err))
         return false;
     bool ok = true;
     switch (op->kind) {
@@ -508,15 +475,11 @@ bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs 
     case STRATA_OP_WAIT: {
         event_state *e = event_of(c, op->name, false);
         if (!e || e->records == 0) {
-            size_t len = strlen(op->name);
-            uint32_t device = 0;
-            bool on_device = c->qualified && split_qualified(op->name, &len, &device);
-            char *q = strata_checker_quote(c, op->name);
-            char *where = on_device ? g_strdup_printf(" on device %u", device) : g_strdup("");
-            fail(c, op, err, "expected an event recorded earlier in the trace, got wait on %s "
-                 "(no 'record %.*s'%s before this line)", q, (int)len, op->name, where);
-            g_free(where);
-            g_free(q);
+            strata_name_label l;
+            label_of(c, op->name, &l);
+            fail(c, op, err, "expected an event recorded earlier in the trace, got wait on '%s'%s%s "
+                 "(no 'record %s'%s before this line)", l.name, l.detail, l.where, l.name, l.where);
+            label_clear(&l);
             return false;
         }
         r->event = e->index;
@@ -566,7 +529,7 @@ bool strata_checker_buffer(const strata_checker *c, uint64_t id, uint64_t *size,
 const GPtrArray *strata_checker_option_keys(const strata_checker *c) { return c->option_keys; }
 
 void strata_checker_set_devices(strata_checker *c, uint32_t devices) { c->devices = devices; }
-void strata_checker_set_qualified(strata_checker *c, bool qualified) { c->qualified = qualified; }
+void strata_checker_set_namer(strata_checker *c, const strata_namer *namer) { c->namer = namer; }
 
 
 const char *strata_checker_option(const strata_checker *c, const char *key)

@@ -19,13 +19,15 @@
  *    (all-gather: OUT = n x IN; reduce-scatter: IN = n x OUT; all-to-all:
  *    OUT = IN, a multiple of n; collective-permute: OUT = IN; n the group
  *    size);
- *  - device=D and a memory named M@D name a device below the device count,
- *    when it is known (the mesh's, else the hardware's);
- *  - in a program for several devices (a mesh, or the hardware's devices
- *    above 1) buffer, stream and event names hold no '~': the SPMD
- *    expansion's own names (S~tL@D, S~e@D, S~L@D) use it.
- * Messages quote names as the trace wrote them: after the SPMD expansion
- * (strata_checker_set_qualified()) 'B@D' is quoted as 'B' on device D.
+ *  - device=D names a device below the device count, when it is known (the
+ *    mesh's, else the hardware's);
+ *  - in a program whose device count is known, what the maker of the names
+ *    refuses (a namer, below: the SPMD expansion's refuses the names it
+ *    keeps for its own and memories of devices past the count).
+ * The checker decodes no name: a name is a key, compared byte for byte, and
+ * the device of an op is its field (strata_op.device). Messages quote names
+ * as the namer labels them (strata_checker_set_namer(): after the SPMD
+ * expansion, its 'B@D' is quoted as 'B' on device D), else as written.
  * Errors are STRATA_ERROR_INPUT: "ORIGIN:LINE: what was expected".
  *
  * Every consumer runs the checker over what it reads, so all of them accept
@@ -100,13 +102,33 @@ const char *strata_checker_option(const strata_checker *c, const char *key);
 #define STRATA_OPTION_PADDING_BYTES "padding_bytes"
 /* The hardware's device count (0: not known, the default), for the checks above. */
 void strata_checker_set_devices(strata_checker *c, uint32_t devices);
-/* The ops fed are the SPMD expansion's (names qualified NAME@D): messages
- * quote the names the trace wrote, with the device. */
-void strata_checker_set_qualified(strata_checker *c, bool qualified);
-/* How a message quotes the buffer, stream or event `name`: "'NAME'", or,
- * for qualified names, "'NAME' on device D" (a name of the expansion's own,
- * S~..., says what it is: "'S~t0' (a collective's receive buffer on stream
- * 'S') on device D"). Newly allocated. */
+
+/* How a message shows a name: NAME as the program wrote it, DETAIL what it
+ * is ("" or " (a collective's receive buffer on stream 'S')") and WHERE
+ * ("" or " on device 3"). Quoted, it is 'NAME'DETAIL WHERE. All owned. */
+typedef struct strata_name_label {
+    char *name, *detail, *where;
+} strata_name_label;
+
+/* The names of the ops a checker is fed, as the layer that makes them says
+ * (the SPMD expansion's: spmd/spmd_names.h), so that the checker holds no
+ * naming scheme of its own. Either hook may be NULL. */
+typedef struct strata_namer {
+    /* Fills *out for `name` (never NULL), each string newly allocated.
+     * NULL: 'NAME' as written. */
+    void (*label)(const void *ctx, const char *name, strata_name_label *out);
+    /* In a program for `devices` devices (the count known: the mesh's, else
+     * the hardware's; at least 1): what was expected instead of `op`, newly
+     * allocated, or NULL when the op may be there. NULL: every op may. */
+    char *(*refuse)(const void *ctx, const strata_op *op, uint32_t devices);
+    const void *ctx;
+} strata_namer;
+
+/* The namer of the names fed (borrowed; NULL, the default: none). */
+void strata_checker_set_namer(strata_checker *c, const strata_namer *namer);
+/* How a message quotes the buffer, stream or event `name` (the namer's
+ * label, above): "'NAME'", or "'NAME' on device D", or "'S~t0' (a
+ * collective's receive buffer on stream 'S') on device D". Newly allocated. */
 char *strata_checker_quote(const strata_checker *c, const char *name);
 
 

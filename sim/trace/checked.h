@@ -13,9 +13,13 @@
 #ifndef STRATA_CHECKED_H
 #define STRATA_CHECKED_H
 
+#include "trace/check.h"
 #include "trace/source.h"
 
 /* Takes `in`. prefix (borrowed, static storage) may be NULL. */
 strata_source *strata_checked_source_new(strata_source *in, const char *prefix);
+/* The same, its checker told how the names print and what a program
+ * refuses (trace/check.h; namer borrowed, static storage; may be NULL). */
+strata_source *strata_checked_source_named(strata_source *in, const char *prefix, const strata_namer *namer);
 
 #endif
