@@ -10,7 +10,8 @@
  * (sg_platf_create_zone -> NetZoneImpl::set_parent).
  *
  * The wall: the only C++ file of strata, and the only one that uses
- * SimGrid's internal API. The one internal use is
+ * SimGrid's internal API (CMakeLists.txt's layers_folder_graph test lets no
+ * other file include simgrid/kernel/). The one internal use is
  * detached_zone: a zone made before its parent needs the parent's models
  * (network, CPU, disk, host), and SimGrid 3.32 hands models to a zone only
  * in NetZoneImpl::set_parent, or to the first zone made; so it calls
