@@ -10,7 +10,7 @@ if [ "${1:-}" = "--schedulers" ]; then
   pkgs=(slurm-wlm munge parallel)
 fi
 if [ "${1:-}" = "--test" ]; then
-  # clang: libFuzzer targets and sanitizer runtime; valgrind: memcheck of the CLI;
+  # clang: libFuzzer targets, sanitizer runtime and the layer probes (test.sh); valgrind: memcheck of the CLI;
   # chromium: the HTML report's page test.
   pkgs+=(clang valgrind chromium)
   # python3-venv: the venv for JAX (below), whose dumps the XLA importer's tests compare.

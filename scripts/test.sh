@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh: the README's second command. Installs what is missing, builds strata,
-# and runs every test: the Check suites (ctest), then the same suites again
-# built with AddressSanitizer + UndefinedBehaviorSanitizer, then the CLI's
-# end-to-end cases under valgrind. Exits non-zero on any failure.
+# and runs every test: the Check suites (ctest), the layer probes again
+# compiled by Clang, then the suites again built with AddressSanitizer +
+# UndefinedBehaviorSanitizer, then the CLI's end-to-end cases under valgrind.
+# Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --test
@@ -19,6 +20,11 @@ echo "== build and test (RelWithDebInfo)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
+
+echo "== the layer probes under Clang (an upward or private include fails with either compiler)"
+cmake -S . -B build-clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTRATA_CUDA=OFF \
+  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+ctest --test-dir build-clang --output-on-failure -R '^layers_'
 
 if [ "${STRATA_SKIP_SANITIZERS:-0}" != "1" ]; then
   echo "== build and test under AddressSanitizer + UndefinedBehaviorSanitizer"

@@ -15,7 +15,7 @@
  * first pass sums them per memory and the rewritten trace starts with
  * `option padding_bytes=N` (the default memory) and `option
  * padding_bytes.MEM=N` (a named memory), which every consumer's ledger
- * (ledger/ledger.h, in the sim layer) reads into results' padding_bytes. Padding options
+ * (ledger/ledger.h, in the bind layer) reads into results' padding_bytes. Padding options
  * already in the trace are summed into these, not repeated.
  * Buffers without shape or dtype are left alone.
  *

@@ -9,13 +9,23 @@
  * engine_sg_build_attach, where the loader does both when the zone opens
  * (sg_platf_create_zone -> NetZoneImpl::set_parent).
  *
- * The only C++ file of strata: SimGrid's C interface cannot build a
- * platform, only load one.
+ * The wall: the only C++ file of strata, and the only one that uses
+ * SimGrid's internal API (CMakeLists.txt's layers_folder_graph test lets no
+ * other file include simgrid/kernel/). The one internal use is
+ * detached_zone: a zone made before its parent needs the parent's models
+ * (network, CPU, disk, host), and SimGrid 3.32 hands models to a zone only
+ * in NetZoneImpl::set_parent, or to the first zone made; so it calls
+ * kernel::routing::NetZoneImpl's set_network_model, set_cpu_pm_model,
+ * set_cpu_vm_model, set_disk_model and set_host_model (NetZoneImpl.hpp).
+ * Everything else goes through s4u::NetZone, whose calls forward to the same
+ * NetZoneImpl methods (src/s4u/s4u_Netzone.cpp), so the platform is the
+ * same. tests/test_engine_sg_build.c, beside it, checks that the routes
+ * SimGrid computes on this platform are the ones strata's hardware model
+ * gives (hw_route.c, hw_site.c) on every shipped multi-device machine.
  */
 #include "engine/engine_sg_build.h"
 
 #include <glib.h>
-#include <simgrid/kernel/routing/NetPoint.hpp>
 #include <simgrid/kernel/routing/NetZoneImpl.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -27,12 +37,11 @@
 #include <vector>
 
 namespace sg4 = simgrid::s4u;
-using simgrid::kernel::routing::NetPoint;
-using simgrid::kernel::routing::NetZoneImpl;
+using simgrid::kernel::routing::NetPoint; /* opaque here: only passed back to SimGrid */
 
 struct engine_sg_build {
-    NetZoneImpl *top;                    /* SimGrid's root zone: zones[0], or an empty zone above it */
-    std::vector<NetZoneImpl *> zones;    /* [0]: the root of the routes */
+    sg4::NetZone *top;                   /* SimGrid's root zone: zones[0], or an empty zone above it */
+    std::vector<sg4::NetZone *> zones;   /* [0]: the root of the routes */
     std::vector<sg4::LinkInRoute> links; /* by index; direction NONE */
     std::string error;                   /* the first failure's message */
 };
@@ -43,16 +52,19 @@ static sg4::NetZone *new_zone(const char *name, engine_sg_routing routing)
 }
 
 /* A zone detached from any parent, with the models NetZoneImpl::set_parent
- * would copy from `from`. */
-static NetZoneImpl *detached_zone(const char *name, engine_sg_routing routing, const NetZoneImpl *from)
+ * would copy from `from`: strata's one use of SimGrid's internal API (see
+ * the header comment). */
+static sg4::NetZone *detached_zone(const char *name, engine_sg_routing routing, const sg4::NetZone *from)
 {
-    NetZoneImpl *z = new_zone(name, routing)->get_impl();
-    z->set_network_model(from->get_network_model());
-    z->set_cpu_pm_model(from->get_cpu_pm_model());
-    z->set_cpu_vm_model(from->get_cpu_vm_model());
-    z->set_disk_model(from->get_disk_model());
-    z->set_host_model(from->get_host_model());
-    return z;
+    sg4::NetZone *zone = new_zone(name, routing);
+    simgrid::kernel::routing::NetZoneImpl *z = zone->get_impl();
+    const simgrid::kernel::routing::NetZoneImpl *f = from->get_impl();
+    z->set_network_model(f->get_network_model());
+    z->set_cpu_pm_model(f->get_cpu_pm_model());
+    z->set_cpu_vm_model(f->get_cpu_vm_model());
+    z->set_disk_model(f->get_disk_model());
+    z->set_host_model(f->get_host_model());
+    return zone;
 }
 
 /* Runs f unless an earlier call failed; keeps the first failure. */
@@ -98,7 +110,7 @@ extern "C" engine_sg_build *engine_sg_build_new(const char *root, engine_sg_rout
     auto *b = new engine_sg_build;
     guarded(b, [&] {
         if (routing == ENGINE_SG_FULL) { /* the first zone becomes SimGrid's root and sets up its models */
-            b->top = new_zone(root, routing)->get_impl();
+            b->top = new_zone(root, routing);
             b->zones.push_back(b->top);
             return;
         }
@@ -109,7 +121,7 @@ extern "C" engine_sg_build *engine_sg_build_new(const char *root, engine_sg_rout
          * src/kernel/routing/NetZoneImpl.cpp:721 and :170), zones x hosts
          * again, unless each zone is sealed while the platform that root
          * reaches is empty. */
-        b->top = sg4::create_empty_zone(root)->get_impl();
+        b->top = sg4::create_empty_zone(root);
         std::string inner = std::string(root) + ":routes";
         b->zones.push_back(detached_zone(inner.c_str(), routing, b->top));
     });
@@ -126,12 +138,12 @@ extern "C" uint32_t engine_sg_build_link(engine_sg_build *b, uint32_t zone, cons
                                          double latency, engine_sg_sharing sharing)
 {
     guarded(b, [&] {
-        NetZoneImpl *z = b->zones.at(zone);
+        sg4::NetZone *z = b->zones.at(zone);
         sg4::Link *l;
         if (sharing == ENGINE_SG_SPLITDUPLEX) {
-            l = z->create_split_duplex_link(name, {bandwidth});
+            l = z->create_split_duplex_link(name, bandwidth);
         } else {
-            l = z->create_link(name, {bandwidth});
+            l = z->create_link(name, bandwidth);
             l->set_sharing_policy(sharing == ENGINE_SG_FATPIPE ? sg4::Link::SharingPolicy::FATPIPE
                                                                : sg4::Link::SharingPolicy::SHARED);
         }
@@ -144,7 +156,7 @@ extern "C" uint32_t engine_sg_build_link(engine_sg_build *b, uint32_t zone, cons
 
 extern "C" void engine_sg_build_host(engine_sg_build *b, uint32_t zone, const char *name, double speed)
 {
-    guarded(b, [&] { b->zones.at(zone)->create_host(name, {speed})->seal(); });
+    guarded(b, [&] { b->zones.at(zone)->create_host(name, speed)->seal(); });
 }
 
 extern "C" void engine_sg_build_router(engine_sg_build *b, uint32_t zone, const char *name)

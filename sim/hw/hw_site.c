@@ -9,7 +9,11 @@
  * them so): SimGrid numbers vertices by first appearance in the edge list,
  * pops them by (distance, number) and keeps the first strict improvement,
  * so the predecessor of w is, among the in-neighbours x with
- * dist(x) + cost(x, w) = dist(w), the one with the least (dist(x), number).
+ * dist(x) + cost(x, w) = dist(w), the one with the least (dist(x), number)
+ * (SimGrid 3.32, src/kernel/routing/DijkstraZone.cpp). That is SimGrid's
+ * behaviour, not its interface: tests/test_engine_sg_build.c checks, on
+ * every shipped machine with several devices, that SimGrid's own routes
+ * are these.
  *
  * Invariants: after hw_sites_seal() the edges are sorted and rank[] numbers
  * every vertex that appears (by first appearance; others after); dist[u]
