@@ -197,13 +197,8 @@ static bool fail(const strata_binder *b, const strata_op *op, GError **err, cons
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
+    strata_vfail_at_op(err, strata_binder_origin(b), op->line, b->n_ops + 1, fmt, ap);
     va_end(ap);
-    char *where = op->line > 0 ? g_strdup_printf("%" G_GUINT64_FORMAT, op->line)
-                               : g_strdup_printf(" op %" G_GUINT64_FORMAT, b->n_ops + 1);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%s: %s", strata_binder_origin(b), where, msg);
-    g_free(where);
-    g_free(msg);
     return false;
 }
 

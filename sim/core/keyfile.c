@@ -45,10 +45,8 @@ static bool fail_line(const strata_keyfile *k, guint64 line, GError **err, const
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
+    strata_vfail_at(err, k->origin, line, fmt, ap);
     va_end(ap);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", k->origin, line, msg);
-    g_free(msg);
     return false;
 }
 

@@ -261,11 +261,8 @@ static G_GNUC_PRINTF(3, 4) bool fail(const spmd *s, GError **err, const char *fm
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
+    strata_vfail_at(err, strata_source_origin(s->in), s->cur->line, fmt, ap);
     va_end(ap);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", strata_source_origin(s->in),
-                s->cur->line, msg);
-    g_free(msg);
     return false;
 }
 

@@ -42,10 +42,8 @@ bool exp_fail(GError **err, const load_ctx *ctx, guint line, const char *fmt, ..
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
+    strata_vfail_at(err, ctx->origin, line, fmt, ap);
     va_end(ap);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%u: %s", ctx->origin, line, msg);
-    g_free(msg);
     return false;
 }
 
