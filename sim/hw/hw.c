@@ -366,15 +366,7 @@ static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group
     }
     if (strata_keyfile_has_key(ctx->k, group, "pageable")) {
         char *v = hw_get_raw(ctx, group, "pageable");
-        ok = true;
-        if (strcmp(v, "true") == 0)
-            m.pageable = true;
-        else if (strcmp(v, "false") == 0)
-            m.pageable = false;
-        else {
-            hw_fail_value(ctx, err, group, "pageable", "true or false", v);
-            ok = false;
-        }
+        ok = strata_parse_bool(v, &m.pageable) || hw_fail_value(ctx, err, group, "pageable", "true or false", v);
         if (ok && m.pageable && m.kind != STRATA_MEM_HOST) {
             hw_fail(ctx, err, group, "pageable", "only memories of kind host can be pageable (this one is %s)",
                  strata_mem_kind_name(m.kind));
@@ -506,14 +498,15 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
     }
     if (strata_keyfile_has_key(ctx->k, group, "staging_overlap")) {
         char *v = hw_get_raw(ctx, group, "staging_overlap");
-        bool good = strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
+        bool overlap = true;
+        bool good = strata_parse_bool(v, &overlap);
         if (!good)
             hw_fail_value(ctx, err, group, "staging_overlap", "true or false", v);
         else if (!l.staging_buffer) {
             hw_fail(ctx, err, group, "staging_overlap", "staging_overlap needs staging_buffer = in the same link");
             good = false;
         }
-        l.staging_serial = good && strcmp(v, "false") == 0;
+        l.staging_serial = good && !overlap;
         g_free(v);
         if (!good)
             return false;

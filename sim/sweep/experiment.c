@@ -89,19 +89,6 @@ static bool check_groups(const load_ctx *ctx, GError **err)
            strata_keyfile_check_keys(ctx->k, "output", output_keys, NULL, err);
 }
 
-static bool parse_bool(const char *v, bool *out)
-{
-    if (!g_ascii_strcasecmp(v, "true") || !strcmp(v, "1") || !g_ascii_strcasecmp(v, "yes")) {
-        *out = true;
-        return true;
-    }
-    if (!g_ascii_strcasecmp(v, "false") || !strcmp(v, "0") || !g_ascii_strcasecmp(v, "no")) {
-        *out = false;
-        return true;
-    }
-    return false;
-}
-
 static bool file_exists_or_fail(const char *path, const load_ctx *ctx, guint line, const char *what,
                                 GError **err)
 {
@@ -360,7 +347,7 @@ static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
         if (!v)
             continue;
         guint line = exp_line_of(ctx, "output", bool_keys[i]);
-        bool good = parse_bool(v, bool_dst[i]);
+        bool good = strata_parse_bool(v, bool_dst[i]);
         g_free(v);
         if (!good)
             return exp_fail(err, ctx, line, "expected true or false for %s", bool_keys[i]);
