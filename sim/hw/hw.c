@@ -30,13 +30,8 @@
 
 /* ---- the keys each kind of group accepts ---- */
 
-typedef struct key_def {
-    const char *name;
-    bool required;
-    const char *description; /* for strata_hw_describe() (help and docs); NULL: built (below) */
-} key_def;
-
-static const key_def hardware_keys[] = {
+/* Declared keys (core/keyfile.h); a description NULL is built (below). */
+static const strata_key_def hardware_keys[] = {
     {"name", true, "name of the machine (text)"},
     {"source", false, "where the figures come from (text)"},
     {"base", false, "another hardware file (relative to this one) that this file changes: its groups and keys, "
@@ -46,7 +41,7 @@ static const key_def hardware_keys[] = {
     {"devices", false, "number of devices, 1 to 65536 (default 1): the file describes one, instantiated as NAME@D"},
     {"devices_per_host", false, "devices sharing one host's memories, a divisor of devices (default: devices)"},
     {NULL, false, NULL}};
-static const key_def memory_keys[] = {
+static const strata_key_def memory_keys[] = {
     {"kind", true, "device, host or onchip"},
     {"capacity", true, "size, 1 B to 1 EiB"},
     {"bandwidth", true, "the memory's own port, 1 kB/s to 10 PB/s, shared by all traffic"},
@@ -58,7 +53,7 @@ static const key_def memory_keys[] = {
     {"bus_width", false, "data pins of the DRAM interface, all stacks together, 64 to 65536 (with dram)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
-static const key_def link_keys[] = {
+static const strata_key_def link_keys[] = {
     {"between", true, "the two memories it joins: MEM MEM"},
     {"bandwidth", false, "each direction, 1 kB/s to 10 PB/s (required unless generation is set; overrides it)"},
     {"latency", false, "per transfer, 0 to 1 s (default 0): the setup a copy pays (copy-engine launch, DMA descriptor)"},
@@ -74,7 +69,7 @@ static const key_def link_keys[] = {
     {"duplex", false, "full (each direction its own bandwidth, default) or half"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
-static const key_def compute_keys[] = {
+static const strata_key_def compute_keys[] = {
     {"flops", true, "peak rate, 1 kFLOP/s to 10 EFLOP/s; flops.DTYPE = per element type"},
     {"operands", false, "memory the unit reads operands from (default: the default memory)"},
     {"overhead", false, "fixed time added to every compute op, 0 to 1 s (default 0)"},
@@ -83,7 +78,7 @@ static const key_def compute_keys[] = {
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
-static const key_def interconnect_keys[] = {
+static const strata_key_def interconnect_keys[] = {
     {"memory", false, "the per-device memory it joins (default: the default memory), or a host memory for a network between hosts"},
     {"topology", true, "ring, torus2d, torus3d, switch or full"},
     {"dims", false, "torus sizes such as 4x4 or 4x4x4, multiplying to the devices (or hosts)"},
@@ -104,7 +99,7 @@ typedef struct group_def {
     const char *word;      /* "memory" in "[memory NAME]" */
     group_kind kind;
     bool named;            /* takes a NAME */
-    const key_def *keys;
+    const strata_key_def *keys;
     const char *prefixed;  /* "allocator." / "flops.": keys with this prefix are accepted */
 } group_def;
 
@@ -121,20 +116,20 @@ static const group_def group_defs[] = {
  * built from the table each names, so that it cannot drift from it
  * (g_free); after collectives come the collective implementations' keys
  * (their parameter blocks, hw/coll_impl.h), in help and among the known. */
-static char *built_description(const key_def *k)
+static char *built_description(const strata_key_def *k)
 {
     if (k->description)
         return NULL;
     return strcmp(k->name, "dram") == 0 ? strata_dram_describe() : hw_coll_impl_describe();
 }
-static bool before_coll_impl_keys(const key_def *k) { return !k->description && strcmp(k->name, "collectives") == 0; }
+static bool before_coll_impl_keys(const strata_key_def *k) { return !k->description && strcmp(k->name, "collectives") == 0; }
 
 char *strata_hw_describe(const char *indent)
 {
     GString *s = g_string_new(NULL);
     for (const group_def *d = group_defs; d->word; d++) {
         g_string_append_printf(s, "%s[%s%s]\n", indent, d->word, d->named ? " NAME" : "");
-        for (const key_def *k = d->keys; k && k->name; k++) {
+        for (const strata_key_def *k = d->keys; k && k->name; k++) {
             char *built = built_description(k);
             g_string_append_printf(s, "%s  %s%s: %s\n", indent, k->name, k->required ? " (required)" : "",
                                    built ? built : k->description);
@@ -209,24 +204,27 @@ static bool apply_override(hw_load_ctx *ctx, const char *text, GError **err)
 }
 
 /* Every key of the group is declared (or has the accepted prefix) and the
- * required ones are there. */
+ * required ones are there: the group's own keys and, after collectives,
+ * the collective implementations' (each required only by its own load,
+ * when the row is chosen). */
 static bool check_keys(const hw_load_ctx *ctx, const group_def *def, const char *group, GError **err)
 {
-    GPtrArray *known = g_ptr_array_new();
-    for (const key_def *kd = def->keys; kd->name; kd++) {
-        g_ptr_array_add(known, (gpointer)kd->name);
-        if (before_coll_impl_keys(kd))
-            hw_coll_impl_keys(known, NULL, NULL);
-    }
-    g_ptr_array_add(known, NULL);
-    bool ok = strata_keyfile_check_keys(ctx->k, group, (const char *const *)known->pdata, def->prefixed, err);
-    g_ptr_array_free(known, TRUE);
-    for (const key_def *kd = def->keys; ok && kd->name; kd++) {
-        if (kd->required && !strata_keyfile_has_key(ctx->k, group, kd->name)) {
-            hw_fail(ctx, err, group, NULL, "missing required key '%s'", kd->name);
-            ok = false;
+    GArray *declared = g_array_new(TRUE, TRUE, sizeof(strata_key_def));
+    for (const strata_key_def *kd = def->keys; kd->name; kd++) {
+        g_array_append_val(declared, *kd);
+        if (!before_coll_impl_keys(kd))
+            continue;
+        GPtrArray *impl_keys = g_ptr_array_new();
+        hw_coll_impl_keys(impl_keys, NULL, NULL);
+        for (guint i = 0; i < impl_keys->len; i++) {
+            strata_key_def key = {g_ptr_array_index(impl_keys, i), false, NULL};
+            g_array_append_val(declared, key);
         }
+        g_ptr_array_free(impl_keys, TRUE);
     }
+    bool ok = strata_keyfile_check_declared(ctx->k, group, (const strata_key_def *)(void *)declared->data,
+                                            def->prefixed, err);
+    g_array_free(declared, TRUE);
     return ok;
 }
 
