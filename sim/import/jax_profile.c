@@ -236,9 +236,10 @@ static strata_source *emit(jax_reader *r, GArray *ops, const char *path, int dev
         }
         const char *name = g_ptr_array_index(r->names, rec->name);
         const char *kind = op_kind(name);
-        strata_op op = {.kind = STRATA_OP_COMPUTE, .stream = STRATA_DEFAULT_STREAM, .name = name,
-                        .has_time = true, .time_s = round_ns(rec->dur), .has_at = true,
-                        .at_s = round_ns(rec->ts - t0), .note = kind};
+        strata_op op = strata_op_make_timed(NULL, name, round_ns(rec->dur));
+        op.has_at = true;
+        op.at_s = round_ns(rec->ts - t0);
+        op.note = kind;
         strata_op_list_append(list, &op);
         s->n_ops++;
         s->n_copies += strcmp(kind, "copy") == 0;
