@@ -21,8 +21,8 @@ typedef strata_format exporter;
 static int export_chakra(int argc, char **argv);
 
 static const exporter exporters[] = {
-    {"chakra", "Chakra execution traces, one per device (ASTRA-sim's workload format)", export_chakra},
-    {NULL, NULL, NULL},
+    {"chakra", "Chakra execution traces, one per device (ASTRA-sim's workload format)", export_chakra, NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 char *strata_export_format_names(void) { return strata_format_names(exporters); }
