@@ -61,17 +61,12 @@ def f32(*shape, seed=0):
     return jax.random.normal(jax.random.PRNGKey(seed), shape, jnp.float32)
 
 
-def scan_mlp(remat):
-    """The JAX offloading tutorial's scanned MLP: grad of sum(scan(x@w1@w2))
-    w.r.t. the weights; strata gen scan-mlp batch=8 dim=16 hidden=32 layers=4 dtype=f32."""
+def scanned_grad(layer):
+    """grad of sum(scan(layer)) w.r.t. the weights (w1, w2), with its
+    arguments: the JAX offloading tutorial's scanned MLP at strata gen
+    scan-mlp batch=8 dim=16 hidden=32 layers=4 dtype=f32.
+    layer(x, (w1, w2)) -> (y, None) is one layer of the scan."""
     batch, dim, hidden, layers = 8, 16, 32, 4
-
-    def layer(x, w):
-        w1, w2 = w
-        return jnp.tanh(x @ w1) @ w2, None
-
-    if remat:
-        layer = jax.checkpoint(layer)
 
     def loss(w1, w2, x):
         y, _ = jax.lax.scan(layer, x, (w1, w2))
@@ -81,11 +76,20 @@ def scan_mlp(remat):
     return jax.grad(loss, argnums=(0, 1)), args, {}
 
 
+def scan_mlp(remat):
+    """The tutorial's scanned MLP: grad of sum(scan(x@w1@w2)) w.r.t. the
+    weights, with remat: every layer recomputed in the backward pass."""
+    def layer(x, w):
+        w1, w2 = w
+        return jnp.tanh(x @ w1) @ w2, None
+
+    return scanned_grad(jax.checkpoint(layer) if remat else layer)
+
+
 def scan_mlp_offload():
     """The tutorial's scanned MLP whose saved activations go to pinned host
     memory (checkpoint policy offloading its dots), where the CPU backend
     accepts memory kinds."""
-    batch, dim, hidden, layers = 8, 16, 32, 4
     policy = jax.checkpoint_policies.save_and_offload_only_these_names(
         names_which_can_be_saved=[], names_which_can_be_offloaded=["h"],
         offload_src="device", offload_dst="pinned_host")
@@ -95,14 +99,7 @@ def scan_mlp_offload():
         h = checkpoint_name(jnp.tanh(x @ w1), "h")
         return h @ w2, None
 
-    layer = jax.checkpoint(layer, policy=policy)
-
-    def loss(w1, w2, x):
-        y, _ = jax.lax.scan(layer, x, (w1, w2))
-        return jnp.sum(y)
-
-    args = (f32(layers, dim, hidden, seed=1), f32(layers, hidden, dim, seed=2), f32(batch, dim, seed=3))
-    return jax.grad(loss, argnums=(0, 1)), args, {}
+    return scanned_grad(jax.checkpoint(layer, policy=policy))
 
 
 def host_offload_params():
