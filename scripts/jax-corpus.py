@@ -191,6 +191,19 @@ def mesh_2x4():
     return Mesh(np.array(jax.devices()[:DEVICES]).reshape(2, 4), ("data", "model"))
 
 
+def sgd_step(loss, w1, w2, x, out_sharding):
+    """A step of SGD (rate 0.1) on the weights w1, w2 of loss(w1, w2, x),
+    the arguments placed as given (device_put): the program, its arguments
+    and its jit options (the weights donated, the new ones sharded as the
+    old, the loss as out_sharding)."""
+    def step(w1, w2, x):
+        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
+
+    return step, (w1, w2, x), {"out_shardings": (w1.sharding, w2.sharding, out_sharding),
+                               "donate_argnums": (0, 1)}
+
+
 def fsdp_step():
     """An FSDP step over 8 devices: each weight sharded over all 8 on its
     first dimension, gathered for use (all-gather), the gradient
@@ -202,15 +215,8 @@ def fsdp_step():
     def loss(w1, w2, x):
         return jnp.mean(jnp.tanh(x @ w1) @ w2)
 
-    def step(w1, w2, x):
-        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
-        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
-
-    w1 = jax.device_put(f32(64, 128, seed=1), ws)
-    w2 = jax.device_put(f32(128, 64, seed=2), ws)
-    x = jax.device_put(f32(32, 64, seed=3), xs)
-    return step, (w1, w2, x), {"out_shardings": (ws, ws, NamedSharding(mesh, P())),
-                               "donate_argnums": (0, 1)}
+    return sgd_step(loss, jax.device_put(f32(64, 128, seed=1), ws), jax.device_put(f32(128, 64, seed=2), ws),
+                    jax.device_put(f32(32, 64, seed=3), xs), NamedSharding(mesh, P()))
 
 
 def tp_step():
@@ -225,15 +231,8 @@ def tp_step():
     def loss(w1, w2, x):
         return jnp.mean((jnp.tanh(x @ w1) @ w2) ** 2)
 
-    def step(w1, w2, x):
-        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
-        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
-
-    w1 = jax.device_put(f32(32, 128, seed=1), w1s)
-    w2 = jax.device_put(f32(128, 32, seed=2), w2s)
-    x = jax.device_put(f32(16, 32, seed=3), xs)
-    return step, (w1, w2, x), {"out_shardings": (w1s, w2s, NamedSharding(mesh, P())),
-                               "donate_argnums": (0, 1)}
+    return sgd_step(loss, jax.device_put(f32(32, 128, seed=1), w1s), jax.device_put(f32(128, 32, seed=2), w2s),
+                    jax.device_put(f32(16, 32, seed=3), xs), NamedSharding(mesh, P()))
 
 
 PROGRAMS = {
