@@ -19,7 +19,7 @@
  *   engine.c           the SimGrid actors (one per stream) and the results.
  *
  * engine_platform.h and engine_event.h are also what the bare baseline of
- * bench/bench_engine shares with the engine (and tests/test_platform_devices
+ * bench/bench_engine shares with the engine (and tests/test_engine_sg_build.c
  * reads engine_platform.h). Only engine.c, engine_event.c, engine_platform.c
  * and engine_sg_build.cpp call SimGrid.
  */

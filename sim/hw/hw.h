@@ -210,8 +210,8 @@ uint32_t strata_hw_compute_on(const strata_hw *hw, uint32_t base, uint32_t devic
  * found by a hash lookup, never parsed; a template's is its instance's on
  * `device`; a name the model lacks (the binder then says so) is returned
  * as written, and a unit of a model without units (name NULL) is
- * "compute". scratch is neither read nor written: the one caller
- * (sim/spmd's naming) still passes one. */
+ * "compute". scratch is neither read nor written: its callers (sim/spmd's
+ * naming, models/policy/pad.c) still pass one. */
 const char *strata_hw_instance_name(const strata_hw *hw, const char *name, uint32_t device, bool unit,
                                     GString *scratch);
 /* The site (device, or host) that a name of an instance says, as the
