@@ -42,7 +42,7 @@ static const strata_key_def hardware_keys[] = {
     {"devices_per_host", false, "devices sharing one host's memories, a divisor of devices (default: devices)"},
     {NULL, false, NULL}};
 static const strata_key_def memory_keys[] = {
-    {"kind", true, "device, host or onchip"},
+    {"kind", true, NULL}, /* the names of memory_kind_names (below) */
     {"capacity", true, "size, 1 B to 1 EiB"},
     {"bandwidth", true, "the memory's own port, 1 kB/s to 10 PB/s, shared by all traffic"},
     {"latency", false, "access latency seen by compute operands, 0 to 1 s (default 0)"},
@@ -112,14 +112,31 @@ static const group_def group_defs[] = {
     {NULL, 0, false, NULL, NULL},
 };
 
-/* [memory] dram and [interconnect] collectives (description NULL): help
- * built from the table each names, so that it cannot drift from it
+/* The memory kinds by name (hw.h's strata_mem_kind; docs/extending.md, "A
+ * memory kind"). */
+static const char *const memory_kind_names[] = {
+    [STRATA_MEM_DEVICE] = "device", [STRATA_MEM_HOST] = "host", [STRATA_MEM_ONCHIP] = "onchip"};
+
+/* "device, host or onchip": the kinds, for help and errors (g_free). */
+static char *memory_kind_choices(void)
+{
+    GString *s = g_string_new(NULL);
+    size_t n = G_N_ELEMENTS(memory_kind_names);
+    for (size_t i = 0; i < n; i++)
+        g_string_append_printf(s, "%s%s", i == 0 ? "" : i + 1 < n ? ", " : " or ", memory_kind_names[i]);
+    return g_string_free(s, FALSE);
+}
+
+/* [memory] kind and dram, [interconnect] collectives (description NULL):
+ * help built from the table each names, so that it cannot drift from it
  * (g_free); after collectives come the collective implementations' keys
  * (their parameter blocks, hw/coll_impl.h), in help and among the known. */
 static char *built_description(const strata_key_def *k)
 {
     if (k->description)
         return NULL;
+    if (strcmp(k->name, "kind") == 0)
+        return memory_kind_choices();
     return strcmp(k->name, "dram") == 0 ? strata_dram_describe() : hw_coll_impl_describe();
 }
 static bool before_coll_impl_keys(const strata_key_def *k) { return !k->description && strcmp(k->name, "collectives") == 0; }
@@ -146,9 +163,6 @@ char *strata_hw_describe(const char *indent)
     }
     return g_string_free(s, FALSE);
 }
-
-static const char *const memory_kind_names[] = {
-    [STRATA_MEM_DEVICE] = "device", [STRATA_MEM_HOST] = "host", [STRATA_MEM_ONCHIP] = "onchip"};
 
 const char *strata_mem_kind_name(strata_mem_kind kind)
 {
@@ -340,8 +354,11 @@ static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group
             ok = true;
         }
     }
-    if (!ok)
-        hw_fail_value(ctx, err, group, "kind", "device, host or onchip", kind);
+    if (!ok) {
+        char *choices = memory_kind_choices();
+        hw_fail_value(ctx, err, group, "kind", choices, kind);
+        g_free(choices);
+    }
     g_free(kind);
     if (!ok)
         return false;
@@ -815,70 +832,3 @@ void strata_hw_free(strata_hw *hw)
     g_free(hw->origin);
     g_free(hw);
 }
-
-/* ---- accessors ---- */
-
-const char *strata_hw_name(const strata_hw *hw) { return hw->name; }
-const char *strata_hw_origin(const strata_hw *hw) { return hw->origin; }
-bool strata_hw_sched_xla(const strata_hw *hw) { return hw->sched_xla; }
-uint32_t strata_hw_memory_count(const strata_hw *hw) { return hw->memories->len; }
-
-const strata_memory_spec *strata_hw_memory(const strata_hw *hw, uint32_t index)
-{
-    g_return_val_if_fail(index < hw->memories->len, NULL);
-    return &g_array_index(hw->memories, strata_memory_spec, index);
-}
-
-int strata_hw_memory_index(const strata_hw *hw, const char *name)
-{
-    if (name == NULL)
-        return (int)hw->default_memory;
-    if (hw->memory_by_name)
-        return (int)GPOINTER_TO_UINT(g_hash_table_lookup(hw->memory_by_name, name)) - 1;
-    for (guint i = 0; i < hw->memories->len; i++)
-        if (strcmp(g_array_index(hw->memories, strata_memory_spec, i).name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
-uint32_t strata_hw_default_memory(const strata_hw *hw) { return hw->default_memory; }
-uint32_t strata_hw_link_count(const strata_hw *hw) { return hw->links->len; }
-
-const strata_link_spec *strata_hw_link(const strata_hw *hw, uint32_t index)
-{
-    g_return_val_if_fail(index < hw->links->len, NULL);
-    return &g_array_index(hw->links, strata_link_spec, index);
-}
-
-uint32_t strata_hw_compute_count(const strata_hw *hw) { return hw->computes->len; }
-
-const strata_compute_spec *strata_hw_compute(const strata_hw *hw, uint32_t index)
-{
-    g_return_val_if_fail(index < hw->computes->len, NULL);
-    return &g_array_index(hw->computes, strata_compute_spec, index);
-}
-
-int strata_hw_compute_index(const strata_hw *hw, const char *name)
-{
-    if (name == NULL)
-        return hw->computes->len ? 0 : -1;
-    if (hw->unit_by_name)
-        return (int)GPOINTER_TO_UINT(g_hash_table_lookup(hw->unit_by_name, name)) - 1;
-    for (guint i = 0; i < hw->computes->len; i++)
-        if (strcmp(g_array_index(hw->computes, strata_compute_spec, i).name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
-double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype)
-{
-    const strata_compute_spec *c = strata_hw_compute(hw, unit);
-    if (c == NULL)
-        return 0;
-    if ((unsigned)dtype < STRATA_DTYPE__COUNT && c->flops_by_dtype[dtype] > 0)
-        return c->flops_by_dtype[dtype];
-    return c->flops;
-}
-
-
-const char *strata_hw_source(const strata_hw *hw) { return hw->source; }

@@ -1,6 +1,6 @@
 /*
  * hw_internal.h: the hardware model's struct and the helpers shared by
- * hw.c (loading and accessors), hw_values.c (typed key values),
+ * hw.c (loading), hw_access.c (the accessors), hw_values.c (typed key values),
  * coll_impl.c and coll_impl_*.c (the collective implementations' keys),
  * hw_base.c (derived files, `base =`),
  * hw_devices.c (devices and interconnects),
