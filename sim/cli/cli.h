@@ -31,15 +31,16 @@ typedef struct strata_command {
 const strata_command *strata_commands(void);
 
 struct strata_importer;
+struct strata_exporter;
 /* A format of `import` or `export` (their tables): its name, summary and
- * entry: a main, or an importer's row that strata_import_run runs. Both
- * commands list and dispatch their NULL-terminated tables with formats.c's
- * two functions. */
+ * row, an importer (strata_import_run runs it) or an exporter
+ * (strata_export_run). Both commands list and dispatch their NULL-terminated
+ * tables with formats.c's two functions. */
 typedef struct strata_format {
     const char *name;
     const char *summary;
-    int (*main)(int argc, char **argv); /* NULL: run importer */
     const struct strata_importer *importer;
+    const struct strata_exporter *exporter;
 } strata_format;
 typedef strata_format strata_import_format;
 /* The table's names, ", "-separated (g_free). */
@@ -112,6 +113,26 @@ typedef struct strata_importer {
  * opens --output, converts; ends the job, frees the args (their strings
  * too) and returns the exit status (0, else the error's, or 2). */
 int strata_import_run(const strata_importer *imp, int argc, char **argv);
+
+/* ---- exporters (cmd_export.c) ----
+ * An exporter is a row: its help, what its --output names (a file, a
+ * prefix), and its writer; strata_export_run takes --trace and --output,
+ * opens the trace (checked as it is read) and hands both to the writer. */
+/* Writes the trace src (read from `trace`) to `out`, as --output gave it;
+ * prints its own line on standard error. */
+typedef bool (*strata_export_fn)(strata_job *job, strata_source *src, const char *trace, const char *out,
+                                 GError **err);
+typedef struct strata_exporter {
+    const char *cmd;              /* "export chakra" */
+    const char *parameter_string; /* "- write a trace as Chakra execution traces" */
+    const char *summary;
+    const char *output_help;      /* --output's help */
+    const char *output_arg;       /* --output's argument: "PREFIX" */
+    strata_export_fn write;
+} strata_exporter;
+/* An exporter's run: --trace T.trace and -o OUT (both required), the trace
+ * opened, the writer called; ends the job, returns the exit status. */
+int strata_export_run(const strata_exporter *ex, int argc, char **argv);
 
 /* Option and error helpers (job.c; commands use them through cli/job.h). */
 /* Print "strata CMD: message" and return the exit status for err (frees err). */

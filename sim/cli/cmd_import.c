@@ -31,17 +31,17 @@ typedef strata_import_format importer;
 static const strata_importer torch_importer, minimalloc_importer, xla_importer;
 
 static const importer importers[] = {
-    {"torch", "a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot pickle)", NULL,
-     &torch_importer},
-    {"minimalloc", "a MiniMalloc benchmark CSV (id,lower,upper,size)", NULL, &minimalloc_importer},
-    {"xla", "an XLA dump (--xla_dump_to): buffer assignment, live ranges, optimized HLO", NULL,
-     &xla_importer},
-    {"kineto", "a PyTorch profiler trace (Chrome trace JSON[.gz], profile_memory=True)", NULL,
-     &strata_importer_kineto},
-    {"chakra", "a Chakra execution trace, ASTRA-sim's workload format (.et, or PREFIX of PREFIX.N.et)", NULL,
-     &strata_importer_chakra},
-    {"jax-profile", "a jax.profiler trace (Perfetto/TensorBoard JSON[.gz]): XLA ops at measured times", NULL,
-     &strata_importer_jax_profile},
+    {"torch", "a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot pickle)",
+     &torch_importer, NULL},
+    {"minimalloc", "a MiniMalloc benchmark CSV (id,lower,upper,size)", &minimalloc_importer, NULL},
+    {"xla", "an XLA dump (--xla_dump_to): buffer assignment, live ranges, optimized HLO",
+     &xla_importer, NULL},
+    {"kineto", "a PyTorch profiler trace (Chrome trace JSON[.gz], profile_memory=True)",
+     &strata_importer_kineto, NULL},
+    {"chakra", "a Chakra execution trace, ASTRA-sim's workload format (.et, or PREFIX of PREFIX.N.et)",
+     &strata_importer_chakra, NULL},
+    {"jax-profile", "a jax.profiler trace (Perfetto/TensorBoard JSON[.gz]): XLA ops at measured times",
+     &strata_importer_jax_profile, NULL},
     {NULL, NULL, NULL, NULL},
 };
 
