@@ -104,3 +104,25 @@ void strata_kernel_cost_of(const strata_kernel_model *k, const strata_hw *hw, ui
     if (!isfinite(c->bytes) || c->bytes < 0)
         c->bytes = 0;
 }
+
+const strata_kernel_model *strata_kernel_problem_of(const strata_op *op, strata_dtype dtype, uint64_t bytes,
+                                                    strata_kernel_problem *p)
+{
+    const strata_kernel_model *k = op->kernel ? strata_kernel_find(op->kernel) : NULL;
+    if (!k)
+        return NULL;
+    *p = (strata_kernel_problem){.n_dims = op->n_kdims, .dims = op->dims, .causal = op->mask != NULL,
+                                 .dtype = dtype, .has_flops = op->has_flops, .flops = op->flops,
+                                 .has_bytes = bytes > 0, .bytes = bytes};
+    return k;
+}
+
+void strata_kernel_cost_print(FILE *out, const strata_kernel_cost *c, const char *indent)
+{
+    for (uint32_t i = 0; i < c->n_terms; i++)
+        fprintf(out, "%s%-40s %.6g%s%s\n", indent, c->terms[i].name, c->terms[i].value, *c->terms[i].unit ? " " : "",
+                c->terms[i].unit);
+    fprintf(out, "%s%-40s %.6g s\n", indent, "= compute (the unit busy)", c->compute_s);
+    fprintf(out, "%s%-40s %.6g B\n", indent, "= memory bytes (over stream efficiency)", c->bytes);
+    fprintf(out, "%s%-40s %.6g s\n", indent, "= fixed (after both)", c->fixed_s);
+}

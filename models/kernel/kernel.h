@@ -40,6 +40,7 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "hw/hw.h"
 #include "trace/op.h"
 
@@ -99,6 +100,13 @@ bool strata_kernel_check(const strata_kernel_model *k, uint32_t n_dims, const ch
  * on a unit with a matrix engine, else the roofline (see above). */
 void strata_kernel_cost_of(const strata_kernel_model *k, const strata_hw *hw, uint32_t unit,
                            const strata_kernel_problem *p, strata_kernel_cost *c);
+
+/* The problem of a compute op that names a kernel= (NULL when it names
+ * none, or an unknown one), given its dtype and operand bytes as bound. */
+const strata_kernel_model *strata_kernel_problem_of(const strata_op *op, strata_dtype dtype, uint64_t bytes,
+                                                    strata_kernel_problem *p);
+/* Prints c's terms and its totals, one a line, each after `indent`. */
+void strata_kernel_cost_print(FILE *out, const strata_kernel_cost *c, const char *indent);
 
 /* For the models' files: bytes per element of p's dtype (bf16 when none);
  * appends a term. */

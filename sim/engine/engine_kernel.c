@@ -23,12 +23,10 @@ void engine_kernel_extra(const strata_hw *hw, const strata_bound_op *op, engine_
     const strata_op *in = op->op;
     if (!hw || op->kind != STRATA_OP_COMPUTE || !in->kernel || in->has_time || op->unit == STRATA_BIND_NONE)
         return;
-    const strata_kernel_model *k = strata_kernel_find(in->kernel);
+    strata_kernel_problem p;
+    const strata_kernel_model *k = strata_kernel_problem_of(in, op->dtype, op->bytes, &p);
     if (!k) /* the binder refuses unknown names */
         return;
-    strata_kernel_problem p = {.n_dims = in->n_kdims, .dims = in->dims, .causal = in->mask != NULL,
-                               .dtype = op->dtype, .has_flops = in->has_flops, .flops = in->flops,
-                               .has_bytes = op->bytes > 0, .bytes = op->bytes};
     strata_kernel_cost c;
     strata_kernel_cost_of(k, hw, op->unit, &p, &c);
     double peak = strata_hw_compute_flops(hw, op->unit, op->dtype);
