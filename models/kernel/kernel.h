@@ -19,7 +19,7 @@
  * achievable time), and a fixed time that overlaps nothing (the kernel
  * launch; the systolic array's fill and drain). The engine runs the first
  * two together and waits for both, then the fixed time (sim/engine).
- * `terms` explain the figure (strata explain): each a name, a value and
+ * `terms` explain the figure (strata check --explain): each a name, a value and
  * its unit, in the order they were derived.
  *
  * On a unit without a matrix engine (hw.h: matrix NONE) the cost is the
@@ -28,7 +28,7 @@
  *
  * The table sits in the models layer, above trace/ (which only reads the
  * names) and hw/ (the units' figures); the binder checks names and extents
- * against it, the engine asks it for costs, `strata explain` for terms.
+ * against it, the engine asks it for costs, `strata check --explain` for terms.
  *
  * Invariants: names are unique NAME-like words ([a-z][a-z0-9-]*); costs
  * are pure functions of the unit and the problem; every time and byte
