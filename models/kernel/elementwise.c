@@ -27,25 +27,13 @@ static double vector_rate(const strata_compute_spec *u)
 static void vector_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, strata_kernel_cost *c,
                         double work, double rate, const char *what)
 {
-    const strata_compute_spec *u = strata_hw_compute(hw, unit);
     double flops = 0, bytes = 0;
     strata_kernel_elementwise_nominal(p, &flops, &bytes);
     double t = rate > 0 ? work / rate : 0;
-    double peak = strata_hw_compute_flops(hw, unit, p->dtype);
-    double stream = strata_kernel_stream_rate(hw, unit);
-    double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
-    c->flops = flops;
-    /* the unit's busy time is t; the engine executes at the unit's peak */
-    c->compute_s = peak > 0 ? t : 0;
-    c->bytes_nominal = bytes;
-    c->bytes = bytes / eff;
-    c->fixed_s = u->kernel.kernel_launch;
     strata_kernel_term_add(c, what, work, "");
     strata_kernel_term_add(c, "rate", rate, "/s");
     strata_kernel_term_add(c, "vector time", t, "s");
-    strata_kernel_term_add(c, "operand bytes", bytes, "B");
-    strata_kernel_term_add(c, "memory time", stream > 0 ? bytes / stream : 0, "s");
-    strata_kernel_term_add(c, "kernel launch", c->fixed_s, "s");
+    strata_kernel_finish(hw, unit, c, flops, t, bytes, "operand bytes");
 }
 
 void strata_kernel_elementwise_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,

@@ -153,21 +153,12 @@ static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_p
                                                      : u->flops;
     double t_exp = exps / trate;
     double busy = u->kernel.matrix == STRATA_MATRIX_TILES ? mm + t_exp : fmax(mm, t_exp);
-    double bytes = hbm_bytes(&a, strata_kernel_elem_bytes(p), backward);
-    double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
-    double rate = strata_kernel_stream_rate(hw, unit);
-    c->flops = flops;
-    c->compute_s = busy;
-    c->bytes_nominal = bytes;
-    c->bytes = bytes / eff;
-    c->fixed_s = u->kernel.kernel_launch;
     strata_kernel_term_add(c, "products on the matrix engine", mm, "s");
     strata_kernel_term_add(c, "exponentials", exps, "");
     strata_kernel_term_add(c, "exponential time", t_exp, "s");
     strata_kernel_term_add(c, "compute time", busy, "s");
-    strata_kernel_term_add(c, "HBM bytes by block size", bytes, "B");
-    strata_kernel_term_add(c, "memory time", rate > 0 ? bytes / rate : 0, "s");
-    strata_kernel_term_add(c, "kernel launch", c->fixed_s, "s");
+    strata_kernel_finish(hw, unit, c, flops, busy, hbm_bytes(&a, strata_kernel_elem_bytes(p), backward),
+                         "HBM bytes by block size");
 }
 
 void strata_kernel_flash_fwd_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,

@@ -38,19 +38,8 @@ void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_ke
     gemm_dims g = dims_of(p);
     double flops = 0, bytes = 0;
     strata_kernel_gemm_nominal(p, &flops, &bytes);
-    const strata_compute_spec *u = strata_hw_compute(hw, unit);
     strata_kernel_term_add(c, "flops (2BMKN)", flops, "FLOP");
     double mm = strata_kernel_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), g.b, g.m, g.k, g.n, c);
-    double rate = strata_kernel_stream_rate(hw, unit);
-    double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
-    c->flops = flops;
-    c->compute_s = mm;
-    c->bytes_nominal = bytes;
-    c->bytes = bytes / eff;
-    c->fixed_s = u->kernel.kernel_launch;
     strata_kernel_term_add(c, "matrix engine time", mm, "s");
-    strata_kernel_term_add(c, "HBM bytes (A, B read, C written once)", bytes, "B");
-    strata_kernel_term_add(c, "achievable stream rate", rate, "B/s");
-    strata_kernel_term_add(c, "memory time", rate > 0 ? bytes / rate : 0, "s");
-    strata_kernel_term_add(c, "kernel launch", c->fixed_s, "s");
+    strata_kernel_finish(hw, unit, c, flops, mm, bytes, "HBM bytes (A, B read, C written once)");
 }

@@ -63,6 +63,23 @@ double strata_kernel_elem_bytes(const strata_kernel_problem *p)
     return bits > 0 ? bits / 8.0 : 2.0;
 }
 
+void strata_kernel_finish(const strata_hw *hw, uint32_t unit, strata_kernel_cost *c, double flops, double busy_s,
+                          double bytes, const char *bytes_what)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
+    double rate = strata_kernel_stream_rate(hw, unit);
+    c->flops = flops;
+    c->compute_s = busy_s;
+    c->bytes_nominal = bytes;
+    c->bytes = bytes / eff;
+    c->fixed_s = u->kernel.kernel_launch;
+    strata_kernel_term_add(c, bytes_what, bytes, "B");
+    strata_kernel_term_add(c, "achievable stream rate", rate, "B/s");
+    strata_kernel_term_add(c, "memory time", rate > 0 ? bytes / rate : 0, "s");
+    strata_kernel_term_add(c, "kernel launch", c->fixed_s, "s");
+}
+
 void strata_kernel_term_add(strata_kernel_cost *c, const char *name, double value, const char *unit)
 {
     if (c->n_terms < STRATA_KERNEL_MAX_TERMS)

@@ -30,6 +30,11 @@ void strata_kernel_elementwise_nominal(const strata_kernel_problem *p, double *f
  * dtype times its matrix efficiency; terms appended to c. */
 double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
                                  uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c);
+/* Fills c's totals: nominal flops, the unit's busy time, the HBM bytes
+ * (over the unit's stream efficiency) and its kernel_launch; appends the
+ * bytes, memory time and launch terms (`bytes_what` names the bytes). */
+void strata_kernel_finish(const strata_hw *hw, uint32_t unit, strata_kernel_cost *c, double flops, double busy_s,
+                          double bytes, const char *bytes_what);
 /* The achievable rate of the unit's operand memory, bytes/s. */
 double strata_kernel_stream_rate(const strata_hw *hw, uint32_t unit);
 
