@@ -107,7 +107,13 @@ START_TEST(flash_hbm_bytes_by_block_size)
 END_TEST
 
 /* Tiles: 256 x 256 x 1024 on 4 SMs with 128 x 128 tiles is 4 tiles, one
- * wave; each 2 x 128 x 128 x 1024 flops at 32.768e12 / 4 per SM = 4 us. */
+ * wave; each 2 x 128 x 128 x 1024 flops at 32.768e12 / 4 per SM = 4 us
+ * (a split of 2 would take 2 waves of 2 us and a reduction: slower).
+ * One more row, 257 x 256 x 1024: 6 tiles, 2 waves of 4 us = 8 us without
+ * a split; split-K 2 makes 12 CTAs, 3 waves of half of K (2 us each), then
+ * 2 partial f32 outputs written and read back, 257 x 256 x 4 x 2 x 2 bytes
+ * at 1 TB/s = 1.052672 us: 7.052672 us. Split 3 (5 waves of 342 of K,
+ * 6.68 us, and 1.58 us), 4 (6 x 1 us and 2.1 us) and more are slower. */
 START_TEST(gemm_tiles_and_waves)
 {
     strata_hw *hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\n");
@@ -117,9 +123,13 @@ START_TEST(gemm_tiles_and_waves)
     ck_assert_double_eq(term(&c, "tiles"), 4);
     ck_assert_double_eq(term(&c, "waves over the SMs"), 1);
     ck_assert_double_eq_tol(c.compute_s, 2.0 * 128 * 128 * 1024 / (32.768e12 / 4), 1e-15);
-    cost(hw, "gemm", d2, 3, false, &c); /* one more row: 6 tiles, 2 waves (tile and wave quantization) */
+    ck_assert_double_eq(term(&c, "split-K"), 1);
+    cost(hw, "gemm", d2, 3, false, &c); /* tile quantization, then split-K across waves */
     ck_assert_double_eq(term(&c, "tiles"), 6);
-    ck_assert_double_eq(term(&c, "waves over the SMs"), 2);
+    ck_assert_double_eq(term(&c, "split-K"), 2);
+    ck_assert_double_eq(term(&c, "CTAs (tiles x split-K)"), 12);
+    ck_assert_double_eq(term(&c, "waves over the SMs"), 3);
+    ck_assert_double_eq_tol(c.compute_s, 3 * 2.0 * 128 * 128 * 512 / (32.768e12 / 4) + 257.0 * 256 * 16 / 1e12, 1e-15);
     strata_hw_free(hw);
 }
 END_TEST

@@ -25,13 +25,26 @@
  *   - a tile's time is 2 Mt Nt K / (the SM's share of the peak times the
  *     matrix efficiency), slowed when its operands (Mt + Nt elements per
  *     k step for Mt Nt MACs) arrive slower than `operand_feed`;
- *   - split-K (cuBLAS and CUTLASS split K over several CTAs when the tiles
- *     do not fill the SMs): K / s per CTA, then a reduction of s partial
- *     f32 outputs through the operand memory;
+ *   - split-K: s CTAs share a tile's K, K / s each, then a reduction of
+ *     their s partial f32 outputs through the operand memory (written and
+ *     read back once). As cublasLt.h documents it (CUBLASLT_ALGO_CONFIG_
+ *     SPLITK_NUM: "SPLITK_NUM parts of matrix multiplication will be
+ *     computed in parallel, and then results accumulated according to
+ *     REDUCTION_SCHEME", a count, not a power of two) and CUTLASS runs it
+ *     (GemmSplitKParallel: grid.z = the slices, then ReduceSplitK), the
+ *     tiles x s CTAs are one grid that runs in as many waves as it needs:
+ *     on 108 SMs a split of 5 turns one wave of 64 tiles, which leaves 44
+ *     SMs idle, into 3 waves of a fifth of K;
  *   - the library's choice is modelled as the fastest of the unit's
- *     `cta_tiles` and splits 1, 2, 4, 8, 16 (an ESTIMATE of cuBLAS's
- *     heuristic, which is not public; CUTLASS's profiler picks the same
- *     way, by search).
+ *     `cta_tiles` and splits 1 to 16 with at least 64 of K per slice (an
+ *     ESTIMATE of cuBLAS's heuristic, which is not public; CUTLASS's
+ *     profiler picks the same way, by search);
+ *   - not modelled: stream-K (CUTLASS's ThreadblockSwizzleStreamK, an even
+ *     share of the MAC iterations per SM with partial tiles fixed up through
+ *     a workspace). As one more choice for the fastest pick it lowers every
+ *     shape with a partial last wave, while the model has no per-tile
+ *     prologue and epilogue for its fixup to compete with
+ *     (docs/validation.md, "Kernels").
  */
 #include "kernel/kernel_rows.h"
 #include <math.h>
@@ -90,12 +103,12 @@ static double tile_time(const strata_hw *hw, uint32_t unit, double per_sm, doubl
 {
     const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
     uint64_t tiles = batch * ceil_div(m, mt) * ceil_div(n, nt);
-    if (split > 1 && (tiles * split > ks->sms || ceil_div(k, split) < 64))
+    if (split > 1 && ceil_div(k, split) < 64)
         return INFINITY;
     /* operands per second a tile needs: (Mt + Nt) elements each k step of Mt Nt MACs */
     double need = per_sm / 2.0 * (double)(mt + nt) / ((double)mt * (double)nt) * elem;
     double feed_eff = ks->operand_feed > 0 && need > ks->operand_feed ? ks->operand_feed / need : 1.0;
-    uint64_t waves = ceil_div(tiles * split, ks->sms);
+    uint64_t waves = ceil_div(tiles * split, ks->sms); /* the grid: every tile's s slices */
     double t = (double)waves * 2.0 * mt * nt * (double)ceil_div(k, split) / (per_sm * feed_eff);
     if (split > 1) /* s partial f32 outputs written and read back */
         t += (double)(batch * m * n) * 4.0 * split * 2.0 / strata_kernel_stream_rate(hw, unit);
@@ -111,7 +124,7 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, double
     double per_sm = peak * eff / ks->sms;
     tile_choice best = {INFINITY, 0, 0, 1, 0, 0, 1};
     for (uint32_t i = 0; i < ks->n_cta_tiles; i++)
-        for (uint32_t split = 1; split <= 16; split *= 2) {
+        for (uint32_t split = 1; split <= 16; split++) {
             tile_choice t;
             if (tile_time(hw, unit, per_sm, elem, batch, m, k, n, ks->cta_tiles[i][0], ks->cta_tiles[i][1], split, &t) <
                 best.t)
@@ -121,6 +134,7 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, double
     strata_kernel_term_add(c, "CTA tile N", best.nt, "");
     strata_kernel_term_add(c, "split-K", best.split, "");
     strata_kernel_term_add(c, "tiles", (double)best.tiles, "");
+    strata_kernel_term_add(c, "CTAs (tiles x split-K)", (double)(best.tiles * best.split), "");
     strata_kernel_term_add(c, "waves over the SMs", (double)best.waves, "");
     strata_kernel_term_add(c, "SMs", ks->sms, "");
     strata_kernel_term_add(c, "matrix efficiency", eff, "");
