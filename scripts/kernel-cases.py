@@ -2,8 +2,10 @@
 """Writes validation/kernels.ini and validation/kernels-heldout.ini (group
 `kernels`) and their traces under validation/traces/kernels/, from
   - validation/data/aiconfigurator-gemm-bf16.csv (A100 and H100 GEMMs),
-  - the TPU v6e GEMM sweep and the FlashAttention-2 README figures, whose
-    rows are listed below with their sources.
+  - validation/data/flash-attention-readme.csv (the flash-attention README's
+    figures: FlashAttention-2 fwd+bwd on A100 and H100, FlashAttention-2 and -3
+    forward on H100),
+  - the TPU v6e GEMM sweep, whose rows are listed below with their source.
 Held-out rows (every third of each set, fixed before any model output) go to
 kernels-heldout.ini. Run from the repository root; rerun after editing."""
 import csv, os
@@ -17,8 +19,6 @@ V6E = ("https://github.com/yangwhale/gpu-tpu-pedia/blob/66f72bde7a188ed16b200a6c
        "tpu/v7_perf/chay_gemm_benchmark_simple/results_v6e.csv (bfloat16 rows)")
 V6E_TRACE = ("https://github.com/yangwhale/gpu-tpu-pedia/blob/6744feed05af6f4e7e9dd63ed198ed8c484fafae/"
              "tpu/v7_perf/chay_gemm_benchmark_simple/results_trace_test.csv")
-FA2 = ("https://github.com/Dao-AILab/flash-attention/blob/0251105a2fb19d2957484b7f023cd8c115286ced/"
-       "assets/flash2_%s_fwd_bwd_benchmark.png (README 'Performance' figure, bar labels; BSD-3-Clause)")
 # The v6e sweep: id, held out, m, n, k, time (us), as the source prints it.
 V6E_ROWS = """1 no 128 4096 4096 150.237
 2 no 256 4096 4096 157.283
@@ -52,21 +52,13 @@ V6E_ROWS = """1 no 128 4096 4096 150.237
 # end-to-end ("legacy") timing: its 8192^3 run takes 1645.743 us end to end
 # and 1510.944 us of device time in its profiler-based run.
 DISPATCH_US = 1645.743 - 1510.944
-# FlashAttention-2 forward+backward (fp16/bf16, hidden 2048, 16k tokens per
-# batch): device, causal, batch, seqlen, heads, headdim, TFLOP/s; the rows of
-# the figures that are FlashAttention-2's (not FA1 or PyTorch's).
-FA2_ROWS = """a100 no 32 512 32 64 132
-a100 no 8 2048 32 64 162
-a100 no 4 4096 32 64 171
-a100 no 2 8192 32 64 175
-a100 no 1 16384 32 64 176
-a100 no 8 2048 16 128 187
-a100 no 4 4096 16 128 196
-a100 no 2 8192 16 128 201
-a100 no 1 16384 16 128 203
-a100 yes 32 512 32 64 88
-a100 yes 16 1024 32 64 119
-a100 yes 8 2048 32 64 140"""
+FA = ("https://github.com/Dao-AILab/flash-attention/blob/0251105a2fb19d2957484b7f023cd8c115286ced/assets/%s "
+      "(README figure, bar labels; BSD-3-Clause)")
+FA_FIGURE = {("a100", "fwd_bwd"): "flash2_a100_fwd_bwd_benchmark.png",
+             ("h100", "fwd_bwd"): "flash2_h100_fwd_bwd_benchmark.png",
+             ("h100", "fwd"): "flash3_fp16_fwd.png"}
+# The kernel= of each FlashAttention version's forward and backward.
+FA_KERNELS = {"fa2": ("flash-attention", "flash-attention-bwd")}
 
 
 def write_trace(name, lines):
@@ -115,21 +107,36 @@ def gemm_v6e(train, held):
 
 
 def flash(train, held):
-    for i, line in enumerate(FA2_ROWS.splitlines()):
-        dev, causal, b, s, h, d, tf = line.split()
-        b, s, h, d, tf = int(b), int(s), int(h), int(d), float(tf)
-        flops = 4 * b * s * s * h * d / (2 if causal == "yes" else 1) * 3.5
-        mask = " mask=causal" if causal == "yes" else ""
+    """validation/data/flash-attention-readme.csv: a forward+backward row is a fwd and a bwd op, a
+    forward row one op; held_out as the CSV marks it (id a multiple of 3)."""
+    with open(os.path.join(V, "data", "flash-attention-readme.csv")) as f:
+        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    for r in rows:
+        if r["kernel"] not in FA_KERNELS:
+            continue
+        dev, ver, mode, causal = r["device"], r["kernel"], r["mode"], r["causal"] == "yes"
+        b, s, h, d, tf = int(r["batch"]), int(r["seqlen"]), int(r["nheads"]), int(r["headdim"]), float(r["tflops"])
+        both = mode == "fwd_bwd"
+        flops = 4 * b * s * s * h * d / (2 if causal else 1) * (3.5 if both else 1)
+        mask = " mask=causal" if causal else ""
         dims = "%dx%dx%dx%dx%d" % (b, h, s, s, d)
-        name = "%s-fa2-%s%s.trace" % (dev, dims, "-causal" if mask else "")
-        tr = write_trace(name, ["compute fwd kernel=flash-attention dims=%s%s dtype=bf16" % (dims, mask),
-                                "compute bwd kernel=flash-attention-bwd dims=%s%s dtype=bf16" % (dims, mask)])
-        held_out = (i + 1) % 3 == 0
-        case(held if held_out else train, "%s fa2 fwd+bwd %s%s" % (dev, dims, " causal" if mask else ""),
-             FA2 % dev + "; %g TFLOP/s" % tf, "FlashAttention-2 forward and backward, batch %d, seqlen %d, %d heads "
-             "of dim %d%s; time = 3.5 x 4 B S^2 H D%s / TFLOP/s (benchmark_flash_attention.py)" %
-             (b, s, h, d, ", causal" if mask else "", " / 2" if mask else ""),
-             "%.4fus" % (flops / tf / 1e6), "../configs/hw/%s.ini" % dev, tr, "held out" if held_out else "tuned on")
+        dtype = "bf16" if both else "f16"
+        fwd, bwd = FA_KERNELS[ver]
+        ops = ["compute fwd kernel=%s dims=%s%s dtype=%s" % (fwd, dims, mask, dtype)]
+        if both:
+            ops.append("compute bwd kernel=%s dims=%s%s dtype=%s" % (bwd, dims, mask, dtype))
+        what = "fwd+bwd" if both else "fwd"
+        name = "%s-%s-%s%s%s.trace" % (dev, ver, "" if both else "fwd-", dims, "-causal" if mask else "")
+        tr = write_trace(name, ops)
+        held_out = r["held_out"] == "yes"
+        case(held if held_out else train, "%s %s %s %s%s" % (dev, ver, what, dims, " causal" if mask else ""),
+             FA % FA_FIGURE[(dev, mode)] + "; %g TFLOP/s" % tf,
+             "FlashAttention-%s %s, %s, batch %d, seqlen %d, %d heads of dim %d%s; time = %s4 B S^2 H D%s / "
+             "TFLOP/s (benchmark_flash_attention.py)" %
+             (ver[-1], "forward and backward" if both else "forward", dtype, b, s, h, d, ", causal" if mask else "",
+              "3.5 x " if both else "", " / 2" if mask else ""),
+             "%.4fus" % (flops / tf / 1e6), "../configs/hw/%s.ini" % dev, tr,
+             "validation/data/flash-attention-readme.csv id %s, %s" % (r["id"], "held out" if held_out else "tuned on"))
 
 
 def main():
