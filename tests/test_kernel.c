@@ -150,6 +150,31 @@ START_TEST(no_matrix_engine_keeps_the_roofline)
 }
 END_TEST
 
+/* The kernel table, row by row, in its order: each row found by its name,
+ * with its hooks, and the list the binder's error message quotes. A new
+ * kernel adds its row here (docs/extending.md, "A kernel cost model"). */
+START_TEST(kernel_table_lists_every_row)
+{
+    static const char *const rows[] = {"gemm", "flash-attention", "flash-attention-bwd", "elementwise",
+                                       "transcendental"};
+    uint32_t n = 0;
+    for (const strata_kernel_model *k; (k = strata_kernel_at(n)) != NULL; n++) {
+        ck_assert_uint_lt(n, G_N_ELEMENTS(rows));
+        ck_assert_str_eq(k->name, rows[n]);
+        ck_assert_ptr_eq(strata_kernel_find(rows[n]), k);
+        ck_assert_msg(k->cost && k->nominal && k->summary && k->dims_help, "row %s lacks a hook or text", k->name);
+        ck_assert_uint_ge(k->min_dims, 1);
+        ck_assert_uint_le(k->min_dims, k->max_dims);
+    }
+    ck_assert_uint_eq(n, G_N_ELEMENTS(rows));
+    char *names = strata_kernel_names();
+    ck_assert_str_eq(names, "gemm, flash-attention, flash-attention-bwd, elementwise, transcendental");
+    g_free(names);
+    ck_assert_ptr_null(strata_kernel_find("conv"));
+    ck_assert_ptr_null(strata_kernel_find(NULL));
+}
+END_TEST
+
 START_TEST(bad_kernel_keys_refused)
 {
     strata_test_hw_text_refused(head, "sms = 4\n", "expected it only with matrix");
@@ -194,6 +219,7 @@ int main(void)
     tcase_add_test(tc, flash_hbm_bytes_by_block_size);
     tcase_add_test(tc, gemm_tiles_and_waves);
     tcase_add_test(tc, no_matrix_engine_keeps_the_roofline);
+    tcase_add_test(tc, kernel_table_lists_every_row);
     tcase_add_test(tc, bad_kernel_keys_refused);
     tcase_add_test(tc, bad_kernel_ops_refused_at_their_line);
     suite_add_tcase(s, tc);
