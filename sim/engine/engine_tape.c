@@ -90,7 +90,11 @@ _Static_assert(STRATA_OP__COUNT <= FAST_KIND + 1, "an op kind fits in the fast f
     X(PHASE,      VARINT, x->phase,       _,            0,                                         0)              \
     X(ROWS,       VARINT, x->rows,        _,            0,                                         0)              \
     X(COLS,       VARINT, x->cols,        _,            0,                                         0)              \
-    X(DONATED,    IDS,    x->donated,     x->n_donated, NULL,                                      FK(COMPUTE))
+    X(DONATED,    IDS,    x->donated,     x->n_donated, NULL,                                      FK(COMPUTE))    \
+    X(KERNEL,     FLAG,   x->kernel,      _,            false,                                     0)              \
+    X(KFLOPS,     F64,    x->kernel_flops, _,           0,                                         0)              \
+    X(KBYTES,     VARINT, x->kernel_bytes, _,           0,                                         0)              \
+    X(KFIXED,     F64,    x->kernel_s,    _,            0,                                         0)
 /* clang-format on */
 
 enum {

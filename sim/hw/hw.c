@@ -75,6 +75,8 @@ static const strata_key_def compute_keys[] = {
     {"overhead", false, "fixed time added to every compute op, 0 to 1 s (default 0)"},
     {"launch", false, "fixed time paid once, by the first op on the unit (starting a kernel), 0 to 1 s (default 0)"},
     {"tile", false, "side of the unit's systolic array: a matmul's K and N are padded to it (default 0: none)"},
+    /* the kernel models' opt-in; after it, in help and among the known, their keys (hw_compute.c) */
+    {"matrix", false, NULL},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
@@ -127,19 +129,28 @@ static char *memory_kind_choices(void)
     return g_string_free(s, FALSE);
 }
 
-/* [memory] kind and dram, [interconnect] collectives (description NULL):
- * help built from the table each names, so that it cannot drift from it
- * (g_free); after collectives come the collective implementations' keys
- * (their parameter blocks, hw/coll_impl.h), in help and among the known. */
+/* [memory] kind and dram, [interconnect] collectives and [compute] matrix
+ * (description NULL): help built from the table each names, so that it
+ * cannot drift from it (g_free); after collectives come the collective
+ * implementations' keys (their parameter blocks, hw/coll_impl.h), after
+ * matrix the kernel models' (hw_compute.c), in help and among the known. */
 static char *built_description(const strata_key_def *k)
 {
     if (k->description)
         return NULL;
     if (strcmp(k->name, "kind") == 0)
         return memory_kind_choices();
+    if (strcmp(k->name, "matrix") == 0)
+        return hw_kernel_describe();
     return strcmp(k->name, "dram") == 0 ? strata_dram_describe() : hw_coll_impl_describe();
 }
-static bool before_coll_impl_keys(const strata_key_def *k) { return !k->description && strcmp(k->name, "collectives") == 0; }
+static void keys_after(const strata_key_def *k, GPtrArray *known, GString *help, const char *indent)
+{
+    if (!k->description && strcmp(k->name, "collectives") == 0)
+        hw_coll_impl_keys(known, help, indent);
+    else if (!k->description && strcmp(k->name, "matrix") == 0)
+        hw_kernel_keys(known, help, indent);
+}
 
 char *strata_hw_describe(const char *indent)
 {
@@ -151,8 +162,7 @@ char *strata_hw_describe(const char *indent)
             g_string_append_printf(s, "%s  %s%s: %s\n", indent, k->name, k->required ? " (required)" : "",
                                    built ? built : k->description);
             g_free(built);
-            if (before_coll_impl_keys(k))
-                hw_coll_impl_keys(NULL, s, indent);
+            keys_after(k, NULL, s, indent);
         }
         if (d->prefixed)
             g_string_append_printf(s, "%s  %sKEY: %s\n", indent, d->prefixed,
@@ -226,15 +236,13 @@ static bool check_keys(const hw_load_ctx *ctx, const group_def *def, const char 
     GArray *declared = g_array_new(TRUE, TRUE, sizeof(strata_key_def));
     for (const strata_key_def *kd = def->keys; kd->name; kd++) {
         g_array_append_val(declared, *kd);
-        if (!before_coll_impl_keys(kd))
-            continue;
-        GPtrArray *impl_keys = g_ptr_array_new();
-        hw_coll_impl_keys(impl_keys, NULL, NULL);
-        for (guint i = 0; i < impl_keys->len; i++) {
-            strata_key_def key = {g_ptr_array_index(impl_keys, i), false, NULL};
+        GPtrArray *more = g_ptr_array_new();
+        keys_after(kd, more, NULL, NULL);
+        for (guint i = 0; i < more->len; i++) {
+            strata_key_def key = {g_ptr_array_index(more, i), false, NULL};
             g_array_append_val(declared, key);
         }
-        g_ptr_array_free(impl_keys, TRUE);
+        g_ptr_array_free(more, TRUE);
     }
     bool ok = strata_keyfile_check_declared(ctx->k, group, (const strata_key_def *)(void *)declared->data,
                                             def->prefixed, err);
@@ -543,58 +551,6 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
     return ok;
 }
 
-static char *dtype_names(void)
-{
-    GString *s = g_string_new(NULL);
-    for (int d = 1; d < STRATA_DTYPE__COUNT; d++)
-        g_string_append_printf(s, "%s%s", d > 1 ? ", " : "", strata_dtype_name((strata_dtype)d));
-    return g_string_free(s, FALSE);
-}
-
-static bool load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
-                         GError **err)
-{
-    strata_compute_spec c = {0};
-    c.name = g_string_chunk_insert_const(hw->strings, name);
-    c.operands = hw->default_memory;
-    c.base = hw->computes->len;
-
-    if (!hw_get_flop_rate(ctx, group, "flops", &c.flops, err) ||
-        !hw_get_time(ctx, group, "overhead", &c.overhead, err) || !hw_get_time(ctx, group, "launch", &c.launch, err) ||
-        (strata_keyfile_has_key(ctx->k, group, "tile") && !hw_get_size(ctx, group, "tile", &c.tile, err)))
-        return false;
-    char **keys = strata_keyfile_keys(ctx->k, group, NULL);
-    bool ok = true;
-    for (guint k = 0; ok && keys && keys[k]; k++) {
-        if (!g_str_has_prefix(keys[k], "flops."))
-            continue;
-        const char *dname = keys[k] + strlen("flops.");
-        strata_dtype dtype = STRATA_DTYPE_NONE;
-        if (!strata_dtype_from_name(dname, &dtype) || dtype == STRATA_DTYPE_NONE) {
-            char *known = dtype_names();
-            hw_fail(ctx, err, group, keys[k], "unknown dtype '%s' (dtypes: %s)", dname, known);
-            g_free(known);
-            ok = false;
-        } else {
-            ok = hw_get_flop_rate(ctx, group, keys[k], &c.flops_by_dtype[dtype], err);
-        }
-    }
-    g_strfreev(keys);
-    if (!ok)
-        return false;
-
-    char *operands = hw_get_text(ctx, group, "operands");
-    if (operands) {
-        int index = hw_get_memory_ref(ctx, hw, group, "operands", g_strstrip(operands), err);
-        g_free(operands);
-        if (index < 0)
-            return false;
-        c.operands = (uint32_t)index;
-    }
-    g_array_append_val(hw->computes, c);
-    return true;
-}
-
 /* Splits "memory hbm" into its definition and name; NULL with err if unknown. */
 static const group_def *classify_group(const hw_load_ctx *ctx, const char *group, const char **name,
                                        GError **err)
@@ -698,7 +654,7 @@ static bool build(hw_load_ctx *ctx, strata_hw *hw, GError **err)
         if (defs[g]->kind == GROUP_LINK)
             ok = load_link(ctx, hw, groups[g], names[g], err);
         else if (defs[g]->kind == GROUP_COMPUTE)
-            ok = load_compute(ctx, hw, groups[g], names[g], err);
+            ok = hw_load_compute(ctx, hw, groups[g], names[g], err);
     }
     ok = ok && hw_devices_build(ctx, hw, groups, n_groups, err);
     g_free(defs);

@@ -99,6 +99,12 @@ char *hw_coll_impl_describe(void);
  * to known, and/or their help lines to help (NULL: not wanted). */
 void hw_coll_impl_keys(GPtrArray *known, GString *help, const char *indent);
 
+/* hw_compute.c: one [compute NAME] group into hw->computes; the help line
+ * of `matrix` (g_free) and the kernel models' keys (as hw_coll_impl_keys). */
+bool hw_load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name, GError **err);
+char *hw_kernel_describe(void);
+void hw_kernel_keys(GPtrArray *known, GString *help, const char *indent);
+
 /* hw_route.c: fills hw->routes from the templates (at least one memory). */
 void hw_compute_routes(strata_hw *hw);
 void hw_routes_free(strata_hw *hw);

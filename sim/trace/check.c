@@ -305,7 +305,7 @@ static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs 
     if (op->has_bytes && op->bytes == 0)
         return fail(c, op, err, "expected bytes= above 0");
     r->bytes = op->has_bytes ? op->bytes : bytes;
-    r->dtype = first ? first->dtype : STRATA_DTYPE_NONE;
+    r->dtype = op->dtype != STRATA_DTYPE_NONE ? op->dtype : first ? first->dtype : STRATA_DTYPE_NONE;
     r->ins = (const uint64_t *)(void *)c->ins->data;
     r->outs = (const uint64_t *)(void *)c->outs->data;
     return true;
