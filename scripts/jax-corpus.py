@@ -494,7 +494,45 @@ def write_profile(out_dir, program):
     if other:
         print(f"jax-corpus: profile: also written and not kept: {', '.join(other)}", file=sys.stderr)
     shutil.rmtree(tmp, ignore_errors=True)
+    if os.path.exists(os.path.join(dst, "scan_mlp.xplane.pb")):
+        drop_hostnames(os.path.join(dst, "scan_mlp.xplane.pb"))
     return sorted(kept)
+
+
+def drop_hostnames(path):
+    """Removes XSpace.hostnames (field 4 of the top-level message,
+    tsl/profiler/protobuf/xplane.proto) from an .xplane.pb, so the corpus
+    names no machine; the other top-level fields are copied byte for byte."""
+    def varint(b, i):
+        r = shift = 0
+        while True:
+            c = b[i]
+            r |= (c & 0x7F) << shift
+            i, shift = i + 1, shift + 7
+            if c < 0x80:
+                return r, i
+
+    data = open(path, "rb").read()
+    out, i = bytearray(), 0
+    while i < len(data):
+        start = i
+        key, i = varint(data, i)
+        wire = key & 7
+        if wire == 0:
+            _, i = varint(data, i)
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        elif wire == 2:
+            n, i = varint(data, i)
+            i += n
+        else:
+            raise SystemExit(f"jax-corpus: {path}: unexpected protobuf wire type {wire} at byte {start}")
+        if key >> 3 != 4:
+            out += data[start:i]
+    with open(path, "wb") as f:
+        f.write(out)
 
 
 def main(argv):
@@ -539,8 +577,14 @@ def main(argv):
         f.write("\n")
     shutil.rmtree(_dump_root, ignore_errors=True)
     if profile:
+        # The child runs this file compiled under the name jax-corpus.py, so
+        # the HLO the .xplane.pb holds names no path (as normalise() does
+        # for the dumps).
         import subprocess
-        subprocess.run([sys.executable, script_path, out_dir, "--profile-only"], check=True)
+        child = ("import sys; p = sys.argv[1]; sys.argv = [p] + sys.argv[2:]; "
+                 "exec(compile(open(p, encoding='utf-8').read(), 'jax-corpus.py', 'exec'), "
+                 "{'__name__': '__main__', '__file__': p})")
+        subprocess.run([sys.executable, "-c", child, script_path, out_dir, "--profile-only"], check=True)
 
 
 if __name__ == "__main__":
