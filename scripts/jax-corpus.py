@@ -233,6 +233,19 @@ def fsdp_step():
                                "donate_argnums": (0, 1)}
 
 
+def mlp_sgd_step():
+    """The step tp_step and two_devices shard: loss mean((tanh(x @ w1) @ w2)^2),
+    SGD at 0.1 on w1 and w2; returns (w1, w2, loss)."""
+    def loss(w1, w2, x):
+        return jnp.mean((jnp.tanh(x @ w1) @ w2) ** 2)
+
+    def step(w1, w2, x):
+        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
+
+    return step
+
+
 def tp_step():
     """A tensor-parallel MLP step on a 2x4 (data, model) mesh: w1 split by
     columns and w2 by rows over 'model' (Megatron), the batch over 'data':
@@ -241,14 +254,7 @@ def tp_step():
     w1s = NamedSharding(mesh, P(None, "model"))
     w2s = NamedSharding(mesh, P("model", None))
     xs = NamedSharding(mesh, P("data", None))
-
-    def loss(w1, w2, x):
-        return jnp.mean((jnp.tanh(x @ w1) @ w2) ** 2)
-
-    def step(w1, w2, x):
-        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
-        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
-
+    step = mlp_sgd_step()
     w1 = jax.device_put(f32(32, 128, seed=1), w1s)
     w2 = jax.device_put(f32(128, 32, seed=2), w2s)
     x = jax.device_put(f32(16, 32, seed=3), xs)
@@ -320,14 +326,7 @@ def two_devices():
     mesh = Mesh(np.array(jax.devices()[:2]), ("data",))
     rep = NamedSharding(mesh, P())
     xs = NamedSharding(mesh, P("data", None))
-
-    def loss(w1, w2, x):
-        return jnp.mean((jnp.tanh(x @ w1) @ w2) ** 2)
-
-    def step(w1, w2, x):
-        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
-        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
-
+    step = mlp_sgd_step()
     w1 = jax.device_put(f32(16, 32, seed=1), rep)
     w2 = jax.device_put(f32(32, 16, seed=2), rep)
     x = jax.device_put(f32(8, 16, seed=3), xs)
