@@ -33,7 +33,8 @@
  *
  * Invariants: instruction names are unique in a module (XLA guarantees it;
  * a repeated name is an error); lines that are not an HloModule header, a
- * computation header `... {`, an instruction or `}` are errors naming
+ * computation header `... {`, an instruction, `}` or `} // NAME` (XLA of
+ * jaxlib 0.4.x: NAME must be the open computation's) are errors naming
  * FILE:LINE.
  */
 #ifndef STRATA_IMPORT_XLA_HLO_H

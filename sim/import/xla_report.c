@@ -142,6 +142,12 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
                                " empty values; %" G_GUINT64_FORMAT
                                " values without a live range kept for the whole program\n",
                                f->n_thread_local_values, f->n_empty_values, f->n_unranged_values);
+    if (f->n_unknown)
+        g_string_append_printf(out,
+                               "read past: %" G_GUINT64_FORMAT " field%s or line%s this reader does not know "
+                               "(a newer XLA's?), not used; the first: %s\n",
+                               f->n_unknown, f->n_unknown == 1 ? "" : "s", f->n_unknown == 1 ? "" : "s",
+                               f->unknown_first);
     g_free(arg);
     g_free(outb);
     g_free(tmp);
