@@ -55,7 +55,10 @@ def read_dump(d):
             if m:
                 values.append((m[1] + (m[2] or "{}"), len(allocs) - 1, int(m[3]), int(m[4])))
     ranges, mx, state = {}, None, None
-    with open(ba.replace("-buffer-assignment.txt", "-live-range.txt"), encoding="utf-8") as f:
+    # JAX 0.10 on writes the live ranges to their own file; before, they
+    # follow the buffer assignment's 'Used values:' in the same file.
+    lr = ba.replace("-buffer-assignment.txt", "-live-range.txt")
+    with open(lr if os.path.exists(lr) else ba, encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
             if line.startswith("HloLiveRange (max "):
