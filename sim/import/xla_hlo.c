@@ -32,6 +32,7 @@ static void instr_free(gpointer p)
     g_free(i->opcode);
     g_strfreev(i->operands);
     g_free(i->replica_groups);
+    g_free(i->pairs);
     g_free(i);
 }
 
@@ -401,6 +402,16 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
                                  "replica_groups={{...},...}, [G,S]<=[DIMS][T(PERM)] or mesh['A'=N,...] {'A',...}");
         }
         in->replica_groups = g_strndup(rg, (gsize)(end - rg));
+    }
+    const char *sp = strstr(attrs, "source_target_pairs=");
+    if (sp) {
+        sp += strlen("source_target_pairs=");
+        const char *end = *sp == '{' ? match_close(sp) : NULL;
+        if (end == NULL) {
+            instr_free(in);
+            return xla_fail_line(err, file, lineno, line, "source_target_pairs={{S,T},...}");
+        }
+        in->pairs = g_strndup(sp, (gsize)(end - sp));
     }
     if (!instr_flops(h, in, open + 1, close - 1, attrs, &in->flops, file, lineno, err)) {
         instr_free(in);

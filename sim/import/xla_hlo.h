@@ -52,6 +52,7 @@ typedef struct xla_instr {
     char **operands;       /* NULL-terminated names (none for constant, parameter) */
     int64_t tuple_index;   /* get-tuple-element's index=, else -1 */
     char *replica_groups;  /* a collective's replica_groups= value, else NULL */
+    char *pairs;           /* a collective-permute's source_target_pairs= value, else NULL */
     double flops;
 } xla_instr;
 

@@ -29,7 +29,9 @@ For each program the release built (memory-analysis.json) it asserts:
   6. `strata alloc --allocator offline` plans the imported trace (a sharded
      one on its busiest device);
   7. the temp bound of check_corpus.py (strata temp <= XLA temp + constants),
-     with its KNOWN exceptions.
+     with its KNOWN exceptions;
+  8. every collective becomes a strata collective (mesh-named groups,
+     sub-axes, collective-permute pairs), none a compute with a note.
 Exit 0 when all hold, 1 otherwise (each failure printed).
 """
 import json
@@ -41,6 +43,13 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import check_corpus as cc  # noqa: E402
+
+# Known failures beyond check_corpus.KNOWN, as there.
+KNOWN = {
+    # fsdp_step's all-gather.1 reads a value inside a donated argument's
+    # allocation, which the trace holds whole (test_jax_corpus.c).
+    ("fsdp_step", "1 collectives as notes"): "a collective on a slice of a donated argument",
+}
 
 KNOWN_FIELDS = ("parameter ", "output shape is ", "constant", "thread-local", "maybe-live-out",
                 "preallocated-temp", "color ", "shape ")
@@ -113,6 +122,9 @@ def check_program(strata, d, name, ma):
         problems.append(f"strata temp {fig['temp'][1]} > XLA temp {ma['temp_size_in_bytes']} "
                         f"+ constants {fig['constant']}")
     problems += new_fields(ma, fig, run.stderr)
+    notes = re.search(r"; (\d+) as notes\)", run.stderr)
+    if notes and int(notes[1]):
+        problems.append(f"{notes[1]} collectives as notes")
     n_unknown = unknown_fields(d)
     m = re.search(r"read past: (\d+) ", run.stderr)
     if n_unknown and not (m and int(m[1]) >= n_unknown):
@@ -132,7 +144,7 @@ def main(strata, vdir):
         figs, problems = check_program(strata, os.path.join(vdir, name), name, ma)
         if figs:
             print(f"{name:22} {figs[0]:7} {figs[1]:8} {figs[2]:7}")
-        for (known_name, prefix), why in cc.KNOWN.items():
+        for (known_name, prefix), why in {**cc.KNOWN, **KNOWN}.items():
             hit = [p for p in problems if known_name == name and p.startswith(prefix)]
             for p in hit:
                 print(f"KNOWN {name}: {p} ({why})")
