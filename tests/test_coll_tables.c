@@ -178,7 +178,7 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
                                 "[interconnect x] collectives: collectives = nccl: expected nccl_channels too");
     strata_test_hw_text_refused(head, "rccl_arch = gfx942\n", "[interconnect x] unknown key 'rccl_arch' (known: "
                                                               "memory, topology, dims, bandwidth, latency, "
-                                                              "links_per_chip, wraparound, duplex, collectives, "
+                                                              "links_per_chip, wraparound, duplex, domain, collectives, "
                                                               "nccl_arch, nccl_channels, nccl_channel_bandwidth, "
                                                               "nvls, source)");
 }

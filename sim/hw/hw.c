@@ -30,11 +30,7 @@
 
 /* ---- the keys each kind of group accepts ---- */
 
-typedef struct key_def {
-    const char *name;
-    bool required;
-    const char *description; /* for strata_hw_describe() (help and docs); NULL: built (below) */
-} key_def;
+typedef hw_key_def key_def; /* hw_internal.h; description NULL: built (below) */
 
 static const key_def hardware_keys[] = {
     {"name", true, "name of the machine (text)"},
@@ -92,13 +88,14 @@ static const key_def interconnect_keys[] = {
     {"links_per_chip", false, "parallel links between neighbours, 1 to 64, multiplying the bandwidth (default 1)"},
     {"wraparound", false, "torus2d/torus3d: true (default), false, or one per dimension (false,true): the links joining each dimension's ends"},
     {"duplex", false, "full (default) or half"},
+    {"domain", false, "devices per scale-up domain, dividing devices (default: all): it joins each domain's"},
     /* the implementations' names (hw/coll_impl.h's table); after it, in help and
      * among the known keys, every implementation's own keys (its parameter block) */
     {"collectives", false, NULL},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
-typedef enum { GROUP_HARDWARE, GROUP_MEMORY, GROUP_LINK, GROUP_COMPUTE, GROUP_INTERCONNECT } group_kind;
+typedef enum { GROUP_HARDWARE, GROUP_MEMORY, GROUP_LINK, GROUP_COMPUTE, GROUP_INTERCONNECT, GROUP_NETWORK } group_kind;
 
 typedef struct group_def {
     const char *word;      /* "memory" in "[memory NAME]" */
@@ -114,6 +111,7 @@ static const group_def group_defs[] = {
     {"link", GROUP_LINK, true, link_keys, NULL},
     {"compute", GROUP_COMPUTE, true, compute_keys, "flops."},
     {"interconnect", GROUP_INTERCONNECT, true, interconnect_keys, NULL},
+    {"network", GROUP_NETWORK, true, hw_network_keys, NULL},
     {NULL, 0, false, NULL, NULL},
 };
 
@@ -618,8 +616,8 @@ static const group_def *classify_group(const hw_load_ctx *ctx, const char *group
         return d;
     }
     hw_fail(ctx, err, group, NULL,
-         "unknown group; expected [hardware], [memory NAME], [link NAME], [compute NAME] "
-         "or [interconnect NAME]");
+         "unknown group; expected [hardware], [memory NAME], [link NAME], [compute NAME], "
+         "[interconnect NAME] or [network NAME]");
     return NULL;
 }
 

@@ -23,7 +23,14 @@
  *                   torus2d|torus3d|switch|full, dims (torus: 4x4, 4x4x4),
  *                   bandwidth (per link and direction), latency,
  *                   links_per_chip (parallel links: multiply the bandwidth),
- *                   wraparound (torus: per dimension, default true), duplex
+ *                   wraparound (torus: per dimension, default true), duplex,
+ *                   domain (devices per scale-up domain: it joins each
+ *                   domain's devices, not across them; default all)
+ *   [network NAME]  the scale-out tier that joins domains (hw_network.c):
+ *                   memory (the devices' NICs, or a host memory: the
+ *                   hosts'), topology = switch|rails, bandwidth (per NIC
+ *                   and direction), latency (per link), nics,
+ *                   devices_per_nic, hosts_per_leaf, oversubscription
  *
  * Unknown groups or keys, missing required keys, values outside the sane
  * ranges (docs/hardware.md) and, where the caller passes the allocators'
@@ -194,6 +201,9 @@ uint32_t strata_hw_default_memory(const strata_hw *hw);
 uint32_t strata_hw_devices(const strata_hw *hw);
 uint32_t strata_hw_devices_per_host(const strata_hw *hw);
 uint32_t strata_hw_hosts(const strata_hw *hw);
+/* Devices per scale-up domain (the device interconnect's `domain`; all of
+ * them without one): devices D and E share a domain when D / it = E / it. */
+uint32_t strata_hw_domain(const strata_hw *hw);
 /* The template (the memory or unit as declared, before instantiation):
  * index of the template named NAME ("hbm", never "hbm@3"), -1 when none;
  * NULL = the default memory's template / the first unit's. */

@@ -32,6 +32,14 @@ typedef struct hw_instances {
 
 typedef struct hw_sites hw_sites;
 
+/* One key a group accepts: its name, whether it is required, and its help
+ * line (NULL: built by hw.c from the table it names). */
+typedef struct hw_key_def {
+    const char *name;
+    bool required;
+    const char *description;
+} hw_key_def;
+
 struct strata_hw {
     char *name;
     char *source;
@@ -47,6 +55,7 @@ struct strata_hw {
     hw_instances *mem_at, *link_at, *unit_at; /* by template index (several devices), else NULL */
     uint32_t default_memory;
     uint32_t devices, devices_per_host, hosts;
+    uint32_t domain;           /* devices per scale-up domain (the device interconnect's `domain`) */
     route *routes;             /* template routes: tmems->len^2 */
     GHashTable *memory_by_name; /* name -> index + 1 */
     GHashTable *unit_by_name;   /* name -> index + 1 (units: a hash, as a pod has thousands) */
@@ -88,6 +97,24 @@ int hw_get_memory_ref(const hw_load_ctx *ctx, const strata_hw *hw, const char *g
 bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsize n_groups, GError **err);
 /* Whether a template memory is per device (kind device or onchip). */
 bool hw_per_device(strata_mem_kind kind);
+
+/* hw_network.c: the [network NAME] group (the scale-out tier), its keys
+ * (hw.c checks them) and, with several devices, its links and switches in
+ * the site graph (before it is sealed). */
+typedef struct hw_network hw_network;
+extern const hw_key_def hw_network_keys[];
+/* At most one [network] group, checked (*out NULL when none). */
+bool hw_network_parse(const hw_load_ctx *ctx, const strata_hw *hw, char **groups, gsize n_groups,
+                      hw_network **out, GError **err);
+void hw_network_free(hw_network *n);
+/* Its group ("network NAME"), its template memory (the sites' gateway it
+ * joins) and whether that is a host's. */
+const char *hw_network_group(const hw_network *n);
+uint32_t hw_network_memory(const hw_network *n);
+bool hw_network_on_hosts(const hw_network *n);
+/* The most links a route between two of its sites crosses. */
+uint32_t hw_network_diameter(const strata_hw *hw, const hw_network *n);
+void hw_network_build(strata_hw *hw, const hw_network *n);
 
 /* coll_impl.c: the [interconnect] group's `collectives =` and the chosen
  * row's parameter block into hw->coll_impl and hw->coll_params (hosts: a
