@@ -180,7 +180,7 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
                                                               "memory, topology, dims, bandwidth, latency, "
                                                               "links_per_chip, wraparound, duplex, domain, collectives, "
                                                               "nccl_arch, nccl_channels, nccl_channel_bandwidth, "
-                                                              "nvls, source)");
+                                                              "nvls, nccl_cpu, nccl_algo, nccl_proto, source)");
 }
 END_TEST
 

@@ -199,7 +199,7 @@ static bool nccl_tune(strata_coll_shape *shape, const strata_hw *hw, GError **er
         return false;
     }
     strata_coll_tuning t;
-    if (!impl->tune(hw, shape->kind, strata_coll_ranks(shape), shape->in_bytes, &t, err))
+    if (!impl->tune(hw, shape->kind, strata_coll_ranks(shape), shape->domain_ranks, shape->in_bytes, &t, err))
         return false;
     shape->tuned = true;
     shape->nccl_algo = t.algo;
@@ -208,6 +208,8 @@ static bool nccl_tune(strata_coll_shape *shape, const strata_hw *hw, GError **er
     shape->chunk_bytes = t.chunk_bytes;
     shape->nvls_efficiency = t.nvls_efficiency;
     shape->launch_s = t.launch_s;
+    shape->net_step_s = t.net_step_s;
+    shape->heads = t.heads;
     return true;
 }
 

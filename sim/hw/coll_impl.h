@@ -63,8 +63,10 @@ typedef struct strata_coll_impl_key {
 
 /* What tune chose for one collective: NCCL's algorithm and protocol, the
  * channels and the chunk per channel (0: the algorithm's default), the
- * fraction of the link's data rate NVLS reaches (0: all), and the fixed
- * cost every rank pays before the first round (the kernel launch). */
+ * fraction of the link's data rate NVLS reaches (0: all), the fixed cost
+ * every rank pays before the first round (the kernel launch), and across
+ * domains the library's fixed cost of a step over the network and the
+ * ranks of a domain that exchange over it (NVLS_TREE's heads; 0: all). */
 typedef struct strata_coll_tuning {
     strata_nccl_algo algo;
     strata_nccl_proto proto;
@@ -72,6 +74,8 @@ typedef struct strata_coll_tuning {
     uint64_t chunk_bytes;
     double nvls_efficiency;
     double launch_s;
+    double net_step_s;
+    uint32_t heads;
 } strata_coll_tuning;
 
 struct strata_coll_impl {
@@ -79,9 +83,10 @@ struct strata_coll_impl {
     const strata_coll_impl_key *keys; /* NULL-terminated; NULL: none */
     void *(*load)(const struct hw_load_ctx *ctx, const char *group, GError **err);
     const char *(*pick)(const strata_hw *hw, strata_op_kind kind, const strata_mesh *mesh, uint32_t mask);
-    /* kind over `ranks` ranks (2 or more), in_bytes of IN on each */
-    bool (*tune)(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint64_t in_bytes, strata_coll_tuning *out,
-                 GError **err);
+    /* kind over `ranks` ranks (2 or more), `domain_ranks` of them per
+     * scale-up domain (coll_sched.h), in_bytes of IN on each */
+    bool (*tune)(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks, uint64_t in_bytes,
+                 strata_coll_tuning *out, GError **err);
 };
 
 /* The rows, in the table's order, NULL-terminated. */

@@ -204,6 +204,17 @@ uint32_t strata_hw_hosts(const strata_hw *hw);
 /* Devices per scale-up domain (the device interconnect's `domain`; all of
  * them without one): devices D and E share a domain when D / it = E / it. */
 uint32_t strata_hw_domain(const strata_hw *hw);
+/* The scale-out network's NICs ([network]), for the collective libraries'
+ * models: NICs per host, one NIC's bandwidth (bytes/s per direction), the
+ * devices of a host that have one of their own, whether they are the
+ * host's; false (out untouched) when the model has no network. */
+typedef struct strata_hw_nics {
+    uint32_t per_host;
+    double bandwidth;
+    uint32_t devices;
+    bool on_hosts;
+} strata_hw_nics;
+bool strata_hw_network_nics(const strata_hw *hw, strata_hw_nics *out);
 /* The template (the memory or unit as declared, before instantiation):
  * index of the template named NAME ("hbm", never "hbm@3"), -1 when none;
  * NULL = the default memory's template / the first unit's. */

@@ -514,6 +514,9 @@ bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsiz
         !hw_network_parse(ctx, hw, groups, n_groups, &net, err))
         return false;
     hw->domain = ics[0] ? ics[0]->domain : hw->devices;
+    hw->has_nics = net != NULL;
+    if (net)
+        hw->nics = hw_network_nics(hw, net);
     if (net && ics[1] && hw_network_on_hosts(net)) {
         hw_fail(ctx, err, hw_network_group(net), NULL, "a second network between hosts ([%s] already joins them; a "
                 "model takes one per level)", ics[1]->group);

@@ -56,6 +56,8 @@ struct strata_hw {
     uint32_t default_memory;
     uint32_t devices, devices_per_host, hosts;
     uint32_t domain;           /* devices per scale-up domain (the device interconnect's `domain`) */
+    bool has_nics;             /* a [network]: nics below */
+    strata_hw_nics nics;
     route *routes;             /* template routes: tmems->len^2 */
     GHashTable *memory_by_name; /* name -> index + 1 */
     GHashTable *unit_by_name;   /* name -> index + 1 (units: a hash, as a pod has thousands) */
@@ -115,6 +117,8 @@ bool hw_network_on_hosts(const hw_network *n);
 /* The most links a route between two of its sites crosses. */
 uint32_t hw_network_diameter(const strata_hw *hw, const hw_network *n);
 void hw_network_build(strata_hw *hw, const hw_network *n);
+/* Its NICs as the collective libraries see them (hw.h). */
+strata_hw_nics hw_network_nics(const strata_hw *hw, const hw_network *n);
 
 /* coll_impl.c: the [interconnect] group's `collectives =` and the chosen
  * row's parameter block into hw->coll_impl and hw->coll_params (hosts: a

@@ -152,6 +152,20 @@ const char *hw_network_group(const hw_network *n) { return n->group; }
 uint32_t hw_network_memory(const hw_network *n) { return n->memory; }
 bool hw_network_on_hosts(const hw_network *n) { return n->hosts; }
 
+strata_hw_nics hw_network_nics(const strata_hw *hw, const hw_network *n)
+{
+    uint32_t per_host = n->hosts ? 1 : hw->devices_per_host / n->devices_per_nic;
+    return (strata_hw_nics){.per_host = per_host * n->nics, .bandwidth = n->bandwidth,
+                            .devices = n->hosts ? 0 : per_host, .on_hosts = n->hosts};
+}
+
+bool strata_hw_network_nics(const strata_hw *hw, strata_hw_nics *out)
+{
+    if (hw->has_nics)
+        *out = hw->nics;
+    return hw->has_nics;
+}
+
 /* The NICs of one host (per rail), the leaves and whether a spine joins them. */
 static uint32_t nics_per_host(const strata_hw *hw, const hw_network *n)
 {
