@@ -392,6 +392,7 @@ static Suite *collective_suite(void)
 {
     Suite *s = suite_create("collective");
     TCase *tc = tcase_create("schedules");
+    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, ring_all_reduce_moves_2_n_minus_1_over_n);
     tcase_add_test(tc, bidir_ring_halves_each_direction);
     tcase_add_test(tc, bidir_ring_gathers_and_scatters_half_each_way);

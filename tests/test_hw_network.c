@@ -9,30 +9,9 @@
 #include "hw/hw.h"
 #include "placement/placement_hw.h"
 
-static uint32_t mem_index(const strata_hw *hw, const char *name)
-{
-    int i = strata_hw_memory_index(hw, name);
-    ck_assert_msg(i >= 0, "no memory %s", name);
-    return (uint32_t)i;
-}
-
-/* The links of the route, "a,b,c". */
-static char *route_links(const strata_hw *hw, const char *from, const char *to)
-{
-    const strata_hop *hops = NULL;
-    uint32_t n = 0;
-    GError *err = NULL;
-    ck_assert_msg(strata_hw_route(hw, mem_index(hw, from), mem_index(hw, to), &hops, &n, &err), "%s",
-                  err ? err->message : "");
-    GString *s = g_string_new(NULL);
-    for (uint32_t i = 0; i < n; i++)
-        g_string_append_printf(s, "%s%s", i ? "," : "", strata_hw_link(hw, hops[i].link)->name);
-    return g_string_free(s, FALSE);
-}
-
 static void assert_route(const strata_hw *hw, const char *from, const char *to, const char *want)
 {
-    char *got = route_links(hw, from, to);
+    char *got = strata_test_route_links(hw, from, to);
     ck_assert_msg(strcmp(got, want) == 0, "%s -> %s: got %s, want %s", from, to, got, want);
     g_free(got);
 }
@@ -69,7 +48,7 @@ START_TEST(domains_and_one_switch)
     ck_assert_uint_eq(strata_test_count_links(hw, "nvlink@"), 16);
     ck_assert_uint_eq(strata_test_count_links(hw, "ib@"), 16);
     const strata_link_spec *nic = strata_test_link(hw, "ib@9");
-    ck_assert_uint_eq(nic->a, mem_index(hw, "hbm@9"));
+    ck_assert_int_eq((int)nic->a, strata_hw_memory_index(hw, "hbm@9"));
     ck_assert_uint_eq(nic->b, STRATA_HW_NO_MEMORY);
     ck_assert(nic->bandwidth == 50e9 && nic->latency == 1e-6 && nic->full_duplex);
     /* inside a node: NVLink; across: the NICs, never a host */
@@ -90,7 +69,7 @@ START_TEST(rails_leaves_and_spine)
      * leaf per rail would need one, and its uplink costs one more) */
     strata_hw *hw = cluster("topology = rails\n", NULL);
     assert_route(hw, "hbm@2", "hbm@10", "ib@2,ib@10");
-    char *r = route_links(hw, "hbm@2", "hbm@13");
+    char *r = strata_test_route_links(hw, "hbm@2", "hbm@13");
     ck_assert_msg(strcmp(r, "nvlink@2,nvlink@5,ib@5,ib@13") == 0 || strcmp(r, "ib@2,ib@10,nvlink@10,nvlink@13") == 0,
                   "%s", r);
     g_free(r);
@@ -135,7 +114,7 @@ START_TEST(nics_on_hosts)
     ck_assert_uint_eq(strata_test_count_links(hw, "ici:"), 8); /* 2 x (2x2: 4 links) */
     strata_test_link(hw, "ici:5-7");
     ck_assert(strata_test_link(hw, "dcn@1")->bandwidth == 25e9);
-    ck_assert_uint_eq(strata_test_link(hw, "dcn@1")->a, mem_index(hw, "host@1"));
+    ck_assert_int_eq((int)strata_test_link(hw, "dcn@1")->a, strata_hw_memory_index(hw, "host@1"));
     assert_route(hw, "hbm@0", "hbm@3", "ici:0-1,ici:1-3");
     assert_route(hw, "hbm@1", "hbm@6", "pcie@1,dcn@0,dcn@1,pcie@6");
     strata_hw_free(hw);
@@ -170,35 +149,35 @@ START_TEST(slices_and_overrides)
 }
 END_TEST
 
-static void fails(const char *more, const char *const *overrides, const char *want)
+static void fails(const char *more, const char *want)
 {
-    char *text = g_strdup_printf(CLUSTER, more);
-    GError *err = NULL;
-    strata_hw *hw = strata_placement_hw_load_data(text, "c.ini", overrides, &err);
-    ck_assert_msg(hw == NULL, "should fail: %s", more);
-    ck_assert_int_eq(err->code, STRATA_ERROR_INPUT);
-    ck_assert_msg(strstr(err->message, want), "message '%s' lacks '%s'", err->message, want);
-    g_error_free(err);
-    g_free(text);
+    char *head = g_strdup_printf(CLUSTER, "");
+    strata_test_hw_text_refused(head, more, want);
+    g_free(head);
 }
 
 START_TEST(bad_input)
 {
-    /* lines: 21 [network ib], 22 bandwidth, 23 latency, 24 the case's key */
-    fails("topology = torus\n", NULL, "c.ini:24: [network ib] topology: expected switch or rails, got 'torus'");
-    fails("nics = 0\n", NULL, "c.ini:24: [network ib] nics: expected a whole number from 1 to 64, got '0'");
-    fails("oversubscription = 0.5\n", NULL, "c.ini:24: [network ib] oversubscription: expected a ratio from 1 to 64");
-    fails("hosts_per_leaf = 3\n", NULL, "c.ini:24: [network ib] hosts_per_leaf: expected a divisor of the 2 hosts");
-    fails("devices_per_nic = 3\n", NULL, "c.ini:24: [network ib] devices_per_nic: expected a divisor of "
+    /* lines: 21 [network ib], 22 bandwidth, 23 latency, 24 the case's key (t.ini) */
+    fails("topology = torus\n", "t.ini:24: [network ib] topology: expected switch or rails, got 'torus'");
+    fails("nics = 0\n", "t.ini:24: [network ib] nics: expected a whole number from 1 to 64, got '0'");
+    fails("oversubscription = 0.5\n", "t.ini:24: [network ib] oversubscription: expected a ratio from 1 to 64");
+    fails("hosts_per_leaf = 3\n", "t.ini:24: [network ib] hosts_per_leaf: expected a divisor of the 2 hosts");
+    fails("devices_per_nic = 3\n", "t.ini:24: [network ib] devices_per_nic: expected a divisor of "
           "devices_per_host = 8, got 3");
-    fails("switches = 4\n", NULL, "c.ini:24: [network ib] unknown key 'switches'");
-    fails("[network eth]\nbandwidth = 1GB/s\n", NULL, "[network eth] a second network");
-    fails("memory = nope\n", NULL, "c.ini:24: [network ib] memory: unknown memory 'nope'");
+    fails("switches = 4\n", "t.ini:24: [network ib] unknown key 'switches'");
+    fails("[network eth]\nbandwidth = 1GB/s\n", "[network eth] a second network");
+    fails("memory = nope\n", "t.ini:24: [network ib] memory: unknown memory 'nope'");
+    GError *err = NULL;
+    char *text = g_strdup_printf(CLUSTER, "");
     const char *const domain[] = {"interconnect.nvlink.domain=3", NULL};
-    fails("", domain, "(override interconnect.nvlink.domain=3): [interconnect nvlink] domain: expected a divisor "
-          "of devices = 16, got 3");
+    ck_assert_ptr_null(strata_placement_hw_load_data(text, "c.ini", domain, &err));
+    ck_assert_msg(strstr(err->message, "(override interconnect.nvlink.domain=3): [interconnect nvlink] domain: "
+                                       "expected a divisor of devices = 16, got 3"), "%s", err->message);
+    g_clear_error(&err);
+    g_free(text);
     /* a network on the hosts besides a host interconnect */
-    fails("memory = host\n[interconnect dcn]\nmemory = host\ntopology = switch\nbandwidth = 1GB/s\n", NULL,
+    fails("memory = host\n[interconnect dcn]\nmemory = host\ntopology = switch\nbandwidth = 1GB/s\n",
           "a second network between hosts");
 }
 END_TEST

@@ -291,7 +291,7 @@ START_TEST(hw_declares_the_implementation)
     /* its block as NCCL's model reads it: 12 channels x 20 GB/s, Ampere,
      * no NVLS (nccl_tuning.h): 8 KiB all-reduce over 8 ranks on LL */
     strata_coll_tuning t;
-    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 8192, &t, NULL));
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 8192, 0, &t, NULL));
     strata_nccl_choice ch = choose(&a100, STRATA_OP_ALL_REDUCE, 8192);
     ck_assert(t.algo == ch.algo && t.proto == ch.proto && t.channels == ch.channels);
     ck_assert_double_eq(t.launch_s, ch.base_us * 1e-6);

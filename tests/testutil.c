@@ -260,3 +260,17 @@ uint32_t strata_test_count_links(const strata_hw *hw, const char *prefix)
         n += g_str_has_prefix(strata_hw_link(hw, i)->name, prefix);
     return n;
 }
+
+char *strata_test_route_links(const strata_hw *hw, const char *from, const char *to)
+{
+    int a = strata_hw_memory_index(hw, from), b = strata_hw_memory_index(hw, to);
+    ck_assert_msg(a >= 0 && b >= 0, "no memory %s or %s", from, to);
+    const strata_hop *hops = NULL;
+    uint32_t n = 0;
+    GError *err = NULL;
+    ck_assert_msg(strata_hw_route(hw, (uint32_t)a, (uint32_t)b, &hops, &n, &err), "%s", err ? err->message : "");
+    GString *s = g_string_new(NULL);
+    for (uint32_t i = 0; i < n; i++)
+        g_string_append_printf(s, "%s%s", i ? "," : "", strata_hw_link(hw, hops[i].link)->name);
+    return g_string_free(s, FALSE);
+}

@@ -84,9 +84,11 @@ struct strata_coll_impl {
     void *(*load)(const struct hw_load_ctx *ctx, const char *group, GError **err);
     const char *(*pick)(const strata_hw *hw, strata_op_kind kind, const strata_mesh *mesh, uint32_t mask);
     /* kind over `ranks` ranks (2 or more), `domain_ranks` of them per
-     * scale-up domain (coll_sched.h), in_bytes of IN on each */
+     * scale-up domain (coll_sched.h), in_bytes of IN on each; algos: the
+     * library's algorithms it may choose among (strata_nccl_algo bits, an
+     * algorithm run as NCCL_ALGO forces it; 0: all it runs) */
     bool (*tune)(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks, uint64_t in_bytes,
-                 strata_coll_tuning *out, GError **err);
+                 uint32_t algos, strata_coll_tuning *out, GError **err);
 };
 
 /* The rows, in the table's order, NULL-terminated. */

@@ -137,9 +137,11 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
 }
 
 static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks,
-                      uint64_t in_bytes, strata_coll_tuning *out, GError **err)
+                      uint64_t in_bytes, uint32_t algos, strata_coll_tuning *out, GError **err)
 {
     strata_nccl_comm comm = comm_of(hw, ranks, domain_ranks);
+    if (algos)
+        comm.algos = algos;
     uint64_t n = comm.ranks;
     /* NCCL's size: an all-gather's OUT (n x IN), else IN */
     uint64_t bytes = kind == STRATA_OP_ALL_GATHER ? in_bytes * n : in_bytes;
@@ -151,13 +153,19 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                     strata_op_kind_name(kind), n);
         return false;
     }
+    /* Across nodes, NCCL's latency of a step over the network is the
+     * whole step's (its graph's latencyInter is 0 on IB): the route between
+     * two NICs (two links of the network) carries part of it, the proxy's
+     * posting and completing the transfer the rest, a fixed cost per step */
+    strata_hw_nics nics = {0};
+    double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
     /* The fixed cost: NCCL's base latency of the pair (tuning.cc
      * baseLatencies: the kernel launch and setup), and for NVLS and
      * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],
      * 25 us), the whole of NVLS's fixed cost in NCCL's model. */
     *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels,
                                 .chunk_bytes = ch.chunk_bytes, .nvls_efficiency = ch.nvls_efficiency,
-                                .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = ch.net_step_us * 1e-6,
+                                .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
                                 .heads = ch.heads};
     return true;
 }

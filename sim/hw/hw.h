@@ -211,6 +211,7 @@ uint32_t strata_hw_domain(const strata_hw *hw);
 typedef struct strata_hw_nics {
     uint32_t per_host;
     double bandwidth;
+    double latency; /* per link of the network (a NIC to its leaf) */
     uint32_t devices;
     bool on_hosts;
 } strata_hw_nics;

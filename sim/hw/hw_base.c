@@ -5,8 +5,10 @@
  *
  * Invariants: one level only (a base names no base itself), so a key is
  * replaced at most once; a derived file changes values and adds no group
- * (no memory, link or unit the base lacks); every replaced key is noted
- * with the derived file's FILE:LINE, so errors name both files.
+ * (no memory, link or unit the base lacks) but a [network]: a cluster is
+ * its node's file and the network that joins the nodes; every replaced or
+ * added key is noted with the derived file's FILE:LINE, so errors name
+ * both files.
  */
 #include <string.h>
 #include "hw/hw_internal.h"
@@ -44,7 +46,7 @@ strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
     gsize n = 0;
     char **groups = base ? strata_keyfile_groups(k, &n) : NULL;
     for (gsize g = 0; base && g < n; g++) {
-        if (!strata_keyfile_has_group(base, groups[g])) {
+        if (!strata_keyfile_has_group(base, groups[g]) && !g_str_has_prefix(groups[g], "network ")) {
             char *gw = strata_keyfile_where(k, groups[g], NULL);
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "%s: [%s] is not in the base file %s (a file with base = changes its groups' keys)", gw,

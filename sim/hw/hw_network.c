@@ -155,7 +155,7 @@ bool hw_network_on_hosts(const hw_network *n) { return n->hosts; }
 strata_hw_nics hw_network_nics(const strata_hw *hw, const hw_network *n)
 {
     uint32_t per_host = n->hosts ? 1 : hw->devices_per_host / n->devices_per_nic;
-    return (strata_hw_nics){.per_host = per_host * n->nics, .bandwidth = n->bandwidth,
+    return (strata_hw_nics){.per_host = per_host * n->nics, .bandwidth = n->bandwidth, .latency = n->latency,
                             .devices = n->hosts ? 0 : per_host, .on_hosts = n->hosts};
 }
 

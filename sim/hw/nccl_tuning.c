@@ -330,27 +330,21 @@ double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strat
 }
 
 /* enqueue.cc calcCollChunking's chunk for NVLS and NVLS_TREE (one head
- * per rank on one node, per NIC GPU across), unregistered buffers:
- * concurrentOps = channels x heads; NVLS_TREE's chunk at most
- * NCCL_NVLSTREE_MAX_CHUNKSIZE (128 KiB, 64 KiB from 4 nodes). */
+ * per rank on one node, per NIC GPU across), unregistered buffers: from
+ * NCCL_NVLS_CHUNKSIZE (NVLS_TREE: at most NCCL_NVLSTREE_MAX_CHUNKSIZE, 64
+ * KiB from 4 nodes), halved to each row's chunk while bytes < its factor x
+ * concurrentOps (channels x heads) x the chunk so far. */
 static uint64_t nvls_chunk(const strata_nccl_comm *c, strata_nccl_algo a, uint64_t bytes, uint64_t ops)
 {
-    uint64_t chunk = NVLS_CHUNKSIZE;
-    if (a == STRATA_NCCL_NVLS) {
-        if (bytes < 64 * ops * chunk && chunk > 65536)
-            chunk = 65536;
-        if (bytes < 8 * ops * chunk && chunk > 32768)
-            chunk = 32768;
-        if (bytes < 2 * ops * chunk && chunk > 16384)
-            chunk = 16384;
-        return chunk;
-    }
-    if (nodes_of(c) >= 4)
-        chunk = 65536;
-    if (bytes < 4 * ops * chunk && chunk > 65536)
-        chunk = 65536;
-    if (bytes < 1 * ops * chunk && chunk > 32768)
-        chunk = 32768;
+    static const uint64_t nvls_rows[][2] = {{64, 65536}, {8, 32768}, {2, 16384}};
+    static const uint64_t tree_rows[][2] = {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
+    bool tree = a == STRATA_NCCL_NVLS_TREE;
+    const uint64_t(*rows)[2] = tree ? tree_rows : nvls_rows;
+    size_t n_rows = tree ? G_N_ELEMENTS(tree_rows) : G_N_ELEMENTS(nvls_rows);
+    uint64_t chunk = tree && nodes_of(c) >= 4 ? 65536 : NVLS_CHUNKSIZE;
+    for (size_t i = 0; i < n_rows; i++)
+        if (bytes < rows[i][0] * ops * chunk && chunk > rows[i][1])
+            chunk = rows[i][1];
     return chunk;
 }
 
