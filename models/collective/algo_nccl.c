@@ -20,40 +20,8 @@
 #include "core/error.h"
 #include "hw/coll_impl.h"
 
-/* NCCL's protocols (NVIDIA/nccl @5067397). LL: a 16-byte line (union
- * ncclLLFifoLine) carries two 4-byte data words, each with its 4-byte flag,
- * so the wire carries 2x the data; the LL buffer, NCCL_LL_LINES_PER_THREAD
- * (8) x NCCL_LL_MAX_NTHREADS (512) x NCCL_STEPS (8) lines of 16 bytes
- * (init.cc DEFAULT_LL_BUFFSIZE), is 64 KiB a step, 32 KiB of data. LL128: a
- * 128-byte line carries 120 bytes of data and an 8-byte flag
- * (NCCL_LL128_LINEELEMS 16, NCCL_LL128_DATAELEMS 15, device.h); its buffer,
- * NCCL_LL128_ELEMS_PER_THREAD (120) x NCCL_LL128_MAX_NTHREADS (640) x
- * NCCL_STEPS x 8 bytes, is 614,400 bytes a step, 576,000 of data. Both
- * carry their flag inside the data, so a step needs no separate flag
- * store. Simple: nccl-ring's chunks, slices and flag stores. All three are
- * SM stores, so NVLink's packet overhead (5/4) applies on top. */
-static const uint64_t proto_num[STRATA_NCCL__PROTOS] = {2 * STRATA_COLL_WIRE_NUM, 128 * STRATA_COLL_WIRE_NUM,
-                                                        STRATA_COLL_WIRE_NUM};
-static const uint64_t proto_den[STRATA_NCCL__PROTOS] = {STRATA_COLL_WIRE_DEN, 120 * STRATA_COLL_WIRE_DEN,
-                                                        STRATA_COLL_WIRE_DEN};
-static const uint64_t proto_chunk[STRATA_NCCL__PROTOS] = {32768, 576000, STRATA_COLL_NCCL_CHUNK};
-static const uint32_t proto_slices[STRATA_NCCL__PROTOS] = {1, 1, STRATA_COLL_NCCL_SLICES};
 /* NVLS: NCCL_NVLS_CHUNKSIZE, 128 KiB per channel (transport/nvls.cc). */
 #define NVLS_CHUNK (128ull << 10)
-
-/* Between domains the protocols' formats without NVLink's packets: LL
- * 2x, LL128 128/120, Simple the data. */
-static const uint64_t net_num[STRATA_NCCL__PROTOS] = {2, 128, 1};
-static const uint64_t net_den[STRATA_NCCL__PROTOS] = {1, 120, 1};
-
-/* The protocol's wire format, inside a domain and between domains (with
- * NCCL's cost of a step over the network, shape->net_step_s). */
-static coll_wire wire_of(const strata_coll_shape *shape)
-{
-    strata_nccl_proto p = shape->nccl_proto;
-    return (coll_wire){.num = proto_num[p], .den = proto_den[p], .net_num = net_num[p], .net_den = net_den[p],
-                       .handshake = p == STRATA_NCCL_SIMPLE, .net_delay_s = shape->net_step_s};
-}
 
 /* NVLS: the ranks' copies that put on every link, in each direction, the
  * bytes NVLink SHARP puts there. multimem.ld_reduce reads a shard from
@@ -141,18 +109,19 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
     if (shape->nccl_algo == STRATA_NCCL_NVLS)
         return nvls(s, shape);
     guint from = s->steps->len;
-    coll_wire wire = wire_of(shape);
+    coll_wire wire = coll_nccl_wire(shape);
+    uint64_t chunk = coll_nccl_ring_chunk(p);
+    uint32_t slices = coll_nccl_ring_slices(p);
     uint64_t channels = shape->channels ? shape->channels : 1;
     uint32_t rounds, groups;
     if (shape->nccl_algo == STRATA_NCCL_RING && s->domain < s->n) {
         uint32_t *orders = rail_rings(s, shape, &groups);
         rounds = s->kind == STRATA_OP_ALL_REDUCE
-                     ? coll_ring_loops_groups(s, b, channels, proto_chunk[p], proto_slices[p], orders, groups)
+                     ? coll_ring_loops_groups(s, b, channels, chunk, slices, orders, groups)
                      : coll_ring_groups(s, b, orders, groups);
         g_free(orders);
     } else if (shape->nccl_algo == STRATA_NCCL_RING && s->kind == STRATA_OP_ALL_REDUCE) {
-        rounds = coll_ring_loops(s, b, channels, proto_chunk[p], proto_slices[p], proto_num[p], proto_den[p],
-                                 p == STRATA_NCCL_SIMPLE);
+        rounds = coll_ring_loops(s, b, channels, chunk, slices, wire.num, wire.den, wire.handshake);
     } else if (shape->nccl_algo == STRATA_NCCL_TREE && s->kind == STRATA_OP_ALL_REDUCE) {
         rounds = coll_tree(s, b);
     } else {

@@ -89,6 +89,17 @@ typedef struct coll_wire {
     double net_delay_s;
 } coll_wire;
 
+/* NCCL's protocols (coll_kit_nccl.c): the wire format of shape's protocol
+ * (shape->nccl_proto; its network step cost shape->net_step_s); the ring's
+ * chunk per channel and its slices; a step of the protocol's buffer (the
+ * other algorithms' chunk); the tree's chunk, shrunk for small buffers on
+ * LL128 (calcCollChunking). */
+coll_wire coll_nccl_wire(const strata_coll_shape *shape);
+uint64_t coll_nccl_ring_chunk(strata_nccl_proto p);
+uint32_t coll_nccl_ring_slices(strata_nccl_proto p);
+uint64_t coll_nccl_step_chunk(strata_nccl_proto p);
+uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ppn);
+
 bool coll_same_domain(const strata_coll_sched *s, uint32_t a, uint32_t b);
 /* The wire format on steps[from..] (a copy's wire bytes at most its
  * source buffer's size, of a collective whose IN holds in_bytes). */
