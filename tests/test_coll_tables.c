@@ -33,6 +33,7 @@ static const struct {
     {"nccl-ring", AR, STRATA_COLL_FLAT, false, false},
     {"nccl", REDUCING, STRATA_COLL_FLAT, false, true},
     {"bidir-torus", REDUCING, STRATA_COLL_DIMS, true, false},
+    {"nccl-tree", AR, STRATA_COLL_FLAT, false, true},
 };
 
 /* "all-reduce all-gather": the kinds a row serves (g_free). */
