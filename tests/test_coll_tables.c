@@ -34,6 +34,8 @@ static const struct {
     {"nccl", REDUCING, STRATA_COLL_FLAT, false, true},
     {"bidir-torus", REDUCING, STRATA_COLL_DIMS, true, false},
     {"nccl-tree", AR, STRATA_COLL_FLAT, false, true},
+    {"nccl-nvls-tree", AR, STRATA_COLL_FLAT, false, true},
+    {"nccl-pat", "all-gather reduce-scatter", STRATA_COLL_FLAT, false, true},
 };
 
 /* "all-reduce all-gather": the kinds a row serves (g_free). */
@@ -89,7 +91,7 @@ START_TEST(an_unknown_or_unserving_algorithm_lists_the_known_ones)
     ck_assert_ptr_nonnull(strata_coll_algo_lookup(STRATA_OP_ALL_GATHER, "bidir-torus", &why));
     ck_assert_ptr_null(why);
     ck_assert_ptr_null(strata_coll_algo_lookup(STRATA_OP_ALL_GATHER, "fast", &why));
-    ck_assert_str_eq(why, "expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus for all-gather, "
+    ck_assert_str_eq(why, "expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat for all-gather, "
                           "got 'fast'");
     g_free(why);
     ck_assert_ptr_null(strata_coll_algo_lookup(STRATA_OP_ALL_TO_ALL, "tree", &why));
@@ -100,8 +102,8 @@ START_TEST(an_unknown_or_unserving_algorithm_lists_the_known_ones)
                                                              "alloc r 512\nall-gather r s axis=data algo=fast\n");
     strata_cli_result r = strata_test_cli("check", "--trace", path, NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, ":5: expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus for "
-                                "all-gather, got 'fast'"),
+    ck_assert_msg(strstr(r.err, ":5: expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus, "
+                                "nccl-pat for all-gather, got 'fast'"),
                   "%s", r.err);
     strata_cli_result_clear(&r);
     g_unlink(path);

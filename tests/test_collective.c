@@ -339,10 +339,11 @@ END_TEST
 START_TEST(algorithms_per_op)
 {
     char *s = strata_coll_algo_names_of(STRATA_OP_ALL_REDUCE);
-    ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus, nccl-ring, nccl, bidir-torus, nccl-tree");
+    ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus, nccl-ring, nccl, bidir-torus, nccl-tree, "
+                        "nccl-nvls-tree");
     g_free(s);
     s = strata_coll_algo_names_of(STRATA_OP_ALL_GATHER);
-    ck_assert_str_eq(s, "ring, bidir-ring, direct, torus, nccl, bidir-torus");
+    ck_assert_str_eq(s, "ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat");
     g_free(s);
     s = strata_coll_algo_names_of(STRATA_OP_ALL_TO_ALL);
     ck_assert_str_eq(s, "direct");
@@ -433,7 +434,19 @@ START_TEST(schedules_across_domains_give_the_result)
                         continue;
                     sh.algo = strata_coll_algo_find("nccl-tree");
                     check_op(&sh, &rounds);
+                    sh.algo = strata_coll_algo_find("nccl-nvls-tree");
+                    sh.chunk_bytes = 4;
+                    check_op(&sh, &rounds);
                 }
+    /* PAT (one rank a domain): any group size, powers of two or not */
+    for (uint32_t n = 2; n <= 9; n++)
+        for (unsigned k = 1; k < 3; k++) {
+            uint32_t rounds;
+            strata_coll_shape sh = shape1(kinds[k], strata_coll_algo_find("nccl-pat"), n, 24ull * n);
+            sh.domain_ranks = 1;
+            ck_assert_uint_eq(check_op(&sh, &rounds), 24ull * (n - 1) * (kinds[k] == STRATA_OP_ALL_GATHER ? n : 1));
+            ck_assert_uint_eq(rounds, n <= 2 ? 1 : n <= 4 ? 2 : n <= 8 ? 3 : 4);
+        }
     /* 4 domains of 4: ring hops between domains stay on a rail */
     strata_coll_shape ring = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 16, 1 << 16);
     ring.domain_ranks = 4;
