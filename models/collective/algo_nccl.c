@@ -12,9 +12,11 @@
  * a step) in the protocol's format: LL (8-byte stores of 4 data bytes and a
  * flag, chunks of 32 KiB per channel), LL128 (120 data bytes of each
  * 128-byte line, 576,000-byte chunks) or Simple (nccl-ring's slices and
- * flags), each with NVLink's packet overhead; tree as tree in the
- * protocol's format; NVLS as nvls() below (the switch reduces and
- * multicasts).
+ * flags), each with NVLink's packet overhead, and across scale-up domains
+ * as rail rings in the protocols' network formats (coll_kit_nccl.c); NVLS
+ * as nvls() below (the switch reduces and multicasts); Tree, NVLS_TREE and
+ * PAT as their own rows do (algo_nccl_tree.c, algo_nccl_nvls_tree.c,
+ * algo_nccl_pat.c).
  */
 #include "collective/coll_kit.h"
 #include "core/error.h"
@@ -100,10 +102,16 @@ static uint32_t *rail_rings(strata_coll_sched *s, const strata_coll_shape *shape
 /* NCCL's choice (shape->nccl_algo, nccl_proto, channels): ring all-reduce
  * in the protocol's loops, chunks and slices; ring all-gather and
  * reduce-scatter as ring (one round a step) in the protocol's format;
- * across domains, the rings are rail rings; tree as tree in the protocol's
- * format; NVLS as nvls(). */
+ * across domains, the rings are rail rings; NVLS as nvls(); Tree,
+ * NVLS_TREE and PAT as their rows (nccl-tree, nccl-nvls-tree, nccl-pat). */
 static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *shape)
 {
+    /* NCCL's other algorithms, each its own row (its file) */
+    static const char *const rows[STRATA_NCCL__ALGOS] = {
+        [STRATA_NCCL_TREE] = "nccl-tree", [STRATA_NCCL_NVLS_TREE] = "nccl-nvls-tree", [STRATA_NCCL_PAT] = "nccl-pat"};
+    const strata_coll_algo *row = strata_coll_algo_find(rows[shape->nccl_algo]);
+    if (row && strata_coll_algo_serves(row, s->kind))
+        return row->ops->schedule(s, shape);
     strata_nccl_proto p = shape->nccl_proto;
     uint64_t b = shape->in_bytes;
     if (shape->nccl_algo == STRATA_NCCL_NVLS)
@@ -122,8 +130,6 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
         g_free(orders);
     } else if (shape->nccl_algo == STRATA_NCCL_RING && s->kind == STRATA_OP_ALL_REDUCE) {
         rounds = coll_ring_loops(s, b, channels, chunk, slices, wire.num, wire.den, wire.handshake);
-    } else if (shape->nccl_algo == STRATA_NCCL_TREE && s->kind == STRATA_OP_ALL_REDUCE) {
-        rounds = coll_tree(s, b);
     } else {
         rounds = coll_rings(s, b, false);
     }
