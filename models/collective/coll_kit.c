@@ -426,5 +426,9 @@ bool coll_library_tune(strata_coll_shape *shape, const strata_hw *hw, uint32_t a
     shape->launch_s = t.launch_s;
     shape->net_step_s = t.net_step_s;
     shape->heads = t.heads;
+    shape->msccl = t.msccl;
+    shape->rings = t.rings;
+    shape->n_rings = t.n_rings;
+    shape->ring_len = t.ring_len;
     return true;
 }

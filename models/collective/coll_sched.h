@@ -120,6 +120,11 @@ typedef struct strata_coll_shape {
      * the ranks of a domain that exchange over it (0: every one) */
     double net_step_s;
     uint32_t heads;
+    /* RCCL (tune): an MSCCL algorithm instead of nccl_algo, and the rings
+     * of its topology model (hw/coll_impl.h strata_coll_tuning) */
+    bool msccl;
+    const uint8_t *rings;
+    uint32_t n_rings, ring_len;
     /* Fold each ring's consecutive rounds that are the same moves, bytes
      * aside (the algorithms whose row folds, coll_algo.h; the others
      * ignore it):

@@ -66,7 +66,11 @@ typedef struct strata_coll_impl_key {
  * fraction of the link's data rate NVLS reaches (0: all), the fixed cost
  * every rank pays before the first round (the kernel launch), and across
  * domains the library's fixed cost of a step over the network and the
- * ranks of a domain that exchange over it (NVLS_TREE's heads; 0: all). */
+ * ranks of a domain that exchange over it (NVLS_TREE's heads; 0: all);
+ * RCCL's: whether an MSCCL algorithm runs instead of algo, and the rings of
+ * the topology model it matched (ring r's rank at position i is
+ * rings[r * ring_len + i], ranks of one domain; owned by the model; NULL:
+ * none, the library searches its own). */
 typedef struct strata_coll_tuning {
     strata_nccl_algo algo;
     strata_nccl_proto proto;
@@ -76,6 +80,9 @@ typedef struct strata_coll_tuning {
     double launch_s;
     double net_step_s;
     uint32_t heads;
+    bool msccl;
+    const uint8_t *rings;
+    uint32_t n_rings, ring_len;
 } strata_coll_tuning;
 
 struct strata_coll_impl {

@@ -45,48 +45,6 @@ static const strata_coll_impl_key nccl_keys[] = {
     {NULL, false, NULL},
 };
 
-static const char *const cpu_names[] = {"intel", "amd", "arm"};
-
-/* A comma-separated list of names into a mask of their indices. */
-static bool get_list(const hw_load_ctx *ctx, const char *group, const char *key, bool algos, uint32_t *mask,
-                     GError **err)
-{
-    *mask = 0;
-    char *v = hw_get_text(ctx, group, key);
-    if (!v)
-        return true;
-    char **names = g_strsplit(v, ",", -1);
-    bool ok = names[0] != NULL;
-    for (char **n = names; ok && *n; n++) {
-        strata_nccl_algo a;
-        strata_nccl_proto p;
-        ok = algos ? strata_nccl_algo_from_name(g_strstrip(*n), &a) : strata_nccl_proto_from_name(g_strstrip(*n), &p);
-        *mask |= ok ? 1u << (algos ? (unsigned)a : (unsigned)p) : 0;
-    }
-    if (!ok)
-        hw_fail_value(ctx, err, group, key,
-                      algos ? "a list of Tree, Ring, NVLS, NVLS_TREE, PAT" : "a list of LL, LL128, Simple", v);
-    g_strfreev(names);
-    g_free(v);
-    return ok;
-}
-
-static bool get_cpu(const hw_load_ctx *ctx, const char *group, strata_nccl_cpu *out, GError **err)
-{
-    *out = STRATA_NCCL_INTEL;
-    char *v = hw_get_text(ctx, group, "nccl_cpu");
-    bool ok = v == NULL;
-    for (unsigned i = 0; v && i < G_N_ELEMENTS(cpu_names); i++)
-        if (strcmp(g_strstrip(v), cpu_names[i]) == 0) {
-            *out = (strata_nccl_cpu)i;
-            ok = true;
-        }
-    if (!ok)
-        hw_fail_value(ctx, err, group, "nccl_cpu", "intel, amd or arm", v);
-    g_free(v);
-    return ok;
-}
-
 static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
 {
     nccl_params *p = g_new0(nccl_params, 1);
@@ -102,8 +60,9 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
     else if (nvls && strcmp(nvls, "false") != 0)
         ok = hw_fail_value(ctx, err, group, "nvls", "true or false", nvls);
     g_free(nvls);
-    ok = ok && get_cpu(ctx, group, &p->cpu, err) && get_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
-         get_list(ctx, group, "nccl_proto", false, &p->protos, err);
+    ok = ok && hw_coll_impl_cpu(ctx, group, "nccl_cpu", STRATA_NCCL_INTEL, &p->cpu, err) &&
+         hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
+         hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
     return p;

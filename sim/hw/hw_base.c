@@ -5,8 +5,10 @@
  *
  * Invariants: one level only (a base names no base itself), so a key is
  * replaced at most once; a derived file changes values and adds no group
- * (no memory, link or unit the base lacks) but a [network]: a cluster is
- * its node's file and the network that joins the nodes; every replaced or
+ * (no memory, link or unit the base lacks) but the tiers that join
+ * devices: an [interconnect] (a node is its device's file and the
+ * interconnect between the devices) and a [network] (a cluster is its
+ * node's file and the network between the nodes); every replaced or
  * added key is noted with the derived file's FILE:LINE, so errors name
  * both files.
  */
@@ -46,7 +48,8 @@ strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
     gsize n = 0;
     char **groups = base ? strata_keyfile_groups(k, &n) : NULL;
     for (gsize g = 0; base && g < n; g++) {
-        if (!strata_keyfile_has_group(base, groups[g]) && !g_str_has_prefix(groups[g], "network ")) {
+        if (!strata_keyfile_has_group(base, groups[g]) && !g_str_has_prefix(groups[g], "network ") &&
+            !g_str_has_prefix(groups[g], "interconnect ")) {
             char *gw = strata_keyfile_where(k, groups[g], NULL);
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "%s: [%s] is not in the base file %s (a file with base = changes its groups' keys)", gw,

@@ -16,6 +16,7 @@
 
 #include "hw/hw.h"
 #include "core/keyfile.h"
+#include "hw/nccl_tuning.h"
 
 typedef struct route {
     strata_hop *hops; /* NULL when n == 0 */
@@ -124,6 +125,14 @@ strata_hw_nics hw_network_nics(const strata_hw *hw, const hw_network *n);
  * row's parameter block into hw->coll_impl and hw->coll_params (hosts: a
  * network between hosts, where all of them are errors). */
 bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group, bool hosts, GError **err);
+/* Shared readers of the implementations' keys: a comma-separated list of
+ * NCCL's algorithm (algos) or protocol names into a mask of their bits (as
+ * NCCL_ALGO and NCCL_PROTO list them; absent: 0), and the host CPU
+ * (intel, amd or arm; absent: def). */
+bool hw_coll_impl_list(const hw_load_ctx *ctx, const char *group, const char *key, bool algos, uint32_t *mask,
+                       GError **err);
+bool hw_coll_impl_cpu(const hw_load_ctx *ctx, const char *group, const char *key, strata_nccl_cpu def,
+                      strata_nccl_cpu *out, GError **err);
 /* The help line of `collectives` (g_free). */
 char *hw_coll_impl_describe(void);
 /* Every implementation's keys, in the table's order: their names appended
