@@ -13,6 +13,7 @@
 
 #define STRATA_COLL_IMPLS(X)                                                                                       \
     X(nccl)                                                                                                        \
+    X(rccl)                                                                                                        \
     X(xla)                                                                                                         \
     X(ideal)
 
