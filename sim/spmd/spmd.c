@@ -537,7 +537,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->bytes_per_element = bits ? bits / 8.0 : 4.0;
     s->info = next_info(s, op, algo, n);
     bool tuned = sh.tuned;
-    s->info->nccl_algorithm = tuned ? strata_nccl_algo_name(sh.nccl_algo) : NULL;
+    s->info->nccl_algorithm = !tuned ? NULL : sh.msccl ? "MSCCL" : strata_nccl_algo_name(sh.nccl_algo);
     s->info->nccl_protocol = tuned ? strata_nccl_proto_name(sh.nccl_proto) : NULL;
     s->info->nccl_channels = tuned ? sh.channels : 0;
     for (uint32_t d = 0; d < s->devices; d++) {
