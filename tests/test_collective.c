@@ -340,10 +340,10 @@ START_TEST(algorithms_per_op)
 {
     char *s = strata_coll_algo_names_of(STRATA_OP_ALL_REDUCE);
     ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus, nccl-ring, nccl, bidir-torus, nccl-tree, "
-                        "nccl-nvls-tree");
+                        "nccl-nvls-tree, rccl");
     g_free(s);
     s = strata_coll_algo_names_of(STRATA_OP_ALL_GATHER);
-    ck_assert_str_eq(s, "ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat");
+    ck_assert_str_eq(s, "ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat, rccl");
     g_free(s);
     s = strata_coll_algo_names_of(STRATA_OP_ALL_TO_ALL);
     ck_assert_str_eq(s, "direct");

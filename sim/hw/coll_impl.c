@@ -5,7 +5,7 @@
  *
  * The table is STRATA_COLL_IMPLS below, one line per row: the row's
  * `strata_coll_impl_ID`, defined in its own file. Its order is the order
- * of messages and help ("nccl, xla or ideal").
+ * of messages and help ("nccl, rccl, xla or ideal").
  */
 #include "hw/coll_impl.h"
 #include <string.h>

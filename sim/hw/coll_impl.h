@@ -102,7 +102,7 @@ struct strata_coll_impl {
 const strata_coll_impl *const *strata_coll_impls(void);
 /* The row named `name`, or NULL. */
 const strata_coll_impl *strata_coll_impl_find(const char *name);
-/* "nccl, xla or ideal": the rows' names, for messages and help (g_free). */
+/* "nccl, rccl, xla or ideal": the rows' names, for messages and help (g_free). */
 char *strata_coll_impl_names(void);
 /* The default algorithm's name for a collective of kind over the mesh's
  * axes `mask` that names none: the model's row's pick, else ideal's. */
