@@ -37,6 +37,7 @@ static const struct {
     {"nccl-nvls-tree", AR, STRATA_COLL_FLAT, false, true},
     {"nccl-pat", "all-gather reduce-scatter", STRATA_COLL_FLAT, false, true},
     {"rccl", REDUCING, STRATA_COLL_FLAT, false, true},
+    {"hierarchical", AR, STRATA_COLL_FLAT, true, false},
 };
 
 /* "all-reduce all-gather": the kinds a row serves (g_free). */

@@ -340,7 +340,7 @@ START_TEST(algorithms_per_op)
 {
     char *s = strata_coll_algo_names_of(STRATA_OP_ALL_REDUCE);
     ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus, nccl-ring, nccl, bidir-torus, nccl-tree, "
-                        "nccl-nvls-tree, rccl");
+                        "nccl-nvls-tree, rccl, hierarchical");
     g_free(s);
     s = strata_coll_algo_names_of(STRATA_OP_ALL_GATHER);
     ck_assert_str_eq(s, "ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat, rccl");
@@ -438,6 +438,20 @@ START_TEST(schedules_across_domains_give_the_result)
                     sh.chunk_bytes = 4;
                     check_op(&sh, &rounds);
                 }
+    /* hierarchical: inside the domains, across, and back; the network
+     * carries 1/m of the buffer each way per rank (an all-reduce of B: the
+     * domain ring's 2 (m-1)/m B and the ring across's 2 (D-1)/D B/m) */
+    for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+        uint32_t n = shapes[i][0], rounds;
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("hierarchical"), n, 48ull * n);
+        sh.domain_ranks = shapes[i][1];
+        check_op(&sh, &rounds);
+    }
+    strata_coll_shape h = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("hierarchical"), 8, 64);
+    h.domain_ranks = 4;
+    uint32_t h_rounds;
+    ck_assert_uint_eq(check_op(&h, &h_rounds), 2 * 3 * 64 / 4 + 2 * 1 * 64 / 4 / 2);
+    ck_assert_uint_eq(h_rounds, 2 * 3 + 2 * 1);
     /* PAT (one rank a domain): any group size, powers of two or not */
     for (uint32_t n = 2; n <= 9; n++)
         for (unsigned k = 1; k < 3; k++) {

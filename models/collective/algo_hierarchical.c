@@ -16,11 +16,12 @@
  * local index in every domain, over the network (the all-reduce across,
  * in its reduce-scatter and all-gather halves); then the all-gather back
  * inside the domain. Each ring is bidirectional, half the data each way,
- * as XLA's rings are (bidir-torus). All-gather and reduce-scatter take the
- * same two levels (the reduce-scatter inside the domain first, the
- * all-gather across the domains first), so the network carries 1/m of
- * what a flat ring would put on it. One domain (or no regular one): the
- * group's one ring, bidirectional (bidir-ring).
+ * as XLA's rings are (bidir-torus), and the network carries 1/m of what a
+ * flat ring would put on it. All-reduce only: an all-gather's or
+ * reduce-scatter's chunks of one local rank across domains are not
+ * contiguous in its buffer, which the rings' levels need (the xla
+ * implementation keeps bidir-torus for them). One domain (or no regular
+ * one): the group's one ring, bidirectional (bidir-ring).
  */
 #include "collective/coll_kit.h"
 

@@ -32,7 +32,7 @@
     X(nccl_nvls_tree, "nccl-nvls-tree", ALL_REDUCE, FLAT, false)                                                  \
     X(nccl_pat,    "nccl-pat",    STRATA_OPK(ALL_GATHER) | STRATA_OPK(REDUCE_SCATTER), FLAT, false)               \
     X(rccl,        "rccl",        REDUCING,   FLAT, false)                                                        \
-    X(hierarchical, "hierarchical", REDUCING, FLAT, true)
+    X(hierarchical, "hierarchical", ALL_REDUCE, FLAT, true)
 /* clang-format on */
 
 #define DECLARE(id, name, kinds, layout, folds) extern const strata_coll_algo_ops strata_coll_ops_##id;
