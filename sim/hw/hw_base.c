@@ -65,10 +65,7 @@ strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
                 continue;
             char *v = strata_keyfile_value(k, groups[g], keys[i]);
             char *note = strata_keyfile_where(k, groups[g], keys[i]);
-            if (!strata_keyfile_override(base, groups[g], keys[i], v, note, err)) {
-                strata_keyfile_free(base);
-                base = NULL;
-            }
+            strata_keyfile_set_derived(base, groups[g], keys[i], v, note);
             g_free(note);
             g_free(v);
         }
