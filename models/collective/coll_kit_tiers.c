@@ -219,8 +219,10 @@ uint32_t coll_tree_pipeline(strata_coll_sched *s, const int32_t *parent, uint64_
     uint32_t *children = g_new0(uint32_t, n);
     uint32_t top = tree_shape(n, parent, height, depth);
     for (uint32_t r = 0; r < n; r++)
-        if (parent[r] >= 0)
-            slot[r] = MIN(children[parent[r]]++, 1u);
+        if (parent[r] >= 0) {
+            uint32_t earlier = children[parent[r]]++; /* once: MIN() evaluates its arguments twice */
+            slot[r] = MIN(earlier, 1u);
+        }
     uint64_t chunks = MAX(1, (len + chunk - 1) / chunk);
     for (uint64_t k = 0; k < chunks; k++) {
         uint64_t off = lo + k * chunk, bytes = MIN(chunk, lo + len - off);
