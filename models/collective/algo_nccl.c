@@ -95,7 +95,7 @@ static uint32_t *rail_rings(strata_coll_sched *s, const strata_coll_shape *shape
     *groups = MAX(1u, MIN(shape->channels ? shape->channels : 1, s->domain));
     uint32_t *orders = g_new(uint32_t, (size_t)*groups * s->n);
     for (uint32_t g = 0; g < *groups; g++)
-        coll_rail_ring(s, g, orders + (size_t)g * s->n);
+        coll_rail_ring(s, g, NULL, orders + (size_t)g * s->n);
     return orders;
 }
 

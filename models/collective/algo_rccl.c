@@ -44,29 +44,33 @@ static coll_wire rccl_wire(const strata_coll_shape *shape)
 }
 
 /* The rings the schedule runs: the model's distinct ones (its list may
- * name a ring twice, for two channels), at most one a channel; else rail
- * rings. orders[g * n ..]; *groups of them. */
+ * name a ring twice, for two channels), at most one a channel; across
+ * domains, the model's rings through the NICs (rome_model_81: each enters
+ * a node at the NIC of its first rank and leaves by its last's, the nodes
+ * in turn, the same ring inside each), or rail rings where it has none.
+ * orders[g * n ..]; *groups of them. */
 static uint32_t *rings_of(strata_coll_sched *s, const strata_coll_shape *shape, uint32_t *groups)
 {
     uint32_t n = s->n, channels = shape->channels ? shape->channels : 1;
     uint32_t *orders = g_new(uint32_t, (size_t)MAX(shape->n_rings, s->domain) * n);
+    uint32_t m = shape->ring_len;
     *groups = 0;
     for (uint32_t r = 0; shape->rings && r < shape->n_rings && *groups < channels; r++) {
         bool again = false;
         for (uint32_t g = 0; g < *groups && !again; g++) {
             uint32_t i = 0;
-            while (i < n && orders[(size_t)g * n + i] == shape->rings[(size_t)r * n + i])
+            while (i < n && orders[(size_t)g * n + i] == i / m * m + shape->rings[(size_t)r * m + i % m])
                 i++;
             again = i == n;
         }
-        for (uint32_t i = 0; !again && i < n; i++)
-            orders[(size_t)*groups * n + i] = shape->rings[(size_t)r * n + i];
+        for (uint32_t i = 0; !again && i < n; i++) /* node i / m, along the ring */
+            orders[(size_t)*groups * n + i] = i / m * m + shape->rings[(size_t)r * m + i % m];
         *groups += !again;
     }
     if (*groups == 0) {
         *groups = MAX(1u, MIN(channels, s->domain));
         for (uint32_t g = 0; g < *groups; g++)
-            coll_rail_ring(s, g, orders + (size_t)g * n);
+            coll_rail_ring(s, g, NULL, orders + (size_t)g * n);
     }
     return orders;
 }

@@ -104,8 +104,9 @@ bool coll_same_domain(const strata_coll_sched *s, uint32_t a, uint32_t b);
 /* The wire format on steps[from..] (a copy's wire bytes at most its
  * source buffer's size, of a collective whose IN holds in_bytes). */
 void coll_wire_apply(strata_coll_sched *s, guint from, uint64_t in_bytes, const coll_wire *w);
-/* order[0..n): the ranks of rail ring g in ring order. */
-void coll_rail_ring(const strata_coll_sched *s, uint32_t g, uint32_t *order);
+/* order[0..n): the ranks of rail ring g in ring order, walking each
+ * domain along `cycle` (m local ranks in ring order; NULL: 0 .. m-1). */
+void coll_rail_ring(const strata_coll_sched *s, uint32_t g, const uint8_t *cycle, uint32_t *order);
 /* NCCL's ring all-reduce on [0, b) over `groups` rings (orders[g * n + i]:
  * the rank at position i of ring g), each taking 1/groups of every chunk
  * on lane 2g; returns the rounds. Wire formats: coll_wire_apply. */

@@ -13,7 +13,9 @@
  *     g - 1, enters the next domain there and walks it downwards, leaving at
  *     g, and so on, so that every hop between domains joins one local index
  *     (an even number of domains closes the ring on rail g; an odd one
- *     closes it across rails);
+ *     closes it across rails); "upwards" follows a cycle of the local ranks,
+ *     0, 1, .., m-1 by default, or a library's own (RCCL's topology model's
+ *     rings, which spread a mesh's links among them);
  *   - NCCL's trees (connectTrees): in each domain a chain from a head, the
  *     heads of the domains joined by ncclGetBtree's binary tree (tree 0)
  *     or its mirror (even domain counts) or shift (odd) (tree 1,
@@ -69,12 +71,15 @@ void coll_wire_apply(strata_coll_sched *s, guint from, uint64_t in_bytes, const 
     }
 }
 
-void coll_rail_ring(const strata_coll_sched *s, uint32_t g, uint32_t *order)
+void coll_rail_ring(const strata_coll_sched *s, uint32_t g, const uint8_t *cycle, uint32_t *order)
 {
     uint32_t m = s->domain, e = g % m;
     for (uint32_t k = 0; k < s->n / m; k++)
-        for (uint32_t i = 0; i < m; i++)
-            order[k * m + i] = k * m + (k % 2 == 0 ? (e + i) % m : (e + 2 * m - 1 - i) % m);
+        for (uint32_t i = 0; i < m; i++) {
+            /* forward from position e of the cycle; backward from e - 1 */
+            uint32_t at = k % 2 == 0 ? (e + i) % m : (e + 2 * m - 1 - i) % m;
+            order[k * m + i] = k * m + (cycle ? cycle[at] : at);
+        }
 }
 
 /* pos[g * n + rank]: the rank's position in ring g. */

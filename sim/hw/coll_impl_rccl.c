@@ -33,6 +33,8 @@ typedef struct rccl_params {
     uint32_t algos, protos;
     uint32_t n_rings, ring_len;
     uint8_t rings[MAX_RINGS * MAX_RING_LEN];
+    uint32_t n_net_rings, net_ring_len; /* rccl_net_rings: the rings through the NICs */
+    uint8_t net_rings[MAX_RINGS * MAX_RING_LEN];
 } rccl_params;
 
 static const strata_coll_impl_key rccl_keys[] = {
@@ -40,6 +42,8 @@ static const strata_coll_impl_key rccl_keys[] = {
     {"rccl_channel_bandwidth", true, "collectives = rccl: the bandwidth of one ring of that graph"},
     {"rccl_rings", false, "collectives = rccl: the model's rings, each the ranks of a node in ring order, "
                           "separated by | (\"0 1 2 3|0 2 1 3\")"},
+    {"rccl_net_rings", false, "collectives = rccl: the model's rings across nodes, each a node's ranks from its "
+                              "first rank's NIC to its last's, separated by |"},
     {"msccl", false, "collectives = rccl: true or false: RCCL's topology model enables MSCCL (default false)"},
     {"rccl_cpu", false, "collectives = rccl: the hosts' CPU, amd (default), intel or arm"},
     {"rccl_algo", false, "collectives = rccl: the algorithms RCCL may run (Ring,Tree; default: both)"},
@@ -47,13 +51,15 @@ static const strata_coll_impl_key rccl_keys[] = {
     {NULL, false, NULL},
 };
 
-/* "0 1 2 3|0 2 1 3": rings of one length, each a permutation of 0..len-1. */
-static bool parse_rings(const char *v, rccl_params *p)
+/* "0 1 2 3|0 2 1 3": rings of one length, each a permutation of 0..len-1,
+ * into out (packed: ring r at r * len); false when malformed. */
+static bool parse_rings(const char *v, uint8_t *out, uint32_t *n_out, uint32_t *len_out)
 {
     char **rings = g_strsplit(v, "|", -1);
+    uint32_t n = 0, ring_len = 0;
     bool ok = rings[0] != NULL;
-    for (p->n_rings = 0; ok && rings[p->n_rings]; p->n_rings++) {
-        char **ranks = g_strsplit_set(g_strstrip(rings[p->n_rings]), " \t", -1);
+    for (; ok && rings[n]; n++) {
+        char **ranks = g_strsplit_set(g_strstrip(rings[n]), " \t", -1);
         uint32_t len = 0, seen = 0;
         for (char **r = ranks; ok && *r; r++) {
             uint64_t x = 0;
@@ -61,16 +67,29 @@ static bool parse_rings(const char *v, rccl_params *p)
                 continue;
             ok = len < MAX_RING_LEN && strata_parse_u64(*r, &x, NULL) && x < MAX_RING_LEN && !(seen >> x & 1u);
             seen |= ok ? 1u << x : 0;
-            p->rings[p->n_rings * MAX_RING_LEN + len++] = (uint8_t)x;
+            out[n * MAX_RING_LEN + len++] = (uint8_t)x;
         }
         g_strfreev(ranks);
-        ok = ok && p->n_rings < MAX_RINGS && len >= 2 && seen == (1u << len) - 1 &&
-             (p->n_rings == 0 || len == p->ring_len);
-        p->ring_len = len;
+        ok = ok && n < MAX_RINGS && len >= 2 && seen == (1u << len) - 1 && (n == 0 || len == ring_len);
+        ring_len = len;
     }
     g_strfreev(rings);
-    for (uint32_t r = 0; ok && r < p->n_rings; r++) /* packed: ring r at r * ring_len */
-        memmove(p->rings + r * p->ring_len, p->rings + r * MAX_RING_LEN, p->ring_len);
+    for (uint32_t r = 0; ok && r < n; r++)
+        memmove(out + r * ring_len, out + r * MAX_RING_LEN, ring_len);
+    *n_out = ok ? n : 0;
+    *len_out = ok ? ring_len : 0;
+    return ok;
+}
+
+/* A rings key, if there (false with err at its line when malformed). */
+static bool get_rings(const hw_load_ctx *ctx, const char *group, const char *key, uint8_t *rings, uint32_t *n,
+                      uint32_t *len, GError **err)
+{
+    char *v = hw_get_text(ctx, group, key);
+    bool ok = !v || parse_rings(v, rings, n, len) ||
+              hw_fail_value(ctx, err, group, key, "rings of ranks 0 .. N-1 (N from 2 to 16, the same in each "
+                            "ring, at most 64 rings) separated by |, such as \"0 1 2 3|0 2 1 3\"", v);
+    g_free(v);
     return ok;
 }
 
@@ -88,11 +107,8 @@ static void *rccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
     else if (msccl && strcmp(msccl, "false") != 0)
         ok = hw_fail_value(ctx, err, group, "msccl", "true or false", msccl);
     g_free(msccl);
-    char *rings = ok ? hw_get_text(ctx, group, "rccl_rings") : NULL;
-    if (rings && !parse_rings(rings, p))
-        ok = hw_fail_value(ctx, err, group, "rccl_rings", "rings of ranks 0 .. N-1 (N from 2 to 16, the same in "
-                           "each ring, at most 64 rings) separated by |, such as \"0 1 2 3|0 2 1 3\"", rings);
-    g_free(rings);
+    ok = ok && get_rings(ctx, group, "rccl_rings", p->rings, &p->n_rings, &p->ring_len, err) &&
+         get_rings(ctx, group, "rccl_net_rings", p->net_rings, &p->n_net_rings, &p->net_ring_len, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
     return p;
@@ -123,15 +139,18 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                     "runs (rccl_algo, rccl_proto), got %s over %u", strata_op_kind_name(kind), ranks);
         return false;
     }
-    bool rings = p->n_rings && !net && p->ring_len == ranks;
+    /* the model's rings: a node's, or across nodes those through the NICs */
+    const uint8_t *model = net ? p->net_rings : p->rings;
+    uint32_t n_rings = net ? p->n_net_rings : p->n_rings, len = net ? p->net_ring_len : p->ring_len;
+    bool rings = n_rings && len == (net ? domain_ranks : ranks);
     /* The fixed cost: RCCL's base latency of the protocol (the kernel's
      * launch and setup; MSCCL's kernels ESTIMATE the same); a network step
      * pays RCCL's latency for it less the route's (two links) */
     *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels, .msccl = ch.msccl,
                                 .launch_s = ch.base_us * 1e-6,
                                 .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - 2 * nics.latency),
-                                .rings = rings ? p->rings : NULL, .n_rings = rings ? p->n_rings : 0,
-                                .ring_len = rings ? p->ring_len : 0};
+                                .rings = rings ? model : NULL, .n_rings = rings ? n_rings : 0,
+                                .ring_len = rings ? len : 0};
     return true;
 }
 
