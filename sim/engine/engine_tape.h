@@ -40,6 +40,11 @@ typedef struct engine_op_extra {
     const uint64_t *donated; /* COMPUTE: the ids of the in= that donate= names (strata_ledger_donated) */
     uint32_t n_donated;
     uint32_t coll, phase;    /* the step's collective (0: none) and phase (0: one round) */
+    /* COMPUTE with kernel= on a unit: its kernel cost (engine_kernel.c), which
+     * replaces the bound op's flops and bytes; kernel_s waits after both */
+    bool kernel;
+    double kernel_flops, kernel_s;
+    uint64_t kernel_bytes;
 } engine_op_extra;
 
 typedef struct engine_tape engine_tape;

@@ -1,6 +1,6 @@
 /*
  * hw_internal.h: the hardware model's struct and the helpers shared by
- * hw.c (loading and accessors), hw_values.c (typed key values),
+ * hw.c (loading), hw_access.c (the accessors), hw_values.c (typed key values),
  * coll_impl.c and coll_impl_*.c (the collective implementations' keys),
  * hw_base.c (derived files, `base =`),
  * hw_devices.c (devices and interconnects),
@@ -32,14 +32,6 @@ typedef struct hw_instances {
 } hw_instances;
 
 typedef struct hw_sites hw_sites;
-
-/* One key a group accepts: its name, whether it is required, and its help
- * line (NULL: built by hw.c from the table it names). */
-typedef struct hw_key_def {
-    const char *name;
-    bool required;
-    const char *description;
-} hw_key_def;
 
 struct strata_hw {
     char *name;
@@ -105,7 +97,7 @@ bool hw_per_device(strata_mem_kind kind);
  * (hw.c checks them) and, with several devices, its links and switches in
  * the site graph (before it is sealed). */
 typedef struct hw_network hw_network;
-extern const hw_key_def hw_network_keys[];
+extern const strata_key_def hw_network_keys[];
 /* At most one [network] group, checked (*out NULL when none). */
 bool hw_network_parse(const hw_load_ctx *ctx, const strata_hw *hw, char **groups, gsize n_groups,
                       hw_network **out, GError **err);
@@ -138,6 +130,12 @@ char *hw_coll_impl_describe(void);
 /* Every implementation's keys, in the table's order: their names appended
  * to known, and/or their help lines to help (NULL: not wanted). */
 void hw_coll_impl_keys(GPtrArray *known, GString *help, const char *indent);
+
+/* hw_compute.c: one [compute NAME] group into hw->computes; the help line
+ * of `matrix` (g_free) and the kernel models' keys (as hw_coll_impl_keys). */
+bool hw_load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name, GError **err);
+char *hw_kernel_describe(void);
+void hw_kernel_keys(GPtrArray *known, GString *help, const char *indent);
 
 /* hw_route.c: fills hw->routes from the templates (at least one memory). */
 void hw_compute_routes(strata_hw *hw);

@@ -33,7 +33,7 @@
 
 #define MAX_NICS 64u
 
-const hw_key_def hw_network_keys[] = {
+const strata_key_def hw_network_keys[] = {
     {"memory", false, "where the NICs are: a per-device memory (the devices' own NICs, GPUDirect) or a host "
                       "memory (each host's NICs); default: the default memory"},
     {"topology", false, "switch (default: one leaf holds every NIC) or rails (leaf k holds NIC k of every host)"},
