@@ -187,7 +187,7 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
                                                               "nccl_arch, nccl_channels, nccl_channel_bandwidth, "
                                                               "nvls, nccl_cpu, nccl_algo, nccl_proto, "
                                                               "rccl_channels, rccl_channel_bandwidth, rccl_rings, "
-                                                              "msccl, rccl_cpu, rccl_algo, rccl_proto, source)");
+                                                              "rccl_net_rings, msccl, rccl_cpu, rccl_algo, rccl_proto, source)");
 }
 END_TEST
 

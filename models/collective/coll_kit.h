@@ -91,13 +91,11 @@ typedef struct coll_wire {
 
 /* NCCL's protocols (coll_kit_nccl.c): the wire format of shape's protocol
  * (shape->nccl_proto; its network step cost shape->net_step_s); the ring's
- * chunk per channel and its slices; a step of the protocol's buffer (the
- * other algorithms' chunk); the tree's chunk, shrunk for small buffers on
- * LL128 (calcCollChunking). */
+ * chunk per channel and its slices; the tree's chunk (a step of the
+ * protocol's buffer), shrunk for small buffers on LL128 (calcCollChunking). */
 coll_wire coll_nccl_wire(const strata_coll_shape *shape);
 uint64_t coll_nccl_ring_chunk(strata_nccl_proto p);
 uint32_t coll_nccl_ring_slices(strata_nccl_proto p);
-uint64_t coll_nccl_step_chunk(strata_nccl_proto p);
 uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ppn);
 
 bool coll_same_domain(const strata_coll_sched *s, uint32_t a, uint32_t b);

@@ -45,7 +45,6 @@ coll_wire coll_nccl_wire(const strata_coll_shape *shape)
 
 uint64_t coll_nccl_ring_chunk(strata_nccl_proto p) { return ring_chunk[p]; }
 uint32_t coll_nccl_ring_slices(strata_nccl_proto p) { return ring_slices[p]; }
-uint64_t coll_nccl_step_chunk(strata_nccl_proto p) { return step_chunk[p]; }
 
 static int log2i(uint64_t x)
 {
