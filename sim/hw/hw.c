@@ -703,8 +703,9 @@ static bool hw_ok(const strata_hw *hw)
         return false;
     for (guint i = 0; i < hw->links->len; i++) {
         const strata_link_spec *l = &g_array_index(hw->links, strata_link_spec, i);
-        if (l->a >= n || (l->b != STRATA_HW_NO_MEMORY && (l->b >= n || l->b == l->a)))
-            return false; /* two declared, distinct memories, or a memory and a switch */
+        if (l->a == STRATA_HW_NO_MEMORY ? l->b != STRATA_HW_NO_MEMORY
+                                        : l->a >= n || (l->b != STRATA_HW_NO_MEMORY && (l->b >= n || l->b == l->a)))
+            return false; /* two declared, distinct memories, a memory and a switch, or two switches */
     }
     if (hw->devices == 1) /* hw_internal.h: templates are the instances */
         return hw->tmems == hw->memories && hw->tlinks == hw->links && hw->tunits == hw->computes;

@@ -114,7 +114,8 @@ typedef struct strata_memory_spec {
 
 typedef struct strata_link_spec {
     const char *name;
-    uint32_t a, b;         /* memory indices (b = STRATA_HW_NO_MEMORY: a switch) */
+    uint32_t a, b;         /* memory indices (b = STRATA_HW_NO_MEMORY: a switch; both: a [network]'s
+                            * link between two switches, a shared NIC to its leaf or a leaf to the spine) */
     double bandwidth;      /* bytes/s in each direction */
     double latency;        /* seconds */
     bool full_duplex;      /* each direction has its own bandwidth */
