@@ -46,16 +46,6 @@ coll_wire coll_nccl_wire(const strata_coll_shape *shape)
 uint64_t coll_nccl_ring_chunk(strata_nccl_proto p) { return ring_chunk[p]; }
 uint32_t coll_nccl_ring_slices(strata_nccl_proto p) { return ring_slices[p]; }
 
-static int log2i(uint64_t x)
-{
-    int l = -1;
-    while (x) {
-        x >>= 1;
-        l++;
-    }
-    return l;
-}
-
 uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ppn)
 {
     uint64_t chunk = step_chunk[p];
@@ -63,7 +53,7 @@ uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t bytes, uint32_t chan
         return chunk;
     /* calcCollChunking, Tree LL128: shrink while the buffer gives each
      * channel fewer chunks than the pipeline's depth wants */
-    double steps = 1 + log2i(nodes) + 0.1 * ppn;
+    double steps = 1 + strata_nccl_log2i(nodes) + 0.1 * ppn;
     while ((double)(bytes / ((uint64_t)channels * chunk)) < steps * 64 / ppn && chunk > 131072)
         chunk /= 2;
     while ((double)(bytes / ((uint64_t)channels * chunk)) < steps * 16 / ppn && chunk > 32768)

@@ -230,7 +230,7 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
 /* tuning.cc getNetOverhead (us): 1 on Intel x86, 2 on AMD x86, 1 otherwise. */
 static double net_overhead(const strata_nccl_comm *c) { return c->cpu == STRATA_NCCL_AMD ? 2.0 : 1.0; }
 
-static int log2i(uint64_t x)
+int strata_nccl_log2i(uint64_t x)
 {
     int l = -1;
     while (x) {
@@ -262,13 +262,13 @@ static double latency(const strata_nccl_comm *c, strata_op_kind kind, strata_ncc
         return lat + (nsteps - inter_steps) * fmax(intra, overhead) + inter_steps * inter;
     }
     case STRATA_NCCL_TREE:
-        return lat + 2 * ((n / nodes - 1.0) * intra + log2i(nodes) * inter);
+        return lat + 2 * ((n / nodes - 1.0) * intra + strata_nccl_log2i(nodes) * inter);
     case STRATA_NCCL_NVLS:
         return intra + (nodes > 1 ? inter : 0);
     case STRATA_NCCL_NVLS_TREE:
-        return lat + intra + 2 * log2i(nodes) * inter;
+        return lat + intra + 2 * strata_nccl_log2i(nodes) * inter;
     default: /* PAT */
-        return lat + log2i(nodes) * (inter / 3.5) + n * 2.8;
+        return lat + strata_nccl_log2i(nodes) * (inter / 3.5) + n * 2.8;
     }
 }
 
@@ -316,7 +316,7 @@ double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strat
     double lat, bw;
     if (!strata_nccl_model(c, kind, a, p, &lat, &bw))
         return -1;
-    int log_size = log2i(bytes >> 6);
+    int log_size = strata_nccl_log2i(bytes >> 6);
     bool ar = kind == STRATA_OP_ALL_REDUCE;
     if (a == STRATA_NCCL_TREE && ar && log_size >= 0 && log_size < 23)
         bw *= tree_correction[p][log_size];

@@ -120,6 +120,10 @@ bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out);
 bool strata_nccl_algo_from_name(const char *name, strata_nccl_algo *out);
 bool strata_nccl_proto_from_name(const char *name, strata_nccl_proto *out);
 
+/* NCCL's log2i (src/include/utils.h): floor(log2(x)), -1 for 0; RCCL's
+ * tuning and NCCL's chunking use it too. */
+int strata_nccl_log2i(uint64_t x);
+
 /* NCCL's latency (us) and algorithm bandwidth (GB/s) for a collective of
  * `kind` (all-reduce, all-gather or reduce-scatter); false when NCCL does
  * not run that pair (bandwidth 0 in NCCL, or disabled). */

@@ -51,16 +51,6 @@ static const struct {
 
 static uint32_t nodes_of(const strata_rccl_comm *c) { return c->nodes > 1 ? c->nodes : 1; }
 
-static int log2i(uint64_t x)
-{
-    int l = -1;
-    while (x) {
-        x >>= 1;
-        l++;
-    }
-    return l;
-}
-
 bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
                        double *lat_us, double *bw_gbs)
 {
@@ -81,7 +71,7 @@ bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nc
         double inter_steps = nodes == 1 ? 0 : ar ? 2.0 * nodes : nodes - 1.0;
         lat += (nsteps - inter_steps) * (intra > overhead ? intra : overhead) + inter_steps * inter;
     } else {
-        lat += 2 * ((n / nodes - 1.0) * intra + log2i(nodes) * inter);
+        lat += 2 * ((n / nodes - 1.0) * intra + strata_nccl_log2i(nodes) * inter);
     }
     *lat_us = lat;
     *bw_gbs = bus;
@@ -94,7 +84,7 @@ double strata_rccl_time_us(const strata_rccl_comm *c, strata_op_kind kind, strat
     double lat, bw;
     if (!strata_rccl_model(c, kind, a, p, &lat, &bw))
         return -1;
-    int log_size = log2i(bytes >> 6);
+    int log_size = strata_nccl_log2i(bytes >> 6);
     log_size = log_size < 0 ? 0 : log_size > 26 ? 26 : log_size;
     if (a == STRATA_NCCL_TREE)
         bw *= tree_correction[p][log_size];
