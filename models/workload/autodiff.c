@@ -50,6 +50,13 @@ typedef struct wl_vjp {
     wl_coll coll;        /* the gradient is this collective of the output's */
 } wl_vjp;
 
+/* The kernels of a node's steps (wl_model_kernel). */
+typedef struct wl_node_kernel {
+    const char *fwd, *bwd, *mask;
+    uint32_t n_dims;
+    uint64_t dims[STRATA_MAX_DIMS];
+} wl_node_kernel;
+
 typedef struct wl_node {
     const char *label; /* in strings */
     double flops;
@@ -76,6 +83,7 @@ struct wl_model {
     GArray *grads;      /* guint32: t's gradient tensor + 1 (0: none yet) */
     GArray *producer;   /* guint32: index of the node writing t + 1 (0: an argument) */
     GHashTable *remap;  /* tensor -> the tensor the current pass reads */
+    GHashTable *kernels; /* node index -> wl_node_kernel * (wl_model_kernel) */
     GPtrArray *axes;    /* const char *: the distinct mesh axes named, wl_axis - 1 indexing them */
     bool gathers;       /* some node is an all-gather (gathered again for the backward pass) */
     GHashTable *pending; /* regathered tensor -> its event number + 1, until main waits for it */
@@ -121,6 +129,7 @@ wl_model *wl_model_new(wl_graph *g)
     m->remap = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->axes = g_ptr_array_new();
     m->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     return m;
 }
 
@@ -138,6 +147,7 @@ void wl_model_free(wl_model *m)
     g_hash_table_destroy(m->remap);
     g_ptr_array_free(m->axes, TRUE);
     g_hash_table_destroy(m->pending);
+    g_hash_table_destroy(m->kernels);
     g_free(m);
 }
 
@@ -203,6 +213,23 @@ void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl
     v->first = m->pool->len;
     v->n = (uint8_t)n;
     g_array_append_vals(m->pool, needs, n);
+}
+
+void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bwd, uint32_t n_dims,
+                     const uint64_t *dims, const char *mask)
+{
+    g_assert(node < m->nodes->len && n_dims >= 1 && n_dims <= STRATA_MAX_DIMS);
+    wl_node_kernel *k = g_new0(wl_node_kernel, 1);
+    *k = (wl_node_kernel){fwd, bwd, mask, n_dims, {0}};
+    memcpy(k->dims, dims, n_dims * sizeof dims[0]);
+    g_hash_table_replace(m->kernels, GUINT_TO_POINTER(node), k);
+}
+
+/* The kernels of node n (NULL: none). */
+static const wl_node_kernel *node_kernel(const wl_model *m, const wl_node *n)
+{
+    guint i = (guint)(n - (const wl_node *)(const void *)m->nodes->data);
+    return g_hash_table_lookup(m->kernels, GUINT_TO_POINTER(i));
 }
 
 uint32_t wl_model_matmul(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b, double flops)
@@ -332,8 +359,12 @@ static void emit_node(wl_model *m, const wl_node *n, const char *label, const GA
     if (n->coll.axis)
         wl_graph_collective(m->g, (strata_op_kind)n->coll.kind, out, g_array_index(ins, wl_tensor, 0),
                             axis_name(m, n->coll.axis));
-    else
+    else {
         wl_graph_compute(m->g, label, n->flops, (const wl_tensor *)ins->data, ins->len, &out, 1, NULL, 0);
+        const wl_node_kernel *k = node_kernel(m, n);
+        if (k)
+            wl_graph_kernel(m->g, k->fwd, k->n_dims, k->dims, k->mask);
+    }
 }
 
 /* An all-reduce of t over axis when axis is set. */
@@ -436,6 +467,9 @@ static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArra
         char *label = g_strdup_printf("%s_vjp%u", n->label, k);
         wl_graph_compute(m->g, label, v->flops, (wl_tensor *)ins->data, ins->len, &gx, 1, NULL, 0);
         g_free(label);
+        const wl_node_kernel *kn = node_kernel(m, n);
+        if (kn && kn->bwd)
+            wl_graph_kernel(m->g, kn->bwd, kn->n_dims, kn->dims, kn->mask);
         reduce(m, gx, axis_name(m, v->reduce_axis));
     }
 }

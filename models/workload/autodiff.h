@@ -60,6 +60,13 @@ uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_t
  * (n <= WL_VJP_MAX_NEEDS). */
 void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl_tensor *needs, uint32_t n);
 
+/* The kernels that run node's forward (and recomputation) and each of its
+ * gradients: kernel=fwd / kernel=bwd dims=DIMS [mask=MASK] on their steps
+ * (wl_graph_kernel; names and mask are static text; bwd NULL: the
+ * gradients name none). */
+void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bwd, uint32_t n_dims,
+                     const uint64_t *dims, const char *mask);
+
 /* Helpers for common nodes. */
 /* out[M,N] = a[M,K] @ b[K,N] (batched by `batch`): 2*batch*M*K*N flops each way. */
 uint32_t wl_model_matmul(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b, double flops);

@@ -41,6 +41,13 @@ typedef struct wl_step {
     guint8 kind;
 } wl_step; /* 32 bytes: a program holds one per step, often a million */
 
+/* A step's kernel= dims= mask= (wl_graph_kernel). */
+typedef struct wl_kernel_def {
+    const char *kernel, *mask; /* in strings; mask NULL: none */
+    uint32_t shape;            /* offset in shapes */
+    uint32_t n_dims;
+} wl_kernel_def;
+
 struct wl_graph {
     GArray *tensors;       /* wl_tensor_def */
     GArray *steps;         /* wl_step */
@@ -51,6 +58,7 @@ struct wl_graph {
     GPtrArray *options;    /* key, value, ... (in strings) */
     GPtrArray *names;      /* the streams and axes steps name (in strings); [0] NULL */
     GHashTable *name_ids;  /* a string of names (its pointer) -> its index */
+    GHashTable *kernels;   /* step index -> wl_kernel_def * (the few steps that name a kernel) */
     guint16 stream;        /* of the steps added now; 0: main */
     uint64_t total_bytes;
     char *overflow;
@@ -69,6 +77,7 @@ wl_graph *wl_graph_new(void)
     g->names = g_ptr_array_new();
     g_ptr_array_add(g->names, NULL);
     g->name_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g->kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     return g;
 }
 
@@ -85,6 +94,7 @@ void wl_graph_free(wl_graph *g)
     g_ptr_array_free(g->options, TRUE);
     g_ptr_array_free(g->names, TRUE);
     g_hash_table_destroy(g->name_ids);
+    g_hash_table_destroy(g->kernels);
     g_free(g->overflow);
     g_free(g);
 }
@@ -206,6 +216,18 @@ void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_ten
     add_step(g, STRATA_OP_COMPUTE, label, ins, n_ins, outs, n_outs, donates, n_donates)->flops = flops;
 }
 
+void wl_graph_kernel(wl_graph *g, const char *kernel, uint32_t n_dims, const uint64_t *dims, const char *mask)
+{
+    g_assert(g->steps->len > 0 && n_dims >= 1 && n_dims <= STRATA_MAX_DIMS);
+    g_assert(g_array_index(g->steps, wl_step, g->steps->len - 1).kind == STRATA_OP_COMPUTE);
+    wl_kernel_def *k = g_new(wl_kernel_def, 1);
+    k->kernel = g_string_chunk_insert_const(g->strings, kernel);
+    k->mask = mask ? g_string_chunk_insert_const(g->strings, mask) : NULL;
+    k->shape = intern_shape(g, n_dims, dims);
+    k->n_dims = n_dims;
+    g_hash_table_replace(g->kernels, GUINT_TO_POINTER(g->steps->len - 1), k);
+}
+
 void wl_graph_option(wl_graph *g, const char *key, const char *value)
 {
     g_ptr_array_add(g->options, g_string_chunk_insert_const(g->strings, key));
@@ -267,5 +289,16 @@ void wl_graph_step(const wl_graph *g, uint32_t step, wl_step_view *v)
                         st->n_ins,
                         st->n_outs,
                         st->n_donates,
-                        (const char *)g_ptr_array_index(g->names, st->axis)};
+                        (const char *)g_ptr_array_index(g->names, st->axis),
+                        NULL,
+                        NULL,
+                        0,
+                        NULL};
+    const wl_kernel_def *k = g_hash_table_lookup(g->kernels, GUINT_TO_POINTER(step));
+    if (k) {
+        v->kernel = k->kernel;
+        v->kdims = &g_array_index(g->shapes, uint64_t, k->shape);
+        v->n_kdims = k->n_dims;
+        v->mask = k->mask;
+    }
 }

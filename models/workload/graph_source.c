@@ -96,6 +96,12 @@ static void expand_compute(graph_stream *s, const wl_step_view *v, strata_op *op
     op->flops = v->flops;
     op->donates = names_of(s, 2, v->donates, v->n_donates);
     op->n_donates = v->n_donates;
+    if (v->kernel) {
+        op->kernel = v->kernel;
+        op->n_kdims = v->n_kdims;
+        memcpy(op->dims, v->kdims, v->n_kdims * sizeof op->dims[0]);
+        op->mask = v->mask;
+    }
 }
 
 /* pending = the ops of step `step`. */
