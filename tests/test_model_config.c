@@ -16,6 +16,7 @@ typedef struct gen_sums {
     double flops;  /* every compute but the optimizer's */
     double attn_flops; /* computes l0_attn and l0_attn_vjp0 */
     double flash_fwd;  /* computes kernel=flash-attention */
+    double peak;       /* most bytes live at once */
 } gen_sums;
 
 static uint64_t elements(const strata_op *op)
@@ -35,7 +36,15 @@ static gen_sums generate(const char *const *args)
     gen_sums s = {0};
     bool started = false;
     const strata_op *op;
+    GHashTable *sizes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    double live = 0;
     while (strata_source_next(src, &op, &err) == 1) {
+        if (op->kind == STRATA_OP_ALLOC) {
+            g_hash_table_insert(sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
+            live += (double)op->size;
+            s.peak = live > s.peak ? live : s.peak;
+        } else if (op->kind == STRATA_OP_FREE)
+            live -= (double)GPOINTER_TO_SIZE(g_hash_table_lookup(sizes, op->name));
         if (op->kind == STRATA_OP_ALLOC && !started && op->tag == STRATA_TAG_PARAM)
             s.params += (double)elements(op);
         if (op->kind != STRATA_OP_COMPUTE)
@@ -49,6 +58,7 @@ static gen_sums generate(const char *const *args)
             s.flash_fwd += op->flops;
     }
     ck_assert_msg(!err, "%s", err ? err->message : "");
+    g_hash_table_destroy(sizes);
     strata_source_free(src);
     return s;
 }
@@ -234,6 +244,38 @@ START_TEST(reader_notes_and_refusals)
 }
 END_TEST
 
+/* JAX's remat policies by name: each saves less than the one before and
+ * recomputes more (a Llama-shaped layer: the projections are saved by
+ * dots_with_no_batch_dims_saveable but not attention's S x S products;
+ * save_qkv_proj keeps the q/k/v projection alone). */
+START_TEST(remat_policies_trade_memory_for_work)
+{
+    static const char *const order[] = {"none", "dots_saveable", "dots_with_no_batch_dims_saveable",
+                                        "save_qkv_proj", "nothing_saveable"};
+    gen_sums last = {0};
+    for (size_t i = 0; i < G_N_ELEMENTS(order); i++) {
+        char *remat = g_strconcat("remat=", order[i], NULL);
+        const char *args[] = {"layers=4", "seq=512", "batch=4", "vocab=1024", "d_model=512", "heads=8",
+                              "kv_heads=2", "ffn=2048", "mlp=swiglu", "norm=rmsnorm", "pos=rope", remat, NULL};
+        gen_sums s = generate(args);
+        if (i > 0) {
+            /* strictly less up to dots_with_no_batch_dims_saveable; then the peak may sit outside the layers */
+            ck_assert_msg(i <= 2 ? s.peak < last.peak : s.peak <= last.peak, "%s: peak %.0f, before %.0f", order[i],
+                          s.peak, last.peak);
+            ck_assert_msg(i >= 2 ? s.flops > last.flops : s.flops >= last.flops, "%s: flops %.0f, before %.0f",
+                          order[i], s.flops, last.flops);
+        }
+        last = s;
+        g_free(remat);
+    }
+    GError *err = NULL;
+    const char *bad[] = {"remat=sometimes", NULL};
+    ck_assert_ptr_null(strata_workload_generate("transformer", bad, &err));
+    ck_assert_ptr_nonnull(strstr(err->message, "dots_with_no_batch_dims_saveable"));
+    g_clear_error(&err);
+}
+END_TEST
+
 /* A key given by name wins over the file's; the header records both. */
 START_TEST(given_keys_win_over_the_file)
 {
@@ -260,6 +302,7 @@ int main(void)
     tcase_add_test(tc, flash_attention_flops_and_bytes);
     tcase_add_test(tc, reader_notes_and_refusals);
     tcase_add_test(tc, given_keys_win_over_the_file);
+    tcase_add_test(tc, remat_policies_trade_memory_for_work);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

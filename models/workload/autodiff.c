@@ -84,6 +84,9 @@ struct wl_model {
     GArray *producer;   /* guint32: index of the node writing t + 1 (0: an argument) */
     GHashTable *remap;  /* tensor -> the tensor the current pass reads */
     GHashTable *kernels; /* node index -> wl_node_kernel * (wl_model_kernel) */
+    GHashTable *ckpt_names; /* node index -> its checkpoint name (static text) */
+    GHashTable *batch_dots; /* node indices of dots with batch dimensions */
+    GHashTable *save_names; /* checkpoint names saved (owned strings), or NULL */
     GPtrArray *axes;    /* const char *: the distinct mesh axes named, wl_axis - 1 indexing them */
     bool gathers;       /* some node is an all-gather (gathered again for the backward pass) */
     GHashTable *pending; /* regathered tensor -> its event number + 1, until main waits for it */
@@ -130,6 +133,8 @@ wl_model *wl_model_new(wl_graph *g)
     m->axes = g_ptr_array_new();
     m->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    m->ckpt_names = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->batch_dots = g_hash_table_new(g_direct_hash, g_direct_equal);
     return m;
 }
 
@@ -148,6 +153,10 @@ void wl_model_free(wl_model *m)
     g_ptr_array_free(m->axes, TRUE);
     g_hash_table_destroy(m->pending);
     g_hash_table_destroy(m->kernels);
+    g_hash_table_destroy(m->ckpt_names);
+    g_hash_table_destroy(m->batch_dots);
+    if (m->save_names)
+        g_hash_table_destroy(m->save_names);
     g_free(m);
 }
 
@@ -312,13 +321,44 @@ static GArray *crossing_tensors(const wl_model *m)
 
 /* Saved under remat: crosses a group boundary, or is a matmul output under
  * dots. An all-gather's output never is: the backward pass gathers again. */
-static bool is_saved(const wl_node *n, wl_remat remat, const GArray *crossing)
+void wl_model_checkpoint_name(wl_model *m, uint32_t node, const char *name)
+{
+    g_hash_table_insert(m->ckpt_names, GUINT_TO_POINTER(node), (gpointer)name);
+}
+
+void wl_model_batch_dot(wl_model *m, uint32_t node)
+{
+    g_hash_table_add(m->batch_dots, GUINT_TO_POINTER(node));
+}
+
+void wl_model_remat_names(wl_model *m, const char *save)
+{
+    if (m->save_names)
+        g_hash_table_destroy(m->save_names);
+    m->save_names = NULL;
+    if (!save)
+        return;
+    m->save_names = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    char **names = g_strsplit(save, ",", -1);
+    for (char **n = names; *n; n++)
+        if (**n)
+            g_hash_table_add(m->save_names, g_strdup(*n));
+    g_strfreev(names);
+}
+
+/* Whether node n's output is saved for the backward pass under remat. */
+static bool is_saved(const wl_model *m, const wl_node *n, wl_remat remat, const GArray *crossing)
 {
     if (n->coll.axis && n->coll.kind == STRATA_OP_ALL_GATHER)
         return false;
     if (remat == WL_REMAT_NONE || !n->remat_ok)
         return true;
-    if (remat == WL_REMAT_DOTS && n->is_dot)
+    gpointer i = GUINT_TO_POINTER((guint)(n - (const wl_node *)(const void *)m->nodes->data));
+    if (n->is_dot && (remat == WL_REMAT_DOTS || (remat == WL_REMAT_DOTS_NO_BATCH &&
+                                                 !g_hash_table_contains(m->batch_dots, i))))
+        return true;
+    const char *name = g_hash_table_lookup(m->ckpt_names, i);
+    if (name && m->save_names && g_hash_table_contains(m->save_names, name))
         return true;
     return dense_get(crossing, n->out) != 0;
 }
@@ -413,7 +453,7 @@ static void recompute_group(wl_model *m, int group, wl_remat remat, const GArray
 {
     for (guint i = 0; i < m->nodes->len; i++) {
         const wl_node *n = node_at(m, i);
-        if (n->group != group || is_saved(n, remat, crossing))
+        if (n->group != group || is_saved(m, n, remat, crossing))
             continue;
         wl_tensor c = clone_tensor(m->g, n->out, "_remat", wl_graph_tag(m->g, n->out), WL_TEMP);
         g_array_set_size(ins, 0);
@@ -561,7 +601,7 @@ void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_m
     for (guint i = 0; i < len; i++) {
         guint at = backward ? len - 1 - i : i;
         const wl_node *n = node_at(m, at);
-        bool recomputed = crossing && !is_saved(n, remat, crossing);
+        bool recomputed = crossing && !is_saved(m, n, remat, crossing);
         bool flows = at + 1 == len || needs_grad(m, n->out);
         for (guint k = 0; k < n->n_ins; k++) {
             wl_tensor x = pool_at(m, n->first_in)[k];
@@ -596,13 +636,49 @@ wl_tensor wl_model_grad(const wl_model *m, wl_tensor t)
     return p ? p - 1 : WL_NONE;
 }
 
+/* The policies by name: jax.checkpoint_policies (jax/_src/ad_checkpoint.py)
+ * and MaxText's remat_policy (src/MaxText/layers/decoders.py,
+ * get_remat_policy: minimal is checkpoint_dots_with_no_batch_dims, full
+ * no policy, the save_* ones save_only_these_names of its checkpoint
+ * names). */
+static const wl_remat_policy policies[] = {
+    {"none", WL_REMAT_NONE, NULL, "no remat: every activation saved"},
+    {"everything_saveable", WL_REMAT_NONE, NULL, "jax: the same as none"},
+    {"full", WL_REMAT_FULL, NULL, "each layer recomputed from its input (jax nothing_saveable; MaxText full)"},
+    {"nothing_saveable", WL_REMAT_FULL, NULL, "jax: the same as full"},
+    {"dots", WL_REMAT_DOTS, NULL, "every dot's output saved, the rest recomputed (jax dots_saveable)"},
+    {"dots_saveable", WL_REMAT_DOTS, NULL, "jax: the same as dots"},
+    {"dots_with_no_batch_dims_saveable", WL_REMAT_DOTS_NO_BATCH, NULL,
+     "the projections' outputs saved; attention's batched products recomputed"},
+    {"minimal", WL_REMAT_DOTS_NO_BATCH, NULL, "MaxText: dots_with_no_batch_dims_saveable"},
+    {"minimal_flash", WL_REMAT_DOTS_NO_BATCH, "context", "MaxText: minimal, and the attention's output"},
+    {"save_qkv_proj", WL_REMAT_FULL, "query_proj,key_proj,value_proj,qkv_proj", "MaxText: the q/k/v projections"},
+    {"save_out_proj", WL_REMAT_FULL, "out_proj", "MaxText: the attention's output projection"},
+    {"save_dot_except_mlp", WL_REMAT_FULL, "query_proj,key_proj,value_proj,qkv_proj,out_proj",
+     "MaxText: the attention's projections"},
+    {"save_dot_except_mlpwi", WL_REMAT_FULL, "query_proj,key_proj,value_proj,qkv_proj,out_proj,mlpwo",
+     "MaxText: the attention's projections and the MLP's down projection"},
+    {"save_dot_with_context_except_mlp", WL_REMAT_FULL, "query_proj,key_proj,value_proj,qkv_proj,context,out_proj",
+     "MaxText: the attention's projections and output"},
+};
+
+const wl_remat_policy *wl_remat_policy_find(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(policies); i++)
+        if (strcmp(policies[i].name, name) == 0)
+            return &policies[i];
+    return NULL;
+}
+
+const wl_remat_policy *wl_remat_policy_at(guint i)
+{
+    return i < G_N_ELEMENTS(policies) ? &policies[i] : NULL;
+}
+
 bool wl_remat_from_name(const char *name, wl_remat *out)
 {
-    static const char *const names[] = {"none", "full", "dots", NULL};
-    for (int i = 0; names[i]; i++)
-        if (strcmp(name, names[i]) == 0) {
-            *out = (wl_remat)i;
-            return true;
-        }
-    return false;
+    const wl_remat_policy *p = wl_remat_policy_find(name);
+    if (p)
+        *out = p->kind;
+    return p != NULL;
 }

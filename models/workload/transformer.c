@@ -67,7 +67,6 @@
 #include "workload/transformer.h"
 #include "core/error.h"
 
-static const char *const remat_choices[] = {"none", "full", "dots", NULL};
 static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "tp+sp", "fsdp+tp", "fsdp+tp+sp", NULL};
 static const char *const attention_choices[] = {"full", "flash", NULL};
 static const char *const mask_choices[] = {"none", "causal", NULL};
@@ -87,7 +86,10 @@ static const strata_param_def transformer_params[] = {
     {"vocab", STRATA_PARAM_INT, "32000", "vocabulary size", NULL},
     {"dtype", STRATA_PARAM_STRING, "bf16", "element type of activations and compute (and parameters unless "
      "param_dtype; optimizer state is f32)", strata_workload_dtype_choices},
-    {"remat", STRATA_PARAM_STRING, "none", "rematerialization of each layer: none, full or dots", remat_choices},
+    {"remat", STRATA_PARAM_STRING, "none",
+     "rematerialization of each layer: none, full or dots, or a policy by JAX's or MaxText's name "
+     "(nothing_saveable, dots_saveable, dots_with_no_batch_dims_saveable, minimal, minimal_flash, save_qkv_proj, "
+     "save_out_proj, save_dot_except_mlp, save_dot_except_mlpwi, save_dot_with_context_except_mlp)", NULL},
     {"mesh", STRATA_PARAM_STRING, "", "device mesh, data:N[,model:T] (empty: one device)", NULL},
     {"sharding", STRATA_PARAM_STRING, "none",
      "none, dp (replicas, gradients all-reduced over data), fsdp (ZeRO-3 over data), tp (Megatron over model; "
@@ -237,6 +239,16 @@ static bool transformer_check(const strata_params *p, strata_model_shape *s, wl_
                     " heads=%" G_GINT64_FORMAT " (or give head_dim)", d, H);
         return false;
     }
+    const char *remat = strata_params_string(p, "remat");
+    if (!wl_remat_policy_find(remat)) {
+        GString *known = g_string_new(NULL);
+        for (guint i = 0; wl_remat_policy_at(i); i++)
+            g_string_append_printf(known, "%s%s", i ? ", " : "", wl_remat_policy_at(i)->name);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "transformer: expected remat to be one of %s, got '%s'",
+                    known->str, remat);
+        g_string_free(known, TRUE);
+        return false;
+    }
     return strata_model_shape_of(p, "transformer", s, err) && shape_sizes_ok(s, p, err) &&
            transformer_check_shard(p, s, plan, err);
 }
@@ -271,12 +283,13 @@ wl_tensor tf_block_in(tf_ctx *c, const tf_dims *z, wl_tensor x)
 /* A column-parallel matmul out = x @ w of `flops`, on the block's input x:
  * the gradient of x is a partial sum over the model axis, all-reduced
  * under tp and reduce-scattered by x's all-gather under sp. */
-void tf_column(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x, wl_tensor w,
-                      double flops)
+uint32_t tf_column(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x, wl_tensor w,
+                   double flops)
 {
     uint32_t node = wl_model_matmul(c->m, label, out, x, w, flops);
     if (!z->sp)
         tf_partial(c, z, node, 0);
+    return node;
 }
 
 /* The output of a row-parallel block: x [B,S,d], node's output, is a
@@ -391,12 +404,13 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
                  strata_params_is_set(p, "attention") && g_str_equal(strata_params_string(p, "attention"), "flash"),
                  strata_params_is_set(p, "mask") && g_str_equal(strata_params_string(p, "mask"), "causal")};
     uint64_t L = (uint64_t)strata_params_int(p, "layers");
-    wl_remat remat = WL_REMAT_NONE;
-    wl_remat_from_name(strata_params_string(p, "remat"), &remat);
+    const wl_remat_policy *policy = wl_remat_policy_find(strata_params_string(p, "remat"));
+    wl_remat remat = policy->kind;
     strata_dtype dt = strata_workload_dtype(p, "dtype");
     tf_ctx c = {wl_graph_new(), NULL, dt, strata_params_is_set(p, "param_dtype") ? strata_workload_dtype(p, "param_dtype") : dt,
                 g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
     c.m = wl_model_new(c.g);
+    wl_model_remat_names(c.m, policy->save);
     wl_graph *g = c.g;
     wl_model *m = c.m;
 

@@ -50,8 +50,8 @@ void tf_norm(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor y, wl_ten
  * matmul, and the row-parallel block output (all-reduced or
  * reduce-scattered); see transformer.c. */
 wl_tensor tf_block_in(tf_ctx *c, const tf_dims *z, wl_tensor x);
-void tf_column(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x, wl_tensor w,
-               double flops);
+uint32_t tf_column(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x, wl_tensor w,
+                   double flops);
 wl_tensor tf_block_out(tf_ctx *c, const tf_dims *z, uint32_t node, wl_tensor x);
 
 /* Decoder layer l on input h; returns h_{l+1}. */

@@ -144,8 +144,8 @@ static void layer_casts(tf_ctx *c, tf_layer_w *w)
 }
 
 /* out = x @ w + bias (a column-parallel projection with a bias). */
-static void column_bias(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x, wl_tensor w,
-                        wl_tensor bias, double flops)
+static uint32_t column_bias(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x,
+                            wl_tensor w, wl_tensor bias, double flops)
 {
     double n = (double)wl_graph_elements(c->g, out);
     wl_tensor ins[3] = {x, w, bias};
@@ -155,6 +155,7 @@ static void column_bias(tf_ctx *c, const tf_dims *z, const char *label, wl_tenso
     wl_model_vjp(c->m, node, 2, n, NULL, 0);
     if (!z->sp)
         tf_partial(c, z, node, 0);
+    return node;
 }
 
 /* ctx = attention over q, k, v (ins: qkv, or q and kv), heads of width dqk
@@ -177,11 +178,13 @@ static wl_tensor attend(tf_ctx *c, const tf_dims *z, uint64_t l, const wl_tensor
             wl_model_vjp(m, node, k, k == 0 ? 2.5 * f : 0, needs, n_ins + 1);
         wl_model_kernel(m, node, "flash-attention", "flash-attention-bwd", Kh == H ? 5 : 6, dims,
                         z->causal ? "causal" : NULL);
+        wl_model_checkpoint_name(m, node, "context");
         return ctx;
     }
     wl_tensor scores = tf_act(c, NAME("l%u_scores"), 4, bhss);
     double att = 2.0 * (double)(B * S) * (double)S * (double)(H * dqk);
     uint32_t sn = wl_model_node(m, LABEL("l%u_qk"), scores, ins, 1, att, true);
+    wl_model_batch_dot(m, sn);
     wl_model_vjp(m, sn, 0, 2 * att, ins, 1);
     wl_tensor probs = tf_act(c, NAME("l%u_probs"), 4, bhss);
     double nss = (double)(B * H * S * S);
@@ -191,6 +194,8 @@ static wl_tensor attend(tf_ctx *c, const tf_dims *z, uint64_t l, const wl_tensor
     ctx = tf_act(c, NAME("l%u_ctx"), 3, ctxd);
     wl_tensor pv[2] = {probs, ins[n_ins - 1]};
     uint32_t cn = wl_model_node(m, LABEL("l%u_pv"), ctx, pv, 2, att_v, true);
+    wl_model_batch_dot(m, cn);
+    wl_model_checkpoint_name(m, cn, "context");
     wl_model_vjp(m, cn, 0, att_v, &pv[1], 1);
     wl_model_vjp(m, cn, 1, att_v, &probs, 1);
     return ctx;
@@ -213,15 +218,21 @@ static void mla_project(tf_ctx *c, const tf_dims *z, uint64_t l, const tf_layer_
         wl_tensor cq = tf_act(c, NAME("l%u_cq"), 3, bsql), cqn = tf_act(c, NAME("l%u_cq_norm"), 3, bsql);
         wl_model_matmul(c->m, LABEL("l%u_q_a"), cq, a, w->wq_a, 2 * bs * (double)(d * ql));
         tf_norm(c, z, LABEL("l%u_q_norm"), cqn, cq, w->q_norm);
-        wl_model_matmul(c->m, LABEL("l%u_q_b"), *q, cqn, w->wq_b, 2 * bs * (double)(ql * H * qk));
+        wl_model_checkpoint_name(
+            c->m, wl_model_matmul(c->m, LABEL("l%u_q_b"), *q, cqn, w->wq_b, 2 * bs * (double)(ql * H * qk)),
+            "query_proj");
     } else
-        wl_model_matmul(c->m, LABEL("l%u_q_proj"), *q, a, w->wq_b, 2 * bs * (double)(d * H * qk));
+        wl_model_checkpoint_name(
+            c->m, wl_model_matmul(c->m, LABEL("l%u_q_proj"), *q, a, w->wq_b, 2 * bs * (double)(d * H * qk)),
+            "query_proj");
     wl_tensor ckv = tf_act(c, NAME("l%u_ckv"), 3, bskva), ckvn = tf_act(c, NAME("l%u_ckv_norm"), 3, bskvl);
     wl_model_matmul(c->m, LABEL("l%u_kv_a"), ckv, a, w->wkv_a, 2 * bs * (double)(d * kva));
     /* The norm reads the kv_lora part (the rope part goes to the keys as it is). */
     tf_norm(c, z, LABEL("l%u_kv_norm"), ckvn, ckv, w->kv_norm);
     *kv = tf_act(c, NAME("l%u_kv"), 3, bskv);
-    wl_model_matmul(c->m, LABEL("l%u_kv_b"), *kv, ckvn, w->wkv_b, 2 * bs * (double)(kvl * kvb));
+    wl_model_checkpoint_name(
+        c->m, wl_model_matmul(c->m, LABEL("l%u_kv_b"), *kv, ckvn, w->wkv_b, 2 * bs * (double)(kvl * kvb)),
+        "key_proj");
 }
 
 /* The attention block on a = norm(h): returns ctx [B,S,H/T x dv]. */
@@ -240,10 +251,10 @@ static wl_tensor attention(tf_ctx *c, const tf_dims *z, uint64_t l, const tf_lay
     double bsd_n = (double)(B * S * z->d);
     char name[64], label[64];
     wl_tensor qkv = tf_act(c, NAME("l%u_qkv"), 3, bsq), in = tf_block_in(c, z, a);
-    if (w->qkv_b != WL_NONE)
-        column_bias(c, z, LABEL("l%u_qkv_proj"), qkv, in, w->wqkv, w->qkv_b, 2 * bsd_n * (double)cols);
-    else
-        tf_column(c, z, LABEL("l%u_qkv_proj"), qkv, in, w->wqkv, 2 * bsd_n * (double)cols);
+    uint32_t pn = w->qkv_b != WL_NONE
+                      ? column_bias(c, z, LABEL("l%u_qkv_proj"), qkv, in, w->wqkv, w->qkv_b, 2 * bsd_n * (double)cols)
+                      : tf_column(c, z, LABEL("l%u_qkv_proj"), qkv, in, w->wqkv, 2 * bsd_n * (double)cols);
+    wl_model_checkpoint_name(m, pn, "qkv_proj");
     if (w->qk_norm != WL_NONE) {
         wl_tensor qn = tf_act(c, NAME("l%u_qk_normed"), 3, bsq);
         double n = (double)(B * S * (Hl + Kl) * hd);
@@ -300,10 +311,12 @@ static uint32_t dense_mlp(tf_ctx *c, const tf_dims *z, uint64_t l, const char *t
     wl_tensor u = tf_act(c, NAME(TAGGED("l%%u_%s_up")), 3, bsf), v = WL_NONE;
     if (gather)
         x = tf_block_in(c, z, x);
-    tf_column(c, z, LABEL(TAGGED("l%%u_%s_in")), u, x, up, 2 * bsd_n * (double)F);
+    uint32_t in = tf_column(c, z, LABEL(TAGGED("l%%u_%s_in")), u, x, up, 2 * bsd_n * (double)F);
+    wl_model_checkpoint_name(c->m, in, up3 != WL_NONE ? "mlpwi_0" : "mlpwi");
     if (up3 != WL_NONE) {
         v = tf_act(c, NAME(TAGGED("l%%u_%s_gate_up")), 3, bsf);
-        tf_column(c, z, LABEL(TAGGED("l%%u_%s_in3")), v, x, up3, 2 * bsd_n * (double)F);
+        wl_model_checkpoint_name(c->m, tf_column(c, z, LABEL(TAGGED("l%%u_%s_in3")), v, x, up3, 2 * bsd_n * (double)F),
+                                 "mlpwi_1");
     }
     const char *act = v != WL_NONE ? "l%u_%s_glu" : z->s->mlp == STRATA_MLP_RELU ? "l%u_relu" : "l%u_gelu";
     g_snprintf(fmt, sizeof fmt, act, (unsigned)l, tag);
@@ -312,7 +325,9 @@ static uint32_t dense_mlp(tf_ctx *c, const tf_dims *z, uint64_t l, const char *t
     wl_tensor g = activation(c, z, aname, aname, u, v);
     const uint64_t bsd[3] = {z->B, z->S, z->d};
     *out = tf_act(c, out_name, 3, bsd);
-    return wl_model_matmul(c->m, LABEL(TAGGED("l%%u_%s_down")), *out, g, down, 2 * bsd_n * (double)F);
+    uint32_t dn = wl_model_matmul(c->m, LABEL(TAGGED("l%%u_%s_down")), *out, g, down, 2 * bsd_n * (double)F);
+    wl_model_checkpoint_name(c->m, dn, "mlpwo");
+    return dn;
 #undef TAGGED
 }
 
@@ -336,14 +351,20 @@ static uint32_t moe_mlp(tf_ctx *c, const tf_dims *z, uint64_t l, const tf_layer_
     uint32_t dn = wl_model_node(m, LABEL("l%u_dispatch"), xe, &x, 1, routed, false);
     wl_model_vjp(m, dn, 0, routed, NULL, 0);
     wl_tensor u = tf_act(c, NAME("l%u_experts_up"), 3, ecf), v = WL_NONE;
-    tf_column(c, z, LABEL("l%u_experts_in"), u, xe, w->we1, ef);
+    uint32_t in = tf_column(c, z, LABEL("l%u_experts_in"), u, xe, w->we1, ef);
+    wl_model_batch_dot(m, in);
+    wl_model_checkpoint_name(m, in, w->we3 != WL_NONE ? "mlpwi_0" : "mlpwi");
     if (w->we3 != WL_NONE) {
         v = tf_act(c, NAME("l%u_experts_gate_up"), 3, ecf);
-        tf_column(c, z, LABEL("l%u_experts_in3"), v, xe, w->we3, ef);
+        in = tf_column(c, z, LABEL("l%u_experts_in3"), v, xe, w->we3, ef);
+        wl_model_batch_dot(m, in);
+        wl_model_checkpoint_name(m, in, "mlpwi_1");
     }
     wl_tensor g = activation(c, z, NAME("l%u_experts_glu"), LABEL("l%u_experts_glu"), u, v);
     wl_tensor ye = tf_act(c, NAME("l%u_experts_out"), 3, ecd);
-    wl_model_matmul(m, LABEL("l%u_experts_down"), ye, g, w->we2, ef);
+    uint32_t down = wl_model_matmul(m, LABEL("l%u_experts_down"), ye, g, w->we2, ef);
+    wl_model_batch_dot(m, down);
+    wl_model_checkpoint_name(m, down, "mlpwo");
     const uint64_t bsd[3] = {B, S, d};
     wl_tensor y = tf_act(c, NAME(w->ws1 != WL_NONE ? "l%u_routed_out" : "l%u_mlp_out"), 3, bsd);
     wl_tensor cins[2] = {ye, gates};
@@ -388,10 +409,11 @@ wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h)
     wl_tensor ctx = attention(c, z, l, &w, a);
     uint64_t ctx_w = (z->H / z->T) * (uint64_t)(s->kv_lora_rank > 0 ? s->v_head_dim : s->head_dim);
     wl_tensor o = tf_act(c, NAME("l%u_attn_out"), 3, bsd);
-    o = tf_block_out(c, z, wl_model_matmul(m, LABEL("l%u_out_proj"), o, ctx, w.wo, 2 * (double)(B * S * d) *
-                                                                                      (double)ctx_w), o);
+    uint32_t on = wl_model_matmul(m, LABEL("l%u_out_proj"), o, ctx, w.wo, 2 * (double)(B * S * d) * (double)ctx_w);
+    wl_model_checkpoint_name(m, on, "out_proj");
+    o = tf_block_out(c, z, on, o);
     if (w.ln1_post != WL_NONE)
-        o = post_norm(c, z, NAME("l%u_ln1_post"), o, w.ln1_post);
+        o = post_norm(c, z, NAME("l%u_ln1_post_out"), o, w.ln1_post);
     wl_tensor h1 = tf_act(c, NAME("l%u_resid1"), 3, bsdl);
     wl_model_add(m, LABEL("l%u_add1"), h1, h, o);
     wl_tensor b = tf_act(c, NAME("l%u_ln2_out"), 3, bsdl);
@@ -402,7 +424,7 @@ wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h)
                                                   NAME("l%u_mlp_out"), &f);
     f = tf_block_out(c, z, fn, f);
     if (w.ln2_post != WL_NONE)
-        f = post_norm(c, z, NAME("l%u_ln2_post"), f, w.ln2_post);
+        f = post_norm(c, z, NAME("l%u_ln2_post_out"), f, w.ln2_post);
     g_snprintf(name, sizeof name, "h_%u", (unsigned)(l + 1));
     wl_tensor hn = tf_act(c, name, 3, bsdl);
     wl_model_add(m, LABEL("l%u_add2"), hn, h1, f);
