@@ -16,7 +16,8 @@ typedef struct gen_sums {
     double flops;  /* every compute but the optimizer's */
     double attn_flops; /* computes l0_attn and l0_attn_vjp0 */
     double flash_fwd;  /* computes kernel=flash-attention */
-    double peak;       /* most bytes live at once */
+    double peak;       /* most bytes live at once, on the device */
+    int host_allocs, copies;
 } gen_sums;
 
 static uint64_t elements(const strata_op *op)
@@ -39,11 +40,15 @@ static gen_sums generate(const char *const *args)
     GHashTable *sizes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     double live = 0;
     while (strata_source_next(src, &op, &err) == 1) {
-        if (op->kind == STRATA_OP_ALLOC) {
+        if (op->kind == STRATA_OP_ALLOC && op->memory) {
+            s.host_allocs += strcmp(op->memory, "host") == 0;
+        } else if (op->kind == STRATA_OP_ALLOC) {
             g_hash_table_insert(sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
             live += (double)op->size;
             s.peak = live > s.peak ? live : s.peak;
-        } else if (op->kind == STRATA_OP_FREE)
+        } else if (op->kind == STRATA_OP_COPY)
+            s.copies++;
+        else if (op->kind == STRATA_OP_FREE)
             live -= (double)GPOINTER_TO_SIZE(g_hash_table_lookup(sizes, op->name));
         if (op->kind == STRATA_OP_ALLOC && !started && op->tag == STRATA_TAG_PARAM)
             s.params += (double)elements(op);
@@ -268,6 +273,14 @@ START_TEST(remat_policies_trade_memory_for_work)
         last = s;
         g_free(remat);
     }
+    /* minimal_offloaded: the five projections of each of the 4 layers (qkv, out, gate, up, down) go to host
+     * memory and come back (two copies each); the device holds what nothing_saveable holds */
+    const char *off[] = {"layers=4", "seq=512", "batch=4", "vocab=1024", "d_model=512", "heads=8", "kv_heads=2",
+                         "ffn=2048", "mlp=swiglu", "norm=rmsnorm", "pos=rope", "remat=minimal_offloaded", NULL};
+    gen_sums o = generate(off);
+    ck_assert_int_eq(o.host_allocs, 20);
+    ck_assert_int_eq(o.copies, 40);
+    ck_assert_double_eq(o.peak, last.peak);
     GError *err = NULL;
     const char *bad[] = {"remat=sometimes", NULL};
     ck_assert_ptr_null(strata_workload_generate("transformer", bad, &err));

@@ -55,6 +55,7 @@ typedef struct wl_remat_policy {
     const char *name;
     wl_remat kind;
     const char *save;
+    const char *offload; /* checkpoint names saved in host memory (NULL: none) */
     const char *summary;
 } wl_remat_policy;
 
@@ -150,8 +151,15 @@ void wl_model_checkpoint_name(wl_model *m, uint32_t node, const char *name);
 /* Marks a dot node as one with batch dimensions (attention's products,
  * per-expert matmuls): dots_with_no_batch_dims_saveable recomputes it. */
 void wl_model_batch_dot(wl_model *m, uint32_t node);
-/* The checkpoint names saved besides what the remat kind saves
- * (comma-separated, copied; NULL: none). */
-void wl_model_remat_names(wl_model *m, const char *save);
+/* The checkpoint names saved besides what the remat kind saves, on the
+ * device (save) and in host memory (offload; comma-separated, copied;
+ * NULL: none). An offloaded output is copied to a host buffer NAME_host on
+ * stream `offload` after main records offK.go behind its step; before its
+ * group's backward pass main records rlK.go (a group ahead: the next
+ * group's reloads are issued when a group's pass starts) and the offload
+ * stream copies it back into NAME_reload, which main waits for (rlK.done)
+ * and the gradients read (jax's save_and_offload_only_these_names with
+ * offload_src device, offload_dst pinned_host). */
+void wl_model_remat_names(wl_model *m, const char *save, const char *offload);
 
 #endif

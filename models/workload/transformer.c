@@ -89,7 +89,9 @@ static const strata_param_def transformer_params[] = {
     {"remat", STRATA_PARAM_STRING, "none",
      "rematerialization of each layer: none, full or dots, or a policy by JAX's or MaxText's name "
      "(nothing_saveable, dots_saveable, dots_with_no_batch_dims_saveable, minimal, minimal_flash, save_qkv_proj, "
-     "save_out_proj, save_dot_except_mlp, save_dot_except_mlpwi, save_dot_with_context_except_mlp)", NULL},
+     "save_out_proj, save_dot_except_mlp, save_dot_except_mlpwi, save_dot_with_context_except_mlp; host offload: "
+     "minimal_offloaded, qkv_proj_offloaded, save_and_offload_only_these_names with remat_save= and remat_offload=)",
+     NULL},
     {"mesh", STRATA_PARAM_STRING, "", "device mesh, data:N[,model:T] (empty: one device)", NULL},
     {"sharding", STRATA_PARAM_STRING, "none",
      "none, dp (replicas, gradients all-reduced over data), fsdp (ZeRO-3 over data), tp (Megatron over model; "
@@ -99,6 +101,11 @@ static const strata_param_def transformer_params[] = {
     {"prefetch", STRATA_PARAM_INT, "1", "fsdp: how many layers ahead each layer's parameters are all-gathered",
      NULL},
     STRATA_MODEL_KEYS(STRATA_MODEL_PARAM_DEF)
+    {"remat_save", STRATA_PARAM_STRING, NULL, "remat=save_and_offload_only_these_names: checkpoint names saved on "
+     "the device, separated by ':' (qkv_proj, out_proj, mlpwi_0, mlpwi_1, mlpwi, mlpwo, context, query_proj, "
+     "key_proj)", NULL},
+    {"remat_offload", STRATA_PARAM_STRING, NULL, "remat=save_and_offload_only_these_names: checkpoint names saved "
+     "in host memory (`host`), separated by ':'", NULL},
     {"attention", STRATA_PARAM_STRING, NULL, "full (the score matrix stored; default) or flash (one "
      "kernel=flash-attention, no score matrix)", attention_choices},
     {"mask", STRATA_PARAM_STRING, NULL, "attention mask: none (default) or causal (halves flash attention's "
@@ -179,7 +186,8 @@ static bool transformer_check_shard(const strata_params *p, const strata_model_s
             return false;
     if (s->kv_lora_rank > 0 && plan->t > 1) {
         g_set_error_literal(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                            "transformer: MLA (kv_lora_rank > 0) runs on one device or a data axis only (no model axis)");
+                            "transformer: MLA (kv_lora_rank > 0) runs on one device or a data axis only "
+                            "(no model axis)");
         return false;
     }
     uint64_t n = plan->data == WL_DATA_FSDP ? plan->n : 1;
@@ -369,6 +377,11 @@ static void tf_adamw(tf_ctx *c, wl_tensor pt, wl_tensor gp)
     g_free(nv);
 }
 
+static const char *string_or_null(const strata_params *p, const char *name)
+{
+    return strata_params_is_set(p, name) ? strata_params_string(p, name) : NULL;
+}
+
 static bool transformer_check_only(const strata_params *p, GError **err)
 {
     wl_shard_plan plan;
@@ -407,10 +420,13 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     const wl_remat_policy *policy = wl_remat_policy_find(strata_params_string(p, "remat"));
     wl_remat remat = policy->kind;
     strata_dtype dt = strata_workload_dtype(p, "dtype");
-    tf_ctx c = {wl_graph_new(), NULL, dt, strata_params_is_set(p, "param_dtype") ? strata_workload_dtype(p, "param_dtype") : dt,
-                g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
+    strata_dtype pdt = strata_params_is_set(p, "param_dtype") ? strata_workload_dtype(p, "param_dtype") : dt;
+    tf_ctx c = {wl_graph_new(), NULL, dt, pdt, g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
     c.m = wl_model_new(c.g);
-    wl_model_remat_names(c.m, policy->save);
+    if (g_str_equal(policy->name, "save_and_offload_only_these_names"))
+        wl_model_remat_names(c.m, string_or_null(p, "remat_save"), string_or_null(p, "remat_offload"));
+    else
+        wl_model_remat_names(c.m, policy->save, policy->offload);
     wl_graph *g = c.g;
     wl_model *m = c.m;
 
