@@ -35,9 +35,11 @@
  *              pos parameter), q/k norms, q/k/v biases, post-norms, untied
  *              output projection (`unembed`, [V,d]), MoE layers, MLA;
  *              attention=flash runs it as one flash kernel (mask=causal);
- *              param_dtype=f32 keeps f32 master weights, cast to `dtype`
- *              where each layer reads them (the cast is in the layer, so
- *              remat recomputes it) and updated in f32.
+ *              param_dtype=f32 keeps f32 master weights (master_P) in the
+ *              optimizer state beside m_P and v_P, sharded as they are;
+ *              the step gathers and computes with the `dtype` copy, as
+ *              XLA does once its ConvertMover has moved the narrowing
+ *              convert of an f32 weight ahead of the all-gather.
  *   sharding   over `mesh=data:N[,model:T]` (shard.h), each device's program:
  *              the data axis splits the batch (B/N per device); dp
  *              all-reduces each gradient, fsdp shards parameters, gradients
@@ -110,14 +112,15 @@ static const strata_param_def transformer_params[] = {
      "kernel=flash-attention, no score matrix)", attention_choices},
     {"mask", STRATA_PARAM_STRING, NULL, "attention mask: none (default) or causal (halves flash attention's "
      "work; the full form computes the whole matrix either way)", mask_choices},
-    {"param_dtype", STRATA_PARAM_STRING, NULL, "element type the parameters are kept in (default dtype; f32: "
-     "master weights cast to dtype where read)", strata_workload_dtype_choices},
+    {"param_dtype", STRATA_PARAM_STRING, NULL, "element type of the master weights (default dtype: none; f32: "
+     "master_P kept and updated beside the optimizer state, the step computing with a dtype copy)",
+     strata_workload_dtype_choices},
     {NULL, 0, NULL, NULL, NULL},
 };
 
 wl_tensor tf_param(tf_ctx *c, const char *name, uint32_t nd, const uint64_t *dims)
 {
-    wl_tensor t = wl_graph_tensor(c->g, name, STRATA_TAG_PARAM, c->pdt, nd, dims, WL_ARGUMENT);
+    wl_tensor t = wl_graph_tensor(c->g, name, STRATA_TAG_PARAM, c->dt, nd, dims, WL_ARGUMENT);
     wl_model_requires_grad(c->m, t);
     g_array_append_val(c->params, t);
     return t;
@@ -126,21 +129,6 @@ wl_tensor tf_param(tf_ctx *c, const char *name, uint32_t nd, const uint64_t *dim
 wl_tensor tf_act(tf_ctx *c, const char *name, uint32_t nd, const uint64_t *dims)
 {
     return wl_graph_tensor(c->g, name, STRATA_TAG_ACTIVATION, c->dt, nd, dims, WL_TEMP);
-}
-
-wl_tensor tf_weight(tf_ctx *c, wl_tensor p)
-{
-    if (c->pdt == c->dt)
-        return p;
-    const uint64_t *dims;
-    uint32_t nd = wl_graph_dims(c->g, p, &dims);
-    uint64_t copy[STRATA_MAX_DIMS];
-    memcpy(copy, dims, nd * sizeof copy[0]);
-    char *name = g_strconcat(wl_graph_name(c->g, p), "_cast", NULL);
-    wl_tensor t = tf_act(c, name, nd, copy);
-    wl_model_unary(c->m, name, t, p, 1, 1);
-    g_free(name);
-    return t;
 }
 
 /* y = norm(x) * scale: layernorm 8 flops per element forward, 14
@@ -330,8 +318,6 @@ static void tf_head(tf_ctx *c, const tf_dims *z, int group, wl_tensor h, wl_tens
     wl_tensor lnf = tf_param(c, "lnf", 1, dvec);
     if (!z->s->tie)
         embed = tf_param(c, "unembed", 2, vd);
-    lnf = tf_weight(c, lnf);
-    embed = tf_weight(c, embed);
     wl_tensor hf = tf_act(c, "lnf_out", 3, bsd);
     tf_norm(c, z, "final_ln", hf, h, lnf);
     wl_tensor logits = tf_act(c, "logits", 3, bsv);
@@ -344,8 +330,9 @@ static void tf_head(tf_ctx *c, const tf_dims *z, int group, wl_tensor h, wl_tens
     wl_model_vjp(m, xn, 0, 5 * bsv_n, x_ins, 2);
 }
 
-/* AdamW for parameter pt with gradient gp: m_P and v_P arguments, updated in
- * place (donated) into new_P, new_m_P and new_v_P. */
+/* AdamW for parameter pt with gradient gp: m_P and v_P arguments (and the
+ * master weights master_P with param_dtype), updated in place (donated)
+ * into new_P, new_m_P and new_v_P (and new_master_P). */
 static void tf_adamw(tf_ctx *c, wl_tensor pt, wl_tensor gp)
 {
     wl_graph *g = c->g;
@@ -355,26 +342,28 @@ static void tf_adamw(tf_ctx *c, wl_tensor pt, wl_tensor gp)
     uint32_t nd = wl_graph_dims(g, pt, &pdims);
     uint64_t dims[STRATA_MAX_DIMS];
     memcpy(dims, pdims, nd * sizeof dims[0]);
-    char *mn = g_strconcat("m_", pn_, NULL), *vn = g_strconcat("v_", pn_, NULL);
-    wl_tensor mt = wl_graph_tensor(g, mn, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_ARGUMENT);
-    wl_tensor vt = wl_graph_tensor(g, vn, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_ARGUMENT);
-    char *np = g_strconcat("new_", pn_, NULL), *nm = g_strconcat("new_m_", pn_, NULL),
-         *nv = g_strconcat("new_v_", pn_, NULL);
-    wl_tensor outs[3] = {
-        wl_graph_tensor(g, np, STRATA_TAG_PARAM, wl_graph_dtype(g, pt), nd, dims, WL_OUTPUT),
-        wl_graph_tensor(g, nm, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_OUTPUT),
-        wl_graph_tensor(g, nv, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_OUTPUT),
-    };
-    wl_tensor ins[4] = {pt, gp, mt, vt};
-    wl_tensor donated[3] = {pt, mt, vt};
-    char *lab = g_strconcat("adamw_", pn_, NULL);
-    wl_graph_compute(g, lab, 18.0 * (double)wl_graph_elements(g, pt), ins, 4, outs, 3, donated, 3);
-    g_free(lab);
-    g_free(mn);
-    g_free(vn);
+    static const char *const prefixes[] = {"m_", "v_", "master_"};
+    int n = c->master != STRATA_DTYPE_NONE ? 3 : 2;
+    wl_tensor ins[5] = {pt, gp}, outs[4], donated[4] = {pt};
+    for (int i = 0; i < n; i++) {
+        char *an = g_strconcat(prefixes[i], pn_, NULL);
+        ins[2 + i] = donated[1 + i] = wl_graph_tensor(g, an, STRATA_TAG_OPTSTATE, i < 2 ? STRATA_DTYPE_F32 : c->master,
+                                                      nd, dims, WL_ARGUMENT);
+        g_free(an);
+    }
+    char *np = g_strconcat("new_", pn_, NULL);
+    outs[0] = wl_graph_tensor(g, np, STRATA_TAG_PARAM, c->dt, nd, dims, WL_OUTPUT);
     g_free(np);
-    g_free(nm);
-    g_free(nv);
+    for (int i = 0; i < n; i++) {
+        char *on = g_strconcat("new_", prefixes[i], pn_, NULL);
+        outs[1 + i] = wl_graph_tensor(g, on, STRATA_TAG_OPTSTATE, i < 2 ? STRATA_DTYPE_F32 : c->master, nd, dims,
+                                      WL_OUTPUT);
+        g_free(on);
+    }
+    char *lab = g_strconcat("adamw_", pn_, NULL);
+    wl_graph_compute(g, lab, 18.0 * (double)wl_graph_elements(g, pt), ins, (uint32_t)(2 + n), outs, (uint32_t)(1 + n),
+                     donated, (uint32_t)(1 + n));
+    g_free(lab);
 }
 
 static const char *string_or_null(const strata_params *p, const char *name)
@@ -420,8 +409,9 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     const wl_remat_policy *policy = wl_remat_policy_find(strata_params_string(p, "remat"));
     wl_remat remat = policy->kind;
     strata_dtype dt = strata_workload_dtype(p, "dtype");
-    strata_dtype pdt = strata_params_is_set(p, "param_dtype") ? strata_workload_dtype(p, "param_dtype") : dt;
-    tf_ctx c = {wl_graph_new(), NULL, dt, pdt, g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
+    strata_dtype master = strata_params_is_set(p, "param_dtype") ? strata_workload_dtype(p, "param_dtype") : dt;
+    tf_ctx c = {wl_graph_new(), NULL, dt, master == dt ? STRATA_DTYPE_NONE : master,
+                g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
     c.m = wl_model_new(c.g);
     if (g_str_equal(policy->name, "save_and_offload_only_these_names"))
         wl_model_remat_names(c.m, string_or_null(p, "remat_save"), string_or_null(p, "remat_offload"));

@@ -19,7 +19,7 @@ typedef struct tf_ctx {
     wl_graph *g;
     wl_model *m;
     strata_dtype dt;  /* activations and compute */
-    strata_dtype pdt; /* parameters (f32 master weights: cast to dt where read) */
+    strata_dtype master; /* of the master weights in the optimizer state (NONE: none) */
     GArray *params;   /* wl_tensor */
 } tf_ctx;
 
@@ -35,11 +35,8 @@ typedef struct tf_dims {
     bool flash, causal;
 } tf_dims;
 
-/* A parameter (its gradient wanted), and the tensor the compute reads: a
- * cast to the compute dtype in the current group when parameters are
- * kept in another (f32 master weights), else the parameter. */
+/* A parameter (its gradient wanted). */
 wl_tensor tf_param(tf_ctx *c, const char *name, uint32_t nd, const uint64_t *dims);
-wl_tensor tf_weight(tf_ctx *c, wl_tensor param);
 wl_tensor tf_act(tf_ctx *c, const char *name, uint32_t nd, const uint64_t *dims);
 /* Under tp, a node whose output (k < 0) or input k's gradient is a partial
  * sum over the model axis. */

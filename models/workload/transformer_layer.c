@@ -135,14 +135,6 @@ static void layer_params(tf_ctx *c, const tf_dims *z, uint64_t l, tf_layer_w *w)
     }
 }
 
-/* In the layer's group: each parameter as the compute reads it. */
-static void layer_casts(tf_ctx *c, tf_layer_w *w)
-{
-    for (wl_tensor *t = &w->ln1; t <= &w->ws2; t++)
-        if (*t != WL_NONE)
-            *t = tf_weight(c, *t);
-}
-
 /* out = x @ w + bias (a column-parallel projection with a bias). */
 static uint32_t column_bias(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x,
                             wl_tensor w, wl_tensor bias, double flops)
@@ -403,7 +395,6 @@ wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h)
     tf_layer_w w;
     layer_params(c, z, l, &w);
     wl_model_group(m, (int)l, true);
-    layer_casts(c, &w);
     wl_tensor a = tf_act(c, NAME("l%u_ln1_out"), 3, bsdl);
     tf_norm(c, z, LABEL("l%u_ln1"), a, h, w.ln1);
     wl_tensor ctx = attention(c, z, l, &w, a);
