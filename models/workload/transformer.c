@@ -86,8 +86,8 @@ static const strata_param_def transformer_params[] = {
     {"seq", STRATA_PARAM_INT, "1024", "sequence length", NULL},
     {"batch", STRATA_PARAM_INT, "8", "sequences per step", NULL},
     {"vocab", STRATA_PARAM_INT, "32000", "vocabulary size", NULL},
-    {"dtype", STRATA_PARAM_STRING, "bf16", "element type of activations and compute (and parameters unless "
-     "param_dtype; optimizer state is f32)", strata_workload_dtype_choices},
+    {"dtype", STRATA_PARAM_STRING, "bf16", "element type of parameters and activations (optimizer state is f32; "
+     "param_dtype adds master weights)", strata_workload_dtype_choices},
     {"remat", STRATA_PARAM_STRING, "none",
      "rematerialization of each layer: none, full or dots, or a policy by JAX's or MaxText's name "
      "(nothing_saveable, dots_saveable, dots_with_no_batch_dims_saveable, minimal, minimal_flash, save_qkv_proj, "
