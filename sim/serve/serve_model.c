@@ -1,0 +1,285 @@
+/*
+ * serve_model.c: a served model's shape (serve_model.h): its keys, looked
+ * up by name in one table, and its presets, each a line of keys.
+ *
+ * Presets carry the shapes of the models' Hugging Face config.json files
+ * (num_hidden_layers, hidden_size, num_attention_heads,
+ * num_key_value_heads, head_dim or hidden_size / heads, intermediate_size,
+ * vocab_size; MoE num_local_experts / num_experts_per_tok; MLA
+ * kv_lora_rank, qk_rope_head_dim), as the notes' table lists them
+ * (notes/44-45/serving.md section 3.4).
+ */
+#include "serve/serve_model.h"
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/units.h"
+
+typedef enum { KEY_U32, KEY_BOOL, KEY_DTYPE, KEY_NAME } key_type;
+
+typedef struct model_key {
+    const char *name;
+    key_type type;
+    size_t offset;
+} model_key;
+
+#define MK(name, type, field) {name, type, offsetof(strata_serve_model, field)}
+static const model_key keys[] = {
+    MK("name", KEY_NAME, name),
+    MK("layers", KEY_U32, layers),
+    MK("hidden", KEY_U32, hidden),
+    MK("heads", KEY_U32, heads),
+    MK("kv_heads", KEY_U32, kv_heads),
+    MK("head_dim", KEY_U32, head_dim),
+    MK("intermediate", KEY_U32, intermediate),
+    MK("vocab", KEY_U32, vocab),
+    MK("experts", KEY_U32, experts),
+    MK("top_k", KEY_U32, top_k),
+    MK("moe_intermediate", KEY_U32, moe_intermediate),
+    MK("kv_lora_rank", KEY_U32, kv_lora_rank),
+    MK("qk_rope_head_dim", KEY_U32, qk_rope_head_dim),
+    MK("tied_embeddings", KEY_BOOL, tied_embeddings),
+    MK("dtype", KEY_DTYPE, dtype),
+    MK("kv_dtype", KEY_DTYPE, kv_dtype),
+    MK("max_model_len", KEY_U32, max_model_len),
+    {NULL, KEY_U32, 0},
+};
+#undef MK
+
+typedef struct model_preset {
+    const char *name;
+    const char *keys; /* "k=v k=v ..." */
+} model_preset;
+
+static const model_preset presets[] = {
+    /* meta-llama/Meta-Llama-3-8B (and 3.1-8B) config.json */
+    {"llama-3-8b", "layers=32 hidden=4096 heads=32 kv_heads=8 head_dim=128 intermediate=14336 vocab=128256"},
+    /* meta-llama/Meta-Llama-3-70B (and 3.1/3.3-70B) */
+    {"llama-3-70b", "layers=80 hidden=8192 heads=64 kv_heads=8 head_dim=128 intermediate=28672 vocab=128256"},
+    /* meta-llama/Llama-3.1-405B */
+    {"llama-3-405b", "layers=126 hidden=16384 heads=128 kv_heads=8 head_dim=128 intermediate=53248 vocab=128256"},
+    /* meta-llama/Llama-2-7b-hf (MHA) */
+    {"llama-2-7b", "layers=32 hidden=4096 heads=32 kv_heads=32 head_dim=128 intermediate=11008 vocab=32000 "
+                   "max_model_len=4096"},
+    /* meta-llama/Llama-2-70b-hf */
+    {"llama-2-70b", "layers=80 hidden=8192 heads=64 kv_heads=8 head_dim=128 intermediate=28672 vocab=32000 "
+                    "max_model_len=4096"},
+    /* mistralai/Mixtral-8x7B-v0.1 */
+    {"mixtral-8x7b", "layers=32 hidden=4096 heads=32 kv_heads=8 head_dim=128 intermediate=14336 vocab=32000 "
+                     "experts=8 top_k=2"},
+    /* deepseek-ai/DeepSeek-V3 (MLA; 256 routed experts, 8 active; the
+     * first three dense layers and the shared expert are not modelled) */
+    {"deepseek-v3", "layers=61 hidden=7168 heads=128 kv_heads=128 head_dim=128 intermediate=18432 vocab=129280 "
+                    "experts=256 top_k=8 moe_intermediate=2048 kv_lora_rank=512 qk_rope_head_dim=64"},
+    {NULL, NULL},
+};
+
+void strata_serve_model_init(strata_serve_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->dtype = STRATA_DTYPE_BF16;
+    m->max_model_len = 8192;
+}
+
+static const model_key *key_find(const char *name)
+{
+    for (const model_key *k = keys; k->name; k++)
+        if (strcmp(k->name, name) == 0)
+            return k;
+    return NULL;
+}
+
+char *strata_serve_model_keys(void)
+{
+    GString *s = g_string_new(NULL);
+    for (const model_key *k = keys; k->name; k++)
+        g_string_append_printf(s, "%s%s", k == keys ? "" : ", ", k->name);
+    return g_string_free(s, FALSE);
+}
+
+char *strata_serve_model_presets(void)
+{
+    GString *s = g_string_new(NULL);
+    for (const model_preset *p = presets; p->name; p++)
+        g_string_append_printf(s, "%s%s", p == presets ? "" : ", ", p->name);
+    return g_string_free(s, FALSE);
+}
+
+bool strata_serve_model_set(strata_serve_model *m, const char *key, const char *value, GError **err)
+{
+    const model_key *k = key_find(key);
+    if (!k) {
+        char *known = strata_serve_model_keys();
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown model key '%s' (known: %s)", key, known);
+        g_free(known);
+        return false;
+    }
+    char *field = (char *)m + k->offset;
+    switch (k->type) {
+    case KEY_NAME:
+        if (strlen(value) >= sizeof m->name) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "name: expected at most %zu characters",
+                        sizeof m->name - 1);
+            return false;
+        }
+        g_strlcpy(m->name, value, sizeof m->name);
+        return true;
+    case KEY_BOOL:
+        if (!strata_parse_bool(value, (bool *)field)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected true or false, got '%s'", key, value);
+            return false;
+        }
+        return true;
+    case KEY_DTYPE: {
+        strata_dtype d;
+        if (!strata_dtype_from_name(value, &d) || strata_dtype_bits(d) < 8) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a dtype of 8 bits or more (bf16, f16, "
+                        "f8, f32), got '%s'", key, value);
+            return false;
+        }
+        *(strata_dtype *)field = d;
+        return true;
+    }
+    case KEY_U32: {
+        uint64_t v = 0;
+        if (!strata_parse_u64(value, &v, NULL) || v > UINT32_MAX) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a whole number below 2^32, got '%s'",
+                        key, value);
+            return false;
+        }
+        *(uint32_t *)field = (uint32_t)v;
+        return true;
+    }
+    }
+    return false;
+}
+
+/* "k=v k=v" into m (presets: a bad one is a bug). */
+static bool set_all(strata_serve_model *m, const char *line, GError **err)
+{
+    char **words = g_strsplit(line, " ", -1);
+    bool ok = true;
+    for (char **w = words; ok && *w; w++) {
+        char *eq = strchr(*w, '=');
+        if (!eq) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected KEY=VALUE, got '%s'", *w);
+            ok = false;
+            break;
+        }
+        *eq = '\0';
+        ok = strata_serve_model_set(m, *w, eq + 1, err);
+    }
+    g_strfreev(words);
+    return ok;
+}
+
+bool strata_serve_model_preset(strata_serve_model *m, const char *name, GError **err)
+{
+    for (const model_preset *p = presets; p->name; p++) {
+        if (strcmp(p->name, name) != 0)
+            continue;
+        strata_serve_model_init(m);
+        g_strlcpy(m->name, p->name, sizeof m->name);
+        return set_all(m, p->keys, err);
+    }
+    char *known = strata_serve_model_presets();
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown model '%s' (presets: %s; or --model-file FILE)",
+                name, known);
+    g_free(known);
+    return false;
+}
+
+bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **err)
+{
+    gchar *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, err)) {
+        if (err && *err)
+            (*err)->domain = STRATA_ERROR, (*err)->code = STRATA_ERROR_IO;
+        return false;
+    }
+    char **lines = g_strsplit(text, "\n", -1);
+    g_free(text);
+    bool ok = true;
+    for (guint i = 0; ok && lines[i]; i++) {
+        char *line = g_strstrip(lines[i]);
+        if (!*line || *line == '#')
+            continue;
+        char *eq = strchr(line, '=');
+        if (!eq) {
+            ok = strata_fail_at(err, path, i + 1, "expected 'key = value' (keys: layers, hidden, ...)");
+            break;
+        }
+        *eq = '\0';
+        GError *e = NULL;
+        if (!strata_serve_model_set(m, g_strstrip(line), g_strstrip(eq + 1), &e)) {
+            ok = strata_fail_at(err, path, i + 1, "%s", e->message);
+            g_error_free(e);
+        }
+    }
+    g_strfreev(lines);
+    if (ok && !m->name[0])
+        g_strlcpy(m->name, path, sizeof m->name);
+    return ok;
+}
+
+bool strata_serve_model_check(const strata_serve_model *m, const char *origin, GError **err)
+{
+    const char *missing = !m->layers ? "layers" : !m->hidden ? "hidden" : !m->heads ? "heads"
+                          : !m->kv_heads ? "kv_heads" : !m->head_dim ? "head_dim"
+                          : !m->intermediate ? "intermediate" : !m->vocab ? "vocab"
+                          : !m->max_model_len ? "max_model_len" : NULL;
+    if (missing) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected %s > 0 in the model", origin, missing);
+        return false;
+    }
+    if (m->heads % m->kv_heads != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected kv_heads (%u) to divide heads (%u)", origin,
+                    m->kv_heads, m->heads);
+        return false;
+    }
+    if (m->top_k > m->experts || (m->experts && !m->top_k)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected 1 <= top_k <= experts with experts "
+                    "(got experts %u, top_k %u)", origin, m->experts, m->top_k);
+        return false;
+    }
+    return true;
+}
+
+double strata_serve_dtype_bytes(strata_dtype d)
+{
+    return d == STRATA_DTYPE_NONE ? 2.0 : strata_dtype_bits(d) / 8.0;
+}
+
+uint32_t strata_serve_kv_heads_per_rank(const strata_serve_model *m, uint32_t tp)
+{
+    uint32_t h = m->kv_heads / (tp ? tp : 1);
+    return h ? h : 1;
+}
+
+uint64_t strata_serve_kv_bytes_per_token(const strata_serve_model *m, uint32_t tp)
+{
+    double b = strata_serve_dtype_bytes(m->kv_dtype ? m->kv_dtype : m->dtype);
+    if (m->kv_lora_rank)
+        return (uint64_t)((double)(m->kv_lora_rank + m->qk_rope_head_dim) * m->layers * b);
+    return (uint64_t)(2.0 * m->layers * strata_serve_kv_heads_per_rank(m, tp) * m->head_dim * b);
+}
+
+double strata_serve_model_params(const strata_serve_model *m)
+{
+    double h = m->hidden, hd = m->head_dim;
+    double attn = h * (m->heads + 2.0 * m->kv_heads) * hd + m->heads * hd * h;
+    double mlp = 3.0 * h * m->intermediate;
+    if (m->experts) {
+        double w = m->moe_intermediate ? m->moe_intermediate : m->intermediate;
+        mlp = m->experts * 3.0 * h * w + h * m->experts;
+    }
+    double emb = (double)m->vocab * h * (m->tied_embeddings ? 1 : 2);
+    return m->layers * (attn + mlp + 2 * h) + emb + h;
+}
+
+uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp)
+{
+    return (uint64_t)(strata_serve_model_params(m) * strata_serve_dtype_bytes(m->dtype) / (tp ? tp : 1));
+}

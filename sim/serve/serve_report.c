@@ -1,0 +1,148 @@
+/*
+ * serve_report.c: a serving run's results as JSON and as a printed
+ * summary (serve_report.h).
+ */
+#include "serve/serve_report.h"
+#include <math.h>
+#include "core/jsonout.h"
+
+static void add_dist(JsonBuilder *b, const char *key, const strata_serve_dist *d)
+{
+    strata_json_open_object(b, key);
+    strata_json_add_double(b, "mean", d->mean);
+    strata_json_add_double(b, "p50", d->p50);
+    strata_json_add_double(b, "p90", d->p90);
+    strata_json_add_double(b, "p99", d->p99);
+    json_builder_end_object(b);
+}
+
+static void add_samples(JsonBuilder *b, const GArray *samples)
+{
+    strata_json_open_array(b, "over_time");
+    for (guint i = 0; i < samples->len; i++) {
+        const strata_serve_sample *s = &g_array_index(samples, strata_serve_sample, i);
+        json_builder_begin_object(b);
+        strata_json_add_double(b, "t_s", s->t);
+        strata_json_add_uint(b, "running", s->running);
+        strata_json_add_uint(b, "waiting", s->waiting);
+        strata_json_add_double(b, "kv_reserved", s->kv_reserved);
+        strata_json_add_double(b, "kv_used", s->kv_used);
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+static void add_result(JsonBuilder *b, const strata_serve_result *r)
+{
+    json_builder_begin_object(b);
+    strata_json_add_string(b, "kv_scheme", r->scheme);
+    strata_json_add_uint(b, "requests", r->requests);
+    strata_json_add_uint(b, "completed", r->completed);
+    strata_json_add_uint(b, "rejected", r->rejected);
+    strata_json_add_double(b, "makespan_s", r->makespan);
+    strata_json_add_double(b, "output_tokens_per_s", r->output_tok_s);
+    strata_json_add_double(b, "total_tokens_per_s", r->total_tok_s);
+    strata_json_add_double(b, "requests_per_s", r->req_s);
+    add_dist(b, "ttft_s", &r->ttft);
+    add_dist(b, "tpot_s", &r->tpot);
+    add_dist(b, "e2e_s", &r->e2e);
+    strata_json_add_uint(b, "steps", r->steps);
+    strata_json_add_uint(b, "prefill_tokens", r->prefill_tokens);
+    strata_json_add_uint(b, "decode_tokens", r->decode_tokens);
+    strata_json_add_uint(b, "prefix_hit_tokens", r->prefix_hit_tokens);
+    strata_json_add_uint(b, "preemptions", r->preemptions);
+    strata_json_add_uint(b, "swaps_out", r->swaps_out);
+    strata_json_add_uint(b, "swaps_in", r->swaps_in);
+    strata_json_add_uint(b, "swapped_bytes", r->swapped_bytes);
+    strata_json_add_double(b, "host_link_busy_s", r->host_link_busy_s);
+    strata_json_add_double(b, "batch_mean", r->batch_mean);
+    strata_json_add_double(b, "batch_max", r->batch_max);
+    strata_json_add_double(b, "kv_used_mean", r->kv_used_mean);
+    strata_json_add_double(b, "kv_reserved_mean", r->kv_reserved_mean);
+    strata_json_add_double(b, "kv_reserved_peak", r->kv_reserved_peak);
+    strata_json_add_double(b, "external_fragmentation_mean", r->external_frag_mean);
+    strata_json_open_object(b, "memory_per_rank");
+    strata_json_add_uint(b, "capacity_bytes", r->capacity_bytes);
+    strata_json_add_uint(b, "weight_bytes", r->weight_bytes);
+    strata_json_add_uint(b, "activation_bytes", r->activation_bytes);
+    strata_json_add_uint(b, "kv_pool_bytes", r->pool_bytes);
+    strata_json_add_uint(b, "kv_bytes_per_token", r->kv_bytes_per_token);
+    if (r->pool_blocks)
+        strata_json_add_uint(b, "kv_pool_blocks", r->pool_blocks);
+    json_builder_end_object(b);
+    add_samples(b, r->samples);
+    json_builder_end_object(b);
+}
+
+JsonNode *strata_serve_report_json(const strata_serve_report *rep)
+{
+    JsonBuilder *b = strata_json_object_begin();
+    strata_json_add_string(b, "tool", "strata serve");
+    strata_json_open_object(b, "model");
+    strata_json_add_string(b, "name", rep->model->name);
+    strata_json_add_uint(b, "layers", rep->model->layers);
+    strata_json_add_uint(b, "hidden", rep->model->hidden);
+    strata_json_add_uint(b, "heads", rep->model->heads);
+    strata_json_add_uint(b, "kv_heads", rep->model->kv_heads);
+    strata_json_add_double(b, "params", strata_serve_model_params(rep->model));
+    json_builder_end_object(b);
+    strata_json_add_string(b, "hardware", rep->hw_name);
+    strata_json_add_string(b, "stream", rep->stream);
+    strata_json_open_object(b, "config");
+    const strata_serve_config *c = rep->config;
+    strata_json_add_uint(b, "tp", c->tp);
+    strata_json_add_uint(b, "max_num_seqs", c->max_num_seqs);
+    strata_json_add_uint(b, "max_num_batched_tokens", c->max_num_batched_tokens);
+    strata_json_add_uint(b, "block_size", c->block_size);
+    strata_json_add_double(b, "gpu_memory_utilization", c->gpu_memory_utilization);
+    strata_json_add_string(b, "prefix_caching", c->prefix_caching ? "on" : "off");
+    strata_json_add_string(b, "preemption", c->swap ? "swap" : "recompute");
+    strata_json_add_uint(b, "concurrency", c->concurrency);
+    json_builder_end_object(b);
+    strata_json_open_array(b, "runs");
+    for (uint32_t i = 0; i < rep->n; i++)
+        add_result(b, rep->runs[i]);
+    json_builder_end_array(b);
+    return strata_json_object_end(b);
+}
+
+void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
+{
+    const strata_serve_result *r0 = rep->runs[0];
+    fprintf(out, "model            %s (%.2f B params), tp %u on %s\n", rep->model->name,
+            strata_serve_model_params(rep->model) / 1e9, rep->config->tp, rep->hw_name);
+    fprintf(out, "stream           %s, %u requests\n", rep->stream, r0->requests);
+    fprintf(out, "memory per rank  %.2f GB: weights %.2f GB, activations %.2f GB, KV pool %.2f GB "
+            "(%" G_GUINT64_FORMAT " B/token)\n", r0->capacity_bytes / 1e9, r0->weight_bytes / 1e9,
+            r0->activation_bytes / 1e9, r0->pool_bytes / 1e9, r0->kv_bytes_per_token);
+    for (uint32_t i = 0; i < rep->n; i++) {
+        const strata_serve_result *r = rep->runs[i];
+        fprintf(out, "\n[%s]\n", r->scheme);
+        fprintf(out, "  completed      %u of %u (%u rejected) in %.3f s, %" G_GUINT64_FORMAT " steps\n",
+                r->completed, r->requests, r->rejected, r->makespan, r->steps);
+        fprintf(out, "  throughput     %.1f output tok/s, %.1f total tok/s, %.3f req/s\n", r->output_tok_s,
+                r->total_tok_s, r->req_s);
+        fprintf(out, "  TTFT           p50 %.1f ms, p90 %.1f ms, p99 %.1f ms\n", r->ttft.p50 * 1e3,
+                r->ttft.p90 * 1e3, r->ttft.p99 * 1e3);
+        fprintf(out, "  TPOT           p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n", r->tpot.p50 * 1e3,
+                r->tpot.p90 * 1e3, r->tpot.p99 * 1e3);
+        fprintf(out, "  E2E            p50 %.3f s, p90 %.3f s, p99 %.3f s\n", r->e2e.p50, r->e2e.p90, r->e2e.p99);
+        fprintf(out, "  batch          mean %.1f, peak %.0f running\n", r->batch_mean, r->batch_max);
+        fprintf(out, "  KV use         %.1f%% of held bytes store tokens; pool held %.1f%% mean, %.1f%% peak; "
+                "external fragmentation %.1f%%\n", 100 * r->kv_used_mean, 100 * r->kv_reserved_mean,
+                100 * r->kv_reserved_peak, 100 * r->external_frag_mean);
+        fprintf(out, "  preemptions    %" G_GUINT64_FORMAT " (swaps out %" G_GUINT64_FORMAT ", in %" G_GUINT64_FORMAT
+                ", %.2f GB, host link busy %.3f s); prefix hits %" G_GUINT64_FORMAT " tokens\n", r->preemptions,
+                r->swaps_out, r->swaps_in, r->swapped_bytes / 1e9, r->host_link_busy_s, r->prefix_hit_tokens);
+    }
+    if (rep->n > 1) {
+        fprintf(out, "\n%-18s %9s %9s %9s %8s %12s %10s\n", "scheme", "KV used", "held", "ext frag", "batch",
+                "out tok/s", "preempt");
+        for (uint32_t i = 0; i < rep->n; i++) {
+            const strata_serve_result *r = rep->runs[i];
+            fprintf(out, "%-18s %8.1f%% %8.1f%% %8.1f%% %8.1f %12.1f %10" G_GUINT64_FORMAT "\n", r->scheme,
+                    100 * r->kv_used_mean, 100 * r->kv_reserved_mean, 100 * r->external_frag_mean, r->batch_mean,
+                    r->output_tok_s, r->preemptions);
+        }
+    }
+}
