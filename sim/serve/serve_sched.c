@@ -125,12 +125,17 @@ static bool schedule_running(serve_state *st, uint32_t *budget)
     return preempted;
 }
 
-static void schedule_swapped(serve_state *st)
+/* Swapped requests back, oldest first, with room for their next token
+ * (vLLM v0's can_swap_in and append_slots), each decoding in this step. */
+static void schedule_swapped(serve_state *st, uint32_t *budget)
 {
-    while (st->swapped.n && st->n_running < st->cfg->max_num_seqs) {
+    while (st->swapped.n && st->n_running < st->cfg->max_num_seqs && *budget > 0) {
         serve_req *q = &st->req[deque_peek(&st->swapped)];
         strata_serve_kv_req r = kv_req(q);
-        if (!st->scheme->grow(st->kv, &r, q->computed))
+        uint32_t want = tokens_of(q) - q->computed;
+        if (want > *budget)
+            want = *budget;
+        if (!st->scheme->grow(st->kv, &r, q->computed + want))
             break;
         deque_pop(&st->swapped);
         double t = strata_serve_cost_swap(st->cost, q->swapped_bytes / st->block_bytes, st->block_bytes,
@@ -143,6 +148,8 @@ static void schedule_swapped(serve_state *st)
         q->swapped_bytes = 0;
         q->state = SERVE_RUNNING;
         st->running[st->n_running++] = q->id;
+        add_chunk(st, q, want);
+        *budget -= want;
     }
 }
 
@@ -226,7 +233,7 @@ bool serve_step(serve_state *st)
     st->step_swap_s = 0;
     bool preempted = schedule_running(st, &budget);
     if (!preempted && st->cfg->swap)
-        schedule_swapped(st);
+        schedule_swapped(st, &budget);
     if (!preempted && !st->swapped.n)
         schedule_waiting(st, &budget);
     if (reject_unfittable(st))

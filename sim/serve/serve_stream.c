@@ -25,8 +25,9 @@ static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
 }
 
 /* "2023-11-16 18:17:03.9799600" or "2024-05-10 00:00:00.009930+00:00",
- * fraction and zone optional: seconds since 1970 (UTC). */
-static bool parse_timestamp(const char *s, double *out)
+ * fraction and zone optional: whole seconds since 1970 (UTC) in *sec and
+ * the fraction in *frac (apart, so that differences keep their digits). */
+static bool parse_timestamp(const char *s, int64_t *sec_out, double *frac_out)
 {
     int y, mo, d, h, mi, sec, n = 0;
     if (sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
@@ -54,8 +55,8 @@ static bool parse_timestamp(const char *s, double *out)
     }
     if (*p)
         return false;
-    *out = (double)days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400.0 + h * 3600.0 + mi * 60.0 + sec + frac -
-           zone;
+    *sec_out = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec - (int64_t)zone;
+    *frac_out = frac;
     return true;
 }
 
@@ -97,7 +98,8 @@ static bool parse_count(const char *text, const char *what, const char *path, ui
     return true;
 }
 
-static bool parse_row(char *line, const char *path, uint64_t ln, const csv_columns *c, double *t,
+/* A row: its time as whole seconds *sec and a fraction *t, and its lengths. */
+static bool parse_row(char *line, const char *path, uint64_t ln, const csv_columns *c, int64_t *sec, double *t,
                       strata_serve_request *r, GError **err)
 {
     char **f = g_strsplit(line, ",", -1);
@@ -109,7 +111,7 @@ static bool parse_row(char *line, const char *path, uint64_t ln, const csv_colum
         const char *ts = g_strstrip(f[c->time]);
         char *end = NULL;
         if (c->azure)
-            ok = parse_timestamp(ts, t);
+            ok = parse_timestamp(ts, sec, t);
         else
             *t = g_ascii_strtod(ts, &end), ok = end && end != ts && !*end && isfinite(*t) && *t >= 0;
         if (!ok)
@@ -139,22 +141,25 @@ strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, 
     if (rc == 0)
         ok = strata_fail_at(err, path, 1, "expected a header line, the file is empty");
     double t0 = 0, prev = -INFINITY;
+    int64_t s0 = 0;
     while (ok && (!limit || reqs->len < limit) && (rc = strata_lines_next(l, &line, &len, err)) > 0) {
         uint64_t ln = strata_lines_number(l);
         if (!*g_strstrip(line))
             continue;
         strata_serve_request r = {0};
         double t = 0;
-        ok = parse_row(line, path, ln, &cols, &t, &r, err);
+        int64_t sec = 0;
+        ok = parse_row(line, path, ln, &cols, &sec, &t, &r, err);
+        if (ok && !reqs->len)
+            s0 = sec, t0 = t;
+        t = (double)(sec - s0) + (t - t0);
         if (ok && t < prev)
             ok = strata_fail_at(err, path, ln, "expected rows sorted by arrival time (this one is earlier than the "
                                 "row before)");
         if (!ok)
             break;
-        if (!reqs->len)
-            t0 = t;
         prev = t;
-        r.arrival = t - t0;
+        r.arrival = t;
         g_array_append_val(reqs, r);
     }
     ok = ok && rc >= 0;
