@@ -27,33 +27,82 @@
 #include "serve/serve_args.h"
 #include "serve/serve_report.h"
 
-static bool serve_all(strata_job *job, const strata_serve_args *a, strata_outfile **json_out, GError **err)
+/* The sweep's values (--sweep KNOB=V1,V2,...), each checked on a copy of
+ * the configuration; one empty point without --sweep. */
+static bool sweep_points(const char *sweep, const strata_serve_config *c, char **knob, char ***values, GError **err)
 {
-    strata_serve_setup set;
-    bool ok = strata_serve_setup_make(&set, a, NULL, err);
-    GPtrArray *runs = g_ptr_array_new_with_free_func((GDestroyNotify)strata_serve_result_free);
-    strata_progress *progress = strata_progress_new(strata_progress_stream(a->quiet));
-    for (guint i = 0; ok && i < set.schemes->len; i++) {
-        const strata_serve_kv_scheme *k = g_ptr_array_index(set.schemes, i);
-        strata_job_doing(job, "serving %u requests with %s", set.stream->n, k->name);
-        strata_serve_result *r = strata_serve_run(set.hw, &set.model, &set.config, set.stream, k, progress, err);
-        ok = r != NULL;
-        if (ok)
-            g_ptr_array_add(runs, r);
+    *knob = NULL;
+    if (!sweep) {
+        *values = g_new0(char *, 2);
+        (*values)[0] = g_strdup("");
+        return true;
     }
-    strata_progress_free(progress);
-    if (ok) {
-        strata_serve_report rep = {&set.model, &set.config, strata_hw_name(set.hw), set.stream->origin,
-                                   (strata_serve_result *const *)runs->pdata, runs->len};
-        strata_serve_report_print(&rep, strata_job_human(job));
-        if (*json_out) {
-            JsonNode *root = strata_serve_report_json(&rep);
-            char *text = strata_json_text(root);
-            ok = strata_job_commit_text(job, json_out, text, err);
-            g_free(text);
-            json_node_unref(root);
+    const char *eq = strchr(sweep, '=');
+    if (!eq || eq == sweep || !eq[1]) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--sweep: expected KNOB=V1,V2,..., got '%s'", sweep);
+        return false;
+    }
+    *knob = g_strndup(sweep, (gsize)(eq - sweep));
+    *values = g_strsplit(eq + 1, ",", -1);
+    for (char **v = *values; *v; v++) {
+        strata_serve_config probe = *c;
+        if (!strata_serve_config_set(&probe, *knob, *v, err)) {
+            g_prefix_error(err, "--sweep: ");
+            return false;
         }
     }
+    return true;
+}
+
+/* Every scheme at every sweep point, into runs. */
+static bool serve_points(strata_job *job, const strata_serve_args *a, strata_serve_setup *set, GPtrArray *runs,
+                         GError **err)
+{
+    char *knob = NULL, **values = NULL;
+    bool ok = sweep_points(a->sweep, &set->config, &knob, &values, err);
+    strata_progress *progress = strata_progress_new(strata_progress_stream(a->quiet));
+    for (char **v = values; ok && v && *v; v++) {
+        strata_serve_config c = set->config;
+        c.record_steps = a->timeline != NULL;
+        if (knob)
+            strata_serve_config_set(&c, knob, *v, NULL);
+        for (guint i = 0; ok && i < set->schemes->len; i++) {
+            const strata_serve_kv_scheme *k = g_ptr_array_index(set->schemes, i);
+            strata_job_doing(job, "serving %u requests with %s", set->stream->n, k->name);
+            strata_serve_result *r = strata_serve_run(set->hw, &set->model, &c, set->stream, k, progress, err);
+            ok = r != NULL;
+            if (ok && knob)
+                g_snprintf(r->label, sizeof r->label, "%s=%s", knob, *v);
+            if (ok)
+                g_ptr_array_add(runs, r);
+        }
+    }
+    strata_progress_free(progress);
+    g_free(knob);
+    g_strfreev(values);
+    return ok;
+}
+
+static bool serve_all(strata_job *job, const strata_serve_args *a, strata_outfile **json_out,
+                      strata_outfile **timeline_out, GError **err)
+{
+    strata_serve_setup set;
+    GPtrArray *runs = g_ptr_array_new_with_free_func((GDestroyNotify)strata_serve_result_free);
+    bool ok = strata_serve_setup_make(&set, a, NULL, err) && serve_points(job, a, &set, runs, err);
+    strata_serve_report rep = {&set.model, &set.config, ok ? strata_hw_name(set.hw) : NULL,
+                               ok ? set.stream->origin : NULL, (strata_serve_result *const *)runs->pdata, runs->len};
+    if (ok)
+        strata_serve_report_print(&rep, strata_job_human(job));
+    if (ok && *json_out) {
+        JsonNode *root = strata_serve_report_json(&rep);
+        char *text = strata_json_text(root);
+        ok = strata_job_commit_text(job, json_out, text, err);
+        g_free(text);
+        json_node_unref(root);
+    }
+    if (ok && *timeline_out)
+        ok = strata_job_commit(job, timeline_out,
+                               strata_serve_report_timeline(&rep, strata_outfile_stream(*timeline_out)), err);
     g_ptr_array_free(runs, TRUE);
     strata_serve_setup_clear(&set);
     return ok;
@@ -71,12 +120,14 @@ int strata_cmd_serve(int argc, char **argv)
                                      "allocation scheme),\nstep times from the kernel models on the hardware model.",
                                      desc, entries);
     GError *err = NULL;
-    strata_outfile *json_out = NULL;
+    strata_outfile *json_out = NULL, *timeline_out = NULL;
     int status = STRATA_EXIT_USAGE;
     if (strata_job_parse(job, &argc, &argv, 0, 0, NULL)) {
         strata_job_input(job, "--requests", a.requests);
         strata_job_input(job, "--model-file", a.model_file);
-        if (strata_job_output(job, "--json", a.json, &json_out, &err) && serve_all(job, &a, &json_out, &err))
+        if (strata_job_output(job, "--json", a.json, &json_out, &err) &&
+            strata_job_output_timeline(job, a.timeline, &timeline_out, &err) &&
+            serve_all(job, &a, &json_out, &timeline_out, &err))
             status = STRATA_EXIT_OK;
     }
     status = strata_job_end(job, status, err);

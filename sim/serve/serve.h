@@ -47,6 +47,7 @@ typedef struct strata_serve_config {
     double step_overhead;             /* seconds each step adds (scheduler, sampling) */
     uint64_t non_kv_overhead;         /* bytes per rank outside weights, activations and KV */
     uint32_t concurrency;             /* > 0: closed loop, this many clients, arrivals ignored */
+    bool record_steps;                /* keep every step in the result's steps_log (--timeline) */
 } strata_serve_config;
 
 /* vLLM's defaults for a GPU of >= 70 GiB (arg_utils.py): max_num_seqs 1024,
@@ -60,6 +61,13 @@ typedef struct strata_serve_sample {
     double kv_reserved; /* fraction of the pool held */
     double kv_used;     /* live token bytes / bytes held by running requests */
 } strata_serve_sample;
+
+/* One scheduler step (the timeline's track per step). */
+typedef struct strata_serve_step {
+    double t, dt;
+    uint32_t tokens, prefills, decodes, running, waiting;
+    double kv_reserved;
+} strata_serve_step;
 
 typedef struct strata_serve_dist {
     double mean, p50, p90, p99;
@@ -82,6 +90,8 @@ typedef struct strata_serve_result {
     uint64_t capacity_bytes, weight_bytes, activation_bytes, pool_bytes, kv_bytes_per_token;
     uint64_t pool_blocks;              /* paged */
     GArray *samples;                   /* strata_serve_sample, thinned to at most 2048 */
+    GArray *steps_log;                 /* strata_serve_step, with record_steps; else NULL */
+    char label[80];                    /* the sweep point ("max_num_seqs=64"), or "" */
 } strata_serve_result;
 
 /* One run of the stream on a scheme; NULL with err on bad input (exit 2). */
@@ -90,6 +100,12 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
                                       const strata_serve_kv_scheme *scheme, strata_progress *progress,
                                       GError **err);
 void strata_serve_result_free(strata_serve_result *r);
+
+/* Sets a knob of c by its option's name without dashes (max_num_seqs,
+ * max_num_batched_tokens, block_size, gpu_memory_utilization, tp,
+ * concurrency, step_overhead, swap_space): the sweep's axes. */
+bool strata_serve_config_set(strata_serve_config *c, const char *knob, const char *value, GError **err);
+char *strata_serve_config_knobs(void); /* g_free */
 
 /* The memory figures alone (per rank): weights, activation peak, pool. */
 bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const strata_serve_config *c,

@@ -44,6 +44,11 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"step-overhead", 0, 0, G_OPTION_ARG_DOUBLE, &a->step_overhead, "seconds each step adds (default 0)", "S"},
         {"non-kv-overhead", 0, 0, G_OPTION_ARG_STRING, &a->non_kv, "bytes per rank kept from the KV pool (default 0)",
          "SIZE"},
+        {"sweep", 0, 0, G_OPTION_ARG_STRING, &a->sweep, "run every scheme at each value of a knob (max_num_seqs, "
+         "max_num_batched_tokens, block_size, gpu_memory_utilization, tp, concurrency, step_overhead, swap_space)",
+         "KNOB=V1,V2,..."},
+        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &a->timeline, "write a Perfetto/Chrome timeline: a track of "
+         "steps and the pool's occupancy per run (.gz: compressed)", "OUT"},
         {"json", 'j', 0, G_OPTION_ARG_FILENAME, &a->json, "write results JSON here ('-': standard output)", "OUT"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a->quiet, "no progress line on standard error", NULL},
         {NULL, 0, 0, 0, NULL, NULL, NULL},
@@ -56,7 +61,7 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 void strata_serve_args_clear(strata_serve_args *a)
 {
     char **strs[] = {&a->hw, &a->model, &a->model_file, &a->requests, &a->poisson, &a->kv, &a->kv_page,
-                     &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json};
+                     &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline, &a->sweep};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     g_strfreev(a->sets);

@@ -36,6 +36,8 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
 {
     json_builder_begin_object(b);
     strata_json_add_string(b, "kv_scheme", r->scheme);
+    if (r->label[0])
+        strata_json_add_string(b, "sweep", r->label);
     strata_json_add_uint(b, "requests", r->requests);
     strata_json_add_uint(b, "completed", r->completed);
     strata_json_add_uint(b, "rejected", r->rejected);
@@ -117,7 +119,7 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
             r0->activation_bytes / 1e9, r0->pool_bytes / 1e9, r0->kv_bytes_per_token);
     for (uint32_t i = 0; i < rep->n; i++) {
         const strata_serve_result *r = rep->runs[i];
-        fprintf(out, "\n[%s]\n", r->scheme);
+        fprintf(out, "\n[%s%s%s]\n", r->scheme, r->label[0] ? " " : "", r->label);
         fprintf(out, "  completed      %u of %u (%u rejected) in %.3f s, %" G_GUINT64_FORMAT " steps\n",
                 r->completed, r->requests, r->rejected, r->makespan, r->steps);
         fprintf(out, "  throughput     %.1f output tok/s, %.1f total tok/s, %.3f req/s\n", r->output_tok_s,
@@ -136,13 +138,46 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
                 r->swaps_out, r->swaps_in, r->swapped_bytes / 1e9, r->host_link_busy_s, r->prefix_hit_tokens);
     }
     if (rep->n > 1) {
-        fprintf(out, "\n%-18s %9s %9s %9s %8s %12s %10s\n", "scheme", "KV used", "held", "ext frag", "batch",
+        fprintf(out, "\n%-40s %9s %9s %9s %8s %12s %10s\n", "scheme", "KV used", "held", "ext frag", "batch",
                 "out tok/s", "preempt");
         for (uint32_t i = 0; i < rep->n; i++) {
             const strata_serve_result *r = rep->runs[i];
-            fprintf(out, "%-18s %8.1f%% %8.1f%% %8.1f%% %8.1f %12.1f %10" G_GUINT64_FORMAT "\n", r->scheme,
+            char *name = g_strdup_printf("%s%s%s", r->scheme, r->label[0] ? " " : "", r->label);
+            fprintf(out, "%-40s %8.1f%% %8.1f%% %8.1f%% %8.1f %12.1f %10" G_GUINT64_FORMAT "\n", name,
                     100 * r->kv_used_mean, 100 * r->kv_reserved_mean, 100 * r->external_frag_mean, r->batch_mean,
                     r->output_tok_s, r->preemptions);
+            g_free(name);
         }
     }
+}
+
+/* One run's process: its name, a track of steps, two counters. */
+static void timeline_run(FILE *out, const strata_serve_result *r, uint32_t pid, bool *first)
+{
+    fprintf(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"%s%s%s\"}}",
+            *first ? "" : ",\n", pid, r->scheme, r->label[0] ? " " : "", r->label);
+    fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":1,\"args\":{\"name\":"
+            "\"steps\"}}", pid);
+    *first = false;
+    for (guint i = 0; i < r->steps_log->len; i++) {
+        const strata_serve_step *s = &g_array_index(r->steps_log, strata_serve_step, i);
+        fprintf(out, ",\n{\"ph\":\"X\",\"name\":\"step\",\"pid\":%u,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
+                "\"args\":{\"tokens\":%u,\"prefills\":%u,\"decodes\":%u}}", pid, s->t * 1e6, s->dt * 1e6,
+                s->tokens, s->prefills, s->decodes);
+        fprintf(out, ",\n{\"ph\":\"C\",\"name\":\"KV pool held %%\",\"pid\":%u,\"ts\":%.3f,\"args\":"
+                "{\"held\":%.3f}}", pid, s->t * 1e6, 100 * s->kv_reserved);
+        fprintf(out, ",\n{\"ph\":\"C\",\"name\":\"requests\",\"pid\":%u,\"ts\":%.3f,\"args\":"
+                "{\"running\":%u,\"waiting\":%u}}", pid, s->t * 1e6, s->running, s->waiting);
+    }
+}
+
+bool strata_serve_report_timeline(const strata_serve_report *rep, FILE *out)
+{
+    bool first = true;
+    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", out);
+    for (uint32_t i = 0; i < rep->n; i++)
+        if (rep->runs[i]->steps_log)
+            timeline_run(out, rep->runs[i], i + 1, &first);
+    fputs("\n]}\n", out);
+    return !ferror(out);
 }

@@ -28,5 +28,10 @@ typedef struct strata_serve_report {
 
 JsonNode *strata_serve_report_json(const strata_serve_report *rep);
 void strata_serve_report_print(const strata_serve_report *rep, FILE *out);
+/* A Chrome trace-event / Perfetto timeline of the runs that kept their
+ * steps: a process per run, a track of steps (tokens, prefills, decodes)
+ * and counters of the pool held and of running and waiting requests;
+ * false when a write failed. */
+bool strata_serve_report_timeline(const strata_serve_report *rep, FILE *out);
 
 #endif

@@ -12,9 +12,11 @@
  * (numpy's default). Means over time weigh each step by its duration.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/units.h"
 #include "serve/serve_run.h"
 
 enum { MAX_SAMPLES = 2048 };
@@ -50,6 +52,72 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
     }
     *pool = (uint64_t)left;
     return true;
+}
+
+typedef enum { KNOB_U32, KNOB_FRACTION, KNOB_TIME, KNOB_SIZE } knob_type;
+
+typedef struct serve_knob {
+    const char *name;
+    knob_type type;
+    size_t offset;
+} serve_knob;
+
+#define KNOB(name, type, field) {#name, type, offsetof(strata_serve_config, field)}
+static const serve_knob knobs[] = {
+    KNOB(max_num_seqs, KNOB_U32, max_num_seqs), KNOB(max_num_batched_tokens, KNOB_U32, max_num_batched_tokens),
+    KNOB(block_size, KNOB_U32, block_size),     KNOB(gpu_memory_utilization, KNOB_FRACTION, gpu_memory_utilization),
+    KNOB(tp, KNOB_U32, tp),                     KNOB(concurrency, KNOB_U32, concurrency),
+    KNOB(step_overhead, KNOB_TIME, step_overhead), KNOB(swap_space, KNOB_SIZE, swap_space),
+};
+#undef KNOB
+
+char *strata_serve_config_knobs(void)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(knobs); i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", knobs[i].name);
+    return g_string_free(s, FALSE);
+}
+
+bool strata_serve_config_set(strata_serve_config *c, const char *knob, const char *value, GError **err)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(knobs); i++) {
+        if (strcmp(knobs[i].name, knob) != 0)
+            continue;
+        char *field = (char *)c + knobs[i].offset, *end = NULL;
+        uint64_t v = 0;
+        double d = 0;
+        bool ok = false;
+        switch (knobs[i].type) {
+        case KNOB_U32:
+            ok = strata_parse_u64(value, &v, NULL) && v >= (strcmp(knob, "concurrency") ? 1 : 0) && v <= (1u << 20);
+            if (ok)
+                *(uint32_t *)field = (uint32_t)v;
+            break;
+        case KNOB_FRACTION:
+            d = g_ascii_strtod(value, &end);
+            ok = end && end != value && !*end && d > 0 && d <= 1;
+            if (ok)
+                *(double *)field = d;
+            break;
+        case KNOB_TIME:
+            ok = strata_parse_time(value, (double *)field, NULL) && *(double *)field >= 0;
+            break;
+        case KNOB_SIZE:
+            ok = strata_parse_size(value, (uint64_t *)field, NULL);
+            break;
+        }
+        if (!ok)
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected %s, got '%s'", knob,
+                        knobs[i].type == KNOB_U32 ? "a count from 1 to 2^20" : knobs[i].type == KNOB_FRACTION
+                        ? "a fraction in (0, 1]" : knobs[i].type == KNOB_TIME ? "a time such as 2ms" : "a size",
+                        value);
+        return ok;
+    }
+    char *known = strata_serve_config_knobs();
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown knob '%s' (knobs: %s)", knob, known);
+    g_free(known);
+    return false;
 }
 
 double serve_next_arrival(const serve_state *st)
@@ -109,6 +177,15 @@ void serve_account(serve_state *st, double t)
     r->kv_reserved_peak = fmax(r->kv_reserved_peak, reserved);
     r->external_frag_mean += t * ext;
     st->weight += t;
+    if (r->steps_log) {
+        strata_serve_step step = {st->now, t, 0, 0, 0, st->n_running, st->waiting.n, reserved};
+        for (uint32_t i = 0; i < st->n_chunks; i++) {
+            step.tokens += st->chunks[i].tokens;
+            step.decodes += st->chunks[i].tokens == 1;
+        }
+        step.prefills = st->n_chunks - step.decodes;
+        g_array_append_val(r->steps_log, step);
+    }
     if (st->sample_count++ % st->sample_every == 0) {
         strata_serve_sample s = {st->now, st->n_running, st->waiting.n, reserved, used};
         g_array_append_val(r->samples, s);
@@ -233,6 +310,8 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     r->scheme = scheme->name;
     r->requests = s->n;
     r->samples = g_array_new(FALSE, FALSE, sizeof(strata_serve_sample));
+    if (c->record_steps)
+        r->steps_log = g_array_new(FALSE, FALSE, sizeof(strata_serve_step));
     r->capacity_bytes = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->capacity;
     r->kv_bytes_per_token = strata_serve_kv_bytes_per_token(m, c->tp);
     serve_state st = {.cfg = c, .scheme = scheme, .res = r, .n_req = s->n, .sample_every = 1,
@@ -287,5 +366,7 @@ void strata_serve_result_free(strata_serve_result *r)
     if (!r)
         return;
     g_array_free(r->samples, TRUE);
+    if (r->steps_log)
+        g_array_free(r->steps_log, TRUE);
     g_free(r);
 }
