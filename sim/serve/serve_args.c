@@ -2,6 +2,7 @@
  * serve_args.c: a serving run's options and its setup (serve_args.h).
  */
 #include "serve/serve_args.h"
+#include <math.h>
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
@@ -22,6 +23,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"poisson", 0, 0, G_OPTION_ARG_STRING, &a->poisson,
          "Poisson arrivals: n=, rate= (req/s, 0: all at once), prompt=, output= (means), dist=fixed|uniform|exp, "
          "spread=, seed=", "SPEC"},
+        {"time-scale", 0, 0, G_OPTION_ARG_STRING, &a->time_scale, "multiply the stream's arrival times (0.5: twice "
+         "the rate; 0: all at once; default 1)", "F"},
         {"shared-prefix", 0, 0, G_OPTION_ARG_INT, &a->shared_prefix, "tokens every prompt shares (prefix caching)",
          "N"},
         {"concurrency", 0, 0, G_OPTION_ARG_INT, &a->concurrency,
@@ -61,7 +64,7 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 void strata_serve_args_clear(strata_serve_args *a)
 {
     char **strs[] = {&a->hw, &a->model, &a->model_file, &a->requests, &a->poisson, &a->kv, &a->kv_page,
-                     &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline, &a->sweep};
+                     &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline, &a->sweep, &a->time_scale};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     g_strfreev(a->sets);
@@ -149,6 +152,15 @@ static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
         if (strata_serve_poisson_parse(a->poisson, &p, err))
             s = strata_serve_stream_poisson(&p);
     }
+    char *end = NULL;
+    double scale = a->time_scale ? g_ascii_strtod(a->time_scale, &end) : 1.0;
+    if (s && a->time_scale && !(end && end != a->time_scale && !*end && scale >= 0 && isfinite(scale))) {
+        fail(err, "--time-scale: expected a factor >= 0, got '%s'", a->time_scale);
+        strata_serve_stream_free(s);
+        return NULL;
+    }
+    for (uint32_t i = 0; s && i < s->n; i++)
+        s->req[i].arrival *= scale;
     if (s)
         s->shared_prefix = (uint32_t)a->shared_prefix;
     return s;

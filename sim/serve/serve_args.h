@@ -16,7 +16,7 @@
 
 typedef struct strata_serve_args {
     char *hw, *model, *model_file, *requests, *poisson, *kv, *kv_page, *kv_allocator, *swap_space, *preemption;
-    char *non_kv, *json, *timeline, *sweep;
+    char *non_kv, *json, *timeline, *sweep, *time_scale;
     char **sets, **hw_sets;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, concurrency;
     gdouble util, step_overhead;
