@@ -198,12 +198,19 @@ static strata_serve_model tiny(void)
     return m;
 }
 
-static strata_serve_result *run_tiny(const char *capacity, strata_serve_stream *s, strata_serve_config *c)
+/* The tiny model on test-simple of `capacity` bytes: budget 8 tokens, 2 sequences, blocks of 4 tokens, the
+ * whole memory usable; preemption by swap when asked. */
+static strata_serve_result *run_tiny(const char *capacity, strata_serve_request *req, uint32_t n, bool swap)
 {
+    strata_serve_stream s = {req, n, 0, (char *)"tiny"};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
+    c.swap = swap;
     strata_hw *hw = test_hw(capacity);
     strata_serve_model m = tiny();
     GError *err = NULL;
-    strata_serve_result *r = strata_serve_run(hw, &m, c, s, &strata_serve_kv_paged, NULL, &err);
+    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
     ck_assert_msg(r, "%s", err ? err->message : "");
     strata_hw_free(hw);
     return r;
@@ -216,11 +223,7 @@ START_TEST(tiny_stream_step_by_step)
      * step 2: A's last 2 prompt tokens (samples), B's 4 (samples, done);
      * step 3: A's decode (done), C's 4 (done). Prefill 8 + 2 + 4 + 4 = 18, decode 1. */
     strata_serve_request req[3] = {{0, 10, 2}, {0, 4, 1}, {0, 4, 1}};
-    strata_serve_stream s = {req, 3, 0, (char *)"tiny"};
-    strata_serve_config c;
-    strata_serve_config_default(&c);
-    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
-    strata_serve_result *r = run_tiny("1MiB", &s, &c);
+    strata_serve_result *r = run_tiny("1MiB", req, 3, false);
     ck_assert_uint_eq(r->steps, 3);
     ck_assert_uint_eq(r->completed, 3);
     ck_assert_uint_eq(r->prefill_tokens, 18);
@@ -243,11 +246,7 @@ START_TEST(preemption_then_prefix_hit)
      * fresh block do not fit. step 6: A is done; B hits its block (4 tokens saved) and computes 1 token;
      * steps 7-9: B decodes. 9 steps, 1 preemption, 4 prefix-hit tokens. */
     strata_serve_request req[2] = {{0, 4, 5}, {0, 4, 5}};
-    strata_serve_stream s = {req, 2, 0, (char *)"tiny"};
-    strata_serve_config c;
-    strata_serve_config_default(&c);
-    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
-    strata_serve_result *r = run_tiny("2800", &s, &c);
+    strata_serve_result *r = run_tiny("2800", req, 2, false);
     ck_assert_uint_eq(r->pool_bytes, 448);
     ck_assert_uint_eq(r->steps, 9);
     ck_assert_uint_eq(r->preemptions, 1);
@@ -255,8 +254,7 @@ START_TEST(preemption_then_prefix_hit)
     ck_assert_uint_eq(r->completed, 2);
     strata_serve_result_free(r);
     /* swap instead: B's one block goes to the host and back (one copy each way per tensor: 2 x 128 B) */
-    c.swap = true;
-    r = run_tiny("2800", &s, &c);
+    r = run_tiny("2800", req, 2, true);
     ck_assert_uint_eq(r->swaps_out, 1);
     ck_assert_uint_eq(r->swaps_in, 1);
     ck_assert_uint_eq(r->swapped_bytes, 2 * 128);
@@ -337,10 +335,31 @@ START_TEST(cli_writes_valid_json_for_every_scheme)
     JsonObject *o = json_node_get_object(json_parser_get_root(p));
     ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(o, "runs")), 6);
     ck_assert(strstr(r.out, "contiguous-max"));
+    strata_cli_result_clear(&r);
+    /* a sweep of two points, one scheme: two runs, labelled; the timeline is one JSON document */
+    char *tl = g_build_filename(g_get_tmp_dir(), "strata-serve-test-timeline.json", NULL);
+    r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b",
+                        "--poisson", "n=20,rate=0,prompt=100,output=10", "--sweep", "max_num_seqs=4,8", "--json",
+                        json, "--timeline", tl, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonArray *runs = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "runs");
+    ck_assert_uint_eq(json_array_get_length(runs), 2);
+    ck_assert_str_eq(json_object_get_string_member(json_array_get_object_element(runs, 1), "sweep"),
+                     "max_num_seqs=8");
+    ck_assert(json_object_get_double_member(json_array_get_object_element(runs, 0), "batch_max") == 4);
+    ck_assert(json_parser_load_from_file(p, tl, NULL));
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b",
+                        "--poisson", "n=2", "--sweep", "max_num_seqs=4,x", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--sweep: max_num_seqs: expected a whole number from 1"), "%s", r.err);
     g_object_unref(p);
     strata_cli_result_clear(&r);
     g_unlink(json);
+    g_unlink(tl);
     g_free(json);
+    g_free(tl);
 }
 END_TEST
 

@@ -47,8 +47,7 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"step-overhead", 0, 0, G_OPTION_ARG_DOUBLE, &a->step_overhead, "seconds each step adds (default 0)", "S"},
         {"non-kv-overhead", 0, 0, G_OPTION_ARG_STRING, &a->non_kv, "bytes per rank kept from the KV pool (default 0)",
          "SIZE"},
-        {"sweep", 0, 0, G_OPTION_ARG_STRING, &a->sweep, "run every scheme at each value of a knob (max_num_seqs, "
-         "max_num_batched_tokens, block_size, gpu_memory_utilization, tp, concurrency, step_overhead, swap_space)",
+        {"sweep", 0, 0, G_OPTION_ARG_STRING, &a->sweep, "run every scheme at each value of a knob (list below)",
          "KNOB=V1,V2,..."},
         {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &a->timeline, "write a Perfetto/Chrome timeline: a track of "
          "steps and the pool's occupancy per run (.gz: compressed)", "OUT"},

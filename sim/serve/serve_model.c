@@ -16,35 +16,28 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "serve/serve_fields.h"
 
-typedef enum { KEY_U32, KEY_BOOL, KEY_DTYPE, KEY_NAME } key_type;
-
-typedef struct model_key {
-    const char *name;
-    key_type type;
-    size_t offset;
-} model_key;
-
-#define MK(name, type, field) {name, type, offsetof(strata_serve_model, field)}
-static const model_key keys[] = {
-    MK("name", KEY_NAME, name),
-    MK("layers", KEY_U32, layers),
-    MK("hidden", KEY_U32, hidden),
-    MK("heads", KEY_U32, heads),
-    MK("kv_heads", KEY_U32, kv_heads),
-    MK("head_dim", KEY_U32, head_dim),
-    MK("intermediate", KEY_U32, intermediate),
-    MK("vocab", KEY_U32, vocab),
-    MK("experts", KEY_U32, experts),
-    MK("top_k", KEY_U32, top_k),
-    MK("moe_intermediate", KEY_U32, moe_intermediate),
-    MK("kv_lora_rank", KEY_U32, kv_lora_rank),
-    MK("qk_rope_head_dim", KEY_U32, qk_rope_head_dim),
-    MK("tied_embeddings", KEY_BOOL, tied_embeddings),
-    MK("dtype", KEY_DTYPE, dtype),
-    MK("kv_dtype", KEY_DTYPE, kv_dtype),
-    MK("max_model_len", KEY_U32, max_model_len),
-    {NULL, KEY_U32, 0},
+#define MK(name, type, field) {name, type, offsetof(strata_serve_model, field), 0}
+static const serve_field keys[] = {
+    MK("name", SERVE_FIELD_NAME, name),
+    MK("layers", SERVE_FIELD_U32, layers),
+    MK("hidden", SERVE_FIELD_U32, hidden),
+    MK("heads", SERVE_FIELD_U32, heads),
+    MK("kv_heads", SERVE_FIELD_U32, kv_heads),
+    MK("head_dim", SERVE_FIELD_U32, head_dim),
+    MK("intermediate", SERVE_FIELD_U32, intermediate),
+    MK("vocab", SERVE_FIELD_U32, vocab),
+    MK("experts", SERVE_FIELD_U32, experts),
+    MK("top_k", SERVE_FIELD_U32, top_k),
+    MK("moe_intermediate", SERVE_FIELD_U32, moe_intermediate),
+    MK("kv_lora_rank", SERVE_FIELD_U32, kv_lora_rank),
+    MK("qk_rope_head_dim", SERVE_FIELD_U32, qk_rope_head_dim),
+    MK("tied_embeddings", SERVE_FIELD_BOOL, tied_embeddings),
+    MK("dtype", SERVE_FIELD_DTYPE, dtype),
+    MK("kv_dtype", SERVE_FIELD_DTYPE, kv_dtype),
+    MK("max_model_len", SERVE_FIELD_U32, max_model_len),
+    {NULL, SERVE_FIELD_U32, 0, 0},
 };
 #undef MK
 
@@ -83,20 +76,9 @@ void strata_serve_model_init(strata_serve_model *m)
     m->max_model_len = 8192;
 }
 
-static const model_key *key_find(const char *name)
-{
-    for (const model_key *k = keys; k->name; k++)
-        if (strcmp(k->name, name) == 0)
-            return k;
-    return NULL;
-}
-
 char *strata_serve_model_keys(void)
 {
-    GString *s = g_string_new(NULL);
-    for (const model_key *k = keys; k->name; k++)
-        g_string_append_printf(s, "%s%s", k == keys ? "" : ", ", k->name);
-    return g_string_free(s, FALSE);
+    return serve_field_names(keys);
 }
 
 char *strata_serve_model_presets(void)
@@ -109,51 +91,7 @@ char *strata_serve_model_presets(void)
 
 bool strata_serve_model_set(strata_serve_model *m, const char *key, const char *value, GError **err)
 {
-    const model_key *k = key_find(key);
-    if (!k) {
-        char *known = strata_serve_model_keys();
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown model key '%s' (known: %s)", key, known);
-        g_free(known);
-        return false;
-    }
-    char *field = (char *)m + k->offset;
-    switch (k->type) {
-    case KEY_NAME:
-        if (strlen(value) >= sizeof m->name) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "name: expected at most %zu characters",
-                        sizeof m->name - 1);
-            return false;
-        }
-        g_strlcpy(m->name, value, sizeof m->name);
-        return true;
-    case KEY_BOOL:
-        if (!strata_parse_bool(value, (bool *)field)) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected true or false, got '%s'", key, value);
-            return false;
-        }
-        return true;
-    case KEY_DTYPE: {
-        strata_dtype d;
-        if (!strata_dtype_from_name(value, &d) || strata_dtype_bits(d) < 8) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a dtype of 8 bits or more (bf16, f16, "
-                        "f8, f32), got '%s'", key, value);
-            return false;
-        }
-        *(strata_dtype *)field = d;
-        return true;
-    }
-    case KEY_U32: {
-        uint64_t v = 0;
-        if (!strata_parse_u64(value, &v, NULL) || v > UINT32_MAX) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a whole number below 2^32, got '%s'",
-                        key, value);
-            return false;
-        }
-        *(uint32_t *)field = (uint32_t)v;
-        return true;
-    }
-    }
-    return false;
+    return serve_field_set(keys, m, "model key", key, value, err);
 }
 
 /* "k=v k=v" into m (presets: a bad one is a bug). */

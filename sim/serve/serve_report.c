@@ -6,13 +6,33 @@
 #include <math.h>
 #include "core/jsonout.h"
 
+typedef struct json_figure {
+    const char *key;
+    double value;
+} json_figure;
+
+static void add_figures(JsonBuilder *b, const json_figure *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        strata_json_add_double(b, f[i].key, f[i].value);
+}
+
+typedef struct json_count {
+    const char *key;
+    uint64_t value;
+} json_count;
+
+static void add_counts(JsonBuilder *b, const json_count *c, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        strata_json_add_uint(b, c[i].key, c[i].value);
+}
+
 static void add_dist(JsonBuilder *b, const char *key, const strata_serve_dist *d)
 {
+    json_figure f[] = {{"mean", d->mean}, {"p50", d->p50}, {"p90", d->p90}, {"p99", d->p99}};
     strata_json_open_object(b, key);
-    strata_json_add_double(b, "mean", d->mean);
-    strata_json_add_double(b, "p50", d->p50);
-    strata_json_add_double(b, "p90", d->p90);
-    strata_json_add_double(b, "p99", d->p99);
+    add_figures(b, f, G_N_ELEMENTS(f));
     json_builder_end_object(b);
 }
 
@@ -21,12 +41,10 @@ static void add_samples(JsonBuilder *b, const GArray *samples)
     strata_json_open_array(b, "over_time");
     for (guint i = 0; i < samples->len; i++) {
         const strata_serve_sample *s = &g_array_index(samples, strata_serve_sample, i);
+        json_figure f[] = {{"t_s", s->t}, {"running", s->running}, {"waiting", s->waiting},
+                           {"kv_reserved", s->kv_reserved}, {"kv_used", s->kv_used}};
         json_builder_begin_object(b);
-        strata_json_add_double(b, "t_s", s->t);
-        strata_json_add_uint(b, "running", s->running);
-        strata_json_add_uint(b, "waiting", s->waiting);
-        strata_json_add_double(b, "kv_reserved", s->kv_reserved);
-        strata_json_add_double(b, "kv_used", s->kv_used);
+        add_figures(b, f, G_N_ELEMENTS(f));
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
@@ -38,37 +56,30 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
     strata_json_add_string(b, "kv_scheme", r->scheme);
     if (r->label[0])
         strata_json_add_string(b, "sweep", r->label);
-    strata_json_add_uint(b, "requests", r->requests);
-    strata_json_add_uint(b, "completed", r->completed);
-    strata_json_add_uint(b, "rejected", r->rejected);
-    strata_json_add_double(b, "makespan_s", r->makespan);
-    strata_json_add_double(b, "output_tokens_per_s", r->output_tok_s);
-    strata_json_add_double(b, "total_tokens_per_s", r->total_tok_s);
-    strata_json_add_double(b, "requests_per_s", r->req_s);
+    json_count counts[] = {
+        {"requests", r->requests},       {"completed", r->completed},         {"rejected", r->rejected},
+        {"steps", r->steps},             {"prefill_tokens", r->prefill_tokens}, {"decode_tokens", r->decode_tokens},
+        {"prefix_hit_tokens", r->prefix_hit_tokens}, {"preemptions", r->preemptions}, {"swaps_out", r->swaps_out},
+        {"swaps_in", r->swaps_in},       {"swapped_bytes", r->swapped_bytes},
+    };
+    add_counts(b, counts, G_N_ELEMENTS(counts));
+    json_figure figures[] = {
+        {"makespan_s", r->makespan},          {"output_tokens_per_s", r->output_tok_s},
+        {"total_tokens_per_s", r->total_tok_s}, {"requests_per_s", r->req_s},
+        {"host_link_busy_s", r->host_link_busy_s}, {"batch_mean", r->batch_mean},
+        {"batch_max", r->batch_max},          {"kv_used_mean", r->kv_used_mean},
+        {"kv_reserved_mean", r->kv_reserved_mean}, {"kv_reserved_peak", r->kv_reserved_peak},
+        {"external_fragmentation_mean", r->external_frag_mean},
+    };
+    add_figures(b, figures, G_N_ELEMENTS(figures));
     add_dist(b, "ttft_s", &r->ttft);
     add_dist(b, "tpot_s", &r->tpot);
     add_dist(b, "e2e_s", &r->e2e);
-    strata_json_add_uint(b, "steps", r->steps);
-    strata_json_add_uint(b, "prefill_tokens", r->prefill_tokens);
-    strata_json_add_uint(b, "decode_tokens", r->decode_tokens);
-    strata_json_add_uint(b, "prefix_hit_tokens", r->prefix_hit_tokens);
-    strata_json_add_uint(b, "preemptions", r->preemptions);
-    strata_json_add_uint(b, "swaps_out", r->swaps_out);
-    strata_json_add_uint(b, "swaps_in", r->swaps_in);
-    strata_json_add_uint(b, "swapped_bytes", r->swapped_bytes);
-    strata_json_add_double(b, "host_link_busy_s", r->host_link_busy_s);
-    strata_json_add_double(b, "batch_mean", r->batch_mean);
-    strata_json_add_double(b, "batch_max", r->batch_max);
-    strata_json_add_double(b, "kv_used_mean", r->kv_used_mean);
-    strata_json_add_double(b, "kv_reserved_mean", r->kv_reserved_mean);
-    strata_json_add_double(b, "kv_reserved_peak", r->kv_reserved_peak);
-    strata_json_add_double(b, "external_fragmentation_mean", r->external_frag_mean);
     strata_json_open_object(b, "memory_per_rank");
-    strata_json_add_uint(b, "capacity_bytes", r->capacity_bytes);
-    strata_json_add_uint(b, "weight_bytes", r->weight_bytes);
-    strata_json_add_uint(b, "activation_bytes", r->activation_bytes);
-    strata_json_add_uint(b, "kv_pool_bytes", r->pool_bytes);
-    strata_json_add_uint(b, "kv_bytes_per_token", r->kv_bytes_per_token);
+    json_count mem[] = {{"capacity_bytes", r->capacity_bytes},   {"weight_bytes", r->weight_bytes},
+                        {"activation_bytes", r->activation_bytes}, {"kv_pool_bytes", r->pool_bytes},
+                        {"kv_bytes_per_token", r->kv_bytes_per_token}};
+    add_counts(b, mem, G_N_ELEMENTS(mem));
     if (r->pool_blocks)
         strata_json_add_uint(b, "kv_pool_blocks", r->pool_blocks);
     json_builder_end_object(b);
@@ -82,24 +93,22 @@ JsonNode *strata_serve_report_json(const strata_serve_report *rep)
     strata_json_add_string(b, "tool", "strata serve");
     strata_json_open_object(b, "model");
     strata_json_add_string(b, "name", rep->model->name);
-    strata_json_add_uint(b, "layers", rep->model->layers);
-    strata_json_add_uint(b, "hidden", rep->model->hidden);
-    strata_json_add_uint(b, "heads", rep->model->heads);
-    strata_json_add_uint(b, "kv_heads", rep->model->kv_heads);
+    json_count shape[] = {{"layers", rep->model->layers}, {"hidden", rep->model->hidden},
+                          {"heads", rep->model->heads}, {"kv_heads", rep->model->kv_heads}};
+    add_counts(b, shape, G_N_ELEMENTS(shape));
     strata_json_add_double(b, "params", strata_serve_model_params(rep->model));
     json_builder_end_object(b);
     strata_json_add_string(b, "hardware", rep->hw_name);
     strata_json_add_string(b, "stream", rep->stream);
     strata_json_open_object(b, "config");
     const strata_serve_config *c = rep->config;
-    strata_json_add_uint(b, "tp", c->tp);
-    strata_json_add_uint(b, "max_num_seqs", c->max_num_seqs);
-    strata_json_add_uint(b, "max_num_batched_tokens", c->max_num_batched_tokens);
-    strata_json_add_uint(b, "block_size", c->block_size);
+    json_count knobs[] = {{"tp", c->tp}, {"max_num_seqs", c->max_num_seqs},
+                          {"max_num_batched_tokens", c->max_num_batched_tokens}, {"block_size", c->block_size},
+                          {"concurrency", c->concurrency}};
+    add_counts(b, knobs, G_N_ELEMENTS(knobs));
     strata_json_add_double(b, "gpu_memory_utilization", c->gpu_memory_utilization);
     strata_json_add_string(b, "prefix_caching", c->prefix_caching ? "on" : "off");
     strata_json_add_string(b, "preemption", c->swap ? "swap" : "recompute");
-    strata_json_add_uint(b, "concurrency", c->concurrency);
     json_builder_end_object(b);
     strata_json_open_array(b, "runs");
     for (uint32_t i = 0; i < rep->n; i++)

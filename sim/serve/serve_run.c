@@ -17,6 +17,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "serve/serve_fields.h"
 #include "serve/serve_run.h"
 
 enum { MAX_SAMPLES = 2048 };
@@ -54,70 +55,35 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
     return true;
 }
 
-typedef enum { KNOB_U32, KNOB_FRACTION, KNOB_TIME, KNOB_SIZE } knob_type;
-
-typedef struct serve_knob {
-    const char *name;
-    knob_type type;
-    size_t offset;
-} serve_knob;
-
-#define KNOB(name, type, field) {#name, type, offsetof(strata_serve_config, field)}
-static const serve_knob knobs[] = {
-    KNOB(max_num_seqs, KNOB_U32, max_num_seqs), KNOB(max_num_batched_tokens, KNOB_U32, max_num_batched_tokens),
-    KNOB(block_size, KNOB_U32, block_size),     KNOB(gpu_memory_utilization, KNOB_FRACTION, gpu_memory_utilization),
-    KNOB(tp, KNOB_U32, tp),                     KNOB(concurrency, KNOB_U32, concurrency),
-    KNOB(step_overhead, KNOB_TIME, step_overhead), KNOB(swap_space, KNOB_SIZE, swap_space),
+#define KNOB(name, type, min) {#name, type, offsetof(strata_serve_config, name), min}
+static const serve_field knobs[] = {
+    KNOB(max_num_seqs, SERVE_FIELD_U32, 1), KNOB(max_num_batched_tokens, SERVE_FIELD_U32, 1),
+    KNOB(block_size, SERVE_FIELD_U32, 1),   KNOB(gpu_memory_utilization, SERVE_FIELD_FRACTION, 0),
+    KNOB(tp, SERVE_FIELD_U32, 1),           KNOB(concurrency, SERVE_FIELD_U32, 0),
+    KNOB(step_overhead, SERVE_FIELD_TIME, 0), KNOB(swap_space, SERVE_FIELD_SIZE, 0),
+    {NULL, SERVE_FIELD_U32, 0, 0},
 };
 #undef KNOB
 
 char *strata_serve_config_knobs(void)
 {
-    GString *s = g_string_new(NULL);
-    for (size_t i = 0; i < G_N_ELEMENTS(knobs); i++)
-        g_string_append_printf(s, "%s%s", i ? ", " : "", knobs[i].name);
-    return g_string_free(s, FALSE);
+    return serve_field_names(knobs);
 }
 
+/* A knob's value, then the ranges the scheduler needs (serve_args.c's). */
 bool strata_serve_config_set(strata_serve_config *c, const char *knob, const char *value, GError **err)
 {
-    for (size_t i = 0; i < G_N_ELEMENTS(knobs); i++) {
-        if (strcmp(knobs[i].name, knob) != 0)
-            continue;
-        char *field = (char *)c + knobs[i].offset, *end = NULL;
-        uint64_t v = 0;
-        double d = 0;
-        bool ok = false;
-        switch (knobs[i].type) {
-        case KNOB_U32:
-            ok = strata_parse_u64(value, &v, NULL) && v >= (strcmp(knob, "concurrency") ? 1 : 0) && v <= (1u << 20);
-            if (ok)
-                *(uint32_t *)field = (uint32_t)v;
-            break;
-        case KNOB_FRACTION:
-            d = g_ascii_strtod(value, &end);
-            ok = end && end != value && !*end && d > 0 && d <= 1;
-            if (ok)
-                *(double *)field = d;
-            break;
-        case KNOB_TIME:
-            ok = strata_parse_time(value, (double *)field, NULL) && *(double *)field >= 0;
-            break;
-        case KNOB_SIZE:
-            ok = strata_parse_size(value, (uint64_t *)field, NULL);
-            break;
-        }
-        if (!ok)
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected %s, got '%s'", knob,
-                        knobs[i].type == KNOB_U32 ? "a count from 1 to 2^20" : knobs[i].type == KNOB_FRACTION
-                        ? "a fraction in (0, 1]" : knobs[i].type == KNOB_TIME ? "a time such as 2ms" : "a size",
-                        value);
-        return ok;
+    strata_serve_config next = *c;
+    if (!serve_field_set(knobs, &next, "knob", knob, value, err))
+        return false;
+    if (next.max_num_batched_tokens > (1u << 20) || next.max_num_seqs > (1u << 20) || next.block_size > 4096 ||
+        next.tp > 4096) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected at most 2^20 (block_size, tp: 4096), got "
+                    "'%s'", knob, value);
+        return false;
     }
-    char *known = strata_serve_config_knobs();
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown knob '%s' (knobs: %s)", knob, known);
-    g_free(known);
-    return false;
+    *c = next;
+    return true;
 }
 
 double serve_next_arrival(const serve_state *st)

@@ -126,17 +126,15 @@ static bool parse_row(char *line, const char *path, uint64_t ln, const csv_colum
 
 strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, GError **err)
 {
-    FILE *fp = fopen(path, "r");
-    if (!fp) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: %s", path, g_strerror(errno));
-        return NULL;
-    }
-    strata_lines *l = strata_lines_new(fp, path);
-    GArray *reqs = g_array_new(FALSE, FALSE, sizeof(strata_serve_request));
     csv_columns cols = {-1, -1, -1, false, 0};
     char *line = NULL;
     size_t len = 0;
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: %s", path, g_strerror(errno)), NULL;
+    strata_lines *l = strata_lines_new(fp, path);
     int rc = strata_lines_next(l, &line, &len, err);
+    GArray *reqs = g_array_new(FALSE, FALSE, sizeof(strata_serve_request));
     bool ok = rc > 0 && header_columns(line, path, &cols, err);
     if (rc == 0)
         ok = strata_fail_at(err, path, 1, "expected a header line, the file is empty");
