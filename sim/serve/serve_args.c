@@ -63,7 +63,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 void strata_serve_args_clear(strata_serve_args *a)
 {
     char **strs[] = {&a->hw, &a->model, &a->model_file, &a->requests, &a->poisson, &a->kv, &a->kv_page,
-                     &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline, &a->sweep, &a->time_scale};
+                     &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline,
+                     &a->sweep, &a->time_scale};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     g_strfreev(a->sets);
