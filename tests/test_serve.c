@@ -63,6 +63,24 @@ START_TEST(params_and_weights_by_hand)
 }
 END_TEST
 
+START_TEST(config_json_gives_the_preset_shape)
+{
+    /* configs/models/meta-llama-3.1-8b.json through issue 42's reader: the llama-3-8b preset's shape */
+    strata_serve_model m, p = preset("llama-3-8b");
+    GError *err = NULL;
+    ck_assert_msg(strata_serve_model_from_config(&m, STRATA_SOURCE_DIR "/configs/models/meta-llama-3.1-8b.json", &err),
+                  "%s", err ? err->message : "");
+    ck_assert_uint_eq(m.layers, p.layers);
+    ck_assert_uint_eq(m.hidden, p.hidden);
+    ck_assert_uint_eq(m.kv_heads, 8);
+    ck_assert_uint_eq(m.head_dim, 128);
+    ck_assert_uint_eq(m.intermediate, 14336);
+    ck_assert(!m.tied_embeddings);
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 131072);
+    ck_assert(fabs(strata_serve_model_params(&m) - 8030261248.0) < 0.5);
+}
+END_TEST
+
 static strata_serve_kv_config small_pool(uint32_t blocks, uint32_t block_size, uint32_t shared_prefix)
 {
     return (strata_serve_kv_config){.pool_bytes = (uint64_t)blocks * block_size, .bytes_per_token = 1,
@@ -370,6 +388,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, kv_bytes_per_token_by_hand);
     tcase_add_test(tc, params_and_weights_by_hand);
+    tcase_add_test(tc, config_json_gives_the_preset_shape);
     tcase_add_test(tc, pool_blocks_by_hand);
     tcase_add_test(tc, prefix_hits_and_lru_eviction);
     tcase_add_test(tc, page_growth_by_hand);

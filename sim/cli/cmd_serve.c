@@ -126,6 +126,7 @@ int strata_cmd_serve(int argc, char **argv)
     if (strata_job_parse(job, &argc, &argv, 0, 0, NULL)) {
         strata_job_input(job, "--requests", a.requests);
         strata_job_input(job, "--model-file", a.model_file);
+        strata_job_input(job, "--config", a.config);
         if (strata_job_output(job, "--json", a.json, &json_out, &err) &&
             strata_job_output_timeline(job, a.timeline, &timeline_out, &err) &&
             serve_all(job, &a, &json_out, &timeline_out, &err))

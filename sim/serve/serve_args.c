@@ -15,6 +15,8 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
          "KIND.NAME.KEY=V"},
         {"model", 'm', 0, G_OPTION_ARG_STRING, &a->model, "a preset model (list below)", "NAME"},
         {"model-file", 0, 0, G_OPTION_ARG_FILENAME, &a->model_file, "a model of 'key = value' lines", "FILE"},
+        {"config", 0, 0, G_OPTION_ARG_FILENAME, &a->config, "a Hugging Face config.json (configs/models/)",
+         "FILE"},
         {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->sets, "set a model key (repeatable)", "KEY=VALUE"},
         {"requests", 'r', 0, G_OPTION_ARG_FILENAME, &a->requests,
          "request CSV: TIMESTAMP,ContextTokens,GeneratedTokens (Azure) or arrival_s,prompt_tokens,output_tokens",
@@ -62,7 +64,7 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
 
 void strata_serve_args_clear(strata_serve_args *a)
 {
-    char **strs[] = {&a->hw, &a->model, &a->model_file, &a->requests, &a->poisson, &a->kv, &a->kv_page,
+    char **strs[] = {&a->hw, &a->model, &a->model_file, &a->config, &a->requests, &a->poisson, &a->kv, &a->kv_page,
                      &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline,
                      &a->sweep, &a->time_scale};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
@@ -81,9 +83,12 @@ static bool fail(GError **err, const char *fmt, const char *what)
 static bool model_of(const strata_serve_args *a, strata_serve_model *m, GError **err)
 {
     strata_serve_model_init(m);
-    if (!a->model == !a->model_file)
-        return fail(err, "expected one of --model NAME and --model-file FILE%s", "");
-    if (a->model ? !strata_serve_model_preset(m, a->model, err) : !strata_serve_model_load(m, a->model_file, err))
+    if ((a->model != NULL) + (a->model_file != NULL) + (a->config != NULL) != 1)
+        return fail(err, "expected one of --model NAME, --model-file FILE and --config CONFIG.json%s", "");
+    bool ok = a->model ? strata_serve_model_preset(m, a->model, err)
+              : a->config ? strata_serve_model_from_config(m, a->config, err)
+                          : strata_serve_model_load(m, a->model_file, err);
+    if (!ok)
         return false;
     for (char **s = a->sets; s && *s; s++) {
         char *eq = strchr(*s, '=');
@@ -97,7 +102,7 @@ static bool model_of(const strata_serve_args *a, strata_serve_model *m, GError *
             return false;
         }
     }
-    return strata_serve_model_check(m, a->model ? a->model : a->model_file, err);
+    return strata_serve_model_check(m, a->model ? a->model : a->config ? a->config : a->model_file, err);
 }
 
 static bool config_of(const strata_serve_args *a, strata_serve_config *c, GError **err)

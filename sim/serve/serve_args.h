@@ -15,7 +15,7 @@
 #include "serve/serve.h"
 
 typedef struct strata_serve_args {
-    char *hw, *model, *model_file, *requests, *poisson, *kv, *kv_page, *kv_allocator, *swap_space, *preemption;
+    char *hw, *model, *model_file, *config, *requests, *poisson, *kv, *kv_page, *kv_allocator, *swap_space, *preemption;
     char *non_kv, *json, *timeline, *sweep, *time_scale;
     char **sets, **hw_sets;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, concurrency;

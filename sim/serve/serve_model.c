@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "serve/serve_fields.h"
+#include "workload/model_config.h"
 
 #define MK(name, type, field) {name, type, offsetof(strata_serve_model, field), 0}
 static const serve_field keys[] = {
@@ -159,6 +160,44 @@ bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **e
     g_strfreev(lines);
     if (ok && !m->name[0])
         g_strlcpy(m->name, path, sizeof m->name);
+    return ok;
+}
+
+/* model_config.h's keys and serving's: the same quantity under another name,
+ * or nothing serving models (NULL). */
+static const char *const config_keys[][2] = {
+    {"layers", "layers"},           {"d_model", "hidden"},  {"heads", "heads"},
+    {"kv_heads", "kv_heads"},       {"head_dim", "head_dim"}, {"ffn", "intermediate"},
+    {"vocab", "vocab"},             {"experts", "experts"}, {"top_k", "top_k"},
+    {"moe_ffn", "moe_intermediate"}, {"kv_lora_rank", "kv_lora_rank"}, {"qk_rope_head_dim", "qk_rope_head_dim"},
+    {"tie", "tied_embeddings"},
+};
+
+bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GError **err)
+{
+    strata_model_config *cfg = strata_model_config_load(path, err);
+    if (!cfg)
+        return false;
+    strata_serve_model_init(m);
+    char *base = g_path_get_basename(path);
+    g_strlcpy(m->name, base, sizeof m->name);
+    g_free(base);
+    bool ok = true;
+    for (const char *const *v = strata_model_config_values(cfg); ok && *v; v++) {
+        const char *eq = strchr(*v, '=');
+        for (size_t i = 0; eq && i < G_N_ELEMENTS(config_keys); i++)
+            if (strlen(config_keys[i][0]) == (size_t)(eq - *v) && strncmp(*v, config_keys[i][0], eq - *v) == 0)
+                ok = strata_serve_model_set(m, config_keys[i][1], eq + 1, err);
+    }
+    strata_model_config_free(cfg);
+    if (ok && !m->kv_heads)
+        m->kv_heads = m->heads;
+    if (ok && !m->head_dim && m->heads)
+        m->head_dim = m->hidden / m->heads;
+    if (ok && !m->intermediate)
+        m->intermediate = 4 * m->hidden;
+    if (!ok)
+        g_prefix_error(err, "%s: ", path);
     return ok;
 }
 

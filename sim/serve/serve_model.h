@@ -54,6 +54,13 @@ bool strata_serve_model_set(strata_serve_model *m, const char *key, const char *
 bool strata_serve_model_preset(strata_serve_model *m, const char *name, GError **err);
 /* Keys from a file of `key = value` lines (# comments): errors FILE:LINE. */
 bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **err);
+/* A Hugging Face config.json read by model_config.h (issue 42's reader):
+ * its layers, d_model, heads, kv_heads, head_dim, ffn, vocab, experts,
+ * top_k, moe_ffn, kv_lora_rank, qk_rope_head_dim and tie, under serving's
+ * names; unset ones as the reader resolves them (kv_heads = heads, head_dim
+ * = hidden / heads, intermediate = 4 hidden); dtype bf16, max_model_len
+ * 8192 (--set changes them). */
+bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GError **err);
 /* The invariants above; origin names the model in the message. */
 bool strata_serve_model_check(const strata_serve_model *m, const char *origin, GError **err);
 /* "layers, hidden, ..." and "llama-3-8b, ..." (g_free). */

@@ -131,6 +131,7 @@ static bool parse_options(const strata_published_case *c, strata_serve_args *a, 
     g_strfreev(argv);
     from_case_dir(&a->requests, c->where);
     from_case_dir(&a->model_file, c->where);
+    from_case_dir(&a->config, c->where);
     return ok;
 }
 
