@@ -37,11 +37,13 @@ MODELS = {
                         "--set heads=64 --set kv_heads=4 --set head_dim=128 --set intermediate=12288 "
                         "--set experts=128 --set top_k=8 --set moe_intermediate=1536 --set vocab=151936 "
                         "--set max_model_len=32768"),
-    # meta-llama/Llama-4-Maverick-17B-128E config.json (text): every layer taken as MoE, no shared expert
+    # meta-llama/Llama-4-Maverick-17B-128E config.json (text_config): MoE every other layer
+    # (interleave_moe_layer_step 2: 24 of 48), dense layers of intermediate_size_mlp 16384, experts of
+    # intermediate_size 8192; the shared expert is not modelled
     "Llama-4-Maverick": ("--model llama-3-8b --set name=llama-4-maverick --set layers=48 --set hidden=5120 "
                          "--set heads=40 --set kv_heads=8 --set head_dim=128 --set intermediate=16384 "
-                         "--set experts=128 --set top_k=1 --set moe_intermediate=8192 --set vocab=202048 "
-                         "--set max_model_len=32768"),
+                         "--set experts=128 --set top_k=1 --set moe_intermediate=8192 --set moe_every=2 "
+                         "--set vocab=202048 --set max_model_len=32768"),
 }
 
 

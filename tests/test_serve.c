@@ -60,6 +60,17 @@ START_TEST(params_and_weights_by_hand)
     ck_assert(fabs(strata_serve_model_params(&m) - 8030261248.0) < 0.5);
     ck_assert_uint_eq(strata_serve_weight_bytes(&m, 1), 16060522496ull);
     ck_assert_uint_eq(strata_serve_weight_bytes(&m, 2), 8030261248ull);
+    /* Mixtral-8x7B: attention 41,943,040, experts 8 x 3 x 4096 x 14336 + router 4096 x 8 = 1,409,318,912, norms
+     * 8,192: 1,451,270,144 a layer, x 32; embedding and head 2 x 32000 x 4096 = 262,144,000; + 4,096:
+     * 46,702,792,704 */
+    m = preset("mixtral-8x7b");
+    ck_assert_uint_eq(strata_serve_moe_layers(&m), 32);
+    ck_assert(fabs(strata_serve_model_params(&m) - 46702792704.0) < 0.5);
+    /* MoE every other layer: 16 such layers and 16 dense ones of 218,112,000 (as Llama-3-8B's):
+     * 23,220,322,304 + 3,489,792,000 + 262,148,096 = 26,972,262,400 */
+    m.moe_every = 2;
+    ck_assert_uint_eq(strata_serve_moe_layers(&m), 16);
+    ck_assert(fabs(strata_serve_model_params(&m) - 26972262400.0) < 0.5);
 }
 END_TEST
 

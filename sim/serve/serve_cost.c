@@ -126,16 +126,26 @@ void strata_serve_cost_free(strata_serve_cost *c)
     g_free(c);
 }
 
-static double mlp_time(const strata_serve_cost *c, uint64_t t)
+/* One MoE layer's MLP: its router, then top_k experts per token spread over
+ * min(experts, T x top_k) experts, one gemm pair each. */
+static double moe_time(const strata_serve_cost *c, uint64_t t)
 {
     const strata_serve_model *m = &c->m;
-    if (!m->experts)
-        return gemm(c, t, m->hidden, 2ull * m->intermediate / c->tp) + gemm(c, t, m->intermediate / c->tp, m->hidden);
     uint64_t w = (m->moe_intermediate ? m->moe_intermediate : m->intermediate) / c->tp;
     uint64_t routed = t * m->top_k, active = routed < m->experts ? routed : m->experts;
     uint64_t per = (routed + active - 1) / active;
     double router = gemm(c, t, m->hidden, m->experts);
     return router + (double)active * (gemm(c, per, m->hidden, 2 * w) + gemm(c, per, w, m->hidden));
+}
+
+/* All layers' MLPs: the dense ones', then the MoE ones'. */
+static double mlp_time(const strata_serve_cost *c, uint64_t t)
+{
+    const strata_serve_model *m = &c->m;
+    uint32_t n_moe = strata_serve_moe_layers(m);
+    double dense = gemm(c, t, m->hidden, 2ull * m->intermediate / c->tp) + gemm(c, t, m->intermediate / c->tp,
+                                                                               m->hidden);
+    return (m->layers - n_moe) * dense + (n_moe ? n_moe * moe_time(c, t) : 0);
 }
 
 static double allreduce(const strata_serve_cost *c, uint64_t bytes)
@@ -156,10 +166,10 @@ static double dense_time(strata_serve_cost *c, uint32_t t)
     uint64_t qkv = ((uint64_t)m->heads / c->tp + 2 * kvr) * m->head_dim;
     double act = strata_serve_dtype_bytes(m->dtype);
     double layer = gemm(c, t, m->hidden, qkv) + gemm(c, t, (uint64_t)m->heads / c->tp * m->head_dim, m->hidden) +
-                   mlp_time(c, t) + elementwise(c, 4ull * t * m->hidden) +
+                   elementwise(c, 4ull * t * m->hidden) +
                    elementwise(c, (uint64_t)t * m->intermediate / c->tp) +
                    2 * allreduce(c, (uint64_t)((double)t * m->hidden * act));
-    double total = layer * m->layers;
+    double total = layer * m->layers + mlp_time(c, t);
     if (t <= c->max_tokens)
         c->dense[t] = total;
     return total;

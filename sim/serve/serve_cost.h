@@ -15,8 +15,9 @@
  *       Skv = their mean context)
  *     gemm T x heads x head_dim / tp x hidden                  (O)
  *     gemm T x hidden x 2 inter / tp, gemm T x inter / tp x hidden (MLP;
- *       an MoE: top_k experts per token, spread over min(experts,
- *       T x top_k) experts, each a gemm of its share of tokens)
+ *       an MoE layer, serve_model.h's rule: its router, and top_k experts
+ *       per token spread over min(experts, T x top_k) experts, each a
+ *       gemm pair of its share of tokens)
  *     elementwise 4 x T x hidden (two norms, two residual adds) and
  *       T x inter / tp (the activation)
  *     with tp > 1, two all-reduces of T x hidden activations: a ring,

@@ -32,6 +32,8 @@ static const serve_field keys[] = {
     MK("experts", SERVE_FIELD_U32, experts),
     MK("top_k", SERVE_FIELD_U32, top_k),
     MK("moe_intermediate", SERVE_FIELD_U32, moe_intermediate),
+    MK("dense_layers", SERVE_FIELD_U32, dense_layers),
+    MK("moe_every", SERVE_FIELD_U32, moe_every),
     MK("kv_lora_rank", SERVE_FIELD_U32, kv_lora_rank),
     MK("qk_rope_head_dim", SERVE_FIELD_U32, qk_rope_head_dim),
     MK("tied_embeddings", SERVE_FIELD_BOOL, tied_embeddings),
@@ -63,10 +65,10 @@ static const model_preset presets[] = {
     /* mistralai/Mixtral-8x7B-v0.1 */
     {"mixtral-8x7b", "layers=32 hidden=4096 heads=32 kv_heads=8 head_dim=128 intermediate=14336 vocab=32000 "
                      "experts=8 top_k=2"},
-    /* deepseek-ai/DeepSeek-V3 (MLA; 256 routed experts, 8 active; the
-     * first three dense layers and the shared expert are not modelled) */
+    /* deepseek-ai/DeepSeek-V3 (MLA; 256 routed experts, 8 active, the
+     * first three layers dense; the shared expert is not modelled) */
     {"deepseek-v3", "layers=61 hidden=7168 heads=128 kv_heads=128 head_dim=128 intermediate=18432 vocab=129280 "
-                    "experts=256 top_k=8 moe_intermediate=2048 kv_lora_rank=512 qk_rope_head_dim=64"},
+                    "experts=256 top_k=8 moe_intermediate=2048 dense_layers=3 kv_lora_rank=512 qk_rope_head_dim=64"},
     {NULL, NULL},
 };
 
@@ -170,7 +172,7 @@ static const char *const config_keys[][2] = {
     {"kv_heads", "kv_heads"},       {"head_dim", "head_dim"}, {"ffn", "intermediate"},
     {"vocab", "vocab"},             {"experts", "experts"}, {"top_k", "top_k"},
     {"moe_ffn", "moe_intermediate"}, {"kv_lora_rank", "kv_lora_rank"}, {"qk_rope_head_dim", "qk_rope_head_dim"},
-    {"tie", "tied_embeddings"},
+    {"tie", "tied_embeddings"},     {"dense_layers", "dense_layers"}, {"moe_every", "moe_every"},
 };
 
 bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GError **err)
@@ -243,17 +245,26 @@ uint64_t strata_serve_kv_bytes_per_token(const strata_serve_model *m, uint32_t t
     return (uint64_t)(2.0 * m->layers * strata_serve_kv_heads_per_rank(m, tp) * m->head_dim * b);
 }
 
+uint32_t strata_serve_moe_layers(const strata_serve_model *m)
+{
+    uint32_t n = 0, every = m->moe_every ? m->moe_every : 1;
+    for (uint32_t l = m->dense_layers; m->experts && l < m->layers; l++)
+        n += l % every == 0;
+    return n;
+}
+
 double strata_serve_model_params(const strata_serve_model *m)
 {
     double h = m->hidden, hd = m->head_dim;
     double attn = h * (m->heads + 2.0 * m->kv_heads) * hd + m->heads * hd * h;
-    double mlp = 3.0 * h * m->intermediate;
-    if (m->experts) {
+    double dense = 3.0 * h * m->intermediate, moe = 0;
+    uint32_t n_moe = strata_serve_moe_layers(m);
+    if (n_moe) {
         double w = m->moe_intermediate ? m->moe_intermediate : m->intermediate;
-        mlp = m->experts * 3.0 * h * w + h * m->experts;
+        moe = m->experts * 3.0 * h * w + h * m->experts;
     }
     double emb = (double)m->vocab * h * (m->tied_embeddings ? 1 : 2);
-    return m->layers * (attn + mlp + 2 * h) + emb + h;
+    return m->layers * (attn + 2 * h) + (m->layers - n_moe) * dense + n_moe * moe + emb + h;
 }
 
 uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp)

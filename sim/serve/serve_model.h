@@ -16,9 +16,9 @@
  *              (one latent per token, replicated on every rank)
  *   weights: embedding (and an untied head) V x hidden; per layer the
  *   attention projections hidden x (heads + 2 kv_heads) x head_dim and
- *   heads x head_dim x hidden, the MLP 3 x hidden x intermediate (times
- *   experts, plus a router hidden x experts, for an MoE), two norms;
- *   divided by t on each rank.
+ *   heads x head_dim x hidden, the MLP 3 x hidden x intermediate (an MoE
+ *   layer: experts x 3 x hidden x moe_intermediate plus a router hidden x
+ *   experts), two norms; divided by t on each rank.
  *
  * Invariants after strata_serve_model_check: layers, hidden, heads,
  * kv_heads, head_dim, intermediate, vocab > 0; kv_heads divides heads;
@@ -37,6 +37,8 @@ typedef struct strata_serve_model {
     uint32_t layers, hidden, heads, kv_heads, head_dim, intermediate, vocab;
     uint32_t experts, top_k;        /* 0: dense */
     uint32_t moe_intermediate;      /* an expert's width (0: intermediate) */
+    uint32_t dense_layers;          /* the first layers keep a dense MLP */
+    uint32_t moe_every;             /* layer l >= dense_layers is MoE when moe_every divides l (0, 1: all) */
     uint32_t kv_lora_rank;          /* > 0: MLA */
     uint32_t qk_rope_head_dim;      /* MLA's rope part of the latent */
     bool tied_embeddings;
@@ -71,6 +73,8 @@ double strata_serve_dtype_bytes(strata_dtype d);
 /* KV heads one rank of TP tp holds (vLLM: max(1, kv_heads / tp)). */
 uint32_t strata_serve_kv_heads_per_rank(const strata_serve_model *m, uint32_t tp);
 uint64_t strata_serve_kv_bytes_per_token(const strata_serve_model *m, uint32_t tp);
+/* Layers whose MLP is a mixture of experts (model_config.h's rule). */
+uint32_t strata_serve_moe_layers(const strata_serve_model *m);
 /* Parameters of the whole model, and weight bytes on one rank of TP tp. */
 double strata_serve_model_params(const strata_serve_model *m);
 uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp);
