@@ -9,6 +9,7 @@
 #include "hw/hw.h"
 #include "kernel/kernel.h"
 #include "trace/check.h"
+#include "validate/published.h"
 #include "workload/model_config.h"
 #include "workload/workload.h"
 
@@ -348,6 +349,32 @@ START_TEST(models_run_under_meshes)
 }
 END_TEST
 
+/* The step-time cases load, and each generator's arguments pass its checks
+ * (simulating them takes minutes a case: validation/steps/ is not in the
+ * default set). */
+START_TEST(step_time_cases_load)
+{
+    static const char *const files[] = {"validation/steps/maxtext.ini", "validation/steps/maxtext-heldout.ini"};
+    static const size_t counts[] = {5, 1};
+    for (size_t f = 0; f < G_N_ELEMENTS(files); f++) {
+        char *path = strata_test_source_path(files[f]);
+        strata_published *set = strata_published_new();
+        GError *err = NULL;
+        ck_assert_msg(strata_published_load(set, path, &err), "%s", err ? err->message : "");
+        ck_assert_uint_eq(strata_published_count(set), counts[f]);
+        for (size_t i = 0; i < strata_published_count(set); i++) {
+            const strata_published_case *c = strata_published_case_at(set, i);
+            char **words = g_strsplit(c->gen, " ", -1);
+            ck_assert_msg(strata_workload_check(words[0], (const char *const *)words + 1, &err), "%s: %s", c->name,
+                          err ? err->message : "");
+            g_strfreev(words);
+        }
+        strata_published_free(set);
+        g_free(path);
+    }
+}
+END_TEST
+
 /* A key given by name wins over the file's; the header records both. */
 START_TEST(given_keys_win_over_the_file)
 {
@@ -376,6 +403,7 @@ int main(void)
     tcase_add_test(tc, given_keys_win_over_the_file);
     tcase_add_test(tc, remat_policies_trade_memory_for_work);
     tcase_add_test(tc, models_run_under_meshes);
+    tcase_add_test(tc, step_time_cases_load);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

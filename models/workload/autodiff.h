@@ -14,7 +14,9 @@
  *  3. with remat, before a group's backward, the recomputation of the
  *     outputs of that group that were not saved: `full` saves only what
  *     crosses group boundaries (jax.checkpoint of each layer), `dots` also
- *     saves matmul outputs (checkpoint_policies.dots_saveable); with or
+ *     saves matmul outputs (checkpoint_policies.dots_saveable), the other
+ *     policies of wl_remat_policy_find() what they name, some in host
+ *     memory (wl_model_remat_names); with or
  *     without remat, the group's all-gathers again (their outputs are never
  *     saved).
  * What is saved stays live from forward to backward; the rest is freed after

@@ -86,8 +86,8 @@ static const strata_param_def transformer_params[] = {
     {"seq", STRATA_PARAM_INT, "1024", "sequence length", NULL},
     {"batch", STRATA_PARAM_INT, "8", "sequences per step", NULL},
     {"vocab", STRATA_PARAM_INT, "32000", "vocabulary size", NULL},
-    {"dtype", STRATA_PARAM_STRING, "bf16", "element type of activations and compute (and parameters unless "
-     "param_dtype; optimizer state is f32)", strata_workload_dtype_choices},
+    {"dtype", STRATA_PARAM_STRING, "bf16", "element type of parameters and activations (optimizer state is f32; "
+     "param_dtype adds master weights)", strata_workload_dtype_choices},
     {"remat", STRATA_PARAM_STRING, "none",
      "rematerialization of each layer: none, full or dots, or a policy by JAX's or MaxText's name "
      "(nothing_saveable, dots_saveable, dots_with_no_batch_dims_saveable, minimal, minimal_flash, save_qkv_proj, "
@@ -202,11 +202,13 @@ static bool shape_sizes_ok(const strata_model_shape *s, const strata_params *p, 
                     B * S * (double)(s->heads + 2 * s->kv_heads) * (double)s->head_dim,
                     B * S * (double)s->heads * (double)(s->qk_nope_head_dim + s->qk_rope_head_dim + s->v_head_dim),
                     (double)s->layers * E * 3 * d * (double)s->moe_ffn};
+    double total = 0, active = 0;
+    strata_model_shape_count(s, strata_params_int(p, "seq"), &total, &active);
     for (size_t i = 0; i < G_N_ELEMENTS(big); i++)
-        if (big[i] * 8 > 0x1p62) {
+        if (big[i] * 8 > 0x1p62 || total * 16 > 0x1p62) { /* 16: param, m, v, master bytes */
             g_set_error_literal(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                                 "transformer: the model's tensors (batch x seq x ffn, experts x d_model x moe_ffn, "
-                                "...) overflow 64 bits");
+                                "the parameters and their optimizer state, ...) overflow 64 bits");
             return false;
         }
     return true;
