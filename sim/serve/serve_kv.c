@@ -206,26 +206,22 @@ static void vm_stats(const void *p, strata_serve_kv_stats *out)
     out->cached = 0;
 }
 
-static const strata_serve_kv_scheme contiguous_max = {
-    "contiguous-max", "Orca (Max): one contiguous reservation of max_model_len tokens per request",
-    contig_max_create, contig_destroy, NULL, contig_grow, contig_release, contig_held, contig_stats,
-};
-static const strata_serve_kv_scheme contiguous_pow2 = {
-    "contiguous-pow2", "Orca (Pow2): prompt + output rounded up to a power of two, contiguous",
-    contig_pow2_create, contig_destroy, NULL, contig_grow, contig_release, contig_held, contig_stats,
-};
-static const strata_serve_kv_scheme contiguous_oracle = {
-    "contiguous-oracle", "Orca (Oracle): exactly prompt + output tokens, contiguous",
-    contig_oracle_create, contig_destroy, NULL, contig_grow, contig_release, contig_held, contig_stats,
-};
-static const strata_serve_kv_scheme vattention = {
-    "vattention", "vAttention: each layer's K and V grow by 2 MiB physical pages (--kv-page)",
-    vattention_create, vm_destroy, NULL, vm_grow, vm_release, vm_held, vm_stats,
-};
-static const strata_serve_kv_scheme expandable = {
-    "expandable", "PyTorch expandable segments: a request's cache grows by 20 MiB pages",
-    expandable_create, vm_destroy, NULL, vm_grow, vm_release, vm_held, vm_stats,
-};
+/* A row whose hooks are PREFIX_destroy, _grow, _release, _held and _stats (no prefix lookup). */
+#define KV_ROW(var, name, summary, create, prefix)                                                            \
+    static const strata_serve_kv_scheme var = {name,           summary,          create,          prefix##_destroy, \
+                                               NULL,           prefix##_grow,    prefix##_release, prefix##_held,  \
+                                               prefix##_stats}
+KV_ROW(contiguous_max, "contiguous-max", "Orca (Max): one contiguous reservation of max_model_len tokens per request",
+       contig_max_create, contig);
+KV_ROW(contiguous_pow2, "contiguous-pow2", "Orca (Pow2): prompt + output rounded up to a power of two, contiguous",
+       contig_pow2_create, contig);
+KV_ROW(contiguous_oracle, "contiguous-oracle", "Orca (Oracle): exactly prompt + output tokens, contiguous",
+       contig_oracle_create, contig);
+KV_ROW(vattention, "vattention", "vAttention: each layer's K and V grow by 2 MiB physical pages (--kv-page)",
+       vattention_create, vm);
+KV_ROW(expandable, "expandable", "PyTorch expandable segments: a request's cache grows by 20 MiB pages",
+       expandable_create, vm);
+#undef KV_ROW
 
 static const strata_serve_kv_scheme *const schemes[] = {
     &strata_serve_kv_paged, &contiguous_max, &contiguous_pow2, &contiguous_oracle, &vattention, &expandable, NULL,
