@@ -5,11 +5,16 @@
  * has open. json-glib's numbers are gint64, so strata_json_add_uint() puts a
  * count above INT64_MAX in the node as the string "\001u64:DIGITS";
  * strata_json_text() prints a node pretty (two-space indent) with a final
- * newline and writes every such string as its bare, exact number.
+ * newline and writes every such string as its bare, exact number. Every
+ * double is written as a valid JSON number that reads back exactly: its
+ * shortest %.17g text with a point before any exponent ("1.0", "3.0e-10",
+ * "-0.0"; json-glib alone writes "3e-10.0"); a NaN or an infinity, which
+ * JSON cannot hold, is written as null.
  * strata_json_write_file() writes that text to a path atomically
  * (core/outfile.h: the file is complete or untouched).
  *
- * Invariant: equal nodes give byte-identical text.
+ * Invariants: equal nodes give byte-identical text; the text parses as
+ * strict JSON (RFC 8259) whenever the node's strings are valid UTF-8.
  */
 #ifndef STRATA_JSONOUT_H
 #define STRATA_JSONOUT_H
