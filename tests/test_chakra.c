@@ -549,6 +549,19 @@ START_TEST(differing_ranks_one_trace_each)
         g_free(ops);
         g_free(path);
     }
+    /* all or none: a rank's file that cannot be written leaves none of
+     * them (before: y.0.trace stayed), and the message names it */
+    char *y1 = g_strdup_printf("%s/y.1.trace", dir);
+    g_mkdir(y1, 0755);
+    char *y = g_build_filename(dir, "y.trace", NULL), *y0 = g_strdup_printf("%s/y.0.trace", dir);
+    r = strata_test_cli("import", "chakra", prefix, "-o", y, NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "y.1.trace"), "%d %s", r.status, r.err);
+    strata_cli_result_clear(&r);
+    ck_assert(!g_file_test(y0, G_FILE_TEST_EXISTS));
+    g_rmdir(y1);
+    g_free(y0);
+    g_free(y1);
+    g_free(y);
     /* to standard output: one file cannot hold them */
     r = strata_test_cli("import", "chakra", prefix, NULL);
     ck_assert_int_eq(r.status, 2);

@@ -20,6 +20,9 @@
  * the directory holds exactly the files named (no temporary).
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/file.h>
 #include <float.h>
 #include <math.h>
 #include <signal.h>
@@ -30,6 +33,7 @@
 #include "testutil.h"
 #include <json-glib/json-glib.h>
 #include "core/jsonout.h"
+#include "hw/staging.h"
 
 /* ---- valid JSON always --------------------------------------------------- */
 
@@ -146,6 +150,306 @@ START_TEST(strict_json_checker_refuses_near_json)
 }
 END_TEST
 
+/* ---- one output guard for every writer ------------------------------------- */
+
+static char *hw_path(const char *name)
+{
+    char *rel = g_strdup_printf("configs/hw/%s.ini", name);
+    char *p = strata_test_source_path(rel);
+    g_free(rel);
+    return p;
+}
+
+static void in_dir(const char *dir, const char *const *argv, int status, const char *message)
+{
+    strata_cli_result r = strata_test_run_in(dir, NULL, argv);
+    strata_test_expect(&r, status, message);
+    strata_cli_result_clear(&r);
+}
+
+static char *read_text(const char *dir, const char *name)
+{
+    char *path = g_build_filename(dir, name, NULL), *text = NULL;
+    ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "%s", path);
+    g_free(path);
+    return text;
+}
+
+static void remove_all(const char *dir)
+{
+    char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert(system(cmd) == 0);
+    g_free(cmd);
+}
+
+/* export chakra: onto a link to its input, into a prefix that is no file
+ * name, past a member that cannot be written (before: the members before
+ * it stayed, "part of its file set"). Each row: nothing new in the folder,
+ * the input unchanged. */
+START_TEST(export_guarded_as_a_set)
+{
+    char *dir = strata_test_temp_dir();
+    const char *gen[] = {"gen", "collective", "devices=4", "-o", "c.trace", NULL};
+    in_dir(dir, gen, 0, NULL);
+    char *before = read_text(dir, "c.trace");
+    static const struct {
+        const char *setup; /* sh in dir, or NULL */
+        const char *prefix;
+        const char *message;
+        const char *left; /* what the folder holds besides c.trace, or NULL */
+    } rows[] = {
+        {"ln -s c.trace p.1.et", "p", "cannot write 'p.1.et': it is the input 'c.trace'", "p.1.et"},
+        {"ln -s ../c.trace sub/p.2.et", "sub/p", "it is the input", NULL},
+        {NULL, "", "expected a prefix of file names", NULL},
+        {NULL, "sub/", "expected a prefix of file names", NULL},
+        {"mkdir p.2.et", "p", "cannot write 'p.2.et': it is a directory", "p.2.et"},
+    };
+    char *sub = g_build_filename(dir, "sub", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        g_mkdir(sub, 0755);
+        if (rows[i].setup) {
+            strata_cli_result r = strata_test_sh_in(dir, rows[i].setup);
+            strata_test_expect(&r, 0, NULL);
+            strata_cli_result_clear(&r);
+        }
+        const char *argv[] = {"export", "chakra", "--trace", "c.trace", "-o", rows[i].prefix, NULL};
+        strata_cli_result r = strata_test_run_in(dir, NULL, argv);
+        ck_assert_msg(r.status == 2 && strstr(r.err, rows[i].message), "row %zu: exit %d: %s", i, r.status, r.err);
+        strata_cli_result_clear(&r);
+        char *now = read_text(dir, "c.trace");
+        ck_assert_msg(strcmp(now, before) == 0, "row %zu: the input was written", i);
+        g_free(now);
+        GDir *d = g_dir_open(dir, 0, NULL);
+        for (const char *n; (n = g_dir_read_name(d)) != NULL;)
+            ck_assert_msg(strcmp(n, "c.trace") == 0 || strcmp(n, "sub") == 0 ||
+                              (rows[i].left && strcmp(n, rows[i].left) == 0),
+                          "row %zu: '%s' left in the folder", i, n);
+        g_dir_close(d);
+        remove_all(sub);
+        if (rows[i].left) {
+            char *cmd = g_strdup_printf("cd '%s' && rm -rf '%s'", dir, rows[i].left);
+            ck_assert(system(cmd) == 0);
+            g_free(cmd);
+        }
+    }
+    /* and a good one writes the whole set */
+    const char *good[] = {"export", "chakra", "--trace", "c.trace", "-o", "p", NULL};
+    in_dir(dir, good, 0, "(4 files)");
+    strata_test_only(dir, "c.trace", "p.0.et", "p.1.et", "p.2.et", "p.3.et", NULL);
+    g_free(before);
+    g_free(sub);
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* import chakra: a rank file is an input however the output names it (a
+ * link, the prefix's own file); before, only the prefix given was. (Ranks
+ * written one trace each, all or none: test_chakra.c's
+ * differing_ranks_one_trace_each.) */
+START_TEST(import_chakra_guarded)
+{
+    char *dir = strata_test_temp_dir();
+    strata_cli_result r = strata_test_sh_in(
+        dir, "\"$S\" gen collective devices=2 -o c.trace && \"$S\" export chakra --trace c.trace -o w && rm c.trace");
+    strata_test_expect(&r, 0, NULL);
+    strata_cli_result_clear(&r);
+    char *w0 = read_text(dir, "w.0.et");
+    static const struct {
+        const char *setup, *out, *message;
+    } rows[] = {
+        {NULL, "w.0.et", "it is the input"},
+        {"ln -s w.1.et l.trace", "l.trace", "it is the input"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        if (rows[i].setup) {
+            r = strata_test_sh_in(dir, rows[i].setup);
+            strata_test_expect(&r, 0, NULL);
+            strata_cli_result_clear(&r);
+        }
+        const char *argv[] = {"import", "chakra", "w", "-o", rows[i].out, NULL};
+        r = strata_test_run_in(dir, NULL, argv);
+        ck_assert_msg(r.status == 2 && strstr(r.err, rows[i].message), "row %zu: exit %d: %s", i, r.status, r.err);
+        strata_cli_result_clear(&r);
+        char *now = read_text(dir, "w.0.et");
+        ck_assert_msg(memcmp(now, w0, 16) == 0, "row %zu: a rank file was written", i);
+        g_free(now);
+        char *x0 = g_build_filename(dir, "x.0.trace", NULL);
+        ck_assert_msg(!g_file_test(x0, G_FILE_TEST_EXISTS), "row %zu: x.0.trace left", i);
+        g_free(x0);
+    }
+    g_free(w0);
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* A sweep's results and points are never written through a link onto
+ * the experiment or its hardware file. */
+START_TEST(sweep_outputs_never_inputs)
+{
+    char *dir = strata_test_temp_dir();
+    char *h100 = hw_path("h100");
+    char *cmd = g_strdup_printf("cp '%s' hw.ini && printf '[experiment]\\nname = s\\nhardware = hw.ini\\n"
+                                "workload = transformer layers=2 d_model=64 heads=1 seq=8 batch=1 vocab=64\\n"
+                                "[sweep]\\nworkload.dtype = bf16\\n' > s.ini && mkdir -p out/points && "
+                                "ln -s ../s.ini out/results.csv && ln -s ../../hw.ini out/points/0000.json && "
+                                "cp s.ini s.before && cp hw.ini hw.before",
+                                h100);
+    strata_cli_result r = strata_test_sh_in(dir, cmd);
+    strata_test_expect(&r, 0, NULL);
+    strata_cli_result_clear(&r);
+    const char *point[] = {"sweep", "s.ini", "--out", "out", "--point", "0", NULL};
+    in_dir(dir, point, 2, "it is the input");
+    r = strata_test_sh_in(dir, "rm out/points/0000.json && \"$S\" sweep s.ini --out out");
+    ck_assert_msg(r.status == 2 && strstr(r.err, "results.csv") && strstr(r.err, "it is the input"), "exit %d: %s",
+                  r.status, r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_sh_in(dir, "cmp s.ini s.before && cmp hw.ini hw.before");
+    strata_test_expect(&r, 0, NULL);
+    strata_cli_result_clear(&r);
+    g_free(cmd);
+    g_free(h100);
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* One writer per path: a process holding an output's lock (as a second
+ * strata writing it would) makes the open fail at once; a set's prefix
+ * likewise. Names of 248 to 255 bytes are written (the temporary's name
+ * was 8 bytes longer: "File name too long"). */
+START_TEST(one_writer_and_long_names)
+{
+    char *dir = strata_test_temp_dir();
+    static const struct {
+        const char *lock, *out;
+        const char *argv0;
+    } rows[] = {
+        {".o.trace.lock", "o.trace", "gen"},
+        {".p.lock", "p", "export"},
+    };
+    const char *gen[] = {"gen", "collective", "devices=2", "-o", "c.trace", NULL};
+    in_dir(dir, gen, 0, NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *lock = g_build_filename(dir, rows[i].lock, NULL);
+        int fd = open(lock, O_RDWR | O_CREAT, 0644);
+        ck_assert(fd >= 0 && flock(fd, LOCK_EX) == 0);
+        const char *g[] = {"gen", "collective", "-o", rows[i].out, NULL};
+        const char *e[] = {"export", "chakra", "--trace", "c.trace", "-o", rows[i].out, NULL};
+        strata_cli_result r = strata_test_run_in(dir, NULL, strcmp(rows[i].argv0, "gen") == 0 ? g : e);
+        ck_assert_msg(r.status == 2 && strstr(r.err, "another strata process is writing it"), "row %zu: %d %s", i,
+                      r.status, r.err);
+        strata_cli_result_clear(&r);
+        close(fd);
+        g_unlink(lock);
+        g_free(lock);
+    }
+    for (int len = 248; len <= 255; len++) {
+        char *name = g_strnfill(len, 'n');
+        const char *argv[] = {"gen", "collective", "devices=2", "-o", name, NULL};
+        in_dir(dir, argv, 0, NULL);
+        strata_test_only(dir, "c.trace", name, NULL);
+        char *path = g_build_filename(dir, name, NULL);
+        g_unlink(path);
+        g_free(path);
+        g_free(name);
+    }
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* SIGHUP (a closed terminal) ends a run as SIGINT does: its temporary and
+ * lock removed, 128 + the signal (before: the temporary stayed). The run
+ * blocks reading its trace from a FIFO, so the signal comes while its
+ * output is open. (SIGQUIT is handled too, but a shell's background job
+ * starts with it ignored, and ignored stays ignored.) */
+START_TEST(hangup_leaves_nothing)
+{
+    static const struct {
+        const char *sig;
+        int status;
+    } rows[] = {{"HUP", 129}, {"TERM", 143}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *dir = strata_test_temp_dir();
+        char *script = g_strdup_printf(
+            "mkfifo f.trace; \"$S\" run --hw \"$H/h100.ini\" --trace f.trace --json out.json 2>err & p=$!; "
+            "exec 3>f.trace; printf 'strata-trace 1\\n' >&3; "
+            "for i in $(seq 200); do ls -a | grep -q '^\\.out\\.json\\.' && break; sleep 0.05; done; "
+            "kill -%s $p; wait $p; s=$?; exec 3>&-; rm f.trace; echo $s; cat err",
+            rows[i].sig);
+        strata_cli_result r = strata_test_sh_in(dir, script);
+        int got = atoi(r.out);
+        ck_assert_msg(got == rows[i].status, "row %zu: exit %d: %s", i, got, r.out);
+        ck_assert_msg(strstr(r.out, "interrupted by SIG"), "row %zu: %s", i, r.out);
+        strata_cli_result_clear(&r);
+        strata_test_only(dir, "err", NULL);
+        remove_all(dir);
+        g_free(script);
+        g_free(dir);
+    }
+}
+END_TEST
+
+/* ---- work derived from the input bounded before it starts ------------------ */
+
+START_TEST(work_bounded_with_its_figure)
+{
+    char *dir = strata_test_temp_dir();
+    char *h100 = hw_path("h100");
+    strata_cli_result r = strata_test_sh_in(
+        dir, "printf 'strata-trace 1\\noption mesh=d:65537\\n' > m.trace && "
+             "printf 'strata-trace 1\\noption mesh=d:2147483648\\n' > n.trace && "
+             "printf 'strata-trace 1\\nalloc a 1KiB\\nfree a\\n' > s.trace");
+    strata_test_expect(&r, 0, NULL);
+    strata_cli_result_clear(&r);
+    static const struct {
+        const char *argv[12];
+        const char *message;
+    } rows[] = {
+        {{"export", "chakra", "--trace", "m.trace", "-o", "p", NULL}, "65537 files, more than the 16384"},
+        {{"export", "chakra", "--trace", "n.trace", "-o", "p", NULL}, "2147483648 files, more than the 16384"},
+        {{"run", "--hw", "H100", "--set", "link.staging.staging_buffer=1B", "--trace", "s.trace", NULL},
+         "staging_buffer: expected at least 4096 bytes"},
+        {{"run", "--hw", "H100", "--set", "link.staging.staging_buffer=2B", "--trace", "s.trace", NULL},
+         "one chunk per 1 bytes"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        const char *argv[12];
+        for (size_t k = 0; k < 12; k++)
+            argv[k] = rows[i].argv[k] && strcmp(rows[i].argv[k], "H100") == 0 ? h100 : rows[i].argv[k];
+        r = strata_test_run_in(dir, NULL, argv);
+        ck_assert_msg(r.status == 2 && strstr(r.err, rows[i].message), "row %zu: exit %d: %s", i, r.status, r.err);
+        strata_cli_result_clear(&r);
+        strata_test_only(dir, "m.trace", "n.trace", "s.trace", NULL);
+    }
+    g_free(h100);
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* A pageable copy's pipeline follows its chunks one by one up to
+ * STRATA_STAGING_EXACT_CHUNKS, then its steady state: 16 GiB through a
+ * 4 KiB buffer (8 Mi chunks of 2 KiB) is the first chunk's CPU copy plus a
+ * period of the slower stage per chunk, as the loop gives it. */
+START_TEST(staging_chunks_bounded)
+{
+    strata_staging_path p = {.buffer = 4096, .cpu_rate = 10e9, .dma_rate = 20e9, .dma_latency = 1e-6};
+    uint64_t bytes = (uint64_t)16 << 30, chunk = 2048;
+    double a = (double)chunk / p.cpu_rate, b = p.dma_latency + (double)chunk / p.dma_rate;
+    double want = a + (double)(bytes / chunk) * (a > b ? a : b);
+    double got = strata_staging_pipeline_time(&p, bytes);
+    ck_assert_msg(fabs(got - want) <= 1e-9 * want, "%.17g vs %.17g", got, want);
+    /* below the bound the loop is exact: unchanged */
+    uint64_t small = (uint64_t)STRATA_STAGING_EXACT_CHUNKS * chunk;
+    want = a + (double)(small / chunk) * (a > b ? a : b);
+    got = strata_staging_pipeline_time(&p, small);
+    ck_assert_msg(fabs(got - want) <= 1e-9 * want, "%.17g vs %.17g", got, want);
+}
+END_TEST
+
 static Suite *surfaces_suite(void)
 {
     Suite *s = suite_create("hardening_surfaces");
@@ -153,6 +457,13 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, every_double_class_is_a_json_number);
     tcase_add_test(tc, json_strings_and_nesting_untouched);
     tcase_add_test(tc, strict_json_checker_refuses_near_json);
+    tcase_add_test(tc, export_guarded_as_a_set);
+    tcase_add_test(tc, import_chakra_guarded);
+    tcase_add_test(tc, sweep_outputs_never_inputs);
+    tcase_add_test(tc, one_writer_and_long_names);
+    tcase_add_test(tc, hangup_leaves_nothing);
+    tcase_add_test(tc, work_bounded_with_its_figure);
+    tcase_add_test(tc, staging_chunks_bounded);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -66,9 +66,9 @@ int strata_export_run(const strata_exporter *ex, int argc, char **argv)
 
 static bool chakra_write(strata_job *job, strata_source *src, const char *trace, const char *prefix, GError **err)
 {
-    (void)job;
     uint32_t n = 0;
-    if (!strata_chakra_export(src, prefix, &n, err))
+    strata_job_doing(job, "exporting %s", trace);
+    if (!strata_chakra_export(src, prefix, strata_job_outputs(job), &n, err))
         return false;
     fprintf(stderr, "strata export chakra: %s -> %s.0.et .. %s.%u.et (%u file%s)\n", trace, prefix, prefix, n - 1,
             n, n == 1 ? "" : "s");

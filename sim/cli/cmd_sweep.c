@@ -205,7 +205,11 @@ static bool sweep_main(strata_job *job, const sweep_args *a, const char *exp_pat
     g_free(out_rel);
     char *exe = self_exe();
     strata_sweep_ctx ctx = {.exp = exp, .exe = exe, .out_dir = out_dir, .shard_index = a->shard_index,
-                            .shard_count = a->shard_count};
+                            .shard_count = a->shard_count, .outs = strata_job_outputs(job)};
+    char **inputs = strata_experiment_inputs(exp);
+    for (char **in = inputs; *in; in++)
+        strata_outfile_set_input(ctx.outs, *in);
+    g_strfreev(inputs);
     bool ok = true;
     if (a->list_jobs || a->pending) {
         list_jobs(&ctx, a);

@@ -135,7 +135,10 @@ void strata_job_input(strata_job *job, const char *option, const char *path)
     named_file f = name_file(option, path);
     g_array_append_val(job->files, f);
     job->n_inputs = job->files->len;
+    strata_outfile_set_input(job->outs, path);
 }
+
+strata_outfile_set *strata_job_outputs(strata_job *job) { return job->outs; }
 
 /* The output must not be an input, nor an output named before. */
 static bool check_clobber(strata_job *job, const char *option, const char *path, GError **err)

@@ -62,6 +62,10 @@ bool strata_job_parse(strata_job *job, int *argc, char ***argv, int min_args, in
  * every input is named before the first output. */
 void strata_job_input(strata_job *job, const char *option, const char *path);
 
+/* The job's output set (core/outfile.h), for a writer of many files (an
+ * exporter, a sweep): its inputs are the job's, a signal discards it. */
+strata_outfile_set *strata_job_outputs(strata_job *job);
+
 /* Opens the output `path` of `option` (NULL: no output, *out stays NULL).
  * Fails when the path cannot be written, or names an input or an earlier
  * output of this job. */

@@ -179,10 +179,10 @@ char *strata_json_text(JsonNode *root)
     return text;
 }
 
-bool strata_json_write_file(const char *path, JsonNode *root, GError **err)
+bool strata_json_write_file(strata_outfile_set *set, const char *path, JsonNode *root, GError **err)
 {
     char *text = strata_json_text(root);
-    bool ok = strata_write_file_atomic(path, text, strlen(text), err);
+    bool ok = strata_write_file_atomic_in(set, path, text, strlen(text), err);
     g_free(text);
     return ok;
 }

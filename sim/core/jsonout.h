@@ -21,6 +21,7 @@
 
 #include <glib.h>
 #include <json-glib/json-glib.h>
+#include "core/outfile.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -42,7 +43,8 @@ void strata_json_open_array(JsonBuilder *b, const char *key);
 /* Pretty text of root ending in "\n", big counts exact (g_free it); root is
  * not consumed. */
 char *strata_json_text(JsonNode *root);
-/* strata_json_text(root) written atomically to path ("-": standard output). */
-bool strata_json_write_file(const char *path, JsonNode *root, GError **err);
+/* strata_json_text(root) written atomically to path ("-": standard output)
+ * in `set` (NULL: none; core/outfile.h). */
+bool strata_json_write_file(strata_outfile_set *set, const char *path, JsonNode *root, GError **err);
 
 #endif

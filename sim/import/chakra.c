@@ -141,12 +141,25 @@ static bool topo_order(rank_ctx *c, guint *order, GError **err)
     return ok;
 }
 
+/* Adds position p to eff unless it holds it already (seen: eff's set). */
+static void add_dep(GPtrArray *eff, GHashTable *seen, guint p)
+{
+    if (g_hash_table_add(seen, GUINT_TO_POINTER(p + 1)))
+        g_ptr_array_add(eff, GUINT_TO_POINTER(p));
+}
+
 /* The positions node i waits for: its present dependencies, a skipped one
- * replaced by its own (resolved before i in topological order). */
-static void resolve_deps(rank_ctx *c, guint i)
+ * replaced by its own (resolved before i in topological order), each once,
+ * in the order first met. Once: nodes without work each depending on the
+ * two before doubled their lists at every step (a 900-byte file grew to
+ * 2.6 GB); a set's size is at most the nodes with work. The total over the
+ * graph is bounded too (*total, STRATA_CHAKRA_MAX_RESOLVED_DEPS): a chain
+ * of such nodes can still add every node before it to every list. */
+static bool resolve_deps(rank_ctx *c, guint i, uint64_t *total, GError **err)
 {
     const et_node *nd = g_ptr_array_index(c->f->nodes, i);
     GPtrArray *eff = g_ptr_array_new();
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (size_t d = 0; d < nd->n_data_deps; d++) {
         gpointer at = g_hash_table_lookup(c->index, &nd->data_deps[d]);
         if (!at)
@@ -154,11 +167,22 @@ static void resolve_deps(rank_ctx *c, guint i)
         guint p = GPOINTER_TO_UINT(at) - 1;
         if (c->kind[p] == WORK_SKIP) {
             for (guint x = 0; x < c->eff_deps[p]->len; x++)
-                g_ptr_array_add(eff, g_ptr_array_index(c->eff_deps[p], x));
+                add_dep(eff, seen, GPOINTER_TO_UINT(g_ptr_array_index(c->eff_deps[p], x)));
         } else
-            g_ptr_array_add(eff, GUINT_TO_POINTER(p));
+            add_dep(eff, seen, p);
     }
+    g_hash_table_destroy(seen);
     c->eff_deps[i] = eff;
+    *total += eff->len;
+    if (*total <= STRATA_CHAKRA_MAX_RESOLVED_DEPS)
+        return true;
+    char *w = chakra_node_where(c->f->path, nd);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "%s: the dependencies through nodes without work resolve to more than %u (%" PRIu64 " by this "
+                "node, of %u nodes): expected a graph whose metadata nodes do not each fan out to all before them",
+                w, STRATA_CHAKRA_MAX_RESOLVED_DEPS, *total, c->f->nodes->len);
+    g_free(w);
+    return false;
 }
 
 static bool emit_collective(rank_ctx *c, guint at, const et_node *n, const char *label, GError **err)
@@ -334,8 +358,9 @@ static strata_op_list *rank_ops(const et_file *f, uint32_t mesh, strata_chakra_s
         }
     }
     ok = ok && topo_order(&c, order, err);
+    uint64_t resolved = 0;
     for (guint k = 0; ok && k < n; k++)
-        resolve_deps(&c, order[k]);
+        ok = resolve_deps(&c, order[k], &resolved, err);
     for (guint i = 0; ok && i < n; i++)
         for (guint d = 0; d < c.eff_deps[i]->len; d++) {
             guint p = GPOINTER_TO_UINT(g_ptr_array_index(c.eff_deps[i], d));
