@@ -488,10 +488,33 @@ static strata_op_list *strata_ops(const et_file *files, guint n_files, GError **
 
 /* ---- import: the files ----------------------------------------------------- */
 
+/* The highest rank R of a file PREFIX.R.et beside prefix, or -1. */
+static int64_t highest_rank_file(const char *prefix)
+{
+    char *dir = g_path_get_dirname(prefix), *base = g_path_get_basename(prefix);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    int64_t high = -1;
+    size_t nb = strlen(base);
+    for (const char *n; d && (n = g_dir_read_name(d)) != NULL;) {
+        if (strncmp(n, base, nb) != 0 || n[nb] != '.' || !g_ascii_isdigit(n[nb + 1]))
+            continue;
+        char *end = NULL;
+        guint64 r = g_ascii_strtoull(n + nb + 1, &end, 10);
+        if (end && strcmp(end, ".et") == 0 && r < G_MAXINT64 && (int64_t)r > high)
+            high = (int64_t)r;
+    }
+    if (d)
+        g_dir_close(d);
+    g_free(dir);
+    g_free(base);
+    return high;
+}
+
 char **strata_chakra_rank_files(const char *input, GError **err)
 {
     GPtrArray *files = g_ptr_array_new();
-    if (g_file_test(input, G_FILE_TEST_IS_REGULAR))
+    /* a file of any kind (a FIFO, /dev/stdin) is read as one trace */
+    if (g_file_test(input, G_FILE_TEST_EXISTS) && !g_file_test(input, G_FILE_TEST_IS_DIR))
         g_ptr_array_add(files, g_strdup(input));
     else
         for (guint r = 0;; r++) {
@@ -506,6 +529,15 @@ char **strata_chakra_rank_files(const char *input, GError **err)
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s: no such file, and no %s.0.et: expected a Chakra trace file, or the prefix of the files "
                     "PREFIX.0.et, PREFIX.1.et, ... of one workload (as ASTRA-sim names them)", input, input);
+        g_ptr_array_free(files, TRUE);
+        return NULL;
+    }
+    int64_t high = files->len > 1 || strcmp(g_ptr_array_index(files, 0), input) != 0 ? highest_rank_file(input) : -1;
+    if (high >= (int64_t)files->len) { /* a gap: the workload would shrink to the ranks before it */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s.%u.et: no such file, but %s.%" G_GINT64_FORMAT ".et exists: expected every rank file "
+                    "from %s.0.et to %s.%" G_GINT64_FORMAT ".et", input, files->len, input, high, input, input, high);
+        g_ptr_array_set_free_func(files, g_free);
         g_ptr_array_free(files, TRUE);
         return NULL;
     }
