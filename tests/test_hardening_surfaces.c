@@ -34,6 +34,8 @@
 #include <json-glib/json-glib.h>
 #include "core/jsonout.h"
 #include "hw/staging.h"
+#include "import/xla_hlo.h"
+#include "import/xla_mesh.h"
 
 /* ---- valid JSON always --------------------------------------------------- */
 
@@ -450,6 +452,152 @@ START_TEST(staging_chunks_bounded)
 }
 END_TEST
 
+/* ---- imported groups and events checked as check does --------------------- */
+
+/* Replica groups XLA itself refuses were notes of zero cost, exit 0; now
+ * the line is refused (xla_hlo_feed), whatever the form. Rows: the groups,
+ * the module's devices (0: not given), accepted, what the message says. */
+START_TEST(xla_groups_validated)
+{
+    static const struct {
+        const char *groups;
+        uint64_t devices;
+        bool ok;
+        const char *why;
+    } rows[] = {
+        {"{{0,1},{2,3}}", 4, true, NULL},
+        {"{{0,1},{2,3}}", 0, true, NULL},
+        {"{{0,4}}", 4, false, "device 4 past the module's 4"},
+        {"{{0,1},{1,2}}", 4, false, "device 1 in two groups"},
+        {"{{0,0}}", 4, false, "device 0 in two groups"},
+        {"{{0,1},{2}}", 4, false, "groups of 2 and 1 devices"},
+        {"{{}}", 4, false, "an empty group"},
+        {"{{0,1},{2,3}}", 2, false, "past the module's 2"}, /* num_partitions disagreeing */
+        {"[2,2]<=[4]", 4, true, NULL},
+        {"[2,4]<=[2,4]T(1,0)", 8, true, NULL},
+        {"[2,4]<=[8]", 4, false, "an iota of at most the module's 4 devices"},
+        {"[3,2]<=[4]", 4, false, "3 groups of 2 devices from an iota of 4"},
+        {"[2,4]<=[2,4]T(1,1)", 8, false, "a permutation"},
+        {"[2,4]<=[2,4]T(2,0)", 8, false, "a permutation"},
+        {"[2]<=[2]", 2, false, "an iota form"},
+        {"{}", 4, true, NULL},
+        {"garbage", 4, false, "replica groups"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *why = NULL;
+        bool ok = xla_groups_check(rows[i].groups, rows[i].devices, &why);
+        ck_assert_msg(ok == rows[i].ok, "row %zu (%s): %s", i, rows[i].groups, why ? why : "accepted");
+        if (rows[i].why)
+            ck_assert_msg(why && strstr(why, rows[i].why), "row %zu: expected '%s', got %s", i, rows[i].why, why);
+        g_free(why);
+    }
+    /* at the line that holds them */
+    xla_hlo *h = xla_hlo_new();
+    GError *err = NULL;
+    ck_assert(xla_hlo_feed(h, "m.txt", "HloModule m, num_partitions=2", 1, &err));
+    ck_assert(xla_hlo_feed(h, "m.txt", "ENTRY main {", 2, &err));
+    ck_assert(!xla_hlo_feed(h, "m.txt",
+                            "  ar = f32[4]{0} all-reduce(p), channel_id=1, replica_groups={{0,1,2,3}}, to_apply=add", 3,
+                            &err));
+    ck_assert_msg(strstr(err->message, "m.txt:3") && strstr(err->message, "device 2 past the module's 2"), "%s",
+                  err->message);
+    g_error_free(err);
+    xla_hlo_free(h);
+}
+END_TEST
+
+/* An op event of a jax profile whose ts or dur is not a number was
+ * dropped, exit 0; now refused at its line, saying what it got. */
+START_TEST(jax_profile_times_are_numbers)
+{
+    char *dir = strata_test_temp_dir();
+    static const struct {
+        const char *dur;
+        int status;
+        const char *message;
+    } rows[] = {
+        {"\"dur\":5", 0, NULL},
+        {"\"dur\":\"5\"", 2, "expected a number of microseconds for dur, got a string"},
+        {"\"dur\":true", 2, "got a boolean"},
+        {"\"dur\":null", 2, "got null"},
+        {"\"dur\":[5]", 2, "got an array"},
+        {"\"x\":0", 2, "for dur, got none"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *json = g_strdup_printf(
+            "{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"/device:GPU:0\"}},\n"
+            "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"XLA Ops\"}},\n"
+            "{\"ph\":\"X\",\"name\":\"fusion.1\",\"pid\":1,\"tid\":2,\"ts\":1,%s,\"args\":{\"hlo_op\":\"fusion.1\"}}]}\n",
+            rows[i].dur);
+        char *path = g_build_filename(dir, "p.json", NULL);
+        ck_assert(g_file_set_contents(path, json, -1, NULL));
+        const char *argv[] = {"import", "jax-profile", "p.json", "-o", "p.trace", NULL};
+        strata_cli_result r = strata_test_run_in(dir, NULL, argv);
+        ck_assert_msg(r.status == rows[i].status, "row %zu: exit %d: %s", i, r.status, r.err);
+        if (rows[i].message)
+            ck_assert_msg(strstr(r.err, rows[i].message) && strstr(r.err, "p.json:3"), "row %zu: %s", i, r.err);
+        strata_cli_result_clear(&r);
+        if (rows[i].status == 0) { /* and the same through a FIFO and standard input, read once */
+            r = strata_test_sh_in(dir, "mkfifo f && (cat p.json > f &) && \"$S\" import jax-profile f -o f.trace && "
+                                       "\"$S\" import jax-profile - -o s.trace < p.json && cmp -s f.trace s.trace; "
+                                       "s=$?; rm -f f f.trace s.trace; exit $s");
+            strata_test_expect(&r, 0, NULL);
+            strata_cli_result_clear(&r);
+        }
+        g_unlink(path);
+        char *trace = g_build_filename(dir, "p.trace", NULL);
+        g_unlink(trace);
+        g_free(trace);
+        g_free(path);
+        g_free(json);
+    }
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* ---- manifests that cannot become code ----------------------------------- */
+
+/* A newline in the experiment's path made a --list-jobs line two, the
+ * second run as shell code by a line-per-command runner; now refused, and
+ * jsonl holds it. A path that is not UTF-8 made jsonl invalid; now its
+ * bytes are \udcXX (Python's surrogateescape: os.fsencode gives them back). */
+START_TEST(manifests_cannot_become_code)
+{
+    char *dir = strata_test_temp_dir();
+    char *hw = hw_path("test-simple");
+    char *ini = g_strdup_printf("[experiment]\nname = s\nhardware = %s\nworkload = collective devices=2\n"
+                                "[sweep]\nworkload.dtype = bf16, f32\n", hw);
+    static const char *const names[] = {"a\nb.ini", "c\xff.ini", "d\r.ini"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        char *path = g_build_filename(dir, names[i], NULL);
+        ck_assert(g_file_set_contents(path, ini, -1, NULL));
+        const char *text[] = {"sweep", names[i], "--list-jobs", NULL};
+        strata_cli_result r = strata_test_run_in(dir, NULL, text);
+        if (strpbrk(names[i], "\n\r")) {
+            ck_assert_msg(r.status == 2 && strstr(r.err, "holds a line break") && *r.out == '\0', "row %zu: %d %s",
+                          i, r.status, r.err);
+        } else
+            ck_assert_msg(r.status == 0, "row %zu: %s", i, r.err);
+        strata_cli_result_clear(&r);
+        const char *jsonl[] = {"sweep", names[i], "--list-jobs", "--format", "jsonl", NULL};
+        r = strata_test_run_in(dir, NULL, jsonl);
+        ck_assert_msg(r.status == 0, "row %zu: %s", i, r.err);
+        char *why = strata_test_jsonl_strict_error(r.out, strlen(r.out));
+        ck_assert_msg(why == NULL, "row %zu: %s: %s", i, why, r.out);
+        ck_assert_msg(strstr(r.out, i == 1 ? "c\\udcff.ini" : i == 0 ? "a\\nb.ini" : "d\\r.ini"), "row %zu: %s", i,
+                      r.out);
+        strata_cli_result_clear(&r);
+        g_unlink(path);
+        g_free(path);
+    }
+    g_free(ini);
+    g_free(hw);
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
 static Suite *surfaces_suite(void)
 {
     Suite *s = suite_create("hardening_surfaces");
@@ -464,6 +612,9 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, hangup_leaves_nothing);
     tcase_add_test(tc, work_bounded_with_its_figure);
     tcase_add_test(tc, staging_chunks_bounded);
+    tcase_add_test(tc, xla_groups_validated);
+    tcase_add_test(tc, jax_profile_times_are_numbers);
+    tcase_add_test(tc, manifests_cannot_become_code);
     suite_add_tcase(s, tc);
     return s;
 }

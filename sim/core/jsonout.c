@@ -179,6 +179,38 @@ char *strata_json_text(JsonNode *root)
     return text;
 }
 
+char *strata_json_quote_bytes(const char *s)
+{
+    GString *out = g_string_new("\"");
+    const char *p = s, *end = s + strlen(s);
+    while (p < end) {
+        gunichar c = g_utf8_get_char_validated(p, end - p);
+        if (c == (gunichar)-1 || c == (gunichar)-2) { /* not UTF-8: this byte escaped */
+            g_string_append_printf(out, "\\udc%02x", (unsigned char)*p);
+            p++;
+            continue;
+        }
+        const char *next = g_utf8_next_char(p);
+        switch (c) {
+        case '"': g_string_append(out, "\\\""); break;
+        case '\\': g_string_append(out, "\\\\"); break;
+        case '\b': g_string_append(out, "\\b"); break;
+        case '\f': g_string_append(out, "\\f"); break;
+        case '\n': g_string_append(out, "\\n"); break;
+        case '\r': g_string_append(out, "\\r"); break;
+        case '\t': g_string_append(out, "\\t"); break;
+        default:
+            if (c < 0x20)
+                g_string_append_printf(out, "\\u%04x", (unsigned)c);
+            else
+                g_string_append_len(out, p, next - p);
+        }
+        p = next;
+    }
+    g_string_append_c(out, '"');
+    return g_string_free(out, FALSE);
+}
+
 bool strata_json_write_file(strata_outfile_set *set, const char *path, JsonNode *root, GError **err)
 {
     char *text = strata_json_text(root);

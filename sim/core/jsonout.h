@@ -40,6 +40,12 @@ JsonNode *strata_json_object_end(JsonBuilder *b);
 void strata_json_open_object(JsonBuilder *b, const char *key);
 void strata_json_open_array(JsonBuilder *b, const char *key);
 
+/* s as a quoted JSON string that is valid whatever its bytes: valid UTF-8
+ * as is (", \ and control characters escaped as json-glib does), each
+ * byte of an invalid sequence as \udcXX (a lone low surrogate: Python's
+ * surrogateescape, so os.fsencode gives the bytes back). g_free. */
+char *strata_json_quote_bytes(const char *s);
+
 /* Pretty text of root ending in "\n", big counts exact (g_free it); root is
  * not consumed. */
 char *strata_json_text(JsonNode *root);
