@@ -438,6 +438,14 @@ static void append_node(GByteArray *b, uint64_t id, const char *name, int type, 
     append_msg(b, &n.base);
 }
 
+/* b (freed) written to et, then imported into dir/name. */
+static char *import_bytes(GByteArray *b, const char *et, const char *dir, const char *name, strata_cli_result *r)
+{
+    ck_assert(g_file_set_contents(et, (const char *)b->data, (gssize)b->len, NULL));
+    g_byte_array_free(b, TRUE);
+    return import_to(et, dir, name, NULL, r);
+}
+
 START_TEST(graph_written_to_the_format)
 {
     /* node 10 COMP (5 us) on the GPU; 11 METADATA after 10 (no work: its dependents wait for 10);
@@ -466,10 +474,8 @@ START_TEST(graph_written_to_the_format)
     append_node(b, 14, "store", CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE, 0, d14, 1, a_store, 1);
     char *dir = strata_test_temp_dir();
     char *et = g_build_filename(dir, "g.et", NULL);
-    ck_assert(g_file_set_contents(et, (const char *)b->data, (gssize)b->len, NULL));
-    g_byte_array_free(b, TRUE);
     strata_cli_result r;
-    char *out = import_to(et, dir, "g.trace", NULL, &r);
+    char *out = import_bytes(b, et, dir, "g.trace", &r);
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_msg(strstr(r.err, "2 compute, 0 cpu, 2 memory, 0 collective nodes, 1 skipped (metadata), 3 events"),
                   "%s", r.err);
@@ -611,10 +617,8 @@ START_TEST(issue46_rows)
     const uint64_t last[] = {60};
     append_node(b, 61, "last", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 7, last, 1, NULL, 0);
     char *fan = g_build_filename(dir, "fan.et", NULL);
-    ck_assert(g_file_set_contents(fan, (const char *)b->data, (gssize)b->len, NULL));
-    g_byte_array_free(b, TRUE);
     strata_cli_result r;
-    char *out = import_to(fan, dir, "fan.trace", NULL, &r);
+    char *out = import_bytes(b, fan, dir, "fan.trace", &r);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
     char *ops = ops_text(out);

@@ -175,6 +175,19 @@ static int add_explicit(xla_mesh *m, const char *s)
     return runs ? add_runs(m, runs) : -1;
 }
 
+/* perm (at most 8) is a permutation of 0 .. dims - 1. */
+static bool perm_ok(const GArray *perm, guint dims)
+{
+    guint8 used[8] = {0};
+    for (guint i = 0; i < perm->len; i++) {
+        uint64_t q = g_array_index(perm, uint64_t, i);
+        if (q >= dims || q >= 8 || used[q])
+            return false;
+        used[q] = 1;
+    }
+    return true;
+}
+
 /* [G,S]<=[d0,d1,...] optionally T(p0,p1,...) */
 static int add_iota(xla_mesh *m, const char *s)
 {
@@ -200,13 +213,7 @@ static int add_iota(xla_mesh *m, const char *s)
     if (ok && perm->len == 0)
         for (uint64_t i = 0; i < dims->len; i++)
             g_array_append_val(perm, i);
-    guint8 used[8] = {0};
-    for (guint i = 0; ok && i < perm->len; i++) {
-        uint64_t q = g_array_index(perm, uint64_t, i);
-        ok = q < dims->len && !used[q];
-        if (ok)
-            used[q] = 1;
-    }
+    ok = ok && perm_ok(perm, dims->len);
     if (ok) {
         /* element i of the transposed array, row-major, is the original's
          * element at coordinates c[perm[k]] = t[k] */
@@ -472,14 +479,9 @@ static bool iota_ok(const char *s, uint64_t n, char **why)
                                    G_GUINT64_FORMAT, g, sz, prod);
     } else if (*why == NULL)
         *why = g_strdup_printf("an iota of at most the module's %" G_GUINT64_FORMAT " devices", n);
-    guint8 used[8] = {0};
-    for (guint i = 0; ok && i < perm->len; i++) {
-        uint64_t q = g_array_index(perm, uint64_t, i);
-        ok = q < dims->len && !used[q];
-        if (ok)
-            used[q] = 1;
-        else
-            *why = g_strdup_printf("a transpose T(...) that is a permutation of 0..%u", dims->len - 1);
+    if (ok && !perm_ok(perm, dims->len)) {
+        ok = false;
+        *why = g_strdup_printf("a transpose T(...) that is a permutation of 0..%u", dims->len - 1);
     }
     g_array_free(shape, TRUE);
     g_array_free(dims, TRUE);
