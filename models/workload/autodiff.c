@@ -50,6 +50,13 @@ typedef struct wl_vjp {
     wl_coll coll;        /* the gradient is this collective of the output's */
 } wl_vjp;
 
+/* The kernels of a node's steps (wl_model_kernel). */
+typedef struct wl_node_kernel {
+    const char *fwd, *bwd, *mask;
+    uint32_t n_dims;
+    uint64_t dims[STRATA_MAX_DIMS];
+} wl_node_kernel;
+
 typedef struct wl_node {
     const char *label; /* in strings */
     double flops;
@@ -76,6 +83,16 @@ struct wl_model {
     GArray *grads;      /* guint32: t's gradient tensor + 1 (0: none yet) */
     GArray *producer;   /* guint32: index of the node writing t + 1 (0: an argument) */
     GHashTable *remap;  /* tensor -> the tensor the current pass reads */
+    GHashTable *kernels; /* node index -> wl_node_kernel * (wl_model_kernel) */
+    GHashTable *ckpt_names; /* node index -> its checkpoint name (static text) */
+    GHashTable *batch_dots; /* node indices of dots with batch dimensions */
+    GHashTable *save_names; /* checkpoint names saved (owned strings), or NULL */
+    GHashTable *offload_names; /* checkpoint names saved in host memory (owned strings), or NULL */
+    GHashTable *host_copy;  /* offloaded tensor -> its host copy + 1 (emit) */
+    GHashTable *reloads;    /* offloaded tensor -> its device copy, once issued */
+    GHashTable *reload_ev;  /* offloaded tensor -> its reload's event number + 1 */
+    guint offloads;         /* events offK.go and rlK.go / rlK.done issued */
+    wl_remat remat;         /* of the emit under way */
     GPtrArray *axes;    /* const char *: the distinct mesh axes named, wl_axis - 1 indexing them */
     bool gathers;       /* some node is an all-gather (gathered again for the backward pass) */
     GHashTable *pending; /* regathered tensor -> its event number + 1, until main waits for it */
@@ -121,6 +138,12 @@ wl_model *wl_model_new(wl_graph *g)
     m->remap = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->axes = g_ptr_array_new();
     m->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    m->ckpt_names = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->batch_dots = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->host_copy = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->reloads = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->reload_ev = g_hash_table_new(g_direct_hash, g_direct_equal);
     return m;
 }
 
@@ -138,6 +161,16 @@ void wl_model_free(wl_model *m)
     g_hash_table_destroy(m->remap);
     g_ptr_array_free(m->axes, TRUE);
     g_hash_table_destroy(m->pending);
+    g_hash_table_destroy(m->kernels);
+    g_hash_table_destroy(m->ckpt_names);
+    g_hash_table_destroy(m->batch_dots);
+    if (m->save_names)
+        g_hash_table_destroy(m->save_names);
+    if (m->offload_names)
+        g_hash_table_destroy(m->offload_names);
+    g_hash_table_destroy(m->host_copy);
+    g_hash_table_destroy(m->reloads);
+    g_hash_table_destroy(m->reload_ev);
     g_free(m);
 }
 
@@ -203,6 +236,23 @@ void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl
     v->first = m->pool->len;
     v->n = (uint8_t)n;
     g_array_append_vals(m->pool, needs, n);
+}
+
+void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bwd, uint32_t n_dims,
+                     const uint64_t *dims, const char *mask)
+{
+    g_assert(node < m->nodes->len && n_dims >= 1 && n_dims <= STRATA_MAX_DIMS);
+    wl_node_kernel *k = g_new0(wl_node_kernel, 1);
+    *k = (wl_node_kernel){fwd, bwd, mask, n_dims, {0}};
+    memcpy(k->dims, dims, n_dims * sizeof dims[0]);
+    g_hash_table_replace(m->kernels, GUINT_TO_POINTER(node), k);
+}
+
+/* The kernels of node n (NULL: none). */
+static const wl_node_kernel *node_kernel(const wl_model *m, const wl_node *n)
+{
+    guint i = (guint)(n - (const wl_node *)(const void *)m->nodes->data);
+    return g_hash_table_lookup(m->kernels, GUINT_TO_POINTER(i));
 }
 
 uint32_t wl_model_matmul(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b, double flops)
@@ -285,13 +335,54 @@ static GArray *crossing_tensors(const wl_model *m)
 
 /* Saved under remat: crosses a group boundary, or is a matmul output under
  * dots. An all-gather's output never is: the backward pass gathers again. */
-static bool is_saved(const wl_node *n, wl_remat remat, const GArray *crossing)
+void wl_model_checkpoint_name(wl_model *m, uint32_t node, const char *name)
+{
+    g_hash_table_insert(m->ckpt_names, GUINT_TO_POINTER(node), (gpointer)name);
+}
+
+void wl_model_batch_dot(wl_model *m, uint32_t node)
+{
+    g_hash_table_add(m->batch_dots, GUINT_TO_POINTER(node));
+}
+
+/* A set of the comma-separated names (NULL for NULL or none). */
+static GHashTable *name_set(const char *names)
+{
+    if (!names || !*names)
+        return NULL;
+    GHashTable *set = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    char **split = g_strsplit_set(names, ",:", -1);
+    for (char **n = split; *n; n++)
+        if (**n)
+            g_hash_table_add(set, g_strdup(*n));
+    g_strfreev(split);
+    return set;
+}
+
+void wl_model_remat_names(wl_model *m, const char *save, const char *offload)
+{
+    if (m->save_names)
+        g_hash_table_destroy(m->save_names);
+    if (m->offload_names)
+        g_hash_table_destroy(m->offload_names);
+    m->save_names = name_set(save);
+    m->offload_names = name_set(offload);
+}
+
+/* Whether node n's output is saved for the backward pass under remat. */
+static bool is_saved(const wl_model *m, const wl_node *n, wl_remat remat, const GArray *crossing)
 {
     if (n->coll.axis && n->coll.kind == STRATA_OP_ALL_GATHER)
         return false;
     if (remat == WL_REMAT_NONE || !n->remat_ok)
         return true;
-    if (remat == WL_REMAT_DOTS && n->is_dot)
+    gpointer i = GUINT_TO_POINTER((guint)(n - (const wl_node *)(const void *)m->nodes->data));
+    if (n->is_dot && (remat == WL_REMAT_DOTS || (remat == WL_REMAT_DOTS_NO_BATCH &&
+                                                 !g_hash_table_contains(m->batch_dots, i))))
+        return true;
+    const char *name = g_hash_table_lookup(m->ckpt_names, i);
+    if (name && ((m->save_names && g_hash_table_contains(m->save_names, name)) ||
+                 (m->offload_names && g_hash_table_contains(m->offload_names, name))))
         return true;
     return dense_get(crossing, n->out) != 0;
 }
@@ -332,8 +423,12 @@ static void emit_node(wl_model *m, const wl_node *n, const char *label, const GA
     if (n->coll.axis)
         wl_graph_collective(m->g, (strata_op_kind)n->coll.kind, out, g_array_index(ins, wl_tensor, 0),
                             axis_name(m, n->coll.axis));
-    else
+    else {
         wl_graph_compute(m->g, label, n->flops, (const wl_tensor *)ins->data, ins->len, &out, 1, NULL, 0);
+        const wl_node_kernel *k = node_kernel(m, n);
+        if (k)
+            wl_graph_kernel(m->g, k->fwd, k->n_dims, k->dims, k->mask);
+    }
 }
 
 /* An all-reduce of t over axis when axis is set. */
@@ -377,12 +472,93 @@ static void await_regathers(wl_model *m, const GArray *ins)
     }
 }
 
+/* Node n's checkpoint name, or NULL. */
+static const char *ckpt_name(const wl_model *m, const wl_node *n)
+{
+    guint i = (guint)(n - (const wl_node *)(const void *)m->nodes->data);
+    return g_hash_table_lookup(m->ckpt_names, GUINT_TO_POINTER(i));
+}
+
+/* Whether node n's output goes to host memory between the passes. */
+static bool is_offloaded(const wl_model *m, const wl_node *n)
+{
+    const char *name = ckpt_name(m, n);
+    return m->remat != WL_REMAT_NONE && n->remat_ok && !n->coll.axis && name && m->offload_names &&
+           g_hash_table_contains(m->offload_names, name);
+}
+
+/* After node n's forward step: its output copied to host memory on
+ * stream `offload` once main has written it. */
+static void offload(wl_model *m, const wl_node *n)
+{
+    char ev[32];
+    guint k = m->offloads++;
+    wl_tensor host = clone_tensor(m->g, n->out, "_host", wl_graph_tag(m->g, n->out), WL_TEMP);
+    wl_graph_memory(m->g, host, "host");
+    g_snprintf(ev, sizeof ev, "off%u.go", k);
+    wl_graph_event(m->g, true, ev);
+    wl_graph_stream(m->g, "offload");
+    wl_graph_event(m->g, false, ev);
+    wl_graph_copy(m->g, host, n->out);
+    wl_graph_stream(m->g, NULL);
+    g_hash_table_insert(m->host_copy, KEY(n->out), KEY(host));
+}
+
+/* The copies back to the device of group's offloaded outputs, issued on
+ * stream `offload` after main records rlK.go here (once per group). */
+static void issue_reloads(wl_model *m, int group)
+{
+    char ev[32];
+    for (guint i = 0; i < m->nodes->len; i++) {
+        const wl_node *n = node_at(m, i);
+        if (n->group != group || !is_offloaded(m, n) || g_hash_table_contains(m->reloads, KEY(n->out)))
+            continue;
+        guint k = m->offloads++;
+        wl_tensor host = VAL(g_hash_table_lookup(m->host_copy, KEY(n->out)));
+        wl_tensor dev = clone_tensor(m->g, n->out, "_reload", wl_graph_tag(m->g, n->out), WL_TEMP);
+        g_snprintf(ev, sizeof ev, "rl%u.go", k);
+        wl_graph_event(m->g, true, ev);
+        wl_graph_stream(m->g, "offload");
+        wl_graph_event(m->g, false, ev);
+        wl_graph_copy(m->g, dev, host);
+        g_snprintf(ev, sizeof ev, "rl%u.done", k);
+        wl_graph_event(m->g, true, ev);
+        wl_graph_stream(m->g, NULL);
+        g_hash_table_insert(m->reloads, KEY(n->out), KEY(dev));
+        g_hash_table_insert(m->reload_ev, KEY(n->out), GUINT_TO_POINTER(k + 1));
+    }
+}
+
+/* Before group's backward pass: its reloads (issued now if the previous
+ * group did not), the next group's issued ahead, and main waiting for
+ * this group's, whose device copies the pass reads. */
+static void reload_group(wl_model *m, int group, GHashTable *remap)
+{
+    if (!m->offload_names)
+        return;
+    issue_reloads(m, group);
+    int next = G_MININT; /* the group the backward pass visits next */
+    for (guint i = 0; i < m->nodes->len && node_at(m, i)->group != group; i++)
+        next = node_at(m, i)->group;
+    if (next != G_MININT)
+        issue_reloads(m, next);
+    char ev[32];
+    for (guint i = 0; i < m->nodes->len; i++) {
+        const wl_node *n = node_at(m, i);
+        if (n->group != group || !is_offloaded(m, n))
+            continue;
+        g_snprintf(ev, sizeof ev, "rl%u.done", GPOINTER_TO_UINT(g_hash_table_lookup(m->reload_ev, KEY(n->out))) - 1);
+        wl_graph_event(m->g, false, ev);
+        g_hash_table_insert(remap, KEY(n->out), g_hash_table_lookup(m->reloads, KEY(n->out)));
+    }
+}
+
 static void recompute_group(wl_model *m, int group, wl_remat remat, const GArray *crossing, GHashTable *remap,
                             GArray *ins)
 {
     for (guint i = 0; i < m->nodes->len; i++) {
         const wl_node *n = node_at(m, i);
-        if (n->group != group || is_saved(n, remat, crossing))
+        if (n->group != group || is_saved(m, n, remat, crossing))
             continue;
         wl_tensor c = clone_tensor(m->g, n->out, "_remat", wl_graph_tag(m->g, n->out), WL_TEMP);
         g_array_set_size(ins, 0);
@@ -436,6 +612,9 @@ static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArra
         char *label = g_strdup_printf("%s_vjp%u", n->label, k);
         wl_graph_compute(m->g, label, v->flops, (wl_tensor *)ins->data, ins->len, &gx, 1, NULL, 0);
         g_free(label);
+        const wl_node_kernel *kn = node_kernel(m, n);
+        if (kn && kn->bwd)
+            wl_graph_kernel(m->g, kn->bwd, kn->n_dims, kn->dims, kn->mask);
         reduce(m, gx, axis_name(m, v->reduce_axis));
     }
 }
@@ -464,6 +643,8 @@ static void emit_forward(wl_model *m, GArray *ins)
         append_mapped(ins, m->remap, pool_at(m, n->first_in), n->n_ins);
         emit_node(m, n, n->label, ins, n->out);
         reduce(m, n->out, axis_name(m, n->reduce_axis));
+        if (is_offloaded(m, n))
+            offload(m, n);
     }
     switch_group(m, cur_group, G_MININT, false);
 }
@@ -471,6 +652,7 @@ static void emit_forward(wl_model *m, GArray *ins)
 void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags)
 {
     GArray *ins = g_array_new(FALSE, FALSE, sizeof(wl_tensor));
+    m->remat = remat;
     emit_forward(m, ins);
     GArray *crossing = remat != WL_REMAT_NONE ? crossing_tensors(m) : NULL;
     int cur_group = G_MININT;
@@ -479,6 +661,8 @@ void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags)
         if (n->group != cur_group) {
             switch_group(m, cur_group, n->group, true);
             cur_group = n->group;
+            if (remat != WL_REMAT_NONE && n->remat_ok)
+                reload_group(m, cur_group, m->remap);
             if ((remat != WL_REMAT_NONE && n->remat_ok) || m->gathers)
                 recompute_group(m, cur_group, remat, crossing, m->remap, ins);
         }
@@ -527,7 +711,7 @@ void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_m
     for (guint i = 0; i < len; i++) {
         guint at = backward ? len - 1 - i : i;
         const wl_node *n = node_at(m, at);
-        bool recomputed = crossing && !is_saved(n, remat, crossing);
+        bool recomputed = crossing && !is_saved(m, n, remat, crossing);
         bool flows = at + 1 == len || needs_grad(m, n->out);
         for (guint k = 0; k < n->n_ins; k++) {
             wl_tensor x = pool_at(m, n->first_in)[k];
@@ -562,13 +746,55 @@ wl_tensor wl_model_grad(const wl_model *m, wl_tensor t)
     return p ? p - 1 : WL_NONE;
 }
 
+/* The policies by name: jax.checkpoint_policies (jax/_src/ad_checkpoint.py)
+ * and MaxText's remat_policy (src/MaxText/layers/decoders.py,
+ * get_remat_policy: minimal is checkpoint_dots_with_no_batch_dims, full
+ * no policy, the save_* ones save_only_these_names of its checkpoint
+ * names). */
+static const wl_remat_policy policies[] = {
+    {"none", WL_REMAT_NONE, NULL, NULL, "no remat: every activation saved"},
+    {"everything_saveable", WL_REMAT_NONE, NULL, NULL, "jax: the same as none"},
+    {"full", WL_REMAT_FULL, NULL, NULL, "each layer recomputed from its input (jax nothing_saveable; MaxText full)"},
+    {"nothing_saveable", WL_REMAT_FULL, NULL, NULL, "jax: the same as full"},
+    {"dots", WL_REMAT_DOTS, NULL, NULL, "every dot's output saved, the rest recomputed (jax dots_saveable)"},
+    {"dots_saveable", WL_REMAT_DOTS, NULL, NULL, "jax: the same as dots"},
+    {"dots_with_no_batch_dims_saveable", WL_REMAT_DOTS_NO_BATCH, NULL, NULL,
+     "the projections' outputs saved; attention's batched products recomputed"},
+    {"minimal", WL_REMAT_DOTS_NO_BATCH, NULL, NULL, "MaxText: dots_with_no_batch_dims_saveable"},
+    {"minimal_flash", WL_REMAT_DOTS_NO_BATCH, "context", NULL, "MaxText: minimal, and the attention's output"},
+    {"save_qkv_proj", WL_REMAT_FULL, "query_proj,key_proj,value_proj,qkv_proj", NULL, "MaxText: the q/k/v projections"},
+    {"save_out_proj", WL_REMAT_FULL, "out_proj", NULL, "MaxText: the attention's output projection"},
+    {"save_dot_except_mlp", WL_REMAT_FULL, "query_proj,key_proj,value_proj,qkv_proj,out_proj", NULL,
+     "MaxText: the attention's projections"},
+    {"save_dot_except_mlpwi", WL_REMAT_FULL, "query_proj,key_proj,value_proj,qkv_proj,out_proj,mlpwo", NULL,
+     "MaxText: the attention's projections and the MLP's down projection"},
+    {"save_dot_with_context_except_mlp", WL_REMAT_FULL, "query_proj,key_proj,value_proj,qkv_proj,context,out_proj", NULL,
+     "MaxText: the attention's projections and output"},
+    {"minimal_offloaded", WL_REMAT_FULL, NULL, "query_proj,key_proj,value_proj,qkv_proj,out_proj,mlpwi_0,mlpwi_1,mlpwi,mlpwo",
+     "MaxText: minimal's projections saved in host memory"},
+    {"qkv_proj_offloaded", WL_REMAT_FULL, NULL, "query_proj,key_proj,value_proj,qkv_proj",
+     "MaxText: the q/k/v projections saved in host memory"},
+    {"save_and_offload_only_these_names", WL_REMAT_FULL, NULL, NULL,
+     "jax: the checkpoint names of remat_save= on the device, of remat_offload= in host memory"},
+};
+
+const wl_remat_policy *wl_remat_policy_find(const char *name)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(policies); i++)
+        if (strcmp(policies[i].name, name) == 0)
+            return &policies[i];
+    return NULL;
+}
+
+const wl_remat_policy *wl_remat_policy_at(guint i)
+{
+    return i < G_N_ELEMENTS(policies) ? &policies[i] : NULL;
+}
+
 bool wl_remat_from_name(const char *name, wl_remat *out)
 {
-    static const char *const names[] = {"none", "full", "dots", NULL};
-    for (int i = 0; names[i]; i++)
-        if (strcmp(name, names[i]) == 0) {
-            *out = (wl_remat)i;
-            return true;
-        }
-    return false;
+    const wl_remat_policy *p = wl_remat_policy_find(name);
+    if (p)
+        *out = p->kind;
+    return p != NULL;
 }

@@ -14,7 +14,9 @@
  *  3. with remat, before a group's backward, the recomputation of the
  *     outputs of that group that were not saved: `full` saves only what
  *     crosses group boundaries (jax.checkpoint of each layer), `dots` also
- *     saves matmul outputs (checkpoint_policies.dots_saveable); with or
+ *     saves matmul outputs (checkpoint_policies.dots_saveable), the other
+ *     policies of wl_remat_policy_find() what they name, some in host
+ *     memory (wl_model_remat_names); with or
  *     without remat, the group's all-gathers again (their outputs are never
  *     saved).
  * What is saved stays live from forward to backward; the rest is freed after
@@ -38,7 +40,26 @@
 
 #include "workload/graph.h"
 
-typedef enum { WL_REMAT_NONE, WL_REMAT_FULL, WL_REMAT_DOTS } wl_remat;
+/* What a rematerialized group saves (jax.checkpoint_policies): NONE
+ * everything (no remat), FULL what crosses group boundaries
+ * (nothing_saveable), DOTS also every dot's output (dots_saveable),
+ * DOTS_NO_BATCH also the outputs of dots without batch dimensions
+ * (dots_with_no_batch_dims_saveable: the projections, not attention's
+ * Q K^T and P V); with any of the last three, also the outputs of the
+ * nodes whose checkpoint names wl_model_remat_names() lists
+ * (save_only_these_names). */
+typedef enum { WL_REMAT_NONE, WL_REMAT_FULL, WL_REMAT_DOTS, WL_REMAT_DOTS_NO_BATCH } wl_remat;
+
+/* A policy by the name JAX or MaxText gives it (wl_remat_policy_find):
+ * its kind and the checkpoint names it saves (comma-separated; NULL:
+ * none). */
+typedef struct wl_remat_policy {
+    const char *name;
+    wl_remat kind;
+    const char *save;
+    const char *offload; /* checkpoint names saved in host memory (NULL: none) */
+    const char *summary;
+} wl_remat_policy;
 
 typedef struct wl_model wl_model;
 
@@ -59,6 +80,13 @@ uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_t
 /* Gradient with respect to input k: flops, and the n tensors it reads
  * (n <= WL_VJP_MAX_NEEDS). */
 void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl_tensor *needs, uint32_t n);
+
+/* The kernels that run node's forward (and recomputation) and each of its
+ * gradients: kernel=fwd / kernel=bwd dims=DIMS [mask=MASK] on their steps
+ * (wl_graph_kernel; names and mask are static text; bwd NULL: the
+ * gradients name none). */
+void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bwd, uint32_t n_dims,
+                     const uint64_t *dims, const char *mask);
 
 /* Helpers for common nodes. */
 /* out[M,N] = a[M,K] @ b[K,N] (batched by `batch`): 2*batch*M*K*N flops each way. */
@@ -114,5 +142,26 @@ void wl_model_reduce_out(wl_model *m, uint32_t node, const char *axis);
 void wl_model_reduce_grad(wl_model *m, uint32_t node, uint32_t k, const char *axis);
 
 bool wl_remat_from_name(const char *name, wl_remat *out);
+/* The policy called name (NULL: none such); policies in table order, i
+ * from 0 until NULL. */
+const wl_remat_policy *wl_remat_policy_find(const char *name);
+const wl_remat_policy *wl_remat_policy_at(guint i);
+
+/* Node's checkpoint name (jax.ad_checkpoint.checkpoint_name; static
+ * text), which a policy's names select. */
+void wl_model_checkpoint_name(wl_model *m, uint32_t node, const char *name);
+/* Marks a dot node as one with batch dimensions (attention's products,
+ * per-expert matmuls): dots_with_no_batch_dims_saveable recomputes it. */
+void wl_model_batch_dot(wl_model *m, uint32_t node);
+/* The checkpoint names saved besides what the remat kind saves, on the
+ * device (save) and in host memory (offload; comma-separated, copied;
+ * NULL: none). An offloaded output is copied to a host buffer NAME_host on
+ * stream `offload` after main records offK.go behind its step; before its
+ * group's backward pass main records rlK.go (a group ahead: the next
+ * group's reloads are issued when a group's pass starts) and the offload
+ * stream copies it back into NAME_reload, which main waits for (rlK.done)
+ * and the gradients read (jax's save_and_offload_only_these_names with
+ * offload_src device, offload_dst pinned_host). */
+void wl_model_remat_names(wl_model *m, const char *save, const char *offload);
 
 #endif

@@ -41,6 +41,13 @@ typedef struct wl_step {
     guint8 kind;
 } wl_step; /* 32 bytes: a program holds one per step, often a million */
 
+/* A step's kernel= dims= mask= (wl_graph_kernel). */
+typedef struct wl_kernel_def {
+    const char *kernel, *mask; /* in strings; mask NULL: none */
+    uint32_t shape;            /* offset in shapes */
+    uint32_t n_dims;
+} wl_kernel_def;
+
 struct wl_graph {
     GArray *tensors;       /* wl_tensor_def */
     GArray *steps;         /* wl_step */
@@ -51,6 +58,8 @@ struct wl_graph {
     GPtrArray *options;    /* key, value, ... (in strings) */
     GPtrArray *names;      /* the streams and axes steps name (in strings); [0] NULL */
     GHashTable *name_ids;  /* a string of names (its pointer) -> its index */
+    GHashTable *kernels;   /* step index -> wl_kernel_def * (the few steps that name a kernel) */
+    GHashTable *memories;  /* tensor -> its memory's name (in strings), for the few not on the device */
     guint16 stream;        /* of the steps added now; 0: main */
     uint64_t total_bytes;
     char *overflow;
@@ -69,6 +78,8 @@ wl_graph *wl_graph_new(void)
     g->names = g_ptr_array_new();
     g_ptr_array_add(g->names, NULL);
     g->name_ids = g_hash_table_new(g_direct_hash, g_direct_equal);
+    g->kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    g->memories = g_hash_table_new(g_direct_hash, g_direct_equal);
     return g;
 }
 
@@ -85,6 +96,8 @@ void wl_graph_free(wl_graph *g)
     g_ptr_array_free(g->options, TRUE);
     g_ptr_array_free(g->names, TRUE);
     g_hash_table_destroy(g->name_ids);
+    g_hash_table_destroy(g->kernels);
+    g_hash_table_destroy(g->memories);
     g_free(g->overflow);
     g_free(g);
 }
@@ -189,7 +202,7 @@ static wl_step *add_step(wl_graph *g, strata_op_kind kind, const char *label, co
 {
     g_assert(n_ins <= G_MAXUINT16 && n_outs <= G_MAXUINT16 && n_donates <= G_MAXUINT16);
     assert(ids_ok(g, ins, n_ins) && ids_ok(g, outs, n_outs) && ids_ok(g, donates, n_donates)); /* invariant 1 */
-    assert(kind == STRATA_OP_COMPUTE || kind == STRATA_OP_RECORD || kind == STRATA_OP_WAIT ||
+    assert(kind == STRATA_OP_COMPUTE || kind == STRATA_OP_COPY || kind == STRATA_OP_RECORD || kind == STRATA_OP_WAIT ||
            strata_op_kind_is_collective(kind)); /* invariant 3 */
     wl_step s = {g_string_chunk_insert(g->strings, label), 0, g->ids->len, (guint16)n_ins, (guint16)n_outs,
                  (guint16)n_donates, g->stream, 0, (guint8)kind};
@@ -204,6 +217,34 @@ void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_ten
                       const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates)
 {
     add_step(g, STRATA_OP_COMPUTE, label, ins, n_ins, outs, n_outs, donates, n_donates)->flops = flops;
+}
+
+void wl_graph_memory(wl_graph *g, wl_tensor t, const char *memory)
+{
+    g_assert(t < g->tensors->len);
+    g_hash_table_replace(g->memories, GUINT_TO_POINTER(t), (gpointer)g_string_chunk_insert_const(g->strings, memory));
+}
+
+const char *wl_graph_memory_of(const wl_graph *g, wl_tensor t)
+{
+    return g_hash_table_lookup(g->memories, GUINT_TO_POINTER(t));
+}
+
+void wl_graph_copy(wl_graph *g, wl_tensor dst, wl_tensor src)
+{
+    add_step(g, STRATA_OP_COPY, "copy", &src, 1, &dst, 1, NULL, 0);
+}
+
+void wl_graph_kernel(wl_graph *g, const char *kernel, uint32_t n_dims, const uint64_t *dims, const char *mask)
+{
+    g_assert(g->steps->len > 0 && n_dims >= 1 && n_dims <= STRATA_MAX_DIMS);
+    g_assert(g_array_index(g->steps, wl_step, g->steps->len - 1).kind == STRATA_OP_COMPUTE);
+    wl_kernel_def *k = g_new(wl_kernel_def, 1);
+    k->kernel = g_string_chunk_insert_const(g->strings, kernel);
+    k->mask = mask ? g_string_chunk_insert_const(g->strings, mask) : NULL;
+    k->shape = intern_shape(g, n_dims, dims);
+    k->n_dims = n_dims;
+    g_hash_table_replace(g->kernels, GUINT_TO_POINTER(g->steps->len - 1), k);
 }
 
 void wl_graph_option(wl_graph *g, const char *key, const char *value)
@@ -267,5 +308,16 @@ void wl_graph_step(const wl_graph *g, uint32_t step, wl_step_view *v)
                         st->n_ins,
                         st->n_outs,
                         st->n_donates,
-                        (const char *)g_ptr_array_index(g->names, st->axis)};
+                        (const char *)g_ptr_array_index(g->names, st->axis),
+                        NULL,
+                        NULL,
+                        0,
+                        NULL};
+    const wl_kernel_def *k = g_hash_table_lookup(g->kernels, GUINT_TO_POINTER(step));
+    if (k) {
+        v->kernel = k->kernel;
+        v->kdims = &g_array_index(g->shapes, uint64_t, k->shape);
+        v->n_kdims = k->n_dims;
+        v->mask = k->mask;
+    }
 }

@@ -55,6 +55,17 @@ uint64_t wl_graph_elements(const wl_graph *g, wl_tensor t);
 void wl_graph_compute(wl_graph *g, const char *label, double flops, const wl_tensor *ins, uint32_t n_ins,
                       const wl_tensor *outs, uint32_t n_outs, const wl_tensor *donates, uint32_t n_donates);
 
+/* Places t in memory `memory` (copied; default: the device memory). */
+void wl_graph_memory(wl_graph *g, wl_tensor t, const char *memory);
+const char *wl_graph_memory_of(const wl_graph *g, wl_tensor t); /* NULL: the device memory */
+/* A copy step dst = src (`copy DST SRC`, e.g. to or from host memory). */
+void wl_graph_copy(wl_graph *g, wl_tensor dst, wl_tensor src);
+
+/* The kernel that runs the last compute step added (kernel=NAME dims=...
+ * [mask=MASK] on its op, models/kernel/kernel.h): name and mask are copied
+ * (mask NULL: none); n_dims extents (at most STRATA_MAX_DIMS). */
+void wl_graph_kernel(wl_graph *g, const char *kernel, uint32_t n_dims, const uint64_t *dims, const char *mask);
+
 /* A trace-wide `option KEY=VALUE`, written after `option sched=xla`. */
 void wl_graph_option(wl_graph *g, const char *key, const char *value);
 /* The stream of the steps added from now on (NULL: main). */
@@ -69,13 +80,17 @@ void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_ten
 /* For the stream (graph_source.c): the tensors' sizes and flags, the
  * options, and the steps in program order. */
 typedef struct wl_step_view {
-    strata_op_kind kind; /* COMPUTE, RECORD, WAIT (label: the event) or a collective */
+    strata_op_kind kind; /* COMPUTE, COPY (outs[0] = ins[0]), RECORD, WAIT (label: the event) or a collective */
     const char *label;
     const char *stream;  /* never NULL */
     double flops;
     const wl_tensor *ins, *outs, *donates; /* valid until the next wl_graph_compute() */
     uint32_t n_ins, n_outs, n_donates;
     const char *axis;    /* collectives: run with no algo= (the hardware's pick) */
+    const char *kernel;  /* computes: wl_graph_kernel()'s name, or NULL */
+    const uint64_t *kdims; /* its extents (valid until the next wl_graph_tensor or kernel) */
+    uint32_t n_kdims;
+    const char *mask;    /* NULL: none */
 } wl_step_view;
 uint32_t wl_graph_n_options(const wl_graph *g);
 void wl_graph_option_at(const wl_graph *g, uint32_t i, const char **key, const char **value);

@@ -53,7 +53,8 @@ static void stream_reset(graph_stream *s)
 
 static strata_op alloc_op(const wl_graph *g, wl_tensor t, const char *stream)
 {
-    strata_op op = strata_op_make_alloc(stream, wl_graph_name(g, t), wl_graph_bytes(g, t), NULL, wl_graph_tag(g, t));
+    strata_op op = strata_op_make_alloc(stream, wl_graph_name(g, t), wl_graph_bytes(g, t), wl_graph_memory_of(g, t),
+                                        wl_graph_tag(g, t));
     const uint64_t *dims;
     uint32_t n_dims = wl_graph_dims(g, t, &dims);
     strata_op_set_shape(&op, wl_graph_dtype(g, t), n_dims, dims);
@@ -96,6 +97,12 @@ static void expand_compute(graph_stream *s, const wl_step_view *v, strata_op *op
     op->flops = v->flops;
     op->donates = names_of(s, 2, v->donates, v->n_donates);
     op->n_donates = v->n_donates;
+    if (v->kernel) {
+        op->kernel = v->kernel;
+        op->n_kdims = v->n_kdims;
+        memcpy(op->dims, v->kdims, v->n_kdims * sizeof op->dims[0]);
+        op->mask = v->mask;
+    }
 }
 
 /* pending = the ops of step `step`. */
@@ -118,6 +125,8 @@ static void expand_step(graph_stream *s, uint32_t step)
     if (strata_op_kind_is_collective(v.kind))
         op = strata_op_make_collective(v.kind, v.stream, wl_graph_name(s->g, v.outs[0]),
                                        wl_graph_name(s->g, v.ins[0]), v.axis, NULL, 0);
+    else if (v.kind == STRATA_OP_COPY)
+        op = strata_op_make_copy(v.stream, wl_graph_name(s->g, v.outs[0]), wl_graph_name(s->g, v.ins[0]), 0);
     else if (v.kind != STRATA_OP_COMPUTE)
         op = strata_op_make(v.kind, v.stream, v.label);
     else

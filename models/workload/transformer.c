@@ -28,6 +28,18 @@
  *   optimizer  AdamW per parameter (18 flops per element), in place through
  *              donate=P,m_P,v_P: new_P (param), new_m_P, new_v_P (optstate)
  *              are the outputs.
+ *   shapes     the model keys of model_config.h (config=FILE reads a Hugging
+ *              Face config.json into them) change the layer as
+ *              transformer_layer.c says: grouped-query attention, head_dim,
+ *              the MLP's width and gated MLPs, RMSNorm, rotary positions (no
+ *              pos parameter), q/k norms, q/k/v biases, post-norms, untied
+ *              output projection (`unembed`, [V,d]), MoE layers, MLA;
+ *              attention=flash runs it as one flash kernel (mask=causal);
+ *              param_dtype=f32 keeps f32 master weights (master_P) in the
+ *              optimizer state beside m_P and v_P, sharded as they are;
+ *              the step gathers and computes with the `dtype` copy, as
+ *              XLA does once its ConvertMover has moved the narrowing
+ *              convert of an f32 weight ahead of the all-gather.
  *   sharding   over `mesh=data:N[,model:T]` (shard.h), each device's program:
  *              the data axis splits the batch (B/N per device); dp
  *              all-reduces each gradient, fsdp shards parameters, gradients
@@ -53,13 +65,14 @@
  *              modelled.
  */
 #include "workload/workload.h"
-#include "workload/autodiff.h"
 #include "workload/shard.h"
+#include "workload/transformer.h"
 #include "core/error.h"
 
-static const char *const remat_choices[] = {"none", "full", "dots", NULL};
 static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "tp+sp", "fsdp+tp", "fsdp+tp+sp", NULL};
-#define MODEL_AXIS "model"
+static const char *const attention_choices[] = {"full", "flash", NULL};
+static const char *const mask_choices[] = {"none", "causal", NULL};
+#define MODEL_AXIS TF_MODEL_AXIS
 
 /* The graph is held while generating (~6.5 KB a layer): measured 10000
  * layers in 1.4 s and 95 MB peak RSS unsharded, 10 s and 150 MB with
@@ -68,14 +81,19 @@ static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "tp+s
 
 static const strata_param_def transformer_params[] = {
     {"layers", STRATA_PARAM_INT, "12", "decoder layers", NULL},
-    {"d_model", STRATA_PARAM_INT, "768", "model width d (the MLP is 4d wide)", NULL},
-    {"heads", STRATA_PARAM_INT, "12", "attention heads (must divide d_model)", NULL},
+    {"d_model", STRATA_PARAM_INT, "768", "model width d (HF hidden_size)", NULL},
+    {"heads", STRATA_PARAM_INT, "12", "attention heads (without head_dim: must divide d_model)", NULL},
     {"seq", STRATA_PARAM_INT, "1024", "sequence length", NULL},
     {"batch", STRATA_PARAM_INT, "8", "sequences per step", NULL},
-    {"vocab", STRATA_PARAM_INT, "32000", "vocabulary size (embedding tied with the output projection)", NULL},
-    {"dtype", STRATA_PARAM_STRING, "bf16", "element type of parameters and activations (optimizer state is f32)",
-     strata_workload_dtype_choices},
-    {"remat", STRATA_PARAM_STRING, "none", "rematerialization of each layer: none, full or dots", remat_choices},
+    {"vocab", STRATA_PARAM_INT, "32000", "vocabulary size", NULL},
+    {"dtype", STRATA_PARAM_STRING, "bf16", "element type of parameters and activations (optimizer state is f32; "
+     "param_dtype adds master weights)", strata_workload_dtype_choices},
+    {"remat", STRATA_PARAM_STRING, "none",
+     "rematerialization of each layer: none, full or dots, or a policy by JAX's or MaxText's name "
+     "(nothing_saveable, dots_saveable, dots_with_no_batch_dims_saveable, minimal, minimal_flash, save_qkv_proj, "
+     "save_out_proj, save_dot_except_mlp, save_dot_except_mlpwi, save_dot_with_context_except_mlp; host offload: "
+     "minimal_offloaded, qkv_proj_offloaded, save_and_offload_only_these_names with remat_save= and remat_offload=)",
+     NULL},
     {"mesh", STRATA_PARAM_STRING, "", "device mesh, data:N[,model:T] (empty: one device)", NULL},
     {"sharding", STRATA_PARAM_STRING, "none",
      "none, dp (replicas, gradients all-reduced over data), fsdp (ZeRO-3 over data), tp (Megatron over model; "
@@ -84,17 +102,23 @@ static const strata_param_def transformer_params[] = {
      sharding_choices},
     {"prefetch", STRATA_PARAM_INT, "1", "fsdp: how many layers ahead each layer's parameters are all-gathered",
      NULL},
+    STRATA_MODEL_KEYS(STRATA_MODEL_PARAM_DEF)
+    {"remat_save", STRATA_PARAM_STRING, NULL, "remat=save_and_offload_only_these_names: checkpoint names saved on "
+     "the device, separated by ':' (qkv_proj, out_proj, mlpwi_0, mlpwi_1, mlpwi, mlpwo, context, query_proj, "
+     "key_proj)", NULL},
+    {"remat_offload", STRATA_PARAM_STRING, NULL, "remat=save_and_offload_only_these_names: checkpoint names saved "
+     "in host memory (`host`), separated by ':'", NULL},
+    {"attention", STRATA_PARAM_STRING, NULL, "full (the score matrix stored; default) or flash (one "
+     "kernel=flash-attention, no score matrix)", attention_choices},
+    {"mask", STRATA_PARAM_STRING, NULL, "attention mask: none (default) or causal (halves flash attention's "
+     "work; the full form computes the whole matrix either way)", mask_choices},
+    {"param_dtype", STRATA_PARAM_STRING, NULL, "element type of the master weights (default dtype: none; f32: "
+     "master_P kept and updated beside the optimizer state, the step computing with a dtype copy)",
+     strata_workload_dtype_choices},
     {NULL, 0, NULL, NULL, NULL},
 };
 
-typedef struct tf_ctx {
-    wl_graph *g;
-    wl_model *m;
-    strata_dtype dt;
-    GArray *params; /* wl_tensor */
-} tf_ctx;
-
-static wl_tensor param(tf_ctx *c, const char *name, uint32_t nd, const uint64_t *dims)
+wl_tensor tf_param(tf_ctx *c, const char *name, uint32_t nd, const uint64_t *dims)
 {
     wl_tensor t = wl_graph_tensor(c->g, name, STRATA_TAG_PARAM, c->dt, nd, dims, WL_ARGUMENT);
     wl_model_requires_grad(c->m, t);
@@ -102,37 +126,42 @@ static wl_tensor param(tf_ctx *c, const char *name, uint32_t nd, const uint64_t 
     return t;
 }
 
-static wl_tensor act(tf_ctx *c, const char *name, uint32_t nd, const uint64_t *dims)
+wl_tensor tf_act(tf_ctx *c, const char *name, uint32_t nd, const uint64_t *dims)
 {
     return wl_graph_tensor(c->g, name, STRATA_TAG_ACTIVATION, c->dt, nd, dims, WL_TEMP);
 }
 
-/* The step's sizes on one device: B=batch (per device), S=seq,
- * d=d_model, H=heads, V=vocab, T=the model axis (tp: H, 3d, 4d and V are
- * split T ways); sp: sequence parallelism (S split T ways outside the
- * parallel blocks). */
-typedef struct tf_dims {
-    uint64_t B, S, d, H, V, T;
-    bool sp;
-} tf_dims;
-
-/* y = layernorm(x) * scale: 8 flops per element forward, 14 backward.
- * Under sequence parallelism x is the device's part of the sequence, so
- * the scale's gradient is a partial sum over the model axis. */
-static void layernorm(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor y, wl_tensor x, wl_tensor scale)
+/* y = norm(x) * scale: layernorm 8 flops per element forward, 14
+ * backward; RMSNorm 4 and 8 (no mean). Under sequence parallelism x is
+ * the device's part of the sequence, so the scale's gradient is a partial
+ * sum over the model axis. */
+void tf_norm(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor y, wl_tensor x, wl_tensor scale)
 {
     double n = (double)wl_graph_elements(c->g, x);
+    bool rms = z->s->rmsnorm;
     wl_tensor ins[2] = {x, scale};
-    uint32_t node = wl_model_node(c->m, label, y, ins, 2, 8 * n, false);
-    wl_model_vjp(c->m, node, 0, 14 * n, ins, 2);
+    uint32_t node = wl_model_node(c->m, label, y, ins, 2, (rms ? 4 : 8) * n, false);
+    wl_model_vjp(c->m, node, 0, (rms ? 8 : 14) * n, ins, 2);
     wl_model_vjp(c->m, node, 1, 3 * n, &x, 1);
     if (z->sp)
         wl_model_reduce_grad(c->m, node, 1, MODEL_AXIS);
 }
 
+/* Checks that `value` (the resolved key `name`) divides by `by`, the size of mesh axis `axis`. */
+static bool divides(const char *name, int64_t value, uint64_t by, const char *axis, GError **err)
+{
+    if (by <= 1 || value % (int64_t)by == 0)
+        return true;
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "transformer: expected %s (%" G_GINT64_FORMAT ") to divide by the %s axis' %" G_GUINT64_FORMAT, name,
+                value, axis, by);
+    return false;
+}
+
 /* The sharding's checks: the mesh fits the sharding and its axes divide
- * the shapes they split. */
-static bool transformer_check_shard(const strata_params *p, wl_shard_plan *plan, GError **err)
+ * the shapes they split (fsdp: every parameter's elements, flat). */
+static bool transformer_check_shard(const strata_params *p, const strata_model_shape *s, wl_shard_plan *plan,
+                                    GError **err)
 {
     static const char *const by_model[] = {"heads", "d_model", "vocab", NULL};
     if (!wl_shard_plan_parse(p, "transformer", plan, err) ||
@@ -143,12 +172,51 @@ static bool transformer_check_shard(const strata_params *p, wl_shard_plan *plan,
     for (const char *const *name = by_model; *name; name++)
         if (!wl_shard_check_divides(p, "transformer", *name, plan->t, MODEL_AXIS, err))
             return false;
+    if (s->kv_lora_rank > 0 && plan->t > 1) {
+        g_set_error_literal(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                            "transformer: MLA (kv_lora_rank > 0) runs on one device or a data axis only "
+                            "(no model axis)");
+        return false;
+    }
+    uint64_t n = plan->data == WL_DATA_FSDP ? plan->n : 1;
+    int64_t qkv_cols = (s->heads + 2 * s->kv_heads) * s->head_dim / (int64_t)plan->t;
+    if (!divides("kv_heads", s->kv_heads, plan->t, MODEL_AXIS, err) ||
+        !divides("ffn", s->ffn, plan->t, MODEL_AXIS, err) ||
+        (s->experts > 0 && !divides("moe_ffn", s->moe_ffn, plan->t, MODEL_AXIS, err)) ||
+        (s->qk_norm && !divides("2*head_dim", 2 * s->head_dim, n, "data", err)) ||
+        (s->qkv_bias && !divides("(heads+2*kv_heads)*head_dim/T", qkv_cols, n, "data", err)) ||
+        (s->kv_lora_rank > 0 && !divides("q_lora_rank", s->q_lora_rank, n, "data", err)) ||
+        (s->kv_lora_rank > 0 && !divides("kv_lora_rank", s->kv_lora_rank, n, "data", err)))
+        return false;
     return !plan->seq || wl_shard_check_divides(p, "transformer", "seq", plan->t, MODEL_AXIS, err);
 }
 
+/* Checks that the largest tensors of shape s fit in 64 bits (the keys
+ * check_sizes cannot name: they may be unset). */
+static bool shape_sizes_ok(const strata_model_shape *s, const strata_params *p, GError **err)
+{
+    double B = (double)strata_params_int(p, "batch"), S = (double)strata_params_int(p, "seq"), d = (double)s->d_model;
+    double E = (double)(s->experts > 0 ? s->experts : 1), k = (double)(s->top_k > 0 ? s->top_k : 1);
+    double big[] = {B * S * (double)s->ffn, d * (double)s->ffn, E * d * (double)s->moe_ffn,
+                    B * S * k * (double)s->moe_ffn, B * S * k * d,
+                    B * S * (double)(s->heads + 2 * s->kv_heads) * (double)s->head_dim,
+                    B * S * (double)s->heads * (double)(s->qk_nope_head_dim + s->qk_rope_head_dim + s->v_head_dim),
+                    (double)s->layers * E * 3 * d * (double)s->moe_ffn};
+    double total = 0, active = 0;
+    strata_model_shape_count(s, strata_params_int(p, "seq"), &total, &active);
+    for (size_t i = 0; i < G_N_ELEMENTS(big); i++)
+        if (big[i] * 8 > 0x1p62 || total * 16 > 0x1p62) { /* 16: param, m, v, master bytes */
+            g_set_error_literal(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                                "transformer: the model's tensors (batch x seq x ffn, experts x d_model x moe_ffn, "
+                                "the parameters and their optimizer state, ...) overflow 64 bits");
+            return false;
+        }
+    return true;
+}
+
 /* The parameters' checks: all >= 1, every size within 64 bits, heads
- * dividing d_model, then the sharding's. */
-static bool transformer_check(const strata_params *p, wl_shard_plan *plan, GError **err)
+ * dividing d_model (without head_dim), the shape's, then the sharding's. */
+static bool transformer_check(const strata_params *p, strata_model_shape *s, wl_shard_plan *plan, GError **err)
 {
     static const char *const positive[] = {"layers", "d_model", "heads", "seq", "batch", "vocab", NULL};
     static const char *const sizes[] = {"vocab*d_model",       "seq*d_model",        "4*d_model*d_model",
@@ -163,18 +231,29 @@ static bool transformer_check(const strata_params *p, wl_shard_plan *plan, GErro
         !strata_workload_check_sizes(p, "transformer", int32_sizes, STRATA_DTYPE_INT32, err))
         return false;
     int64_t d = strata_params_int(p, "d_model"), H = strata_params_int(p, "heads");
-    if (d % H != 0) {
+    if (d % H != 0 && !strata_params_is_set(p, "head_dim")) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "transformer: expected heads to divide d_model, got d_model=%" G_GINT64_FORMAT
-                    " heads=%" G_GINT64_FORMAT, d, H);
+                    " heads=%" G_GINT64_FORMAT " (or give head_dim)", d, H);
         return false;
     }
-    return transformer_check_shard(p, plan, err);
+    const char *remat = strata_params_string(p, "remat");
+    if (!wl_remat_policy_find(remat)) {
+        GString *known = g_string_new(NULL);
+        for (guint i = 0; wl_remat_policy_at(i); i++)
+            g_string_append_printf(known, "%s%s", i ? ", " : "", wl_remat_policy_at(i)->name);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "transformer: expected remat to be one of %s, got '%s'",
+                    known->str, remat);
+        g_string_free(known, TRUE);
+        return false;
+    }
+    return strata_model_shape_of(p, "transformer", s, err) && shape_sizes_ok(s, p, err) &&
+           transformer_check_shard(p, s, plan, err);
 }
 
 /* Under tp, a node whose output (k < 0) or input k's gradient is a partial
  * sum over the model axis. */
-static void tf_partial(tf_ctx *c, const tf_dims *z, uint32_t node, int k)
+void tf_partial(tf_ctx *c, const tf_dims *z, uint32_t node, int k)
 {
     if (z->T <= 1)
         return;
@@ -187,13 +266,13 @@ static void tf_partial(tf_ctx *c, const tf_dims *z, uint32_t node, int k)
 /* The input of a column-parallel block: under sp x [B,S/T,d] all-gathered
  * over the model axis into NAME_ag [B,S,d] (whose gradient is then
  * reduce-scattered), else x itself. */
-static wl_tensor tf_block_in(tf_ctx *c, const tf_dims *z, wl_tensor x)
+wl_tensor tf_block_in(tf_ctx *c, const tf_dims *z, wl_tensor x)
 {
     if (!z->sp)
         return x;
     const uint64_t bsd[3] = {z->B, z->S, z->d};
     char *name = g_strconcat(wl_graph_name(c->g, x), "_ag", NULL);
-    wl_tensor full = act(c, name, 3, bsd);
+    wl_tensor full = tf_act(c, name, 3, bsd);
     g_free(name);
     wl_model_all_gather(c->m, full, x, MODEL_AXIS);
     return full;
@@ -202,18 +281,19 @@ static wl_tensor tf_block_in(tf_ctx *c, const tf_dims *z, wl_tensor x)
 /* A column-parallel matmul out = x @ w of `flops`, on the block's input x:
  * the gradient of x is a partial sum over the model axis, all-reduced
  * under tp and reduce-scattered by x's all-gather under sp. */
-static void tf_column(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x, wl_tensor w,
-                      double flops)
+uint32_t tf_column(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x, wl_tensor w,
+                   double flops)
 {
     uint32_t node = wl_model_matmul(c->m, label, out, x, w, flops);
     if (!z->sp)
         tf_partial(c, z, node, 0);
+    return node;
 }
 
 /* The output of a row-parallel block: x [B,S,d], node's output, is a
  * partial sum over the model axis, all-reduced in place under tp (x is
  * returned), reduce-scattered into NAME_rs [B,S/T,d] under sp. */
-static wl_tensor tf_block_out(tf_ctx *c, const tf_dims *z, uint32_t node, wl_tensor x)
+wl_tensor tf_block_out(tf_ctx *c, const tf_dims *z, uint32_t node, wl_tensor x)
 {
     if (!z->sp) {
         tf_partial(c, z, node, -1);
@@ -221,80 +301,28 @@ static wl_tensor tf_block_out(tf_ctx *c, const tf_dims *z, uint32_t node, wl_ten
     }
     const uint64_t bsd[3] = {z->B, z->S / z->T, z->d};
     char *name = g_strconcat(wl_graph_name(c->g, x), "_rs", NULL);
-    wl_tensor part = act(c, name, 3, bsd);
+    wl_tensor part = tf_act(c, name, 3, bsd);
     g_free(name);
     wl_model_reduce_scatter(c->m, part, x, MODEL_AXIS);
     return part;
 }
 
-/* Decoder layer l on input h; returns the layer's output h_{l+1}. Under sp
- * h, the layernorms' outputs, the residuals and h_{l+1} are the device's
- * S/T positions. */
-static wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h)
-{
-    wl_model *m = c->m;
-    const uint64_t B = z->B, S = z->S, d = z->d, H = z->H / z->T, dt = d / z->T, Sl = z->sp ? S / z->T : S;
-    const uint64_t dvec[1] = {d}, d3[2] = {d, 3 * d / z->T}, dd[2] = {dt, d}, d4[2] = {d, 4 * d / z->T},
-                   d4r[2] = {4 * d / z->T, d}, bsd[3] = {B, S, d}, bsdl[3] = {B, Sl, d}, bsdt[3] = {B, S, dt},
-                   bs3d[3] = {B, S, 3 * d / z->T}, bhss[4] = {B, H, S, S}, bs4d[3] = {B, S, 4 * d / z->T};
-    double bsd_n = (double)(B * S * d);
-    char name[64], label[64];
-#define NAME(fmt) (g_snprintf(name, sizeof name, fmt, (unsigned)l), name)
-#define LABEL(fmt) (g_snprintf(label, sizeof label, fmt, (unsigned)l), label)
-    wl_tensor ln1 = param(c, NAME("l%u_ln1"), 1, dvec), wqkv = param(c, NAME("l%u_wqkv"), 2, d3),
-              wo = param(c, NAME("l%u_wo"), 2, dd), ln2 = param(c, NAME("l%u_ln2"), 1, dvec),
-              w1 = param(c, NAME("l%u_w1"), 2, d4), w2 = param(c, NAME("l%u_w2"), 2, d4r);
-    wl_model_group(m, (int)l, true);
-    wl_tensor a = act(c, NAME("l%u_ln1_out"), 3, bsdl);
-    layernorm(c, z, LABEL("l%u_ln1"), a, h, ln1);
-    wl_tensor qkv = act(c, NAME("l%u_qkv"), 3, bs3d);
-    tf_column(c, z, LABEL("l%u_qkv_proj"), qkv, tf_block_in(c, z, a), wqkv, 2 * bsd_n * 3 * (double)dt);
-    wl_tensor scores = act(c, NAME("l%u_scores"), 4, bhss);
-    double att = 2.0 * (double)(B * S) * (double)S * (double)dt;
-    uint32_t sn = wl_model_node(m, LABEL("l%u_qk"), scores, &qkv, 1, att, true);
-    wl_model_vjp(m, sn, 0, 2 * att, &qkv, 1);
-    wl_tensor probs = act(c, NAME("l%u_probs"), 4, bhss);
-    double nss = (double)(B * H * S * S);
-    uint32_t pn = wl_model_node(m, LABEL("l%u_softmax"), probs, &scores, 1, 5 * nss, false);
-    wl_model_vjp(m, pn, 0, 4 * nss, &probs, 1);
-    wl_tensor ctx = act(c, NAME("l%u_ctx"), 3, bsdt);
-    wl_tensor pv[2] = {probs, qkv};
-    uint32_t cn = wl_model_node(m, LABEL("l%u_pv"), ctx, pv, 2, att, true);
-    wl_model_vjp(m, cn, 0, att, &qkv, 1);
-    wl_model_vjp(m, cn, 1, att, &probs, 1);
-    wl_tensor o = act(c, NAME("l%u_attn_out"), 3, bsd);
-    o = tf_block_out(c, z, wl_model_matmul(m, LABEL("l%u_out_proj"), o, ctx, wo, 2 * bsd_n * (double)dt), o);
-    wl_tensor h1 = act(c, NAME("l%u_resid1"), 3, bsdl);
-    wl_model_add(m, LABEL("l%u_add1"), h1, h, o);
-    wl_tensor b = act(c, NAME("l%u_ln2_out"), 3, bsdl);
-    layernorm(c, z, LABEL("l%u_ln2"), b, h1, ln2);
-    wl_tensor u = act(c, NAME("l%u_mlp_up"), 3, bs4d);
-    tf_column(c, z, LABEL("l%u_mlp_in"), u, tf_block_in(c, z, b), w1, 8 * bsd_n * (double)dt);
-    wl_tensor ga = act(c, NAME("l%u_gelu"), 3, bs4d);
-    wl_model_unary(m, LABEL("l%u_gelu"), ga, u, 12, 20);
-    wl_tensor f = act(c, NAME("l%u_mlp_out"), 3, bsd);
-    f = tf_block_out(c, z, wl_model_matmul(m, LABEL("l%u_mlp_down"), f, ga, w2, 8 * bsd_n * (double)dt), f);
-    g_snprintf(name, sizeof name, "h_%u", (unsigned)(l + 1));
-    wl_tensor hn = act(c, name, 3, bsdl);
-    wl_model_add(m, LABEL("l%u_add2"), hn, h1, f);
-#undef NAME
-#undef LABEL
-    return hn;
-}
-
 /* The head on the last layer's output h (group L): final layernorm, the
- * tied output projection and the cross-entropy loss against targets. */
+ * output projection (tied: the embedding) and the cross-entropy loss
+ * against targets. */
 static void tf_head(tf_ctx *c, const tf_dims *z, int group, wl_tensor h, wl_tensor embed, wl_tensor targets)
 {
     wl_graph *g = c->g;
     wl_model *m = c->m;
     const uint64_t V = z->V / z->T, dvec[1] = {z->d}, bsd[3] = {z->B, z->sp ? z->S / z->T : z->S, z->d},
-                   bsv[3] = {z->B, z->S, V};
+                   bsv[3] = {z->B, z->S, V}, vd[2] = {V, z->d};
     wl_model_group(m, group, false);
-    wl_tensor lnf = param(c, "lnf", 1, dvec);
-    wl_tensor hf = act(c, "lnf_out", 3, bsd);
-    layernorm(c, z, "final_ln", hf, h, lnf);
-    wl_tensor logits = act(c, "logits", 3, bsv);
+    wl_tensor lnf = tf_param(c, "lnf", 1, dvec);
+    if (!z->s->tie)
+        embed = tf_param(c, "unembed", 2, vd);
+    wl_tensor hf = tf_act(c, "lnf_out", 3, bsd);
+    tf_norm(c, z, "final_ln", hf, h, lnf);
+    wl_tensor logits = tf_act(c, "logits", 3, bsv);
     tf_column(c, z, "logits_proj", logits, tf_block_in(c, z, hf), embed,
               2 * (double)(z->B * z->S * z->d) * (double)V);
     wl_tensor loss = wl_graph_tensor(g, "loss", STRATA_TAG_TEMP, STRATA_DTYPE_F32, 0, NULL, WL_TEMP);
@@ -304,8 +332,9 @@ static void tf_head(tf_ctx *c, const tf_dims *z, int group, wl_tensor h, wl_tens
     wl_model_vjp(m, xn, 0, 5 * bsv_n, x_ins, 2);
 }
 
-/* AdamW for parameter pt with gradient gp: m_P and v_P arguments, updated in
- * place (donated) into new_P, new_m_P and new_v_P. */
+/* AdamW for parameter pt with gradient gp: m_P and v_P arguments (and the
+ * master weights master_P with param_dtype), updated in place (donated)
+ * into new_P, new_m_P and new_v_P (and new_master_P). */
 static void tf_adamw(tf_ctx *c, wl_tensor pt, wl_tensor gp)
 {
     wl_graph *g = c->g;
@@ -315,64 +344,90 @@ static void tf_adamw(tf_ctx *c, wl_tensor pt, wl_tensor gp)
     uint32_t nd = wl_graph_dims(g, pt, &pdims);
     uint64_t dims[STRATA_MAX_DIMS];
     memcpy(dims, pdims, nd * sizeof dims[0]);
-    char *mn = g_strconcat("m_", pn_, NULL), *vn = g_strconcat("v_", pn_, NULL);
-    wl_tensor mt = wl_graph_tensor(g, mn, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_ARGUMENT);
-    wl_tensor vt = wl_graph_tensor(g, vn, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_ARGUMENT);
-    char *np = g_strconcat("new_", pn_, NULL), *nm = g_strconcat("new_m_", pn_, NULL),
-         *nv = g_strconcat("new_v_", pn_, NULL);
-    wl_tensor outs[3] = {
-        wl_graph_tensor(g, np, STRATA_TAG_PARAM, c->dt, nd, dims, WL_OUTPUT),
-        wl_graph_tensor(g, nm, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_OUTPUT),
-        wl_graph_tensor(g, nv, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32, nd, dims, WL_OUTPUT),
-    };
-    wl_tensor ins[4] = {pt, gp, mt, vt};
-    wl_tensor donated[3] = {pt, mt, vt};
-    char *lab = g_strconcat("adamw_", pn_, NULL);
-    wl_graph_compute(g, lab, 18.0 * (double)wl_graph_elements(g, pt), ins, 4, outs, 3, donated, 3);
-    g_free(lab);
-    g_free(mn);
-    g_free(vn);
+    static const char *const prefixes[] = {"m_", "v_", "master_"};
+    int n = c->master != STRATA_DTYPE_NONE ? 3 : 2;
+    wl_tensor ins[5] = {pt, gp}, outs[4], donated[4] = {pt};
+    for (int i = 0; i < n; i++) {
+        char *an = g_strconcat(prefixes[i], pn_, NULL);
+        ins[2 + i] = donated[1 + i] = wl_graph_tensor(g, an, STRATA_TAG_OPTSTATE, i < 2 ? STRATA_DTYPE_F32 : c->master,
+                                                      nd, dims, WL_ARGUMENT);
+        g_free(an);
+    }
+    char *np = g_strconcat("new_", pn_, NULL);
+    outs[0] = wl_graph_tensor(g, np, STRATA_TAG_PARAM, c->dt, nd, dims, WL_OUTPUT);
     g_free(np);
-    g_free(nm);
-    g_free(nv);
+    for (int i = 0; i < n; i++) {
+        char *on = g_strconcat("new_", prefixes[i], pn_, NULL);
+        outs[1 + i] = wl_graph_tensor(g, on, STRATA_TAG_OPTSTATE, i < 2 ? STRATA_DTYPE_F32 : c->master, nd, dims,
+                                      WL_OUTPUT);
+        g_free(on);
+    }
+    char *lab = g_strconcat("adamw_", pn_, NULL);
+    wl_graph_compute(g, lab, 18.0 * (double)wl_graph_elements(g, pt), ins, (uint32_t)(2 + n), outs, (uint32_t)(1 + n),
+                     donated, (uint32_t)(1 + n));
+    g_free(lab);
+}
+
+static const char *string_or_null(const strata_params *p, const char *name)
+{
+    return strata_params_is_set(p, name) ? strata_params_string(p, name) : NULL;
 }
 
 static bool transformer_check_only(const strata_params *p, GError **err)
 {
     wl_shard_plan plan;
-    return transformer_check(p, &plan, err);
+    strata_model_shape shape;
+    return transformer_check(p, &shape, &plan, err);
+}
+
+/* The embedding gather h = embed[tokens] (+ pos, learned positions): group -1. */
+static wl_tensor tf_embed(tf_ctx *c, const tf_dims *z, wl_tensor tokens, wl_tensor embed, wl_tensor pos)
+{
+    wl_model *m = c->m;
+    const uint64_t bsd[3] = {z->B, z->S, z->d};
+    double bsd_n = (double)(z->B * z->S * z->d);
+    wl_model_group(m, -1, false);
+    wl_tensor h = tf_act(c, "h_0", 3, bsd);
+    wl_tensor e_ins[3] = {tokens, embed, pos};
+    uint32_t en = wl_model_node(m, "embed_gather", h, e_ins, pos != WL_NONE ? 3 : 2, bsd_n, false);
+    wl_model_vjp(m, en, 1, bsd_n, &tokens, 1); /* scatter-add into d_embed */
+    if (pos != WL_NONE)
+        wl_model_vjp(m, en, 2, bsd_n, NULL, 0);
+    return tf_block_out(c, z, en, h); /* vocabulary-parallel: each device gathers its rows */
 }
 
 static strata_source *transformer_generate(const strata_params *p, GError **err)
 {
     wl_shard_plan plan;
-    if (!transformer_check(p, &plan, err))
+    strata_model_shape shape;
+    if (!transformer_check(p, &shape, &plan, err))
         return NULL;
     tf_dims z = {(uint64_t)strata_params_int(p, "batch") / plan.n, (uint64_t)strata_params_int(p, "seq"),
                  (uint64_t)strata_params_int(p, "d_model"), (uint64_t)strata_params_int(p, "heads"),
-                 (uint64_t)strata_params_int(p, "vocab"), plan.t, plan.seq};
+                 (uint64_t)strata_params_int(p, "vocab"), plan.t, plan.seq, &shape,
+                 strata_params_is_set(p, "attention") && g_str_equal(strata_params_string(p, "attention"), "flash"),
+                 strata_params_is_set(p, "mask") && g_str_equal(strata_params_string(p, "mask"), "causal")};
     uint64_t L = (uint64_t)strata_params_int(p, "layers");
-    wl_remat remat = WL_REMAT_NONE;
-    wl_remat_from_name(strata_params_string(p, "remat"), &remat);
-    tf_ctx c = {wl_graph_new(), NULL, strata_workload_dtype(p, "dtype"), g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
+    const wl_remat_policy *policy = wl_remat_policy_find(strata_params_string(p, "remat"));
+    wl_remat remat = policy->kind;
+    strata_dtype dt = strata_workload_dtype(p, "dtype");
+    strata_dtype master = strata_params_is_set(p, "param_dtype") ? strata_workload_dtype(p, "param_dtype") : dt;
+    tf_ctx c = {wl_graph_new(), NULL, dt, master == dt ? STRATA_DTYPE_NONE : master,
+                g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
     c.m = wl_model_new(c.g);
+    if (g_str_equal(policy->name, "save_and_offload_only_these_names"))
+        wl_model_remat_names(c.m, string_or_null(p, "remat_save"), string_or_null(p, "remat_offload"));
+    else
+        wl_model_remat_names(c.m, policy->save, policy->offload);
     wl_graph *g = c.g;
     wl_model *m = c.m;
 
-    const uint64_t bs[2] = {z.B, z.S}, vd[2] = {z.V / z.T, z.d}, sd[2] = {z.S, z.d}, bsd[3] = {z.B, z.S, z.d};
+    const uint64_t bs[2] = {z.B, z.S}, vd[2] = {z.V / z.T, z.d}, sd[2] = {z.S, z.d};
     wl_tensor tokens = wl_graph_tensor(g, "tokens", STRATA_TAG_INPUT, STRATA_DTYPE_INT32, 2, bs, WL_ARGUMENT);
     wl_tensor targets = wl_graph_tensor(g, "targets", STRATA_TAG_INPUT, STRATA_DTYPE_INT32, 2, bs, WL_ARGUMENT);
-    wl_tensor embed = param(&c, "embed", 2, vd);
-    wl_tensor pos = param(&c, "pos", 2, sd);
-    double bsd_n = (double)(z.B * z.S * z.d);
-
-    wl_model_group(m, -1, false);
-    wl_tensor h = act(&c, "h_0", 3, bsd);
-    wl_tensor e_ins[3] = {tokens, embed, pos};
-    uint32_t en = wl_model_node(m, "embed_gather", h, e_ins, 3, bsd_n, false);
-    wl_model_vjp(m, en, 1, bsd_n, &tokens, 1); /* scatter-add into d_embed */
-    wl_model_vjp(m, en, 2, bsd_n, NULL, 0);
-    h = tf_block_out(&c, &z, en, h); /* vocabulary-parallel: each device gathers its rows */
+    wl_tensor embed = tf_param(&c, "embed", 2, vd);
+    wl_tensor pos = shape.rope ? WL_NONE : tf_param(&c, "pos", 2, sd);
+    wl_tensor h = tf_embed(&c, &z, tokens, embed, pos);
     for (uint64_t l = 0; l < L; l++)
         h = tf_layer(&c, &z, l, h);
     tf_head(&c, &z, (int)L, h, embed, targets);

@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <string.h>
 #include "core/error.h"
+#include "workload/model_config.h"
 
 /* The generators (one file each in models/workload/). */
 extern const strata_workload_type strata_workload_scan_mlp;
@@ -263,11 +264,39 @@ static bool kv_has_key(const char *kv, const char *key)
     return false;
 }
 
-strata_params *strata_workload_params(const strata_workload_type *type, const char *kv, GError **err)
+/* Whether the type declares a parameter called name. */
+static bool declares(const strata_workload_type *type, const char *name)
 {
-    strata_params *p = strata_params_new(type->name, type->params, kv, err);
-    if (!p || !type->presets)
-        return p;
+    for (const strata_param_def *d = type->params; d->name; d++)
+        if (strcmp(d->name, name) == 0)
+            return true;
+    return false;
+}
+
+/* kv with the values of p's config= file (model_config.h) for the keys kv
+ * does not give (g_free), its notes printed; NULL and err when the file
+ * is refused. */
+static char *with_config(const strata_params *p, const char *kv, GError **err)
+{
+    strata_model_config *c = strata_model_config_load(strata_params_string(p, "config"), err);
+    if (!c)
+        return NULL;
+    for (const char *const *n = strata_model_config_notes(c); *n; n++)
+        g_printerr("strata: note: %s\n", *n);
+    GString *all = g_string_new(kv);
+    for (const char *const *v = strata_model_config_values(c); *v; v++) {
+        char *key = g_strndup(*v, strcspn(*v, "="));
+        if (!kv_has_key(kv, key))
+            g_string_append_printf(all, "%s%s", all->len ? "," : "", *v);
+        g_free(key);
+    }
+    strata_model_config_free(c);
+    return g_string_free(all, FALSE);
+}
+
+/* p (from kv) with the values of its preset= for the keys kv does not give. */
+static strata_params *apply_preset(const strata_workload_type *type, strata_params *p, const char *kv, GError **err)
+{
     const char *name = strata_params_string(p, "preset");
     const strata_workload_preset *preset = type->presets;
     while (preset->name && strcmp(preset->name, name) != 0)
@@ -284,5 +313,21 @@ strata_params *strata_workload_params(const strata_workload_type *type, const ch
     }
     p = strata_params_new(type->name, type->params, all->str, err);
     g_string_free(all, TRUE);
+    return p;
+}
+
+strata_params *strata_workload_params(const strata_workload_type *type, const char *kv, GError **err)
+{
+    strata_params *p = strata_params_new(type->name, type->params, kv, err);
+    char *all = NULL;
+    if (p && declares(type, "config") && strata_params_is_set(p, "config")) {
+        all = with_config(p, kv, err);
+        strata_params_free(p);
+        p = all ? strata_params_new(type->name, type->params, all, err) : NULL;
+        kv = all;
+    }
+    if (p && type->presets)
+        p = apply_preset(type, p, kv, err);
+    g_free(all);
     return p;
 }

@@ -9,6 +9,9 @@
  *   [2,4]<=[8]   [4,2]<=[2,4]T(1,0)            an iota: arange(N) reshaped to
  *                                              the dims, transposed, cut in rows
  *   mesh['axis_0'=2,'axis_1'=4] {'axis_1'}     mesh axes and the ones reduced over
+ *   mesh['batch'=4,'feats'=2] {'batch':(2)2}   ... or a sub-axis (Shardy's 'a':(K)M:
+ *                                              the axis as factors K x M x rest,
+ *                                              major first; M the one meant)
  * With use_global_device_ids the ids are the module's partitions (devices).
  *
  * A group set is mesh-like when every group is its first device plus one
@@ -50,6 +53,13 @@ int xla_mesh_add(xla_mesh *m, const char *groups);
  * permutation. False with *why, what was expected (g_free). Groups that
  * pass but are not mesh axes stay notes (xla_mesh_add). */
 bool xla_groups_check(const char *groups, uint64_t n_devices, char **why);
+/* Reads a collective-permute's source_target_pairs= value {{S,T},...}:
+ * when the pairs permute every device (n_devices known) in cycles of one
+ * size, each a group the mesh can cut (a cyclic shift along mesh axes,
+ * the cycle's devices in rank order), the group set's number, and *shift
+ * the rank step (T's rank - S's, the signed step of least magnitude: +1,
+ * -1); -1 otherwise (a chain, a partial permutation, unequal cycles). */
+int xla_mesh_add_pairs(xla_mesh *m, const char *pairs, int32_t *shift);
 /* Cuts the mesh from every group set added; false when the cuts do not
  * divide or no device count is known (no mesh: collectives stay notes). */
 bool xla_mesh_build(xla_mesh *m);

@@ -33,6 +33,7 @@
  */
 #include "spmd/spmd.h"
 #include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
@@ -44,7 +45,7 @@
 #include "trace/check.h"
 
 typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAIT, EM_COPY, EM_REDUCE,
-               EM_LAUNCH } emit_kind;
+               EM_LAUNCH, EM_DELAY } emit_kind;
 
 enum { STR_NAME, STR_SRC, STR_MEMORY, STR_STREAM, STR__COUNT };
 
@@ -199,11 +200,12 @@ static void render_step(spmd *s, const emit *e)
         o->name = s->strs[STR_NAME]->str;
         break;
     case EM_LAUNCH: /* the collective's kernel launch: a compute op of that time */
+    case EM_DELAY:  /* a step's fixed cost (strata_coll_step.delay_s, in ps in bytes) */
         o->kind = STRATA_OP_COMPUTE;
         s->last.coll = s->info->index + 1;
-        o->name = "launch";
+        o->name = e->kind == EM_LAUNCH ? "launch" : "step-delay";
         o->has_time = true;
-        o->time_s = s->launch_s;
+        o->time_s = e->kind == EM_LAUNCH ? s->launch_s : (double)e->bytes * 1e-12;
         o->unit = instance_of(s, NULL, e->device, true);
         break;
     case EM_COPY:
@@ -335,6 +337,10 @@ static void plan_round(spmd *s)
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
             wait_round(s, q, st->lane, p);
+            if (st->delay_s > 0 && rounds == 1) { /* a phase's round latency carries it */
+                emit d = {.kind = EM_DELAY, .device = q, .lane = st->lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
+                g_array_append_val(s->emits, d);
+            }
             uint64_t bytes = st->wire_bytes ? st->wire_bytes : st->bytes;
             if (run > 1)
                 bytes = rounds == run ? (st->bytes + run - 1) / run
@@ -434,6 +440,27 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, const strata_co
     return info;
 }
 
+/* The group's ranks per scale-up domain (strata_coll_shape.domain_ranks):
+ * the ranks of one domain, when every domain holds that many consecutive
+ * ranks; n when the group lies in one domain; 1 otherwise (every step then
+ * counts as one between domains). */
+static uint32_t group_domain_ranks(const spmd *s, uint32_t n)
+{
+    uint32_t size = strata_hw_domain(s->hw), g = 0;
+    while (!group_leader(s, g))
+        g++;
+    uint32_t first = strata_mesh_member(s->mesh, s->mask, g, 0) / size, per = 1;
+    while (per < n && strata_mesh_member(s->mesh, s->mask, g, per) / size == first)
+        per++;
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t dom = strata_mesh_member(s->mesh, s->mask, g, r) / size;
+        uint32_t head = strata_mesh_member(s->mesh, s->mask, g, r / per * per) / size;
+        if (n % per != 0 || dom != head || (r % per == 0 && r > 0 && dom == first))
+            return 1;
+    }
+    return per;
+}
+
 /* Plans the start and the first round of a collective. */
 static bool plan_collective(spmd *s, const strata_op *op, GError **err)
 {
@@ -456,6 +483,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
             sh.dims[sh.n_dims++] = strata_mesh_group_size(s->mesh, 1u << a);
     uint32_t n = strata_coll_ranks(&sh);
     sh.in_bytes = op->kind == STRATA_OP_ALL_GATHER ? s->refs.bytes / n : s->refs.bytes;
+    sh.domain_ranks = n > 1 ? group_domain_ranks(s, n) : 1;
     GError *e = NULL;
     if (algo->ops->tune && n > 1 && !algo->ops->tune(&sh, s->hw, &e)) {
         fail(s, err, "%s", e->message);
@@ -507,7 +535,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->bytes_per_element = bits ? bits / 8.0 : 4.0;
     s->info = next_info(s, op, algo, n);
     bool tuned = sh.tuned;
-    s->info->nccl_algorithm = tuned ? strata_nccl_algo_name(sh.nccl_algo) : NULL;
+    s->info->nccl_algorithm = !tuned ? NULL : sh.msccl ? "MSCCL" : strata_nccl_algo_name(sh.nccl_algo);
     s->info->nccl_protocol = tuned ? strata_nccl_proto_name(sh.nccl_proto) : NULL;
     s->info->nccl_channels = tuned ? sh.channels : 0;
     for (uint32_t d = 0; d < s->devices; d++) {

@@ -1,0 +1,409 @@
+/*
+ * model_config.c: the reader of Hugging Face config.json files and the
+ * decoder shape they set (model_config.h).
+ *
+ * Two tables. `families`: one row per model_type, with the defaults of
+ * transformers' configuration class for the keys a file may omit
+ * (src/transformers/models/NAME/configuration_NAME.py: LlamaConfig,
+ * MistralConfig, MixtralConfig, Qwen2Config, Qwen3Config, Qwen3MoeConfig,
+ * Gemma2Config, Gemma3TextConfig; DeepseekV3Config from the model
+ * repository's configuration_deepseek.py) and what the family's modeling
+ * file fixes whatever the keys say (RMSNorm and rotary positions for all;
+ * Qwen 2's q/k/v biases, hard-coded in Qwen2Attention; Qwen 3's and
+ * Gemma 3's q_norm/k_norm; Gemma's four norms a layer). `keys`: one row
+ * per config.json key, what it sets and how its value is read; keys that
+ * change nothing a training step's memory or time depends on (token ids,
+ * rope_theta, epsilons, dropout, ...) are rows of kind IGNORE, and keys
+ * for what strata does not model (sliding windows, multi-token
+ * prediction, fp8 weights, a vision tower) are rows of kind NOTE: read,
+ * reported, left out.
+ *
+ * Adding an architecture is one row of `families` (docs/extending.md), and
+ * a key it brings one row of `keys`.
+ */
+#include "workload/model_config.h"
+#include <json-glib/json-glib.h>
+#include <string.h>
+#include "core/error.h"
+
+const char *const strata_model_mlp_choices[] = {"gelu", "relu", "swiglu", "geglu", NULL};
+const char *const strata_model_norm_choices[] = {"layernorm", "rmsnorm", NULL};
+const char *const strata_model_pos_choices[] = {"learned", "rope", NULL};
+
+typedef struct family {
+    const char *model_type;
+    const char *defaults; /* strata keys the class defaults to, before the file's */
+    const char *fixed;    /* what the architecture fixes, after the file's */
+    const char *nested;   /* a key holding the language model's own config (NULL: none) */
+} family;
+
+#define DECODER "norm=rmsnorm,pos=rope"
+static const family families[] = {
+    {"llama", "layers=32,d_model=4096,heads=32,ffn=11008,vocab=32000,mlp=swiglu,tie=false", DECODER, NULL},
+    {"mistral", "layers=32,d_model=4096,heads=32,kv_heads=8,ffn=14336,vocab=32000,mlp=swiglu,tie=false", DECODER,
+     NULL},
+    {"mixtral",
+     "layers=32,d_model=4096,heads=32,kv_heads=8,ffn=14336,vocab=32000,mlp=swiglu,tie=false,experts=8,top_k=2",
+     DECODER, NULL},
+    {"qwen2", "layers=32,d_model=4096,heads=32,ffn=22016,vocab=151936,mlp=swiglu,tie=false",
+     DECODER ",qkv_bias=true", NULL},
+    {"qwen3", "layers=32,d_model=4096,heads=32,head_dim=128,ffn=22016,vocab=151936,mlp=swiglu,tie=false",
+     DECODER ",qk_norm=true", NULL},
+    {"qwen3_moe",
+     "layers=24,d_model=2048,heads=32,kv_heads=4,head_dim=128,ffn=6144,vocab=151936,mlp=swiglu,tie=false,"
+     "experts=128,top_k=8,moe_ffn=768",
+     DECODER ",qk_norm=true", NULL},
+    {"gemma2", "layers=26,d_model=2304,heads=8,kv_heads=4,head_dim=256,ffn=9216,vocab=256000,mlp=geglu,tie=true",
+     DECODER ",post_norms=true", NULL},
+    {"gemma3_text",
+     "layers=26,d_model=2304,heads=8,kv_heads=4,head_dim=256,ffn=9216,vocab=262208,mlp=geglu,tie=true",
+     DECODER ",post_norms=true,qk_norm=true", NULL},
+    {"gemma3", "", "", "text_config"},
+    {"deepseek_v3",
+     "layers=61,d_model=7168,heads=128,kv_heads=128,ffn=18432,vocab=129280,mlp=swiglu,tie=false,experts=256,"
+     "top_k=8,shared_experts=1,moe_ffn=2048,dense_layers=3,moe_every=1,q_lora_rank=1536,kv_lora_rank=512,"
+     "qk_nope_head_dim=128,qk_rope_head_dim=64,v_head_dim=128",
+     DECODER, NULL},
+};
+#undef DECODER
+
+typedef enum {
+    K_COUNT,     /* an integer >= 1 */
+    K_COUNT0,    /* an integer >= 0 */
+    K_BOOL,      /* true or false */
+    K_ACT,       /* hidden_act: the MLP (every family here gates it) */
+    K_IGNORE,    /* known; changes nothing strata models */
+    K_NOTE,      /* known; what it sets is not modelled (a note unless null, false, 0 or empty) */
+    K_STRUCTURE, /* model_type, the nested config: read by the loader itself */
+} key_kind;
+
+typedef struct key_row {
+    const char *hf;
+    const char *key; /* the strata key it sets (NULL for IGNORE, NOTE and STRUCTURE) */
+    key_kind kind;
+} key_row;
+
+static const key_row keys[] = {
+    {"num_hidden_layers", "layers", K_COUNT},
+    {"hidden_size", "d_model", K_COUNT},
+    {"num_attention_heads", "heads", K_COUNT},
+    {"num_key_value_heads", "kv_heads", K_COUNT},
+    {"head_dim", "head_dim", K_COUNT},
+    {"intermediate_size", "ffn", K_COUNT},
+    {"vocab_size", "vocab", K_COUNT},
+    {"tie_word_embeddings", "tie", K_BOOL},
+    {"attention_bias", "qkv_bias", K_BOOL},
+    {"hidden_act", "mlp", K_ACT},
+    {"hidden_activation", "mlp", K_ACT},
+    {"num_local_experts", "experts", K_COUNT0},
+    {"num_experts", "experts", K_COUNT0},
+    {"n_routed_experts", "experts", K_COUNT0},
+    {"num_experts_per_tok", "top_k", K_COUNT},
+    {"n_shared_experts", "shared_experts", K_COUNT0},
+    {"moe_intermediate_size", "moe_ffn", K_COUNT},
+    {"first_k_dense_replace", "dense_layers", K_COUNT0},
+    {"moe_layer_freq", "moe_every", K_COUNT},
+    {"decoder_sparse_step", "moe_every", K_COUNT},
+    {"q_lora_rank", "q_lora_rank", K_COUNT0},
+    {"kv_lora_rank", "kv_lora_rank", K_COUNT0},
+    {"qk_nope_head_dim", "qk_nope_head_dim", K_COUNT},
+    {"qk_rope_head_dim", "qk_rope_head_dim", K_COUNT0},
+    {"v_head_dim", "v_head_dim", K_COUNT},
+    {"model_type", NULL, K_STRUCTURE},
+    {"text_config", NULL, K_STRUCTURE},
+    /* Not modelled: reported when set. */
+    {"sliding_window", NULL, K_NOTE},
+    {"mlp_bias", NULL, K_NOTE},
+    {"num_nextn_predict_layers", NULL, K_NOTE},
+    {"mlp_only_layers", NULL, K_NOTE},
+    {"quantization_config", NULL, K_NOTE},
+    {"vision_config", NULL, K_NOTE},
+    /* Nothing a step's memory or time depends on. */
+    {"architectures", NULL, K_IGNORE},
+    {"auto_map", NULL, K_IGNORE},
+    {"_name_or_path", NULL, K_IGNORE},
+    {"_attn_implementation_autoset", NULL, K_IGNORE},
+    {"transformers_version", NULL, K_IGNORE},
+    {"torch_dtype", NULL, K_IGNORE},
+    {"use_cache", NULL, K_IGNORE},
+    {"bos_token_id", NULL, K_IGNORE},
+    {"eos_token_id", NULL, K_IGNORE},
+    {"pad_token_id", NULL, K_IGNORE},
+    {"boi_token_index", NULL, K_IGNORE},
+    {"eoi_token_index", NULL, K_IGNORE},
+    {"image_token_index", NULL, K_IGNORE},
+    {"mm_tokens_per_image", NULL, K_IGNORE},
+    {"initializer_range", NULL, K_IGNORE},
+    {"max_position_embeddings", NULL, K_IGNORE},
+    {"rms_norm_eps", NULL, K_IGNORE},
+    {"rope_theta", NULL, K_IGNORE},
+    {"rope_scaling", NULL, K_IGNORE},
+    {"rope_local_base_freq", NULL, K_IGNORE},
+    {"attention_dropout", NULL, K_IGNORE},
+    {"pretraining_tp", NULL, K_IGNORE},
+    {"use_sliding_window", NULL, K_IGNORE},
+    {"use_mrope", NULL, K_IGNORE},
+    {"max_window_layers", NULL, K_IGNORE},
+    {"sliding_window_size", NULL, K_IGNORE},
+    {"sliding_window_pattern", NULL, K_IGNORE},
+    {"cache_implementation", NULL, K_IGNORE},
+    {"query_pre_attn_scalar", NULL, K_IGNORE},
+    {"attn_logit_softcapping", NULL, K_IGNORE},
+    {"final_logit_softcapping", NULL, K_IGNORE},
+    {"router_aux_loss_coef", NULL, K_IGNORE},
+    {"output_router_logits", NULL, K_IGNORE},
+    {"router_jitter_noise", NULL, K_IGNORE},
+    {"norm_topk_prob", NULL, K_IGNORE},
+    {"scoring_func", NULL, K_IGNORE},
+    {"topk_method", NULL, K_IGNORE},
+    {"n_group", NULL, K_IGNORE},
+    {"topk_group", NULL, K_IGNORE},
+    {"routed_scaling_factor", NULL, K_IGNORE},
+    {"aux_loss_alpha", NULL, K_IGNORE},
+    {"seq_aux", NULL, K_IGNORE},
+    {"ep_size", NULL, K_IGNORE},
+};
+
+struct strata_model_config {
+    const char *path;     /* borrowed while loading */
+    char *family;
+    GPtrArray *order;     /* strata keys in the order first set (owned) */
+    GHashTable *value_of; /* key -> value (values owned) */
+    GPtrArray *values;    /* "key=value", NULL-terminated, built at the end */
+    GPtrArray *notes;     /* NULL-terminated */
+};
+
+static void set_value(strata_model_config *c, const char *key, const char *value)
+{
+    gpointer stored = NULL;
+    if (!g_hash_table_lookup_extended(c->value_of, key, &stored, NULL)) {
+        stored = g_strdup(key);
+        g_ptr_array_add(c->order, stored);
+    }
+    g_hash_table_replace(c->value_of, stored, g_strdup(value));
+}
+
+/* Sets each "k=v" of kv (a family's defaults or fixed keys). */
+static void set_kv(strata_model_config *c, const char *kv)
+{
+    char **pairs = g_strsplit(kv, ",", -1);
+    for (char **p = pairs; *p; p++) {
+        if (!**p)
+            continue;
+        char *eq = strchr(*p, '=');
+        g_assert(eq);
+        *eq = '\0';
+        set_value(c, *p, eq + 1);
+    }
+    g_strfreev(pairs);
+}
+
+static void note(strata_model_config *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+static void note(strata_model_config *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *what = g_strdup_vprintf(fmt, ap);
+    va_end(ap);
+    g_ptr_array_add(c->notes, g_strdup_printf("%s: %s", c->path, what));
+    g_free(what);
+}
+
+static bool bad(const strata_model_config *c, const char *hf, const char *expected, JsonNode *v, GError **err)
+{
+    char *text = json_to_string(v, FALSE);
+    if (strlen(text) > 40)
+        strcpy(text + 37, "...");
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key '%s': expected %s, got %s", c->path, hf, expected,
+                text);
+    g_free(text);
+    return false;
+}
+
+static const key_row *key_row_of(const char *hf)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        if (strcmp(keys[i].hf, hf) == 0)
+            return &keys[i];
+    return NULL;
+}
+
+/* Whether v says "not set": null, false, 0, "" or an empty array or object. */
+static bool unset_value(JsonNode *v)
+{
+    if (JSON_NODE_HOLDS_NULL(v))
+        return true;
+    if (JSON_NODE_HOLDS_ARRAY(v))
+        return json_array_get_length(json_node_get_array(v)) == 0;
+    if (JSON_NODE_HOLDS_OBJECT(v))
+        return json_object_get_size(json_node_get_object(v)) == 0;
+    GType t = json_node_get_value_type(v);
+    return (t == G_TYPE_BOOLEAN && !json_node_get_boolean(v)) || (t == G_TYPE_INT64 && json_node_get_int(v) == 0) ||
+           (t == G_TYPE_STRING && !*json_node_get_string(v));
+}
+
+/* The MLP hidden_act names: silu gates SwiGLU, the GELUs GeGLU. */
+static const char *mlp_of_act(const char *act)
+{
+    static const char *const gelus[] = {"gelu", "gelu_new", "gelu_pytorch_tanh", "gelu_fast", "gelu_python", NULL};
+    if (strcmp(act, "silu") == 0 || strcmp(act, "swish") == 0)
+        return "swiglu";
+    for (const char *const *g = gelus; *g; g++)
+        if (strcmp(act, *g) == 0)
+            return "geglu";
+    return NULL;
+}
+
+/* One key of the file (hf: v) through its row. */
+static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError **err)
+{
+    const key_row *row = key_row_of(hf);
+    if (!row) {
+        note(c, "key '%s' is not one strata reads: ignored", hf);
+        return true;
+    }
+    if (row->kind == K_IGNORE || row->kind == K_STRUCTURE)
+        return true;
+    if (row->kind == K_NOTE) {
+        if (!unset_value(v))
+            note(c, "key '%s' is set but not modelled: ignored", hf);
+        return true;
+    }
+    if (JSON_NODE_HOLDS_NULL(v))
+        return true; /* the class default */
+    GType t = JSON_NODE_HOLDS_VALUE(v) ? json_node_get_value_type(v) : G_TYPE_INVALID;
+    if (row->kind == K_BOOL) {
+        if (t != G_TYPE_BOOLEAN)
+            return bad(c, hf, "true or false", v, err);
+        set_value(c, row->key, json_node_get_boolean(v) ? "true" : "false");
+    } else if (row->kind == K_ACT) {
+        const char *mlp = t == G_TYPE_STRING ? mlp_of_act(json_node_get_string(v)) : NULL;
+        if (!mlp)
+            return bad(c, hf, "an activation strata models (silu, gelu, gelu_new, gelu_pytorch_tanh)", v, err);
+        set_value(c, row->key, mlp);
+    } else {
+        int64_t min = row->kind == K_COUNT ? 1 : 0;
+        if (t != G_TYPE_INT64 || json_node_get_int(v) < min || json_node_get_int(v) > G_MAXINT32)
+            return bad(c, hf, min ? "a positive integer" : "an integer >= 0", v, err);
+        char *text = g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(v));
+        set_value(c, row->key, text);
+        g_free(text);
+    }
+    return true;
+}
+
+static const family *family_of(const char *model_type)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(families); i++)
+        if (strcmp(families[i].model_type, model_type) == 0)
+            return &families[i];
+    return NULL;
+}
+
+/* The object o (the whole file, or its nested config) read as a model of
+ * its model_type; depth bounds the nesting. */
+static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError **err)
+{
+    JsonNode *mt = json_object_get_member(o, "model_type");
+    if (!mt || !JSON_NODE_HOLDS_VALUE(mt) || json_node_get_value_type(mt) != G_TYPE_STRING) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key 'model_type': expected a string such as llama",
+                    c->path);
+        return false;
+    }
+    const char *type = json_node_get_string(mt);
+    const family *f = family_of(type);
+    if (!f) {
+        char *known = strata_model_config_families();
+        note(c, "model_type '%s' is not one of %s: read with llama's defaults", type, known);
+        g_free(known);
+        f = family_of("llama");
+    }
+    if (f->nested) {
+        JsonNode *inner = json_object_get_member(o, f->nested);
+        if (!inner || !JSON_NODE_HOLDS_OBJECT(inner) || depth > 0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key '%s': expected the language model's config "
+                        "(an object) for model_type %s", c->path, f->nested, type);
+            return false;
+        }
+    }
+    g_free(c->family);
+    c->family = g_strdup(type);
+    set_kv(c, f->defaults);
+    GList *members = json_object_get_members(o);
+    bool ok = true;
+    for (GList *l = members; l && ok; l = l->next)
+        ok = read_key(c, l->data, json_object_get_member(o, l->data), err);
+    g_list_free(members);
+    if (ok && f->nested)
+        return read_object(c, json_node_get_object(json_object_get_member(o, f->nested)), depth + 1, err);
+    set_kv(c, f->fixed);
+    return ok;
+}
+
+strata_model_config *strata_model_config_load(const char *path, GError **err)
+{
+    JsonParser *parser = json_parser_new();
+    GError *local = NULL;
+    if (!json_parser_load_from_file(parser, path, &local)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s", path, local->message);
+        g_error_free(local);
+        g_object_unref(parser);
+        return NULL;
+    }
+    JsonNode *root = json_parser_get_root(parser);
+    if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a JSON object (a config.json)", path);
+        g_object_unref(parser);
+        return NULL;
+    }
+    strata_model_config *c = g_new0(strata_model_config, 1);
+    c->path = path;
+    c->order = g_ptr_array_new_with_free_func(g_free);
+    c->value_of = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+    c->notes = g_ptr_array_new_with_free_func(g_free);
+    c->values = g_ptr_array_new_with_free_func(g_free);
+    bool ok = read_object(c, json_node_get_object(root), 0, err);
+    g_object_unref(parser);
+    if (!ok) {
+        strata_model_config_free(c);
+        return NULL;
+    }
+    for (guint i = 0; i < c->order->len; i++) {
+        const char *k = g_ptr_array_index(c->order, i);
+        g_ptr_array_add(c->values, g_strdup_printf("%s=%s", k, (const char *)g_hash_table_lookup(c->value_of, k)));
+    }
+    g_ptr_array_add(c->values, NULL);
+    g_ptr_array_add(c->notes, NULL);
+    c->path = NULL;
+    return c;
+}
+
+void strata_model_config_free(strata_model_config *c)
+{
+    if (!c)
+        return;
+    g_free(c->family);
+    g_hash_table_destroy(c->value_of);
+    g_ptr_array_free(c->order, TRUE);
+    g_ptr_array_free(c->values, TRUE);
+    g_ptr_array_free(c->notes, TRUE);
+    g_free(c);
+}
+
+const char *strata_model_config_family(const strata_model_config *c) { return c->family; }
+const char *const *strata_model_config_values(const strata_model_config *c)
+{
+    return (const char *const *)c->values->pdata;
+}
+const char *const *strata_model_config_notes(const strata_model_config *c)
+{
+    return (const char *const *)c->notes->pdata;
+}
+
+char *strata_model_config_families(void)
+{
+    GString *s = g_string_new(NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(families); i++)
+        g_string_append_printf(s, "%s%s", i ? ", " : "", families[i].model_type);
+    return g_string_free(s, FALSE);
+}
