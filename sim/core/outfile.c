@@ -117,7 +117,7 @@ static void set_enter(strata_outfile_set *set, strata_outfile *out)
     g_mutex_unlock(&set->lock);
 }
 
-/* Takes out's one-writer lock unless its set's covers it (take_lock, below). */
+/* Takes out's one-writer lock unless its set's covers it (wait_lock, below). */
 static bool lock_target(strata_outfile_set *set, strata_outfile *out, GError **err);
 
 /* Takes out's lock and creates its temporary; in a set, under its lock and
@@ -125,16 +125,11 @@ static bool lock_target(strata_outfile_set *set, strata_outfile *out, GError **e
  * lock that exists. -1 with err set on failure (nothing left). */
 static int make_temp(strata_outfile_set *set, strata_outfile *out, GError **err)
 {
-    if (set)
-        g_mutex_lock(&set->lock);
-    int fd = -1;
-    if (set && set->discarded)
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", out->path, g_strerror(EINTR));
-    else if (lock_target(set, out, err)) {
-        fd = g_mkstemp_full(out->tmp_path, O_WRONLY | O_CLOEXEC, 0666);
-        if (fd < 0)
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", out->path, g_strerror(errno));
-    }
+    if (!lock_target(set, out, err)) /* on success, set's mutex is held */
+        return -1;
+    int fd = g_mkstemp_full(out->tmp_path, O_WRONLY | O_CLOEXEC, 0666);
+    if (fd < 0)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", out->path, g_strerror(errno));
     if (fd >= 0 && set) {
         g_ptr_array_add(set->open, out);
         out->set = set;
@@ -238,12 +233,13 @@ static char *side_path(const char *dir, const char *base, const char *suffix)
     return path;
 }
 
-/* Takes the one-writer lock of `target` (a file, or the prefix of a set of
- * files): an exclusive flock on ".BASE.lock" beside it, created if need be.
- * Another strata process holding it: false with err naming the path. The
- * lock file is unlinked when released; a process that locked a file just
- * unlinked by its holder finds it no longer at the path and tries again. */
-static bool take_lock(const char *target, const char *shown, char **lock, int *fd, GError **err)
+/* Tries the one-writer lock of `target` (a file, or the prefix of a set
+ * of files): an exclusive flock on ".BASE.lock" beside it, created if need
+ * be. 1: taken; 0: another process holds it (err untouched); -1: err set.
+ * The lock file is unlinked when released; a process that locked a file
+ * just unlinked by its holder finds it no longer at the path and tries
+ * again. */
+static int try_lock(const char *target, const char *shown, char **lock, int *fd, GError **err)
 {
     char *dir = g_path_get_dirname(target), *base = g_path_get_basename(target);
     char *path = side_path(dir, base, ".lock");
@@ -254,29 +250,66 @@ static bool take_lock(const char *target, const char *shown, char **lock, int *f
         if (f < 0) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", shown, g_strerror(errno));
             g_free(path);
-            return false;
+            return -1;
         }
         if (flock(f, LOCK_EX | LOCK_NB) != 0) {
             int e = errno;
             close(f);
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", shown,
-                        e == EWOULDBLOCK ? "another strata process is writing it (one writer per path)"
-                                         : g_strerror(e));
             g_free(path);
-            return false;
+            if (e == EWOULDBLOCK)
+                return 0;
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", shown, g_strerror(e));
+            return -1;
         }
         struct stat held, now;
         if (fstat(f, &held) == 0 && stat(path, &now) == 0 && held.st_dev == now.st_dev &&
             held.st_ino == now.st_ino) {
             *lock = path;
             *fd = f;
-            return true;
+            return 1;
         }
         close(f); /* unlinked by the holder in between: take the new one */
     }
     g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': its lock '%s' keeps changing", shown, path);
     g_free(path);
-    return false;
+    return -1;
+}
+
+/* How long a writer waits for another that holds its path's lock (they
+ * take turns: the later one's file replaces the earlier's whole). */
+#define LOCK_WAIT_MS (10 * 60 * 1000)
+#define LOCK_POLL_MS 20
+
+/* try_lock() under set's mutex (none: NULL), retried while another process
+ * holds the lock, the mutex let go between tries so that a discard is never
+ * kept waiting. With the mutex held on a true return. */
+static bool wait_lock(strata_outfile_set *set, const char *target, const char *shown, char **lock, int *fd,
+                      GError **err)
+{
+    for (unsigned waited = 0;; waited += LOCK_POLL_MS) {
+        if (set)
+            g_mutex_lock(&set->lock);
+        if (set && set->discarded) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", shown, g_strerror(EINTR));
+            g_mutex_unlock(&set->lock);
+            return false;
+        }
+        int r = try_lock(target, shown, lock, fd, err);
+        if (r != 0) {
+            if (r < 0 && set)
+                g_mutex_unlock(&set->lock);
+            return r > 0;
+        }
+        if (set)
+            g_mutex_unlock(&set->lock);
+        if (waited >= LOCK_WAIT_MS) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO,
+                        "cannot write '%s': another process has held it for %d minutes (one writer per path)", shown,
+                        LOCK_WAIT_MS / 60000);
+            return false;
+        }
+        g_usleep(LOCK_POLL_MS * 1000);
+    }
 }
 
 static void unlock_path(char **path, int *fd)
@@ -320,25 +353,33 @@ static const char *input_at(strata_outfile_set *set, const char *target)
 }
 
 /* One writer per path: the set's lock covers its members (a set of files
- * under one prefix); any other output takes its own. Called with the set's
- * mutex held (make_temp). */
+ * under one prefix); any other output takes its own, waiting its turn. On
+ * true the set's mutex is held (make_temp registers the temporary under it). */
 static bool lock_target(strata_outfile_set *set, strata_outfile *out, GError **err)
 {
-    if (set && set->lock_path)
-        return true;
-    return take_lock(out->target, out->path, &out->lock_path, &out->lock_fd, err);
+    if (set) {
+        g_mutex_lock(&set->lock);
+        if (set->lock_path && !set->discarded)
+            return true; /* held */
+        if (set->lock_path) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", out->path, g_strerror(EINTR));
+            g_mutex_unlock(&set->lock);
+            return false;
+        }
+        g_mutex_unlock(&set->lock);
+    }
+    return wait_lock(set, out->target, out->path, &out->lock_path, &out->lock_fd, err);
 }
 
 bool strata_outfile_set_lock(strata_outfile_set *set, const char *prefix, GError **err)
 {
+    if (set->lock_path)
+        return true;
     char *target = follow_links(prefix);
-    g_mutex_lock(&set->lock); /* a discard sees the lock file once it exists */
-    bool ok = set->lock_path != NULL;
-    if (!ok && set->discarded)
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", prefix, g_strerror(EINTR));
-    else if (!ok)
-        ok = take_lock(target, prefix, &set->lock_path, &set->lock_fd, err);
-    g_mutex_unlock(&set->lock);
+    /* under the set's mutex: a discard sees the lock file once it exists */
+    bool ok = wait_lock(set, target, prefix, &set->lock_path, &set->lock_fd, err);
+    if (ok)
+        g_mutex_unlock(&set->lock);
     g_free(target);
     return ok;
 }

@@ -22,7 +22,9 @@
  *    is one of them is refused, exit 2;
  *  - one writer per path: opening takes an exclusive flock on ".BASE.lock"
  *    beside the target, held until commit or abort (the lock file then
- *    unlinked); another process that holds it makes the open fail at once.
+ *    unlinked); while another process holds it, the open waits its turn
+ *    (at most 10 minutes), so two writers of one path take turns and the
+ *    later one's file replaces the earlier's whole, never a mix.
  *    A set of files under one prefix (export chakra's PREFIX.D.et) takes
  *    one lock for the prefix (strata_outfile_set_lock), which then covers
  *    every member opened in the set;
@@ -62,9 +64,9 @@ void strata_outfile_set_discard(strata_outfile_set *set);
  * NULL, "-" and what does not exist are ignored): no output of the set may
  * be it. */
 void strata_outfile_set_input(strata_outfile_set *set, const char *path);
-/* Takes the one-writer lock of a set of files named PREFIX...: the members
- * then opened in the set take none of their own. Held until the set is
- * freed; false with err when another process holds it. */
+/* Takes the one-writer lock of a set of files named PREFIX... (waiting
+ * while another process holds it): the members then opened in the set
+ * take none of their own. Held until the set is freed. */
 bool strata_outfile_set_lock(strata_outfile_set *set, const char *prefix, GError **err);
 
 strata_outfile *strata_outfile_open(const char *path, GError **err);
