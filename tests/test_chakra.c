@@ -26,6 +26,7 @@
  *    collective ASTRA-sim does not run, an attribute of the wrong type.
  */
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <json-glib/json-glib.h>
 #include <string.h>
 #include <et_def.pb-c.h>
@@ -437,6 +438,14 @@ static void append_node(GByteArray *b, uint64_t id, const char *name, int type, 
     append_msg(b, &n.base);
 }
 
+/* b (freed) written to et, then imported into dir/name. */
+static char *import_bytes(GByteArray *b, const char *et, const char *dir, const char *name, strata_cli_result *r)
+{
+    ck_assert(g_file_set_contents(et, (const char *)b->data, (gssize)b->len, NULL));
+    g_byte_array_free(b, TRUE);
+    return import_to(et, dir, name, NULL, r);
+}
+
 START_TEST(graph_written_to_the_format)
 {
     /* node 10 COMP (5 us) on the GPU; 11 METADATA after 10 (no work: its dependents wait for 10);
@@ -465,10 +474,8 @@ START_TEST(graph_written_to_the_format)
     append_node(b, 14, "store", CHAKRA_PROTO_MSG__NODE_TYPE__MEM_STORE_NODE, 0, d14, 1, a_store, 1);
     char *dir = strata_test_temp_dir();
     char *et = g_build_filename(dir, "g.et", NULL);
-    ck_assert(g_file_set_contents(et, (const char *)b->data, (gssize)b->len, NULL));
-    g_byte_array_free(b, TRUE);
     strata_cli_result r;
-    char *out = import_to(et, dir, "g.trace", NULL, &r);
+    char *out = import_bytes(b, et, dir, "g.trace", &r);
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_msg(strstr(r.err, "2 compute, 0 cpu, 2 memory, 0 collective nodes, 1 skipped (metadata), 3 events"),
                   "%s", r.err);
@@ -549,6 +556,19 @@ START_TEST(differing_ranks_one_trace_each)
         g_free(ops);
         g_free(path);
     }
+    /* all or none: a rank's file that cannot be written leaves none of
+     * them (before: y.0.trace stayed), and the message names it */
+    char *y1 = g_strdup_printf("%s/y.1.trace", dir);
+    g_mkdir(y1, 0755);
+    char *y = g_build_filename(dir, "y.trace", NULL), *y0 = g_strdup_printf("%s/y.0.trace", dir);
+    r = strata_test_cli("import", "chakra", prefix, "-o", y, NULL);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "y.1.trace"), "%d %s", r.status, r.err);
+    strata_cli_result_clear(&r);
+    ck_assert(!g_file_test(y0, G_FILE_TEST_EXISTS));
+    g_rmdir(y1);
+    g_free(y0);
+    g_free(y1);
+    g_free(y);
     /* to standard output: one file cannot hold them */
     r = strata_test_cli("import", "chakra", prefix, NULL);
     ck_assert_int_eq(r.status, 2);
@@ -575,6 +595,83 @@ static void expect_bad(const char *dir, const char *name, const guint8 *data, gs
     g_free(out);
     g_free(path);
 }
+
+/* Issue 46's classes in Chakra input, a row each: nodes without work each
+ * depending on the two before (their resolved lists doubled at every node:
+ * exponential; now each dependency once), a duration past the sane range
+ * of time= (written as a trace that check refuses; now refused), a gap in
+ * the rank files (the workload shrank to the ranks before it), and a FIFO
+ * (read as "no such file"). */
+START_TEST(issue46_rows)
+{
+    char *dir = strata_test_temp_dir();
+    /* row 1: 0 COMP, 1..60 METADATA on the two before, 61 COMP on 60 */
+    GByteArray *b = g_byte_array_new();
+    ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+    append_msg(b, &meta.base);
+    append_node(b, 0, "first", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 5, NULL, 0, NULL, 0);
+    for (uint64_t i = 1; i <= 60; i++) {
+        const uint64_t deps[] = {i - 1, i >= 2 ? i - 2 : 0};
+        append_node(b, i, "meta", CHAKRA_PROTO_MSG__NODE_TYPE__METADATA_NODE, 0, deps, i >= 2 ? 2 : 1, NULL, 0);
+    }
+    const uint64_t last[] = {60};
+    append_node(b, 61, "last", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 7, last, 1, NULL, 0);
+    char *fan = g_build_filename(dir, "fan.et", NULL);
+    strata_cli_result r;
+    char *out = import_bytes(b, fan, dir, "fan.trace", &r);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    char *ops = ops_text(out);
+    ck_assert_str_eq(ops, "strata-trace 1\noption mesh=rank:1\ncompute first time=5us stream=comp\n"
+                          "compute last time=7us stream=comp\n");
+    g_free(ops);
+    g_unlink(out);
+    g_free(out);
+    /* row 2: 2e12 us = 2e6 s, past time='s 1e6 s */
+    b = g_byte_array_new();
+    append_msg(b, &meta.base);
+    append_node(b, 1, "long", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 2000000000000u, NULL, 0, NULL, 0);
+    expect_bad(dir, "long.et", b->data, b->len, "check refuses");
+    g_byte_array_free(b, TRUE);
+    /* row 3: w.0.et and w.2.et, no w.1.et */
+    b = g_byte_array_new();
+    append_msg(b, &meta.base);
+    append_node(b, 1, "step", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 5, NULL, 0, NULL, 0);
+    char *w0 = g_build_filename(dir, "w.0.et", NULL), *w2 = g_build_filename(dir, "w.2.et", NULL);
+    ck_assert(g_file_set_contents(w0, (const char *)b->data, (gssize)b->len, NULL));
+    ck_assert(g_file_set_contents(w2, (const char *)b->data, (gssize)b->len, NULL));
+    char *prefix = g_build_filename(dir, "w", NULL);
+    out = import_to(prefix, dir, "w.trace", NULL, &r);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "w.1.et: no such file, but") && strstr(r.err, "w.2.et exists"), "%s",
+                  r.err);
+    ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+    strata_cli_result_clear(&r);
+    g_free(out);
+    /* row 4: the same file through a FIFO */
+    char *fifo = g_build_filename(dir, "p.et", NULL);
+    ck_assert(mkfifo(fifo, 0600) == 0);
+    char *script = g_strdup_printf("cat '%s' > '%s' &", w0, fifo);
+    ck_assert(system(script) == 0);
+    out = import_to(fifo, dir, "p.trace", NULL, &r);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_unlink(out);
+    g_free(out);
+    g_unlink(fifo);
+    g_free(fifo);
+    g_free(script);
+    g_byte_array_free(b, TRUE);
+    g_unlink(w0);
+    g_unlink(w2);
+    g_free(w0);
+    g_free(w2);
+    g_free(prefix);
+    g_unlink(fan);
+    g_free(fan);
+    remove_tree(dir);
+    g_free(dir);
+}
+END_TEST
 
 START_TEST(bad_input_names_file_and_node)
 {
@@ -638,6 +735,7 @@ int main(void)
     tcase_add_test(tc, export_is_astra_sim_input);
     tcase_add_test(tc, graph_written_to_the_format);
     tcase_add_test(tc, differing_ranks_one_trace_each);
+    tcase_add_test(tc, issue46_rows);
     tcase_add_test(tc, bad_input_names_file_and_node);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

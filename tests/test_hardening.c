@@ -35,65 +35,12 @@
 #include "core/lines.h"
 #include "trace/writer.h"
 
-typedef struct limits {
-    rlim_t fsize; /* 0: none */
-    rlim_t as;    /* 0: none */
-} limits;
-
-static void set_limits(gpointer data)
-{
-    const limits *l = data;
-    if (l->fsize) {
-        struct rlimit r = {l->fsize, l->fsize};
-        setrlimit(RLIMIT_FSIZE, &r);
-    }
-    if (l->as) {
-        struct rlimit r = {l->as, l->as};
-        setrlimit(RLIMIT_AS, &r);
-    }
-}
-
-/* strata ARGV in dir under the limits (NULL: none). */
-static strata_cli_result run_in(const char *dir, const limits *lim, const char *const *argv)
-{
-    GPtrArray *args = strata_test_binary_argv(argv);
-    strata_cli_result r = {0};
-    int wait_status = 0;
-    GError *err = NULL;
-    limits none = {0, 0};
-    if (!g_spawn_sync(dir, (char **)args->pdata, NULL, G_SPAWN_DEFAULT, set_limits, (gpointer)(lim ? lim : &none),
-                      &r.out, &r.err, &wait_status, &err))
-        ck_abort_msg("spawn: %s", err->message);
-    r.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
-    g_ptr_array_free(args, TRUE);
-    return r;
-}
-
-/* sh -c SCRIPT in dir, with $S the strata binary and $H configs/hw. */
-static strata_cli_result sh_in(const char *dir, const char *script)
-{
-    char *hw = strata_test_source_path("configs/hw");
-    char **env = g_get_environ();
-    env = g_environ_setenv(env, "S", STRATA_BIN, TRUE);
-    env = g_environ_setenv(env, "H", hw, TRUE);
-    const char *argv[] = {"/bin/sh", "-c", script, NULL};
-    strata_cli_result r = {0};
-    int wait_status = 0;
-    GError *err = NULL;
-    if (!g_spawn_sync(dir, (char **)argv, env, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err, &wait_status, &err))
-        ck_abort_msg("spawn: %s", err->message);
-    r.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
-    g_strfreev(env);
-    g_free(hw);
-    return r;
-}
-
-static void expect(const strata_cli_result *r, int status, const char *in_err)
-{
-    ck_assert_msg(r->status == status, "exit %d, expected %d: %s", r->status, status, r->err);
-    if (in_err)
-        ck_assert_msg(strstr(r->err, in_err), "expected '%s' in: %s", in_err, r->err);
-}
+/* The shared helpers of tests/testutil.h under this file's short names. */
+typedef strata_test_limits limits;
+#define run_in strata_test_run_in
+#define sh_in strata_test_sh_in
+#define expect strata_test_expect
+#define only strata_test_only
 
 /* One case of a table: `text` written to dir/c.trace (NULL: left as it
  * is), then strata ARGV in dir, which must exit `status` with `message`
@@ -112,26 +59,6 @@ static void trace_case(const char *dir, size_t row, const char *text, const char
     if (message)
         ck_assert_msg(strstr(r.err, message), "case %zu (%s): expected '%s' in: %s", row, argv[0], message, r.err);
     strata_cli_result_clear(&r);
-}
-
-/* dir holds exactly the names given (NULL-terminated): no temporary. */
-static void only(const char *dir, ...)
-{
-    GHashTable *want = g_hash_table_new(g_str_hash, g_str_equal);
-    va_list ap;
-    va_start(ap, dir);
-    for (const char *n; (n = va_arg(ap, const char *)) != NULL;)
-        g_hash_table_add(want, (gpointer)n);
-    va_end(ap);
-    GDir *d = g_dir_open(dir, 0, NULL);
-    ck_assert(d);
-    guint seen = 0;
-    for (const char *n; (n = g_dir_read_name(d)) != NULL; seen++)
-        ck_assert_msg(g_hash_table_contains(want, n), "unexpected '%s' in %s", n, dir);
-    g_dir_close(d);
-    ck_assert_msg(seen == g_hash_table_size(want), "%s holds %u files, expected %u", dir, seen,
-                  g_hash_table_size(want));
-    g_hash_table_unref(want);
 }
 
 static char *hw_path(const char *name)

@@ -40,11 +40,12 @@ START_TEST(commit_replaces_atomically)
     ck_assert_str_eq(strata_outfile_path(out), path);
     fputs("new content\n", strata_outfile_stream(out));
     fflush(strata_outfile_stream(out));
-    /* before commit the target still has its old content, the new one is a temporary */
+    /* before commit the target still has its old content, the new one is a
+     * temporary, and the one-writer lock .out.json.lock is held */
     char *now = read_all(path);
     ck_assert_str_eq(now, "old");
     g_free(now);
-    ck_assert_uint_eq(count_entries(dir), 2);
+    ck_assert_uint_eq(count_entries(dir), 3);
     ck_assert(strata_outfile_commit(out, &err));
     now = read_all(path);
     ck_assert_str_eq(now, "new content\n");

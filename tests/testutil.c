@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/error.h"
@@ -41,6 +43,7 @@ strata_cli_result strata_test_run_cli(const char *const *argv)
         r.out = g_strdup("");
     if (!r.err)
         r.err = g_strdup("");
+    strata_test_check_json_outputs_in(NULL, argv, &r);
     return r;
 }
 
@@ -95,6 +98,7 @@ strata_cli_result strata_test_run_cli_tty(const char *const *argv)
     g_free(out_path);
     g_ptr_array_free(args, TRUE);
     r.err = g_string_free(err, FALSE);
+    strata_test_check_json_outputs_in(NULL, argv, &r);
     return r;
 }
 
@@ -261,6 +265,283 @@ uint32_t strata_test_count_links(const strata_hw *hw, const char *prefix)
     for (uint32_t i = 0; i < strata_hw_link_count(hw); i++)
         n += g_str_has_prefix(strata_hw_link(hw, i)->name, prefix);
     return n;
+}
+
+/* Strict JSON (RFC 8259): a recursive-descent recognizer over the bytes. */
+typedef struct json_scan {
+    const char *p, *end, *start;
+    const char *why;
+} json_scan;
+
+static void js_ws(json_scan *s)
+{
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t' || *s->p == '\n' || *s->p == '\r'))
+        s->p++;
+}
+
+static bool js_fail(json_scan *s, const char *why)
+{
+    if (!s->why)
+        s->why = why;
+    return false;
+}
+
+static bool js_digits(json_scan *s)
+{
+    const char *from = s->p;
+    while (s->p < s->end && g_ascii_isdigit(*s->p))
+        s->p++;
+    return s->p > from;
+}
+
+static bool js_number(json_scan *s)
+{
+    if (s->p < s->end && *s->p == '-')
+        s->p++;
+    if (s->p < s->end && *s->p == '0')
+        s->p++;
+    else if (s->p >= s->end || *s->p < '1' || *s->p > '9' || !js_digits(s))
+        return js_fail(s, "a number's integer part");
+    if (s->p < s->end && *s->p == '.') {
+        s->p++;
+        if (!js_digits(s))
+            return js_fail(s, "digits after a number's point");
+    }
+    if (s->p < s->end && (*s->p == 'e' || *s->p == 'E')) {
+        s->p++;
+        if (s->p < s->end && (*s->p == '+' || *s->p == '-'))
+            s->p++;
+        if (!js_digits(s))
+            return js_fail(s, "digits of a number's exponent");
+    }
+    if (s->p < s->end && (g_ascii_isalnum(*s->p) || *s->p == '.'))
+        return js_fail(s, "the end of a number");
+    return true;
+}
+
+static bool js_string(json_scan *s)
+{
+    s->p++; /* the opening quote */
+    const char *from = s->p;
+    while (s->p < s->end && *s->p != '"') {
+        unsigned char c = (unsigned char)*s->p;
+        if (c < 0x20)
+            return js_fail(s, "no control character in a string");
+        if (c == '\\') {
+            s->p++;
+            if (s->p >= s->end || !strchr("\"\\/bfnrtu", *s->p))
+                return js_fail(s, "a valid escape");
+            if (*s->p == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (s->p + i >= s->end || !g_ascii_isxdigit(s->p[i]))
+                        return js_fail(s, "four hex digits after \\u");
+                s->p += 4;
+            }
+        }
+        s->p++;
+    }
+    if (s->p >= s->end)
+        return js_fail(s, "a closing quote");
+    if (!g_utf8_validate(from, s->p - from, NULL))
+        return js_fail(s, "UTF-8 in a string");
+    s->p++;
+    return true;
+}
+
+static bool js_value(json_scan *s, int depth);
+
+static bool js_members(json_scan *s, int depth, char close, bool object)
+{
+    s->p++;
+    js_ws(s);
+    if (s->p < s->end && *s->p == close) {
+        s->p++;
+        return true;
+    }
+    for (;;) {
+        js_ws(s);
+        if (object) {
+            if (s->p >= s->end || *s->p != '"' || !js_string(s))
+                return js_fail(s, "a member name");
+            js_ws(s);
+            if (s->p >= s->end || *s->p != ':')
+                return js_fail(s, "':' after a member name");
+            s->p++;
+        }
+        if (!js_value(s, depth + 1))
+            return false;
+        js_ws(s);
+        if (s->p < s->end && *s->p == ',') {
+            s->p++;
+            continue;
+        }
+        if (s->p < s->end && *s->p == close) {
+            s->p++;
+            return true;
+        }
+        return js_fail(s, "',' or the closing bracket");
+    }
+}
+
+static bool js_value(json_scan *s, int depth)
+{
+    js_ws(s);
+    if (depth > 512)
+        return js_fail(s, "nesting under 512");
+    if (s->p >= s->end)
+        return js_fail(s, "a value");
+    switch (*s->p) {
+    case '{':
+        return js_members(s, depth, '}', true);
+    case '[':
+        return js_members(s, depth, ']', false);
+    case '"':
+        return js_string(s);
+    default:
+        if (*s->p == '-' || g_ascii_isdigit(*s->p))
+            return js_number(s);
+        for (const char *const *w = (const char *const[]){"true", "false", "null", NULL}; *w; w++)
+            if ((size_t)(s->end - s->p) >= strlen(*w) && memcmp(s->p, *w, strlen(*w)) == 0) {
+                s->p += strlen(*w);
+                return true;
+            }
+        return js_fail(s, "a value (NaN and infinities are no JSON)");
+    }
+}
+
+char *strata_test_json_strict_error(const char *text, gsize len)
+{
+    json_scan s = {text, text + len, text, NULL};
+    if (js_value(&s, 0)) {
+        js_ws(&s);
+        if (s.p == s.end)
+            return NULL;
+        js_fail(&s, "the end of the text");
+    }
+    return g_strdup_printf("byte %td: expected %s, near '%.40s'", s.p - s.start, s.why, s.p);
+}
+
+char *strata_test_jsonl_strict_error(const char *text, gsize len)
+{
+    const char *p = text, *end = text + len;
+    for (int line = 1; p < end; line++) {
+        const char *nl = memchr(p, '\n', end - p);
+        const char *stop = nl ? nl : end;
+        char *why = strata_test_json_strict_error(p, stop - p);
+        if (why) {
+            char *at = g_strdup_printf("line %d: %s", line, why);
+            g_free(why);
+            return at;
+        }
+        p = stop + 1;
+    }
+    return NULL;
+}
+
+void strata_test_check_json_outputs_in(const char *dir, const char *const *argv, const strata_cli_result *r)
+{
+    if (r->status != 0)
+        return;
+    for (const char *const *a = argv; *a; a++) {
+        const char *path = NULL;
+        if ((strcmp(*a, "--json") == 0 || strcmp(*a, "--timeline") == 0) && a[1])
+            path = a[1];
+        else if (g_str_has_prefix(*a, "--json="))
+            path = *a + strlen("--json=");
+        if (path == NULL || g_str_has_suffix(path, ".gz"))
+            continue;
+        char *text = NULL;
+        gsize len = 0;
+        if (strcmp(path, "-") == 0) {
+            text = g_strdup(r->out);
+            len = strlen(text);
+        } else {
+            char *at = dir && !g_path_is_absolute(path) ? g_build_filename(dir, path, NULL) : g_strdup(path);
+            bool read = g_file_get_contents(at, &text, &len, NULL);
+            g_free(at);
+            if (!read)
+                continue; /* removed by the test already, or a device */
+        }
+        char *why = strata_test_json_strict_error(text, len);
+        ck_assert_msg(why == NULL, "%s %s: not strict JSON: %s", *a, path, why);
+        g_free(text);
+    }
+}
+
+static void set_limits(gpointer data)
+{
+    const strata_test_limits *l = data;
+    if (l->fsize) {
+        struct rlimit r = {l->fsize, l->fsize};
+        setrlimit(RLIMIT_FSIZE, &r);
+    }
+    if (l->as) {
+        struct rlimit r = {l->as, l->as};
+        setrlimit(RLIMIT_AS, &r);
+    }
+}
+
+/* strata ARGV in dir under the limits (NULL: none). */
+strata_cli_result strata_test_run_in(const char *dir, const strata_test_limits *lim, const char *const *argv)
+{
+    GPtrArray *args = strata_test_binary_argv(argv);
+    strata_cli_result r = {0};
+    int wait_status = 0;
+    GError *err = NULL;
+    strata_test_limits none = {0, 0};
+    if (!g_spawn_sync(dir, (char **)args->pdata, NULL, G_SPAWN_DEFAULT, set_limits, (gpointer)(lim ? lim : &none),
+                      &r.out, &r.err, &wait_status, &err))
+        ck_abort_msg("spawn: %s", err->message);
+    r.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+    g_ptr_array_free(args, TRUE);
+    strata_test_check_json_outputs_in(dir, argv, &r);
+    return r;
+}
+
+/* sh -c SCRIPT in dir, with $S the strata binary and $H configs/hw. */
+strata_cli_result strata_test_sh_in(const char *dir, const char *script)
+{
+    char *hw = strata_test_source_path("configs/hw");
+    char **env = g_get_environ();
+    env = g_environ_setenv(env, "S", STRATA_BIN, TRUE);
+    env = g_environ_setenv(env, "H", hw, TRUE);
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    strata_cli_result r = {0};
+    int wait_status = 0;
+    GError *err = NULL;
+    if (!g_spawn_sync(dir, (char **)argv, env, G_SPAWN_DEFAULT, NULL, NULL, &r.out, &r.err, &wait_status, &err))
+        ck_abort_msg("spawn: %s", err->message);
+    r.status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : -1;
+    g_strfreev(env);
+    g_free(hw);
+    return r;
+}
+
+void strata_test_expect(const strata_cli_result *r, int status, const char *in_err)
+{
+    ck_assert_msg(r->status == status, "exit %d, expected %d: %s", r->status, status, r->err);
+    if (in_err)
+        ck_assert_msg(strstr(r->err, in_err), "expected '%s' in: %s", in_err, r->err);
+}
+
+/* dir holds exactly the names given (NULL-terminated): no temporary. */
+void strata_test_only(const char *dir, ...)
+{
+    GHashTable *want = g_hash_table_new(g_str_hash, g_str_equal);
+    va_list ap;
+    va_start(ap, dir);
+    for (const char *n; (n = va_arg(ap, const char *)) != NULL;)
+        g_hash_table_add(want, (gpointer)n);
+    va_end(ap);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    ck_assert(d);
+    guint seen = 0;
+    for (const char *n; (n = g_dir_read_name(d)) != NULL; seen++)
+        ck_assert_msg(g_hash_table_contains(want, n), "unexpected '%s' in %s", n, dir);
+    g_dir_close(d);
+    ck_assert_msg(seen == g_hash_table_size(want), "%s holds %u files, expected %u", dir, seen,
+                  g_hash_table_size(want));
+    g_hash_table_unref(want);
 }
 
 char *strata_test_route_links(const strata_hw *hw, const char *from, const char *to)

@@ -14,6 +14,7 @@
 
 #include <check.h>
 #include <glib.h>
+#include <sys/resource.h>
 
 typedef struct strata_cli_result {
     int status;   /* exit status, or -1 if killed by a signal */
@@ -37,6 +38,31 @@ void strata_test_progress_only_on_tty(const char *const *argv, const char *shown
 /* Same, with a shell-like list: strata_test_cli("run", "--hw", x, NULL). */
 strata_cli_result strata_test_cli(const char *first, ...) G_GNUC_NULL_TERMINATED;
 void strata_cli_result_clear(strata_cli_result *r);
+
+/* NULL when the len bytes of text are one strict JSON text (RFC 8259:
+ * UTF-8 strings, numbers of its grammar only, no NaN nor infinity); else
+ * where and what was expected (g_free). _jsonl: every line one such text. */
+char *strata_test_json_strict_error(const char *text, gsize len);
+char *strata_test_jsonl_strict_error(const char *text, gsize len);
+/* After a successful run of argv: every JSON it wrote (--json PATH or -,
+ * --timeline PATH, not .gz) is strict JSON, else the test fails.
+ * strata_test_run_cli and _tty call it on every run, so every test's JSON
+ * output is checked. */
+void strata_test_check_json_outputs_in(const char *dir, const char *const *argv, const strata_cli_result *r);
+
+/* Limits of a command's process (0: none). */
+typedef struct strata_test_limits {
+    rlim_t fsize; /* RLIMIT_FSIZE */
+    rlim_t as;    /* RLIMIT_AS */
+} strata_test_limits;
+/* strata ARGV in dir under the limits (NULL: none); its JSON checked as above. */
+strata_cli_result strata_test_run_in(const char *dir, const strata_test_limits *lim, const char *const *argv);
+/* sh -c SCRIPT in dir, with $S the strata binary and $H configs/hw. */
+strata_cli_result strata_test_sh_in(const char *dir, const char *script);
+/* r exited `status` with in_err (NULL: anything) in its standard error. */
+void strata_test_expect(const strata_cli_result *r, int status, const char *in_err);
+/* dir holds exactly the names given (NULL-terminated): no temporary. */
+void strata_test_only(const char *dir, ...) G_GNUC_NULL_TERMINATED;
 
 /* Writes text to a new temporary file named like `pattern` (e.g. "x-XXXXXX.trace"); g_free. */
 char *strata_test_write_temp(const char *pattern, const char *text);

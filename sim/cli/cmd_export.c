@@ -16,6 +16,7 @@
 #include "cli/job.h"
 #include "core/error.h"
 #include "import/chakra_export.h"
+#include "trace/checked.h"
 #include "trace/reader.h"
 
 typedef strata_format exporter;
@@ -51,7 +52,10 @@ int strata_export_run(const strata_exporter *ex, int argc, char **argv)
             g_set_error(&err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected --trace T.trace and -o %s", ex->output_arg);
         else {
             strata_job_input(job, "--trace", trace);
+            /* what check refuses is never exported */
             strata_source *src = strata_trace_open(trace, &err);
+            if (src)
+                src = strata_checked_source_new(src, NULL);
             if (src && ex->write(job, src, trace, out, &err))
                 status = STRATA_EXIT_OK;
             strata_source_free(src);
@@ -66,9 +70,9 @@ int strata_export_run(const strata_exporter *ex, int argc, char **argv)
 
 static bool chakra_write(strata_job *job, strata_source *src, const char *trace, const char *prefix, GError **err)
 {
-    (void)job;
     uint32_t n = 0;
-    if (!strata_chakra_export(src, prefix, &n, err))
+    strata_job_doing(job, "exporting %s", trace);
+    if (!strata_chakra_export(src, prefix, strata_job_outputs(job), &n, err))
         return false;
     fprintf(stderr, "strata export chakra: %s -> %s.0.et .. %s.%u.et (%u file%s)\n", trace, prefix, prefix, n - 1,
             n, n == 1 ? "" : "s");

@@ -88,8 +88,9 @@ int strata_import_run(const strata_importer *imp, int argc, char **argv)
     int status = STRATA_EXIT_USAGE;
     if (strata_job_parse(job, &argc, &argv, 1, 1, imp->args_usage)) {
         strata_job_input(job, imp->input_name, argv[1]);
+        const char *input = NULL;
         if (strata_job_output(job, "--output", args->out_path ? args->out_path : "-", &out, &err) &&
-            imp->convert(job, argv[1], &out, args, &err))
+            (input = strata_job_input_once(job, argv[1], &err)) != NULL && imp->convert(job, input, &out, args, &err))
             status = STRATA_EXIT_OK;
     }
     status = strata_job_end(job, status, err);

@@ -32,9 +32,27 @@ static char *rank_path(const char *out, size_t rank)
     return g_strdup_printf("%s.%zu", out, rank);
 }
 
-/* Ranks whose graphs differ: one trace per rank beside --output. */
-static bool write_per_rank(const chakra_args *a, const char *input, strata_outfile **out, strata_source **traces,
-                           size_t n, const strata_chakra_summary *sum, GError **err)
+/* Rank r's trace written and prepared in set as *file. */
+static bool write_rank(strata_outfile_set *set, const char *input, const char *path, size_t r, strata_source *trace,
+                       strata_outfile **file, GError **err)
+{
+    *file = strata_outfile_open_in(set, path, err);
+    if (*file == NULL)
+        return false;
+    char *comment = g_strdup_printf("imported from Chakra execution trace %s: rank %zu's graph, as the "
+                                    "program of every rank (the ranks' graphs differ)", input, r);
+    bool ok = strata_trace_write_to(trace, strata_outfile_stream(*file), comment, err) >= 0 &&
+              strata_outfile_prepare(*file, err);
+    g_free(comment);
+    if (!ok && err && *err && !strstr((*err)->message, path))
+        g_prefix_error(err, "%s: ", path);
+    return ok;
+}
+
+/* Ranks whose graphs differ: one trace per rank beside --output, all or
+ * none (core/outfile.h: one lock for OUT, renamed in one step). */
+static bool write_per_rank(strata_job *job, const chakra_args *a, const char *input, strata_outfile **out,
+                           strata_source **traces, size_t n, const strata_chakra_summary *sum, GError **err)
 {
     const char *target = a->c.out_path && strcmp(a->c.out_path, "-") != 0 ? a->c.out_path : NULL;
     if (!target) {
@@ -46,22 +64,23 @@ static bool write_per_rank(const chakra_args *a, const char *input, strata_outfi
     }
     strata_outfile_abort(*out); /* the one file is not written: its per-rank files are */
     *out = NULL;
-    bool ok = true;
+    strata_outfile_set *set = strata_job_outputs(job);
+    bool ok = strata_outfile_set_lock(set, target, err);
+    GPtrArray *files = g_ptr_array_new();
     for (size_t r = 0; ok && r < n; r++) {
         char *path = rank_path(target, r);
-        strata_outfile *o = strata_outfile_open(path, err);
-        ok = o != NULL;
-        if (ok) {
-            char *comment = g_strdup_printf("imported from Chakra execution trace %s: rank %zu's graph, as the "
-                                            "program of every rank (the ranks' graphs differ)", input, r);
-            ok = strata_trace_write_to(traces[r], strata_outfile_stream(o), comment, err) >= 0 &&
-                 strata_outfile_commit(o, err);
-            if (!ok && o)
-                strata_outfile_abort(o);
-            g_free(comment);
-        }
+        strata_outfile *file = NULL;
+        ok = write_rank(set, input, path, r, traces[r], &file, err);
+        if (file)
+            g_ptr_array_add(files, file);
         g_free(path);
     }
+    if (ok)
+        ok = strata_outfile_commit_all((strata_outfile **)files->pdata, files->len, err);
+    else
+        for (guint i = 0; i < files->len; i++)
+            strata_outfile_abort(g_ptr_array_index(files, i));
+    g_ptr_array_free(files, TRUE);
     if (ok) {
         char *first = rank_path(target, 0), *last = rank_path(target, n - 1);
         fprintf(stderr, "strata import chakra: %s: the ranks' graphs differ (rank %u's from rank 0's at op %"
@@ -88,13 +107,20 @@ static bool chakra_convert(strata_job *job, const char *input, strata_outfile **
     char **files = strata_chakra_rank_files(input, err);
     if (!files)
         return false;
+    for (char **f = files; *f; f++) { /* never written over, the one output nor a rank's */
+        strata_outfile_set_input(strata_job_outputs(job), *f);
+        if (!strata_outfile_check_input(*out, *f, err)) {
+            g_strfreev(files);
+            return false;
+        }
+    }
     strata_chakra_summary sum;
     size_t n = 0;
     strata_job_doing(job, "importing %s", input);
     strata_source **traces = strata_chakra_import(files, a->rank, (uint32_t)a->ranks, &n, &sum, err);
     bool ok = traces != NULL;
     if (ok && n > 1)
-        ok = write_per_rank(a, input, out, traces, n, &sum, err);
+        ok = write_per_rank(job, a, input, out, traces, n, &sum, err);
     else if (ok) {
         char *comment = g_strdup_printf(
             "imported from Chakra execution trace %s (%u rank file%s%s): %s", input, sum.ranks,

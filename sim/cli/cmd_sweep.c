@@ -102,46 +102,73 @@ static bool sweep_check_args(sweep_args *a, GError **err)
     return parse_shard(a, err);
 }
 
+/* The JSONL line of a point: {"point":N,"argv":[...],"output":"..."}, its
+ * strings valid JSON whatever their bytes (core/jsonout.h). */
+static char *jsonl_line(uint64_t p, char *const *cmd, const char *output)
+{
+    GString *s = g_string_new(NULL);
+    g_string_append_printf(s, "{\"point\":%" G_GUINT64_FORMAT ",\"argv\":[", p);
+    for (guint i = 0; cmd[i]; i++) {
+        char *q = strata_json_quote_bytes(cmd[i]);
+        g_string_append_printf(s, "%s%s", i ? "," : "", q);
+        g_free(q);
+    }
+    char *q = strata_json_quote_bytes(output);
+    g_string_append_printf(s, "],\"output\":%s}", q);
+    g_free(q);
+    return g_string_free(s, FALSE);
+}
+
+/* A text manifest is one command a line, read line by line (GNU parallel,
+ * xargs): an argument holding a line break would split a command and run
+ * its rest as shell code, so such an argument is refused (jsonl holds it). */
+static bool line_safe(char *const *cmd, GError **err)
+{
+    for (guint i = 0; cmd[i]; i++)
+        if (strpbrk(cmd[i], "\n\r")) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "--list-jobs: argument %u of a point's command holds a line break (a path?): a manifest of "
+                        "one command a line cannot hold it; use --format jsonl", i);
+            return false;
+        }
+    return true;
+}
+
 /* One line per selected point (only the unfinished ones with --pending):
  * its command (text), or {"point", "argv", "output"} (jsonl); with neither
- * --list-jobs nor jsonl, --pending prints the point numbers. */
-static void list_jobs(const strata_sweep_ctx *ctx, const sweep_args *a)
+ * --list-jobs nor jsonl, --pending prints the point numbers. Every command
+ * is checked before the first line is printed. */
+static bool list_jobs(const strata_sweep_ctx *ctx, const sweep_args *a, GError **err)
 {
     bool jsonl = a->format && strcmp(a->format, "jsonl") == 0;
-    for (uint64_t p = 0; p < strata_experiment_point_count(ctx->exp); p++) {
-        if (!strata_sweep_point_selected(ctx, p) || (a->pending && strata_sweep_point_done(ctx, p)))
-            continue;
-        if (!a->list_jobs) {
-            printf("%" G_GUINT64_FORMAT "\n", p);
-            continue;
+    for (int pass = jsonl || !a->list_jobs ? 1 : 0; pass < 2; pass++)
+        for (uint64_t p = 0; p < strata_experiment_point_count(ctx->exp); p++) {
+            if (!strata_sweep_point_selected(ctx, p) || (a->pending && strata_sweep_point_done(ctx, p)))
+                continue;
+            if (!a->list_jobs) {
+                printf("%" G_GUINT64_FORMAT "\n", p);
+                continue;
+            }
+            char **cmd = strata_sweep_point_command(ctx, p);
+            bool ok = true;
+            if (pass == 0)
+                ok = line_safe(cmd, err);
+            else if (jsonl) {
+                char *output = strata_sweep_point_json_path(ctx, p);
+                char *text = jsonl_line(p, cmd, output);
+                printf("%s\n", text);
+                g_free(text);
+                g_free(output);
+            } else {
+                char *text = strata_sweep_shell_join(cmd);
+                printf("%s\n", text);
+                g_free(text);
+            }
+            g_strfreev(cmd);
+            if (!ok)
+                return false;
         }
-        char **cmd = strata_sweep_point_command(ctx, p);
-        if (jsonl) {
-            JsonBuilder *b = strata_json_object_begin();
-            json_builder_set_member_name(b, "point");
-            json_builder_add_int_value(b, (gint64)p);
-            strata_json_open_array(b, "argv");
-            for (guint i = 0; cmd[i]; i++)
-                json_builder_add_string_value(b, cmd[i]);
-            json_builder_end_array(b);
-            json_builder_set_member_name(b, "output");
-            char *output = strata_sweep_point_json_path(ctx, p);
-            json_builder_add_string_value(b, output);
-            g_free(output);
-            json_builder_end_object(b);
-            JsonNode *root = json_builder_get_root(b);
-            char *text = json_to_string(root, FALSE);
-            printf("%s\n", text);
-            g_free(text);
-            json_node_unref(root);
-            g_object_unref(b);
-        } else {
-            char *text = strata_sweep_shell_join(cmd);
-            printf("%s\n", text);
-            g_free(text);
-        }
-        g_strfreev(cmd);
-    }
+    return true;
 }
 
 static bool run_one_point(const strata_sweep_ctx *ctx, uint64_t point, GError **err)
@@ -205,10 +232,14 @@ static bool sweep_main(strata_job *job, const sweep_args *a, const char *exp_pat
     g_free(out_rel);
     char *exe = self_exe();
     strata_sweep_ctx ctx = {.exp = exp, .exe = exe, .out_dir = out_dir, .shard_index = a->shard_index,
-                            .shard_count = a->shard_count};
+                            .shard_count = a->shard_count, .outs = strata_job_outputs(job)};
+    char **inputs = strata_experiment_inputs(exp);
+    for (char **in = inputs; *in; in++)
+        strata_outfile_set_input(ctx.outs, *in);
+    g_strfreev(inputs);
     bool ok = true;
     if (a->list_jobs || a->pending) {
-        list_jobs(&ctx, a);
+        ok = list_jobs(&ctx, a, err);
     } else if ((ok = prepare_out_dir(out_dir, err))) {
         if (a->point != POINT_UNSET) {
             strata_job_doing(job, "running point %" G_GINT64_FORMAT " into %s", a->point, out_dir);

@@ -26,7 +26,9 @@ int strata_validate_against(strata_job *job, const char *trace, const char *hw_p
         strata_job_input(job, "--against", trace);
         strata_job_doing(job, "validating %s", trace);
         strata_run_spec_options spec_opt = {.hw_path = hw_path};
-        if ((spec = strata_run_spec_new(&spec_opt, &err)) && strata_jax_profile_sniff(trace)) {
+        const char *given = trace;
+        trace = strata_job_input_once(job, given, &err); /* sniffed, then read: a FIFO read once */
+        if (trace && (spec = strata_run_spec_new(&spec_opt, &err)) && strata_jax_profile_sniff(trace)) {
             strata_jax_validation jv = {0};
             if (strata_jax_validate(trace, strata_run_spec_hw(spec), &jv, &err)) {
                 fputs(jv.table, strata_job_human(job));

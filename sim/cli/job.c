@@ -11,7 +11,10 @@
  */
 #include "cli/job.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/stat.h>
 #include "cli/cli.h"
@@ -37,6 +40,9 @@ struct strata_job {
     GArray *files;       /* named_file: inputs, then outputs as opened */
     guint n_inputs;      /* files[0 .. n_inputs) are the inputs */
     const char *stdout_option; /* the output that is "-", or NULL */
+    int spooled;               /* strata_job_input_once's copy, or -1 */
+    char *spooled_path;        /* its /proc/self/fd path */
+    char *spooled_from;        /* the path it was read from (messages name it) */
 };
 
 int strata_cli_fail(const char *cmd, GError *err)
@@ -72,6 +78,7 @@ strata_job *strata_job_new(const char *cmd, const char *parameter_string, const 
     g_option_context_set_description(job->options, description);
     g_option_context_add_main_entries(job->options, entries, NULL);
     job->outs = strata_outfile_set_new();
+    job->spooled = -1;
     job->files = g_array_new(FALSE, TRUE, sizeof(named_file));
     g_array_set_clear_func(job->files, named_file_clear);
     job->intr = strata_interrupt_start(cmd, job->outs);
@@ -135,6 +142,60 @@ void strata_job_input(strata_job *job, const char *option, const char *path)
     named_file f = name_file(option, path);
     g_array_append_val(job->files, f);
     job->n_inputs = job->files->len;
+    strata_outfile_set_input(job->outs, path);
+}
+
+strata_outfile_set *strata_job_outputs(strata_job *job) { return job->outs; }
+
+/* Copies the descriptor `in` to an unlinked temporary; its descriptor, or
+ * -1 with err. */
+static int spool_fd(int in, const char *path, GError **err)
+{
+    char *tmp = NULL;
+    int fd = g_file_open_tmp("strata-input-XXXXXX", &tmp, err);
+    if (fd < 0)
+        return -1;
+    unlink(tmp);
+    g_free(tmp);
+    char buf[1 << 16];
+    ssize_t n;
+    bool ok = true;
+    while (ok && ((n = read(in, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR)))
+        ok = n < 0 || write(fd, buf, (size_t)n) == n;
+    if (!ok || n < 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot read it once: %s", path, g_strerror(errno));
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+const char *strata_job_input_once(strata_job *job, const char *path, GError **err)
+{
+    struct stat st;
+    bool std_in = strcmp(path, "-") == 0 || strcmp(path, "/dev/stdin") == 0;
+    if (std_in ? fstat(STDIN_FILENO, &st) != 0 : stat(path, &st) != 0)
+        return path; /* the reader says what is wrong */
+    if (!std_in && (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+        return path; /* standard input is always copied: "-" names no file */
+    int in = std_in ? dup(STDIN_FILENO) : open(path, O_RDONLY | O_CLOEXEC);
+    if (in < 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot open: %s", path, g_strerror(errno));
+        return NULL;
+    }
+    int fd = spool_fd(in, path, err);
+    close(in);
+    if (fd < 0)
+        return NULL;
+    if (job->spooled < 0)
+        job->spooled = fd;
+    else
+        close(fd); /* one input a command: the first is kept */
+    g_free(job->spooled_path);
+    g_free(job->spooled_from);
+    job->spooled_path = g_strdup_printf("/proc/self/fd/%d", job->spooled);
+    job->spooled_from = g_strdup(path);
+    return job->spooled_path;
 }
 
 /* The output must not be an input, nor an output named before. */
@@ -245,10 +306,20 @@ int64_t strata_job_commit_trace(strata_job *job, strata_outfile **out, strata_so
 
 int strata_job_end(strata_job *job, int status, GError *err)
 {
+    if (err && job->spooled_path && strstr(err->message, job->spooled_path)) { /* name what the user gave */
+        GString *m = g_string_new(err->message);
+        g_string_replace(m, job->spooled_path, job->spooled_from, 0);
+        g_free(err->message);
+        err->message = g_string_free(m, FALSE);
+    }
     if (err)
         status = strata_cli_fail(job->cmd, err);
     strata_interrupt_stop(job->intr);
     strata_outfile_set_free(job->outs);
+    if (job->spooled >= 0)
+        close(job->spooled);
+    g_free(job->spooled_path);
+    g_free(job->spooled_from);
     g_array_unref(job->files);
     g_option_context_free(job->options);
     g_free(job->cmd);

@@ -62,6 +62,18 @@ bool strata_job_parse(strata_job *job, int *argc, char ***argv, int min_args, in
  * every input is named before the first output. */
 void strata_job_input(strata_job *job, const char *option, const char *path);
 
+/* An input that can be read only once (standard input as "-" or
+ * /dev/stdin, a FIFO, a pipe, a device) copied whole to an unlinked
+ * temporary, so that a reader that opens its input twice (two passes, a
+ * sniff then a read) works on it as on a file: the path to read (the
+ * copy's /proc/self/fd/N; path itself for a file or a directory), or NULL
+ * with err. One such input a job. */
+const char *strata_job_input_once(strata_job *job, const char *path, GError **err);
+
+/* The job's output set (core/outfile.h), for a writer of many files (an
+ * exporter, a sweep): its inputs are the job's, a signal discards it. */
+strata_outfile_set *strata_job_outputs(strata_job *job);
+
 /* Opens the output `path` of `option` (NULL: no output, *out stays NULL).
  * Fails when the path cannot be written, or names an input or an earlier
  * output of this job. */

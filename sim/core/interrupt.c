@@ -1,5 +1,5 @@
 /*
- * interrupt.c: SIGINT and SIGTERM as an orderly exit (contract in
+ * interrupt.c: SIGINT, SIGTERM, SIGHUP and SIGQUIT as an orderly exit (contract in
  * interrupt.h).
  *
  * Design: the signals are blocked, then read from a signalfd by a watcher
@@ -9,7 +9,7 @@
  * ordinary thread and may take locks, unlink files and format messages.
  *
  * Invariants:
- *  1. between start and stop, SIGINT and SIGTERM are blocked in the
+ *  1. between start and stop, the four signals are blocked in the
  *     thread that called start and reach the process only through the
  *     signalfd; one that was ignored at start is read and dropped;
  *  2. the watcher reads `doing` only under `lock`; the command writes it
@@ -61,7 +61,7 @@ static void watched_signals(sigset_t *set, sigset_t *ignored)
 {
     sigemptyset(set);
     sigemptyset(ignored);
-    const int sigs[] = {SIGINT, SIGTERM};
+    const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
     for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
         struct sigaction now;
         if (sigaction(sigs[i], NULL, &now) == 0 && now.sa_handler == SIG_IGN)
@@ -121,14 +121,26 @@ static void end_children(void)
     g_array_free(pids, TRUE);
 }
 
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGINT: return "SIGINT";
+    case SIGTERM: return "SIGTERM";
+    case SIGHUP: return "SIGHUP";
+    default: return "SIGQUIT";
+    }
+}
+
 static void interrupted(strata_interrupt *intr, int sig)
 {
     g_mutex_lock(&intr->lock);
     strata_outfile_set_discard(intr->outs);
     end_children();
     char msg[1024];
-    int n = g_snprintf(msg, sizeof msg, "strata %s: interrupted by %s while %s; no output was written\n",
-                       intr->cmd, sig == SIGINT ? "SIGINT" : "SIGTERM", intr->doing);
+    /* on a terminal, the progress line (ended by no newline) is erased
+     * first, so that the message stands on its own line */
+    int n = g_snprintf(msg, sizeof msg, "%sstrata %s: interrupted by %s while %s; no output was written\n",
+                       isatty(STDERR_FILENO) ? "\r\033[K" : "", intr->cmd, signal_name(sig), intr->doing);
     if (n > 0 && write(STDERR_FILENO, msg, MIN((size_t)n, sizeof msg - 1)) < 0)
         n = 0;
     _exit(128 + sig);

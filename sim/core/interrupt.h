@@ -1,14 +1,15 @@
 /*
- * interrupt.h: SIGINT and SIGTERM as an orderly exit of a command.
+ * interrupt.h: SIGINT, SIGTERM, SIGHUP (a closed terminal) and SIGQUIT as an
+ * orderly exit of a command.
  *
- * strata_interrupt_start() blocks both signals in the calling thread, and so
+ * strata_interrupt_start() blocks the four signals in the calling thread, and so
  * in every thread created after it (SimGrid's, the host backend's), and
  * starts one watcher thread that waits for them on a signalfd. When one
  * arrives, the watcher discards the command's open outputs (their
  * temporaries are unlinked, no later commit renames anything: outfile.h),
  * prints "strata CMD: interrupted by SIGINT while WHAT; no output was
  * written" on standard error and ends the process with 128 + the signal
- * number (130, 143: the shell's convention), once its children (sweep
+ * number (130, 143, 129, 131: the shell's convention), once its children (sweep
  * points, published cases) have had SIGTERM and ended. A signal that was ignored when
  * strata started (nohup, a background job of a script) stays ignored, even
  * once SimGrid has installed its own handlers: it is blocked like the

@@ -5,17 +5,23 @@
  * has open. json-glib's numbers are gint64, so strata_json_add_uint() puts a
  * count above INT64_MAX in the node as the string "\001u64:DIGITS";
  * strata_json_text() prints a node pretty (two-space indent) with a final
- * newline and writes every such string as its bare, exact number.
+ * newline and writes every such string as its bare, exact number. Every
+ * double is written as a valid JSON number that reads back exactly: its
+ * shortest %.17g text with a point before any exponent ("1.0", "3.0e-10",
+ * "-0.0"; json-glib alone writes "3e-10.0"); a NaN or an infinity, which
+ * JSON cannot hold, is written as null.
  * strata_json_write_file() writes that text to a path atomically
  * (core/outfile.h: the file is complete or untouched).
  *
- * Invariant: equal nodes give byte-identical text.
+ * Invariants: equal nodes give byte-identical text; the text parses as
+ * strict JSON (RFC 8259) whenever the node's strings are valid UTF-8.
  */
 #ifndef STRATA_JSONOUT_H
 #define STRATA_JSONOUT_H
 
 #include <glib.h>
 #include <json-glib/json-glib.h>
+#include "core/outfile.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -34,10 +40,17 @@ JsonNode *strata_json_object_end(JsonBuilder *b);
 void strata_json_open_object(JsonBuilder *b, const char *key);
 void strata_json_open_array(JsonBuilder *b, const char *key);
 
+/* s as a quoted JSON string that is valid whatever its bytes: valid UTF-8
+ * as is (", \ and control characters escaped as json-glib does), each
+ * byte of an invalid sequence as \udcXX (a lone low surrogate: Python's
+ * surrogateescape, so os.fsencode gives the bytes back). g_free. */
+char *strata_json_quote_bytes(const char *s);
+
 /* Pretty text of root ending in "\n", big counts exact (g_free it); root is
  * not consumed. */
 char *strata_json_text(JsonNode *root);
-/* strata_json_text(root) written atomically to path ("-": standard output). */
-bool strata_json_write_file(const char *path, JsonNode *root, GError **err);
+/* strata_json_text(root) written atomically to path ("-": standard output)
+ * in `set` (NULL: none; core/outfile.h). */
+bool strata_json_write_file(strata_outfile_set *set, const char *path, JsonNode *root, GError **err);
 
 #endif

@@ -33,8 +33,8 @@ static bool mesh_fail(strata_mesh *m, const char *text, GError **err, const char
 {
     g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                 "expected a mesh such as data:4,model:2 (axis names [a-z][a-z0-9_]*, sizes >= 1, at most %d "
-                "axes, distinct names, at most 2^32-1 devices), got '%s': %s",
-                STRATA_MESH_MAX_AXES, text, what);
+                "axes, distinct names, at most %u devices), got '%s': %s",
+                STRATA_MESH_MAX_AXES, STRATA_MESH_MAX_DEVICES, text, what);
     strata_mesh_free(m);
     return false;
 }
@@ -64,9 +64,13 @@ static bool parse_axis(strata_mesh *m, const char *text, const char *item, GErro
             return mesh_fail(NULL, text, err, "an axis is named twice");
         }
     }
-    if ((uint64_t)m->devices * size > UINT32_MAX) {
+    if ((uint64_t)m->devices * size > STRATA_MESH_MAX_DEVICES) {
         g_free(name);
-        return mesh_fail(NULL, text, err, "too many devices");
+        char *what = g_strdup_printf("too many devices: %" G_GUINT64_FORMAT " or more, past the %u a hardware model "
+                                     "holds", (guint64)m->devices * size, STRATA_MESH_MAX_DEVICES);
+        bool r = mesh_fail(NULL, text, err, what);
+        g_free(what);
+        return r;
     }
     m->names[m->n_axes] = name;
     m->sizes[m->n_axes++] = (uint32_t)size;

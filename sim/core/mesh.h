@@ -20,6 +20,10 @@
 #include <stdint.h>
 
 #define STRATA_MESH_MAX_AXES 8
+/* The most devices a mesh may have: the most a hardware model holds
+ * (hw's `devices`, 1 to 65536), so that `check` refuses a mesh no machine
+ * holds as `run` does. */
+#define STRATA_MESH_MAX_DEVICES 65536u
 
 typedef struct strata_mesh strata_mesh;
 

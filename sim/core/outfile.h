@@ -16,6 +16,25 @@
  * removes the temporary: opening an output ignores SIGXFSZ, so the write
  * returns EFBIG instead of the signal killing the process.
  *
+ * The guard every writer goes through (issue 46):
+ *  - never an input: a set knows its command's inputs
+ *    (strata_outfile_set_input); an output whose target (links followed)
+ *    is one of them is refused, exit 2;
+ *  - one writer per path: opening takes an exclusive flock on ".BASE.lock"
+ *    beside the target, held until commit or abort (the lock file then
+ *    unlinked); while another process holds it, the open waits its turn
+ *    (at most 10 minutes), so two writers of one path take turns and the
+ *    later one's file replaces the earlier's whole, never a mix.
+ *    A set of files under one prefix (export chakra's PREFIX.D.et) takes
+ *    one lock for the prefix (strata_outfile_set_lock), which then covers
+ *    every member opened in the set;
+ *  - temporaries and locks fit the directory's file-name limit: a name
+ *    too long for ".NAME.XXXXXX" is cut and carries a hash of the whole;
+ *  - a set of files is all or nothing: each member is written and
+ *    strata_outfile_prepare()d (closed, fsynced), then
+ *    strata_outfile_commit_all() renames them all under the set's lock, so
+ *    a full disk, a size limit or a signal leaves none of them.
+ *
  * Invariant: whatever happens, the file at `path` is either its old content
  * or the complete new content.
  *
@@ -38,9 +57,17 @@ typedef struct strata_outfile_set strata_outfile_set;
 
 strata_outfile_set *strata_outfile_set_new(void);
 void strata_outfile_set_free(strata_outfile_set *set); /* aborts what is still open */
-/* Unlinks every open temporary of the set; later commits in it fail. Safe
- * to call from any thread. */
+/* Unlinks every open temporary (and lock) of the set; later commits in it
+ * fail. Safe to call from any thread. */
 void strata_outfile_set_discard(strata_outfile_set *set);
+/* Names an input of the set's command (a regular file; links followed;
+ * NULL, "-" and what does not exist are ignored): no output of the set may
+ * be it. */
+void strata_outfile_set_input(strata_outfile_set *set, const char *path);
+/* Takes the one-writer lock of a set of files named PREFIX... (waiting
+ * while another process holds it): the members then opened in the set
+ * take none of their own. Held until the set is freed. */
+bool strata_outfile_set_lock(strata_outfile_set *set, const char *prefix, GError **err);
 
 strata_outfile *strata_outfile_open(const char *path, GError **err);
 /* The same, registered in `set` (NULL: none) until commit or abort. */
@@ -52,6 +79,15 @@ FILE *strata_outfile_stream(strata_outfile *out);
 bool strata_outfile_gzip(strata_outfile *out, GError **err);
 const char *strata_outfile_path(const strata_outfile *out);
 bool strata_outfile_commit(strata_outfile *out, GError **err); /* frees out */
+/* Ends what out's temporary holds (flushed, fsynced, closed; a ".gz"
+ * stream ended) without renaming it, so that many can wait for
+ * strata_outfile_commit_all without holding a descriptor each; false with
+ * err when a write failed (the caller aborts). "-" and devices: nothing. */
+bool strata_outfile_prepare(strata_outfile *out, GError **err);
+/* Renames n prepared outputs of one set (NULL set: none) in one step under
+ * the set's lock: all, or (a discard, a failed rename) the rest removed and
+ * false with err. Frees every out. */
+bool strata_outfile_commit_all(strata_outfile **outs, size_t n, GError **err);
 void strata_outfile_abort(strata_outfile *out);                 /* frees out; NULL ok */
 
 /* Inputs are never clobbered: false (err: STRATA_ERROR_INPUT, "cannot write
@@ -64,5 +100,8 @@ bool strata_outfile_check_input(const strata_outfile *out, const char *input, GE
 
 /* Whole-buffer convenience: atomically write `len` bytes to path ("-" ok). */
 bool strata_write_file_atomic(const char *path, const char *data, gsize len, GError **err);
+/* The same, in `set` (its inputs refused, discarded on a signal). */
+bool strata_write_file_atomic_in(strata_outfile_set *set, const char *path, const char *data, gsize len,
+                                 GError **err);
 
 #endif

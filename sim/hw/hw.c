@@ -21,11 +21,13 @@
 #include "hw/hw_internal.h"
 #include "hw/dram.h"
 #include "hw/pcie.h"
+#include "hw/staging.h"
 #include "core/error.h"
 #include "core/keyfile.h"
 #include "core/units.h"
 
 #include <assert.h>
+#include <inttypes.h>
 #include <string.h>
 
 /* ---- the keys each kind of group accepts ---- */
@@ -517,6 +519,15 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
         return false;
     const strata_memory_spec *ma = &g_array_index(hw->memories, strata_memory_spec, l.a),
                              *mb = &g_array_index(hw->memories, strata_memory_spec, l.b);
+    if (strata_keyfile_has_key(ctx->k, group, "staging_buffer") && l.staging_buffer < STRATA_STAGING_MIN_BUFFER) {
+        char *why = g_strdup_printf("at least %u bytes (a page: the driver's pinned staging buffer), got %" PRIu64
+                                    " (a copy would make one chunk per %" PRIu64 " bytes)",
+                                    STRATA_STAGING_MIN_BUFFER, l.staging_buffer,
+                                    l.staging_buffer / 2 ? l.staging_buffer / 2 : 1);
+        hw_fail(ctx, err, group, "staging_buffer", "expected %s", why);
+        g_free(why);
+        return false;
+    }
     if (l.staging_buffer && !(ma->kind == STRATA_MEM_HOST && mb->kind == STRATA_MEM_HOST && ma->pageable != mb->pageable)) {
         hw_fail(ctx, err, group, "staging_buffer", "a staging link joins a pageable and a pinned host memory");
         return false;

@@ -17,11 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/mesh.h"
 #include "core/units.h"
 #include "hw/hw_internal.h"
 #include "hw/hw_slice.h"
 
-#define MAX_DEVICES 65536u
+#define MAX_DEVICES STRATA_MESH_MAX_DEVICES
 #define MAX_LINKS_PER_CHIP 64u
 #define MAX_INSTANCES (1u << 22) /* memories, units and links after instantiation */
 

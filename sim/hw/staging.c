@@ -23,7 +23,18 @@ double strata_staging_pipeline_time(const strata_staging_path *p, uint64_t bytes
     /* cpu_end / dma_end of the previous two chunks: a half of the buffer is
      * free again once the DMA of the chunk before the previous one ended. */
     double cpu_end = 0, dma_end = 0, dma_end_before = 0;
-    for (uint64_t done = 0; done < bytes;) {
+    for (uint64_t done = 0, i = 0; done < bytes; i++) {
+        if (i == STRATA_STAGING_EXACT_CHUNKS && bytes - done > chunk) {
+            /* the steady state: every full chunk shifts the whole state by
+             * the last chunk's period (the slower stage's time); the rest
+             * of the full chunks in one step, bounded work for any size */
+            double period = dma_end - dma_end_before;
+            uint64_t skip = (bytes - done) / chunk - 1;
+            cpu_end += (double)skip * period;
+            dma_end_before = dma_end + (double)(skip - 1) * period;
+            dma_end += (double)skip * period;
+            done += skip * chunk;
+        }
         uint64_t c = bytes - done < chunk ? bytes - done : chunk;
         double cpu_start = cpu_end > dma_end_before ? cpu_end : dma_end_before;
         double cpu_done = cpu_start + (double)c / p->cpu_rate;

@@ -45,6 +45,13 @@ typedef struct strata_staging_path {
  * buffer, each chunk's DMA and the host callback's memcpy in turn on one
  * stream) takes chunks of the whole buffer and adds both stages' times. */
 double strata_staging_pipeline_time(const strata_staging_path *p, uint64_t bytes);
+/* Chunks the pipeline follows one by one; past them it is in its steady
+ * state and the rest of a copy's full chunks are taken in one step (work
+ * bounded whatever the copy's size and the buffer's). */
+#define STRATA_STAGING_EXACT_CHUNKS 65536u
+/* The smallest staging buffer a hardware file may give: a page (the
+ * driver's pinned buffers are pages; CUDA's is 2 MiB). */
+#define STRATA_STAGING_MIN_BUFFER 4096u
 
 /* The pipeline time less what a transfer over both links takes alone
  * (dma_latency + bytes / the slower rate), at least 0. */

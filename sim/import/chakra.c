@@ -141,12 +141,25 @@ static bool topo_order(rank_ctx *c, guint *order, GError **err)
     return ok;
 }
 
+/* Adds position p to eff unless it holds it already (seen: eff's set). */
+static void add_dep(GPtrArray *eff, GHashTable *seen, guint p)
+{
+    if (g_hash_table_add(seen, GUINT_TO_POINTER(p + 1)))
+        g_ptr_array_add(eff, GUINT_TO_POINTER(p));
+}
+
 /* The positions node i waits for: its present dependencies, a skipped one
- * replaced by its own (resolved before i in topological order). */
-static void resolve_deps(rank_ctx *c, guint i)
+ * replaced by its own (resolved before i in topological order), each once,
+ * in the order first met. Once: nodes without work each depending on the
+ * two before doubled their lists at every step (a 900-byte file grew to
+ * 2.6 GB); a set's size is at most the nodes with work. The total over the
+ * graph is bounded too (*total, STRATA_CHAKRA_MAX_RESOLVED_DEPS): a chain
+ * of such nodes can still add every node before it to every list. */
+static bool resolve_deps(rank_ctx *c, guint i, uint64_t *total, GError **err)
 {
     const et_node *nd = g_ptr_array_index(c->f->nodes, i);
     GPtrArray *eff = g_ptr_array_new();
+    GHashTable *seen = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (size_t d = 0; d < nd->n_data_deps; d++) {
         gpointer at = g_hash_table_lookup(c->index, &nd->data_deps[d]);
         if (!at)
@@ -154,11 +167,22 @@ static void resolve_deps(rank_ctx *c, guint i)
         guint p = GPOINTER_TO_UINT(at) - 1;
         if (c->kind[p] == WORK_SKIP) {
             for (guint x = 0; x < c->eff_deps[p]->len; x++)
-                g_ptr_array_add(eff, g_ptr_array_index(c->eff_deps[p], x));
+                add_dep(eff, seen, GPOINTER_TO_UINT(g_ptr_array_index(c->eff_deps[p], x)));
         } else
-            g_ptr_array_add(eff, GUINT_TO_POINTER(p));
+            add_dep(eff, seen, p);
     }
+    g_hash_table_destroy(seen);
     c->eff_deps[i] = eff;
+    *total += eff->len;
+    if (*total <= STRATA_CHAKRA_MAX_RESOLVED_DEPS)
+        return true;
+    char *w = chakra_node_where(c->f->path, nd);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                "%s: the dependencies through nodes without work resolve to more than %u (%" PRIu64 " by this "
+                "node, of %u nodes): expected a graph whose metadata nodes do not each fan out to all before them",
+                w, STRATA_CHAKRA_MAX_RESOLVED_DEPS, *total, c->f->nodes->len);
+    g_free(w);
+    return false;
 }
 
 static bool emit_collective(rank_ctx *c, guint at, const et_node *n, const char *label, GError **err)
@@ -334,8 +358,9 @@ static strata_op_list *rank_ops(const et_file *f, uint32_t mesh, strata_chakra_s
         }
     }
     ok = ok && topo_order(&c, order, err);
+    uint64_t resolved = 0;
     for (guint k = 0; ok && k < n; k++)
-        resolve_deps(&c, order[k]);
+        ok = resolve_deps(&c, order[k], &resolved, err);
     for (guint i = 0; ok && i < n; i++)
         for (guint d = 0; d < c.eff_deps[i]->len; d++) {
             guint p = GPOINTER_TO_UINT(g_ptr_array_index(c.eff_deps[i], d));
@@ -463,10 +488,33 @@ static strata_op_list *strata_ops(const et_file *files, guint n_files, GError **
 
 /* ---- import: the files ----------------------------------------------------- */
 
+/* The highest rank R of a file PREFIX.R.et beside prefix, or -1. */
+static int64_t highest_rank_file(const char *prefix)
+{
+    char *dir = g_path_get_dirname(prefix), *base = g_path_get_basename(prefix);
+    GDir *d = g_dir_open(dir, 0, NULL);
+    int64_t high = -1;
+    size_t nb = strlen(base);
+    for (const char *n; d && (n = g_dir_read_name(d)) != NULL;) {
+        if (strncmp(n, base, nb) != 0 || n[nb] != '.' || !g_ascii_isdigit(n[nb + 1]))
+            continue;
+        char *end = NULL;
+        guint64 r = g_ascii_strtoull(n + nb + 1, &end, 10);
+        if (end && strcmp(end, ".et") == 0 && r < G_MAXINT64 && (int64_t)r > high)
+            high = (int64_t)r;
+    }
+    if (d)
+        g_dir_close(d);
+    g_free(dir);
+    g_free(base);
+    return high;
+}
+
 char **strata_chakra_rank_files(const char *input, GError **err)
 {
     GPtrArray *files = g_ptr_array_new();
-    if (g_file_test(input, G_FILE_TEST_IS_REGULAR))
+    /* a file of any kind (a FIFO, /dev/stdin) is read as one trace */
+    if (g_file_test(input, G_FILE_TEST_EXISTS) && !g_file_test(input, G_FILE_TEST_IS_DIR))
         g_ptr_array_add(files, g_strdup(input));
     else
         for (guint r = 0;; r++) {
@@ -481,6 +529,15 @@ char **strata_chakra_rank_files(const char *input, GError **err)
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s: no such file, and no %s.0.et: expected a Chakra trace file, or the prefix of the files "
                     "PREFIX.0.et, PREFIX.1.et, ... of one workload (as ASTRA-sim names them)", input, input);
+        g_ptr_array_free(files, TRUE);
+        return NULL;
+    }
+    int64_t high = files->len > 1 || strcmp(g_ptr_array_index(files, 0), input) != 0 ? highest_rank_file(input) : -1;
+    if (high >= (int64_t)files->len) { /* a gap: the workload would shrink to the ranks before it */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s.%u.et: no such file, but %s.%" G_GINT64_FORMAT ".et exists: expected every rank file "
+                    "from %s.0.et to %s.%" G_GINT64_FORMAT ".et", input, files->len, input, high, input, input, high);
+        g_ptr_array_set_free_func(files, g_free);
         g_ptr_array_free(files, TRUE);
         return NULL;
     }

@@ -46,6 +46,11 @@
 #ifndef STRATA_IMPORT_CHAKRA_H
 #define STRATA_IMPORT_CHAKRA_H
 
+/* The most dependencies one rank's graph may resolve to once the nodes
+ * without work are replaced by their own (a graph is refused beyond, the
+ * figure in the message): 16 Mi, some 128 MiB of lists. */
+#define STRATA_CHAKRA_MAX_RESOLVED_DEPS (16u * 1024u * 1024u)
+
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -5,6 +5,7 @@
  * Reads the whole trace (ops are copied), then writes each device's file:
  * the ops without device= and those with its device, in trace order.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <string.h>
 #include "core/error.h"
@@ -42,8 +43,17 @@ static bool export_read(strata_source *src, export_ctx *x, GError **err)
                 strata_mesh *m = strata_mesh_parse(op->value, err);
                 if (!m)
                     return false;
-                x->devices = strata_mesh_devices(m);
+                uint64_t devices = strata_mesh_devices(m);
                 strata_mesh_free(m);
+                if (devices > STRATA_CHAKRA_EXPORT_MAX_FILES) { /* before any file is written */
+                    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                                "%s:%" PRIu64 ": mesh %s has %" PRIu64 " devices: exporting it writes one file "
+                                "each, %" PRIu64 " files, more than the %u an export writes",
+                                strata_source_origin(src), op->line, op->value, devices, devices,
+                                STRATA_CHAKRA_EXPORT_MAX_FILES);
+                    return false;
+                }
+                x->devices = (uint32_t)devices;
             }
             continue;
         }
@@ -113,8 +123,9 @@ static int64_t comm_type_of(strata_op_kind kind)
     }
 }
 
-/* One device's file. */
-static bool export_device(const export_ctx *x, uint32_t device, const char *path, GError **err)
+/* One device's file, written and prepared in set (*file: its output). */
+static bool export_device(const export_ctx *x, uint32_t device, const char *path, strata_outfile_set *set,
+                          strata_outfile **file, GError **err)
 {
     GByteArray *out = g_byte_array_new();
     et_meta meta;
@@ -211,22 +222,53 @@ static bool export_device(const export_ctx *x, uint32_t device, const char *path
     g_hash_table_destroy(last_on_stream);
     g_hash_table_destroy(record_of);
     g_hash_table_destroy(size_of);
-    bool ok = strata_write_file_atomic(path, (const char *)out->data, out->len, err);
+    *file = strata_outfile_open_in(set, path, err);
+    bool ok = *file != NULL;
+    if (ok && out->len > 0 && fwrite(out->data, 1, out->len, strata_outfile_stream(*file)) != out->len) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "cannot write '%s': %s", path, g_strerror(errno));
+        ok = false;
+    }
+    ok = ok && strata_outfile_prepare(*file, err);
     g_byte_array_free(out, TRUE);
     return ok;
 }
 
-bool strata_chakra_export(strata_source *src, const char *prefix, uint32_t *n_files, GError **err)
+/* A prefix that names files: not empty, not a directory ("out/"). */
+static bool prefix_ok(const char *prefix, GError **err)
+{
+    char *base = g_path_get_basename(prefix);
+    bool ok = *prefix != '\0' && !g_str_has_suffix(prefix, "/") && strcmp(base, ".") != 0 && strcmp(base, "..") != 0 &&
+              !g_file_test(prefix, G_FILE_TEST_IS_DIR);
+    g_free(base);
+    if (!ok)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "-o '%s': expected a prefix of file names (PREFIX.0.et, ...), not a directory nor empty", prefix);
+    return ok;
+}
+
+bool strata_chakra_export(strata_source *src, const char *prefix, strata_outfile_set *set, uint32_t *n_files,
+                          GError **err)
 {
     export_ctx x = {0};
-    bool ok = export_read(src, &x, err);
     *n_files = 0;
+    bool ok = prefix_ok(prefix, err) && strata_outfile_set_lock(set, prefix, err) && export_read(src, &x, err);
+    GPtrArray *files = g_ptr_array_new();
     for (uint32_t d = 0; ok && d < x.devices; d++) {
         char *path = g_strdup_printf("%s.%u.et", prefix, d);
-        ok = export_device(&x, d, path, err);
+        strata_outfile *file = NULL;
+        ok = export_device(&x, d, path, set, &file, err);
+        if (file)
+            g_ptr_array_add(files, file);
         g_free(path);
-        *n_files += ok;
     }
+    if (ok) { /* all or none: renamed together */
+        ok = strata_outfile_commit_all((strata_outfile **)files->pdata, files->len, err);
+        *n_files = ok ? files->len : 0;
+    } else {
+        for (guint i = 0; i < files->len; i++)
+            strata_outfile_abort(g_ptr_array_index(files, i));
+    }
+    g_ptr_array_free(files, TRUE);
     if (x.ops)
         g_ptr_array_free(x.ops, TRUE);
     if (x.options)

@@ -21,9 +21,18 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "core/outfile.h"
 #include "trace/source.h"
 
-/* Writes src as PREFIX.D.et, one per device of its mesh; *n_files set. */
-bool strata_chakra_export(strata_source *src, const char *prefix, uint32_t *n_files, GError **err);
+/* The most files an export writes: a mesh of more devices is refused
+ * before any is written (a device each; ASTRA-sim's largest examples have
+ * a few thousand ranks). */
+#define STRATA_CHAKRA_EXPORT_MAX_FILES 16384u
+
+/* Writes src as PREFIX.D.et, one per device of its mesh, all or none
+ * (core/outfile.h: the set's lock on PREFIX, its inputs never written,
+ * every file renamed in one step); *n_files set. */
+bool strata_chakra_export(strata_source *src, const char *prefix, strata_outfile_set *set, uint32_t *n_files,
+                          GError **err);
 
 #endif

@@ -80,6 +80,21 @@ static uint32_t intern(jax_reader *r, const char *name)
     return r->names->len - 1;
 }
 
+/* What a JSON value is, for a message ("none": absent). */
+static const char *json_kind(JsonNode *v)
+{
+    if (v == NULL)
+        return "none";
+    switch (JSON_NODE_TYPE(v)) {
+    case JSON_NODE_OBJECT: return "an object";
+    case JSON_NODE_ARRAY: return "an array";
+    case JSON_NODE_NULL: return "null";
+    default: break;
+    }
+    GType t = json_node_get_value_type(v);
+    return t == G_TYPE_STRING ? "a string" : t == G_TYPE_BOOLEAN ? "a boolean" : "a number";
+}
+
 static bool feed(jax_reader *r, const char *path, JsonObject *ev, uint64_t line, GError **err)
 {
     const char *ph = json_member_string(ev, "ph");
@@ -104,8 +119,20 @@ static bool feed(jax_reader *r, const char *path, JsonObject *ev, uint64_t line,
     jax_rec rec = {.pid = pid, .tid = tid, .device = -1};
     const char *name = json_member_string(ev, "name");
     const char *hlo_op = json_member_string(args, "hlo_op");
-    if (!json_member_number(ev, "ts", &rec.ts) || !json_member_number(ev, "dur", &rec.dur) || name == NULL)
+    if (name == NULL)
         return true; /* not an op TSL writes: nothing to time */
+    /* a complete event ("X") always has its numbers: one without them is
+     * refused, never dropped (a string, a boolean, nothing) */
+    static const char *const times[] = {"ts", "dur"};
+    double *slots[] = {&rec.ts, &rec.dur};
+    for (size_t k = 0; k < G_N_ELEMENTS(times); k++)
+        if (!json_member_number(ev, times[k], slots[k])) {
+            JsonNode *v = json_object_has_member(ev, times[k]) ? json_object_get_member(ev, times[k]) : NULL;
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s:%" G_GUINT64_FORMAT ": event '%s' (ph X): expected a number of microseconds for %s, got %s",
+                        path, line, name, times[k], json_kind(v));
+            return false;
+        }
     if (!(rec.ts >= 0 && rec.ts < 1e15 && rec.dur >= 0 && rec.dur < 1e12)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s:%" G_GUINT64_FORMAT ": expected ts in [0, 1e15) us and dur in [0, 1e12) us, got %g and %g",

@@ -11,6 +11,7 @@
 #include "import/xla_hlo.h"
 #include <string.h>
 #include "core/error.h"
+#include "import/xla_mesh.h"
 #include "trace/check.h"
 
 struct xla_hlo {
@@ -402,6 +403,19 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
                                  "replica_groups={{...},...}, [G,S]<=[DIMS][T(PERM)] or mesh['A'=N,...] {'A',...}");
         }
         in->replica_groups = g_strndup(rg, (gsize)(end - rg));
+        char *why = NULL;
+        /* the module's devices; 0 (unknown) when its line gives neither count */
+        uint64_t r = h->replicas ? h->replicas : 1, p = h->partitions ? h->partitions : 1;
+        uint64_t all = !h->replicas && !h->partitions                               ? 0
+                       : r <= XLA_MESH_MAX_DEVICES && p <= XLA_MESH_MAX_DEVICES ? r * p
+                                                                                  : UINT64_MAX;
+        if (!xla_groups_check(in->replica_groups, all, &why)) {
+            bool ok = strata_fail_at(err, file, lineno, "replica_groups=%s of '%s': expected %s", in->replica_groups,
+                                     in->name, why);
+            g_free(why);
+            instr_free(in);
+            return ok;
+        }
     }
     const char *sp = strstr(attrs, "source_target_pairs=");
     if (sp) {

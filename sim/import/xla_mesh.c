@@ -175,6 +175,19 @@ static int add_explicit(xla_mesh *m, const char *s)
     return runs ? add_runs(m, runs) : -1;
 }
 
+/* perm (at most 8) is a permutation of 0 .. dims - 1. */
+static bool perm_ok(const GArray *perm, guint dims)
+{
+    guint8 used[8] = {0};
+    for (guint i = 0; i < perm->len; i++) {
+        uint64_t q = g_array_index(perm, uint64_t, i);
+        if (q >= dims || q >= 8 || used[q])
+            return false;
+        used[q] = 1;
+    }
+    return true;
+}
+
 /* The cycles of a permutation of [0, n) (target[d]), each sorted, in
  * order of their least device, as flat ids; its shift, the same rank
  * step (target's rank - source's, mod the cycle's size, as a signed
@@ -285,13 +298,7 @@ static int add_iota(xla_mesh *m, const char *s)
     if (ok && perm->len == 0)
         for (uint64_t i = 0; i < dims->len; i++)
             g_array_append_val(perm, i);
-    guint8 used[8] = {0};
-    for (guint i = 0; ok && i < perm->len; i++) {
-        uint64_t q = g_array_index(perm, uint64_t, i);
-        ok = q < dims->len && !used[q];
-        if (ok)
-            used[q] = 1;
-    }
+    ok = ok && perm_ok(perm, dims->len);
     if (ok) {
         /* element i of the transposed array, row-major, is the original's
          * element at coordinates c[perm[k]] = t[k] */
@@ -495,4 +502,108 @@ char *xla_mesh_axes(const xla_mesh *m, int set, uint64_t *group_size)
         return NULL;
     }
     return g_string_free(s, FALSE);
+}
+
+/* ---- validation: what XLA itself accepts as replica groups ---------------- */
+
+/* ids: every one below n, none twice; false with *why (g_free). */
+static bool ids_ok(const GArray *ids, uint64_t n, char **why)
+{
+    guint8 *seen = g_new0(guint8, n);
+    bool ok = true;
+    for (guint i = 0; ok && i < ids->len; i++) {
+        uint64_t v = g_array_index(ids, uint64_t, i);
+        if (v >= n)
+            *why = g_strdup_printf("device %" G_GUINT64_FORMAT " past the module's %" G_GUINT64_FORMAT
+                                   " (replica_count x num_partitions)", v, n);
+        else if (seen[v])
+            *why = g_strdup_printf("device %" G_GUINT64_FORMAT " in two groups", v);
+        else
+            seen[v] = 1;
+        ok = *why == NULL;
+    }
+    g_free(seen);
+    return ok;
+}
+
+/* {{..},{..}}: lists of the same size, not empty. */
+static bool explicit_ok(const char *s, uint64_t n, char **why)
+{
+    GArray *ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    const char *p = s + 1;
+    uint64_t size = 0;
+    bool ok = true;
+    while (ok && *p == '{') {
+        guint before = ids->len;
+        ok = parse_list(&p, '{', '}', ids, XLA_MESH_MAX_DEVICES);
+        uint64_t k = ok ? ids->len - before : 0;
+        if (ok && k == 0)
+            *why = g_strdup("an empty group");
+        else if (ok && size && k != size)
+            *why = g_strdup_printf("groups of %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT " devices", size, k);
+        ok = ok && *why == NULL;
+        size = k;
+        if (ok && *p == ',')
+            p++;
+    }
+    if (ok && *p != '}')
+        ok = false;
+    if (!ok && *why == NULL)
+        *why = g_strdup("groups {{a,b,...},...} of device numbers");
+    ok = ok && ids_ok(ids, n, why);
+    g_array_free(ids, TRUE);
+    return ok;
+}
+
+/* [G,S]<=[d0,...]T(p0,...): G x S = the dims' product, within n; perm a
+ * permutation of the dims. */
+static bool iota_ok(const char *s, uint64_t n, char **why)
+{
+    GArray *shape = g_array_new(FALSE, FALSE, sizeof(uint64_t)), *dims = g_array_new(FALSE, FALSE, sizeof(uint64_t)),
+           *perm = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    const char *p = s;
+    bool ok = parse_list(&p, '[', ']', shape, 8) && shape->len == 2 && xla_skip(p, "<=", &p) &&
+              parse_list(&p, '[', ']', dims, 8) && dims->len > 0;
+    if (ok && xla_skip(p, "T", &p))
+        ok = parse_list(&p, '(', ')', perm, 8) && perm->len == dims->len;
+    if (!ok)
+        *why = g_strdup("an iota form [G,S]<=[D0,...] or [G,S]<=[D0,...]T(P0,...) with a permutation of each dim");
+    uint64_t prod = 1;
+    for (guint i = 0; ok && i < dims->len; i++) {
+        uint64_t d = g_array_index(dims, uint64_t, i);
+        ok = d > 0 && d <= n && prod <= n / d;
+        prod *= ok ? d : 1;
+    }
+    if (ok) {
+        uint64_t g = g_array_index(shape, uint64_t, 0), sz = g_array_index(shape, uint64_t, 1);
+        ok = g > 0 && sz > 0 && g <= prod && sz == prod / g && prod % g == 0;
+        if (!ok)
+            *why = g_strdup_printf("%" G_GUINT64_FORMAT " groups of %" G_GUINT64_FORMAT " devices from an iota of %"
+                                   G_GUINT64_FORMAT, g, sz, prod);
+    } else if (*why == NULL)
+        *why = g_strdup_printf("an iota of at most the module's %" G_GUINT64_FORMAT " devices", n);
+    if (ok && !perm_ok(perm, dims->len)) {
+        ok = false;
+        *why = g_strdup_printf("a transpose T(...) that is a permutation of 0..%u", dims->len - 1);
+    }
+    g_array_free(shape, TRUE);
+    g_array_free(dims, TRUE);
+    g_array_free(perm, TRUE);
+    return ok;
+}
+
+bool xla_groups_check(const char *groups, uint64_t n_devices, char **why)
+{
+    *why = NULL;
+    uint64_t n = n_devices ? n_devices : XLA_MESH_MAX_DEVICES; /* unknown: within the bound */
+    if (n > XLA_MESH_MAX_DEVICES)
+        return true; /* refused where the module's devices are */
+    if (strcmp(groups, "{}") == 0 || xla_skip(groups, "mesh[", NULL))
+        return true; /* every device; a named mesh is checked against the count when cut */
+    if (groups[0] == '{')
+        return explicit_ok(groups, n, why);
+    if (groups[0] == '[')
+        return iota_ok(groups, n, why);
+    *why = g_strdup("replica groups {{...}}, [G,S]<=[...] or mesh[...]");
+    return false;
 }

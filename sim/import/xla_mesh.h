@@ -46,6 +46,13 @@ void xla_mesh_free(xla_mesh *m);
  * character; what follows the value is ignored). Returns the group set's
  * number, or -1 when it is not mesh-like (or not a form above). */
 int xla_mesh_add(xla_mesh *m, const char *groups);
+/* Whether `groups` are replica groups XLA accepts for a module of
+ * n_devices (replica_count x num_partitions; 0: not given): every device below the
+ * count and in one group at most, groups of one size and not empty, an
+ * iota form whose groups cover its dims and whose transpose is a
+ * permutation. False with *why, what was expected (g_free). Groups that
+ * pass but are not mesh axes stay notes (xla_mesh_add). */
+bool xla_groups_check(const char *groups, uint64_t n_devices, char **why);
 /* Reads a collective-permute's source_target_pairs= value {{S,T},...}:
  * when the pairs permute every device (n_devices known) in cycles of one
  * size, each a group the mesh can cut (a cyclic shift along mesh axes,

@@ -467,6 +467,26 @@ const char *strata_experiment_name(const strata_experiment *e) { return e->name;
 const char *strata_experiment_title(const strata_experiment *e) { return e->title; }
 const char *strata_experiment_description(const strata_experiment *e) { return e->description; }
 const char *strata_experiment_origin(const strata_experiment *e) { return e->origin; }
+
+char **strata_experiment_inputs(const strata_experiment *e)
+{
+    GPtrArray *in = g_ptr_array_new();
+    const char *fixed[] = {e->origin, e->hardware, e->trace, e->snapshot};
+    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
+        if (fixed[i])
+            g_ptr_array_add(in, g_strdup(fixed[i]));
+    for (guint i = 0; i < e->axes->len; i++) {
+        const axis *a = g_ptr_array_index(e->axes, i);
+        GPtrArray *members = a->members ? a->members : NULL;
+        for (guint m = 0; m < (members ? members->len : 1); m++) {
+            const axis *one = members ? g_ptr_array_index(members, m) : a;
+            for (guint v = 0; one->kind == AXIS_HARDWARE && v < one->values->len; v++)
+                g_ptr_array_add(in, exp_resolve_path(e, g_ptr_array_index(one->values, v)));
+        }
+    }
+    g_ptr_array_add(in, NULL);
+    return (char **)g_ptr_array_free(in, FALSE);
+}
 strata_runner_kind strata_experiment_runner(const strata_experiment *e) { return e->runner; }
 guint strata_experiment_axis_count(const strata_experiment *e) { return e->axes->len; }
 

@@ -65,6 +65,9 @@ const char *strata_experiment_name(const strata_experiment *e);
 const char *strata_experiment_title(const strata_experiment *e);
 const char *strata_experiment_description(const strata_experiment *e); /* "" when absent */
 const char *strata_experiment_origin(const strata_experiment *e);     /* absolute path */
+/* The files a sweep reads: the experiment, its hardware files (axes'
+ * included), trace and snapshot; absolute, NULL-terminated (g_strfreev). */
+char **strata_experiment_inputs(const strata_experiment *e);
 strata_runner_kind strata_experiment_runner(const strata_experiment *e);
 
 guint strata_experiment_axis_count(const strata_experiment *e);

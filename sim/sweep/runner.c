@@ -333,7 +333,7 @@ static bool run_point_locked(const strata_sweep_ctx *ctx, uint64_t point, GError
         char *cmd = strata_sweep_shell_join(plan->run_argv);
         JsonNode *root = point_json(ctx, point, cmd, status, json_parser_get_root(parser), timeline);
         char *path = strata_sweep_point_json_path(ctx, point);
-        ok = strata_json_write_file(path, root, err);
+        ok = strata_json_write_file(ctx->outs, path, root, err);
         if (ok)
             g_unlink(results);
         g_free(path);

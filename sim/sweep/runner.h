@@ -25,6 +25,7 @@
 #ifndef STRATA_SWEEP_RUNNER_H
 #define STRATA_SWEEP_RUNNER_H
 
+#include "core/outfile.h"
 #include <stdbool.h>
 #include <stdio.h>
 #include "sweep/experiment.h"
@@ -36,6 +37,9 @@ typedef struct strata_sweep_ctx {
     /* A shard: only the points p with p % shard_count == shard_index
      * (shard_count 0: every point). */
     uint64_t shard_index, shard_count;
+    /* The command's outputs (core/outfile.h): the sweep's results and
+     * points are written in it, never over the experiment's inputs. */
+    strata_outfile_set *outs;
 } strata_sweep_ctx;
 
 /* Whether the point belongs to the context's shard. */

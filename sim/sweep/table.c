@@ -201,7 +201,8 @@ bool strata_sweep_write_table(const strata_sweep_ctx *ctx, strata_sweep_stats *s
     if (ok) {
         char *csv_path = g_build_filename(ctx->out_dir, "results.csv", NULL);
         char *json_path = g_build_filename(ctx->out_dir, "results.json", NULL);
-        ok = strata_write_file_atomic(csv_path, csv->str, csv->len, err) && strata_json_write_file(json_path, root, err);
+        ok = strata_write_file_atomic_in(ctx->outs, csv_path, csv->str, csv->len, err) &&
+             strata_json_write_file(ctx->outs, json_path, root, err);
         g_free(csv_path);
         g_free(json_path);
     }

@@ -18,6 +18,10 @@
  *     names could not be read back (blank, '=', ',', '#', control bytes), or
  *     whose line would be longer than STRATA_LINE_MAX (an importer's compute
  *     with a hundred thousand operands), so a written trace always reads back.
+ *  3. strata_trace_write_to() feeds every op to the semantic checker
+ *     (trace/check.h) before writing it: an importer never writes a trace
+ *     that `strata check` refuses (a group past the mesh, a time past the
+ *     sane range, a wait before its record).
  */
 #include "trace/writer.h"
 #include <errno.h>
@@ -26,6 +30,7 @@
 #include "core/lines.h"
 #include "core/outfile.h"
 #include "core/units.h"
+#include "trace/check.h"
 
 struct strata_trace_writer {
     FILE *out;
@@ -309,16 +314,25 @@ void strata_trace_writer_free(strata_trace_writer *w)
 int64_t strata_trace_write_to(strata_source *src, FILE *out, const char *comment, GError **err)
 {
     strata_trace_writer *w = strata_trace_writer_new(out, comment);
+    /* what an importer or a generator writes goes through the checker
+     * `check` runs, so no command writes a trace that check refuses */
+    strata_checker *checker = strata_checker_new(strata_source_origin(src));
     int64_t n = 0;
     const strata_op *op;
     int got;
     while ((got = strata_source_next(src, &op, err)) == 1) {
+        if (!strata_checker_feed(checker, op, NULL, err)) {
+            g_prefix_error(err, "would write a trace that check refuses: ");
+            got = -1;
+            break;
+        }
         if (!strata_trace_writer_write(w, op, err)) {
             got = -1;
             break;
         }
         n++;
     }
+    strata_checker_free(checker);
     strata_trace_writer_free(w);
     return got < 0 ? -1 : n;
 }

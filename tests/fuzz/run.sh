@@ -2,7 +2,7 @@
 # tests/fuzz/run.sh TARGET SECONDS: build one libFuzzer target and run it.
 #
 # TARGET is one of: trace hw pickle experiment minimalloc xla kineto validate chakra
-# spmd devices hlo
+# spmd devices hlo groups
 # (tests/fuzz/fuzz_TARGET.c)
 # or "all" (each target for SECONDS). The build lives in build-fuzz/ (clang,
 # -fsanitize=fuzzer-no-link,address,undefined for the library), apart from
@@ -19,7 +19,7 @@ SECONDS_TO_RUN=${2:-60}
 
 if [ "$TARGET" = all ]; then
     status=0
-    for t in trace hw pickle experiment minimalloc xla kineto validate chakra spmd devices hlo; do
+    for t in trace hw pickle experiment minimalloc xla kineto validate chakra spmd devices hlo groups; do
         [ -f "$ROOT/tests/fuzz/fuzz_$t.c" ] || continue
         "$0" "$t" "$SECONDS_TO_RUN" || status=1
     done

@@ -1,0 +1,627 @@
+/*
+ * test_hardening_surfaces.c: the classes of issue 46, hardening what came
+ * after issue 30's (docs/reliability.md lists each class, its rule and its
+ * test), a row per case:
+ *
+ *  - valid JSON always: every double class written as a JSON number that
+ *    reads back exactly (subnormals, +-0, huge, a shortest form without a
+ *    point), NaN and infinities as null, strings never rewritten;
+ *  - one output guard for every writer (export and import chakra, a
+ *    sweep's results and points): never an input nor a link to one, one
+ *    writer per path, nothing left behind on a signal or a full disk,
+ *    temporaries that fit the file-name limit;
+ *  - work derived from the input bounded before it starts, the figure in
+ *    the message;
+ *  - imported collectives, groups and dependencies checked as `check` does;
+ *  - inputs read once (pipes, FIFOs);
+ *  - manifests that cannot become code.
+ *
+ * Every command runs in a fresh directory; strata_test_only checks that
+ * the directory holds exactly the files named (no temporary).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <float.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <glib/gstdio.h>
+#include "testutil.h"
+#include <json-glib/json-glib.h>
+#include "core/jsonout.h"
+#include "hw/staging.h"
+#include "import/xla_hlo.h"
+#include "import/xla_mesh.h"
+
+/* ---- valid JSON always --------------------------------------------------- */
+
+/* {"v": v} as strata writes it. */
+static char *double_text(double v)
+{
+    JsonBuilder *b = strata_json_object_begin();
+    strata_json_add_double(b, "v", v);
+    JsonNode *root = strata_json_object_end(b);
+    char *text = strata_json_text(root);
+    json_node_unref(root);
+    return text;
+}
+
+/* A row: the double and its text ("null": not finite). json-glib alone
+ * writes 6e-09 as "6e-09.0" and infinity as "inf.0". */
+static const struct {
+    double v;
+    const char *text;
+} double_rows[] = {
+    {6e-09, "6.0e-09"},                 /* the issue's case: shortest form without a point */
+    {3e-10, "3.0e-10"},
+    {1e22, "1.0e+22"},                  /* huge, exact */
+    {1e300, "1.0000000000000001e+300"}, /* %.17g: reads back exactly */
+    {-1e300, "-1.0000000000000001e+300"},
+    {1e-7, "9.9999999999999995e-08"},
+    {2e-7, "1.9999999999999999e-07"},
+    {5e-7, "4.9999999999999998e-07"},
+    {1e21, "1.0e+21"},
+    {DBL_MAX, "1.7976931348623157e+308"},
+    {DBL_MIN, "2.2250738585072014e-308"}, /* smallest normal */
+    {4.9406564584124654e-324, "4.9406564584124654e-324"}, /* smallest subnormal */
+    {2.2250738585072009e-308, "2.2250738585072009e-308"}, /* largest subnormal */
+    {1e-310, "9.9999999999999694e-311"}, /* a subnormal's %.17g */
+    {0.0, "0.0"},
+    {-0.0, "-0.0"},
+    {1.0, "1.0"},
+    {-7.0, "-7.0"},
+    {1e16, "10000000000000000.0"},
+    {1e17, "1.0e+17"},
+    {0.5, "0.5"},
+    {0.1, "0.10000000000000001"},
+    {123456.789, "123456.789"},
+    {NAN, "null"},
+    {INFINITY, "null"},
+    {-INFINITY, "null"},
+};
+
+START_TEST(every_double_class_is_a_json_number)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(double_rows); i++) {
+        char *text = double_text(double_rows[i].v);
+        char *want = g_strdup_printf("{\n  \"v\" : %s\n}\n", double_rows[i].text);
+        ck_assert_msg(strcmp(text, want) == 0, "row %zu: %s, expected %s", i, text, want);
+        char *why = strata_test_json_strict_error(text, strlen(text));
+        ck_assert_msg(why == NULL, "row %zu: %s", i, why);
+        if (isfinite(double_rows[i].v)) { /* reads back to the same bits */
+            JsonParser *p = json_parser_new();
+            ck_assert(json_parser_load_from_data(p, text, -1, NULL));
+            JsonObject *o = json_node_get_object(json_parser_get_root(p));
+            double back = json_object_get_double_member(o, "v");
+            ck_assert_msg(memcmp(&back, &double_rows[i].v, sizeof back) == 0, "row %zu: read back %.17g", i, back);
+            g_object_unref(p);
+        }
+        g_free(want);
+        g_free(text);
+    }
+}
+END_TEST
+
+/* Strings keep their bytes, whatever number-like runs they hold; doubles
+ * inside arrays and nested objects are written the same way. */
+START_TEST(json_strings_and_nesting_untouched)
+{
+    JsonBuilder *b = strata_json_object_begin();
+    strata_json_add_string(b, "name", "run 1e5.0 and 3e-10.0 \"\\u0001u64:7\"");
+    strata_json_open_array(b, "xs");
+    json_builder_add_double_value(b, 6e-09);
+    json_builder_add_double_value(b, NAN);
+    json_builder_begin_object(b);
+    strata_json_add_double(b, "y", 1e100);
+    json_builder_end_object(b);
+    json_builder_end_array(b);
+    strata_json_add_uint(b, "big", UINT64_MAX);
+    JsonNode *root = strata_json_object_end(b);
+    char *text = strata_json_text(root);
+    ck_assert_msg(strstr(text, "\"run 1e5.0 and 3e-10.0 \\\"\\\\u0001u64:7\\\"\""), "%s", text);
+    ck_assert_msg(strstr(text, "6.0e-09,\n    null,\n"), "%s", text);
+    ck_assert_msg(strstr(text, "\"y\" : 1.0e+100"), "%s", text);
+    ck_assert_msg(strstr(text, "\"big\" : 18446744073709551615"), "%s", text);
+    char *why = strata_test_json_strict_error(text, strlen(text));
+    ck_assert_msg(why == NULL, "%s: %s", why, text);
+    g_free(text);
+    json_node_unref(root);
+}
+END_TEST
+
+/* The strict checker every test's --json goes through refuses what
+ * json-glib's reader lets pass. */
+START_TEST(strict_json_checker_refuses_near_json)
+{
+    static const char *bad[] = {"[6e-09.0]", "[inf.0]", "[NaN]", "[01]", "[.5]", "[1.]", "[+1]", "[1,]",
+                                "{\"a\":1,}", "[\"a\tb\"]", "[\"\xff\"]", "[\"\\x\"]", "[1] [2]", "", "[1e]"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *why = strata_test_json_strict_error(bad[i], strlen(bad[i]));
+        ck_assert_msg(why != NULL, "row %zu accepted: %s", i, bad[i]);
+        g_free(why);
+    }
+    static const char *good[] = {"[6.0e-09]", "{\"a\" : [true, false, null, -0.0, 1E+2, \"\\u00e9\"]}", " 1 "};
+    for (size_t i = 0; i < G_N_ELEMENTS(good); i++) {
+        char *why = strata_test_json_strict_error(good[i], strlen(good[i]));
+        ck_assert_msg(why == NULL, "row %zu refused: %s", i, why);
+    }
+}
+END_TEST
+
+/* ---- one output guard for every writer ------------------------------------- */
+
+static char *hw_path(const char *name)
+{
+    char *rel = g_strdup_printf("configs/hw/%s.ini", name);
+    char *p = strata_test_source_path(rel);
+    g_free(rel);
+    return p;
+}
+
+static void in_dir(const char *dir, const char *const *argv, int status, const char *message)
+{
+    strata_cli_result r = strata_test_run_in(dir, NULL, argv);
+    strata_test_expect(&r, status, message);
+    strata_cli_result_clear(&r);
+}
+
+static char *read_text(const char *dir, const char *name)
+{
+    char *path = g_build_filename(dir, name, NULL), *text = NULL;
+    ck_assert_msg(g_file_get_contents(path, &text, NULL, NULL), "%s", path);
+    g_free(path);
+    return text;
+}
+
+static void remove_all(const char *dir)
+{
+    char *cmd = g_strdup_printf("rm -rf '%s'", dir);
+    ck_assert(system(cmd) == 0);
+    g_free(cmd);
+}
+
+/* export chakra: onto a link to its input, into a prefix that is no file
+ * name, past a member that cannot be written (before: the members before
+ * it stayed, "part of its file set"). Each row: nothing new in the folder,
+ * the input unchanged. */
+START_TEST(export_guarded_as_a_set)
+{
+    char *dir = strata_test_temp_dir();
+    const char *gen[] = {"gen", "collective", "devices=4", "-o", "c.trace", NULL};
+    in_dir(dir, gen, 0, NULL);
+    char *before = read_text(dir, "c.trace");
+    static const struct {
+        const char *setup; /* sh in dir, or NULL */
+        const char *prefix;
+        const char *message;
+        const char *left; /* what the folder holds besides c.trace, or NULL */
+    } rows[] = {
+        {"ln -s c.trace p.1.et", "p", "cannot write 'p.1.et': it is the input 'c.trace'", "p.1.et"},
+        {"ln -s ../c.trace sub/p.2.et", "sub/p", "it is the input", NULL},
+        {NULL, "", "expected a prefix of file names", NULL},
+        {NULL, "sub/", "expected a prefix of file names", NULL},
+        {"mkdir p.2.et", "p", "cannot write 'p.2.et': it is a directory", "p.2.et"},
+    };
+    char *sub = g_build_filename(dir, "sub", NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        g_mkdir(sub, 0755);
+        if (rows[i].setup) {
+            strata_cli_result r = strata_test_sh_in(dir, rows[i].setup);
+            strata_test_expect(&r, 0, NULL);
+            strata_cli_result_clear(&r);
+        }
+        const char *argv[] = {"export", "chakra", "--trace", "c.trace", "-o", rows[i].prefix, NULL};
+        strata_cli_result r = strata_test_run_in(dir, NULL, argv);
+        ck_assert_msg(r.status == 2 && strstr(r.err, rows[i].message), "row %zu: exit %d: %s", i, r.status, r.err);
+        strata_cli_result_clear(&r);
+        char *now = read_text(dir, "c.trace");
+        ck_assert_msg(strcmp(now, before) == 0, "row %zu: the input was written", i);
+        g_free(now);
+        GDir *d = g_dir_open(dir, 0, NULL);
+        for (const char *n; (n = g_dir_read_name(d)) != NULL;)
+            ck_assert_msg(strcmp(n, "c.trace") == 0 || strcmp(n, "sub") == 0 ||
+                              (rows[i].left && strcmp(n, rows[i].left) == 0),
+                          "row %zu: '%s' left in the folder", i, n);
+        g_dir_close(d);
+        remove_all(sub);
+        if (rows[i].left) {
+            char *cmd = g_strdup_printf("cd '%s' && rm -rf '%s'", dir, rows[i].left);
+            ck_assert(system(cmd) == 0);
+            g_free(cmd);
+        }
+    }
+    /* and a good one writes the whole set */
+    const char *good[] = {"export", "chakra", "--trace", "c.trace", "-o", "p", NULL};
+    in_dir(dir, good, 0, "(4 files)");
+    strata_test_only(dir, "c.trace", "p.0.et", "p.1.et", "p.2.et", "p.3.et", NULL);
+    g_free(before);
+    g_free(sub);
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* import chakra: a rank file is an input however the output names it (a
+ * link, the prefix's own file); before, only the prefix given was. (Ranks
+ * written one trace each, all or none: test_chakra.c's
+ * differing_ranks_one_trace_each.) */
+START_TEST(import_chakra_guarded)
+{
+    char *dir = strata_test_temp_dir();
+    strata_cli_result r = strata_test_sh_in(
+        dir, "\"$S\" gen collective devices=2 -o c.trace && \"$S\" export chakra --trace c.trace -o w && rm c.trace");
+    strata_test_expect(&r, 0, NULL);
+    strata_cli_result_clear(&r);
+    char *w0 = read_text(dir, "w.0.et");
+    static const struct {
+        const char *setup, *out, *message;
+    } rows[] = {
+        {NULL, "w.0.et", "it is the input"},
+        {"ln -s w.1.et l.trace", "l.trace", "it is the input"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        if (rows[i].setup) {
+            r = strata_test_sh_in(dir, rows[i].setup);
+            strata_test_expect(&r, 0, NULL);
+            strata_cli_result_clear(&r);
+        }
+        const char *argv[] = {"import", "chakra", "w", "-o", rows[i].out, NULL};
+        r = strata_test_run_in(dir, NULL, argv);
+        ck_assert_msg(r.status == 2 && strstr(r.err, rows[i].message), "row %zu: exit %d: %s", i, r.status, r.err);
+        strata_cli_result_clear(&r);
+        char *now = read_text(dir, "w.0.et");
+        ck_assert_msg(memcmp(now, w0, 16) == 0, "row %zu: a rank file was written", i);
+        g_free(now);
+        char *x0 = g_build_filename(dir, "x.0.trace", NULL);
+        ck_assert_msg(!g_file_test(x0, G_FILE_TEST_EXISTS), "row %zu: x.0.trace left", i);
+        g_free(x0);
+    }
+    g_free(w0);
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* A sweep's results and points are never written through a link onto
+ * the experiment or its hardware file. */
+START_TEST(sweep_outputs_never_inputs)
+{
+    char *dir = strata_test_temp_dir();
+    char *h100 = hw_path("h100");
+    char *cmd = g_strdup_printf("cp '%s' hw.ini && printf '[experiment]\\nname = s\\nhardware = hw.ini\\n"
+                                "workload = transformer layers=2 d_model=64 heads=1 seq=8 batch=1 vocab=64\\n"
+                                "[sweep]\\nworkload.dtype = bf16\\n' > s.ini && mkdir -p out/points && "
+                                "ln -s ../s.ini out/results.csv && ln -s ../../hw.ini out/points/0000.json && "
+                                "cp s.ini s.before && cp hw.ini hw.before",
+                                h100);
+    strata_cli_result r = strata_test_sh_in(dir, cmd);
+    strata_test_expect(&r, 0, NULL);
+    strata_cli_result_clear(&r);
+    const char *point[] = {"sweep", "s.ini", "--out", "out", "--point", "0", NULL};
+    in_dir(dir, point, 2, "it is the input");
+    r = strata_test_sh_in(dir, "rm out/points/0000.json && \"$S\" sweep s.ini --out out");
+    ck_assert_msg(r.status == 2 && strstr(r.err, "results.csv") && strstr(r.err, "it is the input"), "exit %d: %s",
+                  r.status, r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_sh_in(dir, "cmp s.ini s.before && cmp hw.ini hw.before");
+    strata_test_expect(&r, 0, NULL);
+    strata_cli_result_clear(&r);
+    g_free(cmd);
+    g_free(h100);
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* One writer per path: while another process holds an output's lock (as a
+ * second strata writing it would; here flock(1)), the writer waits its
+ * turn and then writes the whole file (before: two exports to one prefix
+ * interleaved into a mixed set); a set's prefix likewise. Names of 248 to
+ * 255 bytes are written (the temporary's name was 8 bytes longer: "File
+ * name too long"). */
+START_TEST(one_writer_and_long_names)
+{
+    char *dir = strata_test_temp_dir();
+    static const char *const rows[] = {
+        "flock .o.trace.lock sh -c 'sleep 1; echo released > order' & sleep 0.3; "
+        "\"$S\" gen collective -o o.trace && echo written >> order; wait",
+        "flock .p.lock sh -c 'sleep 1; echo released > order' & sleep 0.3; "
+        "\"$S\" export chakra --trace c.trace -o p && echo written >> order; wait",
+    };
+    const char *gen[] = {"gen", "collective", "devices=2", "-o", "c.trace", NULL};
+    in_dir(dir, gen, 0, NULL);
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        strata_cli_result r = strata_test_sh_in(dir, rows[i]);
+        strata_test_expect(&r, 0, NULL);
+        strata_cli_result_clear(&r);
+        char *order = read_text(dir, "order");
+        ck_assert_msg(strcmp(order, "released\nwritten\n") == 0, "row %zu: %s", i, order);
+        g_free(order);
+        r = strata_test_sh_in(dir, "rm -f order o.trace p.*.et");
+        strata_cli_result_clear(&r);
+        strata_test_only(dir, "c.trace", NULL);
+    }
+    for (int len = 248; len <= 255; len++) {
+        char *name = g_strnfill(len, 'n');
+        const char *argv[] = {"gen", "collective", "devices=2", "-o", name, NULL};
+        in_dir(dir, argv, 0, NULL);
+        strata_test_only(dir, "c.trace", name, NULL);
+        char *path = g_build_filename(dir, name, NULL);
+        g_unlink(path);
+        g_free(path);
+        g_free(name);
+    }
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* SIGHUP (a closed terminal) ends a run as SIGINT does: its temporary and
+ * lock removed, 128 + the signal (before: the temporary stayed). The run
+ * blocks reading its trace from a FIFO, so the signal comes while its
+ * output is open. (SIGQUIT is handled too, but a shell's background job
+ * starts with it ignored, and ignored stays ignored.) */
+START_TEST(hangup_leaves_nothing)
+{
+    static const struct {
+        const char *sig;
+        int status;
+    } rows[] = {{"HUP", 129}, {"TERM", 143}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *dir = strata_test_temp_dir();
+        char *script = g_strdup_printf(
+            "mkfifo f.trace; \"$S\" run --hw \"$H/h100.ini\" --trace f.trace --json out.json 2>err & p=$!; "
+            "exec 3>f.trace; printf 'strata-trace 1\\n' >&3; "
+            "for i in $(seq 200); do ls -a | grep -q '^\\.out\\.json\\.' && break; sleep 0.05; done; "
+            "kill -%s $p; wait $p; s=$?; exec 3>&-; rm f.trace; echo $s; cat err",
+            rows[i].sig);
+        strata_cli_result r = strata_test_sh_in(dir, script);
+        int got = atoi(r.out);
+        ck_assert_msg(got == rows[i].status, "row %zu: exit %d: %s", i, got, r.out);
+        ck_assert_msg(strstr(r.out, "interrupted by SIG"), "row %zu: %s", i, r.out);
+        strata_cli_result_clear(&r);
+        strata_test_only(dir, "err", NULL);
+        remove_all(dir);
+        g_free(script);
+        g_free(dir);
+    }
+}
+END_TEST
+
+/* ---- work derived from the input bounded before it starts ------------------ */
+
+START_TEST(work_bounded_with_its_figure)
+{
+    char *dir = strata_test_temp_dir();
+    char *h100 = hw_path("h100");
+    strata_cli_result r = strata_test_sh_in(
+        dir, "printf 'strata-trace 1\\noption mesh=d:16385\\n' > e.trace && "
+             "printf 'strata-trace 1\\noption mesh=d:65537\\n' > m.trace && "
+             "printf 'strata-trace 1\\noption mesh=d:2147483648\\n' > n.trace && "
+             "printf 'strata-trace 1\\nalloc a 1KiB\\nfree a\\n' > s.trace && "
+             "printf 'strata-trace 1\\nfree a\\n' > b.trace");
+    strata_test_expect(&r, 0, NULL);
+    strata_cli_result_clear(&r);
+    static const struct {
+        const char *argv[12];
+        const char *message;
+    } rows[] = {
+        {{"export", "chakra", "--trace", "e.trace", "-o", "p", NULL}, "16385 files, more than the 16384"},
+        /* meshes no machine holds: refused by check (and so by every reader) */
+        {{"export", "chakra", "--trace", "m.trace", "-o", "p", NULL}, "too many devices: 65537 or more, past the 65536"},
+        {{"check", "--trace", "m.trace", NULL}, "too many devices: 65537 or more, past the 65536"},
+        {{"check", "--trace", "n.trace", NULL}, "too many devices: 2147483648 or more"},
+        /* a trace check refuses is not exported (it was, as files ASTRA-sim then read) */
+        {{"export", "chakra", "--trace", "b.trace", "-o", "p", NULL}, "b.trace:2:"},
+        {{"run", "--hw", "H100", "--set", "link.staging.staging_buffer=1B", "--trace", "s.trace", NULL},
+         "staging_buffer: expected at least 4096 bytes"},
+        {{"run", "--hw", "H100", "--set", "link.staging.staging_buffer=2B", "--trace", "s.trace", NULL},
+         "one chunk per 1 bytes"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        const char *argv[12];
+        for (size_t k = 0; k < 12; k++)
+            argv[k] = rows[i].argv[k] && strcmp(rows[i].argv[k], "H100") == 0 ? h100 : rows[i].argv[k];
+        r = strata_test_run_in(dir, NULL, argv);
+        ck_assert_msg(r.status == 2 && strstr(r.err, rows[i].message), "row %zu: exit %d: %s", i, r.status, r.err);
+        strata_cli_result_clear(&r);
+        strata_test_only(dir, "b.trace", "e.trace", "m.trace", "n.trace", "s.trace", NULL);
+    }
+    g_free(h100);
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* A pageable copy's pipeline follows its chunks one by one up to
+ * STRATA_STAGING_EXACT_CHUNKS, then its steady state: 16 GiB through a
+ * 4 KiB buffer (8 Mi chunks of 2 KiB) is the first chunk's CPU copy plus a
+ * period of the slower stage per chunk, as the loop gives it. */
+START_TEST(staging_chunks_bounded)
+{
+    strata_staging_path p = {.buffer = 4096, .cpu_rate = 10e9, .dma_rate = 20e9, .dma_latency = 1e-6};
+    uint64_t bytes = (uint64_t)16 << 30, chunk = 2048;
+    double a = (double)chunk / p.cpu_rate, b = p.dma_latency + (double)chunk / p.dma_rate;
+    double want = a + (double)(bytes / chunk) * (a > b ? a : b);
+    double got = strata_staging_pipeline_time(&p, bytes);
+    ck_assert_msg(fabs(got - want) <= 1e-9 * want, "%.17g vs %.17g", got, want);
+    /* below the bound the loop is exact: unchanged */
+    uint64_t small = (uint64_t)STRATA_STAGING_EXACT_CHUNKS * chunk;
+    want = a + (double)(small / chunk) * (a > b ? a : b);
+    got = strata_staging_pipeline_time(&p, small);
+    ck_assert_msg(fabs(got - want) <= 1e-9 * want, "%.17g vs %.17g", got, want);
+}
+END_TEST
+
+/* ---- imported groups and events checked as check does --------------------- */
+
+/* Replica groups XLA itself refuses were notes of zero cost, exit 0; now
+ * the line is refused (xla_hlo_feed), whatever the form. Rows: the groups,
+ * the module's devices (0: not given), accepted, what the message says. */
+START_TEST(xla_groups_validated)
+{
+    static const struct {
+        const char *groups;
+        uint64_t devices;
+        bool ok;
+        const char *why;
+    } rows[] = {
+        {"{{0,1},{2,3}}", 4, true, NULL},
+        {"{{0,1},{2,3}}", 0, true, NULL},
+        {"{{0,4}}", 4, false, "device 4 past the module's 4"},
+        {"{{0,1},{1,2}}", 4, false, "device 1 in two groups"},
+        {"{{0,0}}", 4, false, "device 0 in two groups"},
+        {"{{0,1},{2}}", 4, false, "groups of 2 and 1 devices"},
+        {"{{}}", 4, false, "an empty group"},
+        {"{{0,1},{2,3}}", 2, false, "past the module's 2"}, /* num_partitions disagreeing */
+        {"[2,2]<=[4]", 4, true, NULL},
+        {"[2,4]<=[2,4]T(1,0)", 8, true, NULL},
+        {"[2,4]<=[8]", 4, false, "an iota of at most the module's 4 devices"},
+        {"[3,2]<=[4]", 4, false, "3 groups of 2 devices from an iota of 4"},
+        {"[2,4]<=[2,4]T(1,1)", 8, false, "a permutation"},
+        {"[2,4]<=[2,4]T(2,0)", 8, false, "a permutation"},
+        {"[2]<=[2]", 2, false, "an iota form"},
+        {"{}", 4, true, NULL},
+        {"garbage", 4, false, "replica groups"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *why = NULL;
+        bool ok = xla_groups_check(rows[i].groups, rows[i].devices, &why);
+        ck_assert_msg(ok == rows[i].ok, "row %zu (%s): %s", i, rows[i].groups, why ? why : "accepted");
+        if (rows[i].why)
+            ck_assert_msg(why && strstr(why, rows[i].why), "row %zu: expected '%s', got %s", i, rows[i].why, why);
+        g_free(why);
+    }
+    /* at the line that holds them */
+    xla_hlo *h = xla_hlo_new();
+    GError *err = NULL;
+    ck_assert(xla_hlo_feed(h, "m.txt", "HloModule m, num_partitions=2", 1, &err));
+    ck_assert(xla_hlo_feed(h, "m.txt", "ENTRY main {", 2, &err));
+    ck_assert(!xla_hlo_feed(h, "m.txt",
+                            "  ar = f32[4]{0} all-reduce(p), channel_id=1, replica_groups={{0,1,2,3}}, to_apply=add", 3,
+                            &err));
+    ck_assert_msg(strstr(err->message, "m.txt:3") && strstr(err->message, "device 2 past the module's 2"), "%s",
+                  err->message);
+    g_error_free(err);
+    xla_hlo_free(h);
+}
+END_TEST
+
+/* An op event of a jax profile whose ts or dur is not a number was
+ * dropped, exit 0; now refused at its line, saying what it got. */
+START_TEST(jax_profile_times_are_numbers)
+{
+    char *dir = strata_test_temp_dir();
+    static const struct {
+        const char *dur;
+        int status;
+        const char *message;
+    } rows[] = {
+        {"\"dur\":5", 0, NULL},
+        {"\"dur\":\"5\"", 2, "expected a number of microseconds for dur, got a string"},
+        {"\"dur\":true", 2, "got a boolean"},
+        {"\"dur\":null", 2, "got null"},
+        {"\"dur\":[5]", 2, "got an array"},
+        {"\"x\":0", 2, "for dur, got none"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *json = g_strdup_printf(
+            "{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"/device:GPU:0\"}},\n"
+            "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"XLA Ops\"}},\n"
+            "{\"ph\":\"X\",\"name\":\"fusion.1\",\"pid\":1,\"tid\":2,\"ts\":1,%s,\"args\":{\"hlo_op\":\"fusion.1\"}}]}\n",
+            rows[i].dur);
+        char *path = g_build_filename(dir, "p.json", NULL);
+        ck_assert(g_file_set_contents(path, json, -1, NULL));
+        const char *argv[] = {"import", "jax-profile", "p.json", "-o", "p.trace", NULL};
+        strata_cli_result r = strata_test_run_in(dir, NULL, argv);
+        ck_assert_msg(r.status == rows[i].status, "row %zu: exit %d: %s", i, r.status, r.err);
+        if (rows[i].message)
+            ck_assert_msg(strstr(r.err, rows[i].message) && strstr(r.err, "p.json:3"), "row %zu: %s", i, r.err);
+        strata_cli_result_clear(&r);
+        if (rows[i].status == 0) { /* and the same through a FIFO and standard input, read once */
+            r = strata_test_sh_in(dir, "mkfifo f && (cat p.json > f &) && \"$S\" import jax-profile f -o f.trace && "
+                                       "\"$S\" import jax-profile - -o s.trace < p.json && cmp -s f.trace s.trace; "
+                                       "s=$?; rm -f f f.trace s.trace; exit $s");
+            strata_test_expect(&r, 0, NULL);
+            strata_cli_result_clear(&r);
+        }
+        g_unlink(path);
+        char *trace = g_build_filename(dir, "p.trace", NULL);
+        g_unlink(trace);
+        g_free(trace);
+        g_free(path);
+        g_free(json);
+    }
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* ---- manifests that cannot become code ----------------------------------- */
+
+/* A newline in the experiment's path made a --list-jobs line two, the
+ * second run as shell code by a line-per-command runner; now refused, and
+ * jsonl holds it. A path that is not UTF-8 made jsonl invalid; now its
+ * bytes are \udcXX (Python's surrogateescape: os.fsencode gives them back). */
+START_TEST(manifests_cannot_become_code)
+{
+    char *dir = strata_test_temp_dir();
+    char *hw = hw_path("test-simple");
+    char *ini = g_strdup_printf("[experiment]\nname = s\nhardware = %s\nworkload = collective devices=2\n"
+                                "[sweep]\nworkload.dtype = bf16, f32\n", hw);
+    static const char *const names[] = {"a\nb.ini", "c\xff.ini", "d\r.ini"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        char *path = g_build_filename(dir, names[i], NULL);
+        ck_assert(g_file_set_contents(path, ini, -1, NULL));
+        const char *text[] = {"sweep", names[i], "--list-jobs", NULL};
+        strata_cli_result r = strata_test_run_in(dir, NULL, text);
+        if (strpbrk(names[i], "\n\r")) {
+            ck_assert_msg(r.status == 2 && strstr(r.err, "holds a line break") && *r.out == '\0', "row %zu: %d %s",
+                          i, r.status, r.err);
+        } else
+            ck_assert_msg(r.status == 0, "row %zu: %s", i, r.err);
+        strata_cli_result_clear(&r);
+        const char *jsonl[] = {"sweep", names[i], "--list-jobs", "--format", "jsonl", NULL};
+        r = strata_test_run_in(dir, NULL, jsonl);
+        ck_assert_msg(r.status == 0, "row %zu: %s", i, r.err);
+        char *why = strata_test_jsonl_strict_error(r.out, strlen(r.out));
+        ck_assert_msg(why == NULL, "row %zu: %s: %s", i, why, r.out);
+        ck_assert_msg(strstr(r.out, i == 1 ? "c\\udcff.ini" : i == 0 ? "a\\nb.ini" : "d\\r.ini"), "row %zu: %s", i,
+                      r.out);
+        strata_cli_result_clear(&r);
+        g_unlink(path);
+        g_free(path);
+    }
+    g_free(ini);
+    g_free(hw);
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
+static Suite *surfaces_suite(void)
+{
+    Suite *s = suite_create("hardening_surfaces");
+    TCase *tc = tcase_create("surfaces");
+    tcase_add_test(tc, every_double_class_is_a_json_number);
+    tcase_add_test(tc, json_strings_and_nesting_untouched);
+    tcase_add_test(tc, strict_json_checker_refuses_near_json);
+    tcase_add_test(tc, export_guarded_as_a_set);
+    tcase_add_test(tc, import_chakra_guarded);
+    tcase_add_test(tc, sweep_outputs_never_inputs);
+    tcase_add_test(tc, one_writer_and_long_names);
+    tcase_add_test(tc, hangup_leaves_nothing);
+    tcase_add_test(tc, work_bounded_with_its_figure);
+    tcase_add_test(tc, staging_chunks_bounded);
+    tcase_add_test(tc, xla_groups_validated);
+    tcase_add_test(tc, jax_profile_times_are_numbers);
+    tcase_add_test(tc, manifests_cannot_become_code);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(surfaces_suite()); }
