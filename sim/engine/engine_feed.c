@@ -36,6 +36,7 @@ struct engine_feed {
     const strata_source *src;  /* the binder's: the expansion whose side table says each op's step */
     strata_binder *binder;
     engine_memories *ms;
+    engine_quotient *quotient; /* with classes: the senders noted (engine_quotient.h); NULL otherwise */
     GPtrArray *stream_names;   /* char * (owned), by stream index */
     uint32_t n_events;
     strata_idmap *buffers;     /* id -> engine_buffer * (owned) */
@@ -118,6 +119,7 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
     strata_spmd_step step = strata_spmd_step_of(f->src);
     x->coll = step.coll;
     x->phase = step.phase;
+    x->from = step.from;
 }
 
 /* Keeps op on the tape; past its budget, drops the tape. */
@@ -153,8 +155,17 @@ static bool first_pass_end(engine_feed *f, GError **err)
     return true;
 }
 
-engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, bool keep_labels,
-                             size_t tape_budget, strata_progress *progress, GError **err)
+/* With classes: a copy from another device is a sender's (engine_quotient.h). */
+static bool note_sender(engine_feed *f, const strata_bound_op *op, GError **err)
+{
+    uint32_t from = strata_spmd_step_of(f->src).from;
+    if (!f->quotient || op->kind != STRATA_OP_COPY || from == 0 || from - 1 == op->device)
+        return true;
+    return engine_quotient_note(f->quotient, from - 1, op->src_memory, op->dst_memory, err);
+}
+
+engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, engine_quotient *q,
+                             bool keep_labels, size_t tape_budget, strata_progress *progress, GError **err)
 {
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
@@ -162,6 +173,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     strata_bind_options opt = {.hw = hw};
     f->binder = strata_binder_new(src, &opt);
     f->ms = ms;
+    f->quotient = q;
     f->keep_labels = keep_labels;
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
     f->buffers = strata_idmap_new();
@@ -175,7 +187,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     int got = 0;
     while (ok && (got = strata_binder_next(f->binder, &op, err)) == 1) {
         assert(op->index + 1 == strata_binder_op_count(f->binder)); /* invariant 3 */
-        ok = first_pass_op(f, op, err);
+        ok = first_pass_op(f, op, err) && note_sender(f, op, err);
         if (ok && f->tape)
             tape_op(f, op);
         if (op->index % ENGINE_PROGRESS_EVERY == 0)
@@ -353,6 +365,7 @@ static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
     const strata_coll_phase *phase = strata_spmd_phase(f->src, x->coll, x->phase);
     e->coll = x->coll;
     e->phase = phase ? *phase : (strata_coll_phase){0};
+    e->from = x->from;
     e->label = NULL;
     if (f->keep_labels && x->name)
         e->label = e->label_buf = keep_name(e->label_buf, &e->label_cap, x->name);

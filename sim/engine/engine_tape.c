@@ -88,6 +88,7 @@ _Static_assert(STRATA_OP__COUNT <= FAST_KIND + 1, "an op kind fits in the fast f
     X(GROUP,      VARINT, op->group_size, _,            0,                                         0)              \
     X(COLL,       VARINT, x->coll,        _,            0,                                         0)              \
     X(PHASE,      VARINT, x->phase,       _,            0,                                         0)              \
+    X(FROM,       VARINT, x->from,        _,            0,                                         0)              \
     X(ROWS,       VARINT, x->rows,        _,            0,                                         0)              \
     X(COLS,       VARINT, x->cols,        _,            0,                                         0)              \
     X(DONATED,    IDS,    x->donated,     x->n_donated, NULL,                                      FK(COMPUTE))

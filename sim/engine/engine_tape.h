@@ -40,6 +40,7 @@ typedef struct engine_op_extra {
     const uint64_t *donated; /* COMPUTE: the ids of the in= that donate= names (strata_ledger_donated) */
     uint32_t n_donated;
     uint32_t coll, phase;    /* the step's collective (0: none) and phase (0: one round) */
+    uint32_t from;           /* a copy's 1 + true source device (CLASSES), 0: none */
 } engine_op_extra;
 
 typedef struct engine_tape engine_tape;

@@ -38,6 +38,8 @@ void strata_results_clear_devices(strata_results *r)
 {
     g_free(r->mesh);
     r->mesh = NULL;
+    g_free(r->symmetry);
+    r->symmetry = NULL;
     if (r->collectives)
         g_array_unref(r->collectives);
     r->collectives = NULL;
@@ -80,6 +82,13 @@ void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
         json_builder_add_string_value(b, r->mesh);
     else
         json_builder_add_null_value(b);
+    if (r->classes) { /* one device simulated per class of alike devices */
+        json_builder_set_member_name(b, "classes");
+        json_builder_begin_object(b);
+        strata_json_add_uint(b, "simulated_devices", r->classes);
+        strata_json_add_string(b, "symmetry", r->symmetry);
+        json_builder_end_object(b);
+    }
     json_builder_set_member_name(b, "collectives");
     json_builder_begin_array(b);
     for (guint i = 0; r->collectives && i < r->collectives->len; i++) {
@@ -149,6 +158,9 @@ void strata_results_print_devices(const strata_results *r, FILE *out)
     fprintf(out, "\ndevices   %u%s%s; below: device %" G_GINT64_FORMAT " (the highest device-memory peak), its "
             "links and the hosts (the JSON has every device)\n", r->devices, r->mesh ? ", mesh " : "",
             r->mesh ? r->mesh : "", shown_number(r));
+    if (r->classes)
+        fprintf(out, "simulated %u device(s), one per class of devices the symmetry %s makes alike\n", r->classes,
+                r->symmetry);
     if (!r->collectives || r->collectives->len == 0)
         return;
     fprintf(out, "\n%-10s %-6s %-18s %-12s %-10s %-4s %-12s %-12s %-12s %s\n", "collective", "line", "op", "axis",

@@ -37,7 +37,7 @@
 #include "core/error.h"
 #include "collective/coll_algo.h"
 #include "spmd/spmd_phase.h"
-#include "hw/coll_impl.h"
+#include "spmd/spmd_shape.h"
 #include "spmd/spmd_names.h"
 #include "core/mesh.h"
 #include "trace/check.h"
@@ -56,6 +56,7 @@ typedef struct emit {
     uint32_t peer;      /* WAIT: whose event; COPY, REDUCE: the sending device */
     uint32_t peer_lane; /* WAIT: the lane of that event; REDUCE: its receive buffer's lane */
     uint32_t phase;     /* COPY, REDUCE: the phase it stands for (strata_spmd_step; 0: one round) */
+    uint32_t from;      /* COPY: the device it comes from, when peer is that device's representative */
     uint64_t bytes;
 } emit;
 
@@ -63,6 +64,7 @@ typedef struct spmd {
     strata_source *in;
     const strata_hw *hw;
     strata_spmd_collectives mode;
+    strata_spmd_classes *classes; /* CLASSES: the devices' classes; NULL: every device is expanded */
     uint32_t devices;
     strata_checker *checker;
     strata_mesh *mesh;
@@ -207,7 +209,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
-        s->last = (strata_spmd_step){s->info->index + 1, e->phase};
+        s->last = (strata_spmd_step){s->info->index + 1, e->phase, s->classes ? e->from + 1 : 0};
         buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
         buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
         o->name = s->strs[STR_NAME]->str;
@@ -217,7 +219,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
-        s->last = (strata_spmd_step){s->info->index + 1, e->phase};
+        s->last = (strata_spmd_step){s->info->index + 1, e->phase, 0};
         o->name = strata_op_kind_name(s->cur->kind);
         GPtrArray *strs = s->s_lists[0];
         while (strs->len < 3)
@@ -271,12 +273,20 @@ static G_GNUC_PRINTF(3, 4) bool fail(const spmd *s, GError **err, const char *fm
 
 static bool group_leader(const spmd *s, uint32_t d) { return spmd_group_leader(s->mesh, s->mask, d); }
 
+/* Whether device d's ops are handed out: with classes, its class's
+ * representative's only. */
+static bool expanded(const spmd *s, uint32_t d) { return !s->classes || spmd_classes_is_rep(s->classes, d); }
+
+/* The device whose names stand for d's: with classes, its representative
+ * (which, by symmetry, does what d does at the same dates). */
+static uint32_t named(const spmd *s, uint32_t d) { return s->classes ? strata_spmd_class_rep(s->classes, d) : d; }
+
 /* The waits of a step received at q on `lane` from p: p's previous round
  * (or its start) and, on a lane other than 0, q's own. */
 static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p)
 {
     if (p != q)
-        push(s, EM_WAIT, q, lane, p, 0);
+        push(s, EM_WAIT, q, lane, named(s, p), 0);
     if (lane != 0)
         push(s, EM_WAIT, q, lane, q, 0);
 }
@@ -336,12 +346,15 @@ static void plan_round(spmd *s)
             const strata_coll_step *st = &steps[i];
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
+            if (!expanded(s, q))
+                continue;
             wait_round(s, q, st->lane, p);
             uint64_t bytes = st->wire_bytes ? st->wire_bytes : st->bytes;
             if (run > 1)
                 bytes = rounds == run ? (st->bytes + run - 1) / run
                                       : share_of(st->bytes, run, s->sub + 1) - share_of(st->bytes, run, s->sub);
-            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p, .phase = phase, .bytes = bytes,
+            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = named(s, p), .from = p, .phase = phase,
+                      .bytes = bytes,
                       .src_buf = (uint8_t)st->src_buf, .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);
             if (st->handshake) { /* the flag follows the data on the same route */
@@ -388,8 +401,8 @@ static void plan_round(spmd *s)
         for (guint i = first; i < end && group_leader(s, g); i++) {
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
-            if (p != q) {
-                push(s, EM_WAIT, p, 0, q, 0);
+            if (p != q && expanded(s, p)) {
+                push(s, EM_WAIT, p, 0, named(s, q), 0);
                 s->touched[(size_t)p * s->n_lanes] = 1;
             }
         }
@@ -409,7 +422,7 @@ static void plan_round(spmd *s)
     if (s->round < s->rounds)
         return;
     for (uint32_t d = 0; d < s->devices; d++)
-        for (uint32_t l = 0; l < s->n_lanes; l++)
+        for (uint32_t l = 0; l < s->n_lanes && expanded(s, d); l++)
             if (s->tmp_size[l])
                 push(s, EM_FREE_TMP, d, l, d, l);
 }
@@ -439,11 +452,8 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, const strata_co
 /* Plans the start and the first round of a collective. */
 static bool plan_collective(spmd *s, const strata_op *op, GError **err)
 {
-    strata_mesh_axes(s->mesh, op->axis, &s->mask, NULL); /* the checker accepted it */
-    /* the op's algorithm, else the model's collective implementation's pick */
-    const char *name = op->algo ? op->algo : strata_coll_impl_pick(s->hw, op->kind, s->mesh, s->mask);
     char *why = NULL;
-    const strata_coll_algo *algo = strata_coll_algo_lookup(op->kind, name, &why);
+    const strata_coll_algo *algo = spmd_coll_algo(s->hw, s->mesh, op, &s->mask, &why);
     if (!algo) {
         fail(s, err, "%s", why);
         g_free(why);
@@ -452,18 +462,13 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     if (op->has_device)
         return fail(s, err, "expected no device= on %s (every device of the group takes part)",
                     strata_op_kind_name(op->kind));
-    strata_coll_shape sh = {.kind = op->kind, .algo = algo, .shift = op->shift, .fold = s->mode == STRATA_SPMD_PHASES};
-    for (uint32_t a = 0; a < strata_mesh_axis_count(s->mesh); a++)
-        if (s->mask & (1u << a))
-            sh.dims[sh.n_dims++] = strata_mesh_group_size(s->mesh, 1u << a);
-    uint32_t n = strata_coll_ranks(&sh);
-    sh.in_bytes = op->kind == STRATA_OP_ALL_GATHER ? s->refs.bytes / n : s->refs.bytes;
-    GError *e = NULL;
-    if (algo->ops->tune && n > 1 && !algo->ops->tune(&sh, s->hw, &e)) {
-        fail(s, err, "%s", e->message);
-        g_error_free(e);
+    strata_coll_shape sh;
+    if (!spmd_coll_shape(s->hw, s->mesh, op, &s->refs, algo, s->mask, s->mode != STRATA_SPMD_STEPS, &sh, &why)) {
+        fail(s, err, "%s", why);
+        g_free(why);
         return false;
     }
+    uint32_t n = strata_coll_ranks(&sh);
     s->launch_s = sh.launch_s;
     g_array_set_size(s->steps, 0);
     s->rounds = strata_coll_schedule(&sh, s->steps);
@@ -477,6 +482,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
         widest = MAX(widest, in_round);
     }
     uint64_t concurrent = widest * (s->devices / n);
+    if (s->classes) /* the copies simulated: those into the representatives */
+        concurrent = (concurrent * strata_spmd_classes_count(s->classes) + s->devices - 1) / s->devices;
     spmd_round widest_round = round_of(s, widest_at, widest_at + (guint)widest);
     uint32_t most = concurrent > STRATA_SPMD_MAX_CONCURRENT_STEPS
                         ? spmd_round_most_on_link(s->links, &widest_round)
@@ -513,6 +520,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->info->nccl_protocol = tuned ? strata_nccl_proto_name(sh.nccl_proto) : NULL;
     s->info->nccl_channels = tuned ? sh.channels : 0;
     for (uint32_t d = 0; d < s->devices; d++) {
+        if (!expanded(s, d))
+            continue;
         for (uint32_t l = 0; l < s->n_lanes; l++)
             if (s->tmp_size[l]) {
                 emit e = {.kind = EM_ALLOC_TMP, .device = d, .lane = l, .bytes = s->tmp_size[l]};
@@ -556,7 +565,7 @@ static int plan_next(spmd *s, GError **err)
     bool all = s->mesh && !op->has_device;
     uint32_t only = op->has_device ? op->device : 0;
     for (uint32_t d = 0; d < s->devices; d++)
-        if (all || d == only)
+        if ((all || d == only) && expanded(s, d))
             push(s, EM_PLAIN, d, 0, 0, 0);
     return 1;
 }
@@ -572,7 +581,7 @@ static int spmd_next(void *self, const strata_op **op, GError **err)
             return got;
     }
     const emit *e = &g_array_index(s->emits, emit, s->next_emit++);
-    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0};
+    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
     if (e->kind == EM_OPTION)
         s->out = *s->cur;
     else if (e->kind == EM_PLAIN)
@@ -606,7 +615,7 @@ static bool spmd_rewind(void *self, GError **err)
     s->cur = NULL;
     s->rounds = s->round = 0;
     s->n_coll = 0;
-    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0};
+    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
     g_array_set_size(s->emits, 0);
     s->next_emit = 0;
     return strata_source_rewind(s->in, err);
@@ -632,6 +641,7 @@ static void spmd_destroy(void *self)
     if (s->touched)
         g_free(s->touched);
     spmd_links_free(s->links);
+    spmd_classes_free(s->classes);
     g_array_free(s->steps, TRUE);
     for (int i = 0; i < STR__COUNT; i++)
         g_string_free(s->strs[i], TRUE);
@@ -649,7 +659,7 @@ static void free_gstring(gpointer p) { g_string_free(p, TRUE); }
 strata_spmd_step strata_spmd_step_of(const strata_source *src)
 {
     const spmd *s = strata_source_self(src, &spmd_vtable);
-    return s ? s->last : (strata_spmd_step){STRATA_COLL_NONE, 0};
+    return s ? s->last : (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
 }
 
 const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll)
@@ -668,6 +678,12 @@ const strata_coll_phase *strata_spmd_phase(const strata_source *src, uint32_t co
     return &g_array_index(info->phases, strata_coll_phase, phase - 1);
 }
 
+const strata_spmd_classes *strata_spmd_classes_of(const strata_source *src)
+{
+    const spmd *s = strata_source_self(src, &spmd_vtable);
+    return s ? s->classes : NULL;
+}
+
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
 {
     return strata_spmd_expand_as(src, hw, STRATA_SPMD_PHASES);
@@ -681,6 +697,8 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->mode = mode;
     s->links = spmd_links_new(hw);
     s->devices = strata_hw_devices(hw);
+    if (mode == STRATA_SPMD_CLASSES)
+        s->classes = spmd_classes_find(src, hw); /* NULL: every device is its own class */
     start_pass(s);
     s->emits = g_array_new(FALSE, FALSE, sizeof(emit));
     s->steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));

@@ -1,0 +1,438 @@
+/*
+ * spmd_classes.c: the classes of equivalent devices (contract in
+ * spmd_classes.h; spmd_shape.h for the finding).
+ *
+ * Design: one more checked pass over the program (its ops, not their
+ * expansion) collects the mesh and each distinct collective's schedule,
+ * built as the PHASES expansion builds it, and refuses what has no
+ * symmetry (device=, an explicit instance, an option of one, a host
+ * memory). Then, per mesh
+ * axis, the rotations by each divisor of its size, least first, are tried
+ * as symmetries: on the hardware (every link's image, found by its ends,
+ * has the same figures: a permutation of directed links), on every
+ * schedule (the multiset of its steps over all groups, as (round,
+ * sender, receiver, move), is the same after moving every device), and on
+ * the routes of those steps (each image route is the moved route, hop by
+ * hop). The first that holds is a generator; the orbits of the devices and
+ * of the directed links under the generators are the classes and the
+ * links' orbits (union-find, the least member the representative).
+ * Cost: the program's ops once, and per candidate the links, the steps of
+ * each distinct schedule over its groups and their routes: no op of the
+ * expansion.
+ */
+#include "spmd/spmd_shape.h"
+#include "core/idmap.h"
+#include <string.h>
+#include "hw/coll_impl.h"
+#include "spmd/spmd_names.h"
+
+struct strata_spmd_classes {
+    uint32_t devices, n_classes;
+    uint32_t *rep;      /* by device: its class's least device */
+    uint32_t *link_rep; /* by directed link key (2 x link + forward): its orbit's least key */
+    char *text;         /* the generators */
+};
+
+uint32_t strata_spmd_classes_devices(const strata_spmd_classes *c) { return c->devices; }
+uint32_t strata_spmd_classes_count(const strata_spmd_classes *c) { return c->n_classes; }
+uint32_t strata_spmd_class_rep(const strata_spmd_classes *c, uint32_t device) { return c->rep[device]; }
+const char *strata_spmd_classes_describe(const strata_spmd_classes *c) { return c->text; }
+
+uint32_t strata_spmd_link_rep(const strata_spmd_classes *c, uint32_t link, bool forward, bool *rep_forward)
+{
+    uint32_t key = c->link_rep[2 * link + forward];
+    *rep_forward = key & 1u;
+    return key >> 1;
+}
+
+void spmd_classes_free(strata_spmd_classes *c)
+{
+    if (!c)
+        return;
+    g_free(c->rep);
+    g_free(c->link_rep);
+    g_free(c->text);
+    g_free(c);
+}
+
+/* ---- shapes (shared with spmd.c) ------------------------------------- */
+
+const strata_coll_algo *spmd_coll_algo(const strata_hw *hw, const strata_mesh *mesh, const strata_op *op,
+                                       uint32_t *mask, char **why)
+{
+    strata_mesh_axes(mesh, op->axis, mask, NULL); /* the checker accepted it */
+    const char *name = op->algo ? op->algo : strata_coll_impl_pick(hw, op->kind, mesh, *mask);
+    return strata_coll_algo_lookup(op->kind, name, why);
+}
+
+bool spmd_coll_shape(const strata_hw *hw, const strata_mesh *mesh, const strata_op *op, const strata_op_refs *refs,
+                     const strata_coll_algo *algo, uint32_t mask, bool fold, strata_coll_shape *sh, char **why)
+{
+    *sh = (strata_coll_shape){.kind = op->kind, .algo = algo, .shift = op->shift, .fold = fold};
+    for (uint32_t a = 0; a < strata_mesh_axis_count(mesh); a++)
+        if (mask & (1u << a))
+            sh->dims[sh->n_dims++] = strata_mesh_group_size(mesh, 1u << a);
+    uint32_t n = strata_coll_ranks(sh);
+    sh->in_bytes = op->kind == STRATA_OP_ALL_GATHER ? refs->bytes / n : refs->bytes;
+    GError *e = NULL;
+    if (algo->ops->tune && n > 1 && !algo->ops->tune(sh, hw, &e)) {
+        *why = g_strdup(e->message);
+        g_error_free(e);
+        return false;
+    }
+    return true;
+}
+
+/* ---- the program's collectives ---------------------------------------- */
+
+/* A distinct collective of the program: its axes and its schedule. */
+typedef struct coll_sig {
+    strata_op_kind kind;
+    uint32_t mask;
+    const strata_coll_algo *algo;
+    uint64_t in_bytes;
+    int32_t shift;
+    GArray *steps; /* strata_coll_step */
+} coll_sig;
+
+static void sig_free(gpointer p)
+{
+    coll_sig *s = p;
+    g_array_free(s->steps, TRUE);
+    g_free(s);
+}
+
+/* What the scan found: the mesh and the distinct collectives. */
+typedef struct scan {
+    strata_mesh *mesh;
+    GPtrArray *sigs; /* coll_sig */
+} scan;
+
+/* A name of the model (a memory or unit) that the program writes for every
+ * device alike: a template, or none. */
+static bool template_name(const strata_hw *hw, const char *name, bool unit)
+{
+    if (!name)
+        return true;
+    int base = unit ? strata_hw_compute_base_index(hw, name) : strata_hw_memory_base_index(hw, name);
+    return base >= 0 && (unit || strata_hw_memory(hw, (uint32_t)base)->kind != STRATA_MEM_HOST);
+}
+
+/* Notes collective op; false when it cannot be scheduled (bad input). */
+static bool scan_collective(scan *sc, const strata_hw *hw, const strata_op *op, const strata_op_refs *refs)
+{
+    uint32_t mask = 0;
+    char *why = NULL;
+    const strata_coll_algo *algo = spmd_coll_algo(hw, sc->mesh, op, &mask, &why);
+    strata_coll_shape sh;
+    if (!algo || !spmd_coll_shape(hw, sc->mesh, op, refs, algo, mask, true, &sh, &why)) {
+        g_free(why);
+        return false;
+    }
+    for (guint i = 0; i < sc->sigs->len; i++) {
+        const coll_sig *s = g_ptr_array_index(sc->sigs, i);
+        if (s->kind == op->kind && s->mask == mask && s->algo == algo && s->in_bytes == sh.in_bytes &&
+            s->shift == sh.shift)
+            return true; /* a schedule is a pure function of these (and the model) */
+    }
+    coll_sig *s = g_new0(coll_sig, 1);
+    *s = (coll_sig){.kind = op->kind, .mask = mask, .algo = algo, .in_bytes = sh.in_bytes, .shift = sh.shift};
+    s->steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    if (strata_coll_ranks(&sh) > 1)
+        strata_coll_schedule(&sh, s->steps);
+    g_ptr_array_add(sc->sigs, s);
+    return true;
+}
+
+/* The scan of the program: false when it has nothing to gain from classes
+ * (or is bad input). */
+static bool scan_program(scan *sc, strata_source *in, const strata_hw *hw)
+{
+    strata_checker *c = strata_checker_new(strata_source_origin(in));
+    strata_checker_set_devices(c, strata_hw_devices(hw));
+    strata_checker_set_namer(c, &strata_spmd_program_namer);
+    strata_op_refs refs;
+    const strata_op *op = NULL;
+    bool ok = strata_source_rewind(in, NULL);
+    int got = 0;
+    while (ok && (got = strata_source_next(in, &op, NULL)) == 1) {
+        ok = strata_checker_feed(c, op, &refs, NULL) && !op->has_device &&
+             !(op->kind == STRATA_OP_OPTION && strchr(op->name, '@')) && /* an option of one instance */
+             template_name(hw, op->memory, false) && template_name(hw, op->unit, true) &&
+             template_name(hw, refs.memory, false) && template_name(hw, refs.src_memory, false);
+        if (ok && op->kind == STRATA_OP_OPTION && strcmp(op->name, "mesh") == 0 && !sc->mesh)
+            sc->mesh = strata_mesh_parse(op->value, NULL);
+        else if (ok && strata_op_kind_is_collective(op->kind))
+            ok = sc->mesh && scan_collective(sc, hw, op, &refs);
+    }
+    strata_checker_free(c);
+    bool rewound = strata_source_rewind(in, NULL);
+    return ok && got == 0 && rewound && sc->mesh && strata_mesh_devices(sc->mesh) == strata_hw_devices(hw);
+}
+
+/* ---- symmetries of the machine ---------------------------------------- */
+
+/* The machine's links by their ends, to find a link's image. */
+typedef struct machine {
+    const strata_hw *hw;
+    uint32_t devices, per_host, hosts;
+    strata_idmap *by_ends; /* (lower end << 32 | higher end) -> link + 1 */
+    uint32_t *host_map;  /* the candidate's hosts */
+    uint32_t *lperm;     /* the candidate's directed links: key -> key */
+} machine;
+
+static uint64_t ends_key(uint32_t a, uint32_t b) { return (uint64_t)MIN(a, b) << 32 | MAX(a, b); }
+
+
+/* False when two links join the same ends (a link's image would be ambiguous). */
+static bool machine_init(machine *m, const strata_hw *hw)
+{
+    *m = (machine){.hw = hw, .devices = strata_hw_devices(hw), .per_host = strata_hw_devices_per_host(hw),
+                   .hosts = strata_hw_hosts(hw)};
+    m->by_ends = strata_idmap_new();
+    m->host_map = g_new(uint32_t, m->hosts);
+    m->lperm = g_new(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
+    for (uint32_t l = 0; l < strata_hw_link_count(hw); l++) {
+        const strata_link_spec *s = strata_hw_link(hw, l);
+        uint64_t k = ends_key(s->a, s->b);
+        if (strata_idmap_get(m->by_ends, k))
+            return false;
+        strata_idmap_put(m->by_ends, k, GUINT_TO_POINTER(l + 1));
+    }
+    return true;
+}
+
+static void machine_clear(machine *m)
+{
+    strata_idmap_free(m->by_ends);
+    g_free(m->host_map);
+    g_free(m->lperm);
+}
+
+/* The image of memory `mem` (NO_MEMORY: itself) under the candidate. */
+static uint32_t map_memory(const machine *m, const uint32_t *perm, uint32_t mem)
+{
+    if (mem == STRATA_HW_NO_MEMORY)
+        return mem;
+    const strata_memory_spec *s = strata_hw_memory(m->hw, mem);
+    if (s->device != STRATA_HW_NO_DEVICE)
+        return strata_hw_memory_on(m->hw, s->base, perm[s->device]);
+    return strata_hw_memory_on(m->hw, s->base, m->host_map[s->host] * m->per_host);
+}
+
+static bool same_figures(const strata_link_spec *a, const strata_link_spec *b)
+{
+    return a->bandwidth == b->bandwidth && a->latency == b->latency && a->full_duplex == b->full_duplex &&
+           a->staging_buffer == b->staging_buffer && a->staging_serial == b->staging_serial;
+}
+
+/* True when perm maps the machine onto itself; then m->lperm holds its
+ * permutation of directed links. */
+static bool machine_symmetry(machine *m, const uint32_t *perm)
+{
+    for (uint32_t h = 0; h < m->hosts; h++)
+        m->host_map[h] = UINT32_MAX;
+    for (uint32_t d = 0; d < m->devices; d++) {
+        uint32_t h = d / m->per_host, to = perm[d] / m->per_host;
+        if (m->host_map[h] != UINT32_MAX && m->host_map[h] != to)
+            return false; /* a host's devices would land on several hosts */
+        m->host_map[h] = to;
+    }
+    for (uint32_t l = 0; l < strata_hw_link_count(m->hw); l++) {
+        const strata_link_spec *s = strata_hw_link(m->hw, l);
+        uint32_t a = map_memory(m, perm, s->a), b = map_memory(m, perm, s->b);
+        uint32_t to = GPOINTER_TO_UINT(strata_idmap_get(m->by_ends, ends_key(a, b)));
+        if (to == 0 || !same_figures(s, strata_hw_link(m->hw, to - 1)))
+            return false;
+        to--;
+        bool flip = strata_hw_link(m->hw, to)->a != a;
+        if (to == l && flip && !s->full_duplex)
+            return false; /* a half-duplex link turned around: its stabiliser is not trivial */
+        m->lperm[2 * l] = 2 * to + flip;
+        m->lperm[2 * l + 1] = 2 * to + !flip;
+    }
+    return true;
+}
+
+/* ---- symmetries of the program ---------------------------------------- */
+
+/* A step of a schedule between two devices: its round, ends and move. */
+typedef struct placed_step {
+    uint32_t p, q;
+    const strata_coll_step *st;
+} placed_step;
+
+static guint placed_hash(gconstpointer k)
+{
+    const placed_step *a = k;
+    const strata_coll_step *s = a->st;
+    uint64_t h = (uint64_t)a->p * 0x9E3779B97F4A7C15ull ^ (uint64_t)a->q * 0xC2B2AE3D27D4EB4Full;
+    h ^= (uint64_t)s->round * 0x165667B19E3779F9ull ^ s->bytes ^ ((uint64_t)s->lane << 40);
+    return (guint)(h ^ h >> 32);
+}
+
+static gboolean placed_equal(gconstpointer ka, gconstpointer kb)
+{
+    const placed_step *a = ka, *b = kb;
+    const strata_coll_step *x = a->st, *y = b->st;
+    return a->p == b->p && a->q == b->q && x->round == y->round && x->lane == y->lane && x->src_buf == y->src_buf &&
+           x->dst_buf == y->dst_buf && x->own_buf == y->own_buf && x->bytes == y->bytes &&
+           x->wire_bytes == y->wire_bytes && x->reduce == y->reduce && x->handshake == y->handshake &&
+           x->fused == y->fused && x->rounds == y->rounds && x->max_bytes == y->max_bytes;
+}
+
+/* The device memory the steps move between (the model's default memory). */
+static uint32_t step_memory(const strata_hw *hw, uint32_t device)
+{
+    int base = strata_hw_memory_base_index(hw, NULL);
+    return strata_hw_memory_on(hw, base >= 0 ? (uint32_t)base : 0, device);
+}
+
+/* True when route a -> b, moved by perm, is the route of the images. */
+static bool route_moves(const machine *m, const uint32_t *perm, uint32_t p, uint32_t q)
+{
+    const strata_hop *h = NULL, *g = NULL;
+    uint32_t n = 0, ng = 0;
+    if (!strata_hw_route(m->hw, step_memory(m->hw, p), step_memory(m->hw, q), &h, &n, NULL) ||
+        !strata_hw_route(m->hw, step_memory(m->hw, perm[p]), step_memory(m->hw, perm[q]), &g, &ng, NULL) ||
+        n != ng)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (m->lperm[2 * h[i].link + h[i].forward] != 2 * g[i].link + g[i].forward ||
+            map_memory(m, perm, h[i].port) != g[i].port)
+            return false;
+    return true;
+}
+
+/* True when perm maps sig's steps over every group onto themselves, each
+ * with its route. */
+static bool schedule_symmetry(const machine *m, const strata_mesh *mesh, const coll_sig *sig, const uint32_t *perm)
+{
+    const strata_coll_step *steps = (const strata_coll_step *)(void *)sig->steps->data;
+    GArray *placed = g_array_new(FALSE, FALSE, sizeof(placed_step));
+    for (uint32_t g = 0; g < m->devices; g++)
+        for (guint i = 0; i < sig->steps->len && strata_mesh_rank(mesh, sig->mask, g) == 0; i++) {
+            placed_step x = {strata_mesh_member(mesh, sig->mask, g, steps[i].src),
+                             strata_mesh_member(mesh, sig->mask, g, steps[i].dst), &steps[i]};
+            g_array_append_val(placed, x);
+        }
+    GHashTable *count = g_hash_table_new(placed_hash, placed_equal);
+    for (guint i = 0; i < placed->len; i++) {
+        placed_step *x = &g_array_index(placed, placed_step, i);
+        g_hash_table_insert(count, x, GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(count, x)) + 1));
+    }
+    bool ok = true;
+    for (guint i = 0; ok && i < placed->len; i++) {
+        const placed_step *x = &g_array_index(placed, placed_step, i);
+        placed_step image = {perm[x->p], perm[x->q], x->st};
+        ok = g_hash_table_lookup(count, &image) == g_hash_table_lookup(count, x) &&
+             (x->p == x->q || route_moves(m, perm, x->p, x->q));
+    }
+    g_hash_table_destroy(count);
+    g_array_free(placed, TRUE);
+    return ok;
+}
+
+/* ---- orbits ------------------------------------------------------------ */
+
+static uint32_t find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+/* Joins the sets of x and y; the least root stays the root. */
+static void join(uint32_t *parent, uint32_t x, uint32_t y)
+{
+    x = find(parent, x);
+    y = find(parent, y);
+    if (x != y)
+        parent[MAX(x, y)] = MIN(x, y);
+}
+
+/* perm = the rotation of mesh axis `axis` by k. */
+static void rotation(const strata_mesh *mesh, uint32_t axis, uint32_t k, uint32_t *perm)
+{
+    uint32_t n = strata_mesh_group_size(mesh, 1u << axis), stride = 1;
+    for (uint32_t a = axis + 1; a < strata_mesh_axis_count(mesh); a++)
+        stride *= strata_mesh_group_size(mesh, 1u << a);
+    for (uint32_t d = 0; d < strata_mesh_devices(mesh); d++) {
+        uint32_t c = strata_mesh_coord(mesh, d, axis);
+        perm[d] = d - c * stride + (c + k) % n * stride;
+    }
+}
+
+/* Tries the rotations of each axis, least first; joins the orbits of each
+ * generator found. Returns the number found. */
+static uint32_t find_generators(machine *m, const scan *sc, uint32_t *dev_parent, uint32_t *key_parent,
+                                GString *text)
+{
+    uint32_t *perm = g_new(uint32_t, m->devices), found = 0, n_keys = 2 * strata_hw_link_count(m->hw);
+    for (uint32_t a = 0; a < strata_mesh_axis_count(sc->mesh); a++) {
+        uint32_t n = strata_mesh_group_size(sc->mesh, 1u << a);
+        for (uint32_t k = 1; k < n; k++) {
+            if (n % k != 0)
+                continue;
+            rotation(sc->mesh, a, k, perm);
+            bool ok = machine_symmetry(m, perm);
+            for (guint i = 0; ok && i < sc->sigs->len; i++)
+                ok = schedule_symmetry(m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm);
+            if (!ok)
+                continue;
+            for (uint32_t d = 0; d < m->devices; d++)
+                join(dev_parent, d, perm[d]);
+            for (uint32_t key = 0; key < n_keys; key++)
+                join(key_parent, key, m->lperm[key]);
+            g_string_append_printf(text, "%s%s+%u", found ? " " : "", strata_mesh_axis_name(sc->mesh, a), k);
+            found++;
+            break;
+        }
+    }
+    g_free(perm);
+    return found;
+}
+
+strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw)
+{
+    uint32_t devices = strata_hw_devices(hw);
+    if (devices <= 1)
+        return NULL;
+    scan sc = {.sigs = g_ptr_array_new_with_free_func(sig_free)};
+    machine m = {0};
+    bool ok = scan_program(&sc, in, hw);
+    bool made = ok && machine_init(&m, hw);
+    strata_spmd_classes *c = NULL;
+    if (made) {
+        uint32_t n_keys = 2 * strata_hw_link_count(hw);
+        c = g_new0(strata_spmd_classes, 1);
+        c->devices = devices;
+        c->rep = g_new(uint32_t, devices);
+        c->link_rep = g_new(uint32_t, n_keys + 1);
+        for (uint32_t d = 0; d < devices; d++)
+            c->rep[d] = d;
+        for (uint32_t k = 0; k < n_keys; k++)
+            c->link_rep[k] = k;
+        for (uint32_t l = 0; l < strata_hw_link_count(hw); l++)
+            if (!strata_hw_link(hw, l)->full_duplex) /* one resource both ways */
+                join(c->link_rep, 2 * l, 2 * l + 1);
+        GString *text = g_string_new(NULL);
+        uint32_t found = find_generators(&m, &sc, c->rep, c->link_rep, text);
+        c->text = g_string_free(text, FALSE);
+        for (uint32_t d = 0; d < devices; d++)
+            c->n_classes += (c->rep[d] = find(c->rep, d)) == d;
+        for (uint32_t k = 0; k < n_keys; k++)
+            c->link_rep[k] = find(c->link_rep, k);
+        if (found == 0) {
+            spmd_classes_free(c);
+            c = NULL;
+        }
+    }
+    if (ok)
+        machine_clear(&m);
+    strata_mesh_free(sc.mesh);
+    g_ptr_array_free(sc.sigs, TRUE);
+    return c;
+}
