@@ -6,9 +6,9 @@
  * expansion) collects the mesh and each distinct collective's schedule,
  * built as the PHASES expansion builds it, and refuses what has no
  * symmetry (device=, an explicit instance, an option of one, a host
- * memory). Then, per mesh
- * axis, the rotations by each divisor of its size, least first, are tried
- * as symmetries: on the hardware (every link's image, found by its ends,
+ * memory). Then, per mesh axis, rotations of its coordinate (by each
+ * divisor of its size, least first, then within blocks: find_generators)
+ * are tried as symmetries: on the hardware (every link's image, found by its ends,
  * has the same figures: a permutation of directed links), on every
  * schedule (the multiset of its steps over all groups, as (round,
  * sender, receiver, move), is the same after moving every device), and on
@@ -175,10 +175,9 @@ static bool scan_program(scan *sc, strata_source *in, const strata_hw *hw)
 /* The machine's links by their ends, to find a link's image. */
 typedef struct machine {
     const strata_hw *hw;
-    uint32_t devices, per_host, hosts;
+    uint32_t devices;
     strata_idmap *by_ends; /* (lower end << 32 | higher end) -> link + 1 */
-    uint32_t *host_map;  /* the candidate's hosts */
-    uint32_t *lperm;     /* the candidate's directed links: key -> key */
+    uint32_t *lperm;       /* the candidate's directed links: key -> key */
 } machine;
 
 static uint64_t ends_key(uint32_t a, uint32_t b) { return (uint64_t)MIN(a, b) << 32 | MAX(a, b); }
@@ -187,10 +186,8 @@ static uint64_t ends_key(uint32_t a, uint32_t b) { return (uint64_t)MIN(a, b) <<
 /* False when two links join the same ends (a link's image would be ambiguous). */
 static bool machine_init(machine *m, const strata_hw *hw)
 {
-    *m = (machine){.hw = hw, .devices = strata_hw_devices(hw), .per_host = strata_hw_devices_per_host(hw),
-                   .hosts = strata_hw_hosts(hw)};
+    *m = (machine){.hw = hw, .devices = strata_hw_devices(hw)};
     m->by_ends = strata_idmap_new();
-    m->host_map = g_new(uint32_t, m->hosts);
     m->lperm = g_new(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
     for (uint32_t l = 0; l < strata_hw_link_count(hw); l++) {
         const strata_link_spec *s = strata_hw_link(hw, l);
@@ -205,19 +202,25 @@ static bool machine_init(machine *m, const strata_hw *hw)
 static void machine_clear(machine *m)
 {
     strata_idmap_free(m->by_ends);
-    g_free(m->host_map);
     g_free(m->lperm);
 }
 
-/* The image of memory `mem` (NO_MEMORY: itself) under the candidate. */
+/* The image of memory `mem` (a device's; NO_MEMORY: itself) under the candidate. */
 static uint32_t map_memory(const machine *m, const uint32_t *perm, uint32_t mem)
 {
     if (mem == STRATA_HW_NO_MEMORY)
         return mem;
     const strata_memory_spec *s = strata_hw_memory(m->hw, mem);
-    if (s->device != STRATA_HW_NO_DEVICE)
-        return strata_hw_memory_on(m->hw, s->base, perm[s->device]);
-    return strata_hw_memory_on(m->hw, s->base, m->host_map[s->host] * m->per_host);
+    return strata_hw_memory_on(m->hw, s->base, perm[s->device]);
+}
+
+/* A link the program's traffic may cross: between two devices' memories,
+ * or from one to a switch (the program touches no host memory, and the
+ * routes between devices pass through no host: hw.h). */
+static bool device_link(const strata_hw *hw, const strata_link_spec *s)
+{
+    return strata_hw_memory(hw, s->a)->device != STRATA_HW_NO_DEVICE &&
+           (s->b == STRATA_HW_NO_MEMORY || strata_hw_memory(hw, s->b)->device != STRATA_HW_NO_DEVICE);
 }
 
 static bool same_figures(const strata_link_spec *a, const strata_link_spec *b)
@@ -226,20 +229,18 @@ static bool same_figures(const strata_link_spec *a, const strata_link_spec *b)
            a->staging_buffer == b->staging_buffer && a->staging_serial == b->staging_serial;
 }
 
-/* True when perm maps the machine onto itself; then m->lperm holds its
- * permutation of directed links. */
+/* True when perm maps the devices' part of the machine onto itself; then
+ * m->lperm holds its permutation of directed links (a link of hosts to
+ * itself: no copy of the program crosses one). */
 static bool machine_symmetry(machine *m, const uint32_t *perm)
 {
-    for (uint32_t h = 0; h < m->hosts; h++)
-        m->host_map[h] = UINT32_MAX;
-    for (uint32_t d = 0; d < m->devices; d++) {
-        uint32_t h = d / m->per_host, to = perm[d] / m->per_host;
-        if (m->host_map[h] != UINT32_MAX && m->host_map[h] != to)
-            return false; /* a host's devices would land on several hosts */
-        m->host_map[h] = to;
-    }
     for (uint32_t l = 0; l < strata_hw_link_count(m->hw); l++) {
         const strata_link_spec *s = strata_hw_link(m->hw, l);
+        if (!device_link(m->hw, s)) {
+            m->lperm[2 * l] = 2 * l;
+            m->lperm[2 * l + 1] = 2 * l + 1;
+            continue;
+        }
         uint32_t a = map_memory(m, perm, s->a), b = map_memory(m, perm, s->b);
         uint32_t to = GPOINTER_TO_UINT(strata_idmap_get(m->by_ends, ends_key(a, b)));
         if (to == 0 || !same_figures(s, strata_hw_link(m->hw, to - 1)))
@@ -353,42 +354,58 @@ static void join(uint32_t *parent, uint32_t x, uint32_t y)
         parent[MAX(x, y)] = MIN(x, y);
 }
 
-/* perm = the rotation of mesh axis `axis` by k. */
-static void rotation(const strata_mesh *mesh, uint32_t axis, uint32_t k, uint32_t *perm)
+/* perm = the rotation of mesh axis `axis` by k within its blocks of r
+ * consecutive coordinates (r = the axis' size: the axis' rotation). */
+static void rotation(const strata_mesh *mesh, uint32_t axis, uint32_t r, uint32_t k, uint32_t *perm)
 {
-    uint32_t n = strata_mesh_group_size(mesh, 1u << axis), stride = 1;
+    uint32_t stride = 1;
     for (uint32_t a = axis + 1; a < strata_mesh_axis_count(mesh); a++)
         stride *= strata_mesh_group_size(mesh, 1u << a);
     for (uint32_t d = 0; d < strata_mesh_devices(mesh); d++) {
-        uint32_t c = strata_mesh_coord(mesh, d, axis);
-        perm[d] = d - c * stride + (c + k) % n * stride;
+        uint32_t c = strata_mesh_coord(mesh, d, axis), block = c - c % r;
+        perm[d] = d - c * stride + (block + (c % r + k) % r) * stride;
     }
 }
 
-/* Tries the rotations of each axis, least first; joins the orbits of each
- * generator found. Returns the number found. */
+/* True when perm is a symmetry of the machine and of every collective. */
+static bool symmetry(machine *m, const scan *sc, const uint32_t *perm)
+{
+    bool ok = machine_symmetry(m, perm);
+    for (guint i = 0; ok && i < sc->sigs->len; i++)
+        ok = schedule_symmetry(m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm);
+    return ok;
+}
+
+/* Tries, per axis, rotations within blocks of r coordinates (r from the
+ * axis' size down, each dividing the last rotation's k) by k (a divisor of
+ * r, least first): each generator found rotates one digit of the axis'
+ * coordinate in a mixed radix (the blocks of k inside those of r), so the
+ * group they make is a product of cyclic groups on distinct digits, free
+ * on the devices. Joins the orbits of each; returns the number found. */
 static uint32_t find_generators(machine *m, const scan *sc, uint32_t *dev_parent, uint32_t *key_parent,
                                 GString *text)
 {
     uint32_t *perm = g_new(uint32_t, m->devices), found = 0, n_keys = 2 * strata_hw_link_count(m->hw);
     for (uint32_t a = 0; a < strata_mesh_axis_count(sc->mesh); a++) {
-        uint32_t n = strata_mesh_group_size(sc->mesh, 1u << a);
-        for (uint32_t k = 1; k < n; k++) {
-            if (n % k != 0)
+        uint32_t limit = strata_mesh_group_size(sc->mesh, 1u << a);
+        for (uint32_t r = limit; r >= 2; r--) {
+            if (limit % r != 0)
                 continue;
-            rotation(sc->mesh, a, k, perm);
-            bool ok = machine_symmetry(m, perm);
-            for (guint i = 0; ok && i < sc->sigs->len; i++)
-                ok = schedule_symmetry(m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm);
-            if (!ok)
-                continue;
+            uint32_t k = 1;
+            while (k < r && (r % k != 0 || (rotation(sc->mesh, a, r, k, perm), !symmetry(m, sc, perm))))
+                k++;
+            if (k == r)
+                continue; /* no rotation within blocks of r */
             for (uint32_t d = 0; d < m->devices; d++)
                 join(dev_parent, d, perm[d]);
             for (uint32_t key = 0; key < n_keys; key++)
                 join(key_parent, key, m->lperm[key]);
             g_string_append_printf(text, "%s%s+%u", found ? " " : "", strata_mesh_axis_name(sc->mesh, a), k);
+            if (r != strata_mesh_group_size(sc->mesh, 1u << a))
+                g_string_append_printf(text, "/%u", r); /* within blocks of r */
             found++;
-            break;
+            limit = k;
+            r = k + 1; /* the next r divides k */
         }
     }
     g_free(perm);

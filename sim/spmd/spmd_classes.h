@@ -5,17 +5,21 @@
  * differs, once").
  *
  * A symmetry is a permutation g of the devices that maps the machine and
- * the program onto themselves: every link to a link of the same figures
- * (host links and host memories with the hosts g induces), every step of
- * every collective of the program to a step of the same collective and
- * round that moves the same (ranks, lanes, buffers, bytes), and every
- * copy's route to the route of its image, link by link. The classes are
- * the orbits of the group G such symmetries generate; the representative
- * of a class is its least device. Candidates are the rotations of each
- * mesh axis by a divisor of its size (the least that holds is kept), so
- * G is a group of translations of the mesh: abelian, and free on the
- * devices (no g but the identity fixes a device), hence on directed links
- * too.
+ * the program onto themselves: every link between devices (or from one to
+ * a switch) to a link of the same figures, every step of every collective
+ * of the program to a step of the same collective and round that moves
+ * the same (ranks, lanes, buffers, bytes), and every copy's route to the
+ * route of its image, link by link. Hosts are no part of it: the program
+ * touches no host memory (else no classes), and no route between devices
+ * passes through a host (hw.h). The classes are the orbits of the group G
+ * such symmetries generate; the representative of a class is its least
+ * device. Candidates are the rotations of each mesh axis by a divisor of
+ * its size (the least that holds is kept), then within blocks of
+ * consecutive coordinates (data+8 data+1/8: 64 devices whose symmetry
+ * holds within each 8), each rotating one digit of the axis' coordinate
+ * in a mixed radix, so G is a product of cyclic groups on distinct
+ * digits: abelian, and free on the devices (no g but the identity fixes a
+ * device), hence on directed links too.
  *
  * Exactness: in the full run, the ops of device g(d) are those of d with
  * every name moved by g, and every copy's route is moved by g, so the
