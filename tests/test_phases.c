@@ -350,7 +350,7 @@ START_TEST(test_bad_mode)
     char *trace = strata_test_source_path("traces/spmd/collectives.trace");
     strata_cli_result r = strata_test_cli("run", "--trace", trace, "--hw", hw, "--collectives", "rounds", NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, "expected classes, phases or steps, got 'rounds'"), "%s", r.err);
+    ck_assert_msg(strstr(r.err, "expected classes, phases, steps or fast, got 'rounds'"), "%s", r.err);
     strata_cli_result_clear(&r);
     g_free(trace);
     g_free(hw);

@@ -77,6 +77,7 @@ char *engine_unit_host_name(const strata_compute_spec *u)
 typedef struct platform_builder {
     engine_sg_build *sg;
     const strata_hw *hw;
+    const strata_spmd_classes *classes; /* the quotient's (its links' scales), or NULL */
     uint32_t port0, link0, operand0, pad;
     GArray *hops; /* engine_sg_hop */
 } platform_builder;
@@ -187,7 +188,10 @@ static void add_links(platform_builder *p, uint32_t zone)
     p->link0 = next;
     for (uint32_t i = 0; i < strata_hw_link_count(hw); i++, next++) {
         const strata_link_spec *l = strata_hw_link(hw, i);
-        add_link(p, zone, "link:", l->name, l->bandwidth, l->latency,
+        double scale = p->classes ? MAX(strata_spmd_link_scale(p->classes, i, true),
+                                        strata_spmd_link_scale(p->classes, i, false))
+                                  : 1;
+        add_link(p, zone, "link:", l->name, l->bandwidth / scale, l->latency,
                  l->full_duplex ? ENGINE_SG_SPLITDUPLEX : ENGINE_SG_SHARED);
     }
     p->operand0 = next;
@@ -374,6 +378,7 @@ static bool build_platform(const strata_hw *hw, const engine_quotient *q, GError
     platform_builder p = {.hw = hw, .hops = g_array_new(FALSE, FALSE, sizeof(engine_sg_hop))};
     p.sg = engine_sg_build_new("strata", sites ? ENGINE_SG_DIJKSTRA_CACHE : ENGINE_SG_FULL);
     if (q) {
+        p.classes = engine_quotient_classes(q);
         add_quotient_sites(&p, q);
     } else if (sites) {
         add_sites(&p);

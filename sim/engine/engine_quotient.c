@@ -50,6 +50,8 @@ void engine_quotient_free(engine_quotient *q)
     g_free(q);
 }
 
+const strata_spmd_classes *engine_quotient_classes(const engine_quotient *q) { return q->c; }
+
 bool engine_quotient_has_device(const engine_quotient *q, uint32_t device)
 {
     return strata_spmd_class_rep(q->c, device) == device;

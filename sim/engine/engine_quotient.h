@@ -32,6 +32,7 @@ typedef struct engine_quotient engine_quotient;
 /* NULL when c is NULL. hw and c are borrowed. */
 engine_quotient *engine_quotient_new(const strata_hw *hw, const strata_spmd_classes *c);
 void engine_quotient_free(engine_quotient *q);
+const strata_spmd_classes *engine_quotient_classes(const engine_quotient *q);
 
 /* The sender of a copy into memory dst (a representative's) from device
  * `from` out of its representative's memory src: made when new. False with

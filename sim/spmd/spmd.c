@@ -328,9 +328,12 @@ static void plan_round(spmd *s)
         end++;
     spmd_round r = round_of(s, first, end);
     strata_coll_phase ph = {0};
+    bool fast = s->mode == STRATA_SPMD_FAST;
+    if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
+        spmd_round_scale(s->links, &r, s->classes); /* the orbits' most loaded links */
     uint32_t rounds = s->mode == STRATA_SPMD_STEPS
                           ? 1
-                          : spmd_phase_rounds(s->links, &r, s->steps->len, s->round, s->rounds, s->sub, &ph);
+                          : spmd_phase_rounds(s->links, &r, s->steps->len, s->round, s->rounds, s->sub, fast, &ph);
     /* the phase its copies and reductions stand for, and its flag copies' (whose data's copy paced them) */
     uint32_t phase = rounds > 1 ? phase_id(s, &ph) : 0, flag_phase = 0;
     /* a folded run of k rounds (strata_coll_step.rounds) whose bytes are
@@ -697,8 +700,8 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->mode = mode;
     s->links = spmd_links_new(hw);
     s->devices = strata_hw_devices(hw);
-    if (mode == STRATA_SPMD_CLASSES)
-        s->classes = spmd_classes_find(src, hw); /* NULL: every device is its own class */
+    if (mode == STRATA_SPMD_CLASSES || mode == STRATA_SPMD_FAST) /* NULL: every device is its own class */
+        s->classes = spmd_classes_find(src, hw, mode == STRATA_SPMD_FAST);
     start_pass(s);
     s->emits = g_array_new(FALSE, FALSE, sizeof(emit));
     s->steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));

@@ -124,8 +124,15 @@ uint32_t strata_spmd_devices(const strata_hw *hw);
  *          representative and says p in the side table (`from`), for the
  *          engine to take p's true route. Phases are decided over every
  *          group, as in PHASES; a program without symmetry expands every
- *          device, as PHASES. */
-typedef enum { STRATA_SPMD_PHASES, STRATA_SPMD_STEPS, STRATA_SPMD_CLASSES } strata_spmd_collectives;
+ *          device, as PHASES;
+ *  FAST    CLASSES, approximate: the classes may map a copy onto one whose
+ *          route is not its route's image (spmd_classes.h: a ring laid row
+ *          by row over a torus), each representative link then weighs as
+ *          its orbit's most loaded link (strata_spmd_link_scale), and
+ *          rounds whose copies of unequal route latency meet on a link
+ *          join phases too (PHASES keeps those step by step). Not exact:
+ *          docs/multi-device.md gives the errors measured against STEPS. */
+typedef enum { STRATA_SPMD_PHASES, STRATA_SPMD_STEPS, STRATA_SPMD_CLASSES, STRATA_SPMD_FAST } strata_spmd_collectives;
 
 /* The expansion of src (taken: freed with the result) on hw (borrowed; it
  * must outlive the source), with phases. */

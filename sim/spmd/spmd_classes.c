@@ -30,6 +30,8 @@ struct strata_spmd_classes {
     uint32_t devices, n_classes;
     uint32_t *rep;      /* by device: its class's least device */
     uint32_t *link_rep; /* by directed link key (2 x link + forward): its orbit's least key */
+    double *scale;      /* by representative key: its copies' weight (approximate classes), >= 1 */
+    bool exact;         /* every generator moves every route onto its image's */
     char *text;         /* the generators */
 };
 
@@ -37,6 +39,19 @@ uint32_t strata_spmd_classes_devices(const strata_spmd_classes *c) { return c->d
 uint32_t strata_spmd_classes_count(const strata_spmd_classes *c) { return c->n_classes; }
 uint32_t strata_spmd_class_rep(const strata_spmd_classes *c, uint32_t device) { return c->rep[device]; }
 const char *strata_spmd_classes_describe(const strata_spmd_classes *c) { return c->text; }
+bool strata_spmd_classes_exact(const strata_spmd_classes *c) { return c->exact; }
+
+double strata_spmd_link_scale(const strata_spmd_classes *c, uint32_t link, bool forward)
+{
+    return c->scale[c->link_rep[2 * link + forward]];
+}
+
+uint32_t spmd_classes_key_rep(const strata_spmd_classes *c, uint32_t key) { return c->link_rep[key]; }
+
+void spmd_classes_raise_scale(strata_spmd_classes *c, uint32_t rep_key, double scale)
+{
+    c->scale[rep_key] = MAX(c->scale[rep_key], scale);
+}
 
 uint32_t strata_spmd_link_rep(const strata_spmd_classes *c, uint32_t link, bool forward, bool *rep_forward)
 {
@@ -51,6 +66,7 @@ void spmd_classes_free(strata_spmd_classes *c)
         return;
     g_free(c->rep);
     g_free(c->link_rep);
+    g_free(c->scale);
     g_free(c->text);
     g_free(c);
 }
@@ -305,9 +321,12 @@ static bool route_moves(const machine *m, const uint32_t *perm, uint32_t p, uint
     return true;
 }
 
-/* True when perm maps sig's steps over every group onto themselves, each
- * with its route. */
-static bool schedule_symmetry(const machine *m, const strata_mesh *mesh, const coll_sig *sig, const uint32_t *perm)
+/* How a candidate maps the program: not at all, with every route moved
+ * onto its image's, or its steps only (some route differs: approximate). */
+typedef enum { MAPS_NOT, MAPS_STEPS, MAPS_EXACTLY } maps; /* in order: the least of several is theirs */
+
+/* How perm maps sig's steps over every group (and their routes). */
+static maps schedule_symmetry(const machine *m, const strata_mesh *mesh, const coll_sig *sig, const uint32_t *perm)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)sig->steps->data;
     GArray *placed = g_array_new(FALSE, FALSE, sizeof(placed_step));
@@ -322,16 +341,18 @@ static bool schedule_symmetry(const machine *m, const strata_mesh *mesh, const c
         placed_step *x = &g_array_index(placed, placed_step, i);
         g_hash_table_insert(count, x, GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(count, x)) + 1));
     }
-    bool ok = true;
-    for (guint i = 0; ok && i < placed->len; i++) {
+    maps verdict = MAPS_EXACTLY;
+    for (guint i = 0; verdict != MAPS_NOT && i < placed->len; i++) {
         const placed_step *x = &g_array_index(placed, placed_step, i);
         placed_step image = {perm[x->p], perm[x->q], x->st};
-        ok = g_hash_table_lookup(count, &image) == g_hash_table_lookup(count, x) &&
-             (x->p == x->q || route_moves(m, perm, x->p, x->q));
+        if (g_hash_table_lookup(count, &image) != g_hash_table_lookup(count, x))
+            verdict = MAPS_NOT;
+        else if (verdict == MAPS_EXACTLY && x->p != x->q && !route_moves(m, perm, x->p, x->q))
+            verdict = MAPS_STEPS;
     }
     g_hash_table_destroy(count);
     g_array_free(placed, TRUE);
-    return ok;
+    return verdict;
 }
 
 /* ---- orbits ------------------------------------------------------------ */
@@ -367,13 +388,16 @@ static void rotation(const strata_mesh *mesh, uint32_t axis, uint32_t r, uint32_
     }
 }
 
-/* True when perm is a symmetry of the machine and of every collective. */
-static bool symmetry(machine *m, const scan *sc, const uint32_t *perm)
+/* True when perm is a symmetry of the machine and of every collective
+ * (with approx, of their steps: some route may not move onto its image's;
+ * *exact then says whether every one does). */
+static bool symmetry(machine *m, const scan *sc, const uint32_t *perm, bool approx, bool *exact)
 {
-    bool ok = machine_symmetry(m, perm);
-    for (guint i = 0; ok && i < sc->sigs->len; i++)
-        ok = schedule_symmetry(m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm);
-    return ok;
+    maps verdict = machine_symmetry(m, perm) ? MAPS_EXACTLY : MAPS_NOT;
+    for (guint i = 0; verdict != MAPS_NOT && i < sc->sigs->len; i++)
+        verdict = MIN(verdict, schedule_symmetry(m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm));
+    *exact = verdict == MAPS_EXACTLY;
+    return verdict == MAPS_EXACTLY || (approx && verdict == MAPS_STEPS);
 }
 
 /* Tries, per axis, rotations within blocks of r coordinates (r from the
@@ -382,9 +406,10 @@ static bool symmetry(machine *m, const scan *sc, const uint32_t *perm)
  * coordinate in a mixed radix (the blocks of k inside those of r), so the
  * group they make is a product of cyclic groups on distinct digits, free
  * on the devices. Joins the orbits of each; returns the number found. */
-static uint32_t find_generators(machine *m, const scan *sc, uint32_t *dev_parent, uint32_t *key_parent,
-                                GString *text)
+static uint32_t find_generators(machine *m, const scan *sc, strata_spmd_classes *c, bool approx, GString *text)
 {
+    uint32_t *dev_parent = c->rep, *key_parent = c->link_rep;
+    bool exact = true;
     uint32_t *perm = g_new(uint32_t, m->devices), found = 0, n_keys = 2 * strata_hw_link_count(m->hw);
     for (uint32_t a = 0; a < strata_mesh_axis_count(sc->mesh); a++) {
         uint32_t limit = strata_mesh_group_size(sc->mesh, 1u << a);
@@ -392,7 +417,7 @@ static uint32_t find_generators(machine *m, const scan *sc, uint32_t *dev_parent
             if (limit % r != 0)
                 continue;
             uint32_t k = 1;
-            while (k < r && (r % k != 0 || (rotation(sc->mesh, a, r, k, perm), !symmetry(m, sc, perm))))
+            while (k < r && (r % k != 0 || (rotation(sc->mesh, a, r, k, perm), !symmetry(m, sc, perm, approx, &exact))))
                 k++;
             if (k == r)
                 continue; /* no rotation within blocks of r */
@@ -401,6 +426,7 @@ static uint32_t find_generators(machine *m, const scan *sc, uint32_t *dev_parent
             for (uint32_t key = 0; key < n_keys; key++)
                 join(key_parent, key, m->lperm[key]);
             g_string_append_printf(text, "%s%s+%u", found ? " " : "", strata_mesh_axis_name(sc->mesh, a), k);
+            c->exact = c->exact && exact;
             if (r != strata_mesh_group_size(sc->mesh, 1u << a))
                 g_string_append_printf(text, "/%u", r); /* within blocks of r */
             found++;
@@ -412,7 +438,7 @@ static uint32_t find_generators(machine *m, const scan *sc, uint32_t *dev_parent
     return found;
 }
 
-strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw)
+strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, bool approx)
 {
     uint32_t devices = strata_hw_devices(hw);
     if (devices <= 1)
@@ -428,15 +454,19 @@ strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw)
         c->devices = devices;
         c->rep = g_new(uint32_t, devices);
         c->link_rep = g_new(uint32_t, n_keys + 1);
+        c->scale = g_new(double, n_keys + 1);
+        c->exact = true;
         for (uint32_t d = 0; d < devices; d++)
             c->rep[d] = d;
-        for (uint32_t k = 0; k < n_keys; k++)
+        for (uint32_t k = 0; k < n_keys; k++) {
             c->link_rep[k] = k;
+            c->scale[k] = 1;
+        }
         for (uint32_t l = 0; l < strata_hw_link_count(hw); l++)
             if (!strata_hw_link(hw, l)->full_duplex) /* one resource both ways */
                 join(c->link_rep, 2 * l, 2 * l + 1);
         GString *text = g_string_new(NULL);
-        uint32_t found = find_generators(&m, &sc, c->rep, c->link_rep, text);
+        uint32_t found = find_generators(&m, &sc, c, approx, text);
         c->text = g_string_free(text, FALSE);
         for (uint32_t d = 0; d < devices; d++)
             c->n_classes += (c->rep[d] = find(c->rep, d)) == d;

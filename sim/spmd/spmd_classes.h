@@ -60,6 +60,17 @@ uint32_t strata_spmd_class_rep(const strata_spmd_classes *c, uint32_t device);
  * a to its b when forward): its link and direction. A half-duplex link's
  * two directions are one resource: forward is then returned as given. */
 uint32_t strata_spmd_link_rep(const strata_spmd_classes *c, uint32_t link, bool forward, bool *rep_forward);
+/* Whether the classes are exact (above); false for approximate classes
+ * (spmd.h's FAST): some generator maps a copy onto one whose route is not
+ * its route's image (a ring laid row by row over a torus, whose wrap-around
+ * routes the site graph's tie-breaking lays differently). */
+bool strata_spmd_classes_exact(const strata_spmd_classes *c);
+/* The weight of the copies on a representative link (>= 1; 1 for exact
+ * classes): approximate classes make their representatives' copies stand
+ * for the most loaded link of each orbit, whose copies' count over the
+ * representatives' crossings of the orbit (the worst round's) this is;
+ * the quotient divides the link's bandwidth by it. */
+double strata_spmd_link_scale(const strata_spmd_classes *c, uint32_t link, bool forward);
 /* The generators found, as text ("data+16 model+1"; "" when none): for
  * messages and the bench. */
 const char *strata_spmd_classes_describe(const strata_spmd_classes *c);

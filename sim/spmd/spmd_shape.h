@@ -35,8 +35,15 @@ bool spmd_coll_shape(const strata_hw *hw, const strata_mesh *mesh, const strata_
  * program is read once more, checked, ops not kept) on hw: NULL when it
  * has none but the devices themselves (one device, no mesh, device= ops,
  * explicit instances, host memories, no symmetry), or when the program is
- * bad input (the expansion then says so, on its line). */
-strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw);
+ * bad input (the expansion then says so, on its line). With approx, a
+ * rotation that maps every step but not every route onto its image's is a
+ * generator too (strata_spmd_classes_exact() then says false). */
+strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, bool approx);
+/* The representative of directed link key (2 x link + forward). */
+uint32_t spmd_classes_key_rep(const strata_spmd_classes *c, uint32_t key);
+/* Approximate classes: the copies on rep_key's orbit weigh at least scale
+ * (spmd_classes.h: strata_spmd_link_scale). */
+void spmd_classes_raise_scale(strata_spmd_classes *c, uint32_t rep_key, double scale);
 void spmd_classes_free(strata_spmd_classes *c);
 /* True when device is its class's representative. */
 static inline bool spmd_classes_is_rep(const strata_spmd_classes *c, uint32_t device)
