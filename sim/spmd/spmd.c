@@ -80,6 +80,11 @@ typedef struct spmd {
     uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
     uint8_t *touched;      /* per device x lane: worked this round */
     spmd_links *links;     /* the rounds' link accounting (spmd_phase.h) */
+    uint64_t sig[5];       /* the collective's schedule's arguments (kind, axes, algo, in_bytes, shift) */
+    GArray *leaders;       /* uint32_t: the current collective's groups to walk, by leader (ascending):
+                            * every group, or with classes those holding a representative */
+    GArray *expanded_devs; /* uint32_t: the devices whose ops are handed out (ascending) */
+    GHashTable *decided;   /* (sig, step, round, sub) -> decision: a round's phase, decided once */
     strata_coll_info *info;
     strata_spmd_step last; /* the side table's entry of the op handed out last */
     double launch_s;       /* the collective's fixed cost per rank (its algorithm's tune) */
@@ -271,7 +276,11 @@ static G_GNUC_PRINTF(3, 4) bool fail(const spmd *s, GError **err, const char *fm
     return false;
 }
 
-static bool group_leader(const spmd *s, uint32_t d) { return spmd_group_leader(s->mesh, s->mask, d); }
+static gint compare_u32(gconstpointer a, gconstpointer b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
 
 /* Whether device d's ops are handed out: with classes, its class's
  * representative's only. */
@@ -320,6 +329,78 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
 /* Emits of one round of the current collective, for every group: with
  * phases, of the phase that starts at that round (every step once, standing
  * for the phase's rounds). */
+/* A round's phase, as spmd_phase_rounds() decided it. */
+typedef struct decision {
+    uint32_t rounds;
+    strata_coll_phase phase;
+} decision;
+
+/* The phase that starts at round r (steps[first, end)) of the current
+ * collective: decided over every group once per schedule and round (a
+ * pure function of the model, the mesh and the schedule, which is one of
+ * s->sig: the layers of a model repeat their collectives), then recalled. */
+static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph)
+{
+    if (s->mode == STRATA_SPMD_STEPS)
+        return 1;
+    uint64_t words[8] = {s->sig[0], s->sig[1], s->sig[2], s->sig[3], s->sig[4], r->first, s->round, s->sub};
+    GBytes *key = g_bytes_new(words, sizeof words);
+    decision *d = g_hash_table_lookup(s->decided, key);
+    if (d) {
+        g_bytes_unref(key);
+        *ph = d->phase;
+        return d->rounds;
+    }
+    bool fast = s->mode == STRATA_SPMD_FAST;
+    if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
+        spmd_round_scale(s->links, r, s->classes); /* the orbits' most loaded links */
+    d = g_new(decision, 1);
+    d->rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &d->phase);
+    g_hash_table_insert(s->decided, key, d);
+    *ph = d->phase;
+    return d->rounds;
+}
+
+/* The records that end a round (steps[first, end)) on every device that
+ * worked in it (s->touched: its lanes), then the senders' waits for their
+ * receivers and records (a round ends for a sender when what it sent has
+ * arrived). */
+static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint end)
+{
+    for (guint x = 0; x < s->expanded_devs->len; x++) {
+        uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
+        bool any = false;
+        for (uint32_t l = 0; l < s->n_lanes; l++) {
+            if (!s->touched[(size_t)d * s->n_lanes + l])
+                continue;
+            any = true;
+            if (l > 0) {
+                push(s, EM_RECORD, d, l, d, l);
+                push(s, EM_WAIT, d, 0, d, l);
+            }
+        }
+        if (any)
+            push(s, EM_RECORD, d, 0, d, 0);
+    }
+    memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
+    for (guint x = 0; x < s->leaders->len; x++) {
+        uint32_t g = g_array_index(s->leaders, uint32_t, x);
+        for (guint i = first; i < end; i++) {
+            uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
+            uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
+            if (p != q && expanded(s, p)) {
+                push(s, EM_WAIT, p, 0, named(s, q), 0);
+                s->touched[(size_t)p * s->n_lanes] = 1;
+            }
+        }
+    }
+    for (guint x = 0; x < s->expanded_devs->len; x++) {
+        uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
+        if (s->touched[(size_t)d * s->n_lanes])
+            push(s, EM_RECORD, d, 0, d, 0);
+    }
+}
+
 static void plan_round(spmd *s)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
@@ -328,12 +409,7 @@ static void plan_round(spmd *s)
         end++;
     spmd_round r = round_of(s, first, end);
     strata_coll_phase ph = {0};
-    bool fast = s->mode == STRATA_SPMD_FAST;
-    if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
-        spmd_round_scale(s->links, &r, s->classes); /* the orbits' most loaded links */
-    uint32_t rounds = s->mode == STRATA_SPMD_STEPS
-                          ? 1
-                          : spmd_phase_rounds(s->links, &r, s->steps->len, s->round, s->rounds, s->sub, fast, &ph);
+    uint32_t rounds = decide(s, &r, &ph);
     /* the phase its copies and reductions stand for, and its flag copies' (whose data's copy paced them) */
     uint32_t phase = rounds > 1 ? phase_id(s, &ph) : 0, flag_phase = 0;
     /* a folded run of k rounds (strata_coll_step.rounds) whose bytes are
@@ -342,9 +418,8 @@ static void plan_round(spmd *s)
      * contended, round by round, the j-th k-th of the sum */
     uint32_t run = spmd_step_rounds(&steps[first]);
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
-    for (uint32_t g = 0; g < s->devices; g++) {
-        if (!group_leader(s, g))
-            continue;
+    for (guint x = 0; x < s->leaders->len; x++) {
+        uint32_t g = g_array_index(s->leaders, uint32_t, x);
         for (guint i = first; i < end; i++) {
             const strata_coll_step *st = &steps[i];
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
@@ -384,34 +459,7 @@ static void plan_round(spmd *s)
             }
         }
     }
-    for (uint32_t d = 0; d < s->devices; d++) {
-        bool any = false;
-        for (uint32_t l = 0; l < s->n_lanes; l++) {
-            if (!s->touched[(size_t)d * s->n_lanes + l])
-                continue;
-            any = true;
-            if (l > 0) {
-                push(s, EM_RECORD, d, l, d, l);
-                push(s, EM_WAIT, d, 0, d, l);
-            }
-        }
-        if (any)
-            push(s, EM_RECORD, d, 0, d, 0);
-    }
-    /* A sender's round ends when what it sent has arrived. */
-    memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
-    for (uint32_t g = 0; g < s->devices; g++)
-        for (guint i = first; i < end && group_leader(s, g); i++) {
-            uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
-            uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
-            if (p != q && expanded(s, p)) {
-                push(s, EM_WAIT, p, 0, named(s, q), 0);
-                s->touched[(size_t)p * s->n_lanes] = 1;
-            }
-        }
-    for (uint32_t d = 0; d < s->devices; d++)
-        if (s->touched[(size_t)d * s->n_lanes])
-            push(s, EM_RECORD, d, 0, d, 0);
+    end_round(s, steps, first, end);
     if (run > 1 && rounds == 1) { /* a contended run, round by round */
         s->round++;
         if (++s->sub == run) {
@@ -424,10 +472,30 @@ static void plan_round(spmd *s)
     }
     if (s->round < s->rounds)
         return;
-    for (uint32_t d = 0; d < s->devices; d++)
-        for (uint32_t l = 0; l < s->n_lanes && expanded(s, d); l++)
+    for (guint x = 0; x < s->expanded_devs->len; x++) {
+        uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
+        for (uint32_t l = 0; l < s->n_lanes; l++)
             if (s->tmp_size[l])
                 push(s, EM_FREE_TMP, d, l, d, l);
+    }
+}
+
+/* The groups of the current collective's axes to walk: each by its
+ * leader, ascending; with classes only those holding a representative
+ * (the others' steps hand out nothing). */
+static void find_leaders(spmd *s)
+{
+    g_array_set_size(s->leaders, 0);
+    for (guint x = 0; x < s->expanded_devs->len; x++) {
+        uint32_t g = strata_mesh_member(s->mesh, s->mask, g_array_index(s->expanded_devs, uint32_t, x), 0);
+        g_array_append_val(s->leaders, g);
+    }
+    g_array_sort(s->leaders, compare_u32);
+    guint n = 0;
+    for (guint x = 0; x < s->leaders->len; x++)
+        if (n == 0 || g_array_index(s->leaders, uint32_t, n - 1) != g_array_index(s->leaders, uint32_t, x))
+            g_array_index(s->leaders, uint32_t, n++) = g_array_index(s->leaders, uint32_t, x);
+    g_array_set_size(s->leaders, n);
 }
 
 static strata_coll_info *next_info(spmd *s, const strata_op *op, const strata_coll_algo *algo, uint32_t n)
@@ -473,6 +541,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     }
     uint32_t n = strata_coll_ranks(&sh);
     s->launch_s = sh.launch_s;
+    uint64_t sig[5] = {op->kind, s->mask, (uint64_t)(uintptr_t)algo, sh.in_bytes, (uint64_t)(int64_t)sh.shift};
+    memcpy(s->sig, sig, sizeof sig);
     g_array_set_size(s->steps, 0);
     s->rounds = strata_coll_schedule(&sh, s->steps);
     uint64_t widest = 0, in_round = 0; /* steps of the widest round, one group */
@@ -522,9 +592,9 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->info->nccl_algorithm = tuned ? strata_nccl_algo_name(sh.nccl_algo) : NULL;
     s->info->nccl_protocol = tuned ? strata_nccl_proto_name(sh.nccl_proto) : NULL;
     s->info->nccl_channels = tuned ? sh.channels : 0;
-    for (uint32_t d = 0; d < s->devices; d++) {
-        if (!expanded(s, d))
-            continue;
+    find_leaders(s);
+    for (guint x = 0; x < s->expanded_devs->len; x++) {
+        uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
         for (uint32_t l = 0; l < s->n_lanes; l++)
             if (s->tmp_size[l]) {
                 emit e = {.kind = EM_ALLOC_TMP, .device = d, .lane = l, .bytes = s->tmp_size[l]};
@@ -645,6 +715,9 @@ static void spmd_destroy(void *self)
         g_free(s->touched);
     spmd_links_free(s->links);
     spmd_classes_free(s->classes);
+    g_hash_table_destroy(s->decided);
+    g_array_free(s->leaders, TRUE);
+    g_array_free(s->expanded_devs, TRUE);
     g_array_free(s->steps, TRUE);
     for (int i = 0; i < STR__COUNT; i++)
         g_string_free(s->strs[i], TRUE);
@@ -699,9 +772,15 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->hw = hw;
     s->mode = mode;
     s->links = spmd_links_new(hw);
+    s->decided = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
     s->devices = strata_hw_devices(hw);
     if (mode == STRATA_SPMD_CLASSES || mode == STRATA_SPMD_FAST) /* NULL: every device is its own class */
         s->classes = spmd_classes_find(src, hw, mode == STRATA_SPMD_FAST);
+    s->leaders = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    s->expanded_devs = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (uint32_t d = 0; d < s->devices; d++)
+        if (expanded(s, d))
+            g_array_append_val(s->expanded_devs, d);
     start_pass(s);
     s->emits = g_array_new(FALSE, FALSE, sizeof(emit));
     s->steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
