@@ -124,7 +124,7 @@ typedef struct tape_expect {
 } tape_expect;
 
 struct engine_tape {
-    size_t budget, bytes;
+    size_t budget, bytes, chunk;
     tape_chunk *head, *tail;
     tape_expect put;
     /* replay */
@@ -135,10 +135,13 @@ struct engine_tape {
     size_t ids_cap;
 };
 
-engine_tape *engine_tape_new(size_t budget)
+engine_tape *engine_tape_new(size_t budget) { return engine_tape_new_sized(budget, TAPE_CHUNK); }
+
+engine_tape *engine_tape_new_sized(size_t budget, size_t chunk)
 {
     engine_tape *t = g_new0(engine_tape, 1);
     t->budget = budget;
+    t->chunk = chunk;
     return t;
 }
 
@@ -272,7 +275,7 @@ static bool reserve(engine_tape *t, size_t need)
 {
     if (t->tail && t->tail->cap - t->tail->used >= need)
         return true;
-    size_t cap = MAX((size_t)TAPE_CHUNK, need);
+    size_t cap = MAX(t->chunk, need);
     if (t->bytes + sizeof(tape_chunk) + cap > t->budget)
         return false;
     tape_chunk *c = g_malloc(sizeof(tape_chunk) + cap);
