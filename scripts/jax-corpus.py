@@ -61,17 +61,12 @@ def f32(*shape, seed=0):
     return jax.random.normal(jax.random.PRNGKey(seed), shape, jnp.float32)
 
 
-def scan_mlp(remat):
-    """The JAX offloading tutorial's scanned MLP: grad of sum(scan(x@w1@w2))
-    w.r.t. the weights; strata gen scan-mlp batch=8 dim=16 hidden=32 layers=4 dtype=f32."""
+def scanned_grad(layer):
+    """grad of sum(scan(layer)) w.r.t. the weights (w1, w2), with its
+    arguments: the JAX offloading tutorial's scanned MLP at strata gen
+    scan-mlp batch=8 dim=16 hidden=32 layers=4 dtype=f32.
+    layer(x, (w1, w2)) -> (y, None) is one layer of the scan."""
     batch, dim, hidden, layers = 8, 16, 32, 4
-
-    def layer(x, w):
-        w1, w2 = w
-        return jnp.tanh(x @ w1) @ w2, None
-
-    if remat:
-        layer = jax.checkpoint(layer)
 
     def loss(w1, w2, x):
         y, _ = jax.lax.scan(layer, x, (w1, w2))
@@ -81,11 +76,20 @@ def scan_mlp(remat):
     return jax.grad(loss, argnums=(0, 1)), args, {}
 
 
+def scan_mlp(remat):
+    """The tutorial's scanned MLP: grad of sum(scan(x@w1@w2)) w.r.t. the
+    weights, with remat: every layer recomputed in the backward pass."""
+    def layer(x, w):
+        w1, w2 = w
+        return jnp.tanh(x @ w1) @ w2, None
+
+    return scanned_grad(jax.checkpoint(layer) if remat else layer)
+
+
 def scan_mlp_offload():
     """The tutorial's scanned MLP whose saved activations go to pinned host
     memory (checkpoint policy offloading its dots), where the CPU backend
     accepts memory kinds."""
-    batch, dim, hidden, layers = 8, 16, 32, 4
     policy = jax.checkpoint_policies.save_and_offload_only_these_names(
         names_which_can_be_saved=[], names_which_can_be_offloaded=["h"],
         offload_src="device", offload_dst="pinned_host")
@@ -95,14 +99,7 @@ def scan_mlp_offload():
         h = checkpoint_name(jnp.tanh(x @ w1), "h")
         return h @ w2, None
 
-    layer = jax.checkpoint(layer, policy=policy)
-
-    def loss(w1, w2, x):
-        y, _ = jax.lax.scan(layer, x, (w1, w2))
-        return jnp.sum(y)
-
-    args = (f32(layers, dim, hidden, seed=1), f32(layers, hidden, dim, seed=2), f32(batch, dim, seed=3))
-    return jax.grad(loss, argnums=(0, 1)), args, {}
+    return scanned_grad(jax.checkpoint(layer, policy=policy))
 
 
 def host_offload_params():
@@ -194,6 +191,19 @@ def mesh_2x4():
     return Mesh(np.array(jax.devices()[:DEVICES]).reshape(2, 4), ("data", "model"))
 
 
+def sgd_step(loss, w1, w2, x, out_sharding):
+    """A step of SGD (rate 0.1) on the weights w1, w2 of loss(w1, w2, x),
+    the arguments placed as given (device_put): the program, its arguments
+    and its jit options (the weights donated, the new ones sharded as the
+    old, the loss as out_sharding)."""
+    def step(w1, w2, x):
+        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
+        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
+
+    return step, (w1, w2, x), {"out_shardings": (w1.sharding, w2.sharding, out_sharding),
+                               "donate_argnums": (0, 1)}
+
+
 def fsdp_step():
     """An FSDP step over 8 devices: each weight sharded over all 8 on its
     first dimension, gathered for use (all-gather), the gradient
@@ -205,15 +215,8 @@ def fsdp_step():
     def loss(w1, w2, x):
         return jnp.mean(jnp.tanh(x @ w1) @ w2)
 
-    def step(w1, w2, x):
-        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
-        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
-
-    w1 = jax.device_put(f32(64, 128, seed=1), ws)
-    w2 = jax.device_put(f32(128, 64, seed=2), ws)
-    x = jax.device_put(f32(32, 64, seed=3), xs)
-    return step, (w1, w2, x), {"out_shardings": (ws, ws, NamedSharding(mesh, P())),
-                               "donate_argnums": (0, 1)}
+    return sgd_step(loss, jax.device_put(f32(64, 128, seed=1), ws), jax.device_put(f32(128, 64, seed=2), ws),
+                    jax.device_put(f32(32, 64, seed=3), xs), NamedSharding(mesh, P()))
 
 
 def tp_step():
@@ -228,15 +231,8 @@ def tp_step():
     def loss(w1, w2, x):
         return jnp.mean((jnp.tanh(x @ w1) @ w2) ** 2)
 
-    def step(w1, w2, x):
-        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2, x)
-        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
-
-    w1 = jax.device_put(f32(32, 128, seed=1), w1s)
-    w2 = jax.device_put(f32(128, 32, seed=2), w2s)
-    x = jax.device_put(f32(16, 32, seed=3), xs)
-    return step, (w1, w2, x), {"out_shardings": (w1s, w2s, NamedSharding(mesh, P())),
-                               "donate_argnums": (0, 1)}
+    return sgd_step(loss, jax.device_put(f32(32, 128, seed=1), w1s), jax.device_put(f32(128, 32, seed=2), w2s),
+                    jax.device_put(f32(16, 32, seed=3), xs), NamedSharding(mesh, P()))
 
 
 PROGRAMS = {

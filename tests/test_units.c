@@ -142,6 +142,30 @@ static void real_fails(bool (*parse)(const char *, double *, GError **), const c
     g_error_free(err);
 }
 
+/* The one boolean rule (units.h): true, false, yes, no, 1, 0 in any case;
+ * nothing else, and a refusal leaves the value alone. */
+START_TEST(booleans)
+{
+    static const char *const yes[] = {"true", "TRUE", "True", "yes", "YES", "1"};
+    static const char *const no[] = {"false", "False", "no", "NO", "0"};
+    static const char *const bad[] = {"", "maybe", "2", "on", "off", "t", "01", " true", "true "};
+    for (size_t i = 0; i < G_N_ELEMENTS(yes); i++) {
+        bool v = false;
+        ck_assert_msg(strata_parse_bool(yes[i], &v) && v, "%s", yes[i]);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(no); i++) {
+        bool v = true;
+        ck_assert_msg(strata_parse_bool(no[i], &v) && !v, "%s", no[i]);
+    }
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        bool v = true;
+        ck_assert_msg(!strata_parse_bool(bad[i], &v) && v, "'%s'", bad[i]);
+    }
+    bool v = true;
+    ck_assert(!strata_parse_bool(NULL, &v) && v);
+}
+END_TEST
+
 START_TEST(bandwidths)
 {
     ck_assert(real_ok(strata_parse_bandwidth, "16GB/s") == 16e9);
@@ -395,6 +419,7 @@ int main(void)
     tcase_add_test(tc, sizes_every_unit);
     tcase_add_test(tc, sizes_bad);
     tcase_add_test(tc, u64_plain);
+    tcase_add_test(tc, booleans);
     tcase_add_test(tc, bandwidths);
     tcase_add_test(tc, times);
     tcase_add_test(tc, flop_rates_and_flops);

@@ -311,16 +311,6 @@ const strata_buffer_info *strata_buffer_table_get(const strata_buffer_table *t, 
 
 /* ---- building ops ----------------------------------------------------------- */
 
-strata_op strata_op_make(strata_op_kind kind, const char *stream, const char *name)
-{
-    strata_op op;
-    memset(&op, 0, sizeof op);
-    op.kind = kind;
-    op.stream = stream ? stream : STRATA_DEFAULT_STREAM;
-    op.name = name;
-    return op;
-}
-
 strata_op strata_op_alloc_of(const strata_buffer_info *b, const char *stream, const char *name, const char *memory)
 {
     strata_op a = strata_op_make(STRATA_OP_ALLOC, stream, name);

@@ -94,8 +94,7 @@ const strata_buffer_info *strata_buffer_table_get(const strata_buffer_table *t, 
 
 /* ---- building ops --------------------------------------------------------- */
 
-/* A zeroed op of that kind on `stream` (NULL: main) named `name`. */
-strata_op strata_op_make(strata_op_kind kind, const char *stream, const char *name);
+/* (strata_op_make and the other builders of an op: trace/op.h.) */
 /* An alloc of b's size, tag, dtype and shape, named `name` in `memory`
  * (NULL: the default device memory), on `stream`. Borrows the strings. */
 strata_op strata_op_alloc_of(const strata_buffer_info *b, const char *stream, const char *name, const char *memory);

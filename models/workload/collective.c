@@ -108,32 +108,14 @@ static bool collective_check(const strata_params *p, strata_op_kind kind, GError
     return why == NULL;
 }
 
+static void append(strata_op_list *list, strata_op op) { strata_op_list_append(list, &op); }
+
+/* A one-dimensional buffer of bytes of dt. */
 static void append_alloc(strata_op_list *list, const char *name, uint64_t bytes, strata_tag tag, strata_dtype dt)
 {
-    strata_op op = {0};
-    op.kind = STRATA_OP_ALLOC;
-    op.stream = STRATA_DEFAULT_STREAM;
-    op.name = name;
-    op.size = bytes;
-    op.tag = tag;
-    op.dtype = dt;
-    op.n_dims = 1;
-    op.shape[0] = bytes * 8 / strata_dtype_bits(dt);
-    strata_op_list_append(list, &op);
-}
-
-static void append_named(strata_op_list *list, strata_op_kind kind, const char *name, const char *src)
-{
-    strata_op op = {0};
-    op.kind = kind;
-    op.stream = kind == STRATA_OP_OPTION ? NULL : STRATA_DEFAULT_STREAM;
-    op.name = name;
-    if (kind == STRATA_OP_OPTION)
-        op.value = src;
-    else
-        op.src = src;
-    op.has_time = kind == STRATA_OP_COMPUTE;
-    strata_op_list_append(list, &op);
+    strata_op op = strata_op_make_alloc(NULL, name, bytes, NULL, tag);
+    strata_op_set_shape(&op, dt, 1, (const uint64_t[]){bytes * 8 / strata_dtype_bits(dt)});
+    append(list, op);
 }
 
 static strata_source *collective_generate(const strata_params *p, GError **err)
@@ -153,19 +135,18 @@ static strata_source *collective_generate(const strata_params *p, GError **err)
     const char *out = in_place ? "buf" : "recv", *in = in_place ? "buf" : "send";
 
     strata_op_list *list = strata_op_list_new();
-    append_named(list, STRATA_OP_OPTION, "mesh", mesh);
+    append(list, strata_op_make_option("mesh", mesh));
     g_free(mesh);
     append_alloc(list, in, send, STRATA_TAG_INPUT, dt);
     if (!in_place)
         append_alloc(list, out, recv, STRATA_TAG_OUTPUT, dt);
-    append_named(list, STRATA_OP_COMPUTE, WL_PROGRAM_START, NULL);
+    append(list, strata_op_make_timed(NULL, WL_PROGRAM_START, 0));
     int32_t shift = kind == STRATA_OP_COLLECTIVE_PERMUTE ? (int32_t)strata_params_int(p, "shift") : 0;
-    strata_op op = wl_collective_op(kind, out, in, axis, algo, shift, NULL);
     size_t body = strata_op_list_len(list); /* handed out `iters` times, held once */
-    strata_op_list_append(list, &op);
+    append(list, strata_op_make_collective(kind, NULL, out, in, axis, algo, shift));
     if (!in_place)
-        append_named(list, STRATA_OP_FREE, out, NULL);
-    append_named(list, STRATA_OP_FREE, in, NULL);
+        append(list, strata_op_make(STRATA_OP_FREE, NULL, out));
+    append(list, strata_op_make(STRATA_OP_FREE, NULL, in));
     return strata_op_list_to_source_repeating(list, body, (uint64_t)strata_params_int(p, "iters"), "collective");
 }
 

@@ -230,20 +230,6 @@ void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_ten
     s->axis = name_id(g, axis);
 }
 
-strata_op wl_collective_op(strata_op_kind kind, const char *out, const char *in, const char *axis,
-                           const char *algo, int32_t shift, const char *stream)
-{
-    strata_op op = {0};
-    op.kind = kind;
-    op.stream = stream ? stream : STRATA_DEFAULT_STREAM;
-    op.name = out;
-    op.src = kind == STRATA_OP_ALL_REDUCE ? NULL : in;
-    op.axis = axis;
-    op.algo = algo;
-    op.shift = shift;
-    return op;
-}
-
 uint32_t wl_graph_n_options(const wl_graph *g) { return g->options->len / 2; }
 
 void wl_graph_option_at(const wl_graph *g, uint32_t i, const char **key, const char **value)

@@ -65,9 +65,6 @@ void wl_graph_event(wl_graph *g, bool record, const char *event);
  * mesh axis `axis` (its size rules: traces/FORMAT.md): out = op(in); for
  * all-reduce out == in (in place). */
 void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_tensor in, const char *axis);
-/* The op of a collective on stream (NULL: main); strings borrowed. */
-strata_op wl_collective_op(strata_op_kind kind, const char *out, const char *in, const char *axis,
-                           const char *algo, int32_t shift, const char *stream);
 
 /* For the stream (graph_source.c): the tensors' sizes and flags, the
  * options, and the steps in program order. */

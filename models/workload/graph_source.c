@@ -51,18 +51,12 @@ static void stream_reset(graph_stream *s)
     s->pending_next = 0;
 }
 
-static strata_op alloc_op(const wl_graph *g, wl_tensor t)
+static strata_op alloc_op(const wl_graph *g, wl_tensor t, const char *stream)
 {
-    strata_op op = {0};
-    op.kind = STRATA_OP_ALLOC;
-    op.stream = STRATA_DEFAULT_STREAM;
-    op.name = wl_graph_name(g, t);
-    op.size = wl_graph_bytes(g, t);
-    op.tag = wl_graph_tag(g, t);
-    op.dtype = wl_graph_dtype(g, t);
+    strata_op op = strata_op_make_alloc(stream, wl_graph_name(g, t), wl_graph_bytes(g, t), NULL, wl_graph_tag(g, t));
     const uint64_t *dims;
-    op.n_dims = wl_graph_dims(g, t, &dims);
-    memcpy(op.shape, dims, op.n_dims * sizeof op.shape[0]);
+    uint32_t n_dims = wl_graph_dims(g, t, &dims);
+    strata_op_set_shape(&op, wl_graph_dtype(g, t), n_dims, dims);
     return op;
 }
 
@@ -88,10 +82,7 @@ static void expand_frees(graph_stream *s, uint32_t step, const wl_step_view *v)
             if (s->last[t] != step || s->state[t] != T_LIVE || (wl_graph_flags(s->g, t) & (WL_ARGUMENT | WL_OUTPUT)))
                 continue;
             s->state[t] = T_FREED;
-            strata_op fr = {0};
-            fr.kind = STRATA_OP_FREE;
-            fr.stream = v->stream;
-            fr.name = wl_graph_name(s->g, t);
+            strata_op fr = strata_op_make(STRATA_OP_FREE, v->stream, wl_graph_name(s->g, t));
             g_array_append_val(s->pending, fr);
         }
 }
@@ -99,15 +90,10 @@ static void expand_frees(graph_stream *s, uint32_t step, const wl_step_view *v)
 /* The compute op of step v. */
 static void expand_compute(graph_stream *s, const wl_step_view *v, strata_op *op)
 {
-    op->kind = STRATA_OP_COMPUTE;
-    op->stream = v->stream;
-    op->name = v->label;
-    op->has_flops = true;
+    *op = strata_op_make_compute(v->stream, v->label, v->flops, names_of(s, 0, v->ins, v->n_ins), v->n_ins,
+                                 names_of(s, 1, v->outs, v->n_outs), v->n_outs, NULL);
+    op->has_flops = true; /* flops=0 too: a step's figure, written as the graph has it */
     op->flops = v->flops;
-    op->ins = names_of(s, 0, v->ins, v->n_ins);
-    op->n_ins = v->n_ins;
-    op->outs = names_of(s, 1, v->outs, v->n_outs);
-    op->n_outs = v->n_outs;
     op->donates = names_of(s, 2, v->donates, v->n_donates);
     op->n_donates = v->n_donates;
 }
@@ -122,22 +108,19 @@ static void expand_step(graph_stream *s, uint32_t step)
     s->pending_next = 0;
     for (uint32_t i = 0; i < v.n_outs; i++)
         if (s->state[v.outs[i]] == T_NEW) {
-            strata_op op = alloc_op(s->g, v.outs[i]);
-            op.stream = v.stream;
+            strata_op op = alloc_op(s->g, v.outs[i], v.stream);
             g_array_append_val(s->pending, op);
             s->state[v.outs[i]] = T_LIVE;
         }
     for (uint32_t i = 0; i < v.n_ins; i++)
         g_assert(s->state[v.ins[i]] == T_LIVE); /* read before written: a generator bug */
-    strata_op op = {0};
+    strata_op op;
     if (strata_op_kind_is_collective(v.kind))
-        op = wl_collective_op(v.kind, wl_graph_name(s->g, v.outs[0]), wl_graph_name(s->g, v.ins[0]), v.axis, NULL, 0,
-                              v.stream);
-    else if (v.kind != STRATA_OP_COMPUTE) {
-        op.kind = v.kind;
-        op.stream = v.stream;
-        op.name = v.label;
-    } else
+        op = strata_op_make_collective(v.kind, v.stream, wl_graph_name(s->g, v.outs[0]),
+                                       wl_graph_name(s->g, v.ins[0]), v.axis, NULL, 0);
+    else if (v.kind != STRATA_OP_COMPUTE)
+        op = strata_op_make(v.kind, v.stream, v.label);
+    else
         expand_compute(s, &v, &op);
     g_array_append_val(s->pending, op);
     expand_frees(s, step, &v);
@@ -163,16 +146,15 @@ static int stream_next(void *self, const strata_op **out, GError **err)
     case PH_SCHED:
         /* A JAX program compiled by XLA: its async copies follow XLA's
          * execution model (one program order; see the copy policies' sched=). */
-        s->op.kind = STRATA_OP_OPTION;
-        s->op.name = "sched";
-        s->op.value = "xla";
+        s->op = strata_op_make_option("sched", "xla");
         s->phase = PH_OPTIONS;
         *out = &s->op;
         return 1;
     case PH_OPTIONS:
         if (s->cursor < wl_graph_n_options(s->g)) {
-            s->op.kind = STRATA_OP_OPTION;
-            wl_graph_option_at(s->g, s->cursor++, &s->op.name, &s->op.value);
+            const char *key, *value;
+            wl_graph_option_at(s->g, s->cursor++, &key, &value);
+            s->op = strata_op_make_option(key, value);
             *out = &s->op;
             return 1;
         }
@@ -182,7 +164,7 @@ static int stream_next(void *self, const strata_op **out, GError **err)
     case PH_ARGS: {
         wl_tensor t = next_argument(s);
         if (t != WL_NONE) {
-            s->op = alloc_op(s->g, t);
+            s->op = alloc_op(s->g, t, NULL);
             assert(s->state[t] == T_NEW); /* invariant 2 */
             s->state[t] = T_LIVE;
             *out = &s->op;
@@ -192,10 +174,7 @@ static int stream_next(void *self, const strata_op **out, GError **err)
     }
         /* fall through */
     case PH_BEGIN:
-        s->op.kind = STRATA_OP_COMPUTE;
-        s->op.stream = STRATA_DEFAULT_STREAM;
-        s->op.name = WL_PROGRAM_START;
-        s->op.has_time = true;
+        s->op = strata_op_make_timed(NULL, WL_PROGRAM_START, 0);
         s->phase = PH_STEPS;
         s->cursor = 0;
         *out = &s->op;

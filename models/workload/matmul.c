@@ -72,62 +72,28 @@ typedef struct mm_ctx {
     size_t cursor;         /* next op of `list`, the current phase's ops */
 } mm_ctx;
 
+/* The ops, built by trace/op.h's builders into c->list. */
+static void emit(mm_ctx *c, strata_op op) { strata_op_list_append(c->list, &op); }
+
 static void emit_alloc(mm_ctx *c, const char *name, uint64_t rows, uint64_t cols, strata_dtype dt,
                        const char *memory, strata_tag tag)
 {
-    strata_op op = {0};
-    op.kind = STRATA_OP_ALLOC;
-    op.stream = STRATA_DEFAULT_STREAM;
-    op.name = name;
-    op.memory = memory;
-    op.size = rows * cols * (strata_dtype_bits(dt) / 8);
-    op.tag = tag;
-    op.dtype = dt;
-    op.n_dims = 2;
-    op.shape[0] = rows;
-    op.shape[1] = cols;
-    strata_op_list_append(c->list, &op);
+    strata_op op = strata_op_make_alloc(NULL, name, rows * cols * (strata_dtype_bits(dt) / 8), memory, tag);
+    strata_op_set_shape(&op, dt, 2, (const uint64_t[]){rows, cols});
+    emit(c, op);
 }
 
 static void emit_event(mm_ctx *c, strata_op_kind kind, const char *stream, const char *fmt, uint32_t slot)
 {
     char name[32];
     g_snprintf(name, sizeof name, fmt, slot);
-    strata_op op = {0};
-    op.kind = kind;
-    op.stream = stream;
-    op.name = name;
-    strata_op_list_append(c->list, &op);
-}
-
-static void emit_copy(mm_ctx *c, const char *stream, const char *dst, const char *src, uint64_t bytes)
-{
-    strata_op op = {0};
-    op.kind = STRATA_OP_COPY;
-    op.stream = stream;
-    op.name = dst;
-    op.src = src;
-    op.bytes = bytes;
-    op.has_bytes = true;
-    strata_op_list_append(c->list, &op);
+    emit(c, strata_op_make(kind, stream, name));
 }
 
 static void emit_compute(mm_ctx *c, const char *label, double flops, const char **ins, uint32_t n_ins,
                          const char *out, const char *unit)
 {
-    strata_op op = {0};
-    op.kind = STRATA_OP_COMPUTE;
-    op.stream = STRATA_DEFAULT_STREAM;
-    op.name = label;
-    op.has_flops = flops > 0;
-    op.flops = flops;
-    op.ins = ins;
-    op.n_ins = n_ins;
-    op.outs = out ? &out : NULL;
-    op.n_outs = out ? 1 : 0;
-    op.unit = unit;
-    op.has_time = !unit; /* the program_start marker: time=0 */
-    strata_op_list_append(c->list, &op);
+    emit(c, strata_op_make_compute(NULL, label, flops, ins, n_ins, out ? &out : NULL, out ? 1 : 0, unit));
 }
 
 /* The fetch of step s into slot s mod N, issued by main (`record go_SLOT`):
@@ -148,7 +114,7 @@ static void emit_fetch(mm_ctx *c, uint64_t s)
         g_snprintf(stream, sizeof stream, in[i].stream, slot);
         g_snprintf(dst, sizeof dst, in[i].block, slot);
         emit_event(c, STRATA_OP_WAIT, stream, "go_%u", slot);
-        emit_copy(c, stream, dst, in[i].src, in[i].bytes);
+        emit(c, strata_op_make_copy(stream, dst, in[i].src, in[i].bytes));
         emit_event(c, STRATA_OP_RECORD, stream, in[i].ready, slot);
     }
 }
@@ -159,7 +125,7 @@ static void build_prologue(mm_ctx *c)
     char name[32];
     emit_alloc(c, "A", c->m, c->k, c->dt, "hbm", STRATA_TAG_INPUT);
     emit_alloc(c, "B", c->k, c->n, c->dt, "hbm", STRATA_TAG_PARAM);
-    emit_compute(c, "program_start", 0, NULL, 0, NULL, NULL); /* A and B are the arguments */
+    emit(c, strata_op_make_timed(NULL, "program_start", 0)); /* A and B are the arguments */
     for (uint32_t s = 0; s < c->slots; s++) {
         g_snprintf(name, sizeof name, "a_blk%u", s);
         emit_alloc(c, name, c->bm, c->bk, c->dt, "vmem", STRATA_TAG_TEMP);
@@ -218,7 +184,7 @@ static void build_tile(mm_ctx *c, uint64_t tile)
     emit_compute(c, label, (double)(c->bm * c->bn), acc_in, 1, name, c->unit);
     emit_event(c, STRATA_OP_RECORD, STRATA_DEFAULT_STREAM, "out_full_%u", oslot);
     emit_event(c, STRATA_OP_WAIT, "dma_out", "out_full_%u", oslot);
-    emit_copy(c, "dma_out", "C", name, c->bm * c->bn * c->e);
+    emit(c, strata_op_make_copy("dma_out", "C", name, c->bm * c->bn * c->e));
     emit_event(c, STRATA_OP_RECORD, "dma_out", "out_done_%u", oslot);
 }
 
@@ -233,17 +199,9 @@ static void build_epilogue(mm_ctx *c)
     for (size_t t = 0; scratch[t]; t++)
         for (uint32_t sl = 0; sl < c->slots; sl++) {
             g_snprintf(name, sizeof name, scratch[t], sl);
-            strata_op op = {0};
-            op.kind = STRATA_OP_FREE;
-            op.stream = STRATA_DEFAULT_STREAM;
-            op.name = name;
-            strata_op_list_append(c->list, &op);
+            emit(c, strata_op_make(STRATA_OP_FREE, NULL, name));
         }
-    strata_op fr = {0};
-    fr.kind = STRATA_OP_FREE;
-    fr.stream = STRATA_DEFAULT_STREAM;
-    fr.name = "acc";
-    strata_op_list_append(c->list, &fr);
+    emit(c, strata_op_make(STRATA_OP_FREE, NULL, "acc"));
 }
 
 /* The source: one phase's ops at a time, so memory stays O(k/bk) however

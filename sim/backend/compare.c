@@ -118,14 +118,12 @@ void strata_comparison_print(const strata_comparison *c, FILE *out)
 
 JsonNode *strata_comparison_to_json(const strata_comparison *c)
 {
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
+    JsonBuilder *b = strata_json_object_begin();
     strata_json_add_double(b, "makespan_sim_s", c->makespan_sim_s);
     strata_json_add_double(b, "makespan_real_s", c->makespan_real_s);
     strata_json_add_double(b, "makespan_error", c->makespan_error);
     strata_json_add_double(b, "makespan_error_signed", c->makespan_error_signed);
-    json_builder_set_member_name(b, "per_op_error");
-    json_builder_begin_object(b);
+    strata_json_open_object(b, "per_op_error");
     strata_json_add_int(b, "count", c->ops->len);
     strata_json_add_double(b, "p50", c->p50);
     strata_json_add_double(b, "p90", c->p90);
@@ -133,8 +131,7 @@ JsonNode *strata_comparison_to_json(const strata_comparison *c)
     strata_json_add_double(b, "max", c->max);
     strata_json_add_int(b, "unmatched", c->unmatched);
     json_builder_end_object(b);
-    json_builder_set_member_name(b, "ops");
-    json_builder_begin_array(b);
+    strata_json_open_array(b, "ops");
     for (guint i = 0; i < c->ops->len; i++) {
         const strata_op_error *e = &g_array_index(c->ops, strata_op_error, i);
         json_builder_begin_object(b);
@@ -149,8 +146,5 @@ JsonNode *strata_comparison_to_json(const strata_comparison *c)
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
-    json_builder_end_object(b);
-    JsonNode *root = json_builder_get_root(b);
-    g_object_unref(b);
-    return root;
+    return strata_json_object_end(b);
 }

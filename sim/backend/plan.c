@@ -511,15 +511,13 @@ strata_results *strata_plan_results(const strata_plan *plan, const strata_hw *hw
 void strata_plan_set_replay_extra(strata_results *r, const char *backend, const char *device_memory, int warmup,
                                   int repeats, const double *makespans)
 {
-    JsonBuilder *jb = json_builder_new();
-    json_builder_begin_object(jb);
+    JsonBuilder *jb = strata_json_object_begin();
     strata_json_add_string(jb, "backend", backend);
     if (device_memory)
         strata_json_add_string(jb, "device_memory", device_memory);
     strata_json_add_int(jb, "warmup", warmup);
     strata_json_add_int(jb, "repeats", repeats);
-    json_builder_set_member_name(jb, "makespans_s");
-    json_builder_begin_array(jb);
+    strata_json_open_array(jb, "makespans_s");
     for (int i = 0; i < repeats; i++)
         json_builder_add_double_value(jb, makespans[i]);
     json_builder_end_array(jb);

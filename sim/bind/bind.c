@@ -29,6 +29,7 @@
 #include "core/error.h"
 #include "core/idmap.h"
 #include "collective/coll_algo.h"
+#include "kernel/kernel.h"
 #include "spmd/spmd_names.h"
 
 #define DEFAULT_MEMORY "hbm"
@@ -197,13 +198,8 @@ static bool fail(const strata_binder *b, const strata_op *op, GError **err, cons
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
+    strata_vfail_at_op(err, strata_binder_origin(b), op->line, b->n_ops + 1, fmt, ap);
     va_end(ap);
-    char *where = op->line > 0 ? g_strdup_printf("%" G_GUINT64_FORMAT, op->line)
-                               : g_strdup_printf(" op %" G_GUINT64_FORMAT, b->n_ops + 1);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%s: %s", strata_binder_origin(b), where, msg);
-    g_free(where);
-    g_free(msg);
     return false;
 }
 
@@ -350,9 +346,34 @@ static bool bind_copy(strata_binder *b, const strata_op *op, const strata_op_ref
     return true;
 }
 
+/* A compute's kernel= names a row of the kernels' table, and its dims=
+ * and mask= fit that row (models/kernel/kernel.h; trace/ reads only their
+ * syntax); dims= and mask= come with a kernel=. */
+static bool check_kernel(const strata_binder *b, const strata_op *op, GError **err)
+{
+    if (!op->kernel) {
+        if (op->n_kdims || op->mask)
+            return fail(b, op, err, "expected kernel=NAME with %s", op->n_kdims ? "dims=" : "mask=");
+        return true;
+    }
+    const strata_kernel_model *k = strata_kernel_find(op->kernel);
+    char *why = NULL;
+    if (!k) {
+        char *known = strata_kernel_names();
+        fail(b, op, err, "unknown kernel '%s' (kernels: %s)", op->kernel, known);
+        g_free(known);
+        return false;
+    }
+    if (strata_kernel_check(k, op->n_kdims, op->mask, &why))
+        return true;
+    fail(b, op, err, "%s", why);
+    g_free(why);
+    return false;
+}
+
 static bool bind_compute(strata_binder *b, const strata_op *op, strata_bound_op *o, GError **err)
 {
-    if (!bind_unit(b, op, &o->unit, err))
+    if (!check_kernel(b, op, err) || !bind_unit(b, op, &o->unit, err))
         return false;
     if (b->hw && o->unit != STRATA_BIND_NONE)
         o->memory = strata_hw_compute(b->hw, o->unit)->operands;

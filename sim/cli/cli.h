@@ -14,6 +14,8 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include "cli/job.h"
 
 typedef struct strata_command {
@@ -28,13 +30,17 @@ typedef struct strata_command {
 /* The subcommands (commands.c), NULL-terminated, in `strata --help` order. */
 const strata_command *strata_commands(void);
 
+struct strata_importer;
+struct strata_exporter;
 /* A format of `import` or `export` (their tables): its name, summary and
- * entry. Both commands list and dispatch their NULL-terminated tables with
- * formats.c's two functions. */
+ * row, an importer (strata_import_run runs it) or an exporter
+ * (strata_export_run). Both commands list and dispatch their NULL-terminated
+ * tables with formats.c's two functions. */
 typedef struct strata_format {
     const char *name;
     const char *summary;
-    int (*main)(int argc, char **argv);
+    const struct strata_importer *importer;
+    const struct strata_exporter *exporter;
 } strata_format;
 typedef strata_format strata_import_format;
 /* The table's names, ", "-separated (g_free). */
@@ -50,15 +56,12 @@ char *strata_import_format_names(void);
 int strata_cmd_run(int argc, char **argv);
 int strata_cmd_alloc(int argc, char **argv);
 int strata_cmd_import(int argc, char **argv);
-/* `strata import kineto` (cmd_import_kineto.c), dispatched by cmd_import.c. */
-int strata_import_kineto(int argc, char **argv);
-/* `strata import chakra` (cmd_import_chakra.c), dispatched by cmd_import.c. */
-int strata_import_chakra(int argc, char **argv);
+/* The importers of their own files (cmd_import_FORMAT.c), rows of
+ * cmd_import.c's table. */
+extern const struct strata_importer strata_importer_kineto, strata_importer_chakra, strata_importer_jax_profile;
 /* `strata export FORMAT` (cmd_export.c) and its formats' names (", ", g_free). */
 int strata_cmd_export(int argc, char **argv);
 char *strata_export_format_names(void);
-/* `strata import jax-profile` (cmd_import_jax.c), dispatched by cmd_import.c. */
-int strata_import_jax_profile(int argc, char **argv);
 int strata_cmd_gen(int argc, char **argv);
 int strata_cmd_transform(int argc, char **argv);
 int strata_cmd_sweep(int argc, char **argv);
@@ -70,23 +73,27 @@ int strata_cmd_calibrate(int argc, char **argv);
 int strata_cmd_capture(int argc, char **argv);
 int strata_cmd_check(int argc, char **argv);
 
-/* What the importers (cmd_import.c, cmd_import_kineto.c) share: the options
- * they all take, and their one run. */
-#define STRATA_IMPORT_OPTION_OUTPUT(var)                                                                   \
-    {"output", 'o', 0, G_OPTION_ARG_FILENAME, (var), "where to write the trace (default '-': standard output)", \
-     "OUT.trace"}
-#define STRATA_IMPORT_OPTION_QUIET(var)                                                                    \
-    {"quiet", 'q', 0, G_OPTION_ARG_NONE, (var),                                                            \
-     "do not show the bytes read on standard error when it is a terminal", NULL}
-#define STRATA_IMPORT_OPTION_ALLOCATOR(var)                                                                \
-    {"allocator", 0, 0, G_OPTION_ARG_STRING, (var), "allocator for --fidelity, NAME[:k=v,...] (default caching)", \
-     "SPEC"}
+/* ---- importers (cmd_import*.c) ----
+ * An importer is a row (strata_importer) and a conversion: its options are
+ * declared in the row, parsed into an args struct the run makes, and the
+ * conversion reads them there. Every args struct starts with the options
+ * all importers share (strata_import_common); each of the importer's own
+ * options is a GOptionEntry whose arg_data is its field's offset in the
+ * args struct (STRATA_IMPORT_FIELD). */
+typedef struct strata_import_common {
+    char *out_path;  /* --output (NULL: standard output) */
+    gboolean quiet;  /* --quiet, where the row takes it */
+} strata_import_common;
+#define STRATA_IMPORT_FIELD(type, field) ((gpointer)(uintptr_t)offsetof(type, field))
+#define STRATA_IMPORT_OPTION_ALLOCATOR(type)                                                               \
+    {"allocator", 0, 0, G_OPTION_ARG_STRING, STRATA_IMPORT_FIELD(type, allocator),                        \
+     "allocator for --fidelity, NAME[:k=v,...] (default caching)", "SPEC"}
 /* Converts `input` into *out (open; committed or aborted here), with the
- * importer's own options `args`. */
+ * importer's args (its struct, strata_import_common first). */
 typedef bool (*strata_import_fn)(strata_job *job, const char *input, strata_outfile **out, const void *args,
                                  GError **err);
 /* An importer: its command and help (as strata_job_new() takes them), its
- * one argument, and its conversion. */
+ * one argument, its options and its conversion. */
 typedef struct strata_importer {
     const char *cmd;              /* "import xla" */
     const char *parameter_string; /* "DIR_OR_FILE - import a module of an XLA dump" */
@@ -94,13 +101,38 @@ typedef struct strata_importer {
     const char *args_usage;       /* "one DIR_OR_FILE", for the usage error */
     const char *input_name;       /* "DIR_OR_FILE", for the clobber check */
     strata_import_fn convert;
+    size_t args_size;             /* its args struct (0: strata_import_common alone) */
+    void (*args_init)(void *args); /* after zeroing, before parsing; NULL: none */
+    /* its own options, after --output, in --help order; NULL-name terminated,
+     * arg_data STRATA_IMPORT_FIELD; NULL: none */
+    const GOptionEntry *options;
+    bool quiet;                   /* takes --quiet (shown last) */
 } strata_importer;
-/* An importer's run: makes its job with `entries`, parses the options,
- * expects the one argument, opens --output *out_path (an option's variable,
- * so read after parsing; NULL: standard output), converts with `args`; ends
- * the job and returns the exit status (0, else the error's, or 2). */
-int strata_import_run(const strata_importer *imp, const GOptionEntry *entries, int argc, char **argv,
-                      char *const *out_path, const void *args);
+/* An importer's run: makes its job with --output, the row's options and
+ * --quiet, parses them into a new args struct, expects the one argument,
+ * opens --output, converts; ends the job, frees the args (their strings
+ * too) and returns the exit status (0, else the error's, or 2). */
+int strata_import_run(const strata_importer *imp, int argc, char **argv);
+
+/* ---- exporters (cmd_export.c) ----
+ * An exporter is a row: its help, what its --output names (a file, a
+ * prefix), and its writer; strata_export_run takes --trace and --output,
+ * opens the trace (checked as it is read) and hands both to the writer. */
+/* Writes the trace src (read from `trace`) to `out`, as --output gave it;
+ * prints its own line on standard error. */
+typedef bool (*strata_export_fn)(strata_job *job, strata_source *src, const char *trace, const char *out,
+                                 GError **err);
+typedef struct strata_exporter {
+    const char *cmd;              /* "export chakra" */
+    const char *parameter_string; /* "- write a trace as Chakra execution traces" */
+    const char *summary;
+    const char *output_help;      /* --output's help */
+    const char *output_arg;       /* --output's argument: "PREFIX" */
+    strata_export_fn write;
+} strata_exporter;
+/* An exporter's run: --trace T.trace and -o OUT (both required), the trace
+ * opened, the writer called; ends the job, returns the exit status. */
+int strata_export_run(const strata_exporter *ex, int argc, char **argv);
 
 /* Option and error helpers (job.c; commands use them through cli/job.h). */
 /* Print "strata CMD: message" and return the exit status for err (frees err). */

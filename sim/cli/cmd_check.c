@@ -20,6 +20,7 @@
 #include "hw/hw.h"
 #include "bind/bind.h"
 #include "runspec/runspec.h"
+#include "kernel/kernel.h"
 
 typedef struct memory_use {
     uint64_t live;
@@ -36,7 +37,24 @@ typedef struct check_ctx {
     GArray *use;                /* memory_use, by memory index */
     GArray *memory_order;       /* uint32_t memory indices in order of first alloc */
     uint64_t by_kind[STRATA_OP__COUNT];
+    const char *explain;        /* --explain LABEL: the kernel ops it names ("*": every one) */
 } check_ctx;
+
+/* --explain: why a kernel op takes its time on its unit (models/kernel). */
+static void explain_op(const check_ctx *ctx, const strata_bound_op *op)
+{
+    const strata_op *in = op->op;
+    strata_kernel_problem p;
+    const strata_kernel_model *k = strata_kernel_problem_of(in, op->dtype, op->bytes, &p);
+    if (!ctx->explain || !ctx->hw || op->kind != STRATA_OP_COMPUTE || !k || op->unit == STRATA_BIND_NONE ||
+        (strcmp(ctx->explain, "*") != 0 && strcmp(ctx->explain, in->name) != 0))
+        return;
+    strata_kernel_cost c;
+    strata_kernel_cost_of(k, ctx->hw, op->unit, &p, &c);
+    printf("%s:%" G_GUINT64_FORMAT ": compute %s kernel=%s on unit %s%s\n", ctx->trace_path, op->line, in->name,
+           k->name, strata_hw_compute(ctx->hw, op->unit)->name, in->has_time ? " (time= given: the kernel is not used)" : "");
+    strata_kernel_cost_print(stdout, &c, "  ");
+}
 
 static memory_use *use_of(check_ctx *ctx, uint32_t memory)
 {
@@ -64,6 +82,7 @@ static bool check_trace(check_ctx *ctx, const char *hw_path, GError **err)
     int got;
     while ((got = strata_binder_next(ctx->binder, &op, err)) == 1) {
         ctx->by_kind[op->kind]++;
+        explain_op(ctx, op);
         if (op->kind == STRATA_OP_ALLOC) {
             memory_use *u = use_of(ctx, op->memory);
             u->live += op->bytes;
@@ -122,8 +141,12 @@ static void print_report(const check_ctx *ctx)
 
 int strata_cmd_check(int argc, char **argv)
 {
-    char *trace_path = NULL, *hw_path = NULL;
+    char *trace_path = NULL, *hw_path = NULL, *explain = NULL;
     GOptionEntry entries[] = {
+        {"explain", 0, 0, G_OPTION_ARG_STRING, &explain,
+         "With --hw, print why each compute op labelled LABEL (* for every one) that names a kernel= takes its "
+         "time: the kernel model's terms on its unit (traces/FORMAT.md, \"Kernels\")",
+         "LABEL"},
         {"trace", 't', 0, G_OPTION_ARG_FILENAME, &trace_path,
          "Trace to check (strata-trace 1, see traces/FORMAT.md); '-' reads standard input", "T.trace"},
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &hw_path,
@@ -147,7 +170,7 @@ int strata_cmd_check(int argc, char **argv)
         err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--trace is required (see 'strata check --help')");
         goto out;
     }
-    check_ctx ctx = {.trace_path = trace_path};
+    check_ctx ctx = {.trace_path = trace_path, .explain = explain};
     ctx.use = g_array_new(FALSE, TRUE, sizeof(memory_use));
     ctx.memory_order = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     strata_job_doing(job, "checking %s", trace_path);
@@ -163,5 +186,6 @@ out:
     status = strata_job_end(job, status, err);
     g_free(trace_path);
     g_free(hw_path);
+    g_free(explain);
     return status;
 }

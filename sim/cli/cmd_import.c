@@ -1,16 +1,15 @@
 /*
- * cmd_import.c: `strata import`, converters from other formats into traces.
+ * cmd_import.c: `strata import FORMAT INPUT [-o OUT.trace] [OPTIONS]`,
+ * converters from other formats into traces.
  *
- *   strata import torch SNAPSHOT.pickle [-o OUT.trace] [--device N|all] [--no-frames]
- *                       [--fidelity [--allocator SPEC] [--capacity SIZE]]
- *   strata import minimalloc FILE.csv [-o OUT.trace]
- *   strata import xla DIR_OR_FILE [--module NAME] [-o OUT.trace]
- *   strata import kineto TRACE.json[.gz] [-o OUT.trace] [--device N] [--fidelity ...]
- *   strata import chakra ET [--rank R] [--ranks N] [-o OUT.trace]   (cmd_import_chakra.c)
- *
- * The formats are looked up by name in `importers` below. The output file
- * is opened (and so checked) before any work, and written through a
- * temporary that replaces it only when complete (core/outfile.h).
+ * The formats are the rows of `importers` below, looked up by name
+ * (formats.c). Each names an importer (cli.h's strata_importer: its help,
+ * its options, its conversion): torch, minimalloc and xla are here;
+ * kineto, chakra and jax-profile in cmd_import_kineto.c,
+ * cmd_import_chakra.c and cmd_import_jax.c. `strata import FORMAT --help`
+ * lists a format's options. strata_import_run, here, runs every importer:
+ * the output file is opened (and so checked) before any work, and written
+ * through a temporary that replaces it only when complete (core/outfile.h).
  */
 #include <stdio.h>
 #include <string.h>
@@ -29,22 +28,21 @@
 
 typedef strata_import_format importer;
 
-static int import_torch(int argc, char **argv);
-static int import_minimalloc(int argc, char **argv);
-static int import_xla(int argc, char **argv);
+static const strata_importer torch_importer, minimalloc_importer, xla_importer;
 
 static const importer importers[] = {
     {"torch", "a PyTorch CUDA memory snapshot (torch.cuda.memory._dump_snapshot pickle)",
-     import_torch},
-    {"minimalloc", "a MiniMalloc benchmark CSV (id,lower,upper,size)", import_minimalloc},
+     &torch_importer, NULL},
+    {"minimalloc", "a MiniMalloc benchmark CSV (id,lower,upper,size)", &minimalloc_importer, NULL},
     {"xla", "an XLA dump (--xla_dump_to): buffer assignment, live ranges, optimized HLO",
-     import_xla},
+     &xla_importer, NULL},
     {"kineto", "a PyTorch profiler trace (Chrome trace JSON[.gz], profile_memory=True)",
-     strata_import_kineto},
+     &strata_importer_kineto, NULL},
     {"chakra", "a Chakra execution trace, ASTRA-sim's workload format (.et, or PREFIX of PREFIX.N.et)",
-     strata_import_chakra},
-    {"jax-profile", "a jax.profiler trace (Perfetto/TensorBoard JSON[.gz]): XLA ops at measured times", strata_import_jax_profile},
-    {NULL, NULL, NULL},
+     &strata_importer_chakra, NULL},
+    {"jax-profile", "a jax.profiler trace (Perfetto/TensorBoard JSON[.gz]): XLA ops at measured times",
+     &strata_importer_jax_profile, NULL},
+    {NULL, NULL, NULL, NULL},
 };
 
 const strata_import_format *strata_import_formats(void) { return importers; }
@@ -57,20 +55,52 @@ int strata_cmd_import(int argc, char **argv)
                                   "Converts another format into a strata trace.", importers, argc, argv);
 }
 
-int strata_import_run(const strata_importer *imp, const GOptionEntry *entries, int argc, char **argv,
-                      char *const *out_path, const void *args)
+/* The entries of imp's options on args: --output, the row's own (their
+ * offsets made pointers into args), --quiet where the row takes it. */
+static GArray *import_entries(const strata_importer *imp, strata_import_common *args)
 {
-    strata_job *job = strata_job_new(imp->cmd, imp->parameter_string, imp->summary, NULL, entries);
+    GArray *entries = g_array_new(TRUE, TRUE, sizeof(GOptionEntry));
+    GOptionEntry output = {"output", 'o', 0, G_OPTION_ARG_FILENAME, &args->out_path,
+                           "where to write the trace (default '-': standard output)", "OUT.trace"};
+    g_array_append_val(entries, output);
+    for (const GOptionEntry *o = imp->options; o && o->long_name; o++) {
+        GOptionEntry e = *o;
+        e.arg_data = (char *)args + (uintptr_t)o->arg_data;
+        g_array_append_val(entries, e);
+    }
+    GOptionEntry quiet = {"quiet", 'q', 0, G_OPTION_ARG_NONE, &args->quiet,
+                          "do not show the bytes read on standard error when it is a terminal", NULL};
+    if (imp->quiet)
+        g_array_append_val(entries, quiet);
+    return entries;
+}
+
+int strata_import_run(const strata_importer *imp, int argc, char **argv)
+{
+    strata_import_common *args = g_malloc0(MAX(imp->args_size, sizeof *args));
+    if (imp->args_init)
+        imp->args_init(args);
+    GArray *entries = import_entries(imp, args);
+    strata_job *job =
+        strata_job_new(imp->cmd, imp->parameter_string, imp->summary, NULL, (const GOptionEntry *)entries->data);
     GError *err = NULL;
     strata_outfile *out = NULL;
     int status = STRATA_EXIT_USAGE;
     if (strata_job_parse(job, &argc, &argv, 1, 1, imp->args_usage)) {
         strata_job_input(job, imp->input_name, argv[1]);
-        if (strata_job_output(job, "--output", *out_path ? *out_path : "-", &out, &err) &&
+        if (strata_job_output(job, "--output", args->out_path ? args->out_path : "-", &out, &err) &&
             imp->convert(job, argv[1], &out, args, &err))
             status = STRATA_EXIT_OK;
     }
-    return strata_job_end(job, status, err);
+    status = strata_job_end(job, status, err);
+    for (guint i = 0; i < entries->len; i++) {
+        const GOptionEntry *e = &g_array_index(entries, GOptionEntry, i);
+        if (e->arg == G_OPTION_ARG_STRING || e->arg == G_OPTION_ARG_FILENAME)
+            g_free(*(char **)e->arg_data);
+    }
+    g_array_free(entries, TRUE);
+    g_free(args);
+    return status;
 }
 
 /* ---- torch ---------------------------------------------------------------- */
@@ -196,8 +226,9 @@ static void print_fidelity(const char *spec, const strata_torch_fidelity *f)
 }
 
 typedef struct torch_args {
-    char *out_path, *allocator, *capacity_text, *device_text;
-    gboolean no_frames, fidelity, quiet;
+    strata_import_common c;
+    char *allocator, *capacity_text, *device_text;
+    gboolean no_frames, fidelity;
 } torch_args;
 
 /* Imports the snapshot into *out, then measures the fidelity when asked. */
@@ -217,7 +248,7 @@ static bool torch_convert(strata_job *job, const char *pickle, strata_outfile **
     strata_torch_options_init(&opt);
     opt.device = device;
     opt.frames = !a->no_frames;
-    opt.progress = strata_progress_new(strata_progress_stream(a->quiet));
+    opt.progress = strata_progress_new(strata_progress_stream(a->c.quiet));
     strata_torch_summary sum = {0};
     strata_job_doing(job, "importing %s", pickle);
     strata_source *src = strata_torch_import(pickle, &opt, &sum, err);
@@ -245,6 +276,23 @@ static bool torch_convert(strata_job *job, const char *pickle, strata_outfile **
     return ok;
 }
 
+static const GOptionEntry torch_options[] = {
+    {"device", 0, 0, G_OPTION_ARG_STRING, STRATA_IMPORT_FIELD(torch_args, device_text),
+     "which CUDA device to import (default: the one with the history); 'all': every "
+     "device (not yet: lists them)", "N|all"},
+    {"no-frames", 0, 0, G_OPTION_ARG_NONE, STRATA_IMPORT_FIELD(torch_args, no_frames),
+     "do not label allocs with note=FILE:LINE of their first Python frame", NULL},
+    {"fidelity", 0, 0, G_OPTION_ARG_NONE, STRATA_IMPORT_FIELD(torch_args, fidelity),
+     "also replay the trace through an allocator model and print, on standard error, "
+     "its peak reserved bytes and segment allocations against the snapshot's",
+     NULL},
+    STRATA_IMPORT_OPTION_ALLOCATOR(torch_args),
+    {"capacity", 0, 0, G_OPTION_ARG_STRING, STRATA_IMPORT_FIELD(torch_args, capacity_text),
+     "device capacity for --fidelity (default 80GiB with the memory limit the snapshot "
+     "shows; given, it wins over that limit)", "SIZE"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
 static const strata_importer torch_importer = {
     .cmd = "import torch",
     .parameter_string = "SNAPSHOT.pickle - import a PyTorch memory snapshot",
@@ -260,36 +308,10 @@ static const strata_importer torch_importer = {
     .args_usage = "one SNAPSHOT.pickle",
     .input_name = "SNAPSHOT.pickle",
     .convert = torch_convert,
+    .args_size = sizeof(torch_args),
+    .options = torch_options,
+    .quiet = true,
 };
-
-static int import_torch(int argc, char **argv)
-{
-    torch_args a = {0};
-    GOptionEntry entries[] = {
-        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
-        {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
-         "which CUDA device to import (default: the one with the history); 'all': every "
-         "device (not yet: lists them)", "N|all"},
-        {"no-frames", 0, 0, G_OPTION_ARG_NONE, &a.no_frames,
-         "do not label allocs with note=FILE:LINE of their first Python frame", NULL},
-        {"fidelity", 0, 0, G_OPTION_ARG_NONE, &a.fidelity,
-         "also replay the trace through an allocator model and print, on standard error, "
-         "its peak reserved bytes and segment allocations against the snapshot's",
-         NULL},
-        STRATA_IMPORT_OPTION_ALLOCATOR(&a.allocator),
-        {"capacity", 0, 0, G_OPTION_ARG_STRING, &a.capacity_text,
-         "device capacity for --fidelity (default 80GiB with the memory limit the snapshot "
-         "shows; given, it wins over that limit)", "SIZE"},
-        STRATA_IMPORT_OPTION_QUIET(&a.quiet),
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    int status = strata_import_run(&torch_importer, entries, argc, argv, &a.out_path, &a);
-    g_free(a.out_path);
-    g_free(a.allocator);
-    g_free(a.capacity_text);
-    g_free(a.device_text);
-    return status;
-}
 
 /* ---- minimalloc ----------------------------------------------------------- */
 
@@ -319,23 +341,11 @@ static const strata_importer minimalloc_importer = {
     .convert = minimalloc_convert,
 };
 
-static int import_minimalloc(int argc, char **argv)
-{
-    char *out_path = NULL;
-    GOptionEntry entries[] = {
-        STRATA_IMPORT_OPTION_OUTPUT(&out_path),
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    int status = strata_import_run(&minimalloc_importer, entries, argc, argv, &out_path, NULL);
-    g_free(out_path);
-    return status;
-}
-
 /* ---- xla ------------------------------------------------------------------ */
 
 typedef struct xla_args {
-    char *out_path, *module;
-    gboolean quiet;
+    strata_import_common c;
+    char *module;
 } xla_args;
 
 /* Imports the module into *out, then prints XLA's figures beside strata's. */
@@ -345,7 +355,7 @@ static bool xla_convert(strata_job *job, const char *input, strata_outfile **out
     strata_xla_figures fig = {0};
     strata_replay_summary sum = {0};
     strata_job_doing(job, "importing %s", input);
-    strata_progress *progress = strata_progress_new(strata_progress_stream(a->quiet));
+    strata_progress *progress = strata_progress_new(strata_progress_stream(a->c.quiet));
     strata_source *src = strata_xla_import_with(input, a->module, progress, &fig, err);
     strata_progress_free(progress);
     bool ok = src && strata_xla_measure(src, &sum, err) && strata_source_rewind(src, err);
@@ -369,6 +379,12 @@ static bool xla_convert(strata_job *job, const char *input, strata_outfile **out
     return ok;
 }
 
+static const GOptionEntry xla_options[] = {
+    {"module", 0, 0, G_OPTION_ARG_STRING, STRATA_IMPORT_FIELD(xla_args, module),
+     "the module to import, a part of its file names (needed when DIR holds several)", "NAME"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
 static const strata_importer xla_importer = {
     .cmd = "import xla",
     .parameter_string = "DIR_OR_FILE - import a module of an XLA dump",
@@ -385,20 +401,7 @@ static const strata_importer xla_importer = {
     .args_usage = "one DIR_OR_FILE",
     .input_name = "DIR_OR_FILE",
     .convert = xla_convert,
+    .args_size = sizeof(xla_args),
+    .options = xla_options,
+    .quiet = true,
 };
-
-static int import_xla(int argc, char **argv)
-{
-    xla_args a = {0};
-    GOptionEntry entries[] = {
-        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
-        {"module", 0, 0, G_OPTION_ARG_STRING, &a.module,
-         "the module to import, a part of its file names (needed when DIR holds several)", "NAME"},
-        STRATA_IMPORT_OPTION_QUIET(&a.quiet),
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    int status = strata_import_run(&xla_importer, entries, argc, argv, &a.out_path, &a);
-    g_free(a.out_path);
-    g_free(a.module);
-    return status;
-}

@@ -19,7 +19,7 @@
 #include "trace/writer.h"
 
 typedef struct chakra_args {
-    char *out_path;
+    strata_import_common c;
     int rank, ranks;
 } chakra_args;
 
@@ -36,7 +36,7 @@ static char *rank_path(const char *out, size_t rank)
 static bool write_per_rank(const chakra_args *a, const char *input, strata_outfile **out, strata_source **traces,
                            size_t n, const strata_chakra_summary *sum, GError **err)
 {
-    const char *target = a->out_path && strcmp(a->out_path, "-") != 0 ? a->out_path : NULL;
+    const char *target = a->c.out_path && strcmp(a->c.out_path, "-") != 0 ? a->c.out_path : NULL;
     if (!target) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s: the ranks' graphs differ (rank %u's from rank 0's at op %" G_GINT64_FORMAT "): expected "
@@ -127,7 +127,17 @@ static bool chakra_convert(strata_job *job, const char *input, strata_outfile **
     return ok;
 }
 
-static const strata_importer chakra_importer = {
+static void chakra_args_init(void *args) { ((chakra_args *)args)->rank = -1; }
+
+static const GOptionEntry chakra_options[] = {
+    {"rank", 0, 0, G_OPTION_ARG_INT, STRATA_IMPORT_FIELD(chakra_args, rank),
+     "import only rank R's graph, as the program of every rank (default: all, which must agree)", "R"},
+    {"ranks", 0, 0, G_OPTION_ARG_INT, STRATA_IMPORT_FIELD(chakra_args, ranks),
+     "the mesh size written (default: the number of rank files)", "N"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+const strata_importer strata_importer_chakra = {
     .cmd = "import chakra",
     .parameter_string = "ET - import a Chakra execution trace (ASTRA-sim's workload format)",
     .summary =
@@ -143,20 +153,7 @@ static const strata_importer chakra_importer = {
     .args_usage = "one ET (a .et file or a PREFIX of PREFIX.0.et ...)",
     .input_name = "ET",
     .convert = chakra_convert,
+    .args_size = sizeof(chakra_args),
+    .args_init = chakra_args_init,
+    .options = chakra_options,
 };
-
-int strata_import_chakra(int argc, char **argv)
-{
-    chakra_args a = {.rank = -1};
-    GOptionEntry entries[] = {
-        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
-        {"rank", 0, 0, G_OPTION_ARG_INT, &a.rank,
-         "import only rank R's graph, as the program of every rank (default: all, which must agree)", "R"},
-        {"ranks", 0, 0, G_OPTION_ARG_INT, &a.ranks,
-         "the mesh size written (default: the number of rank files)", "N"},
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    int status = strata_import_run(&chakra_importer, entries, argc, argv, &a.out_path, &a);
-    g_free(a.out_path);
-    return status;
-}

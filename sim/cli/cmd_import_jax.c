@@ -16,8 +16,8 @@
 #include "import/jax_profile.h"
 
 typedef struct jax_args {
-    char *out_path, *device_text;
-    gboolean quiet;
+    strata_import_common c;
+    char *device_text;
 } jax_args;
 
 static bool jax_convert(strata_job *job, const char *path, strata_outfile **out, const void *args, GError **err)
@@ -58,7 +58,13 @@ static bool jax_convert(strata_job *job, const char *path, strata_outfile **out,
     return ok;
 }
 
-static const strata_importer jax_importer = {
+static const GOptionEntry jax_options[] = {
+    {"device", 0, 0, G_OPTION_ARG_STRING, STRATA_IMPORT_FIELD(jax_args, device_text),
+     "which device's XLA ops to import (default: the lowest device that ran any)", "N"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+const strata_importer strata_importer_jax_profile = {
     .cmd = "import jax-profile",
     .parameter_string = "PROFILE.json[.gz] - import a jax.profiler trace",
     .summary = "Reads the trace jax.profiler writes (create_perfetto_trace=True's perfetto_trace.json.gz,\n"
@@ -68,20 +74,7 @@ static const strata_importer jax_importer = {
     .args_usage = "one PROFILE.json[.gz]",
     .input_name = "PROFILE.json",
     .convert = jax_convert,
+    .args_size = sizeof(jax_args),
+    .options = jax_options,
+    .quiet = true,
 };
-
-int strata_import_jax_profile(int argc, char **argv)
-{
-    jax_args a = {0};
-    GOptionEntry entries[] = {
-        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
-        {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
-         "which device's XLA ops to import (default: the lowest device that ran any)", "N"},
-        STRATA_IMPORT_OPTION_QUIET(&a.quiet),
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    int status = strata_import_run(&jax_importer, entries, argc, argv, &a.out_path, &a);
-    g_free(a.out_path);
-    g_free(a.device_text);
-    return status;
-}

@@ -20,8 +20,9 @@
 #include "validate/fidelity.h"
 
 typedef struct kineto_args {
-    char *out_path, *allocator, *capacity_text, *device_text;
-    gboolean fidelity, quiet;
+    strata_import_common c;
+    char *allocator, *capacity_text, *device_text;
+    gboolean fidelity;
 } kineto_args;
 
 static void print_summary(FILE *f, const char *path, const strata_kineto_summary *s)
@@ -125,7 +126,7 @@ static bool kineto_convert(strata_job *job, const char *path, strata_outfile **o
     }
     strata_kineto_summary sum;
     strata_job_doing(job, "importing %s", path);
-    opt.progress = strata_progress_new(strata_progress_stream(a->quiet));
+    opt.progress = strata_progress_new(strata_progress_stream(a->c.quiet));
     strata_source *src = strata_kineto_import(path, &opt, &sum, err);
     bool ok = src != NULL;
     if (ok) {
@@ -144,7 +145,20 @@ static bool kineto_convert(strata_job *job, const char *path, strata_outfile **o
     return ok;
 }
 
-static const strata_importer kineto_importer = {
+static const GOptionEntry kineto_options[] = {
+    {"fidelity", 0, 0, G_OPTION_ARG_NONE, STRATA_IMPORT_FIELD(kineto_args, fidelity),
+     "also replay the memory events through an allocator model and print its peak "
+     "reserved bytes against the file's maximum Total Reserved", NULL},
+    STRATA_IMPORT_OPTION_ALLOCATOR(kineto_args),
+    {"capacity", 0, 0, G_OPTION_ARG_STRING, STRATA_IMPORT_FIELD(kineto_args, capacity_text),
+     "device capacity for --fidelity (default 80GiB: more than any of the traces' GPUs "
+     "reserves, so the model never runs short)", "SIZE"},
+    {"device", 0, 0, G_OPTION_ARG_STRING, STRATA_IMPORT_FIELD(kineto_args, device_text),
+     "which GPU to import (default: the one with the most memory events)", "N"},
+    {NULL, 0, 0, 0, NULL, NULL, NULL},
+};
+
+const strata_importer strata_importer_kineto = {
     .cmd = "import kineto",
     .parameter_string = "TRACE.json[.gz] - import a PyTorch profiler trace",
     .summary =
@@ -158,28 +172,7 @@ static const strata_importer kineto_importer = {
     .args_usage = "one TRACE.json[.gz]",
     .input_name = "TRACE.json",
     .convert = kineto_convert,
+    .args_size = sizeof(kineto_args),
+    .options = kineto_options,
+    .quiet = true,
 };
-
-int strata_import_kineto(int argc, char **argv)
-{
-    kineto_args a = {0};
-    GOptionEntry entries[] = {
-        STRATA_IMPORT_OPTION_OUTPUT(&a.out_path),
-        {"fidelity", 0, 0, G_OPTION_ARG_NONE, &a.fidelity,
-         "also replay the memory events through an allocator model and print its peak "
-         "reserved bytes against the file's maximum Total Reserved", NULL},
-        STRATA_IMPORT_OPTION_ALLOCATOR(&a.allocator),
-        {"capacity", 0, 0, G_OPTION_ARG_STRING, &a.capacity_text,
-         "device capacity for --fidelity (default 80GiB: more than any of the traces' GPUs "
-         "reserves, so the model never runs short)", "SIZE"},
-        {"device", 0, 0, G_OPTION_ARG_STRING, &a.device_text,
-         "which GPU to import (default: the one with the most memory events)", "N"},
-        STRATA_IMPORT_OPTION_QUIET(&a.quiet),
-        {NULL, 0, 0, 0, NULL, NULL, NULL},
-    };
-    int status = strata_import_run(&kineto_importer, entries, argc, argv, &a.out_path, &a);
-    char **strings[] = {&a.out_path, &a.allocator, &a.capacity_text, &a.device_text};
-    for (size_t i = 0; i < G_N_ELEMENTS(strings); i++)
-        g_free(*strings[i]);
-    return status;
-}

@@ -117,12 +117,10 @@ static void list_jobs(const strata_sweep_ctx *ctx, const sweep_args *a)
         }
         char **cmd = strata_sweep_point_command(ctx, p);
         if (jsonl) {
-            JsonBuilder *b = json_builder_new();
-            json_builder_begin_object(b);
+            JsonBuilder *b = strata_json_object_begin();
             json_builder_set_member_name(b, "point");
             json_builder_add_int_value(b, (gint64)p);
-            json_builder_set_member_name(b, "argv");
-            json_builder_begin_array(b);
+            strata_json_open_array(b, "argv");
             for (guint i = 0; cmd[i]; i++)
                 json_builder_add_string_value(b, cmd[i]);
             json_builder_end_array(b);

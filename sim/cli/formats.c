@@ -3,7 +3,7 @@
  * (cli.h's strata_format): their listing and their dispatch by name, one
  * code for both commands, so their help and errors read alike.
  *
- * Invariant: a table ends with a {NULL, NULL, NULL} entry.
+ * Invariant: a table ends with an entry whose name is NULL.
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,7 +39,8 @@ int strata_format_dispatch(const char *verb, const char *usage_line, const char 
     }
     for (const strata_format *f = table; f->name; f++)
         if (strcmp(f->name, argv[1]) == 0)
-            return f->main(argc - 1, argv + 1);
+            return f->importer ? strata_import_run(f->importer, argc - 1, argv + 1)
+                               : strata_export_run(f->exporter, argc - 1, argv + 1);
     fprintf(stderr, "strata %s: unknown format '%s'; known formats:", verb, argv[1]);
     for (const strata_format *f = table; f->name; f++)
         fprintf(stderr, " %s", f->name);

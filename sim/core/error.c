@@ -18,6 +18,35 @@ int strata_exit_for_error(const GError *err)
     }
 }
 
+bool strata_vfail_at(GError **err, const char *origin, uint64_t line, const char *fmt, va_list ap)
+{
+    char *msg = g_strdup_vprintf(fmt, ap);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", origin, (guint64)line, msg);
+    g_free(msg);
+    return false;
+}
+
+bool strata_fail_at(GError **err, const char *origin, uint64_t line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    strata_vfail_at(err, origin, line, fmt, ap);
+    va_end(ap);
+    return false;
+}
+
+bool strata_vfail_at_op(GError **err, const char *origin, uint64_t line, uint64_t op_number, const char *fmt,
+                        va_list ap)
+{
+    if (line > 0)
+        return strata_vfail_at(err, origin, line, fmt, ap);
+    char *msg = g_strdup_vprintf(fmt, ap);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: op %" G_GUINT64_FORMAT ": %s", origin,
+                (guint64)op_number, msg);
+    g_free(msg);
+    return false;
+}
+
 char *strata_quote(const char *text)
 {
     if (text == NULL)

@@ -13,6 +13,9 @@
 #define STRATA_ERROR_H
 
 #include <glib.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #define STRATA_ERROR (strata_error_quark())
 GQuark strata_error_quark(void);
@@ -34,6 +37,19 @@ enum {
 };
 
 int strata_exit_for_error(const GError *err);
+
+/* An input error at a line of a file: sets err (STRATA_ERROR_INPUT) to
+ * "ORIGIN:LINE: MESSAGE" (MESSAGE from fmt) and returns false. The one
+ * writer of that prefix (a column, "ORIGIN:LINE:COLUMN:", is the trace
+ * reader's alone: trace/line.c). */
+bool strata_fail_at(GError **err, const char *origin, uint64_t line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
+bool strata_vfail_at(GError **err, const char *origin, uint64_t line, const char *fmt, va_list ap)
+    G_GNUC_PRINTF(4, 0);
+/* The same at an op: "ORIGIN:LINE: MESSAGE" for an op read at a line
+ * (line > 0), else "ORIGIN: op N: MESSAGE" for the Nth op (1-based) of a
+ * generated stream, which has no lines. */
+bool strata_vfail_at_op(GError **err, const char *origin, uint64_t line, uint64_t op_number, const char *fmt,
+                        va_list ap) G_GNUC_PRINTF(5, 0);
 
 /* User text for a message: escaped (non-printable bytes as \NNN), at most
  * STRATA_QUOTE_MAX bytes of it followed by "..." when longer, so a huge bad

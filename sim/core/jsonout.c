@@ -44,6 +44,33 @@ void strata_json_add_string(JsonBuilder *b, const char *key, const char *v)
         json_builder_add_null_value(b);
 }
 
+JsonBuilder *strata_json_object_begin(void)
+{
+    JsonBuilder *b = json_builder_new();
+    json_builder_begin_object(b);
+    return b;
+}
+
+JsonNode *strata_json_object_end(JsonBuilder *b)
+{
+    json_builder_end_object(b);
+    JsonNode *root = json_builder_get_root(b);
+    g_object_unref(b);
+    return root;
+}
+
+void strata_json_open_object(JsonBuilder *b, const char *key)
+{
+    json_builder_set_member_name(b, key);
+    json_builder_begin_object(b);
+}
+
+void strata_json_open_array(JsonBuilder *b, const char *key)
+{
+    json_builder_set_member_name(b, key);
+    json_builder_begin_array(b);
+}
+
 /* text with every written big count ("\u0001u64:DIGITS", in quotes) as its
  * bare digits. A quote that opens a string is never preceded by a backslash
  * (one inside a string always is), and the names results carry are printable

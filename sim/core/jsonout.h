@@ -25,6 +25,15 @@ void strata_json_add_double(JsonBuilder *b, const char *key, double v);
 /* v NULL adds a JSON null. */
 void strata_json_add_string(JsonBuilder *b, const char *key, const char *v);
 
+/* A builder with the root object open; strata_json_object_end() closes it
+ * and returns the root (the builder freed). */
+JsonBuilder *strata_json_object_begin(void);
+JsonNode *strata_json_object_end(JsonBuilder *b);
+/* Opens the member key as an object or an array, in the object b has
+ * open (closed with json_builder_end_object / _end_array). */
+void strata_json_open_object(JsonBuilder *b, const char *key);
+void strata_json_open_array(JsonBuilder *b, const char *key);
+
 /* Pretty text of root ending in "\n", big counts exact (g_free it); root is
  * not consumed. */
 char *strata_json_text(JsonNode *root);

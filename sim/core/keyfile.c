@@ -45,10 +45,8 @@ static bool fail_line(const strata_keyfile *k, guint64 line, GError **err, const
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
+    strata_vfail_at(err, k->origin, line, fmt, ap);
     va_end(ap);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", k->origin, line, msg);
-    g_free(msg);
     return false;
 }
 
@@ -346,6 +344,27 @@ bool strata_keyfile_override(strata_keyfile *k, const char *group, const char *k
     g_key_file_set_value(k->kf, group, key, value);
     g_hash_table_insert(k->overrides, lk, g_strdup(note));
     return true;
+}
+
+bool strata_keyfile_check_declared(const strata_keyfile *k, const char *group, const strata_key_def *defs,
+                                   const char *prefix, GError **err)
+{
+    GPtrArray *known = g_ptr_array_new();
+    for (const strata_key_def *d = defs; d->name; d++)
+        g_ptr_array_add(known, (gpointer)d->name);
+    g_ptr_array_add(known, NULL);
+    bool ok = strata_keyfile_check_keys(k, group, (const char *const *)known->pdata, prefix, err);
+    g_ptr_array_free(known, TRUE);
+    for (const strata_key_def *d = defs; ok && d->name; d++) {
+        if (d->required && !strata_keyfile_has_key(k, group, d->name)) {
+            char *where = strata_keyfile_where(k, group, NULL);
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: [%s] missing required key '%s'", where, group,
+                        d->name);
+            g_free(where);
+            ok = false;
+        }
+    }
+    return ok;
 }
 
 bool strata_keyfile_check_keys(const strata_keyfile *k, const char *group, const char *const *known,

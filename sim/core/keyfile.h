@@ -73,4 +73,26 @@ bool strata_keyfile_overridden(const strata_keyfile *kf, const char *group, cons
 bool strata_keyfile_check_keys(const strata_keyfile *kf, const char *group, const char *const *known,
                                const char *prefix, GError **err);
 
+/* A key a kind of group declares: its name, whether the check below
+ * refuses a group without it (false where the reader says so in its own
+ * words, or needs it only with other keys), and its line of help (NULL
+ * where the reader builds that line). strata's one way to declare the keys
+ * of a key file: the hardware file's groups (hw/hw.c) and a collective
+ * implementation's parameter block (hw/coll_impl.h), an experiment's
+ * [experiment] and [output] (sweep/experiment.c). A model's parameters
+ * (core/params.h) are another thing: typed values with defaults, set from
+ * "k=v" text (a command line, a trace's option line, a hardware file's
+ * allocator.KEY), which a model reads without seeing the text. */
+typedef struct strata_key_def {
+    const char *name;
+    bool required;
+    const char *description;
+} strata_key_def;
+
+/* strata_keyfile_check_keys with the names of defs (NULL-name terminated,
+ * in their order), then every required key of defs is given, else
+ * "WHERE: [GROUP] missing required key 'K'" (WHERE: the group's line). */
+bool strata_keyfile_check_declared(const strata_keyfile *kf, const char *group, const strata_key_def *defs,
+                                   const char *prefix, GError **err);
+
 #endif

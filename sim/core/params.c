@@ -80,23 +80,6 @@ static char *choices_text(const char *const *choices)
     return g_string_free(s, FALSE);
 }
 
-static bool parse_bool(const char *text, bool *out)
-{
-    static const char *const yes[] = {"true", "1", "yes", NULL};
-    static const char *const no[] = {"false", "0", "no", NULL};
-    for (guint i = 0; yes[i]; i++) {
-        if (g_ascii_strcasecmp(text, yes[i]) == 0) {
-            *out = true;
-            return true;
-        }
-        if (g_ascii_strcasecmp(text, no[i]) == 0) {
-            *out = false;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* Parses text per def into slot (untouched on failure). The error message
  * has no prefix; the caller adds "OWNER: KEY: ". */
 static bool parse_value(const strata_param_def *def, const char *text, param_slot *slot,
@@ -137,7 +120,7 @@ static bool parse_value(const strata_param_def *def, const char *text, param_slo
         break;
     }
     case STRATA_PARAM_BOOL:
-        if (!parse_bool(text, &tmp.v.boolean)) {
+        if (!strata_parse_bool(text, &tmp.v.boolean)) {
             char *q = strata_quote(text);
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "expected true, false, yes, no, 1 or 0, got '%s'", q);

@@ -27,7 +27,7 @@ typedef enum {
     STRATA_PARAM_SIZE,   /* bytes, "200MiB"; "0" allowed */
     STRATA_PARAM_INT,    /* signed 64-bit integer */
     STRATA_PARAM_DOUBLE, /* real number */
-    STRATA_PARAM_BOOL,   /* true/false/1/0/yes/no */
+    STRATA_PARAM_BOOL,   /* true/false/yes/no/1/0, any case (strata_parse_bool, core/units.h) */
     STRATA_PARAM_STRING, /* free text, or one of `choices` when set */
     STRATA_PARAM_TIME,   /* seconds, "3us" */
 } strata_param_type;

@@ -216,6 +216,23 @@ static const char *const TIME_WHAT = "a time such as 250ns, 3us, 2ms or 1.5s";
 static const char *const FLOP_RATE_WHAT = "a flop rate such as 197TFLOP/s or 1.2PFLOP/s";
 static const char *const FLOPS_WHAT = "an amount of work such as 2e9, 4.5GFLOP or 3TFLOP";
 
+bool strata_parse_bool(const char *text, bool *value)
+{
+    static const char *const yes[] = {"true", "yes", "1", NULL};
+    static const char *const no[] = {"false", "no", "0", NULL};
+    for (guint i = 0; text && yes[i]; i++) {
+        if (g_ascii_strcasecmp(text, yes[i]) == 0) {
+            *value = true;
+            return true;
+        }
+        if (g_ascii_strcasecmp(text, no[i]) == 0) {
+            *value = false;
+            return true;
+        }
+    }
+    return false;
+}
+
 bool strata_parse_u64(const char *text, uint64_t *value, GError **err)
 {
     guint64 v = 0;

@@ -9,6 +9,10 @@
  *   time       250ns, 3us, 2ms, 1.5s, 0 (a bare number is seconds only for 0)
  *   flop rate  197TFLOP/s, 918 TFLOP/s, 1.2PFLOP/s, 4e12FLOP/s
  *   flops      1000000, 2e9, 4.5GFLOP, 3TFLOP (an amount of work)
+ *   boolean    true, false, yes, no, 1, 0 (any case): strata's one rule for
+ *              a yes-or-no value, of a model's parameters (core/params.h),
+ *              a hardware file's keys (pageable, staging_overlap, nvls,
+ *              wraparound) and an experiment's [output] keys
  *
  * Invariants: a parse either succeeds with a finite, non-negative value or
  * fails with a STRATA_ERROR_INPUT error quoting the text that failed; a size
@@ -31,6 +35,9 @@ bool strata_parse_bandwidth(const char *text, double *bytes_per_s, GError **err)
 bool strata_parse_time(const char *text, double *seconds, GError **err);
 bool strata_parse_flop_rate(const char *text, double *flops_per_s, GError **err);
 bool strata_parse_flops(const char *text, double *flops, GError **err);
+/* A boolean (the rule above); false, and *value untouched, for any other
+ * text. It sets no error: each reader says what it expects in its words. */
+bool strata_parse_bool(const char *text, bool *value);
 /* Plain unsigned integer (decimal or 0x hex), overflow is an error. */
 bool strata_parse_u64(const char *text, uint64_t *value, GError **err);
 

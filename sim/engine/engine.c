@@ -18,7 +18,9 @@
  *                          of its operand bytes from the operand memory through that
  *                          memory's port, waiting for both, then the unit's overhead
  *                          (the first op on a unit pays its launch cost first; a unit
- *                          with a tile pads a matmul's flops, engine_feed.c);
+ *                          with a tile pads a matmul's flops, engine_feed.c; an op
+ *                          naming a kernel= runs its kernel's work and bytes, then
+ *                          its fixed time, engine_kernel.c);
  *      record              marks (event, sequence) done and resumes its waiters;
  *      wait                suspends the actor until the awaited record is done.
  *  - Out of memory: the failing actor records the report and kills every other
@@ -346,7 +348,8 @@ static double run_copy(engine_ctx *ctx, const engine_op *e, double t0)
  * execution takes no simulated time. One execution of its work (a phase's
  * reduction: of its rounds', and what they would have paid beyond it,
  * engine_phase.h). */
-static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const strata_coll_phase *phase, double t0)
+static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const strata_coll_phase *phase, double kernel_s,
+                          double t0)
 {
     if (op->unit == STRATA_BIND_NONE) {
         sg_actor_sleep_for(op->time_s);
@@ -387,6 +390,8 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
             sg_actor_sleep_for(alone);
         if (u->overhead > 0)
             sg_actor_sleep_for(engine_phase_overhead(phase, u->overhead));
+        if (kernel_s > 0) /* a kernel's launch, fill and drain (engine_kernel.c) */
+            sg_actor_sleep_for(kernel_s);
     }
     double end = now();
     clock_end(&ctx->units[op->unit], end);
@@ -479,7 +484,7 @@ static void stream_main(int argc, char **argv)
         case STRATA_OP_ALLOC: run_alloc(ctx, s, op); break;
         case STRATA_OP_FREE: run_free(ctx, op); break;
         case STRATA_OP_COPY: t1 = run_copy(ctx, e, t0); break;
-        case STRATA_OP_COMPUTE: t1 = run_compute(ctx, op, &e->phase, t0); break;
+        case STRATA_OP_COMPUTE: t1 = run_compute(ctx, op, &e->phase, e->kernel_s, t0); break;
         case STRATA_OP_RECORD: run_record(ctx, op); break;
         case STRATA_OP_WAIT: t1 = run_wait(ctx, s, op, t0); break;
         case STRATA_OP_RELEASE: run_release(ctx, op); break;

@@ -124,6 +124,7 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
     x->coll = step.coll;
     x->phase = step.phase;
     x->from = step.from;
+    engine_kernel_extra(f->hw, op, x);
 }
 
 /* Keeps op on the tape; past its budget, drops the tape. */
@@ -363,6 +364,10 @@ static void read_in_order(engine_feed *f, strata_bound_op *op, const engine_op_e
         b->cols = x->cols;
         assert(!engine_feed_buffer(f, b->id)); /* invariant 2: registered once, at its alloc */
         strata_idmap_put(f->buffers, b->id, b);
+    } else if (op->kind == STRATA_OP_COMPUTE && x->kernel) { /* its kernel's cost, engine_kernel.c */
+        op->flops = x->kernel_flops;
+        op->has_flops = true;
+        op->bytes = x->kernel_bytes;
     } else if (op->kind == STRATA_OP_COMPUTE && op->unit != STRATA_BIND_NONE && op->n_ins >= 2) {
         op->flops *= tile_waste(strata_hw_compute(f->hw, op->unit)->tile, engine_feed_buffer(f, op->ins[0]),
                                 engine_feed_buffer(f, op->ins[1]));
@@ -380,6 +385,7 @@ static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
     e->coll = x->coll;
     e->phase = phase ? *phase : (strata_coll_phase){0};
     e->from = x->from;
+    e->kernel_s = op->kind == STRATA_OP_COMPUTE && x->kernel ? x->kernel_s : 0;
     e->label = NULL;
     if (f->keep_labels && x->name)
         e->label = e->label_buf = keep_name(e->label_buf, &e->label_cap, x->name);

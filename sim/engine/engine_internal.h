@@ -19,7 +19,7 @@
  *   engine.c           the SimGrid actors (one per stream) and the results.
  *
  * engine_platform.h and engine_event.h are also what the bare baseline of
- * bench/bench_engine shares with the engine (and tests/test_platform_devices
+ * bench/bench_engine shares with the engine (and tests/test_engine_sg_build.c
  * reads engine_platform.h). Only engine.c, engine_event.c, engine_platform.c
  * and engine_sg_build.cpp call SimGrid.
  */
@@ -111,6 +111,7 @@ typedef struct engine_op {
     uint32_t coll;             /* the collective it is a step of (strata_spmd_coll), or STRATA_COLL_NONE */
     strata_coll_phase phase;   /* the phase it stands for (engine_phase.h); rounds 0: one round */
     uint32_t from;             /* with classes, a copy's 1 + true source device (engine_quotient.h); 0: none */
+    double kernel_s;           /* COMPUTE: its kernel's fixed time (engine_kernel.c), 0 without one */
     char *label;           /* buffer, event or compute label (label_buf); NULL unless labels are kept */
     char *label_buf;       /* owned storage of label, kept when the op is recycled */
     size_t label_cap;
@@ -118,6 +119,10 @@ typedef struct engine_op {
 } engine_op;
 
 typedef struct engine_feed engine_feed;
+
+/* engine_kernel.c: a compute's kernel cost into x (kernel, kernel_flops,
+ * kernel_bytes, kernel_s) when it names a kernel= and runs on a unit. */
+void engine_kernel_extra(const strata_hw *hw, const strata_bound_op *op, engine_op_extra *x);
 
 /* First pass: binds the whole source (bind/bind.h: names, memories,
  * units, routes), collects streams, events, lifetimes for planning

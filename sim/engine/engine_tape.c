@@ -91,7 +91,11 @@ _Static_assert(STRATA_OP__COUNT <= FAST_KIND + 1, "an op kind fits in the fast f
     X(FROM,       VARINT, x->from,        _,            0,                                         0)              \
     X(ROWS,       VARINT, x->rows,        _,            0,                                         0)              \
     X(COLS,       VARINT, x->cols,        _,            0,                                         0)              \
-    X(DONATED,    IDS,    x->donated,     x->n_donated, NULL,                                      FK(COMPUTE))
+    X(DONATED,    IDS,    x->donated,     x->n_donated, NULL,                                      FK(COMPUTE))    \
+    X(KERNEL,     FLAG,   x->kernel,      _,            false,                                     0)              \
+    X(KFLOPS,     F64,    x->kernel_flops, _,           0,                                         0)              \
+    X(KBYTES,     VARINT, x->kernel_bytes, _,           0,                                         0)              \
+    X(KFIXED,     F64,    x->kernel_s,    _,            0,                                         0)
 /* clang-format on */
 
 enum {
@@ -324,43 +328,32 @@ static uint32_t minus_one(uint64_t v)
     return (uint32_t)(v - 1);
 }
 
-/* Whether a field that kind FAST_KIND_'s fast form does not carry differs
+/* Whether a field that kind's fast form does not carry differs
  * from its EXPECT: the carried fields drop out at compile time, the others
  * are compared without a branch each. */
-#define UNCARRIED(id, codec, f, aux, expect, fast) | ((((fast) >> FAST_KIND_) & 1u) ? 0 : DIFF_##codec(f, aux, expect))
-static bool uncarried_differ(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
+#define UNCARRIED(id, codec, f, aux, expect, fast) | ((((fast) >> kind) & 1u) ? 0 : DIFF_##codec(f, aux, expect))
+static inline __attribute__((always_inline)) bool uncarried_differ_as(const tape_expect *e,
+                                                                      const strata_bound_op *op,
+                                                                      const engine_op_extra *x, strata_op_kind kind)
 {
-    strata_op_kind kind = op->kind;
-    switch (kind) {
-    case STRATA_OP_ALLOC:
-#define FAST_KIND_ STRATA_OP_ALLOC
-        return 0 TAPE_FIELDS(UNCARRIED);
-#undef FAST_KIND_
-    case STRATA_OP_FREE:
-#define FAST_KIND_ STRATA_OP_FREE
-        return 0 TAPE_FIELDS(UNCARRIED);
-#undef FAST_KIND_
-    case STRATA_OP_COPY:
-#define FAST_KIND_ STRATA_OP_COPY
-        return 0 TAPE_FIELDS(UNCARRIED);
-#undef FAST_KIND_
-    case STRATA_OP_COMPUTE:
-#define FAST_KIND_ STRATA_OP_COMPUTE
-        return 0 TAPE_FIELDS(UNCARRIED);
-#undef FAST_KIND_
-    case STRATA_OP_RECORD:
-#define FAST_KIND_ STRATA_OP_RECORD
-        return 0 TAPE_FIELDS(UNCARRIED);
-#undef FAST_KIND_
-    case STRATA_OP_WAIT:
-#define FAST_KIND_ STRATA_OP_WAIT
-        return 0 TAPE_FIELDS(UNCARRIED);
-#undef FAST_KIND_
-    default: /* no fast form */
-        return true;
-    }
+    return 0 TAPE_FIELDS(UNCARRIED);
 }
 #undef UNCARRIED
+
+/* uncarried_differ_as with op's kind as a constant, one case a kind, so
+ * that each case is compiled for its kind alone. */
+static bool uncarried_differ(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
+{
+    switch (op->kind) {
+    case STRATA_OP_ALLOC: return uncarried_differ_as(e, op, x, STRATA_OP_ALLOC);
+    case STRATA_OP_FREE: return uncarried_differ_as(e, op, x, STRATA_OP_FREE);
+    case STRATA_OP_COPY: return uncarried_differ_as(e, op, x, STRATA_OP_COPY);
+    case STRATA_OP_COMPUTE: return uncarried_differ_as(e, op, x, STRATA_OP_COMPUTE);
+    case STRATA_OP_RECORD: return uncarried_differ_as(e, op, x, STRATA_OP_RECORD);
+    case STRATA_OP_WAIT: return uncarried_differ_as(e, op, x, STRATA_OP_WAIT);
+    default: return true; /* no fast form */
+    }
+}
 
 /* Whether op takes the fast form: every field its kind's fast form does not
  * carry holds its EXPECT, which expect() sets on the replay (from the FAST

@@ -47,19 +47,17 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "core/keyfile.h"
 #include "core/mesh.h"
 #include "hw/hw.h"
 #include "hw/nccl_tuning.h"
 
 struct hw_load_ctx; /* the loader's (hw_internal.h) */
 
-/* One key of a parameter block: its name, whether the row needs it, and
- * its line in the help text (strata_hw_describe). */
-typedef struct strata_coll_impl_key {
-    const char *name;
-    bool required;
-    const char *description;
-} strata_coll_impl_key;
+/* One key of a parameter block (core/keyfile.h's declared key): its name,
+ * whether the row needs it (its load checks that, when the row is chosen),
+ * and its line in the help text (strata_hw_describe). */
+typedef strata_key_def strata_coll_impl_key;
 
 /* What tune chose for one collective: NCCL's algorithm and protocol, the
  * channels and the chunk per channel (0: the algorithm's default), the

@@ -14,6 +14,7 @@
 #include "hw/coll_impl.h"
 #include <string.h>
 #include "core/error.h"
+#include "core/units.h"
 #include "hw/hw_internal.h"
 
 /* The block load() reads. */
@@ -43,9 +44,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
     ok = ok && hw_get_count(ctx, group, "nccl_channels", 1, 32, 1, NULL, &p->channels, err) &&
          hw_get_bandwidth(ctx, group, "nccl_channel_bandwidth", &p->channel_bandwidth, err);
     char *nvls = ok ? hw_get_text(ctx, group, "nvls") : NULL;
-    if (nvls && strcmp(g_strstrip(nvls), "true") == 0)
-        p->nvls = true;
-    else if (nvls && strcmp(nvls, "false") != 0)
+    if (nvls && !strata_parse_bool(g_strstrip(nvls), &p->nvls))
         ok = hw_fail_value(ctx, err, group, "nvls", "true or false", nvls);
     g_free(nvls);
     if (!ok)

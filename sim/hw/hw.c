@@ -30,13 +30,8 @@
 
 /* ---- the keys each kind of group accepts ---- */
 
-typedef struct key_def {
-    const char *name;
-    bool required;
-    const char *description; /* for strata_hw_describe() (help and docs); NULL: built (below) */
-} key_def;
-
-static const key_def hardware_keys[] = {
+/* Declared keys (core/keyfile.h); a description NULL is built (below). */
+static const strata_key_def hardware_keys[] = {
     {"name", true, "name of the machine (text)"},
     {"source", false, "where the figures come from (text)"},
     {"base", false, "another hardware file (relative to this one) that this file changes: its groups and keys, "
@@ -46,8 +41,8 @@ static const key_def hardware_keys[] = {
     {"devices", false, "number of devices, 1 to 65536 (default 1): the file describes one, instantiated as NAME@D"},
     {"devices_per_host", false, "devices sharing one host's memories, a divisor of devices (default: devices)"},
     {NULL, false, NULL}};
-static const key_def memory_keys[] = {
-    {"kind", true, "device, host or onchip"},
+static const strata_key_def memory_keys[] = {
+    {"kind", true, NULL}, /* the names of memory_kind_names (below) */
     {"capacity", true, "size, 1 B to 1 EiB"},
     {"bandwidth", true, "the memory's own port, 1 kB/s to 10 PB/s, shared by all traffic"},
     {"latency", false, "access latency seen by compute operands, 0 to 1 s (default 0)"},
@@ -58,7 +53,7 @@ static const key_def memory_keys[] = {
     {"bus_width", false, "data pins of the DRAM interface, all stacks together, 64 to 65536 (with dram)"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
-static const key_def link_keys[] = {
+static const strata_key_def link_keys[] = {
     {"between", true, "the two memories it joins: MEM MEM"},
     {"bandwidth", false, "each direction, 1 kB/s to 10 PB/s (required unless generation is set; overrides it)"},
     {"latency", false, "per transfer, 0 to 1 s (default 0): the setup a copy pays (copy-engine launch, DMA descriptor)"},
@@ -74,16 +69,18 @@ static const key_def link_keys[] = {
     {"duplex", false, "full (each direction its own bandwidth, default) or half"},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
-static const key_def compute_keys[] = {
+static const strata_key_def compute_keys[] = {
     {"flops", true, "peak rate, 1 kFLOP/s to 10 EFLOP/s; flops.DTYPE = per element type"},
     {"operands", false, "memory the unit reads operands from (default: the default memory)"},
     {"overhead", false, "fixed time added to every compute op, 0 to 1 s (default 0)"},
     {"launch", false, "fixed time paid once, by the first op on the unit (starting a kernel), 0 to 1 s (default 0)"},
     {"tile", false, "side of the unit's systolic array: a matmul's K and N are padded to it (default 0: none)"},
+    /* the kernel models' opt-in; after it, in help and among the known, their keys (hw_compute.c) */
+    {"matrix", false, NULL},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
-static const key_def interconnect_keys[] = {
+static const strata_key_def interconnect_keys[] = {
     {"memory", false, "the per-device memory it joins (default: the default memory), or a host memory for a network between hosts"},
     {"topology", true, "ring, torus2d, torus3d, switch or full"},
     {"dims", false, "torus sizes such as 4x4 or 4x4x4, multiplying to the devices (or hosts)"},
@@ -104,7 +101,7 @@ typedef struct group_def {
     const char *word;      /* "memory" in "[memory NAME]" */
     group_kind kind;
     bool named;            /* takes a NAME */
-    const key_def *keys;
+    const strata_key_def *keys;
     const char *prefixed;  /* "allocator." / "flops.": keys with this prefix are accepted */
 } group_def;
 
@@ -117,30 +114,55 @@ static const group_def group_defs[] = {
     {NULL, 0, false, NULL, NULL},
 };
 
-/* [memory] dram and [interconnect] collectives (description NULL): help
- * built from the table each names, so that it cannot drift from it
- * (g_free); after collectives come the collective implementations' keys
- * (their parameter blocks, hw/coll_impl.h), in help and among the known. */
-static char *built_description(const key_def *k)
+/* The memory kinds by name (hw.h's strata_mem_kind; docs/extending.md, "A
+ * memory kind"). */
+static const char *const memory_kind_names[] = {
+    [STRATA_MEM_DEVICE] = "device", [STRATA_MEM_HOST] = "host", [STRATA_MEM_ONCHIP] = "onchip"};
+
+/* "device, host or onchip": the kinds, for help and errors (g_free). */
+static char *memory_kind_choices(void)
+{
+    GString *s = g_string_new(NULL);
+    size_t n = G_N_ELEMENTS(memory_kind_names);
+    for (size_t i = 0; i < n; i++)
+        g_string_append_printf(s, "%s%s", i == 0 ? "" : i + 1 < n ? ", " : " or ", memory_kind_names[i]);
+    return g_string_free(s, FALSE);
+}
+
+/* [memory] kind and dram, [interconnect] collectives and [compute] matrix
+ * (description NULL): help built from the table each names, so that it
+ * cannot drift from it (g_free); after collectives come the collective
+ * implementations' keys (their parameter blocks, hw/coll_impl.h), after
+ * matrix the kernel models' (hw_compute.c), in help and among the known. */
+static char *built_description(const strata_key_def *k)
 {
     if (k->description)
         return NULL;
+    if (strcmp(k->name, "kind") == 0)
+        return memory_kind_choices();
+    if (strcmp(k->name, "matrix") == 0)
+        return hw_kernel_describe();
     return strcmp(k->name, "dram") == 0 ? strata_dram_describe() : hw_coll_impl_describe();
 }
-static bool before_coll_impl_keys(const key_def *k) { return !k->description && strcmp(k->name, "collectives") == 0; }
+static void keys_after(const strata_key_def *k, GPtrArray *known, GString *help, const char *indent)
+{
+    if (!k->description && strcmp(k->name, "collectives") == 0)
+        hw_coll_impl_keys(known, help, indent);
+    else if (!k->description && strcmp(k->name, "matrix") == 0)
+        hw_kernel_keys(known, help, indent);
+}
 
 char *strata_hw_describe(const char *indent)
 {
     GString *s = g_string_new(NULL);
     for (const group_def *d = group_defs; d->word; d++) {
         g_string_append_printf(s, "%s[%s%s]\n", indent, d->word, d->named ? " NAME" : "");
-        for (const key_def *k = d->keys; k && k->name; k++) {
+        for (const strata_key_def *k = d->keys; k && k->name; k++) {
             char *built = built_description(k);
             g_string_append_printf(s, "%s  %s%s: %s\n", indent, k->name, k->required ? " (required)" : "",
                                    built ? built : k->description);
             g_free(built);
-            if (before_coll_impl_keys(k))
-                hw_coll_impl_keys(NULL, s, indent);
+            keys_after(k, NULL, s, indent);
         }
         if (d->prefixed)
             g_string_append_printf(s, "%s  %sKEY: %s\n", indent, d->prefixed,
@@ -151,9 +173,6 @@ char *strata_hw_describe(const char *indent)
     }
     return g_string_free(s, FALSE);
 }
-
-static const char *const memory_kind_names[] = {
-    [STRATA_MEM_DEVICE] = "device", [STRATA_MEM_HOST] = "host", [STRATA_MEM_ONCHIP] = "onchip"};
 
 const char *strata_mem_kind_name(strata_mem_kind kind)
 {
@@ -209,24 +228,25 @@ static bool apply_override(hw_load_ctx *ctx, const char *text, GError **err)
 }
 
 /* Every key of the group is declared (or has the accepted prefix) and the
- * required ones are there. */
+ * required ones are there: the group's own keys and, after collectives,
+ * the collective implementations' (each required only by its own load,
+ * when the row is chosen). */
 static bool check_keys(const hw_load_ctx *ctx, const group_def *def, const char *group, GError **err)
 {
-    GPtrArray *known = g_ptr_array_new();
-    for (const key_def *kd = def->keys; kd->name; kd++) {
-        g_ptr_array_add(known, (gpointer)kd->name);
-        if (before_coll_impl_keys(kd))
-            hw_coll_impl_keys(known, NULL, NULL);
-    }
-    g_ptr_array_add(known, NULL);
-    bool ok = strata_keyfile_check_keys(ctx->k, group, (const char *const *)known->pdata, def->prefixed, err);
-    g_ptr_array_free(known, TRUE);
-    for (const key_def *kd = def->keys; ok && kd->name; kd++) {
-        if (kd->required && !strata_keyfile_has_key(ctx->k, group, kd->name)) {
-            hw_fail(ctx, err, group, NULL, "missing required key '%s'", kd->name);
-            ok = false;
+    GArray *declared = g_array_new(TRUE, TRUE, sizeof(strata_key_def));
+    for (const strata_key_def *kd = def->keys; kd->name; kd++) {
+        g_array_append_val(declared, *kd);
+        GPtrArray *more = g_ptr_array_new();
+        keys_after(kd, more, NULL, NULL);
+        for (guint i = 0; i < more->len; i++) {
+            strata_key_def key = {g_ptr_array_index(more, i), false, NULL};
+            g_array_append_val(declared, key);
         }
+        g_ptr_array_free(more, TRUE);
     }
+    bool ok = strata_keyfile_check_declared(ctx->k, group, (const strata_key_def *)(void *)declared->data,
+                                            def->prefixed, err);
+    g_array_free(declared, TRUE);
     return ok;
 }
 
@@ -342,8 +362,11 @@ static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group
             ok = true;
         }
     }
-    if (!ok)
-        hw_fail_value(ctx, err, group, "kind", "device, host or onchip", kind);
+    if (!ok) {
+        char *choices = memory_kind_choices();
+        hw_fail_value(ctx, err, group, "kind", choices, kind);
+        g_free(choices);
+    }
     g_free(kind);
     if (!ok)
         return false;
@@ -366,15 +389,7 @@ static bool load_memory(const hw_load_ctx *ctx, strata_hw *hw, const char *group
     }
     if (strata_keyfile_has_key(ctx->k, group, "pageable")) {
         char *v = hw_get_raw(ctx, group, "pageable");
-        ok = true;
-        if (strcmp(v, "true") == 0)
-            m.pageable = true;
-        else if (strcmp(v, "false") == 0)
-            m.pageable = false;
-        else {
-            hw_fail_value(ctx, err, group, "pageable", "true or false", v);
-            ok = false;
-        }
+        ok = strata_parse_bool(v, &m.pageable) || hw_fail_value(ctx, err, group, "pageable", "true or false", v);
         if (ok && m.pageable && m.kind != STRATA_MEM_HOST) {
             hw_fail(ctx, err, group, "pageable", "only memories of kind host can be pageable (this one is %s)",
                  strata_mem_kind_name(m.kind));
@@ -506,14 +521,15 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
     }
     if (strata_keyfile_has_key(ctx->k, group, "staging_overlap")) {
         char *v = hw_get_raw(ctx, group, "staging_overlap");
-        bool good = strcmp(v, "true") == 0 || strcmp(v, "false") == 0;
+        bool overlap = true;
+        bool good = strata_parse_bool(v, &overlap);
         if (!good)
             hw_fail_value(ctx, err, group, "staging_overlap", "true or false", v);
         else if (!l.staging_buffer) {
             hw_fail(ctx, err, group, "staging_overlap", "staging_overlap needs staging_buffer = in the same link");
             good = false;
         }
-        l.staging_serial = good && strcmp(v, "false") == 0;
+        l.staging_serial = good && !overlap;
         g_free(v);
         if (!good)
             return false;
@@ -533,58 +549,6 @@ static bool load_link(const hw_load_ctx *ctx, strata_hw *hw, const char *group, 
     if (ok)
         g_array_append_val(hw->links, l);
     return ok;
-}
-
-static char *dtype_names(void)
-{
-    GString *s = g_string_new(NULL);
-    for (int d = 1; d < STRATA_DTYPE__COUNT; d++)
-        g_string_append_printf(s, "%s%s", d > 1 ? ", " : "", strata_dtype_name((strata_dtype)d));
-    return g_string_free(s, FALSE);
-}
-
-static bool load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name,
-                         GError **err)
-{
-    strata_compute_spec c = {0};
-    c.name = g_string_chunk_insert_const(hw->strings, name);
-    c.operands = hw->default_memory;
-    c.base = hw->computes->len;
-
-    if (!hw_get_flop_rate(ctx, group, "flops", &c.flops, err) ||
-        !hw_get_time(ctx, group, "overhead", &c.overhead, err) || !hw_get_time(ctx, group, "launch", &c.launch, err) ||
-        (strata_keyfile_has_key(ctx->k, group, "tile") && !hw_get_size(ctx, group, "tile", &c.tile, err)))
-        return false;
-    char **keys = strata_keyfile_keys(ctx->k, group, NULL);
-    bool ok = true;
-    for (guint k = 0; ok && keys && keys[k]; k++) {
-        if (!g_str_has_prefix(keys[k], "flops."))
-            continue;
-        const char *dname = keys[k] + strlen("flops.");
-        strata_dtype dtype = STRATA_DTYPE_NONE;
-        if (!strata_dtype_from_name(dname, &dtype) || dtype == STRATA_DTYPE_NONE) {
-            char *known = dtype_names();
-            hw_fail(ctx, err, group, keys[k], "unknown dtype '%s' (dtypes: %s)", dname, known);
-            g_free(known);
-            ok = false;
-        } else {
-            ok = hw_get_flop_rate(ctx, group, keys[k], &c.flops_by_dtype[dtype], err);
-        }
-    }
-    g_strfreev(keys);
-    if (!ok)
-        return false;
-
-    char *operands = hw_get_text(ctx, group, "operands");
-    if (operands) {
-        int index = hw_get_memory_ref(ctx, hw, group, "operands", g_strstrip(operands), err);
-        g_free(operands);
-        if (index < 0)
-            return false;
-        c.operands = (uint32_t)index;
-    }
-    g_array_append_val(hw->computes, c);
-    return true;
 }
 
 /* Splits "memory hbm" into its definition and name; NULL with err if unknown. */
@@ -690,7 +654,7 @@ static bool build(hw_load_ctx *ctx, strata_hw *hw, GError **err)
         if (defs[g]->kind == GROUP_LINK)
             ok = load_link(ctx, hw, groups[g], names[g], err);
         else if (defs[g]->kind == GROUP_COMPUTE)
-            ok = load_compute(ctx, hw, groups[g], names[g], err);
+            ok = hw_load_compute(ctx, hw, groups[g], names[g], err);
     }
     ok = ok && hw_devices_build(ctx, hw, groups, n_groups, err);
     g_free(defs);
@@ -824,70 +788,3 @@ void strata_hw_free(strata_hw *hw)
     g_free(hw->origin);
     g_free(hw);
 }
-
-/* ---- accessors ---- */
-
-const char *strata_hw_name(const strata_hw *hw) { return hw->name; }
-const char *strata_hw_origin(const strata_hw *hw) { return hw->origin; }
-bool strata_hw_sched_xla(const strata_hw *hw) { return hw->sched_xla; }
-uint32_t strata_hw_memory_count(const strata_hw *hw) { return hw->memories->len; }
-
-const strata_memory_spec *strata_hw_memory(const strata_hw *hw, uint32_t index)
-{
-    g_return_val_if_fail(index < hw->memories->len, NULL);
-    return &g_array_index(hw->memories, strata_memory_spec, index);
-}
-
-int strata_hw_memory_index(const strata_hw *hw, const char *name)
-{
-    if (name == NULL)
-        return (int)hw->default_memory;
-    if (hw->memory_by_name)
-        return (int)GPOINTER_TO_UINT(g_hash_table_lookup(hw->memory_by_name, name)) - 1;
-    for (guint i = 0; i < hw->memories->len; i++)
-        if (strcmp(g_array_index(hw->memories, strata_memory_spec, i).name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
-uint32_t strata_hw_default_memory(const strata_hw *hw) { return hw->default_memory; }
-uint32_t strata_hw_link_count(const strata_hw *hw) { return hw->links->len; }
-
-const strata_link_spec *strata_hw_link(const strata_hw *hw, uint32_t index)
-{
-    g_return_val_if_fail(index < hw->links->len, NULL);
-    return &g_array_index(hw->links, strata_link_spec, index);
-}
-
-uint32_t strata_hw_compute_count(const strata_hw *hw) { return hw->computes->len; }
-
-const strata_compute_spec *strata_hw_compute(const strata_hw *hw, uint32_t index)
-{
-    g_return_val_if_fail(index < hw->computes->len, NULL);
-    return &g_array_index(hw->computes, strata_compute_spec, index);
-}
-
-int strata_hw_compute_index(const strata_hw *hw, const char *name)
-{
-    if (name == NULL)
-        return hw->computes->len ? 0 : -1;
-    if (hw->unit_by_name)
-        return (int)GPOINTER_TO_UINT(g_hash_table_lookup(hw->unit_by_name, name)) - 1;
-    for (guint i = 0; i < hw->computes->len; i++)
-        if (strcmp(g_array_index(hw->computes, strata_compute_spec, i).name, name) == 0)
-            return (int)i;
-    return -1;
-}
-
-double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype dtype)
-{
-    const strata_compute_spec *c = strata_hw_compute(hw, unit);
-    if (c == NULL)
-        return 0;
-    if ((unsigned)dtype < STRATA_DTYPE__COUNT && c->flops_by_dtype[dtype] > 0)
-        return c->flops_by_dtype[dtype];
-    return c->flops;
-}
-
-
-const char *strata_hw_source(const strata_hw *hw) { return hw->source; }

@@ -17,7 +17,9 @@
  *   [compute NAME]  flops (peak; flops.bf16 = ... per dtype), operands = MEM,
  *                   overhead (fixed cost per op, default 0), launch (fixed
  *                   cost once, on the unit's first op, default 0), tile (the
- *                   side of a systolic array, default 0: see the engine)
+ *                   side of a systolic array, default 0: see the engine),
+ *                   matrix = systolic|tiles and the kernel models' keys
+ *                   (hw_compute.c; kernel ops, models/kernel/kernel.h)
  *   [interconnect NAME] memory (the per-device memory it joins, or a host
  *                   memory for a network between hosts), topology = ring|
  *                   torus2d|torus3d|switch|full, dims (torus: 4x4, 4x4x4),
@@ -119,6 +121,28 @@ typedef struct strata_link_spec {
     uint32_t host[2];
 } strata_link_spec;
 
+/* A unit's kernel models (models/kernel/kernel.h), [compute NAME] keys
+ * after `matrix` (docs/hardware.md, "Kernels"). matrix NONE: every op
+ * keeps the roofline. */
+typedef enum { STRATA_MATRIX_NONE = 0, STRATA_MATRIX_SYSTOLIC, STRATA_MATRIX_TILES } strata_matrix_kind;
+#define STRATA_MAX_CTA_TILES 16
+typedef struct strata_kernel_spec {
+    strata_matrix_kind matrix;
+    uint32_t side;               /* systolic: the array's side (side =, else tile =) */
+    uint32_t mxus;               /* systolic: arrays per core (default 1) */
+    uint32_t cores;              /* systolic: cores one kernel splits over, a megacore's 2 (default 1) */
+    uint32_t fill;               /* systolic: cycles to fill and drain the array once (0: 2 x tile) */
+    uint32_t sms;                /* tiles: streaming multiprocessors */
+    uint32_t n_cta_tiles;        /* tiles: the CTA tiles (M x N) the library picks among */
+    uint32_t cta_tiles[STRATA_MAX_CTA_TILES][2];
+    double operand_feed;         /* tiles: bytes/s of operands one SM receives (0: unbounded) */
+    double matrix_efficiency;    /* sustained fraction of the matrix peak (default 1) */
+    double stream_efficiency;    /* fraction of the operand memory's bandwidth a kernel streams at (default 1) */
+    double kernel_launch;        /* seconds each kernel op adds (launch, first tile's prologue) */
+    double vector_flops;         /* elementwise rate, FLOP/s (0: flops) */
+    double transcendental_flops; /* exp/log/tanh per second (0: vector rate) */
+} strata_kernel_spec;
+
 typedef struct strata_compute_spec {
     const char *name;
     double flops;                          /* peak FLOP/s, any dtype */
@@ -128,6 +152,7 @@ typedef struct strata_compute_spec {
     double launch;                         /* seconds added once, to the first op on the unit */
     uint64_t tile;                         /* systolic array side (0: none): a matmul's K and N
                                               are padded up to multiples of it */
+    strata_kernel_spec kernel;             /* the kernel models' figures (matrix NONE: none) */
     uint32_t base;                         /* index of the template unit (= index with one device) */
     uint32_t device;                       /* device it belongs to */
 } strata_compute_spec;
@@ -210,8 +235,8 @@ uint32_t strata_hw_compute_on(const strata_hw *hw, uint32_t base, uint32_t devic
  * found by a hash lookup, never parsed; a template's is its instance's on
  * `device`; a name the model lacks (the binder then says so) is returned
  * as written, and a unit of a model without units (name NULL) is
- * "compute". scratch is neither read nor written: the one caller
- * (sim/spmd's naming) still passes one. */
+ * "compute". scratch is neither read nor written: its callers (sim/spmd's
+ * naming, models/policy/pad.c) still pass one. */
 const char *strata_hw_instance_name(const strata_hw *hw, const char *name, uint32_t device, bool unit,
                                     GString *scratch);
 /* The site (device, or host) that a name of an instance says, as the

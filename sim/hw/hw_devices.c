@@ -58,9 +58,10 @@ static bool get_wraparound(const hw_load_ctx *ctx, interconnect *ic, GError **er
     bool ok = torus && (n == 1 || n == ic->n_dims);
     for (guint k = 0; ok && k < n; k++) {
         const char *w = g_strstrip(parts[k]);
-        ok = strcmp(w, "true") == 0 || strcmp(w, "false") == 0;
+        bool wrap = true;
+        ok = strata_parse_bool(w, &wrap);
         for (uint32_t d = n == 1 ? 0 : k; ok && d < (n == 1 ? ic->n_dims : k + 1); d++)
-            ic->wrap[d] = strcmp(w, "true") == 0;
+            ic->wrap[d] = wrap;
     }
     if (!ok)
         hw_fail_value(ctx, err, ic->group, "wraparound",

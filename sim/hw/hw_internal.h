@@ -1,6 +1,6 @@
 /*
  * hw_internal.h: the hardware model's struct and the helpers shared by
- * hw.c (loading and accessors), hw_values.c (typed key values),
+ * hw.c (loading), hw_access.c (the accessors), hw_values.c (typed key values),
  * coll_impl.c and coll_impl_*.c (the collective implementations' keys),
  * hw_base.c (derived files, `base =`),
  * hw_devices.c (devices and interconnects),
@@ -98,6 +98,12 @@ char *hw_coll_impl_describe(void);
 /* Every implementation's keys, in the table's order: their names appended
  * to known, and/or their help lines to help (NULL: not wanted). */
 void hw_coll_impl_keys(GPtrArray *known, GString *help, const char *indent);
+
+/* hw_compute.c: one [compute NAME] group into hw->computes; the help line
+ * of `matrix` (g_free) and the kernel models' keys (as hw_coll_impl_keys). */
+bool hw_load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name, GError **err);
+char *hw_kernel_describe(void);
+void hw_kernel_keys(GPtrArray *known, GString *help, const char *indent);
 
 /* hw_route.c: fills hw->routes from the templates (at least one memory). */
 void hw_compute_routes(strata_hw *hw);

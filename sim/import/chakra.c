@@ -41,26 +41,13 @@ typedef struct rank_ctx {
     strata_chakra_summary *sum;
 } rank_ctx;
 
-static void emit(rank_ctx *c, strata_op_kind kind, const char *name, const char *src, const char *stream)
-{
-    strata_op op = {0};
-    op.kind = kind;
-    op.name = name;
-    op.src = src;
-    op.stream = stream;
-    strata_op_list_append(c->ops, &op);
-}
+/* Appends an op (built by trace/op.h's builders) to the rank's ops. */
+static void emit(rank_ctx *c, strata_op op) { strata_op_list_append(c->ops, &op); }
 
-static void emit_alloc(rank_ctx *c, const char *name, uint64_t size, const char *memory, const char *stream)
+/* A node whose duration is what strata replays. */
+static void emit_timed(rank_ctx *c, const char *stream, const char *label, uint64_t micros)
 {
-    strata_op op = {0};
-    op.kind = STRATA_OP_ALLOC;
-    op.name = name;
-    op.size = size;
-    op.memory = memory;
-    op.tag = STRATA_TAG_TEMP;
-    op.stream = stream;
-    strata_op_list_append(c->ops, &op);
+    emit(c, strata_op_make_timed(stream, label, (double)micros / 1e6));
 }
 
 /* A label from a node's name: printable, without blanks, '=', ',' or '#',
@@ -192,9 +179,7 @@ static bool emit_collective(rank_ctx *c, guint at, const et_node *n, const char 
     }
     if (type == CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__BROADCAST) {
         /* ASTRA-sim replays a broadcast's duration (Workload.cc, issue_coll_comm): so does strata */
-        strata_op op = {.kind = STRATA_OP_COMPUTE, .name = label, .stream = "comm", .has_time = true,
-                        .time_s = (double)n->duration_micros / 1e6};
-        strata_op_list_append(c->ops, &op);
+        emit_timed(c, "comm", label, n->duration_micros);
         return true;
     }
     strata_op_kind kind;
@@ -225,15 +210,13 @@ static bool emit_collective(rank_ctx *c, guint at, const et_node *n, const char 
     }
     char *buf = g_strdup_printf("c%u", at), *in = g_strdup_printf("c%u.in", at);
     bool two = kind != STRATA_OP_ALL_REDUCE;
-    emit_alloc(c, buf, out_size, NULL, "comm");
+    emit(c, strata_op_make_alloc("comm", buf, out_size, NULL, STRATA_TAG_TEMP));
     if (two)
-        emit_alloc(c, in, in_size, NULL, "comm");
-    strata_op op = {.kind = kind, .name = buf, .src = two ? in : NULL, .axis = MESH_AXIS, .stream = "comm",
-                    .note = NULL};
-    strata_op_list_append(c->ops, &op);
+        emit(c, strata_op_make_alloc("comm", in, in_size, NULL, STRATA_TAG_TEMP));
+    emit(c, strata_op_make_collective(kind, "comm", buf, in, MESH_AXIS, NULL, 0));
     if (two)
-        emit(c, STRATA_OP_FREE, in, NULL, "comm");
-    emit(c, STRATA_OP_FREE, buf, NULL, "comm");
+        emit(c, strata_op_make(STRATA_OP_FREE, "comm", in));
+    emit(c, strata_op_make(STRATA_OP_FREE, "comm", buf));
     g_free(buf);
     g_free(in);
     return true;
@@ -255,10 +238,10 @@ static bool emit_mem(rank_ctx *c, guint at, const et_node *n, GError **err)
     bool load = n->type == CHAKRA_PROTO_MSG__NODE_TYPE__MEM_LOAD_NODE;
     char *kept = g_strdup_printf("m%u", at), *staging = g_strdup_printf("m%u.staging", at);
     /* a load fills a device buffer from host memory; a store fills a host buffer from device memory */
-    emit_alloc(c, kept, size, load ? NULL : "host", "mem");
-    emit_alloc(c, staging, size, load ? "host" : NULL, "mem");
-    emit(c, STRATA_OP_COPY, kept, staging, "mem");
-    emit(c, STRATA_OP_FREE, staging, NULL, "mem");
+    emit(c, strata_op_make_alloc("mem", kept, size, load ? NULL : "host", STRATA_TAG_TEMP));
+    emit(c, strata_op_make_alloc("mem", staging, size, load ? "host" : NULL, STRATA_TAG_TEMP));
+    emit(c, strata_op_make_copy("mem", kept, staging, 0));
+    emit(c, strata_op_make(STRATA_OP_FREE, "mem", staging));
     g_ptr_array_add(c->held, kept);
     g_free(staging);
     return true;
@@ -280,7 +263,7 @@ static bool emit_node(rank_ctx *c, guint i, GError **err)
         char *ev = g_strdup_printf("e%u", p);
         char *key = g_strdup_printf("%s/%s", stream, ev);
         if (g_hash_table_add(c->waited, key)) /* once per stream: later ops of the stream come after it */
-            emit(c, STRATA_OP_WAIT, ev, NULL, stream);
+            emit(c, strata_op_make(STRATA_OP_WAIT, stream, ev));
         g_free(ev);
     }
     char *label = label_of(n);
@@ -291,25 +274,19 @@ static bool emit_node(rank_ctx *c, guint i, GError **err)
         bool has_flops = false, has_bytes = false;
         ok = chakra_attr_u64(c->f->path, n, "num_ops", &flops, &has_flops, err) &&
              chakra_attr_u64(c->f->path, n, "tensor_size", &bytes, &has_bytes, err);
-        strata_op op = {.kind = STRATA_OP_COMPUTE, .name = label, .stream = stream};
-        if (n->duration_micros > 0 || !has_flops || flops == 0) {
-            op.has_time = true;
-            op.time_s = (double)n->duration_micros / 1e6;
-        } else {
-            op.has_flops = true;
-            op.flops = (double)flops;
+        if (ok && (n->duration_micros > 0 || !has_flops || flops == 0))
+            emit_timed(c, stream, label, n->duration_micros);
+        else if (ok) {
+            strata_op op = strata_op_make_compute(stream, label, (double)flops, NULL, 0, NULL, 0, NULL);
             op.has_bytes = has_bytes;
             op.bytes = bytes;
+            emit(c, op);
         }
-        if (ok)
-            strata_op_list_append(c->ops, &op);
         c->sum->comp++;
         break;
     }
     case WORK_CPU: {
-        strata_op op = {.kind = STRATA_OP_COMPUTE, .name = label, .stream = stream, .has_time = true,
-                        .time_s = (double)n->duration_micros / 1e6};
-        strata_op_list_append(c->ops, &op);
+        emit_timed(c, stream, label, n->duration_micros);
         c->sum->cpu++;
         break;
     }
@@ -326,7 +303,7 @@ static bool emit_node(rank_ctx *c, guint i, GError **err)
     g_free(label);
     if (ok && c->recorded[i]) {
         char *ev = g_strdup_printf("e%u", i);
-        emit(c, STRATA_OP_RECORD, ev, NULL, stream);
+        emit(c, strata_op_make(STRATA_OP_RECORD, stream, ev));
         g_free(ev);
         c->sum->events++;
     }
@@ -365,16 +342,14 @@ static strata_op_list *rank_ops(const et_file *f, uint32_t mesh, strata_chakra_s
             if (c.kind[i] != WORK_SKIP && work_stream[c.kind[p]] != work_stream[c.kind[i]])
                 c.recorded[p] = true;
         }
-    strata_op opt = {.kind = STRATA_OP_OPTION, .name = "mesh"};
     char *mesh_text = g_strdup_printf(MESH_AXIS ":%u", mesh);
-    opt.value = mesh_text;
     if (ok)
-        strata_op_list_append(c.ops, &opt);
+        emit(&c, strata_op_make_option("mesh", mesh_text));
     g_free(mesh_text);
     for (guint k = 0; ok && k < n; k++)
         ok = emit_node(&c, order[k], err);
     for (guint h = 0; ok && h < c.held->len; h++)
-        emit(&c, STRATA_OP_FREE, g_ptr_array_index(c.held, h), NULL, "mem");
+        emit(&c, strata_op_make(STRATA_OP_FREE, "mem", g_ptr_array_index(c.held, h)));
     for (guint i = 0; i < n; i++)
         if (c.eff_deps[i])
             g_ptr_array_free(c.eff_deps[i], TRUE);

@@ -61,52 +61,39 @@ static bool export_read(strata_source *src, export_ctx *x, GError **err)
     return got == 0;
 }
 
-static et_attr *new_attr(const char *name)
+#define ATTR_CASE(c) CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_##c
+
+/* An attribute named name whose value is of value_case (the caller sets
+ * the value: the typed constructors below). */
+static et_attr *new_attr(const char *name, ChakraProtoMsg__AttributeProto__ValueCase value_case)
 {
     et_attr *a = g_new(et_attr, 1);
     chakra_proto_msg__attribute_proto__init(a);
     a->name = g_strdup(name);
+    a->value_case = value_case;
     return a;
 }
 
-static et_attr *attr_i64(const char *name, int64_t v)
-{
-    et_attr *a = new_attr(name);
-    a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
-    a->int64_val = v;
-    return a;
-}
-
-static et_attr *attr_u64v(const char *name, uint64_t v)
-{
-    et_attr *a = new_attr(name);
-    a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
-    a->uint64_val = v;
-    return a;
-}
-
-static et_attr *attr_str(const char *name, const char *v)
-{
-    et_attr *a = new_attr(name);
-    a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
-    a->string_val = g_strdup(v);
-    return a;
-}
-
-static et_attr *attr_boolv(const char *name, bool v)
-{
-    et_attr *a = new_attr(name);
-    a->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
-    a->bool_val = v;
-    return a;
-}
+/* The typed constructors: attr_TYPE(name, v), an attribute holding v. */
+#define ATTR_OF(fn, ctype, vcase, field, value)                                                                     \
+    static et_attr *fn(const char *name, ctype v)                                                                  \
+    {                                                                                                              \
+        et_attr *a = new_attr(name, ATTR_CASE(vcase));                                                             \
+        a->field = (value);                                                                                        \
+        return a;                                                                                                  \
+    }
+ATTR_OF(attr_i64, int64_t, INT64_VAL, int64_val, v)
+ATTR_OF(attr_u64v, uint64_t, UINT64_VAL, uint64_val, v)
+ATTR_OF(attr_str, const char *, STRING_VAL, string_val, g_strdup(v))
+ATTR_OF(attr_boolv, bool, BOOL_VAL, bool_val, v)
+#undef ATTR_OF
 
 static void attr_free(et_attr *a)
 {
     g_free(a->name);
-    if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL)
+    if (a->value_case == ATTR_CASE(STRING_VAL))
         g_free(a->string_val);
-    if (a->value_case == CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_LIST) {
+    if (a->value_case == ATTR_CASE(STRING_LIST)) {
         for (size_t i = 0; i < a->string_list->n_values; i++)
             g_free(a->string_list->values[i]);
         g_free(a->string_list->values);
@@ -133,8 +120,7 @@ static bool export_device(const export_ctx *x, uint32_t device, const char *path
     et_meta meta;
     chakra_proto_msg__global_metadata__init(&meta);
     meta.version = (char *)"0.0.4"; /* the schema version of ASTRA-sim's examples (their GlobalMetadata) */
-    et_attr *opts = new_attr("strata.options");
-    opts->value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_LIST;
+    et_attr *opts = new_attr("strata.options", ATTR_CASE(STRING_LIST));
     opts->string_list = g_new(ChakraProtoMsg__StringList, 1);
     chakra_proto_msg__string_list__init(opts->string_list);
     opts->string_list->n_values = x->options->len;

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
+#include "import/json_member.h"
 #include "import/kineto_scan.h"
 
 #define JAX_SNIFF_EVENTS 10000
@@ -34,38 +35,11 @@ typedef struct jax_reader {
     GHashTable *named;       /* "pid:tid" (owned) of every named thread */
 } jax_reader;
 
-static const char *member_string(JsonObject *o, const char *key)
-{
-    JsonNode *n = o ? json_object_get_member(o, key) : NULL;
-    return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING ? json_node_get_string(n)
-                                                                                          : NULL;
-}
-
-static bool member_number(JsonObject *o, const char *key, double *out)
-{
-    JsonNode *n = o ? json_object_get_member(o, key) : NULL;
-    if (n == NULL || !JSON_NODE_HOLDS_VALUE(n))
-        return false;
-    GType t = json_node_get_value_type(n);
-    if (t == G_TYPE_INT64)
-        *out = (double)json_node_get_int(n);
-    else if (t == G_TYPE_DOUBLE)
-        *out = json_node_get_double(n);
-    else
-        return false;
-    return true;
-}
-
-static JsonObject *member_object(JsonObject *o, const char *key)
-{
-    JsonNode *n = json_object_get_member(o, key);
-    return n && JSON_NODE_HOLDS_OBJECT(n) ? json_node_get_object(n) : NULL;
-}
-
+/* A number member truncated to an integer, 0 when missing. */
 static int64_t member_int(JsonObject *o, const char *key)
 {
     double d;
-    return member_number(o, key, &d) ? (int64_t)d : 0;
+    return json_member_number(o, key, &d) ? (int64_t)d : 0;
 }
 
 static char *thread_key(int64_t pid, int64_t tid)
@@ -108,13 +82,13 @@ static uint32_t intern(jax_reader *r, const char *name)
 
 static bool feed(jax_reader *r, const char *path, JsonObject *ev, uint64_t line, GError **err)
 {
-    const char *ph = member_string(ev, "ph");
+    const char *ph = json_member_string(ev, "ph");
     if (ph == NULL)
         return true;
     int64_t pid = member_int(ev, "pid"), tid = member_int(ev, "tid");
-    JsonObject *args = member_object(ev, "args");
+    JsonObject *args = json_member_object(ev, "args");
     if (strcmp(ph, "M") == 0) {
-        const char *what = member_string(ev, "name"), *name = member_string(args, "name");
+        const char *what = json_member_string(ev, "name"), *name = json_member_string(args, "name");
         if (what && name && strcmp(what, "process_name") == 0 && device_of_process(name) >= 0)
             g_hash_table_insert(r->proc_device, g_memdup2(&pid, sizeof pid),
                                 GSIZE_TO_POINTER((gsize)device_of_process(name) + 1));
@@ -128,9 +102,9 @@ static bool feed(jax_reader *r, const char *path, JsonObject *ev, uint64_t line,
     if (strcmp(ph, "X") != 0)
         return true;
     jax_rec rec = {.pid = pid, .tid = tid, .device = -1};
-    const char *name = member_string(ev, "name");
-    const char *hlo_op = member_string(args, "hlo_op");
-    if (!member_number(ev, "ts", &rec.ts) || !member_number(ev, "dur", &rec.dur) || name == NULL)
+    const char *name = json_member_string(ev, "name");
+    const char *hlo_op = json_member_string(args, "hlo_op");
+    if (!json_member_number(ev, "ts", &rec.ts) || !json_member_number(ev, "dur", &rec.dur) || name == NULL)
         return true; /* not an op TSL writes: nothing to time */
     if (!(rec.ts >= 0 && rec.ts < 1e15 && rec.dur >= 0 && rec.dur < 1e12)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
@@ -138,11 +112,11 @@ static bool feed(jax_reader *r, const char *path, JsonObject *ev, uint64_t line,
                     path, line, rec.ts, rec.dur);
         return false;
     }
-    const char *ordinal = member_string(args, "device_ordinal");
+    const char *ordinal = json_member_string(args, "device_ordinal");
     double d;
     if (ordinal && g_ascii_isdigit(ordinal[0]))
         rec.device = (int64_t)MIN(g_ascii_strtoull(ordinal, NULL, 10), (guint64)1 << 20);
-    else if (member_number(args, "device_ordinal", &d) && d >= 0 && d < (1 << 20))
+    else if (json_member_number(args, "device_ordinal", &d) && d >= 0 && d < (1 << 20))
         rec.device = (int64_t)d;
     rec.hlo_op = hlo_op != NULL;
     if (!rec.hlo_op) {
@@ -262,9 +236,10 @@ static strata_source *emit(jax_reader *r, GArray *ops, const char *path, int dev
         }
         const char *name = g_ptr_array_index(r->names, rec->name);
         const char *kind = op_kind(name);
-        strata_op op = {.kind = STRATA_OP_COMPUTE, .stream = STRATA_DEFAULT_STREAM, .name = name,
-                        .has_time = true, .time_s = round_ns(rec->dur), .has_at = true,
-                        .at_s = round_ns(rec->ts - t0), .note = kind};
+        strata_op op = strata_op_make_timed(NULL, name, round_ns(rec->dur));
+        op.has_at = true;
+        op.at_s = round_ns(rec->ts - t0);
+        op.note = kind;
         strata_op_list_append(list, &op);
         s->n_ops++;
         s->n_copies += strcmp(kind, "copy") == 0;
@@ -337,9 +312,9 @@ bool strata_jax_profile_sniff(const char *path)
     uint64_t line;
     bool jax = false;
     for (int i = 0; !jax && i < JAX_SNIFF_EVENTS && strata_kineto_scan_next(scan, &ev, &line, NULL) == 1; i++) {
-        JsonObject *args = member_object(ev, "args");
-        const char *ph = member_string(ev, "ph"), *name = member_string(args, "name");
-        jax = member_string(args, "hlo_op") != NULL ||
+        JsonObject *args = json_member_object(ev, "args");
+        const char *ph = json_member_string(ev, "ph"), *name = json_member_string(args, "name");
+        jax = json_member_string(args, "hlo_op") != NULL ||
               (ph && strcmp(ph, "M") == 0 && name && (strcmp(name, "XLA Ops") == 0 || device_of_process(name) >= 0));
     }
     strata_kineto_scan_free(scan);

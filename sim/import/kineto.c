@@ -346,15 +346,15 @@ typedef struct ksrc {
 
 static void setup_alloc(strata_op_list *l, const char *name, uint64_t size, const char *memory)
 {
-    strata_op op = {.kind = STRATA_OP_ALLOC, .stream = STRATA_DEFAULT_STREAM, .name = name,
-                    .size = size, .memory = memory, .note = "setup"};
+    strata_op op = strata_op_make_alloc(NULL, name, size, memory, STRATA_TAG_NONE);
+    op.note = "setup";
     strata_op_list_append(l, &op);
 }
 
 static void setup_free(strata_op_list *l, const char *name)
 {
-    strata_op op = {.kind = STRATA_OP_FREE, .stream = STRATA_DEFAULT_STREAM, .name = name,
-                    .note = "setup"};
+    strata_op op = strata_op_make(STRATA_OP_FREE, NULL, name);
+    op.note = "setup";
     strata_op_list_append(l, &op);
 }
 
@@ -504,21 +504,19 @@ static bool memory_op(ksrc *k, const strata_kineto_event *ev)
     uint64_t id;
     if (ev->bytes > 0) {
         id = ledger_alloc(&k->led, ledger_key(ev));
-        k->op.kind = STRATA_OP_ALLOC;
-        k->op.size = (uint64_t)ev->bytes;
+        g_string_printf(k->name, "b%" G_GUINT64_FORMAT, id);
+        k->op = strata_op_make_alloc(NULL, k->name->str, (uint64_t)ev->bytes, NULL, STRATA_TAG_NONE);
         k->op.has_addr = ev->has_addr;
         k->op.addr = ev->addr;
-        g_string_printf(k->name, "b%" G_GUINT64_FORMAT, id);
     } else if (ev->bytes < 0) {
-        k->op.kind = STRATA_OP_FREE;
         if (ledger_free(&k->led, ledger_key(ev), &id))
             g_string_printf(k->name, "b%" G_GUINT64_FORMAT, id);
         else
             g_string_printf(k->name, "pre.%" G_GUINT64_FORMAT, k->led.n_pre++);
+        k->op = strata_op_make(STRATA_OP_FREE, NULL, k->name->str);
     } else {
         return false;
     }
-    k->op.name = k->name->str;
     return true;
 }
 
@@ -528,23 +526,16 @@ static bool gpu_op(ksrc *k, const strata_kineto_event *ev)
     if (ev->kind == STRATA_KINETO_EV_MEMCPY) {
         if (ev->bytes == 0)
             return false;
-        k->op.kind = STRATA_OP_COPY;
         g_string_printf(k->name, "xfer.%s.dst", mem_names[ev->dst]);
         g_string_printf(k->src, "xfer.%s.src", mem_names[ev->src]);
-        k->op.name = k->name->str;
-        k->op.src = k->src->str;
-        k->op.bytes = (uint64_t)ev->bytes;
-        k->op.has_bytes = true;
+        k->op = strata_op_make_copy(NULL, k->name->str, k->src->str, (uint64_t)ev->bytes);
         return true;
     }
-    k->op.kind = STRATA_OP_COMPUTE;
     if (ev->kind == STRATA_KINETO_EV_KERNEL)
         kernel_label(k->name, ev->name);
     else
         g_string_assign(k->name, "memset");
-    k->op.name = k->name->str;
-    k->op.has_time = true;
-    k->op.time_s = round(ev->dur * 1000.0) / 1e9;
+    k->op = strata_op_make_timed(NULL, k->name->str, round(ev->dur * 1000.0) / 1e9);
     return true;
 }
 
@@ -553,18 +544,12 @@ static bool gpu_op(ksrc *k, const strata_kineto_event *ev)
  * that every consumer would refuse. */
 static bool check_ranges(const ksrc *k, GError **err)
 {
-    if (k->op.has_at && !strata_trace_at_ok(k->op.at_s)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s:%" G_GUINT64_FORMAT ": expected a ts at most %g s after the first event's, got %g s", k->path,
-                    k->op.line, STRATA_TRACE_MAX_AT_S, k->op.at_s);
-        return false;
-    }
-    if (k->op.has_time && !strata_trace_time_ok(k->op.time_s)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s:%" G_GUINT64_FORMAT ": expected a dur between 0 and %g s, got %g s", k->path, k->op.line,
-                    STRATA_TRACE_MAX_TIME_S, k->op.time_s);
-        return false;
-    }
+    if (k->op.has_at && !strata_trace_at_ok(k->op.at_s))
+        return strata_fail_at(err, k->path, k->op.line, "expected a ts at most %g s after the first event's, got %g s",
+                              STRATA_TRACE_MAX_AT_S, k->op.at_s);
+    if (k->op.has_time && !strata_trace_time_ok(k->op.time_s))
+        return strata_fail_at(err, k->path, k->op.line, "expected a dur between 0 and %g s, got %g s",
+                              STRATA_TRACE_MAX_TIME_S, k->op.time_s);
     return true;
 }
 
@@ -582,14 +567,13 @@ static int ksrc_next(void *self, const strata_op **op, GError **err)
     while ((rc = strata_kineto_scan_next(k->scan, &o, &line, err)) == 1) {
         if (!strata_kineto_event_decode(o, k->path, line, &ev, err))
             return -1;
-        memset(&k->op, 0, sizeof k->op);
-        k->op.line = line;
         bool mine = ev.kind == STRATA_KINETO_EV_MEMORY
                         ? strata_kineto_event_gpu(&ev) && ev.device == k->device
                         : ev.kind != STRATA_KINETO_EV_OTHER && ev.device == k->device &&
                               !k->opt.memory_only;
         if (!mine || !(ev.kind == STRATA_KINETO_EV_MEMORY ? memory_op(k, &ev) : gpu_op(k, &ev)))
             continue;
+        k->op.line = line;
         set_common(k, &ev);
         if (!check_ranges(k, err))
             return -1;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "import/json_member.h"
 
 static const char *const dir_names[STRATA_KINETO_DIR__COUNT] = {"HtoD", "DtoH", "DtoD", "HtoH"};
 
@@ -20,49 +21,11 @@ bool strata_kineto_event_gpu(const strata_kineto_event *ev)
     return ev->device_type == 1 || ev->device_type == 6;
 }
 
-/* A number member as a double; false when absent or not a number. */
+/* A number member as a double; false when absent, not a number or not
+ * finite. */
 static bool get_f64(JsonObject *o, const char *key, double *out)
 {
-    JsonNode *n = o ? json_object_get_member(o, key) : NULL;
-    if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE)
-        return false;
-    GType t = json_node_get_value_type(n);
-    if (t == G_TYPE_INT64)
-        *out = (double)json_node_get_int(n);
-    else if (t == G_TYPE_DOUBLE)
-        *out = json_node_get_double(n);
-    else
-        return false;
-    return isfinite(*out);
-}
-
-/* An integral number member (a double must be whole and in range). */
-static bool get_i64(JsonObject *o, const char *key, int64_t *out)
-{
-    JsonNode *n = o ? json_object_get_member(o, key) : NULL;
-    if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE)
-        return false;
-    GType t = json_node_get_value_type(n);
-    if (t == G_TYPE_INT64) {
-        *out = json_node_get_int(n);
-        return true;
-    }
-    if (t != G_TYPE_DOUBLE)
-        return false;
-    double d = json_node_get_double(n);
-    if (!isfinite(d) || d != floor(d) || fabs(d) > 9.0e18)
-        return false;
-    *out = (int64_t)d;
-    return true;
-}
-
-static const char *get_str(JsonObject *o, const char *key)
-{
-    JsonNode *n = json_object_get_member(o, key);
-    if (n == NULL || JSON_NODE_TYPE(n) != JSON_NODE_VALUE ||
-        json_node_get_value_type(n) != G_TYPE_STRING)
-        return NULL;
-    return json_node_get_string(n);
+    return json_member_number(o, key, out) && isfinite(*out);
 }
 
 static bool missing(const char *path, uint64_t line, const char *what, const char *field,
@@ -75,10 +38,10 @@ static bool missing(const char *path, uint64_t line, const char *what, const cha
 
 static strata_kineto_ev_kind kind_of(JsonObject *o)
 {
-    const char *name = get_str(o, "name");
+    const char *name = json_member_string(o, "name");
     if (name && strcmp(name, "[memory]") == 0)
         return STRATA_KINETO_EV_MEMORY;
-    const char *cat = get_str(o, "cat");
+    const char *cat = json_member_string(o, "cat");
     if (cat == NULL)
         return STRATA_KINETO_EV_OTHER;
     if (g_ascii_strcasecmp(cat, "kernel") == 0)
@@ -136,28 +99,28 @@ static bool decode_memory(JsonObject *args, const char *path, uint64_t line,
                           strata_kineto_event *ev, GError **err)
 {
     int64_t v;
-    if (!get_i64(args, "Device Type", &v))
+    if (!json_member_integer(args, "Device Type", &v))
         return missing(path, line, "[memory]", "args.\"Device Type\" (a number)", err);
     ev->device_type = (int)v;
     if (!strata_kineto_event_gpu(ev))
         return true;
-    if (!get_i64(args, "Device Id", &v) || v < 0 || v > G_MAXINT)
+    if (!json_member_integer(args, "Device Id", &v) || v < 0 || v > G_MAXINT)
         return missing(path, line, "[memory]", "args.\"Device Id\" (a device number)", err);
     ev->device = (int)v;
     /* Every size is a whole number of bytes below 2^63 (a literal of 2^63
      * or more reaches here as a float, see kineto_scan.c, and is refused):
      * a Bytes of -2^63 would be a free of 2^63 bytes. */
-    if (!get_i64(args, "Bytes", &ev->bytes) || ev->bytes == INT64_MIN)
+    if (!json_member_integer(args, "Bytes", &ev->bytes) || ev->bytes == INT64_MIN)
         return missing(path, line, "[memory]",
                        "args.Bytes (a whole number of bytes, of magnitude below 2^63)", err);
     ev->has_addr = json_object_has_member(args, "Addr");
-    if (ev->has_addr && (!get_i64(args, "Addr", &v) || v < 0))
+    if (ev->has_addr && (!json_member_integer(args, "Addr", &v) || v < 0))
         return missing(path, line, "[memory]", "args.Addr (an address from 0 to 2^63 - 1)", err);
     ev->addr = ev->has_addr ? (uint64_t)v : 0;
     int64_t tr = 0, ta = 0;
     bool has_tr = json_object_has_member(args, "Total Reserved"),
          has_ta = json_object_has_member(args, "Total Allocated");
-    if ((has_tr && !get_i64(args, "Total Reserved", &tr)) || (has_ta && !get_i64(args, "Total Allocated", &ta)))
+    if ((has_tr && !json_member_integer(args, "Total Reserved", &tr)) || (has_ta && !json_member_integer(args, "Total Allocated", &ta)))
         return missing(path, line, "[memory]",
                        "args.\"Total Reserved\" and \"Total Allocated\" (whole numbers of bytes below 2^63)",
                        err);
@@ -181,17 +144,17 @@ static bool decode_gpu(JsonObject *o, JsonObject *args, const char *path, uint64
         return missing(path, line, what, "ts (a number)", err);
     if (!get_f64(o, "dur", &ev->dur) || ev->dur < 0)
         return missing(path, line, what, "dur (microseconds, 0 or more)", err);
-    if (!get_i64(args, "device", &v) || v < 0 || v > G_MAXINT)
+    if (!json_member_integer(args, "device", &v) || v < 0 || v > G_MAXINT)
         return missing(path, line, what, "args.device (a device number)", err);
     ev->device = (int)v;
-    if (!get_i64(args, "stream", &ev->stream))
+    if (!json_member_integer(args, "stream", &ev->stream))
         return missing(path, line, what, "args.stream (a number)", err);
-    if (!get_i64(args, "correlation", &ev->correlation))
+    if (!json_member_integer(args, "correlation", &ev->correlation))
         ev->correlation = -1;
-    ev->name = get_str(o, "name");
+    ev->name = json_member_string(o, "name");
     if (ev->kind != STRATA_KINETO_EV_MEMCPY)
         return true;
-    if (!get_i64(args, "bytes", &ev->bytes) || ev->bytes < 0)
+    if (!json_member_integer(args, "bytes", &ev->bytes) || ev->bytes < 0)
         return missing(path, line, what, "args.bytes (0 or more, below 2^63)", err);
     if (!memcpy_ends(ev->name, ev))
         return missing(path, line, what, "a name like \"Memcpy HtoD (Pageable -> Device)\"", err);

@@ -121,9 +121,7 @@ void strata_kineto_scan_set_progress(strata_kineto_scan *s, strata_progress *pro
 
 static bool fail(strata_kineto_scan *s, GError **err, const char *what)
 {
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", s->path,
-                s->line, what);
-    return false;
+    return strata_fail_at(err, s->path, s->line, "%s", what);
 }
 
 /* Refills the buffer: true with data, false at the end (err set on a read
@@ -133,8 +131,7 @@ static bool refill(strata_kineto_scan *s, GError **err)
     GError *e = NULL;
     gssize n = g_input_stream_read(s->in, s->buf, CHUNK, NULL, &e);
     if (n < 0) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s",
-                    s->path, s->line, e->message);
+        strata_fail_at(err, s->path, s->line, "%s", e->message);
         g_error_free(e);
         return false;
     }

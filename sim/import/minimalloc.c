@@ -177,12 +177,8 @@ strata_source *strata_minimalloc_source(const char *csv_path, GError **err)
     strata_op_list *list = strata_op_list_new();
     for (size_t k = 0; k < 2 * n; k++) {
         const mm_row *r = &g_array_index(rows, mm_row, ev[k].row);
-        strata_op op = {0};
-        op.kind = ev[k].is_alloc ? STRATA_OP_ALLOC : STRATA_OP_FREE;
-        op.stream = STRATA_DEFAULT_STREAM;
-        op.name = r->name;
-        if (ev[k].is_alloc)
-            op.size = r->size;
+        strata_op op = ev[k].is_alloc ? strata_op_make_alloc(NULL, r->name, r->size, NULL, STRATA_TAG_NONE)
+                                      : strata_op_make(STRATA_OP_FREE, NULL, r->name);
         op.has_at = true;
         op.at_s = mm_at_s(ev[k].is_alloc ? r->lower : r->upper);
         strata_op_list_append(list, &op);

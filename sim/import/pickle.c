@@ -49,9 +49,9 @@ strata_pickle_type strata_pickle_type_of(const strata_pickle *p, strata_pv v)
 {
     if (PV_IS_INT(v))
         return STRATA_PICKLE_INT;
-    if (v == STRATA_PV_NULL || v >= p->n_nodes)
+    if (v == STRATA_PV_NULL || v >= p->space.n_nodes)
         return STRATA_PICKLE_NOTHING;
-    return NODE_TYPE(&p->nodes[v]);
+    return NODE_TYPE(&p->space.nodes[v]);
 }
 
 const char *strata_pickle_type_name(strata_pickle_type t)
@@ -65,7 +65,7 @@ bool strata_pickle_get_bool(const strata_pickle *p, strata_pv v, bool *out)
 {
     if (strata_pickle_type_of(p, v) != STRATA_PICKLE_BOOL)
         return false;
-    *out = p->nodes[v].u != 0;
+    *out = p->space.nodes[v].u != 0;
     return true;
 }
 
@@ -74,7 +74,7 @@ bool strata_pickle_get_int(const strata_pickle *p, strata_pv v, int64_t *out)
     strata_pickle_type t = strata_pickle_type_of(p, v);
     if (t != STRATA_PICKLE_INT && t != STRATA_PICKLE_BOOL)
         return false;
-    *out = PV_IS_INT(v) ? (int64_t)(v & ~PV_INT_TAG) : (int64_t)p->nodes[v].u;
+    *out = PV_IS_INT(v) ? (int64_t)(v & ~PV_INT_TAG) : (int64_t)p->space.nodes[v].u;
     return true;
 }
 
@@ -88,7 +88,7 @@ bool strata_pickle_get_double(const strata_pickle *p, strata_pv v, double *out)
         return true;
     }
     if (t == STRATA_PICKLE_FLOAT || t == STRATA_PICKLE_BIGINT) {
-        memcpy(out, &p->nodes[v].u, sizeof *out);
+        memcpy(out, &p->space.nodes[v].u, sizeof *out);
         return true;
     }
     return false;
@@ -99,12 +99,12 @@ const char *strata_pickle_get_bytes(const strata_pickle *p, strata_pv v, size_t 
     strata_pickle_type t = strata_pickle_type_of(p, v);
     if (t != STRATA_PICKLE_STR && t != STRATA_PICKLE_BYTES)
         return NULL;
-    const pnode *n = &p->nodes[v];
+    const pnode *n = &p->space.nodes[v];
     *len = n->a;
     if (n->a == 0)
         return ""; /* strbuf may have no storage at all */
     if (n->u & STR_IN_BUF)
-        return (const char *)p->strbuf->data + (n->u & ~STR_IN_BUF);
+        return (const char *)p->space.strbuf->data + (n->u & ~STR_IN_BUF);
     return (const char *)p->data + n->u;
 }
 
@@ -127,13 +127,13 @@ char *strata_pickle_dup_str(const strata_pickle *p, strata_pv v)
 
 size_t strata_pickle_len(const strata_pickle *p, strata_pv v)
 {
-    return strata_pickle_is_container(strata_pickle_type_of(p, v)) ? p->nodes[v].a : 0;
+    return strata_pickle_is_container(strata_pickle_type_of(p, v)) ? p->space.nodes[v].a : 0;
 }
 
 void strata_pickle_iter_init(const strata_pickle *p, strata_pv container, strata_pickle_iter *it)
 {
     it->cell = strata_pickle_is_container(strata_pickle_type_of(p, container))
-                   ? (uint32_t)(p->nodes[container].u >> 32)
+                   ? (uint32_t)(p->space.nodes[container].u >> 32)
                    : 0;
 }
 
@@ -142,7 +142,7 @@ bool strata_pickle_iter_next(const strata_pickle *p, strata_pickle_iter *it, str
 {
     if (it->cell == 0)
         return false;
-    const pcell *c = &p->cells[it->cell];
+    const pcell *c = &p->space.cells[it->cell];
     if (key)
         *key = c->key;
     if (value)
@@ -161,7 +161,7 @@ strata_pv strata_pickle_dict_get(const strata_pickle *p, strata_pv dict, const c
     strata_pv k, v;
     strata_pickle_iter_init(p, dict, &it);
     while (strata_pickle_iter_next(p, &it, &k, &v)) {
-        if (PV_IS_INT(k) || NODE_TYPE(&p->nodes[k]) != STRATA_PICKLE_STR || p->nodes[k].a != klen)
+        if (PV_IS_INT(k) || NODE_TYPE(&p->space.nodes[k]) != STRATA_PICKLE_STR || p->space.nodes[k].a != klen)
             continue;
         size_t len;
         const char *s = strata_pickle_get_bytes(p, k, &len);
@@ -198,7 +198,7 @@ static void render(const strata_pickle *p, strata_pv v, int depth, GString *out)
     switch (t) {
     case STRATA_PICKLE_NOTHING:
     case STRATA_PICKLE_NONE: g_string_append(out, "null"); break;
-    case STRATA_PICKLE_BOOL: g_string_append(out, p->nodes[v].u ? "true" : "false"); break;
+    case STRATA_PICKLE_BOOL: g_string_append(out, p->space.nodes[v].u ? "true" : "false"); break;
     case STRATA_PICKLE_INT: {
         int64_t i = 0;
         strata_pickle_get_int(p, v, &i);

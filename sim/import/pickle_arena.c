@@ -44,13 +44,13 @@ void strata_pickle_region_grow(void **array, size_t *cap, size_t elem)
 
 void strata_pickle_arena_init(strata_pickle *p)
 {
-    p->n_nodes = 1; /* node 0: the null handle (mappings start zeroed) */
-    p->cap_nodes = 4096;
-    p->nodes = strata_pickle_region_resize(NULL, 0, p->cap_nodes * sizeof(pnode));
-    p->n_cells = 1;
-    p->cap_cells = 4096;
-    p->cells = strata_pickle_region_resize(NULL, 0, p->cap_cells * sizeof(pcell));
-    p->strbuf = g_byte_array_new();
+    p->space.n_nodes = 1; /* node 0: the null handle (mappings start zeroed) */
+    p->space.cap_nodes = 4096;
+    p->space.nodes = strata_pickle_region_resize(NULL, 0, p->space.cap_nodes * sizeof(pnode));
+    p->space.n_cells = 1;
+    p->space.cap_cells = 4096;
+    p->space.cells = strata_pickle_region_resize(NULL, 0, p->space.cap_cells * sizeof(pcell));
+    p->space.strbuf = g_byte_array_new();
 }
 
 strata_pickle *strata_pickle_doc_for_buffer(const void *data, size_t len, const char *origin)
@@ -104,12 +104,12 @@ void strata_pickle_free(strata_pickle *p)
         return;
     if (p->map)
         munmap(p->map, p->map_len);
-    if (p->nodes)
-        munmap(p->nodes, p->cap_nodes * sizeof(pnode));
-    if (p->cells)
-        munmap(p->cells, p->cap_cells * sizeof(pcell));
-    if (p->strbuf)
-        g_byte_array_unref(p->strbuf);
+    if (p->space.nodes)
+        munmap(p->space.nodes, p->space.cap_nodes * sizeof(pnode));
+    if (p->space.cells)
+        munmap(p->space.cells, p->space.cap_cells * sizeof(pcell));
+    if (p->space.strbuf)
+        g_byte_array_unref(p->space.strbuf);
     g_free(p->origin);
     g_free(p);
 }

@@ -45,6 +45,18 @@ typedef struct pcell {
     uint32_t next;
 } pcell;
 
+/* The arrays of a document's values: its nodes (node 0 the null handle),
+ * the cells of its containers and the bytes of its strings. A document
+ * holds one; a collection (pickle_collect.h) copies what is live into
+ * another and keeps the old one's arrays as the spare for the next. */
+typedef struct pickle_space {
+    pnode *nodes;
+    size_t n_nodes, cap_nodes;
+    pcell *cells;
+    size_t n_cells, cap_cells;
+    GByteArray *strbuf;
+} pickle_space;
+
 struct strata_pickle {
     char *origin;
     const uint8_t *data;
@@ -54,11 +66,7 @@ struct strata_pickle {
     int protocol;
     strata_pv root;
 
-    pnode *nodes;
-    size_t n_nodes, cap_nodes;
-    pcell *cells;
-    size_t n_cells, cap_cells;
-    GByteArray *strbuf;
+    pickle_space space; /* the document's values */
 };
 
 bool strata_pickle_is_container(strata_pickle_type t);
@@ -82,23 +90,23 @@ void strata_pickle_arena_init(strata_pickle *p);
 static inline strata_pv strata_pickle_new_node(strata_pickle *p, uint32_t type, uint32_t a,
                                                uint64_t u)
 {
-    strata_pickle_region_reserve((void **)&p->nodes, p->n_nodes, &p->cap_nodes, sizeof(pnode));
-    p->nodes[p->n_nodes] = (pnode){type, a, u};
-    return (strata_pv)p->n_nodes++;
+    strata_pickle_region_reserve((void **)&p->space.nodes, p->space.n_nodes, &p->space.cap_nodes, sizeof(pnode));
+    p->space.nodes[p->space.n_nodes] = (pnode){type, a, u};
+    return (strata_pv)p->space.n_nodes++;
 }
 
 static inline void strata_pickle_container_add(strata_pickle *p, strata_pv c, strata_pv key,
                                                strata_pv value)
 {
-    strata_pickle_region_reserve((void **)&p->cells, p->n_cells, &p->cap_cells, sizeof(pcell));
-    uint32_t cell = (uint32_t)p->n_cells++;
-    p->cells[cell] = (pcell){key, value, 0};
-    pnode *n = &p->nodes[c];
+    strata_pickle_region_reserve((void **)&p->space.cells, p->space.n_cells, &p->space.cap_cells, sizeof(pcell));
+    uint32_t cell = (uint32_t)p->space.n_cells++;
+    p->space.cells[cell] = (pcell){key, value, 0};
+    pnode *n = &p->space.nodes[c];
     uint32_t head = (uint32_t)(n->u >> 32), tail = (uint32_t)n->u;
     if (head == 0)
         head = cell;
     else
-        p->cells[tail].next = cell;
+        p->space.cells[tail].next = cell;
     n->u = ((uint64_t)head << 32) | cell;
     n->a++;
 }

@@ -11,18 +11,18 @@ static strata_pv evacuate(strata_pickle *p, pickle_space *to, strata_pv h)
 {
     if (h == STRATA_PV_NULL || PV_IS_INT(h))
         return h;
-    pnode *old = &p->nodes[h];
+    pnode *old = &p->space.nodes[h];
     if ((old->type & 0xffu) == NODE_FORWARDED)
         return old->a;
     pnode copy = *old;
     strata_pickle_type t = NODE_TYPE(old);
     if (strata_pickle_is_container(t)) {
         uint32_t cell = (uint32_t)(old->u >> 32), prev = 0, head = 0;
-        for (; cell; cell = p->cells[cell].next) {
+        for (; cell; cell = p->space.cells[cell].next) {
             strata_pickle_region_reserve((void **)&to->cells, to->n_cells, &to->cap_cells,
                                          sizeof(pcell));
             uint32_t k = (uint32_t)to->n_cells++;
-            to->cells[k] = (pcell){p->cells[cell].key, p->cells[cell].value, 0};
+            to->cells[k] = (pcell){p->space.cells[cell].key, p->space.cells[cell].value, 0};
             if (prev)
                 to->cells[prev].next = k;
             else
@@ -34,7 +34,7 @@ static strata_pv evacuate(strata_pickle *p, pickle_space *to, strata_pv h)
     } else if ((t == STRATA_PICKLE_STR || t == STRATA_PICKLE_BYTES) && (old->u & STR_IN_BUF)) {
         uint64_t off = to->strbuf->len;
         if (old->a > 0) /* an empty buffer may have no storage at all */
-            g_byte_array_append(to->strbuf, p->strbuf->data + (old->u & ~STR_IN_BUF), old->a);
+            g_byte_array_append(to->strbuf, p->space.strbuf->data + (old->u & ~STR_IN_BUF), old->a);
         copy.u = off | STR_IN_BUF;
     }
     strata_pickle_region_reserve((void **)&to->nodes, to->n_nodes, &to->cap_nodes, sizeof(pnode));
@@ -64,16 +64,13 @@ static void evacuate_roots(parser *ps, pickle_space *to)
 void strata_pickle_collect(parser *ps, pickle_space *spare)
 {
     strata_pickle *p = ps->p;
-    pickle_space to = {.n_nodes = 1, .cap_nodes = 4096, .n_cells = 1, .cap_cells = 4096};
-    if (spare->nodes) {
-        to.nodes = spare->nodes;
-        to.cap_nodes = spare->cap_nodes;
-        to.cells = spare->cells;
-        to.cap_cells = spare->cap_cells;
-    } else {
+    pickle_space to = *spare; /* its arrays, or none yet */
+    if (!to.nodes) {
+        to.cap_nodes = to.cap_cells = 4096;
         to.nodes = strata_pickle_region_resize(NULL, 0, to.cap_nodes * sizeof(pnode));
         to.cells = strata_pickle_region_resize(NULL, 0, to.cap_cells * sizeof(pcell));
     }
+    to.n_nodes = to.n_cells = 1;
     to.strbuf = g_byte_array_new();
     evacuate_roots(ps, &to);
     for (size_t scan = 1; scan < to.n_nodes; scan++) {
@@ -86,19 +83,11 @@ void strata_pickle_collect(parser *ps, pickle_space *spare)
             to.cells[cell].value = v;
         }
     }
-    /* The old arrays become the next collection's to-space. */
-    spare->nodes = p->nodes;
-    spare->cap_nodes = p->cap_nodes;
-    spare->cells = p->cells;
-    spare->cap_cells = p->cap_cells;
-    g_byte_array_unref(p->strbuf);
-    p->nodes = to.nodes;
-    p->n_nodes = to.n_nodes;
-    p->cap_nodes = to.cap_nodes;
-    p->cells = to.cells;
-    p->n_cells = to.n_cells;
-    p->cap_cells = to.cap_cells;
-    p->strbuf = to.strbuf;
+    /* The old arrays become the next collection's to-space; their strings go. */
+    g_byte_array_unref(p->space.strbuf);
+    *spare = p->space;
+    spare->strbuf = NULL;
+    p->space = to;
 }
 
 void strata_pickle_space_clear(pickle_space *spare)

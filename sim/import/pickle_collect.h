@@ -17,15 +17,6 @@
 
 #include "import/pickle_machine.h"
 
-/* Arrays of values: a to-space, or the spare arrays kept for the next one. */
-typedef struct pickle_space {
-    pnode *nodes;
-    size_t n_nodes, cap_nodes;
-    pcell *cells;
-    size_t n_cells, cap_cells;
-    GByteArray *strbuf;
-} pickle_space;
-
 /* Compacts ps's document to what ps still reaches; *spare: the arrays to
  * copy into (none yet: nodes NULL), given the old ones back. */
 void strata_pickle_collect(parser *ps, pickle_space *spare);

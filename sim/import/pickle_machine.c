@@ -87,7 +87,7 @@ static bool pop_mark(parser *ps, const char *opname, size_t *first)
 /* Node limit: handles and cell links are 32-bit. */
 static bool room(parser *ps)
 {
-    if (ps->p->n_nodes >= PV_INT_TAG - 1 || ps->p->n_cells >= UINT32_MAX - 1)
+    if (ps->p->space.n_nodes >= PV_INT_TAG - 1 || ps->p->space.n_cells >= UINT32_MAX - 1)
         return fail(ps, "pickle holds more than 2^31 values; not supported");
     return true;
 }
@@ -118,7 +118,7 @@ static bool handed_out(const parser *ps, strata_pv v)
 {
     if (ps->stream == NULL || PV_IS_INT(v))
         return false;
-    return strata_pickle_stream_hands_out(ps->stream, NODE_TAG(&ps->p->nodes[v]));
+    return strata_pickle_stream_hands_out(ps->stream, NODE_TAG(&ps->p->space.nodes[v]));
 }
 
 /* Stops run() to hand out the items stack[first ..] of list `list`. */
@@ -233,8 +233,8 @@ static bool push_buf_str(parser *ps, GString *s, char *why)
         g_string_free(s, TRUE);
         return fail(ps, "string too long");
     }
-    uint64_t off = p->strbuf->len;
-    g_byte_array_append(p->strbuf, (const guint8 *)s->str, (guint)s->len);
+    uint64_t off = p->space.strbuf->len;
+    g_byte_array_append(p->space.strbuf, (const guint8 *)s->str, (guint)s->len);
     uint32_t n = (uint32_t)s->len;
     g_string_free(s, TRUE);
     if (!room(ps))
@@ -496,7 +496,7 @@ HANDLER(op_binstring)
     for (size_t i = 0; i < n; i++)
         if (arg[i] >= 0x80)
             return fail(ps, "%s holds non-ASCII bytes", op->name);
-    ps->p->nodes[ps->stack[ps->n_stack - 1]].type = STRATA_PICKLE_STR;
+    ps->p->space.nodes[ps->stack[ps->n_stack - 1]].type = STRATA_PICKLE_STR;
     return RUN_GO;
 }
 

@@ -67,7 +67,7 @@ struct strata_pickle_stream {
 static uint32_t list_child(const strata_pickle_stream *s, const strata_pickle *p, strata_pv list,
                            uint64_t index)
 {
-    uint32_t parent = NODE_TAG(&p->nodes[list]);
+    uint32_t parent = NODE_TAG(&p->space.nodes[list]);
     if (parent == STATE_NONE)
         return STATE_NONE;
     for (uint32_t i = STATE_ROOT + 1; i < s->n_states; i++)
@@ -81,7 +81,7 @@ static uint32_t list_child(const strata_pickle_stream *s, const strata_pickle *p
 static uint32_t dict_child(const strata_pickle_stream *s, const strata_pickle *p, strata_pv dict,
                            strata_pv key)
 {
-    uint32_t parent = NODE_TAG(&p->nodes[dict]);
+    uint32_t parent = NODE_TAG(&p->space.nodes[dict]);
     if (parent == STATE_NONE || strata_pickle_type_of(p, key) != STRATA_PICKLE_STR)
         return STATE_NONE;
     for (uint32_t i = STATE_ROOT + 1; i < s->n_states; i++)
@@ -115,7 +115,7 @@ static uint32_t infer_state(const parser *ps, size_t i, uint64_t *outer)
         return ps->n_marks == 0 ? STATE_ROOT : STATE_NONE;
     strata_pv below = ps->stack[i - 1];
     if (i > base && strata_pickle_type_of(p, below) == STRATA_PICKLE_LIST) {
-        *outer = p->nodes[below].a;
+        *outer = p->space.nodes[below].a;
         state = list_child(s, p, below, *outer);
         if (state != STATE_NONE)
             return state;
@@ -125,7 +125,7 @@ static uint32_t infer_state(const parser *ps, size_t i, uint64_t *outer)
         size_t off = i - base;
         strata_pickle_type t = strata_pickle_type_of(p, owner);
         if (t == STRATA_PICKLE_LIST) {
-            *outer = p->nodes[owner].a + off;
+            *outer = p->space.nodes[owner].a + off;
             state = list_child(s, p, owner, *outer);
         } else if (t == STRATA_PICKLE_DICT && off % 2 == 1) {
             state = dict_child(s, p, owner, below);
@@ -259,10 +259,10 @@ static bool plan_memo(strata_pickle_stream *s)
 static void maintain(strata_pickle_stream *s)
 {
     strata_pickle *p = s->doc;
-    size_t used = p->n_nodes * sizeof(pnode) + p->n_cells * sizeof(pcell) + p->strbuf->len;
+    size_t used = p->space.n_nodes * sizeof(pnode) + p->space.n_cells * sizeof(pcell) + p->space.strbuf->len;
     if (used > s->gc_limit) {
         strata_pickle_collect(&s->ps, &s->spare);
-        size_t live = p->n_nodes * sizeof(pnode) + p->n_cells * sizeof(pcell) + p->strbuf->len;
+        size_t live = p->space.n_nodes * sizeof(pnode) + p->space.n_cells * sizeof(pcell) + p->space.strbuf->len;
         s->gc_limit = MAX(s->gc_limit, 2 * live);
     }
     release_pages(s, s->ps.pos);
@@ -322,9 +322,9 @@ static bool verify_at(const strata_pickle_stream *s, uint32_t state, strata_pv v
     if (s->states[state].selector >= 0) {
         if (strata_pickle_type_of(p, v) != STRATA_PICKLE_LIST)
             return true; /* not a list: nothing handed out, the reader sees what it is */
-        if (NODE_TAG(&p->nodes[v]) != state)
+        if (NODE_TAG(&p->space.nodes[v]) != state)
             return strata_pickle_len(p, v) == 0;
-        if (in_list && p->nodes[v].u != index)
+        if (in_list && p->space.nodes[v].u != index)
             return false;
         found[state]++;
         return true;
@@ -419,9 +419,9 @@ void strata_pickle_stream_rewind(strata_pickle_stream *s)
         memset(ps->memo, 0, ps->cap_memo * sizeof(strata_pv));
     for (size_t i = 0; i <= s->plan.mask; i++)
         s->plan.slots[i].value = STRATA_PV_NULL;
-    s->doc->n_nodes = 1;
-    s->doc->n_cells = 1;
-    g_byte_array_set_size(s->doc->strbuf, 0);
+    s->doc->space.n_nodes = 1;
+    s->doc->space.n_cells = 1;
+    g_byte_array_set_size(s->doc->space.strbuf, 0);
     s->doc->root = STRATA_PV_NULL;
     s->doc->protocol = 0;
     memset(s->made, 0, sizeof s->made);
@@ -448,7 +448,7 @@ int strata_pickle_stream_next(strata_pickle_stream *s, strata_pickle_item *item,
     for (;;) {
         if (ps->paused) {
             if (ps->pend_next < ps->n_stack) {
-                pnode *list = &s->doc->nodes[ps->pend_list];
+                pnode *list = &s->doc->space.nodes[ps->pend_list];
                 item->selector = s->states[NODE_TAG(list)].selector;
                 item->outer = list->u;
                 item->index = list->a++;

@@ -142,12 +142,12 @@ static bool report_line(void *self, const char *file, const char *line, uint64_t
     r->seen = true;
     uint64_t total;
     if (!xla_parse_u64(&s, &total))
-        return xla_fail(err, file, lineno, "expected 'Total bytes used: N (HUMAN)'");
+        return strata_fail_at(err, file, lineno, "expected 'Total bytes used: N (HUMAN)'");
     uint64_t sum = 0;
     for (uint32_t i = 0; i < xla_buffers_n_allocations(r->buffers); i++)
         sum += xla_buffers_allocation(r->buffers, i)->size;
     if (total != sum)
-        return xla_fail(err, file, lineno,
+        return strata_fail_at(err, file, lineno,
                         "expected the buffer assignment's total, %" G_GUINT64_FORMAT " bytes, got %"
                         G_GUINT64_FORMAT " (files of different compilations?)", sum, total);
     return true;

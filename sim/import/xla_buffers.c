@@ -114,14 +114,14 @@ static bool parse_header(xla_buffers *b, const char *file, const char *line, uin
     if (strcmp(s, ":") != 0)
         goto bad;
     if (a.size > XLA_MAX_COUNT)
-        return xla_fail(err, file, lineno, "expected an allocation size of at most 2^63 bytes, got %" G_GUINT64_FORMAT,
+        return strata_fail_at(err, file, lineno, "expected an allocation size of at most 2^63 bytes, got %" G_GUINT64_FORMAT,
                         a.size);
     if (b->total_of_sizes > XLA_MAX_COUNT - a.size)
-        return xla_fail(err, file, lineno,
+        return strata_fail_at(err, file, lineno,
                         "expected the allocations to total at most 2^63 bytes, this one brings them past it");
     b->total_of_sizes += a.size;
     if (a.index != b->allocs->len)
-        return xla_fail(err, file, lineno, "expected allocation %u (allocations count up from 0), got %"
+        return strata_fail_at(err, file, lineno, "expected allocation %u (allocations count up from 0), got %"
                         G_GUINT64_FORMAT, b->allocs->len, a.index);
     g_array_append_val(b->allocs, a);
     return true;
@@ -165,7 +165,7 @@ static bool parse_value(xla_buffers *b, const char *file, const char *line, uint
                         GError **err)
 {
     if (b->allocs->len == 0)
-        return xla_fail(err, file, lineno, "expected an 'allocation N: ...' line before its values");
+        return strata_fail_at(err, file, lineno, "expected an 'allocation N: ...' line before its values");
     xla_value v = {.line = lineno, .alloc = b->allocs->len - 1};
     const char *s = line + strlen(" value: ");
     const char *e;
@@ -180,7 +180,7 @@ static bool parse_value(xla_buffers *b, const char *file, const char *line, uint
     if (v.offset > a->size || v.size > a->size - v.offset) {
         g_free(v.key);
         g_free(v.name);
-        return xla_fail(err, file, lineno,
+        return strata_fail_at(err, file, lineno,
                         "expected the value inside allocation %" G_GUINT64_FORMAT " (size %"
                         G_GUINT64_FORMAT "), got offset %" G_GUINT64_FORMAT " size %" G_GUINT64_FORMAT,
                         a->index, a->size, v.offset, v.size);

@@ -267,15 +267,11 @@ static void emit_alloc(emitter *e, uint32_t gi)
     const xla_value *v = xla_buffers_value(e->b, g->rep);
     char note[48];
     g_snprintf(note, sizeof note, "allocation.%u", g->alloc);
-    strata_op op = {.kind = STRATA_OP_ALLOC, .stream = STRATA_DEFAULT_STREAM, .name = g->name,
-                    .size = g->size, .tag = group_tag(g), .note = note};
-    op.memory = memory_of(e, g, v);
+    strata_op op = strata_op_make_alloc(NULL, g->name, g->size, memory_of(e, g, v), group_tag(g));
+    op.note = note;
     if (!v->shape.is_tuple) {
-        op.dtype = v->shape.dtype;
-        if (v->shape.rank > 0 && v->shape.rank == v->shape.n_dims && v->shape.elements > 0) {
-            op.n_dims = v->shape.n_dims;
-            memcpy(op.shape, v->shape.dims, sizeof op.shape);
-        }
+        bool full = v->shape.rank > 0 && v->shape.rank == v->shape.n_dims && v->shape.elements > 0;
+        strata_op_set_shape(&op, v->shape.dtype, full ? v->shape.n_dims : 0, v->shape.dims);
     }
     append_op(e, &op);
     e->state[gi] = G_LIVE;
@@ -285,7 +281,7 @@ static void emit_alloc(emitter *e, uint32_t gi)
 static void emit_free(emitter *e, uint32_t gi)
 {
     const xla_group *g = &g_array_index(e->groups, xla_group, gi);
-    strata_op op = {.kind = STRATA_OP_FREE, .stream = STRATA_DEFAULT_STREAM, .name = g->name};
+    strata_op op = strata_op_make(STRATA_OP_FREE, NULL, g->name);
     append_op(e, &op);
     e->state[gi] = G_FREED;
     e->live_bytes -= g->size;
@@ -362,15 +358,10 @@ static void emit_compute(emitter *e, const char *name, const xla_instr *in)
     for (guint i = 0; def && i < def->len; i++)
         add_name(outs, e, g_array_index(def, uint32_t, i));
     char *label = name_for_key(name);
-    strata_op op = {.kind = STRATA_OP_COMPUTE, .stream = STRATA_DEFAULT_STREAM, .name = label,
-                    .ins = (const char *const *)ins->pdata, .n_ins = ins->len,
-                    .outs = (const char *const *)outs->pdata, .n_outs = outs->len,
-                    .note = in ? in->opcode : NULL};
-    if (in && in->flops > 0) {
-        op.has_flops = true;
-        op.flops = in->flops;
-        e->fig->flops += in->flops;
-    }
+    strata_op op = strata_op_make_compute(NULL, label, in ? in->flops : 0, (const char *const *)ins->pdata, ins->len,
+                                          (const char *const *)outs->pdata, outs->len, NULL);
+    op.note = in ? in->opcode : NULL;
+    e->fig->flops += op.flops;
     if (in && is_one_of(in->opcode, collective_ops))
         e->fig->n_collective_notes++;
     append_op(e, &op);
@@ -382,7 +373,7 @@ static void emit_compute(emitter *e, const char *name, const xla_instr *in)
 
 static void emit_event(emitter *e, strata_op_kind kind, const char *event, const char *stream)
 {
-    strata_op op = {.kind = kind, .stream = stream, .name = event};
+    strata_op op = strata_op_make(kind, stream, event);
     append_op(e, &op);
 }
 
@@ -406,11 +397,7 @@ static bool emit_copy_start(emitter *e, const char *name, const xla_instr *in)
     char *done = g_strdup_printf("xc%" G_GUINT64_FORMAT ".done", n);
     emit_event(e, STRATA_OP_RECORD, go, STRATA_DEFAULT_STREAM);
     emit_event(e, STRATA_OP_WAIT, go, stream);
-    strata_op op = {.kind = STRATA_OP_COPY, .stream = stream, .name = d->name, .src = s->name};
-    if (s->size > d->size) {
-        op.has_bytes = true;
-        op.bytes = d->size;
-    }
+    strata_op op = strata_op_make_copy(stream, d->name, s->name, s->size > d->size ? d->size : 0);
     append_op(e, &op);
     emit_event(e, STRATA_OP_RECORD, done, stream);
     g_hash_table_insert(e->copies, g_strdup(name), done);
@@ -492,9 +479,10 @@ static bool emit_collective(emitter *e, const char *name, const xla_instr *in, c
         case STRATA_OP_ALL_TO_ALL: ok = so == si && so % n == 0; break;
         default: break;
         }
-        strata_op op = {.kind = k->kind, .name = g_array_index(e->groups, xla_group, out).name,
-                        .src = k->kind == STRATA_OP_ALL_REDUCE ? NULL : g_array_index(e->groups, xla_group, src).name,
-                        .axis = axes, .note = in->opcode};
+        strata_op op = strata_op_make_collective(
+            k->kind, NULL, g_array_index(e->groups, xla_group, out).name,
+            k->kind == STRATA_OP_ALL_REDUCE ? NULL : g_array_index(e->groups, xla_group, src).name, axes, NULL, 0);
+        op.note = in->opcode;
         g_array_append_val(ops, op);
     }
     if (ok) {
@@ -595,7 +583,7 @@ static void emit_schedule(emitter *e)
     g_qsort_with_data(by_end, (gint)n, sizeof(uint32_t), cmp_by_end, (gpointer)g);
     if (e->mesh) {
         char *mesh = xla_mesh_option(e->mesh);
-        strata_op opt = {.kind = STRATA_OP_OPTION, .name = "mesh", .value = mesh};
+        strata_op opt = strata_op_make_option("mesh", mesh);
         append_op(e, &opt);
         g_free(e->fig->mesh);
         e->fig->mesh = mesh;
@@ -603,8 +591,8 @@ static void emit_schedule(emitter *e)
     for (uint32_t i = 0; i < n; i++)
         if (in_setup(&g[i]))
             emit_alloc(e, i);
-    strata_op entry = {.kind = STRATA_OP_COMPUTE, .stream = STRATA_DEFAULT_STREAM, .name = XLA_ENTRY_LABEL,
-                       .has_time = true, .time_s = 0, .note = "entry"};
+    strata_op entry = strata_op_make_timed(NULL, XLA_ENTRY_LABEL, 0);
+    entry.note = "entry";
     append_op(e, &entry);
     uint64_t steps = xla_liverange_n_instructions(e->lr);
     guint si = 0, ei = 0;

@@ -282,7 +282,7 @@ static bool need_shape(const xla_hlo *h, const xla_instr *in, const char *ops, c
 {
     if (operand_shape(h, ops, ops_end, in->operands, k, out))
         return true;
-    return xla_fail(err, file, lineno, "expected operand %d of %s '%s' to be defined before it (its shape gives the FLOPs)",
+    return strata_fail_at(err, file, lineno, "expected operand %d of %s '%s' to be defined before it (its shape gives the FLOPs)",
                     k, in->opcode, in->name);
 }
 
@@ -291,7 +291,7 @@ static bool dot_flops(const xla_instr *in, const char *attrs, const char *key, c
 {
     double k = contracting(attrs, key, lhs);
     if (k < 0)
-        return xla_fail(err, file, lineno,
+        return strata_fail_at(err, file, lineno,
                         "expected the contracting dimensions of '%s' below its lhs's rank %u, got one past it", in->name,
                         lhs->rank);
     *flops = 2.0 * (double)in->shape.elements * k;
@@ -314,7 +314,7 @@ static bool instr_flops(const xla_hlo *h, const xla_instr *in, const char *ops, 
             return false;
         *flops = conv_flops(attrs, &in->shape, &b);
         if (*flops == 0 && in->shape.elements > 0 && b.elements > 0)
-            return xla_fail(err, file, lineno,
+            return strata_fail_at(err, file, lineno,
                             "expected dim_labels=LHS_KERNEL->OUT naming the kernel's output feature dimension 'o' "
                             "on convolution '%s'", in->name);
         return true;
@@ -325,7 +325,7 @@ static bool instr_flops(const xla_hlo *h, const xla_instr *in, const char *ops, 
     if (strcmp(op, "fusion") == 0) {
         const char *c = strstr(attrs, "calls=");
         if (c == NULL)
-            return xla_fail(err, file, lineno, "expected calls=COMPUTATION on fusion '%s'", in->name);
+            return strata_fail_at(err, file, lineno, "expected calls=COMPUTATION on fusion '%s'", in->name);
         c += strlen("calls=");
         if (*c == '%')
             c++;
@@ -334,7 +334,7 @@ static bool instr_flops(const xla_hlo *h, const xla_instr *in, const char *ops, 
         const double *f = g_hash_table_lookup(h->comp_flops, name);
         bool ok = f != NULL && f != h->current;
         if (!ok)
-            xla_fail(err, file, lineno, "expected calls=%s of fusion '%s' to name a computation defined before it", name,
+            strata_fail_at(err, file, lineno, "expected calls=%s of fusion '%s' to name a computation defined before it", name,
                      in->name);
         g_free(name);
         if (ok)
@@ -405,14 +405,14 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
         return false;
     }
     if (!strata_trace_flops_ok(in->flops)) {
-        bool ok = xla_fail(err, file, lineno,
+        bool ok = strata_fail_at(err, file, lineno,
                            "expected at most %g FLOPs for '%s' (a trace's flops= range), its shapes give %g",
                            STRATA_TRACE_MAX_FLOPS, in->name, in->flops);
         instr_free(in);
         return ok;
     }
     if (g_hash_table_contains(h->instrs, in->name)) {
-        bool ok = xla_fail(err, file, lineno, "expected unique instruction names, got a second '%s'", in->name);
+        bool ok = strata_fail_at(err, file, lineno, "expected unique instruction names, got a second '%s'", in->name);
         instr_free(in);
         return ok;
     }
@@ -468,7 +468,7 @@ bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t linen
         size_t len = strcspn(s, " (");
         if (len > 0) {
             if (h->current)
-                return xla_fail(err, file, lineno, "expected '}' closing the computation opened at line %" G_GUINT64_FORMAT
+                return strata_fail_at(err, file, lineno, "expected '}' closing the computation opened at line %" G_GUINT64_FORMAT
                                 " before another one", h->open_line);
             h->seen_entry |= xla_skip(line, "ENTRY ", NULL);
             h->open_line = lineno;

@@ -61,7 +61,7 @@ static bool sequence_line(xla_liverange *lr, const char *file, const char *line,
     if (!xla_parse_u64(&s, &i) || *s != ':' || s[1] == '\0')
         return bad(file, lineno, line, "'    I:NAME' (an instruction of the sequence)", err);
     if (i != lr->sequence->len)
-        return xla_fail(err, file, lineno, "expected instruction %u of the sequence, got %" G_GUINT64_FORMAT,
+        return strata_fail_at(err, file, lineno, "expected instruction %u of the sequence, got %" G_GUINT64_FORMAT,
                         lr->sequence->len, i);
     g_ptr_array_add(lr->sequence, g_strdup(s + 1));
     return true;
@@ -78,13 +78,13 @@ static bool range_line(xla_liverange *lr, const char *file, const char *line, ui
         *s++ != '-' || !xla_parse_u64(&s, &r.end) || *s != '\0')
         return bad(file, lineno, line, "'    NAME{INDEX}:START-END' (a buffer live range)", err);
     if (r.start > r.end || r.end > lr->max)
-        return xla_fail(err, file, lineno,
+        return strata_fail_at(err, file, lineno,
                         "expected START <= END <= %" G_GUINT64_FORMAT " (the max), got %" G_GUINT64_FORMAT
                         "-%" G_GUINT64_FORMAT, lr->max, r.start, r.end);
     char *key = g_strndup(line + 4, (gsize)(colon - (line + 4)));
     if (g_hash_table_contains(lr->ranges, key)) {
         g_free(key);
-        return xla_fail(err, file, lineno, "expected one live range per value, got a second one");
+        return strata_fail_at(err, file, lineno, "expected one live range per value, got a second one");
     }
     g_hash_table_insert(lr->ranges, key, g_memdup2(&r, sizeof r));
     return true;
@@ -101,7 +101,7 @@ static bool peak_line(xla_liverange *lr, const char *file, const char *line, uin
         !(*s == '\0' || xla_skip(s, " (cumulative: ", NULL)))
         return bad(file, lineno, line, "'    NAME: N bytes' (a value live at the peak)", err);
     if (bytes > XLA_MAX_COUNT - lr->peak_bytes)
-        return xla_fail(err, file, lineno, "expected the values live at the peak to total at most 2^63 bytes");
+        return strata_fail_at(err, file, lineno, "expected the values live at the peak to total at most 2^63 bytes");
     lr->peak_bytes += bytes;
     return true;
 }
@@ -113,7 +113,7 @@ static bool header_line(xla_liverange *lr, const char *file, const char *line, u
     if (!xla_parse_u64(&s, &lr->max) || strcmp(s, "):") != 0)
         return bad(file, lineno, line, "'HloLiveRange (max T):'", err);
     if (lr->max > XLA_MAX_COUNT)
-        return xla_fail(err, file, lineno, "expected a schedule end T of at most 2^63, got %" G_GUINT64_FORMAT, lr->max);
+        return strata_fail_at(err, file, lineno, "expected a schedule end T of at most 2^63, got %" G_GUINT64_FORMAT, lr->max);
     lr->state = LR_HEADER;
     return true;
 }

@@ -171,17 +171,6 @@ uint64_t xla_shape_dim(const xla_shape *s, uint32_t i)
     return i < s->n_dims ? s->dims[i] : 0;
 }
 
-bool xla_fail(GError **err, const char *file, uint64_t line, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
-    va_end(ap);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", file, line, msg);
-    g_free(msg);
-    return false;
-}
-
 bool xla_fail_line(GError **err, const char *file, uint64_t line, const char *text, const char *expected)
 {
     size_t n = strlen(text);
@@ -189,7 +178,7 @@ bool xla_fail_line(GError **err, const char *file, uint64_t line, const char *te
     for (char *p = s; *p; p++)
         if (!g_ascii_isprint(*p))
             *p = '?';
-    xla_fail(err, file, line, "expected %s, got '%s'", expected, s);
+    strata_fail_at(err, file, line, "expected %s, got '%s'", expected, s);
     g_free(s);
     return false;
 }
@@ -220,7 +209,7 @@ bool xla_read_lines(const char *path, strata_progress *progress, xla_line_fn fn,
         if (n > 0 && line[n - 1] == '\r')
             line[--n] = '\0';
         if (strlen(line) != (size_t)n)
-            ok = xla_fail(err, path, lineno, "expected text, got a NUL byte");
+            ok = strata_fail_at(err, path, lineno, "expected text, got a NUL byte");
         else
             ok = fn(self, path, line, lineno, err);
         if (progress) {

@@ -45,8 +45,6 @@ bool xla_shape_parse(const char *text, const char **end, xla_shape *out);
 /* Dimension i (0-based) of the full rank, or 0 when not kept. */
 uint64_t xla_shape_dim(const xla_shape *s, uint32_t i);
 
-/* Sets STRATA_ERROR_INPUT "FILE:LINE: MESSAGE" and returns false. */
-bool xla_fail(GError **err, const char *file, uint64_t line, const char *fmt, ...) G_GNUC_PRINTF(4, 5);
 /* "FILE:LINE: expected EXPECTED, got 'LINE'" (the line cut to 60
  * characters, unprintable bytes as '?'); returns false. */
 bool xla_fail_line(GError **err, const char *file, uint64_t line, const char *text, const char *expected);

@@ -77,20 +77,14 @@ void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
     if (r->devices <= 1)
         return;
     strata_json_add_uint(b, "devices", r->devices);
-    json_builder_set_member_name(b, "mesh");
-    if (r->mesh)
-        json_builder_add_string_value(b, r->mesh);
-    else
-        json_builder_add_null_value(b);
+    strata_json_add_string(b, "mesh", r->mesh);
     if (r->classes) { /* one device simulated per class of alike devices */
-        json_builder_set_member_name(b, "classes");
-        json_builder_begin_object(b);
+        strata_json_open_object(b, "classes");
         strata_json_add_uint(b, "simulated_devices", r->classes);
         strata_json_add_string(b, "symmetry", r->symmetry);
         json_builder_end_object(b);
     }
-    json_builder_set_member_name(b, "collectives");
-    json_builder_begin_array(b);
+    strata_json_open_array(b, "collectives");
     for (guint i = 0; r->collectives && i < r->collectives->len; i++) {
         const strata_collective_result *c = &g_array_index(r->collectives, strata_collective_result, i);
         double algbw = algbw_of(c);
@@ -106,8 +100,7 @@ void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
         strata_json_add_double(b, "algbw_Bps", algbw);
         strata_json_add_double(b, "busbw_Bps", algbw * strata_collective_busbw_factor(c->kind, c->group_size));
         if (c->nccl_algorithm) { /* what NCCL's tuning model chose */
-            json_builder_set_member_name(b, "nccl");
-            json_builder_begin_object(b);
+            strata_json_open_object(b, "nccl");
             strata_json_add_string(b, "algorithm", c->nccl_algorithm);
             strata_json_add_string(b, "protocol", c->nccl_protocol);
             strata_json_add_uint(b, "channels", c->nccl_channels);

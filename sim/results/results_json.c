@@ -56,12 +56,10 @@ static void add_oom(JsonBuilder *b, const strata_results *r)
 
 static void add_memories(JsonBuilder *b, const strata_results *r)
 {
-    json_builder_set_member_name(b, "memories");
-    json_builder_begin_object(b);
+    strata_json_open_object(b, "memories");
     for (guint i = 0; i < r->memories->len; i++) {
         const strata_memory_result *m = &g_array_index(r->memories, strata_memory_result, i);
-        json_builder_set_member_name(b, m->name);
-        json_builder_begin_object(b);
+        strata_json_open_object(b, m->name);
         strata_json_add_string(b, "kind", m->kind);
         strata_json_add_uint(b, "capacity_bytes", m->capacity_bytes);
         strata_json_add_string(b, "allocator", m->allocator);
@@ -87,12 +85,10 @@ static void add_memories(JsonBuilder *b, const strata_results *r)
 
 static void add_links(JsonBuilder *b, const strata_results *r)
 {
-    json_builder_set_member_name(b, "links");
-    json_builder_begin_object(b);
+    strata_json_open_object(b, "links");
     for (guint i = 0; i < r->links->len; i++) {
         const strata_link_result *l = &g_array_index(r->links, strata_link_result, i);
-        json_builder_set_member_name(b, l->name);
-        json_builder_begin_object(b);
+        strata_json_open_object(b, l->name);
         strata_json_add_uint(b, "bytes", l->bytes);
         strata_json_add_double(b, "busy_s", l->busy_s);
         strata_json_add_double(b, "utilization", utilization(l->busy_s, r->makespan_s));
@@ -103,12 +99,10 @@ static void add_links(JsonBuilder *b, const strata_results *r)
 
 static void add_streams(JsonBuilder *b, const strata_results *r)
 {
-    json_builder_set_member_name(b, "streams");
-    json_builder_begin_object(b);
+    strata_json_open_object(b, "streams");
     for (guint i = 0; i < r->streams->len; i++) {
         const strata_stream_result *s = &g_array_index(r->streams, strata_stream_result, i);
-        json_builder_set_member_name(b, s->name);
-        json_builder_begin_object(b);
+        strata_json_open_object(b, s->name);
         strata_json_add_uint(b, "ops", s->ops);
         strata_json_add_double(b, "busy_s", s->busy_s);
         strata_json_add_double(b, "stall_s", s->stall_s);
@@ -119,12 +113,10 @@ static void add_streams(JsonBuilder *b, const strata_results *r)
 
 static void add_compute(JsonBuilder *b, const strata_results *r)
 {
-    json_builder_set_member_name(b, "compute");
-    json_builder_begin_object(b);
+    strata_json_open_object(b, "compute");
     for (guint i = 0; i < r->compute->len; i++) {
         const strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, i);
-        json_builder_set_member_name(b, c->name);
-        json_builder_begin_object(b);
+        strata_json_open_object(b, c->name);
         strata_json_add_double(b, "busy_s", c->busy_s);
         strata_json_add_double(b, "flops", c->flops);
         strata_json_add_double(b, "utilization", utilization(c->busy_s, r->makespan_s));
@@ -135,8 +127,7 @@ static void add_compute(JsonBuilder *b, const strata_results *r)
 
 JsonNode *strata_results_to_json(const strata_results *r)
 {
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
+    JsonBuilder *b = strata_json_object_begin();
     strata_json_add_string(b, "producer", r->producer);
     strata_json_add_string(b, "hardware", r->hardware);
     strata_json_add_string(b, "trace", r->trace);
@@ -158,10 +149,7 @@ JsonNode *strata_results_to_json(const strata_results *r)
         }
         g_list_free(members);
     }
-    json_builder_end_object(b);
-    JsonNode *root = json_builder_get_root(b);
-    g_object_unref(b);
-    return root;
+    return strata_json_object_end(b);
 }
 
 char *strata_results_to_json_text(const strata_results *r)

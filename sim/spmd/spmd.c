@@ -13,17 +13,18 @@
  * of a name).
  *
  * Ordering of a collective, on every device d of the group and for its
- * op stream S (lane 0) and lanes L > 0 (streams S~L):
- *   start:  alloc the receive buffers S~tL@d (temp), record S~e@d;
- *   round:  per step received at d on lane L from device p: wait S~e@p
- *           (p's previous round, or its start), on L > 0 also wait S~e@d;
+ * op stream S (lane 0) and lanes L > 0 (streams S~L); the round events
+ * are S~eL@d, lane 0's S~e0@d (spmd_names.h):
+ *   start:  alloc the receive buffers S~tL@d (temp), record S~e0@d;
+ *   round:  per step received at d on lane L from device p: wait S~e0@p
+ *           (p's previous round, or its start), on L > 0 also wait S~e0@d;
  *           copy (a handshake step: then a copy of the flag, 8 bytes, on
  *           the same route), and reduce (a fused step: on lane L+1 at
  *           once, with the same waits, reading the receive buffer
  *           S~tL@d); then every lane L > 0 that worked records
- *           S~eL@d, lane 0 waits for it, and lane 0 records S~e@d; then
- *           every sender p waits for the S~e@d of its receivers and records
- *           S~e@p again (a round ends for a sender when what it sent has
+ *           S~eL@d, lane 0 waits for it, and lane 0 records S~e0@d; then
+ *           every sender p waits for the S~e0@d of its receivers and records
+ *           S~e0@p again (a round ends for a sender when what it sent has
  *           arrived, so a buffer is not reused while it is read);
  *   end:    free the receive buffers.
  * Every wait of a round is emitted before the round's records, so a wait
@@ -268,11 +269,8 @@ static G_GNUC_PRINTF(3, 4) bool fail(const spmd *s, GError **err, const char *fm
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
+    strata_vfail_at(err, strata_source_origin(s->in), s->cur->line, fmt, ap);
     va_end(ap);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", strata_source_origin(s->in),
-                s->cur->line, msg);
-    g_free(msg);
     return false;
 }
 

@@ -5,7 +5,9 @@
  * ops run on device 0 or their device=) and hands out the ops of every
  * device, names qualified by device as traces/FORMAT.md says: buffer B@D,
  * stream S@D, event E@D, memory M@D (a host memory M@H, H the device's
- * host), unit U@D. A collective becomes its step schedule
+ * host), unit U@D; spmd/spmd_names.h makes every name (the expansion's own
+ * too) and says how each prints, the one place that knows the scheme. A
+ * collective becomes its step schedule
  * (models/collective/coll_sched.h, its algorithm's row of coll_algo.h) on
  * every device of every group: per step, on the
  * receiving device, a copy from the sender's buffer (into a receive
@@ -16,7 +18,7 @@
  * device that runs it.
  *
  * The side table (what the expansion knows of an op that the op, holding
- * only what a trace can say, does not): strata_spmd_step() says of the op
+ * only what a trace can say, does not): strata_spmd_step_of() says of the op
  * just handed out which collective it is a step of (1 + the index of its
  * strata_coll_info, which strata_spmd_coll() looks up; STRATA_COLL_NONE
  * for an op of the program) and which phase it stands for (1 + an index
@@ -55,7 +57,7 @@ typedef struct strata_coll_info {
     GArray *phases;       /* strata_coll_phase, distinct, in order of first use */
 } strata_coll_info;
 
-/* strata_spmd_step()'s collective of an op that is no step of a collective. */
+/* strata_spmd_step_of()'s collective of an op that is no step of a collective. */
 #define STRATA_COLL_NONE 0u
 
 /* A phase (below): the rounds of the schedule each of its copies and

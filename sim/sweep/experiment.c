@@ -25,10 +25,30 @@
 #include "workload/workload.h"
 
 static const char *const known_groups[] = {"experiment", "sweep", "output", NULL};
-static const char *const experiment_keys[] = {
-    "name", "title", "description", "hardware", "trace", "workload", "snapshot", "policies",
-    "allocator", "runner", "capacity", "memory", "alignment", NULL};
-static const char *const output_keys[] = {"figures", "plots", "timeline", "report", NULL};
+/* The keys of [experiment] and [output] (docs/experiments.md); the readers
+ * below say what a missing one means in their own words (none is
+ * required by the check). */
+static const strata_key_def experiment_keys[] = {
+    {"name", false, "the experiment's name: letters, digits, - _ . (load_names needs one)"},
+    {"title", false, "the report's title (default: the name)"},
+    {"description", false, "free text shown at the top of the report"},
+    {"hardware", false, "runner = run: the hardware file"},
+    {"trace", false, "the trace every point runs (or workload, or snapshot)"},
+    {"workload", false, "a generator and its parameters, as strata gen takes them"},
+    {"snapshot", false, "a PyTorch memory snapshot, imported as strata import torch does"},
+    {"policies", false, "policies applied to every point, before the swept ones"},
+    {"allocator", false, "--allocator for every point"},
+    {"runner", false, "run (timed, SimGrid) or alloc (untimed allocator replay)"},
+    {"capacity", false, "runner = alloc: the memory's capacity"},
+    {"memory", false, "runner = alloc: the memory replayed"},
+    {"alignment", false, "runner = alloc: the allocator's alignment"},
+    {NULL, false, NULL}};
+static const strata_key_def output_keys[] = {
+    {"figures", false, "the result keys of the table"},
+    {"plots", false, "memory, address-map, links, axes, all or none"},
+    {"timeline", false, "a Perfetto timeline per point (default: when a plot needs it)"},
+    {"report", false, "write report.html (default true)"},
+    {NULL, false, NULL}};
 static const char *const plot_names[] = {"memory", "address-map", "links", "axes", NULL};
 
 /* ---- errors and values ------------------------------------------------ */
@@ -42,10 +62,8 @@ bool exp_fail(GError **err, const load_ctx *ctx, guint line, const char *fmt, ..
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
+    strata_vfail_at(err, ctx->origin, line, fmt, ap);
     va_end(ap);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%u: %s", ctx->origin, line, msg);
-    g_free(msg);
     return false;
 }
 
@@ -87,21 +105,8 @@ static bool check_groups(const load_ctx *ctx, GError **err)
         g_free(known);
     }
     g_strfreev(groups);
-    return ok && strata_keyfile_check_keys(ctx->k, "experiment", experiment_keys, NULL, err) &&
-           strata_keyfile_check_keys(ctx->k, "output", output_keys, NULL, err);
-}
-
-static bool parse_bool(const char *v, bool *out)
-{
-    if (!g_ascii_strcasecmp(v, "true") || !strcmp(v, "1") || !g_ascii_strcasecmp(v, "yes")) {
-        *out = true;
-        return true;
-    }
-    if (!g_ascii_strcasecmp(v, "false") || !strcmp(v, "0") || !g_ascii_strcasecmp(v, "no")) {
-        *out = false;
-        return true;
-    }
-    return false;
+    return ok && strata_keyfile_check_declared(ctx->k, "experiment", experiment_keys, NULL, err) &&
+           strata_keyfile_check_declared(ctx->k, "output", output_keys, NULL, err);
 }
 
 static bool file_exists_or_fail(const char *path, const load_ctx *ctx, guint line, const char *what,
@@ -362,7 +367,7 @@ static bool load_output_group(strata_experiment *e, load_ctx *ctx, GError **err)
         if (!v)
             continue;
         guint line = exp_line_of(ctx, "output", bool_keys[i]);
-        bool good = parse_bool(v, bool_dst[i]);
+        bool good = strata_parse_bool(v, bool_dst[i]);
         g_free(v);
         if (!good)
             return exp_fail(err, ctx, line, "expected true or false for %s", bool_keys[i]);

@@ -197,14 +197,12 @@ static JsonNode *point_json(const strata_sweep_ctx *ctx, uint64_t point, const c
                             JsonNode *results, const char *timeline)
 {
     const strata_experiment *e = ctx->exp;
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
+    JsonBuilder *b = strata_json_object_begin();
     json_builder_set_member_name(b, "experiment");
     json_builder_add_string_value(b, strata_experiment_name(e));
     json_builder_set_member_name(b, "point");
     json_builder_add_int_value(b, (gint64)point);
-    json_builder_set_member_name(b, "axes");
-    json_builder_begin_object(b);
+    strata_json_open_object(b, "axes");
     for (guint i = 0; i < strata_experiment_axis_count(e); i++) {
         json_builder_set_member_name(b, strata_experiment_axis_name(e, i));
         json_builder_add_string_value(
@@ -229,10 +227,7 @@ static JsonNode *point_json(const strata_sweep_ctx *ctx, uint64_t point, const c
     }
     json_builder_set_member_name(b, "results");
     json_builder_add_value(b, json_node_copy(results));
-    json_builder_end_object(b);
-    JsonNode *root = json_builder_get_root(b);
-    g_object_unref(b);
-    return root;
+    return strata_json_object_end(b);
 }
 
 /* Takes points/ID.lock (flock, waiting for another process that runs the

@@ -83,16 +83,14 @@ static void begin_meta(JsonBuilder *b, const strata_experiment *e)
     json_builder_add_string_value(b, strata_experiment_description(e));
     json_builder_set_member_name(b, "runner");
     json_builder_add_string_value(b, strata_experiment_runner(e) == STRATA_RUNNER_RUN ? "run" : "alloc");
-    json_builder_set_member_name(b, "axes");
-    json_builder_begin_array(b);
+    strata_json_open_array(b, "axes");
     for (guint i = 0; i < strata_experiment_axis_count(e); i++) {
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "name");
         json_builder_add_string_value(b, strata_experiment_axis_name(e, i));
         json_builder_set_member_name(b, "unit");
         json_builder_add_string_value(b, strata_axis_unit_name(strata_experiment_axis_unit(e, i)));
-        json_builder_set_member_name(b, "values");
-        json_builder_begin_array(b);
+        strata_json_open_array(b, "values");
         for (guint v = 0; v < strata_experiment_axis_size(e, i); v++)
             json_builder_add_string_value(b, strata_experiment_axis_value(e, i, v));
         json_builder_end_array(b);
@@ -111,13 +109,11 @@ static void begin_meta(JsonBuilder *b, const strata_experiment *e)
         json_builder_end_object(b);
     }
     json_builder_end_array(b);
-    json_builder_set_member_name(b, "figures");
-    json_builder_begin_array(b);
+    strata_json_open_array(b, "figures");
     for (const char *const *f = strata_experiment_figures(e); *f; f++)
         json_builder_add_string_value(b, *f);
     json_builder_end_array(b);
-    json_builder_set_member_name(b, "plots");
-    json_builder_begin_array(b);
+    strata_json_open_array(b, "plots");
     char **plots = g_strsplit(strata_experiment_plots_text(e), ",", -1);
     for (guint i = 0; plots[i]; i++)
         if (*plots[i])
@@ -146,11 +142,9 @@ bool strata_sweep_write_table(const strata_sweep_ctx *ctx, strata_sweep_stats *s
         g_string_append_c(csv, f + 1 < n_fig ? ',' : '\n');
     }
 
-    JsonBuilder *b = json_builder_new();
-    json_builder_begin_object(b);
+    JsonBuilder *b = strata_json_object_begin();
     begin_meta(b, e);
-    json_builder_set_member_name(b, "rows");
-    json_builder_begin_array(b);
+    strata_json_open_array(b, "rows");
 
     bool ok = true;
     uint64_t n = strata_experiment_point_count(e);

@@ -97,14 +97,8 @@ static bool fail(const strata_checker *c, const strata_op *op, GError **err, con
 {
     va_list ap;
     va_start(ap, fmt);
-    char *msg = g_strdup_vprintf(fmt, ap);
+    strata_vfail_at_op(err, c->origin, op->line, c->ops + 1, fmt, ap);
     va_end(ap);
-    if (op->line > 0)
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s:%" G_GUINT64_FORMAT ": %s", c->origin, op->line, msg);
-    else
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: op %" G_GUINT64_FORMAT ": %s", c->origin,
-                    c->ops + 1, msg);
-    g_free(msg);
     return false;
 }
 
@@ -311,7 +305,7 @@ static bool feed_compute(strata_checker *c, const strata_op *op, strata_op_refs 
     if (op->has_bytes && op->bytes == 0)
         return fail(c, op, err, "expected bytes= above 0");
     r->bytes = op->has_bytes ? op->bytes : bytes;
-    r->dtype = first ? first->dtype : STRATA_DTYPE_NONE;
+    r->dtype = op->dtype != STRATA_DTYPE_NONE ? op->dtype : first ? first->dtype : STRATA_DTYPE_NONE;
     r->ins = (const uint64_t *)(void *)c->ins->data;
     r->outs = (const uint64_t *)(void *)c->outs->data;
     return true;

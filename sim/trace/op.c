@@ -14,7 +14,8 @@
  *     a file is not part of what the op means), strings by content, a value
  *     with a has_ flag only when the flag is set.
  * Copy, clear and equality are generated from the fields of
- * trace/op_schema.h: a new field needs nothing here.
+ * trace/op_schema.h: a new field needs nothing here. The builders
+ * (strata_op_make*) set each kind's fields, and only those.
  */
 #include "trace/op.h"
 #include <string.h>
@@ -228,4 +229,84 @@ bool strata_op_equal(const strata_op *a, const strata_op *b)
     return a->kind == b->kind STRATA_OP_OPERANDS(OPERAND) STRATA_OP_ATTRS(ATTR);
 #undef OPERAND
 #undef ATTR
+}
+
+/* ---- building ops ---------------------------------------------------------- */
+
+strata_op strata_op_make(strata_op_kind kind, const char *stream, const char *name)
+{
+    strata_op op;
+    memset(&op, 0, sizeof op);
+    op.kind = kind;
+    op.stream = stream ? stream : STRATA_DEFAULT_STREAM;
+    op.name = name;
+    return op;
+}
+
+strata_op strata_op_make_alloc(const char *stream, const char *name, uint64_t size, const char *memory,
+                               strata_tag tag)
+{
+    strata_op op = strata_op_make(STRATA_OP_ALLOC, stream, name);
+    op.size = size;
+    op.memory = memory;
+    op.tag = tag;
+    return op;
+}
+
+strata_op strata_op_make_copy(const char *stream, const char *dst, const char *src, uint64_t bytes)
+{
+    strata_op op = strata_op_make(STRATA_OP_COPY, stream, dst);
+    op.src = src;
+    op.has_bytes = bytes > 0;
+    op.bytes = bytes;
+    return op;
+}
+
+strata_op strata_op_make_compute(const char *stream, const char *label, double flops, const char *const *ins,
+                                 uint32_t n_ins, const char *const *outs, uint32_t n_outs, const char *unit)
+{
+    strata_op op = strata_op_make(STRATA_OP_COMPUTE, stream, label);
+    op.has_flops = flops > 0;
+    op.flops = flops > 0 ? flops : 0;
+    op.ins = ins;
+    op.n_ins = n_ins;
+    op.outs = outs;
+    op.n_outs = n_outs;
+    op.unit = unit;
+    return op;
+}
+
+strata_op strata_op_make_timed(const char *stream, const char *label, double seconds)
+{
+    strata_op op = strata_op_make(STRATA_OP_COMPUTE, stream, label);
+    op.has_time = true;
+    op.time_s = seconds;
+    return op;
+}
+
+strata_op strata_op_make_collective(strata_op_kind kind, const char *stream, const char *out, const char *in,
+                                    const char *axis, const char *algo, int32_t shift)
+{
+    strata_op op = strata_op_make(kind, stream, out);
+    op.src = kind == STRATA_OP_ALL_REDUCE ? NULL : in;
+    op.axis = axis;
+    op.algo = algo;
+    op.shift = shift;
+    return op;
+}
+
+strata_op strata_op_make_option(const char *key, const char *value)
+{
+    strata_op op = strata_op_make(STRATA_OP_OPTION, NULL, key);
+    op.stream = NULL;
+    op.value = value;
+    return op;
+}
+
+void strata_op_set_shape(strata_op *op, strata_dtype dtype, uint32_t n_dims, const uint64_t *dims)
+{
+    op->dtype = dtype;
+    op->n_dims = MIN(n_dims, (uint32_t)STRATA_MAX_DIMS);
+    for (uint32_t d = 0; d < op->n_dims; d++)
+        op->shape[d] = dims[d];
 }

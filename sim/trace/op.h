@@ -127,6 +127,36 @@ static inline bool strata_op_kind_is_collective(strata_op_kind kind)
 /* Bits per element (4 for int4, 0 for NONE). */
 unsigned strata_dtype_bits(strata_dtype dtype);
 
+/* Ops built by hand (generators, importers, policies): the one builder of
+ * each kind's fields. Each returns an op whose other fields hold their
+ * defaults, borrowing the strings and arrays it is given; the caller sets
+ * any further field (tag, note, at=, ...) and appends the op where it goes.
+ * stream NULL is the default stream. */
+/* A zeroed op of kind on stream named name (an event, a buffer to free). */
+strata_op strata_op_make(strata_op_kind kind, const char *stream, const char *name);
+/* alloc NAME SIZE [MEMORY] tag=TAG (memory NULL: the hardware's default). */
+strata_op strata_op_make_alloc(const char *stream, const char *name, uint64_t size, const char *memory,
+                               strata_tag tag);
+/* copy DST SRC bytes=BYTES (0: no bytes=, the whole source). */
+strata_op strata_op_make_copy(const char *stream, const char *dst, const char *src, uint64_t bytes);
+/* compute LABEL [flops=FLOPS] in=INS out=OUTS [unit=UNIT] (flops 0: none;
+ * unit NULL: the default unit). */
+strata_op strata_op_make_compute(const char *stream, const char *label, double flops, const char *const *ins,
+                                 uint32_t n_ins, const char *const *outs, uint32_t n_outs, const char *unit);
+/* compute LABEL time=SECONDS: a compute whose time is given (a profiled
+ * kernel, or time=0: a marker such as a program's start). */
+strata_op strata_op_make_timed(const char *stream, const char *label, double seconds);
+/* A collective (kind: STRATA_OP_ALL_REDUCE .. COLLECTIVE_PERMUTE): out =
+ * op(in) over mesh axis `axis` (in ignored for all-reduce, which works in
+ * place on out); algo NULL: none named; shift: collective-permute's. */
+strata_op strata_op_make_collective(strata_op_kind kind, const char *stream, const char *out, const char *in,
+                                    const char *axis, const char *algo, int32_t shift);
+/* option KEY=VALUE (an option has no stream). */
+strata_op strata_op_make_option(const char *key, const char *value);
+/* An alloc's dtype= and shape= (n_dims extents of dims, at most
+ * STRATA_MAX_DIMS; n_dims 0: no shape=). */
+void strata_op_set_shape(strata_op *op, strata_dtype dtype, uint32_t n_dims, const uint64_t *dims);
+
 /* Deep copy of src's strings and arrays into dst (release with strata_op_clear). */
 void strata_op_copy(strata_op *dst, const strata_op *src);
 void strata_op_clear(strata_op *op);

@@ -76,10 +76,10 @@
     X(size,   _, U64, STRATA_OPK(ALLOC), 0)
 
 #define STRATA_OP_ATTRS(X)                                                                                         \
-    /* ALLOC: what the buffer holds; its element type; its logical extents, outermost first; where a captured   \
-     * run placed it (for comparison only). */                                                                   \
+    /* ALLOC: what the buffer holds; its element type (COMPUTE: the type it computes in, absent: its first        \
+     * operand's); its logical extents, outermost first; where a captured run placed it (for comparison only). */ \
     X(tag,    tag,     _,         TAG,     TAG,    STRATA_OPK(ALLOC), 0, "a tag")                                  \
-    X(dtype,  dtype,   _,         DTYPE,   DTYPE,  STRATA_OPK(ALLOC), 0, "a dtype")                                \
+    X(dtype,  dtype,   _,         DTYPE,   DTYPE,  STRATA_OPK(ALLOC) | STRATA_OPK(COMPUTE), 0, "a dtype")          \
     X(shape,  shape,   n_dims,    SHAPE,   SHAPE,  STRATA_OPK(ALLOC), 0,                                           \
       "a shape such as 8x128 (at most 8 positive extents)")                                                      \
     X(addr,   addr,    has_addr,  OPT_U64, ADDR,   STRATA_OPK(ALLOC), 0, "an address such as 0x7f0000 or 4096")    \
@@ -96,6 +96,14 @@
     /* COMPUTE: its time, given; the unit (NULL: the hardware's first). */                                      \
     X(time,   time_s,  has_time,  OPT_F64, TIME,   STRATA_OPK(COMPUTE), 0, "a time such as 250ns, 3us, 2ms or 1.5s") \
     X(unit,   unit,    _,         STR,     NAME,   STRATA_OPK(COMPUTE), NULL, "a compute unit name")               \
+    /* COMPUTE: the kernel that runs it, a name that trace/ only reads (which names exist and what extents each  \
+     * takes is models/kernel/kernel.h's table; NULL: none); the problem's extents, outermost first; an         \
+     * attention kernel's mask (causal; NULL: none). */                                                          \
+    X(kernel, kernel,  _,         STR,     ALGO,   STRATA_OPK(COMPUTE), NULL,                                      \
+      "a kernel name such as gemm or flash-attention ([a-z][a-z0-9-]*)")                                         \
+    X(dims,   dims,    n_kdims,   SHAPE,   SHAPE,  STRATA_OPK(COMPUTE), 0,                                         \
+      "extents such as 4096x4096x4096 (at most 8 positive extents)")                                             \
+    X(mask,   mask,    _,         STR,     ALGO,   STRATA_OPK(COMPUTE), NULL, "a mask such as causal")             \
     /* COLLECTIVE_PERMUTE: rank r sends to r + shift (non-zero, modulo the group). Collectives: the mesh axes     \
      * (one, or several joined by ','); the algorithm, a name that trace/ only reads (which names exist and     \
      * serve which kinds is models/collective/coll_algo.h's table; NULL: the hardware's pick). */               \

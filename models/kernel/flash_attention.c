@@ -1,0 +1,174 @@
+/*
+ * flash_attention.c: kernel=flash-attention and flash-attention-bwd,
+ * dims=BxHxSqxSkvxD[xHkv] [mask=causal]: blocked ("flash") attention in
+ * one kernel, forward or backward (Dao et al., FlashAttention-2, arXiv
+ * 2307.08691, Algorithms 1 and 2).
+ *
+ * Blocks: the queries in blocks of Br rows, keys and values in blocks of
+ * Bc. On tensor cores, FlashAttention-2's own choice
+ * (csrc/flash_attn/src/flash_fwd_launch_template.h and
+ * flash_bwd_launch_template.h @0251105 on sm80/sm90): forward Br = 128,
+ * Bc = 128 up to head dim 64, 64 above; backward 128 x 128 up to 64, and
+ * 64 x 128 above (ESTIMATE: the hdim-128 branch was not re-read). On a
+ * systolic array 128 x 128 (ESTIMATE: the Pallas TPU kernel's default
+ * block sizes). A block pair is computed when any of its keys may be seen:
+ * every pair without a mask; with mask=causal (bottom-right aligned, as
+ * FlashAttention-2 does for Sq != Skv) the pairs at or below the diagonal,
+ * the diagonal ones whole (tile efficiency: half of their work is masked).
+ *
+ * Work per block pair: forward, two products (S = Q K^T, Br x D x Bc; then
+ * P V, Br x Bc x D) and Br x Bc exponentials; backward, five products (S
+ * again, dP = dO V^T, dV += P^T dO, dQ += dS K, dK += dS^T Q) and the
+ * exponentials again. The products run on the matrix engine (matrix.c);
+ * the exponentials on the transcendental unit, after the products on
+ * tensor cores (FlashAttention-2 issues both from the same warps, in turn)
+ * and alongside them on a systolic unit (its bundles issue MXU and EUP
+ * work in the same cycle).
+ *
+ * HBM traffic per (batch, head), in elements of the dtype (LSE and the
+ * backward's D and dQ accumulator in f32):
+ *   forward:  Q read and O written once (2 Sq D), LSE written (Sq), and K
+ *             and V read once per visited pair (2 Bc D x pairs);
+ *   backward: K, V read and dK, dV written once (4 Skv D); per visited
+ *             pair Q and dO read (2 Br D), LSE and D read (2 Br), dQ read
+ *             and written in f32 (2 Br D); the preprocessing reads dO and O
+ *             (2 Sq D) and writes D (Sq).
+ * Nominal flops, as the benchmarks count them (flash-attention's
+ * benchmarks/benchmark_flash_attention.py): forward 4 B H Sq Skv D, halved
+ * with a causal mask; backward 2.5 times that.
+ */
+#include "kernel/kernel_rows.h"
+#include <math.h>
+
+typedef struct attn {
+    uint64_t b, h, sq, skv, d;
+    uint64_t br, bc;
+    double pairs; /* visited block pairs per (batch, head) */
+} attn;
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Block pairs of one (batch, head) that the kernel computes. */
+static double visited_pairs(uint64_t sq, uint64_t skv, uint64_t br, uint64_t bc, bool causal)
+{
+    uint64_t tr = ceil_div(sq, br), tc = ceil_div(skv, bc);
+    if (!causal)
+        return (double)tr * (double)tc;
+    double pairs = 0;
+    int64_t offset = (int64_t)skv - (int64_t)sq; /* bottom-right aligned */
+    for (uint64_t i = 0; i < tr; i++) {
+        int64_t last_key = (int64_t)((i + 1) * br) + offset; /* keys [0, last_key) may be seen */
+        if (last_key <= 0)
+            continue;
+        uint64_t blocks = ceil_div((uint64_t)last_key, bc);
+        pairs += (double)(blocks < tc ? blocks : tc);
+    }
+    return pairs;
+}
+
+static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, bool backward)
+{
+    const uint64_t *x = p->dims;
+    attn a = {x[0], x[1], x[2], x[3], x[4], 128, 128, 0};
+    const strata_compute_spec *u = hw ? strata_hw_compute(hw, unit) : NULL;
+    if (u && u->kernel.matrix == STRATA_MATRIX_TILES) {
+        if (!backward)
+            a.bc = a.d <= 64 ? 128 : 64;
+        else if (a.d > 64)
+            a.br = 64;
+    }
+    a.pairs = visited_pairs(a.sq, a.skv, a.br, a.bc, p->causal);
+    return a;
+}
+
+static void nominal(const strata_kernel_problem *p, double factor, double *flops, double *bytes, bool backward)
+{
+    const uint64_t *x = p->dims;
+    double f = 4.0 * (double)x[0] * (double)x[1] * (double)x[2] * (double)x[3] * (double)x[4];
+    *flops = f * factor / (p->causal ? 2.0 : 1.0);
+    /* what the op reads and writes once: Q, K, V, O (and dO, dQ, dK, dV) */
+    double e = strata_kernel_elem_bytes(p);
+    uint64_t hkv = p->n_dims == 6 ? x[5] : x[1];
+    double q = (double)(x[0] * x[1] * x[2] * x[4]), kv = (double)(x[0] * hkv * x[3] * x[4]);
+    *bytes = (2 * q + 2 * kv) * e * (backward ? 2.0 : 1.0);
+}
+
+void strata_kernel_flash_fwd_nominal(const strata_kernel_problem *p, double *flops, double *bytes)
+{
+    nominal(p, 1.0, flops, bytes, false);
+}
+
+void strata_kernel_flash_bwd_nominal(const strata_kernel_problem *p, double *flops, double *bytes)
+{
+    nominal(p, 2.5, flops, bytes, true);
+}
+
+/* HBM bytes of the whole op (see above). */
+static double hbm_bytes(const attn *a, double e, bool backward)
+{
+    double sq = (double)a->sq, skv = (double)a->skv, d = (double)a->d, br = (double)a->br, bc = (double)a->bc;
+    double per_head;
+    if (!backward)
+        per_head = (2 * sq * d + 2 * bc * d * a->pairs) * e + 4 * sq;
+    else
+        per_head = 4 * skv * d * e + a->pairs * (2 * br * d * e + 8 * br + 8 * br * d) + 2 * sq * d * e + 4 * sq;
+    return (double)(a->b * a->h) * per_head;
+}
+
+/* The products' time on the matrix engine: fwd Br x D x Bc and Br x Bc x D
+ * per pair; bwd two of the first, one of the second and two Bc x Br x D. */
+static double products_time(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, const attn *a,
+                            bool backward, strata_kernel_cost *c)
+{
+    double e = strata_kernel_elem_bytes(p);
+    uint64_t pairs = (uint64_t)a->pairs * a->b * a->h;
+    strata_kernel_cost scratch = {0};
+    double t = strata_kernel_matmul_time(hw, unit, p->dtype, e, pairs, a->br, a->d, a->bc, c);
+    t += strata_kernel_matmul_time(hw, unit, p->dtype, e, pairs, a->br, a->bc, a->d, &scratch);
+    if (backward) {
+        t += strata_kernel_matmul_time(hw, unit, p->dtype, e, pairs, a->br, a->d, a->bc, &scratch);
+        t += 2 * strata_kernel_matmul_time(hw, unit, p->dtype, e, pairs, a->bc, a->br, a->d, &scratch);
+    }
+    return t;
+}
+
+static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, strata_kernel_cost *c,
+                       bool backward)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    attn a = attn_of(hw, unit, p, backward);
+    double flops = 0, unused = 0;
+    nominal(p, backward ? 2.5 : 1.0, &flops, &unused, backward);
+    strata_kernel_term_add(c, "block rows Br", (double)a.br, "");
+    strata_kernel_term_add(c, "block columns Bc", (double)a.bc, "");
+    strata_kernel_term_add(c, "block pairs per (batch, head)", a.pairs, "");
+    strata_kernel_term_add(c, "nominal flops", flops, "FLOP");
+    double mm = products_time(hw, unit, p, &a, backward, c);
+    double exps = (double)(a.b * a.h) * a.pairs * (double)(a.br * a.bc);
+    double trate = u->kernel.transcendental_flops > 0 ? u->kernel.transcendental_flops
+                   : u->kernel.vector_flops > 0      ? u->kernel.vector_flops
+                                                     : u->flops;
+    double t_exp = exps / trate;
+    double busy = u->kernel.matrix == STRATA_MATRIX_TILES ? mm + t_exp : fmax(mm, t_exp);
+    strata_kernel_term_add(c, "products on the matrix engine", mm, "s");
+    strata_kernel_term_add(c, "exponentials", exps, "");
+    strata_kernel_term_add(c, "exponential time", t_exp, "s");
+    strata_kernel_term_add(c, "compute time", busy, "s");
+    strata_kernel_finish(hw, unit, c, flops, busy, hbm_bytes(&a, strata_kernel_elem_bytes(p), backward),
+                         "HBM bytes by block size");
+}
+
+void strata_kernel_flash_fwd_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
+                                  strata_kernel_cost *c)
+{
+    flash_cost(hw, unit, p, c, false);
+}
+
+void strata_kernel_flash_bwd_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
+                                  strata_kernel_cost *c)
+{
+    flash_cost(hw, unit, p, c, true);
+}

@@ -1,0 +1,45 @@
+/*
+ * gemm.c: kernel=gemm dims=MxKxN (or BxMxKxN): C[M,N] = A[M,K] B[K,N], B
+ * independent products (a batched matmul, XLA's dot with a batch
+ * dimension), as the library or compiler runs it in one kernel.
+ *
+ * Cost: the matrix engine's time for the products (matrix.c: padding,
+ * passes and fill on a systolic array; CTA tiles, waves and split-K on
+ * tensor cores) and, at the same time, the operands' HBM traffic: A and B
+ * read once, C written once, in the op's dtype (the compulsory traffic;
+ * re-reads of a block are served from VMEM or L2), at the unit's
+ * achievable rate; the slower of the two; then the unit's kernel_launch.
+ * Nominal: 2 B M K N flops and those bytes.
+ */
+#include "kernel/kernel_rows.h"
+
+typedef struct gemm_dims {
+    uint64_t b, m, k, n;
+} gemm_dims;
+
+static gemm_dims dims_of(const strata_kernel_problem *p)
+{
+    const uint64_t *d = p->dims;
+    if (p->n_dims == 4)
+        return (gemm_dims){d[0], d[1], d[2], d[3]};
+    return (gemm_dims){1, d[0], d[1], d[2]};
+}
+
+void strata_kernel_gemm_nominal(const strata_kernel_problem *p, double *flops, double *bytes)
+{
+    gemm_dims g = dims_of(p);
+    double b = (double)g.b, m = (double)g.m, k = (double)g.k, n = (double)g.n;
+    *flops = 2.0 * b * m * k * n;
+    *bytes = b * (m * k + k * n + m * n) * strata_kernel_elem_bytes(p);
+}
+
+void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, strata_kernel_cost *c)
+{
+    gemm_dims g = dims_of(p);
+    double flops = 0, bytes = 0;
+    strata_kernel_gemm_nominal(p, &flops, &bytes);
+    strata_kernel_term_add(c, "flops (2BMKN)", flops, "FLOP");
+    double mm = strata_kernel_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), g.b, g.m, g.k, g.n, c);
+    strata_kernel_term_add(c, "matrix engine time", mm, "s");
+    strata_kernel_finish(hw, unit, c, flops, mm, bytes, "HBM bytes (A, B read, C written once)");
+}

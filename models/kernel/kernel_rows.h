@@ -1,0 +1,41 @@
+/*
+ * kernel_rows.h: the hooks of the kernel table's rows (kernel.c), one
+ * file each, and the matrix engines they share (matrix.c). Not for use
+ * outside models/kernel/.
+ */
+#ifndef STRATA_KERNEL_ROWS_H
+#define STRATA_KERNEL_ROWS_H
+
+#include "kernel/kernel.h"
+
+/* gemm.c */
+void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, strata_kernel_cost *c);
+void strata_kernel_gemm_nominal(const strata_kernel_problem *p, double *flops, double *bytes);
+/* flash_attention.c */
+void strata_kernel_flash_fwd_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
+                                  strata_kernel_cost *c);
+void strata_kernel_flash_bwd_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
+                                  strata_kernel_cost *c);
+void strata_kernel_flash_fwd_nominal(const strata_kernel_problem *p, double *flops, double *bytes);
+void strata_kernel_flash_bwd_nominal(const strata_kernel_problem *p, double *flops, double *bytes);
+/* elementwise.c */
+void strata_kernel_elementwise_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
+                                    strata_kernel_cost *c);
+void strata_kernel_transcendental_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
+                                       strata_kernel_cost *c);
+void strata_kernel_elementwise_nominal(const strata_kernel_problem *p, double *flops, double *bytes);
+
+/* matrix.c: the time of `batch` independent products M x K x N on the
+ * unit's matrix engine (systolic array or CTA tiles), at its peak for
+ * dtype times its matrix efficiency; terms appended to c. */
+double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
+                                 uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c);
+/* Fills c's totals: nominal flops, the unit's busy time, the HBM bytes
+ * (over the unit's stream efficiency) and its kernel_launch; appends the
+ * bytes, memory time and launch terms (`bytes_what` names the bytes). */
+void strata_kernel_finish(const strata_hw *hw, uint32_t unit, strata_kernel_cost *c, double flops, double busy_s,
+                          double bytes, const char *bytes_what);
+/* The achievable rate of the unit's operand memory, bytes/s. */
+double strata_kernel_stream_rate(const strata_hw *hw, uint32_t unit);
+
+#endif

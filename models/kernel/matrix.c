@@ -1,0 +1,155 @@
+/*
+ * matrix.c: how long a unit's matrix engine takes for a matrix product,
+ * shared by the kernels that multiply matrices (gemm.c, flash_attention.c).
+ *
+ * Systolic (TPU MXU; docs/hardware.md, "Kernels"):
+ *   - the array holds a side x side tile of the right operand (the
+ *     weights); K and N are padded up to multiples of the side, and the
+ *     rows of the left operand stream through it in groups of 8 (a vector
+ *     register's sublanes), so M is padded to a multiple of 8;
+ *   - a pass streams the M rows through one weight tile; there are
+ *     ceil(K/side) x ceil(N/side) passes per product, spread over the
+ *     unit's arrays (mxus per core x cores of a megacore), whole passes to
+ *     each, so the busiest array does ceil(passes / arrays) of them;
+ *   - a pass takes M_pad cycles (one row a cycle), and no less than the
+ *     side: loading the next weight tile (side rows) hides under a pass
+ *     only if the pass is at least that long;
+ *   - the pipeline's fill and drain (`fill` cycles, default 2 x side) are
+ *     paid once per kernel;
+ *   - the clock follows from the peak: peak / (arrays x side^2 x 2).
+ * Tiles (GPU tensor cores; NVIDIA's Matrix Multiplication Background
+ * guide, sections 2.3, 3.1 and 3.2):
+ *   - the output is computed in CTA tiles Mt x Nt (tile quantization: the
+ *     edge tiles cost a whole tile); tiles run in waves of one per SM (wave
+ *     quantization): waves = ceil(tiles x split / SMs);
+ *   - a tile's time is 2 Mt Nt K / (the SM's share of the peak times the
+ *     matrix efficiency), slowed when its operands (Mt + Nt elements per
+ *     k step for Mt Nt MACs) arrive slower than `operand_feed`;
+ *   - split-K: s CTAs share a tile's K, K / s each, then a reduction of
+ *     their s partial f32 outputs through the operand memory (written and
+ *     read back once). As cublasLt.h documents it (CUBLASLT_ALGO_CONFIG_
+ *     SPLITK_NUM: "SPLITK_NUM parts of matrix multiplication will be
+ *     computed in parallel, and then results accumulated according to
+ *     REDUCTION_SCHEME", a count, not a power of two) and CUTLASS runs it
+ *     (GemmSplitKParallel: grid.z = the slices, then ReduceSplitK), the
+ *     tiles x s CTAs are one grid that runs in as many waves as it needs:
+ *     on 108 SMs a split of 5 turns one wave of 64 tiles, which leaves 44
+ *     SMs idle, into 3 waves of a fifth of K;
+ *   - the library's choice is modelled as the fastest of the unit's
+ *     `cta_tiles` and splits 1 to 16 with at least 64 of K per slice (an
+ *     ESTIMATE of cuBLAS's heuristic, which is not public; CUTLASS's
+ *     profiler picks the same way, by search);
+ *   - not modelled: stream-K (CUTLASS's ThreadblockSwizzleStreamK, an even
+ *     share of the MAC iterations per SM with partial tiles fixed up through
+ *     a workspace). As one more choice for the fastest pick it lowers every
+ *     shape with a partial last wave, while the model has no per-tile
+ *     prologue and epilogue for its fixup to compete with
+ *     (docs/validation.md, "Kernels").
+ */
+#include "kernel/kernel_rows.h"
+#include <math.h>
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return b ? (a + b - 1) / b : 0;
+}
+
+double strata_kernel_stream_rate(const strata_hw *hw, uint32_t unit)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
+    double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
+    return m ? m->bandwidth * eff : 0;
+}
+
+static double systolic_time(const strata_compute_spec *u, double peak, uint64_t batch, uint64_t m, uint64_t k,
+                            uint64_t n, strata_kernel_cost *c)
+{
+    const strata_kernel_spec *ks = &u->kernel;
+    uint64_t side = ks->side;
+    uint64_t arrays = (uint64_t)ks->mxus * ks->cores;
+    double clock = peak / ((double)arrays * (double)side * (double)side * 2.0);
+    uint64_t m_pad = ceil_div(m, 8) * 8;
+    uint64_t passes = batch * ceil_div(k, side) * ceil_div(n, side);
+    uint64_t per_array = ceil_div(passes, arrays);
+    uint64_t per_pass = m_pad > side ? m_pad : side;
+    uint64_t fill = ks->fill ? ks->fill : 2 * side;
+    double cycles = (double)per_array * (double)per_pass + (double)fill;
+    double eff = ks->matrix_efficiency > 0 ? ks->matrix_efficiency : 1.0;
+    strata_kernel_term_add(c, "systolic side", (double)side, "");
+    strata_kernel_term_add(c, "M padded to 8 rows", (double)m_pad, "");
+    strata_kernel_term_add(c, "K tiles", (double)ceil_div(k, side), "");
+    strata_kernel_term_add(c, "N tiles", (double)ceil_div(n, side), "");
+    strata_kernel_term_add(c, "passes (weight tiles x batch)", (double)passes, "");
+    strata_kernel_term_add(c, "arrays (mxus x cores)", (double)arrays, "");
+    strata_kernel_term_add(c, "passes on the busiest array", (double)per_array, "");
+    strata_kernel_term_add(c, "cycles a pass", (double)per_pass, "");
+    strata_kernel_term_add(c, "fill and drain cycles", (double)fill, "");
+    strata_kernel_term_add(c, "clock (peak / arrays / side^2 / 2)", clock, "Hz");
+    strata_kernel_term_add(c, "matrix efficiency", eff, "");
+    return cycles / clock / eff;
+}
+
+typedef struct tile_choice {
+    double t;
+    uint32_t mt, nt, split;
+    uint64_t tiles, waves;
+    double feed_eff;
+} tile_choice;
+
+/* One tile and split: its time, or INFINITY when the split does not fit. */
+static double tile_time(const strata_hw *hw, uint32_t unit, double per_sm, double elem, uint64_t batch, uint64_t m,
+                        uint64_t k, uint64_t n, uint32_t mt, uint32_t nt, uint32_t split, tile_choice *out)
+{
+    const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
+    uint64_t tiles = batch * ceil_div(m, mt) * ceil_div(n, nt);
+    if (split > 1 && ceil_div(k, split) < 64)
+        return INFINITY;
+    /* operands per second a tile needs: (Mt + Nt) elements each k step of Mt Nt MACs */
+    double need = per_sm / 2.0 * (double)(mt + nt) / ((double)mt * (double)nt) * elem;
+    double feed_eff = ks->operand_feed > 0 && need > ks->operand_feed ? ks->operand_feed / need : 1.0;
+    uint64_t waves = ceil_div(tiles * split, ks->sms); /* the grid: every tile's s slices */
+    double t = (double)waves * 2.0 * mt * nt * (double)ceil_div(k, split) / (per_sm * feed_eff);
+    if (split > 1) /* s partial f32 outputs written and read back */
+        t += (double)(batch * m * n) * 4.0 * split * 2.0 / strata_kernel_stream_rate(hw, unit);
+    *out = (tile_choice){t, mt, nt, split, tiles, waves, feed_eff};
+    return t;
+}
+
+static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, double elem, uint64_t batch, uint64_t m,
+                         uint64_t k, uint64_t n, strata_kernel_cost *c)
+{
+    const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
+    double eff = ks->matrix_efficiency > 0 ? ks->matrix_efficiency : 1.0;
+    double per_sm = peak * eff / ks->sms;
+    tile_choice best = {INFINITY, 0, 0, 1, 0, 0, 1};
+    for (uint32_t i = 0; i < ks->n_cta_tiles; i++)
+        for (uint32_t split = 1; split <= 16; split++) {
+            tile_choice t;
+            if (tile_time(hw, unit, per_sm, elem, batch, m, k, n, ks->cta_tiles[i][0], ks->cta_tiles[i][1], split, &t) <
+                best.t)
+                best = t;
+        }
+    strata_kernel_term_add(c, "CTA tile M", best.mt, "");
+    strata_kernel_term_add(c, "CTA tile N", best.nt, "");
+    strata_kernel_term_add(c, "split-K", best.split, "");
+    strata_kernel_term_add(c, "tiles", (double)best.tiles, "");
+    strata_kernel_term_add(c, "CTAs (tiles x split-K)", (double)(best.tiles * best.split), "");
+    strata_kernel_term_add(c, "waves over the SMs", (double)best.waves, "");
+    strata_kernel_term_add(c, "SMs", ks->sms, "");
+    strata_kernel_term_add(c, "matrix efficiency", eff, "");
+    strata_kernel_term_add(c, "operand feed efficiency", best.feed_eff, "");
+    return isfinite(best.t) ? best.t : 0;
+}
+
+double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
+                                 uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    double peak = strata_hw_compute_flops(hw, unit, dtype);
+    if (peak <= 0 || batch == 0 || m == 0 || k == 0 || n == 0)
+        return 0;
+    if (u->kernel.matrix == STRATA_MATRIX_SYSTOLIC)
+        return systolic_time(u, peak, batch, m, k, n, c);
+    return tiles_time(hw, unit, peak, elem_bytes, batch, m, k, n, c);
+}

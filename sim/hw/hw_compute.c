@@ -1,0 +1,235 @@
+/*
+ * hw_compute.c: one [compute NAME] group of the hardware file (hw.h): its
+ * peak rates, operand memory, overheads and systolic tile, and the figures
+ * of the kernel models (strata_kernel_spec, models/kernel/kernel.h) that a
+ * unit opts into with `matrix = systolic` or `matrix = tiles`.
+ *
+ * The kernel keys are declared once, in kernel_keys[] below: hw.c lists
+ * them among the group's known keys and in `--help` after `matrix`, and
+ * load_kernel() reads them. A kernel key on a unit without `matrix` is an
+ * error (it would do nothing); so is a key of the other engine (sms on a
+ * systolic unit, mxus on a tiled one).
+ *
+ * Invariants: a unit with matrix NONE has an all-zero kernel spec; with
+ * matrix set, every count is at least 1, efficiencies are in (0, 1] and
+ * rates are above 0 where given (0: the documented default).
+ */
+#include "hw/hw_internal.h"
+#include <string.h>
+#include "core/units.h"
+
+typedef enum { FOR_BOTH, FOR_SYSTOLIC, FOR_TILES } key_scope;
+
+typedef struct kernel_key {
+    const char *name;
+    key_scope scope;
+    const char *description;
+} kernel_key;
+
+static const kernel_key kernel_keys[] = {
+    {"side", FOR_SYSTOLIC, "the systolic array's side, 8 to 4096 (default: tile; required without tile)"},
+    {"mxus", FOR_SYSTOLIC, "systolic arrays per core, 1 to 64 (default 1)"},
+    {"cores", FOR_SYSTOLIC, "cores one kernel is split over (a megacore's 2), 1 to 16 (default 1)"},
+    {"fill", FOR_SYSTOLIC, "cycles to fill and drain the array once, 0 to 100000 (default 2 x tile)"},
+    {"sms", FOR_TILES, "streaming multiprocessors, 1 to 4096 (required with matrix = tiles)"},
+    {"cta_tiles", FOR_TILES, "the CTA tiles M x N the library picks among, such as 256x128,128x128 (required)"},
+    {"operand_feed", FOR_TILES, "bytes per second of operands one SM receives from L2 (default: unbounded)"},
+    {"matrix_efficiency", FOR_BOTH, "sustained fraction of the matrix peak, above 0 to 1 (default 1)"},
+    {"stream_efficiency", FOR_BOTH, "fraction of the operand memory's bandwidth a kernel streams at (default 1)"},
+    {"kernel_launch", FOR_BOTH, "time each kernel op adds: launch and first tile, 0 to 1 s (default 0)"},
+    {"vector_flops", FOR_BOTH, "elementwise rate of the vector unit (default: flops)"},
+    {"transcendental_flops", FOR_BOTH, "exp, log, tanh per second (default: vector_flops)"},
+    {NULL, FOR_BOTH, NULL},
+};
+
+char *hw_kernel_describe(void)
+{
+    return g_strdup("systolic (TPU MXUs) or tiles (GPU tensor cores): ops that name a kernel= are timed by "
+                    "its model (models/kernel) on this unit, with the keys below (default: none, the roofline)");
+}
+
+void hw_kernel_keys(GPtrArray *known, GString *help, const char *indent)
+{
+    for (const kernel_key *k = kernel_keys; k->name; k++) {
+        if (known)
+            g_ptr_array_add(known, (gpointer)k->name);
+        if (help)
+            g_string_append_printf(help, "%s  %s: %s\n", indent, k->name, k->description);
+    }
+}
+
+/* A fraction in (0, 1], def when absent. */
+static bool get_fraction(const hw_load_ctx *ctx, const char *group, const char *key, double def, double *out,
+                         GError **err)
+{
+    *out = def;
+    if (!strata_keyfile_has_key(ctx->k, group, key))
+        return true;
+    char *v = hw_get_raw(ctx, group, key);
+    char *end = NULL;
+    double x = g_ascii_strtod(v, &end);
+    bool ok = end && end != v && *end == '\0' && x > 0 && x <= 1;
+    if (ok)
+        *out = x;
+    else
+        hw_fail_value(ctx, err, group, key, "a fraction above 0 and at most 1, such as 0.8", v);
+    g_free(v);
+    return ok;
+}
+
+static bool get_optional_rate(const hw_load_ctx *ctx, const char *group, const char *key, bool bandwidth, double *out,
+                              GError **err)
+{
+    *out = 0;
+    if (!strata_keyfile_has_key(ctx->k, group, key))
+        return true;
+    return bandwidth ? hw_get_bandwidth(ctx, group, key, out, err) : hw_get_flop_rate(ctx, group, key, out, err);
+}
+
+/* cta_tiles = 256x128,128x256,... */
+static bool get_cta_tiles(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)
+{
+    char *v = hw_get_raw(ctx, group, "cta_tiles");
+    if (!v) {
+        hw_fail(ctx, err, group, NULL, "missing required key 'cta_tiles' (with matrix = tiles)");
+        return false;
+    }
+    char **parts = g_strsplit(v, ",", -1);
+    bool ok = parts[0] != NULL;
+    for (guint i = 0; ok && parts[i]; i++) {
+        uint64_t m = 0, n = 0;
+        char **mn = g_strsplit(g_strstrip(parts[i]), "x", 3);
+        ok = i < STRATA_MAX_CTA_TILES && mn[0] && mn[1] && !mn[2] && strata_parse_u64(mn[0], &m, NULL) &&
+             strata_parse_u64(mn[1], &n, NULL) && m >= 8 && m <= 1024 && n >= 8 && n <= 1024;
+        if (ok) {
+            k->cta_tiles[i][0] = (uint32_t)m;
+            k->cta_tiles[i][1] = (uint32_t)n;
+            k->n_cta_tiles = i + 1;
+        }
+        g_strfreev(mn);
+    }
+    if (!ok)
+        hw_fail_value(ctx, err, group, "cta_tiles", "up to 16 tiles MxN such as 256x128,128x128 (each 8 to 1024)", v);
+    g_strfreev(parts);
+    g_free(v);
+    return ok;
+}
+
+/* No key of the other engine, and none at all without matrix. */
+static bool check_scope(const hw_load_ctx *ctx, const char *group, strata_matrix_kind matrix, GError **err)
+{
+    for (const kernel_key *k = kernel_keys; k->name; k++) {
+        if (!strata_keyfile_has_key(ctx->k, group, k->name))
+            continue;
+        bool wrong = matrix == STRATA_MATRIX_NONE || (k->scope == FOR_SYSTOLIC && matrix != STRATA_MATRIX_SYSTOLIC) ||
+                     (k->scope == FOR_TILES && matrix != STRATA_MATRIX_TILES);
+        if (wrong) {
+            hw_fail(ctx, err, group, k->name, "expected it only with matrix = %s",
+                    k->scope == FOR_TILES ? "tiles" : k->scope == FOR_SYSTOLIC ? "systolic" : "systolic or tiles");
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool load_kernel(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)
+{
+    *k = (strata_kernel_spec){0};
+    char *matrix = hw_get_text(ctx, group, "matrix");
+    if (matrix) {
+        g_strstrip(matrix);
+        if (strcmp(matrix, "systolic") == 0)
+            k->matrix = STRATA_MATRIX_SYSTOLIC;
+        else if (strcmp(matrix, "tiles") == 0)
+            k->matrix = STRATA_MATRIX_TILES;
+        else {
+            hw_fail_value(ctx, err, group, "matrix", "systolic or tiles", matrix);
+            g_free(matrix);
+            return false;
+        }
+        g_free(matrix);
+    }
+    if (!check_scope(ctx, group, k->matrix, err))
+        return false;
+    if (k->matrix == STRATA_MATRIX_NONE)
+        return true;
+    bool tiles = k->matrix == STRATA_MATRIX_TILES;
+    if (tiles && !strata_keyfile_has_key(ctx->k, group, "sms")) {
+        hw_fail(ctx, err, group, NULL, "missing required key 'sms' (with matrix = tiles)");
+        return false;
+    }
+    return hw_get_count(ctx, group, "side", 8, 4096, 0, NULL, &k->side, err) &&
+           hw_get_count(ctx, group, "mxus", 1, 64, 1, NULL, &k->mxus, err) &&
+           hw_get_count(ctx, group, "cores", 1, 16, 1, NULL, &k->cores, err) &&
+           hw_get_count(ctx, group, "fill", 0, 100000, 0, NULL, &k->fill, err) &&
+           hw_get_count(ctx, group, "sms", 1, 4096, 1, NULL, &k->sms, err) && (!tiles || get_cta_tiles(ctx, group, k, err)) &&
+           get_optional_rate(ctx, group, "operand_feed", true, &k->operand_feed, err) &&
+           get_fraction(ctx, group, "matrix_efficiency", 1.0, &k->matrix_efficiency, err) &&
+           get_fraction(ctx, group, "stream_efficiency", 1.0, &k->stream_efficiency, err) &&
+           hw_get_time(ctx, group, "kernel_launch", &k->kernel_launch, err) &&
+           get_optional_rate(ctx, group, "vector_flops", false, &k->vector_flops, err) &&
+           get_optional_rate(ctx, group, "transcendental_flops", false, &k->transcendental_flops, err);
+}
+
+static char *dtype_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (int d = 1; d < STRATA_DTYPE__COUNT; d++)
+        g_string_append_printf(s, "%s%s", d > 1 ? ", " : "", strata_dtype_name((strata_dtype)d));
+    return g_string_free(s, FALSE);
+}
+
+/* flops.DTYPE = RATE lines into c->flops_by_dtype. */
+static bool load_dtype_rates(const hw_load_ctx *ctx, const char *group, strata_compute_spec *c, GError **err)
+{
+    char **keys = strata_keyfile_keys(ctx->k, group, NULL);
+    bool ok = true;
+    for (guint k = 0; ok && keys && keys[k]; k++) {
+        if (!g_str_has_prefix(keys[k], "flops."))
+            continue;
+        const char *dname = keys[k] + strlen("flops.");
+        strata_dtype dtype = STRATA_DTYPE_NONE;
+        if (!strata_dtype_from_name(dname, &dtype) || dtype == STRATA_DTYPE_NONE) {
+            char *known = dtype_names();
+            hw_fail(ctx, err, group, keys[k], "unknown dtype '%s' (dtypes: %s)", dname, known);
+            g_free(known);
+            ok = false;
+        } else {
+            ok = hw_get_flop_rate(ctx, group, keys[k], &c->flops_by_dtype[dtype], err);
+        }
+    }
+    g_strfreev(keys);
+    return ok;
+}
+
+bool hw_load_compute(const hw_load_ctx *ctx, strata_hw *hw, const char *group, const char *name, GError **err)
+{
+    strata_compute_spec c = {0};
+    c.name = g_string_chunk_insert_const(hw->strings, name);
+    c.operands = hw->default_memory;
+    c.base = hw->computes->len;
+
+    if (!hw_get_flop_rate(ctx, group, "flops", &c.flops, err) ||
+        !hw_get_time(ctx, group, "overhead", &c.overhead, err) || !hw_get_time(ctx, group, "launch", &c.launch, err) ||
+        (strata_keyfile_has_key(ctx->k, group, "tile") && !hw_get_size(ctx, group, "tile", &c.tile, err)) ||
+        !load_dtype_rates(ctx, group, &c, err) || !load_kernel(ctx, group, &c.kernel, err))
+        return false;
+    if (c.kernel.matrix == STRATA_MATRIX_SYSTOLIC && c.kernel.side == 0) {
+        if (c.tile == 0 || c.tile > 4096) {
+            hw_fail(ctx, err, group, "matrix", "expected side = N (or tile = N) with matrix = systolic: the array's side");
+            return false;
+        }
+        c.kernel.side = (uint32_t)c.tile;
+    }
+
+    char *operands = hw_get_text(ctx, group, "operands");
+    if (operands) {
+        int index = hw_get_memory_ref(ctx, hw, group, "operands", g_strstrip(operands), err);
+        g_free(operands);
+        if (index < 0)
+            return false;
+        c.operands = (uint32_t)index;
+    }
+    g_array_append_val(hw->computes, c);
+    return true;
+}

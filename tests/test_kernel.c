@@ -1,0 +1,227 @@
+/* test_kernel.c: the kernel cost models (models/kernel/kernel.h) on a
+ * made-up unit whose figures make the hand arithmetic short:
+ *   systolic: one 128 x 128 array at 1 GHz (peak 128 x 128 x 2 x 1e9 =
+ *   32.768 TFLOP/s), fill and drain 2 x 128 = 256 cycles, HBM 1 TB/s,
+ *   kernel_launch 1 us;
+ * and the trace side: a kernel op on a unit without a matrix engine keeps
+ * the roofline, and bad kernel ops are refused at their line. */
+#include <math.h>
+#include <string.h>
+#include "testutil.h"
+#include "hw/hw.h"
+#include "kernel/kernel.h"
+
+static const char *head = "[hardware]\nname = t\n[memory hbm]\nkind = device\ncapacity = 16GiB\nbandwidth = 1TB/s\n"
+                          "[compute mxu]\nflops = 32.768TFLOP/s\n";
+static const char *systolic = "matrix = systolic\nside = 128\nkernel_launch = 1us\n";
+
+static strata_hw *unit(const char *keys)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_test_load_hw_text(head, keys, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    return hw;
+}
+
+static double term(const strata_kernel_cost *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->n_terms; i++)
+        if (strcmp(c->terms[i].name, name) == 0)
+            return c->terms[i].value;
+    ck_abort_msg("no term '%s'", name);
+    return 0;
+}
+
+static void cost(const strata_hw *hw, const char *kernel, const uint64_t *dims, uint32_t n, bool causal,
+                 strata_kernel_cost *c)
+{
+    strata_kernel_problem p = {.n_dims = n, .dims = dims, .causal = causal, .dtype = STRATA_DTYPE_BF16};
+    strata_kernel_cost_of(strata_kernel_find(kernel), hw, 0, &p, c);
+}
+
+/* 129 x 129 x 129: K and N pad to two 128-tiles each (4 weight tiles, 4
+ * passes on the one array), M to 136 rows (8-row groups): 4 x 136 + 256
+ * cycles = 800 ns at 1 GHz. */
+START_TEST(gemm_129_pads_to_two_tiles_per_dimension)
+{
+    strata_hw *hw = unit(systolic);
+    uint64_t d[] = {129, 129, 129};
+    strata_kernel_cost c;
+    cost(hw, "gemm", d, 3, false, &c);
+    ck_assert_double_eq(term(&c, "K tiles"), 2);
+    ck_assert_double_eq(term(&c, "N tiles"), 2);
+    ck_assert_double_eq(term(&c, "M padded to 8 rows"), 136);
+    ck_assert_double_eq(term(&c, "passes (weight tiles x batch)"), 4);
+    ck_assert_double_eq_tol(c.compute_s, 800e-9, 1e-15);
+    ck_assert_double_eq_tol(c.fixed_s, 1e-6, 1e-15);
+    ck_assert_double_eq(c.flops, 2.0 * 129 * 129 * 129);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* Smaller than one tile: one pass, no shorter than the 128 cycles of the
+ * weight tile's load, plus the fill: 128 + 256 = 384 ns, the same for 8^3
+ * and 100^3 (the floor); 128^3 is the same pass, 129^3 more. */
+START_TEST(gemm_below_one_tile_pays_the_floor)
+{
+    strata_hw *hw = unit(systolic);
+    uint64_t small[] = {8, 8, 8}, mid[] = {100, 100, 100}, full[] = {128, 128, 128};
+    strata_kernel_cost a, b, f;
+    cost(hw, "gemm", small, 3, false, &a);
+    cost(hw, "gemm", mid, 3, false, &b);
+    cost(hw, "gemm", full, 3, false, &f);
+    ck_assert_double_eq_tol(a.compute_s, 384e-9, 1e-15);
+    ck_assert_double_eq_tol(b.compute_s, 384e-9, 1e-15);
+    ck_assert_double_eq_tol(f.compute_s, 384e-9, 1e-15);
+    /* the op's whole time: max(384 ns, bytes / 1 TB/s) + 1 us */
+    ck_assert_double_eq(a.bytes, 3 * 8 * 8 * 2);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* Flash forward, B = H = 1, Sq = Skv = 256, D = 64, blocks 128 x 128 on a
+ * systolic unit: 2 x 2 = 4 block pairs. HBM bytes = (2 Sq D + 2 Bc D pairs)
+ * x 2 + 4 Sq = (32768 + 65536) x 2 + 1024 = 197632; causal: 1 + 2 = 3
+ * pairs, (32768 + 49152) x 2 + 1024 = 164864. */
+START_TEST(flash_hbm_bytes_by_block_size)
+{
+    strata_hw *hw = unit(systolic);
+    uint64_t d[] = {1, 1, 256, 256, 64};
+    strata_kernel_cost c;
+    cost(hw, "flash-attention", d, 5, false, &c);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 4);
+    ck_assert_double_eq(c.bytes_nominal, 197632);
+    cost(hw, "flash-attention", d, 5, true, &c);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 3);
+    ck_assert_double_eq(c.bytes_nominal, 164864);
+    ck_assert_double_eq(c.flops, 4.0 * 256 * 256 * 64 / 2);
+    strata_hw_free(hw);
+    /* on tensor cores FlashAttention-2 takes 128 x 64 blocks at head dim 128: 2 x 4 pairs */
+    hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\n");
+    uint64_t d128[] = {1, 1, 256, 256, 128};
+    cost(hw, "flash-attention", d128, 5, false, &c);
+    ck_assert_double_eq(term(&c, "block columns Bc"), 64);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 8);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* Tiles: 256 x 256 x 1024 on 4 SMs with 128 x 128 tiles is 4 tiles, one
+ * wave; each 2 x 128 x 128 x 1024 flops at 32.768e12 / 4 per SM = 4 us
+ * (a split of 2 would take 2 waves of 2 us and a reduction: slower).
+ * One more row, 257 x 256 x 1024: 6 tiles, 2 waves of 4 us = 8 us without
+ * a split; split-K 2 makes 12 CTAs, 3 waves of half of K (2 us each), then
+ * 2 partial f32 outputs written and read back, 257 x 256 x 4 x 2 x 2 bytes
+ * at 1 TB/s = 1.052672 us: 7.052672 us. Split 3 (5 waves of 342 of K,
+ * 6.68 us, and 1.58 us), 4 (6 x 1 us and 2.1 us) and more are slower. */
+START_TEST(gemm_tiles_and_waves)
+{
+    strata_hw *hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\n");
+    uint64_t d[] = {256, 1024, 256}, d2[] = {257, 1024, 256};
+    strata_kernel_cost c;
+    cost(hw, "gemm", d, 3, false, &c);
+    ck_assert_double_eq(term(&c, "tiles"), 4);
+    ck_assert_double_eq(term(&c, "waves over the SMs"), 1);
+    ck_assert_double_eq_tol(c.compute_s, 2.0 * 128 * 128 * 1024 / (32.768e12 / 4), 1e-15);
+    ck_assert_double_eq(term(&c, "split-K"), 1);
+    cost(hw, "gemm", d2, 3, false, &c); /* tile quantization, then split-K across waves */
+    ck_assert_double_eq(term(&c, "tiles"), 6);
+    ck_assert_double_eq(term(&c, "split-K"), 2);
+    ck_assert_double_eq(term(&c, "CTAs (tiles x split-K)"), 12);
+    ck_assert_double_eq(term(&c, "waves over the SMs"), 3);
+    ck_assert_double_eq_tol(c.compute_s, 3 * 2.0 * 128 * 128 * 512 / (32.768e12 / 4) + 257.0 * 256 * 16 / 1e12, 1e-15);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* A unit without matrix = keeps the roofline: the op's own flops and bytes. */
+START_TEST(no_matrix_engine_keeps_the_roofline)
+{
+    strata_hw *hw = unit("");
+    uint64_t d[] = {129, 129, 129};
+    strata_kernel_problem p = {.n_dims = 3, .dims = d, .has_flops = true, .flops = 1e9, .has_bytes = true,
+                               .bytes = 4096};
+    strata_kernel_cost c;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, 0, &p, &c);
+    ck_assert_double_eq_tol(c.compute_s, 1e9 / 32.768e12, 1e-18);
+    ck_assert_double_eq(c.bytes, 4096);
+    ck_assert_double_eq(c.fixed_s, 0);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The kernel table, row by row, in its order: each row found by its name,
+ * with its hooks, and the list the binder's error message quotes. A new
+ * kernel adds its row here (docs/extending.md, "A kernel cost model"). */
+START_TEST(kernel_table_lists_every_row)
+{
+    static const char *const rows[] = {"gemm", "flash-attention", "flash-attention-bwd", "elementwise",
+                                       "transcendental"};
+    uint32_t n = 0;
+    for (const strata_kernel_model *k; (k = strata_kernel_at(n)) != NULL; n++) {
+        ck_assert_uint_lt(n, G_N_ELEMENTS(rows));
+        ck_assert_str_eq(k->name, rows[n]);
+        ck_assert_ptr_eq(strata_kernel_find(rows[n]), k);
+        ck_assert_msg(k->cost && k->nominal && k->summary && k->dims_help, "row %s lacks a hook or text", k->name);
+        ck_assert_uint_ge(k->min_dims, 1);
+        ck_assert_uint_le(k->min_dims, k->max_dims);
+    }
+    ck_assert_uint_eq(n, G_N_ELEMENTS(rows));
+    char *names = strata_kernel_names();
+    ck_assert_str_eq(names, "gemm, flash-attention, flash-attention-bwd, elementwise, transcendental");
+    g_free(names);
+    ck_assert_ptr_null(strata_kernel_find("conv"));
+    ck_assert_ptr_null(strata_kernel_find(NULL));
+}
+END_TEST
+
+START_TEST(bad_kernel_keys_refused)
+{
+    strata_test_hw_text_refused(head, "sms = 4\n", "expected it only with matrix");
+    strata_test_hw_text_refused(head, "matrix = systolic\n", "side");
+    strata_test_hw_text_refused(head, "matrix = tiles\nsms = 4\n", "cta_tiles");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\nstream_efficiency = 1.5\n", "fraction");
+    strata_test_hw_text_refused(head, "matrix = magic\n", "systolic or tiles");
+}
+END_TEST
+
+static void refused(const char *line, const char *wanted)
+{
+    char *text = g_strconcat("strata-trace 1\n", line, "\n", NULL);
+    char *trace = strata_test_write_temp("kernel-XXXXXX.trace", text);
+    char *hw = strata_test_source_path("configs/hw/h100.ini");
+    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--trace", trace, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, wanted) && strstr(r.err, ":2:"), "%s lacks '%s'", r.err, wanted);
+    strata_cli_result_clear(&r);
+    g_free(hw);
+    g_free(trace);
+    g_free(text);
+}
+
+START_TEST(bad_kernel_ops_refused_at_their_line)
+{
+    refused("compute x kernel=conv dims=1x2x3", "unknown kernel 'conv' (kernels: gemm, flash-attention");
+    refused("compute x kernel=gemm dims=4x4", "expected dims=MxKxN or BxMxKxN for kernel=gemm, got 2 extents");
+    refused("compute x kernel=gemm dims=4x4x4 mask=causal", "expected no mask=");
+    refused("compute x kernel=flash-attention dims=1x1x8x8x8 mask=sliding", "expected mask=causal");
+    refused("compute x dims=4x4x4", "expected kernel=NAME with dims=");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("kernel");
+    TCase *tc = tcase_create("kernel");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, gemm_129_pads_to_two_tiles_per_dimension);
+    tcase_add_test(tc, gemm_below_one_tile_pays_the_floor);
+    tcase_add_test(tc, flash_hbm_bytes_by_block_size);
+    tcase_add_test(tc, gemm_tiles_and_waves);
+    tcase_add_test(tc, no_matrix_engine_keeps_the_roofline);
+    tcase_add_test(tc, kernel_table_lists_every_row);
+    tcase_add_test(tc, bad_kernel_keys_refused);
+    tcase_add_test(tc, bad_kernel_ops_refused_at_their_line);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
