@@ -30,9 +30,12 @@
  *
  * Prints per case
  *   RESULT name=pods_CASE value=CPU_S baseline=STEPS_CPU_S|- ratio=R|- target=T|- unit=s chips=N ops=..
- *          steps_ops=.. makespan_err=E|- classes=C mode=M
+ *          steps_ops=.. makespan_err=E|- classes=C mode=M makespan_s=S coll_err_max=E|- coll_err_sum=E|- peak_err_max=E|-
  * (makespan_err: the reduced run's makespan against the steps', in %;
- * target: issue 40's, on the reduced run's CPU time) and
+ * target: issue 40's, on the reduced run's CPU time; coll_err_max and
+ * peak_err_max: the largest difference, in %, of a collective's time and of
+ * a memory's peak allocation from the steps'; coll_err_sum: the collectives'
+ * differences summed over their steps' times summed, in %) and
  *   RESULT name=pods_CASE_rss value=PEAK_MIB baseline=STEPS_PEAK_MIB|- ratio=R|- target=T|- unit=MiB
  *
  * Usage: bench_pods [CASE...]   (default: every case)
@@ -40,6 +43,7 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +93,7 @@ typedef struct run_report {
     child_usage use;
     gint64 ops, classes;
     double makespan_s;
+    double coll_err, coll_sum_err, peak_err; /* steps: the reduced run's differences from it, % (-1: none) */
 } run_report;
 
 static void read_results(const char *path, run_report *rep)
@@ -104,6 +109,67 @@ static void read_results(const char *path, run_report *rep)
         rep->classes = c ? json_object_get_int_member(c, "simulated_devices") : 0;
     }
     g_object_unref(parser);
+}
+
+/* The largest relative difference, in %, between a's and b's values of
+ * member `key` of the objects in member `list` (an array, matched by
+ * position, or an object, by member name); -1 when the lists differ.
+ * sum_err: the sum of the absolute differences over the sum of b's, in %. */
+static double max_rel_err(JsonObject *a, JsonObject *b, const char *list, const char *key, double *sum_err)
+{
+    JsonNode *na = json_object_get_member(a, list), *nb = json_object_get_member(b, list);
+    if (!na || !nb || JSON_NODE_TYPE(na) != JSON_NODE_TYPE(nb))
+        return -1;
+    GList *names = JSON_NODE_HOLDS_OBJECT(na) ? json_object_get_members(json_node_get_object(na)) : NULL;
+    guint n = JSON_NODE_HOLDS_ARRAY(na) ? json_array_get_length(json_node_get_array(na)) : g_list_length(names);
+    if (JSON_NODE_HOLDS_ARRAY(na) && json_array_get_length(json_node_get_array(nb)) != n)
+        n = 0;
+    double worst = n ? 0 : -1, diff = 0, total = 0;
+    GList *l = names;
+    for (guint i = 0; i < n; i++) {
+        JsonNode *ea, *eb;
+        if (JSON_NODE_HOLDS_ARRAY(na)) {
+            ea = json_array_get_element(json_node_get_array(na), i);
+            eb = json_array_get_element(json_node_get_array(nb), i);
+        } else {
+            ea = json_object_get_member(json_node_get_object(na), l->data);
+            eb = json_object_get_member(json_node_get_object(nb), l->data);
+            l = l->next;
+        }
+        if (!eb || !JSON_NODE_HOLDS_OBJECT(ea) || !JSON_NODE_HOLDS_OBJECT(eb) ||
+            !json_object_has_member(json_node_get_object(eb), key)) {
+            worst = -1;
+            break;
+        }
+        double va = json_object_get_double_member(json_node_get_object(ea), key);
+        double vb = json_object_get_double_member(json_node_get_object(eb), key);
+        double e = vb != 0 ? 100 * fabs(va - vb) / fabs(vb) : (va != 0 ? 100 : 0);
+        worst = e > worst ? e : worst;
+        diff += fabs(va - vb);
+        total += fabs(vb);
+    }
+    g_list_free(names);
+    *sum_err = worst >= 0 && total > 0 ? 100 * diff / total : -1;
+    return worst;
+}
+
+/* Every collective's time and every memory's peak of the reduced run
+ * (json) against the steps' (steps_json, whose report s gets them): the
+ * largest difference of each and that of the collectives' total time, in %. */
+static void agreement(const char *json, const char *steps_json, run_report *s)
+{
+    JsonParser *pa = json_parser_new(), *pb = json_parser_new();
+    double peak_sum;
+    s->coll_err = s->coll_sum_err = s->peak_err = -1;
+    if (json_parser_load_from_file(pa, json, NULL) && json_parser_load_from_file(pb, steps_json, NULL) &&
+        JSON_NODE_HOLDS_OBJECT(json_parser_get_root(pa)) && JSON_NODE_HOLDS_OBJECT(json_parser_get_root(pb))) {
+        JsonObject *a = json_node_get_object(json_parser_get_root(pa));
+        JsonObject *b = json_node_get_object(json_parser_get_root(pb));
+        s->coll_err = max_rel_err(a, b, "collectives", "time_s", &s->coll_sum_err);
+        s->peak_err = max_rel_err(a, b, "memories", "peak_allocated_bytes", &peak_sum);
+    }
+    g_object_unref(pa);
+    g_object_unref(pb);
 }
 
 /* Runs the case's trace in `mode`, within `timeout` seconds (0: none). */
@@ -156,7 +222,7 @@ static bool generate(const char *strata, const pod_case *c, const char *trace)
 static void print_case(const pod_case *c, const run_report *r, const run_report *s)
 {
     char target[32] = "-", target_mib[32] = "-", err[32] = "-", base[32] = "-", ratio[32] = "-";
-    char base_mib[32] = "-", ratio_mib[32] = "-", steps_ops[32] = "-";
+    char base_mib[32] = "-", ratio_mib[32] = "-", steps_ops[32] = "-", coll[32] = "-", coll_sum[32] = "-", peak[32] = "-";
     if (c->target_s > 0)
         g_snprintf(target, sizeof target, "%g", c->target_s);
     if (c->target_mib > 0)
@@ -168,6 +234,12 @@ static void print_case(const pod_case *c, const run_report *r, const run_report 
         g_snprintf(base_mib, sizeof base_mib, "%.1f", s->use.rss_mib);
         g_snprintf(ratio_mib, sizeof ratio_mib, "%.3f", r->use.rss_mib / s->use.rss_mib);
         g_snprintf(steps_ops, sizeof steps_ops, "%" G_GINT64_FORMAT, s->ops);
+        if (s->coll_err >= 0)
+            g_snprintf(coll, sizeof coll, "%.3f%%", s->coll_err);
+        if (s->coll_sum_err >= 0)
+            g_snprintf(coll_sum, sizeof coll_sum, "%.3f%%", s->coll_sum_err);
+        if (s->peak_err >= 0)
+            g_snprintf(peak, sizeof peak, "%.3f%%", s->peak_err);
     } else if (c->steps) {
         g_snprintf(base, sizeof base, "-");
         g_snprintf(steps_ops, sizeof steps_ops, "unfinished");
@@ -175,9 +247,9 @@ static void print_case(const pod_case *c, const run_report *r, const run_report 
     /* the issue's targets bound the value (target_of=value): a ratio to steps is informative */
     printf("RESULT name=pods_%s value=%.3f baseline=%s ratio=%s target=%s target_of=value unit=s chips=%d "
            "ops=%" G_GINT64_FORMAT " steps_ops=%s makespan_err=%s classes=%" G_GINT64_FORMAT
-           " mode=%s makespan_s=%.9g\n",
+           " mode=%s makespan_s=%.9g coll_err_max=%s coll_err_sum=%s peak_err_max=%s\n",
            c->name, r->use.cpu_s, base, ratio, target, c->chips, r->ops, steps_ops, err, r->classes, c->mode,
-           r->makespan_s);
+           r->makespan_s, coll, coll_sum, peak);
     printf("RESULT name=pods_%s_rss value=%.1f baseline=%s ratio=%s target=%s target_of=value unit=MiB\n", c->name,
            r->use.rss_mib, base_mib, ratio_mib, target_mib);
     fflush(stdout);
@@ -210,6 +282,8 @@ int main(int argc, char **argv)
             r = run_mode(strata, c, trace, json, c->mode, 0);
         if (r.done && c->steps)
             s = run_mode(strata, c, trace, steps_json, "steps", timeout);
+        if (s.done)
+            agreement(json, steps_json, &s);
         if (r.done)
             print_case(c, &r, &s);
         else

@@ -5,7 +5,8 @@
  * Which symmetries are found: a ring of 8 on a ring of 8 (every rotation
  * maps it onto itself: one class, data+1); NVLS over 64 GPUs of one switch
  * in 8 hosts (the schedule is a rotation's, the hosts are no part of it:
- * one class); a torus of 4x4 with a mesh on its axes (both rotations);
+ * one class); a torus of 4x4 with a mesh on its axes (both rotations),
+ * and of 2x8 (data+1 turns the links of the axis of 2 around);
  * the mesh without wrap-around of tpu-v5e-16 (a rotation maps no link of
  * the far end's: none); and no classes for a program with device=, an
  * option of one memory instance, an explicit instance, or no mesh.
@@ -59,6 +60,11 @@ static uint32_t classes_of(const char *hw_name, const char *const *overrides, co
 #define TORUS                                                                                                      \
     "strata-trace 1\noption mesh=data:4,model:4\nalloc buf 1MiB\nall-reduce buf axis=data,model algo=torus\n"      \
     "all-reduce buf axis=model\nfree buf\n"
+/* A torus all-gather along an axis of 2 of test-torus16 resized to 2x8,
+ * and an all-reduce along the other axis. */
+#define TORUS2                                                                                                     \
+    "strata-trace 1\noption mesh=data:2,model:8\nalloc part 512KiB\nalloc buf 1MiB\n"                         \
+    "all-gather buf part axis=data\nall-reduce buf axis=model\nfree buf\nfree part\n"
 /* A ring of 16 laid row by row over test-torus16's 4x4: its rows' ends and
  * its close cross two links, routed (ties broken by the site graph) so
  * that no rotation moves every route onto its image's; data+4 (a torus
@@ -69,6 +75,7 @@ static uint32_t classes_of(const char *hw_name, const char *const *overrides, co
 START_TEST(test_found)
 {
     static const char *const switch64[] = {"hardware.devices=64", "hardware.devices_per_host=8", NULL};
+    static const char *const torus2x8[] = {"interconnect.ici.dims=2x8", NULL};
     static const struct {
         const char *hw;
         const char *const *set;
@@ -83,6 +90,7 @@ START_TEST(test_found)
         {"dgx-h100", switch64,
          "strata-trace 1\noption mesh=data:64\nalloc buf 1MiB\nall-reduce buf axis=data\nfree buf\n", 1, "data+1", STRATA_SPMD_CLASSES, true},
         {"test-torus16", NULL, TORUS, 1, "data+1 model+1", STRATA_SPMD_CLASSES, true},
+        {"test-torus16", torus2x8, TORUS2, 1, "data+1 model+1", STRATA_SPMD_CLASSES, true},
         {"tpu-v5e-16", NULL,
          "strata-trace 1\noption mesh=data:4,model:4\nalloc buf 1MiB\nall-reduce buf axis=model\nfree buf\n", 0, "", STRATA_SPMD_CLASSES, true},
         {"test-ring8", NULL,
@@ -114,12 +122,12 @@ typedef struct figures {
     JsonObject *root;
 } figures;
 
-static figures run(const char *dir, const char *trace, const char *hw, const char *mode)
+static figures run(const char *dir, const char *trace, const char *hw, const char *set, const char *mode)
 {
     char *json = g_strdup_printf("%s/%s.json", dir, mode);
     char *hw_path = strata_test_source_path(hw);
-    strata_cli_result r =
-        strata_test_cli("run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode, "--json", json, NULL);
+    strata_cli_result r = strata_test_cli("run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode,
+                                          "--json", json, set ? "--set" : NULL, set, NULL);
     ck_assert_msg(r.status == 0, "%s %s: %s", hw, mode, r.err);
     strata_cli_result_clear(&r);
     figures f = {.parser = json_parser_new()};
@@ -151,10 +159,11 @@ static void same_members(const figures *a, const figures *b, const char *group, 
     g_list_free(names);
 }
 
-/* Runs trace both ways: the classes give the full run's figures from fewer ops. */
-static void agree(const char *dir, const char *trace, const char *hw, const char *mode, bool links)
+/* Runs trace both ways (with --set `set` unless NULL): the classes give the
+ * full run's figures from fewer ops. */
+static void agree(const char *dir, const char *trace, const char *hw, const char *set, const char *mode, bool links)
 {
-    figures c = run(dir, trace, hw, mode), p = run(dir, trace, hw, "phases");
+    figures c = run(dir, trace, hw, set, mode), p = run(dir, trace, hw, set, "phases");
     close_to(json_object_get_double_member(c.root, "makespan_s"), json_object_get_double_member(p.root, "makespan_s"),
              "makespan", hw);
     ck_assert_msg(json_object_has_member(c.root, "classes"), "%s: no classes", trace);
@@ -198,21 +207,27 @@ START_TEST(test_agrees_with_phases)
     static const char *const fsdp[] = {"transformer", "mesh=data:8", "sharding=fsdp", "layers=2", "prefetch=2", NULL};
     static const char *const nvls[] = {"collective", "devices=8", NULL};
     char *t = gen(dir, "fsdp", fsdp);
-    agree(dir, t, "configs/hw/test-ring8.ini", "classes", true);
-    agree(dir, t, "configs/hw/test-switch8.ini", "classes", true);
+    agree(dir, t, "configs/hw/test-ring8.ini", NULL, "classes", true);
+    agree(dir, t, "configs/hw/test-switch8.ini", NULL, "classes", true);
     g_free(t);
     t = gen(dir, "nvls", nvls);
-    agree(dir, t, "configs/hw/dgx-h100.ini", "classes", true);
+    agree(dir, t, "configs/hw/dgx-h100.ini", NULL, "classes", true);
     g_free(t);
     t = g_strdup_printf("%s/torus.trace", dir);
     ck_assert(g_file_set_contents(t, TORUS, -1, NULL));
-    agree(dir, t, "configs/hw/test-torus16.ini", "classes", true);
+    agree(dir, t, "configs/hw/test-torus16.ini", NULL, "classes", true);
+    g_free(t);
+    /* a torus axis of 2: data+1 turns each of its links around (both
+     * directions one orbit; the quotient carries them one way) */
+    t = g_strdup_printf("%s/torus2.trace", dir);
+    ck_assert(g_file_set_contents(t, TORUS2, -1, NULL));
+    agree(dir, t, "configs/hw/test-torus16.ini", "interconnect.ici.dims=2x8", "classes", true);
     g_free(t);
     /* fast: the ring of 16 row by row (no link carries two of a round's
      * copies: the quotient is the full run's); links report their orbit's */
     t = g_strdup_printf("%s/ring16.trace", dir);
     ck_assert(g_file_set_contents(t, RING16, -1, NULL));
-    agree(dir, t, "configs/hw/test-torus16.ini", "fast", false);
+    agree(dir, t, "configs/hw/test-torus16.ini", NULL, "fast", false);
     g_free(t);
     strata_test_remove_dir(dir);
     g_free(dir);

@@ -71,12 +71,6 @@ uint32_t engine_quotient_unit(const engine_quotient *q, uint32_t unit)
     return strata_hw_compute_on(q->hw, u->base, strata_spmd_class_rep(q->c, u->device));
 }
 
-uint32_t engine_quotient_link(const engine_quotient *q, uint32_t link)
-{
-    bool forward;
-    return strata_spmd_link_rep(q->c, link, true, &forward);
-}
-
 
 static uint64_t pair_key(uint32_t from, uint32_t dst) { return (uint64_t)from << 32 | dst; }
 
@@ -161,13 +155,21 @@ void engine_quotient_fill(const engine_quotient *q, strata_results *r)
         m->kind = keep.kind;
         m->allocator = keep.allocator;
     }
+    /* a representative link carries its orbits' crossings: where a symmetry
+     * turns a full-duplex link around (a torus axis of 2), both directions
+     * are one orbit, whose crossings the quotient puts on one direction:
+     * the link moves twice its representative's bytes, at the same dates
+     * (the two directions are images of each other), so busy as long */
+    strata_link_result *reps = g_memdup2(r->links->data, r->links->len * sizeof(strata_link_result));
     for (guint i = 0; i < r->links->len; i++) {
-        uint32_t from = engine_quotient_link(q, i);
+        bool f, b;
+        uint32_t from = strata_spmd_link_rep(q->c, i, true, &f);
+        bool turned = strata_hw_link(q->hw, i)->full_duplex && strata_spmd_link_rep(q->c, i, false, &b) == from && f == b;
         strata_link_result *l = &g_array_index(r->links, strata_link_result, i);
-        const strata_link_result *rep = &g_array_index(r->links, strata_link_result, from);
-        l->bytes = rep->bytes;
-        l->busy_s = rep->busy_s;
+        l->bytes = reps[from].bytes * (turned ? 2 : 1);
+        l->busy_s = reps[from].busy_s;
     }
+    g_free(reps);
     for (guint i = 0; i < r->compute->len; i++) {
         strata_compute_result *u = &g_array_index(r->compute, strata_compute_result, i);
         const strata_compute_result *rep = &g_array_index(r->compute, strata_compute_result, engine_quotient_unit(q, i));

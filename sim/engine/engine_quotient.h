@@ -51,14 +51,16 @@ void engine_quotient_sender_hops(const engine_quotient *q, uint32_t sender, cons
  * representative; a host memory never is, a link when either of its
  * directions represents its orbit). */
 bool engine_quotient_has_device(const engine_quotient *q, uint32_t device);
-/* The representative of a memory (a host memory: itself), unit and link. */
+/* The representative of a memory (a host memory: itself) and unit. */
 uint32_t engine_quotient_memory(const engine_quotient *q, uint32_t memory);
 uint32_t engine_quotient_unit(const engine_quotient *q, uint32_t unit);
-uint32_t engine_quotient_link(const engine_quotient *q, uint32_t link);
 
 /* The results of a run on the quotient made whole: each memory, link and
  * unit not simulated gets its representative's figures (filled before:
- * the representatives'; others as the engine left them, unused). */
+ * the representatives'; others as the engine left them, unused); a
+ * full-duplex link whose two directions are one orbit (a symmetry turns
+ * it around: a torus axis of 2) twice its representative's bytes, the
+ * quotient carrying its orbit's crossings one way. */
 void engine_quotient_fill(const engine_quotient *q, strata_results *r);
 /* Each simulated stream's row stands for its class: a row per device, named
  * as that device's (spmd_names.h), the rows ordered by the name's base (in
