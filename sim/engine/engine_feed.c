@@ -15,7 +15,7 @@
  * Second pass (engine_feed_next): lazy. When a stream's actor needs its next op
  * and its queue is empty, bound ops are taken in file order (replayed from
  * the tape, else read again), and appended to their streams' queues until
- * one lands in the asking stream's queue; each op taken reaches the
+ * one is the asking stream's, which takes it straight; each op taken reaches the
  * memories' ledgers then, in file order, and an alloc registers its buffer.
  * A queue is a tape of its own (engine_tape.h, a few bytes an op: a pod's
  * stream far behind in file order makes the others' ops wait there, where
@@ -449,18 +449,18 @@ static void program_op(engine_feed *f, const strata_bound_op *op, const engine_o
  * a pod has thousands of streams. */
 #define QUEUE_CHUNK 1024u
 
-/* Takes one op into its stream's queue, compact (engine_tape.h: a few bytes
- * an op, where a queued engine_op took a few hundred): 1 taken, 0 end, -1
- * error. */
-static int read_one(engine_feed *f, GError **err)
+/* Takes one op in file order: into its stream's queue, compact
+ * (engine_tape.h: a few bytes an op, where a queued engine_op took a few
+ * hundred), or, when it is the asking stream `want`'s (whose queue is then
+ * empty: invariant 1), straight into *op and *x: 2 taken for want, 1
+ * queued, 0 end, -1 error. */
+static int read_one(engine_feed *f, uint32_t want, strata_bound_op *op, engine_op_extra *x, GError **err)
 {
-    strata_bound_op op;
-    engine_op_extra x;
-    int got = take_one(f, &op, &x, err);
-    if (got == 1 && op.stream >= f->queues->len) {
+    int got = take_one(f, op, x, err);
+    if (got == 1 && op->stream >= f->queues->len) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s:%" G_GUINT64_FORMAT ": the trace changed between the engine's two passes",
-                    strata_binder_origin(f->binder), op.line);
+                    strata_binder_origin(f->binder), op->line);
         got = -1;
     }
     if (got <= 0) {
@@ -468,18 +468,20 @@ static int read_one(engine_feed *f, GError **err)
             f->eof = true;
         return got;
     }
-    assert(op.index == f->taken); /* invariant 3 */
+    assert(op->index == f->taken); /* invariant 3 */
     f->taken++;
-    program_op(f, &op, &x);
-    read_in_order(f, &op, &x);
+    program_op(f, op, x);
+    read_in_order(f, op, x);
+    if (op->stream == want)
+        return 2;
     if (!f->keep_labels)
-        x.name = NULL; /* an alloc's is its buffer's, registered */
-    engine_tape *q = g_ptr_array_index(f->queues, op.stream);
+        x->name = NULL; /* an alloc's is its buffer's, registered */
+    engine_tape *q = g_ptr_array_index(f->queues, op->stream);
     if (!q)
-        q = g_ptr_array_index(f->queues, op.stream) = engine_tape_new_sized(SIZE_MAX, QUEUE_CHUNK);
-    if (!engine_tape_put(q, &op, &x)) { /* invariant 1: every bound op fits a tape */
+        q = g_ptr_array_index(f->queues, op->stream) = engine_tape_new_sized(SIZE_MAX, QUEUE_CHUNK);
+    if (!engine_tape_put(q, op, x)) { /* invariant 1: every bound op fits a tape */
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s:%" G_GUINT64_FORMAT ": an op the engine cannot queue",
-                    strata_binder_origin(f->binder), op.line);
+                    strata_binder_origin(f->binder), op->line);
         return -1;
     }
     return 1;
@@ -493,15 +495,17 @@ int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **e
     else
         e = g_new0(engine_op, 1);
     engine_op_extra x;
-    for (;;) { /* invariant 1: a queue gives its stream's ops in file order */
-        engine_tape *q = g_ptr_array_index(f->queues, stream);
-        if (q && engine_tape_next(q, &e->bound, &x) == 1)
-            break;
-        int got = f->eof ? 0 : read_one(f, err);
+    engine_tape *q = g_ptr_array_index(f->queues, stream);
+    if (!q || engine_tape_next(q, &e->bound, &x) != 1) { /* invariant 1: its queue first, then file order */
+        strata_bound_op read;
+        int got;
+        while ((got = f->eof ? 0 : read_one(f, stream, &read, &x, err)) == 1)
+            ;
         if (got <= 0) {
             engine_feed_release(f, e);
             return got;
         }
+        e->bound = read;
     }
     finish_op(f, e, &x);
     *op = e;
