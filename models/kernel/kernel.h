@@ -74,16 +74,21 @@ typedef struct strata_kernel_cost {
     strata_kernel_term terms[STRATA_KERNEL_MAX_TERMS];
 } strata_kernel_cost;
 
+/* A row's hooks: the cost of problem p on unit u of hw
+ * (u->kernel.matrix != NONE), and its nominal flops and operand bytes (for
+ * the roofline). */
+typedef void strata_kernel_cost_fn(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
+                                   strata_kernel_cost *c);
+typedef void strata_kernel_nominal_fn(const strata_kernel_problem *p, double *flops, double *bytes);
+
 typedef struct strata_kernel_model {
     const char *name;
     uint32_t min_dims, max_dims;
     const char *dims_help; /* "MxKxN or BxMxKxN" */
     bool masks;            /* takes mask=causal */
     const char *summary;
-    /* The cost of problem p on unit u of hw (u->kernel.matrix != NONE). */
-    void (*cost)(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, strata_kernel_cost *c);
-    /* Its nominal flops and operand bytes (for the roofline). */
-    void (*nominal)(const strata_kernel_problem *p, double *flops, double *bytes);
+    strata_kernel_cost_fn *cost;
+    strata_kernel_nominal_fn *nominal;
 } strata_kernel_model;
 
 /* The row of `name`, or NULL. */

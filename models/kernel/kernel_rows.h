@@ -9,21 +9,14 @@
 #include "kernel/kernel.h"
 
 /* gemm.c */
-void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, strata_kernel_cost *c);
-void strata_kernel_gemm_nominal(const strata_kernel_problem *p, double *flops, double *bytes);
+strata_kernel_cost_fn strata_kernel_gemm_cost;
+strata_kernel_nominal_fn strata_kernel_gemm_nominal;
 /* flash_attention.c */
-void strata_kernel_flash_fwd_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
-                                  strata_kernel_cost *c);
-void strata_kernel_flash_bwd_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
-                                  strata_kernel_cost *c);
-void strata_kernel_flash_fwd_nominal(const strata_kernel_problem *p, double *flops, double *bytes);
-void strata_kernel_flash_bwd_nominal(const strata_kernel_problem *p, double *flops, double *bytes);
+strata_kernel_cost_fn strata_kernel_flash_fwd_cost, strata_kernel_flash_bwd_cost;
+strata_kernel_nominal_fn strata_kernel_flash_fwd_nominal, strata_kernel_flash_bwd_nominal;
 /* elementwise.c */
-void strata_kernel_elementwise_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
-                                    strata_kernel_cost *c);
-void strata_kernel_transcendental_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p,
-                                       strata_kernel_cost *c);
-void strata_kernel_elementwise_nominal(const strata_kernel_problem *p, double *flops, double *bytes);
+strata_kernel_cost_fn strata_kernel_elementwise_cost, strata_kernel_transcendental_cost;
+strata_kernel_nominal_fn strata_kernel_elementwise_nominal;
 
 /* matrix.c: the time of `batch` independent products M x K x N on the
  * unit's matrix engine (systolic array or CTA tiles), at its peak for
