@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """jax-corpus.py: the corpus of real XLA dumps that strata's XLA importer is
-checked against (issue #27).
+checked against (issue #27), for any JAX from 0.4.30 to the newest (issue #41).
 
 Runs JAX on the CPU backend, over 8 host devices, for a set of small programs
 and writes, per program, under OUT (default tests/data/jax):
@@ -8,11 +8,23 @@ and writes, per program, under OUT (default tests/data/jax):
   OUT/NAME/                 the dump files of the program's module:
                             *-buffer-assignment.txt, *-live-range.txt,
                             *-memory-usage-report.txt, the optimized HLO
-                            (*after_optimizations.txt)
+                            (*after_optimizations.txt); what the version
+                            writes (0.4.30 writes no memory-usage report,
+                            before 0.10 the live ranges end the
+                            buffer-assignment file)
   OUT/memory-analysis.json  per program, XLA's own figures from
-                            jax.jit(f).lower(...).compile().memory_analysis()
-                            (argument, output, alias, temp, in bytes)
-  OUT/versions.json         the JAX, jaxlib and Python versions used
+                            jax.jit(f).lower(...).compile().memory_analysis():
+                            every integer field the version has (argument,
+                            output, alias, temp, host_*; peak_memory_in_bytes
+                            from 0.7; peak_unpadded_heap_bytes,
+                            total_allocation_bytes, indefinite_allocations
+                            from 0.11), less the generated code sizes (they
+                            depend on the host CPU) and the serialized protos
+  OUT/versions.json         the JAX, jaxlib and Python versions used, and
+                            under "skipped" each program this version could
+                            not build or compile, with the exception's first
+                            line (memory kinds on the CPU backend before 0.10,
+                            for example)
 
 Shapes are tiny on purpose (the files are committed). The output is a pure
 function of the JAX version: module numbers and source paths are stripped
@@ -20,8 +32,13 @@ from file names and dumps (module_0012.jit_step -> jit_step, the script's
 path -> jax-corpus.py) so a regeneration with the same JAX compares equal.
 
 Usage: python3 scripts/jax-corpus.py [OUT] [--profile]
-  --profile  also writes OUT/profile/: a jax.profiler trace of the
-             'mlp_train' program (Perfetto JSON), for strata import jax-profile.
+  --profile  also writes OUT/profile/: a jax.profiler trace of three steps
+             of 'scan_mlp', made in a child process (--profile-only) that
+             compiles nothing else: every trace file the version writes,
+             named after the program: scan_mlp.perfetto_trace.json.gz,
+             scan_mlp.trace.json.gz (trace-event JSON) and scan_mlp.xplane.pb
+             (XProf's protobuf), for strata import jax-profile. Before JAX
+             0.7 the CPU backend records no per-op events in them.
 """
 import json
 import os
@@ -173,7 +190,7 @@ def transformer(mesh=None):
 
     def step(p, tok):
         loss, g = jax.value_and_grad(fwd)(p, tok)
-        return jax.tree.map(lambda a, b: a - 1e-3 * b, p, g), loss
+        return jax.tree_util.tree_map(lambda a, b: a - 1e-3 * b, p, g), loss
 
     p = {"emb": f32(vocab, d, seed=1), "wqkv": f32(d, 3 * d, seed=2), "wo": f32(d, d, seed=3),
          "w1": f32(d, 4 * d, seed=4), "w2": f32(4 * d, d, seed=5)}
@@ -219,6 +236,11 @@ def fsdp_step():
                     jax.device_put(f32(32, 64, seed=3), xs), NamedSharding(mesh, P()))
 
 
+def mlp_loss(w1, w2, x):
+    """The loss tp_step and two_devices shard: mean((tanh(x @ w1) @ w2)^2)."""
+    return jnp.mean((jnp.tanh(x @ w1) @ w2) ** 2)
+
+
 def tp_step():
     """A tensor-parallel MLP step on a 2x4 (data, model) mesh: w1 split by
     columns and w2 by rows over 'model' (Megatron), the batch over 'data':
@@ -227,12 +249,109 @@ def tp_step():
     w1s = NamedSharding(mesh, P(None, "model"))
     w2s = NamedSharding(mesh, P("model", None))
     xs = NamedSharding(mesh, P("data", None))
-
-    def loss(w1, w2, x):
-        return jnp.mean((jnp.tanh(x @ w1) @ w2) ** 2)
-
-    return sgd_step(loss, jax.device_put(f32(32, 128, seed=1), w1s), jax.device_put(f32(128, 32, seed=2), w2s),
+    return sgd_step(mlp_loss, jax.device_put(f32(32, 128, seed=1), w1s), jax.device_put(f32(128, 32, seed=2), w2s),
                     jax.device_put(f32(16, 32, seed=3), xs), NamedSharding(mesh, P()))
+
+
+# ---- issue 41: forms the first nine do not have -----------------------------
+
+def shard_map_fn():
+    """jax.shard_map (JAX 0.6 on) or jax.experimental.shard_map.shard_map
+    (0.4, 0.5; removed later): the same function, called with mesh=,
+    in_specs=, out_specs= only (the replication check's keyword was renamed,
+    check_rep -> check_vma, and is left at its default)."""
+    if hasattr(jax, "shard_map"):
+        return jax.shard_map
+    from jax.experimental.shard_map import shard_map
+    return shard_map
+
+
+def donate_update():
+    """A donated state written back in place: s (32x32 f32, 4 KiB) is read
+    once (its mean) before two matmuls of x, and the result, of s's shape,
+    is the output aliased to s (donate_argnums): XLA's live ranges leave s's
+    buffer free between that read and the output's write."""
+    def step(s, x):
+        m = jnp.mean(s)
+        h = jnp.tanh(x @ x.T)
+        return jnp.tanh(h @ h) * m
+
+    return step, (f32(32, 32, seed=1), f32(32, 32, seed=2)), {"donate_argnums": (0,)}
+
+
+def pipeline_ppermute():
+    """A GPipe pipeline in shard_map on a 4x2 (stage, data) mesh: stage i
+    holds layer i's weight, 4 micro-batches go through the 4 stages in 7
+    ticks, each tick's activations sent to the next stage with
+    lax.ppermute over 'stage' (collective-permutes; the gradient sends them
+    back the other way); loss psum'd over both axes, grad w.r.t. the weights."""
+    stages, micro, batch, d = 4, 4, 4, 16
+    mesh = Mesh(np.array(jax.devices()[:DEVICES]).reshape(stages, DEVICES // stages), ("stage", "data"))
+    perm = [(i, (i + 1) % stages) for i in range(stages)]
+
+    def stage_loss(w, x):  # w [1,d,d] this stage's layer; x [micro, batch/2, d]
+        w = w[0]
+        me = jax.lax.axis_index("stage")
+        state = jnp.zeros_like(x[0])
+        outs = []
+        for t in range(micro + stages - 1):
+            y = jnp.tanh(jnp.where(me == 0, x[min(t, micro - 1)], state) @ w)
+            outs.append(y)
+            state = jax.lax.ppermute(y, "stage", perm)
+        last = jnp.stack(outs[stages - 1:])
+        return jax.lax.psum(jnp.sum(jnp.where(me == stages - 1, last * last, 0.0)), ("stage", "data"))
+
+    loss = shard_map_fn()(stage_loss, mesh=mesh, in_specs=(P("stage"), P(None, "data")), out_specs=P())
+    ws = NamedSharding(mesh, P("stage"))
+    xs = NamedSharding(mesh, P(None, "data"))
+    w = jax.device_put(f32(stages, d, d, seed=1), ws)
+    x = jax.device_put(f32(micro, batch, d, seed=2), xs)
+    return jax.value_and_grad(loss), (w, x), {}
+
+
+def two_devices():
+    """A data-parallel step on a 2-device mesh of the 8-device host (the
+    module's num_partitions is 2: a file of fewer devices than the host's):
+    the batch split in two, the gradients and loss all-reduced, weights
+    replicated and donated."""
+    mesh = Mesh(np.array(jax.devices()[:2]), ("data",))
+    rep = NamedSharding(mesh, P())
+    xs = NamedSharding(mesh, P("data", None))
+    return sgd_step(mlp_loss, jax.device_put(f32(16, 32, seed=1), rep), jax.device_put(f32(32, 16, seed=2), rep),
+                    jax.device_put(f32(8, 16, seed=3), xs), rep)
+
+
+def subaxis_reduce():
+    """A 4x2 (batch, feats) mesh and a reshape that splits the batch axis:
+    x [8,16] sharded (batch, feats) is reshaped to [2,4,16], so its first
+    two dimensions are sharded on the sub-axes batch:(1)2 and batch:(2)2
+    (the mesh as 2x2x2), and summed over the second: an all-reduce over the
+    sub-axis batch:(2)2 (Shardy writes it {'batch':(2)2}; GSPMD as device
+    groups)."""
+    mesh = Mesh(np.array(jax.devices()[:DEVICES]).reshape(4, 2), ("batch", "feats"))
+    xs = NamedSharding(mesh, P("batch", "feats"))
+
+    def f(x):
+        return jnp.sum(jnp.tanh(x.reshape(2, 4, 16)), axis=1)
+
+    return f, (jax.device_put(f32(8, 16, seed=1), xs),), {}
+
+
+def host_offload_sharded():
+    """host_offload over 8 devices: w [64,16] sharded over 'x' in
+    pinned_host memory (NamedSharding with memory_kind), brought to the
+    device inside the step, the result written back to pinned_host."""
+    mesh = Mesh(np.array(jax.devices()[:DEVICES]), ("x",))
+    on_host = NamedSharding(mesh, P("x", None), memory_kind="pinned_host")
+    on_dev = NamedSharding(mesh, P("x", None), memory_kind="device")
+
+    def step(w, x):
+        y = jnp.tanh(jax.device_put(w, on_dev) * x)
+        return jax.device_put(y, on_host), jnp.sum(y)
+
+    w = jax.device_put(f32(64, 16, seed=1), on_host)
+    x = jax.device_put(f32(64, 16, seed=2), on_dev)
+    return step, (w, x), {"out_shardings": (on_host, NamedSharding(mesh, P()))}
 
 
 PROGRAMS = {
@@ -245,6 +364,11 @@ PROGRAMS = {
     "matmul": matmul,
     "fsdp_step": fsdp_step,
     "tp_step": tp_step,
+    "donate_update": donate_update,
+    "pipeline_ppermute": pipeline_ppermute,
+    "two_devices": two_devices,
+    "subaxis_reduce": subaxis_reduce,
+    "host_offload_sharded": host_offload_sharded,
 }
 
 
@@ -261,6 +385,28 @@ def newest_module(before):
 def normalise(text, script_path):
     text = text.replace(script_path, "jax-corpus.py")
     return re.sub(r'"[^"\n]*/jax-corpus\.py"', '"jax-corpus.py"', text)
+
+
+# Fields of memory_analysis() left out: the size of the generated machine
+# code depends on the host CPU's features, so it would make the corpus differ
+# between machines with the same JAX.
+MA_LEFT_OUT = ("generated_code_size_in_bytes", "host_generated_code_size_in_bytes")
+
+
+def memory_figures(ma):
+    """Every integer field of memory_analysis() this version has (the set
+    grows: 0.7 adds peak_memory_in_bytes; 0.11 peak_unpadded_heap_bytes,
+    total_allocation_bytes, indefinite_allocations), less MA_LEFT_OUT (the
+    bytes fields, serialized_hlo_proto or serialized_buffer_assignment_proto,
+    are not integers)."""
+    figures = {}
+    for k in dir(ma):
+        if k.startswith("_") or k in MA_LEFT_OUT:
+            continue
+        v = getattr(ma, k)
+        if isinstance(v, int) and not isinstance(v, bool):
+            figures[k] = v
+    return figures
 
 
 def run_program(name, out_dir, script_path):
@@ -285,23 +431,32 @@ def run_program(name, out_dir, script_path):
             text = normalise(f.read(), script_path)
         with open(os.path.join(dst, f"{module}.{suffix}"), "w", encoding="utf-8") as f:
             f.write(text)
-    figures = {
-        "module": module,
-        "argument_size_in_bytes": ma.argument_size_in_bytes,
-        "output_size_in_bytes": ma.output_size_in_bytes,
-        "alias_size_in_bytes": ma.alias_size_in_bytes,
-        "temp_size_in_bytes": ma.temp_size_in_bytes,
-        "host_argument_size_in_bytes": ma.host_argument_size_in_bytes,
-        "host_output_size_in_bytes": ma.host_output_size_in_bytes,
-        "host_alias_size_in_bytes": ma.host_alias_size_in_bytes,
-        "host_temp_size_in_bytes": ma.host_temp_size_in_bytes,
-        "devices": max(len(s.device_set) for s in jax.tree.leaves(compiled.input_shardings)),
-    }
+    figures = {"module": module, "devices": max(len(s.device_set) for s in jax.tree_util.tree_leaves(compiled.input_shardings))}
+    figures.update(memory_figures(ma))
     return figures, (fn, args, jit_kw)
 
 
+def profile_child(out_dir):
+    """--profile-only: the profile, in a process of its own that compiles
+    nothing else. The .xplane.pb holds the HLO of every module the process
+    compiled (1.4 MB after the whole corpus and its jax.random calls), so
+    the arguments are made with NumPy here (no jax.random module) and only
+    the profiled program is compiled: its values do not matter."""
+    global f32
+
+    def f32(*shape, seed=0):  # noqa: F811 (NumPy in place of jax.random in this process)
+        return jnp.asarray(np.random.default_rng(seed).standard_normal(shape, dtype=np.float32))
+
+    kept = write_profile(out_dir, PROGRAMS["scan_mlp"]())
+    print(f"jax-corpus: profile: {', '.join(kept)}", file=sys.stderr)
+
+
 def write_profile(out_dir, program):
-    """A jax.profiler trace of a few steps of `program` (create_perfetto_trace=True)."""
+    """A jax.profiler trace of a few steps of `program` (create_perfetto_trace=True).
+    Keeps every trace file the version writes, renamed after the program
+    (the profiler names them after the host): perfetto_trace.json.gz (Perfetto
+    JSON), HOST.trace.json.gz (TensorBoard's trace-event JSON, not written by
+    newer versions) and HOST.xplane.pb (XProf's protobuf). Returns the names kept."""
     fn, args, jit_kw = program
     f = jax.jit(fn, **{k: v for k, v in jit_kw.items() if k != "donate_argnums"})
     jax.block_until_ready(f(*args))
@@ -312,27 +467,86 @@ def write_profile(out_dir, program):
     dst = os.path.join(out_dir, "profile")
     shutil.rmtree(dst, ignore_errors=True)
     os.makedirs(dst)
-    # The TensorBoard file is named after the host (HOST.trace.json.gz):
-    # renamed to the program's name so the corpus names no machine.
+    kept, other = [], []
     for root, _, files in os.walk(tmp):
-        for n in files:
-            if n == "perfetto_trace.json.gz":
-                shutil.copy(os.path.join(root, n), os.path.join(dst, "scan_mlp.perfetto_trace.json.gz"))
-            elif n.endswith(".trace.json.gz"):
-                shutil.copy(os.path.join(root, n), os.path.join(dst, "scan_mlp.trace.json.gz"))
+        for n in sorted(files):
+            for suffix in ("perfetto_trace.json.gz", ".trace.json.gz", ".xplane.pb"):
+                if n == suffix or (suffix[0] == "." and n.endswith(suffix)):
+                    name = "scan_mlp." + suffix.lstrip(".")
+                    shutil.copy(os.path.join(root, n), os.path.join(dst, name))
+                    kept.append(name)
+                    break
+            else:
+                other.append(n)
+    if other:
+        print(f"jax-corpus: profile: also written and not kept: {', '.join(other)}", file=sys.stderr)
     shutil.rmtree(tmp, ignore_errors=True)
+    if os.path.exists(os.path.join(dst, "scan_mlp.xplane.pb")):
+        drop_hostnames(os.path.join(dst, "scan_mlp.xplane.pb"))
+    return sorted(kept)
+
+
+def drop_hostnames(path):
+    """Removes XSpace.hostnames (field 4 of the top-level message,
+    tsl/profiler/protobuf/xplane.proto) from an .xplane.pb, so the corpus
+    names no machine; the other top-level fields are copied byte for byte."""
+    def varint(b, i):
+        r = shift = 0
+        while True:
+            c = b[i]
+            r |= (c & 0x7F) << shift
+            i, shift = i + 1, shift + 7
+            if c < 0x80:
+                return r, i
+
+    data = open(path, "rb").read()
+    out, i = bytearray(), 0
+    while i < len(data):
+        start = i
+        key, i = varint(data, i)
+        wire = key & 7
+        if wire == 0:
+            _, i = varint(data, i)
+        elif wire == 1:
+            i += 8
+        elif wire == 5:
+            i += 4
+        elif wire == 2:
+            n, i = varint(data, i)
+            i += n
+        else:
+            raise SystemExit(f"jax-corpus: {path}: unexpected protobuf wire type {wire} at byte {start}")
+        if key >> 3 != 4:
+            out += data[start:i]
+    with open(path, "wb") as f:
+        f.write(out)
 
 
 def main(argv):
     profile = "--profile" in argv
-    argv = [a for a in argv if a != "--profile"]
+    profile_only = "--profile-only" in argv
+    argv = [a for a in argv if a not in ("--profile", "--profile-only")]
     out_dir = argv[0] if argv else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "jax")
     os.makedirs(out_dir, exist_ok=True)
+    if profile_only:
+        profile_child(out_dir)
+        shutil.rmtree(_dump_root, ignore_errors=True)
+        return
     script_path = os.path.abspath(__file__)
     analysis = {}
-    programs = {}
+    skipped = {}
     for name in PROGRAMS:
-        analysis[name], programs[name] = run_program(name, out_dir, script_path)
+        # A program this version cannot build or compile (an API it lacks,
+        # a memory kind its CPU backend refuses) is left out and said why,
+        # in versions.json and on standard error; the others go on.
+        try:
+            analysis[name], _ = run_program(name, out_dir, script_path)
+        except Exception as e:  # noqa: BLE001 (reported, not hidden)
+            first = (str(e).strip().splitlines() or [""])[0][:300]
+            skipped[name] = f"{type(e).__name__}: {first}"
+            shutil.rmtree(os.path.join(out_dir, name), ignore_errors=True)
+            print(f"jax-corpus: {name}: left out: {skipped[name]}", file=sys.stderr)
+            continue
         print(f"jax-corpus: {name}: {analysis[name]['module']}, argument {analysis[name]['argument_size_in_bytes']} "
               f"output {analysis[name]['output_size_in_bytes']} alias {analysis[name]['alias_size_in_bytes']} "
               f"temp {analysis[name]['temp_size_in_bytes']}", file=sys.stderr)
@@ -341,13 +555,23 @@ def main(argv):
         f.write("\n")
     import jaxlib
     import platform
+    versions = {"jax": jax.__version__, "jaxlib": jaxlib.__version__, "python": platform.python_version(),
+                "backend": jax.default_backend(), "devices": DEVICES}
+    if skipped:
+        versions["skipped"] = skipped
     with open(os.path.join(out_dir, "versions.json"), "w", encoding="utf-8") as f:
-        json.dump({"jax": jax.__version__, "jaxlib": jaxlib.__version__, "python": platform.python_version(),
-                   "backend": jax.default_backend(), "devices": DEVICES}, f, indent=1, sort_keys=True)
+        json.dump(versions, f, indent=1, sort_keys=True)
         f.write("\n")
-    if profile:
-        write_profile(out_dir, programs["scan_mlp"])
     shutil.rmtree(_dump_root, ignore_errors=True)
+    if profile:
+        # The child runs this file compiled under the name jax-corpus.py, so
+        # the HLO the .xplane.pb holds names no path (as normalise() does
+        # for the dumps).
+        import subprocess
+        child = ("import sys; p = sys.argv[1]; sys.argv = [p] + sys.argv[2:]; "
+                 "exec(compile(open(p, encoding='utf-8').read(), 'jax-corpus.py', 'exec'), "
+                 "{'__name__': '__main__', '__file__': p})")
+        subprocess.run([sys.executable, "-c", child, script_path, out_dir, "--profile-only"], check=True)
 
 
 if __name__ == "__main__":

@@ -184,6 +184,48 @@ START_TEST(test_alloc_bad_input)
 }
 END_TEST
 
+/* issue 41: an SPMD trace (mesh=, device=) replays one device's program:
+ * the ops of every device, that device's own, its collectives as computes.
+ * Device 0 holds w + g = 3000 bytes at most, device 1 also `extra`, 3500:
+ * the busiest, taken by default. */
+START_TEST(test_alloc_one_device_of_spmd)
+{
+    char *trace = strata_test_write_temp("spmd-XXXXXX.trace",
+                                         "strata-trace 1\n"
+                                         "option mesh=x:2\n"
+                                         "alloc w 1000\n"
+                                         "alloc g 2000\n"
+                                         "all-gather g w axis=x\n"
+                                         "alloc extra 500 device=1\n"
+                                         "free extra device=1\n"
+                                         "free g\n"
+                                         "free w\n");
+    const struct {
+        const char *device;
+        int status;
+        const char *expect;
+    } cases[] = {
+        {NULL, 0, "device           1 of 2 (the busiest; its program's live peak 3500 B;"},
+        {NULL, 0, "peak allocated   3.42 KiB (3500 B)"},
+        {"0", 0, "device           0 of 2 (--device; its program's live peak 3000 B;"},
+        {"0", 0, "peak allocated   2.93 KiB (3000 B)"},
+        {"2", 2, "expected --device below the trace's 2 devices, got 2"},
+        {"x", 2, "--device: expected a device number such as 0 or 3, got 'x'"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        strata_cli_result r = cases[i].device
+                                  ? strata_test_cli("alloc", "--trace", trace, "--allocator", "best-fit", "--capacity",
+                                                    "1MiB", "--device", cases[i].device, NULL)
+                                  : strata_test_cli("alloc", "--trace", trace, "--allocator", "best-fit", "--capacity",
+                                                    "1MiB", NULL);
+        ck_assert_msg(r.status == cases[i].status, "case %zu: %d %s", i, r.status, r.err);
+        ck_assert_msg(strstr(cases[i].status ? r.err : r.out, cases[i].expect), "case %zu: %s%s", i, r.out, r.err);
+        strata_cli_result_clear(&r);
+    }
+    g_free(trace);
+}
+END_TEST
+
 START_TEST(test_alloc_help)
 {
     strata_cli_result r = strata_test_cli("alloc", "--help", NULL);
@@ -207,6 +249,7 @@ static Suite *cli_alloc_suite(void)
     tcase_add_test(tc, test_alloc_trace_options);
     tcase_add_test(tc, test_alloc_memory_selection);
     tcase_add_test(tc, test_alloc_bad_input);
+    tcase_add_test(tc, test_alloc_one_device_of_spmd);
     tcase_add_test(tc, test_alloc_help);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);

@@ -73,6 +73,47 @@ START_TEST(replica_groups_become_mesh_axes)
     ck_assert_uint_eq(n, 8);
     g_free(a);
     g_free(opt);
+    /* issue 41, JAX 0.11 on: a sub-axis, 'batch':(2)2 of batch=4 (batch as
+     * 2 x 2 x 1, major first: the second factor), over feats=2: stride
+     * 2 x 4/(2 x 2) = 2, size 2, as older XLA's {{0,2},{1,3},{4,6},{5,7}};
+     * with 'batch':(1)2 (stride 4) the mesh is cut at 1, 2, 4, 8. */
+    const char *sub[] = {"mesh['batch'=4,'feats'=2] {'batch':(2)2}", "mesh['batch'=4,'feats'=2] {'batch':(1)2}", NULL};
+    a = axes_of(0, sub, 0, &opt, &n);
+    ck_assert_str_eq(opt, "x0:2,x1:2,x2:2");
+    ck_assert_str_eq(a, "x1");
+    ck_assert_uint_eq(n, 2);
+    g_free(a);
+    g_free(opt);
+    a = axes_of(0, sub, 1, &opt, &n);
+    ck_assert_str_eq(a, "x0");
+    g_free(a);
+    g_free(opt);
+    /* issue 41: pipeline_ppermute's collective-permutes over 'stage' of a
+     * 4x2 (stage, data) mesh: cycles {0,2,4,6}, {1,3,5,7} (stride 2, size
+     * 4), rank step +1 forward, -1 back; a chain (no wrap) and a partial
+     * permutation are no shift. */
+    {
+        xla_mesh *m = xla_mesh_new(8);
+        int32_t shift = 0;
+        int fwd = xla_mesh_add_pairs(m, "{{0,2},{2,4},{4,6},{6,0},{1,3},{3,5},{5,7},{7,1}}", &shift);
+        ck_assert_int_ge(fwd, 0);
+        ck_assert_int_eq(shift, 1);
+        int back = xla_mesh_add_pairs(m, "{{2,0},{4,2},{6,4},{0,6},{3,1},{5,3},{7,5},{1,7}}", &shift);
+        ck_assert_int_ge(back, 0);
+        ck_assert_int_eq(shift, -1);
+        ck_assert_int_lt(xla_mesh_add_pairs(m, "{{0,2},{2,4},{4,6},{1,3},{3,5},{5,7}}", &shift), 0);
+        ck_assert_int_lt(xla_mesh_add_pairs(m, "{{0,1},{1,0}}", &shift), 0);
+        ck_assert_int_lt(xla_mesh_add_pairs(m, "{{0,1},{1,2},{2,0},{3,4},{4,3},{5,6},{6,7},{7,5}}", &shift), 0);
+        ck_assert(xla_mesh_build(m));
+        a = xla_mesh_option(m);
+        ck_assert_str_eq(a, "x0:4,x1:2");
+        g_free(a);
+        a = xla_mesh_axes(m, fwd, &n);
+        ck_assert_str_eq(a, "x0");
+        ck_assert_uint_eq(n, 4);
+        g_free(a);
+        xla_mesh_free(m);
+    }
     /* {} is every device; over a 2x4 mesh it spans both axes. */
     const char *all[] = {"{}", "{{0,1,2,3},{4,5,6,7}}", NULL};
     a = axes_of(8, all, 0, &opt, &n);
@@ -98,6 +139,11 @@ START_TEST(groups_that_are_not_mesh_axes)
     ck_assert_int_lt(xla_mesh_add(m, "[2,3]<=[18446744073709551615,2]"), 0);
     ck_assert_int_lt(xla_mesh_add(m, "[3,2]<=[3,2]T(0,0)"), 0);
     ck_assert_int_lt(xla_mesh_add(m, "mesh['a'=4] {'a'}"), 0);
+    /* sub-axes that do not divide their axis, or of size 0 */
+    ck_assert_int_lt(xla_mesh_add(m, "mesh['a'=6] {'a':(4)2}"), 0);
+    ck_assert_int_lt(xla_mesh_add(m, "mesh['a'=6] {'a':(2)2}"), 0);
+    ck_assert_int_lt(xla_mesh_add(m, "mesh['a'=6] {'a':(0)2}"), 0);
+    ck_assert_int_lt(xla_mesh_add(m, "mesh['a'=6] {'a':(2)}"), 0);
     /* runs of 2 and 3 (stride 1 size 2, stride 1 size 3): cuts 1, 2, 3, 6
      * do not divide (2 into 3) */
     ck_assert_int_ge(xla_mesh_add(m, "{{0,1},{2,3},{4,5}}"), 0);

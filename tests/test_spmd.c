@@ -277,7 +277,24 @@ START_TEST(bad_multi_device_input_is_exit_2_at_its_line)
     const char *ring8 = "configs/hw/test-ring8.ini";
     assert_bad(ring8, NULL, "option mesh=data:8\nalloc g 1MiB\nall-reduce g axis=model\n", ":4:",
                "expected axis= to name distinct axes of the mesh data:8, got 'model'");
-    assert_bad(ring8, NULL, "option mesh=data:4\nalloc g 1MiB\n", ":2:",
+    /* issue 41: a mesh of fewer devices than the hardware's runs on a
+     * slice of its first devices, with a note; with hardware.devices given
+     * the mismatch stays an error. */
+    {
+        char *trace = strata_test_write_temp("slice-XXXXXX.trace",
+                                             "strata-trace 1\noption mesh=data:4\nalloc g 1MiB\nall-reduce g axis=data\n");
+        char *hw_path = strata_test_source_path(ring8);
+        strata_cli_result r = strata_test_cli("run", "--hw", hw_path, "--trace", trace, NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.err, "the program's mesh has 4 devices, the hardware") &&
+                          strstr(r.err, "8: it runs on a slice, devices 0-3 (as --set hardware.devices=4)"),
+                      "%s", r.err);
+        strata_cli_result_clear(&r);
+        g_unlink(trace);
+        g_free(trace);
+        g_free(hw_path);
+    }
+    assert_bad(ring8, "hardware.devices=8", "option mesh=data:4\nalloc g 1MiB\n", ":2:",
                "expected a mesh of 8 devices (the hardware's), got mesh=data:4 (4 devices)");
     assert_bad(ring8, "hardware.devices=4", "option mesh=data:2,model:4\n", ":2:", "expected a mesh of 4 devices");
     assert_bad(ring8, NULL, "option mesh=data:8\nalloc g 1MiB hbm@8\n", ":3:",

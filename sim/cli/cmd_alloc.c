@@ -4,7 +4,12 @@
  *
  *   strata alloc --trace T --allocator NAME[:k=v,...] --capacity SIZE
  *                [--alignment N] [--memory NAME] [--policy P]... [--json OUT]
- *                [--min-capacity] [--check] [--quiet]
+ *                [--min-capacity] [--check] [--quiet] [--device N]
+ *
+ * An SPMD trace (option mesh=, or ops with device=: an imported sharded
+ * program) replays one device's program (spmd/spmd_device.h): --device N,
+ * by default the busiest (the highest peak of live bytes), its
+ * collectives as computes on their own buffers.
  *
  * Capacity rule: --capacity, else the trace's `option allocator.device_limit`
  * (the memory a PyTorch process could get, inferred by `strata import
@@ -28,9 +33,10 @@
 #include "core/units.h"
 #include "replay/replay.h"
 #include "runspec/runspec.h"
+#include "spmd/spmd_device.h"
 
 typedef struct alloc_args {
-    char *trace, *allocator, *capacity, *alignment, *memory, *json;
+    char *trace, *allocator, *capacity, *alignment, *memory, *json, *device;
     char **policies;
     gboolean min_capacity, check, quiet;
 } alloc_args;
@@ -43,6 +49,7 @@ static void alloc_args_clear(alloc_args *a)
     g_free(a->alignment);
     g_free(a->memory);
     g_free(a->json);
+    g_free(a->device);
     g_strfreev(a->policies);
 }
 
@@ -155,6 +162,44 @@ static bool trace_device_limit(strata_source *src, uint64_t *capacity, GError **
     return found;
 }
 
+/* --device N as a number, or STRATA_SPMD_BUSIEST when absent. */
+static bool parse_device(const char *text, uint32_t *device, GError **err)
+{
+    *device = STRATA_SPMD_BUSIEST;
+    if (text == NULL)
+        return true;
+    guint64 v;
+    if (!g_ascii_string_to_unsigned(text, 10, 0, STRATA_SPMD_BUSIEST - 1, &v, NULL)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--device: expected a device number such as 0 or 3, got '%s'",
+                    text);
+        return false;
+    }
+    *device = (uint32_t)v;
+    return true;
+}
+
+/* The source to replay: one device's program of an SPMD trace, said on
+ * the human output; src's ops unchanged otherwise (src borrowed). */
+static strata_source *device_program(strata_job *job, strata_source *src, const char *device_arg,
+                                     strata_spmd_device_info *info, GError **err)
+{
+    uint32_t device;
+    if (!parse_device(device_arg, &device, err))
+        return NULL;
+    strata_source *one = strata_spmd_device(src, device, info, err);
+    if (one && info->devices > 0) {
+        bool alike = true;
+        for (uint32_t i = 1; i < info->devices; i++)
+            alike &= info->peak_bytes[i] == info->peak_bytes[0];
+        fprintf(strata_job_human(job),
+                "device           %u of %u (%s; its program's live peak %" G_GUINT64_FORMAT
+                " B; collectives as computes on their buffers)\n", info->device, info->devices,
+                device_arg ? "--device" : alike ? "the busiest: every device's program alike" : "the busiest",
+                info->peak_bytes[info->device]);
+    }
+    return one;
+}
+
 /* Replays (after the capacity search with --min-capacity) and reports. */
 static bool alloc_replay(strata_job *job, const alloc_args *a, strata_source *src, uint64_t capacity,
                          uint64_t alignment, strata_results **results, strata_replay_summary *sum, GError **err)
@@ -223,6 +268,8 @@ int strata_cmd_alloc(int argc, char **argv)
          "check the allocator's invariants after every op (always on in debug builds)", NULL},
         {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.check,
          "the same as --check (the name run, replay and validate use)", NULL},
+        {"device", 0, 0, G_OPTION_ARG_STRING, &a.device,
+         "of an SPMD trace (mesh= or device=), the device whose program to replay (default: the busiest)", "N"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
          "Do not print progress on standard error (a planner's best height and bound; shown only "
          "on a terminal)", NULL},
@@ -235,6 +282,7 @@ int strata_cmd_alloc(int argc, char **argv)
     GError *err = NULL;
     strata_outfile *json_out = NULL;
     strata_run_spec *spec = NULL; /* the trace and its policies; no hardware model */
+    strata_source *one = NULL;    /* one device's program of spec's source (borrows it) */
     strata_results *results = NULL;
     strata_replay_summary sum;
     uint64_t capacity = 0, alignment = 0;
@@ -248,6 +296,9 @@ int strata_cmd_alloc(int argc, char **argv)
     strata_source *src = strata_run_spec_source(spec);
     if (!a.capacity && !a.min_capacity && !trace_device_limit(src, &capacity, &err))
         goto done;
+    strata_spmd_device_info dev;
+    if (!(src = one = device_program(job, src, a.device, &dev, &err)))
+        goto done;
     if (!alloc_replay(job, &a, src, capacity, alignment, &results, &sum, &err) ||
         !strata_job_commit_results(job, &json_out, results, &err))
         goto done;
@@ -255,6 +306,7 @@ int strata_cmd_alloc(int argc, char **argv)
 done:
     status = strata_job_end(job, status, err);
     strata_results_free(results);
+    strata_source_free(one);
     strata_run_spec_free(spec);
     g_free(desc);
     alloc_args_clear(&a);

@@ -26,6 +26,7 @@ void strata_xla_figures_clear(strata_xla_figures *f)
     g_free(f->hlo_file);
     g_free(f->report_file);
     g_free(f->mesh);
+    g_free(f->unknown_first);
     if (f->temps)
         g_array_free(f->temps, TRUE);
     memset(f, 0, sizeof *f);
@@ -219,8 +220,13 @@ strata_source *strata_xla_import_with(const char *path, const char *module, stra
     xla_liverange *lr = xla_liverange_new();
     xla_hlo *h = NULL;
     strata_source *src = NULL;
-    if (read_module(fig, progress, b, lr, &h, err))
+    if (read_module(fig, progress, b, lr, &h, err)) {
+        xla_unknown unknown = {0};
+        xla_unknown_merge(&unknown, xla_buffers_unknown(b));
+        fig->n_unknown = unknown.count;
+        fig->unknown_first = unknown.first;
         src = xla_emit(b, lr, h, fig, err);
+    }
     xla_hlo_free(h);
     xla_liverange_free(lr);
     xla_buffers_free(b);

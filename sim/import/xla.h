@@ -76,6 +76,10 @@ typedef struct strata_xla_figures {
     double flops;
     uint64_t peak_time, peak_bytes;   /* peak of live bytes in program order */
     GArray *temps;                    /* strata_xla_temp, one per preallocated-temp allocation */
+    /* What the readers read past without knowing it (a newer XLA's fields
+     * and line kinds): how many, and the first as "FILE:LINE: WHAT 'TEXT'". */
+    uint64_t n_unknown;
+    char *unknown_first;              /* NULL when n_unknown is 0 */
 } strata_xla_figures;
 
 void strata_xla_figures_clear(strata_xla_figures *f);

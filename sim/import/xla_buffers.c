@@ -19,6 +19,7 @@ struct xla_buffers {
     bool has_total;
     uint64_t total;
     uint64_t total_of_sizes; /* sum of the allocation sizes so far, at most 2^63 */
+    xla_unknown unknown;     /* fields and lines of a newer XLA, read past */
 };
 
 xla_buffers *xla_buffers_new(void)
@@ -40,6 +41,7 @@ void xla_buffers_free(xla_buffers *b)
     }
     g_array_free(b->values, TRUE);
     g_array_free(b->allocs, TRUE);
+    xla_unknown_clear(&b->unknown);
     g_free(b);
 }
 
@@ -55,8 +57,38 @@ static bool skip_bars(const char **p)
     return true;
 }
 
-/* One `, ATTRIBUTE` of an allocation header. */
-static bool header_attribute(const char **p, xla_allocation *a)
+/* The end of a field that this reader does not know, `WORD[ TEXT]` with
+ * WORD in lower case: the next `, ` or the header's closing `:` outside
+ * |SHAPE| bars and brackets; NULL when s is not such a field. */
+static const char *unknown_field_end(const char *s)
+{
+    if (!g_ascii_islower(*s))
+        return NULL;
+    const char *p = s;
+    while (g_ascii_isalnum(*p) || *p == '-' || *p == '_')
+        p++;
+    if (*p != ' ' && *p != ',' && *p != ':')
+        return NULL;
+    int depth = 0;
+    bool bars = false;
+    for (; *p; p++) {
+        if (*p == '|')
+            bars = !bars;
+        else if (!bars && (*p == '{' || *p == '[' || *p == '('))
+            depth++;
+        else if (!bars && (*p == '}' || *p == ']' || *p == ')') && depth > 0)
+            depth--;
+        else if (!bars && depth == 0 && ((p[0] == ',' && p[1] == ' ') || (p[0] == ':' && p[1] == '\0')))
+            return p;
+    }
+    return NULL;
+}
+
+/* One `, ATTRIBUTE` of an allocation header: false on a known attribute
+ * with a bad value, or on text that is no attribute; an unknown attribute
+ * is noted in unknown and read past. */
+static bool header_attribute(const char **p, xla_allocation *a, xla_unknown *unknown, const char *file,
+                             uint64_t lineno)
 {
     const char *s = *p;
     if (xla_skip(s, "color ", &s)) {
@@ -87,7 +119,11 @@ static bool header_attribute(const char **p, xla_allocation *a)
     } else if (xla_skip(s, "preallocated-temp", &s) || xla_skip(s, "preallocated temp", &s)) {
         a->flags |= XLA_ALLOC_TEMP;
     } else {
-        return false;
+        const char *end = unknown_field_end(s);
+        if (end == NULL)
+            return false;
+        xla_unknown_note(unknown, file, lineno, "allocation field", s, (size_t)(end - s));
+        s = end;
     }
     *p = s;
     return true;
@@ -109,7 +145,7 @@ static bool parse_header(xla_buffers *b, const char *file, const char *line, uin
     if (!xla_skip(s, "size ", &s) || !xla_parse_u64(&s, &a.size))
         goto bad;
     while (xla_skip(s, ", ", &s))
-        if (!header_attribute(&s, &a))
+        if (!header_attribute(&s, &a, &b->unknown, file, lineno))
             goto bad;
     if (strcmp(s, ":") != 0)
         goto bad;
@@ -224,8 +260,19 @@ bool xla_buffers_feed(xla_buffers *b, const char *file, const char *line, uint64
         b->state = BA_STATS;
         return true;
     }
+    /* A line kind of a newer XLA: words, not indented (an indented line
+     * is a value or a statistic, whose forms are known). */
+    if (g_ascii_isalpha(line[0])) {
+        xla_unknown_note(&b->unknown, file, lineno, "buffer-assignment line", line, strlen(line));
+        return true;
+    }
     return xla_fail_line(err, file, lineno, line,
                          "'allocation N: ...', ' value: ...', 'Total bytes used: N' or 'Used values:'");
+}
+
+const xla_unknown *xla_buffers_unknown(const xla_buffers *b)
+{
+    return &b->unknown;
 }
 
 bool xla_buffers_finish(xla_buffers *b, const char *file, GError **err)

@@ -24,8 +24,12 @@
  *
  * The reader is fed one line at a time (xla_buffers_feed). It reads the
  * allocations, their values and `Total bytes used`; it skips, knowingly, the
- * `Used values:` section and a `BufferAssignment stats:` block. Any other
- * line before `Used values:` is an error naming FILE:LINE.
+ * `Used values:` section and a `BufferAssignment stats:` block. A header
+ * field it does not know (`WORD[ TEXT]`, e.g. `page 0` of XLA in jaxlib
+ * 0.11 on) and a line starting with a letter that is none of these are
+ * read past and counted (xla_buffers_unknown); a known field with a bad
+ * value, and any other line before `Used values:`, is an error naming
+ * FILE:LINE.
  *
  * Invariants: values are stored in file order, each with its allocation's
  * index into the allocation array; a value lies inside its allocation
@@ -76,6 +80,8 @@ bool xla_buffers_feed(xla_buffers *b, const char *file, const char *line, uint64
  * the sum of the allocation sizes. */
 bool xla_buffers_finish(xla_buffers *b, const char *file, GError **err);
 
+/* The fields and lines read past without being known. */
+const xla_unknown *xla_buffers_unknown(const xla_buffers *b);
 uint32_t xla_buffers_n_allocations(const xla_buffers *b);
 const xla_allocation *xla_buffers_allocation(const xla_buffers *b, uint32_t i);
 uint32_t xla_buffers_n_values(const xla_buffers *b);

@@ -49,6 +49,7 @@ typedef struct emitter {
     xla_mesh *mesh;           /* the collectives' mesh, NULL when none was cut */
     GError *error;            /* the first op whose line the trace reader would refuse */
     GHashTable *group_sets;   /* collective name -> its group set + 1 in mesh */
+    GHashTable *shifts;       /* collective-permute name -> its shift= (non-zero) */
     strata_op_list *ops;
     uint64_t live_bytes;
     uint64_t max;
@@ -415,7 +416,10 @@ static const coll_kind coll_kinds[] = {
     {"all-reduce", STRATA_OP_ALL_REDUCE, false},   {"all-reduce-start", STRATA_OP_ALL_REDUCE, true},
     {"all-gather", STRATA_OP_ALL_GATHER, false},   {"all-gather-start", STRATA_OP_ALL_GATHER, true},
     {"reduce-scatter", STRATA_OP_REDUCE_SCATTER, false},
-    {"all-to-all", STRATA_OP_ALL_TO_ALL, false},   {NULL, STRATA_OP_COMPUTE, false},
+    {"all-to-all", STRATA_OP_ALL_TO_ALL, false},
+    {"collective-permute", STRATA_OP_COLLECTIVE_PERMUTE, false},
+    {"collective-permute-start", STRATA_OP_COLLECTIVE_PERMUTE, true},
+    {NULL, STRATA_OP_COMPUTE, false},
 };
 
 static const coll_kind *find_coll(const char *opcode)
@@ -464,7 +468,7 @@ static bool emit_collective(emitter *e, const char *name, const xla_instr *in, c
     for (uint32_t i = 0; ok && i < n_ops; i++) {
         /* all-gather-start's result is (operands, results); an -start
          * all-reduce's is its results, as the plain op's. */
-        int64_t index = k->kind == STRATA_OP_ALL_GATHER && k->async ? (n_ops > 1 ? -2 : 1)
+        int64_t index = (k->kind == STRATA_OP_ALL_GATHER || k->kind == STRATA_OP_COLLECTIVE_PERMUTE) && k->async ? (n_ops > 1 ? -2 : 1)
                         : n_ops > 1 || in->shape.is_tuple ? (int64_t)i : -1;
         uint32_t out = index == -2 ? NO_GROUP : result_group(e, name, index);
         uint32_t src = resolve(e, in->operands[i], 0);
@@ -474,6 +478,7 @@ static bool emit_collective(emitter *e, const char *name, const xla_instr *in, c
         }
         uint64_t so = group_size(e, out), si = k->kind == STRATA_OP_ALL_REDUCE ? so : group_size(e, src);
         switch (k->kind) {
+        case STRATA_OP_COLLECTIVE_PERMUTE: ok = so == si && n_ops == 1; break;
         case STRATA_OP_ALL_GATHER: ok = si <= UINT64_MAX / n && so == n * si; break;
         case STRATA_OP_REDUCE_SCATTER: ok = so <= UINT64_MAX / n && si == n * so; break;
         case STRATA_OP_ALL_TO_ALL: ok = so == si && so % n == 0; break;
@@ -481,7 +486,8 @@ static bool emit_collective(emitter *e, const char *name, const xla_instr *in, c
         }
         strata_op op = strata_op_make_collective(
             k->kind, NULL, g_array_index(e->groups, xla_group, out).name,
-            k->kind == STRATA_OP_ALL_REDUCE ? NULL : g_array_index(e->groups, xla_group, src).name, axes, NULL, 0);
+            k->kind == STRATA_OP_ALL_REDUCE ? NULL : g_array_index(e->groups, xla_group, src).name, axes, NULL,
+            GPOINTER_TO_INT(g_hash_table_lookup(e->shifts, name)));
         op.note = in->opcode;
         g_array_append_val(ops, op);
     }
@@ -691,7 +697,13 @@ static void cut_mesh(emitter *e)
         const xla_instr *in = xla_hlo_find(e->h, name);
         if (in == NULL || find_coll(in->opcode) == NULL)
             continue;
-        int set = in->replica_groups ? xla_mesh_add(m, in->replica_groups) : xla_mesh_add(m, "{}");
+        int32_t shift = 0;
+        int set = find_coll(in->opcode)->kind == STRATA_OP_COLLECTIVE_PERMUTE
+                      ? (in->pairs ? xla_mesh_add_pairs(m, in->pairs, &shift) : -1)
+                  : in->replica_groups ? xla_mesh_add(m, in->replica_groups)
+                                       : xla_mesh_add(m, "{}");
+        if (shift != 0)
+            g_hash_table_insert(e->shifts, (gpointer)name, GINT_TO_POINTER(shift));
         if (set >= 0) {
             g_hash_table_insert(e->group_sets, (gpointer)name, GINT_TO_POINTER(set + 1));
             any = true;
@@ -718,6 +730,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     e.defined = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, garray_free);
     e.copies = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     e.group_sets = g_hash_table_new(g_str_hash, g_str_equal);
+    e.shifts = g_hash_table_new(g_str_hash, g_str_equal);
     e.ops = strata_op_list_new();
     xla_figures(b, fig);
     fig->n_instructions = xla_liverange_n_instructions(lr);
@@ -746,6 +759,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     g_hash_table_destroy(e.defined);
     g_hash_table_destroy(e.copies);
     g_hash_table_destroy(e.group_sets);
+    g_hash_table_destroy(e.shifts);
     xla_mesh_free(e.mesh);
     return src;
 }

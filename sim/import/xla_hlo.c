@@ -22,6 +22,7 @@ struct xla_hlo {
     bool seen_module, seen_entry; /* the HloModule line, an ENTRY computation */
     GArray *param_spaces;         /* int: entry parameter -> memory space */
     uint64_t open_line;           /* line of the open computation's header */
+    char *open_name;              /* the open computation's name, NULL when none */
 };
 
 static void instr_free(gpointer p)
@@ -31,6 +32,7 @@ static void instr_free(gpointer p)
     g_free(i->opcode);
     g_strfreev(i->operands);
     g_free(i->replica_groups);
+    g_free(i->pairs);
     g_free(i);
 }
 
@@ -50,6 +52,7 @@ void xla_hlo_free(xla_hlo *h)
     g_hash_table_destroy(h->comp_flops);
     if (h->param_spaces)
         g_array_free(h->param_spaces, TRUE);
+    g_free(h->open_name);
     g_free(h);
 }
 
@@ -400,6 +403,16 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
         }
         in->replica_groups = g_strndup(rg, (gsize)(end - rg));
     }
+    const char *sp = strstr(attrs, "source_target_pairs=");
+    if (sp) {
+        sp += strlen("source_target_pairs=");
+        const char *end = *sp == '{' ? match_close(sp) : NULL;
+        if (end == NULL) {
+            instr_free(in);
+            return xla_fail_line(err, file, lineno, line, "source_target_pairs={{S,T},...}");
+        }
+        in->pairs = g_strndup(sp, (gsize)(end - sp));
+    }
     if (!instr_flops(h, in, open + 1, close - 1, attrs, &in->flops, file, lineno, err)) {
         instr_free(in);
         return false;
@@ -456,8 +469,16 @@ bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t linen
         return true;
     if (line[0] == ' ')
         return parse_instr(h, file, line, lineno, err);
-    if (strcmp(line, "}") == 0) {
+    /* XLA before jaxlib 0.5 closes a computation with `} // NAME`. */
+    const char *closer;
+    if (strcmp(line, "}") == 0 || xla_skip(line, "} // ", &closer)) {
+        if (line[1] != '\0' && (h->open_name == NULL || strcmp(closer, h->open_name) != 0))
+            return strata_fail_at(err, file, lineno, "expected '}' or '} // %s' closing the computation opened at line %"
+                                  G_GUINT64_FORMAT ", got '} // %.60s'", h->open_name ? h->open_name : "NAME",
+                                  h->open_line, closer);
         h->current = NULL;
+        g_free(h->open_name);
+        h->open_name = NULL;
         return true;
     }
     size_t n = strlen(line);
@@ -472,6 +493,8 @@ bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t linen
                                 " before another one", h->open_line);
             h->seen_entry |= xla_skip(line, "ENTRY ", NULL);
             h->open_line = lineno;
+            g_free(h->open_name);
+            h->open_name = g_strndup(s, len);
             double *sum = g_new0(double, 1);
             g_hash_table_replace(h->comp_flops, g_strndup(s, len), sum);
             h->current = sum;

@@ -33,7 +33,8 @@
  *
  * Invariants: instruction names are unique in a module (XLA guarantees it;
  * a repeated name is an error); lines that are not an HloModule header, a
- * computation header `... {`, an instruction or `}` are errors naming
+ * computation header `... {`, an instruction, `}` or `} // NAME` (XLA of
+ * jaxlib 0.4.x: NAME must be the open computation's) are errors naming
  * FILE:LINE.
  */
 #ifndef STRATA_IMPORT_XLA_HLO_H
@@ -51,6 +52,7 @@ typedef struct xla_instr {
     char **operands;       /* NULL-terminated names (none for constant, parameter) */
     int64_t tuple_index;   /* get-tuple-element's index=, else -1 */
     char *replica_groups;  /* a collective's replica_groups= value, else NULL */
+    char *pairs;           /* a collective-permute's source_target_pairs= value, else NULL */
     double flops;
 } xla_instr;
 

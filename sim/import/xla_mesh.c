@@ -175,6 +175,91 @@ static int add_explicit(xla_mesh *m, const char *s)
     return runs ? add_runs(m, runs) : -1;
 }
 
+/* The cycles of a permutation of [0, n) (target[d]), each sorted, in
+ * order of their least device, as flat ids; its shift, the same rank
+ * step (target's rank - source's, mod the cycle's size, as a signed
+ * step of least magnitude) in every cycle; NULL when cycles differ in
+ * size, are single devices, or the step differs. */
+static GArray *cycles(const uint64_t *target, uint64_t n, uint64_t *size, int32_t *shift)
+{
+    GArray *ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    guint8 *seen = g_new0(guint8, n);
+    bool ok = true;
+    *size = 0;
+    for (uint64_t d = 0; ok && d < n; d++) {
+        if (seen[d])
+            continue;
+        guint first = ids->len;
+        for (uint64_t x = d; !seen[x]; x = target[x]) {
+            seen[x] = 1;
+            g_array_append_val(ids, x);
+        }
+        uint64_t k = ids->len - first;
+        ok = k > 1 && (*size == 0 || k == *size);
+        *size = k;
+        if (ok)
+            qsort(&g_array_index(ids, uint64_t, first), k, sizeof(uint64_t), cmp_u64);
+    }
+    int64_t step = -1;
+    for (uint64_t g = 0; ok && g < ids->len; g += *size) {
+        const uint64_t *v = &g_array_index(ids, uint64_t, g);
+        for (uint64_t r = 0; ok && r < *size; r++) {
+            uint64_t t = 0;
+            while (t < *size && v[t] != target[v[r]])
+                t++;
+            int64_t st = (int64_t)((t + *size - r) % *size);
+            ok = step < 0 || st == step;
+            step = st;
+        }
+    }
+    g_free(seen);
+    if (!ok || step <= 0) {
+        g_array_free(ids, TRUE);
+        return NULL;
+    }
+    *shift = (int32_t)(step > (int64_t)*size / 2 ? step - (int64_t)*size : step);
+    return ids;
+}
+
+int xla_mesh_add_pairs(xla_mesh *m, const char *pairs, int32_t *shift)
+{
+    m->built = false;
+    uint64_t n = m->n;
+    if (n < 2 || pairs[0] != '{')
+        return -1;
+    uint64_t *target = g_new(uint64_t, n);
+    guint8 *hit = g_new0(guint8, n);
+    for (uint64_t d = 0; d < n; d++)
+        target[d] = n;
+    GArray *pair = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    const char *p = pairs + 1;
+    bool ok = true;
+    uint64_t count = 0;
+    while (ok && *p == '{') {
+        g_array_set_size(pair, 0);
+        ok = parse_list(&p, '{', '}', pair, 2) && pair->len == 2;
+        uint64_t a = ok ? g_array_index(pair, uint64_t, 0) : 0, b = ok ? g_array_index(pair, uint64_t, 1) : 0;
+        ok = ok && a < n && b < n && target[a] == n && !hit[b];
+        if (ok) {
+            target[a] = b;
+            hit[b] = 1;
+            count++;
+        }
+        if (ok && *p == ',')
+            p++;
+    }
+    ok = ok && *p == '}' && count == n; /* a permutation of every device */
+    uint64_t size = 0;
+    GArray *ids = ok ? cycles(target, n, &size, shift) : NULL;
+    GArray *runs = ids ? decompose(m, ids, size) : NULL;
+    if (ids)
+        g_array_free(ids, TRUE);
+    g_array_free(pair, TRUE);
+    g_free(target);
+    g_free(hit);
+    return runs ? add_runs(m, runs) : -1;
+}
+
 /* [G,S]<=[d0,d1,...] optionally T(p0,p1,...) */
 static int add_iota(xla_mesh *m, const char *s)
 {
@@ -236,7 +321,23 @@ static int add_iota(xla_mesh *m, const char *s)
     return runs ? add_runs(m, runs) : -1;
 }
 
-/* mesh['a'=2,'b'=4] {'b'} */
+/* A sub-axis `:(K)M` of the run r of an axis of size N (Shardy's
+ * 'a':(K)M: the axis as factors K x M x N/(K M), major first; this is the
+ * middle one): the run of stride r.stride * N/(K M) and size M. */
+static bool sub_axis(const char **p, mesh_run *r)
+{
+    const char *s = *p;
+    uint64_t pre, size;
+    if (!xla_skip(s, ":(", &s) || !xla_parse_u64(&s, &pre) || !xla_skip(s, ")", &s) || !xla_parse_u64(&s, &size) ||
+        pre == 0 || size == 0 || r->size % pre != 0 || (r->size / pre) % size != 0)
+        return false;
+    r->stride *= r->size / pre / size;
+    r->size = size;
+    *p = s;
+    return true;
+}
+
+/* mesh['a'=2,'b'=4] {'b'}; an axis may be a sub-axis, {'b':(2)2} */
 static int add_named(xla_mesh *m, const char *s)
 {
     const char *p = s + strlen("mesh[");
@@ -278,9 +379,11 @@ static int add_named(xla_mesh *m, const char *s)
                 for (guint j = k + 1; j < sizes->len; j++)
                     stride *= g_array_index(sizes, uint64_t, j);
                 mesh_run r = {stride, g_array_index(sizes, uint64_t, k)};
-                if (r.size > 1)
-                    g_array_append_val(runs, r);
                 p = end + 1;
+                if (*p == ':')
+                    ok = sub_axis(&p, &r);
+                if (ok && r.size > 1)
+                    g_array_append_val(runs, r);
                 if (*p == ',')
                     p++;
             }

@@ -9,6 +9,9 @@
  *   [2,4]<=[8]   [4,2]<=[2,4]T(1,0)            an iota: arange(N) reshaped to
  *                                              the dims, transposed, cut in rows
  *   mesh['axis_0'=2,'axis_1'=4] {'axis_1'}     mesh axes and the ones reduced over
+ *   mesh['batch'=4,'feats'=2] {'batch':(2)2}   ... or a sub-axis (Shardy's 'a':(K)M:
+ *                                              the axis as factors K x M x rest,
+ *                                              major first; M the one meant)
  * With use_global_device_ids the ids are the module's partitions (devices).
  *
  * A group set is mesh-like when every group is its first device plus one
@@ -43,6 +46,13 @@ void xla_mesh_free(xla_mesh *m);
  * character; what follows the value is ignored). Returns the group set's
  * number, or -1 when it is not mesh-like (or not a form above). */
 int xla_mesh_add(xla_mesh *m, const char *groups);
+/* Reads a collective-permute's source_target_pairs= value {{S,T},...}:
+ * when the pairs permute every device (n_devices known) in cycles of one
+ * size, each a group the mesh can cut (a cyclic shift along mesh axes,
+ * the cycle's devices in rank order), the group set's number, and *shift
+ * the rank step (T's rank - S's, the signed step of least magnitude: +1,
+ * -1); -1 otherwise (a chain, a partial permutation, unequal cycles). */
+int xla_mesh_add_pairs(xla_mesh *m, const char *pairs, int32_t *shift);
 /* Cuts the mesh from every group set added; false when the cuts do not
  * divide or no device count is known (no mesh: collectives stay notes). */
 bool xla_mesh_build(xla_mesh *m);

@@ -131,6 +131,10 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
     char *xla_note = f->has_xla_peak ? g_strdup_printf("at t=%" G_GUINT64_FORMAT, f->xla_peak_time)
                                      : g_strdup("(not stated)");
     row(out, "live at peak", f->xla_peak_bytes, xla_note, strata_peak);
+    if (f->has_xla_peak && f->xla_peak_bytes != f->peak_bytes)
+        g_string_append(out, "  (XLA's statement sums the values live at its peak, each at its shape's size: values that\n"
+                             "  share storage each, a donated parameter only until its last read. strata's is the storage\n"
+                             "  XLA assigned: shared storage once, a donated argument's allocation whole, as the caller holds it)\n");
     for (uint32_t i = 0; i < f->n_top; i++)
         g_string_append_printf(out, "%s allocation %" G_GUINT64_FORMAT ": size %" G_GUINT64_FORMAT ", %s\n",
                                i == 0 ? "XLA's largest:" : "              ", f->top[i].index,
@@ -142,6 +146,12 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
                                " empty values; %" G_GUINT64_FORMAT
                                " values without a live range kept for the whole program\n",
                                f->n_thread_local_values, f->n_empty_values, f->n_unranged_values);
+    if (f->n_unknown)
+        g_string_append_printf(out,
+                               "read past: %" G_GUINT64_FORMAT " field%s or line%s this reader does not know "
+                               "(a newer XLA's?), not used; the first: %s\n",
+                               f->n_unknown, f->n_unknown == 1 ? "" : "s", f->n_unknown == 1 ? "" : "s",
+                               f->unknown_first);
     g_free(arg);
     g_free(outb);
     g_free(tmp);

@@ -171,13 +171,45 @@ uint64_t xla_shape_dim(const xla_shape *s, uint32_t i)
     return i < s->n_dims ? s->dims[i] : 0;
 }
 
-bool xla_fail_line(GError **err, const char *file, uint64_t line, const char *text, const char *expected)
+/* text[0, n) cut to 60 characters, unprintable bytes as '?'. */
+static char *printable(const char *text, size_t n)
 {
-    size_t n = strlen(text);
-    char *s = n > 60 ? g_strdup_printf("%.57s...", text) : g_strdup(text);
+    char *s = n > 60 ? g_strdup_printf("%.57s...", text) : g_strndup(text, n);
     for (char *p = s; *p; p++)
         if (!g_ascii_isprint(*p))
             *p = '?';
+    return s;
+}
+
+void xla_unknown_note(xla_unknown *u, const char *file, uint64_t line, const char *what, const char *text,
+                      size_t text_len)
+{
+    if (u->count++ > 0)
+        return;
+    char *s = printable(text, text_len);
+    u->first = g_strdup_printf("%s:%" G_GUINT64_FORMAT ": %s '%s'", file, line, what, s);
+    g_free(s);
+}
+
+void xla_unknown_merge(xla_unknown *into, const xla_unknown *from)
+{
+    if (from->count == 0)
+        return;
+    if (into->first == NULL)
+        into->first = g_strdup(from->first);
+    into->count += from->count;
+}
+
+void xla_unknown_clear(xla_unknown *u)
+{
+    g_free(u->first);
+    u->first = NULL;
+    u->count = 0;
+}
+
+bool xla_fail_line(GError **err, const char *file, uint64_t line, const char *text, const char *expected)
+{
+    char *s = printable(text, strlen(text));
     strata_fail_at(err, file, line, "expected %s, got '%s'", expected, s);
     g_free(s);
     return false;

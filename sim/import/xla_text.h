@@ -10,6 +10,10 @@
  * the figures (dtype, dims), so a custom call returning (result, workspace)
  * is measured by its result.
  *
+ * What a newer XLA adds (a field of a line a reader knows, a line kind it
+ * does not) is an xla_unknown: counted, the first kept as FILE:LINE and its
+ * text, and stated in the import summary; never an error, never silent.
+ *
  * Invariants: xla_read_lines hands out each line without its line ending,
  * numbered from 1, and refuses a line holding a NUL byte; every error it or a
  * callback raises names the file and the line.
@@ -48,6 +52,21 @@ uint64_t xla_shape_dim(const xla_shape *s, uint32_t i);
 /* "FILE:LINE: expected EXPECTED, got 'LINE'" (the line cut to 60
  * characters, unprintable bytes as '?'); returns false. */
 bool xla_fail_line(GError **err, const char *file, uint64_t line, const char *text, const char *expected);
+
+/* Things a reader read past without knowing them: how many, and the first
+ * as "FILE:LINE: WHAT 'TEXT'" (NULL while count is 0). */
+typedef struct xla_unknown {
+    uint64_t count;
+    char *first;
+} xla_unknown;
+
+/* Counts one; keeps it as the first when it is (text cut to 60 characters,
+ * unprintable bytes as '?'). */
+void xla_unknown_note(xla_unknown *u, const char *file, uint64_t line, const char *what, const char *text,
+                      size_t text_len);
+/* Adds from's count to into's, keeping into's first when it has one. */
+void xla_unknown_merge(xla_unknown *into, const xla_unknown *from);
+void xla_unknown_clear(xla_unknown *u);
 
 /* Called for each line; false stops the reading with err set. */
 typedef bool (*xla_line_fn)(void *self, const char *file, const char *line, uint64_t lineno,

@@ -17,6 +17,8 @@
 #include "runspec/runspec.h"
 
 #include <assert.h>
+#include <string.h>
+#include "core/mesh.h"
 #include "placement/placement_hw.h"
 #include "policy/policy.h"
 #include "spmd/spmd.h"
@@ -78,6 +80,61 @@ static strata_source *rewrite(strata_source *src, const strata_run_spec_options 
     return src;
 }
 
+/* The devices of the stream's leading `option mesh=`, 0 when none (or the
+ * stream fails: its error comes again when it is read); rewinds it. */
+static uint32_t leading_mesh_devices(strata_source *src, GError **err)
+{
+    const strata_op *op;
+    uint32_t devices = 0;
+    GError *local = NULL;
+    while (devices == 0 && strata_source_next(src, &op, &local) == 1 && op->kind == STRATA_OP_OPTION)
+        if (strcmp(op->name, "mesh") == 0) {
+            strata_mesh *m = strata_mesh_parse(op->value, NULL);
+            devices = m ? strata_mesh_devices(m) : 0;
+            strata_mesh_free(m);
+        }
+    g_clear_error(&local);
+    return strata_source_rewind(src, err) ? devices : UINT32_MAX;
+}
+
+/* A program on fewer devices than the model (a mesh of K, the model N > K,
+ * no hardware.devices= given): the model again with hardware.devices=K, a
+ * slice of its first K devices, said on standard error. False only when
+ * the stream cannot rewind; a model that refuses K devices stays as it was
+ * (the checker then names the mismatch). */
+static bool slice_to_mesh(strata_run_spec *spec, const strata_run_spec_options *opt, strata_source *src,
+                          GError **err)
+{
+    uint32_t k = leading_mesh_devices(src, err);
+    if (k == UINT32_MAX)
+        return false;
+    uint32_t n = strata_hw_devices(spec->hw);
+    if (k == 0 || k >= n)
+        return true;
+    GPtrArray *over = g_ptr_array_new_with_free_func(g_free);
+    for (const char *const *o = opt->hw_overrides; o && *o; o++) {
+        if (g_str_has_prefix(*o, "hardware.devices=")) {
+            g_ptr_array_free(over, TRUE);
+            return true; /* the user chose */
+        }
+        g_ptr_array_add(over, g_strdup(*o));
+    }
+    g_ptr_array_add(over, g_strdup_printf("hardware.devices=%u", k));
+    g_ptr_array_add(over, NULL);
+    strata_run_spec_options sliced = *opt;
+    sliced.hw_overrides = (const char *const *)over->pdata;
+    strata_run_spec tmp = {0};
+    if (load_hw(&tmp, &sliced, NULL)) {
+        g_printerr("strata: note: %s: the program's mesh has %u devices, the hardware %s %u: it runs on a slice, "
+                   "devices 0-%u (as --set hardware.devices=%u)\n", strata_source_origin(src), k,
+                   opt->hw_path ? opt->hw_path : "model", n, k - 1, k);
+        strata_hw_free(spec->hw);
+        spec->hw = tmp.hw;
+    }
+    g_ptr_array_free(over, TRUE);
+    return true;
+}
+
 strata_run_spec *strata_run_spec_new(const strata_run_spec_options *opt, GError **err)
 {
     assert(!!opt->trace_path + !!opt->source + !!opt->open <= 1); /* invariant 2 */
@@ -90,6 +147,10 @@ strata_run_spec *strata_run_spec_new(const strata_run_spec_options *opt, GError 
     if (wants_source(opt)) {
         assert(!wants_hw(opt) || spec->hw); /* invariant 3: the stream opens once the model loaded */
         strata_source *src = open_source(opt, spec->hw, err);
+        if (src && spec->hw && opt->trace_path && !slice_to_mesh(spec, opt, src, err)) {
+            strata_source_free(src);
+            src = NULL;
+        }
         if (!src || !(spec->src = rewrite(src, opt, spec->hw, err))) {
             strata_run_spec_free(spec);
             return NULL;

@@ -8,7 +8,11 @@
  *  1. load the hardware model, from a file or from text, with KEY=VALUE
  *     overrides and its allocators checked (placement/placement_hw.h);
  *  2. open the op stream: a trace file ('-' reads standard input), a stream
- *     the caller made, or one a function opens once the model is loaded;
+ *     the caller made, or one a function opens once the model is loaded; a
+ *     trace file whose leading `option mesh=` has K devices, fewer than the
+ *     model's N, runs on a slice: the model is loaded again with
+ *     hardware.devices=K (unless --set gave hardware.devices), with a note
+ *     on standard error;
  *  3. optionally read it through the trace checker (trace/checked.h);
  *  4. apply the policies (policy/policy.h), left to right, on the model;
  *  5. optionally check the policies' output again ("policy output is not a

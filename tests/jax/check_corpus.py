@@ -23,7 +23,9 @@ For each program it asserts:
   5. strata gen's accounting of the same programs (GENERATORS) against
      memory_analysis(): argument and alias equal, output short by exactly
      XLA's tuple table (8 bytes per output element); temp printed.
-Exit 0 when all hold, 1 otherwise (each failure printed).
+Exit 0 when all hold, 1 otherwise (each failure printed). A failure listed
+in KNOWN (program, problem) is printed as KNOWN and not counted; a KNOWN
+entry that no longer fails counts as a failure, to be removed.
 """
 import glob
 import json
@@ -53,7 +55,10 @@ def read_dump(d):
             if m:
                 values.append((m[1] + (m[2] or "{}"), len(allocs) - 1, int(m[3]), int(m[4])))
     ranges, mx, state = {}, None, None
-    with open(ba.replace("-buffer-assignment.txt", "-live-range.txt"), encoding="utf-8") as f:
+    # JAX 0.10 on writes the live ranges to their own file; before, they
+    # follow the buffer assignment's 'Used values:' in the same file.
+    lr = ba.replace("-buffer-assignment.txt", "-live-range.txt")
+    with open(lr if os.path.exists(lr) else ba, encoding="utf-8") as f:
         for line in f:
             line = line.rstrip("\n")
             if line.startswith("HloLiveRange (max "):
@@ -92,6 +97,20 @@ def peak_from_slices(allocs, values, ranges, mx):
             best = (total, t)
     return best
 
+
+# Known failures of the current importer on programs added for issue 41,
+# by (program, the start of the problem's text): printed as KNOWN and not
+# counted; an entry that no longer fails is a failure ('remove it'), so the
+# list shrinks as the importer is fixed.
+KNOWN = {
+    # Values that XLA places in an output (maybe-live-out) allocation before
+    # the output value is written there (pipeline_ppermute: the ticks'
+    # activations and ppermutes in allocation 0; subaxis_reduce: the fusion
+    # feeding the all-reduce) are temps in strata's trace, while XLA's temp
+    # counts only preallocated-temp allocations.
+    ("pipeline_ppermute", "strata temp"): "issue 41: values in an output allocation counted as temp",
+    ("subaxis_reduce", "strata temp"): "issue 41: values in an output allocation counted as temp",
+}
 
 UNITS = {"": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 
@@ -218,6 +237,15 @@ def main(strata, corpus):
         ratio = planned / xla_temp if xla_temp else 1.0
         print(f"{name:18} {peak:12} {fig['peak'][1]:12} {fig['argument'][1]:6} {fig['output'][1]:6} "
               f"{fig['alias'][1]:6} {fig['temp'][0]:6} {planned:7} {ratio:6.4f}")
+        for (known_name, prefix), why in KNOWN.items():
+            if known_name != name:
+                continue
+            hit = [p for p in problems if p.startswith(prefix)]
+            for p in hit:
+                print(f"KNOWN {name}: {p} ({why})")
+                problems.remove(p)
+            if not hit:
+                problems.append(f"'{prefix}' no longer fails: remove it from KNOWN")
         for p in problems:
             print(f"FAIL {name}: {p}")
         failures += len(problems)

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""check_versions.py: `strata import xla` on one JAX release's corpus
+(tests/data/jax-versions/V, written by scripts/jax-corpus.py under that
+release), against that release's memory_analysis() and XLA's live ranges.
+
+Usage: check_versions.py STRATA VERSION_DIR
+
+For each program the release built (memory-analysis.json) it asserts:
+  1. the import succeeds;
+  2. XLA's argument, output and alias as the importer reads them from the
+     buffer assignment, and the imported trace's JAX-style argument, output
+     and alias (host arguments added, as check_corpus.py does), equal
+     memory_analysis();
+  3. the trace's peak of live bytes equals the peak computed from XLA's
+     live ranges and assigned slices (check_corpus.peak_from_slices: a
+     donated argument's allocation whole); XLA's own `Live ranges at T
+     (peak)` sum is printed beside it (it counts every value at its shape's
+     size, shared storage twice and a donated parameter only to its last
+     read: docs/jax.md);
+  4. the fields memory_analysis() adds from JAX 0.7 on, where the dump
+     gives them: peak_memory_in_bytes = argument + output - alias +
+     constants (the allocations live for the whole run); from 0.11,
+     peak_unpadded_heap_bytes the same, and total_allocation_bytes the
+     memory-usage report's total (0.11) or that less the thread-local
+     allocations (0.12 on);
+  5. an allocation field this importer does not know (`page N`, jaxlib 0.11
+     on) is read past with a note in the summary ('read past: N ...'), and
+     there is no such note where every field is known;
+  6. `strata alloc --allocator offline` plans the imported trace (a sharded
+     one on its busiest device);
+  7. the temp bound of check_corpus.py (strata temp <= XLA temp + constants),
+     with its KNOWN exceptions;
+  8. every collective becomes a strata collective (mesh-named groups,
+     sub-axes, collective-permute pairs), none a compute with a note.
+Exit 0 when all hold, 1 otherwise (each failure printed).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_corpus as cc  # noqa: E402
+
+# Known failures beyond check_corpus.KNOWN, as there.
+KNOWN = {
+    # fsdp_step's all-gather.1 reads a value inside a donated argument's
+    # allocation, which the trace holds whole (test_jax_corpus.c).
+    ("fsdp_step", "1 collectives as notes"): "a collective on a slice of a donated argument",
+}
+
+KNOWN_FIELDS = ("parameter ", "output shape is ", "constant", "thread-local", "maybe-live-out",
+                "preallocated-temp", "color ", "shape ")
+
+
+def unknown_fields(d):
+    """Allocation-header fields of the dump that the importer does not know."""
+    ba = [f for f in os.listdir(d) if f.endswith("-buffer-assignment.txt")][0]
+    n = 0
+    with open(os.path.join(d, ba), encoding="utf-8") as f:
+        for line in f:
+            m = cc.ALLOC.match(line.rstrip("\n"))
+            if m:
+                n += sum(1 for field in re.split(r", (?![^|]*\|)", m[3].lstrip(", ")) if field
+                         and not field.startswith(KNOWN_FIELDS))
+    return n
+
+
+def xla_stated_peak(text):
+    for line in text.splitlines():
+        if line.startswith("  live at peak"):
+            return int(line.split()[3])
+    return None
+
+
+def new_fields(ma, fig, run_err):
+    """Item 4: memory_analysis()'s later fields against the dump's figures."""
+    problems = []
+    whole_run = ma["argument_size_in_bytes"] + ma["output_size_in_bytes"] - ma["alias_size_in_bytes"] + fig["constant"]
+    for k in ("peak_memory_in_bytes", "peak_unpadded_heap_bytes"):
+        if k in ma and ma[k] != whole_run:
+            problems.append(f"{k} {ma[k]} != argument + output - alias + constants {whole_run}")
+    if "total_allocation_bytes" in ma:
+        total = int(re.search(r"^  total +(\d+)", run_err, re.M)[1])
+        thread_local = int(re.search(r"^  thread-local +(\d+)", run_err, re.M)[1])
+        if ma["total_allocation_bytes"] not in (total, total - thread_local):
+            problems.append(f"total_allocation_bytes {ma['total_allocation_bytes']} is neither the total {total} "
+                            f"nor it less thread-local {total - thread_local}")
+    return problems
+
+
+def plan(strata, trace):
+    """Item 6: the offline planner on the trace (busiest device when sharded)."""
+    r = subprocess.run([strata, "alloc", "--allocator", "offline", "--capacity", "1GiB", "--quiet", "--trace", trace],
+                       capture_output=True, text=True)
+    return [] if r.returncode == 0 else [f"strata alloc --allocator offline exit {r.returncode}: "
+                                         f"{r.stderr.strip()[:200]}"]
+
+
+def check_program(strata, d, name, ma):
+    with tempfile.TemporaryDirectory() as tmp:
+        trace = os.path.join(tmp, "t.trace")
+        run = subprocess.run([strata, "import", "xla", d, "--quiet", "-o", trace], capture_output=True, text=True)
+        if run.returncode != 0:
+            return None, [f"strata import xla exit {run.returncode}: {run.stderr.strip()[:300]}"]
+        host_args = cc.host_arguments(trace)
+        problems = plan(strata, trace)
+    fig = cc.report_figures(run.stderr)
+    peak, t = cc.peak_from_slices(*cc.read_dump(d))
+    if fig["peak"][1] != peak:
+        problems.append(f"peak {fig['peak'][1]} != {peak} from live ranges and slices (t={t})")
+    for k in ("argument", "output", "alias"):
+        want = ma[f"{k}_size_in_bytes"]
+        got = fig[k][1] + (host_args if k == "argument" else 0)
+        if fig[k][0] != want:
+            problems.append(f"XLA {k} {fig[k][0]} != memory_analysis {want}")
+        if got != want:
+            problems.append(f"strata {k} {got} != memory_analysis {want}")
+    if fig["temp"][1] > ma["temp_size_in_bytes"] + fig["constant"]:
+        problems.append(f"strata temp {fig['temp'][1]} > XLA temp {ma['temp_size_in_bytes']} "
+                        f"+ constants {fig['constant']}")
+    problems += new_fields(ma, fig, run.stderr)
+    notes = re.search(r"; (\d+) as notes\)", run.stderr)
+    if notes and int(notes[1]):
+        problems.append(f"{notes[1]} collectives as notes")
+    n_unknown = unknown_fields(d)
+    m = re.search(r"read past: (\d+) ", run.stderr)
+    if n_unknown and not (m and int(m[1]) >= n_unknown):
+        problems.append(f"{n_unknown} unknown allocation fields, summary says {m[0] if m else 'nothing'}")
+    if not n_unknown and m:
+        problems.append(f"no unknown field, yet the summary says '{m[0]}'")
+    return (peak, xla_stated_peak(run.stderr), n_unknown), problems
+
+
+def main(strata, vdir):
+    with open(os.path.join(vdir, "memory-analysis.json"), encoding="utf-8") as f:
+        analysis = json.load(f)
+    version = os.path.basename(os.path.normpath(vdir))
+    failures = 0
+    print(f"JAX {version}\n{'program':22} {'peak':>7} {'XLA says':>8} {'unknown':>7}")
+    for name, ma in sorted(analysis.items()):
+        figs, problems = check_program(strata, os.path.join(vdir, name), name, ma)
+        if figs:
+            print(f"{name:22} {figs[0]:7} {figs[1]:8} {figs[2]:7}")
+        for (known_name, prefix), why in {**cc.KNOWN, **KNOWN}.items():
+            hit = [p for p in problems if known_name == name and p.startswith(prefix)]
+            for p in hit:
+                print(f"KNOWN {name}: {p} ({why})")
+                problems.remove(p)
+        for p in problems:
+            print(f"FAIL {name}: {p}")
+        failures += len(problems)
+    print(f"{len(analysis)} programs, {failures} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    sys.exit(main(sys.argv[1], sys.argv[2]))
