@@ -33,6 +33,11 @@ static const struct {
     {"nccl-ring", AR, STRATA_COLL_FLAT, false, false},
     {"nccl", REDUCING, STRATA_COLL_FLAT, false, true},
     {"bidir-torus", REDUCING, STRATA_COLL_DIMS, true, false},
+    {"nccl-tree", AR, STRATA_COLL_FLAT, false, true},
+    {"nccl-nvls-tree", AR, STRATA_COLL_FLAT, false, true},
+    {"nccl-pat", "all-gather reduce-scatter", STRATA_COLL_FLAT, false, true},
+    {"rccl", REDUCING, STRATA_COLL_FLAT, false, true},
+    {"hierarchical", AR, STRATA_COLL_FLAT, true, false},
 };
 
 /* "all-reduce all-gather": the kinds a row serves (g_free). */
@@ -88,7 +93,7 @@ START_TEST(an_unknown_or_unserving_algorithm_lists_the_known_ones)
     ck_assert_ptr_nonnull(strata_coll_algo_lookup(STRATA_OP_ALL_GATHER, "bidir-torus", &why));
     ck_assert_ptr_null(why);
     ck_assert_ptr_null(strata_coll_algo_lookup(STRATA_OP_ALL_GATHER, "fast", &why));
-    ck_assert_str_eq(why, "expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus for all-gather, "
+    ck_assert_str_eq(why, "expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat, rccl for all-gather, "
                           "got 'fast'");
     g_free(why);
     ck_assert_ptr_null(strata_coll_algo_lookup(STRATA_OP_ALL_TO_ALL, "tree", &why));
@@ -99,8 +104,8 @@ START_TEST(an_unknown_or_unserving_algorithm_lists_the_known_ones)
                                                              "alloc r 512\nall-gather r s axis=data algo=fast\n");
     strata_cli_result r = strata_test_cli("check", "--trace", path, NULL);
     ck_assert_int_eq(r.status, 2);
-    ck_assert_msg(strstr(r.err, ":5: expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus for "
-                                "all-gather, got 'fast'"),
+    ck_assert_msg(strstr(r.err, ":5: expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus, "
+                                "nccl-pat, rccl for all-gather, got 'fast'"),
                   "%s", r.err);
     strata_cli_result_clear(&r);
     g_unlink(path);
@@ -110,7 +115,7 @@ END_TEST
 
 START_TEST(implementations_listed_complete_and_found_by_name)
 {
-    static const char *const names[] = {"nccl", "xla", "ideal"};
+    static const char *const names[] = {"nccl", "rccl", "xla", "ideal"};
     const strata_coll_impl *const *rows = strata_coll_impls();
     GHashTable *keys = g_hash_table_new(g_str_hash, g_str_equal);
     size_t n = 0;
@@ -132,7 +137,7 @@ START_TEST(implementations_listed_complete_and_found_by_name)
     ck_assert_ptr_nonnull(strata_coll_impl_find("ideal")->pick); /* every pick falls back on it */
     ck_assert_ptr_null(strata_coll_impl_find("mpi"));
     char *listed = strata_coll_impl_names();
-    ck_assert_str_eq(listed, "nccl, xla or ideal");
+    ck_assert_str_eq(listed, "nccl, rccl, xla or ideal");
     g_free(listed);
     g_hash_table_destroy(keys);
 }
@@ -169,7 +174,7 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
     static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
                                "bandwidth = 1TB/s\n[interconnect x]\ntopology = ring\nbandwidth = 1GB/s\n";
     strata_test_hw_text_refused(head, "collectives = mpi\n",
-                                "t.ini:11: [interconnect x] collectives: expected nccl, xla or ideal, got 'mpi'");
+                                "t.ini:11: [interconnect x] collectives: expected nccl, rccl, xla or ideal, got 'mpi'");
     strata_test_hw_text_refused(head, "collectives = xla\nnvls = true\n",
                                 "t.ini:12: [interconnect x] nvls: expected only with collectives = nccl");
     strata_test_hw_text_refused(head, "nccl_channels = 4\n",
@@ -178,9 +183,11 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
                                 "[interconnect x] collectives: collectives = nccl: expected nccl_channels too");
     strata_test_hw_text_refused(head, "rccl_arch = gfx942\n", "[interconnect x] unknown key 'rccl_arch' (known: "
                                                               "memory, topology, dims, bandwidth, latency, "
-                                                              "links_per_chip, wraparound, duplex, collectives, "
+                                                              "links_per_chip, wraparound, duplex, domain, collectives, "
                                                               "nccl_arch, nccl_channels, nccl_channel_bandwidth, "
-                                                              "nvls, source)");
+                                                              "nvls, nccl_cpu, nccl_algo, nccl_proto, "
+                                                              "rccl_channels, rccl_channel_bandwidth, rccl_rings, "
+                                                              "rccl_net_rings, msccl, rccl_cpu, rccl_algo, rccl_proto, source)");
 }
 END_TEST
 

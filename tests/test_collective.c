@@ -9,6 +9,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "collective/coll_algo.h"
+#include "collective/coll_kit.h"
 
 typedef struct world {
     uint32_t n;
@@ -338,10 +339,11 @@ END_TEST
 START_TEST(algorithms_per_op)
 {
     char *s = strata_coll_algo_names_of(STRATA_OP_ALL_REDUCE);
-    ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus, nccl-ring, nccl, bidir-torus");
+    ck_assert_str_eq(s, "ring, bidir-ring, tree, direct, torus, nccl-ring, nccl, bidir-torus, nccl-tree, "
+                        "nccl-nvls-tree, rccl, hierarchical");
     g_free(s);
     s = strata_coll_algo_names_of(STRATA_OP_ALL_GATHER);
-    ck_assert_str_eq(s, "ring, bidir-ring, direct, torus, nccl, bidir-torus");
+    ck_assert_str_eq(s, "ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat, rccl");
     g_free(s);
     s = strata_coll_algo_names_of(STRATA_OP_ALL_TO_ALL);
     ck_assert_str_eq(s, "direct");
@@ -388,10 +390,114 @@ START_TEST(nccl_and_bidir_torus_schedules_give_the_result)
 }
 END_TEST
 
+/* NCCL's double binary tree (src/graph/trees.cc's illustrations): over 14
+ * ranks tree 0 is rooted at 0 with 8 under it; 12's children 10 and 13;
+ * over 12 ranks tree 1 is tree 0 mirrored (root 11, 3 under it), over 13
+ * shifted by one (root 1, 9 under it, 0 under 9). */
+START_TEST(nccl_double_binary_tree_is_nccls)
+{
+    uint32_t type;
+    static const int32_t parent14[] = {-1, 2, 4, 2, 8, 6, 4, 6, 0, 10, 12, 10, 8, 12};
+    for (uint32_t r = 0; r < 14; r++)
+        ck_assert_int_eq(coll_dtree_parent(14, r, 0, &type), parent14[r]);
+    ck_assert_int_eq(coll_dtree_parent(14, 13, 0, &type), 12);
+    ck_assert_uint_eq(type, 1); /* 13 > 12: the second child */
+    ck_assert_int_eq(coll_dtree_parent(12, 11, 1, &type), -1);
+    ck_assert_int_eq(coll_dtree_parent(12, 3, 1, &type), 11);
+    ck_assert_int_eq(coll_dtree_parent(13, 1, 1, &type), -1);
+    ck_assert_int_eq(coll_dtree_parent(13, 9, 1, &type), 1);
+    ck_assert_int_eq(coll_dtree_parent(13, 0, 1, &type), 9);
+}
+END_TEST
+
+/* Across scale-up domains (domain_ranks < n): NCCL's rail rings and trees
+ * give the op's result; the rings' hops between domains join one local
+ * rank (a rail) where the domains are even in number, and a tree's first
+ * chunk pays the network step's cost on each hop between domains. */
+START_TEST(schedules_across_domains_give_the_result)
+{
+    static const uint32_t shapes[][2] = {{4, 2}, {6, 2}, {8, 4}, {16, 4}, {8, 1}};
+    static const strata_op_kind kinds[] = {STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER, STRATA_OP_REDUCE_SCATTER};
+    for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++)
+        for (unsigned p = 0; p < STRATA_NCCL__PROTOS; p++)
+            for (unsigned k = 0; k < 3; k++)
+                for (uint32_t ch = 1; ch <= 8; ch *= 2) {
+                    uint32_t n = shapes[i][0], rounds;
+                    strata_coll_shape sh = shape1(kinds[k], strata_coll_algo_find("nccl"), n, 40ull * n);
+                    sh.domain_ranks = shapes[i][1];
+                    sh.nccl_algo = STRATA_NCCL_RING;
+                    sh.nccl_proto = (strata_nccl_proto)p;
+                    sh.channels = ch;
+                    sh.net_step_s = 1e-6;
+                    check_op(&sh, &rounds);
+                    if (kinds[k] != STRATA_OP_ALL_REDUCE)
+                        continue;
+                    sh.algo = strata_coll_algo_find("nccl-tree");
+                    check_op(&sh, &rounds);
+                    sh.algo = strata_coll_algo_find("nccl-nvls-tree");
+                    sh.chunk_bytes = 4;
+                    check_op(&sh, &rounds);
+                }
+    /* hierarchical: inside the domains, across, and back; the network
+     * carries 1/m of the buffer each way per rank (an all-reduce of B: the
+     * domain ring's 2 (m-1)/m B and the ring across's 2 (D-1)/D B/m) */
+    for (size_t i = 0; i < G_N_ELEMENTS(shapes); i++) {
+        uint32_t n = shapes[i][0], rounds;
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("hierarchical"), n, 48ull * n);
+        sh.domain_ranks = shapes[i][1];
+        check_op(&sh, &rounds);
+    }
+    strata_coll_shape h = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("hierarchical"), 8, 64);
+    h.domain_ranks = 4;
+    uint32_t h_rounds;
+    ck_assert_uint_eq(check_op(&h, &h_rounds), 2 * 3 * 64 / 4 + 2 * 1 * 64 / 4 / 2);
+    ck_assert_uint_eq(h_rounds, 2 * 3 + 2 * 1);
+    /* PAT (one rank a domain): any group size, powers of two or not */
+    for (uint32_t n = 2; n <= 9; n++)
+        for (unsigned k = 1; k < 3; k++) {
+            uint32_t rounds;
+            strata_coll_shape sh = shape1(kinds[k], strata_coll_algo_find("nccl-pat"), n, 24ull * n);
+            sh.domain_ranks = 1;
+            ck_assert_uint_eq(check_op(&sh, &rounds), 24ull * (n - 1) * (kinds[k] == STRATA_OP_ALL_GATHER ? n : 1));
+            ck_assert_uint_eq(rounds, n <= 2 ? 1 : n <= 4 ? 2 : n <= 8 ? 3 : 4);
+        }
+    /* 4 domains of 4: ring hops between domains stay on a rail */
+    strata_coll_shape ring = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 16, 1 << 16);
+    ring.domain_ranks = 4;
+    ring.nccl_algo = STRATA_NCCL_RING;
+    ring.channels = 8;
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    strata_coll_schedule(&ring, steps);
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        if (st->src / 4 != st->dst / 4)
+            ck_assert_uint_eq(st->src % 4, st->dst % 4);
+    }
+    /* the tree: one chunk up and down a tree 6 high: domain 1's head (4)
+     * is domain 2's first child, so it feeds domain 2's chain[1] (9), below
+     * its head (8), which feeds domain 0's head (0): 3 + 1 + 1 + 1 (NCCL's
+     * connectTrees counts 3 + log2(4) = 5, "a good approximation"); each
+     * hop between domains pays the network step's cost */
+    strata_coll_shape tree = ring;
+    tree.algo = strata_coll_algo_find("nccl-tree");
+    tree.in_bytes = 64;
+    tree.channels = 1;
+    tree.net_step_s = 3e-6;
+    g_array_set_size(steps, 0);
+    ck_assert_uint_eq(strata_coll_schedule(&tree, steps), 2 * 6);
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        ck_assert(st->delay_s == (st->src / 4 != st->dst / 4 ? 3e-6 : 0));
+    }
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 static Suite *collective_suite(void)
 {
     Suite *s = suite_create("collective");
     TCase *tc = tcase_create("schedules");
+    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, ring_all_reduce_moves_2_n_minus_1_over_n);
     tcase_add_test(tc, bidir_ring_halves_each_direction);
     tcase_add_test(tc, bidir_ring_gathers_and_scatters_half_each_way);
@@ -402,6 +508,8 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, nccl_ring_defaults_are_nccls);
     tcase_add_test(tc, algorithms_per_op);
     tcase_add_test(tc, nccl_and_bidir_torus_schedules_give_the_result);
+    tcase_add_test(tc, nccl_double_binary_tree_is_nccls);
+    tcase_add_test(tc, schedules_across_domains_give_the_result);
     suite_add_tcase(s, tc);
     return s;
 }

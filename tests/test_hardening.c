@@ -433,7 +433,7 @@ START_TEST(collectives_checked_before_running)
     char *dir = strata_test_temp_dir();
     const char *gen[] = {"gen", "collective", "op=all-gather", "algo=tree", "-o", "c.trace", NULL};
     strata_cli_result r = run_in(dir, NULL, gen);
-    expect(&r, 2, "collective: expected algo= auto or one of ring, bidir-ring, direct, torus, nccl, bidir-torus for all-gather, got 'tree'");
+    expect(&r, 2, "collective: expected algo= auto or one of ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat, rccl for all-gather, got 'tree'");
     strata_cli_result_clear(&r);
     const char *gen2[] = {"gen", "collective", "op=all-to-all", "algo=ring", "-o", "c.trace", NULL};
     r = run_in(dir, NULL, gen2);
@@ -444,7 +444,7 @@ START_TEST(collectives_checked_before_running)
         const char *text, *message;
     } traces[] = {
         {"strata-trace 1\noption mesh=data:8\nalloc s 64\nalloc r 512\nall-gather r s axis=data algo=tree\n",
-         "c.trace:5: expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus for all-gather, got 'tree'"},
+         "c.trace:5: expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat, rccl for all-gather, got 'tree'"},
         {"strata-trace 1\noption mesh=data:8\nalloc b 64\nall-to-all b b axis=data algo=nccl-ring\n", ":4:"},
         /* 256 x 256 PiB = 2^8 x 2^58 = 2^66 */
         {"strata-trace 1\noption mesh=data:256\nalloc s 256PiB\nalloc r 64\nall-gather r s axis=data\n",

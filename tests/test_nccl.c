@@ -31,7 +31,6 @@
  *   Simple ring (40.6, 56 us; 189.3, 205.7 GB/s) never beat NVLS.
  */
 #include <glib/gstdio.h>
-#include <json-glib/json-glib.h>
 #include "testutil.h"
 #include "hw/hw.h"
 #include "collective/coll_algo.h"
@@ -167,42 +166,9 @@ START_TEST(ring_reduce_scatter_reduces_as_it_receives)
 }
 END_TEST
 
-/* Runs `trace` (a strata trace text) on configs/hw/HW, returns collective
- * 0's time and its algo, and in *nccl (when not NULL) the results' "nccl"
- * member as "ALGORITHM/PROTOCOL/CHANNELS" (NULL when it has none). */
-static double run_collective_nccl(const char *hw, const char *text, char **algo, char **nccl)
-{
-    char *trace = strata_test_write_temp("nccl-XXXXXX.trace", text);
-    char *json = g_strconcat(trace, ".json", NULL);
-    char *hw_path = strata_test_source_path(hw);
-    strata_cli_result r = strata_test_cli("run", "--hw", hw_path, "--trace", trace, "--json", json, "-q", NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    JsonParser *p = json_parser_new();
-    ck_assert(json_parser_load_from_file(p, json, NULL));
-    JsonObject *c = json_array_get_object_element(
-        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "collectives"), 0);
-    double t = json_object_get_double_member(c, "time_s");
-    *algo = g_strdup(json_object_get_string_member(c, "algo"));
-    if (nccl) {
-        JsonObject *n = json_object_has_member(c, "nccl") ? json_object_get_object_member(c, "nccl") : NULL;
-        *nccl = n ? g_strdup_printf("%s/%s/%" G_GINT64_FORMAT, json_object_get_string_member(n, "algorithm"),
-                                    json_object_get_string_member(n, "protocol"),
-                                    json_object_get_int_member(n, "channels"))
-                  : NULL;
-    }
-    g_object_unref(p);
-    strata_cli_result_clear(&r);
-    g_unlink(json);
-    g_unlink(trace);
-    g_free(json);
-    g_free(trace);
-    g_free(hw_path);
-    return t;
-}
-
 static double run_collective(const char *hw, const char *text, char **algo)
 {
-    return run_collective_nccl(hw, text, algo, NULL);
+    return strata_test_run_collective(hw, text, algo, NULL);
 }
 
 /* An all-reduce of 8 KiB on a100-8.ini, no algo= (collectives = nccl):
@@ -217,7 +183,7 @@ static double run_collective(const char *hw, const char *text, char **algo)
 START_TEST(ll_all_reduce_of_8_kib)
 {
     char *algo = NULL, *nccl = NULL;
-    double t = run_collective_nccl("configs/hw/a100-8.ini",
+    double t = strata_test_run_collective("configs/hw/a100-8.ini",
                                    "strata-trace 1\noption mesh=data:8\nalloc buf 8KiB dtype=f32\n"
                                    "all-reduce buf axis=data\nfree buf\n", &algo, &nccl);
     ck_assert_str_eq(algo, "nccl");
@@ -239,20 +205,22 @@ END_TEST
  * direction, 0.5 us) carries 7 copies each way in rounds 0 and 8 and 14
  * in rounds 1-7, all at once; a route crosses 2 links (1 us); the fused
  * reductions (7 x 3 x 1 MiB through the 3.35 TB/s HBM) end first. Before
- * it, 8.4 us (NVLS takes the Simple ring's base latency). T = 8.4 us +
- * 2 x (7 w / 450 GB/s + 1 us) + 7 x (14 w / 450 GB/s + 1 us) = 264.124 us:
- * busbw 445 GB/s, where the ring on Simple reaches at most 450 x 4/5. */
+ * it, 25 us (NVLS's latency in NCCL's model, its whole fixed cost). T =
+ * 25 us + 2 x (7 w / 450 GB/s + 1 us) + 7 x (14 w / 450 GB/s + 1 us) =
+ * 280.724 us: busbw 419 GB/s, where the ring on Simple reaches at most 450
+ * x 4/5. */
 START_TEST(nvls_all_reduce)
 {
     char *algo = NULL, *nccl = NULL;
-    double t = run_collective_nccl("configs/hw/dgx-h100.ini",
+    double t = strata_test_run_collective("configs/hw/dgx-h100.ini",
                                    "strata-trace 1\noption mesh=data:8\nalloc buf 64MiB dtype=f32\n"
                                    "all-reduce buf axis=data\nfree buf\n", &algo, &nccl);
     ck_assert_str_eq(algo, "nccl");
     ck_assert_str_eq(nccl, "NVLS/Simple/16");
     g_free(nccl);
     const double w = 991303, bw = 450e9;
-    ck_assert_double_eq_tol(t, 8.4e-6 + 2 * (7 * w / bw + 1e-6) + 7 * (14 * w / bw + 1e-6), 1e-9);
+    /* NVLS's fixed cost: its latency in NCCL's model, hwLatencies[NVLINK][NVLS] = 25 us (its base is 0) */
+    ck_assert_double_eq_tol(t, 25e-6 + 2 * (7 * w / bw + 1e-6) + 7 * (14 * w / bw + 1e-6), 1e-9);
     g_free(algo);
 }
 END_TEST
@@ -271,7 +239,7 @@ START_TEST(xla_all_gather_is_bidirectional)
                               "all-gather r s axis=data\nfree r\nfree s\n", &algo);
     ck_assert_str_eq(algo, "bidir-torus");
     char *nccl = (char *)"unset", *again = NULL;
-    run_collective_nccl("validation/hw/tpu-v5e-ring16.ini",
+    strata_test_run_collective("validation/hw/tpu-v5e-ring16.ini",
                         "strata-trace 1\noption mesh=data:16\nalloc s 1MiB dtype=f32\nalloc r 16MiB dtype=f32\n"
                         "all-gather r s axis=data\nfree r\nfree s\n", &again, &nccl);
     ck_assert_ptr_null(nccl); /* no NCCL choice where NCCL does not run */
@@ -290,7 +258,7 @@ START_TEST(hw_declares_the_implementation)
     /* its block as NCCL's model reads it: 12 channels x 20 GB/s, Ampere,
      * no NVLS (nccl_tuning.h): 8 KiB all-reduce over 8 ranks on LL */
     strata_coll_tuning t;
-    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8192, &t, NULL));
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 8192, 0, &t, NULL));
     strata_nccl_choice ch = choose(&a100, STRATA_OP_ALL_REDUCE, 8192);
     ck_assert(t.algo == ch.algo && t.proto == ch.proto && t.channels == ch.channels);
     ck_assert_double_eq(t.launch_s, ch.base_us * 1e-6);
@@ -303,7 +271,7 @@ START_TEST(hw_declares_the_implementation)
     ck_assert_str_eq(strata_hw_coll_impl(hw)->name, "ideal");
     strata_hw_free(hw);
     static const char *const bad[][2] = {
-        {"interconnect.nvlink.collectives=mpi", "expected nccl, xla or ideal, got 'mpi'"},
+        {"interconnect.nvlink.collectives=mpi", "expected nccl, rccl, xla or ideal, got 'mpi'"},
         {"interconnect.nvlink.nccl_arch=kepler", "expected volta, ampere, hopper or blackwell, got 'kepler'"},
         {"interconnect.nvlink.nccl_channels=0", "nccl_channels"},
         {"interconnect.nvlink.nvls=maybe", "expected true or false, got 'maybe'"},

@@ -117,6 +117,13 @@ END_TEST
 /* Every case simulates; the median follows the errors. */
 START_TEST(test_run_all_and_median)
 {
+#ifdef STRATA_SANITIZE
+    /* every shipped case, clusters of up to 64 ranks among them (issue 39):
+     * minutes in the plain build, past the test's timeout under the
+     * sanitizers; the small cases below keep the code covered there */
+    printf("SKIP test_run_all_and_median: every published case, run in the plain build only\n");
+    return;
+#endif
     strata_published *set = shipped();
     GError *err = NULL;
     ck_assert_msg(strata_published_run(set, &err), "%s", err ? err->message : "");

@@ -308,7 +308,7 @@ START_TEST(bad_multi_device_input_is_exit_2_at_its_line)
     assert_bad(ring8, NULL, "option mesh=data:8\nalloc i 1001\nalloc o 1001\nall-to-all o i axis=data\n", ":5:",
                "expected a size divisible by the group size 8");
     assert_bad(ring8, NULL, "option mesh=data:8\nalloc i 8MiB\nalloc o 64MiB\nall-gather o i axis=data algo=tree\n",
-               ":5:", "expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus for all-gather, got 'tree'");
+               ":5:", "expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat, rccl for all-gather, got 'tree'");
     assert_bad(ring8, NULL, "option mesh=data:8\nalloc g 1MiB\nall-reduce g axis=data device=1\n", ":4:",
                "expected no device= on all-reduce");
     assert_bad("configs/hw/test-simple.ini", NULL, "option mesh=data:2\nalloc g 1MiB\nall-reduce g axis=data\n",

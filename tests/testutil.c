@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "core/error.h"
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
 #include "hw/hw.h"
 
 GPtrArray *strata_test_binary_argv(const char *const *argv)
@@ -260,3 +262,51 @@ uint32_t strata_test_count_links(const strata_hw *hw, const char *prefix)
         n += g_str_has_prefix(strata_hw_link(hw, i)->name, prefix);
     return n;
 }
+
+char *strata_test_route_links(const strata_hw *hw, const char *from, const char *to)
+{
+    int a = strata_hw_memory_index(hw, from), b = strata_hw_memory_index(hw, to);
+    ck_assert_msg(a >= 0 && b >= 0, "no memory %s or %s", from, to);
+    const strata_hop *hops = NULL;
+    uint32_t n = 0;
+    GError *err = NULL;
+    ck_assert_msg(strata_hw_route(hw, (uint32_t)a, (uint32_t)b, &hops, &n, &err), "%s", err ? err->message : "");
+    GString *s = g_string_new(NULL);
+    for (uint32_t i = 0; i < n; i++)
+        g_string_append_printf(s, "%s%s", i ? "," : "", strata_hw_link(hw, hops[i].link)->name);
+    return g_string_free(s, FALSE);
+}
+
+/* Runs `trace` (a strata trace text) on configs/hw/HW, returns collective
+ * 0's time and its algo, and in *nccl (when not NULL) the results' "nccl"
+ * member as "ALGORITHM/PROTOCOL/CHANNELS" (NULL when it has none). */
+double strata_test_run_collective(const char *hw, const char *text, char **algo, char **nccl)
+{
+    char *trace = strata_test_write_temp("coll-XXXXXX.trace", text);
+    char *json = g_strconcat(trace, ".json", NULL);
+    char *hw_path = strata_test_source_path(hw);
+    strata_cli_result r = strata_test_cli("run", "--hw", hw_path, "--trace", trace, "--json", json, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonObject *c = json_array_get_object_element(
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "collectives"), 0);
+    double t = json_object_get_double_member(c, "time_s");
+    *algo = g_strdup(json_object_get_string_member(c, "algo"));
+    if (nccl) {
+        JsonObject *n = json_object_has_member(c, "nccl") ? json_object_get_object_member(c, "nccl") : NULL;
+        *nccl = n ? g_strdup_printf("%s/%s/%" G_GINT64_FORMAT, json_object_get_string_member(n, "algorithm"),
+                                    json_object_get_string_member(n, "protocol"),
+                                    json_object_get_int_member(n, "channels"))
+                  : NULL;
+    }
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    g_unlink(json);
+    g_unlink(trace);
+    g_free(json);
+    g_free(trace);
+    g_free(hw_path);
+    return t;
+}
+

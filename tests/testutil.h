@@ -70,6 +70,15 @@ void strata_test_hw_text_refused(const char *head, const char *keys, const char 
 typedef struct strata_link_spec strata_link_spec;
 const strata_link_spec *strata_test_link(const strata_hw *hw, const char *name);
 uint32_t strata_test_count_links(const strata_hw *hw, const char *prefix);
+/* The links of the route between two memories named as the model names
+ * them, "a,b,c" (g_free), failing the test where there is none. */
+char *strata_test_route_links(const strata_hw *hw, const char *from, const char *to);
+
+/* Runs `text` (a strata trace) on the hardware file at `hw` (relative to
+ * the source tree), returns collective 0's time and its algo, and in *nccl
+ * (when not NULL) the results' "nccl" member as
+ * "ALGORITHM/PROTOCOL/CHANNELS" (NULL when it has none). */
+double strata_test_run_collective(const char *hw, const char *text, char **algo, char **nccl);
 
 int strata_test_main(Suite *suite);
 

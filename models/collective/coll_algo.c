@@ -27,7 +27,12 @@
     X(torus,       "torus",       REDUCING,   DIMS, true)                                                         \
     X(nccl_ring,   "nccl-ring",   ALL_REDUCE, FLAT, false)                                                        \
     X(nccl,        "nccl",        REDUCING,   FLAT, false)                                                        \
-    X(bidir_torus, "bidir-torus", REDUCING,   DIMS, true)
+    X(bidir_torus, "bidir-torus", REDUCING,   DIMS, true)                                                         \
+    X(nccl_tree,   "nccl-tree",   ALL_REDUCE, FLAT, false)                                                        \
+    X(nccl_nvls_tree, "nccl-nvls-tree", ALL_REDUCE, FLAT, false)                                                  \
+    X(nccl_pat,    "nccl-pat",    STRATA_OPK(ALL_GATHER) | STRATA_OPK(REDUCE_SCATTER), FLAT, false)               \
+    X(rccl,        "rccl",        REDUCING,   FLAT, false)                                                        \
+    X(hierarchical, "hierarchical", ALL_REDUCE, FLAT, true)
 /* clang-format on */
 
 #define DECLARE(id, name, kinds, layout, folds) extern const strata_coll_algo_ops strata_coll_ops_##id;

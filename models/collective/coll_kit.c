@@ -31,6 +31,8 @@
  */
 #include "collective/coll_kit.h"
 #include <assert.h>
+#include "core/error.h"
+#include "hw/coll_impl.h"
 
 uint64_t coll_chunk_off(uint64_t len, uint32_t d, uint32_t i)
 {
@@ -401,3 +403,32 @@ uint32_t coll_tree(strata_coll_sched *s, uint64_t bytes)
     return 2 * levels;
 }
 
+
+bool coll_library_tune(strata_coll_shape *shape, const strata_hw *hw, uint32_t algos, GError **err)
+{
+    const strata_coll_impl *impl = strata_hw_coll_impl(hw);
+    if (!impl->tune) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "algo=%s: expected a hardware model whose [interconnect] declares a library with its own "
+                    "tuning model (collectives = nccl or rccl: its GPUs' architecture and graph), got %s",
+                    shape->algo->name, strata_hw_name(hw));
+        return false;
+    }
+    strata_coll_tuning t;
+    if (!impl->tune(hw, shape->kind, strata_coll_ranks(shape), shape->domain_ranks, shape->in_bytes, algos, &t, err))
+        return false;
+    shape->tuned = true;
+    shape->nccl_algo = t.algo;
+    shape->nccl_proto = t.proto;
+    shape->channels = t.channels;
+    shape->chunk_bytes = t.chunk_bytes;
+    shape->nvls_efficiency = t.nvls_efficiency;
+    shape->launch_s = t.launch_s;
+    shape->net_step_s = t.net_step_s;
+    shape->heads = t.heads;
+    shape->msccl = t.msccl;
+    shape->rings = t.rings;
+    shape->n_rings = t.n_rings;
+    shape->ring_len = t.ring_len;
+    return true;
+}

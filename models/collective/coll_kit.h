@@ -17,6 +17,22 @@
  *   coll_tree        binomial reduce to rank 0, then broadcast;
  *   coll_ring_loops  NCCL's ring all-reduce kernel: loops of channels x n
  *                    chunks, 2(n-1) steps each, a round per slice.
+ * Across scale-up domains (coll_kit_tiers.c, which says how the libraries
+ * lay them out) and the protocols' wire formats:
+ *   coll_same_domain      whether two ranks share a domain (s->domain);
+ *   coll_wire_apply       a protocol's wire format on steps: inside a
+ *                         domain and between domains (with the library's
+ *                         fixed cost of a network step);
+ *   coll_rail_ring        ring g's order, its hops between domains on one
+ *                         rail;
+ *   coll_ring_loops_groups  coll_ring_loops over several rings of their
+ *                         own orders, the channels shared among them;
+ *   coll_ring_groups      ring all-gather or reduce-scatter over such rings;
+ *   coll_dtree_parent, coll_nccl_tree  NCCL's double binary tree over the
+ *                         domains and its chains inside them;
+ *   coll_tree_pipeline    a tree all-reduce, chunk by chunk up and down;
+ *   coll_nvls_piece       NVLink SHARP's reduction (phase 0) or multicast
+ *                         (phase 1) of a piece among a domain's ranks.
  *
  * Invariants: steps are appended in any order of rounds (the table sorts
  * them, stably); no step has 0 bytes; chunk i of a segment of L bytes over
@@ -35,6 +51,7 @@ struct strata_coll_sched {
     uint32_t stride[STRATA_COLL_MAX_DIMS];
     strata_op_kind kind;
     uint32_t parts;                        /* 1, or 2: a ring per half chunk */
+    uint32_t domain;                       /* ranks per scale-up domain (n: one), dividing n */
     bool fold;                             /* shape->fold, for a row that folds */
 };
 
@@ -52,5 +69,70 @@ uint32_t coll_tree(strata_coll_sched *s, uint64_t bytes);
  * bytes and, with handshake, a flag after it; returns the rounds. */
 uint32_t coll_ring_loops(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices,
                          uint64_t num, uint64_t den, bool handshake);
+
+/* The cost hook of an algorithm run as its library runs it: the
+ * hardware's collective implementation's tune (hw/coll_impl.h) into the
+ * shape, limited to the library's algorithms in `algos` (a mask of
+ * strata_nccl_algo bits; 0: its own choice); false with err where the
+ * implementation has no tune or runs none of them. */
+bool coll_library_tune(strata_coll_shape *shape, const strata_hw *hw, uint32_t algos, GError **err);
+
+/* A protocol's wire format: a copy inside a domain carries num/den of its
+ * bytes, with a flag after it where handshake; one between domains
+ * net_num/net_den, after net_delay_s unless it is pipelined (a later chunk
+ * or loop: NCCL's model charges its network latency once per step of the
+ * algorithm, not per chunk) (no flag: the proxy's protocol is in that
+ * cost). Every reduction runs alongside its copy (fused). */
+typedef struct coll_wire {
+    uint64_t num, den, net_num, net_den;
+    bool handshake;
+    double net_delay_s;
+} coll_wire;
+
+/* NCCL's protocols (coll_kit_nccl.c): the wire format of shape's protocol
+ * (shape->nccl_proto; its network step cost shape->net_step_s); the ring's
+ * chunk per channel and its slices; the tree's chunk (a step of the
+ * protocol's buffer), shrunk for small buffers on LL128 (calcCollChunking). */
+coll_wire coll_nccl_wire(const strata_coll_shape *shape);
+uint64_t coll_nccl_ring_chunk(strata_nccl_proto p);
+uint32_t coll_nccl_ring_slices(strata_nccl_proto p);
+uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ppn);
+
+bool coll_same_domain(const strata_coll_sched *s, uint32_t a, uint32_t b);
+/* The wire format on steps[from..] (a copy's wire bytes at most its
+ * source buffer's size, of a collective whose IN holds in_bytes). */
+void coll_wire_apply(strata_coll_sched *s, guint from, uint64_t in_bytes, const coll_wire *w);
+/* order[0..n): the ranks of rail ring g in ring order, walking each
+ * domain along `cycle` (m local ranks in ring order; NULL: 0 .. m-1). */
+void coll_rail_ring(const strata_coll_sched *s, uint32_t g, const uint8_t *cycle, uint32_t *order);
+/* NCCL's ring all-reduce on [0, b) over `groups` rings (orders[g * n + i]:
+ * the rank at position i of ring g), each taking 1/groups of every chunk
+ * on lane 2g; returns the rounds. Wire formats: coll_wire_apply. */
+uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices,
+                                const uint32_t *orders, uint32_t groups);
+/* Ring all-gather or reduce-scatter (s->kind) over such rings, one round
+ * a step; returns the rounds. */
+uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups);
+/* ncclGetDtree: domain `node`'s parent among `nodes` in tree 0 or 1 (-1:
+ * the root) and whether it is the parent's child 0 or 1. */
+int32_t coll_dtree_parent(uint32_t nodes, uint32_t node, uint32_t tree, uint32_t *child_type);
+/* parent[0..n): NCCL's tree `tree` whose chains start at local rank
+ * `head` (-1: its root). */
+void coll_nccl_tree(const strata_coll_sched *s, uint32_t tree, uint32_t head, int32_t *parent);
+/* A tree all-reduce of [lo, lo + len) over parent[] (-1: the root, -2: a
+ * rank not in the tree) in chunks of `chunk`, from round0: up steps on
+ * lanes lane0 and lane0 + 2 (a rank's first and second child; fused
+ * reductions on the next), down steps on lane0 + 4; returns the rounds. */
+uint32_t coll_tree_pipeline(strata_coll_sched *s, const int32_t *parent, uint64_t lo, uint64_t len, uint64_t chunk,
+                            uint32_t round0, uint32_t lane0);
+/* NVLink's packet overhead (5/4) over the fraction of its data rate NVLS
+ * reaches (efficiency; 0 or 1: all of it). */
+uint64_t coll_nvls_wire(uint64_t bytes, double efficiency);
+/* NVLS on a piece [lo, lo + len) among ranks base .. base + m - 1 (m >= 2)
+ * in `round`: phase 0 reduces shard q at rank q (copies on lanes 2j, fused
+ * reductions on 2j + 1), phase 1 multicasts it (lanes 2(m-1) + j); each
+ * copy carries (m+1) len / (2 m (m-1)) wire bytes (algo_nccl.c says why). */
+void coll_nvls_piece(strata_coll_sched *s, uint32_t base, uint32_t m, uint64_t lo, uint64_t len, uint32_t round,
+                     uint32_t phase, double efficiency);
 
 #endif

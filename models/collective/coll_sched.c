@@ -47,6 +47,7 @@ static uint32_t schedule(const strata_coll_shape *shape, GArray *steps)
     const strata_coll_algo *algo = shape->algo;
     strata_coll_sched s = {.steps = steps, .n = strata_coll_ranks(shape), .kind = shape->kind, .parts = 1,
                            .fold = shape->fold && algo->folds};
+    s.domain = shape->domain_ranks && s.n % shape->domain_ranks == 0 ? shape->domain_ranks : s.n;
     bool flat = algo->layout == STRATA_COLL_FLAT;
     for (uint32_t k = 0; k < shape->n_dims; k++)
         if (!flat && shape->dims[k] > 1)

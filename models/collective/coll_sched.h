@@ -53,6 +53,15 @@ typedef struct strata_coll_step {
      * `max_bytes` the largest (0: bytes). */
     uint32_t rounds;
     uint64_t max_bytes;
+    /* A fixed cost before the copy starts, beyond its route's latency (0:
+     * none): the library's cost of a step over the network (NCCL's proxy
+     * posting the transfer and, on Simple, flushing it), which no link
+     * carries. The SPMD expansion charges it on the receiver's lane. A
+     * step of a pipeline's later chunk or loop (pipelined) pays none: its
+     * fixed cost overlaps the transfers before it, as the library keeps
+     * several steps in flight (coll_kit.h coll_wire_apply). */
+    double delay_s;
+    bool pipelined;
 } strata_coll_step;
 
 /* NCCL's ring all-reduce, Simple protocol (NVIDIA/nccl, defaults):
@@ -84,6 +93,11 @@ typedef struct strata_coll_shape {
     uint32_t n_dims;
     uint32_t dims[STRATA_COLL_MAX_DIMS];
     uint64_t in_bytes;     /* size(IN) on every rank (all-reduce: size(BUF)) */
+    /* The group across scale-up domains (hw.h strata_hw_domain): ranks r
+     * and r' share a domain when r / domain_ranks = r' / domain_ranks, every
+     * domain holding domain_ranks of them (the SPMD expansion sets it from
+     * the devices of the group; 0 or n: one domain) */
+    uint32_t domain_ranks;
     int32_t shift;         /* collective-permute */
     /* nccl-ring: the channels, the chunk per channel and rank, the slices
      * per chunk (0: the STRATA_COLL_NCCL_ defaults) */
@@ -101,6 +115,16 @@ typedef struct strata_coll_shape {
      * reaches (0: 1); its chunk per channel and head is chunk_bytes (0:
      * NCCL_NVLS_CHUNKSIZE, 128 KiB) */
     double nvls_efficiency;
+    /* Across domains (tune): the library's fixed cost of a step over the
+     * network (strata_coll_step.delay_s of the steps between domains), and
+     * the ranks of a domain that exchange over it (0: every one) */
+    double net_step_s;
+    uint32_t heads;
+    /* RCCL (tune): an MSCCL algorithm instead of nccl_algo, and the rings
+     * of its topology model (hw/coll_impl.h strata_coll_tuning) */
+    bool msccl;
+    const uint8_t *rings;
+    uint32_t n_rings, ring_len;
     /* Fold each ring's consecutive rounds that are the same moves, bytes
      * aside (the algorithms whose row folds, coll_algo.h; the others
      * ignore it):

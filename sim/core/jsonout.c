@@ -103,9 +103,17 @@ char *strata_json_text(JsonNode *root)
     char *body = json_generator_to_data(gen, NULL);
     g_object_unref(gen);
     char *exact = unquote_big(body);
-    char *text = g_strconcat(exact, "\n", NULL);
+    /* json-glib writes a double with an exponent and no point as "3e-10.0"
+     * (it appends ".0" to what has no point), which is no JSON number:
+     * "3.0e-10" (a number's digits never stand inside a string here: the
+     * names results carry have no such run) */
+    GRegex *bad = g_regex_new("([0-9])e([-+]?[0-9]+)\\.0(?![0-9])", 0, 0, NULL);
+    char *fixed = g_regex_replace(bad, exact, -1, 0, "\\1.0e\\2", 0, NULL);
+    g_regex_unref(bad);
+    char *text = g_strconcat(fixed, "\n", NULL);
     g_free(body);
     g_free(exact);
+    g_free(fixed);
     return text;
 }
 

@@ -25,6 +25,7 @@ struct strata_keyfile {
     GKeyFile *kf;
     GHashTable *lines;     /* "group" or "group\x1fkey" -> line */
     GHashTable *overrides; /* "group\x1fkey" -> note */
+    GHashTable *derived;   /* "group\x1fkey" -> note: the line of a derived file that set it */
     unsigned flags;
 };
 
@@ -159,6 +160,7 @@ static strata_keyfile *keyfile_new(const char *origin, unsigned flags)
     k->kf = g_key_file_new();
     k->lines = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     k->overrides = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    k->derived = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     k->flags = flags;
     return k;
 }
@@ -257,6 +259,7 @@ void strata_keyfile_free(strata_keyfile *k)
     g_key_file_free(k->kf);
     g_hash_table_destroy(k->lines);
     g_hash_table_destroy(k->overrides);
+    g_hash_table_destroy(k->derived);
     g_free(k->origin);
     g_free(k);
 }
@@ -314,6 +317,8 @@ char *strata_keyfile_where(const strata_keyfile *k, const char *group, const cha
 {
     char *lk = line_key(group, key);
     const char *note = key ? g_hash_table_lookup(k->overrides, lk) : NULL;
+    if (!note && key)
+        note = g_hash_table_lookup(k->derived, lk);
     g_free(lk);
     if (note) {
         char *q = strata_quote(note);
@@ -344,6 +349,13 @@ bool strata_keyfile_override(strata_keyfile *k, const char *group, const char *k
     g_key_file_set_value(k->kf, group, key, value);
     g_hash_table_insert(k->overrides, lk, g_strdup(note));
     return true;
+}
+
+void strata_keyfile_set_derived(strata_keyfile *k, const char *group, const char *key, const char *value,
+                                const char *note)
+{
+    g_key_file_set_value(k->kf, group, key, value);
+    g_hash_table_replace(k->derived, line_key(group, key), g_strdup(note));
 }
 
 bool strata_keyfile_check_declared(const strata_keyfile *k, const char *group, const strata_key_def *defs,

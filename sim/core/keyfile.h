@@ -65,6 +65,14 @@ char *strata_keyfile_where(const strata_keyfile *kf, const char *group, const ch
 bool strata_keyfile_override(strata_keyfile *kf, const char *group, const char *key, const char *value,
                              const char *note, GError **err);
 
+/* Sets group/key to value as a file derived from this one states it
+ * (hw's `base =`): note (the derived file's "FILE:LINE") names it in
+ * errors as an override's does; but it is the file's value, not an
+ * override (strata_keyfile_overridden: false), so an override may still
+ * replace it. */
+void strata_keyfile_set_derived(strata_keyfile *kf, const char *group, const char *key, const char *value,
+                                const char *note);
+
 /* Whether group/key was set by an override (not only read from the file). */
 bool strata_keyfile_overridden(const strata_keyfile *kf, const char *group, const char *key);
 /* Every key of the group is one of known (NULL-terminated) or starts with

@@ -5,7 +5,7 @@
  *
  * The table is STRATA_COLL_IMPLS below, one line per row: the row's
  * `strata_coll_impl_ID`, defined in its own file. Its order is the order
- * of messages and help ("nccl, xla or ideal").
+ * of messages and help ("nccl, rccl, xla or ideal").
  */
 #include "hw/coll_impl.h"
 #include <string.h>
@@ -13,6 +13,7 @@
 
 #define STRATA_COLL_IMPLS(X)                                                                                       \
     X(nccl)                                                                                                        \
+    X(rccl)                                                                                                        \
     X(xla)                                                                                                         \
     X(ideal)
 
@@ -135,4 +136,45 @@ void hw_coll_impl_keys(GPtrArray *known, GString *help, const char *indent)
             if (help)
                 g_string_append_printf(help, "%s  %s: %s\n", indent, k->name, k->description);
         }
+}
+
+bool hw_coll_impl_list(const hw_load_ctx *ctx, const char *group, const char *key, bool algos, uint32_t *mask,
+                       GError **err)
+{
+    *mask = 0;
+    char *v = hw_get_text(ctx, group, key);
+    if (!v)
+        return true;
+    char **names = g_strsplit(v, ",", -1);
+    bool ok = names[0] != NULL;
+    for (char **n = names; ok && *n; n++) {
+        strata_nccl_algo a;
+        strata_nccl_proto p;
+        ok = algos ? strata_nccl_algo_from_name(g_strstrip(*n), &a) : strata_nccl_proto_from_name(g_strstrip(*n), &p);
+        *mask |= ok ? 1u << (algos ? (unsigned)a : (unsigned)p) : 0;
+    }
+    if (!ok)
+        hw_fail_value(ctx, err, group, key,
+                      algos ? "a list of Tree, Ring, NVLS, NVLS_TREE, PAT" : "a list of LL, LL128, Simple", v);
+    g_strfreev(names);
+    g_free(v);
+    return ok;
+}
+
+bool hw_coll_impl_cpu(const hw_load_ctx *ctx, const char *group, const char *key, strata_nccl_cpu def,
+                      strata_nccl_cpu *out, GError **err)
+{
+    static const char *const names[] = {"intel", "amd", "arm"};
+    *out = def;
+    char *v = hw_get_text(ctx, group, key);
+    bool ok = v == NULL;
+    for (unsigned i = 0; v && i < G_N_ELEMENTS(names); i++)
+        if (strcmp(g_strstrip(v), names[i]) == 0) {
+            *out = (strata_nccl_cpu)i;
+            ok = true;
+        }
+    if (!ok)
+        hw_fail_value(ctx, err, group, key, "intel, amd or arm", v);
+    g_free(v);
+    return ok;
 }

@@ -61,8 +61,14 @@ typedef strata_key_def strata_coll_impl_key;
 
 /* What tune chose for one collective: NCCL's algorithm and protocol, the
  * channels and the chunk per channel (0: the algorithm's default), the
- * fraction of the link's data rate NVLS reaches (0: all), and the fixed
- * cost every rank pays before the first round (the kernel launch). */
+ * fraction of the link's data rate NVLS reaches (0: all), the fixed cost
+ * every rank pays before the first round (the kernel launch), and across
+ * domains the library's fixed cost of a step over the network and the
+ * ranks of a domain that exchange over it (NVLS_TREE's heads; 0: all);
+ * RCCL's: whether an MSCCL algorithm runs instead of algo, and the rings of
+ * the topology model it matched (ring r's rank at position i is
+ * rings[r * ring_len + i], ranks of one domain; owned by the model; NULL:
+ * none, the library searches its own). */
 typedef struct strata_coll_tuning {
     strata_nccl_algo algo;
     strata_nccl_proto proto;
@@ -70,6 +76,11 @@ typedef struct strata_coll_tuning {
     uint64_t chunk_bytes;
     double nvls_efficiency;
     double launch_s;
+    double net_step_s;
+    uint32_t heads;
+    bool msccl;
+    const uint8_t *rings;
+    uint32_t n_rings, ring_len;
 } strata_coll_tuning;
 
 struct strata_coll_impl {
@@ -77,16 +88,19 @@ struct strata_coll_impl {
     const strata_coll_impl_key *keys; /* NULL-terminated; NULL: none */
     void *(*load)(const struct hw_load_ctx *ctx, const char *group, GError **err);
     const char *(*pick)(const strata_hw *hw, strata_op_kind kind, const strata_mesh *mesh, uint32_t mask);
-    /* kind over `ranks` ranks (2 or more), in_bytes of IN on each */
-    bool (*tune)(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint64_t in_bytes, strata_coll_tuning *out,
-                 GError **err);
+    /* kind over `ranks` ranks (2 or more), `domain_ranks` of them per
+     * scale-up domain (coll_sched.h), in_bytes of IN on each; algos: the
+     * library's algorithms it may choose among (strata_nccl_algo bits, an
+     * algorithm run as NCCL_ALGO forces it; 0: all it runs) */
+    bool (*tune)(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks, uint64_t in_bytes,
+                 uint32_t algos, strata_coll_tuning *out, GError **err);
 };
 
 /* The rows, in the table's order, NULL-terminated. */
 const strata_coll_impl *const *strata_coll_impls(void);
 /* The row named `name`, or NULL. */
 const strata_coll_impl *strata_coll_impl_find(const char *name);
-/* "nccl, xla or ideal": the rows' names, for messages and help (g_free). */
+/* "nccl, rccl, xla or ideal": the rows' names, for messages and help (g_free). */
 char *strata_coll_impl_names(void);
 /* The default algorithm's name for a collective of kind over the mesh's
  * axes `mask` that names none: the model's row's pick, else ideal's. */

@@ -1,15 +1,19 @@
 /*
  * coll_impl_nccl.c: the nccl row of the collective implementations
- * (coll_impl.h): NVIDIA's NCCL on one node.
+ * (coll_impl.h): NVIDIA's NCCL, on one node or across nodes.
  *
  * Parameters: the GPUs' architecture (the column of NCCL's tuning tables),
- * NCCL's ring graph as its topology search builds it (channels x the
- * bandwidth of one), and whether the switch reduces and multicasts (NVLink
- * SHARP, NCCL's NVLS algorithm).
+ * NCCL's ring graph inside a node as its topology search builds it
+ * (channels x the bandwidth of one), whether the switch reduces and
+ * multicasts (NVLink SHARP, NCCL's NVLS algorithm), the host CPU (LL's
+ * cap and the network's overhead across nodes), and NCCL_ALGO /
+ * NCCL_PROTO as a run may set them. Across nodes NCCL's view of the NICs
+ * comes from the model's [network] (hw.h strata_hw_network_nics).
  * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
  * choice for the others).
  * tune: the algorithm, protocol and channels NCCL's tuning model picks
- * (nccl_tuning.h), and NCCL's fixed cost per collective.
+ * (nccl_tuning.h), NCCL's fixed cost per collective and, across nodes, its
+ * cost of a step over the network.
  */
 #include "hw/coll_impl.h"
 #include <string.h>
@@ -23,6 +27,8 @@ typedef struct nccl_params {
     uint32_t channels;         /* the ring graph's channels */
     double channel_bandwidth;  /* B/s per channel */
     bool nvls;
+    strata_nccl_cpu cpu;
+    uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
 } nccl_params;
 
 static const strata_coll_impl_key nccl_keys[] = {
@@ -31,6 +37,12 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_channels", true, "collectives = nccl: the channels of NCCL's ring graph, 1 to 32"},
     {"nccl_channel_bandwidth", true, "collectives = nccl: the bandwidth of one channel of that graph"},
     {"nvls", false, "true or false: the switch reduces and multicasts (NVLink SHARP; default false)"},
+    {"nccl_cpu", false, "collectives = nccl: the hosts' CPU, intel (default), amd or arm (NCCL's LL cap and "
+                        "network overhead across nodes)"},
+    {"nccl_algo", false, "collectives = nccl: the algorithms NCCL may run, as NCCL_ALGO lists them (Ring,Tree; "
+                         "default: all it enables)"},
+    {"nccl_proto", false, "collectives = nccl: the protocols NCCL may run, as NCCL_PROTO lists them (LL,LL128,"
+                          "Simple; default: all)"},
     {NULL, false, NULL},
 };
 
@@ -47,6 +59,9 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
     if (nvls && !strata_parse_bool(g_strstrip(nvls), &p->nvls))
         ok = hw_fail_value(ctx, err, group, "nvls", "true or false", nvls);
     g_free(nvls);
+    ok = ok && hw_coll_impl_cpu(ctx, group, "nccl_cpu", STRATA_NCCL_INTEL, &p->cpu, err) &&
+         hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
+         hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
     return p;
@@ -60,29 +75,56 @@ static const char *nccl_pick(const strata_hw *hw, strata_op_kind kind, const str
     return strata_coll_reducing(kind) ? "nccl" : NULL;
 }
 
-static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint64_t in_bytes,
-                      strata_coll_tuning *out, GError **err)
+/* NCCL's communicator for `ranks` ranks, `domain_ranks` per node. */
+static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t domain_ranks)
 {
     const nccl_params *p = strata_hw_coll_params(hw);
-    strata_nccl_comm comm = {.arch = p->arch, .ranks = ranks, .graph_channels = p->channels,
-                             .channel_gbs = p->channel_bandwidth / 1e9, .nvls = p->nvls};
+    strata_nccl_comm c = {.arch = p->arch, .ranks = ranks, .graph_channels = p->channels,
+                          .channel_gbs = p->channel_bandwidth / 1e9, .nvls = p->nvls, .cpu = p->cpu,
+                          .algos = p->algos, .protos = p->protos};
+    strata_hw_nics nics;
+    if (domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics)) {
+        /* a node of NCCL's is a scale-up domain: its NICs are its hosts' */
+        uint32_t per_host = strata_hw_devices_per_host(hw);
+        c.nodes = ranks / domain_ranks;
+        c.nics = MAX(1u, nics.per_host * domain_ranks / per_host);
+        c.nic_gbs = nics.bandwidth / 1e9;
+        c.nic_gpus = MIN(domain_ranks, MAX(1u, nics.devices * domain_ranks / per_host));
+    }
+    return c;
+}
+
+static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks,
+                      uint64_t in_bytes, uint32_t algos, strata_coll_tuning *out, GError **err)
+{
+    strata_nccl_comm comm = comm_of(hw, ranks, domain_ranks);
+    if (algos)
+        comm.algos = algos;
     uint64_t n = comm.ranks;
     /* NCCL's size: an all-gather's OUT (n x IN), else IN */
     uint64_t bytes = kind == STRATA_OP_ALL_GATHER ? in_bytes * n : in_bytes;
     strata_nccl_choice ch;
     if (!strata_nccl_choose(&comm, kind, bytes, &ch)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "algo=nccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more, got %s "
-                    "over %" G_GUINT64_FORMAT, strata_op_kind_name(kind), n);
+                    "algo=nccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more that NCCL "
+                    "runs (nccl_algo, nccl_proto), got %s over %" G_GUINT64_FORMAT,
+                    strata_op_kind_name(kind), n);
         return false;
     }
-    /* The kernel launch and setup: NCCL's base latency of the pair
-     * (tuning.cc baseLatencies); NVLS's entry is 0, its 25 us being its
-     * whole latency, so NVLS takes the Simple ring's 8.4 us (ESTIMATE:
-     * the same kernel launch; its steps are simulated). */
+    /* Across nodes, NCCL's latency of a step over the network is the
+     * whole step's (its graph's latencyInter is 0 on IB): the route between
+     * two NICs (two links of the network) carries part of it, the proxy's
+     * posting and completing the transfer the rest, a fixed cost per step */
+    strata_hw_nics nics = {0};
+    double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
+    /* The fixed cost: NCCL's base latency of the pair (tuning.cc
+     * baseLatencies: the kernel launch and setup), and for NVLS and
+     * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],
+     * 25 us), the whole of NVLS's fixed cost in NCCL's model. */
     *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels,
                                 .chunk_bytes = ch.chunk_bytes, .nvls_efficiency = ch.nvls_efficiency,
-                                .launch_s = (ch.algo == STRATA_NCCL_NVLS ? 8.4 : ch.base_us) * 1e-6};
+                                .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
+                                .heads = ch.heads};
     return true;
 }
 

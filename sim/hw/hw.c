@@ -89,13 +89,14 @@ static const strata_key_def interconnect_keys[] = {
     {"links_per_chip", false, "parallel links between neighbours, 1 to 64, multiplying the bandwidth (default 1)"},
     {"wraparound", false, "torus2d/torus3d: true (default), false, or one per dimension (false,true): the links joining each dimension's ends"},
     {"duplex", false, "full (default) or half"},
+    {"domain", false, "devices per scale-up domain, dividing devices (default: all): it joins each domain's"},
     /* the implementations' names (hw/coll_impl.h's table); after it, in help and
      * among the known keys, every implementation's own keys (its parameter block) */
     {"collectives", false, NULL},
     {"source", false, "where the figures come from (text)"},
     {NULL, false, NULL}};
 
-typedef enum { GROUP_HARDWARE, GROUP_MEMORY, GROUP_LINK, GROUP_COMPUTE, GROUP_INTERCONNECT } group_kind;
+typedef enum { GROUP_HARDWARE, GROUP_MEMORY, GROUP_LINK, GROUP_COMPUTE, GROUP_INTERCONNECT, GROUP_NETWORK } group_kind;
 
 typedef struct group_def {
     const char *word;      /* "memory" in "[memory NAME]" */
@@ -111,6 +112,7 @@ static const group_def group_defs[] = {
     {"link", GROUP_LINK, true, link_keys, NULL},
     {"compute", GROUP_COMPUTE, true, compute_keys, "flops."},
     {"interconnect", GROUP_INTERCONNECT, true, interconnect_keys, NULL},
+    {"network", GROUP_NETWORK, true, hw_network_keys, NULL},
     {NULL, 0, false, NULL, NULL},
 };
 
@@ -582,8 +584,8 @@ static const group_def *classify_group(const hw_load_ctx *ctx, const char *group
         return d;
     }
     hw_fail(ctx, err, group, NULL,
-         "unknown group; expected [hardware], [memory NAME], [link NAME], [compute NAME] "
-         "or [interconnect NAME]");
+         "unknown group; expected [hardware], [memory NAME], [link NAME], [compute NAME], "
+         "[interconnect NAME] or [network NAME]");
     return NULL;
 }
 
@@ -701,8 +703,9 @@ static bool hw_ok(const strata_hw *hw)
         return false;
     for (guint i = 0; i < hw->links->len; i++) {
         const strata_link_spec *l = &g_array_index(hw->links, strata_link_spec, i);
-        if (l->a >= n || (l->b != STRATA_HW_NO_MEMORY && (l->b >= n || l->b == l->a)))
-            return false; /* two declared, distinct memories, or a memory and a switch */
+        if (l->a == STRATA_HW_NO_MEMORY ? l->b != STRATA_HW_NO_MEMORY
+                                        : l->a >= n || (l->b != STRATA_HW_NO_MEMORY && (l->b >= n || l->b == l->a)))
+            return false; /* two declared, distinct memories, a memory and a switch, or two switches */
     }
     if (hw->devices == 1) /* hw_internal.h: templates are the instances */
         return hw->tmems == hw->memories && hw->tlinks == hw->links && hw->tunits == hw->computes;

@@ -25,7 +25,14 @@
  *                   torus2d|torus3d|switch|full, dims (torus: 4x4, 4x4x4),
  *                   bandwidth (per link and direction), latency,
  *                   links_per_chip (parallel links: multiply the bandwidth),
- *                   wraparound (torus: per dimension, default true), duplex
+ *                   wraparound (torus: per dimension, default true), duplex,
+ *                   domain (devices per scale-up domain: it joins each
+ *                   domain's devices, not across them; default all)
+ *   [network NAME]  the scale-out tier that joins domains (hw_network.c):
+ *                   memory (the devices' NICs, or a host memory: the
+ *                   hosts'), topology = switch|rails, bandwidth (per NIC
+ *                   and direction), latency (per link), nics,
+ *                   devices_per_nic, hosts_per_leaf, oversubscription
  *
  * Unknown groups or keys, missing required keys, values outside the sane
  * ranges (docs/hardware.md) and, where the caller passes the allocators'
@@ -107,7 +114,8 @@ typedef struct strata_memory_spec {
 
 typedef struct strata_link_spec {
     const char *name;
-    uint32_t a, b;         /* memory indices (b = STRATA_HW_NO_MEMORY: a switch) */
+    uint32_t a, b;         /* memory indices (b = STRATA_HW_NO_MEMORY: a switch; both: a [network]'s
+                            * link between two switches, a shared NIC to its leaf or a leaf to the spine) */
     double bandwidth;      /* bytes/s in each direction */
     double latency;        /* seconds */
     bool full_duplex;      /* each direction has its own bandwidth */
@@ -219,6 +227,21 @@ uint32_t strata_hw_default_memory(const strata_hw *hw);
 uint32_t strata_hw_devices(const strata_hw *hw);
 uint32_t strata_hw_devices_per_host(const strata_hw *hw);
 uint32_t strata_hw_hosts(const strata_hw *hw);
+/* Devices per scale-up domain (the device interconnect's `domain`; all of
+ * them without one): devices D and E share a domain when D / it = E / it. */
+uint32_t strata_hw_domain(const strata_hw *hw);
+/* The scale-out network's NICs ([network]), for the collective libraries'
+ * models: NICs per host, one NIC's bandwidth (bytes/s per direction), the
+ * devices of a host that have one of their own, whether they are the
+ * host's; false (out untouched) when the model has no network. */
+typedef struct strata_hw_nics {
+    uint32_t per_host;
+    double bandwidth;
+    double latency; /* per link of the network (a NIC to its leaf) */
+    uint32_t devices;
+    bool on_hosts;
+} strata_hw_nics;
+bool strata_hw_network_nics(const strata_hw *hw, strata_hw_nics *out);
 /* The template (the memory or unit as declared, before instantiation):
  * index of the template named NAME ("hbm", never "hbm@3"), -1 when none;
  * NULL = the default memory's template / the first unit's. */

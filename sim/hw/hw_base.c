@@ -5,8 +5,12 @@
  *
  * Invariants: one level only (a base names no base itself), so a key is
  * replaced at most once; a derived file changes values and adds no group
- * (no memory, link or unit the base lacks); every replaced key is noted
- * with the derived file's FILE:LINE, so errors name both files.
+ * (no memory, link or unit the base lacks) but the tiers that join
+ * devices: an [interconnect] (a node is its device's file and the
+ * interconnect between the devices) and a [network] (a cluster is its
+ * node's file and the network between the nodes); every replaced or
+ * added key is noted with the derived file's FILE:LINE, so errors name
+ * both files.
  */
 #include <string.h>
 #include "hw/hw_internal.h"
@@ -44,7 +48,8 @@ strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
     gsize n = 0;
     char **groups = base ? strata_keyfile_groups(k, &n) : NULL;
     for (gsize g = 0; base && g < n; g++) {
-        if (!strata_keyfile_has_group(base, groups[g])) {
+        if (!strata_keyfile_has_group(base, groups[g]) && !g_str_has_prefix(groups[g], "network ") &&
+            !g_str_has_prefix(groups[g], "interconnect ")) {
             char *gw = strata_keyfile_where(k, groups[g], NULL);
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                         "%s: [%s] is not in the base file %s (a file with base = changes its groups' keys)", gw,
@@ -60,10 +65,7 @@ strata_keyfile *hw_resolve_base(strata_keyfile *k, GError **err)
                 continue;
             char *v = strata_keyfile_value(k, groups[g], keys[i]);
             char *note = strata_keyfile_where(k, groups[g], keys[i]);
-            if (!strata_keyfile_override(base, groups[g], keys[i], v, note, err)) {
-                strata_keyfile_free(base);
-                base = NULL;
-            }
+            strata_keyfile_set_derived(base, groups[g], keys[i], v, note);
             g_free(note);
             g_free(v);
         }

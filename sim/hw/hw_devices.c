@@ -36,6 +36,7 @@ typedef struct interconnect {
     topology topo;
     uint32_t dims[3], n_dims;
     bool wrap[3];      /* a torus dimension's links joining its two ends */
+    uint32_t domain;   /* devices per domain it joins (hosts: all hosts) */
     double bandwidth, latency;
     bool full_duplex;
 } interconnect;
@@ -107,14 +108,37 @@ static bool get_dims(const hw_load_ctx *ctx, interconnect *ic, uint32_t sites, G
         hw_fail_value(ctx, err, ic->group, "dims", want == 2 ? "two sizes such as 4x4" : "three sizes such as 4x4x4",
                       v);
     else if (product != sites) {
-        hw_fail(ctx, err, ic->group, "dims", "%s makes %" G_GUINT64_FORMAT " %s, but the machine has %u "
+        hw_fail(ctx, err, ic->group, "dims", "%s makes %" G_GUINT64_FORMAT " %s, but %s has %u "
                 "(set dims to multiply to %u, e.g. --set interconnect.%s.dims=...)",
-                v, product, ic->hosts ? "hosts" : "devices", sites, sites, ic->name);
+                v, product, ic->hosts ? "hosts" : "devices",
+                strata_keyfile_has_key(ctx->k, ic->group, "domain") ? "a domain" : "the machine", sites, sites,
+                ic->name);
         ok = false;
     }
     g_strfreev(parts);
     g_free(v);
     return ok;
+}
+
+/* domain = M: the interconnect joins each M consecutive devices (a scale-up
+ * domain: an NVLink node or rack, a TPU slice), not across them; default
+ * all. Above the devices it is a slice of one domain (hw_slice.h, rule 3). */
+static bool get_domain(const hw_load_ctx *ctx, const strata_hw *hw, interconnect *ic, GError **err)
+{
+    ic->domain = ic->hosts ? hw->hosts : hw->devices;
+    if (!strata_keyfile_has_key(ctx->k, ic->group, "domain"))
+        return true;
+    if (ic->hosts) {
+        hw_fail(ctx, err, ic->group, "domain", "domain applies to an interconnect between devices, not hosts");
+        return false;
+    }
+    if (!hw_get_count(ctx, ic->group, "domain", 1, MAX_DEVICES, hw->devices, NULL, &ic->domain, err))
+        return false;
+    ic->domain = MIN(ic->domain, hw->devices);
+    if (hw->devices % ic->domain == 0)
+        return true;
+    hw_fail(ctx, err, ic->group, "domain", "expected a divisor of devices = %u, got %u", hw->devices, ic->domain);
+    return false;
 }
 
 static bool parse_interconnect(const hw_load_ctx *ctx, const strata_hw *hw, interconnect *ic, GError **err)
@@ -138,7 +162,7 @@ static bool parse_interconnect(const hw_load_ctx *ctx, const strata_hw *hw, inte
         hw_fail_value(ctx, err, ic->group, "topology", "ring, torus2d, torus3d, switch or full", topo);
     g_free(topo);
     uint32_t lpc = 1;
-    if (!ok || !get_dims(ctx, ic, ic->hosts ? hw->hosts : hw->devices, err) ||
+    if (!ok || !get_domain(ctx, hw, ic, err) || !get_dims(ctx, ic, ic->domain, err) ||
         !hw_get_bandwidth(ctx, ic->group, "bandwidth", &ic->bandwidth, err) ||
         !hw_get_time(ctx, ic->group, "latency", &ic->latency, err) ||
         !hw_get_count(ctx, ic->group, "links_per_chip", 1, MAX_LINKS_PER_CHIP, 1, NULL, &lpc, err))
@@ -288,17 +312,21 @@ static int compare_u32(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Adds the interconnect's links and its edges between sites. */
-static void build_interconnect(strata_hw *hw, const interconnect *ic)
+/* Adds the links and site edges of one domain of the interconnect: its
+ * `count` sites from `base` (indices among devices, or hosts). */
+static void build_domain(strata_hw *hw, const interconnect *ic, uint32_t base, uint32_t count)
 {
-    uint32_t count = ic->hosts ? hw->hosts : hw->devices, first = ic->hosts ? hw->devices : 0;
+    uint32_t first = (ic->hosts ? hw->devices : 0) + base;
     if (ic->topo == TOPO_SWITCH) {
-        uint32_t sw = hw_sites_add_switch(hw->sites, ic->name);
+        char *sw_name = count == (ic->hosts ? hw->hosts : hw->devices) ? g_strdup(ic->name)
+                                                                       : g_strdup_printf("%s.%u", ic->name, base / count);
+        uint32_t sw = hw_sites_add_switch(hw->sites, sw_name);
+        g_free(sw_name);
         for (uint32_t i = 0; i < count; i++) {
-            char *name = g_strdup_printf("%s@%u", ic->name, i);
+            char *name = g_strdup_printf("%s@%u", ic->name, base + i);
             hw_sites_connect(hw->sites, first + i, sw, hw->links->len, 0, 0);
-            add_link(hw, name, mem_instance(hw, ic->memory, i), STRATA_HW_NO_MEMORY, ic->bandwidth, ic->latency,
-                     ic->full_duplex, ic->hosts, i, STRATA_HW_NO_DEVICE);
+            add_link(hw, name, mem_instance(hw, ic->memory, base + i), STRATA_HW_NO_MEMORY, ic->bandwidth,
+                     ic->latency, ic->full_duplex, ic->hosts, base + i, STRATA_HW_NO_DEVICE);
             g_free(name);
         }
         return;
@@ -310,8 +338,8 @@ static void build_interconnect(strata_hw *hw, const interconnect *ic)
         for (uint32_t k = 0, stride = count; ic->topo != TOPO_FULL && k < ic->n_dims; k++) {
             uint32_t n = ic->dims[k];
             stride /= n;
-            uint32_t c = i / stride % n, base = i - c * stride;
-            uint32_t up = base + (c + 1) % n * stride, down = base + (c + n - 1) % n * stride;
+            uint32_t c = i / stride % n, at = i - c * stride;
+            uint32_t up = at + (c + 1) % n * stride, down = at + (c + n - 1) % n * stride;
             bool up_wraps = c + 1 == n, down_wraps = c == 0; /* links joining the dimension's ends */
             if (up > i && (ic->wrap[k] || !up_wraps))
                 js[n_js++] = up;
@@ -320,14 +348,22 @@ static void build_interconnect(strata_hw *hw, const interconnect *ic)
         }
         qsort(js, n_js, sizeof(uint32_t), compare_u32);
         for (uint32_t x = 0, j = i + 1; ic->topo == TOPO_FULL ? j < count : x < n_js; x++, j++) {
-            uint32_t to = ic->topo == TOPO_FULL ? j : js[x];
-            char *name = g_strdup_printf("%s:%u-%u", ic->name, i, to);
-            hw_sites_connect(hw->sites, first + i, first + to, hw->links->len, 0, 0);
-            add_link(hw, name, mem_instance(hw, ic->memory, i), mem_instance(hw, ic->memory, to), ic->bandwidth,
-                     ic->latency, ic->full_duplex, ic->hosts, i, to);
+            uint32_t to = base + (ic->topo == TOPO_FULL ? j : js[x]);
+            char *name = g_strdup_printf("%s:%u-%u", ic->name, base + i, to);
+            hw_sites_connect(hw->sites, first + i, first - base + to, hw->links->len, 0, 0);
+            add_link(hw, name, mem_instance(hw, ic->memory, base + i), mem_instance(hw, ic->memory, to),
+                     ic->bandwidth, ic->latency, ic->full_duplex, ic->hosts, base + i, to);
             g_free(name);
         }
     }
+}
+
+/* Adds the interconnect's links and its edges between sites, domain by domain. */
+static void build_interconnect(strata_hw *hw, const interconnect *ic)
+{
+    uint32_t count = ic->hosts ? hw->hosts : hw->devices;
+    for (uint32_t base = 0; base < count; base += ic->domain)
+        build_domain(hw, ic, base, ic->domain);
 }
 
 /* The [interconnect] groups, checked: at most one joins devices and one
@@ -352,25 +388,32 @@ static bool parse_interconnects(const hw_load_ctx *ctx, strata_hw *hw, char **gr
     return true;
 }
 
-/* The interconnect's memory is the gateway of its sites (gateway[level]). */
-static bool check_gateway(const hw_load_ctx *ctx, const strata_hw *hw, const interconnect *ic, uint32_t *gateway,
-                          GError **err)
+/* The memory `memory` of [group] (an interconnect or the network) is the
+ * gateway of its sites, gateway[hosts]. */
+static bool check_gateway(const hw_load_ctx *ctx, const strata_hw *hw, const char *group, uint32_t memory,
+                          bool hosts, uint32_t *gateway, GError **err)
 {
-    if (*gateway == STRATA_HW_NO_MEMORY || *gateway == ic->memory) {
-        *gateway = ic->memory;
+    if (*gateway == STRATA_HW_NO_MEMORY || *gateway == memory) {
+        *gateway = memory;
         return true;
     }
-    hw_fail(ctx, err, ic->group, strata_keyfile_has_key(ctx->k, ic->group, "memory") ? "memory" : NULL,
+    hw_fail(ctx, err, group, strata_keyfile_has_key(ctx->k, group, "memory") ? "memory" : NULL,
             "expected memory = %s: links between %s must join the memory the %s's link to %s joins",
-            g_array_index(hw->tmems, strata_memory_spec, *gateway).name, ic->hosts ? "hosts" : "devices",
-            ic->hosts ? "host" : "device", ic->hosts ? "its devices" : "its host");
+            g_array_index(hw->tmems, strata_memory_spec, *gateway).name, hosts ? "hosts" : "devices",
+            hosts ? "host" : "device", hosts ? "its devices" : "its host");
     return false;
 }
 
-static void build_sites(strata_hw *hw, interconnect *const ics[2], const uint32_t gateway[2], uint32_t cross)
+/* The site graph: the host links (their device-to-host edge padded so that
+ * traffic between devices crosses no host while an interconnect or a
+ * network of the devices joins them), the interconnects, the network. */
+static void build_sites(strata_hw *hw, interconnect *const ics[2], const hw_network *net, const uint32_t gateway[2],
+                        uint32_t cross)
 {
     hw->sites = hw_sites_new(hw->devices, hw->hosts);
     uint32_t pad = ics[0] ? diameter(ics[0]) : 0;
+    if (net && !hw_network_on_hosts(net))
+        pad += 2 * pad + hw_network_diameter(hw, net);
     if (cross != STRATA_HW_NO_MEMORY) {
         bool device_is_a = !hw->mem_at[g_array_index(hw->tlinks, strata_link_spec, cross).a].per_host;
         for (uint32_t d = 0; d < hw->devices; d++) {
@@ -384,6 +427,8 @@ static void build_sites(strata_hw *hw, interconnect *const ics[2], const uint32_
     for (int level = 0; level < 2; level++)
         if (ics[level])
             build_interconnect(hw, ics[level]);
+    if (net)
+        hw_network_build(hw, net);
     hw_sites_seal(hw->sites);
     for (uint32_t d = 0; gateway[0] != STRATA_HW_NO_MEMORY && d < hw->devices; d++)
         hw_sites_set_gateway(hw->sites, d, mem_instance(hw, gateway[0], d));
@@ -418,13 +463,38 @@ static uint64_t instance_count(const strata_hw *hw, interconnect *const ics[2])
     uint64_t n = (uint64_t)hw->devices * hw->tunits->len;
     for (guint t = 0; t < hw->tmems->len; t++)
         n += hw_per_device(g_array_index(hw->tmems, strata_memory_spec, t).kind) ? hw->devices : hw->hosts;
-    n += (uint64_t)hw->devices * hw->tlinks->len;
+    n += (uint64_t)hw->devices * (hw->tlinks->len + 2); /* and a NIC's links */
     for (int level = 0; level < 2; level++) {
         uint64_t sites = level ? hw->hosts : hw->devices;
         if (ics[level])
-            n += ics[level]->topo == TOPO_FULL ? sites * (sites - 1) / 2 : 3 * sites;
+            n += ics[level]->topo == TOPO_FULL ? sites * (ics[level]->domain - 1) / 2 : 3 * sites;
     }
     return n;
+}
+
+/* With several devices: the instances, the gateways, the site graph. */
+static bool build_devices(const hw_load_ctx *ctx, strata_hw *hw, interconnect *const ics[2], const hw_network *net,
+                          GError **err)
+{
+    uint64_t instances = instance_count(hw, ics);
+    if (instances > MAX_INSTANCES) {
+        hw_fail(ctx, err, "hardware", "devices", "%u devices make %" G_GUINT64_FORMAT " memories, units and links "
+                "(a model holds at most %u): expected fewer devices, templates or a sparser interconnect",
+                hw->devices, instances, MAX_INSTANCES);
+        return false;
+    }
+    uint32_t gateway[2] = {STRATA_HW_NO_MEMORY, STRATA_HW_NO_MEMORY}, cross = STRATA_HW_NO_MEMORY;
+    instantiate_memories(hw);
+    if (!instantiate_links(ctx, hw, gateway, &cross, err) || !instantiate_units(ctx, hw, err))
+        return false;
+    for (int level = 0; level < 2; level++)
+        if (ics[level] && !check_gateway(ctx, hw, ics[level]->group, ics[level]->memory, level, &gateway[level], err))
+            return false;
+    if (net && !check_gateway(ctx, hw, hw_network_group(net), hw_network_memory(net), hw_network_on_hosts(net),
+                              &gateway[hw_network_on_hosts(net)], err))
+        return false;
+    build_sites(hw, ics, net, gateway, cross);
+    return true;
 }
 
 bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsize n_groups, GError **err)
@@ -440,28 +510,27 @@ bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsiz
     }
     hw->hosts = hw->devices / hw->devices_per_host;
     interconnect store[2], *ics[2] = {NULL, NULL};
-    if (!parse_interconnects(ctx, hw, groups, n_groups, store, ics, err))
+    hw_network *net = NULL;
+    if (!parse_interconnects(ctx, hw, groups, n_groups, store, ics, err) ||
+        !hw_network_parse(ctx, hw, groups, n_groups, &net, err))
         return false;
-    if (hw->devices == 1) {
+    hw->domain = ics[0] ? ics[0]->domain : hw->devices;
+    hw->has_nics = net != NULL;
+    if (net)
+        hw->nics = hw_network_nics(hw, net);
+    if (net && ics[1] && hw_network_on_hosts(net)) {
+        hw_fail(ctx, err, hw_network_group(net), NULL, "a second network between hosts ([%s] already joins them; a "
+                "model takes one per level)", ics[1]->group);
+        hw_network_free(net);
+        return false;
+    }
+    bool ok = true;
+    if (hw->devices == 1)
         place_one_device(hw);
-        return true;
-    }
-    uint64_t instances = instance_count(hw, ics);
-    if (instances > MAX_INSTANCES) {
-        hw_fail(ctx, err, "hardware", "devices", "%u devices make %" G_GUINT64_FORMAT " memories, units and links "
-                "(a model holds at most %u): expected fewer devices, templates or a sparser interconnect",
-                hw->devices, instances, MAX_INSTANCES);
-        return false;
-    }
-    uint32_t gateway[2] = {STRATA_HW_NO_MEMORY, STRATA_HW_NO_MEMORY}, cross = STRATA_HW_NO_MEMORY;
-    instantiate_memories(hw);
-    if (!instantiate_links(ctx, hw, gateway, &cross, err) || !instantiate_units(ctx, hw, err))
-        return false;
-    for (int level = 0; level < 2; level++)
-        if (ics[level] && !check_gateway(ctx, hw, ics[level], &gateway[level], err))
-            return false;
-    build_sites(hw, ics, gateway, cross);
-    return true;
+    else
+        ok = build_devices(ctx, hw, ics, net, err);
+    hw_network_free(net);
+    return ok;
 }
 
 /* ---- accessors (hw.h) ---- */
@@ -470,6 +539,7 @@ bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsiz
 uint32_t strata_hw_devices(const strata_hw *hw) { return hw->devices; }
 uint32_t strata_hw_devices_per_host(const strata_hw *hw) { return hw->devices_per_host; }
 uint32_t strata_hw_hosts(const strata_hw *hw) { return hw->hosts; }
+uint32_t strata_hw_domain(const strata_hw *hw) { return hw->domain ? hw->domain : 1; }
 
 /* Index of the template named `name` in `templates` (its name at offset 0). */
 static int template_index(const GArray *templates, size_t size, const char *name)

@@ -16,6 +16,7 @@
 
 #include "hw/hw.h"
 #include "core/keyfile.h"
+#include "hw/nccl_tuning.h"
 
 typedef struct route {
     strata_hop *hops; /* NULL when n == 0 */
@@ -47,6 +48,9 @@ struct strata_hw {
     hw_instances *mem_at, *link_at, *unit_at; /* by template index (several devices), else NULL */
     uint32_t default_memory;
     uint32_t devices, devices_per_host, hosts;
+    uint32_t domain;           /* devices per scale-up domain (the device interconnect's `domain`) */
+    bool has_nics;             /* a [network]: nics below */
+    strata_hw_nics nics;
     route *routes;             /* template routes: tmems->len^2 */
     GHashTable *memory_by_name; /* name -> index + 1 */
     GHashTable *unit_by_name;   /* name -> index + 1 (units: a hash, as a pod has thousands) */
@@ -89,10 +93,38 @@ bool hw_devices_build(const hw_load_ctx *ctx, strata_hw *hw, char **groups, gsiz
 /* Whether a template memory is per device (kind device or onchip). */
 bool hw_per_device(strata_mem_kind kind);
 
+/* hw_network.c: the [network NAME] group (the scale-out tier), its keys
+ * (hw.c checks them) and, with several devices, its links and switches in
+ * the site graph (before it is sealed). */
+typedef struct hw_network hw_network;
+extern const strata_key_def hw_network_keys[];
+/* At most one [network] group, checked (*out NULL when none). */
+bool hw_network_parse(const hw_load_ctx *ctx, const strata_hw *hw, char **groups, gsize n_groups,
+                      hw_network **out, GError **err);
+void hw_network_free(hw_network *n);
+/* Its group ("network NAME"), its template memory (the sites' gateway it
+ * joins) and whether that is a host's. */
+const char *hw_network_group(const hw_network *n);
+uint32_t hw_network_memory(const hw_network *n);
+bool hw_network_on_hosts(const hw_network *n);
+/* The most links a route between two of its sites crosses. */
+uint32_t hw_network_diameter(const strata_hw *hw, const hw_network *n);
+void hw_network_build(strata_hw *hw, const hw_network *n);
+/* Its NICs as the collective libraries see them (hw.h). */
+strata_hw_nics hw_network_nics(const strata_hw *hw, const hw_network *n);
+
 /* coll_impl.c: the [interconnect] group's `collectives =` and the chosen
  * row's parameter block into hw->coll_impl and hw->coll_params (hosts: a
  * network between hosts, where all of them are errors). */
 bool hw_coll_impl_load(const hw_load_ctx *ctx, strata_hw *hw, const char *group, bool hosts, GError **err);
+/* Shared readers of the implementations' keys: a comma-separated list of
+ * NCCL's algorithm (algos) or protocol names into a mask of their bits (as
+ * NCCL_ALGO and NCCL_PROTO list them; absent: 0), and the host CPU
+ * (intel, amd or arm; absent: def). */
+bool hw_coll_impl_list(const hw_load_ctx *ctx, const char *group, const char *key, bool algos, uint32_t *mask,
+                       GError **err);
+bool hw_coll_impl_cpu(const hw_load_ctx *ctx, const char *group, const char *key, strata_nccl_cpu def,
+                      strata_nccl_cpu *out, GError **err);
 /* The help line of `collectives` (g_free). */
 char *hw_coll_impl_describe(void);
 /* Every implementation's keys, in the table's order: their names appended

@@ -123,6 +123,9 @@ static bool slice_torus(const hw_load_ctx *ctx, const strata_hw *hw, const char 
         return false;
     if (!hw_per_device(g_array_index(hw->tmems, strata_memory_spec, m).kind))
         return true; /* joins hosts: its dims count hosts, checked by the loader */
+    uint64_t domain = 0; /* a torus of several domains: its dims are one domain's */
+    if (read_count(ctx, group, "domain", &domain) && domain > 0 && domain < devices)
+        devices = domain;
     char *dims = strata_keyfile_value(ctx->k, group, "dims");
     bool keep = count_dims(dims) == n_dims && dims_product(dims) == devices;
     g_free(dims);

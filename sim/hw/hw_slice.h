@@ -10,7 +10,10 @@
  *  2. each device-level torus whose dims were not overridden and do not
  *     multiply to N takes the shape a Cloud TPU slice of N chips has
  *     (hw_slice.c cites the tables), or the load fails with exit 2, naming
- *     the interconnect and listing the valid shapes.
+ *     the interconnect and listing the valid shapes; of a torus with a
+ *     `domain` smaller than N (a pod of several slices), the dims are one
+ *     domain's and N counts domains of it (the loader checks it divides);
+ *  3. (hw_devices.c) a `domain` above N is a slice of one domain: N.
  * What it sets is recorded as an override whose note names
  * hardware.devices, so a later error says where the value came from.
  * Nothing changes when devices comes from the file.

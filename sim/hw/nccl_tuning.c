@@ -1,9 +1,11 @@
 /*
- * nccl_tuning.c: NCCL's tuning model on one node (contract in
- * nccl_tuning.h). Every constant is NCCL's, from NVIDIA/nccl @5067397:
- * the tables from src/graph/tuning.cc (ncclTunerConstantsDefaults), the
- * thread counts from src/include/device.h, the thresholds from
- * src/include/comm.h, the NVLS channel counts from src/transport/nvls.cc.
+ * nccl_tuning.c: NCCL's tuning model, on one node or several (contract in
+ * nccl_tuning.h). Every constant is NCCL's, from NVIDIA/nccl @5067397: the
+ * tables from src/graph/tuning.cc (ncclTunerConstantsDefaults,
+ * nvlsEfficiency, treeCorrectionFactor, getNetOverhead), the thread counts
+ * from src/include/device.h, the thresholds from src/include/comm.h, the
+ * NVLS channel counts and chunk from src/transport/nvls.cc, the speed
+ * arrays from src/graph/search.cc.
  * Invariant: the functions read only their arguments.
  */
 #include "hw/nccl_tuning.h"
@@ -11,54 +13,100 @@
 #include <string.h>
 #include <glib.h>
 
-/* tuning.cc baseLatencies (us), {LL, LL128, Simple}: Tree, Ring, NVLS. */
-static const double base_lat[STRATA_NCCL__ALGOS][STRATA_NCCL__PROTOS] = {
-    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}};
-/* tuning.cc hwLatencies[NCCL_HW_NVLINK] (us per step): Tree, Ring, NVLS. */
-static const double nvlink_lat[STRATA_NCCL__ALGOS][STRATA_NCCL__PROTOS] = {
-    {0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}};
-/* tuning.cc, the N1 (one node) column of each per-architecture table:
- * llMaxBws, perChMaxRingLL128Bws, perChMaxTreeLL128Bws, perChMaxTreeBws
- * (GB/s), and nvlsEfficiency; Volta, Ampere, Hopper, Blackwell. */
-static const double ll_max_bw[4] = {39.0, 87.7, 141.0, 2 * 141.0};
-static const double ring_ll128_bw[4] = {20.0, 20.0, 36.7, 40.0};
-static const double tree_ll128_bw[4] = {20.0, 20.0, 36.7, 55.6};
-static const double tree_bw[4] = {26.5, 24.0, 38.7, 70.0};
+#define ALGOS STRATA_NCCL__ALGOS
+#define PROTOS STRATA_NCCL__PROTOS
+
+/* tuning.cc baseLatencies (us), {LL, LL128, Simple}: Tree, Ring, NVLS,
+ * NVLS_TREE, PAT. */
+static const double base_lat[ALGOS][PROTOS] = {
+    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {8.0, 8.0, 8.0}};
+/* tuning.cc hwLatencies (us per step), NVLINK and NET. */
+static const double nvlink_lat[ALGOS][PROTOS] = {
+    {0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}};
+static const double net_lat[ALGOS][PROTOS] = {
+    {5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}};
+/* tuning.cc's per-architecture tables (GB/s), columns N1 (one node), N2
+ * (two nodes), N4 (more); llMaxBws's rows are the GPU architecture on one
+ * node and the CPU vendor across nodes (row 0 Intel, row 1 AMD). */
+static const double ll_max_bw[4][3] = {
+    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
+static const double ring_ll128_bw[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
+static const double tree_ll128_bw[4][3] = {
+    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
+static const double tree_bw[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
+static const double nvls_tree_bw[4][3] = {
+    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
 static const double nvls_efficiency[4] = {0.0, 0.0, 0.85, 0.74};
 /* device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
- * NCCL_SIMPLE_MAX_NTHREADS 512, NCCL_MAX_NTHREADS 640 (NVLS); comm.h:
- * NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD 8, 8, 64 (the ring's LL one
- * times nRanks); nvls.cc: NVLS_NCHANNELS_SM90 16, _SM100_NVL 24;
+ * NCCL_SIMPLE_MAX_NTHREADS 512, NCCL_MAX_NTHREADS 640 (NVLS, Tree, PAT);
+ * comm.h: NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD 8, 8, 64 (the ring's LL
+ * one times nRanks); nvls.cc: NVLS_NCHANNELS_SM90 16, _SM100_NVL 24;
  * MAXCHANNELS 32 (device.h). */
-static const uint32_t max_threads[STRATA_NCCL__PROTOS] = {512, 640, 512};
-static const uint32_t thread_threshold[STRATA_NCCL__PROTOS] = {8, 8, 64};
+static const uint32_t max_threads[PROTOS] = {512, 640, 512};
+static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
 #define NCCL_MAX_NTHREADS 640u
 #define NCCL_MAXCHANNELS 32u
-/* device.h NCCL_MAX_NVLS_ARITY; search.cc sm90SpeedArrayIntra and
- * sm100SpeedArrayIntra (GB/s per channel, fastest first; NVLS needs
- * SM90 or later); nvls.cc NCCL_NVLS_CHUNKSIZE. */
+/* device.h NCCL_MAX_NVLS_ARITY; search.cc's speed arrays (GB/s per
+ * channel, fastest first; NVLS needs SM90 or later); nvls.cc
+ * NCCL_NVLS_CHUNKSIZE. */
 #define NCCL_MAX_NVLS_ARITY 32u
 #define NVLS_CHUNKSIZE (128u << 10)
 static const double sm90_speeds[] = {60.0, 50.0, 40.0, 30.0, 24.0, 20.0, 15.0, 12.0, 11.0, 6.0, 3.0};
 static const double sm100_speeds[] = {90.0, 80.0, 70.0, 60.0, 50.0, 45.0, 40.0, 30.0, 24.0, 20.0, 19.0, 18.0};
+static const double inter_speeds[] = {48.0, 30.0, 28.0, 24.0, 20.0, 18.0, 15.0, 12.0, 10.0, 9.0,
+                                      7.0,  6.0,  5.0,  4.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+static const double sm90_inter_speeds[] = {48.0, 45.0, 42.0, 40.0, 30.0, 24.0, 22.0, 20.0, 17.5,
+                                           15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
+static const double sm100_inter_speeds[] = {96.0, 86.0, 80.0, 48.0, 45.1, 42.0, 40.0, 30.0, 24.0, 22.0,
+                                            20.0, 17.5, 15.0, 12.0, 6.0,  3.0,  2.4,  1.2,  0.24, 0.12};
 
 static const char *const arch_names[] = {"volta", "ampere", "hopper", "blackwell"};
-static const char *const algo_names[STRATA_NCCL__ALGOS] = {"Tree", "Ring", "NVLS"};
-static const char *const proto_names[STRATA_NCCL__PROTOS] = {"LL", "LL128", "Simple"};
+static const char *const algo_names[ALGOS] = {"Tree", "Ring", "NVLS", "NVLS_TREE", "PAT"};
+static const char *const proto_names[PROTOS] = {"LL", "LL128", "Simple"};
 
-const char *strata_nccl_algo_name(strata_nccl_algo a) { return a < STRATA_NCCL__ALGOS ? algo_names[a] : "?"; }
+const char *strata_nccl_algo_name(strata_nccl_algo a) { return a < ALGOS ? algo_names[a] : "?"; }
 
-const char *strata_nccl_proto_name(strata_nccl_proto p) { return p < STRATA_NCCL__PROTOS ? proto_names[p] : "?"; }
+const char *strata_nccl_proto_name(strata_nccl_proto p) { return p < PROTOS ? proto_names[p] : "?"; }
 
-bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out)
+static bool index_of(const char *const *names, unsigned n, const char *name, bool any_case, unsigned *out)
 {
-    for (unsigned i = 0; i < 4; i++)
-        if (strcmp(name, arch_names[i]) == 0) {
-            *out = (strata_nccl_arch)i;
+    for (unsigned i = 0; i < n; i++)
+        if (any_case ? g_ascii_strcasecmp(name, names[i]) == 0 : strcmp(name, names[i]) == 0) {
+            *out = i;
             return true;
         }
     return false;
 }
+
+bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out)
+{
+    unsigned i;
+    bool ok = index_of(arch_names, 4, name, false, &i);
+    if (ok)
+        *out = (strata_nccl_arch)i;
+    return ok;
+}
+
+bool strata_nccl_algo_from_name(const char *name, strata_nccl_algo *out)
+{
+    unsigned i;
+    bool ok = index_of(algo_names, ALGOS, name, true, &i);
+    if (ok)
+        *out = (strata_nccl_algo)i;
+    return ok;
+}
+
+bool strata_nccl_proto_from_name(const char *name, strata_nccl_proto *out)
+{
+    unsigned i;
+    bool ok = index_of(proto_names, PROTOS, name, true, &i);
+    if (ok)
+        *out = (strata_nccl_proto)i;
+    return ok;
+}
+
+static uint32_t nodes_of(const strata_nccl_comm *c) { return c->nodes > 1 ? c->nodes : 1; }
 
 bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs)
 {
@@ -67,16 +115,52 @@ bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, doubl
     const double *speeds = c->arch >= STRATA_NCCL_BLACKWELL ? sm100_speeds : sm90_speeds;
     size_t n_speeds = c->arch >= STRATA_NCCL_BLACKWELL ? G_N_ELEMENTS(sm100_speeds) : G_N_ELEMENTS(sm90_speeds);
     double nvlink = c->graph_channels * c->channel_gbs;
+    uint32_t ppn = c->ranks / nodes_of(c);
     /* the search goes down the array until (n + 1) x speed fits; when none
      * does it finds no graph, and NCCL runs no NVLS (nChannels < 2) */
     size_t i = 0;
-    while (i < n_speeds && (c->ranks + 1) * speeds[i] > nvlink * (1 + 1e-9))
+    while (i < n_speeds && (ppn + 1) * speeds[i] > nvlink * (1 + 1e-9))
         i++;
     if (i == n_speeds)
         return false;
-    *channels = c->ranks < NCCL_MAX_NVLS_ARITY ? c->ranks : NCCL_MAX_NVLS_ARITY;
+    uint32_t heads = nodes_of(c) > 1 ? MIN(ppn, c->nic_gpus) : ppn;
+    *channels = heads < NCCL_MAX_NVLS_ARITY ? heads : NCCL_MAX_NVLS_ARITY;
     *channel_gbs = speeds[i];
     return true;
+}
+
+void strata_nccl_net_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs)
+{
+    const double *speeds = c->arch >= STRATA_NCCL_BLACKWELL ? sm100_inter_speeds
+                           : c->arch >= STRATA_NCCL_HOPPER  ? sm90_inter_speeds
+                                                            : inter_speeds;
+    size_t n_speeds = c->arch >= STRATA_NCCL_BLACKWELL ? G_N_ELEMENTS(sm100_inter_speeds)
+                      : c->arch >= STRATA_NCCL_HOPPER  ? G_N_ELEMENTS(sm90_inter_speeds)
+                                                       : G_N_ELEMENTS(inter_speeds);
+    double nvlink = c->graph_channels * c->channel_gbs * (1 + 1e-9);
+    uint32_t best = 0;
+    double best_speed = speeds[n_speeds - 1];
+    for (size_t i = 0; i < n_speeds; i++) {
+        if (speeds[i] > c->nic_gbs * (1 + 1e-9))
+            continue; /* above what a NIC's path carries (system->maxBw) */
+        if (best && speeds[i] / best_speed <= .49)
+            break;
+        uint32_t per_nic = (uint32_t)(c->nic_gbs / speeds[i] + 1e-9);
+        uint32_t ch = MIN(MIN(NCCL_MAXCHANNELS / 2, c->nics * per_nic), (uint32_t)(nvlink / speeds[i]));
+        if (ch * speeds[i] > best * best_speed + 1e-9) {
+            best = ch;
+            best_speed = speeds[i];
+        }
+        if (best * best_speed >= nvlink / (1 + 1e-9))
+            break; /* the GPUs' NVLink is full: search.cc's optimal solution */
+    }
+    if (best_speed >= 25 && !(c->arch >= STRATA_NCCL_HOPPER && best_speed < 50 && best > 4) &&
+        2 * best <= NCCL_MAXCHANNELS / 2) { /* ncclTopoDupChannels */
+        best *= 2;
+        best_speed /= 2;
+    }
+    *channels = MAX(best, 1);
+    *channel_gbs = best_speed;
 }
 
 static bool coll_kind(strata_op_kind kind)
@@ -84,59 +168,69 @@ static bool coll_kind(strata_op_kind kind)
     return kind == STRATA_OP_ALL_REDUCE || kind == STRATA_OP_ALL_GATHER || kind == STRATA_OP_REDUCE_SCATTER;
 }
 
-bool strata_nccl_model(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
-                       double *lat_us, double *bw_gbs)
+/* Whether NCCL runs the pair at all for kind (tuning.cc's loops and its
+ * algoEnable, without CollNet), and the user's NCCL_ALGO / NCCL_PROTO. */
+static bool enabled(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p)
 {
-    uint32_t n = c->ranks;
     bool ar = kind == STRATA_OP_ALL_REDUCE;
-    if (!coll_kind(kind) || n < 2)
+    uint32_t nodes = nodes_of(c);
+    if ((c->algos && !(c->algos >> a & 1u)) || (c->protos && !(c->protos >> p & 1u)))
         return false;
-    if (!ar && a == STRATA_NCCL_TREE) /* AllGather/ReduceScatter: ring, NVLS (PAT: one GPU per node only) */
+    if ((a == STRATA_NCCL_NVLS || a == STRATA_NCCL_NVLS_TREE || a == STRATA_NCCL_PAT) && p != STRATA_NCCL_SIMPLE)
         return false;
-    /* the graph of the algorithm: the ring's (and the tree's), or NVLS's */
-    uint32_t graph_channels = c->graph_channels;
-    double bw = c->channel_gbs;
-    if (a == STRATA_NCCL_NVLS &&
-        (p != STRATA_NCCL_SIMPLE || !strata_nccl_nvls_graph(c, &graph_channels, &bw) || graph_channels < 2))
-        return false;
-    double nsteps = ar ? 2.0 * (n - 1) : n - 1.0, ppn = n;
-    if (a == STRATA_NCCL_NVLS) {
-        double intra = bw * nvls_efficiency[c->arch] * (graph_channels - 1) / graph_channels;
-        bw = ar ? intra * 2.0 : intra * (ppn - 1) / ppn; /* "AllReduce pipelines two operations" */
-    }
-    double bus = graph_channels * bw;
-    if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL)
-        bus = fmin(ll_max_bw[c->arch], bus * .5);
-    if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL128)
-        bus = fmin(bus * 0.92, c->graph_channels * ring_ll128_bw[c->arch]);
-    if (a == STRATA_NCCL_TREE && ar)
-        bus = fmin(bus * .92, c->graph_channels * tree_bw[c->arch]);
-    if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL)
-        bus = fmin(bus * 1.0 / 3.8, ll_max_bw[c->arch]);
-    if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL128)
-        bus = fmin(bus * 7.0 / 9.0, c->graph_channels * tree_ll128_bw[c->arch]);
-    /* bus to algorithm bandwidth (not for NVLS AllGather/ReduceScatter) */
-    if (!(a != STRATA_NCCL_RING && !ar))
-        bus *= a == STRATA_NCCL_TREE ? .5 : n / nsteps;
-    double lat = base_lat[a][p], hw = nvlink_lat[a][p];
-    if (a == STRATA_NCCL_RING)
-        lat += nsteps * hw;
-    else if (a == STRATA_NCCL_TREE)
-        lat += 2 * ((n - 1) * hw);
-    else
-        lat = hw; /* NVLS: intraLat alone */
-    *lat_us = lat;
-    *bw_gbs = bus;
-    return bus > 0;
+    if (a == STRATA_NCCL_TREE || a == STRATA_NCCL_NVLS_TREE) /* all-reduce only; NVLS_TREE across nodes */
+        return ar && (a == STRATA_NCCL_TREE || nodes > 1);
+    if (a == STRATA_NCCL_NVLS) /* one node (across nodes it needs CollNet) */
+        return nodes == 1;
+    if (a == STRATA_NCCL_PAT) /* all-gather, reduce-scatter; one GPU per node */
+        return !ar && nodes == c->ranks;
+    return true;
 }
 
-/* tuning.cc treeCorrectionFactor: powers of two from 64 B. */
-static const double tree_correction[STRATA_NCCL__PROTOS][24] = {
-    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
-    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
-    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+/* The bus bandwidth of the pair on its graph (tuning.cc's busBw, before
+ * the conversion to algorithm bandwidth); 0 when NCCL does not run it. */
+static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p)
+{
+    bool ar = kind == STRATA_OP_ALL_REDUCE;
+    uint32_t nodes = nodes_of(c), col = nodes <= 2 ? nodes - 1 : 2;
+    uint32_t ll_row = nodes == 1 ? (uint32_t)c->arch : c->cpu == STRATA_NCCL_AMD ? 1 : 0;
+    double ppn = (double)c->ranks / nodes;
+    /* the graph of the algorithm: the ring's (and the tree's), or NVLS's */
+    uint32_t ch = c->graph_channels;
+    double bw = c->channel_gbs;
+    if (nodes > 1)
+        strata_nccl_net_graph(c, &ch, &bw);
+    if (a == STRATA_NCCL_NVLS || a == STRATA_NCCL_NVLS_TREE) {
+        double intra, inter;
+        uint32_t net_ch;
+        if (!strata_nccl_nvls_graph(c, &ch, &intra) || ch < 2)
+            return 0;
+        strata_nccl_net_graph(c, &net_ch, &inter); /* the NICs' speed (ESTIMATE: pass 2 raises none above it) */
+        double nv = intra * nvls_efficiency[c->arch] * (ch - 1) / ch * (ar ? 2.0 : (ppn - 1) / ppn);
+        bw = nodes == 1 ? nv : MIN(nv, inter * (nodes <= 2 && a == STRATA_NCCL_NVLS_TREE ? 2 : 1));
+        if (a == STRATA_NCCL_NVLS_TREE)
+            bw = MIN(bw, nvls_tree_bw[c->arch][col]);
+    }
+    double bus = ch * bw;
+    if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL)
+        bus = fmin(ll_max_bw[ll_row][col], bus * .5);
+    if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL128)
+        bus = fmin(bus * 0.92, ch * ring_ll128_bw[c->arch][col]);
+    if (a == STRATA_NCCL_TREE && ar)
+        bus = fmin(bus * .92, ch * tree_bw[c->arch][col]);
+    if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL)
+        bus = fmin(bus * 1.0 / 3.8, ll_max_bw[ll_row][col]);
+    if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL128)
+        bus = fmin(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * tree_ll128_bw[c->arch][col]);
+    if (a == STRATA_NCCL_PAT)
+        bus *= .75;
+    return bus;
+}
 
-static int log2i(uint64_t x)
+/* tuning.cc getNetOverhead (us): 1 on Intel x86, 2 on AMD x86, 1 otherwise. */
+static double net_overhead(const strata_nccl_comm *c) { return c->cpu == STRATA_NCCL_AMD ? 2.0 : 1.0; }
+
+int strata_nccl_log2i(uint64_t x)
 {
     int l = -1;
     while (x) {
@@ -146,16 +240,143 @@ static int log2i(uint64_t x)
     return l;
 }
 
+/* NCCL's latency of one step over the network for the pair: with one GPU
+ * per node the Tree row ("latencies are fully exposed"), plus the graph's
+ * latencyInter (0 on IB) for the data and, on Simple, the flush. */
+static double net_step(const strata_nccl_comm *c, strata_nccl_algo a, strata_nccl_proto p)
+{
+    return c->ranks == nodes_of(c) ? net_lat[STRATA_NCCL_TREE][p] : net_lat[a][p];
+}
+
+/* tuning.cc's latency of the pair (us). */
+static double latency(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p)
+{
+    uint32_t n = c->ranks, nodes = nodes_of(c);
+    bool ar = kind == STRATA_OP_ALL_REDUCE;
+    double nsteps = ar ? 2.0 * (n - 1) : n - 1.0;
+    double lat = base_lat[a][p], intra = nvlink_lat[a][p], inter = net_step(c, a, p);
+    switch (a) {
+    case STRATA_NCCL_RING: {
+        double overhead = nodes > 1 ? net_overhead(c) * (p == STRATA_NCCL_SIMPLE ? 3 : 1) : 0;
+        double inter_steps = nodes == 1 ? 0 : ar ? 2.0 * (nodes - 1) : nodes - 1.0;
+        return lat + (nsteps - inter_steps) * fmax(intra, overhead) + inter_steps * inter;
+    }
+    case STRATA_NCCL_TREE:
+        return lat + 2 * ((n / nodes - 1.0) * intra + strata_nccl_log2i(nodes) * inter);
+    case STRATA_NCCL_NVLS:
+        return intra + (nodes > 1 ? inter : 0);
+    case STRATA_NCCL_NVLS_TREE:
+        return lat + intra + 2 * strata_nccl_log2i(nodes) * inter;
+    default: /* PAT */
+        return lat + strata_nccl_log2i(nodes) * (inter / 3.5) + n * 2.8;
+    }
+}
+
+bool strata_nccl_model(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
+                       double *lat_us, double *bw_gbs)
+{
+    uint32_t n = c->ranks;
+    bool ar = kind == STRATA_OP_ALL_REDUCE;
+    if (!coll_kind(kind) || n < 2 || a >= ALGOS || p >= PROTOS || !enabled(c, kind, a, p))
+        return false;
+    double bus = bus_bandwidth(c, kind, a, p);
+    double nsteps = ar ? 2.0 * (n - 1) : n - 1.0;
+    /* bus to algorithm bandwidth (not for non-ring all-gather / reduce-scatter) */
+    bool ringlike = a == STRATA_NCCL_RING || a == STRATA_NCCL_NVLS || a == STRATA_NCCL_NVLS_TREE;
+    if (a == STRATA_NCCL_RING || ar)
+        bus *= ringlike ? n / nsteps : .5;
+    *lat_us = latency(c, kind, a, p);
+    *bw_gbs = bus;
+    return bus > 0;
+}
+
+/* tuning.cc treeCorrectionFactor: powers of two from 64 B. */
+static const double tree_correction[PROTOS][24] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
+
+/* comm->nChannels: the ring graph's doubled (ncclTopoPostset), at least
+ * nvlsChannels where NVLS runs (connect.cc), at most MAXCHANNELS. */
+static uint32_t comm_channels(const strata_nccl_comm *c)
+{
+    uint32_t ch = c->graph_channels;
+    double bw;
+    if (nodes_of(c) > 1)
+        strata_nccl_net_graph(c, &ch, &bw);
+    uint32_t nvls_ch, nc = MIN(2 * ch, NCCL_MAXCHANNELS);
+    if (strata_nccl_nvls_graph(c, &nvls_ch, &bw))
+        nc = MAX(nc, c->arch >= STRATA_NCCL_BLACKWELL ? 24u : 16u);
+    return nc;
+}
+
 double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
                            uint64_t bytes)
 {
     double lat, bw;
     if (!strata_nccl_model(c, kind, a, p, &lat, &bw))
         return -1;
-    int log_size = log2i(bytes >> 6);
-    if (a == STRATA_NCCL_TREE && kind == STRATA_OP_ALL_REDUCE && log_size >= 0 && log_size < 23)
+    int log_size = strata_nccl_log2i(bytes >> 6);
+    bool ar = kind == STRATA_OP_ALL_REDUCE;
+    if (a == STRATA_NCCL_TREE && ar && log_size >= 0 && log_size < 23)
         bw *= tree_correction[p][log_size];
+    if (a == STRATA_NCCL_NVLS_TREE && ar && log_size >= 0 && log_size < 24 && c->arch >= STRATA_NCCL_BLACKWELL &&
+        c->cpu != STRATA_NCCL_ARM)
+        bw *= tree_correction[p][log_size];
+    if (a == STRATA_NCCL_RING && p == STRATA_NCCL_SIMPLE && nodes_of(c) > 1 && ar &&
+        bytes / ((uint64_t)comm_channels(c) * c->ranks) >= 64)
+        lat *= c->arch == STRATA_NCCL_VOLTA ? 1.9 : 1.4; /* "Plateau effect of ring" */
     return lat + (double)bytes / (1000 * bw);
+}
+
+/* enqueue.cc calcCollChunking's chunk for NVLS and NVLS_TREE (one head
+ * per rank on one node, per NIC GPU across), unregistered buffers: from
+ * NCCL_NVLS_CHUNKSIZE (NVLS_TREE: at most NCCL_NVLSTREE_MAX_CHUNKSIZE, 64
+ * KiB from 4 nodes), halved to each row's chunk while bytes < its factor x
+ * concurrentOps (channels x heads) x the chunk so far. */
+static uint64_t nvls_chunk(const strata_nccl_comm *c, strata_nccl_algo a, uint64_t bytes, uint64_t ops)
+{
+    static const uint64_t nvls_rows[][2] = {{64, 65536}, {8, 32768}, {2, 16384}};
+    static const uint64_t tree_rows[][2] = {{32, 262144}, {16, 131072}, {4, 65536}, {1, 32768}};
+    bool tree = a == STRATA_NCCL_NVLS_TREE;
+    const uint64_t(*rows)[2] = tree ? tree_rows : nvls_rows;
+    size_t n_rows = tree ? G_N_ELEMENTS(tree_rows) : G_N_ELEMENTS(nvls_rows);
+    uint64_t chunk = tree && nodes_of(c) >= 4 ? 65536 : NVLS_CHUNKSIZE;
+    for (size_t i = 0; i < n_rows; i++)
+        if (bytes < rows[i][0] * ops * chunk && chunk > rows[i][1])
+            chunk = rows[i][1];
+    return chunk;
+}
+
+/* enqueue.cc topoGetAlgoInfo: the channels and threads of the choice. */
+static void tune_channels(const strata_nccl_comm *c, uint64_t bytes, strata_nccl_choice *out)
+{
+    uint32_t nc, nt;
+    if (out->algo == STRATA_NCCL_NVLS || out->algo == STRATA_NCCL_NVLS_TREE) {
+        nc = c->arch >= STRATA_NCCL_BLACKWELL ? 24 : 16;
+        nt = NCCL_MAX_NTHREADS;
+        uint32_t heads = 0;
+        double bw;
+        strata_nccl_nvls_graph(c, &heads, &bw);
+        out->heads = heads;
+        out->chunk_bytes = nvls_chunk(c, out->algo, bytes, (uint64_t)nc * heads);
+        out->nvls_efficiency = nvls_efficiency[c->arch];
+        out->nvls_us = nvlink_lat[out->algo][out->proto];
+    } else {
+        nc = comm_channels(c);
+        nt = max_threads[out->proto];
+        uint64_t threshold = thread_threshold[out->proto];
+        if (out->algo == STRATA_NCCL_RING && out->proto == STRATA_NCCL_LL)
+            threshold *= c->ranks;
+        while (bytes < (uint64_t)nc * nt * threshold && nc >= 2)
+            nc--;
+        while (bytes < (uint64_t)nc * nt * threshold && nt % 128 == 0)
+            nt /= 2;
+        if (out->algo == STRATA_NCCL_TREE || out->algo == STRATA_NCCL_PAT)
+            nt = NCCL_MAX_NTHREADS;
+    }
+    out->channels = nc;
+    out->threads = nt;
 }
 
 bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_nccl_choice *out)
@@ -163,8 +384,8 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
     double best = -1;
     /* NCCL walks algorithms, then protocols, and keeps the first minimum
      * (enqueue.cc topoGetAlgoInfo: `if (time >= 0 && time < minTime)`). */
-    for (unsigned a = 0; a < STRATA_NCCL__ALGOS; a++)
-        for (unsigned p = 0; p < STRATA_NCCL__PROTOS; p++) {
+    for (unsigned a = 0; a < ALGOS; a++)
+        for (unsigned p = 0; p < PROTOS; p++) {
             double t = strata_nccl_time_us(c, kind, (strata_nccl_algo)a, (strata_nccl_proto)p, bytes);
             if (t >= 0 && (best < 0 || t < best)) {
                 best = t;
@@ -176,35 +397,11 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
         return false;
     out->time_us = best;
     out->base_us = base_lat[out->algo][out->proto];
-    uint32_t nc, nt;
     out->chunk_bytes = 0;
     out->nvls_efficiency = 0;
-    if (out->algo == STRATA_NCCL_NVLS) {
-        nc = c->arch >= STRATA_NCCL_BLACKWELL ? 24 : 16;
-        nt = NCCL_MAX_NTHREADS;
-        /* enqueue.cc calcCollChunking, NVLS (one node, unregistered
-         * buffers): concurrentOps = channels x heads (a head per rank) */
-        uint64_t chunk = NVLS_CHUNKSIZE, ops = (uint64_t)nc * c->ranks;
-        if (bytes < 64 * ops * chunk && chunk > 65536)
-            chunk = 65536;
-        if (bytes < 8 * ops * chunk && chunk > 32768)
-            chunk = 32768;
-        if (bytes < 2 * ops * chunk && chunk > 16384)
-            chunk = 16384;
-        out->chunk_bytes = chunk;
-        out->nvls_efficiency = nvls_efficiency[c->arch];
-    } else {
-        nc = c->graph_channels * 2 > NCCL_MAXCHANNELS ? NCCL_MAXCHANNELS : c->graph_channels * 2;
-        nt = max_threads[out->proto];
-        uint64_t threshold = thread_threshold[out->proto];
-        if (out->algo == STRATA_NCCL_RING && out->proto == STRATA_NCCL_LL)
-            threshold *= c->ranks;
-        while (bytes < (uint64_t)nc * nt * threshold && nc >= 2)
-            nc--;
-        while (bytes < (uint64_t)nc * nt * threshold && nt % 128 == 0)
-            nt /= 2;
-    }
-    out->channels = nc;
-    out->threads = nt;
+    out->nvls_us = 0;
+    out->heads = 0;
+    out->net_step_us = nodes_of(c) > 1 ? net_step(c, out->algo, out->proto) : 0;
+    tune_channels(c, bytes, out);
     return true;
 }

@@ -1,21 +1,31 @@
 /*
  * nccl_tuning.h: NCCL's own tuning model, as NCCL uses it to pick the
- * algorithm, the protocol and the channel count of a collective on one
- * node (NVIDIA/nccl @5067397, src/graph/tuning.cc ncclTopoTuneModel and
- * ncclTopoGetAlgoTime, src/enqueue.cc's channel/thread tuning).
+ * algorithm, the protocol and the channel count of a collective, on one
+ * node or several (NVIDIA/nccl @5067397, src/graph/tuning.cc
+ * ncclTopoTuneModel and ncclTopoGetAlgoTime, src/enqueue.cc
+ * topoGetAlgoInfo's channel/thread tuning, src/graph/search.cc's speeds).
  *
  * For every (algorithm, protocol) NCCL computes a latency (base latency +
- * per-step hardware latency x steps) and a bandwidth (the ring graph's
- * channels x per-channel bandwidth, capped per protocol and GPU
- * architecture, converted from bus to algorithm bandwidth); a collective
- * of B bytes is estimated at lat + B / (1000 bw) microseconds and NCCL runs
- * the pair with the lowest estimate. Then it lowers the channel count
- * while B < channels x threads x threadThreshold.
+ * per-step hardware latency x steps, NVLink's inside a node and the
+ * network's between nodes) and a bandwidth (the graph's channels x
+ * per-channel bandwidth, capped per protocol, GPU architecture and node
+ * count, converted from bus to algorithm bandwidth); a collective of B
+ * bytes is estimated at lat + B / (1000 bw) microseconds and NCCL runs the
+ * pair with the lowest estimate. Then it lowers the channel count while
+ * B < channels x threads x threadThreshold.
  *
- * Scope: one node (nNodes = 1, so NVLink latencies and the "N1" columns),
- * the ring, tree and NVLS algorithms (CollNet and PAT need a network),
- * numPipeOps = 1, LL128 enabled (NVLink paths, same compute capability),
- * no NCCL_ALGO/NCCL_PROTO overrides. Pure functions; no state.
+ * Nodes: NCCL's nNodes, the scale-up domains the communicator spans, each
+ * with ranks / nodes GPUs (ppn). With more than one, the tables' N2 (two
+ * nodes) or N4 (more) columns apply, LL's cap follows the host CPU's
+ * vendor, the ring's inter-node steps and the trees' levels pay the
+ * network's latencies (hwLatencies[NET]), and the algorithms are those NCCL
+ * enables without a CollNet (SHARP) plugin: Ring, Tree (all-reduce),
+ * NVLS_TREE (all-reduce, with NVLS), PAT (all-gather and reduce-scatter at
+ * one GPU per node); NVLS alone runs on one node only.
+ *
+ * Scope: numPipeOps = 1, LL128 enabled (NVLink paths and NICs on the GPUs'
+ * PCIe switches), no CollNet, an IB-like network whose graph latency
+ * (latencyInter) is 0. Pure functions; no state.
  */
 #ifndef STRATA_HW_NCCL_TUNING_H
 #define STRATA_HW_NCCL_TUNING_H
@@ -26,10 +36,22 @@
 
 typedef enum { STRATA_NCCL_VOLTA = 0, STRATA_NCCL_AMPERE, STRATA_NCCL_HOPPER, STRATA_NCCL_BLACKWELL } strata_nccl_arch;
 typedef enum { STRATA_NCCL_LL = 0, STRATA_NCCL_LL128, STRATA_NCCL_SIMPLE, STRATA_NCCL__PROTOS } strata_nccl_proto;
-typedef enum { STRATA_NCCL_TREE = 0, STRATA_NCCL_RING, STRATA_NCCL_NVLS, STRATA_NCCL__ALGOS } strata_nccl_algo;
+/* NCCL's order (ncclAlgoStr, less the CollNets): the selection keeps the
+ * first minimum in this order. */
+typedef enum {
+    STRATA_NCCL_TREE = 0,
+    STRATA_NCCL_RING,
+    STRATA_NCCL_NVLS,
+    STRATA_NCCL_NVLS_TREE,
+    STRATA_NCCL_PAT,
+    STRATA_NCCL__ALGOS
+} strata_nccl_algo;
+/* The host CPU (comm->cpuVendor, cpuArch): LL's cap across nodes and the
+ * network's post overhead follow it. */
+typedef enum { STRATA_NCCL_INTEL = 0, STRATA_NCCL_AMD, STRATA_NCCL_ARM } strata_nccl_cpu;
 
-/* One communicator on one node. The NVLS graph is not a field: on one
- * node NCCL's search gives it one channel per GPU (search.cc: minChannels =
+/* One communicator. The NVLS graph is not a field: on one node NCCL's
+ * search gives it one channel per GPU (search.cc: minChannels =
  * maxChannels = the GPUs, NCCL_MAX_NVLS_ARITY 32), each at the fastest speed
  * of the architecture's speed array whose traffic fits a GPU's NVLinks:
  * channel g loads every GPU's link to the switch with its speed, twice on
@@ -37,17 +59,30 @@ typedef enum { STRATA_NCCL_TREE = 0, STRATA_NCCL_RING, STRATA_NCCL_NVLS, STRATA_
  * GPU's NVLink bandwidth is taken as the ring graph's (channels x
  * per-channel), which NCCL's search fit into it (ESTIMATE: a lower bound of
  * links x SMxx_NVLINK_BW; on the H100, 360 against 18 x 20.6 = 370.8 GB/s,
- * both give 40 GB/s). */
+ * both give 40 GB/s). Across nodes its heads are the GPUs with a NIC
+ * (search.cc: "NVLS search only tries to find NIC:GPU combinations to
+ * compute the heads"), at the same intra-node speed. */
 typedef struct strata_nccl_comm {
     strata_nccl_arch arch;
     uint32_t ranks;
-    /* NCCL's ring (and tree) graph: channels x per-channel bandwidth, as
-     * its topology search builds it (graphs[RING]->nChannels, ->bwIntra,
-     * GB/s); comm->nChannels is twice the graph's (ncclTopoPostset
+    /* NCCL's ring (and tree) graph inside a node: channels x per-channel
+     * bandwidth, as its topology search builds it (graphs[RING]->nChannels,
+     * ->bwIntra, GB/s); comm->nChannels is twice the graph's (ncclTopoPostset
      * duplicates the rings), at most 32 (MAXCHANNELS) */
     uint32_t graph_channels;
     double channel_gbs;
     bool nvls; /* the NVSwitch supports NVLink SHARP (multicast objects) */
+    /* Across nodes (nodes > 1; 0 or 1: one node): the NICs of one node and
+     * one NIC's bandwidth (GB/s, NCCL's net.bw = speed / 8000), the GPUs
+     * that have one (the NVLS heads), the host CPU */
+    uint32_t nodes;
+    uint32_t nics;
+    double nic_gbs;
+    uint32_t nic_gpus;
+    strata_nccl_cpu cpu;
+    /* NCCL_ALGO, NCCL_PROTO: bit a (p) set allows algorithm a (protocol
+     * p); 0: every one NCCL enables */
+    uint32_t algos, protos;
 } strata_nccl_comm;
 
 typedef struct strata_nccl_choice {
@@ -57,25 +92,41 @@ typedef struct strata_nccl_choice {
     uint32_t threads;   /* per channel, before the Simple sync warp */
     double time_us;     /* NCCL's estimate */
     double base_us;     /* the base latency: NCCL's fixed cost per collective */
-    /* NVLS: the chunk per channel and head after enqueue.cc's
+    /* NVLS and NVLS_TREE: the chunk per channel and head after enqueue.cc's
      * calcCollChunking (nvls.cc NCCL_NVLS_CHUNKSIZE 128 KiB, halved for
      * small buffers), and the fraction of NVLink's data rate NVLS's
      * multimem traffic reaches (tuning.cc nvlsEfficiency); 0 otherwise */
     uint64_t chunk_bytes;
     double nvls_efficiency;
+    /* NVLS and NVLS_TREE: the NVLS intra-node latency (hwLatencies[NVLINK],
+     * 25 us), which NCCL charges once as the algorithm's whole fixed cost
+     * (its base latency is 0); 0 otherwise */
+    double nvls_us;
+    /* Across nodes: NCCL's latency of one step over the network for the
+     * pair (hwLatencies[NET], the Tree row with one GPU per node), and its
+     * heads (NVLS_TREE: the GPUs with a NIC) */
+    double net_step_us;
+    uint32_t heads;
 } strata_nccl_choice;
 
-/* NCCL's names (ncclAlgoStr, ncclProtoStr): "Tree", "Ring", "NVLS";
- * "LL", "LL128", "Simple". */
+/* NCCL's names (ncclAlgoStr, ncclProtoStr): "Tree", "Ring", "NVLS",
+ * "NVLS_TREE", "PAT"; "LL", "LL128", "Simple". */
 const char *strata_nccl_algo_name(strata_nccl_algo a);
 const char *strata_nccl_proto_name(strata_nccl_proto p);
 /* "volta", "ampere", "hopper", "blackwell" (the nccl row's nccl_arch,
  * coll_impl_nccl.c). */
 bool strata_nccl_arch_from_name(const char *name, strata_nccl_arch *out);
+/* A name as NCCL_ALGO / NCCL_PROTO write it (case-insensitive). */
+bool strata_nccl_algo_from_name(const char *name, strata_nccl_algo *out);
+bool strata_nccl_proto_from_name(const char *name, strata_nccl_proto *out);
+
+/* NCCL's log2i (src/include/utils.h): floor(log2(x)), -1 for 0; RCCL's
+ * tuning and NCCL's chunking use it too. */
+int strata_nccl_log2i(uint64_t x);
 
 /* NCCL's latency (us) and algorithm bandwidth (GB/s) for a collective of
  * `kind` (all-reduce, all-gather or reduce-scatter); false when NCCL does
- * not run that pair (bandwidth 0 in NCCL). */
+ * not run that pair (bandwidth 0 in NCCL, or disabled). */
 bool strata_nccl_model(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
                        double *lat_us, double *bw_gbs);
 /* ncclTopoGetAlgoTime: the estimate in us, or -1 when not run. */
@@ -86,9 +137,18 @@ double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strat
  * of a reduce-scatter), with its channels. False when nothing applies
  * (a kind NCCL runs otherwise, or one rank). */
 bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_nccl_choice *out);
-/* NCCL's NVLS graph on one node (above): its channels and GB/s per
- * channel; false where the architecture or the switch has no NVLS, or no
- * speed of the array fits. */
+/* NCCL's NVLS graph (above): its channels and GB/s per channel; false
+ * where the architecture or the switch has no NVLS, or no speed of the
+ * array fits. */
 bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs);
+/* NCCL's ring graph through the NICs (nodes > 1): search.cc starts at the
+ * fastest speed of the inter-node array a NIC carries and lowers it while
+ * the next speed is above .49 of the best found, keeping the most
+ * channels x speed, each NIC carrying floor(NIC / speed) channels and the
+ * GPU's NVLink (the one-node graph's channels x speed) the rest, at most
+ * MAXCHANNELS / 2; ncclTopoDupChannels doubles them at half the speed when
+ * the speed is 25 or more, but not on SM90 or later below 50 with more
+ * than 4 channels. */
+void strata_nccl_net_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs);
 
 #endif

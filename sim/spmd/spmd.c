@@ -33,6 +33,7 @@
  */
 #include "spmd/spmd.h"
 #include <assert.h>
+#include <math.h>
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
@@ -44,7 +45,7 @@
 #include "trace/check.h"
 
 typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAIT, EM_COPY, EM_REDUCE,
-               EM_LAUNCH } emit_kind;
+               EM_LAUNCH, EM_DELAY } emit_kind;
 
 enum { STR_NAME, STR_SRC, STR_MEMORY, STR_STREAM, STR__COUNT };
 
@@ -206,11 +207,12 @@ static void render_step(spmd *s, const emit *e)
         o->name = s->strs[STR_NAME]->str;
         break;
     case EM_LAUNCH: /* the collective's kernel launch: a compute op of that time */
+    case EM_DELAY:  /* a step's fixed cost (strata_coll_step.delay_s, in ps in bytes) */
         o->kind = STRATA_OP_COMPUTE;
         s->last.coll = s->info->index + 1;
-        o->name = "launch";
+        o->name = e->kind == EM_LAUNCH ? "launch" : "step-delay";
         o->has_time = true;
-        o->time_s = s->launch_s;
+        o->time_s = e->kind == EM_LAUNCH ? s->launch_s : (double)e->bytes * 1e-12;
         o->unit = instance_of(s, NULL, e->device, true);
         break;
     case EM_COPY:
@@ -425,6 +427,10 @@ static void plan_round(spmd *s)
             if (!expanded(s, q))
                 continue;
             wait_round(s, q, st->lane, p);
+            if (st->delay_s > 0 && rounds == 1) { /* a phase's round latency carries it */
+                emit d = {.kind = EM_DELAY, .device = q, .lane = st->lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
+                g_array_append_val(s->emits, d);
+            }
             uint64_t bytes = st->wire_bytes ? st->wire_bytes : st->bytes;
             if (run > 1)
                 bytes = rounds == run ? (st->bytes + run - 1) / run
@@ -587,7 +593,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->bytes_per_element = bits ? bits / 8.0 : 4.0;
     s->info = next_info(s, op, algo, n);
     bool tuned = sh.tuned;
-    s->info->nccl_algorithm = tuned ? strata_nccl_algo_name(sh.nccl_algo) : NULL;
+    s->info->nccl_algorithm = !tuned ? NULL : sh.msccl ? "MSCCL" : strata_nccl_algo_name(sh.nccl_algo);
     s->info->nccl_protocol = tuned ? strata_nccl_proto_name(sh.nccl_proto) : NULL;
     s->info->nccl_channels = tuned ? sh.channels : 0;
     find_leaders(s);

@@ -25,6 +25,7 @@
 #include <string.h>
 #include "hw/coll_impl.h"
 #include "spmd/spmd_names.h"
+#include "spmd/spmd_phase.h"
 
 struct strata_spmd_classes {
     uint32_t devices, n_classes;
@@ -81,6 +82,28 @@ const strata_coll_algo *spmd_coll_algo(const strata_hw *hw, const strata_mesh *m
     return strata_coll_algo_lookup(op->kind, name, why);
 }
 
+/* The ranks per scale-up domain of the groups of mesh axes `mask`, n each
+ * (strata_coll_shape.domain_ranks), from the first group: the ranks of one
+ * domain, when every domain holds that many consecutive ranks; n when the
+ * group lies in one domain; 1 otherwise (every step then counts as one
+ * between domains). */
+static uint32_t group_domain_ranks(const strata_hw *hw, const strata_mesh *mesh, uint32_t mask, uint32_t n)
+{
+    uint32_t size = strata_hw_domain(hw), g = 0;
+    while (!spmd_group_leader(mesh, mask, g))
+        g++;
+    uint32_t first = strata_mesh_member(mesh, mask, g, 0) / size, per = 1;
+    while (per < n && strata_mesh_member(mesh, mask, g, per) / size == first)
+        per++;
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t dom = strata_mesh_member(mesh, mask, g, r) / size;
+        uint32_t head = strata_mesh_member(mesh, mask, g, r / per * per) / size;
+        if (n % per != 0 || dom != head || (r % per == 0 && r > 0 && dom == first))
+            return 1;
+    }
+    return per;
+}
+
 bool spmd_coll_shape(const strata_hw *hw, const strata_mesh *mesh, const strata_op *op, const strata_op_refs *refs,
                      const strata_coll_algo *algo, uint32_t mask, bool fold, strata_coll_shape *sh, char **why)
 {
@@ -90,6 +113,7 @@ bool spmd_coll_shape(const strata_hw *hw, const strata_mesh *mesh, const strata_
             sh->dims[sh->n_dims++] = strata_mesh_group_size(mesh, 1u << a);
     uint32_t n = strata_coll_ranks(sh);
     sh->in_bytes = op->kind == STRATA_OP_ALL_GATHER ? refs->bytes / n : refs->bytes;
+    sh->domain_ranks = n > 1 ? group_domain_ranks(hw, mesh, mask, n) : 1;
     GError *e = NULL;
     if (algo->ops->tune && n > 1 && !algo->ops->tune(sh, hw, &e)) {
         *why = g_strdup(e->message);
@@ -295,7 +319,8 @@ static gboolean placed_equal(gconstpointer ka, gconstpointer kb)
     return a->p == b->p && a->q == b->q && x->round == y->round && x->lane == y->lane && x->src_buf == y->src_buf &&
            x->dst_buf == y->dst_buf && x->own_buf == y->own_buf && x->bytes == y->bytes &&
            x->wire_bytes == y->wire_bytes && x->reduce == y->reduce && x->handshake == y->handshake &&
-           x->fused == y->fused && x->rounds == y->rounds && x->max_bytes == y->max_bytes;
+           x->fused == y->fused && x->rounds == y->rounds && x->max_bytes == y->max_bytes &&
+           x->delay_s == y->delay_s && x->pipelined == y->pipelined;
 }
 
 /* The device memory the steps move between (the model's default memory). */

@@ -56,7 +56,7 @@ static bool same_move(const strata_coll_step *a, const strata_coll_step *b)
     return a->src == b->src && a->dst == b->dst && a->lane == b->lane && a->src_buf == b->src_buf &&
            a->dst_buf == b->dst_buf && a->own_buf == b->own_buf && a->bytes == b->bytes &&
            a->wire_bytes == b->wire_bytes && a->reduce == b->reduce && a->handshake == b->handshake &&
-           a->fused == b->fused;
+           a->fused == b->fused && a->delay_s == b->delay_s;
 }
 
 /* The device memory the steps of a collective move between: the model's
@@ -115,9 +115,8 @@ typedef struct link_count {
 
 static bool count_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
 {
-    (void)st;
     link_count *c = ctx;
-    double route_latency = 0;
+    double route_latency = st->delay_s; /* a step's fixed cost paces it as its route's latency does */
     for (uint32_t h = 0; h < n; h++)
         route_latency += strata_hw_link(l->hw, hops[h].link)->latency;
     for (uint32_t h = 0; h < n; h++) {
@@ -164,7 +163,7 @@ typedef struct share_pass {
 static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
 {
     share_pass *p = ctx;
-    double sum = 0, least = G_MAXDOUBLE;
+    double sum = st->delay_s, least = G_MAXDOUBLE;
     for (uint32_t h = 0; h < n; h++) {
         const strata_link_spec *link = strata_hw_link(l->hw, hops[h].link);
         sum += link->latency;

@@ -43,6 +43,7 @@ static void case_free(gpointer p)
     g_free(c->hw);
     g_free(c->trace);
     g_free(c->gen);
+    g_strfreev(c->set);
     g_free(c);
 }
 
@@ -247,6 +248,14 @@ static strata_published_case *case_common(const strata_keyfile *kf, const char *
     c->where = strata_keyfile_where(kf, group, NULL);
     c->simulated = NAN;
     c->note = strata_keyfile_string(kf, group, "note");
+    char *set = strata_keyfile_string(kf, group, "set");
+    c->set = set ? g_strsplit_set(g_strstrip(set), " \t", -1) : NULL;
+    for (guint i = 0, j = 0; c->set && (i == 0 || c->set[i - 1]); i++) /* drop the empty words */
+        if (!c->set[i] || *c->set[i])
+            c->set[j++] = c->set[i];
+        else
+            g_free(c->set[i]);
+    g_free(set);
     bool ok = (c->source = required(kf, group, "source", err)) && (c->setup = required(kf, group, "setup", err)) &&
               case_metric(c, kf, group, err) && case_group(c, kf, group, err) &&
               (c->hw = case_path(kf, group, "hw", dir, err)) && case_program(c, kf, group, dir, series, err);
@@ -274,7 +283,7 @@ static bool case_read(strata_published *set, const strata_keyfile *kf, const cha
                       const char *dir, GError **err)
 {
     static const char *const known[] = {"source", "setup",      "measured", "metric", "bytes", "collective",
-                                        "ranks",  "hw",         "trace",    "gen",    "note",  "group", NULL};
+                                        "ranks",  "hw",         "trace",    "gen",    "note",  "group", "set", NULL};
     strata_published_case *c = case_common(kf, group, name, dir, known, err);
     if (c && !case_measure(c, kf, group, err)) {
         case_free(c);
@@ -288,7 +297,7 @@ static bool series_read(strata_published *set, const strata_keyfile *kf, const c
                         const char *dir, GError **err)
 {
     static const char *const known[] = {"source", "setup", "metric", "collective", "ranks", "hw",
-                                        "gen",    "note",  "data",   "column",     "unit",  "group", NULL};
+                                        "gen",    "note",  "data",   "column",     "unit",  "group", "set", NULL};
     strata_published_case *t = case_common(kf, group, name, dir, known, err);
     char *data = t ? case_path(kf, group, "data", dir, err) : NULL;
     char *column = data ? required(kf, group, "column", err) : NULL;
@@ -311,6 +320,7 @@ static bool series_read(strata_published *set, const strata_keyfile *kf, const c
         c->source = g_strdup(t->source), c->setup = g_strdup(t->setup), c->note = g_strdup(t->note);
         c->group = g_strdup(t->group);
         c->hw = g_strdup(t->hw);
+        c->set = g_strdupv(t->set);
         c->gen = g_strdup_printf("%s bytes=%" G_GUINT64_FORMAT, t->gen, r->bytes);
         c->trace = NULL;
         c->bytes = r->bytes;
@@ -444,7 +454,7 @@ static char *child_value(const strata_published_case *c)
     strata_results *r = NULL;
     strata_run_spec_options spec_opt = {.hw_path = c->hw, .trace_path = c->gen ? NULL : c->trace,
                                         .open = c->gen ? case_source : NULL, .open_data = (void *)c,
-                                        .expand_spmd = true};
+                                        .expand_spmd = true, .hw_overrides = (const char *const *)c->set};
     strata_run_spec *spec = strata_run_spec_new(&spec_opt, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);

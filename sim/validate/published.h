@@ -20,6 +20,10 @@
  *   trace    = the strata trace that reproduces the setup, likewise; or
  *   gen      = the workload that does: `strata gen` arguments such as
  *              "collective op=all-reduce bytes=64MiB devices=8 algo=ring"
+ *   set      = optional: overrides of the hardware model, as `--set` takes
+ *              them, separated by spaces ("hardware.devices=32
+ *              interconnect.nvlink.nccl_algo=Ring"): a run's configuration
+ *              (its size, NCCL_ALGO) over a shipped file
  *   note     = optional: why the model is off, when it is
  *   group    = optional: the group its error is summarised in (a word of
  *              letters, digits and '-', such as host-link, device-memory,
@@ -30,7 +34,7 @@
  * (validate/series.h), such as an nccl-tests sweep:
  *
  *   [series NAME]
- *   source, setup, metric, hw, gen, collective, ranks, note, group: as for a case,
+ *   source, setup, metric, hw, set, gen, collective, ranks, note, group: as for a case,
  *              gen without bytes= (each row adds bytes=ROW)
  *   data     = the CSV file, relative to the case file's folder
  *   column   = the column holding the measured figure
@@ -68,6 +72,7 @@ typedef struct strata_published_case {
     char *group;                 /* never NULL: the summary group */
     char *hw, *trace;            /* resolved paths; trace NULL when gen */
     char *gen;                   /* `strata gen` arguments, or NULL */
+    char **set;                  /* hardware overrides (NULL-terminated), or NULL */
     strata_published_metric metric;
     uint64_t bytes;              /* bandwidth and busbw */
     double busbw_factor;         /* busbw only: nccl-tests' factor for the collective */

@@ -1,0 +1,106 @@
+/*
+ * algo_rccl.c: the rccl algorithm (coll_algo.h): all-reduce, all-gather and
+ * reduce-scatter as AMD's RCCL runs them, the rccl implementation's pick
+ * (hw/coll_impl_rccl.c).
+ *
+ * tune: what RCCL runs (hw/rccl_tuning.h: an MSCCL algorithm, or the
+ * algorithm, protocol and channels of its tuning model), its fixed cost
+ * and its network step's (coll_library_tune).
+ * schedule, by RCCL's choice:
+ *  - MSCCL's allpairs all-reduce: every rank reduces its 1/n of the buffer
+ *    from all the others, then sends it back to each (direct's schedule):
+ *    every xGMI link of an 8-GPU mesh carries its pair's share at once;
+ *  - ring: the rings of RCCL's topology model (rome_model_79 on an 8x
+ *    MI300X node: 28 rings, 14 distinct, each directed xGMI link in 4 of
+ *    them, so every GPU drives its 7 links), the channels shared among
+ *    them, in NCCL's loops (RCCL keeps NCCL's kernels: ALLREDUCE_CHUNKSTEPS
+ *    of a 4 MiB Simple buffer in 2 slices; an LL step of its 256-thread
+ *    buffer, 16 KiB of data); across nodes or without the model's rings,
+ *    rail rings as NCCL's;
+ *  - tree: NCCL's tree (nccl-tree's schedule).
+ * Wire formats: an xGMI link carries about 48 of its 64 GB/s ("CRC bit
+ * correction and protocol overhead ... reduce the usable bandwidth to
+ * approximately 48 GB/s per link", ROCm blog "Understanding RCCL Bandwidth
+ * and xGMI Performance on AMD Instinct MI300X", 2025-03-02; RCCL's own
+ * GFX94X_XGMI_WIDTH is 48): a copy inside a node puts 4/3 of its bytes on
+ * the wire, as NVLink's packets put 5/4, times LL's 2 (its lines carry a
+ * flag per data word, as NCCL's); Simple copies end with a flag. Between
+ * nodes, the protocol's format as it is, the first chunk after RCCL's
+ * network step cost.
+ */
+#include "collective/coll_kit.h"
+
+#define XGMI_NUM 4u
+#define XGMI_DEN 3u
+/* RCCL's LL step: NCCL_LL_LINES_PER_THREAD (8) x its NCCL_LL_MAX_NTHREADS
+ * (256) x 16-byte lines, half of them data; Simple's as NCCL's. */
+#define RCCL_LL_CHUNK 16384u
+
+static coll_wire rccl_wire(const strata_coll_shape *shape)
+{
+    bool ll = shape->nccl_proto == STRATA_NCCL_LL;
+    return (coll_wire){.num = (ll ? 2 : 1) * XGMI_NUM, .den = XGMI_DEN, .net_num = ll ? 2 : 1, .net_den = 1,
+                       .handshake = shape->nccl_proto == STRATA_NCCL_SIMPLE, .net_delay_s = shape->net_step_s};
+}
+
+/* The rings the schedule runs: the model's distinct ones (its list may
+ * name a ring twice, for two channels), at most one a channel; across
+ * domains, the model's rings through the NICs (rome_model_81: each enters
+ * a node at the NIC of its first rank and leaves by its last's, the nodes
+ * in turn, the same ring inside each), or rail rings where it has none.
+ * orders[g * n ..]; *groups of them. */
+static uint32_t *rings_of(strata_coll_sched *s, const strata_coll_shape *shape, uint32_t *groups)
+{
+    uint32_t n = s->n, channels = shape->channels ? shape->channels : 1;
+    uint32_t *orders = g_new(uint32_t, (size_t)MAX(shape->n_rings, s->domain) * n);
+    uint32_t m = shape->ring_len;
+    *groups = 0;
+    for (uint32_t r = 0; shape->rings && r < shape->n_rings && *groups < channels; r++) {
+        bool again = false;
+        for (uint32_t g = 0; g < *groups && !again; g++) {
+            uint32_t i = 0;
+            while (i < n && orders[(size_t)g * n + i] == i / m * m + shape->rings[(size_t)r * m + i % m])
+                i++;
+            again = i == n;
+        }
+        for (uint32_t i = 0; !again && i < n; i++) /* node i / m, along the ring */
+            orders[(size_t)*groups * n + i] = i / m * m + shape->rings[(size_t)r * m + i % m];
+        *groups += !again;
+    }
+    if (*groups == 0) {
+        *groups = MAX(1u, MIN(channels, s->domain));
+        for (uint32_t g = 0; g < *groups; g++)
+            coll_rail_ring(s, g, NULL, orders + (size_t)g * n);
+    }
+    return orders;
+}
+
+static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *shape)
+{
+    guint from = s->steps->len;
+    uint32_t rounds;
+    const char *row = shape->msccl ? "direct" : shape->nccl_algo == STRATA_NCCL_TREE ? "nccl-tree" : NULL;
+    if (row && s->kind == STRATA_OP_ALL_REDUCE) {
+        rounds = strata_coll_algo_find(row)->ops->schedule(s, shape);
+    } else {
+        uint32_t groups;
+        uint32_t *orders = rings_of(s, shape, &groups);
+        strata_nccl_proto p = shape->nccl_proto;
+        uint64_t chunk = p == STRATA_NCCL_LL ? RCCL_LL_CHUNK : coll_nccl_ring_chunk(p);
+        rounds = s->kind == STRATA_OP_ALL_REDUCE
+                     ? coll_ring_loops_groups(s, shape->in_bytes, shape->channels ? shape->channels : 1, chunk,
+                                              coll_nccl_ring_slices(p), orders, groups)
+                     : coll_ring_groups(s, shape->in_bytes, orders, groups);
+        g_free(orders);
+    }
+    coll_wire wire = rccl_wire(shape);
+    coll_wire_apply(s, from, shape->in_bytes, &wire);
+    return rounds;
+}
+
+static bool rccl_tune(strata_coll_shape *shape, const strata_hw *hw, GError **err)
+{
+    return coll_library_tune(shape, hw, 0, err);
+}
+
+const strata_coll_algo_ops strata_coll_ops_rccl = {.schedule = rccl_schedule, .tune = rccl_tune};

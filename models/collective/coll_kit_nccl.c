@@ -1,0 +1,62 @@
+/*
+ * coll_kit_nccl.c: NCCL's protocols as the schedules of the algorithms NCCL
+ * runs see them (contract in coll_kit.h): their wire formats, inside a
+ * domain (NVLink) and between domains (the network), and their chunks.
+ *
+ * NVIDIA/nccl @5067397. LL: a 16-byte line (union ncclLLFifoLine) carries
+ * two 4-byte data words, each with its 4-byte flag, so the wire carries 2x
+ * the data; the LL buffer, NCCL_LL_LINES_PER_THREAD (8) x
+ * NCCL_LL_MAX_NTHREADS (512) x NCCL_STEPS (8) lines of 16 bytes (init.cc
+ * DEFAULT_LL_BUFFSIZE), is 64 KiB a step, 32 KiB of data. LL128: a 128-byte
+ * line carries 120 bytes of data and an 8-byte flag (NCCL_LL128_LINEELEMS
+ * 16, NCCL_LL128_DATAELEMS 15, device.h); its buffer,
+ * NCCL_LL128_ELEMS_PER_THREAD (120) x NCCL_LL128_MAX_NTHREADS (640) x
+ * NCCL_STEPS x 8 bytes, is 614,400 bytes a step, 576,000 of data. Both
+ * carry their flag inside the data, so a step needs no separate flag
+ * store. Simple: a step of its 4 MiB buffer is 512 KiB; the ring's chunk is
+ * ALLREDUCE_CHUNKSTEPS (4) steps in 2 slices, with a flag store after each
+ * (coll_sched.h STRATA_COLL_NCCL_*), the other algorithms' one step
+ * (enqueue.cc calcCollChunking: chunkSteps and sliceSteps are the ring's
+ * only). Inside a domain all three are SM stores, so NVLink's packet
+ * overhead (5/4) applies on top; between domains the NIC carries the
+ * protocol's format as it is (LL's lines, LL128's, Simple's data) and the
+ * proxy's completion, not a flag store, ends a step (coll_wire).
+ *
+ * Invariant: pure functions of their arguments.
+ */
+#include "collective/coll_kit.h"
+
+static const uint64_t proto_num[STRATA_NCCL__PROTOS] = {2 * STRATA_COLL_WIRE_NUM, 128 * STRATA_COLL_WIRE_NUM,
+                                                        STRATA_COLL_WIRE_NUM};
+static const uint64_t proto_den[STRATA_NCCL__PROTOS] = {STRATA_COLL_WIRE_DEN, 120 * STRATA_COLL_WIRE_DEN,
+                                                        STRATA_COLL_WIRE_DEN};
+static const uint64_t net_num[STRATA_NCCL__PROTOS] = {2, 128, 1};
+static const uint64_t net_den[STRATA_NCCL__PROTOS] = {1, 120, 1};
+static const uint64_t ring_chunk[STRATA_NCCL__PROTOS] = {32768, 576000, STRATA_COLL_NCCL_CHUNK};
+static const uint64_t step_chunk[STRATA_NCCL__PROTOS] = {32768, 576000, 512ull << 10};
+static const uint32_t ring_slices[STRATA_NCCL__PROTOS] = {1, 1, STRATA_COLL_NCCL_SLICES};
+
+coll_wire coll_nccl_wire(const strata_coll_shape *shape)
+{
+    strata_nccl_proto p = shape->nccl_proto;
+    return (coll_wire){.num = proto_num[p], .den = proto_den[p], .net_num = net_num[p], .net_den = net_den[p],
+                       .handshake = p == STRATA_NCCL_SIMPLE, .net_delay_s = shape->net_step_s};
+}
+
+uint64_t coll_nccl_ring_chunk(strata_nccl_proto p) { return ring_chunk[p]; }
+uint32_t coll_nccl_ring_slices(strata_nccl_proto p) { return ring_slices[p]; }
+
+uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ppn)
+{
+    uint64_t chunk = step_chunk[p];
+    if (p != STRATA_NCCL_LL128)
+        return chunk;
+    /* calcCollChunking, Tree LL128: shrink while the buffer gives each
+     * channel fewer chunks than the pipeline's depth wants */
+    double steps = 1 + strata_nccl_log2i(nodes) + 0.1 * ppn;
+    while ((double)(bytes / ((uint64_t)channels * chunk)) < steps * 64 / ppn && chunk > 131072)
+        chunk /= 2;
+    while ((double)(bytes / ((uint64_t)channels * chunk)) < steps * 16 / ppn && chunk > 32768)
+        chunk /= 2;
+    return chunk;
+}

@@ -1,0 +1,277 @@
+/*
+ * coll_kit_tiers.c: the building blocks of schedules that span scale-up
+ * domains, and the protocols' wire formats (contract in coll_kit.h).
+ *
+ * A group of n ranks lies in domains of s->domain consecutive ranks (an
+ * NVLink node, a TPU slice: the hardware's [interconnect] domain, as the
+ * SPMD expansion found the group's devices); a step between two domains
+ * crosses the network. The libraries lay their rings and trees out so that
+ * the network hops join ranks of the same local index, which sit on the
+ * same rail:
+ *   - rail rings (NCCL's connectRings over its graph's channels): ring g
+ *     enters domain 0 at local rank g mod m and walks it upwards, leaves at
+ *     g - 1, enters the next domain there and walks it downwards, leaving at
+ *     g, and so on, so that every hop between domains joins one local index
+ *     (an even number of domains closes the ring on rail g; an odd one
+ *     closes it across rails); "upwards" follows a cycle of the local ranks,
+ *     0, 1, .., m-1 by default, or a library's own (RCCL's topology model's
+ *     rings, which spread a mesh's links among them);
+ *   - NCCL's trees (connectTrees): in each domain a chain from a head, the
+ *     heads of the domains joined by ncclGetBtree's binary tree (tree 0)
+ *     or its mirror (even domain counts) or shift (odd) (tree 1,
+ *     ncclGetDtree); a child domain's head feeds the parent's chain[1]
+ *     (child 0) or chain[0] (child 1), as BALANCED_TREE's
+ *     treeToChild0/1 say (src/graph/connect.cc ncclTopoPreset).
+ * Pipelines: a tree's chunks move up (each rank sends once it has its
+ * children's) and down (each rank forwards the result it received), a
+ * chunk a round behind the one before. The library's fixed cost of a step
+ * over the network (coll_wire.net_delay_s) is paid by a tree's first chunk
+ * along its levels, as NCCL's model charges it (2 log2(nNodes) levels);
+ * a ring's steps pay none: every round of the expansion's rings already
+ * waits for its slowest copy, the one across the network, so they pay the
+ * route's latency every round where NCCL's model counts 2(nNodes - 1)
+ * network latencies in all.
+ *
+ * Invariants: those of coll_kit.h; orders are permutations of the ranks;
+ * a tree's parent array has exactly one root among the ranks that take
+ * part, and no cycle.
+ */
+#include "collective/coll_kit.h"
+
+bool coll_same_domain(const strata_coll_sched *s, uint32_t a, uint32_t b)
+{
+    return a / s->domain == b / s->domain;
+}
+
+static uint64_t ceil_frac(uint64_t x, uint64_t num, uint64_t den)
+{
+    return (uint64_t)(((unsigned __int128)x * num + den - 1) / den);
+}
+
+/* The size of a rank's buffer (IN holds in_bytes; OUT is the op's). */
+static uint64_t buffer_bytes(const strata_coll_sched *s, uint64_t in_bytes, strata_coll_buf buf)
+{
+    if (buf == STRATA_COLL_IN || s->kind == STRATA_OP_ALL_REDUCE)
+        return in_bytes;
+    return s->kind == STRATA_OP_ALL_GATHER ? in_bytes * s->n : in_bytes / s->n;
+}
+
+void coll_wire_apply(strata_coll_sched *s, guint from, uint64_t in_bytes, const coll_wire *w)
+{
+    for (guint i = from; i < s->steps->len; i++) {
+        strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
+        if (st->src == st->dst)
+            continue; /* a local copy crosses no link */
+        bool net = !coll_same_domain(s, st->src, st->dst);
+        uint64_t wire = ceil_frac(st->bytes, net ? w->net_num : w->num, net ? w->net_den : w->den);
+        st->wire_bytes = MAX(1, MIN(wire, buffer_bytes(s, in_bytes, st->src_buf)));
+        st->handshake = !net && w->handshake;
+        st->fused = st->reduce;
+        st->delay_s = net && !st->pipelined ? w->net_delay_s : 0;
+    }
+}
+
+void coll_rail_ring(const strata_coll_sched *s, uint32_t g, const uint8_t *cycle, uint32_t *order)
+{
+    uint32_t m = s->domain, e = g % m;
+    for (uint32_t k = 0; k < s->n / m; k++)
+        for (uint32_t i = 0; i < m; i++) {
+            /* forward from position e of the cycle; backward from e - 1 */
+            uint32_t at = k % 2 == 0 ? (e + i) % m : (e + 2 * m - 1 - i) % m;
+            order[k * m + i] = k * m + (cycle ? cycle[at] : at);
+        }
+}
+
+/* pos[g * n + rank]: the rank's position in ring g. */
+static uint32_t *positions(uint32_t n, const uint32_t *orders, uint32_t groups)
+{
+    uint32_t *pos = g_new(uint32_t, (size_t)groups * n);
+    for (uint32_t g = 0; g < groups; g++)
+        for (uint32_t i = 0; i < n; i++)
+            pos[(size_t)g * n + orders[(size_t)g * n + i]] = i;
+    return pos;
+}
+
+uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices,
+                                const uint32_t *orders, uint32_t groups)
+{
+    uint32_t n = s->n, round = 0;
+    uint32_t *pos = positions(n, orders, groups);
+    for (uint64_t grid = 0; grid < b; grid += channels * n * chunk) {
+        uint64_t c = MIN(chunk, (b - grid + channels * n - 1) / (channels * n)) * channels;
+        for (uint32_t step = 0; step < 2 * (n - 1); step++) {
+            bool reduce = step + 1 < n;
+            for (uint32_t k = 0; k < slices; k++, round++)
+                for (uint32_t g = 0; g < groups; g++)
+                    for (uint32_t q = 0; q < n; q++) {
+                        uint32_t at = pos[(size_t)g * n + q];
+                        uint32_t p = (at + 2 * n - (reduce ? step + 2 : step - (n - 1) + 1)) % n;
+                        uint64_t lo = MIN(grid + p * c, b), len = MIN(lo + c, b) - lo;
+                        uint64_t glo = lo + coll_chunk_off(len, groups, g);
+                        uint64_t glen = lo + coll_chunk_off(len, groups, g + 1) - glo;
+                        uint64_t off = glo + coll_chunk_off(glen, slices, k);
+                        strata_coll_step st = {.round = round, .lane = 2 * g,
+                                               .src = orders[(size_t)g * n + (at + n - 1) % n], .dst = q,
+                                               .src_off = off, .dst_off = off, .own_off = off, .reduce = reduce,
+                                               .fused = reduce, .pipelined = true,
+                                               .bytes = glo + coll_chunk_off(glen, slices, k + 1) - off};
+                        coll_add(s, &st);
+                    }
+        }
+    }
+    g_free(pos);
+    return round;
+}
+
+uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_t *orders, uint32_t groups)
+{
+    uint32_t n = s->n;
+    bool ag = s->kind == STRATA_OP_ALL_GATHER;
+    uint64_t c = ag ? in_bytes : in_bytes / n; /* a rank's chunk */
+    uint32_t *pos = positions(n, orders, groups);
+    for (uint32_t g = 0; g < groups; g++) {
+        uint64_t glo = coll_chunk_off(c, groups, g), glen = coll_chunk_off(c, groups, g + 1) - glo;
+        for (uint32_t step = 0; step + 1 < n; step++)
+            for (uint32_t q = 0; q < n; q++) {
+                uint32_t at = pos[(size_t)g * n + q];
+                uint32_t src = orders[(size_t)g * n + (at + n - 1) % n];
+                /* all-gather: the chunk of the rank step + 1 behind; reduce-scatter: step + 2 behind */
+                uint32_t owner = orders[(size_t)g * n + (at + 2 * n - step - (ag ? 1 : 2)) % n];
+                bool last = !ag && step + 2 == n;
+                strata_coll_step st = {.round = step, .lane = 2 * g, .src = src, .dst = q, .bytes = glen,
+                                       .src_buf = ag && step > 0 ? STRATA_COLL_OUT : STRATA_COLL_IN,
+                                       .src_off = ag ? (step > 0 ? owner * c : 0) + glo : owner * c + glo,
+                                       .dst_buf = ag || last ? STRATA_COLL_OUT : STRATA_COLL_IN,
+                                       .dst_off = ag ? owner * c + glo : last ? glo : owner * c + glo,
+                                       .own_buf = STRATA_COLL_IN, .own_off = owner * c + glo, .reduce = !ag,
+                                       .fused = !ag, .pipelined = true};
+                coll_add(s, &st);
+                if (ag && step == 0) { /* the rank's own chunk, IN to OUT */
+                    strata_coll_step own = {.round = 0, .lane = 2 * g + 1, .src = q, .dst = q, .bytes = glen,
+                                            .src_buf = STRATA_COLL_IN, .src_off = glo, .dst_buf = STRATA_COLL_OUT,
+                                            .dst_off = (uint64_t)q * c + glo};
+                    coll_add(s, &own);
+                }
+            }
+    }
+    g_free(pos);
+    return n - 1;
+}
+
+/* ncclGetBtree's parent of `rank` among `nranks` (-1: the root, rank 0),
+ * and whether rank is its first (0) or second (1) child. */
+static int32_t btree_parent(uint32_t nranks, uint32_t rank, uint32_t *child_type)
+{
+    uint32_t bit = 1;
+    while (bit < nranks && !(bit & rank))
+        bit <<= 1;
+    if (rank == 0)
+        return -1;
+    uint32_t up = (rank ^ bit) | (bit << 1);
+    if (up >= nranks)
+        up = rank ^ bit;
+    *child_type = rank < up ? 0 : 1;
+    return (int32_t)up;
+}
+
+int32_t coll_dtree_parent(uint32_t nodes, uint32_t node, uint32_t tree, uint32_t *child_type)
+{
+    *child_type = 0;
+    if (tree == 0)
+        return btree_parent(nodes, node, child_type);
+    if (nodes % 2 == 1) { /* shift by one */
+        int32_t u = btree_parent(nodes, (node + nodes - 1) % nodes, child_type);
+        return u < 0 ? -1 : (int32_t)((uint32_t)(u + 1) % nodes);
+    }
+    int32_t u = btree_parent(nodes, nodes - 1 - node, child_type); /* mirror */
+    return u < 0 ? -1 : (int32_t)(nodes - 1 - (uint32_t)u);
+}
+
+void coll_nccl_tree(const strata_coll_sched *s, uint32_t tree, uint32_t head, int32_t *parent)
+{
+    uint32_t m = s->domain, nodes = s->n / m;
+    for (uint32_t k = 0; k < nodes; k++) {
+        for (uint32_t i = 1; i < m; i++) /* the chain */
+            parent[k * m + (head + i) % m] = (int32_t)(k * m + (head + i - 1) % m);
+        uint32_t type;
+        int32_t u = coll_dtree_parent(nodes, k, tree, &type);
+        /* child 0 feeds the parent's chain[1], child 1 its chain[0] (its head) */
+        parent[k * m + head] = u < 0 ? -1 : (int32_t)((uint32_t)u * m + (head + (type == 0 && m > 1)) % m);
+    }
+}
+
+/* Height (longest path down to a leaf) and depth (from the root) of every
+ * rank of a tree (-2: not in it); returns the root's height. */
+static uint32_t tree_shape(uint32_t n, const int32_t *parent, uint32_t *height, uint32_t *depth)
+{
+    for (uint32_t r = 0; r < n; r++)
+        height[r] = depth[r] = 0;
+    for (uint32_t r = 0; r < n; r++) /* walk each rank up: its depth, and heights along the way */
+        for (int32_t x = (int32_t)r, h = 0; x >= 0 && parent[x] >= 0; x = parent[x], h++) {
+            depth[r]++;
+            height[parent[x]] = MAX(height[parent[x]], (uint32_t)h + 1);
+        }
+    uint32_t top = 0;
+    for (uint32_t r = 0; r < n; r++)
+        top = parent[r] == -1 ? MAX(top, height[r]) : top;
+    return top;
+}
+
+uint32_t coll_tree_pipeline(strata_coll_sched *s, const int32_t *parent, uint64_t lo, uint64_t len, uint64_t chunk,
+                            uint32_t round0, uint32_t lane0)
+{
+    uint32_t n = s->n, *height = g_new(uint32_t, n), *depth = g_new(uint32_t, n), *slot = g_new0(uint32_t, n);
+    uint32_t *children = g_new0(uint32_t, n);
+    uint32_t top = tree_shape(n, parent, height, depth);
+    for (uint32_t r = 0; r < n; r++)
+        if (parent[r] >= 0) {
+            uint32_t earlier = children[parent[r]]++; /* once: MIN() evaluates its arguments twice */
+            slot[r] = MIN(earlier, 1u);
+        }
+    uint64_t chunks = MAX(1, (len + chunk - 1) / chunk);
+    for (uint64_t k = 0; k < chunks; k++) {
+        uint64_t off = lo + k * chunk, bytes = MIN(chunk, lo + len - off);
+        for (uint32_t r = 0; r < n && bytes > 0; r++) {
+            if (parent[r] < 0)
+                continue;
+            uint32_t p = (uint32_t)parent[r];
+            strata_coll_step up = {.round = round0 + (uint32_t)k + height[r], .lane = lane0 + 2 * slot[r],
+                                   .src = r, .dst = p, .src_off = off, .dst_off = off, .own_off = off,
+                                   .reduce = true, .fused = true, .bytes = bytes, .pipelined = k > 0};
+            strata_coll_step down = {.round = round0 + (uint32_t)k + top + depth[r] - 1, .lane = lane0 + 4,
+                                     .src = p, .dst = r, .src_off = off, .dst_off = off, .bytes = bytes,
+                                     .pipelined = k > 0};
+            coll_add(s, &up);
+            coll_add(s, &down);
+        }
+    }
+    g_free(height);
+    g_free(depth);
+    g_free(slot);
+    g_free(children);
+    return (uint32_t)chunks - 1 + 2 * top;
+}
+
+uint64_t coll_nvls_wire(uint64_t bytes, double efficiency)
+{
+    uint64_t eff = efficiency > 0 && efficiency < 1 ? (uint64_t)(efficiency * 1000 + 0.5) : 0;
+    uint64_t w = ceil_frac(bytes, STRATA_COLL_WIRE_NUM, STRATA_COLL_WIRE_DEN);
+    return eff ? ceil_frac(w, 1000, eff) : w;
+}
+
+void coll_nvls_piece(strata_coll_sched *s, uint32_t base, uint32_t m, uint64_t lo, uint64_t len, uint32_t round,
+                     uint32_t phase, double efficiency)
+{
+    uint64_t wire = MAX(1, coll_nvls_wire(ceil_frac(len, m + 1, 2ull * m * (m - 1)), efficiency));
+    for (uint32_t q = 0; q < m; q++)
+        for (uint32_t j = 0; j + 1 < m; j++) {
+            uint32_t r = (q + m - 1 - j) % m; /* j = (q - r) mod m - 1 */
+            uint64_t off = lo + coll_chunk_off(len, m, q), bytes = lo + coll_chunk_off(len, m, q + 1) - off;
+            strata_coll_step st = {.round = round, .src = base + (phase == 0 ? r : q),
+                                   .dst = base + (phase == 0 ? q : r),
+                                   .lane = phase == 0 ? 2 * j : 2 * (m - 1) + j, .src_off = off, .dst_off = off,
+                                   .own_off = off, .reduce = phase == 0, .fused = phase == 0, .bytes = bytes,
+                                   .wire_bytes = wire};
+            coll_add(s, &st);
+        }
+}

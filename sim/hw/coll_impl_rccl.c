@@ -1,0 +1,163 @@
+/*
+ * coll_impl_rccl.c: the rccl row of the collective implementations
+ * (coll_impl.h): AMD's RCCL on Instinct GPUs joined by xGMI.
+ *
+ * Parameters: RCCL's ring graph (the rings of the topology model it
+ * matched and the bandwidth of one: totalBw / nChannels, rome_models.cc
+ * parseGraph), the model's rings themselves (`rccl_rings`, as its
+ * ringBase writes them: "0 1 2 3 4 5 6 7|0 2 4 1 3 6 5 7|..."), whether
+ * the model enables MSCCL, the host CPU (the network's overhead across
+ * nodes) and NCCL_ALGO / NCCL_PROTO as a run may set them.
+ * pick: algo=rccl for all-reduce, all-gather and reduce-scatter (ideal's
+ * choice for the others).
+ * tune: what RCCL runs (rccl_tuning.h): an MSCCL algorithm, or the
+ * algorithm, protocol and channels of its tuning model; its base latency
+ * as the fixed cost; across nodes its network step's.
+ */
+#include "hw/coll_impl.h"
+#include <string.h>
+#include "core/error.h"
+#include "core/units.h"
+#include "hw/hw_internal.h"
+#include "hw/rccl_tuning.h"
+
+#define MAX_RINGS 64u
+#define MAX_RING_LEN 16u
+
+/* The block load() reads (one allocation: the rings inline). */
+typedef struct rccl_params {
+    uint32_t channels;
+    double channel_bandwidth; /* B/s */
+    bool msccl;
+    strata_nccl_cpu cpu;
+    uint32_t algos, protos;
+    uint32_t n_rings, ring_len;
+    uint8_t rings[MAX_RINGS * MAX_RING_LEN];
+    uint32_t n_net_rings, net_ring_len; /* rccl_net_rings: the rings through the NICs */
+    uint8_t net_rings[MAX_RINGS * MAX_RING_LEN];
+} rccl_params;
+
+static const strata_coll_impl_key rccl_keys[] = {
+    {"rccl_channels", true, "collectives = rccl: the rings of RCCL's graph (its topology model's), 1 to 64"},
+    {"rccl_channel_bandwidth", true, "collectives = rccl: the bandwidth of one ring of that graph"},
+    {"rccl_rings", false, "collectives = rccl: the model's rings, each the ranks of a node in ring order, "
+                          "separated by | (\"0 1 2 3|0 2 1 3\")"},
+    {"rccl_net_rings", false, "collectives = rccl: the model's rings across nodes, each a node's ranks from its "
+                              "first rank's NIC to its last's, separated by |"},
+    {"msccl", false, "collectives = rccl: true or false: RCCL's topology model enables MSCCL (default false)"},
+    {"rccl_cpu", false, "collectives = rccl: the hosts' CPU, amd (default), intel or arm"},
+    {"rccl_algo", false, "collectives = rccl: the algorithms RCCL may run (Ring,Tree; default: both)"},
+    {"rccl_proto", false, "collectives = rccl: the protocols RCCL may run (LL,Simple; default: all)"},
+    {NULL, false, NULL},
+};
+
+/* "0 1 2 3|0 2 1 3": rings of one length, each a permutation of 0..len-1,
+ * into out (packed: ring r at r * len); false when malformed. */
+static bool parse_rings(const char *v, uint8_t *out, uint32_t *n_out, uint32_t *len_out)
+{
+    char **rings = g_strsplit(v, "|", -1);
+    uint32_t n = 0, ring_len = 0;
+    bool ok = rings[0] != NULL;
+    for (; ok && rings[n]; n++) {
+        char **ranks = g_strsplit_set(g_strstrip(rings[n]), " \t", -1);
+        uint32_t len = 0, seen = 0;
+        for (char **r = ranks; ok && *r; r++) {
+            uint64_t x = 0;
+            if (!**r)
+                continue;
+            ok = len < MAX_RING_LEN && strata_parse_u64(*r, &x, NULL) && x < MAX_RING_LEN && !(seen >> x & 1u);
+            seen |= ok ? 1u << x : 0;
+            out[n * MAX_RING_LEN + len++] = (uint8_t)x;
+        }
+        g_strfreev(ranks);
+        ok = ok && n < MAX_RINGS && len >= 2 && seen == (1u << len) - 1 && (n == 0 || len == ring_len);
+        ring_len = len;
+    }
+    g_strfreev(rings);
+    for (uint32_t r = 0; ok && r < n; r++)
+        memmove(out + r * ring_len, out + r * MAX_RING_LEN, ring_len);
+    *n_out = ok ? n : 0;
+    *len_out = ok ? ring_len : 0;
+    return ok;
+}
+
+/* A rings key, if there (false with err at its line when malformed). */
+static bool get_rings(const hw_load_ctx *ctx, const char *group, const char *key, uint8_t *rings, uint32_t *n,
+                      uint32_t *len, GError **err)
+{
+    char *v = hw_get_text(ctx, group, key);
+    bool ok = !v || parse_rings(v, rings, n, len) ||
+              hw_fail_value(ctx, err, group, key, "rings of ranks 0 .. N-1 (N from 2 to 16, the same in each "
+                            "ring, at most 64 rings) separated by |, such as \"0 1 2 3|0 2 1 3\"", v);
+    g_free(v);
+    return ok;
+}
+
+static void *rccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
+{
+    rccl_params *p = g_new0(rccl_params, 1);
+    bool ok = hw_get_count(ctx, group, "rccl_channels", 1, MAX_RINGS, 1, NULL, &p->channels, err) &&
+              hw_get_bandwidth(ctx, group, "rccl_channel_bandwidth", &p->channel_bandwidth, err) &&
+              hw_coll_impl_cpu(ctx, group, "rccl_cpu", STRATA_NCCL_AMD, &p->cpu, err) &&
+              hw_coll_impl_list(ctx, group, "rccl_algo", true, &p->algos, err) &&
+              hw_coll_impl_list(ctx, group, "rccl_proto", false, &p->protos, err);
+    char *msccl = ok ? hw_get_text(ctx, group, "msccl") : NULL;
+    if (msccl && strcmp(g_strstrip(msccl), "true") == 0)
+        p->msccl = true;
+    else if (msccl && strcmp(msccl, "false") != 0)
+        ok = hw_fail_value(ctx, err, group, "msccl", "true or false", msccl);
+    g_free(msccl);
+    ok = ok && get_rings(ctx, group, "rccl_rings", p->rings, &p->n_rings, &p->ring_len, err) &&
+         get_rings(ctx, group, "rccl_net_rings", p->net_rings, &p->n_net_rings, &p->net_ring_len, err);
+    if (!ok)
+        g_clear_pointer(&p, g_free);
+    return p;
+}
+
+static const char *rccl_pick(const strata_hw *hw, strata_op_kind kind, const strata_mesh *mesh, uint32_t mask)
+{
+    (void)hw;
+    (void)mesh;
+    (void)mask;
+    return strata_coll_reducing(kind) ? "rccl" : NULL;
+}
+
+static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks,
+                      uint64_t in_bytes, uint32_t algos, strata_coll_tuning *out, GError **err)
+{
+    const rccl_params *p = strata_hw_coll_params(hw);
+    strata_rccl_comm c = {.ranks = ranks, .graph_channels = p->channels, .channel_gbs = p->channel_bandwidth / 1e9,
+                          .msccl = p->msccl, .cpu = p->cpu, .algos = algos ? algos : p->algos, .protos = p->protos};
+    strata_hw_nics nics = {0};
+    bool net = domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics);
+    c.nodes = net ? ranks / domain_ranks : 1;
+    uint64_t bytes = kind == STRATA_OP_ALL_GATHER ? in_bytes * ranks : in_bytes;
+    strata_rccl_choice ch;
+    if (!strata_rccl_choose(&c, kind, bytes, &ch)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "algo=rccl: expected all-reduce, all-gather or reduce-scatter over 2 ranks or more that RCCL "
+                    "runs (rccl_algo, rccl_proto), got %s over %u", strata_op_kind_name(kind), ranks);
+        return false;
+    }
+    /* the model's rings: a node's, or across nodes those through the NICs */
+    const uint8_t *model = net ? p->net_rings : p->rings;
+    uint32_t n_rings = net ? p->n_net_rings : p->n_rings, len = net ? p->net_ring_len : p->ring_len;
+    bool rings = n_rings && len == (net ? domain_ranks : ranks);
+    /* The fixed cost: RCCL's base latency of the protocol (the kernel's
+     * launch and setup; MSCCL's kernels ESTIMATE the same); a network step
+     * pays RCCL's latency for it less the route's (two links) */
+    *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels, .msccl = ch.msccl,
+                                .launch_s = ch.base_us * 1e-6,
+                                .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - 2 * nics.latency),
+                                .rings = rings ? model : NULL, .n_rings = rings ? n_rings : 0,
+                                .ring_len = rings ? len : 0};
+    return true;
+}
+
+const strata_coll_impl strata_coll_impl_rccl = {
+    .name = "rccl",
+    .keys = rccl_keys,
+    .load = rccl_load,
+    .pick = rccl_pick,
+    .tune = rccl_tune,
+};

@@ -1,0 +1,244 @@
+/*
+ * hw_network.c: the scale-out tier of a hardware model, [network NAME]:
+ * the NICs that join scale-up domains, and the switches between them
+ * (contract in hw_internal.h; the format in docs/hardware.md, "Clusters").
+ *
+ * A network's `memory` says where its NICs are: a per-device memory (the
+ * devices' own NICs, reached without the host: GPUDirect RDMA), or a host
+ * memory (NICs on each host, as a TPU host's DCN NICs). Each NIC is one
+ * link of `nics` x `bandwidth` (several NICs of a device or host on the
+ * same switch act as one wider port) to its leaf switch; with
+ * devices_per_nic > 1, the devices of one NIC reach it through a vertex of
+ * their own (the NIC), each by a link of the NIC's bandwidth.
+ *   topology = switch   one leaf holds every NIC (of hosts_per_leaf hosts);
+ *   topology = rails    leaf k holds NIC k of every host (rail-optimised:
+ *                       the device of local index k's NIC), of
+ *                       hosts_per_leaf hosts;
+ * more than one leaf: a spine joins them, each leaf by an uplink carrying
+ * the leaf's NICs' bandwidth / oversubscription.
+ *
+ * Site graph (hw_site.c): NIC vertices, then leaves, then the spine, as
+ * switches. An uplink's edge costs one more than its link, so that traffic
+ * between rails crosses the source's scale-up interconnect to the rail of
+ * the destination (as NCCL's PXN does) rather than the spine, where both
+ * paths have as many links.
+ *
+ * Invariants: at most one [network] per model; its NIC links join the
+ * gateway of their sites (the device memory of the scale-up interconnect,
+ * or the host memory of the host link); every leaf and NIC vertex has one
+ * edge up (to the spine, to the leaf).
+ */
+#include <string.h>
+#include "hw/hw_internal.h"
+
+#define MAX_NICS 64u
+
+const strata_key_def hw_network_keys[] = {
+    {"memory", false, "where the NICs are: a per-device memory (the devices' own NICs, GPUDirect) or a host "
+                      "memory (each host's NICs); default: the default memory"},
+    {"topology", false, "switch (default: one leaf holds every NIC) or rails (leaf k holds NIC k of every host)"},
+    {"bandwidth", true, "per NIC and direction, 1 kB/s to 10 PB/s"},
+    {"latency", false, "per link crossed (a NIC to its leaf, a leaf to the spine), 0 to 1 s (default 0)"},
+    {"nics", false, "NICs per device (or per host), 1 to 64, multiplying the bandwidth (default 1)"},
+    {"devices_per_nic", false, "devices sharing one NIC (per-device memory only), dividing devices_per_host "
+                               "(default 1)"},
+    {"hosts_per_leaf", false, "hosts under one leaf switch (per rail), dividing the hosts (default: all)"},
+    {"oversubscription", false, "a leaf's NICs' bandwidth over its uplink to the spine, 1 to 64 (default 1)"},
+    {"source", false, "where the figures come from (text)"},
+    {NULL, false, NULL}};
+
+struct hw_network {
+    const char *group, *name;
+    uint32_t memory;          /* template memory its NICs join */
+    bool hosts;               /* NICs on hosts */
+    bool rails;
+    uint32_t nics, devices_per_nic, hosts_per_leaf;
+    double bandwidth, latency, oversubscription;
+};
+
+static bool get_oversubscription(const hw_load_ctx *ctx, hw_network *n, GError **err)
+{
+    n->oversubscription = 1;
+    char *v = hw_get_text(ctx, n->group, "oversubscription");
+    if (!v)
+        return true;
+    char *end = NULL;
+    double x = g_ascii_strtod(g_strstrip(v), &end);
+    bool ok = end != v && *end == '\0' && x >= 1 && x <= 64;
+    if (ok)
+        n->oversubscription = x;
+    else
+        hw_fail_value(ctx, err, n->group, "oversubscription", "a ratio from 1 to 64 such as 1, 2 or 1.5", v);
+    g_free(v);
+    return ok;
+}
+
+/* The counts that must divide the machine's. */
+static bool check_counts(const hw_load_ctx *ctx, const strata_hw *hw, hw_network *n, GError **err)
+{
+    if (n->devices_per_nic > 1 && (n->hosts || hw->devices_per_host % n->devices_per_nic != 0)) {
+        hw_fail(ctx, err, n->group, "devices_per_nic",
+                n->hosts ? "devices_per_nic applies to NICs on the devices (a per-device memory), not on hosts"
+                         : "expected a divisor of devices_per_host = %u, got %u",
+                hw->devices_per_host, n->devices_per_nic);
+        return false;
+    }
+    if (hw->hosts % n->hosts_per_leaf != 0) {
+        hw_fail(ctx, err, n->group, "hosts_per_leaf", "expected a divisor of the %u hosts, got %u", hw->hosts,
+                n->hosts_per_leaf);
+        return false;
+    }
+    return true;
+}
+
+static bool parse_network(const hw_load_ctx *ctx, const strata_hw *hw, hw_network *n, GError **err)
+{
+    char *mem = hw_get_text(ctx, n->group, "memory");
+    int m = mem ? hw_get_memory_ref(ctx, hw, n->group, "memory", g_strstrip(mem), err) : (int)hw->default_memory;
+    g_free(mem);
+    if (m < 0)
+        return false;
+    n->memory = (uint32_t)m;
+    n->hosts = !hw_per_device(g_array_index(hw->tmems, strata_memory_spec, m).kind);
+    char *topo = hw_get_text(ctx, n->group, "topology");
+    if (topo && strcmp(g_strstrip(topo), "rails") != 0 && strcmp(topo, "switch") != 0) {
+        hw_fail_value(ctx, err, n->group, "topology", "switch or rails", topo);
+        g_free(topo);
+        return false;
+    }
+    n->rails = topo && strcmp(topo, "rails") == 0;
+    g_free(topo);
+    uint32_t hosts = hw->hosts ? hw->hosts : 1;
+    if (!hw_get_bandwidth(ctx, n->group, "bandwidth", &n->bandwidth, err) ||
+        !hw_get_time(ctx, n->group, "latency", &n->latency, err) ||
+        !hw_get_count(ctx, n->group, "nics", 1, MAX_NICS, 1, NULL, &n->nics, err) ||
+        !hw_get_count(ctx, n->group, "devices_per_nic", 1, 65536, 1, NULL, &n->devices_per_nic, err) ||
+        !hw_get_count(ctx, n->group, "hosts_per_leaf", 1, 65536, hosts, NULL, &n->hosts_per_leaf, err) ||
+        !get_oversubscription(ctx, n, err))
+        return false;
+    return check_counts(ctx, hw, n, err);
+}
+
+bool hw_network_parse(const hw_load_ctx *ctx, const strata_hw *hw, char **groups, gsize n_groups,
+                      hw_network **out, GError **err)
+{
+    *out = NULL;
+    for (gsize g = 0; g < n_groups; g++) {
+        if (!g_str_has_prefix(groups[g], "network "))
+            continue;
+        if (*out) {
+            hw_fail(ctx, err, groups[g], NULL, "a second network ([%s] already joins the domains; a model takes "
+                    "one scale-out network)", (*out)->group);
+            hw_network_free(*out);
+            *out = NULL;
+            return false;
+        }
+        hw_network *n = g_new0(hw_network, 1);
+        n->group = groups[g];
+        n->name = groups[g] + strlen("network ");
+        *out = n;
+        if (!parse_network(ctx, hw, n, err)) {
+            hw_network_free(n);
+            *out = NULL;
+            return false;
+        }
+    }
+    return true;
+}
+
+void hw_network_free(hw_network *n) { g_free(n); }
+
+const char *hw_network_group(const hw_network *n) { return n->group; }
+uint32_t hw_network_memory(const hw_network *n) { return n->memory; }
+bool hw_network_on_hosts(const hw_network *n) { return n->hosts; }
+
+strata_hw_nics hw_network_nics(const strata_hw *hw, const hw_network *n)
+{
+    uint32_t per_host = n->hosts ? 1 : hw->devices_per_host / n->devices_per_nic;
+    return (strata_hw_nics){.per_host = per_host * n->nics, .bandwidth = n->bandwidth, .latency = n->latency,
+                            .devices = n->hosts ? 0 : per_host, .on_hosts = n->hosts};
+}
+
+bool strata_hw_network_nics(const strata_hw *hw, strata_hw_nics *out)
+{
+    if (hw->has_nics)
+        *out = hw->nics;
+    return hw->has_nics;
+}
+
+/* The NICs of one host (per rail), the leaves and whether a spine joins them. */
+static uint32_t nics_per_host(const strata_hw *hw, const hw_network *n)
+{
+    return n->hosts ? 1 : hw->devices_per_host / n->devices_per_nic;
+}
+
+static uint32_t leaf_count(const strata_hw *hw, const hw_network *n)
+{
+    return (n->rails ? nics_per_host(hw, n) : 1) * (hw->hosts / n->hosts_per_leaf);
+}
+
+uint32_t hw_network_diameter(const strata_hw *hw, const hw_network *n)
+{
+    uint32_t d = leaf_count(hw, n) > 1 ? 4 : 2;
+    return d + (n->devices_per_nic > 1 ? 2 : 0);
+}
+
+static void add_net_link(strata_hw *hw, const char *name, uint32_t a, double bandwidth, double latency, bool hosts,
+                         uint32_t site)
+{
+    strata_link_spec l = {.name = g_string_chunk_insert_const(hw->strings, name), .a = a,
+                          .b = STRATA_HW_NO_MEMORY, .bandwidth = bandwidth, .latency = latency,
+                          .full_duplex = true,
+                          .device = {hosts ? STRATA_HW_NO_DEVICE : site, STRATA_HW_NO_DEVICE},
+                          .host = {hosts ? site : STRATA_HW_NO_DEVICE, STRATA_HW_NO_DEVICE}};
+    g_array_append_val(hw->links, l);
+}
+
+/* A link from vertex u (memory `a` on it, or none) to vertex v, joined in
+ * the site graph with `pad` more on each way. */
+static void join(strata_hw *hw, uint32_t u, uint32_t v, uint32_t a, const char *name, double bandwidth,
+                 double latency, bool hosts, uint32_t site, uint32_t pad)
+{
+    hw_sites_connect(hw->sites, u, v, hw->links->len, pad, pad);
+    add_net_link(hw, name, a, bandwidth, latency, hosts, site);
+}
+
+void hw_network_build(strata_hw *hw, const hw_network *n)
+{
+    uint32_t per_host = nics_per_host(hw, n), leaves = leaf_count(hw, n);
+    uint32_t groups = hw->hosts / n->hosts_per_leaf, spine = 0, nic = 0;
+    double port = n->bandwidth * n->nics;
+    uint32_t *leaf_at = g_new(uint32_t, leaves);
+    for (uint32_t l = 0; l < leaves; l++) {
+        char *name = g_strdup_printf("%s.leaf%u", n->name, l);
+        leaf_at[l] = hw_sites_add_switch(hw->sites, name);
+        g_free(name);
+    }
+    if (leaves > 1)
+        spine = hw_sites_add_switch(hw->sites, n->name);
+    /* each site's NIC (a host's, a device's, or a NIC shared by devices_per_nic devices) */
+    uint32_t sites = n->hosts ? hw->hosts : hw->devices, first = n->hosts ? hw->devices : 0;
+    for (uint32_t i = 0; i < sites; i++) {
+        uint32_t host = n->hosts ? i : i / hw->devices_per_host;
+        uint32_t local = n->hosts ? 0 : i % hw->devices_per_host / n->devices_per_nic;
+        uint32_t leaf = leaf_at[(n->rails ? local * groups : 0) + host / n->hosts_per_leaf];
+        char *name = g_strdup_printf("%s@%u", n->name, i);
+        if (n->devices_per_nic > 1 && i % n->devices_per_nic == 0) { /* the NIC, and its port to its leaf */
+            char *nic_name = g_strdup_printf("%s.nic%u", n->name, i / n->devices_per_nic);
+            nic = hw_sites_add_switch(hw->sites, nic_name);
+            join(hw, nic, leaf, STRATA_HW_NO_MEMORY, nic_name, port, n->latency, false, STRATA_HW_NO_DEVICE, 0);
+            g_free(nic_name);
+        }
+        join(hw, first + i, n->devices_per_nic > 1 ? nic : leaf, hw->mem_at[n->memory].offset + i, name, port,
+             n->devices_per_nic > 1 ? 0 : n->latency, n->hosts, i, 0);
+        g_free(name);
+    }
+    for (uint32_t l = 0; leaves > 1 && l < leaves; l++) {
+        char *name = g_strdup_printf("%s.up%u", n->name, l);
+        double nics_under = (double)n->hosts_per_leaf * (n->rails ? 1 : per_host);
+        join(hw, leaf_at[l], spine, STRATA_HW_NO_MEMORY, name, port * nics_under / n->oversubscription, n->latency,
+             false, STRATA_HW_NO_DEVICE, 1);
+        g_free(name);
+    }
+    g_free(leaf_at);
+}

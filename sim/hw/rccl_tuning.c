@@ -1,0 +1,142 @@
+/*
+ * rccl_tuning.c: RCCL's tuning model on MI300X-class nodes, and its MSCCL
+ * choice (contract in rccl_tuning.h). Every constant is RCCL's, from
+ * ROCm/rccl @0cbce2a: src/graph/tuning.cc (baseLat, tuning_model_5),
+ * src/include/device.h (NCCL_MAX_NTHREADS 256, MAXCHANNELS 128),
+ * src/include/comm.h (thread thresholds), src/graph/connect.cc (channels
+ * doubled, at most 64 across nodes), tools/msccl-algorithms (the allpairs
+ * algorithms' ranges, chunks per loop and channels).
+ * Invariant: the functions read only their arguments.
+ */
+#include "hw/rccl_tuning.h"
+#include <glib.h>
+
+#define PROTOS STRATA_NCCL__PROTOS
+/* tuning.cc baseLat (us), {LL, LL128, Simple}, for Tree and Ring. */
+static const double base_lat[PROTOS] = {12.0, 12.0, 17.0};
+/* tuning_model_5 hwLat (us per step): xGMI (RCCL's NVLINK row) and NET,
+ * for Tree and Ring; bwRatio for up to 2 nodes and for more. */
+static const double xgmi_lat[2][PROTOS] = {{0.9, 0.0, 2.3}, {0.8, 0.0, 2.1}};
+static const double net_lat[2][PROTOS] = {{10.5, 0.0, 25.0}, {9.5, 0.0, 320.0}};
+static const double bw_ratio[2][2][PROTOS] = {{{0.06, 0.00, 0.11}, {0.08, 0.00, 1.00}},
+                                             {{0.06, 0.00, 0.59}, {0.08, 0.00, 1.00}}};
+/* tuning_model_5's correction factors by log2(bytes / 64), 0 to 26 (and
+ * beyond): the tree's always, the ring's across nodes. */
+static const double tree_correction[PROTOS][27] = {
+    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
+     0.1, 0.1, 0.1, 0.1, 0.1},
+    {0},
+    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
+     1.0, 1.0, 1.0, 1.0, 0.8}};
+static const double ring_correction[PROTOS][27] = {
+    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1,
+     0.1, 0.1, 0.1, 0.1, 0.1},
+    {0},
+    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
+     0.1, 0.8, 1.0, 1.0, 1.0}};
+#define RCCL_MAX_NTHREADS 256u
+static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
+/* MSCCL's allpairs all-reduces for 8 ranks, out-of-place
+ * (allreduce-allpairs-8n-ll-32tb-op.xml, -ll-64tb-op.xml, -simple-op.xml):
+ * byte range, chunks per loop, channels, protocol. */
+static const struct {
+    uint64_t lo, hi;
+    uint32_t chunks, channels;
+    strata_nccl_proto proto;
+} msccl_algos[] = {
+    {0, 65536, 256, 4, STRATA_NCCL_LL},
+    {65537, 524287, 512, 8, STRATA_NCCL_LL},
+    {524288, 16777216, 512, 8, STRATA_NCCL_SIMPLE},
+};
+
+static uint32_t nodes_of(const strata_rccl_comm *c) { return c->nodes > 1 ? c->nodes : 1; }
+
+bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
+                       double *lat_us, double *bw_gbs)
+{
+    uint32_t n = c->ranks, nodes = nodes_of(c);
+    bool ar = kind == STRATA_OP_ALL_REDUCE, ring = a == STRATA_NCCL_RING;
+    if ((kind != STRATA_OP_ALL_REDUCE && kind != STRATA_OP_ALL_GATHER && kind != STRATA_OP_REDUCE_SCATTER) || n < 2 ||
+        p >= PROTOS || (a != STRATA_NCCL_RING && a != STRATA_NCCL_TREE) || (!ar && !ring) ||
+        (c->algos && !(c->algos >> a & 1u)) || (c->protos && !(c->protos >> p & 1u)) ||
+        (a == STRATA_NCCL_TREE && p == STRATA_NCCL_SIMPLE && nodes == 1))
+        return false;
+    double nsteps = ar ? 2.0 * (n - 1) : n - 1.0;
+    double bus = c->graph_channels * c->channel_gbs * bw_ratio[nodes > 2][ring][p];
+    bus *= ring ? n / nsteps : .5;
+    double lat = base_lat[p], intra = xgmi_lat[ring][p], inter = net_lat[ring][p];
+    if (ring) {
+        /* tuning.cc: the 2.18 form, 2 nNodes network steps for an all-reduce */
+        double overhead = nodes > 1 ? (c->cpu == STRATA_NCCL_AMD ? 2.0 : 1.0) * (p == STRATA_NCCL_SIMPLE ? 3 : 1) : 0;
+        double inter_steps = nodes == 1 ? 0 : ar ? 2.0 * nodes : nodes - 1.0;
+        lat += (nsteps - inter_steps) * (intra > overhead ? intra : overhead) + inter_steps * inter;
+    } else {
+        lat += 2 * ((n / nodes - 1.0) * intra + strata_nccl_log2i(nodes) * inter);
+    }
+    *lat_us = lat;
+    *bw_gbs = bus;
+    return bus > 0;
+}
+
+double strata_rccl_time_us(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
+                           uint64_t bytes)
+{
+    double lat, bw;
+    if (!strata_rccl_model(c, kind, a, p, &lat, &bw))
+        return -1;
+    int log_size = strata_nccl_log2i(bytes >> 6);
+    log_size = log_size < 0 ? 0 : log_size > 26 ? 26 : log_size;
+    if (a == STRATA_NCCL_TREE)
+        bw *= tree_correction[p][log_size];
+    else if (nodes_of(c) > 1)
+        bw *= ring_correction[p][log_size];
+    return bw > 0 ? lat + (double)bytes / (1000 * bw) : -1;
+}
+
+/* mscclInternalSchedulerSelectAlgo: the first allpairs algorithm whose
+ * range holds the size and whose chunks per loop divide the float count. */
+static bool msccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
+{
+    if (!c->msccl || nodes_of(c) > 1 || c->ranks != 8 || kind != STRATA_OP_ALL_REDUCE || c->algos || c->protos)
+        return false;
+    for (size_t i = 0; i < G_N_ELEMENTS(msccl_algos); i++)
+        if (bytes >= msccl_algos[i].lo && bytes <= msccl_algos[i].hi && (bytes / 4) % msccl_algos[i].chunks == 0 &&
+            bytes % 4 == 0) {
+            *out = (strata_rccl_choice){.msccl = true, .proto = msccl_algos[i].proto,
+                                        .channels = msccl_algos[i].channels,
+                                        .base_us = base_lat[msccl_algos[i].proto]};
+            return true;
+        }
+    return false;
+}
+
+bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
+{
+    if (msccl_choose(c, kind, bytes, out))
+        return true;
+    double best = -1;
+    for (unsigned a = 0; a <= STRATA_NCCL_RING; a++) /* Tree, then Ring: topoGetAlgoInfo's order */
+        for (unsigned p = 0; p < PROTOS; p++) {
+            double t = strata_rccl_time_us(c, kind, (strata_nccl_algo)a, (strata_nccl_proto)p, bytes);
+            if (t >= 0 && (best < 0 || t < best)) {
+                best = t;
+                out->algo = (strata_nccl_algo)a;
+                out->proto = (strata_nccl_proto)p;
+            }
+        }
+    if (best < 0)
+        return false;
+    out->msccl = false;
+    out->time_us = best;
+    out->base_us = base_lat[out->proto];
+    out->net_step_us = nodes_of(c) > 1 ? net_lat[out->algo == STRATA_NCCL_RING][out->proto] : 0;
+    /* getChannnelThreadInfo: comm->nChannels (the rings doubled; at most 64
+     * across nodes), lowered while bytes < channels x threads x threshold */
+    uint32_t nc = MIN(2 * c->graph_channels, nodes_of(c) > 1 ? 64u : 128u);
+    uint64_t threshold = thread_threshold[out->proto] * (out->algo == STRATA_NCCL_RING && out->proto == STRATA_NCCL_LL
+                                                             ? c->ranks : 1);
+    while (bytes < (uint64_t)nc * RCCL_MAX_NTHREADS * threshold && nc >= 2)
+        nc--;
+    out->channels = nc;
+    return true;
+}

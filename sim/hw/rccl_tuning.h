@@ -1,0 +1,71 @@
+/*
+ * rccl_tuning.h: RCCL's tuning model, as RCCL uses it to pick the
+ * algorithm, the protocol and the channel count of a collective on AMD
+ * Instinct GPUs joined by xGMI, on one node or several (ROCm/rccl @0cbce2a,
+ * the NCCL 2.21.5 line: src/graph/tuning.cc ncclTopoTuneModel and
+ * ncclTopoGetAlgoTime with tuning_model_5, the model its MI300X topologies
+ * name (src/graph/rome_models.cc rome_model_79 and _81: `tuning=5`),
+ * src/enqueue.cc topoGetAlgoInfo and getChannnelThreadInfo), and the MSCCL
+ * algorithms RCCL runs instead on one node where its topology enables them
+ * (src/misc/msccl/msccl_lifecycle.cc, tools/msccl-algorithms).
+ *
+ * RCCL keeps NCCL's form (an estimate of lat + B / (1000 bw) per
+ * algorithm and protocol, the smallest run) with its own constants: base
+ * latencies {12, 12, 17} us for LL, LL128, Simple; per-step latencies on
+ * xGMI and the network from tuning_model_5; bandwidth = the graph's
+ * channels x per-channel bandwidth x the model's bwRatio (no per-channel
+ * caps); correction factors by size for the tree, and for the ring across
+ * nodes; LL128 off on gfx94x (ENABLE_LL128 is for gfx90a), and on gfx94x
+ * no Tree on Simple inside one node. The rings of a matched topology are
+ * the model's (rome_model_79: 28 rings over the 8-GPU xGMI mesh, each
+ * directed link carrying 4 of them).
+ *
+ * MSCCL on one node of 8 ranks (mscclEnabled=1 in rome_model_79): an
+ * all-reduce whose size falls in an installed algorithm's range and whose
+ * element count is a multiple of its chunks per loop runs it
+ * (mscclInternalSchedulerSelectAlgo: the first that matches): the
+ * "allpairs" algorithms, LL up to 524,287 bytes, Simple from 524,288 to 16
+ * MiB (out-of-place, as nccl-tests' first columns; float elements).
+ *
+ * Pure functions; no state.
+ */
+#ifndef STRATA_HW_RCCL_TUNING_H
+#define STRATA_HW_RCCL_TUNING_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hw/nccl_tuning.h"
+#include "trace/op.h"
+
+typedef struct strata_rccl_comm {
+    uint32_t ranks;
+    uint32_t nodes;            /* 0 or 1: one node */
+    uint32_t graph_channels;   /* the topology model's rings (channels) */
+    double channel_gbs;        /* bandwidth of one (totalBw / nChannels) */
+    bool msccl;                /* the topology enables MSCCL (one node) */
+    strata_nccl_cpu cpu;       /* the network's post overhead across nodes */
+    uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
+} strata_rccl_comm;
+
+typedef struct strata_rccl_choice {
+    strata_nccl_algo algo;     /* Tree or Ring */
+    strata_nccl_proto proto;
+    bool msccl;                /* an MSCCL allpairs algorithm instead (algo meaningless) */
+    uint32_t channels;         /* after getChannnelThreadInfo (MSCCL: the algorithm's) */
+    double time_us;            /* RCCL's estimate (MSCCL: none, 0) */
+    double base_us;            /* the base latency of the pair */
+    double net_step_us;        /* across nodes: the network latency of a step (tuning_model_5) */
+} strata_rccl_choice;
+
+/* RCCL's latency (us) and algorithm bandwidth (GB/s) of the pair; false
+ * where RCCL does not run it. */
+bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
+                       double *lat_us, double *bw_gbs);
+/* ncclTopoGetAlgoTime (RCCL's): the estimate in us, -1 when not run. */
+double strata_rccl_time_us(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
+                           uint64_t bytes);
+/* What RCCL runs for `bytes` (nccl-tests' size, as strata_nccl_choose's);
+ * false when nothing applies. */
+bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out);
+
+#endif

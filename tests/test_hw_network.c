@@ -1,0 +1,212 @@
+/* test_hw_network.c: clusters, the hardware tiers: scale-up domains
+ * ([interconnect] domain) joined by a scale-out network ([network]): the
+ * links each builds, the routes between devices of one domain and of two,
+ * rails, leaves and a spine with oversubscription, NICs on hosts, slices,
+ * and bad input with its FILE:LINE. */
+#include <string.h>
+#include "testutil.h"
+#include "core/error.h"
+#include "hw/hw.h"
+#include "placement/placement_hw.h"
+
+static void assert_route(const strata_hw *hw, const char *from, const char *to, const char *want)
+{
+    char *got = strata_test_route_links(hw, from, to);
+    ck_assert_msg(strcmp(got, want) == 0, "%s -> %s: got %s, want %s", from, to, got, want);
+    g_free(got);
+}
+
+/* Two nodes of 8 GPUs: NVLink through a switch per node, a NIC per GPU. */
+#define CLUSTER "[hardware]\nname = c\ndevices = 16\ndevices_per_host = 8\n" \
+                "[memory hbm]\nkind = device\ncapacity = 80GB\nbandwidth = 3TB/s\n" \
+                "[memory host]\nkind = host\ncapacity = 1TB\nbandwidth = 500GB/s\n" \
+                "[link pcie]\nbetween = host hbm\nbandwidth = 50GB/s\n" \
+                "[interconnect nvlink]\ntopology = switch\nbandwidth = 450GB/s\nlatency = 0.5us\ndomain = 8\n" \
+                "[network ib]\nbandwidth = 50GB/s\nlatency = 1us\n%s"
+
+static strata_hw *load(const char *text, const char *const *overrides)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_placement_hw_load_data(text, "c.ini", overrides, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
+    return hw;
+}
+
+static strata_hw *cluster(const char *more, const char *const *overrides)
+{
+    char *text = g_strdup_printf(CLUSTER, more);
+    strata_hw *hw = load(text, overrides);
+    g_free(text);
+    return hw;
+}
+
+START_TEST(domains_and_one_switch)
+{
+    strata_hw *hw = cluster("", NULL);
+    ck_assert_uint_eq(strata_hw_domain(hw), 8);
+    /* a switch per domain: NVLink joins a node's GPUs only */
+    ck_assert_uint_eq(strata_test_count_links(hw, "nvlink@"), 16);
+    ck_assert_uint_eq(strata_test_count_links(hw, "ib@"), 16);
+    const strata_link_spec *nic = strata_test_link(hw, "ib@9");
+    ck_assert_int_eq((int)nic->a, strata_hw_memory_index(hw, "hbm@9"));
+    ck_assert_uint_eq(nic->b, STRATA_HW_NO_MEMORY);
+    ck_assert(nic->bandwidth == 50e9 && nic->latency == 1e-6 && nic->full_duplex);
+    /* inside a node: NVLink; across: the NICs, never a host */
+    assert_route(hw, "hbm@1", "hbm@6", "nvlink@1,nvlink@6");
+    assert_route(hw, "hbm@1", "hbm@9", "ib@1,ib@9");
+    assert_route(hw, "hbm@8", "hbm@15", "nvlink@8,nvlink@15");
+    /* one leaf (topology = switch): any NIC reaches any other in 2 links */
+    assert_route(hw, "hbm@0", "hbm@13", "ib@0,ib@13");
+    assert_route(hw, "host@0", "hbm@9", "pcie@0,ib@0,ib@9");
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(rails_leaves_and_spine)
+{
+    /* rails: leaf k holds NIC k of each host; between rails, the scale-up
+     * interconnect first and the rail of the destination (no spine: one
+     * leaf per rail would need one, and its uplink costs one more) */
+    strata_hw *hw = cluster("topology = rails\n", NULL);
+    assert_route(hw, "hbm@2", "hbm@10", "ib@2,ib@10");
+    char *r = strata_test_route_links(hw, "hbm@2", "hbm@13");
+    ck_assert_msg(strcmp(r, "nvlink@2,nvlink@5,ib@5,ib@13") == 0 || strcmp(r, "ib@2,ib@10,nvlink@10,nvlink@13") == 0,
+                  "%s", r);
+    g_free(r);
+    ck_assert_uint_eq(strata_test_count_links(hw, "ib.up"), 8);
+    /* a leaf's uplink carries its NICs' bandwidth: 2 hosts x 1 NIC on a rail */
+    ck_assert(strata_test_link(hw, "ib.up3")->bandwidth == 2 * 50e9);
+    strata_hw_free(hw);
+    /* one leaf per host, oversubscribed 2:1, two NICs of 200 Gb/s per GPU */
+    const char *const half[] = {"network.ib.bandwidth=25GB/s", NULL};
+    hw = cluster("hosts_per_leaf = 1\noversubscription = 2\nnics = 2\n", half);
+    ck_assert(strata_test_link(hw, "ib@4")->bandwidth == 50e9);
+    ck_assert(strata_test_link(hw, "ib.up1")->bandwidth == 8 * 50e9 / 2);
+    assert_route(hw, "hbm@4", "hbm@12", "ib@4,ib.up0,ib.up1,ib@12");
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(shared_nics)
+{
+    /* a NIC for two GPUs (GCP A3 High: 4 NICs for 8 GPUs) */
+    strata_hw *hw = cluster("devices_per_nic = 2\n", NULL);
+    ck_assert_uint_eq(strata_test_count_links(hw, "ib.nic"), 8);
+    ck_assert(strata_test_link(hw, "ib.nic5")->latency == 1e-6);
+    ck_assert(strata_test_link(hw, "ib@11")->latency == 0);
+    assert_route(hw, "hbm@2", "hbm@11", "ib@2,ib.nic1,ib.nic5,ib@11");
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* Two TPU slices of 4 chips (2x2 ICI each), a host per 4 chips, DCN NICs on hosts. */
+#define SLICES "[hardware]\nname = s\ndevices = 8\ndevices_per_host = 4\n" \
+               "[memory hbm]\nkind = device\ncapacity = 16GB\nbandwidth = 800GB/s\n" \
+               "[memory host]\nkind = host\ncapacity = 512GiB\nbandwidth = 200GB/s\n" \
+               "[link pcie]\nbetween = host hbm\nbandwidth = 15GB/s\n" \
+               "[interconnect ici]\ntopology = torus2d\ndims = 2x2\nbandwidth = 50GB/s\ndomain = 4\n" \
+               "[network dcn]\nmemory = host\nnics = 2\nbandwidth = 12.5GB/s\nlatency = 5us\n"
+
+START_TEST(nics_on_hosts)
+{
+    strata_hw *hw = load(SLICES, NULL);
+    ck_assert_uint_eq(strata_hw_domain(hw), 4);
+    ck_assert_uint_eq(strata_test_count_links(hw, "ici:"), 8); /* 2 x (2x2: 4 links) */
+    strata_test_link(hw, "ici:5-7");
+    ck_assert(strata_test_link(hw, "dcn@1")->bandwidth == 25e9);
+    ck_assert_int_eq((int)strata_test_link(hw, "dcn@1")->a, strata_hw_memory_index(hw, "host@1"));
+    assert_route(hw, "hbm@0", "hbm@3", "ici:0-1,ici:1-3");
+    assert_route(hw, "hbm@1", "hbm@6", "pcie@1,dcn@0,dcn@1,pcie@6");
+    strata_hw_free(hw);
+    /* a slice of 2 domains' worth: dims stay one domain's; below a domain, one domain */
+    const char *const two[] = {"hardware.devices=8", NULL};
+    hw = load(SLICES, two);
+    ck_assert_uint_eq(strata_hw_domain(hw), 4);
+    strata_hw_free(hw);
+    const char *const one[] = {"hardware.devices=4", NULL};
+    hw = load(SLICES, one);
+    ck_assert_uint_eq(strata_hw_domain(hw), 4);
+    ck_assert_uint_eq(strata_hw_hosts(hw), 1);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(slices_and_overrides)
+{
+    /* --set hardware.devices=N: 4 GPUs are one node; 32 are four */
+    const char *const four[] = {"hardware.devices=4", NULL};
+    strata_hw *hw = cluster("", four);
+    ck_assert_uint_eq(strata_hw_domain(hw), 4);
+    ck_assert_uint_eq(strata_hw_hosts(hw), 1);
+    assert_route(hw, "hbm@0", "hbm@3", "nvlink@0,nvlink@3");
+    strata_hw_free(hw);
+    const char *const many[] = {"hardware.devices=32", "network.ib.bandwidth=25GB/s", NULL};
+    hw = cluster("", many);
+    ck_assert_uint_eq(strata_hw_hosts(hw), 4);
+    ck_assert(strata_test_link(hw, "ib@31")->bandwidth == 25e9);
+    assert_route(hw, "hbm@3", "hbm@27", "ib@3,ib@27");
+    strata_hw_free(hw);
+}
+END_TEST
+
+static void fails(const char *more, const char *want)
+{
+    char *head = g_strdup_printf(CLUSTER, "");
+    strata_test_hw_text_refused(head, more, want);
+    g_free(head);
+}
+
+START_TEST(bad_input)
+{
+    /* lines: 21 [network ib], 22 bandwidth, 23 latency, 24 the case's key (t.ini) */
+    fails("topology = torus\n", "t.ini:24: [network ib] topology: expected switch or rails, got 'torus'");
+    fails("nics = 0\n", "t.ini:24: [network ib] nics: expected a whole number from 1 to 64, got '0'");
+    fails("oversubscription = 0.5\n", "t.ini:24: [network ib] oversubscription: expected a ratio from 1 to 64");
+    fails("hosts_per_leaf = 3\n", "t.ini:24: [network ib] hosts_per_leaf: expected a divisor of the 2 hosts");
+    fails("devices_per_nic = 3\n", "t.ini:24: [network ib] devices_per_nic: expected a divisor of "
+          "devices_per_host = 8, got 3");
+    fails("switches = 4\n", "t.ini:24: [network ib] unknown key 'switches'");
+    fails("[network eth]\nbandwidth = 1GB/s\n", "[network eth] a second network");
+    fails("memory = nope\n", "t.ini:24: [network ib] memory: unknown memory 'nope'");
+    GError *err = NULL;
+    char *text = g_strdup_printf(CLUSTER, "");
+    const char *const domain[] = {"interconnect.nvlink.domain=3", NULL};
+    ck_assert_ptr_null(strata_placement_hw_load_data(text, "c.ini", domain, &err));
+    ck_assert_msg(strstr(err->message, "(override interconnect.nvlink.domain=3): [interconnect nvlink] domain: "
+                                       "expected a divisor of devices = 16, got 3"), "%s", err->message);
+    g_clear_error(&err);
+    g_free(text);
+    /* a network on the hosts besides a host interconnect */
+    fails("memory = host\n[interconnect dcn]\nmemory = host\ntopology = switch\nbandwidth = 1GB/s\n",
+          "a second network between hosts");
+}
+END_TEST
+
+START_TEST(old_files_unchanged)
+{
+    /* no domain, no network: as before (every GPU on one switch) */
+    const char *const sixteen[] = {"hardware.devices=16", NULL};
+    strata_hw *hw = strata_test_load_hw("dgx-h100", sixteen);
+    ck_assert_uint_eq(strata_hw_domain(hw), 16);
+    ck_assert_str_eq(strata_hw_site_switch(hw, strata_hw_site_count(hw) - 1), "nvlink");
+    strata_hw_free(hw);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("hw_network");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, domains_and_one_switch);
+    tcase_add_test(tc, rails_leaves_and_spine);
+    tcase_add_test(tc, shared_nics);
+    tcase_add_test(tc, nics_on_hosts);
+    tcase_add_test(tc, slices_and_overrides);
+    tcase_add_test(tc, bad_input);
+    tcase_add_test(tc, old_files_unchanged);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(suite()); }

@@ -1,0 +1,259 @@
+/*
+ * test_tiers.c: collectives across tiers (issue 39): NCCL's tuning model
+ * across nodes and RCCL's on MI300X nodes, their figures derived by hand
+ * from the libraries' tables (sim/hw/nccl_tuning.h, rccl_tuning.h), and
+ * what the shipped clusters and nodes run: a 2 x 8 H100 all-reduce crosses
+ * the network, an 8 x MI300X one drives every xGMI link.
+ *
+ * NCCL, 2 nodes of 8 H100 (ring graph 12 x 30 GB/s inside a node, 8 NICs
+ * of 50 GB/s, Intel hosts): the ring graph through the NICs is 8 channels
+ * of 45 GB/s (search.cc: at 48, 370.8 / 48 = 7 channels fit the NVLinks,
+ * 336; at 45, 8 (one a NIC), 360; 42 and below give less and 22/45 < .49
+ * ends the search; no duplication: SM90, below 50 GB/s, more than 4).
+ *   Tree LL      6.8 + 2 x (7 x 0.6 + 1 x 5.0) = 25.2 us;
+ *                min(360 x .92 = 331.2, 8 x 41.4) / 3.8 > 39 (llMaxBw,
+ *                Intel, N2) -> 39 x .5 = 19.5 GB/s
+ *   Ring Simple  8.4 + 28 x max(3.4, 1 x 3) + 2 x 14 = 131.6 us;
+ *                360 x 16/30 = 192 GB/s
+ *   NVLS_TREE    25 + 2 x 1 x 20.9 = 66.8 us; min(40 x .85 x 7/8 x 2 =
+ *                59.5, 45 x 2, 57.7) = 57.7 x 8 x 16/30 = 246.19 GB/s
+ * 4 nodes: Tree LL 6.8 + 2 x (7 x 0.6 + 2 x 5.0) = 35.2 us; NVLS_TREE
+ * min(59.5, 45, 45.5) = 45 x 8 x 32/62; PAT over 4 nodes of 1 GPU: 8 +
+ * 2 x 14/3.5 + 4 x 2.8 = 27.2 us.
+ * RCCL, 8 MI300X (28 rings of 12 GB/s, tuning_model_5): Ring LL 12 + 14 x
+ * 0.8 = 23.2 us, 336 x .08 x 8/14 = 15.36 GB/s; Ring Simple 17 + 14 x 2.1
+ * = 46.4 us, 336 x 8/14 = 192 GB/s; Tree LL 12 + 2 x 7 x 0.9 = 24.6 us,
+ * 336 x .06 x .5 = 10.08 GB/s; no Tree on Simple on one gfx94x node.
+ */
+#include <json-glib/json-glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include "testutil.h"
+#include "hw/nccl_tuning.h"
+#include "hw/rccl_tuning.h"
+
+static const strata_nccl_comm h100x2 = {.arch = STRATA_NCCL_HOPPER, .ranks = 16, .graph_channels = 12,
+                                        .channel_gbs = 30.0, .nvls = true, .nodes = 2, .nics = 8, .nic_gbs = 50.0,
+                                        .nic_gpus = 8};
+
+START_TEST(nccl_across_nodes_is_nccls)
+{
+    double lat, bw;
+    uint32_t ch;
+    double gbs;
+    strata_nccl_net_graph(&h100x2, &ch, &gbs);
+    ck_assert_uint_eq(ch, 8);
+    ck_assert_double_eq_tol(gbs, 45.0, 1e-12);
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE;
+    ck_assert(strata_nccl_model(&h100x2, ar, STRATA_NCCL_TREE, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 25.2, 1e-9);
+    ck_assert_double_eq_tol(bw, 19.5, 1e-9);
+    ck_assert(strata_nccl_model(&h100x2, ar, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 131.6, 1e-9);
+    ck_assert_double_eq_tol(bw, 192.0, 1e-9);
+    ck_assert(strata_nccl_model(&h100x2, ar, STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 66.8, 1e-9);
+    ck_assert_double_eq_tol(bw, 57.7 * 8 * 16 / 30, 1e-4);
+    /* no NVLS alone across nodes without CollNet; no NVLS_TREE all-gather */
+    ck_assert(!strata_nccl_model(&h100x2, ar, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert(!strata_nccl_model(&h100x2, STRATA_OP_ALL_GATHER, STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+    /* the ring's plateau: x1.4 on Simple across nodes */
+    ck_assert_double_eq_tol(strata_nccl_time_us(&h100x2, ar, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, 1ull << 30),
+                            131.6 * 1.4 + (1ull << 30) / 192e3, 1e-6);
+    strata_nccl_comm four = h100x2;
+    four.ranks = 32;
+    four.nodes = 4;
+    ck_assert(strata_nccl_model(&four, ar, STRATA_NCCL_TREE, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 35.2, 1e-9);
+    ck_assert(strata_nccl_model(&four, ar, STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(bw, 45.0 * 8 * 32 / 62, 1e-4);
+    strata_nccl_comm pat = {.arch = STRATA_NCCL_HOPPER, .ranks = 4, .graph_channels = 1, .channel_gbs = 20.0,
+                            .nodes = 4, .nics = 1, .nic_gbs = 50.0, .nic_gpus = 1};
+    ck_assert(strata_nccl_model(&pat, STRATA_OP_ALL_GATHER, STRATA_NCCL_PAT, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 27.2, 1e-9);
+    ck_assert(!strata_nccl_model(&four, STRATA_OP_ALL_GATHER, STRATA_NCCL_PAT, STRATA_NCCL_SIMPLE, &lat, &bw));
+    /* the choice: Tree LL for tiny buffers, NVLS_TREE for large */
+    strata_nccl_choice c;
+    ck_assert(strata_nccl_choose(&h100x2, ar, 8, &c));
+    ck_assert(c.algo == STRATA_NCCL_TREE && c.proto == STRATA_NCCL_LL);
+    ck_assert_double_eq_tol(c.net_step_us, 5.0, 1e-12);
+    ck_assert(strata_nccl_choose(&h100x2, ar, 8ull << 30, &c));
+    ck_assert(c.algo == STRATA_NCCL_NVLS_TREE && c.nvls_us == 25.0);
+    ck_assert_uint_eq(c.chunk_bytes, 128 << 10);
+    /* NCCL_ALGO=Ring */
+    strata_nccl_comm ring = h100x2;
+    ring.algos = 1u << STRATA_NCCL_RING;
+    ck_assert(strata_nccl_choose(&ring, ar, 8, &c) && c.algo == STRATA_NCCL_RING);
+}
+END_TEST
+
+START_TEST(rccl_is_rccls)
+{
+    const strata_rccl_comm mi300x = {.ranks = 8, .graph_channels = 28, .channel_gbs = 12.0, .msccl = true};
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE;
+    double lat, bw;
+    ck_assert(strata_rccl_model(&mi300x, ar, STRATA_NCCL_RING, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 23.2, 1e-9);
+    ck_assert_double_eq_tol(bw, 336 * .08 * 8 / 14, 1e-9);
+    ck_assert(strata_rccl_model(&mi300x, ar, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 46.4, 1e-9);
+    ck_assert_double_eq_tol(bw, 192.0, 1e-9);
+    ck_assert(strata_rccl_model(&mi300x, ar, STRATA_NCCL_TREE, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 24.6, 1e-9);
+    ck_assert_double_eq_tol(bw, 10.08, 1e-9);
+    ck_assert(!strata_rccl_model(&mi300x, ar, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert(!strata_rccl_model(&mi300x, ar, STRATA_NCCL_RING, STRATA_NCCL_LL128, &lat, &bw));
+    /* MSCCL's allpairs: 1 KiB (256 floats) on LL, 4 channels; 1 KiB + 4
+     * bytes is no multiple of 256 floats: RCCL's model, ring LL (23.2 +
+     * 1028 / 15,360 us against the tree's 24.6 + ...); 1 MiB on Simple */
+    strata_rccl_choice c;
+    ck_assert(strata_rccl_choose(&mi300x, ar, 1024, &c));
+    ck_assert(c.msccl && c.proto == STRATA_NCCL_LL && c.channels == 4);
+    ck_assert(strata_rccl_choose(&mi300x, ar, 1028, &c));
+    ck_assert(!c.msccl && c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_LL);
+    ck_assert(strata_rccl_choose(&mi300x, ar, 1 << 20, &c));
+    ck_assert(c.msccl && c.proto == STRATA_NCCL_SIMPLE && c.channels == 8);
+    /* above MSCCL's ranges: the ring on Simple, on the model's 56 channels */
+    ck_assert(strata_rccl_choose(&mi300x, ar, 1ull << 30, &c));
+    ck_assert(!c.msccl && c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_SIMPLE && c.channels == 56);
+}
+END_TEST
+
+/* Bytes each link of `prefix` carried in the results of an all-reduce of
+ * `bytes` over `devices` devices on configs/hw/HW.ini (no algo=). */
+static GHashTable *link_bytes(const char *hw, const char *bytes, const char *devices, const char *prefix)
+{
+    char *trace = strata_test_write_temp("tiers-XXXXXX.trace", "");
+    char *json = g_strconcat(trace, ".json", NULL);
+    char *hw_path = strata_test_source_path(hw);
+    char *b = g_strconcat("bytes=", bytes, NULL), *d = g_strconcat("devices=", devices, NULL);
+    strata_cli_result r = strata_test_cli("gen", "collective", "op=all-reduce", b, d, "-o", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("run", "--hw", hw_path, "--trace", trace, "--json", json, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonObject *links = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "links");
+    GHashTable *out = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GList *names = json_object_get_members(links);
+    for (GList *n = names; n; n = n->next)
+        if (g_str_has_prefix(n->data, prefix))
+            g_hash_table_insert(out, g_strdup(n->data),
+                                GSIZE_TO_POINTER((gsize)json_object_get_int_member(
+                                    json_object_get_object_member(links, n->data), "bytes")));
+    g_list_free(names);
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    g_unlink(json);
+    g_unlink(trace);
+    g_free(json);
+    g_free(trace);
+    g_free(hw_path);
+    g_free(b);
+    g_free(d);
+    return out;
+}
+
+/* Issue 39's acceptance: `strata gen collective op=all-reduce bytes=1GiB
+ * devices=16` on the shipped 2 x 8 H100 file crosses the network (every
+ * GPU's NIC carries bytes); on one 8 x MI300X node every xGMI link does
+ * (each GPU drives its 7 links: RCCL's 28 rings). */
+START_TEST(shipped_clusters_cross_their_tiers)
+{
+    GHashTable *ib = link_bytes("configs/hw/h100-2x8-ib.ini", "1GiB", "16", "ib@");
+    ck_assert_uint_eq(g_hash_table_size(ib), 16);
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, ib);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        ck_assert_msg(GPOINTER_TO_SIZE(v) > 0, "%s carried nothing", (char *)k);
+    g_hash_table_destroy(ib);
+    GHashTable *xgmi = link_bytes("configs/hw/mi300x-8.ini", "1GiB", "8", "xgmi:");
+    ck_assert_uint_eq(g_hash_table_size(xgmi), 28);
+    g_hash_table_iter_init(&it, xgmi);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        ck_assert_msg(GPOINTER_TO_SIZE(v) >= (1ull << 30) / 2, "%s carried %zu", (char *)k,
+                      (size_t)GPOINTER_TO_SIZE(v));
+    g_hash_table_destroy(xgmi);
+}
+END_TEST
+
+/* A collective's time never falls as its size grows under one algorithm
+ * (issue 39): an all-reduce swept from 8 B to 256 MiB, doubling, each
+ * algorithm on the node it serves; algo=nccl and rccl grouped by the
+ * library's choice (its algorithm and protocol), since the library itself
+ * switches where its own estimate does (RCCL to MSCCL where a range
+ * begins, at 1 KiB: 23 us down to 14 us, as measured on MI300X nodes).
+ * The issue's counter-example, a
+ * 1152 KiB all-reduce on dgx-h100.ini in 14.7 us against 31.4 us at 1088
+ * KiB, came from NVLS's fixed cost: 8.4 us where NCCL's model charges 25
+ * (its NVLink latency, the whole of NVLS's); with it, the step from ring
+ * LL at 1088 KiB to NVLS at 1152 KiB stays within 1%. */
+static double sweep_point(const char *hw, uint32_t devices, const char *algo, uint64_t bytes, char **choice)
+{
+    char *text = g_strdup_printf("strata-trace 1\noption mesh=data:%u\nalloc buf %" G_GUINT64_FORMAT
+                                 " dtype=f32\nall-reduce buf axis=data%s%s\nfree buf\n",
+                                 devices, bytes, algo ? " algo=" : "", algo ? algo : "");
+    char *name = NULL;
+    double t = strata_test_run_collective(hw, text, &name, choice);
+    g_free(name);
+    g_free(text);
+    return t;
+}
+
+START_TEST(times_grow_with_size)
+{
+    static const struct {
+        const char *hw, *algo;
+        uint32_t devices;
+    } runs[] = {
+        {"configs/hw/dgx-h100.ini", NULL, 8},      {"configs/hw/dgx-h100.ini", "ring", 8},
+        {"configs/hw/dgx-h100.ini", "tree", 8},    {"configs/hw/dgx-h100.ini", "nccl-ring", 8},
+        {"configs/hw/a100-8.ini", NULL, 8},        {"configs/hw/mi300x-8.ini", NULL, 8},
+        {"configs/hw/h100-2x8-ib.ini", NULL, 16},  {"configs/hw/h100-2x8-ib.ini", "nccl-tree", 16},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(runs); i++) {
+        double last = 0;
+        char *last_choice = NULL;
+        for (uint64_t bytes = 8; bytes <= 256ull << 20; bytes *= 2) {
+            char *choice = NULL;
+            double t = sweep_point(runs[i].hw, runs[i].devices, runs[i].algo, bytes, &choice);
+            /* "ALGO/PROTO/CHANNELS": the same algorithm and protocol */
+            bool same = !choice || !last_choice ||
+                        strncmp(choice, last_choice, (size_t)(strrchr(choice, '/') - choice)) == 0;
+            /* within 0.01% (the sub-nanosecond effects of bytes a step rounds to) */
+            ck_assert_msg(!same || t >= last * (1 - 1e-4), "%s %s: %" G_GUINT64_FORMAT " B in %g s (%s), "
+                          "less than %g s at half the size (%s)", runs[i].hw, runs[i].algo ? runs[i].algo : "auto",
+                          bytes, t, choice ? choice : "", last, last_choice ? last_choice : "");
+            last = t;
+            g_free(last_choice);
+            last_choice = choice;
+        }
+        g_free(last_choice);
+    }
+    char *a = NULL, *b = NULL;
+    double t1088 = sweep_point("configs/hw/dgx-h100.ini", 8, NULL, 1088 << 10, &a);
+    double t1152 = sweep_point("configs/hw/dgx-h100.ini", 8, NULL, 1152 << 10, &b);
+    ck_assert_str_eq(a, "Ring/LL/24");
+    ck_assert_str_eq(b, "NVLS/Simple/16");
+    ck_assert_msg(t1152 >= 0.99 * t1088, "%g s at 1152 KiB, %g s at 1088 KiB", t1152, t1088);
+    g_free(a);
+    g_free(b);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("tiers");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, nccl_across_nodes_is_nccls);
+    tcase_add_test(tc, rccl_is_rccls);
+    tcase_add_test(tc, shipped_clusters_cross_their_tiers);
+    tcase_add_test(tc, times_grow_with_size);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(suite()); }
