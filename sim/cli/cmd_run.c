@@ -92,9 +92,13 @@ int strata_cmd_run(int argc, char **argv)
         {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.check_allocators,
          "Check every allocator's invariants after each op (slow; for debugging allocators)", NULL},
         {"collectives", 0, 0, G_OPTION_ARG_STRING, &a.collectives,
-         "How collectives run on several devices: phases (default: the identical rounds of a ring or a torus "
-         "dimension as one flow per link that pays every round's latency) or steps (every round of the "
-         "schedule; the reference, slower); docs/multi-device.md", "phases|steps"},
+         "How collectives run on several devices: classes (default: phases, simulating one device of each "
+         "class of devices that the machine's and the program's symmetry makes alike), phases (every device; "
+         "the identical rounds of a ring or a torus dimension as one flow per link that pays every round's "
+         "latency), steps (every round of the schedule; the reference, slower) or fast (classes made by "
+         "symmetries that move the steps but not every route, as a ring laid row by row over a torus: "
+         "approximate); docs/multi-device.md",
+         "classes|phases|steps|fast"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
          "Do not print the summary, nor the progress line a terminal otherwise shows (ops read, ops simulated "
          "and the simulated time)", NULL},
@@ -122,9 +126,10 @@ int strata_cmd_run(int argc, char **argv)
                           "(see 'strata run --help')");
         goto done;
     }
-    if (a.collectives && strcmp(a.collectives, "phases") != 0 && strcmp(a.collectives, "steps") != 0) {
-        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--collectives: expected phases or steps, got '%s'",
-                          a.collectives);
+    if (a.collectives && strcmp(a.collectives, "classes") != 0 && strcmp(a.collectives, "phases") != 0 &&
+        strcmp(a.collectives, "steps") != 0 && strcmp(a.collectives, "fast") != 0) {
+        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
+                          "--collectives: expected classes, phases, steps or fast, got '%s'", a.collectives);
         goto done;
     }
     strata_job_input(job, "--hw", a.hw);
@@ -137,7 +142,9 @@ int strata_cmd_run(int argc, char **argv)
     strata_run_spec_options spec_opt = {.hw_path = a.hw, .hw_overrides = (const char *const *)a.sets,
                                         .trace_path = a.trace, .policies = (const char *const *)a.policies,
                                         .expand_spmd = true,
-                                        .collective_steps = a.collectives && strcmp(a.collectives, "steps") == 0};
+                                        .collective_steps = a.collectives && strcmp(a.collectives, "steps") == 0,
+                                        .collective_all = a.collectives && strcmp(a.collectives, "phases") == 0,
+                                        .collective_fast = a.collectives && strcmp(a.collectives, "fast") == 0};
     if (!(spec = strata_run_spec_new(&spec_opt, &err)))
         goto done;
     strata_engine_options opt;

@@ -141,6 +141,12 @@ const char *strata_mesh_text(const strata_mesh *m) { return m->text; }
 uint32_t strata_mesh_devices(const strata_mesh *m) { return m->devices; }
 uint32_t strata_mesh_axis_count(const strata_mesh *m) { return m->n_axes; }
 
+const char *strata_mesh_axis_name(const strata_mesh *m, uint32_t axis)
+{
+    assert(axis < m->n_axes);
+    return m->names[axis];
+}
+
 bool strata_mesh_axes(const strata_mesh *m, const char *axes, uint32_t *mask, GError **err)
 {
     *mask = 0;

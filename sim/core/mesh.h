@@ -36,6 +36,8 @@ const char *strata_mesh_text(const strata_mesh *m);
 
 uint32_t strata_mesh_devices(const strata_mesh *m);
 uint32_t strata_mesh_axis_count(const strata_mesh *m);
+/* The name of axis `axis` (< the axis count); owned by the mesh. */
+const char *strata_mesh_axis_name(const strata_mesh *m, uint32_t axis);
 
 /* The axis mask of "data" or "data,model"; an unknown or repeated axis is
  * an error naming the mesh's axes. */

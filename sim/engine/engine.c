@@ -82,6 +82,7 @@ struct engine_ctx {
     const strata_source *src; /* the ops' source: the collectives of their steps (spmd.h) */
     const strata_engine_options *opt;
     engine_memories mems;
+    engine_quotient *quotient; /* with classes (engine_quotient.h), else NULL */
     engine_feed *feed;
     strata_results *results;
     engine_hosts hosts;
@@ -157,6 +158,39 @@ static void list_routes(engine_ctx *ctx)
     g_array_free(links, TRUE);
 }
 
+/* The results' route of a copy: the binder's route id, or with classes,
+ * for a sender's copy, the id after the binder's (every route is bound in
+ * the first pass) that its sender takes, listed in sender order. */
+static uint32_t span_route(engine_ctx *ctx, const strata_bound_op *op, uint32_t sender)
+{
+    if (op->route != STRATA_BIND_NONE && op->route >= strata_results_route_count(ctx->results))
+        list_routes(ctx);
+    if (sender == STRATA_NO_ROUTE)
+        return op->route;
+    list_routes(ctx);
+    uint32_t first = strata_binder_route_count(engine_feed_binder(ctx->feed));
+    GArray *links = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (uint32_t s = strata_results_route_count(ctx->results) - first; s <= sender; s++) {
+        const strata_hop *hops = NULL;
+        uint32_t n = 0;
+        engine_quotient_sender_hops(ctx->quotient, s, &hops, &n);
+        g_array_set_size(links, n);
+        for (uint32_t i = 0; i < n; i++)
+            g_array_index(links, uint32_t, i) = hops[i].link;
+        strata_results_add_route(ctx->results, (const uint32_t *)(void *)links->data, n);
+    }
+    g_array_free(links, TRUE);
+    return first + sender;
+}
+
+/* With classes, the sender of a copy from another device (else STRATA_NO_ROUTE). */
+static uint32_t copy_sender(const engine_ctx *ctx, const engine_op *e)
+{
+    if (!ctx->quotient || e->from == 0 || e->from - 1 == e->bound.device)
+        return STRATA_NO_ROUTE;
+    return engine_quotient_sender(ctx->quotient, e->from - 1, e->bound.dst_memory);
+}
+
 static void add_span(engine_ctx *ctx, const engine_op *e, double start, double end)
 {
     if (!spans_wanted(ctx))
@@ -182,9 +216,7 @@ static void add_span(engine_ctx *ctx, const engine_op *e, double start, double e
     if (op->kind == STRATA_OP_COPY) {
         s.src_memory = (int32_t)op->src_memory;
         s.dst_memory = (int32_t)op->dst_memory;
-        s.route = op->route;
-        if (op->route != STRATA_BIND_NONE && op->route >= strata_results_route_count(ctx->results))
-            list_routes(ctx);
+        s.route = span_route(ctx, op, copy_sender(ctx, e));
     }
     strata_results_put_span(ctx->results, &s);
 }
@@ -264,12 +296,18 @@ static void port_begin(engine_ctx *ctx, uint32_t memory, uint64_t bytes, double 
 
 /* Runs a copy that starts at t0; returns when it ended. One flow of its
  * bytes (a phase's: of its rounds', then the wait of its other rounds,
- * engine_phase.h). */
-static double run_copy(engine_ctx *ctx, const strata_bound_op *op, const strata_coll_phase *phase, double t0)
+ * engine_phase.h); with classes, a copy from another device flows from its
+ * sender over its route on the quotient (engine_quotient.h). */
+static double run_copy(engine_ctx *ctx, const engine_op *e, double t0)
 {
+    const strata_bound_op *op = &e->bound;
+    const strata_coll_phase *phase = &e->phase;
     const strata_hop *hops = NULL;
-    uint32_t n = 0; /* none inside one memory */
-    strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
+    uint32_t n = 0, sender = copy_sender(ctx, e); /* none inside one memory */
+    if (sender != STRATA_NO_ROUTE)
+        engine_quotient_sender_hops(ctx->quotient, sender, &hops, &n);
+    else
+        strata_binder_route_hops(engine_feed_binder(ctx->feed), op->route, &hops, &n);
     uint64_t bytes = engine_phase_bytes(phase, op->bytes);
     port_begin(ctx, op->src_memory, bytes, t0);
     double latency = 0;
@@ -281,8 +319,11 @@ static double run_copy(engine_ctx *ctx, const strata_bound_op *op, const strata_
     }
     if (n == 0) /* a copy inside one memory reads and writes its port */
         ctx->port_bytes[op->src_memory] += bytes;
-    sg_host_sendto(ctx->hosts.mem[op->src_memory], engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory),
-                   (double)bytes);
+    if (sender != STRATA_NO_ROUTE)
+        sg_host_sendto(ctx->hosts.sender[sender], ctx->hosts.mem[op->dst_memory], (double)bytes);
+    else
+        sg_host_sendto(ctx->hosts.mem[op->src_memory],
+                       engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory), (double)bytes);
     /* what the flow does not carry: a pageable copy's staging (hw/staging.h),
      * a copy inside one DRAM's bus turnarounds (hw/dram.h) */
     double extra = strata_staging_route_extra(ctx->hw, hops, n, bytes);
@@ -442,7 +483,7 @@ static void stream_main(int argc, char **argv)
         switch (op->kind) {
         case STRATA_OP_ALLOC: run_alloc(ctx, s, op); break;
         case STRATA_OP_FREE: run_free(ctx, op); break;
-        case STRATA_OP_COPY: t1 = run_copy(ctx, op, &e->phase, t0); break;
+        case STRATA_OP_COPY: t1 = run_copy(ctx, e, t0); break;
         case STRATA_OP_COMPUTE: t1 = run_compute(ctx, op, &e->phase, e->kernel_s, t0); break;
         case STRATA_OP_RECORD: run_record(ctx, op); break;
         case STRATA_OP_WAIT: t1 = run_wait(ctx, s, op, t0); break;
@@ -530,6 +571,12 @@ static void fill_results(engine_ctx *ctx, const strata_source *src)
         cr->busy_s = c->busy_s + (c->active ? end - c->since : 0.0);
         cr->flops = ctx->unit_flops[i];
     }
+    if (ctx->quotient) { /* every device as its class's representative */
+        engine_quotient_fill(ctx->quotient, r);
+        const strata_spmd_classes *c = strata_spmd_classes_of(src);
+        r->classes = strata_spmd_classes_count(c);
+        r->symmetry = g_strdup(strata_spmd_classes_describe(c));
+    }
 }
 
 static void ctx_clear(engine_ctx *ctx)
@@ -545,6 +592,7 @@ static void ctx_clear(engine_ctx *ctx)
     g_free(ctx->unit_flops);
     g_free(ctx->unit_launched);
     engine_feed_free(ctx->feed);
+    engine_quotient_free(ctx->quotient);
     strata_progress_free(ctx->progress); /* erases its line */
     engine_memories_clear(&ctx->mems);
     strata_results_free(ctx->results);
@@ -613,13 +661,15 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     if (!engine_memories_init(&ctx.mems, hw, opt->allocator, opt->check_allocators, err))
         return false;
     ctx.progress = strata_progress_new(opt->progress);
-    ctx.feed = engine_feed_new(hw, src, &ctx.mems, spans_wanted(&ctx),
+    ctx.quotient = engine_quotient_new(hw, strata_spmd_classes_of(src));
+    ctx.feed = engine_feed_new(hw, src, &ctx.mems, ctx.quotient, spans_wanted(&ctx),
                                opt->tape_budget ? opt->tape_budget : STRATA_ENGINE_TAPE_BUDGET, ctx.progress, err);
     if (ctx.feed && strata_hw_devices(hw) > 1) {
         strata_progress_clear(ctx.progress); /* drawn now, however recent the last line */
         strata_progress_update(ctx.progress, "run: building the platform (%u devices)", strata_hw_devices(hw));
     }
-    if (!ctx.feed || !engine_platform_load(hw, err) || !engine_hosts_lookup(hw, &ctx.hosts, err)) {
+    if (!ctx.feed || !engine_platform_load_for(hw, ctx.quotient, err) ||
+        !engine_hosts_lookup_for(hw, ctx.quotient, &ctx.hosts, err)) {
         ctx_clear(&ctx);
         return false;
     }
@@ -670,6 +720,8 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         strata_timeline_finish(ctx.timeline); /* a failed write shows on the stream (ferror) */
         ctx.results->timeline = NULL;
     }
+    if (ctx.quotient) /* a row per device's stream, once the timeline has the simulated ones */
+        engine_quotient_streams(ctx.quotient, ctx.results);
     *out = ctx.results;
     ctx.results = NULL;
     ctx_clear(&ctx);

@@ -14,10 +14,14 @@
  *
  * Second pass (engine_feed_next): lazy. When a stream's actor needs its next op
  * and its queue is empty, bound ops are taken in file order (replayed from
- * the tape, else read again), copied into engine_ops and appended to their
- * streams' queues until one lands in the asking stream's queue; each op taken
- * reaches the memories' ledgers then, in file order. Beyond the tape, memory
- * is bounded by how far streams drift apart, never by the length of the trace.
+ * the tape, else read again), and appended to their streams' queues until
+ * one is the asking stream's, which takes it straight; each op taken reaches the
+ * memories' ledgers then, in file order, and an alloc registers its buffer.
+ * A queue is a tape of its own (engine_tape.h, a few bytes an op: a pod's
+ * stream far behind in file order makes the others' ops wait there, where
+ * they took a few hundred bytes each as engine_ops); its op becomes an
+ * engine_op when the stream takes it. Beyond the tape, memory is bounded
+ * by how far streams drift apart, never by the length of the trace.
  *
  * Invariants:
  *  1. ops reach each queue in file order, so each stream runs in program order;
@@ -36,10 +40,11 @@ struct engine_feed {
     const strata_source *src;  /* the binder's: the expansion whose side table says each op's step */
     strata_binder *binder;
     engine_memories *ms;
+    engine_quotient *quotient; /* with classes: the senders noted (engine_quotient.h); NULL otherwise */
     GPtrArray *stream_names;   /* char * (owned), by stream index */
     uint32_t n_events;
     strata_idmap *buffers;     /* id -> engine_buffer * (owned) */
-    GPtrArray *heads, *tails;  /* per stream: engine_op * queue */
+    GPtrArray *queues;         /* per stream: engine_tape * of its ops read ahead (compact), NULL until one */
     bool eof;
     bool keep_labels;
     engine_op *spare;          /* released ops, reused by make_op */
@@ -118,6 +123,7 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
     strata_spmd_step step = strata_spmd_step_of(f->src);
     x->coll = step.coll;
     x->phase = step.phase;
+    x->from = step.from;
     engine_kernel_extra(f->hw, op, x);
 }
 
@@ -140,8 +146,7 @@ static bool first_pass_end(engine_feed *f, GError **err)
     engine_memories *ms = f->ms;
     for (uint32_t s = 0; s < strata_checker_stream_count(c); s++) {
         g_ptr_array_add(f->stream_names, g_strdup(strata_checker_stream_name(c, s)));
-        g_ptr_array_add(f->heads, NULL);
-        g_ptr_array_add(f->tails, NULL);
+        g_ptr_array_add(f->queues, NULL);
     }
     f->n_events = strata_checker_event_count(c);
     f->mesh = g_strdup(strata_checker_option(c, "mesh"));
@@ -154,8 +159,17 @@ static bool first_pass_end(engine_feed *f, GError **err)
     return true;
 }
 
-engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, bool keep_labels,
-                             size_t tape_budget, strata_progress *progress, GError **err)
+/* With classes: a copy from another device is a sender's (engine_quotient.h). */
+static bool note_sender(engine_feed *f, const strata_bound_op *op, GError **err)
+{
+    uint32_t from = strata_spmd_step_of(f->src).from;
+    if (!f->quotient || op->kind != STRATA_OP_COPY || from == 0 || from - 1 == op->device)
+        return true;
+    return engine_quotient_note(f->quotient, from - 1, op->src_memory, op->dst_memory, err);
+}
+
+engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, engine_quotient *q,
+                             bool keep_labels, size_t tape_budget, strata_progress *progress, GError **err)
 {
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
@@ -163,11 +177,11 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     strata_bind_options opt = {.hw = hw};
     f->binder = strata_binder_new(src, &opt);
     f->ms = ms;
+    f->quotient = q;
     f->keep_labels = keep_labels;
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
     f->buffers = strata_idmap_new();
-    f->heads = g_ptr_array_new();
-    f->tails = g_ptr_array_new();
+    f->queues = g_ptr_array_new_with_free_func((GDestroyNotify)engine_tape_free);
     f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     f->tape = engine_tape_new(tape_budget);
 
@@ -176,7 +190,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     int got = 0;
     while (ok && (got = strata_binder_next(f->binder, &op, err)) == 1) {
         assert(op->index + 1 == strata_binder_op_count(f->binder)); /* invariant 3 */
-        ok = first_pass_op(f, op, err);
+        ok = first_pass_op(f, op, err) && note_sender(f, op, err);
         if (ok && f->tape)
             tape_op(f, op);
         if (op->index % ENGINE_PROGRESS_EVERY == 0)
@@ -256,14 +270,6 @@ void engine_feed_free(engine_feed *f)
 {
     if (!f)
         return;
-    for (guint s = 0; s < f->heads->len; s++) {
-        engine_op *op = g_ptr_array_index(f->heads, s);
-        while (op) {
-            engine_op *next = op->next;
-            op_free(op);
-            op = next;
-        }
-    }
     while (f->spare) {
         engine_op *next = f->spare->next;
         op_free(f->spare);
@@ -276,8 +282,7 @@ void engine_feed_free(engine_feed *f)
     }
     strata_idmap_foreach(f->buffers, free_visit, NULL);
     strata_idmap_free(f->buffers);
-    g_ptr_array_free(f->heads, TRUE);
-    g_ptr_array_free(f->tails, TRUE);
+    g_ptr_array_free(f->queues, TRUE);
     g_ptr_array_free(f->stream_names, TRUE);
     strata_binder_free(f->binder);
     engine_tape_free(f->tape);
@@ -343,22 +348,11 @@ static double tile_waste(uint64_t tile, const engine_buffer *a, const engine_buf
     return ((double)kp / (double)k) * ((double)np / (double)n);
 }
 
-/* Completes e, whose bound op the second pass just took: its collective
- * and its phase (copied: the expansion's next step of the collective may
- * move its phases), its label, an alloc's buffer (registered), a tiled
- * unit's padding; then clears the pointers that are valid only until the
- * next take. */
-static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
+/* What reading op in file order does beyond the ledgers: an alloc's
+ * buffer registered, a tiled unit's padding on a compute's flops (its
+ * operands' shapes are known then). */
+static void read_in_order(engine_feed *f, strata_bound_op *op, const engine_op_extra *x)
 {
-    strata_bound_op *op = &e->bound;
-    const strata_coll_phase *phase = strata_spmd_phase(f->src, x->coll, x->phase);
-    e->coll = x->coll;
-    e->phase = phase ? *phase : (strata_coll_phase){0};
-    e->label = NULL;
-    e->kernel_s = 0;
-    if (f->keep_labels && x->name)
-        e->label = e->label_buf = keep_name(e->label_buf, &e->label_cap, x->name);
-    e->next = NULL;
     if (op->kind == STRATA_OP_ALLOC) {
         engine_buffer *b = new_buffer(f, x->name);
         b->id = op->buf;
@@ -374,11 +368,28 @@ static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
         op->flops = x->kernel_flops;
         op->has_flops = true;
         op->bytes = x->kernel_bytes;
-        e->kernel_s = x->kernel_s;
     } else if (op->kind == STRATA_OP_COMPUTE && op->unit != STRATA_BIND_NONE && op->n_ins >= 2) {
         op->flops *= tile_waste(strata_hw_compute(f->hw, op->unit)->tile, engine_feed_buffer(f, op->ins[0]),
                                 engine_feed_buffer(f, op->ins[1]));
     }
+}
+
+/* Completes e, whose bound op its stream just took off its queue: its
+ * collective and its phase (copied: the expansion's next step of the
+ * collective may move its phases; a phase's index keeps its figures), its
+ * label; then clears the pointers that are valid only until the next take. */
+static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
+{
+    strata_bound_op *op = &e->bound;
+    const strata_coll_phase *phase = strata_spmd_phase(f->src, x->coll, x->phase);
+    e->coll = x->coll;
+    e->phase = phase ? *phase : (strata_coll_phase){0};
+    e->from = x->from;
+    e->kernel_s = op->kind == STRATA_OP_COMPUTE && x->kernel ? x->kernel_s : 0;
+    e->label = NULL;
+    if (f->keep_labels && x->name)
+        e->label = e->label_buf = keep_name(e->label_buf, &e->label_cap, x->name);
+    e->next = NULL;
     op->op = NULL;
     op->ins = op->outs = NULL;
 }
@@ -434,8 +445,49 @@ static void program_op(engine_feed *f, const strata_bound_op *op, const engine_o
         g_free(mems);
 }
 
-/* Takes one op into its stream's queue: 1 taken, 0 end, -1 error. */
-static int read_one(engine_feed *f, GError **err)
+/* Bytes of a queue's chunks: a queue holds one while it holds an op, and
+ * a pod has thousands of streams. */
+#define QUEUE_CHUNK 1024u
+
+/* Takes one op in file order: into its stream's queue, compact
+ * (engine_tape.h: a few bytes an op, where a queued engine_op took a few
+ * hundred), or, when it is the asking stream `want`'s (whose queue is then
+ * empty: invariant 1), straight into *op and *x: 2 taken for want, 1
+ * queued, 0 end, -1 error. */
+static int read_one(engine_feed *f, uint32_t want, strata_bound_op *op, engine_op_extra *x, GError **err)
+{
+    int got = take_one(f, op, x, err);
+    if (got == 1 && op->stream >= f->queues->len) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:%" G_GUINT64_FORMAT ": the trace changed between the engine's two passes",
+                    strata_binder_origin(f->binder), op->line);
+        got = -1;
+    }
+    if (got <= 0) {
+        if (got == 0)
+            f->eof = true;
+        return got;
+    }
+    assert(op->index == f->taken); /* invariant 3 */
+    f->taken++;
+    program_op(f, op, x);
+    read_in_order(f, op, x);
+    if (op->stream == want)
+        return 2;
+    if (!f->keep_labels)
+        x->name = NULL; /* an alloc's is its buffer's, registered */
+    engine_tape *q = g_ptr_array_index(f->queues, op->stream);
+    if (!q)
+        q = g_ptr_array_index(f->queues, op->stream) = engine_tape_new_sized(SIZE_MAX, QUEUE_CHUNK);
+    if (!engine_tape_put(q, op, x)) { /* invariant 1: every bound op fits a tape */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s:%" G_GUINT64_FORMAT ": an op the engine cannot queue",
+                    strata_binder_origin(f->binder), op->line);
+        return -1;
+    }
+    return 1;
+}
+
+int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **err)
 {
     engine_op *e = f->spare;
     if (e)
@@ -443,47 +495,19 @@ static int read_one(engine_feed *f, GError **err)
     else
         e = g_new0(engine_op, 1);
     engine_op_extra x;
-    int got = take_one(f, &e->bound, &x, err);
-    if (got == 1 && e->bound.stream >= f->heads->len) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s:%" G_GUINT64_FORMAT ": the trace changed between the engine's two passes",
-                    strata_binder_origin(f->binder), e->bound.line);
-        got = -1;
+    engine_tape *q = g_ptr_array_index(f->queues, stream);
+    if (!q || engine_tape_next(q, &e->bound, &x) != 1) { /* invariant 1: its queue first, then file order */
+        strata_bound_op read;
+        int got;
+        while ((got = f->eof ? 0 : read_one(f, stream, &read, &x, err)) == 1)
+            ;
+        if (got <= 0) {
+            engine_feed_release(f, e);
+            return got;
+        }
+        e->bound = read;
     }
-    if (got <= 0) {
-        if (got == 0)
-            f->eof = true;
-        engine_feed_release(f, e);
-        return got;
-    }
-    assert(e->bound.index == f->taken); /* invariant 3 */
-    f->taken++;
-    program_op(f, &e->bound, &x);
     finish_op(f, e, &x);
-    engine_op *tail = g_ptr_array_index(f->tails, e->bound.stream);
-    assert(!tail || tail->bound.index < e->bound.index); /* invariant 1 */
-    if (tail)
-        tail->next = e;
-    else
-        g_ptr_array_index(f->heads, e->bound.stream) = e;
-    g_ptr_array_index(f->tails, e->bound.stream) = e;
-    return 1;
-}
-
-int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **err)
-{
-    while (!g_ptr_array_index(f->heads, stream)) {
-        if (f->eof)
-            return 0;
-        int got = read_one(f, err);
-        if (got < 0)
-            return -1;
-    }
-    engine_op *e = g_ptr_array_index(f->heads, stream);
-    g_ptr_array_index(f->heads, stream) = e->next;
-    if (!e->next)
-        g_ptr_array_index(f->tails, stream) = NULL;
-    e->next = NULL;
     *op = e;
     return 1;
 }

@@ -31,6 +31,7 @@
 #include "placement/placement.h"
 #include "engine/engine.h"
 #include "engine/engine_platform.h"
+#include "engine/engine_quotient.h"
 #include "engine/engine_tape.h"
 #include "bind/bind.h"
 #include "spmd/spmd.h"
@@ -109,6 +110,7 @@ typedef struct engine_op {
     strata_bound_op bound; /* bound.op, bound.ins, bound.outs are NULL */
     uint32_t coll;             /* the collective it is a step of (strata_spmd_coll), or STRATA_COLL_NONE */
     strata_coll_phase phase;   /* the phase it stands for (engine_phase.h); rounds 0: one round */
+    uint32_t from;             /* with classes, a copy's 1 + true source device (engine_quotient.h); 0: none */
     double kernel_s;           /* COMPUTE: its kernel's fixed time (engine_kernel.c), 0 without one */
     char *label;           /* buffer, event or compute label (label_buf); NULL unless labels are kept */
     char *label_buf;       /* owned storage of label, kept when the op is recycled */
@@ -124,13 +126,14 @@ void engine_kernel_extra(const strata_hw *hw, const strata_bound_op *op, engine_
 
 /* First pass: binds the whole source (bind/bind.h: names, memories,
  * units, routes), collects streams, events, lifetimes for planning
- * allocators and the trace's options for the ledgers, and keeps the ops on
+ * allocators, the trace's options for the ledgers and, with classes (q
+ * not NULL), the senders of the copies between devices, and keeps the ops on
  * a tape of at most tape_budget bytes for the second pass (past it, the
  * second pass reads the source again). keep_labels: keep each op's label
  * (buffer, event or compute name), for spans only. progress (NULL: none;
  * used during the call only) shows the ops the first pass reads. */
-engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, bool keep_labels,
-                             size_t tape_budget, strata_progress *progress, GError **err);
+engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, engine_quotient *q,
+                             bool keep_labels, size_t tape_budget, strata_progress *progress, GError **err);
 void engine_feed_free(engine_feed *f);
 /* The ops the first pass read (all the second pass will hand out). */
 uint64_t engine_feed_op_count(const engine_feed *f);

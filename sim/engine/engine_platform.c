@@ -77,6 +77,7 @@ char *engine_unit_host_name(const strata_compute_spec *u)
 typedef struct platform_builder {
     engine_sg_build *sg;
     const strata_hw *hw;
+    const strata_spmd_classes *classes; /* the quotient's (its links' scales), or NULL */
     uint32_t port0, link0, operand0, pad;
     GArray *hops; /* engine_sg_hop */
 } platform_builder;
@@ -106,9 +107,24 @@ static void add_two_link_route(platform_builder *p, uint32_t zone, char *src, ch
     add_route(p, zone, src, dst);
 }
 
+/* The route src -> dst (both taken) over `hops` out of memory a: the port
+ * of a, then each hop's link and the port it reaches (if any). */
+static void add_hops_route(platform_builder *p, uint32_t zone, uint32_t a, const strata_hop *hops, uint32_t n,
+                           char *src, char *dst)
+{
+    hop(p, p->port0 + a, ENGINE_SG_NONE);
+    for (uint32_t i = 0; i < n; i++) {
+        const strata_link_spec *l = strata_hw_link(p->hw, hops[i].link);
+        hop(p, p->link0 + hops[i].link,
+            l->full_duplex ? (hops[i].forward ? ENGINE_SG_UP : ENGINE_SG_DOWN) : ENGINE_SG_NONE);
+        if (hops[i].port != STRATA_HW_NO_MEMORY)
+            hop(p, p->port0 + hops[i].port, ENGINE_SG_NONE);
+    }
+    add_route(p, zone, src, dst);
+}
+
 /* Route between two distinct memories (or a memory and its site's gateway
- * router, the memory then being a or b): the port of a, then each hop's link
- * and the port it reaches (if any); nothing when hw has none. */
+ * router, the memory then being a or b); nothing when hw has none. */
 static void add_memory_route(platform_builder *p, uint32_t zone, uint32_t a, uint32_t b, const char *gw_from,
                              const char *gw_to)
 {
@@ -120,17 +136,9 @@ static void add_memory_route(platform_builder *p, uint32_t zone, uint32_t a, uin
         g_clear_error(&err);
         return;
     }
-    hop(p, p->port0 + a, ENGINE_SG_NONE);
-    for (uint32_t i = 0; i < n; i++) {
-        const strata_link_spec *l = strata_hw_link(hw, hops[i].link);
-        hop(p, p->link0 + hops[i].link,
-            l->full_duplex ? (hops[i].forward ? ENGINE_SG_UP : ENGINE_SG_DOWN) : ENGINE_SG_NONE);
-        if (hops[i].port != STRATA_HW_NO_MEMORY)
-            hop(p, p->port0 + hops[i].port, ENGINE_SG_NONE);
-    }
     char *src = gw_from ? g_strdup(gw_from) : engine_memory_host_name(strata_hw_memory(hw, a));
     char *dst = gw_to ? g_strdup(gw_to) : engine_memory_host_name(strata_hw_memory(hw, b));
-    add_route(p, zone, src, dst);
+    add_hops_route(p, zone, a, hops, n, src, dst);
 }
 
 /* The hosts of memories mems[0..n_mem) and units units[0..n_unit). */
@@ -180,7 +188,10 @@ static void add_links(platform_builder *p, uint32_t zone)
     p->link0 = next;
     for (uint32_t i = 0; i < strata_hw_link_count(hw); i++, next++) {
         const strata_link_spec *l = strata_hw_link(hw, i);
-        add_link(p, zone, "link:", l->name, l->bandwidth, l->latency,
+        double scale = p->classes ? MAX(strata_spmd_link_scale(p->classes, i, true),
+                                        strata_spmd_link_scale(p->classes, i, false))
+                                  : 1;
+        add_link(p, zone, "link:", l->name, l->bandwidth / scale, l->latency,
                  l->full_duplex ? ENGINE_SG_SPLITDUPLEX : ENGINE_SG_SHARED);
     }
     p->operand0 = next;
@@ -299,14 +310,77 @@ static void add_sites(platform_builder *p)
     g_free(unit_start);
 }
 
+char *engine_sender_host_name(uint32_t sender) { return g_strdup_printf("sender:%u", sender); }
+
+/* Classes (engine_quotient.h): a zone per representative device, its
+ * memories, units and the routes among them, and the senders into it, each
+ * a host with its one route; no site of a host, no route between zones
+ * (every copy between devices is a sender's). Each zone's hosts come
+ * before its routes. */
+static void add_quotient_sites(platform_builder *p, const engine_quotient *q)
+{
+    const strata_hw *hw = p->hw;
+    uint32_t n_sites = strata_hw_site_count(hw), devices = strata_hw_devices(hw), *mem_start, *unit_start;
+    uint32_t *mems = group_by(strata_hw_memory_count(hw), n_sites, strata_hw_memory_site, hw, &mem_start);
+    uint32_t *units = group_by(strata_hw_compute_count(hw), n_sites, unit_site, hw, &unit_start);
+    GPtrArray **into = g_new0(GPtrArray *, devices); /* by site: its senders (GUINT_TO_POINTER) */
+    for (uint32_t s = 0; s < engine_quotient_sender_count(q); s++) {
+        uint32_t v = strata_hw_memory_site(hw, engine_quotient_sender_dst(q, s));
+        if (!into[v])
+            into[v] = g_ptr_array_new();
+        g_ptr_array_add(into[v], GUINT_TO_POINTER(s));
+    }
+    bool first = true;
+    for (uint32_t v = 0; v < devices; v++) {
+        if (!engine_quotient_has_device(q, v))
+            continue;
+        char *name = g_strdup_printf("site:%u", v);
+        uint32_t zone = engine_sg_build_zone(p->sg, name, ENGINE_SG_FULL);
+        g_free(name);
+        if (first) /* links are global: made once, before any route names them */
+            add_links(p, zone);
+        first = false;
+        add_hosts(p, zone, mems + mem_start[v], mem_start[v + 1] - mem_start[v], units + unit_start[v],
+                  unit_start[v + 1] - unit_start[v]);
+        for (guint i = 0; into[v] && i < into[v]->len; i++) {
+            char *h = engine_sender_host_name(GPOINTER_TO_UINT(g_ptr_array_index(into[v], i)));
+            engine_sg_build_host(p->sg, zone, h, 1.0);
+            g_free(h);
+        }
+        add_routes(p, zone, mems + mem_start[v], mem_start[v + 1] - mem_start[v], units + unit_start[v],
+                   unit_start[v + 1] - unit_start[v], STRATA_HW_NO_MEMORY, NULL);
+        for (guint i = 0; into[v] && i < into[v]->len; i++) {
+            uint32_t s = GPOINTER_TO_UINT(g_ptr_array_index(into[v], i));
+            const strata_hop *hops = NULL;
+            uint32_t n = 0;
+            engine_quotient_sender_hops(q, s, &hops, &n);
+            add_hops_route(p, zone, engine_quotient_sender_src(q, s), hops, n, engine_sender_host_name(s),
+                           engine_memory_host_name(strata_hw_memory(hw, engine_quotient_sender_dst(q, s))));
+        }
+    }
+    engine_sg_build_attach(p->sg);
+    for (uint32_t v = 0; v < devices; v++)
+        if (into[v])
+            g_ptr_array_free(into[v], TRUE);
+    g_free(into);
+    g_free(mems);
+    g_free(mem_start);
+    g_free(units);
+    g_free(unit_start);
+}
+
 /* The platform of hw, built into SimGrid: one device in a Full root zone,
- * several in a DijkstraCache root (file comment). */
-static bool build_platform(const strata_hw *hw, GError **err)
+ * several in a DijkstraCache root (file comment); with classes, the
+ * quotient's. */
+static bool build_platform(const strata_hw *hw, const engine_quotient *q, GError **err)
 {
     bool sites = strata_hw_site_count(hw) > 0;
     platform_builder p = {.hw = hw, .hops = g_array_new(FALSE, FALSE, sizeof(engine_sg_hop))};
     p.sg = engine_sg_build_new("strata", sites ? ENGINE_SG_DIJKSTRA_CACHE : ENGINE_SG_FULL);
-    if (sites) {
+    if (q) {
+        p.classes = engine_quotient_classes(q);
+        add_quotient_sites(&p, q);
+    } else if (sites) {
         add_sites(&p);
     } else {
         uint32_t n_mem = strata_hw_memory_count(hw), n_unit = strata_hw_compute_count(hw);
@@ -402,7 +476,9 @@ bool engine_platform_check(const strata_hw *hw, GError **err)
     return false;
 }
 
-bool engine_platform_load(const strata_hw *hw, GError **err)
+bool engine_platform_load(const strata_hw *hw, GError **err) { return engine_platform_load_for(hw, NULL, err); }
+
+bool engine_platform_load_for(const strata_hw *hw, const engine_quotient *q, GError **err)
 {
     static const char *const config[] = {
         "strata",
@@ -430,15 +506,30 @@ bool engine_platform_load(const strata_hw *hw, GError **err)
     for (size_t i = 0; owned[i]; i++)
         g_free(owned[i]);
 
-    return build_platform(hw, err);
+    return build_platform(hw, q, err);
 }
 
 bool engine_hosts_lookup(const strata_hw *hw, engine_hosts *h, GError **err)
 {
+    return engine_hosts_lookup_for(hw, NULL, h, err);
+}
+
+/* Whether the platform holds memory m's hosts (with classes: a
+ * representative's memory). */
+static bool has_memory(const strata_hw *hw, const engine_quotient *q, uint32_t m)
+{
+    const strata_memory_spec *s = strata_hw_memory(hw, m);
+    return !q || (s->device != STRATA_HW_NO_DEVICE && engine_quotient_has_device(q, s->device));
+}
+
+bool engine_hosts_lookup_for(const strata_hw *hw, const engine_quotient *q, engine_hosts *h, GError **err)
+{
     uint32_t n_mem = strata_hw_memory_count(hw), n_unit = strata_hw_compute_count(hw);
+    uint32_t n_send = q ? engine_quotient_sender_count(q) : 0;
     h->mem = g_new0(sg_host_t, n_mem);
     h->twin = g_new0(sg_host_t, n_mem);
     h->unit = g_new0(sg_host_t, n_unit ? n_unit : 1);
+    h->sender = g_new0(sg_host_t, n_send ? n_send : 1);
     /* one pass over SimGrid's hosts: sg_host_by_name() walks every zone */
     sg_host_t *all = sg_host_list();
     size_t n_all = sg_host_count();
@@ -447,6 +538,8 @@ bool engine_hosts_lookup(const strata_hw *hw, engine_hosts *h, GError **err)
         g_hash_table_insert(by_name, (gpointer)sg_host_get_name(all[i]), all[i]);
     bool ok = true;
     for (uint32_t i = 0; i < n_mem; i++) {
+        if (!has_memory(hw, q, i))
+            continue;
         char *m = engine_memory_host_name(strata_hw_memory(hw, i));
         char *t = engine_memory_twin_name(strata_hw_memory(hw, i));
         h->mem[i] = g_hash_table_lookup(by_name, m);
@@ -456,10 +549,18 @@ bool engine_hosts_lookup(const strata_hw *hw, engine_hosts *h, GError **err)
         g_free(t);
     }
     for (uint32_t i = 0; i < n_unit; i++) {
+        if (q && !engine_quotient_has_device(q, strata_hw_compute(hw, i)->device))
+            continue;
         char *u = engine_unit_host_name(strata_hw_compute(hw, i));
         h->unit[i] = g_hash_table_lookup(by_name, u);
         ok = ok && h->unit[i];
         g_free(u);
+    }
+    for (uint32_t i = 0; i < n_send; i++) {
+        char *s = engine_sender_host_name(i);
+        h->sender[i] = g_hash_table_lookup(by_name, s);
+        ok = ok && h->sender[i];
+        g_free(s);
     }
     g_hash_table_destroy(by_name);
     xbt_free(all);
@@ -473,7 +574,8 @@ void engine_hosts_clear(engine_hosts *h)
     g_free(h->mem);
     g_free(h->twin);
     g_free(h->unit);
-    h->mem = h->twin = h->unit = NULL;
+    g_free(h->sender);
+    h->mem = h->twin = h->unit = h->sender = NULL;
 }
 
 sg_host_t engine_copy_target(const engine_hosts *h, uint32_t src, uint32_t dst)

@@ -13,12 +13,14 @@
 #define STRATA_ENGINE_PLATFORM_H
 
 #include <simgrid/forward.h>
+#include "engine/engine_quotient.h"
 #include "hw/hw.h"
 
 /* Host names used in the generated platform. */
 char *engine_memory_host_name(const strata_memory_spec *m);      /* "mem:NAME" */
 char *engine_memory_twin_name(const strata_memory_spec *m);      /* "mem:NAME:twin" (D2D target) */
 char *engine_unit_host_name(const strata_compute_spec *u);       /* "unit:NAME" */
+char *engine_sender_host_name(uint32_t sender);                 /* "sender:I" (classes) */
 
 /* Refuses (STRATA_ERROR_INPUT, with the figure) a model whose platform is
  * more than this machine can load: checked on the model, before anything
@@ -42,13 +44,19 @@ char *engine_unit_host_name(const strata_compute_spec *u);       /* "unit:NAME" 
 bool engine_platform_check(const strata_hw *hw, GError **err);
 /* simgrid_init() with the engine's configuration, then load the platform. */
 bool engine_platform_load(const strata_hw *hw, GError **err);
+/* The same, with classes (q not NULL): the quotient's platform, its zones
+ * the representatives' sites with their senders (engine_quotient.h). */
+bool engine_platform_load_for(const strata_hw *hw, const engine_quotient *q, GError **err);
 
 /* The hosts of the loaded platform, by memory and unit index. */
 typedef struct engine_hosts {
     sg_host_t *mem, *twin, *unit;
+    sg_host_t *sender; /* with classes: by sender (engine_quotient.h) */
 } engine_hosts;
 
 bool engine_hosts_lookup(const strata_hw *hw, engine_hosts *h, GError **err);
+/* With classes: the representatives' hosts (others NULL) and the senders'. */
+bool engine_hosts_lookup_for(const strata_hw *hw, const engine_quotient *q, engine_hosts *h, GError **err);
 void engine_hosts_clear(engine_hosts *h);
 /* Where a copy from memory src to memory dst lands: dst's host, or src's twin. */
 sg_host_t engine_copy_target(const engine_hosts *h, uint32_t src, uint32_t dst);

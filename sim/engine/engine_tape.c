@@ -88,6 +88,7 @@ _Static_assert(STRATA_OP__COUNT <= FAST_KIND + 1, "an op kind fits in the fast f
     X(GROUP,      VARINT, op->group_size, _,            0,                                         0)              \
     X(COLL,       VARINT, x->coll,        _,            0,                                         0)              \
     X(PHASE,      VARINT, x->phase,       _,            0,                                         0)              \
+    X(FROM,       VARINT, x->from,        _,            0,                                         0)              \
     X(ROWS,       VARINT, x->rows,        _,            0,                                         0)              \
     X(COLS,       VARINT, x->cols,        _,            0,                                         0)              \
     X(DONATED,    IDS,    x->donated,     x->n_donated, NULL,                                      FK(COMPUTE))    \
@@ -127,7 +128,7 @@ typedef struct tape_expect {
 } tape_expect;
 
 struct engine_tape {
-    size_t budget, bytes;
+    size_t budget, bytes, chunk;
     tape_chunk *head, *tail;
     tape_expect put;
     /* replay */
@@ -138,10 +139,13 @@ struct engine_tape {
     size_t ids_cap;
 };
 
-engine_tape *engine_tape_new(size_t budget)
+engine_tape *engine_tape_new(size_t budget) { return engine_tape_new_sized(budget, TAPE_CHUNK); }
+
+engine_tape *engine_tape_new_sized(size_t budget, size_t chunk)
 {
     engine_tape *t = g_new0(engine_tape, 1);
     t->budget = budget;
+    t->chunk = chunk;
     return t;
 }
 
@@ -275,7 +279,7 @@ static bool reserve(engine_tape *t, size_t need)
 {
     if (t->tail && t->tail->cap - t->tail->used >= need)
         return true;
-    size_t cap = MAX((size_t)TAPE_CHUNK, need);
+    size_t cap = MAX(t->chunk, need);
     if (t->bytes + sizeof(tape_chunk) + cap > t->budget)
         return false;
     tape_chunk *c = g_malloc(sizeof(tape_chunk) + cap);

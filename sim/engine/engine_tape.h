@@ -17,6 +17,9 @@
  * tape cannot hold exactly, fails, and the caller reads its source again
  * instead (memory stays bounded for long streamed sources).
  *
+ * A tape is also a queue: puts and nexts may interleave (the reader frees
+ * each chunk once it has read past it, the writer starts a new one).
+ *
  * Invariants:
  *  1. engine_tape_next() gives back, in order, exactly the ops and extras
  *     put: every field of strata_bound_op but `op` (NULL), with ins and
@@ -40,6 +43,7 @@ typedef struct engine_op_extra {
     const uint64_t *donated; /* COMPUTE: the ids of the in= that donate= names (strata_ledger_donated) */
     uint32_t n_donated;
     uint32_t coll, phase;    /* the step's collective (0: none) and phase (0: one round) */
+    uint32_t from;           /* a copy's 1 + true source device (CLASSES), 0: none */
     /* COMPUTE with kernel= on a unit: its kernel cost (engine_kernel.c), which
      * replaces the bound op's flops and bytes; kernel_s waits after both */
     bool kernel;
@@ -50,6 +54,10 @@ typedef struct engine_op_extra {
 typedef struct engine_tape engine_tape;
 
 engine_tape *engine_tape_new(size_t budget);
+/* The same, in chunks of `chunk` bytes (engine_tape_new: 256 KiB): a tape
+ * used as a queue (put and next interleaved, as the feed's queue of one
+ * stream is) holds at least one chunk while it holds an op. */
+engine_tape *engine_tape_new_sized(size_t budget, size_t chunk);
 void engine_tape_free(engine_tape *t); /* NULL ok */
 /* Appends op (the bound op of the first pass, read in file order) and x.
  * False when the budget would be exceeded or the op cannot be held: the

@@ -38,6 +38,8 @@ void strata_results_clear_devices(strata_results *r)
 {
     g_free(r->mesh);
     r->mesh = NULL;
+    g_free(r->symmetry);
+    r->symmetry = NULL;
     if (r->collectives)
         g_array_unref(r->collectives);
     r->collectives = NULL;
@@ -76,6 +78,12 @@ void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
         return;
     strata_json_add_uint(b, "devices", r->devices);
     strata_json_add_string(b, "mesh", r->mesh);
+    if (r->classes) { /* one device simulated per class of alike devices */
+        strata_json_open_object(b, "classes");
+        strata_json_add_uint(b, "simulated_devices", r->classes);
+        strata_json_add_string(b, "symmetry", r->symmetry);
+        json_builder_end_object(b);
+    }
     strata_json_open_array(b, "collectives");
     for (guint i = 0; r->collectives && i < r->collectives->len; i++) {
         const strata_collective_result *c = &g_array_index(r->collectives, strata_collective_result, i);
@@ -143,6 +151,9 @@ void strata_results_print_devices(const strata_results *r, FILE *out)
     fprintf(out, "\ndevices   %u%s%s; below: device %" G_GINT64_FORMAT " (the highest device-memory peak), its "
             "links and the hosts (the JSON has every device)\n", r->devices, r->mesh ? ", mesh " : "",
             r->mesh ? r->mesh : "", shown_number(r));
+    if (r->classes)
+        fprintf(out, "simulated %u device(s), one per class of devices the symmetry %s makes alike\n", r->classes,
+                r->symmetry);
     if (!r->collectives || r->collectives->len == 0)
         return;
     fprintf(out, "\n%-10s %-6s %-18s %-12s %-10s %-4s %-12s %-12s %-12s %s\n", "collective", "line", "op", "axis",

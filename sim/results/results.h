@@ -156,6 +156,11 @@ typedef struct strata_results {
     JsonObject *extra;          /* more top-level keys (owned; may be NULL) */
     uint32_t devices;           /* the model's devices; 0 or 1: one device, no device keys */
     char *mesh;                 /* the trace's option mesh=, or NULL */
+    /* With classes of devices (spmd/spmd_classes.h): the devices simulated,
+     * one per class, and the symmetries that make the classes ("data+1");
+     * 0 and NULL when every device was simulated. */
+    uint32_t classes;
+    char *symmetry;
     GArray *collectives;        /* strata_collective_result, by index; NULL until the first */
     /* The routes copies took, by id (a span's `route`): route i crosses the
      * links route_links[route_start[i] .. route_start[i + 1]), sorted and

@@ -69,6 +69,8 @@ typedef struct strata_run_spec_options {
     bool checked;                     /* check the stream before and after the policies (transform) */
     bool expand_spmd;                 /* expand over the devices when the model has more than one */
     bool collective_steps;            /* ... with every collective step by step, not in phases (spmd.h) */
+    bool collective_all;              /* ... in phases on every device, not one device per class (spmd.h) */
+    bool collective_fast;             /* ... with approximate classes (spmd.h's FAST) */
 } strata_run_spec_options;
 
 /* Builds the spec; NULL with err set by the first step that failed. */

@@ -39,7 +39,7 @@
 #include "core/error.h"
 #include "collective/coll_algo.h"
 #include "spmd/spmd_phase.h"
-#include "hw/coll_impl.h"
+#include "spmd/spmd_shape.h"
 #include "spmd/spmd_names.h"
 #include "core/mesh.h"
 #include "trace/check.h"
@@ -58,6 +58,7 @@ typedef struct emit {
     uint32_t peer;      /* WAIT: whose event; COPY, REDUCE: the sending device */
     uint32_t peer_lane; /* WAIT: the lane of that event; REDUCE: its receive buffer's lane */
     uint32_t phase;     /* COPY, REDUCE: the phase it stands for (strata_spmd_step; 0: one round) */
+    uint32_t from;      /* COPY: the device it comes from, when peer is that device's representative */
     uint64_t bytes;
 } emit;
 
@@ -65,6 +66,7 @@ typedef struct spmd {
     strata_source *in;
     const strata_hw *hw;
     strata_spmd_collectives mode;
+    strata_spmd_classes *classes; /* CLASSES: the devices' classes; NULL: every device is expanded */
     uint32_t devices;
     strata_checker *checker;
     strata_mesh *mesh;
@@ -80,6 +82,11 @@ typedef struct spmd {
     uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
     uint8_t *touched;      /* per device x lane: worked this round */
     spmd_links *links;     /* the rounds' link accounting (spmd_phase.h) */
+    uint64_t sig[5];       /* the collective's schedule's arguments (kind, axes, algo, in_bytes, shift) */
+    GArray *leaders;       /* uint32_t: the current collective's groups to walk, by leader (ascending):
+                            * every group, or with classes those holding a representative */
+    GArray *expanded_devs; /* uint32_t: the devices whose ops are handed out (ascending) */
+    GHashTable *decided;   /* (sig, step, round, sub) -> decision: a round's phase, decided once */
     strata_coll_info *info;
     strata_spmd_step last; /* the side table's entry of the op handed out last */
     double launch_s;       /* the collective's fixed cost per rank (its algorithm's tune) */
@@ -210,7 +217,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
-        s->last = (strata_spmd_step){s->info->index + 1, e->phase};
+        s->last = (strata_spmd_step){s->info->index + 1, e->phase, s->classes ? e->from + 1 : 0};
         buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
         buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
         o->name = s->strs[STR_NAME]->str;
@@ -220,7 +227,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
-        s->last = (strata_spmd_step){s->info->index + 1, e->phase};
+        s->last = (strata_spmd_step){s->info->index + 1, e->phase, 0};
         o->name = strata_op_kind_name(s->cur->kind);
         GPtrArray *strs = s->s_lists[0];
         while (strs->len < 3)
@@ -269,14 +276,26 @@ static G_GNUC_PRINTF(3, 4) bool fail(const spmd *s, GError **err, const char *fm
     return false;
 }
 
-static bool group_leader(const spmd *s, uint32_t d) { return spmd_group_leader(s->mesh, s->mask, d); }
+static gint compare_u32(gconstpointer a, gconstpointer b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Whether device d's ops are handed out: with classes, its class's
+ * representative's only. */
+static bool expanded(const spmd *s, uint32_t d) { return !s->classes || spmd_classes_is_rep(s->classes, d); }
+
+/* The device whose names stand for d's: with classes, its representative
+ * (which, by symmetry, does what d does at the same dates). */
+static uint32_t named(const spmd *s, uint32_t d) { return s->classes ? strata_spmd_class_rep(s->classes, d) : d; }
 
 /* The waits of a step received at q on `lane` from p: p's previous round
  * (or its start) and, on a lane other than 0, q's own. */
 static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p)
 {
     if (p != q)
-        push(s, EM_WAIT, q, lane, p, 0);
+        push(s, EM_WAIT, q, lane, named(s, p), 0);
     if (lane != 0)
         push(s, EM_WAIT, q, lane, q, 0);
 }
@@ -310,6 +329,78 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
 /* Emits of one round of the current collective, for every group: with
  * phases, of the phase that starts at that round (every step once, standing
  * for the phase's rounds). */
+/* A round's phase, as spmd_phase_rounds() decided it. */
+typedef struct decision {
+    uint32_t rounds;
+    strata_coll_phase phase;
+} decision;
+
+/* The phase that starts at round r (steps[first, end)) of the current
+ * collective: decided over every group once per schedule and round (a
+ * pure function of the model, the mesh and the schedule, which is one of
+ * s->sig: the layers of a model repeat their collectives), then recalled. */
+static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph)
+{
+    if (s->mode == STRATA_SPMD_STEPS)
+        return 1;
+    uint64_t words[8] = {s->sig[0], s->sig[1], s->sig[2], s->sig[3], s->sig[4], r->first, s->round, s->sub};
+    GBytes *key = g_bytes_new(words, sizeof words);
+    decision *d = g_hash_table_lookup(s->decided, key);
+    if (d) {
+        g_bytes_unref(key);
+        *ph = d->phase;
+        return d->rounds;
+    }
+    bool fast = s->mode == STRATA_SPMD_FAST;
+    if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
+        spmd_round_scale(s->links, r, s->classes); /* the orbits' most loaded links */
+    d = g_new(decision, 1);
+    d->rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &d->phase);
+    g_hash_table_insert(s->decided, key, d);
+    *ph = d->phase;
+    return d->rounds;
+}
+
+/* The records that end a round (steps[first, end)) on every device that
+ * worked in it (s->touched: its lanes), then the senders' waits for their
+ * receivers and records (a round ends for a sender when what it sent has
+ * arrived). */
+static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint end)
+{
+    for (guint x = 0; x < s->expanded_devs->len; x++) {
+        uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
+        bool any = false;
+        for (uint32_t l = 0; l < s->n_lanes; l++) {
+            if (!s->touched[(size_t)d * s->n_lanes + l])
+                continue;
+            any = true;
+            if (l > 0) {
+                push(s, EM_RECORD, d, l, d, l);
+                push(s, EM_WAIT, d, 0, d, l);
+            }
+        }
+        if (any)
+            push(s, EM_RECORD, d, 0, d, 0);
+    }
+    memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
+    for (guint x = 0; x < s->leaders->len; x++) {
+        uint32_t g = g_array_index(s->leaders, uint32_t, x);
+        for (guint i = first; i < end; i++) {
+            uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
+            uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
+            if (p != q && expanded(s, p)) {
+                push(s, EM_WAIT, p, 0, named(s, q), 0);
+                s->touched[(size_t)p * s->n_lanes] = 1;
+            }
+        }
+    }
+    for (guint x = 0; x < s->expanded_devs->len; x++) {
+        uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
+        if (s->touched[(size_t)d * s->n_lanes])
+            push(s, EM_RECORD, d, 0, d, 0);
+    }
+}
+
 static void plan_round(spmd *s)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
@@ -318,9 +409,7 @@ static void plan_round(spmd *s)
         end++;
     spmd_round r = round_of(s, first, end);
     strata_coll_phase ph = {0};
-    uint32_t rounds = s->mode == STRATA_SPMD_STEPS
-                          ? 1
-                          : spmd_phase_rounds(s->links, &r, s->steps->len, s->round, s->rounds, s->sub, &ph);
+    uint32_t rounds = decide(s, &r, &ph);
     /* the phase its copies and reductions stand for, and its flag copies' (whose data's copy paced them) */
     uint32_t phase = rounds > 1 ? phase_id(s, &ph) : 0, flag_phase = 0;
     /* a folded run of k rounds (strata_coll_step.rounds) whose bytes are
@@ -329,13 +418,14 @@ static void plan_round(spmd *s)
      * contended, round by round, the j-th k-th of the sum */
     uint32_t run = spmd_step_rounds(&steps[first]);
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
-    for (uint32_t g = 0; g < s->devices; g++) {
-        if (!group_leader(s, g))
-            continue;
+    for (guint x = 0; x < s->leaders->len; x++) {
+        uint32_t g = g_array_index(s->leaders, uint32_t, x);
         for (guint i = first; i < end; i++) {
             const strata_coll_step *st = &steps[i];
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
+            if (!expanded(s, q))
+                continue;
             wait_round(s, q, st->lane, p);
             if (st->delay_s > 0 && rounds == 1) { /* a phase's round latency carries it */
                 emit d = {.kind = EM_DELAY, .device = q, .lane = st->lane, .bytes = (uint64_t)llround(st->delay_s * 1e12)};
@@ -345,7 +435,8 @@ static void plan_round(spmd *s)
             if (run > 1)
                 bytes = rounds == run ? (st->bytes + run - 1) / run
                                       : share_of(st->bytes, run, s->sub + 1) - share_of(st->bytes, run, s->sub);
-            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = p, .phase = phase, .bytes = bytes,
+            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = named(s, p), .from = p, .phase = phase,
+                      .bytes = bytes,
                       .src_buf = (uint8_t)st->src_buf, .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);
             if (st->handshake) { /* the flag follows the data on the same route */
@@ -372,34 +463,7 @@ static void plan_round(spmd *s)
             }
         }
     }
-    for (uint32_t d = 0; d < s->devices; d++) {
-        bool any = false;
-        for (uint32_t l = 0; l < s->n_lanes; l++) {
-            if (!s->touched[(size_t)d * s->n_lanes + l])
-                continue;
-            any = true;
-            if (l > 0) {
-                push(s, EM_RECORD, d, l, d, l);
-                push(s, EM_WAIT, d, 0, d, l);
-            }
-        }
-        if (any)
-            push(s, EM_RECORD, d, 0, d, 0);
-    }
-    /* A sender's round ends when what it sent has arrived. */
-    memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
-    for (uint32_t g = 0; g < s->devices; g++)
-        for (guint i = first; i < end && group_leader(s, g); i++) {
-            uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
-            uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
-            if (p != q) {
-                push(s, EM_WAIT, p, 0, q, 0);
-                s->touched[(size_t)p * s->n_lanes] = 1;
-            }
-        }
-    for (uint32_t d = 0; d < s->devices; d++)
-        if (s->touched[(size_t)d * s->n_lanes])
-            push(s, EM_RECORD, d, 0, d, 0);
+    end_round(s, steps, first, end);
     if (run > 1 && rounds == 1) { /* a contended run, round by round */
         s->round++;
         if (++s->sub == run) {
@@ -412,10 +476,30 @@ static void plan_round(spmd *s)
     }
     if (s->round < s->rounds)
         return;
-    for (uint32_t d = 0; d < s->devices; d++)
+    for (guint x = 0; x < s->expanded_devs->len; x++) {
+        uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
         for (uint32_t l = 0; l < s->n_lanes; l++)
             if (s->tmp_size[l])
                 push(s, EM_FREE_TMP, d, l, d, l);
+    }
+}
+
+/* The groups of the current collective's axes to walk: each by its
+ * leader, ascending; with classes only those holding a representative
+ * (the others' steps hand out nothing). */
+static void find_leaders(spmd *s)
+{
+    g_array_set_size(s->leaders, 0);
+    for (guint x = 0; x < s->expanded_devs->len; x++) {
+        uint32_t g = strata_mesh_member(s->mesh, s->mask, g_array_index(s->expanded_devs, uint32_t, x), 0);
+        g_array_append_val(s->leaders, g);
+    }
+    g_array_sort(s->leaders, compare_u32);
+    guint n = 0;
+    for (guint x = 0; x < s->leaders->len; x++)
+        if (n == 0 || g_array_index(s->leaders, uint32_t, n - 1) != g_array_index(s->leaders, uint32_t, x))
+            g_array_index(s->leaders, uint32_t, n++) = g_array_index(s->leaders, uint32_t, x);
+    g_array_set_size(s->leaders, n);
 }
 
 static strata_coll_info *next_info(spmd *s, const strata_op *op, const strata_coll_algo *algo, uint32_t n)
@@ -440,35 +524,11 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, const strata_co
     return info;
 }
 
-/* The group's ranks per scale-up domain (strata_coll_shape.domain_ranks):
- * the ranks of one domain, when every domain holds that many consecutive
- * ranks; n when the group lies in one domain; 1 otherwise (every step then
- * counts as one between domains). */
-static uint32_t group_domain_ranks(const spmd *s, uint32_t n)
-{
-    uint32_t size = strata_hw_domain(s->hw), g = 0;
-    while (!group_leader(s, g))
-        g++;
-    uint32_t first = strata_mesh_member(s->mesh, s->mask, g, 0) / size, per = 1;
-    while (per < n && strata_mesh_member(s->mesh, s->mask, g, per) / size == first)
-        per++;
-    for (uint32_t r = 0; r < n; r++) {
-        uint32_t dom = strata_mesh_member(s->mesh, s->mask, g, r) / size;
-        uint32_t head = strata_mesh_member(s->mesh, s->mask, g, r / per * per) / size;
-        if (n % per != 0 || dom != head || (r % per == 0 && r > 0 && dom == first))
-            return 1;
-    }
-    return per;
-}
-
 /* Plans the start and the first round of a collective. */
 static bool plan_collective(spmd *s, const strata_op *op, GError **err)
 {
-    strata_mesh_axes(s->mesh, op->axis, &s->mask, NULL); /* the checker accepted it */
-    /* the op's algorithm, else the model's collective implementation's pick */
-    const char *name = op->algo ? op->algo : strata_coll_impl_pick(s->hw, op->kind, s->mesh, s->mask);
     char *why = NULL;
-    const strata_coll_algo *algo = strata_coll_algo_lookup(op->kind, name, &why);
+    const strata_coll_algo *algo = spmd_coll_algo(s->hw, s->mesh, op, &s->mask, &why);
     if (!algo) {
         fail(s, err, "%s", why);
         g_free(why);
@@ -477,20 +537,16 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     if (op->has_device)
         return fail(s, err, "expected no device= on %s (every device of the group takes part)",
                     strata_op_kind_name(op->kind));
-    strata_coll_shape sh = {.kind = op->kind, .algo = algo, .shift = op->shift, .fold = s->mode == STRATA_SPMD_PHASES};
-    for (uint32_t a = 0; a < strata_mesh_axis_count(s->mesh); a++)
-        if (s->mask & (1u << a))
-            sh.dims[sh.n_dims++] = strata_mesh_group_size(s->mesh, 1u << a);
-    uint32_t n = strata_coll_ranks(&sh);
-    sh.in_bytes = op->kind == STRATA_OP_ALL_GATHER ? s->refs.bytes / n : s->refs.bytes;
-    sh.domain_ranks = n > 1 ? group_domain_ranks(s, n) : 1;
-    GError *e = NULL;
-    if (algo->ops->tune && n > 1 && !algo->ops->tune(&sh, s->hw, &e)) {
-        fail(s, err, "%s", e->message);
-        g_error_free(e);
+    strata_coll_shape sh;
+    if (!spmd_coll_shape(s->hw, s->mesh, op, &s->refs, algo, s->mask, s->mode != STRATA_SPMD_STEPS, &sh, &why)) {
+        fail(s, err, "%s", why);
+        g_free(why);
         return false;
     }
+    uint32_t n = strata_coll_ranks(&sh);
     s->launch_s = sh.launch_s;
+    uint64_t sig[5] = {op->kind, s->mask, (uint64_t)(uintptr_t)algo, sh.in_bytes, (uint64_t)(int64_t)sh.shift};
+    memcpy(s->sig, sig, sizeof sig);
     g_array_set_size(s->steps, 0);
     s->rounds = strata_coll_schedule(&sh, s->steps);
     uint64_t widest = 0, in_round = 0; /* steps of the widest round, one group */
@@ -503,6 +559,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
         widest = MAX(widest, in_round);
     }
     uint64_t concurrent = widest * (s->devices / n);
+    if (s->classes) /* the copies simulated: those into the representatives */
+        concurrent = (concurrent * strata_spmd_classes_count(s->classes) + s->devices - 1) / s->devices;
     spmd_round widest_round = round_of(s, widest_at, widest_at + (guint)widest);
     uint32_t most = concurrent > STRATA_SPMD_MAX_CONCURRENT_STEPS
                         ? spmd_round_most_on_link(s->links, &widest_round)
@@ -538,7 +596,9 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->info->nccl_algorithm = !tuned ? NULL : sh.msccl ? "MSCCL" : strata_nccl_algo_name(sh.nccl_algo);
     s->info->nccl_protocol = tuned ? strata_nccl_proto_name(sh.nccl_proto) : NULL;
     s->info->nccl_channels = tuned ? sh.channels : 0;
-    for (uint32_t d = 0; d < s->devices; d++) {
+    find_leaders(s);
+    for (guint x = 0; x < s->expanded_devs->len; x++) {
+        uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
         for (uint32_t l = 0; l < s->n_lanes; l++)
             if (s->tmp_size[l]) {
                 emit e = {.kind = EM_ALLOC_TMP, .device = d, .lane = l, .bytes = s->tmp_size[l]};
@@ -582,7 +642,7 @@ static int plan_next(spmd *s, GError **err)
     bool all = s->mesh && !op->has_device;
     uint32_t only = op->has_device ? op->device : 0;
     for (uint32_t d = 0; d < s->devices; d++)
-        if (all || d == only)
+        if ((all || d == only) && expanded(s, d))
             push(s, EM_PLAIN, d, 0, 0, 0);
     return 1;
 }
@@ -598,7 +658,7 @@ static int spmd_next(void *self, const strata_op **op, GError **err)
             return got;
     }
     const emit *e = &g_array_index(s->emits, emit, s->next_emit++);
-    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0};
+    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
     if (e->kind == EM_OPTION)
         s->out = *s->cur;
     else if (e->kind == EM_PLAIN)
@@ -632,7 +692,7 @@ static bool spmd_rewind(void *self, GError **err)
     s->cur = NULL;
     s->rounds = s->round = 0;
     s->n_coll = 0;
-    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0};
+    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
     g_array_set_size(s->emits, 0);
     s->next_emit = 0;
     return strata_source_rewind(s->in, err);
@@ -658,6 +718,10 @@ static void spmd_destroy(void *self)
     if (s->touched)
         g_free(s->touched);
     spmd_links_free(s->links);
+    spmd_classes_free(s->classes);
+    g_hash_table_destroy(s->decided);
+    g_array_free(s->leaders, TRUE);
+    g_array_free(s->expanded_devs, TRUE);
     g_array_free(s->steps, TRUE);
     for (int i = 0; i < STR__COUNT; i++)
         g_string_free(s->strs[i], TRUE);
@@ -675,7 +739,7 @@ static void free_gstring(gpointer p) { g_string_free(p, TRUE); }
 strata_spmd_step strata_spmd_step_of(const strata_source *src)
 {
     const spmd *s = strata_source_self(src, &spmd_vtable);
-    return s ? s->last : (strata_spmd_step){STRATA_COLL_NONE, 0};
+    return s ? s->last : (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
 }
 
 const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll)
@@ -694,6 +758,12 @@ const strata_coll_phase *strata_spmd_phase(const strata_source *src, uint32_t co
     return &g_array_index(info->phases, strata_coll_phase, phase - 1);
 }
 
+const strata_spmd_classes *strata_spmd_classes_of(const strata_source *src)
+{
+    const spmd *s = strata_source_self(src, &spmd_vtable);
+    return s ? s->classes : NULL;
+}
+
 strata_source *strata_spmd_expand(strata_source *src, const strata_hw *hw)
 {
     return strata_spmd_expand_as(src, hw, STRATA_SPMD_PHASES);
@@ -706,7 +776,15 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->hw = hw;
     s->mode = mode;
     s->links = spmd_links_new(hw);
+    s->decided = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
     s->devices = strata_hw_devices(hw);
+    if (mode == STRATA_SPMD_CLASSES || mode == STRATA_SPMD_FAST) /* NULL: every device is its own class */
+        s->classes = spmd_classes_find(src, hw, mode == STRATA_SPMD_FAST);
+    s->leaders = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    s->expanded_devs = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    for (uint32_t d = 0; d < s->devices; d++)
+        if (expanded(s, d))
+            g_array_append_val(s->expanded_devs, d);
     start_pass(s);
     s->emits = g_array_new(FALSE, FALSE, sizeof(emit));
     s->steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));

@@ -38,6 +38,7 @@
 #define STRATA_SPMD_H
 
 #include "hw/hw.h"
+#include "spmd/spmd_classes.h"
 #include "trace/source.h"
 
 typedef struct strata_coll_info {
@@ -71,10 +72,13 @@ typedef struct strata_coll_phase {
     uint64_t round_time_ps;
 } strata_coll_phase;
 
-/* Of an op handed out by an expansion: its collective and its phase. */
+/* Of an op handed out by an expansion: its collective and its phase, and
+ * with classes (CLASSES), of a copy of a collective: the device it comes
+ * from, whose representative's buffer it names. */
 typedef struct strata_spmd_step {
     uint32_t coll;  /* 1 + its collective's index; STRATA_COLL_NONE */
     uint32_t phase; /* 1 + an index in its collective's phases; 0: one round */
+    uint32_t from;  /* 1 + the device a copy comes from (CLASSES); 0: as its names say */
 } strata_spmd_step;
 
 /* The most copies one round of a collective may move at once, over all
@@ -113,8 +117,24 @@ uint32_t strata_spmd_devices(const strata_hw *hw);
  *          step schedule's time exactly; it differs where other traffic's
  *          share of a link changes within the phase (docs/multi-device.md
  *          gives by how much). Rounds that differ (a tree, chunks of
- *          unequal size) or contend stay one phase each. */
-typedef enum { STRATA_SPMD_PHASES, STRATA_SPMD_STEPS } strata_spmd_collectives;
+ *          unequal size) or contend stay one phase each;
+ *  CLASSES PHASES, handing out the ops of one device per class of
+ *          equivalent devices (spmd_classes.h: devices that a symmetry of
+ *          the machine and the program maps onto each other), names of a
+ *          device of the class standing for every device of it: a step
+ *          received from device p names the buffers and events of p's
+ *          representative and says p in the side table (`from`), for the
+ *          engine to take p's true route. Phases are decided over every
+ *          group, as in PHASES; a program without symmetry expands every
+ *          device, as PHASES;
+ *  FAST    CLASSES, approximate: the classes may map a copy onto one whose
+ *          route is not its route's image (spmd_classes.h: a ring laid row
+ *          by row over a torus), each representative link then weighs as
+ *          its orbit's most loaded link (strata_spmd_link_scale), and
+ *          rounds whose copies of unequal route latency meet on a link
+ *          join phases too (PHASES keeps those step by step). Not exact:
+ *          docs/multi-device.md gives the errors measured against STEPS. */
+typedef enum { STRATA_SPMD_PHASES, STRATA_SPMD_STEPS, STRATA_SPMD_CLASSES, STRATA_SPMD_FAST } strata_spmd_collectives;
 
 /* The expansion of src (taken: freed with the result) on hw (borrowed; it
  * must outlive the source), with phases. */
@@ -131,5 +151,9 @@ const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll
 /* Phase `phase` of collective `coll`: valid until src hands out a step of
  * that collective again (copy it). NULL for phase 0, or none such. */
 const strata_coll_phase *strata_spmd_phase(const strata_source *src, uint32_t coll, uint32_t phase);
+/* With CLASSES, the classes src hands out the representatives of (valid as
+ * long as src); NULL when src is no expansion, or expands every device
+ * (another mode, or a program without symmetry). */
+const strata_spmd_classes *strata_spmd_classes_of(const strata_source *src);
 
 #endif

@@ -45,6 +45,18 @@ static bool split_name(const char *name, size_t *len, uint32_t *device)
     return true;
 }
 
+bool strata_spmd_rename(GString *into, const char *name, uint32_t device)
+{
+    size_t len = 0;
+    uint32_t was = 0;
+    if (!split_name(name, &len, &was))
+        return false;
+    g_string_truncate(into, 0);
+    g_string_append_len(into, name, (gssize)len);
+    g_string_append_printf(into, "@%u", device);
+    return true;
+}
+
 static void expansion_label(const void *ctx, const char *name, strata_name_label *out)
 {
     (void)ctx;

@@ -41,6 +41,11 @@ void strata_spmd_name(GString *into, const char *name, uint32_t device);
  * lane 0: S@D). */
 void strata_spmd_lane_name(GString *into, const char *stream, uint32_t lane, const char *what, uint32_t device);
 
+/* into = the name of `name` (one made above, N@D) on `device`: N@device;
+ * false when name is none such. With classes (spmd_classes.h), the name of
+ * a device's stream after its representative's. */
+bool strata_spmd_rename(GString *into, const char *name, uint32_t device);
+
 extern const strata_namer strata_spmd_program_namer;
 extern const strata_namer strata_spmd_expansion_namer;
 

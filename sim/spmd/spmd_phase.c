@@ -12,6 +12,7 @@ struct spmd_links {
     uint32_t *load;     /* per link direction: the round's copies on it */
     double *share;      /* per link direction: the share of the round's copies on it (-1: none yet) */
     double *latency;    /* per link direction: the route latency of the round's first copy on it */
+    uint32_t *cross_stamp, *cross; /* per classes' directed key: the representatives' crossings (scales) */
 };
 
 spmd_links *spmd_links_new(const strata_hw *hw)
@@ -23,6 +24,8 @@ spmd_links *spmd_links_new(const strata_hw *hw)
     l->load = g_new0(uint32_t, n);
     l->share = g_new0(double, n);
     l->latency = g_new0(double, n);
+    l->cross_stamp = g_new0(uint32_t, n);
+    l->cross = g_new0(uint32_t, n);
     return l;
 }
 
@@ -34,6 +37,8 @@ void spmd_links_free(spmd_links *l)
     g_free(l->load);
     g_free(l->share);
     g_free(l->latency);
+    g_free(l->cross_stamp);
+    g_free(l->cross);
     g_free(l);
 }
 
@@ -71,10 +76,11 @@ static uint32_t link_key(const strata_hw *hw, const strata_hop *h)
  * false stops the walk. */
 typedef bool (*copy_visit)(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx);
 
-/* Walks the round's copies over every group; false when a visit stopped
- * it, or when a copy has no route between its devices (the walk goes on
- * past such a copy). */
-static bool each_copy(spmd_links *l, const spmd_round *r, copy_visit visit, void *ctx)
+/* Walks the round's copies over every group (with `into`, only those into
+ * its representatives); false when a visit stopped it, or when a copy has
+ * no route between its devices (the walk goes on past such a copy). */
+static bool each_copy_into(spmd_links *l, const spmd_round *r, const strata_spmd_classes *into, copy_visit visit,
+                           void *ctx)
 {
     bool routed = true;
     for (uint32_t g = 0; g < r->devices; g++) {
@@ -85,8 +91,8 @@ static bool each_copy(spmd_links *l, const spmd_round *r, copy_visit visit, void
             uint32_t p = strata_mesh_member(r->mesh, r->mask, g, r->steps[i].src);
             const strata_hop *hops = NULL;
             uint32_t n = 0;
-            if (p == q)
-                continue; /* stays on one device */
+            if (p == q || (into && strata_spmd_class_rep(into, q) != q))
+                continue; /* stays on one device, or is not simulated */
             if (!strata_hw_route(l->hw, step_memory(l->hw, p), step_memory(l->hw, q), &hops, &n, NULL))
                 routed = false;
             else if (n > 0 && !visit(l, &r->steps[i], hops, n, ctx))
@@ -94,6 +100,11 @@ static bool each_copy(spmd_links *l, const spmd_round *r, copy_visit visit, void
         }
     }
     return routed;
+}
+
+static bool each_copy(spmd_links *l, const spmd_round *r, copy_visit visit, void *ctx)
+{
+    return each_copy_into(l, r, NULL, visit, ctx);
 }
 
 /* The count of one round (count_links). */
@@ -183,11 +194,12 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_h
  * over a line without wrap-around): within one flow its fast copies would
  * end early and free bandwidth, which the step schedule's per-round waits
  * do not allow. */
-static bool round_uncontended(spmd_links *l, const spmd_round *r, uint64_t *latency_ps, uint64_t *time_ps)
+static bool round_uncontended(spmd_links *l, const spmd_round *r, bool mixed_ok, uint64_t *latency_ps,
+                              uint64_t *time_ps)
 {
     link_count c;
     share_pass first = {.first = true}, second = {.first = false};
-    if (!count_links(l, r, &c) || c.mixed_latency || !each_copy(l, r, share_copy, &first) ||
+    if (!count_links(l, r, &c) || (c.mixed_latency && !mixed_ok) || !each_copy(l, r, share_copy, &first) ||
         !each_copy(l, r, share_copy, &second))
         return false;
     *latency_ps = second.latency_ps;
@@ -196,7 +208,7 @@ static bool round_uncontended(spmd_links *l, const spmd_round *r, uint64_t *late
 }
 
 uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
-                           uint32_t sub, strata_coll_phase *phase)
+                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase)
 {
     *phase = (strata_coll_phase){0};
     const strata_coll_step *steps = r->steps;
@@ -217,7 +229,54 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
                 break;
         }
     }
-    if (k > 1 && round_uncontended(l, r, &phase->round_latency_ps, &phase->round_time_ps))
+    if (k > 1 && round_uncontended(l, r, mixed_ok, &phase->round_latency_ps, &phase->round_time_ps))
         phase->rounds = k;
     return phase->rounds > 1 ? phase->rounds : 1;
+}
+
+/* ---- scales of approximate classes ------------------------------------- */
+
+/* The classes' directed key of a hop (2 x link + forward). */
+static uint32_t class_key(const strata_hop *h) { return 2 * h->link + h->forward; }
+
+typedef struct scale_pass {
+    strata_spmd_classes *c;
+} scale_pass;
+
+/* A representative's copy: its crossings of each orbit. */
+static bool cross_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+{
+    (void)st;
+    const scale_pass *p = ctx;
+    for (uint32_t h = 0; h < n; h++) {
+        uint32_t o = spmd_classes_key_rep(p->c, class_key(&hops[h]));
+        if (l->cross_stamp[o] != l->stamp) {
+            l->cross_stamp[o] = l->stamp;
+            l->cross[o] = 0;
+        }
+        l->cross[o]++;
+    }
+    return true;
+}
+
+/* Any copy: each link's load over its orbit's crossings. */
+static bool scale_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+{
+    (void)st;
+    const scale_pass *p = ctx;
+    for (uint32_t h = 0; h < n; h++) {
+        uint32_t o = spmd_classes_key_rep(p->c, class_key(&hops[h]));
+        if (l->cross_stamp[o] == l->stamp && l->cross[o] > 0)
+            spmd_classes_raise_scale(p->c, o, (double)l->load[link_key(l->hw, &hops[h])] / l->cross[o]);
+    }
+    return true;
+}
+
+void spmd_round_scale(spmd_links *l, const spmd_round *r, strata_spmd_classes *c)
+{
+    link_count count;
+    scale_pass p = {c};
+    count_links(l, r, &count);
+    each_copy_into(l, r, c, cross_copy, &p);
+    each_copy(l, r, scale_copy, &p);
 }

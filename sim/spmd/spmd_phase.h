@@ -32,6 +32,7 @@
 #include "core/mesh.h"
 #include "hw/hw.h"
 #include "spmd/spmd.h"
+#include "spmd/spmd_shape.h"
 
 /* The accounting's scratch, for one model. */
 typedef struct spmd_links spmd_links;
@@ -65,9 +66,14 @@ uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r);
  * steps are steps[0..len)), that make one phase: the rounds after it whose
  * steps are, in order, the same moves (or the rounds r's folded run stands
  * for, when `sub`, the rounds of that run done one by one, is 0), when r
- * does not contend; 1 otherwise. With more than 1, *phase holds them and
+ * does not contend (with mixed_ok, copies of unequal route latency may meet
+ * on a link: FAST); 1 otherwise. With more than 1, *phase holds them and
  * what each round costs (spmd.h's strata_coll_phase); else it is zeroed. */
 uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
-                           uint32_t sub, strata_coll_phase *phase);
+                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase);
+/* Approximate classes (spmd.h's FAST): raises the scale of each orbit that
+ * r's copies into representatives cross to the load of its most loaded
+ * link over those crossings (spmd_classes.h: strata_spmd_link_scale). */
+void spmd_round_scale(spmd_links *l, const spmd_round *r, strata_spmd_classes *c);
 
 #endif

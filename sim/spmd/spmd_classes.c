@@ -1,0 +1,510 @@
+/*
+ * spmd_classes.c: the classes of equivalent devices (contract in
+ * spmd_classes.h; spmd_shape.h for the finding).
+ *
+ * Design: one more checked pass over the program (its ops, not their
+ * expansion) collects the mesh and each distinct collective's schedule,
+ * built as the PHASES expansion builds it, and refuses what has no
+ * symmetry (device=, an explicit instance, an option of one, a host
+ * memory). Then, per mesh axis, rotations of its coordinate (by each
+ * divisor of its size, least first, then within blocks: find_generators)
+ * are tried as symmetries: on the hardware (every link's image, found by its ends,
+ * has the same figures: a permutation of directed links), on every
+ * schedule (the multiset of its steps over all groups, as (round,
+ * sender, receiver, move), is the same after moving every device), and on
+ * the routes of those steps (each image route is the moved route, hop by
+ * hop). The first that holds is a generator; the orbits of the devices and
+ * of the directed links under the generators are the classes and the
+ * links' orbits (union-find, the least member the representative).
+ * Cost: the program's ops once, and per candidate the links, the steps of
+ * each distinct schedule over its groups and their routes: no op of the
+ * expansion.
+ */
+#include "spmd/spmd_shape.h"
+#include "core/idmap.h"
+#include <string.h>
+#include "hw/coll_impl.h"
+#include "spmd/spmd_names.h"
+#include "spmd/spmd_phase.h"
+
+struct strata_spmd_classes {
+    uint32_t devices, n_classes;
+    uint32_t *rep;      /* by device: its class's least device */
+    uint32_t *link_rep; /* by directed link key (2 x link + forward): its orbit's least key */
+    double *scale;      /* by representative key: its copies' weight (approximate classes), >= 1 */
+    bool exact;         /* every generator moves every route onto its image's */
+    char *text;         /* the generators */
+};
+
+uint32_t strata_spmd_classes_devices(const strata_spmd_classes *c) { return c->devices; }
+uint32_t strata_spmd_classes_count(const strata_spmd_classes *c) { return c->n_classes; }
+uint32_t strata_spmd_class_rep(const strata_spmd_classes *c, uint32_t device) { return c->rep[device]; }
+const char *strata_spmd_classes_describe(const strata_spmd_classes *c) { return c->text; }
+bool strata_spmd_classes_exact(const strata_spmd_classes *c) { return c->exact; }
+
+double strata_spmd_link_scale(const strata_spmd_classes *c, uint32_t link, bool forward)
+{
+    return c->scale[c->link_rep[2 * link + forward]];
+}
+
+uint32_t spmd_classes_key_rep(const strata_spmd_classes *c, uint32_t key) { return c->link_rep[key]; }
+
+void spmd_classes_raise_scale(strata_spmd_classes *c, uint32_t rep_key, double scale)
+{
+    c->scale[rep_key] = MAX(c->scale[rep_key], scale);
+}
+
+uint32_t strata_spmd_link_rep(const strata_spmd_classes *c, uint32_t link, bool forward, bool *rep_forward)
+{
+    uint32_t key = c->link_rep[2 * link + forward];
+    *rep_forward = key & 1u;
+    return key >> 1;
+}
+
+void spmd_classes_free(strata_spmd_classes *c)
+{
+    if (!c)
+        return;
+    g_free(c->rep);
+    g_free(c->link_rep);
+    g_free(c->scale);
+    g_free(c->text);
+    g_free(c);
+}
+
+/* ---- shapes (shared with spmd.c) ------------------------------------- */
+
+const strata_coll_algo *spmd_coll_algo(const strata_hw *hw, const strata_mesh *mesh, const strata_op *op,
+                                       uint32_t *mask, char **why)
+{
+    strata_mesh_axes(mesh, op->axis, mask, NULL); /* the checker accepted it */
+    const char *name = op->algo ? op->algo : strata_coll_impl_pick(hw, op->kind, mesh, *mask);
+    return strata_coll_algo_lookup(op->kind, name, why);
+}
+
+/* The ranks per scale-up domain of the groups of mesh axes `mask`, n each
+ * (strata_coll_shape.domain_ranks), from the first group: the ranks of one
+ * domain, when every domain holds that many consecutive ranks; n when the
+ * group lies in one domain; 1 otherwise (every step then counts as one
+ * between domains). */
+static uint32_t group_domain_ranks(const strata_hw *hw, const strata_mesh *mesh, uint32_t mask, uint32_t n)
+{
+    uint32_t size = strata_hw_domain(hw), g = 0;
+    while (!spmd_group_leader(mesh, mask, g))
+        g++;
+    uint32_t first = strata_mesh_member(mesh, mask, g, 0) / size, per = 1;
+    while (per < n && strata_mesh_member(mesh, mask, g, per) / size == first)
+        per++;
+    for (uint32_t r = 0; r < n; r++) {
+        uint32_t dom = strata_mesh_member(mesh, mask, g, r) / size;
+        uint32_t head = strata_mesh_member(mesh, mask, g, r / per * per) / size;
+        if (n % per != 0 || dom != head || (r % per == 0 && r > 0 && dom == first))
+            return 1;
+    }
+    return per;
+}
+
+bool spmd_coll_shape(const strata_hw *hw, const strata_mesh *mesh, const strata_op *op, const strata_op_refs *refs,
+                     const strata_coll_algo *algo, uint32_t mask, bool fold, strata_coll_shape *sh, char **why)
+{
+    *sh = (strata_coll_shape){.kind = op->kind, .algo = algo, .shift = op->shift, .fold = fold};
+    for (uint32_t a = 0; a < strata_mesh_axis_count(mesh); a++)
+        if (mask & (1u << a))
+            sh->dims[sh->n_dims++] = strata_mesh_group_size(mesh, 1u << a);
+    uint32_t n = strata_coll_ranks(sh);
+    sh->in_bytes = op->kind == STRATA_OP_ALL_GATHER ? refs->bytes / n : refs->bytes;
+    sh->domain_ranks = n > 1 ? group_domain_ranks(hw, mesh, mask, n) : 1;
+    GError *e = NULL;
+    if (algo->ops->tune && n > 1 && !algo->ops->tune(sh, hw, &e)) {
+        *why = g_strdup(e->message);
+        g_error_free(e);
+        return false;
+    }
+    return true;
+}
+
+/* ---- the program's collectives ---------------------------------------- */
+
+/* A distinct collective of the program: its axes and its schedule. */
+typedef struct coll_sig {
+    strata_op_kind kind;
+    uint32_t mask;
+    const strata_coll_algo *algo;
+    uint64_t in_bytes;
+    int32_t shift;
+    GArray *steps; /* strata_coll_step */
+} coll_sig;
+
+static void sig_free(gpointer p)
+{
+    coll_sig *s = p;
+    g_array_free(s->steps, TRUE);
+    g_free(s);
+}
+
+/* What the scan found: the mesh and the distinct collectives. */
+typedef struct scan {
+    strata_mesh *mesh;
+    GPtrArray *sigs; /* coll_sig */
+} scan;
+
+/* A name of the model (a memory or unit) that the program writes for every
+ * device alike: a template, or none. */
+static bool template_name(const strata_hw *hw, const char *name, bool unit)
+{
+    if (!name)
+        return true;
+    int base = unit ? strata_hw_compute_base_index(hw, name) : strata_hw_memory_base_index(hw, name);
+    return base >= 0 && (unit || strata_hw_memory(hw, (uint32_t)base)->kind != STRATA_MEM_HOST);
+}
+
+/* Notes collective op; false when it cannot be scheduled (bad input). */
+static bool scan_collective(scan *sc, const strata_hw *hw, const strata_op *op, const strata_op_refs *refs)
+{
+    uint32_t mask = 0;
+    char *why = NULL;
+    const strata_coll_algo *algo = spmd_coll_algo(hw, sc->mesh, op, &mask, &why);
+    strata_coll_shape sh;
+    if (!algo || !spmd_coll_shape(hw, sc->mesh, op, refs, algo, mask, true, &sh, &why)) {
+        g_free(why);
+        return false;
+    }
+    for (guint i = 0; i < sc->sigs->len; i++) {
+        const coll_sig *s = g_ptr_array_index(sc->sigs, i);
+        if (s->kind == op->kind && s->mask == mask && s->algo == algo && s->in_bytes == sh.in_bytes &&
+            s->shift == sh.shift)
+            return true; /* a schedule is a pure function of these (and the model) */
+    }
+    coll_sig *s = g_new0(coll_sig, 1);
+    *s = (coll_sig){.kind = op->kind, .mask = mask, .algo = algo, .in_bytes = sh.in_bytes, .shift = sh.shift};
+    s->steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    if (strata_coll_ranks(&sh) > 1)
+        strata_coll_schedule(&sh, s->steps);
+    g_ptr_array_add(sc->sigs, s);
+    return true;
+}
+
+/* The scan of the program: false when it has nothing to gain from classes
+ * (or is bad input). */
+static bool scan_program(scan *sc, strata_source *in, const strata_hw *hw)
+{
+    strata_checker *c = strata_checker_new(strata_source_origin(in));
+    strata_checker_set_devices(c, strata_hw_devices(hw));
+    strata_checker_set_namer(c, &strata_spmd_program_namer);
+    strata_op_refs refs;
+    const strata_op *op = NULL;
+    bool ok = strata_source_rewind(in, NULL);
+    int got = 0;
+    while (ok && (got = strata_source_next(in, &op, NULL)) == 1) {
+        ok = strata_checker_feed(c, op, &refs, NULL) && !op->has_device &&
+             !(op->kind == STRATA_OP_OPTION && strchr(op->name, '@')) && /* an option of one instance */
+             template_name(hw, op->memory, false) && template_name(hw, op->unit, true) &&
+             template_name(hw, refs.memory, false) && template_name(hw, refs.src_memory, false);
+        if (ok && op->kind == STRATA_OP_OPTION && strcmp(op->name, "mesh") == 0 && !sc->mesh)
+            sc->mesh = strata_mesh_parse(op->value, NULL);
+        else if (ok && strata_op_kind_is_collective(op->kind))
+            ok = sc->mesh && scan_collective(sc, hw, op, &refs);
+    }
+    strata_checker_free(c);
+    bool rewound = strata_source_rewind(in, NULL);
+    return ok && got == 0 && rewound && sc->mesh && strata_mesh_devices(sc->mesh) == strata_hw_devices(hw);
+}
+
+/* ---- symmetries of the machine ---------------------------------------- */
+
+/* The machine's links by their ends, to find a link's image. */
+typedef struct machine {
+    const strata_hw *hw;
+    uint32_t devices;
+    strata_idmap *by_ends; /* (lower end << 32 | higher end) -> link + 1 */
+    uint32_t *lperm;       /* the candidate's directed links: key -> key */
+} machine;
+
+static uint64_t ends_key(uint32_t a, uint32_t b) { return (uint64_t)MIN(a, b) << 32 | MAX(a, b); }
+
+
+/* False when two links join the same ends (a link's image would be ambiguous). */
+static bool machine_init(machine *m, const strata_hw *hw)
+{
+    *m = (machine){.hw = hw, .devices = strata_hw_devices(hw)};
+    m->by_ends = strata_idmap_new();
+    m->lperm = g_new(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
+    for (uint32_t l = 0; l < strata_hw_link_count(hw); l++) {
+        const strata_link_spec *s = strata_hw_link(hw, l);
+        uint64_t k = ends_key(s->a, s->b);
+        if (strata_idmap_get(m->by_ends, k))
+            return false;
+        strata_idmap_put(m->by_ends, k, GUINT_TO_POINTER(l + 1));
+    }
+    return true;
+}
+
+static void machine_clear(machine *m)
+{
+    strata_idmap_free(m->by_ends);
+    g_free(m->lperm);
+}
+
+/* The image of memory `mem` (a device's; NO_MEMORY: itself) under the candidate. */
+static uint32_t map_memory(const machine *m, const uint32_t *perm, uint32_t mem)
+{
+    if (mem == STRATA_HW_NO_MEMORY)
+        return mem;
+    const strata_memory_spec *s = strata_hw_memory(m->hw, mem);
+    return strata_hw_memory_on(m->hw, s->base, perm[s->device]);
+}
+
+/* A link the program's traffic may cross: between two devices' memories,
+ * or from one to a switch (the program touches no host memory, and the
+ * routes between devices pass through no host: hw.h). */
+static bool device_link(const strata_hw *hw, const strata_link_spec *s)
+{
+    return strata_hw_memory(hw, s->a)->device != STRATA_HW_NO_DEVICE &&
+           (s->b == STRATA_HW_NO_MEMORY || strata_hw_memory(hw, s->b)->device != STRATA_HW_NO_DEVICE);
+}
+
+static bool same_figures(const strata_link_spec *a, const strata_link_spec *b)
+{
+    return a->bandwidth == b->bandwidth && a->latency == b->latency && a->full_duplex == b->full_duplex &&
+           a->staging_buffer == b->staging_buffer && a->staging_serial == b->staging_serial;
+}
+
+/* True when perm maps the devices' part of the machine onto itself; then
+ * m->lperm holds its permutation of directed links (a link of hosts to
+ * itself: no copy of the program crosses one). */
+static bool machine_symmetry(machine *m, const uint32_t *perm)
+{
+    for (uint32_t l = 0; l < strata_hw_link_count(m->hw); l++) {
+        const strata_link_spec *s = strata_hw_link(m->hw, l);
+        if (!device_link(m->hw, s)) {
+            m->lperm[2 * l] = 2 * l;
+            m->lperm[2 * l + 1] = 2 * l + 1;
+            continue;
+        }
+        uint32_t a = map_memory(m, perm, s->a), b = map_memory(m, perm, s->b);
+        uint32_t to = GPOINTER_TO_UINT(strata_idmap_get(m->by_ends, ends_key(a, b)));
+        if (to == 0 || !same_figures(s, strata_hw_link(m->hw, to - 1)))
+            return false;
+        to--;
+        bool flip = strata_hw_link(m->hw, to)->a != a;
+        if (to == l && flip && !s->full_duplex)
+            return false; /* a half-duplex link turned around: its stabiliser is not trivial */
+        m->lperm[2 * l] = 2 * to + flip;
+        m->lperm[2 * l + 1] = 2 * to + !flip;
+    }
+    return true;
+}
+
+/* ---- symmetries of the program ---------------------------------------- */
+
+/* A step of a schedule between two devices: its round, ends and move. */
+typedef struct placed_step {
+    uint32_t p, q;
+    const strata_coll_step *st;
+} placed_step;
+
+static guint placed_hash(gconstpointer k)
+{
+    const placed_step *a = k;
+    const strata_coll_step *s = a->st;
+    uint64_t h = (uint64_t)a->p * 0x9E3779B97F4A7C15ull ^ (uint64_t)a->q * 0xC2B2AE3D27D4EB4Full;
+    h ^= (uint64_t)s->round * 0x165667B19E3779F9ull ^ s->bytes ^ ((uint64_t)s->lane << 40);
+    return (guint)(h ^ h >> 32);
+}
+
+static gboolean placed_equal(gconstpointer ka, gconstpointer kb)
+{
+    const placed_step *a = ka, *b = kb;
+    const strata_coll_step *x = a->st, *y = b->st;
+    return a->p == b->p && a->q == b->q && x->round == y->round && x->lane == y->lane && x->src_buf == y->src_buf &&
+           x->dst_buf == y->dst_buf && x->own_buf == y->own_buf && x->bytes == y->bytes &&
+           x->wire_bytes == y->wire_bytes && x->reduce == y->reduce && x->handshake == y->handshake &&
+           x->fused == y->fused && x->rounds == y->rounds && x->max_bytes == y->max_bytes &&
+           x->delay_s == y->delay_s && x->pipelined == y->pipelined;
+}
+
+/* The device memory the steps move between (the model's default memory). */
+static uint32_t step_memory(const strata_hw *hw, uint32_t device)
+{
+    int base = strata_hw_memory_base_index(hw, NULL);
+    return strata_hw_memory_on(hw, base >= 0 ? (uint32_t)base : 0, device);
+}
+
+/* True when route a -> b, moved by perm, is the route of the images. */
+static bool route_moves(const machine *m, const uint32_t *perm, uint32_t p, uint32_t q)
+{
+    const strata_hop *h = NULL, *g = NULL;
+    uint32_t n = 0, ng = 0;
+    if (!strata_hw_route(m->hw, step_memory(m->hw, p), step_memory(m->hw, q), &h, &n, NULL) ||
+        !strata_hw_route(m->hw, step_memory(m->hw, perm[p]), step_memory(m->hw, perm[q]), &g, &ng, NULL) ||
+        n != ng)
+        return false;
+    for (uint32_t i = 0; i < n; i++)
+        if (m->lperm[2 * h[i].link + h[i].forward] != 2 * g[i].link + g[i].forward ||
+            map_memory(m, perm, h[i].port) != g[i].port)
+            return false;
+    return true;
+}
+
+/* How a candidate maps the program: not at all, with every route moved
+ * onto its image's, or its steps only (some route differs: approximate). */
+typedef enum { MAPS_NOT, MAPS_STEPS, MAPS_EXACTLY } maps; /* in order: the least of several is theirs */
+
+/* How perm maps sig's steps over every group (and their routes). */
+static maps schedule_symmetry(const machine *m, const strata_mesh *mesh, const coll_sig *sig, const uint32_t *perm)
+{
+    const strata_coll_step *steps = (const strata_coll_step *)(void *)sig->steps->data;
+    GArray *placed = g_array_new(FALSE, FALSE, sizeof(placed_step));
+    for (uint32_t g = 0; g < m->devices; g++)
+        for (guint i = 0; i < sig->steps->len && strata_mesh_rank(mesh, sig->mask, g) == 0; i++) {
+            placed_step x = {strata_mesh_member(mesh, sig->mask, g, steps[i].src),
+                             strata_mesh_member(mesh, sig->mask, g, steps[i].dst), &steps[i]};
+            g_array_append_val(placed, x);
+        }
+    GHashTable *count = g_hash_table_new(placed_hash, placed_equal);
+    for (guint i = 0; i < placed->len; i++) {
+        placed_step *x = &g_array_index(placed, placed_step, i);
+        g_hash_table_insert(count, x, GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(count, x)) + 1));
+    }
+    maps verdict = MAPS_EXACTLY;
+    for (guint i = 0; verdict != MAPS_NOT && i < placed->len; i++) {
+        const placed_step *x = &g_array_index(placed, placed_step, i);
+        placed_step image = {perm[x->p], perm[x->q], x->st};
+        if (g_hash_table_lookup(count, &image) != g_hash_table_lookup(count, x))
+            verdict = MAPS_NOT;
+        else if (verdict == MAPS_EXACTLY && x->p != x->q && !route_moves(m, perm, x->p, x->q))
+            verdict = MAPS_STEPS;
+    }
+    g_hash_table_destroy(count);
+    g_array_free(placed, TRUE);
+    return verdict;
+}
+
+/* ---- orbits ------------------------------------------------------------ */
+
+static uint32_t find(uint32_t *parent, uint32_t x)
+{
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+/* Joins the sets of x and y; the least root stays the root. */
+static void join(uint32_t *parent, uint32_t x, uint32_t y)
+{
+    x = find(parent, x);
+    y = find(parent, y);
+    if (x != y)
+        parent[MAX(x, y)] = MIN(x, y);
+}
+
+/* perm = the rotation of mesh axis `axis` by k within its blocks of r
+ * consecutive coordinates (r = the axis' size: the axis' rotation). */
+static void rotation(const strata_mesh *mesh, uint32_t axis, uint32_t r, uint32_t k, uint32_t *perm)
+{
+    uint32_t stride = 1;
+    for (uint32_t a = axis + 1; a < strata_mesh_axis_count(mesh); a++)
+        stride *= strata_mesh_group_size(mesh, 1u << a);
+    for (uint32_t d = 0; d < strata_mesh_devices(mesh); d++) {
+        uint32_t c = strata_mesh_coord(mesh, d, axis), block = c - c % r;
+        perm[d] = d - c * stride + (block + (c % r + k) % r) * stride;
+    }
+}
+
+/* True when perm is a symmetry of the machine and of every collective
+ * (with approx, of their steps: some route may not move onto its image's;
+ * *exact then says whether every one does). */
+static bool symmetry(machine *m, const scan *sc, const uint32_t *perm, bool approx, bool *exact)
+{
+    maps verdict = machine_symmetry(m, perm) ? MAPS_EXACTLY : MAPS_NOT;
+    for (guint i = 0; verdict != MAPS_NOT && i < sc->sigs->len; i++)
+        verdict = MIN(verdict, schedule_symmetry(m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm));
+    *exact = verdict == MAPS_EXACTLY;
+    return verdict == MAPS_EXACTLY || (approx && verdict == MAPS_STEPS);
+}
+
+/* Tries, per axis, rotations within blocks of r coordinates (r from the
+ * axis' size down, each dividing the last rotation's k) by k (a divisor of
+ * r, least first): each generator found rotates one digit of the axis'
+ * coordinate in a mixed radix (the blocks of k inside those of r), so the
+ * group they make is a product of cyclic groups on distinct digits, free
+ * on the devices. Joins the orbits of each; returns the number found. */
+static uint32_t find_generators(machine *m, const scan *sc, strata_spmd_classes *c, bool approx, GString *text)
+{
+    uint32_t *dev_parent = c->rep, *key_parent = c->link_rep;
+    bool exact = true;
+    uint32_t *perm = g_new(uint32_t, m->devices), found = 0, n_keys = 2 * strata_hw_link_count(m->hw);
+    for (uint32_t a = 0; a < strata_mesh_axis_count(sc->mesh); a++) {
+        uint32_t limit = strata_mesh_group_size(sc->mesh, 1u << a);
+        for (uint32_t r = limit; r >= 2; r--) {
+            if (limit % r != 0)
+                continue;
+            uint32_t k = 1;
+            while (k < r && (r % k != 0 || (rotation(sc->mesh, a, r, k, perm), !symmetry(m, sc, perm, approx, &exact))))
+                k++;
+            if (k == r)
+                continue; /* no rotation within blocks of r */
+            for (uint32_t d = 0; d < m->devices; d++)
+                join(dev_parent, d, perm[d]);
+            for (uint32_t key = 0; key < n_keys; key++)
+                join(key_parent, key, m->lperm[key]);
+            g_string_append_printf(text, "%s%s+%u", found ? " " : "", strata_mesh_axis_name(sc->mesh, a), k);
+            c->exact = c->exact && exact;
+            if (r != strata_mesh_group_size(sc->mesh, 1u << a))
+                g_string_append_printf(text, "/%u", r); /* within blocks of r */
+            found++;
+            limit = k;
+            r = k + 1; /* the next r divides k */
+        }
+    }
+    g_free(perm);
+    return found;
+}
+
+strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, bool approx)
+{
+    uint32_t devices = strata_hw_devices(hw);
+    if (devices <= 1)
+        return NULL;
+    scan sc = {.sigs = g_ptr_array_new_with_free_func(sig_free)};
+    machine m = {0};
+    bool ok = scan_program(&sc, in, hw);
+    bool made = ok && machine_init(&m, hw);
+    strata_spmd_classes *c = NULL;
+    if (made) {
+        uint32_t n_keys = 2 * strata_hw_link_count(hw);
+        c = g_new0(strata_spmd_classes, 1);
+        c->devices = devices;
+        c->rep = g_new(uint32_t, devices);
+        c->link_rep = g_new(uint32_t, n_keys + 1);
+        c->scale = g_new(double, n_keys + 1);
+        c->exact = true;
+        for (uint32_t d = 0; d < devices; d++)
+            c->rep[d] = d;
+        for (uint32_t k = 0; k < n_keys; k++) {
+            c->link_rep[k] = k;
+            c->scale[k] = 1;
+        }
+        for (uint32_t l = 0; l < strata_hw_link_count(hw); l++)
+            if (!strata_hw_link(hw, l)->full_duplex) /* one resource both ways */
+                join(c->link_rep, 2 * l, 2 * l + 1);
+        GString *text = g_string_new(NULL);
+        uint32_t found = find_generators(&m, &sc, c, approx, text);
+        c->text = g_string_free(text, FALSE);
+        for (uint32_t d = 0; d < devices; d++)
+            c->n_classes += (c->rep[d] = find(c->rep, d)) == d;
+        for (uint32_t k = 0; k < n_keys; k++)
+            c->link_rep[k] = find(c->link_rep, k);
+        if (found == 0) {
+            spmd_classes_free(c);
+            c = NULL;
+        }
+    }
+    if (ok)
+        machine_clear(&m);
+    strata_mesh_free(sc.mesh);
+    g_ptr_array_free(sc.sigs, TRUE);
+    return c;
+}

@@ -1,0 +1,246 @@
+/*
+ * test_classes.c: classes of equivalent devices (spmd/spmd_classes.h,
+ * --collectives classes).
+ *
+ * Which symmetries are found: a ring of 8 on a ring of 8 (every rotation
+ * maps it onto itself: one class, data+1); NVLS over 64 GPUs of one switch
+ * in 8 hosts (the schedule is a rotation's, the hosts are no part of it:
+ * one class); a torus of 4x4 with a mesh on its axes (both rotations),
+ * and of 2x8 (data+1 turns the links of the axis of 2 around);
+ * the mesh without wrap-around of tpu-v5e-16 (a rotation maps no link of
+ * the far end's: none); and no classes for a program with device=, an
+ * option of one memory instance, an explicit instance, or no mesh.
+ *
+ * Approximate classes (--collectives fast): the row-by-row ring of 16 on
+ * the 4x4 torus has none exactly, 4 approximately (data+4).
+ *
+ * What they give: on symmetric cases every figure of the full run (in
+ * phases) comes out of the representatives: the makespan, every
+ * collective's time, every memory's peaks and port bytes and every link's
+ * bytes, to 1e-9, from one device's ops per class; every device's streams
+ * are listed.
+ */
+#include <math.h>
+#include <string.h>
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include "spmd/spmd.h"
+#include "testutil.h"
+#include "trace/reader.h"
+
+/* The classes found for `program` on `hw` (overrides NULL-terminated or
+ * NULL): their count (0: none) and the symmetry's text. */
+static uint32_t classes_of(const char *hw_name, const char *const *overrides, const char *program,
+                           strata_spmd_collectives mode, char **text, bool *exact)
+{
+    strata_hw *hw = strata_test_load_hw(hw_name, overrides);
+    char *path = strata_test_write_temp("classes-XXXXXX.trace", program);
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    ck_assert_msg(src, "%s", err ? err->message : "");
+    strata_source *x = strata_spmd_expand_as(src, hw, mode);
+    const strata_spmd_classes *c = strata_spmd_classes_of(x);
+    uint32_t n = c ? strata_spmd_classes_count(c) : 0;
+    *text = g_strdup(c ? strata_spmd_classes_describe(c) : "");
+    *exact = !c || strata_spmd_classes_exact(c);
+    if (c)
+        for (uint32_t d = 0; d < strata_spmd_classes_devices(c); d++) {
+            uint32_t r = strata_spmd_class_rep(c, d);
+            ck_assert_uint_le(r, d);
+            ck_assert_uint_eq(strata_spmd_class_rep(c, r), r);
+        }
+    strata_source_free(x);
+    strata_hw_free(hw);
+    g_unlink(path);
+    g_free(path);
+    return n;
+}
+
+/* A 2D torus all-reduce over the 4x4 mesh of test-torus16, and a ring along one axis. */
+#define TORUS                                                                                                      \
+    "strata-trace 1\noption mesh=data:4,model:4\nalloc buf 1MiB\nall-reduce buf axis=data,model algo=torus\n"      \
+    "all-reduce buf axis=model\nfree buf\n"
+/* A torus all-gather along an axis of 2 of test-torus16 resized to 2x8,
+ * and an all-reduce along the other axis. */
+#define TORUS2                                                                                                     \
+    "strata-trace 1\noption mesh=data:2,model:8\nalloc part 512KiB\nalloc buf 1MiB\n"                         \
+    "all-gather buf part axis=data\nall-reduce buf axis=model\nfree buf\nfree part\n"
+/* A ring of 16 laid row by row over test-torus16's 4x4: its rows' ends and
+ * its close cross two links, routed (ties broken by the site graph) so
+ * that no rotation moves every route onto its image's; data+4 (a torus
+ * translation) moves its steps. */
+#define RING16 "strata-trace 1\noption mesh=data:16\nalloc buf 16MiB\nall-reduce buf axis=data\nfree buf\n"
+#define RING_ALL_REDUCE "strata-trace 1\noption mesh=data:8\nalloc buf 1MiB\nall-reduce buf axis=data\nfree buf\n"
+
+START_TEST(test_found)
+{
+    static const char *const switch64[] = {"hardware.devices=64", "hardware.devices_per_host=8", NULL};
+    static const char *const torus2x8[] = {"interconnect.ici.dims=2x8", NULL};
+    static const struct {
+        const char *hw;
+        const char *const *set;
+        const char *program;
+        uint32_t classes;
+        const char *symmetry;
+        strata_spmd_collectives mode;
+        bool exact;
+    } cases[] = {
+        {"test-ring8", NULL, RING_ALL_REDUCE, 1, "data+1", STRATA_SPMD_CLASSES, true},
+        {"test-switch8", NULL, RING_ALL_REDUCE, 1, "data+1", STRATA_SPMD_CLASSES, true},
+        {"dgx-h100", switch64,
+         "strata-trace 1\noption mesh=data:64\nalloc buf 1MiB\nall-reduce buf axis=data\nfree buf\n", 1, "data+1", STRATA_SPMD_CLASSES, true},
+        {"test-torus16", NULL, TORUS, 1, "data+1 model+1", STRATA_SPMD_CLASSES, true},
+        {"test-torus16", torus2x8, TORUS2, 1, "data+1 model+1", STRATA_SPMD_CLASSES, true},
+        {"tpu-v5e-16", NULL,
+         "strata-trace 1\noption mesh=data:4,model:4\nalloc buf 1MiB\nall-reduce buf axis=model\nfree buf\n", 0, "", STRATA_SPMD_CLASSES, true},
+        {"test-ring8", NULL,
+         "strata-trace 1\noption mesh=data:8\nalloc buf 1MiB device=3\nfree buf device=3\n", 0, "", STRATA_SPMD_CLASSES, true},
+        {"test-ring8", NULL,
+         "strata-trace 1\noption mesh=data:8\noption padding_bytes.hbm@7=4096\nalloc buf 1MiB\nfree buf\n", 0, "", STRATA_SPMD_CLASSES, true},
+        {"test-ring8", NULL, "strata-trace 1\noption mesh=data:8\nalloc buf 1MiB memory=hbm@2\nfree buf\n", 0, "", STRATA_SPMD_CLASSES, true},
+        {"test-ring8", NULL, "strata-trace 1\nalloc buf 1MiB\nfree buf\n", 0, "", STRATA_SPMD_CLASSES, true},
+        {"test-torus16", NULL, RING16, 0, "", STRATA_SPMD_CLASSES, true},
+        {"test-torus16", NULL, RING16, 4, "data+4", STRATA_SPMD_FAST, false},
+        {"test-ring8", NULL, RING_ALL_REDUCE, 1, "data+1", STRATA_SPMD_FAST, true},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *text = NULL;
+        bool exact = true;
+        uint32_t n = classes_of(cases[i].hw, cases[i].set, cases[i].program, cases[i].mode, &text, &exact);
+        ck_assert_msg(n == cases[i].classes, "case %zu (%s): %u classes, expected %u", i, cases[i].hw, n,
+                      cases[i].classes);
+        ck_assert_str_eq(text, cases[i].symmetry);
+        ck_assert_msg(exact == cases[i].exact, "case %zu: exact %d", i, exact);
+        g_free(text);
+    }
+}
+END_TEST
+
+/* The figures of one run (--json), by name. */
+typedef struct figures {
+    JsonParser *parser;
+    JsonObject *root;
+} figures;
+
+static figures run(const char *dir, const char *trace, const char *hw, const char *set, const char *mode)
+{
+    char *json = g_strdup_printf("%s/%s.json", dir, mode);
+    char *hw_path = strata_test_source_path(hw);
+    strata_cli_result r = strata_test_cli("run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode,
+                                          "--json", json, set ? "--set" : NULL, set, NULL);
+    ck_assert_msg(r.status == 0, "%s %s: %s", hw, mode, r.err);
+    strata_cli_result_clear(&r);
+    figures f = {.parser = json_parser_new()};
+    ck_assert(json_parser_load_from_file(f.parser, json, NULL));
+    f.root = json_node_get_object(json_parser_get_root(f.parser));
+    g_free(hw_path);
+    g_free(json);
+    return f;
+}
+
+static void close_to(double a, double b, const char *what, const char *name)
+{
+    ck_assert_msg(fabs(a - b) <= 1e-9 * fabs(b), "%s %s: classes %.17g, phases %.17g", what, name, a, b);
+}
+
+/* Every member `key` of every object of group `group`: the same in a and b. */
+static void same_members(const figures *a, const figures *b, const char *group, const char *key)
+{
+    JsonObject *ga = json_object_get_object_member(a->root, group), *gb = json_object_get_object_member(b->root, group);
+    ck_assert_uint_eq(json_object_get_size(ga), json_object_get_size(gb));
+    GList *names = json_object_get_members(gb);
+    for (GList *n = names; n; n = n->next) {
+        ck_assert_msg(json_object_has_member(ga, n->data), "%s: no %s in classes", group, (const char *)n->data);
+        if (!key)
+            continue;
+        close_to(json_object_get_double_member(json_object_get_object_member(ga, n->data), key),
+                 json_object_get_double_member(json_object_get_object_member(gb, n->data), key), key, n->data);
+    }
+    g_list_free(names);
+}
+
+/* Runs trace both ways (with --set `set` unless NULL): the classes give the
+ * full run's figures from fewer ops. */
+static void agree(const char *dir, const char *trace, const char *hw, const char *set, const char *mode, bool links)
+{
+    figures c = run(dir, trace, hw, set, mode), p = run(dir, trace, hw, set, "phases");
+    close_to(json_object_get_double_member(c.root, "makespan_s"), json_object_get_double_member(p.root, "makespan_s"),
+             "makespan", hw);
+    ck_assert_msg(json_object_has_member(c.root, "classes"), "%s: no classes", trace);
+    ck_assert_int_lt(json_object_get_int_member(c.root, "ops"), json_object_get_int_member(p.root, "ops"));
+    JsonArray *cc = json_object_get_array_member(c.root, "collectives");
+    JsonArray *pc = json_object_get_array_member(p.root, "collectives");
+    ck_assert_uint_eq(json_array_get_length(cc), json_array_get_length(pc));
+    for (guint i = 0; i < json_array_get_length(pc); i++)
+        close_to(json_object_get_double_member(json_array_get_object_element(cc, i), "time_s"),
+                 json_object_get_double_member(json_array_get_object_element(pc, i), "time_s"), "collective", hw);
+    same_members(&c, &p, "memories", "peak_allocated_bytes");
+    same_members(&c, &p, "memories", "peak_reserved_bytes");
+    same_members(&c, &p, "memories", "port_bytes");
+    same_members(&c, &p, "links", links ? "bytes" : NULL);
+    same_members(&c, &p, "compute", "flops");
+    same_members(&c, &p, "streams", "ops");
+    g_object_unref(c.parser);
+    g_object_unref(p.parser);
+}
+
+static char *gen(const char *dir, const char *name, const char *const *args)
+{
+    char *trace = g_strdup_printf("%s/%s.trace", dir, name);
+    GPtrArray *argv = g_ptr_array_new();
+    g_ptr_array_add(argv, "gen");
+    for (const char *const *a = args; *a; a++)
+        g_ptr_array_add(argv, (gpointer)*a);
+    g_ptr_array_add(argv, "-o");
+    g_ptr_array_add(argv, trace);
+    g_ptr_array_add(argv, NULL);
+    strata_cli_result r = strata_test_run_cli((const char *const *)argv->pdata);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_ptr_array_free(argv, TRUE);
+    return trace;
+}
+
+START_TEST(test_agrees_with_phases)
+{
+    char *dir = strata_test_temp_dir();
+    static const char *const fsdp[] = {"transformer", "mesh=data:8", "sharding=fsdp", "layers=2", "prefetch=2", NULL};
+    static const char *const nvls[] = {"collective", "devices=8", NULL};
+    char *t = gen(dir, "fsdp", fsdp);
+    agree(dir, t, "configs/hw/test-ring8.ini", NULL, "classes", true);
+    agree(dir, t, "configs/hw/test-switch8.ini", NULL, "classes", true);
+    g_free(t);
+    t = gen(dir, "nvls", nvls);
+    agree(dir, t, "configs/hw/dgx-h100.ini", NULL, "classes", true);
+    g_free(t);
+    t = g_strdup_printf("%s/torus.trace", dir);
+    ck_assert(g_file_set_contents(t, TORUS, -1, NULL));
+    agree(dir, t, "configs/hw/test-torus16.ini", NULL, "classes", true);
+    g_free(t);
+    /* a torus axis of 2: data+1 turns each of its links around (both
+     * directions one orbit; the quotient carries them one way) */
+    t = g_strdup_printf("%s/torus2.trace", dir);
+    ck_assert(g_file_set_contents(t, TORUS2, -1, NULL));
+    agree(dir, t, "configs/hw/test-torus16.ini", "interconnect.ici.dims=2x8", "classes", true);
+    g_free(t);
+    /* fast: the ring of 16 row by row (no link carries two of a round's
+     * copies: the quotient is the full run's); links report their orbit's */
+    t = g_strdup_printf("%s/ring16.trace", dir);
+    ck_assert(g_file_set_contents(t, RING16, -1, NULL));
+    agree(dir, t, "configs/hw/test-torus16.ini", NULL, "fast", false);
+    g_free(t);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("classes");
+    TCase *tc = tcase_create("classes");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_found);
+    tcase_add_test(tc, test_agrees_with_phases);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
