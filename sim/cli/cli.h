@@ -65,6 +65,7 @@ char *strata_export_format_names(void);
 int strata_cmd_gen(int argc, char **argv);
 int strata_cmd_transform(int argc, char **argv);
 int strata_cmd_sweep(int argc, char **argv);
+int strata_cmd_serve(int argc, char **argv);
 int strata_cmd_replay(int argc, char **argv);
 int strata_cmd_validate(int argc, char **argv);
 /* `strata validate --against TRACE.json` (cmd_validate_kineto.c); ends the job. */

@@ -19,6 +19,7 @@ static const strata_command commands[] = {
     {"export", "write a trace in another tool's format; formats:", strata_cmd_export, strata_export_format_names},
     {"gen", "generate a workload trace; workloads:", strata_cmd_gen, strata_workload_type_names},
     {"transform", "apply policies to a trace and write the rewritten trace", strata_cmd_transform, NULL},
+    {"serve", "simulate serving a request stream: vLLM's scheduler over a KV cache", strata_cmd_serve, NULL},
     {"sweep", "run a what-if experiment over a grid of points", strata_cmd_sweep, NULL},
     {"replay", "execute a trace for real on the host or a CUDA GPU", strata_cmd_replay, NULL},
     {"validate", "compare a simulation with a real replay of the same trace", strata_cmd_validate, NULL},

@@ -44,6 +44,7 @@ static void case_free(gpointer p)
     g_free(c->trace);
     g_free(c->gen);
     g_strfreev(c->set);
+    g_free(c->serve);
     g_free(c);
 }
 
@@ -158,8 +159,9 @@ static bool case_metric(strata_published_case *c, const strata_keyfile *kf, cons
         c->metric = STRATA_PUBLISHED_BANDWIDTH;
     else if (ok && strcmp(metric, "busbw") == 0)
         c->metric = STRATA_PUBLISHED_BUSBW;
-    else if (ok)
-        ok = bad_key(kf, group, "metric", "expected makespan, bandwidth or busbw", err);
+    else if (ok && !strata_published_serve_metric(metric, &c->metric))
+        ok = bad_key(kf, group, "metric", "expected makespan, bandwidth or busbw (or, with serve=, output-throughput, "
+                     "request-throughput, tpot-p50, tpot-mean, ttft-p50 or ttft-mean)", err);
     g_free(metric);
     if (ok && c->metric == STRATA_PUBLISHED_BUSBW)
         return case_collective(c, kf, group, err);
@@ -172,6 +174,8 @@ static bool case_metric(strata_published_case *c, const strata_keyfile *kf, cons
 /* A measured figure of the case's metric from text ("3.6s", "9.6GB/s"). */
 static bool parse_measured(strata_published_metric metric, const char *text, double *value)
 {
+    if (metric > STRATA_PUBLISHED_BUSBW)
+        return strata_published_serve_measured(metric, text, value);
     bool ok = metric == STRATA_PUBLISHED_MAKESPAN ? strata_parse_time(text, value, NULL)
                                                   : strata_parse_bandwidth(text, value, NULL);
     return ok && *value > 0;
@@ -184,11 +188,13 @@ static bool case_measure(strata_published_case *c, const strata_keyfile *kf, con
     bool ok = measured != NULL;
     if (ok && !parse_measured(c->metric, measured, &c->measured))
         ok = bad_key(kf, group, "measured",
-                     c->metric == STRATA_PUBLISHED_MAKESPAN ? "expected a time above 0 such as 3.6s"
-                                                            : "expected a bandwidth above 0 such as 9.6GB/s",
+                     c->metric == STRATA_PUBLISHED_MAKESPAN || c->metric > STRATA_PUBLISHED_SERVE_REQ_S
+                         ? "expected a time above 0 such as 3.6s"
+                     : c->metric > STRATA_PUBLISHED_BUSBW ? "expected a rate above 0 such as 6744tok/s or 37.03req/s"
+                                                          : "expected a bandwidth above 0 such as 9.6GB/s",
                      err);
     g_free(measured);
-    if (ok && c->metric == STRATA_PUBLISHED_MAKESPAN) {
+    if (ok && (c->metric == STRATA_PUBLISHED_MAKESPAN || c->metric > STRATA_PUBLISHED_BUSBW)) {
         if (strata_keyfile_has_key(kf, group, "bytes"))
             ok = bad_key(kf, group, "bytes", "only metrics bandwidth and busbw count bytes", err);
     } else if (ok) {
@@ -201,11 +207,22 @@ static bool case_measure(strata_published_case *c, const strata_keyfile *kf, con
     return ok;
 }
 
-/* trace= or gen= (exactly one; a series has only gen). */
+/* trace=, gen= or serve= (exactly one; a series has only gen; serve= goes
+ * with a serve metric and only with one). */
 static bool case_program(strata_published_case *c, const strata_keyfile *kf, const char *group, const char *dir,
                          bool series, GError **err)
 {
     bool has_trace = strata_keyfile_has_key(kf, group, "trace"), has_gen = strata_keyfile_has_key(kf, group, "gen");
+    bool serve_metric = c->metric > STRATA_PUBLISHED_BUSBW;
+    if (!series && (serve_metric || strata_keyfile_has_key(kf, group, "serve"))) {
+        if (has_trace || has_gen)
+            return bad_key(kf, group, has_trace ? "trace" : "gen", "a serve= case takes neither trace= nor gen=", err);
+        if (!serve_metric)
+            return bad_key(kf, group, "metric", "serve= expects a serving metric such as output-throughput", err);
+        if (c->set)
+            return bad_key(kf, group, "set", "a serve= case takes its hardware overrides as --hw-set in serve=", err);
+        return (c->serve = required(kf, group, "serve", err)) != NULL;
+    }
     if (series || has_gen) {
         if (has_trace)
             return bad_key(kf, group, "trace", "give either trace= or gen=, not both", err);
@@ -283,7 +300,7 @@ static bool case_read(strata_published *set, const strata_keyfile *kf, const cha
                       const char *dir, GError **err)
 {
     static const char *const known[] = {"source", "setup",      "measured", "metric", "bytes", "collective",
-                                        "ranks",  "hw",         "trace",    "gen",    "note",  "group", "set", NULL};
+                                        "ranks",  "hw",         "trace",    "gen",    "note",  "group", "set", "serve", NULL};
     strata_published_case *c = case_common(kf, group, name, dir, known, err);
     if (c && !case_measure(c, kf, group, err)) {
         case_free(c);
@@ -450,6 +467,8 @@ static double case_value(const strata_published_case *c, double makespan_s)
 /* In the child: the case's value, or an error message. */
 static char *child_value(const strata_published_case *c)
 {
+    if (c->serve)
+        return strata_published_serve_child(c);
     GError *err = NULL;
     strata_results *r = NULL;
     strata_run_spec_options spec_opt = {.hw_path = c->hw, .trace_path = c->gen ? NULL : c->trace,
@@ -582,6 +601,8 @@ static char *format_value(strata_published_metric m, double v)
 {
     if (isnan(v))
         return g_strdup("-");
+    if (m > STRATA_PUBLISHED_BUSBW)
+        return strata_published_serve_format(m, v);
     return m == STRATA_PUBLISHED_MAKESPAN ? strata_format_time(v) : strata_format_bandwidth(v);
 }
 

@@ -19,7 +19,13 @@
  *   hw       = hardware model (.ini), relative to the case file's folder
  *   trace    = the strata trace that reproduces the setup, likewise; or
  *   gen      = the workload that does: `strata gen` arguments such as
- *              "collective op=all-reduce bytes=64MiB devices=8 algo=ring"
+ *              "collective op=all-reduce bytes=64MiB devices=8 algo=ring"; or
+ *   serve    = a serving run that does: `strata serve` options without
+ *              --hw (sim/serve/serve_args.h), such as "--model llama-3-8b
+ *              --poisson n=500,prompt=202,output=179"; its metric is one of
+ *              output-throughput ("6744tok/s"), request-throughput
+ *              ("37.03req/s"), tpot-p50, tpot-mean, ttft-p50, ttft-mean
+ *              (times), of its first --kv scheme (published_serve.c)
  *   set      = optional: overrides of the hardware model, as `--set` takes
  *              them, separated by spaces ("hardware.devices=32
  *              interconnect.nvlink.nccl_algo=Ring"): a run's configuration
@@ -50,7 +56,7 @@
  *
  * Invariants: a loaded set holds only cases whose every key was checked
  * (known keys, positive measured value of the metric's kind, readable
- * paths, exactly one of trace and gen); errors name "FILE:LINE"; error = (simulated - measured) / measured.
+ * paths, exactly one of trace, gen and serve); errors name "FILE:LINE"; error = (simulated - measured) / measured.
  */
 #ifndef STRATA_VALIDATE_PUBLISHED_H
 #define STRATA_VALIDATE_PUBLISHED_H
@@ -64,6 +70,12 @@ typedef enum {
     STRATA_PUBLISHED_MAKESPAN,  /* seconds */
     STRATA_PUBLISHED_BANDWIDTH, /* bytes / makespan, bytes per second */
     STRATA_PUBLISHED_BUSBW,     /* bytes / makespan x busbw_factor */
+    STRATA_PUBLISHED_SERVE_OUTPUT_TOK_S, /* serve: output tokens per second */
+    STRATA_PUBLISHED_SERVE_REQ_S,        /* serve: requests per second */
+    STRATA_PUBLISHED_SERVE_TPOT_P50,     /* serve: seconds */
+    STRATA_PUBLISHED_SERVE_TPOT_MEAN,
+    STRATA_PUBLISHED_SERVE_TTFT_P50,
+    STRATA_PUBLISHED_SERVE_TTFT_MEAN,
 } strata_published_metric;
 
 typedef struct strata_published_case {
@@ -73,6 +85,7 @@ typedef struct strata_published_case {
     char *hw, *trace;            /* resolved paths; trace NULL when gen */
     char *gen;                   /* `strata gen` arguments, or NULL */
     char **set;                  /* hardware overrides (NULL-terminated), or NULL */
+    char *serve;                 /* `strata serve` options, or NULL */
     strata_published_metric metric;
     uint64_t bytes;              /* bandwidth and busbw */
     double busbw_factor;         /* busbw only: nccl-tests' factor for the collective */
@@ -95,6 +108,14 @@ bool strata_published_load_dir(strata_published *set, const char *dir, GError **
 
 size_t strata_published_count(const strata_published *set);
 const strata_published_case *strata_published_case_at(const strata_published *set, size_t i);
+
+/* published_serve.c: metric= NAME of a serve case (false: not one); a
+ * measured figure of it from text; a value as text (g_free); in the child,
+ * a serve case's value as "ok VALUE" or "error MESSAGE" (g_free). */
+bool strata_published_serve_metric(const char *name, strata_published_metric *m);
+bool strata_published_serve_measured(strata_published_metric m, const char *text, double *value);
+char *strata_published_serve_format(strata_published_metric m, double v);
+char *strata_published_serve_child(const strata_published_case *c);
 
 /* Simulates one case in a child process; *value in the metric's unit. */
 bool strata_published_simulate(const strata_published_case *c, double *value, GError **err);

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Writes validation/serving/serving.ini and validation/serving/serving-heldout.ini
+(published serving measurements as `strata validate --published` cases with
+serve=, docs/serving.md "Validation") from validation/data/serving-results.csv
+(72 rows transcribed with their sources; its held_out column marks whole
+series, chosen by a hash of the series id before any model output).
+
+Each row becomes one case per figure it publishes (output tokens/s, requests/s,
+median or mean TPOT/ITL and TTFT). What the rows do not say is set the same
+way for all and never to fit a figure: vLLM's defaults (max_num_seqs 1024,
+max_num_batched_tokens 8192, block 16, gpu_memory_utilization 0.9) unless the
+row's engine documents others (vLLM v0.6.0: max_num_seqs 256); ShareGPT
+lengths exponential around the published means, sonnet and synthetic sets
+fixed (the FP8-KV blog's +-15%: uniform); FP8 weights with the KV cache in the
+weights' dtype unless the row names it. Rows left out, and why, are listed at
+the end of each file. Run from the repository root; rerun after editing."""
+import csv, os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "validation", "serving")
+KERNEL = ("--hw-set compute.sm.matrix=tiles --hw-set compute.sm.sms=132 "
+          "--hw-set compute.sm.cta_tiles=256x128,128x256,128x128,256x64,64x256,128x64,64x128,64x64 "
+          "--hw-set compute.sm.operand_feed=117GB/s --hw-set compute.sm.matrix_efficiency=0.803 "
+          "--hw-set compute.sm.stream_efficiency=0.9 --hw-set compute.sm.kernel_launch=3us "
+          "--hw-set compute.sm.vector_flops=67TFLOP/s --hw-set compute.sm.transcendental_flops=3.87TFLOP/s")
+# dgx-h100.ini carries no kernel-model figures; the cases add h100.ini's (the same GPU) with --hw-set.
+H100 = "../../configs/hw/h100.ini"
+DGX = "../../configs/hw/dgx-h100.ini"
+MODELS = {
+    "Llama-3.1-8B": "--model llama-3-8b --set max_model_len=32768",
+    "Llama-3-8B-Instruct": "--model llama-3-8b",
+    "Llama-3-70B-Instruct": "--model llama-3-70b",
+    "Llama-3.3-70B": "--model llama-3-70b --set max_model_len=32768",
+    "Llama-3.1-405B": "--model llama-3-405b --set max_model_len=32768",
+    # Qwen/Qwen3-235B-A22B config.json
+    "Qwen3-235B-A22B": ("--model llama-3-8b --set name=qwen3-235b-a22b --set layers=94 --set hidden=4096 "
+                        "--set heads=64 --set kv_heads=4 --set head_dim=128 --set intermediate=12288 "
+                        "--set experts=128 --set top_k=8 --set moe_intermediate=1536 --set vocab=151936 "
+                        "--set max_model_len=32768"),
+    # meta-llama/Llama-4-Maverick-17B-128E config.json (text_config): MoE every other layer
+    # (interleave_moe_layer_step 2: 24 of 48), dense layers of intermediate_size_mlp 16384, experts of
+    # intermediate_size 8192; the shared expert is not modelled
+    "Llama-4-Maverick": ("--model llama-3-8b --set name=llama-4-maverick --set layers=48 --set hidden=5120 "
+                         "--set heads=40 --set kv_heads=8 --set head_dim=128 --set intermediate=16384 "
+                         "--set experts=128 --set top_k=1 --set moe_intermediate=8192 --set moe_every=2 "
+                         "--set vocab=202048 --set max_model_len=32768"),
+}
+
+
+def model_args(r):
+    for k, v in MODELS.items():
+        if r["model"].startswith(k):
+            args = v
+            break
+    else:
+        return None
+    if r["weights_dtype"].startswith("fp8"):
+        args += " --set dtype=f8"
+    if r["kv_dtype"] == "fp8":
+        args += " --set kv_dtype=f8"
+    elif r["kv_dtype"].startswith("bf16"):
+        args += " --set kv_dtype=bf16"
+    return args
+
+
+def stream_args(r):
+    ds, load = r["dataset"], r["load_mode"]
+    isl, osl = r["input_tokens"], r["output_tokens"]
+    if not isl or not osl:
+        return None
+    n = r["num_requests"]
+    dist = "fixed"
+    if ds.startswith("ShareGPT"):
+        dist = "exp"
+    elif "15%" in ds:
+        dist = "uniform,spread=0.15"
+    conc = r["concurrency"]
+    if not n:
+        n = str(max(16, 4 * int(conc))) if conc else None
+    if not n:
+        return None
+    s = "--poisson n=%s,rate=0,prompt=%s,output=%s,dist=%s" % (n, isl, osl, dist)
+    if load == "fixed concurrency":
+        s += " --concurrency " + conc
+    return s
+
+
+def engine_args(r):
+    if r["framework"] == "vLLM" and r["framework_version"] == "v0.6.0" or r["framework"] == "SGLang":
+        return " --max-num-seqs 256"
+    return ""
+
+
+def hw_args(r):
+    tp = int(r["tp"] or "1")
+    if tp == 1:
+        return H100, ""
+    return DGX, KERNEL + " --tp %d" % tp
+
+
+FIGURES = [  # column, metric, unit formatter
+    ("output_tok_per_s", "output-throughput", lambda v: "%stok/s" % v),
+    ("req_per_s", "request-throughput", lambda v: "%sreq/s" % v),
+    ("tpot_p50_ms", "tpot-p50", lambda v: "%sms" % v),
+    ("itl_p50_ms", "tpot-p50", lambda v: "%sms" % v),
+    ("tpot_mean_ms", "tpot-mean", lambda v: "%sms" % v),
+    ("itl_mean_ms", "tpot-mean", lambda v: "%sms" % v),
+    ("ttft_p50_ms", "ttft-p50", lambda v: "%sms" % v),
+    ("ttft_mean_ms", "ttft-mean", lambda v: "%sms" % v),
+]
+
+
+def cases(r):
+    m, s = model_args(r), stream_args(r)
+    if not m or not s:
+        return None, "lengths or model not published in the row (%s)" % (r["dataset"][:60])
+    hw, extra = hw_args(r)
+    serve = "%s %s%s%s" % (m, s, engine_args(r), (" " + extra) if extra else "")
+    out = []
+    for col, metric, fmt in FIGURES:
+        if not r[col]:
+            continue
+        note = r["notes"].replace("\n", " ")
+        if col.startswith("itl"):
+            note = "ITL taken as TPOT (one token per step). " + note
+        out.append("[case %s %s]\nsource = %s (%s)\nsetup = %s, %s, %s on %s x%s, %s %s, %s\nmeasured = %s\n"
+                   "metric = %s\ngroup = %s\nhw = %s\nserve = %s\nnote = %s\n" % (
+                       r["id"], metric, r["source_url"], r["source_ref"], r["model"], r["weights_dtype"],
+                       r["dataset"], r["gpu"], r["gpu_count"], r["framework"], r["framework_version"],
+                       r["load_mode"], fmt(r[col]), metric, r["group"], hw, serve, note[:400]))
+    return out, None
+
+
+def main():
+    rows = list(csv.DictReader(open(os.path.join(ROOT, "validation", "data", "serving-results.csv"))))
+    os.makedirs(OUT, exist_ok=True)
+    for held, name in (("no", "serving.ini"), ("yes", "serving-heldout.ini")):
+        text, left = [], []
+        for r in rows:
+            if r["held_out"] != held:
+                continue
+            c, why = cases(r)
+            if c:
+                text += c
+            else:
+                left.append("#   %s: %s" % (r["id"], why))
+        head = ("# %s: published serving measurements as strata serve runs (docs/serving.md \"Validation\").\n"
+                "# Written by scripts/serving-cases.py from validation/data/serving-results.csv: edit that.\n"
+                "# %s\n# Run: strata validate --published validation/serving/%s\n\n" % (
+                    name, "Held out: checked last, never tuned on." if held == "yes" else "Tuned-on rows.", name))
+        tail = "\n# Rows left out:\n" + "\n".join(left) + "\n" if left else ""
+        open(os.path.join(OUT, name), "w").write(head + "\n".join(text) + tail)
+
+
+main()

@@ -1,0 +1,114 @@
+/*
+ * serve.h: a serving simulation: a model with tensor parallelism over the
+ * devices of a hardware model, a request stream, vLLM's scheduler and a
+ * KV-cache allocation scheme (serve_kv.h); its results.
+ *
+ * It is an iteration-level simulation of its own, not a trace the engine
+ * runs: one scheduler step at a time (vLLM v1's schedule(), serve_sched.c),
+ * each step's time from the kernel cost models on the hardware model's
+ * unit (serve_cost.c: gemm, flash-attention and elementwise rows of
+ * models/kernel, TP all-reduces over the device interconnect's route, swaps
+ * over the host link's). A 10,000-request stream is tens of thousands of
+ * steps; expanding each into engine ops would cost minutes where the
+ * closed-form step takes microseconds, and the steps are serial on one
+ * engine anyway (docs/serving.md).
+ *
+ * Memory (vLLM's determine_available_memory, notes/44-45/serving.md 3.3):
+ *   pool = capacity x gpu_memory_utilization - weights - activation peak
+ *          - non_kv_overhead (per rank)
+ *
+ * Invariants: the run is deterministic (the same inputs give the same
+ * results, byte for byte); every request either completes or is counted as
+ * rejected (its prompt and output cannot fit the whole pool).
+ */
+#ifndef STRATA_SERVE_H
+#define STRATA_SERVE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "core/progress.h"
+#include "hw/hw.h"
+#include "serve/serve_kv.h"
+#include "serve/serve_model.h"
+#include "serve/serve_stream.h"
+
+typedef struct strata_serve_config {
+    uint32_t tp;                      /* ranks of tensor parallelism (devices 0..tp-1) */
+    uint32_t max_num_seqs;            /* running requests at most */
+    uint32_t max_num_batched_tokens;  /* tokens per step at most */
+    uint32_t block_size;              /* paged: tokens per block */
+    double gpu_memory_utilization;
+    bool prefix_caching;
+    bool swap;                        /* preempt by swap (v0), else by recompute (v1) */
+    uint64_t swap_space;              /* host bytes per rank for swapped blocks */
+    uint64_t page_bytes;              /* vm schemes' page (0: the row's) */
+    const char *allocator;            /* contiguous schemes' allocator (NULL: best-fit) */
+    double step_overhead;             /* seconds each step adds (scheduler, sampling) */
+    uint64_t non_kv_overhead;         /* bytes per rank outside weights, activations and KV */
+    uint32_t concurrency;             /* > 0: closed loop, this many clients, arrivals ignored */
+    bool record_steps;                /* keep every step in the result's steps_log (--timeline) */
+} strata_serve_config;
+
+/* vLLM's defaults for a GPU of >= 70 GiB (arg_utils.py): max_num_seqs 1024,
+ * max_num_batched_tokens 8192 (the OpenAI server's), block 16, 0.9, prefix
+ * caching on, recompute, swap space 4 GiB. */
+void strata_serve_config_default(strata_serve_config *c);
+
+typedef struct strata_serve_sample {
+    double t;
+    uint32_t running, waiting;
+    double kv_reserved; /* fraction of the pool held */
+    double kv_used;     /* live token bytes / bytes held by running requests */
+} strata_serve_sample;
+
+/* One scheduler step (the timeline's track per step). */
+typedef struct strata_serve_step {
+    double t, dt;
+    uint32_t tokens, prefills, decodes, running, waiting;
+    double kv_reserved;
+} strata_serve_step;
+
+typedef struct strata_serve_dist {
+    double mean, p50, p90, p99;
+} strata_serve_dist;
+
+typedef struct strata_serve_result {
+    const char *scheme;
+    uint32_t requests, completed, rejected;
+    double makespan;                   /* first arrival to last completion */
+    strata_serve_dist ttft, tpot, e2e; /* seconds */
+    double output_tok_s, total_tok_s, req_s;
+    uint64_t steps, preemptions, swaps_out, swaps_in;
+    uint64_t swapped_bytes;            /* per rank, both ways */
+    double host_link_busy_s;
+    uint64_t prefill_tokens, decode_tokens, prefix_hit_tokens;
+    double batch_mean, batch_max;      /* running requests, time-weighted mean and peak */
+    double kv_used_mean;               /* time-weighted: live token bytes / bytes held */
+    double kv_reserved_mean, kv_reserved_peak; /* fraction of the pool held */
+    double external_frag_mean;         /* 1 - largest free / free, time-weighted */
+    uint64_t capacity_bytes, weight_bytes, activation_bytes, pool_bytes, kv_bytes_per_token;
+    uint64_t pool_blocks;              /* paged */
+    GArray *samples;                   /* strata_serve_sample, thinned to at most 2048 */
+    GArray *steps_log;                 /* strata_serve_step, with record_steps; else NULL */
+    char label[80];                    /* the sweep point ("max_num_seqs=64"), or "" */
+} strata_serve_result;
+
+/* One run of the stream on a scheme; NULL with err on bad input (exit 2). */
+strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_model *m,
+                                      const strata_serve_config *c, const strata_serve_stream *s,
+                                      const strata_serve_kv_scheme *scheme, strata_progress *progress,
+                                      GError **err);
+void strata_serve_result_free(strata_serve_result *r);
+
+/* Sets a knob of c by its option's name without dashes (max_num_seqs,
+ * max_num_batched_tokens, block_size, gpu_memory_utilization, tp,
+ * concurrency, step_overhead, swap_space): the sweep's axes. */
+bool strata_serve_config_set(strata_serve_config *c, const char *knob, const char *value, GError **err);
+char *strata_serve_config_knobs(void); /* g_free */
+
+/* The memory figures alone (per rank): weights, activation peak, pool. */
+bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const strata_serve_config *c,
+                         uint64_t *weights, uint64_t *activations, uint64_t *pool, GError **err);
+
+#endif

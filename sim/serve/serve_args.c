@@ -1,0 +1,223 @@
+/*
+ * serve_args.c: a serving run's options and its setup (serve_args.h).
+ */
+#include "serve/serve_args.h"
+#include <math.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/units.h"
+
+GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
+{
+    GOptionEntry entries[] = {
+        {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a->hw, "hardware model (its first device's unit and memory)", "HW.ini"},
+        {"hw-set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->hw_sets, "override a hardware key (repeatable)",
+         "KIND.NAME.KEY=V"},
+        {"model", 'm', 0, G_OPTION_ARG_STRING, &a->model, "a preset model (list below)", "NAME"},
+        {"model-file", 0, 0, G_OPTION_ARG_FILENAME, &a->model_file, "a model of 'key = value' lines", "FILE"},
+        {"config", 0, 0, G_OPTION_ARG_FILENAME, &a->config, "a Hugging Face config.json (configs/models/)",
+         "FILE"},
+        {"set", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a->sets, "set a model key (repeatable)", "KEY=VALUE"},
+        {"requests", 'r', 0, G_OPTION_ARG_FILENAME, &a->requests,
+         "request CSV: TIMESTAMP,ContextTokens,GeneratedTokens (Azure) or arrival_s,prompt_tokens,output_tokens",
+         "CSV"},
+        {"limit", 0, 0, G_OPTION_ARG_INT, &a->limit, "serve the first N requests of --requests", "N"},
+        {"poisson", 0, 0, G_OPTION_ARG_STRING, &a->poisson,
+         "Poisson arrivals: n=, rate= (req/s, 0: all at once), prompt=, output= (means), dist=fixed|uniform|exp, "
+         "spread=, seed=", "SPEC"},
+        {"time-scale", 0, 0, G_OPTION_ARG_STRING, &a->time_scale, "multiply the stream's arrival times (0.5: twice "
+         "the rate; 0: all at once; default 1)", "F"},
+        {"shared-prefix", 0, 0, G_OPTION_ARG_INT, &a->shared_prefix, "tokens every prompt shares (prefix caching)",
+         "N"},
+        {"concurrency", 0, 0, G_OPTION_ARG_INT, &a->concurrency,
+         "closed loop: N clients, each sends its next request when one completes", "N"},
+        {"tp", 0, 0, G_OPTION_ARG_INT, &a->tp, "tensor-parallel ranks (default 1)", "N"},
+        {"kv", 0, 0, G_OPTION_ARG_STRING, &a->kv, "KV allocation scheme(s), comma-separated, or all (default paged)",
+         "NAME"},
+        {"kv-page", 0, 0, G_OPTION_ARG_STRING, &a->kv_page, "page of vattention/expandable (default 2MiB/20MiB)",
+         "SIZE"},
+        {"kv-allocator", 0, 0, G_OPTION_ARG_STRING, &a->kv_allocator, "allocator of the contiguous schemes "
+         "(default best-fit)", "SPEC"},
+        {"max-num-seqs", 0, 0, G_OPTION_ARG_INT, &a->max_seqs, "running requests at most (default 1024)", "N"},
+        {"max-num-batched-tokens", 0, 0, G_OPTION_ARG_INT, &a->max_tokens, "tokens per step (default 8192)", "N"},
+        {"block-size", 0, 0, G_OPTION_ARG_INT, &a->block, "tokens per KV block (default 16)", "N"},
+        {"gpu-memory-utilization", 0, 0, G_OPTION_ARG_DOUBLE, &a->util, "share of device memory (default 0.9)", "F"},
+        {"no-prefix-caching", 0, 0, G_OPTION_ARG_NONE, &a->no_prefix, "turn prefix caching off", NULL},
+        {"preemption", 0, 0, G_OPTION_ARG_STRING, &a->preemption, "recompute (default) or swap", "MODE"},
+        {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap (default 4GiB)",
+         "SIZE"},
+        {"step-overhead", 0, 0, G_OPTION_ARG_DOUBLE, &a->step_overhead, "seconds each step adds (default 0)", "S"},
+        {"non-kv-overhead", 0, 0, G_OPTION_ARG_STRING, &a->non_kv, "bytes per rank kept from the KV pool (default 0)",
+         "SIZE"},
+        {"sweep", 0, 0, G_OPTION_ARG_STRING, &a->sweep, "run every scheme at each value of a knob (list below)",
+         "KNOB=V1,V2,..."},
+        {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &a->timeline, "write a Perfetto/Chrome timeline: a track of "
+         "steps and the pool's occupancy per run (.gz: compressed)", "OUT"},
+        {"json", 'j', 0, G_OPTION_ARG_FILENAME, &a->json, "write results JSON here ('-': standard output)", "OUT"},
+        {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a->quiet, "no progress line on standard error", NULL},
+        {NULL, 0, 0, 0, NULL, NULL, NULL},
+    };
+    GOptionEntry *copy = g_new(GOptionEntry, G_N_ELEMENTS(entries));
+    memcpy(copy, entries, sizeof entries);
+    return copy;
+}
+
+void strata_serve_args_clear(strata_serve_args *a)
+{
+    char **strs[] = {&a->hw, &a->model, &a->model_file, &a->config, &a->requests, &a->poisson, &a->kv, &a->kv_page,
+                     &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline,
+                     &a->sweep, &a->time_scale};
+    for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
+        g_free(*strs[i]);
+    g_strfreev(a->sets);
+    g_strfreev(a->hw_sets);
+}
+
+static bool fail(GError **err, const char *fmt, const char *what)
+{
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, fmt, what);
+    return false;
+}
+
+/* The model: a preset or a file, then --set keys. */
+static bool model_of(const strata_serve_args *a, strata_serve_model *m, GError **err)
+{
+    strata_serve_model_init(m);
+    if ((a->model != NULL) + (a->model_file != NULL) + (a->config != NULL) != 1)
+        return fail(err, "expected one of --model NAME, --model-file FILE and --config CONFIG.json%s", "");
+    bool ok = a->model ? strata_serve_model_preset(m, a->model, err)
+              : a->config ? strata_serve_model_from_config(m, a->config, err)
+                          : strata_serve_model_load(m, a->model_file, err);
+    if (!ok)
+        return false;
+    for (char **s = a->sets; s && *s; s++) {
+        char *eq = strchr(*s, '=');
+        if (!eq)
+            return fail(err, "--set: expected KEY=VALUE, got '%s'", *s);
+        char *key = g_strndup(*s, (gsize)(eq - *s));
+        bool ok = strata_serve_model_set(m, key, eq + 1, err);
+        g_free(key);
+        if (!ok) {
+            g_prefix_error(err, "--set: ");
+            return false;
+        }
+    }
+    return strata_serve_model_check(m, a->model ? a->model : a->config ? a->config : a->model_file, err);
+}
+
+static bool config_of(const strata_serve_args *a, strata_serve_config *c, GError **err)
+{
+    strata_serve_config_default(c);
+    if (a->tp < 0 || a->max_seqs < 0 || a->max_tokens < 0 || a->block < 0 || a->concurrency < 0 || a->limit < 0 ||
+        a->shared_prefix < 0)
+        return fail(err, "expected counts >= 0 (--tp, --max-num-seqs, --max-num-batched-tokens, --block-size, "
+                    "--concurrency, --limit, --shared-prefix)%s", "");
+    c->tp = a->tp ? (uint32_t)a->tp : 1;
+    if (a->max_seqs)
+        c->max_num_seqs = (uint32_t)a->max_seqs;
+    if (a->max_tokens)
+        c->max_num_batched_tokens = (uint32_t)a->max_tokens;
+    if (a->block)
+        c->block_size = (uint32_t)a->block;
+    if (c->max_num_batched_tokens > (1u << 20) || c->max_num_seqs > (1u << 20) || c->block_size > 4096)
+        return fail(err, "expected --max-num-batched-tokens and --max-num-seqs <= 2^20, --block-size <= 4096%s", "");
+    c->concurrency = (uint32_t)a->concurrency;
+    if (a->util != 0)
+        c->gpu_memory_utilization = a->util;
+    if (!(c->gpu_memory_utilization > 0 && c->gpu_memory_utilization <= 1))
+        return fail(err, "--gpu-memory-utilization: expected a fraction in (0, 1]%s", "");
+    c->prefix_caching = !a->no_prefix;
+    if (a->preemption && strcmp(a->preemption, "swap") != 0 && strcmp(a->preemption, "recompute") != 0)
+        return fail(err, "--preemption: expected recompute or swap, got '%s'", a->preemption);
+    c->swap = a->preemption && strcmp(a->preemption, "swap") == 0;
+    if (a->step_overhead < 0)
+        return fail(err, "--step-overhead: expected seconds >= 0%s", "");
+    c->step_overhead = a->step_overhead;
+    c->allocator = a->kv_allocator;
+    if ((a->swap_space && !strata_parse_size(a->swap_space, &c->swap_space, err)) ||
+        (a->kv_page && !strata_parse_size_above_zero(a->kv_page, &c->page_bytes, err)) ||
+        (a->non_kv && !strata_parse_size(a->non_kv, &c->non_kv_overhead, err))) {
+        g_prefix_error(err, "--swap-space/--kv-page/--non-kv-overhead: ");
+        return false;
+    }
+    return true;
+}
+
+static strata_serve_stream *stream_of(const strata_serve_args *a, GError **err)
+{
+    strata_serve_stream *s = NULL;
+    if (!a->requests == !a->poisson) {
+        fail(err, "expected one of --requests CSV and --poisson n=N,rate=R,...%s", "");
+        return NULL;
+    }
+    if (a->requests) {
+        s = strata_serve_stream_load(a->requests, (uint32_t)a->limit, err);
+    } else {
+        strata_serve_poisson p;
+        if (strata_serve_poisson_parse(a->poisson, &p, err))
+            s = strata_serve_stream_poisson(&p);
+    }
+    char *end = NULL;
+    double scale = a->time_scale ? g_ascii_strtod(a->time_scale, &end) : 1.0;
+    if (s && a->time_scale && !(end && end != a->time_scale && !*end && scale >= 0 && isfinite(scale))) {
+        fail(err, "--time-scale: expected a factor >= 0, got '%s'", a->time_scale);
+        strata_serve_stream_free(s);
+        return NULL;
+    }
+    for (uint32_t i = 0; s && i < s->n; i++)
+        s->req[i].arrival *= scale;
+    if (s)
+        s->shared_prefix = (uint32_t)a->shared_prefix;
+    return s;
+}
+
+/* The schemes --kv names: one, a comma list, or all. */
+static GPtrArray *schemes_of(const char *kv, GError **err)
+{
+    GPtrArray *v = g_ptr_array_new();
+    if (!kv || strcmp(kv, "all") == 0) {
+        for (uint32_t i = 0; strata_serve_kv_at(i) && (kv || i == 0); i++)
+            g_ptr_array_add(v, (gpointer)strata_serve_kv_at(i));
+        return v;
+    }
+    char **names = g_strsplit(kv, ",", -1);
+    for (char **n = names; *n; n++) {
+        const strata_serve_kv_scheme *s = strata_serve_kv_find(*n);
+        if (!s) {
+            char *known = strata_serve_kv_names();
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--kv: unknown scheme '%s' (known: %s, or all)", *n,
+                        known);
+            g_free(known);
+            g_ptr_array_free(v, TRUE);
+            v = NULL;
+            break;
+        }
+        g_ptr_array_add(v, (gpointer)s);
+    }
+    g_strfreev(names);
+    return v;
+}
+
+
+bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, const char *hw_path, GError **err)
+{
+    memset(s, 0, sizeof *s);
+    const char *hw = hw_path ? hw_path : a->hw;
+    if (!hw)
+        return fail(err, "expected --hw HW.ini%s", "");
+    if (!model_of(a, &s->model, err) || !config_of(a, &s->config, err))
+        return false;
+    s->schemes = schemes_of(a->kv, err);
+    s->stream = s->schemes ? stream_of(a, err) : NULL;
+    s->hw = s->stream ? strata_hw_load(hw, (const char *const *)a->hw_sets, err) : NULL;
+    return s->hw != NULL;
+}
+
+void strata_serve_setup_clear(strata_serve_setup *s)
+{
+    strata_hw_free(s->hw);
+    strata_serve_stream_free(s->stream);
+    if (s->schemes)
+        g_ptr_array_free(s->schemes, TRUE);
+    memset(s, 0, sizeof *s);
+}

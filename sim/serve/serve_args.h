@@ -1,0 +1,42 @@
+/*
+ * serve_args.h: the options of a serving run (`strata serve`'s, and a
+ * published serving case's `serve =` line, validate/published.h) and what
+ * they make: the model, the scheduler's configuration, the request stream,
+ * the KV schemes and the hardware model.
+ *
+ * Invariant: a setup that succeeds holds a checked model, a configuration
+ * in range, a stream of at least one request, at least one scheme and a
+ * loaded hardware model; a failure names the option or FILE:LINE (exit 2).
+ */
+#ifndef STRATA_SERVE_ARGS_H
+#define STRATA_SERVE_ARGS_H
+
+#include <glib.h>
+#include "serve/serve.h"
+
+typedef struct strata_serve_args {
+    char *hw, *model, *model_file, *config, *requests, *poisson, *kv, *kv_page, *kv_allocator, *swap_space, *preemption;
+    char *non_kv, *json, *timeline, *sweep, *time_scale;
+    char **sets, **hw_sets;
+    gint tp, max_seqs, max_tokens, block, limit, shared_prefix, concurrency;
+    gdouble util, step_overhead;
+    gboolean no_prefix, quiet;
+} strata_serve_args;
+
+/* The option entries writing into a (NULL-name terminated; g_free). */
+GOptionEntry *strata_serve_args_entries(strata_serve_args *a);
+void strata_serve_args_clear(strata_serve_args *a);
+
+typedef struct strata_serve_setup {
+    strata_serve_model model;
+    strata_serve_config config;
+    strata_serve_stream *stream;
+    GPtrArray *schemes; /* const strata_serve_kv_scheme * */
+    strata_hw *hw;
+} strata_serve_setup;
+
+/* Builds everything the options say; hw_path overrides --hw when set. */
+bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, const char *hw_path, GError **err);
+void strata_serve_setup_clear(strata_serve_setup *s);
+
+#endif

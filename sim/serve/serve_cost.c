@@ -1,0 +1,218 @@
+/*
+ * serve_cost.c: a served model's step time from the kernel models
+ * (serve_cost.h).
+ */
+#include "serve/serve_cost.h"
+#include <math.h>
+#include <string.h>
+#include "core/error.h"
+#include "kernel/kernel.h"
+
+struct strata_serve_cost {
+    const strata_hw *hw;
+    strata_serve_model m;
+    uint32_t tp, unit;
+    double mem_bw;
+    const strata_kernel_model *gemm, *flash, *elementwise;
+    double ar_bw, ar_lat;     /* device interconnect route, tp > 1 */
+    double host_bw, host_lat; /* device memory to host memory */
+    uint32_t max_tokens;
+    double *dense;            /* per T, NAN until computed */
+};
+
+static double op_time(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
+                      const uint64_t *dims, uint32_t n_dims, bool causal)
+{
+    strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .dtype = dtype};
+    strata_kernel_cost kc = {0};
+    strata_kernel_cost_of(k, c->hw, c->unit, &p, &kc);
+    double mem = c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0;
+    return fmax(kc.compute_s, mem) + kc.fixed_s;
+}
+
+static double gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
+{
+    if (!m || !k || !n)
+        return 0;
+    uint64_t d[3] = {m, k, n};
+    return op_time(c, c->gemm, c->m.dtype, d, 3, false);
+}
+
+static double elementwise(const strata_serve_cost *c, uint64_t n)
+{
+    uint64_t d[1] = {n};
+    return n ? op_time(c, c->elementwise, c->m.dtype, d, 1, false) : 0;
+}
+
+/* The route's narrowest link and summed latency between two memories. */
+static bool route_figures(const strata_hw *hw, uint32_t from, uint32_t to, double *bw, double *lat, GError **err)
+{
+    const strata_hop *hops = NULL;
+    uint32_t n = 0;
+    if (!strata_hw_route(hw, from, to, &hops, &n, err))
+        return false;
+    *bw = INFINITY;
+    *lat = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const strata_link_spec *l = strata_hw_link(hw, hops[i].link);
+        *bw = fmin(*bw, l->bandwidth);
+        *lat += l->latency;
+    }
+    if (!n)
+        *bw = 0;
+    return true;
+}
+
+static bool find_links(strata_serve_cost *c, GError **err)
+{
+    const strata_hw *hw = c->hw;
+    const strata_compute_spec *u = strata_hw_compute(hw, c->unit);
+    uint32_t dev_mem = u->operands;
+    int base = strata_hw_memory_base_index(hw, NULL);
+    if (c->tp > 1) {
+        if (strata_hw_devices(hw) < c->tp) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--tp %u: expected at most the %u device%s of %s",
+                        c->tp, strata_hw_devices(hw), strata_hw_devices(hw) == 1 ? "" : "s", strata_hw_origin(hw));
+            return false;
+        }
+        uint32_t peer = strata_hw_memory_on(hw, (uint32_t)base, 1);
+        if (!route_figures(hw, dev_mem, peer, &c->ar_bw, &c->ar_lat, err))
+            return false;
+    }
+    const strata_memory_spec *dm = strata_hw_memory(hw, dev_mem);
+    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
+        const strata_memory_spec *ms = strata_hw_memory(hw, i);
+        if (ms->kind == STRATA_MEM_HOST && !ms->pageable && ms->host == dm->host) {
+            GError *e = NULL;
+            if (route_figures(hw, dev_mem, i, &c->host_bw, &c->host_lat, &e))
+                return true;
+            g_clear_error(&e);
+        }
+    }
+    c->host_bw = 0; /* no pinned host memory: swapping is refused by the run */
+    return true;
+}
+
+strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve_model *m, uint32_t tp,
+                                         uint32_t max_tokens, GError **err)
+{
+    strata_serve_cost *c = g_new0(strata_serve_cost, 1);
+    c->hw = hw;
+    c->m = *m;
+    c->tp = tp ? tp : 1;
+    c->unit = 0;
+    c->mem_bw = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->bandwidth;
+    c->gemm = strata_kernel_find("gemm");
+    c->flash = strata_kernel_find("flash-attention");
+    c->elementwise = strata_kernel_find("elementwise");
+    c->max_tokens = max_tokens;
+    if (!c->gemm || !c->flash || !c->elementwise || !find_links(c, err)) {
+        if (err && !*err)
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "kernel table lacks gemm/flash-attention");
+        g_free(c);
+        return NULL;
+    }
+    c->dense = g_new(double, (gsize)max_tokens + 1);
+    for (uint32_t t = 0; t <= max_tokens; t++)
+        c->dense[t] = NAN;
+    return c;
+}
+
+void strata_serve_cost_free(strata_serve_cost *c)
+{
+    if (!c)
+        return;
+    g_free(c->dense);
+    g_free(c);
+}
+
+/* One MoE layer's MLP: its router, then top_k experts per token spread over
+ * min(experts, T x top_k) experts, one gemm pair each. */
+static double moe_time(const strata_serve_cost *c, uint64_t t)
+{
+    const strata_serve_model *m = &c->m;
+    uint64_t w = (m->moe_intermediate ? m->moe_intermediate : m->intermediate) / c->tp;
+    uint64_t routed = t * m->top_k, active = routed < m->experts ? routed : m->experts;
+    uint64_t per = (routed + active - 1) / active;
+    double router = gemm(c, t, m->hidden, m->experts);
+    return router + (double)active * (gemm(c, per, m->hidden, 2 * w) + gemm(c, per, w, m->hidden));
+}
+
+/* All layers' MLPs: the dense ones', then the MoE ones'. */
+static double mlp_time(const strata_serve_cost *c, uint64_t t)
+{
+    const strata_serve_model *m = &c->m;
+    uint32_t n_moe = strata_serve_moe_layers(m);
+    double dense = gemm(c, t, m->hidden, 2ull * m->intermediate / c->tp) + gemm(c, t, m->intermediate / c->tp,
+                                                                               m->hidden);
+    return (m->layers - n_moe) * dense + (n_moe ? n_moe * moe_time(c, t) : 0);
+}
+
+static double allreduce(const strata_serve_cost *c, uint64_t bytes)
+{
+    if (c->tp < 2 || c->ar_bw <= 0)
+        return 0;
+    double n = c->tp;
+    return 2 * (n - 1) / n * (double)bytes / (c->ar_bw * 4.0 / 5.0) + 2 * (n - 1) * c->ar_lat;
+}
+
+/* Everything of a step but attention and the LM head, for T tokens. */
+static double dense_time(strata_serve_cost *c, uint32_t t)
+{
+    if (t <= c->max_tokens && !isnan(c->dense[t]))
+        return c->dense[t];
+    const strata_serve_model *m = &c->m;
+    uint64_t kvr = strata_serve_kv_heads_per_rank(m, c->tp);
+    uint64_t qkv = ((uint64_t)m->heads / c->tp + 2 * kvr) * m->head_dim;
+    double act = strata_serve_dtype_bytes(m->dtype);
+    double layer = gemm(c, t, m->hidden, qkv) + gemm(c, t, (uint64_t)m->heads / c->tp * m->head_dim, m->hidden) +
+                   elementwise(c, 4ull * t * m->hidden) +
+                   elementwise(c, (uint64_t)t * m->intermediate / c->tp) +
+                   2 * allreduce(c, (uint64_t)((double)t * m->hidden * act));
+    double total = layer * m->layers + mlp_time(c, t);
+    if (t <= c->max_tokens)
+        c->dense[t] = total;
+    return total;
+}
+
+double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
+{
+    const strata_serve_model *m = &c->m;
+    uint64_t heads = m->heads / c->tp ? m->heads / c->tp : 1, kvr = strata_serve_kv_heads_per_rank(m, c->tp);
+    strata_dtype kv = m->kv_dtype ? m->kv_dtype : m->dtype;
+    uint64_t tokens = 0, decodes = 0, ctx = 0, sampled = 0;
+    double attn = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        tokens += chunks[i].tokens;
+        sampled += chunks[i].samples;
+        if (chunks[i].tokens == 1) {
+            decodes++;
+            ctx += chunks[i].context;
+            continue;
+        }
+        uint64_t d[6] = {1, heads, chunks[i].tokens, chunks[i].context, m->head_dim, kvr};
+        attn += op_time(c, c->flash, kv, d, 6, true);
+    }
+    if (decodes) {
+        uint64_t group = heads / kvr ? heads / kvr : 1;
+        uint64_t d[6] = {decodes, kvr, group, (ctx + decodes - 1) / decodes, m->head_dim, kvr};
+        attn += op_time(c, c->flash, kv, d, 6, false);
+    }
+    if (!tokens)
+        return 0;
+    return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, sampled, m->hidden, m->vocab / c->tp);
+}
+
+double strata_serve_cost_swap(const strata_serve_cost *c, uint64_t blocks, uint64_t block_bytes, uint32_t tensors)
+{
+    if (c->host_bw <= 0 || !blocks)
+        return 0;
+    double copies = (double)blocks * (tensors ? tensors : 1);
+    return copies * c->host_lat + (double)(blocks * block_bytes) / c->host_bw;
+}
+
+void strata_serve_cost_host_link(const strata_serve_cost *c, double *bandwidth, double *latency)
+{
+    *bandwidth = c->host_bw;
+    *latency = c->host_lat;
+}

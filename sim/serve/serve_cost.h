@@ -1,0 +1,62 @@
+/*
+ * serve_cost.h: the time of one scheduler step of a served model on one
+ * rank, from the kernel cost models (models/kernel) on the hardware
+ * model's first unit, and the times of the host link (swaps) and of the
+ * TP all-reduces on the device interconnect.
+ *
+ * A step's time (each op: the slower of its compute and its operand bytes
+ * at the memory's bandwidth, then its fixed time; ops in sequence):
+ *   per layer, over the step's T tokens:
+ *     gemm T x hidden x (heads + 2 kv) x head_dim / tp         (QKV)
+ *     flash-attention, one op per prefill chunk (B=1, its heads,
+ *       Sq = chunk, Skv = context, causal) and one for all decodes
+ *       (B = decodes, kv heads per rank, Sq = heads / kv_heads: the query
+ *       heads of a group packed as rows, as FlashAttention's pack_gqa does,
+ *       Skv = their mean context)
+ *     gemm T x heads x head_dim / tp x hidden                  (O)
+ *     gemm T x hidden x 2 inter / tp, gemm T x inter / tp x hidden (MLP;
+ *       an MoE layer, serve_model.h's rule: its router, and top_k experts
+ *       per token spread over min(experts, T x top_k) experts, each a
+ *       gemm pair of its share of tokens)
+ *     elementwise 4 x T x hidden (two norms, two residual adds) and
+ *       T x inter / tp (the activation)
+ *     with tp > 1, two all-reduces of T x hidden activations: a ring,
+ *       2 (tp-1)/tp x bytes at the route's bandwidth x 4/5 (NVLink's
+ *       128-byte payloads per 160 bytes on the wire, as the collectives
+ *       model it) plus 2 (tp-1) route latencies
+ *   then the LM head: gemm S x hidden x vocab / tp for the S requests that
+ *   sample a token.
+ * The dense part depends on T alone and is kept per T.
+ *
+ * Invariants: times are finite and >= 0; the same step gives the same time.
+ */
+#ifndef STRATA_SERVE_COST_H
+#define STRATA_SERVE_COST_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "hw/hw.h"
+#include "serve/serve_model.h"
+
+typedef struct strata_serve_cost strata_serve_cost;
+
+/* One request's part of a step: new tokens, and its context after them. */
+typedef struct strata_serve_chunk {
+    uint32_t id;
+    uint32_t tokens;
+    uint32_t context;
+    bool samples; /* it produces a token this step */
+} strata_serve_chunk;
+
+strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve_model *m, uint32_t tp,
+                                         uint32_t max_tokens, GError **err);
+void strata_serve_cost_free(strata_serve_cost *c);
+double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n);
+/* Moving `blocks` blocks of block_bytes (per rank) over the host link: one
+ * copy per block and per growing tensor (vLLM v0's swap_blocks). */
+double strata_serve_cost_swap(const strata_serve_cost *c, uint64_t blocks, uint64_t block_bytes, uint32_t tensors);
+/* The host link's bandwidth (bytes/s) and latency (s), for reports and tests. */
+void strata_serve_cost_host_link(const strata_serve_cost *c, double *bandwidth, double *latency);
+
+#endif

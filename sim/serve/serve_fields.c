@@ -1,0 +1,103 @@
+/*
+ * serve_fields.c: fields set by name from text (serve_fields.h).
+ */
+#include "serve/serve_fields.h"
+#include <math.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/units.h"
+#include "trace/op.h"
+
+enum { NAME_MAX_BYTES = 64 };
+
+char *serve_field_names(const serve_field *table)
+{
+    GString *s = g_string_new(NULL);
+    for (const serve_field *f = table; f->name; f++)
+        g_string_append_printf(s, "%s%s", f == table ? "" : ", ", f->name);
+    return g_string_free(s, FALSE);
+}
+
+/* Parses value by f's type into *out (a scratch as wide as any field);
+ * the expectation on failure. */
+static const char *parse(const serve_field *f, const char *value, void *out)
+{
+    uint64_t v = 0;
+    double d = 0;
+    char *end = NULL;
+    switch (f->type) {
+    case SERVE_FIELD_U32:
+        if (!strata_parse_u64(value, &v, NULL) || v < f->min || v > UINT32_MAX)
+            return f->min ? "a whole number from 1 to 2^32 - 1" : "a whole number below 2^32";
+        *(uint32_t *)out = (uint32_t)v;
+        return NULL;
+    case SERVE_FIELD_BOOL:
+        return strata_parse_bool(value, (bool *)out) ? NULL : "true or false";
+    case SERVE_FIELD_DTYPE: {
+        strata_dtype t;
+        if (!strata_dtype_from_name(value, &t) || strata_dtype_bits(t) < 8)
+            return "a dtype of 8 bits or more (bf16, f16, f8, f32)";
+        *(strata_dtype *)out = t;
+        return NULL;
+    }
+    case SERVE_FIELD_NAME:
+        if (strlen(value) >= NAME_MAX_BYTES)
+            return "at most 63 characters";
+        g_strlcpy(out, value, NAME_MAX_BYTES);
+        return NULL;
+    case SERVE_FIELD_FRACTION:
+        d = g_ascii_strtod(value, &end);
+        if (!end || end == value || *end || !(d > 0 && d <= 1))
+            return "a fraction in (0, 1]";
+        *(double *)out = d;
+        return NULL;
+    case SERVE_FIELD_TIME:
+        return strata_parse_time(value, (double *)out, NULL) && *(double *)out >= 0 ? NULL : "a time such as 2ms";
+    case SERVE_FIELD_SIZE:
+        return strata_parse_size(value, (uint64_t *)out, NULL) ? NULL : "a size such as 4GiB";
+    }
+    return "a value";
+}
+
+static size_t width(serve_field_type t)
+{
+    switch (t) {
+    case SERVE_FIELD_U32:
+        return sizeof(uint32_t);
+    case SERVE_FIELD_BOOL:
+        return sizeof(bool);
+    case SERVE_FIELD_DTYPE:
+        return sizeof(strata_dtype);
+    case SERVE_FIELD_NAME:
+        return NAME_MAX_BYTES;
+    case SERVE_FIELD_SIZE:
+        return sizeof(uint64_t);
+    default:
+        return sizeof(double);
+    }
+}
+
+bool serve_field_set(const serve_field *table, void *obj, const char *what, const char *key, const char *value,
+                     GError **err)
+{
+    for (const serve_field *f = table; f->name; f++) {
+        if (strcmp(f->name, key) != 0)
+            continue;
+        union {
+            char name[NAME_MAX_BYTES];
+            uint64_t u64;
+            double d;
+        } scratch = {{0}};
+        const char *expected = parse(f, value, &scratch);
+        if (expected) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected %s, got '%s'", key, expected, value);
+            return false;
+        }
+        memcpy((char *)obj + f->offset, &scratch, width(f->type));
+        return true;
+    }
+    char *known = serve_field_names(table);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown %s '%s' (known: %s)", what, key, known);
+    g_free(known);
+    return false;
+}

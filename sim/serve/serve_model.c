@@ -1,0 +1,273 @@
+/*
+ * serve_model.c: a served model's shape (serve_model.h): its keys, looked
+ * up by name in one table, and its presets, each a line of keys.
+ *
+ * Presets carry the shapes of the models' Hugging Face config.json files
+ * (num_hidden_layers, hidden_size, num_attention_heads,
+ * num_key_value_heads, head_dim or hidden_size / heads, intermediate_size,
+ * vocab_size; MoE num_local_experts / num_experts_per_tok; MLA
+ * kv_lora_rank, qk_rope_head_dim), as the notes' table lists them
+ * (notes/44-45/serving.md section 3.4).
+ */
+#include "serve/serve_model.h"
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/units.h"
+#include "serve/serve_fields.h"
+#include "workload/model_config.h"
+
+#define MK(name, type, field) {name, type, offsetof(strata_serve_model, field), 0}
+static const serve_field keys[] = {
+    MK("name", SERVE_FIELD_NAME, name),
+    MK("layers", SERVE_FIELD_U32, layers),
+    MK("hidden", SERVE_FIELD_U32, hidden),
+    MK("heads", SERVE_FIELD_U32, heads),
+    MK("kv_heads", SERVE_FIELD_U32, kv_heads),
+    MK("head_dim", SERVE_FIELD_U32, head_dim),
+    MK("intermediate", SERVE_FIELD_U32, intermediate),
+    MK("vocab", SERVE_FIELD_U32, vocab),
+    MK("experts", SERVE_FIELD_U32, experts),
+    MK("top_k", SERVE_FIELD_U32, top_k),
+    MK("moe_intermediate", SERVE_FIELD_U32, moe_intermediate),
+    MK("dense_layers", SERVE_FIELD_U32, dense_layers),
+    MK("moe_every", SERVE_FIELD_U32, moe_every),
+    MK("kv_lora_rank", SERVE_FIELD_U32, kv_lora_rank),
+    MK("qk_rope_head_dim", SERVE_FIELD_U32, qk_rope_head_dim),
+    MK("tied_embeddings", SERVE_FIELD_BOOL, tied_embeddings),
+    MK("dtype", SERVE_FIELD_DTYPE, dtype),
+    MK("kv_dtype", SERVE_FIELD_DTYPE, kv_dtype),
+    MK("max_model_len", SERVE_FIELD_U32, max_model_len),
+    {NULL, SERVE_FIELD_U32, 0, 0},
+};
+#undef MK
+
+typedef struct model_preset {
+    const char *name;
+    const char *keys; /* "k=v k=v ..." */
+} model_preset;
+
+static const model_preset presets[] = {
+    /* meta-llama/Meta-Llama-3-8B (and 3.1-8B) config.json */
+    {"llama-3-8b", "layers=32 hidden=4096 heads=32 kv_heads=8 head_dim=128 intermediate=14336 vocab=128256"},
+    /* meta-llama/Meta-Llama-3-70B (and 3.1/3.3-70B) */
+    {"llama-3-70b", "layers=80 hidden=8192 heads=64 kv_heads=8 head_dim=128 intermediate=28672 vocab=128256"},
+    /* meta-llama/Llama-3.1-405B */
+    {"llama-3-405b", "layers=126 hidden=16384 heads=128 kv_heads=8 head_dim=128 intermediate=53248 vocab=128256"},
+    /* meta-llama/Llama-2-7b-hf (MHA) */
+    {"llama-2-7b", "layers=32 hidden=4096 heads=32 kv_heads=32 head_dim=128 intermediate=11008 vocab=32000 "
+                   "max_model_len=4096"},
+    /* meta-llama/Llama-2-70b-hf */
+    {"llama-2-70b", "layers=80 hidden=8192 heads=64 kv_heads=8 head_dim=128 intermediate=28672 vocab=32000 "
+                    "max_model_len=4096"},
+    /* mistralai/Mixtral-8x7B-v0.1 */
+    {"mixtral-8x7b", "layers=32 hidden=4096 heads=32 kv_heads=8 head_dim=128 intermediate=14336 vocab=32000 "
+                     "experts=8 top_k=2"},
+    /* deepseek-ai/DeepSeek-V3 (MLA; 256 routed experts, 8 active, the
+     * first three layers dense; the shared expert is not modelled) */
+    {"deepseek-v3", "layers=61 hidden=7168 heads=128 kv_heads=128 head_dim=128 intermediate=18432 vocab=129280 "
+                    "experts=256 top_k=8 moe_intermediate=2048 dense_layers=3 kv_lora_rank=512 qk_rope_head_dim=64"},
+    {NULL, NULL},
+};
+
+void strata_serve_model_init(strata_serve_model *m)
+{
+    memset(m, 0, sizeof *m);
+    m->dtype = STRATA_DTYPE_BF16;
+    m->max_model_len = 8192;
+}
+
+char *strata_serve_model_keys(void)
+{
+    return serve_field_names(keys);
+}
+
+char *strata_serve_model_presets(void)
+{
+    GString *s = g_string_new(NULL);
+    for (const model_preset *p = presets; p->name; p++)
+        g_string_append_printf(s, "%s%s", p == presets ? "" : ", ", p->name);
+    return g_string_free(s, FALSE);
+}
+
+bool strata_serve_model_set(strata_serve_model *m, const char *key, const char *value, GError **err)
+{
+    return serve_field_set(keys, m, "model key", key, value, err);
+}
+
+/* "k=v k=v" into m (presets: a bad one is a bug). */
+static bool set_all(strata_serve_model *m, const char *line, GError **err)
+{
+    char **words = g_strsplit(line, " ", -1);
+    bool ok = true;
+    for (char **w = words; ok && *w; w++) {
+        char *eq = strchr(*w, '=');
+        if (!eq) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected KEY=VALUE, got '%s'", *w);
+            ok = false;
+            break;
+        }
+        *eq = '\0';
+        ok = strata_serve_model_set(m, *w, eq + 1, err);
+    }
+    g_strfreev(words);
+    return ok;
+}
+
+bool strata_serve_model_preset(strata_serve_model *m, const char *name, GError **err)
+{
+    for (const model_preset *p = presets; p->name; p++) {
+        if (strcmp(p->name, name) != 0)
+            continue;
+        strata_serve_model_init(m);
+        g_strlcpy(m->name, p->name, sizeof m->name);
+        return set_all(m, p->keys, err);
+    }
+    char *known = strata_serve_model_presets();
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown model '%s' (presets: %s; or --model-file FILE)",
+                name, known);
+    g_free(known);
+    return false;
+}
+
+bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **err)
+{
+    gchar *text = NULL;
+    if (!g_file_get_contents(path, &text, NULL, err)) {
+        if (err && *err)
+            (*err)->domain = STRATA_ERROR, (*err)->code = STRATA_ERROR_IO;
+        return false;
+    }
+    char **lines = g_strsplit(text, "\n", -1);
+    g_free(text);
+    bool ok = true;
+    for (guint i = 0; ok && lines[i]; i++) {
+        char *line = g_strstrip(lines[i]);
+        if (!*line || *line == '#')
+            continue;
+        char *eq = strchr(line, '=');
+        if (!eq) {
+            ok = strata_fail_at(err, path, i + 1, "expected 'key = value' (keys: layers, hidden, ...)");
+            break;
+        }
+        *eq = '\0';
+        GError *e = NULL;
+        if (!strata_serve_model_set(m, g_strstrip(line), g_strstrip(eq + 1), &e)) {
+            ok = strata_fail_at(err, path, i + 1, "%s", e->message);
+            g_error_free(e);
+        }
+    }
+    g_strfreev(lines);
+    if (ok && !m->name[0])
+        g_strlcpy(m->name, path, sizeof m->name);
+    return ok;
+}
+
+/* model_config.h's keys and serving's: the same quantity under another name,
+ * or nothing serving models (NULL). */
+static const char *const config_keys[][2] = {
+    {"layers", "layers"},           {"d_model", "hidden"},  {"heads", "heads"},
+    {"kv_heads", "kv_heads"},       {"head_dim", "head_dim"}, {"ffn", "intermediate"},
+    {"vocab", "vocab"},             {"experts", "experts"}, {"top_k", "top_k"},
+    {"moe_ffn", "moe_intermediate"}, {"kv_lora_rank", "kv_lora_rank"}, {"qk_rope_head_dim", "qk_rope_head_dim"},
+    {"tie", "tied_embeddings"},     {"dense_layers", "dense_layers"}, {"moe_every", "moe_every"},
+};
+
+bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GError **err)
+{
+    strata_model_config *cfg = strata_model_config_load(path, err);
+    if (!cfg)
+        return false;
+    strata_serve_model_init(m);
+    char *base = g_path_get_basename(path);
+    g_strlcpy(m->name, base, sizeof m->name);
+    g_free(base);
+    bool ok = true;
+    for (const char *const *v = strata_model_config_values(cfg); ok && *v; v++) {
+        const char *eq = strchr(*v, '=');
+        for (size_t i = 0; eq && i < G_N_ELEMENTS(config_keys); i++)
+            if (strlen(config_keys[i][0]) == (size_t)(eq - *v) && strncmp(*v, config_keys[i][0], eq - *v) == 0)
+                ok = strata_serve_model_set(m, config_keys[i][1], eq + 1, err);
+    }
+    strata_model_config_free(cfg);
+    if (ok && !m->kv_heads)
+        m->kv_heads = m->heads;
+    if (ok && !m->head_dim && m->heads)
+        m->head_dim = m->hidden / m->heads;
+    if (ok && !m->intermediate)
+        m->intermediate = 4 * m->hidden;
+    if (!ok)
+        g_prefix_error(err, "%s: ", path);
+    return ok;
+}
+
+bool strata_serve_model_check(const strata_serve_model *m, const char *origin, GError **err)
+{
+    const char *missing = !m->layers ? "layers" : !m->hidden ? "hidden" : !m->heads ? "heads"
+                          : !m->kv_heads ? "kv_heads" : !m->head_dim ? "head_dim"
+                          : !m->intermediate ? "intermediate" : !m->vocab ? "vocab"
+                          : !m->max_model_len ? "max_model_len" : NULL;
+    if (missing) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected %s > 0 in the model", origin, missing);
+        return false;
+    }
+    if (m->heads % m->kv_heads != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected kv_heads (%u) to divide heads (%u)", origin,
+                    m->kv_heads, m->heads);
+        return false;
+    }
+    if (m->top_k > m->experts || (m->experts && !m->top_k)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected 1 <= top_k <= experts with experts "
+                    "(got experts %u, top_k %u)", origin, m->experts, m->top_k);
+        return false;
+    }
+    return true;
+}
+
+double strata_serve_dtype_bytes(strata_dtype d)
+{
+    return d == STRATA_DTYPE_NONE ? 2.0 : strata_dtype_bits(d) / 8.0;
+}
+
+uint32_t strata_serve_kv_heads_per_rank(const strata_serve_model *m, uint32_t tp)
+{
+    uint32_t h = m->kv_heads / (tp ? tp : 1);
+    return h ? h : 1;
+}
+
+uint64_t strata_serve_kv_bytes_per_token(const strata_serve_model *m, uint32_t tp)
+{
+    double b = strata_serve_dtype_bytes(m->kv_dtype ? m->kv_dtype : m->dtype);
+    if (m->kv_lora_rank)
+        return (uint64_t)((double)(m->kv_lora_rank + m->qk_rope_head_dim) * m->layers * b);
+    return (uint64_t)(2.0 * m->layers * strata_serve_kv_heads_per_rank(m, tp) * m->head_dim * b);
+}
+
+uint32_t strata_serve_moe_layers(const strata_serve_model *m)
+{
+    uint32_t n = 0, every = m->moe_every ? m->moe_every : 1;
+    for (uint32_t l = m->dense_layers; m->experts && l < m->layers; l++)
+        n += l % every == 0;
+    return n;
+}
+
+double strata_serve_model_params(const strata_serve_model *m)
+{
+    double h = m->hidden, hd = m->head_dim;
+    double attn = h * (m->heads + 2.0 * m->kv_heads) * hd + m->heads * hd * h;
+    double dense = 3.0 * h * m->intermediate, moe = 0;
+    uint32_t n_moe = strata_serve_moe_layers(m);
+    if (n_moe) {
+        double w = m->moe_intermediate ? m->moe_intermediate : m->intermediate;
+        moe = m->experts * 3.0 * h * w + h * m->experts;
+    }
+    double emb = (double)m->vocab * h * (m->tied_embeddings ? 1 : 2);
+    return m->layers * (attn + 2 * h) + (m->layers - n_moe) * dense + n_moe * moe + emb + h;
+}
+
+uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp)
+{
+    return (uint64_t)(strata_serve_model_params(m) * strata_serve_dtype_bytes(m->dtype) / (tp ? tp : 1));
+}

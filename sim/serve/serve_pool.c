@@ -1,0 +1,267 @@
+/*
+ * serve_pool.c: the paged KV cache, vLLM v1's block pool
+ * (vllm/v1/core/block_pool.py, kv_cache_utils.py; notes/44-45/serving.md
+ * section 3): the row `paged` of serve_kv.h's table.
+ *
+ *   - all blocks exist from the start, in a free queue in id order;
+ *     allocation pops the head, a freed block goes to the tail, so the
+ *     head is the least recently used; a request frees its blocks in
+ *     reverse order (its tail block first, so it is evicted first);
+ *   - a block handed out has ref count 1; a prefix hit on a block adds one
+ *     (and takes it out of the free queue when it was there); a block
+ *     whose count drops to 0 goes back to the free queue keeping its hash;
+ *   - eviction is lazy: popping a free block that still has a hash drops
+ *     the hash from the table;
+ *   - only full blocks are hashed; block i's hash chains its parent's with
+ *     the identity of its tokens (the shared prefix's, or the request's
+ *     own); a lookup takes the longest run of cached blocks among the
+ *     first num_tokens - 1 tokens (the last token is always recomputed).
+ *
+ * Invariants: every block is either in the free queue (ref 0) or held
+ * (ref > 0); a hash in the table maps to a block carrying that hash.
+ */
+#include <string.h>
+#include "core/error.h"
+#include "serve/serve_kv.h"
+
+enum { NIL = UINT32_MAX };
+
+typedef struct req_blocks {
+    uint32_t *ids;
+    uint32_t n, cap;
+    uint32_t n_hashed;  /* its first n_hashed blocks carry their hash */
+    uint32_t n_hits;    /* the last lookup's hits, waiting in hits */
+    uint32_t *hits;
+} req_blocks;
+
+typedef struct pool {
+    strata_serve_kv_config c;
+    uint32_t n_blocks;
+    uint64_t block_bytes;
+    uint32_t *ref, *prev, *next;
+    uint64_t *hash;      /* 0: none */
+    uint32_t head, tail, n_free, n_cached_free;
+    GHashTable *table;   /* hash -> block + 1 */
+    req_blocks *req;
+} pool;
+
+uint64_t strata_serve_pool_blocks(const strata_serve_kv_config *c)
+{
+    uint64_t b = (uint64_t)c->block_size * c->bytes_per_token;
+    return b ? c->pool_bytes / b : 0;
+}
+
+static void queue_remove(pool *p, uint32_t b)
+{
+    if (p->prev[b] != NIL)
+        p->next[p->prev[b]] = p->next[b];
+    else
+        p->head = p->next[b];
+    if (p->next[b] != NIL)
+        p->prev[p->next[b]] = p->prev[b];
+    else
+        p->tail = p->prev[b];
+    p->prev[b] = p->next[b] = NIL;
+    p->n_free--;
+    if (p->hash[b])
+        p->n_cached_free--;
+}
+
+static void queue_append(pool *p, uint32_t b)
+{
+    p->prev[b] = p->tail;
+    p->next[b] = NIL;
+    if (p->tail != NIL)
+        p->next[p->tail] = b;
+    else
+        p->head = b;
+    p->tail = b;
+    p->n_free++;
+    if (p->hash[b])
+        p->n_cached_free++;
+}
+
+static void *pool_create(const strata_serve_kv_config *c, GError **err)
+{
+    uint64_t n = strata_serve_pool_blocks(c);
+    if (n == 0 || n >= NIL) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "the KV pool (%" G_GUINT64_FORMAT " B) holds %s blocks "
+                    "of %u tokens: expected 1 to 2^32-2", c->pool_bytes, n ? "too many" : "no", c->block_size);
+        return NULL;
+    }
+    pool *p = g_new0(pool, 1);
+    p->c = *c;
+    p->n_blocks = (uint32_t)n;
+    p->block_bytes = (uint64_t)c->block_size * c->bytes_per_token;
+    p->ref = g_new0(uint32_t, n);
+    p->prev = g_new(uint32_t, n);
+    p->next = g_new(uint32_t, n);
+    p->hash = g_new0(uint64_t, n);
+    p->head = p->tail = NIL;
+    for (uint32_t b = 0; b < n; b++)
+        queue_append(p, b);
+    p->table = g_hash_table_new(g_direct_hash, g_direct_equal);
+    p->req = g_new0(req_blocks, c->n_requests ? c->n_requests : 1);
+    return p;
+}
+
+static void pool_destroy(void *s)
+{
+    pool *p = s;
+    if (!p)
+        return;
+    for (uint32_t i = 0; i < p->c.n_requests; i++)
+        g_free(p->req[i].ids), g_free(p->req[i].hits);
+    g_free(p->req);
+    g_hash_table_destroy(p->table);
+    g_free(p->ref);
+    g_free(p->prev);
+    g_free(p->next);
+    g_free(p->hash);
+    g_free(p);
+}
+
+/* splitmix64's finaliser over parent and key: never 0. */
+static uint64_t chain(uint64_t parent, uint64_t key)
+{
+    uint64_t z = parent * 0x9E3779B97F4A7C15ull + key + 0x632BE59BD9B4E5Full;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return z ? z : 1;
+}
+
+/* Block i's hash given its parent's: its tokens are the shared prefix's
+ * when the block lies inside it, else request id's own. */
+static uint64_t block_hash(const pool *p, uint64_t parent, uint32_t id, uint32_t i)
+{
+    bool shared = (uint64_t)(i + 1) * p->c.block_size <= p->c.shared_prefix;
+    return chain(parent, ((uint64_t)(shared ? UINT32_MAX : id) << 32) | i);
+}
+
+static uint32_t pool_lookup(void *s, const strata_serve_kv_req *r, uint32_t num_tokens)
+{
+    pool *p = s;
+    req_blocks *q = &p->req[r->id];
+    q->n_hits = 0;
+    if (!p->c.prefix_caching || q->n || num_tokens < 2)
+        return 0;
+    uint32_t max = (num_tokens - 1) / p->c.block_size;
+    if (!q->hits)
+        q->hits = g_new(uint32_t, max ? max : 1);
+    else
+        q->hits = g_renew(uint32_t, q->hits, max ? max : 1);
+    uint64_t h = 0;
+    for (uint32_t i = 0; i < max; i++) {
+        h = block_hash(p, h, r->id, i);
+        gpointer v = g_hash_table_lookup(p->table, (gpointer)(uintptr_t)h);
+        if (!v)
+            break;
+        q->hits[q->n_hits++] = (uint32_t)((uintptr_t)v - 1);
+    }
+    return q->n_hits * p->c.block_size;
+}
+
+static void push_block(req_blocks *q, uint32_t b)
+{
+    if (q->n == q->cap) {
+        q->cap = q->cap ? 2 * q->cap : 8;
+        q->ids = g_renew(uint32_t, q->ids, q->cap);
+    }
+    q->ids[q->n++] = b;
+}
+
+static uint32_t pop_free(pool *p)
+{
+    uint32_t b = p->head;
+    queue_remove(p, b);
+    if (p->hash[b]) {
+        gpointer key = (gpointer)(uintptr_t)p->hash[b];
+        if ((uintptr_t)g_hash_table_lookup(p->table, key) == (uintptr_t)b + 1)
+            g_hash_table_remove(p->table, key);
+        p->hash[b] = 0;
+    }
+    return b;
+}
+
+/* Hashes r's blocks that `tokens` fill, from the first unhashed one. */
+static void hash_full(pool *p, req_blocks *q, uint32_t id, uint32_t tokens)
+{
+    uint32_t full = tokens / p->c.block_size;
+    if (!p->c.prefix_caching)
+        return;
+    uint64_t h = q->n_hashed ? p->hash[q->ids[q->n_hashed - 1]] : 0;
+    for (uint32_t i = q->n_hashed; i < full && i < q->n; i++) {
+        uint32_t b = q->ids[i];
+        h = block_hash(p, h, id, i);
+        if (!p->hash[b]) {
+            /* a duplicate of a cached block keeps its hash but the table keeps the first */
+            p->hash[b] = h;
+            if (!g_hash_table_contains(p->table, (gpointer)(uintptr_t)h))
+                g_hash_table_insert(p->table, (gpointer)(uintptr_t)h, (gpointer)(uintptr_t)(b + 1));
+        }
+        q->n_hashed = i + 1;
+    }
+}
+
+static bool pool_grow(void *s, const strata_serve_kv_req *r, uint32_t tokens)
+{
+    pool *p = s;
+    req_blocks *q = &p->req[r->id];
+    uint32_t need = (tokens + p->c.block_size - 1) / p->c.block_size;
+    uint32_t hits = q->n ? 0 : q->n_hits;
+    uint32_t hits_free = 0;
+    for (uint32_t i = 0; i < hits; i++)
+        hits_free += p->ref[q->hits[i]] == 0;
+    uint32_t have = q->n + hits;
+    uint32_t fresh = need > have ? need - have : 0;
+    if ((uint64_t)fresh + hits_free > p->n_free)
+        return false;
+    for (uint32_t i = 0; i < hits; i++) {
+        uint32_t b = q->hits[i];
+        if (p->ref[b]++ == 0)
+            queue_remove(p, b);
+        push_block(q, b);
+    }
+    q->n_hashed = q->n_hashed > hits ? q->n_hashed : hits;
+    q->n_hits = 0;
+    for (uint32_t i = 0; i < fresh; i++) {
+        uint32_t b = pop_free(p);
+        p->ref[b] = 1;
+        push_block(q, b);
+    }
+    hash_full(p, q, r->id, tokens);
+    return true;
+}
+
+static void pool_release(void *s, uint32_t id)
+{
+    pool *p = s;
+    req_blocks *q = &p->req[id];
+    for (uint32_t i = q->n; i-- > 0;) {
+        uint32_t b = q->ids[i];
+        if (--p->ref[b] == 0)
+            queue_append(p, b);
+    }
+    q->n = q->n_hashed = q->n_hits = 0;
+}
+
+static uint64_t pool_held(const void *s, uint32_t id)
+{
+    const pool *p = s;
+    return (uint64_t)p->req[id].n * p->block_bytes;
+}
+
+static void pool_stats(const void *s, strata_serve_kv_stats *out)
+{
+    const pool *p = s;
+    out->capacity = (uint64_t)p->n_blocks * p->block_bytes;
+    out->reserved = (uint64_t)(p->n_blocks - p->n_free) * p->block_bytes;
+    out->largest_free = (uint64_t)p->n_free * p->block_bytes;
+    out->cached = (uint64_t)p->n_cached_free * p->block_bytes;
+}
+
+const strata_serve_kv_scheme strata_serve_kv_paged = {
+    "paged", "vLLM's block pool: blocks of block_size tokens, prefix cache by block hash, LRU eviction",
+    pool_create, pool_destroy, pool_lookup, pool_grow, pool_release, pool_held, pool_stats,
+};

@@ -1,0 +1,197 @@
+/*
+ * serve_report.c: a serving run's results as JSON and as a printed
+ * summary (serve_report.h).
+ */
+#include "serve/serve_report.h"
+#include <math.h>
+#include "core/jsonout.h"
+
+/* A member: a figure (a JSON real) or a count (an exact integer). */
+typedef struct json_field {
+    const char *key;
+    double value;
+    bool count;
+} json_field;
+
+static void add_fields(JsonBuilder *b, const json_field *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (f[i].count)
+            strata_json_add_uint(b, f[i].key, (uint64_t)f[i].value);
+        else
+            strata_json_add_double(b, f[i].key, f[i].value);
+    }
+}
+
+#define FIG(k, v) {k, (double)(v), false}
+#define CNT(k, v) {k, (double)(v), true}
+
+static void add_dist(JsonBuilder *b, const char *key, const strata_serve_dist *d)
+{
+    json_field f[] = {FIG("mean", d->mean), FIG("p50", d->p50), FIG("p90", d->p90), FIG("p99", d->p99)};
+    strata_json_open_object(b, key);
+    add_fields(b, f, G_N_ELEMENTS(f));
+    json_builder_end_object(b);
+}
+
+static void add_samples(JsonBuilder *b, const GArray *samples)
+{
+    strata_json_open_array(b, "over_time");
+    for (guint i = 0; i < samples->len; i++) {
+        const strata_serve_sample *s = &g_array_index(samples, strata_serve_sample, i);
+        json_field f[] = {FIG("t_s", s->t), CNT("running", s->running), CNT("waiting", s->waiting),
+                          FIG("kv_reserved", s->kv_reserved), FIG("kv_used", s->kv_used)};
+        json_builder_begin_object(b);
+        add_fields(b, f, G_N_ELEMENTS(f));
+        json_builder_end_object(b);
+    }
+    json_builder_end_array(b);
+}
+
+static void add_result(JsonBuilder *b, const strata_serve_result *r)
+{
+    json_builder_begin_object(b);
+    strata_json_add_string(b, "kv_scheme", r->scheme);
+    if (r->label[0])
+        strata_json_add_string(b, "sweep", r->label);
+    json_field counts[] = {
+        CNT("requests", r->requests),
+        CNT("completed", r->completed),
+        CNT("rejected", r->rejected),
+        CNT("steps", r->steps),
+        CNT("prefill_tokens", r->prefill_tokens),
+        CNT("decode_tokens", r->decode_tokens),
+        CNT("prefix_hit_tokens", r->prefix_hit_tokens),
+        CNT("preemptions", r->preemptions),
+        CNT("swaps_out", r->swaps_out),
+        CNT("swaps_in", r->swaps_in),
+        CNT("swapped_bytes", r->swapped_bytes),
+    };
+    add_fields(b, counts, G_N_ELEMENTS(counts));
+    json_field figures[] = {
+        FIG("makespan_s", r->makespan),          FIG("output_tokens_per_s", r->output_tok_s),
+        FIG("total_tokens_per_s", r->total_tok_s), FIG("requests_per_s", r->req_s),
+        FIG("host_link_busy_s", r->host_link_busy_s), FIG("batch_mean", r->batch_mean),
+        FIG("batch_max", r->batch_max),          FIG("kv_used_mean", r->kv_used_mean),
+        FIG("kv_reserved_mean", r->kv_reserved_mean), FIG("kv_reserved_peak", r->kv_reserved_peak),
+        FIG("external_fragmentation_mean", r->external_frag_mean),
+    };
+    add_fields(b, figures, G_N_ELEMENTS(figures));
+    add_dist(b, "ttft_s", &r->ttft);
+    add_dist(b, "tpot_s", &r->tpot);
+    add_dist(b, "e2e_s", &r->e2e);
+    strata_json_open_object(b, "memory_per_rank");
+    json_field mem[] = {CNT("capacity_bytes", r->capacity_bytes),   CNT("weight_bytes", r->weight_bytes),
+                        CNT("activation_bytes", r->activation_bytes), CNT("kv_pool_bytes", r->pool_bytes),
+                        CNT("kv_bytes_per_token", r->kv_bytes_per_token)};
+    add_fields(b, mem, G_N_ELEMENTS(mem));
+    if (r->pool_blocks)
+        strata_json_add_uint(b, "kv_pool_blocks", r->pool_blocks);
+    json_builder_end_object(b);
+    add_samples(b, r->samples);
+    json_builder_end_object(b);
+}
+
+JsonNode *strata_serve_report_json(const strata_serve_report *rep)
+{
+    JsonBuilder *b = strata_json_object_begin();
+    strata_json_add_string(b, "tool", "strata serve");
+    strata_json_open_object(b, "model");
+    strata_json_add_string(b, "name", rep->model->name);
+    json_field shape[] = {CNT("layers", rep->model->layers), CNT("hidden", rep->model->hidden),
+                          CNT("heads", rep->model->heads), CNT("kv_heads", rep->model->kv_heads)};
+    add_fields(b, shape, G_N_ELEMENTS(shape));
+    strata_json_add_double(b, "params", strata_serve_model_params(rep->model));
+    json_builder_end_object(b);
+    strata_json_add_string(b, "hardware", rep->hw_name);
+    strata_json_add_string(b, "stream", rep->stream);
+    strata_json_open_object(b, "config");
+    const strata_serve_config *c = rep->config;
+    json_field knobs[] = {CNT("tp", c->tp), CNT("max_num_seqs", c->max_num_seqs),
+                          CNT("max_num_batched_tokens", c->max_num_batched_tokens), CNT("block_size", c->block_size),
+                          CNT("concurrency", c->concurrency)};
+    add_fields(b, knobs, G_N_ELEMENTS(knobs));
+    strata_json_add_double(b, "gpu_memory_utilization", c->gpu_memory_utilization);
+    strata_json_add_string(b, "prefix_caching", c->prefix_caching ? "on" : "off");
+    strata_json_add_string(b, "preemption", c->swap ? "swap" : "recompute");
+    json_builder_end_object(b);
+    strata_json_open_array(b, "runs");
+    for (uint32_t i = 0; i < rep->n; i++)
+        add_result(b, rep->runs[i]);
+    json_builder_end_array(b);
+    return strata_json_object_end(b);
+}
+
+void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
+{
+    const strata_serve_result *r0 = rep->runs[0];
+    fprintf(out, "model            %s (%.2f B params), tp %u on %s\n", rep->model->name,
+            strata_serve_model_params(rep->model) / 1e9, rep->config->tp, rep->hw_name);
+    fprintf(out, "stream           %s, %u requests\n", rep->stream, r0->requests);
+    fprintf(out, "memory per rank  %.2f GB: weights %.2f GB, activations %.2f GB, KV pool %.2f GB "
+            "(%" G_GUINT64_FORMAT " B/token)\n", r0->capacity_bytes / 1e9, r0->weight_bytes / 1e9,
+            r0->activation_bytes / 1e9, r0->pool_bytes / 1e9, r0->kv_bytes_per_token);
+    for (uint32_t i = 0; i < rep->n; i++) {
+        const strata_serve_result *r = rep->runs[i];
+        fprintf(out, "\n[%s%s%s]\n", r->scheme, r->label[0] ? " " : "", r->label);
+        fprintf(out, "  completed      %u of %u (%u rejected) in %.3f s, %" G_GUINT64_FORMAT " steps\n",
+                r->completed, r->requests, r->rejected, r->makespan, r->steps);
+        fprintf(out, "  throughput     %.1f output tok/s, %.1f total tok/s, %.3f req/s\n", r->output_tok_s,
+                r->total_tok_s, r->req_s);
+        fprintf(out, "  TTFT           p50 %.1f ms, p90 %.1f ms, p99 %.1f ms\n", r->ttft.p50 * 1e3,
+                r->ttft.p90 * 1e3, r->ttft.p99 * 1e3);
+        fprintf(out, "  TPOT           p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n", r->tpot.p50 * 1e3,
+                r->tpot.p90 * 1e3, r->tpot.p99 * 1e3);
+        fprintf(out, "  E2E            p50 %.3f s, p90 %.3f s, p99 %.3f s\n", r->e2e.p50, r->e2e.p90, r->e2e.p99);
+        fprintf(out, "  batch          mean %.1f, peak %.0f running\n", r->batch_mean, r->batch_max);
+        fprintf(out, "  KV use         %.1f%% of held bytes store tokens; pool held %.1f%% mean, %.1f%% peak; "
+                "external fragmentation %.1f%%\n", 100 * r->kv_used_mean, 100 * r->kv_reserved_mean,
+                100 * r->kv_reserved_peak, 100 * r->external_frag_mean);
+        fprintf(out, "  preemptions    %" G_GUINT64_FORMAT " (swaps out %" G_GUINT64_FORMAT ", in %" G_GUINT64_FORMAT
+                ", %.2f GB, host link busy %.3f s); prefix hits %" G_GUINT64_FORMAT " tokens\n", r->preemptions,
+                r->swaps_out, r->swaps_in, r->swapped_bytes / 1e9, r->host_link_busy_s, r->prefix_hit_tokens);
+    }
+    if (rep->n > 1) {
+        fprintf(out, "\n%-40s %9s %9s %9s %8s %12s %10s\n", "scheme", "KV used", "held", "ext frag", "batch",
+                "out tok/s", "preempt");
+        for (uint32_t i = 0; i < rep->n; i++) {
+            const strata_serve_result *r = rep->runs[i];
+            char *name = g_strdup_printf("%s%s%s", r->scheme, r->label[0] ? " " : "", r->label);
+            fprintf(out, "%-40s %8.1f%% %8.1f%% %8.1f%% %8.1f %12.1f %10" G_GUINT64_FORMAT "\n", name,
+                    100 * r->kv_used_mean, 100 * r->kv_reserved_mean, 100 * r->external_frag_mean, r->batch_mean,
+                    r->output_tok_s, r->preemptions);
+            g_free(name);
+        }
+    }
+}
+
+/* One run's process: its name, a track of steps, two counters. */
+static void timeline_run(FILE *out, const strata_serve_result *r, uint32_t pid, bool *first)
+{
+    fprintf(out, "%s{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":\"%s%s%s\"}}",
+            *first ? "" : ",\n", pid, r->scheme, r->label[0] ? " " : "", r->label);
+    fprintf(out, ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%u,\"tid\":1,\"args\":{\"name\":"
+            "\"steps\"}}", pid);
+    *first = false;
+    for (guint i = 0; i < r->steps_log->len; i++) {
+        const strata_serve_step *s = &g_array_index(r->steps_log, strata_serve_step, i);
+        fprintf(out, ",\n{\"ph\":\"X\",\"name\":\"step\",\"pid\":%u,\"tid\":1,\"ts\":%.3f,\"dur\":%.3f,"
+                "\"args\":{\"tokens\":%u,\"prefills\":%u,\"decodes\":%u}}", pid, s->t * 1e6, s->dt * 1e6,
+                s->tokens, s->prefills, s->decodes);
+        fprintf(out, ",\n{\"ph\":\"C\",\"name\":\"KV pool held %%\",\"pid\":%u,\"ts\":%.3f,\"args\":"
+                "{\"held\":%.3f}}", pid, s->t * 1e6, 100 * s->kv_reserved);
+        fprintf(out, ",\n{\"ph\":\"C\",\"name\":\"requests\",\"pid\":%u,\"ts\":%.3f,\"args\":"
+                "{\"running\":%u,\"waiting\":%u}}", pid, s->t * 1e6, s->running, s->waiting);
+    }
+}
+
+bool strata_serve_report_timeline(const strata_serve_report *rep, FILE *out)
+{
+    bool first = true;
+    fputs("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n", out);
+    for (uint32_t i = 0; i < rep->n; i++)
+        if (rep->runs[i]->steps_log)
+            timeline_run(out, rep->runs[i], i + 1, &first);
+    fputs("\n]}\n", out);
+    return !ferror(out);
+}

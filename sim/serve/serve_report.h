@@ -1,0 +1,37 @@
+/*
+ * serve_report.h: the results of one or more serving runs of one stream
+ * (one per KV scheme), as a JSON document and as a printed summary.
+ *
+ * JSON: {"tool", "model": {...}, "hardware", "stream", "config": {...},
+ * "runs": [{"kv_scheme", throughput, "ttft_s"/"tpot_s"/"e2e_s" {mean,
+ * p50, p90, p99}, steps, preemptions, swaps, KV use and fragmentation,
+ * "memory_per_rank", "over_time": [{t_s, running, waiting, kv_reserved,
+ * kv_used}]}]} (docs/serving.md lists every field).
+ *
+ * Invariant: equal results give byte-identical documents.
+ */
+#ifndef STRATA_SERVE_REPORT_H
+#define STRATA_SERVE_REPORT_H
+
+#include <json-glib/json-glib.h>
+#include <stdio.h>
+#include "serve/serve.h"
+
+typedef struct strata_serve_report {
+    const strata_serve_model *model;
+    const strata_serve_config *config;
+    const char *hw_name;
+    const char *stream;
+    strata_serve_result *const *runs;
+    uint32_t n;
+} strata_serve_report;
+
+JsonNode *strata_serve_report_json(const strata_serve_report *rep);
+void strata_serve_report_print(const strata_serve_report *rep, FILE *out);
+/* A Chrome trace-event / Perfetto timeline of the runs that kept their
+ * steps: a process per run, a track of steps (tokens, prefills, decodes)
+ * and counters of the pool held and of running and waiting requests;
+ * false when a write failed. */
+bool strata_serve_report_timeline(const strata_serve_report *rep, FILE *out);
+
+#endif

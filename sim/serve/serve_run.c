@@ -1,0 +1,338 @@
+/*
+ * serve_run.c: a serving run's setup, arrivals, accounting and results
+ * (serve.h); its loop is serve_sched.c's.
+ *
+ * Arrivals: open loop, a request joins the waiting queue at its arrival
+ * time; closed loop (concurrency C), the first C requests arrive at 0 and
+ * each completion sends the next one at once (a benchmark client's fixed
+ * concurrency).
+ * Figures: TTFT = first token - arrival; TPOT = (finish - first token) /
+ * (output - 1) for output > 1 (vLLM's benchmark_serving); E2E = finish -
+ * arrival; percentiles by linear interpolation between order statistics
+ * (numpy's default). Means over time weigh each step by its duration.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/units.h"
+#include "serve/serve_fields.h"
+#include "serve/serve_run.h"
+
+enum { MAX_SAMPLES = 2048 };
+
+void strata_serve_config_default(strata_serve_config *c)
+{
+    *c = (strata_serve_config){.tp = 1, .max_num_seqs = 1024, .max_num_batched_tokens = 8192, .block_size = 16,
+                               .gpu_memory_utilization = 0.9, .prefix_caching = true, .swap = false,
+                               .swap_space = 4ull << 30};
+}
+
+bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const strata_serve_config *c,
+                         uint64_t *weights, uint64_t *activations, uint64_t *pool, GError **err)
+{
+    const strata_memory_spec *mem = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands);
+    double act = strata_serve_dtype_bytes(m->dtype);
+    uint64_t t = c->max_num_batched_tokens, tp = c->tp ? c->tp : 1;
+    uint64_t qkv = ((uint64_t)m->heads / tp + 2ull * strata_serve_kv_heads_per_rank(m, (uint32_t)tp)) * m->head_dim;
+    uint64_t seqs = c->max_num_seqs < t ? c->max_num_seqs : t;
+    /* the profile run's peak: hidden states in and out, QKV, the MLP's gate/up and activation; fp32 logits and
+     * probabilities of the sampled rows (ESTIMATE of vLLM's profile_run peak, from its tensors' shapes) */
+    *activations = (uint64_t)((double)t * (2.0 * m->hidden + (double)qkv + 3.0 * m->intermediate / (double)tp) * act +
+                              (double)seqs * m->vocab / (double)tp * 8.0);
+    *weights = strata_serve_weight_bytes(m, (uint32_t)tp);
+    double usable = (double)mem->capacity * c->gpu_memory_utilization;
+    double left = usable - (double)*weights - (double)*activations - (double)c->non_kv_overhead;
+    if (left < 1) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s on %s with tp %u: no memory left for the KV cache "
+                    "(%.3g GB usable at gpu_memory_utilization %.2f, weights %.3g GB, activations %.3g GB per rank)",
+                    m->name, strata_hw_name(hw), c->tp, usable / 1e9, c->gpu_memory_utilization,
+                    (double)*weights / 1e9, (double)*activations / 1e9);
+        return false;
+    }
+    *pool = (uint64_t)left;
+    return true;
+}
+
+#define KNOB(name, type, min) {#name, type, offsetof(strata_serve_config, name), min}
+static const serve_field knobs[] = {
+    KNOB(max_num_seqs, SERVE_FIELD_U32, 1), KNOB(max_num_batched_tokens, SERVE_FIELD_U32, 1),
+    KNOB(block_size, SERVE_FIELD_U32, 1),   KNOB(gpu_memory_utilization, SERVE_FIELD_FRACTION, 0),
+    KNOB(tp, SERVE_FIELD_U32, 1),           KNOB(concurrency, SERVE_FIELD_U32, 0),
+    KNOB(step_overhead, SERVE_FIELD_TIME, 0), KNOB(swap_space, SERVE_FIELD_SIZE, 0),
+    {NULL, SERVE_FIELD_U32, 0, 0},
+};
+#undef KNOB
+
+char *strata_serve_config_knobs(void)
+{
+    return serve_field_names(knobs);
+}
+
+/* A knob's value, then the ranges the scheduler needs (serve_args.c's). */
+bool strata_serve_config_set(strata_serve_config *c, const char *knob, const char *value, GError **err)
+{
+    strata_serve_config next = *c;
+    if (!serve_field_set(knobs, &next, "knob", knob, value, err))
+        return false;
+    if (next.max_num_batched_tokens > (1u << 20) || next.max_num_seqs > (1u << 20) || next.block_size > 4096 ||
+        next.tp > 4096) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected at most 2^20 (block_size, tp: 4096), got "
+                    "'%s'", knob, value);
+        return false;
+    }
+    *c = next;
+    return true;
+}
+
+double serve_next_arrival(const serve_state *st)
+{
+    if (st->next >= st->n_req || (st->cfg->concurrency && !st->clients_free))
+        return INFINITY;
+    return st->cfg->concurrency ? st->now : st->req[st->next].arrival;
+}
+
+void serve_arrivals(serve_state *st)
+{
+    while (st->next < st->n_req) {
+        serve_req *q = &st->req[st->next];
+        if (st->cfg->concurrency) {
+            if (!st->clients_free)
+                break;
+            st->clients_free--;
+            q->arrival = st->now;
+        } else if (q->arrival > st->now) {
+            break;
+        }
+        q->state = SERVE_WAITING;
+        serve_deque_push(&st->waiting, q->id, false);
+        st->next++;
+    }
+}
+
+void serve_client_free(serve_state *st, serve_req *q)
+{
+    (void)q;
+    if (st->cfg->concurrency)
+        st->clients_free++;
+}
+
+void serve_account(serve_state *st, double t)
+{
+    strata_serve_result *r = st->res;
+    strata_serve_kv_stats ks = {0};
+    st->scheme->stats(st->kv, &ks);
+    double live = 0, held = 0;
+    for (uint32_t i = 0; i < st->n_running; i++) {
+        const serve_req *q = &st->req[st->running[i]];
+        live += (double)q->computed * (double)r->kv_bytes_per_token;
+        held += (double)st->scheme->held(st->kv, q->id);
+    }
+    /* the step's chunks add their tokens to the cache during it: count them */
+    for (uint32_t i = 0; i < st->n_chunks; i++)
+        live += (double)st->chunks[i].tokens * (double)r->kv_bytes_per_token;
+    double used = held > 0 ? fmin(1.0, live / held) : 1.0;
+    double reserved = ks.capacity ? (double)ks.reserved / (double)ks.capacity : 0;
+    double free_b = (double)(ks.capacity - ks.reserved);
+    double ext = free_b > 0 ? 1.0 - fmin(1.0, (double)ks.largest_free / free_b) : 0;
+    r->batch_mean += t * st->n_running;
+    r->batch_max = fmax(r->batch_max, st->n_running);
+    r->kv_used_mean += t * used;
+    r->kv_reserved_mean += t * reserved;
+    r->kv_reserved_peak = fmax(r->kv_reserved_peak, reserved);
+    r->external_frag_mean += t * ext;
+    st->weight += t;
+    if (r->steps_log) {
+        strata_serve_step step = {st->now, t, 0, 0, 0, st->n_running, st->waiting.n, reserved};
+        for (uint32_t i = 0; i < st->n_chunks; i++) {
+            step.tokens += st->chunks[i].tokens;
+            step.decodes += st->chunks[i].tokens == 1;
+        }
+        step.prefills = st->n_chunks - step.decodes;
+        g_array_append_val(r->steps_log, step);
+    }
+    if (st->sample_count++ % st->sample_every == 0) {
+        strata_serve_sample s = {st->now, st->n_running, st->waiting.n, reserved, used};
+        g_array_append_val(r->samples, s);
+        if (r->samples->len >= MAX_SAMPLES) { /* keep every other one, sample half as often */
+            strata_serve_sample *a = (strata_serve_sample *)(void *)r->samples->data;
+            for (guint i = 0; i < r->samples->len / 2; i++)
+                a[i] = a[2 * i];
+            g_array_set_size(r->samples, r->samples->len / 2);
+            st->sample_every *= 2;
+        }
+    }
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(const double *v, uint32_t n, double q)
+{
+    if (!n)
+        return 0;
+    double pos = q * (n - 1);
+    uint32_t lo = (uint32_t)floor(pos), hi = lo + 1 < n ? lo + 1 : lo;
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo);
+}
+
+static strata_serve_dist dist_of(double *v, uint32_t n)
+{
+    strata_serve_dist d = {0};
+    if (!n)
+        return d;
+    qsort(v, n, sizeof *v, cmp_double);
+    double sum = 0;
+    for (uint32_t i = 0; i < n; i++)
+        sum += v[i];
+    d.mean = sum / n;
+    d.p50 = quantile(v, n, 0.5);
+    d.p90 = quantile(v, n, 0.9);
+    d.p99 = quantile(v, n, 0.99);
+    return d;
+}
+
+static void summarise(serve_state *st)
+{
+    strata_serve_result *r = st->res;
+    double *ttft = g_new(double, st->n_req + 1), *tpot = g_new(double, st->n_req + 1),
+           *e2e = g_new(double, st->n_req + 1);
+    uint32_t n = 0, nt = 0;
+    double first = INFINITY, last = 0, out_tokens = 0, all_tokens = 0;
+    for (uint32_t i = 0; i < st->n_req; i++) {
+        const serve_req *q = &st->req[i];
+        if (q->finish <= 0 && q->first_token <= 0)
+            continue;
+        first = fmin(first, q->arrival);
+        last = fmax(last, q->finish);
+        ttft[n] = q->first_token - q->arrival;
+        e2e[n++] = q->finish - q->arrival;
+        if (q->output > 1)
+            tpot[nt++] = (q->finish - q->first_token) / (q->output - 1);
+        out_tokens += q->output;
+        all_tokens += q->output + q->prompt;
+    }
+    r->ttft = dist_of(ttft, n);
+    r->tpot = dist_of(tpot, nt);
+    r->e2e = dist_of(e2e, n);
+    r->makespan = n ? last - first : 0;
+    if (r->makespan > 0) {
+        r->output_tok_s = out_tokens / r->makespan;
+        r->total_tok_s = all_tokens / r->makespan;
+        r->req_s = n / r->makespan;
+    }
+    if (st->weight > 0) {
+        r->batch_mean /= st->weight;
+        r->kv_used_mean /= st->weight;
+        r->kv_reserved_mean /= st->weight;
+        r->external_frag_mean /= st->weight;
+    }
+    g_free(ttft);
+    g_free(tpot);
+    g_free(e2e);
+}
+
+/* The run's requests: lengths capped at max_model_len (a prompt that
+ * leaves no room for one token is rejected at once). */
+static serve_req *make_requests(const strata_serve_stream *s, uint32_t max_len)
+{
+    serve_req *req = g_new0(serve_req, s->n ? s->n : 1);
+    for (uint32_t i = 0; i < s->n; i++) {
+        serve_req *q = &req[i];
+        q->id = i;
+        q->arrival = s->req[i].arrival;
+        q->prompt = s->req[i].prompt;
+        q->output = s->req[i].output;
+        if (q->prompt >= max_len)
+            q->prompt = max_len - 1;
+        if (q->prompt + q->output > max_len)
+            q->output = max_len - q->prompt;
+    }
+    return req;
+}
+
+static void state_free(serve_state *st)
+{
+    if (st->kv)
+        st->scheme->destroy(st->kv);
+    strata_serve_cost_free(st->cost);
+    g_free(st->req);
+    g_free(st->running);
+    g_free(st->waiting.a);
+    g_free(st->swapped.a);
+    g_free(st->chunks);
+}
+
+strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_model *m,
+                                      const strata_serve_config *c, const strata_serve_stream *s,
+                                      const strata_serve_kv_scheme *scheme, strata_progress *progress,
+                                      GError **err)
+{
+    strata_serve_result *r = g_new0(strata_serve_result, 1);
+    r->scheme = scheme->name;
+    r->requests = s->n;
+    r->samples = g_array_new(FALSE, FALSE, sizeof(strata_serve_sample));
+    if (c->record_steps)
+        r->steps_log = g_array_new(FALSE, FALSE, sizeof(strata_serve_step));
+    r->capacity_bytes = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->capacity;
+    r->kv_bytes_per_token = strata_serve_kv_bytes_per_token(m, c->tp);
+    serve_state st = {.cfg = c, .scheme = scheme, .res = r, .n_req = s->n, .sample_every = 1,
+                      .clients_free = c->concurrency};
+    st.kv_tensors = m->kv_lora_rank ? m->layers : 2 * m->layers;
+    st.block_bytes = (uint64_t)c->block_size * r->kv_bytes_per_token;
+    bool ok = strata_serve_memory(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, err);
+    strata_serve_kv_config kc = {r->pool_bytes, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,
+                                 c->prefix_caching, s->shared_prefix, st.kv_tensors, c->page_bytes, c->allocator};
+    ok = ok && (st.cost = strata_serve_cost_new(hw, m, c->tp, c->max_num_batched_tokens, err)) != NULL;
+    ok = ok && (st.kv = scheme->create(&kc, err)) != NULL;
+    if (ok && c->swap) {
+        double bw = 0, lat = 0;
+        strata_serve_cost_host_link(st.cost, &bw, &lat);
+        if (bw <= 0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--preemption swap: %s has no pinned host memory "
+                        "linked to the device memory", strata_hw_origin(hw));
+            ok = false;
+        }
+    }
+    if (ok) {
+        r->pool_blocks = scheme == &strata_serve_kv_paged ? strata_serve_pool_blocks(&kc) : 0;
+        st.req = make_requests(s, m->max_model_len);
+        st.running = g_new(uint32_t, c->max_num_seqs + 1);
+        st.chunks = g_new(strata_serve_chunk, c->max_num_seqs + 1);
+    }
+    while (ok && st.n_done < st.n_req) {
+        if (!serve_step(&st)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: the scheduler is stuck at %.3f s: swapped "
+                        "requests cannot return to a full pool", scheme->name, st.now);
+            ok = false;
+            break;
+        }
+        if ((r->steps & 255) == 0 && progress) {
+            char *note = g_strdup_printf("%s, t=%.1f s, batch %u", scheme->name, st.now, st.n_running);
+            strata_progress_count(progress, "serve", st.n_done, st.n_req, "requests", note);
+            g_free(note);
+        }
+    }
+    if (ok)
+        summarise(&st);
+    state_free(&st);
+    if (!ok) {
+        strata_serve_result_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void strata_serve_result_free(strata_serve_result *r)
+{
+    if (!r)
+        return;
+    g_array_free(r->samples, TRUE);
+    if (r->steps_log)
+        g_array_free(r->steps_log, TRUE);
+    g_free(r);
+}

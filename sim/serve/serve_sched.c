@@ -1,0 +1,253 @@
+/*
+ * serve_sched.c: the serving loop (serve.h): vLLM v1's scheduler
+ * (vllm/v1/core/sched/scheduler.py, notes/44-45/serving.md section 1) over
+ * a KV allocation scheme, one step at a time.
+ *
+ * A step: token budget max_num_batched_tokens. RUNNING requests first, in
+ * admission order, each given what it lacks (tokens - computed: 1 for a
+ * decode, the rest of its prompt for a chunked prefill) up to the budget;
+ * when the scheme cannot make room, the most recently admitted running
+ * request is preempted (recompute: its cache freed, computed = 0, back to
+ * the head of the waiting queue; swap: its blocks copied to host memory
+ * over the host link, resumed before any waiting request) until the room
+ * is made or the request itself was preempted. Then, only when nothing was
+ * preempted, swapped requests are swapped back in, then WAITING requests
+ * in arrival order while fewer than max_num_seqs run and budget is left:
+ * prefix-cache lookup, then their (chunked) prefill; the first that does
+ * not fit stops admission. The step takes serve_cost's time; every request
+ * whose computed tokens catch up with its tokens samples one.
+ *
+ * Invariants: running holds at most max_num_seqs; a step schedules at
+ * most max_num_batched_tokens; time never goes back.
+ */
+#include <math.h>
+#include <string.h>
+#include "core/error.h"
+#include "serve/serve.h"
+#include "serve/serve_cost.h"
+#include "serve/serve_run.h"
+
+static uint32_t tokens_of(const serve_req *q)
+{
+    return q->prompt + q->generated;
+}
+
+static strata_serve_kv_req kv_req(const serve_req *q)
+{
+    return (strata_serve_kv_req){q->id, q->prompt, q->output};
+}
+
+void serve_deque_push(serve_deque *d, uint32_t v, bool front)
+{
+    if (d->n == d->cap) {
+        uint32_t cap = d->cap ? 2 * d->cap : 64, *a = g_new(uint32_t, cap);
+        for (uint32_t i = 0; i < d->n; i++)
+            a[i] = d->a[(d->head + i) % d->cap];
+        g_free(d->a);
+        d->a = a, d->cap = cap, d->head = 0;
+    }
+    if (front) {
+        d->head = (d->head + d->cap - 1) % d->cap;
+        d->a[d->head] = v;
+    } else {
+        d->a[(d->head + d->n) % d->cap] = v;
+    }
+    d->n++;
+}
+
+static uint32_t deque_pop(serve_deque *d)
+{
+    uint32_t v = d->a[d->head];
+    d->head = (d->head + 1) % d->cap;
+    d->n--;
+    return v;
+}
+
+static uint32_t deque_peek(const serve_deque *d)
+{
+    return d->a[d->head];
+}
+
+/* Preempts q: by swap when asked and the host has room, else recompute. */
+static void preempt(serve_state *st, serve_req *q)
+{
+    uint64_t held = st->scheme->held(st->kv, q->id);
+    st->res->preemptions++;
+    if (st->cfg->swap && st->host_used + held <= st->cfg->swap_space && held) {
+        double t = strata_serve_cost_swap(st->cost, held / st->block_bytes, st->block_bytes, st->kv_tensors);
+        st->step_swap_s += t;
+        st->res->host_link_busy_s += t;
+        st->res->swapped_bytes += held;
+        st->res->swaps_out++;
+        st->host_used += held;
+        q->swapped_bytes = held;
+        st->scheme->release(st->kv, q->id);
+        q->state = SERVE_SWAPPED;
+        serve_deque_push(&st->swapped, q->id, false);
+        return;
+    }
+    st->scheme->release(st->kv, q->id);
+    q->computed = 0;
+    q->state = SERVE_WAITING;
+    serve_deque_push(&st->waiting, q->id, true);
+}
+
+static void add_chunk(serve_state *st, serve_req *q, uint32_t n)
+{
+    st->chunks[st->n_chunks++] = (strata_serve_chunk){q->id, n, q->computed + n, q->computed + n >= tokens_of(q)};
+}
+
+/* The running part of a step; true when something was preempted. */
+static bool schedule_running(serve_state *st, uint32_t *budget)
+{
+    bool preempted = false;
+    for (uint32_t i = 0; i < st->n_running && *budget > 0; i++) {
+        serve_req *q = &st->req[st->running[i]];
+        uint32_t want = tokens_of(q) - q->computed;
+        if (want > *budget)
+            want = *budget;
+        strata_serve_kv_req r = kv_req(q);
+        bool self = false;
+        while (!st->scheme->grow(st->kv, &r, q->computed + want)) {
+            serve_req *victim = &st->req[st->running[--st->n_running]];
+            preempt(st, victim);
+            preempted = true;
+            if (victim == q) {
+                self = true;
+                break;
+            }
+        }
+        if (self)
+            break;
+        add_chunk(st, q, want);
+        *budget -= want;
+    }
+    return preempted;
+}
+
+/* Swapped requests back, oldest first, with room for their next token
+ * (vLLM v0's can_swap_in and append_slots), each decoding in this step. */
+static void schedule_swapped(serve_state *st, uint32_t *budget)
+{
+    while (st->swapped.n && st->n_running < st->cfg->max_num_seqs && *budget > 0) {
+        serve_req *q = &st->req[deque_peek(&st->swapped)];
+        strata_serve_kv_req r = kv_req(q);
+        uint32_t want = tokens_of(q) - q->computed;
+        if (want > *budget)
+            want = *budget;
+        if (!st->scheme->grow(st->kv, &r, q->computed + want))
+            break;
+        deque_pop(&st->swapped);
+        double t = strata_serve_cost_swap(st->cost, q->swapped_bytes / st->block_bytes, st->block_bytes,
+                                          st->kv_tensors);
+        st->step_swap_s += t;
+        st->res->host_link_busy_s += t;
+        st->res->swapped_bytes += q->swapped_bytes;
+        st->res->swaps_in++;
+        st->host_used -= q->swapped_bytes;
+        q->swapped_bytes = 0;
+        q->state = SERVE_RUNNING;
+        st->running[st->n_running++] = q->id;
+        add_chunk(st, q, want);
+        *budget -= want;
+    }
+}
+
+static void schedule_waiting(serve_state *st, uint32_t *budget)
+{
+    while (st->waiting.n && st->n_running < st->cfg->max_num_seqs && *budget > 0) {
+        serve_req *q = &st->req[deque_peek(&st->waiting)];
+        strata_serve_kv_req r = kv_req(q);
+        uint32_t hit = st->scheme->lookup ? st->scheme->lookup(st->kv, &r, tokens_of(q)) : 0;
+        uint32_t want = tokens_of(q) - hit;
+        if (want > *budget)
+            want = *budget;
+        if (!st->scheme->grow(st->kv, &r, hit + want))
+            break;
+        deque_pop(&st->waiting);
+        q->computed = hit;
+        st->res->prefix_hit_tokens += hit;
+        q->state = SERVE_RUNNING;
+        st->running[st->n_running++] = q->id;
+        add_chunk(st, q, want);
+        *budget -= want;
+    }
+}
+
+/* A request that cannot fit the empty pool is rejected (vLLM refuses a
+ * prompt longer than the KV cache); true when one was. */
+static bool reject_unfittable(serve_state *st)
+{
+    if (st->n_running || !st->waiting.n || st->n_chunks || st->step_swap_s > 0)
+        return false;
+    serve_req *q = &st->req[deque_pop(&st->waiting)];
+    q->state = SERVE_DONE;
+    st->res->rejected++;
+    st->n_done++;
+    serve_client_free(st, q);
+    return true;
+}
+
+/* After a step of time t: tokens computed, tokens sampled, requests done. */
+static void finish_step(serve_state *st)
+{
+    for (uint32_t i = 0; i < st->n_chunks; i++) {
+        serve_req *q = &st->req[st->chunks[i].id];
+        if (q->state != SERVE_RUNNING)
+            continue;
+        q->computed += st->chunks[i].tokens;
+        if (st->chunks[i].tokens == 1 && q->generated)
+            st->res->decode_tokens++;
+        else
+            st->res->prefill_tokens += st->chunks[i].tokens;
+        if (!st->chunks[i].samples)
+            continue;
+        q->generated++;
+        if (q->generated == 1)
+            q->first_token = st->now;
+        if (q->generated < q->output)
+            continue;
+        q->finish = st->now;
+        q->state = SERVE_DONE;
+        st->scheme->release(st->kv, q->id);
+        st->n_done++;
+        st->res->completed++;
+        serve_client_free(st, q);
+    }
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < st->n_running; i++)
+        if (st->req[st->running[i]].state == SERVE_RUNNING)
+            st->running[k++] = st->running[i];
+    st->n_running = k;
+}
+
+bool serve_step(serve_state *st)
+{
+    serve_arrivals(st);
+    if (!st->n_running && !st->waiting.n && !st->swapped.n) {
+        st->now = fmax(st->now, serve_next_arrival(st));
+        return true;
+    }
+    uint32_t budget = st->cfg->max_num_batched_tokens;
+    st->n_chunks = 0;
+    st->step_swap_s = 0;
+    bool preempted = schedule_running(st, &budget);
+    if (!preempted && st->cfg->swap)
+        schedule_swapped(st, &budget);
+    if (!preempted && !st->swapped.n)
+        schedule_waiting(st, &budget);
+    if (reject_unfittable(st))
+        return true;
+    double t = strata_serve_cost_step(st->cost, st->chunks, st->n_chunks) + st->step_swap_s;
+    if (st->n_chunks)
+        t += st->cfg->step_overhead;
+    if (t <= 0 && !st->n_chunks) {
+        /* nothing could run (every swapped request waits on a full pool): wait for a completion that never comes */
+        return false;
+    }
+    serve_account(st, t);
+    st->now += t;
+    st->res->steps++;
+    finish_step(st);
+    return true;
+}

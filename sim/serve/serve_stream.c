@@ -1,0 +1,282 @@
+/*
+ * serve_stream.c: request streams (serve_stream.h): the CSV reader, the
+ * Azure timestamp parser and the seeded Poisson generator.
+ */
+#include "serve/serve_stream.h"
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/lines.h"
+#include "core/units.h"
+
+/* Days from 1970-01-01 to y-m-d (proleptic Gregorian; H. Hinnant's
+ * days_from_civil). */
+static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    unsigned yoe = (unsigned)(y - era * 400);
+    unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + (int64_t)doe - 719468;
+}
+
+/* "2023-11-16 18:17:03.9799600" or "2024-05-10 00:00:00.009930+00:00",
+ * fraction and zone optional: whole seconds since 1970 (UTC) in *sec and
+ * the fraction in *frac (apart, so that differences keep their digits). */
+static bool parse_timestamp(const char *s, int64_t *sec_out, double *frac_out)
+{
+    int y, mo, d, h, mi, sec, n = 0;
+    if (sscanf(s, "%4d-%2d-%2d %2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec, &n) != 6 || n != 19)
+        return false;
+    if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60)
+        return false;
+    const char *p = s + n;
+    double frac = 0, scale = 0.1;
+    if (*p == '.') {
+        p++;
+        if (!g_ascii_isdigit(*p))
+            return false;
+        for (; g_ascii_isdigit(*p); p++, scale /= 10)
+            frac += (*p - '0') * scale;
+    }
+    double zone = 0;
+    if (*p == '+' || *p == '-') {
+        int zh, zm, k = 0;
+        if (sscanf(p + 1, "%2d:%2d%n", &zh, &zm, &k) != 2 || k != 5)
+            return false;
+        zone = (*p == '-' ? -1 : 1) * (zh * 3600.0 + zm * 60.0);
+        p += 6;
+    } else if (*p == 'Z') {
+        p++;
+    }
+    if (*p)
+        return false;
+    *sec_out = days_from_civil(y, (unsigned)mo, (unsigned)d) * 86400 + h * 3600 + mi * 60 + sec - (int64_t)zone;
+    *frac_out = frac;
+    return true;
+}
+
+typedef struct csv_columns {
+    int time, prompt, output;
+    bool azure; /* TIMESTAMP: a date; else arrival_s in seconds */
+    int n;
+} csv_columns;
+
+static bool header_columns(char *line, const char *path, csv_columns *c, GError **err)
+{
+    *c = (csv_columns){-1, -1, -1, false, 0};
+    char **f = g_strsplit(line, ",", -1);
+    for (int i = 0; f[i]; i++, c->n++) {
+        const char *name = g_strstrip(f[i]);
+        if (strcmp(name, "TIMESTAMP") == 0)
+            c->time = i, c->azure = true;
+        else if (strcmp(name, "arrival_s") == 0)
+            c->time = i;
+        else if (strcmp(name, "ContextTokens") == 0 || strcmp(name, "prompt_tokens") == 0)
+            c->prompt = i;
+        else if (strcmp(name, "GeneratedTokens") == 0 || strcmp(name, "output_tokens") == 0)
+            c->output = i;
+    }
+    g_strfreev(f);
+    if (c->time < 0 || c->prompt < 0 || c->output < 0)
+        return strata_fail_at(err, path, 1, "expected a header naming TIMESTAMP,ContextTokens,GeneratedTokens "
+                              "(the Azure traces) or arrival_s,prompt_tokens,output_tokens");
+    return true;
+}
+
+static bool parse_count(const char *text, const char *what, const char *path, uint64_t line, uint32_t *out,
+                        GError **err)
+{
+    uint64_t v = 0;
+    if (!strata_parse_u64(text, &v, NULL) || v < 1 || v > 100000000)
+        return strata_fail_at(err, path, line, "%s: expected a token count from 1 to 10^8, got '%s'", what, text);
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* A row: its time as whole seconds *sec and a fraction *t, and its lengths. */
+static bool parse_row(char *line, const char *path, uint64_t ln, const csv_columns *c, int64_t *sec, double *t,
+                      strata_serve_request *r, GError **err)
+{
+    char **f = g_strsplit(line, ",", -1);
+    bool ok = g_strv_length(f) == (guint)c->n;
+    if (!ok)
+        strata_fail_at(err, path, ln, "expected %d comma-separated fields as the header names, got %u", c->n,
+                       g_strv_length(f));
+    if (ok) {
+        const char *ts = g_strstrip(f[c->time]);
+        char *end = NULL;
+        if (c->azure)
+            ok = parse_timestamp(ts, sec, t);
+        else
+            *t = g_ascii_strtod(ts, &end), ok = end && end != ts && !*end && isfinite(*t) && *t >= 0;
+        if (!ok)
+            strata_fail_at(err, path, ln, "%s: expected %s, got '%s'", c->azure ? "TIMESTAMP" : "arrival_s",
+                           c->azure ? "YYYY-MM-DD HH:MM:SS[.fraction][+HH:MM]" : "seconds >= 0", ts);
+    }
+    ok = ok && parse_count(g_strstrip(f[c->prompt]), "prompt tokens", path, ln, &r->prompt, err) &&
+         parse_count(g_strstrip(f[c->output]), "output tokens", path, ln, &r->output, err);
+    g_strfreev(f);
+    return ok;
+}
+
+strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, GError **err)
+{
+    csv_columns cols = {-1, -1, -1, false, 0};
+    char *line = NULL;
+    size_t len = 0;
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: %s", path, g_strerror(errno)), NULL;
+    strata_lines *l = strata_lines_new(fp, path);
+    int rc = strata_lines_next(l, &line, &len, err);
+    GArray *reqs = g_array_new(FALSE, FALSE, sizeof(strata_serve_request));
+    bool ok = rc > 0 && header_columns(line, path, &cols, err);
+    if (rc == 0)
+        ok = strata_fail_at(err, path, 1, "expected a header line, the file is empty");
+    double t0 = 0, prev = -INFINITY;
+    int64_t s0 = 0;
+    while (ok && (!limit || reqs->len < limit) && (rc = strata_lines_next(l, &line, &len, err)) > 0) {
+        uint64_t ln = strata_lines_number(l);
+        if (!*g_strstrip(line))
+            continue;
+        strata_serve_request r = {0};
+        double t = 0;
+        int64_t sec = 0;
+        ok = parse_row(line, path, ln, &cols, &sec, &t, &r, err);
+        if (ok && !reqs->len)
+            s0 = sec, t0 = t;
+        t = (double)(sec - s0) + (t - t0);
+        if (ok && t < prev)
+            ok = strata_fail_at(err, path, ln, "expected rows sorted by arrival time (this one is earlier than the "
+                                "row before)");
+        if (!ok)
+            break;
+        prev = t;
+        r.arrival = t;
+        g_array_append_val(reqs, r);
+    }
+    ok = ok && rc >= 0;
+    strata_lines_free(l);
+    if (ok && !reqs->len)
+        ok = strata_fail_at(err, path, 2, "expected at least one request row");
+    if (!ok) {
+        g_array_free(reqs, TRUE);
+        return NULL;
+    }
+    strata_serve_stream *s = g_new0(strata_serve_stream, 1);
+    s->n = reqs->len;
+    s->req = (strata_serve_request *)(void *)g_array_free(reqs, FALSE);
+    s->origin = g_strdup(path);
+    return s;
+}
+
+static uint32_t draw_len(GRand *g, double mean, strata_serve_len_dist dist, double spread)
+{
+    double v = mean;
+    if (dist == STRATA_SERVE_LEN_UNIFORM)
+        v = mean * (1 + spread * (2 * g_rand_double(g) - 1));
+    else if (dist == STRATA_SERVE_LEN_EXP)
+        v = -mean * log(1 - g_rand_double(g));
+    v = round(v);
+    return v < 1 ? 1 : v > 1e8 ? 100000000u : (uint32_t)v;
+}
+
+strata_serve_stream *strata_serve_stream_poisson(const strata_serve_poisson *p)
+{
+    strata_serve_stream *s = g_new0(strata_serve_stream, 1);
+    s->n = p->n;
+    s->req = g_new0(strata_serve_request, p->n ? p->n : 1);
+    GRand *g = g_rand_new_with_seed((guint32)p->seed);
+    double t = 0;
+    for (uint32_t i = 0; i < p->n; i++) {
+        if (p->rate > 0 && i > 0)
+            t += -log(1 - g_rand_double(g)) / p->rate;
+        s->req[i].arrival = t;
+        s->req[i].prompt = draw_len(g, p->prompt_mean, p->dist, p->spread);
+        s->req[i].output = draw_len(g, p->output_mean, p->dist, p->spread);
+    }
+    g_rand_free(g);
+    s->origin = g_strdup_printf("poisson(n=%u,rate=%g,prompt=%g,output=%g,seed=%" G_GUINT64_FORMAT ")", p->n,
+                                p->rate, p->prompt_mean, p->output_mean, p->seed);
+    return s;
+}
+
+static bool poisson_value(strata_serve_poisson *p, const char *k, const char *v, GError **err)
+{
+    char *end = NULL;
+    double x = g_ascii_strtod(v, &end);
+    bool num = end && end != v && !*end && isfinite(x) && x >= 0;
+    if (strcmp(k, "dist") == 0) {
+        if (strcmp(v, "fixed") == 0)
+            p->dist = STRATA_SERVE_LEN_FIXED;
+        else if (strcmp(v, "uniform") == 0)
+            p->dist = STRATA_SERVE_LEN_UNIFORM;
+        else if (strcmp(v, "exp") == 0)
+            p->dist = STRATA_SERVE_LEN_EXP;
+        else
+            num = false;
+        if (num || strcmp(v, "fixed") == 0 || strcmp(v, "uniform") == 0 || strcmp(v, "exp") == 0)
+            return true;
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson dist: expected fixed, uniform or exp, got '%s'",
+                    v);
+        return false;
+    }
+    if (!num) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson %s: expected a number >= 0, got '%s'", k, v);
+        return false;
+    }
+    if (strcmp(k, "n") == 0 && x >= 1 && x <= 1e8 && x == floor(x))
+        p->n = (uint32_t)x;
+    else if (strcmp(k, "rate") == 0)
+        p->rate = x;
+    else if (strcmp(k, "prompt") == 0 && x >= 1)
+        p->prompt_mean = x;
+    else if (strcmp(k, "output") == 0 && x >= 1)
+        p->output_mean = x;
+    else if (strcmp(k, "spread") == 0 && x <= 1)
+        p->spread = x;
+    else if (strcmp(k, "seed") == 0 && x == floor(x) && x < 4294967296.0)
+        p->seed = (uint64_t)x;
+    else {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson %s=%s: expected n (1..1e8), rate, prompt (>= 1), "
+                    "output (>= 1), dist, spread (0..1) or seed (< 2^32)", k, v);
+        return false;
+    }
+    return true;
+}
+
+bool strata_serve_poisson_parse(const char *spec, strata_serve_poisson *p, GError **err)
+{
+    *p = (strata_serve_poisson){.n = 1000, .rate = 0, .prompt_mean = 512, .output_mean = 128,
+                                .dist = STRATA_SERVE_LEN_FIXED, .spread = 0.15, .seed = 1};
+    char **kv = g_strsplit(spec, ",", -1);
+    bool ok = true;
+    for (char **w = kv; ok && *w; w++) {
+        if (!**w)
+            continue;
+        char *eq = strchr(*w, '=');
+        if (!eq) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--poisson: expected KEY=VALUE, got '%s'", *w);
+            ok = false;
+            break;
+        }
+        *eq = '\0';
+        ok = poisson_value(p, *w, eq + 1, err);
+    }
+    g_strfreev(kv);
+    return ok;
+}
+
+void strata_serve_stream_free(strata_serve_stream *s)
+{
+    if (!s)
+        return;
+    g_free(s->req);
+    g_free(s->origin);
+    g_free(s);
+}

@@ -1,0 +1,62 @@
+/*
+ * serve_stream.h: a stream of requests to serve: each an arrival time, a
+ * prompt length and an output length, sorted by arrival.
+ *
+ * Sources:
+ *   a CSV file with a header naming its columns: the Azure LLM inference
+ *     traces as they ship (TIMESTAMP,ContextTokens,GeneratedTokens; the
+ *     2023 files' "2023-11-16 18:17:03.9799600" and the 2024 files'
+ *     "2024-05-10 00:00:00.009930+00:00", fraction optional), or
+ *     arrival_s,prompt_tokens,output_tokens (seconds from the start).
+ *     Other columns are ignored (noted once). Times are taken relative to
+ *     the first row's. A bad field: FILE:LINE and what was expected.
+ *   Poisson arrivals (strata_serve_stream_poisson): exponential gaps at a
+ *     rate (or all at time 0 with rate 0: "QPS inf"), lengths fixed,
+ *     uniform within +-spread of the mean, or exponential, from a seeded
+ *     generator (GLib's Mersenne Twister): the same seed, the same stream.
+ *
+ * Prefix sharing: every request's first shared_prefix tokens are the same
+ * tokens (a system prompt), so its full blocks hash alike; the rest of a
+ * request's tokens are its own.
+ *
+ * Invariants: arrivals are >= 0 and non-decreasing; prompt >= 1, output >= 1.
+ */
+#ifndef STRATA_SERVE_STREAM_H
+#define STRATA_SERVE_STREAM_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef struct strata_serve_request {
+    double arrival;   /* seconds from the stream's start */
+    uint32_t prompt;  /* prompt tokens */
+    uint32_t output;  /* tokens to generate */
+} strata_serve_request;
+
+typedef struct strata_serve_stream {
+    strata_serve_request *req;
+    uint32_t n;
+    uint32_t shared_prefix; /* tokens every prompt starts with */
+    char *origin;           /* file, or "poisson(...)" */
+} strata_serve_stream;
+
+typedef enum { STRATA_SERVE_LEN_FIXED, STRATA_SERVE_LEN_UNIFORM, STRATA_SERVE_LEN_EXP } strata_serve_len_dist;
+
+typedef struct strata_serve_poisson {
+    uint32_t n;
+    double rate;            /* requests/s; 0: all at once */
+    double prompt_mean, output_mean;
+    strata_serve_len_dist dist;
+    double spread;          /* uniform: +- this fraction of the mean */
+    uint64_t seed;
+} strata_serve_poisson;
+
+/* Reads path; limit > 0 keeps its first limit rows. */
+strata_serve_stream *strata_serve_stream_load(const char *path, uint32_t limit, GError **err);
+strata_serve_stream *strata_serve_stream_poisson(const strata_serve_poisson *p);
+/* "n=1000,rate=10,prompt=512,output=128,dist=exp,spread=0.15,seed=1" into p. */
+bool strata_serve_poisson_parse(const char *spec, strata_serve_poisson *p, GError **err);
+void strata_serve_stream_free(strata_serve_stream *s);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * published_serve.c: published serving measurements (published.h, a case
+ * with serve=): the serving metrics, their measured figures, and the
+ * child's run of `strata serve` options on the case's hardware model.
+ *
+ * The case's serve= line is split as a shell would (quotes kept together)
+ * and parsed with `strata serve`'s own options (serve/serve_args.h); --hw
+ * is the case's hw=, and a relative --requests or --model-file is taken
+ * from the case file's folder, as hw= is. The figure is the first --kv
+ * scheme's (paged by default).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/units.h"
+#include "serve/serve_args.h"
+#include "validate/published.h"
+
+typedef struct serve_metric {
+    const char *name;
+    strata_published_metric metric;
+    const char *unit; /* a rate's suffix; NULL: a time */
+} serve_metric;
+
+static const serve_metric metrics[] = {
+    {"output-throughput", STRATA_PUBLISHED_SERVE_OUTPUT_TOK_S, "tok/s"},
+    {"request-throughput", STRATA_PUBLISHED_SERVE_REQ_S, "req/s"},
+    {"tpot-p50", STRATA_PUBLISHED_SERVE_TPOT_P50, NULL},
+    {"tpot-mean", STRATA_PUBLISHED_SERVE_TPOT_MEAN, NULL},
+    {"ttft-p50", STRATA_PUBLISHED_SERVE_TTFT_P50, NULL},
+    {"ttft-mean", STRATA_PUBLISHED_SERVE_TTFT_MEAN, NULL},
+};
+
+static const serve_metric *metric_row(strata_published_metric m)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(metrics); i++)
+        if (metrics[i].metric == m)
+            return &metrics[i];
+    return NULL;
+}
+
+bool strata_published_serve_metric(const char *name, strata_published_metric *m)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(metrics); i++)
+        if (strcmp(metrics[i].name, name) == 0) {
+            *m = metrics[i].metric;
+            return true;
+        }
+    return false;
+}
+
+bool strata_published_serve_measured(strata_published_metric m, const char *text, double *value)
+{
+    const serve_metric *row = metric_row(m);
+    if (!row)
+        return false;
+    if (!row->unit)
+        return strata_parse_time(text, value, NULL) && *value > 0;
+    if (!g_str_has_suffix(text, row->unit))
+        return false;
+    char *end = NULL;
+    *value = g_ascii_strtod(text, &end);
+    return end == text + strlen(text) - strlen(row->unit) && end != text && isfinite(*value) && *value > 0;
+}
+
+char *strata_published_serve_format(strata_published_metric m, double v)
+{
+    const serve_metric *row = metric_row(m);
+    if (row && row->unit)
+        return g_strdup_printf("%.2f %s", v, row->unit);
+    return strata_format_time(v);
+}
+
+static double metric_value(strata_published_metric m, const strata_serve_result *r)
+{
+    switch (m) {
+    case STRATA_PUBLISHED_SERVE_OUTPUT_TOK_S:
+        return r->output_tok_s;
+    case STRATA_PUBLISHED_SERVE_REQ_S:
+        return r->req_s;
+    case STRATA_PUBLISHED_SERVE_TPOT_P50:
+        return r->tpot.p50;
+    case STRATA_PUBLISHED_SERVE_TPOT_MEAN:
+        return r->tpot.mean;
+    case STRATA_PUBLISHED_SERVE_TTFT_P50:
+        return r->ttft.p50;
+    case STRATA_PUBLISHED_SERVE_TTFT_MEAN:
+        return r->ttft.mean;
+    default:
+        return NAN;
+    }
+}
+
+/* A relative path of the case's options, from the case file's folder. */
+static void from_case_dir(char **path, const char *where)
+{
+    if (!*path || g_path_is_absolute(*path))
+        return;
+    char *file = g_strndup(where, strcspn(where, ":"));
+    char *dir = g_path_get_dirname(file);
+    char *full = g_build_filename(dir, *path, NULL);
+    g_free(*path);
+    *path = full;
+    g_free(dir);
+    g_free(file);
+}
+
+static bool parse_options(const strata_published_case *c, strata_serve_args *a, GError **err)
+{
+    char **words = NULL;
+    int n = 0;
+    if (!g_shell_parse_argv(c->serve, &n, &words, err))
+        return false;
+    char **argv = g_new0(char *, (gsize)n + 2);
+    argv[0] = g_strdup("serve");
+    for (int i = 0; i < n; i++)
+        argv[i + 1] = words[i];
+    g_free(words);
+    GOptionEntry *entries = strata_serve_args_entries(a);
+    GOptionContext *ctx = g_option_context_new(NULL);
+    g_option_context_set_help_enabled(ctx, FALSE);
+    g_option_context_add_main_entries(ctx, entries, NULL);
+    bool ok = g_option_context_parse_strv(ctx, &argv, err); /* frees what it removes */
+    if (ok && argv[0] && argv[1]) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "expected options only, got '%s'", argv[1]);
+        ok = false;
+    }
+    g_option_context_free(ctx);
+    g_free(entries);
+    g_strfreev(argv);
+    from_case_dir(&a->requests, c->where);
+    from_case_dir(&a->model_file, c->where);
+    from_case_dir(&a->config, c->where);
+    return ok;
+}
+
+char *strata_published_serve_child(const strata_published_case *c)
+{
+    strata_serve_args a = {0};
+    strata_serve_setup set = {0};
+    GError *err = NULL;
+    char *line = NULL;
+    strata_serve_result *r = NULL;
+    if (parse_options(c, &a, &err) && strata_serve_setup_make(&set, &a, c->hw, &err)) {
+        r = strata_serve_run(set.hw, &set.model, &set.config, set.stream, g_ptr_array_index(set.schemes, 0), NULL,
+                             &err);
+        double v = r ? metric_value(c->metric, r) : NAN;
+        if (r && !(v > 0))
+            line = g_strdup_printf("error %s: the serving run gives no figure (%u of %u requests completed)",
+                                   c->where, r->completed, r->requests);
+        else if (r)
+            line = g_strdup_printf("ok %.17g", v);
+    }
+    if (!line)
+        line = g_strdup_printf("error %s: serve: %s", c->where, err ? err->message : "failed");
+    g_clear_error(&err);
+    strata_serve_result_free(r);
+    strata_serve_setup_clear(&set);
+    strata_serve_args_clear(&a);
+    return line;
+}

@@ -1,0 +1,414 @@
+/*
+ * test_serve.c: the serving simulation (sim/serve) against values derived
+ * by hand: KV bytes per token (MHA, GQA, MLA, TP), parameters, the block
+ * pool's counts, prefix hits and LRU eviction, page growth, a swap's time
+ * over the link, a tiny stream's schedule step by step with a preemption
+ * and a prefix hit that saves its prefill, and bad input at FILE:LINE.
+ */
+#include <glib/gstdio.h>
+#include <json-glib/json-glib.h>
+#include <math.h>
+#include <string.h>
+#include "serve/serve.h"
+#include "serve/serve_cost.h"
+#include "serve/serve_kv.h"
+#include "serve/serve_model.h"
+#include "serve/serve_stream.h"
+#include "testutil.h"
+
+static strata_serve_model preset(const char *name)
+{
+    strata_serve_model m;
+    GError *err = NULL;
+    ck_assert_msg(strata_serve_model_preset(&m, name, &err), "%s", err ? err->message : "");
+    return m;
+}
+
+START_TEST(kv_bytes_per_token_by_hand)
+{
+    /* GQA: 2 x 32 layers x 8 heads x 128 x 2 B = 131,072 (128 KiB) */
+    strata_serve_model m = preset("llama-3-8b");
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 131072);
+    /* TP8: one KV head per rank: 2 x 32 x 1 x 128 x 2 = 16,384; TP16 keeps one head (replicated) */
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 8), 16384);
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 16), 16384);
+    /* 70B: 2 x 80 x 8 x 128 x 2 = 327,680; TP4: 81,920 per GPU */
+    m = preset("llama-3-70b");
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 327680);
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 4), 81920);
+    /* MHA: 2 x 32 x 32 x 128 x 2 = 524,288 */
+    m = preset("llama-2-7b");
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 524288);
+    /* MLA: (512 + 64) x 61 x 2 = 70,272, the same on every rank */
+    m = preset("deepseek-v3");
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 70272);
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 8), 70272);
+    /* fp8 KV halves the GQA figure */
+    m = preset("llama-3-8b");
+    GError *err = NULL;
+    ck_assert(strata_serve_model_set(&m, "kv_dtype", "f8", &err));
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 65536);
+}
+END_TEST
+
+START_TEST(params_and_weights_by_hand)
+{
+    strata_serve_model m = preset("llama-3-8b");
+    /* per layer: attention 4096 x 48 x 128 + 4096 x 4096 = 41,943,040; MLP 3 x 4096 x 14336 = 176,160,768;
+     * norms 8,192: 218,112,000; x 32 = 6,979,584,000; embedding and head 2 x 128256 x 4096 = 1,050,673,152;
+     * final norm 4,096: 8,030,261,248 */
+    ck_assert(fabs(strata_serve_model_params(&m) - 8030261248.0) < 0.5);
+    ck_assert_uint_eq(strata_serve_weight_bytes(&m, 1), 16060522496ull);
+    ck_assert_uint_eq(strata_serve_weight_bytes(&m, 2), 8030261248ull);
+    /* Mixtral-8x7B: attention 41,943,040, experts 8 x 3 x 4096 x 14336 + router 4096 x 8 = 1,409,318,912, norms
+     * 8,192: 1,451,270,144 a layer, x 32; embedding and head 2 x 32000 x 4096 = 262,144,000; + 4,096:
+     * 46,702,792,704 */
+    m = preset("mixtral-8x7b");
+    ck_assert_uint_eq(strata_serve_moe_layers(&m), 32);
+    ck_assert(fabs(strata_serve_model_params(&m) - 46702792704.0) < 0.5);
+    /* MoE every other layer: 16 such layers and 16 dense ones of 218,112,000 (as Llama-3-8B's):
+     * 23,220,322,304 + 3,489,792,000 + 262,148,096 = 26,972,262,400 */
+    m.moe_every = 2;
+    ck_assert_uint_eq(strata_serve_moe_layers(&m), 16);
+    ck_assert(fabs(strata_serve_model_params(&m) - 26972262400.0) < 0.5);
+}
+END_TEST
+
+START_TEST(config_json_gives_the_preset_shape)
+{
+    /* configs/models/meta-llama-3.1-8b.json through issue 42's reader: the llama-3-8b preset's shape */
+    strata_serve_model m, p = preset("llama-3-8b");
+    GError *err = NULL;
+    ck_assert_msg(strata_serve_model_from_config(&m, STRATA_SOURCE_DIR "/configs/models/meta-llama-3.1-8b.json", &err),
+                  "%s", err ? err->message : "");
+    ck_assert_uint_eq(m.layers, p.layers);
+    ck_assert_uint_eq(m.hidden, p.hidden);
+    ck_assert_uint_eq(m.kv_heads, 8);
+    ck_assert_uint_eq(m.head_dim, 128);
+    ck_assert_uint_eq(m.intermediate, 14336);
+    ck_assert(!m.tied_embeddings);
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 131072);
+    ck_assert(fabs(strata_serve_model_params(&m) - 8030261248.0) < 0.5);
+}
+END_TEST
+
+static strata_serve_kv_config small_pool(uint32_t blocks, uint32_t block_size, uint32_t shared_prefix)
+{
+    return (strata_serve_kv_config){.pool_bytes = (uint64_t)blocks * block_size, .bytes_per_token = 1,
+                                    .block_size = block_size, .max_model_len = 1024, .n_requests = 8,
+                                    .prefix_caching = true, .shared_prefix = shared_prefix, .kv_tensors = 2};
+}
+
+START_TEST(pool_blocks_by_hand)
+{
+    /* 1 GiB of 2 MiB blocks (16 tokens x 128 KiB) = 512 */
+    strata_serve_kv_config c = {.pool_bytes = 1ull << 30, .bytes_per_token = 131072, .block_size = 16};
+    ck_assert_uint_eq(strata_serve_pool_blocks(&c), 512);
+    /* a request holds ceil(tokens / block_size) blocks: 33 tokens of 16 = 3 blocks */
+    c = small_pool(8, 16, 0);
+    c.n_requests = 1;
+    GError *err = NULL;
+    const strata_serve_kv_scheme *k = strata_serve_kv_find("paged");
+    void *s = k->create(&c, &err);
+    strata_serve_kv_req r = {0, 33, 1};
+    ck_assert(k->grow(s, &r, 33));
+    ck_assert_uint_eq(k->held(s, 0), 3 * 16);
+    ck_assert(!k->grow(s, &r, 8 * 16 + 1)); /* 9 blocks of 8: refused, nothing changed */
+    ck_assert_uint_eq(k->held(s, 0), 3 * 16);
+    k->release(s, 0);
+    strata_serve_kv_stats st;
+    k->stats(s, &st);
+    ck_assert_uint_eq(st.reserved, 0);
+    k->destroy(s);
+}
+END_TEST
+
+START_TEST(prefix_hits_and_lru_eviction)
+{
+    /* 8 blocks of 4 tokens, 8 shared tokens (two full blocks) */
+    strata_serve_kv_config c = small_pool(8, 4, 8);
+    GError *err = NULL;
+    const strata_serve_kv_scheme *k = strata_serve_kv_find("paged");
+    void *s = k->create(&c, &err);
+    strata_serve_kv_req a = {0, 10, 1}, b = {1, 10, 1}, big = {2, 24, 1}, d = {3, 10, 1};
+    ck_assert_uint_eq(k->lookup(s, &a, 10), 0);
+    ck_assert(k->grow(s, &a, 10)); /* blocks 0, 1, 2; 0 and 1 full and hashed */
+    k->release(s, 0);              /* free queue: 3 4 5 6 7 2 1 0 */
+    /* the same 8 shared tokens: (10 - 1) / 4 = 2 blocks hit, 8 tokens */
+    ck_assert_uint_eq(k->lookup(s, &b, 10), 8);
+    ck_assert(k->grow(s, &b, 10)); /* hits 0, 1 and one fresh block (3) */
+    ck_assert_uint_eq(k->held(s, 1), 12);
+    k->release(s, 1);              /* free queue: 4 5 6 7 2 3 1 0 */
+    /* 24 tokens take 6 fresh blocks from the head: 4 5 6 7 2 3; 1 and 0 still cached */
+    ck_assert(k->grow(s, &big, 24));
+    ck_assert_uint_eq(k->lookup(s, &d, 10), 8);
+    k->release(s, 2);              /* free queue: 1 0 3 2 7 6 5 4 (big's in reverse) */
+    /* a request of 4 tokens pops block 1: the shared chain's second block is evicted */
+    strata_serve_kv_req e = {4, 4, 1};
+    ck_assert(k->grow(s, &e, 4));
+    ck_assert_uint_eq(k->lookup(s, &d, 10), 4);
+    k->destroy(s);
+}
+END_TEST
+
+START_TEST(page_growth_by_hand)
+{
+    /* Llama-3-8B on vattention: 2 MiB / (8 x 128 x 2 B) = 1024 tokens per page; 64 tensors (2 x 32 layers):
+     * 1025 tokens hold 2 pages each, 128 pages = 256 MiB; expandable: 1025 x 128 KiB = 128.1 MiB in 20 MiB
+     * pages = 7 pages = 140 MiB */
+    strata_serve_kv_config c = {.pool_bytes = 64ull << 30, .bytes_per_token = 131072, .block_size = 16,
+                                .max_model_len = 8192, .n_requests = 1, .kv_tensors = 64};
+    strata_serve_kv_req r = {0, 1000, 25};
+    GError *err = NULL;
+    const strata_serve_kv_scheme *k = strata_serve_kv_find("vattention");
+    void *s = k->create(&c, &err);
+    ck_assert(k->grow(s, &r, 1025));
+    ck_assert_uint_eq(k->held(s, 0), 256ull << 20);
+    k->destroy(s);
+    k = strata_serve_kv_find("expandable");
+    s = k->create(&c, &err);
+    ck_assert(k->grow(s, &r, 1025));
+    ck_assert_uint_eq(k->held(s, 0), 140ull << 20);
+    k->destroy(s);
+    /* contiguous-max reserves max_model_len: 8192 x 128 KiB = 1 GiB; pow2 of 1025 is 2048: 256 MiB */
+    k = strata_serve_kv_find("contiguous-max");
+    s = k->create(&c, &err);
+    ck_assert(k->grow(s, &r, 1));
+    ck_assert_uint_eq(k->held(s, 0), 1ull << 30);
+    k->destroy(s);
+    k = strata_serve_kv_find("contiguous-pow2");
+    s = k->create(&c, &err);
+    ck_assert(k->grow(s, &r, 1));
+    ck_assert_uint_eq(k->held(s, 0), 256ull << 20);
+    k->destroy(s);
+}
+END_TEST
+
+static strata_hw *test_hw(const char *capacity)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "test-simple.ini", NULL);
+    char *set = g_strdup_printf("memory.hbm.capacity=%s", capacity);
+    const char *overrides[] = {set, NULL};
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, overrides, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    g_free(path);
+    g_free(set);
+    return hw;
+}
+
+START_TEST(swap_time_over_the_link)
+{
+    /* test-simple: pcie 16 GB/s, 1 us. 10 blocks of 2 MiB of a model with 64 tensors: 640 copies x 1 us +
+     * 20 MiB / 16 GB/s = 640 us + 1310.72 us = 1950.72 us */
+    strata_hw *hw = test_hw("16GiB");
+    strata_serve_model m = preset("llama-3-8b");
+    GError *err = NULL;
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, 16, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    double bw = 0, lat = 0;
+    strata_serve_cost_host_link(c, &bw, &lat);
+    ck_assert(fabs(bw - 16e9) < 1);
+    ck_assert(fabs(lat - 1e-6) < 1e-12);
+    double t = strata_serve_cost_swap(c, 10, 2u << 20, 64);
+    ck_assert_msg(fabs(t - 1950.72e-6) < 1e-9, "swap %.9g s", t);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* A model of 600 parameters: weights 1,200 B, KV 2 x 1 x 1 x 8 x 2 = 32 B per token. */
+static strata_serve_model tiny(void)
+{
+    strata_serve_model m;
+    strata_serve_model_init(&m);
+    g_strlcpy(m.name, "tiny", sizeof m.name);
+    m.layers = 1, m.hidden = 8, m.heads = 1, m.kv_heads = 1, m.head_dim = 8, m.intermediate = 8, m.vocab = 8;
+    return m;
+}
+
+/* The tiny model on test-simple of `capacity` bytes: budget 8 tokens, 2 sequences, blocks of 4 tokens, the
+ * whole memory usable; preemption by swap when asked. */
+static strata_serve_result *run_tiny(const char *capacity, strata_serve_request *req, uint32_t n, bool swap)
+{
+    strata_serve_stream s = {req, n, 0, (char *)"tiny"};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
+    c.swap = swap;
+    strata_hw *hw = test_hw(capacity);
+    strata_serve_model m = tiny();
+    GError *err = NULL;
+    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    strata_hw_free(hw);
+    return r;
+}
+
+START_TEST(tiny_stream_step_by_step)
+{
+    /* budget 8 tokens, 2 sequences. A(10 prompt, 2 out), B(4, 1), C(4, 1), all at 0.
+     * step 1: A's chunk of 8 (budget spent);
+     * step 2: A's last 2 prompt tokens (samples), B's 4 (samples, done);
+     * step 3: A's decode (done), C's 4 (done). Prefill 8 + 2 + 4 + 4 = 18, decode 1. */
+    strata_serve_request req[3] = {{0, 10, 2}, {0, 4, 1}, {0, 4, 1}};
+    strata_serve_result *r = run_tiny("1MiB", req, 3, false);
+    ck_assert_uint_eq(r->steps, 3);
+    ck_assert_uint_eq(r->completed, 3);
+    ck_assert_uint_eq(r->prefill_tokens, 18);
+    ck_assert_uint_eq(r->decode_tokens, 1);
+    ck_assert_uint_eq(r->preemptions, 0);
+    /* activations: 8 x (2 x 8 + 3 x 8 + 3 x 8) x 2 B + 2 x 8 x 8 B = 1,152 */
+    ck_assert_uint_eq(r->weight_bytes, 1200);
+    ck_assert_uint_eq(r->activation_bytes, 1152);
+    ck_assert_uint_eq(r->pool_bytes, (1u << 20) - 1200 - 1152);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+START_TEST(preemption_then_prefix_hit)
+{
+    /* capacity 2,800 B: pool 2800 - 1200 - 1152 = 448 B = 3 blocks of 4 tokens x 32 B.
+     * A(4, 5) and B(4, 5). step 1: both prefill (one block each), both sample. step 2: A grows to 5 tokens
+     * (its second block, the last free one); B cannot: B, the last admitted, is preempted (recompute) and its
+     * full block stays cached. steps 3-5: A decodes (8 tokens, 2 blocks) while B's 4 cached tokens plus one
+     * fresh block do not fit. step 6: A is done; B hits its block (4 tokens saved) and computes 1 token;
+     * steps 7-9: B decodes. 9 steps, 1 preemption, 4 prefix-hit tokens. */
+    strata_serve_request req[2] = {{0, 4, 5}, {0, 4, 5}};
+    strata_serve_result *r = run_tiny("2800", req, 2, false);
+    ck_assert_uint_eq(r->pool_bytes, 448);
+    ck_assert_uint_eq(r->steps, 9);
+    ck_assert_uint_eq(r->preemptions, 1);
+    ck_assert_uint_eq(r->prefix_hit_tokens, 4);
+    ck_assert_uint_eq(r->completed, 2);
+    strata_serve_result_free(r);
+    /* swap instead: B's one block goes to the host and back (one copy each way per tensor: 2 x 128 B) */
+    r = run_tiny("2800", req, 2, true);
+    ck_assert_uint_eq(r->swaps_out, 1);
+    ck_assert_uint_eq(r->swaps_in, 1);
+    ck_assert_uint_eq(r->swapped_bytes, 2 * 128);
+    /* 2 x (2 copies x 1 us + 128 B / 16 GB/s) */
+    ck_assert(fabs(r->host_link_busy_s - 2 * (2e-6 + 128 / 16e9)) < 1e-12);
+    ck_assert_uint_eq(r->completed, 2);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+START_TEST(azure_csv_and_poisson_streams)
+{
+    char *path = strata_test_write_temp("serve-XXXXXX.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                        "2023-11-16 18:17:03.9799600,4808,10\n"
+                                        "2023-11-16 18:17:04.0319600,3180,8\n"
+                                        "2024-05-10 00:00:00+00:00,5,1\n");
+    GError *err = NULL;
+    strata_serve_stream *s = strata_serve_stream_load(path, 2, &err);
+    ck_assert_msg(s, "%s", err ? err->message : "");
+    ck_assert_uint_eq(s->n, 2);
+    ck_assert(fabs(s->req[1].arrival - 0.052) < 1e-9);
+    ck_assert_uint_eq(s->req[0].prompt, 4808);
+    ck_assert_uint_eq(s->req[1].output, 8);
+    strata_serve_stream_free(s);
+    g_unlink(path);
+    g_free(path);
+    strata_serve_poisson p;
+    ck_assert(strata_serve_poisson_parse("n=50,rate=2,prompt=100,output=20,dist=exp,seed=7", &p, &err));
+    strata_serve_stream *a = strata_serve_stream_poisson(&p), *b = strata_serve_stream_poisson(&p);
+    ck_assert_int_eq(memcmp(a->req, b->req, 50 * sizeof *a->req), 0);
+    ck_assert(a->req[49].arrival > 0);
+    strata_serve_stream_free(a);
+    strata_serve_stream_free(b);
+}
+END_TEST
+
+START_TEST(bad_input_names_file_and_line)
+{
+    char *path = strata_test_write_temp("serve-XXXXXX.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                        "2023-11-16 18:17:03.9799600,4808,10\n"
+                                        "2023-11-16 18:17:04,x,8\n");
+    strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                          "llama-3-8b", "--requests", path, NULL);
+    ck_assert_int_eq(r.status, 2);
+    char *where = g_strdup_printf("%s:3: prompt tokens: expected a token count", path);
+    ck_assert_msg(strstr(r.err, where), "%s", r.err);
+    g_free(where);
+    strata_cli_result_clear(&r);
+    char *model = strata_test_write_temp("model-XXXXXX.ini", "layers = 2\nheads = four\n");
+    r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model-file", model,
+                        "--requests", path, NULL);
+    ck_assert_int_eq(r.status, 2);
+    where = g_strdup_printf("%s:2: heads: expected a whole number", model);
+    ck_assert_msg(strstr(r.err, where), "%s", r.err);
+    g_free(where);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b",
+                        "--poisson", "n=4", "--kv", "nope", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "unknown scheme 'nope'"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_unlink(path);
+    g_unlink(model);
+    g_free(path);
+    g_free(model);
+}
+END_TEST
+
+START_TEST(cli_writes_valid_json_for_every_scheme)
+{
+    char *json = g_build_filename(g_get_tmp_dir(), "strata-serve-test.json", NULL);
+    strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
+                                          "llama-3-8b", "--poisson", "n=40,rate=4,prompt=300,output=50,dist=exp",
+                                          "--kv", "all", "--json", json, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonObject *o = json_node_get_object(json_parser_get_root(p));
+    ck_assert_uint_eq(json_array_get_length(json_object_get_array_member(o, "runs")), 6);
+    ck_assert(strstr(r.out, "contiguous-max"));
+    strata_cli_result_clear(&r);
+    /* a sweep of two points, one scheme: two runs, labelled; the timeline is one JSON document */
+    char *tl = g_build_filename(g_get_tmp_dir(), "strata-serve-test-timeline.json", NULL);
+    r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b",
+                        "--poisson", "n=20,rate=0,prompt=100,output=10", "--sweep", "max_num_seqs=4,8", "--json",
+                        json, "--timeline", tl, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonArray *runs = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "runs");
+    ck_assert_uint_eq(json_array_get_length(runs), 2);
+    ck_assert_str_eq(json_object_get_string_member(json_array_get_object_element(runs, 1), "sweep"),
+                     "max_num_seqs=8");
+    ck_assert(json_object_get_double_member(json_array_get_object_element(runs, 0), "batch_max") == 4);
+    ck_assert(json_parser_load_from_file(p, tl, NULL));
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b",
+                        "--poisson", "n=2", "--sweep", "max_num_seqs=4,x", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--sweep: max_num_seqs: expected a whole number from 1"), "%s", r.err);
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    g_unlink(json);
+    g_unlink(tl);
+    g_free(json);
+    g_free(tl);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve");
+    TCase *tc = tcase_create("serve");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, kv_bytes_per_token_by_hand);
+    tcase_add_test(tc, params_and_weights_by_hand);
+    tcase_add_test(tc, config_json_gives_the_preset_shape);
+    tcase_add_test(tc, pool_blocks_by_hand);
+    tcase_add_test(tc, prefix_hits_and_lru_eviction);
+    tcase_add_test(tc, page_growth_by_hand);
+    tcase_add_test(tc, swap_time_over_the_link);
+    tcase_add_test(tc, tiny_stream_step_by_step);
+    tcase_add_test(tc, preemption_then_prefix_hit);
+    tcase_add_test(tc, azure_csv_and_poisson_streams);
+    tcase_add_test(tc, bad_input_names_file_and_line);
+    tcase_add_test(tc, cli_writes_valid_json_for_every_scheme);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
