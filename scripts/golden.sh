@@ -144,7 +144,7 @@ run_phase() {  # run_phase FILE: the jobs of FILE, $JOBS at a time
 # The fixed set of inputs, in three phases: phase 2 reads traces written by
 # phase 1 (gen, import, transform of examples), phase 3 those of phase 2.
 # ---------------------------------------------------------------------------
-ALLOCATORS="bump first-fit next-fit best-fit buddy bfc caching caching-host cuda-async offline"
+ALLOCATORS="bump first-fit next-fit best-fit buddy bfc caching caching-host cuda-async offline xla"
 POLICIES="prefetch=2 prefetch=1:sched=xla nbuffer=2 pad pad=16x128 offload=activation offload=param
   offload=optstate offload=activation:ahead=1,sched=xla donate batch-copies=64MiB
   transfer-guard=allow transfer-guard=log transfer-guard=disallow"

@@ -508,6 +508,54 @@ START_TEST(offline_planner_gets_lifetimes)
 }
 END_TEST
 
+/* XLA's buffer assignment plans one program across its streams: a, c (main)
+ * and b, d (stream s1; events order each alloc after the one before) fill
+ * the 1 GiB memory in four 256 MiB blocks at offsets 0, 256, 512, 768 MiB
+ * when placed online; freeing a and c leaves two
+ * 256 MiB holes, so best-fit finds no room for e (512 MiB) although only
+ * 512 MiB are live. The plan keeps b and d together and gives e the space of
+ * a and c: its height is the live peak, b + d + e = 1 GiB, the capacity. The
+ * offline planner, which trusts program order on one stream only, refuses. */
+START_TEST(xla_plans_one_program_across_streams)
+{
+    /* one SimGrid run per process: the loop's _i runs each in a fork of its own */
+    static const char *const allocators[] = {"xla", "best-fit", "offline"};
+    strata_hw *hw = make_hw("1GiB", "1TB/s", "full");
+    char *path = strata_test_write_temp("engine-XXXXXX.trace",
+                                        "strata-trace 1\nalloc a 256MiB\nrecord ea\nwait ea stream=s1\n"
+                                        "alloc b 256MiB stream=s1\nrecord eb stream=s1\nwait eb\n"
+                                        "alloc c 256MiB\nrecord ec\nwait ec stream=s1\n"
+                                        "alloc d 256MiB stream=s1\nrecord ed stream=s1\nwait ed\n"
+                                        "compute k1 in=a,b,c,d\nfree a\nfree c\nalloc e 512MiB\n"
+                                        "compute k2 in=b,d,e\nfree b\nfree d\nfree e\n");
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    strata_engine_options opt;
+    strata_engine_options_init(&opt);
+    opt.allocator = allocators[_i];
+    opt.check_allocators = true;
+    strata_results *r = NULL;
+    bool ok = strata_engine_run(hw, src, &opt, &r, &err);
+    if (_i == 2) {
+        ck_assert(!ok);
+        ck_assert_msg(strstr(err->message, "one stream allocates"), "%s", err->message);
+        g_error_free(err);
+    } else {
+        ck_assert_msg(ok, "%s", err ? err->message : "?");
+        ck_assert_int_eq(r->oom, _i == 1);
+    }
+    if (_i == 0) {
+        ck_assert_uint_eq(memory(r, "hbm")->peak_allocated_bytes, 1ull << 30);
+        ck_assert_uint_eq(memory(r, "hbm")->peak_reserved_bytes, 1ull << 30);
+    }
+    strata_results_free(r);
+    strata_source_free(src);
+    strata_hw_free(hw);
+    g_remove(path);
+    g_free(path);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -534,6 +582,7 @@ static Suite *engine_suite(void)
     tcase_add_test(m, spans_are_recorded);
     tcase_add_test(m, trace_options_configure_allocators);
     tcase_add_test(m, offline_planner_gets_lifetimes);
+    tcase_add_loop_test(m, xla_plans_one_program_across_streams, 0, 3);
     suite_add_tcase(s, m);
     TCase *e = tcase_create("errors");
     tcase_add_test(e, unknown_memory_is_an_error_with_line);

@@ -27,6 +27,7 @@ extern const strata_alloc_type strata_alloc_caching;
 extern const strata_alloc_type strata_alloc_caching_host;
 extern const strata_alloc_type strata_alloc_cuda_async;
 extern const strata_alloc_type strata_alloc_offline;
+extern const strata_alloc_type strata_alloc_xla;
 
 static const strata_alloc_type *const alloc_types[] = {
     &strata_alloc_bump,
@@ -39,6 +40,7 @@ static const strata_alloc_type *const alloc_types[] = {
     &strata_alloc_caching_host,
     &strata_alloc_cuda_async,
     &strata_alloc_offline,
+    &strata_alloc_xla,
     NULL,
 };
 
@@ -176,6 +178,11 @@ const char *strata_allocator_spec(const strata_allocator *a)
 bool strata_allocator_needs_plan(const strata_allocator *a)
 {
     return a->type->plan != NULL;
+}
+
+bool strata_allocator_one_program(const strata_allocator *a)
+{
+    return a->type->one_program;
 }
 
 strata_lifetime strata_lifetime_open(uint64_t id, uint64_t size, uint64_t start, bool has_at,

@@ -133,6 +133,11 @@ typedef struct strata_alloc_type {
      * over, never before the record's own call). NULL for allocators that
      * ignore ordering between streams. */
     void (*event)(void *self, bool is_record, uint32_t stream, uint32_t event, uint64_t seq);
+    /* A planner (plan set) whose lifetimes are one sequential program's, in
+     * its op order, whatever stream allocates (XLA's schedule: async starts
+     * and dones are ops of that one program); false: program order holds
+     * only when one stream allocates. */
+    bool one_program;
 } strata_alloc_type;
 
 /* The registry: a NULL-terminated static array, in models/alloc/alloc.c. */
@@ -157,6 +162,9 @@ void strata_allocator_free(strata_allocator *a);
 const char *strata_allocator_name(const strata_allocator *a);
 const char *strata_allocator_spec(const strata_allocator *a); /* with every parameter */
 bool strata_allocator_needs_plan(const strata_allocator *a);
+/* True when its plan takes every stream's allocs in one program order
+ * (strata_alloc_type.one_program). */
+bool strata_allocator_one_program(const strata_allocator *a);
 bool strata_allocator_plan(strata_allocator *a, const strata_lifetime *l, size_t n, GError **err);
 /* Where plan() shows its progress (borrowed; NULL, the default: nowhere). */
 void strata_allocator_set_progress(strata_allocator *a, strata_progress *progress);

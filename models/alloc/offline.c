@@ -440,3 +440,36 @@ const strata_alloc_type strata_alloc_offline = {
     .walk = offline_walk,
     .plan = offline_plan,
 };
+
+/* XLA's buffer assignment as the TPU compiler runs it: one program's
+ * buffers (async starts and dones included) live from their first to their
+ * last use in the program's sequential schedule, and the heap simulator
+ * places them all before the program runs (GlobalDecreasingSizeBestFitHeap,
+ * openxla xla/service/heap_simulator/heap_simulator.h: buffers sorted by
+ * size or by live range, each put in the best-fitting free space-time
+ * chunk; ChooseBestHeapAlgorithm keeps the lowest of several orders).
+ * strata's planner does the same over several greedy orders and a short
+ * local search; the exact search stays off, as in XLA. Buffers the program
+ * never frees (arguments, parameters, optimizer state, outputs) live to its
+ * end, so they persist across steps. */
+static const strata_param_def xla_params[] = {
+    {"iterations", STRATA_PARAM_INT, "100",
+     "steps of the local search after the greedy orders (0: the greedy orders only, as XLA's "
+     "heap simulator)", NULL},
+    {"search_nodes", STRATA_PARAM_INT, "0", "node budget of the exact search (0: off, as in XLA)", NULL},
+    {NULL, 0, NULL, NULL, NULL},
+};
+
+const strata_alloc_type strata_alloc_xla = {
+    .name = "xla",
+    .summary = "XLA's buffer assignment: one program's buffers planned in its op order across streams",
+    .params = xla_params,
+    .create = offline_create,
+    .destroy = offline_destroy,
+    .alloc = offline_alloc,
+    .free = offline_free,
+    .stats = offline_stats,
+    .walk = offline_walk,
+    .plan = offline_plan,
+    .one_program = true,
+};

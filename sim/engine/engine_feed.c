@@ -64,6 +64,8 @@ struct engine_feed {
  * together that the plan lets share addresses. Such a trace is refused. */
 static bool plan_one_stream(engine_feed *f, engine_memory *mem, const strata_bound_op *op, GError **err)
 {
+    if (strata_allocator_one_program(strata_placement_allocator(mem->place)))
+        return true; /* one XLA program: its op order is the schedule */
     if (mem->plan_stream < 0)
         mem->plan_stream = op->stream;
     if (mem->plan_stream == (int64_t)op->stream)
