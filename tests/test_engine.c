@@ -519,8 +519,10 @@ END_TEST
 START_TEST(xla_plans_one_program_across_streams)
 {
     /* one SimGrid run per process: the loop's _i runs each in a fork of its own */
-    static const char *const allocators[] = {"xla", "best-fit", "offline"};
-    strata_hw *hw = make_hw("1GiB", "1TB/s", "full");
+    /* the last: xla in 768 MiB, below its plan's 1 GiB: out of memory, the
+     * plan's height said */
+    static const char *const allocators[] = {"xla", "best-fit", "offline", "xla"};
+    strata_hw *hw = make_hw(_i == 3 ? "768MiB" : "1GiB", "1TB/s", "full");
     char *path = strata_test_write_temp("engine-XXXXXX.trace",
                                         "strata-trace 1\nalloc a 256MiB\nrecord ea\nwait ea stream=s1\n"
                                         "alloc b 256MiB stream=s1\nrecord eb stream=s1\nwait eb\n"
@@ -542,7 +544,8 @@ START_TEST(xla_plans_one_program_across_streams)
         g_error_free(err);
     } else {
         ck_assert_msg(ok, "%s", err ? err->message : "?");
-        ck_assert_int_eq(r->oom, _i == 1);
+        ck_assert_int_eq(r->oom, _i == 1 || _i == 3);
+        ck_assert_uint_eq(r->oom_info.planned_bytes, _i == 3 ? 1ull << 30 : 0);
     }
     if (_i == 0) {
         ck_assert_uint_eq(memory(r, "hbm")->peak_allocated_bytes, 1ull << 30);
@@ -582,7 +585,7 @@ static Suite *engine_suite(void)
     tcase_add_test(m, spans_are_recorded);
     tcase_add_test(m, trace_options_configure_allocators);
     tcase_add_test(m, offline_planner_gets_lifetimes);
-    tcase_add_loop_test(m, xla_plans_one_program_across_streams, 0, 3);
+    tcase_add_loop_test(m, xla_plans_one_program_across_streams, 0, 4);
     suite_add_tcase(s, m);
     TCase *e = tcase_create("errors");
     tcase_add_test(e, unknown_memory_is_an_error_with_line);

@@ -254,6 +254,8 @@ static void run_alloc(engine_ctx *ctx, engine_stream *s, const strata_bound_op *
         strata_results_set_oom(ctx->results, op->index, op->line, m->spec->name, b->name,
                                engine_feed_stream_name(ctx->feed, s->index), b->size,
                                cap > st.allocated ? cap - st.allocated : 0, engine_memory_largest_gap(m));
+        if (st.planned_height > cap)
+            strata_results_set_oom_plan(ctx->results, st.planned_height);
         stop_all(ctx);
         return;
     }

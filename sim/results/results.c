@@ -172,6 +172,11 @@ void strata_results_set_oom(strata_results *r, uint64_t op_index, uint64_t line,
     r->oom_info.largest_free_bytes = largest_free;
 }
 
+void strata_results_set_oom_plan(strata_results *r, uint64_t bytes)
+{
+    r->oom_info.planned_bytes = bytes;
+}
+
 void strata_results_enable_spans(strata_results *r)
 {
     if (!r->spans)

@@ -89,6 +89,8 @@ typedef struct strata_oom_info {
     uint64_t requested_bytes;
     uint64_t free_bytes;        /* capacity - allocated */
     uint64_t largest_free_bytes;
+    uint64_t planned_bytes;     /* a planning allocator's height for the whole
+                                 * program (xla, offline), else 0 */
 } strata_oom_info;
 
 /* One executed op, when spans are recorded (timelines, validate). */
@@ -181,6 +183,9 @@ strata_compute_result *strata_results_add_compute(strata_results *r, const char 
 void strata_results_set_oom(strata_results *r, uint64_t op_index, uint64_t line, const char *memory,
                             const char *buffer, const char *stream, uint64_t requested,
                             uint64_t free_bytes, uint64_t largest_free);
+/* After strata_results_set_oom: the failing memory's allocator placed the
+ * whole program before it ran, and its plan is `bytes` high. */
+void strata_results_set_oom_plan(strata_results *r, uint64_t bytes);
 /* Appends the next route (id = the count before the call): the links it
  * crosses, in any order and with repeats (kept sorted and unique). */
 uint32_t strata_results_add_route(strata_results *r, const uint32_t *links, uint32_t n);

@@ -4,7 +4,8 @@
  *
  *   producer, hardware, trace, status ("ok"|"oom"), makespan_s, ops,
  *   oom: null | {op_index, line, memory, buffer, stream, requested_bytes,
- *                free_bytes, largest_free_bytes},
+ *                free_bytes, largest_free_bytes[, planned_bytes: a planning
+ *                allocator's plan taller than the memory]},
  *   memories.NAME.{kind, capacity_bytes, allocator, peak_allocated_bytes,
  *                  peak_reserved_bytes, peak_allocated_fraction,
  *                  fragmentation_peak, internal_waste_bytes, argument_bytes,
@@ -51,6 +52,8 @@ static void add_oom(JsonBuilder *b, const strata_results *r)
     strata_json_add_uint(b, "requested_bytes", o->requested_bytes);
     strata_json_add_uint(b, "free_bytes", o->free_bytes);
     strata_json_add_uint(b, "largest_free_bytes", o->largest_free_bytes);
+    if (o->planned_bytes)
+        strata_json_add_uint(b, "planned_bytes", o->planned_bytes);
     json_builder_end_object(b);
 }
 

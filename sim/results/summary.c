@@ -170,6 +170,13 @@ static void print_oom(const strata_results *r, FILE *out)
             " (capacity - allocated), largest free block %s\n",
             o->op_index, o->line, o->stream ? o->stream : "?", o->buffer ? o->buffer : "?", req,
             o->requested_bytes, o->memory ? o->memory : "?", fr, lf);
+    if (o->planned_bytes) {
+        char *plan = strata_format_size(o->planned_bytes);
+        fprintf(out, "  the allocator plans the whole program before it runs, and its plan is %s high (%" G_GUINT64_FORMAT
+                " B): more than the memory's capacity, so no buffer the plan places past it can be allocated\n",
+                plan, o->planned_bytes);
+        g_free(plan);
+    }
     g_free(req);
     g_free(fr);
     g_free(lf);
