@@ -428,17 +428,16 @@ static void offline_walk(const void *self, strata_block_visit visit, void *user)
     offline_each_live(o, 1, offline_walk_visit, &w);
 }
 
+/* The planner's hooks, shared by its two rows (offline and xla). */
+#define OFFLINE_HOOKS                                                                                                 \
+    .create = offline_create, .destroy = offline_destroy, .alloc = offline_alloc, .free = offline_free,               \
+    .stats = offline_stats, .walk = offline_walk, .plan = offline_plan
+
 const strata_alloc_type strata_alloc_offline = {
     .name = "offline",
     .summary = "offline planner: greedy orders, local search, exact search to the lower bound",
     .params = offline_params,
-    .create = offline_create,
-    .destroy = offline_destroy,
-    .alloc = offline_alloc,
-    .free = offline_free,
-    .stats = offline_stats,
-    .walk = offline_walk,
-    .plan = offline_plan,
+    OFFLINE_HOOKS,
 };
 
 /* XLA's buffer assignment as the TPU compiler runs it: one program's
@@ -464,12 +463,6 @@ const strata_alloc_type strata_alloc_xla = {
     .name = "xla",
     .summary = "XLA's buffer assignment: one program's buffers planned in its op order across streams",
     .params = xla_params,
-    .create = offline_create,
-    .destroy = offline_destroy,
-    .alloc = offline_alloc,
-    .free = offline_free,
-    .stats = offline_stats,
-    .walk = offline_walk,
-    .plan = offline_plan,
+    OFFLINE_HOOKS,
     .one_program = true,
 };

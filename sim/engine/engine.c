@@ -74,6 +74,9 @@ typedef struct engine_stream {
     double busy_s, stall_s;
     double busy_since;   /* < 0 when idle */
     double stall_since;  /* < 0 when not waiting */
+    engine_op *held;     /* the op being run, until released: an actor killed
+                          * while blocked in it (a run stopped by another
+                          * stream's out of memory) leaves it for the teardown */
     sg_actor_t actor;
 } engine_stream;
 
@@ -477,6 +480,7 @@ static void stream_main(int argc, char **argv)
         }
         if (got == 0)
             break;
+        s->held = e;
         const strata_bound_op *op = &e->bound;
         double t0 = t_end, t1 = t0;
         bool timed = op->kind == STRATA_OP_COPY || op->kind == STRATA_OP_COMPUTE;
@@ -507,6 +511,7 @@ static void stream_main(int argc, char **argv)
                 note_collective(ctx->results, strata_spmd_coll(ctx->src, e->coll), t0, t1);
         }
         engine_feed_release(ctx->feed, e);
+        s->held = NULL;
     }
 }
 
@@ -584,6 +589,9 @@ static void fill_results(engine_ctx *ctx, const strata_source *src)
 static void ctx_clear(engine_ctx *ctx)
 {
     engine_events_free(ctx->events);
+    for (uint32_t i = 0; ctx->streams && i < ctx->n_streams; i++)
+        if (ctx->streams[i].held)
+            engine_feed_release(ctx->feed, ctx->streams[i].held);
     g_free(ctx->streams);
     engine_hosts_clear(&ctx->hosts);
     g_free(ctx->links);

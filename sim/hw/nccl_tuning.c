@@ -379,20 +379,30 @@ static void tune_channels(const strata_nccl_comm *c, uint64_t bytes, strata_nccl
     out->threads = nt;
 }
 
-bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_nccl_choice *out)
+double strata_nccl_argmin(const void *comm, strata_nccl_time_fn *time, strata_op_kind kind, uint64_t bytes,
+                          unsigned n_algos, strata_nccl_algo *algo, strata_nccl_proto *proto)
 {
     double best = -1;
-    /* NCCL walks algorithms, then protocols, and keeps the first minimum
-     * (enqueue.cc topoGetAlgoInfo: `if (time >= 0 && time < minTime)`). */
-    for (unsigned a = 0; a < ALGOS; a++)
+    for (unsigned a = 0; a < n_algos; a++)
         for (unsigned p = 0; p < PROTOS; p++) {
-            double t = strata_nccl_time_us(c, kind, (strata_nccl_algo)a, (strata_nccl_proto)p, bytes);
+            double t = time(comm, kind, (strata_nccl_algo)a, (strata_nccl_proto)p, bytes);
             if (t >= 0 && (best < 0 || t < best)) {
                 best = t;
-                out->algo = (strata_nccl_algo)a;
-                out->proto = (strata_nccl_proto)p;
+                *algo = (strata_nccl_algo)a;
+                *proto = (strata_nccl_proto)p;
             }
         }
+    return best;
+}
+
+static double nccl_time(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p, uint64_t bytes)
+{
+    return strata_nccl_time_us(comm, kind, a, p, bytes);
+}
+
+bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_nccl_choice *out)
+{
+    double best = strata_nccl_argmin(c, nccl_time, kind, bytes, ALGOS, &out->algo, &out->proto);
     if (best < 0)
         return false;
     out->time_us = best;

@@ -110,20 +110,17 @@ static bool msccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_
     return false;
 }
 
+static double rccl_time(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p, uint64_t bytes)
+{
+    return strata_rccl_time_us(comm, kind, a, p, bytes);
+}
+
 bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
 {
     if (msccl_choose(c, kind, bytes, out))
         return true;
-    double best = -1;
-    for (unsigned a = 0; a <= STRATA_NCCL_RING; a++) /* Tree, then Ring: topoGetAlgoInfo's order */
-        for (unsigned p = 0; p < PROTOS; p++) {
-            double t = strata_rccl_time_us(c, kind, (strata_nccl_algo)a, (strata_nccl_proto)p, bytes);
-            if (t >= 0 && (best < 0 || t < best)) {
-                best = t;
-                out->algo = (strata_nccl_algo)a;
-                out->proto = (strata_nccl_proto)p;
-            }
-        }
+    /* Tree, then Ring: topoGetAlgoInfo's order */
+    double best = strata_nccl_argmin(c, rccl_time, kind, bytes, STRATA_NCCL_RING + 1, &out->algo, &out->proto);
     if (best < 0)
         return false;
     out->msccl = false;
