@@ -168,7 +168,8 @@ START_TEST(every_pick_is_an_algorithm_that_serves_the_op)
 END_TEST
 
 /* An unknown implementation lists the known ones; a row's key with another
- * row chosen, and a chosen row's missing key, are refused at their line. */
+ * row chosen, a chosen row's missing key, and nvls without a switch are
+ * refused at their line. */
 START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
 {
     static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
@@ -177,6 +178,12 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
                                 "t.ini:11: [interconnect x] collectives: expected nccl, rccl, xla or ideal, got 'mpi'");
     strata_test_hw_text_refused(head, "collectives = xla\nnvls = true\n",
                                 "t.ini:12: [interconnect x] nvls: expected only with collectives = nccl");
+    /* NVLink SHARP is the switch's: nvls = true on a ring (issue 46) */
+    strata_test_hw_text_refused(head,
+                                "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                                "nccl_channel_bandwidth = 1GB/s\nnvls = true\n",
+                                "t.ini:15: [interconnect x] nvls: nvls = true: expected topology = switch (NVLink "
+                                "SHARP reduces and multicasts in the switch), got topology = ring");
     strata_test_hw_text_refused(head, "nccl_channels = 4\n",
                                 "[interconnect x] nccl_channels: expected only with collectives = nccl");
     strata_test_hw_text_refused(head, "collectives = nccl\nnccl_arch = hopper\n",

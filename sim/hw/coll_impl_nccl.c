@@ -59,6 +59,13 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
     if (nvls && !strata_parse_bool(g_strstrip(nvls), &p->nvls))
         ok = hw_fail_value(ctx, err, group, "nvls", "true or false", nvls);
     g_free(nvls);
+    char *topo = ok && p->nvls ? hw_get_text(ctx, group, "topology") : NULL;
+    if (topo && strcmp(g_strstrip(topo), "switch") != 0) { /* NVLink SHARP reduces in the NVSwitch */
+        hw_fail(ctx, err, group, "nvls", "nvls = true: expected topology = switch (NVLink SHARP reduces and "
+                "multicasts in the switch), got topology = %s", topo);
+        ok = false;
+    }
+    g_free(topo);
     ok = ok && hw_coll_impl_cpu(ctx, group, "nccl_cpu", STRATA_NCCL_INTEL, &p->cpu, err) &&
          hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err);
