@@ -124,16 +124,11 @@ END_TEST
 static GHashTable *link_bytes(const char *hw, const char *bytes, const char *devices, const char *prefix)
 {
     char *trace = strata_test_write_temp("tiers-XXXXXX.trace", "");
-    char *json = g_strconcat(trace, ".json", NULL);
-    char *hw_path = strata_test_source_path(hw);
     char *b = g_strconcat("bytes=", bytes, NULL), *d = g_strconcat("devices=", devices, NULL);
     strata_cli_result r = strata_test_cli("gen", "collective", "op=all-reduce", b, d, "-o", trace, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
-    r = strata_test_cli("run", "--hw", hw_path, "--trace", trace, "--json", json, "-q", NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    JsonParser *p = json_parser_new();
-    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonParser *p = strata_test_run_results(hw, trace);
     JsonObject *links = json_object_get_object_member(json_node_get_object(json_parser_get_root(p)), "links");
     GHashTable *out = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GList *names = json_object_get_members(links);
@@ -144,12 +139,8 @@ static GHashTable *link_bytes(const char *hw, const char *bytes, const char *dev
                                     json_object_get_object_member(links, n->data), "bytes")));
     g_list_free(names);
     g_object_unref(p);
-    strata_cli_result_clear(&r);
-    g_unlink(json);
     g_unlink(trace);
-    g_free(json);
     g_free(trace);
-    g_free(hw_path);
     g_free(b);
     g_free(d);
     return out;

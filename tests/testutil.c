@@ -561,15 +561,25 @@ char *strata_test_route_links(const strata_hw *hw, const char *from, const char 
 /* Runs `trace` (a strata trace text) on configs/hw/HW, returns collective
  * 0's time and its algo, and in *nccl (when not NULL) the results' "nccl"
  * member as "ALGORITHM/PROTOCOL/CHANNELS" (NULL when it has none). */
-double strata_test_run_collective(const char *hw, const char *text, char **algo, char **nccl)
+JsonParser *strata_test_run_results(const char *hw, const char *trace)
 {
-    char *trace = strata_test_write_temp("coll-XXXXXX.trace", text);
     char *json = g_strconcat(trace, ".json", NULL);
     char *hw_path = strata_test_source_path(hw);
     strata_cli_result r = strata_test_cli("run", "--hw", hw_path, "--trace", trace, "--json", json, "-q", NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     JsonParser *p = json_parser_new();
     ck_assert(json_parser_load_from_file(p, json, NULL));
+    strata_cli_result_clear(&r);
+    g_unlink(json);
+    g_free(json);
+    g_free(hw_path);
+    return p;
+}
+
+double strata_test_run_collective(const char *hw, const char *text, char **algo, char **nccl)
+{
+    char *trace = strata_test_write_temp("coll-XXXXXX.trace", text);
+    JsonParser *p = strata_test_run_results(hw, trace);
     JsonObject *c = json_array_get_object_element(
         json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "collectives"), 0);
     double t = json_object_get_double_member(c, "time_s");
@@ -582,12 +592,8 @@ double strata_test_run_collective(const char *hw, const char *text, char **algo,
                   : NULL;
     }
     g_object_unref(p);
-    strata_cli_result_clear(&r);
-    g_unlink(json);
     g_unlink(trace);
-    g_free(json);
     g_free(trace);
-    g_free(hw_path);
     return t;
 }
 

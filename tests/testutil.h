@@ -14,6 +14,7 @@
 
 #include <check.h>
 #include <glib.h>
+#include <json-glib/json-glib.h>
 #include <sys/resource.h>
 
 typedef struct strata_cli_result {
@@ -99,6 +100,10 @@ uint32_t strata_test_count_links(const strata_hw *hw, const char *prefix);
 /* The links of the route between two memories named as the model names
  * them, "a,b,c" (g_free), failing the test where there is none. */
 char *strata_test_route_links(const strata_hw *hw, const char *from, const char *to);
+
+/* `strata run --hw HW --trace TRACE --json` (hw relative to the source
+ * tree), asserting exit 0; the results JSON parsed (g_object_unref). */
+JsonParser *strata_test_run_results(const char *hw, const char *trace);
 
 /* Runs `text` (a strata trace) on the hardware file at `hw` (relative to
  * the source tree), returns collective 0's time and its algo, and in *nccl
