@@ -6,8 +6,12 @@
  *    holds one COMM_COLL_NODE per rank (comm_type 0 = ALL_REDUCE, comm_size
  *    1048576), the same graph on every rank but for the node id (= rank), so
  *    the import is one SPMD program on mesh rank:8: alloc c0 1MiB, all-reduce
- *    c0 axis=rank, free c0. all_to_all 4npus_1MB (comm_type 6): c0 and c0.in
- *    of 1MiB each (an all-to-all's input and output are the same size).
+ *    c0 axis=rank, free c0. all_to_all 4npus_1MB (comm_type 6), passed as
+ *    its folder: c0 and c0.in of 1MiB each (an all-to-all's input and
+ *    output are the same size).
+ *  - comm_size of every kind as ASTRA-sim's Ring.cc reads it (each rank's
+ *    input), on microbenchmarks written as its generator scripts write them;
+ *    a folder without rank files, with a gap, or with two workloads.
  *  - `strata run` of the 8-rank all-reduce on dgx-h100 (8 GPUs): 8 devices,
  *    one collective of 1 MiB over a group of 8, and each hbm@D's peak at least
  *    the 1 MiB buffer c0.
@@ -142,7 +146,7 @@ START_TEST(astra_sim_all_to_all)
     char *first = strata_test_shared_path("chakra/astra-sim-microbenchmarks/all_to_all_4npus_1MB/all_to_all.0.et");
     if (!first)
         return;
-    char *prefix = g_strndup(first, strlen(first) - strlen(".0.et")); /* the workload's prefix, as ASTRA-sim's */
+    char *prefix = g_path_get_dirname(first); /* the workload's folder, as ASTRA-sim's examples ship it */
     g_free(first);
     char *dir = strata_test_temp_dir();
     strata_cli_result r;
@@ -371,9 +375,9 @@ START_TEST(export_is_astra_sim_input)
                         size = n->attr[a]->int64_val;
                 }
                 /* gen collective bytes=1MiB (nccl-tests' size: the all-gather's output) gives recv of 1 MiB and
-                 * send of 256 KiB; comm_size is the output's size */
+                 * send of 256 KiB; comm_size is each rank's input, as ASTRA-sim's Ring.cc reads it */
                 ck_assert_int_eq(type, CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER);
-                ck_assert_int_eq(size, 1048576);
+                ck_assert_int_eq(size, 262144);
             }
             chakra_proto_msg__node__free_unpacked(n, NULL);
             nodes++;
@@ -519,6 +523,160 @@ START_TEST(graph_written_to_the_format)
     g_free(hw);
     g_free(out);
     g_free(et);
+    g_free(dir);
+}
+END_TEST
+
+/* ASTRA-sim's microbenchmarks, written as its generator scripts write them
+ * (examples/workload/microbenchmarks/generator_scripts, @518bd51): one
+ * COMM_COLL_NODE per rank (id = rank, name KIND_4npus_1MB, is_cpu_op false,
+ * int64 comm_type, int64 comm_size 1 MiB), in a folder KIND.0.et ..
+ * KIND.3.et. */
+static void write_microbenchmark(const char *folder, const char *kind, int64_t type, int ranks)
+{
+    g_mkdir_with_parents(folder, 0755);
+    for (int r = 0; r < ranks; r++) {
+        GByteArray *b = g_byte_array_new();
+        ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+        meta.version = (char *)"0.0.4";
+        append_msg(b, &meta.base);
+        ChakraProtoMsg__AttributeProto cpu = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT, t = cpu, size = cpu;
+        cpu.name = (char *)"is_cpu_op";
+        cpu.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_BOOL_VAL;
+        t.name = (char *)"comm_type";
+        t.value_case = size.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_INT64_VAL;
+        t.int64_val = type;
+        size.name = (char *)"comm_size";
+        size.int64_val = 1 << 20;
+        ChakraProtoMsg__AttributeProto *attrs[] = {&cpu, &t, &size};
+        char *name = g_strdup_printf("%s_%dnpus_1MB", kind, ranks);
+        append_node(b, (uint64_t)r, name, CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE, 0, NULL, 0, attrs, 3);
+        char *path = g_strdup_printf("%s/%s.%d.et", folder, kind, r);
+        ck_assert(g_file_set_contents(path, (const char *)b->data, (gssize)b->len, NULL));
+        g_byte_array_free(b, TRUE);
+        g_free(path);
+        g_free(name);
+    }
+}
+
+/* comm_size of every collective as ASTRA-sim reads it: Workload.cc
+ * (issue_coll_comm) passes it to Sys::generate_all_reduce / _all_gather /
+ * _reduce_scatter / _all_to_all, and Ring.cc's constructor takes it as
+ * data_size, the rank's input: final_data_size = data_size (all-reduce,
+ * all-to-all), data_size * nodes_in_ring (all-gather), data_size /
+ * nodes_in_ring (reduce-scatter). On 4 ranks, comm_size 1 MiB:
+ *   all-reduce     c0 1 MiB
+ *   all-gather     c0 (output) 4 MiB, c0.in 1 MiB
+ *   reduce-scatter c0 (output) 256 KiB, c0.in 1 MiB
+ *   all-to-all     c0 1 MiB, c0.in 1 MiB
+ * Each workload is passed as its folder. */
+START_TEST(astra_sim_comm_size_every_kind)
+{
+    static const struct {
+        const char *kind;
+        int64_t type;
+        const char *ops;
+    } rows[] = {
+        {"all_reduce", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE,
+         "alloc c0 1MiB tag=temp stream=comm\nall-reduce c0 axis=rank stream=comm\nfree c0 stream=comm\n"},
+        {"all_gather", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER,
+         "alloc c0 4MiB tag=temp stream=comm\nalloc c0.in 1MiB tag=temp stream=comm\n"
+         "all-gather c0 c0.in axis=rank stream=comm\nfree c0.in stream=comm\nfree c0 stream=comm\n"},
+        {"reduce_scatter", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER,
+         "alloc c0 256KiB tag=temp stream=comm\nalloc c0.in 1MiB tag=temp stream=comm\n"
+         "reduce-scatter c0 c0.in axis=rank stream=comm\nfree c0.in stream=comm\nfree c0 stream=comm\n"},
+        {"all_to_all", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_TO_ALL,
+         "alloc c0 1MiB tag=temp stream=comm\nalloc c0.in 1MiB tag=temp stream=comm\n"
+         "all-to-all c0 c0.in axis=rank stream=comm\nfree c0.in stream=comm\nfree c0 stream=comm\n"},
+    };
+    char *dir = strata_test_temp_dir();
+    for (size_t k = 0; k < G_N_ELEMENTS(rows); k++) {
+        char *folder = g_strdup_printf("%s/%s_4npus_1MB", dir, rows[k].kind);
+        write_microbenchmark(folder, rows[k].kind, rows[k].type, 4);
+        strata_cli_result r;
+        char *out = import_to(folder, dir, "k.trace", NULL, &r);
+        ck_assert_msg(r.status == 0, "%s: %s", rows[k].kind, r.err);
+        ck_assert_msg(strstr(r.err, "4 rank files, 4 nodes -> one SPMD program on mesh rank:4"), "%s", r.err);
+        strata_cli_result_clear(&r);
+        char *ops = ops_text(out), *want = g_strdup_printf("strata-trace 1\noption mesh=rank:4\n%s", rows[k].ops);
+        ck_assert_str_eq(ops, want);
+        /* exported again, comm_size is what ASTRA-sim read: 1 MiB for every kind */
+        char *prefix = g_build_filename(dir, "again", NULL), *again = g_strdup_printf("%s.0.et", prefix);
+        r = strata_test_cli("export", "chakra", "--trace", out, "-o", prefix, NULL);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        strata_cli_result_clear(&r);
+        gsize len = 0, pos = 0;
+        guint8 *b = (guint8 *)read_all(again, &len);
+        int64_t size = -1;
+        pos += varint(b, len, &pos); /* the GlobalMetadata */
+        while (pos < len) {
+            uint64_t l = varint(b, len, &pos);
+            ChakraProtoMsg__Node *n = chakra_proto_msg__node__unpack(NULL, l, b + pos);
+            pos += l;
+            for (size_t a = 0; n && a < n->n_attr; a++)
+                if (strcmp(n->attr[a]->name, "comm_size") == 0)
+                    size = n->attr[a]->int64_val;
+            if (n)
+                chakra_proto_msg__node__free_unpacked(n, NULL);
+        }
+        ck_assert_msg(size == 1 << 20, "%s: comm_size %" G_GINT64_FORMAT, rows[k].kind, size);
+        for (int d = 0; d < 4; d++) {
+            char *p = g_strdup_printf("%s.%d.et", prefix, d);
+            g_unlink(p);
+            g_free(p);
+        }
+        g_unlink(out);
+        remove_tree(folder);
+        g_free(b);
+        g_free(again);
+        g_free(prefix);
+        g_free(want);
+        g_free(ops);
+        g_free(out);
+        g_free(folder);
+    }
+    remove_tree(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* A folder as ASTRA-sim's examples ship a workload: without rank files,
+ * with a gap, or with two workloads, it is an error naming the folder and
+ * what was expected (exit 2). */
+START_TEST(rank_folder_refused)
+{
+    char *dir = strata_test_temp_dir();
+    char *empty = g_build_filename(dir, "empty", NULL);
+    g_mkdir(empty, 0755);
+    strata_cli_result r = strata_test_cli("import", "chakra", empty, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, empty) && strstr(r.err, "a folder without rank files: expected the files NAME.0.et"),
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+    /* ranks 0 and 2: 1 is missing */
+    char *gap = g_build_filename(dir, "gap", NULL);
+    write_microbenchmark(gap, "ar", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE, 3);
+    char *one = g_strdup_printf("%s/ar.1.et", gap);
+    g_unlink(one);
+    r = strata_test_cli("import", "chakra", gap, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, gap) && strstr(r.err, "ar.1.et: no such file") &&
+                      strstr(r.err, "expected every rank file from"),
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+    /* two workloads in one folder */
+    write_microbenchmark(gap, "ag", CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER, 2);
+    g_file_set_contents(one, "", 0, NULL);
+    r = strata_test_cli("import", "chakra", gap, NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "the rank files of 2 workloads (ag.0.et, ar.0.et, ...): expected one"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    remove_tree(gap);
+    remove_tree(empty);
+    remove_tree(dir);
+    g_free(one);
+    g_free(gap);
+    g_free(empty);
     g_free(dir);
 }
 END_TEST
@@ -734,6 +892,8 @@ int main(void)
     tcase_add_test(tc, round_trip_spmd);
     tcase_add_test(tc, export_is_astra_sim_input);
     tcase_add_test(tc, graph_written_to_the_format);
+    tcase_add_test(tc, astra_sim_comm_size_every_kind);
+    tcase_add_test(tc, rank_folder_refused);
     tcase_add_test(tc, differing_ranks_one_trace_each);
     tcase_add_test(tc, issue46_rows);
     tcase_add_test(tc, bad_input_names_file_and_node);

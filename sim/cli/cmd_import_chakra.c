@@ -3,8 +3,9 @@
  * a Chakra execution trace (ASTRA-sim's workload format) into a trace
  * (sim/import/chakra.h says what each node becomes).
  *
- * ET is one .et file, or the prefix of a workload's files PREFIX.0.et,
- * PREFIX.1.et, ... (as ASTRA-sim's --workload-configuration names them).
+ * ET is one .et file, the prefix of a workload's files PREFIX.0.et,
+ * PREFIX.1.et, ... (as ASTRA-sim's --workload-configuration names them), or
+ * the folder that holds them (as ASTRA-sim's examples ship them).
  * Ranks that run the same graph become one SPMD program over the mesh
  * `rank:N`; ranks whose graphs differ one trace per rank, OUT.R.trace beside
  * -o OUT.trace (each rank's graph as the program of every rank); --rank R
@@ -168,15 +169,16 @@ const strata_importer strata_importer_chakra = {
     .parameter_string = "ET - import a Chakra execution trace (ASTRA-sim's workload format)",
     .summary =
         "Reads a Chakra execution trace (length-delimited protobuf: a GlobalMetadata,\n"
-        "then Nodes; schema third_party/chakra/et_def.proto), one .et file or the prefix\n"
-        "of a workload's PREFIX.0.et, PREFIX.1.et, ... files, and writes one SPMD trace\n"
-        "over the mesh rank:N: COMP nodes become computes (their duration, else num_ops\n"
-        "as flops), MEM_LOAD/MEM_STORE nodes allocs and copies between host and device\n"
-        "memory, COMM_COLL nodes collectives over the axis 'rank' on buffers of\n"
-        "comm_size bytes, and dependencies across streams record/wait pairs. Ranks\n"
+        "then Nodes; schema third_party/chakra/et_def.proto), one .et file, the prefix\n"
+        "of a workload's PREFIX.0.et, PREFIX.1.et, ... files or the folder holding them,\n"
+        "and writes one SPMD trace over the mesh rank:N: COMP nodes become computes\n"
+        "(their duration, else num_ops as flops), MEM_LOAD/MEM_STORE nodes allocs and\n"
+        "copies between host and device memory, COMM_COLL nodes collectives over the\n"
+        "axis 'rank' whose input is comm_size bytes (as ASTRA-sim reads it), and\n"
+        "dependencies across streams record/wait pairs. Ranks\n"
         "whose graphs differ give one trace per rank, OUT.R.trace beside -o OUT.trace. A trace\n"
         "that 'strata export chakra' wrote comes back as it was. See docs/chakra.md.",
-    .args_usage = "one ET (a .et file or a PREFIX of PREFIX.0.et ...)",
+    .args_usage = "one ET (a .et file, a PREFIX of PREFIX.0.et ..., or their folder)",
     .input_name = "ET",
     .convert = chakra_convert,
     .args_size = sizeof(chakra_args),

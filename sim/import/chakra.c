@@ -207,10 +207,13 @@ static bool emit_collective(rank_ctx *c, guint at, const et_node *n, const char 
         return true;
     }
     strata_op_kind kind;
-    uint64_t in_size = size, out_size = size, r = c->mesh;
+    uint64_t out_size = size, r = c->mesh;
     switch (type) {
     case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_REDUCE: kind = STRATA_OP_ALL_REDUCE; break;
-    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER: kind = STRATA_OP_ALL_GATHER; in_size = size / r; break;
+    case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__ALL_GATHER: /* comm_size: each rank's input (Ring.cc) */
+        kind = STRATA_OP_ALL_GATHER;
+        out_size = size * r;
+        break;
     case CHAKRA_PROTO_MSG__COLLECTIVE_COMM_TYPE__REDUCE_SCATTER:
         kind = STRATA_OP_REDUCE_SCATTER;
         out_size = size / r;
@@ -224,11 +227,14 @@ static bool emit_collective(rank_ctx *c, guint at, const et_node *n, const char 
         g_free(w);
         return false;
     }
-    if (size == 0 || (kind != STRATA_OP_ALL_REDUCE && size % r != 0)) {
+    /* ASTRA-sim's ring splits a reduce-scatter's and an all-to-all's comm_size into one message per rank */
+    bool split = kind == STRATA_OP_REDUCE_SCATTER || kind == STRATA_OP_ALL_TO_ALL;
+    if (size == 0 || (split && size % r != 0) || (kind == STRATA_OP_ALL_GATHER && size > UINT64_MAX / 2 / r)) {
         w = chakra_node_where(path, n);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s: comm_size %" PRIu64 ": expected a size above 0%s", w, size,
-                    kind != STRATA_OP_ALL_REDUCE ? " and a multiple of the ranks" : "");
+                    split ? " and a multiple of the ranks"
+                    : kind == STRATA_OP_ALL_GATHER ? " whose output (comm_size times the ranks) fits 63 bits" : "");
         g_free(w);
         return false;
     }
@@ -236,7 +242,7 @@ static bool emit_collective(rank_ctx *c, guint at, const et_node *n, const char 
     bool two = kind != STRATA_OP_ALL_REDUCE;
     emit(c, strata_op_make_alloc("comm", buf, out_size, NULL, STRATA_TAG_TEMP));
     if (two)
-        emit(c, strata_op_make_alloc("comm", in, in_size, NULL, STRATA_TAG_TEMP));
+        emit(c, strata_op_make_alloc("comm", in, size, NULL, STRATA_TAG_TEMP));
     emit(c, strata_op_make_collective(kind, "comm", buf, in, MESH_AXIS, NULL, 0));
     if (two)
         emit(c, strata_op_make(STRATA_OP_FREE, "comm", in));
@@ -510,39 +516,108 @@ static int64_t highest_rank_file(const char *prefix)
     return high;
 }
 
-char **strata_chakra_rank_files(const char *input, GError **err)
+/* The NAME of a file NAME.R.et (R digits), or NULL. */
+static char *rank_file_name(const char *file)
 {
-    GPtrArray *files = g_ptr_array_new();
-    /* a file of any kind (a FIFO, /dev/stdin) is read as one trace */
-    if (g_file_test(input, G_FILE_TEST_EXISTS) && !g_file_test(input, G_FILE_TEST_IS_DIR))
-        g_ptr_array_add(files, g_strdup(input));
-    else
-        for (guint r = 0;; r++) {
-            char *path = g_strdup_printf("%s.%u.et", input, r);
-            if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
-                g_free(path);
-                break;
-            }
-            g_ptr_array_add(files, path);
-        }
-    if (files->len == 0) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s: no such file, and no %s.0.et: expected a Chakra trace file, or the prefix of the files "
-                    "PREFIX.0.et, PREFIX.1.et, ... of one workload (as ASTRA-sim names them)", input, input);
-        g_ptr_array_free(files, TRUE);
+    size_t n = strlen(file);
+    if (n < 5 || strcmp(file + n - 3, ".et") != 0)
+        return NULL;
+    size_t dot = n - 3;
+    while (dot > 0 && g_ascii_isdigit(file[dot - 1]))
+        dot--;
+    if (dot == n - 3 || dot < 2 || file[dot - 1] != '.')
+        return NULL;
+    return g_strndup(file, dot - 1);
+}
+
+static gint cmp_name(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The prefix FOLDER/NAME of the one workload whose files NAME.R.et a folder
+ * holds, as ASTRA-sim's examples ship them; NULL with err when it holds none
+ * or the files of several. */
+static char *folder_prefix(const char *folder, GError **err)
+{
+    GDir *d = g_dir_open(folder, 0, err);
+    if (!d) {
+        g_prefix_error(err, "%s: ", folder);
         return NULL;
     }
-    int64_t high = files->len > 1 || strcmp(g_ptr_array_index(files, 0), input) != 0 ? highest_rank_file(input) : -1;
-    if (high >= (int64_t)files->len) { /* a gap: the workload would shrink to the ranks before it */
+    GPtrArray *names = g_ptr_array_new_with_free_func(g_free);
+    for (const char *f; (f = g_dir_read_name(d)) != NULL;) {
+        char *name = rank_file_name(f);
+        if (name && !g_ptr_array_find_with_equal_func(names, name, g_str_equal, NULL))
+            g_ptr_array_add(names, name);
+        else
+            g_free(name);
+    }
+    g_dir_close(d);
+    char *prefix = NULL;
+    if (names->len == 1) {
+        prefix = g_build_filename(folder, g_ptr_array_index(names, 0), NULL);
+    } else if (names->len == 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: a folder without rank files: expected the files NAME.0.et, NAME.1.et, ... of one workload "
+                    "(as ASTRA-sim's examples ship them)", folder);
+    } else {
+        g_ptr_array_sort(names, cmp_name);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: the rank files of %u workloads (%s.0.et, %s.0.et, ...): expected one; name its prefix, "
+                    "as in %s/%s", folder, names->len, (char *)g_ptr_array_index(names, 0),
+                    (char *)g_ptr_array_index(names, 1), folder, (char *)g_ptr_array_index(names, 0));
+    }
+    g_ptr_array_free(names, TRUE);
+    return prefix;
+}
+
+/* The files PREFIX.0.et, PREFIX.1.et, ...: every one to the highest. */
+static char **prefix_files(const char *input, GError **err)
+{
+    GPtrArray *files = g_ptr_array_new_with_free_func(g_free);
+    for (guint r = 0;; r++) {
+        char *path = g_strdup_printf("%s.%u.et", input, r);
+        if (!g_file_test(path, G_FILE_TEST_IS_REGULAR)) {
+            g_free(path);
+            break;
+        }
+        g_ptr_array_add(files, path);
+    }
+    int64_t high = highest_rank_file(input);
+    if (files->len == 0 && high < 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: no such file, and no %s.0.et: expected a Chakra trace file, a folder of rank files, or the "
+                    "prefix of the files PREFIX.0.et, PREFIX.1.et, ... of one workload (as ASTRA-sim names them)",
+                    input, input);
+    } else if (high >= (int64_t)files->len) { /* a gap: the workload would shrink to the ranks before it */
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s.%u.et: no such file, but %s.%" G_GINT64_FORMAT ".et exists: expected every rank file "
                     "from %s.0.et to %s.%" G_GINT64_FORMAT ".et", input, files->len, input, high, input, input, high);
-        g_ptr_array_set_free_func(files, g_free);
-        g_ptr_array_free(files, TRUE);
-        return NULL;
+    } else {
+        g_ptr_array_set_free_func(files, NULL);
+        g_ptr_array_add(files, NULL);
+        return (char **)g_ptr_array_free(files, FALSE);
     }
-    g_ptr_array_add(files, NULL);
-    return (char **)g_ptr_array_free(files, FALSE);
+    g_ptr_array_free(files, TRUE);
+    return NULL;
+}
+
+char **strata_chakra_rank_files(const char *input, GError **err)
+{
+    bool folder = g_file_test(input, G_FILE_TEST_IS_DIR);
+    /* a file of any kind (a FIFO, /dev/stdin) is read as one trace */
+    if (g_file_test(input, G_FILE_TEST_EXISTS) && !folder) {
+        char **one = g_new0(char *, 2);
+        one[0] = g_strdup(input);
+        return one;
+    }
+    char *prefix = folder ? folder_prefix(input, err) : g_strdup(input);
+    char **files = prefix ? prefix_files(prefix, err) : NULL;
+    if (!files && prefix && folder)
+        g_prefix_error(err, "%s: ", input);
+    g_free(prefix);
+    return files;
 }
 
 /* The first op where a and b differ, or -1 when they are the same. */

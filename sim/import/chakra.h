@@ -26,9 +26,11 @@
  *    buffer m<K> filled from a device staging buffer). m<K> lives to the end.
  *  - COMM_COLL_NODE: comm_type ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER and
  *    ALL_TO_ALL become the collective over the mesh axis `rank` on buffers
- *    c<K> (comm_size bytes: the all-reduce's buffer, the all-gather's
- *    output, the reduce-scatter's input, the all-to-all's input and output)
- *    allocated before it and freed after; BROADCAST is its duration, as
+ *    c<K> allocated before it and freed after, sized as ASTRA-sim reads
+ *    comm_size (Workload.cc passes it to Sys::generate_*, whose Ring.cc
+ *    takes it as each rank's data_size): the all-reduce's buffer, the
+ *    all-gather's input (its output N times it), the reduce-scatter's
+ *    input (its output a 1/N of it), the all-to-all's input and output; BROADCAST is its duration, as
  *    ASTRA-sim replays it (Workload.cc, issue_coll_comm); is_cpu_op nodes
  *    (the host side of a PyTorch collective) are their duration on "cpu".
  *  - METADATA_NODE and INVALID_NODE carry no work (ASTRA-sim skips them):
@@ -72,8 +74,12 @@ typedef struct strata_chakra_summary {
     uint32_t differing_rank;
 } strata_chakra_summary;
 
-/* The files of `input`: itself when it is a file, else INPUT.0.et,
- * INPUT.1.et, ... while they exist (at least INPUT.0.et); g_strfreev. */
+/* The files of `input`: itself when it is a file; for a folder, the files
+ * NAME.0.et, NAME.1.et, ... in it (one NAME, every rank from 0 to the
+ * highest, as ASTRA-sim's examples ship a workload); else INPUT.0.et,
+ * INPUT.1.et, ... while they exist (at least INPUT.0.et, and no gap before
+ * the highest). NULL with err naming the input and what was expected;
+ * g_strfreev. */
 char **strata_chakra_rank_files(const char *input, GError **err);
 
 /* Imports files (NULL-terminated, rank order). rank >= 0: only that

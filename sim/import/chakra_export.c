@@ -193,7 +193,10 @@ static bool export_device(const export_ctx *x, uint32_t device, const char *path
         case STRATA_OP_REDUCE_SCATTER:
         case STRATA_OP_ALL_TO_ALL: {
             node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
-            const char *big = op->kind == STRATA_OP_REDUCE_SCATTER ? op->src : op->name;
+            /* comm_size as ASTRA-sim reads it: the buffer of an all-reduce or all-to-all, each rank's input
+             * of an all-gather or reduce-scatter (Ring.cc's data_size) */
+            const char *big = op->kind == STRATA_OP_ALL_GATHER || op->kind == STRATA_OP_REDUCE_SCATTER ? op->src
+                                                                                                       : op->name;
             attrs[na++] = attr_i64("comm_type", comm_type_of(op->kind));
             attrs[na++] = attr_i64("comm_size", (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(size_of, big)));
             break;
