@@ -40,7 +40,7 @@ static const importer importers[] = {
      &strata_importer_kineto, NULL},
     {"chakra", "a Chakra execution trace, ASTRA-sim's workload format (.et, or PREFIX of PREFIX.N.et)",
      &strata_importer_chakra, NULL},
-    {"jax-profile", "a jax.profiler trace (Perfetto/TensorBoard JSON[.gz]): XLA ops at measured times",
+    {"jax-profile", "a jax.profiler trace (Perfetto/TensorBoard JSON[.gz], XProf .xplane.pb): XLA ops at measured times",
      &strata_importer_jax_profile, NULL},
     {NULL, NULL, NULL, NULL},
 };

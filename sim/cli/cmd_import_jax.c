@@ -1,8 +1,9 @@
 /*
  * cmd_import_jax.c: `strata import jax-profile`, a jax.profiler trace
- * (Perfetto/Chrome JSON or TensorBoard *.trace.json.gz) into a strata trace.
+ * (Perfetto/Chrome JSON, TensorBoard *.trace.json.gz, or XProf's
+ * *.xplane.pb) into a strata trace.
  *
- *   strata import jax-profile PROFILE.json[.gz] [-o OUT.trace] [--device N]
+ *   strata import jax-profile PROFILE.{json[.gz],xplane.pb} [-o OUT.trace] [--device N]
  *
  * The conversion is import/jax_profile.h; this file keeps the options, the
  * trace's header comment and the summary printed on standard error.
@@ -54,6 +55,10 @@ static bool jax_convert(strata_job *job, const char *path, strata_outfile **out,
                 " enclosing ops left out), busy %.3f us of a %.3f us span\n",
                 base, s.n_events, s.n_xla_ops, s.n_devices, s.device, s.n_ops, s.n_copies, s.n_collectives,
                 s.n_enclosing, s.busy_s * 1e6, s.span_s * 1e6);
+    if (ok && s.n_unknown > 0) /* a newer schema: read past, never silent */
+        fprintf(stderr, "strata import jax-profile: %s: read past %" G_GUINT64_FORMAT
+                " field%s this reader does not know (a newer xplane.proto); the first: %s\n",
+                base, s.n_unknown, s.n_unknown == 1 ? "" : "s", s.unknown_first);
     g_free(base);
     return ok;
 }
@@ -66,12 +71,12 @@ static const GOptionEntry jax_options[] = {
 
 const strata_importer strata_importer_jax_profile = {
     .cmd = "import jax-profile",
-    .parameter_string = "PROFILE.json[.gz] - import a jax.profiler trace",
+    .parameter_string = "PROFILE.json[.gz]|PROFILE.xplane.pb - import a jax.profiler trace",
     .summary = "Reads the trace jax.profiler writes (create_perfetto_trace=True's perfetto_trace.json.gz,\n"
-               "or TensorBoard's HOST.trace.json.gz; plain or gzip, streamed) and writes one device's\n"
-               "XLA ops as computes with time= their measured durations and at= their start.\n"
-               "See docs/jax.md.",
-    .args_usage = "one PROFILE.json[.gz]",
+               "or TensorBoard's HOST.trace.json.gz, plain or gzip, streamed; or XProf's HOST.xplane.pb,\n"
+               "any file named *.pb) and writes one device's XLA ops as computes with time= their\n"
+               "measured durations and at= their start. See docs/jax.md.",
+    .args_usage = "one PROFILE.json[.gz] or PROFILE.xplane.pb",
     .input_name = "PROFILE.json",
     .convert = jax_convert,
     .args_size = sizeof(jax_args),

@@ -14,17 +14,10 @@
  * profiling.html). On the CPU backend the XLA ops are events of the
  * executor's threads with args `hlo_op`, `hlo_module` and `device_ordinal`.
  *
- * An XLA op is an `X` event with args.hlo_op, or any `X` event of an
- * `XLA Ops` thread. Its device is args.device_ordinal, else the N of its
- * process's `/device:KIND:N`. One device's ops (--device, default the
- * lowest with ops) become, in time order,
- *     compute NAME time=DUR at=TS note=KIND
- * with TS from the device's first op, KIND `copy` (copy, copy-start/-done),
- * `collective` (all-reduce, all-gather, reduce-scatter, all-to-all,
- * collective-permute, their -start/-done, send, recv) or `op`. An op whose
- * span holds a later op of the same device (a while, call or conditional
- * around its body, whose ops are listed themselves) is left out, so no time
- * is counted twice; CPU's `end: NAME` markers are not ops.
+ * Process and thread names (`M` events) and `X` events go to
+ * import/jax_ops.h, which says what an XLA op is and what each becomes. An
+ * XSpace (XProf's PROFILE.xplane.pb; strata_jax_xplane_is) is read by
+ * import/jax_xplane.h into the same ops instead.
  *
  * Invariants: the file is streamed (import/kineto_scan.h): memory grows
  * with the XLA ops kept (a few words each), not with the file; the stream
@@ -36,28 +29,16 @@
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include "import/jax_ops.h"
 #include "trace/source.h"
-
-#define STRATA_JAX_DEVICE_AUTO (-1)
-
-typedef struct strata_jax_profile_summary {
-    uint64_t n_events;        /* events in the file */
-    uint64_t n_xla_ops;       /* XLA op events, every device */
-    uint32_t n_devices;       /* devices with XLA ops */
-    int device;               /* the device imported */
-    uint64_t n_ops;           /* its ops written */
-    uint64_t n_enclosing;     /* its ops left out for enclosing others */
-    uint64_t n_copies, n_collectives;
-    double busy_s;            /* sum of the written ops' durations */
-    double span_s;            /* first op's start to the last end of any of its ops (enclosing ones too) */
-} strata_jax_profile_summary;
 
 /* device: STRATA_JAX_DEVICE_AUTO or a device number. Errors name FILE:LINE
  * (STRATA_ERROR_INPUT), or the device asked for when it ran no XLA op. */
 strata_source *strata_jax_profile_import(const char *path, int device, strata_jax_profile_summary *s,
                                          GError **err);
 /* True when path's events look like a jax.profiler trace (an XLA op event
- * before the 10,000th event); false for a PyTorch profiler trace. */
+ * before the 10,000th event), or it is an XSpace; false for a
+ * PyTorch profiler trace. */
 bool strata_jax_profile_sniff(const char *path);
 
 #endif
