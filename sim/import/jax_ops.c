@@ -9,6 +9,7 @@
  * written.
  */
 #include "import/jax_ops.h"
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include "core/error.h"
@@ -131,8 +132,8 @@ static double round_ns(double us)
     return (double)(int64_t)(us * 1e3 + 0.5) / 1e9; /* a division: 2000 ns is 2e-6 s, not 2.0000000000000004e-6 */
 }
 
-static strata_source *emit(strata_jax_ops *r, GArray *ops, const char *path, int device,
-                           strata_jax_profile_summary *s, GError **err)
+/* The device imported (s->device, s->n_devices); false with err when it ran no op. */
+static bool pick_device(GArray *ops, const char *path, int device, strata_jax_profile_summary *s, GError **err)
 {
     GHashTable *devices = g_hash_table_new(g_int64_hash, g_int64_equal);
     int64_t lowest = -1;
@@ -146,42 +147,150 @@ static strata_source *emit(strata_jax_ops *r, GArray *ops, const char *path, int
     s->device = device == STRATA_JAX_DEVICE_AUTO ? (int)lowest : device;
     bool found = s->device >= 0 && g_hash_table_contains(devices, &(int64_t){s->device});
     g_hash_table_destroy(devices);
-    if (!found) {
+    if (!found)
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     device == STRATA_JAX_DEVICE_AUTO
                         ? "%s: expected XLA op events (args.hlo_op, or an 'XLA Ops' thread of a /device: process), found none"
                         : "%s: expected XLA op events of device %d, found none (--device)",
                     path, device);
-        return NULL;
+    return found;
+}
+
+/* The device's ops that enclose none of their thread's (time order), each
+ * with its thread's index (first seen first) in ->tid. */
+static GArray *kept_ops(GArray *mine, strata_jax_profile_summary *s, guint *n_threads, double *end)
+{
+    GHashTable *next_of = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL); /* tid -> last index */
+    guint *next_same = g_new0(guint, mine->len + 1);
+    for (guint i = mine->len; i-- > 0;) { /* the next op of the same thread, or len */
+        const jax_rec *rec = &g_array_index(mine, jax_rec, i);
+        gpointer at = g_hash_table_lookup(next_of, &rec->tid);
+        next_same[i] = at ? GPOINTER_TO_UINT(at) - 1 : mine->len;
+        g_hash_table_replace(next_of, g_memdup2(&rec->tid, sizeof rec->tid), GUINT_TO_POINTER(i + 1));
     }
+    g_hash_table_remove_all(next_of);
+    GArray *kept = g_array_new(FALSE, FALSE, sizeof(jax_rec));
+    *n_threads = 0;
+    for (guint i = 0; i < mine->len; i++) {
+        jax_rec rec = g_array_index(mine, jax_rec, i);
+        *end = MAX(*end, rec.ts + rec.dur); /* the span holds enclosing ops too */
+        if (next_same[i] < mine->len && g_array_index(mine, jax_rec, next_same[i]).ts < rec.ts + rec.dur) {
+            s->n_enclosing++;
+            continue;
+        }
+        gpointer t = g_hash_table_lookup(next_of, &rec.tid);
+        if (t == NULL)
+            g_hash_table_insert(next_of, g_memdup2(&rec.tid, sizeof rec.tid), t = GUINT_TO_POINTER(++*n_threads));
+        rec.tid = GPOINTER_TO_UINT(t) - 1;
+        g_array_append_val(kept, rec);
+    }
+    g_free(next_same);
+    g_hash_table_destroy(next_of);
+    return kept;
+}
+
+/* For op i of kept (on thread T), the latest op of each other thread that
+ * ended by i's start, when T has not waited for it or a later one:
+ * waits[i] lists them (kept indices); recorded[] marks them. */
+static GPtrArray **happens_before(GArray *kept, guint n_threads, bool *recorded)
+{
+    GPtrArray **waits = g_new0(GPtrArray *, kept->len);
+    GPtrArray **of_thread = g_new0(GPtrArray *, n_threads); /* each thread's kept indices */
+    for (guint t = 0; t < n_threads; t++)
+        of_thread[t] = g_ptr_array_new();
+    for (guint i = 0; i < kept->len; i++)
+        g_ptr_array_add(of_thread[g_array_index(kept, jax_rec, i).tid], GUINT_TO_POINTER(i));
+    guint *pos = g_new0(guint, (gsize)n_threads * n_threads);    /* [T][U]: ops of U passed by T */
+    guint *waited = g_new0(guint, (gsize)n_threads * n_threads); /* [T][U]: ops of U T waited for */
+    for (guint i = 0; i < kept->len; i++) {
+        const jax_rec *rec = &g_array_index(kept, jax_rec, i);
+        guint t = (guint)rec->tid;
+        waits[i] = g_ptr_array_new();
+        for (guint u = 0; u < n_threads; u++) {
+            guint *p = &pos[t * n_threads + u];
+            while (u != t && *p < of_thread[u]->len) { /* a thread's ops end in start order: they do not overlap */
+                guint k = GPOINTER_TO_UINT(g_ptr_array_index(of_thread[u], *p));
+                const jax_rec *o = &g_array_index(kept, jax_rec, k);
+                if (k > i || o->ts + o->dur > rec->ts)
+                    break;
+                (*p)++;
+            }
+            if (u != t && *p > waited[t * n_threads + u]) {
+                guint k = GPOINTER_TO_UINT(g_ptr_array_index(of_thread[u], *p - 1));
+                g_ptr_array_add(waits[i], GUINT_TO_POINTER(k));
+                recorded[k] = true;
+                waited[t * n_threads + u] = *p;
+            }
+        }
+    }
+    for (guint t = 0; t < n_threads; t++)
+        g_ptr_array_free(of_thread[t], TRUE);
+    g_free(of_thread);
+    g_free(pos);
+    g_free(waited);
+    return waits;
+}
+
+/* The ops written, at= from t0: one stream per thread when there are
+ * several (t0, t1, ...; an op waits for what ended on another thread
+ * before it started), else the default stream. */
+static void write_ops(strata_jax_ops *r, GArray *kept, guint n_threads, double t0, strata_op_list *list,
+                      strata_jax_profile_summary *s)
+{
+    bool *recorded = g_new0(bool, kept->len + 1);
+    GPtrArray **waits = n_threads > 1 ? happens_before(kept, n_threads, recorded) : NULL;
+    for (guint i = 0; i < kept->len; i++) {
+        const jax_rec *rec = &g_array_index(kept, jax_rec, i);
+        char *stream = waits ? g_strdup_printf("t%" PRId64, rec->tid) : NULL;
+        for (guint w = 0; waits && w < waits[i]->len; w++) {
+            char *ev = g_strdup_printf("e%u", GPOINTER_TO_UINT(g_ptr_array_index(waits[i], w)));
+            strata_op op = strata_op_make(STRATA_OP_WAIT, stream, ev);
+            strata_op_list_append(list, &op);
+            g_free(ev);
+        }
+        const char *name = g_ptr_array_index(r->names, rec->name);
+        const char *kind = op_kind(name);
+        strata_op op = strata_op_make_timed(stream, name, round_ns(rec->dur));
+        op.has_at = true;
+        op.at_s = round_ns(rec->ts - t0);
+        op.note = kind;
+        strata_op_list_append(list, &op);
+        if (recorded[i]) {
+            char *ev = g_strdup_printf("e%u", i);
+            strata_op rec_op = strata_op_make(STRATA_OP_RECORD, stream, ev);
+            strata_op_list_append(list, &rec_op);
+            g_free(ev);
+        }
+        g_free(stream);
+        s->n_ops++;
+        s->n_copies += strcmp(kind, "copy") == 0;
+        s->n_collectives += strcmp(kind, "collective") == 0;
+        s->busy_s += rec->dur * 1e-6;
+        if (waits)
+            g_ptr_array_free(waits[i], TRUE);
+    }
+    s->n_threads = n_threads;
+    g_free(waits);
+    g_free(recorded);
+}
+
+static strata_source *emit(strata_jax_ops *r, GArray *ops, const char *path, int device,
+                           strata_jax_profile_summary *s, GError **err)
+{
+    if (!pick_device(ops, path, device, s, err))
+        return NULL;
     GArray *mine = g_array_new(FALSE, FALSE, sizeof(jax_rec));
     for (guint i = 0; i < ops->len; i++)
         if (g_array_index(ops, jax_rec, i).device == s->device)
             g_array_append_val(mine, g_array_index(ops, jax_rec, i));
     qsort(mine->data, mine->len, sizeof(jax_rec), cmp_rec);
-    strata_op_list *list = strata_op_list_new();
     double t0 = mine->len ? g_array_index(mine, jax_rec, 0).ts : 0, end = t0;
-    for (guint i = 0; i < mine->len; i++) {
-        const jax_rec *rec = &g_array_index(mine, jax_rec, i);
-        end = MAX(end, rec->ts + rec->dur); /* the span holds enclosing ops too */
-        if (i + 1 < mine->len && g_array_index(mine, jax_rec, i + 1).ts < rec->ts + rec->dur &&
-            g_array_index(mine, jax_rec, i + 1).tid == rec->tid) {
-            s->n_enclosing++;
-            continue;
-        }
-        const char *name = g_ptr_array_index(r->names, rec->name);
-        const char *kind = op_kind(name);
-        strata_op op = strata_op_make_timed(NULL, name, round_ns(rec->dur));
-        op.has_at = true;
-        op.at_s = round_ns(rec->ts - t0);
-        op.note = kind;
-        strata_op_list_append(list, &op);
-        s->n_ops++;
-        s->n_copies += strcmp(kind, "copy") == 0;
-        s->n_collectives += strcmp(kind, "collective") == 0;
-        s->busy_s += rec->dur * 1e-6;
-    }
+    guint n_threads = 0;
+    GArray *kept = kept_ops(mine, s, &n_threads, &end);
+    strata_op_list *list = strata_op_list_new();
+    write_ops(r, kept, n_threads, t0, list, s); /* at= from the device's first op, enclosing or not */
     s->span_s = (end - t0) * 1e-6;
+    g_array_free(kept, TRUE);
     g_array_free(mine, TRUE);
     return strata_op_list_to_source(list, path);
 }

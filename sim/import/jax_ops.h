@@ -16,7 +16,12 @@
  * collective-permute, their -start/-done, send, recv) or `op`. An op whose
  * span holds a later op of the same thread (a while, call or conditional
  * around its body, whose ops are listed themselves) is left out, so no time
- * is counted twice; CPU's `end: NAME` markers are not ops.
+ * is counted twice; CPU's `end: NAME` markers are not ops. When the
+ * device's ops ran on more than one thread (the CPU executor's), each
+ * thread is a stream t0, t1, ... (first seen first), so ops that overlapped
+ * still overlap, and an op waits (record/wait e<K>, K its position among
+ * the device's computes) for the latest op of each other thread that had ended
+ * when it started: the measured order, without the idle time between.
  *
  * Invariants: memory grows with the XLA ops kept (a few words each) and
  * the threads named, not with the other events; the result is a pure
@@ -40,6 +45,7 @@ typedef struct strata_jax_profile_summary {
     uint64_t n_ops;           /* its ops written */
     uint64_t n_enclosing;     /* its ops left out for enclosing others */
     uint64_t n_copies, n_collectives;
+    uint32_t n_threads;       /* threads its ops ran on: one stream each when more than one */
     double busy_s;            /* sum of the written ops' durations */
     double span_s;            /* first op's start to the last end of any of its ops (enclosing ones too) */
     uint64_t n_unknown;       /* fields of a newer schema read past (XSpace only) */

@@ -38,10 +38,12 @@ bool strata_jax_validate(const char *path, const strata_hw *hw, strata_jax_valid
     int got;
     GArray *kinds = g_array_new(FALSE, FALSE, sizeof(int));
     while ((got = strata_source_next(src, &op, err)) == 1) {
-        int k = kind_of(op->note);
+        int k = op->kind == STRATA_OP_COMPUTE ? kind_of(op->note) : -1; /* records and waits of threads: no op */
         g_array_append_val(kinds, k);
-        measured[k] += op->time_s;
-        n[k]++;
+        if (k >= 0) {
+            measured[k] += op->time_s;
+            n[k]++;
+        }
     }
     strata_results *r = NULL;
     bool ok = got == 0 && strata_source_rewind(src, err);
@@ -52,19 +54,22 @@ bool strata_jax_validate(const char *path, const strata_hw *hw, strata_jax_valid
         ok = strata_engine_run(hw, src, &eopt, &r, err);
     }
     if (ok) {
-        /* Every op of the import is a compute: a span's op index is the
-         * index of its op in the stream. */
+        /* A span's op index is the index of its op in the stream (records
+         * and waits between threads included, kind -1). */
         for (guint i = 0; r->spans && i < r->spans->len; i++) {
             const strata_op_span *sp = &g_array_index(r->spans, strata_op_span, i);
-            if (sp->kind == STRATA_OP_COMPUTE && sp->op_index < kinds->len)
-                simulated[g_array_index(kinds, int, sp->op_index)] += sp->end_s - sp->start_s;
+            int k = sp->kind == STRATA_OP_COMPUTE && sp->op_index < kinds->len ? g_array_index(kinds, int, sp->op_index)
+                                                                                : -1;
+            if (k >= 0)
+                simulated[k] += sp->end_s - sp->start_s;
         }
         v->oom = r->oom;
         v->measured_span_s = s.span_s;
         v->simulated_makespan_s = r->makespan_s;
         GString *t = g_string_new(NULL);
-        g_string_printf(t, "%s on %s: device %d of %u, %" G_GUINT64_FORMAT " XLA ops at their measured times\n", path,
-                        strata_hw_name(hw), s.device, s.n_devices, s.n_ops);
+        g_string_printf(t, "%s on %s: device %d of %u, %" G_GUINT64_FORMAT " XLA ops at their measured times%s\n",
+                        path, strata_hw_name(hw), s.device, s.n_devices, s.n_ops,
+                        s.n_threads > 1 ? ", each thread a stream (overlapping ops overlap)" : "");
         g_string_append_printf(t, "%-11s %8s %16s %16s %9s\n", "ops", "n", "measured", "simulated", "error");
         for (int c = 0; c < K__COUNT; c++) {
             v->measured_busy_s += measured[c];
