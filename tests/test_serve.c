@@ -11,6 +11,7 @@
 #include <string.h>
 #include "serve/serve.h"
 #include "serve/serve_cost.h"
+#include "serve/serve_engine.h"
 #include "serve/serve_kv.h"
 #include "serve/serve_model.h"
 #include "serve/serve_stream.h"
@@ -197,6 +198,30 @@ START_TEST(mla_costed_as_vllm_runs_it)
     ck_assert_double_eq(w.bytes, 214695936.0);
     strata_serve_cost_free(c);
     strata_hw_free(hw);
+}
+END_TEST
+
+/* The engines' CPU time per step (serve_engine.c's rows): a decode step of
+ * 10 ms on the GPU with 100 requests. vllm-v0: 4 ms + 100 x 35 us = 7.5 ms
+ * of CPU, once per 10 decode steps: 10.75 ms; a step with prefill pays it
+ * all: 17.5 ms. sglang-v0.3: 10 + 1 = 11 ms. overlap: max(10, 7.5) = 10 ms,
+ * and a 5 ms step waits for the CPU: 7.5 ms. none: 10 ms. */
+START_TEST(engine_cpu_time_by_hand)
+{
+    GError *err = NULL;
+    const strata_serve_engine *v0 = strata_serve_engine_find("vllm-v0", &err);
+    ck_assert_ptr_nonnull(v0);
+    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, 100, false, 10), 10.75e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, 100, true, 10), 17.5e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(strata_serve_engine_find("sglang-v0.3", NULL), 10e-3, 100, false,
+                                                     1), 11e-3, 1e-12);
+    const strata_serve_engine *ov = strata_serve_engine_find("overlap", NULL);
+    ck_assert_double_eq_tol(strata_serve_engine_step(ov, 10e-3, 100, false, 1), 10e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(ov, 5e-3, 100, false, 1), 7.5e-3, 1e-12);
+    ck_assert_double_eq(strata_serve_engine_step(strata_serve_engine_find("none", NULL), 10e-3, 100, true, 1), 10e-3);
+    ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
+    ck_assert_msg(strstr(err->message, "unknown engine 'tgi'") && strstr(err->message, "vllm-v0"), "%s", err->message);
+    g_error_free(err);
 }
 END_TEST
 
@@ -509,6 +534,7 @@ int main(void)
     tcase_add_test(tc, params_and_weights_by_hand);
     tcase_add_test(tc, config_json_gives_the_preset_shape);
     tcase_add_test(tc, mla_costed_as_vllm_runs_it);
+    tcase_add_test(tc, engine_cpu_time_by_hand);
     tcase_add_test(tc, pool_blocks_by_hand);
     tcase_add_test(tc, prefix_hits_and_lru_eviction);
     tcase_add_test(tc, page_growth_by_hand);
