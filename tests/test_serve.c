@@ -54,16 +54,6 @@ START_TEST(kv_bytes_per_token_by_hand)
 }
 END_TEST
 
-/* Parameters through issue 42's count (strata_model_shape_count). */
-static double params_of(const strata_serve_model *m)
-{
-    strata_model_shape s;
-    double total = 0, active = 0;
-    strata_serve_model_shape(m, &s);
-    strata_model_shape_count(&s, 0, &total, &active);
-    return total;
-}
-
 static uint32_t moe_layers_of(const strata_serve_model *m)
 {
     strata_model_shape s;
@@ -80,7 +70,7 @@ START_TEST(params_and_weights_by_hand)
     /* per layer: attention 4096 x 48 x 128 + 4096 x 4096 = 41,943,040; MLP 3 x 4096 x 14336 = 176,160,768;
      * norms 8,192: 218,112,000; x 32 = 6,979,584,000; embedding and head 2 x 128256 x 4096 = 1,050,673,152;
      * final norm 4,096: 8,030,261,248 */
-    ck_assert_double_eq(params_of(&m), 8030261248.0);
+    ck_assert_double_eq(strata_serve_model_params(&m), 8030261248.0);
     ck_assert_uint_eq(strata_serve_weight_bytes(&m, 1), 16060522496ull);
     /* TP2: the 65 norms of 4,096 (266,240) on both ranks, the rest halved: (8,030,261,248 - 266,240) / 2 +
      * 266,240 = 4,015,263,744 parameters, 8,030,527,488 bytes */
@@ -90,12 +80,12 @@ START_TEST(params_and_weights_by_hand)
      * 46,702,792,704 */
     m = preset("mixtral-8x7b");
     ck_assert_uint_eq(moe_layers_of(&m), 32);
-    ck_assert_double_eq(params_of(&m), 46702792704.0);
+    ck_assert_double_eq(strata_serve_model_params(&m), 46702792704.0);
     /* MoE every other layer: 16 such layers and 16 dense ones of 218,112,000 (as Llama-3-8B's):
      * 23,220,322,304 + 3,489,792,000 + 262,148,096 = 26,972,262,400 */
     m.moe_every = 2;
     ck_assert_uint_eq(moe_layers_of(&m), 16);
-    ck_assert_double_eq(params_of(&m), 26972262400.0);
+    ck_assert_double_eq(strata_serve_model_params(&m), 26972262400.0);
     /* DeepSeek-V3 (MLA, a shared expert): attention q_a 7168 x 1536 + its norm 1536 + q_b 1536 x 128 x 192
      * = 48,760,320; kv_a 7168 x 576 + its norm 512 + kv_b 512 x 128 x 256 = 20,906,496; o 128 x 128 x 7168
      * = 117,440,512: 187,107,328, + norms 14,336, x 61 = 11,414,421,504; three dense MLPs 3 x 7168 x 18432
@@ -104,7 +94,7 @@ START_TEST(params_and_weights_by_hand)
      * 671,026,404,352 (the published 671B) */
     m = preset("deepseek-v3");
     ck_assert_uint_eq(moe_layers_of(&m), 58);
-    ck_assert_double_eq(params_of(&m), 671026404352.0);
+    ck_assert_double_eq(strata_serve_model_params(&m), 671026404352.0);
     /* TP8 in fp8: replicated on each rank the norms 61 x 14,336 + 7,168, MLA's down-projections and their
      * norms 61 x (7168 x 2112 + 2048) and the routers 58 x 7168 x 256: 1,030,904,832; the rest / 8:
      * 84,780,342,272 bytes */
@@ -128,7 +118,7 @@ static void same_count_in_gen_and_serve(const char *file)
     strata_model_shape_count(&gen, 16, &gen_total, &gen_active);
     strata_serve_model m;
     ck_assert_msg(strata_serve_model_from_config(&m, path, &err), "%s", err ? err->message : "");
-    ck_assert_msg(params_of(&m) == gen_total, "%s: serve %.0f, gen %.0f", file, params_of(&m), gen_total);
+    ck_assert_msg(strata_serve_model_params(&m) == gen_total, "%s: serve %.0f, gen %.0f", file, strata_serve_model_params(&m), gen_total);
     strata_params_free(p);
     g_free(config);
     g_free(path);
@@ -148,10 +138,10 @@ START_TEST(config_json_gives_the_preset_shape)
     ck_assert_uint_eq(m.intermediate, 14336);
     ck_assert(!m.tied_embeddings && m.gated);
     ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 131072);
-    ck_assert_double_eq(params_of(&m), 8030261248.0);
+    ck_assert_double_eq(strata_serve_model_params(&m), 8030261248.0);
     /* DeepSeek-V3's config.json: the preset's 671,026,404,352 (MLA, the shared expert) */
     ck_assert(strata_serve_model_from_config(&m, STRATA_SOURCE_DIR "/configs/models/deepseek-v3.json", &err));
-    ck_assert_double_eq(params_of(&m), 671026404352.0);
+    ck_assert_double_eq(strata_serve_model_params(&m), 671026404352.0);
     /* every shipped config: the same count as gen transformer's (qkv biases, q/k norms, four norms a layer,
      * GeGLU, shared experts, MLA) */
     static const char *const files[] = {"meta-llama-3.1-8b.json", "deepseek-v3.json", "qwen2.5-7b.json",

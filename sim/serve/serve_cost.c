@@ -238,64 +238,66 @@ static double dense_time(strata_serve_cost *c, uint32_t t)
  * heads (nope + v)) and an MHA of q/k width nope + rope and v width v
  * (one flash op of head width (qk + v) / 2: the same products and bytes);
  * the decodes with absorbed weights: q_nope times W_UK (T x nope x heads
- * kv_lora, a bmm of one product per head), an MQA over the latent cache (the heads as
- * query rows of one KV head, q/k width kv_lora + rope, v width kv_lora:
- * head width (2 kv_lora + rope) / 2 for the products; the bytes are the
- * latent read once per token, K and V alike, and q and o), then times
- * W_UV (T x kv_lora x heads v). */
-static double mla_attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
+ * kv_lora, a bmm of one product per head), an MQA over the latent cache
+ * (the heads as query rows of one KV head, q/k width kv_lora + rope, v
+ * width kv_lora: head width (2 kv_lora + rope) / 2 for the products; the
+ * bytes are the latent read once per token, K and V alike, and q and o),
+ * then times W_UV (T x kv_lora x heads v). */
+static double mla_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
 {
     const strata_model_shape *s = &c->s;
-    uint64_t heads = c->m.heads / c->tp ? c->m.heads / c->tp : 1;
-    uint64_t lkv = (uint64_t)s->kv_lora_rank, r = (uint64_t)s->qk_rope_head_dim, v = (uint64_t)s->v_head_dim;
-    uint64_t nope = (uint64_t)s->qk_nope_head_dim;
+    uint64_t nope = (uint64_t)s->qk_nope_head_dim, r = (uint64_t)s->qk_rope_head_dim, v = (uint64_t)s->v_head_dim;
+    uint64_t d[6] = {1, heads, ch->tokens, ch->context, (nope + r + v) / 2, heads};
+    return gemm(c, ch->context, (uint64_t)s->kv_lora_rank, heads * (nope + v)) + op_time(c, c->flash, kv, d, 6, true);
+}
+
+static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)
+{
+    const strata_model_shape *s = &c->s;
+    uint64_t lkv = (uint64_t)s->kv_lora_rank, r = (uint64_t)s->qk_rope_head_dim;
+    uint64_t d[6] = {decodes, 1, heads, mean, (2 * lkv + r) / 2, 1};
+    double bytes = (double)decodes * ((double)mean * (double)(lkv + r) * strata_serve_dtype_bytes(kv) +
+                                      (double)heads * (double)(2 * lkv + r) * strata_serve_dtype_bytes(c->m.dtype));
+    return bgemm(c, heads, decodes, (uint64_t)s->qk_nope_head_dim, lkv) +
+           op_time_bytes(c, c->flash, kv, d, 6, false, bytes) + bgemm(c, heads, decodes, lkv, (uint64_t)s->v_head_dim);
+}
+
+/* GQA/MHA: one flash op per prefill chunk (causal), one for all decodes
+ * (a KV group's query heads packed as rows, Skv their mean context). */
+static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
+{
+    uint64_t d[6] = {1, heads, ch->tokens, ch->context, c->m.head_dim, strata_serve_kv_heads_per_rank(&c->m, c->tp)};
+    return op_time(c, c->flash, kv, d, 6, true);
+}
+
+static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)
+{
+    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->tp), group = heads / kvr ? heads / kvr : 1;
+    uint64_t d[6] = {decodes, kvr, group, mean, c->m.head_dim, kvr};
+    return op_time(c, c->flash, kv, d, 6, false);
+}
+
+/* One layer's attention over a step's chunks: each prefill chunk, then the
+ * decodes together, MLA's way or GQA's. */
+static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
+{
+    bool mla = c->s.kv_lora_rank > 0;
+    uint64_t heads = c->m.heads / c->tp ? c->m.heads / c->tp : 1, decodes = 0, ctx = 0;
     strata_dtype kv = c->m.kv_dtype ? c->m.kv_dtype : c->m.dtype;
-    uint64_t decodes = 0, ctx = 0;
     double t = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (chunks[i].tokens == 1) {
             decodes++;
             ctx += chunks[i].context;
-            continue;
+        } else {
+            t += mla ? mla_prefill(c, &chunks[i], heads, kv) : gqa_prefill(c, &chunks[i], heads, kv);
         }
-        uint64_t d[6] = {1, heads, chunks[i].tokens, chunks[i].context, (nope + r + v) / 2, heads};
-        t += gemm(c, chunks[i].context, lkv, heads * (nope + v)) + op_time(c, c->flash, kv, d, 6, true);
     }
     if (decodes) {
         uint64_t mean = (ctx + decodes - 1) / decodes;
-        uint64_t d[6] = {decodes, 1, heads, mean, (2 * lkv + r) / 2, 1};
-        double bytes = (double)decodes * ((double)mean * (double)(lkv + r) * strata_serve_dtype_bytes(kv) +
-                                          (double)heads * (double)(2 * lkv + r) * strata_serve_dtype_bytes(c->m.dtype));
-        t += bgemm(c, heads, decodes, nope, lkv) + op_time_bytes(c, c->flash, kv, d, 6, false, bytes) +
-             bgemm(c, heads, decodes, lkv, v);
+        t += mla ? mla_decode(c, decodes, mean, heads, kv) : gqa_decode(c, decodes, mean, heads, kv);
     }
     return t;
-}
-
-/* GQA/MHA attention in one layer: one flash op per prefill chunk, one for
- * all decodes (a KV group's query heads packed as rows). */
-static double gqa_attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
-{
-    const strata_serve_model *m = &c->m;
-    uint64_t heads = m->heads / c->tp ? m->heads / c->tp : 1, kvr = strata_serve_kv_heads_per_rank(m, c->tp);
-    strata_dtype kv = m->kv_dtype ? m->kv_dtype : m->dtype;
-    uint64_t decodes = 0, ctx = 0;
-    double attn = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        if (chunks[i].tokens == 1) {
-            decodes++;
-            ctx += chunks[i].context;
-            continue;
-        }
-        uint64_t d[6] = {1, heads, chunks[i].tokens, chunks[i].context, m->head_dim, kvr};
-        attn += op_time(c, c->flash, kv, d, 6, true);
-    }
-    if (decodes) {
-        uint64_t group = heads / kvr ? heads / kvr : 1;
-        uint64_t d[6] = {decodes, kvr, group, (ctx + decodes - 1) / decodes, m->head_dim, kvr};
-        attn += op_time(c, c->flash, kv, d, 6, false);
-    }
-    return attn;
 }
 
 double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
@@ -303,7 +305,7 @@ double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chun
 {
     *work = (strata_serve_work){0};
     c->work = work;
-    double t = c->s.kv_lora_rank > 0 ? mla_attention(c, chunks, n) : gqa_attention(c, chunks, n);
+    double t = attention(c, chunks, n);
     c->work = NULL;
     return t;
 }
@@ -318,7 +320,7 @@ double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *ch
     }
     if (!tokens)
         return 0;
-    double attn = c->s.kv_lora_rank > 0 ? mla_attention(c, chunks, n) : gqa_attention(c, chunks, n);
+    double attn = attention(c, chunks, n);
     return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, sampled, m->hidden, m->vocab / c->tp);
 }
 

@@ -17,7 +17,7 @@
  *       decodes (B = decodes, kv heads per rank, Sq = heads / kv_heads:
  *       the query heads of a group packed as rows, as FlashAttention's
  *       pack_gqa does, Skv = their mean context); MLA as vLLM's MLA
- *       backend runs it (serve_cost.c's mla_attention: prefill expanded,
+ *       backend runs it (serve_cost.c's mla_prefill, mla_decode: prefill expanded,
  *       decode absorbed over the latent cache)
  *     the MLP: gemm T x hidden x (2 or 1) inter / tp and T x inter / tp x
  *       hidden (gated or not; an MoE layer, issue 42's rule: its router,

@@ -299,6 +299,15 @@ void strata_serve_model_shape(const strata_serve_model *m, strata_model_shape *s
     };
 }
 
+double strata_serve_model_params(const strata_serve_model *m)
+{
+    strata_model_shape s;
+    double total = 0, active = 0;
+    strata_serve_model_shape(m, &s);
+    strata_model_shape_count(&s, 0, &total, &active);
+    return total;
+}
+
 /* Parameters every rank holds whole (vLLM's ReplicatedLinear and norms):
  * per layer its norms (and q and k norms), an MoE layer's router, MLA's
  * down-projections q_a d x q_lora and kv_a d x (kv_lora + rope) with their

@@ -85,6 +85,8 @@ uint64_t strata_serve_kv_bytes_per_token(const strata_serve_model *m, uint32_t t
  * moe_every resolved as strata_model_shape_of resolves them. Parameters
  * are strata_model_shape_count's, MoE layers strata_model_layer_is_moe's. */
 void strata_serve_model_shape(const strata_serve_model *m, strata_model_shape *s);
+/* Its parameters: strata_model_shape_count's total of that shape. */
+double strata_serve_model_params(const strata_serve_model *m);
 /* Weight bytes on one rank of TP tp. */
 uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp);
 

@@ -92,16 +92,6 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
     json_builder_end_object(b);
 }
 
-/* Its parameters, as issue 42's count gives them. */
-static double model_params(const strata_serve_model *m)
-{
-    strata_model_shape s;
-    double total = 0, active = 0;
-    strata_serve_model_shape(m, &s);
-    strata_model_shape_count(&s, 0, &total, &active);
-    return total;
-}
-
 JsonNode *strata_serve_report_json(const strata_serve_report *rep)
 {
     JsonBuilder *b = strata_json_object_begin();
@@ -111,7 +101,7 @@ JsonNode *strata_serve_report_json(const strata_serve_report *rep)
     json_field shape[] = {CNT("layers", rep->model->layers), CNT("hidden", rep->model->hidden),
                           CNT("heads", rep->model->heads), CNT("kv_heads", rep->model->kv_heads)};
     add_fields(b, shape, G_N_ELEMENTS(shape));
-    strata_json_add_double(b, "params", model_params(rep->model));
+    strata_json_add_double(b, "params", strata_serve_model_params(rep->model));
     json_builder_end_object(b);
     strata_json_add_string(b, "hardware", rep->hw_name);
     strata_json_add_string(b, "stream", rep->stream);
@@ -138,7 +128,7 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
 {
     const strata_serve_result *r0 = rep->runs[0];
     fprintf(out, "model            %s (%.2f B params), tp %u on %s\n", rep->model->name,
-            model_params(rep->model) / 1e9, rep->config->tp, rep->hw_name);
+            strata_serve_model_params(rep->model) / 1e9, rep->config->tp, rep->hw_name);
     fprintf(out, "stream           %s, %u requests\n", rep->stream, r0->requests);
     fprintf(out, "memory per rank  %.2f GB: weights %.2f GB, activations %.2f GB, KV pool %.2f GB "
             "(%" G_GUINT64_FORMAT " B/token)\n", r0->capacity_bytes / 1e9, r0->weight_bytes / 1e9,
