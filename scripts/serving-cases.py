@@ -18,7 +18,7 @@ import csv, os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "validation", "serving")
-# dgx-h100.ini carries h100.ini's kernel-model figures (the same GPU).
+# dgx-h100.ini is h100.ini (its base) with the node's NVLink: the same kernel-model figures.
 H100 = "../../configs/hw/h100.ini"
 DGX = "../../configs/hw/dgx-h100.ini"
 MODELS = {
