@@ -18,12 +18,7 @@ import csv, os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "validation", "serving")
-KERNEL = ("--hw-set compute.sm.matrix=tiles --hw-set compute.sm.sms=132 "
-          "--hw-set compute.sm.cta_tiles=256x128,128x256,128x128,256x64,64x256,128x64,64x128,64x64 "
-          "--hw-set compute.sm.operand_feed=117GB/s --hw-set compute.sm.matrix_efficiency=0.803 "
-          "--hw-set compute.sm.stream_efficiency=0.9 --hw-set compute.sm.kernel_launch=3us "
-          "--hw-set compute.sm.vector_flops=67TFLOP/s --hw-set compute.sm.transcendental_flops=3.87TFLOP/s")
-# dgx-h100.ini carries no kernel-model figures; the cases add h100.ini's (the same GPU) with --hw-set.
+# dgx-h100.ini is h100.ini (its base) with the node's NVLink: the same kernel-model figures.
 H100 = "../../configs/hw/h100.ini"
 DGX = "../../configs/hw/dgx-h100.ini"
 MODELS = {
@@ -36,13 +31,15 @@ MODELS = {
     "Qwen3-235B-A22B": ("--model llama-3-8b --set name=qwen3-235b-a22b --set layers=94 --set hidden=4096 "
                         "--set heads=64 --set kv_heads=4 --set head_dim=128 --set intermediate=12288 "
                         "--set experts=128 --set top_k=8 --set moe_intermediate=1536 --set vocab=151936 "
-                        "--set max_model_len=32768"),
+                        "--set qk_norm=true --set max_model_len=32768"),
     # meta-llama/Llama-4-Maverick-17B-128E config.json (text_config): MoE every other layer
     # (interleave_moe_layer_step 2: 24 of 48), dense layers of intermediate_size_mlp 16384, experts of
-    # intermediate_size 8192; the shared expert is not modelled
+    # intermediate_size 8192, and in every MoE layer a shared expert of that width (transformers'
+    # Llama4TextMoe.shared_expert)
     "Llama-4-Maverick": ("--model llama-3-8b --set name=llama-4-maverick --set layers=48 --set hidden=5120 "
                          "--set heads=40 --set kv_heads=8 --set head_dim=128 --set intermediate=16384 "
                          "--set experts=128 --set top_k=1 --set moe_intermediate=8192 --set moe_every=2 "
+                         "--set shared_experts=1 "
                          "--set vocab=202048 --set max_model_len=32768"),
 }
 
@@ -86,8 +83,13 @@ def stream_args(r):
 
 
 def engine_args(r):
-    if r["framework"] == "vLLM" and r["framework_version"] == "v0.6.0" or r["framework"] == "SGLang":
-        return " --max-num-seqs 256"
+    """The engine's CPU time per step (docs/serving.md, "The engine's CPU time"): vLLM v0.6.0 as the
+    blog ran it (--num-scheduler-steps 10), SGLang v0.3.0's synchronous loop; TensorRT-LLM and NIM
+    (a C++ runtime overlapping its host work with the GPU) none."""
+    if r["framework"] == "vLLM" and r["framework_version"] == "v0.6.0":
+        return " --max-num-seqs 256 --engine vllm-v0 --num-scheduler-steps 10"
+    if r["framework"] == "SGLang":
+        return " --max-num-seqs 256 --engine sglang-v0.3"
     return ""
 
 
@@ -95,7 +97,7 @@ def hw_args(r):
     tp = int(r["tp"] or "1")
     if tp == 1:
         return H100, ""
-    return DGX, KERNEL + " --tp %d" % tp
+    return DGX, "--tp %d" % tp
 
 
 FIGURES = [  # column, metric, unit formatter

@@ -11,10 +11,13 @@
 #include <string.h>
 #include "serve/serve.h"
 #include "serve/serve_cost.h"
+#include "serve/serve_engine.h"
 #include "serve/serve_kv.h"
 #include "serve/serve_model.h"
 #include "serve/serve_stream.h"
 #include "testutil.h"
+#include "workload/model_config.h"
+#include "workload/workload.h"
 
 static strata_serve_model preset(const char *name)
 {
@@ -51,28 +54,75 @@ START_TEST(kv_bytes_per_token_by_hand)
 }
 END_TEST
 
+static uint32_t moe_layers_of(const strata_serve_model *m)
+{
+    strata_model_shape s;
+    uint32_t n = 0;
+    strata_serve_model_shape(m, &s);
+    for (int64_t l = 0; l < s.layers; l++)
+        n += strata_model_layer_is_moe(&s, l);
+    return n;
+}
+
 START_TEST(params_and_weights_by_hand)
 {
     strata_serve_model m = preset("llama-3-8b");
     /* per layer: attention 4096 x 48 x 128 + 4096 x 4096 = 41,943,040; MLP 3 x 4096 x 14336 = 176,160,768;
      * norms 8,192: 218,112,000; x 32 = 6,979,584,000; embedding and head 2 x 128256 x 4096 = 1,050,673,152;
      * final norm 4,096: 8,030,261,248 */
-    ck_assert(fabs(strata_serve_model_params(&m) - 8030261248.0) < 0.5);
+    ck_assert_double_eq(strata_serve_model_params(&m), 8030261248.0);
     ck_assert_uint_eq(strata_serve_weight_bytes(&m, 1), 16060522496ull);
-    ck_assert_uint_eq(strata_serve_weight_bytes(&m, 2), 8030261248ull);
+    /* TP2: the 65 norms of 4,096 (266,240) on both ranks, the rest halved: (8,030,261,248 - 266,240) / 2 +
+     * 266,240 = 4,015,263,744 parameters, 8,030,527,488 bytes */
+    ck_assert_uint_eq(strata_serve_weight_bytes(&m, 2), 8030527488ull);
     /* Mixtral-8x7B: attention 41,943,040, experts 8 x 3 x 4096 x 14336 + router 4096 x 8 = 1,409,318,912, norms
      * 8,192: 1,451,270,144 a layer, x 32; embedding and head 2 x 32000 x 4096 = 262,144,000; + 4,096:
      * 46,702,792,704 */
     m = preset("mixtral-8x7b");
-    ck_assert_uint_eq(strata_serve_moe_layers(&m), 32);
-    ck_assert(fabs(strata_serve_model_params(&m) - 46702792704.0) < 0.5);
+    ck_assert_uint_eq(moe_layers_of(&m), 32);
+    ck_assert_double_eq(strata_serve_model_params(&m), 46702792704.0);
     /* MoE every other layer: 16 such layers and 16 dense ones of 218,112,000 (as Llama-3-8B's):
      * 23,220,322,304 + 3,489,792,000 + 262,148,096 = 26,972,262,400 */
     m.moe_every = 2;
-    ck_assert_uint_eq(strata_serve_moe_layers(&m), 16);
-    ck_assert(fabs(strata_serve_model_params(&m) - 26972262400.0) < 0.5);
+    ck_assert_uint_eq(moe_layers_of(&m), 16);
+    ck_assert_double_eq(strata_serve_model_params(&m), 26972262400.0);
+    /* DeepSeek-V3 (MLA, a shared expert): attention q_a 7168 x 1536 + its norm 1536 + q_b 1536 x 128 x 192
+     * = 48,760,320; kv_a 7168 x 576 + its norm 512 + kv_b 512 x 128 x 256 = 20,906,496; o 128 x 128 x 7168
+     * = 117,440,512: 187,107,328, + norms 14,336, x 61 = 11,414,421,504; three dense MLPs 3 x 7168 x 18432
+     * = 396,361,728 each; 58 MoE layers of router 7168 x 256 + 257 experts of 3 x 7168 x 2048 (44,040,192)
+     * = 11,320,164,352; embedding and head 2 x 129280 x 7168 + final norm 7168 = 1,853,348,864:
+     * 671,026,404,352 (the published 671B) */
+    m = preset("deepseek-v3");
+    ck_assert_uint_eq(moe_layers_of(&m), 58);
+    ck_assert_double_eq(strata_serve_model_params(&m), 671026404352.0);
+    /* TP8 in fp8: replicated on each rank the norms 61 x 14,336 + 7,168, MLA's down-projections and their
+     * norms 61 x (7168 x 2112 + 2048) and the routers 58 x 7168 x 256: 1,030,904,832; the rest / 8:
+     * 84,780,342,272 bytes */
+    ck_assert(strata_serve_model_set(&m, "dtype", "f8", NULL));
+    ck_assert_uint_eq(strata_serve_weight_bytes(&m, 8), 84780342272ull);
 }
 END_TEST
+
+/* Parameters of a config.json in `gen transformer config=FILE` (issue 42's
+ * shape from the workload's keys) and in serve's model from the same file. */
+static void same_count_in_gen_and_serve(const char *file)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "models", file, NULL);
+    char *config = g_strdup_printf("config=%s", path);
+    const char *args[] = {config, "seq=16", "batch=1", NULL};
+    GError *err = NULL;
+    strata_params *p = strata_workload_params_args(strata_workload_type_find("transformer"), 3, args, &err);
+    strata_model_shape gen;
+    ck_assert_msg(p && strata_model_shape_of(p, "transformer", &gen, &err), "%s", err ? err->message : "");
+    double gen_total = 0, gen_active = 0;
+    strata_model_shape_count(&gen, 16, &gen_total, &gen_active);
+    strata_serve_model m;
+    ck_assert_msg(strata_serve_model_from_config(&m, path, &err), "%s", err ? err->message : "");
+    ck_assert_msg(strata_serve_model_params(&m) == gen_total, "%s: serve %.0f, gen %.0f", file, strata_serve_model_params(&m), gen_total);
+    strata_params_free(p);
+    g_free(config);
+    g_free(path);
+}
 
 START_TEST(config_json_gives_the_preset_shape)
 {
@@ -86,9 +136,82 @@ START_TEST(config_json_gives_the_preset_shape)
     ck_assert_uint_eq(m.kv_heads, 8);
     ck_assert_uint_eq(m.head_dim, 128);
     ck_assert_uint_eq(m.intermediate, 14336);
-    ck_assert(!m.tied_embeddings);
+    ck_assert(!m.tied_embeddings && m.gated);
     ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 131072);
-    ck_assert(fabs(strata_serve_model_params(&m) - 8030261248.0) < 0.5);
+    ck_assert_double_eq(strata_serve_model_params(&m), 8030261248.0);
+    /* DeepSeek-V3's config.json: the preset's 671,026,404,352 (MLA, the shared expert) */
+    ck_assert(strata_serve_model_from_config(&m, STRATA_SOURCE_DIR "/configs/models/deepseek-v3.json", &err));
+    ck_assert_double_eq(strata_serve_model_params(&m), 671026404352.0);
+    /* every shipped config: the same count as gen transformer's (qkv biases, q/k norms, four norms a layer,
+     * GeGLU, shared experts, MLA) */
+    static const char *const files[] = {"meta-llama-3.1-8b.json", "deepseek-v3.json", "qwen2.5-7b.json",
+                                        "qwen3-30b-a3b.json", "gemma-2-9b-it.json", "gemma-3-27b-it.json",
+                                        "mixtral-8x7b-v0.1.json", "qwen3-32b.json"};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
+        same_count_in_gen_and_serve(files[i]);
+}
+END_TEST
+
+/* DeepSeek-V3's attention in one layer on one H100 (TP1, 128 heads, bf16)
+ * as vLLM's MLA backend runs it (vllm/v1/attention/backends/mla/common.py).
+ * A decode at context 4096, absorbed: W_UK, a bmm of 128 products 1 x 128
+ * x 512: 16,777,216 flops, 128 x (128 + 65,536 + 512) x 2 = 16,941,056
+ * bytes; the MQA over the latent, 128 query rows, q/k width 576 and v width
+ * 512: 2 x 128 x 4096 x (576 + 512) = 1,140,850,688 flops, the latent read
+ * once 4096 x 576 x 2 = 4,718,592 bytes and q and o 128 x 1088 x 2 =
+ * 278,528; W_UV as W_UK. Total 1,174,405,120 flops, 38,879,232 bytes (MHA
+ * with its 128 heads of 128 would read 2 x 4096 x 128 x 128 x 2 = 268 MB).
+ * A 512-token prefill chunk with no context, expanded: kv_b 512 x 512 x
+ * 32,768: 17,179,869,184 flops, (262,144 + 2 x 16,777,216) x 2 = 67,633,152
+ * bytes; the MHA of q/k width 192, v 128, causal: 2 x 128 x 512 x 512 x
+ * 320 / 2 = 10,737,418,240 flops; its bytes as the flash row counts them
+ * (H100 tiles: Br 128, Bc 64 at head width 160, 20 visited block pairs of
+ * 32 possible): per head (2 x 512 x 160 + 2 x 64 x 160 x 20) x 2 + 4 x 512 =
+ * 1,148,928, x 128 = 147,062,784. Total 27,917,287,424 flops, 214,695,936
+ * bytes. */
+START_TEST(mla_costed_as_vllm_runs_it)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = preset("deepseek-v3");
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk decode = {.id = 0, .tokens = 1, .context = 4096, .samples = true};
+    strata_serve_work w;
+    ck_assert(strata_serve_cost_attention(c, &decode, 1, &w) > 0);
+    ck_assert_double_eq(w.flops, 1174405120.0);
+    ck_assert_double_eq(w.bytes, 38879232.0);
+    strata_serve_chunk prefill = {.id = 1, .tokens = 512, .context = 512, .samples = true};
+    ck_assert(strata_serve_cost_attention(c, &prefill, 1, &w) > 0);
+    ck_assert_double_eq(w.flops, 27917287424.0);
+    ck_assert_double_eq(w.bytes, 214695936.0);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The engines' CPU time per step (serve_engine.c's rows): a decode step of
+ * 10 ms on the GPU with 100 requests. vllm-v0: 4 ms + 100 x 35 us = 7.5 ms
+ * of CPU, once per 10 decode steps: 10.75 ms; a step with prefill pays it
+ * all: 17.5 ms. sglang-v0.3: 10 + 1 = 11 ms. overlap: max(10, 7.5) = 10 ms,
+ * and a 5 ms step waits for the CPU: 7.5 ms. none: 10 ms. */
+START_TEST(engine_cpu_time_by_hand)
+{
+    GError *err = NULL;
+    const strata_serve_engine *v0 = strata_serve_engine_find("vllm-v0", &err);
+    ck_assert_ptr_nonnull(v0);
+    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, 100, false, 10), 10.75e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, 100, true, 10), 17.5e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(strata_serve_engine_find("sglang-v0.3", NULL), 10e-3, 100, false,
+                                                     1), 11e-3, 1e-12);
+    const strata_serve_engine *ov = strata_serve_engine_find("overlap", NULL);
+    ck_assert_double_eq_tol(strata_serve_engine_step(ov, 10e-3, 100, false, 1), 10e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(ov, 5e-3, 100, false, 1), 7.5e-3, 1e-12);
+    ck_assert_double_eq(strata_serve_engine_step(strata_serve_engine_find("none", NULL), 10e-3, 100, true, 1), 10e-3);
+    ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
+    ck_assert_msg(strstr(err->message, "unknown engine 'tgi'") && strstr(err->message, "vllm-v0"), "%s", err->message);
+    g_error_free(err);
 }
 END_TEST
 
@@ -400,6 +523,8 @@ int main(void)
     tcase_add_test(tc, kv_bytes_per_token_by_hand);
     tcase_add_test(tc, params_and_weights_by_hand);
     tcase_add_test(tc, config_json_gives_the_preset_shape);
+    tcase_add_test(tc, mla_costed_as_vllm_runs_it);
+    tcase_add_test(tc, engine_cpu_time_by_hand);
     tcase_add_test(tc, pool_blocks_by_hand);
     tcase_add_test(tc, prefix_hits_and_lru_eviction);
     tcase_add_test(tc, page_growth_by_hand);

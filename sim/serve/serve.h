@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include "core/progress.h"
 #include "hw/hw.h"
+#include "serve/serve_engine.h"
 #include "serve/serve_kv.h"
 #include "serve/serve_model.h"
 #include "serve/serve_stream.h"
@@ -44,7 +45,9 @@ typedef struct strata_serve_config {
     uint64_t swap_space;              /* host bytes per rank for swapped blocks */
     uint64_t page_bytes;              /* vm schemes' page (0: the row's) */
     const char *allocator;            /* contiguous schemes' allocator (NULL: best-fit) */
-    double step_overhead;             /* seconds each step adds (scheduler, sampling) */
+    double step_overhead;             /* seconds each step adds (besides the engine's) */
+    const strata_serve_engine *engine; /* the engine's CPU time per step (serve_engine.h; NULL: none) */
+    uint32_t num_scheduler_steps;     /* vllm-v0's multi-step N (>= 1) */
     uint64_t non_kv_overhead;         /* bytes per rank outside weights, activations and KV */
     uint32_t concurrency;             /* > 0: closed loop, this many clients, arrivals ignored */
     bool record_steps;                /* keep every step in the result's steps_log (--timeline) */

@@ -46,7 +46,12 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"preemption", 0, 0, G_OPTION_ARG_STRING, &a->preemption, "recompute (default) or swap", "MODE"},
         {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap (default 4GiB)",
          "SIZE"},
-        {"step-overhead", 0, 0, G_OPTION_ARG_DOUBLE, &a->step_overhead, "seconds each step adds (default 0)", "S"},
+        {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step: none (default), vllm-v0, "
+         "sglang-v0.3, overlap (docs/serving.md)", "NAME"},
+        {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
+         "(vLLM 0.6's multi-step; default 1)", "N"},
+        {"step-overhead", 0, 0, G_OPTION_ARG_DOUBLE, &a->step_overhead, "seconds each step adds besides the engine's "
+         "(default 0)", "S"},
         {"non-kv-overhead", 0, 0, G_OPTION_ARG_STRING, &a->non_kv, "bytes per rank kept from the KV pool (default 0)",
          "SIZE"},
         {"sweep", 0, 0, G_OPTION_ARG_STRING, &a->sweep, "run every scheme at each value of a knob (list below)",
@@ -66,7 +71,7 @@ void strata_serve_args_clear(strata_serve_args *a)
 {
     char **strs[] = {&a->hw, &a->model, &a->model_file, &a->config, &a->requests, &a->poisson, &a->kv, &a->kv_page,
                      &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline,
-                     &a->sweep, &a->time_scale};
+                     &a->sweep, &a->time_scale, &a->engine};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     g_strfreev(a->sets);
@@ -133,6 +138,12 @@ static bool config_of(const strata_serve_args *a, strata_serve_config *c, GError
     if (a->step_overhead < 0)
         return fail(err, "--step-overhead: expected seconds >= 0%s", "");
     c->step_overhead = a->step_overhead;
+    if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
+        return false;
+    if (a->scheduler_steps < 0 || a->scheduler_steps > 1024)
+        return fail(err, "--num-scheduler-steps: expected 1 to 1024%s", "");
+    if (a->scheduler_steps)
+        c->num_scheduler_steps = (uint32_t)a->scheduler_steps;
     c->allocator = a->kv_allocator;
     if ((a->swap_space && !strata_parse_size(a->swap_space, &c->swap_space, err)) ||
         (a->kv_page && !strata_parse_size_above_zero(a->kv_page, &c->page_bytes, err)) ||

@@ -11,6 +11,8 @@
 struct strata_serve_cost {
     const strata_hw *hw;
     strata_serve_model m;
+    strata_model_shape s;     /* m's shape (issue 42's): MLP matrices, MoE layers, MLA widths */
+    uint32_t moe_layers;
     uint32_t tp, unit;
     double mem_bw;
     const strata_kernel_model *gemm, *flash, *elementwise;
@@ -18,16 +20,34 @@ struct strata_serve_cost {
     double host_bw, host_lat; /* device memory to host memory */
     uint32_t max_tokens;
     double *dense;            /* per T, NAN until computed */
+    strata_serve_work *work;  /* non-NULL: ops add their nominal flops and bytes here */
 };
 
-static double op_time(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
-                      const uint64_t *dims, uint32_t n_dims, bool causal)
+/* An op's time; bytes > 0 replaces the bytes the kernel model says it
+ * moves (at the model's stream efficiency), for a kernel that moves
+ * fewer than its row assumes (MLA decode reads one latent as K and V). */
+static double op_time_bytes(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
+                            const uint64_t *dims, uint32_t n_dims, bool causal, double bytes)
 {
     strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .dtype = dtype};
     strata_kernel_cost kc = {0};
     strata_kernel_cost_of(k, c->hw, c->unit, &p, &kc);
+    if (bytes > 0 && kc.bytes_nominal > 0) {
+        kc.bytes *= bytes / kc.bytes_nominal;
+        kc.bytes_nominal = bytes;
+    }
+    if (c->work) {
+        c->work->flops += kc.flops;
+        c->work->bytes += kc.bytes_nominal;
+    }
     double mem = c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0;
     return fmax(kc.compute_s, mem) + kc.fixed_s;
+}
+
+static double op_time(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
+                      const uint64_t *dims, uint32_t n_dims, bool causal)
+{
+    return op_time_bytes(c, k, dtype, dims, n_dims, causal, 0);
 }
 
 static double gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
@@ -36,6 +56,15 @@ static double gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t 
         return 0;
     uint64_t d[3] = {m, k, n};
     return op_time(c, c->gemm, c->m.dtype, d, 3, false);
+}
+
+/* B independent products m x k x n in one kernel (a bmm). */
+static double bgemm(const strata_serve_cost *c, uint64_t b, uint64_t m, uint64_t k, uint64_t n)
+{
+    if (!b || !m || !k || !n)
+        return 0;
+    uint64_t d[4] = {b, m, k, n};
+    return op_time(c, c->gemm, c->m.dtype, d, 4, false);
 }
 
 static double elementwise(const strata_serve_cost *c, uint64_t n)
@@ -99,6 +128,9 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     strata_serve_cost *c = g_new0(strata_serve_cost, 1);
     c->hw = hw;
     c->m = *m;
+    strata_serve_model_shape(m, &c->s);
+    for (int64_t l = 0; l < c->s.layers; l++)
+        c->moe_layers += strata_model_layer_is_moe(&c->s, l);
     c->tp = tp ? tp : 1;
     c->unit = 0;
     c->mem_bw = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->bandwidth;
@@ -126,26 +158,34 @@ void strata_serve_cost_free(strata_serve_cost *c)
     g_free(c);
 }
 
+/* A gated (three matrices) or plain (two) MLP of width w on t tokens. */
+static double mlp_pair(const strata_serve_cost *c, uint64_t t, uint64_t w)
+{
+    uint64_t up = (c->s.gated ? 2 : 1) * w;
+    return gemm(c, t, c->m.hidden, up) + gemm(c, t, w, c->m.hidden);
+}
+
 /* One MoE layer's MLP: its router, then top_k experts per token spread over
- * min(experts, T x top_k) experts, one gemm pair each. */
+ * min(experts, T x top_k) experts, one gemm pair each, and the shared
+ * experts every token goes through (one MLP shared_experts x wide, as
+ * vLLM's DeepseekV2MoE and Llama4MoE build them). */
 static double moe_time(const strata_serve_cost *c, uint64_t t)
 {
     const strata_serve_model *m = &c->m;
-    uint64_t w = (m->moe_intermediate ? m->moe_intermediate : m->intermediate) / c->tp;
+    uint64_t w = (uint64_t)c->s.moe_ffn / c->tp;
     uint64_t routed = t * m->top_k, active = routed < m->experts ? routed : m->experts;
     uint64_t per = (routed + active - 1) / active;
     double router = gemm(c, t, m->hidden, m->experts);
-    return router + (double)active * (gemm(c, per, m->hidden, 2 * w) + gemm(c, per, w, m->hidden));
+    double shared = c->s.shared_experts ? mlp_pair(c, t, (uint64_t)c->s.shared_experts * w) : 0;
+    return router + (double)active * mlp_pair(c, per, w) + shared;
 }
 
 /* All layers' MLPs: the dense ones', then the MoE ones'. */
 static double mlp_time(const strata_serve_cost *c, uint64_t t)
 {
-    const strata_serve_model *m = &c->m;
-    uint32_t n_moe = strata_serve_moe_layers(m);
-    double dense = gemm(c, t, m->hidden, 2ull * m->intermediate / c->tp) + gemm(c, t, m->intermediate / c->tp,
-                                                                               m->hidden);
-    return (m->layers - n_moe) * dense + (n_moe ? n_moe * moe_time(c, t) : 0);
+    uint32_t n_moe = c->moe_layers;
+    double dense = mlp_pair(c, t, (uint64_t)c->m.intermediate / c->tp);
+    return (c->m.layers - n_moe) * dense + (n_moe ? n_moe * moe_time(c, t) : 0);
 }
 
 static double allreduce(const strata_serve_cost *c, uint64_t bytes)
@@ -156,17 +196,34 @@ static double allreduce(const strata_serve_cost *c, uint64_t bytes)
     return 2 * (n - 1) / n * (double)bytes / (c->ar_bw * 4.0 / 5.0) + 2 * (n - 1) * c->ar_lat;
 }
 
+/* One layer's attention projections on t tokens: GQA's QKV and O; MLA's
+ * down-projections (replicated on every rank, as vLLM's fused_qkv_a_proj),
+ * their norms, the query's up-projection q_b and O. */
+static double projections(const strata_serve_cost *c, uint64_t t)
+{
+    const strata_model_shape *s = &c->s;
+    const strata_serve_model *m = &c->m;
+    uint64_t heads = m->heads / c->tp ? m->heads / c->tp : 1;
+    if (s->kv_lora_rank <= 0) {
+        uint64_t kvr = strata_serve_kv_heads_per_rank(m, c->tp);
+        uint64_t qkv = ((uint64_t)m->heads / c->tp + 2 * kvr) * m->head_dim;
+        return gemm(c, t, m->hidden, qkv) + gemm(c, t, (uint64_t)m->heads / c->tp * m->head_dim, m->hidden);
+    }
+    uint64_t lq = (uint64_t)s->q_lora_rank, lkv = (uint64_t)s->kv_lora_rank, r = (uint64_t)s->qk_rope_head_dim;
+    uint64_t qk = (uint64_t)(s->qk_nope_head_dim + s->qk_rope_head_dim), v = (uint64_t)s->v_head_dim;
+    double down = lq ? gemm(c, t, m->hidden, lq + lkv + r) + gemm(c, t, lq, heads * qk)
+                     : gemm(c, t, m->hidden, heads * qk) + gemm(c, t, m->hidden, lkv + r);
+    return down + elementwise(c, t * (lq + lkv)) + gemm(c, t, heads * v, m->hidden);
+}
+
 /* Everything of a step but attention and the LM head, for T tokens. */
 static double dense_time(strata_serve_cost *c, uint32_t t)
 {
     if (t <= c->max_tokens && !isnan(c->dense[t]))
         return c->dense[t];
     const strata_serve_model *m = &c->m;
-    uint64_t kvr = strata_serve_kv_heads_per_rank(m, c->tp);
-    uint64_t qkv = ((uint64_t)m->heads / c->tp + 2 * kvr) * m->head_dim;
     double act = strata_serve_dtype_bytes(m->dtype);
-    double layer = gemm(c, t, m->hidden, qkv) + gemm(c, t, (uint64_t)m->heads / c->tp * m->head_dim, m->hidden) +
-                   elementwise(c, 4ull * t * m->hidden) +
+    double layer = projections(c, t) + elementwise(c, 4ull * t * m->hidden) +
                    elementwise(c, (uint64_t)t * m->intermediate / c->tp) +
                    2 * allreduce(c, (uint64_t)((double)t * m->hidden * act));
     double total = layer * m->layers + mlp_time(c, t);
@@ -175,31 +232,95 @@ static double dense_time(strata_serve_cost *c, uint32_t t)
     return total;
 }
 
-double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
+/* MLA's attention in one layer as vLLM's MLA backend runs it
+ * (vllm/v1/attention/backends/mla/common.py): a prefill chunk in the
+ * expanded form, kv_b up-projecting its whole context (Skv x kv_lora x
+ * heads (nope + v)) and an MHA of q/k width nope + rope and v width v
+ * (one flash op of head width (qk + v) / 2: the same products and bytes);
+ * the decodes with absorbed weights: q_nope times W_UK (T x nope x heads
+ * kv_lora, a bmm of one product per head), an MQA over the latent cache
+ * (the heads as query rows of one KV head, q/k width kv_lora + rope, v
+ * width kv_lora: head width (2 kv_lora + rope) / 2 for the products; the
+ * bytes are the latent read once per token, K and V alike, and q and o),
+ * then times W_UV (T x kv_lora x heads v). */
+static double mla_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
 {
-    const strata_serve_model *m = &c->m;
-    uint64_t heads = m->heads / c->tp ? m->heads / c->tp : 1, kvr = strata_serve_kv_heads_per_rank(m, c->tp);
-    strata_dtype kv = m->kv_dtype ? m->kv_dtype : m->dtype;
-    uint64_t tokens = 0, decodes = 0, ctx = 0, sampled = 0;
-    double attn = 0;
+    const strata_model_shape *s = &c->s;
+    uint64_t nope = (uint64_t)s->qk_nope_head_dim, r = (uint64_t)s->qk_rope_head_dim, v = (uint64_t)s->v_head_dim;
+    uint64_t d[6] = {1, heads, ch->tokens, ch->context, (nope + r + v) / 2, heads};
+    return gemm(c, ch->context, (uint64_t)s->kv_lora_rank, heads * (nope + v)) + op_time(c, c->flash, kv, d, 6, true);
+}
+
+static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)
+{
+    const strata_model_shape *s = &c->s;
+    uint64_t lkv = (uint64_t)s->kv_lora_rank, r = (uint64_t)s->qk_rope_head_dim;
+    uint64_t d[6] = {decodes, 1, heads, mean, (2 * lkv + r) / 2, 1};
+    double bytes = (double)decodes * ((double)mean * (double)(lkv + r) * strata_serve_dtype_bytes(kv) +
+                                      (double)heads * (double)(2 * lkv + r) * strata_serve_dtype_bytes(c->m.dtype));
+    return bgemm(c, heads, decodes, (uint64_t)s->qk_nope_head_dim, lkv) +
+           op_time_bytes(c, c->flash, kv, d, 6, false, bytes) + bgemm(c, heads, decodes, lkv, (uint64_t)s->v_head_dim);
+}
+
+/* GQA/MHA: one flash op per prefill chunk (causal), one for all decodes
+ * (a KV group's query heads packed as rows, Skv their mean context). */
+static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
+{
+    uint64_t d[6] = {1, heads, ch->tokens, ch->context, c->m.head_dim, strata_serve_kv_heads_per_rank(&c->m, c->tp)};
+    return op_time(c, c->flash, kv, d, 6, true);
+}
+
+static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)
+{
+    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->tp), group = heads / kvr ? heads / kvr : 1;
+    uint64_t d[6] = {decodes, kvr, group, mean, c->m.head_dim, kvr};
+    return op_time(c, c->flash, kv, d, 6, false);
+}
+
+/* One layer's attention over a step's chunks: each prefill chunk, then the
+ * decodes together, MLA's way or GQA's. */
+static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
+{
+    bool mla = c->s.kv_lora_rank > 0;
+    uint64_t heads = c->m.heads / c->tp ? c->m.heads / c->tp : 1, decodes = 0, ctx = 0;
+    strata_dtype kv = c->m.kv_dtype ? c->m.kv_dtype : c->m.dtype;
+    double t = 0;
     for (uint32_t i = 0; i < n; i++) {
-        tokens += chunks[i].tokens;
-        sampled += chunks[i].samples;
         if (chunks[i].tokens == 1) {
             decodes++;
             ctx += chunks[i].context;
-            continue;
+        } else {
+            t += mla ? mla_prefill(c, &chunks[i], heads, kv) : gqa_prefill(c, &chunks[i], heads, kv);
         }
-        uint64_t d[6] = {1, heads, chunks[i].tokens, chunks[i].context, m->head_dim, kvr};
-        attn += op_time(c, c->flash, kv, d, 6, true);
     }
     if (decodes) {
-        uint64_t group = heads / kvr ? heads / kvr : 1;
-        uint64_t d[6] = {decodes, kvr, group, (ctx + decodes - 1) / decodes, m->head_dim, kvr};
-        attn += op_time(c, c->flash, kv, d, 6, false);
+        uint64_t mean = (ctx + decodes - 1) / decodes;
+        t += mla ? mla_decode(c, decodes, mean, heads, kv) : gqa_decode(c, decodes, mean, heads, kv);
+    }
+    return t;
+}
+
+double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
+                                   strata_serve_work *work)
+{
+    *work = (strata_serve_work){0};
+    c->work = work;
+    double t = attention(c, chunks, n);
+    c->work = NULL;
+    return t;
+}
+
+double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
+{
+    const strata_serve_model *m = &c->m;
+    uint64_t tokens = 0, sampled = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        tokens += chunks[i].tokens;
+        sampled += chunks[i].samples;
     }
     if (!tokens)
         return 0;
+    double attn = attention(c, chunks, n);
     return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, sampled, m->hidden, m->vocab / c->tp);
 }
 

@@ -7,17 +7,23 @@
  * A step's time (each op: the slower of its compute and its operand bytes
  * at the memory's bandwidth, then its fixed time; ops in sequence):
  *   per layer, over the step's T tokens:
- *     gemm T x hidden x (heads + 2 kv) x head_dim / tp         (QKV)
- *     flash-attention, one op per prefill chunk (B=1, its heads,
- *       Sq = chunk, Skv = context, causal) and one for all decodes
- *       (B = decodes, kv heads per rank, Sq = heads / kv_heads: the query
- *       heads of a group packed as rows, as FlashAttention's pack_gqa does,
- *       Skv = their mean context)
- *     gemm T x heads x head_dim / tp x hidden                  (O)
- *     gemm T x hidden x 2 inter / tp, gemm T x inter / tp x hidden (MLP;
- *       an MoE layer, serve_model.h's rule: its router, and top_k experts
- *       per token spread over min(experts, T x top_k) experts, each a
- *       gemm pair of its share of tokens)
+ *     attention projections: GQA gemm T x hidden x (heads + 2 kv) x
+ *       head_dim / tp (QKV) and T x heads x head_dim / tp x hidden (O);
+ *       MLA (DeepSeek) the down-projections T x hidden x (q_lora + kv_lora
+ *       + rope), replicated, their two norms, q_b T x q_lora x heads/tp x
+ *       (nope + rope) and O T x heads/tp x v x hidden
+ *     attention: GQA/MHA, one flash-attention op per prefill chunk (B=1,
+ *       its heads, Sq = chunk, Skv = context, causal) and one for all
+ *       decodes (B = decodes, kv heads per rank, Sq = heads / kv_heads:
+ *       the query heads of a group packed as rows, as FlashAttention's
+ *       pack_gqa does, Skv = their mean context); MLA as vLLM's MLA
+ *       backend runs it (serve_cost.c's mla_prefill, mla_decode: prefill expanded,
+ *       decode absorbed over the latent cache)
+ *     the MLP: gemm T x hidden x (2 or 1) inter / tp and T x inter / tp x
+ *       hidden (gated or not; an MoE layer, issue 42's rule: its router,
+ *       top_k experts per token spread over min(experts, T x top_k)
+ *       experts, each a gemm pair of its share of tokens, and its shared
+ *       experts as one MLP)
  *     elementwise 4 x T x hidden (two norms, two residual adds) and
  *       T x inter / tp (the activation)
  *     with tp > 1, two all-reduces of T x hidden activations: a ring,
@@ -26,7 +32,8 @@
  *       model it) plus 2 (tp-1) route latencies
  *   then the LM head: gemm S x hidden x vocab / tp for the S requests that
  *   sample a token.
- * The dense part depends on T alone and is kept per T.
+ * The dense part depends on T alone and is kept per T. The engine's CPU
+ * time per step is serve_engine.h's, added by the scheduler.
  *
  * Invariants: times are finite and >= 0; the same step gives the same time.
  */
@@ -53,6 +60,15 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
                                          uint32_t max_tokens, GError **err);
 void strata_serve_cost_free(strata_serve_cost *c);
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n);
+/* Nominal work of some ops: flops and bytes as the kernel rows count them. */
+typedef struct strata_serve_work {
+    double flops, bytes;
+} strata_serve_work;
+/* One layer's attention in a step (its time), and the flops and bytes of
+ * its ops: for MLA the prefill chunks' kv_b up-projections and the
+ * decodes' W_UK and W_UV products with the attention itself. */
+double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
+                                   strata_serve_work *work);
 /* Moving `blocks` blocks of block_bytes (per rank) over the host link: one
  * copy per block and per growing tensor (vLLM v0's swap_blocks). */
 double strata_serve_cost_swap(const strata_serve_cost *c, uint64_t blocks, uint64_t block_bytes, uint32_t tensors);

@@ -36,6 +36,14 @@ static const serve_field keys[] = {
     MK("moe_every", SERVE_FIELD_U32, moe_every),
     MK("kv_lora_rank", SERVE_FIELD_U32, kv_lora_rank),
     MK("qk_rope_head_dim", SERVE_FIELD_U32, qk_rope_head_dim),
+    MK("q_lora_rank", SERVE_FIELD_U32, q_lora_rank),
+    MK("qk_nope_head_dim", SERVE_FIELD_U32, qk_nope_head_dim),
+    MK("v_head_dim", SERVE_FIELD_U32, v_head_dim),
+    MK("shared_experts", SERVE_FIELD_U32, shared_experts),
+    MK("gated", SERVE_FIELD_BOOL, gated),
+    MK("qkv_bias", SERVE_FIELD_BOOL, qkv_bias),
+    MK("qk_norm", SERVE_FIELD_BOOL, qk_norm),
+    MK("post_norms", SERVE_FIELD_BOOL, post_norms),
     MK("tied_embeddings", SERVE_FIELD_BOOL, tied_embeddings),
     MK("dtype", SERVE_FIELD_DTYPE, dtype),
     MK("kv_dtype", SERVE_FIELD_DTYPE, kv_dtype),
@@ -65,16 +73,18 @@ static const model_preset presets[] = {
     /* mistralai/Mixtral-8x7B-v0.1 */
     {"mixtral-8x7b", "layers=32 hidden=4096 heads=32 kv_heads=8 head_dim=128 intermediate=14336 vocab=32000 "
                      "experts=8 top_k=2"},
-    /* deepseek-ai/DeepSeek-V3 (MLA; 256 routed experts, 8 active, the
-     * first three layers dense; the shared expert is not modelled) */
+    /* deepseek-ai/DeepSeek-V3 (MLA; 256 routed experts, 8 active, one
+     * shared expert, the first three layers dense) */
     {"deepseek-v3", "layers=61 hidden=7168 heads=128 kv_heads=128 head_dim=128 intermediate=18432 vocab=129280 "
-                    "experts=256 top_k=8 moe_intermediate=2048 dense_layers=3 kv_lora_rank=512 qk_rope_head_dim=64"},
+                    "experts=256 top_k=8 shared_experts=1 moe_intermediate=2048 dense_layers=3 q_lora_rank=1536 "
+                    "kv_lora_rank=512 qk_nope_head_dim=128 qk_rope_head_dim=64 v_head_dim=128"},
     {NULL, NULL},
 };
 
 void strata_serve_model_init(strata_serve_model *m)
 {
     memset(m, 0, sizeof *m);
+    m->gated = true;
     m->dtype = STRATA_DTYPE_BF16;
     m->max_model_len = 8192;
 }
@@ -165,15 +175,47 @@ bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **e
     return ok;
 }
 
-/* model_config.h's keys and serving's: the same quantity under another name,
- * or nothing serving models (NULL). */
+/* model_config.h's keys and serving's: the same quantity under another name
+ * (the reader's norm and pos are serving's fixed RMSNorm and rope; mlp is
+ * `gated`, below). */
 static const char *const config_keys[][2] = {
-    {"layers", "layers"},           {"d_model", "hidden"},  {"heads", "heads"},
-    {"kv_heads", "kv_heads"},       {"head_dim", "head_dim"}, {"ffn", "intermediate"},
-    {"vocab", "vocab"},             {"experts", "experts"}, {"top_k", "top_k"},
-    {"moe_ffn", "moe_intermediate"}, {"kv_lora_rank", "kv_lora_rank"}, {"qk_rope_head_dim", "qk_rope_head_dim"},
-    {"tie", "tied_embeddings"},     {"dense_layers", "dense_layers"}, {"moe_every", "moe_every"},
+    {"layers", "layers"},
+    {"d_model", "hidden"},
+    {"heads", "heads"},
+    {"kv_heads", "kv_heads"},
+    {"head_dim", "head_dim"},
+    {"ffn", "intermediate"},
+    {"vocab", "vocab"},
+    {"experts", "experts"},
+    {"top_k", "top_k"},
+    {"moe_ffn", "moe_intermediate"},
+    {"kv_lora_rank", "kv_lora_rank"},
+    {"qk_rope_head_dim", "qk_rope_head_dim"},
+    {"tie", "tied_embeddings"},
+    {"dense_layers", "dense_layers"},
+    {"moe_every", "moe_every"},
+    {"q_lora_rank", "q_lora_rank"},
+    {"qk_nope_head_dim", "qk_nope_head_dim"},
+    {"v_head_dim", "v_head_dim"},
+    {"shared_experts", "shared_experts"},
+    {"qkv_bias", "qkv_bias"},
+    {"qk_norm", "qk_norm"},
+    {"post_norms", "post_norms"},
 };
+
+/* One "key=value" of the reader into m (keys serving has no use for: true). */
+static bool set_config_value(strata_serve_model *m, const char *kv, GError **err)
+{
+    const char *eq = strchr(kv, '=');
+    size_t n = eq ? (size_t)(eq - kv) : 0;
+    if (n == 3 && strncmp(kv, "mlp", 3) == 0)
+        return strata_serve_model_set(m, "gated", strcmp(eq + 1, "swiglu") == 0 || strcmp(eq + 1, "geglu") == 0
+                                                      ? "true" : "false", err);
+    for (size_t i = 0; eq && i < G_N_ELEMENTS(config_keys); i++)
+        if (strlen(config_keys[i][0]) == n && strncmp(kv, config_keys[i][0], n) == 0)
+            return strata_serve_model_set(m, config_keys[i][1], eq + 1, err);
+    return true;
+}
 
 bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GError **err)
 {
@@ -181,16 +223,13 @@ bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GEr
     if (!cfg)
         return false;
     strata_serve_model_init(m);
+    m->gated = false; /* the reader's mlp key says (gelu when a file and its family leave it out) */
     char *base = g_path_get_basename(path);
     g_strlcpy(m->name, base, sizeof m->name);
     g_free(base);
     bool ok = true;
-    for (const char *const *v = strata_model_config_values(cfg); ok && *v; v++) {
-        const char *eq = strchr(*v, '=');
-        for (size_t i = 0; eq && i < G_N_ELEMENTS(config_keys); i++)
-            if (strlen(config_keys[i][0]) == (size_t)(eq - *v) && strncmp(*v, config_keys[i][0], eq - *v) == 0)
-                ok = strata_serve_model_set(m, config_keys[i][1], eq + 1, err);
-    }
+    for (const char *const *v = strata_model_config_values(cfg); ok && *v; v++)
+        ok = set_config_value(m, *v, err);
     strata_model_config_free(cfg);
     if (ok && !m->kv_heads)
         m->kv_heads = m->heads;
@@ -245,29 +284,51 @@ uint64_t strata_serve_kv_bytes_per_token(const strata_serve_model *m, uint32_t t
     return (uint64_t)(2.0 * m->layers * strata_serve_kv_heads_per_rank(m, tp) * m->head_dim * b);
 }
 
-uint32_t strata_serve_moe_layers(const strata_serve_model *m)
+void strata_serve_model_shape(const strata_serve_model *m, strata_model_shape *s)
 {
-    uint32_t n = 0, every = m->moe_every ? m->moe_every : 1;
-    for (uint32_t l = m->dense_layers; m->experts && l < m->layers; l++)
-        n += l % every == 0;
-    return n;
+    *s = (strata_model_shape){
+        .layers = m->layers, .d_model = m->hidden, .heads = m->heads, .kv_heads = m->kv_heads,
+        .head_dim = m->head_dim, .ffn = m->intermediate, .vocab = m->vocab,
+        .mlp = m->gated ? STRATA_MLP_SWIGLU : STRATA_MLP_GELU, .gated = m->gated, .rmsnorm = true, .rope = true,
+        .tie = m->tied_embeddings, .qkv_bias = m->qkv_bias, .qk_norm = m->qk_norm, .post_norms = m->post_norms,
+        .experts = m->experts, .top_k = m->top_k, .shared_experts = m->shared_experts,
+        .moe_ffn = m->moe_intermediate ? m->moe_intermediate : m->intermediate, .dense_layers = m->dense_layers,
+        .moe_every = m->moe_every ? m->moe_every : 1, .q_lora_rank = m->q_lora_rank,
+        .kv_lora_rank = m->kv_lora_rank, .qk_nope_head_dim = m->qk_nope_head_dim ? m->qk_nope_head_dim : m->head_dim,
+        .qk_rope_head_dim = m->qk_rope_head_dim, .v_head_dim = m->v_head_dim ? m->v_head_dim : m->head_dim,
+    };
 }
 
 double strata_serve_model_params(const strata_serve_model *m)
 {
-    double h = m->hidden, hd = m->head_dim;
-    double attn = h * (m->heads + 2.0 * m->kv_heads) * hd + m->heads * hd * h;
-    double dense = 3.0 * h * m->intermediate, moe = 0;
-    uint32_t n_moe = strata_serve_moe_layers(m);
-    if (n_moe) {
-        double w = m->moe_intermediate ? m->moe_intermediate : m->intermediate;
-        moe = m->experts * 3.0 * h * w + h * m->experts;
-    }
-    double emb = (double)m->vocab * h * (m->tied_embeddings ? 1 : 2);
-    return m->layers * (attn + 2 * h) + (m->layers - n_moe) * dense + n_moe * moe + emb + h;
+    strata_model_shape s;
+    double total = 0, active = 0;
+    strata_serve_model_shape(m, &s);
+    strata_model_shape_count(&s, 0, &total, &active);
+    return total;
+}
+
+/* Parameters every rank holds whole (vLLM's ReplicatedLinear and norms):
+ * per layer its norms (and q and k norms), an MoE layer's router, MLA's
+ * down-projections q_a d x q_lora and kv_a d x (kv_lora + rope) with their
+ * norms; the final norm. */
+static double replicated_params(const strata_model_shape *s)
+{
+    double d = (double)s->d_model, per_layer = d * (s->post_norms ? 4 : 2) + (s->qk_norm ? 2.0 * s->head_dim : 0);
+    if (s->kv_lora_rank > 0)
+        per_layer += d * (double)(s->q_lora_rank + s->kv_lora_rank + s->qk_rope_head_dim) +
+                     (double)(s->q_lora_rank + s->kv_lora_rank);
+    double total = d + (double)s->layers * per_layer;
+    for (int64_t l = 0; l < s->layers; l++)
+        total += strata_model_layer_is_moe(s, l) ? d * (double)s->experts : 0;
+    return total;
 }
 
 uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp)
 {
-    return (uint64_t)(strata_serve_model_params(m) * strata_serve_dtype_bytes(m->dtype) / (tp ? tp : 1));
+    strata_model_shape s;
+    strata_serve_model_shape(m, &s);
+    double total = 0, active = 0, whole = replicated_params(&s), t = tp ? tp : 1;
+    strata_model_shape_count(&s, 0, &total, &active);
+    return (uint64_t)(((total - whole) / t + whole) * strata_serve_dtype_bytes(m->dtype));
 }

@@ -14,11 +14,11 @@
  *     MHA/GQA  2 x layers x max(1, kv_heads / t) x head_dim x kv_bytes
  *     MLA      (kv_lora_rank + qk_rope_head_dim) x layers x kv_bytes
  *              (one latent per token, replicated on every rank)
- *   weights: embedding (and an untied head) V x hidden; per layer the
- *   attention projections hidden x (heads + 2 kv_heads) x head_dim and
- *   heads x head_dim x hidden, the MLP 3 x hidden x intermediate (an MoE
- *   layer: experts x 3 x hidden x moe_intermediate plus a router hidden x
- *   experts), two norms; divided by t on each rank.
+ *   parameters: issue 42's count (model_config.h's strata_model_shape_count
+ *   on strata_serve_model_shape), so a config.json gives the same count in
+ *   `gen transformer` and `serve`; weight bytes on one rank: the whole
+ *   count divided by t, less what every rank holds whole (the norms and,
+ *   with MLA, its replicated down-projections q_a and kv_a).
  *
  * Invariants after strata_serve_model_check: layers, hidden, heads,
  * kv_heads, head_dim, intermediate, vocab > 0; kv_heads divides heads;
@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "trace/op.h"
+#include "workload/model_config.h"
 
 typedef struct strata_serve_model {
     char name[64];
@@ -41,13 +42,19 @@ typedef struct strata_serve_model {
     uint32_t moe_every;             /* layer l >= dense_layers is MoE when moe_every divides l (0, 1: all) */
     uint32_t kv_lora_rank;          /* > 0: MLA */
     uint32_t qk_rope_head_dim;      /* MLA's rope part of the latent */
+    uint32_t q_lora_rank;           /* MLA: the query's low rank (0: a full projection) */
+    uint32_t qk_nope_head_dim;      /* MLA: q/k width without rope (0: head_dim) */
+    uint32_t v_head_dim;            /* MLA: a value head's width (0: head_dim) */
+    uint32_t shared_experts;        /* experts every token of an MoE layer goes through */
+    bool gated;                     /* three MLP matrices (swiglu, geglu); false: two (gelu, relu) */
+    bool qkv_bias, qk_norm, post_norms; /* q/k/v biases; q and k norms; four norms a layer */
     bool tied_embeddings;
     strata_dtype dtype;             /* weights and activations */
     strata_dtype kv_dtype;          /* the KV cache (NONE: dtype) */
     uint32_t max_model_len;         /* longest sequence served */
 } strata_serve_model;
 
-/* A model with no keys set (every count 0, bf16, max_model_len 8192). */
+/* A model with no keys set (every count 0, a gated MLP, bf16, max_model_len 8192). */
 void strata_serve_model_init(strata_serve_model *m);
 /* Sets key to value ("layers", "32"); an unknown key or bad value: false
  * with a message naming what was expected. */
@@ -73,10 +80,14 @@ double strata_serve_dtype_bytes(strata_dtype d);
 /* KV heads one rank of TP tp holds (vLLM: max(1, kv_heads / tp)). */
 uint32_t strata_serve_kv_heads_per_rank(const strata_serve_model *m, uint32_t tp);
 uint64_t strata_serve_kv_bytes_per_token(const strata_serve_model *m, uint32_t tp);
-/* Layers whose MLP is a mixture of experts (model_config.h's rule). */
-uint32_t strata_serve_moe_layers(const strata_serve_model *m);
-/* Parameters of the whole model, and weight bytes on one rank of TP tp. */
+/* The shape issue 42's functions take (model_config.h): RMSNorm and rotary
+ * positions (no learned table), the MLP gated or not, unset MLA widths and
+ * moe_every resolved as strata_model_shape_of resolves them. Parameters
+ * are strata_model_shape_count's, MoE layers strata_model_layer_is_moe's. */
+void strata_serve_model_shape(const strata_serve_model *m, strata_model_shape *s);
+/* Its parameters: strata_model_shape_count's total of that shape. */
 double strata_serve_model_params(const strata_serve_model *m);
+/* Weight bytes on one rank of TP tp. */
 uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp);
 
 #endif

@@ -114,6 +114,8 @@ JsonNode *strata_serve_report_json(const strata_serve_report *rep)
     strata_json_add_double(b, "gpu_memory_utilization", c->gpu_memory_utilization);
     strata_json_add_string(b, "prefix_caching", c->prefix_caching ? "on" : "off");
     strata_json_add_string(b, "preemption", c->swap ? "swap" : "recompute");
+    strata_json_add_string(b, "engine", c->engine ? c->engine->name : "none");
+    strata_json_add_double(b, "num_scheduler_steps", c->num_scheduler_steps);
     json_builder_end_object(b);
     strata_json_open_array(b, "runs");
     for (uint32_t i = 0; i < rep->n; i++)

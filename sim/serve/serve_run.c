@@ -26,7 +26,7 @@ void strata_serve_config_default(strata_serve_config *c)
 {
     *c = (strata_serve_config){.tp = 1, .max_num_seqs = 1024, .max_num_batched_tokens = 8192, .block_size = 16,
                                .gpu_memory_utilization = 0.9, .prefix_caching = true, .swap = false,
-                               .swap_space = 4ull << 30};
+                               .swap_space = 4ull << 30, .num_scheduler_steps = 1};
 }
 
 bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const strata_serve_config *c,
@@ -61,6 +61,7 @@ static const serve_field knobs[] = {
     KNOB(block_size, SERVE_FIELD_U32, 1),   KNOB(gpu_memory_utilization, SERVE_FIELD_FRACTION, 0),
     KNOB(tp, SERVE_FIELD_U32, 1),           KNOB(concurrency, SERVE_FIELD_U32, 0),
     KNOB(step_overhead, SERVE_FIELD_TIME, 0), KNOB(swap_space, SERVE_FIELD_SIZE, 0),
+    KNOB(num_scheduler_steps, SERVE_FIELD_U32, 1),
     {NULL, SERVE_FIELD_U32, 0, 0},
 };
 #undef KNOB

@@ -239,6 +239,12 @@ bool serve_step(serve_state *st)
     if (reject_unfittable(st))
         return true;
     double t = strata_serve_cost_step(st->cost, st->chunks, st->n_chunks) + st->step_swap_s;
+    if (st->n_chunks && st->cfg->engine) {
+        bool prefill = false;
+        for (uint32_t i = 0; i < st->n_chunks && !prefill; i++)
+            prefill = st->chunks[i].tokens > 1;
+        t = strata_serve_engine_step(st->cfg->engine, t, st->n_chunks, prefill, st->cfg->num_scheduler_steps);
+    }
     if (st->n_chunks)
         t += st->cfg->step_overhead;
     if (t <= 0 && !st->n_chunks) {

@@ -1,0 +1,73 @@
+/*
+ * serve_engine.c: the engines' CPU time per step (serve_engine.h), one row
+ * per engine.
+ *
+ * vllm-v0: vLLM's v0 engine (0.5.x; 0.6 with --num-scheduler-steps).
+ *   Fixed part 4 ms: the GPU bubble between two decode steps of Llama-3-8B
+ *   on one H100 in the multi-step RFC's Nsight profile ("each highlighted
+ *   redbox is about 4ms of GPU bubble", vllm-project/vllm issue #6854:
+ *   the D2H copy of the sampled tokens, detokenisation and pythonising the
+ *   outputs, preparing the next step's input metadata, the scheduler).
+ *   Per request 35 us: ESTIMATE of the part that grows with the batch
+ *   (per-sequence Python objects built each step: sequence-group metadata,
+ *   block tables, the sampler's output, stop checks), from the same RFC's
+ *   range of "5-13ms of GPU bubble" spread over vLLM's default batch of
+ *   256 sequences ((13 - 4) ms / 256); not a measurement of that term.
+ *   The v0.6.0 blog (blog.vllm.ai/2024/09/05/perf-update.html) puts
+ *   scheduling at 29% and GPU execution at 38% of v0.5.3's time for that
+ *   model and GPU (a ratio of 0.76), the same order.
+ * sglang-v0.3: SGLang before 0.4, a synchronous loop (the scheduler waits
+ *   for each step's tokens; detokenisation runs in its own process).
+ *   ESTIMATE 1 ms per step, nothing per request: its v0.4 release's
+ *   overlap of that CPU work with the GPU "1.1x increase in throughput"
+ *   (lmsys.org/blog/2024-12-04-sglang-v0-4), i.e. CPU time near a tenth
+ *   of a decode step of ~10 ms.
+ */
+#include "serve/serve_engine.h"
+#include <math.h>
+#include <string.h>
+#include "core/error.h"
+
+static const strata_serve_engine engines[] = {
+    {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)"},
+    {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
+     "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps"},
+    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)"},
+    {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
+     "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)"},
+    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL},
+};
+
+char *strata_serve_engine_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (const strata_serve_engine *e = engines; e->name; e++)
+        g_string_append_printf(s, "%s%s", e == engines ? "" : ", ", e->name);
+    return g_string_free(s, FALSE);
+}
+
+const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
+{
+    for (const strata_serve_engine *e = engines; e->name; e++)
+        if (strcmp(e->name, name) == 0)
+            return e;
+    char *known = strata_serve_engine_names();
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine: unknown engine '%s' (known: %s)", name, known);
+    g_free(known);
+    return NULL;
+}
+
+double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, uint32_t batch, bool prefill,
+                                uint32_t scheduler_steps)
+{
+    double cpu = e->step_s + e->per_seq_s * (double)batch;
+    switch (e->mode) {
+    case SERVE_ENGINE_OVERLAP:
+        return fmax(gpu_s, cpu);
+    case SERVE_ENGINE_MULTI_STEP:
+        return gpu_s + (prefill ? cpu : cpu / (double)(scheduler_steps ? scheduler_steps : 1));
+    case SERVE_ENGINE_SYNC:
+    default:
+        return gpu_s + cpu;
+    }
+}

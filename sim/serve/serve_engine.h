@@ -1,0 +1,54 @@
+/*
+ * serve_engine.h: the serving engine's CPU time per step, a model chosen
+ * by name (--engine NAME): what the engine's host code does between two
+ * forward passes (the scheduler, preparing the next step's inputs,
+ * sampling's host side, output processing and detokenisation) and how
+ * much of it the GPU waits for.
+ *
+ * A row gives the CPU time of one step as a fixed part and a part per
+ * request in the batch, and how the engine runs it against the GPU:
+ *   SYNC        the GPU waits for all of it: step = gpu + cpu
+ *               (vLLM v0 before 0.6, SGLang before 0.4);
+ *   MULTI_STEP  vLLM 0.6's multi-step scheduling (--num-scheduler-steps
+ *               N, vllm-project/vllm PR #7000): scheduling and input
+ *               preparation once per N decode steps, so a decode-only step
+ *               pays cpu / N; a step with prefill tokens runs alone and
+ *               pays all of it (the PR's "force single step when there
+ *               are prefill requests");
+ *   OVERLAP     the engine prepares step n+1 while the GPU runs step n
+ *               (SGLang 0.4's zero-overhead scheduler, TensorRT-LLM's
+ *               overlap scheduler, vLLM v1's async scheduling): step =
+ *               max(gpu, cpu).
+ * Every figure cites its source or says ESTIMATE with its meaning
+ * (serve_engine.c).
+ *
+ * Invariants: a step's time is >= its GPU time and finite; `none` adds
+ * nothing (the simulation as before engines were modelled).
+ */
+#ifndef STRATA_SERVE_ENGINE_H
+#define STRATA_SERVE_ENGINE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum { SERVE_ENGINE_SYNC, SERVE_ENGINE_MULTI_STEP, SERVE_ENGINE_OVERLAP } serve_engine_mode;
+
+typedef struct strata_serve_engine {
+    const char *name;
+    serve_engine_mode mode;
+    double step_s;    /* CPU seconds per step, whatever the batch */
+    double per_seq_s; /* CPU seconds per request in the step's batch */
+    const char *what; /* one line for --help and reports */
+} strata_serve_engine;
+
+/* The row called name, or NULL with an error listing the known ones. */
+const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err);
+/* "none, vllm-v0, ..." (g_free). */
+char *strata_serve_engine_names(void);
+/* A step's time from its GPU time, its batch (requests in it), whether it
+ * has prefill tokens, and N for MULTI_STEP (>= 1). */
+double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, uint32_t batch, bool prefill,
+                                uint32_t scheduler_steps);
+
+#endif
