@@ -170,6 +170,55 @@ START_TEST(shipped_clusters_cross_their_tiers)
 }
 END_TEST
 
+/* RCCL's tree across two MI300X nodes (validation/held-out/hw/mi300x-roce.ini:
+ * 8 GPUs a node, an xGMI link of 64 GB/s each way per pair, a 400 Gb/s NIC
+ * per GPU; the graph across nodes is rome_model_81's 64 rings, 8 distinct,
+ * 336 / 64 GB/s each). A 64 MiB all-reduce: RCCL picks Tree on Simple
+ * (tuning_model_5's 2-node bwRatio) on 64 channels of 1 MiB. Channel c's
+ * chain is ring c: the 8 distinct rings are paths that use each of the 56
+ * directed xGMI links once, so each directed link is one chain's way up and
+ * another's way down, 8 channels each, in 16 chunks of 64 KiB (RCCL's
+ * Simple tree chunk: 512 KiB halved while 64 MiB / (64 x chunk) < depth 8
+ * x 8 and the chunk > 128 KiB, then < 8 x 4 and > 64 KiB): 2 x 8 x 16 =
+ * 256 copies a direction, each ceil(65,536 x 4/3) = 87,382 wire bytes and
+ * an 8-byte flag, both directions of a link 512 x 87,390 = 44,743,680
+ * bytes, on every one of the 56 links. Each GPU heads the chain that starts
+ * at it (8 channels: 4 on tree 0, 4 on tree 1), so its NIC sends 8 MiB up
+ * or down the tree and receives 8 MiB: 16 MiB. (Chains in rank order, as
+ * before, put all 64 channels on links i-(i+1): 2 of a GPU's 7, 2.53 ms.)
+ * Its time: at least the busiest link's one direction, 256 x 87,390 B /
+ * 64 GB/s = 349.6 us, plus RCCL's fixed cost of 17 us: 366.6 us; at most
+ * 31 rounds (16 chunks - 1 + 2 x a height of 8: 7 xGMI hops and 1 network
+ * hop) of 16 copies on one link (21.85 us; a NIC's 8 in a round take 10.5)
+ * and its 0.8 us latency, plus the 17 us and one network step
+ * (tuning_model_5's 25 us): 744.1 us. */
+START_TEST(rccl_tree_spreads_over_the_mesh)
+{
+    GHashTable *xgmi = link_bytes("validation/held-out/hw/mi300x-roce.ini", "64MiB", "16", "xgmi:");
+    ck_assert_uint_eq(g_hash_table_size(xgmi), 56);
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, xgmi);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        ck_assert_msg(GPOINTER_TO_SIZE(v) == 512u * 87390u, "%s carried %zu", (char *)k, (size_t)GPOINTER_TO_SIZE(v));
+    g_hash_table_destroy(xgmi);
+    GHashTable *nics = link_bytes("validation/held-out/hw/mi300x-roce.ini", "64MiB", "16", "roce@");
+    ck_assert_uint_eq(g_hash_table_size(nics), 16);
+    g_hash_table_iter_init(&it, nics);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        ck_assert_msg(GPOINTER_TO_SIZE(v) == 16u << 20, "%s carried %zu", (char *)k, (size_t)GPOINTER_TO_SIZE(v));
+    g_hash_table_destroy(nics);
+    char *choice = NULL, *name = NULL;
+    double t = strata_test_run_collective("validation/held-out/hw/mi300x-roce.ini",
+                                          "strata-trace 1\noption mesh=data:16\nalloc buf 67108864 dtype=f32\n"
+                                          "all-reduce buf axis=data\nfree buf\n", &name, &choice);
+    ck_assert_str_eq(choice, "Tree/Simple/64");
+    ck_assert_msg(t >= 366.6e-6 && t <= 744.1e-6, "%g s", t);
+    g_free(choice);
+    g_free(name);
+}
+END_TEST
+
 /* A collective's time never falls as its size grows under one algorithm
  * (issue 39): an all-reduce swept from 8 B to 256 MiB, doubling, each
  * algorithm on the node it serves; algo=nccl and rccl grouped by the
@@ -242,6 +291,7 @@ static Suite *suite(void)
     tcase_add_test(tc, nccl_across_nodes_is_nccls);
     tcase_add_test(tc, rccl_is_rccls);
     tcase_add_test(tc, shipped_clusters_cross_their_tiers);
+    tcase_add_test(tc, rccl_tree_spreads_over_the_mesh);
     tcase_add_test(tc, times_grow_with_size);
     suite_add_tcase(s, tc);
     return s;
