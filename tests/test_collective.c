@@ -410,6 +410,64 @@ START_TEST(nccl_double_binary_tree_is_nccls)
 }
 END_TEST
 
+/* RCCL's trees (algo rccl, Tree): channel c's chain in every domain is the
+ * model's ring c (with more than 32 rings, tree 0 on the first half and
+ * tree 1 on the second; else tree 1 on the copies), and every schedule
+ * gives the op's result: 2, 3 and 4 domains of 4 and of 8, 1 to 64
+ * channels, LL and Simple. With rome_model_81's 8 distinct rings listed 8
+ * times (64 channels) every ordered pair of a domain's ranks carries
+ * steps: each of the 56 directed links is one chain's way up and another's
+ * way down. */
+START_TEST(rccl_trees_follow_the_model_rings)
+{
+    static const uint8_t r4[] = {0, 1, 2, 3, 1, 0, 3, 2, 2, 3, 0, 1, 3, 2, 1, 0};
+    static const uint8_t r8[] = {0, 1, 2, 3, 4, 5, 6, 7, 1, 0, 2, 4, 3, 5, 7, 6, 2, 5, 0, 3, 6, 1, 7, 4,
+                                 3, 7, 0, 4, 2, 1, 6, 5, 4, 6, 2, 7, 3, 0, 5, 1, 5, 4, 7, 1, 3, 2, 6, 0,
+                                 6, 3, 1, 4, 0, 7, 5, 2, 7, 2, 0, 6, 4, 1, 5, 3};
+    uint8_t rings[64 * 8];
+    for (uint32_t m = 4; m <= 8; m += 4)
+        for (uint32_t nodes = 2; nodes <= 4; nodes++)
+            for (uint32_t g = 4; g <= 64; g *= 4) /* 4, 16, 64 rings: both of connectTrees' splits */
+                for (uint32_t ch = 1; ch <= 64; ch *= 4)
+                    for (unsigned p = 0; p < STRATA_NCCL__PROTOS; p += 2) {
+                        for (uint32_t r = 0; r < g; r++)
+                            memcpy(rings + r * m, (m == 4 ? r4 : r8) + (r % m) * m, m);
+                        uint32_t n = nodes * m, rounds;
+                        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("rccl"), n, 64ull * n);
+                        sh.domain_ranks = m;
+                        sh.nccl_algo = STRATA_NCCL_TREE;
+                        sh.nccl_proto = (strata_nccl_proto)p;
+                        sh.channels = ch;
+                        sh.rings = rings;
+                        sh.n_rings = g;
+                        sh.ring_len = m;
+                        check_op(&sh, &rounds);
+                    }
+    for (uint32_t r = 0; r < 64; r++)
+        memcpy(rings + r * 8, r8 + ((r / 8 + r % 8) % 8) * 8, 8); /* rome_model_81's order */
+    strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("rccl"), 16, 1 << 20);
+    sh.domain_ranks = 8;
+    sh.nccl_algo = STRATA_NCCL_TREE;
+    sh.nccl_proto = STRATA_NCCL_SIMPLE;
+    sh.channels = 64;
+    sh.rings = rings;
+    sh.n_rings = 64;
+    sh.ring_len = 8;
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    strata_coll_schedule(&sh, steps);
+    uint64_t pair[16][16] = {{0}};
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        pair[st->src][st->dst] += st->bytes;
+    }
+    for (uint32_t a = 0; a < 16; a++)
+        for (uint32_t b = 0; b < 16; b++)
+            if (a != b && a / 8 == b / 8) /* up 8 channels of 16 KiB, down 8 others' */
+                ck_assert_uint_eq(pair[a][b], 2 * 8 * ((1u << 20) / 64));
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 /* Across scale-up domains (domain_ranks < n): NCCL's rail rings and trees
  * give the op's result; the rings' hops between domains join one local
  * rank (a rail) where the domains are even in number, and a tree's first
@@ -510,6 +568,7 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, nccl_and_bidir_torus_schedules_give_the_result);
     tcase_add_test(tc, nccl_double_binary_tree_is_nccls);
     tcase_add_test(tc, schedules_across_domains_give_the_result);
+    tcase_add_test(tc, rccl_trees_follow_the_model_rings);
     suite_add_tcase(s, tc);
     return s;
 }

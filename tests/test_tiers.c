@@ -150,23 +150,79 @@ static GHashTable *link_bytes(const char *hw, const char *bytes, const char *dev
  * devices=16` on the shipped 2 x 8 H100 file crosses the network (every
  * GPU's NIC carries bytes); on one 8 x MI300X node every xGMI link does
  * (each GPU drives its 7 links: RCCL's 28 rings). */
-START_TEST(shipped_clusters_cross_their_tiers)
+/* `count` links of `prefix` (link_bytes), each carrying lo to hi bytes. */
+static void assert_links(const char *hw, const char *bytes, const char *devices, const char *prefix, guint count,
+                         gsize lo, gsize hi)
 {
-    GHashTable *ib = link_bytes("configs/hw/h100-2x8-ib.ini", "1GiB", "16", "ib@");
-    ck_assert_uint_eq(g_hash_table_size(ib), 16);
+    GHashTable *links = link_bytes(hw, bytes, devices, prefix);
+    ck_assert_uint_eq(g_hash_table_size(links), count);
     GHashTableIter it;
     gpointer k, v;
-    g_hash_table_iter_init(&it, ib);
+    g_hash_table_iter_init(&it, links);
     while (g_hash_table_iter_next(&it, &k, &v))
-        ck_assert_msg(GPOINTER_TO_SIZE(v) > 0, "%s carried nothing", (char *)k);
-    g_hash_table_destroy(ib);
-    GHashTable *xgmi = link_bytes("configs/hw/mi300x-8.ini", "1GiB", "8", "xgmi:");
-    ck_assert_uint_eq(g_hash_table_size(xgmi), 28);
-    g_hash_table_iter_init(&it, xgmi);
-    while (g_hash_table_iter_next(&it, &k, &v))
-        ck_assert_msg(GPOINTER_TO_SIZE(v) >= (1ull << 30) / 2, "%s carried %zu", (char *)k,
+        ck_assert_msg(GPOINTER_TO_SIZE(v) >= lo && GPOINTER_TO_SIZE(v) <= hi, "%s %s carried %zu", hw, (char *)k,
                       (size_t)GPOINTER_TO_SIZE(v));
-    g_hash_table_destroy(xgmi);
+    g_hash_table_destroy(links);
+}
+
+START_TEST(shipped_clusters_cross_their_tiers)
+{
+    assert_links("configs/hw/h100-2x8-ib.ini", "1GiB", "16", "ib@", 16, 1, G_MAXSIZE);
+    assert_links("configs/hw/mi300x-8.ini", "1GiB", "8", "xgmi:", 28, (1ull << 30) / 2, G_MAXSIZE);
+}
+END_TEST
+
+/* RCCL's tree across two MI300X nodes (validation/held-out/hw/mi300x-roce.ini:
+ * 8 GPUs a node, an xGMI link of 64 GB/s each way per pair, a 400 Gb/s NIC
+ * per GPU; the graph across nodes is rome_model_81's 64 rings, 8 distinct,
+ * 336 / 64 GB/s each). A 64 MiB all-reduce: RCCL picks Tree on Simple
+ * (tuning_model_5's 2-node bwRatio) on 64 channels of 1 MiB. Channel c's
+ * chain is ring c: the 8 distinct rings are paths that use each of the 56
+ * directed xGMI links once, so each directed link is one chain's way up and
+ * another's way down, 8 channels each, in 16 chunks of 64 KiB (RCCL's
+ * Simple tree chunk: 512 KiB halved while 64 MiB / (64 x chunk) < depth 8
+ * x 8 and the chunk > 128 KiB, then < 8 x 4 and > 64 KiB): 2 x 8 x 16 =
+ * 256 copies a direction, each ceil(65,536 x 4/3) = 87,382 wire bytes and
+ * an 8-byte flag, both directions of a link 512 x 87,390 = 44,743,680
+ * bytes, on every one of the 56 links. Each GPU heads the chain that starts
+ * at it (8 channels: 4 on tree 0, 4 on tree 1), so its NIC sends 8 MiB up
+ * or down the tree and receives 8 MiB: 16 MiB. (Chains in rank order, as
+ * before, put all 64 channels on links i-(i+1): 2 of a GPU's 7, 2.53 ms.)
+ * Its time: at least the busiest link's one direction, 256 x 87,390 B /
+ * 64 GB/s = 349.6 us, plus RCCL's fixed cost of 17 us: 366.6 us; at most
+ * 31 rounds (16 chunks - 1 + 2 x a height of 8: 7 xGMI hops and 1 network
+ * hop) of 16 copies on one link (21.85 us; a NIC's 8 in a round take 10.5)
+ * and its 0.8 us latency, plus the 17 us and one network step
+ * (tuning_model_5's 25 us): 744.1 us.
+ * At 64 KiB RCCL picks Tree on LL, on 32 channels of 2 KiB (fewer while
+ * the size is below channels x 256 threads x 8 bytes): one 16 KiB LL step
+ * each, channels 0 to 31 all on tree 0 (the first half of 64), rings 0 to
+ * 31 each distinct chain 4 times: a directed link carries 4 channels' way
+ * up and 4 others' way down, 8 copies of ceil(2,048 x 2 x 4/3) = 5,462
+ * wire bytes (LL's flags in its lines, no flag after), both directions
+ * 87,392; a NIC 4 x 2 KiB x 2 (LL) each way, 32,768.
+ * Under the sanitizers the 64 MiB run is skipped: its 64 channels' lanes
+ * make 2,882 streams, over the 2,048 an AddressSanitizer build's stacks
+ * allow (sim/engine/engine.c size_stacks). */
+START_TEST(rccl_tree_spreads_over_the_mesh)
+{
+    const char *hw = "validation/held-out/hw/mi300x-roce.ini";
+    assert_links(hw, "64KiB", "16", "xgmi:", 56, 87392, 87392);
+    assert_links(hw, "64KiB", "16", "roce@", 16, 32768, 32768);
+#ifdef STRATA_SANITIZE
+    printf("SKIP rccl_tree_spreads_over_the_mesh at 64 MiB: 2,882 streams, over a sanitizer build's 2,048\n");
+    return;
+#endif
+    assert_links(hw, "64MiB", "16", "xgmi:", 56, 512u * 87390u, 512u * 87390u);
+    assert_links(hw, "64MiB", "16", "roce@", 16, 16u << 20, 16u << 20);
+    char *choice = NULL, *name = NULL;
+    double t = strata_test_run_collective(hw,
+                                          "strata-trace 1\noption mesh=data:16\nalloc buf 67108864 dtype=f32\n"
+                                          "all-reduce buf axis=data\nfree buf\n", &name, &choice);
+    ck_assert_str_eq(choice, "Tree/Simple/64");
+    ck_assert_msg(t >= 366.6e-6 && t <= 744.1e-6, "%g s", t);
+    g_free(choice);
+    g_free(name);
 }
 END_TEST
 
@@ -242,6 +298,7 @@ static Suite *suite(void)
     tcase_add_test(tc, nccl_across_nodes_is_nccls);
     tcase_add_test(tc, rccl_is_rccls);
     tcase_add_test(tc, shipped_clusters_cross_their_tiers);
+    tcase_add_test(tc, rccl_tree_spreads_over_the_mesh);
     tcase_add_test(tc, times_grow_with_size);
     suite_add_tcase(s, tc);
     return s;

@@ -17,7 +17,12 @@
  *    of a 4 MiB Simple buffer in 2 slices; an LL step of its 256-thread
  *    buffer, 16 KiB of data); across nodes or without the model's rings,
  *    rail rings as NCCL's;
- *  - tree: NCCL's tree (nccl-tree's schedule).
+ *  - tree: NCCL's double binary tree between domains with RCCL's chains
+ *    inside them: channel c's chain is the model's ring c (tree_schedule),
+ *    so that the channels' chains spread over the mesh's links as its
+ *    rings do (rome_model_81: 8 distinct chains, each directed xGMI link
+ *    in one chain's up and another's down); without the model's rings,
+ *    nccl-tree's schedule (chains in rank order).
  * Wire formats: an xGMI link carries about 48 of its 64 GB/s ("CRC bit
  * correction and protocol overhead ... reduce the usable bandwidth to
  * approximately 48 GB/s per link", ROCm blog "Understanding RCCL Bandwidth
@@ -75,12 +80,59 @@ static uint32_t *rings_of(strata_coll_sched *s, const strata_coll_shape *shape, 
     return orders;
 }
 
+/* calcCollChunking (RCCL's enqueue.cc computeCollChunkInfo): a step of
+ * the protocol's buffer (LL: 16 KiB of data; Simple: 512 KiB), a Simple
+ * tree's shrunk while the buffer gives each channel too few chunks for the
+ * tree's depth (ranks per domain - 1 + log2 domains, connectTrees). */
+static uint64_t tree_chunk(strata_nccl_proto p, uint64_t bytes, uint32_t channels, uint32_t n, uint32_t m)
+{
+    if (p != STRATA_NCCL_SIMPLE)
+        return RCCL_LL_CHUNK;
+    uint64_t chunk = 512u << 10, depth = m - 1u; /* RCCL's 4 MiB Simple buffer over NCCL_STEPS (8) */
+    for (uint32_t nodes = n / m; nodes > 1; nodes >>= 1)
+        depth++;
+    static const struct { uint64_t per_depth, above; } shrink[] = {{8, 131072}, {4, 65536}, {1, 32768}};
+    for (size_t i = 0; i < G_N_ELEMENTS(shrink); i++)
+        while (bytes / (channels * chunk) < depth * shrink[i].per_depth && chunk > shrink[i].above)
+            chunk /= 2;
+    return chunk;
+}
+
+/* RCCL's tree: channel c's chain in every domain is its tree graph's order
+ * (a matched topology model's ring c: parseA2a8P builds the tree graph
+ * from the model's ringBase, unreversed, when it has no treeBase, as
+ * rome_model_79 and _81), the head first (ncclTopoPreset); the domains'
+ * heads joined by the double binary tree. connectTrees on gfx942/gfx950:
+ * with more than 2 x CHANNEL_LIMIT (32) graph channels, tree 0 on the first
+ * half and tree 1 on the second; otherwise tree 0 on the graph's channels
+ * and tree 1 on their copies. Each channel's chunks up and down the tree
+ * at once, as nccl-tree's. */
+static uint32_t tree_schedule(strata_coll_sched *s, const strata_coll_shape *shape)
+{
+    uint64_t b = shape->in_bytes;
+    uint32_t channels = shape->channels ? shape->channels : 1, g = shape->n_rings, m = s->domain, rounds = 0;
+    uint64_t chunk = tree_chunk(shape->nccl_proto, b, channels, s->n, m);
+    int32_t *parent = g_new(int32_t, s->n);
+    for (uint32_t c = 0; c < channels; c++) {
+        uint64_t lo = coll_chunk_off(b, channels, c), len = coll_chunk_off(b, channels, c + 1) - lo;
+        uint32_t tree = g > 32 ? c % g >= g / 2 : c / g % 2;
+        coll_nccl_tree(s, tree, 0, shape->rings + (size_t)(c % g) * m, parent);
+        uint32_t r = len > 0 ? coll_tree_pipeline(s, parent, lo, len, chunk, 0, 6 * c) : 0;
+        rounds = MAX(rounds, r);
+    }
+    g_free(parent);
+    return rounds;
+}
+
 static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *shape)
 {
     guint from = s->steps->len;
     uint32_t rounds;
-    const char *row = shape->msccl ? "direct" : shape->nccl_algo == STRATA_NCCL_TREE ? "nccl-tree" : NULL;
-    if (row && s->kind == STRATA_OP_ALL_REDUCE) {
+    bool tree = !shape->msccl && shape->nccl_algo == STRATA_NCCL_TREE;
+    const char *row = shape->msccl ? "direct" : tree ? "nccl-tree" : NULL;
+    if (tree && s->kind == STRATA_OP_ALL_REDUCE && shape->rings && shape->ring_len == s->domain) {
+        rounds = tree_schedule(s, shape);
+    } else if (row && s->kind == STRATA_OP_ALL_REDUCE) {
         rounds = strata_coll_algo_find(row)->ops->schedule(s, shape);
     } else {
         uint32_t groups;

@@ -116,9 +116,11 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
 /* ncclGetDtree: domain `node`'s parent among `nodes` in tree 0 or 1 (-1:
  * the root) and whether it is the parent's child 0 or 1. */
 int32_t coll_dtree_parent(uint32_t nodes, uint32_t node, uint32_t tree, uint32_t *child_type);
-/* parent[0..n): NCCL's tree `tree` whose chains start at local rank
- * `head` (-1: its root). */
-void coll_nccl_tree(const strata_coll_sched *s, uint32_t tree, uint32_t head, int32_t *parent);
+/* parent[0..n): NCCL's tree `tree` (-1: its root) whose chain in every
+ * domain is `chain` (m local ranks, the head first: the tree graph's
+ * order of the channel, ncclTopoPreset's treeIntra) or, NULL, the local
+ * ranks upwards from `head`. */
+void coll_nccl_tree(const strata_coll_sched *s, uint32_t tree, uint32_t head, const uint8_t *chain, int32_t *parent);
 /* A tree all-reduce of [lo, lo + len) over parent[] (-1: the root, -2: a
  * rank not in the tree) in chunks of `chunk`, from round0: up steps on
  * lanes lane0 and lane0 + 2 (a rank's first and second child; fused

@@ -16,8 +16,9 @@
  *     closes it across rails); "upwards" follows a cycle of the local ranks,
  *     0, 1, .., m-1 by default, or a library's own (RCCL's topology model's
  *     rings, which spread a mesh's links among them);
- *   - NCCL's trees (connectTrees): in each domain a chain from a head, the
- *     heads of the domains joined by ncclGetBtree's binary tree (tree 0)
+ *   - NCCL's trees (connectTrees): in each domain a chain from a head (the
+ *     tree graph's order of the channel: NCCL's from the head upwards,
+ *     RCCL's its topology model's ring, ncclTopoPreset), the heads of the domains joined by ncclGetBtree's binary tree (tree 0)
  *     or its mirror (even domain counts) or shift (odd) (tree 1,
  *     ncclGetDtree); a child domain's head feeds the parent's chain[1]
  *     (child 0) or chain[0] (child 1), as BALANCED_TREE's
@@ -187,16 +188,23 @@ int32_t coll_dtree_parent(uint32_t nodes, uint32_t node, uint32_t tree, uint32_t
     return u < 0 ? -1 : (int32_t)(nodes - 1 - (uint32_t)u);
 }
 
-void coll_nccl_tree(const strata_coll_sched *s, uint32_t tree, uint32_t head, int32_t *parent)
+/* Local rank at position i of a domain's chain: chain[i], or head + i. */
+static uint32_t chain_at(const uint8_t *chain, uint32_t head, uint32_t m, uint32_t i)
+{
+    return chain ? chain[i] : (head + i) % m;
+}
+
+void coll_nccl_tree(const strata_coll_sched *s, uint32_t tree, uint32_t head, const uint8_t *chain, int32_t *parent)
 {
     uint32_t m = s->domain, nodes = s->n / m;
     for (uint32_t k = 0; k < nodes; k++) {
         for (uint32_t i = 1; i < m; i++) /* the chain */
-            parent[k * m + (head + i) % m] = (int32_t)(k * m + (head + i - 1) % m);
+            parent[k * m + chain_at(chain, head, m, i)] = (int32_t)(k * m + chain_at(chain, head, m, i - 1));
         uint32_t type;
         int32_t u = coll_dtree_parent(nodes, k, tree, &type);
         /* child 0 feeds the parent's chain[1], child 1 its chain[0] (its head) */
-        parent[k * m + head] = u < 0 ? -1 : (int32_t)((uint32_t)u * m + (head + (type == 0 && m > 1)) % m);
+        uint32_t into = chain_at(chain, head, m, type == 0 && m > 1);
+        parent[k * m + chain_at(chain, head, m, 0)] = u < 0 ? -1 : (int32_t)((uint32_t)u * m + into);
     }
 }
 

@@ -5,7 +5,10 @@
  * Parameters: RCCL's ring graph (the rings of the topology model it
  * matched and the bandwidth of one: totalBw / nChannels, rome_models.cc
  * parseGraph), the model's rings themselves (`rccl_rings`, as its
- * ringBase writes them: "0 1 2 3 4 5 6 7|0 2 4 1 3 6 5 7|..."), whether
+ * ringBase writes them: "0 1 2 3 4 5 6 7|0 2 4 1 3 6 5 7|..."; across
+ * nodes `rccl_net_rings`, the graph there: its count the channels, each
+ * totalBw / count; without a treeBase the model's tree graph is the same
+ * rings, so they are also the trees' chains), whether
  * the model enables MSCCL, the host CPU (the network's overhead across
  * nodes) and NCCL_ALGO / NCCL_PROTO as a run may set them.
  * pick: algo=rccl for all-reduce, all-gather and reduce-scatter (ideal's
@@ -43,7 +46,8 @@ static const strata_coll_impl_key rccl_keys[] = {
     {"rccl_rings", false, "collectives = rccl: the model's rings, each the ranks of a node in ring order, "
                           "separated by | (\"0 1 2 3|0 2 1 3\")"},
     {"rccl_net_rings", false, "collectives = rccl: the model's rings across nodes, each a node's ranks from its "
-                              "first rank's NIC to its last's, separated by |"},
+                              "first rank's NIC to its last's, separated by |, all of them (its channels across "
+                              "nodes, sharing rccl_channels x rccl_channel_bandwidth; and its trees' chains)"},
     {"msccl", false, "collectives = rccl: true or false: RCCL's topology model enables MSCCL (default false)"},
     {"rccl_cpu", false, "collectives = rccl: the hosts' CPU, amd (default), intel or arm"},
     {"rccl_algo", false, "collectives = rccl: the algorithms RCCL may run (Ring,Tree; default: both)"},
@@ -65,9 +69,11 @@ static bool parse_rings(const char *v, uint8_t *out, uint32_t *n_out, uint32_t *
             uint64_t x = 0;
             if (!**r)
                 continue;
-            ok = len < MAX_RING_LEN && strata_parse_u64(*r, &x, NULL) && x < MAX_RING_LEN && !(seen >> x & 1u);
+            ok = n < MAX_RINGS && len < MAX_RING_LEN && strata_parse_u64(*r, &x, NULL) && x < MAX_RING_LEN &&
+                 !(seen >> x & 1u);
             seen |= ok ? 1u << x : 0;
-            out[n * MAX_RING_LEN + len++] = (uint8_t)x;
+            if (ok) /* a 65th ring, or a 17th rank, would write past out */
+                out[n * MAX_RING_LEN + len++] = (uint8_t)x;
         }
         g_strfreev(ranks);
         ok = ok && n < MAX_RINGS && len >= 2 && seen == (1u << len) - 1 && (n == 0 || len == ring_len);
@@ -131,6 +137,11 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     strata_hw_nics nics = {0};
     bool net = domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics);
     c.nodes = net ? ranks / domain_ranks : 1;
+    if (net && p->n_net_rings) { /* the graph across nodes: the model's rings through the NICs, each
+                                  * totalBw / nChannels (parseGraph) */
+        c.graph_channels = p->n_net_rings;
+        c.channel_gbs = p->channels * c.channel_gbs / p->n_net_rings;
+    }
     uint64_t bytes = kind == STRATA_OP_ALL_GATHER ? in_bytes * ranks : in_bytes;
     strata_rccl_choice ch;
     if (!strata_rccl_choose(&c, kind, bytes, &ch)) {
