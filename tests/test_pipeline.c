@@ -195,6 +195,29 @@ START_TEST(pipe_with_tensor_and_data)
 }
 END_TEST
 
+/* One stage's program alone (`strata alloc --device`): a send is a read of
+ * its input on the sender and a write of its output on the receiver, and
+ * each stage's buffers are its own though the names repeat. */
+START_TEST(one_stage_program_replays)
+{
+    strata_cli_result g = strata_test_cli("gen", "transformer", "layers=4", "d_model=256", "heads=4", "seq=128",
+                                          "batch=8", "vocab=256", "mesh=pipe:4", "microbatches=4", NULL);
+    ck_assert_msg(g.status == 0, "%s", g.err);
+    char *trace = strata_test_write_temp("pipe-XXXXXX.trace", g.out);
+    strata_cli_result_clear(&g);
+    for (int d = 0; d < 4; d++) {
+        char dev[8];
+        g_snprintf(dev, sizeof dev, "%d", d);
+        strata_cli_result r = strata_test_cli("alloc", "--allocator", "best-fit", "--capacity", "1GiB", "--device",
+                                              dev, "--trace", trace, NULL);
+        ck_assert_msg(r.status == 0, "device %d: %s", d, r.err);
+        strata_cli_result_clear(&r);
+    }
+    g_unlink(trace);
+    g_free(trace);
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -203,6 +226,7 @@ static Suite *pipeline_suite(void)
     tcase_add_test(tc, gpipe_and_1f1b_same_work_memory_by_in_flight);
     tcase_add_test(tc, interleaved_and_zero_bubble);
     tcase_add_test(tc, pipe_with_tensor_and_data);
+    tcase_add_test(tc, one_stage_program_replays);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;
