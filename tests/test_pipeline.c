@@ -84,6 +84,22 @@ END_TEST
 
 /* ---- a step through strata run ---------------------------------------------- */
 
+/* `strata gen transformer ARGS` (asserting exit 0) written to a temporary
+ * trace file (g_free; unlink when done). */
+static char *gen_trace(const char *const *args)
+{
+    const char *argv[24] = {"gen", "transformer"};
+    size_t n = 2;
+    for (; args[n - 2] && n < G_N_ELEMENTS(argv) - 1; n++)
+        argv[n] = args[n - 2];
+    argv[n] = NULL;
+    strata_cli_result g = strata_test_run_cli(argv);
+    ck_assert_msg(g.status == 0, "%s", g.err);
+    char *trace = strata_test_write_temp("pipe-XXXXXX.trace", g.out);
+    strata_cli_result_clear(&g);
+    return trace;
+}
+
 typedef struct step_result {
     double makespan, flops, bubble[4];
     uint64_t peak[4];
@@ -92,12 +108,9 @@ typedef struct step_result {
 
 static step_result run_step(const char *schedule, const char *extra)
 {
-    strata_cli_result g = strata_test_cli("gen", "transformer", "layers=16", "d_model=4096", "heads=32", "seq=1024",
-                                          "batch=8", "vocab=64", "mesh=pipe:4", "microbatches=8", "attention=flash",
-                                          "mask=causal", schedule, extra, NULL);
-    ck_assert_msg(g.status == 0, "%s", g.err);
-    char *trace = strata_test_write_temp("pipe-XXXXXX.trace", g.out);
-    strata_cli_result_clear(&g);
+    const char *args[] = {"layers=16", "d_model=4096", "heads=32", "seq=1024", "batch=8", "vocab=64", "mesh=pipe:4",
+                          "microbatches=8", "attention=flash", "mask=causal", schedule, extra, NULL};
+    char *trace = gen_trace(args);
     JsonParser *p = strata_test_run_results(HW, trace);
     JsonObject *root = json_node_get_object(json_parser_get_root(p));
     step_result s = {json_object_get_double_member(root, "makespan_s"), 0, {0}, {0}, 0};
@@ -165,13 +178,12 @@ END_TEST
  * gradients. */
 START_TEST(pipe_with_tensor_and_data)
 {
-    strata_cli_result g = strata_test_cli("gen", "transformer", "layers=4", "d_model=256", "heads=4", "seq=128",
-                                          "batch=8", "vocab=256", "mesh=pipe:2,data:2,tensor:2",
-                                          "sharding=tp+sp", "microbatches=2", NULL);
-    ck_assert_msg(g.status == 0, "%s", g.err);
-    ck_assert_msg(strstr(g.out, "option mesh=pipe:2,data:2,model:2\n"), "%s", g.out);
-    char *trace = strata_test_write_temp("pipe-XXXXXX.trace", g.out);
-    strata_cli_result_clear(&g);
+    const char *args[] = {"layers=4", "d_model=256", "heads=4", "seq=128", "batch=8", "vocab=256",
+                          "mesh=pipe:2,data:2,tensor:2", "sharding=tp+sp", "microbatches=2", NULL};
+    char *trace = gen_trace(args), *text = NULL;
+    ck_assert(g_file_get_contents(trace, &text, NULL, NULL));
+    ck_assert_msg(strstr(text, "option mesh=pipe:2,data:2,model:2\n"), "%s", trace);
+    g_free(text);
     JsonParser *p = strata_test_run_results(HW, trace);
     JsonObject *root = json_node_get_object(json_parser_get_root(p));
     JsonArray *cs = json_object_get_array_member(root, "collectives");
@@ -200,11 +212,9 @@ END_TEST
  * each stage's buffers are its own though the names repeat. */
 START_TEST(one_stage_program_replays)
 {
-    strata_cli_result g = strata_test_cli("gen", "transformer", "layers=4", "d_model=256", "heads=4", "seq=128",
-                                          "batch=8", "vocab=256", "mesh=pipe:4", "microbatches=4", NULL);
-    ck_assert_msg(g.status == 0, "%s", g.err);
-    char *trace = strata_test_write_temp("pipe-XXXXXX.trace", g.out);
-    strata_cli_result_clear(&g);
+    const char *args[] = {"layers=4", "d_model=256", "heads=4", "seq=128", "batch=8", "vocab=256", "mesh=pipe:4",
+                          "microbatches=4", NULL};
+    char *trace = gen_trace(args);
     for (int d = 0; d < 4; d++) {
         char dev[8];
         g_snprintf(dev, sizeof dev, "%d", d);
