@@ -18,6 +18,7 @@
 
 typedef struct spmd_device {
     strata_source *src;
+    strata_mesh *mesh; /* the trace's, once its option mesh= is read (for collectives with device=) */
     uint32_t devices, device;
     uint64_t *peaks;
     strata_op cur;
@@ -80,21 +81,29 @@ static bool scan_op(scan *s, const strata_op *op, const char *origin, GError **e
     if (op->kind == STRATA_OP_ALLOC) {
         live_buffer *b = g_new(live_buffer, 1);
         *b = (live_buffer){op->size, device};
-        g_hash_table_replace(s->buffers, g_strdup(op->name), b);
+        /* an alloc with device=D is D's own buffer (traces/FORMAT.md): keyed NAME@D */
+        g_hash_table_replace(s->buffers,
+                             device == ALL_DEVICES ? g_strdup(op->name) : g_strdup_printf("%s@%u", op->name, device),
+                             b);
         if (device == ALL_DEVICES)
             s->common += op->size;
         else
             g_array_index(s->own, uint64_t, device) += op->size;
         account(s, device);
     } else if (op->kind == STRATA_OP_FREE) {
-        live_buffer *b = g_hash_table_lookup(s->buffers, op->name);
-        if (b == NULL)
+        char *own = device == ALL_DEVICES ? NULL : g_strdup_printf("%s@%u", op->name, device);
+        const char *key = own && g_hash_table_contains(s->buffers, own) ? own : op->name;
+        live_buffer *b = g_hash_table_lookup(s->buffers, key);
+        if (b == NULL) {
+            g_free(own);
             return true; /* the checker downstream names it */
+        }
         if (b->device == ALL_DEVICES)
             s->common -= b->bytes;
         else
             g_array_index(s->own, uint64_t, b->device) -= b->bytes;
-        g_hash_table_remove(s->buffers, op->name);
+        g_hash_table_remove(s->buffers, key);
+        g_free(own);
     }
     return true;
 }
@@ -128,8 +137,10 @@ static bool scan_trace(spmd_device *d, GError **err)
     return strata_source_rewind(d->src, err);
 }
 
-/* A collective as a compute of the same name: in=IN out=OUT. */
-static void as_compute(spmd_device *d, const strata_op *in)
+/* A collective as a compute of the same name: in=IN out=OUT; a
+ * collective-permute with device= (a send) reads IN on the sender and
+ * writes OUT on the receiver. */
+static void as_compute(spmd_device *d, const strata_op *in, bool reads, bool writes)
 {
     d->ins[0] = in->kind == STRATA_OP_ALL_REDUCE ? in->name : in->src;
     d->outs[0] = in->name;
@@ -139,9 +150,28 @@ static void as_compute(spmd_device *d, const strata_op *in)
     d->cur.algo = NULL;
     d->cur.shift = 0;
     d->cur.ins = d->ins;
-    d->cur.n_ins = 1;
+    d->cur.n_ins = reads;
     d->cur.outs = d->outs;
-    d->cur.n_outs = 1;
+    d->cur.n_outs = writes;
+}
+
+/* Whether device d takes part in collective op with device= (its group
+ * along the axes; a permute: its sender or receiver), and in *reads,
+ * *writes whether d reads IN and writes OUT. */
+static bool in_collective(const spmd_device *d, const strata_op *op, bool *reads, bool *writes)
+{
+    uint32_t mask = 0;
+    *reads = *writes = true;
+    if (!op->has_device)
+        return true;
+    if (!d->mesh || !strata_mesh_axes(d->mesh, op->axis ? op->axis : "", &mask, NULL))
+        return op->device == d->device; /* the checker downstream names what is wrong */
+    if (op->kind == STRATA_OP_COLLECTIVE_PERMUTE) {
+        *reads = op->device == d->device;
+        *writes = strata_mesh_shifted(d->mesh, mask, op->device, op->shift) == d->device;
+        return *reads || *writes;
+    }
+    return strata_mesh_member(d->mesh, mask, op->device, 0) == strata_mesh_member(d->mesh, mask, d->device, 0);
 }
 
 static int device_next(void *self, const strata_op **op, GError **err)
@@ -156,7 +186,12 @@ static int device_next(void *self, const strata_op **op, GError **err)
             *op = in;
             return 1;
         }
-        if (in->kind != STRATA_OP_OPTION && in->has_device && in->device != d->device)
+        bool reads = true, writes = true;
+        if (in->kind == STRATA_OP_OPTION && strcmp(in->name, "mesh") == 0 && !d->mesh)
+            d->mesh = strata_mesh_parse(in->value, NULL);
+        if (strata_op_kind_is_collective(in->kind) ? !in_collective(d, in, &reads, &writes)
+                                                   : in->kind != STRATA_OP_OPTION && in->has_device &&
+                                                         in->device != d->device)
             continue;
         d->cur = *in;
         if (in->kind != STRATA_OP_OPTION) {
@@ -164,7 +199,7 @@ static int device_next(void *self, const strata_op **op, GError **err)
             d->cur.device = 0;
         }
         if (strata_op_kind_is_collective(in->kind))
-            as_compute(d, in);
+            as_compute(d, in, reads, writes);
         *op = &d->cur;
         return 1;
     }
@@ -173,12 +208,15 @@ static int device_next(void *self, const strata_op **op, GError **err)
 static bool device_rewind(void *self, GError **err)
 {
     spmd_device *d = self;
+    strata_mesh_free(d->mesh);
+    d->mesh = NULL;
     return strata_source_rewind(d->src, err);
 }
 
 static void device_destroy(void *self)
 {
     spmd_device *d = self;
+    strata_mesh_free(d->mesh);
     g_free(d->peaks);
     g_free(d);
 }
