@@ -601,8 +601,9 @@ static bool vjp_runs(const wl_model *m, guint i, guint k)
 /* By node index: 1 when the node is recomputed before its group's
  * backward pass (invariant 8): unsaved, and its output read by a gradient
  * or by another recomputed node. jax.checkpoint's partial evaluation
- * recomputes only the residuals the backward jaxpr reads (pe.dce_jaxpr),
- * and XLA's HloDCE removes what nobody reads. One pass in reverse suffices:
+ * (remat_partial_eval, jax/_src/ad_checkpoint.py) runs pe.dce_jaxpr on the
+ * staged recomputation and keeps only the residuals it reads; XLA's HloDCE
+ * removes what nobody reads. One pass in reverse suffices:
  * a node's readers come after it, and a reader in another group makes its
  * output cross the boundary, hence saved. */
 static GArray *recompute_set(const wl_model *m, wl_remat remat, const GArray *crossing)
