@@ -257,7 +257,7 @@ void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bw
 {
     g_assert(node < m->nodes->len && n_dims >= 1 && n_dims <= STRATA_MAX_DIMS);
     wl_node_kernel *k = g_new0(wl_node_kernel, 1);
-    *k = (wl_node_kernel){fwd, bwd, mask, n_dims, {0}};
+    *k = (wl_node_kernel){fwd, bwd, mask ? g_string_chunk_insert_const(m->strings, mask) : NULL, n_dims, {0}};
     memcpy(k->dims, dims, n_dims * sizeof dims[0]);
     g_hash_table_replace(m->kernels, GUINT_TO_POINTER(node), k);
 }

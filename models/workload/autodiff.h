@@ -86,7 +86,7 @@ void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl
 
 /* The kernels that run node's forward (and recomputation) and each of its
  * gradients: kernel=fwd / kernel=bwd dims=DIMS [mask=MASK] on their steps
- * (wl_graph_kernel; names and mask are static text; bwd NULL: the
+ * (wl_graph_kernel; names are static text, mask is copied; bwd NULL: the
  * gradients name none). */
 void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bwd, uint32_t n_dims,
                      const uint64_t *dims, const char *mask);
