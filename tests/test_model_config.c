@@ -147,7 +147,7 @@ START_TEST(step_flops_match_the_trainers_count)
     g_free(config);
     /* and the MoE, MLA and GeGLU models against the same formula */
     static const char *const others[] = {"gemma-2-9b-it.json", "qwen3-30b-a3b.json", "mixtral-8x7b-v0.1.json",
-                                         "deepseek-v3.json", "qwen2.5-7b.json"};
+                                         "deepseek-v3.json",   "qwen2.5-7b.json",    "gemma-3-27b-it.json"};
     for (size_t i = 0; i < G_N_ELEMENTS(others); i++) {
         config = config_arg(others[i]);
         args[0] = config;
@@ -240,6 +240,30 @@ START_TEST(sliding_window_layers)
     ck_assert_ptr_null(strata_workload_generate("transformer", open_mask, &err));
     ck_assert_msg(strstr(err->message, "expected mask=causal"), "%s", err->message);
     g_clear_error(&err);
+    /* The reader: the families whose attention applies sliding_window set it
+     * (Gemma 3 with its class's pattern of 6, Gemma 2 every other layer);
+     * Mistral v0.3's null and Qwen's (no window in its attention) set none. */
+    static const struct {
+        const char *file, *want;
+    } files[] = {{"gemma-3-27b-it.json", "sliding_window=1024 global_every=6"},
+                 {"gemma-2-9b-it.json", "sliding_window=4096 global_every=2"},
+                 {"mistral-7b-v0.1.json", "sliding_window=4096"},
+                 {"mistral-7b-v0.3.json", ""},
+                 {"qwen2.5-7b.json", ""}};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *rel = g_strconcat("configs/models/", files[i].file, NULL), *path = strata_test_source_path(rel);
+        strata_model_config *c = strata_model_config_load(path, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        GString *got = g_string_new(NULL);
+        for (const char *const *v = strata_model_config_values(c); *v; v++)
+            if (g_str_has_prefix(*v, "sliding_window=") || g_str_has_prefix(*v, "global_every="))
+                g_string_append_printf(got, "%s%s", got->len ? " " : "", *v);
+        ck_assert_str_eq(got->str, files[i].want);
+        g_string_free(got, TRUE);
+        strata_model_config_free(c);
+        g_free(rel);
+        g_free(path);
+    }
 }
 END_TEST
 
@@ -248,7 +272,7 @@ START_TEST(reader_notes_and_refusals)
 {
     char *ok = strata_test_write_temp("cfg-XXXXXX.json", "{\"model_type\": \"llama\", \"hidden_size\": 512, "
                                                          "\"num_attention_heads\": 8, \"brand_new_key\": 3, "
-                                                         "\"sliding_window\": 4096}");
+                                                         "\"sliding_window\": 4096}"); /* Llama has none */
     GError *err = NULL;
     strata_model_config *c = strata_model_config_load(ok, &err);
     ck_assert_msg(c, "%s", err ? err->message : "");

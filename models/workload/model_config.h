@@ -109,7 +109,9 @@ void strata_model_shape_count(const strata_model_shape *s, int64_t seq, double *
  * (src/MaxText/maxtext_utils.py) and Megatron's num_floating_point_operations
  * count them: 3 x (2 x tokens x the active matmul parameters, the output
  * projection included, the input embedding not) + 3 x the attention's two
- * products (2 B S^2 H (dqk + dv) forward, half with a causal mask). */
+ * products (2 B S^2 H (dqk + dv) forward, half with a causal mask; a local
+ * layer's causal window W < S, 2 B (S W - W^2 / 2) H (dqk + dv), as
+ * MaxText's calculate_mixed_attention_model_tflops_training_per_device). */
 double strata_model_step_flops(const strata_model_shape *s, int64_t batch, int64_t seq, bool causal);
 
 /* A config.json read. */

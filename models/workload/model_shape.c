@@ -179,6 +179,13 @@ double strata_model_step_flops(const strata_model_shape *s, int64_t batch, int64
     }
     double dqk = s->kv_lora_rank > 0 ? (double)(s->qk_nope_head_dim + s->qk_rope_head_dim) : (double)s->head_dim;
     double dv = s->kv_lora_rank > 0 ? (double)s->v_head_dim : (double)s->head_dim;
-    double attention = 2.0 * tokens * (double)seq * (double)s->heads * (dqk + dv) * (double)s->layers;
-    return 3.0 * (2.0 * tokens * weights + (causal ? attention / 2 : attention));
+    /* A layer's two products, 2 B S^2 H (dqk + dv), half with a causal mask;
+     * a local layer's window W < S, 2 B (S W - W^2 / 2) H (dqk + dv)
+     * (calculate_mixed_attention_model_tflops_training_per_device). */
+    double attention = 0, per_key = 2.0 * (double)batch * (double)s->heads * (dqk + dv);
+    for (int64_t l = 0; l < s->layers; l++) {
+        double w = (double)strata_model_layer_window(s, l), S = (double)seq;
+        attention += !causal ? per_key * S * S : w > 0 && w < S ? per_key * (S * w - w * w / 2) : per_key * S * S / 2;
+    }
+    return 3.0 * (2.0 * tokens * weights + attention);
 }
