@@ -106,6 +106,47 @@ START_TEST(flash_hbm_bytes_by_block_size)
 }
 END_TEST
 
+/* A sliding window (mask=window-W), B = H = 1, Sq = Skv = 512, D = 64,
+ * 128 x 128 blocks: with W = 128 query block i (rows 128i .. 128i + 127)
+ * sees keys 128i - 127 .. 128i + 127, key blocks i - 1 and i: 1 + 2 + 2 + 2
+ * = 7 pairs (causal 1 + 2 + 3 + 4 = 10, none 16); W = 129 the same 7;
+ * W = 130 reaches key 128i - 129, block i - 2 from i = 2: 1 + 2 + 3 + 3 = 9.
+ * HBM bytes (W = 128) = (2 x 512 x 64 + 2 x 128 x 64 x 7) x 2 + 4 x 512 =
+ * 362496. Nominal flops 4 D (S W - W^2 / 2) = 256 x (65536 - 8192) =
+ * 14680064; W >= S is the causal mask's (4 x 512^2 x 64 / 2). */
+START_TEST(flash_sliding_window_pairs_and_flops)
+{
+    strata_hw *hw = unit(systolic);
+    uint64_t d[] = {1, 1, 512, 512, 64};
+    strata_kernel_problem p = {.n_dims = 5, .dims = d, .causal = true, .window = 128, .dtype = STRATA_DTYPE_BF16};
+    strata_kernel_cost c;
+    strata_kernel_cost_of(strata_kernel_find("flash-attention"), hw, 0, &p, &c);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 7);
+    ck_assert_double_eq(c.bytes_nominal, 362496);
+    ck_assert_double_eq(c.flops, 14680064);
+    p.window = 129;
+    strata_kernel_cost_of(strata_kernel_find("flash-attention"), hw, 0, &p, &c);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 7);
+    p.window = 130;
+    strata_kernel_cost_of(strata_kernel_find("flash-attention"), hw, 0, &p, &c);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 9);
+    p.window = 512;
+    strata_kernel_cost_of(strata_kernel_find("flash-attention"), hw, 0, &p, &c);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 10);
+    ck_assert_double_eq(c.flops, 4.0 * 512 * 512 * 64 / 2);
+    p.window = 128;
+    strata_kernel_cost_of(strata_kernel_find("flash-attention-bwd"), hw, 0, &p, &c);
+    ck_assert_double_eq(c.flops, 2.5 * 14680064);
+    strata_hw_free(hw);
+    bool causal = false;
+    uint64_t w = 0;
+    ck_assert(strata_kernel_mask_parse("window-4096", &causal, &w) && causal && w == 4096);
+    ck_assert(!strata_kernel_mask_parse("window-0", &causal, &w));
+    ck_assert(!strata_kernel_mask_parse("window-", &causal, &w));
+    ck_assert(!strata_kernel_mask_parse("window-12x", &causal, &w));
+}
+END_TEST
+
 /* Tiles: 256 x 256 x 1024 on 4 SMs with 128 x 128 tiles is 4 tiles, one
  * wave; each 2 x 128 x 128 x 1024 flops at 32.768e12 / 4 per SM = 4 us
  * (a split of 2 would take 2 waves of 2 us and a reduction: slower).
@@ -205,6 +246,7 @@ START_TEST(bad_kernel_ops_refused_at_their_line)
     refused("compute x kernel=gemm dims=4x4", "expected dims=MxKxN or BxMxKxN for kernel=gemm, got 2 extents");
     refused("compute x kernel=gemm dims=4x4x4 mask=causal", "expected no mask=");
     refused("compute x kernel=flash-attention dims=1x1x8x8x8 mask=sliding", "expected mask=causal");
+    refused("compute x kernel=flash-attention dims=1x1x8x8x8 mask=window-0", "mask=window-W");
     refused("compute x dims=4x4x4", "expected kernel=NAME with dims=");
 }
 END_TEST
@@ -217,6 +259,7 @@ int main(void)
     tcase_add_test(tc, gemm_129_pads_to_two_tiles_per_dimension);
     tcase_add_test(tc, gemm_below_one_tile_pays_the_floor);
     tcase_add_test(tc, flash_hbm_bytes_by_block_size);
+    tcase_add_test(tc, flash_sliding_window_pairs_and_flops);
     tcase_add_test(tc, gemm_tiles_and_waves);
     tcase_add_test(tc, no_matrix_engine_keeps_the_roofline);
     tcase_add_test(tc, kernel_table_lists_every_row);

@@ -147,7 +147,7 @@ START_TEST(step_flops_match_the_trainers_count)
     g_free(config);
     /* and the MoE, MLA and GeGLU models against the same formula */
     static const char *const others[] = {"gemma-2-9b-it.json", "qwen3-30b-a3b.json", "mixtral-8x7b-v0.1.json",
-                                         "deepseek-v3.json", "qwen2.5-7b.json"};
+                                         "deepseek-v3.json",   "qwen2.5-7b.json",    "gemma-3-27b-it.json"};
     for (size_t i = 0; i < G_N_ELEMENTS(others); i++) {
         config = config_arg(others[i]);
         args[0] = config;
@@ -207,12 +207,72 @@ START_TEST(flash_attention_flops_and_bytes)
 }
 END_TEST
 
+/* Sliding windows: 4 layers, sliding_window 64 of seq 256, global_every 2
+ * (Gemma 2's alternation: layers 0 and 2 local, 1 and 3 global). A local
+ * layer's forward is 4 B H hd (S W - W^2 / 2) = 4 x 2 x 4 x 64 x (16384 -
+ * 2048) = 29,360,128 flops, a global one's the causal 4 x 2 x 4 x 256^2 x
+ * 64 / 2 = 67,108,864: layer 0's forward and backward 3.5 x 29360128 =
+ * 102,760,448; the four forward kernels 2 x (29360128 + 67108864) =
+ * 192,937,984. The local layers name mask=window-64. A window without the
+ * causal mask is refused. */
+START_TEST(sliding_window_layers)
+{
+    const char *args[] = {"layers=4", "d_model=256", "heads=4", "seq=256", "batch=2", "vocab=512",
+                          "attention=flash", "mask=causal", "sliding_window=64", "global_every=2", NULL};
+    gen_sums st = generate(args);
+    ck_assert_double_eq(st.attn_flops, 102760448.0);
+    ck_assert_double_eq(st.flash_fwd, 192937984.0);
+    GError *err = NULL;
+    strata_source *src = strata_workload_generate("transformer", args, &err);
+    ck_assert_msg(src, "%s", err ? err->message : "");
+    const strata_op *op;
+    int windows = 0, causal = 0;
+    while (strata_source_next(src, &op, &err) == 1)
+        if (op->kind == STRATA_OP_COMPUTE && op->kernel && strcmp(op->kernel, "flash-attention") == 0) {
+            windows += op->mask && strcmp(op->mask, "window-64") == 0 && (op->name[1] == '0' || op->name[1] == '2');
+            causal += op->mask && strcmp(op->mask, "causal") == 0 && (op->name[1] == '1' || op->name[1] == '3');
+        }
+    strata_source_free(src);
+    ck_assert_int_eq(windows, 2);
+    ck_assert_int_eq(causal, 2);
+    const char *open_mask[] = {"layers=1", "d_model=256", "heads=4", "seq=256", "batch=2", "vocab=512",
+                               "attention=flash", "sliding_window=64", NULL};
+    ck_assert_ptr_null(strata_workload_generate("transformer", open_mask, &err));
+    ck_assert_msg(strstr(err->message, "expected mask=causal"), "%s", err->message);
+    g_clear_error(&err);
+    /* The reader: the families whose attention applies sliding_window set it
+     * (Gemma 3 with its class's pattern of 6, Gemma 2 every other layer);
+     * Mistral v0.3's null and Qwen's (no window in its attention) set none. */
+    static const struct {
+        const char *file, *want;
+    } files[] = {{"gemma-3-27b-it.json", "sliding_window=1024 global_every=6"},
+                 {"gemma-2-9b-it.json", "sliding_window=4096 global_every=2"},
+                 {"mistral-7b-v0.1.json", "sliding_window=4096"},
+                 {"mistral-7b-v0.3.json", ""},
+                 {"qwen2.5-7b.json", ""}};
+    for (size_t i = 0; i < G_N_ELEMENTS(files); i++) {
+        char *rel = g_strconcat("configs/models/", files[i].file, NULL), *path = strata_test_source_path(rel);
+        strata_model_config *c = strata_model_config_load(path, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        GString *got = g_string_new(NULL);
+        for (const char *const *v = strata_model_config_values(c); *v; v++)
+            if (g_str_has_prefix(*v, "sliding_window=") || g_str_has_prefix(*v, "global_every="))
+                g_string_append_printf(got, "%s%s", got->len ? " " : "", *v);
+        ck_assert_str_eq(got->str, files[i].want);
+        g_string_free(got, TRUE);
+        strata_model_config_free(c);
+        g_free(rel);
+        g_free(path);
+    }
+}
+END_TEST
+
 /* Unknown keys are notes; bad values name the file and the key. */
 START_TEST(reader_notes_and_refusals)
 {
     char *ok = strata_test_write_temp("cfg-XXXXXX.json", "{\"model_type\": \"llama\", \"hidden_size\": 512, "
                                                          "\"num_attention_heads\": 8, \"brand_new_key\": 3, "
-                                                         "\"sliding_window\": 4096}");
+                                                         "\"sliding_window\": 4096}"); /* Llama has none */
     GError *err = NULL;
     strata_model_config *c = strata_model_config_load(ok, &err);
     ck_assert_msg(c, "%s", err ? err->message : "");
@@ -400,6 +460,7 @@ int main(void)
     tcase_add_test(tc, shipped_configs_have_published_parameter_counts);
     tcase_add_test(tc, step_flops_match_the_trainers_count);
     tcase_add_test(tc, flash_attention_flops_and_bytes);
+    tcase_add_test(tc, sliding_window_layers);
     tcase_add_test(tc, reader_notes_and_refusals);
     tcase_add_test(tc, given_keys_win_over_the_file);
     tcase_add_test(tc, remat_policies_trade_memory_for_work);

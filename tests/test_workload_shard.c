@@ -42,6 +42,8 @@ typedef struct dev_stats {
     bool started;
     GHashTable *fetches;        /* shard name -> bytes fetched since its last gather */
     GHashTable *sizes;          /* name -> size of every buffer allocated */
+    GHashTable *saved;          /* activation name -> size, of those live at cross_entropy */
+    GHashTable *steps;          /* names of the compute and collective steps */
     char *mesh;                 /* option mesh=, or NULL */
 } dev_stats;
 
@@ -50,7 +52,10 @@ static dev_stats walk_device(strata_source *src)
     dev_stats s = {0};
     s.sizes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     s.fetches = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    s.saved = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    s.steps = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     GHashTable *live = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    GHashTable *tags = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     strata_checker *c = strata_checker_new(strata_source_origin(src));
     const strata_op *op;
     GError *err = NULL;
@@ -61,13 +66,23 @@ static dev_stats walk_device(strata_source *src)
             s.mesh = g_strdup(op->value);
         if (op->kind == STRATA_OP_COMPUTE)
             s.started = true;
-        if (op->kind == STRATA_OP_COMPUTE && strcmp(op->name, "cross_entropy") == 0)
+        if (op->kind == STRATA_OP_COMPUTE && strcmp(op->name, "cross_entropy") == 0) {
             s.forward_live = s.live;
+            GHashTableIter it;
+            gpointer k, v;
+            g_hash_table_iter_init(&it, live);
+            while (g_hash_table_iter_next(&it, &k, &v))
+                if (GPOINTER_TO_INT(g_hash_table_lookup(tags, k)) == STRATA_TAG_ACTIVATION)
+                    g_hash_table_insert(s.saved, g_strdup(k), v);
+        }
+        if (op->kind == STRATA_OP_COMPUTE || strata_op_kind_is_collective(op->kind))
+            g_hash_table_add(s.steps, g_strdup(op->name));
         if (op->kind == STRATA_OP_ALLOC && op->memory && g_str_has_prefix(op->memory, "host")) {
             s.host_args += s.started ? 0 : op->size;
             g_hash_table_insert(s.sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
         } else if (op->kind == STRATA_OP_ALLOC) {
             g_hash_table_insert(s.sizes, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
+            g_hash_table_insert(tags, g_strdup(op->name), GINT_TO_POINTER(op->tag));
             g_hash_table_insert(live, g_strdup(op->name), GSIZE_TO_POINTER(op->size));
             s.live += op->size;
             s.peak = MAX(s.peak, s.live);
@@ -106,6 +121,7 @@ static dev_stats walk_device(strata_source *src)
     ck_assert_msg(r == 0, "source: %s", err ? err->message : "?");
     strata_checker_free(c);
     g_hash_table_destroy(live);
+    g_hash_table_destroy(tags);
     return s;
 }
 
@@ -113,6 +129,8 @@ static void dev_stats_clear(dev_stats *s)
 {
     g_hash_table_destroy(s->sizes);
     g_hash_table_destroy(s->fetches);
+    g_hash_table_destroy(s->saved);
+    g_hash_table_destroy(s->steps);
     g_free(s->mesh);
 }
 
@@ -324,6 +342,71 @@ START_TEST(tp_sp_shards_the_sequence)
     ck_assert_uint_eq(size_of(&both, "l0_ln1_out"), 16 * 8 * 64 * 2);
     ck_assert_uint_eq(both.ratio[STRATA_OP_REDUCE_SCATTER], 0); /* 4 over data, 2 over model */
     dev_stats_clear(&both);
+}
+END_TEST
+
+/* MaxText's `minimal` (dots_with_no_batch_dims_saveable) on fsdp+tp+sp,
+ * data:2 x model:2, SwiGLU: per device B = 64/2 = 32, S = 16 (8 outside
+ * the parallel blocks), d = 64, H/T = K/T = 2 heads of 16, F/T = 64. The
+ * row-parallel projections' outputs are saved as JAX's jaxpr holds them,
+ * reduce-scattered ([B,S/T,d]: XLA partitions the dot into partial sums and
+ * a reduce-scatter), not their [B,S,d] partial sums. Kept from forward to
+ * backward per layer, bf16: qkv 32x16x96x2 = 98304 B, attn_out_rs
+ * 32x8x64x2 = 32768 B, mlp_up and mlp_gate_up 32x16x64x2 = 65536 B each:
+ * 262144 B; and the layer's output h_{l+1}, 32768 B. mlp_out_rs is
+ * saveable but no gradient reads it (add2's reads nothing, h_{l+1} is
+ * saved), so it is freed after the forward pass, as JAX keeps only the
+ * residuals the backward pass reads. With
+ * dead-code elimination the backward pass recomputes neither the partial
+ * sums (out_proj, mlp_down) nor their reduce-scatters: the gradients read
+ * none of them. Under `full` the attention block is recomputed up to the
+ * MLP's activation (ln2's gradient reads resid1 = h + attn_out_rs), but not
+ * the down projection, its reduce-scatter or the residual add (h_{l+1}
+ * crosses the layer boundary and is saved). */
+#define MINIMAL_SHAPE                                                                                                \
+    SP_SHAPE, "mlp=swiglu", "ffn=128", "head_dim=16", "norm=rmsnorm", "pos=rope", "attention=flash", "mask=causal", \
+        "mesh=data:2,model:2", "sharding=fsdp+tp+sp"
+START_TEST(minimal_saves_the_sharded_projections)
+{
+    const char *args[] = {MINIMAL_SHAPE, "remat=minimal", NULL};
+    dev_stats s = gen_walk("transformer", args);
+    static const struct {
+        const char *name;
+        uint64_t bytes;
+    } saved[] = {{"l0_qkv", 98304},   {"l0_attn_out_rs", 32768},     {"l0_mlp_up", 65536},
+                 {"l0_mlp_gate_up", 65536}, {"h_1", 32768}};
+    uint64_t layer0 = 0;
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, s.saved);
+    while (g_hash_table_iter_next(&it, &k, &v))
+        if (g_str_has_prefix(k, "l0_"))
+            layer0 += GPOINTER_TO_SIZE(v);
+    for (size_t i = 0; i < G_N_ELEMENTS(saved); i++) {
+        gpointer b = NULL;
+        ck_assert_msg(g_hash_table_lookup_extended(s.saved, saved[i].name, NULL, &b), "%s not saved", saved[i].name);
+        ck_assert_uint_eq(GPOINTER_TO_SIZE(b), saved[i].bytes);
+    }
+    ck_assert_uint_eq(layer0, 262144);
+    static const char *const dead[] = {"l0_out_proj_remat", "l0_attn_out_rs_remat", "l0_mlp_down_remat",
+                                       "l0_mlp_out_rs_remat", "l0_qkv_proj_remat"};
+    for (size_t i = 0; i < G_N_ELEMENTS(dead); i++)
+        ck_assert_msg(!g_hash_table_contains(s.steps, dead[i]), "%s recomputed", dead[i]);
+    static const char *const live[] = {"l0_ln1_remat", "l0_rope_remat", "l0_attn_remat", "l0_add1_remat",
+                                       "l0_ln2_remat", "l0_mlp_glu_remat"};
+    for (size_t i = 0; i < G_N_ELEMENTS(live); i++)
+        ck_assert_msg(g_hash_table_contains(s.steps, live[i]), "%s not recomputed", live[i]);
+    dev_stats_clear(&s);
+    const char *full_args[] = {MINIMAL_SHAPE, "remat=full", NULL};
+    s = gen_walk("transformer", full_args);
+    static const char *const full_live[] = {"l0_qkv_proj_remat", "l0_out_proj_remat", "l0_attn_out_rs_remat",
+                                            "l0_mlp_in_remat", "l0_mlp_in3_remat", "l0_mlp_glu_remat"};
+    for (size_t i = 0; i < G_N_ELEMENTS(full_live); i++)
+        ck_assert_msg(g_hash_table_contains(s.steps, full_live[i]), "%s not recomputed", full_live[i]);
+    static const char *const full_dead[] = {"l0_mlp_down_remat", "l0_mlp_out_rs_remat", "l0_add2_remat"};
+    for (size_t i = 0; i < G_N_ELEMENTS(full_dead); i++)
+        ck_assert_msg(!g_hash_table_contains(s.steps, full_dead[i]), "%s recomputed", full_dead[i]);
+    dev_stats_clear(&s);
 }
 END_TEST
 
@@ -671,6 +754,7 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, fsdp_prefetch_distance);
     tcase_add_test(tc, tp_shards_weights_by_t);
     tcase_add_test(tc, tp_sp_shards_the_sequence);
+    tcase_add_test(tc, minimal_saves_the_sharded_projections);
     tcase_add_test(tc, tp_sp_expanded_per_device);
     tcase_add_test(tc, tp_sp_timed_per_device);
     tcase_add_test(tc, fsdp_expanded_per_device);

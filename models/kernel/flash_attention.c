@@ -14,7 +14,11 @@
  * block sizes). A block pair is computed when any of its keys may be seen:
  * every pair without a mask; with mask=causal (bottom-right aligned, as
  * FlashAttention-2 does for Sq != Skv) the pairs at or below the diagonal,
- * the diagonal ones whole (tile efficiency: half of their work is masked).
+ * the diagonal ones whole (tile efficiency: half of their work is masked);
+ * with mask=window-W (a causal sliding window: query i sees keys i - W + 1
+ * to i, Mistral's and Gemma's local layers) the pairs that meet the band,
+ * from the block holding the block's first row's earliest key to the
+ * diagonal's.
  *
  * Work per block pair: forward, two products (S = Q K^T, Br x D x Bc; then
  * P V, Br x Bc x D) and Br x Bc exponentials; backward, five products (S
@@ -35,7 +39,9 @@
  *             (2 Sq D) and writes D (Sq).
  * Nominal flops, as the benchmarks count them (flash-attention's
  * benchmarks/benchmark_flash_attention.py): forward 4 B H Sq Skv D, halved
- * with a causal mask; backward 2.5 times that.
+ * with a causal mask; backward 2.5 times that. With a window W < Skv the
+ * band in the same continuous count, 4 B H D (Sq W - (W - (Skv - Sq))^2 / 2)
+ * (Sq = Skv = S: S W - W^2 / 2, S^2 / 2 at W = S); W >= Skv is causal.
  */
 #include "kernel/kernel_rows.h"
 #include <math.h>
@@ -51,8 +57,9 @@ static uint64_t ceil_div(uint64_t a, uint64_t b)
     return (a + b - 1) / b;
 }
 
-/* Block pairs of one (batch, head) that the kernel computes. */
-static double visited_pairs(uint64_t sq, uint64_t skv, uint64_t br, uint64_t bc, bool causal)
+/* Block pairs of one (batch, head) that the kernel computes (window: 0,
+ * or the causal window's keys). */
+static double visited_pairs(uint64_t sq, uint64_t skv, uint64_t br, uint64_t bc, bool causal, uint64_t window)
 {
     uint64_t tr = ceil_div(sq, br), tc = ceil_div(skv, bc);
     if (!causal)
@@ -60,13 +67,26 @@ static double visited_pairs(uint64_t sq, uint64_t skv, uint64_t br, uint64_t bc,
     double pairs = 0;
     int64_t offset = (int64_t)skv - (int64_t)sq; /* bottom-right aligned */
     for (uint64_t i = 0; i < tr; i++) {
-        int64_t last_key = (int64_t)((i + 1) * br) + offset; /* keys [0, last_key) may be seen */
+        int64_t last_key = (int64_t)((i + 1) * br) + offset; /* keys [first_key, last_key) may be seen */
         if (last_key <= 0)
             continue;
-        uint64_t blocks = ceil_div((uint64_t)last_key, bc);
-        pairs += (double)(blocks < tc ? blocks : tc);
+        int64_t first_key = window ? (int64_t)(i * br) + offset - (int64_t)window + 1 : 0;
+        uint64_t first = first_key > 0 ? (uint64_t)first_key / bc : 0, blocks = ceil_div((uint64_t)last_key, bc);
+        pairs += (double)((blocks < tc ? blocks : tc) - first);
     }
     return pairs;
+}
+
+/* The nominal flops' share of the whole Sq x Skv score matrix (above). */
+static double mask_share(const strata_kernel_problem *p)
+{
+    const uint64_t *x = p->dims;
+    if (!p->causal)
+        return 1.0;
+    if (p->window == 0 || p->window >= x[3])
+        return 0.5;
+    double sq = (double)x[2], w = (double)p->window, over = w - ((double)x[3] - sq);
+    return (sq * w - (over > 0 ? over * over / 2 : 0)) / (sq * (double)x[3]);
 }
 
 static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, bool backward)
@@ -80,7 +100,7 @@ static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_prob
         else if (a.d > 64)
             a.br = 64;
     }
-    a.pairs = visited_pairs(a.sq, a.skv, a.br, a.bc, p->causal);
+    a.pairs = visited_pairs(a.sq, a.skv, a.br, a.bc, p->causal, p->window);
     return a;
 }
 
@@ -88,7 +108,7 @@ static void nominal(const strata_kernel_problem *p, double factor, double *flops
 {
     const uint64_t *x = p->dims;
     double f = 4.0 * (double)x[0] * (double)x[1] * (double)x[2] * (double)x[3] * (double)x[4];
-    *flops = f * factor / (p->causal ? 2.0 : 1.0);
+    *flops = f * factor * mask_share(p);
     /* what the op reads and writes once: Q, K, V, O (and dO, dQ, dK, dV) */
     double e = strata_kernel_elem_bytes(p);
     uint64_t hkv = p->n_dims == 6 ? x[5] : x[1];

@@ -52,9 +52,27 @@ bool strata_kernel_check(const strata_kernel_model *k, uint32_t n_dims, const ch
     else if (mask && !k->masks)
         *why = g_strdup_printf("expected no mask= on kernel=%s (only attention kernels take one), got '%s'", k->name,
                                mask);
-    else if (mask && strcmp(mask, "causal") != 0)
-        *why = g_strdup_printf("expected mask=causal, got '%s'", mask);
+    else if (mask && !strata_kernel_mask_parse(mask, &(bool){false}, &(uint64_t){0}))
+        *why = g_strdup_printf("expected mask=causal or mask=window-W (a sliding window of W >= 1 keys), got '%s'",
+                               mask);
     return *why == NULL;
+}
+
+bool strata_kernel_mask_parse(const char *mask, bool *causal, uint64_t *window)
+{
+    *causal = false;
+    *window = 0;
+    if (strcmp(mask, "causal") == 0)
+        return *causal = true;
+    if (!g_str_has_prefix(mask, "window-"))
+        return false;
+    const char *digits = mask + strlen("window-");
+    char *end = NULL;
+    guint64 w = g_ascii_strtoull(digits, &end, 10);
+    if (!g_ascii_isdigit(*digits) || *end || w < 1 || w == G_MAXUINT64)
+        return false;
+    *window = w;
+    return *causal = true;
 }
 
 double strata_kernel_elem_bytes(const strata_kernel_problem *p)
@@ -128,9 +146,11 @@ const strata_kernel_model *strata_kernel_problem_of(const strata_op *op, strata_
     const strata_kernel_model *k = op->kernel ? strata_kernel_find(op->kernel) : NULL;
     if (!k)
         return NULL;
-    *p = (strata_kernel_problem){.n_dims = op->n_kdims, .dims = op->dims, .causal = op->mask != NULL,
-                                 .dtype = dtype, .has_flops = op->has_flops, .flops = op->flops,
-                                 .has_bytes = bytes > 0, .bytes = bytes};
+    *p = (strata_kernel_problem){.n_dims = op->n_kdims, .dims = op->dims, .dtype = dtype,
+                                 .has_flops = op->has_flops, .flops = op->flops, .has_bytes = bytes > 0,
+                                 .bytes = bytes};
+    if (op->mask)
+        strata_kernel_mask_parse(op->mask, &p->causal, &p->window); /* checked at the op's line */
     return k;
 }
 

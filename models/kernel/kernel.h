@@ -51,6 +51,7 @@ typedef struct strata_kernel_problem {
     uint32_t n_dims;
     const uint64_t *dims;
     bool causal;
+    uint64_t window;      /* mask=window-W: each query sees its W latest keys, itself included (causal; 0: none) */
     strata_dtype dtype;   /* NONE: bf16 */
     bool has_flops;       /* flops= given (elementwise: its vector ops) */
     double flops;
@@ -85,7 +86,7 @@ typedef struct strata_kernel_model {
     const char *name;
     uint32_t min_dims, max_dims;
     const char *dims_help; /* "MxKxN or BxMxKxN" */
-    bool masks;            /* takes mask=causal */
+    bool masks;            /* takes mask=causal or mask=window-W */
     const char *summary;
     strata_kernel_cost_fn *cost;
     strata_kernel_nominal_fn *nominal;
@@ -99,6 +100,9 @@ const strata_kernel_model *strata_kernel_at(uint32_t i);
 char *strata_kernel_names(void);
 /* Whether a kernel op's extents and mask fit its row; else false with a
  * message of what was expected (g_free) in *why. */
+/* A mask= value: "causal", or "window-W" (a causal sliding window of W >= 1
+ * keys: *causal and *window = W); false for anything else. */
+bool strata_kernel_mask_parse(const char *mask, bool *causal, uint64_t *window);
 bool strata_kernel_check(const strata_kernel_model *k, uint32_t n_dims, const char *mask, char **why);
 
 /* The cost of one op of kernel k on unit `unit` of hw: the kernel's model

@@ -25,6 +25,14 @@
  *     gathers it again before the group's gradients, on stream `regather`;
  *     pending holds each such copy until main's first step reading it,
  *     which waits for the gather first.
+ *  7. A dot whose output is reduce-scattered (a row-parallel matmul under
+ *     sequence parallelism) writes partial sums that no jaxpr holds: JAX's
+ *     value is the dot's sharded output, the reduce-scatter's. The policies
+ *     judge the reduce-scatter's output as that dot's (dot-ness, checkpoint
+ *     name) and never save the partial sums for it (policy_node).
+ *  8. Before a group's backward pass only the unsaved nodes whose outputs
+ *     a gradient of the pass or another recomputed node reads are
+ *     recomputed (recompute_set: dead-code elimination).
  */
 #include "workload/autodiff.h"
 #include <assert.h>
@@ -86,6 +94,8 @@ struct wl_model {
     GHashTable *kernels; /* node index -> wl_node_kernel * (wl_model_kernel) */
     GHashTable *ckpt_names; /* node index -> its checkpoint name (static text) */
     GHashTable *batch_dots; /* node indices of dots with batch dimensions */
+    GHashTable *scattered;  /* reduce-scatter node -> the dot node whose partial sums it reduces + 1 */
+    GHashTable *partials;   /* dot nodes whose output a reduce-scatter reduces (invariant 7) */
     GHashTable *save_names; /* checkpoint names saved (owned strings), or NULL */
     GHashTable *offload_names; /* checkpoint names saved in host memory (owned strings), or NULL */
     GHashTable *host_copy;  /* offloaded tensor -> its host copy + 1 (emit) */
@@ -141,6 +151,8 @@ wl_model *wl_model_new(wl_graph *g)
     m->kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     m->ckpt_names = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->batch_dots = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->scattered = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->partials = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->host_copy = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->reloads = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->reload_ev = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -164,6 +176,8 @@ void wl_model_free(wl_model *m)
     g_hash_table_destroy(m->kernels);
     g_hash_table_destroy(m->ckpt_names);
     g_hash_table_destroy(m->batch_dots);
+    g_hash_table_destroy(m->scattered);
+    g_hash_table_destroy(m->partials);
     if (m->save_names)
         g_hash_table_destroy(m->save_names);
     if (m->offload_names)
@@ -243,7 +257,7 @@ void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bw
 {
     g_assert(node < m->nodes->len && n_dims >= 1 && n_dims <= STRATA_MAX_DIMS);
     wl_node_kernel *k = g_new0(wl_node_kernel, 1);
-    *k = (wl_node_kernel){fwd, bwd, mask, n_dims, {0}};
+    *k = (wl_node_kernel){fwd, bwd, mask ? g_string_chunk_insert_const(m->strings, mask) : NULL, n_dims, {0}};
     memcpy(k->dims, dims, n_dims * sizeof dims[0]);
     g_hash_table_replace(m->kernels, GUINT_TO_POINTER(node), k);
 }
@@ -304,7 +318,13 @@ uint32_t wl_model_all_gather(wl_model *m, wl_tensor out, wl_tensor x, const char
 
 uint32_t wl_model_reduce_scatter(wl_model *m, wl_tensor out, wl_tensor x, const char *axis)
 {
-    return collective_node(m, STRATA_OP_REDUCE_SCATTER, STRATA_OP_ALL_GATHER, out, x, axis);
+    uint32_t n = collective_node(m, STRATA_OP_REDUCE_SCATTER, STRATA_OP_ALL_GATHER, out, x, axis);
+    guint32 p = dense_get(m->producer, x);
+    if (p && node_at(m, p - 1)->is_dot) { /* invariant 7 */
+        g_hash_table_insert(m->scattered, GUINT_TO_POINTER(n), GUINT_TO_POINTER(p));
+        g_hash_table_add(m->partials, GUINT_TO_POINTER(p - 1));
+    }
+    return n;
 }
 
 static int producer_group(const wl_model *m, wl_tensor t)
@@ -369,6 +389,28 @@ void wl_model_remat_names(wl_model *m, const char *save, const char *offload)
     m->offload_names = name_set(offload);
 }
 
+static gpointer node_key(const wl_model *m, const wl_node *n)
+{
+    return GUINT_TO_POINTER((guint)(n - (const wl_node *)(const void *)m->nodes->data));
+}
+
+/* The node whose dot-ness and checkpoint name a policy reads for n's
+ * output (invariant 7): the dot a reduce-scatter n completes, n itself,
+ * or NULL when n's output is a dot's partial sums. */
+static const wl_node *policy_node(const wl_model *m, const wl_node *n)
+{
+    guint dot = GPOINTER_TO_UINT(g_hash_table_lookup(m->scattered, node_key(m, n)));
+    if (dot)
+        return node_at(m, dot - 1);
+    return g_hash_table_contains(m->partials, node_key(m, n)) ? NULL : n;
+}
+
+/* Node n's checkpoint name, or NULL. */
+static const char *ckpt_name(const wl_model *m, const wl_node *n)
+{
+    return g_hash_table_lookup(m->ckpt_names, node_key(m, n));
+}
+
 /* Whether node n's output is saved for the backward pass under remat. */
 static bool is_saved(const wl_model *m, const wl_node *n, wl_remat remat, const GArray *crossing)
 {
@@ -376,11 +418,11 @@ static bool is_saved(const wl_model *m, const wl_node *n, wl_remat remat, const 
         return false;
     if (remat == WL_REMAT_NONE || !n->remat_ok)
         return true;
-    gpointer i = GUINT_TO_POINTER((guint)(n - (const wl_node *)(const void *)m->nodes->data));
-    if (n->is_dot && (remat == WL_REMAT_DOTS || (remat == WL_REMAT_DOTS_NO_BATCH &&
-                                                 !g_hash_table_contains(m->batch_dots, i))))
+    const wl_node *p = policy_node(m, n);
+    if (p && p->is_dot && (remat == WL_REMAT_DOTS || (remat == WL_REMAT_DOTS_NO_BATCH &&
+                                                      !g_hash_table_contains(m->batch_dots, node_key(m, p)))))
         return true;
-    const char *name = g_hash_table_lookup(m->ckpt_names, i);
+    const char *name = p ? ckpt_name(m, p) : NULL;
     if (name && ((m->save_names && g_hash_table_contains(m->save_names, name)) ||
                  (m->offload_names && g_hash_table_contains(m->offload_names, name))))
         return true;
@@ -472,18 +514,13 @@ static void await_regathers(wl_model *m, const GArray *ins)
     }
 }
 
-/* Node n's checkpoint name, or NULL. */
-static const char *ckpt_name(const wl_model *m, const wl_node *n)
-{
-    guint i = (guint)(n - (const wl_node *)(const void *)m->nodes->data);
-    return g_hash_table_lookup(m->ckpt_names, GUINT_TO_POINTER(i));
-}
-
-/* Whether node n's output goes to host memory between the passes. */
+/* Whether node n's output goes to host memory between the passes: a
+ * compute's, or a reduce-scatter's that completes a dot (invariant 7). */
 static bool is_offloaded(const wl_model *m, const wl_node *n)
 {
-    const char *name = ckpt_name(m, n);
-    return m->remat != WL_REMAT_NONE && n->remat_ok && !n->coll.axis && name && m->offload_names &&
+    const wl_node *p = policy_node(m, n);
+    const char *name = p && (p != n || !n->coll.axis) ? ckpt_name(m, p) : NULL;
+    return m->remat != WL_REMAT_NONE && n->remat_ok && name && m->offload_names &&
            g_hash_table_contains(m->offload_names, name);
 }
 
@@ -553,12 +590,51 @@ static void reload_group(wl_model *m, int group, GHashTable *remap)
     }
 }
 
-static void recompute_group(wl_model *m, int group, wl_remat remat, const GArray *crossing, GHashTable *remap,
-                            GArray *ins)
+/* Whether node n's gradient for input k is computed: a gradient flows into
+ * n's output (the loss seeds one) and input k needs one. */
+static bool vjp_runs(const wl_model *m, guint i, guint k)
+{
+    const wl_node *n = node_at(m, i);
+    return (i + 1 == m->nodes->len || needs_grad(m, n->out)) && needs_grad(m, pool_at(m, n->first_in)[k]);
+}
+
+/* By node index: 1 when the node is recomputed before its group's
+ * backward pass (invariant 8): unsaved, and its output read by a gradient
+ * or by another recomputed node. jax.checkpoint's partial evaluation
+ * (remat_partial_eval, jax/_src/ad_checkpoint.py) runs pe.dce_jaxpr on the
+ * staged recomputation and keeps only the residuals it reads; XLA's HloDCE
+ * removes what nobody reads. One pass in reverse suffices:
+ * a node's readers come after it, and a reader in another group makes its
+ * output cross the boundary, hence saved. */
+static GArray *recompute_set(const wl_model *m, wl_remat remat, const GArray *crossing)
+{
+    GArray *read = g_array_new(FALSE, TRUE, sizeof(guint32)); /* by tensor: read by the backward pass */
+    GArray *rec = g_array_new(FALSE, TRUE, sizeof(guint32));
+    g_array_set_size(rec, m->nodes->len);
+    for (guint i = m->nodes->len; i-- > 0;) {
+        const wl_node *n = node_at(m, i);
+        for (guint k = 0; k < n->n_ins; k++) {
+            if (!vjp_runs(m, i, k))
+                continue;
+            const wl_vjp *v = vjp_at(m, n, k);
+            for (uint32_t j = 0; j < v->n; j++)
+                dense_set(read, pool_at(m, v->first)[j], 1);
+        }
+        if (is_saved(m, n, remat, crossing) || !dense_get(read, n->out))
+            continue;
+        g_array_index(rec, guint32, i) = 1;
+        for (guint k = 0; k < n->n_ins; k++)
+            dense_set(read, pool_at(m, n->first_in)[k], 1);
+    }
+    g_array_free(read, TRUE);
+    return rec;
+}
+
+static void recompute_group(wl_model *m, int group, const GArray *recomputed, GHashTable *remap, GArray *ins)
 {
     for (guint i = 0; i < m->nodes->len; i++) {
         const wl_node *n = node_at(m, i);
-        if (n->group != group || is_saved(m, n, remat, crossing))
+        if (n->group != group || !g_array_index(recomputed, guint32, i))
             continue;
         wl_tensor c = clone_tensor(m->g, n->out, "_remat", wl_graph_tag(m->g, n->out), WL_TEMP);
         g_array_set_size(ins, 0);
@@ -655,6 +731,7 @@ void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags)
     m->remat = remat;
     emit_forward(m, ins);
     GArray *crossing = remat != WL_REMAT_NONE ? crossing_tensors(m) : NULL;
+    GArray *recomputed = recompute_set(m, remat, crossing);
     int cur_group = G_MININT;
     for (guint i = m->nodes->len; i-- > 0;) {
         const wl_node *n = node_at(m, i);
@@ -664,7 +741,7 @@ void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags)
             if (remat != WL_REMAT_NONE && n->remat_ok)
                 reload_group(m, cur_group, m->remap);
             if ((remat != WL_REMAT_NONE && n->remat_ok) || m->gathers)
-                recompute_group(m, cur_group, remat, crossing, m->remap, ins);
+                recompute_group(m, cur_group, recomputed, m->remap, ins);
         }
         bool is_loss = i + 1 == m->nodes->len;
         guint32 dp = dense_get(m->grads, n->out);
@@ -673,6 +750,7 @@ void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags)
     }
     switch_group(m, cur_group, G_MININT, true);
     g_array_free(ins, TRUE);
+    g_array_free(recomputed, TRUE);
     if (crossing)
         g_array_free(crossing, TRUE);
 }
@@ -707,11 +785,12 @@ static void visit_param(const wl_model *m, int group, wl_tensor t, wl_model_para
 void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_model_param_fn add, void *ud)
 {
     GArray *crossing = backward && remat != WL_REMAT_NONE ? crossing_tensors(m) : NULL;
+    GArray *rec = crossing ? recompute_set(m, remat, crossing) : NULL;
     guint len = m->nodes->len;
     for (guint i = 0; i < len; i++) {
         guint at = backward ? len - 1 - i : i;
         const wl_node *n = node_at(m, at);
-        bool recomputed = crossing && !is_saved(m, n, remat, crossing);
+        bool recomputed = rec && g_array_index(rec, guint32, at);
         bool flows = at + 1 == len || needs_grad(m, n->out);
         for (guint k = 0; k < n->n_ins; k++) {
             wl_tensor x = pool_at(m, n->first_in)[k];
@@ -724,8 +803,10 @@ void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_m
                 visit_param(m, n->group, pool_at(m, v->first)[j], add, ud);
         }
     }
-    if (crossing)
+    if (crossing) {
         g_array_free(crossing, TRUE);
+        g_array_free(rec, TRUE);
+    }
 }
 
 void wl_model_reduce_out(wl_model *m, uint32_t node, const char *axis)

@@ -12,7 +12,10 @@
  *     that needs one (params and what depends on them), accumulated when a
  *     tensor feeds several nodes;
  *  3. with remat, before a group's backward, the recomputation of the
- *     outputs of that group that were not saved: `full` saves only what
+ *     outputs of that group that were not saved and that a gradient (or
+ *     another recomputation) reads (dead-code elimination, as
+ *     jax.checkpoint's partial evaluation and XLA's DCE drop the rest):
+ *     `full` saves only what
  *     crosses group boundaries (jax.checkpoint of each layer), `dots` also
  *     saves matmul outputs (checkpoint_policies.dots_saveable), the other
  *     policies of wl_remat_policy_find() what they name, some in host
@@ -83,7 +86,7 @@ void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl
 
 /* The kernels that run node's forward (and recomputation) and each of its
  * gradients: kernel=fwd / kernel=bwd dims=DIMS [mask=MASK] on their steps
- * (wl_graph_kernel; names and mask are static text; bwd NULL: the
+ * (wl_graph_kernel; names are static text, mask is copied; bwd NULL: the
  * gradients name none). */
 void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bwd, uint32_t n_dims,
                      const uint64_t *dims, const char *mask);
@@ -107,7 +110,11 @@ uint32_t wl_model_add(wl_model *m, const char *label, wl_tensor out, wl_tensor a
  * passes. */
 uint32_t wl_model_all_gather(wl_model *m, wl_tensor out, wl_tensor x, const char *axis);
 /* out = reduce-scatter(x) (out is the device's part of the sum of the
- * group's x); its gradient is the all-gather of out's gradient. */
+ * group's x); its gradient is the all-gather of out's gradient. When a dot
+ * writes x (a row-parallel matmul's partial sums), out is that dot's output
+ * as JAX's jaxpr holds it, sharded: the remat policies judge out by the
+ * dot's kind and checkpoint name (saved or offloaded where the dot's
+ * output would be), and never save x for it. */
 uint32_t wl_model_reduce_scatter(wl_model *m, wl_tensor out, wl_tensor x, const char *axis);
 
 /* Emit forward and backward into the graph. Parameter gradients get `grad_flags`

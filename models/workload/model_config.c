@@ -10,13 +10,17 @@
  * repository's configuration_deepseek.py) and what the family's modeling
  * file fixes whatever the keys say (RMSNorm and rotary positions for all;
  * Qwen 2's q/k/v biases, hard-coded in Qwen2Attention; Qwen 3's and
- * Gemma 3's q_norm/k_norm; Gemma's four norms a layer). `keys`: one row
+ * Gemma 3's q_norm/k_norm; Gemma's four norms a layer; Gemma 2's local
+ * layer every other one, Gemma 3's five of six) and whether its attention
+ * applies config.sliding_window (MistralAttention, MixtralAttention,
+ * Gemma2Attention, Gemma3Attention; Llama, Qwen and DeepSeek do not, or
+ * only with use_sliding_window). `keys`: one row
  * per config.json key, what it sets and how its value is read; keys that
  * change nothing a training step's memory or time depends on (token ids,
  * rope_theta, epsilons, dropout, ...) are rows of kind IGNORE, and keys
- * for what strata does not model (sliding windows, multi-token
- * prediction, fp8 weights, a vision tower) are rows of kind NOTE: read,
- * reported, left out.
+ * for what strata does not model (multi-token prediction, fp8 weights, a
+ * vision tower, a sliding window in a family whose attention has none)
+ * are rows of kind NOTE: read, reported, left out.
  *
  * Adding an architecture is one row of `families` (docs/extending.md), and
  * a key it brings one row of `keys`.
@@ -35,35 +39,39 @@ typedef struct family {
     const char *defaults; /* strata keys the class defaults to, before the file's */
     const char *fixed;    /* what the architecture fixes, after the file's */
     const char *nested;   /* a key holding the language model's own config (NULL: none) */
+    bool sliding;         /* its attention applies sliding_window */
 } family;
 
 #define DECODER "norm=rmsnorm,pos=rope"
 static const family families[] = {
-    {"llama", "layers=32,d_model=4096,heads=32,ffn=11008,vocab=32000,mlp=swiglu,tie=false", DECODER, NULL},
+    {"llama", "layers=32,d_model=4096,heads=32,ffn=11008,vocab=32000,mlp=swiglu,tie=false", DECODER, NULL, false},
     {"mistral", "layers=32,d_model=4096,heads=32,kv_heads=8,ffn=14336,vocab=32000,mlp=swiglu,tie=false", DECODER,
-     NULL},
+     NULL, true},
     {"mixtral",
      "layers=32,d_model=4096,heads=32,kv_heads=8,ffn=14336,vocab=32000,mlp=swiglu,tie=false,experts=8,top_k=2",
-     DECODER, NULL},
+     DECODER, NULL, true},
     {"qwen2", "layers=32,d_model=4096,heads=32,ffn=22016,vocab=151936,mlp=swiglu,tie=false",
-     DECODER ",qkv_bias=true", NULL},
+     DECODER ",qkv_bias=true", NULL, false},
     {"qwen3", "layers=32,d_model=4096,heads=32,head_dim=128,ffn=22016,vocab=151936,mlp=swiglu,tie=false",
-     DECODER ",qk_norm=true", NULL},
+     DECODER ",qk_norm=true", NULL, false},
     {"qwen3_moe",
      "layers=24,d_model=2048,heads=32,kv_heads=4,head_dim=128,ffn=6144,vocab=151936,mlp=swiglu,tie=false,"
      "experts=128,top_k=8,moe_ffn=768",
-     DECODER ",qk_norm=true", NULL},
-    {"gemma2", "layers=26,d_model=2304,heads=8,kv_heads=4,head_dim=256,ffn=9216,vocab=256000,mlp=geglu,tie=true",
-     DECODER ",post_norms=true", NULL},
+     DECODER ",qk_norm=true", NULL, false},
+    {"gemma2",
+     "layers=26,d_model=2304,heads=8,kv_heads=4,head_dim=256,ffn=9216,vocab=256000,mlp=geglu,tie=true,"
+     "sliding_window=4096",
+     DECODER ",post_norms=true,global_every=2", NULL, true},
     {"gemma3_text",
-     "layers=26,d_model=2304,heads=8,kv_heads=4,head_dim=256,ffn=9216,vocab=262208,mlp=geglu,tie=true",
-     DECODER ",post_norms=true,qk_norm=true", NULL},
-    {"gemma3", "", "", "text_config"},
+     "layers=26,d_model=2304,heads=8,kv_heads=4,head_dim=256,ffn=9216,vocab=262208,mlp=geglu,tie=true,"
+     "sliding_window=4096,global_every=6",
+     DECODER ",post_norms=true,qk_norm=true", NULL, true},
+    {"gemma3", "", "", "text_config", false},
     {"deepseek_v3",
      "layers=61,d_model=7168,heads=128,kv_heads=128,ffn=18432,vocab=129280,mlp=swiglu,tie=false,experts=256,"
      "top_k=8,shared_experts=1,moe_ffn=2048,dense_layers=3,moe_every=1,q_lora_rank=1536,kv_lora_rank=512,"
      "qk_nope_head_dim=128,qk_rope_head_dim=64,v_head_dim=128",
-     DECODER, NULL},
+     DECODER, NULL, false},
 };
 #undef DECODER
 
@@ -74,6 +82,7 @@ typedef enum {
     K_ACT,       /* hidden_act: the MLP (every family here gates it) */
     K_IGNORE,    /* known; changes nothing strata models */
     K_NOTE,      /* known; what it sets is not modelled (a note unless null, false, 0 or empty) */
+    K_WINDOW,    /* sliding_window: a COUNT0 in a family whose attention applies it, else a NOTE */
     K_STRUCTURE, /* model_type, the nested config: read by the loader itself */
 } key_kind;
 
@@ -109,10 +118,12 @@ static const key_row keys[] = {
     {"qk_nope_head_dim", "qk_nope_head_dim", K_COUNT},
     {"qk_rope_head_dim", "qk_rope_head_dim", K_COUNT0},
     {"v_head_dim", "v_head_dim", K_COUNT},
+    {"sliding_window", "sliding_window", K_WINDOW},
+    {"sliding_window_pattern", "global_every", K_COUNT},
     {"model_type", NULL, K_STRUCTURE},
     {"text_config", NULL, K_STRUCTURE},
     /* Not modelled: reported when set. */
-    {"sliding_window", NULL, K_NOTE},
+    {"use_sliding_window", NULL, K_NOTE},
     {"mlp_bias", NULL, K_NOTE},
     {"num_nextn_predict_layers", NULL, K_NOTE},
     {"mlp_only_layers", NULL, K_NOTE},
@@ -141,11 +152,9 @@ static const key_row keys[] = {
     {"rope_local_base_freq", NULL, K_IGNORE},
     {"attention_dropout", NULL, K_IGNORE},
     {"pretraining_tp", NULL, K_IGNORE},
-    {"use_sliding_window", NULL, K_IGNORE},
     {"use_mrope", NULL, K_IGNORE},
     {"max_window_layers", NULL, K_IGNORE},
     {"sliding_window_size", NULL, K_IGNORE},
-    {"sliding_window_pattern", NULL, K_IGNORE},
     {"cache_implementation", NULL, K_IGNORE},
     {"query_pre_attn_scalar", NULL, K_IGNORE},
     {"attn_logit_softcapping", NULL, K_IGNORE},
@@ -166,6 +175,7 @@ static const key_row keys[] = {
 
 struct strata_model_config {
     const char *path;     /* borrowed while loading */
+    const family *row;    /* the family being read */
     char *family;
     GPtrArray *order;     /* strata keys in the order first set (owned) */
     GHashTable *value_of; /* key -> value (values owned) */
@@ -264,7 +274,7 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
     }
     if (row->kind == K_IGNORE || row->kind == K_STRUCTURE)
         return true;
-    if (row->kind == K_NOTE) {
+    if (row->kind == K_NOTE || (row->kind == K_WINDOW && !c->row->sliding)) {
         if (!unset_value(v))
             note(c, "key '%s' is set but not modelled: ignored", hf);
         return true;
@@ -328,6 +338,7 @@ static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError
     }
     g_free(c->family);
     c->family = g_strdup(type);
+    c->row = f;
     set_kv(c, f->defaults);
     GList *members = json_object_get_members(o);
     bool ok = true;

@@ -70,6 +70,10 @@ extern const char *const strata_model_pos_choices[];  /* learned rope */
     X(qk_nope_head_dim, INT, NULL, "MLA: per-head query/key width without rotary (default head_dim)")           \
     X(qk_rope_head_dim, INT, NULL, "MLA: per-head query/key width with rotary (default 0)")                     \
     X(v_head_dim, INT, NULL, "MLA: per-head value width (default head_dim)")                                    \
+    X(sliding_window, INT, NULL, "keys a local layer's query sees, itself included: a causal sliding window "     \
+                                 "(HF sliding_window; default 0: every layer global)")                          \
+    X(global_every, INT, NULL, "with sliding_window: layer l is global when global_every divides l+1 (Gemma 2: " \
+                               "2, Gemma 3: 6; default 0: every layer local)")                                  \
     X(config, STRING, NULL, "a Hugging Face config.json whose keys set the ones above (given keys win)")
 
 #define STRATA_MODEL_PARAM_DEF(name, type, choices, description) \
@@ -86,6 +90,7 @@ typedef struct strata_model_shape {
     int64_t experts, top_k, shared_experts, moe_ffn, dense_layers, moe_every;
     /* MLA when kv_lora_rank > 0: q and k heads are qk_nope + qk_rope wide, v heads v_head_dim. */
     int64_t q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim, v_head_dim;
+    int64_t sliding_window, global_every; /* 0, 0: every layer global */
 } strata_model_shape;
 
 /* The shape of p (a table with layers, d_model, heads, vocab and the
@@ -93,6 +98,8 @@ typedef struct strata_model_shape {
  * when the keys do not make a model (kv_heads not dividing heads, experts
  * without top_k, top_k above experts, ...). */
 bool strata_model_shape_of(const strata_params *p, const char *owner, strata_model_shape *s, GError **err);
+/* The sliding window of layer l's attention (0: global). */
+int64_t strata_model_layer_window(const strata_model_shape *s, int64_t l);
 /* Whether layer l's MLP is a mixture of experts. */
 bool strata_model_layer_is_moe(const strata_model_shape *s, int64_t l);
 /* Parameters: all of them, and those a token uses (top_k routed experts);
@@ -102,7 +109,9 @@ void strata_model_shape_count(const strata_model_shape *s, int64_t seq, double *
  * (src/MaxText/maxtext_utils.py) and Megatron's num_floating_point_operations
  * count them: 3 x (2 x tokens x the active matmul parameters, the output
  * projection included, the input embedding not) + 3 x the attention's two
- * products (2 B S^2 H (dqk + dv) forward, half with a causal mask). */
+ * products (2 B S^2 H (dqk + dv) forward, half with a causal mask; a local
+ * layer's causal window W < S, 2 B (S W - W^2 / 2) H (dqk + dv), as
+ * MaxText's calculate_mixed_attention_model_tflops_training_per_device). */
 double strata_model_step_flops(const strata_model_shape *s, int64_t batch, int64_t seq, bool causal);
 
 /* A config.json read. */

@@ -49,6 +49,9 @@ static bool shape_check(const strata_model_shape *s, const char *owner, GError *
     if (s->experts < 0 || s->shared_experts < 0 || s->dense_layers < 0 || s->moe_every < 1)
         return refuse(err, owner, "expected experts, shared_experts, dense_layers >= 0 and moe_every >= 1",
                       s->experts, s->moe_every);
+    if (s->sliding_window < 0 || s->global_every < 0)
+        return refuse(err, owner, "expected sliding_window and global_every >= 0", s->sliding_window,
+                      s->global_every);
     if (s->experts > 0 && (s->top_k < 1 || s->top_k > s->experts))
         return refuse(err, owner, "expected top_k between 1 and experts with experts > 0 (top_k, experts)", s->top_k,
                       s->experts);
@@ -95,7 +98,14 @@ bool strata_model_shape_of(const strata_params *p, const char *owner, strata_mod
     s->qk_nope_head_dim = int_or(p, "qk_nope_head_dim", s->head_dim);
     s->qk_rope_head_dim = int_or(p, "qk_rope_head_dim", 0);
     s->v_head_dim = int_or(p, "v_head_dim", s->head_dim);
+    s->sliding_window = int_or(p, "sliding_window", 0);
+    s->global_every = int_or(p, "global_every", 0);
     return shape_check(s, owner, err);
+}
+
+int64_t strata_model_layer_window(const strata_model_shape *s, int64_t l)
+{
+    return s->global_every > 0 && (l + 1) % s->global_every == 0 ? 0 : s->sliding_window;
 }
 
 bool strata_model_layer_is_moe(const strata_model_shape *s, int64_t l)
@@ -169,6 +179,13 @@ double strata_model_step_flops(const strata_model_shape *s, int64_t batch, int64
     }
     double dqk = s->kv_lora_rank > 0 ? (double)(s->qk_nope_head_dim + s->qk_rope_head_dim) : (double)s->head_dim;
     double dv = s->kv_lora_rank > 0 ? (double)s->v_head_dim : (double)s->head_dim;
-    double attention = 2.0 * tokens * (double)seq * (double)s->heads * (dqk + dv) * (double)s->layers;
-    return 3.0 * (2.0 * tokens * weights + (causal ? attention / 2 : attention));
+    /* A layer's two products, 2 B S^2 H (dqk + dv), half with a causal mask;
+     * a local layer's window W < S, 2 B (S W - W^2 / 2) H (dqk + dv)
+     * (calculate_mixed_attention_model_tflops_training_per_device). */
+    double attention = 0, per_key = 2.0 * (double)batch * (double)s->heads * (dqk + dv);
+    for (int64_t l = 0; l < s->layers; l++) {
+        double w = (double)strata_model_layer_window(s, l), S = (double)seq;
+        attention += !causal ? per_key * S * S : w > 0 && w < S ? per_key * (S * w - w * w / 2) : per_key * S * S / 2;
+    }
+    return 3.0 * (2.0 * tokens * weights + attention);
 }

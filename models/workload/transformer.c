@@ -287,8 +287,17 @@ static bool transformer_check(const strata_params *p, strata_model_shape *s, wl_
         g_string_free(known, TRUE);
         return false;
     }
-    return strata_model_shape_of(p, "transformer", s, err) && shape_sizes_ok(s, p, err) &&
-           transformer_check_shard(p, s, plan, err);
+    if (!strata_model_shape_of(p, "transformer", s, err))
+        return false;
+    bool flash = strata_params_is_set(p, "attention") && g_str_equal(strata_params_string(p, "attention"), "flash"),
+         causal = strata_params_is_set(p, "mask") && g_str_equal(strata_params_string(p, "mask"), "causal");
+    if (s->sliding_window > 0 && flash && !causal) {
+        g_set_error_literal(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                            "transformer: sliding_window is a causal window: expected mask=causal with "
+                            "attention=flash");
+        return false;
+    }
+    return shape_sizes_ok(s, p, err) && transformer_check_shard(p, s, plan, err);
 }
 
 /* Under tp, a node whose output (k < 0) or input k's gradient is a partial

@@ -19,7 +19,10 @@
  *            times that (FlashAttention-2's five products per block pair,
  *            benchmarks/benchmark_flash_attention.py's count); the score
  *            matrix is never stored (its per-row logsumexp, B H S f32, is
- *            left out);
+ *            left out); a local layer (sliding_window W < S) runs it with
+ *            mask=window-W, 4 B H hd (S W - W^2 / 2) flops (the kernel
+ *            row's nominal count; the full form computes the whole matrix
+ *            whatever the window);
  *     MLA (kv_lora_rank > 0, DeepSeek-V3): q = norm(a @ wq_a) @ wq_b (or
  *            a @ wq), kv = norm(a @ wkv_a) @ wkv_b; q and k heads nope+rope
  *            wide, v heads v_head_dim; the flash kernel's head width is
@@ -43,6 +46,7 @@
  * inputs are gathered and outputs reduce-scattered (transformer.c).
  */
 #include "workload/transformer.h"
+#include "kernel/kernel.h"
 
 /* The layer's parameters as the compute reads them (WL_NONE: absent). */
 typedef struct tf_layer_w {
@@ -163,13 +167,20 @@ static wl_tensor attend(tf_ctx *c, const tf_dims *z, uint64_t l, const wl_tensor
     if (z->flash) {
         ctx = tf_act(c, NAME("l%u_ctx"), 3, ctxd);
         uint64_t dm = (dqk + dv) / 2, dims[6] = {B, H, S, S, dm, Kh};
-        double f = 4.0 * (double)(B * H) * (double)S * (double)S * (double)dm / (z->causal ? 2.0 : 1.0);
+        int64_t window = strata_model_layer_window(z->s, (int64_t)l);
+        char mask[48];
+        g_snprintf(mask, sizeof mask, "window-%" G_GINT64_FORMAT, window);
+        strata_kernel_problem kp = {.n_dims = 5, .dims = dims, .causal = z->causal};
+        if (z->causal && window > 0 && (uint64_t)window < S)
+            kp.window = (uint64_t)window;
+        double f = 0, bytes = 0;
+        strata_kernel_find("flash-attention")->nominal(&kp, &f, &bytes);
         uint32_t node = wl_model_node(m, LABEL("l%u_attn"), ctx, ins, n_ins, f, false);
         wl_tensor needs[3] = {ins[0], n_ins > 1 ? ins[1] : ctx, ctx};
         for (uint32_t k = 0; k < n_ins; k++)
             wl_model_vjp(m, node, k, k == 0 ? 2.5 * f : 0, needs, n_ins + 1);
         wl_model_kernel(m, node, "flash-attention", "flash-attention-bwd", Kh == H ? 5 : 6, dims,
-                        z->causal ? "causal" : NULL);
+                        kp.window ? mask : z->causal ? "causal" : NULL);
         wl_model_checkpoint_name(m, node, "context");
         return ctx;
     }
