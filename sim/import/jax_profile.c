@@ -330,6 +330,17 @@ strata_source *strata_jax_profile_import(const char *path, int device, strata_ja
     return src;
 }
 
+/* Whether ev is what only a PyTorch profiler (Kineto) writes: an event with
+ * a category (Kineto gives every activity one: cpu_op, kernel, gpu_memcpy,
+ * ...; its `[memory]` instants are cpu_instant_event) or a `[memory]`
+ * event. TSL's trace_events_to_json writes no `cat` at all (the corpus's
+ * two jax.profiler files: 786 events, none with one). */
+static bool kineto_only(JsonObject *ev)
+{
+    const char *name = json_member_string(ev, "name");
+    return json_object_has_member(ev, "cat") || (name && strcmp(name, "[memory]") == 0);
+}
+
 bool strata_jax_profile_sniff(const char *path)
 {
     strata_kineto_scan *scan = strata_kineto_scan_open(path, NULL);
@@ -337,13 +348,14 @@ bool strata_jax_profile_sniff(const char *path)
         return false;
     JsonObject *ev;
     uint64_t line;
-    bool jax = false;
-    for (int i = 0; !jax && i < JAX_SNIFF_EVENTS && strata_kineto_scan_next(scan, &ev, &line, NULL) == 1; i++) {
+    bool jax = false, kineto = false;
+    for (int i = 0; !kineto && i < JAX_SNIFF_EVENTS && strata_kineto_scan_next(scan, &ev, &line, NULL) == 1; i++) {
         JsonObject *args = json_member_object(ev, "args");
         const char *ph = json_member_string(ev, "ph"), *name = json_member_string(args, "name");
-        jax = json_member_string(args, "hlo_op") != NULL ||
-              (ph && strcmp(ph, "M") == 0 && name && (strcmp(name, "XLA Ops") == 0 || device_of_process(name) >= 0));
+        kineto = kineto_only(ev);
+        jax |= json_member_string(args, "hlo_op") != NULL ||
+               (ph && strcmp(ph, "M") == 0 && name && (strcmp(name, "XLA Ops") == 0 || device_of_process(name) >= 0));
     }
     strata_kineto_scan_free(scan);
-    return jax;
+    return jax && !kineto;
 }
