@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/lines.h"
 #include "import/chakra.h"
 #include "import/chakra_file.h"
 #include "trace/line.h"
@@ -466,16 +467,26 @@ static strata_op_list *strata_ops(const et_file *files, guint n_files, GError **
             const indexed_text *prev = &g_array_index(all, indexed_text, k - 1);
             if (strcmp(prev->text, t->text) != 0) {
                 char *w = chakra_node_where(t->path, t->node);
+                char *here = strata_quote(t->text), *there = strata_quote(prev->text);
                 g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                            "%s: strata.index %" PRIu64 " holds '%s', but '%s' in %s", w, t->index, t->text,
-                            prev->text, prev->path);
+                            "%s: strata.index %" PRIu64 " holds '%s', but '%s' in %s", w, t->index, here, there,
+                            prev->path);
+                g_free(here);
+                g_free(there);
                 g_free(w);
                 ok = false;
             }
             continue;
         }
         char *w = chakra_node_where(t->path, t->node);
-        ok = parse_into(ops, t->text, w, err);
+        size_t len = strlen(t->text);
+        if (len > STRATA_LINE_MAX) { /* the writer would refuse it: say so here, at its node, not with the op */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: strata.op: expected an op of at most %d bytes "
+                        "(a trace line strata's reader takes), got %zu", w, STRATA_LINE_MAX, len);
+            ok = false;
+        } else {
+            ok = parse_into(ops, t->text, w, err);
+        }
         g_free(w);
     }
     g_array_free(all, TRUE);
