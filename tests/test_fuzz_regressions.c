@@ -3,7 +3,7 @@
  *
  * Each file is an input that once crashed (or could crash) a parser; its
  * name says which: trace-*, hw-*, pickle-*, experiment-*, minimalloc-*,
- * kineto-*, xla-*, validate-*, spmd-*. xla-* and validate-* hold several files joined by
+ * kineto-*, xla-*, validate-*, spmd-*, model_config-*. xla-* and validate-* hold several files joined by
  * lines `====`, as their fuzz targets read them (tests/fuzz/fuzz_xla.c,
  * fuzz_validate.c); they are split into a temporary folder first.
  * Each is fed in process to the same code the fuzz target drives, and to the
@@ -30,6 +30,8 @@
 #include "trace/writer.h"
 #include "validate/published.h"
 #include "validate/series.h"
+#include "serve/serve_model.h"
+#include "workload/model_config.h"
 
 static void replay_trace(const char *path)
 {
@@ -263,6 +265,28 @@ static void replay_spmd(const char *path)
     g_free(ring);
 }
 
+/* A Hugging Face config.json: loaded, resolved and counted as the
+ * generators and `strata serve --model` do (fuzz_model_config.c). */
+static void replay_model_config(const char *path)
+{
+    GError *err = NULL;
+    strata_model_config *c = strata_model_config_load(path, &err);
+    if (c) {
+        strata_model_config_free(c);
+        strata_serve_model m;
+        if (strata_serve_model_from_config(&m, path, &err) && strata_serve_model_check(&m, path, &err)) {
+            (void)strata_serve_moe_layers(&m);
+            (void)strata_serve_model_params(&m);
+        }
+    }
+    g_clear_error(&err);
+    char *spec = g_strdup_printf("config=%s", path);
+    strata_cli_result r = strata_test_cli("gen", "transformer", spec, "-o", "/dev/null", NULL);
+    ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata gen exit %d: %s", path, r.status, r.err);
+    strata_cli_result_clear(&r);
+    g_free(spec);
+}
+
 static const struct {
     const char *prefix;
     void (*replay)(const char *path);
@@ -271,7 +295,8 @@ static const struct {
     {"pickle-", replay_pickle},         {"experiment-", replay_experiment},
     {"minimalloc-", replay_minimalloc}, {"kineto-", replay_kineto},
     {"xla-", replay_xla},               {"validate-", replay_validate},
-    {"spmd-", replay_spmd},             {NULL, NULL},
+    {"spmd-", replay_spmd},             {"model_config-", replay_model_config},
+    {NULL, NULL},
 };
 
 START_TEST(every_regression_input)
@@ -289,7 +314,7 @@ START_TEST(every_regression_input)
         while (replayers[i].prefix && !g_str_has_prefix(name, replayers[i].prefix))
             i++;
         ck_assert_msg(replayers[i].prefix != NULL, "%s: name must start with trace-, hw-, pickle-, experiment-, "
-                                                   "minimalloc-, kineto-, xla-, validate- or spmd-", name);
+                                                   "minimalloc-, kineto-, xla-, validate-, spmd- or model_config-", name);
         replayers[i].replay(path);
         replayed++;
         g_free(path);

@@ -71,6 +71,14 @@ START_TEST(params_and_weights_by_hand)
     m.moe_every = 2;
     ck_assert_uint_eq(strata_serve_moe_layers(&m), 16);
     ck_assert(fabs(strata_serve_model_params(&m) - 26972262400.0) < 0.5);
+    /* Counted in closed form (issue 46's fuzzing: a config.json's 2^31 - 1 layers were counted one by one):
+     * the multiples of 4 in [3, 2^31 - 1) are those in [0, 2^31 - 1), 536,870,912 (0 to 2,147,483,644), less 0 */
+    m.layers = 2147483647;
+    m.dense_layers = 3;
+    m.moe_every = 4;
+    ck_assert_uint_eq(strata_serve_moe_layers(&m), 536870911);
+    m.dense_layers = 2147483647; /* no layer past the dense ones */
+    ck_assert_uint_eq(strata_serve_moe_layers(&m), 0);
 }
 END_TEST
 

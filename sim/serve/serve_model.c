@@ -247,10 +247,12 @@ uint64_t strata_serve_kv_bytes_per_token(const strata_serve_model *m, uint32_t t
 
 uint32_t strata_serve_moe_layers(const strata_serve_model *m)
 {
-    uint32_t n = 0, every = m->moe_every ? m->moe_every : 1;
-    for (uint32_t l = m->dense_layers; m->experts && l < m->layers; l++)
-        n += l % every == 0;
-    return n;
+    /* l in [dense_layers, layers) that `every` divides, in closed form (a
+     * config.json may declare 2^31 - 1 layers: counted one by one, seconds) */
+    uint64_t every = m->moe_every ? m->moe_every : 1, from = m->dense_layers, to = m->layers;
+    if (!m->experts || from >= to)
+        return 0;
+    return (uint32_t)((to + every - 1) / every - (from + every - 1) / every);
 }
 
 double strata_serve_model_params(const strata_serve_model *m)
