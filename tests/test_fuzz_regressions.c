@@ -3,9 +3,10 @@
  *
  * Each file is an input that once crashed (or could crash) a parser; its
  * name says which: trace-*, hw-*, pickle-*, experiment-*, minimalloc-*,
- * kineto-*, xla-*, validate-*, spmd-*, model_config-*. xla-* and validate-* hold several files joined by
- * lines `====`, as their fuzz targets read them (tests/fuzz/fuzz_xla.c,
- * fuzz_validate.c); they are split into a temporary folder first.
+ * kineto-*, xla-*, validate-*, spmd-*, model_config-*, jax_profile-*.
+ * xla-* and validate-* hold several files joined by lines `====`, as
+ * their fuzz targets read them (tests/fuzz/fuzz_xla.c, fuzz_validate.c);
+ * they are split into a temporary folder first.
  * Each is fed in process to the same code the fuzz target drives, and to the
  * strata binary, which must exit 0, 1 or 2 (never a signal, never 3). Under
  * the sanitizer build (.ci/run) this also proves the fix stays free of
@@ -16,6 +17,7 @@
 #include "fuzz/fuzz_input.h"
 #include "core/error.h"
 #include "hw/hw.h"
+#include "import/jax_profile.h"
 #include "import/minimalloc.h"
 #include "import/xla.h"
 #include "import/pickle.h"
@@ -150,6 +152,24 @@ static void replay_kineto(const char *path)
 {
     strata_cli_result r = strata_test_cli("import", "kineto", path, "-o", "/dev/null", "--quiet", NULL);
     ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata import kineto exit %d: %s", path, r.status, r.err);
+    ck_assert_msg(r.status == 0 || strstr(r.err, path), "%s: the error does not name the file: %s", path, r.err);
+    strata_cli_result_clear(&r);
+}
+
+/* A jax.profiler trace: imported in process (the stream to its end) and
+ * through the CLI, which exits 0 or 2 naming the file (fuzz_jax_profile.c). */
+static void replay_jax_profile(const char *path)
+{
+    GError *err = NULL;
+    strata_jax_profile_summary sum;
+    strata_source *src = strata_jax_profile_import(path, STRATA_JAX_DEVICE_AUTO, &sum, &err);
+    const strata_op *op;
+    while (src && strata_source_next(src, &op, &err) == 1)
+        g_free(strata_op_to_text(op));
+    strata_source_free(src);
+    g_clear_error(&err);
+    strata_cli_result r = strata_test_cli("import", "jax-profile", path, "-o", "/dev/null", NULL);
+    ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata import jax-profile exit %d: %s", path, r.status, r.err);
     ck_assert_msg(r.status == 0 || strstr(r.err, path), "%s: the error does not name the file: %s", path, r.err);
     strata_cli_result_clear(&r);
 }
@@ -296,7 +316,7 @@ static const struct {
     {"minimalloc-", replay_minimalloc}, {"kineto-", replay_kineto},
     {"xla-", replay_xla},               {"validate-", replay_validate},
     {"spmd-", replay_spmd},             {"model_config-", replay_model_config},
-    {NULL, NULL},
+    {"jax_profile-", replay_jax_profile}, {NULL, NULL},
 };
 
 START_TEST(every_regression_input)
@@ -314,7 +334,7 @@ START_TEST(every_regression_input)
         while (replayers[i].prefix && !g_str_has_prefix(name, replayers[i].prefix))
             i++;
         ck_assert_msg(replayers[i].prefix != NULL, "%s: name must start with trace-, hw-, pickle-, experiment-, "
-                                                   "minimalloc-, kineto-, xla-, validate-, spmd- or model_config-", name);
+                                                   "minimalloc-, kineto-, xla-, validate-, spmd-, model_config- or jax_profile-", name);
         replayers[i].replay(path);
         replayed++;
         g_free(path);

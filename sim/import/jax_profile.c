@@ -35,11 +35,19 @@ typedef struct jax_reader {
     GHashTable *named;       /* "pid:tid" (owned) of every named thread */
 } jax_reader;
 
-/* A number member truncated to an integer, 0 when missing. */
-static int64_t member_int(JsonObject *o, const char *key)
+/* A number member truncated to an integer into *out, 0 when missing (or not
+ * a number); false when it is a number no 64-bit integer holds (an id of
+ * 7e21 was cast to int64_t: undefined behaviour, found by fuzz_jax_profile). */
+static bool member_int(JsonObject *o, const char *key, int64_t *out)
 {
     double d;
-    return json_member_number(o, key, &d) ? (int64_t)d : 0;
+    *out = 0;
+    if (!json_member_number(o, key, &d))
+        return true;
+    if (!(d > -9.2e18 && d < 9.2e18))
+        return false;
+    *out = (int64_t)d;
+    return true;
 }
 
 static char *thread_key(int64_t pid, int64_t tid)
@@ -100,7 +108,12 @@ static bool feed(jax_reader *r, const char *path, JsonObject *ev, uint64_t line,
     const char *ph = json_member_string(ev, "ph");
     if (ph == NULL)
         return true;
-    int64_t pid = member_int(ev, "pid"), tid = member_int(ev, "tid");
+    int64_t pid = 0, tid = 0;
+    if (!member_int(ev, "pid", &pid) || !member_int(ev, "tid", &tid)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:%" G_GUINT64_FORMAT ": expected pid and tid whole numbers within 64 bits", path, line);
+        return false;
+    }
     JsonObject *args = json_member_object(ev, "args");
     if (strcmp(ph, "M") == 0) {
         const char *what = json_member_string(ev, "name"), *name = json_member_string(args, "name");
