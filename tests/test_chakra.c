@@ -599,7 +599,7 @@ static void expect_bad(const char *dir, const char *name, const guint8 *data, gs
 /* Issue 46's classes in Chakra input, a row each: nodes without work each
  * depending on the two before (their resolved lists doubled at every node:
  * exponential; now each dependency once), a duration past the sane range
- * of time= (written as a trace that check refuses; now refused), a gap in
+ * of time= (written as a trace that check refuses; now refused at its node), a gap in
  * the rank files (the workload shrank to the ranks before it), and a FIFO
  * (read as "no such file"). */
 START_TEST(issue46_rows)
@@ -631,7 +631,8 @@ START_TEST(issue46_rows)
     b = g_byte_array_new();
     append_msg(b, &meta.base);
     append_node(b, 1, "long", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 2000000000000u, NULL, 0, NULL, 0);
-    expect_bad(dir, "long.et", b->data, b->len, "check refuses");
+    expect_bad(dir, "long.et", b->data, b->len,
+               "node 1 'long': duration_micros 2000000000000: expected at most 10^12 us");
     g_byte_array_free(b, TRUE);
     /* row 3: w.0.et and w.2.et, no w.1.et */
     b = g_byte_array_new();

@@ -3,7 +3,7 @@
  *
  * Each file is an input that once crashed (or could crash) a parser; its
  * name says which: trace-*, hw-*, pickle-*, experiment-*, minimalloc-*,
- * kineto-*, xla-*, validate-*, spmd-*, model_config-*, jax_profile-*.
+ * kineto-*, xla-*, validate-*, spmd-*, model_config-*, jax_profile-*, chakra-*.
  * xla-* and validate-* hold several files joined by lines `====`, as
  * their fuzz targets read them (tests/fuzz/fuzz_xla.c, fuzz_validate.c);
  * they are split into a temporary folder first.
@@ -17,6 +17,7 @@
 #include "fuzz/fuzz_input.h"
 #include "core/error.h"
 #include "hw/hw.h"
+#include "import/chakra.h"
 #include "import/jax_profile.h"
 #include "import/minimalloc.h"
 #include "import/xla.h"
@@ -174,6 +175,38 @@ static void replay_jax_profile(const char *path)
     strata_cli_result_clear(&r);
 }
 
+/* A Chakra .et file as one rank: every op it imports passes the checker
+ * (fuzz_chakra.c's oracle); the CLI exits 0 or 2 naming the file. */
+static void replay_chakra(const char *path)
+{
+    GError *err = NULL;
+    char *files[] = {(char *)path, NULL};
+    strata_chakra_summary sum;
+    size_t n = 0;
+    strata_source **traces = strata_chakra_import(files, -1, 0, &n, &sum, &err);
+    for (size_t t = 0; traces && t < n; t++) {
+        strata_checker *c = strata_checker_new(path);
+        const strata_op *op;
+        GError *check_err = NULL;
+        while (strata_source_next(traces[t], &op, &err) == 1)
+            ck_assert_msg(sum.from_strata || strata_checker_feed(c, op, NULL, &check_err), "%s: %s", path,
+                          check_err ? check_err->message : "");
+        strata_checker_free(c);
+        strata_source_free(traces[t]);
+    }
+    g_free(traces);
+    g_clear_error(&err);
+    char *dir = strata_test_temp_dir(), *out = g_build_filename(dir, "o.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "chakra", path, "-o", out, NULL);
+    ck_assert_msg(r.status == 0 || (r.status == 2 && strstr(r.err, path)), "%s: strata import chakra exit %d: %s",
+                  path, r.status, r.err);
+    strata_cli_result_clear(&r);
+    g_unlink(out);
+    g_free(out);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+
 /* The parts of a saved input joined by lines "====", written as names[i]
  * in a new temporary folder (g_free; strata_test_remove_dir) as the fuzz
  * target wrote them (fuzz_put_parts). */
@@ -316,7 +349,8 @@ static const struct {
     {"minimalloc-", replay_minimalloc}, {"kineto-", replay_kineto},
     {"xla-", replay_xla},               {"validate-", replay_validate},
     {"spmd-", replay_spmd},             {"model_config-", replay_model_config},
-    {"jax_profile-", replay_jax_profile}, {NULL, NULL},
+    {"jax_profile-", replay_jax_profile}, {"chakra-", replay_chakra},
+    {NULL, NULL},
 };
 
 START_TEST(every_regression_input)
@@ -334,7 +368,7 @@ START_TEST(every_regression_input)
         while (replayers[i].prefix && !g_str_has_prefix(name, replayers[i].prefix))
             i++;
         ck_assert_msg(replayers[i].prefix != NULL, "%s: name must start with trace-, hw-, pickle-, experiment-, "
-                                                   "minimalloc-, kineto-, xla-, validate-, spmd-, model_config- or jax_profile-", name);
+                      "minimalloc-, kineto-, xla-, validate-, spmd-, model_config-, jax_profile- or chakra-", name);
         replayers[i].replay(path);
         replayed++;
         g_free(path);

@@ -46,6 +46,9 @@ typedef struct rank_ctx {
 static void emit(rank_ctx *c, strata_op op) { strata_op_list_append(c->ops, &op); }
 
 /* A node whose duration is what strata replays. */
+/* The longest node duration imported: a trace's time= is at most 10^6 s. */
+#define CHAKRA_MAX_DURATION_US UINT64_C(1000000000000)
+
 static void emit_timed(rank_ctx *c, const char *stream, const char *label, uint64_t micros)
 {
     emit(c, strata_op_make_timed(stream, label, (double)micros / 1e6));
@@ -290,6 +293,14 @@ static bool emit_node(rank_ctx *c, guint i, GError **err)
         if (g_hash_table_add(c->waited, key)) /* once per stream: later ops of the stream come after it */
             emit(c, strata_op_make(STRATA_OP_WAIT, stream, ev));
         g_free(ev);
+    }
+    if (n->duration_micros > CHAKRA_MAX_DURATION_US && c->kind[i] != WORK_MEM) {
+        /* a time= past a trace's range, which the checker refuses: said here, at its node */
+        char *w = chakra_node_where(c->f->path, n);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: duration_micros %" PRIu64 ": expected at most "
+                    "10^12 us (10^6 s, the range of a trace's time=)", w, n->duration_micros);
+        g_free(w);
+        return false;
     }
     char *label = label_of(n);
     bool ok = true;
