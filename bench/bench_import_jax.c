@@ -15,7 +15,9 @@
  *             printf and 68 parses a time); on a 1M-op profile that was
  *             over 30 s of a shared core, most of the import.
  *             Target: ratio <= 3 (writing the text costs at most twice the
- *             reading; it was 6.5 with the trial formatter, 2026-11-24).
+ *             reading; about 7 with the trial formatter: 71.0 s of CPU for
+ *             the CLI's import of the 1M-op profile, which reads in 9.95 s;
+ *             2.11 after, 2026-11-24).
  *   format    baseline: the same text by its definition, tried the old way
  *             (bench/time_text_trial.h), of each of the run's times (its
  *             time= and at=, 2 a op, the first 200,000); value:
