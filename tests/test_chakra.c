@@ -757,7 +757,7 @@ static void expect_bad(const char *dir, const char *name, const guint8 *data, gs
 /* Issue 46's classes in Chakra input, a row each: nodes without work each
  * depending on the two before (their resolved lists doubled at every node:
  * exponential; now each dependency once), a duration past the sane range
- * of time= (written as a trace that check refuses; now refused), a gap in
+ * of time= (written as a trace that check refuses; now refused at its node), a gap in
  * the rank files (the workload shrank to the ranks before it), and a FIFO
  * (read as "no such file"). */
 START_TEST(issue46_rows)
@@ -789,7 +789,8 @@ START_TEST(issue46_rows)
     b = g_byte_array_new();
     append_msg(b, &meta.base);
     append_node(b, 1, "long", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 2000000000000u, NULL, 0, NULL, 0);
-    expect_bad(dir, "long.et", b->data, b->len, "check refuses");
+    expect_bad(dir, "long.et", b->data, b->len,
+               "node 1 'long': duration_micros 2000000000000: expected at most 10^12 us");
     g_byte_array_free(b, TRUE);
     /* row 3: w.0.et and w.2.et, no w.1.et */
     b = g_byte_array_new();
@@ -826,6 +827,61 @@ START_TEST(issue46_rows)
     g_free(prefix);
     g_unlink(fan);
     g_free(fan);
+    remove_tree(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* Issue 46: a strata export whose node carries a 2 MiB op (strata.op) was
+ * parsed, then refused by the trace writer with a 2 MB message quoting the
+ * op, naming neither the file nor the node. It is now refused at the node:
+ * the file, the node, the limit (a trace line of at most 1 MiB, what
+ * strata's reader takes) and the op's size, in a short message. The same
+ * op text of a few bytes imports. */
+START_TEST(huge_embedded_op_named_at_its_node)
+{
+    char *dir = strata_test_temp_dir();
+    const size_t big = 2u << 20;
+    for (int row = 0; row < 2; row++) {
+        GString *op = g_string_new("compute ");
+        for (size_t i = 0; i < (row ? 4 : big); i++)
+            g_string_append_c(op, 'x');
+        g_string_append(op, " time=1us");
+        ChakraProtoMsg__AttributeProto text = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__INIT, index = text;
+        text.name = (char *)"strata.op";
+        text.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_STRING_VAL;
+        text.string_val = op->str;
+        index.name = (char *)"strata.index";
+        index.value_case = CHAKRA_PROTO_MSG__ATTRIBUTE_PROTO__VALUE_UINT64_VAL;
+        index.uint64_val = 0;
+        ChakraProtoMsg__AttributeProto *attrs[] = {&text, &index};
+        GByteArray *b = g_byte_array_new();
+        ChakraProtoMsg__GlobalMetadata meta = CHAKRA_PROTO_MSG__GLOBAL_METADATA__INIT;
+        append_msg(b, &meta.base);
+        append_node(b, 9, "op", CHAKRA_PROTO_MSG__NODE_TYPE__COMP_NODE, 1, NULL, 0, attrs, 2);
+        char *et = g_build_filename(dir, row ? "small.et" : "huge.et", NULL);
+        strata_cli_result r;
+        char *out = import_bytes(b, et, dir, "o.trace", &r);
+        if (row == 0) {
+            char *want = g_strdup_printf("%s: node 9 'op': strata.op: expected an op of at most 1048576 bytes (a "
+                                         "trace line strata's reader takes), got %zu",
+                                         et, big + strlen("compute  time=1us"));
+            ck_assert_msg(r.status == 2 && strstr(r.err, want) && strlen(r.err) < 1024, "%.2000s", r.err);
+            ck_assert(!g_file_test(out, G_FILE_TEST_EXISTS));
+            g_free(want);
+        } else {
+            ck_assert_msg(r.status == 0, "%s", r.err);
+            char *ops = ops_text(out);
+            ck_assert_str_eq(ops, "strata-trace 1\ncompute xxxx time=1us\n");
+            g_free(ops);
+            g_unlink(out);
+        }
+        strata_cli_result_clear(&r);
+        g_unlink(et);
+        g_free(et);
+        g_free(out);
+        g_string_free(op, TRUE);
+    }
     remove_tree(dir);
     g_free(dir);
 }
@@ -897,6 +953,7 @@ int main(void)
     tcase_add_test(tc, differing_ranks_one_trace_each);
     tcase_add_test(tc, issue46_rows);
     tcase_add_test(tc, bad_input_names_file_and_node);
+    tcase_add_test(tc, huge_embedded_op_named_at_its_node);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -3,9 +3,10 @@
  *
  * Each file is an input that once crashed (or could crash) a parser; its
  * name says which: trace-*, hw-*, pickle-*, experiment-*, minimalloc-*,
- * kineto-*, xla-*, validate-*, spmd-*. xla-* and validate-* hold several files joined by
- * lines `====`, as their fuzz targets read them (tests/fuzz/fuzz_xla.c,
- * fuzz_validate.c); they are split into a temporary folder first.
+ * kineto-*, xla-*, validate-*, spmd-*, model_config-*, jax_profile-*, chakra-*.
+ * xla-* and validate-* hold several files joined by lines `====`, as
+ * their fuzz targets read them (tests/fuzz/fuzz_xla.c, fuzz_validate.c);
+ * they are split into a temporary folder first.
  * Each is fed in process to the same code the fuzz target drives, and to the
  * strata binary, which must exit 0, 1 or 2 (never a signal, never 3). Under
  * the sanitizer build (.ci/run) this also proves the fix stays free of
@@ -16,6 +17,8 @@
 #include "fuzz/fuzz_input.h"
 #include "core/error.h"
 #include "hw/hw.h"
+#include "import/chakra.h"
+#include "import/jax_profile.h"
 #include "import/minimalloc.h"
 #include "import/xla.h"
 #include "import/pickle.h"
@@ -30,6 +33,8 @@
 #include "trace/writer.h"
 #include "validate/published.h"
 #include "validate/series.h"
+#include "serve/serve_model.h"
+#include "workload/model_config.h"
 
 static void replay_trace(const char *path)
 {
@@ -152,6 +157,56 @@ static void replay_kineto(const char *path)
     strata_cli_result_clear(&r);
 }
 
+/* A jax.profiler trace: imported in process (the stream to its end) and
+ * through the CLI, which exits 0 or 2 naming the file (fuzz_jax_profile.c). */
+static void replay_jax_profile(const char *path)
+{
+    GError *err = NULL;
+    strata_jax_profile_summary sum;
+    strata_source *src = strata_jax_profile_import(path, STRATA_JAX_DEVICE_AUTO, &sum, &err);
+    const strata_op *op;
+    while (src && strata_source_next(src, &op, &err) == 1)
+        g_free(strata_op_to_text(op));
+    strata_source_free(src);
+    g_clear_error(&err);
+    strata_cli_result r = strata_test_cli("import", "jax-profile", path, "-o", "/dev/null", NULL);
+    ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata import jax-profile exit %d: %s", path, r.status, r.err);
+    ck_assert_msg(r.status == 0 || strstr(r.err, path), "%s: the error does not name the file: %s", path, r.err);
+    strata_cli_result_clear(&r);
+}
+
+/* A Chakra .et file as one rank: every op it imports passes the checker
+ * (fuzz_chakra.c's oracle); the CLI exits 0 or 2 naming the file. */
+static void replay_chakra(const char *path)
+{
+    GError *err = NULL;
+    char *files[] = {(char *)path, NULL};
+    strata_chakra_summary sum;
+    size_t n = 0;
+    strata_source **traces = strata_chakra_import(files, -1, 0, &n, &sum, &err);
+    for (size_t t = 0; traces && t < n; t++) {
+        strata_checker *c = strata_checker_new(path);
+        const strata_op *op;
+        GError *check_err = NULL;
+        while (strata_source_next(traces[t], &op, &err) == 1)
+            ck_assert_msg(sum.from_strata || strata_checker_feed(c, op, NULL, &check_err), "%s: %s", path,
+                          check_err ? check_err->message : "");
+        strata_checker_free(c);
+        strata_source_free(traces[t]);
+    }
+    g_free(traces);
+    g_clear_error(&err);
+    char *dir = strata_test_temp_dir(), *out = g_build_filename(dir, "o.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "chakra", path, "-o", out, NULL);
+    ck_assert_msg(r.status == 0 || (r.status == 2 && strstr(r.err, path)), "%s: strata import chakra exit %d: %s",
+                  path, r.status, r.err);
+    strata_cli_result_clear(&r);
+    g_unlink(out);
+    g_free(out);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+
 /* The parts of a saved input joined by lines "====", written as names[i]
  * in a new temporary folder (g_free; strata_test_remove_dir) as the fuzz
  * target wrote them (fuzz_put_parts). */
@@ -263,6 +318,27 @@ static void replay_spmd(const char *path)
     g_free(ring);
 }
 
+/* A Hugging Face config.json: loaded, resolved and counted as the
+ * generators and `strata serve --model` do (fuzz_model_config.c). */
+static void replay_model_config(const char *path)
+{
+    GError *err = NULL;
+    strata_model_config *c = strata_model_config_load(path, &err);
+    if (c) {
+        strata_model_config_free(c);
+        strata_serve_model m;
+        if (strata_serve_model_from_config(&m, path, &err) && strata_serve_model_check(&m, path, &err)) {
+            (void)strata_serve_model_params(&m);
+        }
+    }
+    g_clear_error(&err);
+    char *spec = g_strdup_printf("config=%s", path);
+    strata_cli_result r = strata_test_cli("gen", "transformer", spec, "-o", "/dev/null", NULL);
+    ck_assert_msg(r.status == 0 || r.status == 2, "%s: strata gen exit %d: %s", path, r.status, r.err);
+    strata_cli_result_clear(&r);
+    g_free(spec);
+}
+
 static const struct {
     const char *prefix;
     void (*replay)(const char *path);
@@ -271,7 +347,9 @@ static const struct {
     {"pickle-", replay_pickle},         {"experiment-", replay_experiment},
     {"minimalloc-", replay_minimalloc}, {"kineto-", replay_kineto},
     {"xla-", replay_xla},               {"validate-", replay_validate},
-    {"spmd-", replay_spmd},             {NULL, NULL},
+    {"spmd-", replay_spmd},             {"model_config-", replay_model_config},
+    {"jax_profile-", replay_jax_profile}, {"chakra-", replay_chakra},
+    {NULL, NULL},
 };
 
 START_TEST(every_regression_input)
@@ -289,7 +367,7 @@ START_TEST(every_regression_input)
         while (replayers[i].prefix && !g_str_has_prefix(name, replayers[i].prefix))
             i++;
         ck_assert_msg(replayers[i].prefix != NULL, "%s: name must start with trace-, hw-, pickle-, experiment-, "
-                                                   "minimalloc-, kineto-, xla-, validate- or spmd-", name);
+                      "minimalloc-, kineto-, xla-, validate-, spmd-, model_config-, jax_profile- or chakra-", name);
         replayers[i].replay(path);
         replayed++;
         g_free(path);

@@ -392,6 +392,47 @@ START_TEST(hangup_leaves_nothing)
 }
 END_TEST
 
+/* A sweep started with SIGINT ignored (`trap '' INT`, a background job of
+ * a script): Ctrl-C reaches every process of the group, and the sweep kept
+ * ignoring it, but its points did not (g_spawn resets SIGINT in a child),
+ * so they died and the sweep exited 2. Now the points ignore it as their
+ * parent does, and the sweep ends well (row 0: SIGINT sent to the sweep
+ * and its running point; delivered, so the point existed). SIGTERM still
+ * stops the sweep and its points with nothing left but the points' logs
+ * (row 1: exit 143, the point gone, no results, no temporary). */
+START_TEST(sweep_points_keep_an_ignored_sigint)
+{
+    static const struct {
+        const char *sig;
+        int status;
+        const char *left; /* what out/ holds at the end */
+    } rows[] = {{"INT", 0, "results.csv"}, {"TERM", 143, "no-results"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *dir = strata_test_temp_dir();
+        char *script = g_strdup_printf(
+            "cp \"$H/h100.ini\" hw.ini && printf '[experiment]\\nname = s\\nhardware = hw.ini\\nworkload = "
+            "transformer layers=200 d_model=256 heads=4 seq=256 batch=2 vocab=512\\n[sweep]\\n"
+            "memory.hbm.allocator = best-fit\\n' > s.ini && trap '' INT && "
+            "{ \"$S\" sweep s.ini --out out --no-report >/dev/null 2>err & p=$!; }; c=''; "
+            "for i in $(seq 500); do c=$(pgrep -P $p); [ -n \"$c\" ] && break; sleep 0.01; done; "
+            "kill -%s $p $c && echo delivered; wait $p; echo \"exit $?\"; kill -0 $c 2>/dev/null && echo alive; "
+            "if [ -f out/results.csv ]; then echo results.csv; else echo no-results; fi; "
+            "ls -a out out/points | grep '^\\.[^.]' | grep -v '\\.lock$'; cat err",
+            rows[i].sig);
+        strata_cli_result r = strata_test_sh_in(dir, script);
+        char *want = g_strdup_printf("delivered\nexit %d\n%s\n", rows[i].status, rows[i].left);
+        ck_assert_msg(g_str_has_prefix(r.out, want), "row %zu: %s", i, r.out);
+        if (rows[i].status)
+            ck_assert_msg(strstr(r.out, "interrupted by SIGTERM"), "row %zu: %s", i, r.out);
+        strata_cli_result_clear(&r);
+        remove_all(dir);
+        g_free(want);
+        g_free(script);
+        g_free(dir);
+    }
+}
+END_TEST
+
 /* ---- work derived from the input bounded before it starts ------------------ */
 
 START_TEST(work_bounded_with_its_figure)
@@ -615,6 +656,7 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, sweep_outputs_never_inputs);
     tcase_add_test(tc, one_writer_and_long_names);
     tcase_add_test(tc, hangup_leaves_nothing);
+    tcase_add_test(tc, sweep_points_keep_an_ignored_sigint);
     tcase_add_test(tc, work_bounded_with_its_figure);
     tcase_add_test(tc, staging_chunks_bounded);
     tcase_add_test(tc, xla_groups_validated);

@@ -74,6 +74,69 @@ START_TEST(node_slice_runs)
 }
 END_TEST
 
+/* Issue 46 (the earlier matrix: devices=1 and =2 on a100-8.ini "accepted
+ * silently"). The file says `--set hardware.devices=N` simulates N GPUs of
+ * the node: a slice, as docs/multi-device.md's rule 1 makes it (below
+ * devices_per_host = 8, one host of N). devices=2: 2 devices, one host of
+ * 2, two NVSwitch links (one per GPU), memories hbm@0, hbm@1, host@0; a
+ * 2-device all-reduce runs. devices=1: one device, no interconnect (a
+ * model of one device names its memories hbm, host, pageable, as a100.ini
+ * does); a program of one device takes the time it takes on device 0 of
+ * the whole node, since nothing it uses is shared (the same makespan);
+ * a collective on it is refused, the message naming the rule (collectives
+ * run over a model of 2 or more devices). */
+START_TEST(node_slices_of_one_and_two)
+{
+    const char *const two[] = {"hardware.devices=2", NULL}, *const one[] = {"hardware.devices=1", NULL};
+    strata_hw *hw = strata_test_load_hw("a100-8", two);
+    ck_assert_uint_eq(strata_hw_devices(hw), 2);
+    ck_assert_uint_eq(strata_hw_devices_per_host(hw), 2);
+    ck_assert_uint_eq(strata_hw_hosts(hw), 1);
+    ck_assert_uint_eq(strata_test_count_links(hw, "nvlink@"), 2);
+    ck_assert_int_ge(strata_hw_memory_index(hw, "hbm@1"), 0);
+    ck_assert_int_lt(strata_hw_memory_index(hw, "hbm@2"), 0);
+    strata_hw_free(hw);
+    hw = strata_test_load_hw("a100-8", one);
+    ck_assert_uint_eq(strata_hw_devices(hw), 1);
+    ck_assert_uint_eq(strata_hw_devices_per_host(hw), 1);
+    ck_assert_uint_eq(strata_test_count_links(hw, "nvlink"), 0);
+    ck_assert_int_ge(strata_hw_memory_index(hw, "hbm"), 0);
+    ck_assert_int_ge(strata_hw_memory_index(hw, "pageable"), 0);
+    strata_hw_free(hw);
+
+    char *dir = strata_test_temp_dir();
+    char *hwp = strata_test_source_path("configs/hw/a100-8.ini");
+    const char *sh_fmt = "\"$S\" gen transformer layers=2 d_model=256 heads=4 seq=128 batch=2 vocab=1000 -o t.trace "
+                         "&& \"$S\" gen collective devices=2 bytes=1MiB -o c2.trace "
+                         "&& \"$S\" gen collective devices=1 bytes=1MiB -o c1.trace "
+                         "&& \"$S\" run --hw '%s' --trace t.trace --quiet --json full.json "
+                         "&& \"$S\" run --hw '%s' --set hardware.devices=1 --trace t.trace --quiet --json one.json "
+                         "&& \"$S\" run --hw '%s' --set hardware.devices=2 --trace c2.trace --quiet "
+                         "&& grep makespan_s full.json && grep makespan_s one.json";
+    char *script = g_strdup_printf(sh_fmt, hwp, hwp, hwp);
+    strata_cli_result r = strata_test_sh_in(dir, script);
+    ck_assert_msg(r.status == 0, "%s %s", r.out, r.err);
+    char **lines = g_strsplit(r.out, "\n", -1);
+    ck_assert_msg(lines[0] && lines[1] && strcmp(lines[0], lines[1]) == 0, "%s", r.out);
+    g_strfreev(lines);
+    strata_cli_result_clear(&r);
+    g_free(script);
+    script = g_strdup_printf("\"$S\" run --hw '%s' --set hardware.devices=1 --trace c1.trace", hwp);
+    r = strata_test_sh_in(dir, script);
+    ck_assert_msg(r.status == 2 && strstr(r.err, "c1.trace:6: expected an op of one device, got all-reduce: this "
+                                                 "hardware model has one device") &&
+                      strstr(r.err, "devices = 2 or more"),
+                  "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_free(script);
+    g_free(hwp);
+    r = strata_test_sh_in(dir, "rm -f t.trace c1.trace c2.trace full.json one.json");
+    strata_cli_result_clear(&r);
+    g_rmdir(dir);
+    g_free(dir);
+}
+END_TEST
+
 START_TEST(v5e_64_is_8x8)
 {
     const char *const set[] = {"hardware.devices=64", NULL};
@@ -168,6 +231,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, node_slice_is_one_host);
     tcase_add_test(tc, node_slice_runs);
+    tcase_add_test(tc, node_slices_of_one_and_two);
     tcase_add_test(tc, v5e_64_is_8x8);
     tcase_add_test(tc, v5e_4_is_2x2_one_host);
     tcase_add_test(tc, v5p_16_is_2x2x4);

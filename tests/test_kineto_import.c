@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hw/hw.h"
+#include "import/jax_profile.h"
 #include "import/kineto.h"
 #include "validate/kineto_validate.h"
 #include "testutil.h"
@@ -229,6 +230,48 @@ START_TEST(hand_trace_validate)
     g_unlink(path);
     g_free(path);
     g_free(hw_path);
+}
+END_TEST
+
+/* Issue 46: `validate --against` read a Kineto trace with one args.hlo_op
+ * (a PyTorch/XLA op, or any annotation carrying one) as a JAX profile and
+ * refused it. The sniff now decides on what only Kineto writes: events
+ * with a `cat` and `[memory]` events, which TSL's writer never has. The
+ * hand trace with such an event validates as the Kineto trace it is (the
+ * table of hand_trace_validate); the JAX corpus's profiles stay JAX
+ * profiles (test_jax_corpus). */
+START_TEST(kineto_with_an_hlo_op_is_kineto)
+{
+    char *text = g_strdup(hand_trace);
+    const char *head = "\"traceEvents\": [\n";
+    char *at = strstr(text, head);
+    ck_assert_ptr_nonnull(at);
+    at += strlen(head);
+    char *with = g_strdup_printf("%.*s%s%s", (int)(at - text), text,
+                                 "{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"xla::fusion\",\"pid\":1,\"tid\":1,"
+                                 "\"ts\":1001,\"dur\":2,\"args\":{\"hlo_op\":\"fusion.1\"}},\n",
+                                 at);
+    char *path = strata_test_write_temp("kineto-hlo-XXXXXX.json", with);
+    ck_assert(!strata_jax_profile_sniff(path));
+    char *hw_path = strata_test_source_path("configs/hw/h100.ini");
+    strata_cli_result r = strata_test_cli("validate", "--against", path, "--hw", hw_path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "|error| mean 0.00%, max 0.00%"));
+    strata_cli_result_clear(&r);
+    /* the [memory] events alone say Kineto too (they carry no cat here) */
+    char *no_cat = g_strdup(with);
+    for (char *c = strstr(no_cat, "\"cat\":"); c; c = strstr(c, "\"cat\":"))
+        memcpy(c, "\"cut\":", 6);
+    char *path2 = strata_test_write_temp("kineto-hlo-XXXXXX.json", no_cat);
+    ck_assert(!strata_jax_profile_sniff(path2));
+    g_unlink(path);
+    g_unlink(path2);
+    g_free(path);
+    g_free(path2);
+    g_free(no_cat);
+    g_free(hw_path);
+    g_free(with);
+    g_free(text);
 }
 END_TEST
 
@@ -477,6 +520,7 @@ int main(void)
         {hand_trace_summary, 1},
         {hand_trace_text, 1},
         {hand_trace_validate, 1},
+        {kineto_with_an_hlo_op_is_kineto, 1},
         {old_format_matches_by_size, 1},
         {cached_segments_inferred, 1},
         {bad_input_exits_2, G_N_ELEMENTS(bad_cases)},

@@ -64,6 +64,20 @@ static uint32_t moe_layers_of(const strata_serve_model *m)
     return n;
 }
 
+/* The MoE layers without visiting each: the parameter count's MoE share over one MoE layer's. */
+static uint64_t moe_layers_of_closed(const strata_serve_model *m)
+{
+    strata_serve_model dense = *m, one = *m;
+    dense.experts = 0;
+    one.layers = 1;
+    one.dense_layers = 0;
+    one.moe_every = 1;
+    strata_serve_model one_dense = one;
+    one_dense.experts = 0;
+    double per_moe = strata_serve_model_params(&one) - strata_serve_model_params(&one_dense);
+    return (uint64_t)llround((strata_serve_model_params(m) - strata_serve_model_params(&dense)) / per_moe);
+}
+
 START_TEST(params_and_weights_by_hand)
 {
     strata_serve_model m = preset("llama-3-8b");
@@ -86,6 +100,17 @@ START_TEST(params_and_weights_by_hand)
     m.moe_every = 2;
     ck_assert_uint_eq(moe_layers_of(&m), 16);
     ck_assert_double_eq(strata_serve_model_params(&m), 26972262400.0);
+    /* Counted in closed form (issue 46's fuzzing: a config.json's 2^31 - 1 layers were counted one by one):
+     * with 3 dense layers first and every 4th MoE, the multiples of 4 in [3, 2^31 - 1) are 536,870,911
+     * (4 to 2,147,483,644), the other 1,610,612,736 layers dense: 262,148,096 + 1,610,612,736 x 218,112,000
+     * + 536,870,911 x 1,451,270,144 = 1,130,438,689,652,961,280 */
+    m.layers = 2147483647;
+    m.dense_layers = 3;
+    m.moe_every = 4;
+    ck_assert_uint_eq(moe_layers_of_closed(&m), 536870911);
+    ck_assert(fabs(strata_serve_model_params(&m) / 1130438689652961280.0 - 1) < 1e-12);
+    m.dense_layers = 2147483647; /* no layer past the dense ones */
+    ck_assert_uint_eq(moe_layers_of_closed(&m), 0);
     /* DeepSeek-V3 (MLA, a shared expert): attention q_a 7168 x 1536 + its norm 1536 + q_b 1536 x 128 x 192
      * = 48,760,320; kv_a 7168 x 576 + its norm 512 + kv_b 512 x 128 x 256 = 20,906,496; o 128 x 128 x 7168
      * = 117,440,512: 187,107,328, + norms 14,336, x 61 = 11,414,421,504; three dense MLPs 3 x 7168 x 18432

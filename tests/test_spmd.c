@@ -315,7 +315,8 @@ START_TEST(bad_multi_device_input_is_exit_2_at_its_line)
                "collective-permute y x shift=+1 axis=data device=0\n",
                ":5:", "expected a live buffer as OUT of collective-permute");
     assert_bad("configs/hw/test-simple.ini", NULL, "option mesh=data:2\nalloc g 1MiB\nall-reduce g axis=data\n",
-               ":4:", "collectives and device= run on a hardware model with devices = N");
+               ":4:", "this hardware model has one device (a slice of one, --set hardware.devices=1, is one), and "
+               "collectives and device= run over the devices of a model with devices = 2 or more, the trace's mesh");
 }
 END_TEST
 

@@ -1,9 +1,11 @@
 /* test_units.c: parsing and printing of sizes, bandwidths, times, flop rates and flops. */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 #include "testutil.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "time_text_trial.h"
 
 static uint64_t size_ok(const char *text)
 {
@@ -412,6 +414,45 @@ START_TEST(format_time_exact_round_trips)
 }
 END_TEST
 
+/* Issue 46: the trace writer's times are formatted from one printf of
+ * digits a unit, no longer by a printf and a parse per digit count (68 a
+ * time: most of a 1M-op jax-profile import's time; bench_import_jax has
+ * the figure). The text must stay the one the definition gives, for every
+ * kind of double: decimal fractions of a second (what generators write),
+ * sums of microsecond timestamps (what importers write: 120.30399999999999
+ * us), exact ties (2.5, 0.125), subnormals, values that overflow in ns, a
+ * power of ten's neighbours. */
+START_TEST(format_time_exact_is_its_definition)
+{
+    GRand *rand = g_rand_new_with_seed(46);
+    double ts = 116.393;
+    for (int i = 0; i < 6000; i++) {
+        double v;
+        switch (i % 6) {
+        case 0: v = g_rand_double(rand) * pow(10, g_rand_int_range(rand, -13, 9)); break;
+        case 1: v = (double)g_rand_int_range(rand, 1, 1000000) / pow(10, g_rand_int_range(rand, 0, 13)); break;
+        case 2: ts += g_rand_int_range(rand, 1000, 20000) / 1000.0; v = (ts - 116.393) * 1e-6; break;
+        case 3: v = ldexp((double)g_rand_int_range(rand, 1, 1 << 20), g_rand_int_range(rand, -60, 20)); break;
+        case 4: v = nextafter(pow(10, g_rand_int_range(rand, -12, 9)), i % 12 < 6 ? 0 : INFINITY); break;
+        default: v = ldexp(g_rand_double(rand) + 0.5, g_rand_int_range(rand, -1074, -1000)); break;
+        }
+        char *want = bench_time_text_by_trial(v), *got = strata_format_time_exact(v);
+        ck_assert_msg(want && strcmp(want, got) == 0, "%.17g: %s, by definition %s", v, got, want ? want : "none");
+        g_free(want);
+        g_free(got);
+    }
+    g_rand_free(rand);
+    const double edges[] = {DBL_MAX, 1e300, 1.7976931348623157e+299, DBL_MIN, DBL_TRUE_MIN, 2.5, 0.125, 9.5e-7,
+                            999.99999999999989, 1e-9, 0.99999999999999989};
+    for (size_t i = 0; i < G_N_ELEMENTS(edges); i++) {
+        char *want = bench_time_text_by_trial(edges[i]), *got = strata_format_time_exact(edges[i]);
+        ck_assert_msg(want && strcmp(want, got) == 0, "%.17g: %s, by definition %s", edges[i], got, want ? want : "none");
+        g_free(want);
+        g_free(got);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("units");
@@ -428,6 +469,7 @@ int main(void)
     tcase_add_test(tc, format_u64_digits);
     tcase_add_test(tc, format_size_exact_round_trips);
     tcase_add_test(tc, format_time_exact_round_trips);
+    tcase_add_test(tc, format_time_exact_is_its_definition);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

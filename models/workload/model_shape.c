@@ -153,30 +153,51 @@ static void mlp_params(const strata_model_shape *s, int64_t l, double *all, doub
     *used = router + (double)s->top_k * expert + shared;
 }
 
+/* The MoE layers, l in [dense_layers, layers) that moe_every divides, in
+ * closed form: a config.json may declare 2^31 - 1 layers, and counting
+ * them one by one took seconds (fuzz_model_config). */
+static int64_t moe_layers(const strata_model_shape *s)
+{
+    if (s->experts <= 0 || s->dense_layers >= s->layers)
+        return 0;
+    int64_t every = s->moe_every, from = s->dense_layers > 0 ? s->dense_layers : 0;
+    return (s->layers + every - 1) / every - (from + every - 1) / every; /* multiples below layers, less below from */
+}
+
+/* The MLPs' parameters over every layer: all and those a token uses (whole
+ * numbers below 2^53, so the products are the sums layer by layer). */
+static void mlp_totals(const strata_model_shape *s, double *all, double *used)
+{
+    int64_t n_moe = moe_layers(s);
+    double dense_all = 0, dense_used = 0, moe_all = 0, moe_used = 0;
+    mlp_params(s, -1, &dense_all, &dense_used); /* layer -1: below dense_layers, never MoE */
+    if (n_moe > 0) {
+        int64_t first = s->dense_layers > 0 ? s->dense_layers : 0;
+        first += (s->moe_every - first % s->moe_every) % s->moe_every;
+        mlp_params(s, first, &moe_all, &moe_used);
+    }
+    *all = (double)(s->layers - n_moe) * dense_all + (double)n_moe * moe_all;
+    *used = (double)(s->layers - n_moe) * dense_used + (double)n_moe * moe_used;
+}
+
 void strata_model_shape_count(const strata_model_shape *s, int64_t seq, double *total, double *active)
 {
     double d = (double)s->d_model, V = (double)s->vocab, matrices = 0;
     double fixed = V * d * (s->tie ? 1 : 2) + d + (s->rope ? 0 : (double)seq * d);
     double per_layer = attention_params(s, &matrices) + d * (s->post_norms ? 4 : 2);
-    *total = *active = fixed + (double)s->layers * per_layer;
-    for (int64_t l = 0; l < s->layers; l++) {
-        double all = 0, used = 0;
-        mlp_params(s, l, &all, &used);
-        *total += all;
-        *active += used;
-    }
+    double all = 0, used = 0;
+    mlp_totals(s, &all, &used);
+    *total = fixed + (double)s->layers * per_layer + all;
+    *active = fixed + (double)s->layers * per_layer + used;
 }
 
 double strata_model_step_flops(const strata_model_shape *s, int64_t batch, int64_t seq, bool causal)
 {
     double tokens = (double)batch * (double)seq, attn_mats = 0;
     attention_params(s, &attn_mats);
-    double weights = (double)s->vocab * (double)s->d_model + (double)s->layers * attn_mats;
-    for (int64_t l = 0; l < s->layers; l++) {
-        double all = 0, used = 0;
-        mlp_params(s, l, &all, &used);
-        weights += used;
-    }
+    double all = 0, used = 0;
+    mlp_totals(s, &all, &used);
+    double weights = (double)s->vocab * (double)s->d_model + (double)s->layers * attn_mats + used;
     double dqk = s->kv_lora_rank > 0 ? (double)(s->qk_nope_head_dim + s->qk_rope_head_dim) : (double)s->head_dim;
     double dv = s->kv_lora_rank > 0 ? (double)s->v_head_dim : (double)s->head_dim;
     /* A layer's two products, 2 B S^2 H (dqk + dv), half with a causal mask;

@@ -432,6 +432,11 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
     if (strata_op_kind_is_collective(op->kind) && !check_algo(b, op, err))
         return false;
     bool expanded = b->hw && strata_hw_devices(b->hw) > 1; /* device= names the device each op runs on */
+    if (!b->allow_spmd && b->hw && !expanded && (strata_op_kind_is_collective(op->kind) || op->has_device))
+        return fail(b, op, err, "expected an op of one device, got %s%s: this hardware model has one device (a "
+                    "slice of one, --set hardware.devices=1, is one), and collectives and device= run over the "
+                    "devices of a model with devices = 2 or more, the trace's mesh",
+                    strata_op_kind_name(op->kind), op->has_device ? " with device=" : "");
     if (!b->allow_spmd && (strata_op_kind_is_collective(op->kind) || (op->has_device && !expanded)))
         return fail(b, op, err, "expected an op of one device, got %s%s: collectives and device= run on a "
                     "hardware model with devices = N (the trace's mesh), through the SPMD expansion",

@@ -108,8 +108,10 @@ static int capture_run(strata_job *job, const char *out_path, const char *lib_op
     if (to_stdout)
         unlink(trace_path); /* the library creates it again */
     strata_job_doing(job, "running %s", program[0]);
+    strata_child_signals keep;
+    strata_child_signals_read(&keep);
     if (!g_spawn_sync(NULL, program, envp, G_SPAWN_SEARCH_PATH | G_SPAWN_CHILD_INHERITS_STDIN,
-                      strata_interrupt_child_setup, NULL, NULL, NULL, &wait_status, &err)) {
+                      strata_interrupt_child_setup, &keep, NULL, NULL, &wait_status, &err)) {
         status = strata_cli_fail(CMD, err);
         goto out;
     }

@@ -224,9 +224,24 @@ void strata_interrupt_stop(strata_interrupt *intr)
     g_free(intr);
 }
 
-void strata_interrupt_child_setup(gpointer unused)
+void strata_child_signals_read(strata_child_signals *s)
 {
-    (void)unused;
+    const int sigs[] = {SIGINT, SIGHUP, SIGQUIT};
+    size_t n = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(sigs); i++) {
+        struct sigaction now;
+        if (sigaction(sigs[i], NULL, &now) == 0 && now.sa_handler == SIG_IGN)
+            s->ignored[n++] = sigs[i];
+    }
+    while (n < G_N_ELEMENTS(s->ignored))
+        s->ignored[n++] = 0;
+}
+
+void strata_interrupt_child_setup(gpointer signals)
+{
+    const strata_child_signals *keep = signals;
+    for (size_t i = 0; keep && i < G_N_ELEMENTS(keep->ignored) && keep->ignored[i]; i++)
+        signal(keep->ignored[i], SIG_IGN); /* async-signal-safe; after GLib's reset to the default */
     pid_t parent = getppid();
     sigset_t none;
     sigemptyset(&none);

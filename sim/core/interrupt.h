@@ -21,9 +21,16 @@
  * and restores the signal mask.
  *
  * Children: strata_interrupt_child_setup, given to g_spawn_*() as the child
- * setup, unblocks the signals in the child and asks the kernel to send it
+ * setup with a strata_child_signals read in the parent just before (or
+ * NULL), unblocks the signals in the child and asks the kernel to send it
  * SIGTERM when the spawning thread dies (PR_SET_PDEATHSIG), so that a child
  * is interrupted with its parent, even when the parent is killed with -9.
+ * It ignores in the child what the parent ignores of SIGINT, SIGHUP and
+ * SIGQUIT: g_spawn resets SIGINT and SIGHUP to their default in the child,
+ * before the child setup runs (GLib 2.74, gspawn.c), so a caller's
+ * `trap '' INT` or nohup reached the sweep but not its points, and a
+ * Ctrl-C the caller meant to ignore killed them. SIGTERM stays at its
+ * default in every child: it is how a parent stops its children.
  */
 #ifndef STRATA_INTERRUPT_H
 #define STRATA_INTERRUPT_H
@@ -39,6 +46,12 @@ strata_interrupt *strata_interrupt_start(const char *cmd, strata_outfile_set *ou
 void strata_interrupt_set_doing(strata_interrupt *intr, const char *what);
 void strata_interrupt_stop(strata_interrupt *intr); /* NULL ok */
 
-void strata_interrupt_child_setup(gpointer unused);
+/* The signals a child should keep ignoring, read in the parent. */
+typedef struct strata_child_signals {
+    int ignored[3]; /* of SIGINT, SIGHUP, SIGQUIT, those ignored now; 0 ends the list */
+} strata_child_signals;
+void strata_child_signals_read(strata_child_signals *s);
+/* signals: a strata_child_signals (const), or NULL to ignore none. */
+void strata_interrupt_child_setup(gpointer signals);
 
 #endif

@@ -23,6 +23,7 @@
 
 #include <assert.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct unit_def {
@@ -488,30 +489,224 @@ char *strata_format_time(double seconds)
     return g_strdup_printf("%s %s", buf, name);
 }
 
-/* Shortest "%.Ng" text of v (N = 1..17) whose time parse with `unit` gives
- * exactly `seconds`, or NULL. (Fewer digits is not always shorter: "2.5e+02"
- * is longer than "250".) */
-static char *shortest_time_text(double seconds, double v, const char *unit)
+/* The "%.Ng" texts of one double v, N = 1..17, from a single printf (the
+ * trace writer formats two times an op: trying each N with printf and a
+ * parse, 68 a time, was most of a large import's time).
+ *
+ * printf gives v's first G_DIGITS significant digits, correctly rounded;
+ * they are rounded again to N digits here. Rounding twice differs from
+ * rounding once only when the digits after the Nth read "5" then zeros (a
+ * tie of the long text, which may be none of v's): for those, printf is
+ * asked for "%.Ng" itself. The text is then laid out as C's %g does (C17
+ * 7.21.6.1: style e when the exponent X < -4 or X >= N, trailing zeros
+ * and a bare point removed). */
+#define G_DIGITS 25
+
+typedef struct g_digits {
+    double v;
+    char d[G_DIGITS];
+    int exp10; /* v = d[0].d[1]d[2]... x 10^exp10 */
+} g_digits;
+
+static void g_digits_of(double v, g_digits *t)
 {
-    char fmt[8];
     char buf[G_ASCII_DTOSTR_BUF_SIZE];
-    char *best = NULL;
-    for (int digits = 1; digits <= 17; digits++) {
-        g_snprintf(fmt, sizeof fmt, "%%.%dg", digits);
-        g_ascii_formatd(buf, sizeof buf, fmt, v);
-        char *text = g_strconcat(buf, unit, NULL);
-        double back = -1;
-        if (strata_parse_time(text, &back, NULL) && back == seconds &&
-            (best == NULL || strlen(text) < strlen(best))) {
-            g_free(best);
-            best = text;
-            if (strchr(buf, 'e') == NULL)
-                break; /* more digits without an exponent are never shorter */
+    /* "d.ddd...de+XX", G_DIGITS digits; the point is the locale's, which is
+     * skipped. strfromd: printf's conversion without its format machinery. */
+    strfromd(buf, sizeof buf, "%.24e", v);
+    t->v = v;
+    const char *p = buf;
+    for (int i = 0; i < G_DIGITS; p++)
+        if (g_ascii_isdigit(*p))
+            t->d[i++] = *p;
+    t->exp10 = atoi(strchr(buf, 'e') + 1);
+}
+
+/* t's digits rounded to n (n < G_DIGITS - 6) into r[0..n-1], the exponent
+ * of the rounded value into *x, and a lower bound on how far that lies
+ * from v in units of its last digit into *err_units; false when the digits
+ * after the nth read "5" then zeros (see above). */
+static bool g_round(const g_digits *t, int n, char *r, int *x, double *err_units)
+{
+    bool tie = t->d[n] == '5';
+    for (int i = n + 1; tie && i < G_DIGITS; i++)
+        tie = t->d[i] == '0';
+    if (tie)
+        return false;
+    int tail6 = 0; /* d[n]...d[n+5] */
+    for (int i = n; i < n + 6; i++)
+        tail6 = tail6 * 10 + (t->d[i] - '0');
+    double tail = tail6 * 1e-6; /* 0.d[n]d[n+1]..., to six digits */
+    bool up = t->d[n] >= '5';
+    *err_units = up ? 1 - tail - 1e-6 : tail - 1e-6;
+    memcpy(r, t->d, (size_t)n);
+    *x = t->exp10;
+    if (up) {
+        int i = n - 1;
+        while (i >= 0 && r[i] == '9')
+            r[i--] = '0';
+        if (i < 0) {
+            r[0] = '1';
+            (*x)++;
         } else {
-            g_free(text);
+            r[i]++;
         }
     }
-    return best;
+    return true;
+}
+
+/* C's "%.Ng" of n rounded digits r with exponent x, into buf (32 bytes). */
+static void g_layout(const char *r, int n, int x, char *buf)
+{
+    int len = n;
+    while (len > 1 && r[len - 1] == '0')
+        len--;
+    char *p = buf;
+    if (x < -4 || x >= n) {
+        *p++ = r[0];
+        if (len > 1) {
+            *p++ = '.';
+            memcpy(p, r + 1, (size_t)len - 1);
+            p += len - 1;
+        }
+        g_snprintf(p, 8, "e%c%02d", x < 0 ? '-' : '+', abs(x));
+        return;
+    }
+    if (x >= 0) {
+        for (int i = 0; i <= x; i++)
+            *p++ = i < len ? r[i] : '0';
+        if (len > x + 1)
+            *p++ = '.';
+        for (int i = x + 1; i < len; i++)
+            *p++ = r[i];
+    } else {
+        *p++ = '0';
+        *p++ = '.';
+        for (int i = 0; i < -x - 1; i++)
+            *p++ = '0';
+        memcpy(p, r, (size_t)len);
+        p += len;
+    }
+    *p = '\0';
+}
+
+/* Whether a text n digits long, err_units of its last digit from v, may
+ * parse back to `seconds` (strata_parse_time: the decimal rounded to its
+ * nearest double, then divided by the scale). The three roundings between
+ * the text and `seconds` (of the text, of the quotient, of v = seconds x
+ * scale) move a value by at most 3 x 2^-53 of it, so a text further than
+ * 4e-16 of v from v cannot; the others are parsed (number_value, like
+ * g_ascii_strtod, gives the nearest double). */
+static bool may_round_trip(const g_digits *t, int n, double err_units)
+{
+    static const double pow10_neg[] = {1,     1e-1,  1e-2,  1e-3,  1e-4,  1e-5,  1e-6,  1e-7,  1e-8,
+                                       1e-9,  1e-10, 1e-11, 1e-12, 1e-13, 1e-14, 1e-15, 1e-16};
+    if (t->v < 1e-290) /* subnormal or nearly: the relative bound does not hold */
+        return true;
+    double mantissa_hi = (t->d[0] - '0') + ((t->d[1] - '0') + 1) / 10.0;
+    return err_units * pow10_neg[n - 1] / mantissa_hi <= 4e-16;
+}
+
+/* 10^e: the nearest double, from a table over -40..40 (the exponents a
+ * time of 1e-13 to 1e9 s needs), else pow(). */
+static double pow10_of(int e)
+{
+    static const double p10[] = {
+        1e-40, 1e-39, 1e-38, 1e-37, 1e-36, 1e-35, 1e-34, 1e-33, 1e-32, 1e-31, 1e-30, 1e-29, 1e-28, 1e-27,
+        1e-26, 1e-25, 1e-24, 1e-23, 1e-22, 1e-21, 1e-20, 1e-19, 1e-18, 1e-17, 1e-16, 1e-15, 1e-14, 1e-13,
+        1e-12, 1e-11, 1e-10, 1e-9, 1e-8, 1e-7, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1e0, 1e1, 1e2, 1e3, 1e4,
+        1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21,
+        1e22, 1e23, 1e24, 1e25, 1e26, 1e27, 1e28, 1e29, 1e30, 1e31, 1e32, 1e33, 1e34, 1e35, 1e36, 1e37,
+        1e38, 1e39, 1e40};
+    return e >= -40 && e <= 40 ? p10[e + 40] : pow(10, e);
+}
+
+/* How far v's digits after the nth lie from the n-digit text, in units of
+ * its last digit: 0.d[n]d[n+1]... rounding down, 1 less that rounding up
+ * (its digits complemented, so that no cancellation loses them), to about
+ * 16 significant digits (the digits past G_DIGITS are not known: about
+ * 1e-8 of v's spacing). */
+static double tail_units(const g_digits *t, int n, bool up)
+{
+    uint64_t digits = 0; /* the first 17 significant ones, as an integer */
+    int read = 0, significant = 0;
+    for (int i = n; i < G_DIGITS && significant < 17; i++, read++) {
+        int d = up ? 9 - (t->d[i] - '0') : t->d[i] - '0';
+        digits = digits * 10 + (uint64_t)d;
+        significant += significant || d;
+    }
+    return ((double)digits + (up ? 1 : 0)) * pow10_of(-read); /* 0.999...9 + one unit of the last digit read is 1 */
+}
+
+/* The double nearest the n-digit text of v (rounded up or down), found
+ * from v without parsing the text: v itself or the k-th double from v that
+ * way, k the distance in v's spacings, rounded. False when the digits
+ * cannot tell (within 1e-3 of a spacing from halfway between two doubles,
+ * a spacing not even over the doubles passed, v out of the normal range);
+ * the caller parses the text then. */
+static bool nearest_double(const g_digits *t, int n, bool up, double *w)
+{
+    if (t->v < 1e-290 || t->v > 1e300)
+        return false;
+    double dir = up ? INFINITY : 0;
+    double step = fabs(nextafter(t->v, dir) - t->v);
+    double m = tail_units(t, n, up) * pow10_of(t->exp10 - n + 1) / step; /* spacings from v */
+    double k = floor(m + 0.5);
+    if (fabs(m - (k - 0.5)) < 1e-3 || fabs(m - (k + 0.5)) < 1e-3 || k > 8)
+        return false;
+    double at = t->v;
+    for (int i = 0; i < (int)k; i++) {
+        double next = nextafter(at, dir);
+        if (fabs(next - at) != step)
+            return false;
+        at = next;
+    }
+    if (fabs(nextafter(at, dir) - at) != step) /* the far half of at's interval */
+        return false;
+    *w = at;
+    return true;
+}
+
+/* Shortest "%.Ng" text of seconds x scale (N = 1..17) whose time parse
+ * with the unit of `scale` gives exactly `seconds`, into buf (32 bytes);
+ * false when none does. (Fewer digits is not always shorter: "2.5e+02" is
+ * longer than "250".) */
+static bool shortest_time_text(double seconds, double scale, char *buf)
+{
+    double v = seconds * scale;
+    if (!isfinite(v))
+        return false;
+    g_digits t;
+    g_digits_of(v, &t);
+    bool found = false;
+    size_t best_len = 0;
+    for (int digits = 1; digits <= 17; digits++) {
+        char text[32], r[G_DIGITS];
+        int x = 0;
+        double err_units = 0, w = 0;
+        bool known = false; /* w is the text's double */
+        if (digits <= 13 && t.d[digits] != '0' && t.d[digits] != '9' && t.v >= 1e-290)
+            continue; /* at least 0.1 of a last digit off: may_round_trip's bound, without the tail */
+        if (g_round(&t, digits, r, &x, &err_units)) {
+            if (!may_round_trip(&t, digits, err_units))
+                continue;
+            g_layout(r, digits, x, text);
+            known = nearest_double(&t, digits, t.d[digits] >= '5', &w);
+        } else { /* a tie of the long text: printf rounds v itself */
+            char fmt[8];
+            g_snprintf(fmt, sizeof fmt, "%%.%dg", digits);
+            g_ascii_formatd(text, sizeof text, fmt, v);
+        }
+        size_t len = strlen(text);
+        if ((!found || len < best_len) && (known ? w : g_ascii_strtod(text, NULL)) / scale == seconds) {
+            memcpy(buf, text, len + 1);
+            best_len = len;
+            found = true;
+            if (strchr(text, 'e') == NULL)
+                break; /* more digits without an exponent are never shorter */
+        }
+    }
+    return found;
 }
 
 char *strata_format_time_exact(double seconds)
@@ -521,23 +716,25 @@ char *strata_format_time_exact(double seconds)
     if (!isfinite(seconds) || seconds < 0) /* not a parseable time: best effort */
         return g_strdup_printf("%gs", seconds);
     /* Largest unit first, so that ties go to "67.108864ms" over "67108864ns". */
-    char *best = NULL;
+    char best[40] = "";
+    size_t best_len = 0;
     for (size_t i = G_N_ELEMENTS(time_units) - 1; i-- > 0;) {
         const unit_def *u = &time_units[i];
-        char *text = shortest_time_text(seconds, seconds * u->scale, u->name);
-        if (text && (best == NULL || strlen(text) < strlen(best))) {
-            g_free(best);
-            best = text;
-        } else {
-            g_free(text);
+        char number[32];
+        if (shortest_time_text(seconds, u->scale, number)) {
+            size_t len = strlen(number) + strlen(u->name);
+            if (best_len == 0 || len < best_len) {
+                g_snprintf(best, sizeof best, "%s%s", number, u->name);
+                best_len = len;
+            }
         }
     }
-    if (best == NULL) { /* cannot happen for finite positive doubles: %.17g in s */
+    if (best_len == 0) { /* cannot happen for finite positive doubles: %.17g in s */
         char buf[G_ASCII_DTOSTR_BUF_SIZE];
         g_ascii_formatd(buf, sizeof buf, "%.17g", seconds);
-        best = g_strconcat(buf, "s", NULL);
+        return g_strconcat(buf, "s", NULL);
     }
-    return best;
+    return g_strdup(best);
 }
 
 static char *format_decimal(double v, const char *const *prefixes, size_t n, const char *unit,

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/lines.h"
 #include "import/chakra.h"
 #include "import/chakra_file.h"
 #include "trace/line.h"
@@ -45,6 +46,9 @@ typedef struct rank_ctx {
 static void emit(rank_ctx *c, strata_op op) { strata_op_list_append(c->ops, &op); }
 
 /* A node whose duration is what strata replays. */
+/* The longest node duration imported: a trace's time= is at most 10^6 s. */
+#define CHAKRA_MAX_DURATION_US UINT64_C(1000000000000)
+
 static void emit_timed(rank_ctx *c, const char *stream, const char *label, uint64_t micros)
 {
     emit(c, strata_op_make_timed(stream, label, (double)micros / 1e6));
@@ -296,6 +300,14 @@ static bool emit_node(rank_ctx *c, guint i, GError **err)
             emit(c, strata_op_make(STRATA_OP_WAIT, stream, ev));
         g_free(ev);
     }
+    if (n->duration_micros > CHAKRA_MAX_DURATION_US && c->kind[i] != WORK_MEM) {
+        /* a time= past a trace's range, which the checker refuses: said here, at its node */
+        char *w = chakra_node_where(c->f->path, n);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: duration_micros %" PRIu64 ": expected at most "
+                    "10^12 us (10^6 s, the range of a trace's time=)", w, n->duration_micros);
+        g_free(w);
+        return false;
+    }
     char *label = label_of(n);
     bool ok = true;
     switch (c->kind[i]) {
@@ -472,16 +484,26 @@ static strata_op_list *strata_ops(const et_file *files, guint n_files, GError **
             const indexed_text *prev = &g_array_index(all, indexed_text, k - 1);
             if (strcmp(prev->text, t->text) != 0) {
                 char *w = chakra_node_where(t->path, t->node);
+                char *here = strata_quote(t->text), *there = strata_quote(prev->text);
                 g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                            "%s: strata.index %" PRIu64 " holds '%s', but '%s' in %s", w, t->index, t->text,
-                            prev->text, prev->path);
+                            "%s: strata.index %" PRIu64 " holds '%s', but '%s' in %s", w, t->index, here, there,
+                            prev->path);
+                g_free(here);
+                g_free(there);
                 g_free(w);
                 ok = false;
             }
             continue;
         }
         char *w = chakra_node_where(t->path, t->node);
-        ok = parse_into(ops, t->text, w, err);
+        size_t len = strlen(t->text);
+        if (len > STRATA_LINE_MAX) { /* the writer would refuse it: say so here, at its node, not with the op */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: strata.op: expected an op of at most %d bytes "
+                        "(a trace line strata's reader takes), got %zu", w, STRATA_LINE_MAX, len);
+            ok = false;
+        } else {
+            ok = parse_into(ops, t->text, w, err);
+        }
         g_free(w);
     }
     g_array_free(all, TRUE);

@@ -17,11 +17,19 @@
 
 #define JAX_SNIFF_EVENTS 10000
 
-/* A number member truncated to an integer, 0 when missing. */
-static int64_t member_int(JsonObject *o, const char *key)
+/* A number member truncated to an integer into *out, 0 when missing (or not
+ * a number); false when it is a number no 64-bit integer holds (an id of
+ * 7e21 was cast to int64_t: undefined behaviour, found by fuzz_jax_profile). */
+static bool member_int(JsonObject *o, const char *key, int64_t *out)
 {
     double d;
-    return json_member_number(o, key, &d) ? (int64_t)d : 0;
+    *out = 0;
+    if (!json_member_number(o, key, &d))
+        return true;
+    if (!(d > -9.2e18 && d < 9.2e18))
+        return false;
+    *out = (int64_t)d;
+    return true;
 }
 
 /* What a JSON value is, for a message ("none": absent). */
@@ -44,7 +52,12 @@ static bool feed(strata_jax_ops *r, const char *path, JsonObject *ev, uint64_t l
     const char *ph = json_member_string(ev, "ph");
     if (ph == NULL)
         return true;
-    int64_t pid = member_int(ev, "pid"), tid = member_int(ev, "tid");
+    int64_t pid = 0, tid = 0;
+    if (!member_int(ev, "pid", &pid) || !member_int(ev, "tid", &tid)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:%" G_GUINT64_FORMAT ": expected pid and tid whole numbers within 64 bits", path, line);
+        return false;
+    }
     JsonObject *args = json_member_object(ev, "args");
     if (strcmp(ph, "M") == 0) {
         const char *what = json_member_string(ev, "name"), *name = json_member_string(args, "name");
@@ -114,6 +127,17 @@ strata_source *strata_jax_profile_import(const char *path, int device, strata_ja
     return src;
 }
 
+/* Whether ev is what only a PyTorch profiler (Kineto) writes: an event with
+ * a category (Kineto gives every activity one: cpu_op, kernel, gpu_memcpy,
+ * ...; its `[memory]` instants are cpu_instant_event) or a `[memory]`
+ * event. TSL's trace_events_to_json writes no `cat` at all (the corpus's
+ * two jax.profiler files: 786 events, none with one). */
+static bool kineto_only(JsonObject *ev)
+{
+    const char *name = json_member_string(ev, "name");
+    return json_object_has_member(ev, "cat") || (name && strcmp(name, "[memory]") == 0);
+}
+
 bool strata_jax_profile_sniff(const char *path)
 {
     if (strata_jax_xplane_is(path))
@@ -123,13 +147,14 @@ bool strata_jax_profile_sniff(const char *path)
         return false;
     JsonObject *ev;
     uint64_t line;
-    bool jax = false;
-    for (int i = 0; !jax && i < JAX_SNIFF_EVENTS && strata_kineto_scan_next(scan, &ev, &line, NULL) == 1; i++) {
+    bool jax = false, kineto = false;
+    for (int i = 0; !kineto && i < JAX_SNIFF_EVENTS && strata_kineto_scan_next(scan, &ev, &line, NULL) == 1; i++) {
         JsonObject *args = json_member_object(ev, "args");
         const char *ph = json_member_string(ev, "ph"), *name = json_member_string(args, "name");
-        jax = json_member_string(args, "hlo_op") != NULL ||
-              (ph && strcmp(ph, "M") == 0 && name && (strcmp(name, "XLA Ops") == 0 || strata_jax_device_of_process(name) >= 0));
+        kineto = kineto_only(ev);
+        jax |= json_member_string(args, "hlo_op") != NULL ||
+               (ph && strcmp(ph, "M") == 0 && name && (strcmp(name, "XLA Ops") == 0 || strata_jax_device_of_process(name) >= 0));
     }
     strata_kineto_scan_free(scan);
-    return jax;
+    return jax && !kineto;
 }

@@ -36,9 +36,12 @@
  * (STRATA_ERROR_INPUT), or the device asked for when it ran no XLA op. */
 strata_source *strata_jax_profile_import(const char *path, int device, strata_jax_profile_summary *s,
                                          GError **err);
-/* True when path's events look like a jax.profiler trace (an XLA op event
- * before the 10,000th event), or it is an XSpace; false for a
- * PyTorch profiler trace. */
+/* True when path is an XSpace, or its events look like a jax.profiler
+ * trace: an XLA op event (args.hlo_op, an `XLA Ops` thread, a
+ * `/device:KIND:N` process) among its first 10,000 events, and none that
+ * only a PyTorch profiler (Kineto) writes (an event with a `cat`, a
+ * `[memory]` event) among them; a Kineto trace with an hlo_op arg is not
+ * one. */
 bool strata_jax_profile_sniff(const char *path);
 
 #endif

@@ -125,9 +125,11 @@ static bool slice_to_mesh(strata_run_spec *spec, const strata_run_spec_options *
     sliced.hw_overrides = (const char *const *)over->pdata;
     strata_run_spec tmp = {0};
     if (load_hw(&tmp, &sliced, NULL)) {
-        g_printerr("strata: note: %s: the program's mesh has %u devices, the hardware %s %u: it runs on a slice, "
-                   "devices 0-%u (as --set hardware.devices=%u)\n", strata_source_origin(src), k,
-                   opt->hw_path ? opt->hw_path : "model", n, k - 1, k);
+        char *which = k == 1 ? g_strdup("device 0") : g_strdup_printf("devices 0-%u", k - 1);
+        g_printerr("strata: note: %s: the program's mesh has %u device%s, the hardware %s %u: it runs on a slice, "
+                   "%s (as --set hardware.devices=%u)\n", strata_source_origin(src), k, k == 1 ? "" : "s",
+                   opt->hw_path ? opt->hw_path : "model", n, which, k);
+        g_free(which);
         strata_hw_free(spec->hw);
         spec->hw = tmp.hw;
     }

@@ -37,7 +37,9 @@ bool strata_sweep_make_report(const strata_sweep_ctx *ctx, char **report_path, G
         char *argv[] = {python, script, (char *)ctx->out_dir, NULL};
         char *out = NULL, *errout = NULL;
         int status = 0;
-        ok = g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, strata_interrupt_child_setup, NULL, &out, &errout,
+        strata_child_signals keep;
+        strata_child_signals_read(&keep);
+        ok = g_spawn_sync(NULL, argv, NULL, G_SPAWN_DEFAULT, strata_interrupt_child_setup, &keep, &out, &errout,
                           &status, err);
         if (ok && !g_spawn_check_wait_status(status, NULL)) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s %s %s failed:\n%s", python, script, ctx->out_dir,

@@ -151,7 +151,9 @@ static bool run_step(const char *dir, const char *exe, char *const *args, int *s
     g_ptr_array_add(argv, NULL);
     int wait_status = 0;
     char *out = NULL;
-    bool ok = g_spawn_sync(dir, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, strata_interrupt_child_setup, NULL,
+    strata_child_signals keep;
+    strata_child_signals_read(&keep);
+    bool ok = g_spawn_sync(dir, (char **)argv->pdata, NULL, G_SPAWN_DEFAULT, strata_interrupt_child_setup, &keep,
                            &out, errout, &wait_status, err);
     g_ptr_array_unref(argv);
     g_free(out);
@@ -431,8 +433,10 @@ static bool start_point(sweep_run *r, uint64_t point)
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
     GPid pid = 0;
     GError *err = NULL;
+    strata_child_signals keep;
+    strata_child_signals_read(&keep);
     bool ok = fd >= 0 && g_spawn_async_with_fds(NULL, argv, NULL, G_SPAWN_DO_NOT_REAP_CHILD,
-                                                 strata_interrupt_child_setup, NULL, &pid,
+                                                 strata_interrupt_child_setup, &keep, &pid,
                                                  -1, fd, fd, &err);
     if (!ok && !r->failure) {
         r->failure = g_string_new(NULL);

@@ -287,10 +287,12 @@ bool strata_trace_writer_write(strata_trace_writer *w, const strata_op *op, GErr
         char where[48] = "";
         if (op->line)
             g_snprintf(where, sizeof where, " (its line %" G_GUINT64_FORMAT ")", op->line);
+        char *name = strata_quote(op->name); /* a name may be the long part: never the whole of it */
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s %s%s: expected a trace line of at most %d bytes, got %" G_GSIZE_FORMAT
-                    " (strata's reader refuses longer lines)", strata_op_kind_name(op->kind), op->name ? op->name : "",
-                    where, STRATA_LINE_MAX, w->line->len);
+                    " (strata's reader refuses longer lines)", strata_op_kind_name(op->kind), name, where,
+                    STRATA_LINE_MAX, w->line->len);
+        g_free(name);
         return false;
     }
     g_string_append_c(w->line, '\n');

@@ -6,31 +6,8 @@
  * and a second read of the source must give as many ops as the first.
  */
 #include "fuzz_input.h"
+#include "fuzz_drain.h"
 #include "import/kineto.h"
-#include "trace/check.h"
-#include "trace/writer.h"
-
-/* Ops of one read of src, each checked and written; -1 on a read error. */
-static long drain(strata_source *src, const char *origin)
-{
-    strata_checker *c = strata_checker_new(origin);
-    const strata_op *op;
-    GError *err = NULL;
-    long n = 0;
-    int rc;
-    while ((rc = strata_source_next(src, &op, &err)) == 1) {
-        GError *check_err = NULL;
-        if (!strata_checker_feed(c, op, NULL, &check_err)) {
-            fprintf(stderr, "kineto import emitted an unchecked trace: %s\n", check_err->message);
-            abort();
-        }
-        g_free(strata_op_to_text(op));
-        n++;
-    }
-    strata_checker_free(c);
-    g_clear_error(&err);
-    return rc < 0 ? -1 : n;
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -44,11 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     strata_kineto_summary sum;
     strata_source *src = strata_kineto_import(path, &opt, &sum, &err);
     if (src) {
-        long first = drain(src, path);
-        if (first >= 0 && strata_source_rewind(src, NULL) && drain(src, path) != first) {
-            fprintf(stderr, "kineto import: a second read gave other ops\n");
-            abort();
-        }
+        fuzz_drain_twice(src, path, "kineto import");
         strata_source_free(src);
     }
     g_clear_error(&err);

@@ -2,7 +2,7 @@
 # tests/fuzz/run.sh TARGET SECONDS: build one libFuzzer target and run it.
 #
 # TARGET is one of: trace hw pickle experiment minimalloc xla kineto validate chakra
-# spmd devices hlo groups
+# spmd devices hlo groups jax_profile model_config serve
 # (tests/fuzz/fuzz_TARGET.c)
 # or "all" (each target for SECONDS). The build lives in build-fuzz/ (clang,
 # -fsanitize=fuzzer-no-link,address,undefined for the library), apart from
@@ -11,6 +11,8 @@
 # build-fuzz/crashes/TARGET-*; copy it to tests/fuzz/regressions/TARGET-NAME
 # so that tests/test_fuzz_regressions.c replays it forever after.
 # Prints libFuzzer's final stats (executions, new units, crashes).
+# STRATA_FUZZ_RUNS=N stops a target after N executions (libFuzzer's -runs)
+# if SECONDS have not passed first.
 set -eu
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=${STRATA_FUZZ_BUILD:-$ROOT/build-fuzz}
@@ -19,7 +21,7 @@ SECONDS_TO_RUN=${2:-60}
 
 if [ "$TARGET" = all ]; then
     status=0
-    for t in trace hw pickle experiment minimalloc xla kineto validate chakra spmd devices hlo groups; do
+    for t in trace hw pickle experiment minimalloc xla kineto validate chakra spmd devices hlo groups jax_profile model_config serve; do
         [ -f "$ROOT/tests/fuzz/fuzz_$t.c" ] || continue
         "$0" "$t" "$SECONDS_TO_RUN" || status=1
     done
@@ -44,9 +46,11 @@ clang -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer $SAN
     $(pkg-config --libs glib-2.0 json-glib-1.0 simgrid zlib libprotobuf-c) -lm -lpthread -o "$B/fuzz_$TARGET"
 
 mkdir -p "$B/corpus/$TARGET" "$B/crashes"
+RUNS=""
+[ -n "${STRATA_FUZZ_RUNS:-}" ] && RUNS="-runs=$STRATA_FUZZ_RUNS"
 DICT=""
 [ -f "$ROOT/tests/fuzz/$TARGET.dict" ] && DICT="-dict=$ROOT/tests/fuzz/$TARGET.dict"
 # Leak checking stays on (ASan's default) and unsuppressed: a leak per input is a bug.
 "$B/fuzz_$TARGET" -max_total_time="$SECONDS_TO_RUN" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
-    -max_len=65536 -artifact_prefix="$B/crashes/$TARGET-" $DICT \
+    -max_len=65536 -artifact_prefix="$B/crashes/$TARGET-" $DICT $RUNS \
     "$B/corpus/$TARGET" "$ROOT/tests/fuzz/corpus/$TARGET"
