@@ -25,6 +25,7 @@
 #include <assert.h>
 #include <string.h>
 #include "core/error.h"
+#include "workload/workload.h"
 
 enum { T_NEW, T_LIVE, T_FREED };
 enum { PH_SCHED, PH_OPTIONS, PH_ARGS, PH_BEGIN, PH_STEPS, PH_END };
@@ -71,6 +72,37 @@ static const char *const *names_of(graph_stream *s, int which, const wl_tensor *
     return (const char *const *)a->pdata;
 }
 
+/* The allocs of t: one, or with WL_VARY one per device (device=D), its
+ * first extent that device's rows (at least 1). */
+static void expand_allocs(graph_stream *s, wl_tensor t, const char *stream)
+{
+    uint32_t n = 0;
+    uint64_t max = 0;
+    const uint64_t *rows = wl_graph_vary_rows(s->g, &n, &max);
+    if (!(wl_graph_flags(s->g, t) & WL_VARY) || !rows) {
+        strata_op op = alloc_op(s->g, t, stream);
+        g_array_append_val(s->pending, op);
+        return;
+    }
+    const uint64_t *dims;
+    uint32_t nd = wl_graph_dims(s->g, t, &dims);
+    g_assert(nd >= 1 && dims[0] == max);
+    uint64_t row_elems = wl_graph_elements(s->g, t) / max;
+    for (uint32_t d = 0; d < n; d++) {
+        uint64_t r = MAX(rows[d], 1), bytes = 0, ext[STRATA_MAX_DIMS];
+        memcpy(ext, dims, nd * sizeof ext[0]);
+        ext[0] = r;
+        (void)strata_workload_bytes(r * row_elems, strata_dtype_bits(wl_graph_dtype(s->g, t)), &bytes);
+        strata_op op = strata_op_make_alloc(stream, wl_graph_name(s->g, t), bytes, wl_graph_memory_of(s->g, t),
+                                            wl_graph_tag(s->g, t));
+        strata_op_set_shape(&op, wl_graph_dtype(s->g, t), nd, ext);
+        op.has_device = true;
+        op.device = d;
+        /* The shape's extents are copied by the reader; keep them valid: */
+        g_array_append_val(s->pending, op);
+    }
+}
+
 /* The frees after step `step`: ins then outs, each tensor once. */
 static void expand_frees(graph_stream *s, uint32_t step, const wl_step_view *v)
 {
@@ -115,8 +147,7 @@ static void expand_step(graph_stream *s, uint32_t step)
     s->pending_next = 0;
     for (uint32_t i = 0; i < v.n_outs; i++)
         if (s->state[v.outs[i]] == T_NEW) {
-            strata_op op = alloc_op(s->g, v.outs[i], v.stream);
-            g_array_append_val(s->pending, op);
+            expand_allocs(s, v.outs[i], v.stream);
             s->state[v.outs[i]] = T_LIVE;
         }
     for (uint32_t i = 0; i < v.n_ins; i++)
@@ -124,14 +155,26 @@ static void expand_step(graph_stream *s, uint32_t step)
     strata_op op;
     if (strata_op_kind_is_collective(v.kind))
         op = strata_op_make_collective(v.kind, v.stream, wl_graph_name(s->g, v.outs[0]),
-                                       wl_graph_name(s->g, v.ins[0]), v.axis, NULL, 0);
+                                       wl_graph_name(s->g, v.ins[0]), v.axis, NULL, v.shift);
     else if (v.kind == STRATA_OP_COPY)
         op = strata_op_make_copy(v.stream, wl_graph_name(s->g, v.outs[0]), wl_graph_name(s->g, v.ins[0]), 0);
     else if (v.kind != STRATA_OP_COMPUTE)
         op = strata_op_make(v.kind, v.stream, v.label);
     else
         expand_compute(s, &v, &op);
-    g_array_append_val(s->pending, op);
+    if (v.vary) { /* one per device, its work scaled by its rows */
+        uint32_t n = 0;
+        uint64_t max = 0;
+        const uint64_t *rows = wl_graph_vary_rows(s->g, &n, &max);
+        for (uint32_t d = 0; d < n; d++) {
+            strata_op one = op;
+            one.flops = max ? op.flops * (double)rows[d] / (double)max : 0;
+            one.has_device = true;
+            one.device = d;
+            g_array_append_val(s->pending, one);
+        }
+    } else
+        g_array_append_val(s->pending, op);
     expand_frees(s, step, &v);
 }
 

@@ -14,6 +14,8 @@
 #include "workload/model_config.h"
 
 #define TF_MODEL_AXIS "model"
+#define TF_EXPERT_AXIS "expert"
+#define TF_CONTEXT_AXIS "context"
 
 typedef struct tf_ctx {
     wl_graph *g;
@@ -33,6 +35,13 @@ typedef struct tf_dims {
     bool sp;
     const strata_model_shape *s;
     bool flash, causal;
+    /* EP: the expert axis (1: none); moe: the rows of every MoE layer
+     * (moe_load.h; NULL: the balanced single-device form, C = ceil(B S k /
+     * E)); vary: the expert groups' rows differ (wl_graph_vary is set). CP:
+     * the context axis (1: none): S is then the device's S/CP positions. */
+    uint64_t EP, CP;
+    const struct wl_moe_rows *moe;
+    bool vary;
 } tf_dims;
 
 /* A parameter (its gradient wanted). */
@@ -50,6 +59,10 @@ wl_tensor tf_block_in(tf_ctx *c, const tf_dims *z, wl_tensor x);
 uint32_t tf_column(tf_ctx *c, const tf_dims *z, const char *label, wl_tensor out, wl_tensor x, wl_tensor w,
                    double flops);
 wl_tensor tf_block_out(tf_ctx *c, const tf_dims *z, uint32_t node, wl_tensor x);
+
+/* Ring attention over the context axis (transformer_ring.c): ctx [B,S,H/T
+ * x dv] from qkv (q, k, v heads of width hd; Kh key/value heads here). */
+wl_tensor tf_ring_attend(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor qkv, uint64_t hd, uint64_t Kh);
 
 /* Decoder layer l on input h; returns h_{l+1}. */
 wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h);
