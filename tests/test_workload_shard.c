@@ -575,7 +575,15 @@ START_TEST(shard_rejects_what_does_not_divide)
         {"vocab=255", "heads=4", "mesh=model:2", "sharding=tp", "vocab divisible"},
         {"batch=8", "heads=4", "mesh=data:8", "sharding=none", "needs sharding="},
         {"batch=8", "heads=4", "mesh=", "sharding=fsdp", "needs a mesh"},
-        {"batch=8", "heads=4", "mesh=pipe:2", "sharding=dp", "the axes data and model only"},
+        {"batch=8", "heads=4", "mesh=pipe:2", "sharding=dp", "does not match the axes"},
+        {"batch=8", "heads=4", "mesh=rows:2", "sharding=dp", "unknown axis 'rows'"},
+        {"batch=8", "heads=4", "mesh=data:2,fsdp:2", "sharding=none", "hybrid sharding"},
+        {"batch=8", "heads=4", "mesh=tensor:2,model:2", "sharding=none", "a second time"},
+        {"batch=8", "heads=4", "mesh=pipe:2", "schedule=interleaved", "rule interleave-stages"},
+        {"batch=8", "heads=4", "mesh=pipe:4", "microbatches=3", "rule microbatches:"},
+        {"batch=8", "heads=4", "mesh=expert:2", "sharding=none", "rule experts-divide"},
+        {"microbatches=2", "sharding=dp", "mesh=data:2", "heads=4", "need a pipe axis"},
+        {"batch=8", "heads=4", "mesh=tensor:2", "virtual=2", "virtual (vp) needs schedule=interleaved"},
         {"batch=8", "heads=4", "mesh=data:2,model:2", "sharding=dp", "does not use the mesh's model axis"},
         {"batch=8", "heads=4", "mesh=data:8", "sharding=tp", "needs a model axis"},
         {"batch=8", "heads=4", "mesh=model:2", "sharding=fsdp+tp", "needs a data axis"},
@@ -599,6 +607,40 @@ START_TEST(shard_rejects_what_does_not_divide)
     GError *err = NULL;
     ck_assert_ptr_null(strata_workload_generate("transformer", huge, &err));
     ck_assert_msg(strstr(err->message, "overflows 64 bits"), "%s", err->message);
+    g_clear_error(&err);
+}
+END_TEST
+
+/* Axes by name: fsdp:4,tensor:2 is data:4,model:2 with sharding=fsdp+tp
+ * (the same trace, the mesh renamed); pipe with layers that do not divide
+ * into stages names the rule. */
+START_TEST(shard_named_axes)
+{
+    const char *named[] = {"layers=2", "d_model=64", "heads=4", "seq=16", "batch=8", "vocab=256",
+                           "mesh=fsdp:4,tensor:2", NULL};
+    const char *old[] = {"layers=2", "d_model=64", "heads=4", "seq=16", "batch=8", "vocab=256",
+                         "mesh=data:4,model:2", "sharding=fsdp+tp", NULL};
+    GError *err = NULL;
+    strata_source *a = strata_workload_generate("transformer", named, &err);
+    ck_assert_msg(a, "%s", err ? err->message : "");
+    strata_source *b = strata_workload_generate("transformer", old, &err);
+    ck_assert_msg(b, "%s", err ? err->message : "");
+    const strata_op *x, *y;
+    int ga, gb, ops = 0;
+    while ((ga = strata_source_next(a, &x, NULL)) == 1 && (gb = strata_source_next(b, &y, NULL)) == 1) {
+        ck_assert_int_eq(x->kind, y->kind);
+        ck_assert_str_eq(x->name ? x->name : "", y->name ? y->name : "");
+        if (x->kind == STRATA_OP_OPTION)
+            ck_assert_str_eq(x->value, y->value);
+        ops++;
+    }
+    ck_assert_int_eq(ga, 0);
+    ck_assert_int_gt(ops, 100);
+    strata_source_free(a);
+    strata_source_free(b);
+    const char *uneven[] = {"layers=3", "heads=4", "batch=8", "mesh=pipe:2,data:2", NULL};
+    ck_assert_ptr_null(strata_workload_generate("transformer", uneven, &err));
+    ck_assert_msg(err && strstr(err->message, "rule layers-per-stage"), "%s", err ? err->message : "");
     g_clear_error(&err);
 }
 END_TEST
@@ -635,6 +677,7 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, fsdp_offload_param_shards);
     tcase_add_test(tc, fsdp_offload_param_timed);
     tcase_add_test(tc, shard_rejects_what_does_not_divide);
+    tcase_add_test(tc, shard_named_axes);
     tcase_add_test(tc, cli_mesh_argument);
     suite_add_tcase(s, tc);
     return s;

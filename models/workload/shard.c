@@ -51,67 +51,6 @@ struct wl_shard {
 /* Sets an input error on err and is false. */
 #define FAIL(...) (g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, __VA_ARGS__), false)
 
-/* The sizes of `mesh`'s data and model axes (0: absent); false when it does
- * not parse or has another axis. */
-static bool parse_mesh(const char *workload, const char *mesh, uint64_t *n, uint64_t *t, GError **err)
-{
-    GError *e = NULL;
-    strata_mesh *m = strata_mesh_parse(mesh, &e);
-    if (!m) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: mesh=%s: %s", workload, mesh, e->message);
-        g_error_free(e);
-        return false;
-    }
-    uint32_t mask = 0;
-    *n = strata_mesh_axes(m, "data", &mask, NULL) ? strata_mesh_group_size(m, mask) : 0;
-    *t = strata_mesh_axes(m, "model", &mask, NULL) ? strata_mesh_group_size(m, mask) : 0;
-    bool only = (uint64_t)strata_mesh_devices(m) == MAX(*n, 1) * MAX(*t, 1) &&
-                strata_mesh_axis_count(m) == (uint32_t)((*n > 0) + (*t > 0));
-    strata_mesh_free(m);
-    return only ? true
-                : FAIL("%s: expected mesh= with the axes data and model only (data:N, model:T or data:N,model:T), "
-                       "got mesh=%s",
-                       workload, mesh);
-}
-
-bool wl_shard_plan_parse(const strata_params *p, const char *workload, wl_shard_plan *plan, GError **err)
-{
-    memset(plan, 0, sizeof *plan);
-    const char *mesh = strata_params_string(p, "mesh"), *sharding = strata_params_string(p, "sharding");
-    plan->n = plan->t = 1;
-    plan->prefetch = (uint64_t)MAX(strata_params_int(p, "prefetch"), 0);
-    if (strata_params_int(p, "prefetch") < 0)
-        return FAIL("%s: expected prefetch >= 0, got %" G_GINT64_FORMAT, workload,
-                    strata_params_int(p, "prefetch"));
-    bool none = strcmp(sharding, "none") == 0;
-    if (!*mesh)
-        return none ? true
-                    : FAIL("%s: sharding=%s needs a mesh (e.g. mesh=data:8 or mesh=data:4,model:2)", workload,
-                           sharding);
-    if (none)
-        return FAIL("%s: mesh=%s needs sharding=dp, fsdp, tp, tp+sp, fsdp+tp or fsdp+tp+sp", workload, mesh);
-    uint64_t n = 0, t = 0;
-    if (!parse_mesh(workload, mesh, &n, &t, err))
-        return false;
-    bool tp = strstr(sharding, "tp") != NULL;
-    plan->seq = g_str_has_suffix(sharding, "+sp");
-    plan->data = strncmp(sharding, "fsdp", 4) == 0 ? WL_DATA_FSDP : n ? WL_DATA_DP : WL_DATA_NONE;
-    if (t && !tp)
-        return FAIL("%s: sharding=%s does not use the mesh's model axis (mesh=%s); use tp, tp+sp, fsdp+tp or "
-                    "fsdp+tp+sp",
-                    workload, sharding, mesh);
-    if (tp && !t)
-        return FAIL("%s: sharding=%s needs a model axis in the mesh (e.g. mesh=data:4,model:2), got mesh=%s",
-                    workload, sharding, mesh);
-    if (!n && !g_str_has_prefix(sharding, "tp"))
-        return FAIL("%s: sharding=%s needs a data axis in the mesh (e.g. mesh=data:8), got mesh=%s", workload,
-                    sharding, mesh);
-    plan->n = n ? n : 1;
-    plan->t = t ? t : 1;
-    g_strlcpy(plan->mesh, mesh, sizeof plan->mesh);
-    return true;
-}
-
 bool wl_shard_check_divides(const strata_params *p, const char *workload, const char *name, uint64_t by,
                             const char *axis, GError **err)
 {

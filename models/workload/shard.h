@@ -1,7 +1,9 @@
 /*
  * shard.h: the sharding of a training step built with autodiff.h over a
- * device mesh (`option mesh=data:N[,model:T]`), as one SPMD program that
- * every device runs on its own part of the data and the parameters.
+ * device mesh (`option mesh=data:N[,model:T]`, or the axes by name:
+ * data, fsdp, tensor, pipe, expert, context; see shard_plan.c), as one SPMD
+ * program that every device runs on its own part of the data and the
+ * parameters (with a pipe axis, each stage its own: pipeline.h).
  *
  * The mesh's `data` axis splits the batch. Over it, the parameters are
  *   dp    replicated: each parameter's gradient is all-reduced over `data`
@@ -43,21 +45,45 @@
 
 typedef enum { WL_DATA_NONE, WL_DATA_DP, WL_DATA_FSDP } wl_data_mode;
 
-/* What a `mesh=` and `sharding=` pair asks for. */
+/* The pipeline schedules (pipeline.h runs them). */
+typedef enum { WL_PIPE_GPIPE, WL_PIPE_1F1B, WL_PIPE_INTERLEAVED, WL_PIPE_ZB_H1 } wl_pipe_schedule;
+
+/* What a `mesh=` and `sharding=` pair asks for (shard_plan.c). Axis sizes
+ * are >= 1 (1: the axis is absent). */
 typedef struct wl_shard_plan {
     wl_data_mode data;
-    uint64_t n;        /* size of the data axis (1: none) */
-    uint64_t t;        /* size of the model axis (1: none) */
+    uint64_t n;        /* size of the data (or fsdp) axis */
+    uint64_t t;        /* size of the tensor (model) axis */
+    uint64_t p;        /* size of the pipe axis: pipeline stages */
+    uint64_t e;        /* size of the expert axis */
+    uint64_t c;        /* size of the context axis */
+    uint64_t m;        /* microbatches per step per pipeline (1 without a pipe axis) */
+    uint64_t v;        /* virtual stages (model chunks) per pipe rank */
+    wl_pipe_schedule schedule;
     uint64_t prefetch; /* fsdp: groups ahead that gathers are issued */
     bool seq;          /* tp with sequence parallelism (`+sp`) */
-    char mesh[64];     /* the mesh as `option mesh=` writes it; "" for none */
+    char mesh[96];     /* the mesh as `option mesh=` writes it (axes renamed:
+                          fsdp -> data, tensor -> model, stage -> pipe); "" for none */
 } wl_shard_plan;
+
+/* The sizes of the step that the rules on axes read. */
+typedef struct wl_shard_sizes {
+    uint64_t layers, batch, seq;
+    int64_t experts; /* 0: a dense model */
+} wl_shard_sizes;
 
 /* The plan from params `mesh`, `sharding` and `prefetch` of `workload`;
  * false with an error naming the parameter when the mesh does not parse or
- * does not fit the sharding (dp and fsdp need a `data` axis, tp a `model`
- * axis, and no axis may go unused). */
+ * does not fit the sharding. Axis names: data, fsdp, tensor (= model),
+ * pipe (= stage), expert, context; the old spelling data:N,model:T needs
+ * sharding= (dp and fsdp need a `data` axis, tp a `model` axis, and no
+ * axis may go unused); with the new names sharding= may stay none and
+ * follows from the axes. m and v are 1 (the caller sets them). */
 bool wl_shard_plan_parse(const strata_params *p, const char *workload, wl_shard_plan *plan, GError **err);
+/* Checks the frameworks' rules on the product of axes (shard_plan.c's
+ * table: layers into stages, interleaving, microbatches, experts,
+ * context); the error names the rule that fails. */
+bool wl_shard_plan_rules(const wl_shard_plan *plan, const wl_shard_sizes *z, const char *workload, GError **err);
 /* Checks that `value` of parameter `name` divides by `by` (the size of mesh
  * axis `axis`); the error names both. */
 bool wl_shard_check_divides(const strata_params *p, const char *workload, const char *name, uint64_t by,

@@ -70,6 +70,7 @@
 #include "core/error.h"
 
 static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "tp+sp", "fsdp+tp", "fsdp+tp+sp", NULL};
+static const char *const pipe_schedule_choices[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
 static const char *const attention_choices[] = {"full", "flash", NULL};
 static const char *const mask_choices[] = {"none", "causal", NULL};
 #define MODEL_AXIS TF_MODEL_AXIS
@@ -94,12 +95,18 @@ static const strata_param_def transformer_params[] = {
      "save_out_proj, save_dot_except_mlp, save_dot_except_mlpwi, save_dot_with_context_except_mlp; host offload: "
      "minimal_offloaded, qkv_proj_offloaded, save_and_offload_only_these_names with remat_save= and remat_offload=)",
      NULL},
-    {"mesh", STRATA_PARAM_STRING, "", "device mesh, data:N[,model:T] (empty: one device)", NULL},
+    {"mesh", STRATA_PARAM_STRING, "", "device mesh: axes data, fsdp, tensor (or model), pipe (or stage), expert, "
+     "context with their sizes, e.g. data:N,model:T or pipe:4,fsdp:4,tensor:4 (empty: one device)", NULL},
     {"sharding", STRATA_PARAM_STRING, "none",
      "none, dp (replicas, gradients all-reduced over data), fsdp (ZeRO-3 over data), tp (Megatron over model; "
      "dp over data if any), fsdp+tp, or tp+sp / fsdp+tp+sp (tp with sequence parallelism: layernorms and residuals "
      "split along seq over model, all-gather before and reduce-scatter after each parallel block)",
      sharding_choices},
+    {"schedule", STRATA_PARAM_STRING, NULL, "pipe axis: the pipeline schedule, gpipe, 1f1b (default), interleaved "
+     "(virtual stages) or zb-h1 (zero bubble: weight gradients deferred)", pipe_schedule_choices},
+    {"microbatches", STRATA_PARAM_INT, NULL, "pipe axis: microbatches per step per pipeline (default: pipe)", NULL},
+    {"virtual", STRATA_PARAM_INT, NULL, "interleaved schedule: model chunks per pipe rank (default 2)", NULL},
+    {"vp", STRATA_PARAM_INT, NULL, "the same as virtual", NULL},
     {"prefetch", STRATA_PARAM_INT, "1", "fsdp: how many layers ahead each layer's parameters are all-gathered",
      NULL},
     STRATA_MODEL_KEYS(STRATA_MODEL_PARAM_DEF)
@@ -158,14 +165,46 @@ static bool divides(const char *name, int64_t value, uint64_t by, const char *ax
     return false;
 }
 
+/* The pipe axis' parameters into plan: schedule, microbatches (default
+ * pipe), virtual (or vp; interleaved only, default 2). */
+static bool transformer_pipe_params(const strata_params *p, wl_shard_plan *plan, GError **err)
+{
+    static const char *const names[] = {"gpipe", "1f1b", "interleaved", "zb-h1"};
+    const char *sched = strata_params_is_set(p, "schedule") ? strata_params_string(p, "schedule") : "1f1b";
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++)
+        if (strcmp(sched, names[i]) == 0)
+            plan->schedule = (wl_pipe_schedule)i;
+    bool virt = strata_params_is_set(p, "virtual"), vp = strata_params_is_set(p, "vp");
+    int64_t m = strata_params_is_set(p, "microbatches") ? strata_params_int(p, "microbatches") : (int64_t)plan->p;
+    int64_t v = virt ? strata_params_int(p, "virtual") : vp ? strata_params_int(p, "vp") : 2;
+    const char *why = virt && vp                                                  ? "give virtual or vp, not both"
+                      : m < 1                                                     ? "expected microbatches >= 1"
+                      : v < 1                                                     ? "expected virtual (vp) >= 1"
+                      : (virt || vp) && plan->schedule != WL_PIPE_INTERLEAVED     ? "virtual (vp) needs schedule=interleaved"
+                      : plan->p == 1 && (strata_params_is_set(p, "schedule") || strata_params_is_set(p, "microbatches"))
+                          ? "schedule and microbatches need a pipe axis in the mesh (e.g. mesh=pipe:4,data:2)"
+                          : NULL;
+    if (why) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "transformer: %s", why);
+        return false;
+    }
+    plan->m = (uint64_t)m;
+    plan->v = plan->schedule == WL_PIPE_INTERLEAVED ? (uint64_t)v : 1;
+    return true;
+}
+
 /* The sharding's checks: the mesh fits the sharding and its axes divide
  * the shapes they split (fsdp: every parameter's elements, flat). */
 static bool transformer_check_shard(const strata_params *p, const strata_model_shape *s, wl_shard_plan *plan,
                                     GError **err)
 {
     static const char *const by_model[] = {"heads", "d_model", "vocab", NULL};
-    if (!wl_shard_plan_parse(p, "transformer", plan, err) ||
+    if (!wl_shard_plan_parse(p, "transformer", plan, err) || !transformer_pipe_params(p, plan, err) ||
         !wl_shard_check_divides(p, "transformer", "batch", plan->n, "data", err))
+        return false;
+    wl_shard_sizes sizes = {(uint64_t)s->layers, (uint64_t)strata_params_int(p, "batch"),
+                            (uint64_t)strata_params_int(p, "seq"), s->experts};
+    if (!wl_shard_plan_rules(plan, &sizes, "transformer", err))
         return false;
     if (plan->data == WL_DATA_FSDP && !wl_shard_check_divides(p, "transformer", "d_model", plan->n, "data", err))
         return false;
