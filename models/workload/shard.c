@@ -42,6 +42,8 @@ struct wl_shard {
     GHashTable *first_group; /* parameter -> GINT_TO_POINTER(group) */
     GHashTable *shard, *grad_shard; /* parameter -> tensor */
     GHashTable *gathers[2];         /* parameter -> gathers issued in the pass */
+    GHashTable *experts;            /* the expert parameters (wl_shard_expert) */
+    char reduce_axes[2][40];        /* [expert param]: the axes a gradient is all-reduced over past data's */
     int final_group;
 };
 
@@ -157,13 +159,20 @@ static void hook_end(void *ud, int group, bool backward)
             wl_graph_event(s->g, false, go);
             any = true;
         }
+        const char *more = s->reduce_axes[g_hash_table_contains(s->experts, KEY(p))];
         if (s->plan.data == WL_DATA_DP) {
-            wl_graph_collective(s->g, STRATA_OP_ALL_REDUCE, gp, gp, DATA_AXIS);
+            char axes[48];
+            g_snprintf(axes, sizeof axes, "%s%s%s", s->plan.n > 1 || !*more ? DATA_AXIS : "",
+                       s->plan.n > 1 && *more ? "," : "", more);
+            if (*axes && (s->plan.n > 1 || *more))
+                wl_graph_collective(s->g, STRATA_OP_ALL_REDUCE, gp, gp, axes);
             continue;
         }
         wl_tensor gs = derived(s->g, p, "d_", "_shard", STRATA_TAG_GRAD, s->plan.n, WL_TEMP);
         g_hash_table_insert(s->grad_shard, KEY(p), KEY(gs));
         wl_graph_collective(s->g, STRATA_OP_REDUCE_SCATTER, gs, gp, DATA_AXIS);
+        if (*more) /* the shard is replicated over the expert and context axes */
+            wl_graph_collective(s->g, STRATA_OP_ALL_REDUCE, gs, gs, more);
     }
     if (group == s->final_group) {
         wl_graph_stream(s->g, REDUCE_STREAM);
@@ -250,6 +259,13 @@ wl_shard *wl_shard_new(wl_graph *g, wl_model *m, const wl_shard_plan *plan, cons
     s->grad_shard = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (int pass = 0; pass < 2; pass++)
         s->gathers[pass] = g_hash_table_new(g_direct_hash, g_direct_equal);
+    s->experts = g_hash_table_new(g_direct_hash, g_direct_equal);
+    /* The expert and context axes split the tokens as data does (MaxText:
+     * expert acts as fsdp outside the experts; Megatron: gradients reduce
+     * over dp x cp, the experts' over the expert-data-parallel ranks). */
+    for (int e = 0; e < 2; e++)
+        g_snprintf(s->reduce_axes[e], sizeof s->reduce_axes[e], "%s%s%s", plan->e > 1 && !e ? "expert" : "",
+                   plan->e > 1 && !e && plan->c > 1 ? "," : "", plan->c > 1 ? "context" : "");
     if (*plan->mesh)
         wl_graph_option(g, "mesh", plan->mesh);
     build_units(s, remat);
@@ -273,9 +289,15 @@ void wl_shard_free(wl_shard *s)
         g_hash_table_destroy(s->gathers[pass]);
     }
     g_hash_table_destroy(s->first_group);
+    g_hash_table_destroy(s->experts);
     g_hash_table_destroy(s->shard);
     g_hash_table_destroy(s->grad_shard);
     g_free(s);
+}
+
+void wl_shard_expert(wl_shard *s, wl_tensor p)
+{
+    g_hash_table_add(s->experts, KEY(p));
 }
 
 wl_tensor wl_shard_param(const wl_shard *s, wl_tensor p)

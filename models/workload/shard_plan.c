@@ -173,8 +173,6 @@ static bool experts_divide(const rule_ctx *c)
     return c->plan->e == 1 || (c->z->experts > 0 && c->z->experts % c->plan->e == 0);
 }
 static bool context_seq(const rule_ctx *c) { return c->z->seq % (2 * c->plan->c) == 0 || c->plan->c == 1; }
-static bool expert_wired(const rule_ctx *c) { return c->plan->e == 1; }
-static bool context_wired(const rule_ctx *c) { return c->plan->c == 1; }
 static bool pipe_wired(const rule_ctx *c) { return c->plan->p == 1; }
 
 static const shard_rule rules[] = {
@@ -198,8 +196,6 @@ static const shard_rule rules[] = {
     {"context-seq", context_seq,
      "seq must divide by 2 x context (Megatron's load-balanced context parallelism cuts the sequence in "
      "2 x cp chunks)"},
-    {"expert-axis", expert_wired, "an expert axis above 1 is not wired into gen transformer yet"},
-    {"context-axis", context_wired, "a context axis above 1 is not wired into gen transformer yet"},
     {"pipe-axis", pipe_wired, "a pipe axis above 1 is not wired into gen transformer yet"},
 };
 

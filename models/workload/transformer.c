@@ -67,6 +67,7 @@
 #include "workload/workload.h"
 #include "workload/shard.h"
 #include "workload/transformer.h"
+#include "workload/moe_load.h"
 #include "core/error.h"
 
 static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "tp+sp", "fsdp+tp", "fsdp+tp+sp", NULL};
@@ -119,6 +120,11 @@ static const strata_param_def transformer_params[] = {
      "kernel=flash-attention, no score matrix)", attention_choices},
     {"mask", STRATA_PARAM_STRING, NULL, "attention mask: none (default) or causal (halves flash attention's "
      "work; the full form computes the whole matrix either way)", mask_choices},
+    {"capacity_factor", STRATA_PARAM_DOUBLE, NULL, "MoE: each expert takes at most ceil(tokens x top_k / experts x "
+     "capacity_factor) rows per device, the rest dropped, buffers padded to it (Switch, GShard; unset: dropless, "
+     "Megatron's default)", NULL},
+    {"imbalance", STRATA_PARAM_STRING, NULL, "MoE: the experts' load: uniform (default), zipf:S (expert e's share "
+     "~ 1/(e+1)^S) or FILE (one token count per expert and line)", NULL},
     {"param_dtype", STRATA_PARAM_STRING, NULL, "element type of the master weights (default dtype: none; f32: "
      "master_P kept and updated beside the optimizer state, the step computing with a dtype copy)",
      strata_workload_dtype_choices},
@@ -204,7 +210,7 @@ static bool transformer_check_shard(const strata_params *p, const strata_model_s
         return false;
     wl_shard_sizes sizes = {(uint64_t)s->layers, (uint64_t)strata_params_int(p, "batch"),
                             (uint64_t)strata_params_int(p, "seq"), s->experts};
-    if (!wl_shard_plan_rules(plan, &sizes, "transformer", err))
+    if (!wl_shard_plan_rules(plan, &sizes, "transformer", err) || !tf_axes_check(p, s, plan, err))
         return false;
     if (plan->data == WL_DATA_FSDP && !wl_shard_check_divides(p, "transformer", "d_model", plan->n, "data", err))
         return false;
@@ -445,7 +451,8 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
                  (uint64_t)strata_params_int(p, "d_model"), (uint64_t)strata_params_int(p, "heads"),
                  (uint64_t)strata_params_int(p, "vocab"), plan.t, plan.seq, &shape,
                  strata_params_is_set(p, "attention") && g_str_equal(strata_params_string(p, "attention"), "flash"),
-                 strata_params_is_set(p, "mask") && g_str_equal(strata_params_string(p, "mask"), "causal")};
+                 strata_params_is_set(p, "mask") && g_str_equal(strata_params_string(p, "mask"), "causal"),
+                 1, 1, NULL, false};
     uint64_t L = (uint64_t)strata_params_int(p, "layers");
     const wl_remat_policy *policy = wl_remat_policy_find(strata_params_string(p, "remat"));
     wl_remat remat = policy->kind;
@@ -460,8 +467,17 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
         wl_model_remat_names(c.m, policy->save, policy->offload);
     wl_graph *g = c.g;
     wl_model *m = c.m;
+    wl_moe_rows rows;
+    if (!tf_axes_setup(p, &plan, &z, g, &rows, err)) {
+        wl_model_free(m);
+        wl_graph_free(g);
+        g_array_free(c.params, TRUE);
+        return NULL;
+    }
+    if (plan.data == WL_DATA_NONE && (plan.e > 1 || plan.c > 1))
+        plan.data = WL_DATA_DP; /* the expert and context axes split the tokens: gradients are reduced over them */
 
-    const uint64_t bs[2] = {z.B, z.S}, vd[2] = {z.V / z.T, z.d}, sd[2] = {z.S, z.d};
+    const uint64_t bs[2] = {z.B, z.S}, vd[2] = {z.V / z.T, z.d}, sd[2] = {z.S * z.CP, z.d};
     wl_tensor tokens = wl_graph_tensor(g, "tokens", STRATA_TAG_INPUT, STRATA_DTYPE_INT32, 2, bs, WL_ARGUMENT);
     wl_tensor targets = wl_graph_tensor(g, "targets", STRATA_TAG_INPUT, STRATA_DTYPE_INT32, 2, bs, WL_ARGUMENT);
     wl_tensor embed = tf_param(&c, "embed", 2, vd);
@@ -471,6 +487,7 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
         h = tf_layer(&c, &z, l, h);
     tf_head(&c, &z, (int)L, h, embed, targets);
     wl_shard *sh = wl_shard_new(g, m, &plan, c.params, remat);
+    tf_axes_experts(g, sh, c.params);
     wl_model_emit(m, remat, WL_TEMP);
 
     for (guint i = 0; i < c.params->len; i++) {
@@ -480,6 +497,7 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
             tf_adamw(&c, wl_shard_param(sh, pt), gp);
     }
     wl_shard_free(sh);
+    g_free(rows.group_rows);
     wl_model_free(m);
     g_array_free(c.params, TRUE);
     return wl_graph_to_source(g, "transformer", err);

@@ -12,6 +12,7 @@
 
 #include "workload/autodiff.h"
 #include "workload/model_config.h"
+#include "workload/moe_load.h"
 
 #define TF_MODEL_AXIS "model"
 #define TF_EXPERT_AXIS "expert"
@@ -63,6 +64,17 @@ wl_tensor tf_block_out(tf_ctx *c, const tf_dims *z, uint32_t node, wl_tensor x);
 /* Ring attention over the context axis (transformer_ring.c): ctx [B,S,H/T
  * x dv] from qkv (q, k, v heads of width hd; Kh key/value heads here). */
 wl_tensor tf_ring_attend(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor qkv, uint64_t hd, uint64_t Kh);
+
+/* The expert and context axes (transformer_axes.c): their checks; z's
+ * EP, CP, B, S, moe and vary from the plan (rows: the MoE layers' rows,
+ * g_free its group_rows); the expert parameters marked for sh. */
+struct wl_shard_plan;
+struct wl_shard;
+bool tf_axes_check(const strata_params *p, const strata_model_shape *s, const struct wl_shard_plan *plan,
+                   GError **err);
+bool tf_axes_setup(const strata_params *p, const struct wl_shard_plan *plan, tf_dims *z, wl_graph *g,
+                   struct wl_moe_rows *rows, GError **err);
+void tf_axes_experts(wl_graph *g, struct wl_shard *sh, const GArray *params);
 
 /* Decoder layer l on input h; returns h_{l+1}. */
 wl_tensor tf_layer(tf_ctx *c, const tf_dims *z, uint64_t l, wl_tensor h);
