@@ -72,6 +72,7 @@
 
 static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "tp+sp", "fsdp+tp", "fsdp+tp+sp", NULL};
 static const char *const pipe_schedule_choices[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
+static const char *const optimizer_choices[] = {"adamw", "sgd", NULL};
 static const char *const attention_choices[] = {"full", "flash", NULL};
 static const char *const mask_choices[] = {"none", "causal", NULL};
 #define MODEL_AXIS TF_MODEL_AXIS
@@ -120,6 +121,8 @@ static const strata_param_def transformer_params[] = {
      "kernel=flash-attention, no score matrix)", attention_choices},
     {"mask", STRATA_PARAM_STRING, NULL, "attention mask: none (default) or causal (halves flash attention's "
      "work; the full form computes the whole matrix either way)", mask_choices},
+    {"optimizer", STRATA_PARAM_STRING, NULL, "adamw (default: m_P, v_P in f32) or sgd (optax.sgd, MaxText's "
+     "opt_type=sgd: no optimizer state)", optimizer_choices},
     {"capacity_factor", STRATA_PARAM_DOUBLE, NULL, "MoE: each expert takes at most ceil(tokens x top_k / experts x "
      "capacity_factor) rows per device, the rest dropped, buffers padded to it (Switch, GShard; unset: dropless, "
      "Megatron's default)", NULL},
@@ -389,6 +392,14 @@ static void tf_adamw(tf_ctx *c, wl_tensor pt, wl_tensor gp)
     uint32_t nd = wl_graph_dims(g, pt, &pdims);
     uint64_t dims[STRATA_MAX_DIMS];
     memcpy(dims, pdims, nd * sizeof dims[0]);
+    if (c->sgd) { /* optax.sgd: P - lr g, no state (2 flops per element) */
+        char *np = g_strconcat("new_", pn_, NULL), *lab = g_strconcat("sgd_", pn_, NULL);
+        wl_tensor ins[2] = {pt, gp}, out = wl_graph_tensor(g, np, STRATA_TAG_PARAM, c->dt, nd, dims, WL_OUTPUT);
+        wl_graph_compute(g, lab, 2.0 * (double)wl_graph_elements(g, pt), ins, 2, &out, 1, &pt, 1);
+        g_free(np);
+        g_free(lab);
+        return;
+    }
     static const char *const prefixes[] = {"m_", "v_", "master_"};
     int n = c->master != STRATA_DTYPE_NONE ? 3 : 2;
     wl_tensor ins[5] = {pt, gp}, outs[4], donated[4] = {pt};
@@ -459,7 +470,8 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     strata_dtype dt = strata_workload_dtype(p, "dtype");
     strata_dtype master = strata_params_is_set(p, "param_dtype") ? strata_workload_dtype(p, "param_dtype") : dt;
     tf_ctx c = {wl_graph_new(), NULL, dt, master == dt ? STRATA_DTYPE_NONE : master,
-                g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
+                g_array_new(FALSE, FALSE, sizeof(wl_tensor)),
+                strata_params_is_set(p, "optimizer") && g_str_equal(strata_params_string(p, "optimizer"), "sgd")};
     c.m = wl_model_new(c.g);
     if (g_str_equal(policy->name, "save_and_offload_only_these_names"))
         wl_model_remat_names(c.m, string_or_null(p, "remat_save"), string_or_null(p, "remat_offload"));

@@ -24,6 +24,7 @@ typedef struct tf_ctx {
     strata_dtype dt;  /* activations and compute */
     strata_dtype master; /* of the master weights in the optimizer state (NONE: none) */
     GArray *params;   /* wl_tensor */
+    bool sgd;         /* optimizer=sgd: no optimizer state */
 } tf_ctx;
 
 /* The step's sizes on one device: B=batch (per device), S=seq,

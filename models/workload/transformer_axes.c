@@ -44,6 +44,11 @@ bool tf_axes_check(const strata_params *p, const strata_model_shape *s, const wl
         return FAIL("transformer: expected batch divisible by the data and expert axes (%" G_GUINT64_FORMAT
                     " x %" G_GUINT64_FORMAT "): the expert axis splits the batch outside the experts, got batch=%"
                     G_GUINT64_FORMAT, plan->n, plan->e, batch);
+    uint64_t ways = plan->n * plan->e * plan->c;
+    if (plan->data == WL_DATA_FSDP && ways > plan->n && strata_params_int(p, "d_model") % (int64_t)ways != 0)
+        return FAIL("transformer: expected d_model divisible by data x expert x context (%" G_GUINT64_FORMAT
+                    "): with fsdp the parameters outside the experts are sharded over all three",
+                    ways);
     if (plan->c > 1 && (!flash || s->kv_lora_rank > 0 || plan->c > CP_MAX))
         return FAIL("transformer: a context axis (ring attention) needs attention=flash, no MLA (kv_lora_rank) and "
                     "context <= %d, got context=%" G_GUINT64_FORMAT, CP_MAX, plan->c);
