@@ -309,8 +309,11 @@ START_TEST(bad_multi_device_input_is_exit_2_at_its_line)
                "expected a size divisible by the group size 8");
     assert_bad(ring8, NULL, "option mesh=data:8\nalloc i 8MiB\nalloc o 64MiB\nall-gather o i axis=data algo=tree\n",
                ":5:", "expected algo= one of ring, bidir-ring, direct, torus, nccl, bidir-torus, nccl-pat, rccl for all-gather, got 'tree'");
-    assert_bad(ring8, NULL, "option mesh=data:8\nalloc g 1MiB\nall-reduce g axis=data device=1\n", ":4:",
-               "expected no device= on all-reduce");
+    /* a permute with device=0 is device 0's send: OUT is the receiver's (device 1's) */
+    assert_bad(ring8, NULL,
+               "option mesh=data:8\nalloc x 1MiB device=0\nalloc y 1MiB device=0\n"
+               "collective-permute y x shift=+1 axis=data device=0\n",
+               ":5:", "expected a live buffer as OUT of collective-permute");
     assert_bad("configs/hw/test-simple.ini", NULL, "option mesh=data:2\nalloc g 1MiB\nall-reduce g axis=data\n",
                ":4:", "collectives and device= run on a hardware model with devices = N");
 }

@@ -65,6 +65,7 @@
  *              modelled.
  */
 #include "workload/workload.h"
+#include "workload/pipeline.h"
 #include "workload/shard.h"
 #include "workload/transformer.h"
 #include "workload/moe_load.h"
@@ -452,6 +453,21 @@ static wl_tensor tf_embed(tf_ctx *c, const tf_dims *z, wl_tensor tokens, wl_tens
     return tf_block_out(c, z, en, h); /* vocabulary-parallel: each device gathers its rows */
 }
 
+/* With a pipe axis: pipeline.h's step (remat none or full). */
+static strata_source *transformer_pipeline(const strata_params *p, const strata_model_shape *shape,
+                                           const wl_shard_plan *plan, const tf_dims *z, strata_dtype dt,
+                                           strata_dtype master, const wl_remat_policy *policy, GError **err)
+{
+    if (!g_str_equal(policy->name, "none") && !g_str_equal(policy->name, "full")) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "transformer: with a pipe axis, expected remat=none or full, got remat=%s", policy->name);
+        return NULL;
+    }
+    wl_pipe_step st = {(uint64_t)strata_params_int(p, "batch"), z->S, dt, master == dt ? STRATA_DTYPE_NONE : master,
+                       z->flash, z->causal, g_str_equal(policy->name, "full")};
+    return wl_pipeline_generate(shape, plan, &st, err);
+}
+
 static strata_source *transformer_generate(const strata_params *p, GError **err)
 {
     wl_shard_plan plan;
@@ -469,6 +485,8 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     wl_remat remat = policy->kind;
     strata_dtype dt = strata_workload_dtype(p, "dtype");
     strata_dtype master = strata_params_is_set(p, "param_dtype") ? strata_workload_dtype(p, "param_dtype") : dt;
+    if (plan.p > 1)
+        return transformer_pipeline(p, &shape, &plan, &z, dt, master, policy, err);
     tf_ctx c = {wl_graph_new(), NULL, dt, master == dt ? STRATA_DTYPE_NONE : master,
                 g_array_new(FALSE, FALSE, sizeof(wl_tensor)),
                 strata_params_is_set(p, "optimizer") && g_str_equal(strata_params_string(p, "optimizer"), "sgd")};

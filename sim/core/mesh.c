@@ -204,3 +204,10 @@ uint32_t strata_mesh_member(const strata_mesh *m, uint32_t mask, uint32_t device
     }
     return out;
 }
+
+uint32_t strata_mesh_shifted(const strata_mesh *m, uint32_t mask, uint32_t device, int32_t shift)
+{
+    int64_t n = strata_mesh_group_size(m, mask);
+    int64_t r = ((int64_t)strata_mesh_rank(m, mask, device) + shift) % n;
+    return strata_mesh_member(m, mask, device, (uint32_t)(r < 0 ? r + n : r));
+}

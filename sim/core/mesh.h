@@ -50,5 +50,8 @@ uint32_t strata_mesh_coord(const strata_mesh *m, uint32_t device, uint32_t axis)
 uint32_t strata_mesh_rank(const strata_mesh *m, uint32_t mask, uint32_t device);
 /* The device of rank `rank` in the group of `device` along `mask`. */
 uint32_t strata_mesh_member(const strata_mesh *m, uint32_t mask, uint32_t device, uint32_t rank);
+/* The device `shift` ranks on from `device` in its group along `mask`
+ * (modulo the group: where a collective-permute's send from device goes). */
+uint32_t strata_mesh_shifted(const strata_mesh *m, uint32_t mask, uint32_t device, int32_t shift);
 
 #endif

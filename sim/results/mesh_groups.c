@@ -8,40 +8,31 @@
 
 #define GROUP_AXIS "expert"
 
-typedef struct group_figs {
-    uint32_t devices;
-    double busy_s;
-    uint64_t peak;
-} group_figs;
-
-/* The figures of each group along GROUP_AXIS (g_free; NULL: no such axis
- * above 1), *n their count. */
-static group_figs *groups_of(const strata_results *r, uint32_t *n)
+strata_axis_group *strata_results_axis_groups(const strata_results *r, const char *axis, uint32_t *n)
 {
     if (r->devices <= 1 || !r->mesh)
         return NULL;
     strata_mesh *m = strata_mesh_parse(r->mesh, NULL);
     uint32_t mask = 0;
-    if (!m || !strata_mesh_axes(m, GROUP_AXIS, &mask, NULL) || strata_mesh_group_size(m, mask) <= 1) {
+    if (!m || !strata_mesh_axes(m, axis, &mask, NULL) || strata_mesh_devices(m) != r->devices) {
         strata_mesh_free(m);
         return NULL;
     }
     *n = strata_mesh_group_size(m, mask);
-    group_figs *g = g_new0(group_figs, *n);
-    uint32_t devs = strata_mesh_devices(m);
-    for (uint32_t d = 0; d < devs; d++)
+    strata_axis_group *g = g_new0(strata_axis_group, *n);
+    for (uint32_t d = 0; d < r->devices; d++)
         g[strata_mesh_rank(m, mask, d)].devices++;
     for (guint i = 0; i < r->compute->len; i++) {
         const strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, i);
-        if (c->place.device[0] < devs) {
-            group_figs *f = &g[strata_mesh_rank(m, mask, c->place.device[0])];
+        if (c->place.device[0] < r->devices) {
+            strata_axis_group *f = &g[strata_mesh_rank(m, mask, c->place.device[0])];
             f->busy_s = MAX(f->busy_s, c->busy_s);
         }
     }
     for (guint i = 0; i < r->memories->len; i++) {
         const strata_memory_result *mr = &g_array_index(r->memories, strata_memory_result, i);
-        if (mr->place.device[0] < devs && mr->kind && strcmp(mr->kind, "device") == 0) {
-            group_figs *f = &g[strata_mesh_rank(m, mask, mr->place.device[0])];
+        if (mr->place.device[0] < r->devices && mr->kind && strcmp(mr->kind, "device") == 0) {
+            strata_axis_group *f = &g[strata_mesh_rank(m, mask, mr->place.device[0])];
             f->peak = MAX(f->peak, mr->peak_allocated_bytes);
         }
     }
@@ -49,10 +40,21 @@ static group_figs *groups_of(const strata_results *r, uint32_t *n)
     return g;
 }
 
+/* The expert groups: NULL unless the expert axis is above 1. */
+static strata_axis_group *groups_of(const strata_results *r, uint32_t *n)
+{
+    strata_axis_group *g = strata_results_axis_groups(r, GROUP_AXIS, n);
+    if (g && *n <= 1) {
+        g_free(g);
+        return NULL;
+    }
+    return g;
+}
+
 void strata_results_json_groups(JsonBuilder *b, const strata_results *r)
 {
     uint32_t n = 0;
-    group_figs *g = groups_of(r, &n);
+    strata_axis_group *g = groups_of(r, &n);
     if (!g)
         return;
     strata_json_open_array(b, GROUP_AXIS "_groups");
@@ -71,7 +73,7 @@ void strata_results_json_groups(JsonBuilder *b, const strata_results *r)
 void strata_results_print_groups(const strata_results *r, FILE *out)
 {
     uint32_t n = 0;
-    group_figs *g = groups_of(r, &n);
+    strata_axis_group *g = groups_of(r, &n);
     if (!g)
         return;
     fprintf(out, "\n%-12s %-8s %-12s %s\n", GROUP_AXIS " group", "devices", "busy", "peak allocated");

@@ -12,12 +12,25 @@
  *
  * Invariants: groups are listed in coordinate order 0 .. size-1; a device
  * whose results hold no row (not simulated: classes of devices) adds
- * nothing to its group's figures.
+ * nothing to its group's figures. The pipeline's stages (stages.h) are the
+ * groups along `pipe`.
  */
 #ifndef STRATA_MESH_GROUPS_H
 #define STRATA_MESH_GROUPS_H
 
 #include "results/results.h"
+
+/* One group of devices along an axis: how many, the busiest compute
+ * unit's busy time among them, the highest device-memory peak. */
+typedef struct strata_axis_group {
+    uint32_t devices;
+    double busy_s;
+    uint64_t peak;
+} strata_axis_group;
+
+/* The groups along mesh axis `axis` in coordinate order (g_free), *n their
+ * count; NULL with one device, no mesh, or no such axis in it. */
+strata_axis_group *strata_results_axis_groups(const strata_results *r, const char *axis, uint32_t *n);
 
 void strata_results_json_groups(JsonBuilder *b, const strata_results *r);
 void strata_results_print_groups(const strata_results *r, FILE *out);

@@ -93,6 +93,9 @@ typedef struct spmd {
     GPtrArray *infos;      /* strata_coll_info, by index (kept across rewinds) */
     uint32_t n_coll;
     double bytes_per_element;
+    /* a collective with device=D: D's group only (ONLY_ALL: every group);
+     * a collective-permute with device=D: D's send only, to only_dst */
+    uint32_t only_leader, only_src, only_dst;
     /* the output op and its strings */
     strata_op out;
     GString *strs[STR__COUNT]; /* names of the output op, reused */
@@ -290,6 +293,23 @@ static bool expanded(const spmd *s, uint32_t d) { return !s->classes || spmd_cla
  * (which, by symmetry, does what d does at the same dates). */
 static uint32_t named(const spmd *s, uint32_t d) { return s->classes ? strata_spmd_class_rep(s->classes, d) : d; }
 
+#define ONLY_ALL UINT32_MAX
+
+/* Whether device d takes part in the current collective (device=: its
+ * group, or for a permute its sender and receiver). */
+static bool takes_part(const spmd *s, uint32_t d)
+{
+    if (s->only_leader == ONLY_ALL)
+        return true;
+    if (s->only_src != ONLY_ALL)
+        return d == s->only_src || d == s->only_dst;
+    return strata_mesh_member(s->mesh, s->mask, d, 0) == s->only_leader;
+}
+
+/* Whether the step from p is one of the current collective's (a
+ * permute with device=D: D's only). */
+static bool step_kept(const spmd *s, uint32_t p) { return s->only_src == ONLY_ALL || p == s->only_src; }
+
 /* The waits of a step received at q on `lane` from p: p's previous round
  * (or its start) and, on a lane other than 0, q's own. */
 static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p)
@@ -341,7 +361,7 @@ typedef struct decision {
  * s->sig: the layers of a model repeat their collectives), then recalled. */
 static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph)
 {
-    if (s->mode == STRATA_SPMD_STEPS)
+    if (s->mode == STRATA_SPMD_STEPS || s->only_leader != ONLY_ALL) /* device=: every round as it is */
         return 1;
     uint64_t words[8] = {s->sig[0], s->sig[1], s->sig[2], s->sig[3], s->sig[4], r->first, s->round, s->sub};
     GBytes *key = g_bytes_new(words, sizeof words);
@@ -370,6 +390,8 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
     for (guint x = 0; x < s->expanded_devs->len; x++) {
         uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
         bool any = false;
+        if (!takes_part(s, d))
+            continue;
         for (uint32_t l = 0; l < s->n_lanes; l++) {
             if (!s->touched[(size_t)d * s->n_lanes + l])
                 continue;
@@ -388,7 +410,7 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
         for (guint i = first; i < end; i++) {
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, steps[i].dst);
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, steps[i].src);
-            if (p != q && expanded(s, p)) {
+            if (p != q && expanded(s, p) && step_kept(s, p)) {
                 push(s, EM_WAIT, p, 0, named(s, q), 0);
                 s->touched[(size_t)p * s->n_lanes] = 1;
             }
@@ -424,7 +446,7 @@ static void plan_round(spmd *s)
             const strata_coll_step *st = &steps[i];
             uint32_t q = strata_mesh_member(s->mesh, s->mask, g, st->dst);
             uint32_t p = strata_mesh_member(s->mesh, s->mask, g, st->src);
-            if (!expanded(s, q))
+            if (!expanded(s, q) || !step_kept(s, p))
                 continue;
             wait_round(s, q, st->lane, p);
             if (st->delay_s > 0 && rounds == 1) { /* a phase's round latency carries it */
@@ -478,7 +500,7 @@ static void plan_round(spmd *s)
         return;
     for (guint x = 0; x < s->expanded_devs->len; x++) {
         uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
-        for (uint32_t l = 0; l < s->n_lanes; l++)
+        for (uint32_t l = 0; l < s->n_lanes && takes_part(s, d); l++)
             if (s->tmp_size[l])
                 push(s, EM_FREE_TMP, d, l, d, l);
     }
@@ -490,6 +512,10 @@ static void plan_round(spmd *s)
 static void find_leaders(spmd *s)
 {
     g_array_set_size(s->leaders, 0);
+    if (s->only_leader != ONLY_ALL) {
+        g_array_append_val(s->leaders, s->only_leader);
+        return;
+    }
     for (guint x = 0; x < s->expanded_devs->len; x++) {
         uint32_t g = strata_mesh_member(s->mesh, s->mask, g_array_index(s->expanded_devs, uint32_t, x), 0);
         g_array_append_val(s->leaders, g);
@@ -534,9 +560,14 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
         g_free(why);
         return false;
     }
-    if (op->has_device)
-        return fail(s, err, "expected no device= on %s (every device of the group takes part)",
-                    strata_op_kind_name(op->kind));
+    s->only_leader = s->only_src = s->only_dst = ONLY_ALL;
+    if (op->has_device) { /* D's group only; a permute: D's send only */
+        s->only_leader = strata_mesh_member(s->mesh, s->mask, op->device, 0);
+        if (op->kind == STRATA_OP_COLLECTIVE_PERMUTE) {
+            s->only_src = op->device;
+            s->only_dst = strata_mesh_shifted(s->mesh, s->mask, op->device, op->shift);
+        }
+    }
     strata_coll_shape sh;
     if (!spmd_coll_shape(s->hw, s->mesh, op, &s->refs, algo, s->mask, s->mode != STRATA_SPMD_STEPS, &sh, &why)) {
         fail(s, err, "%s", why);
@@ -599,6 +630,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     find_leaders(s);
     for (guint x = 0; x < s->expanded_devs->len; x++) {
         uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
+        if (!takes_part(s, d))
+            continue;
         for (uint32_t l = 0; l < s->n_lanes; l++)
             if (s->tmp_size[l]) {
                 emit e = {.kind = EM_ALLOC_TMP, .device = d, .lane = l, .bytes = s->tmp_size[l]};

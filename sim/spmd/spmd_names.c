@@ -109,4 +109,5 @@ static char *program_refuse(const void *ctx, const strata_op *op, uint32_t devic
 }
 
 const strata_namer strata_spmd_program_namer = {.label = NULL, .refuse = program_refuse, .ctx = NULL};
-const strata_namer strata_spmd_expansion_namer = {.label = expansion_label, .refuse = NULL, .ctx = NULL};
+const strata_namer strata_spmd_expansion_namer = {.label = expansion_label, .refuse = NULL, .ctx = NULL,
+                                                   .qualified = true};

@@ -55,6 +55,11 @@ struct strata_checker {
     strata_mesh *mesh;      /* option mesh=, or NULL */
     uint32_t devices;       /* the hardware's device count; 0 = not known */
     const strata_namer *namer; /* how the names fed print, what a program refuses; NULL: none */
+    /* an op with device=D in a program with a mesh, its names qualified as
+     * D's (NAME@D; a collective-permute's OUT as its receiver's) */
+    strata_op qualified;
+    GString *q_names[2];
+    GPtrArray *q_lists[3]; /* char * (owned), NULL-terminated */
 };
 
 strata_checker *strata_checker_new(const char *origin)
@@ -62,6 +67,10 @@ strata_checker *strata_checker_new(const char *origin)
     strata_checker *c = g_new0(strata_checker, 1);
     c->origin = g_strdup(origin ? origin : "<ops>");
     c->live = strata_live_new();
+    for (int i = 0; i < 2; i++)
+        c->q_names[i] = g_string_new(NULL);
+    for (int i = 0; i < 3; i++)
+        c->q_lists[i] = g_ptr_array_new_with_free_func(g_free);
     c->streams = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     c->stream_names = g_ptr_array_new();
     c->last_stream = UINT32_MAX;
@@ -79,6 +88,10 @@ void strata_checker_free(strata_checker *c)
     if (c == NULL)
         return;
     strata_live_free(c->live);
+    for (int i = 0; i < 2; i++)
+        g_string_free(c->q_names[i], TRUE);
+    for (int i = 0; i < 3; i++)
+        g_ptr_array_free(c->q_lists[i], TRUE);
     g_ptr_array_free(c->stream_names, TRUE);
     g_hash_table_destroy(c->streams);
     g_hash_table_destroy(c->events);
@@ -429,6 +442,67 @@ static bool feed_option(strata_checker *c, const strata_op *op, GError **err)
     return true;
 }
 
+/* D's instance of buffer `name`: NAME@D when that is live, or when
+ * `creating` (an alloc) and NAME is not live on every device; else NAME
+ * (a buffer of every device). Newly allocated. */
+static char *instance(strata_checker *c, const char *name, uint32_t device, bool creating)
+{
+    char *q = g_strdup_printf("%s@%u", name, device);
+    if (strata_live_find(c->live, q) || (creating && !strata_live_find(c->live, name)))
+        return q;
+    g_free(q);
+    return g_strdup(name);
+}
+
+/* list's instances on device into c->q_lists[which]. */
+static const char *const *qualify_list(strata_checker *c, int which, const char *const *list, uint32_t n,
+                                       uint32_t device)
+{
+    GPtrArray *a = c->q_lists[which];
+    g_ptr_array_set_size(a, 0);
+    for (uint32_t i = 0; i < n; i++)
+        g_ptr_array_add(a, instance(c, list[i], device, false));
+    g_ptr_array_add(a, NULL);
+    return (const char *const *)a->pdata;
+}
+
+static const char *qualify_name(strata_checker *c, int which, const char *name, uint32_t device, bool creating)
+{
+    char *q = instance(c, name, device, creating);
+    g_string_assign(c->q_names[which], q);
+    g_free(q);
+    return c->q_names[which]->str;
+}
+
+/* In a program with a mesh (not the expansion, whose names are qualified
+ * already), an op with device=D names D's buffers: an alloc with device=D
+ * makes D's instance NAME@D (the same name on two devices is two
+ * buffers), and a name on an op with device=D is D's instance when one is
+ * live, else the buffer of every device. A collective with device=D runs
+ * on D's group (every member's instance; D's stands for them) and a
+ * collective-permute is D's send, its OUT the receiver's instance. */
+static const strata_op *qualify(strata_checker *c, const strata_op *op)
+{
+    if (!op->has_device || !c->mesh || (c->namer && c->namer->qualified) || op->kind == STRATA_OP_OPTION ||
+        op->kind == STRATA_OP_RECORD || op->kind == STRATA_OP_WAIT || op->kind == STRATA_OP_RELEASE)
+        return op;
+    strata_op *q = &c->qualified;
+    *q = *op;
+    uint32_t out_device = op->device, mask = 0;
+    if (op->kind == STRATA_OP_COLLECTIVE_PERMUTE && op->axis && strata_mesh_axes(c->mesh, op->axis, &mask, NULL))
+        out_device = strata_mesh_shifted(c->mesh, mask, op->device, op->shift);
+    if (op->name)
+        q->name = qualify_name(c, 0, op->name, out_device, op->kind == STRATA_OP_ALLOC);
+    if (op->src)
+        q->src = qualify_name(c, 1, op->src, op->device, false);
+    if (op->kind == STRATA_OP_COMPUTE) {
+        q->ins = qualify_list(c, 0, op->ins, op->n_ins, op->device);
+        q->outs = qualify_list(c, 1, op->outs, op->n_outs, op->device);
+        q->donates = qualify_list(c, 2, op->donates, op->n_donates, op->device);
+    }
+    return q;
+}
+
 bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs *refs, GError **err)
 {
     strata_op_refs local;
@@ -453,6 +527,7 @@ bool strata_checker_feed(strata_checker *c, const strata_op *op, strata_op_refs 
         return fail(c, op, err, "expected device= a device 0..%u, got %u", n_dev - 1, op->device);
     if (n_dev && c->namer && c->namer->refuse && !check_refused(c, op, n_dev, err))
         return false;
+    op = qualify(c, op);
     bool ok = true;
     switch (op->kind) {
     case STRATA_OP_ALLOC: ok = feed_alloc(c, op, r, err); break;

@@ -122,6 +122,9 @@ typedef struct strata_namer {
      * allocated, or NULL when the op may be there. NULL: every op may. */
     char *(*refuse)(const void *ctx, const strata_op *op, uint32_t devices);
     const void *ctx;
+    /* The names fed are each device's already (the expansion's). false: in
+     * a program with a mesh, a name on an op with device=D is D's (NAME@D). */
+    bool qualified;
 } strata_namer;
 
 /* The namer of the names fed (borrowed; NULL, the default: none). */

@@ -1,0 +1,456 @@
+/*
+ * pipeline.c: the pipeline-parallel training step (contract in
+ * pipeline.h): each stage's program, its sends, and the file order that
+ * joins them.
+ *
+ * Sizes per device and microbatch (b = batch / (data x microbatches)
+ * sequences, s = seq, h = d_model, a = heads, t = the tensor axis):
+ *   work      a layer's forward flops are the model's own count
+ *             (strata_model_step_flops: the layers' part over 3 x layers),
+ *             / t; the backward is twice the forward (under zb-h1 half of
+ *             it is B, half W), plus one forward again under remat=full;
+ *             the head (output projection) is the count's vocabulary part.
+ *   saved     a layer keeps s b h (34 + 5 a s / h) bytes in 16 bits
+ *             (Korthikanti et al. 2022, arXiv 2205.05198, §4.1: GPT's
+ *             layer; ESTIMATE for gated MLPs and grouped-query attention,
+ *             which store somewhat other tensors), s b h (10 + 24/t +
+ *             5 a s/(h t)) under tensor parallelism and s b h (34 + 5 a s /
+ *             h) / t with sequence parallelism; flash attention drops the
+ *             5 a s / h term (no score matrix kept); remat=full keeps the
+ *             layer input only, 2 s b h (/ t with sequence parallelism).
+ *             Scaled by the dtype's bytes / 2. The last chunk keeps the
+ *             logits in f32 for the loss, 4 s b V / t.
+ *   message   s b h dtype bytes, / t with sequence parallelism (Megatron's
+ *             tensor_shape, schedules.py:2115-2145), each way, per
+ *             microbatch and chunk boundary.
+ *   state     the stage's parameters (its layers; the embedding on rank 0,
+ *             the output projection and final norm on rank p-1, as
+ *             Megatron's pre_process / post_process place them) / t, their
+ *             gradients (dtype), AdamW's m and v (f32) and master weights
+ *             (param_dtype). Under fsdp the parameters, gradients and
+ *             optimizer state are sharded over `data` and the stage's
+ *             weights are gathered once for the step (MaxText's
+ *             pipeline_fsdp_ag_once), the gradients reduce-scattered at the
+ *             end; under dp the gradients are all-reduced over `data` at
+ *             the end of the stage's schedule.
+ * Tensor parallelism: two all-reduces over `model` of s b h dtype bytes per
+ * layer in each of the forward and backward passes (Megatron's f and g;
+ * with sequence parallelism an all-gather and reduce-scatter of the same
+ * volume, written as the all-reduce it sums to).
+ *
+ * Invariants: ops are emitted op by op over a stage's devices (every
+ * device of the stage at the same point of its program), a collective
+ * over `model` or `data` once per group (device= its leader: the group
+ * runs it) and a send once per sending device (device= the sender: its
+ * collective-permute over `pipe`, the receiver's buffer allocated on the
+ * receiver before it).
+ */
+#include "workload/pipeline.h"
+#include <stdarg.h>
+#include <string.h>
+#include "core/error.h"
+#include "core/mesh.h"
+
+#define MAIN NULL
+#define PIPE_AXIS "pipe"
+#define MODEL_AXIS "model"
+#define DATA_AXIS "data"
+
+typedef struct pl {
+    const strata_model_shape *s;
+    const wl_shard_plan *plan;
+    const wl_pipe_step *st;
+    strata_mesh *mesh;
+    uint32_t pipe_mask, model_mask, data_mask;
+    strata_op_list *ops;
+    uint64_t K, lpc; /* chunks (p v) and layers per chunk */
+    double f_layer, f_head;          /* forward flops per microbatch per device */
+    uint64_t act_chunk, act_head, msg, tp_bytes;
+    GArray **devs;                   /* per rank: its devices (uint32_t, ascending) */
+    GArray **model_leads, **data_leads; /* per rank: the leaders of its model and data groups */
+    GString *n1, *n2; /* scratch names */
+} pl;
+
+/* ---- ops ------------------------------------------------------------------ */
+
+static void put(pl *c, strata_op *op, uint32_t device)
+{
+    op->has_device = true;
+    op->device = device;
+    strata_op_list_append(c->ops, op);
+}
+
+static const char *fmt(GString *into, const char *f, ...) G_GNUC_PRINTF(2, 3);
+static const char *fmt(GString *into, const char *f, ...)
+{
+    va_list ap;
+    va_start(ap, f);
+    g_string_vprintf(into, f, ap);
+    va_end(ap);
+    return into->str;
+}
+
+static void alloc_on(pl *c, uint32_t d, const char *stream, const char *name, uint64_t bytes, strata_tag tag,
+                     strata_dtype dt)
+{
+    strata_op op = strata_op_make_alloc(stream, name, MAX(bytes, 1), NULL, tag);
+    op.dtype = dt;
+    put(c, &op, d);
+}
+
+static void free_on(pl *c, uint32_t d, const char *stream, const char *name)
+{
+    strata_op op = strata_op_make(STRATA_OP_FREE, stream, name);
+    put(c, &op, d);
+}
+
+static void event_on(pl *c, uint32_t d, const char *stream, bool record, const char *event)
+{
+    strata_op op = strata_op_make(record ? STRATA_OP_RECORD : STRATA_OP_WAIT, stream, event);
+    put(c, &op, d);
+}
+
+/* Over every device of rank r. */
+static void alloc_all(pl *c, uint64_t r, const char *name, uint64_t bytes, strata_tag tag, strata_dtype dt)
+{
+    for (guint i = 0; i < c->devs[r]->len; i++)
+        alloc_on(c, g_array_index(c->devs[r], uint32_t, i), MAIN, name, bytes, tag, dt);
+}
+
+static void free_all(pl *c, uint64_t r, const char *name)
+{
+    for (guint i = 0; i < c->devs[r]->len; i++)
+        free_on(c, g_array_index(c->devs[r], uint32_t, i), MAIN, name);
+}
+
+static void wait_all(pl *c, uint64_t r, const char *event)
+{
+    for (guint i = 0; i < c->devs[r]->len; i++)
+        event_on(c, g_array_index(c->devs[r], uint32_t, i), MAIN, false, event);
+}
+
+static void compute_all(pl *c, uint64_t r, const char *label, double flops)
+{
+    if (flops <= 0)
+        return;
+    for (guint i = 0; i < c->devs[r]->len; i++) {
+        strata_op op = strata_op_make_compute(MAIN, label, flops, NULL, 0, NULL, 0, NULL);
+        op.dtype = c->st->dt;
+        put(c, &op, g_array_index(c->devs[r], uint32_t, i));
+    }
+}
+
+/* A collective once per group of rank r along the axis (leads: the groups' leaders). */
+static void collective_groups(pl *c, GArray *leads, strata_op_kind kind, const char *out, const char *in,
+                              const char *axis)
+{
+    for (guint i = 0; i < leads->len; i++) {
+        strata_op op = strata_op_make_collective(kind, MAIN, out, in, axis, NULL, 0);
+        put(c, &op, g_array_index(leads, uint32_t, i));
+    }
+}
+
+/* Tensor parallelism's two all-reduces of one layer's pass. */
+static void tp_pair(pl *c, uint64_t r)
+{
+    if (c->plan->t <= 1)
+        return;
+    for (int k = 0; k < 2; k++)
+        collective_groups(c, c->model_leads[r], STRATA_OP_ALL_REDUCE, "tp", NULL, MODEL_AXIS);
+}
+
+/* ---- sends ---------------------------------------------------------------- */
+
+/* Chunk k's send of microbatch i to chunk k+1 (forward: y -> x) or k-1
+ * (backward: gy -> g), on stream fK / bK of both ends. */
+static void send(pl *c, uint64_t k, uint64_t i, bool forward)
+{
+    uint64_t r = k % c->plan->p, to = forward ? k + 1 : k - 1;
+    char stream[32], in[48], out[48], done[48], got[48];
+    g_snprintf(stream, sizeof stream, "%c%" G_GUINT64_FORMAT, forward ? 'f' : 'b', k);
+    g_snprintf(in, sizeof in, forward ? "y%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT : "gy%" G_GUINT64_FORMAT
+               ".%" G_GUINT64_FORMAT, k, i);
+    g_snprintf(out, sizeof out, forward ? "x%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT : "g%" G_GUINT64_FORMAT
+               ".%" G_GUINT64_FORMAT, to, i);
+    g_snprintf(done, sizeof done, "%s.done", in);
+    g_snprintf(got, sizeof got, "%s.got", out);
+    for (guint j = 0; j < c->devs[r]->len; j++) {
+        uint32_t d = g_array_index(c->devs[r], uint32_t, j);
+        uint32_t q = strata_mesh_shifted(c->mesh, c->pipe_mask, d, forward ? 1 : -1);
+        event_on(c, d, MAIN, true, done);
+        event_on(c, d, stream, false, done);
+        alloc_on(c, q, stream, out, c->msg, forward ? STRATA_TAG_ACTIVATION : STRATA_TAG_GRAD, c->st->dt);
+        strata_op op = strata_op_make_collective(STRATA_OP_COLLECTIVE_PERMUTE, stream, out, in, PIPE_AXIS, NULL,
+                                                 forward ? 1 : -1);
+        put(c, &op, d);
+        event_on(c, q, stream, true, got);
+        free_on(c, d, stream, in);
+    }
+}
+
+/* ---- actions ---------------------------------------------------------------- */
+
+static void forward(pl *c, uint64_t k, uint64_t i)
+{
+    uint64_t r = k % c->plan->p;
+    if (k > 0)
+        wait_all(c, r, fmt(c->n1, "x%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT ".got", k, i));
+    alloc_all(c, r, fmt(c->n1, "a%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i),
+              c->act_chunk + (k == c->K - 1 ? c->act_head : 0), STRATA_TAG_ACTIVATION, c->st->dt);
+    fmt(c->n2, "F.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i);
+    for (uint64_t l = 0; l < c->lpc; l++) {
+        compute_all(c, r, c->n2->str, c->f_layer);
+        tp_pair(c, r);
+    }
+    if (k == c->K - 1) {
+        compute_all(c, r, fmt(c->n2, "F.head.mb%" G_GUINT64_FORMAT, i), c->f_head);
+        return;
+    }
+    alloc_all(c, r, fmt(c->n1, "y%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i), c->msg, STRATA_TAG_ACTIVATION,
+              c->st->dt);
+    send(c, k, i, true);
+}
+
+/* The activations of chunk k, microbatch i, and its received input, freed. */
+static void release(pl *c, uint64_t k, uint64_t i)
+{
+    uint64_t r = k % c->plan->p;
+    free_all(c, r, fmt(c->n1, "a%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i));
+    if (k > 0)
+        free_all(c, r, fmt(c->n1, "x%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i));
+}
+
+static void backward(pl *c, uint64_t k, uint64_t i)
+{
+    uint64_t r = k % c->plan->p;
+    bool zb = c->plan->schedule == WL_PIPE_ZB_H1;
+    double share = zb ? 1.0 : 2.0, redo = c->st->remat_full ? 1.0 : 0.0;
+    if (k < c->K - 1)
+        wait_all(c, r, fmt(c->n1, "g%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT ".got", k, i));
+    else
+        compute_all(c, r, fmt(c->n2, "B.head.mb%" G_GUINT64_FORMAT, i), share * c->f_head);
+    fmt(c->n2, "B.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i);
+    for (uint64_t l = 0; l < c->lpc; l++) {
+        compute_all(c, r, c->n2->str, (share + redo) * c->f_layer);
+        tp_pair(c, r);
+    }
+    if (k < c->K - 1)
+        free_all(c, r, fmt(c->n1, "g%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i));
+    if (k > 0) {
+        alloc_all(c, r, fmt(c->n1, "gy%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i), c->msg, STRATA_TAG_GRAD,
+                  c->st->dt);
+        send(c, k, i, false);
+    }
+    if (!zb)
+        release(c, k, i);
+}
+
+static void weights(pl *c, uint64_t k, uint64_t i)
+{
+    uint64_t r = k % c->plan->p;
+    compute_all(c, r, fmt(c->n2, "W.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i),
+                (double)c->lpc * c->f_layer + (k == c->K - 1 ? c->f_head : 0));
+    release(c, k, i);
+}
+
+/* ---- the stage's state ---------------------------------------------------- */
+
+/* Parameters (elements) on one device of rank r. */
+static double stage_params(const pl *c, uint64_t r)
+{
+    const strata_model_shape *s = c->s;
+    strata_model_shape none = *s;
+    none.layers = 0;
+    double total = 0, active = 0, fixed = 0;
+    strata_model_shape_count(s, (int64_t)c->st->seq, &total, &active);
+    strata_model_shape_count(&none, (int64_t)c->st->seq, &fixed, &active);
+    double d = (double)s->d_model, V = (double)s->vocab;
+    double n = (double)(c->plan->v * c->lpc) * (total - fixed) / (double)s->layers;
+    if (r == 0)
+        n += V * d + (s->rope ? 0 : (double)c->st->seq * d);
+    if (r == c->plan->p - 1)
+        n += V * d + d; /* the output projection (a copy of the embedding when tied) and the final norm */
+    return n / (double)c->plan->t;
+}
+
+/* The elements of rank r's optimizer step on one device (its shard under fsdp). */
+static uint64_t shard_elements(const pl *c, uint64_t r)
+{
+    uint64_t e = (uint64_t)stage_params(c, r);
+    return c->plan->data == WL_DATA_FSDP ? (e + c->plan->n - 1) / c->plan->n : e;
+}
+
+static void prologue(pl *c, uint64_t r)
+{
+    unsigned dtb = strata_dtype_bits(c->st->dt) / 8;
+    uint64_t e = shard_elements(c, r), n = c->plan->n;
+    bool fsdp = c->plan->data == WL_DATA_FSDP;
+    uint64_t opt = 8 + (c->st->master != STRATA_DTYPE_NONE ? strata_dtype_bits(c->st->master) / 8 : 0);
+    alloc_all(c, r, fsdp ? "params_shard" : "params", e * dtb, STRATA_TAG_PARAM, c->st->dt);
+    alloc_all(c, r, "opt", e * opt, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32);
+    alloc_all(c, r, "grads", (fsdp ? e * n : e) * dtb, STRATA_TAG_GRAD, c->st->dt);
+    if (c->plan->t > 1)
+        alloc_all(c, r, "tp", c->tp_bytes, STRATA_TAG_TEMP, c->st->dt);
+    if (fsdp) { /* the stage's weights gathered once for the step */
+        alloc_all(c, r, "params", e * n * dtb, STRATA_TAG_PARAM, c->st->dt);
+        collective_groups(c, c->data_leads[r], STRATA_OP_ALL_GATHER, "params", "params_shard", DATA_AXIS);
+    }
+}
+
+static void epilogue(pl *c, uint64_t r)
+{
+    unsigned dtb = strata_dtype_bits(c->st->dt) / 8;
+    uint64_t e = shard_elements(c, r);
+    if (c->plan->data == WL_DATA_FSDP) {
+        alloc_all(c, r, "grads_shard", e * dtb, STRATA_TAG_GRAD, c->st->dt);
+        collective_groups(c, c->data_leads[r], STRATA_OP_REDUCE_SCATTER, "grads_shard", "grads", DATA_AXIS);
+        free_all(c, r, "params");
+        free_all(c, r, "grads");
+    } else if (c->plan->n > 1)
+        collective_groups(c, c->data_leads[r], STRATA_OP_ALL_REDUCE, "grads", NULL, DATA_AXIS);
+    compute_all(c, r, "adamw", 18.0 * (double)e);
+    if (c->plan->t > 1)
+        free_all(c, r, "tp");
+}
+
+/* ---- sizes and devices ---------------------------------------------------- */
+
+/* Bytes a layer keeps for one microbatch on one device (see the header). */
+static double layer_activations(const pl *c, uint64_t b)
+{
+    double s = (double)c->st->seq, h = (double)c->s->d_model, a = (double)c->s->heads, t = (double)c->plan->t;
+    double sbh = s * (double)b * h, attn = c->st->flash ? 0 : 5 * a * s / h;
+    double bytes = c->st->remat_full ? 2 * sbh / (c->plan->seq ? t : 1)
+                   : c->plan->seq    ? sbh * (34 + attn) / t
+                   : t > 1           ? sbh * (10 + 24 / t + attn / t)
+                                     : sbh * (34 + attn);
+    return bytes * (double)strata_dtype_bits(c->st->dt) / 16.0;
+}
+
+static void sizes(pl *c)
+{
+    const wl_shard_plan *p = c->plan;
+    uint64_t b = c->st->batch / (p->n * p->m), dtb = strata_dtype_bits(c->st->dt) / 8;
+    c->K = p->p * p->v;
+    c->lpc = (uint64_t)c->s->layers / c->K;
+    strata_model_shape none = *c->s;
+    none.layers = 0;
+    double head = strata_model_step_flops(&none, (int64_t)b, (int64_t)c->st->seq, c->st->causal);
+    double all = strata_model_step_flops(c->s, (int64_t)b, (int64_t)c->st->seq, c->st->causal);
+    c->f_layer = (all - head) / 3.0 / (double)c->s->layers / (double)p->t;
+    c->f_head = head / 3.0 / (double)p->t;
+    c->act_chunk = (uint64_t)(layer_activations(c, b) * (double)c->lpc);
+    c->act_head = 4 * c->st->seq * b * (uint64_t)c->s->vocab / p->t;
+    c->tp_bytes = c->st->seq * b * (uint64_t)c->s->d_model * dtb;
+    c->msg = c->tp_bytes / (p->seq ? p->t : 1);
+}
+
+/* devs[r], and the leaders of rank r's model and data groups. */
+static void devices(pl *c)
+{
+    uint32_t n = strata_mesh_devices(c->mesh);
+    c->devs = g_new0(GArray *, c->plan->p);
+    c->model_leads = g_new0(GArray *, c->plan->p);
+    c->data_leads = g_new0(GArray *, c->plan->p);
+    for (uint64_t r = 0; r < c->plan->p; r++) {
+        c->devs[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        c->model_leads[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+        c->data_leads[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    }
+    for (uint32_t d = 0; d < n; d++) {
+        uint32_t r = strata_mesh_rank(c->mesh, c->pipe_mask, d);
+        g_array_append_val(c->devs[r], d);
+        if (c->model_mask && strata_mesh_member(c->mesh, c->model_mask, d, 0) == d)
+            g_array_append_val(c->model_leads[r], d);
+        if (c->data_mask && strata_mesh_member(c->mesh, c->data_mask, d, 0) == d)
+            g_array_append_val(c->data_leads[r], d);
+    }
+}
+
+/* ---- the file order ------------------------------------------------------- */
+
+/* Emits every rank's schedule in a topological order: a rank's next action
+ * goes out once what it waits for (the previous chunk's forward, the next
+ * chunk's backward, of the same microbatch) has. False: the schedule
+ * deadlocks (a bug in its builder). */
+static bool emit_schedules(pl *c)
+{
+    uint64_t p = c->plan->p, m = c->plan->m, left = p;
+    GArray **acts = g_new0(GArray *, p);
+    guint *at = g_new0(guint, p);
+    uint8_t *fdone = g_new0(uint8_t, c->K * m), *bdone = g_new0(uint8_t, c->K * m);
+    for (uint64_t r = 0; r < p; r++)
+        acts[r] = wl_pipe_schedule_actions(c->plan->schedule, p, m, c->plan->v, r);
+    bool progress = true;
+    while (left && progress) {
+        progress = false;
+        for (uint64_t r = 0; r < p; r++) {
+            while (at[r] < acts[r]->len) {
+                const wl_pipe_action *a = &g_array_index(acts[r], wl_pipe_action, at[r]);
+                uint64_t k = (uint64_t)a->chunk * p + r, i = a->mb;
+                bool ready = a->kind == 'F'   ? k == 0 || fdone[(k - 1) * m + i]
+                             : a->kind == 'B' ? k == c->K - 1 || bdone[(k + 1) * m + i]
+                                              : true;
+                if (!ready)
+                    break;
+                if (a->kind == 'F')
+                    forward(c, k, i), fdone[k * m + i] = 1;
+                else if (a->kind == 'B')
+                    backward(c, k, i), bdone[k * m + i] = 1;
+                else
+                    weights(c, k, i);
+                progress = true;
+                if (++at[r] == acts[r]->len) {
+                    epilogue(c, r);
+                    left--;
+                }
+            }
+        }
+    }
+    for (uint64_t r = 0; r < p; r++)
+        g_array_free(acts[r], TRUE);
+    g_free(acts);
+    g_free(at);
+    g_free(fdone);
+    g_free(bdone);
+    return left == 0;
+}
+
+strata_source *wl_pipeline_generate(const strata_model_shape *s, const wl_shard_plan *plan, const wl_pipe_step *st,
+                                    GError **err)
+{
+    pl c = {.s = s, .plan = plan, .st = st, .ops = strata_op_list_new()};
+    c.mesh = strata_mesh_parse(plan->mesh, NULL);
+    g_assert(c.mesh); /* the plan parsed it */
+    strata_mesh_axes(c.mesh, PIPE_AXIS, &c.pipe_mask, NULL);
+    if (plan->t > 1)
+        strata_mesh_axes(c.mesh, MODEL_AXIS, &c.model_mask, NULL);
+    if (plan->n > 1)
+        strata_mesh_axes(c.mesh, DATA_AXIS, &c.data_mask, NULL);
+    c.n1 = g_string_new(NULL);
+    c.n2 = g_string_new(NULL);
+    sizes(&c);
+    devices(&c);
+    strata_op opt = strata_op_make_option("mesh", plan->mesh);
+    strata_op_list_append(c.ops, &opt);
+    for (uint64_t r = 0; r < plan->p; r++)
+        prologue(&c, r);
+    bool ok = emit_schedules(&c);
+    for (uint64_t r = 0; r < plan->p; r++) {
+        g_array_free(c.devs[r], TRUE);
+        g_array_free(c.model_leads[r], TRUE);
+        g_array_free(c.data_leads[r], TRUE);
+    }
+    g_free(c.devs);
+    g_free(c.model_leads);
+    g_free(c.data_leads);
+    g_string_free(c.n1, TRUE);
+    g_string_free(c.n2, TRUE);
+    strata_mesh_free(c.mesh);
+    if (!ok) {
+        strata_op_list_free(c.ops);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "transformer: the pipeline schedule deadlocks");
+        return NULL;
+    }
+    return strata_op_list_to_source(c.ops, "transformer");
+}
