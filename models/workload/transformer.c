@@ -27,7 +27,8 @@
  *              recomputes layernorms, softmax and GELU.
  *   optimizer  AdamW per parameter (18 flops per element), in place through
  *              donate=P,m_P,v_P: new_P (param), new_m_P, new_v_P (optstate)
- *              are the outputs.
+ *              are the outputs; optimizer=sgd: new_P = P - lr g (2 flops per
+ *              element, no state; MaxText's opt_type=sgd).
  *   shapes     the model keys of model_config.h (config=FILE reads a Hugging
  *              Face config.json into them) change the layer as
  *              transformer_layer.c says: grouped-query attention, head_dim,
@@ -62,7 +63,9 @@
  *              converse in the backward pass, and the layernorm scales'
  *              gradients all-reduced over `model`. The vocabulary-parallel
  *              cross-entropy's two [B,S] all-reduces (max, sum) are not
- *              modelled.
+ *              modelled. The `expert` and `context` axes (expert and
+ *              context parallelism) are transformer_axes.c's,
+ *              transformer_layer.c's experts and transformer_ring.c's.
  */
 #include "workload/workload.h"
 #include "workload/pipeline.h"
