@@ -104,48 +104,37 @@ static guint count_lines(const char *trace, const char *prefix, const char *has)
     return n;
 }
 
-START_TEST(top2_alltoall_gpu)
+/* Top-2 over 8 experts on hw with mesh: one sequence of 128 tokens per
+ * device, each routed to 2 experts: 256 rows of d_model 256 in bf16 = 256 x
+ * 256 x 2 = 131072 bytes per all-to-all (uniform routing: 32 rows to each
+ * of the 8 devices of the expert group, itself included). Per layer:
+ * dispatch and combine forward, their transposes backward: 4; 2 layers: 8.
+ * Each device holds 8/8 = 1 expert (we1 [1, 256, 1024]); the results list 8
+ * expert groups of `group_devices` devices. */
+static void top2(const char *hw, const char *batch, const char *mesh, int64_t group_devices)
 {
-    /* mesh expert:8 on 8 H100s: the expert axis splits the batch, 8/8 = 1
-     * sequence of 128 tokens per device, each routed to 2 experts: 256 rows
-     * of d_model 256 in bf16 = 256 x 256 x 2 = 131072 bytes per all-to-all
-     * (uniform routing: 32 rows to each of the 8 devices, itself included).
-     * Per layer: dispatch and combine forward, their transposes backward: 4;
-     * 2 layers: 8. */
-    const char *args[] = {MOE_ARGS, "batch=8", "mesh=expert:8", NULL};
+    const char *args[] = {MOE_ARGS, batch, mesh, NULL};
     char *t = gen(args);
-    JsonParser *p = strata_test_run_results("configs/hw/dgx-h100.ini", t);
+    JsonParser *p = strata_test_run_results(hw, t);
     ck_assert_str_eq(json_object_get_string_member(root(p), "status"), "ok");
     ck_assert_uint_eq(collectives(p, "all-to-all", 131072), 8);
-    /* each device holds 8/8 = 1 expert: we1 [1, 256, 1024] bf16 */
     char *we1 = trace_line(t, "alloc l0_we1 ");
     ck_assert_msg(we1 && strstr(we1, "shape=1x256x1024"), "%s", we1 ? we1 : "(none)");
-    /* the per-expert-group results: 8 groups of one device, all alike */
     JsonArray *groups = json_object_get_array_member(root(p), "expert_groups");
     ck_assert_uint_eq(json_array_get_length(groups), 8);
+    ck_assert_int_eq(json_object_get_int_member(json_array_get_object_element(groups, 0), "devices"), group_devices);
     g_free(we1);
     g_object_unref(p);
     drop(t);
 }
+
+/* mesh expert:8 on a DGX H100: batch 8 / 8 = 1 sequence per GPU. */
+START_TEST(top2_alltoall_gpu) { top2("configs/hw/dgx-h100.ini", "batch=8", "mesh=expert:8", 1); }
 END_TEST
 
-START_TEST(top2_alltoall_tpu)
-{
-    /* a TPU v5e slice of 16 chips, mesh data:2,expert:8: batch 16 / (2 x 8)
-     * = 1 sequence per chip, so again 256 rows x 256 x 2 bytes = 131072
-     * bytes per all-to-all, 8 of them; expert groups of 2 chips (one per
-     * data replica). */
-    const char *args[] = {MOE_ARGS, "batch=16", "mesh=data:2,expert:8", NULL};
-    char *t = gen(args);
-    JsonParser *p = strata_test_run_results("configs/hw/tpu-v5e-16.ini", t);
-    ck_assert_str_eq(json_object_get_string_member(root(p), "status"), "ok");
-    ck_assert_uint_eq(collectives(p, "all-to-all", 131072), 8);
-    JsonArray *groups = json_object_get_array_member(root(p), "expert_groups");
-    ck_assert_uint_eq(json_array_get_length(groups), 8);
-    ck_assert_int_eq(json_object_get_int_member(json_array_get_object_element(groups, 0), "devices"), 2);
-    g_object_unref(p);
-    drop(t);
-}
+/* a TPU v5e slice of 16 chips, mesh data:2,expert:8: batch 16 / (2 x 8) = 1
+ * sequence per chip; expert groups of 2 chips (one per data replica). */
+START_TEST(top2_alltoall_tpu) { top2("configs/hw/tpu-v5e-16.ini", "batch=16", "mesh=data:2,expert:8", 2); }
 END_TEST
 
 START_TEST(capacity_pads)
