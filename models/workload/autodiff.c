@@ -483,20 +483,36 @@ static void reduce(wl_model *m, wl_tensor t, const char *axis)
  * either again for the backward pass (stream `regather`, overlapping the
  * group's first gradients); main waits for rgK.done right before the first
  * step that reads out (await_regathers). */
-static void regather(wl_model *m, const wl_node *n, wl_tensor in, wl_tensor out, const char *stream)
+/* Steps on `stream` from where main is: async_open records rgK.go on main
+ * and waits for it on stream (returns K); async_close records rgK.done
+ * there, returns to main and leaves `out` pending until main's first step
+ * that reads it waits for rgK.done. */
+static guint async_open(wl_model *m, const char *stream)
 {
-    char go[32], done[32];
+    char go[32];
     guint k = m->regathers++;
     g_snprintf(go, sizeof go, "rg%u.go", k);
-    g_snprintf(done, sizeof done, "rg%u.done", k);
     wl_graph_event(m->g, true, go);
     wl_graph_stream(m->g, stream);
     wl_graph_event(m->g, false, go);
-    GArray one = {(gchar *)&in, 1};
-    emit_node(m, n, NULL, &one, out);
+    return k;
+}
+
+static void async_close(wl_model *m, guint k, wl_tensor out)
+{
+    char done[32];
+    g_snprintf(done, sizeof done, "rg%u.done", k);
     wl_graph_event(m->g, true, done);
     wl_graph_stream(m->g, NULL);
     g_hash_table_insert(m->pending, KEY(out), GUINT_TO_POINTER(k + 1));
+}
+
+static void regather(wl_model *m, const wl_node *n, wl_tensor in, wl_tensor out, const char *stream)
+{
+    guint k = async_open(m, stream);
+    GArray one = {(gchar *)&in, 1};
+    emit_node(m, n, NULL, &one, out);
+    async_close(m, k, out);
 }
 
 /* Before a step on main that reads ins: the waits for those regathered. */
@@ -647,18 +663,25 @@ static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArra
         }
         if (v->coll.axis) {
             g_assert(dp); /* a collective never seeds */
-            if (gp) /* accumulated (a ring pass' dKV into the block's own): into a temporary, then added */
+            bool ring = COLL_KIND(v->coll) == STRATA_OP_COLLECTIVE_PERMUTE;
+            /* A ring pass' dKV goes back on stream `ring`, overlapping main's
+             * next gradients, and is added to the block's own there. */
+            guint ev = ring ? async_open(m, RING_STREAM) : 0;
+            wl_tensor sum = gx;
+            if (gp) /* accumulated: into a temporary, then added */
                 gx = clone_tensor(m->g, x, "_pass", STRATA_TAG_GRAD, WL_TEMP);
-            if (COLL_KIND(v->coll) == STRATA_OP_COLLECTIVE_PERMUTE)
+            if (ring)
                 wl_graph_permute(m->g, gx, dp - 1, axis_name(m, v->coll.axis), COLL_SHIFT(v->coll));
             else
                 wl_graph_collective(m->g, COLL_KIND(v->coll), gx, dp - 1, axis_name(m, v->coll.axis));
             if (gp) {
-                wl_tensor acc[2] = {gx, gp - 1}, sum = gp - 1;
+                wl_tensor acc[2] = {gx, sum};
                 char *label = g_strdup_printf("%s_vjp%u_add", n->label, k);
                 wl_graph_compute(m->g, label, (double)wl_graph_elements(m->g, x), acc, 2, &sum, 1, NULL, 0);
                 g_free(label);
             }
+            if (ring)
+                async_close(m, ev, sum);
             continue;
         }
         await_regathers(m, ins);

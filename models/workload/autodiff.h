@@ -118,7 +118,8 @@ uint32_t wl_model_all_to_all(wl_model *m, wl_tensor out, wl_tensor x, const char
  * main is so that it overlaps main's next steps; main waits for it before
  * the first step that reads out. Never saved: before the group's gradients
  * it is passed again on stream `regather`; its gradient is the permute of
- * out's gradient back (shift -1: dKV), added to x's own. */
+ * out's gradient back (shift -1: dKV) on stream `ring`, added to x's own
+ * there, main waiting for it before the first step that reads it. */
 uint32_t wl_model_ring_pass(wl_model *m, wl_tensor out, wl_tensor x, const char *axis);
 /* The node's steps (forward, recomputation, gradients) run on each device
  * with the work of its rows (wl_graph_vary): an expert group's load. */

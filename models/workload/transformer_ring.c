@@ -29,9 +29,9 @@
  * So cp-1 KV blocks of 2 (S/cp) B Kh hd elements each are passed per layer
  * forward. Backward (autodiff.h): the blocks are passed around again before
  * the layer's gradients (not saved between the passes, as TE re-sends KV),
- * and each step's dKV goes back the other way (shift -1) and is added to
- * the previous block's: about twice the forward's bytes (TE lines
- * 2460-2494). The gradient kernels are counted by their flops (2.5 times the
+ * and each step's dKV goes back the other way (shift -1, on stream `ring`,
+ * overlapping the next step's gradients) and is added to the previous
+ * block's: about twice the forward's bytes (TE lines 2460-2494). The gradient kernels are counted by their flops (2.5 times the
  * step's, FlashAttention-2's count), the forward steps by their kernel.
  */
 #include "workload/transformer.h"
