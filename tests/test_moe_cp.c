@@ -235,6 +235,25 @@ START_TEST(file_imbalance)
 }
 END_TEST
 
+START_TEST(imbalance_offload)
+{
+    /* host offload of an expert activation under an imbalance: each device
+     * copies its own rows (its own buffer, NAME@D) */
+    const char *args[] = {"layers=1", "d_model=64", "heads=4", "seq=512", "batch=8", "vocab=256", "experts=8",
+                          "top_k=2", "mlp=swiglu", "moe_ffn=512", "mesh=expert:8", "imbalance=zipf:1",
+                          "remat=save_and_offload_only_these_names", "remat_offload=mlpwi_0", NULL};
+    char *t = gen(args);
+    ck_assert_uint_eq(count_lines(t, "copy l0_experts_up_host@7 l0_experts_up@7 ", "device=7"), 1);
+    char *host = trace_line(t, "alloc l0_experts_up_host@0 ");
+    ck_assert_msg(host && strstr(host, "shape=3016x512 "), "%s", host ? host : "-");
+    g_free(host);
+    JsonParser *p = strata_test_run_results("configs/hw/dgx-h100.ini", t);
+    ck_assert_str_eq(json_object_get_string_member(root(p), "status"), "ok");
+    g_object_unref(p);
+    drop(t);
+}
+END_TEST
+
 START_TEST(load_split)
 {
     /* the largest remainder: 10 rows over shares 1/3 each: 3.33 x 3, the
@@ -311,6 +330,7 @@ static Suite *suite(void)
     tcase_add_test(tc, capacity_pads);
     tcase_add_test(tc, zipf_moves_time_and_memory);
     tcase_add_test(tc, file_imbalance);
+    tcase_add_test(tc, imbalance_offload);
     tcase_add_test(tc, load_split);
     tcase_add_test(tc, ring_attention);
     tcase_add_test(tc, refused);

@@ -194,15 +194,21 @@ static void expand_step(graph_stream *s, uint32_t step)
         op = strata_op_make(v.kind, v.stream, v.label);
     else
         expand_compute(s, &v, &op);
-    if (v.vary) { /* one per device, its work scaled by its rows */
+    bool copy_vary = v.kind == STRATA_OP_COPY && (wl_graph_flags(s->g, v.outs[0]) & WL_VARY);
+    if (v.vary || copy_vary) { /* one per device, its work scaled by its rows; a copy of its own buffers */
         uint32_t n = 0;
         uint64_t max = 0;
         const uint64_t *rows = wl_graph_vary_rows(s->g, &n, &max);
         for (uint32_t d = 0; d < n; d++) {
             strata_op one = op;
-            one.flops = max ? op.flops * (double)rows[d] / (double)max : 0;
-            one.ins = dev_names_of(s, v.ins, v.n_ins, d);
-            one.outs = dev_names_of(s, v.outs, v.n_outs, d);
+            if (copy_vary) {
+                one.name = dev_name(s, v.outs[0], d);
+                one.src = dev_name(s, v.ins[0], d);
+            } else {
+                one.flops = max ? op.flops * (double)rows[d] / (double)max : 0;
+                one.ins = dev_names_of(s, v.ins, v.n_ins, d);
+                one.outs = dev_names_of(s, v.outs, v.n_outs, d);
+            }
             one.has_device = true;
             one.device = d;
             g_array_append_val(s->pending, one);
