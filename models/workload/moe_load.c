@@ -114,12 +114,6 @@ void wl_moe_load_free(wl_moe_load *l)
     g_free(l);
 }
 
-double wl_moe_load_share(const wl_moe_load *l, uint64_t e)
-{
-    g_assert(e < l->experts);
-    return l->share[e];
-}
-
 void wl_moe_load_split(const wl_moe_load *l, uint64_t n, uint64_t *rows)
 {
     const uint64_t E = l->experts;

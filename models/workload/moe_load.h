@@ -45,8 +45,6 @@ typedef struct wl_moe_load wl_moe_load;
  * naming the parameter (or FILE:LINE) when it does not parse. */
 wl_moe_load *wl_moe_load_new(const char *imbalance, uint64_t experts, GError **err);
 void wl_moe_load_free(wl_moe_load *l);
-/* Expert e's share of the routed tokens. */
-double wl_moe_load_share(const wl_moe_load *l, uint64_t e);
 /* rows[e] for n routed rows (E entries, summing to n). */
 void wl_moe_load_split(const wl_moe_load *l, uint64_t n, uint64_t *rows);
 
