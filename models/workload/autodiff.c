@@ -39,16 +39,22 @@
 #include <string.h>
 
 #define REGATHER_STREAM "regather"
+#define RING_STREAM "ring"
 
 /* A mesh axis as nodes and vjps keep it: 0 for none, else its index in
  * axes + 1 (one byte, so that a node stays 40 bytes and a vjp 16). */
 typedef uint8_t wl_axis;
 
-/* A collective in place of a compute: kind over axis (0: a compute). */
+/* A collective in place of a compute: kind over axis (0: a compute). A
+ * collective-permute's shift is +1, or -1 when kind holds COLL_BACK (the
+ * ring neighbours: one byte keeps a vjp at 16 bytes). */
 typedef struct wl_coll {
-    uint8_t kind; /* strata_op_kind */
+    uint8_t kind; /* strata_op_kind, | COLL_BACK */
     wl_axis axis;
 } wl_coll;
+#define COLL_BACK 0x80u
+#define COLL_KIND(c) ((strata_op_kind)((c).kind & ~COLL_BACK))
+#define COLL_SHIFT(c) (((c).kind & COLL_BACK) ? -1 : 1)
 
 typedef struct wl_vjp {
     double flops;
@@ -74,6 +80,7 @@ typedef struct wl_node {
     int group;
     bool is_dot : 1;
     bool remat_ok : 1;
+    bool vary : 1;       /* its steps' work differs per device (wl_model_vary) */
     wl_axis reduce_axis; /* 0, or all-reduce the output over it */
     wl_coll coll;        /* the output is this collective of the input */
 } wl_node;
@@ -327,6 +334,32 @@ uint32_t wl_model_reduce_scatter(wl_model *m, wl_tensor out, wl_tensor x, const 
     return n;
 }
 
+uint32_t wl_model_all_to_all(wl_model *m, wl_tensor out, wl_tensor x, const char *axis)
+{
+    return collective_node(m, STRATA_OP_ALL_TO_ALL, STRATA_OP_ALL_TO_ALL, out, x, axis);
+}
+
+uint32_t wl_model_ring_pass(wl_model *m, wl_tensor out, wl_tensor x, const char *axis)
+{
+    m->gathers = true; /* passed again before the backward pass */
+    uint32_t n = collective_node(m, STRATA_OP_COLLECTIVE_PERMUTE, STRATA_OP_COLLECTIVE_PERMUTE, out, x, axis);
+    wl_node *nd = &g_array_index(m->nodes, wl_node, n);
+    g_array_index(m->vjps, wl_vjp, nd->first_vjp).coll.kind |= COLL_BACK;
+    return n;
+}
+
+void wl_model_vary(wl_model *m, uint32_t node)
+{
+    g_array_index(m->nodes, wl_node, node).vary = true;
+}
+
+/* Whether node n's output is passed again (not saved) for the backward
+ * pass: an all-gather's, a ring pass'. */
+static bool is_passed_again(const wl_node *n)
+{
+    return n->coll.axis && (n->coll.kind == STRATA_OP_ALL_GATHER || COLL_KIND(n->coll) == STRATA_OP_COLLECTIVE_PERMUTE);
+}
+
 static int producer_group(const wl_model *m, wl_tensor t)
 {
     guint32 p = dense_get(m->producer, t);
@@ -414,7 +447,7 @@ static const char *ckpt_name(const wl_model *m, const wl_node *n)
 /* Whether node n's output is saved for the backward pass under remat. */
 static bool is_saved(const wl_model *m, const wl_node *n, wl_remat remat, const GArray *crossing)
 {
-    if (n->coll.axis && n->coll.kind == STRATA_OP_ALL_GATHER)
+    if (is_passed_again(n))
         return false;
     if (remat == WL_REMAT_NONE || !n->remat_ok)
         return true;
@@ -445,6 +478,7 @@ static wl_tensor clone_tensor(wl_graph *g, wl_tensor t, const char *suffix, stra
     uint32_t nd = wl_graph_dims(g, t, &dims);
     char *name = suffix ? g_strconcat(wl_graph_name(g, t), suffix, NULL)
                         : g_strconcat("d_", wl_graph_name(g, t), NULL);
+    flags |= wl_graph_flags(g, t) & WL_VARY; /* per device as t is */
     wl_tensor c = wl_graph_tensor(g, name, tag, wl_graph_dtype(g, t), nd, dims, flags);
     g_free(name);
     return c;
@@ -462,11 +496,16 @@ static void append_mapped(GArray *ins, GHashTable *remap, const wl_tensor *ts, u
 /* The step of node n writing out from ins: its compute, or its collective. */
 static void emit_node(wl_model *m, const wl_node *n, const char *label, const GArray *ins, wl_tensor out)
 {
-    if (n->coll.axis)
+    if (n->coll.axis && COLL_KIND(n->coll) == STRATA_OP_COLLECTIVE_PERMUTE)
+        wl_graph_permute(m->g, out, g_array_index(ins, wl_tensor, 0), axis_name(m, n->coll.axis),
+                         COLL_SHIFT(n->coll));
+    else if (n->coll.axis)
         wl_graph_collective(m->g, (strata_op_kind)n->coll.kind, out, g_array_index(ins, wl_tensor, 0),
                             axis_name(m, n->coll.axis));
     else {
         wl_graph_compute(m->g, label, n->flops, (const wl_tensor *)ins->data, ins->len, &out, 1, NULL, 0);
+        if (n->vary)
+            wl_graph_vary_step(m->g);
         const wl_node_kernel *k = node_kernel(m, n);
         if (k)
             wl_graph_kernel(m->g, k->fwd, k->n_dims, k->dims, k->mask);
@@ -480,23 +519,42 @@ static void reduce(wl_model *m, wl_tensor t, const char *axis)
         wl_graph_collective(m->g, STRATA_OP_ALL_REDUCE, t, t, axis);
 }
 
-/* Node n's all-gather of `in` into `out` again for the backward pass, on
- * stream `regather` from where main is (event rgK.go), so that it overlaps
- * the group's first gradients; main waits for rgK.done right before the
- * first step that reads out (await_regathers). */
-static void regather(wl_model *m, const wl_node *n, wl_tensor in, wl_tensor out)
+/* Node n's collective (an all-gather or a ring pass) of `in` into `out`
+ * on stream `stream` from where main is (event rgK.go): a ring pass in the
+ * forward pass (stream `ring`, overlapping the block computed meanwhile),
+ * either again for the backward pass (stream `regather`, overlapping the
+ * group's first gradients); main waits for rgK.done right before the first
+ * step that reads out (await_regathers). */
+/* Steps on `stream` from where main is: async_open records rgK.go on main
+ * and waits for it on stream (returns K); async_close records rgK.done
+ * there, returns to main and leaves `out` pending until main's first step
+ * that reads it waits for rgK.done. */
+static guint async_open(wl_model *m, const char *stream)
 {
-    char go[32], done[32];
+    char go[32];
     guint k = m->regathers++;
     g_snprintf(go, sizeof go, "rg%u.go", k);
-    g_snprintf(done, sizeof done, "rg%u.done", k);
     wl_graph_event(m->g, true, go);
-    wl_graph_stream(m->g, REGATHER_STREAM);
+    wl_graph_stream(m->g, stream);
     wl_graph_event(m->g, false, go);
-    wl_graph_collective(m->g, STRATA_OP_ALL_GATHER, out, in, axis_name(m, n->coll.axis));
+    return k;
+}
+
+static void async_close(wl_model *m, guint k, wl_tensor out)
+{
+    char done[32];
+    g_snprintf(done, sizeof done, "rg%u.done", k);
     wl_graph_event(m->g, true, done);
     wl_graph_stream(m->g, NULL);
     g_hash_table_insert(m->pending, KEY(out), GUINT_TO_POINTER(k + 1));
+}
+
+static void regather(wl_model *m, const wl_node *n, wl_tensor in, wl_tensor out, const char *stream)
+{
+    guint k = async_open(m, stream);
+    GArray one = {(gchar *)&in, 1};
+    emit_node(m, n, NULL, &one, out);
+    async_close(m, k, out);
 }
 
 /* Before a step on main that reads ins: the waits for those regathered. */
@@ -639,8 +697,8 @@ static void recompute_group(wl_model *m, int group, const GArray *recomputed, GH
         wl_tensor c = clone_tensor(m->g, n->out, "_remat", wl_graph_tag(m->g, n->out), WL_TEMP);
         g_array_set_size(ins, 0);
         append_mapped(ins, remap, pool_at(m, n->first_in), n->n_ins);
-        if (n->coll.axis && n->coll.kind == STRATA_OP_ALL_GATHER) {
-            regather(m, n, g_array_index(ins, wl_tensor, 0), c);
+        if (is_passed_again(n)) {
+            regather(m, n, g_array_index(ins, wl_tensor, 0), c, REGATHER_STREAM);
             g_hash_table_insert(remap, KEY(n->out), KEY(c));
             continue;
         }
@@ -680,14 +738,34 @@ static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArra
             dense_set(m->grads, x, gx + 1);
         }
         if (v->coll.axis) {
-            g_assert(dp && !gp); /* a collective neither seeds nor accumulates */
-            wl_graph_collective(m->g, (strata_op_kind)v->coll.kind, gx, dp - 1, axis_name(m, v->coll.axis));
+            g_assert(dp); /* a collective never seeds */
+            bool ring = COLL_KIND(v->coll) == STRATA_OP_COLLECTIVE_PERMUTE;
+            /* A ring pass' dKV goes back on stream `ring`, overlapping main's
+             * next gradients, and is added to the block's own there. */
+            guint ev = ring ? async_open(m, RING_STREAM) : 0;
+            wl_tensor sum = gx;
+            if (gp) /* accumulated: into a temporary, then added */
+                gx = clone_tensor(m->g, x, "_pass", STRATA_TAG_GRAD, WL_TEMP);
+            if (ring)
+                wl_graph_permute(m->g, gx, dp - 1, axis_name(m, v->coll.axis), COLL_SHIFT(v->coll));
+            else
+                wl_graph_collective(m->g, COLL_KIND(v->coll), gx, dp - 1, axis_name(m, v->coll.axis));
+            if (gp) {
+                wl_tensor acc[2] = {gx, sum};
+                char *label = g_strdup_printf("%s_vjp%u_add", n->label, k);
+                wl_graph_compute(m->g, label, (double)wl_graph_elements(m->g, x), acc, 2, &sum, 1, NULL, 0);
+                g_free(label);
+            }
+            if (ring)
+                async_close(m, ev, sum);
             continue;
         }
         await_regathers(m, ins);
         char *label = g_strdup_printf("%s_vjp%u", n->label, k);
         wl_graph_compute(m->g, label, v->flops, (wl_tensor *)ins->data, ins->len, &gx, 1, NULL, 0);
         g_free(label);
+        if (n->vary)
+            wl_graph_vary_step(m->g);
         const wl_node_kernel *kn = node_kernel(m, n);
         if (kn && kn->bwd)
             wl_graph_kernel(m->g, kn->bwd, kn->n_dims, kn->dims, kn->mask);
@@ -717,6 +795,11 @@ static void emit_forward(wl_model *m, GArray *ins)
         }
         g_array_set_size(ins, 0);
         append_mapped(ins, m->remap, pool_at(m, n->first_in), n->n_ins);
+        if (n->coll.axis && COLL_KIND(n->coll) == STRATA_OP_COLLECTIVE_PERMUTE) {
+            regather(m, n, g_array_index(ins, wl_tensor, 0), n->out, RING_STREAM);
+            continue;
+        }
+        await_regathers(m, ins);
         emit_node(m, n, n->label, ins, n->out);
         reduce(m, n->out, axis_name(m, n->reduce_axis));
         if (is_offloaded(m, n))

@@ -117,6 +117,21 @@ uint32_t wl_model_all_gather(wl_model *m, wl_tensor out, wl_tensor x, const char
  * output would be), and never save x for it. */
 uint32_t wl_model_reduce_scatter(wl_model *m, wl_tensor out, wl_tensor x, const char *axis);
 
+/* out = all-to-all(x) over axis (expert parallelism's dispatch and
+ * combine); its gradient is the all-to-all of out's gradient. */
+uint32_t wl_model_all_to_all(wl_model *m, wl_tensor out, wl_tensor x, const char *axis);
+/* out = x of the previous rank of axis (a collective-permute, shift +1:
+ * ring attention's KV block passed on), issued on stream `ring` from where
+ * main is so that it overlaps main's next steps; main waits for it before
+ * the first step that reads out. Never saved: before the group's gradients
+ * it is passed again on stream `regather`; its gradient is the permute of
+ * out's gradient back (shift -1: dKV) on stream `ring`, added to x's own
+ * there, main waiting for it before the first step that reads it. */
+uint32_t wl_model_ring_pass(wl_model *m, wl_tensor out, wl_tensor x, const char *axis);
+/* The node's steps (forward, recomputation, gradients) run on each device
+ * with the work of its rows (wl_graph_vary): an expert group's load. */
+void wl_model_vary(wl_model *m, uint32_t node);
+
 /* Emit forward and backward into the graph. Parameter gradients get `grad_flags`
  * (WL_OUTPUT when the step returns them). */
 void wl_model_emit(wl_model *m, wl_remat remat, unsigned grad_flags);

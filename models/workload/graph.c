@@ -39,6 +39,7 @@ typedef struct wl_step {
     guint16 n_ins, n_outs, n_donates;
     guint16 stream, axis; /* indices in names (0: NULL) */
     guint8 kind;
+    gint8 aux;         /* collective-permute: its shift; a compute: 1 when it varies per device */
 } wl_step; /* 32 bytes: a program holds one per step, often a million */
 
 /* A step's kernel= dims= mask= (wl_graph_kernel). */
@@ -63,6 +64,9 @@ struct wl_graph {
     guint16 stream;        /* of the steps added now; 0: main */
     uint64_t total_bytes;
     char *overflow;
+    uint64_t *vary_rows;   /* wl_graph_vary: rows per device (NULL: none) */
+    uint32_t vary_n;
+    uint64_t vary_max;
 };
 
 wl_graph *wl_graph_new(void)
@@ -99,6 +103,7 @@ void wl_graph_free(wl_graph *g)
     g_hash_table_destroy(g->kernels);
     g_hash_table_destroy(g->memories);
     g_free(g->overflow);
+    g_free(g->vary_rows);
     g_free(g);
 }
 
@@ -205,7 +210,7 @@ static wl_step *add_step(wl_graph *g, strata_op_kind kind, const char *label, co
     assert(kind == STRATA_OP_COMPUTE || kind == STRATA_OP_COPY || kind == STRATA_OP_RECORD || kind == STRATA_OP_WAIT ||
            strata_op_kind_is_collective(kind)); /* invariant 3 */
     wl_step s = {g_string_chunk_insert(g->strings, label), 0, g->ids->len, (guint16)n_ins, (guint16)n_outs,
-                 (guint16)n_donates, g->stream, 0, (guint8)kind};
+                 (guint16)n_donates, g->stream, 0, (guint8)kind, 0};
     g_array_append_vals(g->ids, ins, n_ins);
     g_array_append_vals(g->ids, outs, n_outs);
     g_array_append_vals(g->ids, donates, n_donates);
@@ -271,6 +276,40 @@ void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_ten
     s->axis = name_id(g, axis);
 }
 
+void wl_graph_permute(wl_graph *g, wl_tensor out, wl_tensor in, const char *axis, int shift)
+{
+    g_assert(shift != 0 && shift >= -127 && shift <= 127);
+    wl_step *s = add_step(g, STRATA_OP_COLLECTIVE_PERMUTE, strata_op_kind_name(STRATA_OP_COLLECTIVE_PERMUTE), &in, 1,
+                          &out, 1, NULL, 0);
+    s->axis = name_id(g, axis);
+    s->aux = (gint8)shift;
+}
+
+void wl_graph_vary(wl_graph *g, uint32_t n, const uint64_t *rows)
+{
+    g_free(g->vary_rows);
+    g->vary_rows = g_memdup2(rows, n * sizeof rows[0]);
+    g->vary_n = n;
+    g->vary_max = 0;
+    for (uint32_t i = 0; i < n; i++)
+        g->vary_max = MAX(g->vary_max, rows[i]);
+}
+
+void wl_graph_vary_step(wl_graph *g)
+{
+    g_assert(g->steps->len > 0 && g->vary_rows);
+    wl_step *s = &g_array_index(g->steps, wl_step, g->steps->len - 1);
+    g_assert(s->kind == STRATA_OP_COMPUTE);
+    s->aux = 1;
+}
+
+const uint64_t *wl_graph_vary_rows(const wl_graph *g, uint32_t *n, uint64_t *max)
+{
+    *n = g->vary_n;
+    *max = g->vary_max;
+    return g->vary_rows;
+}
+
 uint32_t wl_graph_n_options(const wl_graph *g) { return g->options->len / 2; }
 
 void wl_graph_option_at(const wl_graph *g, uint32_t i, const char **key, const char **value)
@@ -312,7 +351,9 @@ void wl_graph_step(const wl_graph *g, uint32_t step, wl_step_view *v)
                         NULL,
                         NULL,
                         0,
-                        NULL};
+                        NULL,
+                        st->kind == STRATA_OP_COLLECTIVE_PERMUTE ? st->aux : 0,
+                        st->kind == STRATA_OP_COMPUTE && st->aux};
     const wl_kernel_def *k = g_hash_table_lookup(g->kernels, GUINT_TO_POINTER(step));
     if (k) {
         v->kernel = k->kernel;

@@ -34,7 +34,8 @@ typedef uint32_t wl_tensor;
  * is allocated before it are the program's arguments (JAX: argument_size). */
 #define WL_PROGRAM_START "program_start"
 
-enum { WL_TEMP = 0, WL_ARGUMENT = 1u << 0, WL_OUTPUT = 1u << 1 };
+/* WL_VARY: a tensor whose first extent differs per device (wl_graph_vary). */
+enum { WL_TEMP = 0, WL_ARGUMENT = 1u << 0, WL_OUTPUT = 1u << 1, WL_VARY = 1u << 2 };
 
 typedef struct wl_graph wl_graph;
 
@@ -76,6 +77,21 @@ void wl_graph_event(wl_graph *g, bool record, const char *event);
  * mesh axis `axis` (its size rules: traces/FORMAT.md): out = op(in); for
  * all-reduce out == in (in place). */
 void wl_graph_collective(wl_graph *g, strata_op_kind kind, wl_tensor out, wl_tensor in, const char *axis);
+/* A collective-permute over `axis`: rank r sends in to rank r + shift
+ * (shift -127..127, not 0). */
+void wl_graph_permute(wl_graph *g, wl_tensor out, wl_tensor in, const char *axis, int shift);
+
+/* Per-device programs in one SPMD graph (an expert group's load): rows[D]
+ * for each of the n devices of the mesh (copied; the largest is the
+ * graph's extent). A tensor flagged WL_VARY has that largest as its first
+ * extent and is allocated on each device D (`device=D`) with rows[D]
+ * (at least 1); a step marked by wl_graph_vary_step() is emitted once per
+ * device, `device=D`, with flops x rows[D] / the largest. */
+void wl_graph_vary(wl_graph *g, uint32_t n, const uint64_t *rows);
+/* Marks the last compute step added as one whose work follows rows[D]. */
+void wl_graph_vary_step(wl_graph *g);
+/* The per-device rows (NULL: none) and their count and largest. */
+const uint64_t *wl_graph_vary_rows(const wl_graph *g, uint32_t *n, uint64_t *max);
 
 /* For the stream (graph_source.c): the tensors' sizes and flags, the
  * options, and the steps in program order. */
@@ -91,6 +107,8 @@ typedef struct wl_step_view {
     const uint64_t *kdims; /* its extents (valid until the next wl_graph_tensor or kernel) */
     uint32_t n_kdims;
     const char *mask;    /* NULL: none */
+    int shift;           /* collective-permute: its shift */
+    bool vary;           /* computes: emitted per device (wl_graph_vary_step) */
 } wl_step_view;
 uint32_t wl_graph_n_options(const wl_graph *g);
 void wl_graph_option_at(const wl_graph *g, uint32_t i, const char **key, const char **value);

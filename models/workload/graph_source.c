@@ -25,6 +25,7 @@
 #include <assert.h>
 #include <string.h>
 #include "core/error.h"
+#include "workload/workload.h"
 
 enum { T_NEW, T_LIVE, T_FREED };
 enum { PH_SCHED, PH_OPTIONS, PH_ARGS, PH_BEGIN, PH_STEPS, PH_END };
@@ -39,6 +40,8 @@ typedef struct graph_stream {
     GArray *pending;     /* strata_op of the current step */
     guint pending_next;
     GPtrArray *names[3]; /* ins, outs, donates of the current compute */
+    GPtrArray *dev_lists; /* per-device name lists of the current step (g_free'd at the next) */
+    GStringChunk *dev_names; /* NAME@D of the WL_VARY tensors */
     strata_op op;        /* the op handed out outside PH_STEPS */
 } graph_stream;
 
@@ -71,6 +74,59 @@ static const char *const *names_of(graph_stream *s, int which, const wl_tensor *
     return (const char *const *)a->pdata;
 }
 
+/* Tensor t's name on device d: NAME@D for a WL_VARY tensor (each device
+ * holds its own size, so each its own name: the check tracks names), else
+ * NAME. */
+static const char *dev_name(graph_stream *s, wl_tensor t, uint32_t d)
+{
+    if (!(wl_graph_flags(s->g, t) & WL_VARY))
+        return wl_graph_name(s->g, t);
+    char buf[256];
+    g_snprintf(buf, sizeof buf, "%s@%u", wl_graph_name(s->g, t), d);
+    return g_string_chunk_insert_const(s->dev_names, buf);
+}
+
+/* The names of ts on device d, in a list that lives until the next step. */
+static const char *const *dev_names_of(graph_stream *s, const wl_tensor *ts, uint32_t n, uint32_t d)
+{
+    const char **list = g_new(const char *, n + 1);
+    for (uint32_t i = 0; i < n; i++)
+        list[i] = dev_name(s, ts[i], d);
+    list[n] = NULL;
+    g_ptr_array_add(s->dev_lists, list);
+    return list;
+}
+
+/* The allocs of t: one, or with WL_VARY one per device (device=D), its
+ * first extent that device's rows (at least 1). */
+static void expand_allocs(graph_stream *s, wl_tensor t, const char *stream)
+{
+    uint32_t n = 0;
+    uint64_t max = 0;
+    const uint64_t *rows = wl_graph_vary_rows(s->g, &n, &max);
+    if (!(wl_graph_flags(s->g, t) & WL_VARY) || !rows) {
+        strata_op op = alloc_op(s->g, t, stream);
+        g_array_append_val(s->pending, op);
+        return;
+    }
+    const uint64_t *dims;
+    uint32_t nd = wl_graph_dims(s->g, t, &dims);
+    g_assert(nd >= 1 && dims[0] == max);
+    uint64_t row_elems = wl_graph_elements(s->g, t) / max;
+    for (uint32_t d = 0; d < n; d++) {
+        uint64_t r = MAX(rows[d], 1), bytes = 0, ext[STRATA_MAX_DIMS];
+        memcpy(ext, dims, nd * sizeof ext[0]);
+        ext[0] = r;
+        (void)strata_workload_bytes(r * row_elems, strata_dtype_bits(wl_graph_dtype(s->g, t)), &bytes);
+        strata_op op = strata_op_make_alloc(stream, dev_name(s, t, d), bytes, wl_graph_memory_of(s->g, t),
+                                            wl_graph_tag(s->g, t));
+        strata_op_set_shape(&op, wl_graph_dtype(s->g, t), nd, ext);
+        op.has_device = true;
+        op.device = d;
+        g_array_append_val(s->pending, op);
+    }
+}
+
 /* The frees after step `step`: ins then outs, each tensor once. */
 static void expand_frees(graph_stream *s, uint32_t step, const wl_step_view *v)
 {
@@ -83,8 +139,15 @@ static void expand_frees(graph_stream *s, uint32_t step, const wl_step_view *v)
             if (s->last[t] != step || s->state[t] != T_LIVE || (wl_graph_flags(s->g, t) & (WL_ARGUMENT | WL_OUTPUT)))
                 continue;
             s->state[t] = T_FREED;
-            strata_op fr = strata_op_make(STRATA_OP_FREE, v->stream, wl_graph_name(s->g, t));
-            g_array_append_val(s->pending, fr);
+            uint32_t n = 0;
+            uint64_t max = 0;
+            bool vary = (wl_graph_flags(s->g, t) & WL_VARY) && wl_graph_vary_rows(s->g, &n, &max);
+            for (uint32_t d = 0; d < (vary ? n : 1); d++) {
+                strata_op fr = strata_op_make(STRATA_OP_FREE, v->stream, dev_name(s, t, d));
+                fr.has_device = vary;
+                fr.device = d;
+                g_array_append_val(s->pending, fr);
+            }
         }
 }
 
@@ -113,10 +176,10 @@ static void expand_step(graph_stream *s, uint32_t step)
     assert(s->pending_next >= s->pending->len); /* invariant 3: every pending op was handed out */
     g_array_set_size(s->pending, 0);
     s->pending_next = 0;
+    g_ptr_array_set_size(s->dev_lists, 0);
     for (uint32_t i = 0; i < v.n_outs; i++)
         if (s->state[v.outs[i]] == T_NEW) {
-            strata_op op = alloc_op(s->g, v.outs[i], v.stream);
-            g_array_append_val(s->pending, op);
+            expand_allocs(s, v.outs[i], v.stream);
             s->state[v.outs[i]] = T_LIVE;
         }
     for (uint32_t i = 0; i < v.n_ins; i++)
@@ -124,14 +187,34 @@ static void expand_step(graph_stream *s, uint32_t step)
     strata_op op;
     if (strata_op_kind_is_collective(v.kind))
         op = strata_op_make_collective(v.kind, v.stream, wl_graph_name(s->g, v.outs[0]),
-                                       wl_graph_name(s->g, v.ins[0]), v.axis, NULL, 0);
+                                       wl_graph_name(s->g, v.ins[0]), v.axis, NULL, v.shift);
     else if (v.kind == STRATA_OP_COPY)
         op = strata_op_make_copy(v.stream, wl_graph_name(s->g, v.outs[0]), wl_graph_name(s->g, v.ins[0]), 0);
     else if (v.kind != STRATA_OP_COMPUTE)
         op = strata_op_make(v.kind, v.stream, v.label);
     else
         expand_compute(s, &v, &op);
-    g_array_append_val(s->pending, op);
+    bool copy_vary = v.kind == STRATA_OP_COPY && (wl_graph_flags(s->g, v.outs[0]) & WL_VARY);
+    if (v.vary || copy_vary) { /* one per device, its work scaled by its rows; a copy of its own buffers */
+        uint32_t n = 0;
+        uint64_t max = 0;
+        const uint64_t *rows = wl_graph_vary_rows(s->g, &n, &max);
+        for (uint32_t d = 0; d < n; d++) {
+            strata_op one = op;
+            if (copy_vary) {
+                one.name = dev_name(s, v.outs[0], d);
+                one.src = dev_name(s, v.ins[0], d);
+            } else {
+                one.flops = max ? op.flops * (double)rows[d] / (double)max : 0;
+                one.ins = dev_names_of(s, v.ins, v.n_ins, d);
+                one.outs = dev_names_of(s, v.outs, v.n_outs, d);
+            }
+            one.has_device = true;
+            one.device = d;
+            g_array_append_val(s->pending, one);
+        }
+    } else
+        g_array_append_val(s->pending, op);
     expand_frees(s, step, &v);
 }
 
@@ -219,6 +302,8 @@ static void stream_destroy(void *self)
     g_array_free(s->pending, TRUE);
     for (int i = 0; i < 3; i++)
         g_ptr_array_free(s->names[i], TRUE);
+    g_ptr_array_free(s->dev_lists, TRUE);
+    g_string_chunk_free(s->dev_names);
     g_free(s);
 }
 
@@ -256,6 +341,8 @@ strata_source *wl_graph_to_source(wl_graph *g, const char *origin, GError **err)
     s->pending = g_array_new(FALSE, TRUE, sizeof(strata_op));
     for (int i = 0; i < 3; i++)
         s->names[i] = g_ptr_array_new();
+    s->dev_lists = g_ptr_array_new_with_free_func(g_free);
+    s->dev_names = g_string_chunk_new(4096);
     stream_reset(s);
     return strata_source_new(&graph_stream_vtable, s, origin);
 }

@@ -42,6 +42,12 @@ struct wl_shard {
     GHashTable *first_group; /* parameter -> GINT_TO_POINTER(group) */
     GHashTable *shard, *grad_shard; /* parameter -> tensor */
     GHashTable *gathers[2];         /* parameter -> gathers issued in the pass */
+    GHashTable *experts;            /* the expert parameters (wl_shard_expert) */
+    /* [0] the other parameters, [1] the experts': the axes a gradient is
+     * reduced over (dp: all-reduced; fsdp: the parameter sharded, gathered
+     * and reduce-scattered over them, ways[] ways). "": none. */
+    char axes[2][48];
+    uint64_t ways[2];
     int final_group;
 };
 
@@ -106,7 +112,7 @@ static void issue_gathers(wl_shard *s, bool backward, guint j)
         wl_tensor full = derived(s->g, p, "", suffix, STRATA_TAG_PARAM, 1, WL_TEMP);
         g_array_append_val(u->gathered, full);
         wl_graph_collective(s->g, STRATA_OP_ALL_GATHER, full, VAL(g_hash_table_lookup(s->shard, KEY(p))),
-                            DATA_AXIS);
+                            s->axes[g_hash_table_contains(s->experts, KEY(p))]);
     }
     wl_graph_event(s->g, true, done);
     wl_graph_stream(s->g, NULL);
@@ -157,13 +163,15 @@ static void hook_end(void *ud, int group, bool backward)
             wl_graph_event(s->g, false, go);
             any = true;
         }
+        int e = g_hash_table_contains(s->experts, KEY(p));
         if (s->plan.data == WL_DATA_DP) {
-            wl_graph_collective(s->g, STRATA_OP_ALL_REDUCE, gp, gp, DATA_AXIS);
+            if (*s->axes[e])
+                wl_graph_collective(s->g, STRATA_OP_ALL_REDUCE, gp, gp, s->axes[e]);
             continue;
         }
-        wl_tensor gs = derived(s->g, p, "d_", "_shard", STRATA_TAG_GRAD, s->plan.n, WL_TEMP);
+        wl_tensor gs = derived(s->g, p, "d_", "_shard", STRATA_TAG_GRAD, s->ways[e], WL_TEMP);
         g_hash_table_insert(s->grad_shard, KEY(p), KEY(gs));
-        wl_graph_collective(s->g, STRATA_OP_REDUCE_SCATTER, gs, gp, DATA_AXIS);
+        wl_graph_collective(s->g, STRATA_OP_REDUCE_SCATTER, gs, gp, s->axes[e]);
     }
     if (group == s->final_group) {
         wl_graph_stream(s->g, REDUCE_STREAM);
@@ -250,13 +258,25 @@ wl_shard *wl_shard_new(wl_graph *g, wl_model *m, const wl_shard_plan *plan, cons
     s->grad_shard = g_hash_table_new(g_direct_hash, g_direct_equal);
     for (int pass = 0; pass < 2; pass++)
         s->gathers[pass] = g_hash_table_new(g_direct_hash, g_direct_equal);
+    s->experts = g_hash_table_new(g_direct_hash, g_direct_equal);
+    /* The expert and context axes split the tokens as data does, so the
+     * parameters are replicated over them as over data (MaxText shards the
+     * weights outside the experts over fsdp x expert; Megatron reduces and
+     * shards over dp x cp with EP folded into dp, the experts' over the
+     * expert-data-parallel ranks, data x context). */
+    for (int e = 0; e < 2; e++) {
+        bool ex = plan->e > 1 && !e, cx = plan->c > 1, dx = plan->n > 1 || plan->data == WL_DATA_FSDP;
+        g_snprintf(s->axes[e], sizeof s->axes[e], "%s%s%s%s%s", dx ? DATA_AXIS : "", dx && (ex || cx) ? "," : "",
+                   ex ? "expert" : "", ex && cx ? "," : "", cx ? "context" : "");
+        s->ways[e] = plan->n * (ex ? plan->e : 1) * (cx ? plan->c : 1);
+    }
     if (*plan->mesh)
         wl_graph_option(g, "mesh", plan->mesh);
     build_units(s, remat);
     if (plan->data == WL_DATA_FSDP)
         for (guint i = 0; i < params->len; i++) {
             wl_tensor p = g_array_index(params, wl_tensor, i);
-            wl_tensor sh = derived(g, p, "", "_shard", STRATA_TAG_PARAM, plan->n, WL_ARGUMENT);
+            wl_tensor sh = derived(g, p, "", "_shard", STRATA_TAG_PARAM, s->ways[0], WL_ARGUMENT);
             g_hash_table_insert(s->shard, KEY(p), KEY(sh));
         }
     if (plan->data != WL_DATA_NONE)
@@ -273,9 +293,19 @@ void wl_shard_free(wl_shard *s)
         g_hash_table_destroy(s->gathers[pass]);
     }
     g_hash_table_destroy(s->first_group);
+    g_hash_table_destroy(s->experts);
     g_hash_table_destroy(s->shard);
     g_hash_table_destroy(s->grad_shard);
     g_free(s);
+}
+
+void wl_shard_expert(wl_shard *s, wl_tensor p)
+{
+    g_hash_table_add(s->experts, KEY(p));
+    if (s->plan.data == WL_DATA_FSDP && s->ways[1] != s->ways[0]) { /* its own shard (the first is never used) */
+        wl_tensor sh = derived(s->g, p, "", "_shard", STRATA_TAG_PARAM, s->ways[1], WL_ARGUMENT);
+        g_hash_table_insert(s->shard, KEY(p), KEY(sh));
+    }
 }
 
 wl_tensor wl_shard_param(const wl_shard *s, wl_tensor p)

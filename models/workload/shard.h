@@ -98,6 +98,11 @@ typedef struct wl_shard wl_shard;
 wl_shard *wl_shard_new(wl_graph *g, wl_model *m, const wl_shard_plan *plan, const GArray *params,
                        wl_remat remat);
 void wl_shard_free(wl_shard *s);
+/* Before wl_model_emit(): p is an expert's parameter (split over the
+ * expert axis): its gradient is reduced (fsdp: it is sharded) over data and
+ * context only (the expert-data-parallel group), the others' also over
+ * expert. */
+void wl_shard_expert(wl_shard *s, wl_tensor p);
 /* After wl_model_emit(): what the optimizer updates for parameter p (its
  * shard in fsdp, else p) and the gradient it reads (WL_NONE: none). */
 wl_tensor wl_shard_param(const wl_shard *s, wl_tensor p);

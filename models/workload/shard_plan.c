@@ -173,8 +173,6 @@ static bool experts_divide(const rule_ctx *c)
     return c->plan->e == 1 || (c->z->experts > 0 && c->z->experts % c->plan->e == 0);
 }
 static bool context_seq(const rule_ctx *c) { return c->z->seq % (2 * c->plan->c) == 0 || c->plan->c == 1; }
-static bool expert_wired(const rule_ctx *c) { return c->plan->e == 1; }
-static bool context_wired(const rule_ctx *c) { return c->plan->c == 1; }
 
 static const shard_rule rules[] = {
     {"interleave-stages", interleave_stages,
@@ -197,8 +195,6 @@ static const shard_rule rules[] = {
     {"context-seq", context_seq,
      "seq must divide by 2 x context (Megatron's load-balanced context parallelism cuts the sequence in "
      "2 x cp chunks)"},
-    {"expert-axis", expert_wired, "an expert axis above 1 is not wired into gen transformer yet"},
-    {"context-axis", context_wired, "a context axis above 1 is not wired into gen transformer yet"},
 };
 
 bool wl_shard_plan_rules(const wl_shard_plan *plan, const wl_shard_sizes *z, const char *workload, GError **err)

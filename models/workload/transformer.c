@@ -27,7 +27,8 @@
  *              recomputes layernorms, softmax and GELU.
  *   optimizer  AdamW per parameter (18 flops per element), in place through
  *              donate=P,m_P,v_P: new_P (param), new_m_P, new_v_P (optstate)
- *              are the outputs.
+ *              are the outputs; optimizer=sgd: new_P = P - lr g (2 flops per
+ *              element, no state; MaxText's opt_type=sgd).
  *   shapes     the model keys of model_config.h (config=FILE reads a Hugging
  *              Face config.json into them) change the layer as
  *              transformer_layer.c says: grouped-query attention, head_dim,
@@ -62,16 +63,20 @@
  *              converse in the backward pass, and the layernorm scales'
  *              gradients all-reduced over `model`. The vocabulary-parallel
  *              cross-entropy's two [B,S] all-reduces (max, sum) are not
- *              modelled.
+ *              modelled. The `expert` and `context` axes (expert and
+ *              context parallelism) are transformer_axes.c's,
+ *              transformer_layer.c's experts and transformer_ring.c's.
  */
 #include "workload/workload.h"
 #include "workload/pipeline.h"
 #include "workload/shard.h"
 #include "workload/transformer.h"
+#include "workload/moe_load.h"
 #include "core/error.h"
 
 static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "tp+sp", "fsdp+tp", "fsdp+tp+sp", NULL};
 static const char *const pipe_schedule_choices[] = {"gpipe", "1f1b", "interleaved", "zb-h1", NULL};
+static const char *const optimizer_choices[] = {"adamw", "sgd", NULL};
 static const char *const attention_choices[] = {"full", "flash", NULL};
 static const char *const mask_choices[] = {"none", "causal", NULL};
 #define MODEL_AXIS TF_MODEL_AXIS
@@ -120,6 +125,13 @@ static const strata_param_def transformer_params[] = {
      "kernel=flash-attention, no score matrix)", attention_choices},
     {"mask", STRATA_PARAM_STRING, NULL, "attention mask: none (default) or causal (halves flash attention's "
      "work; the full form computes the whole matrix either way)", mask_choices},
+    {"optimizer", STRATA_PARAM_STRING, NULL, "adamw (default: m_P, v_P in f32) or sgd (optax.sgd, MaxText's "
+     "opt_type=sgd: no optimizer state)", optimizer_choices},
+    {"capacity_factor", STRATA_PARAM_DOUBLE, NULL, "MoE: each expert takes at most ceil(tokens x top_k / experts x "
+     "capacity_factor) rows per device, the rest dropped, buffers padded to it (Switch, GShard; unset: dropless, "
+     "Megatron's default)", NULL},
+    {"imbalance", STRATA_PARAM_STRING, NULL, "MoE: the experts' load: uniform (default), zipf:S (expert e's share "
+     "~ 1/(e+1)^S) or FILE (one token count per expert and line)", NULL},
     {"param_dtype", STRATA_PARAM_STRING, NULL, "element type of the master weights (default dtype: none; f32: "
      "master_P kept and updated beside the optimizer state, the step computing with a dtype copy)",
      strata_workload_dtype_choices},
@@ -205,7 +217,7 @@ static bool transformer_check_shard(const strata_params *p, const strata_model_s
         return false;
     wl_shard_sizes sizes = {(uint64_t)s->layers, (uint64_t)strata_params_int(p, "batch"),
                             (uint64_t)strata_params_int(p, "seq"), s->experts};
-    if (!wl_shard_plan_rules(plan, &sizes, "transformer", err))
+    if (!wl_shard_plan_rules(plan, &sizes, "transformer", err) || !tf_axes_check(p, s, plan, err))
         return false;
     if (plan->data == WL_DATA_FSDP && !wl_shard_check_divides(p, "transformer", "d_model", plan->n, "data", err))
         return false;
@@ -393,6 +405,14 @@ static void tf_adamw(tf_ctx *c, wl_tensor pt, wl_tensor gp)
     uint32_t nd = wl_graph_dims(g, pt, &pdims);
     uint64_t dims[STRATA_MAX_DIMS];
     memcpy(dims, pdims, nd * sizeof dims[0]);
+    if (c->sgd) { /* optax.sgd: P - lr g, no state (2 flops per element) */
+        char *np = g_strconcat("new_", pn_, NULL), *lab = g_strconcat("sgd_", pn_, NULL);
+        wl_tensor ins[2] = {pt, gp}, out = wl_graph_tensor(g, np, STRATA_TAG_PARAM, c->dt, nd, dims, WL_OUTPUT);
+        wl_graph_compute(g, lab, 2.0 * (double)wl_graph_elements(g, pt), ins, 2, &out, 1, &pt, 1);
+        g_free(np);
+        g_free(lab);
+        return;
+    }
     static const char *const prefixes[] = {"m_", "v_", "master_"};
     int n = c->master != STRATA_DTYPE_NONE ? 3 : 2;
     wl_tensor ins[5] = {pt, gp}, outs[4], donated[4] = {pt};
@@ -470,7 +490,8 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
                  (uint64_t)strata_params_int(p, "d_model"), (uint64_t)strata_params_int(p, "heads"),
                  (uint64_t)strata_params_int(p, "vocab"), plan.t, plan.seq, &shape,
                  strata_params_is_set(p, "attention") && g_str_equal(strata_params_string(p, "attention"), "flash"),
-                 strata_params_is_set(p, "mask") && g_str_equal(strata_params_string(p, "mask"), "causal")};
+                 strata_params_is_set(p, "mask") && g_str_equal(strata_params_string(p, "mask"), "causal"),
+                 1, 1, NULL, false};
     uint64_t L = (uint64_t)strata_params_int(p, "layers");
     const wl_remat_policy *policy = wl_remat_policy_find(strata_params_string(p, "remat"));
     wl_remat remat = policy->kind;
@@ -479,7 +500,8 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     if (plan.p > 1)
         return transformer_pipeline(p, &shape, &plan, &z, dt, master, policy, err);
     tf_ctx c = {wl_graph_new(), NULL, dt, master == dt ? STRATA_DTYPE_NONE : master,
-                g_array_new(FALSE, FALSE, sizeof(wl_tensor))};
+                g_array_new(FALSE, FALSE, sizeof(wl_tensor)),
+                strata_params_is_set(p, "optimizer") && g_str_equal(strata_params_string(p, "optimizer"), "sgd")};
     c.m = wl_model_new(c.g);
     if (g_str_equal(policy->name, "save_and_offload_only_these_names"))
         wl_model_remat_names(c.m, string_or_null(p, "remat_save"), string_or_null(p, "remat_offload"));
@@ -487,8 +509,17 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
         wl_model_remat_names(c.m, policy->save, policy->offload);
     wl_graph *g = c.g;
     wl_model *m = c.m;
+    wl_moe_rows rows;
+    if (!tf_axes_setup(p, &plan, &z, g, &rows, err)) {
+        wl_model_free(m);
+        wl_graph_free(g);
+        g_array_free(c.params, TRUE);
+        return NULL;
+    }
+    if (plan.data == WL_DATA_NONE && (plan.e > 1 || plan.c > 1))
+        plan.data = WL_DATA_DP; /* the expert and context axes split the tokens: gradients are reduced over them */
 
-    const uint64_t bs[2] = {z.B, z.S}, vd[2] = {z.V / z.T, z.d}, sd[2] = {z.S, z.d};
+    const uint64_t bs[2] = {z.B, z.S}, vd[2] = {z.V / z.T, z.d}, sd[2] = {z.S * z.CP, z.d};
     wl_tensor tokens = wl_graph_tensor(g, "tokens", STRATA_TAG_INPUT, STRATA_DTYPE_INT32, 2, bs, WL_ARGUMENT);
     wl_tensor targets = wl_graph_tensor(g, "targets", STRATA_TAG_INPUT, STRATA_DTYPE_INT32, 2, bs, WL_ARGUMENT);
     wl_tensor embed = tf_param(&c, "embed", 2, vd);
@@ -498,6 +529,7 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
         h = tf_layer(&c, &z, l, h);
     tf_head(&c, &z, (int)L, h, embed, targets);
     wl_shard *sh = wl_shard_new(g, m, &plan, c.params, remat);
+    tf_axes_experts(g, sh, c.params);
     wl_model_emit(m, remat, WL_TEMP);
 
     for (guint i = 0; i < c.params->len; i++) {
@@ -507,6 +539,7 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
             tf_adamw(&c, wl_shard_param(sh, pt), gp);
     }
     wl_shard_free(sh);
+    g_free(rows.group_rows);
     wl_model_free(m);
     g_array_free(c.params, TRUE);
     return wl_graph_to_source(g, "transformer", err);

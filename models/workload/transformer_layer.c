@@ -106,8 +106,9 @@ static void mlp_params(tf_ctx *c, const tf_dims *z, uint64_t l, tf_layer_w *w)
         w->w2 = tf_param(c, NAME("l%u_w2"), 2, down);
         return;
     }
-    const uint64_t E = (uint64_t)s->experts, Fe = (uint64_t)s->moe_ffn / T, Fs = (uint64_t)s->shared_experts * Fe;
-    const uint64_t wr[2] = {d, E}, up[3] = {E, d, Fe}, down[3] = {E, Fe, d}, sup[2] = {d, Fs}, sdown[2] = {Fs, d};
+    const uint64_t E = (uint64_t)s->experts, El = E / z->EP, Fe = (uint64_t)s->moe_ffn / T,
+                   Fs = (uint64_t)s->shared_experts * Fe;
+    const uint64_t wr[2] = {d, E}, up[3] = {El, d, Fe}, down[3] = {El, Fe, d}, sup[2] = {d, Fs}, sdown[2] = {Fs, d};
     w->router = tf_param(c, NAME("l%u_router"), 2, wr);
     w->we1 = tf_param(c, NAME("l%u_we1"), 3, up);
     if (s->gated)
@@ -164,6 +165,8 @@ static wl_tensor attend(tf_ctx *c, const tf_dims *z, uint64_t l, const wl_tensor
     char name[64], label[64];
 #define LABEL(fmt) (g_snprintf(label, sizeof label, fmt, (unsigned)l), label)
     wl_tensor ctx;
+    if (z->flash && z->CP > 1)
+        return tf_ring_attend(c, z, l, ins[0], dqk, Kh);
     if (z->flash) {
         ctx = tf_act(c, NAME("l%u_ctx"), 3, ctxd);
         uint64_t dm = (dqk + dv) / 2, dims[6] = {B, H, S, S, dm, Kh};
@@ -279,21 +282,26 @@ static wl_tensor attention(tf_ctx *c, const tf_dims *z, uint64_t l, const tf_lay
 /* act(x) for the MLP's hidden values: gelu or relu of u, or the gated
  * act(u) * v; returns the tensor the down projection reads. */
 static wl_tensor activation(tf_ctx *c, const tf_dims *z, const char *name, const char *label, wl_tensor u,
-                            wl_tensor v)
+                            wl_tensor v, wl_tensor y)
 {
     const uint64_t *dims;
     uint32_t nd = wl_graph_dims(c->g, u, &dims);
     uint64_t copy[STRATA_MAX_DIMS];
     memcpy(copy, dims, nd * sizeof copy[0]);
-    wl_tensor y = tf_act(c, name, nd, copy);
+    if (y == WL_NONE)
+        y = tf_act(c, name, nd, copy);
     if (v == WL_NONE) {
         bool relu = z->s->mlp == STRATA_MLP_RELU;
-        wl_model_unary(c->m, label, y, u, relu ? 1 : 12, relu ? 1 : 20);
+        uint32_t node = wl_model_unary(c->m, label, y, u, relu ? 1 : 12, relu ? 1 : 20);
+        if (wl_graph_flags(c->g, y) & WL_VARY)
+            wl_model_vary(c->m, node);
         return y;
     }
     double n = (double)wl_graph_elements(c->g, u);
     wl_tensor ins[2] = {u, v};
     uint32_t node = wl_model_node(c->m, label, y, ins, 2, 6 * n, false);
+    if (wl_graph_flags(c->g, y) & WL_VARY) /* an expert group's rows */
+        wl_model_vary(c->m, node);
     wl_model_vjp(c->m, node, 0, 10 * n, ins, 2);
     wl_model_vjp(c->m, node, 1, 6 * n, &u, 1);
     return y;
@@ -325,13 +333,76 @@ static uint32_t dense_mlp(tf_ctx *c, const tf_dims *z, uint64_t l, const char *t
     g_snprintf(fmt, sizeof fmt, act, (unsigned)l, tag);
     char aname[64];
     g_strlcpy(aname, fmt, sizeof aname);
-    wl_tensor g = activation(c, z, aname, aname, u, v);
+    wl_tensor g = activation(c, z, aname, aname, u, v, WL_NONE);
     const uint64_t bsd[3] = {z->B, z->S, z->d};
     *out = tf_act(c, out_name, 3, bsd);
     uint32_t dn = wl_model_matmul(c->m, LABEL(TAGGED("l%%u_%s_down")), *out, g, down, 2 * bsd_n * (double)F);
     wl_model_checkpoint_name(c->m, dn, "mlpwo");
     return dn;
 #undef TAGGED
+}
+
+/* An activation of the experts' rows: per device under an imbalance. */
+static wl_tensor rows_act(tf_ctx *c, const tf_dims *z, const char *name, uint32_t nd, const uint64_t *dims)
+{
+    return wl_graph_tensor(c->g, name, STRATA_TAG_ACTIVATION, c->dt, nd, dims, z->vary ? WL_VARY : WL_TEMP);
+}
+
+/* A node of the experts' own rows: its work per device under an imbalance. */
+static uint32_t rows_node(tf_ctx *c, const tf_dims *z, uint32_t node)
+{
+    if (z->vary)
+        wl_model_vary(c->m, node);
+    return node;
+}
+
+/* The routed experts on x: the rows dispatched (to each expert's buffer;
+ * over the expert axis by an all-to-all, moe_load.h), each local expert's
+ * gated MLP on its rows, and the rows sent back (an all-to-all); returns
+ * the experts' output as the combine reads it. Without z->moe: [E, C, d]
+ * with C = ceil(B S k / E), every expert on this device. */
+static wl_tensor experts(tf_ctx *c, const tf_dims *z, uint64_t l, const tf_layer_w *w, wl_tensor x, double routed)
+{
+    wl_model *m = c->m;
+    const strata_model_shape *s = z->s;
+    const uint64_t E = (uint64_t)s->experts, C = (z->B * z->S * (uint64_t)s->top_k + E - 1) / E, d = z->d,
+                   Fe = (uint64_t)s->moe_ffn / z->T, send = z->moe ? z->moe->send_rows : E * C,
+                   rows = z->moe ? z->moe->max_rows : E * C;
+    const uint64_t ecd[3] = {E, C, d}, ecf[3] = {E, C, Fe}, sd[2] = {send, d}, rf[2] = {rows, Fe};
+    const uint32_t nd = z->moe ? 2 : 3;
+    const uint64_t *xdims = z->moe ? sd : ecd, *fdims = z->moe ? rf : ecf;
+    const double ef = 2.0 * (double)rows * (double)(d * Fe);
+    char name[64], label[64];
+    wl_tensor xe = tf_act(c, NAME("l%u_dispatch"), nd, xdims);
+    uint32_t dn = wl_model_node(m, LABEL("l%u_dispatch"), xe, &x, 1, routed, false);
+    wl_model_vjp(m, dn, 0, routed, NULL, 0);
+    if (z->EP > 1) { /* Megatron's alltoall dispatcher (token_dispatcher.py:375-387) */
+        wl_tensor xr = tf_act(c, NAME("l%u_dispatch_a2a"), nd, xdims);
+        wl_model_all_to_all(m, xr, xe, TF_EXPERT_AXIS);
+        xe = xr;
+    }
+    wl_tensor u = rows_act(c, z, NAME("l%u_experts_up"), nd, fdims), v = WL_NONE;
+    uint32_t in = rows_node(c, z, tf_column(c, z, LABEL("l%u_experts_in"), u, xe, w->we1, ef));
+    wl_model_batch_dot(m, in);
+    wl_model_checkpoint_name(m, in, w->we3 != WL_NONE ? "mlpwi_0" : "mlpwi");
+    if (w->we3 != WL_NONE) {
+        v = rows_act(c, z, NAME("l%u_experts_gate_up"), nd, fdims);
+        in = rows_node(c, z, tf_column(c, z, LABEL("l%u_experts_in3"), v, xe, w->we3, ef));
+        wl_model_batch_dot(m, in);
+        wl_model_checkpoint_name(m, in, "mlpwi_1");
+    }
+    wl_tensor g = z->vary ? rows_act(c, z, NAME("l%u_experts_glu"), nd, fdims) : WL_NONE;
+    g = activation(c, z, NAME("l%u_experts_glu"), LABEL("l%u_experts_glu"), u, v, g);
+    wl_tensor ye = tf_act(c, NAME("l%u_experts_out"), nd, xdims);
+    uint32_t down = rows_node(c, z, wl_model_matmul(m, LABEL("l%u_experts_down"), ye, g, w->we2, ef));
+    wl_model_batch_dot(m, down);
+    wl_model_checkpoint_name(m, down, "mlpwo");
+    if (z->EP > 1) {
+        wl_tensor yc = tf_act(c, NAME("l%u_combine_a2a"), nd, xdims);
+        wl_model_all_to_all(m, yc, ye, TF_EXPERT_AXIS);
+        ye = yc;
+    }
+    return ye;
 }
 
 /* The MoE MLP on b into *out (NAME l_mlp_out): returns the node writing it
@@ -341,33 +412,16 @@ static uint32_t moe_mlp(tf_ctx *c, const tf_dims *z, uint64_t l, const tf_layer_
     wl_model *m = c->m;
     const strata_model_shape *s = z->s;
     const uint64_t B = z->B, S = z->S, d = z->d, E = (uint64_t)s->experts, k = (uint64_t)s->top_k,
-                   C = (B * S * k + E - 1) / E, Fe = (uint64_t)s->moe_ffn / z->T;
-    const uint64_t bse[3] = {B, S, E}, bsk[3] = {B, S, k}, ecd[3] = {E, C, d}, ecf[3] = {E, C, Fe};
-    const double routed = (double)(B * S * k * d), ef = 2.0 * (double)(E * C) * (double)(d * Fe);
+                   Fe = (uint64_t)s->moe_ffn / z->T;
+    const uint64_t bse[3] = {B, S, E}, bsk[3] = {B, S, k};
+    const double routed = (double)(B * S * k * d);
     char name[64], label[64];
     wl_tensor x = tf_block_in(c, z, b);
     wl_tensor logits = tf_act(c, NAME("l%u_router_logits"), 3, bse), gates = tf_act(c, NAME("l%u_gates"), 3, bsk);
     wl_model_matmul(m, LABEL("l%u_router"), logits, x, w->router, 2 * (double)(B * S) * (double)(d * E));
     uint32_t tn = wl_model_node(m, LABEL("l%u_topk"), gates, &logits, 1, 5 * (double)(B * S * E), false);
     wl_model_vjp(m, tn, 0, 5 * (double)(B * S * E), &logits, 1);
-    wl_tensor xe = tf_act(c, NAME("l%u_dispatch"), 3, ecd);
-    uint32_t dn = wl_model_node(m, LABEL("l%u_dispatch"), xe, &x, 1, routed, false);
-    wl_model_vjp(m, dn, 0, routed, NULL, 0);
-    wl_tensor u = tf_act(c, NAME("l%u_experts_up"), 3, ecf), v = WL_NONE;
-    uint32_t in = tf_column(c, z, LABEL("l%u_experts_in"), u, xe, w->we1, ef);
-    wl_model_batch_dot(m, in);
-    wl_model_checkpoint_name(m, in, w->we3 != WL_NONE ? "mlpwi_0" : "mlpwi");
-    if (w->we3 != WL_NONE) {
-        v = tf_act(c, NAME("l%u_experts_gate_up"), 3, ecf);
-        in = tf_column(c, z, LABEL("l%u_experts_in3"), v, xe, w->we3, ef);
-        wl_model_batch_dot(m, in);
-        wl_model_checkpoint_name(m, in, "mlpwi_1");
-    }
-    wl_tensor g = activation(c, z, NAME("l%u_experts_glu"), LABEL("l%u_experts_glu"), u, v);
-    wl_tensor ye = tf_act(c, NAME("l%u_experts_out"), 3, ecd);
-    uint32_t down = wl_model_matmul(m, LABEL("l%u_experts_down"), ye, g, w->we2, ef);
-    wl_model_batch_dot(m, down);
-    wl_model_checkpoint_name(m, down, "mlpwo");
+    wl_tensor ye = experts(c, z, l, w, x, routed);
     const uint64_t bsd[3] = {B, S, d};
     wl_tensor y = tf_act(c, NAME(w->ws1 != WL_NONE ? "l%u_routed_out" : "l%u_mlp_out"), 3, bsd);
     wl_tensor cins[2] = {ye, gates};

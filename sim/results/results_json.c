@@ -16,6 +16,7 @@
  *   streams.NAME.{ops, busy_s, stall_s},
  *   compute.NAME.{busy_s, flops, utilization},
  *   with several devices: devices, mesh, collectives (results/collectives.h),
+ *   expert_groups (results/mesh_groups.h: with an expert axis),
  *   and with a pipe axis in the mesh: pipeline (results/stages.h),
  *   then every key of `extra`, in the order it was set.
  *
@@ -25,6 +26,7 @@
  */
 #include "results/results.h"
 #include "results/collectives.h"
+#include "results/mesh_groups.h"
 #include "results/stages.h"
 #include "core/error.h"
 #include "core/jsonout.h"
@@ -145,6 +147,7 @@ JsonNode *strata_results_to_json(const strata_results *r)
     add_streams(b, r);
     add_compute(b, r);
     strata_results_json_devices(b, r);
+    strata_results_json_groups(b, r);
     strata_results_json_stages(b, r);
     if (r->extra) {
         GList *members = json_object_get_members(r->extra);

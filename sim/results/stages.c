@@ -4,49 +4,17 @@
  * hardware model gives a memory or a compute unit), never by name.
  */
 #include "results/stages.h"
-#include <string.h>
-#include "core/mesh.h"
+#include "results/mesh_groups.h"
 #include "core/units.h"
 
 #define PIPE_AXIS "pipe"
 
-typedef struct stage_row {
-    uint32_t devices;
-    double busy_s;
-    uint64_t peak;
-} stage_row;
+typedef strata_axis_group stage_row;
 
 /* The rows by stage (g_free), and their count; NULL without a pipe axis. */
 static stage_row *stages_of(const strata_results *r, uint32_t *n)
 {
-    if (r->devices <= 1 || !r->mesh)
-        return NULL;
-    strata_mesh *m = strata_mesh_parse(r->mesh, NULL);
-    uint32_t mask = 0;
-    if (!m || !strata_mesh_axes(m, PIPE_AXIS, &mask, NULL) || strata_mesh_devices(m) != r->devices) {
-        strata_mesh_free(m);
-        return NULL;
-    }
-    *n = strata_mesh_group_size(m, mask);
-    stage_row *rows = g_new0(stage_row, *n);
-    for (uint32_t d = 0; d < r->devices; d++)
-        rows[strata_mesh_rank(m, mask, d)].devices++;
-    for (guint i = 0; i < r->compute->len; i++) {
-        const strata_compute_result *c = &g_array_index(r->compute, strata_compute_result, i);
-        if (c->place.device[0] < r->devices) {
-            stage_row *s = &rows[strata_mesh_rank(m, mask, c->place.device[0])];
-            s->busy_s = MAX(s->busy_s, c->busy_s);
-        }
-    }
-    for (guint i = 0; i < r->memories->len; i++) {
-        const strata_memory_result *mem = &g_array_index(r->memories, strata_memory_result, i);
-        if (mem->place.device[0] < r->devices && mem->kind && strcmp(mem->kind, "device") == 0) {
-            stage_row *s = &rows[strata_mesh_rank(m, mask, mem->place.device[0])];
-            s->peak = MAX(s->peak, mem->peak_allocated_bytes);
-        }
-    }
-    strata_mesh_free(m);
-    return rows;
+    return strata_results_axis_groups(r, PIPE_AXIS, n);
 }
 
 static double bubble_of(const strata_results *r, const stage_row *s)

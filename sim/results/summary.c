@@ -12,6 +12,7 @@
  */
 #include "results/results.h"
 #include "results/collectives.h"
+#include "results/mesh_groups.h"
 #include "results/stages.h"
 #include "core/units.h"
 #include <string.h>
@@ -192,6 +193,7 @@ void strata_results_print_summary(const strata_results *r, FILE *out)
     fprintf(out, "makespan  %s (%.9f s), %" G_GUINT64_FORMAT " ops\n", makespan, r->makespan_s, r->ops);
     g_free(makespan);
     strata_results_print_devices(r, out);
+    strata_results_print_groups(r, out);
     strata_results_print_stages(r, out);
     print_memories(r, out);
     strata_results_print_jax(r, out);
