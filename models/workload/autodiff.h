@@ -42,27 +42,7 @@
 #define STRATA_WL_AUTODIFF_H
 
 #include "workload/graph.h"
-
-/* What a rematerialized group saves (jax.checkpoint_policies): NONE
- * everything (no remat), FULL what crosses group boundaries
- * (nothing_saveable), DOTS also every dot's output (dots_saveable),
- * DOTS_NO_BATCH also the outputs of dots without batch dimensions
- * (dots_with_no_batch_dims_saveable: the projections, not attention's
- * Q K^T and P V); with any of the last three, also the outputs of the
- * nodes whose checkpoint names wl_model_remat_names() lists
- * (save_only_these_names). */
-typedef enum { WL_REMAT_NONE, WL_REMAT_FULL, WL_REMAT_DOTS, WL_REMAT_DOTS_NO_BATCH } wl_remat;
-
-/* A policy by the name JAX or MaxText gives it (wl_remat_policy_find):
- * its kind and the checkpoint names it saves (comma-separated; NULL:
- * none). */
-typedef struct wl_remat_policy {
-    const char *name;
-    wl_remat kind;
-    const char *save;
-    const char *offload; /* checkpoint names saved in host memory (NULL: none) */
-    const char *summary;
-} wl_remat_policy;
+#include "workload/remat_policy.h"
 
 typedef struct wl_model wl_model;
 
@@ -163,11 +143,6 @@ void wl_model_reduce_out(wl_model *m, uint32_t node, const char *axis);
  * the node's backward computes it. */
 void wl_model_reduce_grad(wl_model *m, uint32_t node, uint32_t k, const char *axis);
 
-bool wl_remat_from_name(const char *name, wl_remat *out);
-/* The policy called name (NULL: none such); policies in table order, i
- * from 0 until NULL. */
-const wl_remat_policy *wl_remat_policy_find(const char *name);
-const wl_remat_policy *wl_remat_policy_at(guint i);
 
 /* Node's checkpoint name (jax.ad_checkpoint.checkpoint_name; static
  * text), which a policy's names select. */
