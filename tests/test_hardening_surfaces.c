@@ -422,8 +422,12 @@ START_TEST(sweep_points_keep_an_ignored_sigint)
         strata_cli_result r = strata_test_sh_in(dir, script);
         char *want = g_strdup_printf("delivered\nexit %d\n%s\n", rows[i].status, rows[i].left);
         ck_assert_msg(g_str_has_prefix(r.out, want), "row %zu: %s", i, r.out);
+        /* both got SIGTERM: when the point's end reaches the sweep first,
+         * the sweep reports the point's failure, then its own pending
+         * SIGTERM ends it (143 all the same, nothing left) */
         if (rows[i].status)
-            ck_assert_msg(strstr(r.out, "interrupted by SIGTERM"), "row %zu: %s", i, r.out);
+            ck_assert_msg(strstr(r.out, "interrupted by SIGTERM") || strstr(r.out, "killed by signal 15"),
+                          "row %zu: %s", i, r.out);
         strata_cli_result_clear(&r);
         remove_all(dir);
         g_free(want);

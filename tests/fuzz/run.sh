@@ -38,11 +38,11 @@ fi
 cmake --build "$B" -j2 --target strata_tools >/dev/null
 # shellcheck disable=SC2046
 clang -std=c17 -D_GNU_SOURCE -Wall -Wextra -Werror -g -O1 -fsanitize=fuzzer $SAN \
-    -DSTRATA_SOURCE_DIR="\"$ROOT\"" -I"$ROOT/sim" -I"$ROOT/models" -I"$B/generated/chakra" \
+    -DSTRATA_SOURCE_DIR="\"$ROOT\"" -I"$ROOT/sim" -I"$ROOT/models" -I"$B/generated/chakra" -I"$B/generated/xprof" \
     $(pkg-config --cflags glib-2.0) \
     "$ROOT/tests/fuzz/fuzz_$TARGET.c" \
     "$B/libstrata_tools.a" "$B/libstrata_engine.a" "$B/libstrata_bind.a" "$B/libstrata_spmd.a" "$B/libstrata_models.a" "$B/libstrata_hw.a" \
-    "$B/libstrata_ir.a" "$B/libstrata_base.a" "$B/generated/chakra/libstrata_chakra_proto.a" \
+    "$B/libstrata_ir.a" "$B/libstrata_base.a" "$B/generated/chakra/libstrata_chakra_proto.a" "$B/generated/xprof/libstrata_xprof_proto.a" \
     $(pkg-config --libs glib-2.0 json-glib-1.0 simgrid zlib libprotobuf-c) -lm -lpthread -o "$B/fuzz_$TARGET"
 
 mkdir -p "$B/corpus/$TARGET" "$B/crashes"
