@@ -267,6 +267,27 @@ START_TEST(sliding_window_layers)
 }
 END_TEST
 
+/* The windowed layers' attention in closed form (fuzz_model_config: a
+ * config.json declaring 35,128,256 layers took seconds, one by one). One
+ * head of 64, S 4096, batch 1: 2 x (64 + 64) = 256 flops per key pair; a
+ * local layer (W 1024) 256 x (4096 x 1024 - 1024^2 / 2) = 939,524,096, a
+ * causal one 256 x 4096^2 / 2 = 2,147,483,648; of 2^31 - 1 layers,
+ * global_every 6 makes 357,913,941 global and 1,789,569,706 local: the
+ * step (x 3) is 3 x 1,789,569,706 x 1,207,959,552 below the one without
+ * a window. */
+START_TEST(window_flops_in_closed_form)
+{
+    strata_model_shape s = {.layers = 2147483647, .d_model = 64, .heads = 1, .kv_heads = 1, .head_dim = 64,
+                            .ffn = 256, .vocab = 512, .mlp = STRATA_MLP_GELU, .moe_every = 1,
+                            .qk_nope_head_dim = 64, .v_head_dim = 64, .global_every = 6};
+    double full = strata_model_step_flops(&s, 1, 4096, true);
+    s.sliding_window = 1024;
+    double windowed = strata_model_step_flops(&s, 1, 4096, true);
+    double want = 3.0 * 1789569706.0 * 1207959552.0;
+    ck_assert_msg(fabs((full - windowed) / want - 1) < 1e-12, "%.17g vs %.17g", full - windowed, want);
+}
+END_TEST
+
 /* Unknown keys are notes; bad values name the file and the key. */
 START_TEST(reader_notes_and_refusals)
 {
@@ -461,6 +482,7 @@ int main(void)
     tcase_add_test(tc, step_flops_match_the_trainers_count);
     tcase_add_test(tc, flash_attention_flops_and_bytes);
     tcase_add_test(tc, sliding_window_layers);
+    tcase_add_test(tc, window_flops_in_closed_form);
     tcase_add_test(tc, reader_notes_and_refusals);
     tcase_add_test(tc, given_keys_win_over_the_file);
     tcase_add_test(tc, remat_policies_trade_memory_for_work);

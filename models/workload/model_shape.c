@@ -203,10 +203,14 @@ double strata_model_step_flops(const strata_model_shape *s, int64_t batch, int64
     /* A layer's two products, 2 B S^2 H (dqk + dv), half with a causal mask;
      * a local layer's window W < S, 2 B (S W - W^2 / 2) H (dqk + dv)
      * (calculate_mixed_attention_model_tflops_training_per_device). */
-    double attention = 0, per_key = 2.0 * (double)batch * (double)s->heads * (dqk + dv);
-    for (int64_t l = 0; l < s->layers; l++) {
-        double w = (double)strata_model_layer_window(s, l), S = (double)seq;
-        attention += !causal ? per_key * S * S : w > 0 && w < S ? per_key * (S * w - w * w / 2) : per_key * S * S / 2;
-    }
+    /* In closed form over the layers (a config.json may declare 2^31 - 1
+     * of them; fuzz_model_config): the global ones are l with (l + 1) a
+     * multiple of global_every (strata_model_layer_window), the rest
+     * local. */
+    double per_key = 2.0 * (double)batch * (double)s->heads * (dqk + dv), S = (double)seq;
+    double w = (double)s->sliding_window, L = (double)s->layers;
+    double globals = s->global_every > 0 ? (double)(s->layers / s->global_every) : 0;
+    double local = w > 0 && w < S ? per_key * (S * w - w * w / 2) : per_key * S * S / 2;
+    double attention = !causal ? L * per_key * S * S : (L - globals) * local + globals * per_key * S * S / 2;
     return 3.0 * (2.0 * tokens * weights + attention);
 }
