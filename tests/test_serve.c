@@ -64,18 +64,12 @@ static uint32_t moe_layers_of(const strata_serve_model *m)
     return n;
 }
 
-/* The MoE layers without visiting each: the parameter count's MoE share over one MoE layer's. */
+/* The MoE layers in closed form (strata_model_moe_layers). */
 static uint64_t moe_layers_of_closed(const strata_serve_model *m)
 {
-    strata_serve_model dense = *m, one = *m;
-    dense.experts = 0;
-    one.layers = 1;
-    one.dense_layers = 0;
-    one.moe_every = 1;
-    strata_serve_model one_dense = one;
-    one_dense.experts = 0;
-    double per_moe = strata_serve_model_params(&one) - strata_serve_model_params(&one_dense);
-    return (uint64_t)llround((strata_serve_model_params(m) - strata_serve_model_params(&dense)) / per_moe);
+    strata_model_shape s;
+    strata_serve_model_shape(m, &s);
+    return (uint64_t)strata_model_moe_layers(&s);
 }
 
 START_TEST(params_and_weights_by_hand)
@@ -109,6 +103,12 @@ START_TEST(params_and_weights_by_hand)
     m.moe_every = 4;
     ck_assert_uint_eq(moe_layers_of_closed(&m), 536870911);
     ck_assert(fabs(strata_serve_model_params(&m) / 1130438689652961280.0 - 1) < 1e-12);
+    /* Weight bytes, their replicated part in closed form too (fuzz_model_config: it counted the routers layer
+     * by layer): whole on each rank the norms 2^31 - 1 x 2 x 4096, the routers 536,870,911 x 4096 x 8 and the
+     * final norm 4096, 35,184,372,051,968; in bf16, TP1 less TP2 is half the rest twice over, that rest:
+     * 1,130,438,689,652,961,280 - 35,184,372,051,968 = 1,130,403,505,280,909,312 */
+    double split = (double)strata_serve_weight_bytes(&m, 1) - (double)strata_serve_weight_bytes(&m, 2);
+    ck_assert_msg(fabs(split / 1130403505280909312.0 - 1) < 1e-9, "%.17g", split);
     m.dense_layers = 2147483647; /* no layer past the dense ones */
     ck_assert_uint_eq(moe_layers_of_closed(&m), 0);
     /* DeepSeek-V3 (MLA, a shared expert): attention q_a 7168 x 1536 + its norm 1536 + q_b 1536 x 128 x 192

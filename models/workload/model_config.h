@@ -102,6 +102,9 @@ bool strata_model_shape_of(const strata_params *p, const char *owner, strata_mod
 int64_t strata_model_layer_window(const strata_model_shape *s, int64_t l);
 /* Whether layer l's MLP is a mixture of experts. */
 bool strata_model_layer_is_moe(const strata_model_shape *s, int64_t l);
+/* How many layers are MoE, in closed form (a config.json may declare
+ * 2^31 - 1 layers). */
+int64_t strata_model_moe_layers(const strata_model_shape *s);
 /* Parameters: all of them, and those a token uses (top_k routed experts);
  * `seq` counts the learned positions' table. */
 void strata_model_shape_count(const strata_model_shape *s, int64_t seq, double *total, double *active);

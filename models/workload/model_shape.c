@@ -156,7 +156,7 @@ static void mlp_params(const strata_model_shape *s, int64_t l, double *all, doub
 /* The MoE layers, l in [dense_layers, layers) that moe_every divides, in
  * closed form: a config.json may declare 2^31 - 1 layers, and counting
  * them one by one took seconds (fuzz_model_config). */
-static int64_t moe_layers(const strata_model_shape *s)
+int64_t strata_model_moe_layers(const strata_model_shape *s)
 {
     if (s->experts <= 0 || s->dense_layers >= s->layers)
         return 0;
@@ -168,7 +168,7 @@ static int64_t moe_layers(const strata_model_shape *s)
  * numbers below 2^53, so the products are the sums layer by layer). */
 static void mlp_totals(const strata_model_shape *s, double *all, double *used)
 {
-    int64_t n_moe = moe_layers(s);
+    int64_t n_moe = strata_model_moe_layers(s);
     double dense_all = 0, dense_used = 0, moe_all = 0, moe_used = 0;
     mlp_params(s, -1, &dense_all, &dense_used); /* layer -1: below dense_layers, never MoE */
     if (n_moe > 0) {

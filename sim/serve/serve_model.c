@@ -318,10 +318,8 @@ static double replicated_params(const strata_model_shape *s)
     if (s->kv_lora_rank > 0)
         per_layer += d * (double)(s->q_lora_rank + s->kv_lora_rank + s->qk_rope_head_dim) +
                      (double)(s->q_lora_rank + s->kv_lora_rank);
-    double total = d + (double)s->layers * per_layer;
-    for (int64_t l = 0; l < s->layers; l++)
-        total += strata_model_layer_is_moe(s, l) ? d * (double)s->experts : 0;
-    return total;
+    /* the routers in closed form: a config.json may declare 2^31 - 1 layers */
+    return d + (double)s->layers * per_layer + (double)strata_model_moe_layers(s) * d * (double)s->experts;
 }
 
 uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp)
