@@ -129,8 +129,7 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     c->hw = hw;
     c->m = *m;
     strata_serve_model_shape(m, &c->s);
-    for (int64_t l = 0; l < c->s.layers; l++)
-        c->moe_layers += strata_model_layer_is_moe(&c->s, l);
+    c->moe_layers = strata_model_moe_layers(&c->s); /* closed form: a config may declare 2^31 - 1 layers */
     c->tp = tp ? tp : 1;
     c->unit = 0;
     c->mem_bw = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->bandwidth;
