@@ -575,7 +575,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
         return false;
     }
     uint32_t n = strata_coll_ranks(&sh);
-    s->launch_s = sh.launch_s;
+    s->launch_s = sh.tune.launch_s;
     uint64_t sig[5] = {op->kind, s->mask, (uint64_t)(uintptr_t)algo, sh.in_bytes, (uint64_t)(int64_t)sh.shift};
     memcpy(s->sig, sig, sizeof sig);
     g_array_set_size(s->steps, 0);
@@ -624,8 +624,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->bytes_per_element = bits ? bits / 8.0 : 4.0;
     s->info = next_info(s, op, algo, n);
     bool tuned = sh.tuned;
-    s->info->nccl_algorithm = !tuned ? NULL : sh.msccl ? "MSCCL" : strata_nccl_algo_name(sh.nccl_algo);
-    s->info->nccl_protocol = tuned ? strata_nccl_proto_name(sh.nccl_proto) : NULL;
+    s->info->nccl_algorithm = !tuned ? NULL : sh.tune.msccl ? "MSCCL" : strata_nccl_algo_name(sh.tune.algo);
+    s->info->nccl_protocol = tuned ? strata_nccl_proto_name(sh.tune.proto) : NULL;
     s->info->nccl_channels = tuned ? sh.channels : 0;
     find_leaders(s);
     for (guint x = 0; x < s->expanded_devs->len; x++) {
