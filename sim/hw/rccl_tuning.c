@@ -100,12 +100,6 @@ static void rccl_correct(const void *comm, strata_op_kind kind, strata_nccl_algo
 
 static const strata_nccl_tuner rccl_tuner = {.model = rccl_model, .correct = rccl_correct};
 
-double strata_rccl_time_us(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
-                           uint64_t bytes)
-{
-    return strata_nccl_tuner_time_us(&rccl_tuner, c, kind, a, p, bytes);
-}
-
 /* mscclInternalSchedulerSelectAlgo: the first allpairs algorithm whose
  * range holds the size and whose chunks per loop divide the float count. */
 static bool msccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
