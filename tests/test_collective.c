@@ -366,15 +366,15 @@ START_TEST(nccl_and_bidir_torus_schedules_give_the_result)
                 for (uint32_t n = 2; n <= 4; n++)
                     for (unsigned z = 0; z < 2; z++) {
                         strata_coll_shape sh = shape1(kinds[k], strata_coll_algo_find("nccl"), n, sizes[z] * n);
-                        sh.nccl_algo = (strata_nccl_algo)a;
-                        sh.nccl_proto = (strata_nccl_proto)p;
+                        sh.tune.algo = (strata_nccl_algo)a;
+                        sh.tune.proto = (strata_nccl_proto)p;
                         sh.channels = 2;
                         uint32_t rounds;
                         check_op(&sh, &rounds);
                         ck_assert_uint_gt(rounds, 0);
                     }
     strata_coll_shape big = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 3, (1ull << 20) + 5);
-    big.nccl_algo = STRATA_NCCL_NVLS;
+    big.tune.algo = STRATA_NCCL_NVLS;
     big.channels = 1;
     uint32_t rounds;
     check_op(&big, &rounds);
@@ -435,24 +435,24 @@ START_TEST(rccl_trees_follow_the_model_rings)
                         uint32_t n = nodes * m, rounds;
                         strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("rccl"), n, 64ull * n);
                         sh.domain_ranks = m;
-                        sh.nccl_algo = STRATA_NCCL_TREE;
-                        sh.nccl_proto = (strata_nccl_proto)p;
+                        sh.tune.algo = STRATA_NCCL_TREE;
+                        sh.tune.proto = (strata_nccl_proto)p;
                         sh.channels = ch;
-                        sh.rings = rings;
-                        sh.n_rings = g;
-                        sh.ring_len = m;
+                        sh.tune.rings = rings;
+                        sh.tune.n_rings = g;
+                        sh.tune.ring_len = m;
                         check_op(&sh, &rounds);
                     }
     for (uint32_t r = 0; r < 64; r++)
         memcpy(rings + r * 8, r8 + ((r / 8 + r % 8) % 8) * 8, 8); /* rome_model_81's order */
     strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("rccl"), 16, 1 << 20);
     sh.domain_ranks = 8;
-    sh.nccl_algo = STRATA_NCCL_TREE;
-    sh.nccl_proto = STRATA_NCCL_SIMPLE;
+    sh.tune.algo = STRATA_NCCL_TREE;
+    sh.tune.proto = STRATA_NCCL_SIMPLE;
     sh.channels = 64;
-    sh.rings = rings;
-    sh.n_rings = 64;
-    sh.ring_len = 8;
+    sh.tune.rings = rings;
+    sh.tune.n_rings = 64;
+    sh.tune.ring_len = 8;
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
     strata_coll_schedule(&sh, steps);
     uint64_t pair[16][16] = {{0}};
@@ -483,10 +483,10 @@ START_TEST(schedules_across_domains_give_the_result)
                     uint32_t n = shapes[i][0], rounds;
                     strata_coll_shape sh = shape1(kinds[k], strata_coll_algo_find("nccl"), n, 40ull * n);
                     sh.domain_ranks = shapes[i][1];
-                    sh.nccl_algo = STRATA_NCCL_RING;
-                    sh.nccl_proto = (strata_nccl_proto)p;
+                    sh.tune.algo = STRATA_NCCL_RING;
+                    sh.tune.proto = (strata_nccl_proto)p;
                     sh.channels = ch;
-                    sh.net_step_s = 1e-6;
+                    sh.tune.net_step_s = 1e-6;
                     check_op(&sh, &rounds);
                     if (kinds[k] != STRATA_OP_ALL_REDUCE)
                         continue;
@@ -522,7 +522,7 @@ START_TEST(schedules_across_domains_give_the_result)
     /* 4 domains of 4: ring hops between domains stay on a rail */
     strata_coll_shape ring = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 16, 1 << 16);
     ring.domain_ranks = 4;
-    ring.nccl_algo = STRATA_NCCL_RING;
+    ring.tune.algo = STRATA_NCCL_RING;
     ring.channels = 8;
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
     strata_coll_schedule(&ring, steps);
@@ -540,7 +540,7 @@ START_TEST(schedules_across_domains_give_the_result)
     tree.algo = strata_coll_algo_find("nccl-tree");
     tree.in_bytes = 64;
     tree.channels = 1;
-    tree.net_step_s = 3e-6;
+    tree.tune.net_step_s = 3e-6;
     g_array_set_size(steps, 0);
     ck_assert_uint_eq(strata_coll_schedule(&tree, steps), 2 * 6);
     for (guint i = 0; i < steps->len; i++) {

@@ -151,8 +151,8 @@ START_TEST(ring_reduce_scatter_reduces_as_it_receives)
     strata_nccl_choice ch = choose(&a100, STRATA_OP_REDUCE_SCATTER, 64ull << 20);
     ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
     strata_coll_shape sh = {.kind = STRATA_OP_REDUCE_SCATTER, .algo = strata_coll_algo_find("nccl"), .n_dims = 1, .dims = {8},
-                            .in_bytes = 64ull << 20, .channels = ch.channels, .nccl_algo = ch.algo,
-                            .nccl_proto = ch.proto};
+                            .in_bytes = 64ull << 20, .channels = ch.channels,
+                            .tune = {.algo = ch.algo, .proto = ch.proto}};
     GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
     ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 7);
     ck_assert_uint_eq(steps->len, 56);

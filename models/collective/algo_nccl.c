@@ -57,7 +57,7 @@ static uint32_t nvls(strata_coll_sched *s, const strata_coll_shape *shape)
                 if ((phase == 0 && k == pieces) || (phase == 1 && k == 0))
                     continue;
                 uint64_t lo = (uint64_t)(phase == 0 ? k : k - 1) * piece;
-                coll_nvls_piece(s, 0, n, lo, MIN(b - lo, piece), k, phase, shape->nvls_efficiency);
+                coll_nvls_piece(s, 0, n, lo, MIN(b - lo, piece), k, phase, shape->tune.nvls_efficiency);
             }
         return pieces + 1;
     }
@@ -75,7 +75,7 @@ static uint32_t nvls(strata_coll_sched *s, const strata_coll_shape *shape)
         for (uint32_t j = 0; j + 1 < n; j++) {
             uint32_t r = (q + n - 1 - j) % n;
             strata_coll_buf src_buf = rs ? STRATA_COLL_IN : STRATA_COLL_OUT;
-            uint64_t wire = coll_nvls_wire((total + n - 2) / (n - 1), shape->nvls_efficiency);
+            uint64_t wire = coll_nvls_wire((total + n - 2) / (n - 1), shape->tune.nvls_efficiency);
             strata_coll_step st = {.round = 1, .src = r, .dst = q, .lane = 2 * j, .src_buf = src_buf,
                                    .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT,
                                    .src_off = (uint64_t)(rs ? q : r) * c, .dst_off = rs ? 0 : (uint64_t)r * c,
@@ -99,7 +99,7 @@ static uint32_t *rail_rings(strata_coll_sched *s, const strata_coll_shape *shape
     return orders;
 }
 
-/* NCCL's choice (shape->nccl_algo, nccl_proto, channels): ring all-reduce
+/* NCCL's choice (shape->tune.algo and .proto, channels): ring all-reduce
  * in the protocol's loops, chunks and slices; ring all-gather and
  * reduce-scatter as ring (one round a step) in the protocol's format;
  * across domains, the rings are rail rings; NVLS as nvls(); Tree,
@@ -109,12 +109,12 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
     /* NCCL's other algorithms, each its own row (its file) */
     static const char *const rows[STRATA_NCCL__ALGOS] = {
         [STRATA_NCCL_TREE] = "nccl-tree", [STRATA_NCCL_NVLS_TREE] = "nccl-nvls-tree", [STRATA_NCCL_PAT] = "nccl-pat"};
-    const strata_coll_algo *row = strata_coll_algo_find(rows[shape->nccl_algo]);
+    const strata_coll_algo *row = strata_coll_algo_find(rows[shape->tune.algo]);
     if (row && strata_coll_algo_serves(row, s->kind))
         return row->ops->schedule(s, shape);
-    strata_nccl_proto p = shape->nccl_proto;
+    strata_nccl_proto p = shape->tune.proto;
     uint64_t b = shape->in_bytes;
-    if (shape->nccl_algo == STRATA_NCCL_NVLS)
+    if (shape->tune.algo == STRATA_NCCL_NVLS)
         return nvls(s, shape);
     guint from = s->steps->len;
     coll_wire wire = coll_nccl_wire(shape);
@@ -122,13 +122,13 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
     uint32_t slices = coll_nccl_ring_slices(p);
     uint64_t channels = shape->channels ? shape->channels : 1;
     uint32_t rounds, groups;
-    if (shape->nccl_algo == STRATA_NCCL_RING && s->domain < s->n) {
+    if (shape->tune.algo == STRATA_NCCL_RING && s->domain < s->n) {
         uint32_t *orders = rail_rings(s, shape, &groups);
         rounds = s->kind == STRATA_OP_ALL_REDUCE
                      ? coll_ring_loops_groups(s, b, channels, chunk, slices, orders, groups)
                      : coll_ring_groups(s, b, orders, groups);
         g_free(orders);
-    } else if (shape->nccl_algo == STRATA_NCCL_RING && s->kind == STRATA_OP_ALL_REDUCE) {
+    } else if (shape->tune.algo == STRATA_NCCL_RING && s->kind == STRATA_OP_ALL_REDUCE) {
         rounds = coll_ring_loops(s, b, channels, chunk, slices, wire.num, wire.den, wire.handshake);
     } else {
         rounds = coll_rings(s, b, false);

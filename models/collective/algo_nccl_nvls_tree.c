@@ -63,8 +63,8 @@ static uint32_t nvls_tree_schedule(strata_coll_sched *s, const strata_coll_shape
     for (uint32_t k = 0; k < pieces; k++) {
         uint64_t lo = (uint64_t)k * piece, len = MIN(b - lo, piece);
         for (uint32_t node = 0; m > 1 && node < nodes; node++) {
-            coll_nvls_piece(s, node * m, m, lo, len, k, 0, shape->nvls_efficiency);
-            coll_nvls_piece(s, node * m, m, lo, len, k + 1 + 2 * levels, 1, shape->nvls_efficiency);
+            coll_nvls_piece(s, node * m, m, lo, len, k, 0, shape->tune.nvls_efficiency);
+            coll_nvls_piece(s, node * m, m, lo, len, k + 1 + 2 * levels, 1, shape->tune.nvls_efficiency);
         }
         guint from = s->steps->len;
         for (uint32_t q = 0; nodes > 1 && q < m; q++) {

@@ -43,9 +43,9 @@
 
 static coll_wire rccl_wire(const strata_coll_shape *shape)
 {
-    bool ll = shape->nccl_proto == STRATA_NCCL_LL;
+    bool ll = shape->tune.proto == STRATA_NCCL_LL;
     return (coll_wire){.num = (ll ? 2 : 1) * XGMI_NUM, .den = XGMI_DEN, .net_num = ll ? 2 : 1, .net_den = 1,
-                       .handshake = shape->nccl_proto == STRATA_NCCL_SIMPLE, .net_delay_s = shape->net_step_s};
+                       .handshake = shape->tune.proto == STRATA_NCCL_SIMPLE, .net_delay_s = shape->tune.net_step_s};
 }
 
 /* The rings the schedule runs: the model's distinct ones (its list may
@@ -57,19 +57,19 @@ static coll_wire rccl_wire(const strata_coll_shape *shape)
 static uint32_t *rings_of(strata_coll_sched *s, const strata_coll_shape *shape, uint32_t *groups)
 {
     uint32_t n = s->n, channels = shape->channels ? shape->channels : 1;
-    uint32_t *orders = g_new(uint32_t, (size_t)MAX(shape->n_rings, s->domain) * n);
-    uint32_t m = shape->ring_len;
+    uint32_t *orders = g_new(uint32_t, (size_t)MAX(shape->tune.n_rings, s->domain) * n);
+    uint32_t m = shape->tune.ring_len;
     *groups = 0;
-    for (uint32_t r = 0; shape->rings && r < shape->n_rings && *groups < channels; r++) {
+    for (uint32_t r = 0; shape->tune.rings && r < shape->tune.n_rings && *groups < channels; r++) {
         bool again = false;
         for (uint32_t g = 0; g < *groups && !again; g++) {
             uint32_t i = 0;
-            while (i < n && orders[(size_t)g * n + i] == i / m * m + shape->rings[(size_t)r * m + i % m])
+            while (i < n && orders[(size_t)g * n + i] == i / m * m + shape->tune.rings[(size_t)r * m + i % m])
                 i++;
             again = i == n;
         }
         for (uint32_t i = 0; !again && i < n; i++) /* node i / m, along the ring */
-            orders[(size_t)*groups * n + i] = i / m * m + shape->rings[(size_t)r * m + i % m];
+            orders[(size_t)*groups * n + i] = i / m * m + shape->tune.rings[(size_t)r * m + i % m];
         *groups += !again;
     }
     if (*groups == 0) {
@@ -110,13 +110,13 @@ static uint64_t tree_chunk(strata_nccl_proto p, uint64_t bytes, uint32_t channel
 static uint32_t tree_schedule(strata_coll_sched *s, const strata_coll_shape *shape)
 {
     uint64_t b = shape->in_bytes;
-    uint32_t channels = shape->channels ? shape->channels : 1, g = shape->n_rings, m = s->domain, rounds = 0;
-    uint64_t chunk = tree_chunk(shape->nccl_proto, b, channels, s->n, m);
+    uint32_t channels = shape->channels ? shape->channels : 1, g = shape->tune.n_rings, m = s->domain, rounds = 0;
+    uint64_t chunk = tree_chunk(shape->tune.proto, b, channels, s->n, m);
     int32_t *parent = g_new(int32_t, s->n);
     for (uint32_t c = 0; c < channels; c++) {
         uint64_t lo = coll_chunk_off(b, channels, c), len = coll_chunk_off(b, channels, c + 1) - lo;
         uint32_t tree = g > 32 ? c % g >= g / 2 : c / g % 2;
-        coll_nccl_tree(s, tree, 0, shape->rings + (size_t)(c % g) * m, parent);
+        coll_nccl_tree(s, tree, 0, shape->tune.rings + (size_t)(c % g) * m, parent);
         uint32_t r = len > 0 ? coll_tree_pipeline(s, parent, lo, len, chunk, 0, 6 * c) : 0;
         rounds = MAX(rounds, r);
     }
@@ -128,16 +128,16 @@ static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
 {
     guint from = s->steps->len;
     uint32_t rounds;
-    bool tree = !shape->msccl && shape->nccl_algo == STRATA_NCCL_TREE;
-    const char *row = shape->msccl ? "direct" : tree ? "nccl-tree" : NULL;
-    if (tree && s->kind == STRATA_OP_ALL_REDUCE && shape->rings && shape->ring_len == s->domain) {
+    bool tree = !shape->tune.msccl && shape->tune.algo == STRATA_NCCL_TREE;
+    const char *row = shape->tune.msccl ? "direct" : tree ? "nccl-tree" : NULL;
+    if (tree && s->kind == STRATA_OP_ALL_REDUCE && shape->tune.rings && shape->tune.ring_len == s->domain) {
         rounds = tree_schedule(s, shape);
     } else if (row && s->kind == STRATA_OP_ALL_REDUCE) {
         rounds = strata_coll_algo_find(row)->ops->schedule(s, shape);
     } else {
         uint32_t groups;
         uint32_t *orders = rings_of(s, shape, &groups);
-        strata_nccl_proto p = shape->nccl_proto;
+        strata_nccl_proto p = shape->tune.proto;
         uint64_t chunk = p == STRATA_NCCL_LL ? RCCL_LL_CHUNK : coll_nccl_ring_chunk(p);
         rounds = s->kind == STRATA_OP_ALL_REDUCE
                      ? coll_ring_loops_groups(s, shape->in_bytes, shape->channels ? shape->channels : 1, chunk,

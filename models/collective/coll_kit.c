@@ -418,17 +418,8 @@ bool coll_library_tune(strata_coll_shape *shape, const strata_hw *hw, uint32_t a
     if (!impl->tune(hw, shape->kind, strata_coll_ranks(shape), shape->domain_ranks, shape->in_bytes, algos, &t, err))
         return false;
     shape->tuned = true;
-    shape->nccl_algo = t.algo;
-    shape->nccl_proto = t.proto;
+    shape->tune = t;
     shape->channels = t.channels;
     shape->chunk_bytes = t.chunk_bytes;
-    shape->nvls_efficiency = t.nvls_efficiency;
-    shape->launch_s = t.launch_s;
-    shape->net_step_s = t.net_step_s;
-    shape->heads = t.heads;
-    shape->msccl = t.msccl;
-    shape->rings = t.rings;
-    shape->n_rings = t.n_rings;
-    shape->ring_len = t.ring_len;
     return true;
 }

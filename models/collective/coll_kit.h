@@ -90,7 +90,7 @@ typedef struct coll_wire {
 } coll_wire;
 
 /* NCCL's protocols (coll_kit_nccl.c): the wire format of shape's protocol
- * (shape->nccl_proto; its network step cost shape->net_step_s); the ring's
+ * (shape->tune.proto; its network step cost shape->tune.net_step_s); the ring's
  * chunk per channel and its slices; the tree's chunk (a step of the
  * protocol's buffer), shrunk for small buffers on LL128 (calcCollChunking). */
 coll_wire coll_nccl_wire(const strata_coll_shape *shape);

@@ -38,9 +38,9 @@ static const uint32_t ring_slices[STRATA_NCCL__PROTOS] = {1, 1, STRATA_COLL_NCCL
 
 coll_wire coll_nccl_wire(const strata_coll_shape *shape)
 {
-    strata_nccl_proto p = shape->nccl_proto;
+    strata_nccl_proto p = shape->tune.proto;
     return (coll_wire){.num = proto_num[p], .den = proto_den[p], .net_num = net_num[p], .net_den = net_den[p],
-                       .handshake = p == STRATA_NCCL_SIMPLE, .net_delay_s = shape->net_step_s};
+                       .handshake = p == STRATA_NCCL_SIMPLE, .net_delay_s = shape->tune.net_step_s};
 }
 
 uint64_t coll_nccl_ring_chunk(strata_nccl_proto p) { return ring_chunk[p]; }

@@ -28,6 +28,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "trace/op.h"
+#include "hw/coll_impl.h"
 #include "hw/nccl_tuning.h"
 
 #define STRATA_COLL_MAX_DIMS 8
@@ -104,27 +105,15 @@ typedef struct strata_coll_shape {
     uint32_t channels;
     uint64_t chunk_bytes;
     uint32_t slices;
-    /* Set by the algorithm's tune hook (coll_algo.h; nccl: NCCL's choice,
-     * channels above); launch_s, a fixed cost every rank pays before the
-     * first round (the kernel launch and setup) */
+    /* Set by the algorithm's tune hook (coll_algo.h): what the hardware's
+     * collective implementation chose (hw/coll_impl.h strata_coll_tuning:
+     * NCCL's algorithm and protocol, the launch cost every rank pays before
+     * the first round, NVLS's efficiency, the network step cost across
+     * domains, RCCL's MSCCL choice and rings), as it returned it; its
+     * channels and chunk_bytes are also copied into the fields above, which
+     * the schedules read. All zero when not tuned. */
     bool tuned;
-    strata_nccl_algo nccl_algo;
-    strata_nccl_proto nccl_proto;
-    double launch_s;
-    /* nccl NVLS: the fraction of NVLink's data rate its multimem traffic
-     * reaches (0: 1); its chunk per channel and head is chunk_bytes (0:
-     * NCCL_NVLS_CHUNKSIZE, 128 KiB) */
-    double nvls_efficiency;
-    /* Across domains (tune): the library's fixed cost of a step over the
-     * network (strata_coll_step.delay_s of the steps between domains), and
-     * the ranks of a domain that exchange over it (0: every one) */
-    double net_step_s;
-    uint32_t heads;
-    /* RCCL (tune): an MSCCL algorithm instead of nccl_algo, and the rings
-     * of its topology model (hw/coll_impl.h strata_coll_tuning) */
-    bool msccl;
-    const uint8_t *rings;
-    uint32_t n_rings, ring_len;
+    strata_coll_tuning tune;
     /* Fold each ring's consecutive rounds that are the same moves, bytes
      * aside (the algorithms whose row folds, coll_algo.h; the others
      * ignore it):

@@ -426,17 +426,10 @@ static void note_collective(strata_results *r, const strata_coll_info *info, dou
 {
     if (!info) /* a coll from a source that is no expansion: nothing to note */
         return;
-    strata_collective_result *c = strata_results_collective(r, info->index);
+    strata_collective_result *c = strata_results_collective(r, info->desc.index);
     if (c->start_s < 0) {
-        c->line = info->line;
-        c->kind = info->kind;
-        c->axis = g_strdup(info->axis);
-        c->algo = info->algo;
-        c->group_size = info->group_size;
-        c->bytes = info->bytes;
-        c->nccl_algorithm = info->nccl_algorithm;
-        c->nccl_protocol = info->nccl_protocol;
-        c->nccl_channels = info->nccl_channels;
+        c->desc = info->desc;
+        c->desc.axis = g_strdup(info->desc.axis);
     }
     strata_collective_note(c, t0, t1);
 }

@@ -310,23 +310,37 @@ static uint32_t comm_channels(const strata_nccl_comm *c)
     return nc;
 }
 
-double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
-                           uint64_t bytes)
+static bool nccl_model(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p, double *lat_us,
+                       double *bw_gbs)
 {
-    double lat, bw;
-    if (!strata_nccl_model(c, kind, a, p, &lat, &bw))
-        return -1;
+    return strata_nccl_model(comm, kind, a, p, lat_us, bw_gbs);
+}
+
+/* tuning.cc: the tree's (and NVLS_TREE's on Blackwell, but for ARM CPUs)
+ * correction of an all-reduce's bandwidth by log2(bytes / 64), and the
+ * ring's plateau across nodes. */
+static void nccl_correct(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
+                         uint64_t bytes, double *lat_us, double *bw_gbs)
+{
+    const strata_nccl_comm *c = comm;
     int log_size = strata_nccl_log2i(bytes >> 6);
     bool ar = kind == STRATA_OP_ALL_REDUCE;
     if (a == STRATA_NCCL_TREE && ar && log_size >= 0 && log_size < 23)
-        bw *= tree_correction[p][log_size];
+        *bw_gbs *= tree_correction[p][log_size];
     if (a == STRATA_NCCL_NVLS_TREE && ar && log_size >= 0 && log_size < 24 && c->arch >= STRATA_NCCL_BLACKWELL &&
         c->cpu != STRATA_NCCL_ARM)
-        bw *= tree_correction[p][log_size];
+        *bw_gbs *= tree_correction[p][log_size];
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_SIMPLE && nodes_of(c) > 1 && ar &&
         bytes / ((uint64_t)comm_channels(c) * c->ranks) >= 64)
-        lat *= c->arch == STRATA_NCCL_VOLTA ? 1.9 : 1.4; /* "Plateau effect of ring" */
-    return lat + (double)bytes / (1000 * bw);
+        *lat_us *= c->arch == STRATA_NCCL_VOLTA ? 1.9 : 1.4; /* "Plateau effect of ring" */
+}
+
+static const strata_nccl_tuner nccl_tuner = {.model = nccl_model, .correct = nccl_correct};
+
+double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
+                           uint64_t bytes)
+{
+    return strata_nccl_tuner_time_us(&nccl_tuner, c, kind, a, p, bytes);
 }
 
 /* enqueue.cc calcCollChunking's chunk for NVLS and NVLS_TREE (one head
@@ -379,15 +393,25 @@ static void tune_channels(const strata_nccl_comm *c, uint64_t bytes, strata_nccl
     out->threads = nt;
 }
 
-double strata_nccl_argmin(const void *comm, strata_nccl_time_fn *time, strata_op_kind kind, uint64_t bytes,
+double strata_nccl_tuner_time_us(const strata_nccl_tuner *t, const void *comm, strata_op_kind kind, strata_nccl_algo a,
+                                 strata_nccl_proto p, uint64_t bytes)
+{
+    double lat, bw;
+    if (!t->model(comm, kind, a, p, &lat, &bw))
+        return -1;
+    t->correct(comm, kind, a, p, bytes, &lat, &bw);
+    return bw > 0 ? lat + (double)bytes / (1000 * bw) : -1;
+}
+
+double strata_nccl_argmin(const strata_nccl_tuner *t, const void *comm, strata_op_kind kind, uint64_t bytes,
                           unsigned n_algos, strata_nccl_algo *algo, strata_nccl_proto *proto)
 {
     double best = -1;
     for (unsigned a = 0; a < n_algos; a++)
         for (unsigned p = 0; p < PROTOS; p++) {
-            double t = time(comm, kind, (strata_nccl_algo)a, (strata_nccl_proto)p, bytes);
-            if (t >= 0 && (best < 0 || t < best)) {
-                best = t;
+            double time = strata_nccl_tuner_time_us(t, comm, kind, (strata_nccl_algo)a, (strata_nccl_proto)p, bytes);
+            if (time >= 0 && (best < 0 || time < best)) {
+                best = time;
                 *algo = (strata_nccl_algo)a;
                 *proto = (strata_nccl_proto)p;
             }
@@ -395,14 +419,9 @@ double strata_nccl_argmin(const void *comm, strata_nccl_time_fn *time, strata_op
     return best;
 }
 
-static double nccl_time(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p, uint64_t bytes)
-{
-    return strata_nccl_time_us(comm, kind, a, p, bytes);
-}
-
 bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_nccl_choice *out)
 {
-    double best = strata_nccl_argmin(c, nccl_time, kind, bytes, ALGOS, &out->algo, &out->proto);
+    double best = strata_nccl_argmin(&nccl_tuner, c, kind, bytes, ALGOS, &out->algo, &out->proto);
     if (best < 0)
         return false;
     out->time_us = best;

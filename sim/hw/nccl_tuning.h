@@ -132,14 +132,26 @@ bool strata_nccl_model(const strata_nccl_comm *c, strata_op_kind kind, strata_nc
 /* ncclTopoGetAlgoTime: the estimate in us, or -1 when not run. */
 double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
                            uint64_t bytes);
-/* A library's estimate (us, or -1 when it does not run the pair) for the
- * argmin below; comm is the library's communicator. */
-typedef double strata_nccl_time_fn(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
-                                   uint64_t bytes);
-/* The first minimum over algorithms 0..n_algos-1, then protocols, as NCCL
- * and RCCL walk them (enqueue.cc topoGetAlgoInfo: `if (time >= 0 && time <
- * minTime)`): its time in us and the pair, or -1 when none runs. */
-double strata_nccl_argmin(const void *comm, strata_nccl_time_fn *time, strata_op_kind kind, uint64_t bytes,
+/* A library's tuning model (NCCL's, RCCL's), as ncclTopoGetAlgoTime runs
+ * it; comm is the library's communicator. model: the pair's latency (us)
+ * and algorithm bandwidth (GB/s), false when the library does not run the
+ * pair; correct: the library's corrections of both by the size (bytes). */
+typedef struct strata_nccl_tuner {
+    bool (*model)(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p, double *lat_us,
+                  double *bw_gbs);
+    void (*correct)(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p, uint64_t bytes,
+                    double *lat_us, double *bw_gbs);
+} strata_nccl_tuner;
+/* ncclTopoGetAlgoTime: the corrected latency plus bytes at the corrected
+ * bandwidth, in us; -1 when the model does not run the pair or a
+ * correction leaves it no bandwidth. */
+double strata_nccl_tuner_time_us(const strata_nccl_tuner *t, const void *comm, strata_op_kind kind, strata_nccl_algo a,
+                                 strata_nccl_proto p, uint64_t bytes);
+/* The first minimum of the tuner's time over algorithms 0..n_algos-1,
+ * then protocols, as NCCL and RCCL walk them (enqueue.cc topoGetAlgoInfo:
+ * `if (time >= 0 && time < minTime)`): its time in us and the pair, or -1
+ * when none runs. */
+double strata_nccl_argmin(const strata_nccl_tuner *t, const void *comm, strata_op_kind kind, uint64_t bytes,
                           unsigned n_algos, strata_nccl_algo *algo, strata_nccl_proto *proto);
 /* The pair NCCL picks for `bytes` (nccl-tests' size: the per-rank buffer
  * of an all-reduce, the gathered OUT of an all-gather, the scattered IN

@@ -78,20 +78,27 @@ bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nc
     return bus > 0;
 }
 
-double strata_rccl_time_us(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
-                           uint64_t bytes)
+static bool rccl_model(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p, double *lat_us,
+                       double *bw_gbs)
 {
-    double lat, bw;
-    if (!strata_rccl_model(c, kind, a, p, &lat, &bw))
-        return -1;
+    return strata_rccl_model(comm, kind, a, p, lat_us, bw_gbs);
+}
+
+/* tuning_model_5's correction of the bandwidth by log2(bytes / 64): the
+ * tree's always, the ring's across nodes. */
+static void rccl_correct(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
+                         uint64_t bytes, double *lat_us, double *bw_gbs)
+{
+    (void)kind, (void)lat_us;
     int log_size = strata_nccl_log2i(bytes >> 6);
     log_size = log_size < 0 ? 0 : log_size > 26 ? 26 : log_size;
     if (a == STRATA_NCCL_TREE)
-        bw *= tree_correction[p][log_size];
-    else if (nodes_of(c) > 1)
-        bw *= ring_correction[p][log_size];
-    return bw > 0 ? lat + (double)bytes / (1000 * bw) : -1;
+        *bw_gbs *= tree_correction[p][log_size];
+    else if (nodes_of(comm) > 1)
+        *bw_gbs *= ring_correction[p][log_size];
 }
+
+static const strata_nccl_tuner rccl_tuner = {.model = rccl_model, .correct = rccl_correct};
 
 /* mscclInternalSchedulerSelectAlgo: the first allpairs algorithm whose
  * range holds the size and whose chunks per loop divide the float count. */
@@ -110,17 +117,12 @@ static bool msccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_
     return false;
 }
 
-static double rccl_time(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p, uint64_t bytes)
-{
-    return strata_rccl_time_us(comm, kind, a, p, bytes);
-}
-
 bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
 {
     if (msccl_choose(c, kind, bytes, out))
         return true;
     /* Tree, then Ring: topoGetAlgoInfo's order */
-    double best = strata_nccl_argmin(c, rccl_time, kind, bytes, STRATA_NCCL_RING + 1, &out->algo, &out->proto);
+    double best = strata_nccl_argmin(&rccl_tuner, c, kind, bytes, STRATA_NCCL_RING + 1, &out->algo, &out->proto);
     if (best < 0)
         return false;
     out->msccl = false;

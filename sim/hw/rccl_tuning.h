@@ -61,9 +61,6 @@ typedef struct strata_rccl_choice {
  * where RCCL does not run it. */
 bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
                        double *lat_us, double *bw_gbs);
-/* ncclTopoGetAlgoTime (RCCL's): the estimate in us, -1 when not run. */
-double strata_rccl_time_us(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
-                           uint64_t bytes);
 /* What RCCL runs for `bytes` (nccl-tests' size, as strata_nccl_choose's);
  * false when nothing applies. */
 bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out);

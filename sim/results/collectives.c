@@ -18,7 +18,7 @@
 static void collective_clear(void *p)
 {
     strata_collective_result *c = p;
-    g_free(c->axis);
+    g_free(c->desc.axis);
 }
 
 strata_collective_result *strata_results_collective(strata_results *r, uint32_t index)
@@ -28,7 +28,7 @@ strata_collective_result *strata_results_collective(strata_results *r, uint32_t 
         g_array_set_clear_func(r->collectives, collective_clear);
     }
     while (r->collectives->len <= index) {
-        strata_collective_result c = {.index = r->collectives->len, .start_s = -1};
+        strata_collective_result c = {.desc.index = r->collectives->len, .start_s = -1};
         g_array_append_val(r->collectives, c);
     }
     return &g_array_index(r->collectives, strata_collective_result, index);
@@ -69,7 +69,7 @@ static double time_of(const strata_collective_result *c) { return c->start_s >= 
 static double algbw_of(const strata_collective_result *c)
 {
     double t = time_of(c);
-    return t > 0 ? (double)c->bytes / t : 0.0;
+    return t > 0 ? (double)c->desc.bytes / t : 0.0;
 }
 
 void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
@@ -89,21 +89,21 @@ void strata_results_json_devices(JsonBuilder *b, const strata_results *r)
         const strata_collective_result *c = &g_array_index(r->collectives, strata_collective_result, i);
         double algbw = algbw_of(c);
         json_builder_begin_object(b);
-        strata_json_add_uint(b, "index", c->index);
-        strata_json_add_uint(b, "line", c->line);
-        strata_json_add_string(b, "op", strata_op_kind_name(c->kind));
-        strata_json_add_string(b, "axis", c->axis);
-        strata_json_add_string(b, "algo", c->algo);
-        strata_json_add_uint(b, "group_size", c->group_size);
-        strata_json_add_uint(b, "bytes", c->bytes);
+        strata_json_add_uint(b, "index", c->desc.index);
+        strata_json_add_uint(b, "line", c->desc.line);
+        strata_json_add_string(b, "op", strata_op_kind_name(c->desc.kind));
+        strata_json_add_string(b, "axis", c->desc.axis);
+        strata_json_add_string(b, "algo", c->desc.algo);
+        strata_json_add_uint(b, "group_size", c->desc.group_size);
+        strata_json_add_uint(b, "bytes", c->desc.bytes);
         strata_json_add_double(b, "time_s", time_of(c));
         strata_json_add_double(b, "algbw_Bps", algbw);
-        strata_json_add_double(b, "busbw_Bps", algbw * strata_collective_busbw_factor(c->kind, c->group_size));
-        if (c->nccl_algorithm) { /* what NCCL's tuning model chose */
+        strata_json_add_double(b, "busbw_Bps", algbw * strata_collective_busbw_factor(c->desc.kind, c->desc.group_size));
+        if (c->desc.nccl_algorithm) { /* what NCCL's tuning model chose */
             strata_json_open_object(b, "nccl");
-            strata_json_add_string(b, "algorithm", c->nccl_algorithm);
-            strata_json_add_string(b, "protocol", c->nccl_protocol);
-            strata_json_add_uint(b, "channels", c->nccl_channels);
+            strata_json_add_string(b, "algorithm", c->desc.nccl_algorithm);
+            strata_json_add_string(b, "protocol", c->desc.nccl_protocol);
+            strata_json_add_uint(b, "channels", c->desc.nccl_channels);
             json_builder_end_object(b);
         }
         json_builder_end_object(b);
@@ -161,12 +161,12 @@ void strata_results_print_devices(const strata_results *r, FILE *out)
     for (guint i = 0; i < r->collectives->len && i < SUMMARY_COLLECTIVES; i++) {
         const strata_collective_result *c = &g_array_index(r->collectives, strata_collective_result, i);
         double algbw = algbw_of(c);
-        char *bytes = strata_format_size(c->bytes);
+        char *bytes = strata_format_size(c->desc.bytes);
         char *t = strata_format_time(time_of(c));
         char *a = strata_format_bandwidth(algbw);
-        char *bb = strata_format_bandwidth(algbw * strata_collective_busbw_factor(c->kind, c->group_size));
-        fprintf(out, "%-10u %-6" G_GUINT64_FORMAT " %-18s %-12s %-10s %-4u %-12s %-12s %-12s %s\n", c->index, c->line,
-                strata_op_kind_name(c->kind), c->axis ? c->axis : "", c->algo ? c->algo : "", c->group_size, bytes,
+        char *bb = strata_format_bandwidth(algbw * strata_collective_busbw_factor(c->desc.kind, c->desc.group_size));
+        fprintf(out, "%-10u %-6" G_GUINT64_FORMAT " %-18s %-12s %-10s %-4u %-12s %-12s %-12s %s\n", c->desc.index, c->desc.line,
+                strata_op_kind_name(c->desc.kind), c->desc.axis ? c->desc.axis : "", c->desc.algo ? c->desc.algo : "", c->desc.group_size, bytes,
                 t, a, bb);
         g_free(bytes);
         g_free(t);

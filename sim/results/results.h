@@ -122,20 +122,27 @@ typedef struct strata_mem_sample {
     uint64_t buffer_id;
 } strata_mem_sample;
 
-/* One collective of a multi-device run (results/collectives.h). */
-typedef struct strata_collective_result {
+/* What one collective of a multi-device run is, as the SPMD expansion
+ * describes it (spmd.h strata_coll_info) and the results report it. */
+typedef struct strata_collective_desc {
     uint32_t index;             /* 0-based, in trace order */
-    uint64_t line;
+    uint64_t line;              /* of the collective in the program */
     strata_op_kind kind;
-    char *axis;
+    char *axis;                 /* owned by whoever holds the desc */
     const char *algo;           /* its name (static: models/collective's table) */
     uint32_t group_size;
-    uint64_t bytes;             /* per device, as nccl-tests counts */
-    double start_s, end_s;      /* first step's start, last step's end; start_s < 0: none ran */
-    /* algo nccl: NCCL's algorithm, protocol and channels (static strings;
-     * NULL otherwise) */
+    uint64_t bytes;             /* per device, as nccl-tests counts: all-reduce BUF, all-gather OUT, others IN */
+    /* an algorithm tuned by the hardware's implementation (algo=nccl):
+     * NCCL's algorithm, protocol and channels, in NCCL's names (static
+     * strings; NULL and 0 otherwise) */
     const char *nccl_algorithm, *nccl_protocol;
     uint32_t nccl_channels;
+} strata_collective_desc;
+
+/* One collective of a multi-device run (results/collectives.h). */
+typedef struct strata_collective_result {
+    strata_collective_desc desc; /* index set when the row is made, the rest when its first step ran */
+    double start_s, end_s;      /* first step's start, last step's end; start_s < 0: none ran */
 } strata_collective_result;
 
 typedef struct strata_results {

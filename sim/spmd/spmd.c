@@ -212,7 +212,7 @@ static void render_step(spmd *s, const emit *e)
     case EM_LAUNCH: /* the collective's kernel launch: a compute op of that time */
     case EM_DELAY:  /* a step's fixed cost (strata_coll_step.delay_s, in ps in bytes) */
         o->kind = STRATA_OP_COMPUTE;
-        s->last.coll = s->info->index + 1;
+        s->last.coll = s->info->desc.index + 1;
         o->name = e->kind == EM_LAUNCH ? "launch" : "step-delay";
         o->has_time = true;
         o->time_s = e->kind == EM_LAUNCH ? s->launch_s : (double)e->bytes * 1e-12;
@@ -220,7 +220,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
-        s->last = (strata_spmd_step){s->info->index + 1, e->phase, s->classes ? e->from + 1 : 0};
+        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, s->classes ? e->from + 1 : 0};
         buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
         buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
         o->name = s->strs[STR_NAME]->str;
@@ -230,7 +230,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
-        s->last = (strata_spmd_step){s->info->index + 1, e->phase, 0};
+        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, 0};
         o->name = strata_op_kind_name(s->cur->kind);
         GPtrArray *strs = s->s_lists[0];
         while (strs->len < 3)
@@ -533,20 +533,20 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, const strata_co
     strata_coll_info *info;
     if (s->n_coll < s->infos->len) {
         info = g_ptr_array_index(s->infos, s->n_coll);
-        assert(info->index == s->n_coll && info->kind == op->kind); /* invariant 3: the same op again */
+        assert(info->desc.index == s->n_coll && info->desc.kind == op->kind); /* invariant 3: the same op again */
     } else {
         info = g_new0(strata_coll_info, 1);
-        info->index = s->n_coll;
-        info->axis = g_strdup(op->axis);
+        info->desc.index = s->n_coll;
+        info->desc.axis = g_strdup(op->axis);
         info->phases = g_array_new(FALSE, FALSE, sizeof(strata_coll_phase));
         g_ptr_array_add(s->infos, info);
     }
     s->n_coll++;
-    info->line = op->line;
-    info->kind = op->kind;
-    info->algo = algo->name;
-    info->group_size = n;
-    info->bytes = s->refs.bytes;
+    info->desc.line = op->line;
+    info->desc.kind = op->kind;
+    info->desc.algo = algo->name;
+    info->desc.group_size = n;
+    info->desc.bytes = s->refs.bytes;
     return info;
 }
 
@@ -575,7 +575,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
         return false;
     }
     uint32_t n = strata_coll_ranks(&sh);
-    s->launch_s = sh.launch_s;
+    s->launch_s = sh.tune.launch_s;
     uint64_t sig[5] = {op->kind, s->mask, (uint64_t)(uintptr_t)algo, sh.in_bytes, (uint64_t)(int64_t)sh.shift};
     memcpy(s->sig, sig, sizeof sig);
     g_array_set_size(s->steps, 0);
@@ -624,9 +624,9 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->bytes_per_element = bits ? bits / 8.0 : 4.0;
     s->info = next_info(s, op, algo, n);
     bool tuned = sh.tuned;
-    s->info->nccl_algorithm = !tuned ? NULL : sh.msccl ? "MSCCL" : strata_nccl_algo_name(sh.nccl_algo);
-    s->info->nccl_protocol = tuned ? strata_nccl_proto_name(sh.nccl_proto) : NULL;
-    s->info->nccl_channels = tuned ? sh.channels : 0;
+    s->info->desc.nccl_algorithm = !tuned ? NULL : sh.tune.msccl ? "MSCCL" : strata_nccl_algo_name(sh.tune.algo);
+    s->info->desc.nccl_protocol = tuned ? strata_nccl_proto_name(sh.tune.proto) : NULL;
+    s->info->desc.nccl_channels = tuned ? sh.channels : 0;
     find_leaders(s);
     for (guint x = 0; x < s->expanded_devs->len; x++) {
         uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
@@ -734,7 +734,7 @@ static bool spmd_rewind(void *self, GError **err)
 static void info_free(gpointer p)
 {
     strata_coll_info *info = p;
-    g_free(info->axis);
+    g_free(info->desc.axis);
     g_array_free(info->phases, TRUE);
     g_free(info);
 }

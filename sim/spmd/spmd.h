@@ -38,23 +38,13 @@
 #define STRATA_SPMD_H
 
 #include "hw/hw.h"
+#include "results/results.h"
 #include "spmd/spmd_classes.h"
 #include "trace/source.h"
 
 typedef struct strata_coll_info {
-    uint32_t index;       /* 0-based, in file order */
-    uint64_t line;        /* of the collective in the program */
-    strata_op_kind kind;
-    char *axis;
-    const char *algo;     /* the one expanded: its name in models/collective's table (static) */
-    uint32_t group_size;
-    uint64_t bytes;       /* per device, as nccl-tests counts: all-reduce BUF, all-gather OUT, others IN */
-    /* an algorithm tuned by the hardware's implementation (algo=nccl):
-     * NCCL's choice, in NCCL's names (static strings; NULL and 0
-     * otherwise) */
-    const char *nccl_algorithm, *nccl_protocol;
-    uint32_t nccl_channels;
-    GArray *phases;       /* strata_coll_phase, distinct, in order of first use */
+    strata_collective_desc desc; /* axis owned; algo its name in models/collective's table */
+    GArray *phases;              /* strata_coll_phase, distinct, in order of first use */
 } strata_coll_info;
 
 /* strata_spmd_step_of()'s collective of an op that is no step of a collective. */

@@ -5,14 +5,29 @@
 #include "spmd/spmd_phase.h"
 #include <math.h>
 
+/* A link direction's state in the count being made (valid while its stamp
+ * is the count's): the round's copies on it, the share of the round's
+ * copies on it (-1: none yet), the route latency of the round's first copy
+ * on it. */
+typedef struct link_dir {
+    uint32_t stamp;
+    uint32_t load;
+    double share;
+    double latency;
+} link_dir;
+
+/* A classes' directed key's crossings by the representatives' copies in
+ * the count being made (valid while its stamp is the count's; scales). */
+typedef struct key_cross {
+    uint32_t stamp;
+    uint32_t count;
+} key_cross;
+
 struct spmd_links {
     const strata_hw *hw;
-    uint32_t stamp;     /* the count being made */
-    uint32_t *stamp_of; /* per link direction (2 x link + forward): the last count that used it */
-    uint32_t *load;     /* per link direction: the round's copies on it */
-    double *share;      /* per link direction: the share of the round's copies on it (-1: none yet) */
-    double *latency;    /* per link direction: the route latency of the round's first copy on it */
-    uint32_t *cross_stamp, *cross; /* per classes' directed key: the representatives' crossings (scales) */
+    uint32_t stamp;   /* the count being made */
+    link_dir *dir;    /* per link direction (2 x link + forward) */
+    key_cross *cross; /* per classes' directed key */
 };
 
 spmd_links *spmd_links_new(const strata_hw *hw)
@@ -20,12 +35,8 @@ spmd_links *spmd_links_new(const strata_hw *hw)
     size_t n = 2 * (size_t)strata_hw_link_count(hw) + 1;
     spmd_links *l = g_new0(spmd_links, 1);
     l->hw = hw;
-    l->stamp_of = g_new0(uint32_t, n);
-    l->load = g_new0(uint32_t, n);
-    l->share = g_new0(double, n);
-    l->latency = g_new0(double, n);
-    l->cross_stamp = g_new0(uint32_t, n);
-    l->cross = g_new0(uint32_t, n);
+    l->dir = g_new0(link_dir, n);
+    l->cross = g_new0(key_cross, n);
     return l;
 }
 
@@ -33,11 +44,7 @@ void spmd_links_free(spmd_links *l)
 {
     if (!l)
         return;
-    g_free(l->stamp_of);
-    g_free(l->load);
-    g_free(l->share);
-    g_free(l->latency);
-    g_free(l->cross_stamp);
+    g_free(l->dir);
     g_free(l->cross);
     g_free(l);
 }
@@ -120,22 +127,18 @@ static bool count_copy(spmd_links *l, const strata_coll_step *st, const strata_h
     for (uint32_t h = 0; h < n; h++)
         route_latency += strata_hw_link(l->hw, hops[h].link)->latency;
     for (uint32_t h = 0; h < n; h++) {
-        uint32_t key = link_key(l->hw, &hops[h]);
-        if (l->stamp_of[key] != l->stamp) {
-            l->stamp_of[key] = l->stamp;
-            l->load[key] = 0;
-            l->share[key] = -1;
-            l->latency[key] = route_latency;
-        } else if (l->latency[key] != route_latency) {
+        link_dir *d = &l->dir[link_key(l->hw, &hops[h])];
+        if (d->stamp != l->stamp)
+            *d = (link_dir){.stamp = l->stamp, .load = 0, .share = -1, .latency = route_latency};
+        else if (d->latency != route_latency)
             c->mixed_latency = true;
-        }
-        uint32_t load = ++l->load[key]; /* once: MAX() evaluates its arguments twice */
+        uint32_t load = ++d->load; /* once: MAX() evaluates its arguments twice */
         c->most = MAX(c->most, load);
     }
     return true;
 }
 
-/* The round's copies on each link direction (l->load, for this count's
+/* The round's copies on each link direction (l->dir[].load, for this count's
  * stamp), over every group: the one per-round link accounting. False when
  * a copy has no route. */
 static bool count_links(spmd_links *l, const spmd_round *r, link_count *c)
@@ -167,10 +170,10 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_h
     for (uint32_t h = 0; h < n; h++) {
         const strata_link_spec *link = strata_hw_link(l->hw, hops[h].link);
         sum += link->latency;
-        least = MIN(least, link->bandwidth / l->load[link_key(l->hw, &hops[h])]);
+        least = MIN(least, link->bandwidth / l->dir[link_key(l->hw, &hops[h])].load);
     }
     for (uint32_t h = 0; h < n; h++) {
-        double *on = &l->share[link_key(l->hw, &hops[h])];
+        double *on = &l->dir[link_key(l->hw, &hops[h])].share;
         if (p->first && *on < 0)
             *on = least; /* the first copy's share on that link */
         else if (*on != least)
@@ -249,12 +252,10 @@ static bool cross_copy(spmd_links *l, const strata_coll_step *st, const strata_h
     (void)st;
     const scale_pass *p = ctx;
     for (uint32_t h = 0; h < n; h++) {
-        uint32_t o = spmd_classes_key_rep(p->c, class_key(&hops[h]));
-        if (l->cross_stamp[o] != l->stamp) {
-            l->cross_stamp[o] = l->stamp;
-            l->cross[o] = 0;
-        }
-        l->cross[o]++;
+        key_cross *x = &l->cross[spmd_classes_key_rep(p->c, class_key(&hops[h]))];
+        if (x->stamp != l->stamp)
+            *x = (key_cross){.stamp = l->stamp, .count = 0};
+        x->count++;
     }
     return true;
 }
@@ -266,8 +267,9 @@ static bool scale_copy(spmd_links *l, const strata_coll_step *st, const strata_h
     const scale_pass *p = ctx;
     for (uint32_t h = 0; h < n; h++) {
         uint32_t o = spmd_classes_key_rep(p->c, class_key(&hops[h]));
-        if (l->cross_stamp[o] == l->stamp && l->cross[o] > 0)
-            spmd_classes_raise_scale(p->c, o, (double)l->load[link_key(l->hw, &hops[h])] / l->cross[o]);
+        const key_cross *x = &l->cross[o];
+        if (x->stamp == l->stamp && x->count > 0)
+            spmd_classes_raise_scale(p->c, o, (double)l->dir[link_key(l->hw, &hops[h])].load / x->count);
     }
     return true;
 }
