@@ -32,6 +32,7 @@
 #include "serve/serve_engine.h"
 #include "serve/serve_kv.h"
 #include "serve/serve_model.h"
+#include "serve/serve_scheduler.h"
 #include "serve/serve_stream.h"
 
 typedef struct strata_serve_config {
@@ -48,6 +49,7 @@ typedef struct strata_serve_config {
     double step_overhead;             /* seconds each step adds (besides the engine's) */
     const strata_serve_engine *engine; /* the engine's CPU time per step (serve_engine.h; NULL: none) */
     uint32_t num_scheduler_steps;     /* vllm-v0's multi-step N (>= 1) */
+    const strata_serve_scheduler *scheduler; /* the policy (serve_scheduler.h; NULL: vllm-v1) */
     uint64_t non_kv_overhead;         /* bytes per rank outside weights, activations and KV */
     uint32_t concurrency;             /* > 0: closed loop, this many clients, arrivals ignored */
     bool record_steps;                /* keep every step in the result's steps_log (--timeline) */
