@@ -4,7 +4,8 @@
  * KV-cache allocation scheme (serve_kv.h); its results.
  *
  * It is an iteration-level simulation of its own, not a trace the engine
- * runs: one scheduler step at a time (vLLM v1's schedule(), serve_sched.c),
+ * runs: one scheduler step at a time (a policy of serve_scheduler.h: vLLM
+ * v1's schedule() by default, serve_sched.c; v0's, serve_sched_v0.c),
  * each step's time from the kernel cost models on the hardware model's
  * unit (serve_cost.c: gemm, flash-attention and elementwise rows of
  * models/kernel, TP all-reduces over the device interconnect's route, swaps
