@@ -38,6 +38,12 @@
 
 typedef struct strata_serve_config {
     uint32_t tp;                      /* ranks of tensor parallelism (devices 0..tp-1) */
+    /* attention data parallelism over the tp ranks (--attention-dp): each
+     * rank runs the attention of its own requests with whole weights and
+     * holds their KV (all heads); the routed experts stay split over the
+     * ranks. The run is of all ranks together: max_num_seqs,
+     * max_num_batched_tokens and the pool are per rank, times tp. */
+    bool attention_dp;
     uint32_t max_num_seqs;            /* running requests at most */
     uint32_t max_num_batched_tokens;  /* tokens per step at most */
     uint32_t block_size;              /* paged: tokens per block */

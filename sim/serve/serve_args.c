@@ -32,6 +32,9 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"concurrency", 0, 0, G_OPTION_ARG_INT, &a->concurrency,
          "closed loop: N clients, each sends its next request when one completes", "N"},
         {"tp", 0, 0, G_OPTION_ARG_INT, &a->tp, "tensor-parallel ranks (default 1)", "N"},
+        {"attention-dp", 0, 0, G_OPTION_ARG_NONE, &a->attention_dp, "attention data-parallel over the --tp ranks: "
+         "each runs its own requests' attention with whole weights, the routed experts split (TensorRT-LLM "
+         "enable_attention_dp, SGLang --enable-dp-attention; GQA models)", NULL},
         {"kv", 0, 0, G_OPTION_ARG_STRING, &a->kv, "KV allocation scheme(s), comma-separated, or all (default paged)",
          "NAME"},
         {"kv-page", 0, 0, G_OPTION_ARG_STRING, &a->kv_page, "page of vattention/expandable (default 2MiB/20MiB)",
@@ -156,6 +159,10 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
         return fail(err, "expected counts >= 0 (--tp, --max-num-seqs, --max-num-batched-tokens, --block-size, "
                     "--concurrency, --limit, --shared-prefix)%s", "");
     c->tp = a->tp ? (uint32_t)a->tp : 1;
+    c->attention_dp = a->attention_dp;
+    if (c->attention_dp && m->kv_lora_rank)
+        return fail(err, "--attention-dp: expected a GQA/MHA model (%s has MLA, not modelled with attention data "
+                    "parallelism)", m->name);
     if (a->max_seqs)
         c->max_num_seqs = (uint32_t)a->max_seqs;
     if (a->max_tokens)

@@ -20,7 +20,7 @@ typedef struct strata_serve_args {
     char **sets, **hw_sets;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, concurrency, scheduler_steps;
     gdouble util, step_overhead;
-    gboolean no_prefix, quiet;
+    gboolean no_prefix, quiet, attention_dp;
 } strata_serve_args;
 
 /* The option entries writing into a (NULL-name terminated; g_free). */
