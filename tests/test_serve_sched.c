@@ -9,13 +9,17 @@
 #include "serve/serve.h"
 #include "testutil.h"
 
-/* A model of 600 parameters: weights 1,200 B, KV 2 x 1 x 1 x 8 x 2 = 32 B per token. */
+/* test_serve.c's tiny model, by its keys: KV 2 x 1 x 1 x 8 x 2 = 32 B per token. */
 static strata_serve_model tiny(void)
 {
     strata_serve_model m;
     strata_serve_model_init(&m);
-    g_strlcpy(m.name, "tiny", sizeof m.name);
-    m.layers = 1, m.hidden = 8, m.heads = 1, m.kv_heads = 1, m.head_dim = 8, m.intermediate = 8, m.vocab = 8;
+    const char *keys[][2] = {{"name", "tiny"}, {"layers", "1"}, {"hidden", "8"}, {"heads", "1"}, {"kv_heads", "1"},
+                             {"head_dim", "8"}, {"intermediate", "8"}, {"vocab", "8"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        GError *err = NULL;
+        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
+    }
     return m;
 }
 

@@ -74,6 +74,9 @@ void serve_add_chunk(serve_state *st, serve_req *q, uint32_t n);
 bool serve_schedule_running(serve_state *st, uint32_t *budget, uint32_t lookahead, uint32_t align);
 /* Swapped requests back, oldest first (serve_sched.c). */
 void serve_schedule_swapped(serve_state *st, uint32_t *budget);
+/* The waiting queue's head starts running: hit tokens cached, want
+ * computed this step, out of the budget. */
+void serve_admit_head(serve_state *st, uint32_t hit, uint32_t want, uint32_t *budget);
 /* q leaves the waiting queue's head unserved (vLLM's ignored request). */
 void serve_reject_head(serve_state *st);
 

@@ -153,6 +153,17 @@ void serve_schedule_swapped(serve_state *st, uint32_t *budget)
     }
 }
 
+void serve_admit_head(serve_state *st, uint32_t hit, uint32_t want, uint32_t *budget)
+{
+    serve_req *q = &st->req[serve_deque_pop(&st->waiting)];
+    q->computed = hit;
+    st->res->prefix_hit_tokens += hit;
+    q->state = SERVE_RUNNING;
+    st->running[st->n_running++] = q->id;
+    serve_add_chunk(st, q, want);
+    *budget -= want;
+}
+
 static void schedule_waiting(serve_state *st, uint32_t *budget)
 {
     while (st->waiting.n && st->n_running < st->cfg->max_num_seqs && *budget > 0) {
@@ -164,13 +175,7 @@ static void schedule_waiting(serve_state *st, uint32_t *budget)
             want = *budget;
         if (!st->scheme->grow(st->kv, &r, hit + want))
             break;
-        serve_deque_pop(&st->waiting);
-        q->computed = hit;
-        st->res->prefix_hit_tokens += hit;
-        q->state = SERVE_RUNNING;
-        st->running[st->n_running++] = q->id;
-        serve_add_chunk(st, q, want);
-        *budget -= want;
+        serve_admit_head(st, hit, want, budget);
     }
 }
 

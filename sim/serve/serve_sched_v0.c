@@ -103,13 +103,7 @@ static void v0_prefills(serve_state *st, uint32_t *budget, bool chunked, uint32_
             want = *budget / align * align;
         if (fit == V0_LATER || !want || want > *budget || !st->scheme->grow(st->kv, &r, tokens))
             break;
-        serve_deque_pop(&st->waiting);
-        q->computed = hit;
-        st->res->prefix_hit_tokens += hit;
-        q->state = SERVE_RUNNING;
-        st->running[st->n_running++] = q->id;
-        serve_add_chunk(st, q, want);
-        *budget -= want;
+        serve_admit_head(st, hit, want, budget);
     }
 }
 
