@@ -1,7 +1,8 @@
 /*
  * serve_sched_v0.c: vLLM v0's scheduling policies (serve_scheduler.h's
- * vllm-v0 and vllm-v0-chunked rows), as vLLM 0.6.0 runs them: the wheel
- * vllm-0.6.0-cp38-abi3-manylinux1_x86_64.whl (PyPI; the v0.6.0 tag),
+ * vllm-v0 and vllm-v0-chunked rows), as vLLM 0.6.0 runs them:
+ * vllm-project/vllm@32e7db25365415841ebc7c4215851743fbb1bad1 (v0.6.0, read
+ * from its PyPI wheel, whose vllm/commit_id.py names that commit):
  * vllm/core/scheduler.py, vllm/config.py, vllm/engine/arg_utils.py,
  * vllm/engine/llm_engine.py, vllm/core/block_manager_v2.py.
  *
