@@ -97,7 +97,9 @@ def hw_args(r):
     tp = int(r["tp"] or "1")
     if tp == 1:
         return H100, ""
-    return DGX, "--tp %d" % tp
+    # TensorRT-LLM's perf overview runs its MoE models with enable_attention_dp: true (the row's note)
+    dp = " --attention-dp" if "MoE" in r["model"] and "enable_attention_dp" in r["notes"] else ""
+    return DGX, "--tp %d%s" % (tp, dp)
 
 
 FIGURES = [  # column, metric, unit formatter

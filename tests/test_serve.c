@@ -3,7 +3,8 @@
  * by hand: KV bytes per token (MHA, GQA, MLA, TP), parameters, the block
  * pool's counts, prefix hits and LRU eviction, page growth, a swap's time
  * over the link, a tiny stream's schedule step by step with a preemption
- * and a prefix hit that saves its prefill, and bad input at FILE:LINE.
+ * and a prefix hit that saves its prefill, attention data parallelism's
+ * weights, step time and batches, and bad input at FILE:LINE.
  */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -200,7 +201,7 @@ START_TEST(mla_costed_as_vllm_runs_it)
     strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
     ck_assert_msg(hw, "%s", err ? err->message : "");
     strata_serve_model m = preset("deepseek-v3");
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, 8192, &err);
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 8192, &err);
     ck_assert_msg(c, "%s", err ? err->message : "");
     strata_serve_chunk decode = {.id = 0, .tokens = 1, .context = 4096, .samples = true};
     strata_serve_work w;
@@ -352,7 +353,7 @@ START_TEST(swap_time_over_the_link)
     strata_hw *hw = test_hw("16GiB");
     strata_serve_model m = preset("llama-3-8b");
     GError *err = NULL;
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, 16, &err);
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 16, &err);
     ck_assert_msg(c, "%s", err ? err->message : "");
     double bw = 0, lat = 0;
     strata_serve_cost_host_link(c, &bw, &lat);
@@ -392,6 +393,68 @@ static strata_serve_result *run_tiny(const char *capacity, strata_serve_request 
     strata_hw_free(hw);
     return r;
 }
+
+/* Attention data parallelism (--attention-dp). */
+START_TEST(attention_dp_by_hand)
+{
+    /* A dense model keeps every weight whole: Llama-3-8B at TP2 holds all 8,030,261,248 parameters per rank. */
+    strata_serve_model m = preset("llama-3-8b");
+    ck_assert_uint_eq(strata_serve_weight_bytes_dp(&m, 2, true), 16060522496ull);
+    /* Mixtral-8x7B at TP2: whole the norms and routers 266,240 + 1,048,576 = 1,314,816, the attention
+     * 32 x 41,943,040 = 1,342,177,280 and the embeddings 262,144,000 (1,605,636,096 in all); the experts
+     * (46,702,792,704 - 1,605,636,096) / 2 = 22,548,578,304: 24,154,214,400 parameters, 48,308,428,800 B */
+    m = preset("mixtral-8x7b");
+    ck_assert_uint_eq(strata_serve_weight_bytes_dp(&m, 2, true), 48308428800ull);
+    /* A rank of a dense model under attention dp does a TP1 rank's work on its share: two decodes at context
+     * 100 over two ranks take one decode's TP1 time (every weight whole, no collective for dense layers, the
+     * LM head on its one request) */
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    m = preset("llama-3-8b");
+    strata_serve_cost *dp = strata_serve_cost_new(hw, &m, 2, true, 16, &err);
+    strata_serve_cost *one = strata_serve_cost_new(hw, &m, 1, false, 16, &err);
+    ck_assert(dp && one);
+    strata_serve_chunk two[2] = {{0, 1, 100, true}, {1, 1, 100, true}};
+    double a = strata_serve_cost_step(dp, two, 2), b = strata_serve_cost_step(one, two, 1);
+    ck_assert_msg(a > 0 && fabs(a - b) <= 1e-15 * b, "%.17g vs %.17g", a, b);
+    strata_serve_cost_free(dp);
+    strata_serve_cost_free(one);
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
+
+START_TEST(attention_dp_schedules_every_rank)
+{
+    /* the tiny model on dgx-h100 at TP2, 2 sequences and 8 tokens per rank; four requests (4 prompt, 1 out):
+     * TP2 runs A and B (8 tokens), then C and D; attention dp runs both ranks' 4 sequences and 16 tokens
+     * at once: one step. The KV per token is every head's (1 KV head: 32 B either way) */
+    strata_serve_request req[4] = {{0, 4, 1}, {0, 4, 1}, {0, 4, 1}, {0, 4, 1}};
+    strata_serve_stream s = {req, 4, 0, (char *)"four"};
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = tiny();
+    for (int dp = 0; dp < 2; dp++) {
+        strata_serve_config c;
+        strata_serve_config_default(&c);
+        c.tp = 2, c.attention_dp = dp, c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4;
+        c.gpu_memory_utilization = 1e-6; /* 80 kB of each 80 GB: a pool of hundreds of blocks, not 600 million */
+        strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+        ck_assert_msg(r, "%s", err ? err->message : "");
+        ck_assert_uint_eq(r->steps, dp ? 1 : 2);
+        ck_assert_uint_eq(r->completed, 4);
+        ck_assert_double_eq(r->batch_max, dp ? 4 : 2);
+        ck_assert_uint_eq(r->kv_bytes_per_token, 32);
+        strata_serve_result_free(r);
+    }
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
 
 START_TEST(tiny_stream_step_by_step)
 {
@@ -555,6 +618,8 @@ int main(void)
     tcase_add_test(tc, page_growth_by_hand);
     tcase_add_test(tc, swap_time_over_the_link);
     tcase_add_test(tc, tiny_stream_step_by_step);
+    tcase_add_test(tc, attention_dp_by_hand);
+    tcase_add_test(tc, attention_dp_schedules_every_rank);
     tcase_add_test(tc, preemption_then_prefix_hit);
     tcase_add_test(tc, azure_csv_and_poisson_streams);
     tcase_add_test(tc, bad_input_names_file_and_line);

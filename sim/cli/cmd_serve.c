@@ -113,9 +113,10 @@ int strata_cmd_serve(int argc, char **argv)
     strata_serve_args a = {0};
     GOptionEntry *entries = strata_serve_args_entries(&a);
     char *presets = strata_serve_model_presets(), *keys = strata_serve_model_keys(), *kvs = strata_serve_kv_names();
-    char *knobs = strata_serve_config_knobs();
-    char *desc = g_strdup_printf("Models: %s\nModel keys: %s\nKV schemes: %s\nSweep knobs: %s\n"
-                                 "Exit status: 0 done, 2 bad input or usage.\n", presets, keys, kvs, knobs);
+    char *knobs = strata_serve_config_knobs(), *scheds = strata_serve_scheduler_help();
+    char *desc = g_strdup_printf("Models: %s\nModel keys: %s\nKV schemes: %s\nSweep knobs: %s\nSchedulers "
+                                 "(--scheduler):\n%sExit status: 0 done, 2 bad input or usage.\n", presets, keys, kvs,
+                                 knobs, scheds);
     strata_job *job = strata_job_new("serve", "- simulate serving a request stream (vLLM's scheduler)",
                                      "Continuous batching with chunked prefill over a paged KV cache (or another "
                                      "allocation scheme),\nstep times from the kernel models on the hardware model.",
@@ -134,7 +135,7 @@ int strata_cmd_serve(int argc, char **argv)
             status = STRATA_EXIT_OK;
     }
     status = strata_job_end(job, status, err);
-    g_free(presets), g_free(keys), g_free(kvs), g_free(knobs), g_free(desc);
+    g_free(presets), g_free(keys), g_free(kvs), g_free(knobs), g_free(scheds), g_free(desc);
     strata_serve_args_clear(&a);
     g_free(entries);
     return status;

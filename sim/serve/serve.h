@@ -4,7 +4,8 @@
  * KV-cache allocation scheme (serve_kv.h); its results.
  *
  * It is an iteration-level simulation of its own, not a trace the engine
- * runs: one scheduler step at a time (vLLM v1's schedule(), serve_sched.c),
+ * runs: one scheduler step at a time (a policy of serve_scheduler.h: vLLM
+ * v1's schedule() by default, serve_sched.c; v0's, serve_sched_v0.c),
  * each step's time from the kernel cost models on the hardware model's
  * unit (serve_cost.c: gemm, flash-attention and elementwise rows of
  * models/kernel, TP all-reduces over the device interconnect's route, swaps
@@ -32,10 +33,17 @@
 #include "serve/serve_engine.h"
 #include "serve/serve_kv.h"
 #include "serve/serve_model.h"
+#include "serve/serve_scheduler.h"
 #include "serve/serve_stream.h"
 
 typedef struct strata_serve_config {
     uint32_t tp;                      /* ranks of tensor parallelism (devices 0..tp-1) */
+    /* attention data parallelism over the tp ranks (--attention-dp): each
+     * rank runs the attention of its own requests with whole weights and
+     * holds their KV (all heads); the routed experts stay split over the
+     * ranks. The run is of all ranks together: max_num_seqs,
+     * max_num_batched_tokens and the pool are per rank, times tp. */
+    bool attention_dp;
     uint32_t max_num_seqs;            /* running requests at most */
     uint32_t max_num_batched_tokens;  /* tokens per step at most */
     uint32_t block_size;              /* paged: tokens per block */
@@ -48,6 +56,7 @@ typedef struct strata_serve_config {
     double step_overhead;             /* seconds each step adds (besides the engine's) */
     const strata_serve_engine *engine; /* the engine's CPU time per step (serve_engine.h; NULL: none) */
     uint32_t num_scheduler_steps;     /* vllm-v0's multi-step N (>= 1) */
+    const strata_serve_scheduler *scheduler; /* the policy (serve_scheduler.h; NULL: vllm-v1) */
     uint64_t non_kv_overhead;         /* bytes per rank outside weights, activations and KV */
     uint32_t concurrency;             /* > 0: closed loop, this many clients, arrivals ignored */
     bool record_steps;                /* keep every step in the result's steps_log (--timeline) */

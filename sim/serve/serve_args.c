@@ -32,6 +32,9 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"concurrency", 0, 0, G_OPTION_ARG_INT, &a->concurrency,
          "closed loop: N clients, each sends its next request when one completes", "N"},
         {"tp", 0, 0, G_OPTION_ARG_INT, &a->tp, "tensor-parallel ranks (default 1)", "N"},
+        {"attention-dp", 0, 0, G_OPTION_ARG_NONE, &a->attention_dp, "attention data-parallel over the --tp ranks: "
+         "each runs its own requests' attention with whole weights, the routed experts split (TensorRT-LLM "
+         "enable_attention_dp, SGLang --enable-dp-attention; GQA models)", NULL},
         {"kv", 0, 0, G_OPTION_ARG_STRING, &a->kv, "KV allocation scheme(s), comma-separated, or all (default paged)",
          "NAME"},
         {"kv-page", 0, 0, G_OPTION_ARG_STRING, &a->kv_page, "page of vattention/expandable (default 2MiB/20MiB)",
@@ -46,10 +49,12 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"preemption", 0, 0, G_OPTION_ARG_STRING, &a->preemption, "recompute (default) or swap", "MODE"},
         {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap (default 4GiB)",
          "SIZE"},
-        {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step: none (default), vllm-v0, "
-         "sglang-v0.3, overlap (docs/serving.md)", "NAME"},
+        {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step and its scheduler: none "
+         "(default), vllm-v0, sglang-v0.3, overlap (docs/serving.md)", "NAME"},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
          "(vLLM 0.6's multi-step; default 1)", "N"},
+        {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler, "scheduling policy (list below; default: the "
+         "engine's, vllm-v1 for none)", "NAME"},
         {"step-overhead", 0, 0, G_OPTION_ARG_DOUBLE, &a->step_overhead, "seconds each step adds besides the engine's "
          "(default 0)", "S"},
         {"non-kv-overhead", 0, 0, G_OPTION_ARG_STRING, &a->non_kv, "bytes per rank kept from the KV pool (default 0)",
@@ -71,7 +76,7 @@ void strata_serve_args_clear(strata_serve_args *a)
 {
     char **strs[] = {&a->hw, &a->model, &a->model_file, &a->config, &a->requests, &a->poisson, &a->kv, &a->kv_page,
                      &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline,
-                     &a->sweep, &a->time_scale, &a->engine};
+                     &a->sweep, &a->time_scale, &a->engine, &a->scheduler};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     g_strfreev(a->sets);
@@ -110,7 +115,43 @@ static bool model_of(const strata_serve_args *a, strata_serve_model *m, GError *
     return strata_serve_model_check(m, a->model ? a->model : a->config ? a->config : a->model_file, err);
 }
 
-static bool config_of(const strata_serve_args *a, strata_serve_config *c, GError **err)
+/* The scheduling policy: --scheduler, else the engine's (or the row it
+ * picks for this setup); its defaults where the options leave them, and
+ * the setups vLLM 0.6 refuses (serve_sched_v0.c). */
+static bool scheduler_of(const strata_serve_args *a, const strata_serve_model *m, strata_serve_config *c,
+                         GError **err)
+{
+    const char *name = a->scheduler ? a->scheduler : c->engine && c->engine->scheduler ? c->engine->scheduler : NULL;
+    const strata_serve_scheduler *p = name ? strata_serve_scheduler_find(name, err) : NULL;
+    if (name && !p)
+        return false;
+    const char *other = p && !a->scheduler && p->pick ? p->pick(m->max_model_len, c->prefix_caching) : NULL;
+    if (other && !(p = strata_serve_scheduler_find(other, err)))
+        return false;
+    c->scheduler = p;
+    if (!p)
+        return true;
+    if (!a->max_tokens && p->default_budget)
+        c->max_num_batched_tokens = p->default_budget(m->max_model_len);
+    if (!a->max_seqs && p->default_max_seqs)
+        c->max_num_seqs = p->default_max_seqs;
+    if (p->v0_chunk_rules && c->num_scheduler_steps > 1)
+        return fail(err, "--scheduler %s: vLLM 0.6 refuses chunked prefill with --num-scheduler-steps > 1 (it turns "
+                    "chunked prefill on above max_model_len 32768 without prefix caching; --scheduler vllm-v0 turns "
+                    "it off)", p->name);
+    if (p->v0_chunk_rules && c->prefix_caching && c->max_num_batched_tokens % c->block_size)
+        return fail(err, "--scheduler %s: with prefix caching vLLM 0.6 expects --max-num-batched-tokens to be whole "
+                    "blocks of --block-size", p->name);
+    if (p->whole_prompts && c->max_num_batched_tokens < m->max_model_len) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--scheduler %s: expected --max-num-batched-tokens (%u) >= "
+                    "max_model_len (%u): vLLM 0.6 refuses a smaller budget without chunked prefill", p->name,
+                    c->max_num_batched_tokens, m->max_model_len);
+        return false;
+    }
+    return true;
+}
+
+static bool config_of(const strata_serve_args *a, const strata_serve_model *m, strata_serve_config *c, GError **err)
 {
     strata_serve_config_default(c);
     if (a->tp < 0 || a->max_seqs < 0 || a->max_tokens < 0 || a->block < 0 || a->concurrency < 0 || a->limit < 0 ||
@@ -118,6 +159,10 @@ static bool config_of(const strata_serve_args *a, strata_serve_config *c, GError
         return fail(err, "expected counts >= 0 (--tp, --max-num-seqs, --max-num-batched-tokens, --block-size, "
                     "--concurrency, --limit, --shared-prefix)%s", "");
     c->tp = a->tp ? (uint32_t)a->tp : 1;
+    c->attention_dp = a->attention_dp;
+    if (c->attention_dp && m->kv_lora_rank)
+        return fail(err, "--attention-dp: expected a GQA/MHA model (%s has MLA, not modelled with attention data "
+                    "parallelism)", m->name);
     if (a->max_seqs)
         c->max_num_seqs = (uint32_t)a->max_seqs;
     if (a->max_tokens)
@@ -144,6 +189,8 @@ static bool config_of(const strata_serve_args *a, strata_serve_config *c, GError
         return fail(err, "--num-scheduler-steps: expected 1 to 1024%s", "");
     if (a->scheduler_steps)
         c->num_scheduler_steps = (uint32_t)a->scheduler_steps;
+    if (!scheduler_of(a, m, c, err))
+        return false;
     c->allocator = a->kv_allocator;
     if ((a->swap_space && !strata_parse_size(a->swap_space, &c->swap_space, err)) ||
         (a->kv_page && !strata_parse_size_above_zero(a->kv_page, &c->page_bytes, err)) ||
@@ -216,7 +263,7 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     const char *hw = hw_path ? hw_path : a->hw;
     if (!hw)
         return fail(err, "expected --hw HW.ini%s", "");
-    if (!model_of(a, &s->model, err) || !config_of(a, &s->config, err))
+    if (!model_of(a, &s->model, err) || !config_of(a, &s->model, &s->config, err))
         return false;
     s->schemes = schemes_of(a->kv, err);
     s->stream = s->schemes ? stream_of(a, err) : NULL;

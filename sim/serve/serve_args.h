@@ -16,11 +16,11 @@
 
 typedef struct strata_serve_args {
     char *hw, *model, *model_file, *config, *requests, *poisson, *kv, *kv_page, *kv_allocator, *swap_space, *preemption;
-    char *non_kv, *json, *timeline, *sweep, *time_scale, *engine;
+    char *non_kv, *json, *timeline, *sweep, *time_scale, *engine, *scheduler;
     char **sets, **hw_sets;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, concurrency, scheduler_steps;
     gdouble util, step_overhead;
-    gboolean no_prefix, quiet;
+    gboolean no_prefix, quiet, attention_dp;
 } strata_serve_args;
 
 /* The option entries writing into a (NULL-name terminated; g_free). */

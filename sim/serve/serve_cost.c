@@ -14,6 +14,8 @@ struct strata_serve_cost {
     strata_model_shape s;     /* m's shape (issue 42's): MLP matrices, MoE layers, MLA widths */
     uint32_t moe_layers;
     uint32_t tp, unit;
+    uint32_t dp;              /* attention data parallelism over the tp ranks (tp), else 1 */
+    uint32_t attn_tp;         /* ranks the attention is split over: tp, or 1 under dp */
     double mem_bw;
     const strata_kernel_model *gemm, *flash, *elementwise;
     double ar_bw, ar_lat;     /* device interconnect route, tp > 1 */
@@ -123,7 +125,7 @@ static bool find_links(strata_serve_cost *c, GError **err)
 }
 
 strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve_model *m, uint32_t tp,
-                                         uint32_t max_tokens, GError **err)
+                                         bool attention_dp, uint32_t max_tokens, GError **err)
 {
     strata_serve_cost *c = g_new0(strata_serve_cost, 1);
     c->hw = hw;
@@ -131,6 +133,8 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     strata_serve_model_shape(m, &c->s);
     c->moe_layers = strata_model_moe_layers(&c->s); /* closed form: a config may declare 2^31 - 1 layers */
     c->tp = tp ? tp : 1;
+    c->dp = attention_dp ? c->tp : 1;
+    c->attn_tp = attention_dp ? 1 : c->tp;
     c->unit = 0;
     c->mem_bw = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->bandwidth;
     c->gemm = strata_kernel_find("gemm");
@@ -164,6 +168,26 @@ static double mlp_pair(const strata_serve_cost *c, uint64_t t, uint64_t w)
     return gemm(c, t, c->m.hidden, up) + gemm(c, t, w, c->m.hidden);
 }
 
+static uint64_t local_tokens(const strata_serve_cost *c, uint64_t t)
+{
+    return (t + c->dp - 1) / c->dp;
+}
+
+/* Under attention data parallelism (TensorRT-LLM's enable_attention_dp):
+ * the router and shared experts on a rank's own tokens, whole
+ * (overridden_tp_size=1 in its Qwen3/Llama 4 MoE modules), the routed
+ * experts sharded over the ranks on every rank's tokens, gathered before
+ * and reduce-scattered after (fused_moe.py's allgather/reducescatter). */
+static double moe_time_dp(const strata_serve_cost *c, uint64_t t, uint64_t w)
+{
+    const strata_serve_model *m = &c->m;
+    uint64_t lt = local_tokens(c, t), routed = t * m->top_k, active = routed < m->experts ? routed : m->experts;
+    uint64_t per = (routed + active - 1) / active;
+    double router = gemm(c, lt, m->hidden, m->experts);
+    double shared = c->s.shared_experts ? mlp_pair(c, lt, (uint64_t)c->s.shared_experts * c->s.moe_ffn) : 0;
+    return router + (double)active * mlp_pair(c, per, w) + shared;
+}
+
 /* One MoE layer's MLP: its router, then top_k experts per token spread over
  * min(experts, T x top_k) experts, one gemm pair each, and the shared
  * experts every token goes through (one MLP shared_experts x wide, as
@@ -172,6 +196,8 @@ static double moe_time(const strata_serve_cost *c, uint64_t t)
 {
     const strata_serve_model *m = &c->m;
     uint64_t w = (uint64_t)c->s.moe_ffn / c->tp;
+    if (c->dp > 1)
+        return moe_time_dp(c, t, w);
     uint64_t routed = t * m->top_k, active = routed < m->experts ? routed : m->experts;
     uint64_t per = (routed + active - 1) / active;
     double router = gemm(c, t, m->hidden, m->experts);
@@ -183,7 +209,8 @@ static double moe_time(const strata_serve_cost *c, uint64_t t)
 static double mlp_time(const strata_serve_cost *c, uint64_t t)
 {
     uint32_t n_moe = c->moe_layers;
-    double dense = mlp_pair(c, t, (uint64_t)c->m.intermediate / c->tp);
+    double dense = c->dp > 1 ? mlp_pair(c, local_tokens(c, t), (uint64_t)c->m.intermediate)
+                             : mlp_pair(c, t, (uint64_t)c->m.intermediate / c->tp);
     return (c->m.layers - n_moe) * dense + (n_moe ? n_moe * moe_time(c, t) : 0);
 }
 
@@ -202,17 +229,35 @@ static double projections(const strata_serve_cost *c, uint64_t t)
 {
     const strata_model_shape *s = &c->s;
     const strata_serve_model *m = &c->m;
-    uint64_t heads = m->heads / c->tp ? m->heads / c->tp : 1;
+    uint64_t heads = m->heads / c->attn_tp ? m->heads / c->attn_tp : 1;
     if (s->kv_lora_rank <= 0) {
-        uint64_t kvr = strata_serve_kv_heads_per_rank(m, c->tp);
-        uint64_t qkv = ((uint64_t)m->heads / c->tp + 2 * kvr) * m->head_dim;
-        return gemm(c, t, m->hidden, qkv) + gemm(c, t, (uint64_t)m->heads / c->tp * m->head_dim, m->hidden);
+        uint64_t kvr = strata_serve_kv_heads_per_rank(m, c->attn_tp);
+        uint64_t qkv = ((uint64_t)m->heads / c->attn_tp + 2 * kvr) * m->head_dim;
+        return gemm(c, t, m->hidden, qkv) + gemm(c, t, (uint64_t)m->heads / c->attn_tp * m->head_dim, m->hidden);
     }
     uint64_t lq = (uint64_t)s->q_lora_rank, lkv = (uint64_t)s->kv_lora_rank, r = (uint64_t)s->qk_rope_head_dim;
     uint64_t qk = (uint64_t)(s->qk_nope_head_dim + s->qk_rope_head_dim), v = (uint64_t)s->v_head_dim;
     double down = lq ? gemm(c, t, m->hidden, lq + lkv + r) + gemm(c, t, lq, heads * qk)
                      : gemm(c, t, m->hidden, heads * qk) + gemm(c, t, m->hidden, lkv + r);
     return down + elementwise(c, t * (lq + lkv)) + gemm(c, t, heads * v, m->hidden);
+}
+
+/* Under attention data parallelism, each rank's share: its own tokens
+ * through the attention projections, norms and activation, all tokens
+ * through the MLPs' sharded part; a gather and a reduce-scatter of T x
+ * hidden around each MoE layer (an all-reduce's bytes); no all-reduce
+ * around attention or the dense MLPs (their weights are whole). */
+static double dense_time_dp(strata_serve_cost *c, uint32_t t, double act)
+{
+    const strata_serve_model *m = &c->m;
+    uint64_t lt = local_tokens(c, t);
+    double layer = projections(c, lt) + elementwise(c, 4ull * lt * m->hidden) +
+                   elementwise(c, lt * m->intermediate);
+    double total = layer * m->layers + mlp_time(c, t) +
+                   c->moe_layers * allreduce(c, (uint64_t)((double)t * m->hidden * act));
+    if (t <= c->max_tokens)
+        c->dense[t] = total;
+    return total;
 }
 
 /* Everything of a step but attention and the LM head, for T tokens. */
@@ -222,6 +267,8 @@ static double dense_time(strata_serve_cost *c, uint32_t t)
         return c->dense[t];
     const strata_serve_model *m = &c->m;
     double act = strata_serve_dtype_bytes(m->dtype);
+    if (c->dp > 1)
+        return dense_time_dp(c, t, act);
     double layer = projections(c, t) + elementwise(c, 4ull * t * m->hidden) +
                    elementwise(c, (uint64_t)t * m->intermediate / c->tp) +
                    2 * allreduce(c, (uint64_t)((double)t * m->hidden * act));
@@ -265,13 +312,14 @@ static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
  * (a KV group's query heads packed as rows, Skv their mean context). */
 static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
 {
-    uint64_t d[6] = {1, heads, ch->tokens, ch->context, c->m.head_dim, strata_serve_kv_heads_per_rank(&c->m, c->tp)};
+    uint64_t d[6] = {1, heads, ch->tokens, ch->context, c->m.head_dim,
+                     strata_serve_kv_heads_per_rank(&c->m, c->attn_tp)};
     return op_time(c, c->flash, kv, d, 6, true);
 }
 
 static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)
 {
-    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->tp), group = heads / kvr ? heads / kvr : 1;
+    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp), group = heads / kvr ? heads / kvr : 1;
     uint64_t d[6] = {decodes, kvr, group, mean, c->m.head_dim, kvr};
     return op_time(c, c->flash, kv, d, 6, false);
 }
@@ -281,7 +329,7 @@ static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
 static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
 {
     bool mla = c->s.kv_lora_rank > 0;
-    uint64_t heads = c->m.heads / c->tp ? c->m.heads / c->tp : 1, decodes = 0, ctx = 0;
+    uint64_t heads = c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1, decodes = 0, ctx = 0;
     strata_dtype kv = c->m.kv_dtype ? c->m.kv_dtype : c->m.dtype;
     double t = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -292,8 +340,11 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
             t += mla ? mla_prefill(c, &chunks[i], heads, kv) : gqa_prefill(c, &chunks[i], heads, kv);
         }
     }
+    if (c->dp > 1) /* a rank's share: its prefill chunks, its decodes */
+        t /= c->dp;
     if (decodes) {
         uint64_t mean = (ctx + decodes - 1) / decodes;
+        decodes = local_tokens(c, decodes);
         t += mla ? mla_decode(c, decodes, mean, heads, kv) : gqa_decode(c, decodes, mean, heads, kv);
     }
     return t;
@@ -320,6 +371,8 @@ double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *ch
     if (!tokens)
         return 0;
     double attn = attention(c, chunks, n);
+    if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
+        return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, local_tokens(c, sampled), m->hidden, m->vocab);
     return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, sampled, m->hidden, m->vocab / c->tp);
 }
 

@@ -32,6 +32,13 @@
  *       model it) plus 2 (tp-1) route latencies
  *   then the LM head: gemm S x hidden x vocab / tp for the S requests that
  *   sample a token.
+ * With attention data parallelism (TensorRT-LLM's enable_attention_dp,
+ * SGLang's --enable-dp-attention) the step's chunks are all ranks' and a
+ * rank's time is its share: attention, its projections, norms, dense MLPs,
+ * shared experts, router and LM head whole on its 1/tp of the tokens and
+ * requests; the routed experts split over the ranks on all tokens, with a
+ * gather and a reduce-scatter of T x hidden (an all-reduce's bytes) around
+ * each MoE layer and no other collective.
  * The dense part depends on T alone and is kept per T. The engine's CPU
  * time per step is serve_engine.h's, added by the scheduler.
  *
@@ -56,8 +63,10 @@ typedef struct strata_serve_chunk {
     bool samples; /* it produces a token this step */
 } strata_serve_chunk;
 
+/* attention_dp: the step's chunks are those of all tp ranks, each running
+ * the attention of its own share whole (see strata_serve_config). */
 strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve_model *m, uint32_t tp,
-                                         uint32_t max_tokens, GError **err);
+                                         bool attention_dp, uint32_t max_tokens, GError **err);
 void strata_serve_cost_free(strata_serve_cost *c);
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n);
 /* Nominal work of some ops: flops and bytes as the kernel rows count them. */

@@ -2,7 +2,8 @@
  * serve_engine.c: the engines' CPU time per step (serve_engine.h), one row
  * per engine.
  *
- * vllm-v0: vLLM's v0 engine (0.5.x; 0.6 with --num-scheduler-steps).
+ * vllm-v0: vLLM's v0 engine (0.5.x; 0.6 with --num-scheduler-steps); it
+ *   runs the vllm-v0 scheduling policy (serve_sched_v0.c).
  *   Fixed part 4 ms: the GPU bubble between two decode steps of Llama-3-8B
  *   on one H100 in the multi-step RFC's Nsight profile ("each highlighted
  *   redbox is about 4ms of GPU bubble", vllm-project/vllm issue #6854:
@@ -29,13 +30,13 @@
 #include "core/error.h"
 
 static const strata_serve_engine engines[] = {
-    {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)"},
+    {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL},
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
-     "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps"},
-    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)"},
+     "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0"},
+    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)", NULL},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
-     "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)"},
-    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL},
+     "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL},
+    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL},
 };
 
 char *strata_serve_engine_names(void)

@@ -40,6 +40,7 @@ typedef struct strata_serve_engine {
     double step_s;    /* CPU seconds per step, whatever the batch */
     double per_seq_s; /* CPU seconds per request in the step's batch */
     const char *what; /* one line for --help and reports */
+    const char *scheduler; /* the engine's scheduling policy (serve_scheduler.h; NULL: vllm-v1) */
 } strata_serve_engine;
 
 /* The row called name, or NULL with an error listing the known ones. */

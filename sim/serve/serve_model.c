@@ -322,11 +322,35 @@ static double replicated_params(const strata_model_shape *s)
     return d + (double)s->layers * per_layer + (double)strata_model_moe_layers(s) * d * (double)s->experts;
 }
 
-uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp)
+/* What attention data parallelism keeps whole on each rank besides
+ * replicated_params (TensorRT-LLM's enable_attention_dp: "All GEMM weights
+ * are replicated" in the attention module; dense MLPs and shared experts
+ * with overridden_tp_size=1; the embedding and LM head, the LM head's TP
+ * being enable_lm_head_tp_in_adp, off): GQA's q, k, v (and biases) and o,
+ * the dense layers' MLPs, the shared experts, the embedding tables. */
+static double dp_whole_params(const strata_model_shape *s)
+{
+    double d = (double)s->d_model, hd = (double)s->head_dim, qkv = (double)(s->heads + 2 * s->kv_heads) * hd;
+    double attn = d * qkv + (double)s->heads * hd * d + (s->qkv_bias ? qkv : 0), mats = s->gated ? 3 : 2;
+    double moe = (double)strata_model_moe_layers(s), dense = (double)s->layers - moe;
+    return (double)s->layers * attn + dense * mats * d * (double)s->ffn +
+           moe * (double)s->shared_experts * mats * d * (double)s->moe_ffn + (s->tie ? 1 : 2) * (double)s->vocab * d;
+}
+
+uint64_t strata_serve_weight_bytes_dp(const strata_serve_model *m, uint32_t tp, bool attention_dp)
 {
     strata_model_shape s;
     strata_serve_model_shape(m, &s);
     double total = 0, active = 0, whole = replicated_params(&s), t = tp ? tp : 1;
     strata_model_shape_count(&s, 0, &total, &active);
+    if (attention_dp && t > 1) {
+        double dw = dp_whole_params(&s);
+        return (uint64_t)(((total - whole - dw) / t + whole + dw) * strata_serve_dtype_bytes(m->dtype));
+    }
     return (uint64_t)(((total - whole) / t + whole) * strata_serve_dtype_bytes(m->dtype));
+}
+
+uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp)
+{
+    return strata_serve_weight_bytes_dp(m, tp, false);
 }

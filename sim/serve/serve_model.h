@@ -89,5 +89,9 @@ void strata_serve_model_shape(const strata_serve_model *m, strata_model_shape *s
 double strata_serve_model_params(const strata_serve_model *m);
 /* Weight bytes on one rank of TP tp. */
 uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp);
+/* The same with attention data parallelism over the tp ranks: the
+ * attention's projections, the dense MLPs, the shared experts and the
+ * embedding tables whole on every rank, the routed experts split (GQA). */
+uint64_t strata_serve_weight_bytes_dp(const strata_serve_model *m, uint32_t tp, bool attention_dp);
 
 #endif

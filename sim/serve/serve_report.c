@@ -116,6 +116,8 @@ JsonNode *strata_serve_report_json(const strata_serve_report *rep)
     strata_json_add_string(b, "preemption", c->swap ? "swap" : "recompute");
     strata_json_add_string(b, "engine", c->engine ? c->engine->name : "none");
     strata_json_add_double(b, "num_scheduler_steps", c->num_scheduler_steps);
+    strata_json_add_string(b, "scheduler", c->scheduler ? c->scheduler->name : "vllm-v1");
+    strata_json_add_string(b, "attention_dp", c->attention_dp ? "on" : "off");
     json_builder_end_object(b);
     strata_json_open_array(b, "runs");
     for (uint32_t i = 0; i < rep->n; i++)
@@ -127,9 +129,13 @@ JsonNode *strata_serve_report_json(const strata_serve_report *rep)
 void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
 {
     const strata_serve_result *r0 = rep->runs[0];
-    fprintf(out, "model            %s (%.2f B params), tp %u on %s\n", rep->model->name,
-            strata_serve_model_params(rep->model) / 1e9, rep->config->tp, rep->hw_name);
+    fprintf(out, "model            %s (%.2f B params), tp %u%s on %s\n", rep->model->name,
+            strata_serve_model_params(rep->model) / 1e9, rep->config->tp,
+            rep->config->attention_dp ? " (attention data-parallel)" : "", rep->hw_name);
     fprintf(out, "stream           %s, %u requests\n", rep->stream, r0->requests);
+    if (rep->config->scheduler) /* the default (vllm-v1) prints nothing, as before policies were a choice */
+        fprintf(out, "scheduler        %s: %u tokens, %u sequences a step\n", rep->config->scheduler->name,
+                rep->config->max_num_batched_tokens, rep->config->max_num_seqs);
     fprintf(out, "memory per rank  %.2f GB: weights %.2f GB, activations %.2f GB, KV pool %.2f GB "
             "(%" G_GUINT64_FORMAT " B/token)\n", r0->capacity_bytes / 1e9, r0->weight_bytes / 1e9,
             r0->activation_bytes / 1e9, r0->pool_bytes / 1e9, r0->kv_bytes_per_token);

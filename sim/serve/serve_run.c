@@ -34,14 +34,15 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
 {
     const strata_memory_spec *mem = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands);
     double act = strata_serve_dtype_bytes(m->dtype);
-    uint64_t t = c->max_num_batched_tokens, tp = c->tp ? c->tp : 1;
-    uint64_t qkv = ((uint64_t)m->heads / tp + 2ull * strata_serve_kv_heads_per_rank(m, (uint32_t)tp)) * m->head_dim;
+    uint64_t t = c->max_num_batched_tokens, tp = c->tp ? c->tp : 1, at = c->attention_dp ? 1 : tp;
+    uint64_t qkv = ((uint64_t)m->heads / at + 2ull * strata_serve_kv_heads_per_rank(m, (uint32_t)at)) * m->head_dim;
     uint64_t seqs = c->max_num_seqs < t ? c->max_num_seqs : t;
+    double gathered = c->attention_dp ? (double)tp : 1.0; /* attention dp: the MLP sees every rank's tokens */
     /* the profile run's peak: hidden states in and out, QKV, the MLP's gate/up and activation; fp32 logits and
      * probabilities of the sampled rows (ESTIMATE of vLLM's profile_run peak, from its tensors' shapes) */
-    *activations = (uint64_t)((double)t * (2.0 * m->hidden + (double)qkv + 3.0 * m->intermediate / (double)tp) * act +
-                              (double)seqs * m->vocab / (double)tp * 8.0);
-    *weights = strata_serve_weight_bytes(m, (uint32_t)tp);
+    *activations = (uint64_t)((double)t * (2.0 * m->hidden + (double)qkv + 3.0 * m->intermediate / (double)tp *
+                                           gathered) * act + (double)seqs * m->vocab / (double)at * 8.0);
+    *weights = strata_serve_weight_bytes_dp(m, (uint32_t)tp, c->attention_dp);
     double usable = (double)mem->capacity * c->gpu_memory_utilization;
     double left = usable - (double)*weights - (double)*activations - (double)c->non_kv_overhead;
     if (left < 1) {
@@ -280,15 +281,26 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     if (c->record_steps)
         r->steps_log = g_array_new(FALSE, FALSE, sizeof(strata_serve_step));
     r->capacity_bytes = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->capacity;
-    r->kv_bytes_per_token = strata_serve_kv_bytes_per_token(m, c->tp);
+    r->kv_bytes_per_token = strata_serve_kv_bytes_per_token(m, c->attention_dp ? 1 : c->tp);
+    bool ok = strata_serve_memory(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, err);
+    /* attention dp: the ranks' schedulers as one, each rank's limits and pool times tp */
+    strata_serve_config all = *c;
+    uint64_t ranks = c->attention_dp ? c->tp : 1;
+    if (ok && ranks * c->max_num_seqs + ranks * c->max_num_batched_tokens > (1ull << 24)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--attention-dp: expected --tp x (--max-num-seqs + "
+                    "--max-num-batched-tokens) <= 2^24, got %u x (%u + %u)", c->tp, c->max_num_seqs,
+                    c->max_num_batched_tokens);
+        ok = false;
+    }
+    all.max_num_seqs *= (uint32_t)ranks, all.max_num_batched_tokens *= (uint32_t)ranks;
+    c = &all;
     serve_state st = {.cfg = c, .scheme = scheme, .res = r, .n_req = s->n, .sample_every = 1,
                       .clients_free = c->concurrency};
     st.kv_tensors = m->kv_lora_rank ? m->layers : 2 * m->layers;
     st.block_bytes = (uint64_t)c->block_size * r->kv_bytes_per_token;
-    bool ok = strata_serve_memory(hw, m, c, &r->weight_bytes, &r->activation_bytes, &r->pool_bytes, err);
-    strata_serve_kv_config kc = {r->pool_bytes, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,
+    strata_serve_kv_config kc = {r->pool_bytes * ranks, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,
                                  c->prefix_caching, s->shared_prefix, st.kv_tensors, c->page_bytes, c->allocator};
-    ok = ok && (st.cost = strata_serve_cost_new(hw, m, c->tp, c->max_num_batched_tokens, err)) != NULL;
+    ok = ok && (st.cost = strata_serve_cost_new(hw, m, c->tp, c->attention_dp, c->max_num_batched_tokens, err)) != NULL;
     ok = ok && (st.kv = scheme->create(&kc, err)) != NULL;
     if (ok && c->swap) {
         double bw = 0, lat = 0;

@@ -44,14 +44,49 @@ typedef struct serve_state {
     uint32_t kv_tensors;
     uint32_t clients_free;         /* closed loop: clients with no request out */
     uint32_t n_done;
+    uint32_t run_left;             /* multi-step: steps the current decode batch still runs after this one */
     uint32_t sample_every, sample_count;
     double weight;                 /* accumulated step time for the means */
 } serve_state;
 
+static inline uint32_t serve_tokens_of(const serve_req *q)
+{
+    return q->prompt + q->generated;
+}
+
+static inline strata_serve_kv_req serve_kv_req(const serve_req *q)
+{
+    return (strata_serve_kv_req){q->id, q->prompt, q->output};
+}
+
 /* serve_sched.c: one step; false when no progress is possible. */
 bool serve_step(serve_state *st);
-/* serve_sched.c: pushes v at d's front or back. */
+/* serve_sched.c: pushes v at d's front or back; the front's id; pops it. */
 void serve_deque_push(serve_deque *d, uint32_t v, bool front);
+uint32_t serve_deque_peek(const serve_deque *d);
+uint32_t serve_deque_pop(serve_deque *d);
+/* serve_sched.c, the policies' parts: q computes n tokens this step. */
+void serve_add_chunk(serve_state *st, serve_req *q, uint32_t n);
+/* Running requests in order, each what it lacks up to the budget (cut to
+ * whole multiples of align when the budget cuts it), its KV grown by
+ * lookahead tokens more (at most to prompt + output), preempting the most
+ * recently admitted when the scheme has no room; true when one was. */
+bool serve_schedule_running(serve_state *st, uint32_t *budget, uint32_t lookahead, uint32_t align);
+/* Swapped requests back, oldest first (serve_sched.c). */
+void serve_schedule_swapped(serve_state *st, uint32_t *budget);
+/* The waiting queue's head starts running: hit tokens cached, want
+ * computed this step, out of the budget. */
+void serve_admit_head(serve_state *st, uint32_t hit, uint32_t want, uint32_t *budget);
+/* q leaves the waiting queue's head unserved (vLLM's ignored request). */
+void serve_reject_head(serve_state *st);
+
+/* The policies (serve_scheduler.h's rows): serve_sched.c's and serve_sched_v0.c's. */
+void serve_schedule_v1(serve_state *st);
+void serve_schedule_v0(serve_state *st);
+void serve_schedule_v0_chunked(serve_state *st);
+uint32_t serve_v0_budget(uint32_t max_model_len);
+uint32_t serve_v0_chunked_budget(uint32_t max_model_len);
+const char *serve_v0_pick(uint32_t max_model_len, bool prefix_caching);
 /* serve_run.c */
 void serve_arrivals(serve_state *st);
 double serve_next_arrival(const serve_state *st);

@@ -1,10 +1,11 @@
 /*
- * serve_sched.c: the serving loop (serve.h): vLLM v1's scheduler
- * (vllm/v1/core/sched/scheduler.py, notes/44-45/serving.md section 1) over
- * a KV allocation scheme, one step at a time.
+ * serve_sched.c: the serving loop (serve.h), one step at a time, and its
+ * default policy, vLLM v1's scheduler (vllm/v1/core/sched/scheduler.py,
+ * notes/44-45/serving.md section 1), with the parts the other policies
+ * share (serve_run.h; vLLM v0's are serve_sched_v0.c's).
  *
- * A step: token budget max_num_batched_tokens. RUNNING requests first, in
- * admission order, each given what it lacks (tokens - computed: 1 for a
+ * A v1 step: token budget max_num_batched_tokens. RUNNING requests first,
+ * in admission order, each given what it lacks (tokens - computed: 1 for a
  * decode, the rest of its prompt for a chunked prefill) up to the budget;
  * when the scheme cannot make room, the most recently admitted running
  * request is preempted (recompute: its cache freed, computed = 0, back to
@@ -17,6 +18,11 @@
  * not fit stops admission. The step takes serve_cost's time; every request
  * whose computed tokens catch up with its tokens samples one.
  *
+ * Multi-step (a policy that sets run_left, vLLM v0's): the step's decode
+ * batch runs run_left more steps without scheduling, each request one
+ * token a step; one that reaches its output mid-run keeps computing (its
+ * extra tokens dropped) and completes when the run ends.
+ *
  * Invariants: running holds at most max_num_seqs; a step schedules at
  * most max_num_batched_tokens; time never goes back.
  */
@@ -26,16 +32,6 @@
 #include "serve/serve.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_run.h"
-
-static uint32_t tokens_of(const serve_req *q)
-{
-    return q->prompt + q->generated;
-}
-
-static strata_serve_kv_req kv_req(const serve_req *q)
-{
-    return (strata_serve_kv_req){q->id, q->prompt, q->output};
-}
 
 void serve_deque_push(serve_deque *d, uint32_t v, bool front)
 {
@@ -55,7 +51,7 @@ void serve_deque_push(serve_deque *d, uint32_t v, bool front)
     d->n++;
 }
 
-static uint32_t deque_pop(serve_deque *d)
+uint32_t serve_deque_pop(serve_deque *d)
 {
     uint32_t v = d->a[d->head];
     d->head = (d->head + 1) % d->cap;
@@ -63,7 +59,7 @@ static uint32_t deque_pop(serve_deque *d)
     return v;
 }
 
-static uint32_t deque_peek(const serve_deque *d)
+uint32_t serve_deque_peek(const serve_deque *d)
 {
     return d->a[d->head];
 }
@@ -92,23 +88,27 @@ static void preempt(serve_state *st, serve_req *q)
     serve_deque_push(&st->waiting, q->id, true);
 }
 
-static void add_chunk(serve_state *st, serve_req *q, uint32_t n)
+void serve_add_chunk(serve_state *st, serve_req *q, uint32_t n)
 {
-    st->chunks[st->n_chunks++] = (strata_serve_chunk){q->id, n, q->computed + n, q->computed + n >= tokens_of(q)};
+    st->chunks[st->n_chunks++] = (strata_serve_chunk){q->id, n, q->computed + n, q->computed + n >= serve_tokens_of(q)};
 }
 
-/* The running part of a step; true when something was preempted. */
-static bool schedule_running(serve_state *st, uint32_t *budget)
+bool serve_schedule_running(serve_state *st, uint32_t *budget, uint32_t lookahead, uint32_t align)
 {
     bool preempted = false;
     for (uint32_t i = 0; i < st->n_running && *budget > 0; i++) {
         serve_req *q = &st->req[st->running[i]];
-        uint32_t want = tokens_of(q) - q->computed;
+        uint32_t want = serve_tokens_of(q) - q->computed;
         if (want > *budget)
-            want = *budget;
-        strata_serve_kv_req r = kv_req(q);
+            want = *budget / align * align;
+        if (!want)
+            break;
+        strata_serve_kv_req r = serve_kv_req(q);
+        uint32_t grow = q->computed + want + lookahead, most = q->prompt + q->output;
+        if (lookahead && grow > most)
+            grow = most > q->computed + want ? most : q->computed + want;
         bool self = false;
-        while (!st->scheme->grow(st->kv, &r, q->computed + want)) {
+        while (!st->scheme->grow(st->kv, &r, grow)) {
             serve_req *victim = &st->req[st->running[--st->n_running]];
             preempt(st, victim);
             preempted = true;
@@ -119,7 +119,7 @@ static bool schedule_running(serve_state *st, uint32_t *budget)
         }
         if (self)
             break;
-        add_chunk(st, q, want);
+        serve_add_chunk(st, q, want);
         *budget -= want;
     }
     return preempted;
@@ -127,17 +127,17 @@ static bool schedule_running(serve_state *st, uint32_t *budget)
 
 /* Swapped requests back, oldest first, with room for their next token
  * (vLLM v0's can_swap_in and append_slots), each decoding in this step. */
-static void schedule_swapped(serve_state *st, uint32_t *budget)
+void serve_schedule_swapped(serve_state *st, uint32_t *budget)
 {
     while (st->swapped.n && st->n_running < st->cfg->max_num_seqs && *budget > 0) {
-        serve_req *q = &st->req[deque_peek(&st->swapped)];
-        strata_serve_kv_req r = kv_req(q);
-        uint32_t want = tokens_of(q) - q->computed;
+        serve_req *q = &st->req[serve_deque_peek(&st->swapped)];
+        strata_serve_kv_req r = serve_kv_req(q);
+        uint32_t want = serve_tokens_of(q) - q->computed;
         if (want > *budget)
             want = *budget;
         if (!st->scheme->grow(st->kv, &r, q->computed + want))
             break;
-        deque_pop(&st->swapped);
+        serve_deque_pop(&st->swapped);
         double t = strata_serve_cost_swap(st->cost, q->swapped_bytes / st->block_bytes, st->block_bytes,
                                           st->kv_tensors);
         st->step_swap_s += t;
@@ -148,30 +148,44 @@ static void schedule_swapped(serve_state *st, uint32_t *budget)
         q->swapped_bytes = 0;
         q->state = SERVE_RUNNING;
         st->running[st->n_running++] = q->id;
-        add_chunk(st, q, want);
+        serve_add_chunk(st, q, want);
         *budget -= want;
     }
+}
+
+void serve_admit_head(serve_state *st, uint32_t hit, uint32_t want, uint32_t *budget)
+{
+    serve_req *q = &st->req[serve_deque_pop(&st->waiting)];
+    q->computed = hit;
+    st->res->prefix_hit_tokens += hit;
+    q->state = SERVE_RUNNING;
+    st->running[st->n_running++] = q->id;
+    serve_add_chunk(st, q, want);
+    *budget -= want;
 }
 
 static void schedule_waiting(serve_state *st, uint32_t *budget)
 {
     while (st->waiting.n && st->n_running < st->cfg->max_num_seqs && *budget > 0) {
-        serve_req *q = &st->req[deque_peek(&st->waiting)];
-        strata_serve_kv_req r = kv_req(q);
-        uint32_t hit = st->scheme->lookup ? st->scheme->lookup(st->kv, &r, tokens_of(q)) : 0;
-        uint32_t want = tokens_of(q) - hit;
+        serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
+        strata_serve_kv_req r = serve_kv_req(q);
+        uint32_t hit = st->scheme->lookup ? st->scheme->lookup(st->kv, &r, serve_tokens_of(q)) : 0;
+        uint32_t want = serve_tokens_of(q) - hit;
         if (want > *budget)
             want = *budget;
         if (!st->scheme->grow(st->kv, &r, hit + want))
             break;
-        deque_pop(&st->waiting);
-        q->computed = hit;
-        st->res->prefix_hit_tokens += hit;
-        q->state = SERVE_RUNNING;
-        st->running[st->n_running++] = q->id;
-        add_chunk(st, q, want);
-        *budget -= want;
+        serve_admit_head(st, hit, want, budget);
     }
+}
+
+void serve_reject_head(serve_state *st)
+{
+    serve_req *q = &st->req[serve_deque_pop(&st->waiting)];
+    q->state = SERVE_DONE;
+    st->res->rejected++;
+    st->n_done++;
+    serve_client_free(st, q);
 }
 
 /* A request that cannot fit the empty pool is rejected (vLLM refuses a
@@ -180,15 +194,33 @@ static bool reject_unfittable(serve_state *st)
 {
     if (st->n_running || !st->waiting.n || st->n_chunks || st->step_swap_s > 0)
         return false;
-    serve_req *q = &st->req[deque_pop(&st->waiting)];
-    q->state = SERVE_DONE;
-    st->res->rejected++;
-    st->n_done++;
-    serve_client_free(st, q);
+    serve_reject_head(st);
     return true;
 }
 
-/* After a step of time t: tokens computed, tokens sampled, requests done. */
+void serve_schedule_v1(serve_state *st)
+{
+    uint32_t budget = st->cfg->max_num_batched_tokens;
+    bool preempted = serve_schedule_running(st, &budget, 0, 1);
+    if (!preempted && st->cfg->swap)
+        serve_schedule_swapped(st, &budget);
+    if (!preempted && !st->swapped.n)
+        schedule_waiting(st, &budget);
+}
+
+/* A multi-step run's next step: the same batch, one more token each; one
+ * that has all its output computes a token nobody keeps. */
+static void next_run_step(serve_state *st)
+{
+    st->step_swap_s = 0;
+    for (uint32_t i = 0; i < st->n_chunks; i++) {
+        const serve_req *q = &st->req[st->chunks[i].id];
+        st->chunks[i] = (strata_serve_chunk){q->id, 1, q->computed + 1, q->generated < q->output};
+    }
+}
+
+/* After a step of time t: tokens computed, tokens sampled, requests done
+ * (in a multi-step run, when the run ends). */
 static void finish_step(serve_state *st)
 {
     for (uint32_t i = 0; i < st->n_chunks; i++) {
@@ -200,12 +232,9 @@ static void finish_step(serve_state *st)
             st->res->decode_tokens++;
         else
             st->res->prefill_tokens += st->chunks[i].tokens;
-        if (!st->chunks[i].samples)
-            continue;
-        q->generated++;
-        if (q->generated == 1)
+        if (st->chunks[i].samples && ++q->generated == 1)
             q->first_token = st->now;
-        if (q->generated < q->output)
+        if (!q->generated || q->generated < q->output || st->run_left)
             continue;
         q->finish = st->now;
         q->state = SERVE_DONE;
@@ -224,20 +253,21 @@ static void finish_step(serve_state *st)
 bool serve_step(serve_state *st)
 {
     serve_arrivals(st);
-    if (!st->n_running && !st->waiting.n && !st->swapped.n) {
-        st->now = fmax(st->now, serve_next_arrival(st));
-        return true;
+    if (st->run_left) {
+        st->run_left--;
+        next_run_step(st);
+    } else {
+        if (!st->n_running && !st->waiting.n && !st->swapped.n) {
+            st->now = fmax(st->now, serve_next_arrival(st));
+            return true;
+        }
+        st->n_chunks = 0;
+        st->step_swap_s = 0;
+        const strata_serve_scheduler *p = st->cfg->scheduler;
+        (p ? p->schedule : serve_schedule_v1)(st);
+        if (reject_unfittable(st))
+            return true;
     }
-    uint32_t budget = st->cfg->max_num_batched_tokens;
-    st->n_chunks = 0;
-    st->step_swap_s = 0;
-    bool preempted = schedule_running(st, &budget);
-    if (!preempted && st->cfg->swap)
-        schedule_swapped(st, &budget);
-    if (!preempted && !st->swapped.n)
-        schedule_waiting(st, &budget);
-    if (reject_unfittable(st))
-        return true;
     double t = strata_serve_cost_step(st->cost, st->chunks, st->n_chunks) + st->step_swap_s;
     if (st->n_chunks && st->cfg->engine) {
         bool prefill = false;

@@ -1,0 +1,49 @@
+/*
+ * serve_scheduler.c: the scheduling policies' table (serve_scheduler.h),
+ * one row per policy; each row's functions are in its own file
+ * (serve_sched.c: vllm-v1; serve_sched_v0.c: vllm-v0 and vllm-v0-chunked).
+ */
+#include "serve/serve_scheduler.h"
+#include <string.h>
+#include "core/error.h"
+#include "serve/serve_run.h"
+
+static const strata_serve_scheduler schedulers[] = {
+    {"vllm-v1", serve_schedule_v1, NULL, 0, false, false, NULL,
+     "vLLM v1: running requests first, then waiting ones; prefill chunks and decodes in one step (default)"},
+    {"vllm-v0", serve_schedule_v0, serve_v0_budget, 256, true, false, serve_v0_pick,
+     "vLLM v0 (0.5, 0.6): a step of whole prefills or one of decodes, never both; budget max(max_model_len, 2048), "
+     "256 sequences; --num-scheduler-steps N: a decode batch runs N steps"},
+    {"vllm-v0-chunked", serve_schedule_v0_chunked, serve_v0_chunked_budget, 256, false, true, NULL,
+     "vLLM v0 with chunked prefill (0.6's default above max_model_len 32768 without prefix caching): decodes "
+     "first, then prefill chunks; budget 512"},
+    {NULL, NULL, NULL, 0, false, false, NULL, NULL},
+};
+
+char *strata_serve_scheduler_names(void)
+{
+    GString *s = g_string_new(NULL);
+    for (const strata_serve_scheduler *p = schedulers; p->name; p++)
+        g_string_append_printf(s, "%s%s", p == schedulers ? "" : ", ", p->name);
+    return g_string_free(s, FALSE);
+}
+
+char *strata_serve_scheduler_help(void)
+{
+    GString *s = g_string_new(NULL);
+    for (const strata_serve_scheduler *p = schedulers; p->name; p++)
+        g_string_append_printf(s, "  %-16s %s\n", p->name, p->what);
+    return g_string_free(s, FALSE);
+}
+
+const strata_serve_scheduler *strata_serve_scheduler_find(const char *name, GError **err)
+{
+    for (const strata_serve_scheduler *p = schedulers; p->name; p++)
+        if (strcmp(p->name, name) == 0)
+            return p;
+    char *known = strata_serve_scheduler_names();
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--scheduler: unknown scheduler '%s' (known: %s)", name,
+                known);
+    g_free(known);
+    return NULL;
+}

@@ -1,0 +1,62 @@
+/*
+ * serve_scheduler.h: the table of scheduling policies a serving run can
+ * use, looked up by name (--scheduler NAME; the default is the engine
+ * row's, serve_engine.h): which requests and how many of their tokens go
+ * into each step.
+ *
+ *   vllm-v1          vLLM v1's schedule() (serve_sched.c): running
+ *                    requests first, then waiting ones, prefill chunks
+ *                    and decodes mixed in one step (the default);
+ *   vllm-v0          vLLM v0's _schedule_default (serve_sched_v0.c): a
+ *                    step runs whole prefills of waiting requests (FCFS,
+ *                    as many as the token budget and max_num_seqs allow)
+ *                    or the running requests' decodes, never both; with
+ *                    --num-scheduler-steps N a decode batch runs N steps;
+ *   vllm-v0-chunked  vLLM v0's _schedule_chunked_prefill: decodes first,
+ *                    then prefill chunks up to the token budget.
+ *
+ * A row may give the engine's own defaults (token budget and max_num_seqs
+ * when the options leave them out) and pick a sibling row from the run's
+ * setup (vLLM 0.6 turns chunked prefill on for long-context models).
+ * Adding a policy is one function (serve_run.h's state) and one row in
+ * serve_scheduler.c's table; docs/extending.md.
+ *
+ * Invariants: a policy schedules at most max_num_batched_tokens tokens and
+ * keeps at most max_num_seqs requests running; it changes the KV scheme
+ * only through its grow/release hooks.
+ */
+#ifndef STRATA_SERVE_SCHEDULER_H
+#define STRATA_SERVE_SCHEDULER_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct serve_state;
+
+typedef struct strata_serve_scheduler {
+    const char *name;
+    /* Fills the state's chunks for one step (serve_run.h). */
+    void (*schedule)(struct serve_state *st);
+    /* The engine's token budget for a model of max_model_len when none is
+     * given (NULL: strata's 8192). */
+    uint32_t (*default_budget)(uint32_t max_model_len);
+    uint32_t default_max_seqs;  /* 0: strata's 1024 */
+    bool whole_prompts;         /* prefills never chunked: a budget below max_model_len is refused */
+    /* vLLM 0.6's chunked-prefill rules: refused with --num-scheduler-steps
+     * > 1; with prefix caching the budget must be whole blocks and a chunk
+     * cut by the budget is rounded down to whole blocks */
+    bool v0_chunk_rules;
+    /* The row the engine would run instead for this setup (NULL: none). */
+    const char *(*pick)(uint32_t max_model_len, bool prefix_caching);
+    const char *what;           /* one line for --help */
+} strata_serve_scheduler;
+
+/* The row called name, or NULL with an error listing the known ones. */
+const strata_serve_scheduler *strata_serve_scheduler_find(const char *name, GError **err);
+/* "vllm-v1, vllm-v0, ..." (g_free). */
+char *strata_serve_scheduler_names(void);
+/* Each row's name and line, one a line (g_free), for --help. */
+char *strata_serve_scheduler_help(void);
+
+#endif

@@ -1,0 +1,202 @@
+/*
+ * test_serve_sched.c: the serving scheduling policies (sim/serve/
+ * serve_scheduler.h) against schedules derived by hand: vLLM v0's
+ * prefill-only and decode-only steps, its multi-step decode runs, v0's
+ * chunked prefill cut to whole blocks, the policies' defaults, and the
+ * setups vLLM 0.6 refuses (exit 2).
+ */
+#include <string.h>
+#include "serve/serve.h"
+#include "testutil.h"
+
+/* test_serve.c's tiny model, by its keys: KV 2 x 1 x 1 x 8 x 2 = 32 B per token. */
+static strata_serve_model tiny(void)
+{
+    strata_serve_model m;
+    strata_serve_model_init(&m);
+    const char *keys[][2] = {{"name", "tiny"}, {"layers", "1"}, {"hidden", "8"}, {"heads", "1"}, {"kv_heads", "1"},
+                             {"head_dim", "8"}, {"intermediate", "8"}, {"vocab", "8"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++) {
+        GError *err = NULL;
+        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
+    }
+    return m;
+}
+
+/* The tiny model on test-simple with 1 MiB of memory (a pool of 8,173 blocks of 4 tokens, its watermark 81
+ * blocks): budget 8 tokens, 2 sequences, every step recorded. */
+static strata_serve_result *run(const char *policy, uint32_t steps, bool prefix, strata_serve_request *req,
+                                uint32_t n)
+{
+    strata_serve_stream s = {req, n, 0, (char *)"tiny"};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
+    c.num_scheduler_steps = steps, c.prefix_caching = prefix, c.record_steps = true;
+    GError *err = NULL;
+    c.scheduler = strata_serve_scheduler_find(policy, &err);
+    ck_assert_msg(c.scheduler, "%s", err ? err->message : "");
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "test-simple.ini", NULL);
+    const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
+    strata_hw *hw = strata_hw_load(path, overrides, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = tiny();
+    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+    ck_assert_msg(r, "%s", err ? err->message : "");
+    strata_hw_free(hw);
+    g_free(path);
+    return r;
+}
+
+static const strata_serve_step *step(const strata_serve_result *r, guint i)
+{
+    ck_assert_uint_lt(i, r->steps_log->len);
+    return &g_array_index(r->steps_log, strata_serve_step, i);
+}
+
+/* Asserts each step's tokens, prefill chunks and decodes: n triples. */
+static void check_steps(const strata_serve_result *r, const uint32_t (*want)[3], guint n)
+{
+    ck_assert_uint_eq(r->steps, n);
+    ck_assert_uint_eq(r->steps_log->len, n);
+    for (guint i = 0; i < n; i++) {
+        const strata_serve_step *s = step(r, i);
+        ck_assert_msg(s->tokens == want[i][0] && s->prefills == want[i][1] && s->decodes == want[i][2],
+                      "step %u: %u tokens, %u prefills, %u decodes; expected %u, %u, %u", i + 1, s->tokens,
+                      s->prefills, s->decodes, want[i][0], want[i][1], want[i][2]);
+    }
+}
+
+START_TEST(v0_prefill_steps_apart_from_decode_steps)
+{
+    /* A(4 prompt, 3 out), B(4, 2), C(4, 1) at 0; budget 8, 2 sequences.
+     * vllm-v0: step 1 prefills A and B (4 + 4 = 8, the budget; both sample their first token); step 2: C
+     * waits (2 running), so the decodes of A and B (2 tokens; B done); step 3: C's prefill alone, A's decode
+     * waits (C done); step 4: A's decode (done). 4 steps: 8, 2, 4, 1 tokens; prefill 12, decode 3. */
+    strata_serve_request req[3] = {{0, 4, 3}, {0, 4, 2}, {0, 4, 1}};
+    strata_serve_result *r = run("vllm-v0", 1, true, req, 3);
+    const uint32_t v0[][3] = {{8, 2, 0}, {2, 0, 2}, {4, 1, 0}, {1, 0, 1}};
+    check_steps(r, v0, G_N_ELEMENTS(v0));
+    ck_assert_uint_eq(r->completed, 3);
+    ck_assert_uint_eq(r->prefill_tokens, 12);
+    ck_assert_uint_eq(r->decode_tokens, 3);
+    strata_serve_result_free(r);
+    /* vllm-v1 mixes them: step 3 is A's decode with C's prefill (1 + 4). 3 steps: 8, 2, 5 tokens. */
+    r = run("vllm-v1", 1, true, req, 3);
+    const uint32_t v1[][3] = {{8, 2, 0}, {2, 0, 2}, {5, 1, 1}};
+    check_steps(r, v1, G_N_ELEMENTS(v1));
+    strata_serve_result_free(r);
+}
+END_TEST
+
+START_TEST(v0_multi_step_runs_the_decode_batch_n_steps)
+{
+    /* The same requests, --num-scheduler-steps 3. Step 1 prefills A and B (one step: a prefill has no
+     * lookahead). Step 2 starts a run of 3 decode steps of A and B, their KV grown by 2 lookahead tokens
+     * (A to 4 + 1 + 2 = 7 = its prompt + output; B capped at 6): B's last token comes at step 2 and A's at
+     * step 3, but both keep computing to step 4, when the run ends and both complete. Step 5: C's prefill.
+     * 5 steps: 8, 2, 2, 2, 4 tokens; decode tokens 6 (2 of them dropped), prefill 12. */
+    strata_serve_request req[3] = {{0, 4, 3}, {0, 4, 2}, {0, 4, 1}};
+    strata_serve_result *r = run("vllm-v0", 3, true, req, 3);
+    const uint32_t want[][3] = {{8, 2, 0}, {2, 0, 2}, {2, 0, 2}, {2, 0, 2}, {4, 1, 0}};
+    check_steps(r, want, G_N_ELEMENTS(want));
+    ck_assert_uint_eq(r->completed, 3);
+    ck_assert_uint_eq(r->decode_tokens, 6);
+    ck_assert_uint_eq(r->prefill_tokens, 12);
+    /* A and B end with the run (end of step 4), C with step 5: the E2E median is step 4's end, the
+     * maximum step 5's */
+    double end4 = step(r, 3)->t + step(r, 3)->dt, end5 = step(r, 4)->t + step(r, 4)->dt;
+    ck_assert_double_eq_tol(r->e2e.p50, end4, 1e-15);
+    ck_assert_double_eq_tol(r->makespan, end5, 1e-15);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+START_TEST(v0_chunks_cut_to_whole_blocks_with_prefix_caching)
+{
+    /* A(6, 1), B(6, 1); budget 8, blocks of 4. vllm-v0-chunked with prefix caching: A's 6 tokens leave 2 of the
+     * budget, B's chunk rounds 2 down to whole blocks, 0: step 1 is A alone, step 2 B (6). Without prefix
+     * caching B gets a 2-token chunk then its last 4: 8, 4, as vllm-v1. */
+    strata_serve_request req[2] = {{0, 6, 1}, {0, 6, 1}};
+    strata_serve_result *r = run("vllm-v0-chunked", 1, true, req, 2);
+    const uint32_t blocks[][3] = {{6, 1, 0}, {6, 1, 0}};
+    check_steps(r, blocks, G_N_ELEMENTS(blocks));
+    strata_serve_result_free(r);
+    r = run("vllm-v0-chunked", 1, false, req, 2);
+    const uint32_t tokens[][3] = {{8, 2, 0}, {4, 1, 0}};
+    check_steps(r, tokens, G_N_ELEMENTS(tokens));
+    ck_assert_uint_eq(r->completed, 2);
+    strata_serve_result_free(r);
+}
+END_TEST
+
+START_TEST(policies_defaults_and_choices)
+{
+    GError *err = NULL;
+    const strata_serve_scheduler *v0 = strata_serve_scheduler_find("vllm-v0", &err);
+    const strata_serve_scheduler *ch = strata_serve_scheduler_find("vllm-v0-chunked", &err);
+    ck_assert(v0 && ch);
+    /* vLLM 0.6's budgets: max(max_model_len, 2048); 512 chunked; 256 sequences */
+    ck_assert_uint_eq(v0->default_budget(8192), 8192);
+    ck_assert_uint_eq(v0->default_budget(1024), 2048);
+    ck_assert_uint_eq(ch->default_budget(131072), 512);
+    ck_assert_uint_eq(v0->default_max_seqs, 256);
+    /* chunked prefill on by itself above 32768 tokens without prefix caching */
+    ck_assert_str_eq(v0->pick(32769, false), "vllm-v0-chunked");
+    ck_assert_ptr_null(v0->pick(32768, false));
+    ck_assert_ptr_null(v0->pick(131072, true));
+    ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
+    ck_assert_msg(strstr(err->message, "unknown scheduler 'fifo'") && strstr(err->message, "vllm-v0-chunked"), "%s",
+                  err->message);
+    g_clear_error(&err);
+}
+END_TEST
+
+static strata_cli_result serve(const char *extra1, const char *extra2, const char *extra3)
+{
+    return strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b",
+                           "--poisson", "n=4,rate=0,prompt=100,output=4", "-q", "--engine", "vllm-v0", extra1, extra2,
+                           extra3, NULL);
+}
+
+START_TEST(cli_picks_and_refuses_as_vllm_does)
+{
+    /* the engine's policy, its budget max(8192, 2048) and 256 sequences, in the report */
+    strata_cli_result r = serve(NULL, NULL, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_msg(strstr(r.out, "vllm-v0"), "%s", r.out);
+    strata_cli_result_clear(&r);
+    /* a budget below max_model_len without chunked prefill */
+    r = serve("--max-num-batched-tokens", "4096", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "expected --max-num-batched-tokens (4096) >= max_model_len (8192)"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    /* long context without prefix caching turns chunked prefill on, which multi-step refuses */
+    r = serve("--set=max_model_len=40000", "--no-prefix-caching", "--num-scheduler-steps=10");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--scheduler vllm-v0-chunked: vLLM 0.6 refuses chunked prefill"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = serve("--scheduler", "vllm-v0-chunked", "--max-num-batched-tokens=510");
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "whole blocks"), "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = serve("--scheduler", "lifo", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "unknown scheduler 'lifo'"), "%s", r.err);
+    strata_cli_result_clear(&r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve_sched");
+    TCase *tc = tcase_create("serve_sched");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, v0_prefill_steps_apart_from_decode_steps);
+    tcase_add_test(tc, v0_multi_step_runs_the_decode_batch_n_steps);
+    tcase_add_test(tc, v0_chunks_cut_to_whole_blocks_with_prefix_caching);
+    tcase_add_test(tc, policies_defaults_and_choices);
+    tcase_add_test(tc, cli_picks_and_refuses_as_vllm_does);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
