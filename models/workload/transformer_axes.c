@@ -45,9 +45,8 @@ bool tf_axes_check(const strata_params *p, const strata_model_shape *s, const wl
                     " x %" G_GUINT64_FORMAT "): the expert axis splits the batch outside the experts, got batch=%"
                     G_GUINT64_FORMAT, plan->n, plan->e, batch);
     if (plan->p > 1 && (plan->e > 1 || plan->c > 1))
-        return FAIL("transformer: a pipe axis with an expert or context axis is not modelled (pipeline.h runs each "
-                    "layer of a stage as one compute; the experts' all-to-alls and the ring need the layer-level "
-                    "step), got mesh=%s", plan->mesh);
+        return FAIL("transformer: a pipe axis with an expert or context axis is not modelled (pipeline.c's "
+                    "stages run no all-to-all over expert and no ring over context), got mesh=%s", plan->mesh);
     uint64_t ways = plan->n * plan->e * plan->c;
     if (plan->data == WL_DATA_FSDP && ways > plan->n && strata_params_int(p, "d_model") % (int64_t)ways != 0)
         return FAIL("transformer: expected d_model divisible by data x expert x context (%" G_GUINT64_FORMAT
