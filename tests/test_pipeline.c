@@ -254,7 +254,8 @@ static const strata_model_shape small = {.layers = 2, .d_model = 512, .heads = 8
 
 START_TEST(layer_ops_of_a_small_layer)
 {
-    wl_layer_geom g = {2, 128, 2, true, true, true, STRATA_DTYPE_BF16};
+    wl_layer_geom g = {.b = 2, .s = 128, .t = 2, .ep = 1, .sp = true, .flash = true, .causal = true,
+                       .dt = STRATA_DTYPE_BF16};
     wl_layer_ops *o = wl_layer_ops_new(&small, &g, 0);
     /* The forward in Megatron's order, then each op's backward in reverse:
      * a gemm MxKxN's input gradient MxNxK (B) and weight gradient KxMxN (W). */
@@ -417,6 +418,91 @@ START_TEST(pipeline_kernels_are_the_model_count)
 }
 END_TEST
 
+/* pipe x expert: a MoE model (4 layers, all MoE: 4 experts of SwiGLU 128,
+ * top 2; d 256, 4 heads of 64, vocabulary 256; batch 8 x 128) on
+ * pipe:2,data:2,expert:2, 2 microbatches: a device's microbatch is 8 / (2
+ * x 2 x 2) = 1 sequence, T = 128 tokens. By hand:
+ *   all-to-alls  per MoE layer and microbatch two forward (dispatch, back)
+ *                and two backward, each of T k d = 128 x 2 x 256 bf16 =
+ *                131,072 B; a stage's 2 layers x 2 microbatches x 4, once
+ *                per expert group (2 a stage): 32 a stage, 64 in all;
+ *   parameters   stage 0: 2 layers of attention 262,144 + norms 512 +
+ *                router 1,024 + experts 4 x 98,304, and the embedding
+ *                65,536: 1,379,328, less half its experts' 786,432 (each
+ *                device of an expert group holds 2 of the 4): 986,112 x 2
+ *                B = 1,972,224 B = 1926 KiB; the experts' gradients
+ *                393,216 x 2 B = 768 KiB, reduced over data alone, the
+ *                rest's 592,896 x 2 B = 1158 KiB over data x expert;
+ *   flops        the gemms and attention of all 8 devices: the model's
+ *                count for the whole batch, 3 x (2 x 1,024 tokens x
+ *                (65,536 + 4 x (262,144 + 1,024 + 2 x 98,304)) + 4 x 2 x 8
+ *                x 4 x 128 x 128^2 / 2) = 12,507,414,528. */
+START_TEST(pipe_with_expert_axis)
+{
+    const char *args[] = {"layers=4", "d_model=256", "heads=4", "seq=128", "batch=8", "vocab=256", "experts=4",
+                          "top_k=2", "moe_ffn=128", "mlp=swiglu", "norm=rmsnorm", "pos=rope",
+                          "mesh=pipe:2,data:2,expert:2", "microbatches=2", "attention=flash", "mask=causal", NULL};
+    char *trace = gen_trace(args), *text = NULL;
+    ck_assert(g_file_get_contents(trace, &text, NULL, NULL));
+    ck_assert_msg(strstr(text, "alloc params 1926KiB tag=param dtype=bf16 device=0\n"), "%s", trace);
+    ck_assert(strstr(text, "alloc grads 1158KiB tag=grad dtype=bf16 device=0\n"));
+    ck_assert(strstr(text, "alloc grads_experts 768KiB tag=grad dtype=bf16 device=0\n"));
+    ck_assert(strstr(text, "all-reduce grads axis=data,expert device=0\n"));
+    ck_assert(strstr(text, "all-reduce grads_experts axis=data device=0\n"));
+    char **lines = g_strsplit(text, "\n", -1);
+    double total = 0;
+    for (char **l = lines; *l; l++) {
+        bool attention = false;
+        double f = g_str_has_prefix(*l, "compute ") ? line_flops(*l, &attention) : 0;
+        total += attention ? 3 * f : f;
+    }
+    ck_assert_double_eq(total, 12507414528.0);
+    g_strfreev(lines);
+    g_free(text);
+    JsonParser *p = strata_test_run_results(HW, trace);
+    JsonArray *cs = json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "collectives");
+    guint a2a = 0;
+    for (guint i = 0; i < json_array_get_length(cs); i++) {
+        JsonObject *c = json_array_get_object_element(cs, i);
+        if (strcmp(json_object_get_string_member(c, "op"), "all-to-all") != 0)
+            continue;
+        ck_assert_str_eq(json_object_get_string_member(c, "axis"), "expert");
+        ck_assert_uint_eq(json_object_get_int_member(c, "bytes"), 131072);
+        a2a++;
+    }
+    ck_assert_uint_eq(a2a, 64);
+    g_object_unref(p);
+    g_unlink(trace);
+    g_free(trace);
+}
+END_TEST
+
+/* What a pipe axis still refuses, each with exit status 2 and the reason:
+ * context (no ring in the stages), fsdp beside expert, capacity and
+ * imbalance (its MoE layers route evenly), a batch that data x expert x
+ * microbatches does not divide. */
+START_TEST(pipe_refusals)
+{
+    static const struct {
+        const char *mesh, *extra, *said;
+    } cases[] = {
+        {"mesh=pipe:2,context:2", "microbatches=2", "context axis is not modelled"},
+        {"mesh=pipe:2,fsdp:2,expert:2", "microbatches=2", "takes data (dp), not fsdp"},
+        {"mesh=pipe:2,expert:2", "capacity_factor=1.5", "capacity_factor and imbalance are not modelled"},
+        {"mesh=pipe:2,data:2,expert:2", "microbatches=4", "data x expert x microbatches (16)"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        const char *argv[] = {"gen", "transformer", "layers=4", "d_model=256", "heads=4", "seq=128", "batch=8",
+                              "vocab=256", "experts=4", "top_k=2", "attention=flash", cases[i].mesh,
+                              cases[i].extra, NULL};
+        strata_cli_result r = strata_test_run_cli(argv);
+        ck_assert_int_eq(r.status, 2);
+        ck_assert_msg(strstr(r.err, cases[i].said), "%s: %s", cases[i].mesh, r.err);
+        strata_cli_result_clear(&r);
+    }
+}
+END_TEST
+
 static Suite *pipeline_suite(void)
 {
     Suite *s = suite_create("pipeline");
@@ -428,6 +514,8 @@ static Suite *pipeline_suite(void)
     tcase_add_test(tc, one_stage_program_replays);
     tcase_add_test(tc, layer_ops_of_a_small_layer);
     tcase_add_test(tc, pipeline_kernels_are_the_model_count);
+    tcase_add_test(tc, pipe_with_expert_axis);
+    tcase_add_test(tc, pipe_refusals);
     tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     return s;

@@ -40,10 +40,15 @@
  * projections each one grouped gemm over the T k routed rows (TE's
  * GroupedLinear: balanced, no row dropped), the activation on T k F_moe /
  * t, the combine (elementwise T k d, 2 an element), and the shared
- * experts a dense MLP of shared x F_moe beside them. MLA (kv_lora_rank >
- * 0, tensor axis 1): q_a, q_b (or q), kv_a, kv_b gemms with their norms,
- * rope on the rope part, the flash kernel's head width the mean of q/k's
- * and v's (so its flops are the two products' exactly).
+ * experts a dense MLP of shared x F_moe beside them; under an expert axis
+ * of ep devices the routed rows go to their experts' devices by an
+ * all-to-all of T k d elements after the permutation and come back by
+ * another before the combine (balanced: each device's E / ep experts
+ * receive T k rows in all, so the grouped gemms keep their dims).
+ * MLA (kv_lora_rank > 0, tensor axis 1): q_a, q_b (or q), kv_a, kv_b
+ * gemms with their norms, rope on the rope part, the flash kernel's head
+ * width the mean of q/k's and v's (so its flops are the two products'
+ * exactly).
  * The head: the final norm, gemm T x d x V / t (in the activations'
  * dtype: Megatron's output layer is tensor_parallel.ColumnParallelLinear,
  * not a TE module, so bf16 under f8; gpt_model.py:273-277, FP8 only for
@@ -260,6 +265,21 @@ static void dense_mlp(lb *b, const char *const up[3], const char *act, const cha
     gemm(b, down, 1, rows, F, d, true, tp ? TP_ROW : TP_NONE, 1);
 }
 
+/* An all-to-all over `expert` of the routed rows, and its backward. */
+static void all_to_all(lb *b, const char *name, const char *back, uint64_t elements)
+{
+    if (b->g->ep <= 1)
+        return;
+    wl_layer_op o = op_of('F', name, NULL, b->ad, 0);
+    o.all_to_all = true;
+    o.bytes = (uint64_t)((double)elements * b->ae);
+    g_array_append_val(b->fwd, o);
+    group(b);
+    o.pass = 'B';
+    o.name = back;
+    g_array_append_val(b->back, o);
+}
+
 static void moe_mlp(lb *b)
 {
     const strata_model_shape *s = b->s;
@@ -269,7 +289,9 @@ static void moe_mlp(lb *b)
     gemm(b, NAMES("router"), 1, b->Tn, d, E, true, TP_NONE, even);
     elementwise(b, "topk", "topk.bwd", b->Tn * E, 5, 2, 5, 2);
     elementwise(b, "permute", "permute.bwd", routed * d, 1, 2, 1, 2);
+    all_to_all(b, "dispatch", "dispatch.bwd", routed * d);
     dense_mlp(b, NAMES("experts_up"), "experts_act", "experts_act.bwd", NAMES("experts_down"), routed, F, true);
+    all_to_all(b, "undispatch", "undispatch.bwd", routed * d);
     elementwise(b, "combine", "combine.bwd", routed * d, 2, 2, 2, 3);
     if (s->shared_experts > 0)
         dense_mlp(b, NAMES("shared_up"), "shared_act", "shared_act.bwd", NAMES("shared_down"), b->T,
@@ -357,7 +379,7 @@ void wl_layer_ops_flops(const wl_layer_ops *o, char pass, double *kernel, double
     *kernel = *model = 0;
     for (guint i = 0; i < o->ops->len; i++) {
         const wl_layer_op *x = wl_layer_ops_at(o, i);
-        if (pass && x->pass != pass)
+        if ((pass && x->pass != pass) || x->all_to_all)
             continue;
         *model += x->model_flops;
         if (x->flops > 0) {

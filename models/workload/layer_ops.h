@@ -14,6 +14,10 @@
  * backward are 'B'. Zero-bubble's B pass is the 'B' ops, its W pass the
  * 'W' ops (Qi et al., arXiv 2401.10241, §2).
  *
+ * Under an expert axis a MoE layer's tokens go to their experts' devices
+ * and back by all-to-alls (Megatron's MoEAlltoAllTokenDispatcher): two
+ * forward, around the experts, and their two backward.
+ *
  * Invariants: for a layer, the sum of model_flops over its ops is the
  * layer's share of strata_model_step_flops (3 x (2 x tokens x its weight
  * matrices + its attention products), / t per device), and likewise the
@@ -29,6 +33,7 @@
 typedef struct wl_layer_geom {
     uint64_t b, s;          /* the microbatch's sequences and their length */
     uint64_t t;             /* the tensor axis (heads, ffn, vocab / t) */
+    uint64_t ep;            /* the expert axis (1: none): MoE layers' all-to-alls */
     bool sp, flash, causal; /* sequence parallelism; flash attention; a causal mask */
     strata_dtype dt;        /* the GEMMs' dtype (the step's) */
 } wl_layer_geom;
@@ -36,12 +41,13 @@ typedef struct wl_layer_geom {
 typedef struct wl_layer_op {
     char pass;           /* 'F' forward, 'B' input gradient, 'W' weight gradient */
     const char *name;    /* static: qkv, qkv.dx, qkv.dw, attn, norm1, ... */
-    const char *kernel;  /* a row of models/kernel/kernel.c */
+    const char *kernel;  /* a row of models/kernel/kernel.c; NULL for an all-to-all */
+    bool all_to_all;     /* not a compute: an all-to-all over `expert` of `bytes` a device */
     uint32_t n_dims;
     uint64_t dims[6];
     char mask[32];       /* "" none, causal, window-W */
     double flops;        /* elementwise: its vector ops (flops=); else 0: the kernel's own count */
-    uint64_t bytes;      /* elementwise: its operand bytes (bytes=); else 0 */
+    uint64_t bytes;      /* elementwise: its operand bytes (bytes=); all-to-all: its buffer; else 0 */
     strata_dtype dtype;
     double model_flops;  /* its share of strata_model_step_flops on this device */
     bool tp_after;       /* tensor parallelism's collective over model follows it */

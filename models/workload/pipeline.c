@@ -61,20 +61,23 @@
 #define PIPE_AXIS "pipe"
 #define MODEL_AXIS "model"
 #define DATA_AXIS "data"
+#define EXPERT_AXIS "expert"
+#define DATA_EXPERT_AXES "data,expert"
 
 typedef struct pl {
     const strata_model_shape *s;
     const wl_shard_plan *plan;
     const wl_pipe_step *st;
     strata_mesh *mesh;
-    uint32_t pipe_mask, model_mask, data_mask;
+    uint32_t pipe_mask, model_mask, data_mask, expert_mask;
     strata_op_list *ops;
     uint64_t K, lpc; /* chunks (p v) and layers per chunk */
     wl_layer_ops **layer_ops;        /* per layer of the model: its kernels on one device, one microbatch */
     wl_layer_ops *head_ops;
-    uint64_t act_chunk, act_head, msg, tp_bytes;
+    uint64_t act_chunk, act_head, msg, tp_bytes, a2a_bytes;
     GArray **devs;                   /* per rank: its devices (uint32_t, ascending) */
     GArray **model_leads, **data_leads; /* per rank: the leaders of its model and data groups */
+    GArray **expert_leads, **dense_leads; /* per rank: of its expert groups, and of its data x expert groups */
     GString *n1, *n2, *n3; /* scratch names (n3: run_ops' labels) */
 } pl;
 
@@ -185,6 +188,10 @@ static void run_ops(pl *c, uint64_t r, const wl_layer_ops *o, const char *passes
         const wl_layer_op *x = wl_layer_ops_at(o, i);
         if (!strchr(passes, x->pass))
             continue;
+        if (x->all_to_all) {
+            collective_groups(c, c->expert_leads[r], STRATA_OP_ALL_TO_ALL, "a2a_out", "a2a_in", EXPERT_AXIS);
+            continue;
+        }
         g_string_printf(label, "%s.%s", prefix, x->name);
         kernel_all(c, r, label->str, x);
         if (x->tp_after && c->plan->t > 1)
@@ -294,6 +301,24 @@ static void weights(pl *c, uint64_t k, uint64_t i)
 
 /* ---- the stage's state ---------------------------------------------------- */
 
+/* The experts' weights in rank r's layers: elements of all E experts,
+ * before / t. */
+static double stage_experts(const pl *c, uint64_t r)
+{
+    const strata_model_shape *s = c->s;
+    double one = (s->gated ? 3.0 : 2.0) * (double)s->d_model * (double)s->moe_ffn * (double)s->experts, n = 0;
+    for (uint64_t v = 0; v < c->plan->v; v++)
+        for (uint64_t j = 0; j < c->lpc; j++)
+            n += strata_model_layer_is_moe(s, (int64_t)((v * c->plan->p + r) * c->lpc + j)) ? one : 0;
+    return n;
+}
+
+/* Of them, the elements on one device of rank r (E / ep experts, / t). */
+static uint64_t expert_elements(const pl *c, uint64_t r)
+{
+    return c->plan->e > 1 ? (uint64_t)(stage_experts(c, r) / (double)(c->plan->e * c->plan->t)) : 0;
+}
+
 /* Parameters (elements) on one device of rank r. */
 static double stage_params(const pl *c, uint64_t r)
 {
@@ -309,6 +334,8 @@ static double stage_params(const pl *c, uint64_t r)
         n += V * d + (s->rope ? 0 : (double)c->st->seq * d);
     if (r == c->plan->p - 1)
         n += V * d + d; /* the output projection (a copy of the embedding when tied) and the final norm */
+    if (c->plan->e > 1) /* each device of an expert group holds E / ep experts */
+        n -= stage_experts(c, r) * (1.0 - 1.0 / (double)c->plan->e);
     return n / (double)c->plan->t;
 }
 
@@ -327,9 +354,16 @@ static void prologue(pl *c, uint64_t r)
     uint64_t opt = 8 + (c->st->master != STRATA_DTYPE_NONE ? strata_dtype_bits(c->st->master) / 8 : 0);
     alloc_all(c, r, fsdp ? "params_shard" : "params", e * dtb, STRATA_TAG_PARAM, c->st->dt);
     alloc_all(c, r, "opt", e * opt, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32);
-    alloc_all(c, r, "grads", (fsdp ? e * n : e) * dtb, STRATA_TAG_GRAD, c->st->dt);
+    uint64_t ex = expert_elements(c, r); /* fsdp has no expert axis (transformer_axes.c) */
+    alloc_all(c, r, "grads", (fsdp ? e * n : e - ex) * dtb, STRATA_TAG_GRAD, c->st->dt);
+    if (ex > 0)
+        alloc_all(c, r, "grads_experts", ex * dtb, STRATA_TAG_GRAD, c->st->dt);
     if (c->plan->t > 1)
         alloc_all(c, r, "tp", c->tp_bytes, STRATA_TAG_TEMP, c->st->dt);
+    if (c->a2a_bytes > 0) {
+        alloc_all(c, r, "a2a_in", c->a2a_bytes, STRATA_TAG_TEMP, c->st->dt);
+        alloc_all(c, r, "a2a_out", c->a2a_bytes, STRATA_TAG_TEMP, c->st->dt);
+    }
     if (fsdp) { /* the stage's weights gathered once for the step */
         alloc_all(c, r, "params", e * n * dtb, STRATA_TAG_PARAM, c->st->dt);
         collective_groups(c, c->data_leads[r], STRATA_OP_ALL_GATHER, "params", "params_shard", DATA_AXIS);
@@ -345,11 +379,20 @@ static void epilogue(pl *c, uint64_t r)
         collective_groups(c, c->data_leads[r], STRATA_OP_REDUCE_SCATTER, "grads_shard", "grads", DATA_AXIS);
         free_all(c, r, "params");
         free_all(c, r, "grads");
+    } else if (c->plan->e > 1) { /* the experts' gradients over data, the rest over data x expert */
+        collective_groups(c, c->dense_leads[r], STRATA_OP_ALL_REDUCE, "grads", NULL,
+                          c->plan->n > 1 ? DATA_EXPERT_AXES : EXPERT_AXIS);
+        if (c->plan->n > 1 && expert_elements(c, r) > 0)
+            collective_groups(c, c->data_leads[r], STRATA_OP_ALL_REDUCE, "grads_experts", NULL, DATA_AXIS);
     } else if (c->plan->n > 1)
         collective_groups(c, c->data_leads[r], STRATA_OP_ALL_REDUCE, "grads", NULL, DATA_AXIS);
     compute_all(c, r, "adamw", 18.0 * (double)e);
     if (c->plan->t > 1)
         free_all(c, r, "tp");
+    if (c->a2a_bytes > 0) {
+        free_all(c, r, "a2a_in");
+        free_all(c, r, "a2a_out");
+    }
 }
 
 /* ---- sizes and devices ---------------------------------------------------- */
@@ -369,13 +412,19 @@ static double layer_activations(const pl *c, uint64_t b)
 static void sizes(pl *c)
 {
     const wl_shard_plan *p = c->plan;
-    uint64_t b = c->st->batch / (p->n * p->m), dtb = strata_dtype_bits(c->st->dt) / 8;
+    uint64_t b = c->st->batch / (p->n * p->e * p->m), dtb = strata_dtype_bits(c->st->dt) / 8;
     c->K = p->p * p->v;
     c->lpc = (uint64_t)c->s->layers / c->K;
-    wl_layer_geom g = {b, c->st->seq, p->t, p->seq, c->st->flash, c->st->causal, c->st->dt};
+    wl_layer_geom g = {b, c->st->seq, p->t, p->e, p->seq, c->st->flash, c->st->causal, c->st->dt};
     c->layer_ops = g_new0(wl_layer_ops *, c->K * c->lpc);
-    for (uint64_t l = 0; l < c->K * c->lpc; l++)
+    for (uint64_t l = 0; l < c->K * c->lpc; l++) {
         c->layer_ops[l] = wl_layer_ops_new(c->s, &g, (int64_t)l);
+        for (uint32_t i = 0; i < wl_layer_ops_len(c->layer_ops[l]); i++) {
+            const wl_layer_op *x = wl_layer_ops_at(c->layer_ops[l], i);
+            if (x->all_to_all)
+                c->a2a_bytes = MAX(c->a2a_bytes, x->bytes);
+        }
+    }
     c->head_ops = wl_layer_ops_new_head(c->s, &g);
     c->act_chunk = (uint64_t)(layer_activations(c, b) * (double)c->lpc);
     c->act_head = 4 * c->st->seq * b * (uint64_t)c->s->vocab / p->t;
@@ -387,14 +436,13 @@ static void sizes(pl *c)
 static void devices(pl *c)
 {
     uint32_t n = strata_mesh_devices(c->mesh);
-    c->devs = g_new0(GArray *, c->plan->p);
-    c->model_leads = g_new0(GArray *, c->plan->p);
-    c->data_leads = g_new0(GArray *, c->plan->p);
-    for (uint64_t r = 0; r < c->plan->p; r++) {
-        c->devs[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-        c->model_leads[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-        c->data_leads[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray ***lists[] = {&c->devs, &c->model_leads, &c->data_leads, &c->expert_leads, &c->dense_leads};
+    for (size_t j = 0; j < G_N_ELEMENTS(lists); j++) {
+        *lists[j] = g_new0(GArray *, c->plan->p);
+        for (uint64_t r = 0; r < c->plan->p; r++)
+            (*lists[j])[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     }
+    uint32_t dense = c->data_mask | c->expert_mask;
     for (uint32_t d = 0; d < n; d++) {
         uint32_t r = strata_mesh_rank(c->mesh, c->pipe_mask, d);
         g_array_append_val(c->devs[r], d);
@@ -402,6 +450,10 @@ static void devices(pl *c)
             g_array_append_val(c->model_leads[r], d);
         if (c->data_mask && strata_mesh_member(c->mesh, c->data_mask, d, 0) == d)
             g_array_append_val(c->data_leads[r], d);
+        if (c->expert_mask && strata_mesh_member(c->mesh, c->expert_mask, d, 0) == d)
+            g_array_append_val(c->expert_leads[r], d);
+        if (c->expert_mask && strata_mesh_member(c->mesh, dense, d, 0) == d)
+            g_array_append_val(c->dense_leads[r], d);
     }
 }
 
@@ -465,6 +517,8 @@ strata_source *wl_pipeline_generate(const strata_model_shape *s, const wl_shard_
         strata_mesh_axes(c.mesh, MODEL_AXIS, &c.model_mask, NULL);
     if (plan->n > 1)
         strata_mesh_axes(c.mesh, DATA_AXIS, &c.data_mask, NULL);
+    if (plan->e > 1)
+        strata_mesh_axes(c.mesh, EXPERT_AXIS, &c.expert_mask, NULL);
     c.n1 = g_string_new(NULL);
     c.n2 = g_string_new(NULL);
     c.n3 = g_string_new(NULL);
@@ -475,18 +529,16 @@ strata_source *wl_pipeline_generate(const strata_model_shape *s, const wl_shard_
     for (uint64_t r = 0; r < plan->p; r++)
         prologue(&c, r);
     bool ok = emit_schedules(&c);
-    for (uint64_t r = 0; r < plan->p; r++) {
-        g_array_free(c.devs[r], TRUE);
-        g_array_free(c.model_leads[r], TRUE);
-        g_array_free(c.data_leads[r], TRUE);
+    GArray **lists[] = {c.devs, c.model_leads, c.data_leads, c.expert_leads, c.dense_leads};
+    for (size_t j = 0; j < G_N_ELEMENTS(lists); j++) {
+        for (uint64_t r = 0; r < plan->p; r++)
+            g_array_free(lists[j][r], TRUE);
+        g_free(lists[j]);
     }
-    g_free(c.devs);
     for (uint64_t l = 0; l < c.K * c.lpc; l++)
         wl_layer_ops_free(c.layer_ops[l]);
     g_free(c.layer_ops);
     wl_layer_ops_free(c.head_ops);
-    g_free(c.model_leads);
-    g_free(c.data_leads);
     g_string_free(c.n1, TRUE);
     g_string_free(c.n2, TRUE);
     g_string_free(c.n3, TRUE);
