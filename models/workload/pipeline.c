@@ -38,6 +38,13 @@
  *             pipeline_fsdp_ag_once), the gradients reduce-scattered at the
  *             end; under dp the gradients are all-reduced over `data` at
  *             the end of the stage's schedule.
+ * Expert parallelism (an `expert` axis of ep): b = batch / (data x ep x
+ * microbatches); each device holds E / ep of a MoE layer's experts (the
+ * state above less the other experts), the layers' all-to-alls run over
+ * `expert` (layer_ops.h) through two buffers of T k d elements allocated
+ * for the step, and at the end the experts' gradients (their own buffer)
+ * are all-reduced over `data`, the others over `data,expert` (Megatron's
+ * expert-data-parallel and data-parallel groups).
  * Tensor parallelism: two all-reduces over `model` of s b h dtype bytes per
  * layer in each of the forward and backward passes (Megatron's f and g;
  * with sequence parallelism an all-gather and reduce-scatter of the same
