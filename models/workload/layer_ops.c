@@ -22,7 +22,7 @@
  *              batched gemms q k^T (b H x s x hd x s) and p v (b H x s x
  *              s x hd) around a softmax (5 an element, 4 back) of the
  *              whole b H s s matrix (Megatron's FusedScaleMaskSoftmax
- *              masks it, it does not skip it)
+ *              masks it, it does not skip it), in the activations' dtype
  *   o          gemm T x H hd x d (row-parallel; tensor parallelism's
  *              all-reduce or reduce-scatter follows)
  *   res1       elementwise Tn d, 1 an element (the residual add; back, the
@@ -182,9 +182,12 @@ static void attention(lb *b, int64_t l, uint64_t dqk, uint64_t dv, uint64_t kv)
     if (!b->g->flash) {
         static const char *const qk[3] = {"qk", "qk.dq", "qk.dk"}, *const pv[3] = {"pv", "pv.dp", "pv.dv"};
         double whole = 2.0 * (double)(B * H) * (double)S * (double)S * (double)(dqk + dv);
+        strata_dtype keep = b->gd;
+        b->gd = b->ad; /* no TE Linear: bf16 under f8 */
         gemm(b, qk, B * H, S, dqk, S, false, TP_NONE, model / whole);
         elementwise(b, "softmax", "softmax.bwd", B * H * S * S, 5, 2, 4, 3);
         gemm(b, pv, B * H, S, S, dv, false, TP_NONE, model / whole);
+        b->gd = keep;
         return;
     }
     uint64_t dm = (dqk + dv) / 2;
