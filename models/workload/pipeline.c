@@ -5,11 +5,16 @@
  *
  * Sizes per device and microbatch (b = batch / (data x microbatches)
  * sequences, s = seq, h = d_model, a = heads, t = the tensor axis):
- *   work      a layer's forward flops are the model's own count
- *             (strata_model_step_flops: the layers' part over 3 x layers),
- *             / t; the backward is twice the forward (under zb-h1 half of
- *             it is B, half W), plus one forward again under remat=full;
- *             the head (output projection) is the count's vocabulary part.
+ *   work      each layer runs the kernels Megatron's layer runs
+ *             (layer_ops.h: its gemms, flash attention and elementwise
+ *             ops, each naming its kernel so that the hardware's kernel
+ *             models time it), forward in F; B runs the input-gradient
+ *             ops (and, but for zb-h1, the weight-gradient ones, which
+ *             zb-h1 defers to W), after the forward again under
+ *             remat=full; the last chunk adds the head (final norm,
+ *             output projection, cross entropy). Their gemms and
+ *             attention together are the model's count
+ *             (strata_model_step_flops) / t.
  *   saved     a layer keeps s b h (34 + 5 a s / h) bytes in 16 bits
  *             (Korthikanti et al. 2022, arXiv 2205.05198, §4.1: GPT's
  *             layer; ESTIMATE for gated MLPs and grouped-query attention,
@@ -33,6 +38,13 @@
  *             pipeline_fsdp_ag_once), the gradients reduce-scattered at the
  *             end; under dp the gradients are all-reduced over `data` at
  *             the end of the stage's schedule.
+ * Expert parallelism (an `expert` axis of ep): b = batch / (data x ep x
+ * microbatches); each device holds E / ep of a MoE layer's experts (the
+ * state above less the other experts), the layers' all-to-alls run over
+ * `expert` (layer_ops.h) through two buffers of T k d elements allocated
+ * for the step, and at the end the experts' gradients (their own buffer)
+ * are all-reduced over `data`, the others over `data,expert` (Megatron's
+ * expert-data-parallel and data-parallel groups).
  * Tensor parallelism: two all-reduces over `model` of s b h dtype bytes per
  * layer in each of the forward and backward passes (Megatron's f and g;
  * with sequence parallelism an all-gather and reduce-scatter of the same
@@ -46,6 +58,7 @@
  * receiver before it).
  */
 #include "workload/pipeline.h"
+#include "workload/layer_ops.h"
 #include <stdarg.h>
 #include <string.h>
 #include "core/error.h"
@@ -55,20 +68,24 @@
 #define PIPE_AXIS "pipe"
 #define MODEL_AXIS "model"
 #define DATA_AXIS "data"
+#define EXPERT_AXIS "expert"
+#define DATA_EXPERT_AXES "data,expert"
 
 typedef struct pl {
     const strata_model_shape *s;
     const wl_shard_plan *plan;
     const wl_pipe_step *st;
     strata_mesh *mesh;
-    uint32_t pipe_mask, model_mask, data_mask;
+    uint32_t pipe_mask, model_mask, data_mask, expert_mask;
     strata_op_list *ops;
     uint64_t K, lpc; /* chunks (p v) and layers per chunk */
-    double f_layer, f_head;          /* forward flops per microbatch per device */
-    uint64_t act_chunk, act_head, msg, tp_bytes;
+    wl_layer_ops **layer_ops;        /* per layer of the model: its kernels on one device, one microbatch */
+    wl_layer_ops *head_ops;
+    uint64_t act_chunk, act_head, msg, tp_bytes, a2a_bytes;
     GArray **devs;                   /* per rank: its devices (uint32_t, ascending) */
     GArray **model_leads, **data_leads; /* per rank: the leaders of its model and data groups */
-    GString *n1, *n2; /* scratch names */
+    GArray **expert_leads, **dense_leads; /* per rank: of its expert groups, and of its data x expert groups */
+    GString *n1, *n2, *n3; /* scratch names (n3: run_ops' labels) */
 } pl;
 
 /* ---- ops ------------------------------------------------------------------ */
@@ -140,6 +157,23 @@ static void compute_all(pl *c, uint64_t r, const char *label, double flops)
     }
 }
 
+/* One kernel of layer_ops.h on every device of rank r. */
+static void kernel_all(pl *c, uint64_t r, const char *label, const wl_layer_op *x)
+{
+    strata_op op = strata_op_make_compute(MAIN, label, x->flops, NULL, 0, NULL, 0, NULL);
+    op.dtype = x->dtype;
+    op.kernel = x->kernel;
+    op.n_kdims = x->n_dims;
+    memcpy(op.dims, x->dims, x->n_dims * sizeof op.dims[0]);
+    op.mask = *x->mask ? x->mask : NULL;
+    if (x->bytes > 0) {
+        op.has_bytes = true;
+        op.bytes = x->bytes;
+    }
+    for (guint i = 0; i < c->devs[r]->len; i++)
+        put(c, &op, g_array_index(c->devs[r], uint32_t, i));
+}
+
 /* A collective once per group of rank r along the axis (leads: the groups' leaders). */
 static void collective_groups(pl *c, GArray *leads, strata_op_kind kind, const char *out, const char *in,
                               const char *axis)
@@ -150,13 +184,40 @@ static void collective_groups(pl *c, GArray *leads, strata_op_kind kind, const c
     }
 }
 
-/* Tensor parallelism's two all-reduces of one layer's pass. */
-static void tp_pair(pl *c, uint64_t r)
+/* The ops of o whose pass is in passes ("F", "B", "BW", "W"), labelled
+ * PREFIX.NAME, each tensor-parallel collective after its op (an all-reduce
+ * over `model`: two a layer each way, Megatron's f and g; with sequence
+ * parallelism the all-gather and reduce-scatter of the same volume). */
+static void run_ops(pl *c, uint64_t r, const wl_layer_ops *o, const char *passes, const char *prefix)
 {
-    if (c->plan->t <= 1)
-        return;
-    for (int k = 0; k < 2; k++)
-        collective_groups(c, c->model_leads[r], STRATA_OP_ALL_REDUCE, "tp", NULL, MODEL_AXIS);
+    GString *label = c->n3;
+    for (uint32_t i = 0; i < wl_layer_ops_len(o); i++) {
+        const wl_layer_op *x = wl_layer_ops_at(o, i);
+        if (!strchr(passes, x->pass))
+            continue;
+        if (x->all_to_all) {
+            collective_groups(c, c->expert_leads[r], STRATA_OP_ALL_TO_ALL, "a2a_out", "a2a_in", EXPERT_AXIS);
+            continue;
+        }
+        g_string_printf(label, "%s.%s", prefix, x->name);
+        kernel_all(c, r, label->str, x);
+        if (x->tp_after && c->plan->t > 1)
+            collective_groups(c, c->model_leads[r], STRATA_OP_ALL_REDUCE, "tp", NULL, MODEL_AXIS);
+    }
+}
+
+/* The layers of chunk k: forward in order, or backward (and, under
+ * remat=full, each layer's forward again before its backward) in reverse. */
+static void run_layers(pl *c, uint64_t k, const char *passes, bool redo, const char *prefix)
+{
+    uint64_t r = k % c->plan->p;
+    bool fwd = strcmp(passes, "F") == 0;
+    for (uint64_t j = 0; j < c->lpc; j++) {
+        uint64_t l = k * c->lpc + (fwd ? j : c->lpc - 1 - j);
+        if (redo)
+            run_ops(c, r, c->layer_ops[l], "F", prefix);
+        run_ops(c, r, c->layer_ops[l], passes, prefix);
+    }
 }
 
 /* ---- sends ---------------------------------------------------------------- */
@@ -197,13 +258,9 @@ static void forward(pl *c, uint64_t k, uint64_t i)
         wait_all(c, r, fmt(c->n1, "x%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT ".got", k, i));
     alloc_all(c, r, fmt(c->n1, "a%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i),
               c->act_chunk + (k == c->K - 1 ? c->act_head : 0), STRATA_TAG_ACTIVATION, c->st->dt);
-    fmt(c->n2, "F.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i);
-    for (uint64_t l = 0; l < c->lpc; l++) {
-        compute_all(c, r, c->n2->str, c->f_layer);
-        tp_pair(c, r);
-    }
+    run_layers(c, k, "F", false, fmt(c->n2, "F.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i));
     if (k == c->K - 1) {
-        compute_all(c, r, fmt(c->n2, "F.head.mb%" G_GUINT64_FORMAT, i), c->f_head);
+        run_ops(c, r, c->head_ops, "F", fmt(c->n2, "F.head.mb%" G_GUINT64_FORMAT, i));
         return;
     }
     alloc_all(c, r, fmt(c->n1, "y%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i), c->msg, STRATA_TAG_ACTIVATION,
@@ -224,16 +281,12 @@ static void backward(pl *c, uint64_t k, uint64_t i)
 {
     uint64_t r = k % c->plan->p;
     bool zb = c->plan->schedule == WL_PIPE_ZB_H1;
-    double share = zb ? 1.0 : 2.0, redo = c->st->remat_full ? 1.0 : 0.0;
+    const char *passes = zb ? "B" : "BW";
     if (k < c->K - 1)
         wait_all(c, r, fmt(c->n1, "g%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT ".got", k, i));
     else
-        compute_all(c, r, fmt(c->n2, "B.head.mb%" G_GUINT64_FORMAT, i), share * c->f_head);
-    fmt(c->n2, "B.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i);
-    for (uint64_t l = 0; l < c->lpc; l++) {
-        compute_all(c, r, c->n2->str, (share + redo) * c->f_layer);
-        tp_pair(c, r);
-    }
+        run_ops(c, r, c->head_ops, passes, fmt(c->n2, "B.head.mb%" G_GUINT64_FORMAT, i));
+    run_layers(c, k, passes, c->st->remat_full, fmt(c->n2, "B.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i));
     if (k < c->K - 1)
         free_all(c, r, fmt(c->n1, "g%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i));
     if (k > 0) {
@@ -247,13 +300,31 @@ static void backward(pl *c, uint64_t k, uint64_t i)
 
 static void weights(pl *c, uint64_t k, uint64_t i)
 {
-    uint64_t r = k % c->plan->p;
-    compute_all(c, r, fmt(c->n2, "W.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i),
-                (double)c->lpc * c->f_layer + (k == c->K - 1 ? c->f_head : 0));
+    if (k == c->K - 1)
+        run_ops(c, k % c->plan->p, c->head_ops, "W", fmt(c->n2, "W.head.mb%" G_GUINT64_FORMAT, i));
+    run_layers(c, k, "W", false, fmt(c->n2, "W.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i));
     release(c, k, i);
 }
 
 /* ---- the stage's state ---------------------------------------------------- */
+
+/* The experts' weights in rank r's layers: elements of all E experts,
+ * before / t. */
+static double stage_experts(const pl *c, uint64_t r)
+{
+    const strata_model_shape *s = c->s;
+    double one = (s->gated ? 3.0 : 2.0) * (double)s->d_model * (double)s->moe_ffn * (double)s->experts, n = 0;
+    for (uint64_t v = 0; v < c->plan->v; v++)
+        for (uint64_t j = 0; j < c->lpc; j++)
+            n += strata_model_layer_is_moe(s, (int64_t)((v * c->plan->p + r) * c->lpc + j)) ? one : 0;
+    return n;
+}
+
+/* Of them, the elements on one device of rank r (E / ep experts, / t). */
+static uint64_t expert_elements(const pl *c, uint64_t r)
+{
+    return c->plan->e > 1 ? (uint64_t)(stage_experts(c, r) / (double)(c->plan->e * c->plan->t)) : 0;
+}
 
 /* Parameters (elements) on one device of rank r. */
 static double stage_params(const pl *c, uint64_t r)
@@ -270,6 +341,8 @@ static double stage_params(const pl *c, uint64_t r)
         n += V * d + (s->rope ? 0 : (double)c->st->seq * d);
     if (r == c->plan->p - 1)
         n += V * d + d; /* the output projection (a copy of the embedding when tied) and the final norm */
+    if (c->plan->e > 1) /* each device of an expert group holds E / ep experts */
+        n -= stage_experts(c, r) * (1.0 - 1.0 / (double)c->plan->e);
     return n / (double)c->plan->t;
 }
 
@@ -288,9 +361,16 @@ static void prologue(pl *c, uint64_t r)
     uint64_t opt = 8 + (c->st->master != STRATA_DTYPE_NONE ? strata_dtype_bits(c->st->master) / 8 : 0);
     alloc_all(c, r, fsdp ? "params_shard" : "params", e * dtb, STRATA_TAG_PARAM, c->st->dt);
     alloc_all(c, r, "opt", e * opt, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32);
-    alloc_all(c, r, "grads", (fsdp ? e * n : e) * dtb, STRATA_TAG_GRAD, c->st->dt);
+    uint64_t ex = expert_elements(c, r); /* fsdp has no expert axis (transformer_axes.c) */
+    alloc_all(c, r, "grads", (fsdp ? e * n : e - ex) * dtb, STRATA_TAG_GRAD, c->st->dt);
+    if (ex > 0)
+        alloc_all(c, r, "grads_experts", ex * dtb, STRATA_TAG_GRAD, c->st->dt);
     if (c->plan->t > 1)
         alloc_all(c, r, "tp", c->tp_bytes, STRATA_TAG_TEMP, c->st->dt);
+    if (c->a2a_bytes > 0) {
+        alloc_all(c, r, "a2a_in", c->a2a_bytes, STRATA_TAG_TEMP, c->st->dt);
+        alloc_all(c, r, "a2a_out", c->a2a_bytes, STRATA_TAG_TEMP, c->st->dt);
+    }
     if (fsdp) { /* the stage's weights gathered once for the step */
         alloc_all(c, r, "params", e * n * dtb, STRATA_TAG_PARAM, c->st->dt);
         collective_groups(c, c->data_leads[r], STRATA_OP_ALL_GATHER, "params", "params_shard", DATA_AXIS);
@@ -306,11 +386,20 @@ static void epilogue(pl *c, uint64_t r)
         collective_groups(c, c->data_leads[r], STRATA_OP_REDUCE_SCATTER, "grads_shard", "grads", DATA_AXIS);
         free_all(c, r, "params");
         free_all(c, r, "grads");
+    } else if (c->plan->e > 1) { /* the experts' gradients over data, the rest over data x expert */
+        collective_groups(c, c->dense_leads[r], STRATA_OP_ALL_REDUCE, "grads", NULL,
+                          c->plan->n > 1 ? DATA_EXPERT_AXES : EXPERT_AXIS);
+        if (c->plan->n > 1 && expert_elements(c, r) > 0)
+            collective_groups(c, c->data_leads[r], STRATA_OP_ALL_REDUCE, "grads_experts", NULL, DATA_AXIS);
     } else if (c->plan->n > 1)
         collective_groups(c, c->data_leads[r], STRATA_OP_ALL_REDUCE, "grads", NULL, DATA_AXIS);
     compute_all(c, r, "adamw", 18.0 * (double)e);
     if (c->plan->t > 1)
         free_all(c, r, "tp");
+    if (c->a2a_bytes > 0) {
+        free_all(c, r, "a2a_in");
+        free_all(c, r, "a2a_out");
+    }
 }
 
 /* ---- sizes and devices ---------------------------------------------------- */
@@ -330,15 +419,20 @@ static double layer_activations(const pl *c, uint64_t b)
 static void sizes(pl *c)
 {
     const wl_shard_plan *p = c->plan;
-    uint64_t b = c->st->batch / (p->n * p->m), dtb = strata_dtype_bits(c->st->dt) / 8;
+    uint64_t b = c->st->batch / (p->n * p->e * p->m), dtb = strata_dtype_bits(c->st->dt) / 8;
     c->K = p->p * p->v;
     c->lpc = (uint64_t)c->s->layers / c->K;
-    strata_model_shape none = *c->s;
-    none.layers = 0;
-    double head = strata_model_step_flops(&none, (int64_t)b, (int64_t)c->st->seq, c->st->causal);
-    double all = strata_model_step_flops(c->s, (int64_t)b, (int64_t)c->st->seq, c->st->causal);
-    c->f_layer = (all - head) / 3.0 / (double)c->s->layers / (double)p->t;
-    c->f_head = head / 3.0 / (double)p->t;
+    wl_layer_geom g = {b, c->st->seq, p->t, p->e, p->seq, c->st->flash, c->st->causal, c->st->dt};
+    c->layer_ops = g_new0(wl_layer_ops *, c->K * c->lpc);
+    for (uint64_t l = 0; l < c->K * c->lpc; l++) {
+        c->layer_ops[l] = wl_layer_ops_new(c->s, &g, (int64_t)l);
+        for (uint32_t i = 0; i < wl_layer_ops_len(c->layer_ops[l]); i++) {
+            const wl_layer_op *x = wl_layer_ops_at(c->layer_ops[l], i);
+            if (x->all_to_all)
+                c->a2a_bytes = MAX(c->a2a_bytes, x->bytes);
+        }
+    }
+    c->head_ops = wl_layer_ops_new_head(c->s, &g);
     c->act_chunk = (uint64_t)(layer_activations(c, b) * (double)c->lpc);
     c->act_head = 4 * c->st->seq * b * (uint64_t)c->s->vocab / p->t;
     c->tp_bytes = c->st->seq * b * (uint64_t)c->s->d_model * dtb;
@@ -349,14 +443,13 @@ static void sizes(pl *c)
 static void devices(pl *c)
 {
     uint32_t n = strata_mesh_devices(c->mesh);
-    c->devs = g_new0(GArray *, c->plan->p);
-    c->model_leads = g_new0(GArray *, c->plan->p);
-    c->data_leads = g_new0(GArray *, c->plan->p);
-    for (uint64_t r = 0; r < c->plan->p; r++) {
-        c->devs[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-        c->model_leads[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-        c->data_leads[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
+    GArray ***lists[] = {&c->devs, &c->model_leads, &c->data_leads, &c->expert_leads, &c->dense_leads};
+    for (size_t j = 0; j < G_N_ELEMENTS(lists); j++) {
+        *lists[j] = g_new0(GArray *, c->plan->p);
+        for (uint64_t r = 0; r < c->plan->p; r++)
+            (*lists[j])[r] = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     }
+    uint32_t dense = c->data_mask | c->expert_mask;
     for (uint32_t d = 0; d < n; d++) {
         uint32_t r = strata_mesh_rank(c->mesh, c->pipe_mask, d);
         g_array_append_val(c->devs[r], d);
@@ -364,6 +457,10 @@ static void devices(pl *c)
             g_array_append_val(c->model_leads[r], d);
         if (c->data_mask && strata_mesh_member(c->mesh, c->data_mask, d, 0) == d)
             g_array_append_val(c->data_leads[r], d);
+        if (c->expert_mask && strata_mesh_member(c->mesh, c->expert_mask, d, 0) == d)
+            g_array_append_val(c->expert_leads[r], d);
+        if (c->expert_mask && strata_mesh_member(c->mesh, dense, d, 0) == d)
+            g_array_append_val(c->dense_leads[r], d);
     }
 }
 
@@ -427,8 +524,11 @@ strata_source *wl_pipeline_generate(const strata_model_shape *s, const wl_shard_
         strata_mesh_axes(c.mesh, MODEL_AXIS, &c.model_mask, NULL);
     if (plan->n > 1)
         strata_mesh_axes(c.mesh, DATA_AXIS, &c.data_mask, NULL);
+    if (plan->e > 1)
+        strata_mesh_axes(c.mesh, EXPERT_AXIS, &c.expert_mask, NULL);
     c.n1 = g_string_new(NULL);
     c.n2 = g_string_new(NULL);
+    c.n3 = g_string_new(NULL);
     sizes(&c);
     devices(&c);
     strata_op opt = strata_op_make_option("mesh", plan->mesh);
@@ -436,16 +536,19 @@ strata_source *wl_pipeline_generate(const strata_model_shape *s, const wl_shard_
     for (uint64_t r = 0; r < plan->p; r++)
         prologue(&c, r);
     bool ok = emit_schedules(&c);
-    for (uint64_t r = 0; r < plan->p; r++) {
-        g_array_free(c.devs[r], TRUE);
-        g_array_free(c.model_leads[r], TRUE);
-        g_array_free(c.data_leads[r], TRUE);
+    GArray **lists[] = {c.devs, c.model_leads, c.data_leads, c.expert_leads, c.dense_leads};
+    for (size_t j = 0; j < G_N_ELEMENTS(lists); j++) {
+        for (uint64_t r = 0; r < plan->p; r++)
+            g_array_free(lists[j][r], TRUE);
+        g_free(lists[j]);
     }
-    g_free(c.devs);
-    g_free(c.model_leads);
-    g_free(c.data_leads);
+    for (uint64_t l = 0; l < c.K * c.lpc; l++)
+        wl_layer_ops_free(c.layer_ops[l]);
+    g_free(c.layer_ops);
+    wl_layer_ops_free(c.head_ops);
     g_string_free(c.n1, TRUE);
     g_string_free(c.n2, TRUE);
+    g_string_free(c.n3, TRUE);
     strata_mesh_free(c.mesh);
     if (!ok) {
         strata_op_list_free(c.ops);

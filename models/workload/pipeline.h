@@ -8,14 +8,16 @@
  * What a stage runs (per device, its ops carrying device=D):
  *   F(k, i)  the forward pass of chunk k (its layers) on microbatch i: the
  *            chunk's saved activations are allocated here (one buffer a
- *            chunk-microbatch), one compute per layer (and per layer two
- *            all-reduces over `model` under tensor parallelism), then the
+ *            chunk-microbatch), each layer's kernels (layer_ops.h; per
+ *            layer two all-reduces over `model` under tensor
+ *            parallelism), then the
  *            output is sent to chunk k+1 (its buffer freed once sent, as
  *            Megatron's deallocate_output_tensor does);
- *   B(k, i)  the backward pass (input and, but for zb-h1, weight
- *            gradients), which sends the input gradient to chunk k-1 and
+ *   B(k, i)  the backward pass (the input-gradient ops and, but for
+ *            zb-h1, the weight-gradient ones), which sends the input
+ *            gradient to chunk k-1 and
  *            frees the chunk-microbatch's activations and received input;
- *   W(k, i)  zb-h1 only: the weight gradients, deferred; the activations
+ *   W(k, i)  zb-h1 only: the weight-gradient gemms, deferred; the activations
  *            are freed here.
  * So a stage's activation memory holds exactly the microbatches it has in
  * flight, and the schedules' memory differences come out of the
