@@ -565,7 +565,8 @@ END_TEST
 
 START_TEST(cli_writes_valid_json_for_every_scheme)
 {
-    char *json = g_build_filename(g_get_tmp_dir(), "strata-serve-test.json", NULL);
+    char *dir = strata_test_temp_dir(); /* private: test runs side by side share /tmp */
+    char *json = g_build_filename(dir, "serve.json", NULL);
     strata_cli_result r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model",
                                           "llama-3-8b", "--poisson", "n=40,rate=4,prompt=300,output=50,dist=exp",
                                           "--kv", "all", "--json", json, "-q", NULL);
@@ -577,7 +578,7 @@ START_TEST(cli_writes_valid_json_for_every_scheme)
     ck_assert(strstr(r.out, "contiguous-max"));
     strata_cli_result_clear(&r);
     /* a sweep of two points, one scheme: two runs, labelled; the timeline is one JSON document */
-    char *tl = g_build_filename(g_get_tmp_dir(), "strata-serve-test-timeline.json", NULL);
+    char *tl = g_build_filename(dir, "timeline.json", NULL);
     r = strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b",
                         "--poisson", "n=20,rate=0,prompt=100,output=10", "--sweep", "max_num_seqs=4,8", "--json",
                         json, "--timeline", tl, "-q", NULL);
@@ -596,10 +597,10 @@ START_TEST(cli_writes_valid_json_for_every_scheme)
     ck_assert_msg(strstr(r.err, "--sweep: max_num_seqs: expected a whole number from 1"), "%s", r.err);
     g_object_unref(p);
     strata_cli_result_clear(&r);
-    g_unlink(json);
-    g_unlink(tl);
+    strata_test_remove_dir(dir);
     g_free(json);
     g_free(tl);
+    g_free(dir);
 }
 END_TEST
 
