@@ -263,12 +263,6 @@ uint32_t wl_gemm_dims(uint64_t dims[4], uint64_t batch, uint64_t m, uint64_t k, 
     return nd;
 }
 
-void wl_graph_gemm(wl_graph *g, uint64_t batch, uint64_t m, uint64_t k, uint64_t n)
-{
-    uint64_t dims[4];
-    wl_graph_kernel(g, "gemm", wl_gemm_dims(dims, batch, m, k, n), dims, NULL);
-}
-
 void wl_graph_option(wl_graph *g, const char *key, const char *value)
 {
     g_ptr_array_add(g->options, g_string_chunk_insert_const(g->strings, key));
