@@ -162,37 +162,6 @@ START_TEST(mla_flash_backward_once)
 }
 END_TEST
 
-/* MoE, 4 experts of width 16, top 2, over data:2 x expert:2: a device
- * routes 8 / 4 sequences x 8 = 16 tokens (the router's M), 32 rows, 8 to
- * each expert; the group of 2 experts receives them from the axis' 2
- * devices: 16 rows an expert, one gemm batched over the 2 experts. */
-static const expected moe_dims[] = {
-    {"l0_router", "gemm 16x32x4"},           /* [16,32] @ wr [32,4] */
-    {"l0_experts_in", "gemm 2x16x32x16"},    /* 2 experts x [16,32] @ [32,16] */
-    {"l0_experts_in_vjp1", "gemm 2x32x16x16"},
-    {"l0_experts_down", "gemm 2x16x16x32"},
-    {"l0_experts_down_vjp0", "gemm 2x16x32x16"},
-};
-
-START_TEST(moe_experts_batched)
-{
-    const char *args[] = {"layers=1", "d_model=32", "heads=4",    "batch=8",         "seq=8",          "vocab=64",
-                          "experts=4", "top_k=2",   "moe_ffn=16", "mesh=data:2,expert:2", "sharding=fsdp", NULL};
-    gemm_walk w = walk(args);
-    expect_all(&w, moe_dims, G_N_ELEMENTS(moe_dims));
-    g_hash_table_destroy(w.kernels);
-    /* zipf: the groups' rows differ, the experts' steps per device keep the roofline */
-    const char *zipf[] = {"layers=1", "d_model=32", "heads=4",    "batch=8",         "seq=8",          "vocab=64",
-                          "experts=4", "top_k=2",   "moe_ffn=16", "mesh=data:2,expert:2", "sharding=fsdp",
-                          "imbalance=zipf:1", NULL};
-    w = walk(zipf);
-    ck_assert_ptr_null(g_hash_table_lookup(w.kernels, "l0_experts_in"));
-    ck_assert_ptr_null(g_hash_table_lookup(w.kernels, "l0_experts_down_vjp1"));
-    expect_all(&w, moe_dims, 1); /* the router's rows do not vary */
-    g_hash_table_destroy(w.kernels);
-}
-END_TEST
-
 /* The makespan of `strata run` on hw for the trace text. */
 static double makespan(const char *hw, const char *trace_text)
 {
@@ -231,6 +200,37 @@ START_TEST(roofline_hardware_unchanged)
     g_regex_unref(re);
     g_free(bare);
     strata_cli_result_clear(&r);
+}
+END_TEST
+
+/* MoE, 4 experts of width 16, top 2, over data:2 x expert:2: a device
+ * routes 8 / 4 sequences x 8 = 16 tokens (the router's M), 32 rows, 8 to
+ * each expert; the group of 2 experts receives them from the axis' 2
+ * devices: 16 rows an expert, one gemm batched over the 2 experts. */
+static const expected moe_dims[] = {
+    {"l0_router", "gemm 16x32x4"},           /* [16,32] @ wr [32,4] */
+    {"l0_experts_in", "gemm 2x16x32x16"},    /* 2 experts x [16,32] @ [32,16] */
+    {"l0_experts_in_vjp1", "gemm 2x32x16x16"},
+    {"l0_experts_down", "gemm 2x16x16x32"},
+    {"l0_experts_down_vjp0", "gemm 2x16x32x16"},
+};
+
+START_TEST(moe_experts_batched)
+{
+    const char *args[] = {"layers=1", "d_model=32", "heads=4",    "batch=8",         "seq=8",          "vocab=64",
+                          "experts=4", "top_k=2",   "moe_ffn=16", "mesh=data:2,expert:2", "sharding=fsdp", NULL};
+    gemm_walk w = walk(args);
+    expect_all(&w, moe_dims, G_N_ELEMENTS(moe_dims));
+    g_hash_table_destroy(w.kernels);
+    /* zipf: the groups' rows differ, the experts' steps per device keep the roofline */
+    const char *zipf[] = {"layers=1", "d_model=32", "heads=4",    "batch=8",         "seq=8",          "vocab=64",
+                          "experts=4", "top_k=2",   "moe_ffn=16", "mesh=data:2,expert:2", "sharding=fsdp",
+                          "imbalance=zipf:1", NULL};
+    w = walk(zipf);
+    ck_assert_ptr_null(g_hash_table_lookup(w.kernels, "l0_experts_in"));
+    ck_assert_ptr_null(g_hash_table_lookup(w.kernels, "l0_experts_down_vjp1"));
+    expect_all(&w, moe_dims, 1); /* the router's rows do not vary */
+    g_hash_table_destroy(w.kernels);
 }
 END_TEST
 
