@@ -10,9 +10,9 @@
  *     (0 before).
  *  3. Node i's inputs and its gradients' needs are runs of pool[], its
  *     gradients vjps[first_vjp ..]; labels live in strings, mesh axes in
- *     axes (nodes and vjps hold one-byte indices). Nothing is allocated per
- *     node or per tensor, a node takes 40 bytes and a vjp 16, so a model
- *     of a million tensors stays a few tens of MB.
+ *     axes (nodes and vjps hold one-byte indices). A node takes 40 bytes
+ *     and a vjp 16, plus a kernel's (about 100 bytes) where it names one
+ *     (matmuls, attention), so a million tensors stay a few tens of MB.
  *  4. During a group's pass, remap sends each tensor a hook substituted
  *     and (backward) each tensor of the group that was not saved to the
  *     copy the steps read; it is emptied when the pass moves to the next
