@@ -47,7 +47,7 @@
  * bytes.
  */
 #include "workload/workload.h"
-#include "workload/autodiff.h"
+#include "workload/autodiff_nodes.h"
 #include "core/error.h"
 
 static const char *const preset_choices[] = {"none", "tutorial", NULL};

@@ -10,9 +10,9 @@
  *     (0 before).
  *  3. Node i's inputs and its gradients' needs are runs of pool[], its
  *     gradients vjps[first_vjp ..]; labels live in strings, mesh axes in
- *     axes (nodes and vjps hold one-byte indices). Nothing is allocated per
- *     node or per tensor, a node takes 40 bytes and a vjp 16, so a model
- *     of a million tensors stays a few tens of MB.
+ *     axes (nodes and vjps hold one-byte indices). A node takes 40 bytes
+ *     and a vjp 16, plus a kernel's (about 100 bytes) where it names one
+ *     (matmuls, attention), so a million tensors stay a few tens of MB.
  *  4. During a group's pass, remap sends each tensor a hook substituted
  *     and (backward) each tensor of the group that was not saved to the
  *     copy the steps read; it is emptied when the pass moves to the next
@@ -99,6 +99,7 @@ struct wl_model {
     GArray *producer;   /* guint32: index of the node writing t + 1 (0: an argument) */
     GHashTable *remap;  /* tensor -> the tensor the current pass reads */
     GHashTable *kernels; /* node index -> wl_node_kernel * (wl_model_kernel) */
+    GHashTable *vjp_kernels; /* vjp index -> wl_node_kernel *, its fwd the kernel (wl_model_vjp_kernel) */
     GHashTable *ckpt_names; /* node index -> its checkpoint name (static text) */
     GHashTable *batch_dots; /* node indices of dots with batch dimensions */
     GHashTable *scattered;  /* reduce-scatter node -> the dot node whose partial sums it reduces + 1 */
@@ -141,6 +142,11 @@ static const wl_vjp *vjp_at(const wl_model *m, const wl_node *n, guint k)
     return &g_array_index(m->vjps, wl_vjp, n->first_vjp + k);
 }
 
+static gpointer node_key(const wl_model *m, const wl_node *n)
+{
+    return GUINT_TO_POINTER((guint)(n - (const wl_node *)(const void *)m->nodes->data));
+}
+
 wl_model *wl_model_new(wl_graph *g)
 {
     wl_model *m = g_new0(wl_model, 1);
@@ -156,6 +162,7 @@ wl_model *wl_model_new(wl_graph *g)
     m->axes = g_ptr_array_new();
     m->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
+    m->vjp_kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     m->ckpt_names = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->batch_dots = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->scattered = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -181,6 +188,7 @@ void wl_model_free(wl_model *m)
     g_ptr_array_free(m->axes, TRUE);
     g_hash_table_destroy(m->pending);
     g_hash_table_destroy(m->kernels);
+    g_hash_table_destroy(m->vjp_kernels);
     g_hash_table_destroy(m->ckpt_names);
     g_hash_table_destroy(m->batch_dots);
     g_hash_table_destroy(m->scattered);
@@ -196,6 +204,8 @@ void wl_model_free(wl_model *m)
 }
 
 void wl_model_requires_grad(wl_model *m, wl_tensor t) { dense_set(m->needs_grad, t, 1); }
+
+wl_graph *wl_model_graph(const wl_model *m) { return m->g; }
 
 void wl_model_group(wl_model *m, int group, bool rematerializable)
 {
@@ -259,49 +269,34 @@ void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl
     g_array_append_vals(m->pool, needs, n);
 }
 
-void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bwd, uint32_t n_dims,
-                     const uint64_t *dims, const char *mask)
+static void set_kernel(wl_model *m, GHashTable *to, guint key, const char *fwd, const char *bwd, uint32_t n_dims,
+                       const uint64_t *dims, const char *mask)
 {
-    g_assert(node < m->nodes->len && n_dims >= 1 && n_dims <= STRATA_MAX_DIMS);
+    g_assert(n_dims >= 1 && n_dims <= STRATA_MAX_DIMS);
     wl_node_kernel *k = g_new0(wl_node_kernel, 1);
     *k = (wl_node_kernel){fwd, bwd, mask ? g_string_chunk_insert_const(m->strings, mask) : NULL, n_dims, {0}};
     memcpy(k->dims, dims, n_dims * sizeof dims[0]);
-    g_hash_table_replace(m->kernels, GUINT_TO_POINTER(node), k);
+    g_hash_table_replace(to, GUINT_TO_POINTER(key), k);
 }
 
-/* The kernels of node n (NULL: none). */
-static const wl_node_kernel *node_kernel(const wl_model *m, const wl_node *n)
+void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bwd, uint32_t n_dims,
+                     const uint64_t *dims, const char *mask)
 {
-    guint i = (guint)(n - (const wl_node *)(const void *)m->nodes->data);
-    return g_hash_table_lookup(m->kernels, GUINT_TO_POINTER(i));
+    g_assert(node < m->nodes->len);
+    set_kernel(m, m->kernels, node, fwd, bwd, n_dims, dims, mask);
 }
 
-uint32_t wl_model_matmul(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b, double flops)
+void wl_model_vjp_kernel(wl_model *m, uint32_t node, uint32_t k, const char *kernel, uint32_t n_dims,
+                         const uint64_t *dims)
 {
-    wl_tensor ins[2] = {a, b};
-    uint32_t n = wl_model_node(m, label, out, ins, 2, flops, true);
-    wl_model_vjp(m, n, 0, flops, &b, 1); /* da = dout @ b^T */
-    wl_model_vjp(m, n, 1, flops, &a, 1); /* db = a^T @ dout */
-    return n;
+    g_assert(node < m->nodes->len && k < node_at(m, node)->n_ins);
+    set_kernel(m, m->vjp_kernels, node_at(m, node)->first_vjp + k, kernel, NULL, n_dims, dims, NULL);
 }
 
-uint32_t wl_model_unary(wl_model *m, const char *label, wl_tensor out, wl_tensor x, double fwd_per_elem,
-                        double bwd_per_elem)
+double wl_model_flops(const wl_model *m, uint32_t node, int k)
 {
-    double e = (double)wl_graph_elements(m->g, x);
-    uint32_t n = wl_model_node(m, label, out, &x, 1, fwd_per_elem * e, false);
-    wl_model_vjp(m, n, 0, bwd_per_elem * e, &x, 1);
-    return n;
-}
-
-uint32_t wl_model_add(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b)
-{
-    wl_tensor ins[2] = {a, b};
-    double e = (double)wl_graph_elements(m->g, out);
-    uint32_t n = wl_model_node(m, label, out, ins, 2, e, false);
-    wl_model_vjp(m, n, 0, e, NULL, 0);
-    wl_model_vjp(m, n, 1, e, NULL, 0);
-    return n;
+    const wl_node *n = node_at(m, node);
+    return k < 0 ? n->flops : (uint32_t)k < n->n_ins ? vjp_at(m, n, (guint)k)->flops : 0;
 }
 
 /* A node whose output is collective `kind` of x over axis and whose input
@@ -386,8 +381,6 @@ static GArray *crossing_tensors(const wl_model *m)
     return crossing;
 }
 
-/* Saved under remat: crosses a group boundary, or is a matmul output under
- * dots. An all-gather's output never is: the backward pass gathers again. */
 void wl_model_checkpoint_name(wl_model *m, uint32_t node, const char *name)
 {
     g_hash_table_insert(m->ckpt_names, GUINT_TO_POINTER(node), (gpointer)name);
@@ -406,11 +399,6 @@ void wl_model_remat_names(wl_model *m, const char *save, const char *offload)
         g_hash_table_destroy(m->offload_names);
     m->save_names = wl_remat_name_set(save);
     m->offload_names = wl_remat_name_set(offload);
-}
-
-static gpointer node_key(const wl_model *m, const wl_node *n)
-{
-    return GUINT_TO_POINTER((guint)(n - (const wl_node *)(const void *)m->nodes->data));
 }
 
 /* The node whose dot-ness and checkpoint name a policy reads for n's
@@ -492,8 +480,8 @@ static void emit_node(wl_model *m, const wl_node *n, const char *label, const GA
         wl_graph_compute(m->g, label, n->flops, (const wl_tensor *)ins->data, ins->len, &out, 1, NULL, 0);
         if (n->vary)
             wl_graph_vary_step(m->g);
-        const wl_node_kernel *k = node_kernel(m, n);
-        if (k)
+        const wl_node_kernel *k = g_hash_table_lookup(m->kernels, node_key(m, n));
+        if (k && !n->vary) /* a kernel's extents are the largest device's */
             wl_graph_kernel(m->g, k->fwd, k->n_dims, k->dims, k->mask);
     }
 }
@@ -697,6 +685,22 @@ static void recompute_group(wl_model *m, int group, const GArray *recomputed, GH
     }
 }
 
+/* The kernel of node n's gradient for input k, on the step just added: its
+ * own (wl_model_vjp_kernel), else the node's bwd on the first gradient
+ * that has flops (the one backward kernel: flash attention's for q and kv). */
+static void vjp_kernel(wl_model *m, const wl_node *n, guint k)
+{
+    const wl_node_kernel *kv = g_hash_table_lookup(m->vjp_kernels, GUINT_TO_POINTER(n->first_vjp + k)),
+                         *kn = g_hash_table_lookup(m->kernels, node_key(m, n));
+    guint first = 0;
+    while (first < n->n_ins && vjp_at(m, n, first)->flops <= 0)
+        first++;
+    if (kv && !n->vary) /* a kernel's extents are the largest device's */
+        wl_graph_kernel(m->g, kv->fwd, kv->n_dims, kv->dims, NULL);
+    else if (kn && kn->bwd && !n->vary && k == first)
+        wl_graph_kernel(m->g, kn->bwd, kn->n_dims, kn->dims, kn->mask);
+}
+
 /* The gradient computes of node i (whose output's gradient is dp + 1, 0 for
  * the loss): one per input that needs a gradient. */
 static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArray *ins, unsigned grad_flags)
@@ -752,9 +756,7 @@ static void emit_vjps(wl_model *m, guint i, guint32 dp, GHashTable *remap, GArra
         g_free(label);
         if (n->vary)
             wl_graph_vary_step(m->g);
-        const wl_node_kernel *kn = node_kernel(m, n);
-        if (kn && kn->bwd)
-            wl_graph_kernel(m->g, kn->bwd, kn->n_dims, kn->dims, kn->mask);
+        vjp_kernel(m, n, k);
         reduce(m, gx, axis_name(m, v->reduce_axis));
     }
 }

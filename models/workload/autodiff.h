@@ -64,21 +64,26 @@ uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_t
  * (n <= WL_VJP_MAX_NEEDS). */
 void wl_model_vjp(wl_model *m, uint32_t node, uint32_t k, double flops, const wl_tensor *needs, uint32_t n);
 
-/* The kernels that run node's forward (and recomputation) and each of its
- * gradients: kernel=fwd / kernel=bwd dims=DIMS [mask=MASK] on their steps
+/* The kernels that run node's forward (and recomputation) and its
+ * gradient: kernel=fwd / kernel=bwd dims=DIMS [mask=MASK] on their steps
  * (wl_graph_kernel; names are static text, mask is copied; bwd NULL: the
- * gradients name none). */
+ * gradients name none). bwd is one kernel for all of the node's gradients:
+ * it goes on the first input's gradient that has flops (flash attention's
+ * backward computes dq, dk and dv at once; the others' steps carry no
+ * flops and name no kernel). A node whose work varies per device
+ * (wl_model_vary) names no kernel on any step: the extents would be the
+ * largest device's. */
 void wl_model_kernel(wl_model *m, uint32_t node, const char *fwd, const char *bwd, uint32_t n_dims,
                      const uint64_t *dims, const char *mask);
-
-/* Helpers for common nodes. */
-/* out[M,N] = a[M,K] @ b[K,N] (batched by `batch`): 2*batch*M*K*N flops each way. */
-uint32_t wl_model_matmul(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b, double flops);
-/* out = f(x) elementwise: fwd and bwd flops per element; the vjp reads x. */
-uint32_t wl_model_unary(wl_model *m, const char *label, wl_tensor out, wl_tensor x, double fwd_per_elem,
-                        double bwd_per_elem);
-/* out = a + b (residual): gradients pass through (one flop per element). */
-uint32_t wl_model_add(wl_model *m, const char *label, wl_tensor out, wl_tensor a, wl_tensor b);
+/* The kernel of node's gradient with respect to input k alone (a matmul's
+ * two gradients are two GEMMs of their own extents; autodiff_nodes.h). */
+void wl_model_vjp_kernel(wl_model *m, uint32_t node, uint32_t k, const char *kernel, uint32_t n_dims,
+                         const uint64_t *dims);
+/* The flops of node's forward (k < 0) or of its gradient for input k (0
+ * when it has no input k). */
+double wl_model_flops(const wl_model *m, uint32_t node, int k);
+/* The graph the model emits into. */
+wl_graph *wl_model_graph(const wl_model *m);
 
 /* Sequence parallelism's collectives over mesh axis `axis` (a string that
  * outlives m), each a node of its own with one input x, which must feed no

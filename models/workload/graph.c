@@ -252,6 +252,17 @@ void wl_graph_kernel(wl_graph *g, const char *kernel, uint32_t n_dims, const uin
     g_hash_table_replace(g->kernels, GUINT_TO_POINTER(g->steps->len - 1), k);
 }
 
+uint32_t wl_gemm_dims(uint64_t dims[4], uint64_t batch, uint64_t m, uint64_t k, uint64_t n)
+{
+    uint32_t nd = 0;
+    if (batch != 1)
+        dims[nd++] = batch;
+    dims[nd++] = m;
+    dims[nd++] = k;
+    dims[nd++] = n;
+    return nd;
+}
+
 void wl_graph_option(wl_graph *g, const char *key, const char *value)
 {
     g_ptr_array_add(g->options, g_string_chunk_insert_const(g->strings, key));

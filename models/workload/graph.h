@@ -66,6 +66,12 @@ void wl_graph_copy(wl_graph *g, wl_tensor dst, wl_tensor src);
  * [mask=MASK] on its op, models/kernel/kernel.h): name and mask are copied
  * (mask NULL: none); n_dims extents (at most STRATA_MAX_DIMS). */
 void wl_graph_kernel(wl_graph *g, const char *kernel, uint32_t n_dims, const uint64_t *dims, const char *mask);
+/* The extents of kernel=gemm for batch products M x K x N (gemm.c):
+ * dims = MxKxN when batch is 1, else BxMxKxN; returns their count. A
+ * generator that writes a step per matmul names its kernel with
+ * wl_graph_kernel(g, "gemm", wl_gemm_dims(d, B, M, K, N), d, NULL), its
+ * flops= their 2 B M K N (the kernel's cost follows the extents). */
+uint32_t wl_gemm_dims(uint64_t dims[4], uint64_t batch, uint64_t m, uint64_t k, uint64_t n);
 
 /* A trace-wide `option KEY=VALUE`, written after `option sched=xla`. */
 void wl_graph_option(wl_graph *g, const char *key, const char *value);

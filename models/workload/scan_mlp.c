@@ -41,7 +41,7 @@
  * (jax.checkpoint of the layer); remat=dots saves the matmul outputs.
  */
 #include "workload/workload.h"
-#include "workload/autodiff.h"
+#include "workload/autodiff_nodes.h"
 #include "core/error.h"
 
 static const char *const remat_choices[] = {"none", "full", "dots", NULL};

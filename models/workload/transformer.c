@@ -21,6 +21,16 @@
  *   backward   reverse mode (autodiff.h): each matmul's two gradients cost
  *              what its forward does; the embedding gradient accumulates
  *              from the output projection and the gather.
+ *   kernels    every matmul step, forward and gradient, names kernel=gemm
+ *              with the extents the device computes (autodiff_nodes.h:
+ *              C = A B is MxKxN, dA = dC B^T MxNxK, dB = A^T dC KxMxN; the
+ *              attention products and the experts batched BxMxKxN), so
+ *              that hardware with a matrix model (matrix = systolic or
+ *              tiles) times it by models/kernel/gemm.c, elsewhere at the
+ *              roofline as before; left on the roofline: steps whose flops
+ *              are not one GEMM (a biased projection's forward, q k^T's
+ *              gradient) and the experts' steps under an imbalanced load
+ *              (their work differs per device).
  *   remat      none saves every activation; full saves only each layer's
  *              input h_l and recomputes the layer before its backward; dots
  *              saves the matmul outputs (qkv, scores, ctx, o, u, f) and

@@ -10,7 +10,7 @@
 #ifndef STRATA_WL_TRANSFORMER_H
 #define STRATA_WL_TRANSFORMER_H
 
-#include "workload/autodiff.h"
+#include "workload/autodiff_nodes.h"
 #include "workload/model_config.h"
 #include "workload/moe_load.h"
 

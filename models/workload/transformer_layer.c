@@ -44,6 +44,14 @@
  * Under tp the q/k/v, gate and up matrices are column-parallel, wo and the
  * down matrices row-parallel (the router replicated); under sp the block
  * inputs are gathered and outputs reduce-scattered (transformer.c).
+ * Kernels: every product is a kernel=gemm of its device's extents
+ * (autodiff_nodes.h), its gradients two of their own: the projections and
+ * the router M = B S rows; scores (B H/T) x S x hd x S and ctx (B H/T) x S
+ * x S x hd batched; the experts batched over the device's experts, E x C
+ * x d x F (with an expert axis or a capacity: El experts of rows/El rows
+ * each, when that divides). On the roofline: the biased q/k/v projection's
+ * forward (flops + the bias), the scores' gradient (dq and dk in one
+ * step), the experts under an imbalanced load (work per device).
  */
 #include "workload/transformer.h"
 #include "kernel/kernel.h"
@@ -150,6 +158,7 @@ static uint32_t column_bias(tf_ctx *c, const tf_dims *z, const char *label, wl_t
     wl_model_vjp(c->m, node, 0, flops, &w, 1);
     wl_model_vjp(c->m, node, 1, flops, &x, 1);
     wl_model_vjp(c->m, node, 2, n, NULL, 0);
+    wl_model_gemm_shapes(c->m, node, out, x, w); /* the gradients' GEMMs; the forward adds the bias */
     if (!z->sp)
         tf_partial(c, z, node, 0);
     return node;
@@ -191,7 +200,8 @@ static wl_tensor attend(tf_ctx *c, const tf_dims *z, uint64_t l, const wl_tensor
     double att = 2.0 * (double)(B * S) * (double)S * (double)(H * dqk);
     uint32_t sn = wl_model_node(m, LABEL("l%u_qk"), scores, ins, 1, att, true);
     wl_model_batch_dot(m, sn);
-    wl_model_vjp(m, sn, 0, 2 * att, ins, 1);
+    wl_model_vjp(m, sn, 0, 2 * att, ins, 1); /* dq and dk: two GEMMs in one step, at the roofline */
+    wl_model_gemm(m, sn, B * H, S, dqk, S, false);
     wl_tensor probs = tf_act(c, NAME("l%u_probs"), 4, bhss);
     double nss = (double)(B * H * S * S);
     uint32_t pn = wl_model_node(m, LABEL("l%u_softmax"), probs, &scores, 1, 5 * nss, false);
@@ -204,6 +214,7 @@ static wl_tensor attend(tf_ctx *c, const tf_dims *z, uint64_t l, const wl_tensor
     wl_model_checkpoint_name(m, cn, "context");
     wl_model_vjp(m, cn, 0, att_v, &pv[1], 1);
     wl_model_vjp(m, cn, 1, att_v, &probs, 1);
+    wl_model_gemm(m, cn, B * H, S, S, dv, false);
     return ctx;
 }
 
