@@ -350,15 +350,6 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
     return t;
 }
 
-double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
-                                   strata_serve_work *work)
-{
-    *work = (strata_serve_work){0};
-    c->work = work;
-    double t = attention(c, chunks, n);
-    c->work = NULL;
-    return t;
-}
 
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
 {
@@ -376,14 +367,28 @@ double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *ch
     return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, sampled, m->hidden, m->vocab / c->tp);
 }
 
-double strata_serve_cost_step_work(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
-                                   strata_serve_work *work)
+/* The time of one layer's attention or of the whole step, its ops' work
+ * counted into work. */
+static double counted(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, strata_serve_work *work,
+                      bool whole_step)
 {
     *work = (strata_serve_work){0};
     c->work = work;
-    double t = strata_serve_cost_step(c, chunks, n);
+    double t = whole_step ? strata_serve_cost_step(c, chunks, n) : attention(c, chunks, n);
     c->work = NULL;
     return t;
+}
+
+double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
+                                   strata_serve_work *work)
+{
+    return counted(c, chunks, n, work, false);
+}
+
+double strata_serve_cost_step_work(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
+                                   strata_serve_work *work)
+{
+    return counted(c, chunks, n, work, true);
 }
 
 double strata_serve_cost_swap(const strata_serve_cost *c, uint64_t blocks, uint64_t block_bytes, uint32_t tensors)
