@@ -217,6 +217,43 @@ START_TEST(mla_costed_as_vllm_runs_it)
 }
 END_TEST
 
+/* A vLLM 0.6 prefill step of two packed 462-token prompts of Llama-3-8B on
+ * one H100 (bf16), its distinct ops' nominal flops, hand-derived. vLLM runs
+ * the prompts packed, no padding (model_runner.py's input_tokens; the
+ * FlashAttention backend's flash_attn_varlen_func over cu_seqlens): every
+ * GEMM has M = 924 rows. QKV 924 x 4096 x 6144 (32 + 2 x 8 heads of 128),
+ * O 924 x 4096 x 4096, gate_up 924 x 4096 x 28672, down 924 x 14336 x
+ * 4096: 2 x 924 x 218,103,808 = 403,055,837,184. Norms and residuals
+ * 4 x 924 x 4096 and SiLU-and-mul 924 x 14336 elements: 28,385,280.
+ * Attention per prompt, causal, 32 heads over 8 KV heads: 4 x 32 x 462 x
+ * 462 x 128 / 2 = 1,748,533,248, two: 3,497,066,496 (not 4 x 32 x 924^2 x
+ * 128 / 2: no attention across prompts). The LM head on the 2 sampled rows
+ * only (logits_processor.py's _prune_hidden_states): 2 x 2 x 4096 x
+ * 128,256 = 2,101,346,304. Total 408,682,635,264. A chunk that does not
+ * sample (a prompt cut by the budget) drops one row of the LM head:
+ * 1,050,673,152 fewer. */
+START_TEST(prefill_step_packed_as_vllm_runs_it)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = preset("llama-3-8b");
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 8192, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk two[2] = {{.id = 0, .tokens = 462, .context = 462, .samples = true},
+                                 {.id = 1, .tokens = 462, .context = 462, .samples = true}};
+    strata_serve_work w;
+    double t = strata_serve_cost_step_work(c, two, 2, &w);
+    ck_assert_double_eq(w.flops, 408682635264.0);
+    ck_assert_double_eq_tol(strata_serve_cost_step(c, two, 2), t, 1e-15); /* cached: the same time */
+    two[1].samples = false;
+    strata_serve_cost_step_work(c, two, 2, &w);
+    ck_assert_double_eq(w.flops, 408682635264.0 - 1050673152.0);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* The engines' CPU time per step (serve_engine.c's rows): a decode step of
  * 10 ms on the GPU with 100 requests. vllm-v0: 4 ms + 100 x 35 us = 7.5 ms
  * of CPU, once per 10 decode steps: 10.75 ms; a step with prefill pays it
@@ -621,6 +658,7 @@ int main(void)
     tcase_add_test(tc, tiny_stream_step_by_step);
     tcase_add_test(tc, attention_dp_by_hand);
     tcase_add_test(tc, attention_dp_schedules_every_rank);
+    tcase_add_test(tc, prefill_step_packed_as_vllm_runs_it);
     tcase_add_test(tc, preemption_then_prefix_hit);
     tcase_add_test(tc, azure_csv_and_poisson_streams);
     tcase_add_test(tc, bad_input_names_file_and_line);

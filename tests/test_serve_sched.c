@@ -25,14 +25,14 @@ static strata_serve_model tiny(void)
 
 /* The tiny model on test-simple with 1 MiB of memory (a pool of 8,173 blocks of 4 tokens, its watermark 81
  * blocks): budget 8 tokens, 2 sequences, every step recorded. */
-static strata_serve_result *run(const char *policy, uint32_t steps, bool prefix, strata_serve_request *req,
-                                uint32_t n)
+static strata_serve_result *run_with(const char *policy, uint32_t steps, bool prefix, strata_serve_request *req,
+                                     uint32_t n, double step_overhead)
 {
     strata_serve_stream s = {req, n, 0, (char *)"tiny"};
     strata_serve_config c;
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
-    c.num_scheduler_steps = steps, c.prefix_caching = prefix, c.record_steps = true;
+    c.num_scheduler_steps = steps, c.prefix_caching = prefix, c.record_steps = true, c.step_overhead = step_overhead;
     GError *err = NULL;
     c.scheduler = strata_serve_scheduler_find(policy, &err);
     ck_assert_msg(c.scheduler, "%s", err ? err->message : "");
@@ -46,6 +46,12 @@ static strata_serve_result *run(const char *policy, uint32_t steps, bool prefix,
     strata_hw_free(hw);
     g_free(path);
     return r;
+}
+
+static strata_serve_result *run(const char *policy, uint32_t steps, bool prefix, strata_serve_request *req,
+                                uint32_t n)
+{
+    return run_with(policy, steps, prefix, req, n, 0);
 }
 
 static const strata_serve_step *step(const strata_serve_result *r, guint i)
@@ -85,6 +91,21 @@ START_TEST(v0_prefill_steps_apart_from_decode_steps)
     r = run("vllm-v1", 1, true, req, 3);
     const uint32_t v1[][3] = {{8, 2, 0}, {2, 0, 2}, {5, 1, 1}};
     check_steps(r, v1, G_N_ELEMENTS(v1));
+    strata_serve_result_free(r);
+}
+END_TEST
+
+START_TEST(step_time_split_by_kind)
+{
+    /* The stream of v0_prefill_steps_apart_from_decode_steps with 1 ms of --step-overhead: steps 1 and 3 carry
+     * prefill tokens, 2 and 4 are decode-only; the time beyond the forward passes is 4 x 1 ms; all three
+     * parts sum to the makespan (every request arrives at 0, the GPU is never idle). */
+    strata_serve_request req[3] = {{0, 4, 3}, {0, 4, 2}, {0, 4, 1}};
+    strata_serve_result *r = run_with("vllm-v0", 1, true, req, 3, 1e-3);
+    ck_assert_uint_eq(r->steps, 4);
+    ck_assert(r->prefill_gpu_s > 0 && r->decode_gpu_s > 0);
+    ck_assert_double_eq_tol(r->host_s, 4e-3, 1e-12);
+    ck_assert_double_eq_tol(r->prefill_gpu_s + r->decode_gpu_s + r->host_s, r->makespan, 1e-12);
     strata_serve_result_free(r);
 }
 END_TEST
@@ -193,6 +214,7 @@ int main(void)
     TCase *tc = tcase_create("serve_sched");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, v0_prefill_steps_apart_from_decode_steps);
+    tcase_add_test(tc, step_time_split_by_kind);
     tcase_add_test(tc, v0_multi_step_runs_the_decode_batch_n_steps);
     tcase_add_test(tc, v0_chunks_cut_to_whole_blocks_with_prefix_caching);
     tcase_add_test(tc, policies_defaults_and_choices);

@@ -94,6 +94,11 @@ typedef struct strata_serve_result {
     uint64_t steps, preemptions, swaps_out, swaps_in;
     uint64_t swapped_bytes;            /* per rank, both ways */
     double host_link_busy_s;
+    /* Where the steps' time went: the forward passes of steps with prefill
+     * tokens and of decode-only steps (strata_serve_cost_step), and the rest
+     * (the engine's CPU time, swaps, --step-overhead); they sum to the
+     * steps' time. */
+    double prefill_gpu_s, decode_gpu_s, host_s;
     uint64_t prefill_tokens, decode_tokens, prefix_hit_tokens;
     double batch_mean, batch_max;      /* running requests, time-weighted mean and peak */
     double kv_used_mean;               /* time-weighted: live token bytes / bytes held */

@@ -263,7 +263,7 @@ static double dense_time_dp(strata_serve_cost *c, uint32_t t, double act)
 /* Everything of a step but attention and the LM head, for T tokens. */
 static double dense_time(strata_serve_cost *c, uint32_t t)
 {
-    if (t <= c->max_tokens && !isnan(c->dense[t]))
+    if (!c->work && t <= c->max_tokens && !isnan(c->dense[t])) /* a work count runs every op */
         return c->dense[t];
     const strata_serve_model *m = &c->m;
     double act = strata_serve_dtype_bytes(m->dtype);
@@ -350,15 +350,6 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
     return t;
 }
 
-double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
-                                   strata_serve_work *work)
-{
-    *work = (strata_serve_work){0};
-    c->work = work;
-    double t = attention(c, chunks, n);
-    c->work = NULL;
-    return t;
-}
 
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
 {
@@ -374,6 +365,30 @@ double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *ch
     if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
         return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, local_tokens(c, sampled), m->hidden, m->vocab);
     return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, sampled, m->hidden, m->vocab / c->tp);
+}
+
+/* The time of one layer's attention or of the whole step, its ops' work
+ * counted into work. */
+static double counted(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, strata_serve_work *work,
+                      bool whole_step)
+{
+    *work = (strata_serve_work){0};
+    c->work = work;
+    double t = whole_step ? strata_serve_cost_step(c, chunks, n) : attention(c, chunks, n);
+    c->work = NULL;
+    return t;
+}
+
+double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
+                                   strata_serve_work *work)
+{
+    return counted(c, chunks, n, work, false);
+}
+
+double strata_serve_cost_step_work(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
+                                   strata_serve_work *work)
+{
+    return counted(c, chunks, n, work, true);
 }
 
 double strata_serve_cost_swap(const strata_serve_cost *c, uint64_t blocks, uint64_t block_bytes, uint32_t tensors)

@@ -78,6 +78,14 @@ typedef struct strata_serve_work {
  * decodes' W_UK and W_UV products with the attention itself. */
 double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
                                    strata_serve_work *work);
+/* A whole step (strata_serve_cost_step's time) and the nominal flops and
+ * bytes of its distinct ops, each counted once: one layer's (the
+ * projections and MLP on all the step's tokens packed as GEMM rows, the
+ * norms and activations, each prefill chunk's attention, the decodes'
+ * together) and the LM head's, on the rows that sample only (vLLM's
+ * LogitsProcessor keeps the sampled rows). No collectives. */
+double strata_serve_cost_step_work(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
+                                   strata_serve_work *work);
 /* Moving `blocks` blocks of block_bytes (per rank) over the host link: one
  * copy per block and per growing tensor (vLLM v0's swap_blocks). */
 double strata_serve_cost_swap(const strata_serve_cost *c, uint64_t blocks, uint64_t block_bytes, uint32_t tensors);

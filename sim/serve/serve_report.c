@@ -75,6 +75,8 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
         FIG("batch_max", r->batch_max),          FIG("kv_used_mean", r->kv_used_mean),
         FIG("kv_reserved_mean", r->kv_reserved_mean), FIG("kv_reserved_peak", r->kv_reserved_peak),
         FIG("external_fragmentation_mean", r->external_frag_mean),
+        FIG("prefill_gpu_s", r->prefill_gpu_s),  FIG("decode_gpu_s", r->decode_gpu_s),
+        FIG("host_s", r->host_s),
     };
     add_fields(b, figures, G_N_ELEMENTS(figures));
     add_dist(b, "ttft_s", &r->ttft);
@@ -151,6 +153,8 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
         fprintf(out, "  TPOT           p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n", r->tpot.p50 * 1e3,
                 r->tpot.p90 * 1e3, r->tpot.p99 * 1e3);
         fprintf(out, "  E2E            p50 %.3f s, p90 %.3f s, p99 %.3f s\n", r->e2e.p50, r->e2e.p90, r->e2e.p99);
+        fprintf(out, "  step time      %.3f s prefill forward passes, %.3f s decode-only, %.3f s engine and "
+                "swaps\n", r->prefill_gpu_s, r->decode_gpu_s, r->host_s);
         fprintf(out, "  batch          mean %.1f, peak %.0f running\n", r->batch_mean, r->batch_max);
         fprintf(out, "  KV use         %.1f%% of held bytes store tokens; pool held %.1f%% mean, %.1f%% peak; "
                 "external fragmentation %.1f%%\n", 100 * r->kv_used_mean, 100 * r->kv_reserved_mean,

@@ -268,15 +268,16 @@ bool serve_step(serve_state *st)
         if (reject_unfittable(st))
             return true;
     }
-    double t = strata_serve_cost_step(st->cost, st->chunks, st->n_chunks) + st->step_swap_s;
-    if (st->n_chunks && st->cfg->engine) {
-        bool prefill = false;
-        for (uint32_t i = 0; i < st->n_chunks && !prefill; i++)
-            prefill = st->chunks[i].tokens > 1;
+    double gpu = strata_serve_cost_step(st->cost, st->chunks, st->n_chunks), t = gpu + st->step_swap_s;
+    bool prefill = false;
+    for (uint32_t i = 0; i < st->n_chunks && !prefill; i++)
+        prefill = st->chunks[i].tokens > 1;
+    if (st->n_chunks && st->cfg->engine)
         t = strata_serve_engine_step(st->cfg->engine, t, st->n_chunks, prefill, st->cfg->num_scheduler_steps);
-    }
     if (st->n_chunks)
         t += st->cfg->step_overhead;
+    *(prefill ? &st->res->prefill_gpu_s : &st->res->decode_gpu_s) += gpu;
+    st->res->host_s += t - gpu;
     if (t <= 0 && !st->n_chunks) {
         /* nothing could run (every swapped request waits on a full pool): wait for a completion that never comes */
         return false;
