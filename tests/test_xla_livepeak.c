@@ -91,10 +91,10 @@ static char *write_dump(const char *ba, const char *lr)
     return dir;
 }
 
-static void import_dump(const char *peak_lines, strata_xla_figures *f)
+static void import_dump_ba(const char *ba, const char *peak_lines, strata_xla_figures *f)
 {
     char *lr = g_strconcat(donated_lr_head, peak_lines, NULL);
-    char *dir = write_dump(donated_ba, lr);
+    char *dir = write_dump(ba, lr);
     GError *err = NULL;
     strata_source *src = strata_xla_import(dir, NULL, f, &err);
     ck_assert_msg(src != NULL, "%s", err ? err->message : "");
@@ -104,15 +104,26 @@ static void import_dump(const char *peak_lines, strata_xla_figures *f)
     g_free(lr);
 }
 
-START_TEST(donated_parameter_newer_statement)
+static void import_dump(const char *peak_lines, strata_xla_figures *f)
+{
+    import_dump_ba(donated_ba, peak_lines, f);
+}
+
+/* The two forms of the statement and the figure each gives (header). */
+static const struct {
+    const char **peak_lines;
+    uint64_t bytes;
+} forms[] = {{&donated_peak_newer, 1792}, {&donated_peak_older, 1552}};
+
+START_TEST(donated_parameter_as_xla_states_it)
 {
     strata_xla_figures f;
-    import_dump(donated_peak_newer, &f);
+    import_dump(*forms[_i].peak_lines, &f);
     ck_assert(f.has_xla_peak);
     ck_assert_uint_eq(f.xla_peak_time, 5);
-    ck_assert_uint_eq(f.xla_peak_bytes, 1792);
+    ck_assert_uint_eq(f.xla_peak_bytes, forms[_i].bytes);
     ck_assert_uint_eq(f.xla_accounted_peak_time, 5);
-    ck_assert_uint_eq(f.xla_accounted_peak_bytes, 1792);
+    ck_assert_uint_eq(f.xla_accounted_peak_bytes, forms[_i].bytes);
     ck_assert_uint_eq(f.xla_accounted_unsized, 0);
     ck_assert_uint_eq(f.peak_time, 3);
     ck_assert_uint_eq(f.peak_bytes, 3600);
@@ -120,14 +131,27 @@ START_TEST(donated_parameter_newer_statement)
 }
 END_TEST
 
-START_TEST(donated_parameter_older_statement)
+START_TEST(sizes_the_dump_lacks_are_counted)
 {
+    /* Without f{}'s value line the dump carries neither f{}'s size nor the
+     * instruction size of f{0} and f{1}: 3 values, which weigh their own
+     * sizes (0, 1024, 256) in the sweep: t=2 1280 + 1280 = 2560 | t=3 +b
+     * 3584, the maximum. Live at 3: q 256, f{} 0, f{0} 1024, f{1} 256,
+     * b 1024 = 2560. */
+    const char *line = " value: <2 f{} @0> (size=16,offset=1280): (f32[256]{0}, f32[64]{0})\n";
+    const char *at = strstr(donated_ba, line);
+    ck_assert_ptr_nonnull(at);
+    char *ba = g_strdup_printf("%.*s%s", (int)(at - donated_ba), donated_ba, at + strlen(line));
     strata_xla_figures f;
-    import_dump(donated_peak_older, &f);
-    ck_assert_uint_eq(f.xla_peak_bytes, 1552);
-    ck_assert_uint_eq(f.xla_accounted_peak_time, 5);
-    ck_assert_uint_eq(f.xla_accounted_peak_bytes, 1552);
-    ck_assert_uint_eq(f.peak_bytes, 3600);
+    import_dump_ba(ba, donated_peak_newer, &f);
+    ck_assert_uint_eq(f.xla_accounted_unsized, 3);
+    ck_assert_uint_eq(f.xla_accounted_peak_time, 3);
+    ck_assert_uint_eq(f.xla_accounted_peak_bytes, 2560);
+    strata_replay_summary s = {0};
+    char *text = strata_xla_report(&f, &s);
+    ck_assert_ptr_nonnull(strstr(text, "3 values with a live range have no size in the buffer assignment"));
+    g_free(text);
+    g_free(ba);
     strata_xla_figures_clear(&f);
 }
 END_TEST
@@ -196,8 +220,8 @@ int main(void)
 {
     Suite *s = suite_create("xla_livepeak");
     TCase *tc = tcase_create("xla_livepeak");
-    tcase_add_test(tc, donated_parameter_newer_statement);
-    tcase_add_test(tc, donated_parameter_older_statement);
+    tcase_add_loop_test(tc, donated_parameter_as_xla_states_it, 0, G_N_ELEMENTS(forms));
+    tcase_add_test(tc, sizes_the_dump_lacks_are_counted);
     tcase_add_test(tc, report_states_both_figures);
     tcase_add_test(tc, shipped_fixtures_as_xla_would_state_them);
     suite_add_tcase(s, tc);
