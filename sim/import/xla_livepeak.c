@@ -48,16 +48,22 @@ static bool instruction_size(const lp_state *st, const char *key, uint64_t *byte
     return found;
 }
 
+/* The instruction's size, else (not carried) the value's own, else 0. */
+static uint64_t sweep_size(const lp_state *st, const char *key)
+{
+    uint64_t bytes = 0;
+    if (!instruction_size(st, key, &bytes) && !own_size(st, key, &bytes))
+        bytes = 0;
+    return bytes;
+}
+
 static void add_event(void *user, const char *key, uint64_t start, uint64_t end)
 {
     lp_state *st = user;
-    uint64_t bytes = 0, own = 0;
-    bool has_own = own_size(st, key, &own);
-    if (!instruction_size(st, key, &bytes) || !has_own) {
+    uint64_t unused;
+    if (!instruction_size(st, key, &unused) || !own_size(st, key, &unused))
         st->out->n_unsized++;
-        if (!instruction_size(st, key, &bytes))
-            bytes = own;
-    }
+    uint64_t bytes = sweep_size(st, key);
     lp_event a = {start, 0, bytes}, b = {end + 1, 1, bytes};
     g_array_append_val(st->events, a);
     g_array_append_val(st->events, b);
@@ -72,14 +78,17 @@ static int cmp_event(const void *pa, const void *pb)
 }
 
 /* The figure at the moment: the values live at it, sized as the statement
- * sizes them (0 when the dump gives no size: counted in add_event). */
+ * sizes them (as sweep_size, or 0, when the dump lacks it: counted in
+ * add_event). */
 static void sum_at(void *user, const char *key, uint64_t start, uint64_t end)
 {
     lp_state *st = user;
     uint64_t t = st->out->time, bytes = 0;
     if (start > t || t > end)
         return;
-    if (!(st->by_value ? own_size(st, key, &bytes) : instruction_size(st, key, &bytes)))
+    if (!st->by_value)
+        bytes = sweep_size(st, key);
+    else if (!own_size(st, key, &bytes))
         bytes = 0;
     st->out->n_values++;
     st->out->bytes = bytes > UINT64_MAX - st->out->bytes ? UINT64_MAX : st->out->bytes + bytes;

@@ -29,7 +29,7 @@
  * 8) under XLA's CPU and GPU size functions; a defining instruction's shape
  * size is that of its value NAME{}. A value with a live range and no listed
  * size, or a tuple element whose NAME{} is not listed, is not carried by
- * the dump: it is sized 0 or by its own size and counted in n_unsized.
+ * the dump: it is sized by its own size, else 0, and counted in n_unsized.
  *
  * Invariant: a pure function of the two readers; ties and hash order do not
  * change the result.
