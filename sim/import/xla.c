@@ -15,6 +15,7 @@
 #include "import/xla_emit.h"
 #include "import/xla_hlo.h"
 #include "import/xla_liverange.h"
+#include "import/xla_livepeak.h"
 
 #define BA_SUFFIX "-buffer-assignment.txt"
 
@@ -226,6 +227,11 @@ strata_source *strata_xla_import_with(const char *path, const char *module, stra
         fig->n_unknown = unknown.count;
         fig->unknown_first = unknown.first;
         src = xla_emit(b, lr, h, fig, err);
+        xla_livepeak lp;
+        xla_livepeak_compute(b, lr, &lp);
+        fig->xla_accounted_peak_time = lp.time;
+        fig->xla_accounted_peak_bytes = lp.bytes;
+        fig->xla_accounted_unsized = lp.n_unsized;
     }
     xla_hlo_free(h);
     xla_liverange_free(lr);

@@ -63,6 +63,10 @@ typedef struct strata_xla_figures {
     uint32_t n_top;
     bool has_xla_peak;
     uint64_t xla_peak_time, xla_peak_bytes; /* `Live ranges at T (peak)` and its sum */
+    /* XLA's live-range peak recomputed from the dump as XLA computes the
+     * statement (xla_livepeak.h): what users compare with, where peak_bytes
+     * is the storage assigned; values the dump gives no size for. */
+    uint64_t xla_accounted_peak_time, xla_accounted_peak_bytes, xla_accounted_unsized;
     /* What the trace holds. */
     uint64_t n_buffers, n_computes, n_copies;
     uint64_t n_collectives;           /* HLO collectives written as strata collectives */

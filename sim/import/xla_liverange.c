@@ -21,7 +21,7 @@ struct xla_liverange {
     uint64_t max;
     GPtrArray *sequence;     /* instruction names */
     GHashTable *ranges;      /* key (owned) -> lr_range (owned) */
-    bool has_peak;
+    bool has_peak, peak_by_value;
     uint64_t peak_time, peak_bytes;
 };
 
@@ -100,6 +100,8 @@ static bool peak_line(xla_liverange *lr, const char *file, const char *line, uin
     if (sep == NULL || !xla_parse_u64(&s, &bytes) || !xla_skip(s, " bytes", &s) ||
         !(*s == '\0' || xla_skip(s, " (cumulative: ", NULL)))
         return bad(file, lineno, line, "'    NAME: N bytes' (a value live at the peak)", err);
+    if (*s != '\0')
+        lr->peak_by_value = true;
     if (bytes > XLA_MAX_COUNT - lr->peak_bytes)
         return strata_fail_at(err, file, lineno, "expected the values live at the peak to total at most 2^63 bytes");
     lr->peak_bytes += bytes;
@@ -218,4 +220,20 @@ bool xla_liverange_peak(const xla_liverange *lr, uint64_t *time, uint64_t *bytes
     *time = lr->peak_time;
     *bytes = lr->peak_bytes;
     return lr->has_peak;
+}
+
+bool xla_liverange_peak_by_value(const xla_liverange *lr)
+{
+    return lr->peak_by_value;
+}
+
+void xla_liverange_foreach(const xla_liverange *lr, xla_liverange_fn fn, void *user)
+{
+    GHashTableIter it;
+    gpointer key, value;
+    g_hash_table_iter_init(&it, lr->ranges);
+    while (g_hash_table_iter_next(&it, &key, &value)) {
+        const lr_range *r = value;
+        fn(user, key, r->start, r->end);
+    }
 }

@@ -52,5 +52,12 @@ const char *xla_liverange_instruction(const xla_liverange *lr, uint64_t i);
 bool xla_liverange_lookup(const xla_liverange *lr, const char *key, uint64_t *start, uint64_t *end);
 /* The stated peak: its time and the sum of its entries; false when absent. */
 bool xla_liverange_peak(const xla_liverange *lr, uint64_t *time, uint64_t *bytes);
+/* True when the stated entries carry `(cumulative: C bytes)`: XLA's newer
+ * ToString, which sizes each value by its own shape (the older one sized
+ * it by its defining instruction's shape; xla_livepeak.h). */
+bool xla_liverange_peak_by_value(const xla_liverange *lr);
+/* Calls fn on every value's range, in no particular order. */
+typedef void (*xla_liverange_fn)(void *user, const char *key, uint64_t start, uint64_t end);
+void xla_liverange_foreach(const xla_liverange *lr, xla_liverange_fn fn, void *user);
 
 #endif

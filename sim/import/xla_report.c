@@ -60,6 +60,27 @@ static char *bytes(uint64_t n)
     return s;
 }
 
+/* XLA's peak recomputed as XLA accounts it (xla_livepeak.h), and how far
+ * strata's physical peak is from it. */
+static void accounted(GString *out, const strata_xla_figures *f)
+{
+    uint64_t x = f->xla_accounted_peak_bytes, p = f->peak_bytes;
+    char *note = g_strdup_printf("at t=%" G_GUINT64_FORMAT ", recomputed", f->xla_accounted_peak_time);
+    char *diff = p >= x ? g_strdup_printf("physical is %" G_GUINT64_FORMAT " B more (%+.2f%%)", p - x,
+                                          x ? 100.0 * (double)(p - x) / (double)x : 0.0)
+                        : g_strdup_printf("physical is %" G_GUINT64_FORMAT " B less (%+.2f%%)", x - p,
+                                          x ? -100.0 * (double)(x - p) / (double)x : 0.0);
+    row(out, "XLA's peak", x, note, diff);
+    if (f->has_xla_peak && (x != f->xla_peak_bytes || f->xla_accounted_peak_time != f->xla_peak_time))
+        g_string_append(out, "  (the recomputed peak is not the one XLA states: a dump this reader does not know?)\n");
+    if (f->xla_accounted_unsized)
+        g_string_append_printf(out, "  (%" G_GUINT64_FORMAT " values with a live range have no size in the buffer "
+                                    "assignment: not carried by the dump, sized 0 or by their own size)\n",
+                               f->xla_accounted_unsized);
+    g_free(note);
+    g_free(diff);
+}
+
 /* Temp allocations listed one per line; past this many, the rest as one
  * line of totals (a module can have a temp allocation per thread or
  * colour, and the report must stay readable). */
@@ -131,6 +152,7 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
     char *xla_note = f->has_xla_peak ? g_strdup_printf("at t=%" G_GUINT64_FORMAT, f->xla_peak_time)
                                      : g_strdup("(not stated)");
     row(out, "live at peak", f->xla_peak_bytes, xla_note, strata_peak);
+    accounted(out, f);
     if (f->has_xla_peak && f->xla_peak_bytes != f->peak_bytes)
         g_string_append(out, "  (XLA's statement sums the values live at its peak, each at its shape's size: values that\n"
                              "  share storage each, a donated parameter only until its last read. strata's is the storage\n"

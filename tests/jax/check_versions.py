@@ -17,6 +17,9 @@ For each program the release built (memory-analysis.json) it asserts:
      (peak)` sum is printed beside it (it counts every value at its shape's
      size, shared storage twice and a donated parameter only to its last
      read: docs/jax.md);
+  3b. the importer's recomputation of that statement ("XLA's peak" of the
+     summary, sim/import/xla_livepeak.h: XLA's own sweep over the live
+     ranges) equals it, time and bytes, on every program;
   4. the fields memory_analysis() adds from JAX 0.7 on, where the dump
      gives them: peak_memory_in_bytes = argument + output - alias +
      constants (the allocations live for the whole run); from 0.11,
@@ -75,6 +78,16 @@ def xla_stated_peak(text):
     return None
 
 
+def xla_recomputed_peak(text):
+    m = re.search(r"^  XLA's peak +(\d+) .* at t=(\d+), recomputed", text, re.M)
+    return (int(m[1]), int(m[2])) if m else None
+
+
+def stated_time(text):
+    m = re.search(r"^  live at peak +\d+ .* at t=(\d+) ", text, re.M)
+    return int(m[1]) if m else None
+
+
 def new_fields(ma, fig, run_err):
     """Item 4: memory_analysis()'s later fields against the dump's figures."""
     problems = []
@@ -111,6 +124,9 @@ def check_program(strata, d, name, ma):
     peak, t = cc.peak_from_slices(*cc.read_dump(d))
     if fig["peak"][1] != peak:
         problems.append(f"peak {fig['peak'][1]} != {peak} from live ranges and slices (t={t})")
+    stated, recomputed = xla_stated_peak(run.stderr), xla_recomputed_peak(run.stderr)
+    if stated is None or recomputed != (stated, stated_time(run.stderr)):
+        problems.append(f"XLA's peak recomputed {recomputed} != stated {(stated, stated_time(run.stderr))}")
     for k in ("argument", "output", "alias"):
         want = ma[f"{k}_size_in_bytes"]
         got = fig[k][1] + (host_args if k == "argument" else 0)
