@@ -146,6 +146,22 @@ static step_result run_step(const char *schedule, const char *extra)
 #define A_CHUNK 570425344ull
 #define MSG 8388608ull
 
+/* The optimizer step at the end of the last stage (which ends the step):
+ * AdamW over its 4 layers of 12 d^2 + 2 d parameters and the head's V d +
+ * d (d = 4096, V = 64): 805,605,376 elements, each reading its bf16
+ * gradient (2 bytes), reading and writing m and v (16) and the bf16
+ * parameter in place (4): 22 bytes, at dgx-h100's 3.35 TB/s x its
+ * stream_efficiency 0.9, plus its 3 us kernel_launch. */
+#define OPT_S (22.0 * 805605376.0 / (3.35e12 * 0.9) + 3e-6)
+
+/* A schedule's bubble fraction base (idle slots over slots) once the
+ * optimizer, which no stage waits on, ends the step: the slots fill the
+ * makespan less OPT_S. */
+static double bubble_want(double base, const step_result *s)
+{
+    return base * (1.0 - OPT_S / s->makespan);
+}
+
 START_TEST(gpipe_and_1f1b_same_work_memory_by_in_flight)
 {
     step_result g = run_step("schedule=gpipe", NULL), f = run_step("schedule=1f1b", NULL);
@@ -157,8 +173,8 @@ START_TEST(gpipe_and_1f1b_same_work_memory_by_in_flight)
         int64_t want = (int64_t)((8 - (4 - r)) * a), got = (int64_t)g.peak[r] - (int64_t)f.peak[r];
         ck_assert_msg(llabs(got - want) <= (int64_t)(2 * MSG), "stage %d: peaks differ by %" G_GINT64_FORMAT
                       ", in flight (8 - %d) x %" G_GUINT64_FORMAT " = %" G_GINT64_FORMAT, r, got, 4 - r, a, want);
-        ck_assert_msg(fabs(g.bubble[r] - 3.0 / 11) <= 0.01, "gpipe stage %d bubble %g", r, g.bubble[r]);
-        ck_assert_msg(fabs(f.bubble[r] - 3.0 / 11) <= 0.01, "1f1b stage %d bubble %g", r, f.bubble[r]);
+        ck_assert_msg(fabs(g.bubble[r] - bubble_want(3.0 / 11, &g)) <= 0.01, "gpipe stage %d bubble %g", r, g.bubble[r]);
+        ck_assert_msg(fabs(f.bubble[r] - bubble_want(3.0 / 11, &f)) <= 0.01, "1f1b stage %d bubble %g", r, f.bubble[r]);
     }
 }
 END_TEST
@@ -170,7 +186,7 @@ START_TEST(interleaved_and_zero_bubble)
     ck_assert_double_eq_tol(i.flops, f.flops, 1e-12 * f.flops);
     ck_assert_double_eq_tol(z.flops, f.flops, 1e-12 * f.flops);
     for (int r = 0; r < 4; r++) {
-        ck_assert_msg(fabs(i.bubble[r] - 3.0 / 19) <= 0.01, "interleaved stage %d bubble %g", r, i.bubble[r]);
+        ck_assert_msg(fabs(i.bubble[r] - bubble_want(3.0 / 19, &i)) <= 0.01, "interleaved stage %d bubble %g", r, i.bubble[r]);
         /* interleaving holds more on every stage than 1F1B (pipeline.md §1.3:
          * rank 0 (p + (p-1)/v) A against p A) */
         ck_assert_uint_gt(i.peak[r], f.peak[r]);
