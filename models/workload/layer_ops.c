@@ -362,8 +362,8 @@ static void moe_mlp(lb *b)
 static void lb_init(lb *b, const strata_model_shape *s, const wl_layer_geom *g)
 {
     *b = (lb){s, g, g_array_new(FALSE, FALSE, sizeof(wl_layer_op)), g_array_new(FALSE, FALSE, sizeof(wl_layer_op)),
-              g_array_new(FALSE, FALSE, sizeof(uint32_t)), g->dt, g->dt == STRATA_DTYPE_F8 ? STRATA_DTYPE_BF16 : g->dt, 0,
-              g->b * g->s, 0, false, false};
+              g_array_new(FALSE, FALSE, sizeof(uint32_t)), g->dt,
+              g->dt == STRATA_DTYPE_F8 ? STRATA_DTYPE_BF16 : g->dt, 0, g->b * g->s, 0, false, false};
     unsigned bits = strata_dtype_bits(b->ad);
     b->ae = bits ? bits / 8.0 : 2.0;
     b->Tn = g->sp && g->t > 1 ? b->T / g->t : b->T;

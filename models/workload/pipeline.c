@@ -86,6 +86,7 @@ typedef struct pl {
     GArray **model_leads, **data_leads; /* per rank: the leaders of its model and data groups */
     GArray **expert_leads, **dense_leads; /* per rank: of its expert groups, and of its data x expert groups */
     GString *n1, *n2, *n3; /* scratch names (n3: run_ops' labels) */
+    bool ends_synced;      /* tied embeddings: one of the first and last ranks has synchronized */
 } pl;
 
 /* ---- ops ------------------------------------------------------------------ */
@@ -421,9 +422,10 @@ static void optimizer_step(pl *c, uint64_t r, uint64_t u)
     kernel_all(c, r, "adamw", &o);
 }
 
-static void epilogue(pl *c, uint64_t r)
+/* Rank r's gradients reduced over data (and expert). */
+static void grad_sync(pl *c, uint64_t r)
 {
-    strata_dtype pd = param_dtype(c), gd = grad_dtype(c);
+    strata_dtype gd = grad_dtype(c);
     uint64_t e = shard_elements(c, r);
     if (sharded_optimizer(c)) { /* gradients reduce-scattered over data */
         alloc_all(c, r, "grads_shard", e * dtype_bytes(gd), STRATA_TAG_GRAD, gd);
@@ -438,6 +440,55 @@ static void epilogue(pl *c, uint64_t r)
             collective_groups(c, c->data_leads[r], STRATA_OP_ALL_REDUCE, "grads_experts", NULL, DATA_AXIS);
     } else if (c->plan->n > 1)
         collective_groups(c, c->data_leads[r], STRATA_OP_ALL_REDUCE, "grads", NULL, DATA_AXIS);
+}
+
+/* With tied embeddings, the word embedding's gradient summed between the
+ * first stage (the lookup's) and the last (the output projection's):
+ * Megatron's _allreduce_word_embedding_grads over the embedding group of
+ * those two ranks (NVIDIA/Megatron-LM@d98e8a64 megatron/core/distributed/
+ * finalize_model_grads.py:164-202), after the data-parallel gradient sync
+ * and before the optimizer. An all-reduce of two is one exchange: each
+ * end sends its V d / t gradient elements to the other (a collective-
+ * permute over pipe: rank 0 by -1, rank p-1 by +1, mod p) and adds what
+ * it receives (an elementwise add: 2 reads, 1 write). */
+static void tied_exchange(pl *c)
+{
+    strata_dtype gd = grad_dtype(c);
+    uint64_t p = c->plan->p, n = (uint64_t)c->s->vocab * (uint64_t)c->s->d_model / c->plan->t;
+    uint64_t bytes = n * dtype_bytes(gd);
+    const uint64_t ends[2] = {0, p - 1};
+    for (int j = 0; j < 2; j++) {
+        uint64_t r = ends[j];
+        int shift = j == 0 ? -1 : 1;
+        alloc_all(c, r, "emb_grads", bytes, STRATA_TAG_GRAD, gd);
+        for (guint i = 0; i < c->devs[r]->len; i++) {
+            uint32_t d = g_array_index(c->devs[r], uint32_t, i);
+            uint32_t q = strata_mesh_shifted(c->mesh, c->pipe_mask, d, shift);
+            event_on(c, d, MAIN, true, "emb_grads.done");
+            event_on(c, d, "tie", false, "emb_grads.done");
+            alloc_on(c, q, "tie", "emb_peer", bytes, STRATA_TAG_GRAD, gd);
+            strata_op op = strata_op_make_collective(STRATA_OP_COLLECTIVE_PERMUTE, "tie", "emb_peer", "emb_grads",
+                                                     PIPE_AXIS, NULL, shift);
+            put(c, &op, d);
+            event_on(c, q, "tie", true, "emb_peer.got");
+        }
+    }
+    wl_layer_op add = {.pass = 'S', .name = "tied_add", .kernel = "elementwise", .n_dims = 1, .dims = {n},
+                       .flops = (double)n, .bytes = 3 * bytes, .dtype = gd};
+    for (int j = 0; j < 2; j++) {
+        wait_all(c, ends[j], "emb_peer.got");
+        kernel_all(c, ends[j], "tied_embedding_allreduce", &add);
+        free_all(c, ends[j], "emb_peer");
+        free_all(c, ends[j], "emb_grads");
+    }
+}
+
+/* Rank r's optimizer step, its parameters all-gathered under the
+ * distributed optimizer, and its step buffers freed. */
+static void step_end(pl *c, uint64_t r)
+{
+    strata_dtype pd = param_dtype(c);
+    uint64_t e = shard_elements(c, r);
     optimizer_step(c, r, e);
     if (c->plan->data != WL_DATA_FSDP && sharded_optimizer(c)) {
         /* the distributed optimizer: each rank updated its 1/data of the
@@ -525,6 +576,27 @@ static void devices(pl *c)
  * goes out once what it waits for (the previous chunk's forward, the next
  * chunk's backward, of the same microbatch) has. False: the schedule
  * deadlocks (a bug in its builder). */
+/* Rank r's end: its gradients synchronized and its
+ * optimizer step; with tied embeddings the first and last ranks' steps
+ * wait for the exchange, emitted once both have synchronized. */
+static void finish(pl *c, uint64_t r)
+{
+    uint64_t p = c->plan->p;
+    bool tied = c->s->tie && p > 1, end = r == 0 || r == p - 1;
+    grad_sync(c, r);
+    if (!tied || !end) {
+        step_end(c, r);
+        return;
+    }
+    bool other_done = c->ends_synced;
+    c->ends_synced = true;
+    if (!other_done)
+        return;
+    tied_exchange(c);
+    step_end(c, 0);
+    step_end(c, p - 1);
+}
+
 static bool emit_schedules(pl *c)
 {
     uint64_t p = c->plan->p, m = c->plan->m, left = p;
@@ -553,7 +625,7 @@ static bool emit_schedules(pl *c)
                     weights(c, k, i);
                 progress = true;
                 if (++at[r] == acts[r]->len) {
-                    epilogue(c, r);
+                    finish(c, r);
                     left--;
                 }
             }
