@@ -387,7 +387,8 @@ static const wl_layer_op *op_named(const wl_layer_ops *o, const char *name, uint
  * 512 = 131,072. Output gradients (B, 4 bytes): column-parallel qkv 256
  * x 384 = 98,304 and up 256 x 768 = 196,608; row-parallel o and down cast
  * on their Tn rows before the gather, 128 x 512 = 65,536. Current scaling
- * reads each cast's input once more: 2 bytes more an element. */
+ * reads each cast's input once more: 2 bytes more an element (TE v2.7's
+ * Float8CurrentScalingQuantizer: an amax kernel, then the cast). */
 START_TEST(layer_ops_fp8_casts)
 {
     static const struct {
@@ -406,7 +407,14 @@ START_TEST(layer_ops_fp8_casts)
         wl_layer_geom g = {.b = 2, .s = 128, .t = 2, .ep = 1, .sp = true, .flash = true, .causal = true,
                            .dt = STRATA_DTYPE_F8, .fp8 = cur ? WL_FP8_CURRENT : WL_FP8_DELAYED};
         wl_layer_ops *o = wl_layer_ops_new(&small, &g, 0);
-        ck_assert_uint_eq(wl_layer_ops_len(o), 26 + G_N_ELEMENTS(want)); /* the bf16 layer's 26 ops and the casts */
+        /* the bf16 layer's 26 ops and the casts; under current scaling
+         * the norms write bf16 (and their amax) and qkv's and up's inputs
+         * are cast too, on their Tn = 128 rows: 65,536 elements, 2 + 1 bytes */
+        ck_assert_uint_eq(wl_layer_ops_len(o), 26 + G_N_ELEMENTS(want) + (cur ? 2 : 0));
+        if (cur) {
+            ck_assert_uint_eq(op_named(o, "qkv.x_cast", NULL)->bytes, 3 * 65536);
+            ck_assert_uint_eq(op_named(o, "up.x_cast", NULL)->bytes, 3 * 65536);
+        }
         for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
             const wl_layer_op *x = op_named(o, want[i].name, NULL);
             ck_assert_int_eq(x->pass, want[i].pass);

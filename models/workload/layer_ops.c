@@ -65,6 +65,14 @@
  * bf16 (Megatron's fp8_dot_product_attention defaults to False,
  * transformer_config.py:640).
  *
+ * FP8 (dtype f8, geom fp8 delayed or current): te_casts adds Transformer
+ * Engine's cast, transpose and amax kernels around each TE Linear (not the
+ * head, the unfused attention's products or the MoE router, which are no
+ * TE modules), as elementwise ops with their bytes (see te_casts). Not
+ * modelled: the delayed recipe's amax-history update and its amax
+ * all-reduce once a forward (a few small kernels and a small collective
+ * a microbatch), the norms' FP8 output (counted as bf16).
+ *
  * model_flops: a gemm 2 M K N (the router's and, without sp, the MoE
  * layer's share / t: the model's count is even over the tensor group); the
  * attention the model's own count / t (strata_model_step_flops: 2 b H
@@ -133,9 +141,13 @@ static void cast(lb *b, GArray *list, char pass, const char *name, uint64_t n, d
  * transpose by fp8_cast_transpose_fused (v1.8 module/linear.py:129),
  * only cast under sequence parallelism (linear.py:137, before the
  * all-gather) and then transposed in the backward (linear.py:531); a
- * LayerNormLinear's norm writes X in FP8 itself (layernorm_linear.py, v2.7
- * :193 with_quantized_norm), its transpose made in the backward (v1.8
- * layernorm_linear.py:584 fp8_transpose). Backward: dY cast with its
+ * LayerNormLinear's norm writes X in FP8 itself under delayed scaling
+ * (layernorm_linear.py, v2.7 :193 with_quantized_norm), its transpose made
+ * in the backward (v1.8 layernorm_linear.py:584 fp8_transpose); under
+ * current scaling the norm writes bf16 and its amax, then X is cast as a
+ * Linear's input is, without the amax pass (v2.7 pytorch/csrc/extensions/
+ * normalization.cpp:97-150: force_unfused_kernel, quantize_with_amax).
+ * Backward: dY cast with its
  * transpose (grad_output_preprocess). Weights: cast with their transpose
  * when is_first_microbatch (v1.8 linear.py:997 update_workspace): once a
  * step (Megatron's TELinear passes False after the first,
@@ -154,11 +166,13 @@ static void te_casts(lb *b, const char *const *names, uint64_t M, uint64_t K, ui
     uint64_t in_rows = tp == TP_COLUMN && sp ? b->Tn : M, dy_rows = tp == TP_ROW && sp ? b->Tn : M;
     if (fwd) { /* the weight, once a step (pass S), then the input */
         cast(b, fwd, 'S', names[3], K * N, b->ae + 2 + amax);
-        if (!b->ln_in)
+        if (!b->ln_in) /* a Linear's input: its amax pass (current), the cast */
             cast(b, fwd, 'F', names[4], in_rows * K, b->ae + (sp ? 1 : 2) + amax);
+        else if (cur) /* current scaling: the norm writes bf16 and its amax, then the cast */
+            cast(b, fwd, 'F', names[4], in_rows * K, b->ae + (sp ? 1 : 2));
     } else if (bwd_b)
         cast(b, bwd_b, 'B', names[5], dy_rows * N, b->ae + 2 + amax);
-    else if (b->ln_in || sp) /* else the forward wrote the transpose */
+    else if ((b->ln_in && !cur) || sp) /* else the forward's cast wrote the transpose */
         cast(b, bwd_w, 'W', names[6], M * K, 2);
 }
 

@@ -30,14 +30,26 @@
  *             microbatch and chunk boundary.
  *   state     the stage's parameters (its layers; the embedding on rank 0,
  *             the output projection and final norm on rank p-1, as
- *             Megatron's pre_process / post_process place them) / t, their
- *             gradients (dtype), AdamW's m and v (f32) and master weights
- *             (param_dtype). Under fsdp the parameters, gradients and
- *             optimizer state are sharded over `data` and the stage's
+ *             Megatron's pre_process / post_process place them) / t, in
+ *             dtype (bf16 under f8: Transformer Engine casts them), their
+ *             gradients (f32 with master weights: Megatron's main_grad;
+ *             else as the parameters), AdamW's m and v (f32) and master
+ *             weights (param_dtype). Under fsdp the parameters, gradients
+ *             and optimizer state are sharded over `data` and the stage's
  *             weights are gathered once for the step (MaxText's
  *             pipeline_fsdp_ag_once), the gradients reduce-scattered at the
  *             end; under dp the gradients are all-reduced over `data` at
- *             the end of the stage's schedule.
+ *             the end of the stage's schedule, or with dist_opt
+ *             (Megatron's distributed optimizer) reduce-scattered, the
+ *             optimizer state sharded, and the updated parameters
+ *             all-gathered.
+ *   optimizer AdamW at memory speed: an elementwise kernel over the
+ *             device's (shard of its) parameters with the bytes it moves
+ *             (optimizer_step). With tied embeddings the first and last
+ *             stages first exchange and add the word embedding's gradient
+ *             (tied_exchange).
+ *   embedding rank 0's first chunk runs the lookup (layer_ops.h
+ *             wl_layer_ops_new_embed) before its layers, its gradient in W.
  * Expert parallelism (an `expert` axis of ep): b = batch / (data x ep x
  * microbatches); each device holds E / ep of a MoE layer's experts (the
  * state above less the other experts), the layers' all-to-alls run over
