@@ -65,6 +65,14 @@
  * bf16 (Megatron's fp8_dot_product_attention defaults to False,
  * transformer_config.py:640).
  *
+ * FP8 (dtype f8, geom fp8 delayed or current): te_casts adds Transformer
+ * Engine's cast, transpose and amax kernels around each TE Linear (not the
+ * head, the unfused attention's products or the MoE router, which are no
+ * TE modules), as elementwise ops with their bytes (see te_casts). Not
+ * modelled: the delayed recipe's amax-history update and its amax
+ * all-reduce once a forward (a few small kernels and a small collective
+ * a microbatch), the norms' FP8 output (counted as bf16).
+ *
  * model_flops: a gemm 2 M K N (the router's and, without sp, the MoE
  * layer's share / t: the model's count is even over the tensor group); the
  * attention the model's own count / t (strata_model_step_flops: 2 b H
@@ -93,6 +101,8 @@ typedef struct lb {
     strata_dtype gd, ad; /* the gemms' dtype; the activations' */
     double ae;       /* its bytes */
     uint64_t T, Tn;
+    bool ln_in;      /* the next gemm is a TE LayerNormLinear's: its norm writes the FP8 input */
+    bool no_te;      /* the next gemm is no TE module (the MoE router): no casts */
 } lb;
 
 static wl_layer_op op_of(char pass, const char *name, const char *kernel, strata_dtype dt, double model)
@@ -114,13 +124,70 @@ typedef enum { TP_NONE, TP_COLUMN, TP_ROW } tp_kind;
 /* Y[M,N] = X[M,K] W[K,N]; names: forward, input and weight gradient.
  * weights: W is a parameter (its gradient the W pass), else an activation
  * (both gradients in B). share: model_flops' fraction of the kernels'. */
-static void gemm(lb *b, const char *const names[3], uint64_t Bt, uint64_t M, uint64_t K, uint64_t N, bool weights,
+/* An elementwise cast of n elements, bytes a element, appended to list. */
+static void cast(lb *b, GArray *list, char pass, const char *name, uint64_t n, double bytes)
+{
+    wl_layer_op o = op_of(pass, name, "elementwise", b->ad, 0);
+    o.n_dims = 1;
+    o.dims[0] = n;
+    o.flops = 2.0 * (double)n; /* ESTIMATE: an abs-max and a scaled convert an element */
+    o.bytes = (uint64_t)(bytes * (double)n);
+    g_array_append_val(list, o);
+}
+
+/* Transformer Engine's casts around an FP8 Linear Y[M,N] = X[M,K] W[K,N]
+ * (TE v1.8 = 3ec998e9, in the NeMo 24.07 container; v2.7 = fedd9ddc, in
+ * the NeMo 25.09 one). Forward: X read in bf16, written in FP8 with its
+ * transpose by fp8_cast_transpose_fused (v1.8 module/linear.py:129),
+ * only cast under sequence parallelism (linear.py:137, before the
+ * all-gather) and then transposed in the backward (linear.py:531); a
+ * LayerNormLinear's norm writes X in FP8 itself under delayed scaling
+ * (layernorm_linear.py, v2.7 :193 with_quantized_norm), its transpose made
+ * in the backward (v1.8 layernorm_linear.py:584 fp8_transpose); under
+ * current scaling the norm writes bf16 and its amax, then X is cast as a
+ * Linear's input is, without the amax pass (v2.7 pytorch/csrc/extensions/
+ * normalization.cpp:97-150: force_unfused_kernel, quantize_with_amax).
+ * Backward: dY cast with its
+ * transpose (grad_output_preprocess). Weights: cast with their transpose
+ * when is_first_microbatch (v1.8 linear.py:997 update_workspace): once a
+ * step (Megatron's TELinear passes False after the first,
+ * NVIDIA/Megatron-LM@d98e8a64 megatron/core/extensions/
+ * transformer_engine.py:1338-1345). Current scaling reads each input once
+ * more for its amax first. Under sequence parallelism a column-parallel
+ * input and a row-parallel dY are cast on their Tn rows, before the
+ * gather. The casts' dims name the elements; dX, dW stay in the list's
+ * backward groups: here the op lists are the forward and the backward
+ * group the gemm opened. */
+static void te_casts(lb *b, const char *const *names, uint64_t M, uint64_t K, uint64_t N, tp_kind tp, GArray *fwd,
+                     GArray *bwd_b, GArray *bwd_w)
+{
+    bool sp = b->g->sp && b->g->t > 1, cur = b->g->fp8 == WL_FP8_CURRENT;
+    double amax = cur ? b->ae : 0;
+    uint64_t in_rows = tp == TP_COLUMN && sp ? b->Tn : M, dy_rows = tp == TP_ROW && sp ? b->Tn : M;
+    if (fwd) { /* the weight, once a step (pass S), then the input */
+        cast(b, fwd, 'S', names[3], K * N, b->ae + 2 + amax);
+        if (!b->ln_in) /* a Linear's input: its amax pass (current), the cast */
+            cast(b, fwd, 'F', names[4], in_rows * K, b->ae + (sp ? 1 : 2) + amax);
+        else if (cur) /* current scaling: the norm writes bf16 and its amax, then the cast */
+            cast(b, fwd, 'F', names[4], in_rows * K, b->ae + (sp ? 1 : 2));
+    } else if (bwd_b)
+        cast(b, bwd_b, 'B', names[5], dy_rows * N, b->ae + 2 + amax);
+    else if ((b->ln_in && !cur) || sp) /* else the forward's cast wrote the transpose */
+        cast(b, bwd_w, 'W', names[6], M * K, 2);
+}
+
+static void gemm(lb *b, const char *const *names, uint64_t Bt, uint64_t M, uint64_t K, uint64_t N, bool weights,
                  tp_kind tp, double share)
 {
     const uint64_t d[3][3] = {{M, K, N}, {M, N, K}, {K, M, N}};
     double f = 2.0 * (double)Bt * (double)M * (double)K * (double)N * share;
+    bool te = weights && b->gd == STRATA_DTYPE_F8 && b->g->fp8 != WL_FP8_NONE && Bt == 1 && !b->no_te;
     group(b);
+    if (te)
+        te_casts(b, names, M, K, N, tp, b->fwd, NULL, NULL);
     for (int i = 0; i < 3; i++) {
+        if (te && i > 0)
+            te_casts(b, names, M, K, N, tp, NULL, i == 1 ? b->back : NULL, b->back);
         wl_layer_op o = op_of(i == 0 ? 'F' : i == 1 || !weights ? 'B' : 'W', names[i], "gemm", b->gd, f);
         uint32_t n = 0;
         if (Bt > 1)
@@ -131,6 +198,7 @@ static void gemm(lb *b, const char *const names[3], uint64_t Bt, uint64_t M, uin
         o.tp_after = (tp == TP_ROW && i == 0) || (tp == TP_COLUMN && i == 1);
         g_array_append_val(i == 0 ? b->fwd : b->back, o);
     }
+    b->ln_in = b->no_te = false;
 }
 
 /* An elementwise op of n elements: vector ops and operand elements per
@@ -209,7 +277,9 @@ static void attention(lb *b, int64_t l, uint64_t dqk, uint64_t dv, uint64_t kv)
     g_array_append_val(b->back, o);
 }
 
-#define NAMES(x) ((const char *const[3]){x, x ".dx", x ".dw"})
+/* A gemm's names: forward, input and weight gradient, then its TE casts
+ * (te_casts: weight, input, output gradient, input transpose). */
+#define NAMES(x) ((const char *const[7]){x, x ".dx", x ".dw", x ".w_cast", x ".x_cast", x ".dy_cast", x ".x_t"})
 
 /* The attention block from norm1 to the residual add. */
 static void attention_block(lb *b, int64_t l)
@@ -235,6 +305,7 @@ static void attention_block(lb *b, int64_t l)
         if (s->rope && rope > 0)
             elementwise(b, "rope", "rope.bwd", T * (H + 1) * rope, 3, 2, 3, 2);
     } else {
+        b->ln_in = true; /* Megatron's TELayerNormColumnParallelLinear */
         gemm(b, NAMES("qkv"), 1, T, d, (H + 2 * kv) * dqk, true, TP_COLUMN, 1);
         if (s->qk_norm)
             norm(b, "qk_norm", "qk_norm.bwd", T * (H + kv) * dqk);
@@ -259,8 +330,8 @@ static void activation(lb *b, const char *name, const char *back, uint64_t n)
 }
 
 /* A dense MLP of rows tokens and hidden width F (per device). */
-static void dense_mlp(lb *b, const char *const up[3], const char *act, const char *act_back,
-                      const char *const down[3], uint64_t rows, uint64_t F, bool tp)
+static void dense_mlp(lb *b, const char *const *up, const char *act, const char *act_back,
+                      const char *const *down, uint64_t rows, uint64_t F, bool tp)
 {
     uint64_t d = (uint64_t)b->s->d_model;
     gemm(b, up, 1, rows, d, (b->s->gated ? 2 : 1) * F, true, tp ? TP_COLUMN : TP_NONE, 1);
@@ -289,6 +360,7 @@ static void moe_mlp(lb *b)
     uint64_t d = (uint64_t)s->d_model, E = (uint64_t)s->experts, k = (uint64_t)s->top_k, t = b->g->t;
     uint64_t routed = b->T * k, F = (uint64_t)s->moe_ffn / t;
     double even = (double)b->T / (double)t / (double)b->Tn; /* the model's share of the router's work */
+    b->no_te = true; /* Megatron's TopKRouter is a torch linear, not a TE module */
     gemm(b, NAMES("router"), 1, b->Tn, d, E, true, TP_NONE, even);
     elementwise(b, "topk", "topk.bwd", b->Tn * E, 5, 2, 5, 2);
     elementwise(b, "permute", "permute.bwd", routed * d, 1, 2, 1, 2);
@@ -304,8 +376,8 @@ static void moe_mlp(lb *b)
 static void lb_init(lb *b, const strata_model_shape *s, const wl_layer_geom *g)
 {
     *b = (lb){s, g, g_array_new(FALSE, FALSE, sizeof(wl_layer_op)), g_array_new(FALSE, FALSE, sizeof(wl_layer_op)),
-              g_array_new(FALSE, FALSE, sizeof(uint32_t)), g->dt, g->dt == STRATA_DTYPE_F8 ? STRATA_DTYPE_BF16 : g->dt, 0,
-              g->b * g->s, 0};
+              g_array_new(FALSE, FALSE, sizeof(uint32_t)), g->dt,
+              g->dt == STRATA_DTYPE_F8 ? STRATA_DTYPE_BF16 : g->dt, 0, g->b * g->s, 0, false, false};
     unsigned bits = strata_dtype_bits(b->ad);
     b->ae = bits ? bits / 8.0 : 2.0;
     b->Tn = g->sp && g->t > 1 ? b->T / g->t : b->T;
@@ -336,8 +408,10 @@ wl_layer_ops *wl_layer_ops_new(const strata_model_shape *s, const wl_layer_geom 
     norm(&b, "norm2", "norm2.bwd", b.Tn * d);
     if (strata_model_layer_is_moe(s, l))
         moe_mlp(&b);
-    else
+    else {
+        b.ln_in = true; /* linear_fc1 is a TELayerNormColumnParallelLinear */
         dense_mlp(&b, NAMES("up"), "act", "act.bwd", NAMES("down"), b.T, (uint64_t)s->ffn / g->t, true);
+    }
     if (s->post_norms)
         norm(&b, "post_norm2", "post_norm2.bwd", b.Tn * d);
     residual(&b, "res2", "res2.bwd");
@@ -356,6 +430,30 @@ wl_layer_ops *wl_layer_ops_new_head(const strata_model_shape *s, const wl_layer_
      * back it reads those and writes the gradient */
     double f32 = 4.0 / b.ae;
     elementwise(&b, "xent", "xent.bwd", b.T * V, 5, 1 + f32, 2, 1 + f32);
+    return lb_finish(&b);
+}
+
+wl_layer_ops *wl_layer_ops_new_embed(const strata_model_shape *s, const wl_layer_geom *g)
+{
+    lb b;
+    lb_init(&b, s, g);
+    uint64_t n = b.T * (uint64_t)s->d_model;
+    /* Megatron's VocabParallelEmbedding (megatron/core/tensor_parallel/
+     * layers.py): each device gathers the rows of its vocabulary slice
+     * (reads a row, writes it: 2 an element, 1 vector op for the mask),
+     * the partial sums all-reduced over the tensor group (reduce-scattered
+     * under sequence parallelism: the same volume, as run_ops writes it);
+     * back, the gradient read and added into the f32 main_grad rows
+     * (ESTIMATE: 1 + 2 x 2 activation-sized element reads and writes). */
+    elementwise(&b, "embed", NULL, n, 1, 2, 0, 0);
+    wl_layer_op *f = &g_array_index(b.fwd, wl_layer_op, b.fwd->len - 1);
+    f->tp_after = g->t > 1;
+    wl_layer_op w = *f;
+    w.pass = 'W';
+    w.name = "embed.dw";
+    w.tp_after = false;
+    w.bytes = (uint64_t)(5.0 * (double)n * b.ae);
+    g_array_append_val(b.back, w);
     return lb_finish(&b);
 }
 

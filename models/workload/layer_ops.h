@@ -18,6 +18,15 @@
  * and back by all-to-alls (Megatron's MoEAlltoAllTokenDispatcher): two
  * forward, around the experts, and their two backward.
  *
+ * Under dtype=f8 (Transformer Engine's FP8, geom fp8 delayed or current
+ * scaling) each TE Linear's gemm comes with TE's casts, as elementwise
+ * ops of their real bytes (layer_ops.c): its input cast to FP8 with its
+ * transpose (forward), the output gradient's cast and transpose (B), the
+ * input's transpose where the forward kept only the cast (W), and the
+ * weight's cast and transpose once per step (pass 'S': run before the
+ * chunk's first microbatch, as TE caches it while Megatron passes
+ * is_first_microbatch=False).
+ *
  * Invariants: for a layer, the sum of model_flops over its ops is the
  * layer's share of strata_model_step_flops (3 x (2 x tokens x its weight
  * matrices + its attention products), / t per device), and likewise the
@@ -29,6 +38,11 @@
 #include "workload/model_config.h"
 #include "trace/op.h"
 
+/* Transformer Engine's FP8 scaling recipe: delayed (amax history; the
+ * casts find the amax as they go) or current (each cast preceded by an
+ * amax pass over its input); none: the gemms' dtype without TE's casts. */
+typedef enum { WL_FP8_NONE, WL_FP8_DELAYED, WL_FP8_CURRENT } wl_fp8_recipe;
+
 /* What one device runs a layer on. */
 typedef struct wl_layer_geom {
     uint64_t b, s;          /* the microbatch's sequences and their length */
@@ -36,10 +50,11 @@ typedef struct wl_layer_geom {
     uint64_t ep;            /* the expert axis (1: none): MoE layers' all-to-alls */
     bool sp, flash, causal; /* sequence parallelism; flash attention; a causal mask */
     strata_dtype dt;        /* the GEMMs' dtype (the step's) */
+    wl_fp8_recipe fp8;      /* under dt f8: TE's casts (WL_FP8_NONE: none) */
 } wl_layer_geom;
 
 typedef struct wl_layer_op {
-    char pass;           /* 'F' forward, 'B' input gradient, 'W' weight gradient */
+    char pass;           /* 'F' forward, 'B' input gradient, 'W' weight gradient, 'S' once a step */
     const char *name;    /* static: qkv, qkv.dx, qkv.dw, attn, norm1, ... */
     const char *kernel;  /* a row of models/kernel/kernel.c; NULL for an all-to-all */
     bool all_to_all;     /* not a compute: an all-to-all over `expert` of `bytes` a device */
@@ -60,6 +75,10 @@ wl_layer_ops *wl_layer_ops_new(const strata_model_shape *s, const wl_layer_geom 
 /* The head's: the final norm, the output projection (vocabulary-parallel),
  * the cross entropy on the f32 logits. */
 wl_layer_ops *wl_layer_ops_new_head(const strata_model_shape *s, const wl_layer_geom *g);
+/* The embedding on the first stage: the lookup (a gather of T rows of d,
+ * vocabulary-parallel: tensor parallelism's all-reduce follows it) and,
+ * in W, its gradient's scatter-add into the table's rows. */
+wl_layer_ops *wl_layer_ops_new_embed(const strata_model_shape *s, const wl_layer_geom *g);
 void wl_layer_ops_free(wl_layer_ops *o);
 uint32_t wl_layer_ops_len(const wl_layer_ops *o);
 const wl_layer_op *wl_layer_ops_at(const wl_layer_ops *o, uint32_t i);

@@ -30,14 +30,26 @@
  *             microbatch and chunk boundary.
  *   state     the stage's parameters (its layers; the embedding on rank 0,
  *             the output projection and final norm on rank p-1, as
- *             Megatron's pre_process / post_process place them) / t, their
- *             gradients (dtype), AdamW's m and v (f32) and master weights
- *             (param_dtype). Under fsdp the parameters, gradients and
- *             optimizer state are sharded over `data` and the stage's
+ *             Megatron's pre_process / post_process place them) / t, in
+ *             dtype (bf16 under f8: Transformer Engine casts them), their
+ *             gradients (f32 with master weights: Megatron's main_grad;
+ *             else as the parameters), AdamW's m and v (f32) and master
+ *             weights (param_dtype). Under fsdp the parameters, gradients
+ *             and optimizer state are sharded over `data` and the stage's
  *             weights are gathered once for the step (MaxText's
  *             pipeline_fsdp_ag_once), the gradients reduce-scattered at the
  *             end; under dp the gradients are all-reduced over `data` at
- *             the end of the stage's schedule.
+ *             the end of the stage's schedule, or with dist_opt
+ *             (Megatron's distributed optimizer) reduce-scattered, the
+ *             optimizer state sharded, and the updated parameters
+ *             all-gathered.
+ *   optimizer AdamW at memory speed: an elementwise kernel over the
+ *             device's (shard of its) parameters with the bytes it moves
+ *             (optimizer_step). With tied embeddings the first and last
+ *             stages first exchange and add the word embedding's gradient
+ *             (tied_exchange).
+ *   embedding rank 0's first chunk runs the lookup (layer_ops.h
+ *             wl_layer_ops_new_embed) before its layers, its gradient in W.
  * Expert parallelism (an `expert` axis of ep): b = batch / (data x ep x
  * microbatches); each device holds E / ep of a MoE layer's experts (the
  * state above less the other experts), the layers' all-to-alls run over
@@ -80,12 +92,13 @@ typedef struct pl {
     strata_op_list *ops;
     uint64_t K, lpc; /* chunks (p v) and layers per chunk */
     wl_layer_ops **layer_ops;        /* per layer of the model: its kernels on one device, one microbatch */
-    wl_layer_ops *head_ops;
+    wl_layer_ops *head_ops, *embed_ops;
     uint64_t act_chunk, act_head, msg, tp_bytes, a2a_bytes;
     GArray **devs;                   /* per rank: its devices (uint32_t, ascending) */
     GArray **model_leads, **data_leads; /* per rank: the leaders of its model and data groups */
     GArray **expert_leads, **dense_leads; /* per rank: of its expert groups, and of its data x expert groups */
     GString *n1, *n2, *n3; /* scratch names (n3: run_ops' labels) */
+    bool ends_synced;      /* tied embeddings: one of the first and last ranks has synchronized */
 } pl;
 
 /* ---- ops ------------------------------------------------------------------ */
@@ -146,17 +159,6 @@ static void wait_all(pl *c, uint64_t r, const char *event)
         event_on(c, g_array_index(c->devs[r], uint32_t, i), MAIN, false, event);
 }
 
-static void compute_all(pl *c, uint64_t r, const char *label, double flops)
-{
-    if (flops <= 0)
-        return;
-    for (guint i = 0; i < c->devs[r]->len; i++) {
-        strata_op op = strata_op_make_compute(MAIN, label, flops, NULL, 0, NULL, 0, NULL);
-        op.dtype = c->st->dt;
-        put(c, &op, g_array_index(c->devs[r], uint32_t, i));
-    }
-}
-
 /* One kernel of layer_ops.h on every device of rank r. */
 static void kernel_all(pl *c, uint64_t r, const char *label, const wl_layer_op *x)
 {
@@ -211,7 +213,7 @@ static void run_ops(pl *c, uint64_t r, const wl_layer_ops *o, const char *passes
 static void run_layers(pl *c, uint64_t k, const char *passes, bool redo, const char *prefix)
 {
     uint64_t r = k % c->plan->p;
-    bool fwd = strcmp(passes, "F") == 0;
+    bool fwd = strchr(passes, 'F') != NULL;
     for (uint64_t j = 0; j < c->lpc; j++) {
         uint64_t l = k * c->lpc + (fwd ? j : c->lpc - 1 - j);
         if (redo)
@@ -258,7 +260,10 @@ static void forward(pl *c, uint64_t k, uint64_t i)
         wait_all(c, r, fmt(c->n1, "x%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT ".got", k, i));
     alloc_all(c, r, fmt(c->n1, "a%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i),
               c->act_chunk + (k == c->K - 1 ? c->act_head : 0), STRATA_TAG_ACTIVATION, c->st->dt);
-    run_layers(c, k, "F", false, fmt(c->n2, "F.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i));
+    if (k == 0)
+        run_ops(c, r, c->embed_ops, "F", fmt(c->n2, "F.embed.mb%" G_GUINT64_FORMAT, i));
+    /* the first microbatch also casts the chunk's weights (TE's once-a-step casts) */
+    run_layers(c, k, i == 0 ? "SF" : "F", false, fmt(c->n2, "F.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i));
     if (k == c->K - 1) {
         run_ops(c, r, c->head_ops, "F", fmt(c->n2, "F.head.mb%" G_GUINT64_FORMAT, i));
         return;
@@ -287,6 +292,8 @@ static void backward(pl *c, uint64_t k, uint64_t i)
     else
         run_ops(c, r, c->head_ops, passes, fmt(c->n2, "B.head.mb%" G_GUINT64_FORMAT, i));
     run_layers(c, k, passes, c->st->remat_full, fmt(c->n2, "B.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i));
+    if (k == 0)
+        run_ops(c, r, c->embed_ops, passes, fmt(c->n2, "B.embed.mb%" G_GUINT64_FORMAT, i));
     if (k < c->K - 1)
         free_all(c, r, fmt(c->n1, "g%" G_GUINT64_FORMAT ".%" G_GUINT64_FORMAT, k, i));
     if (k > 0) {
@@ -303,6 +310,8 @@ static void weights(pl *c, uint64_t k, uint64_t i)
     if (k == c->K - 1)
         run_ops(c, k % c->plan->p, c->head_ops, "W", fmt(c->n2, "W.head.mb%" G_GUINT64_FORMAT, i));
     run_layers(c, k, "W", false, fmt(c->n2, "W.k%" G_GUINT64_FORMAT ".mb%" G_GUINT64_FORMAT, k, i));
+    if (k == 0)
+        run_ops(c, 0, c->embed_ops, "W", fmt(c->n2, "W.embed.mb%" G_GUINT64_FORMAT, i));
     release(c, k, i);
 }
 
@@ -346,25 +355,56 @@ static double stage_params(const pl *c, uint64_t r)
     return n / (double)c->plan->t;
 }
 
-/* The elements of rank r's optimizer step on one device (its shard under fsdp). */
+/* The parameters' dtype: the step's, but bf16 under f8 (Transformer
+ * Engine keeps bf16 weights and casts them, layer_ops.h). */
+static strata_dtype param_dtype(const pl *c)
+{
+    return c->st->dt == STRATA_DTYPE_F8 ? STRATA_DTYPE_BF16 : c->st->dt;
+}
+
+/* The gradients': f32 with master weights (Megatron's main_grad buffers:
+ * gradients accumulated and reduced in fp32 for a 16-bit step,
+ * NVIDIA/Megatron-LM@d98e8a64 megatron/training/arguments.py:1214-1216),
+ * else the parameters'. */
+static strata_dtype grad_dtype(const pl *c)
+{
+    return c->st->master != STRATA_DTYPE_NONE ? c->st->master : param_dtype(c);
+}
+
+static unsigned dtype_bytes(strata_dtype d)
+{
+    return strata_dtype_bits(d) / 8;
+}
+
+/* Whether the optimizer state is sharded over data (fsdp, or Megatron's
+ * distributed optimizer under dp). */
+static bool sharded_optimizer(const pl *c)
+{
+    return c->plan->data == WL_DATA_FSDP || (c->st->dist_opt && c->plan->n > 1);
+}
+
+/* The elements of rank r's optimizer step on one device (its shard under
+ * fsdp or the distributed optimizer). */
 static uint64_t shard_elements(const pl *c, uint64_t r)
 {
     uint64_t e = (uint64_t)stage_params(c, r);
-    return c->plan->data == WL_DATA_FSDP ? (e + c->plan->n - 1) / c->plan->n : e;
+    return sharded_optimizer(c) ? (e + c->plan->n - 1) / c->plan->n : e;
 }
 
 static void prologue(pl *c, uint64_t r)
 {
-    unsigned dtb = strata_dtype_bits(c->st->dt) / 8;
-    uint64_t e = shard_elements(c, r), n = c->plan->n;
+    strata_dtype pd = param_dtype(c), gd = grad_dtype(c);
+    unsigned pb = dtype_bytes(pd), gb = dtype_bytes(gd);
+    uint64_t e = shard_elements(c, r), n = c->plan->n, full = (uint64_t)stage_params(c, r);
     bool fsdp = c->plan->data == WL_DATA_FSDP;
-    uint64_t opt = 8 + (c->st->master != STRATA_DTYPE_NONE ? strata_dtype_bits(c->st->master) / 8 : 0);
-    alloc_all(c, r, fsdp ? "params_shard" : "params", e * dtb, STRATA_TAG_PARAM, c->st->dt);
+    uint64_t opt = 8 + (c->st->master != STRATA_DTYPE_NONE ? dtype_bytes(c->st->master) : 0);
+    bool sharded = sharded_optimizer(c); /* buffers padded to data x the shard */
+    alloc_all(c, r, fsdp ? "params_shard" : "params", (fsdp ? e : sharded ? e * n : full) * pb, STRATA_TAG_PARAM, pd);
     alloc_all(c, r, "opt", e * opt, STRATA_TAG_OPTSTATE, STRATA_DTYPE_F32);
-    uint64_t ex = expert_elements(c, r); /* fsdp has no expert axis (transformer_axes.c) */
-    alloc_all(c, r, "grads", (fsdp ? e * n : e - ex) * dtb, STRATA_TAG_GRAD, c->st->dt);
+    uint64_t ex = expert_elements(c, r); /* fsdp and dist_opt have no expert axis (transformer_axes.c) */
+    alloc_all(c, r, "grads", (sharded ? e * n : full - ex) * gb, STRATA_TAG_GRAD, gd);
     if (ex > 0)
-        alloc_all(c, r, "grads_experts", ex * dtb, STRATA_TAG_GRAD, c->st->dt);
+        alloc_all(c, r, "grads_experts", ex * gb, STRATA_TAG_GRAD, gd);
     if (c->plan->t > 1)
         alloc_all(c, r, "tp", c->tp_bytes, STRATA_TAG_TEMP, c->st->dt);
     if (c->a2a_bytes > 0) {
@@ -372,19 +412,38 @@ static void prologue(pl *c, uint64_t r)
         alloc_all(c, r, "a2a_out", c->a2a_bytes, STRATA_TAG_TEMP, c->st->dt);
     }
     if (fsdp) { /* the stage's weights gathered once for the step */
-        alloc_all(c, r, "params", e * n * dtb, STRATA_TAG_PARAM, c->st->dt);
+        alloc_all(c, r, "params", e * n * pb, STRATA_TAG_PARAM, pd);
         collective_groups(c, c->data_leads[r], STRATA_OP_ALL_GATHER, "params", "params_shard", DATA_AXIS);
     }
 }
 
-static void epilogue(pl *c, uint64_t r)
+/* AdamW over u elements on every device of rank r, at memory speed: an
+ * elementwise kernel (18 vector ops an element, as before) reading the
+ * gradient, reading and writing m, v (f32) and the master weights, and
+ * writing the parameters (with master weights a second pass reads the
+ * master and writes the parameters: Megatron's
+ * _copy_main_params_to_model_params); without master weights the
+ * parameters are read and written in place. */
+static void optimizer_step(pl *c, uint64_t r, uint64_t u)
 {
-    unsigned dtb = strata_dtype_bits(c->st->dt) / 8;
+    double mb = c->st->master != STRATA_DTYPE_NONE ? dtype_bytes(c->st->master) : 0;
+    double pb = dtype_bytes(param_dtype(c)), gb = dtype_bytes(grad_dtype(c));
+    wl_layer_op o = {.pass = 'S', .name = "adamw", .kernel = "elementwise", .n_dims = 1, .dims = {MAX(u, 1)},
+                     .flops = 18.0 * (double)u, .dtype = STRATA_DTYPE_F32};
+    o.bytes = (uint64_t)((double)u * (gb + 16 + (mb > 0 ? 3 * mb + pb : 2 * pb)));
+    kernel_all(c, r, "adamw", &o);
+}
+
+/* Rank r's gradients reduced over data (and expert). */
+static void grad_sync(pl *c, uint64_t r)
+{
+    strata_dtype gd = grad_dtype(c);
     uint64_t e = shard_elements(c, r);
-    if (c->plan->data == WL_DATA_FSDP) {
-        alloc_all(c, r, "grads_shard", e * dtb, STRATA_TAG_GRAD, c->st->dt);
+    if (sharded_optimizer(c)) { /* gradients reduce-scattered over data */
+        alloc_all(c, r, "grads_shard", e * dtype_bytes(gd), STRATA_TAG_GRAD, gd);
         collective_groups(c, c->data_leads[r], STRATA_OP_REDUCE_SCATTER, "grads_shard", "grads", DATA_AXIS);
-        free_all(c, r, "params");
+        if (c->plan->data == WL_DATA_FSDP)
+            free_all(c, r, "params");
         free_all(c, r, "grads");
     } else if (c->plan->e > 1) { /* the experts' gradients over data, the rest over data x expert */
         collective_groups(c, c->dense_leads[r], STRATA_OP_ALL_REDUCE, "grads", NULL,
@@ -393,7 +452,65 @@ static void epilogue(pl *c, uint64_t r)
             collective_groups(c, c->data_leads[r], STRATA_OP_ALL_REDUCE, "grads_experts", NULL, DATA_AXIS);
     } else if (c->plan->n > 1)
         collective_groups(c, c->data_leads[r], STRATA_OP_ALL_REDUCE, "grads", NULL, DATA_AXIS);
-    compute_all(c, r, "adamw", 18.0 * (double)e);
+}
+
+/* With tied embeddings, the word embedding's gradient summed between the
+ * first stage (the lookup's) and the last (the output projection's):
+ * Megatron's _allreduce_word_embedding_grads over the embedding group of
+ * those two ranks (NVIDIA/Megatron-LM@d98e8a64 megatron/core/distributed/
+ * finalize_model_grads.py:164-202), after the data-parallel gradient sync
+ * and before the optimizer. An all-reduce of two is one exchange: each
+ * end sends its V d / t gradient elements to the other (a collective-
+ * permute over pipe: rank 0 by -1, rank p-1 by +1, mod p) and adds what
+ * it receives (an elementwise add: 2 reads, 1 write). */
+static void tied_exchange(pl *c)
+{
+    strata_dtype gd = grad_dtype(c);
+    uint64_t p = c->plan->p, n = (uint64_t)c->s->vocab * (uint64_t)c->s->d_model / c->plan->t;
+    uint64_t bytes = n * dtype_bytes(gd);
+    const uint64_t ends[2] = {0, p - 1};
+    for (int j = 0; j < 2; j++) {
+        uint64_t r = ends[j];
+        int shift = j == 0 ? -1 : 1;
+        alloc_all(c, r, "emb_grads", bytes, STRATA_TAG_GRAD, gd);
+        for (guint i = 0; i < c->devs[r]->len; i++) {
+            uint32_t d = g_array_index(c->devs[r], uint32_t, i);
+            uint32_t q = strata_mesh_shifted(c->mesh, c->pipe_mask, d, shift);
+            event_on(c, d, MAIN, true, "emb_grads.done");
+            event_on(c, d, "tie", false, "emb_grads.done");
+            alloc_on(c, q, "tie", "emb_peer", bytes, STRATA_TAG_GRAD, gd);
+            strata_op op = strata_op_make_collective(STRATA_OP_COLLECTIVE_PERMUTE, "tie", "emb_peer", "emb_grads",
+                                                     PIPE_AXIS, NULL, shift);
+            put(c, &op, d);
+            event_on(c, q, "tie", true, "emb_peer.got");
+        }
+    }
+    wl_layer_op add = {.pass = 'S', .name = "tied_add", .kernel = "elementwise", .n_dims = 1, .dims = {n},
+                       .flops = (double)n, .bytes = 3 * bytes, .dtype = gd};
+    for (int j = 0; j < 2; j++) {
+        wait_all(c, ends[j], "emb_peer.got");
+        kernel_all(c, ends[j], "tied_embedding_allreduce", &add);
+        free_all(c, ends[j], "emb_peer");
+        free_all(c, ends[j], "emb_grads");
+    }
+}
+
+/* Rank r's optimizer step, its parameters all-gathered under the
+ * distributed optimizer, and its step buffers freed. */
+static void step_end(pl *c, uint64_t r)
+{
+    strata_dtype pd = param_dtype(c);
+    uint64_t e = shard_elements(c, r);
+    optimizer_step(c, r, e);
+    if (c->plan->data != WL_DATA_FSDP && sharded_optimizer(c)) {
+        /* the distributed optimizer: each rank updated its 1/data of the
+         * parameters, all-gathered into every replica's buffer
+         * (Megatron's DistributedOptimizer, megatron/core/optimizer/
+         * distrib_optimizer.py) */
+        alloc_all(c, r, "params_shard", e * dtype_bytes(pd), STRATA_TAG_PARAM, pd);
+        collective_groups(c, c->data_leads[r], STRATA_OP_ALL_GATHER, "params", "params_shard", DATA_AXIS);
+        free_all(c, r, "params_shard");
+    }
     if (c->plan->t > 1)
         free_all(c, r, "tp");
     if (c->a2a_bytes > 0) {
@@ -422,7 +539,7 @@ static void sizes(pl *c)
     uint64_t b = c->st->batch / (p->n * p->e * p->m), dtb = strata_dtype_bits(c->st->dt) / 8;
     c->K = p->p * p->v;
     c->lpc = (uint64_t)c->s->layers / c->K;
-    wl_layer_geom g = {b, c->st->seq, p->t, p->e, p->seq, c->st->flash, c->st->causal, c->st->dt};
+    wl_layer_geom g = {b, c->st->seq, p->t, p->e, p->seq, c->st->flash, c->st->causal, c->st->dt, c->st->fp8};
     c->layer_ops = g_new0(wl_layer_ops *, c->K * c->lpc);
     for (uint64_t l = 0; l < c->K * c->lpc; l++) {
         c->layer_ops[l] = wl_layer_ops_new(c->s, &g, (int64_t)l);
@@ -433,6 +550,7 @@ static void sizes(pl *c)
         }
     }
     c->head_ops = wl_layer_ops_new_head(c->s, &g);
+    c->embed_ops = wl_layer_ops_new_embed(c->s, &g);
     c->act_chunk = (uint64_t)(layer_activations(c, b) * (double)c->lpc);
     c->act_head = 4 * c->st->seq * b * (uint64_t)c->s->vocab / p->t;
     c->tp_bytes = c->st->seq * b * (uint64_t)c->s->d_model * dtb;
@@ -470,6 +588,27 @@ static void devices(pl *c)
  * goes out once what it waits for (the previous chunk's forward, the next
  * chunk's backward, of the same microbatch) has. False: the schedule
  * deadlocks (a bug in its builder). */
+/* Rank r's end: its gradients synchronized and its
+ * optimizer step; with tied embeddings the first and last ranks' steps
+ * wait for the exchange, emitted once both have synchronized. */
+static void finish(pl *c, uint64_t r)
+{
+    uint64_t p = c->plan->p;
+    bool tied = c->s->tie && p > 1, end = r == 0 || r == p - 1;
+    grad_sync(c, r);
+    if (!tied || !end) {
+        step_end(c, r);
+        return;
+    }
+    bool other_done = c->ends_synced;
+    c->ends_synced = true;
+    if (!other_done)
+        return;
+    tied_exchange(c);
+    step_end(c, 0);
+    step_end(c, p - 1);
+}
+
 static bool emit_schedules(pl *c)
 {
     uint64_t p = c->plan->p, m = c->plan->m, left = p;
@@ -498,7 +637,7 @@ static bool emit_schedules(pl *c)
                     weights(c, k, i);
                 progress = true;
                 if (++at[r] == acts[r]->len) {
-                    epilogue(c, r);
+                    finish(c, r);
                     left--;
                 }
             }
@@ -546,6 +685,7 @@ strata_source *wl_pipeline_generate(const strata_model_shape *s, const wl_shard_
         wl_layer_ops_free(c.layer_ops[l]);
     g_free(c.layer_ops);
     wl_layer_ops_free(c.head_ops);
+    wl_layer_ops_free(c.embed_ops);
     g_string_free(c.n1, TRUE);
     g_string_free(c.n2, TRUE);
     g_string_free(c.n3, TRUE);

@@ -34,12 +34,15 @@
 
 #include "workload/model_config.h"
 #include "workload/shard.h"
+#include "workload/layer_ops.h"
 
 /* The step's sizes: global batch, seq, dtype, and what a layer keeps. */
 typedef struct wl_pipe_step {
     uint64_t batch, seq;
     strata_dtype dt, master; /* master: NONE without master weights */
     bool flash, causal, remat_full;
+    wl_fp8_recipe fp8; /* under dt f8: Transformer Engine's casts (layer_ops.h) */
+    bool dist_opt;     /* Megatron's distributed optimizer (ZeRO-1 over data) */
 } wl_pipe_step;
 
 /* The step of shape s over plan (plan->p > 1) as a trace, or NULL with an

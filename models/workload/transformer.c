@@ -89,6 +89,8 @@ static const char *const pipe_schedule_choices[] = {"gpipe", "1f1b", "interleave
 static const char *const optimizer_choices[] = {"adamw", "sgd", NULL};
 static const char *const attention_choices[] = {"full", "flash", NULL};
 static const char *const mask_choices[] = {"none", "causal", NULL};
+static const char *const fp8_choices[] = {"delayed", "current", "none", NULL};
+static const char *const on_off_choices[] = {"off", "on", NULL};
 #define MODEL_AXIS TF_MODEL_AXIS
 
 /* The graph is held while generating (~6.5 KB a layer): measured 10000
@@ -123,6 +125,11 @@ static const strata_param_def transformer_params[] = {
     {"microbatches", STRATA_PARAM_INT, NULL, "pipe axis: microbatches per step per pipeline (default: pipe)", NULL},
     {"virtual", STRATA_PARAM_INT, NULL, "interleaved schedule: model chunks per pipe rank (default 2)", NULL},
     {"vp", STRATA_PARAM_INT, NULL, "the same as virtual", NULL},
+    {"fp8", STRATA_PARAM_STRING, NULL, "pipe axis, dtype=f8: Transformer Engine's scaling recipe, delayed "
+     "(default), current (an amax pass before each cast) or none (no cast kernels)", fp8_choices},
+    {"dist_opt", STRATA_PARAM_STRING, NULL, "pipe axis with dp: Megatron's distributed optimizer, on (ZeRO-1: "
+     "gradients reduce-scattered over data, each replica updates 1/data, parameters all-gathered) or off "
+     "(default)", on_off_choices},
     {"prefetch", STRATA_PARAM_INT, "1", "fsdp: how many layers ahead each layer's parameters are all-gathered",
      NULL},
     STRATA_MODEL_KEYS(STRATA_MODEL_PARAM_DEF)
@@ -485,8 +492,19 @@ static strata_source *transformer_pipeline(const strata_params *p, const strata_
                     "transformer: with a pipe axis, expected remat=none or full, got remat=%s", policy->name);
         return NULL;
     }
+    const char *fp8 = strata_params_is_set(p, "fp8") ? strata_params_string(p, "fp8") : "delayed";
+    bool dist_opt = strata_params_is_set(p, "dist_opt") && g_str_equal(strata_params_string(p, "dist_opt"), "on");
+    if (dist_opt && plan->e > 1) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "transformer: dist_opt=on with an expert axis is not modelled (expected dist_opt=off)");
+        return NULL;
+    }
     wl_pipe_step st = {(uint64_t)strata_params_int(p, "batch"), z->S, dt, master == dt ? STRATA_DTYPE_NONE : master,
-                       z->flash, z->causal, g_str_equal(policy->name, "full")};
+                       z->flash, z->causal, g_str_equal(policy->name, "full"),
+                       dt != STRATA_DTYPE_F8 || g_str_equal(fp8, "none") ? WL_FP8_NONE
+                       : g_str_equal(fp8, "current")                    ? WL_FP8_CURRENT
+                                                                        : WL_FP8_DELAYED,
+                       dist_opt};
     return wl_pipeline_generate(shape, plan, &st, err);
 }
 
