@@ -25,7 +25,7 @@ struct strata_kineto_scan {
     goffset file_size;
     strata_progress *progress; /* borrowed; NULL: none */
     char *progress_what, *progress_note;
-    char buf[CHUNK];
+    char *buf;                /* CHUNK + 1 bytes, not cleared: buf[len] is a NUL, a sentinel for strcspn */
     size_t len, pos;
     uint64_t line;
     int depth, events_depth;
@@ -89,6 +89,8 @@ strata_kineto_scan *strata_kineto_scan_open(const char *path, GError **err)
     s->file_size = info ? g_file_info_get_size(info) : 0; /* 0: unknown (a pipe) */
     if (info)
         g_object_unref(info);
+    s->buf = g_malloc(CHUNK + 1);
+    s->buf[0] = '\0';
     s->line = 1;
     s->parser = json_parser_new();
     return s;
@@ -106,6 +108,7 @@ void strata_kineto_scan_free(strata_kineto_scan *s)
     if (s->event)
         g_string_free(s->event, TRUE);
     g_free(s->path);
+    g_free(s->buf);
     g_free(s);
 }
 
@@ -137,6 +140,7 @@ static bool refill(strata_kineto_scan *s, GError **err)
     }
     s->len = (size_t)n;
     s->pos = 0;
+    s->buf[s->len] = '\0';
     if (s->progress) {
         goffset at = g_seekable_tell(s->file);
         strata_progress_count(s->progress, s->progress_what, at > 0 ? (uint64_t)at : 0,
@@ -151,6 +155,17 @@ static bool refill(strata_kineto_scan *s, GError **err)
  * refused by the decoder, which takes whole numbers below 2^63 only. */
 static void widen_big_integers(GString *t)
 {
+    /* most events have no run of 19 digits at all: found by libc's spans */
+    bool long_run = false;
+    for (const char *p = t->str + strcspn(t->str, "0123456789"); *p && !long_run; p += strcspn(p, "0123456789")) {
+        size_t n = strspn(p, "0123456789");
+        long_run = n >= 19;
+        p += n;
+    }
+    if (!long_run)
+        return;
+    GString *out = NULL; /* the widened text, made at the first big literal */
+    gsize copied = 0;    /* t->str[0 .. copied) is in out */
     bool in_str = false;
     for (gsize i = 0; i < t->len; i++) {
         char c = t->str[i];
@@ -172,13 +187,26 @@ static void widen_big_integers(GString *t)
             end++;
         bool frac = end < t->len && (t->str[end] == '.' || t->str[end] == 'e' || t->str[end] == 'E');
         gsize n = end - start;
-        if (!frac && (n > 19 || (n == 19 && memcmp(t->str + start, "9223372036854775807", 19) > 0)))
-            g_string_insert(t, (gssize)end, ".0");
+        if (!frac && (n > 19 || (n == 19 && memcmp(t->str + start, "9223372036854775807", 19) > 0))) {
+            /* one copy of the text in all: an insert into t per literal
+             * moved the rest of the event each time (quadratic in them) */
+            if (out == NULL)
+                out = g_string_sized_new(t->len + 16);
+            g_string_append_len(out, t->str + copied, (gssize)(end - copied));
+            g_string_append(out, ".0");
+            copied = end;
+        }
         i = end; /* past the literal (and its fraction, if any, on the next turns) */
         while (i < t->len && (g_ascii_isdigit(t->str[i]) || strchr(".eE+-", t->str[i])))
             i++;
         i--;
     }
+    if (out == NULL)
+        return;
+    g_string_append_len(out, t->str + copied, (gssize)(t->len - copied));
+    g_string_truncate(t, 0);
+    g_string_append_len(t, out->str, (gssize)out->len);
+    g_string_free(out, TRUE);
 }
 
 /* Parses the finished event text into *event. */
@@ -278,6 +306,34 @@ static void in_string(strata_kineto_scan *s, char c)
         s->key[s->key_len++] = c;
 }
 
+/* The run of bytes from pos that only go into the event text, taken at
+ * once: inside a string (not after a backslash) all but '"', '\\' and
+ * '\n'; outside one, once started and away from the elements' level, all
+ * but brackets, '"', ':', ',' and '\n'. A NUL ends the run (strcspn), and
+ * the run stops where the event reaches its limit, so the byte loop meets
+ * every byte that changes the state or is an error, as it did one at a
+ * time. Returns the length taken (0: none). */
+static size_t plain_run(strata_kineto_scan *s)
+{
+    if (s->esc || (!s->in_str && (!s->started || (s->events_depth > 0 && s->depth == s->events_depth))))
+        return 0;
+    size_t n = strcspn(s->buf + s->pos, s->in_str ? "\"\\\n" : "\"{}[]:,\n");
+    if (s->event)
+        n = s->event->len < STRATA_KINETO_MAX_EVENT ? MIN(n, STRATA_KINETO_MAX_EVENT - s->event->len) : 0;
+    if (n == 0)
+        return 0;
+    const char *p = s->buf + s->pos;
+    if (s->event)
+        g_string_append_len(s->event, p, (gssize)n);
+    if (s->in_str && s->depth == 1 && s->key_len < KEY_MAX) {
+        size_t k = MIN(n, (size_t)KEY_MAX - s->key_len);
+        memcpy(s->key + s->key_len, p, k);
+        s->key_len += k;
+    }
+    s->pos += n;
+    return n;
+}
+
 int strata_kineto_scan_next(strata_kineto_scan *s, JsonObject **event, uint64_t *line, GError **err)
 {
     while (!s->done) {
@@ -291,6 +347,8 @@ int strata_kineto_scan_next(strata_kineto_scan *s, JsonObject **event, uint64_t 
                        ? 0
                        : -1;
         }
+        if (plain_run(s) > 0)
+            continue;
         char c = s->buf[s->pos++];
         if (c == '\n')
             s->line++;
