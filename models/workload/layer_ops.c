@@ -86,6 +86,7 @@
 #include "workload/layer_ops.h"
 #include <string.h>
 #include "kernel/kernel.h"
+#include "workload/graph.h"
 
 struct wl_layer_ops {
     GArray *ops; /* wl_layer_op */
@@ -189,12 +190,7 @@ static void gemm(lb *b, const char *const *names, uint64_t Bt, uint64_t M, uint6
         if (te && i > 0)
             te_casts(b, names, M, K, N, tp, NULL, i == 1 ? b->back : NULL, b->back);
         wl_layer_op o = op_of(i == 0 ? 'F' : i == 1 || !weights ? 'B' : 'W', names[i], "gemm", b->gd, f);
-        uint32_t n = 0;
-        if (Bt > 1)
-            o.dims[n++] = Bt;
-        for (int j = 0; j < 3; j++)
-            o.dims[n++] = d[i][j];
-        o.n_dims = n;
+        o.n_dims = wl_gemm_dims(o.dims, Bt, d[i][0], d[i][1], d[i][2]);
         o.tp_after = (tp == TP_ROW && i == 0) || (tp == TP_COLUMN && i == 1);
         g_array_append_val(i == 0 ? b->fwd : b->back, o);
     }
