@@ -213,6 +213,55 @@ START_TEST(spans_and_samples)
 }
 END_TEST
 
+/* A row declared as a table (core/jsonout.h) and an op's row: every kind
+ * of member, in the order given, the op's naming members first. */
+START_TEST(json_rows_from_field_tables)
+{
+    JsonBuilder *b = strata_json_object_begin();
+    const strata_json_field f[] = {
+        STRATA_JSON_REAL("busy_s", 0.25), STRATA_JSON_COUNT("big", UINT64_MAX), STRATA_JSON_INT("delta", -5),
+        STRATA_JSON_STR("name", "hbm"),   STRATA_JSON_STR("none", NULL),
+    };
+    strata_json_add_object(b, "row", f, G_N_ELEMENTS(f));
+    strata_json_open_array(b, "ops");
+    const strata_json_field times[] = {STRATA_JSON_REAL("start_s", 1.5), STRATA_JSON_INT("bytes", 4096)};
+    strata_results_json_op(b, 3, 12, STRATA_OP_COPY, NULL, "w", times, G_N_ELEMENTS(times));
+    strata_results_json_op(b, 4, 0, STRATA_OP_COMPUTE, "main", NULL, NULL, 0);
+    json_builder_end_array(b);
+    JsonNode *root = strata_json_object_end(b);
+    char *text = strata_json_text(root);
+    ck_assert_str_eq(text, "{\n"
+                           "  \"row\" : {\n"
+                           "    \"busy_s\" : 0.25,\n"
+                           "    \"big\" : 18446744073709551615,\n"
+                           "    \"delta\" : -5,\n"
+                           "    \"name\" : \"hbm\",\n"
+                           "    \"none\" : null\n"
+                           "  },\n"
+                           "  \"ops\" : [\n"
+                           "    {\n"
+                           "      \"index\" : 3,\n"
+                           "      \"line\" : 12,\n"
+                           "      \"kind\" : \"copy\",\n"
+                           "      \"stream\" : \"\",\n"
+                           "      \"label\" : \"w\",\n"
+                           "      \"start_s\" : 1.5,\n"
+                           "      \"bytes\" : 4096\n"
+                           "    },\n"
+                           "    {\n"
+                           "      \"index\" : 4,\n"
+                           "      \"line\" : 0,\n"
+                           "      \"kind\" : \"compute\",\n"
+                           "      \"stream\" : \"main\",\n"
+                           "      \"label\" : \"\"\n"
+                           "    }\n"
+                           "  ]\n"
+                           "}\n");
+    g_free(text);
+    json_node_unref(root);
+}
+END_TEST
+
 static Suite *results_suite(void)
 {
     Suite *s = suite_create("results");
@@ -221,6 +270,7 @@ static Suite *results_suite(void)
     tcase_add_test(t, json_oom_report);
     tcase_add_test(t, json_is_deterministic_and_extra_keys_follow);
     tcase_add_test(t, write_json_is_atomic_and_reports_bad_paths);
+    tcase_add_test(t, json_rows_from_field_tables);
     suite_add_tcase(s, t);
     TCase *u = tcase_create("summary");
     tcase_add_test(u, summary_shows_peaks_utilization_and_streams);

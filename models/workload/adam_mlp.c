@@ -60,14 +60,12 @@ static const strata_workload_preset adam_mlp_presets[] = {{"tutorial", tutorial}
 #define ADAM_MLP_MAX_LAYERS ((65535 - 1) / 4)
 
 static const strata_param_def adam_mlp_params[] = {
-    {"preset", STRATA_PARAM_STRING, "none",
-     "tutorial: the JAX offloading tutorial's shapes (dim 7168, batch 7168, layers 4, f32); "
-     "parameters given explicitly win", preset_choices},
+    STRATA_WORKLOAD_PRESET_PARAM("tutorial: the JAX offloading tutorial's shapes (dim 7168, batch 7168, layers 4, f32)",
+                                 preset_choices),
     {"dim", STRATA_PARAM_INT, "7168", "width of each dim x dim layer (the tutorial's DIM)", NULL},
     {"layers", STRATA_PARAM_INT, "4", "number of linear+GELU layers", NULL},
     {"batch", STRATA_PARAM_INT, "7168", "rows of the input (the tutorial uses a DIM x DIM input)", NULL},
-    {"dtype", STRATA_PARAM_STRING, "f32", "element type of inputs, parameters and optimizer state",
-     strata_workload_dtype_choices},
+    STRATA_WORKLOAD_DTYPE_PARAM("dtype", "f32", "element type of inputs, parameters and optimizer state"),
     {NULL, 0, NULL, NULL, NULL},
 };
 

@@ -39,8 +39,7 @@ static const strata_param_def collective_params[] = {
     {"axis", STRATA_PARAM_STRING, "data", "the mesh axis' name ([a-z][a-z0-9_]*)", NULL},
     {"iters", STRATA_PARAM_INT, "1", "collectives in a row", NULL},
     {"shift", STRATA_PARAM_INT, "1", "collective-permute: rank r sends to rank r + shift (non-zero)", NULL},
-    {"dtype", STRATA_PARAM_STRING, "f32", "element type (a reduction's flops count elements)",
-     strata_workload_dtype_choices},
+    STRATA_WORKLOAD_DTYPE_PARAM("dtype", "f32", "element type (a reduction's flops count elements)"),
     {NULL, 0, NULL, NULL, NULL},
 };
 

@@ -55,15 +55,14 @@ static const strata_workload_preset scan_mlp_presets[] = {{"tutorial", tutorial}
 #define SCAN_MLP_MAX_LAYERS 100000
 
 static const strata_param_def scan_mlp_params[] = {
-    {"preset", STRATA_PARAM_STRING, "none",
-     "tutorial: the JAX offloading tutorial's shapes (batch 256, dim 256, hidden 1024, layers 10, f32); "
-     "parameters given explicitly win", preset_choices},
+    STRATA_WORKLOAD_PRESET_PARAM(
+        "tutorial: the JAX offloading tutorial's shapes (batch 256, dim 256, hidden 1024, layers 10, f32)",
+        preset_choices),
     {"batch", STRATA_PARAM_INT, "64", "rows of the input x (batch x dim)", NULL},
     {"dim", STRATA_PARAM_INT, "4096", "model width: x is batch x dim, w1 dim x hidden, w2 hidden x dim", NULL},
     {"hidden", STRATA_PARAM_INT, "16384", "hidden width of each layer", NULL},
     {"layers", STRATA_PARAM_INT, "8", "number of scanned layers (x@w1 then @w2 each)", NULL},
-    {"dtype", STRATA_PARAM_STRING, "bf16", "element type of inputs, weights and activations",
-     strata_workload_dtype_choices},
+    STRATA_WORKLOAD_DTYPE_PARAM("dtype", "bf16", "element type of inputs, weights and activations"),
     {"remat", STRATA_PARAM_STRING, "none", "rematerialization: none, full (checkpoint each layer), dots",
      remat_choices},
     {NULL, 0, NULL, NULL, NULL},

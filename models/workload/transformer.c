@@ -105,8 +105,8 @@ static const strata_param_def transformer_params[] = {
     {"seq", STRATA_PARAM_INT, "1024", "sequence length", NULL},
     {"batch", STRATA_PARAM_INT, "8", "sequences per step", NULL},
     {"vocab", STRATA_PARAM_INT, "32000", "vocabulary size", NULL},
-    {"dtype", STRATA_PARAM_STRING, "bf16", "element type of parameters and activations (optimizer state is f32; "
-     "param_dtype adds master weights)", strata_workload_dtype_choices},
+    STRATA_WORKLOAD_DTYPE_PARAM("dtype", "bf16", "element type of parameters and activations (optimizer state is "
+                                "f32; param_dtype adds master weights)"),
     {"remat", STRATA_PARAM_STRING, "none",
      "rematerialization of each layer: none, full or dots, or a policy by JAX's or MaxText's name "
      "(nothing_saveable, dots_saveable, dots_with_no_batch_dims_saveable, minimal, minimal_flash, save_qkv_proj, "
@@ -149,9 +149,9 @@ static const strata_param_def transformer_params[] = {
      "Megatron's default)", NULL},
     {"imbalance", STRATA_PARAM_STRING, NULL, "MoE: the experts' load: uniform (default), zipf:S (expert e's share "
      "~ 1/(e+1)^S) or FILE (one token count per expert and line)", NULL},
-    {"param_dtype", STRATA_PARAM_STRING, NULL, "element type of the master weights (default dtype: none; f32: "
-     "master_P kept and updated beside the optimizer state, the step computing with a dtype copy)",
-     strata_workload_dtype_choices},
+    STRATA_WORKLOAD_DTYPE_PARAM("param_dtype", NULL, "element type of the master weights (default dtype: none; f32: "
+                                "master_P kept and updated beside the optimizer state, the step computing with a "
+                                "dtype copy)"),
     {NULL, 0, NULL, NULL, NULL},
 };
 

@@ -53,6 +53,17 @@ bool strata_workload_check(const char *name, const char *const *args, GError **e
  * and the dtype it names. */
 extern const char *const strata_workload_dtype_choices[];
 strata_dtype strata_workload_dtype(const strata_params *p, const char *name);
+/* The declaration of such a parameter (a row of a generator's params):
+ * NAME (dtype, param_dtype) takes one of strata_workload_dtype_choices,
+ * DEFAULT (NULL: unset) and read with strata_workload_dtype(p, NAME). */
+#define STRATA_WORKLOAD_DTYPE_PARAM(name, default_value, description) \
+    {name, STRATA_PARAM_STRING, default_value, description, strata_workload_dtype_choices}
+/* The declaration of the `preset=` parameter of a generator with presets
+ * (strata_workload_type.presets): default none; CHOICES are "none" and
+ * the presets' names; DESCRIPTION says what each stands for, and the help
+ * ends with the rule strata_workload_params applies. */
+#define STRATA_WORKLOAD_PRESET_PARAM(description, choices) \
+    {"preset", STRATA_PARAM_STRING, "none", description "; parameters given explicitly win", choices}
 /* Checks that each named INT parameter is >= 1 (error names the workload). */
 bool strata_workload_check_positive(const strata_params *p, const char *workload, const char *const *names,
                                     GError **err);

@@ -119,31 +119,27 @@ void strata_comparison_print(const strata_comparison *c, FILE *out)
 JsonNode *strata_comparison_to_json(const strata_comparison *c)
 {
     JsonBuilder *b = strata_json_object_begin();
-    strata_json_add_double(b, "makespan_sim_s", c->makespan_sim_s);
-    strata_json_add_double(b, "makespan_real_s", c->makespan_real_s);
-    strata_json_add_double(b, "makespan_error", c->makespan_error);
-    strata_json_add_double(b, "makespan_error_signed", c->makespan_error_signed);
-    strata_json_open_object(b, "per_op_error");
-    strata_json_add_int(b, "count", c->ops->len);
-    strata_json_add_double(b, "p50", c->p50);
-    strata_json_add_double(b, "p90", c->p90);
-    strata_json_add_double(b, "p99", c->p99);
-    strata_json_add_double(b, "max", c->max);
-    strata_json_add_int(b, "unmatched", c->unmatched);
-    json_builder_end_object(b);
+    const strata_json_field makespan[] = {
+        STRATA_JSON_REAL("makespan_sim_s", c->makespan_sim_s),
+        STRATA_JSON_REAL("makespan_real_s", c->makespan_real_s),
+        STRATA_JSON_REAL("makespan_error", c->makespan_error),
+        STRATA_JSON_REAL("makespan_error_signed", c->makespan_error_signed),
+    };
+    strata_json_add_fields(b, makespan, G_N_ELEMENTS(makespan));
+    const strata_json_field per_op[] = {
+        STRATA_JSON_INT("count", c->ops->len), STRATA_JSON_REAL("p50", c->p50), STRATA_JSON_REAL("p90", c->p90),
+        STRATA_JSON_REAL("p99", c->p99),       STRATA_JSON_REAL("max", c->max),
+        STRATA_JSON_INT("unmatched", c->unmatched),
+    };
+    strata_json_add_object(b, "per_op_error", per_op, G_N_ELEMENTS(per_op));
     strata_json_open_array(b, "ops");
     for (guint i = 0; i < c->ops->len; i++) {
         const strata_op_error *e = &g_array_index(c->ops, strata_op_error, i);
-        json_builder_begin_object(b);
-        strata_json_add_int(b, "index", e->op_index);
-        strata_json_add_int(b, "line", e->line);
-        strata_json_add_string(b, "kind", strata_op_kind_name(e->kind));
-        strata_json_add_string(b, "label", e->label ? e->label : "");
-        strata_json_add_string(b, "stream", e->stream ? e->stream : "");
-        strata_json_add_double(b, "sim_s", e->sim_s);
-        strata_json_add_double(b, "real_s", e->real_s);
-        strata_json_add_double(b, "error", e->error);
-        json_builder_end_object(b);
+        const strata_json_field durations[] = {STRATA_JSON_REAL("sim_s", e->sim_s),
+                                               STRATA_JSON_REAL("real_s", e->real_s),
+                                               STRATA_JSON_REAL("error", e->error)};
+        strata_results_json_op(b, e->op_index, e->line, e->kind, e->stream, e->label, durations,
+                               G_N_ELEMENTS(durations));
     }
     json_builder_end_array(b);
     return strata_json_object_end(b);

@@ -401,16 +401,11 @@ static JsonNode *spans_json(const strata_results *r)
     json_builder_begin_array(b);
     for (guint i = 0; i < r->spans->len; i++) {
         const strata_op_span *sp = &g_array_index(r->spans, strata_op_span, i);
-        json_builder_begin_object(b);
-        strata_json_add_int(b, "index", sp->op_index);
-        strata_json_add_int(b, "line", sp->line);
-        strata_json_add_string(b, "kind", strata_op_kind_name(sp->kind));
-        strata_json_add_string(b, "stream", g_array_index(r->streams, strata_stream_result, sp->stream).name);
-        strata_json_add_string(b, "label", sp->label ? sp->label : "");
-        strata_json_add_double(b, "start_s", sp->start_s);
-        strata_json_add_double(b, "end_s", sp->end_s);
-        strata_json_add_int(b, "bytes", sp->bytes);
-        json_builder_end_object(b);
+        const strata_json_field times[] = {STRATA_JSON_REAL("start_s", sp->start_s),
+                                           STRATA_JSON_REAL("end_s", sp->end_s), STRATA_JSON_INT("bytes", sp->bytes)};
+        strata_results_json_op(b, sp->op_index, sp->line, sp->kind,
+                               g_array_index(r->streams, strata_stream_result, sp->stream).name, sp->label, times,
+                               G_N_ELEMENTS(times));
     }
     json_builder_end_array(b);
     JsonNode *root = json_builder_get_root(b);

@@ -45,6 +45,35 @@ void strata_json_add_string(JsonBuilder *b, const char *key, const char *v)
         json_builder_add_null_value(b);
 }
 
+void strata_json_add_fields(JsonBuilder *b, const strata_json_field *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        switch (f[i].kind) {
+        case STRATA_JSON_KIND_REAL:
+            strata_json_add_double(b, f[i].key, f[i].real);
+            break;
+        case STRATA_JSON_KIND_COUNT:
+            strata_json_add_uint(b, f[i].key, f[i].count);
+            break;
+        case STRATA_JSON_KIND_INT:
+            strata_json_add_int(b, f[i].key, f[i].integer);
+            break;
+        case STRATA_JSON_KIND_STRING:
+            strata_json_add_string(b, f[i].key, f[i].string);
+            break;
+        }
+    }
+}
+
+void strata_json_add_object(JsonBuilder *b, const char *key, const strata_json_field *f, size_t n)
+{
+    if (key)
+        json_builder_set_member_name(b, key);
+    json_builder_begin_object(b);
+    strata_json_add_fields(b, f, n);
+    json_builder_end_object(b);
+}
+
 JsonBuilder *strata_json_object_begin(void)
 {
     JsonBuilder *b = json_builder_new();

@@ -40,6 +40,41 @@ JsonNode *strata_json_object_end(JsonBuilder *b);
 void strata_json_open_object(JsonBuilder *b, const char *key);
 void strata_json_open_array(JsonBuilder *b, const char *key);
 
+/* One member of a row that strata_json_add_fields() writes: a real
+ * (strata_json_add_double), an exact count (_add_uint), a signed integer
+ * (_add_int) or a string (_add_string: NULL is null). Built with the
+ * macros below, e.g. {STRATA_JSON_REAL("busy_s", s->busy_s),
+ * STRATA_JSON_COUNT("ops", s->ops)}: a row is declared as a table, and the
+ * member calls are written once, here. */
+typedef enum strata_json_kind {
+    STRATA_JSON_KIND_REAL,
+    STRATA_JSON_KIND_COUNT,
+    STRATA_JSON_KIND_INT,
+    STRATA_JSON_KIND_STRING,
+} strata_json_kind;
+
+typedef struct strata_json_field {
+    const char *key;
+    strata_json_kind kind;
+    union {
+        double real;
+        uint64_t count;
+        gint64 integer;
+        const char *string;
+    };
+} strata_json_field;
+
+#define STRATA_JSON_REAL(k, v) {.key = (k), .kind = STRATA_JSON_KIND_REAL, .real = (double)(v)}
+#define STRATA_JSON_COUNT(k, v) {.key = (k), .kind = STRATA_JSON_KIND_COUNT, .count = (uint64_t)(v)}
+#define STRATA_JSON_INT(k, v) {.key = (k), .kind = STRATA_JSON_KIND_INT, .integer = (gint64)(v)}
+#define STRATA_JSON_STR(k, v) {.key = (k), .kind = STRATA_JSON_KIND_STRING, .string = (v)}
+
+/* The n members of f, in order, into the object b has open. */
+void strata_json_add_fields(JsonBuilder *b, const strata_json_field *f, size_t n);
+/* An object holding the n members of f: the member key of the object b
+ * has open, or (key NULL) the next element of the array b has open. */
+void strata_json_add_object(JsonBuilder *b, const char *key, const strata_json_field *f, size_t n);
+
 /* s as a quoted JSON string that is valid whatever its bytes: valid UTF-8
  * as is (", \ and control characters escaped as json-glib does), each
  * byte of an invalid sequence as \udcXX (a lone low surrogate: Python's

@@ -214,6 +214,12 @@ void strata_results_set_extra(strata_results *r, const char *key, JsonNode *node
 JsonNode *strata_results_to_json(const strata_results *r);
 char *strata_results_to_json_text(const strata_results *r); /* pretty, ends in newline */
 bool strata_results_write_json(const strata_results *r, const char *path, GError **err);
+/* One op of a run as a JSON row, the next element of the array b has
+ * open: {index, line, kind, stream, label} (NULL stream or label: ""),
+ * then the n members of `more` (replay's spans: its times and bytes;
+ * validate's ops: the simulated and measured durations). */
+void strata_results_json_op(JsonBuilder *b, uint64_t index, uint64_t line, strata_op_kind kind, const char *stream,
+                            const char *label, const strata_json_field *more, size_t n);
 
 /* Chrome trace-event / Perfetto JSON timeline from spans and mem_samples
  * (timeline.c): a track per stream, link and memory, counters for memory in use. */

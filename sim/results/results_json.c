@@ -132,6 +132,22 @@ static void add_compute(JsonBuilder *b, const strata_results *r)
     json_builder_end_object(b);
 }
 
+void strata_results_json_op(JsonBuilder *b, uint64_t index, uint64_t line, strata_op_kind kind, const char *stream,
+                            const char *label, const strata_json_field *more, size_t n)
+{
+    const strata_json_field op[] = {
+        STRATA_JSON_INT("index", index),
+        STRATA_JSON_INT("line", line),
+        STRATA_JSON_STR("kind", strata_op_kind_name(kind)),
+        STRATA_JSON_STR("stream", stream ? stream : ""),
+        STRATA_JSON_STR("label", label ? label : ""),
+    };
+    json_builder_begin_object(b);
+    strata_json_add_fields(b, op, G_N_ELEMENTS(op));
+    strata_json_add_fields(b, more, n);
+    json_builder_end_object(b);
+}
+
 JsonNode *strata_results_to_json(const strata_results *r)
 {
     JsonBuilder *b = strata_json_object_begin();

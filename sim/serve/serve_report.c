@@ -7,31 +7,13 @@
 #include "core/jsonout.h"
 
 /* A member: a figure (a JSON real) or a count (an exact integer). */
-typedef struct json_field {
-    const char *key;
-    double value;
-    bool count;
-} json_field;
-
-static void add_fields(JsonBuilder *b, const json_field *f, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (f[i].count)
-            strata_json_add_uint(b, f[i].key, (uint64_t)f[i].value);
-        else
-            strata_json_add_double(b, f[i].key, f[i].value);
-    }
-}
-
-#define FIG(k, v) {k, (double)(v), false}
-#define CNT(k, v) {k, (double)(v), true}
+#define FIG(k, v) STRATA_JSON_REAL(k, v)
+#define CNT(k, v) STRATA_JSON_COUNT(k, v)
 
 static void add_dist(JsonBuilder *b, const char *key, const strata_serve_dist *d)
 {
-    json_field f[] = {FIG("mean", d->mean), FIG("p50", d->p50), FIG("p90", d->p90), FIG("p99", d->p99)};
-    strata_json_open_object(b, key);
-    add_fields(b, f, G_N_ELEMENTS(f));
-    json_builder_end_object(b);
+    strata_json_field f[] = {FIG("mean", d->mean), FIG("p50", d->p50), FIG("p90", d->p90), FIG("p99", d->p99)};
+    strata_json_add_object(b, key, f, G_N_ELEMENTS(f));
 }
 
 static void add_samples(JsonBuilder *b, const GArray *samples)
@@ -39,11 +21,9 @@ static void add_samples(JsonBuilder *b, const GArray *samples)
     strata_json_open_array(b, "over_time");
     for (guint i = 0; i < samples->len; i++) {
         const strata_serve_sample *s = &g_array_index(samples, strata_serve_sample, i);
-        json_field f[] = {FIG("t_s", s->t), CNT("running", s->running), CNT("waiting", s->waiting),
-                          FIG("kv_reserved", s->kv_reserved), FIG("kv_used", s->kv_used)};
-        json_builder_begin_object(b);
-        add_fields(b, f, G_N_ELEMENTS(f));
-        json_builder_end_object(b);
+        strata_json_field f[] = {FIG("t_s", s->t), CNT("running", s->running), CNT("waiting", s->waiting),
+                                 FIG("kv_reserved", s->kv_reserved), FIG("kv_used", s->kv_used)};
+        strata_json_add_object(b, NULL, f, G_N_ELEMENTS(f));
     }
     json_builder_end_array(b);
 }
@@ -54,7 +34,7 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
     strata_json_add_string(b, "kv_scheme", r->scheme);
     if (r->label[0])
         strata_json_add_string(b, "sweep", r->label);
-    json_field counts[] = {
+    strata_json_field counts[] = {
         CNT("requests", r->requests),
         CNT("completed", r->completed),
         CNT("rejected", r->rejected),
@@ -67,8 +47,8 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
         CNT("swaps_in", r->swaps_in),
         CNT("swapped_bytes", r->swapped_bytes),
     };
-    add_fields(b, counts, G_N_ELEMENTS(counts));
-    json_field figures[] = {
+    strata_json_add_fields(b, counts, G_N_ELEMENTS(counts));
+    strata_json_field figures[] = {
         FIG("makespan_s", r->makespan),          FIG("output_tokens_per_s", r->output_tok_s),
         FIG("total_tokens_per_s", r->total_tok_s), FIG("requests_per_s", r->req_s),
         FIG("host_link_busy_s", r->host_link_busy_s), FIG("batch_mean", r->batch_mean),
@@ -78,15 +58,15 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
         FIG("prefill_gpu_s", r->prefill_gpu_s),  FIG("decode_gpu_s", r->decode_gpu_s),
         FIG("host_s", r->host_s),
     };
-    add_fields(b, figures, G_N_ELEMENTS(figures));
+    strata_json_add_fields(b, figures, G_N_ELEMENTS(figures));
     add_dist(b, "ttft_s", &r->ttft);
     add_dist(b, "tpot_s", &r->tpot);
     add_dist(b, "e2e_s", &r->e2e);
     strata_json_open_object(b, "memory_per_rank");
-    json_field mem[] = {CNT("capacity_bytes", r->capacity_bytes),   CNT("weight_bytes", r->weight_bytes),
+    strata_json_field mem[] = {CNT("capacity_bytes", r->capacity_bytes),   CNT("weight_bytes", r->weight_bytes),
                         CNT("activation_bytes", r->activation_bytes), CNT("kv_pool_bytes", r->pool_bytes),
                         CNT("kv_bytes_per_token", r->kv_bytes_per_token)};
-    add_fields(b, mem, G_N_ELEMENTS(mem));
+    strata_json_add_fields(b, mem, G_N_ELEMENTS(mem));
     if (r->pool_blocks)
         strata_json_add_uint(b, "kv_pool_blocks", r->pool_blocks);
     json_builder_end_object(b);
@@ -100,19 +80,19 @@ JsonNode *strata_serve_report_json(const strata_serve_report *rep)
     strata_json_add_string(b, "tool", "strata serve");
     strata_json_open_object(b, "model");
     strata_json_add_string(b, "name", rep->model->name);
-    json_field shape[] = {CNT("layers", rep->model->layers), CNT("hidden", rep->model->hidden),
+    strata_json_field shape[] = {CNT("layers", rep->model->layers), CNT("hidden", rep->model->hidden),
                           CNT("heads", rep->model->heads), CNT("kv_heads", rep->model->kv_heads)};
-    add_fields(b, shape, G_N_ELEMENTS(shape));
+    strata_json_add_fields(b, shape, G_N_ELEMENTS(shape));
     strata_json_add_double(b, "params", strata_serve_model_params(rep->model));
     json_builder_end_object(b);
     strata_json_add_string(b, "hardware", rep->hw_name);
     strata_json_add_string(b, "stream", rep->stream);
     strata_json_open_object(b, "config");
     const strata_serve_config *c = rep->config;
-    json_field knobs[] = {CNT("tp", c->tp), CNT("max_num_seqs", c->max_num_seqs),
+    strata_json_field knobs[] = {CNT("tp", c->tp), CNT("max_num_seqs", c->max_num_seqs),
                           CNT("max_num_batched_tokens", c->max_num_batched_tokens), CNT("block_size", c->block_size),
                           CNT("concurrency", c->concurrency)};
-    add_fields(b, knobs, G_N_ELEMENTS(knobs));
+    strata_json_add_fields(b, knobs, G_N_ELEMENTS(knobs));
     strata_json_add_double(b, "gpu_memory_utilization", c->gpu_memory_utilization);
     strata_json_add_string(b, "prefix_caching", c->prefix_caching ? "on" : "off");
     strata_json_add_string(b, "preemption", c->swap ? "swap" : "recompute");
