@@ -71,6 +71,12 @@ bool strata_spmd_classes_exact(const strata_spmd_classes *c);
  * representatives' crossings of the orbit (the worst round's) this is;
  * the quotient divides the link's bandwidth by it. */
 double strata_spmd_link_scale(const strata_spmd_classes *c, uint32_t link, bool forward);
+/* The copies of the full run that one copy of the quotient on the link
+ * (that direction) stands for: 1 where the symmetries move the link
+ * freely, k where k of them keep it (a rail's leaf uplink under rotations
+ * of the hosts): the quotient's link has 1/k of the bandwidth and reports
+ * k times its bytes. */
+double strata_spmd_link_weight(const strata_spmd_classes *c, uint32_t link, bool forward);
 /* The generators found, as text ("data+16 model+1"; "" when none): for
  * messages and the bench. */
 const char *strata_spmd_classes_describe(const strata_spmd_classes *c);
