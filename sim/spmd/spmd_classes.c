@@ -220,9 +220,10 @@ static bool scan_program(scan *sc, strata_source *in, const strata_hw *hw)
 
 /* ---- symmetries of the program ---------------------------------------- */
 
-/* A step of a schedule between two devices: its round, ends and move. */
+/* A step of a schedule between two devices: its round, ends, lane and
+ * move (lane: the step's, or its image's under a lane permutation). */
 typedef struct placed_step {
-    uint32_t p, q;
+    uint32_t p, q, lane;
     const strata_coll_step *st;
 } placed_step;
 
@@ -231,7 +232,7 @@ static guint placed_hash(gconstpointer k)
     const placed_step *a = k;
     const strata_coll_step *s = a->st;
     uint64_t h = (uint64_t)a->p * 0x9E3779B97F4A7C15ull ^ (uint64_t)a->q * 0xC2B2AE3D27D4EB4Full;
-    h ^= (uint64_t)s->round * 0x165667B19E3779F9ull ^ s->bytes ^ ((uint64_t)s->lane << 40);
+    h ^= (uint64_t)s->round * 0x165667B19E3779F9ull ^ s->bytes ^ ((uint64_t)a->lane << 40);
     return (guint)(h ^ h >> 32);
 }
 
@@ -239,7 +240,7 @@ static gboolean placed_equal(gconstpointer ka, gconstpointer kb)
 {
     const placed_step *a = ka, *b = kb;
     const strata_coll_step *x = a->st, *y = b->st;
-    return a->p == b->p && a->q == b->q && x->round == y->round && x->lane == y->lane && x->src_buf == y->src_buf &&
+    return a->p == b->p && a->q == b->q && x->round == y->round && a->lane == b->lane && x->src_buf == y->src_buf &&
            x->dst_buf == y->dst_buf && x->own_buf == y->own_buf && x->bytes == y->bytes &&
            x->wire_bytes == y->wire_bytes && x->reduce == y->reduce && x->handshake == y->handshake &&
            x->fused == y->fused && x->rounds == y->rounds && x->max_bytes == y->max_bytes &&
@@ -268,31 +269,98 @@ static bool route_moves(const strata_hw *hw, const spmd_machine *m, const uint32
     return true;
 }
 
+/* A step's figures but its lane, from devices p to q, mixed (SplitMix64's
+ * finaliser): lanes whose steps' mixes sum alike are taken for images of
+ * each other, which the count check then proves or refutes. */
+static uint64_t step_mix(uint32_t p, uint32_t q, const strata_coll_step *s)
+{
+    uint64_t delay;
+    memcpy(&delay, &s->delay_s, sizeof delay);
+    const uint64_t words[] = {(uint64_t)p << 32 | q,
+                              (uint64_t)s->round << 32 | (uint64_t)s->src_buf << 16 | s->dst_buf << 8 | s->own_buf,
+                              s->bytes, s->wire_bytes, s->max_bytes, delay,
+                              (uint64_t)s->rounds << 8 | (uint64_t)s->reduce << 4 | (uint64_t)s->handshake << 3 |
+                                  (uint64_t)s->fused << 2 | (uint64_t)s->pipelined};
+    uint64_t h = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(words); i++) {
+        h = (h ^ words[i]) + 0x9E3779B97F4A7C15ull;
+        h = (h ^ h >> 30) * 0xBF58476D1CE4E5B9ull;
+        h = (h ^ h >> 27) * 0x94D049BB133111EBull;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+/* The permutation of the lanes (streams) that goes with perm: lane L's
+ * steps, moved by perm, are lane sigma[L]'s (as many, their mixes summing
+ * alike), and the reduction lane L + 1 of a fused step goes to sigma[L] + 1.
+ * Lanes are alike streams of every device, each round fenced by lane 0's
+ * record (spmd.c), so devices that differ by perm and sigma keep the same
+ * dates. False when a lane has no image or two lanes would share one. */
+static bool lane_map(const GArray *placed, const uint32_t *perm, uint32_t n_lanes, uint32_t *sigma)
+{
+    uint64_t *sum = g_new0(uint64_t, 2 * (size_t)n_lanes); /* lane L's, then its image's */
+    uint32_t *count = g_new0(uint32_t, n_lanes);
+    bool *used = g_new0(bool, n_lanes), ok = true;
+    for (guint i = 0; i < placed->len; i++) {
+        const placed_step *x = &g_array_index(placed, placed_step, i);
+        sum[x->lane] += step_mix(x->p, x->q, x->st);
+        sum[n_lanes + x->lane] += step_mix(perm[x->p], perm[x->q], x->st);
+        count[x->lane]++;
+    }
+    for (uint32_t l = 0; l < n_lanes; l++) {
+        sigma[l] = UINT32_MAX;
+        for (uint32_t t = 0; count[l] && sigma[l] == UINT32_MAX && t < n_lanes; t++)
+            if (!used[t] && count[t] == count[l] && sum[t] == sum[n_lanes + l])
+                used[sigma[l] = t] = true;
+        ok = ok && (!count[l] || sigma[l] != UINT32_MAX);
+    }
+    for (guint i = 0; ok && i < placed->len; i++) {
+        const placed_step *x = &g_array_index(placed, placed_step, i);
+        uint32_t from = x->lane + 1, to = sigma[x->lane] + 1;
+        if (!x->st->reduce || !x->st->fused || sigma[from] == to)
+            continue;
+        ok = sigma[from] == UINT32_MAX && to < n_lanes && !used[to];
+        if (ok)
+            used[sigma[from] = to] = true;
+    }
+    g_free(sum);
+    g_free(count);
+    g_free(used);
+    return ok;
+}
+
 /* How a candidate maps the program: not at all, with every route moved
  * onto its image's, or its steps only (some route differs: approximate). */
 typedef enum { MAPS_NOT, MAPS_STEPS, MAPS_EXACTLY } maps; /* in order: the least of several is theirs */
 
 /* How perm maps sig's steps over every group (and their routes). */
 static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const strata_mesh *mesh,
-                              const coll_sig *sig, const uint32_t *perm)
+                              const coll_sig *sig, const uint32_t *perm, bool *lanes_moved)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)sig->steps->data;
     GArray *placed = g_array_new(FALSE, FALSE, sizeof(placed_step));
+    uint32_t n_lanes = 1;
+    for (guint i = 0; i < sig->steps->len; i++)
+        n_lanes = MAX(n_lanes, steps[i].lane + 2);
     for (uint32_t g = 0; g < strata_mesh_devices(mesh); g++)
         for (guint i = 0; i < sig->steps->len && strata_mesh_rank(mesh, sig->mask, g) == 0; i++) {
             placed_step x = {strata_mesh_member(mesh, sig->mask, g, steps[i].src),
-                             strata_mesh_member(mesh, sig->mask, g, steps[i].dst), &steps[i]};
+                             strata_mesh_member(mesh, sig->mask, g, steps[i].dst), steps[i].lane, &steps[i]};
             g_array_append_val(placed, x);
         }
+    uint32_t *sigma = g_new(uint32_t, n_lanes);
+    maps verdict = lane_map(placed, perm, n_lanes, sigma) ? MAPS_EXACTLY : MAPS_NOT;
+    for (uint32_t l = 0; verdict != MAPS_NOT && l < n_lanes; l++)
+        *lanes_moved = *lanes_moved || (sigma[l] != UINT32_MAX && sigma[l] != l);
     GHashTable *count = g_hash_table_new(placed_hash, placed_equal);
-    for (guint i = 0; i < placed->len; i++) {
+    for (guint i = 0; verdict != MAPS_NOT && i < placed->len; i++) {
         placed_step *x = &g_array_index(placed, placed_step, i);
         g_hash_table_insert(count, x, GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(count, x)) + 1));
     }
-    maps verdict = MAPS_EXACTLY;
     for (guint i = 0; verdict != MAPS_NOT && i < placed->len; i++) {
         const placed_step *x = &g_array_index(placed, placed_step, i);
-        placed_step image = {perm[x->p], perm[x->q], x->st};
+        placed_step image = {perm[x->p], perm[x->q], sigma[x->lane], x->st};
         if (g_hash_table_lookup(count, &image) != g_hash_table_lookup(count, x))
             verdict = MAPS_NOT;
         else if (verdict == MAPS_EXACTLY && x->p != x->q && !route_moves(hw, m, perm, x->p, x->q))
@@ -300,6 +368,7 @@ static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const 
     }
     g_hash_table_destroy(count);
     g_array_free(placed, TRUE);
+    g_free(sigma);
     return verdict;
 }
 
@@ -340,45 +409,57 @@ static void rotation(const strata_mesh *mesh, uint32_t axis, uint32_t r, uint32_
  * (with approx, of their steps: some route may not move onto its image's;
  * *exact then says whether every one does). */
 static bool symmetry(const strata_hw *hw, spmd_machine *m, const scan *sc, const uint32_t *perm, bool approx,
-                     bool *exact)
+                     bool *exact, bool *lanes_moved)
 {
     maps verdict = spmd_machine_symmetry(m, perm) ? MAPS_EXACTLY : MAPS_NOT;
+    *lanes_moved = false;
     for (guint i = 0; verdict != MAPS_NOT && i < sc->sigs->len; i++)
-        verdict = MIN(verdict, schedule_symmetry(hw, m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm));
+        verdict =
+            MIN(verdict, schedule_symmetry(hw, m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm, lanes_moved));
     *exact = verdict == MAPS_EXACTLY;
     return verdict == MAPS_EXACTLY || (approx && verdict == MAPS_STEPS);
+}
+
+/* Joins the orbits of generator perm (the machine's last symmetry) and
+ * names it after `what`, with "~lanes" where it permutes the lanes. */
+static void adopt(strata_spmd_classes *c, const spmd_machine *m, const uint32_t *perm, uint32_t n_keys, bool exact,
+                  bool lanes, GString *text, const char *what)
+{
+    for (uint32_t d = 0; d < c->devices; d++)
+        join(c->rep, d, perm[d]);
+    for (uint32_t key = 0; key < n_keys; key++)
+        join(c->link_rep, key, spmd_machine_key_image(m, key));
+    c->exact = c->exact && exact;
+    g_string_append_printf(text, "%s%s%s", text->len ? " " : "", what, lanes ? "~lanes" : "");
 }
 
 /* Tries, per axis, rotations within blocks of r coordinates (r from the
  * axis' size down, each dividing the last rotation's k) by k (a divisor of
  * r, least first): each generator found rotates one digit of the axis'
  * coordinate in a mixed radix (the blocks of k inside those of r), so the
- * group they make is a product of cyclic groups on distinct digits, free
- * on the devices. Joins the orbits of each; returns the number found. */
+ * group they make is a product of cyclic groups on distinct digits,
+ * abelian and free on the devices. Joins the orbits of each; returns the
+ * number found. */
 static uint32_t find_generators(const strata_hw *hw, spmd_machine *m, const scan *sc, strata_spmd_classes *c,
                                 bool approx, GString *text)
 {
-    uint32_t *dev_parent = c->rep, *key_parent = c->link_rep;
-    bool exact = true;
+    bool exact = true, lanes = false;
     uint32_t *perm = g_new(uint32_t, c->devices), found = 0, n_keys = 2 * strata_hw_link_count(hw);
     for (uint32_t a = 0; a < strata_mesh_axis_count(sc->mesh); a++) {
-        uint32_t limit = strata_mesh_group_size(sc->mesh, 1u << a);
+        uint32_t size = strata_mesh_group_size(sc->mesh, 1u << a), limit = size;
+        const char *axis = strata_mesh_axis_name(sc->mesh, a);
         for (uint32_t r = limit; r >= 2; r--) {
             if (limit % r != 0)
                 continue;
             uint32_t k = 1;
-            while (k < r && (r % k != 0 || (rotation(sc->mesh, a, r, k, perm), !symmetry(hw, m, sc, perm, approx, &exact))))
+            while (k < r && (r % k != 0 || (rotation(sc->mesh, a, r, k, perm),
+                                            !symmetry(hw, m, sc, perm, approx, &exact, &lanes))))
                 k++;
             if (k == r)
                 continue; /* no rotation within blocks of r */
-            for (uint32_t d = 0; d < c->devices; d++)
-                join(dev_parent, d, perm[d]);
-            for (uint32_t key = 0; key < n_keys; key++)
-                join(key_parent, key, spmd_machine_key_image(m, key));
-            g_string_append_printf(text, "%s%s+%u", found ? " " : "", strata_mesh_axis_name(sc->mesh, a), k);
-            c->exact = c->exact && exact;
-            if (r != strata_mesh_group_size(sc->mesh, 1u << a))
-                g_string_append_printf(text, "/%u", r); /* within blocks of r */
+            char *what = r == size ? g_strdup_printf("%s+%u", axis, k) : g_strdup_printf("%s+%u/%u", axis, k, r);
+            adopt(c, m, perm, n_keys, exact, lanes, text, what); /* /r: within blocks of r */
+            g_free(what);
             found++;
             limit = k;
             r = k + 1; /* the next r divides k */
