@@ -5,10 +5,13 @@
  * differs, once").
  *
  * A symmetry is a permutation g of the devices that maps the machine and
- * the program onto themselves: every link between devices (or from one to
- * a switch) to a link of the same figures, every step of every collective
- * of the program to a step of the same collective and round that moves
- * the same (ranks, lanes, buffers, bytes), and every copy's route to the
+ * the program onto themselves: every link between devices, from one to a
+ * switch or between switches (a cluster's NICs, rails' leaves and spine:
+ * spmd_machine.h) to a link of the same figures, every step of every
+ * collective of the program to a step of the same collective and round
+ * that moves the same (ranks, buffers, bytes) on the lane a permutation of
+ * the collective's lanes gives (NCCL's tree: channel c's lanes onto
+ * channel c+1's), and every copy's route to the
  * route of its image, link by link. Hosts are no part of it: the program
  * touches no host memory (else no classes), and no route between devices
  * passes through a host (hw.h). The classes are the orbits of the group G
@@ -32,7 +35,9 @@
  * representative. On a representative link the representatives' copies
  * stand for every copy of the orbit: each link of an orbit carries, by
  * symmetry, exactly the images of the copies that cross its
- * representative, as many times as they cross the orbit (G free). So the
+ * representative, as many times as they cross the orbit (G free on the
+ * devices; a link between switches that some g keeps carries |G|/|orbit|
+ * images of each: strata_spmd_link_weight). So the
  * quotient's flows get the full run's rates, and every figure of a
  * device, memory, link and unit is its representative's. Not exact: a
  * half-duplex link that a symmetry turns around (a generator doing so is
