@@ -70,11 +70,13 @@ uint32_t strata_spmd_link_rep(const strata_spmd_classes *c, uint32_t link, bool 
  * its route's image (a ring laid row by row over a torus, whose wrap-around
  * routes the site graph's tie-breaking lays differently). */
 bool strata_spmd_classes_exact(const strata_spmd_classes *c);
-/* The weight of the copies on a representative link (>= 1; 1 for exact
- * classes): approximate classes make their representatives' copies stand
- * for the most loaded link of each orbit, whose copies' count over the
- * representatives' crossings of the orbit (the worst round's) this is;
- * the quotient divides the link's bandwidth by it. */
+/* The weight of the copies on a representative link (>= 1; for exact
+ * classes the link's strata_spmd_link_weight, 1 but on links that a
+ * symmetry keeps): approximate classes make their representatives' copies
+ * stand for the most loaded link of each orbit, whose copies' count over
+ * the representatives' crossings of the orbit (the worst round's) this
+ * is, at least that weight; the quotient divides the link's bandwidth by
+ * it. */
 double strata_spmd_link_scale(const strata_spmd_classes *c, uint32_t link, bool forward);
 /* The copies of the full run that one copy of the quotient on the link
  * (that direction) stands for: 1 where the symmetries move the link
