@@ -14,6 +14,10 @@
  * Approximate classes (--collectives fast): the row-by-row ring of 16 on
  * the 4x4 torus has none exactly, 4 approximately (data+4).
  *
+ * Clusters (issue 40): the network tier takes part (NICs, rails' leaves, a
+ * spine whose uplinks a symmetry keeps: their weight, derived by hand),
+ * and lanes permute with the devices (NCCL's tree); classes equal steps.
+ *
  * What they give: on symmetric cases every figure of the full run (in
  * phases) comes out of the representatives: the makespan, every
  * collective's time, every memory's peaks and port bytes and every link's
@@ -133,6 +137,42 @@ START_TEST(test_found)
         ck_assert_msg(exact == cases[i].exact, "case %zu: exact %d", i, exact);
         g_free(text);
     }
+}
+END_TEST
+
+/* The weights of the spine case (4 nodes of 8, 2 under each of 2 leaves):
+ * G has 16 elements (32 devices, 2 classes); data+16 swaps the leaves and
+ * data+1/8 keeps them, so each leaf's uplink has an orbit of 2 links, in
+ * each direction, and weight 16 / 2 = 8; a GPU's NIC link (32 in an orbit
+ * of its direction: G moves them freely) weighs 1. */
+START_TEST(test_link_weights)
+{
+    static const char *const spine32[] = {"hardware.devices=32", "network.ib.topology=switch",
+                                          "network.ib.hosts_per_leaf=2", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", spine32);
+    char *path = strata_test_write_temp("weights-XXXXXX.trace", CLUSTER32);
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    ck_assert_msg(src, "%s", err ? err->message : "");
+    strata_source *x = strata_spmd_expand_as(src, hw, STRATA_SPMD_CLASSES);
+    const strata_spmd_classes *c = strata_spmd_classes_of(x);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_uint_eq(strata_spmd_classes_count(c), 2);
+    uint32_t uplinks = 0, nics = 0;
+    for (uint32_t l = 0; l < strata_hw_link_count(hw); l++) {
+        const char *name = strata_hw_link(hw, l)->name;
+        bool up = g_str_has_prefix(name, "ib.up"), nic = g_str_has_prefix(name, "ib@");
+        for (int f = 0; (up || nic) && f < 2; f++)
+            ck_assert_double_eq(strata_spmd_link_weight(c, l, f), up ? 8 : 1);
+        uplinks += up;
+        nics += nic;
+    }
+    ck_assert_uint_eq(uplinks, 2);
+    ck_assert_uint_eq(nics, 32);
+    strata_source_free(x);
+    strata_hw_free(hw);
+    g_unlink(path);
+    g_free(path);
 }
 END_TEST
 
@@ -312,6 +352,7 @@ int main(void)
     tcase_add_test(tc, test_found);
     tcase_add_test(tc, test_agrees_with_phases);
     tcase_add_test(tc, test_cluster_agrees_with_steps);
+    tcase_add_test(tc, test_link_weights);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
