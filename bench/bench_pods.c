@@ -17,6 +17,10 @@
  *             row over the 4x4x4 torus: no exact symmetry);
  *   64_chain  100 chained 1 MiB all-reduces over 64 GPUs of one NVSwitch in
  *             8 hosts (dgx-h100.ini resized), NCCL's default (NVLS): classes;
+ *   64_chain_8x8  the same chain over 8 nodes of 8 GPUs joined by rails of
+ *             InfiniBand (h100-16x8-ib.ini at 64 GPUs), NCCL's default
+ *             (Tree, LL128, 16 channels): classes (local ranks rotated with
+ *             the channels' lanes: 8 simulated);
  *   256_16b   a 16B-shaped FSDP step (48 layers, d=5120, seq 2048, data:256,
  *             remat=full: 16 GiB of HBM) on tpu-v5e-256.ini: fast;
  *   1024      the data:1024 FSDP step of docs/multi-device.md (4 layers,
@@ -71,6 +75,8 @@ static const pod_case cases[] = {
       "sharding=fsdp"},
      "fast", 3, 512, true},
     {"64_chain", 64, "dgx-h100.ini", {"hardware.devices=64", "hardware.devices_per_host=8"},
+     {"collective", "devices=64", "bytes=1MiB", "iters=100"}, "classes", 1, 0, true},
+    {"64_chain_8x8", 64, "h100-16x8-ib.ini", {"hardware.devices=64"},
      {"collective", "devices=64", "bytes=1MiB", "iters=100"}, "classes", 1, 0, true},
     {"256_16b", 256, "tpu-v5e-256.ini", {NULL},
      {"transformer", "layers=48", "d_model=5120", "heads=40", "seq=2048", "batch=256", "mesh=data:256",

@@ -14,6 +14,10 @@
  * Approximate classes (--collectives fast): the row-by-row ring of 16 on
  * the 4x4 torus has none exactly, 4 approximately (data+4).
  *
+ * Clusters (issue 40): the network tier takes part (NICs, rails' leaves, a
+ * spine whose uplinks a symmetry keeps: their weight, derived by hand),
+ * and lanes permute with the devices (NCCL's tree); classes equal steps.
+ *
  * What they give: on symmetric cases every figure of the full run (in
  * phases) comes out of the representatives: the makespan, every
  * collective's time, every memory's peaks and port bytes and every link's
@@ -70,12 +74,18 @@ static uint32_t classes_of(const char *hw_name, const char *const *overrides, co
  * that no rotation moves every route onto its image's; data+4 (a torus
  * translation) moves its steps. */
 #define RING16 "strata-trace 1\noption mesh=data:16\nalloc buf 16MiB\nall-reduce buf axis=data\nfree buf\n"
+/* An all-reduce over two nodes of 8 GPUs (default: NCCL's choice; an
+ * algo= may follow), and a hierarchical one over four. */
+#define CLUSTER16 "strata-trace 1\noption mesh=data:16\nalloc buf 1MiB\nall-reduce buf axis=data"
+#define CLUSTER32 "strata-trace 1\noption mesh=data:32\nalloc buf 1MiB\nall-reduce buf axis=data algo=hierarchical\nfree buf\n"
 #define RING_ALL_REDUCE "strata-trace 1\noption mesh=data:8\nalloc buf 1MiB\nall-reduce buf axis=data\nfree buf\n"
 
 START_TEST(test_found)
 {
     static const char *const switch64[] = {"hardware.devices=64", "hardware.devices_per_host=8", NULL};
     static const char *const torus2x8[] = {"interconnect.ici.dims=2x8", NULL};
+    static const char *const spine32[] = {"hardware.devices=32", "network.ib.topology=switch",
+                                          "network.ib.hosts_per_leaf=2", NULL};
     static const struct {
         const char *hw;
         const char *const *set;
@@ -102,6 +112,20 @@ START_TEST(test_found)
         {"test-torus16", NULL, RING16, 0, "", STRATA_SPMD_CLASSES, true},
         {"test-torus16", NULL, RING16, 4, "data+4", STRATA_SPMD_FAST, false},
         {"test-ring8", NULL, RING_ALL_REDUCE, 1, "data+1", STRATA_SPMD_FAST, true},
+        /* two nodes of 8 on rails: NCCL's tree (16 channels, channel c's
+         * chains from local rank c mod 8; c < 8 tree 0, node 0 its root)
+         * maps onto itself rotating the local ranks, channel c's lanes
+         * onto channel c + 1's (of the same tree): one class per node,
+         * the nodes being root and leaf of each tree */
+        {"h100-2x8-ib", NULL, CLUSTER16 "\nfree buf\n", 2, "data+1/8~lanes", STRATA_SPMD_CLASSES, true},
+        /* the hierarchical schedule: swapping the nodes maps NICs and
+         * rails too (the rails' leaves stay); one class */
+        {"h100-2x8-ib", NULL, CLUSTER16 " algo=hierarchical\nfree buf\n", 1, "data+8 data+1/8", STRATA_SPMD_CLASSES, true},
+        /* 4 nodes, 2 under each of 2 leaves joined by a spine: data+16
+         * swaps the leaves; rotations within nodes keep them and their
+         * uplinks (weight 8); rotations of the nodes under one leaf are no
+         * symmetry of the hierarchical ring over the nodes */
+        {"h100-16x8-ib", spine32, CLUSTER32, 2, "data+16 data+1/8", STRATA_SPMD_CLASSES, true},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
         char *text = NULL;
@@ -116,18 +140,63 @@ START_TEST(test_found)
 }
 END_TEST
 
+/* The weights of the spine case (4 nodes of 8, 2 under each of 2 leaves):
+ * G has 16 elements (32 devices, 2 classes); data+16 swaps the leaves and
+ * data+1/8 keeps them, so each leaf's uplink has an orbit of 2 links, in
+ * each direction, and weight 16 / 2 = 8; a GPU's NIC link (32 in an orbit
+ * of its direction: G moves them freely) weighs 1. */
+START_TEST(test_link_weights)
+{
+    static const char *const spine32[] = {"hardware.devices=32", "network.ib.topology=switch",
+                                          "network.ib.hosts_per_leaf=2", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", spine32);
+    char *path = strata_test_write_temp("weights-XXXXXX.trace", CLUSTER32);
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    ck_assert_msg(src, "%s", err ? err->message : "");
+    strata_source *x = strata_spmd_expand_as(src, hw, STRATA_SPMD_CLASSES);
+    const strata_spmd_classes *c = strata_spmd_classes_of(x);
+    ck_assert_ptr_nonnull(c);
+    ck_assert_uint_eq(strata_spmd_classes_count(c), 2);
+    uint32_t uplinks = 0, nics = 0;
+    for (uint32_t l = 0; l < strata_hw_link_count(hw); l++) {
+        const char *name = strata_hw_link(hw, l)->name;
+        bool up = g_str_has_prefix(name, "ib.up"), nic = g_str_has_prefix(name, "ib@");
+        for (int f = 0; (up || nic) && f < 2; f++)
+            ck_assert_double_eq(strata_spmd_link_weight(c, l, f), up ? 8 : 1);
+        uplinks += up;
+        nics += nic;
+    }
+    ck_assert_uint_eq(uplinks, 2);
+    ck_assert_uint_eq(nics, 32);
+    strata_source_free(x);
+    strata_hw_free(hw);
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
 /* The figures of one run (--json), by name. */
 typedef struct figures {
     JsonParser *parser;
     JsonObject *root;
 } figures;
 
-static figures run(const char *dir, const char *trace, const char *hw, const char *set, const char *mode)
+static figures run(const char *dir, const char *trace, const char *hw, const char *const *sets, const char *mode)
 {
     char *json = g_strdup_printf("%s/%s.json", dir, mode);
     char *hw_path = strata_test_source_path(hw);
-    strata_cli_result r = strata_test_cli("run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode,
-                                          "--json", json, set ? "--set" : NULL, set, NULL);
+    GPtrArray *argv = g_ptr_array_new();
+    const char *const fixed[] = {"run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode, "--json", json};
+    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
+        g_ptr_array_add(argv, (gpointer)fixed[i]);
+    for (const char *const *x = sets; x && *x; x++) {
+        g_ptr_array_add(argv, "--set");
+        g_ptr_array_add(argv, (gpointer)*x);
+    }
+    g_ptr_array_add(argv, NULL);
+    strata_cli_result r = strata_test_run_cli((const char *const *)argv->pdata);
+    g_ptr_array_free(argv, TRUE);
     ck_assert_msg(r.status == 0, "%s %s: %s", hw, mode, r.err);
     strata_cli_result_clear(&r);
     figures f = {.parser = json_parser_new()};
@@ -140,7 +209,7 @@ static figures run(const char *dir, const char *trace, const char *hw, const cha
 
 static void close_to(double a, double b, const char *what, const char *name)
 {
-    ck_assert_msg(fabs(a - b) <= 1e-9 * fabs(b), "%s %s: classes %.17g, phases %.17g", what, name, a, b);
+    ck_assert_msg(fabs(a - b) <= 1e-9 * fabs(b), "%s %s: classes %.17g, reference %.17g", what, name, a, b);
 }
 
 /* Every member `key` of every object of group `group`: the same in a and b. */
@@ -159,11 +228,18 @@ static void same_members(const figures *a, const figures *b, const char *group, 
     g_list_free(names);
 }
 
-/* Runs trace both ways (with --set `set` unless NULL): the classes give the
- * full run's figures from fewer ops. */
-static void agree(const char *dir, const char *trace, const char *hw, const char *set, const char *mode, bool links)
+/* What agree() compares besides the makespan, collectives and memories. */
+enum { LINKS = 1, STREAMS = 2 };
+
+/* Runs trace both ways (with --set each of sets, NULL-terminated, unless
+ * NULL): the classes give the reference's (the full run in `ref` mode)
+ * figures from fewer ops. Every stream's ops (STREAMS) only where no
+ * symmetry permutes the lanes: a device's lane L is then its
+ * representative's lane sigma^-1(L), which the rows do not follow. */
+static void agree_with(const char *dir, const char *trace, const char *hw, const char *const *sets, const char *mode,
+                       const char *ref, unsigned what)
 {
-    figures c = run(dir, trace, hw, set, mode), p = run(dir, trace, hw, set, "phases");
+    figures c = run(dir, trace, hw, sets, mode), p = run(dir, trace, hw, sets, ref);
     close_to(json_object_get_double_member(c.root, "makespan_s"), json_object_get_double_member(p.root, "makespan_s"),
              "makespan", hw);
     ck_assert_msg(json_object_has_member(c.root, "classes"), "%s: no classes", trace);
@@ -177,11 +253,18 @@ static void agree(const char *dir, const char *trace, const char *hw, const char
     same_members(&c, &p, "memories", "peak_allocated_bytes");
     same_members(&c, &p, "memories", "peak_reserved_bytes");
     same_members(&c, &p, "memories", "port_bytes");
-    same_members(&c, &p, "links", links ? "bytes" : NULL);
+    same_members(&c, &p, "links", what & LINKS ? "bytes" : NULL);
     same_members(&c, &p, "compute", "flops");
-    same_members(&c, &p, "streams", "ops");
+    if (what & STREAMS) /* a step schedule has streams (lanes) that phases fold away */
+        same_members(&c, &p, "streams", "ops");
     g_object_unref(c.parser);
     g_object_unref(p.parser);
+}
+
+static void agree(const char *dir, const char *trace, const char *hw, const char *set, const char *mode, bool links)
+{
+    const char *const sets[] = {set, NULL};
+    agree_with(dir, trace, hw, sets, mode, "phases", STREAMS | (links ? LINKS : 0));
 }
 
 static char *gen(const char *dir, const char *name, const char *const *args)
@@ -234,6 +317,33 @@ START_TEST(test_agrees_with_phases)
 }
 END_TEST
 
+/* Clusters (a scale-out network, issue 40): the classes give the step
+ * schedule's figures exactly, the makespan, every collective's time,
+ * every memory's peaks and port bytes and every link's bytes (the
+ * rails', the spine's uplinks at weight 8 included), from a fraction of
+ * the ops: NCCL's tree over two nodes of 8 (2 classes, lanes permuted:
+ * the streams' rows are not compared), and a hierarchical all-reduce over
+ * four nodes under two leaves (2 classes), whose streams agree with
+ * phases too. */
+START_TEST(test_cluster_agrees_with_steps)
+{
+    char *dir = strata_test_temp_dir();
+    static const char *const tree[] = {"collective", "devices=16", "iters=2", NULL};
+    static const char *const hier[] = {"collective", "devices=32", "iters=2", "algo=hierarchical", NULL};
+    static const char *const spine32[] = {"hardware.devices=32", "network.ib.topology=switch",
+                                          "network.ib.hosts_per_leaf=2", NULL};
+    char *t = gen(dir, "tree", tree);
+    agree_with(dir, t, "configs/hw/h100-2x8-ib.ini", NULL, "classes", "steps", LINKS);
+    g_free(t);
+    t = gen(dir, "hier", hier);
+    agree_with(dir, t, "configs/hw/h100-16x8-ib.ini", spine32, "classes", "steps", LINKS);
+    agree_with(dir, t, "configs/hw/h100-16x8-ib.ini", spine32, "classes", "phases", LINKS | STREAMS);
+    g_free(t);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("classes");
@@ -241,6 +351,8 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_found);
     tcase_add_test(tc, test_agrees_with_phases);
+    tcase_add_test(tc, test_cluster_agrees_with_steps);
+    tcase_add_test(tc, test_link_weights);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -3,6 +3,7 @@
  * (contract in engine_quotient.h).
  */
 #include "engine/engine_quotient.h"
+#include <math.h>
 #include <string.h>
 #include "core/error.h"
 #include "core/idmap.h"
@@ -166,7 +167,10 @@ void engine_quotient_fill(const engine_quotient *q, strata_results *r)
         uint32_t from = strata_spmd_link_rep(q->c, i, true, &f);
         bool turned = strata_hw_link(q->hw, i)->full_duplex && strata_spmd_link_rep(q->c, i, false, &b) == from && f == b;
         strata_link_result *l = &g_array_index(r->links, strata_link_result, i);
-        l->bytes = reps[from].bytes * (turned ? 2 : 1);
+        /* and a link that some symmetry keeps carries that many copies per
+         * representative copy (strata_spmd_link_weight) */
+        uint64_t weight = (uint64_t)llround(strata_spmd_link_weight(q->c, i, true)); /* an integer: |G| / orbit */
+        l->bytes = reps[from].bytes * (turned ? 2 : 1) * weight;
         l->busy_s = reps[from].busy_s;
     }
     g_free(reps);

@@ -24,6 +24,7 @@
 #include "core/idmap.h"
 #include <string.h>
 #include "hw/coll_impl.h"
+#include "spmd/spmd_machine.h"
 #include "spmd/spmd_names.h"
 #include "spmd/spmd_phase.h"
 
@@ -32,6 +33,7 @@ struct strata_spmd_classes {
     uint32_t *rep;      /* by device: its class's least device */
     uint32_t *link_rep; /* by directed link key (2 x link + forward): its orbit's least key */
     double *scale;      /* by representative key: its copies' weight (approximate classes), >= 1 */
+    double *weight;     /* by directed link key: the full run's copies one of the quotient's stands for */
     bool exact;         /* every generator moves every route onto its image's */
     char *text;         /* the generators */
 };
@@ -45,6 +47,11 @@ bool strata_spmd_classes_exact(const strata_spmd_classes *c) { return c->exact; 
 double strata_spmd_link_scale(const strata_spmd_classes *c, uint32_t link, bool forward)
 {
     return c->scale[c->link_rep[2 * link + forward]];
+}
+
+double strata_spmd_link_weight(const strata_spmd_classes *c, uint32_t link, bool forward)
+{
+    return c->weight[2 * link + forward];
 }
 
 uint32_t spmd_classes_key_rep(const strata_spmd_classes *c, uint32_t key) { return c->link_rep[key]; }
@@ -68,6 +75,7 @@ void spmd_classes_free(strata_spmd_classes *c)
     g_free(c->rep);
     g_free(c->link_rep);
     g_free(c->scale);
+    g_free(c->weight);
     g_free(c->text);
     g_free(c);
 }
@@ -210,96 +218,12 @@ static bool scan_program(scan *sc, strata_source *in, const strata_hw *hw)
     return ok && got == 0 && rewound && sc->mesh && strata_mesh_devices(sc->mesh) == strata_hw_devices(hw);
 }
 
-/* ---- symmetries of the machine ---------------------------------------- */
-
-/* The machine's links by their ends, to find a link's image. */
-typedef struct machine {
-    const strata_hw *hw;
-    uint32_t devices;
-    strata_idmap *by_ends; /* (lower end << 32 | higher end) -> link + 1 */
-    uint32_t *lperm;       /* the candidate's directed links: key -> key */
-} machine;
-
-static uint64_t ends_key(uint32_t a, uint32_t b) { return (uint64_t)MIN(a, b) << 32 | MAX(a, b); }
-
-
-/* False when two links join the same ends (a link's image would be ambiguous). */
-static bool machine_init(machine *m, const strata_hw *hw)
-{
-    *m = (machine){.hw = hw, .devices = strata_hw_devices(hw)};
-    m->by_ends = strata_idmap_new();
-    m->lperm = g_new(uint32_t, 2 * (size_t)strata_hw_link_count(hw) + 1);
-    for (uint32_t l = 0; l < strata_hw_link_count(hw); l++) {
-        const strata_link_spec *s = strata_hw_link(hw, l);
-        uint64_t k = ends_key(s->a, s->b);
-        if (strata_idmap_get(m->by_ends, k))
-            return false;
-        strata_idmap_put(m->by_ends, k, GUINT_TO_POINTER(l + 1));
-    }
-    return true;
-}
-
-static void machine_clear(machine *m)
-{
-    strata_idmap_free(m->by_ends);
-    g_free(m->lperm);
-}
-
-/* The image of memory `mem` (a device's; NO_MEMORY: itself) under the candidate. */
-static uint32_t map_memory(const machine *m, const uint32_t *perm, uint32_t mem)
-{
-    if (mem == STRATA_HW_NO_MEMORY)
-        return mem;
-    const strata_memory_spec *s = strata_hw_memory(m->hw, mem);
-    return strata_hw_memory_on(m->hw, s->base, perm[s->device]);
-}
-
-/* A link the program's traffic may cross: between two devices' memories,
- * or from one to a switch (the program touches no host memory, and the
- * routes between devices pass through no host: hw.h). */
-static bool device_link(const strata_hw *hw, const strata_link_spec *s)
-{
-    return strata_hw_memory(hw, s->a)->device != STRATA_HW_NO_DEVICE &&
-           (s->b == STRATA_HW_NO_MEMORY || strata_hw_memory(hw, s->b)->device != STRATA_HW_NO_DEVICE);
-}
-
-static bool same_figures(const strata_link_spec *a, const strata_link_spec *b)
-{
-    return a->bandwidth == b->bandwidth && a->latency == b->latency && a->full_duplex == b->full_duplex &&
-           a->staging_buffer == b->staging_buffer && a->staging_serial == b->staging_serial;
-}
-
-/* True when perm maps the devices' part of the machine onto itself; then
- * m->lperm holds its permutation of directed links (a link of hosts to
- * itself: no copy of the program crosses one). */
-static bool machine_symmetry(machine *m, const uint32_t *perm)
-{
-    for (uint32_t l = 0; l < strata_hw_link_count(m->hw); l++) {
-        const strata_link_spec *s = strata_hw_link(m->hw, l);
-        if (!device_link(m->hw, s)) {
-            m->lperm[2 * l] = 2 * l;
-            m->lperm[2 * l + 1] = 2 * l + 1;
-            continue;
-        }
-        uint32_t a = map_memory(m, perm, s->a), b = map_memory(m, perm, s->b);
-        uint32_t to = GPOINTER_TO_UINT(strata_idmap_get(m->by_ends, ends_key(a, b)));
-        if (to == 0 || !same_figures(s, strata_hw_link(m->hw, to - 1)))
-            return false;
-        to--;
-        bool flip = strata_hw_link(m->hw, to)->a != a;
-        if (to == l && flip && !s->full_duplex)
-            return false; /* a half-duplex link turned around: its stabiliser is not trivial */
-        m->lperm[2 * l] = 2 * to + flip;
-        m->lperm[2 * l + 1] = 2 * to + !flip;
-    }
-    return true;
-}
-
 /* ---- symmetries of the program ---------------------------------------- */
 
-/* A step of a schedule between two devices: its round, ends and move. */
+/* A step of a schedule between two devices: its round, ends, lane and
+ * move (lane: the step's, or its image's under a lane permutation). */
 typedef struct placed_step {
-    uint32_t p, q;
+    uint32_t p, q, lane;
     const strata_coll_step *st;
 } placed_step;
 
@@ -308,7 +232,7 @@ static guint placed_hash(gconstpointer k)
     const placed_step *a = k;
     const strata_coll_step *s = a->st;
     uint64_t h = (uint64_t)a->p * 0x9E3779B97F4A7C15ull ^ (uint64_t)a->q * 0xC2B2AE3D27D4EB4Full;
-    h ^= (uint64_t)s->round * 0x165667B19E3779F9ull ^ s->bytes ^ ((uint64_t)s->lane << 40);
+    h ^= (uint64_t)s->round * 0x165667B19E3779F9ull ^ s->bytes ^ ((uint64_t)a->lane << 40);
     return (guint)(h ^ h >> 32);
 }
 
@@ -316,7 +240,7 @@ static gboolean placed_equal(gconstpointer ka, gconstpointer kb)
 {
     const placed_step *a = ka, *b = kb;
     const strata_coll_step *x = a->st, *y = b->st;
-    return a->p == b->p && a->q == b->q && x->round == y->round && x->lane == y->lane && x->src_buf == y->src_buf &&
+    return a->p == b->p && a->q == b->q && x->round == y->round && a->lane == b->lane && x->src_buf == y->src_buf &&
            x->dst_buf == y->dst_buf && x->own_buf == y->own_buf && x->bytes == y->bytes &&
            x->wire_bytes == y->wire_bytes && x->reduce == y->reduce && x->handshake == y->handshake &&
            x->fused == y->fused && x->rounds == y->rounds && x->max_bytes == y->max_bytes &&
@@ -331,19 +255,79 @@ static uint32_t step_memory(const strata_hw *hw, uint32_t device)
 }
 
 /* True when route a -> b, moved by perm, is the route of the images. */
-static bool route_moves(const machine *m, const uint32_t *perm, uint32_t p, uint32_t q)
+static bool route_moves(const strata_hw *hw, const spmd_machine *m, const uint32_t *perm, uint32_t p, uint32_t q)
 {
     const strata_hop *h = NULL, *g = NULL;
     uint32_t n = 0, ng = 0;
-    if (!strata_hw_route(m->hw, step_memory(m->hw, p), step_memory(m->hw, q), &h, &n, NULL) ||
-        !strata_hw_route(m->hw, step_memory(m->hw, perm[p]), step_memory(m->hw, perm[q]), &g, &ng, NULL) ||
-        n != ng)
+    if (!strata_hw_route(hw, step_memory(hw, p), step_memory(hw, q), &h, &n, NULL) ||
+        !strata_hw_route(hw, step_memory(hw, perm[p]), step_memory(hw, perm[q]), &g, &ng, NULL) || n != ng)
         return false;
     for (uint32_t i = 0; i < n; i++)
-        if (m->lperm[2 * h[i].link + h[i].forward] != 2 * g[i].link + g[i].forward ||
-            map_memory(m, perm, h[i].port) != g[i].port)
+        if (spmd_machine_key_image(m, 2 * h[i].link + h[i].forward) != 2 * g[i].link + g[i].forward ||
+            spmd_machine_memory_image(m, perm, h[i].port) != g[i].port)
             return false;
     return true;
+}
+
+/* A step's figures but its lane, from devices p to q, mixed (SplitMix64's
+ * finaliser): lanes whose steps' mixes sum alike are taken for images of
+ * each other, which the count check then proves or refutes. */
+static uint64_t step_mix(uint32_t p, uint32_t q, const strata_coll_step *s)
+{
+    uint64_t delay;
+    memcpy(&delay, &s->delay_s, sizeof delay);
+    const uint64_t words[] = {(uint64_t)p << 32 | q,
+                              (uint64_t)s->round << 32 | (uint64_t)s->src_buf << 16 | s->dst_buf << 8 | s->own_buf,
+                              s->bytes, s->wire_bytes, s->max_bytes, delay,
+                              (uint64_t)s->rounds << 8 | (uint64_t)s->reduce << 4 | (uint64_t)s->handshake << 3 |
+                                  (uint64_t)s->fused << 2 | (uint64_t)s->pipelined};
+    uint64_t h = 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(words); i++) {
+        h = (h ^ words[i]) + 0x9E3779B97F4A7C15ull;
+        h = (h ^ h >> 30) * 0xBF58476D1CE4E5B9ull;
+        h = (h ^ h >> 27) * 0x94D049BB133111EBull;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+/* The permutation of the lanes (streams) that goes with perm: lane L's
+ * steps, moved by perm, are lane sigma[L]'s (as many, their mixes summing
+ * alike), and the reduction lane L + 1 of a fused step goes to sigma[L] + 1.
+ * Lanes are alike streams of every device, each round fenced by lane 0's
+ * record (spmd.c), so devices that differ by perm and sigma keep the same
+ * dates. False when a lane has no image or two lanes would share one. */
+static bool lane_map(const GArray *placed, const uint32_t *perm, uint32_t n_lanes, uint32_t *sigma)
+{
+    uint64_t *sum = g_new0(uint64_t, 2 * (size_t)n_lanes); /* lane L's, then its image's */
+    uint32_t *count = g_new0(uint32_t, n_lanes);
+    bool *used = g_new0(bool, n_lanes), ok = true;
+    for (guint i = 0; i < placed->len; i++) {
+        const placed_step *x = &g_array_index(placed, placed_step, i);
+        sum[x->lane] += step_mix(x->p, x->q, x->st);
+        sum[n_lanes + x->lane] += step_mix(perm[x->p], perm[x->q], x->st);
+        count[x->lane]++;
+    }
+    for (uint32_t l = 0; l < n_lanes; l++) {
+        sigma[l] = UINT32_MAX;
+        for (uint32_t t = 0; count[l] && sigma[l] == UINT32_MAX && t < n_lanes; t++)
+            if (!used[t] && count[t] == count[l] && sum[t] == sum[n_lanes + l])
+                used[sigma[l] = t] = true;
+        ok = ok && (!count[l] || sigma[l] != UINT32_MAX);
+    }
+    for (guint i = 0; ok && i < placed->len; i++) {
+        const placed_step *x = &g_array_index(placed, placed_step, i);
+        uint32_t from = x->lane + 1, to = sigma[x->lane] + 1;
+        if (!x->st->reduce || !x->st->fused || sigma[from] == to)
+            continue;
+        ok = sigma[from] == UINT32_MAX && to < n_lanes && !used[to];
+        if (ok)
+            used[sigma[from] = to] = true;
+    }
+    g_free(sum);
+    g_free(count);
+    g_free(used);
+    return ok;
 }
 
 /* How a candidate maps the program: not at all, with every route moved
@@ -351,32 +335,40 @@ static bool route_moves(const machine *m, const uint32_t *perm, uint32_t p, uint
 typedef enum { MAPS_NOT, MAPS_STEPS, MAPS_EXACTLY } maps; /* in order: the least of several is theirs */
 
 /* How perm maps sig's steps over every group (and their routes). */
-static maps schedule_symmetry(const machine *m, const strata_mesh *mesh, const coll_sig *sig, const uint32_t *perm)
+static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const strata_mesh *mesh,
+                              const coll_sig *sig, const uint32_t *perm, bool *lanes_moved)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)sig->steps->data;
     GArray *placed = g_array_new(FALSE, FALSE, sizeof(placed_step));
-    for (uint32_t g = 0; g < m->devices; g++)
+    uint32_t n_lanes = 1;
+    for (guint i = 0; i < sig->steps->len; i++)
+        n_lanes = MAX(n_lanes, steps[i].lane + 2);
+    for (uint32_t g = 0; g < strata_mesh_devices(mesh); g++)
         for (guint i = 0; i < sig->steps->len && strata_mesh_rank(mesh, sig->mask, g) == 0; i++) {
             placed_step x = {strata_mesh_member(mesh, sig->mask, g, steps[i].src),
-                             strata_mesh_member(mesh, sig->mask, g, steps[i].dst), &steps[i]};
+                             strata_mesh_member(mesh, sig->mask, g, steps[i].dst), steps[i].lane, &steps[i]};
             g_array_append_val(placed, x);
         }
+    uint32_t *sigma = g_new(uint32_t, n_lanes);
+    maps verdict = lane_map(placed, perm, n_lanes, sigma) ? MAPS_EXACTLY : MAPS_NOT;
+    for (uint32_t l = 0; verdict != MAPS_NOT && l < n_lanes; l++)
+        *lanes_moved = *lanes_moved || (sigma[l] != UINT32_MAX && sigma[l] != l);
     GHashTable *count = g_hash_table_new(placed_hash, placed_equal);
-    for (guint i = 0; i < placed->len; i++) {
+    for (guint i = 0; verdict != MAPS_NOT && i < placed->len; i++) {
         placed_step *x = &g_array_index(placed, placed_step, i);
         g_hash_table_insert(count, x, GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(count, x)) + 1));
     }
-    maps verdict = MAPS_EXACTLY;
     for (guint i = 0; verdict != MAPS_NOT && i < placed->len; i++) {
         const placed_step *x = &g_array_index(placed, placed_step, i);
-        placed_step image = {perm[x->p], perm[x->q], x->st};
+        placed_step image = {perm[x->p], perm[x->q], sigma[x->lane], x->st};
         if (g_hash_table_lookup(count, &image) != g_hash_table_lookup(count, x))
             verdict = MAPS_NOT;
-        else if (verdict == MAPS_EXACTLY && x->p != x->q && !route_moves(m, perm, x->p, x->q))
+        else if (verdict == MAPS_EXACTLY && x->p != x->q && !route_moves(hw, m, perm, x->p, x->q))
             verdict = MAPS_STEPS;
     }
     g_hash_table_destroy(count);
     g_array_free(placed, TRUE);
+    g_free(sigma);
     return verdict;
 }
 
@@ -416,44 +408,58 @@ static void rotation(const strata_mesh *mesh, uint32_t axis, uint32_t r, uint32_
 /* True when perm is a symmetry of the machine and of every collective
  * (with approx, of their steps: some route may not move onto its image's;
  * *exact then says whether every one does). */
-static bool symmetry(machine *m, const scan *sc, const uint32_t *perm, bool approx, bool *exact)
+static bool symmetry(const strata_hw *hw, spmd_machine *m, const scan *sc, const uint32_t *perm, bool approx,
+                     bool *exact, bool *lanes_moved)
 {
-    maps verdict = machine_symmetry(m, perm) ? MAPS_EXACTLY : MAPS_NOT;
+    maps verdict = spmd_machine_symmetry(m, perm) ? MAPS_EXACTLY : MAPS_NOT;
+    *lanes_moved = false;
     for (guint i = 0; verdict != MAPS_NOT && i < sc->sigs->len; i++)
-        verdict = MIN(verdict, schedule_symmetry(m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm));
+        verdict =
+            MIN(verdict, schedule_symmetry(hw, m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm, lanes_moved));
     *exact = verdict == MAPS_EXACTLY;
     return verdict == MAPS_EXACTLY || (approx && verdict == MAPS_STEPS);
+}
+
+/* Joins the orbits of generator perm (the machine's last symmetry) and
+ * names it after `what`, with "~lanes" where it permutes the lanes. */
+static void adopt(strata_spmd_classes *c, const spmd_machine *m, const uint32_t *perm, uint32_t n_keys, bool exact,
+                  bool lanes, GString *text, const char *what)
+{
+    for (uint32_t d = 0; d < c->devices; d++)
+        join(c->rep, d, perm[d]);
+    for (uint32_t key = 0; key < n_keys; key++)
+        join(c->link_rep, key, spmd_machine_key_image(m, key));
+    c->exact = c->exact && exact;
+    g_string_append_printf(text, "%s%s%s", text->len ? " " : "", what, lanes ? "~lanes" : "");
 }
 
 /* Tries, per axis, rotations within blocks of r coordinates (r from the
  * axis' size down, each dividing the last rotation's k) by k (a divisor of
  * r, least first): each generator found rotates one digit of the axis'
  * coordinate in a mixed radix (the blocks of k inside those of r), so the
- * group they make is a product of cyclic groups on distinct digits, free
- * on the devices. Joins the orbits of each; returns the number found. */
-static uint32_t find_generators(machine *m, const scan *sc, strata_spmd_classes *c, bool approx, GString *text)
+ * group they make is a product of cyclic groups on distinct digits,
+ * abelian and free on the devices. Joins the orbits of each; returns the
+ * number found. */
+static uint32_t find_generators(const strata_hw *hw, spmd_machine *m, const scan *sc, strata_spmd_classes *c,
+                                bool approx, GString *text)
 {
-    uint32_t *dev_parent = c->rep, *key_parent = c->link_rep;
-    bool exact = true;
-    uint32_t *perm = g_new(uint32_t, m->devices), found = 0, n_keys = 2 * strata_hw_link_count(m->hw);
+    bool exact = true, lanes = false;
+    uint32_t *perm = g_new(uint32_t, c->devices), found = 0, n_keys = 2 * strata_hw_link_count(hw);
     for (uint32_t a = 0; a < strata_mesh_axis_count(sc->mesh); a++) {
-        uint32_t limit = strata_mesh_group_size(sc->mesh, 1u << a);
+        uint32_t size = strata_mesh_group_size(sc->mesh, 1u << a), limit = size;
+        const char *axis = strata_mesh_axis_name(sc->mesh, a);
         for (uint32_t r = limit; r >= 2; r--) {
             if (limit % r != 0)
                 continue;
             uint32_t k = 1;
-            while (k < r && (r % k != 0 || (rotation(sc->mesh, a, r, k, perm), !symmetry(m, sc, perm, approx, &exact))))
+            while (k < r && (r % k != 0 || (rotation(sc->mesh, a, r, k, perm),
+                                            !symmetry(hw, m, sc, perm, approx, &exact, &lanes))))
                 k++;
             if (k == r)
                 continue; /* no rotation within blocks of r */
-            for (uint32_t d = 0; d < m->devices; d++)
-                join(dev_parent, d, perm[d]);
-            for (uint32_t key = 0; key < n_keys; key++)
-                join(key_parent, key, m->lperm[key]);
-            g_string_append_printf(text, "%s%s+%u", found ? " " : "", strata_mesh_axis_name(sc->mesh, a), k);
-            c->exact = c->exact && exact;
-            if (r != strata_mesh_group_size(sc->mesh, 1u << a))
-                g_string_append_printf(text, "/%u", r); /* within blocks of r */
+            char *what = r == size ? g_strdup_printf("%s+%u", axis, k) : g_strdup_printf("%s+%u/%u", axis, k, r);
+            adopt(c, m, perm, n_keys, exact, lanes, text, what); /* /r: within blocks of r */
+            g_free(what);
             found++;
             limit = k;
             r = k + 1; /* the next r divides k */
@@ -463,23 +469,45 @@ static uint32_t find_generators(machine *m, const scan *sc, strata_spmd_classes 
     return found;
 }
 
+/* The copies of the full run that each of the quotient's on a link
+ * stands for: |G| (the devices over the classes: G is free on them) over
+ * the links of the link's orbit (of its direction, or of both for a
+ * half-duplex link). 1 where G moves the link freely; more where some
+ * symmetry keeps it: a rail's leaf uplink, which rotations of the hosts
+ * keep, carries the copies of as many hosts' images. The quotient divides
+ * the link's bandwidth by it (max-min sharing then gives each of its
+ * copies the full run's rate) and reports its bytes times it. */
+static void weigh_orbits(strata_spmd_classes *c, const strata_hw *hw, const spmd_machine *m)
+{
+    uint32_t n_keys = 2 * strata_hw_link_count(hw), *size = g_new0(uint32_t, n_keys + 1);
+    for (uint32_t k = 0; k < n_keys; k++)
+        size[c->link_rep[k]]++;
+    double group = (double)c->devices / c->n_classes;
+    for (uint32_t k = 0; k < n_keys; k++) {
+        double links = (double)size[c->link_rep[k]] / (strata_hw_link(hw, k / 2)->full_duplex ? 1 : 2);
+        c->weight[k] = spmd_machine_moves(m, k / 2) ? MAX(1.0, group / links) : 1;
+        c->scale[c->link_rep[k]] = MAX(c->scale[c->link_rep[k]], c->weight[k]);
+    }
+    g_free(size);
+}
+
 strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, bool approx)
 {
     uint32_t devices = strata_hw_devices(hw);
     if (devices <= 1)
         return NULL;
     scan sc = {.sigs = g_ptr_array_new_with_free_func(sig_free)};
-    machine m = {0};
     bool ok = scan_program(&sc, in, hw);
-    bool made = ok && machine_init(&m, hw);
+    spmd_machine *m = ok ? spmd_machine_new(hw) : NULL;
     strata_spmd_classes *c = NULL;
-    if (made) {
+    if (m) {
         uint32_t n_keys = 2 * strata_hw_link_count(hw);
         c = g_new0(strata_spmd_classes, 1);
         c->devices = devices;
         c->rep = g_new(uint32_t, devices);
         c->link_rep = g_new(uint32_t, n_keys + 1);
         c->scale = g_new(double, n_keys + 1);
+        c->weight = g_new(double, n_keys + 1);
         c->exact = true;
         for (uint32_t d = 0; d < devices; d++)
             c->rep[d] = d;
@@ -491,19 +519,19 @@ strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, b
             if (!strata_hw_link(hw, l)->full_duplex) /* one resource both ways */
                 join(c->link_rep, 2 * l, 2 * l + 1);
         GString *text = g_string_new(NULL);
-        uint32_t found = find_generators(&m, &sc, c, approx, text);
+        uint32_t found = find_generators(hw, m, &sc, c, approx, text);
         c->text = g_string_free(text, FALSE);
         for (uint32_t d = 0; d < devices; d++)
             c->n_classes += (c->rep[d] = find(c->rep, d)) == d;
         for (uint32_t k = 0; k < n_keys; k++)
             c->link_rep[k] = find(c->link_rep, k);
+        weigh_orbits(c, hw, m);
         if (found == 0) {
             spmd_classes_free(c);
             c = NULL;
         }
     }
-    if (ok)
-        machine_clear(&m);
+    spmd_machine_free(m);
     strata_mesh_free(sc.mesh);
     g_ptr_array_free(sc.sigs, TRUE);
     return c;

@@ -5,10 +5,13 @@
  * differs, once").
  *
  * A symmetry is a permutation g of the devices that maps the machine and
- * the program onto themselves: every link between devices (or from one to
- * a switch) to a link of the same figures, every step of every collective
- * of the program to a step of the same collective and round that moves
- * the same (ranks, lanes, buffers, bytes), and every copy's route to the
+ * the program onto themselves: every link between devices, from one to a
+ * switch or between switches (a cluster's NICs, rails' leaves and spine:
+ * spmd_machine.h) to a link of the same figures, every step of every
+ * collective of the program to a step of the same collective and round
+ * that moves the same (ranks, buffers, bytes) on the lane a permutation of
+ * the collective's lanes gives (NCCL's tree: channel c's lanes onto
+ * channel c+1's), and every copy's route to the
  * route of its image, link by link. Hosts are no part of it: the program
  * touches no host memory (else no classes), and no route between devices
  * passes through a host (hw.h). The classes are the orbits of the group G
@@ -32,7 +35,9 @@
  * representative. On a representative link the representatives' copies
  * stand for every copy of the orbit: each link of an orbit carries, by
  * symmetry, exactly the images of the copies that cross its
- * representative, as many times as they cross the orbit (G free). So the
+ * representative, as many times as they cross the orbit (G free on the
+ * devices; a link between switches that some g keeps carries |G|/|orbit|
+ * images of each: strata_spmd_link_weight). So the
  * quotient's flows get the full run's rates, and every figure of a
  * device, memory, link and unit is its representative's. Not exact: a
  * half-duplex link that a symmetry turns around (a generator doing so is
@@ -65,12 +70,20 @@ uint32_t strata_spmd_link_rep(const strata_spmd_classes *c, uint32_t link, bool 
  * its route's image (a ring laid row by row over a torus, whose wrap-around
  * routes the site graph's tie-breaking lays differently). */
 bool strata_spmd_classes_exact(const strata_spmd_classes *c);
-/* The weight of the copies on a representative link (>= 1; 1 for exact
- * classes): approximate classes make their representatives' copies stand
- * for the most loaded link of each orbit, whose copies' count over the
- * representatives' crossings of the orbit (the worst round's) this is;
- * the quotient divides the link's bandwidth by it. */
+/* The weight of the copies on a representative link (>= 1; for exact
+ * classes the link's strata_spmd_link_weight, 1 but on links that a
+ * symmetry keeps): approximate classes make their representatives' copies
+ * stand for the most loaded link of each orbit, whose copies' count over
+ * the representatives' crossings of the orbit (the worst round's) this
+ * is, at least that weight; the quotient divides the link's bandwidth by
+ * it. */
 double strata_spmd_link_scale(const strata_spmd_classes *c, uint32_t link, bool forward);
+/* The copies of the full run that one copy of the quotient on the link
+ * (that direction) stands for: 1 where the symmetries move the link
+ * freely, k where k of them keep it (a rail's leaf uplink under rotations
+ * of the hosts): the quotient's link has 1/k of the bandwidth and reports
+ * k times its bytes. */
+double strata_spmd_link_weight(const strata_spmd_classes *c, uint32_t link, bool forward);
 /* The generators found, as text ("data+16 model+1"; "" when none): for
  * messages and the bench. */
 const char *strata_spmd_classes_describe(const strata_spmd_classes *c);
