@@ -21,7 +21,7 @@ For each program the release built (memory-analysis.json) it asserts:
      summary, sim/import/xla_livepeak.h: XLA's own sweep over the live
      ranges) equals it, time and bytes, on every program;
      Where memory_analysis() reports nothing (every figure 0 where the dump
-     has parameters: jaxlib 0.4.20 and 0.4.26 on CPU) the program is
+     has parameters: jaxlib before 0.4.30 on CPU) the program is
      printed NOT REPORTED and the trace's figures are compared with the
      buffer assignment's instead; the summary counts those programs;
   4. the fields memory_analysis() adds from JAX 0.7 on, where the dump
@@ -110,8 +110,8 @@ def new_fields(ma, fig, run_err):
 
 def not_reported(ma, fig):
     """memory_analysis() all zeros where the dump has parameters: jaxlib
-    0.4.20 and 0.4.26 on the CPU backend (their client computes no
-    CompiledMemoryStats); nothing to compare with."""
+    before 0.4.30 on the CPU backend (seen on 0.4.20, 0.4.23, 0.4.26; 0.4.30
+    reports them): nothing of JAX's to compare with."""
     zeros = all(ma.get(f"{k}_size_in_bytes") == 0 for k in ("argument", "output", "alias", "temp"))
     return zeros and fig["argument"][0] > 0
 
@@ -140,7 +140,7 @@ def check_program(strata, d, name, ma):
     if stated is None or recomputed != (stated, stated_time(run.stderr)):
         problems.append(f"XLA's peak recomputed {recomputed} != stated {(stated, stated_time(run.stderr))}")
     if not_reported(ma, fig):
-        # jaxlib 0.4.2x's CPU client reports every figure as 0: the figures
+        # jaxlib 0.4.2x's CPU client reports every figure as 0: the trace's
         # are checked against the buffer assignment the dump states instead.
         ma = {f"{k}_size_in_bytes": fig[k][0] for k in ("argument", "output", "alias", "temp")}
         print(f"NOT REPORTED {name}: memory_analysis() gives 0 for argument, output, alias and temp; "
