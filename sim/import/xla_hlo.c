@@ -130,7 +130,7 @@ uint64_t xla_hlo_devices(const xla_hlo *h)
 static uint64_t sharding_devices(const char *value, const char *end)
 {
     uint64_t most = 0;
-    for (const char *s = value; (s = g_strstr_len(s, end - s, "devices=[")) != NULL;) {
+    for (const char *s = value; s < end && (s = g_strstr_len(s, end - s, "devices=[")) != NULL;) {
         s += strlen("devices=[");
         uint64_t product = 1, d;
         while (xla_parse_u64(&s, &d) && d > 0 && product <= XLA_MESH_MAX_DEVICES) {
