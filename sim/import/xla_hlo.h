@@ -69,7 +69,7 @@ const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name);
 uint64_t xla_hlo_devices(const xla_hlo *h);
 /* The module's replicas and partitions (HloModuleConfig), 0 where unknown:
  * replica_count= and num_partitions= of the HloModule line (XLA prints each
- * when it is not 1; XLA of jaxlib 0.4.20 and before printed neither). When
+ * when it is not 1; jaxlib 0.4.20's dumps state neither, 0.4.23's do). When
  * the line states neither, the partitions are the devices of a tiled
  * sharding= (an SPMD module keeps its entry parameters' shardings; a tiled
  * sharding names each of the module's partitions once: HloSharding::
