@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """jax-corpus.py: the corpus of real XLA dumps that strata's XLA importer is
-checked against (issue #27), for any JAX from 0.4.30 to the newest (issue #41).
+checked against (issue #27), for any JAX from 0.4.20 to the newest (issue #41).
 
 Runs JAX on the CPU backend, over 8 host devices, for a set of small programs
 and writes, per program, under OUT (default tests/data/jax):

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "testutil.h"
 #include "import/xla.h"
+#include "import/xla_hlo.h"
 #include "import/xla_mesh.h"
 #include "import/jax_profile.h"
 
@@ -150,6 +151,92 @@ START_TEST(groups_that_are_not_mesh_axes)
     ck_assert_int_ge(xla_mesh_add(m, "{{0,1,2},{3,4,5}}"), 0);
     ck_assert(!xla_mesh_build(m));
     xla_mesh_free(m);
+}
+END_TEST
+
+/* issue 41: XLA's group modes (collective_ops_utils.cc,
+ * GetParticipatingFlattenedIdGroups), derived by hand over R replicas and P
+ * partitions, device = replica x P + partition. */
+START_TEST(group_modes_give_device_groups)
+{
+    ck_assert_int_eq(xla_groups_mode_of("all-reduce", true, false), XLA_GROUPS_CROSS_REPLICA_AND_PARTITION);
+    ck_assert_int_eq(xla_groups_mode_of("all-gather-start", true, false), XLA_GROUPS_CROSS_REPLICA_AND_PARTITION);
+    ck_assert_int_eq(xla_groups_mode_of("reduce-scatter", true, false), XLA_GROUPS_CROSS_REPLICA_AND_PARTITION);
+    ck_assert_int_eq(xla_groups_mode_of("all-reduce", true, true), XLA_GROUPS_FLATTENED_ID);
+    ck_assert_int_eq(xla_groups_mode_of("all-reduce", false, false), XLA_GROUPS_CROSS_REPLICA);
+    ck_assert_int_eq(xla_groups_mode_of("all-to-all", true, false), XLA_GROUPS_CROSS_PARTITION);
+    ck_assert_int_eq(xla_groups_mode_of("collective-permute", true, false), XLA_GROUPS_CROSS_PARTITION);
+    static const struct {
+        const char *groups;
+        xla_groups_mode mode;
+        uint64_t r, p;
+        const char *want; /* NULL: the ids are devices already */
+    } cases[] = {
+        /* jaxlib 0.4.20's two_devices: replica 0 with both its partitions */
+        {"{{0}}", XLA_GROUPS_CROSS_REPLICA_AND_PARTITION, 1, 2, "{{0,1}}"},
+        {"{}", XLA_GROUPS_CROSS_REPLICA_AND_PARTITION, 1, 4, "{{0,1,2,3}}"},
+        {"{{0},{1}}", XLA_GROUPS_CROSS_REPLICA_AND_PARTITION, 2, 2, "{{0,1},{2,3}}"},
+        /* replicas {0,1} per partition q: {0x2+q, 1x2+q} */
+        {"{{0,1}}", XLA_GROUPS_CROSS_REPLICA, 2, 2, "{{0,2},{1,3}}"},
+        {"{}", XLA_GROUPS_CROSS_REPLICA, 1, 3, "{{0},{1},{2}}"},
+        /* partitions {0,1} per replica k: {kx2+0, kx2+1} */
+        {"{{0,1}}", XLA_GROUPS_CROSS_PARTITION, 2, 2, "{{0,1},{2,3}}"},
+        {"{{0,1},{2,3}}", XLA_GROUPS_FLATTENED_ID, 2, 2, NULL},
+        {"{{0,1}}", XLA_GROUPS_CROSS_PARTITION, 1, 2, NULL},
+        {"{{0,1}}", XLA_GROUPS_CROSS_REPLICA, 2, 1, NULL},
+        {"{{0}}", XLA_GROUPS_CROSS_REPLICA_AND_PARTITION, 0, 0, NULL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        char *out = NULL;
+        ck_assert_msg(xla_groups_flatten(cases[i].groups, cases[i].mode, cases[i].r, cases[i].p, &out), "case %zu", i);
+        if (cases[i].want)
+            ck_assert_str_eq(out, cases[i].want);
+        else
+            ck_assert_ptr_null(out);
+        g_free(out);
+    }
+    /* a replica past the one replica, an iota form to map: not mapped */
+    char *out = NULL;
+    ck_assert(!xla_groups_flatten("{{0,1}}", XLA_GROUPS_CROSS_REPLICA_AND_PARTITION, 1, 2, &out));
+    ck_assert(!xla_groups_flatten("[1,2]<=[2]", XLA_GROUPS_CROSS_REPLICA_AND_PARTITION, 1, 2, &out));
+    ck_assert(!xla_groups_flatten("{{0,1},{2", XLA_GROUPS_CROSS_REPLICA, 4, 2, &out));
+    ck_assert_ptr_null(out);
+}
+END_TEST
+
+/* The module's counts: from its line, else from a tiled sharding= (the
+ * product of its tile dims, replicated last dim included). */
+START_TEST(module_counts_from_line_or_sharding)
+{
+    static const struct {
+        const char *module, *param;
+        uint64_t r, p;
+        bool from_sharding;
+    } cases[] = {
+        {"HloModule m", ", sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}", 1, 8, true},
+        {"HloModule m", ", sharding={{replicated}, {devices=[2,2]0,1,2,3}}", 1, 4, true},
+        {"HloModule m", ", sharding={devices=[2,1]<=[2]}", 1, 2, true},
+        {"HloModule m, num_partitions=4", ", sharding={devices=[8]<=[8]}", 1, 4, false},
+        {"HloModule m, replica_count=2", "", 2, 1, false},
+        {"HloModule m", ", sharding={maximal device=3}", 0, 0, false},
+        {"HloModule m", ", sharding={replicated}", 0, 0, false},
+        {"HloModule m", "", 0, 0, false},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(cases); i++) {
+        xla_hlo *h = xla_hlo_new();
+        char *param = g_strdup_printf("  p = f32[8]{0} parameter(0)%s", cases[i].param);
+        const char *lines[] = {cases[i].module, "", "ENTRY main (p: f32[8]) -> f32[8] {", param,
+                               "  ROOT r = f32[8]{0} negate(p)", "}"};
+        for (size_t k = 0; k < G_N_ELEMENTS(lines); k++)
+            ck_assert(xla_hlo_feed(h, "m.txt", lines[k], k + 1, NULL));
+        uint64_t r, p;
+        bool from;
+        xla_hlo_counts(h, &r, &p, &from);
+        ck_assert_msg(r == cases[i].r && p == cases[i].p && from == cases[i].from_sharding,
+                      "case %zu: %" G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT, i, r, p);
+        xla_hlo_free(h);
+        g_free(param);
+    }
 }
 END_TEST
 
@@ -482,6 +569,8 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, replica_groups_become_mesh_axes);
     tcase_add_test(tc, groups_that_are_not_mesh_axes);
+    tcase_add_test(tc, group_modes_give_device_groups);
+    tcase_add_test(tc, module_counts_from_line_or_sharding);
     tcase_add_test(tc, sharded_programs_import_with_collectives);
     tcase_add_test(tc, sharded_program_runs_on_tpu_and_gpu);
     tcase_add_test(tc, pinned_host_argument_in_host_memory);

@@ -536,6 +536,46 @@ START_TEST(newer_fields_are_read_past_with_a_note)
 }
 END_TEST
 
+/* issue 41: XLA of jaxlib 0.4.20 writes no num_partitions= and an
+ * all-reduce over all partitions as channel_id=N, replica_groups={{0}}
+ * (cross-replica-and-partition: replica 0 with all its partitions). The
+ * entry parameter's tiled sharding gives 2 partitions: one collective over
+ * devices {0,1}, on mesh x0:2. Without the sharding the count is unknown
+ * and the collective stays a note. */
+START_TEST(partitions_from_sharding_when_the_module_states_none)
+{
+    char *texts[3];
+    const char *names[] = {"m-buffer-assignment.txt", "m-live-range.txt", "m.txt"};
+    for (int i = 0; i < 3; i++) {
+        char *path = g_build_filename("tests/data/xla/async", names[i], NULL), *full = strata_test_source_path(path);
+        ck_assert(g_file_get_contents(full, &texts[i], NULL, NULL));
+        g_free(path);
+        g_free(full);
+    }
+    char *no_count = replace(texts[2], ", num_partitions=2", "");
+    char *bare = replace(no_count, "replica_groups={{0,1}}, dimensions={0}, use_global_device_ids=true",
+                         "replica_groups={{0}}, dimensions={0}");
+    char *sharded = replace(bare, "parameter(0)", "parameter(0), sharding={devices=[2]<=[2]}");
+    const char *hlo[] = {sharded, bare};
+    const char *want[] = {"1 collectives (1 ops, 1 async; 0 as notes)", "0 collectives (0 ops, 0 async; 1 as notes)"};
+    for (int i = 0; i < 2; i++) {
+        char *dir = write_module(texts[0], texts[1], hlo[i]);
+        strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
+        ck_assert_msg(r.status == 0 && strstr(r.err, want[i]), "%s", r.err);
+        bool told = strstr(r.err, "devices 2: the partitions its tiled sharding= names") != NULL;
+        ck_assert_int_eq(told, i == 0);
+        ck_assert_int_eq(strstr(r.out, "option mesh=x0:2\n") != NULL, i == 0);
+        strata_cli_result_clear(&r);
+        remove_module(dir);
+    }
+    for (int i = 0; i < 3; i++)
+        g_free(texts[i]);
+    g_free(no_count);
+    g_free(bare);
+    g_free(sharded);
+}
+END_TEST
+
 START_TEST(cli_trace_runs_through_the_pipeline)
 {
     char *dir = strata_test_source_path(STEP_DIR);
@@ -810,6 +850,7 @@ int main(void)
     tcase_add_test(tc, good_module_files_and_choices);
     tcase_add_test(tc, operand_comments_and_frame_index);
     tcase_add_test(tc, newer_fields_are_read_past_with_a_note);
+    tcase_add_test(tc, partitions_from_sharding_when_the_module_states_none);
     tcase_add_test(tc, cli_trace_runs_through_the_pipeline);
     tcase_add_test(tc, progress_only_on_a_terminal);
     tcase_add_test(tc, deep_tuple_is_read_without_recursion);

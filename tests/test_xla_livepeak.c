@@ -19,8 +19,8 @@
  *   t=0 +p +q 1280 | t=2 +48 1328 | t=3 +b 2352, -p 1328
  *   t=4 +c 1584, -f{} -f{0} 1552 | t=5 +out 2576 (the maximum), -b 1552
  * so the moment is 5, where b (ended at 4) is no longer live. Live at 5:
- * q, f{1}, c, out. Newer XLA (cumulative entries) sizes each by its own
- * shape: 256 + 256 + 256 + 1024 = 1792; older XLA by its instruction's:
+ * q, f{1}, c, out. Newer XLA (entries NAME{INDEX}) sizes each by its own
+ * shape: 256 + 256 + 256 + 1024 = 1792; older XLA (NAME) by its instruction's:
  * 256 + 16 + 256 + 1024 = 1552.
  * strata's physical peak holds the donated allocation whole: at t=3,
  * 1024 (allocation 0) + 256 (q) + 1024 + 256 + 16 (f) + 1024 (b) = 3600.
@@ -72,6 +72,12 @@ static const char *donated_peak_newer =
     "    c{}: 256 bytes (cumulative: 1280 bytes)\n"
     "    f{1}: 256 bytes (cumulative: 1536 bytes)\n"
     "    q{}: 256 bytes (cumulative: 1792 bytes)\n";
+/* jaxlib 0.6.0: values by name and index, in no size order, no cumulative sums. */
+static const char *donated_peak_middle =
+    "    q{}: 256 bytes\n"
+    "    f{1}: 256 bytes\n"
+    "    c{}: 256 bytes\n"
+    "    out{}: 1024 bytes\n";
 static const char *donated_peak_older =
     "    q: 256 bytes\n"
     "    f: 16 bytes\n"
@@ -113,7 +119,7 @@ static void import_dump(const char *peak_lines, strata_xla_figures *f)
 static const struct {
     const char **peak_lines;
     uint64_t bytes;
-} forms[] = {{&donated_peak_newer, 1792}, {&donated_peak_older, 1552}};
+} forms[] = {{&donated_peak_newer, 1792}, {&donated_peak_middle, 1792}, {&donated_peak_older, 1552}};
 
 START_TEST(donated_parameter_as_xla_states_it)
 {

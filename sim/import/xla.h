@@ -74,6 +74,9 @@ typedef struct strata_xla_figures {
     uint64_t n_async_collectives;     /* of them, -start/-done pairs (stream xla-collective) */
     uint64_t n_collective_notes;      /* HLO collectives kept as computes with a note */
     char *mesh;                       /* the option mesh= written, NULL when none */
+    bool devices_from_sharding;       /* the module line states no device count: n_devices
+                                         are the partitions its tiled sharding= names */
+    uint64_t n_devices;               /* then, those partitions */
     uint64_t n_thread_local_values;   /* not emitted: per-thread stack memory */
     uint64_t n_unranged_values;       /* no live range: live for the whole program */
     uint64_t n_empty_values;          /* zero bytes: not emitted */

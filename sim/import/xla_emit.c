@@ -684,12 +684,31 @@ static void xla_figures(const xla_buffers *b, strata_xla_figures *f)
     }
 }
 
+/* A collective's group set in the mesh: its replica groups as device ids
+ * (xla_groups_flatten, by its group mode), or a collective-permute's pairs;
+ * -1 when they are not mesh axes or cannot be mapped to devices. */
+static int add_groups(xla_mesh *m, const xla_instr *in, uint64_t replicas, uint64_t partitions, int32_t *shift)
+{
+    xla_groups_mode mode = xla_groups_mode_of(in->opcode, in->channel, in->global_ids);
+    if (find_coll(in->opcode)->kind == STRATA_OP_COLLECTIVE_PERMUTE) /* ids of one kind: devices when the other count is 1 */
+        return in->pairs && (replicas <= 1 || partitions <= 1) ? xla_mesh_add_pairs(m, in->pairs, shift) : -1;
+    const char *groups = in->replica_groups ? in->replica_groups : "{}";
+    char *devices = NULL;
+    if (!xla_groups_flatten(groups, mode, replicas, partitions, &devices))
+        return -1;
+    int set = xla_mesh_add(m, devices ? devices : groups);
+    g_free(devices);
+    return set;
+}
+
 /* The mesh of the scheduled collectives' replica groups; none (e->mesh
  * NULL) when no collective has mesh-like groups or the cuts do not divide. */
 static void cut_mesh(emitter *e)
 {
     if (e->h == NULL)
         return;
+    uint64_t replicas, partitions;
+    xla_hlo_counts(e->h, &replicas, &partitions, &e->fig->devices_from_sharding);
     xla_mesh *m = xla_mesh_new(xla_hlo_devices(e->h));
     bool any = false;
     for (uint64_t t = 0; t < xla_liverange_n_instructions(e->lr); t++) {
@@ -698,10 +717,7 @@ static void cut_mesh(emitter *e)
         if (in == NULL || find_coll(in->opcode) == NULL)
             continue;
         int32_t shift = 0;
-        int set = find_coll(in->opcode)->kind == STRATA_OP_COLLECTIVE_PERMUTE
-                      ? (in->pairs ? xla_mesh_add_pairs(m, in->pairs, &shift) : -1)
-                  : in->replica_groups ? xla_mesh_add(m, in->replica_groups)
-                                       : xla_mesh_add(m, "{}");
+        int set = add_groups(m, in, replicas, partitions, &shift);
         if (shift != 0)
             g_hash_table_insert(e->shifts, (gpointer)name, GINT_TO_POINTER(shift));
         if (set >= 0) {
@@ -709,6 +725,8 @@ static void cut_mesh(emitter *e)
             any = true;
         }
     }
+    if (e->fig->devices_from_sharding)
+        e->fig->n_devices = partitions;
     if (any && xla_mesh_build(m))
         e->mesh = m;
     else

@@ -20,6 +20,7 @@ struct xla_hlo {
     double *current;      /* the open computation's sum, or NULL */
     bool in_frames;       /* past `FileNames`: the stack-frame index, skipped */
     uint64_t partitions, replicas; /* from the HloModule line, 0 when absent */
+    uint64_t sharded;     /* the most devices a tiled sharding= names, 0 when none */
     bool seen_module, seen_entry; /* the HloModule line, an ENTRY computation */
     GArray *param_spaces;         /* int: entry parameter -> memory space */
     uint64_t open_line;           /* line of the open computation's header */
@@ -103,9 +104,45 @@ bool xla_hlo_finish(const xla_hlo *h, const char *file, GError **err)
     return what == NULL;
 }
 
+void xla_hlo_counts(const xla_hlo *h, uint64_t *replicas, uint64_t *partitions, bool *from_sharding)
+{
+    bool stated = h->partitions || h->replicas;
+    *replicas = h->replicas ? h->replicas : stated ? 1 : 0;
+    *partitions = h->partitions ? h->partitions : stated ? 1 : h->sharded;
+    *from_sharding = !stated && h->sharded > 1;
+    if (*from_sharding && *replicas == 0)
+        *replicas = 1; /* SPMD: the partitions are the devices */
+}
+
 uint64_t xla_hlo_devices(const xla_hlo *h)
 {
-    return h->partitions > 1 ? h->partitions : h->replicas > 1 ? h->replicas : 1;
+    uint64_t r, p;
+    bool from_sharding;
+    xla_hlo_counts(h, &r, &p, &from_sharding);
+    r = r ? r : 1;
+    p = p ? p : 1;
+    return r <= XLA_MESH_MAX_DEVICES && p <= XLA_MESH_MAX_DEVICES ? r * p : UINT64_MAX;
+}
+
+/* The devices a sharding= value names: the product of the dims of each
+ * tiled `devices=[D,...]` in it (a tuple's elements each), the most of
+ * them; 0 when it has none (replicated, maximal, manual). */
+static uint64_t sharding_devices(const char *value, const char *end)
+{
+    uint64_t most = 0;
+    for (const char *s = value; s < end && (s = g_strstr_len(s, end - s, "devices=[")) != NULL;) {
+        s += strlen("devices=[");
+        uint64_t product = 1, d;
+        while (xla_parse_u64(&s, &d) && d > 0 && product <= XLA_MESH_MAX_DEVICES) {
+            product *= d;
+            if (*s != ',')
+                break;
+            s++;
+        }
+        if (*s == ']' && product <= XLA_MESH_MAX_DEVICES && product > most)
+            most = product;
+    }
+    return most;
 }
 
 static const char *match_close(const char *s);
@@ -416,6 +453,14 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
             instr_free(in);
             return ok;
         }
+    }
+    in->channel = strstr(attrs, ", channel_id=") != NULL;
+    in->global_ids = strstr(attrs, ", use_global_device_ids=true") != NULL;
+    const char *sh = strstr(attrs, ", sharding={");
+    const char *sh_end = sh ? match_close(sh + strlen(", sharding=")) : NULL;
+    if (sh_end) {
+        uint64_t n = sharding_devices(sh, sh_end);
+        h->sharded = n > h->sharded ? n : h->sharded;
     }
     const char *sp = strstr(attrs, "source_target_pairs=");
     if (sp) {

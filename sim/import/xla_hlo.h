@@ -53,6 +53,8 @@ typedef struct xla_instr {
     int64_t tuple_index;   /* get-tuple-element's index=, else -1 */
     char *replica_groups;  /* a collective's replica_groups= value, else NULL */
     char *pairs;           /* a collective-permute's source_target_pairs= value, else NULL */
+    bool channel;          /* a channel_id= attribute (the collective spans partitions) */
+    bool global_ids;       /* use_global_device_ids=true */
     double flops;
 } xla_instr;
 
@@ -62,9 +64,18 @@ xla_hlo *xla_hlo_new(void);
 void xla_hlo_free(xla_hlo *h);
 bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err);
 const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name);
-/* The module's devices: num_partitions= of the HloModule line when above 1,
- * else replica_count=, else 1. */
+/* The module's devices: replicas x partitions (xla_hlo_counts; an unknown
+ * count as 1; UINT64_MAX past XLA_MESH_MAX_DEVICES either). */
 uint64_t xla_hlo_devices(const xla_hlo *h);
+/* The module's replicas and partitions (HloModuleConfig), 0 where unknown:
+ * replica_count= and num_partitions= of the HloModule line (XLA prints each
+ * when it is not 1; jaxlib 0.4.20's dumps state neither, 0.4.23's do). When
+ * the line states neither, the partitions are the devices of a tiled
+ * sharding= (an SPMD module keeps its entry parameters' shardings; a tiled
+ * sharding names each of the module's partitions once: HloSharding::
+ * ValidateNonTuple, "tile_assignment should have N devices"), and
+ * *from_sharding is set. */
+void xla_hlo_counts(const xla_hlo *h, uint64_t *replicas, uint64_t *partitions, bool *from_sharding);
 /* The memory space (S(n)) of entry parameter `number` in the HloModule
  * line's entry_computation_layout, 0 when none or unknown. */
 int xla_hlo_parameter_space(const xla_hlo *h, uint64_t number);

@@ -14,9 +14,10 @@
  *     the sweep may pick a moment where the values live at it are not the
  *     most; XLA does so and so does this.
  *  2. the figure: the values live at the moment (START <= T <= END), each
- *     at ByteSizeOf(value's own shape, 8) in the format with an index and
- *     `(cumulative: C bytes)` (XLA from jaxlib 0.6), or at its defining
- *     instruction's shape (`NAME: N bytes`, before).
+ *     at ByteSizeOf(value's own shape, 8) where the entries name values,
+ *     `NAME{INDEX}: N bytes` (XLA from jaxlib 0.6.0; `(cumulative: C
+ *     bytes)` follows from 0.6.2), or at its defining instruction's shape
+ *     where they name instructions (`NAME: N bytes`, before).
  *
  * What XLA counts and strata's physical peak does not (xla_emit.c): every
  * value at its shape's size, values sharing storage each; a donated

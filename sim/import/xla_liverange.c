@@ -90,7 +90,7 @@ static bool range_line(xla_liverange *lr, const char *file, const char *line, ui
     return true;
 }
 
-/* `    KEY: N bytes` or `    KEY: N bytes (cumulative: C bytes)` */
+/* `    KEY: N bytes` or `    KEY: N bytes (cumulative: C bytes)` (KEY: NAME or NAME{INDEX}) */
 static bool peak_line(xla_liverange *lr, const char *file, const char *line, uint64_t lineno,
                       GError **err)
 {
@@ -100,7 +100,9 @@ static bool peak_line(xla_liverange *lr, const char *file, const char *line, uin
     if (sep == NULL || !xla_parse_u64(&s, &bytes) || !xla_skip(s, " bytes", &s) ||
         !(*s == '\0' || xla_skip(s, " (cumulative: ", NULL)))
         return bad(file, lineno, line, "'    NAME: N bytes' (a value live at the peak)", err);
-    if (*s != '\0')
+    /* NAME{INDEX} (a value: HloValue's instruction name and shape index,
+     * jaxlib 0.6.0 on) rather than NAME (its instruction, before) */
+    if (*s != '\0' || sep[-1] == '}')
         lr->peak_by_value = true;
     if (bytes > XLA_MAX_COUNT - lr->peak_bytes)
         return strata_fail_at(err, file, lineno, "expected the values live at the peak to total at most 2^63 bytes");

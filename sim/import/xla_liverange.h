@@ -52,9 +52,12 @@ const char *xla_liverange_instruction(const xla_liverange *lr, uint64_t i);
 bool xla_liverange_lookup(const xla_liverange *lr, const char *key, uint64_t *start, uint64_t *end);
 /* The stated peak: its time and the sum of its entries; false when absent. */
 bool xla_liverange_peak(const xla_liverange *lr, uint64_t *time, uint64_t *bytes);
-/* True when the stated entries carry `(cumulative: C bytes)`: XLA's newer
- * ToString, which sizes each value by its own shape (the older one sized
- * it by its defining instruction's shape; xla_livepeak.h). */
+/* True when the stated entries name values, NAME{INDEX} (with or without
+ * `(cumulative: C bytes)`): XLA's newer ToString, which sizes each value by
+ * its own shape; false when they name instructions, NAME: the older one,
+ * which sized each by its defining instruction's shape (xla_livepeak.h).
+ * jaxlib 0.6.0 prints NAME{INDEX} without the cumulative sums, 0.6.2 on
+ * with them, 0.5.3 and before NAME. */
 bool xla_liverange_peak_by_value(const xla_liverange *lr);
 /* Calls fn on every value's range, in no particular order. */
 typedef void (*xla_liverange_fn)(void *user, const char *key, uint64_t start, uint64_t end);

@@ -607,3 +607,80 @@ bool xla_groups_check(const char *groups, uint64_t n_devices, char **why)
     *why = g_strdup("replica groups {{...}}, [G,S]<=[...] or mesh[...]");
     return false;
 }
+
+xla_groups_mode xla_groups_mode_of(const char *opcode, bool channel, bool global_ids)
+{
+    /* all-gather, all-reduce and reduce-scatter (HloAllGatherInstruction,
+     * HloAllReduceInstructionBase) have use_global_device_ids; all-to-all,
+     * collective-permute and collective-broadcast do not. */
+    bool has_attr = g_str_has_prefix(opcode, "all-gather") || g_str_has_prefix(opcode, "all-reduce") ||
+                    g_str_has_prefix(opcode, "reduce-scatter");
+    if (global_ids)
+        return XLA_GROUPS_FLATTENED_ID;
+    if (!channel)
+        return XLA_GROUPS_CROSS_REPLICA;
+    return has_attr ? XLA_GROUPS_CROSS_REPLICA_AND_PARTITION : XLA_GROUPS_CROSS_PARTITION;
+}
+
+/* One group of flattened ids, "{a,b,...}", from ids[0..n) as `id * scale + add`
+ * (each of `inner` consecutive ids when inner > 1: id * inner + 0 .. inner - 1). */
+static void append_group(GString *out, const uint64_t *ids, guint n, uint64_t scale, uint64_t add, uint64_t inner)
+{
+    if (out->len > 1)
+        g_string_append_c(out, ',');
+    g_string_append_c(out, '{');
+    for (guint i = 0; i < n; i++)
+        for (uint64_t q = 0; q < inner; q++)
+            g_string_append_printf(out, "%s%" G_GUINT64_FORMAT, i + q ? "," : "", ids[i] * scale + add + q);
+    g_string_append_c(out, '}');
+}
+
+bool xla_groups_flatten(const char *groups, xla_groups_mode mode, uint64_t replicas, uint64_t partitions, char **out)
+{
+    *out = NULL;
+    uint64_t r = replicas ? replicas : 1, p = partitions ? partitions : 1;
+    if (mode == XLA_GROUPS_FLATTENED_ID || (mode == XLA_GROUPS_CROSS_PARTITION && r == 1) ||
+        (mode != XLA_GROUPS_CROSS_PARTITION && p == 1))
+        return true; /* the ids are the devices already */
+    if (groups[0] != '{' || r > XLA_MESH_MAX_DEVICES / p)
+        return false;
+    uint64_t ids_max = mode == XLA_GROUPS_CROSS_PARTITION ? p : r; /* the ids' range */
+    GArray *ids = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GArray *ends = g_array_new(FALSE, FALSE, sizeof(guint));
+    const char *s = groups + 1;
+    bool ok = true;
+    if (*s == '}') { /* every replica (partition) in one group */
+        for (uint64_t i = 0; i < ids_max; i++)
+            g_array_append_val(ids, i);
+        g_array_append_val(ends, ids->len);
+    }
+    while (ok && *s == '{') {
+        ok = parse_list(&s, '{', '}', ids, ids_max);
+        g_array_append_val(ends, ids->len);
+        if (ok && *s == ',')
+            s++;
+    }
+    ok = ok && *s == '}' && ends->len > 0;
+    for (guint i = 0; ok && i < ids->len; i++)
+        ok = g_array_index(ids, uint64_t, i) < ids_max;
+    GString *text = g_string_new("{");
+    for (guint g = 0, start = 0; ok && g < ends->len; start = g_array_index(ends, guint, g), g++) {
+        const uint64_t *v = &g_array_index(ids, uint64_t, start);
+        guint n = g_array_index(ends, guint, g) - start;
+        if (mode == XLA_GROUPS_CROSS_REPLICA_AND_PARTITION) /* the group's replicas, each with all partitions */
+            append_group(text, v, n, p, 0, p);
+        else if (mode == XLA_GROUPS_CROSS_REPLICA) /* the group's replicas, per partition */
+            for (uint64_t q = 0; q < p; q++)
+                append_group(text, v, n, p, q, 1);
+        else /* the group's partitions, per replica */
+            for (uint64_t k = 0; k < r; k++)
+                append_group(text, v, n, 1, k * p, 1);
+    }
+    g_string_append_c(text, '}');
+    g_array_free(ids, TRUE);
+    g_array_free(ends, TRUE);
+    *out = ok ? g_string_free(text, FALSE) : NULL;
+    if (!ok)
+        g_string_free(text, TRUE);
+    return ok;
+}

@@ -69,4 +69,29 @@ char *xla_mesh_option(const xla_mesh *m);
  * their product; NULL when its groups are single devices (no exchange). */
 char *xla_mesh_axes(const xla_mesh *m, int set, uint64_t *group_size);
 
+/* XLA's collective group modes (CollectiveOpGroupMode, openxla/xla
+ * xla/service/collective_ops_utils.h): what a collective's replica_groups
+ * ids are. */
+typedef enum xla_groups_mode {
+    XLA_GROUPS_CROSS_REPLICA,               /* no channel_id: replica ids, per partition */
+    XLA_GROUPS_CROSS_PARTITION,             /* channel_id, no use_global_device_ids attribute
+                                               (all-to-all, collective-permute): partition ids,
+                                               per replica */
+    XLA_GROUPS_CROSS_REPLICA_AND_PARTITION, /* channel_id, use_global_device_ids false: replica
+                                               ids, each with all its partitions */
+    XLA_GROUPS_FLATTENED_ID                 /* use_global_device_ids=true: device ids
+                                               (replica x partitions + partition) */
+} xla_groups_mode;
+
+/* GetCollectiveOpGroupMode: the mode of a collective of `opcode` with or
+ * without channel_id= and use_global_device_ids=true. */
+xla_groups_mode xla_groups_mode_of(const char *opcode, bool channel, bool global_ids);
+/* GetParticipatingFlattenedIdGroups: `groups` of `mode` as groups of device
+ * ids (replica x partitions + partition) over replicas x partitions (0:
+ * unknown, taken as 1). True with *out NULL when the ids are devices already
+ * (flattened ids; replica ids with one partition; partition ids with one
+ * replica), with *out the explicit groups (g_free) otherwise; false when
+ * they cannot be mapped (an iota or mesh form, an id past its count). */
+bool xla_groups_flatten(const char *groups, xla_groups_mode mode, uint64_t replicas, uint64_t partitions, char **out);
+
 #endif

@@ -136,6 +136,9 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
                            f->hlo_file ? "" : "; no optimized HLO: no FLOPs, operands or copies");
     if (f->mesh)
         g_string_append_printf(out, "  mesh %s (option mesh=, from the collectives' replica groups)\n", f->mesh);
+    if (f->devices_from_sharding)
+        g_string_append_printf(out, "  devices %" G_GUINT64_FORMAT ": the partitions its tiled sharding= names (the HloModule line"
+                               " states no num_partitions=, as XLA of jaxlib 0.4.20 wrote it)\n", f->n_devices);
     g_string_append_printf(out, "  %-13s %-24s %-26s %s\n", "", "XLA bytes", "(XLA's figure)",
                            "strata (imported trace, JAX-style)");
     char *arg = bytes(s->argument_bytes), *outb = bytes(s->output_bytes), *tmp = bytes(s->temp_peak_bytes);

@@ -20,6 +20,10 @@ For each program the release built (memory-analysis.json) it asserts:
   3b. the importer's recomputation of that statement ("XLA's peak" of the
      summary, sim/import/xla_livepeak.h: XLA's own sweep over the live
      ranges) equals it, time and bytes, on every program;
+     Where memory_analysis() reports nothing (every figure 0 where the dump
+     has parameters: jaxlib before 0.4.30 on CPU) the program is
+     printed NOT REPORTED and the trace's figures are compared with the
+     buffer assignment's instead; the summary counts those programs;
   4. the fields memory_analysis() adds from JAX 0.7 on, where the dump
      gives them: peak_memory_in_bytes = argument + output - alias +
      constants (the allocations live for the whole run); from 0.11,
@@ -104,6 +108,14 @@ def new_fields(ma, fig, run_err):
     return problems
 
 
+def not_reported(ma, fig):
+    """memory_analysis() all zeros where the dump has parameters: jaxlib
+    before 0.4.30 on the CPU backend (seen on 0.4.20, 0.4.23, 0.4.26; 0.4.30
+    reports them): nothing of JAX's to compare with."""
+    zeros = all(ma.get(f"{k}_size_in_bytes") == 0 for k in ("argument", "output", "alias", "temp"))
+    return zeros and fig["argument"][0] > 0
+
+
 def plan(strata, trace):
     """Item 6: the offline planner on the trace (busiest device when sharded)."""
     r = subprocess.run([strata, "alloc", "--allocator", "offline", "--capacity", "1GiB", "--quiet", "--trace", trace],
@@ -127,6 +139,12 @@ def check_program(strata, d, name, ma):
     stated, recomputed = xla_stated_peak(run.stderr), xla_recomputed_peak(run.stderr)
     if stated is None or recomputed != (stated, stated_time(run.stderr)):
         problems.append(f"XLA's peak recomputed {recomputed} != stated {(stated, stated_time(run.stderr))}")
+    if not_reported(ma, fig):
+        # jaxlib 0.4.2x's CPU client reports every figure as 0: the trace's
+        # are checked against the buffer assignment the dump states instead.
+        ma = {f"{k}_size_in_bytes": fig[k][0] for k in ("argument", "output", "alias", "temp")}
+        print(f"NOT REPORTED {name}: memory_analysis() gives 0 for argument, output, alias and temp; "
+              "strata's checked against the buffer assignment's figures instead")
     for k in ("argument", "output", "alias"):
         want = ma[f"{k}_size_in_bytes"]
         got = fig[k][1] + (host_args if k == "argument" else 0)
@@ -155,6 +173,8 @@ def main(strata, vdir):
         analysis = json.load(f)
     version = os.path.basename(os.path.normpath(vdir))
     failures = 0
+    unreported = sum(1 for ma in analysis.values() if all(ma.get(f"{k}_size_in_bytes") == 0
+                                                          for k in ("argument", "output", "alias", "temp")))
     print(f"JAX {version}\n{'program':22} {'peak':>7} {'XLA says':>8} {'unknown':>7}")
     for name, ma in sorted(analysis.items()):
         figs, problems = check_program(strata, os.path.join(vdir, name), name, ma)
@@ -168,7 +188,9 @@ def main(strata, vdir):
         for p in problems:
             print(f"FAIL {name}: {p}")
         failures += len(problems)
-    print(f"{len(analysis)} programs, {failures} failures")
+    print(f"{len(analysis)} programs, {failures} failures"
+          + (f"; memory_analysis() not reported (all zeros) for {unreported}: their argument, output, alias "
+             "and temp checked against the buffer assignment, not against JAX" if unreported else ""))
     return 1 if failures else 0
 
 
