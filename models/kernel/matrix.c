@@ -163,8 +163,7 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata
     strata_kernel_term_add(c, "matrix efficiency", eff, "");
     strata_kernel_term_add(c, "operand feed efficiency", best.feed_eff, "");
     if (exposed)
-        strata_kernel_term_add(c, "exposed epilogue (output at the stream rate)", best.split > 1 ? 0 : p.epilogue_s,
-                               "s");
+        strata_kernel_term_add(c, "exposed epilogue (output write)", best.split > 1 ? 0 : p.epilogue_s, "s");
     return isfinite(best.t) ? best.t : 0;
 }
 
