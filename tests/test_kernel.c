@@ -323,10 +323,12 @@ END_TEST
 START_TEST(bad_exposed_epilogue_refused)
 {
     static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\n";
-    char *bad = g_strconcat(tiles, "exposed_epilogue = f9\n", NULL), *empty = g_strconcat(tiles, "exposed_epilogue =\n", NULL);
+    char *bad = g_strconcat(tiles, "exposed_epilogue = f9\n", NULL);
+    char *empty = g_strconcat(tiles, "exposed_epilogue =\n", NULL);
     strata_test_hw_text_refused(head, bad, "a list of dtypes");
     strata_test_hw_text_refused(head, empty, "a list of dtypes");
-    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\nexposed_epilogue = f8\n", "only with matrix = tiles");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\nexposed_epilogue = f8\n",
+                                "only with matrix = tiles");
     g_free(bad);
     g_free(empty);
 }
