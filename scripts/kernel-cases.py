@@ -2,6 +2,8 @@
 """Writes validation/kernels.ini and validation/kernels-heldout.ini (group
 `kernels`) and their traces under validation/traces/kernels/, from
   - validation/data/aiconfigurator-gemm-bf16.csv (A100 and H100 GEMMs),
+  - validation/data/aiconfigurator-gemm-fp8.csv (H100 FP8 GEMMs with the
+    dynamic activation quantization TensorRT-LLM runs before them),
   - validation/data/flash-attention-readme.csv (the flash-attention README's
     figures: FlashAttention-2 fwd+bwd on A100 and H100, FlashAttention-2 and -3
     forward on H100),
@@ -88,6 +90,32 @@ def gemm_gpu(train, held):
              "validation/data/aiconfigurator-gemm-bf16.csv row %s" % r["row"])
 
 
+def gemm_fp8(train, held):
+    """validation/data/aiconfigurator-gemm-fp8.csv: each row is what TRT-LLM's FP8QDQLinearMethod.apply runs
+    without an input_scale (quantize_e4m3_per_tensor, then cublas_scaled_mm): a memset of the f32 scale, the
+    amax pass over x (M x K bf16 read), the quantize pass (x read, its f8 copy written), the FP8 GEMM."""
+    with open(os.path.join(V, "data", "aiconfigurator-gemm-fp8.csv")) as f:
+        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    for r in rows:
+        m, k, n = int(r["m"]), int(r["k"]), int(r["n"])
+        x = m * k
+        name = "h100-gemm-f8-%dx%dx%d.trace" % (m, k, n)
+        tr = write_trace(name, [
+            "# TensorRT-LLM quantize_e4m3_per_tensor (cudaFp8Utils.cu, PER_TENSOR): cudaMemsetAsync of the scale,",
+            "# computeFP8QuantizeScale (amax of x), invokeQuantizeMatrix (x to e4m3); then cublas_scaled_mm",
+            "compute scale_memset kernel=elementwise dims=1 bytes=4 dtype=f32",
+            "compute amax kernel=elementwise dims=%d bytes=%d dtype=bf16" % (x, 2 * x),
+            "compute quantize kernel=elementwise dims=%d bytes=%d dtype=bf16" % (x, 3 * x),
+            "compute gemm kernel=gemm dims=%dx%dx%d dtype=f8" % (m, k, n)])
+        case(held if r["held_out"] == "yes" else train, "h100 gemm f8 %dx%dx%d" % (m, k, n),
+             AIC % ("h100_sxm", "1.3.0rc20") + "; row gemm_dtype=fp8 m=%d n=%d k=%d, latency %s ms" %
+             (m, n, k, r["latency_ms"]),
+             "TRT-LLM Linear QuantAlgo.FP8 without input_scale: dynamic per-tensor quantization of x, then "
+             "cuBLASLt FP8 (x M x K times W^T, bf16 out), CUDA-graph replay, H100 80GB HBM3",
+             "%.4fus" % (float(r["latency_ms"]) * 1000), "../configs/hw/h100.ini", tr,
+             "validation/data/aiconfigurator-gemm-fp8.csv row %s" % r["row"])
+
+
 def gemm_v6e(train, held):
     for line in V6E_ROWS.splitlines():
         i, h, m, n, k, t = line.split()
@@ -145,6 +173,7 @@ def main():
     gemm_gpu(train, held)
     gemm_v6e(train, held)
     flash(train, held)
+    gemm_fp8(train, held)
     head = ("# %s: kernel timings as published (group `kernels`), against one op of the kernel's model\n"
             "# (models/kernel, docs/validation.md \"Kernels\"). Written by scripts/kernel-cases.py: edit that.\n")
     for name, cases in (("kernels.ini", train), ("kernels-heldout.ini", held)):

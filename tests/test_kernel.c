@@ -3,6 +3,9 @@
  *   systolic: one 128 x 128 array at 1 GHz (peak 128 x 128 x 2 x 1e9 =
  *   32.768 TFLOP/s), fill and drain 2 x 128 = 256 cycles, HBM 1 TB/s,
  *   kernel_launch 1 us;
+ *   tiles (the dtype tests): 4 SMs, one 128 x 128 CTA tile, f8 at twice
+ *   the bf16 peak, `exposed_epilogue = f8` (an FP8 tile's output written
+ *   after its mainloop);
  * and the trace side: a kernel op on a unit without a matrix engine keeps
  * the roofline, and bad kernel ops are refused at their line. */
 #include <math.h>
@@ -30,6 +33,14 @@ static double term(const strata_kernel_cost *c, const char *name)
             return c->terms[i].value;
     ck_abort_msg("no term '%s'", name);
     return 0;
+}
+
+static bool has_term(const strata_kernel_cost *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->n_terms; i++)
+        if (strcmp(c->terms[i].name, name) == 0)
+            return true;
+    return false;
 }
 
 static void cost(const strata_hw *hw, const char *kernel, const uint64_t *dims, uint32_t n, bool causal,
@@ -251,6 +262,78 @@ START_TEST(bad_kernel_ops_refused_at_their_line)
 }
 END_TEST
 
+/* The tiled unit of the dtype tests: 4 SMs, one 128 x 128 CTA tile, bf16 at
+ * the head's 32.768 TFLOP/s and f8 at twice it, plus keys. */
+static strata_hw *tiled(const char *keys)
+{
+    char *all = g_strconcat("matrix = tiles\nsms = 4\ncta_tiles = 128x128\nflops.f8 = 65.536TFLOP/s\n", keys, NULL);
+    strata_hw *hw = unit(all);
+    g_free(all);
+    return hw;
+}
+
+static void gemm(const strata_hw *hw, strata_dtype dtype, strata_kernel_cost *c)
+{
+    static const uint64_t d[] = {256, 1024, 256};
+    strata_kernel_problem p = {.n_dims = 3, .dims = d, .dtype = dtype};
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, 0, &p, c);
+}
+
+/* bf16 256 x 1024 x 256: 4 tiles in one wave, each 2 x 128 x 128 x 1024 =
+ * 33,554,432 flops at a quarter of 32.768 TFLOP/s: 4.096 us (split 2: two
+ * waves of 2.048 us plus 256 x 256 x 4 x 2 x 2 B = 1.048576 us, slower).
+ * Not listed in exposed_epilogue: no output term. HBM bytes: (256 x 1024 +
+ * 1024 x 256 + 256 x 256) x 2 = 1,179,648. */
+START_TEST(bf16_gemm_mainloop_alone)
+{
+    strata_hw *hw = tiled("exposed_epilogue = f8\n");
+    strata_kernel_cost c;
+    gemm(hw, STRATA_DTYPE_BF16, &c);
+    ck_assert_double_eq(term(&c, "split-K"), 1);
+    ck_assert_double_eq(term(&c, "waves over the SMs"), 1);
+    ck_assert_double_eq_tol(c.compute_s, 4.096e-6, 1e-15);
+    ck_assert_msg(!has_term(&c, "exposed epilogue (output write)"), "bf16 has no exposed epilogue");
+    ck_assert_double_eq(c.bytes_nominal, 1179648);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* f8, the same shape: the mainloop at twice the rate, 2.048 us, then the
+ * output, 256 x 256 in bf16 = 131,072 B at 1 TB/s = 0.131072 us: 2.179072
+ * us (split 2: 2 x 1.024 + 1.048576 = 3.096576 us, slower). HBM bytes: A
+ * and B in one byte, C in two: 524,288 + 131,072 = 655,360. Without the
+ * dtype listed (none), the mainloop alone: 2.048 us. */
+START_TEST(f8_gemm_adds_its_output_write)
+{
+    strata_hw *hw = tiled("exposed_epilogue = f8\n");
+    strata_kernel_cost c;
+    gemm(hw, STRATA_DTYPE_F8, &c);
+    ck_assert_double_eq(term(&c, "split-K"), 1);
+    ck_assert_double_eq_tol(term(&c, "exposed epilogue (output write)"), 0.131072e-6, 1e-15);
+    ck_assert_double_eq_tol(c.compute_s, 2.179072e-6, 1e-15);
+    ck_assert_double_eq(c.bytes_nominal, 655360);
+    strata_hw_free(hw);
+    hw = tiled("exposed_epilogue = none\n");
+    gemm(hw, STRATA_DTYPE_F8, &c);
+    ck_assert_double_eq_tol(c.compute_s, 2.048e-6, 1e-15);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(bad_exposed_epilogue_refused)
+{
+    static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\n";
+    char *bad = g_strconcat(tiles, "exposed_epilogue = f9\n", NULL);
+    char *empty = g_strconcat(tiles, "exposed_epilogue =\n", NULL);
+    strata_test_hw_text_refused(head, bad, "a list of dtypes");
+    strata_test_hw_text_refused(head, empty, "a list of dtypes");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\nexposed_epilogue = f8\n",
+                                "only with matrix = tiles");
+    g_free(bad);
+    g_free(empty);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kernel");
@@ -265,6 +348,9 @@ int main(void)
     tcase_add_test(tc, kernel_table_lists_every_row);
     tcase_add_test(tc, bad_kernel_keys_refused);
     tcase_add_test(tc, bad_kernel_ops_refused_at_their_line);
+    tcase_add_test(tc, bf16_gemm_mainloop_alone);
+    tcase_add_test(tc, f8_gemm_adds_its_output_write);
+    tcase_add_test(tc, bad_exposed_epilogue_refused);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

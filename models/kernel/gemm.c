@@ -6,7 +6,8 @@
  * Cost: the matrix engine's time for the products (matrix.c: padding,
  * passes and fill on a systolic array; CTA tiles, waves and split-K on
  * tensor cores) and, at the same time, the operands' HBM traffic: A and B
- * read once, C written once, in the op's dtype (the compulsory traffic;
+ * read once, C written once, in the op's dtype (C of 8-bit products in
+ * bf16: strata_kernel_out_bytes) (the compulsory traffic;
  * re-reads of a block are served from VMEM or L2), at the unit's
  * achievable rate; the slower of the two; then the unit's kernel_launch.
  * Nominal: 2 B M K N flops and those bytes.
@@ -30,7 +31,8 @@ void strata_kernel_gemm_nominal(const strata_kernel_problem *p, double *flops, d
     gemm_dims g = dims_of(p);
     double b = (double)g.b, m = (double)g.m, k = (double)g.k, n = (double)g.n;
     *flops = 2.0 * b * m * k * n;
-    *bytes = b * (m * k + k * n + m * n) * strata_kernel_elem_bytes(p);
+    double e = strata_kernel_elem_bytes(p);
+    *bytes = b * ((m * k + k * n) * e + m * n * strata_kernel_out_bytes(e));
 }
 
 void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, strata_kernel_cost *c)
@@ -39,7 +41,7 @@ void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_ke
     double flops = 0, bytes = 0;
     strata_kernel_gemm_nominal(p, &flops, &bytes);
     strata_kernel_term_add(c, "flops (2BMKN)", flops, "FLOP");
-    double mm = strata_kernel_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), g.b, g.m, g.k, g.n, c);
+    double mm = strata_kernel_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), true, g.b, g.m, g.k, g.n, c);
     strata_kernel_term_add(c, "matrix engine time", mm, "s");
     strata_kernel_finish(hw, unit, c, flops, mm, bytes, "HBM bytes (A, B read, C written once)");
 }

@@ -81,6 +81,11 @@ double strata_kernel_elem_bytes(const strata_kernel_problem *p)
     return bits > 0 ? bits / 8.0 : 2.0;
 }
 
+double strata_kernel_out_bytes(double elem)
+{
+    return elem < 2.0 ? 2.0 : elem;
+}
+
 void strata_kernel_finish(const strata_hw *hw, uint32_t unit, strata_kernel_cost *c, double flops, double busy_s,
                           double bytes, const char *bytes_what)
 {

@@ -120,6 +120,11 @@ void strata_kernel_cost_print(FILE *out, const strata_kernel_cost *c, const char
 /* For the models' files: bytes per element of p's dtype (bf16 when none);
  * appends a term. */
 double strata_kernel_elem_bytes(const strata_kernel_problem *p);
+/* Bytes of one output element of a matrix product of elem-byte operands:
+ * 8-bit products are written in bf16 (TensorRT-LLM's cublas_scaled_mm and
+ * Transformer Engine's FP8 GEMMs output the module's bf16), others in their
+ * own dtype. */
+double strata_kernel_out_bytes(double elem);
 void strata_kernel_term_add(strata_kernel_cost *c, const char *name, double value, const char *unit);
 
 #endif

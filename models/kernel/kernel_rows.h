@@ -20,9 +20,12 @@ strata_kernel_nominal_fn strata_kernel_elementwise_nominal;
 
 /* matrix.c: the time of `batch` independent products M x K x N on the
  * unit's matrix engine (systolic array or CTA tiles), at its peak for
- * dtype times its matrix efficiency; terms appended to c. */
+ * dtype times its matrix efficiency; terms appended to c. to_memory: the
+ * product is written out by the kernel's epilogue (a GEMM; not the blocks
+ * of a fused kernel such as flash attention, which stay on chip). */
 double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
-                                 uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c);
+                                 bool to_memory, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
+                                 strata_kernel_cost *c);
 /* Fills c's totals: nominal flops, the unit's busy time, the HBM bytes
  * (over the unit's stream efficiency) and its kernel_launch; appends the
  * bytes, memory time and launch terms (`bytes_what` names the bytes). */

@@ -35,6 +35,16 @@
  *     tiles x s CTAs are one grid that runs in as many waves as it needs:
  *     on 108 SMs a split of 5 turns one wave of 64 tiles, which leaves 44
  *     SMs idle, into 3 waves of a fifth of K;
+ *   - the epilogue: with a cooperative schedule (CUTLASS's
+ *     KernelTmaWarpSpecializedCooperative; media/docs/cpp/efficient_gemm.md:
+ *     both consumer warp groups on one tile) a tile's output is written
+ *     after its mainloop, and the SMs run no tensor-core work meanwhile;
+ *     the ping-pong schedule hides it under the other warp group's
+ *     mainloop. For the dtypes the unit's `exposed_epilogue` lists, the
+ *     output's bytes (8-bit products are written in bf16) are added at the
+ *     achievable stream rate: the tiles of a wave write together, so the
+ *     waves' epilogues add up to the whole output. Split-K slices already
+ *     write their f32 partials serially (above), so it applies to s = 1;
  *   - the library's choice is modelled as the fastest of the unit's
  *     `cta_tiles` and splits 1 to 16 with at least 64 of K per slice (an
  *     ESTIMATE of cuBLAS's heuristic, which is not public; CUTLASS's
@@ -97,10 +107,18 @@ typedef struct tile_choice {
     double feed_eff;
 } tile_choice;
 
+/* The shape and its element: what every tile and split of one product shares. */
+typedef struct tile_problem {
+    double per_sm, elem, epilogue_s; /* epilogue_s: the exposed output write (0: hidden) */
+    uint64_t batch, m, k, n;
+} tile_problem;
+
 /* One tile and split: its time, or INFINITY when the split does not fit. */
-static double tile_time(const strata_hw *hw, uint32_t unit, double per_sm, double elem, uint64_t batch, uint64_t m,
-                        uint64_t k, uint64_t n, uint32_t mt, uint32_t nt, uint32_t split, tile_choice *out)
+static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *p, uint32_t mt, uint32_t nt,
+                        uint32_t split, tile_choice *out)
 {
+    double per_sm = p->per_sm, elem = p->elem;
+    uint64_t batch = p->batch, m = p->m, k = p->k, n = p->n;
     const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
     uint64_t tiles = batch * ceil_div(m, mt) * ceil_div(n, nt);
     if (split > 1 && ceil_div(k, split) < 64)
@@ -112,22 +130,27 @@ static double tile_time(const strata_hw *hw, uint32_t unit, double per_sm, doubl
     double t = (double)waves * 2.0 * mt * nt * (double)ceil_div(k, split) / (per_sm * feed_eff);
     if (split > 1) /* s partial f32 outputs written and read back */
         t += (double)(batch * m * n) * 4.0 * split * 2.0 / strata_kernel_stream_rate(hw, unit);
+    else
+        t += p->epilogue_s;
     *out = (tile_choice){t, mt, nt, split, tiles, waves, feed_eff};
     return t;
 }
 
-static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, double elem, uint64_t batch, uint64_t m,
-                         uint64_t k, uint64_t n, strata_kernel_cost *c)
+/* dtype: the product's, to look up exposed_epilogue (STRATA_DTYPE__COUNT: none, a fused kernel's blocks). */
+static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata_dtype dtype, double elem,
+                         uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c)
 {
     const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
     double eff = ks->matrix_efficiency > 0 ? ks->matrix_efficiency : 1.0;
-    double per_sm = peak * eff / ks->sms;
+    tile_problem p = {peak * eff / ks->sms, elem, 0, batch, m, k, n};
+    bool exposed = dtype < STRATA_DTYPE__COUNT && (ks->exposed_epilogue >> dtype & 1u);
+    if (exposed)
+        p.epilogue_s = (double)(batch * m * n) * strata_kernel_out_bytes(elem) / strata_kernel_stream_rate(hw, unit);
     tile_choice best = {INFINITY, 0, 0, 1, 0, 0, 1};
     for (uint32_t i = 0; i < ks->n_cta_tiles; i++)
         for (uint32_t split = 1; split <= 16; split++) {
             tile_choice t;
-            if (tile_time(hw, unit, per_sm, elem, batch, m, k, n, ks->cta_tiles[i][0], ks->cta_tiles[i][1], split, &t) <
-                best.t)
+            if (tile_time(hw, unit, &p, ks->cta_tiles[i][0], ks->cta_tiles[i][1], split, &t) < best.t)
                 best = t;
         }
     strata_kernel_term_add(c, "CTA tile M", best.mt, "");
@@ -139,11 +162,14 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, double
     strata_kernel_term_add(c, "SMs", ks->sms, "");
     strata_kernel_term_add(c, "matrix efficiency", eff, "");
     strata_kernel_term_add(c, "operand feed efficiency", best.feed_eff, "");
+    if (exposed)
+        strata_kernel_term_add(c, "exposed epilogue (output write)", best.split > 1 ? 0 : p.epilogue_s, "s");
     return isfinite(best.t) ? best.t : 0;
 }
 
 double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
-                                 uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c)
+                                 bool to_memory, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
+                                 strata_kernel_cost *c)
 {
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
     double peak = strata_hw_compute_flops(hw, unit, dtype);
@@ -151,5 +177,5 @@ double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtyp
         return 0;
     if (u->kernel.matrix == STRATA_MATRIX_SYSTOLIC)
         return systolic_time(u, peak, batch, m, k, n, c);
-    return tiles_time(hw, unit, peak, elem_bytes, batch, m, k, n, c);
+    return tiles_time(hw, unit, peak, to_memory ? dtype : STRATA_DTYPE__COUNT, elem_bytes, batch, m, k, n, c);
 }

@@ -144,6 +144,8 @@ typedef struct strata_kernel_spec {
     uint32_t n_cta_tiles;        /* tiles: the CTA tiles (M x N) the library picks among */
     uint32_t cta_tiles[STRATA_MAX_CTA_TILES][2];
     double operand_feed;         /* tiles: bytes/s of operands one SM receives (0: unbounded) */
+    uint32_t exposed_epilogue;   /* tiles: bit d set: dtype d's GEMMs write each tile's output after
+                                    its mainloop, not under the next tile's (0: none) */
     double matrix_efficiency;    /* sustained fraction of the matrix peak (default 1) */
     double stream_efficiency;    /* fraction of the operand memory's bandwidth a kernel streams at (default 1) */
     double kernel_launch;        /* seconds each kernel op adds (launch, first tile's prologue) */

@@ -20,6 +20,8 @@
 
 typedef enum { FOR_BOTH, FOR_SYSTOLIC, FOR_TILES } key_scope;
 
+_Static_assert(STRATA_DTYPE__COUNT <= 32, "exposed_epilogue keeps a bit per dtype in a uint32_t");
+
 typedef struct kernel_key {
     const char *name;
     key_scope scope;
@@ -34,6 +36,8 @@ static const kernel_key kernel_keys[] = {
     {"sms", FOR_TILES, "streaming multiprocessors, 1 to 4096 (required with matrix = tiles)"},
     {"cta_tiles", FOR_TILES, "the CTA tiles M x N the library picks among, such as 256x128,128x128 (required)"},
     {"operand_feed", FOR_TILES, "bytes per second of operands one SM receives from L2 (default: unbounded)"},
+    {"exposed_epilogue", FOR_TILES, "dtypes whose GEMM kernels write each CTA tile's output after its mainloop "
+                                    "instead of under the next tile's, such as f8, or none (default: none)"},
     {"matrix_efficiency", FOR_BOTH, "sustained fraction of the matrix peak, above 0 to 1 (default 1)"},
     {"stream_efficiency", FOR_BOTH, "fraction of the operand memory's bandwidth a kernel streams at (default 1)"},
     {"kernel_launch", FOR_BOTH, "time each kernel op adds: launch and first tile, 0 to 1 s (default 0)"},
@@ -115,6 +119,33 @@ static bool get_cta_tiles(const hw_load_ctx *ctx, const char *group, strata_kern
     return ok;
 }
 
+/* exposed_epilogue = f8,... : a bit per dtype named. */
+static bool get_exposed_epilogue(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)
+{
+    k->exposed_epilogue = 0;
+    if (!strata_keyfile_has_key(ctx->k, group, "exposed_epilogue"))
+        return true;
+    char *v = hw_get_raw(ctx, group, "exposed_epilogue");
+    char **parts = g_strsplit(v, ",", -1);
+    bool ok = parts[0] != NULL;
+    if (ok && !parts[1] && strcmp(g_strstrip(parts[0]), "none") == 0) { /* a file that undoes its base's list */
+        g_strfreev(parts);
+        g_free(v);
+        return true;
+    }
+    for (guint i = 0; ok && parts[i]; i++) {
+        strata_dtype d = STRATA_DTYPE_NONE;
+        ok = strata_dtype_from_name(g_strstrip(parts[i]), &d) && d != STRATA_DTYPE_NONE;
+        if (ok)
+            k->exposed_epilogue |= 1u << d;
+    }
+    if (!ok)
+        hw_fail_value(ctx, err, group, "exposed_epilogue", "a list of dtypes such as f8 or f8,int8, or none", v);
+    g_strfreev(parts);
+    g_free(v);
+    return ok;
+}
+
 /* No key of the other engine, and none at all without matrix. */
 static bool check_scope(const hw_load_ctx *ctx, const char *group, strata_matrix_kind matrix, GError **err)
 {
@@ -163,6 +194,7 @@ static bool load_kernel(const hw_load_ctx *ctx, const char *group, strata_kernel
            hw_get_count(ctx, group, "cores", 1, 16, 1, NULL, &k->cores, err) &&
            hw_get_count(ctx, group, "fill", 0, 100000, 0, NULL, &k->fill, err) &&
            hw_get_count(ctx, group, "sms", 1, 4096, 1, NULL, &k->sms, err) && (!tiles || get_cta_tiles(ctx, group, k, err)) &&
+           get_exposed_epilogue(ctx, group, k, err) &&
            get_optional_rate(ctx, group, "operand_feed", true, &k->operand_feed, err) &&
            get_fraction(ctx, group, "matrix_efficiency", 1.0, &k->matrix_efficiency, err) &&
            get_fraction(ctx, group, "stream_efficiency", 1.0, &k->stream_efficiency, err) &&
