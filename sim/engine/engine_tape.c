@@ -127,8 +127,15 @@ typedef struct tape_expect {
     uint64_t next_id; /* the id the next alloc gets */
 } tape_expect;
 
+struct engine_tape_pool {
+    size_t chunk;       /* the cap of every chunk it holds */
+    unsigned keep, n;   /* n spare chunks held, at most keep */
+    tape_chunk *spare;  /* linked through next */
+};
+
 struct engine_tape {
     size_t budget, bytes, chunk;
+    engine_tape_pool *pool; /* NULL: none */
     tape_chunk *head, *tail;
     tape_expect put;
     /* replay */
@@ -139,14 +146,67 @@ struct engine_tape {
     size_t ids_cap;
 };
 
-engine_tape *engine_tape_new(size_t budget) { return engine_tape_new_sized(budget, TAPE_CHUNK); }
+engine_tape *engine_tape_new(size_t budget) { return engine_tape_new_sized(budget, TAPE_CHUNK, NULL); }
 
-engine_tape *engine_tape_new_sized(size_t budget, size_t chunk)
+engine_tape *engine_tape_new_sized(size_t budget, size_t chunk, engine_tape_pool *pool)
 {
     engine_tape *t = g_new0(engine_tape, 1);
     t->budget = budget;
     t->chunk = chunk;
+    t->pool = pool;
     return t;
+}
+
+engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep)
+{
+    engine_tape_pool *pool = g_new0(engine_tape_pool, 1);
+    pool->chunk = chunk;
+    pool->keep = keep;
+    return pool;
+}
+
+void engine_tape_pool_free(engine_tape_pool *pool)
+{
+    if (!pool)
+        return;
+    while (pool->spare) {
+        tape_chunk *next = pool->spare->next;
+        g_free(pool->spare);
+        pool->spare = next;
+    }
+    g_free(pool);
+}
+
+/* A chunk of cap bytes, empty: a spare from the tape's pool when it has one. */
+static tape_chunk *chunk_new(engine_tape *t, size_t cap)
+{
+    engine_tape_pool *pool = t->pool;
+    tape_chunk *c;
+    if (pool && cap == pool->chunk && pool->spare) {
+        c = pool->spare;
+        pool->spare = c->next;
+        pool->n--;
+    } else {
+        c = g_malloc(sizeof(tape_chunk) + cap);
+        c->cap = cap;
+    }
+    c->next = NULL;
+    c->used = 0;
+    return c;
+}
+
+/* A chunk the tape is done with: back to its pool while it keeps fewer than
+ * it may, else freed. */
+static void chunk_done(engine_tape *t, tape_chunk *c)
+{
+    engine_tape_pool *pool = t->pool;
+    if (pool && c->cap == pool->chunk && pool->n < pool->keep) {
+        c->next = pool->spare;
+        pool->spare = c;
+        pool->n++;
+        return;
+    }
+    g_free(c);
 }
 
 #ifndef NDEBUG
@@ -170,7 +230,7 @@ void engine_tape_free(engine_tape *t)
     assert(tape_ok(t)); /* invariant 2 */
     while (t->head) {
         tape_chunk *next = t->head->next;
-        g_free(t->head);
+        chunk_done(t, t->head);
         t->head = next;
     }
     g_free(t->ids);
@@ -282,10 +342,7 @@ static bool reserve(engine_tape *t, size_t need)
     size_t cap = MAX(t->chunk, need);
     if (t->bytes + sizeof(tape_chunk) + cap > t->budget)
         return false;
-    tape_chunk *c = g_malloc(sizeof(tape_chunk) + cap);
-    c->next = NULL;
-    c->used = 0;
-    c->cap = cap;
+    tape_chunk *c = chunk_new(t, cap);
     if (t->tail)
         t->tail->next = c;
     else
@@ -586,7 +643,7 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
         if (!t->head)
             t->tail = NULL;
         t->pos = 0;
-        g_free(done);
+        chunk_done(t, done);
     }
     if (!t->at)
         return 0;
