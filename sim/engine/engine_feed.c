@@ -458,7 +458,6 @@ static void program_op(engine_feed *f, const strata_bound_op *op, const engine_o
         g_free(mems);
 }
 
-
 /* Takes one op in file order: into its stream's queue, compact
  * (engine_tape.h: a few bytes an op, where a queued engine_op took a few
  * hundred), or, when it is the asking stream `want`'s (whose queue is then
@@ -507,15 +506,15 @@ int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **e
     engine_op_extra x;
     engine_tape *q = g_ptr_array_index(f->queues, stream);
     if (!q || engine_tape_next(q, &e->bound, &x) != 1) { /* invariant 1: its queue first, then file order */
-        strata_bound_op read;
+        /* each op read lands in e->bound: queued (copied onto its queue's
+         * tape) or, the asking stream's, kept there */
         int got;
-        while ((got = f->eof ? 0 : read_one(f, stream, &read, &x, err)) == 1)
+        while ((got = f->eof ? 0 : read_one(f, stream, &e->bound, &x, err)) == 1)
             ;
         if (got <= 0) {
             engine_feed_release(f, e);
             return got;
         }
-        e->bound = read;
     }
     finish_op(f, e, &x);
     *op = e;
