@@ -244,6 +244,54 @@ START_TEST(tape_budget_and_far_values)
 }
 END_TEST
 
+/* Two queues (tapes whose puts and nexts interleave) sharing a pool of one
+ * spare chunk: ops whose indices jump (a queue holds one stream's ops, the
+ * others' fall between) come back with their index and line, in the fast
+ * form, whichever queue empties and fills again. */
+START_TEST(tape_queues_share_a_pool_and_keep_jumping_indices)
+{
+    engine_tape_pool *pool = engine_tape_pool_new(1024, 1);
+    engine_tape *q[2] = {engine_tape_new_sized(SIZE_MAX, 1024, pool), engine_tape_new_sized(SIZE_MAX, 1024, pool)};
+    strata_bound_op op = {.kind = STRATA_OP_WAIT, .device = STRATA_BIND_NONE, .memory = STRATA_BIND_NONE,
+                          .src_memory = STRATA_BIND_NONE, .dst_memory = STRATA_BIND_NONE,
+                          .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE, .event = 3};
+    engine_op_extra x = {0};
+    strata_bound_op back;
+    /* op i goes to queue i % 3 == 0 ? 0 : 1, index 5 i, line 7 i + 2:
+     * queue 0 is emptied after every put, queue 1 every fourth */
+    uint64_t pending[2][8], n_pending[2] = {0, 0};
+    for (uint64_t i = 0; i < 40; i++) {
+        int k = i % 3 == 0 ? 0 : 1;
+        op.index = 5 * i;
+        op.line = 7 * i + 2;
+        op.event_seq = i;
+        op.stream = (uint32_t)k;
+        ck_assert(engine_tape_put(q[k], &op, &x));
+        pending[k][n_pending[k]++] = i;
+        for (int j = 0; j < 2; j++) {
+            if (j == 1 && i % 4 != 3)
+                continue;
+            for (uint64_t m = 0; m < n_pending[j]; m++) {
+                uint64_t want = pending[j][m];
+                ck_assert_int_eq(engine_tape_next(q[j], &back, &x), 1);
+                ck_assert_uint_eq(back.index, 5 * want);
+                ck_assert_uint_eq(back.line, 7 * want + 2);
+                ck_assert_uint_eq(back.event_seq, want);
+                ck_assert_uint_eq(back.stream, (uint32_t)j);
+                ck_assert_uint_eq(back.event, 3);
+            }
+            n_pending[j] = 0;
+            ck_assert_int_eq(engine_tape_next(q[j], &back, &x), 0);
+        }
+    }
+    /* a put left unread when its tape is freed: its chunk goes too */
+    ck_assert(engine_tape_put(q[1], &op, &x));
+    engine_tape_free(q[0]);
+    engine_tape_free(q[1]);
+    engine_tape_pool_free(pool);
+}
+END_TEST
+
 /* Runs the engine in a child process (one SimGrid engine per process) with
  * this tape budget and returns its results JSON and timeline, concatenated
  * (or the error message). A model of several devices runs the SPMD
@@ -377,6 +425,7 @@ static Suite *tape_suite(void)
     tcase_add_test(tc, tape_gives_back_every_field);
     tcase_add_test(tc, tape_carries_every_bound_field);
     tcase_add_test(tc, tape_budget_and_far_values);
+    tcase_add_test(tc, tape_queues_share_a_pool_and_keep_jumping_indices);
     tcase_add_test(tc, replay_and_reread_agree_on_examples);
     tcase_add_test(tc, replay_and_reread_agree_on_collective_phases);
     tcase_add_test(tc, replay_and_reread_agree_on_oom_tile_and_plan);

@@ -45,6 +45,7 @@ struct engine_feed {
     uint32_t n_events;
     strata_idmap *buffers;     /* id -> engine_buffer * (owned) */
     GPtrArray *queues;         /* per stream: engine_tape * of its ops read ahead (compact), NULL until one */
+    engine_tape_pool *queue_chunks; /* the queues' spare chunks */
     bool eof;
     bool keep_labels;
     engine_op *spare;          /* released ops, reused by make_op */
@@ -57,6 +58,14 @@ struct engine_feed {
 };
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
+
+/* Bytes of a queue's chunks: a queue holds one while it holds an op, and
+ * a pod has thousands of streams. A queue that empties gives its chunk
+ * back to a pool of at most QUEUE_SPARE_CHUNKS spares, which the next
+ * queue to fill takes (a stream's queue often holds one op at a time:
+ * without the pool, one allocation and one free a queued op). */
+#define QUEUE_CHUNK 1024u
+#define QUEUE_SPARE_CHUNKS 64u
 
 /* A planning allocator places buffers by their program-order lifetimes,
  * which are the lifetimes that occur only when one stream allocates and frees
@@ -184,6 +193,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
     f->buffers = strata_idmap_new();
     f->queues = g_ptr_array_new_with_free_func((GDestroyNotify)engine_tape_free);
+    f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS);
     f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     f->tape = engine_tape_new(tape_budget);
 
@@ -285,6 +295,7 @@ void engine_feed_free(engine_feed *f)
     strata_idmap_foreach(f->buffers, free_visit, NULL);
     strata_idmap_free(f->buffers);
     g_ptr_array_free(f->queues, TRUE);
+    engine_tape_pool_free(f->queue_chunks); /* after its tapes */
     g_ptr_array_free(f->stream_names, TRUE);
     strata_binder_free(f->binder);
     engine_tape_free(f->tape);
@@ -447,10 +458,6 @@ static void program_op(engine_feed *f, const strata_bound_op *op, const engine_o
         g_free(mems);
 }
 
-/* Bytes of a queue's chunks: a queue holds one while it holds an op, and
- * a pod has thousands of streams. */
-#define QUEUE_CHUNK 1024u
-
 /* Takes one op in file order: into its stream's queue, compact
  * (engine_tape.h: a few bytes an op, where a queued engine_op took a few
  * hundred), or, when it is the asking stream `want`'s (whose queue is then
@@ -480,7 +487,7 @@ static int read_one(engine_feed *f, uint32_t want, strata_bound_op *op, engine_o
         x->name = NULL; /* an alloc's is its buffer's, registered */
     engine_tape *q = g_ptr_array_index(f->queues, op->stream);
     if (!q)
-        q = g_ptr_array_index(f->queues, op->stream) = engine_tape_new_sized(SIZE_MAX, QUEUE_CHUNK);
+        q = g_ptr_array_index(f->queues, op->stream) = engine_tape_new_sized(SIZE_MAX, QUEUE_CHUNK, f->queue_chunks);
     if (!engine_tape_put(q, op, x)) { /* invariant 1: every bound op fits a tape */
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s:%" G_GUINT64_FORMAT ": an op the engine cannot queue",
                     strata_binder_origin(f->binder), op->line);
@@ -499,15 +506,15 @@ int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **e
     engine_op_extra x;
     engine_tape *q = g_ptr_array_index(f->queues, stream);
     if (!q || engine_tape_next(q, &e->bound, &x) != 1) { /* invariant 1: its queue first, then file order */
-        strata_bound_op read;
+        /* each op read lands in e->bound: queued (copied onto its queue's
+         * tape) or, the asking stream's, kept there */
         int got;
-        while ((got = f->eof ? 0 : read_one(f, stream, &read, &x, err)) == 1)
+        while ((got = f->eof ? 0 : read_one(f, stream, &e->bound, &x, err)) == 1)
             ;
         if (got <= 0) {
             engine_feed_release(f, e);
             return got;
         }
-        e->bound = read;
     }
     finish_op(f, e, &x);
     *op = e;

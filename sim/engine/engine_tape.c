@@ -22,10 +22,13 @@
  *
  * The fast form: an alloc, free, copy, compute, record or wait whose fields
  * that its kind's fast form does not carry hold their EXPECT (fast_form:
- * uncarried_differ(), from the FAST column), with a later line, is written
- * without a mask: one byte of FAST, three flags (a name, flops, time: has_flops
- * is then flops != 0, has_time time_s != 0) and the kind, then the
- * line's distance from the previous op's less one, the stream, the device
+ * uncarried_differ(), from the FAST column), with a later line and an index
+ * not below the one expected, is written without a mask: one byte of FAST,
+ * four flags (a name, flops, time: has_flops is then flops != 0, has_time
+ * time_s != 0; skip: the index is not the one expected) and the kind (three
+ * bits), then the line's distance from the previous op's less one, with
+ * skip the index's distance from the one expected (a queue's ops, whose
+ * indices jump over the ops of other streams), the stream, the device
  * (index + 1), then its
  * kind's fields in a fixed order, memories, units and routes as index + 1
  * (STRATA_BIND_NONE as 0). Building the mask and walking its fields costs
@@ -39,16 +42,19 @@
 enum {
     FAST = 0x80, /* a kind byte with this bit opens the fast form: */
     FAST_NAME = 0x40, FAST_FLOPS = 0x20, FAST_TIME = 0x10, /* its flags */
-    FAST_KIND = 0x0f, /* and its kind */
+    FAST_SKIP = 0x08, /* the index is not the one expected: its distance follows */
+    FAST_KIND = 0x07, /* and its kind */
+    GENERAL_KIND_MAX = 0x0f, /* the general form's kind byte, below FAST */
     TAPE_CHUNK = 256 * 1024,
     /* the most bytes a varint of 64 bits takes */
     VARINT_MAX = 10,
 };
-_Static_assert(STRATA_OP__COUNT <= FAST_KIND + 1, "an op kind fits in the fast form's low four bits");
+_Static_assert(STRATA_OP__COUNT <= GENERAL_KIND_MAX + 1, "an op kind fits in the general form's kind byte");
 
 /* A kind's bit in FAST. */
 #define FK(k) (1u << STRATA_OP_##k)
 #define FK_ALL (FK(ALLOC) | FK(FREE) | FK(COPY) | FK(COMPUTE) | FK(RECORD) | FK(WAIT))
+_Static_assert((FK_ALL >> (FAST_KIND + 1)) == 0, "the kinds of the fast form fit in its low three bits");
 
 /* The tape's fields, one line each, in the general form's mask order (the
  * most common first, so that the mask of a typical op fits in one or two
@@ -84,7 +90,7 @@ _Static_assert(STRATA_OP__COUNT <= FAST_KIND + 1, "an op kind fits in the fast f
     X(TIME,       F64,    op->time_s,     _,            0,                                         FK(COMPUTE))    \
     X(OUTS,       IDS,    op->outs,       op->n_outs,   NULL,                                      FK(COMPUTE))    \
     X(LINE,       VARINT, op->line,       _,            e->line + 1,                               FK_ALL)         \
-    X(INDEX,      VARINT, op->index,      _,            e->index,                                  0)              \
+    X(INDEX,      VARINT, op->index,      _,            e->index,                                  FK_ALL)         \
     X(GROUP,      VARINT, op->group_size, _,            0,                                         0)              \
     X(COLL,       VARINT, x->coll,        _,            0,                                         0)              \
     X(PHASE,      VARINT, x->phase,       _,            0,                                         0)              \
@@ -127,8 +133,15 @@ typedef struct tape_expect {
     uint64_t next_id; /* the id the next alloc gets */
 } tape_expect;
 
+struct engine_tape_pool {
+    size_t chunk;       /* the cap of every chunk it holds */
+    unsigned keep, n;   /* n spare chunks held, at most keep */
+    tape_chunk *spare;  /* linked through next */
+};
+
 struct engine_tape {
     size_t budget, bytes, chunk;
+    engine_tape_pool *pool; /* NULL: none */
     tape_chunk *head, *tail;
     tape_expect put;
     /* replay */
@@ -139,14 +152,67 @@ struct engine_tape {
     size_t ids_cap;
 };
 
-engine_tape *engine_tape_new(size_t budget) { return engine_tape_new_sized(budget, TAPE_CHUNK); }
+engine_tape *engine_tape_new(size_t budget) { return engine_tape_new_sized(budget, TAPE_CHUNK, NULL); }
 
-engine_tape *engine_tape_new_sized(size_t budget, size_t chunk)
+engine_tape *engine_tape_new_sized(size_t budget, size_t chunk, engine_tape_pool *pool)
 {
     engine_tape *t = g_new0(engine_tape, 1);
     t->budget = budget;
     t->chunk = chunk;
+    t->pool = pool;
     return t;
+}
+
+engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep)
+{
+    engine_tape_pool *pool = g_new0(engine_tape_pool, 1);
+    pool->chunk = chunk;
+    pool->keep = keep;
+    return pool;
+}
+
+void engine_tape_pool_free(engine_tape_pool *pool)
+{
+    if (!pool)
+        return;
+    while (pool->spare) {
+        tape_chunk *next = pool->spare->next;
+        g_free(pool->spare);
+        pool->spare = next;
+    }
+    g_free(pool);
+}
+
+/* A chunk of cap bytes, empty: a spare from the tape's pool when it has one. */
+static tape_chunk *chunk_new(engine_tape *t, size_t cap)
+{
+    engine_tape_pool *pool = t->pool;
+    tape_chunk *c;
+    if (pool && cap == pool->chunk && pool->spare) {
+        c = pool->spare;
+        pool->spare = c->next;
+        pool->n--;
+    } else {
+        c = g_malloc(sizeof(tape_chunk) + cap);
+        c->cap = cap;
+    }
+    c->next = NULL;
+    c->used = 0;
+    return c;
+}
+
+/* A chunk the tape is done with: back to its pool while it keeps fewer than
+ * it may, else freed. */
+static void chunk_done(engine_tape *t, tape_chunk *c)
+{
+    engine_tape_pool *pool = t->pool;
+    if (pool && c->cap == pool->chunk && pool->n < pool->keep) {
+        c->next = pool->spare;
+        pool->spare = c;
+        pool->n++;
+        return;
+    }
+    g_free(c);
 }
 
 #ifndef NDEBUG
@@ -170,7 +236,7 @@ void engine_tape_free(engine_tape *t)
     assert(tape_ok(t)); /* invariant 2 */
     while (t->head) {
         tape_chunk *next = t->head->next;
-        g_free(t->head);
+        chunk_done(t, t->head);
         t->head = next;
     }
     g_free(t->ids);
@@ -282,10 +348,7 @@ static bool reserve(engine_tape *t, size_t need)
     size_t cap = MAX(t->chunk, need);
     if (t->bytes + sizeof(tape_chunk) + cap > t->budget)
         return false;
-    tape_chunk *c = g_malloc(sizeof(tape_chunk) + cap);
-    c->next = NULL;
-    c->used = 0;
-    c->cap = cap;
+    tape_chunk *c = chunk_new(t, cap);
     if (t->tail)
         t->tail->next = c;
     else
@@ -360,7 +423,7 @@ static bool uncarried_differ(const tape_expect *e, const strata_bound_op *op, co
  * column, through uncarried_differ()). */
 static bool fast_form(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
 {
-    return op->line > e->line && op->has_flops == (op->flops != 0) && op->has_time == (op->time_s != 0) &&
+    return op->line > e->line && op->index >= e->index && op->has_flops == (op->flops != 0) && op->has_time == (op->time_s != 0) &&
            (op->kind != STRATA_OP_ALLOC || x->name) && !uncarried_differ(e, op, x);
 }
 
@@ -369,9 +432,11 @@ static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op
                          size_t name_len)
 {
     uint8_t flags = (uint8_t)((x->name ? FAST_NAME : 0) | (op->has_flops ? FAST_FLOPS : 0) |
-                              (op->has_time ? FAST_TIME : 0));
+                              (op->has_time ? FAST_TIME : 0) | (op->index != e->index ? FAST_SKIP : 0));
     *p++ = (uint8_t)(FAST | flags | op->kind);
     p = put_varint(p, op->line - e->line - 1);
+    if (flags & FAST_SKIP) /* an op of a queue: those between went to other streams */
+        p = put_varint(p, op->index - e->index);
     p = put_varint(put_varint(p, op->stream), plus_one(op->device));
     switch (op->kind) {
     case STRATA_OP_ALLOC:
@@ -409,7 +474,7 @@ static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op
 
 bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
 {
-    if ((unsigned)op->kind > FAST_KIND || (op->n_ins && !op->ins) || (op->n_outs && !op->outs) ||
+    if ((unsigned)op->kind > GENERAL_KIND_MAX || (op->n_ins && !op->ins) || (op->n_outs && !op->outs) ||
         (x->n_donated && !x->donated))
         return false;
     size_t name_len = x->name ? strlen(x->name) : 0;
@@ -515,6 +580,10 @@ static const uint8_t *get_fast(engine_tape *t, const uint8_t *p, uint8_t flags, 
     uint64_t v = 0, w = 0;
     p = get_varint(p, &v);
     op->line = e->line + 1 + v;
+    if (flags & FAST_SKIP) {
+        p = get_varint(p, &v);
+        op->index = e->index + v;
+    }
     p = get_varint(p, &v);
     op->stream = (uint32_t)v;
     p = get_varint(p, &v);
@@ -586,7 +655,7 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
         if (!t->head)
             t->tail = NULL;
         t->pos = 0;
-        g_free(done);
+        chunk_done(t, done);
     }
     if (!t->at)
         return 0;

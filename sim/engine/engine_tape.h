@@ -56,9 +56,18 @@ typedef struct engine_tape engine_tape;
 engine_tape *engine_tape_new(size_t budget);
 /* The same, in chunks of `chunk` bytes (engine_tape_new: 256 KiB): a tape
  * used as a queue (put and next interleaved, as the feed's queue of one
- * stream is) holds at least one chunk while it holds an op. */
-engine_tape *engine_tape_new_sized(size_t budget, size_t chunk);
+ * stream is) holds at least one chunk while it holds an op. With a pool
+ * (NULL: none), its chunks of the pool's size come from the pool and go
+ * back to it once replayed: a queue that empties and fills again, op by
+ * op, then allocates nothing (one chunk a queued op, otherwise). */
+typedef struct engine_tape_pool engine_tape_pool;
+engine_tape *engine_tape_new_sized(size_t budget, size_t chunk, engine_tape_pool *pool);
 void engine_tape_free(engine_tape *t); /* NULL ok */
+/* Spare chunks of `chunk` bytes shared by the tapes made with it, at most
+ * `keep` of them held (the rest freed): memory stays bounded by the ops
+ * queued, however many tapes. Free it after its tapes. */
+engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep);
+void engine_tape_pool_free(engine_tape_pool *pool); /* NULL ok */
 /* Appends op (the bound op of the first pass, read in file order) and x.
  * False when the budget would be exceeded or the op cannot be held: the
  * tape is then unusable and should be freed. */
