@@ -232,6 +232,9 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
                 break;
         }
     }
+    for (guint i = first; k > 1 && i < end; i++)
+        if (steps[i].src == steps[i].dst && steps[i].delay_s > 0)
+            k = 1; /* a step that stays on its device paces the round (a kernel's rate): no link's share says so */
     if (k > 1 && round_uncontended(l, r, mixed_ok, &phase->round_latency_ps, &phase->round_time_ps))
         phase->rounds = k;
     return phase->rounds > 1 ? phase->rounds : 1;
