@@ -22,6 +22,13 @@
  * NVLink's packets over NCCL's NVLS efficiency (as nccl's NVLS); a tree's
  * copies cross the network in the Simple format, the first piece's after
  * NCCL's network step cost. With one domain it is nccl's NVLS all-reduce.
+ * Across domains every round also takes at least the time of the largest
+ * piece in one of its stages at the kernel's rate (tune.stage_bw: NCCL's
+ * perChMaxNVLSTreeBw x its heads, strata_nccl_choice.stage_gbs): each role
+ * of runNvlsTree (scatter, reduce and send, receive and broadcast, gather)
+ * runs on its own warps of the channel's CTA, at their pace whether or not
+ * the links have room, so the first piece crosses its 2 + 2L stages at a
+ * stage-time each, as the steady state does (pace_rounds).
  */
 #include "collective/coll_kit.h"
 
