@@ -551,6 +551,47 @@ START_TEST(schedules_across_domains_give_the_result)
 }
 END_TEST
 
+/* NVLS_TREE at the kernel's pace: 2 domains of 4, one channel, chunks of
+ * 4 bytes: pieces of 1 x 4 x 4 = 16 bytes, 40 bytes in 3 (16, 16, 8); a
+ * tree of height 1 between the domains, so 3 + 1 + 2 = 6 rounds. At 8 B/s
+ * every rank's round takes at least a piece's 2 s while a full piece is in
+ * one of its stages (rounds 0 to 4; piece 1 leaves its last stage, the
+ * multicast, in round 1 + 1 + 2 = 4) and the last piece's 1 s in round 5:
+ * a step per rank and round that stays on the rank (lane 3 x 3 + 12). */
+START_TEST(nvls_tree_rounds_take_the_kernels_pace)
+{
+    strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl-nvls-tree"), 8, 40);
+    sh.domain_ranks = 4;
+    sh.channels = 1;
+    sh.chunk_bytes = 4;
+    sh.tune.stage_bw = 8;
+    uint32_t rounds;
+    check_op(&sh, &rounds);
+    ck_assert_uint_eq(rounds, 6);
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    strata_coll_schedule(&sh, steps);
+    uint32_t paced[6] = {0};
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        if (st->src != st->dst)
+            continue;
+        ck_assert_uint_eq(st->lane, 21);
+        ck_assert_uint_eq(st->bytes, 1);
+        ck_assert_double_eq_tol(st->delay_s, st->round < 5 ? 2.0 : 1.0, 1e-12);
+        paced[st->round]++;
+    }
+    for (uint32_t r = 0; r < 6; r++)
+        ck_assert_uint_eq(paced[r], 8);
+    /* without a pace (one domain, or stage_bw 0): no such step */
+    sh.tune.stage_bw = 0;
+    g_array_set_size(steps, 0);
+    strata_coll_schedule(&sh, steps);
+    for (guint i = 0; i < steps->len; i++)
+        ck_assert_uint_ne(g_array_index(steps, strata_coll_step, i).src, g_array_index(steps, strata_coll_step, i).dst);
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 static Suite *collective_suite(void)
 {
     Suite *s = suite_create("collective");
@@ -569,6 +610,7 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, nccl_double_binary_tree_is_nccls);
     tcase_add_test(tc, schedules_across_domains_give_the_result);
     tcase_add_test(tc, rccl_trees_follow_the_model_rings);
+    tcase_add_test(tc, nvls_tree_rounds_take_the_kernels_pace);
     suite_add_tcase(s, tc);
     return s;
 }

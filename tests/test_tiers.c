@@ -80,6 +80,12 @@ START_TEST(nccl_across_nodes_is_nccls)
     ck_assert(strata_nccl_choose(&h100x2, ar, 8ull << 30, &c));
     ck_assert(c.algo == STRATA_NCCL_NVLS_TREE && c.nvls_us == 25.0);
     ck_assert_uint_eq(c.chunk_bytes, 128 << 10);
+    /* its kernel's pace: perChMaxNVLSTreeBw x 8 heads, as algorithm
+     * bandwidth (N2 57.7; N4 45.5 on 4 nodes); none for the tree */
+    ck_assert_double_eq_tol(c.stage_gbs, 57.7 * 8 * 16 / 30, 1e-9);
+    ck_assert(strata_nccl_choose(&four, ar, 8ull << 30, &c) && c.algo == STRATA_NCCL_NVLS_TREE);
+    ck_assert_double_eq_tol(c.stage_gbs, 45.5 * 8 * 32 / 62, 1e-9);
+    ck_assert(strata_nccl_choose(&h100x2, ar, 8, &c) && c.stage_gbs == 0);
     /* NCCL_ALGO=Ring */
     strata_nccl_comm ring = h100x2;
     ring.algos = 1u << STRATA_NCCL_RING;
@@ -249,6 +255,21 @@ static double sweep_point(const char *hw, uint32_t devices, const char *algo, ui
     return t;
 }
 
+/* 64 MiB over 2 x 8 H100 (configs/hw/h100-2x8-ib.ini): NVLS_TREE on 16
+ * channels of 8 heads x 128 KiB, so 4 pieces of 16 MiB in 4 + 1 + 2 = 7
+ * rounds, each at the kernel's pace, 16 MiB / 246.19 GB/s = 68.148 us
+ * (the links need less: the NICs carry 1 MiB of a piece each way a
+ * round), after NVLS's fixed 25 us: 502.0 us. */
+START_TEST(nvls_tree_fills_at_the_kernels_pace)
+{
+    char *choice = NULL;
+    double t = sweep_point("configs/hw/h100-2x8-ib.ini", 16, NULL, 64ull << 20, &choice);
+    ck_assert_str_eq(choice, "NVLS_TREE/Simple/16");
+    ck_assert_double_eq_tol(t, 25e-6 + 7 * (16ull << 20) / (57.7e9 * 8 * 16 / 30), 0.2e-6);
+    g_free(choice);
+}
+END_TEST
+
 START_TEST(times_grow_with_size)
 {
     static const struct {
@@ -299,6 +320,7 @@ static Suite *suite(void)
     tcase_add_test(tc, rccl_is_rccls);
     tcase_add_test(tc, shipped_clusters_cross_their_tiers);
     tcase_add_test(tc, rccl_tree_spreads_over_the_mesh);
+    tcase_add_test(tc, nvls_tree_fills_at_the_kernels_pace);
     tcase_add_test(tc, times_grow_with_size);
     suite_add_tcase(s, tc);
     return s;

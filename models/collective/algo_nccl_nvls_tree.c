@@ -22,6 +22,13 @@
  * NVLink's packets over NCCL's NVLS efficiency (as nccl's NVLS); a tree's
  * copies cross the network in the Simple format, the first piece's after
  * NCCL's network step cost. With one domain it is nccl's NVLS all-reduce.
+ * Across domains every round also takes at least the time of the largest
+ * piece in one of its stages at the kernel's rate (tune.stage_bw: NCCL's
+ * perChMaxNVLSTreeBw x its heads, strata_nccl_choice.stage_gbs): each role
+ * of runNvlsTree (scatter, reduce and send, receive and broadcast, gather)
+ * runs on its own warps of the channel's CTA, at their pace whether or not
+ * the links have room, so the first piece crosses its 2 + 2L stages at a
+ * stage-time each, as the steady state does (pace_rounds).
  */
 #include "collective/coll_kit.h"
 
@@ -45,6 +52,31 @@ static uint32_t head_tree(const strata_coll_sched *s, uint32_t tree, uint32_t q,
     return height;
 }
 
+/* The kernel's pace: in each of the schedule's rounds (pieces + 1 + 2
+ * levels) every rank takes at least the largest piece in one of its stages
+ * at `bw` (B/s): a step on lane `lane` that copies nothing new (a byte of
+ * OUT onto itself, appended before the data's steps so that it reads and
+ * writes the value the round starts from) after that delay. The warps of
+ * each role run at the kernel's rate whether or not the others have work,
+ * so the pipeline's fill and drain take a stage-time a round, as its
+ * steady state does. */
+static void pace_rounds(strata_coll_sched *s, uint64_t b, uint64_t piece, uint32_t pieces, uint32_t levels,
+                        double bw, uint32_t lane)
+{
+    uint64_t last = b - (uint64_t)(pieces - 1) * piece;
+    for (uint32_t r = 0; bw > 0 && r < pieces + 1 + 2 * levels; r++) {
+        /* the pieces in a stage: r - 1 - 2 levels .. r */
+        bool only_last = r >= pieces - 1 + 1 + 2 * levels || pieces == 1;
+        double delay = (double)(only_last ? last : piece) / bw;
+        for (uint32_t rank = 0; rank < s->n; rank++) {
+            strata_coll_step st = {.round = r, .lane = lane, .src = rank, .dst = rank, .src_buf = STRATA_COLL_OUT,
+                                   .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT, .bytes = 1,
+                                   .delay_s = delay};
+            coll_add(s, &st);
+        }
+    }
+}
+
 static uint32_t nvls_tree_schedule(strata_coll_sched *s, const strata_coll_shape *shape)
 {
     uint32_t n = s->n, m = s->domain, nodes = n / m;
@@ -60,6 +92,8 @@ static uint32_t nvls_tree_schedule(strata_coll_sched *s, const strata_coll_shape
         }
     coll_wire wire = coll_nccl_wire(shape);
     uint32_t lane0 = m > 1 ? 3 * (m - 1) : 0;
+    if (nodes > 1)
+        pace_rounds(s, b, piece, pieces, levels, shape->tune.stage_bw, lane0 + 12);
     for (uint32_t k = 0; k < pieces; k++) {
         uint64_t lo = (uint64_t)k * piece, len = MIN(b - lo, piece);
         for (uint32_t node = 0; m > 1 && node < nodes; node++) {

@@ -78,6 +78,10 @@ typedef struct strata_coll_tuning {
     double launch_s;
     double net_step_s;
     uint32_t heads;
+    /* NVLS_TREE across domains: the rate (B/s of the buffer) below which
+     * no stage of its pipeline runs, the kernel's (strata_nccl_choice
+     * stage_gbs); 0: the links alone decide */
+    double stage_bw;
     bool msccl;
     const uint8_t *rings;
     uint32_t n_rings, ring_len;

@@ -431,6 +431,12 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
     out->nvls_us = 0;
     out->heads = 0;
     out->net_step_us = nodes_of(c) > 1 ? net_step(c, out->algo, out->proto) : 0;
+    out->stage_gbs = 0;
     tune_channels(c, bytes, out);
+    uint32_t nodes = nodes_of(c), heads;
+    double bw;
+    if (out->algo == STRATA_NCCL_NVLS_TREE && nodes > 1 && kind == STRATA_OP_ALL_REDUCE &&
+        strata_nccl_nvls_graph(c, &heads, &bw))
+        out->stage_gbs = heads * nvls_tree_bw[c->arch][nodes <= 2 ? 1 : 2] * c->ranks / (2.0 * (c->ranks - 1));
     return true;
 }

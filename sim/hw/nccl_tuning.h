@@ -107,6 +107,13 @@ typedef struct strata_nccl_choice {
      * heads (NVLS_TREE: the GPUs with a NIC) */
     double net_step_us;
     uint32_t heads;
+    /* NVLS_TREE across nodes: the algorithm bandwidth (GB/s) of NCCL's
+     * per-channel cap (tuning.cc perChMaxNVLSTreeBw x the NVLS graph's
+     * channels, as bus bandwidth, x nRanks / nsteps): the rate of the
+     * kernel's warps, a role each (scatter, reduce and send, receive and
+     * broadcast, gather), at which every stage of its pipeline runs even
+     * while the links have room (algo_nccl_nvls_tree.c); 0 otherwise */
+    double stage_gbs;
 } strata_nccl_choice;
 
 /* NCCL's names (ncclAlgoStr, ncclProtoStr): "Tree", "Ring", "NVLS",

@@ -232,8 +232,14 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
                 break;
         }
     }
-    if (k > 1 && round_uncontended(l, r, mixed_ok, &phase->round_latency_ps, &phase->round_time_ps))
+    if (k > 1 && round_uncontended(l, r, mixed_ok, &phase->round_latency_ps, &phase->round_time_ps)) {
         phase->rounds = k;
+        /* a step that stays on its device and waits (a kernel's pace) holds
+         * each round at least that long, which no link's share says */
+        for (guint i = first; i < end; i++)
+            if (steps[i].src == steps[i].dst && steps[i].delay_s > 0)
+                phase->round_time_ps = MAX(phase->round_time_ps, (uint64_t)llround(steps[i].delay_s * 1e12));
+    }
     return phase->rounds > 1 ? phase->rounds : 1;
 }
 
