@@ -606,6 +606,58 @@ START_TEST(jax_profile_times_are_numbers)
 }
 END_TEST
 
+/* A pid or tid is an integer in the Trace Event Format (TSL's
+ * trace_events_to_json writes them so). A fraction was truncated and a
+ * string read as 0 before; now refused at the event's line, naming the key.
+ * A whole number written as a double (2.0) and a missing tid stay accepted. */
+START_TEST(jax_profile_ids_are_whole_numbers)
+{
+    char *dir = strata_test_temp_dir();
+    static const struct {
+        const char *ids;
+        int status;
+        const char *message;
+    } rows[] = {
+        {"\"pid\":1,\"tid\":2", 0, NULL},
+        {"\"pid\":1.0,\"tid\":2.0", 0, NULL},
+        {"\"pid\":1.5,\"tid\":2", 2, "expected pid a whole number within 64 bits, got a number with a fraction"},
+        {"\"pid\":1,\"tid\":\"2\"", 2, "expected tid a whole number within 64 bits, got a string"},
+        {"\"pid\":true,\"tid\":2", 2, "expected pid a whole number within 64 bits, got a boolean"},
+        {"\"pid\":7e21,\"tid\":2", 2, "got a number with a fraction or out of range"},
+        {"\"pid\":1,\"tid\":null", 2, "expected tid a whole number within 64 bits, got null"},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        char *json = g_strdup_printf(
+            "{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"/device:GPU:0\"}},\n"
+            "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"XLA Ops\"}},\n"
+            "{\"ph\":\"X\",\"name\":\"fusion.1\",%s,\"ts\":1,\"dur\":5,\"args\":{\"hlo_op\":\"fusion.1\"}}]}\n",
+            rows[i].ids);
+        char *path = g_build_filename(dir, "p.json", NULL);
+        ck_assert(g_file_set_contents(path, json, -1, NULL));
+        const char *argv[] = {"import", "jax-profile", "p.json", "-o", "p.trace", NULL};
+        strata_cli_result r = strata_test_run_in(dir, NULL, argv);
+        ck_assert_msg(r.status == rows[i].status, "row %zu: exit %d: %s", i, r.status, r.err);
+        if (rows[i].message)
+            ck_assert_msg(strstr(r.err, rows[i].message) && strstr(r.err, "p.json:3"), "row %zu: %s", i, r.err);
+        strata_cli_result_clear(&r);
+        g_unlink(path);
+        char *trace = g_build_filename(dir, "p.trace", NULL);
+        if (rows[i].status == 0) { /* the op is on the device of pid 1 */
+            char *text = NULL;
+            ck_assert(g_file_get_contents(trace, &text, NULL, NULL));
+            ck_assert_msg(strstr(text, "fusion.1"), "row %zu: %s", i, text);
+            g_free(text);
+        }
+        g_unlink(trace);
+        g_free(trace);
+        g_free(path);
+        g_free(json);
+    }
+    remove_all(dir);
+    g_free(dir);
+}
+END_TEST
+
 /* ---- manifests that cannot become code ----------------------------------- */
 
 /* A newline in the experiment's path made a --list-jobs line two, the
@@ -665,6 +717,7 @@ static Suite *surfaces_suite(void)
     tcase_add_test(tc, staging_chunks_bounded);
     tcase_add_test(tc, xla_groups_validated);
     tcase_add_test(tc, jax_profile_times_are_numbers);
+    tcase_add_test(tc, jax_profile_ids_are_whole_numbers);
     tcase_add_test(tc, manifests_cannot_become_code);
     suite_add_tcase(s, tc);
     return s;

@@ -17,19 +17,16 @@
 
 #define JAX_SNIFF_EVENTS 10000
 
-/* A number member truncated to an integer into *out, 0 when missing (or not
- * a number); false when it is a number no 64-bit integer holds (an id of
- * 7e21 was cast to int64_t: undefined behaviour, found by fuzz_jax_profile). */
-static bool member_int(JsonObject *o, const char *key, int64_t *out)
+/* An id member (pid, tid) as a whole number into *out, 0 when missing; false
+ * when present but not a whole number that a 64-bit integer holds. The
+ * Trace Event Format's ids are integers, and TSL's trace_events_to_json
+ * writes them so: a fraction, a string or a boolean is a bad value, refused
+ * at its line, not truncated or read as 0 (an id of 7e21 was cast to
+ * int64_t: undefined behaviour, found by fuzz_jax_profile). */
+static bool member_id(JsonObject *o, const char *key, int64_t *out)
 {
-    double d;
     *out = 0;
-    if (!json_member_number(o, key, &d))
-        return true;
-    if (!(d > -9.2e18 && d < 9.2e18))
-        return false;
-    *out = (int64_t)d;
-    return true;
+    return !json_object_has_member(o, key) || json_member_integer(o, key, out);
 }
 
 /* What a JSON value is, for a message ("none": absent). */
@@ -53,9 +50,12 @@ static bool feed(strata_jax_ops *r, const char *path, JsonObject *ev, uint64_t l
     if (ph == NULL)
         return true;
     int64_t pid = 0, tid = 0;
-    if (!member_int(ev, "pid", &pid) || !member_int(ev, "tid", &tid)) {
+    const char *bad_id = !member_id(ev, "pid", &pid) ? "pid" : !member_id(ev, "tid", &tid) ? "tid" : NULL;
+    if (bad_id) {
+        JsonNode *v = json_object_get_member(ev, bad_id);
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s:%" G_GUINT64_FORMAT ": expected pid and tid whole numbers within 64 bits", path, line);
+                    "%s:%" G_GUINT64_FORMAT ": expected %s a whole number within 64 bits, got %s%s", path, line,
+                    bad_id, json_kind(v), v && json_node_get_value_type(v) == G_TYPE_DOUBLE ? " with a fraction or out of range" : "");
         return false;
     }
     JsonObject *args = json_member_object(ev, "args");
