@@ -2,10 +2,12 @@
  * made-up unit whose figures make the hand arithmetic short:
  *   systolic: one 128 x 128 array at 1 GHz (peak 128 x 128 x 2 x 1e9 =
  *   32.768 TFLOP/s), fill and drain 2 x 128 = 256 cycles, HBM 1 TB/s,
- *   kernel_launch 1 us;
+ *   kernel_launch 1 us (one test adds matrix_efficiency = 0.8);
  *   tiles (the dtype tests): 4 SMs, one 128 x 128 CTA tile, f8 at twice
  *   the bf16 peak, `exposed_epilogue = f8` (an FP8 tile's output written
  *   after its mainloop);
+ * the shipped tpu-v5e.ini's gemm against the matmul timings its
+ * matrix_efficiency comes from;
  * and the trace side: a kernel op on a unit without a matrix engine keeps
  * the roofline, and bad kernel ops are refused at their line. */
 #include <math.h>
@@ -66,6 +68,49 @@ START_TEST(gemm_129_pads_to_two_tiles_per_dimension)
     ck_assert_double_eq_tol(c.compute_s, 800e-9, 1e-15);
     ck_assert_double_eq_tol(c.fixed_s, 1e-6, 1e-15);
     ck_assert_double_eq(c.flops, 2.0 * 129 * 129 * 129);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The same 129^3 on a unit sustaining 0.8 of its peak: the array's 800
+ * cycles take 800 ns / 0.8 = 1000 ns; the launch and the bytes do not move. */
+START_TEST(gemm_at_matrix_efficiency)
+{
+    static const char *keys = "matrix = systolic\nside = 128\nkernel_launch = 1us\nmatrix_efficiency = 0.8\n";
+    strata_hw *hw = unit(keys);
+    uint64_t d[] = {129, 129, 129};
+    strata_kernel_cost c;
+    cost(hw, "gemm", d, 3, false, &c);
+    ck_assert_double_eq(term(&c, "matrix efficiency"), 0.8);
+    ck_assert_double_eq_tol(c.compute_s, 1000e-9, 1e-15);
+    ck_assert_double_eq_tol(c.fixed_s, 1e-6, 1e-15);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The shipped v5e against the measurement its matrix_efficiency comes from
+ * (JAX's Pallas TPU matmul guide, XLA's bf16 jnp.matmul): 8192^3 is 64 x 64
+ * weight tiles, 1024 passes of 8192 rows on each of the 4 MXUs, 8388608 +
+ * 256 cycles; 4096^3 is 256 passes of 4096 rows, 1048576 + 256. Their
+ * difference, 7340032 cycles of 4 x 128 x 128 x 2 flops = 962072674304
+ * flops (2 x 8192^3 - 2 x 4096^3), runs at 197 TFLOP/s x 0.936: 5217.54 us,
+ * within 0.1% of the guide's 6047.15 - 827.29 = 5219.86 us. */
+START_TEST(v5e_gemm_slope_matches_the_guide)
+{
+    strata_hw *hw = strata_test_load_hw("tpu-v5e", NULL);
+    int tc = strata_hw_compute_index(hw, "tensorcore");
+    ck_assert_int_ge(tc, 0);
+    uint64_t big[] = {8192, 8192, 8192}, mid[] = {4096, 4096, 4096};
+    strata_kernel_problem pb = {.n_dims = 3, .dims = big, .dtype = STRATA_DTYPE_BF16};
+    strata_kernel_problem pm = {.n_dims = 3, .dims = mid, .dtype = STRATA_DTYPE_BF16};
+    strata_kernel_cost b, m;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)tc, &pb, &b);
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)tc, &pm, &m);
+    ck_assert_double_eq(term(&b, "matrix efficiency"), 0.936);
+    ck_assert_double_eq(term(&b, "passes on the busiest array"), 1024);
+    double slope = b.compute_s - m.compute_s;
+    ck_assert_double_eq_tol(slope, 962072674304.0 / (197e12 * 0.936), 1e-12);
+    ck_assert_double_eq_tol(slope, 5219.86e-6, 5219.86e-6 * 1e-3);
     strata_hw_free(hw);
 }
 END_TEST
@@ -341,6 +386,8 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, gemm_129_pads_to_two_tiles_per_dimension);
     tcase_add_test(tc, gemm_below_one_tile_pays_the_floor);
+    tcase_add_test(tc, gemm_at_matrix_efficiency);
+    tcase_add_test(tc, v5e_gemm_slope_matches_the_guide);
     tcase_add_test(tc, flash_hbm_bytes_by_block_size);
     tcase_add_test(tc, flash_sliding_window_pairs_and_flops);
     tcase_add_test(tc, gemm_tiles_and_waves);
