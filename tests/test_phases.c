@@ -9,8 +9,10 @@
  * ring, each direction of a bidirectional ring, each dimension's rings of
  * a 2D torus), so k rounds of (latency + c / bandwidth + reduction of c)
  * equal one flow of k c bytes, k - 1 more latencies and a reduction of k c
- * (time linear in its bytes, k overheads). The tree's rounds all differ:
- * it stays step by step, the same ops.
+ * (time linear in its bytes, k overheads). The binomial tree's rounds all
+ * differ: it stays step by step, the same ops. NCCL's tree pipeline's
+ * steady rounds (every edge a chunk each way) are the same moves and fold
+ * (nccl_tree_steady_rounds).
  *
  * Ops: ring all-reduce over 8 devices has 14 rounds (7 reduce-scatter,
  * 7 all-gather), which phases fold into 2, so the phases hand out fewer
