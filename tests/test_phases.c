@@ -9,8 +9,10 @@
  * ring, each direction of a bidirectional ring, each dimension's rings of
  * a 2D torus), so k rounds of (latency + c / bandwidth + reduction of c)
  * equal one flow of k c bytes, k - 1 more latencies and a reduction of k c
- * (time linear in its bytes, k overheads). The tree's rounds all differ:
- * it stays step by step, the same ops.
+ * (time linear in its bytes, k overheads). The binomial tree's rounds all
+ * differ: it stays step by step, the same ops. NCCL's tree pipeline's
+ * steady rounds (every edge a chunk each way) are the same moves and fold
+ * (nccl_tree_steady_rounds).
  *
  * Ops: ring all-reduce over 8 devices has 14 rounds (7 reduce-scatter,
  * 7 all-gather), which phases fold into 2, so the phases hand out fewer
@@ -26,6 +28,8 @@
 #include <unistd.h>
 #include <json-glib/json-glib.h>
 #include "collective/coll_algo.h"
+#include "spmd/spmd.h"
+#include "trace/reader.h"
 #include "testutil.h"
 
 typedef struct run_figures {
@@ -35,13 +39,23 @@ typedef struct run_figures {
     GArray *link_bytes; /* double, in the JSON's order */
 } run_figures;
 
-static run_figures run_json(const char *trace, const char *hw, const char *mode)
+/* Runs trace on hw (with --set each of sets, NULL-terminated, unless NULL). */
+static run_figures run_json(const char *trace, const char *hw, const char *const *sets, const char *mode)
 {
     char *dir = strata_test_temp_dir();
     char *json = g_build_filename(dir, "r.json", NULL);
     char *hw_path = strata_test_source_path(hw);
-    strata_cli_result r =
-        strata_test_cli("run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode, "--json", json, NULL);
+    const char *const fixed[] = {"run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode, "--json", json};
+    GPtrArray *argv = g_ptr_array_new();
+    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
+        g_ptr_array_add(argv, (gpointer)fixed[i]);
+    for (const char *const *x = sets; x && *x; x++) {
+        g_ptr_array_add(argv, "--set");
+        g_ptr_array_add(argv, (gpointer)*x);
+    }
+    g_ptr_array_add(argv, NULL);
+    strata_cli_result r = strata_test_run_cli((const char *const *)argv->pdata);
+    g_ptr_array_free(argv, TRUE);
     ck_assert_msg(r.status == 0, "%s %s: %s", hw, mode, r.err);
     strata_cli_result_clear(&r);
     JsonParser *p = json_parser_new();
@@ -85,10 +99,10 @@ static void close_to(double a, double b, const char *what)
 
 /* Runs the trace both ways; the phases must match the steps and hand out
  * fewer ops (or the same, when `folds` is false). */
-static void compare(const char *trace, const char *hw, bool folds)
+static void compare_with(const char *trace, const char *hw, const char *const *sets, bool folds)
 {
-    run_figures steps = run_json(trace, hw, "steps"), phases = run_json(trace, hw, "phases");
-    run_figures classes = run_json(trace, hw, "classes"); /* the same, one device per class */
+    run_figures steps = run_json(trace, hw, sets, "steps"), phases = run_json(trace, hw, sets, "phases");
+    run_figures classes = run_json(trace, hw, sets, "classes"); /* the same, one device per class */
     close_to(classes.makespan, steps.makespan, "makespan (classes)");
     for (guint i = 0; i < steps.coll_times->len; i++)
         close_to(g_array_index(classes.coll_times, double, i), g_array_index(steps.coll_times, double, i),
@@ -115,6 +129,8 @@ static void compare(const char *trace, const char *hw, bool folds)
     figures_clear(&steps);
     figures_clear(&phases);
 }
+
+static void compare(const char *trace, const char *hw, bool folds) { compare_with(trace, hw, NULL, folds); }
 
 static char *gen_collective(const char *dir, const char *op, const char *algo, const char *devices)
 {
@@ -344,6 +360,51 @@ START_TEST(test_fold_is_the_rounds)
 }
 END_TEST
 
+/* NCCL's tree (Tree, LL128, 16 channels: NCCL's choice, asked for by
+ * name) over 2 nodes of 2 H100s, a 64 MiB all-reduce: the steady rounds of
+ * its pipeline make one phase, exactly the steps' figures. By hand: each
+ * channel reduces 64 MiB / 16 = 4 MiB; calcCollChunking halves LL128's
+ * 576,000-byte chunk while the channel holds fewer than
+ * (1 + log2(2 nodes) + 0.1 x 2) x 64 / 2 = 70.4 of them, down to 72,000
+ * (the first halving below 131,072), so 59 chunks, the last of 18,304
+ * bytes. Each channel's tree is a chain of 2 in each node under the other
+ * node's: the root's height is 2, so the pipeline has 59 - 1 + 2 x 2 = 62
+ * rounds. A round holds every edge's up and down steps (3 + 3 per channel)
+ * from round 2 x 2 - 1 = 3 (the first chunk's last down step) to round 57
+ * (the last before the short chunk's first up step, at 58): 55 rounds of
+ * the same moves, whose copies do not contend (each copy alone on its NIC
+ * or with the same share of an NVLink, one route latency per link): one
+ * phase of 55 rounds, the collective's only phase. */
+START_TEST(test_nccl_tree_steady_rounds)
+{
+    static const char *const two_by_two[] = {"hardware.devices=4", "hardware.devices_per_host=2",
+                                             "interconnect.nvlink.domain=2", NULL};
+    char *dir = strata_test_temp_dir();
+    char *trace = gen_collective(dir, "all-reduce", "nccl-tree", "devices=4");
+    compare_with(trace, "configs/hw/h100-16x8-ib.ini", two_by_two, true);
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", two_by_two);
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(trace, &err);
+    ck_assert_msg(src, "%s", err ? err->message : "");
+    strata_source *x = strata_spmd_expand_as(src, hw, STRATA_SPMD_PHASES);
+    const strata_op *op;
+    uint32_t coll = STRATA_COLL_NONE;
+    int got;
+    while ((got = strata_source_next(x, &op, &err)) > 0)
+        coll = MAX(coll, strata_spmd_step_of(x).coll);
+    ck_assert_msg(got == 0, "%s", err ? err->message : "");
+    ck_assert_uint_eq(coll, 1);
+    const strata_coll_info *info = strata_spmd_coll(x, coll);
+    ck_assert_uint_eq(info->phases->len, 1);
+    ck_assert_uint_eq(g_array_index(info->phases, strata_coll_phase, 0).rounds, 55);
+    strata_source_free(x);
+    strata_hw_free(hw);
+    strata_test_remove_dir(dir);
+    g_free(trace);
+    g_free(dir);
+}
+END_TEST
+
 START_TEST(test_bad_mode)
 {
     char *hw = strata_test_source_path("configs/hw/test-ring8.ini");
@@ -366,6 +427,7 @@ int main(void)
     tcase_add_test(tc, test_torus_2d);
     tcase_add_test(tc, test_mesh_without_wraparound);
     tcase_add_test(tc, test_bad_mode);
+    tcase_add_test(tc, test_nccl_tree_steady_rounds);
     tcase_add_test(tc, test_fold_unequal_chunks);
     tcase_add_test(tc, test_fold_is_the_rounds);
     suite_add_tcase(s, tc);
