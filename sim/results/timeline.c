@@ -58,14 +58,6 @@ enum { LANES_PER_TRACK = 100000 }; /* sort index stride between tracks */
 enum { CHUNK = 1 << 16 };          /* bytes of pending output written at once */
 enum { EVENT_ROOM = 320 };         /* an event's bytes besides its names and args, and slack */
 enum { TAG_TEXT = STRATA_U64_DIGITS + 4 };
-enum { LANE_TEXT = 47 };           /* `","pid":P,"tid":T` of a lane at most, and slack */
-
-/* A lane's `","pid":P,"tid":T` in its "X" events, printed when it opens:
- * copied whole, n bytes kept. */
-typedef struct lane_text {
-    uint8_t n;
-    char s[LANE_TEXT];
-} lane_text;
 
 /* A lane: its tid and the latest end of the events on it. */
 typedef struct lane {
@@ -123,7 +115,6 @@ struct strata_timeline {
     char ts_text[32];
     GPtrArray *tracks;   /* track *, in creation order */
     int next_tid;        /* tids are unique across the file */
-    GArray *lane_texts;  /* lane_text, by tid */
     GHashTable *by_name; /* "pid/name" -> track */
     GPtrArray *stream_tracks, *link_tracks, *buffer_tracks; /* by index, filled lazily */
     guint8 *device_named; /* per device: its process is named (several devices only) */
@@ -341,10 +332,6 @@ static char *lane_meta_head(char *p, const track *t, int tid, bool sort)
 static int open_lane(strata_timeline *tl, track *t, double end)
 {
     lane l = {.end = end, .index = t->heap->len, .tid = tl->next_tid++};
-    g_array_set_size(tl->lane_texts, (guint)l.tid + 1);
-    lane_text *lt = &g_array_index(tl->lane_texts, lane_text, l.tid);
-    char *q = strata_jc_i64(STRATA_JC_LIT(lt->s, "\",\"pid\":"), t->pid);
-    lt->n = (uint8_t)(strata_jc_i64(STRATA_JC_LIT(q, ",\"tid\":"), l.tid) - lt->s);
     char *p = begin_event(tl, 2 * EVENT_ROOM + t->name_text.n);
     p = STRATA_JC_LIT(lane_meta_head(p, t, l.tid, false), "name\":\"");
     p = strata_jc_put_piece(p, &t->name_text);
@@ -397,9 +384,10 @@ static char *x_event(strata_timeline *tl, track *t, double start, double end, co
     }
     p = STRATA_JC_LIT(p, "\",\"cat\":\"");
     p = strata_jc_put_piece(p, cat);
-    const lane_text *lt = &g_array_index(tl->lane_texts, lane_text, tid);
-    memcpy(p, lt->s, sizeof lt->s);
-    p += lt->n;
+    p = STRATA_JC_LIT(p, "\",\"pid\":");
+    p = strata_jc_i64(p, t->pid);
+    p = STRATA_JC_LIT(p, ",\"tid\":");
+    p = strata_jc_i64(p, tid);
     int64_t start_ns = to_ns(start), end_ns = to_ns(end);
     p = STRATA_JC_LIT(p, ",\"ts\":");
     p = w_ts(tl, p, start_ns);
@@ -695,7 +683,6 @@ strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool sp
     tl->copy_cat = strata_jc_piece_new("copy");
     tl->buffer_cat = strata_jc_piece_new("buffer");
     tl->next_tid = 1;
-    tl->lane_texts = g_array_new(FALSE, FALSE, sizeof(lane_text));
     tl->tracks = g_ptr_array_new_with_free_func(track_free);
     tl->by_name = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
     tl->stream_tracks = g_ptr_array_new();
@@ -797,7 +784,6 @@ void strata_timeline_free(strata_timeline *tl)
     strata_idmap_free(tl->live);
     g_array_unref(tl->slots);
     g_array_unref(tl->order);
-    g_array_unref(tl->lane_texts);
     g_free(tl->by_tag);
     for (int t = 0; t < STRATA_TAG__COUNT; t++)
         strata_jc_piece_clear(&tl->tag_keys[t]);
