@@ -3,7 +3,7 @@
  * (sim/results/timeline.c) on results built by hand, read back with
  * json-glib: tracks per stream, link and memory; lanes for overlapping
  * copies; buffer lifetimes with offsets; counters in use and by tag;
- * byte-identical output; the exact bytes of cached text; unwritable paths.
+ * byte-identical output; the exact bytes of events; unwritable paths.
  */
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -249,12 +249,13 @@ START_TEST(deterministic_bytes)
 }
 END_TEST
 
-/* The bytes of events the writer makes from cached text (each lane's pid
- * and tid, printed when the lane opens; a counter's reserved bytes copied
- * from its allocated ones when equal), derived by hand from sample_results:
- * lanes open in the order main (tid 1), dma (2), pcie (3), hbm buffers (4),
- * host buffers (5), then w2 overlaps w1 on dma (6) and on pcie (7). */
-START_TEST(exact_bytes_of_cached_text)
+/* The exact bytes of events, derived by hand from sample_results: a
+ * counter's reserved bytes (copied from its allocated ones when equal), a
+ * buffer's lifetime found again at its free (the live-buffer map), lanes'
+ * pids and tids: lanes open in the order main (tid 1), dma (2), pcie (3),
+ * hbm buffers (4), host buffers (5), then w2 overlaps w1 on dma (6) and on
+ * pcie (7). */
+START_TEST(exact_bytes_of_events)
 {
     strata_results *r = sample_results();
     char *path = write_sample(r), *text = NULL;
@@ -375,7 +376,7 @@ int main(void)
     tcase_add_test(tc, buffer_lifetimes_with_offsets);
     tcase_add_test(tc, memory_counters);
     tcase_add_test(tc, deterministic_bytes);
-    tcase_add_test(tc, exact_bytes_of_cached_text);
+    tcase_add_test(tc, exact_bytes_of_events);
     tcase_add_test(tc, no_spans_is_a_valid_empty_timeline);
     tcase_add_test(tc, unwritable_path_is_an_error);
     tcase_add_test(tc, events_on_a_track_never_overlap);
