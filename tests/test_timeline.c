@@ -3,7 +3,7 @@
  * (sim/results/timeline.c) on results built by hand, read back with
  * json-glib: tracks per stream, link and memory; lanes for overlapping
  * copies; buffer lifetimes with offsets; counters in use and by tag;
- * byte-identical output; unwritable paths.
+ * byte-identical output; the exact bytes of events; unwritable paths.
  */
 #include <json-glib/json-glib.h>
 #include <math.h>
@@ -249,6 +249,33 @@ START_TEST(deterministic_bytes)
 }
 END_TEST
 
+/* The exact bytes of events, derived by hand from sample_results: a
+ * counter's reserved bytes (copied from its allocated ones when equal), a
+ * buffer's lifetime found again at its free (the live-buffer map), lanes'
+ * pids and tids: lanes open in the order main (tid 1), dma (2), pcie (3),
+ * hbm buffers (4), host buffers (5), then w2 overlaps w1 on dma (6) and on
+ * pcie (7). */
+START_TEST(exact_bytes_of_events)
+{
+    strata_results *r = sample_results();
+    char *path = write_sample(r), *text = NULL;
+    ck_assert(g_file_get_contents(path, &text, NULL, NULL));
+    const char *expected[] = {
+        "{\"ph\":\"X\",\"name\":\"copy w2\",\"cat\":\"copy\",\"pid\":1,\"tid\":6,\"ts\":250.000,\"dur\":500.000,",
+        "{\"ph\":\"X\",\"name\":\"copy w2\",\"cat\":\"copy\",\"pid\":2,\"tid\":7,\"ts\":250.000,\"dur\":500.000,",
+        "\"args\":{\"allocated\":1024,\"reserved\":1024}}",
+        "\"args\":{\"allocated\":2048,\"reserved\":3072}}",
+        "{\"ph\":\"X\",\"name\":\"param\",\"cat\":\"buffer\",\"pid\":3,\"tid\":4,\"ts\":0.000,\"dur\":500.000,"
+        "\"args\":{\"offset\":0,\"size\":1024,\"tag\":\"param\",\"buffer\":7}}",
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(expected); i++)
+        ck_assert_msg(strstr(text, expected[i]), "not in the timeline: %s", expected[i]);
+    g_free(text);
+    g_free(path);
+    strata_results_free(r);
+}
+END_TEST
+
 START_TEST(no_spans_is_a_valid_empty_timeline)
 {
     strata_results *r = strata_results_new("engine");
@@ -349,6 +376,7 @@ int main(void)
     tcase_add_test(tc, buffer_lifetimes_with_offsets);
     tcase_add_test(tc, memory_counters);
     tcase_add_test(tc, deterministic_bytes);
+    tcase_add_test(tc, exact_bytes_of_events);
     tcase_add_test(tc, no_spans_is_a_valid_empty_timeline);
     tcase_add_test(tc, unwritable_path_is_an_error);
     tcase_add_test(tc, events_on_a_track_never_overlap);

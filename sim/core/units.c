@@ -410,7 +410,7 @@ size_t strata_format_u64(char buf[STRATA_U64_DIGITS], uint64_t v)
     size_t t = (g_bit_storage(v) * 1233) >> 12;
     size_t n = t + (v >= pow10[t]) + (v == 0);
     /* Written from the last digit back: eight at a time in 32-bit halves
-     * that do not wait on each other, then two at a time. */
+     * that do not wait on each other, then four, then two at a time. */
     char *p = buf + n;
     while (v >= 100000000) {
         uint32_t low = (uint32_t)(v % 100000000), high = low / 10000, rest = low % 10000;
@@ -422,6 +422,13 @@ size_t strata_format_u64(char buf[STRATA_U64_DIGITS], uint64_t v)
         put_pair(p + 6, rest % 100);
     }
     uint32_t w = (uint32_t)v;
+    if (w >= 10000) { /* below 10^8: one step of four leaves at most four */
+        uint32_t rest = w % 10000;
+        w /= 10000;
+        p -= 4;
+        put_pair(p, rest / 100);
+        put_pair(p + 2, rest % 100);
+    }
     for (; w >= 100; w /= 100) {
         p -= 2;
         put_pair(p, w % 100);

@@ -48,6 +48,7 @@
 #include <math.h>
 #include <string.h>
 #include "core/error.h"
+#include "core/idmap.h"
 #include "core/outfile.h"
 #include "core/units.h"
 #include "results/json_cursor.h"
@@ -118,10 +119,10 @@ struct strata_timeline {
     GPtrArray *stream_tracks, *link_tracks, *buffer_tracks; /* by index, filled lazily */
     guint8 *device_named; /* per device: its process is named (several devices only) */
     /* Buffer lifetimes: key (memory << 48 ^ id) -> slot + 1 in `slots`. */
-    GHashTable *live;
+    strata_idmap *live;
     GArray *slots;       /* live_buffer */
     guint free_slot;     /* head of the slots' free list, index + 1 */
-    GArray *order;       /* keys in alloc order, for the buffers live at the end */
+    GArray *order;       /* keys (uint64_t) in alloc order, for the buffers live at the end */
     tag_count *by_tag;   /* per memory, per tag */
     guint n_mem;
 };
@@ -544,22 +545,22 @@ static void buffer_event(strata_timeline *tl, const live_buffer *b, double end)
     done(tl, STRATA_JC_LIT(p, "}}"));
 }
 
-static gpointer live_key(uint32_t memory, uint64_t id)
+static uint64_t live_key(uint32_t memory, uint64_t id)
 {
-    return GSIZE_TO_POINTER((gsize)(((uint64_t)memory << 48) ^ id));
+    return ((uint64_t)memory << 48) ^ id;
 }
 
 /* Keeps `order` from growing with every alloc of a long run. */
 static void compact_order(strata_timeline *tl)
 {
     GArray *order = tl->order;
-    if (order->len <= 4096 || order->len <= 2 * g_hash_table_size(tl->live))
+    if (order->len <= 4096 || order->len <= 2 * strata_idmap_size(tl->live))
         return;
     guint kept = 0;
     for (guint j = 0; j < order->len; j++) {
-        gpointer k = g_array_index(order, gpointer, j);
-        if (g_hash_table_contains(tl->live, k))
-            g_array_index(order, gpointer, kept++) = k;
+        uint64_t k = g_array_index(order, uint64_t, j);
+        if (strata_idmap_get(tl->live, k))
+            g_array_index(order, uint64_t, kept++) = k;
     }
     g_array_set_size(order, kept);
 }
@@ -567,7 +568,7 @@ static void compact_order(strata_timeline *tl)
 /* Buffer lifetimes from pairs of samples (+size, -size) per (memory, id). */
 static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
 {
-    gpointer key = live_key(s->memory, s->buffer_id);
+    uint64_t key = live_key(s->memory, s->buffer_id);
     if (s->delta > 0) {
         guint slot = tl->free_slot;
         if (slot) {
@@ -579,17 +580,16 @@ static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
         g_array_index(tl->slots, live_buffer, slot - 1) = (live_buffer){
             .start = s->t_s, .offset = s->offset, .size = (uint64_t)s->delta, .id = s->buffer_id,
             .memory = s->memory, .tag = s->tag};
-        gpointer old = NULL;
-        if (g_hash_table_lookup_extended(tl->live, key, NULL, &old)) { /* the earlier one is dropped */
-            g_array_index(tl->slots, live_buffer, GPOINTER_TO_UINT(old) - 1).next_free = tl->free_slot;
-            tl->free_slot = GPOINTER_TO_UINT(old);
+        guint old = GPOINTER_TO_UINT(strata_idmap_get(tl->live, key));
+        if (old) { /* the earlier one is dropped */
+            g_array_index(tl->slots, live_buffer, old - 1).next_free = tl->free_slot;
+            tl->free_slot = old;
         }
-        g_hash_table_insert(tl->live, key, GUINT_TO_POINTER(slot));
+        strata_idmap_put(tl->live, key, GUINT_TO_POINTER(slot));
         g_array_append_val(tl->order, key);
     } else if (s->delta < 0) {
-        guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(tl->live, key));
+        guint slot = GPOINTER_TO_UINT(strata_idmap_take(tl->live, key));
         if (slot) {
-            g_hash_table_remove(tl->live, key);
             live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
             buffer_event(tl, b, s->t_s);
             b->next_free = tl->free_slot;
@@ -625,9 +625,12 @@ static void add_counters(strata_timeline *tl, const strata_mem_sample *s)
     int64_t ns = to_ns(s->t_s);
     char *p = begin_event(tl, EVENT_ROOM + mem->n);
     p = STRATA_JC_LIT(counter_head(tl, p, mem, " in use", ns), "\"allocated\":");
+    char *allocated = p;
     p = strata_jc_u64(p, s->allocated);
+    size_t digits = (size_t)(p - allocated);
     p = STRATA_JC_LIT(p, ",\"reserved\":");
-    done(tl, STRATA_JC_LIT(strata_jc_u64(p, s->reserved), "}}"));
+    p = s->reserved == s->allocated ? strata_jc_mem(p, allocated, digits) : strata_jc_u64(p, s->reserved);
+    done(tl, STRATA_JC_LIT(p, "}}"));
     if ((guint)s->tag >= STRATA_TAG__COUNT)
         return;
     counters_cover(tl, s->memory);
@@ -686,9 +689,9 @@ strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool sp
     tl->device_named = g_new0(guint8, r->devices > 1 ? r->devices : 1);
     tl->link_tracks = g_ptr_array_new();
     tl->buffer_tracks = g_ptr_array_new();
-    tl->live = g_hash_table_new(g_direct_hash, g_direct_equal);
+    tl->live = strata_idmap_new();
     tl->slots = g_array_new(FALSE, FALSE, sizeof(live_buffer));
-    tl->order = g_array_new(FALSE, FALSE, sizeof(gpointer));
+    tl->order = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 
     done(tl, STRATA_JC_LIT(room(tl, 64), "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
     const char *pnames[] = {NULL, "streams", "links", "memories"};
@@ -746,11 +749,9 @@ bool strata_timeline_finish(strata_timeline *tl)
 {
     /* Buffers live at the end span to the makespan (or their start). */
     for (guint i = 0; i < tl->order->len; i++) {
-        gpointer key = g_array_index(tl->order, gpointer, i);
-        guint slot = GPOINTER_TO_UINT(g_hash_table_lookup(tl->live, key));
+        guint slot = GPOINTER_TO_UINT(strata_idmap_take(tl->live, g_array_index(tl->order, uint64_t, i)));
         if (!slot)
             continue;
-        g_hash_table_remove(tl->live, key);
         const live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
         buffer_event(tl, b, MAX(tl->r->makespan_s, b->start));
     }
@@ -780,7 +781,7 @@ void strata_timeline_free(strata_timeline *tl)
     g_free(tl->device_named);
     g_ptr_array_unref(tl->link_tracks);
     g_ptr_array_unref(tl->buffer_tracks);
-    g_hash_table_unref(tl->live);
+    strata_idmap_free(tl->live);
     g_array_unref(tl->slots);
     g_array_unref(tl->order);
     g_free(tl->by_tag);
