@@ -378,6 +378,31 @@ START_TEST(mesh_device_ids_and_partial_permutes)
 }
 END_TEST
 
+/* issue 41, memory kinds as XLA accounts them: a TPU v5e 2x2 program
+ * compiled without a TPU (scripts/jax-tpu-aot.py, JAX 0.12.0.1, libtpu
+ * 0.0.51). h = tanh(x @ w), x [64,256] f32 over 4 chips, so h is [16,256]
+ * f32 = 16 KiB per chip, written to pinned_host: XLA gives it colour 5 and
+ * S(5), and memory_analysis() counts it in host_output_size_in_bytes
+ * (16384), not in output_size_in_bytes (1024: the two 512 B tiles of
+ * sum(h) and the tuple). The trace puts it in memory host; w's 256 KiB
+ * prefetch copy is colour 1 (VMEM); the JAX-style argument (256 KiB + 16
+ * KiB = 278528) and output (1024) equal memory_analysis()'s. */
+START_TEST(tpu_host_output_as_xla_counts_it)
+{
+    char *dir = strata_test_source_path("tests/data/xla/tpu-host/step");
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "alloc copy-start{0} 16KiB host tag=output"));
+    ck_assert_ptr_nonnull(strstr(r.out, "alloc copy-start.1{0} 256KiB vmem tag=activation"));
+    const char *rows[] = {"argument            278528", "parameter                        278528",
+                          "maybe-live-out                     1024", NULL};
+    for (int i = 0; rows[i]; i++)
+        ck_assert_msg(strstr(r.err, rows[i]) != NULL, "'%s' not in %s", rows[i], r.err);
+    strata_cli_result_clear(&r);
+    g_free(dir);
+}
+END_TEST
+
 /* host_offload keeps w in pinned_host: the CPU's buffer assignment has one
  * colour, but the entry layout says (f32[16,32]{1,0:S(5)}, f32[8,16]{1,0}),
  * so w.1 (16x32 f32, 2 KiB) is allocated in host memory, x.1 on the device. */
@@ -668,6 +693,7 @@ int main(void)
     tcase_add_test(tc, mesh_device_ids_and_partial_permutes);
     tcase_add_test(tc, sharded_program_runs_on_tpu_and_gpu);
     tcase_add_test(tc, pinned_host_argument_in_host_memory);
+    tcase_add_test(tc, tpu_host_output_as_xla_counts_it);
     tcase_add_test(tc, jax_profile_ops_at_measured_durations);
     tcase_add_test(tc, jax_profile_cli_and_validate);
     tcase_add_test(tc, jax_profile_threads_overlap);
