@@ -10,9 +10,10 @@ TPU_ACCELERATOR_TYPE and TPU_WORKER_HOSTNAMES, and compiles anyway.
 
 The program, over the 4 chips of a v5e:2x2: h = tanh(x @ w) with x [64,256]
 sharded over the chips and w [256,256] replicated, h written to pinned_host
-by out_shardings and sum(h) kept on the device. Writes OUT/step/ (the four
-dump files, as scripts/jax-corpus.py keeps them, this script's path
-normalised) and OUT/memory-analysis.json ({"step": figures}).
+by out_shardings and sum(h) kept on the device. Writes into OUT the four
+dump files (as scripts/jax-corpus.py keeps them, this script's path
+normalised) and memory-analysis.json ({"step": figures}); `strata import
+xla OUT` reads the dump.
 
 Usage: PYTHONPATH=LIBTPU_DIR python3 scripts/jax-tpu-aot.py OUT [TOPOLOGY]
 """
@@ -53,9 +54,8 @@ def main(out, topology):
     figures = {k: getattr(ma, k) for k in dir(ma) if not k.startswith("_") and "generated_code" not in k
                and isinstance(getattr(ma, k), int) and not isinstance(getattr(ma, k), bool)}
     figures.update({"jax": jax.__version__, "topology": topology, "devices": len(topo.devices)})
-    dst = os.path.join(out, "step")
-    shutil.rmtree(dst, ignore_errors=True)
-    os.makedirs(dst)
+    dst = out
+    os.makedirs(dst, exist_ok=True)
     me = os.path.abspath(__file__)
     for suffix in SUFFIXES:
         src = glob.glob(os.path.join(_dump, f"module_*.jit_step.*.{suffix}"))[0]

@@ -389,7 +389,7 @@ END_TEST
  * KiB = 278528) and output (1024) equal memory_analysis()'s. */
 START_TEST(tpu_host_output_as_xla_counts_it)
 {
-    char *dir = strata_test_source_path("tests/data/xla/tpu-host/step");
+    char *dir = strata_test_source_path("tests/data/xla/tpu-host");
     strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.out, "alloc copy-start{0} 16KiB host tag=output"));
