@@ -378,6 +378,21 @@ START_TEST(mesh_device_ids_and_partial_permutes)
 }
 END_TEST
 
+/* `strata import xla DIR -o -` succeeds, its trace holding each line of
+ * `trace` and its summary each of `summary` (either may be NULL). */
+static void import_says(const char *dir_in_source, const char *const *trace, const char *const *summary)
+{
+    char *dir = strata_test_source_path(dir_in_source);
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    for (int i = 0; trace && trace[i]; i++)
+        ck_assert_msg(strstr(r.out, trace[i]) != NULL, "'%s' not in the trace", trace[i]);
+    for (int i = 0; summary && summary[i]; i++)
+        ck_assert_msg(strstr(r.err, summary[i]) != NULL, "'%s' not in %s", summary[i], r.err);
+    strata_cli_result_clear(&r);
+    g_free(dir);
+}
+
 /* issue 41, memory kinds as XLA accounts them: a TPU v5e 2x2 program
  * compiled without a TPU (scripts/jax-tpu-aot.py, JAX 0.12.0.1, libtpu
  * 0.0.51). h = tanh(x @ w), x [64,256] f32 over 4 chips, so h is [16,256]
@@ -389,17 +404,11 @@ END_TEST
  * KiB = 278528) and output (1024) equal memory_analysis()'s. */
 START_TEST(tpu_host_output_as_xla_counts_it)
 {
-    char *dir = strata_test_source_path("tests/data/xla/tpu-host");
-    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_ptr_nonnull(strstr(r.out, "alloc copy-start{0} 16KiB host tag=output"));
-    ck_assert_ptr_nonnull(strstr(r.out, "alloc copy-start.1{0} 256KiB vmem tag=activation"));
-    const char *rows[] = {"argument            278528", "parameter                        278528",
-                          "maybe-live-out                     1024", NULL};
-    for (int i = 0; rows[i]; i++)
-        ck_assert_msg(strstr(r.err, rows[i]) != NULL, "'%s' not in %s", rows[i], r.err);
-    strata_cli_result_clear(&r);
-    g_free(dir);
+    const char *trace[] = {"alloc copy-start{0} 16KiB host tag=output",
+                           "alloc copy-start.1{0} 256KiB vmem tag=activation", NULL};
+    const char *summary[] = {"argument            278528", "parameter                        278528",
+                             "maybe-live-out                     1024", NULL};
+    import_says("tests/data/xla/tpu-host", trace, summary);
 }
 END_TEST
 
@@ -408,13 +417,8 @@ END_TEST
  * so w.1 (16x32 f32, 2 KiB) is allocated in host memory, x.1 on the device. */
 START_TEST(pinned_host_argument_in_host_memory)
 {
-    char *dir = strata_test_source_path("tests/data/jax/host_offload");
-    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_ptr_nonnull(strstr(r.out, "alloc w.1 2KiB host tag=param"));
-    ck_assert_ptr_nonnull(strstr(r.out, "alloc x.1 512 tag=param"));
-    strata_cli_result_clear(&r);
-    g_free(dir);
+    const char *trace[] = {"alloc w.1 2KiB host tag=param", "alloc x.1 512 tag=param", NULL};
+    import_says("tests/data/jax/host_offload", trace, NULL);
 }
 END_TEST
 
