@@ -285,18 +285,140 @@ START_TEST(sharded_programs_import_with_collectives)
 }
 END_TEST
 
+/* issue 41, held-out program mesh3_subgroups (scripts/jax-heldout.py) on a
+ * 2x2x2 (a, b, c) mesh. JAX 0.10.2 writes a mesh whose devices are not in
+ * order with their iota (Mesh::ToString): mesh['axis_0'=4,'axis_1'=2],
+ * device_ids=([2,2,2]T(0,2,1)): position (i, j) = 2i + j holds device
+ * 4a + 2c + b where 2i + j = 4a + 2b + c, so positions 0..7 hold 0,2,1,3,
+ * 4,6,5,7 and the groups along axis_0 (j fixed) are {0,1,4,5}, {2,3,6,7}:
+ * devices 4 apart and 1 apart, axes x0 and x2 of x0:2,x1:2,x2:2 (JAX
+ * 0.12.0.1 writes the same all-reduce as {'a','c'}). Its SPMD reshard
+ * writes partial collective-permutes ({{0,1},{2,3}}) and one with self
+ * pairs; each pair is one send: 0 -> 5 is (0,0,0) -> (1,0,1), ranks 0 and
+ * 3 of the 4 over x0,x2: shift -1; 1 -> 4 is ranks 1 -> 2: +1. */
+START_TEST(mesh_device_ids_and_partial_permutes)
+{
+    uint64_t n = 0;
+    char *opt = NULL;
+    const char *sets[] = {"mesh['axis_0'=4,'axis_1'=2], device_ids=([2,2,2]T(0,2,1)) {'axis_0'}",
+                          "[4,2]<=[4,2]T(1,0)", NULL};
+    char *a = axes_of(8, sets, 0, &opt, &n);
+    ck_assert_str_eq(opt, "x0:2,x1:2,x2:2");
+    ck_assert_str_eq(a, "x0,x2");
+    ck_assert_uint_eq(n, 4);
+    g_free(a);
+    g_free(opt);
+    xla_mesh *m = xla_mesh_new(8);
+    /* not an iota list: not mapped (the collective stays a note) */
+    ck_assert_int_lt(xla_mesh_add(m, "mesh['x'=4,'y'=2], device_ids=(0,1,2,3,4,5,7,6) {'x'}"), 0);
+    ck_assert_ptr_null(xla_mesh_pairs(m, "{{0,1}}")); /* no mesh built yet */
+    ck_assert_int_ge(xla_mesh_add(m, "{{0,1,4,5},{2,3,6,7}}"), 0);
+    ck_assert_int_ge(xla_mesh_add(m, "{{0,2},{1,3},{4,6},{5,7}}"), 0);
+    ck_assert(xla_mesh_build(m));
+    GArray *pairs = xla_mesh_pairs(m, "{{0,0},{2,2},{1,4},{3,6},{4,1},{6,3},{5,5},{7,7}}");
+    ck_assert_ptr_nonnull(pairs);
+    ck_assert_uint_eq(pairs->len, 16);
+    g_array_free(pairs, TRUE);
+    ck_assert_ptr_null(xla_mesh_pairs(m, "{{0,1},{0,2}}")); /* a source twice */
+    ck_assert_ptr_null(xla_mesh_pairs(m, "{{0,1},{2,1}}")); /* a target twice */
+    ck_assert_ptr_null(xla_mesh_pairs(m, "{{0,8}}"));       /* past the devices */
+    int32_t shift = 7;
+    a = xla_mesh_pair_axes(m, 0, 5, &shift);
+    ck_assert_str_eq(a, "x0,x2");
+    ck_assert_int_eq(shift, -1);
+    g_free(a);
+    a = xla_mesh_pair_axes(m, 1, 4, &shift);
+    ck_assert_str_eq(a, "x0,x2");
+    ck_assert_int_eq(shift, 1);
+    g_free(a);
+    a = xla_mesh_pair_axes(m, 2, 3, &shift);
+    ck_assert_str_eq(a, "x2");
+    ck_assert_int_eq(shift, 1);
+    g_free(a);
+    ck_assert_ptr_null(xla_mesh_pair_axes(m, 5, 5, &shift));
+    ck_assert_int_eq(shift, 0);
+    xla_mesh_free(m);
+
+    /* the real dump: every collective a strata collective; 4 permutes of
+     * 2 + 2 + 2 + 8 pairs (4 of them self pairs: local copies) */
+    char *dir = strata_test_source_path("tests/data/xla/mesh3");
+    strata_xla_figures f;
+    GError *err = NULL;
+    strata_source *src = strata_xla_import(dir, NULL, &f, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "");
+    ck_assert_str_eq(f.mesh, "x0:2,x1:2,x2:2");
+    ck_assert_uint_eq(f.n_collective_notes, 0);
+    ck_assert_uint_eq(f.n_collectives, 8);
+    const strata_op *op;
+    int sends = 0, copies = 0;
+    while (strata_source_next(src, &op, &err) == 1) {
+        if (op->kind == STRATA_OP_COLLECTIVE_PERMUTE && op->has_device)
+            sends++;
+        if (op->kind == STRATA_OP_COPY && op->has_device)
+            copies++;
+    }
+    ck_assert_int_eq(sends, 2 + 2 + 2 + 4);
+    ck_assert_int_eq(copies, 4);
+    strata_source_free(src);
+    strata_xla_figures_clear(&f);
+    /* and the trace checker takes it */
+    char *tmp = strata_test_temp_dir();
+    char *trace = g_build_filename(tmp, "mesh3.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "--quiet", "-o", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    r = strata_test_cli("check", "--trace", trace, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_rmdir(tmp);
+    g_free(trace);
+    g_free(tmp);
+    g_free(dir);
+}
+END_TEST
+
+/* `strata import xla DIR -o -` succeeds, its trace holding each line of
+ * `trace` and its summary each of `summary` (either may be NULL). */
+static void import_says(const char *dir_in_source, const char *const *trace, const char *const *summary)
+{
+    char *dir = strata_test_source_path(dir_in_source);
+    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    for (int i = 0; trace && trace[i]; i++)
+        ck_assert_msg(strstr(r.out, trace[i]) != NULL, "'%s' not in the trace", trace[i]);
+    for (int i = 0; summary && summary[i]; i++)
+        ck_assert_msg(strstr(r.err, summary[i]) != NULL, "'%s' not in %s", summary[i], r.err);
+    strata_cli_result_clear(&r);
+    g_free(dir);
+}
+
+/* issue 41, memory kinds as XLA accounts them: a TPU v5e 2x2 program
+ * compiled without a TPU (scripts/jax-tpu-aot.py, JAX 0.12.0.1, libtpu
+ * 0.0.51). h = tanh(x @ w), x [64,256] f32 over 4 chips, so h is [16,256]
+ * f32 = 16 KiB per chip, written to pinned_host: XLA gives it colour 5 and
+ * S(5), and memory_analysis() counts it in host_output_size_in_bytes
+ * (16384), not in output_size_in_bytes (1024: the two 512 B tiles of
+ * sum(h) and the tuple). The trace puts it in memory host; w's 256 KiB
+ * prefetch copy is colour 1 (VMEM); the JAX-style argument (256 KiB + 16
+ * KiB = 278528) and output (1024) equal memory_analysis()'s. */
+START_TEST(tpu_host_output_as_xla_counts_it)
+{
+    const char *trace[] = {"alloc copy-start{0} 16KiB host tag=output",
+                           "alloc copy-start.1{0} 256KiB vmem tag=activation", NULL};
+    const char *summary[] = {"argument            278528", "parameter                        278528",
+                             "maybe-live-out                     1024", NULL};
+    import_says("tests/data/xla/tpu-host", trace, summary);
+}
+END_TEST
+
 /* host_offload keeps w in pinned_host: the CPU's buffer assignment has one
  * colour, but the entry layout says (f32[16,32]{1,0:S(5)}, f32[8,16]{1,0}),
  * so w.1 (16x32 f32, 2 KiB) is allocated in host memory, x.1 on the device. */
 START_TEST(pinned_host_argument_in_host_memory)
 {
-    char *dir = strata_test_source_path("tests/data/jax/host_offload");
-    strata_cli_result r = strata_test_cli("import", "xla", dir, "-o", "-", NULL);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    ck_assert_ptr_nonnull(strstr(r.out, "alloc w.1 2KiB host tag=param"));
-    ck_assert_ptr_nonnull(strstr(r.out, "alloc x.1 512 tag=param"));
-    strata_cli_result_clear(&r);
-    g_free(dir);
+    const char *trace[] = {"alloc w.1 2KiB host tag=param", "alloc x.1 512 tag=param", NULL};
+    import_says("tests/data/jax/host_offload", trace, NULL);
 }
 END_TEST
 
@@ -572,8 +694,10 @@ int main(void)
     tcase_add_test(tc, group_modes_give_device_groups);
     tcase_add_test(tc, module_counts_from_line_or_sharding);
     tcase_add_test(tc, sharded_programs_import_with_collectives);
+    tcase_add_test(tc, mesh_device_ids_and_partial_permutes);
     tcase_add_test(tc, sharded_program_runs_on_tpu_and_gpu);
     tcase_add_test(tc, pinned_host_argument_in_host_memory);
+    tcase_add_test(tc, tpu_host_output_as_xla_counts_it);
     tcase_add_test(tc, jax_profile_ops_at_measured_durations);
     tcase_add_test(tc, jax_profile_cli_and_validate);
     tcase_add_test(tc, jax_profile_threads_overlap);

@@ -50,6 +50,7 @@ typedef struct emitter {
     GError *error;            /* the first op whose line the trace reader would refuse */
     GHashTable *group_sets;   /* collective name -> its group set + 1 in mesh */
     GHashTable *shifts;       /* collective-permute name -> its shift= (non-zero) */
+    GHashTable *pair_sends;   /* collective-permute names whose pairs are devices but no shift (emit_pairs) */
     strata_op_list *ops;
     uint64_t live_bytes;
     uint64_t max;
@@ -445,6 +446,36 @@ static uint64_t group_size(const emitter *e, uint32_t g)
     return g_array_index(e->groups, xla_group, g).size;
 }
 
+static bool emit_pairs(emitter *e, const char *name, const xla_instr *in, const coll_kind *k);
+
+/* Appends a collective's ops: on the default stream, or, for an async
+ * -start, on stream xla-collective between events (the program waits at
+ * the -done, whose event is kept under the -start's name). */
+static void emit_collective_ops(emitter *e, const char *name, const coll_kind *k, GArray *ops)
+{
+    const char *stream = k->async ? "xla-collective" : STRATA_DEFAULT_STREAM;
+    char *go = NULL, *done = NULL;
+    if (k->async) {
+        uint64_t c = e->fig->n_async_collectives++;
+        go = g_strdup_printf("xa%" G_GUINT64_FORMAT ".go", c);
+        done = g_strdup_printf("xa%" G_GUINT64_FORMAT ".done", c);
+        emit_event(e, STRATA_OP_RECORD, go, STRATA_DEFAULT_STREAM);
+        emit_event(e, STRATA_OP_WAIT, go, stream);
+    }
+    for (guint i = 0; i < ops->len; i++) {
+        strata_op *op = &g_array_index(ops, strata_op, i);
+        op->stream = stream;
+        append_op(e, op);
+    }
+    if (k->async) {
+        emit_event(e, STRATA_OP_RECORD, done, stream);
+        g_hash_table_insert(e->copies, g_strdup(name), done);
+        g_free(go);
+    }
+    e->fig->n_collective_ops += ops->len;
+    e->fig->n_collectives++;
+}
+
 /* An HLO collective as strata collectives over the mesh axes of its
  * replica groups: one op per array it moves (a tuple-shaped all-reduce or
  * all-to-all moves each operand). An async -start runs them on stream
@@ -455,7 +486,7 @@ static bool emit_collective(emitter *e, const char *name, const xla_instr *in, c
 {
     gpointer set = e->mesh ? g_hash_table_lookup(e->group_sets, name) : NULL;
     if (set == NULL)
-        return false;
+        return k->kind == STRATA_OP_COLLECTIVE_PERMUTE && emit_pairs(e, name, in, k);
     uint64_t n = 1;
     char *axes = xla_mesh_axes(e->mesh, GPOINTER_TO_INT(set) - 1, &n);
     if (axes == NULL)
@@ -491,31 +522,51 @@ static bool emit_collective(emitter *e, const char *name, const xla_instr *in, c
         op.note = in->opcode;
         g_array_append_val(ops, op);
     }
-    if (ok) {
-        const char *stream = k->async ? "xla-collective" : STRATA_DEFAULT_STREAM;
-        char *go = NULL, *done = NULL;
-        if (k->async) {
-            uint64_t c = e->fig->n_async_collectives++;
-            go = g_strdup_printf("xa%" G_GUINT64_FORMAT ".go", c);
-            done = g_strdup_printf("xa%" G_GUINT64_FORMAT ".done", c);
-            emit_event(e, STRATA_OP_RECORD, go, STRATA_DEFAULT_STREAM);
-            emit_event(e, STRATA_OP_WAIT, go, stream);
-        }
-        for (guint i = 0; i < ops->len; i++) {
-            strata_op *op = &g_array_index(ops, strata_op, i);
-            op->stream = stream;
-            append_op(e, op);
-        }
-        if (k->async) {
-            emit_event(e, STRATA_OP_RECORD, done, stream);
-            g_hash_table_insert(e->copies, g_strdup(name), done);
-            g_free(go);
-        }
-        e->fig->n_collective_ops += ops->len;
-        e->fig->n_collectives++;
-    }
+    if (ok)
+        emit_collective_ops(e, name, k, ops);
     g_array_free(ops, TRUE);
     g_free(axes);
+    return ok;
+}
+
+/* A collective-permute whose pairs are not a shift of every device (an
+ * SPMD reshard's partial permutation, self pairs; xla_mesh_pairs): one
+ * point-to-point send per pair, `collective-permute OUT IN shift=K
+ * axis=AXES device=S` (S sends to the device K ranks on along the axes
+ * where S and T differ), a self pair a local copy on its device. A device
+ * that no pair targets gets zeros in OUT (XLA's CollectivePermute); that
+ * fill is not modelled. False (then a note) without a mesh, with pairs
+ * not read as devices, or buffers not sized alike. */
+static bool emit_pairs(emitter *e, const char *name, const xla_instr *in, const coll_kind *k)
+{
+    GArray *pairs = e->mesh && g_hash_table_contains(e->pair_sends, name) ? xla_mesh_pairs(e->mesh, in->pairs) : NULL;
+    if (pairs == NULL)
+        return false;
+    uint32_t out = result_group(e, name, k->async ? 1 : -1);
+    uint32_t src = in->operands[0] && !in->operands[1] ? resolve(e, in->operands[0], 0) : NO_GROUP;
+    bool ok = out != NO_GROUP && src != NO_GROUP && e->state[src] == G_LIVE && group_size(e, out) == group_size(e, src);
+    GArray *ops = g_array_new(FALSE, TRUE, sizeof(strata_op));
+    GPtrArray *axes = g_ptr_array_new_with_free_func(g_free);
+    const char *out_name = ok ? g_array_index(e->groups, xla_group, out).name : NULL;
+    const char *src_name = ok ? g_array_index(e->groups, xla_group, src).name : NULL;
+    for (guint i = 0; ok && i + 1 < pairs->len; i += 2) {
+        uint64_t a = g_array_index(pairs, uint64_t, i), b = g_array_index(pairs, uint64_t, i + 1);
+        int32_t shift = 0;
+        char *ax = xla_mesh_pair_axes(e->mesh, a, b, &shift);
+        strata_op op = ax ? strata_op_make_collective(k->kind, NULL, out_name, src_name, ax, NULL, shift)
+                          : strata_op_make_copy(NULL, out_name, src_name, 0);
+        if (ax)
+            g_ptr_array_add(axes, ax);
+        op.device = (uint32_t)a;
+        op.has_device = true;
+        op.note = in->opcode;
+        g_array_append_val(ops, op);
+    }
+    if (ok)
+        emit_collective_ops(e, name, k, ops);
+    g_ptr_array_free(axes, TRUE);
+    g_array_free(ops, TRUE);
+    g_array_free(pairs, TRUE);
     return ok;
 }
 
@@ -723,6 +774,12 @@ static void cut_mesh(emitter *e)
         if (set >= 0) {
             g_hash_table_insert(e->group_sets, (gpointer)name, GINT_TO_POINTER(set + 1));
             any = true;
+        } else if (find_coll(in->opcode)->kind == STRATA_OP_COLLECTIVE_PERMUTE && in->pairs &&
+                   (replicas <= 1 || partitions <= 1)) {
+            /* ids of one kind, devices; sent pair by pair on whatever mesh
+             * the others cut (one axis of every device when none) */
+            g_hash_table_add(e->pair_sends, (gpointer)name);
+            any = true;
         }
     }
     if (e->fig->devices_from_sharding)
@@ -749,6 +806,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     e.copies = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     e.group_sets = g_hash_table_new(g_str_hash, g_str_equal);
     e.shifts = g_hash_table_new(g_str_hash, g_str_equal);
+    e.pair_sends = g_hash_table_new(g_str_hash, g_str_equal);
     e.ops = strata_op_list_new();
     xla_figures(b, fig);
     fig->n_instructions = xla_liverange_n_instructions(lr);
@@ -778,6 +836,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     g_hash_table_destroy(e.copies);
     g_hash_table_destroy(e.group_sets);
     g_hash_table_destroy(e.shifts);
+    g_hash_table_destroy(e.pair_sends);
     xla_mesh_free(e.mesh);
     return src;
 }

@@ -161,8 +161,20 @@ static const char *groups_end(const char *s)
         return e ? e + 1 : NULL;
     }
     if (xla_skip(s, "mesh[", NULL)) {
-        const char *e = strstr(s, "] {");
-        e = e ? strchr(e + 3, '}') : NULL;
+        /* mesh[AXES][, device_ids=(IOTA)] {NAMES} (Mesh::ToString) */
+        const char *e = strchr(s, ']');
+        if (e && strncmp(e + 1, ", device_ids=", strlen(", device_ids=")) == 0) {
+            /* to the ( )'s close, whatever the list's form: one this
+             * reader cannot map leaves the collective a note (xla_mesh.c) */
+            int depth = 0;
+            for (e += 1 + strlen(", device_ids="); *e; e++) {
+                depth += (*e == '(') - (*e == ')');
+                if (depth == 0)
+                    break;
+            }
+            e = *e == ')' ? e : NULL;
+        }
+        e = e && strncmp(e + 1, " {", 2) == 0 ? strchr(e + 3, '}') : NULL;
         return e ? e + 1 : NULL;
     }
     return NULL;

@@ -273,18 +273,18 @@ int xla_mesh_add_pairs(xla_mesh *m, const char *pairs, int32_t *shift)
     return runs ? add_runs(m, runs) : -1;
 }
 
-/* [G,S]<=[d0,d1,...] optionally T(p0,p1,...) */
-static int add_iota(xla_mesh *m, const char *s)
+/* XLA's iota list at *p, `[d0,d1,...]` optionally `T(p0,p1,...)`: 0..n-1
+ * laid out as d0 x d1 x ..., transposed by the permutation, read
+ * row-major (IotaTileAssignment; TileAssignment::MaybeMaterializeFullArray).
+ * NULL when malformed or over XLA_MESH_MAX_DEVICES; *p moves past it. */
+static GArray *iota_ids(const char **p)
 {
-    GArray *shape = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     GArray *dims = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     GArray *perm = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    GArray *ids = NULL, *runs = NULL;
-    const char *p = s;
-    bool ok = parse_list(&p, '[', ']', shape, 8) && shape->len == 2 && xla_skip(p, "<=", &p) &&
-              parse_list(&p, '[', ']', dims, 8) && dims->len > 0;
-    if (ok && xla_skip(p, "T", &p))
-        ok = parse_list(&p, '(', ')', perm, 8) && perm->len == dims->len;
+    GArray *ids = NULL;
+    bool ok = parse_list(p, '[', ']', dims, 8) && dims->len > 0;
+    if (ok && xla_skip(*p, "T", p))
+        ok = parse_list(p, '(', ')', perm, 8) && perm->len == dims->len;
     uint64_t n = 1;
     for (guint i = 0; ok && i < dims->len; i++) {
         uint64_t d = g_array_index(dims, uint64_t, i);
@@ -292,9 +292,6 @@ static int add_iota(xla_mesh *m, const char *s)
         if (ok)
             n *= d;
     }
-    ok = ok && g_array_index(shape, uint64_t, 0) <= XLA_MESH_MAX_DEVICES &&
-         g_array_index(shape, uint64_t, 1) <= XLA_MESH_MAX_DEVICES &&
-         g_array_index(shape, uint64_t, 0) * g_array_index(shape, uint64_t, 1) == n;
     if (ok && perm->len == 0)
         for (uint64_t i = 0; i < dims->len; i++)
             g_array_append_val(perm, i);
@@ -318,14 +315,57 @@ static int add_iota(xla_mesh *m, const char *s)
             }
             g_array_append_val(ids, id);
         }
-        runs = decompose(m, ids, g_array_index(shape, uint64_t, 1));
     }
+    g_array_free(dims, TRUE);
+    g_array_free(perm, TRUE);
+    return ids;
+}
+
+/* [G,S]<=[d0,d1,...] optionally T(p0,p1,...) */
+static int add_iota(xla_mesh *m, const char *s)
+{
+    GArray *shape = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    GArray *ids = NULL, *runs = NULL;
+    const char *p = s;
+    bool ok = parse_list(&p, '[', ']', shape, 8) && shape->len == 2 && xla_skip(p, "<=", &p);
+    ids = ok ? iota_ids(&p) : NULL;
+    ok = ids && g_array_index(shape, uint64_t, 0) <= XLA_MESH_MAX_DEVICES &&
+         g_array_index(shape, uint64_t, 1) <= XLA_MESH_MAX_DEVICES &&
+         g_array_index(shape, uint64_t, 0) * g_array_index(shape, uint64_t, 1) == ids->len;
+    if (ok)
+        runs = decompose(m, ids, g_array_index(shape, uint64_t, 1));
     if (ids)
         g_array_free(ids, TRUE);
     g_array_free(shape, TRUE);
-    g_array_free(dims, TRUE);
-    g_array_free(perm, TRUE);
     return runs ? add_runs(m, runs) : -1;
+}
+
+/* The groups of `runs` (strides and sizes over a mesh's row-major
+ * positions 0..n-1) as device ids, position L being device order[L]: each
+ * group's members in rank order, groups by their first position. */
+static GArray *groups_through(const GArray *runs, const GArray *order)
+{
+    uint64_t n = order->len, size = 1;
+    for (guint r = 0; r < runs->len; r++)
+        size *= g_array_index(runs, mesh_run, r).size;
+    GArray *ids = g_array_sized_new(FALSE, FALSE, sizeof(uint64_t), (guint)n);
+    for (uint64_t base = 0; base < n; base++) {
+        bool first = true; /* base is a group's first position: 0 along every run */
+        for (guint r = 0; first && r < runs->len; r++) {
+            const mesh_run *x = &g_array_index(runs, mesh_run, r);
+            first = (base / x->stride) % x->size == 0;
+        }
+        for (uint64_t k = 0; first && k < size; k++) {
+            uint64_t rest = k, pos = base;
+            for (guint r = runs->len; r-- > 0;) {
+                const mesh_run *x = &g_array_index(runs, mesh_run, r);
+                pos += (rest % x->size) * x->stride;
+                rest /= x->size;
+            }
+            g_array_append_val(ids, g_array_index(order, uint64_t, pos));
+        }
+    }
+    return ids;
 }
 
 /* A sub-axis `:(K)M` of the run r of an axis of size N (Shardy's
@@ -369,7 +409,15 @@ static int add_named(xla_mesh *m, const char *s)
                 p++;
         }
     }
-    ok = ok && names->len > 0 && xla_skip(p, "] {", &p) && (m->n == 0 || m->n == n);
+    GArray *order = NULL;
+    ok = ok && names->len > 0 && xla_skip(p, "]", &p) && (m->n == 0 || m->n == n);
+    if (ok && xla_skip(p, ", device_ids=(", &p)) {
+        /* the mesh's devices when not in order (Mesh::ToString, jaxlib
+         * 0.10): an iota list, [R..]T(P..), read row-major over the axes */
+        order = iota_ids(&p);
+        ok = order && order->len == n && xla_skip(p, ")", &p);
+    }
+    ok = ok && xla_skip(p, " {", &p);
     if (ok) {
         runs = g_array_new(FALSE, FALSE, sizeof(mesh_run));
         while (ok && *p == '\'') {
@@ -399,6 +447,18 @@ static int add_named(xla_mesh *m, const char *s)
     }
     g_ptr_array_free(names, TRUE);
     g_array_free(sizes, TRUE);
+    if (ok && order) { /* the groups as devices, cut as explicit groups are */
+        uint64_t size = 1;
+        for (guint r = 0; r < runs->len; r++)
+            size *= g_array_index(runs, mesh_run, r).size;
+        GArray *ids = groups_through(runs, order);
+        g_array_free(runs, TRUE);
+        runs = decompose(m, ids, size);
+        g_array_free(ids, TRUE);
+        ok = runs != NULL;
+    }
+    if (order)
+        g_array_free(order, TRUE);
     if (!ok) {
         if (runs)
             g_array_free(runs, TRUE);
@@ -501,6 +561,62 @@ char *xla_mesh_axes(const xla_mesh *m, int set, uint64_t *group_size)
         g_string_free(s, TRUE);
         return NULL;
     }
+    return g_string_free(s, FALSE);
+}
+
+GArray *xla_mesh_pairs(const xla_mesh *m, const char *pairs)
+{
+    if (!m->built || pairs[0] != '{')
+        return NULL;
+    GArray *out = g_array_new(FALSE, FALSE, sizeof(uint64_t)), *pair = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    guint8 *seen = g_new0(guint8, m->n); /* bit 1: a source, bit 2: a target */
+    const char *p = pairs + 1;
+    bool ok = true;
+    while (ok && *p == '{') {
+        g_array_set_size(pair, 0);
+        ok = parse_list(&p, '{', '}', pair, 2) && pair->len == 2;
+        uint64_t a = ok ? g_array_index(pair, uint64_t, 0) : 0, b = ok ? g_array_index(pair, uint64_t, 1) : 0;
+        ok = ok && a < m->n && b < m->n && !(seen[a] & 1) && !(seen[b] & 2);
+        if (ok) {
+            seen[a] |= 1;
+            seen[b] |= 2;
+            g_array_append_val(out, a);
+            g_array_append_val(out, b);
+        }
+        if (ok && *p == ',')
+            p++;
+    }
+    ok = ok && *p == '}' && out->len > 0;
+    g_free(seen);
+    g_array_free(pair, TRUE);
+    if (!ok) {
+        g_array_free(out, TRUE);
+        return NULL;
+    }
+    return out;
+}
+
+char *xla_mesh_pair_axes(const xla_mesh *m, uint64_t source, uint64_t target, int32_t *shift)
+{
+    *shift = 0;
+    if (!m->built || source >= m->n || target >= m->n || source == target)
+        return NULL;
+    guint na = n_axes(m);
+    GString *s = g_string_new(NULL);
+    int64_t rs = 0, rt = 0, size = 1;
+    for (guint a = 0; a < na; a++) { /* outermost first: row-major ranks */
+        guint i = na - 1 - a;
+        uint64_t lo = g_array_index(m->bounds, uint64_t, i), n = g_array_index(m->bounds, uint64_t, i + 1) / lo;
+        uint64_t cs = source / lo % n, ct = target / lo % n;
+        if (cs == ct)
+            continue;
+        rs = rs * (int64_t)n + (int64_t)cs;
+        rt = rt * (int64_t)n + (int64_t)ct;
+        size *= (int64_t)n;
+        g_string_append_printf(s, "%sx%u", s->len ? "," : "", a);
+    }
+    int64_t step = ((rt - rs) % size + size) % size;
+    *shift = (int32_t)(step > size / 2 ? step - size : step);
     return g_string_free(s, FALSE);
 }
 

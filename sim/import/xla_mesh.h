@@ -69,6 +69,20 @@ char *xla_mesh_option(const xla_mesh *m);
  * their product; NULL when its groups are single devices (no exchange). */
 char *xla_mesh_axes(const xla_mesh *m, int set, uint64_t *group_size);
 
+/* A collective-permute's source_target_pairs= value as pairs of devices
+ * (2 per pair, source then target; g_array_free): every id below the
+ * built mesh's device count, no source and no target twice (XLA's
+ * verifier, CheckDuplicatedSourceOrTarget). NULL when malformed, or
+ * before a successful build. A partial permutation, or one of self
+ * pairs, is what an SPMD reshard writes. */
+GArray *xla_mesh_pairs(const xla_mesh *m, const char *pairs);
+/* One pair's send on the built mesh: the axes on which source and target
+ * differ ("x0,x2", g_free, as xla_mesh_axes names them) and *shift the
+ * target's rank minus the source's in the group over those axes, row-major
+ * as the trace numbers them (signed, of least magnitude). NULL with
+ * *shift 0 when source == target (no exchange). */
+char *xla_mesh_pair_axes(const xla_mesh *m, uint64_t source, uint64_t target, int32_t *shift);
+
 /* XLA's collective group modes (CollectiveOpGroupMode, openxla/xla
  * xla/service/collective_ops_utils.h): what a collective's replica_groups
  * ids are. */

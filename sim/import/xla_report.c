@@ -8,15 +8,17 @@
 
 #define XLA_REPORT_CAPACITY (UINT64_C(1) << 50)
 
-/* One device's program for the figures: the trace without its mesh and
- * collectives (XLA's own figures hold the collectives' buffers, not the
- * transfers; strata's SPMD expansion adds receive chunks that XLA's
- * assignment has no counterpart for). The inner source is borrowed. */
+/* One device's program for the figures: the trace without its mesh,
+ * collectives and ops of one device (XLA's own figures hold the
+ * collectives' buffers, not the transfers; strata's SPMD expansion adds
+ * receive chunks that XLA's assignment has no counterpart for; the
+ * importer writes device= only on a collective-permute's pair sends and
+ * self-pair copies, which allocate nothing). The inner source is borrowed. */
 static int one_device_next(void *self, const strata_op **op, GError **err)
 {
     int r;
     while ((r = strata_source_next(self, op, err)) == 1 &&
-           ((*op)->kind == STRATA_OP_OPTION || strata_op_kind_is_collective((*op)->kind)))
+           ((*op)->kind == STRATA_OP_OPTION || strata_op_kind_is_collective((*op)->kind) || (*op)->has_device))
         ;
     return r;
 }

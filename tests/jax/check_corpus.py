@@ -139,8 +139,11 @@ def report_figures(text):
         elif len(tok) > 1 and tok[0] == "constant" and tok[1].isdigit():
             fig["constant"] = int(tok[1])
         elif line.startswith("  live at peak"):
-            ints = [int(x) for x in tok if x.isdigit()]
-            fig["peak"] = (ints[0], ints[1])
+            # XLA's bytes first; strata's ends the line, "N HUMAN at t=T".
+            # (Not the second integer of the line: below 1 KiB the human
+            # form of XLA's figure, "512 B", is one.)
+            m = re.search(r"(\d+) \S+ (?:B|KiB|MiB|GiB) at t=\d+\s*$", line)
+            fig["peak"] = (int(tok[3]), int(m[1]))
         elif line.startswith("temp allocation"):
             m = re.search(r"XLA (\d+) B, offline planner (\d+) B", line)
             fig.setdefault("plans", []).append((int(m[1]), int(m[2])))

@@ -36,9 +36,12 @@ For each program the release built (memory-analysis.json) it asserts:
   6. `strata alloc --allocator offline` plans the imported trace (a sharded
      one on its busiest device);
   7. the temp bound of check_corpus.py (strata temp <= XLA temp + constants),
-     with its KNOWN exceptions;
+     with its KNOWN exceptions; an excess within the bytes of output
+     allocations that also hold earlier values (output_shared_bytes) is
+     printed KNOWN, by that class, not counted;
   8. every collective becomes a strata collective (mesh-named groups,
-     sub-axes, collective-permute pairs), none a compute with a note.
+     sub-axes, collective-permute pairs), none a compute with a note;
+  9. `strata check` accepts the imported trace (exit 0).
 Exit 0 when all hold, 1 otherwise (each failure printed).
 """
 import json
@@ -108,6 +111,22 @@ def new_fields(ma, fig, run_err):
     return problems
 
 
+def output_shared_bytes(d):
+    """Item 7's known class: the bytes of output allocations (maybe-live-out,
+    not a parameter) that hold more than one value. XLA writes earlier
+    values (a conditional's branches, a loop's body, a fusion feeding the
+    output) into the output's slice before the output itself; the trace
+    allocates and frees each as its own buffer, so they count in strata's
+    temp where XLA's temp counts only preallocated-temp allocations. The
+    trace's temp may exceed XLA's temp + constants by at most these bytes."""
+    allocs, values, _, _ = cc.read_dump(d)
+    per_alloc = {}
+    for key, a, size, off in values:
+        per_alloc.setdefault(a, set()).add(key)
+    return sum(size for i, (size, rest) in enumerate(allocs)
+               if "maybe-live-out" in rest and "parameter" not in rest and len(per_alloc.get(i, ())) > 1)
+
+
 def not_reported(ma, fig):
     """memory_analysis() all zeros where the dump has parameters: jaxlib
     before 0.4.30 on the CPU backend (seen on 0.4.20, 0.4.23, 0.4.26; 0.4.30
@@ -124,6 +143,12 @@ def plan(strata, trace):
                                          f"{r.stderr.strip()[:200]}"]
 
 
+def check_trace(strata, trace):
+    """Item 9: strata check accepts the imported trace."""
+    r = subprocess.run([strata, "check", "--trace", trace], capture_output=True, text=True)
+    return [] if r.returncode == 0 else [f"strata check exit {r.returncode}: {r.stderr.strip()[:200]}"]
+
+
 def check_program(strata, d, name, ma):
     with tempfile.TemporaryDirectory() as tmp:
         trace = os.path.join(tmp, "t.trace")
@@ -131,7 +156,7 @@ def check_program(strata, d, name, ma):
         if run.returncode != 0:
             return None, [f"strata import xla exit {run.returncode}: {run.stderr.strip()[:300]}"]
         host_args = cc.host_arguments(trace)
-        problems = plan(strata, trace)
+        problems = plan(strata, trace) + check_trace(strata, trace)
     fig = cc.report_figures(run.stderr)
     peak, t = cc.peak_from_slices(*cc.read_dump(d))
     if fig["peak"][1] != peak:
@@ -152,9 +177,16 @@ def check_program(strata, d, name, ma):
             problems.append(f"XLA {k} {fig[k][0]} != memory_analysis {want}")
         if got != want:
             problems.append(f"strata {k} {got} != memory_analysis {want}")
-    if fig["temp"][1] > ma["temp_size_in_bytes"] + fig["constant"]:
-        problems.append(f"strata temp {fig['temp'][1]} > XLA temp {ma['temp_size_in_bytes']} "
-                        f"+ constants {fig['constant']}")
+    bound = ma["temp_size_in_bytes"] + fig["constant"]
+    if fig["temp"][1] > bound:
+        shared = output_shared_bytes(d)
+        what = (f"strata temp {fig['temp'][1]} > XLA temp {ma['temp_size_in_bytes']} "
+                f"+ constants {fig['constant']}")
+        if shared and fig["temp"][1] <= bound + shared:
+            print(f"KNOWN {name}: {what}, within the {shared} B of output allocations that also hold "
+                  "earlier values (values in an output allocation counted as temp: docs/jax.md)")
+        else:
+            problems.append(what + (f" + {shared} B of shared output allocations" if shared else ""))
     problems += new_fields(ma, fig, run.stderr)
     notes = re.search(r"; (\d+) as notes\)", run.stderr)
     if notes and int(notes[1]):
