@@ -37,6 +37,15 @@
     .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 2 * 36.7, 2 * 36.7}},                                                \
     .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},                                                \
     .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}}
+/* v2.28 on: Blackwell's own rows; what differs between releases is the
+ * network step (net), Blackwell's Ring LL128 N2 cap (ll128_n2; N1 and N4
+ * are ll128_n14) and its NVLSTree N4 cap (nvls_tree_n4) */
+#define NEW_TABLES(net, ll128_n2, nvls_tree_n4, ll128_n14)                                                          \
+    .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT, .net_lat = net, .ll_max_bw = LL_MAX_BW,                          \
+    .ring_ll128_bw = {VA_RING_LL128, {ll128_n14, ll128_n2, ll128_n14}},                                              \
+    .tree_ll128_bw = {VA_TREE_LL128, {55.6, 31.67, 20.0}}, .tree_bw = {VA_TREE, {70.0, 42.8, 24.0}},                 \
+    .nvls_tree_bw = {VA_NVLS_TREE, {0.0, 96.0, nvls_tree_n4}}, .nvls_efficiency = NVLS_EFFICIENCY,                   \
+    .nvls_rule = STRATA_NCCL_NVLS_EFFICIENCY
 
 static const strata_nccl_version versions[] = {
     {.name = "2.26",
@@ -47,42 +56,13 @@ static const strata_nccl_version versions[] = {
      .nvls_rule = STRATA_NCCL_NVLS_MIN_PPN},
     {.name = "2.28",
      .source = "NVIDIA/nccl v2.28.7-1 src/graph/tuning.cc (ncclTunerConstantsDefaults, nvlsEfficiency)",
-     .base_lat = BASE_LAT,
-     .nvlink_lat = NVLINK_LAT,
-     .net_lat = NET_LAT_228,
-     .ll_max_bw = LL_MAX_BW,
-     .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 34.6, 2 * 36.7}},
-     .tree_ll128_bw = {VA_TREE_LL128, {55.6, 31.67, 20.0}},
-     .tree_bw = {VA_TREE, {70.0, 42.8, 24.0}},
-     .nvls_tree_bw = {VA_NVLS_TREE, {0.0, 96.0, 43.1}},
-     .nvls_efficiency = NVLS_EFFICIENCY,
-     .nvls_rule = STRATA_NCCL_NVLS_EFFICIENCY},
+     NEW_TABLES(NET_LAT_228, 34.6, 43.1, 2 * 36.7), .nvls_tree_correction = false},
     {.name = "2.29",
      .source = "NVIDIA/nccl v2.29.7-1 src/graph/tuning.cc (ncclTunerConstantsDefaults, nvlsEfficiency)",
-     .base_lat = BASE_LAT,
-     .nvlink_lat = NVLINK_LAT,
-     .net_lat = NET_LAT_229,
-     .ll_max_bw = LL_MAX_BW,
-     .ring_ll128_bw = {VA_RING_LL128, {40.0, 40.0, 40.0}},
-     .tree_ll128_bw = {VA_TREE_LL128, {55.6, 31.67, 20.0}},
-     .tree_bw = {VA_TREE, {70.0, 42.8, 24.0}},
-     .nvls_tree_bw = {VA_NVLS_TREE, {0.0, 96.0, 43.8}},
-     .nvls_efficiency = NVLS_EFFICIENCY,
-     .nvls_rule = STRATA_NCCL_NVLS_EFFICIENCY,
-     .nvls_tree_correction = true},
+     NEW_TABLES(NET_LAT_229, 40.0, 43.8, 40.0), .nvls_tree_correction = true},
     {.name = "2.30",
      .source = "NVIDIA/nccl v2.30.7-1 src/graph/tuning.cc (= master @5067397)",
-     .base_lat = BASE_LAT,
-     .nvlink_lat = NVLINK_LAT,
-     .net_lat = NET_LAT_229,
-     .ll_max_bw = LL_MAX_BW,
-     .ring_ll128_bw = {VA_RING_LL128, {40.0, 40.0, 40.0}},
-     .tree_ll128_bw = {VA_TREE_LL128, {55.6, 31.67, 20.0}},
-     .tree_bw = {VA_TREE, {70.0, 42.8, 24.0}},
-     .nvls_tree_bw = {VA_NVLS_TREE, {0.0, 96.0, 80.0}},
-     .nvls_efficiency = NVLS_EFFICIENCY,
-     .nvls_rule = STRATA_NCCL_NVLS_EFFICIENCY,
-     .nvls_tree_correction = true},
+     NEW_TABLES(NET_LAT_229, 40.0, 80.0, 40.0), .nvls_tree_correction = true},
 };
 #define N_VERSIONS (sizeof versions / sizeof versions[0])
 /* v2.28.7-1: the first release with perChMaxNVLSTreeBws */
