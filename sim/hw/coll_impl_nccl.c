@@ -6,8 +6,9 @@
  * NCCL's ring graph inside a node as its topology search builds it
  * (channels x the bandwidth of one), whether the switch reduces and
  * multicasts (NVLink SHARP, NCCL's NVLS algorithm), the host CPU (LL's
- * cap and the network's overhead across nodes), and NCCL_ALGO /
- * NCCL_PROTO as a run may set them. Across nodes NCCL's view of the NICs
+ * cap and the network's overhead across nodes), NCCL_ALGO / NCCL_PROTO
+ * as a run may set them, and the NCCL release whose tuning tables choose
+ * (nccl_version, nccl_versions.h; default the newest). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics).
  * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
  * choice for the others).
@@ -29,6 +30,7 @@ typedef struct nccl_params {
     bool nvls;
     strata_nccl_cpu cpu;
     uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
+    const strata_nccl_version *version;
 } nccl_params;
 
 static const strata_coll_impl_key nccl_keys[] = {
@@ -43,6 +45,8 @@ static const strata_coll_impl_key nccl_keys[] = {
                          "default: all it enables)"},
     {"nccl_proto", false, "collectives = nccl: the protocols NCCL may run, as NCCL_PROTO lists them (LL,LL128,"
                           "Simple; default: all)"},
+    {"nccl_version", false, "collectives = nccl: the NCCL release whose tuning tables choose, 2.25 to 2.30 (2.MINOR "
+                            "or 2.MINOR.PATCH; default: the newest, 2.30)"},
     {NULL, false, NULL},
 };
 
@@ -66,6 +70,15 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
         ok = false;
     }
     g_free(topo);
+    char *version = ok ? hw_get_text(ctx, group, "nccl_version") : NULL;
+    p->version = strata_nccl_version_default();
+    if (version && !(p->version = strata_nccl_version_find(g_strstrip(version)))) {
+        char *want = g_strdup_printf("an NCCL release with tuning tables: %s (2.MINOR or 2.MINOR.PATCH)",
+                                     strata_nccl_version_list());
+        ok = hw_fail_value(ctx, err, group, "nccl_version", want, version);
+        g_free(want);
+    }
+    g_free(version);
     ok = ok && hw_coll_impl_cpu(ctx, group, "nccl_cpu", STRATA_NCCL_INTEL, &p->cpu, err) &&
          hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err);
@@ -88,7 +101,7 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
     const nccl_params *p = strata_hw_coll_params(hw);
     strata_nccl_comm c = {.arch = p->arch, .ranks = ranks, .graph_channels = p->channels,
                           .channel_gbs = p->channel_bandwidth / 1e9, .nvls = p->nvls, .cpu = p->cpu,
-                          .algos = p->algos, .protos = p->protos};
+                          .algos = p->algos, .protos = p->protos, .version = p->version};
     strata_hw_nics nics;
     if (domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics)) {
         /* a node of NCCL's is a scale-up domain: its NICs are its hosts' */

@@ -1,8 +1,10 @@
 /*
  * nccl_tuning.c: NCCL's tuning model, on one node or several (contract in
- * nccl_tuning.h). Every constant is NCCL's, from NVIDIA/nccl @5067397: the
- * tables from src/graph/tuning.cc (ncclTunerConstantsDefaults,
- * nvlsEfficiency, treeCorrectionFactor, getNetOverhead), the thread counts
+ * nccl_tuning.h). Every constant is NCCL's: the tables of the release the
+ * communicator names from its src/graph/tuning.cc (nccl_versions.c:
+ * baseLatencies, hwLatencies, the per-channel caps, nvlsEfficiency), and
+ * from NVIDIA/nccl @5067397 src/graph/tuning.cc treeCorrectionFactor and
+ * getNetOverhead (the same from v2.25), the thread counts
  * from src/include/device.h, the thresholds from src/include/comm.h, the
  * NVLS channel counts and chunk from src/transport/nvls.cc, the speed
  * arrays from src/graph/search.cc.
@@ -16,28 +18,12 @@
 #define ALGOS STRATA_NCCL__ALGOS
 #define PROTOS STRATA_NCCL__PROTOS
 
-/* tuning.cc baseLatencies (us), {LL, LL128, Simple}: Tree, Ring, NVLS,
- * NVLS_TREE, PAT. */
-static const double base_lat[ALGOS][PROTOS] = {
-    {6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {8.0, 8.0, 8.0}};
-/* tuning.cc hwLatencies (us per step), NVLINK and NET. */
-static const double nvlink_lat[ALGOS][PROTOS] = {
-    {0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}};
-static const double net_lat[ALGOS][PROTOS] = {
-    {5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}};
-/* tuning.cc's per-architecture tables (GB/s), columns N1 (one node), N2
- * (two nodes), N4 (more); llMaxBws's rows are the GPU architecture on one
- * node and the CPU vendor across nodes (row 0 Intel, row 1 AMD). */
-static const double ll_max_bw[4][3] = {
-    {39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}};
-static const double ring_ll128_bw[4][3] = {
-    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}, {40.0, 40.0, 40.0}};
-static const double tree_ll128_bw[4][3] = {
-    {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}, {55.6, 31.67, 20.0}};
-static const double tree_bw[4][3] = {{26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}, {70.0, 42.8, 24.0}};
-static const double nvls_tree_bw[4][3] = {
-    {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}, {0.0, 96.0, 80.0}};
-static const double nvls_efficiency[4] = {0.0, 0.0, 0.85, 0.74};
+/* The constants of the release the communicator runs (nccl_versions.h):
+ * base and per-step latencies, per-channel caps, NVLS's efficiency. */
+static const strata_nccl_version *ver(const strata_nccl_comm *c)
+{
+    return c->version ? c->version : strata_nccl_version_default();
+}
 /* device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
  * NCCL_SIMPLE_MAX_NTHREADS 512, NCCL_MAX_NTHREADS 640 (NVLS, Tree, PAT);
  * comm.h: NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD 8, 8, 64 (the ring's LL
@@ -110,7 +96,7 @@ static uint32_t nodes_of(const strata_nccl_comm *c) { return c->nodes > 1 ? c->n
 
 bool strata_nccl_nvls_graph(const strata_nccl_comm *c, uint32_t *channels, double *channel_gbs)
 {
-    if (!c->nvls || nvls_efficiency[c->arch] == 0 || c->ranks < 2)
+    if (!c->nvls || c->arch < STRATA_NCCL_HOPPER || c->ranks < 2) /* NVLS needs SM90 (nvls.cc) */
         return false;
     const double *speeds = c->arch >= STRATA_NCCL_BLACKWELL ? sm100_speeds : sm90_speeds;
     size_t n_speeds = c->arch >= STRATA_NCCL_BLACKWELL ? G_N_ELEMENTS(sm100_speeds) : G_N_ELEMENTS(sm90_speeds);
@@ -187,14 +173,39 @@ static bool enabled(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_
     return true;
 }
 
+/* tuning.cc's bandwidth of one NVLS or NVLS_TREE channel, by the
+ * release's rule (strata_nccl_nvls_rule): intra, the NVLS graph's speed
+ * (bwIntra); inter, the NICs' (bwInter, across nodes). On one node bwInter
+ * is taken as bwIntra (ESTIMATE: the search starts both at one speed; only
+ * v2.27's all-gather and reduce-scatter read it there). */
+static double nvls_channel_bw(const strata_nccl_comm *c, const strata_nccl_version *v, bool ar, strata_nccl_algo a,
+                              uint32_t ch, double intra, double inter)
+{
+    uint32_t nodes = nodes_of(c), col = nodes <= 2 ? nodes - 1 : 2;
+    double ppn = (double)c->ranks / nodes;
+    bool tree = a == STRATA_NCCL_NVLS_TREE;
+    if (v->nvls_rule == STRATA_NCCL_NVLS_EFFICIENCY) {
+        double nv = intra * v->nvls_efficiency[c->arch] * (ch - 1) / ch * (ar ? 2.0 : (ppn - 1) / ppn);
+        double bw = nodes == 1 ? nv : MIN(nv, inter * (nodes <= 2 && tree ? 2 : 1));
+        return tree ? MIN(bw, v->nvls_tree_bw[c->arch][col]) : bw;
+    }
+    if (nodes == 1)
+        inter = intra;
+    if (tree)
+        return MIN(intra, nodes <= 2 ? inter : inter / 2);
+    if (!ar && v->nvls_rule == STRATA_NCCL_NVLS_MIN_PPN)
+        return MIN(intra * (ppn - 1) / ppn, inter * 0.9);
+    return MIN(intra, inter);
+}
+
 /* The bus bandwidth of the pair on its graph (tuning.cc's busBw, before
  * the conversion to algorithm bandwidth); 0 when NCCL does not run it. */
 static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p)
 {
+    const strata_nccl_version *v = ver(c);
     bool ar = kind == STRATA_OP_ALL_REDUCE;
     uint32_t nodes = nodes_of(c), col = nodes <= 2 ? nodes - 1 : 2;
     uint32_t ll_row = nodes == 1 ? (uint32_t)c->arch : c->cpu == STRATA_NCCL_AMD ? 1 : 0;
-    double ppn = (double)c->ranks / nodes;
     /* the graph of the algorithm: the ring's (and the tree's), or NVLS's */
     uint32_t ch = c->graph_channels;
     double bw = c->channel_gbs;
@@ -206,22 +217,19 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
         if (!strata_nccl_nvls_graph(c, &ch, &intra) || ch < 2)
             return 0;
         strata_nccl_net_graph(c, &net_ch, &inter); /* the NICs' speed (ESTIMATE: pass 2 raises none above it) */
-        double nv = intra * nvls_efficiency[c->arch] * (ch - 1) / ch * (ar ? 2.0 : (ppn - 1) / ppn);
-        bw = nodes == 1 ? nv : MIN(nv, inter * (nodes <= 2 && a == STRATA_NCCL_NVLS_TREE ? 2 : 1));
-        if (a == STRATA_NCCL_NVLS_TREE)
-            bw = MIN(bw, nvls_tree_bw[c->arch][col]);
+        bw = nvls_channel_bw(c, v, ar, a, ch, intra, inter);
     }
     double bus = ch * bw;
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL)
-        bus = fmin(ll_max_bw[ll_row][col], bus * .5);
+        bus = fmin(v->ll_max_bw[ll_row][col], bus * .5);
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL128)
-        bus = fmin(bus * 0.92, ch * ring_ll128_bw[c->arch][col]);
+        bus = fmin(bus * 0.92, ch * v->ring_ll128_bw[c->arch][col]);
     if (a == STRATA_NCCL_TREE && ar)
-        bus = fmin(bus * .92, ch * tree_bw[c->arch][col]);
+        bus = fmin(bus * .92, ch * v->tree_bw[c->arch][col]);
     if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL)
-        bus = fmin(bus * 1.0 / 3.8, ll_max_bw[ll_row][col]);
+        bus = fmin(bus * 1.0 / 3.8, v->ll_max_bw[ll_row][col]);
     if (a == STRATA_NCCL_TREE && p == STRATA_NCCL_LL128)
-        bus = fmin(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * tree_ll128_bw[c->arch][col]);
+        bus = fmin(bus * (nodes == 1 ? 7.0 / 9.0 : 120.0 / 128.0), ch * v->tree_ll128_bw[c->arch][col]);
     if (a == STRATA_NCCL_PAT)
         bus *= .75;
     return bus;
@@ -245,7 +253,8 @@ int strata_nccl_log2i(uint64_t x)
  * latencyInter (0 on IB) for the data and, on Simple, the flush. */
 static double net_step(const strata_nccl_comm *c, strata_nccl_algo a, strata_nccl_proto p)
 {
-    return c->ranks == nodes_of(c) ? net_lat[STRATA_NCCL_TREE][p] : net_lat[a][p];
+    const strata_nccl_version *v = ver(c);
+    return c->ranks == nodes_of(c) ? v->net_lat[STRATA_NCCL_TREE][p] : v->net_lat[a][p];
 }
 
 /* tuning.cc's latency of the pair (us). */
@@ -254,7 +263,7 @@ static double latency(const strata_nccl_comm *c, strata_op_kind kind, strata_ncc
     uint32_t n = c->ranks, nodes = nodes_of(c);
     bool ar = kind == STRATA_OP_ALL_REDUCE;
     double nsteps = ar ? 2.0 * (n - 1) : n - 1.0;
-    double lat = base_lat[a][p], intra = nvlink_lat[a][p], inter = net_step(c, a, p);
+    double lat = ver(c)->base_lat[a][p], intra = ver(c)->nvlink_lat[a][p], inter = net_step(c, a, p);
     switch (a) {
     case STRATA_NCCL_RING: {
         double overhead = nodes > 1 ? net_overhead(c) * (p == STRATA_NCCL_SIMPLE ? 3 : 1) : 0;
@@ -281,10 +290,12 @@ bool strata_nccl_model(const strata_nccl_comm *c, strata_op_kind kind, strata_nc
         return false;
     double bus = bus_bandwidth(c, kind, a, p);
     double nsteps = ar ? 2.0 * (n - 1) : n - 1.0;
-    /* bus to algorithm bandwidth (not for non-ring all-gather / reduce-scatter) */
-    bool ringlike = a == STRATA_NCCL_RING || a == STRATA_NCCL_NVLS || a == STRATA_NCCL_NVLS_TREE;
+    /* bus to algorithm bandwidth (not for non-ring all-gather /
+     * reduce-scatter): NVLS's ratio is the ring's from v2.28, 5/6 before */
+    bool nvls = a == STRATA_NCCL_NVLS || a == STRATA_NCCL_NVLS_TREE;
+    bool ring_ratio = a == STRATA_NCCL_RING || (nvls && ver(c)->nvls_rule == STRATA_NCCL_NVLS_EFFICIENCY);
     if (a == STRATA_NCCL_RING || ar)
-        bus *= ringlike ? n / nsteps : .5;
+        bus *= ring_ratio ? n / nsteps : nvls ? 5.0 / 6.0 : .5;
     *lat_us = latency(c, kind, a, p);
     *bw_gbs = bus;
     return bus > 0;
@@ -328,7 +339,7 @@ static void nccl_correct(const void *comm, strata_op_kind kind, strata_nccl_algo
     if (a == STRATA_NCCL_TREE && ar && log_size >= 0 && log_size < 23)
         *bw_gbs *= tree_correction[p][log_size];
     if (a == STRATA_NCCL_NVLS_TREE && ar && log_size >= 0 && log_size < 24 && c->arch >= STRATA_NCCL_BLACKWELL &&
-        c->cpu != STRATA_NCCL_ARM)
+        c->cpu != STRATA_NCCL_ARM && ver(c)->nvls_tree_correction)
         *bw_gbs *= tree_correction[p][log_size];
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_SIMPLE && nodes_of(c) > 1 && ar &&
         bytes / ((uint64_t)comm_channels(c) * c->ranks) >= 64)
@@ -374,8 +385,8 @@ static void tune_channels(const strata_nccl_comm *c, uint64_t bytes, strata_nccl
         strata_nccl_nvls_graph(c, &heads, &bw);
         out->heads = heads;
         out->chunk_bytes = nvls_chunk(c, out->algo, bytes, (uint64_t)nc * heads);
-        out->nvls_efficiency = nvls_efficiency[c->arch];
-        out->nvls_us = nvlink_lat[out->algo][out->proto];
+        out->nvls_efficiency = strata_nccl_version_kernels(ver(c))->nvls_efficiency[c->arch];
+        out->nvls_us = ver(c)->nvlink_lat[out->algo][out->proto];
     } else {
         nc = comm_channels(c);
         nt = max_threads[out->proto];
@@ -425,7 +436,7 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
     if (best < 0)
         return false;
     out->time_us = best;
-    out->base_us = base_lat[out->algo][out->proto];
+    out->base_us = ver(c)->base_lat[out->algo][out->proto];
     out->chunk_bytes = 0;
     out->nvls_efficiency = 0;
     out->nvls_us = 0;
@@ -437,6 +448,7 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
     double bw;
     if (out->algo == STRATA_NCCL_NVLS_TREE && nodes > 1 && kind == STRATA_OP_ALL_REDUCE &&
         strata_nccl_nvls_graph(c, &heads, &bw))
-        out->stage_gbs = heads * nvls_tree_bw[c->arch][nodes <= 2 ? 1 : 2] * c->ranks / (2.0 * (c->ranks - 1));
+        out->stage_gbs = heads * strata_nccl_version_kernels(ver(c))->nvls_tree_bw[c->arch][nodes <= 2 ? 1 : 2] *
+                         c->ranks / (2.0 * (c->ranks - 1));
     return true;
 }

@@ -3,7 +3,9 @@
  * algorithm, the protocol and the channel count of a collective, on one
  * node or several (NVIDIA/nccl @5067397, src/graph/tuning.cc
  * ncclTopoTuneModel and ncclTopoGetAlgoTime, src/enqueue.cc
- * topoGetAlgoInfo's channel/thread tuning, src/graph/search.cc's speeds).
+ * topoGetAlgoInfo's channel/thread tuning, src/graph/search.cc's speeds),
+ * with the tuning constants and NVLS rules of the release the
+ * communicator names (nccl_versions.h; default the newest).
  *
  * For every (algorithm, protocol) NCCL computes a latency (base latency +
  * per-step hardware latency x steps, NVLink's inside a node and the
@@ -32,6 +34,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include "hw/nccl_versions.h"
 #include "trace/op.h"
 
 typedef enum { STRATA_NCCL_VOLTA = 0, STRATA_NCCL_AMPERE, STRATA_NCCL_HOPPER, STRATA_NCCL_BLACKWELL } strata_nccl_arch;
@@ -83,6 +86,9 @@ typedef struct strata_nccl_comm {
     /* NCCL_ALGO, NCCL_PROTO: bit a (p) set allows algorithm a (protocol
      * p); 0: every one NCCL enables */
     uint32_t algos, protos;
+    /* the release whose tuning constants NCCL runs (nccl_versions.h);
+     * NULL: the newest */
+    const strata_nccl_version *version;
 } strata_nccl_comm;
 
 typedef struct strata_nccl_choice {
@@ -95,7 +101,8 @@ typedef struct strata_nccl_choice {
     /* NVLS and NVLS_TREE: the chunk per channel and head after enqueue.cc's
      * calcCollChunking (nvls.cc NCCL_NVLS_CHUNKSIZE 128 KiB, halved for
      * small buffers), and the fraction of NVLink's data rate NVLS's
-     * multimem traffic reaches (tuning.cc nvlsEfficiency); 0 otherwise */
+     * multimem traffic reaches (tuning.cc nvlsEfficiency, v2.28's for an
+     * older release: strata_nccl_version_kernels); 0 otherwise */
     uint64_t chunk_bytes;
     double nvls_efficiency;
     /* NVLS and NVLS_TREE: the NVLS intra-node latency (hwLatencies[NVLINK],
@@ -108,7 +115,8 @@ typedef struct strata_nccl_choice {
     double net_step_us;
     uint32_t heads;
     /* NVLS_TREE across nodes: the algorithm bandwidth (GB/s) of NCCL's
-     * per-channel cap (tuning.cc perChMaxNVLSTreeBw x the NVLS graph's
+     * per-channel cap (tuning.cc perChMaxNVLSTreeBw, v2.28's for an older
+     * release: strata_nccl_version_kernels, x the NVLS graph's
      * channels, as bus bandwidth, x nRanks / nsteps): the rate of the
      * kernel's warps, a role each (scatter, reduce and send, receive and
      * broadcast, gather), at which every stage of its pipeline runs even

@@ -1,0 +1,97 @@
+/*
+ * nccl_versions.c: NCCL's tuning constants per release (contract in
+ * nccl_versions.h). Every figure is NCCL's, read from src/graph/tuning.cc
+ * at the tag each table names (NVIDIA/nccl); nothing here is fitted.
+ * Invariant: the tables are constant and sorted oldest first; the last is
+ * the default.
+ */
+#include "hw/nccl_versions.h"
+#include <string.h>
+
+/* Shared rows. tuning.cc baseLat / baseLatencies {LL, LL128, Simple}:
+ * Tree, Ring, NVLS, NVLS_TREE, PAT (before v2.28 PAT's 8 us is written
+ * in its latency formula, "8 // Base time"). */
+#define BASE_LAT {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {8.0, 8.0, 8.0}}
+/* hwLat[NCCL_HW_NVLINK]; PAT's column is new in v2.28 (its latency formula
+ * reads no NVLink latency). */
+#define NVLINK_LAT_OLD {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}, {0, 0, 0}}
+#define NVLINK_LAT {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}, {0, 0, 25}, {0, 0, 25}, {0, 0, 4.0}}
+/* hwLat[NCCL_HW_NET]: NVLSTree's Simple step is 14 us to v2.28, 20.9 from
+ * v2.29; PAT (one GPU per node) reads Tree's row ("With ppn=1 latencies
+ * are fully exposed"). */
+#define NET_LAT_OLD {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 14}, {0, 0, 0}}
+#define NET_LAT_228 {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 14}, {0, 0, 14}}
+#define NET_LAT_229 {{5.0, 8.5, 14}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 20.9}, {0, 0, 14}}
+/* llMaxBws: unchanged from v2.25 to v2.30 (Blackwell's row is twice
+ * Hopper's) */
+#define LL_MAX_BW {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {141.0, 45.0, 35.0}, {2 * 141.0, 2 * 45.0, 2 * 35.0}}
+#define VA_RING_LL128 {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 36.7}
+#define VA_TREE_LL128 {20.0, 20.0, 20.0}, {20.0, 20.0, 20.0}, {36.7, 36.7, 29.0}
+#define VA_TREE {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}
+#define VA_NVLS_TREE {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}
+#define NVLS_EFFICIENCY {0.0, 0.0, 0.85, 0.74}
+/* v2.25-v2.27: Blackwell's rows are twice Hopper's; no NVLS efficiency
+ * and no per-channel NVLS_TREE cap */
+#define OLD_TABLES                                                                                                   \
+    .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT_OLD, .net_lat = NET_LAT_OLD, .ll_max_bw = LL_MAX_BW,               \
+    .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 2 * 36.7, 2 * 36.7}},                                                \
+    .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},                                                \
+    .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}}
+/* v2.28 on: Blackwell's own rows; what differs between releases is the
+ * network step (net), Blackwell's Ring LL128 N2 cap (ll128_n2; N1 and N4
+ * are ll128_n14) and its NVLSTree N4 cap (nvls_tree_n4) */
+#define NEW_TABLES(net, ll128_n2, nvls_tree_n4, ll128_n14)                                                          \
+    .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT, .net_lat = net, .ll_max_bw = LL_MAX_BW,                          \
+    .ring_ll128_bw = {VA_RING_LL128, {ll128_n14, ll128_n2, ll128_n14}},                                              \
+    .tree_ll128_bw = {VA_TREE_LL128, {55.6, 31.67, 20.0}}, .tree_bw = {VA_TREE, {70.0, 42.8, 24.0}},                 \
+    .nvls_tree_bw = {VA_NVLS_TREE, {0.0, 96.0, nvls_tree_n4}}, .nvls_efficiency = NVLS_EFFICIENCY,                   \
+    .nvls_rule = STRATA_NCCL_NVLS_EFFICIENCY
+
+static const strata_nccl_version versions[] = {
+    {.name = "2.26",
+     .source = "NVIDIA/nccl v2.26.6-1 src/graph/tuning.cc (v2.25.1-1's constants and rules are the same)",
+     OLD_TABLES,
+     .nvls_rule = STRATA_NCCL_NVLS_MIN},
+    {.name = "2.27", .source = "NVIDIA/nccl v2.27.7-1 src/graph/tuning.cc", OLD_TABLES,
+     .nvls_rule = STRATA_NCCL_NVLS_MIN_PPN},
+    {.name = "2.28",
+     .source = "NVIDIA/nccl v2.28.7-1 src/graph/tuning.cc (ncclTunerConstantsDefaults, nvlsEfficiency)",
+     NEW_TABLES(NET_LAT_228, 34.6, 43.1, 2 * 36.7), .nvls_tree_correction = false},
+    {.name = "2.29",
+     .source = "NVIDIA/nccl v2.29.7-1 src/graph/tuning.cc (ncclTunerConstantsDefaults, nvlsEfficiency)",
+     NEW_TABLES(NET_LAT_229, 40.0, 43.8, 40.0), .nvls_tree_correction = true},
+    {.name = "2.30",
+     .source = "NVIDIA/nccl v2.30.7-1 src/graph/tuning.cc (= master @5067397)",
+     NEW_TABLES(NET_LAT_229, 40.0, 80.0, 40.0), .nvls_tree_correction = true},
+};
+#define N_VERSIONS (sizeof versions / sizeof versions[0])
+/* v2.28.7-1: the first release with perChMaxNVLSTreeBws */
+#define FIRST_PACE 2
+
+const strata_nccl_version *strata_nccl_version_find(const char *name)
+{
+    /* 2.MINOR or 2.MINOR.PATCH, digits only */
+    static const char digits[] = "0123456789";
+    if (strncmp(name, "2.", 2) != 0)
+        return NULL;
+    const char *minor = name + 2;
+    size_t mlen = strspn(minor, digits);
+    const char *rest = minor + mlen;
+    if (mlen == 0 || (*rest && (rest[0] != '.' || !rest[1] || rest[1 + strspn(rest + 1, digits)])))
+        return NULL;
+    if (mlen == 2 && strncmp(minor, "25", 2) == 0)
+        minor = "26"; /* v2.25's table is v2.26's */
+    for (size_t i = 0; i < N_VERSIONS; i++)
+        if (strlen(versions[i].name + 2) == mlen && strncmp(versions[i].name + 2, minor, mlen) == 0)
+            return &versions[i];
+    return NULL;
+}
+
+const strata_nccl_version *strata_nccl_version_default(void) { return &versions[N_VERSIONS - 1]; }
+
+const char *strata_nccl_version_list(void) { return "2.25, 2.26, 2.27, 2.28, 2.29, 2.30"; }
+
+const strata_nccl_version *strata_nccl_version_kernels(const strata_nccl_version *v)
+{
+    return v->nvls_rule == STRATA_NCCL_NVLS_EFFICIENCY ? v : &versions[FIRST_PACE];
+}

@@ -1,0 +1,73 @@
+/*
+ * nccl_versions.h: NCCL's tuning constants, one table per release whose
+ * src/graph/tuning.cc differs in what the tuning model (nccl_tuning.h)
+ * reads: the base and per-step latencies, the per-channel bandwidth caps,
+ * NVLS's efficiency and the rules that changed with them. Each table cites
+ * the tag and file it is read from (NVIDIA/nccl).
+ *
+ * Releases: 2.25 and 2.26 (one table: v2.25.1-1 and v2.26.6-1 have the
+ * same constants and rules), 2.27, 2.28, 2.29 and 2.30 (the newest, the
+ * default; master @5067397 has v2.30.7-1's tuning.cc). A release is named
+ * 2.MINOR or 2.MINOR.PATCH; the patch does not choose a table.
+ *
+ * Invariant: the tables are constant; every lookup returns one of them.
+ */
+#ifndef STRATA_HW_NCCL_VERSIONS_H
+#define STRATA_HW_NCCL_VERSIONS_H
+
+#include <stdbool.h>
+
+/* How tuning.cc prices NVLS and NVLS_TREE (ncclTopoTuneModel). */
+typedef enum {
+    /* v2.19-v2.26: bw = min(bwIntra, bwInter) (NVLS_TREE: bwInter / 2
+     * beyond 2 nodes), bus to algorithm bandwidth x 5/6 */
+    STRATA_NCCL_NVLS_MIN = 0,
+    /* v2.27: as above, but an NVLS all-gather or reduce-scatter gets
+     * min(bwIntra x (ppn - 1) / ppn, bwInter x 0.9) */
+    STRATA_NCCL_NVLS_MIN_PPN,
+    /* v2.28 on: bwIntra x nvlsEfficiency x (nCh - 1) / nCh, x 2 for an
+     * all-reduce, (ppn - 1) / ppn otherwise; NVLS_TREE's bwInter x 2 on 2
+     * nodes and capped per channel by perChMaxNVLSTreeBws; the ring's
+     * nRanks / nsteps as the bus to algorithm ratio */
+    STRATA_NCCL_NVLS_EFFICIENCY,
+} strata_nccl_nvls_rule;
+
+/* One release's constants. Rows: NCCL's algorithms in strata_nccl_algo's
+ * order (Tree, Ring, NVLS, NVLS_TREE, PAT) and protocols (LL, LL128,
+ * Simple); the per-architecture tables have rows Volta, Ampere, Hopper,
+ * Blackwell and columns N1 (one node), N2 (two), N4 (more). */
+typedef struct strata_nccl_version {
+    const char *name;   /* "2.27" */
+    const char *source; /* the tag and file */
+    double base_lat[5][3];
+    double nvlink_lat[5][3]; /* hwLatencies[NCCL_HW_NVLINK] */
+    double net_lat[5][3];    /* hwLatencies[NCCL_HW_NET] */
+    double ll_max_bw[4][3];  /* rows: the GPU on one node, the CPU (0 Intel, 1 AMD) across */
+    double ring_ll128_bw[4][3];
+    double tree_ll128_bw[4][3];
+    double tree_bw[4][3];
+    /* perChMaxNVLSTreeBws; all 0 where the release has none */
+    double nvls_tree_bw[4][3];
+    double nvls_efficiency[4]; /* 0 where the release has none */
+    strata_nccl_nvls_rule nvls_rule;
+    /* treeCorrectionFactor also corrects NVLS_TREE all-reduce on
+     * Blackwell with x86 hosts (v2.29 on) */
+    bool nvls_tree_correction;
+} strata_nccl_version;
+
+/* The release named `name` (2.MINOR or 2.MINOR.PATCH), or NULL. */
+const strata_nccl_version *strata_nccl_version_find(const char *name);
+/* The newest release: what a model without nccl_version runs. */
+const strata_nccl_version *strata_nccl_version_default(void);
+/* The releases that have a table, as an error message lists them:
+ * "2.25, 2.26, 2.27, 2.28, 2.29, 2.30". */
+const char *strata_nccl_version_list(void);
+/* The release whose NVLS efficiency (nvlsEfficiency) and NVLS_TREE
+ * per-channel rate (perChMaxNVLSTreeBws) describe the kernels `v` runs:
+ * `v` itself from v2.28, else v2.28.7-1's, the first with those figures.
+ * They describe the hardware's multimem traffic and the NVLS_TREE kernel,
+ * which is the same code from v2.26.2-1 to v2.28.7-1
+ * (src/device/all_reduce.h differs in one call's arguments). */
+const strata_nccl_version *strata_nccl_version_kernels(const strata_nccl_version *v);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * test_nccl_versions.c: NCCL's tuning tables per release (sim/hw/
+ * nccl_versions.h) and the hardware key that names one (nccl_version):
+ * the choice and estimate of one all-reduce under v2.27 and v2.30, derived
+ * by hand from the two releases' src/graph/tuning.cc; the NVLS rule on one
+ * node; names accepted and refused.
+ *
+ * Two DGX H100 nodes, 16 ranks (hopper; ring graph in a node 12 x 30 GB/s
+ * = 360; 8 NICs of 50 GB/s, one per GPU; Intel hosts). NCCL's graphs:
+ *   ring through the NICs: sm90 inter speeds {48, 45, ...}: 48 gives
+ *     min(8 NICs x 1, 360 / 48 = 7) = 7 channels (336), 45 gives 8 (360,
+ *     the NVLink's whole): 8 x 45, not duplicated (Hopper, < 50, > 4)
+ *   NVLS: (8 + 1) x speed <= 360 at 40 GB/s; 8 heads (the NIC GPUs)
+ * Latencies (us), N2, log2i(2) = 1, 16 / 2 - 1 = 7 NVLink steps:
+ *   Tree LL128   14 + 2 (7 x 1.25 + 8.5) = 48.5 (both releases)
+ *   NVLS_TREE    0 + 25 + 2 x NET: v2.30 2 x 20.9 -> 66.8; v2.27 2 x 14 -> 53.0
+ * Algorithm bandwidths (GB/s):
+ *   Tree LL128   min(360 x .92, 8 x 41.4) = 331.2, then
+ *                min(331.2 x 120/128, 8 x 36.7) = 293.6, x .5 = 146.8
+ *   NVLS_TREE    v2.30: min(40 x .85 x 7/8 x 2 = 59.5, 45 x 2, 57.7) = 57.7
+ *                per channel, x 8 = 461.6 bus, x 16/30 = 246.1867
+ *                v2.27: min(bwIntra 40, bwInter 45) = 40, x 8 = 320 bus,
+ *                x 5/6 = 266.6667
+ * At 2 MiB (treeCorrectionFactor index log2i(2 MiB / 64) = 15, LL128 .6):
+ *   Tree LL128   48.5 + 2097152 / (146.8 x .6 x 1000) = 72.3096 us
+ *   NVLS_TREE    v2.30: 66.8 + 2097152 / 246186.7 = 75.3184 us
+ *                v2.27: 53.0 + 2097152 / 266666.7 = 60.8643 us
+ * The other pairs are slower at 2 MiB in both (Ring LL128 75.2 + 13.4,
+ * Tree LL 25.2 + 179.3, Tree Simple 92.4 + 21.1): v2.30 runs Tree/LL128,
+ * v2.27 NVLS_TREE/Simple.
+ */
+#include "testutil.h"
+#include "hw/coll_impl.h"
+#include "hw/hw.h"
+#include "hw/nccl_tuning.h"
+
+static strata_nccl_comm two_nodes(const char *version)
+{
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 16, .graph_channels = 12, .channel_gbs = 30.0,
+                          .nvls = true, .nodes = 2, .nics = 8, .nic_gbs = 50.0, .nic_gpus = 8,
+                          .cpu = STRATA_NCCL_INTEL};
+    c.version = version ? strata_nccl_version_find(version) : NULL;
+    ck_assert(!version || c.version);
+    return c;
+}
+
+START_TEST(a_2_mib_all_reduce_under_two_releases)
+{
+    const uint64_t bytes = 2u << 20;
+    strata_nccl_comm v230 = two_nodes("2.30"), v227 = two_nodes("2.27");
+    double lat, bw;
+    ck_assert(strata_nccl_model(&v227, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 53.0, 1e-9);
+    ck_assert_double_eq_tol(bw, 320.0 * 5 / 6, 1e-9);
+    ck_assert(strata_nccl_model(&v230, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 66.8, 1e-9);
+    ck_assert_double_eq_tol(bw, 461.6 * 16 / 30, 1e-9);
+    ck_assert(strata_nccl_model(&v227, STRATA_OP_ALL_REDUCE, STRATA_NCCL_TREE, STRATA_NCCL_LL128, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 48.5, 1e-9);
+    ck_assert_double_eq_tol(bw, 146.8, 1e-9);
+
+    strata_nccl_choice ch;
+    ck_assert(strata_nccl_choose(&v230, STRATA_OP_ALL_REDUCE, bytes, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_LL128);
+    ck_assert_double_eq_tol(ch.time_us, 48.5 + 2097152 / (146.8 * .6 * 1000), 1e-6);
+    ck_assert_double_eq_tol(ch.net_step_us, 8.5, 1e-12);
+    ck_assert(strata_nccl_choose(&v227, STRATA_OP_ALL_REDUCE, bytes, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_NVLS_TREE && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 53.0 + 2097152 / (320.0 * 5 / 6 * 1000), 1e-6);
+    ck_assert_double_eq_tol(ch.time_us, 60.86432, 1e-5);
+    /* the step over the network the schedule charges is the release's */
+    ck_assert_double_eq_tol(ch.net_step_us, 14.0, 1e-12);
+    /* v2.30's NVLS_TREE estimate at 2 MiB, slower than its Tree/LL128 */
+    ck_assert_double_eq_tol(strata_nccl_time_us(&v230, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS_TREE,
+                                                STRATA_NCCL_SIMPLE, bytes),
+                            66.8 + 2097152 / (461.6 * 16 / 30 * 1000), 1e-6);
+    /* the kernels' figures (NVLS's efficiency, NVLS_TREE's pace: 57.7 x 8
+     * heads x 16/30) are v2.28's for a release without them */
+    ck_assert_double_eq_tol(ch.nvls_efficiency, 0.85, 1e-12);
+    ck_assert_double_eq_tol(ch.stage_gbs, 57.7 * 8 * 16 / 30, 1e-9);
+    /* no version is the newest */
+    strata_nccl_comm dflt = two_nodes(NULL);
+    strata_nccl_choice d;
+    ck_assert(strata_nccl_choose(&dflt, STRATA_OP_ALL_REDUCE, bytes, &d));
+    ck_assert(strata_nccl_choose(&v230, STRATA_OP_ALL_REDUCE, bytes, &ch));
+    ck_assert(d.algo == ch.algo && d.proto == ch.proto);
+    ck_assert_double_eq(d.time_us, ch.time_us);
+}
+END_TEST
+
+/* One H100 node, 8 ranks, NVLS on 8 channels at 40 GB/s: v2.27 prices NVLS
+ * at min(bwIntra, bwInter) = 40 per channel, 320 bus, x 5/6 = 266.667 GB/s;
+ * v2.28 at 40 x .85 x 7/8 x 2 = 59.5, 476 bus, x 8/14 = 272 GB/s; its
+ * all-gather (bus, not converted) v2.27: min(40 x 7/8, 40 x .9) x 8 = 280,
+ * v2.26 min(40, 40) x 8 = 320. */
+START_TEST(nvls_on_one_node_by_release)
+{
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 8, .graph_channels = 12, .channel_gbs = 30.0,
+                          .nvls = true};
+    double lat, bw;
+    c.version = strata_nccl_version_find("2.27.7");
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 25.0, 1e-12);
+    ck_assert_double_eq_tol(bw, 320.0 * 5 / 6, 1e-9);
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_GATHER, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(bw, 280.0, 1e-9);
+    c.version = strata_nccl_version_find("2.26");
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_GATHER, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(bw, 320.0, 1e-9);
+    c.version = strata_nccl_version_find("2.28");
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(bw, 272.0, 1e-9);
+}
+END_TEST
+
+START_TEST(release_names)
+{
+    ck_assert_str_eq(strata_nccl_version_default()->name, "2.30");
+    ck_assert_ptr_eq(strata_nccl_version_find("2.27"), strata_nccl_version_find("2.27.7"));
+    ck_assert_ptr_eq(strata_nccl_version_find("2.25.1"), strata_nccl_version_find("2.26"));
+    ck_assert_str_eq(strata_nccl_version_find("2.29.2")->name, "2.29");
+    /* NVLSTree's network step: 14 us to v2.28, 20.9 from v2.29 */
+    ck_assert_double_eq(strata_nccl_version_find("2.28")->net_lat[STRATA_NCCL_NVLS_TREE][STRATA_NCCL_SIMPLE], 14);
+    ck_assert_double_eq(strata_nccl_version_find("2.29")->net_lat[STRATA_NCCL_NVLS_TREE][STRATA_NCCL_SIMPLE], 20.9);
+    static const char *const bad[] = {"2.24", "2.31", "3.0", "2", "2.", "2.27.", "2.27.x", "v2.27", "2.27-1", ""};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++)
+        ck_assert_msg(!strata_nccl_version_find(bad[i]), "'%s' accepted", bad[i]);
+    /* every release the message lists is found */
+    gchar **names = g_strsplit(strata_nccl_version_list(), ", ", -1);
+    for (gchar **n = names; *n; n++)
+        ck_assert_msg(strata_nccl_version_find(*n), "%s", *n);
+    g_strfreev(names);
+}
+END_TEST
+
+/* The hardware key: the release reaches NCCL's choice (two H100 nodes at
+ * 2 MiB, as above), and a bad value is refused at its line. */
+START_TEST(hw_key_names_the_release)
+{
+    const char *set27[] = {"interconnect.nvlink.nccl_version=2.27", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-2x8-ib", set27);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 2u << 20, 0, &t, NULL));
+    ck_assert_int_eq(t.algo, STRATA_NCCL_NVLS_TREE);
+    strata_hw_free(hw);
+    hw = strata_test_load_hw("h100-2x8-ib", NULL);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 2u << 20, 0, &t, NULL));
+    ck_assert_int_eq(t.algo, STRATA_NCCL_TREE);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL128);
+    strata_hw_free(hw);
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_version = 2.31\n",
+                                "t.ini:15: [interconnect x] nccl_version: expected an NCCL release with tuning "
+                                "tables: 2.25, 2.26, 2.27, 2.28, 2.29, 2.30 (2.MINOR or 2.MINOR.PATCH), got '2.31'");
+}
+END_TEST
+
+static Suite *nccl_versions_suite(void)
+{
+    Suite *s = suite_create("nccl_versions");
+    TCase *tc = tcase_create("nccl_versions");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, a_2_mib_all_reduce_under_two_releases);
+    tcase_add_test(tc, nvls_on_one_node_by_release);
+    tcase_add_test(tc, release_names);
+    tcase_add_test(tc, hw_key_names_the_release);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(nccl_versions_suite()); }
