@@ -592,6 +592,75 @@ START_TEST(nvls_tree_rounds_take_the_kernels_pace)
 }
 END_TEST
 
+/* NCCL's network step on a ring chunk's path, 2 domains of 2: rail ring 0
+ * runs 0, 1, 3, 2 (domain 1 walked downwards), so the hops into
+ * positions 2 (1 -> 3) and 0 (2 -> 0) cross the network. Each chunk's
+ * all-reduce path takes 3 hops of its reduce-scatter and 3 of its
+ * all-gather, all but the hop into its position + 1 and into its position:
+ * every chunk crosses 2 x 2 - 1 = 3 times; the first, chunk 0 (positions
+ * 2, 3, 0, then 1, 2, 3), crosses at steps 0 (1 -> 3), 2 (2 -> 0) and
+ * 4 (1 -> 3), rounds 0, 4 and 8 of Simple's 2 slices, and only its first
+ * slice of the first loop pays. A lone all-gather's chunk skips the hop
+ * into its position: chunk 1 crosses twice (positions 2, 3, 0: 1 -> 3,
+ * 2 -> 0 at rounds 0 and 2) where chunk 0 crosses once; a lone
+ * reduce-scatter's skips the hop into position + 1: chunk 0 crosses twice
+ * (positions 2, 3, 0). Over 2 domains of 8 a chunk away from the domains'
+ * edges crosses 2 + 2 = 4 times. */
+START_TEST(ring_pays_the_network_step_on_a_chunks_path)
+{
+    static const strata_op_kind kinds[] = {STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER, STRATA_OP_REDUCE_SCATTER};
+    static const uint32_t want[3][3][3] = {{{0, 1, 3}, {4, 2, 0}, {8, 1, 3}},
+                                           {{0, 1, 3}, {2, 2, 0}, {0, 0, 0}},
+                                           {{0, 1, 3}, {2, 2, 0}, {0, 0, 0}}};
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    for (unsigned k = 0; k < 3; k++) {
+        strata_coll_shape sh = shape1(kinds[k], strata_coll_algo_find("nccl"), 4, 64);
+        sh.domain_ranks = 2;
+        sh.tune.algo = STRATA_NCCL_RING;
+        sh.tune.proto = STRATA_NCCL_SIMPLE;
+        sh.channels = 1;
+        sh.tune.net_step_s = 3e-6;
+        uint32_t rounds, paid = 0;
+        check_op(&sh, &rounds);
+        ck_assert_uint_eq(rounds, k == 0 ? 2 * 3 * 2 : 3);
+        g_array_set_size(steps, 0);
+        strata_coll_schedule(&sh, steps);
+        for (guint i = 0; i < steps->len; i++) {
+            const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+            if (st->delay_s == 0)
+                continue;
+            ck_assert_uint_lt(paid, k == 0 ? 3 : 2);
+            ck_assert_double_eq(st->delay_s, 3e-6);
+            ck_assert_uint_eq(st->round, want[k][paid][0]);
+            ck_assert_uint_eq(st->src, want[k][paid][1]);
+            ck_assert_uint_eq(st->dst, want[k][paid][2]);
+            paid++;
+        }
+        ck_assert_uint_eq(paid, k == 0 ? 3 : 2);
+    }
+    /* 2 domains of 8, 8 rail rings (a lane each), one loop of LL: 4 a ring */
+    strata_coll_shape wide = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 16, 2ull * 16 * 8 * 4);
+    wide.domain_ranks = 8;
+    wide.tune.algo = STRATA_NCCL_RING;
+    wide.tune.proto = STRATA_NCCL_LL;
+    wide.channels = 8;
+    wide.tune.net_step_s = 3e-6;
+    g_array_set_size(steps, 0);
+    strata_coll_schedule(&wide, steps);
+    uint32_t per_lane[16] = {0};
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        if (st->delay_s > 0) {
+            ck_assert_uint_ne(st->src / 8, st->dst / 8);
+            per_lane[st->lane]++;
+        }
+    }
+    for (uint32_t l = 0; l < 16; l++)
+        ck_assert_uint_eq(per_lane[l], l % 2 == 0 ? 4 : 0);
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 static Suite *collective_suite(void)
 {
     Suite *s = suite_create("collective");
@@ -611,6 +680,7 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, schedules_across_domains_give_the_result);
     tcase_add_test(tc, rccl_trees_follow_the_model_rings);
     tcase_add_test(tc, nvls_tree_rounds_take_the_kernels_pace);
+    tcase_add_test(tc, ring_pays_the_network_step_on_a_chunks_path);
     suite_add_tcase(s, tc);
     return s;
 }

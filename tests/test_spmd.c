@@ -272,6 +272,55 @@ static void assert_bad(const char *hw, const char *set, const char *body, const 
     g_free(dir);
 }
 
+/* NCCL's network step on a ring chunk's path, simulated step by step on 2
+ * nodes of 2 (h100-2x8-ib.ini sliced: NICs on rails, each with latency L;
+ * NCCL_ALGO=Ring, NCCL_PROTO=Simple). 64 KiB is one loop of the ring:
+ * 2 x 3 steps of 2 slices, 12 rounds, each waiting for its slowest copy,
+ * one across the network whose route (NIC, rail switch, NIC: two links)
+ * takes 2L. NCCL's network step (hwLatencies[NET][Ring][Simple], 14 us)
+ * less that route, 14 - 2L, is paid on the 3 network hops of one chunk's
+ * path (test_collective.c derives them). So the time is
+ * T0 + 12 x 2L + 3 x max(0, 14 us - 2L): from 5 to 6 us it grows by
+ * 24 - 6 = 18 us, from 7 to 8 us (no step cost left) by 24 us. */
+static double ring_2x2_time(const char *latency)
+{
+    char *trace = strata_test_write_temp("ring2x2-XXXXXX.trace",
+                                         "strata-trace 1\noption mesh=data:4\nalloc buf 64KiB dtype=f32\n"
+                                         "all-reduce buf axis=data\nfree buf\n");
+    char *json = g_strconcat(trace, ".json", NULL);
+    char *hw = strata_test_source_path("configs/hw/h100-2x8-ib.ini");
+    char *lat = g_strconcat("network.ib.latency=", latency, NULL);
+    strata_cli_result r = strata_test_cli(
+        "run", "--hw", hw, "--set", "hardware.devices=4", "--set", "hardware.devices_per_host=2", "--set",
+        "interconnect.nvlink.domain=2", "--set", "interconnect.nvlink.nccl_algo=Ring", "--set",
+        "interconnect.nvlink.nccl_proto=Simple", "--set", lat, "--collectives=steps", "--trace", trace, "--json", json,
+        "-q", NULL);
+    ck_assert_msg(r.status == 0, "run failed: %s", r.err);
+    run_out o = {.parser = json_parser_new()};
+    ck_assert(json_parser_load_from_file(o.parser, json, NULL));
+    o.root = json_node_get_object(json_parser_get_root(o.parser));
+    double t = json_object_get_double_member(collective(&o, 0), "time_s");
+    g_object_unref(o.parser);
+    strata_cli_result_clear(&r);
+    g_unlink(json);
+    g_unlink(trace);
+    g_free(lat);
+    g_free(hw);
+    g_free(json);
+    g_free(trace);
+    return t;
+}
+
+START_TEST(ring_pays_the_network_step_on_a_chunks_path)
+{
+    double t5 = ring_2x2_time("5us"), t6 = ring_2x2_time("6us");
+    double t7 = ring_2x2_time("7us"), t8 = ring_2x2_time("8us");
+    ck_assert_double_eq_tol(t6 - t5, 18e-6, 1e-12);
+    ck_assert_double_eq_tol(t7 - t6, 18e-6, 1e-12);
+    ck_assert_double_eq_tol(t8 - t7, 24e-6, 1e-12);
+}
+END_TEST
+
 START_TEST(bad_multi_device_input_is_exit_2_at_its_line)
 {
     const char *ring8 = "configs/hw/test-ring8.ini";
@@ -332,6 +381,7 @@ static Suite *spmd_suite(void)
     tcase_add_test(tc, torus_2d_rings_along_each_dimension);
     tcase_add_test(tc, gather_and_scatter_are_n_minus_1_steps);
     tcase_add_test(tc, summary_and_timeline_show_devices);
+    tcase_add_test(tc, ring_pays_the_network_step_on_a_chunks_path);
     suite_add_tcase(s, tc);
     TCase *bad = tcase_create("bad");
     tcase_set_timeout(bad, 120);

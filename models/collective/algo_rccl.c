@@ -146,6 +146,11 @@ static uint32_t rccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
         g_free(orders);
     }
     coll_wire wire = rccl_wire(shape);
+    /* RCCL's rings pay the route only: its tuning model's network latency
+     * of a ring step (rccl_tuning.c net_lat: 320 us on Simple, 9.5 on LL,
+     * against its tree's 25 and 10.5) steers its choice, no step lasts it */
+    if (!tree || s->kind != STRATA_OP_ALL_REDUCE)
+        wire.net_delay_s = 0;
     coll_wire_apply(s, from, shape->in_bytes, &wire);
     return rounds;
 }

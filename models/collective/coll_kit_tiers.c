@@ -26,12 +26,18 @@
  * Pipelines: a tree's chunks move up (each rank sends once it has its
  * children's) and down (each rank forwards the result it received), a
  * chunk a round behind the one before. The library's fixed cost of a step
- * over the network (coll_wire.net_delay_s) is paid by a tree's first chunk
- * along its levels, as NCCL's model charges it (2 log2(nNodes) levels);
- * a ring's steps pay none: every round of the expansion's rings already
- * waits for its slowest copy, the one across the network, so they pay the
- * route's latency every round where NCCL's model counts 2(nNodes - 1)
- * network latencies in all.
+ * over the network (coll_wire.net_delay_s: NCCL's proxy posting the send,
+ * the NIC's RDMA write and the receiver's proxy completing it) is paid on
+ * the path of a chunk: by a tree's first chunk along its levels, as NCCL's
+ * model charges it (2 log2(nNodes) levels), and by a ring's first loop on
+ * the hops between domains of the chunk whose path crosses them most
+ * (ring_critical_chunk): each chunk of a ring walks the ring one hop a
+ * step, its network hops each wait for that cost while the chunks behind
+ * it in the connection's NCCL_STEPS slots keep the links busy, so the
+ * collective ends that many costs after a ring without them. Charging it
+ * on every step between domains would put it on every round of the
+ * receiving rank (its steps run one after the other in the expansion),
+ * which NCCL's pipelined slots do not.
  *
  * Invariants: those of coll_kit.h; orders are permutations of the ranks;
  * a tree's parent array has exactly one root among the ranks that take
@@ -93,11 +99,41 @@ static uint32_t *positions(uint32_t n, const uint32_t *orders, uint32_t groups)
     return pos;
 }
 
+/* The chunk of ring `order` (a position: the chunk the rank there owns
+ * after the reduce-scatter) whose path crosses between domains most often,
+ * the first on a tie. A hop into position j crosses when order[j - 1] and
+ * order[j] lie in different domains; a chunk's path takes every hop but
+ * one per pass: an all-reduce's reduce-scatter all but the hop into c + 1,
+ * its all-gather all but the hop into c (rs and ag both true); a lone
+ * reduce-scatter all but the hop into c + 1, a lone all-gather all but the
+ * hop into c. */
+static uint32_t ring_critical_chunk(const strata_coll_sched *s, const uint32_t *order, bool rs, bool ag)
+{
+    uint32_t n = s->n, net = 0, best = 0, best_hops = 0;
+    for (uint32_t j = 0; j < n; j++)
+        net += !coll_same_domain(s, order[(j + n - 1) % n], order[j]);
+    for (uint32_t c = 0; c < n; c++) {
+        uint32_t hops = 0;
+        if (rs)
+            hops += net - !coll_same_domain(s, order[c], order[(c + 1) % n]);
+        if (ag)
+            hops += net - !coll_same_domain(s, order[(c + n - 1) % n], order[c]);
+        if (hops > best_hops) {
+            best_hops = hops;
+            best = c;
+        }
+    }
+    return best;
+}
+
 uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices,
                                 const uint32_t *orders, uint32_t groups)
 {
     uint32_t n = s->n, round = 0;
     uint32_t *pos = positions(n, orders, groups);
+    uint32_t *critical = g_new(uint32_t, groups);
+    for (uint32_t g = 0; g < groups; g++)
+        critical[g] = ring_critical_chunk(s, orders + (size_t)g * n, true, true);
     for (uint64_t grid = 0; grid < b; grid += channels * n * chunk) {
         uint64_t c = MIN(chunk, (b - grid + channels * n - 1) / (channels * n)) * channels;
         for (uint32_t step = 0; step < 2 * (n - 1); step++) {
@@ -111,15 +147,18 @@ uint32_t coll_ring_loops_groups(strata_coll_sched *s, uint64_t b, uint64_t chann
                         uint64_t glo = lo + coll_chunk_off(len, groups, g);
                         uint64_t glen = lo + coll_chunk_off(len, groups, g + 1) - glo;
                         uint64_t off = glo + coll_chunk_off(glen, slices, k);
-                        strata_coll_step st = {.round = round, .lane = 2 * g,
-                                               .src = orders[(size_t)g * n + (at + n - 1) % n], .dst = q,
+                        /* the first loop's critical chunk, its first slice, pays the network's cost */
+                        uint32_t src = orders[(size_t)g * n + (at + n - 1) % n];
+                        bool path = grid == 0 && k == 0 && p == critical[g] && !coll_same_domain(s, src, q);
+                        strata_coll_step st = {.round = round, .lane = 2 * g, .src = src, .dst = q,
                                                .src_off = off, .dst_off = off, .own_off = off, .reduce = reduce,
-                                               .fused = reduce, .pipelined = true,
+                                               .fused = reduce, .pipelined = !path,
                                                .bytes = glo + coll_chunk_off(glen, slices, k + 1) - off};
                         coll_add(s, &st);
                     }
         }
     }
+    g_free(critical);
     g_free(pos);
     return round;
 }
@@ -132,12 +171,13 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
     uint32_t *pos = positions(n, orders, groups);
     for (uint32_t g = 0; g < groups; g++) {
         uint64_t glo = coll_chunk_off(c, groups, g), glen = coll_chunk_off(c, groups, g + 1) - glo;
+        uint32_t critical = ring_critical_chunk(s, orders + (size_t)g * n, !ag, ag);
         for (uint32_t step = 0; step + 1 < n; step++)
             for (uint32_t q = 0; q < n; q++) {
                 uint32_t at = pos[(size_t)g * n + q];
                 uint32_t src = orders[(size_t)g * n + (at + n - 1) % n];
                 /* all-gather: the chunk of the rank step + 1 behind; reduce-scatter: step + 2 behind */
-                uint32_t owner = orders[(size_t)g * n + (at + 2 * n - step - (ag ? 1 : 2)) % n];
+                uint32_t chunk = (at + 2 * n - step - (ag ? 1 : 2)) % n, owner = orders[(size_t)g * n + chunk];
                 bool last = !ag && step + 2 == n;
                 strata_coll_step st = {.round = step, .lane = 2 * g, .src = src, .dst = q, .bytes = glen,
                                        .src_buf = ag && step > 0 ? STRATA_COLL_OUT : STRATA_COLL_IN,
@@ -145,7 +185,8 @@ uint32_t coll_ring_groups(strata_coll_sched *s, uint64_t in_bytes, const uint32_
                                        .dst_buf = ag || last ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .dst_off = ag ? owner * c + glo : last ? glo : owner * c + glo,
                                        .own_buf = STRATA_COLL_IN, .own_off = owner * c + glo, .reduce = !ag,
-                                       .fused = !ag, .pipelined = true};
+                                       .fused = !ag,
+                                       .pipelined = chunk != critical || coll_same_domain(s, src, q)};
                 coll_add(s, &st);
                 if (ag && step == 0) { /* the rank's own chunk, IN to OUT */
                     strata_coll_step own = {.round = 0, .lane = 2 * g + 1, .src = q, .dst = q, .bytes = glen,
