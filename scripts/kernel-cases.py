@@ -7,7 +7,9 @@
   - validation/data/flash-attention-readme.csv (the flash-attention README's
     figures: FlashAttention-2 fwd+bwd on A100 and H100, FlashAttention-2 and -3
     forward on H100),
-  - the TPU v6e GEMM sweep, whose rows are listed below with their source.
+  - the TPU v6e GEMM sweep, whose rows are listed below with their source,
+  - validation/data/xla-matmul-sm90-bf16.csv (XLA's own H100 matmul table),
+    every row held out, into kernels-xla-heldout.ini.
 Held-out rows (every third of each set, fixed before any model output) go to
 kernels-heldout.ini. Run from the repository root; rerun after editing."""
 import csv, os
@@ -116,6 +118,26 @@ def gemm_fp8(train, held):
              "validation/data/aiconfigurator-gemm-fp8.csv row %s" % r["row"])
 
 
+XLA = ("https://github.com/openxla/xla/blob/71feeddf7cc3c9c7878eee18ea43c983631e6e84/"
+       "xla/service/gpu/model/matmul_interpolator_data.h (sm_90, bf16xbf16->bf16; Apache-2.0)")
+
+
+def gemm_xla(held):
+    """validation/data/xla-matmul-sm90-bf16.csv: XLA's H100 table, all held out (a check of the bf16 GEMM
+    model made once, never tuned on); each row is one batched dot, b x (m x k) times (k x n)."""
+    with open(os.path.join(V, "data", "xla-matmul-sm90-bf16.csv")) as f:
+        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+    for r in rows:
+        b, m, n, k = int(r["b"]), int(r["m"]), int(r["n"]), int(r["k"])
+        name = "h100-xla-gemm-%dx%dx%dx%d.trace" % (b, m, k, n)
+        tr = write_trace(name, ["compute dot kernel=gemm dims=%dx%dx%dx%d dtype=bf16" % (b, m, k, n)])
+        case(held, "h100 xla dot %dx%dx%dx%d BxMxKxN" % (b, m, k, n),
+             XLA + "; entry b=%d m=%d n=%d k=%d, %s flop/s" % (b, m, n, k, r["flops_per_s"]),
+             "XLA dot bf16 [b,m,k] x [b,k,n] -> bf16 as XLA compiles it, median CUPTI kernel time of 5 runs "
+             "(xla/tools/matmul_perf_table_gen.cc), sm_90", "%sus" % r["time_us"], "../configs/hw/h100.ini", tr,
+             "validation/data/xla-matmul-sm90-bf16.csv; held out")
+
+
 def gemm_v6e(train, held):
     for line in V6E_ROWS.splitlines():
         i, h, m, n, k, t = line.split()
@@ -174,9 +196,11 @@ def main():
     gemm_v6e(train, held)
     flash(train, held)
     gemm_fp8(train, held)
+    xla = []
+    gemm_xla(xla)
     head = ("# %s: kernel timings as published (group `kernels`), against one op of the kernel's model\n"
             "# (models/kernel, docs/validation.md \"Kernels\"). Written by scripts/kernel-cases.py: edit that.\n")
-    for name, cases in (("kernels.ini", train), ("kernels-heldout.ini", held)):
+    for name, cases in (("kernels.ini", train), ("kernels-heldout.ini", held), ("kernels-xla-heldout.ini", xla)):
         with open(os.path.join(V, name), "w") as f:
             f.write(head % name + ("# Held out: checked last, never tuned on.\n" if "held" in name else "") + "\n")
             f.write("\n".join(cases))

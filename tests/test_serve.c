@@ -4,7 +4,8 @@
  * pool's counts, prefix hits and LRU eviction, page growth, a swap's time
  * over the link, a tiny stream's schedule step by step with a preemption
  * and a prefix hit that saves its prefill, attention data parallelism's
- * weights, step time and batches, and bad input at FILE:LINE.
+ * weights, step time and batches, an MoE's experts as one grouped kernel
+ * per weight, and bad input at FILE:LINE.
  */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -250,6 +251,42 @@ START_TEST(prefill_step_packed_as_vllm_runs_it)
     strata_serve_cost_step_work(c, two, 2, &w);
     ck_assert_double_eq(w.flops, 408682635264.0 - 1050673152.0);
     strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The routed experts run as one grouped kernel per weight, as vLLM's
+ * fused_experts (invoke_fused_moe_kernel once for w1, once for w2) and
+ * TensorRT-LLM's grouped GEMMs do, not one GEMM per expert. Counted by the
+ * kernels' fixed time: every kernel op pays kernel_launch once, so raising
+ * it by 1 ms raises a step by 1 ms per op. A decode step of 16 Mixtral-8x7B
+ * requests on one H100 (top_k 2: 32 routed tokens over all 8 experts, 4
+ * each): per layer QKV and O (2), the decodes' attention (1), the norms and
+ * residuals and the activation (2), the router (1), the experts' two
+ * grouped GEMMs (2) with the activation between them and the top_k combine
+ * after (2): 10 ops x 32 layers, and the LM head: 321 ms more (one GEMM
+ * pair per expert would be 1 + 16 + 2 ops of MoE a layer: 769). */
+START_TEST(moe_experts_one_grouped_kernel_per_weight)
+{
+    GError *err = NULL;
+    const char *slow[] = {"compute.sm.kernel_launch=1003us", NULL};
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_hw *hw_slow = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", slow, &err);
+    ck_assert_msg(hw_slow, "%s", err ? err->message : "");
+    strata_serve_model m = preset("mixtral-8x7b");
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 64, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_cost *cs = strata_serve_cost_new(hw_slow, &m, 1, false, 64, &err);
+    ck_assert_msg(cs, "%s", err ? err->message : "");
+    strata_serve_chunk d[16];
+    for (uint32_t i = 0; i < 16; i++)
+        d[i] = (strata_serve_chunk){.id = i, .tokens = 1, .context = 1000, .samples = true};
+    double extra = strata_serve_cost_step(cs, d, 16) - strata_serve_cost_step(c, d, 16);
+    ck_assert_double_eq_tol(extra, 0.321, 1e-9);
+    strata_serve_cost_free(cs);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw_slow);
     strata_hw_free(hw);
 }
 END_TEST
@@ -659,6 +696,7 @@ int main(void)
     tcase_add_test(tc, attention_dp_by_hand);
     tcase_add_test(tc, attention_dp_schedules_every_rank);
     tcase_add_test(tc, prefill_step_packed_as_vllm_runs_it);
+    tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
     tcase_add_test(tc, preemption_then_prefix_hit);
     tcase_add_test(tc, azure_csv_and_poisson_streams);
     tcase_add_test(tc, bad_input_names_file_and_line);

@@ -168,6 +168,34 @@ static double mlp_pair(const strata_serve_cost *c, uint64_t t, uint64_t w)
     return gemm(c, t, c->m.hidden, up) + gemm(c, t, w, c->m.hidden);
 }
 
+/* The routed experts of an MoE layer as the engines run them (vLLM's
+ * fused_experts, vllm/model_executor/layers/fused_moe/fused_moe.py at
+ * v0.6.0; SGLang 0.3 imports that FusedMoE; TensorRT-LLM's fused MoE,
+ * kernels/mixtureOfExperts/moe_kernels.cu, runs grouped GEMMs the same way):
+ *   - one kernel over all active experts for the gate/up weights and one for
+ *     the down weights, each expert's tokens a product of its own, padded
+ *     to the tile (moe_align_block_size pads each expert's tokens to
+ *     BLOCK_SIZE_M, then invoke_fused_moe_kernel once for w1 and once for
+ *     w2): a batched gemm of `active` products of `per` tokens, one launch
+ *     each, not `active` separate GEMMs;
+ *   - the activation between them over the routed rows (silu_and_mul:
+ *     reads the routed x 2w gate/up output, writes routed x w);
+ *   - the combine after them (torch.sum over top_k of the routed x hidden
+ *     output into t x hidden);
+ * both passes at the stream rate, in the activations' dtype (bf16 under
+ * 8-bit weights). routed = t x top_k. */
+static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t routed, uint64_t active, uint64_t per,
+                              uint64_t w)
+{
+    uint64_t up = (c->s.gated ? 2 : 1) * w, h = c->m.hidden;
+    double act = strata_serve_dtype_bytes(c->m.dtype);
+    act = act < 2 ? 2 : act; /* 8-bit weights: the activations stay bf16 (strata_kernel_out_bytes) */
+    uint64_t da[1] = {routed * w}, dc[1] = {t * h};
+    double activation = op_time_bytes(c, c->elementwise, c->m.dtype, da, 1, false, (double)(routed * (up + w)) * act);
+    double combine = op_time_bytes(c, c->elementwise, c->m.dtype, dc, 1, false, (double)(routed + t) * (double)h * act);
+    return bgemm(c, active, per, h, up) + activation + bgemm(c, active, per, w, h) + combine;
+}
+
 static uint64_t local_tokens(const strata_serve_cost *c, uint64_t t)
 {
     return (t + c->dp - 1) / c->dp;
@@ -185,11 +213,11 @@ static double moe_time_dp(const strata_serve_cost *c, uint64_t t, uint64_t w)
     uint64_t per = (routed + active - 1) / active;
     double router = gemm(c, lt, m->hidden, m->experts);
     double shared = c->s.shared_experts ? mlp_pair(c, lt, (uint64_t)c->s.shared_experts * c->s.moe_ffn) : 0;
-    return router + (double)active * mlp_pair(c, per, w) + shared;
+    return router + experts_grouped(c, t, routed, active, per, w) + shared;
 }
 
 /* One MoE layer's MLP: its router, then top_k experts per token spread over
- * min(experts, T x top_k) experts, one gemm pair each, and the shared
+ * min(experts, T x top_k) experts (experts_grouped), and the shared
  * experts every token goes through (one MLP shared_experts x wide, as
  * vLLM's DeepseekV2MoE and Llama4MoE build them). */
 static double moe_time(const strata_serve_cost *c, uint64_t t)
@@ -202,7 +230,7 @@ static double moe_time(const strata_serve_cost *c, uint64_t t)
     uint64_t per = (routed + active - 1) / active;
     double router = gemm(c, t, m->hidden, m->experts);
     double shared = c->s.shared_experts ? mlp_pair(c, t, (uint64_t)c->s.shared_experts * w) : 0;
-    return router + (double)active * mlp_pair(c, per, w) + shared;
+    return router + experts_grouped(c, t, routed, active, per, w) + shared;
 }
 
 /* All layers' MLPs: the dense ones', then the MoE ones'. */

@@ -22,7 +22,8 @@
  *     the MLP: gemm T x hidden x (2 or 1) inter / tp and T x inter / tp x
  *       hidden (gated or not; an MoE layer, issue 42's rule: its router,
  *       top_k experts per token spread over min(experts, T x top_k)
- *       experts, each a gemm pair of its share of tokens, and its shared
+ *       experts, each expert's share a product of one grouped kernel per
+ *       weight (a batched gemm for gate/up, one for down), and its shared
  *       experts as one MLP)
  *     elementwise 4 x T x hidden (two norms, two residual adds) and
  *       T x inter / tp (the activation)
