@@ -556,50 +556,67 @@ START_TEST(xla_groups_validated)
 }
 END_TEST
 
+/* Writes DIR/p.json, a jax profile of one GPU whose third line is the op
+ * event {"ph":"X","name":"fusion.1",FIELDS,"args":{"hlo_op":"fusion.1"}},
+ * imports it to p.trace and checks the exit status and, if given, that the
+ * message names p.json:3 and says MESSAGE. Leaves p.json and p.trace. */
+static void import_op_event(const char *dir, size_t row, const char *fields, int status, const char *message)
+{
+    char *json = g_strdup_printf(
+        "{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"/device:GPU:0\"}},\n"
+        "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"XLA Ops\"}},\n"
+        "{\"ph\":\"X\",\"name\":\"fusion.1\",%s,\"args\":{\"hlo_op\":\"fusion.1\"}}]}\n",
+        fields);
+    char *path = g_build_filename(dir, "p.json", NULL);
+    ck_assert(g_file_set_contents(path, json, -1, NULL));
+    const char *argv[] = {"import", "jax-profile", "p.json", "-o", "p.trace", NULL};
+    strata_cli_result r = strata_test_run_in(dir, NULL, argv);
+    ck_assert_msg(r.status == status, "row %zu: exit %d: %s", row, r.status, r.err);
+    if (message)
+        ck_assert_msg(strstr(r.err, message) && strstr(r.err, "p.json:3"), "row %zu: %s", row, r.err);
+    strata_cli_result_clear(&r);
+    g_free(path);
+    g_free(json);
+}
+
+static void remove_profile_files(const char *dir)
+{
+    static const char *const names[] = {"p.json", "p.trace"};
+    for (size_t i = 0; i < G_N_ELEMENTS(names); i++) {
+        char *path = g_build_filename(dir, names[i], NULL);
+        g_unlink(path);
+        g_free(path);
+    }
+}
+
 /* An op event of a jax profile whose ts or dur is not a number was
  * dropped, exit 0; now refused at its line, saying what it got. */
 START_TEST(jax_profile_times_are_numbers)
 {
     char *dir = strata_test_temp_dir();
     static const struct {
-        const char *dur;
+        const char *fields;
         int status;
         const char *message;
     } rows[] = {
-        {"\"dur\":5", 0, NULL},
-        {"\"dur\":\"5\"", 2, "expected a number of microseconds for dur, got a string"},
-        {"\"dur\":true", 2, "got a boolean"},
-        {"\"dur\":null", 2, "got null"},
-        {"\"dur\":[5]", 2, "got an array"},
-        {"\"x\":0", 2, "for dur, got none"},
+        {"\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":5", 0, NULL},
+        {"\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":\"5\"", 2, "expected a number of microseconds for dur, got a string"},
+        {"\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":true", 2, "got a boolean"},
+        {"\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":null", 2, "got null"},
+        {"\"pid\":1,\"tid\":2,\"ts\":1,\"dur\":[5]", 2, "got an array"},
+        {"\"pid\":1,\"tid\":2,\"ts\":1,\"x\":0", 2, "for dur, got none"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
-        char *json = g_strdup_printf(
-            "{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"/device:GPU:0\"}},\n"
-            "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"XLA Ops\"}},\n"
-            "{\"ph\":\"X\",\"name\":\"fusion.1\",\"pid\":1,\"tid\":2,\"ts\":1,%s,\"args\":{\"hlo_op\":\"fusion.1\"}}]}\n",
-            rows[i].dur);
-        char *path = g_build_filename(dir, "p.json", NULL);
-        ck_assert(g_file_set_contents(path, json, -1, NULL));
-        const char *argv[] = {"import", "jax-profile", "p.json", "-o", "p.trace", NULL};
-        strata_cli_result r = strata_test_run_in(dir, NULL, argv);
-        ck_assert_msg(r.status == rows[i].status, "row %zu: exit %d: %s", i, r.status, r.err);
-        if (rows[i].message)
-            ck_assert_msg(strstr(r.err, rows[i].message) && strstr(r.err, "p.json:3"), "row %zu: %s", i, r.err);
-        strata_cli_result_clear(&r);
+        import_op_event(dir, i, rows[i].fields, rows[i].status, rows[i].message);
         if (rows[i].status == 0) { /* and the same through a FIFO and standard input, read once */
-            r = strata_test_sh_in(dir, "mkfifo f && (cat p.json > f &) && \"$S\" import jax-profile f -o f.trace && "
-                                       "\"$S\" import jax-profile - -o s.trace < p.json && cmp -s f.trace s.trace; "
-                                       "s=$?; rm -f f f.trace s.trace; exit $s");
+            strata_cli_result r = strata_test_sh_in(
+                dir, "mkfifo f && (cat p.json > f &) && \"$S\" import jax-profile f -o f.trace && "
+                     "\"$S\" import jax-profile - -o s.trace < p.json && cmp -s f.trace s.trace; "
+                     "s=$?; rm -f f f.trace s.trace; exit $s");
             strata_test_expect(&r, 0, NULL);
             strata_cli_result_clear(&r);
         }
-        g_unlink(path);
-        char *trace = g_build_filename(dir, "p.trace", NULL);
-        g_unlink(trace);
-        g_free(trace);
-        g_free(path);
-        g_free(json);
+        remove_profile_files(dir);
     }
     remove_all(dir);
     g_free(dir);
@@ -609,7 +626,7 @@ END_TEST
 /* A pid or tid is an integer in the Trace Event Format (TSL's
  * trace_events_to_json writes them so). A fraction was truncated and a
  * string read as 0 before; now refused at the event's line, naming the key.
- * A whole number written as a double (2.0) and a missing tid stay accepted. */
+ * A whole number written as a double (2.0) stays accepted. */
 START_TEST(jax_profile_ids_are_whole_numbers)
 {
     char *dir = strata_test_temp_dir();
@@ -627,31 +644,17 @@ START_TEST(jax_profile_ids_are_whole_numbers)
         {"\"pid\":1,\"tid\":null", 2, "expected tid a whole number within 64 bits, got null"},
     };
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
-        char *json = g_strdup_printf(
-            "{\"traceEvents\":[{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":1,\"args\":{\"name\":\"/device:GPU:0\"}},\n"
-            "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"XLA Ops\"}},\n"
-            "{\"ph\":\"X\",\"name\":\"fusion.1\",%s,\"ts\":1,\"dur\":5,\"args\":{\"hlo_op\":\"fusion.1\"}}]}\n",
-            rows[i].ids);
-        char *path = g_build_filename(dir, "p.json", NULL);
-        ck_assert(g_file_set_contents(path, json, -1, NULL));
-        const char *argv[] = {"import", "jax-profile", "p.json", "-o", "p.trace", NULL};
-        strata_cli_result r = strata_test_run_in(dir, NULL, argv);
-        ck_assert_msg(r.status == rows[i].status, "row %zu: exit %d: %s", i, r.status, r.err);
-        if (rows[i].message)
-            ck_assert_msg(strstr(r.err, rows[i].message) && strstr(r.err, "p.json:3"), "row %zu: %s", i, r.err);
-        strata_cli_result_clear(&r);
-        g_unlink(path);
-        char *trace = g_build_filename(dir, "p.trace", NULL);
+        char *fields = g_strdup_printf("%s,\"ts\":1,\"dur\":5", rows[i].ids);
+        import_op_event(dir, i, fields, rows[i].status, rows[i].message);
         if (rows[i].status == 0) { /* the op is on the device of pid 1 */
-            char *text = NULL;
+            char *trace = g_build_filename(dir, "p.trace", NULL), *text = NULL;
             ck_assert(g_file_get_contents(trace, &text, NULL, NULL));
             ck_assert_msg(strstr(text, "fusion.1"), "row %zu: %s", i, text);
             g_free(text);
+            g_free(trace);
         }
-        g_unlink(trace);
-        g_free(trace);
-        g_free(path);
-        g_free(json);
+        remove_profile_files(dir);
+        g_free(fields);
     }
     remove_all(dir);
     g_free(dir);
