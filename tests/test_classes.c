@@ -186,17 +186,8 @@ static figures run(const char *dir, const char *trace, const char *hw, const cha
 {
     char *json = g_strdup_printf("%s/%s.json", dir, mode);
     char *hw_path = strata_test_source_path(hw);
-    GPtrArray *argv = g_ptr_array_new();
-    const char *const fixed[] = {"run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode, "--json", json};
-    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
-        g_ptr_array_add(argv, (gpointer)fixed[i]);
-    for (const char *const *x = sets; x && *x; x++) {
-        g_ptr_array_add(argv, "--set");
-        g_ptr_array_add(argv, (gpointer)*x);
-    }
-    g_ptr_array_add(argv, NULL);
-    strata_cli_result r = strata_test_run_cli((const char *const *)argv->pdata);
-    g_ptr_array_free(argv, TRUE);
+    const char *const fixed[] = {"run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode, "--json", json, NULL};
+    strata_cli_result r = strata_test_run_cli_sets(fixed, sets);
     ck_assert_msg(r.status == 0, "%s %s: %s", hw, mode, r.err);
     strata_cli_result_clear(&r);
     figures f = {.parser = json_parser_new()};

@@ -45,17 +45,8 @@ static run_figures run_json(const char *trace, const char *hw, const char *const
     char *dir = strata_test_temp_dir();
     char *json = g_build_filename(dir, "r.json", NULL);
     char *hw_path = strata_test_source_path(hw);
-    const char *const fixed[] = {"run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode, "--json", json};
-    GPtrArray *argv = g_ptr_array_new();
-    for (size_t i = 0; i < G_N_ELEMENTS(fixed); i++)
-        g_ptr_array_add(argv, (gpointer)fixed[i]);
-    for (const char *const *x = sets; x && *x; x++) {
-        g_ptr_array_add(argv, "--set");
-        g_ptr_array_add(argv, (gpointer)*x);
-    }
-    g_ptr_array_add(argv, NULL);
-    strata_cli_result r = strata_test_run_cli((const char *const *)argv->pdata);
-    g_ptr_array_free(argv, TRUE);
+    const char *const fixed[] = {"run", "-q", "--trace", trace, "--hw", hw_path, "--collectives", mode, "--json", json, NULL};
+    strata_cli_result r = strata_test_run_cli_sets(fixed, sets);
     ck_assert_msg(r.status == 0, "%s %s: %s", hw, mode, r.err);
     strata_cli_result_clear(&r);
     JsonParser *p = json_parser_new();

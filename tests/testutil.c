@@ -135,6 +135,21 @@ strata_cli_result strata_test_cli(const char *first, ...)
     return r;
 }
 
+strata_cli_result strata_test_run_cli_sets(const char *const *argv, const char *const *sets)
+{
+    GPtrArray *args = g_ptr_array_new();
+    for (const char *const *a = argv; *a; a++)
+        g_ptr_array_add(args, (gpointer)*a);
+    for (const char *const *x = sets; x && *x; x++) {
+        g_ptr_array_add(args, "--set");
+        g_ptr_array_add(args, (gpointer)*x);
+    }
+    g_ptr_array_add(args, NULL);
+    strata_cli_result r = strata_test_run_cli((const char *const *)args->pdata);
+    g_ptr_array_free(args, TRUE);
+    return r;
+}
+
 void strata_cli_result_clear(strata_cli_result *r)
 {
     g_free(r->out);

@@ -36,6 +36,9 @@ strata_cli_result strata_test_run_cli_tty(const char *const *argv);
  * the erase-line sequence a progress line ends with is (a terminal turns
  * every newline into "\r\n", so a carriage return proves nothing). */
 void strata_test_progress_only_on_tty(const char *const *argv, const char *shown);
+/* argv (NULL-terminated) followed by `--set X` for each X of sets
+ * (NULL-terminated; NULL for none). */
+strata_cli_result strata_test_run_cli_sets(const char *const *argv, const char *const *sets);
 /* Same, with a shell-like list: strata_test_cli("run", "--hw", x, NULL). */
 strata_cli_result strata_test_cli(const char *first, ...) G_GNUC_NULL_TERMINATED;
 void strata_cli_result_clear(strata_cli_result *r);
