@@ -87,6 +87,12 @@ double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chun
  * LogitsProcessor keeps the sampled rows). No collectives. */
 double strata_serve_cost_step_work(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
                                    strata_serve_work *work);
+/* One MoE layer's routed experts on `tokens` tokens (every rank's under
+ * attention DP) on one rank: the fused MoE op as the engines run it, from
+ * the routed rows to their combine, without the router GEMM, the shared
+ * experts or collectives (what aiconfigurator's fused-MoE rows time); 0 for
+ * a dense model. work, if not NULL, gets its ops' nominal flops and bytes. */
+double strata_serve_cost_moe_experts(strata_serve_cost *c, uint64_t tokens, strata_serve_work *work);
 /* Moving `blocks` blocks of block_bytes (per rank) over the host link: one
  * copy per block and per growing tensor (vLLM v0's swap_blocks). */
 double strata_serve_cost_swap(const strata_serve_cost *c, uint64_t blocks, uint64_t block_bytes, uint32_t tensors);
