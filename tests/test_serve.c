@@ -256,6 +256,37 @@ START_TEST(prefill_step_packed_as_vllm_runs_it)
 }
 END_TEST
 
+/* Two cost models of one served model on one hardware file: as it is, and
+ * with every kernel's launch 1 ms longer (kernel_launch 3 us -> 1003 us),
+ * so that their difference counts the kernels of what is costed, in ms. */
+typedef struct launch_pair {
+    strata_hw *hw, *hw_slow;
+    strata_serve_cost *c, *cs;
+} launch_pair;
+
+static launch_pair launch_pair_new(const char *hw_path, const strata_serve_model *m, uint32_t tp)
+{
+    GError *err = NULL;
+    const char *slow[] = {"compute.sm.kernel_launch=1003us", NULL};
+    launch_pair p = {strata_hw_load(hw_path, NULL, &err), NULL, NULL, NULL};
+    ck_assert_msg(p.hw, "%s", err ? err->message : "");
+    p.hw_slow = strata_hw_load(hw_path, slow, &err);
+    ck_assert_msg(p.hw_slow, "%s", err ? err->message : "");
+    p.c = strata_serve_cost_new(p.hw, m, tp, false, 64, &err);
+    ck_assert_msg(p.c, "%s", err ? err->message : "");
+    p.cs = strata_serve_cost_new(p.hw_slow, m, tp, false, 64, &err);
+    ck_assert_msg(p.cs, "%s", err ? err->message : "");
+    return p;
+}
+
+static void launch_pair_free(launch_pair *p)
+{
+    strata_serve_cost_free(p->cs);
+    strata_serve_cost_free(p->c);
+    strata_hw_free(p->hw_slow);
+    strata_hw_free(p->hw);
+}
+
 /* The routed experts run as one grouped kernel per weight, as vLLM's
  * fused_experts (invoke_fused_moe_kernel once for w1, once for w2) and
  * TensorRT-LLM's grouped GEMMs do, not one GEMM per expert. Counted by the
@@ -272,26 +303,14 @@ END_TEST
  * of the two grouped GEMMs: 14 more a layer, 865). */
 START_TEST(moe_experts_one_grouped_kernel_per_weight)
 {
-    GError *err = NULL;
-    const char *slow[] = {"compute.sm.kernel_launch=1003us", NULL};
-    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_hw *hw_slow = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", slow, &err);
-    ck_assert_msg(hw_slow, "%s", err ? err->message : "");
     strata_serve_model m = preset("mixtral-8x7b");
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 64, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
-    strata_serve_cost *cs = strata_serve_cost_new(hw_slow, &m, 1, false, 64, &err);
-    ck_assert_msg(cs, "%s", err ? err->message : "");
+    launch_pair p = launch_pair_new(STRATA_SOURCE_DIR "/configs/hw/h100.ini", &m, 1);
     strata_serve_chunk d[16];
     for (uint32_t i = 0; i < 16; i++)
         d[i] = (strata_serve_chunk){.id = i, .tokens = 1, .context = 1000, .samples = true};
-    double extra = strata_serve_cost_step(cs, d, 16) - strata_serve_cost_step(c, d, 16);
+    double extra = strata_serve_cost_step(p.cs, d, 16) - strata_serve_cost_step(p.c, d, 16);
     ck_assert_double_eq_tol(extra, 0.417, 1e-9);
-    strata_serve_cost_free(cs);
-    strata_serve_cost_free(c);
-    strata_hw_free(hw_slow);
-    strata_hw_free(hw);
+    launch_pair_free(&p);
 }
 END_TEST
 
@@ -313,32 +332,21 @@ END_TEST
 START_TEST(moe_fused_op_bytes_and_kernels_by_hand)
 {
     GError *err = NULL;
-    const char *slow[] = {"compute.sm.kernel_launch=1003us", NULL};
-    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_hw *hw_slow = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", slow, &err);
-    ck_assert_msg(hw_slow, "%s", err ? err->message : "");
     strata_serve_model m = preset("llama-3-8b");
     const char *keys[][2] = {{"hidden", "4096"}, {"experts", "128"}, {"top_k", "8"},
                              {"moe_intermediate", "1536"}, {"dtype", "f8"}};
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
         ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 16, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
-    strata_serve_cost *cs = strata_serve_cost_new(hw_slow, &m, 8, false, 16, &err);
-    ck_assert_msg(cs, "%s", err ? err->message : "");
+    launch_pair p = launch_pair_new(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", &m, 8);
     strata_serve_work w;
-    ck_assert_double_gt(strata_serve_cost_moe_experts(c, 16, &w), 0);
+    ck_assert_double_gt(strata_serve_cost_moe_experts(p.c, 16, &w), 0);
     ck_assert_double_eq(w.bytes, 306247680.0);
     ck_assert_double_eq(w.flops, 604662016.0);
-    double extra16 = strata_serve_cost_moe_experts(cs, 16, NULL) - strata_serve_cost_moe_experts(c, 16, NULL);
-    double extra257 = strata_serve_cost_moe_experts(cs, 257, NULL) - strata_serve_cost_moe_experts(c, 257, NULL);
+    double extra16 = strata_serve_cost_moe_experts(p.cs, 16, NULL) - strata_serve_cost_moe_experts(p.c, 16, NULL);
+    double extra257 = strata_serve_cost_moe_experts(p.cs, 257, NULL) - strata_serve_cost_moe_experts(p.c, 257, NULL);
     ck_assert_double_eq_tol(extra16, 0.009, 1e-9);
     ck_assert_double_eq_tol(extra257, 0.011, 1e-9);
-    strata_serve_cost_free(cs);
-    strata_serve_cost_free(c);
-    strata_hw_free(hw_slow);
-    strata_hw_free(hw);
+    launch_pair_free(&p);
 }
 END_TEST
 
