@@ -5,7 +5,8 @@
  * over the link, a tiny stream's schedule step by step with a preemption
  * and a prefix hit that saves its prefill, attention data parallelism's
  * weights, step time and batches, an MoE's experts as one grouped kernel
- * per weight, and bad input at FILE:LINE.
+ * per weight, the fused MoE op's bytes, flops and kernels, and bad input
+ * at FILE:LINE.
  */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -255,6 +256,37 @@ START_TEST(prefill_step_packed_as_vllm_runs_it)
 }
 END_TEST
 
+/* Two cost models of one served model on one hardware file: as it is, and
+ * with every kernel's launch 1 ms longer (kernel_launch 3 us -> 1003 us),
+ * so that their difference counts the kernels of what is costed, in ms. */
+typedef struct launch_pair {
+    strata_hw *hw, *hw_slow;
+    strata_serve_cost *c, *cs;
+} launch_pair;
+
+static launch_pair launch_pair_new(const char *hw_path, const strata_serve_model *m, uint32_t tp)
+{
+    GError *err = NULL;
+    const char *slow[] = {"compute.sm.kernel_launch=1003us", NULL};
+    launch_pair p = {strata_hw_load(hw_path, NULL, &err), NULL, NULL, NULL};
+    ck_assert_msg(p.hw, "%s", err ? err->message : "");
+    p.hw_slow = strata_hw_load(hw_path, slow, &err);
+    ck_assert_msg(p.hw_slow, "%s", err ? err->message : "");
+    p.c = strata_serve_cost_new(p.hw, m, tp, false, 64, &err);
+    ck_assert_msg(p.c, "%s", err ? err->message : "");
+    p.cs = strata_serve_cost_new(p.hw_slow, m, tp, false, 64, &err);
+    ck_assert_msg(p.cs, "%s", err ? err->message : "");
+    return p;
+}
+
+static void launch_pair_free(launch_pair *p)
+{
+    strata_serve_cost_free(p->cs);
+    strata_serve_cost_free(p->c);
+    strata_hw_free(p->hw_slow);
+    strata_hw_free(p->hw);
+}
+
 /* The routed experts run as one grouped kernel per weight, as vLLM's
  * fused_experts (invoke_fused_moe_kernel once for w1, once for w2) and
  * TensorRT-LLM's grouped GEMMs do, not one GEMM per expert. Counted by the
@@ -262,32 +294,59 @@ END_TEST
  * it by 1 ms raises a step by 1 ms per op. A decode step of 16 Mixtral-8x7B
  * requests on one H100 (top_k 2: 32 routed tokens over all 8 experts, 4
  * each): per layer QKV and O (2), the decodes' attention (1), the norms and
- * residuals and the activation (2), the router (1), the experts' two
- * grouped GEMMs (2) with the activation between them and the top_k combine
- * after (2): 10 ops x 32 layers, and the LM head: 321 ms more (one GEMM
- * pair per expert would be 1 + 16 + 2 ops of MoE a layer: 769). */
+ * residual adds (1; every layer is MoE, so no dense activation over
+ * `intermediate`), the router (1), then TensorRT-LLM's fused MoE: routing
+ * (1), no input quantization (bf16), the expert maps (1: 16 tokens, top 2),
+ * the row expansion (1), the strides (1), the two grouped GEMMs (2) with
+ * the activation between them (1) and the finalize (1): 13 ops x 32
+ * layers, and the LM head: 417 ms more (one GEMM pair per expert instead
+ * of the two grouped GEMMs: 14 more a layer, 865). */
 START_TEST(moe_experts_one_grouped_kernel_per_weight)
 {
-    GError *err = NULL;
-    const char *slow[] = {"compute.sm.kernel_launch=1003us", NULL};
-    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
-    ck_assert_msg(hw, "%s", err ? err->message : "");
-    strata_hw *hw_slow = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", slow, &err);
-    ck_assert_msg(hw_slow, "%s", err ? err->message : "");
     strata_serve_model m = preset("mixtral-8x7b");
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 64, &err);
-    ck_assert_msg(c, "%s", err ? err->message : "");
-    strata_serve_cost *cs = strata_serve_cost_new(hw_slow, &m, 1, false, 64, &err);
-    ck_assert_msg(cs, "%s", err ? err->message : "");
+    launch_pair p = launch_pair_new(STRATA_SOURCE_DIR "/configs/hw/h100.ini", &m, 1);
     strata_serve_chunk d[16];
     for (uint32_t i = 0; i < 16; i++)
         d[i] = (strata_serve_chunk){.id = i, .tokens = 1, .context = 1000, .samples = true};
-    double extra = strata_serve_cost_step(cs, d, 16) - strata_serve_cost_step(c, d, 16);
-    ck_assert_double_eq_tol(extra, 0.321, 1e-9);
-    strata_serve_cost_free(cs);
-    strata_serve_cost_free(c);
-    strata_hw_free(hw_slow);
-    strata_hw_free(hw);
+    double extra = strata_serve_cost_step(p.cs, d, 16) - strata_serve_cost_step(p.c, d, 16);
+    ck_assert_double_eq_tol(extra, 0.417, 1e-9);
+    launch_pair_free(&p);
+}
+END_TEST
+
+/* One MoE layer's routed experts (strata_serve_cost_moe_experts) as
+ * TensorRT-LLM's CUTLASS fused MoE runs them, by hand: Qwen3-235B's shape
+ * (hidden 4096, 128 experts, top 8, expert width 1536 / TP 8 = 192, gated:
+ * gate/up 384), FP8, 16 tokens: 128 routed rows, one on each expert.
+ * Bytes: routing 16 x 128 x 2 + 16 x 8 x 8 = 5,120; FP8 quantization
+ * 16 x 4096 x (2 + 1) = 196,608; expert maps 128 x 8 = 1,024; row
+ * expansion 2 x 128 x 4096 = 1,048,576; strides 128 x 64 = 8,192; gemm1
+ * 128 x ((4096 + 4096 x 384) x 1 + 384 x 2) = 201,949,184; activation
+ * 128 x (384 x 2 + 192) = 122,880; gemm2 128 x ((192 + 192 x 4096) + 4096 x
+ * 2) = 101,736,448; finalize (128 + 16) x 4096 x 2 = 1,179,648: in all
+ * 306,247,680. Flops: the GEMMs' 2 x 128 x 4096 x 384 + 2 x 128 x 192 x
+ * 4096 = 603,979,776 and one per element of the seven passes (2,048 +
+ * 65,536 + 128 + 524,288 + 128 + 24,576 + 65,536): 604,662,016. Kernels,
+ * counted by a 1 ms larger launch: 9 at 16 tokens; at 257 tokens the
+ * expert maps take three kernels (the fused one takes at most 256): 11. */
+START_TEST(moe_fused_op_bytes_and_kernels_by_hand)
+{
+    GError *err = NULL;
+    strata_serve_model m = preset("llama-3-8b");
+    const char *keys[][2] = {{"hidden", "4096"}, {"experts", "128"}, {"top_k", "8"},
+                             {"moe_intermediate", "1536"}, {"dtype", "f8"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
+    launch_pair p = launch_pair_new(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", &m, 8);
+    strata_serve_work w;
+    ck_assert_double_gt(strata_serve_cost_moe_experts(p.c, 16, &w), 0);
+    ck_assert_double_eq(w.bytes, 306247680.0);
+    ck_assert_double_eq(w.flops, 604662016.0);
+    double extra16 = strata_serve_cost_moe_experts(p.cs, 16, NULL) - strata_serve_cost_moe_experts(p.c, 16, NULL);
+    double extra257 = strata_serve_cost_moe_experts(p.cs, 257, NULL) - strata_serve_cost_moe_experts(p.c, 257, NULL);
+    ck_assert_double_eq_tol(extra16, 0.009, 1e-9);
+    ck_assert_double_eq_tol(extra257, 0.011, 1e-9);
+    launch_pair_free(&p);
 }
 END_TEST
 
@@ -697,6 +756,7 @@ int main(void)
     tcase_add_test(tc, attention_dp_schedules_every_rank);
     tcase_add_test(tc, prefill_step_packed_as_vllm_runs_it);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
+    tcase_add_test(tc, moe_fused_op_bytes_and_kernels_by_hand);
     tcase_add_test(tc, preemption_then_prefix_hit);
     tcase_add_test(tc, azure_csv_and_poisson_streams);
     tcase_add_test(tc, bad_input_names_file_and_line);

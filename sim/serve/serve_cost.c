@@ -168,32 +168,20 @@ static double mlp_pair(const strata_serve_cost *c, uint64_t t, uint64_t w)
     return gemm(c, t, c->m.hidden, up) + gemm(c, t, w, c->m.hidden);
 }
 
-/* The routed experts of an MoE layer as the engines run them (vLLM's
- * fused_experts, vllm/model_executor/layers/fused_moe/fused_moe.py at
- * v0.6.0; SGLang 0.3 imports that FusedMoE; TensorRT-LLM's fused MoE,
- * kernels/mixtureOfExperts/moe_kernels.cu, runs grouped GEMMs the same way):
- *   - one kernel over all active experts for the gate/up weights and one for
- *     the down weights, each expert's tokens a product of its own, padded
- *     to the tile (moe_align_block_size pads each expert's tokens to
- *     BLOCK_SIZE_M, then invoke_fused_moe_kernel once for w1 and once for
- *     w2): a batched gemm of `active` products of `per` tokens, one launch
- *     each, not `active` separate GEMMs;
- *   - the activation between them over the routed rows (silu_and_mul:
- *     reads the routed x 2w gate/up output, writes routed x w);
- *   - the combine after them (torch.sum over top_k of the routed x hidden
- *     output into t x hidden);
- * both passes at the stream rate, in the activations' dtype (bf16 under
- * 8-bit weights). routed = t x top_k. */
-static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t routed, uint64_t active, uint64_t per,
-                              uint64_t w)
+/* A pass over n elements that moves `bytes` (one kernel: its launch, the
+ * bytes at the stream rate). */
+static double stream_pass(const strata_serve_cost *c, uint64_t n, double bytes)
 {
-    uint64_t up = (c->s.gated ? 2 : 1) * w, h = c->m.hidden;
-    double act = strata_serve_dtype_bytes(c->m.dtype);
-    act = act < 2 ? 2 : act; /* 8-bit weights: the activations stay bf16 (strata_kernel_out_bytes) */
-    uint64_t da[1] = {routed * w}, dc[1] = {t * h};
-    double activation = op_time_bytes(c, c->elementwise, c->m.dtype, da, 1, false, (double)(routed * (up + w)) * act);
-    double combine = op_time_bytes(c, c->elementwise, c->m.dtype, dc, 1, false, (double)(routed + t) * (double)h * act);
-    return bgemm(c, active, per, h, up) + activation + bgemm(c, active, per, w, h) + combine;
+    uint64_t d[1] = {n ? n : 1};
+    return op_time_bytes(c, c->elementwise, c->m.dtype, d, 1, false, bytes);
+}
+
+/* The activations' bytes per element: bf16 under 8-bit weights (an FP8
+ * GEMM writes bf16, strata_kernel_out_bytes), else the dtype's. */
+static double act_bytes(const strata_serve_cost *c)
+{
+    double b = strata_serve_dtype_bytes(c->m.dtype);
+    return b < 2 ? 2 : b;
 }
 
 static uint64_t local_tokens(const strata_serve_cost *c, uint64_t t)
@@ -201,36 +189,88 @@ static uint64_t local_tokens(const strata_serve_cost *c, uint64_t t)
     return (t + c->dp - 1) / c->dp;
 }
 
-/* Under attention data parallelism (TensorRT-LLM's enable_attention_dp):
- * the router and shared experts on a rank's own tokens, whole
- * (overridden_tp_size=1 in its Qwen3/Llama 4 MoE modules), the routed
- * experts sharded over the ranks on every rank's tokens, gathered before
- * and reduce-scattered after (fused_moe.py's allgather/reducescatter). */
-static double moe_time_dp(const strata_serve_cost *c, uint64_t t, uint64_t w)
+/* Before the experts, on the lt tokens this rank routes (its own under
+ * attention DP, fused_moe_cutlass.py's forward_chunk: routing and input
+ * quantization come before the all-gather): the routing kernel
+ * (renorm_moe_routing_op, top-k and softmax: reads lt x experts logits,
+ * writes lt x top_k ids and scales) and, with 8-bit weights, the input's
+ * FP8 quantization (static_quantize_e4m3_per_tensor: reads lt x hidden
+ * bf16, writes it in FP8). */
+static double route_and_quantize(const strata_serve_cost *c, uint64_t lt)
 {
-    const strata_serve_model *m = &c->m;
-    uint64_t lt = local_tokens(c, t), routed = t * m->top_k, active = routed < m->experts ? routed : m->experts;
-    uint64_t per = (routed + active - 1) / active;
-    double router = gemm(c, lt, m->hidden, m->experts);
-    double shared = c->s.shared_experts ? mlp_pair(c, lt, (uint64_t)c->s.shared_experts * c->s.moe_ffn) : 0;
-    return router + experts_grouped(c, t, routed, active, per, w) + shared;
+    double in = strata_serve_dtype_bytes(c->m.dtype), act = act_bytes(c), t = (double)lt;
+    double route = stream_pass(c, lt * c->m.experts, t * (double)c->m.experts * act + t * c->m.top_k * 8.0);
+    return route + (in < act ? stream_pass(c, lt * c->m.hidden, t * (double)c->m.hidden * (act + in)) : 0);
 }
 
-/* One MoE layer's MLP: its router, then top_k experts per token spread over
- * min(experts, T x top_k) experts (experts_grouped), and the shared
+/* The routed experts of an MoE layer on t tokens (every rank's under
+ * attention DP), kernel by kernel as TensorRT-LLM's CUTLASS fused MoE runs
+ * them (the engine of the MoE serving cases and of aiconfigurator's
+ * fused-MoE rows; cpp/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/
+ * moe_kernels.cu, CutlassMoeFCRunner::runMoe and gemm1):
+ *   1. the expert maps: fusedBuildExpertMapsSortFirstToken, one kernel up
+ *      to 256 tokens with top_k in {1, 2, 4, 6, 8}, else three (block
+ *      and global prefix sums, merge); routed x 8 bytes each;
+ *   2. expandInputRowsKernel: every routed row gathered into expert order,
+ *      routed x hidden read and written in the GEMMs' input dtype (FP8
+ *      under 8-bit weights);
+ *   3. computeStridesTmaWarpSpecialized: one small kernel (64 bytes an
+ *      expert);
+ *   4. gemm1, a grouped GEMM: `active` products of `per` rows each, one
+ *      batched gemm (an expert's rows padded to the CTA tile: matrix.c's
+ *      tile quantization);
+ *   5. doActivation: reads the routed x up bf16 GEMM output, writes
+ *      routed x w in the GEMMs' input dtype;
+ *   6. gemm2, grouped the same way;
+ *   7. finalizeMoeRoutingKernel: reads routed x hidden bf16, writes the
+ *      t x hidden sum over top_k.
+ * routed = t x top_k over active = min(experts, routed) experts (balanced
+ * routing), per = ceil(routed / active). vLLM's fused_experts (Triton)
+ * gathers the rows inside its GEMM instead of step 2 and has no step 3. */
+static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w)
+{
+    uint64_t up = (c->s.gated ? 2 : 1) * w, h = c->m.hidden, k = c->m.top_k;
+    uint64_t routed = t * k, active = routed < c->m.experts ? routed : c->m.experts;
+    if (!active)
+        return 0;
+    uint64_t per = (routed + active - 1) / active;
+    double in = strata_serve_dtype_bytes(c->m.dtype), act = act_bytes(c), r = (double)routed, hh = (double)h;
+    bool fused_maps = t <= 256 && (k == 1 || k == 2 || k == 4 || k == 6 || k == 8);
+    double pre = 0;
+    for (int i = 0; i < (fused_maps ? 1 : 3); i++)
+        pre += stream_pass(c, routed, r * 8.0);
+    pre += stream_pass(c, routed * h, 2.0 * r * hh * in) + stream_pass(c, active, (double)active * 64.0);
+    double activation = stream_pass(c, routed * w, r * ((double)up * act + (double)w * in));
+    double combine = stream_pass(c, t * h, (r + (double)t) * hh * act);
+    return pre + bgemm(c, active, per, h, up) + activation + bgemm(c, active, per, w, h) + combine;
+}
+
+double strata_serve_cost_moe_experts(strata_serve_cost *c, uint64_t tokens, strata_serve_work *work)
+{
+    if (work)
+        *work = (strata_serve_work){0};
+    c->work = work;
+    double t = 0;
+    if (c->s.moe_ffn > 0 && c->m.experts && tokens)
+        t = route_and_quantize(c, tokens) + experts_grouped(c, tokens, (uint64_t)c->s.moe_ffn / c->tp);
+    c->work = NULL;
+    return t;
+}
+
+/* One MoE layer's MLP on a step's t tokens: the router GEMM and
+ * route_and_quantize on the rank's own tokens (all t without attention
+ * DP), the routed experts on all t (experts_grouped), and the shared
  * experts every token goes through (one MLP shared_experts x wide, as
- * vLLM's DeepseekV2MoE and Llama4MoE build them). */
+ * vLLM's DeepseekV2MoE and Llama4MoE build them; whole on a rank's own
+ * tokens under attention DP, overridden_tp_size=1 in TensorRT-LLM's Qwen3
+ * and Llama 4 MoE modules, else split over tp). */
 static double moe_time(const strata_serve_cost *c, uint64_t t)
 {
     const strata_serve_model *m = &c->m;
-    uint64_t w = (uint64_t)c->s.moe_ffn / c->tp;
-    if (c->dp > 1)
-        return moe_time_dp(c, t, w);
-    uint64_t routed = t * m->top_k, active = routed < m->experts ? routed : m->experts;
-    uint64_t per = (routed + active - 1) / active;
-    double router = gemm(c, t, m->hidden, m->experts);
-    double shared = c->s.shared_experts ? mlp_pair(c, t, (uint64_t)c->s.shared_experts * w) : 0;
-    return router + experts_grouped(c, t, routed, active, per, w) + shared;
+    uint64_t w = (uint64_t)c->s.moe_ffn / c->tp, lt = local_tokens(c, t);
+    uint64_t shared_w = (uint64_t)c->s.shared_experts * (c->dp > 1 ? (uint64_t)c->s.moe_ffn : w);
+    double shared = c->s.shared_experts ? mlp_pair(c, lt, shared_w) : 0;
+    return gemm(c, lt, m->hidden, m->experts) + route_and_quantize(c, lt) + experts_grouped(c, t, w) + shared;
 }
 
 /* All layers' MLPs: the dense ones', then the MoE ones'. */
@@ -242,12 +282,32 @@ static double mlp_time(const strata_serve_cost *c, uint64_t t)
     return (c->m.layers - n_moe) * dense + (n_moe ? n_moe * moe_time(c, t) : 0);
 }
 
-static double allreduce(const strata_serve_cost *c, uint64_t bytes)
+/* One ring pass over the tp ranks (an all-gather's or a reduce-scatter's):
+ * (n-1)/n x bytes at the route's bandwidth x 4/5 plus n-1 latencies. */
+static double ring_pass(const strata_serve_cost *c, double bytes)
 {
     if (c->tp < 2 || c->ar_bw <= 0)
         return 0;
     double n = c->tp;
-    return 2 * (n - 1) / n * (double)bytes / (c->ar_bw * 4.0 / 5.0) + 2 * (n - 1) * c->ar_lat;
+    return (n - 1) / n * bytes / (c->ar_bw * 4.0 / 5.0) + (n - 1) * c->ar_lat;
+}
+
+/* An all-reduce of the bf16 activations (an FP8 model's too: the
+ * row-parallel GEMM writes bf16): a reduce-scatter and an all-gather. */
+static double allreduce(const strata_serve_cost *c, uint64_t t)
+{
+    return 2 * ring_pass(c, (double)t * c->m.hidden * act_bytes(c));
+}
+
+/* Under attention DP, around each MoE layer (fused_moe_cutlass.py): an
+ * all-gather of every rank's input in the GEMMs' dtype (FP8 under 8-bit
+ * weights, quantized before it) with its top_k ids and scales (8 bytes
+ * each), and a reduce-scatter of the bf16 output. */
+static double moe_collectives(const strata_serve_cost *c, uint64_t t)
+{
+    double tt = (double)t, h = c->m.hidden;
+    return ring_pass(c, tt * (h * strata_serve_dtype_bytes(c->m.dtype) + c->m.top_k * 8.0)) +
+           ring_pass(c, tt * h * act_bytes(c));
 }
 
 /* One layer's attention projections on t tokens: GQA's QKV and O; MLA's
@@ -271,18 +331,18 @@ static double projections(const strata_serve_cost *c, uint64_t t)
 }
 
 /* Under attention data parallelism, each rank's share: its own tokens
- * through the attention projections, norms and activation, all tokens
- * through the MLPs' sharded part; a gather and a reduce-scatter of T x
- * hidden around each MoE layer (an all-reduce's bytes); no all-reduce
- * around attention or the dense MLPs (their weights are whole). */
-static double dense_time_dp(strata_serve_cost *c, uint32_t t, double act)
+ * through the attention projections, norms and the dense layers'
+ * activation, all tokens through the MLPs' sharded part; a gather and a
+ * reduce-scatter around each MoE layer (moe_collectives); no all-reduce
+ * around attention or the dense MLPs (their weights are whole). An MoE
+ * layer has no dense MLP and no activation over `intermediate`. */
+static double dense_time_dp(strata_serve_cost *c, uint32_t t)
 {
     const strata_serve_model *m = &c->m;
     uint64_t lt = local_tokens(c, t);
-    double layer = projections(c, lt) + elementwise(c, 4ull * lt * m->hidden) +
-                   elementwise(c, lt * m->intermediate);
-    double total = layer * m->layers + mlp_time(c, t) +
-                   c->moe_layers * allreduce(c, (uint64_t)((double)t * m->hidden * act));
+    double layer = projections(c, lt) + elementwise(c, 4ull * lt * m->hidden);
+    double total = layer * m->layers + (m->layers - c->moe_layers) * elementwise(c, lt * m->intermediate) +
+                   mlp_time(c, t) + c->moe_layers * moe_collectives(c, t);
     if (t <= c->max_tokens)
         c->dense[t] = total;
     return total;
@@ -294,13 +354,11 @@ static double dense_time(strata_serve_cost *c, uint32_t t)
     if (!c->work && t <= c->max_tokens && !isnan(c->dense[t])) /* a work count runs every op */
         return c->dense[t];
     const strata_serve_model *m = &c->m;
-    double act = strata_serve_dtype_bytes(m->dtype);
     if (c->dp > 1)
-        return dense_time_dp(c, t, act);
-    double layer = projections(c, t) + elementwise(c, 4ull * t * m->hidden) +
-                   elementwise(c, (uint64_t)t * m->intermediate / c->tp) +
-                   2 * allreduce(c, (uint64_t)((double)t * m->hidden * act));
-    double total = layer * m->layers + mlp_time(c, t);
+        return dense_time_dp(c, t);
+    double layer = projections(c, t) + elementwise(c, 4ull * t * m->hidden) + 2 * allreduce(c, t);
+    double dense_act = elementwise(c, (uint64_t)t * m->intermediate / c->tp); /* the dense MLPs' activation */
+    double total = layer * m->layers + (m->layers - c->moe_layers) * dense_act + mlp_time(c, t);
     if (t <= c->max_tokens)
         c->dense[t] = total;
     return total;

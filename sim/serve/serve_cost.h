@@ -22,12 +22,15 @@
  *     the MLP: gemm T x hidden x (2 or 1) inter / tp and T x inter / tp x
  *       hidden (gated or not; an MoE layer, issue 42's rule: its router,
  *       top_k experts per token spread over min(experts, T x top_k)
- *       experts, each expert's share a product of one grouped kernel per
- *       weight (a batched gemm for gate/up, one for down), and its shared
- *       experts as one MLP)
- *     elementwise 4 x T x hidden (two norms, two residual adds) and
- *       T x inter / tp (the activation)
- *     with tp > 1, two all-reduces of T x hidden activations: a ring,
+ *       experts, run kernel by kernel as TensorRT-LLM's CUTLASS fused MoE
+ *       runs them (serve_cost.c's experts_grouped: routing, FP8 input
+ *       quantization under 8-bit weights, expert maps, row expansion,
+ *       strides, a grouped GEMM per weight as a batched gemm, the
+ *       activation, the finalize), and its shared experts as one MLP)
+ *     elementwise 4 x T x hidden (two norms, two residual adds) and, in a
+ *       dense layer, T x inter / tp (the activation)
+ *     with tp > 1, two all-reduces of T x hidden activations (bf16 under
+ *       8-bit weights): a ring,
  *       2 (tp-1)/tp x bytes at the route's bandwidth x 4/5 (NVLink's
  *       128-byte payloads per 160 bytes on the wire, as the collectives
  *       model it) plus 2 (tp-1) route latencies
@@ -38,8 +41,8 @@
  * rank's time is its share: attention, its projections, norms, dense MLPs,
  * shared experts, router and LM head whole on its 1/tp of the tokens and
  * requests; the routed experts split over the ranks on all tokens, with a
- * gather and a reduce-scatter of T x hidden (an all-reduce's bytes) around
- * each MoE layer and no other collective.
+ * gather (the quantized input, top_k ids and scales) and a reduce-scatter
+ * (bf16) of T x hidden around each MoE layer and no other collective.
  * The dense part depends on T alone and is kept per T. The engine's CPU
  * time per step is serve_engine.h's, added by the scheduler.
  *
@@ -87,6 +90,12 @@ double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chun
  * LogitsProcessor keeps the sampled rows). No collectives. */
 double strata_serve_cost_step_work(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
                                    strata_serve_work *work);
+/* One MoE layer's routed experts on `tokens` tokens (every rank's under
+ * attention DP) on one rank: the fused MoE op as the engines run it, from
+ * the routed rows to their combine, without the router GEMM, the shared
+ * experts or collectives (what aiconfigurator's fused-MoE rows time); 0 for
+ * a dense model. work, if not NULL, gets its ops' nominal flops and bytes. */
+double strata_serve_cost_moe_experts(strata_serve_cost *c, uint64_t tokens, strata_serve_work *work);
 /* Moving `blocks` blocks of block_bytes (per rank) over the host link: one
  * copy per block and per growing tensor (vLLM v0's swap_blocks). */
 double strata_serve_cost_swap(const strata_serve_cost *c, uint64_t blocks, uint64_t block_bytes, uint32_t tensors);
