@@ -221,6 +221,29 @@ START_TEST(hw_key_names_the_release)
 }
 END_TEST
 
+/* nccl_min_ctas reaches NCCL's channels (two H100 nodes, Ring forced, 1
+ * GiB: 16 -> 24, as nvls_channels_by_release_and_nodes derives), and a
+ * value outside 1 to 32 is refused at its line. */
+START_TEST(hw_key_sets_min_ctas)
+{
+    const char *set[] = {"interconnect.nvlink.nccl_version=2.27", "interconnect.nvlink.nccl_algo=Ring",
+                         "interconnect.nvlink.nccl_min_ctas=24", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-2x8-ib", set);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 1u << 30, 0, &t, NULL));
+    ck_assert_int_eq(t.algo, STRATA_NCCL_RING);
+    ck_assert_uint_eq(t.channels, 24);
+    strata_hw_free(hw);
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_min_ctas = 33\n",
+                                "t.ini:15: [interconnect x] nccl_min_ctas: expected a whole number from 1 to 32, "
+                                "got '33'");
+}
+END_TEST
+
 static Suite *nccl_versions_suite(void)
 {
     Suite *s = suite_create("nccl_versions");
@@ -231,6 +254,7 @@ static Suite *nccl_versions_suite(void)
     tcase_add_test(tc, nvls_channels_by_release_and_nodes);
     tcase_add_test(tc, release_names);
     tcase_add_test(tc, hw_key_names_the_release);
+    tcase_add_test(tc, hw_key_sets_min_ctas);
     suite_add_tcase(s, tc);
     return s;
 }
