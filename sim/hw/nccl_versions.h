@@ -59,7 +59,7 @@ typedef struct strata_nccl_version {
     unsigned nvls_channels_sm100[2];
     /* ncclNvlsTreeSm100Tuning (v2.30 on): across nodes the NVLS channels of
      * a Blackwell communicator follow the nodes, the GPUs per node and the
-     * NICs' bandwidth (nccl_tuning.c nvls_channels) */
+     * NICs' bandwidth (nccl_tuning.c nvls_tuning) */
     bool nvls_sm100_tuning;
 } strata_nccl_version;
 
