@@ -3,7 +3,8 @@
  * nccl_versions.h) and the hardware key that names one (nccl_version):
  * the choice and estimate of one all-reduce under v2.27 and v2.30, derived
  * by hand from the two releases' src/graph/tuning.cc; the NVLS rule on one
- * node; names accepted and refused.
+ * node; NVLS's channels and chunks by release, nodes and NCCL_MIN_CTAS;
+ * names accepted and refused.
  *
  * Two DGX H100 nodes, 16 ranks (hopper; ring graph in a node 12 x 30 GB/s
  * = 360; 8 NICs of 50 GB/s, one per GPU; Intel hosts). NCCL's graphs:
@@ -113,6 +114,68 @@ START_TEST(nvls_on_one_node_by_release)
 }
 END_TEST
 
+/* NVLS's channels and chunks (nvls.cc, enqueue.cc calcCollChunking) on
+ * B200 nodes (blackwell; ring graph 16 x 45 GB/s: the NVLS graph's 8 heads
+ * at 80 GB/s, 9 x 80 <= 720), NCCL's NVLS or NVLS_TREE forced, 2 GiB
+ * (no halving: 2 GiB >= 32 x concurrentOps x chunk at every row below):
+ *   one node: 32 channels under 2.26 (NVLS_NCHANNELS_SM100 for all), 24
+ *     from 2.27 (NVLS_NCHANNELS_SM100_NVL), 24 under 2.30
+ *   4 nodes, 8 NICs of 50 GB/s: 2.27 32 channels (multiNode), tree chunk
+ *     min(128 KiB, 64 KiB from 4 nodes) = 64 KiB; 2.30's
+ *     ncclNvlsTreeSm100Tuning (nicBw 50 >= 48, not 2 nodes): 24, 64 KiB
+ *     (PXB); NICs of 100 GB/s (>= 96, ppn 8): 24 channels, 256 KiB
+ *   2 nodes, 50 GB/s: 2.27 32 and 128 KiB; 2.30 32 and 64 KiB (ppn 8, PXB,
+ *     nicBw < 96)
+ * NCCL_MIN_CTAS = 24 on the two H100 nodes above (connect.cc copyChannels
+ * to minCTAs; nvls.cc max(minCTAs, ..)): Ring 16 -> 24 channels at 1 GiB
+ * (1 GiB >= 24 x 512 x 64: no lowering), NVLS_TREE 16 -> 24. */
+static strata_nccl_choice forced(strata_nccl_comm c, const char *version, strata_nccl_algo a, uint64_t bytes)
+{
+    c.version = strata_nccl_version_find(version);
+    c.algos = 1u << a;
+    strata_nccl_choice ch;
+    ck_assert(c.version && strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, bytes, &ch));
+    ck_assert_int_eq(ch.algo, a);
+    return ch;
+}
+
+START_TEST(nvls_channels_by_release_and_nodes)
+{
+    const uint64_t gib2 = 2ull << 30;
+    strata_nccl_comm one = {.arch = STRATA_NCCL_BLACKWELL, .ranks = 8, .graph_channels = 16, .channel_gbs = 45.0,
+                            .nvls = true};
+    ck_assert_uint_eq(forced(one, "2.26", STRATA_NCCL_NVLS, gib2).channels, 32);
+    ck_assert_uint_eq(forced(one, "2.27", STRATA_NCCL_NVLS, gib2).channels, 24);
+    ck_assert_uint_eq(forced(one, "2.30", STRATA_NCCL_NVLS, gib2).channels, 24);
+    strata_nccl_comm four = one;
+    four.ranks = 32, four.nodes = 4, four.nics = 8, four.nic_gbs = 50.0, four.nic_gpus = 8;
+    strata_nccl_choice ch = forced(four, "2.27", STRATA_NCCL_NVLS_TREE, gib2);
+    ck_assert_uint_eq(ch.channels, 32);
+    ck_assert_uint_eq(ch.chunk_bytes, 65536);
+    ch = forced(four, "2.30", STRATA_NCCL_NVLS_TREE, gib2);
+    ck_assert_uint_eq(ch.channels, 24);
+    ck_assert_uint_eq(ch.chunk_bytes, 65536);
+    four.nic_gbs = 100.0;
+    ch = forced(four, "2.30", STRATA_NCCL_NVLS_TREE, gib2);
+    ck_assert_uint_eq(ch.channels, 24);
+    ck_assert_uint_eq(ch.chunk_bytes, 256u << 10);
+    strata_nccl_comm two = four;
+    two.ranks = 16, two.nodes = 2, two.nic_gbs = 50.0;
+    ch = forced(two, "2.27", STRATA_NCCL_NVLS_TREE, gib2);
+    ck_assert_uint_eq(ch.channels, 32);
+    ck_assert_uint_eq(ch.chunk_bytes, 128u << 10);
+    ch = forced(two, "2.30", STRATA_NCCL_NVLS_TREE, gib2);
+    ck_assert_uint_eq(ch.channels, 32);
+    ck_assert_uint_eq(ch.chunk_bytes, 65536);
+    strata_nccl_comm h100 = two_nodes(NULL);
+    ck_assert_uint_eq(forced(h100, "2.27", STRATA_NCCL_RING, 1ull << 30).channels, 16);
+    ck_assert_uint_eq(forced(h100, "2.27", STRATA_NCCL_NVLS_TREE, 1ull << 30).channels, 16);
+    h100.min_ctas = 24;
+    ck_assert_uint_eq(forced(h100, "2.27", STRATA_NCCL_RING, 1ull << 30).channels, 24);
+    ck_assert_uint_eq(forced(h100, "2.27", STRATA_NCCL_NVLS_TREE, 1ull << 30).channels, 24);
+}
+END_TEST
+
 START_TEST(release_names)
 {
     ck_assert_str_eq(strata_nccl_version_default()->name, "2.30");
@@ -158,6 +221,29 @@ START_TEST(hw_key_names_the_release)
 }
 END_TEST
 
+/* nccl_min_ctas reaches NCCL's channels (two H100 nodes, Ring forced, 1
+ * GiB: 16 -> 24, as nvls_channels_by_release_and_nodes derives), and a
+ * value outside 1 to 32 is refused at its line. */
+START_TEST(hw_key_sets_min_ctas)
+{
+    const char *set[] = {"interconnect.nvlink.nccl_version=2.27", "interconnect.nvlink.nccl_algo=Ring",
+                         "interconnect.nvlink.nccl_min_ctas=24", NULL};
+    strata_hw *hw = strata_test_load_hw("h100-2x8-ib", set);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 1u << 30, 0, &t, NULL));
+    ck_assert_int_eq(t.algo, STRATA_NCCL_RING);
+    ck_assert_uint_eq(t.channels, 24);
+    strata_hw_free(hw);
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_min_ctas = 33\n",
+                                "t.ini:15: [interconnect x] nccl_min_ctas: expected a whole number from 1 to 32, "
+                                "got '33'");
+}
+END_TEST
+
 static Suite *nccl_versions_suite(void)
 {
     Suite *s = suite_create("nccl_versions");
@@ -165,8 +251,10 @@ static Suite *nccl_versions_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_2_mib_all_reduce_under_two_releases);
     tcase_add_test(tc, nvls_on_one_node_by_release);
+    tcase_add_test(tc, nvls_channels_by_release_and_nodes);
     tcase_add_test(tc, release_names);
     tcase_add_test(tc, hw_key_names_the_release);
+    tcase_add_test(tc, hw_key_sets_min_ctas);
     suite_add_tcase(s, tc);
     return s;
 }

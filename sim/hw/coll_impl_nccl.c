@@ -8,7 +8,8 @@
  * multicasts (NVLink SHARP, NCCL's NVLS algorithm), the host CPU (LL's
  * cap and the network's overhead across nodes), NCCL_ALGO / NCCL_PROTO
  * as a run may set them, and the NCCL release whose tuning tables choose
- * (nccl_version, nccl_versions.h; default the newest). Across nodes NCCL's view of the NICs
+ * (nccl_version, nccl_versions.h; default the newest), and NCCL_MIN_CTAS
+ * as a run may set it (nccl_min_ctas). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics).
  * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
  * choice for the others).
@@ -31,6 +32,7 @@ typedef struct nccl_params {
     strata_nccl_cpu cpu;
     uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
     const strata_nccl_version *version;
+    uint32_t min_ctas;         /* NCCL_MIN_CTAS (0: unset) */
 } nccl_params;
 
 static const strata_coll_impl_key nccl_keys[] = {
@@ -47,6 +49,8 @@ static const strata_coll_impl_key nccl_keys[] = {
                           "Simple; default: all)"},
     {"nccl_version", false, "collectives = nccl: the NCCL release whose tuning tables choose, 2.25 to 2.30 (2.MINOR "
                             "or 2.MINOR.PATCH; default: the newest, 2.30)"},
+    {"nccl_min_ctas", false, "collectives = nccl: NCCL_MIN_CTAS as a run sets it, the least channels NCCL runs, 1 to "
+                             "32 (default: unset)"},
     {NULL, false, NULL},
 };
 
@@ -81,7 +85,8 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
     g_free(version);
     ok = ok && hw_coll_impl_cpu(ctx, group, "nccl_cpu", STRATA_NCCL_INTEL, &p->cpu, err) &&
          hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
-         hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err);
+         hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err) &&
+         hw_get_count(ctx, group, "nccl_min_ctas", 1, 32, 0, NULL, &p->min_ctas, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
     return p;
@@ -101,7 +106,8 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
     const nccl_params *p = strata_hw_coll_params(hw);
     strata_nccl_comm c = {.arch = p->arch, .ranks = ranks, .graph_channels = p->channels,
                           .channel_gbs = p->channel_bandwidth / 1e9, .nvls = p->nvls, .cpu = p->cpu,
-                          .algos = p->algos, .protos = p->protos, .version = p->version};
+                          .algos = p->algos, .protos = p->protos, .version = p->version,
+                          .min_ctas = p->min_ctas};
     strata_hw_nics nics;
     if (domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics)) {
         /* a node of NCCL's is a scale-up domain: its NICs are its hosts' */

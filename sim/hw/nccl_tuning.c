@@ -27,8 +27,8 @@ static const strata_nccl_version *ver(const strata_nccl_comm *c)
 /* device.h: NCCL_LL_MAX_NTHREADS 512, NCCL_LL128_MAX_NTHREADS 640,
  * NCCL_SIMPLE_MAX_NTHREADS 512, NCCL_MAX_NTHREADS 640 (NVLS, Tree, PAT);
  * comm.h: NCCL_{LL,LL128,SIMPLE}_THREAD_THRESHOLD 8, 8, 64 (the ring's LL
- * one times nRanks); nvls.cc: NVLS_NCHANNELS_SM90 16, _SM100_NVL 24;
- * MAXCHANNELS 32 (device.h). */
+ * one times nRanks); MAXCHANNELS 32 (device.h); NVLS's channels:
+ * nvls_tuning below. */
 static const uint32_t max_threads[PROTOS] = {512, 640, 512};
 static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
 #define NCCL_MAX_NTHREADS 640u
@@ -307,6 +307,50 @@ static const double tree_correction[PROTOS][24] = {
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9, .9}};
 
+/* NVLS's channels and chunks (comm->nvlsChannels, nvlsChunkSize,
+ * nvlsTreeMaxChunkSize). nvls.cc: NVLS_NCHANNELS_SM90 16 on Hopper;
+ * Blackwell's by the release's rule (strata_nccl_version
+ * nvls_channels_sm100: one node, across nodes); NCCL_NVLS_CHUNKSIZE 128
+ * KiB; NCCL_NVLSTREE_MAX_CHUNKSIZE unset: 64 KiB from 4 nodes, else the
+ * chunk (enqueue.cc calcCollChunking v2.27.7-1 l. 2025; v2.30.7-1
+ * ncclNvlsTuning). From v2.30 ncclNvlsTreeSm100Tuning sets all three on
+ * Blackwell across nodes from the nodes, the GPUs per node (ppn) and the
+ * NIC's bandwidth (minNetBw, GB/s), taking the GPU-NIC path as PXB (the
+ * NICs on the GPUs' PCIe switches: this model's scope). Then
+ * max(minCTAs, min(maxCTAs, channels)) (NCCL_MIN_CTAS; maxCTAs is
+ * MAXCHANNELS). */
+typedef struct nvls_tune {
+    uint32_t channels;
+    uint64_t chunk, tree_max;
+} nvls_tune;
+
+static nvls_tune nvls_tuning(const strata_nccl_comm *c)
+{
+    const strata_nccl_version *v = ver(c);
+    uint32_t nodes = nodes_of(c), ppn = c->ranks / nodes;
+    bool bw = c->arch >= STRATA_NCCL_BLACKWELL;
+    nvls_tune t = {.channels = bw ? v->nvls_channels_sm100[nodes > 1] : 16, .chunk = NVLS_CHUNKSIZE, .tree_max = 0};
+    if (bw && nodes > 1 && v->nvls_sm100_tuning) { /* v2.30.7-1 nvls.cc l. 164-196 */
+        double nic = c->nic_gbs;
+        if (nodes == 2 && nic >= 48.0) {
+            t.channels = 32;
+            t.tree_max = ppn <= 4 ? 256u << 10 : ppn >= 16 || (ppn <= 8 && nic < 96.0) ? 64u << 10 : 128u << 10;
+            t.chunk = ppn <= 4 ? 256u << 10 : t.chunk;
+        } else if (nic >= 96.0) {
+            t.channels = ppn <= 8 ? 24 : 32;
+            t.tree_max = ppn <= 8 ? 256u << 10 : ppn < 32 ? 128u << 10 : 64u << 10;
+            t.chunk = ppn <= 8 ? 256u << 10 : t.chunk;
+        } else if (nic >= 48.0) {
+            t.channels = 24;
+            t.tree_max = 64u << 10; /* PXB */
+        }
+    }
+    if (!t.tree_max)
+        t.tree_max = nodes >= 4 ? 65536 : t.chunk;
+    t.channels = MAX(t.channels, c->min_ctas);
+    return t;
+}
+
 /* comm->nChannels: the ring graph's doubled (ncclTopoPostset), at least
  * nvlsChannels where NVLS runs (connect.cc), at most MAXCHANNELS. */
 static uint32_t comm_channels(const strata_nccl_comm *c)
@@ -317,8 +361,10 @@ static uint32_t comm_channels(const strata_nccl_comm *c)
         strata_nccl_net_graph(c, &ch, &bw);
     uint32_t nvls_ch, nc = MIN(2 * ch, NCCL_MAXCHANNELS);
     if (strata_nccl_nvls_graph(c, &nvls_ch, &bw))
-        nc = MAX(nc, c->arch >= STRATA_NCCL_BLACKWELL ? 24u : 16u);
-    return nc;
+        nc = MAX(nc, nvls_tuning(c).channels);
+    /* connect.cc ncclTopoPostset (v2.27.7-1 l. 484): copyChannels up to
+     * max(ncclMinNchannels(), config.minCTAs), NCCL_MIN_CTAS */
+    return MIN(MAX(nc, c->min_ctas), NCCL_MAXCHANNELS);
 }
 
 static bool nccl_model(const void *comm, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p, double *lat_us,
@@ -356,8 +402,8 @@ double strata_nccl_time_us(const strata_nccl_comm *c, strata_op_kind kind, strat
 
 /* enqueue.cc calcCollChunking's chunk for NVLS and NVLS_TREE (one head
  * per rank on one node, per NIC GPU across), unregistered buffers: from
- * NCCL_NVLS_CHUNKSIZE (NVLS_TREE: at most NCCL_NVLSTREE_MAX_CHUNKSIZE, 64
- * KiB from 4 nodes), halved to each row's chunk while bytes < its factor x
+ * the NVLS chunk (NVLS_TREE: at most the tree's maximum; nvls_tuning),
+ * halved to each row's chunk while bytes < its factor x
  * concurrentOps (channels x heads) x the chunk so far. */
 static uint64_t nvls_chunk(const strata_nccl_comm *c, strata_nccl_algo a, uint64_t bytes, uint64_t ops)
 {
@@ -366,7 +412,8 @@ static uint64_t nvls_chunk(const strata_nccl_comm *c, strata_nccl_algo a, uint64
     bool tree = a == STRATA_NCCL_NVLS_TREE;
     const uint64_t(*rows)[2] = tree ? tree_rows : nvls_rows;
     size_t n_rows = tree ? G_N_ELEMENTS(tree_rows) : G_N_ELEMENTS(nvls_rows);
-    uint64_t chunk = tree && nodes_of(c) >= 4 ? 65536 : NVLS_CHUNKSIZE;
+    nvls_tune t = nvls_tuning(c);
+    uint64_t chunk = tree ? MIN(t.chunk, t.tree_max) : t.chunk;
     for (size_t i = 0; i < n_rows; i++)
         if (bytes < rows[i][0] * ops * chunk && chunk > rows[i][1])
             chunk = rows[i][1];
@@ -378,7 +425,7 @@ static void tune_channels(const strata_nccl_comm *c, uint64_t bytes, strata_nccl
 {
     uint32_t nc, nt;
     if (out->algo == STRATA_NCCL_NVLS || out->algo == STRATA_NCCL_NVLS_TREE) {
-        nc = c->arch >= STRATA_NCCL_BLACKWELL ? 24 : 16;
+        nc = nvls_tuning(c).channels; /* enqueue.cc topoGetAlgoInfo: comm->nvlsChannels */
         nt = NCCL_MAX_NTHREADS;
         uint32_t heads = 0;
         double bw;

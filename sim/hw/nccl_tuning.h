@@ -89,6 +89,9 @@ typedef struct strata_nccl_comm {
     /* the release whose tuning constants NCCL runs (nccl_versions.h);
      * NULL: the newest */
     const strata_nccl_version *version;
+    /* NCCL_MIN_CTAS (config.minCTAs): the least channels of the
+     * communicator, rings and NVLS alike; 0: unset */
+    uint32_t min_ctas;
 } strata_nccl_comm;
 
 typedef struct strata_nccl_choice {

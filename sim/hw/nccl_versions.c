@@ -30,6 +30,14 @@
 #define VA_TREE {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {38.7, 41.4, 36.0}
 #define VA_NVLS_TREE {26.5, 18.5, 10.0}, {24.0, 23.6, 17.8}, {0.0, 57.7, 45.5}
 #define NVLS_EFFICIENCY {0.0, 0.0, 0.85, 0.74}
+/* nvls.cc ncclNvlsInit: v2.25.1-1 and v2.26.6-1 give every Blackwell
+ * communicator NVLS_NCHANNELS_SM100 (32); from v2.27.3-1 a communicator on
+ * one node (or one MNNVL clique) gets NVLS_NCHANNELS_SM100_NVL (24) and one
+ * across nodes 32 ("Use a reduced number of channels for single node/MNNVL
+ * domain on Blackwell"); v2.30.7-1's ncclNvlsTuning keeps the rule and
+ * lets ncclNvlsTreeSm100Tuning change it across nodes */
+#define NVLS_SM100_OLD {32, 32}
+#define NVLS_SM100 {24, 32}
 /* v2.25-v2.27: Blackwell's rows are twice Hopper's; no NVLS efficiency
  * and no per-channel NVLS_TREE cap */
 #define OLD_TABLES                                                                                                   \
@@ -51,18 +59,21 @@ static const strata_nccl_version versions[] = {
     {.name = "2.26",
      .source = "NVIDIA/nccl v2.26.6-1 src/graph/tuning.cc (v2.25.1-1's constants and rules are the same)",
      OLD_TABLES,
-     .nvls_rule = STRATA_NCCL_NVLS_MIN},
+     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD},
     {.name = "2.27", .source = "NVIDIA/nccl v2.27.7-1 src/graph/tuning.cc", OLD_TABLES,
-     .nvls_rule = STRATA_NCCL_NVLS_MIN_PPN},
+     .nvls_rule = STRATA_NCCL_NVLS_MIN_PPN, .nvls_channels_sm100 = NVLS_SM100},
     {.name = "2.28",
      .source = "NVIDIA/nccl v2.28.7-1 src/graph/tuning.cc (ncclTunerConstantsDefaults, nvlsEfficiency)",
-     NEW_TABLES(NET_LAT_228, 34.6, 43.1, 2 * 36.7), .nvls_tree_correction = false},
+     NEW_TABLES(NET_LAT_228, 34.6, 43.1, 2 * 36.7), .nvls_tree_correction = false,
+     .nvls_channels_sm100 = NVLS_SM100},
     {.name = "2.29",
      .source = "NVIDIA/nccl v2.29.7-1 src/graph/tuning.cc (ncclTunerConstantsDefaults, nvlsEfficiency)",
-     NEW_TABLES(NET_LAT_229, 40.0, 43.8, 40.0), .nvls_tree_correction = true},
+     NEW_TABLES(NET_LAT_229, 40.0, 43.8, 40.0), .nvls_tree_correction = true,
+     .nvls_channels_sm100 = NVLS_SM100},
     {.name = "2.30",
      .source = "NVIDIA/nccl v2.30.7-1 src/graph/tuning.cc (= master @5067397)",
-     NEW_TABLES(NET_LAT_229, 40.0, 80.0, 40.0), .nvls_tree_correction = true},
+     NEW_TABLES(NET_LAT_229, 40.0, 80.0, 40.0), .nvls_tree_correction = true,
+     .nvls_channels_sm100 = NVLS_SM100, .nvls_sm100_tuning = true},
 };
 #define N_VERSIONS (sizeof versions / sizeof versions[0])
 /* v2.28.7-1: the first release with perChMaxNVLSTreeBws */

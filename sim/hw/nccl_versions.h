@@ -53,6 +53,14 @@ typedef struct strata_nccl_version {
     /* treeCorrectionFactor also corrects NVLS_TREE all-reduce on
      * Blackwell with x86 hosts (v2.29 on) */
     bool nvls_tree_correction;
+    /* src/transport/nvls.cc: Blackwell's NVLS channels (comm->nvlsChannels)
+     * on one node and across nodes (NVLS_NCHANNELS_SM100 32,
+     * NVLS_NCHANNELS_SM100_NVL 24); Hopper's are 16 in every release */
+    unsigned nvls_channels_sm100[2];
+    /* ncclNvlsTreeSm100Tuning (v2.30 on): across nodes the NVLS channels of
+     * a Blackwell communicator follow the nodes, the GPUs per node and the
+     * NICs' bandwidth (nccl_tuning.c nvls_tuning) */
+    bool nvls_sm100_tuning;
 } strata_nccl_version;
 
 /* The release named `name` (2.MINOR or 2.MINOR.PATCH), or NULL. */
