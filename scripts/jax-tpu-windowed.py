@@ -19,7 +19,12 @@ Seen with jax/jaxlib 0.10.2 and libtpu 0.0.51 from PyPI (pip install
 2 shards) and 1 rs, and 2 async collective starts (the remaining
 all-gathers, over the tensor axis too, run inside the compute fusions
 scheduled between start and done); no collective over the tensor axis is
-left synchronous. B = 112, 96 and 16 window the same dots.
+left synchronous. B = 112, 96 and 16 window the same dots. The v5p row
+(B=384 MESH=16x4 SHAPE=8192x28672 on v5p:4x4x4, without the two
+xla_tpu_enable_async_collective_fusion* flags, which libtpu 0.0.51 refuses
+on v5p): 1 rs loop, the tensor-axis ag loops unrolled (collective-permute
+start/done pairs over the tensor axis beside per-shard dots), one
+tensor-axis all-gather left synchronous.
 
 Usage: LIBTPU_INIT_ARGS="..." [B=256] [MESH=16x16] [SHAPE=10240x65536] \
          python3 scripts/jax-tpu-windowed.py DUMP_DIR [TOPOLOGY]

@@ -15,9 +15,12 @@
  *     the all-gather is done: max(gemm, all-gather + gemm/T);
  *   reduce-scatter: the first 1/T of the gemm, then the rest while the
  *     reduce-scatter runs on `window`: gemm/T + max((T-1)/T gemm, RS).
- * The gemm's split extent is its largest one that T divides (its rows,
- * the tokens, for these programs); the kernel times each part by its own
- * extents.
+ * The gemm's split extent is the one equal to the collective's split rows
+ * (the full tensor's extents multiplied up to the one it splits: B*S for
+ * a [B,S,d] split along S), else its largest one that T divides; the
+ * kernel times each part by its own extents. Only gemms on main are
+ * split; an all-gather on a side stream (a regather) stays there, main's
+ * wait for it moving between the two parts.
  *
  * Invariants: the result has the same tensors (ids, names, sizes, flags,
  * memories) and options as the input; every step is copied in order but
