@@ -82,6 +82,7 @@
 #include "workload/shard.h"
 #include "workload/transformer.h"
 #include "workload/moe_load.h"
+#include "workload/collective_matmul.h"
 #include "core/error.h"
 
 static const char *const sharding_choices[] = {"none", "dp", "fsdp", "tp", "tp+sp", "fsdp+tp", "fsdp+tp+sp", NULL};
@@ -132,6 +133,10 @@ static const strata_param_def transformer_params[] = {
      "(default)", on_off_choices},
     {"prefetch", STRATA_PARAM_INT, "1", "fsdp: how many layers ahead each layer's parameters are all-gathered",
      NULL},
+    {"collective_matmul", STRATA_PARAM_INT, NULL, "tp+sp: XLA's windowed einsum threshold in MiB "
+     "(xla_jf_spmd_threshold_for_windowed_einsum_mib): each all-gather over `model` of at least that many MiB "
+     "(gathered) and its gemm, and each gemm and its reduce-scatter over `model` (the partial sums), overlapped "
+     "as XLA's collective matmul loops them (collective_matmul.h); unset: off", NULL},
     STRATA_MODEL_KEYS(STRATA_MODEL_PARAM_DEF)
     {"remat_save", STRATA_PARAM_STRING, NULL, "remat=save_and_offload_only_these_names: checkpoint names saved on "
      "the device, separated by ':' (qkv_proj, out_proj, mlpwi_0, mlpwi_1, mlpwi, mlpwo, context, query_proj, "
@@ -299,6 +304,13 @@ static bool transformer_check(const strata_params *p, strata_model_shape *s, wl_
         !strata_workload_check_sizes(p, "transformer", sizes, strata_workload_dtype(p, "dtype"), err) ||
         !strata_workload_check_sizes(p, "transformer", int32_sizes, STRATA_DTYPE_INT32, err))
         return false;
+    if (strata_params_is_set(p, "collective_matmul") &&
+        (strata_params_int(p, "collective_matmul") < 0 || strata_params_int(p, "collective_matmul") > (1 << 30))) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "transformer: expected collective_matmul a size in MiB from 0 to 2^30, got %" G_GINT64_FORMAT,
+                    strata_params_int(p, "collective_matmul"));
+        return false;
+    }
     int64_t d = strata_params_int(p, "d_model"), H = strata_params_int(p, "heads");
     if (d % H != 0 && !strata_params_is_set(p, "head_dim")) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
@@ -570,6 +582,12 @@ static strata_source *transformer_generate(const strata_params *p, GError **err)
     g_free(rows.group_rows);
     wl_model_free(m);
     g_array_free(c.params, TRUE);
+    if (strata_params_is_set(p, "collective_matmul") && z.T > 1) {
+        uint64_t mib = (uint64_t)strata_params_int(p, "collective_matmul");
+        wl_graph *w = wl_collective_matmul(g, TF_MODEL_AXIS, (uint32_t)z.T, mib << 20, NULL);
+        wl_graph_free(g);
+        g = w;
+    }
     return wl_graph_to_source(g, "transformer", err);
 }
 
