@@ -339,7 +339,7 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
     for (guint i = 0; i < phases->len; i++) {
         const strata_coll_phase *p = &g_array_index(phases, strata_coll_phase, i);
         if (p->rounds == ph->rounds && p->round_latency_ps == ph->round_latency_ps &&
-            p->round_time_ps == ph->round_time_ps)
+            p->round_time_ps == ph->round_time_ps && p->paced == ph->paced)
             return i + 1;
     }
     g_array_append_val(phases, *ph);
@@ -463,7 +463,7 @@ static void plan_round(spmd *s)
             g_array_append_val(s->emits, e);
             if (st->handshake) { /* the flag follows the data on the same route */
                 if (phase && !flag_phase)
-                    flag_phase = phase_id(s, &(strata_coll_phase){ph.rounds, ph.round_latency_ps, 0});
+                    flag_phase = phase_id(s, &(strata_coll_phase){ph.rounds, ph.round_latency_ps, 0, false});
                 emit flag = e;
                 flag.bytes = MIN(st->bytes, STRATA_COLL_FLAG_BYTES);
                 flag.phase = flag_phase;

@@ -60,6 +60,9 @@ typedef struct strata_coll_phase {
     uint32_t rounds;
     uint64_t round_latency_ps;
     uint64_t round_time_ps;
+    bool paced; /* FAST, copies of unequal route latency on a link: the
+                 * copy's flow carries one round's bytes, its time alone
+                 * is the rounds' (round_time_ps: spmd_fill.h) */
 } strata_coll_phase;
 
 /* Of an op handed out by an expansion: its collective and its phase, and

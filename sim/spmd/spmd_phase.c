@@ -4,6 +4,7 @@
  */
 #include "spmd/spmd_phase.h"
 #include <math.h>
+#include "spmd/spmd_fill.h"
 
 /* A link direction's state in the count being made (valid while its stamp
  * is the count's): the round's copies on it, the share of the round's
@@ -28,6 +29,7 @@ struct spmd_links {
     uint32_t stamp;   /* the count being made */
     link_dir *dir;    /* per link direction (2 x link + forward) */
     key_cross *cross; /* per classes' directed key */
+    spmd_fill *fill;  /* a mixed round's copies (round_filled) */
 };
 
 spmd_links *spmd_links_new(const strata_hw *hw)
@@ -37,6 +39,7 @@ spmd_links *spmd_links_new(const strata_hw *hw)
     l->hw = hw;
     l->dir = g_new0(link_dir, n);
     l->cross = g_new0(key_cross, n);
+    l->fill = spmd_fill_new((uint32_t)n);
     return l;
 }
 
@@ -46,6 +49,7 @@ void spmd_links_free(spmd_links *l)
         return;
     g_free(l->dir);
     g_free(l->cross);
+    spmd_fill_free(l->fill);
     g_free(l);
 }
 
@@ -187,6 +191,32 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_h
     return true;
 }
 
+/* A copy into the filler (round_filled): its fixed delay, its route's
+ * latency, its bytes, its link directions. */
+static bool fill_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+{
+    (void)ctx;
+    double latency = 0;
+    for (uint32_t h = 0; h < n; h++)
+        latency += strata_hw_link(l->hw, hops[h].link)->latency;
+    spmd_fill_copy(l->fill, st->delay_s, latency, (double)spmd_round_bytes_max(st));
+    for (uint32_t h = 0; h < n; h++)
+        spmd_fill_link(l->fill, link_key(l->hw, &hops[h]), strata_hw_link(l->hw, hops[h].link)->bandwidth);
+    return true;
+}
+
+/* The round's time when its copies start together and share their links
+ * as the engine's model shares them (spmd_fill.h): a round whose copies of
+ * unequal route latency meet on a link lasts until its slowest copy ends,
+ * the fast ones having left the link to it, not the slowest copy at the
+ * share of all of them. */
+static uint64_t round_filled(spmd_links *l, const spmd_round *r)
+{
+    spmd_fill_clear(l->fill);
+    each_copy(l, r, fill_copy, NULL);
+    return (uint64_t)llround(spmd_fill_run(l->fill, NULL) * 1e12);
+}
+
 /* True when no copy of the round contends (spmd_phase.h), with the
  * round's latency (its slowest route's: exact when all routes have the
  * same latency, within a round's latency difference per copy otherwise)
@@ -198,7 +228,7 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_h
  * end early and free bandwidth, which the step schedule's per-round waits
  * do not allow. */
 static bool round_uncontended(spmd_links *l, const spmd_round *r, bool mixed_ok, uint64_t *latency_ps,
-                              uint64_t *time_ps)
+                              uint64_t *time_ps, bool *paced)
 {
     link_count c;
     share_pass first = {.first = true}, second = {.first = false};
@@ -206,7 +236,8 @@ static bool round_uncontended(spmd_links *l, const spmd_round *r, bool mixed_ok,
         !each_copy(l, r, share_copy, &second))
         return false;
     *latency_ps = second.latency_ps;
-    *time_ps = second.time_ps;
+    *time_ps = c.mixed_latency ? round_filled(l, r) : second.time_ps;
+    *paced = c.mixed_latency;
     return true;
 }
 
@@ -232,7 +263,7 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
                 break;
         }
     }
-    if (k > 1 && round_uncontended(l, r, mixed_ok, &phase->round_latency_ps, &phase->round_time_ps)) {
+    if (k > 1 && round_uncontended(l, r, mixed_ok, &phase->round_latency_ps, &phase->round_time_ps, &phase->paced)) {
         phase->rounds = k;
         /* a step that stays on its device and waits (a kernel's pace) holds
          * each round at least that long, which no link's share says */
