@@ -324,11 +324,12 @@ static double run_copy(engine_ctx *ctx, const engine_op *e, double t0)
     }
     if (n == 0) /* a copy inside one memory reads and writes its port */
         ctx->port_bytes[op->src_memory] += bytes;
+    double flow = (double)engine_phase_flow_bytes(phase, op->bytes);
     if (sender != STRATA_NO_ROUTE)
-        sg_host_sendto(ctx->hosts.sender[sender], ctx->hosts.mem[op->dst_memory], (double)bytes);
+        sg_host_sendto(ctx->hosts.sender[sender], ctx->hosts.mem[op->dst_memory], flow);
     else
         sg_host_sendto(ctx->hosts.mem[op->src_memory],
-                       engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory), (double)bytes);
+                       engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory), flow);
     /* what the flow does not carry: a pageable copy's staging (hw/staging.h),
      * a copy inside one DRAM's bus turnarounds (hw/dram.h) */
     double extra = strata_staging_route_extra(ctx->hw, hops, n, bytes);

@@ -15,6 +15,11 @@ uint64_t engine_phase_bytes(const strata_coll_phase *phase, uint64_t bytes)
     return bytes * engine_phase_rounds(phase);
 }
 
+uint64_t engine_phase_flow_bytes(const strata_coll_phase *phase, uint64_t bytes)
+{
+    return phase && phase->paced ? bytes : engine_phase_bytes(phase, bytes);
+}
+
 double engine_phase_flops(const strata_coll_phase *phase, double flops)
 {
     return flops * engine_phase_rounds(phase);

@@ -12,6 +12,13 @@
  *            slowest route's of the round: the step schedule's per-round
  *            waits pace every copy by it), of which the flow paid its own
  *            route's once, and at least k times the round's time alone;
+ *            a paced phase (FAST, copies of unequal route latency on a
+ *            link: spmd/spmd.h) flows one round's bytes, so that its time
+ *            alone is the rounds' (k x the round's time, the round's copies
+ *            filled as the engine would share them) and not that of k
+ *            rounds' bytes as one flow, whose sharing over the whole
+ *            phase is not the rounds' (what shares its links sees one
+ *            round of it);
  *   compute  (a reduction) k times the flops and the operand bytes, then
  *            what the k rounds would have paid beyond the one execution
  *            (each round max(work, operand latency + bytes)), and k times
@@ -34,6 +41,8 @@
 uint32_t engine_phase_rounds(const strata_coll_phase *phase);
 /* k x bytes: what its one flow (a copy), or its operands (a compute), move. */
 uint64_t engine_phase_bytes(const strata_coll_phase *phase, uint64_t bytes);
+/* What a copy's flow carries: k x bytes, one round's in a paced phase. */
+uint64_t engine_phase_flow_bytes(const strata_coll_phase *phase, uint64_t bytes);
 /* k x flops: its work. */
 double engine_phase_flops(const strata_coll_phase *phase, double flops);
 /* A copy that started at t0 and whose flow (over a route of `latency`

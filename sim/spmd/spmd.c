@@ -339,7 +339,7 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
     for (guint i = 0; i < phases->len; i++) {
         const strata_coll_phase *p = &g_array_index(phases, strata_coll_phase, i);
         if (p->rounds == ph->rounds && p->round_latency_ps == ph->round_latency_ps &&
-            p->round_time_ps == ph->round_time_ps)
+            p->round_time_ps == ph->round_time_ps && p->paced == ph->paced)
             return i + 1;
     }
     g_array_append_val(phases, *ph);
@@ -352,14 +352,14 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
 /* A round's phase, as spmd_phase_rounds() decided it. */
 typedef struct decision {
     uint32_t rounds;
-    strata_coll_phase phase;
+    strata_coll_phase phase, hs; /* hs: a handshake copy's data's */
 } decision;
 
 /* The phase that starts at round r (steps[first, end)) of the current
  * collective: decided over every group once per schedule and round (a
  * pure function of the model, the mesh and the schedule, which is one of
  * s->sig: the layers of a model repeat their collectives), then recalled. */
-static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph)
+static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, strata_coll_phase *hs)
 {
     if (s->mode == STRATA_SPMD_STEPS || s->only_leader != ONLY_ALL) /* device=: every round as it is */
         return 1;
@@ -369,15 +369,17 @@ static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph)
     if (d) {
         g_bytes_unref(key);
         *ph = d->phase;
+        *hs = d->hs;
         return d->rounds;
     }
     bool fast = s->mode == STRATA_SPMD_FAST;
     if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
         spmd_round_scale(s->links, r, s->classes); /* the orbits' most loaded links */
     d = g_new(decision, 1);
-    d->rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &d->phase);
+    d->rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &d->phase, &d->hs);
     g_hash_table_insert(s->decided, key, d);
     *ph = d->phase;
+    *hs = d->hs;
     return d->rounds;
 }
 
@@ -430,10 +432,12 @@ static void plan_round(spmd *s)
     while (end < s->steps->len && steps[end].round == steps[first].round)
         end++;
     spmd_round r = round_of(s, first, end);
-    strata_coll_phase ph = {0};
-    uint32_t rounds = decide(s, &r, &ph);
-    /* the phase its copies and reductions stand for, and its flag copies' (whose data's copy paced them) */
-    uint32_t phase = rounds > 1 ? phase_id(s, &ph) : 0, flag_phase = 0;
+    strata_coll_phase ph = {0}, hs = {0};
+    uint32_t rounds = decide(s, &r, &ph, &hs);
+    /* the phase its copies and reductions stand for, its handshake copies'
+     * data's (the round less their flags) and their flags' (each paced by
+     * its own route: latency 0) */
+    uint32_t phase = rounds > 1 ? phase_id(s, &ph) : 0, hs_phase = 0, flag_phase = 0;
     /* a folded run of k rounds (strata_coll_step.rounds) whose bytes are
      * their sum: as one phase, each copy moves ceil(sum / k) a round (the
      * engine moves k times that: at most k - 1 bytes more than the sum);
@@ -462,8 +466,11 @@ static void plan_round(spmd *s)
                       .src_buf = (uint8_t)st->src_buf, .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);
             if (st->handshake) { /* the flag follows the data on the same route */
-                if (phase && !flag_phase)
-                    flag_phase = phase_id(s, &(strata_coll_phase){ph.rounds, ph.round_latency_ps, 0});
+                if (phase && !flag_phase) {
+                    hs_phase = hs.rounds > 1 ? phase_id(s, &hs) : phase; /* none: every such copy stays on its device */
+                    flag_phase = phase_id(s, &(strata_coll_phase){ph.rounds, 0, 0, false});
+                }
+                g_array_index(s->emits, emit, s->emits->len - 1).phase = hs_phase;
                 emit flag = e;
                 flag.bytes = MIN(st->bytes, STRATA_COLL_FLAG_BYTES);
                 flag.phase = flag_phase;

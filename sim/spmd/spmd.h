@@ -53,13 +53,17 @@ typedef struct strata_coll_info {
 /* A phase (below): the rounds of the schedule each of its copies and
  * reductions stands for (k > 1), and, for a copy, what each round costs:
  * its latency, the slowest route's of the round (the step schedule's
- * per-round waits pace every copy by it), and its time alone, the round's
- * slowest copy's latency + bytes / share (0: a flag copy, which the data's
- * copy before it paced). */
+ * per-round waits pace every copy by it; 0: the copy's own route's, as a
+ * flag copy's), and its time alone, the round's slowest copy's latency +
+ * bytes / share, a handshake copy's flag included (for a handshake copy's
+ * data: the round less its flag; 0: none, a flag copy). */
 typedef struct strata_coll_phase {
     uint32_t rounds;
     uint64_t round_latency_ps;
     uint64_t round_time_ps;
+    bool paced; /* FAST, copies of unequal route latency on a link: the
+                 * copy's flow carries one round's bytes, its time alone
+                 * is the rounds' (round_time_ps: spmd_fill.h) */
 } strata_coll_phase;
 
 /* Of an op handed out by an expansion: its collective and its phase, and
@@ -122,8 +126,10 @@ uint32_t strata_spmd_devices(const strata_hw *hw);
  *          by row over a torus), each representative link then weighs as
  *          its orbit's most loaded link (strata_spmd_link_scale), and
  *          rounds whose copies of unequal route latency meet on a link
- *          join phases too (PHASES keeps those step by step). Not exact:
- *          docs/multi-device.md gives the errors measured against STEPS. */
+ *          join phases too (PHASES keeps those step by step): paced
+ *          phases, each round as long as its copies started together
+ *          take (spmd_fill.h). Not exact: docs/classes.md gives the
+ *          errors measured against STEPS. */
 typedef enum { STRATA_SPMD_PHASES, STRATA_SPMD_STEPS, STRATA_SPMD_CLASSES, STRATA_SPMD_FAST } strata_spmd_collectives;
 
 /* The expansion of src (taken: freed with the result) on hw (borrowed; it

@@ -4,6 +4,7 @@
  */
 #include "spmd/spmd_phase.h"
 #include <math.h>
+#include "spmd/spmd_fill.h"
 
 /* A link direction's state in the count being made (valid while its stamp
  * is the count's): the round's copies on it, the share of the round's
@@ -28,6 +29,7 @@ struct spmd_links {
     uint32_t stamp;   /* the count being made */
     link_dir *dir;    /* per link direction (2 x link + forward) */
     key_cross *cross; /* per classes' directed key */
+    spmd_fill *fill;  /* a mixed round's copies (round_filled) */
 };
 
 spmd_links *spmd_links_new(const strata_hw *hw)
@@ -37,6 +39,7 @@ spmd_links *spmd_links_new(const strata_hw *hw)
     l->hw = hw;
     l->dir = g_new0(link_dir, n);
     l->cross = g_new0(key_cross, n);
+    l->fill = spmd_fill_new((uint32_t)n);
     return l;
 }
 
@@ -46,6 +49,7 @@ void spmd_links_free(spmd_links *l)
         return;
     g_free(l->dir);
     g_free(l->cross);
+    spmd_fill_free(l->fill);
     g_free(l);
 }
 
@@ -157,19 +161,21 @@ uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r)
 
 /* A pass over the round's shares (round_uncontended): the first notes
  * each link direction's share, the second checks every copy against it
- * and takes the round's latency and time. */
+ * and takes the round's latency and time, and its handshake copies'
+ * flags' (the least and the most, UINT64_MAX and 0 when none). */
 typedef struct share_pass {
     bool first;
     uint64_t latency_ps, time_ps;
+    uint64_t flag_min_ps, flag_max_ps, flag_latency_ps;
 } share_pass;
 
 static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
 {
     share_pass *p = ctx;
-    double sum = st->delay_s, least = G_MAXDOUBLE;
+    double route = 0, least = G_MAXDOUBLE;
     for (uint32_t h = 0; h < n; h++) {
         const strata_link_spec *link = strata_hw_link(l->hw, hops[h].link);
-        sum += link->latency;
+        route += link->latency;
         least = MIN(least, link->bandwidth / l->dir[link_key(l->hw, &hops[h])].load);
     }
     for (uint32_t h = 0; h < n; h++) {
@@ -180,40 +186,91 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_h
             return false; /* copies of unequal shares meet on a link */
     }
     if (!p->first) {
-        p->latency_ps = MAX(p->latency_ps, (uint64_t)llround(sum * 1e12));
-        double bytes = (double)spmd_round_bytes_max(st);
-        p->time_ps = MAX(p->time_ps, (uint64_t)llround((sum + bytes / least) * 1e12));
+        double latency = st->delay_s + route, bytes = (double)spmd_round_bytes_max(st);
+        double time = latency + bytes / least;
+        if (st->handshake) { /* its flag follows on the same route: the round waits for it too */
+            double flag = route + (double)MIN(st->bytes, STRATA_COLL_FLAG_BYTES) / least;
+            uint64_t flag_ps = (uint64_t)llround(flag * 1e12);
+            p->flag_min_ps = MIN(p->flag_min_ps, flag_ps);
+            p->flag_max_ps = MAX(p->flag_max_ps, flag_ps);
+            p->flag_latency_ps = MIN(p->flag_latency_ps, (uint64_t)llround(route * 1e12));
+            latency += route;
+            time += flag;
+        }
+        p->latency_ps = MAX(p->latency_ps, (uint64_t)llround(latency * 1e12));
+        p->time_ps = MAX(p->time_ps, (uint64_t)llround(time * 1e12));
     }
     return true;
 }
 
+/* A copy into the filler (round_filled): its fixed delay, its route's
+ * latency, its bytes, its link directions. */
+static bool fill_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+{
+    (void)ctx;
+    double latency = 0;
+    for (uint32_t h = 0; h < n; h++)
+        latency += strata_hw_link(l->hw, hops[h].link)->latency;
+    spmd_fill_copy(l->fill, st->delay_s, latency, (double)spmd_round_bytes_max(st));
+    for (uint32_t h = 0; h < n; h++)
+        spmd_fill_link(l->fill, link_key(l->hw, &hops[h]), strata_hw_link(l->hw, hops[h].link)->bandwidth);
+    return true;
+}
+
+/* The round's time when its copies start together and share their links
+ * as the engine's model shares them (spmd_fill.h): a round whose copies of
+ * unequal route latency meet on a link lasts until its slowest copy ends,
+ * the fast ones having left the link to it, not the slowest copy at the
+ * share of all of them. */
+static uint64_t round_filled(spmd_links *l, const spmd_round *r)
+{
+    spmd_fill_clear(l->fill);
+    each_copy(l, r, fill_copy, NULL);
+    return (uint64_t)llround(spmd_fill_run(l->fill, NULL) * 1e12);
+}
+
 /* True when no copy of the round contends (spmd_phase.h), with the
- * round's latency (its slowest route's: exact when all routes have the
- * same latency, within a round's latency difference per copy otherwise)
- * and its time alone (its slowest copy's latency + bytes / share). A round
- * whose copies get unequal shares (a ring laid over a torus whose
- * wrap-around hop shares a link) stays step by step, and so does one where
- * copies of unequal route latency meet on a link (a bidirectional ring
- * over a line without wrap-around): within one flow its fast copies would
- * end early and free bandwidth, which the step schedule's per-round waits
- * do not allow. */
-static bool round_uncontended(spmd_links *l, const spmd_round *r, bool mixed_ok, uint64_t *latency_ps,
-                              uint64_t *time_ps)
+ * round's phase (rounds aside): its latency (its slowest route's, a
+ * handshake copy's flag's route counted after its data's: exact when all
+ * routes have the same latency, within a round's latency difference per
+ * copy otherwise) and its time alone (its slowest copy's latency + bytes /
+ * share, and its flag's); and the phase of its handshake copies' data,
+ * whose flags, each paced by its own route, take the rest of the round
+ * (*hs zeroed when the round has none). A round whose copies get unequal
+ * shares (a ring laid over a torus whose wrap-around hop shares a link)
+ * stays step by step, and so does one where copies of unequal route
+ * latency meet on a link (a bidirectional ring over a line without
+ * wrap-around), unless mixed_ok (FAST): then the round lasts as long as
+ * its copies started together take (round_filled), and the phase is
+ * paced (spmd.h). */
+static bool round_uncontended(spmd_links *l, const spmd_round *r, bool mixed_ok, strata_coll_phase *ph,
+                              strata_coll_phase *hs)
 {
     link_count c;
-    share_pass first = {.first = true}, second = {.first = false};
+    share_pass first = {.first = true}, second = {.first = false, .flag_min_ps = UINT64_MAX,
+                                                  .flag_latency_ps = UINT64_MAX};
+    *hs = (strata_coll_phase){0};
     if (!count_links(l, r, &c) || (c.mixed_latency && !mixed_ok) || !each_copy(l, r, share_copy, &first) ||
         !each_copy(l, r, share_copy, &second))
         return false;
-    *latency_ps = second.latency_ps;
-    *time_ps = second.time_ps;
+    ph->round_latency_ps = second.latency_ps;
+    /* filled: the data's copies; their flags after them (the most) */
+    ph->round_time_ps = c.mixed_latency ? round_filled(l, r) + second.flag_max_ps : second.time_ps;
+    ph->paced = c.mixed_latency;
+    if (second.flag_max_ps > 0) { /* the least flag: a longer one ends its copy's round late by the difference */
+        *hs = *ph;
+        hs->rounds = 1; /* there is one: the caller sets its rounds */
+        hs->round_latency_ps -= MIN(second.flag_latency_ps, hs->round_latency_ps);
+        hs->round_time_ps -= MIN(second.flag_min_ps, hs->round_time_ps);
+    }
     return true;
 }
 
 uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
-                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase)
+                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase *hs)
 {
     *phase = (strata_coll_phase){0};
+    *hs = (strata_coll_phase){0};
     const strata_coll_step *steps = r->steps;
     guint first = r->first, end = r->end;
     uint32_t k = 1;
@@ -232,13 +289,18 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
                 break;
         }
     }
-    if (k > 1 && round_uncontended(l, r, mixed_ok, &phase->round_latency_ps, &phase->round_time_ps)) {
+    if (k > 1 && round_uncontended(l, r, mixed_ok, phase, hs)) {
+        uint64_t alone = phase->round_time_ps;
         phase->rounds = k;
         /* a step that stays on its device and waits (a kernel's pace) holds
          * each round at least that long, which no link's share says */
         for (guint i = first; i < end; i++)
             if (steps[i].src == steps[i].dst && steps[i].delay_s > 0)
                 phase->round_time_ps = MAX(phase->round_time_ps, (uint64_t)llround(steps[i].delay_s * 1e12));
+        if (hs->rounds) {
+            hs->rounds = k;
+            hs->round_time_ps += phase->round_time_ps - alone;
+        }
     }
     return phase->rounds > 1 ? phase->rounds : 1;
 }

@@ -68,9 +68,13 @@ uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r);
  * for, when `sub`, the rounds of that run done one by one, is 0), when r
  * does not contend (with mixed_ok, copies of unequal route latency may meet
  * on a link: FAST); 1 otherwise. With more than 1, *phase holds them and
- * what each round costs (spmd.h's strata_coll_phase); else it is zeroed. */
+ * what each round costs (spmd.h's strata_coll_phase), a handshake copy's
+ * flag included, and *hs (when the round has handshake copies; else
+ * zeroed) the phase of a handshake copy's data: the round less its flag,
+ * which then runs paced by its own route (a flag phase of latency 0);
+ * else both are zeroed. */
 uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
-                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase);
+                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase *hs);
 /* Approximate classes (spmd.h's FAST): raises the scale of each orbit that
  * r's copies into representatives cross to the load of its most loaded
  * link over those crossings (spmd_classes.h: strata_spmd_link_scale). */

@@ -1,0 +1,47 @@
+/*
+ * spmd_fill.h: when the last of a round's copies ends, the copies started
+ * together and sharing their links as the engine's SimGrid model shares
+ * them (progressive filling); shared by the files of sim/spmd only
+ * (spmd_phase.c's round time for FAST's rounds of mixed route latency).
+ *
+ * The model, read from SimGrid 3.32's src/surf/network_cm02.cpp as the
+ * engine configures it (engine_platform.c: CM02, weight-S 0, TCP-gamma
+ * out of reach, no cross-traffic): a copy waits its start (its fixed
+ * delay, then its route's latency) without taking a share, then flows at
+ * the max-min fair rate of the system whose variable has penalty its route
+ * latency (1 when that is 0): on a saturated link direction, the copies
+ * bottlenecked there get rates in inverse proportion to their penalties.
+ * When a copy starts or ends, the rates are solved again (LMM's
+ * progressive filling: the level of the link whose capacity left over its
+ * copies' weights is least saturates first, its copies' rates are fixed,
+ * and so on). The round ends when its last copy does.
+ *
+ * Invariants: copies and links are those added since the last clear; a
+ * link's key is below the count the filler was made for, and a key added
+ * twice keeps its first bandwidth (the caller's keys name one link
+ * direction of one model). Pure arithmetic: no state outlives a run but
+ * reused scratch.
+ */
+#ifndef STRATA_SPMD_FILL_H
+#define STRATA_SPMD_FILL_H
+
+#include <stdint.h>
+
+typedef struct spmd_fill spmd_fill;
+
+/* A filler for link keys 0 .. keys - 1. */
+spmd_fill *spmd_fill_new(uint32_t keys);
+void spmd_fill_free(spmd_fill *f);
+/* Forgets the copies and links added (a new round). */
+void spmd_fill_clear(spmd_fill *f);
+/* A copy of `bytes` that waits `delay_s`, then its route's `latency_s`,
+ * then flows over the link directions spmd_fill_link() adds to it. */
+void spmd_fill_copy(spmd_fill *f, double delay_s, double latency_s, double bytes);
+/* A link direction `key` (of `bandwidth` B/s) that the copy added last crosses. */
+void spmd_fill_link(spmd_fill *f, uint32_t key, double bandwidth);
+/* The date (s, from the round's start) the last copy ends; with `ends`,
+ * each copy's, in the order added. 0 with no copy. Once per round: clear
+ * before adding the next round's copies. */
+double spmd_fill_run(spmd_fill *f, double *ends);
+
+#endif

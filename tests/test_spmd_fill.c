@@ -1,0 +1,87 @@
+/*
+ * test_spmd_fill.c: a round's copies by progressive filling
+ * (spmd/spmd_fill.h), against dates derived by hand.
+ *
+ * Two copies of unequal latency on one link of 100 GB/s: A (1 us, 150,000
+ * bytes) alone from 1 us moves 100,000 bytes by 2 us, when B (2 us,
+ * 100,000 bytes) starts; CM02 weighs them 1/1 : 1/2, so A gets 2/3 of the
+ * link: its last 50,000 bytes take 0.75 us (A ends at 2.75 us), in which
+ * B moves 25,000; B's other 75,000 alone take 0.75 us: 3.5 us.
+ *
+ * The busiest link direction of xla's bidir-torus all-gather of 1 MiB on
+ * a 2x2x2 v5p slice (8 chips, 64 KiB a copy, 0.5 us a hop, 100 GB/s): a
+ * 1-hop copy (starts 0.5 us), a 2-hop (1 us), two 3-hop (1.5 us) whose
+ * second hop they share with each other alone. From 0.5 to 1 us the 1-hop
+ * moves 50,000 bytes; then 2:1 against the 2-hop, its last 15,536 bytes at
+ * 2/3 of the link take 0.23304 us (ends 1.23304 us) while the 2-hop moves
+ * 7,768; the 2-hop alone to 1.5 us moves 26,696 more; then weights 1 :
+ * 2/3 : 2/3, its last 31,072 bytes at 3/7 of the link end at 1.5 +
+ * 0.725013... = 2.225013... us; the 3-hop copies then share the link
+ * (50 GB/s each, their shared hop as much) and, the link never idle from
+ * 0.5 us, end when its 4 x 65,536 bytes have passed: 0.5 + 2.62144 =
+ * 3.12144 us, the steps' round.
+ */
+#include <math.h>
+#include "spmd/spmd_fill.h"
+#include "testutil.h"
+
+static void close_to(double a, double b, const char *what)
+{
+    ck_assert_msg(fabs(a - b) <= 1e-9 * fabs(b), "%s: %.17g, expected %.17g", what, a, b);
+}
+
+START_TEST(test_two_latencies_one_link)
+{
+    spmd_fill *f = spmd_fill_new(4);
+    double ends[2];
+    spmd_fill_copy(f, 0, 1e-6, 150000);
+    spmd_fill_link(f, 3, 100e9);
+    spmd_fill_copy(f, 0, 2e-6, 100000);
+    spmd_fill_link(f, 3, 100e9);
+    close_to(spmd_fill_run(f, ends), 3.5e-6, "round");
+    close_to(ends[0], 2.75e-6, "A");
+    close_to(ends[1], 3.5e-6, "B");
+    /* cleared: B alone, after a fixed delay of 1 us */
+    spmd_fill_clear(f);
+    spmd_fill_copy(f, 1e-6, 2e-6, 100000);
+    spmd_fill_link(f, 3, 100e9);
+    close_to(spmd_fill_run(f, ends), 4e-6, "B alone");
+    spmd_fill_clear(f);
+    ck_assert(spmd_fill_run(f, NULL) == 0);
+    spmd_fill_free(f);
+}
+END_TEST
+
+START_TEST(test_torus_round)
+{
+    spmd_fill *f = spmd_fill_new(8);
+    double ends[4];
+    spmd_fill_copy(f, 0, 0.5e-6, 65536); /* 1 hop */
+    spmd_fill_link(f, 0, 100e9);
+    spmd_fill_copy(f, 0, 1.0e-6, 65536); /* 2 hops */
+    spmd_fill_link(f, 0, 100e9);
+    spmd_fill_link(f, 5, 100e9);
+    for (int i = 0; i < 2; i++) { /* 3 hops, the second shared */
+        spmd_fill_copy(f, 0, 1.5e-6, 65536);
+        spmd_fill_link(f, (uint32_t)(6 + i), 100e9);
+        spmd_fill_link(f, 1, 100e9);
+        spmd_fill_link(f, 0, 100e9);
+    }
+    close_to(spmd_fill_run(f, ends), 3.12144e-6, "round");
+    close_to(ends[0], 1.23304e-6, "1 hop");
+    close_to(ends[1], 1.5e-6 + 31072.0 * 7 / 3 / 100e9, "2 hops");
+    close_to(ends[2], 3.12144e-6, "3 hops");
+    close_to(ends[3], 3.12144e-6, "3 hops");
+    spmd_fill_free(f);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("spmd_fill");
+    TCase *tc = tcase_create("spmd_fill");
+    tcase_add_test(tc, test_two_latencies_one_link);
+    tcase_add_test(tc, test_torus_round);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
