@@ -40,6 +40,7 @@ typedef struct xla_group {
     uint64_t offset, size;
     uint64_t start, end;   /* inclusive schedule times */
     xla_group_kind kind;
+    bool held_output;      /* an output allocation held whole from its first value */
     char *name;            /* the trace buffer's name */
 } xla_group;
 
