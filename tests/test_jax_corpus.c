@@ -438,6 +438,26 @@ START_TEST(values_in_the_output_allocation_are_output)
 }
 END_TEST
 
+/* The same rule on corpus programs (JAX 0.10.2). tp_step: the loss before
+ * its scaling, multiply_reduce_fusion (4 B), is in the 4 B output
+ * allocation 5 with the loss wrapped_multiply: one buffer, named after
+ * the value live at the end, allocated where the fusion writes it.
+ * subaxis_reduce: an all-reduce reads reduce_bitcast_fusion (32 B) in the
+ * 64 B output allocation 0; a strata all-reduce takes its bytes from its
+ * buffer, so that allocation keeps a buffer per value (the fusion a
+ * temporary, the all-gather's 64 B the output). */
+START_TEST(output_allocation_held_unless_a_collective_moves_part)
+{
+    const char *tp[] = {"alloc wrapped_multiply 4 tag=output dtype=f32 note=allocation.5\n"
+                        "compute multiply_reduce_fusion flops=512 in=all-reduce out=wrapped_multiply note=fusion\n",
+                        NULL};
+    import_says(TP_DIR, tp, NULL);
+    const char *sub[] = {"alloc reduce_bitcast_fusion 32 tag=temp dtype=f32 shape=1x8 note=allocation.0\n",
+                         "alloc all-gather 64 tag=output dtype=f32 shape=2x8 note=allocation.0\n", NULL};
+    import_says("tests/data/jax/subaxis_reduce", sub, NULL);
+}
+END_TEST
+
 /* host_offload keeps w in pinned_host: the CPU's buffer assignment has one
  * colour, but the entry layout says (f32[16,32]{1,0:S(5)}, f32[8,16]{1,0}),
  * so w.1 (16x32 f32, 2 KiB) is allocated in host memory, x.1 on the device. */
@@ -729,6 +749,7 @@ int main(void)
     tcase_add_test(tc, jax_profile_threads_overlap);
     tcase_add_test(tc, jax_profile_devices_and_xla_ops_threads);
     tcase_add_test(tc, values_in_the_output_allocation_are_output);
+    tcase_add_test(tc, output_allocation_held_unless_a_collective_moves_part);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
