@@ -435,19 +435,14 @@ START_TEST(values_in_the_output_allocation_are_output)
                              "  output                 256 256 B       maybe-live-out                      256 256 B",
                              "768 768 B at t=3", NULL};
     import_says("tests/data/xla/outslice", trace, summary);
-}
-END_TEST
-
-/* The same rule on corpus programs (JAX 0.10.2). tp_step: the loss before
- * its scaling, multiply_reduce_fusion (4 B), is in the 4 B output
- * allocation 5 with the loss wrapped_multiply: one buffer, named after
- * the value live at the end, allocated where the fusion writes it.
- * subaxis_reduce: an all-reduce reads reduce_bitcast_fusion (32 B) in the
- * 64 B output allocation 0; a strata all-reduce takes its bytes from its
- * buffer, so that allocation keeps a buffer per value (the fusion a
- * temporary, the all-gather's 64 B the output). */
-START_TEST(output_allocation_held_unless_a_collective_moves_part)
-{
+    /* The same rule on corpus programs (JAX 0.10.2). tp_step: the loss
+     * before its scaling, multiply_reduce_fusion (4 B), is in the 4 B
+     * output allocation 5 with the loss wrapped_multiply: one buffer, named
+     * after the value live at the end, allocated where the fusion writes
+     * it. subaxis_reduce: an all-reduce reads reduce_bitcast_fusion (32 B)
+     * in the 64 B output allocation 0; a strata all-reduce takes its bytes
+     * from its buffer, so that allocation keeps a buffer per value (the
+     * fusion a temporary, the all-gather's 64 B the output). */
     const char *tp[] = {"alloc wrapped_multiply 4 tag=output dtype=f32 note=allocation.5\n"
                         "compute multiply_reduce_fusion flops=512 in=all-reduce out=wrapped_multiply note=fusion\n",
                         NULL};
@@ -749,7 +744,6 @@ int main(void)
     tcase_add_test(tc, jax_profile_threads_overlap);
     tcase_add_test(tc, jax_profile_devices_and_xla_ops_threads);
     tcase_add_test(tc, values_in_the_output_allocation_are_output);
-    tcase_add_test(tc, output_allocation_held_unless_a_collective_moves_part);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
