@@ -25,6 +25,7 @@
 #include "core/lines.h"
 #include "trace/writer.h"
 #include "import/xla_mesh.h"
+#include "import/xla_report.h"
 
 #define XLA_HOST_MEMORY_SPACE 5
 #define XLA_VMEM_MEMORY_SPACE 1
@@ -98,19 +99,6 @@ static int cmp_range(const void *pa, const void *pb, void *user)
     return x->value < y->value ? -1 : x->value > y->value;
 }
 
-/* A buffer name from a value key: NAME for NAME{}, NAME{0.1} for NAME{0,1};
- * characters a trace name cannot hold become '_'. */
-static char *name_for_key(const char *key)
-{
-    char *s = g_str_has_suffix(key, "{}") ? g_strndup(key, strlen(key) - 2) : g_strdup(key);
-    for (char *p = s; *p; p++)
-        if (*p == ',')
-            *p = '.';
-        else if (!g_ascii_isgraph(*p) || *p == '=' || *p == '#')
-            *p = '_';
-    return s;
-}
-
 static xla_group_kind group_kind(const xla_allocation *a, const xla_group *g, uint64_t max)
 {
     bool argument = (a->flags & XLA_ALLOC_PARAMETER) && g->start == 0;
@@ -180,11 +168,8 @@ static bool is_donated(const xla_allocation *a)
     return (a->flags & XLA_ALLOC_PARAMETER) && (a->flags & XLA_ALLOC_LIVE_OUT);
 }
 
-/* An output allocation (maybe-live-out, no parameter): XLA writes earlier
- * values into its bytes (a conditional's branches, a loop body, a fusion
- * feeding the output) and counts them in the output, never in
- * temp_size_in_bytes (BufferAssignment's temp_allocation_total_size sums
- * the preallocated-temp allocations only). */
+/* An output allocation: its values are output bytes to XLA, never temp
+ * (temp_allocation_total_size sums the preallocated-temp allocations). */
 static bool is_output_allocation(const xla_allocation *a)
 {
     return (a->flags & XLA_ALLOC_LIVE_OUT) && !(a->flags & XLA_ALLOC_PARAMETER);
@@ -263,9 +248,9 @@ static void build_groups(emitter *e)
     for (guint i = 0; i < e->groups->len; i++) {
         xla_group *g = &g_array_index(e->groups, xla_group, i);
         g->kind = group_kind(xla_buffers_allocation(e->b, g->alloc), g, e->max);
-        char *name = name_for_key(xla_buffers_value(e->b, g->rep)->key);
+        char *name = xla_trace_name(xla_buffers_value(e->b, g->rep)->key);
         for (unsigned k = 2; g_hash_table_contains(names, name); k++) {
-            char *base = name_for_key(xla_buffers_value(e->b, g->rep)->key);
+            char *base = xla_trace_name(xla_buffers_value(e->b, g->rep)->key);
             g_free(name);
             name = g_strdup_printf("%s.g%u", base, k);
             g_free(base);
@@ -376,8 +361,7 @@ static uint32_t resolve(const emitter *e, const char *name, int depth)
     return v == NO_VALUE ? NO_GROUP : e->group_of[v];
 }
 
-/* The bytes a compute touches in one buffer it names: the value's in a
- * held output group (charged), the buffer's (whole) otherwise. */
+/* Bytes a compute touches in a buffer: the value's in a held output group. */
 typedef struct touched {
     uint64_t charged, whole;
 } touched;
@@ -399,11 +383,8 @@ static void add_name(GPtrArray *names, GArray *sizes, const emitter *e, uint32_t
     g_array_append_val(sizes, t);
 }
 
-/* bytes= on a compute that touches only part of a held output group (a
- * value XLA writes into the output allocation before the output, smaller
- * than it): the bytes of the values it reads and writes, as the trace
- * would charge them had each its own buffer. Otherwise the buffers' sizes
- * stand (no bytes=). */
+/* bytes= on a compute touching part of a held output group: the bytes of
+ * the values it reads and writes, as if each had its own buffer. */
 static void set_bytes_if_partial(strata_op *op, const GArray *in_sizes, const GArray *out_sizes)
 {
     uint64_t total = 0;
@@ -455,7 +436,7 @@ static void emit_compute(emitter *e, const char *name, const xla_instr *in)
         const defined_in *d = &g_array_index(def, defined_in, i);
         add_name(outs, out_sizes, e, d->group, d->bytes);
     }
-    char *label = name_for_key(name);
+    char *label = xla_trace_name(name);
     strata_op op = strata_op_make_compute(NULL, label, in ? in->flops : 0, (const char *const *)ins->pdata, ins->len,
                                           (const char *const *)outs->pdata, outs->len, NULL);
     op.note = in ? in->opcode : NULL;
@@ -809,67 +790,6 @@ static void emit_schedule(emitter *e)
     g_free(by_end);
 }
 
-/* The allocation's kind as XLA's header words it. */
-static void allocation_kind(const xla_allocation *a, char *out, size_t n)
-{
-    const char *live_out = (a->flags & XLA_ALLOC_LIVE_OUT) ? ", maybe-live-out" : "";
-    if (a->flags & XLA_ALLOC_PARAMETER)
-        g_snprintf(out, n, "parameter %" G_GUINT64_FORMAT "%s", a->parameter, live_out);
-    else if (a->flags & XLA_ALLOC_LIVE_OUT)
-        g_snprintf(out, n, "maybe-live-out");
-    else if ((a->flags & XLA_ALLOC_TEMP) && a->color)
-        g_snprintf(out, n, "color %" G_GUINT64_FORMAT ", preallocated-temp", a->color);
-    else if (a->flags & XLA_ALLOC_TEMP)
-        g_snprintf(out, n, "preallocated-temp");
-    else if (a->flags & XLA_ALLOC_CONSTANT)
-        g_snprintf(out, n, "constant");
-    else if (a->flags & XLA_ALLOC_THREAD_LOCAL)
-        g_snprintf(out, n, "thread-local");
-    else
-        g_snprintf(out, n, "color %" G_GUINT64_FORMAT, a->color);
-}
-
-/* Keeps a among the largest allocations (insertion into a short sorted list). */
-static void note_top(strata_xla_figures *f, const xla_allocation *a)
-{
-    uint32_t at = f->n_top;
-    while (at > 0 && f->top[at - 1].size < a->size)
-        at--;
-    if (at >= STRATA_XLA_TOP_ALLOCATIONS)
-        return;
-    uint32_t last = f->n_top < STRATA_XLA_TOP_ALLOCATIONS ? f->n_top : STRATA_XLA_TOP_ALLOCATIONS - 1;
-    memmove(&f->top[at + 1], &f->top[at], (last - at) * sizeof f->top[0]);
-    f->top[at].index = a->index;
-    f->top[at].size = a->size;
-    allocation_kind(a, f->top[at].kind, sizeof f->top[at].kind);
-    if (f->n_top < STRATA_XLA_TOP_ALLOCATIONS)
-        f->n_top++;
-}
-
-/* XLA's own figures, from the allocations. */
-static void xla_figures(const xla_buffers *b, strata_xla_figures *f)
-{
-    f->n_allocations = xla_buffers_n_allocations(b);
-    f->n_values = xla_buffers_n_values(b);
-    for (uint32_t i = 0; i < f->n_allocations; i++) {
-        const xla_allocation *a = xla_buffers_allocation(b, i);
-        if (a->flags & XLA_ALLOC_PARAMETER)
-            f->xla_parameter_bytes += a->size;
-        if (a->flags & XLA_ALLOC_LIVE_OUT)
-            f->xla_output_bytes += a->size;
-        if ((a->flags & XLA_ALLOC_PARAMETER) && (a->flags & XLA_ALLOC_LIVE_OUT))
-            f->xla_alias_bytes += a->size;
-        if (a->flags & XLA_ALLOC_TEMP)
-            f->xla_temp_bytes += a->size;
-        if (a->flags & XLA_ALLOC_CONSTANT)
-            f->xla_constant_bytes += a->size;
-        if (a->flags & XLA_ALLOC_THREAD_LOCAL)
-            f->xla_thread_local_bytes += a->size;
-        f->xla_total_bytes += a->size;
-        note_top(f, a);
-    }
-}
-
 /* A collective's group set in the mesh: its replica groups as device ids
  * (xla_groups_flatten, by its group mode), or a collective-permute's pairs;
  * -1 when they are not mesh axes or cannot be mapped to devices. */
@@ -943,7 +863,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     e.shifts = g_hash_table_new(g_str_hash, g_str_equal);
     e.pair_sends = g_hash_table_new(g_str_hash, g_str_equal);
     e.ops = strata_op_list_new();
-    xla_figures(b, fig);
+    strata_xla_allocation_figures(b, fig);
     fig->n_instructions = xla_liverange_n_instructions(lr);
     fig->has_xla_peak = xla_liverange_peak(lr, &fig->xla_peak_time, &fig->xla_peak_bytes);
     for (uint32_t i = 0; i < xla_buffers_n_values(b); i++)
