@@ -412,6 +412,47 @@ START_TEST(tpu_host_output_as_xla_counts_it)
 }
 END_TEST
 
+/* issue 41, values written into the output allocation before the output
+ * (tests/data/xla/outslice, hand-made): p f32[64] (256 B) is the argument;
+ * s = p[0:32] (128 B) is put at offset 0 of the output allocation 1
+ * (256 B), live 1-3; e = exp(s) and n = s + e (128 B each) are in the
+ * preallocated-temp allocation 2 (256 B), live 2-4 and 3-4; the output
+ * r = concat(e, n) (256 B) lives 4-5 in allocation 1. XLA's temp is 256
+ * (allocation 2); s is output bytes to XLA. The trace holds allocation 1
+ * as one buffer `r` from t=1 (s's write) to the end, so strata's temp is
+ * e + n = 256 at t=3-4 (it was 384 with s as a temporary: s + e + n at
+ * t=3), and the peak p + r + e + n = 768 is first reached at t=3. The
+ * computes touching s inside r state their bytes: s 256 + 128 = 384,
+ * e 128 + 128 = 256, n 128 + 128 + 128 = 384; r (all of r) none. */
+START_TEST(values_in_the_output_allocation_are_output)
+{
+    const char *trace[] = {"compute xla.entry time=0 note=entry\nalloc r 256 tag=output dtype=f32 shape=64 "
+                           "note=allocation.1\ncompute s in=p out=r bytes=384 note=slice\n",
+                           "compute e flops=32 in=r out=e bytes=256 note=exponential\n",
+                           "compute n flops=32 in=r,e out=n bytes=384 note=add\n",
+                           "compute r in=e,n out=r note=concatenate\n", NULL};
+    const char *summary[] = {"  temp                   256 256 B       preallocated-temp                   256 256 B",
+                             "  output                 256 256 B       maybe-live-out                      256 256 B",
+                             "768 768 B at t=3", NULL};
+    import_says("tests/data/xla/outslice", trace, summary);
+    /* The same rule on corpus programs (JAX 0.10.2). tp_step: the loss
+     * before its scaling, multiply_reduce_fusion (4 B), is in the 4 B
+     * output allocation 5 with the loss wrapped_multiply: one buffer, named
+     * after the value live at the end, allocated where the fusion writes
+     * it. subaxis_reduce: an all-reduce reads reduce_bitcast_fusion (32 B)
+     * in the 64 B output allocation 0; a strata all-reduce takes its bytes
+     * from its buffer, so that allocation keeps a buffer per value (the
+     * fusion a temporary, the all-gather's 64 B the output). */
+    const char *tp[] = {"alloc wrapped_multiply 4 tag=output dtype=f32 note=allocation.5\n"
+                        "compute multiply_reduce_fusion flops=512 in=all-reduce out=wrapped_multiply note=fusion\n",
+                        NULL};
+    import_says(TP_DIR, tp, NULL);
+    const char *sub[] = {"alloc reduce_bitcast_fusion 32 tag=temp dtype=f32 shape=1x8 note=allocation.0\n",
+                         "alloc all-gather 64 tag=output dtype=f32 shape=2x8 note=allocation.0\n", NULL};
+    import_says("tests/data/jax/subaxis_reduce", sub, NULL);
+}
+END_TEST
+
 /* host_offload keeps w in pinned_host: the CPU's buffer assignment has one
  * colour, but the entry layout says (f32[16,32]{1,0:S(5)}, f32[8,16]{1,0}),
  * so w.1 (16x32 f32, 2 KiB) is allocated in host memory, x.1 on the device. */
@@ -702,6 +743,7 @@ int main(void)
     tcase_add_test(tc, jax_profile_cli_and_validate);
     tcase_add_test(tc, jax_profile_threads_overlap);
     tcase_add_test(tc, jax_profile_devices_and_xla_ops_threads);
+    tcase_add_test(tc, values_in_the_output_allocation_are_output);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

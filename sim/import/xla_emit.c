@@ -25,10 +25,12 @@
 #include "core/lines.h"
 #include "trace/writer.h"
 #include "import/xla_mesh.h"
+#include "import/xla_report.h"
 
 #define XLA_HOST_MEMORY_SPACE 5
 #define XLA_VMEM_MEMORY_SPACE 1
 #define NO_GROUP UINT32_MAX
+#define NO_VALUE UINT32_MAX
 /* A zero-time compute after the arguments: strata counts the buffers
  * allocated before the first compute as the program's arguments. */
 #define XLA_ENTRY_LABEL "xla.entry"
@@ -44,7 +46,8 @@ typedef struct emitter {
     uint32_t *group_of;       /* value index -> group, NO_GROUP when not emitted */
     group_state *state;       /* per group */
     GHashTable *by_key;       /* value key -> value index + 1 */
-    GHashTable *defined;      /* instruction name -> GArray of group indices (owned) */
+    GHashTable *defined;      /* instruction name -> GArray of defined_in (owned) */
+    bool *sliced;             /* per allocation: an output one a collective moves a part of (collective_slices) */
     GHashTable *copies;       /* copy-start name -> done event (owned) */
     xla_mesh *mesh;           /* the collectives' mesh, NULL when none was cut */
     GError *error;            /* the first op whose line the trace reader would refuse */
@@ -96,19 +99,6 @@ static int cmp_range(const void *pa, const void *pb, void *user)
     return x->value < y->value ? -1 : x->value > y->value;
 }
 
-/* A buffer name from a value key: NAME for NAME{}, NAME{0.1} for NAME{0,1};
- * characters a trace name cannot hold become '_'. */
-static char *name_for_key(const char *key)
-{
-    char *s = g_str_has_suffix(key, "{}") ? g_strndup(key, strlen(key) - 2) : g_strdup(key);
-    for (char *p = s; *p; p++)
-        if (*p == ',')
-            *p = '.';
-        else if (!g_ascii_isgraph(*p) || *p == '=' || *p == '#')
-            *p = '_';
-    return s;
-}
-
 static xla_group_kind group_kind(const xla_allocation *a, const xla_group *g, uint64_t max)
 {
     bool argument = (a->flags & XLA_ALLOC_PARAMETER) && g->start == 0;
@@ -151,21 +141,77 @@ static GArray *collect_ranges(emitter *e)
     return r;
 }
 
-static void note_defined(emitter *e, const char *instr, uint32_t group)
+/* A group an instruction writes, and the bytes of its largest value there. */
+typedef struct defined_in {
+    uint32_t group;
+    uint64_t bytes;
+} defined_in;
+
+static void note_defined(emitter *e, const xla_value *v, uint32_t group)
 {
-    GArray *list = g_hash_table_lookup(e->defined, instr);
+    GArray *list = g_hash_table_lookup(e->defined, v->name);
     if (list == NULL) {
-        list = g_array_new(FALSE, FALSE, sizeof(uint32_t));
-        g_hash_table_insert(e->defined, g_strdup(instr), list);
+        list = g_array_new(FALSE, FALSE, sizeof(defined_in));
+        g_hash_table_insert(e->defined, g_strdup(v->name), list);
     }
-    if (list->len == 0 || g_array_index(list, uint32_t, list->len - 1) != group)
-        g_array_append_val(list, group);
+    defined_in *last = list->len ? &g_array_index(list, defined_in, list->len - 1) : NULL;
+    if (last && last->group == group) {
+        last->bytes = MAX(last->bytes, v->size);
+        return;
+    }
+    defined_in d = {.group = group, .bytes = v->size};
+    g_array_append_val(list, d);
 }
 
 static bool is_donated(const xla_allocation *a)
 {
     return (a->flags & XLA_ALLOC_PARAMETER) && (a->flags & XLA_ALLOC_LIVE_OUT);
 }
+
+/* An output allocation: its values are output bytes to XLA, never temp
+ * (temp_allocation_total_size sums the preallocated-temp allocations). */
+static bool is_output_allocation(const xla_allocation *a)
+{
+    return (a->flags & XLA_ALLOC_LIVE_OUT) && !(a->flags & XLA_ALLOC_PARAMETER);
+}
+
+/* Whether value i is live at the end of the program (a value with no
+ * live range is taken as live throughout, as collect_ranges does). */
+static bool live_at_end(const emitter *e, uint32_t i)
+{
+    uint64_t start = 0, end = e->max;
+    xla_liverange_lookup(e->lr, xla_buffers_value(e->b, i)->key, &start, &end);
+    return end >= e->max;
+}
+
+/* Value vr of an allocation held whole (donated or output): one group per
+ * allocation, the allocation's size. A donated one is the caller's for the
+ * whole program (XLA may put temporaries in it between the argument's last
+ * use and the output's definition, but the bytes are held), named after
+ * the argument; an output one is held from the first value XLA writes into
+ * it to the end, named after the value live at the end. */
+static void add_to_whole(emitter *e, const value_range *vr, const xla_value *v, const xla_allocation *a)
+{
+    bool donated = is_donated(a);
+    xla_group *last = e->groups->len ? &g_array_index(e->groups, xla_group, e->groups->len - 1) : NULL;
+    if (last == NULL || last->alloc != v->alloc) {
+        xla_group g = {.alloc = v->alloc, .rep = vr->value, .offset = 0, .size = a->size,
+                       .start = donated ? 0 : vr->start, .end = e->max, .held_output = !donated};
+        g_array_append_val(e->groups, g);
+        last = &g_array_index(e->groups, xla_group, e->groups->len - 1);
+    }
+    if (donated && vr->start == 0 && v->offset == 0)
+        last->rep = vr->value;
+    if (!donated) {
+        last->start = MIN(last->start, vr->start);
+        if (vr->end >= e->max && (!live_at_end(e, last->rep) || v->size > xla_buffers_value(e->b, last->rep)->size))
+            last->rep = vr->value;
+    }
+    e->group_of[vr->value] = e->groups->len - 1;
+    note_defined(e, v, e->groups->len - 1);
+}
+
+static bool *collective_slices(const emitter *e);
 
 static void build_groups(emitter *e)
 {
@@ -176,21 +222,8 @@ static void build_groups(emitter *e)
         const xla_value *v = xla_buffers_value(e->b, vr->value);
         xla_group *last = e->groups->len ? &g_array_index(e->groups, xla_group, e->groups->len - 1) : NULL;
         const xla_allocation *a = xla_buffers_allocation(e->b, v->alloc);
-        if (is_donated(a)) {
-            /* A donated argument's allocation is the caller's for the whole
-             * program: XLA may put temporaries in it between the argument's
-             * last use and the output's definition, but the bytes are held.
-             * One buffer, the whole allocation, named after the argument. */
-            if (last == NULL || last->alloc != v->alloc) {
-                xla_group g = {.alloc = v->alloc, .rep = vr->value, .offset = 0, .size = a->size,
-                               .start = 0, .end = e->max};
-                g_array_append_val(e->groups, g);
-                last = &g_array_index(e->groups, xla_group, e->groups->len - 1);
-            }
-            if (vr->start == 0 && v->offset == 0)
-                last->rep = vr->value;
-            e->group_of[vr->value] = e->groups->len - 1;
-            note_defined(e, v->name, e->groups->len - 1);
+        if (is_donated(a) || (is_output_allocation(a) && !e->sliced[v->alloc])) {
+            add_to_whole(e, vr, v, a);
             continue;
         }
         /* Touching (start <= end: an in-place update), or adjacent (start ==
@@ -210,14 +243,14 @@ static void build_groups(emitter *e)
             g_array_append_val(e->groups, g);
         }
         e->group_of[vr->value] = e->groups->len - 1;
-        note_defined(e, v->name, e->groups->len - 1);
+        note_defined(e, v, e->groups->len - 1);
     }
     for (guint i = 0; i < e->groups->len; i++) {
         xla_group *g = &g_array_index(e->groups, xla_group, i);
         g->kind = group_kind(xla_buffers_allocation(e->b, g->alloc), g, e->max);
-        char *name = name_for_key(xla_buffers_value(e->b, g->rep)->key);
+        char *name = xla_trace_name(xla_buffers_value(e->b, g->rep)->key);
         for (unsigned k = 2; g_hash_table_contains(names, name); k++) {
-            char *base = name_for_key(xla_buffers_value(e->b, g->rep)->key);
+            char *base = xla_trace_name(xla_buffers_value(e->b, g->rep)->key);
             g_free(name);
             name = g_strdup_printf("%s.g%u", base, k);
             g_free(base);
@@ -299,37 +332,75 @@ static bool in_setup(const xla_group *g)
     return g->kind == XLA_ARGUMENT || g->kind == XLA_DONATED;
 }
 
-/* The group an operand stands for, following aliases; NO_GROUP when none. */
-static uint32_t resolve(const emitter *e, const char *name, int depth)
+/* The value an operand stands for, following aliases; NO_VALUE when none. */
+static uint32_t resolve_value(const emitter *e, const char *name, int depth)
 {
     char *key = g_strconcat(name, "{}", NULL);
     gpointer v = g_hash_table_lookup(e->by_key, key);
     g_free(key);
     if (v)
-        return e->group_of[GPOINTER_TO_UINT(v) - 1];
+        return GPOINTER_TO_UINT(v) - 1;
     const xla_instr *in = e->h ? xla_hlo_find(e->h, name) : NULL;
     if (in == NULL || in->operands[0] == NULL || depth > 8)
-        return NO_GROUP;
+        return NO_VALUE;
     if (in->tuple_index >= 0 || strcmp(in->opcode, "copy-done") == 0) {
         char *k = g_strdup_printf("%s{%" G_GINT64_FORMAT "}", in->operands[0], MAX(in->tuple_index, 0));
         v = g_hash_table_lookup(e->by_key, k);
         g_free(k);
-        return v ? e->group_of[GPOINTER_TO_UINT(v) - 1] : NO_GROUP;
+        return v ? GPOINTER_TO_UINT(v) - 1 : NO_VALUE;
     }
     if (strcmp(in->opcode, "bitcast") == 0)
-        return resolve(e, in->operands[0], depth + 1);
-    return NO_GROUP;
+        return resolve_value(e, in->operands[0], depth + 1);
+    return NO_VALUE;
 }
 
-static void add_name(GPtrArray *names, const emitter *e, uint32_t gi)
+/* The group an operand stands for, following aliases; NO_GROUP when none. */
+static uint32_t resolve(const emitter *e, const char *name, int depth)
+{
+    uint32_t v = resolve_value(e, name, depth);
+    return v == NO_VALUE ? NO_GROUP : e->group_of[v];
+}
+
+/* Bytes a compute touches in a buffer: the value's in a held output group. */
+typedef struct touched {
+    uint64_t charged, whole;
+} touched;
+
+/* Adds group gi's name once, with the bytes the instruction touches there. */
+static void add_name(GPtrArray *names, GArray *sizes, const emitter *e, uint32_t gi, uint64_t bytes)
 {
     if (gi == NO_GROUP || e->state[gi] != G_LIVE)
         return;
-    const char *n = g_array_index(e->groups, xla_group, gi).name;
+    const xla_group *g = &g_array_index(e->groups, xla_group, gi);
+    touched t = {.charged = g->held_output ? MIN(bytes, g->size) : g->size, .whole = g->size};
     for (guint i = 0; i < names->len; i++)
-        if (names->pdata[i] == n)
+        if (names->pdata[i] == g->name) {
+            touched *have = &g_array_index(sizes, touched, i);
+            have->charged = MAX(have->charged, t.charged);
             return;
-    g_ptr_array_add(names, (gpointer)n);
+        }
+    g_ptr_array_add(names, g->name);
+    g_array_append_val(sizes, t);
+}
+
+/* bytes= on a compute touching part of a held output group: the bytes of
+ * the values it reads and writes, as if each had its own buffer. */
+static void set_bytes_if_partial(strata_op *op, const GArray *in_sizes, const GArray *out_sizes)
+{
+    uint64_t total = 0;
+    bool partial = false;
+    for (int k = 0; k < 2; k++) {
+        const GArray *sizes = k ? out_sizes : in_sizes;
+        for (guint i = 0; i < sizes->len; i++) {
+            const touched *t = &g_array_index(sizes, touched, i);
+            total += t->charged;
+            partial = partial || t->charged < t->whole;
+        }
+    }
+    if (partial && total > 0) {
+        op->bytes = total;
+        op->has_bytes = true;
+    }
 }
 
 static bool is_one_of(const char *op, const char *const *set)
@@ -354,15 +425,22 @@ static const char *const collective_ops[] = {
 static void emit_compute(emitter *e, const char *name, const xla_instr *in)
 {
     GPtrArray *ins = g_ptr_array_new(), *outs = g_ptr_array_new();
-    for (char **o = in ? in->operands : NULL; o && *o; o++)
-        add_name(ins, e, resolve(e, *o, 0));
+    GArray *in_sizes = g_array_new(FALSE, FALSE, sizeof(touched)), *out_sizes = g_array_new(FALSE, FALSE, sizeof(touched));
+    for (char **o = in ? in->operands : NULL; o && *o; o++) {
+        uint32_t v = resolve_value(e, *o, 0);
+        if (v != NO_VALUE)
+            add_name(ins, in_sizes, e, e->group_of[v], xla_buffers_value(e->b, v)->size);
+    }
     GArray *def = g_hash_table_lookup(e->defined, name);
-    for (guint i = 0; def && i < def->len; i++)
-        add_name(outs, e, g_array_index(def, uint32_t, i));
-    char *label = name_for_key(name);
+    for (guint i = 0; def && i < def->len; i++) {
+        const defined_in *d = &g_array_index(def, defined_in, i);
+        add_name(outs, out_sizes, e, d->group, d->bytes);
+    }
+    char *label = xla_trace_name(name);
     strata_op op = strata_op_make_compute(NULL, label, in ? in->flops : 0, (const char *const *)ins->pdata, ins->len,
                                           (const char *const *)outs->pdata, outs->len, NULL);
     op.note = in ? in->opcode : NULL;
+    set_bytes_if_partial(&op, in_sizes, out_sizes);
     e->fig->flops += op.flops;
     if (in && is_one_of(in->opcode, collective_ops))
         e->fig->n_collective_notes++;
@@ -371,6 +449,8 @@ static void emit_compute(emitter *e, const char *name, const xla_instr *in)
     g_free(label);
     g_ptr_array_free(ins, TRUE);
     g_ptr_array_free(outs, TRUE);
+    g_array_free(in_sizes, TRUE);
+    g_array_free(out_sizes, TRUE);
 }
 
 static void emit_event(emitter *e, strata_op_kind kind, const char *event, const char *stream)
@@ -429,6 +509,42 @@ static const coll_kind *find_coll(const char *opcode)
         if (strcmp(k->opcode, opcode) == 0)
             return k;
     return NULL;
+}
+
+static void mark_sliced(const emitter *e, bool *sliced, uint32_t value)
+{
+    const xla_value *v = xla_buffers_value(e->b, value);
+    const xla_allocation *a = xla_buffers_allocation(e->b, v->alloc);
+    if (is_output_allocation(a) && v->size != a->size)
+        sliced[v->alloc] = true;
+}
+
+static bool moves_whole_buffers(const xla_instr *in)
+{
+    return in && (find_coll(in->opcode) || strcmp(in->opcode, "copy-start") == 0);
+}
+
+/* The output allocations that a collective or copy-start reads or writes
+ * a value of, smaller than the allocation: strata's collectives and copies
+ * take their bytes from their buffers' sizes, so these keep a buffer per
+ * value (their earlier values count as temp, as before issue 41's fix). */
+static bool *collective_slices(const emitter *e)
+{
+    bool *sliced = g_new0(bool, xla_buffers_n_allocations(e->b) + 1);
+    if (e->h == NULL)
+        return sliced;
+    for (uint32_t i = 0; i < xla_buffers_n_values(e->b); i++)
+        if (moves_whole_buffers(xla_hlo_find(e->h, xla_buffers_value(e->b, i)->name)))
+            mark_sliced(e, sliced, i);
+    for (uint64_t t = 0; t < xla_liverange_n_instructions(e->lr); t++) {
+        const xla_instr *in = xla_hlo_find(e->h, xla_liverange_instruction(e->lr, t));
+        for (char **o = moves_whole_buffers(in) ? in->operands : NULL; o && *o; o++) {
+            uint32_t v = resolve_value(e, *o, 0);
+            if (v != NO_VALUE)
+                mark_sliced(e, sliced, v);
+        }
+    }
+    return sliced;
 }
 
 /* The live group of result `index` of `name` ({} for an array result). */
@@ -581,7 +697,7 @@ static void emit_instruction(emitter *e, const char *name)
     if (in == NULL) {
         GArray *def = g_hash_table_lookup(e->defined, name);
         bool parameter = def && def->len > 0 && in_setup(&g_array_index(e->groups, xla_group,
-                                                                         g_array_index(def, uint32_t, 0)));
+                                                                         g_array_index(def, defined_in, 0).group));
         if (!parameter)
             emit_compute(e, name, NULL);
         return;
@@ -674,67 +790,6 @@ static void emit_schedule(emitter *e)
     g_free(by_end);
 }
 
-/* The allocation's kind as XLA's header words it. */
-static void allocation_kind(const xla_allocation *a, char *out, size_t n)
-{
-    const char *live_out = (a->flags & XLA_ALLOC_LIVE_OUT) ? ", maybe-live-out" : "";
-    if (a->flags & XLA_ALLOC_PARAMETER)
-        g_snprintf(out, n, "parameter %" G_GUINT64_FORMAT "%s", a->parameter, live_out);
-    else if (a->flags & XLA_ALLOC_LIVE_OUT)
-        g_snprintf(out, n, "maybe-live-out");
-    else if ((a->flags & XLA_ALLOC_TEMP) && a->color)
-        g_snprintf(out, n, "color %" G_GUINT64_FORMAT ", preallocated-temp", a->color);
-    else if (a->flags & XLA_ALLOC_TEMP)
-        g_snprintf(out, n, "preallocated-temp");
-    else if (a->flags & XLA_ALLOC_CONSTANT)
-        g_snprintf(out, n, "constant");
-    else if (a->flags & XLA_ALLOC_THREAD_LOCAL)
-        g_snprintf(out, n, "thread-local");
-    else
-        g_snprintf(out, n, "color %" G_GUINT64_FORMAT, a->color);
-}
-
-/* Keeps a among the largest allocations (insertion into a short sorted list). */
-static void note_top(strata_xla_figures *f, const xla_allocation *a)
-{
-    uint32_t at = f->n_top;
-    while (at > 0 && f->top[at - 1].size < a->size)
-        at--;
-    if (at >= STRATA_XLA_TOP_ALLOCATIONS)
-        return;
-    uint32_t last = f->n_top < STRATA_XLA_TOP_ALLOCATIONS ? f->n_top : STRATA_XLA_TOP_ALLOCATIONS - 1;
-    memmove(&f->top[at + 1], &f->top[at], (last - at) * sizeof f->top[0]);
-    f->top[at].index = a->index;
-    f->top[at].size = a->size;
-    allocation_kind(a, f->top[at].kind, sizeof f->top[at].kind);
-    if (f->n_top < STRATA_XLA_TOP_ALLOCATIONS)
-        f->n_top++;
-}
-
-/* XLA's own figures, from the allocations. */
-static void xla_figures(const xla_buffers *b, strata_xla_figures *f)
-{
-    f->n_allocations = xla_buffers_n_allocations(b);
-    f->n_values = xla_buffers_n_values(b);
-    for (uint32_t i = 0; i < f->n_allocations; i++) {
-        const xla_allocation *a = xla_buffers_allocation(b, i);
-        if (a->flags & XLA_ALLOC_PARAMETER)
-            f->xla_parameter_bytes += a->size;
-        if (a->flags & XLA_ALLOC_LIVE_OUT)
-            f->xla_output_bytes += a->size;
-        if ((a->flags & XLA_ALLOC_PARAMETER) && (a->flags & XLA_ALLOC_LIVE_OUT))
-            f->xla_alias_bytes += a->size;
-        if (a->flags & XLA_ALLOC_TEMP)
-            f->xla_temp_bytes += a->size;
-        if (a->flags & XLA_ALLOC_CONSTANT)
-            f->xla_constant_bytes += a->size;
-        if (a->flags & XLA_ALLOC_THREAD_LOCAL)
-            f->xla_thread_local_bytes += a->size;
-        f->xla_total_bytes += a->size;
-        note_top(f, a);
-    }
-}
-
 /* A collective's group set in the mesh: its replica groups as device ids
  * (xla_groups_flatten, by its group mode), or a collective-permute's pairs;
  * -1 when they are not mesh axes or cannot be mapped to devices. */
@@ -808,11 +863,12 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     e.shifts = g_hash_table_new(g_str_hash, g_str_equal);
     e.pair_sends = g_hash_table_new(g_str_hash, g_str_equal);
     e.ops = strata_op_list_new();
-    xla_figures(b, fig);
+    strata_xla_allocation_figures(b, fig);
     fig->n_instructions = xla_liverange_n_instructions(lr);
     fig->has_xla_peak = xla_liverange_peak(lr, &fig->xla_peak_time, &fig->xla_peak_bytes);
     for (uint32_t i = 0; i < xla_buffers_n_values(b); i++)
         g_hash_table_insert(e.by_key, xla_buffers_value(b, i)->key, GUINT_TO_POINTER(i + 1));
+    e.sliced = collective_slices(&e);
     build_groups(&e);
     cut_mesh(&e);
     fig->n_buffers = e.groups->len;
@@ -830,6 +886,7 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
         g_free(g_array_index(e.groups, xla_group, i).name);
     g_array_free(e.groups, TRUE);
     g_free(e.group_of);
+    g_free(e.sliced);
     g_free(e.state);
     g_hash_table_destroy(e.by_key);
     g_hash_table_destroy(e.defined);

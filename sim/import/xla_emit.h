@@ -9,6 +9,14 @@
  * last end, as large as its largest value. Each group has a kind:
  *   ARGUMENT  a parameter allocation's group that starts at 0 (tag=param);
  *   OUTPUT    a maybe-live-out allocation's group alive at max (tag=output);
+ *             an output allocation (maybe-live-out, no parameter) is one
+ *             group, the allocation's size, from the first start of its
+ *             values to max (held_output): values XLA writes there before
+ *             the output are output bytes, never temp, as XLA counts them;
+ *             a compute touching a smaller value there states bytes=.
+ *             Unless a collective or copy-start moves a value of it smaller
+ *             than the allocation (strata's take bytes from whole buffers):
+ *             then its values group as any allocation's;
  *   DONATED   both (tag=param, never freed: JAX's aliased bytes);
  *   CONSTANT  a constant allocation's group (tag=param);
  *   TEMP      anything else (tag=activation when it spans two or more
@@ -40,6 +48,7 @@ typedef struct xla_group {
     uint64_t offset, size;
     uint64_t start, end;   /* inclusive schedule times */
     xla_group_kind kind;
+    bool held_output;      /* an output allocation held whole from its first value */
     char *name;            /* the trace buffer's name */
 } xla_group;
 

@@ -3,10 +3,71 @@
  * in xla_report.h).
  */
 #include "import/xla_report.h"
+#include <string.h>
 #include "alloc/alloc.h"
 #include "core/units.h"
 
 #define XLA_REPORT_CAPACITY (UINT64_C(1) << 50)
+
+/* The allocation's kind as XLA's header words it. */
+static void allocation_kind(const xla_allocation *a, char *out, size_t n)
+{
+    const char *live_out = (a->flags & XLA_ALLOC_LIVE_OUT) ? ", maybe-live-out" : "";
+    if (a->flags & XLA_ALLOC_PARAMETER)
+        g_snprintf(out, n, "parameter %" G_GUINT64_FORMAT "%s", a->parameter, live_out);
+    else if (a->flags & XLA_ALLOC_LIVE_OUT)
+        g_snprintf(out, n, "maybe-live-out");
+    else if ((a->flags & XLA_ALLOC_TEMP) && a->color)
+        g_snprintf(out, n, "color %" G_GUINT64_FORMAT ", preallocated-temp", a->color);
+    else if (a->flags & XLA_ALLOC_TEMP)
+        g_snprintf(out, n, "preallocated-temp");
+    else if (a->flags & XLA_ALLOC_CONSTANT)
+        g_snprintf(out, n, "constant");
+    else if (a->flags & XLA_ALLOC_THREAD_LOCAL)
+        g_snprintf(out, n, "thread-local");
+    else
+        g_snprintf(out, n, "color %" G_GUINT64_FORMAT, a->color);
+}
+
+/* Keeps a among the largest allocations (insertion into a short sorted list). */
+static void note_top(strata_xla_figures *f, const xla_allocation *a)
+{
+    uint32_t at = f->n_top;
+    while (at > 0 && f->top[at - 1].size < a->size)
+        at--;
+    if (at >= STRATA_XLA_TOP_ALLOCATIONS)
+        return;
+    uint32_t last = f->n_top < STRATA_XLA_TOP_ALLOCATIONS ? f->n_top : STRATA_XLA_TOP_ALLOCATIONS - 1;
+    memmove(&f->top[at + 1], &f->top[at], (last - at) * sizeof f->top[0]);
+    f->top[at].index = a->index;
+    f->top[at].size = a->size;
+    allocation_kind(a, f->top[at].kind, sizeof f->top[at].kind);
+    if (f->n_top < STRATA_XLA_TOP_ALLOCATIONS)
+        f->n_top++;
+}
+
+void strata_xla_allocation_figures(const xla_buffers *b, strata_xla_figures *f)
+{
+    f->n_allocations = xla_buffers_n_allocations(b);
+    f->n_values = xla_buffers_n_values(b);
+    for (uint32_t i = 0; i < f->n_allocations; i++) {
+        const xla_allocation *a = xla_buffers_allocation(b, i);
+        if (a->flags & XLA_ALLOC_PARAMETER)
+            f->xla_parameter_bytes += a->size;
+        if (a->flags & XLA_ALLOC_LIVE_OUT)
+            f->xla_output_bytes += a->size;
+        if ((a->flags & XLA_ALLOC_PARAMETER) && (a->flags & XLA_ALLOC_LIVE_OUT))
+            f->xla_alias_bytes += a->size;
+        if (a->flags & XLA_ALLOC_TEMP)
+            f->xla_temp_bytes += a->size;
+        if (a->flags & XLA_ALLOC_CONSTANT)
+            f->xla_constant_bytes += a->size;
+        if (a->flags & XLA_ALLOC_THREAD_LOCAL)
+            f->xla_thread_local_bytes += a->size;
+        f->xla_total_bytes += a->size;
+        note_top(f, a);
+    }
+}
 
 /* One device's program for the figures: the trace without its mesh,
  * collectives and ops of one device (XLA's own figures hold the

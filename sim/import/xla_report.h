@@ -1,6 +1,6 @@
 /*
  * xla_report.h: XLA's memory figures beside strata's for an imported
- * module: the JAX-style accounting of the imported trace (an untimed replay,
+ * module: XLA's own, summed from the buffer assignment's allocations; the JAX-style accounting of the imported trace (an untimed replay,
  * sim/replay), the live-at-peak totals, and the offline planner's packing of
  * each preallocated-temp allocation against XLA's.
  *
@@ -10,7 +10,12 @@
 #define STRATA_IMPORT_XLA_REPORT_H
 
 #include "import/xla.h"
+#include "import/xla_buffers.h"
 #include "replay/replay.h"
+
+/* XLA's own figures from the allocations (parameter, live-out, alias,
+ * temp, constant, thread-local and total bytes; the largest allocations). */
+void strata_xla_allocation_figures(const xla_buffers *b, strata_xla_figures *f);
 
 /* Replays src (rewound) through best-fit on its default memory and fills s. */
 bool strata_xla_measure(strata_source *src, strata_replay_summary *s, GError **err);

@@ -258,3 +258,16 @@ bool xla_read_lines(const char *path, strata_progress *progress, xla_line_fn fn,
     fclose(f);
     return ok;
 }
+
+/* A buffer name from a value key: NAME for NAME{}, NAME{0.1} for NAME{0,1};
+ * characters a trace name cannot hold become '_'. */
+char *xla_trace_name(const char *key)
+{
+    char *s = g_str_has_suffix(key, "{}") ? g_strndup(key, strlen(key) - 2) : g_strdup(key);
+    for (char *p = s; *p; p++)
+        if (*p == ',')
+            *p = '.';
+        else if (!g_ascii_isgraph(*p) || *p == '=' || *p == '#')
+            *p = '_';
+    return s;
+}

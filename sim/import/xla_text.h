@@ -79,5 +79,9 @@ bool xla_read_lines(const char *path, strata_progress *progress, xla_line_fn fn,
 bool xla_parse_u64(const char **p, uint64_t *out);
 /* True when s starts with prefix; then *rest points past it. */
 bool xla_skip(const char *s, const char *prefix, const char **rest);
+/* A trace buffer name from a value key (NAME{INDEX}): NAME for NAME{},
+ * NAME{0.1} for NAME{0,1}; characters a trace name cannot hold become '_'
+ * (g_free). */
+char *xla_trace_name(const char *key);
 
 #endif

@@ -35,9 +35,12 @@ For each program the release built (memory-analysis.json) it asserts:
      there is no such note where every field is known;
   6. `strata alloc --allocator offline` plans the imported trace (a sharded
      one on its busiest device);
-  7. the temp bound of check_corpus.py (strata temp <= XLA temp + constants),
-     with its KNOWN exceptions; an excess within the bytes of output
-     allocations that also hold earlier values (output_shared_bytes) is
+  7. check_corpus.temp_problems: strata's temp equals the peak of live
+     values outside arguments and outputs (temp_from_slices: an output
+     allocation the trace holds whole is output, never temp, as XLA counts
+     it), and is at most XLA's temp + constants; an excess within the
+     bytes of output allocations a collective moves a part of
+     (sliced_output_bytes: the trace keeps a buffer per value there) is
      printed KNOWN, by that class, not counted;
   8. every collective becomes a strata collective (mesh-named groups,
      sub-axes, collective-permute pairs), none a compute with a note;
@@ -111,20 +114,21 @@ def new_fields(ma, fig, run_err):
     return problems
 
 
-def output_shared_bytes(d):
-    """Item 7's known class: the bytes of output allocations (maybe-live-out,
-    not a parameter) that hold more than one value. XLA writes earlier
-    values (a conditional's branches, a loop's body, a fusion feeding the
-    output) into the output's slice before the output itself; the trace
-    allocates and frees each as its own buffer, so they count in strata's
-    temp where XLA's temp counts only preallocated-temp allocations. The
-    trace's temp may exceed XLA's temp + constants by at most these bytes."""
-    allocs, values, _, _ = cc.read_dump(d)
-    per_alloc = {}
-    for key, a, size, off in values:
-        per_alloc.setdefault(a, set()).add(key)
-    return sum(size for i, (size, rest) in enumerate(allocs)
-               if "maybe-live-out" in rest and "parameter" not in rest and len(per_alloc.get(i, ())) > 1)
+def sliced_output_bytes(dump, held):
+    """Item 7's one known class: the bytes of output allocations the trace
+    does not hold whole, because a collective or copy moves a part of one
+    of their values (strata's take their bytes from whole buffers;
+    xla_emit.c's collective_slices): their earlier values stay buffers of
+    their own, temporaries in the trace, where XLA counts them in the
+    output allocation. strata's temp may exceed XLA's temp + constants by
+    at most these bytes."""
+    allocs, values, _, _ = dump
+    n = {}
+    for _, a, size, _ in values:
+        if size > 0:
+            n[a] = n.get(a, 0) + 1
+    return sum(size for i, (size, kind) in enumerate(allocs)
+               if cc.is_output_allocation(kind) and i not in held and n.get(i, 0) > 1)
 
 
 def not_reported(ma, fig):
@@ -156,9 +160,11 @@ def check_program(strata, d, name, ma):
         if run.returncode != 0:
             return None, [f"strata import xla exit {run.returncode}: {run.stderr.strip()[:300]}"]
         host_args = cc.host_arguments(trace)
+        held = cc.held_outputs(trace)
         problems = plan(strata, trace) + check_trace(strata, trace)
     fig = cc.report_figures(run.stderr)
-    peak, t = cc.peak_from_slices(*cc.read_dump(d))
+    dump = cc.read_dump(d)
+    peak, t = cc.peak_from_slices(*dump, held)
     if fig["peak"][1] != peak:
         problems.append(f"peak {fig['peak'][1]} != {peak} from live ranges and slices (t={t})")
     stated, recomputed = xla_stated_peak(run.stderr), xla_recomputed_peak(run.stderr)
@@ -177,16 +183,14 @@ def check_program(strata, d, name, ma):
             problems.append(f"XLA {k} {fig[k][0]} != memory_analysis {want}")
         if got != want:
             problems.append(f"strata {k} {got} != memory_analysis {want}")
-    bound = ma["temp_size_in_bytes"] + fig["constant"]
-    if fig["temp"][1] > bound:
-        shared = output_shared_bytes(d)
-        what = (f"strata temp {fig['temp'][1]} > XLA temp {ma['temp_size_in_bytes']} "
-                f"+ constants {fig['constant']}")
-        if shared and fig["temp"][1] <= bound + shared:
-            print(f"KNOWN {name}: {what}, within the {shared} B of output allocations that also hold "
-                  "earlier values (values in an output allocation counted as temp: docs/jax.md)")
+    for p in cc.temp_problems(fig, ma, cc.temp_from_slices(*dump, held)):
+        shared = sliced_output_bytes(dump, held)
+        excess = fig["temp"][1] - ma["temp_size_in_bytes"] - fig["constant"]
+        if p.startswith("strata temp") and " > " in p and 0 < excess <= shared:
+            print(f"KNOWN {name}: {p}, within the {shared} B of output allocations a collective moves a part "
+                  "of (a buffer per value there, earlier values counted as temp: docs/jax.md)")
         else:
-            problems.append(what + (f" + {shared} B of shared output allocations" if shared else ""))
+            problems.append(p)
     problems += new_fields(ma, fig, run.stderr)
     notes = re.search(r"; (\d+) as notes\)", run.stderr)
     if notes and int(notes[1]):
