@@ -150,6 +150,7 @@ int strata_cmd_run(int argc, char **argv)
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.timeline = timeline_out ? strata_outfile_stream(timeline_out) : NULL; /* written while running */
+    opt.timeline_format = strata_timeline_format_of(a.timeline);
     opt.check_allocators = a.check_allocators;
     opt.allocator = a.allocator;
     opt.progress = strata_progress_stream(a.quiet);
