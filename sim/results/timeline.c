@@ -887,7 +887,7 @@ bool strata_results_write_timeline(const strata_results *r, const char *path, GE
     strata_outfile *of = strata_outfile_open(path, err);
     if (!of)
         return false;
-    if (!strata_results_write_timeline_to(r, strata_outfile_stream(of))) {
+    if (!strata_results_write_timeline_as(r, strata_timeline_format_of(path), strata_outfile_stream(of))) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot write the timeline", path);
         strata_outfile_abort(of);
         return false;

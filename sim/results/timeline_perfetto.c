@@ -18,7 +18,8 @@
  *     "hbm by tag weights"), under the "memories" process: allocated and
  *     reserved at every sample, a tag's bytes at each sample that changes
  *     them (a counter holds its value until the next, so the series are the
- *     JSON's); uuid 2 k + 1;
+ *     JSON's), all three in one packet (counter_value and the track event's
+ *     extra counter values); uuid 2 k + 1;
  *   - names of kinds and tags, the categories and the args' names are
  *     interned once in the first packet (SEQ_INCREMENTAL_STATE_CLEARED);
  *     a span with a label is named "KIND LABEL" in full.
@@ -61,6 +62,7 @@ typedef struct tags {
     uint32_t packet;                                   /* Trace */
     uint32_t timestamp, track_event, sequence, flags;  /* TracePacket */
     uint32_t type, track_uuid, name_iid, name, category, counter, annotation; /* TrackEvent */
+    uint32_t extra_uuid, extra_value;                  /* TrackEvent's extra counters */
     uint32_t arg_name, arg_uint, arg_string;           /* DebugAnnotation */
     uint32_t track_descriptor, uuid, thread;           /* TracePacket, TrackDescriptor */
     uint32_t pid, tid, thread_name, sort;              /* ThreadDescriptor */
@@ -106,6 +108,8 @@ static void find_tags(tags *t)
     t->category = tag_of(ev, "category_iids");
     t->counter = tag_of(ev, "counter_value");
     t->annotation = tag_of(ev, "debug_annotations");
+    t->extra_uuid = tag_of(ev, "extra_counter_track_uuids");
+    t->extra_value = tag_of(ev, "extra_counter_values");
     const ProtobufCMessageDescriptor *da = &perfetto__protos__debug_annotation__descriptor;
     t->arg_name = tag_of(da, "name_iid");
     t->arg_uint = tag_of(da, "uint_value");
@@ -156,7 +160,7 @@ static void flush_out(pf_writer *w)
     w->len = 0;
 }
 
-static uint8_t *room(pf_writer *w, size_t n)
+static inline uint8_t *room(pf_writer *w, size_t n)
 {
     if (w->cap - w->len < n) {
         flush_out(w);
@@ -409,20 +413,22 @@ static void pf_buffer(void *ws, const strata_tl_track *t, int tid, int64_t start
     slice_end(w, uuid, end_ns);
 }
 
-static void counter(pf_writer *w, uint64_t uuid, int64_t ns, int64_t value)
-{
-    open_event o;
-    uint8_t *p = begin_event(w, &o, ARG_ROOM, ns, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER, uuid, false);
-    end_event(w, &o, field(p, w->t.counter, (uint64_t)value));
-}
-
+/* A sample's counters in one packet: allocated on the event's own track,
+ * reserved and the tag's bytes as extra counter values on theirs. */
 static void pf_counters(void *ws, const strata_mem_sample *s, int64_t ns, strata_tl_tag_count *row)
 {
     pf_writer *w = ws;
-    counter(w, series_uuid(w, s->memory, SERIES_ALLOCATED), ns, (int64_t)s->allocated);
-    counter(w, series_uuid(w, s->memory, SERIES_RESERVED), ns, (int64_t)s->reserved);
+    const tags *g = &w->t;
+    uint64_t allocated = series_uuid(w, s->memory, SERIES_ALLOCATED);
+    uint64_t reserved = series_uuid(w, s->memory, SERIES_RESERVED);
+    uint64_t tag = row ? series_uuid(w, s->memory, SERIES_TAG0 + (int)s->tag) : 0;
+    open_event o;
+    uint8_t *p = begin_event(w, &o, 6 * ARG_ROOM, ns, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER, allocated, false);
+    p = field(p, g->counter, (uint64_t)s->allocated);
+    p = field(field(p, g->extra_uuid, reserved), g->extra_value, (uint64_t)s->reserved);
     if (row)
-        counter(w, series_uuid(w, s->memory, SERIES_TAG0 + (int)s->tag), ns, MAX(row[s->tag].bytes, 0));
+        p = field(field(p, g->extra_uuid, tag), g->extra_value, (uint64_t)MAX(row[s->tag].bytes, 0));
+    end_event(w, &o, p);
 }
 
 /* ---- the file ---------------------------------------------------------- */
