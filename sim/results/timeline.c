@@ -74,12 +74,10 @@ typedef strata_tl_buffer live_buffer;
 typedef strata_tl_tag_count tag_count;
 
 struct strata_timeline {
-    FILE *out;
     const strata_results *r;
     const strata_tl_writer *w; /* the format's writer, and its state (the timeline: JSON) */
     void *ws;
-    char *buf;           /* pending output: len bytes of cap, written out when full */
-    size_t len, cap;
+    strata_tl_out o;     /* pending output */
     bool first_event;
     /* Names in events: per op kind, then "?" (a kind out of range); per tag
      * ("untagged" for none), then "" (out of range); per memory, then "?". */
@@ -122,28 +120,31 @@ static void track_free(gpointer p)
  * room() makes space for an event's bytes at most, the w_* writers each
  * return the cursor after what they wrote, and done() takes the event. */
 
-static void flush_out(strata_timeline *tl)
+void strata_tl_out_init(strata_tl_out *o, FILE *out, size_t cap)
 {
-    fwrite(tl->buf, 1, tl->len, tl->out);
-    tl->len = 0;
+    *o = (strata_tl_out){.out = out, .buf = g_malloc(cap), .cap = cap};
 }
 
-/* The end of the pending output, with room for n more bytes after it. */
+void strata_tl_out_flush(strata_tl_out *o)
+{
+    fwrite(o->buf, 1, o->len, o->out);
+    o->len = 0;
+}
+
+bool strata_tl_out_finish(strata_tl_out *o)
+{
+    strata_tl_out_flush(o);
+    return fflush(o->out) == 0 && !ferror(o->out);
+}
+
 static inline char *room(strata_timeline *tl, size_t n)
 {
-    if (tl->cap - tl->len < n) {
-        flush_out(tl);
-        if (tl->cap < n) {
-            tl->cap = n;
-            tl->buf = g_realloc(tl->buf, n);
-        }
-    }
-    return tl->buf + tl->len;
+    return strata_tl_out_room(&tl->o, n);
 }
 
 static inline void done(strata_timeline *tl, const char *end)
 {
-    tl->len = (size_t)(end - tl->buf);
+    tl->o.len = (size_t)(end - tl->o.buf);
 }
 
 /* Whole nanoseconds, so that rounding is monotonic: an event that ends
@@ -705,8 +706,7 @@ static bool json_finish(void *w)
 {
     strata_timeline *tl = w;
     write_other_data(tl);
-    flush_out(tl);
-    return fflush(tl->out) == 0 && !ferror(tl->out);
+    return strata_tl_out_finish(&tl->o);
 }
 
 static const strata_tl_writer json_writer = {
@@ -752,12 +752,10 @@ strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *o
                                         bool spans, bool samples)
 {
     strata_timeline *tl = g_new0(strata_timeline, 1);
-    tl->out = out;
     tl->r = r;
     tl->w = f->writer;
     tl->ws = tl->w->open ? tl->w->open(out, r) : tl;
-    tl->cap = CHUNK;
-    tl->buf = g_malloc(tl->cap);
+    strata_tl_out_init(&tl->o, out, CHUNK);
     tl->first_event = true;
     tl->ts_ns = -1;
     for (int k = 0; k <= STRATA_OP__COUNT; k++)
@@ -855,7 +853,7 @@ void strata_timeline_free(strata_timeline *tl)
     assert(tracks_ok(tl)); /* invariant 1 */
     if (tl->w->free)
         tl->w->free(tl->ws);
-    g_free(tl->buf);
+    g_free(tl->o.buf);
     for (int k = 0; k <= STRATA_OP__COUNT; k++)
         strata_jc_piece_clear(&tl->kind_names[k]);
     for (int t = 0; t <= STRATA_TAG__COUNT; t++)

@@ -41,6 +41,7 @@
  * Invariants: the bytes depend only on the calls; every track is described
  * before the first event on it; each lane's slices come in time order.
  */
+#include <stddef.h>
 #include <string.h>
 #include "core/units.h"
 #include "perfetto_trace.pb-c.h"
@@ -69,10 +70,8 @@ typedef struct tags {
 } tags;
 
 typedef struct pf_writer {
-    FILE *out;
+    strata_tl_out o;     /* pending output */
     const strata_results *r;
-    uint8_t *buf;        /* pending output: len bytes of cap */
-    size_t len, cap;
     tags t;
     uint64_t *series;    /* per memory, per series: its counter track's uuid (0: none yet) */
     guint n_series_mem;
@@ -92,36 +91,44 @@ static uint32_t tag_of(const ProtobufCMessageDescriptor *d, const char *field)
     return f->id << 3 | wire;
 }
 
+/* Where each tag goes in `tags`, and its message and field. */
+#define TAG(member, message, name) {offsetof(tags, member), &perfetto__protos__##message##__descriptor, name}
+static const struct {
+    size_t at;
+    const ProtobufCMessageDescriptor *message;
+    const char *field;
+} tag_fields[] = {
+    TAG(packet, trace, "packet"),
+    TAG(timestamp, trace_packet, "timestamp"),
+    TAG(track_event, trace_packet, "track_event"),
+    TAG(sequence, trace_packet, "trusted_packet_sequence_id"),
+    TAG(flags, trace_packet, "sequence_flags"),
+    TAG(track_descriptor, trace_packet, "track_descriptor"),
+    TAG(type, track_event, "type"),
+    TAG(track_uuid, track_event, "track_uuid"),
+    TAG(name_iid, track_event, "name_iid"),
+    TAG(name, track_event, "name"),
+    TAG(category, track_event, "category_iids"),
+    TAG(counter, track_event, "counter_value"),
+    TAG(annotation, track_event, "debug_annotations"),
+    TAG(extra_uuid, track_event, "extra_counter_track_uuids"),
+    TAG(extra_value, track_event, "extra_counter_values"),
+    TAG(arg_name, debug_annotation, "name_iid"),
+    TAG(arg_uint, debug_annotation, "uint_value"),
+    TAG(arg_string, debug_annotation, "string_value"),
+    TAG(uuid, track_descriptor, "uuid"),
+    TAG(thread, track_descriptor, "thread"),
+    TAG(pid, thread_descriptor, "pid"),
+    TAG(tid, thread_descriptor, "tid"),
+    TAG(thread_name, thread_descriptor, "thread_name"),
+    TAG(sort, thread_descriptor, "legacy_sort_index"),
+};
+#undef TAG
+
 static void find_tags(tags *t)
 {
-    t->packet = tag_of(&perfetto__protos__trace__descriptor, "packet");
-    const ProtobufCMessageDescriptor *pk = &perfetto__protos__trace_packet__descriptor;
-    t->timestamp = tag_of(pk, "timestamp");
-    t->track_event = tag_of(pk, "track_event");
-    t->sequence = tag_of(pk, "trusted_packet_sequence_id");
-    t->flags = tag_of(pk, "sequence_flags");
-    const ProtobufCMessageDescriptor *ev = &perfetto__protos__track_event__descriptor;
-    t->type = tag_of(ev, "type");
-    t->track_uuid = tag_of(ev, "track_uuid");
-    t->name_iid = tag_of(ev, "name_iid");
-    t->name = tag_of(ev, "name");
-    t->category = tag_of(ev, "category_iids");
-    t->counter = tag_of(ev, "counter_value");
-    t->annotation = tag_of(ev, "debug_annotations");
-    t->extra_uuid = tag_of(ev, "extra_counter_track_uuids");
-    t->extra_value = tag_of(ev, "extra_counter_values");
-    const ProtobufCMessageDescriptor *da = &perfetto__protos__debug_annotation__descriptor;
-    t->arg_name = tag_of(da, "name_iid");
-    t->arg_uint = tag_of(da, "uint_value");
-    t->arg_string = tag_of(da, "string_value");
-    t->track_descriptor = tag_of(pk, "track_descriptor");
-    t->uuid = tag_of(&perfetto__protos__track_descriptor__descriptor, "uuid");
-    t->thread = tag_of(&perfetto__protos__track_descriptor__descriptor, "thread");
-    const ProtobufCMessageDescriptor *th = &perfetto__protos__thread_descriptor__descriptor;
-    t->pid = tag_of(th, "pid");
-    t->tid = tag_of(th, "tid");
-    t->thread_name = tag_of(th, "thread_name");
-    t->sort = tag_of(th, "legacy_sort_index");
+    for (size_t i = 0; i < G_N_ELEMENTS(tag_fields); i++)
+        *(uint32_t *)(void *)((char *)t + tag_fields[i].at) = tag_of(tag_fields[i].message, tag_fields[i].field);
 }
 
 static inline uint8_t *varint(uint8_t *p, uint64_t v)
@@ -154,22 +161,9 @@ static inline void put_length(uint8_t *at, const uint8_t *end, int width)
     at[width - 1] = (uint8_t)v;
 }
 
-static void flush_out(pf_writer *w)
-{
-    fwrite(w->buf, 1, w->len, w->out);
-    w->len = 0;
-}
-
 static inline uint8_t *room(pf_writer *w, size_t n)
 {
-    if (w->cap - w->len < n) {
-        flush_out(w);
-        if (w->cap < n) {
-            w->cap = n;
-            w->buf = g_realloc(w->buf, n);
-        }
-    }
-    return w->buf + w->len;
+    return (uint8_t *)strata_tl_out_room(&w->o, n);
 }
 
 /* A TracePacket packed by protobuf-c, as a Trace of one packet. */
@@ -182,7 +176,16 @@ static void put_message(pf_writer *w, Perfetto__Protos__TracePacket *pkt)
     trace.n_packet = 1;
     trace.packet = &pkt;
     size_t n = protobuf_c_message_get_packed_size(&trace.base);
-    w->len += protobuf_c_message_pack(&trace.base, room(w, n));
+    w->o.len += protobuf_c_message_pack(&trace.base, room(w, n));
+}
+
+/* A track's descriptor packet. */
+static void put_track(pf_writer *w, Perfetto__Protos__TrackDescriptor *track)
+{
+    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
+    pkt.track_descriptor = track;
+    put_message(w, &pkt);
 }
 
 /* An event packet being written: where its two lengths go. */
@@ -213,7 +216,7 @@ static void end_event(pf_writer *w, const open_event *o, uint8_t *end)
 {
     put_length(o->event, end, o->width);
     put_length(o->packet, end, o->width);
-    w->len = (size_t)(end - w->buf);
+    w->o.len = (size_t)(end - (uint8_t *)w->o.buf);
 }
 
 static uint8_t *arg_uint(const pf_writer *w, uint8_t *p, uint64_t name, uint64_t v)
@@ -263,10 +266,7 @@ static void pf_process(void *ws, int pid, const char *name_a, const char *name_b
     track.has_uuid = true;
     track.uuid = (uint64_t)PROCESS_UUID << 40 | (uint64_t)pid;
     track.process = &proc;
-    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
-    pkt.track_descriptor = &track;
-    put_message(w, &pkt);
+    put_track(w, &track);
     g_free(name);
 }
 
@@ -300,7 +300,7 @@ static void pf_lane(void *ws, const strata_tl_track *t, int tid, guint index, lo
     put_length(thread, p, width);
     put_length(track, p, width);
     put_length(packet, p, width);
-    w->len = (size_t)(p - w->buf);
+    w->o.len = (size_t)(p - (uint8_t *)w->o.buf);
 }
 
 /* The uuid of memory m's counter series (described when first used). */
@@ -330,10 +330,7 @@ static uint64_t series_uuid(pf_writer *w, uint32_t m, int series)
     track.static_or_dynamic_name_case = PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
     track.name = name;
     track.counter = &counter;
-    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
-    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
-    pkt.track_descriptor = &track;
-    put_message(w, &pkt);
+    put_track(w, &track);
     g_free(name);
     return *uuid;
 }
@@ -436,10 +433,8 @@ static void pf_counters(void *ws, const strata_mem_sample *s, int64_t ns, strata
 static void *pf_open(FILE *out, const strata_results *r)
 {
     pf_writer *w = g_new0(pf_writer, 1);
-    w->out = out;
+    strata_tl_out_init(&w->o, out, CHUNK);
     w->r = r;
-    w->cap = CHUNK;
-    w->buf = g_malloc(w->cap);
     find_tags(&w->t);
     return w;
 }
@@ -495,14 +490,13 @@ static void pf_begin(void *ws)
 static bool pf_finish(void *ws)
 {
     pf_writer *w = ws;
-    flush_out(w);
-    return fflush(w->out) == 0 && !ferror(w->out);
+    return strata_tl_out_finish(&w->o);
 }
 
 static void pf_free(void *ws)
 {
     pf_writer *w = ws;
-    g_free(w->buf);
+    g_free(w->o.buf);
     g_free(w->series);
     g_free(w);
 }

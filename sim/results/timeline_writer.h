@@ -25,6 +25,31 @@
 #include "results/json_cursor.h"
 #include "results/results.h"
 
+/* Pending output, written to out in chunks (strata_tl_out_flush, timeline.c). */
+typedef struct strata_tl_out {
+    FILE *out;
+    char *buf;           /* len bytes of cap */
+    size_t len, cap;
+} strata_tl_out;
+
+void strata_tl_out_init(strata_tl_out *o, FILE *out, size_t cap);
+void strata_tl_out_flush(strata_tl_out *o);
+/* Flushes, and true when every write went through (fflush, ferror). */
+bool strata_tl_out_finish(strata_tl_out *o);
+
+/* The end of the pending output, with room for n more bytes after it. */
+static inline char *strata_tl_out_room(strata_tl_out *o, size_t n)
+{
+    if (o->cap - o->len < n) {
+        strata_tl_out_flush(o);
+        if (o->cap < n) {
+            o->cap = n;
+            o->buf = g_realloc(o->buf, n);
+        }
+    }
+    return o->buf + o->len;
+}
+
 /* A named track with lanes (lanes are a min-heap on their end, timeline.c). */
 typedef struct strata_tl_track {
     char *name;
