@@ -120,23 +120,6 @@ static void track_free(gpointer p)
  * room() makes space for an event's bytes at most, the w_* writers each
  * return the cursor after what they wrote, and done() takes the event. */
 
-void strata_tl_out_init(strata_tl_out *o, FILE *out, size_t cap)
-{
-    *o = (strata_tl_out){.out = out, .buf = g_malloc(cap), .cap = cap};
-}
-
-void strata_tl_out_flush(strata_tl_out *o)
-{
-    fwrite(o->buf, 1, o->len, o->out);
-    o->len = 0;
-}
-
-bool strata_tl_out_finish(strata_tl_out *o)
-{
-    strata_tl_out_flush(o);
-    return fflush(o->out) == 0 && !ferror(o->out);
-}
-
 static inline char *room(strata_timeline *tl, size_t n)
 {
     return strata_tl_out_room(&tl->o, n);

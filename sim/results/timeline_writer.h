@@ -25,7 +25,7 @@
 #include "results/json_cursor.h"
 #include "results/results.h"
 
-/* Pending output, written to out in chunks (strata_tl_out_flush, timeline.c). */
+/* Pending output, written to out in chunks (timeline_writer.c). */
 typedef struct strata_tl_out {
     FILE *out;
     char *buf;           /* len bytes of cap */
