@@ -230,7 +230,7 @@ static uint8_t *arg_uint(const pf_writer *w, uint8_t *p, uint64_t name, uint64_t
 
 static uint8_t *arg_string(const pf_writer *w, uint8_t *p, uint64_t name, const char *s, size_t n)
 {
-    int width = width_for(n + ARG_ROOM);
+    int width = width_for(n + 2 * ARG_ROOM); /* name_iid, the tag and length of the string */
     p = varint(p, w->t.annotation);
     uint8_t *len = p;
     p = field(field(p + width, w->t.arg_name, name), w->t.arg_string, n);
