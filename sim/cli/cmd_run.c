@@ -88,7 +88,7 @@ int strata_cmd_run(int argc, char **argv)
          "Write the results as JSON ('-' = standard output; the summary then goes to standard error)", "OUT"},
         {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &a.timeline,
          "Write a Chrome trace-event / Perfetto timeline while running: a track per stream, link and memory, "
-         "memory counters (OUT.json.gz: gzip-compressed)", "OUT.json"},
+         "memory counters (OUT.json.gz: gzip-compressed; OUT.pftrace: Perfetto's protobuf trace)", "OUT.json"},
         {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.check_allocators,
          "Check every allocator's invariants after each op (slow; for debugging allocators)", NULL},
         {"collectives", 0, 0, G_OPTION_ARG_STRING, &a.collectives,

@@ -608,6 +608,7 @@ void strata_engine_options_init(strata_engine_options *opt)
 {
     opt->record_spans = false;
     opt->timeline = NULL;
+    opt->timeline_format = NULL;
     opt->check_allocators = false;
     opt->allocator = NULL;
     opt->tape_budget = 0;

@@ -876,11 +876,6 @@ bool strata_results_write_timeline(const strata_results *r, const char *path, GE
     return strata_outfile_commit(of, err);
 }
 
-bool strata_results_write_timeline_to(const strata_results *r, FILE *out)
-{
-    return strata_results_write_timeline_as(r, &formats[0], out);
-}
-
 bool strata_results_write_timeline_as(const strata_results *r, const strata_timeline_format *f, FILE *out)
 {
     strata_timeline *tl = strata_timeline_new_as(f, out, r, r->spans != NULL, r->mem_samples != NULL);

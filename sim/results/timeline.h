@@ -46,7 +46,8 @@ void strata_timeline_sample(strata_timeline *tl, const strata_mem_sample *s);
 /* Ends the file; false when a write failed (ferror on the stream). */
 bool strata_timeline_finish(strata_timeline *tl);
 void strata_timeline_free(strata_timeline *tl);
-/* strata_results_write_timeline_to (results.h) in format f. */
+/* strata_results_write_timeline (results.h) onto an open stream, in format f;
+ * false when a write failed (ferror). */
 bool strata_results_write_timeline_as(const strata_results *r, const strata_timeline_format *f, FILE *out);
 
 #endif
