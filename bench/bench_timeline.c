@@ -1,12 +1,14 @@
 /*
  * bench_timeline.c: the cost of `strata run --timeline` against the same
- * run without it (target: at most 1.3x its CPU time), and its memory.
+ * run without it (target: at most 1.1x its CPU time), and its memory, in
+ * each of its formats.
  *
  * 1. `strata gen transformer layers=L` (default 10000: 1.35M ops) into a
  *    temporary trace.
  * 2. REPS times (default 3), in turn: `strata run` on it (h100 with a
  *    100 TB hbm, so it runs to the end), the same with `--timeline t.json`,
- *    and with `--timeline t.json.gz`; each a child process, its CPU time
+ *    with `--timeline t.json.gz` and with `--timeline t.pftrace` (Perfetto's
+ *    protobuf trace); each a child process, its CPU time
  *    (user + system) and peak RSS from wait4(). The previous repetition's
  *    file is removed before each timeline run, outside the measured child:
  *    a run that renames its output over an old one of 700 MB also pays the
@@ -15,7 +17,9 @@
  * 3. Prints, with the median of the per-repetition ratios and their range:
  *      RESULT name=timeline_run    value=TL_S baseline=RUN_S ratio=R target=1.3 unit=s
  *      RESULT name=timeline_gz_run value=GZ_S baseline=RUN_S ratio=R target=- unit=s
+ *      RESULT name=timeline_pftrace_run value=PF_S baseline=RUN_S ratio=R target=1.1 unit=s
  *      RESULT name=timeline_rss    value=TL_MIB baseline=RUN_MIB ratio=R target=1.25 unit=MiB
+ *      RESULT name=timeline_pftrace_rss value=PF_MIB baseline=RUN_MIB ratio=R target=1.25 unit=MiB
  *    (the timeline is written while the run goes: its memory is the run's
  *    own, which grows with the live buffers, plus the writer's lanes and
  *    live-buffer table, never the events).
@@ -56,6 +60,7 @@ int main(int argc, char **argv)
     char *trace = g_build_filename(tmp, "t.trace", NULL);
     char *json = g_build_filename(tmp, "t.json", NULL);
     char *gz = g_build_filename(tmp, "t.json.gz", NULL);
+    char *pf = g_build_filename(tmp, "t.pftrace", NULL);
     char *layers_arg = g_strdup_printf("layers=%ld", layers);
     const char *gen[] = {strata, "gen", "transformer", layers_arg, "-o", trace, NULL};
     child_usage u;
@@ -64,10 +69,12 @@ int main(int argc, char **argv)
     printf("bench_timeline: strata gen transformer %s: %.2f s CPU, %.1f MiB RSS\n", layers_arg, u.cpu_s, u.rss_mib);
     const char *run[] = {strata, "run", "--hw", hw, "--set", "memory.hbm.capacity=100TB", "--trace", trace, "-q",
                          NULL, NULL};
-    double cpu[3][MAX_REPS], rss[3][MAX_REPS];
-    const char *const outs[3] = {NULL, json, gz};
+    enum { KINDS = 4 };
+    static const char *const kinds[KINDS] = {"run", "timeline", "gz", "pftrace"};
+    double cpu[KINDS][MAX_REPS], rss[KINDS][MAX_REPS];
+    const char *const outs[KINDS] = {NULL, json, gz, pf};
     for (int r = 0; r < reps; r++) {
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < KINDS; k++) {
             char *opt = outs[k] ? g_strdup_printf("--timeline=%s", outs[k]) : NULL;
             if (outs[k])
                 g_remove(outs[k]);
@@ -79,20 +86,24 @@ int main(int argc, char **argv)
             cpu[k][r] = u.cpu_s;
             rss[k][r] = u.rss_mib;
             GStatBuf st;
-            printf("rep %d %-9s %.3f s CPU %.3f s wall %.1f MiB RSS%s", r + 1,
-                   k == 0 ? "run" : k == 1 ? "timeline" : "gz", u.cpu_s, u.wall_s, u.rss_mib, outs[k] ? "" : "\n");
+            printf("rep %d %-9s %.3f s CPU %.3f s wall %.1f MiB RSS%s", r + 1, kinds[k], u.cpu_s, u.wall_s, u.rss_mib,
+                   outs[k] ? "" : "\n");
             if (outs[k] && g_stat(outs[k], &st) == 0)
                 printf(", %.1f MB written\n", (double)st.st_size / 1e6);
         }
     }
     result("timeline_run", cpu[1], cpu[0], reps, "1.3", "s", "");
     result("timeline_gz_run", cpu[2], cpu[0], reps, "-", "s", "");
+    result("timeline_pftrace_run", cpu[3], cpu[0], reps, "1.1", "s", "");
     result("timeline_rss", rss[1], rss[0], reps, "1.25", "MiB", "");
+    result("timeline_pftrace_rss", rss[3], rss[0], reps, "1.25", "MiB", "");
     g_remove(trace);
     g_remove(json);
     g_remove(gz);
+    g_remove(pf);
     g_rmdir(tmp);
     g_free(layers_arg);
+    g_free(pf);
     g_free(gz);
     g_free(json);
     g_free(trace);

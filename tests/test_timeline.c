@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
+#include "perfetto_trace.pb-c.h"
 #include "results/results.h"
 #include "testutil.h"
 
@@ -276,6 +277,185 @@ START_TEST(exact_bytes_of_events)
 }
 END_TEST
 
+/* ---- Perfetto's protobuf trace (timeline_perfetto.c) ------------------- */
+
+typedef struct pf_counts {
+    guint begins, ends, counters, processes, threads, counter_tracks;
+    uint64_t extra_values;
+} pf_counts;
+
+/* The trace at path, unpacked by protobuf-c, counted; the slices' begins
+ * and ends paired per track (each end right after its begin). */
+static Perfetto__Protos__Trace *unpack_pftrace(const char *path, pf_counts *c)
+{
+    gchar *data = NULL;
+    gsize len = 0;
+    ck_assert(g_file_get_contents(path, &data, &len, NULL));
+    Perfetto__Protos__Trace *t = perfetto__protos__trace__unpack(NULL, len, (const uint8_t *)data);
+    g_free(data);
+    ck_assert_msg(t != NULL, "%s: not a Perfetto trace", path);
+    *c = (pf_counts){0};
+    uint64_t open_on = 0;
+    for (size_t i = 0; i < t->n_packet; i++) {
+        const Perfetto__Protos__TracePacket *p = t->packet[i];
+        ck_assert_uint_eq(p->trusted_packet_sequence_id, 1);
+        if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR) {
+            const Perfetto__Protos__TrackDescriptor *d = p->track_descriptor;
+            c->processes += d->process != NULL;
+            c->threads += d->thread != NULL;
+            c->counter_tracks += d->counter != NULL;
+        }
+        if (p->data_case != PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT)
+            continue;
+        const Perfetto__Protos__TrackEvent *e = p->track_event;
+        if (e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN) {
+            ck_assert_uint_eq(open_on, 0);
+            open_on = e->track_uuid;
+            c->begins++;
+        } else if (e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END) {
+            ck_assert_uint_eq(open_on, e->track_uuid);
+            open_on = 0;
+            c->ends++;
+        } else if (e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER) {
+            c->counters++;
+            c->extra_values += e->n_extra_counter_values;
+            ck_assert_uint_eq(e->n_extra_counter_values, e->n_extra_counter_track_uuids);
+        }
+    }
+    return t;
+}
+
+static char *write_sample_as(strata_results *r, const char *name)
+{
+    char *dir = strata_test_temp_dir();
+    char *path = g_build_filename(dir, name, NULL);
+    GError *err = NULL;
+    ck_assert_msg(strata_results_write_timeline(r, path, &err), "write failed: %s", err ? err->message : "");
+    g_free(dir);
+    return path;
+}
+
+/* The same slices, lanes, processes and counter series as the JSON of the
+ * same results: 9 slices (k1; w1, w2, w3 on dma; w1, w2 on pcie; w3 on
+ * host->hbm; buffers A and B), 9 lanes (main, dma, pcie, hbm buffers, host
+ * buffers, dma #2, pcie #2, host->hbm, hbm buffers #2: B overlaps A), 3
+ * processes, 4 counter series (hbm in use allocated and reserved, hbm by
+ * tag param and activation). */
+START_TEST(pftrace_same_events_as_json)
+{
+    strata_results *r = sample_results();
+    char *json = write_sample(r), *pf = write_sample_as(r, "t.pftrace");
+    parsed p = parse_timeline(json);
+    guint lanes = g_hash_table_size(p.threads), processes = 0, json_counters = 0;
+    GHashTable *series = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    for (guint i = 0; i < json_array_get_length(p.events); i++) {
+        JsonObject *e = json_array_get_object_element(p.events, i);
+        const char *ph = json_object_get_string_member(e, "ph"), *name = json_object_get_string_member(e, "name");
+        processes += strcmp(ph, "M") == 0 && strcmp(name, "process_name") == 0;
+        if (strcmp(ph, "C") != 0)
+            continue;
+        json_counters++;
+        JsonObject *args = json_object_get_object_member(e, "args");
+        GList *keys = json_object_get_members(args);
+        for (GList *l = keys; l; l = l->next)
+            g_hash_table_add(series, g_strconcat(name, " ", (const char *)l->data, NULL));
+        g_list_free(keys);
+    }
+    pf_counts c;
+    Perfetto__Protos__Trace *t = unpack_pftrace(pf, &c);
+    ck_assert_uint_eq(count_x(&p, NULL, NULL, NULL), 9);
+    ck_assert_uint_eq(c.begins, 9);
+    ck_assert_uint_eq(c.ends, 9);
+    ck_assert_uint_eq(lanes, 9);
+    ck_assert_uint_eq(c.threads, 9);
+    ck_assert_uint_eq(processes, 3);
+    ck_assert_uint_eq(c.processes, 3);
+    ck_assert_uint_eq(g_hash_table_size(series), 4);
+    ck_assert_uint_eq(c.counter_tracks, 4);
+    ck_assert_uint_eq(json_counters, 6); /* 3 samples: in use, by tag */
+    ck_assert_uint_eq(c.counters, 3);    /* one packet a sample: allocated, then reserved and the tag */
+    ck_assert_uint_eq(c.extra_values, 6);
+    perfetto__protos__trace__free_unpacked(t, NULL);
+    g_hash_table_unref(series);
+    parsed_clear(&p);
+    g_free(json);
+    g_free(pf);
+    strata_results_free(r);
+}
+END_TEST
+
+/* An interned name of the trace (iid -> name). */
+static const char *interned(const Perfetto__Protos__Trace *t, int which, uint64_t iid)
+{
+    const Perfetto__Protos__InternedData *d = t->packet[0]->interned_data;
+    ck_assert(d != NULL);
+    if (which == 0)
+        for (size_t i = 0; i < d->n_event_names; i++)
+            if (d->event_names[i]->iid == iid)
+                return d->event_names[i]->name;
+    if (which == 1)
+        for (size_t i = 0; i < d->n_debug_annotation_names; i++)
+            if (d->debug_annotation_names[i]->iid == iid)
+                return d->debug_annotation_names[i]->name;
+    return "";
+}
+
+/* The exact times and values, by hand from sample_results: "copy w2" on
+ * pcie #2 (tid 7, uuid 14) from 250,000 to 750,000 ns; buffer A ("param",
+ * offset 0, 1,024 B, buffer 7) on hbm buffers (tid 4, uuid 8) from 0 to
+ * 500,000 ns; the last sample at 500,000 ns: allocated 2,048, reserved
+ * 3,072, param 0. */
+START_TEST(pftrace_exact_times)
+{
+    strata_results *r = sample_results();
+    char *pf = write_sample_as(r, "t.perfetto-trace");
+    pf_counts c;
+    Perfetto__Protos__Trace *t = unpack_pftrace(pf, &c);
+    ck_assert_uint_eq(t->packet[0]->sequence_flags,
+                      PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED);
+    bool w2 = false, a = false, last = false;
+    for (size_t i = 0; i + 1 < t->n_packet; i++) {
+        const Perfetto__Protos__TracePacket *p = t->packet[i], *next = t->packet[i + 1];
+        const Perfetto__Protos__TrackEvent *e = p->track_event;
+        if (p->data_case != PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT)
+            continue;
+        if (e->track_uuid == 14 && e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN) {
+            ck_assert_str_eq(e->name, "copy w2");
+            ck_assert_uint_eq(p->timestamp, 250000);
+            ck_assert_uint_eq(next->timestamp, 750000);
+            ck_assert_uint_eq(next->track_event->track_uuid, 14);
+            w2 = true;
+        }
+        if (e->track_uuid == 8 && e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN) {
+            ck_assert_str_eq(interned(t, 0, e->name_iid), "param");
+            ck_assert_uint_eq(p->timestamp, 0);
+            ck_assert_uint_eq(next->timestamp, 500000);
+            ck_assert_uint_eq(e->n_debug_annotations, 4);
+            const char *names[4] = {"offset", "size", "tag", "buffer"};
+            const uint64_t values[4] = {0, 1024, 0, 7};
+            for (int k = 0; k < 4; k++) {
+                ck_assert_str_eq(interned(t, 1, e->debug_annotations[k]->name_iid), names[k]);
+                if (k != 2)
+                    ck_assert_uint_eq(e->debug_annotations[k]->uint_value, values[k]);
+            }
+            ck_assert_str_eq(e->debug_annotations[2]->string_value, "param");
+            a = true;
+        }
+        if (e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER && p->timestamp == 500000) {
+            ck_assert_int_eq(e->counter_value, 2048);
+            ck_assert_uint_eq(e->n_extra_counter_values, 2);
+            ck_assert_int_eq(e->extra_counter_values[0], 3072);
+            ck_assert_int_eq(e->extra_counter_values[1], 0);
+            last = true;
+        }
+    }
+    ck_assert(w2 && a && last);
+    perfetto__protos__trace__free_unpacked(t, NULL);
+    g_free(pf);
+    strata_results_free(r);
+}
+END_TEST
+
 START_TEST(no_spans_is_a_valid_empty_timeline)
 {
     strata_results *r = strata_results_new("engine");
@@ -377,6 +557,8 @@ int main(void)
     tcase_add_test(tc, memory_counters);
     tcase_add_test(tc, deterministic_bytes);
     tcase_add_test(tc, exact_bytes_of_events);
+    tcase_add_test(tc, pftrace_same_events_as_json);
+    tcase_add_test(tc, pftrace_exact_times);
     tcase_add_test(tc, no_spans_is_a_valid_empty_timeline);
     tcase_add_test(tc, unwritable_path_is_an_error);
     tcase_add_test(tc, events_on_a_track_never_overlap);

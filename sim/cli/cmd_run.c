@@ -88,7 +88,7 @@ int strata_cmd_run(int argc, char **argv)
          "Write the results as JSON ('-' = standard output; the summary then goes to standard error)", "OUT"},
         {"timeline", 0, 0, G_OPTION_ARG_FILENAME, &a.timeline,
          "Write a Chrome trace-event / Perfetto timeline while running: a track per stream, link and memory, "
-         "memory counters (OUT.json.gz: gzip-compressed)", "OUT.json"},
+         "memory counters (OUT.json.gz: gzip-compressed; OUT.pftrace: Perfetto's protobuf trace)", "OUT.json"},
         {"check-allocators", 0, 0, G_OPTION_ARG_NONE, &a.check_allocators,
          "Check every allocator's invariants after each op (slow; for debugging allocators)", NULL},
         {"collectives", 0, 0, G_OPTION_ARG_STRING, &a.collectives,
@@ -150,6 +150,7 @@ int strata_cmd_run(int argc, char **argv)
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.timeline = timeline_out ? strata_outfile_stream(timeline_out) : NULL; /* written while running */
+    opt.timeline_format = strata_timeline_format_of(a.timeline);
     opt.check_allocators = a.check_allocators;
     opt.allocator = a.allocator;
     opt.progress = strata_progress_stream(a.quiet);

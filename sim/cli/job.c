@@ -290,7 +290,8 @@ bool strata_job_commit_timeline(strata_job *job, strata_outfile **out, const str
 {
     if (*out == NULL)
         return true;
-    strata_results_write_timeline_to(r, strata_outfile_stream(*out)); /* a failed write: commit says so */
+    /* the format by the file's name; a failed write: commit says so */
+    strata_results_write_timeline_as(r, strata_timeline_format_of(strata_outfile_path(*out)), strata_outfile_stream(*out));
     return strata_job_commit(job, out, true, err);
 }
 

@@ -38,6 +38,7 @@
 #include <stdio.h>
 #include "core/outfile.h"
 #include "results/results.h"
+#include "results/timeline.h"
 #include "trace/source.h"
 
 typedef struct strata_job strata_job;

@@ -22,12 +22,14 @@
 
 #include "hw/hw.h"
 #include "results/results.h"
+#include "results/timeline.h"
 #include "trace/source.h"
 
 typedef struct strata_engine_options {
     bool record_spans;          /* fill results->spans and mem_samples */
     FILE *timeline;             /* write the spans and samples there as a timeline while running
                                  * (results/timeline.h) instead of keeping them; NULL: none */
+    const strata_timeline_format *timeline_format; /* its format (strata_timeline_format_of); NULL: JSON */
     bool check_allocators;      /* strata_allocator_check() after every op */
     const char *allocator;      /* override every memory's allocator (spec), or NULL */
     size_t tape_budget;         /* bytes the first pass may use to keep the bound ops for the

@@ -222,10 +222,11 @@ void strata_results_json_op(JsonBuilder *b, uint64_t index, uint64_t line, strat
                             const char *label, const strata_json_field *more, size_t n);
 
 /* Chrome trace-event / Perfetto JSON timeline from spans and mem_samples
- * (timeline.c): a track per stream, link and memory, counters for memory in use. */
+ * (timeline.c): a track per stream, link and memory, counters for memory in
+ * use; in the format path's extension names (timeline.h: ".pftrace",
+ * Perfetto's protobuf trace). */
 bool strata_results_write_timeline(const strata_results *r, const char *path, GError **err);
-/* The same onto an open stream; false when a write failed (ferror). */
-bool strata_results_write_timeline_to(const strata_results *r, FILE *out);
+/* (onto an open stream: strata_results_write_timeline_as, timeline.h) */
 
 /* The human summary of `strata run` (summary.c). */
 void strata_results_print_summary(const strata_results *r, FILE *out);

@@ -52,12 +52,13 @@
 #include "core/outfile.h"
 #include "core/units.h"
 #include "results/json_cursor.h"
+#include "results/timeline_writer.h"
 
 enum { PID_STREAMS = 1, PID_LINKS = 2, PID_MEMORIES = 3, PID_DEVICE0 = 10 };
 enum { LANES_PER_TRACK = 100000 }; /* sort index stride between tracks */
 enum { CHUNK = 1 << 16 };          /* bytes of pending output written at once */
 enum { EVENT_ROOM = 320 };         /* an event's bytes besides its names and args, and slack */
-enum { TAG_TEXT = STRATA_U64_DIGITS + 4 };
+enum { TAG_TEXT = STRATA_TL_TAG_TEXT };
 
 /* A lane: its tid and the latest end of the events on it. */
 typedef struct lane {
@@ -68,38 +69,15 @@ typedef struct lane {
 
 /* A named track with lanes, kept as a min-heap on (end, index): the lane
  * that frees first is at the top, so placing an event is O(log lanes). */
-typedef struct track {
-    char *name;
-    strata_jc_piece name_text;    /* the name in events */
-    int pid;
-    long order;         /* creation order, for thread_sort_index */
-    GArray *heap;       /* lane */
-} track;
-
-/* A buffer between its alloc sample and its free sample. */
-typedef struct live_buffer {
-    double start;
-    uint64_t offset, size, id;
-    uint32_t memory;
-    strata_tag tag;
-    guint next_free;    /* free list of slots, index + 1 (0: end) */
-} live_buffer;
-
-/* A tag's bytes in one memory, printed for its "by tag" counter when they
- * change (most samples change one tag: the others are copied as they are). */
-typedef struct tag_count {
-    int64_t bytes;
-    bool seen;
-    uint8_t n;                        /* digits in text */
-    char text[TAG_TEXT];              /* MAX(bytes, 0) printed; copied whole */
-} tag_count;
-
+typedef strata_tl_track track;
+typedef strata_tl_buffer live_buffer;
+typedef strata_tl_tag_count tag_count;
 
 struct strata_timeline {
-    FILE *out;
     const strata_results *r;
-    char *buf;           /* pending output: len bytes of cap, written out when full */
-    size_t len, cap;
+    const strata_tl_writer *w; /* the format's writer, and its state (the timeline: JSON) */
+    void *ws;
+    strata_tl_out o;     /* pending output */
     bool first_event;
     /* Names in events: per op kind, then "?" (a kind out of range); per tag
      * ("untagged" for none), then "" (out of range); per memory, then "?". */
@@ -142,28 +120,14 @@ static void track_free(gpointer p)
  * room() makes space for an event's bytes at most, the w_* writers each
  * return the cursor after what they wrote, and done() takes the event. */
 
-static void flush_out(strata_timeline *tl)
-{
-    fwrite(tl->buf, 1, tl->len, tl->out);
-    tl->len = 0;
-}
-
-/* The end of the pending output, with room for n more bytes after it. */
 static inline char *room(strata_timeline *tl, size_t n)
 {
-    if (tl->cap - tl->len < n) {
-        flush_out(tl);
-        if (tl->cap < n) {
-            tl->cap = n;
-            tl->buf = g_realloc(tl->buf, n);
-        }
-    }
-    return tl->buf + tl->len;
+    return strata_tl_out_room(&tl->o, n);
 }
 
 static inline void done(strata_timeline *tl, const char *end)
 {
-    tl->len = (size_t)(end - tl->buf);
+    tl->o.len = (size_t)(end - tl->o.buf);
 }
 
 /* Whole nanoseconds, so that rounding is monotonic: an event that ends
@@ -220,6 +184,14 @@ static void meta(strata_timeline *tl, const char *what, int pid, const char *key
     p = STRATA_JC_LIT(p, "\":");
     p = name_a ? strata_jc_string(p, name_a, name_b) : strata_jc_i64(p, sort);
     done(tl, STRATA_JC_LIT(p, "}}"));
+}
+
+/* The JSON writer's process: its name and sort index as metadata. */
+static void json_process(void *w, int pid, const char *name_a, const char *name_b, long sort)
+{
+    strata_timeline *tl = w;
+    meta(tl, "process_name", pid, "name", name_a, name_b, 0);
+    meta(tl, "process_sort_index", pid, "sort_index", NULL, NULL, sort);
 }
 
 /* ---- tracks and lanes -------------------------------------------------- */
@@ -329,16 +301,22 @@ static char *lane_meta_head(char *p, const track *t, int tid, bool sort)
 
 /* A new lane of t, busy until `end` (0: free): a tid and its names, the
  * track's name (then " #N" after the first lane) and its sort index. */
+static void json_lane(void *w, const track *t, int tid, guint index, long sort)
+{
+    strata_timeline *tl = w;
+    char *p = begin_event(tl, 2 * EVENT_ROOM + t->name_text.n);
+    p = STRATA_JC_LIT(lane_meta_head(p, t, tid, false), "name\":\"");
+    p = strata_jc_put_piece(p, &t->name_text);
+    if (index)
+        p = strata_jc_u64(STRATA_JC_LIT(p, " #"), (uint64_t)index + 1);
+    p = STRATA_JC_LIT(lane_meta_head(STRATA_JC_LIT(p, "\"}},\n  "), t, tid, true), "sort_index\":");
+    done(tl, STRATA_JC_LIT(strata_jc_i64(p, sort), "}}"));
+}
+
 static int open_lane(strata_timeline *tl, track *t, double end)
 {
     lane l = {.end = end, .index = t->heap->len, .tid = tl->next_tid++};
-    char *p = begin_event(tl, 2 * EVENT_ROOM + t->name_text.n);
-    p = STRATA_JC_LIT(lane_meta_head(p, t, l.tid, false), "name\":\"");
-    p = strata_jc_put_piece(p, &t->name_text);
-    if (l.index)
-        p = strata_jc_u64(STRATA_JC_LIT(p, " #"), (uint64_t)l.index + 1);
-    p = STRATA_JC_LIT(lane_meta_head(STRATA_JC_LIT(p, "\"}},\n  "), t, l.tid, true), "sort_index\":");
-    done(tl, STRATA_JC_LIT(strata_jc_i64(p, t->order * LANES_PER_TRACK + (long)l.index), "}}"));
+    tl->w->lane(tl->ws, t, l.tid, l.index, t->order * LANES_PER_TRACK + (long)l.index);
     heap_push(t->heap, l);
     return l.tid;
 }
@@ -365,15 +343,24 @@ static int take_lane(strata_timeline *tl, track *t, double start, double end)
     return tid;
 }
 
-/* Starts an "X" event on a lane of t, named name then " " and label (NULL:
- * none), up to its args, with room for `args` more bytes: the caller writes
- * the args object and the closing brace. */
-static char *x_event(strata_timeline *tl, track *t, double start, double end, const strata_jc_piece *name, const char *label,
-                     const strata_jc_piece *cat, size_t args)
+/* The lane of t for an event from start to end (an end before its start:
+ * the start), and both in whole nanoseconds. */
+static int place(strata_timeline *tl, track *t, double start, double end, int64_t *start_ns, int64_t *end_ns)
 {
     if (end < start)
         end = start;
     int tid = take_lane(tl, t, start, end);
+    *start_ns = to_ns(start);
+    *end_ns = to_ns(end);
+    return tid;
+}
+
+/* Starts an "X" event on lane tid of t, named name then " " and label
+ * (NULL: none), up to its args, with room for `args` more bytes: the
+ * caller writes the args object and the closing brace. */
+static char *x_event(strata_timeline *tl, const track *t, int tid, int64_t start_ns, int64_t end_ns,
+                     const strata_jc_piece *name, const char *label, const strata_jc_piece *cat, size_t args)
+{
     size_t label_n = label ? strlen(label) : 0;
     char *p = begin_event(tl, EVENT_ROOM + name->n + 6 * label_n + cat->n + args);
     p = STRATA_JC_LIT(p, "{\"ph\":\"X\",\"name\":\"");
@@ -388,7 +375,6 @@ static char *x_event(strata_timeline *tl, track *t, double start, double end, co
     p = strata_jc_i64(p, t->pid);
     p = STRATA_JC_LIT(p, ",\"tid\":");
     p = strata_jc_i64(p, tid);
-    int64_t start_ns = to_ns(start), end_ns = to_ns(end);
     p = STRATA_JC_LIT(p, ",\"ts\":");
     p = w_ts(tl, p, start_ns);
     p = STRATA_JC_LIT(p, ",\"dur\":");
@@ -436,8 +422,7 @@ static int stream_pid(strata_timeline *tl, const strata_stream_result *stream)
         tl->device_named[d] = 1;
         char number[24];
         g_snprintf(number, sizeof number, "%u", d);
-        meta(tl, "process_name", PID_DEVICE0 + (int)d, "name", "device ", number, 0);
-        meta(tl, "process_sort_index", PID_DEVICE0 + (int)d, "sort_index", NULL, NULL, PID_DEVICE0 + (long)d);
+        tl->w->process(tl->ws, PID_DEVICE0 + (int)d, "device ", number, PID_DEVICE0 + (long)d);
     }
     return PID_DEVICE0 + (int)d;
 }
@@ -482,9 +467,13 @@ static char *w_span_args(char *p, const strata_op_span *sp, const strata_jc_piec
     return STRATA_JC_LIT(p, "}}");
 }
 
-/* An "X" event of span sp on track t in category cat. */
-static void span_event(strata_timeline *tl, track *t, const strata_op_span *sp, const strata_jc_piece *cat)
+/* The JSON writer's span: an "X" event in the category of its kind, or
+ * "copy" on a link. */
+static void json_span(void *w, const track *t, int tid, int64_t start_ns, int64_t end_ns, const strata_op_span *sp,
+                      bool on_link)
 {
+    strata_timeline *tl = w;
+    const strata_jc_piece *cat = on_link ? &tl->copy_cat : NULL;
     const strata_jc_piece *kind = &tl->kind_names[MIN((unsigned)sp->kind, (unsigned)STRATA_OP__COUNT)];
     const strata_jc_piece *m1 = NULL, *m2 = NULL;
     if (sp->kind == STRATA_OP_COPY) {
@@ -495,14 +484,22 @@ static void span_event(strata_timeline *tl, track *t, const strata_op_span *sp, 
     }
     size_t args = SPAN_ARGS_ROOM + (m1 ? m1->n : 0) + (m2 ? m2->n : 0);
     const char *label = sp->label && *sp->label ? sp->label : NULL;
-    char *p = x_event(tl, t, sp->start_s, sp->end_s, kind, label, cat ? cat : kind, args);
+    char *p = x_event(tl, t, tid, start_ns, end_ns, kind, label, cat ? cat : kind, args);
     done(tl, w_span_args(p, sp, m1, m2));
+}
+
+/* An event of span sp on track t (on_link: a copy's on a link's track). */
+static void span_event(strata_timeline *tl, track *t, const strata_op_span *sp, bool on_link)
+{
+    int64_t start_ns, end_ns;
+    int tid = place(tl, t, sp->start_s, sp->end_s, &start_ns, &end_ns);
+    tl->w->span(tl->ws, t, tid, start_ns, end_ns, sp, on_link);
 }
 
 void strata_timeline_span(strata_timeline *tl, const strata_op_span *sp)
 {
     const strata_results *r = tl->r;
-    span_event(tl, stream_track(tl, sp->stream), sp, NULL);
+    span_event(tl, stream_track(tl, sp->stream), sp, false);
     if (sp->kind != STRATA_OP_COPY)
         return;
     bool placed = false;
@@ -511,12 +508,12 @@ void strata_timeline_span(strata_timeline *tl, const strata_op_span *sp)
     guint n_links = r->links ? r->links->len : 0;
     for (uint32_t i = 0; i < n; i++) /* in link order, as the route's links are sorted */
         if (links[i] < n_links) {
-            span_event(tl, link_track(tl, links[i]), sp, &tl->copy_cat);
+            span_event(tl, link_track(tl, links[i]), sp, true);
             placed = true;
         }
     if (!placed && sp->src_memory != sp->dst_memory) {
         char *name = g_strdup_printf("%s->%s", memory_name(r, sp->src_memory), memory_name(r, sp->dst_memory));
-        span_event(tl, get_track(tl, PID_LINKS, name), sp, &tl->copy_cat);
+        span_event(tl, get_track(tl, PID_LINKS, name), sp, true);
         g_free(name);
     }
 }
@@ -528,12 +525,11 @@ static const strata_jc_piece *tag_piece(const strata_timeline *tl, strata_tag ta
     return &tl->tag_names[MIN((unsigned)tag, (unsigned)STRATA_TAG__COUNT)];
 }
 
-static void buffer_event(strata_timeline *tl, const live_buffer *b, double end)
+static void json_buffer(void *w, const track *t, int tid, int64_t start_ns, int64_t end_ns, const live_buffer *b)
 {
-    track *t = cached_track(tl, tl->buffer_tracks, b->memory, PID_MEMORIES, memory_name(tl->r, (int32_t)b->memory),
-                            " buffers");
+    strata_timeline *tl = w;
     const strata_jc_piece *tag = tag_piece(tl, b->tag);
-    char *p = x_event(tl, t, b->start, end, tag, NULL, &tl->buffer_cat, EVENT_ROOM + tag->n);
+    char *p = x_event(tl, t, tid, start_ns, end_ns, tag, NULL, &tl->buffer_cat, EVENT_ROOM + tag->n);
     p = STRATA_JC_LIT(p, "{\"offset\":");
     p = strata_jc_u64(p, b->offset);
     p = STRATA_JC_LIT(p, ",\"size\":");
@@ -543,6 +539,15 @@ static void buffer_event(strata_timeline *tl, const live_buffer *b, double end)
     p = STRATA_JC_LIT(p, "\",\"buffer\":");
     p = strata_jc_u64(p, b->id);
     done(tl, STRATA_JC_LIT(p, "}}"));
+}
+
+static void buffer_event(strata_timeline *tl, const live_buffer *b, double end)
+{
+    track *t = cached_track(tl, tl->buffer_tracks, b->memory, PID_MEMORIES, memory_name(tl->r, (int32_t)b->memory),
+                            " buffers");
+    int64_t start_ns, end_ns;
+    int tid = place(tl, t, b->start, end, &start_ns, &end_ns);
+    tl->w->buffer(tl->ws, t, tid, start_ns, end_ns, b);
 }
 
 static uint64_t live_key(uint32_t memory, uint64_t id)
@@ -619,10 +624,13 @@ static void counters_cover(strata_timeline *tl, guint m)
     tl->n_mem = n;
 }
 
-static void add_counters(strata_timeline *tl, const strata_mem_sample *s)
+/* The JSON writer's counters: "NAME in use" {allocated, reserved}, and
+ * "NAME by tag" with every tag the memory has seen (the changed one's text
+ * printed again). */
+static void json_counters(void *w, const strata_mem_sample *s, int64_t ns, tag_count *row)
 {
+    strata_timeline *tl = w;
     const strata_jc_piece *mem = memory_piece(tl, (int32_t)s->memory);
-    int64_t ns = to_ns(s->t_s);
     char *p = begin_event(tl, EVENT_ROOM + mem->n);
     p = STRATA_JC_LIT(counter_head(tl, p, mem, " in use", ns), "\"allocated\":");
     char *allocated = p;
@@ -631,12 +639,9 @@ static void add_counters(strata_timeline *tl, const strata_mem_sample *s)
     p = STRATA_JC_LIT(p, ",\"reserved\":");
     p = s->reserved == s->allocated ? strata_jc_mem(p, allocated, digits) : strata_jc_u64(p, s->reserved);
     done(tl, STRATA_JC_LIT(p, "}}"));
-    if ((guint)s->tag >= STRATA_TAG__COUNT)
+    if (!row)
         return;
-    counters_cover(tl, s->memory);
-    tag_count *row = tl->by_tag + (gsize)s->memory * STRATA_TAG__COUNT, *changed = &row[s->tag];
-    changed->bytes += s->delta;
-    changed->seen = true;
+    tag_count *changed = &row[s->tag];
     changed->n = (uint8_t)strata_format_u64(changed->text, (uint64_t)MAX(changed->bytes, 0));
     p = counter_head(tl, begin_event(tl, EVENT_ROOM + mem->n + tl->tags_room), mem, " by tag", ns);
     size_t comma = 0; /* none before the first */
@@ -652,6 +657,18 @@ static void add_counters(strata_timeline *tl, const strata_mem_sample *s)
     done(tl, STRATA_JC_LIT(p, "}}"));
 }
 
+static void add_counters(strata_timeline *tl, const strata_mem_sample *s)
+{
+    tag_count *row = NULL;
+    if ((guint)s->tag < STRATA_TAG__COUNT) {
+        counters_cover(tl, s->memory);
+        row = tl->by_tag + (gsize)s->memory * STRATA_TAG__COUNT;
+        row[s->tag].bytes += s->delta;
+        row[s->tag].seen = true;
+    }
+    tl->w->counters(tl->ws, s, to_ns(s->t_s), row);
+}
+
 void strata_timeline_sample(strata_timeline *tl, const strata_mem_sample *s)
 {
     track_lifetime(tl, s);
@@ -660,13 +677,68 @@ void strata_timeline_sample(strata_timeline *tl, const strata_mem_sample *s)
 
 /* ---- the file ---------------------------------------------------------- */
 
+static void json_begin(void *w)
+{
+    strata_timeline *tl = w;
+    done(tl, STRATA_JC_LIT(room(tl, 64), "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
+}
+
+static void write_other_data(strata_timeline *tl);
+
+static bool json_finish(void *w)
+{
+    strata_timeline *tl = w;
+    write_other_data(tl);
+    return strata_tl_out_finish(&tl->o);
+}
+
+static const strata_tl_writer json_writer = {
+    .begin = json_begin, .process = json_process, .lane = json_lane, .span = json_span,
+    .buffer = json_buffer, .counters = json_counters, .finish = json_finish};
+
+/* The formats, by the file's extension (after a ".gz", which the output
+ * file compresses); the first is the default. */
+struct strata_timeline_format {
+    const char *name, *extension;
+    const strata_tl_writer *writer;
+};
+static const strata_timeline_format formats[] = {
+    {"json", ".json", &json_writer},
+    {"perfetto", ".pftrace", &strata_tl_perfetto},
+    {"perfetto", ".perfetto-trace", &strata_tl_perfetto},
+};
+
+const strata_timeline_format *strata_timeline_format_of(const char *path)
+{
+    size_t n = path ? strlen(path) : 0;
+    if (n > 3 && strcmp(path + n - 3, ".gz") == 0)
+        n -= 3;
+    for (size_t i = 0; i < G_N_ELEMENTS(formats); i++) {
+        size_t e = strlen(formats[i].extension);
+        if (n >= e && strncmp(path + n - e, formats[i].extension, e) == 0)
+            return &formats[i];
+    }
+    return &formats[0];
+}
+
+const char *strata_timeline_format_name(const strata_timeline_format *f)
+{
+    return f->name;
+}
+
 strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool spans, bool samples)
 {
+    return strata_timeline_new_as(&formats[0], out, r, spans, samples);
+}
+
+strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *out, const strata_results *r,
+                                        bool spans, bool samples)
+{
     strata_timeline *tl = g_new0(strata_timeline, 1);
-    tl->out = out;
     tl->r = r;
-    tl->cap = CHUNK;
-    tl->buf = g_malloc(tl->cap);
+    tl->w = f->writer;
+    tl->ws = tl->w->open ? tl->w->open(out, r) : tl;
+    strata_tl_out_init(&tl->o, out, CHUNK);
     tl->first_event = true;
     tl->ts_ns = -1;
     for (int k = 0; k <= STRATA_OP__COUNT; k++)
@@ -693,11 +765,10 @@ strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool sp
     tl->slots = g_array_new(FALSE, FALSE, sizeof(live_buffer));
     tl->order = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 
-    done(tl, STRATA_JC_LIT(room(tl, 64), "{\"displayTimeUnit\":\"ns\",\"traceEvents\":["));
+    tl->w->begin(tl->ws);
     const char *pnames[] = {NULL, "streams", "links", "memories"};
     for (int pid = PID_STREAMS; pid <= PID_MEMORIES; pid++) {
-        meta(tl, "process_name", pid, "name", pnames[pid], NULL, 0);
-        meta(tl, "process_sort_index", pid, "sort_index", NULL, NULL, pid);
+        tl->w->process(tl->ws, pid, pnames[pid], NULL, pid);
     }
     /* Tracks in the results' order: streams, links, then each memory. */
     if (spans) {
@@ -755,9 +826,7 @@ bool strata_timeline_finish(strata_timeline *tl)
         const live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
         buffer_event(tl, b, MAX(tl->r->makespan_s, b->start));
     }
-    write_other_data(tl);
-    flush_out(tl);
-    return fflush(tl->out) == 0 && !ferror(tl->out);
+    return tl->w->finish(tl->ws);
 }
 
 void strata_timeline_free(strata_timeline *tl)
@@ -765,7 +834,9 @@ void strata_timeline_free(strata_timeline *tl)
     if (!tl)
         return;
     assert(tracks_ok(tl)); /* invariant 1 */
-    g_free(tl->buf);
+    if (tl->w->free)
+        tl->w->free(tl->ws);
+    g_free(tl->o.buf);
     for (int k = 0; k <= STRATA_OP__COUNT; k++)
         strata_jc_piece_clear(&tl->kind_names[k]);
     for (int t = 0; t <= STRATA_TAG__COUNT; t++)
@@ -797,7 +868,7 @@ bool strata_results_write_timeline(const strata_results *r, const char *path, GE
     strata_outfile *of = strata_outfile_open(path, err);
     if (!of)
         return false;
-    if (!strata_results_write_timeline_to(r, strata_outfile_stream(of))) {
+    if (!strata_results_write_timeline_as(r, strata_timeline_format_of(path), strata_outfile_stream(of))) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: cannot write the timeline", path);
         strata_outfile_abort(of);
         return false;
@@ -805,9 +876,9 @@ bool strata_results_write_timeline(const strata_results *r, const char *path, GE
     return strata_outfile_commit(of, err);
 }
 
-bool strata_results_write_timeline_to(const strata_results *r, FILE *out)
+bool strata_results_write_timeline_as(const strata_results *r, const strata_timeline_format *f, FILE *out)
 {
-    strata_timeline *tl = strata_timeline_new(out, r, r->spans != NULL, r->mem_samples != NULL);
+    strata_timeline *tl = strata_timeline_new_as(f, out, r, r->spans != NULL, r->mem_samples != NULL);
     for (guint i = 0; r->spans && i < r->spans->len; i++)
         strata_timeline_span(tl, &g_array_index(r->spans, strata_op_span, i));
     for (guint i = 0; r->mem_samples && i < r->mem_samples->len; i++)

@@ -1,6 +1,7 @@
 /*
  * timeline.h: a run's spans and memory samples written as a Chrome
- * trace-event / Perfetto JSON timeline while the run makes them.
+ * trace-event / Perfetto JSON timeline, or as a Perfetto protobuf trace,
+ * while the run makes them.
  *
  * A timeline is opened on a stream with the results it describes, whose
  * memories, links and streams must already be listed (their names name the
@@ -12,7 +13,9 @@
  * results the same way.
  *
  * Invariants: the bytes depend only on the sequence of calls; the output is
- * one JSON object once finished, and no valid JSON before.
+ * one JSON object once finished, and no valid JSON before (JSON); the
+ * formats carry the same slices on the same tracks and lanes, and the same
+ * counter values at the same times.
  */
 #ifndef STRATA_TIMELINE_H
 #define STRATA_TIMELINE_H
@@ -22,15 +25,29 @@
 #include "results/results.h"
 
 typedef struct strata_timeline strata_timeline;
+typedef struct strata_timeline_format strata_timeline_format; /* a row of the table of formats */
+
+/* The format of a timeline written to path, by its extension (a ".gz"
+ * after it aside): ".pftrace" and ".perfetto-trace" Perfetto's protobuf
+ * trace (TrackEvent packets; timeline_perfetto.c), anything else Chrome
+ * trace-event JSON. Never NULL. */
+const strata_timeline_format *strata_timeline_format_of(const char *path);
+const char *strata_timeline_format_name(const strata_timeline_format *f); /* "json", "perfetto" */
 
 /* Starts the file on out (borrowed). r (borrowed until finish) names the
  * tracks: one per stream and link when spans will come, one per memory's
  * buffers when samples will. */
 strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool spans, bool samples);
+/* The same in format f (strata_timeline_new: JSON). */
+strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *out, const strata_results *r,
+                                        bool spans, bool samples);
 void strata_timeline_span(strata_timeline *tl, const strata_op_span *s);
 void strata_timeline_sample(strata_timeline *tl, const strata_mem_sample *s);
 /* Ends the file; false when a write failed (ferror on the stream). */
 bool strata_timeline_finish(strata_timeline *tl);
 void strata_timeline_free(strata_timeline *tl);
+/* strata_results_write_timeline (results.h) onto an open stream, in format f;
+ * false when a write failed (ferror). */
+bool strata_results_write_timeline_as(const strata_results *r, const strata_timeline_format *f, FILE *out);
 
 #endif

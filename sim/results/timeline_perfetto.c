@@ -1,0 +1,506 @@
+/*
+ * timeline_perfetto.c: the timeline as Perfetto's own protobuf trace
+ * (`--timeline T.pftrace`; the writer row strata_tl_perfetto of
+ * timeline_writer.h), the format ui.perfetto.dev and trace_processor read
+ * natively: a Trace's TracePackets on one sequence (trusted_packet_sequence_id
+ * 1), in the schema vendored in third_party/perfetto/perfetto_trace.proto.
+ *
+ * Layout (the JSON writer's, timeline.c):
+ *   - a process track per JSON process (TrackDescriptor.process: pid, name,
+ *     sort index) and a thread track per lane (TrackDescriptor.thread: pid,
+ *     tid, "NAME" or "NAME #N", sort index when it fits an int32), uuid 2 tid;
+ *   - a slice per JSON "X" event: TYPE_SLICE_BEGIN at its start (name,
+ *     category, args as debug annotations) and TYPE_SLICE_END at its end on
+ *     the lane's track, both written at once (the lane's next event starts
+ *     at or after this end); times are whole nanoseconds, absolute;
+ *   - a counter track per JSON counter series, named as Perfetto names a
+ *     JSON counter's series ("hbm in use allocated", "hbm in use reserved",
+ *     "hbm by tag weights"), under the "memories" process: allocated and
+ *     reserved at every sample, a tag's bytes at each sample that changes
+ *     them (a counter holds its value until the next, so the series are the
+ *     JSON's), all three in one packet (counter_value and the track event's
+ *     extra counter values); uuid 2 k + 1;
+ *   - names of kinds and tags, the categories and the args' names are
+ *     interned once in the first packet (SEQ_INCREMENTAL_STATE_CLEARED);
+ *     a span with a label is named "KIND LABEL" in full.
+ * The JSON's "otherData" (producer, hardware, status, makespan) is not
+ * written: the results JSON has them.
+ *
+ * Encoding: the rare packets (process and counter tracks, interned data)
+ * are built as protobuf-c messages and packed by protobuf-c. The events (a
+ * few per op) and the lanes' tracks (up to a fifth of the events: every
+ * buffer alive at once has a lane) are written field by field: protobuf-c's reflective pack costs about
+ * 1,800 instructions a packet (callgrind, a begin with 4 args and its end:
+ * 3,600), several times the JSON writer's cost of an event, which would
+ * defeat the format's purpose. Their field tags are taken from protobuf-c's
+ * descriptors of the vendored schema at open, not written here; lengths of
+ * nested messages are redundant varints of a width fixed beforehand, as
+ * Perfetto's own protozero writes them. The tests unpack the file with
+ * protobuf-c.
+ *
+ * Invariants: the bytes depend only on the calls; every track is described
+ * before the first event on it; each lane's slices come in time order.
+ */
+#include <stddef.h>
+#include <string.h>
+#include "core/units.h"
+#include "perfetto_trace.pb-c.h"
+#include "results/timeline_writer.h"
+
+enum { CHUNK = 1 << 16 };              /* bytes of pending output written at once */
+enum { EVENT_ROOM = 96 };              /* a packet's bytes besides its names and args */
+enum { ARG_ROOM = 16 };                /* an integer arg's bytes at most */
+enum { PROCESS_UUID = 1 };             /* process P: uuid PROCESS_UUID << 40 | P */
+/* Interned ids: names of kinds 1..N+1 (N = STRATA_OP__COUNT, "?" last),
+ * then of tags; categories of kinds, then copy and buffer; args' names. */
+enum { NAME_TAG0 = STRATA_OP__COUNT + 2, CAT_COPY = STRATA_OP__COUNT + 2, CAT_BUFFER };
+enum { ARG_OP = 1, ARG_LINE, ARG_BYTES, ARG_FROM, ARG_TO, ARG_MEMORY, ARG_OFFSET, ARG_SIZE, ARG_TAG, ARG_BUFFER,
+       ARG__END };
+enum { SERIES_ALLOCATED, SERIES_RESERVED, SERIES_TAG0, SERIES_N = SERIES_TAG0 + STRATA_TAG__COUNT };
+
+/* Field tags (number << 3 | wire type), from the schema's descriptors. */
+typedef struct tags {
+    uint32_t packet;                                   /* Trace */
+    uint32_t timestamp, track_event, sequence, flags;  /* TracePacket */
+    uint32_t type, track_uuid, name_iid, name, category, counter, annotation; /* TrackEvent */
+    uint32_t extra_uuid, extra_value;                  /* TrackEvent's extra counters */
+    uint32_t arg_name, arg_uint, arg_string;           /* DebugAnnotation */
+    uint32_t track_descriptor, uuid, thread;           /* TracePacket, TrackDescriptor */
+    uint32_t pid, tid, thread_name, sort;              /* ThreadDescriptor */
+} tags;
+
+typedef struct pf_writer {
+    strata_tl_out o;     /* pending output */
+    const strata_results *r;
+    tags t;
+    uint64_t *series;    /* per memory, per series: its counter track's uuid (0: none yet) */
+    guint n_series_mem;
+    uint64_t next_counter;
+} pf_writer;
+
+/* ---- encoding ---------------------------------------------------------- */
+
+static uint32_t tag_of(const ProtobufCMessageDescriptor *d, const char *field)
+{
+    const ProtobufCFieldDescriptor *f = protobuf_c_message_descriptor_get_field_by_name(d, field);
+    g_assert(f);
+    uint32_t wire = f->type == PROTOBUF_C_TYPE_STRING || f->type == PROTOBUF_C_TYPE_BYTES ||
+                            f->type == PROTOBUF_C_TYPE_MESSAGE
+                        ? 2
+                        : 0;
+    return f->id << 3 | wire;
+}
+
+/* Where each tag goes in `tags`, and its message and field. */
+#define TAG(member, message, name) {offsetof(tags, member), &perfetto__protos__##message##__descriptor, name}
+static const struct {
+    size_t at;
+    const ProtobufCMessageDescriptor *message;
+    const char *field;
+} tag_fields[] = {
+    TAG(packet, trace, "packet"),
+    TAG(timestamp, trace_packet, "timestamp"),
+    TAG(track_event, trace_packet, "track_event"),
+    TAG(sequence, trace_packet, "trusted_packet_sequence_id"),
+    TAG(flags, trace_packet, "sequence_flags"),
+    TAG(track_descriptor, trace_packet, "track_descriptor"),
+    TAG(type, track_event, "type"),
+    TAG(track_uuid, track_event, "track_uuid"),
+    TAG(name_iid, track_event, "name_iid"),
+    TAG(name, track_event, "name"),
+    TAG(category, track_event, "category_iids"),
+    TAG(counter, track_event, "counter_value"),
+    TAG(annotation, track_event, "debug_annotations"),
+    TAG(extra_uuid, track_event, "extra_counter_track_uuids"),
+    TAG(extra_value, track_event, "extra_counter_values"),
+    TAG(arg_name, debug_annotation, "name_iid"),
+    TAG(arg_uint, debug_annotation, "uint_value"),
+    TAG(arg_string, debug_annotation, "string_value"),
+    TAG(uuid, track_descriptor, "uuid"),
+    TAG(thread, track_descriptor, "thread"),
+    TAG(pid, thread_descriptor, "pid"),
+    TAG(tid, thread_descriptor, "tid"),
+    TAG(thread_name, thread_descriptor, "thread_name"),
+    TAG(sort, thread_descriptor, "legacy_sort_index"),
+};
+#undef TAG
+
+static void find_tags(tags *t)
+{
+    for (size_t i = 0; i < G_N_ELEMENTS(tag_fields); i++)
+        *(uint32_t *)(void *)((char *)t + tag_fields[i].at) = tag_of(tag_fields[i].message, tag_fields[i].field);
+}
+
+static inline uint8_t *varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+static inline uint8_t *field(uint8_t *p, uint32_t tag, uint64_t v)
+{
+    return varint(varint(p, tag), v);
+}
+
+/* Bytes of a length field that holds any length up to bound. */
+static inline int width_for(size_t bound)
+{
+    return bound < 1u << 7 ? 1 : bound < 1u << 14 ? 2 : bound < 1u << 21 ? 3 : 4;
+}
+
+/* The length of the bytes from at + width to end, in width bytes. */
+static inline void put_length(uint8_t *at, const uint8_t *end, int width)
+{
+    size_t v = (size_t)(end - at - width);
+    for (int i = 0; i < width - 1; i++, v >>= 7)
+        at[i] = (uint8_t)(v | 0x80);
+    at[width - 1] = (uint8_t)v;
+}
+
+static inline uint8_t *room(pf_writer *w, size_t n)
+{
+    return (uint8_t *)strata_tl_out_room(&w->o, n);
+}
+
+/* A TracePacket packed by protobuf-c, as a Trace of one packet. */
+static void put_message(pf_writer *w, Perfetto__Protos__TracePacket *pkt)
+{
+    pkt->optional_trusted_packet_sequence_id_case =
+        PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
+    pkt->trusted_packet_sequence_id = 1;
+    Perfetto__Protos__Trace trace = PERFETTO__PROTOS__TRACE__INIT;
+    trace.n_packet = 1;
+    trace.packet = &pkt;
+    size_t n = protobuf_c_message_get_packed_size(&trace.base);
+    w->o.len += protobuf_c_message_pack(&trace.base, room(w, n));
+}
+
+/* A track's descriptor packet. */
+static void put_track(pf_writer *w, Perfetto__Protos__TrackDescriptor *track)
+{
+    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR;
+    pkt.track_descriptor = track;
+    put_message(w, &pkt);
+}
+
+/* An event packet being written: where its two lengths go. */
+typedef struct open_event {
+    uint8_t *packet, *event;
+    int width;
+} open_event;
+
+/* Starts a packet at ns with a track event of type on track uuid, with room
+ * for `body` more bytes of the event; interned: it refers to interned names. */
+static uint8_t *begin_event(pf_writer *w, open_event *o, size_t body, int64_t ns, int type, uint64_t uuid, bool interned)
+{
+    size_t bound = body + EVENT_ROOM;
+    o->width = width_for(bound);
+    uint8_t *p = varint(room(w, bound + 16), w->t.packet);
+    o->packet = p;
+    p = field(p + o->width, w->t.timestamp, (uint64_t)ns);
+    p = field(p, w->t.sequence, 1);
+    if (interned)
+        p = field(p, w->t.flags, PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE);
+    p = varint(p, w->t.track_event);
+    o->event = p;
+    p = field(p + o->width, w->t.type, (uint64_t)type);
+    return field(p, w->t.track_uuid, uuid);
+}
+
+static void end_event(pf_writer *w, const open_event *o, uint8_t *end)
+{
+    put_length(o->event, end, o->width);
+    put_length(o->packet, end, o->width);
+    w->o.len = (size_t)(end - (uint8_t *)w->o.buf);
+}
+
+static uint8_t *arg_uint(const pf_writer *w, uint8_t *p, uint64_t name, uint64_t v)
+{
+    p = varint(p, w->t.annotation);
+    uint8_t *len = p++;
+    p = field(field(p, w->t.arg_name, name), w->t.arg_uint, v);
+    put_length(len, p, 1);
+    return p;
+}
+
+static uint8_t *arg_string(const pf_writer *w, uint8_t *p, uint64_t name, const char *s, size_t n)
+{
+    int width = width_for(n + 2 * ARG_ROOM); /* name_iid, the tag and length of the string */
+    p = varint(p, w->t.annotation);
+    uint8_t *len = p;
+    p = field(field(p + width, w->t.arg_name, name), w->t.arg_string, n);
+    memcpy(p, s, n);
+    put_length(len, p + n, width);
+    return p + n;
+}
+
+/* ---- tracks ------------------------------------------------------------ */
+
+static const char *memory_name(const strata_results *r, int32_t index)
+{
+    if (index < 0 || !r->memories || (guint)index >= r->memories->len)
+        return "?";
+    return g_array_index(r->memories, strata_memory_result, index).name;
+}
+
+static const char *tag_name(int t)
+{
+    return t == STRATA_TAG_NONE ? "untagged" : strata_tag_name((strata_tag)t);
+}
+
+static void pf_process(void *ws, int pid, const char *name_a, const char *name_b, long sort)
+{
+    pf_writer *w = ws;
+    char *name = g_strconcat(name_a, name_b, NULL);
+    Perfetto__Protos__ProcessDescriptor proc = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
+    proc.has_pid = proc.has_legacy_sort_index = true;
+    proc.pid = pid;
+    proc.process_name = name;
+    proc.legacy_sort_index = (int32_t)sort;
+    Perfetto__Protos__TrackDescriptor track = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+    track.has_uuid = true;
+    track.uuid = (uint64_t)PROCESS_UUID << 40 | (uint64_t)pid;
+    track.process = &proc;
+    put_track(w, &track);
+    g_free(name);
+}
+
+/* A lane's thread track (a track descriptor per lane: written field by
+ * field too, as lanes can be a fifth of the events). */
+static void pf_lane(void *ws, const strata_tl_track *t, int tid, guint index, long sort)
+{
+    pf_writer *w = ws;
+    const tags *g = &w->t;
+    size_t name_n = strlen(t->name), bound = name_n + EVENT_ROOM;
+    int width = width_for(bound);
+    uint8_t *p = varint(room(w, bound + 16), g->packet), *packet = p;
+    p = field(p + width, g->sequence, 1);
+    p = varint(p, g->track_descriptor);
+    uint8_t *track = p;
+    p = field(p + width, g->uuid, 2 * (uint64_t)tid);
+    p = varint(p, g->thread);
+    uint8_t *thread = p;
+    p = field(field(p + width, g->pid, (uint64_t)(int64_t)t->pid), g->tid, (uint64_t)tid);
+    if (sort >= 0 && sort <= INT32_MAX)
+        p = field(p, g->sort, (uint64_t)sort);
+    char number[STRATA_U64_DIGITS];
+    size_t number_n = index ? strata_format_u64(number, (uint64_t)index + 1) : 0;
+    p = field(p, g->thread_name, name_n + (index ? 2 + number_n : 0));
+    p = (uint8_t *)memcpy(p, t->name, name_n) + name_n;
+    if (index) {
+        *p++ = ' ';
+        *p++ = '#';
+        p = (uint8_t *)memcpy(p, number, number_n) + number_n;
+    }
+    put_length(thread, p, width);
+    put_length(track, p, width);
+    put_length(packet, p, width);
+    w->o.len = (size_t)(p - (uint8_t *)w->o.buf);
+}
+
+/* The uuid of memory m's counter series (described when first used). */
+static uint64_t series_uuid(pf_writer *w, uint32_t m, int series)
+{
+    if (m >= w->n_series_mem) {
+        guint n = MAX(m + 1, 2 * w->n_series_mem);
+        w->series = g_renew(uint64_t, w->series, (gsize)n * SERIES_N);
+        memset(w->series + (gsize)w->n_series_mem * SERIES_N, 0, (gsize)(n - w->n_series_mem) * SERIES_N * sizeof(uint64_t));
+        w->n_series_mem = n;
+    }
+    uint64_t *uuid = &w->series[(gsize)m * SERIES_N + (gsize)series];
+    if (*uuid)
+        return *uuid;
+    *uuid = 2 * ++w->next_counter + 1;
+    const char *mem = memory_name(w->r, (int32_t)m);
+    char *name = series == SERIES_ALLOCATED  ? g_strconcat(mem, " in use allocated", NULL)
+                 : series == SERIES_RESERVED ? g_strconcat(mem, " in use reserved", NULL)
+                                             : g_strconcat(mem, " by tag ", tag_name(series - SERIES_TAG0), NULL);
+    Perfetto__Protos__CounterDescriptor counter = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
+    counter.has_unit = true;
+    counter.unit = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__UNIT__UNIT_SIZE_BYTES;
+    Perfetto__Protos__TrackDescriptor track = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
+    track.has_uuid = track.has_parent_uuid = true;
+    track.uuid = *uuid;
+    track.parent_uuid = (uint64_t)PROCESS_UUID << 40 | 3; /* "memories" (timeline.c's PID_MEMORIES) */
+    track.static_or_dynamic_name_case = PERFETTO__PROTOS__TRACK_DESCRIPTOR__STATIC_OR_DYNAMIC_NAME_NAME;
+    track.name = name;
+    track.counter = &counter;
+    put_track(w, &track);
+    g_free(name);
+    return *uuid;
+}
+
+/* ---- events ------------------------------------------------------------ */
+
+/* The slice's end, right after its begin on the same lane. */
+static void slice_end(pf_writer *w, uint64_t uuid, int64_t end_ns)
+{
+    open_event o;
+    uint8_t *p = begin_event(w, &o, 0, end_ns, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END, uuid, false);
+    end_event(w, &o, p);
+}
+
+static void pf_span(void *ws, const strata_tl_track *t, int tid, int64_t start_ns, int64_t end_ns,
+                    const strata_op_span *sp, bool on_link)
+{
+    (void)t;
+    pf_writer *w = ws;
+    unsigned kind = MIN((unsigned)sp->kind, (unsigned)STRATA_OP__COUNT);
+    const char *label = sp->label && *sp->label ? sp->label : NULL;
+    const char *kind_name = strata_op_kind_name((strata_op_kind)kind);
+    size_t kind_n = label ? strlen(kind_name) : 0, label_n = label ? strlen(label) : 0;
+    const char *m1 = NULL, *m2 = NULL;
+    if (sp->kind == STRATA_OP_COPY) {
+        m1 = memory_name(w->r, sp->src_memory);
+        m2 = memory_name(w->r, sp->dst_memory);
+    } else if (sp->memory >= 0) {
+        m1 = memory_name(w->r, sp->memory);
+    }
+    size_t m1_n = m1 ? strlen(m1) : 0, m2_n = m2 ? strlen(m2) : 0;
+    uint64_t uuid = 2 * (uint64_t)tid;
+    open_event o;
+    uint8_t *p = begin_event(w, &o, kind_n + label_n + m1_n + m2_n + 8 * ARG_ROOM, start_ns,
+                             PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, uuid, true);
+    if (label) {
+        p = field(p, w->t.name, kind_n + 1 + label_n);
+        p = (uint8_t *)memcpy(p, kind_name, kind_n) + kind_n;
+        *p++ = ' ';
+        p = (uint8_t *)memcpy(p, label, label_n) + label_n;
+    } else {
+        p = field(p, w->t.name_iid, kind + 1);
+    }
+    p = field(p, w->t.category, on_link ? CAT_COPY : kind + 1);
+    p = arg_uint(w, p, ARG_OP, sp->op_index);
+    p = arg_uint(w, p, ARG_LINE, sp->line);
+    p = arg_uint(w, p, ARG_BYTES, sp->bytes);
+    if (m2) {
+        p = arg_string(w, p, ARG_FROM, m1, m1_n);
+        p = arg_string(w, p, ARG_TO, m2, m2_n);
+    } else if (m1) {
+        p = arg_string(w, p, ARG_MEMORY, m1, m1_n);
+    }
+    end_event(w, &o, p);
+    slice_end(w, uuid, end_ns);
+}
+
+static void pf_buffer(void *ws, const strata_tl_track *t, int tid, int64_t start_ns, int64_t end_ns,
+                      const strata_tl_buffer *b)
+{
+    (void)t;
+    pf_writer *w = ws;
+    unsigned tag = MIN((unsigned)b->tag, (unsigned)STRATA_TAG__COUNT);
+    const char *tag_text = tag_name((int)tag);
+    size_t tag_n = strlen(tag_text);
+    uint64_t uuid = 2 * (uint64_t)tid;
+    open_event o;
+    uint8_t *p = begin_event(w, &o, tag_n + 6 * ARG_ROOM, start_ns, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN,
+                             uuid, true);
+    p = field(p, w->t.name_iid, NAME_TAG0 + tag);
+    p = field(p, w->t.category, CAT_BUFFER);
+    p = arg_uint(w, p, ARG_OFFSET, b->offset);
+    p = arg_uint(w, p, ARG_SIZE, b->size);
+    p = arg_string(w, p, ARG_TAG, tag_text, tag_n);
+    p = arg_uint(w, p, ARG_BUFFER, b->id);
+    end_event(w, &o, p);
+    slice_end(w, uuid, end_ns);
+}
+
+/* A sample's counters in one packet: allocated on the event's own track,
+ * reserved and the tag's bytes as extra counter values on theirs. */
+static void pf_counters(void *ws, const strata_mem_sample *s, int64_t ns, strata_tl_tag_count *row)
+{
+    pf_writer *w = ws;
+    const tags *g = &w->t;
+    uint64_t allocated = series_uuid(w, s->memory, SERIES_ALLOCATED);
+    uint64_t reserved = series_uuid(w, s->memory, SERIES_RESERVED);
+    uint64_t tag = row ? series_uuid(w, s->memory, SERIES_TAG0 + (int)s->tag) : 0;
+    open_event o;
+    uint8_t *p = begin_event(w, &o, 6 * ARG_ROOM, ns, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER, allocated, false);
+    p = field(p, g->counter, (uint64_t)s->allocated);
+    p = field(field(p, g->extra_uuid, reserved), g->extra_value, (uint64_t)s->reserved);
+    if (row)
+        p = field(field(p, g->extra_uuid, tag), g->extra_value, (uint64_t)MAX(row[s->tag].bytes, 0));
+    end_event(w, &o, p);
+}
+
+/* ---- the file ---------------------------------------------------------- */
+
+static void *pf_open(FILE *out, const strata_results *r)
+{
+    pf_writer *w = g_new0(pf_writer, 1);
+    strata_tl_out_init(&w->o, out, CHUNK);
+    w->r = r;
+    find_tags(&w->t);
+    return w;
+}
+
+/* The first packet: the names every event refers to, interned. */
+static void pf_begin(void *ws)
+{
+    pf_writer *w = ws;
+    enum { N_NAMES = NAME_TAG0 + STRATA_TAG__COUNT, N_CATS = CAT_BUFFER, N_ARGS = ARG__END - 1 };
+    Perfetto__Protos__EventName names[N_NAMES], *name_p[N_NAMES];
+    Perfetto__Protos__EventCategory cats[N_CATS], *cat_p[N_CATS];
+    Perfetto__Protos__DebugAnnotationName args[N_ARGS], *arg_p[N_ARGS];
+    static const char *const arg_names[N_ARGS] = {"op",     "line", "bytes", "from", "to",
+                                                  "memory", "offset", "size", "tag",  "buffer"};
+    for (int i = 0; i < N_NAMES; i++) {
+        perfetto__protos__event_name__init(&names[i]);
+        names[i].has_iid = true;
+        names[i].iid = (uint64_t)i + 1;
+        names[i].name = (char *)(i <= STRATA_OP__COUNT ? strata_op_kind_name((strata_op_kind)i)
+                                                       : tag_name(i + 1 - NAME_TAG0));
+        name_p[i] = &names[i];
+    }
+    for (int i = 0; i < N_CATS; i++) {
+        perfetto__protos__event_category__init(&cats[i]);
+        cats[i].has_iid = true;
+        cats[i].iid = (uint64_t)i + 1;
+        cats[i].name = (char *)(i + 1 == CAT_COPY     ? "copy"
+                                : i + 1 == CAT_BUFFER ? "buffer"
+                                                      : strata_op_kind_name((strata_op_kind)i));
+        cat_p[i] = &cats[i];
+    }
+    for (int i = 0; i < N_ARGS; i++) {
+        perfetto__protos__debug_annotation_name__init(&args[i]);
+        args[i].has_iid = true;
+        args[i].iid = (uint64_t)i + 1;
+        args[i].name = (char *)arg_names[i];
+        arg_p[i] = &args[i];
+    }
+    Perfetto__Protos__InternedData interned = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+    interned.n_event_names = N_NAMES;
+    interned.event_names = name_p;
+    interned.n_event_categories = N_CATS;
+    interned.event_categories = cat_p;
+    interned.n_debug_annotation_names = N_ARGS;
+    interned.debug_annotation_names = arg_p;
+    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    pkt.interned_data = &interned;
+    pkt.has_sequence_flags = true;
+    pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
+    put_message(w, &pkt);
+}
+
+static bool pf_finish(void *ws)
+{
+    pf_writer *w = ws;
+    return strata_tl_out_finish(&w->o);
+}
+
+static void pf_free(void *ws)
+{
+    pf_writer *w = ws;
+    g_free(w->o.buf);
+    g_free(w->series);
+    g_free(w);
+}
+
+const strata_tl_writer strata_tl_perfetto = {
+    .open = pf_open, .begin = pf_begin, .process = pf_process, .lane = pf_lane, .span = pf_span,
+    .buffer = pf_buffer, .counters = pf_counters, .finish = pf_finish, .free = pf_free};
