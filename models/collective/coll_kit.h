@@ -123,7 +123,8 @@ int32_t coll_dtree_parent(uint32_t nodes, uint32_t node, uint32_t tree, uint32_t
 void coll_nccl_tree(const strata_coll_sched *s, uint32_t tree, uint32_t head, const uint8_t *chain, int32_t *parent);
 /* A tree all-reduce of [lo, lo + len) over parent[] (-1: the root, -2: a
  * rank not in the tree) in chunks of `chunk`, from round0: up steps on
- * lanes lane0 and lane0 + 2 (a rank's first and second child; fused
+ * lanes lane0 and lane0 + 2 (a rank's first and second child: its child
+ * in its own domain first where it has one, else in rank order; fused
  * reductions on the next), down steps on lane0 + 4; returns the rounds. */
 uint32_t coll_tree_pipeline(strata_coll_sched *s, const int32_t *parent, uint64_t lo, uint64_t len, uint64_t chunk,
                             uint32_t round0, uint32_t lane0);
