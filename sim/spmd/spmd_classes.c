@@ -7,8 +7,8 @@
  * built as the PHASES expansion builds it, and refuses what has no
  * symmetry (device=, an explicit instance, an option of one, a host
  * memory). Then, per mesh axis, rotations of its coordinate (by each
- * divisor of its size, least first, then within blocks: find_generators)
- * are tried as symmetries: on the hardware (every link's image, found by its ends,
+ * divisor of its size, least first, then within blocks, then the blocks'
+ * mirror: find_generators) are tried as symmetries: on the hardware (every link's image, found by its ends,
  * has the same figures: a permutation of directed links), on every
  * schedule (the multiset of its steps over all groups, as (round,
  * sender, receiver, move), is the same after moving every device), and on
