@@ -16,7 +16,8 @@
  *
  * Clusters (issue 40): the network tier takes part (NICs, rails' leaves, a
  * spine whose uplinks a symmetry keeps: their weight, derived by hand),
- * and lanes permute with the devices (NCCL's tree); classes equal steps.
+ * and lanes permute with the devices (NCCL's tree, whose tree 1 is tree
+ * 0's mirror: 4 classes for 8 nodes of 8); classes equal steps.
  *
  * What they give: on symmetric cases every figure of the full run (in
  * phases) comes out of the representatives: the makespan, every
@@ -78,6 +79,7 @@ static uint32_t classes_of(const char *hw_name, const char *const *overrides, co
  * algo= may follow), and a hierarchical one over four. */
 #define CLUSTER16 "strata-trace 1\noption mesh=data:16\nalloc buf 1MiB\nall-reduce buf axis=data"
 #define CLUSTER32 "strata-trace 1\noption mesh=data:32\nalloc buf 1MiB\nall-reduce buf axis=data algo=hierarchical\nfree buf\n"
+#define CLUSTER64 "strata-trace 1\noption mesh=data:64\nalloc buf 1MiB\nall-reduce buf axis=data\nfree buf\n"
 #define RING_ALL_REDUCE "strata-trace 1\noption mesh=data:8\nalloc buf 1MiB\nall-reduce buf axis=data\nfree buf\n"
 
 START_TEST(test_found)
@@ -86,6 +88,7 @@ START_TEST(test_found)
     static const char *const torus2x8[] = {"interconnect.ici.dims=2x8", NULL};
     static const char *const spine32[] = {"hardware.devices=32", "network.ib.topology=switch",
                                           "network.ib.hosts_per_leaf=2", NULL};
+    static const char *const nodes8[] = {"hardware.devices=64", NULL};
     static const struct {
         const char *hw;
         const char *const *set;
@@ -115,9 +118,14 @@ START_TEST(test_found)
         /* two nodes of 8 on rails: NCCL's tree (16 channels, channel c's
          * chains from local rank c mod 8; c < 8 tree 0, node 0 its root)
          * maps onto itself rotating the local ranks, channel c's lanes
-         * onto channel c + 1's (of the same tree): one class per node,
-         * the nodes being root and leaf of each tree */
-        {"h100-2x8-ib", NULL, CLUSTER16 "\nfree buf\n", 2, "data+1/8~lanes", STRATA_SPMD_CLASSES, true},
+         * onto channel c + 1's (of the same tree); and swapping the nodes
+         * (a rotation of 2 nodes is their mirror) maps tree 0 onto tree
+         * 1, channel c's lanes onto channel c + 8's: one class */
+        {"h100-2x8-ib", NULL, CLUSTER16 "\nfree buf\n", 1, "data+8~lanes data+1/8~lanes", STRATA_SPMD_CLASSES, true},
+        /* eight nodes of 8: no rotation of the nodes maps the binary
+         * tree; its mirror (node k to 7 - k) maps tree 0 onto tree 1:
+         * 64 / (8 x 2) = 4 classes, nodes {0, 7}, {1, 6}, {2, 5}, {3, 4} */
+        {"h100-16x8-ib", nodes8, CLUSTER64, 4, "data+1/8~lanes data:mirror/8~lanes", STRATA_SPMD_CLASSES, true},
         /* the hierarchical schedule: swapping the nodes maps NICs and
          * rails too (the rails' leaves stay); one class */
         {"h100-2x8-ib", NULL, CLUSTER16 " algo=hierarchical\nfree buf\n", 1, "data+8 data+1/8", STRATA_SPMD_CLASSES, true},
@@ -335,6 +343,36 @@ START_TEST(test_cluster_agrees_with_steps)
 }
 END_TEST
 
+/* Issue 40's chain on h100-16x8-ib (NCCL's Tree/LL128, 16 channels), at
+ * 4 nodes of 8 (the steps of 8 nodes run more streams than a sanitized
+ * build's stacks allow): two all-reduces of 1 MiB (4 chunks of 18,000
+ * bytes a channel, fewer than twice the tree's height, at least 7: no
+ * round folds, so phases are steps). No rotation of the nodes maps the
+ * binary tree; the nodes' mirror (k to 3 - k) maps tree 0 onto tree 1:
+ * 32 / (8 x 2) = 2 classes, and they give the steps' figures (the
+ * makespan, each collective's time, peaks, port and link bytes, to
+ * 1e-9). Each class stands for 16 devices that run the same ops, so the
+ * classes hand out at most a 16th of the steps' ops. */
+START_TEST(test_tree_mirror_agrees_with_steps)
+{
+    char *dir = strata_test_temp_dir();
+    static const char *const chain[] = {"collective", "devices=32", "bytes=1MiB", "iters=2", NULL};
+    static const char *const sets[] = {"hardware.devices=32", NULL};
+    char *t = gen(dir, "chain", chain);
+    agree_with(dir, t, "configs/hw/h100-16x8-ib.ini", sets, "classes", "steps", LINKS);
+    figures c = run(dir, t, "configs/hw/h100-16x8-ib.ini", sets, "classes");
+    figures p = run(dir, t, "configs/hw/h100-16x8-ib.ini", sets, "steps");
+    JsonObject *cl = json_object_get_object_member(c.root, "classes");
+    ck_assert_int_eq(json_object_get_int_member(cl, "simulated_devices"), 2);
+    ck_assert_int_le(16 * json_object_get_int_member(c.root, "ops"), json_object_get_int_member(p.root, "ops"));
+    g_object_unref(c.parser);
+    g_object_unref(p.parser);
+    g_free(t);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("classes");
@@ -343,6 +381,7 @@ int main(void)
     tcase_add_test(tc, test_found);
     tcase_add_test(tc, test_agrees_with_phases);
     tcase_add_test(tc, test_cluster_agrees_with_steps);
+    tcase_add_test(tc, test_tree_mirror_agrees_with_steps);
     tcase_add_test(tc, test_link_weights);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

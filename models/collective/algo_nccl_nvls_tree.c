@@ -106,7 +106,7 @@ static uint32_t nvls_tree_schedule(strata_coll_sched *s, const strata_coll_shape
             for (uint32_t t = 0; t < 2; t++) {
                 uint64_t hlo = qlo + coll_chunk_off(qlen, 2, t), hlen = qlo + coll_chunk_off(qlen, 2, t + 1) - hlo;
                 if (hlen > 0)
-                    coll_tree_pipeline(s, parent + ((size_t)t * m + q) * n, hlo, hlen, hlen, k + 1, lane0 + 6 * t);
+                    coll_tree_pipeline(s, parent + ((size_t)t * m + q) * n, hlo, hlen, hlen, k + 1, lane0 + 6 * t, false);
             }
         }
         for (guint i = from; i < s->steps->len; i++)

@@ -31,7 +31,7 @@ static uint32_t nccl_tree_schedule(strata_coll_sched *s, const strata_coll_shape
     for (uint32_t c = 0; c < channels; c++) {
         uint64_t lo = coll_chunk_off(b, channels, c), len = coll_chunk_off(b, channels, c + 1) - lo;
         coll_nccl_tree(s, c / m % 2, c % m, NULL, parent);
-        uint32_t r = len > 0 ? coll_tree_pipeline(s, parent, lo, len, chunk, 0, 6 * c) : 0;
+        uint32_t r = len > 0 ? coll_tree_pipeline(s, parent, lo, len, chunk, 0, 6 * c, true) : 0;
         rounds = MAX(rounds, r);
     }
     g_free(parent);

@@ -117,7 +117,7 @@ static uint32_t tree_schedule(strata_coll_sched *s, const strata_coll_shape *sha
         uint64_t lo = coll_chunk_off(b, channels, c), len = coll_chunk_off(b, channels, c + 1) - lo;
         uint32_t tree = g > 32 ? c % g >= g / 2 : c / g % 2;
         coll_nccl_tree(s, tree, 0, shape->tune.rings + (size_t)(c % g) * m, parent);
-        uint32_t r = len > 0 ? coll_tree_pipeline(s, parent, lo, len, chunk, 0, 6 * c) : 0;
+        uint32_t r = len > 0 ? coll_tree_pipeline(s, parent, lo, len, chunk, 0, 6 * c, false) : 0;
         rounds = MAX(rounds, r);
     }
     g_free(parent);

@@ -123,10 +123,12 @@ int32_t coll_dtree_parent(uint32_t nodes, uint32_t node, uint32_t tree, uint32_t
 void coll_nccl_tree(const strata_coll_sched *s, uint32_t tree, uint32_t head, const uint8_t *chain, int32_t *parent);
 /* A tree all-reduce of [lo, lo + len) over parent[] (-1: the root, -2: a
  * rank not in the tree) in chunks of `chunk`, from round0: up steps on
- * lanes lane0 and lane0 + 2 (a rank's first and second child; fused
- * reductions on the next), down steps on lane0 + 4; returns the rounds. */
+ * lanes lane0 and lane0 + 2 (a rank's first and second child: in rank
+ * order, or with chain_first its child in its own domain first where it
+ * has one; fused reductions on the next), down steps on lane0 + 4;
+ * returns the rounds. */
 uint32_t coll_tree_pipeline(strata_coll_sched *s, const int32_t *parent, uint64_t lo, uint64_t len, uint64_t chunk,
-                            uint32_t round0, uint32_t lane0);
+                            uint32_t round0, uint32_t lane0, bool chain_first);
 /* NVLink's packet overhead (5/4) over the fraction of its data rate NVLS
  * reaches (efficiency; 0 or 1: all of it). */
 uint64_t coll_nvls_wire(uint64_t bytes, double efficiency);

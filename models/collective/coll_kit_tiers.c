@@ -267,15 +267,26 @@ static uint32_t tree_shape(uint32_t n, const int32_t *parent, uint32_t *height, 
 }
 
 uint32_t coll_tree_pipeline(strata_coll_sched *s, const int32_t *parent, uint64_t lo, uint64_t len, uint64_t chunk,
-                            uint32_t round0, uint32_t lane0)
+                            uint32_t round0, uint32_t lane0, bool chain_first)
 {
     uint32_t n = s->n, *height = g_new(uint32_t, n), *depth = g_new(uint32_t, n), *slot = g_new0(uint32_t, n);
     uint32_t *children = g_new0(uint32_t, n);
     uint32_t top = tree_shape(n, parent, height, depth);
+    bool *intra = g_new0(bool, n); /* a rank with a child in its own domain */
+    for (uint32_t r = 0; r < n; r++)
+        if (chain_first && parent[r] >= 0 && coll_same_domain(s, r, (uint32_t)parent[r]))
+            intra[parent[r]] = true;
+    /* A rank's children's slots: with chain_first, where it has a child in
+     * its own domain (NCCL's chain: at most one) and one across (the tree
+     * between domains: at most one), the chain's child first; otherwise in
+     * rank order. So NCCL's tree's slots, and the lanes they take, follow
+     * the tree's shape, not the domains' numbering: a mirror of the domains
+     * (its tree 1 of an even count, against tree 0) keeps them
+     * (spmd_classes.c). */
     for (uint32_t r = 0; r < n; r++)
         if (parent[r] >= 0) {
-            uint32_t earlier = children[parent[r]]++; /* once: MIN() evaluates its arguments twice */
-            slot[r] = MIN(earlier, 1u);
+            uint32_t p = (uint32_t)parent[r], earlier = children[p]++; /* once: MIN() evaluates its arguments twice */
+            slot[r] = intra[p] ? !coll_same_domain(s, r, p) : MIN(earlier, 1u);
         }
     uint64_t chunks = MAX(1, (len + chunk - 1) / chunk);
     for (uint64_t k = 0; k < chunks; k++) {
@@ -298,6 +309,7 @@ uint32_t coll_tree_pipeline(strata_coll_sched *s, const int32_t *parent, uint64_
     g_free(depth);
     g_free(slot);
     g_free(children);
+    g_free(intra);
     return (uint32_t)chunks - 1 + 2 * top;
 }
 

@@ -7,8 +7,8 @@
  * built as the PHASES expansion builds it, and refuses what has no
  * symmetry (device=, an explicit instance, an option of one, a host
  * memory). Then, per mesh axis, rotations of its coordinate (by each
- * divisor of its size, least first, then within blocks: find_generators)
- * are tried as symmetries: on the hardware (every link's image, found by its ends,
+ * divisor of its size, least first, then within blocks, then the blocks'
+ * mirror: find_generators) are tried as symmetries: on the hardware (every link's image, found by its ends,
  * has the same figures: a permutation of directed links), on every
  * schedule (the multiset of its steps over all groups, as (round,
  * sender, receiver, move), is the same after moving every device), and on
@@ -405,6 +405,19 @@ static void rotation(const strata_mesh *mesh, uint32_t axis, uint32_t r, uint32_
     }
 }
 
+/* perm = the mirror of mesh axis `axis`'s blocks of r consecutive
+ * coordinates: block j of nb to block nb - 1 - j, within a block in place. */
+static void block_mirror(const strata_mesh *mesh, uint32_t axis, uint32_t r, uint32_t *perm)
+{
+    uint32_t stride = 1, nb = strata_mesh_group_size(mesh, 1u << axis) / r;
+    for (uint32_t a = axis + 1; a < strata_mesh_axis_count(mesh); a++)
+        stride *= strata_mesh_group_size(mesh, 1u << a);
+    for (uint32_t d = 0; d < strata_mesh_devices(mesh); d++) {
+        uint32_t c = strata_mesh_coord(mesh, d, axis), block = c / r;
+        perm[d] = d - c * stride + ((nb - 1 - block) * r + c % r) * stride;
+    }
+}
+
 /* True when perm is a symmetry of the machine and of every collective
  * (with approx, of their steps: some route may not move onto its image's;
  * *exact then says whether every one does). */
@@ -446,7 +459,7 @@ static uint32_t find_generators(const strata_hw *hw, spmd_machine *m, const scan
     bool exact = true, lanes = false;
     uint32_t *perm = g_new(uint32_t, c->devices), found = 0, n_keys = 2 * strata_hw_link_count(hw);
     for (uint32_t a = 0; a < strata_mesh_axis_count(sc->mesh); a++) {
-        uint32_t size = strata_mesh_group_size(sc->mesh, 1u << a), limit = size;
+        uint32_t size = strata_mesh_group_size(sc->mesh, 1u << a), limit = size, block = 0;
         const char *axis = strata_mesh_axis_name(sc->mesh, a);
         for (uint32_t r = limit; r >= 2; r--) {
             if (limit % r != 0)
@@ -461,8 +474,23 @@ static uint32_t find_generators(const strata_hw *hw, spmd_machine *m, const scan
             adopt(c, m, perm, n_keys, exact, lanes, text, what); /* /r: within blocks of r */
             g_free(what);
             found++;
+            if (limit == size && r < size)
+                block = r; /* the first generator keeps the blocks of r: their digit has none */
             limit = k;
             r = k + 1; /* the next r divides k */
+        }
+        /* Then the mirror of those blocks, where they are an even count (an
+         * odd one keeps its middle block: not free). It acts on a digit no
+         * generator moves, so the group stays abelian and free. NCCL's
+         * trees: tree 1 of an even count of domains is tree 0's mirror. */
+        if (block && size / block % 2 == 0) {
+            block_mirror(sc->mesh, a, block, perm);
+            if (symmetry(hw, m, sc, perm, approx, &exact, &lanes)) {
+                char *what = g_strdup_printf("%s:mirror/%u", axis, block);
+                adopt(c, m, perm, n_keys, exact, lanes, text, what);
+                g_free(what);
+                found++;
+            }
         }
     }
     g_free(perm);

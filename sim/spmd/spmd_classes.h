@@ -19,10 +19,12 @@
  * device. Candidates are the rotations of each mesh axis by a divisor of
  * its size (the least that holds is kept), then within blocks of
  * consecutive coordinates (data+8 data+1/8: 64 devices whose symmetry
- * holds within each 8), each rotating one digit of the axis' coordinate
- * in a mixed radix, so G is a product of cyclic groups on distinct
- * digits: abelian, and free on the devices (no g but the identity fixes a
- * device), hence on directed links too.
+ * holds within each 8), then, where no rotation moves those blocks, their
+ * mirror if their count is even (data:mirror/8: NCCL's tree 1 is tree 0's
+ * mirror), each rotating (the mirror: reversing) one digit of the axis'
+ * coordinate in a mixed radix, so G is a product of cyclic groups on
+ * distinct digits: abelian, and free on the devices (no g but the
+ * identity fixes a device), hence on directed links too.
  *
  * Exactness: in the full run, the ops of device g(d) are those of d with
  * every name moved by g, and every copy's route is moved by g, so the
