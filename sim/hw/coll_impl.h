@@ -50,6 +50,7 @@
 #include "core/keyfile.h"
 #include "core/mesh.h"
 #include "hw/hw.h"
+#include "hw/coll_host.h"
 #include "hw/nccl_tuning.h"
 
 struct hw_load_ctx; /* the loader's (hw_internal.h) */
@@ -68,7 +69,9 @@ typedef strata_key_def strata_coll_impl_key;
  * RCCL's: whether an MSCCL algorithm runs instead of algo, and the rings of
  * the topology model it matched (ring r's rank at position i is
  * rings[r * ring_len + i], ranks of one domain; owned by the model; NULL:
- * none, the library searches its own). */
+ * none, the library searches its own); the host side of the launch when
+ * one process drives several GPUs (coll_host.h: GPUs per process, the
+ * host's time per communicator's plan and launch; 1 GPU: no delay). */
 typedef struct strata_coll_tuning {
     strata_nccl_algo algo;
     strata_nccl_proto proto;
@@ -85,6 +88,7 @@ typedef struct strata_coll_tuning {
     bool msccl;
     const uint8_t *rings;
     uint32_t n_rings, ring_len;
+    strata_coll_host host;
 } strata_coll_tuning;
 
 struct strata_coll_impl {

@@ -8,8 +8,9 @@
  * multicasts (NVLink SHARP, NCCL's NVLS algorithm), the host CPU (LL's
  * cap and the network's overhead across nodes), NCCL_ALGO / NCCL_PROTO
  * as a run may set them, and the NCCL release whose tuning tables choose
- * (nccl_version, nccl_versions.h; default the newest), and NCCL_MIN_CTAS
- * as a run may set it (nccl_min_ctas). Across nodes NCCL's view of the NICs
+ * (nccl_version, nccl_versions.h; default the newest), NCCL_MIN_CTAS
+ * as a run may set it (nccl_min_ctas), and the process layout with the
+ * host's time per communicator (coll_host.h). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics).
  * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
  * choice for the others).
@@ -33,6 +34,7 @@ typedef struct nccl_params {
     uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
     const strata_nccl_version *version;
     uint32_t min_ctas;         /* NCCL_MIN_CTAS (0: unset) */
+    strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
 } nccl_params;
 
 static const strata_coll_impl_key nccl_keys[] = {
@@ -51,6 +53,7 @@ static const strata_coll_impl_key nccl_keys[] = {
                             "or 2.MINOR.PATCH; default: the newest, 2.30)"},
     {"nccl_min_ctas", false, "collectives = nccl: NCCL_MIN_CTAS as a run sets it, the least channels NCCL runs, 1 to "
                              "32 (default: unset)"},
+    STRATA_COLL_HOST_KEYS("nccl"),
     {NULL, false, NULL},
 };
 
@@ -86,7 +89,8 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
     ok = ok && hw_coll_impl_cpu(ctx, group, "nccl_cpu", STRATA_NCCL_INTEL, &p->cpu, err) &&
          hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err) &&
-         hw_get_count(ctx, group, "nccl_min_ctas", 1, 32, 0, NULL, &p->min_ctas, err);
+         hw_get_count(ctx, group, "nccl_min_ctas", 1, 32, 0, NULL, &p->min_ctas, err) &&
+         hw_coll_host_load(ctx, group, "nccl", &p->host, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
     return p;
@@ -123,6 +127,7 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
 static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks,
                       uint64_t in_bytes, uint32_t algos, strata_coll_tuning *out, GError **err)
 {
+    const nccl_params *p = strata_hw_coll_params(hw);
     strata_nccl_comm comm = comm_of(hw, ranks, domain_ranks);
     if (algos)
         comm.algos = algos;
@@ -150,7 +155,8 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels,
                                 .chunk_bytes = ch.chunk_bytes, .nvls_efficiency = ch.nvls_efficiency,
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
-                                .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9};
+                                .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
+                                .host = p->host};
     return true;
 }
 

@@ -10,7 +10,8 @@
  * totalBw / count; without a treeBase the model's tree graph is the same
  * rings, so they are also the trees' chains), whether
  * the model enables MSCCL, the host CPU (the network's overhead across
- * nodes) and NCCL_ALGO / NCCL_PROTO as a run may set them.
+ * nodes), NCCL_ALGO / NCCL_PROTO as a run may set them, and the process
+ * layout with the host's time per communicator (coll_host.h).
  * pick: algo=rccl for all-reduce, all-gather and reduce-scatter (ideal's
  * choice for the others).
  * tune: what RCCL runs (rccl_tuning.h): an MSCCL algorithm, or the
@@ -38,6 +39,7 @@ typedef struct rccl_params {
     uint8_t rings[MAX_RINGS * MAX_RING_LEN];
     uint32_t n_net_rings, net_ring_len; /* rccl_net_rings: the rings through the NICs */
     uint8_t net_rings[MAX_RINGS * MAX_RING_LEN];
+    strata_coll_host host; /* rccl_ranks_per_process, _host_launch, _host_plan */
 } rccl_params;
 
 static const strata_coll_impl_key rccl_keys[] = {
@@ -52,6 +54,7 @@ static const strata_coll_impl_key rccl_keys[] = {
     {"rccl_cpu", false, "collectives = rccl: the hosts' CPU, amd (default), intel or arm"},
     {"rccl_algo", false, "collectives = rccl: the algorithms RCCL may run (Ring,Tree; default: both)"},
     {"rccl_proto", false, "collectives = rccl: the protocols RCCL may run (LL,Simple; default: all)"},
+    STRATA_COLL_HOST_KEYS("rccl"),
     {NULL, false, NULL},
 };
 
@@ -114,7 +117,8 @@ static void *rccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
         ok = hw_fail_value(ctx, err, group, "msccl", "true or false", msccl);
     g_free(msccl);
     ok = ok && get_rings(ctx, group, "rccl_rings", p->rings, &p->n_rings, &p->ring_len, err) &&
-         get_rings(ctx, group, "rccl_net_rings", p->net_rings, &p->n_net_rings, &p->net_ring_len, err);
+         get_rings(ctx, group, "rccl_net_rings", p->net_rings, &p->n_net_rings, &p->net_ring_len, err) &&
+         hw_coll_host_load(ctx, group, "rccl", &p->host, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
     return p;
@@ -161,7 +165,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .launch_s = ch.base_us * 1e-6,
                                 .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - 2 * nics.latency),
                                 .rings = rings ? model : NULL, .n_rings = rings ? n_rings : 0,
-                                .ring_len = rings ? len : 0};
+                                .ring_len = rings ? len : 0, .host = p->host};
     return true;
 }
 

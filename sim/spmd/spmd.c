@@ -42,6 +42,7 @@
 #include "spmd/spmd_shape.h"
 #include "spmd/spmd_names.h"
 #include "core/mesh.h"
+#include "hw/coll_host.h"
 #include "trace/check.h"
 
 typedef enum { EM_PLAIN, EM_OPTION, EM_ALLOC_TMP, EM_FREE_TMP, EM_RECORD, EM_WAIT, EM_COPY, EM_REDUCE,
@@ -92,6 +93,7 @@ typedef struct spmd {
     strata_coll_info *info;
     strata_spmd_step last; /* the side table's entry of the op handed out last */
     double launch_s;       /* the collective's fixed cost per rank (its algorithm's tune) */
+    strata_coll_host host; /* one process's GPUs, the host's time per communicator (coll_host.h) */
     GPtrArray *infos;      /* strata_coll_info, by index (kept across rewinds) */
     uint32_t n_coll;
     double bytes_per_element;
@@ -183,6 +185,14 @@ static void buffer_name(spmd *s, GString *into, unsigned buf, uint32_t lane, uin
         qualify(into, s->cur->src, device);
 }
 
+/* The launch op's time on device d: the library's fixed cost, after the
+ * host's work for the other communicators of d's process that comes first
+ * (coll_host.h). */
+static double launch_time(const spmd *s, uint32_t d)
+{
+    return s->launch_s + strata_coll_host_delay(&s->host, d);
+}
+
 static void render_step(spmd *s, const emit *e)
 {
     strata_op *o = &s->out;
@@ -217,7 +227,7 @@ static void render_step(spmd *s, const emit *e)
         s->last.coll = s->info->desc.index + 1;
         o->name = e->kind == EM_LAUNCH ? "launch" : "step-delay";
         o->has_time = true;
-        o->time_s = e->kind == EM_LAUNCH ? s->launch_s : (double)e->bytes * 1e-12;
+        o->time_s = e->kind == EM_LAUNCH ? launch_time(s, e->device) : (double)e->bytes * 1e-12;
         o->unit = instance_of(s, NULL, e->device, true);
         break;
     case EM_COPY:
@@ -634,6 +644,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     }
     uint32_t n = strata_coll_ranks(&sh);
     s->launch_s = sh.tune.launch_s;
+    s->host = sh.tuned ? sh.tune.host : (strata_coll_host){.ranks_per_process = 1};
     uint64_t sig[5] = {op->kind, s->mask, (uint64_t)(uintptr_t)algo, sh.in_bytes, (uint64_t)(int64_t)sh.shift};
     memcpy(s->sig, sig, sizeof sig);
     schedule_of(s, &sh);
@@ -694,7 +705,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
                 emit e = {.kind = EM_ALLOC_TMP, .device = d, .lane = l, .bytes = s->tmp_size[l]};
                 g_array_append_val(s->emits, e);
             }
-        if (s->launch_s > 0)
+        if (launch_time(s, d) > 0)
             push(s, EM_LAUNCH, d, 0, d, 0);
         push(s, EM_RECORD, d, 0, d, 0);
     }

@@ -177,6 +177,8 @@ static bool scan_collective(scan *sc, const strata_hw *hw, const strata_op *op, 
         g_free(why);
         return false;
     }
+    if (sh.tuned && strata_coll_host_delay(&sh.tune.host, sh.tune.host.ranks_per_process - 1) > 0)
+        return false; /* one process launches its GPUs in turn (coll_host.h): no two start alike */
     for (guint i = 0; i < sc->sigs->len; i++) {
         const coll_sig *s = g_ptr_array_index(sc->sigs, i);
         if (s->kind == op->kind && s->mask == mask && s->algo == algo && s->in_bytes == sh.in_bytes &&

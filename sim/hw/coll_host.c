@@ -1,0 +1,36 @@
+/*
+ * coll_host.c: the host side of a collective's launch when one process
+ * drives several GPUs (coll_host.h): the layout and the per-communicator
+ * host cost, read for the nccl and rccl rows, and each GPU's start delay.
+ */
+#include "hw/coll_host.h"
+#include "hw/hw_internal.h"
+
+bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
+                       GError **err)
+{
+    char *layout = g_strdup_printf("%s_ranks_per_process", prefix), *launch = g_strdup_printf("%s_host_launch", prefix),
+         *plan = g_strdup_printf("%s_host_plan", prefix);
+    *out = (strata_coll_host){.ranks_per_process = 1};
+    bool has_launch = strata_keyfile_has_key(ctx->k, group, launch);
+    bool ok = hw_get_count(ctx, group, layout, 1, STRATA_COLL_HOST_MAX, 1,
+                           "a whole number of GPUs per process from 1 to 64 (1: one rank per GPU)",
+                           &out->ranks_per_process, err) &&
+              hw_get_time(ctx, group, launch, &out->launch_s, err) && hw_get_time(ctx, group, plan, &out->plan_s, err);
+    if (ok && out->ranks_per_process > 1 && !has_launch) {
+        hw_fail(ctx, err, group, layout, "%s = %u: expected %s too (the host's time per communicator)", layout,
+                out->ranks_per_process, launch);
+        ok = false;
+    }
+    g_free(layout);
+    g_free(launch);
+    g_free(plan);
+    return ok;
+}
+
+double strata_coll_host_delay(const strata_coll_host *h, uint32_t device)
+{
+    if (!h || h->ranks_per_process <= 1)
+        return 0.0;
+    return (double)(h->ranks_per_process - 1) * h->plan_s + (double)(device % h->ranks_per_process) * h->launch_s;
+}

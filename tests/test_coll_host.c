@@ -1,0 +1,148 @@
+/*
+ * test_coll_host.c: the host side of a collective's launch when one
+ * process drives several GPUs (sim/hw/coll_host.h): the keys
+ * (`rccl_ranks_per_process`, `_host_launch`, `_host_plan`; the nccl row's
+ * alike), each GPU's start delay, and the all-reduce's time derived by
+ * hand.
+ *
+ * doLaunches (NCCL's src/group.cc; RCCL's is NCCL's) prepares every
+ * communicator's plan, then launches their kernels one after another, on
+ * the one thread. With N GPUs per process, host_launch L and host_plan P,
+ * device d starts (N - 1) P + (d mod N) L after one rank per GPU would.
+ *
+ * 8 MI300X (mi300x-8.ini), an 8-byte all-reduce: RCCL's tuning model runs
+ * Ring/LL on one channel (8 B is 2 floats, not a multiple of MSCCL's 256
+ * chunks: no MSCCL), a fixed cost of 12 us (RCCL's LL base latency) and
+ * 14 ring steps (2 x 7) of the xGMI link's 0.8 us: 23.2 us, plus 1 ps of
+ * bytes (23.2013 us, the simulation's). The ring's every output needs
+ * every rank's input, and the last rank's first send leaves when it starts:
+ * the whole schedule runs after the last GPU starts. So
+ *   one rank per GPU           23.2013 us
+ *   -g 8, L = 5 us (the file's) 23.2013 + 7 x 5 = 58.2013 us
+ *   -g 8, L = 5, P = 1 us      58.2013 + 7 x 1 = 65.2013 us
+ *   4 GPUs per process         23.2013 + 3 x 5 = 38.2013 us (two processes
+ *                              of 4: devices 3 and 7 start last)
+ */
+#include "testutil.h"
+#include <glib/gstdio.h>
+#include <string.h>
+#include "hw/coll_host.h"
+#include "hw/coll_impl.h"
+#include "hw/hw.h"
+
+#define TRACE "strata-trace 1\noption mesh=data:8\nalloc buf 8 tag=input dtype=f32 shape=2\nall-reduce buf axis=data\nfree buf\n"
+
+/* strata run's makespan (s, as it prints it: to the ns) of an 8-byte all-reduce over the 8 MI300X,
+ * with the overrides `sets` (NULL-terminated; NULL: none). */
+static double all_reduce_8b(const char *const *sets)
+{
+    char *trace = strata_test_write_temp("ar-XXXXXX.trace", TRACE);
+    char *hw = strata_test_source_path("configs/hw/mi300x-8.ini");
+    const char *const argv[] = {"run", "--trace", trace, "--hw", hw, NULL};
+    strata_cli_result r = strata_test_run_cli_sets(argv, sets);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    const char *m = strstr(r.out, "makespan");
+    ck_assert_msg(m, "%s", r.out);
+    double us = g_ascii_strtod(m + strlen("makespan"), NULL);
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_free(trace);
+    g_free(hw);
+    return us * 1e-6;
+}
+
+START_TEST(the_last_gpu_starts_after_the_others_launches)
+{
+    const double one = all_reduce_8b(NULL);
+    ck_assert_double_eq_tol(one, 23.2e-6, 2e-9); /* printed to the ns */
+    const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * 5e-6, 2e-9);
+    const char *const plan[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_host_plan=1us",
+                                NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(plan), one + 7 * 5e-6 + 7 * 1e-6, 2e-9);
+    const char *const g4[] = {"interconnect.xgmi.rccl_ranks_per_process=4", NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(g4), one + 3 * 5e-6, 2e-9);
+    /* every collective mode the same */
+    char *trace = strata_test_write_temp("ar-XXXXXX.trace", TRACE);
+    char *hw = strata_test_source_path("configs/hw/mi300x-8.ini");
+    static const char *const modes[] = {"steps", "phases", "fast"};
+    for (size_t i = 0; i < G_N_ELEMENTS(modes); i++) {
+        const char *const argv[] = {"run", "--trace", trace, "--hw", hw, "--collectives", modes[i], NULL};
+        strata_cli_result r = strata_test_run_cli_sets(argv, g8);
+        ck_assert_msg(r.status == 0, "%s", r.err);
+        ck_assert_msg(strstr(r.out, "makespan  58.201 us"), "%s: %s", modes[i], r.out);
+        strata_cli_result_clear(&r);
+    }
+    g_unlink(trace);
+    g_free(trace);
+    g_free(hw);
+}
+END_TEST
+
+/* The delay by device: (N - 1) P + (d mod N) L. */
+START_TEST(delay_by_device)
+{
+    strata_coll_host h = {.ranks_per_process = 8, .launch_s = 5e-6, .plan_s = 1e-6};
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 0), 7e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 7e-6 + 35e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 9), 7e-6 + 5e-6, 1e-15); /* process 1, its second GPU */
+    h.ranks_per_process = 1;
+    ck_assert_double_eq(strata_coll_host_delay(&h, 7), 0);
+    ck_assert_double_eq(strata_coll_host_delay(NULL, 7), 0);
+    /* the file's figures reach the tuning */
+    const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", NULL};
+    strata_hw *hw = strata_test_load_hw("mi300x-8", g8);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 8, 0, &t, NULL));
+    ck_assert_uint_eq(t.host.ranks_per_process, 8);
+    ck_assert_double_eq_tol(t.host.launch_s, 5e-6, 1e-15);
+    ck_assert_double_eq(t.host.plan_s, 0);
+    strata_hw_free(hw);
+    hw = strata_test_load_hw("a100-8", NULL); /* one rank per GPU by default */
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 1u << 20, 0, &t, NULL));
+    ck_assert_uint_eq(t.host.ranks_per_process, 1);
+    ck_assert_double_eq(strata_coll_host_delay(&t.host, 7), 0);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* Bad values are refused at their line. */
+START_TEST(bad_values_at_their_line)
+{
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_ranks_per_process = 0\n",
+                                "t.ini:15: [interconnect x] nccl_ranks_per_process: expected a whole number of GPUs "
+                                "per process from 1 to 64 (1: one rank per GPU), got '0'");
+    strata_test_hw_text_refused(head, "nccl_ranks_per_process = 65\n", "t.ini:15: [interconnect x] "
+                                "nccl_ranks_per_process: expected a whole number");
+    strata_test_hw_text_refused(head, "nccl_ranks_per_process = 4\n",
+                                "t.ini:15: [interconnect x] nccl_ranks_per_process: nccl_ranks_per_process = 4: "
+                                "expected nccl_host_launch too");
+    strata_test_hw_text_refused(head, "nccl_ranks_per_process = 4\nnccl_host_launch = fast\n",
+                                "t.ini:16: [interconnect x] nccl_host_launch");
+    strata_test_hw_text_refused(head, "nccl_host_plan = -1us\n", "t.ini:15: [interconnect x] nccl_host_plan");
+    strata_test_hw_text_refused(head, "rccl_ranks_per_process = 4\n",
+                                "t.ini:15: [interconnect x] rccl_ranks_per_process: expected only with collectives = rccl");
+    GError *err = NULL;
+    strata_hw *hw = strata_test_load_hw_text(head, "nccl_ranks_per_process = 4\nnccl_host_launch = 5us\n", &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_hw_free(hw);
+}
+END_TEST
+
+static Suite *coll_host_suite(void)
+{
+    Suite *s = suite_create("coll_host");
+    TCase *tc = tcase_create("coll_host");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, the_last_gpu_starts_after_the_others_launches);
+    tcase_add_test(tc, delay_by_device);
+    tcase_add_test(tc, bad_values_at_their_line);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(coll_host_suite()); }
