@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <string.h>
+#include "serve/serve_cost.h"
 #include "testutil.h"
 #include "validate/published.h"
 
@@ -338,6 +339,83 @@ START_TEST(test_bad_series)
 }
 END_TEST
 
+/* A moe-layer case (validation/serving/moe-layers.ini, from
+ * aiconfigurator-moe.csv's row 4096,1536,128,8,8,1,fp8,16): Qwen3-235B's MoE
+ * layer, FP8, MoE TP 8, 16 tokens, measured 0.14544533689816794 ms. Its
+ * figure is strata_serve_cost_moe_experts on the layer's keys set by hand
+ * (hidden 4096, 128 experts, top 8, width 1536, f8; test_serve.c derives
+ * this layer's bytes and kernels by hand) on dgx-h100.ini at TP 8: the case
+ * file's model file, preset and options reach that model and nothing else. */
+START_TEST(test_moe_layer_case)
+{
+    char *path = strata_test_source_path("validation/serving/moe-layers.ini");
+    strata_published *set = strata_published_new();
+    GError *err = NULL;
+    ck_assert_msg(strata_published_load(set, path, &err), "%s", err ? err->message : "");
+    ck_assert_uint_eq(strata_published_count(set), 648);
+    const strata_published_case *c = find(set, "moe-qwen3-fp8-tp8 16");
+    ck_assert(c->metric == STRATA_PUBLISHED_MOE_LAYER);
+    ck_assert_uint_eq(c->tokens, 16);
+    ck_assert_str_eq(c->group, "moe-qwen3-fp8-tp8");
+    ck_assert_double_eq_tol(c->measured, 0.14544533689816794e-3, 1e-18);
+
+    strata_serve_model m;
+    strata_serve_model_init(&m);
+    const char *keys[][2] = {{"layers", "1"},   {"hidden", "4096"},  {"heads", "64"},          {"kv_heads", "4"},
+                             {"head_dim", "128"}, {"intermediate", "12288"}, {"vocab", "151936"}, {"experts", "128"},
+                             {"top_k", "8"},     {"moe_intermediate", "1536"}, {"dtype", "f8"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
+    char *hw_path = strata_test_source_path("configs/hw/dgx-h100.ini");
+    strata_hw *hw = strata_hw_load(hw_path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_cost *cost = strata_serve_cost_new(hw, &m, 8, false, 0, &err);
+    ck_assert_msg(cost, "%s", err ? err->message : "");
+    double expect = strata_serve_cost_moe_experts(cost, 16, NULL);
+    ck_assert_double_gt(expect, 0);
+    ck_assert_double_eq_tol(simulate(c), expect, expect * 1e-15);
+    strata_serve_cost_free(cost);
+    strata_hw_free(hw);
+    g_free(hw_path);
+    strata_published_free(set);
+    g_free(path);
+}
+END_TEST
+
+/* A moe-layer case on dgx-h100.ini with the given serve= options. */
+static char *moe_file(const char *serve, const char *tail)
+{
+    char *hw = strata_test_source_path("configs/hw/dgx-h100.ini");
+    char *text = g_strdup_printf("[case m]\nsource = x\nsetup = y\nhw = %s\nserve = %s\nmetric = moe-layer\n"
+                                 "measured = 1ms\n%s", hw, serve, tail);
+    char *path = strata_test_write_temp("case-XXXXXX.ini", text);
+    g_free(text);
+    g_free(hw);
+    return path;
+}
+
+static void expect_bad_moe(const char *serve, const char *tail, int status, const char *what)
+{
+    char *path = moe_file(serve, tail);
+    strata_cli_result r = strata_test_cli("validate", "--published", path, NULL);
+    ck_assert_int_eq(r.status, status);
+    ck_assert_msg(strstr(r.err, path) && strstr(r.err, what), "stderr: %s (want %s, %s)", r.err, path, what);
+    strata_cli_result_clear(&r);
+    g_free(path);
+}
+
+/* tokens= belongs to moe-layer cases only; a moe-layer case takes no
+ * request stream and needs a model with routed experts. */
+START_TEST(test_bad_moe_layer_cases)
+{
+    expect_bad_moe("--model mixtral-8x7b", "", 2, "has no tokens=");
+    expect_bad_moe("--model mixtral-8x7b", "tokens = 0\n", 2, "expected a whole number of tokens");
+    expect_bad_moe("--model mixtral-8x7b --poisson n=1", "tokens = 4\n", 2, "takes no request stream");
+    expect_bad_moe("--model llama-3-8b", "tokens = 4\n", 2, "no routed experts");
+    expect_bad("measured = 50ms\nmetric = makespan\ntokens = 4\n", 9, "only metric moe-layer takes tokens");
+}
+END_TEST
+
 START_TEST(test_arguments_need_published)
 {
     strata_cli_result r = strata_test_cli("validate", "x.ini", NULL);
@@ -363,6 +441,8 @@ int main(void)
     tcase_add_test(tc, test_busbw_metric);
     tcase_add_test(tc, test_series_rows);
     tcase_add_test(tc, test_bad_series);
+    tcase_add_test(tc, test_moe_layer_case);
+    tcase_add_test(tc, test_bad_moe_layer_cases);
     suite_add_tcase(s, tc);
     /* every shipped case: about a minute on an idle 2-core machine, more
      * when ctest runs other suites beside it; its own limit, under ctest's

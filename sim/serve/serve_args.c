@@ -90,7 +90,7 @@ static bool fail(GError **err, const char *fmt, const char *what)
 }
 
 /* The model: a preset or a file, then --set keys. */
-static bool model_of(const strata_serve_args *a, strata_serve_model *m, GError **err)
+bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, GError **err)
 {
     strata_serve_model_init(m);
     if ((a->model != NULL) + (a->model_file != NULL) + (a->config != NULL) != 1)
@@ -263,7 +263,7 @@ bool strata_serve_setup_make(strata_serve_setup *s, const strata_serve_args *a, 
     const char *hw = hw_path ? hw_path : a->hw;
     if (!hw)
         return fail(err, "expected --hw HW.ini%s", "");
-    if (!model_of(a, &s->model, err) || !config_of(a, &s->model, &s->config, err))
+    if (!strata_serve_args_model(a, &s->model, err) || !config_of(a, &s->model, &s->config, err))
         return false;
     s->schemes = schemes_of(a->kv, err);
     s->stream = s->schemes ? stream_of(a, err) : NULL;

@@ -27,6 +27,10 @@ typedef struct strata_serve_args {
 GOptionEntry *strata_serve_args_entries(strata_serve_args *a);
 void strata_serve_args_clear(strata_serve_args *a);
 
+/* The model alone (--model, --model-file or --config, then --set keys),
+ * checked; what a published moe-layer case needs (validate/published.h). */
+bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, GError **err);
+
 typedef struct strata_serve_setup {
     strata_serve_model model;
     strata_serve_config config;

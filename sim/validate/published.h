@@ -25,7 +25,14 @@
  *              --poisson n=500,prompt=202,output=179"; its metric is one of
  *              output-throughput ("6744tok/s"), request-throughput
  *              ("37.03req/s"), tpot-p50, tpot-mean, ttft-p50, ttft-mean
- *              (times), of its first --kv scheme (published_serve.c)
+ *              (times), of its first --kv scheme (published_serve.c);
+ *              or metric moe-layer (a time): one MoE layer's fused routed
+ *              experts (serve/serve_cost.h's strata_serve_cost_moe_experts)
+ *              on `tokens` tokens, for the model, --set keys, --tp and
+ *              --attention-dp of serve= (no request stream: --requests and
+ *              --poisson are refused), on hw= with --hw-set
+ *   tokens   = the tokens of a moe-layer case (required there, refused
+ *              elsewhere)
  *   set      = optional: overrides of the hardware model, as `--set` takes
  *              them, separated by spaces ("hardware.devices=32
  *              interconnect.nvlink.nccl_algo=Ring"): a run's configuration
@@ -76,6 +83,7 @@ typedef enum {
     STRATA_PUBLISHED_SERVE_TPOT_MEAN,
     STRATA_PUBLISHED_SERVE_TTFT_P50,
     STRATA_PUBLISHED_SERVE_TTFT_MEAN,
+    STRATA_PUBLISHED_MOE_LAYER,          /* serve: one MoE layer's routed experts, seconds */
 } strata_published_metric;
 
 typedef struct strata_published_case {
@@ -89,6 +97,7 @@ typedef struct strata_published_case {
     strata_published_metric metric;
     uint64_t bytes;              /* bandwidth and busbw */
     double busbw_factor;         /* busbw only: nccl-tests' factor for the collective */
+    uint64_t tokens;             /* moe-layer only: the layer's tokens */
     double measured;             /* SI: seconds or bytes per second */
     double simulated;            /* same unit; NAN until simulated */
 } strata_published_case;

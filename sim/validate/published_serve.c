@@ -7,7 +7,9 @@
  * and parsed with `strata serve`'s own options (serve/serve_args.h); --hw
  * is the case's hw=, and a relative --requests or --model-file is taken
  * from the case file's folder, as hw= is. The figure is the first --kv
- * scheme's (paged by default).
+ * scheme's (paged by default). A moe-layer case takes the model, --tp
+ * and --attention-dp from the same options and times one MoE layer's
+ * fused routed experts on its tokens (serve_cost.h), with no stream.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -15,6 +17,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "serve/serve_args.h"
+#include "serve/serve_cost.h"
 #include "validate/published.h"
 
 typedef struct serve_metric {
@@ -30,6 +33,7 @@ static const serve_metric metrics[] = {
     {"tpot-mean", STRATA_PUBLISHED_SERVE_TPOT_MEAN, NULL},
     {"ttft-p50", STRATA_PUBLISHED_SERVE_TTFT_P50, NULL},
     {"ttft-mean", STRATA_PUBLISHED_SERVE_TTFT_MEAN, NULL},
+    {"moe-layer", STRATA_PUBLISHED_MOE_LAYER, NULL},
 };
 
 static const serve_metric *metric_row(strata_published_metric m)
@@ -135,6 +139,32 @@ static bool parse_options(const strata_published_case *c, strata_serve_args *a, 
     return ok;
 }
 
+/* A moe-layer case: one MoE layer's routed experts on c->tokens tokens. */
+static char *moe_layer_child(const strata_published_case *c, const strata_serve_args *a)
+{
+    GError *err = NULL;
+    strata_serve_model m;
+    strata_hw *hw = NULL;
+    strata_serve_cost *cost = NULL;
+    char *line = NULL;
+    if (a->requests || a->poisson)
+        line = g_strdup_printf("error %s: serve: a moe-layer case takes no request stream (--requests, --poisson)",
+                               c->where);
+    else if (strata_serve_args_model(a, &m, &err) &&
+             (hw = strata_hw_load(c->hw, (const char *const *)a->hw_sets, &err)) &&
+             (cost = strata_serve_cost_new(hw, &m, a->tp ? (uint32_t)a->tp : 1, a->attention_dp, 0, &err))) {
+        double v = strata_serve_cost_moe_experts(cost, c->tokens, NULL);
+        line = v > 0 ? g_strdup_printf("ok %.17g", v)
+                     : g_strdup_printf("error %s: serve: the model has no routed experts (experts=, top_k=)", c->where);
+    }
+    if (!line)
+        line = g_strdup_printf("error %s: serve: %s", c->where, err ? err->message : "failed");
+    g_clear_error(&err);
+    strata_serve_cost_free(cost);
+    strata_hw_free(hw);
+    return line;
+}
+
 char *strata_published_serve_child(const strata_published_case *c)
 {
     strata_serve_args a = {0};
@@ -142,7 +172,9 @@ char *strata_published_serve_child(const strata_published_case *c)
     GError *err = NULL;
     char *line = NULL;
     strata_serve_result *r = NULL;
-    if (parse_options(c, &a, &err) && strata_serve_setup_make(&set, &a, c->hw, &err)) {
+    if (c->metric == STRATA_PUBLISHED_MOE_LAYER) {
+        line = parse_options(c, &a, &err) ? moe_layer_child(c, &a) : NULL;
+    } else if (parse_options(c, &a, &err) && strata_serve_setup_make(&set, &a, c->hw, &err)) {
         r = strata_serve_run(set.hw, &set.model, &set.config, set.stream, g_ptr_array_index(set.schemes, 0), NULL,
                              &err);
         double v = r ? metric_value(c->metric, r) : NAN;
