@@ -41,6 +41,7 @@
 #include "spmd/spmd_phase.h"
 #include "spmd/spmd_shape.h"
 #include "spmd/spmd_names.h"
+#include "spmd/spmd_schedules.h"
 #include "core/mesh.h"
 #include "hw/coll_host.h"
 #include "trace/check.h"
@@ -88,8 +89,7 @@ typedef struct spmd {
                             * every group, or with classes those holding a representative */
     GArray *expanded_devs; /* uint32_t: the devices whose ops are handed out (ascending) */
     GHashTable *decided;   /* (sig, step, round, sub) -> decision: a round's phase, decided once */
-    GHashTable *schedules; /* sig -> schedule: each distinct collective's steps, built once */
-    guint cached_steps;    /* the steps the schedules hold (at most SCHEDULE_CACHE_STEPS) */
+    spmd_schedules *schedules; /* each distinct collective's steps, built once */
     strata_coll_info *info;
     strata_spmd_step last; /* the side table's entry of the op handed out last */
     double launch_s;       /* the collective's fixed cost per rank (its algorithm's tune) */
@@ -573,51 +573,6 @@ static strata_coll_info *next_info(spmd *s, const strata_op *op, const strata_co
     return info;
 }
 
-/* A distinct collective's schedule, as strata_coll_schedule built it. */
-typedef struct schedule {
-    GArray *steps; /* strata_coll_step */
-    uint32_t rounds;
-} schedule;
-
-static void schedule_free(gpointer p)
-{
-    schedule *c = p;
-    g_array_free(c->steps, TRUE);
-    g_free(c);
-}
-
-/* The steps a run keeps of its distinct schedules (about 100 bytes each):
- * a ring of 1,024 ranks unfolded (steps) is a million, more than is kept. */
-#define SCHEDULE_CACHE_STEPS (1u << 18)
-
-/* s->steps and s->rounds = the schedule of sh, whose arguments are s->sig:
- * built once per distinct sig (a pure function of the model, the mesh and
- * the sig, as decide() assumes: a chain of like collectives builds one),
- * while the schedules kept stay below SCHEDULE_CACHE_STEPS steps. */
-static void schedule_of(spmd *s, const strata_coll_shape *sh)
-{
-    GBytes *key = g_bytes_new(s->sig, sizeof s->sig);
-    schedule *c = g_hash_table_lookup(s->schedules, key);
-    g_array_set_size(s->steps, 0);
-    if (c) {
-        g_bytes_unref(key);
-        g_array_append_vals(s->steps, c->steps->data, c->steps->len);
-        s->rounds = c->rounds;
-        return;
-    }
-    s->rounds = strata_coll_schedule(sh, s->steps);
-    if (s->steps->len > SCHEDULE_CACHE_STEPS - s->cached_steps) {
-        g_bytes_unref(key);
-        return;
-    }
-    c = g_new(schedule, 1);
-    c->steps = g_array_sized_new(FALSE, FALSE, sizeof(strata_coll_step), s->steps->len);
-    g_array_append_vals(c->steps, s->steps->data, s->steps->len);
-    c->rounds = s->rounds;
-    s->cached_steps += s->steps->len;
-    g_hash_table_insert(s->schedules, key, c);
-}
-
 /* Plans the start and the first round of a collective. */
 static bool plan_collective(spmd *s, const strata_op *op, GError **err)
 {
@@ -647,7 +602,7 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->host = sh.tuned ? sh.tune.host : (strata_coll_host){.ranks_per_process = 1};
     uint64_t sig[5] = {op->kind, s->mask, (uint64_t)(uintptr_t)algo, sh.in_bytes, (uint64_t)(int64_t)sh.shift};
     memcpy(s->sig, sig, sizeof sig);
-    schedule_of(s, &sh);
+    s->rounds = spmd_schedules_get(s->schedules, s->sig, &sh, s->steps);
     uint64_t widest = 0, in_round = 0; /* steps of the widest round, one group */
     guint widest_at = 0;
     for (guint i = 0; i < s->steps->len; i++) {
@@ -821,7 +776,7 @@ static void spmd_destroy(void *self)
     spmd_links_free(s->links);
     spmd_classes_free(s->classes);
     g_hash_table_destroy(s->decided);
-    g_hash_table_destroy(s->schedules);
+    spmd_schedules_free(s->schedules);
     g_array_free(s->leaders, TRUE);
     g_array_free(s->expanded_devs, TRUE);
     g_array_free(s->steps, TRUE);
@@ -879,7 +834,7 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->mode = mode;
     s->links = spmd_links_new(hw);
     s->decided = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
-    s->schedules = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, schedule_free);
+    s->schedules = spmd_schedules_new();
     s->devices = strata_hw_devices(hw);
     if (mode == STRATA_SPMD_CLASSES || mode == STRATA_SPMD_FAST) /* NULL: every device is its own class */
         s->classes = spmd_classes_find(src, hw, mode == STRATA_SPMD_FAST);
