@@ -27,20 +27,11 @@ MODELS = {
     "Llama-3-70B-Instruct": "--model llama-3-70b",
     "Llama-3.3-70B": "--model llama-3-70b --set max_model_len=32768",
     "Llama-3.1-405B": "--model llama-3-405b --set max_model_len=32768",
-    # Qwen/Qwen3-235B-A22B config.json
-    "Qwen3-235B-A22B": ("--model llama-3-8b --set name=qwen3-235b-a22b --set layers=94 --set hidden=4096 "
-                        "--set heads=64 --set kv_heads=4 --set head_dim=128 --set intermediate=12288 "
-                        "--set experts=128 --set top_k=8 --set moe_intermediate=1536 --set vocab=151936 "
-                        "--set qk_norm=true --set max_model_len=32768"),
-    # meta-llama/Llama-4-Maverick-17B-128E config.json (text_config): MoE every other layer
-    # (interleave_moe_layer_step 2: 24 of 48), dense layers of intermediate_size_mlp 16384, experts of
-    # intermediate_size 8192, and in every MoE layer a shared expert of that width (transformers'
-    # Llama4TextMoe.shared_expert)
-    "Llama-4-Maverick": ("--model llama-3-8b --set name=llama-4-maverick --set layers=48 --set hidden=5120 "
-                         "--set heads=40 --set kv_heads=8 --set head_dim=128 --set intermediate=16384 "
-                         "--set experts=128 --set top_k=1 --set moe_intermediate=8192 --set moe_every=2 "
-                         "--set shared_experts=1 "
-                         "--set vocab=202048 --set max_model_len=32768"),
+    # The MoE models as `--model-file` files (paths from the case file's folder, as validate --published
+    # resolves them), each citing its Hugging Face config.json: Qwen/Qwen3-235B-A22B's, and
+    # meta-llama/Llama-4-Maverick-17B-128E's text_config (MoE every other layer, a shared expert in each).
+    "Qwen3-235B-A22B": "--model-file models/qwen3-235b-a22b.model",
+    "Llama-4-Maverick": "--model-file models/llama-4-maverick.model",
 }
 
 
