@@ -24,6 +24,7 @@
  * copies leave from every site of a large pod.
  */
 #include "hw/hw_internal.h"
+#include "core/minheap.h"
 
 /* Distance entries kept at most (4 bytes each), and sources at least. */
 enum { DIST_BUDGET = 1 << 24, DIST_MIN_SOURCES = 16 };
@@ -160,38 +161,12 @@ void hw_sites_set_gateway(hw_sites *s, uint32_t vertex, uint32_t memory)
 
 /* ---- a binary min-heap of (distance << 32 | vertex) ---- */
 
-static void heap_push(GArray *h, uint64_t key)
+static inline bool key_before(const uint64_t *a, const uint64_t *b)
 {
-    g_array_append_val(h, key);
-    uint64_t *a = (uint64_t *)(void *)h->data;
-    for (guint i = h->len - 1; i > 0 && a[(i - 1) / 2] > a[i]; i = (i - 1) / 2) {
-        uint64_t t = a[i];
-        a[i] = a[(i - 1) / 2];
-        a[(i - 1) / 2] = t;
-    }
+    return *a < *b;
 }
 
-static uint64_t heap_pop(GArray *h)
-{
-    uint64_t *a = (uint64_t *)(void *)h->data;
-    uint64_t top = a[0];
-    a[0] = a[h->len - 1];
-    g_array_set_size(h, h->len - 1);
-    for (guint i = 0;;) {
-        guint l = 2 * i + 1, r = l + 1, m = i;
-        if (l < h->len && a[l] < a[m])
-            m = l;
-        if (r < h->len && a[r] < a[m])
-            m = r;
-        if (m == i)
-            break;
-        uint64_t t = a[i];
-        a[i] = a[m];
-        a[m] = t;
-        i = m;
-    }
-    return top;
-}
+STRATA_HEAP_DEFINE(heap, uint64_t, key_before)
 
 /* Distances from u (Dijkstra; edge cost 1 + padding). */
 static uint32_t *distances(const hw_sites *s, uint32_t u)

@@ -49,6 +49,7 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/idmap.h"
+#include "core/minheap.h"
 #include "core/outfile.h"
 #include "core/units.h"
 #include "results/json_cursor.h"
@@ -235,38 +236,7 @@ static bool lane_before(const lane *a, const lane *b)
     return a->end < b->end || (a->end == b->end && a->index < b->index);
 }
 
-static void heap_sift_down(GArray *heap, guint i)
-{
-    lane *h = (lane *)(void *)heap->data;
-    for (;;) {
-        guint l = 2 * i + 1, r = l + 1, m = i;
-        if (l < heap->len && lane_before(&h[l], &h[m]))
-            m = l;
-        if (r < heap->len && lane_before(&h[r], &h[m]))
-            m = r;
-        if (m == i)
-            return;
-        lane tmp = h[i];
-        h[i] = h[m];
-        h[m] = tmp;
-        i = m;
-    }
-}
-
-static void heap_push(GArray *heap, lane l)
-{
-    g_array_append_val(heap, l);
-    lane *h = (lane *)(void *)heap->data;
-    for (guint i = heap->len - 1; i > 0;) {
-        guint parent = (i - 1) / 2;
-        if (!lane_before(&h[i], &h[parent]))
-            break;
-        lane tmp = h[i];
-        h[i] = h[parent];
-        h[parent] = tmp;
-        i = parent;
-    }
-}
+STRATA_HEAP_DEFINE(heap, lane, lane_before)
 
 #ifndef NDEBUG
 /* Lane i of the heap is not before its parent (invariant 1 rests on the

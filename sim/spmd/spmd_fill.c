@@ -3,6 +3,7 @@
  * spmd_fill.h).
  */
 #include "spmd/spmd_fill.h"
+#include "core/minheap.h"
 #include <glib.h>
 #include <math.h>
 #include <stdbool.h>
@@ -118,41 +119,12 @@ void spmd_fill_link(spmd_fill *f, uint32_t key, double bandwidth)
 
 /* ---- the heap of link levels --------------------------------------------- */
 
-static void heap_push(GArray *h, level_entry e)
+static inline bool level_before(const level_entry *a, const level_entry *b)
 {
-    g_array_append_val(h, e);
-    level_entry *a = (level_entry *)(void *)h->data;
-    for (guint i = h->len - 1; i > 0;) {
-        guint up = (i - 1) / 2;
-        if (a[up].level <= a[i].level)
-            break;
-        level_entry t = a[up];
-        a[up] = a[i];
-        a[i] = t;
-        i = up;
-    }
+    return a->level < b->level;
 }
 
-static level_entry heap_pop(GArray *h)
-{
-    level_entry *a = (level_entry *)(void *)h->data, top = a[0];
-    a[0] = a[h->len - 1];
-    g_array_set_size(h, h->len - 1);
-    for (guint i = 0;;) {
-        guint l = 2 * i + 1, r = l + 1, least = i;
-        if (l < h->len && a[l].level < a[least].level)
-            least = l;
-        if (r < h->len && a[r].level < a[least].level)
-            least = r;
-        if (least == i)
-            break;
-        level_entry t = a[least];
-        a[least] = a[i];
-        a[i] = t;
-        i = least;
-    }
-    return top;
-}
+STRATA_HEAP_DEFINE(heap, level_entry, level_before)
 
 /* ---- progressive filling ------------------------------------------------- */
 
