@@ -699,9 +699,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.streams = g_new0(engine_stream, ctx.n_streams ? ctx.n_streams : 1);
     list_results(&ctx);
     if (opt->timeline) {
-        ctx.timeline = opt->timeline_format
-                           ? strata_timeline_new_as(opt->timeline_format, opt->timeline, ctx.results, true, true)
-                           : strata_timeline_new(opt->timeline, ctx.results, true, true);
+        ctx.timeline = strata_timeline_new_as(opt->timeline_format, opt->timeline, ctx.results, true, true);
         ctx.results->timeline = ctx.timeline;
     }
     sg_host_t home = ctx.hosts.mem[strata_hw_default_memory(hw)];

@@ -706,7 +706,7 @@ strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *o
 {
     strata_timeline *tl = g_new0(strata_timeline, 1);
     tl->r = r;
-    tl->w = f->writer;
+    tl->w = (f ? f : &formats[0])->writer;
     tl->ws = tl->w->open ? tl->w->open(out, r) : tl;
     strata_tl_out_init(&tl->o, out, CHUNK);
     tl->first_event = true;

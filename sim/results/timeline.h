@@ -38,7 +38,7 @@ const char *strata_timeline_format_name(const strata_timeline_format *f); /* "js
  * tracks: one per stream and link when spans will come, one per memory's
  * buffers when samples will. */
 strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool spans, bool samples);
-/* The same in format f (strata_timeline_new: JSON). */
+/* The same in format f (NULL, and strata_timeline_new: JSON). */
 strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *out, const strata_results *r,
                                         bool spans, bool samples);
 void strata_timeline_span(strata_timeline *tl, const strata_op_span *s);
