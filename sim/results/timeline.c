@@ -696,11 +696,6 @@ const char *strata_timeline_format_name(const strata_timeline_format *f)
     return f->name;
 }
 
-strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool spans, bool samples)
-{
-    return strata_timeline_new_as(&formats[0], out, r, spans, samples);
-}
-
 strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *out, const strata_results *r,
                                         bool spans, bool samples)
 {

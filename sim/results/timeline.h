@@ -34,11 +34,9 @@ typedef struct strata_timeline_format strata_timeline_format; /* a row of the ta
 const strata_timeline_format *strata_timeline_format_of(const char *path);
 const char *strata_timeline_format_name(const strata_timeline_format *f); /* "json", "perfetto" */
 
-/* Starts the file on out (borrowed). r (borrowed until finish) names the
- * tracks: one per stream and link when spans will come, one per memory's
- * buffers when samples will. */
-strata_timeline *strata_timeline_new(FILE *out, const strata_results *r, bool spans, bool samples);
-/* The same in format f (NULL, and strata_timeline_new: JSON). */
+/* Starts the file on out (borrowed) in format f (NULL: JSON). r (borrowed
+ * until finish) names the tracks: one per stream and link when spans will
+ * come, one per memory's buffers when samples will. */
 strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *out, const strata_results *r,
                                         bool spans, bool samples);
 void strata_timeline_span(strata_timeline *tl, const strata_op_span *s);
