@@ -75,8 +75,11 @@ def stream_args(r):
 
 def engine_args(r):
     """The engine's CPU time per step (docs/serving.md, "The engine's CPU time"): vLLM v0.6.0 as the
-    blog ran it (--num-scheduler-steps 10), SGLang v0.3.0's synchronous loop; TensorRT-LLM and NIM
-    (a C++ runtime overlapping its host work with the GPU) none."""
+    blog ran it (--num-scheduler-steps 10), SGLang v0.3.0's synchronous loop; trtllm-bench's
+    TensorRT-LLM (overlap scheduler, GUARANTEED_NO_EVICT admission: --engine trtllm); NIM and the
+    MLPerf harness (C++ runtimes overlapping their host work with the GPU, scheduler not read) none."""
+    if r["framework"].startswith("TensorRT-LLM (PyTorch backend, trtllm-bench"):
+        return " --engine trtllm"
     if r["framework"] == "vLLM" and r["framework_version"] == "v0.6.0":
         return " --max-num-seqs 256 --engine vllm-v0 --num-scheduler-steps 10"
     if r["framework"] == "SGLang":

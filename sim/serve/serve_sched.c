@@ -164,19 +164,25 @@ void serve_admit_head(serve_state *st, uint32_t hit, uint32_t want, uint32_t *bu
     *budget -= want;
 }
 
+bool serve_admit_waiting(serve_state *st, uint32_t *budget)
+{
+    serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
+    strata_serve_kv_req r = serve_kv_req(q);
+    uint32_t hit = st->scheme->lookup ? st->scheme->lookup(st->kv, &r, serve_tokens_of(q)) : 0;
+    uint32_t want = serve_tokens_of(q) - hit;
+    if (want > *budget)
+        want = *budget;
+    if (!st->scheme->grow(st->kv, &r, hit + want))
+        return false;
+    serve_admit_head(st, hit, want, budget);
+    return true;
+}
+
 static void schedule_waiting(serve_state *st, uint32_t *budget)
 {
-    while (st->waiting.n && st->n_running < st->cfg->max_num_seqs && *budget > 0) {
-        serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
-        strata_serve_kv_req r = serve_kv_req(q);
-        uint32_t hit = st->scheme->lookup ? st->scheme->lookup(st->kv, &r, serve_tokens_of(q)) : 0;
-        uint32_t want = serve_tokens_of(q) - hit;
-        if (want > *budget)
-            want = *budget;
-        if (!st->scheme->grow(st->kv, &r, hit + want))
+    while (st->waiting.n && st->n_running < st->cfg->max_num_seqs && *budget > 0)
+        if (!serve_admit_waiting(st, budget))
             break;
-        serve_admit_head(st, hit, want, budget);
-    }
 }
 
 void serve_reject_head(serve_state *st)
