@@ -3,10 +3,12 @@
  * serve_scheduler.h) against schedules derived by hand: vLLM v0's
  * prefill-only and decode-only steps, its multi-step decode runs, v0's
  * chunked prefill cut to whole blocks, the policies' defaults, the
- * setups vLLM 0.6 refuses (exit 2), and TensorRT-LLM's no-evict admission.
+ * setups vLLM 0.6 refuses (exit 2), TensorRT-LLM's no-evict admission and
+ * its CUDA graph padding of decode batches.
  */
 #include <string.h>
 #include "serve/serve.h"
+#include "serve/serve_cost.h"
 #include "testutil.h"
 
 /* test_serve.c's tiny model, by its keys: KV 2 x 1 x 1 x 8 x 2 = 32 B per token. */
@@ -223,6 +225,45 @@ START_TEST(trtllm_no_evict_reserves_each_request_to_completion)
 }
 END_TEST
 
+/* decode_gpu_s of 3 requests (4 prompt + 3 output tokens) on the tiny model, decode batches padded to the
+ * sizes given (n of them). */
+static double padded_decode_s(const uint32_t *sizes, uint32_t n)
+{
+    strata_serve_request req[3] = {{0, 4, 3}, {0, 4, 3}, {0, 4, 3}};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 64, c.max_num_seqs = 64, c.n_graph_sizes = n;
+    for (uint32_t i = 0; i < n; i++)
+        c.graph_sizes[i] = sizes[i];
+    strata_serve_result *r = run_config(&c, "vllm-v1", req, 3);
+    ck_assert_uint_eq(r->steps, 3); /* the 3 prefills, then two decode-only steps of 3 */
+    double t = r->decode_gpu_s;
+    strata_serve_result_free(r);
+    return t;
+}
+
+START_TEST(cuda_graph_padding_pads_decode_batches)
+{
+    /* A padded dummy is a decode of context 1 that samples (TensorRT-LLM's dummy requests). */
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = tiny();
+    strata_serve_cost *cost = strata_serve_cost_new(hw, &m, 1, false, 64, &err);
+    ck_assert_msg(cost, "%s", err ? err->message : "");
+    strata_serve_chunk four[4] = {{0, 1, 10, true}, {1, 1, 10, true}, {2, 1, 10, true}, {3, 1, 1, true}};
+    ck_assert_double_eq(strata_serve_cost_step_padded(cost, four, 3, 1), strata_serve_cost_step(cost, four, 4));
+    strata_serve_cost_free(cost);
+    strata_hw_free(hw);
+    /* the batch of 3 padded to 4 costs more; to 3 (exact) or with 3 above the last size (2) nothing */
+    double plain = padded_decode_s(NULL, 0);
+    const uint32_t to4[] = {1, 2, 4}, exact[] = {3, 8}, below[] = {1, 2};
+    ck_assert_double_gt(padded_decode_s(to4, 3), plain);
+    ck_assert_double_eq(padded_decode_s(exact, 2), plain);
+    ck_assert_double_eq(padded_decode_s(below, 2), plain);
+}
+END_TEST
+
 static strata_cli_result serve(const char *extra1, const char *extra2, const char *extra3)
 {
     return strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b",
@@ -251,6 +292,10 @@ START_TEST(cli_picks_and_refuses_as_vllm_does)
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "whole blocks"), "%s", r.err);
     strata_cli_result_clear(&r);
+    r = serve("--cuda-graph-batch-sizes", "4,2", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--cuda-graph-batch-sizes: expected up to 32 increasing sizes"), "%s", r.err);
+    strata_cli_result_clear(&r);
     r = serve("--scheduler", "lifo", NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "unknown scheduler 'lifo'"), "%s", r.err);
@@ -270,6 +315,7 @@ int main(void)
     tcase_add_test(tc, policies_defaults_and_choices);
     tcase_add_test(tc, cli_picks_and_refuses_as_vllm_does);
     tcase_add_test(tc, trtllm_no_evict_reserves_each_request_to_completion);
+    tcase_add_test(tc, cuda_graph_padding_pads_decode_batches);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
