@@ -200,10 +200,9 @@ START_TEST(trtllm_no_evict_reserves_each_request_to_completion)
     strata_serve_result *r = run_config(&c, "trtllm-no-evict", req, 10);
     ck_assert_uint_ge(r->pool_blocks, 7154);
     ck_assert_uint_lt(r->pool_blocks, 8176);
-    ck_assert_uint_eq(r->completed, 10);
-    ck_assert_uint_eq(r->preemptions, 0);
-    ck_assert_uint_eq(r->steps, 8168);
-    ck_assert_double_eq(r->batch_max, 7);
+    ck_assert_msg(r->completed == 10 && r->preemptions == 0 && r->steps == 8168 && r->batch_max == 7,
+                  "%u completed, %" G_GUINT64_FORMAT " preempted, %" G_GUINT64_FORMAT " steps, peak %g running",
+                  r->completed, (guint64)r->preemptions, (guint64)r->steps, r->batch_max);
     ck_assert_uint_eq(step(r, 0)->tokens, 28);
     ck_assert_uint_eq(step(r, 0)->prefills, 7);
     ck_assert_uint_eq(step(r, 4084)->prefills, 3);
