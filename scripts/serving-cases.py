@@ -73,10 +73,20 @@ def stream_args(r):
     return s
 
 
+# The CUDA graph batch sizes of TensorRT-LLM's performance overview (docs/source/performance/perf-overview.md,
+# "llm_options.yml", NVIDIA/TensorRT-LLM@00f37686), captured with enable_padding: true.
+TRTLLM_GRAPH_SIZES = "1,2,4,8,16,32,64,128,256,384,512,1024,2048,4096,8192"
+
+
 def engine_args(r):
     """The engine's CPU time per step (docs/serving.md, "The engine's CPU time"): vLLM v0.6.0 as the
-    blog ran it (--num-scheduler-steps 10), SGLang v0.3.0's synchronous loop; TensorRT-LLM and NIM
-    (a C++ runtime overlapping its host work with the GPU) none."""
+    blog ran it (--num-scheduler-steps 10), SGLang v0.3.0's synchronous loop; trtllm-bench's
+    TensorRT-LLM (overlap scheduler, GUARANTEED_NO_EVICT admission: --engine trtllm; its decode
+    batches padded to the overview's CUDA graph sizes); NIM and the
+    MLPerf harness (C++ runtimes overlapping their host work with the GPU, scheduler not read) none."""
+    if r["framework"].startswith("TensorRT-LLM (PyTorch backend, trtllm-bench"):
+        # perf-overview.md's llm_options.yml (dense and MoE alike): cuda_graph_config enable_padding: true
+        return " --engine trtllm --cuda-graph-batch-sizes " + TRTLLM_GRAPH_SIZES
     if r["framework"] == "vLLM" and r["framework_version"] == "v0.6.0":
         return " --max-num-seqs 256 --engine vllm-v0 --num-scheduler-steps 10"
     if r["framework"] == "SGLang":

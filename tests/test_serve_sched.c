@@ -2,11 +2,13 @@
  * test_serve_sched.c: the serving scheduling policies (sim/serve/
  * serve_scheduler.h) against schedules derived by hand: vLLM v0's
  * prefill-only and decode-only steps, its multi-step decode runs, v0's
- * chunked prefill cut to whole blocks, the policies' defaults, and the
- * setups vLLM 0.6 refuses (exit 2).
+ * chunked prefill cut to whole blocks, the policies' defaults, the
+ * setups vLLM 0.6 refuses (exit 2), TensorRT-LLM's no-evict admission and
+ * its CUDA graph padding of decode batches.
  */
 #include <string.h>
 #include "serve/serve.h"
+#include "serve/serve_cost.h"
 #include "testutil.h"
 
 /* test_serve.c's tiny model, by its keys: KV 2 x 1 x 1 x 8 x 2 = 32 B per token. */
@@ -24,28 +26,36 @@ static strata_serve_model tiny(void)
 }
 
 /* The tiny model on test-simple with 1 MiB of memory (a pool of 8,173 blocks of 4 tokens, its watermark 81
- * blocks): budget 8 tokens, 2 sequences, every step recorded. */
-static strata_serve_result *run_with(const char *policy, uint32_t steps, bool prefix, strata_serve_request *req,
-                                     uint32_t n, double step_overhead)
+ * blocks) under the configuration c (its policy, block size 4, utilisation 1, every step recorded). */
+static strata_serve_result *run_config(strata_serve_config *c, const char *policy, strata_serve_request *req,
+                                       uint32_t n)
 {
     strata_serve_stream s = {req, n, 0, (char *)"tiny"};
-    strata_serve_config c;
-    strata_serve_config_default(&c);
-    c.max_num_batched_tokens = 8, c.max_num_seqs = 2, c.block_size = 4, c.gpu_memory_utilization = 1;
-    c.num_scheduler_steps = steps, c.prefix_caching = prefix, c.record_steps = true, c.step_overhead = step_overhead;
+    c->block_size = 4, c->gpu_memory_utilization = 1, c->record_steps = true;
     GError *err = NULL;
-    c.scheduler = strata_serve_scheduler_find(policy, &err);
-    ck_assert_msg(c.scheduler, "%s", err ? err->message : "");
+    c->scheduler = strata_serve_scheduler_find(policy, &err);
+    ck_assert_msg(c->scheduler, "%s", err ? err->message : "");
     char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "test-simple.ini", NULL);
     const char *overrides[] = {"memory.hbm.capacity=1MiB", NULL};
     strata_hw *hw = strata_hw_load(path, overrides, &err);
     ck_assert_msg(hw, "%s", err ? err->message : "");
     strata_serve_model m = tiny();
-    strata_serve_result *r = strata_serve_run(hw, &m, &c, &s, &strata_serve_kv_paged, NULL, &err);
+    strata_serve_result *r = strata_serve_run(hw, &m, c, &s, &strata_serve_kv_paged, NULL, &err);
     ck_assert_msg(r, "%s", err ? err->message : "");
     strata_hw_free(hw);
     g_free(path);
     return r;
+}
+
+/* run_config with budget 8 tokens and 2 sequences. */
+static strata_serve_result *run_with(const char *policy, uint32_t steps, bool prefix, strata_serve_request *req,
+                                     uint32_t n, double step_overhead)
+{
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 2;
+    c.num_scheduler_steps = steps, c.prefix_caching = prefix, c.step_overhead = step_overhead;
+    return run_config(&c, policy, req, n);
 }
 
 static strata_serve_result *run(const char *policy, uint32_t steps, bool prefix, strata_serve_request *req,
@@ -173,6 +183,86 @@ START_TEST(policies_defaults_and_choices)
 }
 END_TEST
 
+START_TEST(trtllm_no_evict_reserves_each_request_to_completion)
+{
+    /* 10 requests of 4 prompt + 4,084 output tokens at 0; budget 64 tokens, 64 sequences; the pool a little
+     * under 8,173 blocks of 4 tokens (64 tokens' activations, not 8). Each needs ceil(4,088 / 4) = 1,022 blocks
+     * to its last token. trtllm-no-evict admits while the free blocks less the running requests' remaining ones
+     * hold the next request's 1,022: 7 for any pool from 7 x 1,022 = 7,154 up to 8 x 1,022 - 1 = 8,175; step 1
+     * their 7 prompts (28 tokens); they finish together after 4,084 steps (1 prefill + 4,083 decodes), then the
+     * other 3 (3,066 blocks) run 4,084 more: 8,168 steps, no preemption. */
+    strata_serve_request req[10];
+    for (int i = 0; i < 10; i++)
+        req[i] = (strata_serve_request){0, 4, 4084};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 64, c.max_num_seqs = 64;
+    strata_serve_result *r = run_config(&c, "trtllm-no-evict", req, 10);
+    ck_assert_uint_ge(r->pool_blocks, 7154);
+    ck_assert_uint_lt(r->pool_blocks, 8176);
+    ck_assert_msg(r->completed == 10 && r->preemptions == 0 && r->steps == 8168 && r->batch_max == 7,
+                  "%u completed, %" G_GUINT64_FORMAT " preempted, %" G_GUINT64_FORMAT " steps, peak %g running",
+                  r->completed, (guint64)r->preemptions, (guint64)r->steps, r->batch_max);
+    ck_assert_uint_eq(step(r, 0)->tokens, 28);
+    ck_assert_uint_eq(step(r, 0)->prefills, 7);
+    ck_assert_uint_eq(step(r, 4084)->prefills, 3);
+    strata_serve_result_free(r);
+    /* vllm-v1 takes blocks as tokens come: all 10 start (1 block each), and their 10,220 blocks to completion
+     * exceed the pool, so it preempts */
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 64, c.max_num_seqs = 64;
+    r = run_config(&c, "vllm-v1", req, 10);
+    ck_assert_double_eq(r->batch_max, 10);
+    ck_assert_uint_gt(r->preemptions, 0);
+    ck_assert_uint_eq(r->completed, 10);
+    strata_serve_result_free(r);
+    /* the trtllm engine runs this policy */
+    GError *err = NULL;
+    const strata_serve_engine *e = strata_serve_engine_find("trtllm", &err);
+    ck_assert_msg(e, "%s", err ? err->message : "");
+    ck_assert_str_eq(e->scheduler, "trtllm-no-evict");
+}
+END_TEST
+
+/* decode_gpu_s of 3 requests (4 prompt + 3 output tokens) on the tiny model, decode batches padded to the
+ * sizes given (n of them). */
+static double padded_decode_s(const uint32_t *sizes, uint32_t n)
+{
+    strata_serve_request req[3] = {{0, 4, 3}, {0, 4, 3}, {0, 4, 3}};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 64, c.max_num_seqs = 64, c.n_graph_sizes = n;
+    for (uint32_t i = 0; i < n; i++)
+        c.graph_sizes[i] = sizes[i];
+    strata_serve_result *r = run_config(&c, "vllm-v1", req, 3);
+    ck_assert_uint_eq(r->steps, 3); /* the 3 prefills, then two decode-only steps of 3 */
+    double t = r->decode_gpu_s;
+    strata_serve_result_free(r);
+    return t;
+}
+
+START_TEST(cuda_graph_padding_pads_decode_batches)
+{
+    /* A padded dummy is a decode of context 1 that samples (TensorRT-LLM's dummy requests). */
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = tiny();
+    strata_serve_cost *cost = strata_serve_cost_new(hw, &m, 1, false, 64, &err);
+    ck_assert_msg(cost, "%s", err ? err->message : "");
+    strata_serve_chunk four[4] = {{0, 1, 10, true}, {1, 1, 10, true}, {2, 1, 10, true}, {3, 1, 1, true}};
+    ck_assert_double_eq(strata_serve_cost_step_padded(cost, four, 3, 1), strata_serve_cost_step(cost, four, 4));
+    strata_serve_cost_free(cost);
+    strata_hw_free(hw);
+    /* the batch of 3 padded to 4 costs more; to 3 (exact) or with 3 above the last size (2) nothing */
+    double plain = padded_decode_s(NULL, 0);
+    const uint32_t to4[] = {1, 2, 4}, exact[] = {3, 8}, below[] = {1, 2};
+    ck_assert_double_gt(padded_decode_s(to4, 3), plain);
+    ck_assert_double_eq(padded_decode_s(exact, 2), plain);
+    ck_assert_double_eq(padded_decode_s(below, 2), plain);
+}
+END_TEST
+
 static strata_cli_result serve(const char *extra1, const char *extra2, const char *extra3)
 {
     return strata_test_cli("serve", "--hw", STRATA_SOURCE_DIR "/configs/hw/h100.ini", "--model", "llama-3-8b",
@@ -201,6 +291,10 @@ START_TEST(cli_picks_and_refuses_as_vllm_does)
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "whole blocks"), "%s", r.err);
     strata_cli_result_clear(&r);
+    r = serve("--cuda-graph-batch-sizes", "4,2", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_msg(strstr(r.err, "--cuda-graph-batch-sizes: expected up to 32 increasing sizes"), "%s", r.err);
+    strata_cli_result_clear(&r);
     r = serve("--scheduler", "lifo", NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "unknown scheduler 'lifo'"), "%s", r.err);
@@ -219,6 +313,8 @@ int main(void)
     tcase_add_test(tc, v0_chunks_cut_to_whole_blocks_with_prefix_caching);
     tcase_add_test(tc, policies_defaults_and_choices);
     tcase_add_test(tc, cli_picks_and_refuses_as_vllm_does);
+    tcase_add_test(tc, trtllm_no_evict_reserves_each_request_to_completion);
+    tcase_add_test(tc, cuda_graph_padding_pads_decode_batches);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

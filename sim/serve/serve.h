@@ -36,6 +36,8 @@
 #include "serve/serve_scheduler.h"
 #include "serve/serve_stream.h"
 
+enum { STRATA_SERVE_GRAPH_SIZES = 32 };
+
 typedef struct strata_serve_config {
     uint32_t tp;                      /* ranks of tensor parallelism (devices 0..tp-1) */
     /* attention data parallelism over the tp ranks (--attention-dp): each
@@ -60,6 +62,12 @@ typedef struct strata_serve_config {
     uint64_t non_kv_overhead;         /* bytes per rank outside weights, activations and KV */
     uint32_t concurrency;             /* > 0: closed loop, this many clients, arrivals ignored */
     bool record_steps;                /* keep every step in the result's steps_log (--timeline) */
+    /* CUDA graph batch sizes, increasing (--cuda-graph-batch-sizes;
+     * TensorRT-LLM's cuda_graph_config with enable_padding): a decode-only
+     * step's batch per rank is padded with dummy decodes up to the first
+     * size that holds it (none above the last); n_graph_sizes 0: no padding */
+    uint32_t graph_sizes[STRATA_SERVE_GRAPH_SIZES];
+    uint32_t n_graph_sizes;
 } strata_serve_config;
 
 /* vLLM's defaults for a GPU of >= 70 GiB (arg_utils.py): max_num_seqs 1024,

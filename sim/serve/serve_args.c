@@ -50,11 +50,14 @@ GOptionEntry *strata_serve_args_entries(strata_serve_args *a)
         {"swap-space", 0, 0, G_OPTION_ARG_STRING, &a->swap_space, "host bytes per rank for swap (default 4GiB)",
          "SIZE"},
         {"engine", 0, 0, G_OPTION_ARG_STRING, &a->engine, "the engine's CPU time per step and its scheduler: none "
-         "(default), vllm-v0, sglang-v0.3, overlap (docs/serving.md)", "NAME"},
+         "(default), vllm-v0, sglang-v0.3, overlap, trtllm (docs/serving.md)", "NAME"},
         {"num-scheduler-steps", 0, 0, G_OPTION_ARG_INT, &a->scheduler_steps, "vllm-v0: decode steps per scheduling "
          "(vLLM 0.6's multi-step; default 1)", "N"},
         {"scheduler", 0, 0, G_OPTION_ARG_STRING, &a->scheduler, "scheduling policy (list below; default: the "
          "engine's, vllm-v1 for none)", "NAME"},
+        {"cuda-graph-batch-sizes", 0, 0, G_OPTION_ARG_STRING, &a->graph_sizes, "pad a decode-only step's batch per "
+         "rank to the first of these sizes that holds it (TensorRT-LLM cuda_graph_config, enable_padding)",
+         "N1,N2,..."},
         {"step-overhead", 0, 0, G_OPTION_ARG_DOUBLE, &a->step_overhead, "seconds each step adds besides the engine's "
          "(default 0)", "S"},
         {"non-kv-overhead", 0, 0, G_OPTION_ARG_STRING, &a->non_kv, "bytes per rank kept from the KV pool (default 0)",
@@ -76,7 +79,7 @@ void strata_serve_args_clear(strata_serve_args *a)
 {
     char **strs[] = {&a->hw, &a->model, &a->model_file, &a->config, &a->requests, &a->poisson, &a->kv, &a->kv_page,
                      &a->kv_allocator, &a->swap_space, &a->preemption, &a->non_kv, &a->json, &a->timeline,
-                     &a->sweep, &a->time_scale, &a->engine, &a->scheduler};
+                     &a->sweep, &a->time_scale, &a->engine, &a->scheduler, &a->graph_sizes};
     for (size_t i = 0; i < G_N_ELEMENTS(strs); i++)
         g_free(*strs[i]);
     g_strfreev(a->sets);
@@ -113,6 +116,28 @@ bool strata_serve_args_model(const strata_serve_args *a, strata_serve_model *m, 
         }
     }
     return strata_serve_model_check(m, a->model ? a->model : a->config ? a->config : a->model_file, err);
+}
+
+/* --cuda-graph-batch-sizes: sizes > 0, increasing, at most
+ * STRATA_SERVE_GRAPH_SIZES of them. */
+static bool graph_sizes_of(const char *list, strata_serve_config *c, GError **err)
+{
+    char **v = g_strsplit(list, ",", -1);
+    bool ok = true;
+    c->n_graph_sizes = 0;
+    for (char **p = v; ok && *p; p++) {
+        char *end = NULL;
+        guint64 n = g_ascii_strtoull(*p, &end, 10);
+        ok = end && end != *p && !*end && n > 0 && n <= (1u << 20) && c->n_graph_sizes < STRATA_SERVE_GRAPH_SIZES &&
+             (!c->n_graph_sizes || n > c->graph_sizes[c->n_graph_sizes - 1]);
+        if (ok)
+            c->graph_sizes[c->n_graph_sizes++] = (uint32_t)n;
+    }
+    g_strfreev(v);
+    if (!ok)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--cuda-graph-batch-sizes: expected up to %d increasing "
+                    "sizes from 1 to 2^20, comma-separated, got '%s'", STRATA_SERVE_GRAPH_SIZES, list);
+    return ok;
 }
 
 /* The scheduling policy: --scheduler, else the engine's (or the row it
@@ -183,6 +208,8 @@ static bool config_of(const strata_serve_args *a, const strata_serve_model *m, s
     if (a->step_overhead < 0)
         return fail(err, "--step-overhead: expected seconds >= 0%s", "");
     c->step_overhead = a->step_overhead;
+    if (a->graph_sizes && !graph_sizes_of(a->graph_sizes, c, err))
+        return false;
     if (a->engine && !(c->engine = strata_serve_engine_find(a->engine, err)))
         return false;
     if (a->scheduler_steps < 0 || a->scheduler_steps > 1024)

@@ -16,7 +16,7 @@
 
 typedef struct strata_serve_args {
     char *hw, *model, *model_file, *config, *requests, *poisson, *kv, *kv_page, *kv_allocator, *swap_space, *preemption;
-    char *non_kv, *json, *timeline, *sweep, *time_scale, *engine, *scheduler;
+    char *non_kv, *json, *timeline, *sweep, *time_scale, *engine, *scheduler, *graph_sizes;
     char **sets, **hw_sets;
     gint tp, max_seqs, max_tokens, block, limit, shared_prefix, concurrency, scheduler_steps;
     gdouble util, step_overhead;

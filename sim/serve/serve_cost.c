@@ -410,12 +410,13 @@ static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
     return op_time(c, c->flash, kv, d, 6, false);
 }
 
-/* One layer's attention over a step's chunks: each prefill chunk, then the
- * decodes together, MLA's way or GQA's. */
-static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
+/* One layer's attention over a step's chunks and pad dummy decodes of
+ * context 1: each prefill chunk, then the decodes together, MLA's way or
+ * GQA's. */
+static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     bool mla = c->s.kv_lora_rank > 0;
-    uint64_t heads = c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1, decodes = 0, ctx = 0;
+    uint64_t heads = c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1, decodes = pad, ctx = pad;
     strata_dtype kv = c->m.kv_dtype ? c->m.kv_dtype : c->m.dtype;
     double t = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -439,15 +440,20 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
 
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
 {
+    return strata_serve_cost_step_padded(c, chunks, n, 0);
+}
+
+double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
+{
     const strata_serve_model *m = &c->m;
-    uint64_t tokens = 0, sampled = 0;
+    uint64_t tokens = pad, sampled = pad;
     for (uint32_t i = 0; i < n; i++) {
         tokens += chunks[i].tokens;
         sampled += chunks[i].samples;
     }
     if (!tokens)
         return 0;
-    double attn = attention(c, chunks, n);
+    double attn = attention(c, chunks, n, pad);
     if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
         return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, local_tokens(c, sampled), m->hidden, m->vocab);
     return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, sampled, m->hidden, m->vocab / c->tp);
@@ -460,7 +466,7 @@ static double counted(strata_serve_cost *c, const strata_serve_chunk *chunks, ui
 {
     *work = (strata_serve_work){0};
     c->work = work;
-    double t = whole_step ? strata_serve_cost_step(c, chunks, n) : attention(c, chunks, n);
+    double t = whole_step ? strata_serve_cost_step(c, chunks, n) : attention(c, chunks, n, 0);
     c->work = NULL;
     return t;
 }

@@ -73,6 +73,10 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
                                          bool attention_dp, uint32_t max_tokens, GError **err);
 void strata_serve_cost_free(strata_serve_cost *c);
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n);
+/* The same step with pad dummy decodes more (context 1, each sampling): a
+ * CUDA graph's padding of a decode batch (serve.h's graph_sizes). */
+double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
+                                     uint32_t pad);
 /* Nominal work of some ops: flops and bytes as the kernel rows count them. */
 typedef struct strata_serve_work {
     double flops, bytes;

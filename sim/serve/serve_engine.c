@@ -23,6 +23,13 @@
  *   overlap of that CPU work with the GPU "1.1x increase in throughput"
  *   (lmsys.org/blog/2024-12-04-sglang-v0-4), i.e. CPU time near a tenth
  *   of a decode step of ~10 ms.
+ * trtllm: TensorRT-LLM's PyTorch backend as trtllm-bench runs it
+ *   (tensorrt_llm/bench/benchmark/utils/general.py, get_llm_args, NVIDIA/
+ *   TensorRT-LLM@c0b2ee6edd6b86235350271d2c99b4e5f6c1222d: the overlap
+ *   scheduler on, capacity_scheduler_policy GUARANTEED_NO_EVICT): the
+ *   trtllm-no-evict scheduling policy (serve_sched_trtllm.c); its host
+ *   work runs one step ahead of the GPU and is taken as hidden (no CPU
+ *   time, as the TensorRT-LLM cases had with `none`; not measured).
  */
 #include "serve/serve_engine.h"
 #include <math.h>
@@ -36,6 +43,9 @@ static const strata_serve_engine engines[] = {
     {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)", NULL},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
      "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL},
+    {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
+     "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
+     "trtllm-no-evict"},
     {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL},
 };
 

@@ -77,6 +77,9 @@ void serve_schedule_swapped(serve_state *st, uint32_t *budget);
 /* The waiting queue's head starts running: hit tokens cached, want
  * computed this step, out of the budget. */
 void serve_admit_head(serve_state *st, uint32_t hit, uint32_t want, uint32_t *budget);
+/* The waiting queue's head starts running if the scheme can hold its
+ * prefix-cache hit and its first chunk (up to the budget); false when not. */
+bool serve_admit_waiting(serve_state *st, uint32_t *budget);
 /* q leaves the waiting queue's head unserved (vLLM's ignored request). */
 void serve_reject_head(serve_state *st);
 
@@ -84,6 +87,7 @@ void serve_reject_head(serve_state *st);
 void serve_schedule_v1(serve_state *st);
 void serve_schedule_v0(serve_state *st);
 void serve_schedule_v0_chunked(serve_state *st);
+void serve_schedule_trtllm_no_evict(serve_state *st); /* serve_sched_trtllm.c */
 uint32_t serve_v0_budget(uint32_t max_model_len);
 uint32_t serve_v0_chunked_budget(uint32_t max_model_len);
 const char *serve_v0_pick(uint32_t max_model_len, bool prefix_caching);

@@ -164,19 +164,25 @@ void serve_admit_head(serve_state *st, uint32_t hit, uint32_t want, uint32_t *bu
     *budget -= want;
 }
 
+bool serve_admit_waiting(serve_state *st, uint32_t *budget)
+{
+    serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
+    strata_serve_kv_req r = serve_kv_req(q);
+    uint32_t hit = st->scheme->lookup ? st->scheme->lookup(st->kv, &r, serve_tokens_of(q)) : 0;
+    uint32_t want = serve_tokens_of(q) - hit;
+    if (want > *budget)
+        want = *budget;
+    if (!st->scheme->grow(st->kv, &r, hit + want))
+        return false;
+    serve_admit_head(st, hit, want, budget);
+    return true;
+}
+
 static void schedule_waiting(serve_state *st, uint32_t *budget)
 {
-    while (st->waiting.n && st->n_running < st->cfg->max_num_seqs && *budget > 0) {
-        serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
-        strata_serve_kv_req r = serve_kv_req(q);
-        uint32_t hit = st->scheme->lookup ? st->scheme->lookup(st->kv, &r, serve_tokens_of(q)) : 0;
-        uint32_t want = serve_tokens_of(q) - hit;
-        if (want > *budget)
-            want = *budget;
-        if (!st->scheme->grow(st->kv, &r, hit + want))
+    while (st->waiting.n && st->n_running < st->cfg->max_num_seqs && *budget > 0)
+        if (!serve_admit_waiting(st, budget))
             break;
-        serve_admit_head(st, hit, want, budget);
-    }
 }
 
 void serve_reject_head(serve_state *st)
@@ -250,6 +256,20 @@ static void finish_step(serve_state *st)
     st->n_running = k;
 }
 
+/* A decode-only step's CUDA graph padding (TensorRT-LLM's
+ * _get_padded_batch, model_engine.py: under attention DP every rank pads
+ * to the largest rank's batch, then to the first captured size that holds
+ * it): the dummy decodes added over all ranks, n decodes' batch per rank
+ * ceil(n / ranks); 0 above the last size or without sizes. */
+static uint32_t graph_pad(const strata_serve_config *c, uint32_t n)
+{
+    uint32_t ranks = c->attention_dp && c->tp > 1 ? c->tp : 1, per = (n + ranks - 1) / ranks;
+    for (uint32_t i = 0; n && i < c->n_graph_sizes; i++)
+        if (c->graph_sizes[i] >= per)
+            return c->graph_sizes[i] * ranks - n;
+    return 0;
+}
+
 bool serve_step(serve_state *st)
 {
     serve_arrivals(st);
@@ -268,10 +288,11 @@ bool serve_step(serve_state *st)
         if (reject_unfittable(st))
             return true;
     }
-    double gpu = strata_serve_cost_step(st->cost, st->chunks, st->n_chunks), t = gpu + st->step_swap_s;
     bool prefill = false;
     for (uint32_t i = 0; i < st->n_chunks && !prefill; i++)
         prefill = st->chunks[i].tokens > 1;
+    uint32_t pad = prefill ? 0 : graph_pad(st->cfg, st->n_chunks);
+    double gpu = strata_serve_cost_step_padded(st->cost, st->chunks, st->n_chunks, pad), t = gpu + st->step_swap_s;
     if (st->n_chunks && st->cfg->engine)
         t = strata_serve_engine_step(st->cfg->engine, t, st->n_chunks, prefill, st->cfg->num_scheduler_steps);
     if (st->n_chunks)

@@ -1,7 +1,8 @@
 /*
  * serve_scheduler.c: the scheduling policies' table (serve_scheduler.h),
  * one row per policy; each row's functions are in its own file
- * (serve_sched.c: vllm-v1; serve_sched_v0.c: vllm-v0 and vllm-v0-chunked).
+ * (serve_sched.c: vllm-v1; serve_sched_v0.c: vllm-v0 and vllm-v0-chunked;
+ * serve_sched_trtllm.c: trtllm-no-evict).
  */
 #include "serve/serve_scheduler.h"
 #include <string.h>
@@ -17,6 +18,9 @@ static const strata_serve_scheduler schedulers[] = {
     {"vllm-v0-chunked", serve_schedule_v0_chunked, serve_v0_chunked_budget, 256, false, true, NULL,
      "vLLM v0 with chunked prefill (0.6's default above max_model_len 32768 without prefix caching): decodes "
      "first, then prefill chunks; budget 512"},
+    {"trtllm-no-evict", serve_schedule_trtllm_no_evict, NULL, 0, false, false, NULL,
+     "TensorRT-LLM's GUARANTEED_NO_EVICT: a request is admitted only when the pool can hold its whole prompt + "
+     "output, reserved to completion; never preempts"},
     {NULL, NULL, NULL, 0, false, false, NULL, NULL},
 };
 

@@ -13,7 +13,12 @@
  *                    or the running requests' decodes, never both; with
  *                    --num-scheduler-steps N a decode batch runs N steps;
  *   vllm-v0-chunked  vLLM v0's _schedule_chunked_prefill: decodes first,
- *                    then prefill chunks up to the token budget.
+ *                    then prefill chunks up to the token budget;
+ *   trtllm-no-evict  TensorRT-LLM's GUARANTEED_NO_EVICT capacity
+ *                    scheduler (serve_sched_trtllm.c): a waiting request
+ *                    is admitted only when the free blocks, less what the
+ *                    running requests still need to finish, hold its
+ *                    whole prompt + output; the step as vllm-v1's.
  *
  * A row may give the engine's own defaults (token budget and max_num_seqs
  * when the options leave them out) and pick a sibling row from the run's
