@@ -24,6 +24,22 @@
  * 0.8 = 23.2 us, 336 x .08 x 8/14 = 15.36 GB/s; Ring Simple 17 + 14 x 2.1
  * = 46.4 us, 336 x 8/14 = 192 GB/s; Tree LL 12 + 2 x 7 x 0.9 = 24.6 us,
  * 336 x .06 x .5 = 10.08 GB/s; no Tree on Simple on one gfx94x node.
+ * RCCL, 2 nodes of 8 MI300X (rome_model_81's 64 rings through the NICs,
+ * each 28 x 12 / 64 = 5.25 GB/s; AMD hosts: net overhead 2 us, 6 on
+ * Simple), all-reduce of 2 MiB (log2(2 MiB / 64) = 15):
+ *   Tree LL      12 + 2 x (7 x 0.9 + 1 x 10.5) = 45.6 us; 336 x .06 x .5
+ *                = 10.08 GB/s x 1.0 -> 45.6 + 2097152 / 10080 = 253.65 us
+ *   Tree Simple  17 + 2 x (7 x 2.3 + 25) = 99.2 us; 336 x .11 x .5 x .7 =
+ *                12.936 GB/s -> 99.2 + 162.12 = 261.32 us
+ *   Ring LL      12 + 26 x 2 + 4 x 9.5 = 102 us; 336 x .08 x 16/30 x .4
+ *                -> 467.7 us; Ring Simple 17 + 26 x 6 + 4 x 320 = 1453 us
+ * RCCL 2.21 runs the argmin, Tree LL; 2.22's rcclUpdateCollectiveProtocol
+ * takes Simple above 1 MiB (the tree kept): 261.32 us. At 1 MiB both run
+ * Tree LL, 45.6 + 1048576 / 10080 = 149.63 us. An all-gather of 1 MiB
+ * (64 KiB a rank, under 2.22's 96 KiB: LL) runs Ring LL on 1048576 /
+ * (256 x 16 x 16) = 16 channels (rcclUpdateThreadThreshold; 2.21's 8 x 16
+ * gives 32); of 2 MiB (128 KiB a rank) Simple: 17 + 14 x 6 + 320 = 421 us
+ * + 2097152 / (336 x 16/15 x .1 = 35.84 GB/s) = 479.51 us.
  */
 #include <json-glib/json-glib.h>
 #include <glib/gstdio.h>
@@ -122,6 +138,54 @@ START_TEST(rccl_is_rccls)
     /* above MSCCL's ranges: the ring on Simple, on the model's 56 channels */
     ck_assert(strata_rccl_choose(&mi300x, ar, 1ull << 30, &c));
     ck_assert(!c.msccl && c.algo == STRATA_NCCL_RING && c.proto == STRATA_NCCL_SIMPLE && c.channels == 56);
+}
+END_TEST
+
+START_TEST(rccl_across_nodes_takes_its_protocol_by_size)
+{
+    strata_rccl_comm c = {.ranks = 16, .nodes = 2, .graph_channels = 64, .channel_gbs = 28 * 12.0 / 64,
+                          .cpu = STRATA_NCCL_AMD};
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE, ag = STRATA_OP_ALL_GATHER;
+    strata_rccl_choice ch;
+    /* RCCL 2.21: the model's argmin */
+    ck_assert(strata_rccl_choose(&c, ar, 2u << 20, &ch));
+    ck_assert(!ch.msccl && ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_LL && ch.channels == 64);
+    ck_assert_double_eq_tol(ch.time_us, 45.6 + 2097152 / 10080.0, 1e-3);
+    ck_assert(strata_rccl_choose(&c, ag, 1u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_LL && ch.channels == 32);
+    ck_assert(strata_rccl_choose(&c, ag, 2u << 20, &ch));
+    ck_assert(ch.proto == STRATA_NCCL_LL);
+    /* RCCL 2.22: the protocol by size per rank */
+    c.net_ranges = true;
+    ck_assert(strata_rccl_choose(&c, ar, 1u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_LL);
+    ck_assert_double_eq_tol(ch.time_us, 45.6 + 1048576 / 10080.0, 1e-3);
+    ck_assert(strata_rccl_choose(&c, ar, 2u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE && ch.channels == 64);
+    ck_assert_double_eq_tol(ch.time_us, 99.2 + 2097152 / (336 * .11 * .5 * .7 * 1000), 1e-3);
+    ck_assert_double_eq_tol(ch.base_us, 17.0, 1e-12);
+    ck_assert(strata_rccl_choose(&c, ag, 1u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_LL && ch.channels == 16);
+    ck_assert(strata_rccl_choose(&c, ag, 2u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 421 + 2097152 / (336 * 16 / 15.0 * .1 * 1000), 1e-3);
+    /* NCCL_PROTO set (rccl_proto): the model's choice among those allowed */
+    c.protos = 1u << STRATA_NCCL_LL | 1u << STRATA_NCCL_SIMPLE;
+    ck_assert(strata_rccl_choose(&c, ar, 2u << 20, &ch));
+    ck_assert(ch.proto == STRATA_NCCL_LL);
+    /* one node: unchanged (MSCCL off here: the model's Ring LL at 1 MiB
+     * would be LL either way; 2 MiB on one node is Ring Simple) */
+    c = (strata_rccl_comm){.ranks = 8, .graph_channels = 28, .channel_gbs = 12.0, .net_ranges = true};
+    ck_assert(strata_rccl_choose(&c, ar, 2u << 20, &ch));
+    strata_rccl_choice old;
+    c.net_ranges = false;
+    ck_assert(strata_rccl_choose(&c, ar, 2u << 20, &old));
+    ck_assert(ch.algo == old.algo && ch.proto == old.proto && ch.channels == old.channels);
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = full\nbandwidth = 1GB/s\n"
+                               "collectives = rccl\nrccl_channels = 4\nrccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "rccl_version = 2.20\n",
+                                "t.ini:14: [interconnect x] rccl_version: expected 2.21 or 2.22, got '2.20'");
 }
 END_TEST
 
@@ -318,6 +382,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, nccl_across_nodes_is_nccls);
     tcase_add_test(tc, rccl_is_rccls);
+    tcase_add_test(tc, rccl_across_nodes_takes_its_protocol_by_size);
     tcase_add_test(tc, shipped_clusters_cross_their_tiers);
     tcase_add_test(tc, rccl_tree_spreads_over_the_mesh);
     tcase_add_test(tc, nvls_tree_fills_at_the_kernels_pace);

@@ -10,7 +10,8 @@
  * totalBw / count; without a treeBase the model's tree graph is the same
  * rings, so they are also the trees' chains), whether
  * the model enables MSCCL, the host CPU (the network's overhead across
- * nodes), NCCL_ALGO / NCCL_PROTO as a run may set them, and the process
+ * nodes), the RCCL release (`rccl_version`, rccl_releases below: 2.22
+ * takes the protocol across nodes by size, rccl_tuning.h), NCCL_ALGO / NCCL_PROTO as a run may set them, and the process
  * layout with the host's time per communicator (coll_host.h).
  * pick: algo=rccl for all-reduce, all-gather and reduce-scatter (ideal's
  * choice for the others).
@@ -25,6 +26,14 @@
 #include "hw/hw_internal.h"
 #include "hw/rccl_tuning.h"
 
+/* RCCL's releases, oldest first; the last is the default (as nccl_version's
+ * newest). 2.21: ROCm/rccl @0cbce2a (2.21.5, ROCm 6.2/6.3); 2.22: ROCm 6.4,
+ * whose rccl_wrap.cc adds rcclUpdateCollectiveProtocol across nodes. */
+static const struct {
+    const char *name;
+    bool net_ranges;
+} rccl_releases[] = {{"2.21", false}, {"2.22", true}};
+
 #define MAX_RINGS 64u
 #define MAX_RING_LEN 16u
 
@@ -32,7 +41,7 @@
 typedef struct rccl_params {
     uint32_t channels;
     double channel_bandwidth; /* B/s */
-    bool msccl;
+    bool msccl, net_ranges; /* net_ranges: the release's (rccl_releases) */
     strata_nccl_cpu cpu;
     uint32_t algos, protos;
     uint32_t n_rings, ring_len;
@@ -51,6 +60,7 @@ static const strata_coll_impl_key rccl_keys[] = {
                               "first rank's NIC to its last's, separated by |, all of them (its channels across "
                               "nodes, sharing rccl_channels x rccl_channel_bandwidth; and its trees' chains)"},
     {"msccl", false, "collectives = rccl: true or false: RCCL's topology model enables MSCCL (default false)"},
+    {"rccl_version", false, "collectives = rccl: the RCCL release whose choices apply, 2.21 or 2.22 (default 2.22)"},
     {"rccl_cpu", false, "collectives = rccl: the hosts' CPU, amd (default), intel or arm"},
     {"rccl_algo", false, "collectives = rccl: the algorithms RCCL may run (Ring,Tree; default: both)"},
     {"rccl_proto", false, "collectives = rccl: the protocols RCCL may run (LL,Simple; default: all)"},
@@ -102,6 +112,20 @@ static bool get_rings(const hw_load_ctx *ctx, const char *group, const char *key
     return ok;
 }
 
+/* rccl_version, if there, into p->net_ranges (default the newest). */
+static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *p, GError **err)
+{
+    char *v = hw_get_text(ctx, group, "rccl_version");
+    size_t i = G_N_ELEMENTS(rccl_releases) - 1;
+    if (v)
+        for (i = 0; i < G_N_ELEMENTS(rccl_releases) && strcmp(g_strstrip(v), rccl_releases[i].name) != 0; i++)
+            ;
+    bool ok = i < G_N_ELEMENTS(rccl_releases) || hw_fail_value(ctx, err, group, "rccl_version", "2.21 or 2.22", v);
+    p->net_ranges = ok && rccl_releases[i].net_ranges;
+    g_free(v);
+    return ok;
+}
+
 static void *rccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
 {
     rccl_params *p = g_new0(rccl_params, 1);
@@ -109,7 +133,8 @@ static void *rccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
               hw_get_bandwidth(ctx, group, "rccl_channel_bandwidth", &p->channel_bandwidth, err) &&
               hw_coll_impl_cpu(ctx, group, "rccl_cpu", STRATA_NCCL_AMD, &p->cpu, err) &&
               hw_coll_impl_list(ctx, group, "rccl_algo", true, &p->algos, err) &&
-              hw_coll_impl_list(ctx, group, "rccl_proto", false, &p->protos, err);
+              hw_coll_impl_list(ctx, group, "rccl_proto", false, &p->protos, err) &&
+              get_release(ctx, group, p, err);
     char *msccl = ok ? hw_get_text(ctx, group, "msccl") : NULL;
     if (msccl && strcmp(g_strstrip(msccl), "true") == 0)
         p->msccl = true;
@@ -137,7 +162,8 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
 {
     const rccl_params *p = strata_hw_coll_params(hw);
     strata_rccl_comm c = {.ranks = ranks, .graph_channels = p->channels, .channel_gbs = p->channel_bandwidth / 1e9,
-                          .msccl = p->msccl, .cpu = p->cpu, .algos = algos ? algos : p->algos, .protos = p->protos};
+                          .msccl = p->msccl, .cpu = p->cpu, .algos = algos ? algos : p->algos, .protos = p->protos,
+                          .net_ranges = p->net_ranges};
     strata_hw_nics nics = {0};
     bool net = domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics);
     c.nodes = net ? ranks / domain_ranks : 1;

@@ -5,7 +5,12 @@
  * src/include/device.h (NCCL_MAX_NTHREADS 256, MAXCHANNELS 128),
  * src/include/comm.h (thread thresholds), src/graph/connect.cc (channels
  * doubled, at most 64 across nodes), tools/msccl-algorithms (the allpairs
- * algorithms' ranges, chunks per loop and channels).
+ * algorithms' ranges, chunks per loop and channels). RCCL 2.22's protocol
+ * ranges across nodes: src/rccl_wrap.cc rcclUpdateCollectiveProtocol and
+ * rcclUpdateThreadThreshold, src/include/rccl_common.h rcclGetSizePerRank,
+ * src/graph/tuning.cc tuning_model_5 llProtoRanges (ROCm/rccl, as stored
+ * at 9e22c79 and its 2025 rccl_wrap.cc; the 2.22.3 tag itself was not
+ * reachable: its values are assumed the same).
  * Invariant: the functions read only their arguments.
  */
 #include "hw/rccl_tuning.h"
@@ -47,6 +52,20 @@ static const struct {
     {0, 65536, 256, 4, STRATA_NCCL_LL},
     {65537, 524287, 512, 8, STRATA_NCCL_LL},
     {524288, 16777216, 512, 8, STRATA_NCCL_SIMPLE},
+};
+
+/* tuning_model_5 llProtoRanges, by RcclTunableColls (reduce-scatter,
+ * all-gather, all-reduce): LL's (min, max] of the size per rank, and LL's
+ * thread threshold (0: none; rcclUpdateThreadThreshold scales it by the
+ * ranks). LL128's ranges are not used (no ENABLE_LL128: see the header). */
+static const struct {
+    strata_op_kind kind;
+    uint64_t ll_min, ll_max;
+    uint32_t ll_threshold;
+} net_ranges[] = {
+    {STRATA_OP_REDUCE_SCATTER, 0, 655360, 16},
+    {STRATA_OP_ALL_GATHER, 0, 98304, 16},
+    {STRATA_OP_ALL_REDUCE, 0, 1048576, 0},
 };
 
 static uint32_t nodes_of(const strata_rccl_comm *c) { return c->nodes > 1 ? c->nodes : 1; }
@@ -117,6 +136,28 @@ static bool msccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_
     return false;
 }
 
+/* rcclUpdateCollectiveProtocol (RCCL 2.22+): across nodes, without
+ * NCCL_PROTO, the protocol by size per rank (rcclGetSizePerRank: an
+ * all-reduce's bytes, an all-gather's or reduce-scatter's bytes / ranks):
+ * LL in (ll_min, ll_max], else Simple; the model's algorithm kept, its
+ * estimate recomputed for the pair (-1 if RCCL's model has none). Returns
+ * LL's thread threshold (rcclUpdateThreadThreshold), 0 for none. */
+static uint32_t net_protocol(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
+{
+    if (!c->net_ranges || nodes_of(c) < 2 || c->protos)
+        return 0;
+    for (size_t i = 0; i < G_N_ELEMENTS(net_ranges); i++) {
+        if (net_ranges[i].kind != kind)
+            continue;
+        uint64_t per_rank = kind == STRATA_OP_ALL_REDUCE ? bytes : bytes / c->ranks;
+        bool ll = per_rank <= net_ranges[i].ll_max && per_rank > net_ranges[i].ll_min;
+        out->proto = ll ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
+        out->time_us = strata_nccl_tuner_time_us(&rccl_tuner, c, kind, out->algo, out->proto, bytes);
+        return ll ? net_ranges[i].ll_threshold : 0;
+    }
+    return 0;
+}
+
 bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
 {
     if (msccl_choose(c, kind, bytes, out))
@@ -125,15 +166,17 @@ bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t
     double best = strata_nccl_argmin(&rccl_tuner, c, kind, bytes, STRATA_NCCL_RING + 1, &out->algo, &out->proto);
     if (best < 0)
         return false;
-    out->msccl = false;
     out->time_us = best;
+    uint32_t tuned_threshold = net_protocol(c, kind, bytes, out);
+    out->msccl = false;
     out->base_us = base_lat[out->proto];
     out->net_step_us = nodes_of(c) > 1 ? net_lat[out->algo == STRATA_NCCL_RING][out->proto] : 0;
     /* getChannnelThreadInfo: comm->nChannels (the rings doubled; at most 64
      * across nodes), lowered while bytes < channels x threads x threshold */
     uint32_t nc = MIN(2 * c->graph_channels, nodes_of(c) > 1 ? 64u : 128u);
-    uint64_t threshold = thread_threshold[out->proto] * (out->algo == STRATA_NCCL_RING && out->proto == STRATA_NCCL_LL
-                                                             ? c->ranks : 1);
+    uint64_t threshold = tuned_threshold ? (uint64_t)tuned_threshold * c->ranks
+                         : thread_threshold[out->proto] *
+                               (out->algo == STRATA_NCCL_RING && out->proto == STRATA_NCCL_LL ? c->ranks : 1);
     while (bytes < (uint64_t)nc * RCCL_MAX_NTHREADS * threshold && nc >= 2)
         nc--;
     out->channels = nc;

@@ -20,6 +20,19 @@
  * the model's (rome_model_79: 28 rings over the 8-GPU xGMI mesh, each
  * directed link carrying 4 of them).
  *
+ * RCCL 2.22 (ROCm 6.4) adds, across nodes, rcclUpdateCollectiveProtocol
+ * (src/rccl_wrap.cc): where NCCL_PROTO is not set, an all-reduce,
+ * all-gather or reduce-scatter over 2 nodes or more takes its protocol not
+ * from the model's argmin but from tuning_model_5's llProtoRanges by size
+ * per rank (the all-reduce's whole buffer; the all-gather's send, the
+ * reduce-scatter's receive): LL up to 1 MiB (all-reduce), 96 KiB
+ * (all-gather), 640 KiB (reduce-scatter), Simple above; the algorithm stays
+ * the model's. LL128's range (1 to 9 MiB on an all-reduce) applies only
+ * where RCCL was built with ENABLE_LL128 and the topology model enables
+ * it; strata models RCCL without LL128 (as @0cbce2a), so Simple there.
+ * rcclUpdateThreadThreshold: an LL all-gather or reduce-scatter across
+ * nodes lowers its channels while bytes < channels x 256 x 16 x ranks.
+ *
  * MSCCL on one node of 8 ranks (mscclEnabled=1 in rome_model_79): an
  * all-reduce whose size falls in an installed algorithm's range and whose
  * element count is a multiple of its chunks per loop runs it
@@ -45,6 +58,7 @@ typedef struct strata_rccl_comm {
     bool msccl;                /* the topology enables MSCCL (one node) */
     strata_nccl_cpu cpu;       /* the network's post overhead across nodes */
     uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
+    bool net_ranges;           /* RCCL 2.22+: rcclUpdateCollectiveProtocol across nodes */
 } strata_rccl_comm;
 
 typedef struct strata_rccl_choice {
