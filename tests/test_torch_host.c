@@ -36,6 +36,7 @@
 #include <glib/gstdio.h>
 
 #include "testutil.h"
+#include "torch_basic_trace.h"
 #include "import/pickle.h"
 #include "import/torch.h"
 #include "validate/fidelity.h"
@@ -46,18 +47,6 @@ static const char host_setup[] =
     "alloc pin.0 1MiB host addr=0x7e0000000000 stream=s0 note=setup\n"
     "alloc pin.1 4KiB host addr=0x7e0000200000 stream=s0 note=setup\n"
     "free pin.0 stream=s0 note=setup\n";
-
-static const char device_setup[] =
-    "alloc seg.0 20MiB addr=0x7f0000000000 stream=s0 note=setup\n"
-    "free seg.0 stream=s0 note=setup\n"
-    "alloc b.1 4000000 addr=0x7f0000000000 stream=s0 note=setup\n"
-    "alloc fill.2 16971264 stream=s0 note=setup\n"
-    "alloc b.3 1000 addr=0x7f0002000000 stream=s0 note=setup\n"
-    "alloc fill.4 1MiB stream=s0 note=setup\n"
-    "alloc fill.5 1023KiB stream=s0 note=setup\n"
-    "free fill.2 stream=s0 note=setup\n"
-    "free fill.4 stream=s0 note=setup\n"
-    "free fill.5 stream=s0 note=setup\n";
 
 static const char merged_events[] =
     "alloc pin.2 1MiB host addr=0x7e0000000000 stream=s0 at=0 note=model.py:21\n"
@@ -129,7 +118,7 @@ START_TEST(pinned_trace_by_hand)
         "13 setup ops rebuild the state at the first event\n# pinned host memory (host_segments, "
         "host_traces): 14 events, 3 setup ops, ops on memory host (buffers pin.N); device releases "
         "name memory hbm\n%s%s%s",
-        device_setup, host_setup, merged_events);
+        TORCH_BASIC_SETUP_OPS, host_setup, merged_events);
     ck_assert_str_eq(text, want);
     g_free(want);
     g_free(text);
