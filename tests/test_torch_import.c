@@ -32,6 +32,7 @@
 #include <json-glib/json-glib.h>
 
 #include "testutil.h"
+#include "torch_basic_trace.h"
 #include "core/error.h"
 #include "import/torch.h"
 #include "replay/replay.h"
@@ -67,16 +68,7 @@ static char *python_snapshot(const char *dir, int protocol, const char *scenario
 }
 
 static const char basic_ops[] =
-    "alloc seg.0 20MiB addr=0x7f0000000000 stream=s0 note=setup\n"
-    "free seg.0 stream=s0 note=setup\n"
-    "alloc b.1 4000000 addr=0x7f0000000000 stream=s0 note=setup\n"
-    "alloc fill.2 16971264 stream=s0 note=setup\n"
-    "alloc b.3 1000 addr=0x7f0002000000 stream=s0 note=setup\n"
-    "alloc fill.4 1MiB stream=s0 note=setup\n"
-    "alloc fill.5 1023KiB stream=s0 note=setup\n"
-    "free fill.2 stream=s0 note=setup\n"
-    "free fill.4 stream=s0 note=setup\n"
-    "free fill.5 stream=s0 note=setup\n"
+    TORCH_BASIC_SETUP_OPS
     "alloc b.6 3MiB addr=0x7f00003d0a00 stream=s0 at=0 note=model.py:11\n"
     "free b.1 stream=s0 at=100us\n"
     "alloc b.7 40MiB addr=0x7f0010000000 stream=s0 at=200us note=model.py:42\n"

@@ -106,6 +106,36 @@ int strata_import_run(const strata_importer *imp, int argc, char **argv)
 
 /* ---- torch ---------------------------------------------------------------- */
 
+/* The pinned host allocator's part (host_segments, host_traces). */
+static void print_host_summary(const char *path, const strata_torch_summary *s)
+{
+    char *init = strata_format_size(s->host_initial_reserved);
+    char *peak = strata_format_size(s->host_peak_reserved);
+    fprintf(stderr,
+            "strata import torch: %s: pinned host memory (host_segments, host_traces): %"
+            G_GUINT64_FORMAT " events -> %" G_GUINT64_FORMAT " allocs, %" G_GUINT64_FORMAT
+            " frees, %" G_GUINT64_FORMAT " releases on memory host; start: %" G_GUINT64_FORMAT
+            " blocks (%s), %" G_GUINT64_FORMAT " live; real peak reserved %s (%u segment_alloc)\n",
+            path, s->host_events, s->host_allocs, s->host_frees, s->host_releases,
+            s->host_initial_segments, init, s->host_initial_live, peak,
+            s->host_segment_alloc_sizes->len);
+    if (s->host_uncached_frees)
+        fprintf(stderr, "strata import torch: %s: pinned host memory: %" G_GUINT64_FORMAT
+                        " blocks freed at once (segment_free right after their free: above "
+                        "pinned_max_cached_size), not modelled: caching-host keeps them cached\n",
+                path, s->host_uncached_frees);
+    if (s->host_unknown)
+        fprintf(stderr, "strata import torch: %s: note: %" G_GUINT64_FORMAT
+                        " host keys or actions this importer does not know, read past: %s\n",
+                path, s->host_unknown, s->host_unknown_text);
+    if (s->host_inconsistent)
+        fprintf(stderr, "strata import torch: %s: warning: %" G_GUINT64_FORMAT
+                        " host events contradict the snapshot's own state and were skipped\n",
+                path, s->host_inconsistent);
+    g_free(init);
+    g_free(peak);
+}
+
 static void print_summary(const char *path, const strata_torch_summary *s)
 {
     char *init = strata_format_size(s->initial_reserved);
@@ -151,6 +181,8 @@ static void print_summary(const char *path, const strata_torch_summary *s)
                 "strata import torch: %s: warning: %" G_GUINT64_FORMAT
                 " events contradict the snapshot's own state and were skipped\n",
                 path, s->n_inconsistent);
+    if (s->has_host)
+        print_host_summary(path, s);
     g_free(init);
     g_free(peak);
 }
@@ -187,6 +219,12 @@ static char *torch_comment(const char *path, const strata_torch_summary *s)
                        "event%s",
                     base, s->device, s->n_events, s->n_setup_ops,
                     s->no_history ? " (no history: a state dump)" : "");
+    if (s->has_host)
+        g_string_append_printf(c, "\npinned host memory (host_segments, host_traces): %"
+                                  G_GUINT64_FORMAT " events, %" G_GUINT64_FORMAT
+                                  " setup ops, ops on memory host (buffers pin.N); device "
+                                  "releases name memory hbm",
+                               s->host_events, s->host_setup_ops);
     if (s->settings_text)
         g_string_append_printf(c, "\nallocator_settings: %s", s->settings_text);
     if (s->limit_high > 0)
@@ -270,6 +308,11 @@ static bool torch_convert(strata_job *job, const char *pickle, strata_outfile **
         strata_progress_clear(opt.progress);
         if (ok)
             print_fidelity(spec, &f);
+        if (ok && sum.has_host) {
+            ok = strata_torch_measure_host(src, &sum, 0, &f, err);
+            if (ok)
+                print_fidelity("caching-host, memory host", &f);
+        }
     }
     strata_source_free(src);
     strata_progress_free(opt.progress);

@@ -52,6 +52,9 @@ void strata_torch_summary_clear(strata_torch_summary *s)
     g_free(s->settings_text);
     g_free(s->unknown_text);
     g_free(s->notes);
+    if (s->host_segment_alloc_sizes)
+        g_array_unref(s->host_segment_alloc_sizes);
+    g_free(s->host_unknown_text);
     memset(s, 0, sizeof *s);
 }
 
@@ -104,6 +107,7 @@ void torch_conv_free(conv *c)
     if (c == NULL)
         return;
     drop_pass1(c);
+    torch_host_free(c->host);
     g_clear_error(&c->seg_err);
     g_clear_error(&c->ev_err);
     g_array_unref(c->releases);
@@ -244,8 +248,9 @@ static char *summary_notes(const strata_torch_summary *s)
 
 /* Everything between the passes: options, the initial state and its setup
  * ops, the ground truth, the releases, the limit. */
-static void between_passes(conv *c)
+static bool between_passes(conv *c, GError **err)
 {
+    c->err = err;
     strata_torch_summary *sum = c->sum;
     sum->device = c->opt.device;
     sum->n_events = c->n_events;
@@ -259,6 +264,8 @@ static void between_passes(conv *c)
     torch_read_settings(c, strata_pickle_root(c->p));
     torch_rebuild_initial(c);
     torch_emit_setup(c);
+    if (!torch_host_between(c))
+        return false;
     sum->n_setup_ops = c->out->ops->len;
     torch_ground_truth(c);
     torch_decide_releases(c);
@@ -274,6 +281,7 @@ static void between_passes(conv *c)
     c->note_oom_retry = torch_intern(c->out, "oom_retry") + 1;
     torch_save_setup(c);
     sum->n_inconsistent = c->setup_inconsistent;
+    return true;
 }
 
 /* ---- the two modes ------------------------------------------------------------ */
@@ -304,9 +312,12 @@ static strata_source *convert_whole(conv *c, const strata_pickle *p, GError **er
         g_free((char *)origin);
         return src;
     }
-    between_passes(c);
-    c->err = err;
+    if (!between_passes(c, err)) {
+        fail(c);
+        return NULL;
+    }
     torch_document_items(c, torch_pass2_item);
+    torch_host_emit_until(c, INT64_MAX);
     torch_events_done(c);
     ctrace *out = c->out;
     strata_source *src = strata_source_new(&torch_ctrace_vtable, out, c->origin);
@@ -357,7 +368,10 @@ strata_source *strata_torch_import(const char *path, const strata_torch_options 
         strata_pickle_free(p);
         return src;
     }
-    between_passes(c);
+    if (!between_passes(c, err)) {
+        fail(c);
+        return NULL;
+    }
     strata_pickle_stream_rewind(s);
     torch_reset_events(c);
     c->out->events = c;

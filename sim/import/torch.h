@@ -119,6 +119,20 @@ typedef struct strata_torch_summary {
      * before failing, a `release` noted oom_retry (not in n_releases) */
     uint64_t n_oom_releases;
     char *notes;                  /* lines on what was derived or inferred, or NULL */
+    /* The pinned host allocator's part of the snapshot (`host_segments`,
+     * `host_traces`: PyTorch 2.14 on, written when
+     * _record_memory_history(record_pinned_host_memory=True)); its ops name
+     * memory `host`, buffers pin.N. has_host: either list is not empty.
+     * Ground truth from its own events, as for the device. */
+    bool has_host;
+    uint64_t host_events, host_allocs, host_frees, host_releases;
+    uint64_t host_initial_segments, host_initial_live, host_setup_ops;
+    uint64_t host_initial_reserved, host_peak_reserved, host_final_reserved;
+    uint64_t host_inconsistent;   /* events the host part contradicts itself on (skipped) */
+    uint64_t host_uncached_frees; /* segment_free right after its block's free (no op) */
+    GArray *host_segment_alloc_sizes; /* uint64_t, in order */
+    uint64_t host_unknown;        /* unknown keys and actions read past */
+    char *host_unknown_text;      /* "KEY xN ..." of those, or NULL */
 } strata_torch_summary;
 
 void strata_torch_summary_clear(strata_torch_summary *s);

@@ -116,7 +116,7 @@ typedef struct device_count {
 /* ---- the converted trace: compact ops --------------------------------------- */
 
 /* Buffer names are PREFIX.N; the prefix by kind. */
-typedef enum { NAME_NONE, NAME_B, NAME_SEG, NAME_FILL } name_kind;
+typedef enum { NAME_NONE, NAME_B, NAME_SEG, NAME_FILL, NAME_PIN } name_kind;
 
 /* One op in 48 bytes: strings are indices into the trace's string table. */
 typedef struct cop {
@@ -125,6 +125,7 @@ typedef struct cop {
     bool has_addr, has_at;
     uint32_t stream;   /* string index */
     uint32_t note;     /* string index + 1; 0: none */
+    uint32_t memory;   /* string index + 1 of the op's memory; 0: the default (the device's) */
     uint64_t number;   /* N of the buffer's name */
     uint64_t size, addr;
     int64_t at_us;     /* microseconds since the first event */
@@ -199,6 +200,11 @@ typedef struct conv {
     size_t next_release;       /* index into releases */
     uint64_t n_allocs, n_frees, emit_inconsistent;
     bool events_done;
+    /* the pinned host allocator's part (torch_host.c): its event ops, made
+     * between the passes, merged into pass 2 by time */
+    struct host_part *host;
+    uint32_t device_memory;    /* with host ops: string index + 1 of "hbm", the memory device
+                                * releases name (torch.cuda.empty_cache() leaves pinned memory) */
 } conv;
 typedef struct emit_at {
     bool has_at;
@@ -223,10 +229,16 @@ void torch_emit(conv *c, strata_op_kind kind, name_kind nk, uint64_t number, uin
 
 /* Sets *c->err to "ORIGIN: not a PyTorch memory snapshot: MSG"; false. */
 bool torch_schema(conv *c, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
+/* dict[key] as a non-negative int below 2^63, or an error naming
+ * WHERE.KEY and what was expected. */
+bool torch_get_u64(conv *c, strata_pv dict, const char *key, const char *where, uint64_t *out);
 /* segments[i]: keeps the segment and its live blocks if it is the device's. */
 bool torch_read_segment(conv *c, uint64_t i, strata_pv seg);
 /* device_traces[device][i] as a compact event (with the frame label: pass 2). */
 bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e);
+/* host_traces[i] as a compact event with its label; unknown actions are
+ * counted into `unknown` (action -> count). */
+bool torch_read_host_event(conv *c, uint64_t i, strata_pv ev, GHashTable *unknown, tevent *e);
 /* Is this event a `snapshot` marker? (Events of the other devices.) */
 bool torch_is_marker(conv *c, strata_pv ev);
 /* The device's event list in the finished document, or an error. */
@@ -261,6 +273,18 @@ bool torch_pass2_item(conv *c, int selector, uint64_t outer, uint64_t index, str
 /* Streaming: reads events until some produce ops (1), the end (0), an error (-1). */
 int torch_fill_window(conv *c, GError **err);
 bool torch_restart_events(conv *c, GError **err);
+
+/* ---- torch_host.c: host_segments and host_traces (pinned memory) ----------- */
+
+/* Between the passes: reads the root's host_segments and host_traces (if
+ * any), rebuilds the host allocator's state at its first event, appends its
+ * setup ops to c->sink and makes its event ops. False with *c->err. */
+bool torch_host_between(conv *c);
+/* Pass 2: appends the host ops up to time `time_us` (all: INT64_MAX). */
+void torch_host_emit_until(conv *c, int64_t time_us);
+/* Back to the first host event op (a new pass). */
+void torch_host_reset(conv *c);
+void torch_host_free(struct host_part *h);
 
 /* ---- torch.c ---------------------------------------------------------------- */
 

@@ -38,6 +38,7 @@ void torch_reset_events(conv *c)
     c->next_release = 0;
     c->n_allocs = c->n_frees = c->emit_inconsistent = 0;
     c->events_done = false;
+    torch_host_reset(c);
 }
 
 /* The counts of a complete pass (the same on every pass). */
@@ -98,6 +99,7 @@ static void emit_event(conv *c, const tevent *e)
             bool oom = g_array_index(c->releases, uint64_t, c->next_release) & 1;
             torch_emit(c, STRATA_OP_RELEASE, NAME_NONE, 0, 0, stream,
                        oom ? c->note_oom_retry : c->note_empty_cache, false, 0, at);
+            g_array_index(c->sink, cop, c->sink->len - 1).memory = c->device_memory;
             c->next_release++;
         }
         break;
@@ -114,6 +116,8 @@ bool torch_pass2_item(conv *c, int selector, uint64_t outer, uint64_t index, str
         return true;
     if (!torch_read_event(c, c->event_index, v, true, &e))
         return false;
+    if (e.has_time)
+        torch_host_emit_until(c, e.time_us); /* the host's ops before this event */
     emit_event(c, &e);
     return true;
 }
@@ -136,8 +140,9 @@ int torch_fill_window(conv *c, GError **err)
         return 1;
     if (rc < 0)
         return -1;
+    torch_host_emit_until(c, INT64_MAX); /* the host's ops after the last event */
     torch_events_done(c);
-    return 0;
+    return c->out->window->len > 0;
 }
 
 bool torch_restart_events(conv *c, GError **err)

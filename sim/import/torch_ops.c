@@ -12,7 +12,7 @@
 
 #include "import/torch_conv.h"
 
-static const char *const name_prefixes[] = {"", "b.", "seg.", "fill."};
+static const char *const name_prefixes[] = {"", "b.", "seg.", "fill.", "pin."};
 
 ctrace *torch_ctrace_new(void)
 {
@@ -96,6 +96,7 @@ static int ctrace_next(void *self, const strata_op **out, GError **err)
     op->has_at = c->has_at;
     op->at_s = c->has_at ? (double)c->at_us / 1e6 : 0;
     op->note = c->note ? t->strings->pdata[c->note - 1] : NULL;
+    op->memory = c->memory ? t->strings->pdata[c->memory - 1] : NULL;
     *out = op;
     return 1;
 }

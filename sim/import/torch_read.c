@@ -69,6 +69,11 @@ static bool get_u64(conv *c, strata_pv dict, const char *key, const char *where,
     return true;
 }
 
+bool torch_get_u64(conv *c, strata_pv dict, const char *key, const char *where, uint64_t *out)
+{
+    return get_u64(c, dict, key, where, out);
+}
+
 static int64_t get_stream(conv *c, strata_pv dict)
 {
     int64_t v = 0;
@@ -266,11 +271,11 @@ static bool event_time_ok(conv *c, const char *where, const tevent *e)
     return false;
 }
 
-/* device_traces[device][i] as a compact event (the label only in pass 2). */
-bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
+/* The event at `where` as a compact event (the label only if asked);
+ * unknown actions are counted into `unknown` when it is not NULL. */
+static bool read_event(conv *c, const char *where, strata_pv ev, bool label, GHashTable *unknown,
+                       tevent *e)
 {
-    char where[64];
-    g_snprintf(where, sizeof where, "device_traces[%d][%" G_GUINT64_FORMAT "]", c->opt.device, i);
     if (strata_pickle_type_of(c->p, ev) != STRATA_PICKLE_DICT)
         return torch_schema(c, "%s is not a dict", where);
     memset(e, 0, sizeof *e);
@@ -283,10 +288,10 @@ bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
             e->action = action_names[k].action;
             break;
         }
-    if (e->action == EV_OTHER && !label) {
+    if (e->action == EV_OTHER && unknown) {
         char *name = strata_pickle_dup_str(c->p, action);
-        gpointer n = g_hash_table_lookup(c->unknown, name);
-        g_hash_table_replace(c->unknown, name, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(n) + 1));
+        gpointer n = g_hash_table_lookup(unknown, name);
+        g_hash_table_replace(unknown, name, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(n) + 1));
     }
     if (e->action == EV_OTHER || e->action == EV_USER || e->action == EV_SNAPSHOT ||
         e->action == EV_OOM) {
@@ -310,6 +315,22 @@ bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
     if (label && e->action == EV_ALLOC && e->size != 0 && c->opt.frames)
         e->note = frame_label(c, strata_pickle_dict_get(c->p, ev, "frames"));
     return true;
+}
+
+/* device_traces[device][i] as a compact event (the label only in pass 2). */
+bool torch_read_event(conv *c, uint64_t i, strata_pv ev, bool label, tevent *e)
+{
+    char where[64];
+    g_snprintf(where, sizeof where, "device_traces[%d][%" G_GUINT64_FORMAT "]", c->opt.device, i);
+    return read_event(c, where, ev, label, label ? NULL : c->unknown, e);
+}
+
+/* host_traces[i] (the pinned host allocator's events) with its label. */
+bool torch_read_host_event(conv *c, uint64_t i, strata_pv ev, GHashTable *unknown, tevent *e)
+{
+    char where[64];
+    g_snprintf(where, sizeof where, "host_traces[%" G_GUINT64_FORMAT "]", i);
+    return read_event(c, where, ev, true, unknown, e);
 }
 
 bool torch_is_marker(conv *c, strata_pv ev)

@@ -16,6 +16,9 @@
  *    the event part of the trace, the i-th one matches when the i-th real
  *    segment_alloc has the same size.
  *
+ * The pinned host part of a snapshot (memory `host`) is replayed the same
+ * way through caching-host against the host's own ground truth.
+ *
  * Invariant: the replay is `strata alloc`'s own, so it honours the trace's
  * `option allocator.KEY=VALUE` lines (placement/placement.h: a base under
  * the spec's own values) and `release` ops exactly as `strata alloc` does.
@@ -113,16 +116,18 @@ static void measure_op(void *user, uint64_t index, const strata_allocator *a)
     m->n_segments = st.n_segments;
 }
 
-bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
-                          const char *spec, uint64_t capacity, strata_torch_fidelity *out,
-                          GError **err)
+/* Replays `memory` of the trace (NULL: the device's) and compares. */
+static bool measure_memory(strata_source *trace, const strata_torch_summary *sum, const char *spec,
+                           const char *memory, uint64_t capacity, bool ignore_limit,
+                           strata_torch_fidelity *out, GError **err)
 {
     memset(out, 0, sizeof *out);
     measure m = {.sum = sum, .out = out, .seen = -1};
     strata_replay_options opt = {
         .allocator = spec,
-        .capacity = capacity ? capacity : STRATA_TORCH_CAPACITY,
-        .ignore_device_limit = capacity != 0, /* a capacity given wins over the inferred limit */
+        .memory = memory,
+        .capacity = capacity,
+        .ignore_device_limit = ignore_limit,
         .opened = measure_opened,
         .after_op = measure_op,
         .user = &m,
@@ -142,6 +147,28 @@ bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
                                 (double)sum->peak_reserved
                           : 0.0;
     return ok;
+}
+
+bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
+                          const char *spec, uint64_t capacity, strata_torch_fidelity *out,
+                          GError **err)
+{
+    /* a capacity given wins over the inferred limit */
+    return measure_memory(trace, sum, spec, NULL, capacity ? capacity : STRATA_TORCH_CAPACITY,
+                          capacity != 0, out, err);
+}
+
+bool strata_torch_measure_host(strata_source *trace, const strata_torch_summary *sum,
+                               uint64_t capacity, strata_torch_fidelity *out, GError **err)
+{
+    strata_torch_summary truth = {
+        .peak_reserved = sum->host_peak_reserved,
+        .final_reserved = sum->host_final_reserved,
+        .n_setup_ops = sum->n_setup_ops,
+        .segment_alloc_sizes = sum->host_segment_alloc_sizes,
+    };
+    return measure_memory(trace, &truth, "caching-host", "host",
+                          capacity ? capacity : STRATA_TORCH_HOST_CAPACITY, true, out, err);
 }
 
 bool strata_kineto_measure(const char *path, const strata_kineto_summary *sum, const char *spec,

@@ -43,6 +43,17 @@ bool strata_torch_measure(strata_source *trace, const strata_torch_summary *sum,
                           const char *spec, uint64_t capacity, strata_torch_fidelity *out,
                           GError **err);
 
+/* The pinned host memory a host fidelity replay assumes when no capacity is
+ * given: 2 TiB, a bound above any pinned history (not a hardware figure). */
+#define STRATA_TORCH_HOST_CAPACITY (UINT64_C(2) << 40)
+
+/* Replays the trace's ops on memory `host` (the snapshot's pinned host
+ * allocator, sum->has_host) through caching-host on `capacity` bytes (0:
+ * STRATA_TORCH_HOST_CAPACITY) and compares with the host's ground truth
+ * (host_peak_reserved, host_final_reserved, host_segment_alloc_sizes). */
+bool strata_torch_measure_host(strata_source *trace, const strata_torch_summary *sum,
+                               uint64_t capacity, strata_torch_fidelity *out, GError **err);
+
 /* Replays the memory events of `path` (device sum->device, as imported into
  * sum) through allocator `spec` on `capacity` bytes (0: 80 GiB) and compares
  * the peak reserved with the file's. */
