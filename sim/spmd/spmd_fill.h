@@ -43,5 +43,16 @@ void spmd_fill_link(spmd_fill *f, uint32_t key, double bandwidth);
  * each copy's, in the order added. 0 with no copy. Once per round: clear
  * before adding the next round's copies. */
 double spmd_fill_run(spmd_fill *f, double *ends);
+/* The devices the copy added last goes from and to (src != dst), for
+ * spmd_fill_rounds. */
+void spmd_fill_devices(spmd_fill *f, uint32_t src, uint32_t dst);
+/* The date (s) the last of k rounds of the copies added ends, each copy's
+ * round r starting when its sender's and its receiver's round r - 1 have
+ * ended, as the step schedule's waits order them (spmd.c): a device's round
+ * ends when the copies into it and into each device it sends to have
+ * ended (round -1: at 0). Within each instance the copies share their
+ * links as spmd_fill_run's do. Simulates min(k, max(most, 2)) rounds; the
+ * rest at the pace of the second half of those. Every copy has devices. */
+double spmd_fill_rounds(spmd_fill *f, uint32_t k, uint32_t most);
 
 #endif
