@@ -1,6 +1,6 @@
 /*
- * spmd_fill.c: a round's copies by progressive filling (contract in
- * spmd_fill.h).
+ * spmd_fill.c: a round's copies by progressive filling, and rounds of
+ * them as a pipeline (contract in spmd_fill.h).
  */
 #include "spmd/spmd_fill.h"
 #include "core/minheap.h"

@@ -16,6 +16,18 @@
  * copies' weights is least saturates first, its copies' rates are fixed,
  * and so on). The round ends when its last copy does.
  *
+ * Rounds as a pipeline (spmd_fill_rounds): k rounds of the same copies,
+ * each copy's round r starting when the step schedule's waits (spmd.c)
+ * let it: its sender's and its receiver's round r - 1 ended, a device's
+ * round ending once the copies into it and into every device it sends to
+ * have. Copies of different rounds then share the links as above; where
+ * the rounds drift apart (a ring over a 3D torus, its hot link's copies
+ * from far apart on the ring) they meet there at other dates than from a
+ * common start. The engine's SimGrid solves the sharing lazily (CM02's
+ * default `network/optim:Lazy`), which on some sets of simultaneous
+ * copies gives rates this max-min does not (docs/classes.md, "Rounds that
+ * start apart"): the filler follows the model, not that.
+ *
  * Invariants: copies and links are those added since the last clear; a
  * link's key is below the count the filler was made for, and a key added
  * twice keeps its first bandwidth (the caller's keys name one link

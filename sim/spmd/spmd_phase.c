@@ -268,9 +268,9 @@ static uint64_t round_filled(spmd_links *l, const spmd_round *r, uint32_t k)
  * shares (a ring laid over a torus whose wrap-around hop shares a link)
  * stays step by step, and so does one where copies of unequal route
  * latency meet on a link (a bidirectional ring over a line without
- * wrap-around), unless mixed_ok (FAST): then the round lasts as long as
- * its copies started together take (round_filled), and the phase is
- * paced (spmd.h). */
+ * wrap-around), unless mixed_ok (FAST): then the round lasts the k
+ * rounds' pipeline over k (round_filled), and the phase is paced
+ * (spmd.h). */
 static bool round_uncontended(spmd_links *l, const spmd_round *r, uint32_t k, bool mixed_ok, strata_coll_phase *ph,
                               strata_coll_phase *hs)
 {
