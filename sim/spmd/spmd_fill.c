@@ -333,6 +333,7 @@ typedef struct fill_pipe {
     GArray *starts;    /* start_entry, earliest first */
     double *round_end; /* per round simulated: its last copy's end */
     uint32_t m;        /* rounds simulated */
+    uint64_t ended;    /* instances ended: every copy's m at the end */
 } fill_pipe;
 
 static fill_copy *pipe_copy(const fill_pipe *p, uint32_t i) { return &g_array_index(p->f->copies, fill_copy, i); }
@@ -394,6 +395,7 @@ static void pipe_ended(fill_pipe *p, uint32_t i, double t)
     fill_copy *c = pipe_copy(p, i);
     pipe_dev *d = &p->dev[c->dst];
     c->state = DONE;
+    p->ended++;
     p->round_end[c->round] = MAX(p->round_end[c->round], t);
     d->rmax = MAX(d->rmax, t);
     if (++d->got == d->rin) {
@@ -539,6 +541,7 @@ double spmd_fill_rounds(spmd_fill *f, uint32_t k, uint32_t most)
         if (p.dev[d].rin == 0 && p.dev[d].touch_n > 0)
             pipe_receipts(&p, d, 0);
     pipe_run(&p);
+    g_assert(p.ended == (uint64_t)n * m); /* every round of every copy ran: the waits cannot hold one back */
     double last = p.round_end[m - 1];
     if (m < k) { /* the rounds after: at the pace of the second half of those simulated */
         uint32_t h = m / 2;
