@@ -20,6 +20,24 @@
  * (50 GB/s each, their shared hop as much) and, the link never idle from
  * 0.5 us, end when its 4 x 65,536 bytes have passed: 0.5 + 2.62144 =
  * 3.12144 us, the steps' round.
+ *
+ * Rounds as a pipeline (spmd_fill_rounds): a ring of 4 devices, copy ci
+ * from i to i + 1 (mod 4), 100,000 bytes at 100 GB/s (1 us alone); c0
+ * (1.5 us of latency) and c2 (1 us) share a link, c1 and c3 (1 us) have
+ * their own. A device's round ends when the copies into it and into the
+ * device it sends to have: ci's next round starts at the latest end of
+ * c(i-1), ci, c(i+1). Round 0 from a common start: c2 alone from 1 to 1.5
+ * us (50,000 bytes), then 1 : 2/3 against c0, its last 50,000 at 3/5 of
+ * the link end at 2.3333 us, c0 having moved 33,333; c0's rest alone ends
+ * at 3 us (the round alone: 3 us); c1 and c3 end at 2. Round 1: c2 starts
+ * at 2.3333 (c1 2, c2 2.3333, c3 2), moves from 3.3333 to 4.3333, before
+ * c0 (starts 3, moves from 4.5 to 5.5): no sharing; c1, c3 end at 5.
+ * Round 2: c2 starts at 5, moves from 6 to 7, c0 starts at 5.5, from 7 to
+ * 8; c1, c3 end at 7.5; and so every round after, 2.5 us later (c0's
+ * latency and bytes alone): 4 rounds end at 3 + 3 x 2.5 = 10.5 us, 2.625
+ * us a round where the rounds from a common start would take 3; 100 rounds
+ * at 3 + 99 x 2.5 = 250.5 us, which 4 rounds simulated and the pace of the
+ * last 2 (2.5 us) give too.
  */
 #include <math.h>
 #include "spmd/spmd_fill.h"
@@ -76,12 +94,43 @@ START_TEST(test_torus_round)
 }
 END_TEST
 
+/* The ring of 4 above, its copies added to f. */
+static void ring_of_four(spmd_fill *f)
+{
+    static const double latency[4] = {1.5e-6, 1e-6, 1e-6, 1e-6};
+    static const uint32_t key[4] = {0, 1, 0, 2};
+    for (uint32_t i = 0; i < 4; i++) {
+        spmd_fill_copy(f, 0, latency[i], 100000);
+        spmd_fill_link(f, key[i], 100e9);
+        spmd_fill_devices(f, i, (i + 1) % 4);
+    }
+}
+
+START_TEST(test_rounds_start_apart)
+{
+    spmd_fill *f = spmd_fill_new(3);
+    double ends[4];
+    ring_of_four(f);
+    close_to(spmd_fill_run(f, ends), 3e-6, "one round from a common start");
+    close_to(ends[2], 1e-6 + 0.5e-6 + 50000 / 60e9, "c2 at 3/5 of the link");
+    spmd_fill_clear(f);
+    ring_of_four(f);
+    close_to(spmd_fill_rounds(f, 1, 64), 3e-6, "1 round");
+    close_to(spmd_fill_rounds(f, 2, 64), 5.5e-6, "2 rounds");
+    close_to(spmd_fill_rounds(f, 4, 64), 10.5e-6, "4 rounds");
+    close_to(spmd_fill_rounds(f, 100, 64), 250.5e-6, "100 rounds, 64 simulated");
+    close_to(spmd_fill_rounds(f, 100, 4), 250.5e-6, "100 rounds, 4 simulated");
+    spmd_fill_free(f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("spmd_fill");
     TCase *tc = tcase_create("spmd_fill");
     tcase_add_test(tc, test_two_latencies_one_link);
     tcase_add_test(tc, test_torus_round);
+    tcase_add_test(tc, test_rounds_start_apart);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

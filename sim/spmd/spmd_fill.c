@@ -1,6 +1,6 @@
 /*
- * spmd_fill.c: a round's copies by progressive filling (contract in
- * spmd_fill.h).
+ * spmd_fill.c: a round's copies by progressive filling, and rounds of
+ * them as a pipeline (contract in spmd_fill.h).
  */
 #include "spmd/spmd_fill.h"
 #include "core/minheap.h"
@@ -18,7 +18,11 @@ typedef struct fill_copy {
     double left;   /* bytes not yet moved */
     double rate;   /* B/s in the current solve */
     double end;
-    uint32_t first, n; /* its links: f->copy_links[first, first + n) */
+    double lag, bytes;  /* its delay and route latency; its bytes (a round's, spmd_fill_rounds) */
+    uint32_t first, n;  /* its links: f->copy_links[first, first + n) */
+    uint32_t src, dst;  /* its devices (spmd_fill_devices; UINT32_MAX: none) */
+    uint32_t round;     /* spmd_fill_rounds: the round of its current instance */
+    uint8_t ready;      /* spmd_fill_rounds: its devices' ends of the round before, seen */
     uint8_t state;
     bool fixed; /* its rate is fixed in the current solve */
 } fill_copy;
@@ -100,7 +104,8 @@ void spmd_fill_clear(spmd_fill *f)
 void spmd_fill_copy(spmd_fill *f, double delay_s, double latency_s, double bytes)
 {
     fill_copy c = {.start = delay_s + latency_s, .weight = 1.0 / (latency_s > 0 ? latency_s : 1.0),
-                   .left = bytes, .first = f->copy_links->len, .n = 0, .state = PENDING};
+                   .left = bytes, .lag = delay_s + latency_s, .bytes = bytes, .first = f->copy_links->len, .n = 0,
+                   .src = UINT32_MAX, .dst = UINT32_MAX, .state = PENDING};
     g_array_append_val(f->copies, c);
 }
 
@@ -115,6 +120,14 @@ void spmd_fill_link(spmd_fill *f, uint32_t key, double bandwidth)
     }
     g_array_append_val(f->copy_links, f->key_link[key]);
     g_array_index(f->copies, fill_copy, f->copies->len - 1).n++;
+}
+
+void spmd_fill_devices(spmd_fill *f, uint32_t src, uint32_t dst)
+{
+    g_assert(f->copies->len > 0 && src != dst);
+    fill_copy *c = &g_array_index(f->copies, fill_copy, f->copies->len - 1);
+    c->src = src;
+    c->dst = dst;
 }
 
 /* ---- the heap of link levels --------------------------------------------- */
@@ -220,6 +233,13 @@ static void index_copies(spmd_fill *f)
     }
 }
 
+static inline bool start_before(const start_entry *a, const start_entry *b)
+{
+    return a->start < b->start || (a->start == b->start && a->copy < b->copy);
+}
+
+STRATA_HEAP_DEFINE(starts, start_entry, start_before)
+
 static int by_start(const void *a, const void *b)
 {
     const start_entry *x = a, *y = b;
@@ -289,5 +309,248 @@ double spmd_fill_run(spmd_fill *f, double *ends)
         if (ends)
             ends[i] = c->end;
     }
+    return last;
+}
+
+/* ---- rounds as a pipeline ------------------------------------------------ */
+
+/* A device of spmd_fill_rounds: its receipts (copies into it) of its
+ * current round, and its round's end, which waits for its own receipts and
+ * its receivers'. */
+typedef struct pipe_dev {
+    uint32_t rin, got;   /* copies into it a round; those of its current round ended */
+    uint32_t need, have; /* 1 + its receivers; their receipts of its current round seen */
+    uint32_t receipts;   /* its rounds of receipts done */
+    double rmax, emax;   /* the latest of those ends; of those receipts */
+    uint32_t watch_first, watch_n; /* who waits for its receipts: itself and its senders (fill_pipe.watch) */
+    uint32_t touch_first, touch_n; /* its copies, from or to it (fill_pipe.touch) */
+} pipe_dev;
+
+typedef struct fill_pipe {
+    spmd_fill *f;
+    pipe_dev *dev;
+    uint32_t *watch, *touch;
+    GArray *starts;    /* start_entry, earliest first */
+    double *round_end; /* per round simulated: its last copy's end */
+    uint32_t m;        /* rounds simulated */
+    uint64_t ended;    /* instances ended: every copy's m at the end */
+} fill_pipe;
+
+static fill_copy *pipe_copy(const fill_pipe *p, uint32_t i) { return &g_array_index(p->f->copies, fill_copy, i); }
+
+/* Copy i's next instance starts `lag` after t, unless its rounds are done. */
+static void pipe_arm(fill_pipe *p, uint32_t i, double t)
+{
+    fill_copy *c = pipe_copy(p, i);
+    if (c->round >= p->m)
+        return;
+    c->left = c->bytes;
+    c->state = PENDING;
+    c->start = t + c->lag;
+    starts_push(p->starts, (start_entry){c->start, i});
+}
+
+static void pipe_receipts(fill_pipe *p, uint32_t x, double t);
+
+/* Device y's round ends at t (its receipts and its receivers' are in): each
+ * of its copies whose other device's round has ended too starts its next. */
+static void pipe_round_end(fill_pipe *p, uint32_t y, double t)
+{
+    const pipe_dev *d = &p->dev[y];
+    for (uint32_t j = 0; j < d->touch_n; j++) {
+        uint32_t i = p->touch[d->touch_first + j];
+        fill_copy *c = pipe_copy(p, i);
+        if (++c->ready == 2) {
+            c->ready = 0;
+            c->round++;
+            pipe_arm(p, i, t);
+        }
+    }
+    if (d->rin == 0) /* receives nothing: its next round's receipts are in at once */
+        pipe_receipts(p, y, t);
+}
+
+/* Device x's receipts of a round are in, the last at t. */
+static void pipe_receipts(fill_pipe *p, uint32_t x, double t)
+{
+    pipe_dev *dx = &p->dev[x];
+    if (++dx->receipts > p->m)
+        return;
+    for (uint32_t j = 0; j < dx->watch_n; j++) {
+        uint32_t y = p->watch[dx->watch_first + j];
+        pipe_dev *d = &p->dev[y];
+        d->emax = MAX(d->emax, t);
+        if (++d->have == d->need) {
+            double e = d->emax;
+            d->have = 0;
+            d->emax = 0;
+            pipe_round_end(p, y, e);
+        }
+    }
+}
+
+/* Copy i's instance ended at t. */
+static void pipe_ended(fill_pipe *p, uint32_t i, double t)
+{
+    fill_copy *c = pipe_copy(p, i);
+    pipe_dev *d = &p->dev[c->dst];
+    c->state = DONE;
+    p->ended++;
+    p->round_end[c->round] = MAX(p->round_end[c->round], t);
+    d->rmax = MAX(d->rmax, t);
+    if (++d->got == d->rin) {
+        double r = d->rmax;
+        d->got = 0;
+        d->rmax = 0;
+        pipe_receipts(p, c->dst, r);
+    }
+}
+
+static int by_pair(const void *a, const void *b)
+{
+    const uint64_t *x = a, *y = b;
+    return (*x > *y) - (*x < *y);
+}
+
+/* The devices' counts and lists (pipe_dev); n_dev: 1 + the largest device. */
+static void pipe_index(fill_pipe *p, uint32_t n_dev)
+{
+    GArray *copies = p->f->copies;
+    guint n = copies->len, pairs = 0;
+    uint64_t *pair = g_new(uint64_t, n);
+    for (guint i = 0; i < n; i++) {
+        const fill_copy *c = &g_array_index(copies, fill_copy, i);
+        pair[i] = (uint64_t)c->src << 32 | c->dst;
+        p->dev[c->dst].rin++;
+        p->dev[c->src].touch_n++;
+        p->dev[c->dst].touch_n++;
+    }
+    qsort(pair, n, sizeof *pair, by_pair);
+    for (guint i = 0; i < n; i++) /* distinct (sender, receiver) */
+        if (i == 0 || pair[i] != pair[i - 1])
+            pair[pairs++] = pair[i];
+    for (uint32_t d = 0; d < n_dev; d++)
+        p->dev[d].need = p->dev[d].watch_n = 1;
+    for (guint i = 0; i < pairs; i++) {
+        p->dev[pair[i] >> 32].need++;
+        p->dev[(uint32_t)pair[i]].watch_n++;
+    }
+    uint32_t w = 0, t = 0;
+    for (uint32_t d = 0; d < n_dev; d++) {
+        pipe_dev *x = &p->dev[d];
+        x->watch_first = w;
+        w += x->watch_n;
+        p->watch[x->watch_first] = d;
+        x->watch_n = 1;
+        x->touch_first = t;
+        t += x->touch_n;
+        x->touch_n = 0;
+    }
+    for (guint i = 0; i < pairs; i++) {
+        pipe_dev *x = &p->dev[(uint32_t)pair[i]];
+        p->watch[x->watch_first + x->watch_n++] = (uint32_t)(pair[i] >> 32);
+    }
+    for (guint i = 0; i < n; i++) {
+        const fill_copy *c = &g_array_index(copies, fill_copy, i);
+        p->touch[p->dev[c->src].touch_first + p->dev[c->src].touch_n++] = i;
+        p->touch[p->dev[c->dst].touch_first + p->dev[c->dst].touch_n++] = i;
+    }
+    g_free(pair);
+}
+
+/* Starts the instances due at t (ending at once those with nothing to
+ * move); the count started. */
+static guint pipe_start_due(fill_pipe *p, double t)
+{
+    guint started = 0;
+    while (p->starts->len > 0 && g_array_index(p->starts, start_entry, 0).start <= t) {
+        start_entry e = starts_pop(p->starts);
+        fill_copy *c = pipe_copy(p, e.copy);
+        if (c->left > 0 && c->n > 0) {
+            c->state = ACTIVE;
+            started++;
+        } else {
+            pipe_ended(p, e.copy, e.start);
+        }
+    }
+    return started;
+}
+
+/* Runs the pipeline until every instance has ended. */
+static void pipe_run(fill_pipe *p)
+{
+    GArray *copies = p->f->copies;
+    guint n = copies->len, active = 0;
+    double t = 0;
+    for (;;) {
+        active += pipe_start_due(p, t);
+        if (active == 0) {
+            if (p->starts->len == 0)
+                break;
+            t = g_array_index(p->starts, start_entry, 0).start;
+            continue;
+        }
+        solve(p->f);
+        double dt = p->starts->len > 0 ? g_array_index(p->starts, start_entry, 0).start - t : INFINITY;
+        for (guint i = 0; i < n; i++) {
+            const fill_copy *c = &g_array_index(copies, fill_copy, i);
+            if (c->state == ACTIVE && c->rate > 0)
+                dt = MIN(dt, c->left / c->rate);
+        }
+        g_assert(isfinite(dt)); /* every link has a bandwidth (hw.h) */
+        double t1 = t + dt;
+        for (guint i = 0; i < n; i++) {
+            fill_copy *c = &g_array_index(copies, fill_copy, i);
+            if (c->state != ACTIVE)
+                continue;
+            if (c->left <= c->rate * dt * (1 + 1e-12)) { /* ends now (rounding aside) */
+                active--;
+                pipe_ended(p, i, t1);
+            } else {
+                c->left -= c->rate * dt;
+            }
+        }
+        t = t1;
+    }
+}
+
+double spmd_fill_rounds(spmd_fill *f, uint32_t k, uint32_t most)
+{
+    guint n = f->copies->len;
+    if (n == 0 || k == 0)
+        return 0;
+    uint32_t n_dev = 0, m = MIN(k, MAX(most, 2u));
+    for (guint i = 0; i < n; i++) {
+        const fill_copy *c = &g_array_index(f->copies, fill_copy, i);
+        g_assert(c->src != UINT32_MAX && c->dst != UINT32_MAX); /* spmd_fill_devices */
+        n_dev = MAX(n_dev, MAX(c->src, c->dst) + 1);
+    }
+    fill_pipe p = {.f = f, .dev = g_new0(pipe_dev, n_dev), .m = m, .round_end = g_new0(double, m),
+              .starts = g_array_new(FALSE, FALSE, sizeof(start_entry))};
+    index_copies(f);
+    p.watch = g_new(uint32_t, n_dev + n);
+    p.touch = g_new(uint32_t, 2 * (size_t)n);
+    pipe_index(&p, n_dev);
+    for (guint i = 0; i < n; i++) {
+        fill_copy *c = &g_array_index(f->copies, fill_copy, i);
+        c->round = 0;
+        c->ready = 0;
+        pipe_arm(&p, i, 0);
+    }
+    for (uint32_t d = 0; d < n_dev; d++)
+        if (p.dev[d].rin == 0 && p.dev[d].touch_n > 0)
+            pipe_receipts(&p, d, 0);
+    pipe_run(&p);
+    g_assert(p.ended == (uint64_t)n * m); /* every round of every copy ran: the waits cannot hold one back */
+    double last = p.round_end[m - 1];
+    if (m < k) { /* the rounds after: at the pace of the second half of those simulated */
+        uint32_t h = m / 2;
+        last += (double)(k - m) * (p.round_end[m - 1] - p.round_end[h - 1]) / (double)(m - h);
+    }
+    g_free(p.dev);
+    g_free(p.watch);
+    g_free(p.touch);
+    g_free(p.round_end);
+    g_array_free(p.starts, TRUE);
     return last;
 }

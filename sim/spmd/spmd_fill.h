@@ -16,6 +16,18 @@
  * copies' weights is least saturates first, its copies' rates are fixed,
  * and so on). The round ends when its last copy does.
  *
+ * Rounds as a pipeline (spmd_fill_rounds): k rounds of the same copies,
+ * each copy's round r starting when the step schedule's waits (spmd.c)
+ * let it: its sender's and its receiver's round r - 1 ended, a device's
+ * round ending once the copies into it and into every device it sends to
+ * have. Copies of different rounds then share the links as above; where
+ * the rounds drift apart (a ring over a 3D torus, its hot link's copies
+ * from far apart on the ring) they meet there at other dates than from a
+ * common start. The engine's SimGrid solves the sharing lazily (CM02's
+ * default `network/optim:Lazy`), which on some sets of simultaneous
+ * copies gives rates this max-min does not (docs/classes.md, "Rounds that
+ * start apart"): the filler follows the model, not that.
+ *
  * Invariants: copies and links are those added since the last clear; a
  * link's key is below the count the filler was made for, and a key added
  * twice keeps its first bandwidth (the caller's keys name one link
@@ -43,5 +55,16 @@ void spmd_fill_link(spmd_fill *f, uint32_t key, double bandwidth);
  * each copy's, in the order added. 0 with no copy. Once per round: clear
  * before adding the next round's copies. */
 double spmd_fill_run(spmd_fill *f, double *ends);
+/* The devices the copy added last goes from and to (src != dst), for
+ * spmd_fill_rounds. */
+void spmd_fill_devices(spmd_fill *f, uint32_t src, uint32_t dst);
+/* The date (s) the last of k rounds of the copies added ends, each copy's
+ * round r starting when its sender's and its receiver's round r - 1 have
+ * ended, as the step schedule's waits order them (spmd.c): a device's round
+ * ends when the copies into it and into each device it sends to have
+ * ended (round -1: at 0). Within each instance the copies share their
+ * links as spmd_fill_run's do. Simulates min(k, max(most, 2)) rounds; the
+ * rest at the pace of the second half of those. Every copy has devices. */
+double spmd_fill_rounds(spmd_fill *f, uint32_t k, uint32_t most);
 
 #endif

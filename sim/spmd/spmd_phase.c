@@ -83,9 +83,15 @@ static uint32_t link_key(const strata_hw *hw, const strata_hop *h)
     return 2 * h->link + (strata_hw_link(hw, h->link)->full_duplex && h->forward);
 }
 
-/* Called for each copy of a round that crosses a link, with its route;
- * false stops the walk. */
-typedef bool (*copy_visit)(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx);
+/* The devices a copy goes from and to. */
+typedef struct copy_ends {
+    uint32_t src, dst;
+} copy_ends;
+
+/* Called for each copy of a round that crosses a link, with its devices
+ * and its route; false stops the walk. */
+typedef bool (*copy_visit)(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops,
+                           uint32_t n, void *ctx);
 
 /* Walks the round's copies over every group (with `into`, only those into
  * its representatives); false when a visit stopped it, or when a copy has
@@ -106,7 +112,7 @@ static bool each_copy_into(spmd_links *l, const spmd_round *r, const strata_spmd
                 continue; /* stays on one device, or is not simulated */
             if (!strata_hw_route(l->hw, step_memory(l->hw, p), step_memory(l->hw, q), &hops, &n, NULL))
                 routed = false;
-            else if (n > 0 && !visit(l, &r->steps[i], hops, n, ctx))
+            else if (n > 0 && !visit(l, &r->steps[i], (copy_ends){p, q}, hops, n, ctx))
                 return false;
         }
     }
@@ -124,8 +130,10 @@ typedef struct link_count {
     bool mixed_latency; /* copies of unequal route latency meet on a link direction */
 } link_count;
 
-static bool count_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+static bool count_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops, uint32_t n,
+                       void *ctx)
 {
+    (void)at;
     link_count *c = ctx;
     double route_latency = st->delay_s; /* a step's fixed cost paces it as its route's latency does */
     for (uint32_t h = 0; h < n; h++)
@@ -169,8 +177,10 @@ typedef struct share_pass {
     uint64_t flag_min_ps, flag_max_ps, flag_latency_ps;
 } share_pass;
 
-static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+static bool share_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops, uint32_t n,
+                       void *ctx)
 {
+    (void)at;
     share_pass *p = ctx;
     double route = 0, least = G_MAXDOUBLE;
     for (uint32_t h = 0; h < n; h++) {
@@ -204,29 +214,47 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, const strata_h
 }
 
 /* A copy into the filler (round_filled): its fixed delay, its route's
- * latency, its bytes, its link directions. */
-static bool fill_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+ * latency, its bytes, its link directions, its devices; ctx counts them. */
+static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops, uint32_t n,
+                      void *ctx)
 {
-    (void)ctx;
     double latency = 0;
     for (uint32_t h = 0; h < n; h++)
         latency += strata_hw_link(l->hw, hops[h].link)->latency;
     spmd_fill_copy(l->fill, st->delay_s, latency, (double)spmd_round_bytes_max(st));
+    spmd_fill_devices(l->fill, at.src, at.dst);
     for (uint32_t h = 0; h < n; h++)
         spmd_fill_link(l->fill, link_key(l->hw, &hops[h]), strata_hw_link(l->hw, hops[h].link)->bandwidth);
+    (*(uint64_t *)ctx)++;
     return true;
 }
 
-/* The round's time when its copies start together and share their links
- * as the engine's model shares them (spmd_fill.h): a round whose copies of
- * unequal route latency meet on a link lasts until its slowest copy ends,
- * the fast ones having left the link to it, not the slowest copy at the
- * share of all of them. */
-static uint64_t round_filled(spmd_links *l, const spmd_round *r)
+/* Rounds of a pipeline simulated at most (spmd_fill_rounds), and the
+ * budget of rounds x copies^2 (its cost: each start or end solves the
+ * copies' rates again) that lowers it on wide rounds; below PIPE_LEAST
+ * rounds, the round from a common start (spmd_fill_run). */
+enum { PIPE_MOST = 64, PIPE_LEAST = 4 };
+#define PIPE_BUDGET 16777216.0
+
+/* The round's time, k rounds of it in a phase: the k rounds' copies
+ * sharing their links as the engine's model shares them (spmd_fill.h),
+ * each device's round starting when the step schedule's waits let it
+ * (spmd_fill_rounds: its senders' and its own previous round ended, its
+ * receivers' receipts in), over k. A round whose copies of unequal route
+ * latency meet on a link lasts until its slowest copy ends, the fast ones
+ * having left the link to it, not the slowest copy at the share of all of
+ * them; and where the rounds drift apart (a ring laid over a 3D torus,
+ * whose hot link's copies come from far apart on the ring), they meet on
+ * the link at other dates than from a common start. */
+static uint64_t round_filled(spmd_links *l, const spmd_round *r, uint32_t k)
 {
+    uint64_t copies = 0;
     spmd_fill_clear(l->fill);
-    each_copy(l, r, fill_copy, NULL);
-    return (uint64_t)llround(spmd_fill_run(l->fill, NULL) * 1e12);
+    each_copy(l, r, fill_copy, &copies);
+    double most = MIN((double)PIPE_MOST, PIPE_BUDGET / MAX((double)(copies * copies), 1.0));
+    if (most < PIPE_LEAST)
+        return (uint64_t)llround(spmd_fill_run(l->fill, NULL) * 1e12);
+    return (uint64_t)llround(spmd_fill_rounds(l->fill, k, (uint32_t)most) / k * 1e12);
 }
 
 /* True when no copy of the round contends (spmd_phase.h), with the
@@ -240,10 +268,10 @@ static uint64_t round_filled(spmd_links *l, const spmd_round *r)
  * shares (a ring laid over a torus whose wrap-around hop shares a link)
  * stays step by step, and so does one where copies of unequal route
  * latency meet on a link (a bidirectional ring over a line without
- * wrap-around), unless mixed_ok (FAST): then the round lasts as long as
- * its copies started together take (round_filled), and the phase is
- * paced (spmd.h). */
-static bool round_uncontended(spmd_links *l, const spmd_round *r, bool mixed_ok, strata_coll_phase *ph,
+ * wrap-around), unless mixed_ok (FAST): then the round lasts the k
+ * rounds' pipeline over k (round_filled), and the phase is paced
+ * (spmd.h). */
+static bool round_uncontended(spmd_links *l, const spmd_round *r, uint32_t k, bool mixed_ok, strata_coll_phase *ph,
                               strata_coll_phase *hs)
 {
     link_count c;
@@ -255,7 +283,7 @@ static bool round_uncontended(spmd_links *l, const spmd_round *r, bool mixed_ok,
         return false;
     ph->round_latency_ps = second.latency_ps;
     /* filled: the data's copies; their flags after them (the most) */
-    ph->round_time_ps = c.mixed_latency ? round_filled(l, r) + second.flag_max_ps : second.time_ps;
+    ph->round_time_ps = c.mixed_latency ? round_filled(l, r, k) + second.flag_max_ps : second.time_ps;
     ph->paced = c.mixed_latency;
     if (second.flag_max_ps > 0) { /* the least flag: a longer one ends its copy's round late by the difference */
         *hs = *ph;
@@ -289,7 +317,7 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
                 break;
         }
     }
-    if (k > 1 && round_uncontended(l, r, mixed_ok, phase, hs)) {
+    if (k > 1 && round_uncontended(l, r, k, mixed_ok, phase, hs)) {
         uint64_t alone = phase->round_time_ps;
         phase->rounds = k;
         /* a step that stays on its device and waits (a kernel's pace) holds
@@ -315,8 +343,10 @@ typedef struct scale_pass {
 } scale_pass;
 
 /* A representative's copy: its crossings of each orbit. */
-static bool cross_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+static bool cross_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops, uint32_t n,
+                       void *ctx)
 {
+    (void)at;
     (void)st;
     const scale_pass *p = ctx;
     for (uint32_t h = 0; h < n; h++) {
@@ -329,8 +359,10 @@ static bool cross_copy(spmd_links *l, const strata_coll_step *st, const strata_h
 }
 
 /* Any copy: each link's load over its orbit's crossings. */
-static bool scale_copy(spmd_links *l, const strata_coll_step *st, const strata_hop *hops, uint32_t n, void *ctx)
+static bool scale_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops, uint32_t n,
+                       void *ctx)
 {
+    (void)at;
     (void)st;
     const scale_pass *p = ctx;
     for (uint32_t h = 0; h < n; h++) {
