@@ -115,6 +115,40 @@ START_TEST(v5e_gemm_slope_matches_the_guide)
 }
 END_TEST
 
+/* Padding on the shipped v5e (issue 42's MaxText rows): a vocabulary slice
+ * of 8000 columns (32000 / 4, the v5p rows' head) is not a multiple of the
+ * 128-wide MXU tile. 12288 x 5120 x 8000: K is 40 tiles, N pads to 63 tiles
+ * (8064 columns), 2520 passes, 630 on each of the 4 MXUs, 12288 cycles each:
+ * 630 x 12288 + 256 = 7741696 cycles at 197e12 / (4 x 128 x 128 x 2) =
+ * 1502990722.65625 Hz, over 0.936: 5.50306 ms. It costs exactly what the
+ * padded 8064-wide product costs, 8064 / 8000 = 1.008 times the time its
+ * own flops would take at the same rate; 8192 columns (64 tiles) take
+ * 640 passes per MXU. */
+START_TEST(v5e_gemm_pads_a_vocabulary_slice)
+{
+    strata_hw *hw = strata_test_load_hw("tpu-v5e", NULL);
+    int tc = strata_hw_compute_index(hw, "tensorcore");
+    ck_assert_int_ge(tc, 0);
+    uint64_t slice[] = {12288, 5120, 8000}, padded[] = {12288, 5120, 8064}, wide[] = {12288, 5120, 8192};
+    strata_kernel_problem p = {.n_dims = 3, .dims = slice, .dtype = STRATA_DTYPE_BF16};
+    strata_kernel_cost c, cp, cw;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)tc, &p, &c);
+    p.dims = padded;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)tc, &p, &cp);
+    p.dims = wide;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)tc, &p, &cw);
+    ck_assert_double_eq(term(&c, "N tiles"), 63);
+    ck_assert_double_eq(term(&c, "passes on the busiest array"), 630);
+    ck_assert_double_eq(term(&cw, "passes on the busiest array"), 640);
+    ck_assert_double_eq_tol(c.compute_s, 7741696.0 / 1502990722.65625 / 0.936, 1e-12);
+    ck_assert_double_eq_tol(c.compute_s, 5.50306e-3, 1e-8);
+    ck_assert_double_eq(c.compute_s, cp.compute_s);
+    ck_assert_double_eq_tol(c.compute_s / (2.0 * 12288 * 5120 * 8000 / (197e12 * 0.936)), 1.008, 1e-4);
+    ck_assert_double_eq(c.flops, 2.0 * 12288 * 5120 * 8000);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* Smaller than one tile: one pass, no shorter than the 128 cycles of the
  * weight tile's load, plus the fill: 128 + 256 = 384 ns, the same for 8^3
  * and 100^3 (the floor); 128^3 is the same pass, 129^3 more. */
@@ -388,6 +422,7 @@ int main(void)
     tcase_add_test(tc, gemm_below_one_tile_pays_the_floor);
     tcase_add_test(tc, gemm_at_matrix_efficiency);
     tcase_add_test(tc, v5e_gemm_slope_matches_the_guide);
+    tcase_add_test(tc, v5e_gemm_pads_a_vocabulary_slice);
     tcase_add_test(tc, flash_hbm_bytes_by_block_size);
     tcase_add_test(tc, flash_sliding_window_pairs_and_flops);
     tcase_add_test(tc, gemm_tiles_and_waves);
