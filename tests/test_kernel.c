@@ -115,6 +115,40 @@ START_TEST(v5e_gemm_slope_matches_the_guide)
 }
 END_TEST
 
+/* Padding on the shipped v5e (issue 42's MaxText rows): a vocabulary slice
+ * of 8000 columns (32000 / 4, the v5p rows' head) is not a multiple of the
+ * 128-wide MXU tile. 12288 x 5120 x 8000: K is 40 tiles, N pads to 63 tiles
+ * (8064 columns), 2520 passes, 630 on each of the 4 MXUs, 12288 cycles each:
+ * 630 x 12288 + 256 = 7741696 cycles at 197e12 / (4 x 128 x 128 x 2) =
+ * 1502990722.65625 Hz, over 0.936: 5.50306 ms. It costs exactly what the
+ * padded 8064-wide product costs, 8064 / 8000 = 1.008 times the time its
+ * own flops would take at the same rate; 8192 columns (64 tiles) take
+ * 640 passes per MXU. */
+START_TEST(v5e_gemm_pads_a_vocabulary_slice)
+{
+    strata_hw *hw = strata_test_load_hw("tpu-v5e", NULL);
+    int tc = strata_hw_compute_index(hw, "tensorcore");
+    ck_assert_int_ge(tc, 0);
+    uint64_t slice[] = {12288, 5120, 8000}, padded[] = {12288, 5120, 8064}, wide[] = {12288, 5120, 8192};
+    strata_kernel_problem p = {.n_dims = 3, .dims = slice, .dtype = STRATA_DTYPE_BF16};
+    strata_kernel_cost c, cp, cw;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)tc, &p, &c);
+    p.dims = padded;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)tc, &p, &cp);
+    p.dims = wide;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)tc, &p, &cw);
+    ck_assert_double_eq(term(&c, "N tiles"), 63);
+    ck_assert_double_eq(term(&c, "passes on the busiest array"), 630);
+    ck_assert_double_eq(term(&cw, "passes on the busiest array"), 640);
+    ck_assert_double_eq_tol(c.compute_s, 7741696.0 / 1502990722.65625 / 0.936, 1e-12);
+    ck_assert_double_eq_tol(c.compute_s, 5.50306e-3, 1e-8);
+    ck_assert_double_eq(c.compute_s, cp.compute_s);
+    ck_assert_double_eq_tol(c.compute_s / (2.0 * 12288 * 5120 * 8000 / (197e12 * 0.936)), 1.008, 1e-4);
+    ck_assert_double_eq(c.flops, 2.0 * 12288 * 5120 * 8000);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* Smaller than one tile: one pass, no shorter than the 128 cycles of the
  * weight tile's load, plus the fill: 128 + 256 = 384 ns, the same for 8^3
  * and 100^3 (the floor); 128^3 is the same pass, 129^3 more. */
@@ -135,22 +169,27 @@ START_TEST(gemm_below_one_tile_pays_the_floor)
 }
 END_TEST
 
-/* Flash forward, B = H = 1, Sq = Skv = 256, D = 64, blocks 128 x 128 on a
- * systolic unit: 2 x 2 = 4 block pairs. HBM bytes = (2 Sq D + 2 Bc D pairs)
- * x 2 + 4 Sq = (32768 + 65536) x 2 + 1024 = 197632; causal: 1 + 2 = 3
- * pairs, (32768 + 49152) x 2 + 1024 = 164864. */
+/* Flash forward, B = H = 1, Sq = Skv = 1024, D = 64, on a systolic unit
+ * MaxText's 512 x 512 blocks: 2 x 2 = 4 block pairs. HBM bytes = (2 Sq D
+ * + 2 Bc D pairs) x 2 + 4 Sq = (131072 + 262144) x 2 + 4096 = 790528;
+ * causal: 1 + 2 = 3 pairs, (131072 + 196608) x 2 + 4096 = 659456. Under
+ * 512 rows the block is the sequence: Sq = Skv = 256 is one pair. */
 START_TEST(flash_hbm_bytes_by_block_size)
 {
     strata_hw *hw = unit(systolic);
-    uint64_t d[] = {1, 1, 256, 256, 64};
+    uint64_t d[] = {1, 1, 1024, 1024, 64}, short_seq[] = {1, 1, 256, 256, 64};
     strata_kernel_cost c;
     cost(hw, "flash-attention", d, 5, false, &c);
+    ck_assert_double_eq(term(&c, "block rows Br"), 512);
     ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 4);
-    ck_assert_double_eq(c.bytes_nominal, 197632);
+    ck_assert_double_eq(c.bytes_nominal, 790528);
     cost(hw, "flash-attention", d, 5, true, &c);
     ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 3);
-    ck_assert_double_eq(c.bytes_nominal, 164864);
-    ck_assert_double_eq(c.flops, 4.0 * 256 * 256 * 64 / 2);
+    ck_assert_double_eq(c.bytes_nominal, 659456);
+    ck_assert_double_eq(c.flops, 4.0 * 1024 * 1024 * 64 / 2);
+    cost(hw, "flash-attention", short_seq, 5, true, &c);
+    ck_assert_double_eq(term(&c, "block rows Br"), 256);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 1);
     strata_hw_free(hw);
     /* on tensor cores FlashAttention-2 takes 128 x 64 blocks at head dim 128: 2 x 4 pairs */
     hw = unit("matrix = tiles\nsms = 4\ncta_tiles = 128x128\n");
@@ -162,37 +201,69 @@ START_TEST(flash_hbm_bytes_by_block_size)
 }
 END_TEST
 
-/* A sliding window (mask=window-W), B = H = 1, Sq = Skv = 512, D = 64,
- * 128 x 128 blocks: with W = 128 query block i (rows 128i .. 128i + 127)
- * sees keys 128i - 127 .. 128i + 127, key blocks i - 1 and i: 1 + 2 + 2 + 2
- * = 7 pairs (causal 1 + 2 + 3 + 4 = 10, none 16); W = 129 the same 7;
- * W = 130 reaches key 128i - 129, block i - 2 from i = 2: 1 + 2 + 3 + 3 = 9.
- * HBM bytes (W = 128) = (2 x 512 x 64 + 2 x 128 x 64 x 7) x 2 + 4 x 512 =
- * 362496. Nominal flops 4 D (S W - W^2 / 2) = 256 x (65536 - 8192) =
- * 14680064; W >= S is the causal mask's (4 x 512^2 x 64 / 2). */
+/* The Pallas TPU backward, B = H = 1, Sq = Skv = 1024, D = 128, causal, on
+ * the one 128 x 128 array at 1 GHz (fill 256 cycles a product call). The
+ * dK/dV kernel's 512 x 512 blocks: 1 + 2 = 3 pairs; S and dP are 3 x 1 x 4
+ * = 12 passes of 512 rows each (6144 + 256 cycles), dV and dK 3 x 4 x 1 =
+ * 12 passes of 512 rows (6400 each): 4 x 6400. The dQ kernel's 1024 x 512
+ * blocks: one query block seeing 2 key blocks, 2 pairs; S and dP 2 x 1 x 4
+ * = 8 passes of 1024 rows (8192 + 256), dQ 2 x 4 x 1 = 8 passes (8448):
+ * 3 x 8448. In all 25600 + 25344 = 50944 cycles: 50.944 us (the 1835008
+ * exponentials, 3 x 512^2 + 2 x 1024 x 512, at the unit's 32.768e12 a
+ * second, run alongside). HBM bytes: dK/dV 4 Skv D x 2 = 1048576 and per
+ * pair 2 Br D x 2 + 3 x 512 Br = 1048576, 3 pairs 3145728; dQ 3 Sq D x 2 =
+ * 786432, the row statistics 3 x 512 Sq = 1572864, per pair 2 Bc D x 2 =
+ * 262144, 2 pairs 524288; the preprocessing 2 Sq D x 2 + 4 Sq = 528384:
+ * 7606272 bytes, 7.6 us at 1 TB/s, under the products. */
+START_TEST(flash_bwd_as_the_pallas_tpu_kernels)
+{
+    strata_hw *hw = unit(systolic);
+    uint64_t d[] = {1, 1, 1024, 1024, 128};
+    strata_kernel_cost c;
+    cost(hw, "flash-attention-bwd", d, 5, true, &c);
+    ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 3);
+    ck_assert_double_eq(term(&c, "dQ kernel block rows"), 1024);
+    ck_assert_double_eq(term(&c, "dQ kernel block pairs per (batch, head)"), 2);
+    ck_assert_double_eq(term(&c, "exponentials"), 1835008);
+    ck_assert_double_eq_tol(term(&c, "products on the matrix engine"), 50944e-9, 1e-15);
+    ck_assert_double_eq_tol(c.compute_s, 50944e-9, 1e-15);
+    ck_assert_double_eq(c.bytes_nominal, 7606272);
+    ck_assert_double_eq(c.flops, 2.5 * 4.0 * 1024 * 1024 * 128 / 2);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* A sliding window (mask=window-W), B = H = 1, Sq = Skv = 2048, D = 64,
+ * 512 x 512 blocks: with W = 512 query block i (rows 512i .. 512i + 511)
+ * sees keys 512i - 511 .. 512i + 511, key blocks i - 1 and i: 1 + 2 + 2 + 2
+ * = 7 pairs (causal 1 + 2 + 3 + 4 = 10, none 16); W = 513 the same 7;
+ * W = 514 reaches key 512i - 513, block i - 2 from i = 2: 1 + 2 + 3 + 3 = 9.
+ * HBM bytes (W = 512) = (2 x 2048 x 64 + 2 x 512 x 64 x 7) x 2 + 4 x 2048 =
+ * 1449984. Nominal flops 4 D (S W - W^2 / 2) = 256 x (1048576 - 131072) =
+ * 234881024; W >= S is the causal mask's (4 x 2048^2 x 64 / 2). */
 START_TEST(flash_sliding_window_pairs_and_flops)
 {
     strata_hw *hw = unit(systolic);
-    uint64_t d[] = {1, 1, 512, 512, 64};
-    strata_kernel_problem p = {.n_dims = 5, .dims = d, .causal = true, .window = 128, .dtype = STRATA_DTYPE_BF16};
+    uint64_t d[] = {1, 1, 2048, 2048, 64};
+    strata_kernel_problem p = {.n_dims = 5, .dims = d, .causal = true, .window = 512, .dtype = STRATA_DTYPE_BF16};
     strata_kernel_cost c;
     strata_kernel_cost_of(strata_kernel_find("flash-attention"), hw, 0, &p, &c);
     ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 7);
-    ck_assert_double_eq(c.bytes_nominal, 362496);
-    ck_assert_double_eq(c.flops, 14680064);
-    p.window = 129;
+    ck_assert_double_eq(c.bytes_nominal, 1449984);
+    ck_assert_double_eq(c.flops, 234881024);
+    p.window = 513;
     strata_kernel_cost_of(strata_kernel_find("flash-attention"), hw, 0, &p, &c);
     ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 7);
-    p.window = 130;
+    p.window = 514;
     strata_kernel_cost_of(strata_kernel_find("flash-attention"), hw, 0, &p, &c);
     ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 9);
-    p.window = 512;
+    p.window = 2048;
     strata_kernel_cost_of(strata_kernel_find("flash-attention"), hw, 0, &p, &c);
     ck_assert_double_eq(term(&c, "block pairs per (batch, head)"), 10);
-    ck_assert_double_eq(c.flops, 4.0 * 512 * 512 * 64 / 2);
-    p.window = 128;
+    ck_assert_double_eq(c.flops, 4.0 * 2048 * 2048 * 64 / 2);
+    p.window = 512;
     strata_kernel_cost_of(strata_kernel_find("flash-attention-bwd"), hw, 0, &p, &c);
-    ck_assert_double_eq(c.flops, 2.5 * 14680064);
+    ck_assert_double_eq(c.flops, 2.5 * 234881024);
     strata_hw_free(hw);
     bool causal = false;
     uint64_t w = 0;
@@ -388,7 +459,9 @@ int main(void)
     tcase_add_test(tc, gemm_below_one_tile_pays_the_floor);
     tcase_add_test(tc, gemm_at_matrix_efficiency);
     tcase_add_test(tc, v5e_gemm_slope_matches_the_guide);
+    tcase_add_test(tc, v5e_gemm_pads_a_vocabulary_slice);
     tcase_add_test(tc, flash_hbm_bytes_by_block_size);
+    tcase_add_test(tc, flash_bwd_as_the_pallas_tpu_kernels);
     tcase_add_test(tc, flash_sliding_window_pairs_and_flops);
     tcase_add_test(tc, gemm_tiles_and_waves);
     tcase_add_test(tc, no_matrix_engine_keeps_the_roofline);

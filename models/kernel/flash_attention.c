@@ -10,8 +10,13 @@
  * flash_bwd_launch_template.h @0251105 on sm80/sm90): forward Br = 128,
  * Bc = 128 up to head dim 64, 64 above; backward 128 x 128 up to 64, and
  * 64 x 128 above (ESTIMATE: the hdim-128 branch was not re-read). On a
- * systolic array 128 x 128 (ESTIMATE: the Pallas TPU kernel's default
- * block sizes). A block pair is computed when any of its keys may be seen:
+ * systolic array, the blocks MaxText passes to JAX's Pallas TPU kernel
+ * (jax/experimental/pallas/ops/tpu/flash_attention.py; MaxText's
+ * layers/attentions.py tpu_flash_attention: BlockSizes(block_q =
+ * block_k_major = block_k = min(512, S), the backward's dK/dV blocks the
+ * same, its dQ blocks block_q_dq = min(1024, S) by block_k_major_dq =
+ * min(512, S)); the kernel's own default, 128, is what a caller gets that
+ * passes none. A block pair is computed when any of its keys may be seen:
  * every pair without a mask; with mask=causal (bottom-right aligned, as
  * FlashAttention-2 does for Sq != Skv) the pairs at or below the diagonal,
  * the diagonal ones whole (tile efficiency: half of their work is masked);
@@ -23,7 +28,11 @@
  * Work per block pair: forward, two products (S = Q K^T, Br x D x Bc; then
  * P V, Br x Bc x D) and Br x Bc exponentials; backward, five products (S
  * again, dP = dO V^T, dV += P^T dO, dQ += dS K, dK += dS^T Q) and the
- * exponentials again. The products run on the matrix engine (matrix.c);
+ * exponentials again. The Pallas TPU backward is two kernels instead
+ * (_flash_attention_bwd_dkv and _bwd_dq), each recomputing S, P and dP
+ * for its own blocks: dK/dV's four products (S, dP, dV += P^T dO, dK +=
+ * dS^T Q) over its pairs, dQ's three (S, dP, dQ += dS K) over its pairs,
+ * the exponentials in both. The products run on the matrix engine (matrix.c);
  * the exponentials on the transcendental unit, after the products on
  * tensor cores (FlashAttention-2 issues both from the same warps, in turn)
  * and alongside them on a systolic unit (its bundles issue MXU and EUP
@@ -36,7 +45,15 @@
  *   backward: K, V read and dK, dV written once (4 Skv D); per visited
  *             pair Q and dO read (2 Br D), LSE and D read (2 Br), dQ read
  *             and written in f32 (2 Br D); the preprocessing reads dO and O
- *             (2 Sq D) and writes D (Sq).
+ *             (2 Sq D) and writes D (Sq). On a systolic unit (the two
+ *             Pallas kernels, their accumulators in VMEM scratch): dK/dV's
+ *             K, V read and dK, dV written once (4 Skv D) and per pair Q
+ *             and dO read (2 Br D) with the row statistics l, m and D, each
+ *             an f32 row of 128 lanes (3 x 512 bytes a row: the kernel
+ *             broadcasts them to MIN_BLOCK_SIZE lanes); dQ's Q, dO read and
+ *             dQ written once (3 Sq D), the statistics once per query row,
+ *             and per pair K and V read (2 Bc D); the preprocessing as
+ *             above.
  * Nominal flops, as the benchmarks count them (flash-attention's
  * benchmarks/benchmark_flash_attention.py): forward 4 B H Sq Skv D, halved
  * with a causal mask; backward 2.5 times that. With a window W < Skv the
@@ -50,7 +67,18 @@ typedef struct attn {
     uint64_t b, h, sq, skv, d;
     uint64_t br, bc;
     double pairs; /* visited block pairs per (batch, head) */
+    bool pallas;  /* systolic backward: the dK/dV kernel on br x bc, then the dQ kernel on its own blocks */
+    uint64_t dq_br, dq_bc;
+    double dq_pairs;
 } attn;
+
+/* MaxText's blocks for the Pallas TPU kernel (see above). */
+enum { PALLAS_BLOCK = 512, PALLAS_DQ_BLOCK_Q = 1024 };
+
+static uint64_t min_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? a : b;
+}
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
 {
@@ -92,13 +120,21 @@ static double mask_share(const strata_kernel_problem *p)
 static attn attn_of(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, bool backward)
 {
     const uint64_t *x = p->dims;
-    attn a = {x[0], x[1], x[2], x[3], x[4], 128, 128, 0};
+    attn a = {x[0], x[1], x[2], x[3], x[4], 128, 128, 0, false, 0, 0, 0};
     const strata_compute_spec *u = hw ? strata_hw_compute(hw, unit) : NULL;
     if (u && u->kernel.matrix == STRATA_MATRIX_TILES) {
         if (!backward)
             a.bc = a.d <= 64 ? 128 : 64;
         else if (a.d > 64)
             a.br = 64;
+    } else if (u && u->kernel.matrix == STRATA_MATRIX_SYSTOLIC) {
+        a.br = min_u64(PALLAS_BLOCK, a.sq);
+        a.bc = min_u64(PALLAS_BLOCK, a.skv);
+        a.pallas = backward;
+        a.dq_br = min_u64(PALLAS_DQ_BLOCK_Q, a.sq);
+        a.dq_bc = a.bc;
+        if (backward)
+            a.dq_pairs = visited_pairs(a.sq, a.skv, a.dq_br, a.dq_bc, p->causal, p->window);
     }
     a.pairs = visited_pairs(a.sq, a.skv, a.br, a.bc, p->causal, p->window);
     return a;
@@ -133,13 +169,19 @@ static double hbm_bytes(const attn *a, double e, bool backward)
     double per_head;
     if (!backward)
         per_head = (2 * sq * d + 2 * bc * d * a->pairs) * e + 4 * sq;
+    else if (a->pallas) /* dK/dV kernel, dQ kernel, preprocessing; row statistics 3 x 128 lanes x 4 bytes */
+        per_head = 4 * skv * d * e + a->pairs * (2 * br * d * e + 1536 * br) +
+                   3 * sq * d * e + 1536 * sq + a->dq_pairs * 2 * (double)a->dq_bc * d * e + 2 * sq * d * e + 4 * sq;
     else
         per_head = 4 * skv * d * e + a->pairs * (2 * br * d * e + 8 * br + 8 * br * d) + 2 * sq * d * e + 4 * sq;
     return (double)(a->b * a->h) * per_head;
 }
 
 /* The products' time on the matrix engine: fwd Br x D x Bc and Br x Bc x D
- * per pair; bwd two of the first, one of the second and two Bc x Br x D. */
+ * per pair; bwd two of the first, one of the second and two Bc x Br x D;
+ * the Pallas TPU bwd, its dK/dV kernel two Br x D x Bc (S, dP) and two
+ * Bc x Br x D (dV, dK) per pair, its dQ kernel two Br' x D x Bc' (S, dP)
+ * and one Br' x Bc' x D (dQ) per pair of its own. */
 static double products_time(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, const attn *a,
                             bool backward, strata_kernel_cost *c)
 {
@@ -147,6 +189,13 @@ static double products_time(const strata_hw *hw, uint32_t unit, const strata_ker
     uint64_t pairs = (uint64_t)a->pairs * a->b * a->h;
     strata_kernel_cost scratch = {0};
     double t = strata_kernel_matmul_time(hw, unit, p->dtype, e, false, pairs, a->br, a->d, a->bc, c);
+    if (a->pallas) {
+        uint64_t dq = (uint64_t)a->dq_pairs * a->b * a->h;
+        t *= 2;
+        t += 2 * strata_kernel_matmul_time(hw, unit, p->dtype, e, false, pairs, a->bc, a->br, a->d, &scratch);
+        t += 2 * strata_kernel_matmul_time(hw, unit, p->dtype, e, false, dq, a->dq_br, a->d, a->dq_bc, &scratch);
+        return t + strata_kernel_matmul_time(hw, unit, p->dtype, e, false, dq, a->dq_br, a->dq_bc, a->d, &scratch);
+    }
     t += strata_kernel_matmul_time(hw, unit, p->dtype, e, false, pairs, a->br, a->bc, a->d, &scratch);
     if (backward) {
         t += strata_kernel_matmul_time(hw, unit, p->dtype, e, false, pairs, a->br, a->d, a->bc, &scratch);
@@ -167,7 +216,12 @@ static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_p
     strata_kernel_term_add(c, "block pairs per (batch, head)", a.pairs, "");
     strata_kernel_term_add(c, "nominal flops", flops, "FLOP");
     double mm = products_time(hw, unit, p, &a, backward, c);
-    double exps = (double)(a.b * a.h) * a.pairs * (double)(a.br * a.bc);
+    double exps = (double)(a.b * a.h) * (a.pairs * (double)(a.br * a.bc) + a.dq_pairs * (double)(a.dq_br * a.dq_bc));
+    if (a.pallas) {
+        strata_kernel_term_add(c, "dQ kernel block rows", (double)a.dq_br, "");
+        strata_kernel_term_add(c, "dQ kernel block columns", (double)a.dq_bc, "");
+        strata_kernel_term_add(c, "dQ kernel block pairs per (batch, head)", a.dq_pairs, "");
+    }
     double trate = u->kernel.transcendental_flops > 0 ? u->kernel.transcendental_flops
                    : u->kernel.vector_flops > 0      ? u->kernel.vector_flops
                                                      : u->flops;
