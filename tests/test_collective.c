@@ -355,7 +355,8 @@ END_TEST
 /* algo=nccl and bidir-torus give the op's result on values for every
  * algorithm and protocol NCCL may pick (NVLS pieces of channels x n x
  * 128 KiB: 1 channel and 3 ranks make 384 KiB pieces, so 1 MiB + 5 bytes
- * is 2 pieces and a short one, 4 rounds pipelined). */
+ * is 2 pieces and a short one, 6 rounds pipelined: scatter, reduce,
+ * multicast, gather). */
 START_TEST(nccl_and_bidir_torus_schedules_give_the_result)
 {
     static const strata_op_kind kinds[] = {STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER, STRATA_OP_REDUCE_SCATTER};
@@ -378,7 +379,7 @@ START_TEST(nccl_and_bidir_torus_schedules_give_the_result)
     big.channels = 1;
     uint32_t rounds;
     check_op(&big, &rounds);
-    ck_assert_uint_eq(rounds, 3 + 1); /* 3 pieces, pipelined */
+    ck_assert_uint_eq(rounds, 3 + 3); /* 3 pieces, pipelined through 4 stages */
     strata_coll_shape torus = {.kind = STRATA_OP_ALL_REDUCE, .algo = strata_coll_algo_find("bidir-torus"), .n_dims = 2,
                                .dims = {3, 4}, .in_bytes = 240};
     for (unsigned k = 0; k < 3; k++) {
@@ -592,6 +593,52 @@ START_TEST(nvls_tree_rounds_take_the_kernels_pace)
 }
 END_TEST
 
+/* NVLS's copy path (unregistered buffers: all_reduce.h scatters the input
+ * into the NVLS buffer and gathers the result out of it): 3 ranks, one
+ * channel, chunks of 4 bytes, so pieces of 1 x 3 x 4 = 12 bytes, 30 bytes
+ * in 3 (12, 12, 6) and 3 + 3 rounds. Every rank copies each piece in place
+ * on lane 3 x 2 = 6 in the round of its scatter (round k for piece k:
+ * bytes 12, 12, 6 in rounds 0, 1, 2) and on lane 7 in the round of its
+ * gather (k + 3: rounds 3, 4, 5); the switch's copies of piece k run in
+ * rounds k + 1 (reduce) and k + 2 (multicast), none in rounds 0 and 5. */
+START_TEST(nvls_copies_pieces_in_and_out_of_its_buffer)
+{
+    strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 3, 30);
+    sh.tune.algo = STRATA_NCCL_NVLS;
+    sh.channels = 1;
+    sh.chunk_bytes = 4;
+    uint32_t rounds;
+    check_op(&sh, &rounds);
+    ck_assert_uint_eq(rounds, 6);
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    strata_coll_schedule(&sh, steps);
+    static const uint64_t want[6] = {12, 12, 6, 12, 12, 6};
+    uint64_t local[6][3] = {{0}}, remote[6] = {0};
+    uint32_t last_round = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        ck_assert_uint_ge(st->round, last_round); /* in round order */
+        last_round = st->round;
+        if (st->src != st->dst) {
+            remote[st->round]++;
+            continue;
+        }
+        ck_assert_uint_eq(st->lane, st->round < 3 ? 6 : 7);
+        ck_assert_uint_eq(st->src_off, st->dst_off);
+        ck_assert(!st->reduce);
+        local[st->round][st->src] += st->bytes;
+    }
+    for (uint32_t r = 0; r < 6; r++)
+        for (uint32_t q = 0; q < 3; q++)
+            ck_assert_uint_eq(local[r][q], want[r]);
+    ck_assert_uint_eq(remote[0], 0);
+    ck_assert_uint_eq(remote[5], 0);
+    for (uint32_t r = 1; r < 5; r++) /* 3 owners x 2 peers per stage: reduce, multicast, or both */
+        ck_assert_uint_eq(remote[r], r == 1 || r == 4 ? 6 : 12);
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 /* NCCL's network step on a ring chunk's path, 2 domains of 2: rail ring 0
  * runs 0, 1, 3, 2 (domain 1 walked downwards), so the hops into
  * positions 2 (1 -> 3) and 0 (2 -> 0) cross the network. Each chunk's
@@ -680,6 +727,7 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, schedules_across_domains_give_the_result);
     tcase_add_test(tc, rccl_trees_follow_the_model_rings);
     tcase_add_test(tc, nvls_tree_rounds_take_the_kernels_pace);
+    tcase_add_test(tc, nvls_copies_pieces_in_and_out_of_its_buffer);
     tcase_add_test(tc, ring_pays_the_network_step_on_a_chunks_path);
     suite_add_tcase(s, tc);
     return s;

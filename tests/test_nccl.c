@@ -196,19 +196,26 @@ END_TEST
 
 /* An all-reduce of 64 MiB on dgx-h100.ini (nvls = true): NCCL picks NVLS
  * on 16 channels, chunks of 64 KiB (calcCollChunking, above). Pieces of
- * 16 x 8 x 64 KiB = 8 MiB: 8 pieces, 9 rounds (round 0 reduces piece 0,
- * rounds 1-7 reduce piece k and multicast piece k-1, round 8 multicasts
- * piece 7). Every copy carries ceil(ceil(ceil(8 MiB x 9 / 112) x 5/4) x
+ * 16 x 8 x 64 KiB = 8 MiB: 8 pieces, 11 rounds. torch's and
+ * nccl-tests' buffers are not registered, so NCCL's kernel scatters each
+ * piece into its NVLS buffer and gathers it out (all_reduce.h's copy
+ * path): round k copies piece k in place through the GPU's HBM (8 MiB
+ * read and 8 written at 3.35 TB/s: 5.008 us), round k+1 reduces it, k+2
+ * multicasts it, k+3 copies it out. Round 0 is the first scatter alone,
+ * round 1 the first reduction (and a scatter), rounds 2-8 reduce piece
+ * k-1 and multicast piece k-2, round 9 multicasts piece 7 (and gathers),
+ * round 10 is the last gather alone. Every copy carries ceil(ceil(ceil(8 MiB x 9 / 112) x 5/4) x
  * 1000/850) = 991,303 bytes (the per-link load of NVLink SHARP, (n+1)/n
  * of the piece per direction, over 2(n-1) copies, in NVLink packets, at
  * NCCL's NVLS efficiency 0.85). Each GPU's link to the switch (450 GB/s a
- * direction, 0.5 us) carries 7 copies each way in rounds 0 and 8 and 14
- * in rounds 1-7, all at once; a route crosses 2 links (1 us); the fused
- * reductions (7 x 3 x 1 MiB through the 3.35 TB/s HBM) end first. Before
- * it, 25 us (NVLS's latency in NCCL's model, its whole fixed cost). T =
- * 25 us + 2 x (7 w / 450 GB/s + 1 us) + 7 x (14 w / 450 GB/s + 1 us) =
- * 280.724 us: busbw 419 GB/s, where the ring on Simple reaches at most 450
- * x 4/5. */
+ * direction, 0.5 us) carries 7 copies each way in rounds 1 and 9 and 14
+ * in rounds 2-8, all at once; a route crosses 2 links (1 us); the fused
+ * reductions (7 x 3 x 1 MiB through the 3.35 TB/s HBM) and the local
+ * copies beside them end first. Before it, 25 us (NVLS's latency in
+ * NCCL's model, its whole fixed cost). T = 25 us + 2 x 16 MiB / 3.35 TB/s
+ * + 2 x (7 w / 450 GB/s + 1 us) + 7 x (14 w / 450 GB/s + 1 us) = 290.741
+ * us (280.724 us without the copy path): busbw 404 GB/s, where the ring
+ * on Simple reaches at most 450 x 4/5. */
 START_TEST(nvls_all_reduce)
 {
     char *algo = NULL, *nccl = NULL;
@@ -220,7 +227,9 @@ START_TEST(nvls_all_reduce)
     g_free(nccl);
     const double w = 991303, bw = 450e9;
     /* NVLS's fixed cost: its latency in NCCL's model, hwLatencies[NVLINK][NVLS] = 25 us (its base is 0) */
-    ck_assert_double_eq_tol(t, 25e-6 + 2 * (7 * w / bw + 1e-6) + 7 * (14 * w / bw + 1e-6), 1e-9);
+    /* the copy path's first scatter and last gather: 8 MiB read and written in place */
+    const double local = 2 * 8388608 / 3.35e12;
+    ck_assert_double_eq_tol(t, 25e-6 + 2 * local + 2 * (7 * w / bw + 1e-6) + 7 * (14 * w / bw + 1e-6), 1e-9);
     g_free(algo);
 }
 END_TEST

@@ -30,8 +30,8 @@
  * every rank through the switch, which reduces it and returns one copy to
  * the rank that owns it; multimem.st sends a shard once to the switch,
  * which writes it to every rank. All-reduce pipelines the two on pieces of
- * channels x n x NVLS_CHUNK bytes (round k reduces piece k and multicasts
- * piece k-1), so a piece of P bytes loads each link with P (the rank's
+ * channels x n x NVLS_CHUNK bytes (round k reduces piece k-1 and
+ * multicasts piece k-2), so a piece of P bytes loads each link with P (the rank's
  * part of every shard, reduced) + P/n (its reduced shard, multicast) one
  * way and P/n + P the other: (n+1) P / n per direction, which the 2(n-1)
  * copies per link and piece (owner q reduces shard q from each r, then
@@ -44,7 +44,31 @@
  * NCCL's NVLS efficiency (tuning.cc nvlsEfficiency, 0.85 on Hopper: the
  * share of NVLink's data rate its multimem loads and stores reach, NCCL's
  * own figure for its bandwidth) scales every copy's wire bytes by 1/eff.
- * The chunk per channel and head is calcCollChunking's (shape->chunk_bytes). */
+ * The chunk per channel and head is calcCollChunking's (shape->chunk_bytes).
+ * Unregistered buffers (NCCL's default: nccl-tests without -R, torch's
+ * tensors; regUsed 0) take the kernel's copy path (NVIDIA/nccl v2.27.7-1
+ * src/device/all_reduce.h, RunWorkColl<AllReduce, NVLS, SIMPLE>, oneNode):
+ * the scatter warps copy the rank's input into its NVLS buffer before the
+ * switch reads it, and the gather warps copy the multicast result out of
+ * it into the output, each through the rank's own memory. So an all-reduce
+ * piece also takes a local copy of P bytes on every rank in the round
+ * before its reduction (round k scatters piece k) and one in the round
+ * after its multicast (round k gathers piece k-3): pieces + 3 rounds. */
+
+/* A local copy of [lo, lo + len) on every rank, on `lane` in `round`: the
+ * NVLS kernel's scatter into, or gather out of, the NVLS buffer. The
+ * buffer is not one of the schedule's, so the copy is written in place
+ * (the value moves nowhere; the memory traffic is the copy's). */
+static void nvls_stage_copy(strata_coll_sched *s, uint64_t lo, uint64_t len, uint32_t round, uint32_t lane)
+{
+    for (uint32_t r = 0; r < s->n; r++) {
+        strata_coll_step st = {.round = round, .lane = lane, .src = r, .dst = r, .src_buf = STRATA_COLL_OUT,
+                               .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT, .src_off = lo,
+                               .dst_off = lo, .own_off = lo, .bytes = len};
+        coll_add(s, &st);
+    }
+}
+
 static uint32_t nvls(strata_coll_sched *s, const strata_coll_shape *shape)
 {
     uint32_t n = s->n;
@@ -52,14 +76,19 @@ static uint32_t nvls(strata_coll_sched *s, const strata_coll_shape *shape)
     if (s->kind == STRATA_OP_ALL_REDUCE) {
         uint64_t piece = channels * n * (shape->chunk_bytes ? shape->chunk_bytes : NVLS_CHUNK);
         uint32_t pieces = (uint32_t)((b + piece - 1) / piece);
-        for (uint32_t k = 0; k <= pieces; k++)
-            for (uint32_t phase = 0; phase < 2; phase++) {
-                if ((phase == 0 && k == pieces) || (phase == 1 && k == 0))
+        /* round r: stage 0 scatters piece r, 1 reduces piece r - 1, 2
+         * multicasts piece r - 2, 3 gathers piece r - 3 */
+        for (uint32_t r = 0; r < pieces + 3; r++)
+            for (uint32_t stage = 0; stage < 4; stage++) {
+                if (r < stage || r - stage >= pieces)
                     continue;
-                uint64_t lo = (uint64_t)(phase == 0 ? k : k - 1) * piece;
-                coll_nvls_piece(s, 0, n, lo, MIN(b - lo, piece), k, phase, shape->tune.nvls_efficiency);
+                uint64_t lo = (uint64_t)(r - stage) * piece, len = MIN(b - lo, piece);
+                if (stage == 0 || stage == 3)
+                    nvls_stage_copy(s, lo, len, r, 3 * (n - 1) + stage / 3);
+                else
+                    coll_nvls_piece(s, 0, n, lo, len, r, stage - 1, shape->tune.nvls_efficiency);
             }
-        return pieces + 1;
+        return pieces + 3;
     }
     /* reduce-scatter: round 0 copies the rank's own chunk of IN to OUT,
      * round 1 reduces the others' into it; all-gather: round 0 copies IN
