@@ -5,6 +5,7 @@
 #include "results/timeline_live.h"
 #include <assert.h>
 #include <glib.h>
+#include "core/idmap.h"
 
 enum { LIVE_MIN_BITS = 4 };
 
@@ -30,21 +31,30 @@ static inline uint64_t key_at(const strata_tl_live *l, uint32_t slot)
 
 static inline size_t home_of(const strata_tl_live *l, uint64_t key)
 {
-    return (size_t)((key * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - l->bits));
+    return strata_idmap_home(key, l->bits);
 }
 
-static void index_alloc(strata_tl_live *l, unsigned bits)
+static size_t find_bucket(const strata_tl_live *l, uint64_t key);
+
+/* An index of 1 << bits buckets, holding again what the old one held. */
+static void index_resize(strata_tl_live *l, unsigned bits)
 {
+    uint32_t *old = l->buckets;
+    size_t old_capacity = old ? l->mask + 1 : 0;
     l->bits = bits;
     l->mask = ((size_t)1 << bits) - 1;
     l->buckets = g_new0(uint32_t, l->mask + 1);
+    for (size_t i = 0; i < old_capacity; i++)
+        if (old[i])
+            l->buckets[find_bucket(l, key_at(l, old[i]))] = old[i];
+    g_free(old);
 }
 
 strata_tl_live *strata_tl_live_new(void)
 {
     strata_tl_live *l = g_new0(strata_tl_live, 1);
     l->slots = g_array_new(FALSE, FALSE, sizeof(strata_tl_buffer));
-    index_alloc(l, LIVE_MIN_BITS);
+    index_resize(l, LIVE_MIN_BITS);
     return l;
 }
 
@@ -84,17 +94,6 @@ static size_t find_bucket(const strata_tl_live *l, uint64_t key)
     return i;
 }
 
-static void grow(strata_tl_live *l)
-{
-    uint32_t *old = l->buckets;
-    size_t old_capacity = l->mask + 1;
-    index_alloc(l, l->bits + 1);
-    for (size_t i = 0; i < old_capacity; i++)
-        if (old[i])
-            l->buckets[find_bucket(l, key_at(l, old[i]))] = old[i];
-    g_free(old);
-}
-
 static void release_slot(strata_tl_live *l, uint32_t slot)
 {
     slot_at(l, slot)->next_free = l->free_slot;
@@ -116,7 +115,7 @@ void strata_tl_live_put(strata_tl_live *l, const strata_tl_buffer *b)
         release_slot(l, l->buckets[i]);
     } else {
         if (2 * (l->count + 1) > l->mask + 1) {
-            grow(l);
+            index_resize(l, l->bits + 1);
             i = find_bucket(l, strata_tl_live_key(b->memory, b->id));
         }
         l->count++;
@@ -133,8 +132,7 @@ const strata_tl_buffer *strata_tl_live_take(strata_tl_live *l, uint64_t key)
     /* Backward shift: pull later entries of the run into the hole when the
      * hole lies on their way from their home bucket. */
     for (size_t j = (i + 1) & l->mask; l->buckets[j]; j = (j + 1) & l->mask) {
-        size_t home = home_of(l, key_at(l, l->buckets[j]));
-        if (((j - home) & l->mask) >= ((j - i) & l->mask)) {
+        if (strata_idmap_shifts(i, j, home_of(l, key_at(l, l->buckets[j])), l->mask)) {
             l->buckets[i] = l->buckets[j];
             i = j;
         }
