@@ -541,9 +541,9 @@ static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
                                                     .id = s->buffer_id, .memory = s->memory, .tag = s->tag});
         g_array_append_val(tl->order, key);
     } else if (s->delta < 0) {
-        const live_buffer *b = strata_tl_live_take(tl->live, key);
-        if (b)
-            buffer_event(tl, b, s->t_s);
+        live_buffer b;
+        if (strata_tl_live_take(tl->live, key, &b))
+            buffer_event(tl, &b, s->t_s);
     }
     compact_order(tl);
 }
@@ -758,9 +758,9 @@ bool strata_timeline_finish(strata_timeline *tl)
 {
     /* Buffers live at the end span to the makespan (or their start). */
     for (guint i = 0; i < tl->order->len; i++) {
-        const live_buffer *b = strata_tl_live_take(tl->live, g_array_index(tl->order, uint64_t, i));
-        if (b)
-            buffer_event(tl, b, MAX(tl->r->makespan_s, b->start));
+        live_buffer b;
+        if (strata_tl_live_take(tl->live, g_array_index(tl->order, uint64_t, i), &b))
+            buffer_event(tl, &b, MAX(tl->r->makespan_s, b.start));
     }
     return tl->w->finish(tl->ws);
 }

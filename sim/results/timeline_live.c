@@ -9,8 +9,15 @@
 
 enum { LIVE_MIN_BITS = 4 };
 
+/* A slot: a live buffer, or the next free slot's number. */
+typedef union live_slot {
+    strata_tl_buffer b;
+    guint next_free; /* index + 1 (0: end) */
+} live_slot;
+_Static_assert(sizeof(live_slot) == sizeof(strata_tl_buffer), "the free list costs a slot nothing");
+
 struct strata_tl_live {
-    GArray *slots;     /* strata_tl_buffer */
+    GArray *slots;     /* live_slot */
     guint free_slot;   /* head of the slots' free list, index + 1 (0: none) */
     uint32_t *buckets; /* slot index + 1 (0: empty) */
     size_t mask;       /* capacity - 1 */
@@ -18,14 +25,14 @@ struct strata_tl_live {
     size_t count;
 };
 
-static inline strata_tl_buffer *slot_at(const strata_tl_live *l, uint32_t slot)
+static inline live_slot *slot_at(const strata_tl_live *l, uint32_t slot)
 {
-    return &g_array_index(l->slots, strata_tl_buffer, slot - 1);
+    return &g_array_index(l->slots, live_slot, slot - 1);
 }
 
 static inline uint64_t key_at(const strata_tl_live *l, uint32_t slot)
 {
-    const strata_tl_buffer *b = slot_at(l, slot);
+    const strata_tl_buffer *b = &slot_at(l, slot)->b;
     return strata_tl_live_key(b->memory, b->id);
 }
 
@@ -53,7 +60,7 @@ static void index_resize(strata_tl_live *l, unsigned bits)
 strata_tl_live *strata_tl_live_new(void)
 {
     strata_tl_live *l = g_new0(strata_tl_live, 1);
-    l->slots = g_array_new(FALSE, FALSE, sizeof(strata_tl_buffer));
+    l->slots = g_array_new(FALSE, FALSE, sizeof(live_slot));
     index_resize(l, LIVE_MIN_BITS);
     return l;
 }
@@ -109,7 +116,7 @@ void strata_tl_live_put(strata_tl_live *l, const strata_tl_buffer *b)
         g_array_set_size(l->slots, l->slots->len + 1);
         slot = l->slots->len;
     }
-    *slot_at(l, slot) = *b;
+    slot_at(l, slot)->b = *b;
     size_t i = find_bucket(l, strata_tl_live_key(b->memory, b->id));
     if (l->buckets[i]) { /* invariant 3: the earlier one is dropped */
         release_slot(l, l->buckets[i]);
@@ -123,12 +130,12 @@ void strata_tl_live_put(strata_tl_live *l, const strata_tl_buffer *b)
     l->buckets[i] = slot;
 }
 
-const strata_tl_buffer *strata_tl_live_take(strata_tl_live *l, uint64_t key)
+bool strata_tl_live_take(strata_tl_live *l, uint64_t key, strata_tl_buffer *out)
 {
     size_t i = find_bucket(l, key);
     uint32_t slot = l->buckets[i];
     if (!slot)
-        return NULL;
+        return false;
     /* Backward shift: pull later entries of the run into the hole when the
      * hole lies on their way from their home bucket. */
     for (size_t j = (i + 1) & l->mask; l->buckets[j]; j = (j + 1) & l->mask) {
@@ -139,8 +146,9 @@ const strata_tl_buffer *strata_tl_live_take(strata_tl_live *l, uint64_t key)
     }
     l->buckets[i] = 0;
     l->count--;
-    release_slot(l, slot); /* its fields stay as they are until the next put */
-    return slot_at(l, slot);
+    *out = slot_at(l, slot)->b;
+    release_slot(l, slot);
+    return true;
 }
 
 bool strata_tl_live_has(const strata_tl_live *l, uint64_t key)

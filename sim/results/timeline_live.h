@@ -4,7 +4,8 @@
  * (strata_tl_live_key: memory << 48 ^ buffer id). Internal to sim/results.
  *
  * Design: the buffers lie in one array of slots, reused through a free
- * list; an index of 4 bytes a bucket (slot + 1, 0: empty) finds a key's
+ * list kept in the free slots themselves (a slot is a buffer's 40 bytes);
+ * an index of 4 bytes a bucket (slot + 1, 0: empty) finds a key's
  * slot by open addressing with linear probing, Fibonacci hashing of the
  * key and removal by backward shift, comparing the key of the slot it
  * points at. A run holds hundreds of thousands of live buffers at once:
@@ -42,9 +43,8 @@ static inline uint64_t strata_tl_live_key(uint32_t memory, uint64_t id)
 
 /* Holds a copy of b under its key (invariant 3). */
 void strata_tl_live_put(strata_tl_live *l, const strata_tl_buffer *b);
-/* Takes the buffer held under key out: NULL when none; else valid until the
- * next put. */
-const strata_tl_buffer *strata_tl_live_take(strata_tl_live *l, uint64_t key);
+/* Takes the buffer held under key out into *out: false when none. */
+bool strata_tl_live_take(strata_tl_live *l, uint64_t key, strata_tl_buffer *out);
 bool strata_tl_live_has(const strata_tl_live *l, uint64_t key);
 size_t strata_tl_live_count(const strata_tl_live *l);
 
