@@ -22,7 +22,7 @@ struct strata_idmap {
 
 static size_t home_of(const strata_idmap *m, uint64_t id)
 {
-    return (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - m->bits));
+    return strata_idmap_home(id, m->bits);
 }
 
 #ifndef NDEBUG
@@ -123,8 +123,7 @@ void *strata_idmap_take(strata_idmap *m, uint64_t id)
     /* Backward shift: pull later entries of the run into the hole when the
      * hole lies on their way from their home slot. */
     for (size_t j = (i + 1) & m->mask; m->slots[j].value; j = (j + 1) & m->mask) {
-        size_t home = home_of(m, m->slots[j].id);
-        if (((j - home) & m->mask) >= ((j - i) & m->mask)) {
+        if (strata_idmap_shifts(i, j, home_of(m, m->slots[j].id), m->mask)) {
             m->slots[i] = m->slots[j];
             i = j;
         }

@@ -21,6 +21,7 @@
 #ifndef STRATA_IDMAP_H
 #define STRATA_IDMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -40,5 +41,20 @@ size_t strata_idmap_size(const strata_idmap *m);
  * change during the walk. */
 void strata_idmap_foreach(const strata_idmap *m, void (*visit)(uint64_t id, void *value, void *user),
                           void *user);
+
+/* Open addressing as here, for tables that keep other entries (results/
+ * timeline_live.c keeps slot numbers): the home of id in a table of
+ * 1 << bits entries (Fibonacci hashing, bits at least 1), and whether
+ * backward shift moves the entry at j, whose home is `home`, into the hole
+ * at `hole` (the hole lies on its way from its home). */
+static inline size_t strata_idmap_home(uint64_t id, unsigned bits)
+{
+    return (size_t)((id * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - bits));
+}
+
+static inline bool strata_idmap_shifts(size_t hole, size_t j, size_t home, size_t mask)
+{
+    return ((j - home) & mask) >= ((j - hole) & mask);
+}
 
 #endif

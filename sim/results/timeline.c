@@ -48,11 +48,11 @@
 #include <math.h>
 #include <string.h>
 #include "core/error.h"
-#include "core/idmap.h"
 #include "core/minheap.h"
 #include "core/outfile.h"
 #include "core/units.h"
 #include "results/json_cursor.h"
+#include "results/timeline_live.h"
 #include "results/timeline_writer.h"
 
 enum { PID_STREAMS = 1, PID_LINKS = 2, PID_MEMORIES = 3, PID_DEVICE0 = 10 };
@@ -97,10 +97,7 @@ struct strata_timeline {
     GHashTable *by_name; /* "pid/name" -> track */
     GPtrArray *stream_tracks, *link_tracks, *buffer_tracks; /* by index, filled lazily */
     guint8 *device_named; /* per device: its process is named (several devices only) */
-    /* Buffer lifetimes: key (memory << 48 ^ id) -> slot + 1 in `slots`. */
-    strata_idmap *live;
-    GArray *slots;       /* live_buffer */
-    guint free_slot;     /* head of the slots' free list, index + 1 */
+    strata_tl_live *live; /* buffer lifetimes: the buffers allocated and not yet freed */
     GArray *order;       /* keys (uint64_t) in alloc order, for the buffers live at the end */
     tag_count *by_tag;   /* per memory, per tag */
     guint n_mem;
@@ -520,21 +517,16 @@ static void buffer_event(strata_timeline *tl, const live_buffer *b, double end)
     tl->w->buffer(tl->ws, t, tid, start_ns, end_ns, b);
 }
 
-static uint64_t live_key(uint32_t memory, uint64_t id)
-{
-    return ((uint64_t)memory << 48) ^ id;
-}
-
 /* Keeps `order` from growing with every alloc of a long run. */
 static void compact_order(strata_timeline *tl)
 {
     GArray *order = tl->order;
-    if (order->len <= 4096 || order->len <= 2 * strata_idmap_size(tl->live))
+    if (order->len <= 4096 || order->len <= 2 * strata_tl_live_count(tl->live))
         return;
     guint kept = 0;
     for (guint j = 0; j < order->len; j++) {
         uint64_t k = g_array_index(order, uint64_t, j);
-        if (strata_idmap_get(tl->live, k))
+        if (strata_tl_live_has(tl->live, k))
             g_array_index(order, uint64_t, kept++) = k;
     }
     g_array_set_size(order, kept);
@@ -543,33 +535,15 @@ static void compact_order(strata_timeline *tl)
 /* Buffer lifetimes from pairs of samples (+size, -size) per (memory, id). */
 static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
 {
-    uint64_t key = live_key(s->memory, s->buffer_id);
+    uint64_t key = strata_tl_live_key(s->memory, s->buffer_id);
     if (s->delta > 0) {
-        guint slot = tl->free_slot;
-        if (slot) {
-            tl->free_slot = g_array_index(tl->slots, live_buffer, slot - 1).next_free;
-        } else {
-            g_array_set_size(tl->slots, tl->slots->len + 1);
-            slot = tl->slots->len;
-        }
-        g_array_index(tl->slots, live_buffer, slot - 1) = (live_buffer){
-            .start = s->t_s, .offset = s->offset, .size = (uint64_t)s->delta, .id = s->buffer_id,
-            .memory = s->memory, .tag = s->tag};
-        guint old = GPOINTER_TO_UINT(strata_idmap_get(tl->live, key));
-        if (old) { /* the earlier one is dropped */
-            g_array_index(tl->slots, live_buffer, old - 1).next_free = tl->free_slot;
-            tl->free_slot = old;
-        }
-        strata_idmap_put(tl->live, key, GUINT_TO_POINTER(slot));
+        strata_tl_live_put(tl->live, &(live_buffer){.start = s->t_s, .offset = s->offset, .size = (uint64_t)s->delta,
+                                                    .id = s->buffer_id, .memory = s->memory, .tag = s->tag});
         g_array_append_val(tl->order, key);
     } else if (s->delta < 0) {
-        guint slot = GPOINTER_TO_UINT(strata_idmap_take(tl->live, key));
-        if (slot) {
-            live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
-            buffer_event(tl, b, s->t_s);
-            b->next_free = tl->free_slot;
-            tl->free_slot = slot;
-        }
+        live_buffer b;
+        if (strata_tl_live_take(tl->live, key, &b))
+            buffer_event(tl, &b, s->t_s);
     }
     compact_order(tl);
 }
@@ -726,8 +700,7 @@ strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *o
     tl->device_named = g_new0(guint8, r->devices > 1 ? r->devices : 1);
     tl->link_tracks = g_ptr_array_new();
     tl->buffer_tracks = g_ptr_array_new();
-    tl->live = strata_idmap_new();
-    tl->slots = g_array_new(FALSE, FALSE, sizeof(live_buffer));
+    tl->live = strata_tl_live_new();
     tl->order = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 
     tl->w->begin(tl->ws);
@@ -785,11 +758,9 @@ bool strata_timeline_finish(strata_timeline *tl)
 {
     /* Buffers live at the end span to the makespan (or their start). */
     for (guint i = 0; i < tl->order->len; i++) {
-        guint slot = GPOINTER_TO_UINT(strata_idmap_take(tl->live, g_array_index(tl->order, uint64_t, i)));
-        if (!slot)
-            continue;
-        const live_buffer *b = &g_array_index(tl->slots, live_buffer, slot - 1);
-        buffer_event(tl, b, MAX(tl->r->makespan_s, b->start));
+        live_buffer b;
+        if (strata_tl_live_take(tl->live, g_array_index(tl->order, uint64_t, i), &b))
+            buffer_event(tl, &b, MAX(tl->r->makespan_s, b.start));
     }
     return tl->w->finish(tl->ws);
 }
@@ -817,8 +788,7 @@ void strata_timeline_free(strata_timeline *tl)
     g_free(tl->device_named);
     g_ptr_array_unref(tl->link_tracks);
     g_ptr_array_unref(tl->buffer_tracks);
-    strata_idmap_free(tl->live);
-    g_array_unref(tl->slots);
+    strata_tl_live_free(tl->live);
     g_array_unref(tl->order);
     g_free(tl->by_tag);
     for (int t = 0; t < STRATA_TAG__COUNT; t++)

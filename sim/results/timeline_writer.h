@@ -65,7 +65,6 @@ typedef struct strata_tl_buffer {
     uint64_t offset, size, id;
     uint32_t memory;
     strata_tag tag;
-    guint next_free;    /* free list of slots, index + 1 (0: end) */
 } strata_tl_buffer;
 
 enum { STRATA_TL_TAG_TEXT = STRATA_U64_DIGITS + 4 };
