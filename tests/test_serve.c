@@ -559,6 +559,60 @@ START_TEST(attention_dp_by_hand)
 }
 END_TEST
 
+/* A TP all-reduce costs what the hardware's collective row, NCCL's tuning
+ * model (nccl_tuning.h strata_nccl_model), gives for its size: dgx-h100 at
+ * TP2 (hopper, v2.30's tables, a ring graph of 12 channels x 30 GB/s),
+ * forced to Ring by NCCL_ALGO and to one protocol by NCCL_PROTO. A decode
+ * of Llama-3-8B reduces 1 x 4096 bf16 = 8192 B, twice per layer, 32
+ * layers. Ring Simple: bus 12 x 30 = 360 GB/s, x n / nsteps = 2 / 2:
+ * 360 GB/s; latency baseLat 8.4 + nsteps 2 x hwLat[NVLINK] 3.4 = 15.2 us;
+ * 15.2 + 8192 / (1000 x 360) us. Ring LL: bus min(llMaxBw hopper 141,
+ * 360 x .5) = 141 GB/s, algorithm 141; latency 6.6 + 2 x 0.6 = 7.8 us;
+ * 7.8 + 8192 / 141000 us. Nothing else in the step depends on the
+ * protocol, so the steps differ by 64 x the difference. */
+START_TEST(tp_allreduce_is_nccl_models)
+{
+    const char *simple[] = {"interconnect.nvlink.nccl_algo=Ring", "interconnect.nvlink.nccl_proto=Simple", NULL};
+    const char *ll[] = {"interconnect.nvlink.nccl_algo=Ring", "interconnect.nvlink.nccl_proto=LL", NULL};
+    GError *err = NULL;
+    strata_hw *hs = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", simple, &err);
+    ck_assert_msg(hs, "%s", err ? err->message : "");
+    strata_hw *hl = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", ll, &err);
+    ck_assert_msg(hl, "%s", err ? err->message : "");
+    strata_serve_model m = preset("llama-3-8b");
+    strata_serve_cost *cs = strata_serve_cost_new(hs, &m, 2, false, 16, &err);
+    ck_assert_msg(cs, "%s", err ? err->message : "");
+    strata_serve_cost *cl = strata_serve_cost_new(hl, &m, 2, false, 16, &err);
+    ck_assert_msg(cl, "%s", err ? err->message : "");
+    strata_serve_chunk one[1] = {{0, 1, 100, true}};
+    double ar_simple = (15.2 + 8192.0 / 360000.0) * 1e-6, ar_ll = (7.8 + 8192.0 / 141000.0) * 1e-6;
+    double d = strata_serve_cost_step(cs, one, 1) - strata_serve_cost_step(cl, one, 1);
+    double want = 64 * (ar_simple - ar_ll);
+    ck_assert_msg(fabs(d - want) <= 1e-9 * want, "%.17g vs %.17g", d, want);
+    strata_serve_cost_free(cs);
+    strata_serve_cost_free(cl);
+    strata_hw_free(hs);
+    strata_hw_free(hl);
+}
+END_TEST
+
+/* A row whose NCCL_ALGO leaves the step's collective nothing to run is an
+ * error at create time, naming --tp and the model. */
+START_TEST(tp_collective_refused_when_nccl_runs_none)
+{
+    const char *nvls[] = {"interconnect.nvlink.nccl_algo=NVLS", "interconnect.nvlink.nccl_proto=LL", NULL};
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", nvls, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = preset("llama-3-8b");
+    ck_assert_ptr_null(strata_serve_cost_new(hw, &m, 2, false, 16, &err));
+    ck_assert_msg(err && strstr(err->message, "--tp 2") && strstr(err->message, "all-reduce"), "%s",
+                  err ? err->message : "");
+    g_clear_error(&err);
+    strata_hw_free(hw);
+}
+END_TEST
+
 START_TEST(attention_dp_schedules_every_rank)
 {
     /* the tiny model on dgx-h100 at TP2, 2 sequences and 8 tokens per rank; four requests (4 prompt, 1 out):
@@ -753,6 +807,8 @@ int main(void)
     tcase_add_test(tc, swap_time_over_the_link);
     tcase_add_test(tc, tiny_stream_step_by_step);
     tcase_add_test(tc, attention_dp_by_hand);
+    tcase_add_test(tc, tp_allreduce_is_nccl_models);
+    tcase_add_test(tc, tp_collective_refused_when_nccl_runs_none);
     tcase_add_test(tc, attention_dp_schedules_every_rank);
     tcase_add_test(tc, prefill_step_packed_as_vllm_runs_it);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);

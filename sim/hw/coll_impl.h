@@ -85,6 +85,12 @@ typedef struct strata_coll_tuning {
      * no stage of its pipeline runs, the kernel's (strata_nccl_choice
      * stage_gbs); 0: the links alone decide */
     double stage_bw;
+    /* the library's own estimate of the whole collective (NCCL's
+     * ncclTopoGetAlgoTime for the pair it picks, RCCL's likewise), in
+     * seconds; 0 where it has none (an MSCCL algorithm). A closed form for
+     * callers that time a collective without scheduling its steps (the
+     * serving cost model, serve_cost.c) */
+    double estimate_s;
     bool msccl;
     const uint8_t *rings;
     uint32_t n_rings, ring_len;

@@ -156,7 +156,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .chunk_bytes = ch.chunk_bytes, .nvls_efficiency = ch.nvls_efficiency,
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
-                                .host = p->host};
+                                .estimate_s = ch.time_us * 1e-6, .host = p->host};
     return true;
 }
 

@@ -188,7 +188,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
      * launch and setup; MSCCL's kernels ESTIMATE the same); a network step
      * pays RCCL's latency for it less the route's (two links) */
     *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels, .msccl = ch.msccl,
-                                .launch_s = ch.base_us * 1e-6,
+                                .launch_s = ch.base_us * 1e-6, .estimate_s = ch.time_us * 1e-6,
                                 .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - 2 * nics.latency),
                                 .rings = rings ? model : NULL, .n_rings = rings ? n_rings : 0,
                                 .ring_len = rings ? len : 0, .host = p->host};

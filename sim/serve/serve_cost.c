@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 #include "core/error.h"
+#include "hw/coll_impl.h"
 #include "kernel/kernel.h"
 
 struct strata_serve_cost {
@@ -124,6 +125,27 @@ static bool find_links(strata_serve_cost *c, GError **err)
     return true;
 }
 
+/* The collectives a step runs (an all-reduce; under attention DP an
+ * all-gather and a reduce-scatter) must be ones the hardware's row runs
+ * over tp ranks (its NCCL_ALGO / NCCL_PROTO may leave none): its error. */
+static bool check_collectives(const strata_serve_cost *c, GError **err)
+{
+    const strata_coll_impl *row = strata_hw_coll_impl(c->hw);
+    if (c->tp < 2 || !row->tune)
+        return true;
+    strata_op_kind kinds[2] = {STRATA_OP_ALL_REDUCE, STRATA_OP_REDUCE_SCATTER};
+    if (c->dp > 1)
+        kinds[0] = STRATA_OP_ALL_GATHER;
+    for (int i = 0; i < (c->dp > 1 ? 2 : 1); i++) {
+        strata_coll_tuning tu;
+        if (!row->tune(c->hw, kinds[i], c->tp, c->tp, 1u << 20, 0, &tu, err)) {
+            g_prefix_error(err, "--tp %u on %s: ", c->tp, strata_hw_origin(c->hw));
+            return false;
+        }
+    }
+    return true;
+}
+
 strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve_model *m, uint32_t tp,
                                          bool attention_dp, uint32_t max_tokens, GError **err)
 {
@@ -141,7 +163,7 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     c->flash = strata_kernel_find("flash-attention");
     c->elementwise = strata_kernel_find("elementwise");
     c->max_tokens = max_tokens;
-    if (!c->gemm || !c->flash || !c->elementwise || !find_links(c, err)) {
+    if (!c->gemm || !c->flash || !c->elementwise || !find_links(c, err) || !check_collectives(c, err)) {
         if (err && !*err)
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "kernel table lacks gemm/flash-attention");
         g_free(c);
@@ -282,32 +304,46 @@ static double mlp_time(const strata_serve_cost *c, uint64_t t)
     return (c->m.layers - n_moe) * dense + (n_moe ? n_moe * moe_time(c, t) : 0);
 }
 
-/* One ring pass over the tp ranks (an all-gather's or a reduce-scatter's):
- * (n-1)/n x bytes at the route's bandwidth x 4/5 plus n-1 latencies. */
-static double ring_pass(const strata_serve_cost *c, double bytes)
+/* A collective of `kind` over the tp ranks of one node, in_bytes of IN
+ * on each rank (an all-gather's share, an all-reduce's or a
+ * reduce-scatter's whole buffer), as the hardware's collective row
+ * (coll_impl.h) estimates it: the library's own closed form (nccl: NCCL's
+ * ncclTopoGetAlgoTime for the algorithm and protocol it picks, base
+ * latency included; rccl: RCCL's). A row with no estimate (ideal, xla, an
+ * MSCCL algorithm): ring passes (an all-reduce's two, else one), each
+ * (n-1)/n of NCCL's size at the route's bandwidth plus n-1 latencies. */
+static double collective(const strata_serve_cost *c, strata_op_kind kind, uint64_t in_bytes)
 {
-    if (c->tp < 2 || c->ar_bw <= 0)
+    if (c->tp < 2 || !in_bytes || c->ar_bw <= 0)
         return 0;
-    double n = c->tp;
-    return (n - 1) / n * bytes / (c->ar_bw * 4.0 / 5.0) + (n - 1) * c->ar_lat;
+    const strata_coll_impl *row = strata_hw_coll_impl(c->hw);
+    strata_coll_tuning tu = {0};
+    if (row->tune && row->tune(c->hw, kind, c->tp, c->tp, in_bytes, 0, &tu, NULL) && tu.estimate_s > 0)
+        return tu.estimate_s;
+    double n = c->tp, bytes = kind == STRATA_OP_ALL_GATHER ? (double)in_bytes * n : (double)in_bytes;
+    double pass = (n - 1) / n * bytes / c->ar_bw + (n - 1) * c->ar_lat;
+    return kind == STRATA_OP_ALL_REDUCE ? 2 * pass : pass;
 }
 
 /* An all-reduce of the bf16 activations (an FP8 model's too: the
- * row-parallel GEMM writes bf16): a reduce-scatter and an all-gather. */
+ * row-parallel GEMM writes bf16). */
 static double allreduce(const strata_serve_cost *c, uint64_t t)
 {
-    return 2 * ring_pass(c, (double)t * c->m.hidden * act_bytes(c));
+    return collective(c, STRATA_OP_ALL_REDUCE, (uint64_t)((double)t * c->m.hidden * act_bytes(c)));
 }
 
 /* Under attention DP, around each MoE layer (fused_moe_cutlass.py): an
  * all-gather of every rank's input in the GEMMs' dtype (FP8 under 8-bit
  * weights, quantized before it) with its top_k ids and scales (8 bytes
- * each), and a reduce-scatter of the bf16 output. */
+ * each), and a reduce-scatter of the bf16 output; NCCL's buffers are
+ * equal per rank, each rank's share of t tokens rounded up
+ * (local_tokens). */
 static double moe_collectives(const strata_serve_cost *c, uint64_t t)
 {
-    double tt = (double)t, h = c->m.hidden;
-    return ring_pass(c, tt * (h * strata_serve_dtype_bytes(c->m.dtype) + c->m.top_k * 8.0)) +
-           ring_pass(c, tt * h * act_bytes(c));
+    double lt = (double)local_tokens(c, t), h = c->m.hidden;
+    double gather_in = lt * (h * strata_serve_dtype_bytes(c->m.dtype) + c->m.top_k * 8.0);
+    return collective(c, STRATA_OP_ALL_GATHER, (uint64_t)gather_in) +
+           collective(c, STRATA_OP_REDUCE_SCATTER, (uint64_t)(lt * h * act_bytes(c)) * c->tp);
 }
 
 /* One layer's attention projections on t tokens: GQA's QKV and O; MLA's

@@ -30,10 +30,12 @@
  *     elementwise 4 x T x hidden (two norms, two residual adds) and, in a
  *       dense layer, T x inter / tp (the activation)
  *     with tp > 1, two all-reduces of T x hidden activations (bf16 under
- *       8-bit weights): a ring,
- *       2 (tp-1)/tp x bytes at the route's bandwidth x 4/5 (NVLink's
- *       128-byte payloads per 160 bytes on the wire, as the collectives
- *       model it) plus 2 (tp-1) route latencies
+ *       8-bit weights) over the tp ranks of one node, each at the time the
+ *       hardware's collective row estimates for that size (coll_impl.h's
+ *       estimate_s: NCCL's ncclTopoGetAlgoTime for the algorithm and
+ *       protocol NCCL picks, nccl_tuning.h; RCCL's); a row with none
+ *       (ideal, xla): two ring passes, each (tp-1)/tp x bytes at the
+ *       route's bandwidth plus tp-1 route latencies
  *   then the LM head: gemm S x hidden x vocab / tp for the S requests that
  *   sample a token.
  * With attention data parallelism (TensorRT-LLM's enable_attention_dp,
@@ -42,7 +44,9 @@
  * shared experts, router and LM head whole on its 1/tp of the tokens and
  * requests; the routed experts split over the ranks on all tokens, with a
  * gather (the quantized input, top_k ids and scales) and a reduce-scatter
- * (bf16) of T x hidden around each MoE layer and no other collective.
+ * (bf16) of T x hidden around each MoE layer, timed by the collective row
+ * likewise (each rank's share of the tokens rounded up: NCCL's buffers
+ * are equal), and no other collective.
  * The dense part depends on T alone and is kept per T. The engine's CPU
  * time per step is serve_engine.h's, added by the scheduler.
  *
