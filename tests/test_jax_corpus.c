@@ -440,16 +440,45 @@ START_TEST(values_in_the_output_allocation_are_output)
      * output allocation 5 with the loss wrapped_multiply: one buffer, named
      * after the value live at the end, allocated where the fusion writes
      * it. subaxis_reduce: an all-reduce reads reduce_bitcast_fusion (32 B)
-     * in the 64 B output allocation 0; a strata all-reduce takes its bytes
-     * from its buffer, so that allocation keeps a buffer per value (the
-     * fusion a temporary, the all-gather's 64 B the output). */
+     * in the 64 B output allocation 0: the allocation is one buffer too,
+     * named after the all-gather live at the end, from the fusion's write
+     * (the fusion's compute states bytes=: param 64 + its 32 = 96). */
     const char *tp[] = {"alloc wrapped_multiply 4 tag=output dtype=f32 note=allocation.5\n"
                         "compute multiply_reduce_fusion flops=512 in=all-reduce out=wrapped_multiply note=fusion\n",
                         NULL};
     import_says(TP_DIR, tp, NULL);
-    const char *sub[] = {"alloc reduce_bitcast_fusion 32 tag=temp dtype=f32 shape=1x8 note=allocation.0\n",
-                         "alloc all-gather 64 tag=output dtype=f32 shape=2x8 note=allocation.0\n", NULL};
+    const char *sub[] = {"alloc all-gather 64 tag=output dtype=f32 shape=2x8 note=allocation.0\n"
+                         "compute reduce_bitcast_fusion flops=32 in=param out=all-gather bytes=96 note=fusion\n",
+                         NULL};
     import_says("tests/data/jax/subaxis_reduce", sub, NULL);
+}
+END_TEST
+
+/* issue 41, a collective on a part of the output allocation
+ * (tests/data/xla/outa2a, hand-made after the held-out scatter_all_to_all):
+ * 4 partitions; p f32[32] (128 B) is the argument; a = exp(p) (128 B) is
+ * put at offset 0 of the 512 B output allocation 1, live 1-2; the
+ * all-to-all t = all-to-all(a) (128 B) is in the preallocated-temp
+ * allocation 2, live 2-3; the output r = concat(t, t, t, t) (512 B) lives
+ * 3-4 in allocation 1. XLA's temp is 128 (allocation 2). The trace holds
+ * allocation 1 as one buffer r from t=1 and the all-to-all reads a part of
+ * it: `bytes=128` (a's bytes; 128 is a multiple of the group's 4). So
+ * strata's temp is t = 128 = XLA's (it was 256 with a as a buffer of its
+ * own: a + t at t=2), and the peak p + r + t = 128 + 512 + 128 = 768 is
+ * first reached at t=2 (t=3 before: p + t + r). exp's compute states its
+ * bytes, p 128 + a 128 = 256. The all-to-all of 128 B in the 512 B r
+ * runs as one of 128 B in a 128 B buffer would: the same line in `run`. */
+START_TEST(collective_on_a_part_of_the_output_allocation)
+{
+    const char *trace[] = {"alloc r 512 tag=output dtype=f32 shape=128 note=allocation.1\n"
+                           "compute a flops=32 in=p out=r bytes=256 note=exponential\n"
+                           "alloc t 128 tag=temp dtype=f32 shape=32 note=allocation.2\n"
+                           "all-to-all t r bytes=128 axis=x0 note=all-to-all\n"
+                           "compute r in=t out=r note=concatenate\n", NULL};
+    const char *summary[] = {"  temp                   128 128 B       preallocated-temp                   128 128 B",
+                             "  total                  768 768 B       Total bytes used                    768 768 B",
+                             "768 768 B at t=2", NULL};
+    import_says("tests/data/xla/outa2a", trace, summary);
 }
 END_TEST
 
@@ -744,6 +773,7 @@ int main(void)
     tcase_add_test(tc, jax_profile_threads_overlap);
     tcase_add_test(tc, jax_profile_devices_and_xla_ops_threads);
     tcase_add_test(tc, values_in_the_output_allocation_are_output);
+    tcase_add_test(tc, collective_on_a_part_of_the_output_allocation);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

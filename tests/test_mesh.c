@@ -98,6 +98,31 @@ static char *check_text(const char *body, uint32_t devices)
 
 #define MESH "option mesh=data:4,model:2\nalloc g 64MiB\nalloc o 32MiB\nalloc i 8MiB\n"
 
+/* bytes= on a collective: the bytes it reads of IN (all-reduce: of its
+ * buffer), a part of it; over data (4 ranks) an all-gather of 8 MiB of g
+ * writes 4 x 8 = 32 MiB of o (all of it), a reduce-scatter of 32 MiB
+ * writes 32 / 4 = 8 MiB (all of i); 16 MiB gathered would write 64 MiB
+ * into the 32 MiB o; 6 B is no multiple of 4. */
+START_TEST(checker_rules_for_collective_bytes)
+{
+    char *ok = check_text(MESH "all-gather o g bytes=8MiB axis=data\nreduce-scatter i g bytes=32MiB axis=data\n"
+                          "all-to-all o g bytes=32MiB axis=data\nall-reduce g bytes=1MiB axis=data\n"
+                          "collective-permute i o bytes=8MiB shift=1 axis=model\n", 8);
+    ck_assert_ptr_null(ok);
+    CHECK_ERR(MESH "all-gather o g bytes=16MiB axis=data\n", 8,
+              "t.trace:6: expected bytes= to fit in OUT: 67108864 of its 33554432 bytes, got bytes=16777216");
+    CHECK_ERR(MESH "all-reduce i bytes=16MiB axis=data\n", 8,
+              "t.trace:6: expected bytes= to fit in the buffer: 16777216 of its 8388608 bytes, got bytes=16777216");
+    CHECK_ERR(MESH "collective-permute i o bytes=16MiB shift=1 axis=model\n", 8,
+              "t.trace:6: expected bytes= to fit in OUT: 16777216 of its 8388608 bytes, got bytes=16777216");
+    CHECK_ERR(MESH "reduce-scatter i g bytes=6 axis=data\n", 8,
+              "t.trace:6: expected bytes= divisible by the group size 4 for reduce-scatter over data, got 6");
+    CHECK_ERR(MESH "all-to-all o g bytes=6 axis=data\n", 8,
+              "t.trace:6: expected a size divisible by the group size 4 for all-to-all over data, got 6");
+    CHECK_ERR(MESH "all-reduce g bytes=0 axis=data\n", 8, ":6:20: expected a size above 0, got '0'");
+}
+END_TEST
+
 START_TEST(checker_rules_for_collectives)
 {
     char *ok = check_text(MESH "all-reduce g axis=data\nall-gather o i axis=data\nreduce-scatter i g axis=data,model\n"
@@ -146,6 +171,7 @@ static Suite *mesh_suite(void)
     suite_add_tcase(s, mesh);
     TCase *check = tcase_create("check");
     tcase_add_test(check, checker_rules_for_collectives);
+    tcase_add_test(check, checker_rules_for_collective_bytes);
     suite_add_tcase(s, check);
     return s;
 }

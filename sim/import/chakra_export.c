@@ -194,11 +194,13 @@ static bool export_device(const export_ctx *x, uint32_t device, const char *path
         case STRATA_OP_ALL_TO_ALL: {
             node.type = CHAKRA_PROTO_MSG__NODE_TYPE__COMM_COLL_NODE;
             /* comm_size as ASTRA-sim reads it: the buffer of an all-reduce or all-to-all, each rank's input
-             * of an all-gather or reduce-scatter (Ring.cc's data_size) */
+             * of an all-gather or reduce-scatter (Ring.cc's data_size); with bytes=, that part: the bytes
+             * read of IN, which for each of these kinds is that figure */
             const char *big = op->kind == STRATA_OP_ALL_GATHER || op->kind == STRATA_OP_REDUCE_SCATTER ? op->src
                                                                                                        : op->name;
+            uint64_t comm = op->has_bytes ? op->bytes : GPOINTER_TO_SIZE(g_hash_table_lookup(size_of, big));
             attrs[na++] = attr_i64("comm_type", comm_type_of(op->kind));
-            attrs[na++] = attr_i64("comm_size", (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(size_of, big)));
+            attrs[na++] = attr_i64("comm_size", (int64_t)comm);
             break;
         }
         case STRATA_OP_ALLOC:

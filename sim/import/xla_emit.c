@@ -47,7 +47,6 @@ typedef struct emitter {
     group_state *state;       /* per group */
     GHashTable *by_key;       /* value key -> value index + 1 */
     GHashTable *defined;      /* instruction name -> GArray of defined_in (owned) */
-    bool *sliced;             /* per allocation: an output one a collective moves a part of (collective_slices) */
     GHashTable *copies;       /* copy-start name -> done event (owned) */
     xla_mesh *mesh;           /* the collectives' mesh, NULL when none was cut */
     GError *error;            /* the first op whose line the trace reader would refuse */
@@ -211,8 +210,6 @@ static void add_to_whole(emitter *e, const value_range *vr, const xla_value *v, 
     note_defined(e, v, e->groups->len - 1);
 }
 
-static bool *collective_slices(const emitter *e);
-
 static void build_groups(emitter *e)
 {
     GArray *r = collect_ranges(e);
@@ -222,7 +219,7 @@ static void build_groups(emitter *e)
         const xla_value *v = xla_buffers_value(e->b, vr->value);
         xla_group *last = e->groups->len ? &g_array_index(e->groups, xla_group, e->groups->len - 1) : NULL;
         const xla_allocation *a = xla_buffers_allocation(e->b, v->alloc);
-        if (is_donated(a) || (is_output_allocation(a) && !e->sliced[v->alloc])) {
+        if (is_donated(a) || is_output_allocation(a)) {
             add_to_whole(e, vr, v, a);
             continue;
         }
@@ -354,13 +351,6 @@ static uint32_t resolve_value(const emitter *e, const char *name, int depth)
     return NO_VALUE;
 }
 
-/* The group an operand stands for, following aliases; NO_GROUP when none. */
-static uint32_t resolve(const emitter *e, const char *name, int depth)
-{
-    uint32_t v = resolve_value(e, name, depth);
-    return v == NO_VALUE ? NO_GROUP : e->group_of[v];
-}
-
 /* Bytes a compute touches in a buffer: the value's in a held output group. */
 typedef struct touched {
     uint64_t charged, whole;
@@ -459,14 +449,40 @@ static void emit_event(emitter *e, strata_op_kind kind, const char *event, const
     append_op(e, &op);
 }
 
+/* The value of result `index` of `name` ({} for an array result). */
+static uint32_t result_value(const emitter *e, const char *name, int64_t index)
+{
+    char *key = index < 0 ? g_strconcat(name, "{}", NULL) : g_strdup_printf("%s{%" G_GINT64_FORMAT "}", name, index);
+    gpointer v = g_hash_table_lookup(e->by_key, key);
+    g_free(key);
+    return v ? GPOINTER_TO_UINT(v) - 1 : NO_VALUE;
+}
+
+/* The live group of value v (a result_value); NO_GROUP when none. */
+static uint32_t live_group(const emitter *e, uint32_t v)
+{
+    uint32_t g = v != NO_VALUE ? e->group_of[v] : NO_GROUP;
+    return g != NO_GROUP && e->state[g] == G_LIVE ? g : NO_GROUP;
+}
+
+/* The bytes a collective or copy moves of group g for value v: the
+ * value's in an output allocation held whole (a part of the buffer: the
+ * op states bytes=), else the group's size. */
+static uint64_t moved_bytes(const emitter *e, uint32_t v, uint32_t g)
+{
+    const xla_group *gr = &g_array_index(e->groups, xla_group, g);
+    return gr->held_output && v != NO_VALUE ? MIN(xla_buffers_value(e->b, v)->size, gr->size) : gr->size;
+}
+
 /* copy-start: the copy runs on its own stream; the program waits at copy-done. */
 static bool emit_copy_start(emitter *e, const char *name, const xla_instr *in)
 {
     char *key = g_strconcat(name, "{0}", NULL);
     gpointer v = g_hash_table_lookup(e->by_key, key);
     g_free(key);
-    uint32_t dst = v ? e->group_of[GPOINTER_TO_UINT(v) - 1] : NO_GROUP;
-    uint32_t src = resolve(e, in->operands[0] ? in->operands[0] : "", 0);
+    uint32_t dv_id = v ? GPOINTER_TO_UINT(v) - 1 : NO_VALUE, dst = dv_id != NO_VALUE ? e->group_of[dv_id] : NO_GROUP;
+    uint32_t sv_id = resolve_value(e, in->operands[0] ? in->operands[0] : "", 0);
+    uint32_t src = sv_id != NO_VALUE ? e->group_of[sv_id] : NO_GROUP;
     if (dst == NO_GROUP || src == NO_GROUP || dst == src || e->state[dst] != G_LIVE ||
         e->state[src] != G_LIVE)
         return false;
@@ -479,7 +495,8 @@ static bool emit_copy_start(emitter *e, const char *name, const xla_instr *in)
     char *done = g_strdup_printf("xc%" G_GUINT64_FORMAT ".done", n);
     emit_event(e, STRATA_OP_RECORD, go, STRATA_DEFAULT_STREAM);
     emit_event(e, STRATA_OP_WAIT, go, stream);
-    strata_op op = strata_op_make_copy(stream, d->name, s->name, s->size > d->size ? d->size : 0);
+    uint64_t bytes = MIN(moved_bytes(e, sv_id, src), moved_bytes(e, dv_id, dst));
+    strata_op op = strata_op_make_copy(stream, d->name, s->name, bytes < s->size ? bytes : 0);
     append_op(e, &op);
     emit_event(e, STRATA_OP_RECORD, done, stream);
     g_hash_table_insert(e->copies, g_strdup(name), done);
@@ -511,58 +528,19 @@ static const coll_kind *find_coll(const char *opcode)
     return NULL;
 }
 
-static void mark_sliced(const emitter *e, bool *sliced, uint32_t value)
-{
-    const xla_value *v = xla_buffers_value(e->b, value);
-    const xla_allocation *a = xla_buffers_allocation(e->b, v->alloc);
-    if (is_output_allocation(a) && v->size != a->size)
-        sliced[v->alloc] = true;
-}
-
-static bool moves_whole_buffers(const xla_instr *in)
-{
-    return in && (find_coll(in->opcode) || strcmp(in->opcode, "copy-start") == 0);
-}
-
-/* The output allocations that a collective or copy-start reads or writes
- * a value of, smaller than the allocation: strata's collectives and copies
- * take their bytes from their buffers' sizes, so these keep a buffer per
- * value (their earlier values count as temp, as before issue 41's fix). */
-static bool *collective_slices(const emitter *e)
-{
-    bool *sliced = g_new0(bool, xla_buffers_n_allocations(e->b) + 1);
-    if (e->h == NULL)
-        return sliced;
-    for (uint32_t i = 0; i < xla_buffers_n_values(e->b); i++)
-        if (moves_whole_buffers(xla_hlo_find(e->h, xla_buffers_value(e->b, i)->name)))
-            mark_sliced(e, sliced, i);
-    for (uint64_t t = 0; t < xla_liverange_n_instructions(e->lr); t++) {
-        const xla_instr *in = xla_hlo_find(e->h, xla_liverange_instruction(e->lr, t));
-        for (char **o = moves_whole_buffers(in) ? in->operands : NULL; o && *o; o++) {
-            uint32_t v = resolve_value(e, *o, 0);
-            if (v != NO_VALUE)
-                mark_sliced(e, sliced, v);
-        }
-    }
-    return sliced;
-}
-
-/* The live group of result `index` of `name` ({} for an array result). */
-static uint32_t result_group(const emitter *e, const char *name, int64_t index)
-{
-    char *key = index < 0 ? g_strconcat(name, "{}", NULL) : g_strdup_printf("%s{%" G_GINT64_FORMAT "}", name, index);
-    gpointer v = g_hash_table_lookup(e->by_key, key);
-    g_free(key);
-    uint32_t g = v ? e->group_of[GPOINTER_TO_UINT(v) - 1] : NO_GROUP;
-    return g != NO_GROUP && e->state[g] == G_LIVE ? g : NO_GROUP;
-}
-
 static uint64_t group_size(const emitter *e, uint32_t g)
 {
     return g_array_index(e->groups, xla_group, g).size;
 }
 
 static bool emit_pairs(emitter *e, const char *name, const xla_instr *in, const coll_kind *k);
+
+/* bytes= on a collective or copy that moves a part of a buffer (moved_bytes). */
+static void set_part(strata_op *op, uint64_t bytes, bool part)
+{
+    op->has_bytes = part;
+    op->bytes = part ? bytes : 0;
+}
 
 /* Appends a collective's ops: on the default stream, or, for an async
  * -start, on stream xla-collective between events (the program waits at
@@ -617,13 +595,14 @@ static bool emit_collective(emitter *e, const char *name, const xla_instr *in, c
          * all-reduce's is its results, as the plain op's. */
         int64_t index = (k->kind == STRATA_OP_ALL_GATHER || k->kind == STRATA_OP_COLLECTIVE_PERMUTE) && k->async ? (n_ops > 1 ? -2 : 1)
                         : n_ops > 1 || in->shape.is_tuple ? (int64_t)i : -1;
-        uint32_t out = index == -2 ? NO_GROUP : result_group(e, name, index);
-        uint32_t src = resolve(e, in->operands[i], 0);
+        uint32_t out_v = index == -2 ? NO_VALUE : result_value(e, name, index), out = live_group(e, out_v);
+        uint32_t src_v = resolve_value(e, in->operands[i], 0);
+        uint32_t src = src_v != NO_VALUE ? e->group_of[src_v] : NO_GROUP;
         if (out == NO_GROUP || (k->kind != STRATA_OP_ALL_REDUCE && (src == NO_GROUP || e->state[src] != G_LIVE))) {
             ok = false;
             break;
         }
-        uint64_t so = group_size(e, out), si = k->kind == STRATA_OP_ALL_REDUCE ? so : group_size(e, src);
+        uint64_t so = moved_bytes(e, out_v, out), si = k->kind == STRATA_OP_ALL_REDUCE ? so : moved_bytes(e, src_v, src);
         switch (k->kind) {
         case STRATA_OP_COLLECTIVE_PERMUTE: ok = so == si && n_ops == 1; break;
         case STRATA_OP_ALL_GATHER: ok = si <= UINT64_MAX / n && so == n * si; break;
@@ -636,6 +615,7 @@ static bool emit_collective(emitter *e, const char *name, const xla_instr *in, c
             k->kind == STRATA_OP_ALL_REDUCE ? NULL : g_array_index(e->groups, xla_group, src).name, axes, NULL,
             GPOINTER_TO_INT(g_hash_table_lookup(e->shifts, name)));
         op.note = in->opcode;
+        set_part(&op, si, so < group_size(e, out) || si < group_size(e, k->kind == STRATA_OP_ALL_REDUCE ? out : src));
         g_array_append_val(ops, op);
     }
     if (ok)
@@ -658,9 +638,13 @@ static bool emit_pairs(emitter *e, const char *name, const xla_instr *in, const 
     GArray *pairs = e->mesh && g_hash_table_contains(e->pair_sends, name) ? xla_mesh_pairs(e->mesh, in->pairs) : NULL;
     if (pairs == NULL)
         return false;
-    uint32_t out = result_group(e, name, k->async ? 1 : -1);
-    uint32_t src = in->operands[0] && !in->operands[1] ? resolve(e, in->operands[0], 0) : NO_GROUP;
-    bool ok = out != NO_GROUP && src != NO_GROUP && e->state[src] == G_LIVE && group_size(e, out) == group_size(e, src);
+    uint32_t out_v = result_value(e, name, k->async ? 1 : -1), out = live_group(e, out_v);
+    uint32_t src_v = in->operands[0] && !in->operands[1] ? resolve_value(e, in->operands[0], 0) : NO_VALUE;
+    uint32_t src = src_v != NO_VALUE ? e->group_of[src_v] : NO_GROUP;
+    bool ok = out != NO_GROUP && src != NO_GROUP && e->state[src] == G_LIVE &&
+              moved_bytes(e, out_v, out) == moved_bytes(e, src_v, src);
+    uint64_t bytes = ok ? moved_bytes(e, src_v, src) : 0;
+    bool part = ok && (bytes < group_size(e, out) || bytes < group_size(e, src));
     GArray *ops = g_array_new(FALSE, TRUE, sizeof(strata_op));
     GPtrArray *axes = g_ptr_array_new_with_free_func(g_free);
     const char *out_name = ok ? g_array_index(e->groups, xla_group, out).name : NULL;
@@ -673,6 +657,7 @@ static bool emit_pairs(emitter *e, const char *name, const xla_instr *in, const 
                           : strata_op_make_copy(NULL, out_name, src_name, 0);
         if (ax)
             g_ptr_array_add(axes, ax);
+        set_part(&op, bytes, part);
         op.device = (uint32_t)a;
         op.has_device = true;
         op.note = in->opcode;
@@ -868,7 +853,6 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
     fig->has_xla_peak = xla_liverange_peak(lr, &fig->xla_peak_time, &fig->xla_peak_bytes);
     for (uint32_t i = 0; i < xla_buffers_n_values(b); i++)
         g_hash_table_insert(e.by_key, xla_buffers_value(b, i)->key, GUINT_TO_POINTER(i + 1));
-    e.sliced = collective_slices(&e);
     build_groups(&e);
     cut_mesh(&e);
     fig->n_buffers = e.groups->len;
@@ -886,7 +870,6 @@ strata_source *xla_emit(const xla_buffers *b, const xla_liverange *lr, const xla
         g_free(g_array_index(e.groups, xla_group, i).name);
     g_array_free(e.groups, TRUE);
     g_free(e.group_of);
-    g_free(e.sliced);
     g_free(e.state);
     g_hash_table_destroy(e.by_key);
     g_hash_table_destroy(e.defined);

@@ -13,10 +13,8 @@
  *             group, the allocation's size, from the first start of its
  *             values to max (held_output): values XLA writes there before
  *             the output are output bytes, never temp, as XLA counts them;
- *             a compute touching a smaller value there states bytes=.
- *             Unless a collective or copy-start moves a value of it smaller
- *             than the allocation (strata's take bytes from whole buffers):
- *             then its values group as any allocation's;
+ *             a compute, collective or copy-start touching a smaller
+ *             value there states bytes= (the value's bytes);
  *   DONATED   both (tag=param, never freed: JAX's aliased bytes);
  *   CONSTANT  a constant allocation's group (tag=param);
  *   TEMP      anything else (tag=activation when it spans two or more

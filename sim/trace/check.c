@@ -371,6 +371,35 @@ static bool option_mesh(strata_checker *c, const strata_op *op, GError **err)
     return check_mesh(c, op, err);
 }
 
+/* A collective's bytes= B: the bytes it reads of IN (all-reduce: of BUF),
+ * which fix those it writes of OUT (all-gather n x B, reduce-scatter B / n,
+ * the others B); both must fit in their buffers. Which bytes of a larger
+ * buffer they are is not modelled (as a copy's bytes=). */
+static bool part_sizes(strata_checker *c, const strata_op *op, uint64_t n, uint64_t in_size, uint64_t out_size,
+                       uint64_t *in_b, uint64_t *out_b, GError **err)
+{
+    uint64_t b = op->bytes;
+    if (b == 0)
+        return fail(c, op, err, "expected bytes= above 0");
+    if (op->kind == STRATA_OP_REDUCE_SCATTER && b % n != 0)
+        return fail(c, op, err, "expected bytes= divisible by the group size %" G_GUINT64_FORMAT
+                    " for reduce-scatter over %s, got %" G_GUINT64_FORMAT, n, op->axis, b);
+    *in_b = b;
+    if (op->kind == STRATA_OP_ALL_GATHER && __builtin_mul_overflow(n, b, out_b))
+        return fail(c, op, err, "expected group size x bytes= below 2^64 for all-gather over %s, got %"
+                    G_GUINT64_FORMAT " x %" G_GUINT64_FORMAT, op->axis, n, b);
+    if (op->kind != STRATA_OP_ALL_GATHER)
+        *out_b = op->kind == STRATA_OP_REDUCE_SCATTER ? b / n : b;
+    if (*in_b > in_size || *out_b > out_size) {
+        bool from_in = *in_b > in_size;
+        return fail(c, op, err, "expected bytes= to fit in %s: %" G_GUINT64_FORMAT " of its %" G_GUINT64_FORMAT
+                    " bytes, got bytes=%" G_GUINT64_FORMAT,
+                    op->kind == STRATA_OP_ALL_REDUCE ? "the buffer" : from_in ? "IN" : "OUT", from_in ? *in_b : *out_b,
+                    from_in ? in_size : out_size, b);
+    }
+    return true;
+}
+
 static bool feed_collective(strata_checker *c, const strata_op *op, strata_op_refs *r, GError **err)
 {
     if (!c->mesh)
@@ -395,29 +424,32 @@ static bool feed_collective(strata_checker *c, const strata_op *op, strata_op_re
             return fail(c, op, err, "expected OUT and IN to be distinct buffers, got '%s' twice", op->name);
     }
     const char *kind = strata_op_kind_name(op->kind);
-    uint64_t want_out = in->size, want_in = out->size;
+    uint64_t in_b = in->size, out_b = out->size;
+    if (op->has_bytes && !part_sizes(c, op, n, in->size, out->size, &in_b, &out_b, err))
+        return false;
+    uint64_t want_out = in_b, want_in = out_b;
     /* n x size must not wrap (a 64-byte OUT of 2^62-byte INs over 256 would). */
-    if ((op->kind == STRATA_OP_ALL_GATHER && __builtin_mul_overflow(n, in->size, &want_out)) ||
-        (op->kind == STRATA_OP_REDUCE_SCATTER && __builtin_mul_overflow(n, out->size, &want_in)))
+    if ((op->kind == STRATA_OP_ALL_GATHER && __builtin_mul_overflow(n, in_b, &want_out)) ||
+        (op->kind == STRATA_OP_REDUCE_SCATTER && __builtin_mul_overflow(n, out_b, &want_in)))
         return fail(c, op, err, "expected %s x %s below 2^64 bytes for %s over %s, got %" G_GUINT64_FORMAT " x %"
                     G_GUINT64_FORMAT, op->kind == STRATA_OP_ALL_GATHER ? "size(OUT) = group size" : "size(IN) = group size",
                     op->kind == STRATA_OP_ALL_GATHER ? "size(IN)" : "size(OUT)", kind, op->axis, n,
-                    op->kind == STRATA_OP_ALL_GATHER ? in->size : out->size);
-    if (op->kind == STRATA_OP_ALL_GATHER && out->size != want_out)
+                    op->kind == STRATA_OP_ALL_GATHER ? in_b : out_b);
+    if (op->kind == STRATA_OP_ALL_GATHER && out_b != want_out)
         return fail(c, op, err, "expected size(OUT) = %" G_GUINT64_FORMAT " x size(IN) = %" G_GUINT64_FORMAT
-                    " bytes for all-gather over %s, got %" G_GUINT64_FORMAT, n, want_out, op->axis, out->size);
-    if (op->kind == STRATA_OP_REDUCE_SCATTER && in->size != want_in)
+                    " bytes for all-gather over %s, got %" G_GUINT64_FORMAT, n, want_out, op->axis, out_b);
+    if (op->kind == STRATA_OP_REDUCE_SCATTER && in_b != want_in)
         return fail(c, op, err, "expected size(IN) = %" G_GUINT64_FORMAT " x size(OUT) = %" G_GUINT64_FORMAT
-                    " bytes for reduce-scatter over %s, got %" G_GUINT64_FORMAT, n, want_in, op->axis, in->size);
-    if ((op->kind == STRATA_OP_ALL_TO_ALL || op->kind == STRATA_OP_COLLECTIVE_PERMUTE) && out->size != in->size)
+                    " bytes for reduce-scatter over %s, got %" G_GUINT64_FORMAT, n, want_in, op->axis, in_b);
+    if ((op->kind == STRATA_OP_ALL_TO_ALL || op->kind == STRATA_OP_COLLECTIVE_PERMUTE) && out_b != in_b)
         return fail(c, op, err, "expected size(OUT) = size(IN) for %s, got %" G_GUINT64_FORMAT " and %"
-                    G_GUINT64_FORMAT, kind, out->size, in->size);
-    if (op->kind == STRATA_OP_ALL_TO_ALL && in->size % n != 0)
+                    G_GUINT64_FORMAT, kind, out_b, in_b);
+    if (op->kind == STRATA_OP_ALL_TO_ALL && in_b % n != 0)
         return fail(c, op, err, "expected a size divisible by the group size %" G_GUINT64_FORMAT " for all-to-all "
-                    "over %s, got %" G_GUINT64_FORMAT, n, op->axis, in->size);
+                    "over %s, got %" G_GUINT64_FORMAT, n, op->axis, in_b);
     r->buf = out->id;
     r->src = in->id;
-    r->bytes = op->kind == STRATA_OP_ALL_GATHER ? out->size : in->size;
+    r->bytes = op->kind == STRATA_OP_ALL_GATHER ? out_b : in_b;
     r->memory = out->memory;
     r->src_memory = in->memory;
     r->dtype = in->dtype;

@@ -90,9 +90,10 @@
     X(out,    outs,    n_outs,    LIST,    LIST,   STRATA_OPK(COMPUTE), 0, "a buffer name (a list is A,B,C)")      \
     X(donate, donates, n_donates, LIST,    LIST,   STRATA_OPK(COMPUTE), 0, "a buffer name (a list is A,B,C)")      \
     /* COPY: the bytes moved (absent: the source's size). COMPUTE: the bytes its operands move through the       \
-     * unit's memory (absent: the sizes of in= and out=). */                                                     \
-    X(bytes,  bytes,   has_bytes, OPT_U64, SIZE,   STRATA_OPK(COPY) | STRATA_OPK(COMPUTE), 0,                      \
-      "a size such as 4096, 64KiB or 1.5GiB")                                                                    \
+     * unit's memory (absent: the sizes of in= and out=). A collective: the bytes it reads of IN (all-reduce:     \
+     * of BUF), a part of the buffer (absent: its size; check.c's feed_collective). */                           \
+    X(bytes,  bytes,   has_bytes, OPT_U64, SIZE,   STRATA_OPK(COPY) | STRATA_OPK(COMPUTE) | STRATA_OPK_COLLECTIVE,  \
+      0, "a size such as 4096, 64KiB or 1.5GiB")                                                                 \
     /* COMPUTE: its time, given; the unit (NULL: the hardware's first). */                                      \
     X(time,   time_s,  has_time,  OPT_F64, TIME,   STRATA_OPK(COMPUTE), 0, "a time such as 250ns, 3us, 2ms or 1.5s") \
     X(unit,   unit,    _,         STR,     NAME,   STRATA_OPK(COMPUTE), NULL, "a compute unit name")               \

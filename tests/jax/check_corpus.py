@@ -83,9 +83,8 @@ def held_outputs(trace):
     (one `alloc ... note=allocation.N`). XLA writes earlier values into an
     output allocation's bytes (branches, loop bodies, fusions feeding the
     output); the trace holds such an allocation as one buffer from the first
-    value written to the end, as XLA counts it (output, never temp), unless
-    a collective or copy moves a part of it (strata's take their bytes from
-    whole buffers): then a buffer per value, as before."""
+    value written to the end, as XLA counts it (output, never temp); a
+    collective or copy that moves a part of it states bytes=."""
     count = {}
     with open(trace, encoding="utf-8") as f:
         for line in f:
@@ -168,15 +167,6 @@ def temp_from_slices(allocs, values, ranges, mx, held=frozenset()):
 # counted; an entry that no longer fails is a failure ('remove it'), so the
 # list shrinks as the importer is fixed.
 KNOWN = {
-    # A collective moves a part of an output allocation (pipeline_ppermute:
-    # the ticks' 128 B ppermutes in the 1 KiB allocation 0; subaxis_reduce:
-    # the all-gather of the 32 B fusion in its 64 B output): strata's
-    # collectives take their bytes from whole buffers, so the trace keeps a
-    # buffer per value there and the earlier values count as temp, where
-    # XLA counts them in the output allocation (xla_emit.c's
-    # collective_slices). Every other output allocation is held whole.
-    ("pipeline_ppermute", "strata temp"): "issue 41: a collective moves a part of an output allocation",
-    ("subaxis_reduce", "strata temp"): "issue 41: a collective moves a part of an output allocation",
 }
 
 UNITS = {"": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}

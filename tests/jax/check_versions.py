@@ -39,9 +39,9 @@ For each program the release built (memory-analysis.json) it asserts:
      values outside arguments and outputs (temp_from_slices: an output
      allocation the trace holds whole is output, never temp, as XLA counts
      it), and is at most XLA's temp + constants; an excess within the
-     bytes of output allocations a collective moves a part of
-     (sliced_output_bytes: the trace keeps a buffer per value there) is
-     printed KNOWN, by that class, not counted;
+     bytes of output allocations the trace does not hold whole
+     (sliced_output_bytes; none since collectives and copies state
+     bytes=) is printed KNOWN, by that class, not counted;
   8. every collective becomes a strata collective (mesh-named groups,
      sub-axes, collective-permute pairs), none a compute with a note;
   9. `strata check` accepts the imported trace (exit 0).
@@ -115,13 +115,12 @@ def new_fields(ma, fig, run_err):
 
 
 def sliced_output_bytes(dump, held):
-    """Item 7's one known class: the bytes of output allocations the trace
-    does not hold whole, because a collective or copy moves a part of one
-    of their values (strata's take their bytes from whole buffers;
-    xla_emit.c's collective_slices): their earlier values stay buffers of
-    their own, temporaries in the trace, where XLA counts them in the
-    output allocation. strata's temp may exceed XLA's temp + constants by
-    at most these bytes."""
+    """Item 7's known class, empty since collectives and copies state
+    bytes= (issue 41): the bytes of output allocations the trace does not
+    hold whole (allocated more than once); their earlier values would be
+    temporaries in the trace, where XLA counts them in the output
+    allocation. strata's temp may exceed XLA's temp + constants by at most
+    these bytes."""
     allocs, values, _, _ = dump
     n = {}
     for _, a, size, _ in values:
