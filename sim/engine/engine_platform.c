@@ -38,8 +38,9 @@
  * engine_sg_build.cpp, whose comment says why (SimGrid 3.32's XML loader
  * takes time zones x hosts).
  *
- * Configuration: CM02 with cross-traffic off, TCP gamma effectively infinite and
- * bandwidth/latency factors 1, so a lone transfer of B bytes takes
+ * Configuration: CM02 with cross-traffic off, TCP gamma effectively infinite,
+ * the full (not lazy) update of the max-min system and bandwidth/latency
+ * factors 1, so a lone transfer of B bytes takes
  * sum(latency) + B / min(bandwidth) exactly; SimGrid's logs are silenced.
  *
  * Invariants: the platform is a pure function of the hardware model, built
@@ -489,6 +490,10 @@ bool engine_platform_load_for(const strata_hw *hw, const engine_quotient *q, GEr
         "--cfg=network/latency-factor:1",
         "--cfg=network/bandwidth-factor:1",
         "--cfg=network/weight-S:0",
+        /* CM02's default lazy update (SimGrid 3.32) can let two copies that
+         * start together share a link direction above its bandwidth; the
+         * full update solves every change (docs/engine.md). */
+        "--cfg=network/optim:Full",
 #ifdef STRATA_SANITIZE
         /* AddressSanitizer cannot follow ucontext stack switches: one thread per actor. */
         "--cfg=contexts/factory:thread",
