@@ -3,7 +3,8 @@
  * devices, on cases worked out by hand: a copy over one interconnect link,
  * over two (through a chip whose HBM port it does not use), through a
  * switch (two senders share the receiver's link), from a host to a device
- * on another host, and the 256-device pod.
+ * on another host, the 256-device pod, and four copies started together on
+ * a torus whose pairs share link directions (SimGrid's full max-min update).
  *
  * Each test runs in its own process (Check fork mode): SimGrid allows one
  * engine per process.
@@ -161,6 +162,45 @@ START_TEST(torus_routes_through_gateways)
 }
 END_TEST
 
+/* tpu-v5p-64 (4x4x4, 100 GB/s and 0.5 us a hop): 64 KiB copies 63 -> 0
+ * and 15 -> 16 both cross one direction of ici:3-15 and ici:0-3 (three hops
+ * each), 0 -> 63 and 16 -> 15 the other direction; all four start
+ * together. Max-min shares each direction 50/50, so every copy takes three
+ * latencies and its bytes at half the link: 1.5e-6 + 2 x 65536 / 100e9 =
+ * 2.81072 us. CM02's lazy update (the engine's configuration before wave 8)
+ * ended the second pair at 2.155 us, as if each had the link alone. */
+static double stream_busy(const strata_results *r, const char *name)
+{
+    for (guint i = 0; i < r->streams->len; i++) {
+        const strata_stream_result *s = &g_array_index(r->streams, strata_stream_result, i);
+        if (g_str_has_prefix(s->name, name) && (s->name[strlen(name)] == '\0' || s->name[strlen(name)] == '@'))
+            return s->busy_s;
+    }
+    ck_abort_msg("no stream %s", name);
+    return 0;
+}
+
+START_TEST(copies_started_together_share_their_links)
+{
+    static const int pairs[4][2] = {{63, 0}, {15, 16}, {0, 63}, {16, 15}};
+    GString *t = g_string_new("strata-trace 1\noption mesh=data:64\n");
+    for (int i = 0; i < 4; i++)
+        g_string_append_printf(t, "alloc a%d 64KiB hbm@%d\nalloc b%d 64KiB hbm@%d\n", i, pairs[i][0], i, pairs[i][1]);
+    for (int i = 0; i < 4; i++)
+        g_string_append_printf(t, "copy b%d a%d device=%d stream=s%d\n", i, i, pairs[i][1], i);
+    strata_results *r = run_config("tpu-v5p-64", t->str);
+    double want = 1.5e-6 + 2 * 65536.0 / 100e9;
+    assert_close(r->makespan_s, want, "makespan");
+    for (int i = 0; i < 4; i++) {
+        char name[8];
+        g_snprintf(name, sizeof name, "s%d", i);
+        assert_close(stream_busy(r, name), want, name);
+    }
+    strata_results_free(r);
+    g_string_free(t, TRUE);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("engine_devices");
@@ -170,6 +210,7 @@ static Suite *suite(void)
     tcase_add_test(t, copy_through_a_chip);
     tcase_add_test(t, switch_shares_the_receivers_link);
     tcase_add_test(t, torus_routes_through_gateways);
+    tcase_add_test(t, copies_started_together_share_their_links);
     suite_add_tcase(s, t);
     return s;
 }
