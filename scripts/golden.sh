@@ -70,7 +70,8 @@
 #
 # Runs jobs two at a time (xargs -P2; STRATA_GOLDEN_JOBS=N to change): about
 # 55 s of CPU, 50 s to 90 s of wall time on a 2-core machine (4 minutes when
-# other jobs load it heavily: then watch for the timeout warning at the end).
+# other jobs load it heavily: then watch for the timeout warning at the end,
+# or give each job longer with STRATA_GOLDEN_TIMEOUT=SECONDS, default 60).
 # ~3070 files, ~140 MB per output folder.
 set -u -o pipefail
 export LC_ALL=C
@@ -79,7 +80,8 @@ SELF=$(readlink -f "$0")
 ROOT=$(cd "$(dirname "$SELF")/.." && pwd)
 DATA=${STRATA_GOLDEN_DATA:-$(cd "$ROOT/.." && pwd)/shared/data}
 JOBS=${STRATA_GOLDEN_JOBS:-2}
-TIMEOUT=60
+TIMEOUT=${STRATA_GOLDEN_TIMEOUT:-60}
+case $TIMEOUT in ''|*[!0-9]*|0) echo "golden: STRATA_GOLDEN_TIMEOUT must be a whole number of seconds above 0, got '$TIMEOUT'" >&2; exit 2 ;; esac
 
 usage() {
   sed -n '2,9p' "$SELF" | sed 's/^# \{0,1\}//'
