@@ -181,16 +181,23 @@ static int settle_device(conv *c, int *device, GError **err)
     return (int)best != c->opt.device;
 }
 
-/* "ACTION xN ..." of the unknown actions, by name. */
-static char *unknown_text(GHashTable *unknown)
+void torch_count_unknown(GHashTable *unknown, char *name)
+{
+    gpointer n = g_hash_table_lookup(unknown, name);
+    g_hash_table_replace(unknown, name, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(n) + 1));
+}
+
+char *torch_unknown_text(GHashTable *unknown, uint64_t *total)
 {
     if (g_hash_table_size(unknown) == 0)
         return NULL;
     GList *keys = g_list_sort(g_hash_table_get_keys(unknown), (GCompareFunc)strcmp);
     GString *s = g_string_new(NULL);
-    for (GList *k = keys; k; k = k->next)
-        g_string_append_printf(s, "%s%s x%" G_GSIZE_FORMAT, s->len ? ", " : "", (char *)k->data,
-                               GPOINTER_TO_SIZE(g_hash_table_lookup(unknown, k->data)));
+    for (GList *k = keys; k; k = k->next) {
+        gsize n = GPOINTER_TO_SIZE(g_hash_table_lookup(unknown, k->data));
+        *total += n;
+        g_string_append_printf(s, "%s%s x%" G_GSIZE_FORMAT, s->len ? ", " : "", (char *)k->data, n);
+    }
     g_list_free(keys);
     return g_string_free(s, FALSE);
 }
@@ -255,12 +262,7 @@ static bool between_passes(conv *c, GError **err)
     sum->device = c->opt.device;
     sum->n_events = c->n_events;
     sum->no_history = c->n_history == 0;
-    GHashTableIter hi;
-    gpointer k, v;
-    g_hash_table_iter_init(&hi, c->unknown);
-    while (g_hash_table_iter_next(&hi, &k, &v))
-        sum->n_unknown += GPOINTER_TO_SIZE(v);
-    sum->unknown_text = unknown_text(c->unknown);
+    sum->unknown_text = torch_unknown_text(c->unknown, &sum->n_unknown);
     torch_read_settings(c, strata_pickle_root(c->p));
     torch_rebuild_initial(c);
     torch_emit_setup(c);

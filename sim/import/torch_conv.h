@@ -252,6 +252,12 @@ device_count *torch_device_count(conv *c, int64_t d);
 void torch_add_option(conv *c, const char *key, char *value);
 /* allocator_settings -> `option` lines and sum->settings_text. */
 void torch_read_settings(conv *c, strata_pv root);
+/* Counts one more of `name` (g_malloc'd, taken) in a name -> count table
+ * whose keys it frees. */
+void torch_count_unknown(GHashTable *unknown, char *name);
+/* "NAME xN, ..." of such a table by name (NULL when empty); adds the
+ * counts to *total. */
+char *torch_unknown_text(GHashTable *unknown, uint64_t *total);
 
 /* ---- torch_state.c: pass 1 and the state at the first event ----------------- */
 

@@ -80,12 +80,6 @@ static const char *const event_keys[] = {
 static const char *const block_states[] = {"active_allocated", "active_pending_free", "inactive",
                                            NULL};
 
-static void count_unknown(GHashTable *unknown, char *name)
-{
-    gpointer n = g_hash_table_lookup(unknown, name);
-    g_hash_table_replace(unknown, name, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(n) + 1));
-}
-
 static bool listed(const char *const *names, const char *s, size_t len)
 {
     for (size_t k = 0; names[k]; k++)
@@ -105,7 +99,7 @@ static void note_keys(conv *c, host_read *r, strata_pv d, const char *path,
         size_t len;
         const char *s = strata_pickle_get_bytes(c->p, k, &len);
         if (s == NULL || !listed(known, s, len))
-            count_unknown(r->unknown, g_strdup_printf("%s.%.*s", path, s ? (int)MIN(len, 64) : 1,
+            torch_count_unknown(r->unknown, g_strdup_printf("%s.%.*s", path, s ? (int)MIN(len, 64) : 1,
                                                       s ? s : "?"));
     }
 }
@@ -215,7 +209,7 @@ static bool read_lists(conv *c, host_read *r)
     g_hash_table_iter_init(&hi, actions);
     while (g_hash_table_iter_next(&hi, &k, &n))
         for (gsize j = 0; j < GPOINTER_TO_SIZE(n); j++)
-            count_unknown(r->unknown, g_strdup_printf("action %s", (char *)k));
+            torch_count_unknown(r->unknown, g_strdup_printf("action %s", (char *)k));
     g_hash_table_unref(actions);
     return ok;
 }
@@ -378,22 +372,6 @@ static void make_event_ops(conv *c, host_read *r, host_part *h, GHashTable *live
     }
 }
 
-/* "KEY xN, ..." of the unknown keys and actions, by name. */
-static char *unknown_text(GHashTable *unknown, uint64_t *total)
-{
-    if (g_hash_table_size(unknown) == 0)
-        return NULL;
-    GList *keys = g_list_sort(g_hash_table_get_keys(unknown), (GCompareFunc)strcmp);
-    GString *s = g_string_new(NULL);
-    for (GList *k = keys; k; k = k->next) {
-        gsize n = GPOINTER_TO_SIZE(g_hash_table_lookup(unknown, k->data));
-        *total += n;
-        g_string_append_printf(s, "%s%s x%" G_GSIZE_FORMAT, s->len ? ", " : "", (char *)k->data, n);
-    }
-    g_list_free(keys);
-    return g_string_free(s, FALSE);
-}
-
 bool torch_host_between(conv *c)
 {
     strata_torch_summary *sum = c->sum;
@@ -427,7 +405,7 @@ bool torch_host_between(conv *c)
         g_hash_table_unref(live);
     }
     if (ok)
-        sum->host_unknown_text = unknown_text(r.unknown, &sum->host_unknown);
+        sum->host_unknown_text = torch_unknown_text(r.unknown, &sum->host_unknown);
     g_hash_table_unref(r.segs);
     g_array_unref(r.events);
     g_hash_table_unref(r.unknown);

@@ -288,11 +288,8 @@ static bool read_event(conv *c, const char *where, strata_pv ev, bool label, GHa
             e->action = action_names[k].action;
             break;
         }
-    if (e->action == EV_OTHER && unknown) {
-        char *name = strata_pickle_dup_str(c->p, action);
-        gpointer n = g_hash_table_lookup(unknown, name);
-        g_hash_table_replace(unknown, name, GSIZE_TO_POINTER(GPOINTER_TO_SIZE(n) + 1));
-    }
+    if (e->action == EV_OTHER && unknown)
+        torch_count_unknown(unknown, strata_pickle_dup_str(c->p, action));
     if (e->action == EV_OTHER || e->action == EV_USER || e->action == EV_SNAPSHOT ||
         e->action == EV_OOM) {
         /* No address needed (an oom's is the device's free bytes). */
