@@ -264,6 +264,41 @@ static guint start_due(spmd_fill *f, guint *next, double t)
     return started;
 }
 
+/* One step of progressive filling from t: the rates solved, time moved to
+ * the first active copy's end or to next_start, whichever comes first;
+ * every active copy that ends then is DONE with its end, taken off
+ * *active and handed to ended(ctx, i, t1) when given. Returns t1. */
+typedef void (*fill_ended_fn)(void *ctx, uint32_t i, double t);
+
+static double fill_step(spmd_fill *f, double t, double next_start, fill_ended_fn ended, void *ctx, guint *active)
+{
+    guint n = f->copies->len;
+    solve(f);
+    double dt = next_start - t;
+    for (guint i = 0; i < n; i++) {
+        const fill_copy *c = &g_array_index(f->copies, fill_copy, i);
+        if (c->state == ACTIVE && c->rate > 0)
+            dt = MIN(dt, c->left / c->rate);
+    }
+    g_assert(isfinite(dt)); /* every link has a bandwidth (hw.h) */
+    double t1 = t + dt;
+    for (guint i = 0; i < n; i++) {
+        fill_copy *c = &g_array_index(f->copies, fill_copy, i);
+        if (c->state != ACTIVE)
+            continue;
+        if (c->left <= c->rate * dt * (1 + 1e-12)) { /* ends now (rounding aside) */
+            c->state = DONE;
+            c->end = t1;
+            (*active)--;
+            if (ended)
+                ended(ctx, i, t1);
+        } else {
+            c->left -= c->rate * dt;
+        }
+    }
+    return t1;
+}
+
 double spmd_fill_run(spmd_fill *f, double *ends)
 {
     guint n = f->copies->len, next = 0, active = 0;
@@ -280,28 +315,8 @@ double spmd_fill_run(spmd_fill *f, double *ends)
             t = g_array_index(f->order, start_entry, next).start;
             continue;
         }
-        solve(f);
-        double dt = next < n ? g_array_index(f->order, start_entry, next).start - t : INFINITY;
-        for (guint i = 0; i < n; i++) {
-            const fill_copy *c = &g_array_index(f->copies, fill_copy, i);
-            if (c->state == ACTIVE && c->rate > 0)
-                dt = MIN(dt, c->left / c->rate);
-        }
-        g_assert(isfinite(dt)); /* every link has a bandwidth (hw.h) */
-        double t1 = t + dt;
-        for (guint i = 0; i < n; i++) {
-            fill_copy *c = &g_array_index(f->copies, fill_copy, i);
-            if (c->state != ACTIVE)
-                continue;
-            if (c->left <= c->rate * dt * (1 + 1e-12)) { /* ends now (rounding aside) */
-                c->state = DONE;
-                c->end = t1;
-                active--;
-            } else {
-                c->left -= c->rate * dt;
-            }
-        }
-        t = t1;
+        t = fill_step(f, t, next < n ? g_array_index(f->order, start_entry, next).start : INFINITY, NULL, NULL,
+                      &active);
     }
     for (guint i = 0; i < n; i++) {
         const fill_copy *c = &g_array_index(f->copies, fill_copy, i);
@@ -406,6 +421,8 @@ static void pipe_ended(fill_pipe *p, uint32_t i, double t)
     }
 }
 
+static void pipe_copy_ended(void *p, uint32_t i, double t) { pipe_ended(p, i, t); }
+
 static int by_pair(const void *a, const void *b)
 {
     const uint64_t *x = a, *y = b;
@@ -479,8 +496,7 @@ static guint pipe_start_due(fill_pipe *p, double t)
 /* Runs the pipeline until every instance has ended. */
 static void pipe_run(fill_pipe *p)
 {
-    GArray *copies = p->f->copies;
-    guint n = copies->len, active = 0;
+    guint active = 0;
     double t = 0;
     for (;;) {
         active += pipe_start_due(p, t);
@@ -490,27 +506,8 @@ static void pipe_run(fill_pipe *p)
             t = g_array_index(p->starts, start_entry, 0).start;
             continue;
         }
-        solve(p->f);
-        double dt = p->starts->len > 0 ? g_array_index(p->starts, start_entry, 0).start - t : INFINITY;
-        for (guint i = 0; i < n; i++) {
-            const fill_copy *c = &g_array_index(copies, fill_copy, i);
-            if (c->state == ACTIVE && c->rate > 0)
-                dt = MIN(dt, c->left / c->rate);
-        }
-        g_assert(isfinite(dt)); /* every link has a bandwidth (hw.h) */
-        double t1 = t + dt;
-        for (guint i = 0; i < n; i++) {
-            fill_copy *c = &g_array_index(copies, fill_copy, i);
-            if (c->state != ACTIVE)
-                continue;
-            if (c->left <= c->rate * dt * (1 + 1e-12)) { /* ends now (rounding aside) */
-                active--;
-                pipe_ended(p, i, t1);
-            } else {
-                c->left -= c->rate * dt;
-            }
-        }
-        t = t1;
+        t = fill_step(p->f, t, p->starts->len > 0 ? g_array_index(p->starts, start_entry, 0).start : INFINITY,
+                      pipe_copy_ended, p, &active);
     }
 }
 
