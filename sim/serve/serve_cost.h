@@ -59,6 +59,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/hw.h"
+#include "serve/serve_decode.h"
 #include "serve/serve_model.h"
 
 typedef struct strata_serve_cost strata_serve_cost;
@@ -76,6 +77,9 @@ typedef struct strata_serve_chunk {
 strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve_model *m, uint32_t tp,
                                          bool attention_dp, uint32_t max_tokens, GError **err);
 void strata_serve_cost_free(strata_serve_cost *c);
+/* The kernel the GQA/MHA decodes run as (serve_decode.h; NULL, the
+ * default: the flash-attention op). MLA decodes keep their own path. */
+void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k);
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n);
 /* The same step with pad dummy decodes more (context 1, each sampling): a
  * CUDA graph's padding of a decode batch (serve.h's graph_sizes). */
