@@ -579,7 +579,11 @@ END_TEST
  *   376,832 + 8,192 = 385,024 B / 22.841 GB/s = 16.857 us + 0.5: the op
  *   6 + 17.357 = 23.357 us.
  * - One decode at context 2: one block, one CTA of one 64-token tile:
- *   16,384 + 8,192 B = 1.0759 us + 0.5; the op 7.5759 us. */
+ *   16,384 + 8,192 B = 1.0759 us + 0.5; the op 7.5759 us.
+ * - Two decodes of mean context 2, the longest 131,072: the longest sets
+ *   the blocks (90, as above; 2 x 90 / 132 = 1.4 waves, not over 8), 180
+ *   CTAs in 2 waves, each CTA one tile at the mean context: 6 + 2 x 1.5759
+ *   us. */
 START_TEST(xqa_decode_by_hand)
 {
     char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
@@ -590,13 +594,16 @@ START_TEST(xqa_decode_by_hand)
     ck_assert_msg(xqa && !strata_serve_decode_is_flash(xqa), "%s", err ? err->message : "");
     double slot = 3.35e12 * 0.9 / 132;
     struct {
-        uint64_t decodes, context;
+        uint64_t decodes, context, longest;
         uint32_t blocks;
         uint64_t ctas, waves;
         double cta_bytes;
-    } rows[] = {{512, 1024, 2, 1024, 8, 139264}, {1, 131072, 90, 90, 1, 385024}, {1, 2, 1, 1, 1, 24576}};
+    } rows[] = {{512, 1024, 0, 2, 1024, 8, 139264},
+                {1, 131072, 0, 90, 90, 1, 385024},
+                {1, 2, 0, 1, 1, 1, 24576},
+                {2, 2, 131072, 90, 180, 2, 24576}};
     for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
-        strata_serve_decode_in in = {rows[i].decodes, rows[i].context, 1, 16, 128, 1.0, 2.0};
+        strata_serve_decode_in in = {rows[i].decodes, rows[i].context, rows[i].longest, 1, 16, 128, 1.0, 2.0};
         strata_serve_decode_plan p;
         double t = strata_serve_decode_time(xqa, hw, 0, &in, &p);
         ck_assert_uint_eq(p.blocks, rows[i].blocks);

@@ -446,7 +446,9 @@ static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
 }
 
 /* GQA/MHA: one flash op per prefill chunk (causal), one for all decodes
- * (a KV group's query heads packed as rows, Skv their mean context). */
+ * (a KV group's query heads packed as rows, Skv their mean context), or
+ * the engine's decode kernel (serve_decode.h: the mean context and the
+ * longest, which sets XQA's multi-block count). */
 static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
 {
     uint64_t d[6] = {1, heads, ch->tokens, ch->context, c->m.head_dim,
@@ -454,13 +456,15 @@ static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *
     return op_time(c, c->flash, kv, d, 6, true);
 }
 
-static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)
+static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t longest, uint64_t heads,
+                         strata_dtype kv)
 {
     uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp), group = heads / kvr ? heads / kvr : 1;
     uint64_t d[6] = {decodes, kvr, group, mean, c->m.head_dim, kvr};
     if (strata_serve_decode_is_flash(c->decode))
         return op_time(c, c->flash, kv, d, 6, false);
-    strata_serve_decode_in in = {decodes, mean, kvr, group, c->m.head_dim, strata_serve_dtype_bytes(kv), act_bytes(c)};
+    strata_serve_decode_in in = {decodes, mean, longest, kvr, group, c->m.head_dim, strata_serve_dtype_bytes(kv),
+                                 act_bytes(c)};
     if (c->work) { /* the flash op's nominal counts: the same products and operands */
         strata_kernel_cost kc = {0};
         kernel_cost(c, c->flash, kv, d, 6, false, 0, &kc);
@@ -474,13 +478,14 @@ static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
 static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     bool mla = c->s.kv_lora_rank > 0;
-    uint64_t heads = c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1, decodes = pad, ctx = pad;
+    uint64_t heads = c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1, decodes = pad, ctx = pad, longest = 1;
     strata_dtype kv = c->m.kv_dtype ? c->m.kv_dtype : c->m.dtype;
     double t = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (chunks[i].tokens == 1) {
             decodes++;
             ctx += chunks[i].context;
+            longest = chunks[i].context > longest ? chunks[i].context : longest;
         } else {
             t += mla ? mla_prefill(c, &chunks[i], heads, kv) : gqa_prefill(c, &chunks[i], heads, kv);
         }
@@ -490,7 +495,7 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
     if (decodes) {
         uint64_t mean = (ctx + decodes - 1) / decodes;
         decodes = local_tokens(c, decodes);
-        t += mla ? mla_decode(c, decodes, mean, heads, kv) : gqa_decode(c, decodes, mean, heads, kv);
+        t += mla ? mla_decode(c, decodes, mean, heads, kv) : gqa_decode(c, decodes, mean, longest, heads, kv);
     }
     return t;
 }

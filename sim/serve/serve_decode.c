@@ -23,7 +23,10 @@
  *   down when batch x kv heads x blocks / SMs exceeds kTargetWaveFactor
  *   (8) waves; at most getXqaMaxNumSubSeq (6000) / batch. The sub-blocks'
  *   partial results are merged by the last CTA of each sequence (inside
- *   the kernel: no kernel more).
+ *   the kernel: no kernel more). max_past_kv_length is the batch's
+ *   longest; each sequence's CTAs split its own context. strata takes a
+ *   CTA's tiles at the batch's mean context (the waves of a mixed batch
+ *   as those of equal sequences: an ESTIMATE of the tail).
  * - Occupancy. ESTIMATE: one CTA per SM (a CTA is 384 threads with K, V,
  *   X and Q buffers in shared memory; the register file and shared memory
  *   per CTA are not public figures). With CTAs on every SM, each CTA
@@ -86,8 +89,8 @@ static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_de
     double rate = m ? m->bandwidth * eff : 0;
     strata_serve_decode_plan p = {0};
     if (in->decodes && in->kv_heads) {
-        uint64_t ctx = in->context ? in->context : 1;
-        p.blocks = xqa_blocks(in->decodes, in->kv_heads, ctx - 1, sms);
+        uint64_t ctx = in->context ? in->context : 1, longest = in->longest > ctx ? in->longest : ctx;
+        p.blocks = xqa_blocks(in->decodes, in->kv_heads, longest - 1, sms);
         p.ctas = in->decodes * in->kv_heads * p.blocks;
         p.waves = (p.ctas + sms - 1) / sms;
         uint64_t per = (ctx + p.blocks - 1) / p.blocks;

@@ -14,11 +14,11 @@
  *                    (computeMultiBlockCount, decoderXQAImplCommon.h).
  *
  * XQA's time (serve_decode.c gives the derivation and sources):
- *   blocks  = computeMultiBlockCount(B, kv heads, context, SMs)
+ *   blocks  = computeMultiBlockCount(B, kv heads, longest past, SMs)
  *   CTAs    = B x kv heads x blocks, run one CTA per SM (ESTIMATE below)
  *   waves   = ceil(CTAs / SMs)
- *   per CTA = cta_fixed + (its K and V tiles of 64 tokens + its query
- *             heads in and out) / (stream rate / SMs)
+ *   per CTA = cta_fixed + (its K and V tiles of 64 tokens, at the mean
+ *             context, + its query heads in and out) / (stream rate / SMs)
  *   time    = 2 kernel launches (invokeBuildDecoderInfo, then XQA with RoPE
  *             fused) + waves x per CTA
  *
@@ -34,7 +34,8 @@
 /* One layer's decodes on one rank. */
 typedef struct strata_serve_decode_in {
     uint64_t decodes;   /* sequences, one query token each */
-    uint64_t context;   /* each one's context (KV tokens, the new one included) */
+    uint64_t context;   /* their mean context (KV tokens, the new one included) */
+    uint64_t longest;   /* the longest one's (TensorRT-LLM's max_past_kv_length + 1); 0: context */
     uint64_t kv_heads;  /* KV heads on the rank */
     uint64_t group;     /* query heads per KV head */
     uint64_t head_dim;
