@@ -16,7 +16,9 @@
  *       its heads, Sq = chunk, Skv = context, causal) and one for all
  *       decodes (B = decodes, kv heads per rank, Sq = heads / kv_heads:
  *       the query heads of a group packed as rows, as FlashAttention's
- *       pack_gqa does, Skv = their mean context); MLA as vLLM's MLA
+ *       pack_gqa does, Skv = their mean context), or the engine's decode
+ *       kernel where it names one (serve_decode.h: TensorRT-LLM's XQA, its
+ *       CTAs in waves over the SMs); MLA as vLLM's MLA
  *       backend runs it (serve_cost.c's mla_prefill, mla_decode: prefill expanded,
  *       decode absorbed over the latent cache)
  *     the MLP: gemm T x hidden x (2 or 1) inter / tp and T x inter / tp x
