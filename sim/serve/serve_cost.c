@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "hw/coll_impl.h"
 #include "kernel/kernel.h"
+#include "serve/serve_decode.h"
 
 struct strata_serve_cost {
     const strata_hw *hw;
@@ -24,25 +25,34 @@ struct strata_serve_cost {
     uint32_t max_tokens;
     double *dense;            /* per T, NAN until computed */
     strata_serve_work *work;  /* non-NULL: ops add their nominal flops and bytes here */
+    const strata_serve_decode_kernel *decode; /* GQA decode attention's kernel (NULL: the flash op) */
 };
 
-/* An op's time; bytes > 0 replaces the bytes the kernel model says it
- * moves (at the model's stream efficiency), for a kernel that moves
- * fewer than its row assumes (MLA decode reads one latent as K and V). */
+/* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
+ * bytes the kernel model says it moves (at the model's stream
+ * efficiency), for a kernel that moves fewer than its row assumes (MLA
+ * decode reads one latent as K and V). */
+static void kernel_cost(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
+                        const uint64_t *dims, uint32_t n_dims, bool causal, double bytes, strata_kernel_cost *kc)
+{
+    strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .dtype = dtype};
+    strata_kernel_cost_of(k, c->hw, c->unit, &p, kc);
+    if (bytes > 0 && kc->bytes_nominal > 0) {
+        kc->bytes *= bytes / kc->bytes_nominal;
+        kc->bytes_nominal = bytes;
+    }
+    if (c->work) {
+        c->work->flops += kc->flops;
+        c->work->bytes += kc->bytes_nominal;
+    }
+}
+
+/* An op's time: the slower of its compute and its bytes, then its fixed time. */
 static double op_time_bytes(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
                             const uint64_t *dims, uint32_t n_dims, bool causal, double bytes)
 {
-    strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .dtype = dtype};
     strata_kernel_cost kc = {0};
-    strata_kernel_cost_of(k, c->hw, c->unit, &p, &kc);
-    if (bytes > 0 && kc.bytes_nominal > 0) {
-        kc.bytes *= bytes / kc.bytes_nominal;
-        kc.bytes_nominal = bytes;
-    }
-    if (c->work) {
-        c->work->flops += kc.flops;
-        c->work->bytes += kc.bytes_nominal;
-    }
+    kernel_cost(c, k, dtype, dims, n_dims, causal, bytes, &kc);
     double mem = c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0;
     return fmax(kc.compute_s, mem) + kc.fixed_s;
 }
@@ -173,6 +183,11 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     for (uint32_t t = 0; t <= max_tokens; t++)
         c->dense[t] = NAN;
     return c;
+}
+
+void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k)
+{
+    c->decode = k;
 }
 
 void strata_serve_cost_free(strata_serve_cost *c)
@@ -431,7 +446,9 @@ static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
 }
 
 /* GQA/MHA: one flash op per prefill chunk (causal), one for all decodes
- * (a KV group's query heads packed as rows, Skv their mean context). */
+ * (a KV group's query heads packed as rows, Skv their mean context), or
+ * the engine's decode kernel (serve_decode.h: the mean context and the
+ * longest, which sets XQA's multi-block count). */
 static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
 {
     uint64_t d[6] = {1, heads, ch->tokens, ch->context, c->m.head_dim,
@@ -439,11 +456,20 @@ static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *
     return op_time(c, c->flash, kv, d, 6, true);
 }
 
-static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)
+static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t longest, uint64_t heads,
+                         strata_dtype kv)
 {
     uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp), group = heads / kvr ? heads / kvr : 1;
     uint64_t d[6] = {decodes, kvr, group, mean, c->m.head_dim, kvr};
-    return op_time(c, c->flash, kv, d, 6, false);
+    if (strata_serve_decode_is_flash(c->decode))
+        return op_time(c, c->flash, kv, d, 6, false);
+    strata_serve_decode_in in = {decodes, mean, longest, kvr, group, c->m.head_dim, strata_serve_dtype_bytes(kv),
+                                 act_bytes(c)};
+    if (c->work) { /* the flash op's nominal counts: the same products and operands */
+        strata_kernel_cost kc = {0};
+        kernel_cost(c, c->flash, kv, d, 6, false, 0, &kc);
+    }
+    return strata_serve_decode_time(c->decode, c->hw, c->unit, &in, NULL);
 }
 
 /* One layer's attention over a step's chunks and pad dummy decodes of
@@ -452,13 +478,14 @@ static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
 static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     bool mla = c->s.kv_lora_rank > 0;
-    uint64_t heads = c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1, decodes = pad, ctx = pad;
+    uint64_t heads = c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1, decodes = pad, ctx = pad, longest = 1;
     strata_dtype kv = c->m.kv_dtype ? c->m.kv_dtype : c->m.dtype;
     double t = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (chunks[i].tokens == 1) {
             decodes++;
             ctx += chunks[i].context;
+            longest = chunks[i].context > longest ? chunks[i].context : longest;
         } else {
             t += mla ? mla_prefill(c, &chunks[i], heads, kv) : gqa_prefill(c, &chunks[i], heads, kv);
         }
@@ -468,7 +495,7 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
     if (decodes) {
         uint64_t mean = (ctx + decodes - 1) / decodes;
         decodes = local_tokens(c, decodes);
-        t += mla ? mla_decode(c, decodes, mean, heads, kv) : gqa_decode(c, decodes, mean, heads, kv);
+        t += mla ? mla_decode(c, decodes, mean, heads, kv) : gqa_decode(c, decodes, mean, longest, heads, kv);
     }
     return t;
 }

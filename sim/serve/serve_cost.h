@@ -16,7 +16,9 @@
  *       its heads, Sq = chunk, Skv = context, causal) and one for all
  *       decodes (B = decodes, kv heads per rank, Sq = heads / kv_heads:
  *       the query heads of a group packed as rows, as FlashAttention's
- *       pack_gqa does, Skv = their mean context); MLA as vLLM's MLA
+ *       pack_gqa does, Skv = their mean context), or the engine's decode
+ *       kernel where it names one (serve_decode.h: TensorRT-LLM's XQA, its
+ *       CTAs in waves over the SMs); MLA as vLLM's MLA
  *       backend runs it (serve_cost.c's mla_prefill, mla_decode: prefill expanded,
  *       decode absorbed over the latent cache)
  *     the MLP: gemm T x hidden x (2 or 1) inter / tp and T x inter / tp x
@@ -59,6 +61,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/hw.h"
+#include "serve/serve_decode.h"
 #include "serve/serve_model.h"
 
 typedef struct strata_serve_cost strata_serve_cost;
@@ -76,6 +79,9 @@ typedef struct strata_serve_chunk {
 strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve_model *m, uint32_t tp,
                                          bool attention_dp, uint32_t max_tokens, GError **err);
 void strata_serve_cost_free(strata_serve_cost *c);
+/* The kernel the GQA/MHA decodes run as (serve_decode.h; NULL, the
+ * default: the flash-attention op). MLA decodes keep their own path. */
+void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k);
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n);
 /* The same step with pad dummy decodes more (context 1, each sampling): a
  * CUDA graph's padding of a decode batch (serve.h's graph_sizes). */
