@@ -173,8 +173,10 @@ static bool first_pass_end(engine_feed *f, GError **err)
 /* With classes: a copy from another device is a sender's (engine_quotient.h). */
 static bool note_sender(engine_feed *f, const strata_bound_op *op, GError **err)
 {
+    if (!f->quotient || op->kind != STRATA_OP_COPY)
+        return true; /* before the side table: most ops end here */
     uint32_t from = strata_spmd_step_of(f->src).from;
-    if (!f->quotient || op->kind != STRATA_OP_COPY || from == 0 || from - 1 == op->device)
+    if (from == 0 || from - 1 == op->device)
         return true;
     return engine_quotient_note(f->quotient, from - 1, op->src_memory, op->dst_memory, err);
 }
