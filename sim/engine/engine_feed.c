@@ -396,7 +396,9 @@ static void read_in_order(engine_feed *f, strata_bound_op *op, const engine_op_e
 static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
 {
     strata_bound_op *op = &e->bound;
-    const strata_coll_phase *phase = strata_spmd_phase(f->src, x->coll, x->phase);
+    /* strata_spmd_phase() has none for an op of no collective or of its one round */
+    const strata_coll_phase *phase =
+        x->coll != STRATA_COLL_NONE && x->phase != 0 ? strata_spmd_phase(f->src, x->coll, x->phase) : NULL;
     e->coll = x->coll;
     e->phase = phase ? *phase : (strata_coll_phase){0};
     e->from = x->from;
