@@ -96,7 +96,8 @@ END_TEST
 static double all_reduce_8b_2nodes(const char *const *sets)
 {
     char *trace = strata_test_write_temp("ar-XXXXXX.trace", "strata-trace 1\noption mesh=data:16\n"
-                                         "alloc buf 8 tag=input dtype=f32 shape=2\nall-reduce buf axis=data\nfree buf\n");
+                                                            "alloc buf 8 tag=input dtype=f32 shape=2\n"
+                                                            "all-reduce buf axis=data\nfree buf\n");
     char *hw = strata_test_source_path("validation/hw/mi325x-roce.ini");
     const char *const argv[] = {"run", "--trace", trace, "--hw", hw, NULL};
     strata_cli_result r = strata_test_run_cli_sets(argv, sets);
@@ -119,8 +120,8 @@ START_TEST(the_runtime_scratch_reclaim_is_paid_at_every_launch)
     const char *const r150[] = {"interconnect.xgmi.rccl_scratch_reclaim=150us", NULL};
     ck_assert_double_eq_tol(all_reduce_8b(r150), one + 150e-6, 2e-9);
     ck_assert_double_eq_tol(all_reduce_8b(r150), 173.2013e-6, 2e-9);
-    const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_scratch_reclaim=150us",
-                              NULL};
+    const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8",
+                              "interconnect.xgmi.rccl_scratch_reclaim=150us", NULL};
     ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * 5e-6 + 150e-6, 2e-9);
     const double two = all_reduce_8b_2nodes(NULL);
     ck_assert_double_eq_tol(all_reduce_8b_2nodes(r150), two + 150e-6, 2e-9);
@@ -182,13 +183,15 @@ START_TEST(bad_values_at_their_line)
     strata_test_hw_text_refused(head, "rccl_ranks_per_process = 4\n",
                                 "t.ini:15: [interconnect x] rccl_ranks_per_process: expected only with collectives = rccl");
     strata_test_hw_text_refused(head, "rccl_scratch_reclaim = 150us\n",
-                                "t.ini:15: [interconnect x] rccl_scratch_reclaim: expected only with collectives = rccl");
+                                "t.ini:15: [interconnect x] rccl_scratch_reclaim: expected only with "
+                                "collectives = rccl");
     static const char rccl[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
                                "bandwidth = 1TB/s\n[interconnect x]\ntopology = full\nbandwidth = 1GB/s\n"
                                "collectives = rccl\nrccl_channels = 4\nrccl_channel_bandwidth = 1GB/s\n";
     strata_test_hw_text_refused(rccl, "rccl_scratch_reclaim = 2s\n",
                                 "t.ini:14: [interconnect x] rccl_scratch_reclaim: expected a time from 0 to 1 s");
-    strata_test_hw_text_refused(rccl, "rccl_scratch_reclaim = soon\n", "t.ini:14: [interconnect x] rccl_scratch_reclaim");
+    strata_test_hw_text_refused(rccl, "rccl_scratch_reclaim = soon\n",
+                                "t.ini:14: [interconnect x] rccl_scratch_reclaim");
     GError *err = NULL;
     strata_hw *hw = strata_test_load_hw_text(head, "nccl_ranks_per_process = 4\nnccl_host_launch = 5us\n", &err);
     ck_assert_msg(hw, "%s", err ? err->message : "");

@@ -54,10 +54,10 @@ typedef struct rccl_params {
     double scratch_reclaim_s; /* rccl_scratch_reclaim: the runtime's time per launch (0: none) */
 } rccl_params;
 
-/* rccl_scratch_reclaim: ROCm's runtime (ROCr) reclaims a kernel's scratch
- * memory after each dispatch unless HSA_NO_SCRATCH_RECLAIM=1 ("a
- * scratch-use-once mechanism": ROCR-Runtime's environment variables), so
- * each RCCL launch pays for setting it up again. RCCL's own check of when
+/* rccl_scratch_reclaim: ROCm's runtime (ROCr) takes a dispatch's scratch
+ * memory back after it when it needs more than its threshold, unless
+ * HSA_NO_SCRATCH_RECLAIM=1 ("a scratch-use-once mechanism": ROCR-Runtime's
+ * environment variables), so each RCCL launch pays for setting it up again. RCCL's own check of when
  * that happens (src/rccl_wrap.cc validHsaScratchEnvSetting, ROCm/rccl PR
  * #1867, 2025-08: it errors out where it does) is: HSA_NO_SCRATCH_RECLAIM
  * unset and, on gfx942, a HIP runtime before 6.4.43484 or CP MEC firmware
