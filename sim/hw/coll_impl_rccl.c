@@ -61,8 +61,8 @@ typedef struct rccl_params {
  * that happens (src/rccl_wrap.cc validHsaScratchEnvSetting, ROCm/rccl PR
  * #1867, 2025-08: it errors out where it does) is: HSA_NO_SCRATCH_RECLAIM
  * unset and, on gfx942, a HIP runtime before 6.4.43484 or CP MEC firmware
- * below 177 (gfx950: 24); before ROCm 6.4 always (PR #1683, rccl-tests PR
- * #114). RCCL's tuning model has no such cost, and no public figure of it
+ * below 177 (gfx950: 24); before ROCm 6.4 it warns whenever the variable
+ * is unset (PR #1683, rccl-tests PR #114). RCCL's tuning model has no such cost, and no public figure of it
  * on MI300X was found: a file sets it where its platform reclaims (a
  * measured fixed cost), 0 (the default) where it does not. */
 
