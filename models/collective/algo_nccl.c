@@ -53,7 +53,10 @@
  * it into the output, each through the rank's own memory. So an all-reduce
  * piece also takes a local copy of P bytes on every rank in the round
  * before its reduction (round k scatters piece k) and one in the round
- * after its multicast (round k gathers piece k-3): pieces + 3 rounds. */
+ * after its multicast (round k gathers piece k-3): pieces + 3 rounds. The
+ * scatter and gather warps copy at their own pace, a step no faster than
+ * its load latencies (nvls_pace below), which the pipeline's fill and
+ * drain show: the first scatter and the last gather. */
 
 /* A local copy of [lo, lo + len) on every rank, on `lane` in `round`: the
  * NVLS kernel's scatter into, or gather out of, the NVLS buffer. The
