@@ -124,6 +124,25 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
     return c;
 }
 
+/* NVLS's copy warps' loads (algo_nccl.c, the copy warps' pace): from the
+ * rank's input, the default device memory's latency; from the NVLS
+ * buffer, which the switch's multicast stores reach through the GPU's
+ * on-chip cache a step or a few before the gather reads them (the
+ * pipeline holds 8), that cache's (its first on-chip memory; the device
+ * memory's without one). */
+static void nvls_load_latencies(const strata_hw *hw, double *scatter_s, double *gather_s)
+{
+    const strata_memory_spec *dev = strata_hw_memory(hw, strata_hw_default_memory(hw));
+    *scatter_s = *gather_s = dev->latency;
+    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
+        const strata_memory_spec *m = strata_hw_memory(hw, i);
+        if (m->kind == STRATA_MEM_ONCHIP && m->device == dev->device) {
+            *gather_s = m->latency;
+            return;
+        }
+    }
+}
+
 static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks,
                       uint64_t in_bytes, uint32_t algos, strata_coll_tuning *out, GError **err)
 {
@@ -157,6 +176,8 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host};
+    if (ch.algo == STRATA_NCCL_NVLS)
+        nvls_load_latencies(hw, &out->nvls_scatter_lat_s, &out->nvls_gather_lat_s);
     return true;
 }
 
