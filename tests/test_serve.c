@@ -232,7 +232,9 @@ END_TEST
  * 462 x 128 / 2 = 1,748,533,248, two: 3,497,066,496 (not 4 x 32 x 924^2 x
  * 128 / 2: no attention across prompts). The LM head on the 2 sampled rows
  * only (logits_processor.py's _prune_hidden_states): 2 x 2 x 4096 x
- * 128,256 = 2,101,346,304. Total 408,682,635,264. A chunk that does not
+ * 128,256 = 2,101,346,304. The QKV preprocessing (RoPE, the cache write)
+ * over the 924 prefill tokens, one element per q, k, v value: 924 x (32 +
+ * 2 x 8) x 128 = 5,677,056. Total 408,688,312,320. A chunk that does not
  * sample (a prompt cut by the budget) drops one row of the LM head:
  * 1,050,673,152 fewer. */
 START_TEST(prefill_step_packed_as_vllm_runs_it)
@@ -247,12 +249,65 @@ START_TEST(prefill_step_packed_as_vllm_runs_it)
                                  {.id = 1, .tokens = 462, .context = 462, .samples = true}};
     strata_serve_work w;
     double t = strata_serve_cost_step_work(c, two, 2, &w);
-    ck_assert_double_eq(w.flops, 408682635264.0);
+    ck_assert_double_eq(w.flops, 408688312320.0);
     ck_assert_double_eq_tol(strata_serve_cost_step(c, two, 2), t, 1e-15); /* cached: the same time */
     two[1].samples = false;
     strata_serve_cost_step_work(c, two, 2, &w);
-    ck_assert_double_eq(w.flops, 408682635264.0 - 1050673152.0);
+    ck_assert_double_eq(w.flops, 408688312320.0 - 1050673152.0);
     strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* One layer of an FP8 Llama on one prefill chunk of 16 tokens that
+ * samples, its ops' bytes by hand (strata_serve_cost_step_work; GEMMs
+ * (M K + K N) x 1 + M N x 2, the FP8 GEMM writing bf16).
+ * Llama-3-8B, TP1 (hidden 4096: TensorRT-LLM fuses no quantization into
+ * the norm, modeling_llama.py's enable_fusion needs hidden > 4096 and TP):
+ *   GEMMs: QKV 16 x 4096 x 6144: 25,427,968; O 16 x 4096 x 4096:
+ *     16,973,824; gate_up 16 x 4096 x 28672: 118,423,552; down 16 x 14336
+ *     x 4096: 59,080,704; sum 219,906,048;
+ *   norms and residuals, 4 x 16 x 4096 elements read and written in bf16
+ *     (not in FP8): 1,048,576;
+ *   the static FP8 quantization of the QKV and gate_up inputs, 16 x 4096
+ *     read in bf16 and written in FP8, twice: 393,216;
+ *   SwiGLU reading gate and up in bf16 and writing FP8: 16 x (2 x 14336 x
+ *     2 + 14336 x 1) = 1,146,880;
+ *   the flash op as its row counts HBM bytes (H100 forward blocks Br 128,
+ *     Bc 64 at head dim 128: one block pair, Q read and O written, K and V
+ *     read as one 64-row block, 4 bytes of LSE a row): per head (2 x 16 x
+ *     128 + 2 x 64 x 128) x 1 + 4 x 16 = 20,544, x 32 heads = 657,408; the
+ *     QKV preprocessing, 16 x 48 x 128 values read in bf16 and written in
+ *     FP8: 294,912;
+ *   the LM head, 1 x 4096 x 128256: 525,597,184.
+ *   Total 749,044,224.
+ * Llama-3-70B, TP2 (hidden 8192: both quantizations in the all-reduce's
+ * epilogue, none of their own): per rank QKV 16 x 8192 x 5120, O 16 x
+ * 4096 x 8192, gate_up 16 x 8192 x 28672, down 16 x 14336 x 8192:
+ * 429,981,696; norms 4 x 16 x 8192 x 4: 2,097,152; SwiGLU 16 x (28672 x 2
+ * + 14336) = 1,146,880; flash 32 heads x 20,544 = 657,408; preprocessing
+ * 16 x 40 x 128 x 3 = 245,760; LM head 1 x 8192 x 64128: 525,473,024.
+ * Total 959,601,920 (786,432 more if it quantized). */
+START_TEST(fp8_prefill_passes_by_hand)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    const char *models[2] = {"llama-3-8b", "llama-3-70b"};
+    const uint32_t tps[2] = {1, 2};
+    const double want[2] = {749044224.0, 959601920.0};
+    for (int i = 0; i < 2; i++) {
+        strata_serve_model m = preset(models[i]);
+        ck_assert(strata_serve_model_set(&m, "dtype", "f8", &err));
+        ck_assert(strata_serve_model_set(&m, "layers", "1", &err));
+        strata_serve_cost *c = strata_serve_cost_new(hw, &m, tps[i], false, 64, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        strata_serve_chunk one = {.id = 0, .tokens = 16, .context = 16, .samples = true};
+        strata_serve_work w;
+        ck_assert(strata_serve_cost_step_work(c, &one, 1, &w) > 0);
+        ck_assert_msg(w.bytes == want[i], "%.0f vs %.0f", w.bytes, want[i]);
+        strata_serve_cost_free(c);
+    }
     strata_hw_free(hw);
 }
 END_TEST
@@ -891,6 +946,7 @@ int main(void)
     tcase_add_test(tc, tp_collective_refused_when_nccl_runs_none);
     tcase_add_test(tc, attention_dp_schedules_every_rank);
     tcase_add_test(tc, prefill_step_packed_as_vllm_runs_it);
+    tcase_add_test(tc, fp8_prefill_passes_by_hand);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
     tcase_add_test(tc, moe_fused_op_bytes_and_kernels_by_hand);
     tcase_add_test(tc, preemption_then_prefix_hit);

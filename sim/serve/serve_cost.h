@@ -29,8 +29,16 @@
  *       quantization under 8-bit weights, expert maps, row expansion,
  *       strides, a grouped GEMM per weight as a batched gemm, the
  *       activation, the finalize), and its shared experts as one MLP)
- *     elementwise 4 x T x hidden (two norms, two residual adds) and, in a
- *       dense layer, T x inter / tp (the activation)
+ *     elementwise 4 x T x hidden (two norms, two residual adds), read and
+ *       written in the activations' dtype (bf16 under 8-bit weights); in a
+ *       dense layer the activation (SwiGLU reads gate and up, T x 2 inter /
+ *       tp, and writes T x inter / tp in the next GEMM's input dtype); under
+ *       8-bit weights TensorRT-LLM's FP8 input quantization before QKV and
+ *       gate_up where it is not fused into the all-reduce (tp > 1 and
+ *       hidden > 4096), a pass of T x hidden
+ *     before prefill attention (GQA/MHA), the QKV preprocessing over the
+ *       step's prefill tokens (RoPE, the cache write): q, k, v read in the
+ *       activations' dtype and written in the cache's
  *     with tp > 1, two all-reduces of T x hidden activations (bf16 under
  *       8-bit weights) over the tp ranks of one node, each at the time the
  *       hardware's collective row estimates for that size (coll_impl.h's
