@@ -8,6 +8,7 @@
 #include "core/error.h"
 #include "hw/coll_impl.h"
 #include "kernel/kernel.h"
+#include "serve/serve_allreduce.h"
 #include "serve/serve_decode.h"
 
 struct strata_serve_cost {
@@ -26,6 +27,7 @@ struct strata_serve_cost {
     double *dense;            /* per T, NAN until computed */
     strata_serve_work *work;  /* non-NULL: ops add their nominal flops and bytes here */
     const strata_serve_decode_kernel *decode; /* GQA decode attention's kernel (NULL: the flash op) */
+    const strata_serve_allreduce *ar;         /* the TP all-reduce's implementation (NULL: NCCL) */
 };
 
 /* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
@@ -247,6 +249,13 @@ void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decod
     c->decode = k;
 }
 
+void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
+{
+    c->ar = a;
+    for (uint32_t t = 0; t <= c->max_tokens; t++) /* the cached dense times hold the all-reduces */
+        c->dense[t] = NAN;
+}
+
 void strata_serve_cost_free(strata_serve_cost *c)
 {
     if (!c)
@@ -383,10 +392,20 @@ static double collective(const strata_serve_cost *c, strata_op_kind kind, uint64
 }
 
 /* An all-reduce of the bf16 activations (an FP8 model's too: the
- * row-parallel GEMM writes bf16). */
+ * row-parallel GEMM writes bf16), t rows: the engine's implementation
+ * (serve_allreduce.h) where it runs its own kernel, else NCCL's. */
 static double allreduce(const strata_serve_cost *c, uint64_t t)
 {
-    return collective(c, STRATA_OP_ALL_REDUCE, (uint64_t)((double)t * c->m.hidden * act_bytes(c)));
+    uint64_t bytes = (uint64_t)((double)t * c->m.hidden * act_bytes(c));
+    if (c->ar && c->tp > 1 && bytes) {
+        const strata_compute_spec *u = strata_hw_compute(c->hw, c->unit);
+        double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
+        strata_serve_ar_in in = {c->tp, t, bytes, u->kernel.kernel_launch, c->ar_bw, c->ar_lat, c->mem_bw * eff};
+        strata_serve_ar_plan p = strata_serve_allreduce_plan(c->ar, &in);
+        if (p.strategy != SERVE_AR_NCCL)
+            return p.time_s;
+    }
+    return collective(c, STRATA_OP_ALL_REDUCE, bytes);
 }
 
 /* Under attention DP, around each MoE layer (fused_moe_cutlass.py): an

@@ -69,6 +69,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/hw.h"
+#include "serve/serve_allreduce.h"
 #include "serve/serve_decode.h"
 #include "serve/serve_model.h"
 
@@ -90,6 +91,9 @@ void strata_serve_cost_free(strata_serve_cost *c);
 /* The kernel the GQA/MHA decodes run as (serve_decode.h; NULL, the
  * default: the flash-attention op). MLA decodes keep their own path. */
 void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k);
+/* The TP all-reduce's implementation (serve_allreduce.h; NULL, the
+ * default: NCCL's, as the hardware's collective row times it). */
+void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a);
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n);
 /* The same step with pad dummy decodes more (context 1, each sampling): a
  * CUDA graph's padding of a decode batch (serve.h's graph_sizes). */

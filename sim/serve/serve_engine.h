@@ -42,6 +42,7 @@ typedef struct strata_serve_engine {
     const char *what; /* one line for --help and reports */
     const char *scheduler; /* the engine's scheduling policy (serve_scheduler.h; NULL: vllm-v1) */
     const char *decode;    /* its decode attention kernel (serve_decode.h; NULL: flash-attention) */
+    const char *allreduce; /* its TP all-reduce (serve_allreduce.h; NULL: nccl) */
 } strata_serve_engine;
 
 /* The row called name, or NULL with an error listing the known ones. */

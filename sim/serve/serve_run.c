@@ -307,6 +307,12 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         if (ok)
             strata_serve_cost_set_decode(st.cost, dk);
     }
+    if (ok && c->engine && c->engine->allreduce) {
+        const strata_serve_allreduce *ar = strata_serve_allreduce_find(c->engine->allreduce, err);
+        ok = ar != NULL;
+        if (ok)
+            strata_serve_cost_set_allreduce(st.cost, ar);
+    }
     ok = ok && (st.kv = scheme->create(&kc, err)) != NULL;
     if (ok && c->swap) {
         double bw = 0, lat = 0;
