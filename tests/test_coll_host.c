@@ -44,12 +44,15 @@
 
 #define TRACE "strata-trace 1\noption mesh=data:8\nalloc buf 8 tag=input dtype=f32 shape=2\nall-reduce buf axis=data\nfree buf\n"
 
-/* strata run's makespan (s, as it prints it: to the ns) of an 8-byte all-reduce over the 8 MI300X,
- * with the overrides `sets` (NULL-terminated; NULL: none). */
-static double all_reduce_8b(const char *const *sets)
+/* strata run's makespan (s, as it prints it: to the ns) of an 8-byte
+ * all-reduce over the `devices` GPUs of hardware file `hw_file` (a path in
+ * the source tree), with the overrides `sets` (NULL-terminated; NULL: none). */
+static double all_reduce_8b_on(const char *hw_file, int devices, const char *const *sets)
 {
-    char *trace = strata_test_write_temp("ar-XXXXXX.trace", TRACE);
-    char *hw = strata_test_source_path("configs/hw/mi300x-8.ini");
+    char *text = g_strdup_printf("strata-trace 1\noption mesh=data:%d\nalloc buf 8 tag=input dtype=f32 shape=2\n"
+                                 "all-reduce buf axis=data\nfree buf\n", devices);
+    char *trace = strata_test_write_temp("ar-XXXXXX.trace", text);
+    char *hw = strata_test_source_path(hw_file);
     const char *const argv[] = {"run", "--trace", trace, "--hw", hw, NULL};
     strata_cli_result r = strata_test_run_cli_sets(argv, sets);
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -60,7 +63,14 @@ static double all_reduce_8b(const char *const *sets)
     g_unlink(trace);
     g_free(trace);
     g_free(hw);
+    g_free(text);
     return us * 1e-6;
+}
+
+/* ... over the 8 MI300X of configs/hw/mi300x-8.ini. */
+static double all_reduce_8b(const char *const *sets)
+{
+    return all_reduce_8b_on("configs/hw/mi300x-8.ini", 8, sets);
 }
 
 START_TEST(the_last_gpu_starts_after_the_others_launches)
@@ -91,25 +101,10 @@ START_TEST(the_last_gpu_starts_after_the_others_launches)
 }
 END_TEST
 
-/* strata run's makespan (s) of an 8-byte all-reduce over the 16 GPUs of
- * validation/hw/mi325x-roce.ini (2 nodes), with the overrides `sets`. */
+/* ... over the 16 GPUs of validation/hw/mi325x-roce.ini (2 nodes). */
 static double all_reduce_8b_2nodes(const char *const *sets)
 {
-    char *trace = strata_test_write_temp("ar-XXXXXX.trace", "strata-trace 1\noption mesh=data:16\n"
-                                                            "alloc buf 8 tag=input dtype=f32 shape=2\n"
-                                                            "all-reduce buf axis=data\nfree buf\n");
-    char *hw = strata_test_source_path("validation/hw/mi325x-roce.ini");
-    const char *const argv[] = {"run", "--trace", trace, "--hw", hw, NULL};
-    strata_cli_result r = strata_test_run_cli_sets(argv, sets);
-    ck_assert_msg(r.status == 0, "%s", r.err);
-    const char *m = strstr(r.out, "makespan");
-    ck_assert_msg(m, "%s", r.out);
-    double us = g_ascii_strtod(m + strlen("makespan"), NULL);
-    strata_cli_result_clear(&r);
-    g_unlink(trace);
-    g_free(trace);
-    g_free(hw);
-    return us * 1e-6;
+    return all_reduce_8b_on("validation/hw/mi325x-roce.ini", 16, sets);
 }
 
 /* The runtime's scratch reclaim: R more on every rank's fixed cost (the
