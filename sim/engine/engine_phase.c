@@ -17,7 +17,17 @@ uint64_t engine_phase_bytes(const strata_coll_phase *phase, uint64_t bytes)
 
 uint64_t engine_phase_flow_bytes(const strata_coll_phase *phase, uint64_t bytes)
 {
-    return phase && phase->paced ? bytes : engine_phase_bytes(phase, bytes);
+    return engine_phase_bytes(phase, bytes);
+}
+
+double engine_phase_flow_rate(const strata_coll_phase *phase, uint64_t bytes, double latency)
+{
+    uint32_t rounds = engine_phase_rounds(phase);
+    if (rounds <= 1 || !phase->paced)
+        return 0;
+    /* alone, latency + k bytes / rate = k round times: the flow ends with the rounds */
+    double flowing = rounds * (double)phase->round_time_ps * 1e-12 - latency;
+    return flowing > 0 ? rounds * (double)bytes / flowing : 0;
 }
 
 double engine_phase_flops(const strata_coll_phase *phase, double flops)
@@ -30,6 +40,8 @@ double engine_phase_copy_until(const strata_coll_phase *phase, double t0, double
     uint32_t rounds = engine_phase_rounds(phase);
     if (rounds <= 1)
         return now;
+    if (phase->paced) /* its flow paid the rounds' latencies at their pace (engine_phase_flow_rate) */
+        return MAX(now, t0 + rounds * (double)phase->round_time_ps * 1e-12);
     double round_latency = phase->round_latency_ps ? (double)phase->round_latency_ps * 1e-12 : latency;
     /* the k rounds' latencies; at least k times the round's slowest copy alone */
     return MAX(now + rounds * round_latency - latency, t0 + rounds * (double)phase->round_time_ps * 1e-12);
