@@ -13,11 +13,14 @@
  *            waits pace every copy by it), of which the flow paid its own
  *            route's once, and at least k times the round's time alone;
  *            a paced phase (FAST, copies of unequal route latency on a
- *            link: spmd/spmd.h) flows one round's bytes, so that its time
- *            alone is the rounds' (k x the round's time, the round's copies
- *            filled as the engine would share them) and not that of k
- *            rounds' bytes as one flow, whose sharing over the whole
- *            phase is not the rounds' (what shares its links sees one
+ *            link: spmd/spmd.h) flows its k rounds' bytes at a rate bounded
+ *            to the rounds' pace (engine_phase_flow_rate), so that alone it
+ *            ends when the k rounds do (k x the round's time, the round's
+ *            copies filled as the engine would share them), not when k
+ *            rounds' bytes as one free flow would (whose sharing over the
+ *            whole phase is not the rounds'), and what shares its links
+ *            sees it for the phase's whole length (before issue 40's wave
+ *            9 it flowed one round's bytes and waited: others saw one
  *            round of it);
  *   compute  (a reduction) k times the flops and the operand bytes, then
  *            what the k rounds would have paid beyond the one execution

@@ -35,12 +35,12 @@ void engine_sg_sendto_bounded(sg_host_t from, sg_host_t to, double bytes, double
         sg_host_sendto(from, to, bytes);
         return;
     }
-    static char payload; /* a comm needs one; read-only, never dereferenced */
+    static const char payload = 0; /* a comm carries a pointer; never dereferenced */
     sg4::Mailbox *box = paced_box(to);
     sg4::Host *home = sg4::this_actor::get_host();
     if (home != from)
         sg4::this_actor::set_host(from);
-    box->put_init(&payload, static_cast<uint64_t>(std::llround(bytes)))->set_rate(rate)->wait();
+    box->put_init(const_cast<char *>(&payload), static_cast<uint64_t>(std::llround(bytes)))->set_rate(rate)->wait();
     if (home != from)
         sg4::this_actor::set_host(home);
 }
