@@ -9,7 +9,8 @@
  *  - One actor per stream runs its ops in program order:
  *      alloc/free/release  the memory's allocator, at the current date, no time;
  *      copy                sg_host_sendto() from the source memory's host to the
- *                          destination's (its twin for a copy inside a memory):
+ *                          destination's (its twin for a copy inside a memory;
+ *                          a paced phase's, rate-bounded: engine_sg_flow.h):
  *                          sum(latency) + bytes / bottleneck when alone, max-min
  *                          sharing with every other transfer on its links and ports;
  *      compute             time= : a sleep of that long; else an execution of its
