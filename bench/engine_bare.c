@@ -36,6 +36,7 @@ typedef struct bare_act {
     double bytes;           /* COPY, COMPUTE operand bytes */
     double amount;          /* COMPUTE: engine_compute_amount() */
     double seconds;         /* SLEEP: time=; COMPUTE: overhead */
+    double wait;            /* COPY, COMPUTE operand bytes: engine_flow_wait() before the flow */
     uint32_t event;
     uint64_t seq;
 } bare_act;
@@ -54,6 +55,8 @@ static void stream_main(int argc, char **argv)
         const bare_act *a = &g_array_index(s->acts, bare_act, i);
         switch (a->kind) {
         case BARE_COPY:
+            if (a->wait > 0)
+                sg_actor_sleep_for(a->wait);
             sg_host_sendto(a->from, a->to, a->bytes);
             break;
         case BARE_COMPUTE: {
@@ -63,8 +66,11 @@ static void stream_main(int argc, char **argv)
                 sg_exec_set_host(e, a->to);
                 sg_exec_start(e);
             }
-            if (a->bytes > 0)
+            if (a->bytes > 0) {
+                if (a->wait > 0)
+                    sg_actor_sleep_for(a->wait);
                 sg_host_sendto(a->from, a->to, a->bytes);
+            }
             if (e)
                 sg_exec_wait(e);
             if (a->seconds > 0)
@@ -85,16 +91,25 @@ static void stream_main(int argc, char **argv)
 }
 
 /* The activity of a bound op; false for ops that take no simulated time. */
-static bool activity_of(const strata_hw *hw, const engine_hosts *h, const strata_bound_op *op, bare_act *a)
+static bool activity_of(const strata_hw *hw, const strata_binder *b, const engine_hosts *h, const strata_bound_op *op,
+                        bare_act *a)
 {
     *a = (bare_act){.event = op->event, .seq = op->event_seq};
     switch (op->kind) {
-    case STRATA_OP_COPY:
+    case STRATA_OP_COPY: {
+        const strata_hop *hops = NULL;
+        uint32_t n = 0;
+        double latency = 0;
+        strata_binder_route_hops(b, op->route, &hops, &n);
+        for (uint32_t i = 0; i < n; i++)
+            latency += strata_hw_link(hw, hops[i].link)->latency;
+        a->wait = engine_flow_wait(hw, latency);
         a->kind = BARE_COPY;
         a->from = h->mem[op->src_memory];
         a->to = engine_copy_target(h, op->src_memory, op->dst_memory);
         a->bytes = (double)op->bytes;
         return true;
+    }
     case STRATA_OP_COMPUTE:
         if (op->has_time || op->unit == STRATA_BIND_NONE) {
             a->kind = BARE_SLEEP;
@@ -107,6 +122,7 @@ static bool activity_of(const strata_hw *hw, const engine_hosts *h, const strata
         a->to = h->unit[op->unit];
         a->bytes = (double)op->bytes;
         a->seconds = strata_hw_compute(hw, op->unit)->overhead;
+        a->wait = engine_flow_wait(hw, strata_hw_memory(hw, op->memory)->latency);
         return true;
     case STRATA_OP_RECORD:
         a->kind = BARE_RECORD;
@@ -132,7 +148,7 @@ static bool bind_all(const strata_hw *hw, const engine_hosts *h, strata_source *
         while (acts->len <= op->stream)
             g_ptr_array_add(acts, g_array_new(FALSE, TRUE, sizeof(bare_act)));
         bare_act a;
-        if (activity_of(hw, h, op, &a)) {
+        if (activity_of(hw, b, h, op, &a)) {
             g_array_append_val(g_ptr_array_index(acts, op->stream), a);
             (*activities)++;
         }

@@ -22,6 +22,18 @@
  *   -g 8, L = 5, P = 1 us      58.2013 + 7 x 1 = 65.2013 us
  *   4 GPUs per process         23.2013 + 3 x 5 = 38.2013 us (two processes
  *                              of 4: devices 3 and 7 start last)
+ *
+ * The runtime's scratch reclaim (`rccl_scratch_reclaim`, coll_impl_rccl.c:
+ * ROCr re-sets-up a kernel's scratch at every dispatch where
+ * HSA_NO_SCRATCH_RECLAIM is unset and RCCL's validHsaScratchEnvSetting
+ * fails) is a fixed cost of every rank's launch, added to RCCL's base
+ * latency: R = 150 us gives
+ *   one rank per GPU           23.2013 + 150 = 173.2013 us
+ *   -g 8, L = 5 us             58.2013 + 150 = 208.2013 us (the host's
+ *                              delay and the runtime's add up)
+ * and over 2 nodes of 8 MI325X (validation/hw/mi325x-roce.ini: RCCL's tree
+ * on LL) the same 150 us more: an all-reduce's every output needs every
+ * rank's input, and every rank starts R later.
  */
 #include "testutil.h"
 #include <glib/gstdio.h>
@@ -79,6 +91,50 @@ START_TEST(the_last_gpu_starts_after_the_others_launches)
 }
 END_TEST
 
+/* strata run's makespan (s) of an 8-byte all-reduce over the 16 GPUs of
+ * validation/hw/mi325x-roce.ini (2 nodes), with the overrides `sets`. */
+static double all_reduce_8b_2nodes(const char *const *sets)
+{
+    char *trace = strata_test_write_temp("ar-XXXXXX.trace", "strata-trace 1\noption mesh=data:16\n"
+                                                            "alloc buf 8 tag=input dtype=f32 shape=2\n"
+                                                            "all-reduce buf axis=data\nfree buf\n");
+    char *hw = strata_test_source_path("validation/hw/mi325x-roce.ini");
+    const char *const argv[] = {"run", "--trace", trace, "--hw", hw, NULL};
+    strata_cli_result r = strata_test_run_cli_sets(argv, sets);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    const char *m = strstr(r.out, "makespan");
+    ck_assert_msg(m, "%s", r.out);
+    double us = g_ascii_strtod(m + strlen("makespan"), NULL);
+    strata_cli_result_clear(&r);
+    g_unlink(trace);
+    g_free(trace);
+    g_free(hw);
+    return us * 1e-6;
+}
+
+/* The runtime's scratch reclaim: R more on every rank's fixed cost (the
+ * header's derivation). */
+START_TEST(the_runtime_scratch_reclaim_is_paid_at_every_launch)
+{
+    const double one = all_reduce_8b(NULL);
+    const char *const r150[] = {"interconnect.xgmi.rccl_scratch_reclaim=150us", NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(r150), one + 150e-6, 2e-9);
+    ck_assert_double_eq_tol(all_reduce_8b(r150), 173.2013e-6, 2e-9);
+    const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8",
+                              "interconnect.xgmi.rccl_scratch_reclaim=150us", NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * 5e-6 + 150e-6, 2e-9);
+    const double two = all_reduce_8b_2nodes(NULL);
+    ck_assert_double_eq_tol(all_reduce_8b_2nodes(r150), two + 150e-6, 2e-9);
+    /* the tuning carries it in the fixed cost, not in RCCL's estimate */
+    strata_hw *hw = strata_test_load_hw("mi300x-8", r150);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 8, 0, &t, NULL));
+    ck_assert_double_eq_tol(t.launch_s, 12e-6 + 150e-6, 1e-15);
+    ck_assert_double_eq_tol(t.estimate_s, 23.2e-6 + 8 / 15360e6, 1e-12); /* Ring/LL: 12 + 14 x 0.8 us */
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* The delay by device: (N - 1) P + (d mod N) L. */
 START_TEST(delay_by_device)
 {
@@ -126,6 +182,16 @@ START_TEST(bad_values_at_their_line)
     strata_test_hw_text_refused(head, "nccl_host_plan = -1us\n", "t.ini:15: [interconnect x] nccl_host_plan");
     strata_test_hw_text_refused(head, "rccl_ranks_per_process = 4\n",
                                 "t.ini:15: [interconnect x] rccl_ranks_per_process: expected only with collectives = rccl");
+    strata_test_hw_text_refused(head, "rccl_scratch_reclaim = 150us\n",
+                                "t.ini:15: [interconnect x] rccl_scratch_reclaim: expected only with "
+                                "collectives = rccl");
+    static const char rccl[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = full\nbandwidth = 1GB/s\n"
+                               "collectives = rccl\nrccl_channels = 4\nrccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(rccl, "rccl_scratch_reclaim = 2s\n",
+                                "t.ini:14: [interconnect x] rccl_scratch_reclaim: expected a time from 0 to 1 s");
+    strata_test_hw_text_refused(rccl, "rccl_scratch_reclaim = soon\n",
+                                "t.ini:14: [interconnect x] rccl_scratch_reclaim");
     GError *err = NULL;
     strata_hw *hw = strata_test_load_hw_text(head, "nccl_ranks_per_process = 4\nnccl_host_launch = 5us\n", &err);
     ck_assert_msg(hw, "%s", err ? err->message : "");
@@ -139,6 +205,7 @@ static Suite *coll_host_suite(void)
     TCase *tc = tcase_create("coll_host");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, the_last_gpu_starts_after_the_others_launches);
+    tcase_add_test(tc, the_runtime_scratch_reclaim_is_paid_at_every_launch);
     tcase_add_test(tc, delay_by_device);
     tcase_add_test(tc, bad_values_at_their_line);
     suite_add_tcase(s, tc);

@@ -639,6 +639,82 @@ START_TEST(nvls_copies_pieces_in_and_out_of_its_buffer)
 }
 END_TEST
 
+/* NVLS's copy warps at their pace (algo_nccl.c nvls_pace; all_reduce.h's
+ * warp split: 5 reduce warps from 7 ranks, else 7; scatter (20 - r + 1)
+ * / 2, gather (20 - r) / 2; a step takes heads x ceil(ceil(chunk / 4 KiB)
+ * / warps) load latencies). Load latencies of 1 us (scatter) and 2 us
+ * (gather).
+ * - 3 ranks, 1 channel, chunks of 4 bytes, 30 bytes (pieces 12, 12, 6):
+ *   7 scatter and 6 gather warps, every chunk one hunk (the last, 6 / 3 =
+ *   2 bytes rounded up to 16 KiB, is cut to the 4-byte chunk): 3 x 1 x
+ *   1 us = 3 us in rounds 0-2 on lane 3 x 2 + 2 = 8, 3 x 1 x 2 us = 6 us in
+ *   rounds 3-5 on lane 9, a step per rank; the values still come out right.
+ * - 8 ranks, 1 channel, chunks of 64 KiB (16 hunks), 1.25 MiB: pieces of
+ *   8 x 64 KiB = 512 KiB, 512, 512 and 256 KiB (a 32 KiB chunk, 8
+ *   hunks): scatter (8 warps) 8 x 2 x 1 = 16 us in rounds 0 and 1, 8 x 1 x
+ *   1 = 8 us in round 2; gather (7 warps) 8 x 3 x 2 = 48 us in rounds 3
+ *   and 4, 8 x 2 x 2 = 32 us in round 5; lanes 3 x 7 + 2 = 23 and 24.
+ * - 4 ranks, one 256 KiB piece of 64 KiB chunks: 7 scatter warps, 4 x 3 x
+ *   1 = 12 us in round 0; 6 gather warps, 4 x 3 x 2 = 24 us in round 3;
+ *   lanes 3 x 3 + 2 = 11 and 12.
+ * - A last piece of 40 KiB over 8 ranks: 5 KiB a head, rounded up to 16
+ *   KiB (4 hunks): 8 x 1 x 1 = 8 us and 8 x 1 x 2 = 16 us. */
+static void nvls_paced(strata_coll_shape *sh, double want[][2], uint32_t n_rounds, uint32_t lane)
+{
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(sh, steps), n_rounds);
+    uint32_t count[8] = {0};
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        if (st->delay_s == 0)
+            continue;
+        ck_assert_uint_eq(st->src, st->dst);
+        ck_assert_uint_eq(st->bytes, 1);
+        ck_assert_uint_eq(st->lane, lane + (st->round >= 3));
+        ck_assert_double_eq_tol(st->delay_s, want[st->round][st->round >= 3], 1e-15);
+        count[st->round]++;
+    }
+    for (uint32_t r = 0; r < n_rounds; r++)
+        ck_assert_uint_eq(count[r], want[r][r >= 3] > 0 ? strata_coll_ranks(sh) : 0);
+    g_array_free(steps, TRUE);
+}
+
+START_TEST(nvls_copy_warps_pace_the_rounds)
+{
+    strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 3, 30);
+    sh.tune.algo = STRATA_NCCL_NVLS;
+    sh.channels = 1;
+    sh.chunk_bytes = 4;
+    sh.tune.nvls_scatter_lat_s = 1e-6;
+    sh.tune.nvls_gather_lat_s = 2e-6;
+    uint32_t rounds;
+    check_op(&sh, &rounds);
+    ck_assert_uint_eq(rounds, 6);
+    double small[6][2] = {{3e-6, 0}, {3e-6, 0}, {3e-6, 0}, {0, 6e-6}, {0, 6e-6}, {0, 6e-6}};
+    nvls_paced(&sh, small, 6, 8);
+    sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 8, 1280ull << 10);
+    sh.tune.algo = STRATA_NCCL_NVLS;
+    sh.channels = 1;
+    sh.chunk_bytes = 64 << 10;
+    sh.tune.nvls_scatter_lat_s = 1e-6;
+    sh.tune.nvls_gather_lat_s = 2e-6;
+    double eight[6][2] = {{16e-6, 0}, {16e-6, 0}, {8e-6, 0}, {0, 48e-6}, {0, 48e-6}, {0, 32e-6}};
+    nvls_paced(&sh, eight, 6, 23);
+    sh.dims[0] = 4;
+    sh.in_bytes = 256 << 10;
+    double four[4][2] = {{12e-6, 0}, {0, 0}, {0, 0}, {0, 24e-6}};
+    nvls_paced(&sh, four, 4, 11);
+    sh.dims[0] = 8;
+    sh.in_bytes = (512 + 40) << 10;
+    double last[5][2] = {{16e-6, 0}, {8e-6, 0}, {0, 0}, {0, 48e-6}, {0, 16e-6}};
+    nvls_paced(&sh, last, 5, 23);
+    /* without the latencies (a hardware model with none): no such step */
+    sh.tune.nvls_scatter_lat_s = sh.tune.nvls_gather_lat_s = 0;
+    double none[5][2] = {{0}};
+    nvls_paced(&sh, none, 5, 23);
+}
+END_TEST
+
 /* NCCL's network step on a ring chunk's path, 2 domains of 2: rail ring 0
  * runs 0, 1, 3, 2 (domain 1 walked downwards), so the hops into
  * positions 2 (1 -> 3) and 0 (2 -> 0) cross the network. Each chunk's
@@ -728,6 +804,7 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, rccl_trees_follow_the_model_rings);
     tcase_add_test(tc, nvls_tree_rounds_take_the_kernels_pace);
     tcase_add_test(tc, nvls_copies_pieces_in_and_out_of_its_buffer);
+    tcase_add_test(tc, nvls_copy_warps_pace_the_rounds);
     tcase_add_test(tc, ring_pays_the_network_step_on_a_chunks_path);
     suite_add_tcase(s, tc);
     return s;

@@ -559,6 +559,48 @@ START_TEST(xla_plans_one_program_across_streams)
 }
 END_TEST
 
+/* Two copies of unequal route latency on one link (issue 39): a (host)
+ * -- ab (1 TB/s, 9 us) -- b -- bd (10 GB/s, 1 us) -- d, every port 1 TB/s.
+ * Copy a -> d (route a, b, d: 10 us) and copy b -> d (1 us) of 1 MB each
+ * start together and share bd's direction b -> d (10,000 B/us).
+ * Equal sharing (default): b -> d alone from 1 to 10 us moves 90,000 B;
+ * then 5,000 B/us each: its other 910,000 B take 182 us, so it ends at
+ * 192 us, a -> d having moved 910,000 B; a -> d's last 90,000 B alone take
+ * 9 us: 201 us (bd busy without a gap from 1 us: 2 MB / 10 GB/s + 1 us).
+ * flow_sharing = latency (CM02: shares in inverse proportion to the route
+ * latency, 1 us : 10 us gives 10/11 : 1/11): b -> d's 910,000 B at
+ * 10/11 x 10,000 B/us take 100.1 us (ends at 110.1 us) while a -> d moves
+ * 91,000 B; its other 909,000 B alone take 90.9 us: 201 us. */
+static const char UNEQUAL_HW[] =
+    "[hardware]\nname = unequal\nsource = round numbers\n%s"
+    "[memory a]\nkind = host\ncapacity = 1GiB\nbandwidth = 1TB/s\n"
+    "[memory b]\nkind = device\ncapacity = 1GiB\nbandwidth = 1TB/s\n"
+    "[memory d]\nkind = device\ncapacity = 1GiB\nbandwidth = 1TB/s\n"
+    "[link ab]\nbetween = a b\nbandwidth = 1TB/s\nlatency = 9us\n"
+    "[link bd]\nbetween = b d\nbandwidth = 10GB/s\nlatency = 1us\n";
+
+START_TEST(unequal_latencies_share_a_link)
+{
+    char *text = g_strdup_printf(UNEQUAL_HW, _i == 1 ? "flow_sharing = latency\n" : "");
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(text, "unequal.ini", NULL, &err);
+    ck_assert_msg(hw != NULL, "hw: %s", err ? err->message : "?");
+    g_free(text);
+    strata_results *r = run_text(hw,
+                                 "strata-trace 1\n"
+                                 "alloc x 1MB a\nalloc y 1MB b\nalloc z 1MB d\nalloc w 1MB d\n"
+                                 "copy z x stream=far\n"
+                                 "copy w y stream=near\n",
+                                 &err);
+    ck_assert_msg(r != NULL, "run: %s", err ? err->message : "?");
+    ck_assert_uint_eq(memory(r, "d")->port_bytes, 2000000u);
+    assert_close(stream(r, "far")->busy_s, 201e-6, "a -> d");
+    assert_close(stream(r, "near")->busy_s, _i == 0 ? 192e-6 : 110.1e-6, "b -> d");
+    strata_results_free(r);
+    strata_hw_free(hw);
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -577,6 +619,7 @@ static Suite *engine_suite(void)
     tcase_add_test(t, wait_refers_to_latest_record_in_file_order);
     tcase_add_test(t, route_through_hbm);
     tcase_add_test(t, computes_share_a_unit);
+    tcase_add_loop_test(t, unequal_latencies_share_a_link, 0, 2);
     tcase_add_test(t, compute_overhead);
     suite_add_tcase(s, t);
     TCase *m = tcase_create("memory");

@@ -224,6 +224,7 @@ START_TEST(test_simple_values_and_defaults)
     ck_assert_uint_eq(core->operands, mem_index(hw, "hbm"));
     ck_assert_int_eq(strata_hw_memory_index(hw, "vmem"), -1);
     ck_assert_str_eq(strata_mem_kind_name(STRATA_MEM_ONCHIP), "onchip");
+    ck_assert(!strata_hw_flow_sharing_latency(hw)); /* default: equal shares */
     strata_hw_free(hw);
 }
 END_TEST
@@ -450,6 +451,8 @@ START_TEST(bad_values_name_line_group_key)
                "bad.ini:21: [compute core] operands: unknown memory 'vmem' (memories: hbm, host)", NULL);
     load_fails(BASE_HARDWARE "default_memory = sram\n" BASE_HBM, NULL,
                "[hardware] default_memory: unknown memory 'sram'", NULL);
+    load_fails(BASE_HARDWARE "flow_sharing = tcp\n" BASE_HBM, NULL,
+               "[hardware] flow_sharing: expected equal or latency, got 'tcp'", "bad.ini:4");
 }
 END_TEST
 

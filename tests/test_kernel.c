@@ -208,13 +208,20 @@ END_TEST
  * 12 passes of 512 rows (6400 each): 4 x 6400. The dQ kernel's 1024 x 512
  * blocks: one query block seeing 2 key blocks, 2 pairs; S and dP 2 x 1 x 4
  * = 8 passes of 1024 rows (8192 + 256), dQ 2 x 4 x 1 = 8 passes (8448):
- * 3 x 8448. In all 25600 + 25344 = 50944 cycles: 50.944 us (the 1835008
- * exponentials, 3 x 512^2 + 2 x 1024 x 512, at the unit's 32.768e12 a
- * second, run alongside). HBM bytes: dK/dV 4 Skv D x 2 = 1048576 and per
+ * 3 x 8448. In all 25600 + 25344 = 50944 cycles: 50.944 us of products
+ * (the 1835008 exponentials: 3 x 512^2 + 2 x 1024 x 512). HBM bytes: dK/dV 4 Skv D x 2 = 1048576 and per
  * pair 2 Br D x 2 + 3 x 512 Br = 1048576, 3 pairs 3145728; dQ 3 Sq D x 2 =
  * 786432, the row statistics 3 x 512 Sq = 1572864, per pair 2 Bc D x 2 =
  * 262144, 2 pairs 524288; the preprocessing 2 Sq D x 2 + 4 Sq = 528384:
- * 7606272 bytes, 7.6 us at 1 TB/s, under the products. */
+ * 7606272 bytes, 7.6 us at 1 TB/s, under the compute.
+ * Besides the products, the softmax (flash_attention.c's VPU_* counts; the
+ * unit gives no vector rate, so VPU and EUP run at its 32.768e12): dK/dV,
+ * per pair 512^2 scores x (9 + 6 causal) + 2 x 512 x 128 accumulator
+ * elements = 4063232, 3 pairs 12189696; dQ, per pair 1024 x 512 x (8 + 6)
+ * + 1024 x 128 = 7471104, 2 pairs 14942208; 27131904 VPU operations, over
+ * the EUP's 3 x (512^2 + 512 x 128) + 2 x (1024 x 512 + 1024 x 128) =
+ * 2293760: 27131904 / 32.768e12 = 828 ns. Grid steps: dK/dV 2 x 2, dQ
+ * 1 x 2, 6 x 0.35 us = 2100 ns. Compute 50944 + 828 + 2100 = 53872 ns. */
 START_TEST(flash_bwd_as_the_pallas_tpu_kernels)
 {
     strata_hw *hw = unit(systolic);
@@ -226,9 +233,47 @@ START_TEST(flash_bwd_as_the_pallas_tpu_kernels)
     ck_assert_double_eq(term(&c, "dQ kernel block pairs per (batch, head)"), 2);
     ck_assert_double_eq(term(&c, "exponentials"), 1835008);
     ck_assert_double_eq_tol(term(&c, "products on the matrix engine"), 50944e-9, 1e-15);
-    ck_assert_double_eq_tol(c.compute_s, 50944e-9, 1e-15);
+    ck_assert_double_eq(term(&c, "vector (VPU) operations"), 27131904);
+    ck_assert_double_eq(term(&c, "transcendental (EUP) operations"), 2293760);
+    ck_assert_double_eq_tol(term(&c, "softmax time"), 828e-9, 1e-15);
+    ck_assert_double_eq(term(&c, "grid steps"), 6);
+    ck_assert_double_eq_tol(c.compute_s, 53872e-9, 1e-15);
     ck_assert_double_eq(c.bytes_nominal, 7606272);
     ck_assert_double_eq(c.flops, 2.5 * 4.0 * 1024 * 1024 * 128 / 2);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The Pallas TPU forward, B = H = 1, Sq = Skv = 1024, D = 128, causal,
+ * on the 1 GHz array with a VPU of 4.096e12 operations a second and an
+ * EUP of 1.024e12: 3 visited pairs of 512 x 512 (of 2 x 2 grid steps).
+ * Products: S = Q K^T 3 x 1 x 4 = 12 passes of 512 rows (6144 + 256
+ * cycles), P V 3 x 4 x 1 = 12 (6400): 12800 ns. Softmax per pair:
+ * 512^2 scores x (7 + 6 causal) = 3407872, 512 rows x 128 lanes x 7 =
+ * 458752 and 512 x 128 accumulator elements x 3 = 196608, 4063232 VPU
+ * operations, 3 pairs 12189696 = 2976 ns; the EUP's 512^2 + 2 x 512 x
+ * 128 = 393216 a pair, 1179648 = 1152 ns, under the VPU's. 4 grid steps x
+ * 0.35 us = 1400 ns. Compute 12800 + 2976 + 1400 = 17176 ns. An EUP 4
+ * times slower (0.256e12) takes 4608 ns, over the VPU's: 18808 ns. */
+START_TEST(flash_fwd_softmax_after_the_products)
+{
+    strata_hw *hw = unit("matrix = systolic\nside = 128\nkernel_launch = 1us\nvector_flops = 4.096TFLOP/s\n"
+                         "transcendental_flops = 1.024TFLOP/s\n");
+    uint64_t d[] = {1, 1, 1024, 1024, 128};
+    strata_kernel_cost c;
+    cost(hw, "flash-attention", d, 5, true, &c);
+    ck_assert_double_eq_tol(term(&c, "products on the matrix engine"), 12800e-9, 1e-15);
+    ck_assert_double_eq(term(&c, "vector (VPU) operations"), 12189696);
+    ck_assert_double_eq(term(&c, "transcendental (EUP) operations"), 1179648);
+    ck_assert_double_eq_tol(term(&c, "softmax time"), 2976e-9, 1e-15);
+    ck_assert_double_eq(term(&c, "grid steps"), 4);
+    ck_assert_double_eq_tol(c.compute_s, 17176e-9, 1e-15);
+    strata_hw_free(hw);
+    hw = unit("matrix = systolic\nside = 128\nkernel_launch = 1us\nvector_flops = 4.096TFLOP/s\n"
+              "transcendental_flops = 0.256TFLOP/s\n");
+    cost(hw, "flash-attention", d, 5, true, &c);
+    ck_assert_double_eq_tol(term(&c, "softmax time"), 4608e-9, 1e-15);
+    ck_assert_double_eq_tol(c.compute_s, 18808e-9, 1e-15);
     strata_hw_free(hw);
 }
 END_TEST
@@ -462,6 +507,7 @@ int main(void)
     tcase_add_test(tc, v5e_gemm_pads_a_vocabulary_slice);
     tcase_add_test(tc, flash_hbm_bytes_by_block_size);
     tcase_add_test(tc, flash_bwd_as_the_pallas_tpu_kernels);
+    tcase_add_test(tc, flash_fwd_softmax_after_the_products);
     tcase_add_test(tc, flash_sliding_window_pairs_and_flops);
     tcase_add_test(tc, gemm_tiles_and_waves);
     tcase_add_test(tc, no_matrix_engine_keeps_the_roofline);

@@ -212,10 +212,16 @@ END_TEST
  * in rounds 2-8, all at once; a route crosses 2 links (1 us); the fused
  * reductions (7 x 3 x 1 MiB through the 3.35 TB/s HBM) and the local
  * copies beside them end first. Before it, 25 us (NVLS's latency in
- * NCCL's model, its whole fixed cost). T = 25 us + 2 x 16 MiB / 3.35 TB/s
- * + 2 x (7 w / 450 GB/s + 1 us) + 7 x (14 w / 450 GB/s + 1 us) = 290.741
- * us (280.724 us without the copy path): busbw 404 GB/s, where the ring
- * on Simple reaches at most 450 x 4/5. */
+ * NCCL's model, its whole fixed cost). The copy warps keep their pace
+ * (algo_nccl.c nvls_pace): the 8 scatter warps copy a step of 8 heads x
+ * 64 KiB in 8 x ceil(16 hunks / 8) = 16 load latencies from HBM (500 ns,
+ * the file's ESTIMATE): 8 us, so round 0 takes 8 us, not the 5.008 us of
+ * its copy (in round 1 the reduction takes longer); the 7 gather warps'
+ * 8 x 3 loads from the L2 (150 ns) take 3.6 us, less than the last
+ * gather's copy. T = 25 us + 8 us + 16 MiB / 3.35 TB/s + 2 x (7 w / 450
+ * GB/s + 1 us) + 7 x (14 w / 450 GB/s + 1 us) = 293.733 us (290.741 us
+ * without the pace, 280.724 us without the copy path): busbw 400 GB/s,
+ * where the ring on Simple reaches at most 450 x 4/5. */
 START_TEST(nvls_all_reduce)
 {
     char *algo = NULL, *nccl = NULL;
@@ -229,7 +235,9 @@ START_TEST(nvls_all_reduce)
     /* NVLS's fixed cost: its latency in NCCL's model, hwLatencies[NVLINK][NVLS] = 25 us (its base is 0) */
     /* the copy path's first scatter and last gather: 8 MiB read and written in place */
     const double local = 2 * 8388608 / 3.35e12;
-    ck_assert_double_eq_tol(t, 25e-6 + 2 * local + 2 * (7 * w / bw + 1e-6) + 7 * (14 * w / bw + 1e-6), 1e-9);
+    /* the first scatter at the scatter warps' pace: 8 heads x 2 hunks a warp x 500 ns */
+    const double scatter = 8 * 2 * 500e-9;
+    ck_assert_double_eq_tol(t, 25e-6 + scatter + local + 2 * (7 * w / bw + 1e-6) + 7 * (14 * w / bw + 1e-6), 1e-9);
     g_free(algo);
 }
 END_TEST

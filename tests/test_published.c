@@ -382,6 +382,32 @@ START_TEST(test_moe_layer_case)
 }
 END_TEST
 
+/* A decode-attention case (validation/serving/decode-attention.ini, from
+ * aiconfigurator-xqa.csv's row 16,1,128,fp8,256,1023): Llama-3.1-405B's
+ * rank at TP8 (16 query heads over 1 KV head), 256 decodes of 1,024 tokens,
+ * --engine trtllm: XQA (serve_decode.h) on dgx-h100.ini. By hand: blocks
+ * floor(1,023 / 128) = 7 (round(sqrt(56)) = 7 does not cap); 256 x 7 / 132
+ * = 13.58 waves, / 8 = 1.697: floor(7 / 1.697) = 4; 1,024 CTAs, 8 waves of
+ * 132; a CTA 256 tokens, 4 tiles x 64 x 256 B + 16 heads x 128 x 2 B x 2 =
+ * 73,728 B at 3.35 TB/s x 0.9 / 132, + 0.5 us; the op 2 x 3 us + 8 CTAs'
+ * time (35.82 us; measured 44.4 us). */
+START_TEST(test_decode_attention_case)
+{
+    char *path = strata_test_source_path("validation/serving/decode-attention.ini");
+    strata_published *set = strata_published_new();
+    GError *err = NULL;
+    ck_assert_msg(strata_published_load(set, path, &err), "%s", err ? err->message : "");
+    const strata_published_case *c = find(set, "xqa-405b-tp8-b256 ctx1024");
+    ck_assert(c->metric == STRATA_PUBLISHED_DECODE_ATTENTION);
+    ck_assert_uint_eq(c->tokens, 256);
+    ck_assert_uint_eq(c->context, 1024);
+    double want = 6e-6 + 8 * (0.5e-6 + 73728 / (3.35e12 * 0.9 / 132));
+    ck_assert_double_eq_tol(simulate(c), want, want * 1e-12);
+    strata_published_free(set);
+    g_free(path);
+}
+END_TEST
+
 /* A moe-layer case on dgx-h100.ini with the given serve= options. */
 static char *moe_file(const char *serve, const char *tail)
 {
@@ -412,7 +438,9 @@ START_TEST(test_bad_moe_layer_cases)
     expect_bad_moe("--model mixtral-8x7b", "tokens = 0\n", 2, "expected a whole number of tokens");
     expect_bad_moe("--model mixtral-8x7b --poisson n=1", "tokens = 4\n", 2, "takes no request stream");
     expect_bad_moe("--model llama-3-8b", "tokens = 4\n", 2, "no routed experts");
-    expect_bad("measured = 50ms\nmetric = makespan\ntokens = 4\n", 9, "only metric moe-layer takes tokens");
+    expect_bad("measured = 50ms\nmetric = makespan\ntokens = 4\n", 9,
+               "only metrics moe-layer and decode-attention take tokens");
+    expect_bad("measured = 50ms\nmetric = makespan\ncontext = 4\n", 9, "only metric decode-attention takes context");
 }
 END_TEST
 
@@ -442,6 +470,7 @@ int main(void)
     tcase_add_test(tc, test_series_rows);
     tcase_add_test(tc, test_bad_series);
     tcase_add_test(tc, test_moe_layer_case);
+    tcase_add_test(tc, test_decode_attention_case);
     tcase_add_test(tc, test_bad_moe_layer_cases);
     suite_add_tcase(s, tc);
     /* every shipped case: about a minute on an idle 2-core machine, more

@@ -5,8 +5,9 @@
  * over the link, a tiny stream's schedule step by step with a preemption
  * and a prefix hit that saves its prefill, attention data parallelism's
  * weights, step time and batches, an MoE's experts as one grouped kernel
- * per weight, the fused MoE op's bytes, flops and kernels, and bad input
- * at FILE:LINE.
+ * per weight, the fused MoE op's bytes, flops and kernels, XQA's decode
+ * attention (its blocks, CTAs, waves and time), and bad input at
+ * FILE:LINE.
  */
 #include <glib/gstdio.h>
 #include <json-glib/json-glib.h>
@@ -231,7 +232,9 @@ END_TEST
  * 462 x 128 / 2 = 1,748,533,248, two: 3,497,066,496 (not 4 x 32 x 924^2 x
  * 128 / 2: no attention across prompts). The LM head on the 2 sampled rows
  * only (logits_processor.py's _prune_hidden_states): 2 x 2 x 4096 x
- * 128,256 = 2,101,346,304. Total 408,682,635,264. A chunk that does not
+ * 128,256 = 2,101,346,304. The QKV preprocessing (RoPE, the cache write)
+ * over the 924 prefill tokens, one element per q, k, v value: 924 x (32 +
+ * 2 x 8) x 128 = 5,677,056. Total 408,688,312,320. A chunk that does not
  * sample (a prompt cut by the budget) drops one row of the LM head:
  * 1,050,673,152 fewer. */
 START_TEST(prefill_step_packed_as_vllm_runs_it)
@@ -246,12 +249,65 @@ START_TEST(prefill_step_packed_as_vllm_runs_it)
                                  {.id = 1, .tokens = 462, .context = 462, .samples = true}};
     strata_serve_work w;
     double t = strata_serve_cost_step_work(c, two, 2, &w);
-    ck_assert_double_eq(w.flops, 408682635264.0);
+    ck_assert_double_eq(w.flops, 408688312320.0);
     ck_assert_double_eq_tol(strata_serve_cost_step(c, two, 2), t, 1e-15); /* cached: the same time */
     two[1].samples = false;
     strata_serve_cost_step_work(c, two, 2, &w);
-    ck_assert_double_eq(w.flops, 408682635264.0 - 1050673152.0);
+    ck_assert_double_eq(w.flops, 408688312320.0 - 1050673152.0);
     strata_serve_cost_free(c);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* One layer of an FP8 Llama on one prefill chunk of 16 tokens that
+ * samples, its ops' bytes by hand (strata_serve_cost_step_work; GEMMs
+ * (M K + K N) x 1 + M N x 2, the FP8 GEMM writing bf16).
+ * Llama-3-8B, TP1 (hidden 4096: TensorRT-LLM fuses no quantization into
+ * the norm, modeling_llama.py's enable_fusion needs hidden > 4096 and TP):
+ *   GEMMs: QKV 16 x 4096 x 6144: 25,427,968; O 16 x 4096 x 4096:
+ *     16,973,824; gate_up 16 x 4096 x 28672: 118,423,552; down 16 x 14336
+ *     x 4096: 59,080,704; sum 219,906,048;
+ *   norms and residuals, 4 x 16 x 4096 elements read and written in bf16
+ *     (not in FP8): 1,048,576;
+ *   the static FP8 quantization of the QKV and gate_up inputs, 16 x 4096
+ *     read in bf16 and written in FP8, twice: 393,216;
+ *   SwiGLU reading gate and up in bf16 and writing FP8: 16 x (2 x 14336 x
+ *     2 + 14336 x 1) = 1,146,880;
+ *   the flash op as its row counts HBM bytes (H100 forward blocks Br 128,
+ *     Bc 64 at head dim 128: one block pair, Q read and O written, K and V
+ *     read as one 64-row block, 4 bytes of LSE a row): per head (2 x 16 x
+ *     128 + 2 x 64 x 128) x 1 + 4 x 16 = 20,544, x 32 heads = 657,408; the
+ *     QKV preprocessing, 16 x 48 x 128 values read in bf16 and written in
+ *     FP8: 294,912;
+ *   the LM head, 1 x 4096 x 128256: 525,597,184.
+ *   Total 749,044,224.
+ * Llama-3-70B, TP2 (hidden 8192: both quantizations in the all-reduce's
+ * epilogue, none of their own): per rank QKV 16 x 8192 x 5120, O 16 x
+ * 4096 x 8192, gate_up 16 x 8192 x 28672, down 16 x 14336 x 8192:
+ * 429,981,696; norms 4 x 16 x 8192 x 4: 2,097,152; SwiGLU 16 x (28672 x 2
+ * + 14336) = 1,146,880; flash 32 heads x 20,544 = 657,408; preprocessing
+ * 16 x 40 x 128 x 3 = 245,760; LM head 1 x 8192 x 64128: 525,473,024.
+ * Total 959,601,920 (786,432 more if it quantized). */
+START_TEST(fp8_prefill_passes_by_hand)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    const char *models[2] = {"llama-3-8b", "llama-3-70b"};
+    const uint32_t tps[2] = {1, 2};
+    const double want[2] = {749044224.0, 959601920.0};
+    for (int i = 0; i < 2; i++) {
+        strata_serve_model m = preset(models[i]);
+        ck_assert(strata_serve_model_set(&m, "dtype", "f8", &err));
+        ck_assert(strata_serve_model_set(&m, "layers", "1", &err));
+        strata_serve_cost *c = strata_serve_cost_new(hw, &m, tps[i], false, 64, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        strata_serve_chunk one = {.id = 0, .tokens = 16, .context = 16, .samples = true};
+        strata_serve_work w;
+        ck_assert(strata_serve_cost_step_work(c, &one, 1, &w) > 0);
+        ck_assert_msg(w.bytes == want[i], "%.0f vs %.0f", w.bytes, want[i]);
+        strata_serve_cost_free(c);
+    }
     strata_hw_free(hw);
 }
 END_TEST
@@ -559,6 +615,84 @@ START_TEST(attention_dp_by_hand)
 }
 END_TEST
 
+/* TensorRT-LLM's XQA decode attention (serve_decode.h) on dgx-h100 (132
+ * SMs, 3.35 TB/s x stream_efficiency 0.9 = 3.015 TB/s, 22.841 GB/s an SM;
+ * kernel_launch 3 us), by hand:
+ * - Llama-3.1-405B at TP8 (16 query heads over 1 KV head of 128 a rank),
+ *   FP8 cache, 512 decodes at context 1,024 (1,023 past tokens). Blocks:
+ *   floor(1,023 / 128) = 7, min(7, round(sqrt(56)) = 7); 512 x 1 x 7 / 132
+ *   = 27.15 waves, / 8 = 3.394 > 1: floor(7 / 3.394) = 2 (6000 / 512 = 11
+ *   does not cap). 1,024 CTAs, ceil(1,024 / 132) = 8 waves. A CTA: 512
+ *   tokens, 8 tiles of 64 x (K + V) 2 x 128 B = 131,072 B, its 16 query
+ *   heads in and out 16 x 128 x 2 B x 2 = 8,192 B: 139,264 B / 22.841 GB/s
+ *   = 6.0971 us, + 0.5 us = 6.5971 us. The op: 2 x 3 us + 8 x 6.5971 =
+ *   58.777 us (aiconfigurator measured 66.0 us for the same batch x KV
+ *   heads, 128 x 4 at Qwen3's 64/4 heads).
+ * - One decode at context 131,072: 131,071 / 128 = 1,023, min(1,023,
+ *   round(sqrt(8,184)) = 90) = 90 blocks, 90 CTAs (one wave, 42 SMs idle).
+ *   A CTA: ceil(131,072 / 90) = 1,457 tokens, 23 tiles = 1,472 tokens:
+ *   376,832 + 8,192 = 385,024 B / 22.841 GB/s = 16.857 us + 0.5: the op
+ *   6 + 17.357 = 23.357 us.
+ * - One decode at context 2: one block, one CTA of one 64-token tile:
+ *   16,384 + 8,192 B = 1.0759 us + 0.5; the op 7.5759 us.
+ * - Two decodes of mean context 2, the longest 131,072: the longest sets
+ *   the blocks (90, as above; 2 x 90 / 132 = 1.4 waves, not over 8), 180
+ *   CTAs in 2 waves, each CTA one tile at the mean context: 6 + 2 x 1.5759
+ *   us. */
+START_TEST(xqa_decode_by_hand)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    const strata_serve_decode_kernel *xqa = strata_serve_decode_find("xqa", &err);
+    ck_assert_msg(xqa && !strata_serve_decode_is_flash(xqa), "%s", err ? err->message : "");
+    double slot = 3.35e12 * 0.9 / 132;
+    struct {
+        uint64_t decodes, context, longest;
+        uint32_t blocks;
+        uint64_t ctas, waves;
+        double cta_bytes;
+    } rows[] = {{512, 1024, 0, 2, 1024, 8, 139264},
+                {1, 131072, 0, 90, 90, 1, 385024},
+                {1, 2, 0, 1, 1, 1, 24576},
+                {2, 2, 131072, 90, 180, 2, 24576}};
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        strata_serve_decode_in in = {rows[i].decodes, rows[i].context, rows[i].longest, 1, 16, 128, 1.0, 2.0};
+        strata_serve_decode_plan p;
+        double t = strata_serve_decode_time(xqa, hw, 0, &in, &p);
+        ck_assert_uint_eq(p.blocks, rows[i].blocks);
+        ck_assert_uint_eq(p.ctas, rows[i].ctas);
+        ck_assert_uint_eq(p.waves, rows[i].waves);
+        double cta = 0.5e-6 + rows[i].cta_bytes / slot, want = 6e-6 + (double)rows[i].waves * cta;
+        ck_assert_msg(fabs(p.cta_s - cta) <= 1e-12 * cta && fabs(t - want) <= 1e-12 * want, "%zu: %.17g vs %.17g", i,
+                      t, want);
+    }
+    ck_assert_msg(fabs(6e-6 + 8 * (0.5e-6 + 139264 / slot) - 58.777e-6) < 1e-9, "the comment's 58.777 us");
+    /* Through the cost model: the engine's kernel replaces the flash op for the decodes of a layer. */
+    strata_serve_model m = preset("llama-3-405b");
+    m.dtype = STRATA_DTYPE_F8;
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 16, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk *d = g_new(strata_serve_chunk, 512);
+    for (uint32_t i = 0; i < 512; i++)
+        d[i] = (strata_serve_chunk){i, 1, 1024, true};
+    strata_serve_work w;
+    double flash = strata_serve_cost_attention(c, d, 512, &w);
+    strata_serve_cost_set_decode(c, xqa);
+    double x = strata_serve_cost_attention(c, d, 512, &w);
+    ck_assert_msg(fabs(x - (6e-6 + 8 * (0.5e-6 + 139264 / slot))) < 1e-15 && flash != x, "%.17g (flash %.17g)", x,
+                  flash);
+    ck_assert(!strata_serve_decode_find("nope", &err) && strstr(err->message, "flash-attention, xqa"));
+    g_clear_error(&err);
+    ck_assert(!strcmp(strata_serve_engine_find("trtllm", NULL)->decode, "xqa"));
+    g_free(d);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
+
 /* A TP all-reduce costs what the hardware's collective row, NCCL's tuning
  * model (nccl_tuning.h strata_nccl_model), gives for its size: dgx-h100 at
  * TP2 (hopper, v2.30's tables, a ring graph of 12 channels x 30 GB/s),
@@ -807,10 +941,12 @@ int main(void)
     tcase_add_test(tc, swap_time_over_the_link);
     tcase_add_test(tc, tiny_stream_step_by_step);
     tcase_add_test(tc, attention_dp_by_hand);
+    tcase_add_test(tc, xqa_decode_by_hand);
     tcase_add_test(tc, tp_allreduce_is_nccl_models);
     tcase_add_test(tc, tp_collective_refused_when_nccl_runs_none);
     tcase_add_test(tc, attention_dp_schedules_every_rank);
     tcase_add_test(tc, prefill_step_packed_as_vllm_runs_it);
+    tcase_add_test(tc, fp8_prefill_passes_by_hand);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
     tcase_add_test(tc, moe_fused_op_bytes_and_kernels_by_hand);
     tcase_add_test(tc, preemption_then_prefix_hit);

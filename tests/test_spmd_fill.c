@@ -2,11 +2,18 @@
  * test_spmd_fill.c: a round's copies by progressive filling
  * (spmd/spmd_fill.h), against dates derived by hand.
  *
+ * The tests below but the first give each copy CM02's penalty, its route
+ * latency ([hardware] flow_sharing = latency); the first compares it with
+ * the default, equal sharing.
+ *
  * Two copies of unequal latency on one link of 100 GB/s: A (1 us, 150,000
  * bytes) alone from 1 us moves 100,000 bytes by 2 us, when B (2 us,
  * 100,000 bytes) starts; CM02 weighs them 1/1 : 1/2, so A gets 2/3 of the
  * link: its last 50,000 bytes take 0.75 us (A ends at 2.75 us), in which
- * B moves 25,000; B's other 75,000 alone take 0.75 us: 3.5 us.
+ * B moves 25,000; B's other 75,000 alone take 0.75 us: 3.5 us. Shared
+ * equally, A's last 50,000 bytes at 50 GB/s take 1 us (A ends at 3 us),
+ * in which B moves 50,000; B's other 50,000 alone take 0.5 us: 3.5 us
+ * again (the link is never idle from 1 us: 250,000 bytes end at 3.5 us).
  *
  * The busiest link direction of xla's bidir-torus all-gather of 1 MiB on
  * a 2x2x2 v5p slice (8 chips, 64 KiB a copy, 0.5 us a hop, 100 GB/s): a
@@ -50,7 +57,7 @@ static void close_to(double a, double b, const char *what)
 
 START_TEST(test_two_latencies_one_link)
 {
-    spmd_fill *f = spmd_fill_new(4);
+    spmd_fill *f = spmd_fill_new(4, true);
     double ends[2];
     spmd_fill_copy(f, 0, 1e-6, 150000);
     spmd_fill_link(f, 3, 100e9);
@@ -70,9 +77,24 @@ START_TEST(test_two_latencies_one_link)
 }
 END_TEST
 
+START_TEST(test_two_latencies_equal_shares)
+{
+    spmd_fill *f = spmd_fill_new(4, false);
+    double ends[2];
+    spmd_fill_copy(f, 0, 1e-6, 150000);
+    spmd_fill_link(f, 3, 100e9);
+    spmd_fill_copy(f, 0, 2e-6, 100000);
+    spmd_fill_link(f, 3, 100e9);
+    close_to(spmd_fill_run(f, ends), 3.5e-6, "round");
+    close_to(ends[0], 3e-6, "A");
+    close_to(ends[1], 3.5e-6, "B");
+    spmd_fill_free(f);
+}
+END_TEST
+
 START_TEST(test_torus_round)
 {
-    spmd_fill *f = spmd_fill_new(8);
+    spmd_fill *f = spmd_fill_new(8, true);
     double ends[4];
     spmd_fill_copy(f, 0, 0.5e-6, 65536); /* 1 hop */
     spmd_fill_link(f, 0, 100e9);
@@ -108,7 +130,7 @@ static void ring_of_four(spmd_fill *f)
 
 START_TEST(test_rounds_start_apart)
 {
-    spmd_fill *f = spmd_fill_new(3);
+    spmd_fill *f = spmd_fill_new(3, true);
     double ends[4];
     ring_of_four(f);
     close_to(spmd_fill_run(f, ends), 3e-6, "one round from a common start");
@@ -129,6 +151,7 @@ int main(void)
     Suite *s = suite_create("spmd_fill");
     TCase *tc = tcase_create("spmd_fill");
     tcase_add_test(tc, test_two_latencies_one_link);
+    tcase_add_test(tc, test_two_latencies_equal_shares);
     tcase_add_test(tc, test_torus_round);
     tcase_add_test(tc, test_rounds_start_apart);
     suite_add_tcase(s, tc);

@@ -53,7 +53,10 @@
  * it into the output, each through the rank's own memory. So an all-reduce
  * piece also takes a local copy of P bytes on every rank in the round
  * before its reduction (round k scatters piece k) and one in the round
- * after its multicast (round k gathers piece k-3): pieces + 3 rounds. */
+ * after its multicast (round k gathers piece k-3): pieces + 3 rounds. The
+ * scatter and gather warps copy at their own pace, a step no faster than
+ * its load latencies (nvls_pace below), which the pipeline's fill and
+ * drain show: the first scatter and the last gather. */
 
 /* A local copy of [lo, lo + len) on every rank, on `lane` in `round`: the
  * NVLS kernel's scatter into, or gather out of, the NVLS buffer. The
@@ -69,6 +72,52 @@ static void nvls_stage_copy(strata_coll_sched *s, uint64_t lo, uint64_t len, uin
     }
 }
 
+/* The copy warps' pace (NVIDIA/nccl v2.27.7-1). Of a channel's
+ * NCCL_MAX_NTHREADS / 32 = 20 warps, with unregistered buffers on one node
+ * 5 reduce and multicast (7 up to 6 ranks), (20 - 5 + 1) / 2 = 8 scatter
+ * and (20 - 5) / 2 = 7 gather (src/device/all_reduce.h lines 393-398).
+ * A step of either copies one chunk per head, head after head
+ * (ScatterGatherOp, src/device/prims_simple.h), each in iterations of a
+ * hunk per warp: COLL_UNROLL (8 on sm90 and sm100, include/device.h
+ * ncclCollUnroll) 16-byte loads by each of 32 lanes, then their stores
+ * (common_kernel.h reduceCopyPacks): 4 KiB a warp per load latency, the
+ * loads of the next iteration issued after the stores. So a step takes
+ * heads x ceil(ceil(chunk / 4 KiB) / warps) load latencies at least,
+ * whatever the memory's bandwidth: 8 x 2 x 500 ns = 8 us for the
+ * scatter of 64 KiB chunks from HBM (dgx-h100.ini's ESTIMATE of its
+ * latency). The last loop's chunk is its share of the rest over the heads,
+ * rounded up to 16 KiB (lastChunkSize). */
+#define NVLS_WARPS 20u
+#define NVLS_HUNK 4096ull
+#define NVLS_LAST_ALIGN 16384ull
+
+static double nvls_role_step(uint64_t chunk, uint32_t heads, uint32_t warps, double latency)
+{
+    uint64_t hunks = (chunk + NVLS_HUNK - 1) / NVLS_HUNK;
+    return (double)heads * (double)((hunks + warps - 1) / warps) * latency;
+}
+
+/* The scatter (stage 0) or gather (stage 3) warps' pace on a piece of len
+ * bytes in `round`: a step on `lane` of every rank that copies nothing new
+ * (a byte of OUT onto itself, appended before the round's data steps)
+ * after the role's step time; none where the latency is 0. */
+static void nvls_pace(strata_coll_sched *s, const strata_coll_shape *shape, uint64_t len, uint32_t round,
+                      uint32_t stage, uint32_t lane)
+{
+    uint32_t n = s->n, reduce = n <= 6 ? 7 : 5;
+    uint32_t warps = stage == 0 ? (NVLS_WARPS - reduce + 1) / 2 : (NVLS_WARPS - reduce) / 2;
+    double latency = stage == 0 ? shape->tune.nvls_scatter_lat_s : shape->tune.nvls_gather_lat_s;
+    uint64_t channels = shape->channels ? shape->channels : 1, full = shape->chunk_bytes ? shape->chunk_bytes : NVLS_CHUNK;
+    uint64_t share = (len + channels * n - 1) / (channels * n);
+    uint64_t chunk = MIN(full, (share + NVLS_LAST_ALIGN - 1) / NVLS_LAST_ALIGN * NVLS_LAST_ALIGN);
+    double delay = nvls_role_step(chunk, n, warps, latency);
+    for (uint32_t r = 0; delay > 0 && r < n; r++) {
+        strata_coll_step st = {.round = round, .lane = lane, .src = r, .dst = r, .src_buf = STRATA_COLL_OUT,
+                               .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT, .bytes = 1, .delay_s = delay};
+        coll_add(s, &st);
+    }
+}
+
 static uint32_t nvls(strata_coll_sched *s, const strata_coll_shape *shape)
 {
     uint32_t n = s->n;
@@ -77,7 +126,13 @@ static uint32_t nvls(strata_coll_sched *s, const strata_coll_shape *shape)
         uint64_t piece = channels * n * (shape->chunk_bytes ? shape->chunk_bytes : NVLS_CHUNK);
         uint32_t pieces = (uint32_t)((b + piece - 1) / piece);
         /* round r: stage 0 scatters piece r, 1 reduces piece r - 1, 2
-         * multicasts piece r - 2, 3 gathers piece r - 3 */
+         * multicasts piece r - 2, 3 gathers piece r - 3; the copy warps'
+         * pace first (lanes after the copies') */
+        for (uint32_t r = 0; r < pieces + 3; r++)
+            for (uint32_t stage = 0; stage < 4; stage += 3)
+                if (r >= stage && r - stage < pieces)
+                    nvls_pace(s, shape, MIN(b - (uint64_t)(r - stage) * piece, piece), r, stage,
+                              3 * (n - 1) + 2 + stage / 3);
         for (uint32_t r = 0; r < pieces + 3; r++)
             for (uint32_t stage = 0; stage < 4; stage++) {
                 if (r < stage || r - stage >= pieces)

@@ -34,9 +34,27 @@
  * dS^T Q) over its pairs, dQ's three (S, dP, dQ += dS K) over its pairs,
  * the exponentials in both. The products run on the matrix engine (matrix.c);
  * the exponentials on the transcendental unit, after the products on
- * tensor cores (FlashAttention-2 issues both from the same warps, in turn)
- * and alongside them on a systolic unit (its bundles issue MXU and EUP
- * work in the same cycle).
+ * tensor cores (FlashAttention-2 issues both from the same warps, in turn).
+ *
+ * On a systolic unit each Pallas kernel is a grid of steps run one after
+ * another, B x H x (Sq / Br) x (Skv / Bc) of them (the skipped pairs above
+ * the diagonal too: `pl.when` skips their body, not the step), split over
+ * a megacore's cores (the grid's leading dimensions are "parallel"). A
+ * step costs the Pallas pipeline's PALLAS_STEP_S (JAX's Pallas TPU
+ * pipelining guide, docs.jax.dev/en/latest/pallas/tpu/pipelining.html:
+ * about 0.35 us a grid step; the files' `[compute scalar] overhead`) and
+ * its body, in which the data order the work: S = Q K^T on the MXU, then
+ * the softmax on the vector unit (VPU) and the transcendental unit (EUP),
+ * whose row max reads every column of S and whose P feeds the next
+ * product, then the products that read P. So a visited pair costs its
+ * products plus its softmax, the larger of its VPU and EUP work (the two
+ * units issue in the same bundles); ESTIMATE: none of the softmax hides
+ * under the products (the kernels' straight-line bodies give the compiler
+ * only the columns of one block to overlap; no public profile says how
+ * much it does). The vector work is counted op by op from the kernels
+ * (VPU_* below) with MaxText's call: segment ids passed (layers/
+ * attentions.py wraps decoder_segment_ids), sm_scale 1, no bias, no soft
+ * cap.
  *
  * HBM traffic per (batch, head), in elements of the dtype (LSE and the
  * backward's D and dQ accumulator in f32):
@@ -74,6 +92,36 @@ typedef struct attn {
 
 /* MaxText's blocks for the Pallas TPU kernel (see above). */
 enum { PALLAS_BLOCK = 512, PALLAS_DQ_BLOCK_Q = 1024 };
+
+/* The Pallas pipeline's cost a grid step (see above). */
+#define PALLAS_STEP_S 0.35e-6
+
+/* The vector work of one visited block pair of each Pallas TPU kernel
+ * (jax/experimental/pallas/ops/tpu/flash_attention.py @078fd68), in
+ * operations on f32 elements, one element per VPU lane and sublane:
+ *   per score (Br x Bc): forward, the row max, s - m, the row sum and P's
+ *   cast to bf16 (4); dK/dV, s - m, p * 1/l, P's cast, dp - di, * p and
+ *   dS's cast (6); dQ, the same but P's cast (5); in each, the segment
+ *   mask's compare and the mask's select and add (3); with mask=causal the
+ *   two iotas, their offsets, the compare and the `and` with the segment
+ *   mask (6); and one exponential (EUP);
+ *   per row statistic (Br x 128 lanes: m, l are kept 128 lanes wide):
+ *   forward, m_next, m_prev - m_next, alpha l_prev, the sum plus l_corr,
+ *   l_next == 0, its select and l_corr / l_next (7 VPU) with alpha's
+ *   exponential and 1 / l_next (2 EUP); dK/dV and dQ, 1 / l (1 EUP);
+ *   per accumulator element: forward acc *= and acc += o * 1/l (3 a
+ *   Br x D element); dK/dV, dV += and dK += (2 a Bc x D element); dQ,
+ *   dQ += (1 a Br x D element).
+ * The matrix unit's pushes and pops and the transposes (P^T, dS^T, on the
+ * transpose unit) are not VPU work. */
+typedef struct vector_counts {
+    double score, causal, row_vpu, row_eup, acc;
+    bool acc_on_keys; /* accumulator rows are the key block's (Bc), else the query block's (Br) */
+} vector_counts;
+static const vector_counts VPU_FWD = {7, 6, 7, 2, 3, false};
+static const vector_counts VPU_DKV = {9, 6, 0, 1, 2, true};
+static const vector_counts VPU_DQ = {8, 6, 0, 1, 1, false};
+enum { STAT_LANES = 128 };
 
 static uint64_t min_u64(uint64_t a, uint64_t b)
 {
@@ -177,6 +225,23 @@ static double hbm_bytes(const attn *a, double e, bool backward)
     return (double)(a->b * a->h) * per_head;
 }
 
+/* One kernel's softmax (see above): VPU and EUP work of its visited
+ * pairs (B H pairs of br x bc), adding to vpu and eup. */
+static void softmax_work(const vector_counts *k, double bh_pairs, uint64_t br, uint64_t bc, uint64_t d, bool causal,
+                         double *vpu, double *eup)
+{
+    double scores = (double)br * (double)bc, rows = (double)br * STAT_LANES;
+    double acc = (double)(k->acc_on_keys ? bc : br) * (double)d;
+    *vpu += bh_pairs * (scores * (k->score + (causal ? k->causal : 0)) + rows * k->row_vpu + acc * k->acc);
+    *eup += bh_pairs * (scores + rows * k->row_eup);
+}
+
+/* Grid steps of one Pallas kernel: every (batch, head, row block, column block). */
+static double grid_steps(const attn *a, uint64_t br, uint64_t bc)
+{
+    return (double)(a->b * a->h) * (double)ceil_div(a->sq, br) * (double)ceil_div(a->skv, bc);
+}
+
 /* The products' time on the matrix engine: fwd Br x D x Bc and Br x Bc x D
  * per pair; bwd two of the first, one of the second and two Bc x Br x D;
  * the Pallas TPU bwd, its dK/dV kernel two Br x D x Bc (S, dP) and two
@@ -204,6 +269,31 @@ static double products_time(const strata_hw *hw, uint32_t unit, const strata_ker
     return t;
 }
 
+/* The Pallas TPU kernels' time besides their products (see above): each
+ * visited pair's softmax after its products, and the grid steps, over
+ * the megacore's cores. */
+static double pallas_softmax_and_steps(const strata_compute_spec *u, const strata_kernel_problem *p, const attn *a,
+                                       bool backward, double vrate, double trate, strata_kernel_cost *c)
+{
+    double vpu = 0, eup = 0, bh = (double)(a->b * a->h), steps;
+    if (!backward) {
+        softmax_work(&VPU_FWD, bh * a->pairs, a->br, a->bc, a->d, p->causal, &vpu, &eup);
+        steps = grid_steps(a, a->br, a->bc);
+    } else {
+        softmax_work(&VPU_DKV, bh * a->pairs, a->br, a->bc, a->d, p->causal, &vpu, &eup);
+        softmax_work(&VPU_DQ, bh * a->dq_pairs, a->dq_br, a->dq_bc, a->d, p->causal, &vpu, &eup);
+        steps = grid_steps(a, a->br, a->bc) + grid_steps(a, a->dq_br, a->dq_bc);
+    }
+    double cores = u->kernel.cores > 0 ? (double)u->kernel.cores : 1.0;
+    double softmax = fmax(vpu / vrate, eup / trate), t_steps = steps / cores * PALLAS_STEP_S;
+    strata_kernel_term_add(c, "vector (VPU) operations", vpu, "");
+    strata_kernel_term_add(c, "transcendental (EUP) operations", eup, "");
+    strata_kernel_term_add(c, "softmax time", softmax, "s");
+    strata_kernel_term_add(c, "grid steps", steps, "");
+    strata_kernel_term_add(c, "grid step time", t_steps, "s");
+    return softmax + t_steps;
+}
+
 static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, strata_kernel_cost *c,
                        bool backward)
 {
@@ -222,14 +312,15 @@ static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_p
         strata_kernel_term_add(c, "dQ kernel block columns", (double)a.dq_bc, "");
         strata_kernel_term_add(c, "dQ kernel block pairs per (batch, head)", a.dq_pairs, "");
     }
-    double trate = u->kernel.transcendental_flops > 0 ? u->kernel.transcendental_flops
-                   : u->kernel.vector_flops > 0      ? u->kernel.vector_flops
-                                                     : u->flops;
+    double vrate = u->kernel.vector_flops > 0 ? u->kernel.vector_flops : u->flops;
+    double trate = u->kernel.transcendental_flops > 0 ? u->kernel.transcendental_flops : vrate;
     double t_exp = exps / trate;
-    double busy = u->kernel.matrix == STRATA_MATRIX_TILES ? mm + t_exp : fmax(mm, t_exp);
     strata_kernel_term_add(c, "products on the matrix engine", mm, "s");
     strata_kernel_term_add(c, "exponentials", exps, "");
     strata_kernel_term_add(c, "exponential time", t_exp, "s");
+    double busy = mm + t_exp;
+    if (u->kernel.matrix == STRATA_MATRIX_SYSTOLIC)
+        busy = mm + pallas_softmax_and_steps(u, p, &a, backward, vrate, trate, c);
     strata_kernel_term_add(c, "compute time", busy, "s");
     strata_kernel_finish(hw, unit, c, flops, busy, hbm_bytes(&a, strata_kernel_elem_bytes(p), backward),
                          "HBM bytes by block size");

@@ -44,7 +44,7 @@
 #include "hw/hw.h"
 #include "trace/op.h"
 
-enum { STRATA_KERNEL_MAX_TERMS = 24 };
+enum { STRATA_KERNEL_MAX_TERMS = 32 };
 
 /* One op's problem: what the trace says of it. */
 typedef struct strata_kernel_problem {

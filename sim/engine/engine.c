@@ -8,7 +8,8 @@
  *    engine_platform.c turns the hardware model into a SimGrid platform.
  *  - One actor per stream runs its ops in program order:
  *      alloc/free/release  the memory's allocator, at the current date, no time;
- *      copy                sg_host_sendto() from the source memory's host to the
+ *      copy                a wait of its route's latency (engine_flow_wait), then
+ *                          sg_host_sendto() from the source memory's host to the
  *                          destination's (its twin for a copy inside a memory;
  *                          a paced phase's, rate-bounded: engine_sg_flow.h):
  *                          sum(latency) + bytes / bottleneck when alone, max-min
@@ -327,6 +328,9 @@ static double run_copy(engine_ctx *ctx, const engine_op *e, double t0)
     if (n == 0) /* a copy inside one memory reads and writes its port */
         ctx->port_bytes[op->src_memory] += bytes;
     double flow = (double)engine_phase_flow_bytes(phase, op->bytes);
+    double wait = engine_flow_wait(ctx->hw, latency); /* its route's latency, before the flow */
+    if (wait > 0)
+        sg_actor_sleep_for(wait);
     double rate = engine_phase_flow_rate(phase, op->bytes, latency); /* 0: unbounded */
     if (sender != STRATA_NO_ROUTE)
         engine_sg_sendto_bounded(ctx->hosts.sender[sender], ctx->hosts.mem[op->dst_memory], flow, rate);
@@ -389,6 +393,9 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
         }
         if (op->bytes > 0) {
             port_begin(ctx, op->memory, bytes, t);
+            double wait = engine_flow_wait(ctx->hw, strata_hw_memory(ctx->hw, op->memory)->latency);
+            if (wait > 0) /* the operand memory's latency, before the flow */
+                sg_actor_sleep_for(wait);
             sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)bytes);
             clock_end(&ctx->ports[op->memory], now());
         }

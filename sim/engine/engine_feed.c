@@ -173,8 +173,10 @@ static bool first_pass_end(engine_feed *f, GError **err)
 /* With classes: a copy from another device is a sender's (engine_quotient.h). */
 static bool note_sender(engine_feed *f, const strata_bound_op *op, GError **err)
 {
+    if (!f->quotient || op->kind != STRATA_OP_COPY)
+        return true; /* before the side table: most ops end here */
     uint32_t from = strata_spmd_step_of(f->src).from;
-    if (!f->quotient || op->kind != STRATA_OP_COPY || from == 0 || from - 1 == op->device)
+    if (from == 0 || from - 1 == op->device)
         return true;
     return engine_quotient_note(f->quotient, from - 1, op->src_memory, op->dst_memory, err);
 }
@@ -394,7 +396,9 @@ static void read_in_order(engine_feed *f, strata_bound_op *op, const engine_op_e
 static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
 {
     strata_bound_op *op = &e->bound;
-    const strata_coll_phase *phase = strata_spmd_phase(f->src, x->coll, x->phase);
+    /* strata_spmd_phase() has none for an op of no collective or of its one round */
+    const strata_coll_phase *phase =
+        x->coll != STRATA_COLL_NONE && x->phase != 0 ? strata_spmd_phase(f->src, x->coll, x->phase) : NULL;
     e->coll = x->coll;
     e->phase = phase ? *phase : (strata_coll_phase){0};
     e->from = x->from;

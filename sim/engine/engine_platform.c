@@ -42,6 +42,11 @@
  * the full (not lazy) update of the max-min system and bandwidth/latency
  * factors 1, so a lone transfer of B bytes takes
  * sum(latency) + B / min(bandwidth) exactly; SimGrid's logs are silenced.
+ * Links and operand links have latency 0 in SimGrid unless [hardware]
+ * flow_sharing = latency: CM02 gives a flow of route latency L > 0 the
+ * sharing penalty L (TCP's RTT unfairness), so the engine waits a route's
+ * latency itself before the flow starts (engine_flow_wait) and every flow
+ * shares its links equally.
  *
  * Invariants: the platform is a pure function of the hardware model, built
  * in the order the XML loader would have built it (hosts, links and routes
@@ -171,6 +176,19 @@ static void add_link(platform_builder *p, uint32_t zone, const char *prefix, con
     g_free(id);
 }
 
+/* A link's latency in SimGrid: its own under flow_sharing = latency
+ * (CM02 charges it and weights the flow's share by its route's), else 0:
+ * the engine waits it before the flow (engine_flow_wait). */
+static double link_latency(const strata_hw *hw, double latency)
+{
+    return strata_hw_flow_sharing_latency(hw) ? latency : 0.0;
+}
+
+double engine_flow_wait(const strata_hw *hw, double latency)
+{
+    return strata_hw_flow_sharing_latency(hw) ? 0.0 : latency;
+}
+
 /* Every memory's port, every hw link, every unit's operand link (and with
  * several devices the padding link of the site graph), in `zone`. */
 static void add_links(platform_builder *p, uint32_t zone)
@@ -192,14 +210,14 @@ static void add_links(platform_builder *p, uint32_t zone)
         double scale = p->classes ? MAX(strata_spmd_link_scale(p->classes, i, true),
                                         strata_spmd_link_scale(p->classes, i, false))
                                   : 1;
-        add_link(p, zone, "link:", l->name, l->bandwidth / scale, l->latency,
+        add_link(p, zone, "link:", l->name, l->bandwidth / scale, link_latency(hw, l->latency),
                  l->full_duplex ? ENGINE_SG_SPLITDUPLEX : ENGINE_SG_SHARED);
     }
     p->operand0 = next;
     for (uint32_t i = 0; i < strata_hw_compute_count(hw); i++, next++) {
         const strata_compute_spec *u = strata_hw_compute(hw, i);
         const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
-        add_link(p, zone, "operand:", u->name, m->bandwidth, m->latency, ENGINE_SG_SHARED);
+        add_link(p, zone, "operand:", u->name, m->bandwidth, link_latency(hw, m->latency), ENGINE_SG_SHARED);
     }
 }
 

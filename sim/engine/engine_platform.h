@@ -60,6 +60,17 @@ bool engine_hosts_lookup_for(const strata_hw *hw, const engine_quotient *q, engi
 void engine_hosts_clear(engine_hosts *h);
 /* Where a copy from memory src to memory dst lands: dst's host, or src's twin. */
 sg_host_t engine_copy_target(const engine_hosts *h, uint32_t src, uint32_t dst);
+/* How long a transfer over a route whose links' latencies sum to
+ * `latency` (s) waits before its flow starts: `latency` under the default
+ * equal sharing, whose platform gives SimGrid links of latency 0, so that
+ * every flow has CM02's sharing penalty 1 and flows on a link get equal
+ * shares (SimGrid 3.32 src/surf/network_cm02.cpp:431 sets a flow's penalty
+ * to its route latency, :393-405 and :190 apply it once the latency is
+ * paid; a flow of latency 0 keeps penalty 1); 0 under [hardware]
+ * flow_sharing = latency, whose links carry their latency and SimGrid
+ * charges it (hw.h: strata_hw_flow_sharing_latency). A lone transfer of B
+ * bytes ends at latency + B / bottleneck either way. */
+double engine_flow_wait(const strata_hw *hw, double latency);
 /* The amount to execute on a unit's host for `flops` on operands of `dtype`
  * (0: no execution). */
 double engine_compute_amount(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double flops);

@@ -85,6 +85,11 @@ typedef struct strata_coll_tuning {
      * no stage of its pipeline runs, the kernel's (strata_nccl_choice
      * stage_gbs); 0: the links alone decide */
     double stage_bw;
+    /* NVLS's copy path on one node: a load's latency for the kernel's
+     * scatter warps (from the rank's input in its device memory) and its
+     * gather warps (from its NVLS buffer, which the switch's multicast has
+     * just written through the GPU's on-chip cache); 0: no pace */
+    double nvls_scatter_lat_s, nvls_gather_lat_s;
     /* the library's own estimate of the whole collective (NCCL's
      * ncclTopoGetAlgoTime for the pair it picks, RCCL's likewise), in
      * seconds; 0 where it has none (an MSCCL algorithm). A closed form for

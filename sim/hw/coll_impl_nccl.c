@@ -9,7 +9,8 @@
  * cap and the network's overhead across nodes), NCCL_ALGO / NCCL_PROTO
  * as a run may set them, and the NCCL release whose tuning tables choose
  * (nccl_version, nccl_versions.h; default the newest), NCCL_MIN_CTAS
- * as a run may set it (nccl_min_ctas), and the process layout with the
+ * as a run may set it (nccl_min_ctas), the tuner plugin whose choice
+ * NCCL takes (nccl_tuner_plugin, nccl_plugin.h), and the process layout with the
  * host's time per communicator (coll_host.h). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics).
  * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
@@ -23,6 +24,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "hw/hw_internal.h"
+#include "hw/nccl_plugin.h"
 
 /* The block load() reads. */
 typedef struct nccl_params {
@@ -34,6 +36,7 @@ typedef struct nccl_params {
     uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
     const strata_nccl_version *version;
     uint32_t min_ctas;         /* NCCL_MIN_CTAS (0: unset) */
+    const strata_nccl_plugin *plugin; /* NCCL_TUNER_PLUGIN (NULL: none) */
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
 } nccl_params;
 
@@ -53,6 +56,9 @@ static const strata_coll_impl_key nccl_keys[] = {
                             "or 2.MINOR.PATCH; default: the newest, 2.30)"},
     {"nccl_min_ctas", false, "collectives = nccl: NCCL_MIN_CTAS as a run sets it, the least channels NCCL runs, 1 to "
                              "32 (default: unset)"},
+    {"nccl_tuner_plugin", false, "collectives = nccl: the tuner plugin whose choice NCCL takes where it makes one "
+                                 "(NCCL_TUNER_PLUGIN), aws-ofi-p5 (aws-ofi-nccl's region tuner on p5 and p5e; "
+                                 "nccl_plugin.h); default: none"},
     STRATA_COLL_HOST_KEYS("nccl"),
     {NULL, false, NULL},
 };
@@ -86,6 +92,13 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
         g_free(want);
     }
     g_free(version);
+    char *plugin = ok ? hw_get_text(ctx, group, "nccl_tuner_plugin") : NULL;
+    if (plugin && !(p->plugin = strata_nccl_plugin_find(g_strstrip(plugin)))) {
+        char *want = g_strdup_printf("a tuner plugin strata has the choices of: %s", strata_nccl_plugin_list());
+        ok = hw_fail_value(ctx, err, group, "nccl_tuner_plugin", want, plugin);
+        g_free(want);
+    }
+    g_free(plugin);
     ok = ok && hw_coll_impl_cpu(ctx, group, "nccl_cpu", STRATA_NCCL_INTEL, &p->cpu, err) &&
          hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err) &&
@@ -111,7 +124,7 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
     strata_nccl_comm c = {.arch = p->arch, .ranks = ranks, .graph_channels = p->channels,
                           .channel_gbs = p->channel_bandwidth / 1e9, .nvls = p->nvls, .cpu = p->cpu,
                           .algos = p->algos, .protos = p->protos, .version = p->version,
-                          .min_ctas = p->min_ctas};
+                          .min_ctas = p->min_ctas, .plugin = p->plugin};
     strata_hw_nics nics;
     if (domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics)) {
         /* a node of NCCL's is a scale-up domain: its NICs are its hosts' */
@@ -122,6 +135,25 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
         c.nic_gpus = MIN(domain_ranks, MAX(1u, nics.devices * domain_ranks / per_host));
     }
     return c;
+}
+
+/* NVLS's copy warps' loads (algo_nccl.c, the copy warps' pace): from the
+ * rank's input, the default device memory's latency; from the NVLS
+ * buffer, which the switch's multicast stores reach through the GPU's
+ * on-chip cache a step or a few before the gather reads them (the
+ * pipeline holds 8), that cache's (its first on-chip memory; the device
+ * memory's without one). */
+static void nvls_load_latencies(const strata_hw *hw, double *scatter_s, double *gather_s)
+{
+    const strata_memory_spec *dev = strata_hw_memory(hw, strata_hw_default_memory(hw));
+    *scatter_s = *gather_s = dev->latency;
+    for (uint32_t i = 0; i < strata_hw_memory_count(hw); i++) {
+        const strata_memory_spec *m = strata_hw_memory(hw, i);
+        if (m->kind == STRATA_MEM_ONCHIP && m->device == dev->device) {
+            *gather_s = m->latency;
+            return;
+        }
+    }
 }
 
 static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, uint32_t domain_ranks,
@@ -157,6 +189,8 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host};
+    if (ch.algo == STRATA_NCCL_NVLS)
+        nvls_load_latencies(hw, &out->nvls_scatter_lat_s, &out->nvls_gather_lat_s);
     return true;
 }
 

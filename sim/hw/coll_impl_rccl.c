@@ -11,8 +11,10 @@
  * rings, so they are also the trees' chains), whether
  * the model enables MSCCL, the host CPU (the network's overhead across
  * nodes), the RCCL release (`rccl_version`, rccl_releases below: 2.22
- * takes the protocol across nodes by size, rccl_tuning.h), NCCL_ALGO / NCCL_PROTO as a run may set them, and the process
- * layout with the host's time per communicator (coll_host.h).
+ * takes the protocol across nodes by size, rccl_tuning.h), NCCL_ALGO / NCCL_PROTO as a run may set them, the process
+ * layout with the host's time per communicator (coll_host.h), and the
+ * time ROCm's runtime adds to every kernel launch where it reclaims
+ * scratch memory per dispatch (`rccl_scratch_reclaim`, below).
  * pick: algo=rccl for all-reduce, all-gather and reduce-scatter (ideal's
  * choice for the others).
  * tune: what RCCL runs (rccl_tuning.h): an MSCCL algorithm, or the
@@ -49,7 +51,20 @@ typedef struct rccl_params {
     uint32_t n_net_rings, net_ring_len; /* rccl_net_rings: the rings through the NICs */
     uint8_t net_rings[MAX_RINGS * MAX_RING_LEN];
     strata_coll_host host; /* rccl_ranks_per_process, _host_launch, _host_plan */
+    double scratch_reclaim_s; /* rccl_scratch_reclaim: the runtime's time per launch (0: none) */
 } rccl_params;
+
+/* rccl_scratch_reclaim: ROCm's runtime (ROCr) takes a dispatch's scratch
+ * memory back after it when it needs more than its threshold, unless
+ * HSA_NO_SCRATCH_RECLAIM=1 ("a scratch-use-once mechanism": ROCR-Runtime's
+ * environment variables), so each RCCL launch pays for setting it up again. RCCL's own check of when
+ * that happens (src/rccl_wrap.cc validHsaScratchEnvSetting, ROCm/rccl PR
+ * #1867, 2025-08: it errors out where it does) is: HSA_NO_SCRATCH_RECLAIM
+ * unset and, on gfx942, a HIP runtime before 6.4.43484 or CP MEC firmware
+ * below 177 (gfx950: 24); before ROCm 6.4 it warns whenever the variable
+ * is unset (PR #1683, rccl-tests PR #114). RCCL's tuning model has no such cost, and no public figure of it
+ * on MI300X was found: a file sets it where its platform reclaims (a
+ * measured fixed cost), 0 (the default) where it does not. */
 
 static const strata_coll_impl_key rccl_keys[] = {
     {"rccl_channels", true, "collectives = rccl: the rings of RCCL's graph (its topology model's), 1 to 64"},
@@ -64,6 +79,9 @@ static const strata_coll_impl_key rccl_keys[] = {
     {"rccl_cpu", false, "collectives = rccl: the hosts' CPU, amd (default), intel or arm"},
     {"rccl_algo", false, "collectives = rccl: the algorithms RCCL may run (Ring,Tree; default: both)"},
     {"rccl_proto", false, "collectives = rccl: the protocols RCCL may run (LL,Simple; default: all)"},
+    {"rccl_scratch_reclaim", false, "collectives = rccl: the time ROCm's runtime adds to every RCCL kernel launch "
+                                    "where it reclaims scratch per dispatch (HSA_NO_SCRATCH_RECLAIM unset with an "
+                                    "older runtime or firmware), 0 to 1 s (default 0: none)"},
     STRATA_COLL_HOST_KEYS("rccl"),
     {NULL, false, NULL},
 };
@@ -134,7 +152,8 @@ static void *rccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
               hw_coll_impl_cpu(ctx, group, "rccl_cpu", STRATA_NCCL_AMD, &p->cpu, err) &&
               hw_coll_impl_list(ctx, group, "rccl_algo", true, &p->algos, err) &&
               hw_coll_impl_list(ctx, group, "rccl_proto", false, &p->protos, err) &&
-              get_release(ctx, group, p, err);
+              get_release(ctx, group, p, err) &&
+              hw_get_time(ctx, group, "rccl_scratch_reclaim", &p->scratch_reclaim_s, err);
     char *msccl = ok ? hw_get_text(ctx, group, "msccl") : NULL;
     if (msccl && strcmp(g_strstrip(msccl), "true") == 0)
         p->msccl = true;
@@ -185,10 +204,11 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     uint32_t n_rings = net ? p->n_net_rings : p->n_rings, len = net ? p->net_ring_len : p->ring_len;
     bool rings = n_rings && len == (net ? domain_ranks : ranks);
     /* The fixed cost: RCCL's base latency of the protocol (the kernel's
-     * launch and setup; MSCCL's kernels ESTIMATE the same); a network step
-     * pays RCCL's latency for it less the route's (two links) */
+     * launch and setup; MSCCL's kernels ESTIMATE the same) and the
+     * runtime's scratch reclaim, if any; a network step pays RCCL's
+     * latency for it less the route's (two links) */
     *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels, .msccl = ch.msccl,
-                                .launch_s = ch.base_us * 1e-6, .estimate_s = ch.time_us * 1e-6,
+                                .launch_s = ch.base_us * 1e-6 + p->scratch_reclaim_s, .estimate_s = ch.time_us * 1e-6,
                                 .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - 2 * nics.latency),
                                 .rings = rings ? model : NULL, .n_rings = rings ? n_rings : 0,
                                 .ring_len = rings ? len : 0, .host = p->host};

@@ -40,6 +40,9 @@ static const strata_key_def hardware_keys[] = {
                     "with this file's keys replacing theirs"},
     {"default_memory", false, "memory of allocs that name none (default: the first of kind device)"},
     {"sched", false, "xla or cuda: the copy policies' execution model when theirs is auto (default cuda)"},
+    {"flow_sharing", false, "equal (default: transfers crossing a link share it equally, as NVLink, InfiniBand and "
+                            "TPU ICI arbitrate) or latency (SimGrid CM02's TCP model: each transfer's share in "
+                            "inverse proportion to its route's latency)"},
     {"devices", false, "number of devices, 1 to 65536 (default 1): the file describes one, instantiated as NAME@D"},
     {"devices_per_host", false, "devices sharing one host's memories, a divisor of devices (default: devices)"},
     {NULL, false, NULL}};
@@ -663,6 +666,13 @@ static bool build(hw_load_ctx *ctx, strata_hw *hw, GError **err)
     }
     hw->sched_xla = sched && strcmp(sched, "xla") == 0;
     g_free(sched);
+    char *sharing = ok ? hw_get_text(ctx, "hardware", "flow_sharing") : NULL;
+    if (sharing && strcmp(g_strstrip(sharing), "equal") != 0 && strcmp(sharing, "latency") != 0) {
+        hw_fail(ctx, err, "hardware", "flow_sharing", "expected equal or latency, got '%s'", sharing);
+        ok = false;
+    }
+    hw->flow_sharing_latency = sharing && strcmp(sharing, "latency") == 0;
+    g_free(sharing);
     for (gsize g = 0; ok && g < n_groups; g++) {
         if (defs[g]->kind == GROUP_LINK)
             ok = load_link(ctx, hw, groups[g], names[g], err);

@@ -206,6 +206,15 @@ const char *strata_hw_name(const strata_hw *hw);
 /* True when [hardware] sched = xla: async copies are copy-start/copy-done in
  * one program order (XLA), not CUDA streams. */
 bool strata_hw_sched_xla(const strata_hw *hw);
+/* True when [hardware] flow_sharing = latency: transfers that share a link
+ * get shares in inverse proportion to their routes' latencies (SimGrid
+ * CM02's TCP model: a flow's sharing penalty is its route latency,
+ * src/surf/network_cm02.cpp:431 in 3.32), as TCP's RTT unfairness makes
+ * them; false (the default, equal): every transfer on a link gets an equal
+ * share, as link-level arbitration gives (NVLink, InfiniBand, TPU ICI;
+ * docs/engine.md, "How transfers share a link"). The latency delays each
+ * transfer's start the same either way. */
+bool strata_hw_flow_sharing_latency(const strata_hw *hw);
 const char *strata_hw_origin(const strata_hw *hw); /* file path */
 
 /* The collective implementation the device interconnect declares

@@ -11,6 +11,7 @@
 const char *strata_hw_name(const strata_hw *hw) { return hw->name; }
 const char *strata_hw_origin(const strata_hw *hw) { return hw->origin; }
 bool strata_hw_sched_xla(const strata_hw *hw) { return hw->sched_xla; }
+bool strata_hw_flow_sharing_latency(const strata_hw *hw) { return hw->flow_sharing_latency; }
 uint32_t strata_hw_memory_count(const strata_hw *hw) { return hw->memories->len; }
 
 const strata_memory_spec *strata_hw_memory(const strata_hw *hw, uint32_t index)

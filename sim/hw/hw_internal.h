@@ -38,6 +38,7 @@ struct strata_hw {
     char *source;
     char *origin;
     bool sched_xla; /* [hardware] sched = xla */
+    bool flow_sharing_latency; /* [hardware] flow_sharing = latency */
     const strata_coll_impl *coll_impl; /* [interconnect] collectives= (coll_impl.c); NULL: ideal */
     void *coll_params;                 /* its parameter block (g_free), or NULL */
     GStringChunk *strings;

@@ -11,6 +11,7 @@
  * Invariant: the functions read only their arguments.
  */
 #include "hw/nccl_tuning.h"
+#include "hw/nccl_plugin.h"
 #include <math.h>
 #include <string.h>
 #include <glib.h>
@@ -482,6 +483,10 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
     double best = strata_nccl_argmin(&nccl_tuner, c, kind, bytes, ALGOS, &out->algo, &out->proto);
     if (best < 0)
         return false;
+    /* a tuner plugin's cost 0 on its pair: NCCL takes it (the time stays
+     * NCCL's model's estimate of that pair) */
+    if (strata_nccl_plugin_choose(c->plugin, c, kind, bytes, &out->algo, &out->proto))
+        best = strata_nccl_time_us(c, kind, out->algo, out->proto, bytes);
     out->time_us = best;
     out->base_us = ver(c)->base_lat[out->algo][out->proto];
     out->chunk_bytes = 0;

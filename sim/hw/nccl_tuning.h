@@ -65,6 +65,9 @@ typedef enum { STRATA_NCCL_INTEL = 0, STRATA_NCCL_AMD, STRATA_NCCL_ARM } strata_
  * both give 40 GB/s). Across nodes its heads are the GPUs with a NIC
  * (search.cc: "NVLS search only tries to find NIC:GPU combinations to
  * compute the heads"), at the same intra-node speed. */
+/* A tuner plugin's row (nccl_plugin.h). */
+typedef struct strata_nccl_plugin strata_nccl_plugin;
+
 typedef struct strata_nccl_comm {
     strata_nccl_arch arch;
     uint32_t ranks;
@@ -92,6 +95,9 @@ typedef struct strata_nccl_comm {
     /* NCCL_MIN_CTAS (config.minCTAs): the least channels of the
      * communicator, rings and NVLS alike; 0: unset */
     uint32_t min_ctas;
+    /* NCCL_TUNER_PLUGIN: the plugin whose choice NCCL takes where it makes
+     * one (nccl_plugin.h); NULL: none, NCCL's own model */
+    const strata_nccl_plugin *plugin;
 } strata_nccl_comm;
 
 typedef struct strata_nccl_choice {
@@ -173,7 +179,8 @@ double strata_nccl_argmin(const strata_nccl_tuner *t, const void *comm, strata_o
                           unsigned n_algos, strata_nccl_algo *algo, strata_nccl_proto *proto);
 /* The pair NCCL picks for `bytes` (nccl-tests' size: the per-rank buffer
  * of an all-reduce, the gathered OUT of an all-gather, the scattered IN
- * of a reduce-scatter), with its channels. False when nothing applies
+ * of a reduce-scatter), with its channels: its model's, or c's tuner
+ * plugin's where that makes a choice (nccl_plugin.h). False when nothing applies
  * (a kind NCCL runs otherwise, or one rank). */
 bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_nccl_choice *out);
 /* NCCL's NVLS graph (above): its channels and GB/s per channel; false

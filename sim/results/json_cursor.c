@@ -83,8 +83,11 @@ char *strata_jc_micros(char *p, int64_t ns)
 {
     if (ns >= 1000) {
         size_t n = strata_format_u64(p, (uint64_t)ns);
-        memmove(p + n - 2, p + n - 3, 3);
-        p[n - 3] = '.';
+        char *frac = p + n - 3; /* its last three digits move up by one for the point: no memmove call */
+        frac[3] = frac[2];
+        frac[2] = frac[1];
+        frac[1] = frac[0];
+        frac[0] = '.';
         return p + n + 1;
     }
     if (ns >= 0) {

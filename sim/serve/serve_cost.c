@@ -8,6 +8,8 @@
 #include "core/error.h"
 #include "hw/coll_impl.h"
 #include "kernel/kernel.h"
+#include "serve/serve_allreduce.h"
+#include "serve/serve_decode.h"
 
 struct strata_serve_cost {
     const strata_hw *hw;
@@ -24,25 +26,35 @@ struct strata_serve_cost {
     uint32_t max_tokens;
     double *dense;            /* per T, NAN until computed */
     strata_serve_work *work;  /* non-NULL: ops add their nominal flops and bytes here */
+    const strata_serve_decode_kernel *decode; /* GQA decode attention's kernel (NULL: the flash op) */
+    const strata_serve_allreduce *ar;         /* the TP all-reduce's implementation (NULL: NCCL) */
 };
 
-/* An op's time; bytes > 0 replaces the bytes the kernel model says it
- * moves (at the model's stream efficiency), for a kernel that moves
- * fewer than its row assumes (MLA decode reads one latent as K and V). */
+/* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
+ * bytes the kernel model says it moves (at the model's stream
+ * efficiency), for a kernel that moves fewer than its row assumes (MLA
+ * decode reads one latent as K and V). */
+static void kernel_cost(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
+                        const uint64_t *dims, uint32_t n_dims, bool causal, double bytes, strata_kernel_cost *kc)
+{
+    strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .dtype = dtype};
+    strata_kernel_cost_of(k, c->hw, c->unit, &p, kc);
+    if (bytes > 0 && kc->bytes_nominal > 0) {
+        kc->bytes *= bytes / kc->bytes_nominal;
+        kc->bytes_nominal = bytes;
+    }
+    if (c->work) {
+        c->work->flops += kc->flops;
+        c->work->bytes += kc->bytes_nominal;
+    }
+}
+
+/* An op's time: the slower of its compute and its bytes, then its fixed time. */
 static double op_time_bytes(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
                             const uint64_t *dims, uint32_t n_dims, bool causal, double bytes)
 {
-    strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .dtype = dtype};
     strata_kernel_cost kc = {0};
-    strata_kernel_cost_of(k, c->hw, c->unit, &p, &kc);
-    if (bytes > 0 && kc.bytes_nominal > 0) {
-        kc.bytes *= bytes / kc.bytes_nominal;
-        kc.bytes_nominal = bytes;
-    }
-    if (c->work) {
-        c->work->flops += kc.flops;
-        c->work->bytes += kc.bytes_nominal;
-    }
+    kernel_cost(c, k, dtype, dims, n_dims, causal, bytes, &kc);
     double mem = c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0;
     return fmax(kc.compute_s, mem) + kc.fixed_s;
 }
@@ -70,10 +82,67 @@ static double bgemm(const strata_serve_cost *c, uint64_t b, uint64_t m, uint64_t
     return op_time(c, c->gemm, c->m.dtype, d, 4, false);
 }
 
+
+/* A pass over n elements that moves `bytes` (one kernel: its launch, the
+ * bytes at the stream rate). */
+static double stream_pass(const strata_serve_cost *c, uint64_t n, double bytes)
+{
+    uint64_t d[1] = {n ? n : 1};
+    return op_time_bytes(c, c->elementwise, c->m.dtype, d, 1, false, bytes);
+}
+
+/* The activations' bytes per element: bf16 under 8-bit weights (an FP8
+ * GEMM writes bf16, strata_kernel_out_bytes), else the dtype's. */
+static double act_bytes(const strata_serve_cost *c)
+{
+    double b = strata_serve_dtype_bytes(c->m.dtype);
+    return b < 2 ? 2 : b;
+}
+
+/* A norm or residual pass over n activation elements (an RMSNorm, a
+ * residual add; TensorRT-LLM's fused add + RMSNorm is two of them): each
+ * element read and written once in the activations' dtype, bf16 under
+ * 8-bit weights (TensorRT-LLM's RMSNorm runs in config.torch_dtype,
+ * modeling_llama.py; the GEMMs write bf16). */
 static double elementwise(const strata_serve_cost *c, uint64_t n)
 {
-    uint64_t d[1] = {n};
-    return n ? op_time(c, c->elementwise, c->m.dtype, d, 1, false) : 0;
+    return n ? stream_pass(c, n, 2.0 * (double)n * act_bytes(c)) : 0;
+}
+
+/* The MLP's activation on t tokens of width w (one kernel): gated
+ * (SwiGLU: vLLM's silu_and_mul, TensorRT-LLM's swiglu) reads the gate and
+ * up halves, 2 x t x w, and writes t x w; plain reads and writes t x w.
+ * It reads the GEMM's output (activations' dtype) and writes the next
+ * GEMM's input: FP8 under 8-bit weights (TensorRT-LLM's GatedMLP passes
+ * quant_scale = down_proj.input_scale to swiglu, gated_mlp.py), else the
+ * activations' dtype. The routed experts' activation is the same pass
+ * (experts_grouped). */
+static double mlp_activation(const strata_serve_cost *c, uint64_t t, uint64_t w)
+{
+    double up = (c->s.gated ? 2.0 : 1.0) * (double)w, in = strata_serve_dtype_bytes(c->m.dtype);
+    return t && w ? stream_pass(c, t * w, (double)t * (up * act_bytes(c) + (double)w * in)) : 0;
+}
+
+/* TensorRT-LLM's FP8 Linear (FP8QDQLinearMethod.apply, tensorrt_llm/
+ * _torch/modules/linear.py) quantizes a bf16 input before its GEMM
+ * (static_quantize_e4m3_per_tensor: t x hidden read in bf16, written in
+ * FP8). Inputs that arrive quantized run none: o_proj's (the attention
+ * writes FP8, out_scale = o_proj.inv_input_scale, attention.py; thop
+ * attentionOp's mFP8ContextFMHA = is_fp8_out), down_proj's (swiglu with
+ * quant_scale), and, in LlamaDecoderLayer (modeling_llama.py) with tensor
+ * parallelism and hidden > 4096 (enable_fusion), qkv_proj's (the
+ * all-reduce's RESIDUAL_RMS_NORM_QUANT_FP8 epilogue, POST_MLP_FUSION) and,
+ * without attention DP, gate_up_proj's (PRE_MLP_FUSION). An MoE layer's
+ * expert input is quantized in route_and_quantize. The pass before qkv
+ * (qkv = true) or before a dense MLP's gate_up, on t tokens; 0 when fused
+ * or the weights are not 8-bit. */
+static double fp8_input_quant(const strata_serve_cost *c, uint64_t t, bool qkv)
+{
+    double in = strata_serve_dtype_bytes(c->m.dtype), act = act_bytes(c);
+    bool fused = c->tp > 1 && c->m.hidden > 4096 && (qkv || c->dp == 1);
+    if (in >= act || fused || !t)
+        return 0;
+    return stream_pass(c, t * c->m.hidden, (double)t * (double)c->m.hidden * (act + in));
 }
 
 /* The route's narrowest link and summed latency between two memories. */
@@ -175,6 +244,18 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     return c;
 }
 
+void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k)
+{
+    c->decode = k;
+}
+
+void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
+{
+    c->ar = a;
+    for (uint32_t t = 0; t <= c->max_tokens; t++) /* the cached dense times hold the all-reduces */
+        c->dense[t] = NAN;
+}
+
 void strata_serve_cost_free(strata_serve_cost *c)
 {
     if (!c)
@@ -190,21 +271,6 @@ static double mlp_pair(const strata_serve_cost *c, uint64_t t, uint64_t w)
     return gemm(c, t, c->m.hidden, up) + gemm(c, t, w, c->m.hidden);
 }
 
-/* A pass over n elements that moves `bytes` (one kernel: its launch, the
- * bytes at the stream rate). */
-static double stream_pass(const strata_serve_cost *c, uint64_t n, double bytes)
-{
-    uint64_t d[1] = {n ? n : 1};
-    return op_time_bytes(c, c->elementwise, c->m.dtype, d, 1, false, bytes);
-}
-
-/* The activations' bytes per element: bf16 under 8-bit weights (an FP8
- * GEMM writes bf16, strata_kernel_out_bytes), else the dtype's. */
-static double act_bytes(const strata_serve_cost *c)
-{
-    double b = strata_serve_dtype_bytes(c->m.dtype);
-    return b < 2 ? 2 : b;
-}
 
 static uint64_t local_tokens(const strata_serve_cost *c, uint64_t t)
 {
@@ -326,10 +392,20 @@ static double collective(const strata_serve_cost *c, strata_op_kind kind, uint64
 }
 
 /* An all-reduce of the bf16 activations (an FP8 model's too: the
- * row-parallel GEMM writes bf16). */
+ * row-parallel GEMM writes bf16), t rows: the engine's implementation
+ * (serve_allreduce.h) where it runs its own kernel, else NCCL's. */
 static double allreduce(const strata_serve_cost *c, uint64_t t)
 {
-    return collective(c, STRATA_OP_ALL_REDUCE, (uint64_t)((double)t * c->m.hidden * act_bytes(c)));
+    uint64_t bytes = (uint64_t)((double)t * c->m.hidden * act_bytes(c));
+    if (c->ar && c->tp > 1 && bytes) {
+        const strata_compute_spec *u = strata_hw_compute(c->hw, c->unit);
+        double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
+        strata_serve_ar_in in = {c->tp, t, bytes, u->kernel.kernel_launch, c->ar_bw, c->ar_lat, c->mem_bw * eff};
+        strata_serve_ar_plan p = strata_serve_allreduce_plan(c->ar, &in);
+        if (p.strategy != SERVE_AR_NCCL)
+            return p.time_s;
+    }
+    return collective(c, STRATA_OP_ALL_REDUCE, bytes);
 }
 
 /* Under attention DP, around each MoE layer (fused_moe_cutlass.py): an
@@ -376,9 +452,10 @@ static double dense_time_dp(strata_serve_cost *c, uint32_t t)
 {
     const strata_serve_model *m = &c->m;
     uint64_t lt = local_tokens(c, t);
-    double layer = projections(c, lt) + elementwise(c, 4ull * lt * m->hidden);
-    double total = layer * m->layers + (m->layers - c->moe_layers) * elementwise(c, lt * m->intermediate) +
-                   mlp_time(c, t) + c->moe_layers * moe_collectives(c, t);
+    double layer = projections(c, lt) + elementwise(c, 4ull * lt * m->hidden) + fp8_input_quant(c, lt, true);
+    double dense_act = mlp_activation(c, lt, m->intermediate) + fp8_input_quant(c, lt, false);
+    double total = layer * m->layers + (m->layers - c->moe_layers) * dense_act + mlp_time(c, t) +
+                   c->moe_layers * moe_collectives(c, t);
     if (t <= c->max_tokens)
         c->dense[t] = total;
     return total;
@@ -392,8 +469,10 @@ static double dense_time(strata_serve_cost *c, uint32_t t)
     const strata_serve_model *m = &c->m;
     if (c->dp > 1)
         return dense_time_dp(c, t);
-    double layer = projections(c, t) + elementwise(c, 4ull * t * m->hidden) + 2 * allreduce(c, t);
-    double dense_act = elementwise(c, (uint64_t)t * m->intermediate / c->tp); /* the dense MLPs' activation */
+    double layer = projections(c, t) + elementwise(c, 4ull * t * m->hidden) + 2 * allreduce(c, t) +
+                   fp8_input_quant(c, t, true);
+    /* the dense MLPs' activation and their FP8 input */
+    double dense_act = mlp_activation(c, t, (uint64_t)m->intermediate / c->tp) + fp8_input_quant(c, t, false);
     double total = layer * m->layers + (m->layers - c->moe_layers) * dense_act + mlp_time(c, t);
     if (t <= c->max_tokens)
         c->dense[t] = total;
@@ -431,7 +510,9 @@ static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
 }
 
 /* GQA/MHA: one flash op per prefill chunk (causal), one for all decodes
- * (a KV group's query heads packed as rows, Skv their mean context). */
+ * (a KV group's query heads packed as rows, Skv their mean context), or
+ * the engine's decode kernel (serve_decode.h: the mean context and the
+ * longest, which sets XQA's multi-block count). */
 static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
 {
     uint64_t d[6] = {1, heads, ch->tokens, ch->context, c->m.head_dim,
@@ -439,36 +520,65 @@ static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *
     return op_time(c, c->flash, kv, d, 6, true);
 }
 
-static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t heads, strata_dtype kv)
+static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t longest, uint64_t heads,
+                         strata_dtype kv)
 {
     uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp), group = heads / kvr ? heads / kvr : 1;
     uint64_t d[6] = {decodes, kvr, group, mean, c->m.head_dim, kvr};
-    return op_time(c, c->flash, kv, d, 6, false);
+    if (strata_serve_decode_is_flash(c->decode))
+        return op_time(c, c->flash, kv, d, 6, false);
+    strata_serve_decode_in in = {decodes, mean, longest, kvr, group, c->m.head_dim, strata_serve_dtype_bytes(kv),
+                                 act_bytes(c)};
+    if (c->work) { /* the flash op's nominal counts: the same products and operands */
+        strata_kernel_cost kc = {0};
+        kernel_cost(c, c->flash, kv, d, 6, false, 0, &kc);
+    }
+    return strata_serve_decode_time(c->decode, c->hw, c->unit, &in, NULL);
+}
+
+/* Before a step's prefill attention (GQA/MHA), one kernel over its p
+ * prefill tokens on this rank: TensorRT-LLM's QKV preprocessing
+ * (invokeQKVPreprocessing, run by AttentionOp::enqueueContext in
+ * cpp/tensorrt_llm/common/attentionOp.cpp: RoPE applied to q and k, k and
+ * v written into the paged cache, q written for the context FMHA), as
+ * vLLM's rotary_embedding and reshape_and_cache do in two: q, k and v
+ * read in the activations' dtype, written in the attention's (the cache's:
+ * FP8 under TensorRT-LLM's FP8 context FMHA, mFP8ContextFMHA). A decode's
+ * q, k and v are left to the decode attention. */
+static double qkv_preprocess(const strata_serve_cost *c, uint64_t p, uint64_t heads, strata_dtype kv)
+{
+    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp), n = p * (heads + 2 * kvr) * c->m.head_dim;
+    return n ? stream_pass(c, n, (double)n * (act_bytes(c) + strata_serve_dtype_bytes(kv))) : 0;
 }
 
 /* One layer's attention over a step's chunks and pad dummy decodes of
- * context 1: each prefill chunk, then the decodes together, MLA's way or
- * GQA's. */
+ * context 1: each prefill chunk (after GQA's qkv_preprocess), then the
+ * decodes together, MLA's way or GQA's. */
 static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     bool mla = c->s.kv_lora_rank > 0;
-    uint64_t heads = c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1, decodes = pad, ctx = pad;
+    uint64_t heads = c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1, decodes = pad, ctx = pad, longest = 1;
     strata_dtype kv = c->m.kv_dtype ? c->m.kv_dtype : c->m.dtype;
     double t = 0;
+    uint64_t prefill = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (chunks[i].tokens == 1) {
             decodes++;
             ctx += chunks[i].context;
+            longest = chunks[i].context > longest ? chunks[i].context : longest;
         } else {
             t += mla ? mla_prefill(c, &chunks[i], heads, kv) : gqa_prefill(c, &chunks[i], heads, kv);
+            prefill += chunks[i].tokens;
         }
     }
     if (c->dp > 1) /* a rank's share: its prefill chunks, its decodes */
         t /= c->dp;
+    if (!mla)
+        t += qkv_preprocess(c, local_tokens(c, prefill), heads, kv);
     if (decodes) {
         uint64_t mean = (ctx + decodes - 1) / decodes;
         decodes = local_tokens(c, decodes);
-        t += mla ? mla_decode(c, decodes, mean, heads, kv) : gqa_decode(c, decodes, mean, heads, kv);
+        t += mla ? mla_decode(c, decodes, mean, heads, kv) : gqa_decode(c, decodes, mean, longest, heads, kv);
     }
     return t;
 }

@@ -16,7 +16,9 @@
  *       its heads, Sq = chunk, Skv = context, causal) and one for all
  *       decodes (B = decodes, kv heads per rank, Sq = heads / kv_heads:
  *       the query heads of a group packed as rows, as FlashAttention's
- *       pack_gqa does, Skv = their mean context); MLA as vLLM's MLA
+ *       pack_gqa does, Skv = their mean context), or the engine's decode
+ *       kernel where it names one (serve_decode.h: TensorRT-LLM's XQA, its
+ *       CTAs in waves over the SMs); MLA as vLLM's MLA
  *       backend runs it (serve_cost.c's mla_prefill, mla_decode: prefill expanded,
  *       decode absorbed over the latent cache)
  *     the MLP: gemm T x hidden x (2 or 1) inter / tp and T x inter / tp x
@@ -27,8 +29,16 @@
  *       quantization under 8-bit weights, expert maps, row expansion,
  *       strides, a grouped GEMM per weight as a batched gemm, the
  *       activation, the finalize), and its shared experts as one MLP)
- *     elementwise 4 x T x hidden (two norms, two residual adds) and, in a
- *       dense layer, T x inter / tp (the activation)
+ *     elementwise 4 x T x hidden (two norms, two residual adds), read and
+ *       written in the activations' dtype (bf16 under 8-bit weights); in a
+ *       dense layer the activation (SwiGLU reads gate and up, T x 2 inter /
+ *       tp, and writes T x inter / tp in the next GEMM's input dtype); under
+ *       8-bit weights TensorRT-LLM's FP8 input quantization before QKV and
+ *       gate_up where it is not fused into the all-reduce (tp > 1 and
+ *       hidden > 4096), a pass of T x hidden
+ *     before prefill attention (GQA/MHA), the QKV preprocessing over the
+ *       step's prefill tokens (RoPE, the cache write): q, k, v read in the
+ *       activations' dtype and written in the cache's
  *     with tp > 1, two all-reduces of T x hidden activations (bf16 under
  *       8-bit weights) over the tp ranks of one node, each at the time the
  *       hardware's collective row estimates for that size (coll_impl.h's
@@ -59,6 +69,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/hw.h"
+#include "serve/serve_allreduce.h"
+#include "serve/serve_decode.h"
 #include "serve/serve_model.h"
 
 typedef struct strata_serve_cost strata_serve_cost;
@@ -76,6 +88,12 @@ typedef struct strata_serve_chunk {
 strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve_model *m, uint32_t tp,
                                          bool attention_dp, uint32_t max_tokens, GError **err);
 void strata_serve_cost_free(strata_serve_cost *c);
+/* The kernel the GQA/MHA decodes run as (serve_decode.h; NULL, the
+ * default: the flash-attention op). MLA decodes keep their own path. */
+void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k);
+/* The TP all-reduce's implementation (serve_allreduce.h; NULL, the
+ * default: NCCL's, as the hardware's collective row times it). */
+void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a);
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n);
 /* The same step with pad dummy decodes more (context 1, each sampling): a
  * CUDA graph's padding of a decode batch (serve.h's graph_sizes). */

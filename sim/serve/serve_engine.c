@@ -27,7 +27,11 @@
  *   (tensorrt_llm/bench/benchmark/utils/general.py, get_llm_args, NVIDIA/
  *   TensorRT-LLM@c0b2ee6edd6b86235350271d2c99b4e5f6c1222d: the overlap
  *   scheduler on, capacity_scheduler_policy GUARANTEED_NO_EVICT): the
- *   trtllm-no-evict scheduling policy (serve_sched_trtllm.c); its host
+ *   trtllm-no-evict scheduling policy (serve_sched_trtllm.c), its XQA
+ *   decode attention kernel (serve_decode.h: an FP8 cache on Hopper, as
+ *   every TensorRT-LLM case runs it) and its own TP all-reduce
+ *   (serve_allreduce.h: trtllm-auto, one-shot / two-shot kernels over
+ *   NVLink, NCCL past its thresholds); its host
  *   work runs one step ahead of the GPU and is taken as hidden (no CPU
  *   time, as the TensorRT-LLM cases had with `none`; not measured).
  */
@@ -37,16 +41,19 @@
 #include "core/error.h"
 
 static const strata_serve_engine engines[] = {
-    {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL},
+    {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL},
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
-     "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0"},
-    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)", NULL},
+     "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
+     NULL, NULL},
+    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)", NULL,
+     NULL, NULL},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
-     "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL},
+     "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
+     NULL, NULL},
     {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
      "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
-     "trtllm-no-evict"},
-    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL},
+     "trtllm-no-evict", "xqa", "trtllm-auto"},
+    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL},
 };
 
 char *strata_serve_engine_names(void)

@@ -41,6 +41,8 @@ typedef struct strata_serve_engine {
     double per_seq_s; /* CPU seconds per request in the step's batch */
     const char *what; /* one line for --help and reports */
     const char *scheduler; /* the engine's scheduling policy (serve_scheduler.h; NULL: vllm-v1) */
+    const char *decode;    /* its decode attention kernel (serve_decode.h; NULL: flash-attention) */
+    const char *allreduce; /* its TP all-reduce (serve_allreduce.h; NULL: nccl) */
 } strata_serve_engine;
 
 /* The row called name, or NULL with an error listing the known ones. */

@@ -14,7 +14,7 @@ enum { PENDING, ACTIVE, DONE };
 
 typedef struct fill_copy {
     double start;  /* its delay and its route's latency */
-    double weight; /* 1 / its penalty (CM02: the route latency, 1 when 0) */
+    double weight; /* 1 / its penalty: 1, or under latency_penalty CM02's (its route latency, 1 when 0) */
     double left;   /* bytes not yet moved */
     double rate;   /* B/s in the current solve */
     double end;
@@ -48,6 +48,7 @@ typedef struct start_entry {
 
 struct spmd_fill {
     uint32_t keys;
+    bool latency_penalty; /* spmd_fill_new's */
     uint32_t stamp;
     uint32_t *key_stamp; /* per key: the stamp its key_link was set in */
     uint32_t *key_link;  /* per key: its index in links */
@@ -59,10 +60,11 @@ struct spmd_fill {
     GArray *order;       /* start_entry */
 };
 
-spmd_fill *spmd_fill_new(uint32_t keys)
+spmd_fill *spmd_fill_new(uint32_t keys, bool latency_penalty)
 {
     spmd_fill *f = g_new0(spmd_fill, 1);
     f->keys = keys;
+    f->latency_penalty = latency_penalty;
     f->key_stamp = g_new0(uint32_t, keys ? keys : 1);
     f->key_link = g_new0(uint32_t, keys ? keys : 1);
     f->copies = g_array_new(FALSE, FALSE, sizeof(fill_copy));
@@ -103,7 +105,8 @@ void spmd_fill_clear(spmd_fill *f)
 
 void spmd_fill_copy(spmd_fill *f, double delay_s, double latency_s, double bytes)
 {
-    fill_copy c = {.start = delay_s + latency_s, .weight = 1.0 / (latency_s > 0 ? latency_s : 1.0),
+    double penalty = f->latency_penalty && latency_s > 0 ? latency_s : 1.0;
+    fill_copy c = {.start = delay_s + latency_s, .weight = 1.0 / penalty,
                    .left = bytes, .lag = delay_s + latency_s, .bytes = bytes, .first = f->copy_links->len, .n = 0,
                    .src = UINT32_MAX, .dst = UINT32_MAX, .state = PENDING};
     g_array_append_val(f->copies, c);

@@ -8,7 +8,10 @@
  * engine configures it (engine_platform.c: CM02, weight-S 0, TCP-gamma
  * out of reach, no cross-traffic): a copy waits its start (its fixed
  * delay, then its route's latency) without taking a share, then flows at
- * the max-min fair rate of the system whose variable has penalty its route
+ * the max-min fair rate of the system whose variables have penalty 1 (the
+ * default, equal sharing: the engine waits the latency itself and gives
+ * SimGrid routes of latency 0, engine_platform.h) or, with
+ * latency_penalty ([hardware] flow_sharing = latency), penalty its route
  * latency (1 when that is 0): on a saturated link direction, the copies
  * bottlenecked there get rates in inverse proportion to their penalties.
  * When a copy starts or ends, the rates are solved again (LMM's
@@ -37,12 +40,14 @@
 #ifndef STRATA_SPMD_FILL_H
 #define STRATA_SPMD_FILL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct spmd_fill spmd_fill;
 
-/* A filler for link keys 0 .. keys - 1. */
-spmd_fill *spmd_fill_new(uint32_t keys);
+/* A filler for link keys 0 .. keys - 1; with latency_penalty, each copy's
+ * penalty is its route latency (CM02's), else 1 (equal sharing). */
+spmd_fill *spmd_fill_new(uint32_t keys, bool latency_penalty);
 void spmd_fill_free(spmd_fill *f);
 /* Forgets the copies and links added (a new round). */
 void spmd_fill_clear(spmd_fill *f);

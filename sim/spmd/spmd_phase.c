@@ -39,7 +39,7 @@ spmd_links *spmd_links_new(const strata_hw *hw)
     l->hw = hw;
     l->dir = g_new0(link_dir, n);
     l->cross = g_new0(key_cross, n);
-    l->fill = spmd_fill_new((uint32_t)n);
+    l->fill = spmd_fill_new((uint32_t)n, strata_hw_flow_sharing_latency(hw));
     return l;
 }
 

@@ -11,9 +11,11 @@
  * one flow per copy of k times the bytes takes, plus k times the round's
  * latency (the slowest copy's route, which the step schedule's per-round
  * waits make every copy wait for). And no two copies of unequal route
- * latency meet on a link: SimGrid's CM02 model, as the engine configures
- * it (weight-S = 0), shares a link in inverse proportion to each flow's
- * route latency, so equal counts do not make equal shares there.
+ * latency meet on a link: the copy of the shorter route starts flowing
+ * first and has the link to itself until the other arrives (and under
+ * [hardware] flow_sharing = latency SimGrid's CM02 shares the link in
+ * inverse proportion to each flow's route latency), so equal counts do not
+ * make equal times there.
  *
  * One per-round link accounting (count_links in spmd_phase.c: the round's
  * copies on each link direction, over every group, and whether copies of

@@ -161,7 +161,8 @@ static bool case_metric(strata_published_case *c, const strata_keyfile *kf, cons
         c->metric = STRATA_PUBLISHED_BUSBW;
     else if (ok && !strata_published_serve_metric(metric, &c->metric))
         ok = bad_key(kf, group, "metric", "expected makespan, bandwidth or busbw (or, with serve=, output-throughput, "
-                     "request-throughput, tpot-p50, tpot-mean, ttft-p50, ttft-mean or moe-layer)", err);
+                     "request-throughput, tpot-p50, tpot-mean, ttft-p50, ttft-mean, moe-layer or "
+                     "decode-attention)", err);
     g_free(metric);
     if (ok && c->metric == STRATA_PUBLISHED_BUSBW)
         return case_collective(c, kf, group, err);
@@ -296,25 +297,36 @@ static bool add_case(strata_published *set, strata_published_case *c, GError **e
     return true;
 }
 
-/* tokens= of a moe-layer case (and of no other). */
+/* A whole number from 1 to 2^32 - 1 under key, required when `wanted`,
+ * refused (`only` saying which metrics take it) when not. */
+static bool case_count(const strata_keyfile *kf, const char *group, const char *key, bool wanted, const char *only,
+                       uint64_t *value, GError **err)
+{
+    if (!wanted)
+        return !strata_keyfile_has_key(kf, group, key) || bad_key(kf, group, key, only, err);
+    char *text = required(kf, group, key, err);
+    bool ok = text != NULL;
+    if (ok && !(strata_parse_u64(text, value, NULL) && *value > 0 && *value <= UINT32_MAX))
+        ok = bad_key(kf, group, key, "expected a whole number of tokens from 1", err);
+    g_free(text);
+    return ok;
+}
+
+/* tokens= of a moe-layer or decode-attention case, context= of the
+ * latter (and of no other). */
 static bool case_tokens(strata_published_case *c, const strata_keyfile *kf, const char *group, GError **err)
 {
-    if (c->metric != STRATA_PUBLISHED_MOE_LAYER)
-        return !strata_keyfile_has_key(kf, group, "tokens") ||
-               bad_key(kf, group, "tokens", "only metric moe-layer takes tokens", err);
-    char *tokens = required(kf, group, "tokens", err);
-    bool ok = tokens != NULL;
-    if (ok && !(strata_parse_u64(tokens, &c->tokens, NULL) && c->tokens > 0 && c->tokens <= UINT32_MAX))
-        ok = bad_key(kf, group, "tokens", "expected a whole number of tokens from 1", err);
-    g_free(tokens);
-    return ok;
+    bool decode = c->metric == STRATA_PUBLISHED_DECODE_ATTENTION;
+    return case_count(kf, group, "tokens", decode || c->metric == STRATA_PUBLISHED_MOE_LAYER,
+                      "only metrics moe-layer and decode-attention take tokens", &c->tokens, err) &&
+           case_count(kf, group, "context", decode, "only metric decode-attention takes context", &c->context, err);
 }
 
 static bool case_read(strata_published *set, const strata_keyfile *kf, const char *group, const char *name,
                       const char *dir, GError **err)
 {
     static const char *const known[] = {"source", "setup", "measured", "metric", "bytes", "collective", "ranks", "hw",
-                                        "trace",  "gen",   "note",     "group",  "set",   "serve",      "tokens", NULL};
+                                        "trace",  "gen",   "note",     "group",  "set",   "serve",      "tokens", "context", NULL};
     strata_published_case *c = case_common(kf, group, name, dir, known, err);
     if (c && !(case_measure(c, kf, group, err) && case_tokens(c, kf, group, err))) {
         case_free(c);

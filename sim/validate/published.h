@@ -31,8 +31,15 @@
  *              on `tokens` tokens, for the model, --set keys, --tp and
  *              --attention-dp of serve= (no request stream: --requests and
  *              --poisson are refused), on hw= with --hw-set
- *   tokens   = the tokens of a moe-layer case (required there, refused
- *              elsewhere)
+ *              or metric decode-attention (a time): one layer's attention
+ *              over `tokens` decodes of `context` tokens each (the new
+ *              token included) on one rank (serve_cost.h's
+ *              strata_serve_cost_attention), the decode kernel that of
+ *              serve='s --engine (serve_decode.h), no request stream
+ *   tokens   = the tokens of a moe-layer case, the decodes of a
+ *              decode-attention case (required there, refused elsewhere)
+ *   context  = each decode's context in a decode-attention case (required
+ *              there, refused elsewhere)
  *   set      = optional: overrides of the hardware model, as `--set` takes
  *              them, separated by spaces ("hardware.devices=32
  *              interconnect.nvlink.nccl_algo=Ring"): a run's configuration
@@ -84,6 +91,7 @@ typedef enum {
     STRATA_PUBLISHED_SERVE_TTFT_P50,
     STRATA_PUBLISHED_SERVE_TTFT_MEAN,
     STRATA_PUBLISHED_MOE_LAYER,          /* serve: one MoE layer's routed experts, seconds */
+    STRATA_PUBLISHED_DECODE_ATTENTION,   /* serve: one layer's attention over decodes, seconds */
 } strata_published_metric;
 
 typedef struct strata_published_case {
@@ -97,7 +105,8 @@ typedef struct strata_published_case {
     strata_published_metric metric;
     uint64_t bytes;              /* bandwidth and busbw */
     double busbw_factor;         /* busbw only: nccl-tests' factor for the collective */
-    uint64_t tokens;             /* moe-layer only: the layer's tokens */
+    uint64_t tokens;             /* moe-layer: the layer's tokens; decode-attention: its decodes */
+    uint64_t context;            /* decode-attention only: each decode's context */
     double measured;             /* SI: seconds or bytes per second */
     double simulated;            /* same unit; NAN until simulated */
 } strata_published_case;

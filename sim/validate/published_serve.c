@@ -9,7 +9,9 @@
  * from the case file's folder, as hw= is. The figure is the first --kv
  * scheme's (paged by default). A moe-layer case takes the model, --tp
  * and --attention-dp from the same options and times one MoE layer's
- * fused routed experts on its tokens (serve_cost.h), with no stream.
+ * fused routed experts on its tokens (serve_cost.h), with no stream; a
+ * decode-attention case, one layer's attention over its decodes, with
+ * the decode kernel of --engine (serve_decode.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -18,6 +20,7 @@
 #include "core/units.h"
 #include "serve/serve_args.h"
 #include "serve/serve_cost.h"
+#include "serve/serve_engine.h"
 #include "validate/published.h"
 
 typedef struct serve_metric {
@@ -34,6 +37,7 @@ static const serve_metric metrics[] = {
     {"ttft-p50", STRATA_PUBLISHED_SERVE_TTFT_P50, NULL},
     {"ttft-mean", STRATA_PUBLISHED_SERVE_TTFT_MEAN, NULL},
     {"moe-layer", STRATA_PUBLISHED_MOE_LAYER, NULL},
+    {"decode-attention", STRATA_PUBLISHED_DECODE_ATTENTION, NULL},
 };
 
 static const serve_metric *metric_row(strata_published_metric m)
@@ -139,23 +143,48 @@ static bool parse_options(const strata_published_case *c, strata_serve_args *a, 
     return ok;
 }
 
-/* A moe-layer case: one MoE layer's routed experts on c->tokens tokens. */
-static char *moe_layer_child(const strata_published_case *c, const strata_serve_args *a)
+/* A decode-attention case's figure: one layer's attention over c->tokens
+ * decodes of c->context tokens each, the engine's decode kernel. */
+static double decode_attention(const strata_published_case *c, const strata_serve_args *a, strata_serve_cost *cost,
+                               GError **err)
+{
+    const strata_serve_engine *e = a->engine ? strata_serve_engine_find(a->engine, err) : NULL;
+    const strata_serve_decode_kernel *k = e && e->decode ? strata_serve_decode_find(e->decode, err) : NULL;
+    if (a->engine && (!e || (e->decode && !k)))
+        return NAN;
+    strata_serve_cost_set_decode(cost, k);
+    strata_serve_chunk *chunks = g_new(strata_serve_chunk, c->tokens);
+    for (uint64_t i = 0; i < c->tokens; i++)
+        chunks[i] = (strata_serve_chunk){(uint32_t)i, 1, (uint32_t)c->context, true};
+    strata_serve_work work;
+    double v = strata_serve_cost_attention(cost, chunks, (uint32_t)c->tokens, &work);
+    g_free(chunks);
+    return v;
+}
+
+/* A moe-layer case (one MoE layer's routed experts on c->tokens tokens)
+ * or a decode-attention case: a cost model's figure, no request stream. */
+static char *cost_child(const strata_published_case *c, const strata_serve_args *a)
 {
     GError *err = NULL;
     strata_serve_model m;
     strata_hw *hw = NULL;
     strata_serve_cost *cost = NULL;
     char *line = NULL;
+    bool moe = c->metric == STRATA_PUBLISHED_MOE_LAYER;
     if (a->requests || a->poisson)
-        line = g_strdup_printf("error %s: serve: a moe-layer case takes no request stream (--requests, --poisson)",
-                               c->where);
+        line = g_strdup_printf("error %s: serve: a %s case takes no request stream (--requests, --poisson)", c->where,
+                               moe ? "moe-layer" : "decode-attention");
     else if (strata_serve_args_model(a, &m, &err) &&
              (hw = strata_hw_load(c->hw, (const char *const *)a->hw_sets, &err)) &&
              (cost = strata_serve_cost_new(hw, &m, a->tp ? (uint32_t)a->tp : 1, a->attention_dp, 0, &err))) {
-        double v = strata_serve_cost_moe_experts(cost, c->tokens, NULL);
-        line = v > 0 ? g_strdup_printf("ok %.17g", v)
-                     : g_strdup_printf("error %s: serve: the model has no routed experts (experts=, top_k=)", c->where);
+        double v = moe ? strata_serve_cost_moe_experts(cost, c->tokens, NULL) : decode_attention(c, a, cost, &err);
+        if (v > 0)
+            line = g_strdup_printf("ok %.17g", v);
+        else if (moe)
+            line = g_strdup_printf("error %s: serve: the model has no routed experts (experts=, top_k=)", c->where);
+        else if (!err)
+            line = g_strdup_printf("error %s: serve: the decodes' attention takes no time", c->where);
     }
     if (!line)
         line = g_strdup_printf("error %s: serve: %s", c->where, err ? err->message : "failed");
@@ -172,8 +201,8 @@ char *strata_published_serve_child(const strata_published_case *c)
     GError *err = NULL;
     char *line = NULL;
     strata_serve_result *r = NULL;
-    if (c->metric == STRATA_PUBLISHED_MOE_LAYER) {
-        line = parse_options(c, &a, &err) ? moe_layer_child(c, &a) : NULL;
+    if (c->metric == STRATA_PUBLISHED_MOE_LAYER || c->metric == STRATA_PUBLISHED_DECODE_ATTENTION) {
+        line = parse_options(c, &a, &err) ? cost_child(c, &a) : NULL;
     } else if (parse_options(c, &a, &err) && strata_serve_setup_make(&set, &a, c->hw, &err)) {
         r = strata_serve_run(set.hw, &set.model, &set.config, set.stream, g_ptr_array_index(set.schemes, 0), NULL,
                              &err);

@@ -1,0 +1,42 @@
+/*
+ * nccl_plugin.h: NCCL tuner plugins whose choice a run's NCCL takes in
+ * place of its own model's (NCCL_TUNER_PLUGIN), one row per plugin and
+ * platform, looked up by name (the nccl row's nccl_tuner_plugin key,
+ * coll_impl_nccl.c).
+ *
+ * Rows:
+ *   aws-ofi-p5  aws/aws-ofi-nccl v1.16.3's region tuner on p5.48xlarge and
+ *               p5e.48xlarge (NCCL_OFI_TUNER_P5_P5E): src/tuner/
+ *               nccl_ofi_regions.cpp region_init_internal_p5_p5e, its
+ *               polygons in the (bytes, ranks) plane, picked by
+ *               region_get_coll_info_internal_v3 (the v3 API NCCL 2.28
+ *               loads, src/plugin/tuner/tuner_v3.cc).
+ *
+ * A plugin's choice: the first of its regions (in its order) that holds
+ * the point (bytes, ranks), on its edge included, whose pair NCCL runs
+ * (its cost table's entry is not NCCL_ALGO_PROTO_IGNORE: strata_nccl_model
+ * prices it); the tuner writes cost 0 there, so NCCL takes it. No region
+ * (or no plugin): NCCL's own choice.
+ *
+ * Invariant: the tables are constant; the functions read only their
+ * arguments.
+ */
+#ifndef STRATA_HW_NCCL_PLUGIN_H
+#define STRATA_HW_NCCL_PLUGIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "hw/nccl_tuning.h"
+
+/* The row of a plugin by name; NULL for an unknown name. */
+const strata_nccl_plugin *strata_nccl_plugin_find(const char *name);
+/* The rows' names, comma-separated (for error messages). */
+const char *strata_nccl_plugin_list(void);
+const char *strata_nccl_plugin_name(const strata_nccl_plugin *pl);
+/* The pair the plugin makes NCCL run for `bytes` (NCCL's nBytes: an
+ * all-gather's OUT, else IN) of `kind` on the communicator c; false when
+ * it leaves the choice to NCCL. */
+bool strata_nccl_plugin_choose(const strata_nccl_plugin *pl, const strata_nccl_comm *c, strata_op_kind kind,
+                               uint64_t bytes, strata_nccl_algo *algo, strata_nccl_proto *proto);
+
+#endif

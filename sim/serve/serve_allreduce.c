@@ -1,0 +1,129 @@
+/*
+ * serve_allreduce.c: the TP all-reduce implementations (serve_allreduce.h).
+ *
+ * TensorRT-LLM's AllReduce op (NVIDIA/TensorRT-LLM, PyTorch backend):
+ *
+ * - Selection, v1.0-era cpp/tensorrt_llm/thop/allreduceOp.cpp,
+ *   AllreduceOp::selectImplementation and ifFallbackToNCCL (the version
+ *   before the measured lookup table of customAllReduceUtils.h
+ *   selectStrategyLookUpTable): NCCL when the message's bytes exceed
+ *   getMaxRequiredWorkspaceSize(world) (16 * 1000 * 1000 at <= 2 ranks,
+ *   8 * 1000 * 1000 above; customAllReduceUtils.h @005b299, unchanged in
+ *   form), or without P2P and NVLink (strata's serving cost runs within
+ *   an NVLink node); then for fusion NONE and RESIDUAL_RMS_NORM
+ *   MIN_LATENCY at world <= 2, and above it MIN_LATENCY while seq_len <=
+ *   128 (ALLREDUCE_AUTO_HEURISTIC_MIN_LATENCY_THRESHOLD_TOKEN_NUM's
+ *   default: "NCCL is faster than MIN_LATENCY when the token number is
+ *   greater than 256. I conservatively set the threshold here to 128"),
+ *   NCCL beyond. runFusionAllReduce: MIN_LATENCY's use_oneshot = seq_len
+ *   <= kOneShotMaxToken (128, kernels/communicationKernels/
+ *   allReduceFusionKernels.h).
+ * - One-shot (allReduceFusionKernels.cu, the Lamport one-shot kernel):
+ *   each rank pushes its whole buffer into every peer's IPC Lamport
+ *   buffer over NVLink ((n-1) B out of each rank, as much in); the
+ *   buffers are cleared to -0.0 beforehand, so a reader spins on the data
+ *   itself and no barrier is needed (one link latency); each rank then
+ *   reads the n copies from its own memory and writes the sum. Device
+ *   memory: its input read and its own copy written (2 B), the n copies
+ *   read (n B): (n + 2) B at the stream rate. One kernel.
+ * - Two-shot (the same file, the two-shot kernel with its barrier
+ *   flags): a reduce-scatter, each rank's n-th share written to its
+ *   owner ((n-1)/n B out), a flag barrier, the owner's sum of the n
+ *   shares, written to every peer ((n-1)/n B out), a second barrier: two
+ *   link latencies, 2 (n-1)/n B at the link rate; device memory: the
+ *   input read, the n shares read, the gathered result written (3 B).
+ *   One kernel.
+ * The phases (push, then reduce) are taken one after the other: a rank
+ * cannot finish its sum before the last peer's data lands. Both kernels
+ * move data by SM stores into peer memory, which cross NVLink as
+ * 128-byte payloads (coll_sched.h STRATA_COLL_WIRE_NUM / _DEN: 4/5 of
+ * the wire rate is data), so `link` is the route's bandwidth x 4/5.
+ */
+#include "serve/serve_allreduce.h"
+#include <string.h>
+#include "collective/coll_sched.h"
+#include "core/error.h"
+
+typedef strata_serve_ar_plan (*ar_plan_fn)(const strata_serve_ar_in *in);
+
+struct strata_serve_allreduce {
+    const char *name;
+    ar_plan_fn plan; /* NULL: NCCL's all-reduce */
+    const char *what;
+};
+
+enum {
+    TRTLLM_ONESHOT_MAX_TOKENS = 128,   /* allReduceFusionKernels.h kOneShotMaxToken */
+    TRTLLM_MIN_LATENCY_MAX_TOKENS = 128, /* allreduceOp.cpp's threshold default, above 2 ranks */
+};
+static const double TRTLLM_WORKSPACE_SMALL = 16e6; /* getMaxRequiredWorkspaceSize, <= 2 ranks */
+static const double TRTLLM_WORKSPACE = 8e6;        /* above 2 ranks */
+
+/* The route's rate for SM stores (see above). */
+static double store_bw(const strata_serve_ar_in *in)
+{
+    return in->link_bw * STRATA_COLL_WIRE_DEN / STRATA_COLL_WIRE_NUM;
+}
+
+static double oneshot_s(const strata_serve_ar_in *in)
+{
+    double b = (double)in->bytes, n = in->ranks, link = store_bw(in);
+    return in->launch_s + in->link_lat + (link > 0 ? (n - 1) * b / link : 0) +
+           (in->stream_bw > 0 ? (n + 2) * b / in->stream_bw : 0);
+}
+
+static double twoshot_s(const strata_serve_ar_in *in)
+{
+    double b = (double)in->bytes, n = in->ranks, link = store_bw(in);
+    return in->launch_s + 2 * in->link_lat + (link > 0 ? 2 * (n - 1) / n * b / link : 0) +
+           (in->stream_bw > 0 ? 3 * b / in->stream_bw : 0);
+}
+
+static strata_serve_ar_plan trtllm_auto(const strata_serve_ar_in *in)
+{
+    strata_serve_ar_plan p = {SERVE_AR_NCCL, 0};
+    double workspace = in->ranks <= 2 ? TRTLLM_WORKSPACE_SMALL : TRTLLM_WORKSPACE;
+    if (in->ranks < 2 || (double)in->bytes > workspace || in->link_bw <= 0)
+        return p;
+    if (in->ranks > 2 && in->tokens > TRTLLM_MIN_LATENCY_MAX_TOKENS)
+        return p;
+    if (in->tokens <= TRTLLM_ONESHOT_MAX_TOKENS) {
+        p.strategy = SERVE_AR_ONESHOT;
+        p.time_s = oneshot_s(in);
+    } else {
+        p.strategy = SERVE_AR_TWOSHOT;
+        p.time_s = twoshot_s(in);
+    }
+    return p;
+}
+
+static const strata_serve_allreduce rows[] = {
+    {"nccl", NULL, "NCCL's all-reduce as the hardware's collective row times it"},
+    {"trtllm-auto", trtllm_auto,
+     "TensorRT-LLM's AllReduce (AUTO): one-shot / two-shot NVLink kernels up to its workspace and token "
+     "thresholds, NCCL beyond"},
+    {NULL, NULL, NULL},
+};
+
+const strata_serve_allreduce *strata_serve_allreduce_find(const char *name, GError **err)
+{
+    GString *known = g_string_new(NULL);
+    for (const strata_serve_allreduce *a = rows; a->name; a++) {
+        if (name && strcmp(a->name, name) == 0) {
+            g_string_free(known, TRUE);
+            return a;
+        }
+        g_string_append_printf(known, "%s%s", a == rows ? "" : ", ", a->name);
+    }
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "TP all-reduce '%s': expected one of %s",
+                name ? name : "(none)", known->str);
+    g_string_free(known, TRUE);
+    return NULL;
+}
+
+strata_serve_ar_plan strata_serve_allreduce_plan(const strata_serve_allreduce *a, const strata_serve_ar_in *in)
+{
+    if (!a || !a->plan)
+        return (strata_serve_ar_plan){SERVE_AR_NCCL, 0};
+    return a->plan(in);
+}

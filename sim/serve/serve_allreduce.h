@@ -1,0 +1,59 @@
+/*
+ * serve_allreduce.h: the tensor-parallel all-reduce of a serving step as
+ * an engine runs it, a model chosen by name (the engine's row,
+ * serve_engine.h).
+ *
+ *   nccl         NCCL's all-reduce as the hardware's collective row times
+ *                it (serve_cost.c's collective()); the default.
+ *   trtllm-auto  TensorRT-LLM's own AllReduce op, strategy AUTO, as its
+ *                v1.0-era allreduceOp.cpp selects it (no fusion or
+ *                RESIDUAL_RMS_NORM): NCCL above the IPC workspace
+ *                (getMaxRequiredWorkspaceSize: 16e6 bytes at <= 2 ranks,
+ *                8e6 above); else MIN_LATENCY at <= 2 ranks, and above
+ *                2 ranks MIN_LATENCY up to 128 tokens
+ *                (ALLREDUCE_AUTO_HEURISTIC_MIN_LATENCY_THRESHOLD_TOKEN_NUM's
+ *                default), NCCL beyond; MIN_LATENCY runs the one-shot
+ *                kernel up to kOneShotMaxToken (128) tokens, the two-shot
+ *                kernel beyond (allReduceFusionKernels.h).
+ *
+ * The kernels' times (serve_allreduce.c gives the sources), B the bytes
+ * per rank, n ranks, launch the hardware's kernel_launch, lat the peer
+ * route's latency, link its narrowest bandwidth x 4/5 (SM stores' 128-byte
+ * NVLink payloads), stream the device memory's stream rate:
+ *   one-shot  launch + lat + (n-1) B / link + (n+2) B / stream
+ *   two-shot  launch + 2 lat + 2 (n-1)/n B / link + 3 B / stream
+ *
+ * Invariants: times finite and >= 0; the same inputs give the same plan.
+ */
+#ifndef STRATA_SERVE_ALLREDUCE_H
+#define STRATA_SERVE_ALLREDUCE_H
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum { SERVE_AR_NCCL, SERVE_AR_ONESHOT, SERVE_AR_TWOSHOT } strata_serve_ar_strategy;
+
+/* One all-reduce over the tp ranks of one node. */
+typedef struct strata_serve_ar_in {
+    uint32_t ranks;
+    uint64_t tokens;  /* rows of the buffer (TensorRT-LLM's seq_len) */
+    uint64_t bytes;   /* per rank */
+    double launch_s;  /* a kernel's launch (the hardware's kernel_launch) */
+    double link_bw, link_lat; /* the route to a peer: narrowest link, summed latency */
+    double stream_bw; /* device memory at the kernels' stream rate */
+} strata_serve_ar_in;
+
+typedef struct strata_serve_ar_plan {
+    strata_serve_ar_strategy strategy;
+    double time_s; /* the kernel's; 0 under SERVE_AR_NCCL (the caller times NCCL) */
+} strata_serve_ar_plan;
+
+typedef struct strata_serve_allreduce strata_serve_allreduce;
+
+/* The row called name, or NULL with an error listing the known ones. */
+const strata_serve_allreduce *strata_serve_allreduce_find(const char *name, GError **err);
+/* The strategy the row picks for in and, unless it is NCCL, its time. NULL: NCCL. */
+strata_serve_ar_plan strata_serve_allreduce_plan(const strata_serve_allreduce *a, const strata_serve_ar_in *in);
+
+#endif

@@ -1,0 +1,141 @@
+/*
+ * serve_decode.c: the decode attention kernels (serve_decode.h).
+ *
+ * TensorRT-LLM's XQA on Hopper with an FP8 cache, from its sources
+ * (NVIDIA/TensorRT-LLM, main as read for this model):
+ *
+ * - The op. decoderXQAImplJIT.cpp runImpl: invokeBuildDecoderInfo (the
+ *   sequence offsets; "currently, this kernel is always needed"), then the
+ *   XQA kernel, RoPE and the new token's K/V append fused into it for the
+ *   GMMA kernel (applyRoPEInXqaKernel) - two kernels, each one hardware
+ *   kernel_launch (the graph-launched gap plus a kernel's first and last
+ *   HBM round trips, configs/hw/h100.ini).
+ * - The grid. mha_sm90.cu launchHopperF8MHA: gridDim {1, nbSubSeqPerSeq,
+ *   nbKHeads x batchSize}: a CTA per (sequence, KV head, sub-sequence),
+ *   the KV head's whole query group in the CTA (ctaNbQHeads rows, swapAB),
+ *   three warp groups (two GMMA, one I/O). It streams its part of the
+ *   context in tiles of gemm0CtaTileNbTokens = 64 tokens (K and V, two
+ *   buffers each), so a CTA reads ceil(tokens / 64) x 64 tokens' K and V
+ *   and its query heads once, and writes their outputs once.
+ * - Multi-block mode. decoderXQAImplCommon.h computeMultiBlockCount: from
+ *   max_past_kv_length / kMinHistoryTokensPerBlock (128,
+ *   xqaConstants.h), at most round(sqrt(8 x that)), at least 1; scaled
+ *   down when batch x kv heads x blocks / SMs exceeds kTargetWaveFactor
+ *   (8) waves; at most getXqaMaxNumSubSeq (6000) / batch. The sub-blocks'
+ *   partial results are merged by the last CTA of each sequence (inside
+ *   the kernel: no kernel more). max_past_kv_length is the batch's
+ *   longest; each sequence's CTAs split its own context. strata takes a
+ *   CTA's tiles at the batch's mean context (the waves of a mixed batch
+ *   as those of equal sequences: an ESTIMATE of the tail).
+ * - Occupancy. ESTIMATE: one CTA per SM (a CTA is 384 threads with K, V,
+ *   X and Q buffers in shared memory; the register file and shared memory
+ *   per CTA are not public figures). With CTAs on every SM, each CTA
+ *   streams at its SM's share of the stream rate; with fewer, the others
+ *   idle (the kernel cannot use more than its CTAs' share: the occupancy
+ *   loss at small batch and short context).
+ * - A CTA's fixed time. ESTIMATE: 0.5 us, the dependent steps before a
+ *   CTA's stream (the page list, then the first K tile behind it: two HBM
+ *   round trips of ~0.25 us) and the merge of its result; read from
+ *   aiconfigurator's measured XQA rows at context 2 (the training batch
+ *   sizes 1, 4, 16, 64, 256, 1024), where nothing else is left.
+ *
+ * Checked against aiconfigurator's 1.3.0rc20 generation-attention table
+ * (validation/data/aiconfigurator-xqa.csv, docs/serving.md).
+ */
+#include "serve/serve_decode.h"
+#include <math.h>
+#include <string.h>
+#include "core/error.h"
+
+typedef double (*decode_time_fn)(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                                 strata_serve_decode_plan *plan);
+
+struct strata_serve_decode_kernel {
+    const char *name;
+    decode_time_fn time; /* NULL: the flash-attention op of the cost model */
+    const char *what;
+};
+
+enum {
+    XQA_TILE_TOKENS = 64,         /* mha_sm90.cu gemm0CtaTileNbTokens */
+    XQA_MIN_HISTORY_PER_BLOCK = 128, /* xqaConstants.h kMinHistoryTokensPerBlock */
+    XQA_TARGET_WAVES = 8,         /* kTargetWaveFactor */
+    XQA_MAX_SUB_SEQ = 6000,       /* getXqaMaxNumSubSeq, not MLA */
+    XQA_KERNELS = 2,              /* invokeBuildDecoderInfo, the XQA kernel */
+};
+static const double XQA_CTA_FIXED_S = 0.5e-6; /* ESTIMATE, see above */
+
+/* computeMultiBlockCount (decoderXQAImplCommon.h), line by line. */
+static uint32_t xqa_blocks(uint64_t decodes, uint64_t kv_heads, uint64_t past, uint32_t sms)
+{
+    double b = (double)(past / XQA_MIN_HISTORY_PER_BLOCK);
+    b = fmin(b, round(sqrt(b * 8.0)));
+    b = fmax(b, 1.0);
+    double waves = (double)decodes * (double)kv_heads * b / (double)sms, adj = waves / XQA_TARGET_WAVES;
+    if (adj > 1.0)
+        b = floor(b / adj);
+    b = fmax(b, 1.0);
+    double cap = decodes ? (double)(XQA_MAX_SUB_SEQ / decodes) : 1.0;
+    return (uint32_t)fmax(fmin(b, cap), 1.0);
+}
+
+static double xqa_time(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
+                       strata_serve_decode_plan *plan)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
+    double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
+    uint32_t sms = u->kernel.sms ? u->kernel.sms : 1;
+    double rate = m ? m->bandwidth * eff : 0;
+    strata_serve_decode_plan p = {0};
+    if (in->decodes && in->kv_heads) {
+        uint64_t ctx = in->context ? in->context : 1, longest = in->longest > ctx ? in->longest : ctx;
+        p.blocks = xqa_blocks(in->decodes, in->kv_heads, longest - 1, sms);
+        p.ctas = in->decodes * in->kv_heads * p.blocks;
+        p.waves = (p.ctas + sms - 1) / sms;
+        uint64_t per = (ctx + p.blocks - 1) / p.blocks;
+        double tokens = (double)((per + XQA_TILE_TOKENS - 1) / XQA_TILE_TOKENS * XQA_TILE_TOKENS);
+        double d = (double)in->head_dim;
+        double bytes = tokens * 2.0 * d * in->kv_bytes + (double)in->group * d * in->q_bytes * 2.0;
+        p.cta_s = XQA_CTA_FIXED_S + (rate > 0 ? bytes / (rate / sms) : 0);
+        p.time_s = XQA_KERNELS * u->kernel.kernel_launch + (double)p.waves * p.cta_s;
+    }
+    if (plan)
+        *plan = p;
+    return p.time_s;
+}
+
+static const strata_serve_decode_kernel kernels[] = {
+    {"flash-attention", NULL, "the FlashAttention op, a KV group's query heads as rows (models/kernel)"},
+    {"xqa", xqa_time, "TensorRT-LLM's XQA on Hopper (FP8 cache): CTAs per sequence and KV head, multi-block mode"},
+    {NULL, NULL, NULL},
+};
+
+const strata_serve_decode_kernel *strata_serve_decode_find(const char *name, GError **err)
+{
+    GString *known = g_string_new(NULL);
+    for (const strata_serve_decode_kernel *k = kernels; k->name; k++) {
+        if (name && strcmp(k->name, name) == 0) {
+            g_string_free(known, TRUE);
+            return k;
+        }
+        g_string_append_printf(known, "%s%s", k == kernels ? "" : ", ", k->name);
+    }
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "decode attention kernel '%s': expected one of %s",
+                name ? name : "(none)", known->str);
+    g_string_free(known, TRUE);
+    return NULL;
+}
+
+bool strata_serve_decode_is_flash(const strata_serve_decode_kernel *k)
+{
+    return !k || !k->time;
+}
+
+double strata_serve_decode_time(const strata_serve_decode_kernel *k, const strata_hw *hw, uint32_t unit,
+                                const strata_serve_decode_in *in, strata_serve_decode_plan *plan)
+{
+    if (plan)
+        *plan = (strata_serve_decode_plan){0};
+    return k && k->time ? k->time(hw, unit, in, plan) : 0;
+}

@@ -1,0 +1,66 @@
+/*
+ * serve_decode.h: a decode step's attention as an engine's decode kernel
+ * runs it, a model chosen by name (the engine's row, serve_engine.h).
+ *
+ *   flash-attention  the FlashAttention op of models/kernel (serve_cost.c's
+ *                    gqa_decode: a KV group's query heads packed as rows,
+ *                    the whole batch one op); the default.
+ *   xqa              TensorRT-LLM's XQA decode kernel on Hopper with an FP8
+ *                    cache (cpp/kernels/xqa/mha_sm90.cu, the warp-specialized
+ *                    GMMA kernel that decoderXQAImplJIT picks on sm90 for an
+ *                    E4M3 cache, jit::supportConfigQGMMA): one CTA per
+ *                    (sequence, KV head, sub-sequence), a sub-sequence being
+ *                    multi-block mode's share of a long context
+ *                    (computeMultiBlockCount, decoderXQAImplCommon.h).
+ *
+ * XQA's time (serve_decode.c gives the derivation and sources):
+ *   blocks  = computeMultiBlockCount(B, kv heads, longest past, SMs)
+ *   CTAs    = B x kv heads x blocks, run one CTA per SM (ESTIMATE below)
+ *   waves   = ceil(CTAs / SMs)
+ *   per CTA = cta_fixed + (its K and V tiles of 64 tokens, at the mean
+ *             context, + its query heads in and out) / (stream rate / SMs)
+ *   time    = 2 kernel launches (invokeBuildDecoderInfo, then XQA with RoPE
+ *             fused) + waves x per CTA
+ *
+ * Invariants: times finite and >= 0; the same inputs give the same plan.
+ */
+#ifndef STRATA_SERVE_DECODE_H
+#define STRATA_SERVE_DECODE_H
+
+#include <glib.h>
+#include <stdint.h>
+#include "hw/hw.h"
+
+/* One layer's decodes on one rank. */
+typedef struct strata_serve_decode_in {
+    uint64_t decodes;   /* sequences, one query token each */
+    uint64_t context;   /* their mean context (KV tokens, the new one included) */
+    uint64_t longest;   /* the longest one's (TensorRT-LLM's max_past_kv_length + 1); 0: context */
+    uint64_t kv_heads;  /* KV heads on the rank */
+    uint64_t group;     /* query heads per KV head */
+    uint64_t head_dim;
+    double kv_bytes;    /* a cache element's bytes (1: FP8) */
+    double q_bytes;     /* a query / output element's bytes */
+} strata_serve_decode_in;
+
+/* What the kernel does with it (for reports and tests). */
+typedef struct strata_serve_decode_plan {
+    uint32_t blocks;    /* CTAs per (sequence, KV head): multi-block mode's sub-sequences */
+    uint64_t ctas;
+    uint64_t waves;
+    double cta_s;       /* one CTA's time */
+    double time_s;      /* the op's */
+} strata_serve_decode_plan;
+
+typedef struct strata_serve_decode_kernel strata_serve_decode_kernel;
+
+/* The row called name, or NULL with an error listing the known ones. */
+const strata_serve_decode_kernel *strata_serve_decode_find(const char *name, GError **err);
+/* true: the kernel is the flash-attention op the cost model times itself. */
+bool strata_serve_decode_is_flash(const strata_serve_decode_kernel *k);
+/* The op's time on unit `unit` of hw (its sms, operand memory's bandwidth,
+ * stream_efficiency and kernel_launch), the plan in *plan if not NULL. Not
+ * for the flash-attention row (0). */
+double strata_serve_decode_time(const strata_serve_decode_kernel *k, const strata_hw *hw, uint32_t unit,
+                                const strata_serve_decode_in *in, strata_serve_decode_plan *plan);
+#endif

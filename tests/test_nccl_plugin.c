@@ -1,0 +1,177 @@
+/*
+ * test_nccl_plugin.c: NCCL tuner plugins' choices (sim/hw/nccl_plugin.h):
+ * aws-ofi-nccl v1.16.3's p5 region tuner, read by hand from
+ * src/tuner/nccl_ofi_regions.cpp region_init_internal_p5_p5e (all-reduce,
+ * 8 ranks a node), and the hardware key that names it.
+ *
+ * The regions in the (bytes, ranks) plane, first match wins:
+ *   1 Tree/LL128    left of {0,16} {31457280,16} {37748736,32}
+ *                   {117440512,64} ... : at 32 ranks up to 37748736 B
+ *   2 NVLS_TREE     the segment y = 16 from 31457281 (2 nodes: never used)
+ *   3 Ring/LL128    {31457280,17} {1073741824,17} {2147483648,64} ...
+ *                   {37748736,32}: at 32 ranks from 37748736 to
+ *                   1073741824 + 1073741824 x 15/47 = 1416425384.9 B;
+ *                   at 64 ranks up to 2147483648
+ *   4 NVLS_TREE     above 128 ranks; beyond 8053063680 B above the line
+ *                   through {8053063680,160} {9663676416,192}: ranks =
+ *                   bytes / 50331648 (slope 32 / 1610612736, through 0),
+ *                   extended to 100 GiB (extend_region)
+ *   5 Ring/Simple   {1073741824,17} {100 GiB,17} {100 GiB, 2133.3}
+ *                   {9663676416,192} {8053063680,160} {2684354560,64}
+ *                   {1610612736,32}: at 32 ranks from 1610612736 B, at 64
+ *                   from 2684354560, below that line
+ * So, 8 ranks a node:
+ *   4 nodes (32): 32 MiB Tree/LL128; 40 MiB and 1 GiB Ring/LL128;
+ *     1.5e9 B none (between regions 3 and 5); 2 GiB Ring/Simple;
+ *     37748736 B exactly (a vertex of region 1) Tree/LL128
+ *   8 nodes (64): 2.5e9 B none; 4 GiB Ring/Simple
+ *   32 nodes (256): 16 GiB Ring/Simple (the line is at 341.3 ranks there)
+ *   64 nodes (512): 16 GiB NVLS_TREE/Simple (above the line)
+ *   2 nodes: none (region_get_coll_info_internal_v3 skips <= 2 nodes);
+ *   all-gather: none (no p5 region with 8 ranks a node); 4 ranks a node:
+ *   none.
+ * With NCCL_ALGO=Ring the Tree region is skipped (its pair is ignored)
+ * and 32 MiB at 32 ranks lies in no other: none.
+ */
+#include "testutil.h"
+#include "hw/coll_impl.h"
+#include "hw/hw.h"
+#include "hw/nccl_plugin.h"
+#include "hw/nccl_tuning.h"
+
+static strata_nccl_comm p5(uint32_t nodes)
+{
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 8 * nodes, .graph_channels = 12, .channel_gbs = 30.0,
+                          .nvls = true, .nodes = nodes, .nics = 32, .nic_gbs = 12.5, .nic_gpus = 8,
+                          .cpu = STRATA_NCCL_INTEL, .version = strata_nccl_version_find("2.28")};
+    c.plugin = strata_nccl_plugin_find("aws-ofi-p5");
+    ck_assert(c.version && c.plugin);
+    return c;
+}
+
+/* the plugin's pair for bytes on c: true with (a, p), or false */
+static bool pick(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_nccl_algo *a,
+                 strata_nccl_proto *p)
+{
+    return strata_nccl_plugin_choose(c->plugin, c, kind, bytes, a, p);
+}
+
+static void expect(const strata_nccl_comm *c, uint64_t bytes, strata_nccl_algo want_a, strata_nccl_proto want_p)
+{
+    strata_nccl_algo a;
+    strata_nccl_proto p;
+    ck_assert_msg(pick(c, STRATA_OP_ALL_REDUCE, bytes, &a, &p), "no region at %llu B, %u ranks",
+                  (unsigned long long)bytes, c->ranks);
+    ck_assert_int_eq(a, want_a);
+    ck_assert_int_eq(p, want_p);
+}
+
+static void expect_none(const strata_nccl_comm *c, strata_op_kind kind, uint64_t bytes)
+{
+    strata_nccl_algo a;
+    strata_nccl_proto p;
+    ck_assert_msg(!pick(c, kind, bytes, &a, &p), "a region at %llu B, %u ranks", (unsigned long long)bytes,
+                  c->ranks);
+}
+
+START_TEST(p5_regions_at_4_nodes)
+{
+    strata_nccl_comm c = p5(4);
+    expect(&c, 32u << 20, STRATA_NCCL_TREE, STRATA_NCCL_LL128);
+    expect(&c, 37748736, STRATA_NCCL_TREE, STRATA_NCCL_LL128);
+    expect(&c, 40u << 20, STRATA_NCCL_RING, STRATA_NCCL_LL128);
+    expect(&c, 1u << 30, STRATA_NCCL_RING, STRATA_NCCL_LL128);
+    expect(&c, 1416425000, STRATA_NCCL_RING, STRATA_NCCL_LL128);
+    expect_none(&c, STRATA_OP_ALL_REDUCE, 1416426000);
+    expect_none(&c, STRATA_OP_ALL_REDUCE, 1500000000);
+    expect(&c, 2ull << 30, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE);
+    expect_none(&c, STRATA_OP_ALL_GATHER, 512u << 20);
+    expect_none(&c, STRATA_OP_REDUCE_SCATTER, 512u << 20);
+}
+END_TEST
+
+START_TEST(p5_regions_by_nodes)
+{
+    strata_nccl_comm c8 = p5(8), c32 = p5(32), c64 = p5(64), c2 = p5(2);
+    expect_none(&c8, STRATA_OP_ALL_REDUCE, 2500000000);
+    expect(&c8, 4ull << 30, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE);
+    expect(&c32, 16ull << 30, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE);
+    expect(&c64, 16ull << 30, STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE);
+    expect_none(&c2, STRATA_OP_ALL_REDUCE, 32u << 20);
+    expect_none(&c2, STRATA_OP_ALL_REDUCE, 64u << 20);
+    strata_nccl_comm half = p5(4); /* 4 ranks a node: other tables, not p5's 8 */
+    half.ranks = 16;
+    expect_none(&half, STRATA_OP_ALL_REDUCE, 32u << 20);
+}
+END_TEST
+
+/* A pair NCCL does not run is skipped, and the next region tried. */
+START_TEST(ignored_pairs_are_skipped)
+{
+    strata_nccl_comm c = p5(4);
+    c.algos = 1u << STRATA_NCCL_RING; /* NCCL_ALGO=Ring */
+    expect_none(&c, STRATA_OP_ALL_REDUCE, 32u << 20);
+    expect(&c, 64u << 20, STRATA_NCCL_RING, STRATA_NCCL_LL128);
+    strata_nccl_comm s = p5(4);
+    s.protos = 1u << STRATA_NCCL_SIMPLE; /* NCCL_PROTO=Simple */
+    expect_none(&s, STRATA_OP_ALL_REDUCE, 64u << 20);
+    expect(&s, 2ull << 30, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE);
+}
+END_TEST
+
+/* strata_nccl_choose takes the plugin's pair with NCCL's estimate of it;
+ * without the plugin NCCL's own model picks another at 32 MiB. */
+START_TEST(choose_takes_the_plugins_pair)
+{
+    strata_nccl_comm c = p5(4);
+    strata_nccl_choice ch;
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, 32u << 20, &ch));
+    ck_assert_int_eq(ch.algo, STRATA_NCCL_TREE);
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_LL128);
+    ck_assert_double_eq_tol(ch.time_us,
+                            strata_nccl_time_us(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_TREE, STRATA_NCCL_LL128, 32u << 20),
+                            1e-9);
+    c.plugin = NULL;
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, 32u << 20, &ch));
+    ck_assert(ch.algo != STRATA_NCCL_TREE || ch.proto != STRATA_NCCL_LL128);
+}
+END_TEST
+
+/* The hardware key reaches the choice (4 nodes of h100-16x8-ib, 32 MiB:
+ * Tree/LL128, as above), and an unknown name is refused at its line. */
+START_TEST(hw_key_names_the_plugin)
+{
+    const char *set[] = {"interconnect.nvlink.nccl_version=2.28", "interconnect.nvlink.nccl_tuner_plugin=aws-ofi-p5",
+                         NULL};
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", set);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 32, 8, 32u << 20, 0, &t, NULL));
+    ck_assert_int_eq(t.algo, STRATA_NCCL_TREE);
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL128);
+    strata_hw_free(hw);
+    ck_assert_str_eq(strata_nccl_plugin_name(strata_nccl_plugin_find("aws-ofi-p5")), "aws-ofi-p5");
+    ck_assert_ptr_null(strata_nccl_plugin_find("aws-ofi-p6"));
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_tuner_plugin = aws-ofi-p9\n",
+                                "t.ini:15: [interconnect x] nccl_tuner_plugin: expected a tuner plugin strata has "
+                                "the choices of: aws-ofi-p5, got 'aws-ofi-p9'");
+}
+END_TEST
+
+static Suite *nccl_plugin_suite(void)
+{
+    Suite *s = suite_create("nccl_plugin");
+    TCase *tc = tcase_create("core");
+    tcase_add_test(tc, p5_regions_at_4_nodes);
+    tcase_add_test(tc, p5_regions_by_nodes);
+    tcase_add_test(tc, ignored_pairs_are_skipped);
+    tcase_add_test(tc, choose_takes_the_plugins_pair);
+    tcase_add_test(tc, hw_key_names_the_plugin);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(nccl_plugin_suite()); }

@@ -1,0 +1,140 @@
+/*
+ * test_serve_allreduce.c: the TP all-reduce implementations of serving
+ * (sim/serve/serve_allreduce.h) against values derived by hand:
+ * TensorRT-LLM's AUTO strategy on each side of its thresholds (workspace
+ * bytes, the 128-token MIN_LATENCY and one-shot limits, two ranks), the
+ * one-shot and two-shot kernels' times, and the trtllm engine's row
+ * through the serving cost.
+ */
+#include <math.h>
+#include <string.h>
+#include "serve/serve_allreduce.h"
+#include "serve/serve_cost.h"
+#include "serve/serve_engine.h"
+#include "testutil.h"
+
+/* DGX H100's figures (configs/hw/dgx-h100.ini): kernel_launch 3 us, the
+ * peer route's two NVLink hops of 0.5 us (1 us), 450 GB/s, HBM 3.35 TB/s
+ * at stream efficiency 0.9 (3.015 TB/s). */
+static strata_serve_ar_in dgx(uint32_t ranks, uint64_t tokens, uint64_t bytes)
+{
+    return (strata_serve_ar_in){ranks, tokens, bytes, 3e-6, 450e9, 1e-6, 3.35e12 * 0.9};
+}
+
+/* One-shot of one Llama-3.1-405B token (16,384 bf16 = 32,768 B) over 8
+ * ranks: SM stores at 450 x 4/5 = 360 GB/s;
+ *   3 + 1 + 7 x 32,768 / 360e9 (0.637156 us) + 10 x 32,768 / 3.015e12
+ *   (0.108683 us) = 4.745838 us.
+ * Two-shot of 129 tokens of 8,192 bf16 (2,113,536 B) over 2 ranks:
+ *   3 + 2 x 1 + 2 x 1/2 x 2,113,536 / 360e9 (5.870933 us)
+ *   + 3 x 2,113,536 / 3.015e12 (2.103021 us) = 12.973954 us. */
+START_TEST(kernels_by_hand)
+{
+    const strata_serve_allreduce *a = strata_serve_allreduce_find("trtllm-auto", NULL);
+    ck_assert(a);
+    strata_serve_ar_in in = dgx(8, 1, 32768);
+    strata_serve_ar_plan p = strata_serve_allreduce_plan(a, &in);
+    double want = 4e-6 + 7.0 * 32768 / 360e9 + 10.0 * 32768 / 3.015e12;
+    ck_assert_int_eq(p.strategy, SERVE_AR_ONESHOT);
+    ck_assert_msg(fabs(p.time_s - want) <= 1e-12 * want && fabs(want - 4.745838e-6) < 1e-12, "%.17g vs %.17g",
+                  p.time_s, want);
+    in = dgx(2, 129, 2113536);
+    p = strata_serve_allreduce_plan(a, &in);
+    want = 5e-6 + 2113536 / 360e9 + 3.0 * 2113536 / 3.015e12;
+    ck_assert_int_eq(p.strategy, SERVE_AR_TWOSHOT);
+    ck_assert_msg(fabs(p.time_s - want) <= 1e-12 * want && fabs(want - 12.973954e-6) < 1e-11, "%.17g vs %.17g",
+                  p.time_s, want);
+}
+END_TEST
+
+/* allreduceOp.cpp's AUTO selection, each threshold from both sides. */
+START_TEST(strategy_on_each_side_of_the_thresholds)
+{
+    const strata_serve_allreduce *a = strata_serve_allreduce_find("trtllm-auto", NULL);
+    struct {
+        uint32_t ranks;
+        uint64_t tokens, bytes;
+        strata_serve_ar_strategy want;
+    } rows[] = {
+        {8, 128, 128 * 32768, SERVE_AR_ONESHOT}, /* 405B, 128 tokens: 4 MiB <= 8e6, MIN_LATENCY, one-shot */
+        {8, 129, 129 * 32768, SERVE_AR_NCCL},    /* above 2 ranks, past 128 tokens: NCCL */
+        {8, 64, 8000000, SERVE_AR_ONESHOT},      /* the workspace, 8e6 bytes above 2 ranks */
+        {8, 64, 8000001, SERVE_AR_NCCL},
+        {2, 128, 128 * 16384, SERVE_AR_ONESHOT}, /* 70B at TP2 (8,192 bf16 a token) */
+        {2, 129, 129 * 16384, SERVE_AR_TWOSHOT}, /* <= 2 ranks: MIN_LATENCY, two-shot past 128 tokens */
+        {2, 976, 976 * 16384, SERVE_AR_TWOSHOT}, /* 15,990,784 <= 16e6 */
+        {2, 977, 977 * 16384, SERVE_AR_NCCL},    /* 16,007,168 > 16e6 */
+        {1, 1, 16384, SERVE_AR_NCCL},            /* no peers */
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        strata_serve_ar_in in = dgx(rows[i].ranks, rows[i].tokens, rows[i].bytes);
+        strata_serve_ar_plan p = strata_serve_allreduce_plan(a, &in);
+        ck_assert_msg(p.strategy == rows[i].want, "row %zu: %d, expected %d", i, p.strategy, rows[i].want);
+        ck_assert(p.strategy == SERVE_AR_NCCL ? p.time_s == 0 : p.time_s > 0);
+    }
+    /* The nccl row (and none) leaves the all-reduce to NCCL. */
+    strata_serve_ar_in in = dgx(8, 1, 32768);
+    ck_assert_int_eq(strata_serve_allreduce_plan(strata_serve_allreduce_find("nccl", NULL), &in).strategy,
+                     SERVE_AR_NCCL);
+    ck_assert_int_eq(strata_serve_allreduce_plan(NULL, &in).strategy, SERVE_AR_NCCL);
+    GError *err = NULL;
+    ck_assert(!strata_serve_allreduce_find("ring", &err));
+    ck_assert_msg(strstr(err->message, "'ring': expected one of nccl, trtllm-auto"), "%s", err->message);
+    g_error_free(err);
+}
+END_TEST
+
+static strata_serve_model f8_405b(void)
+{
+    strata_serve_model m;
+    GError *err = NULL;
+    ck_assert_msg(strata_serve_model_preset(&m, "llama-3-405b", &err), "%s", err ? err->message : "");
+    m.dtype = STRATA_DTYPE_F8;
+    return m;
+}
+
+/* Through the serving cost on DGX H100 at TP8 (405B, FP8): one decode
+ * runs two one-shot all-reduces a layer under trtllm-auto (4.75 us each,
+ * against NCCL's model's ~15 us at 32 KiB, docs/serving.md): the step is
+ * faster; 129 decodes run NCCL's (past 128 tokens above 2 ranks), so the
+ * step's time is the nccl row's exactly; the trtllm engine names the row;
+ * setting the row again drops the cached step times. */
+START_TEST(trtllm_engine_runs_it_in_the_step)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = f8_405b();
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 256, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk *d = g_new(strata_serve_chunk, 129);
+    for (uint32_t i = 0; i < 129; i++)
+        d[i] = (strata_serve_chunk){i, 1, 1024, true};
+    double nccl1 = strata_serve_cost_step(c, d, 1), nccl129 = strata_serve_cost_step(c, d, 129);
+    const strata_serve_engine *e = strata_serve_engine_find("trtllm", NULL);
+    ck_assert(e && e->allreduce && !strcmp(e->allreduce, "trtllm-auto"));
+    strata_serve_cost_set_allreduce(c, strata_serve_allreduce_find(e->allreduce, NULL));
+    double auto1 = strata_serve_cost_step(c, d, 1), auto129 = strata_serve_cost_step(c, d, 129);
+    ck_assert_msg(auto129 == nccl129, "%.17g vs %.17g", auto129, nccl129);
+    ck_assert_msg(auto1 < nccl1, "%.17g vs %.17g", auto1, nccl1);
+    /* Back to NCCL: the cached step times follow the row. */
+    strata_serve_cost_set_allreduce(c, NULL);
+    ck_assert(strata_serve_cost_step(c, d, 1) == nccl1);
+    g_free(d);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("serve_allreduce");
+    TCase *tc = tcase_create("serve_allreduce");
+    tcase_add_test(tc, kernels_by_hand);
+    tcase_add_test(tc, strategy_on_each_side_of_the_thresholds);
+    tcase_add_test(tc, trtllm_engine_runs_it_in_the_step);
+    suite_add_tcase(s, tc);
+    return strata_test_main(s);
+}
