@@ -529,12 +529,22 @@ END_TEST
  * streams. In the steps each round's busiest link direction carries both
  * collectives' copies, 8 of 64 KiB (each one's 1-hop, 2-hop and two 3-hop
  * copies), never idle from the first start (0.5 us): 0.5 + 8 x 0.65536 =
- * 5.74288 us a round, 7 rounds 40.20016 us for both. A paced phase's flow carries its k rounds' bytes at the rounds'
- * pace (its rate bounded: engine_phase_flow_rate), so the other's flows
- * see it the whole phase: fast within 1% of the steps (+0.79%); when the
- * flow carried one round and waited the rest, neither collective saw the
- * other's last 5 rounds: 24.818 us, -38.3%. The 4x2x2 slice likewise
- * (-0.96%; was -28.5%). */
+ * 5.74288 us a round, 7 rounds 40.20016 us for both. A paced phase's flow
+ * carries its k rounds' bytes at the rounds' pace (its rate bounded:
+ * engine_phase_flow_rate), so the other's flows see it the whole phase;
+ * held past its pace by them, it then waits the k - 1 rounds' idle
+ * latencies on the link that the one flow did not (engine_phase_copy_until:
+ * 5 x 0.5 us, the round's least copy latency, the 1-hop copy's). Fast is
+ * above the steps by what the fold leaves: round 1 run on the quotient
+ * (5.868 us, the steps' 5.743: +0.125 us, as alone in
+ * test_fast_mixed_latency_rounds) and the bounded flows' start, where the
+ * 1-hop copies' flows run alone at their pace before the longer routes'
+ * join (+0.37 us): 40.698 us, +1.24% (without the idle latencies,
+ * equal sharing: 38.198 us, -5.0%; under latency sharing, CM02's
+ * latency-weighted shares: +0.79%). When the flow carried one round and
+ * waited the rest, neither collective saw the other's last 5 rounds:
+ * 24.818 us, -38.3%. The 4x2x2 slice likewise: 47.676 us against
+ * 46.822, +1.82% (-12.1% without the idle latencies). */
 START_TEST(test_fast_paced_phases_share_links)
 {
     static const char *const cube[] = {"hardware.devices=8", "interconnect.ici.dims=2x2x2", NULL};
@@ -547,7 +557,7 @@ START_TEST(test_fast_paced_phases_share_links)
     for (guint i = 0; i < 2; i++) {
         double f = g_array_index(fast.coll_times, double, i), s = g_array_index(steps.coll_times, double, i);
         close_to(s, 7 * 5.74288e-6, "steps' collective");
-        ck_assert_msg(fabs(f / s - 1) < 0.01, "2x2x2 collective %u: fast %.17g, steps %.17g", i, f, s);
+        ck_assert_msg(fabs(f / s - 1) < 0.02, "2x2x2 collective %u: fast %.17g, steps %.17g", i, f, s);
     }
     figures_clear(&steps);
     figures_clear(&fast);
@@ -555,7 +565,7 @@ START_TEST(test_fast_paced_phases_share_links)
     fast = run_json(trace16, "configs/hw/tpu-v5p-64.ini", slab, "fast");
     for (guint i = 0; i < 2; i++) {
         double f = g_array_index(fast.coll_times, double, i), s = g_array_index(steps.coll_times, double, i);
-        ck_assert_msg(fabs(f / s - 1) < 0.01, "4x2x2 collective %u: fast %.17g, steps %.17g", i, f, s);
+        ck_assert_msg(fabs(f / s - 1) < 0.02, "4x2x2 collective %u: fast %.17g, steps %.17g", i, f, s);
     }
     figures_clear(&steps);
     figures_clear(&fast);

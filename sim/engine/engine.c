@@ -344,7 +344,7 @@ static double run_copy(engine_ctx *ctx, const engine_op *e, double t0)
         extra += strata_dram_copy_extra(strata_hw_memory(ctx->hw, op->src_memory), bytes);
     if (extra > 0)
         sg_actor_sleep_for(extra);
-    double until = engine_phase_copy_until(phase, t0, now(), latency);
+    double until = engine_phase_copy_until(phase, t0, now(), latency, !strata_hw_flow_sharing_latency(ctx->hw));
     if (until > now())
         sg_actor_sleep_for(until - now());
     double t1 = now();

@@ -54,8 +54,11 @@ double engine_phase_flow_rate(const strata_coll_phase *phase, uint64_t bytes, do
 double engine_phase_flops(const strata_coll_phase *phase, double flops);
 /* A copy that started at t0 and whose flow (over a route of `latency`
  * seconds) and extras ended at `now`: the time until which it must still
- * wait (`now` or earlier: none). */
-double engine_phase_copy_until(const strata_coll_phase *phase, double t0, double now, double latency);
+ * wait (`now` or earlier: none). A paced phase's copy held past its pace
+ * by what shares its links waits, under equal sharing (`equal`), the
+ * rounds' idle latencies its one flow did not (up to k - 1 of the
+ * round's least copy latency, round_idle_ps, no more than it was held). */
+double engine_phase_copy_until(const strata_coll_phase *phase, double t0, double now, double latency, bool equal);
 /* A reduction whose execution of `amount` (engine_compute_amount of its k
  * rounds' flops) on unit u, with `bytes` of operands per round from hw's
  * memory `memory`, is over: what the k rounds would have paid beyond it
