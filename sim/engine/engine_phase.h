@@ -21,7 +21,11 @@
  *            whole phase is not the rounds'), and what shares its links
  *            sees it for the phase's whole length (before issue 40's wave
  *            9 it flowed one round's bytes and waited: others saw one
- *            round of it);
+ *            round of it); held past that pace by what shares its links,
+ *            under equal sharing it then waits the k - 1 rounds' idle
+ *            latencies (the round's least copy latency each) that the
+ *            steps' rounds leave on the link and its one flow did not,
+ *            no more than it was held (engine_phase_copy_until);
  *   compute  (a reduction) k times the flops and the operand bytes, then
  *            what the k rounds would have paid beyond the one execution
  *            (each round max(work, operand latency + bytes)), and k times
