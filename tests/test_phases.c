@@ -475,6 +475,107 @@ START_TEST(test_fast_mixed_latency_rounds)
 }
 END_TEST
 
+/* Writes a trace of two all-gathers of 1 MiB over data:DEVICES, on two
+ * streams, so that they start together and share every link. */
+static char *two_all_gathers(const char *dir, uint32_t devices)
+{
+    char *trace = g_strdup_printf("%s/two-%u.trace", dir, devices);
+    uint32_t shard = 262144 / devices; /* f32 elements of each device's 1 MiB / devices */
+    char *text = g_strdup_printf("strata-trace 1\noption mesh=data:%u\n"
+                                 "alloc send %u tag=input dtype=f32 shape=%u\n"
+                                 "alloc recv 1MiB tag=output dtype=f32 shape=262144\n"
+                                 "alloc send2 %u tag=input dtype=f32 shape=%u\n"
+                                 "alloc recv2 1MiB tag=output dtype=f32 shape=262144\n"
+                                 "compute program_start time=0\n"
+                                 "all-gather recv send axis=data stream=a\n"
+                                 "all-gather recv2 send2 axis=data stream=b\n",
+                                 devices, 4 * shard, shard, 4 * shard, shard);
+    ck_assert(g_file_set_contents(trace, text, -1, NULL));
+    g_free(text);
+    return trace;
+}
+
+/* Two collectives that share their links, on a ring of 4 (test-ring8's
+ * links: 100 GB/s, 1 us): two ring all-gathers of 1 MiB started together
+ * put two copies of 256 KiB on each link direction a round, with equal
+ * shares, so each of the 3 rounds lasts 1 + 2 x 262144 B / 100 GB/s =
+ * 6.24288 us and both collectives 18.72864 us, in steps as in phases,
+ * classes and fast (each phase's flow shares its links with the other's
+ * for its whole length, and pays the rounds' latencies after). */
+START_TEST(test_two_collectives_share_a_ring)
+{
+    static const char *const four[] = {"hardware.devices=4", NULL};
+    char *dir = strata_test_temp_dir();
+    char *trace = two_all_gathers(dir, 4);
+    compare_with(trace, "configs/hw/test-ring8.ini", four, true);
+    run_figures steps = run_json(trace, "configs/hw/test-ring8.ini", four, "steps");
+    run_figures fast = run_json(trace, "configs/hw/test-ring8.ini", four, "fast");
+    close_to(steps.makespan, 3 * 6.24288e-6, "steps' makespan");
+    ck_assert_uint_eq(fast.coll_times->len, 2);
+    for (guint i = 0; i < 2; i++) {
+        close_to(g_array_index(steps.coll_times, double, i), 3 * 6.24288e-6, "steps' collective");
+        close_to(g_array_index(fast.coll_times, double, i), 3 * 6.24288e-6, "fast's collective");
+    }
+    figures_clear(&steps);
+    figures_clear(&fast);
+    strata_test_remove_dir(dir);
+    g_free(trace);
+    g_free(dir);
+}
+END_TEST
+
+/* Two collectives whose paced phases share their links (fast): the
+ * 2x2x2 all-gather of test_fast_mixed_latency_rounds, twice, on two
+ * streams. In the steps each round's busiest link direction carries both
+ * collectives' copies, 8 of 64 KiB (each one's 1-hop, 2-hop and two 3-hop
+ * copies), never idle from the first start (0.5 us): 0.5 + 8 x 0.65536 =
+ * 5.74288 us a round, 7 rounds 40.20016 us for both. A paced phase's flow
+ * carries its k rounds' bytes at the rounds' pace (its rate bounded:
+ * engine_phase_flow_rate), so the other's flows see it the whole phase;
+ * held past its pace by them, it then waits the k - 1 rounds' idle
+ * latencies on the link that the one flow did not (engine_phase_copy_until:
+ * 5 x 0.5 us, the round's least copy latency, the 1-hop copy's). Fast is
+ * above the steps by what the fold leaves: round 1 run on the quotient
+ * (5.868 us, the steps' 5.743: +0.125 us, as alone in
+ * test_fast_mixed_latency_rounds) and the bounded flows' start, where the
+ * 1-hop copies' flows run alone at their pace before the longer routes'
+ * join (+0.37 us): 40.698 us, +1.24% (without the idle latencies,
+ * equal sharing: 38.198 us, -5.0%; under latency sharing, CM02's
+ * latency-weighted shares: +0.79%). When the flow carried one round and
+ * waited the rest, neither collective saw the other's last 5 rounds:
+ * 24.818 us, -38.3%. The 4x2x2 slice likewise: 47.676 us against
+ * 46.822, +1.82% (-12.1% without the idle latencies). */
+START_TEST(test_fast_paced_phases_share_links)
+{
+    static const char *const cube[] = {"hardware.devices=8", "interconnect.ici.dims=2x2x2", NULL};
+    static const char *const slab[] = {"hardware.devices=16", "interconnect.ici.dims=4x2x2", NULL};
+    char *dir = strata_test_temp_dir();
+    char *trace8 = two_all_gathers(dir, 8), *trace16 = two_all_gathers(dir, 16);
+    run_figures steps = run_json(trace8, "configs/hw/tpu-v5p-64.ini", cube, "steps");
+    run_figures fast = run_json(trace8, "configs/hw/tpu-v5p-64.ini", cube, "fast");
+    close_to(steps.makespan, 7 * 5.74288e-6, "steps' makespan");
+    for (guint i = 0; i < 2; i++) {
+        double f = g_array_index(fast.coll_times, double, i), s = g_array_index(steps.coll_times, double, i);
+        close_to(s, 7 * 5.74288e-6, "steps' collective");
+        ck_assert_msg(fabs(f / s - 1) < 0.02, "2x2x2 collective %u: fast %.17g, steps %.17g", i, f, s);
+    }
+    figures_clear(&steps);
+    figures_clear(&fast);
+    steps = run_json(trace16, "configs/hw/tpu-v5p-64.ini", slab, "steps");
+    fast = run_json(trace16, "configs/hw/tpu-v5p-64.ini", slab, "fast");
+    for (guint i = 0; i < 2; i++) {
+        double f = g_array_index(fast.coll_times, double, i), s = g_array_index(steps.coll_times, double, i);
+        ck_assert_msg(fabs(f / s - 1) < 0.02, "4x2x2 collective %u: fast %.17g, steps %.17g", i, f, s);
+    }
+    figures_clear(&steps);
+    figures_clear(&fast);
+    strata_test_remove_dir(dir);
+    g_free(trace8);
+    g_free(trace16);
+    g_free(dir);
+}
+END_TEST
+
 /* NCCL's Simple protocol follows each NVLink copy with its flag (8 bytes)
  * on the same route; a round waits for the flag too. A phase's round is
  * its slowest copy with its flag, the handshake copies' data take the
@@ -549,6 +650,8 @@ int main(void)
     tcase_add_test(tc, test_fold_is_the_rounds);
     tcase_add_test(tc, test_fast_mixed_latency_rounds);
     tcase_add_test(tc, test_simple_flags_paced_by_their_route);
+    tcase_add_test(tc, test_two_collectives_share_a_ring);
+    tcase_add_test(tc, test_fast_paced_phases_share_links);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -10,7 +10,8 @@
  *      alloc/free/release  the memory's allocator, at the current date, no time;
  *      copy                a wait of its route's latency (engine_flow_wait), then
  *                          sg_host_sendto() from the source memory's host to the
- *                          destination's (its twin for a copy inside a memory):
+ *                          destination's (its twin for a copy inside a memory;
+ *                          a paced phase's, rate-bounded: engine_sg_flow.h):
  *                          sum(latency) + bytes / bottleneck when alone, max-min
  *                          sharing with every other transfer on its links and ports;
  *      compute             time= : a sleep of that long; else an execution of its
@@ -46,6 +47,7 @@
 #include <assert.h>
 #include "engine/engine_event.h"
 #include "engine/engine_phase.h"
+#include "engine/engine_sg_flow.h"
 #include <simgrid/actor.h>
 #include <simgrid/engine.h>
 #include <simgrid/exec.h>
@@ -329,11 +331,12 @@ static double run_copy(engine_ctx *ctx, const engine_op *e, double t0)
     double wait = engine_flow_wait(ctx->hw, latency); /* its route's latency, before the flow */
     if (wait > 0)
         sg_actor_sleep_for(wait);
+    double rate = engine_phase_flow_rate(phase, op->bytes, latency); /* 0: unbounded */
     if (sender != STRATA_NO_ROUTE)
-        sg_host_sendto(ctx->hosts.sender[sender], ctx->hosts.mem[op->dst_memory], flow);
+        engine_sg_sendto_bounded(ctx->hosts.sender[sender], ctx->hosts.mem[op->dst_memory], flow, rate);
     else
-        sg_host_sendto(ctx->hosts.mem[op->src_memory],
-                       engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory), flow);
+        engine_sg_sendto_bounded(ctx->hosts.mem[op->src_memory],
+                                 engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory), flow, rate);
     /* what the flow does not carry: a pageable copy's staging (hw/staging.h),
      * a copy inside one DRAM's bus turnarounds (hw/dram.h) */
     double extra = strata_staging_route_extra(ctx->hw, hops, n, bytes);
@@ -341,7 +344,7 @@ static double run_copy(engine_ctx *ctx, const engine_op *e, double t0)
         extra += strata_dram_copy_extra(strata_hw_memory(ctx->hw, op->src_memory), bytes);
     if (extra > 0)
         sg_actor_sleep_for(extra);
-    double until = engine_phase_copy_until(phase, t0, now(), latency);
+    double until = engine_phase_copy_until(phase, t0, now(), latency, !strata_hw_flow_sharing_latency(ctx->hw));
     if (until > now())
         sg_actor_sleep_for(until - now());
     double t1 = now();

@@ -13,12 +13,19 @@
  *            waits pace every copy by it), of which the flow paid its own
  *            route's once, and at least k times the round's time alone;
  *            a paced phase (FAST, copies of unequal route latency on a
- *            link: spmd/spmd.h) flows one round's bytes, so that its time
- *            alone is the rounds' (k x the round's time, the round's copies
- *            filled as the engine would share them) and not that of k
- *            rounds' bytes as one flow, whose sharing over the whole
- *            phase is not the rounds' (what shares its links sees one
- *            round of it);
+ *            link: spmd/spmd.h) flows its k rounds' bytes at a rate bounded
+ *            to the rounds' pace (engine_phase_flow_rate), so that alone it
+ *            ends when the k rounds do (k x the round's time, the round's
+ *            copies filled as the engine would share them), not when k
+ *            rounds' bytes as one free flow would (whose sharing over the
+ *            whole phase is not the rounds'), and what shares its links
+ *            sees it for the phase's whole length (before issue 40's wave
+ *            9 it flowed one round's bytes and waited: others saw one
+ *            round of it); held past that pace by what shares its links,
+ *            under equal sharing it then waits the k - 1 rounds' idle
+ *            latencies (the round's least copy latency each) that the
+ *            steps' rounds leave on the link and its one flow did not,
+ *            no more than it was held (engine_phase_copy_until);
  *   compute  (a reduction) k times the flops and the operand bytes, then
  *            what the k rounds would have paid beyond the one execution
  *            (each round max(work, operand latency + bytes)), and k times
@@ -41,14 +48,21 @@
 uint32_t engine_phase_rounds(const strata_coll_phase *phase);
 /* k x bytes: what its one flow (a copy), or its operands (a compute), move. */
 uint64_t engine_phase_bytes(const strata_coll_phase *phase, uint64_t bytes);
-/* What a copy's flow carries: k x bytes, one round's in a paced phase. */
+/* What a copy's flow carries: k x bytes. */
 uint64_t engine_phase_flow_bytes(const strata_coll_phase *phase, uint64_t bytes);
+/* The bound on the rate of that flow, over a route of `latency` seconds:
+ * in a paced phase, k x bytes / (k x the round's time - latency), so that
+ * alone it ends when the k rounds do; 0 (unbounded) otherwise. */
+double engine_phase_flow_rate(const strata_coll_phase *phase, uint64_t bytes, double latency);
 /* k x flops: its work. */
 double engine_phase_flops(const strata_coll_phase *phase, double flops);
 /* A copy that started at t0 and whose flow (over a route of `latency`
  * seconds) and extras ended at `now`: the time until which it must still
- * wait (`now` or earlier: none). */
-double engine_phase_copy_until(const strata_coll_phase *phase, double t0, double now, double latency);
+ * wait (`now` or earlier: none). A paced phase's copy held past its pace
+ * by what shares its links waits, under equal sharing (`equal`), the
+ * rounds' idle latencies its one flow did not (up to k - 1 of the
+ * round's least copy latency, round_idle_ps, no more than it was held). */
+double engine_phase_copy_until(const strata_coll_phase *phase, double t0, double now, double latency, bool equal);
 /* A reduction whose execution of `amount` (engine_compute_amount of its k
  * rounds' flops) on unit u, with `bytes` of operands per round from hw's
  * memory `memory`, is over: what the k rounds would have paid beyond it

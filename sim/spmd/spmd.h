@@ -64,6 +64,9 @@ typedef struct strata_coll_phase {
     bool paced; /* FAST, copies of unequal route latency on a link: the
                  * copy's flow carries one round's bytes, its time alone
                  * is the rounds' (round_time_ps: spmd_fill.h) */
+    uint64_t round_idle_ps; /* paced: the round's least copy latency (its
+                             * first copy's start), before which each round
+                             * leaves its links idle in the steps */
 } strata_coll_phase;
 
 /* Of an op handed out by an expansion: its collective and its phase, and

@@ -173,7 +173,7 @@ uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r)
  * flags' (the least and the most, UINT64_MAX and 0 when none). */
 typedef struct share_pass {
     bool first;
-    uint64_t latency_ps, time_ps;
+    uint64_t latency_ps, time_ps, least_latency_ps;
     uint64_t flag_min_ps, flag_max_ps, flag_latency_ps;
 } share_pass;
 
@@ -207,6 +207,7 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, 
             latency += route;
             time += flag;
         }
+        p->least_latency_ps = MIN(p->least_latency_ps, (uint64_t)llround((st->delay_s + route) * 1e12));
         p->latency_ps = MAX(p->latency_ps, (uint64_t)llround(latency * 1e12));
         p->time_ps = MAX(p->time_ps, (uint64_t)llround(time * 1e12));
     }
@@ -275,8 +276,8 @@ static bool round_uncontended(spmd_links *l, const spmd_round *r, uint32_t k, bo
                               strata_coll_phase *hs)
 {
     link_count c;
-    share_pass first = {.first = true}, second = {.first = false, .flag_min_ps = UINT64_MAX,
-                                                  .flag_latency_ps = UINT64_MAX};
+    share_pass first = {.first = true}, second = {.first = false, .least_latency_ps = UINT64_MAX,
+                                                  .flag_min_ps = UINT64_MAX, .flag_latency_ps = UINT64_MAX};
     *hs = (strata_coll_phase){0};
     if (!count_links(l, r, &c) || (c.mixed_latency && !mixed_ok) || !each_copy(l, r, share_copy, &first) ||
         !each_copy(l, r, share_copy, &second))
@@ -285,6 +286,7 @@ static bool round_uncontended(spmd_links *l, const spmd_round *r, uint32_t k, bo
     /* filled: the data's copies; their flags after them (the most) */
     ph->round_time_ps = c.mixed_latency ? round_filled(l, r, k) + second.flag_max_ps : second.time_ps;
     ph->paced = c.mixed_latency;
+    ph->round_idle_ps = c.mixed_latency ? second.least_latency_ps : 0;
     if (second.flag_max_ps > 0) { /* the least flag: a longer one ends its copy's round late by the difference */
         *hs = *ph;
         hs->rounds = 1; /* there is one: the caller sets its rounds */
