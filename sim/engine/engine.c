@@ -327,16 +327,16 @@ static double run_copy(engine_ctx *ctx, const engine_op *e, double t0)
     }
     if (n == 0) /* a copy inside one memory reads and writes its port */
         ctx->port_bytes[op->src_memory] += bytes;
-    double flow = (double)engine_phase_flow_bytes(phase, op->bytes);
     double wait = engine_flow_wait(ctx->hw, latency); /* its route's latency, before the flow */
     if (wait > 0)
         sg_actor_sleep_for(wait);
     double rate = engine_phase_flow_rate(phase, op->bytes, latency); /* 0: unbounded */
     if (sender != STRATA_NO_ROUTE)
-        engine_sg_sendto_bounded(ctx->hosts.sender[sender], ctx->hosts.mem[op->dst_memory], flow, rate);
+        engine_sg_sendto_bounded(ctx->hosts.sender[sender], ctx->hosts.mem[op->dst_memory], (double)bytes, rate);
     else
         engine_sg_sendto_bounded(ctx->hosts.mem[op->src_memory],
-                                 engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory), flow, rate);
+                                 engine_copy_target(&ctx->hosts, op->src_memory, op->dst_memory), (double)bytes,
+                                 rate);
     /* what the flow does not carry: a pageable copy's staging (hw/staging.h),
      * a copy inside one DRAM's bus turnarounds (hw/dram.h) */
     double extra = strata_staging_route_extra(ctx->hw, hops, n, bytes);

@@ -15,11 +15,6 @@ uint64_t engine_phase_bytes(const strata_coll_phase *phase, uint64_t bytes)
     return bytes * engine_phase_rounds(phase);
 }
 
-uint64_t engine_phase_flow_bytes(const strata_coll_phase *phase, uint64_t bytes)
-{
-    return engine_phase_bytes(phase, bytes);
-}
-
 double engine_phase_flow_rate(const strata_coll_phase *phase, uint64_t bytes, double latency)
 {
     uint32_t rounds = engine_phase_rounds(phase);
