@@ -10,7 +10,9 @@
  * as a run may set them, and the NCCL release whose tuning tables choose
  * (nccl_version, nccl_versions.h; default the newest), NCCL_MIN_CTAS
  * as a run may set it (nccl_min_ctas), the tuner plugin whose choice
- * NCCL takes (nccl_tuner_plugin, nccl_plugin.h), and the process layout with the
+ * NCCL takes (nccl_tuner_plugin, nccl_plugin.h), the latency the network
+ * plugin reports (nccl_net_latency: NCCL's graph latencyInter, in its
+ * choice only), and the process layout with the
  * host's time per communicator (coll_host.h). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics).
  * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
