@@ -183,10 +183,14 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                     strata_op_kind_name(kind), n);
         return false;
     }
-    /* Across nodes, NCCL's latency of a step over the network is the
-     * whole step's (its graph's latencyInter is 0 on IB): the route between
-     * two NICs (two links of the network) carries part of it, the proxy's
-     * posting and completing the transfer the rest, a fixed cost per step */
+    /* Across nodes, NCCL's hardware latency of a step over the network
+     * (hwLatencies[NET]) is the whole step's: the route between two NICs
+     * (two links of the network) carries part of it, the proxy's posting
+     * and completing the transfer the rest, a fixed cost per step. The
+     * network plugin's latency (nccl_net_latency, NCCL's latencyInter) is
+     * not in it: aws-ofi-nccl's 75 us on p5 is a figure to steer NCCL's
+     * choice (platform-aws.cpp), which the measured LL128 steps do not pay
+     * (docs/clusters.md, "The network plugin's latency") */
     strata_hw_nics nics = {0};
     double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
     /* The fixed cost: NCCL's base latency of the pair (tuning.cc

@@ -127,7 +127,8 @@ typedef struct strata_nccl_choice {
      * (its base latency is 0); 0 otherwise */
     double nvls_us;
     /* Across nodes: NCCL's latency of one step over the network for the
-     * pair (hwLatencies[NET], the Tree row with one GPU per node), and its
+     * pair (hwLatencies[NET], the Tree row with one GPU per node; without
+     * the network plugin's latency, which moves the choice only), and its
      * heads (NVLS_TREE: the GPUs with a NIC) */
     double net_step_us;
     uint32_t heads;
