@@ -32,6 +32,10 @@
  *   none.
  * With NCCL_ALGO=Ring the Tree region is skipped (its pair is ignored)
  * and 32 MiB at 32 ranks lies in no other: none.
+ *
+ * Also the net plugin's latency property (nccl_net_latency: aws-ofi-nccl
+ * reports 75 us on p5, src/platform-aws.cpp), which NCCL's model adds to
+ * every step between nodes, twice on Simple (tuning.cc interLat).
  */
 #include "testutil.h"
 #include "hw/coll_impl.h"
@@ -137,6 +141,46 @@ START_TEST(choose_takes_the_plugins_pair)
 }
 END_TEST
 
+/* The net plugin's latency L in NCCL's estimate, 2 nodes of 8 (16 ranks),
+ * all-gather on the ring (NCCL 2.28's tables; nsteps 15, one of them
+ * between the nodes, the intra-node steps at max(NVLink's, the network
+ * overhead) = NVLink's):
+ *   LL128:  base 14.0 + 14 x 1.9 + (4.0 + L)       = 44.6 + L
+ *   Simple: base  8.4 + 14 x 3.4 + (14.0 + 2 L)    = 70.0 + 2 L
+ * so L = 75 us gives 119.6 and 220.0 us. The bandwidths (188.42 and
+ * 204.80 GB/s, unchanged by L) put the crossover at
+ * (70.0 - 44.6 + L) / (1 / 188.42 - 1 / 204.80) / 1000 bytes: 59.9 MB at
+ * L = 0 (a 128 MiB all-gather runs Simple), 236.6 MB at 75 us (128 MiB
+ * LL128, 256 MiB Simple). The step cost the schedule pays over the
+ * network stays hwLatencies[NET] (14 us on Simple): the property steers
+ * the choice only. */
+START_TEST(net_latency_adds_to_the_inter_steps)
+{
+    strata_nccl_comm c = p5(2);
+    double lat, bw;
+    strata_nccl_choice ch;
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_GATHER, STRATA_NCCL_RING, STRATA_NCCL_LL128, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 44.6, 1e-9);
+    ck_assert_double_eq_tol(bw, 188.42, 0.005);
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_GATHER, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 70.0, 1e-9);
+    ck_assert_double_eq_tol(bw, 204.80, 0.005);
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_GATHER, 128u << 20, &ch));
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_SIMPLE);
+    c.net_latency_us = 75.0;
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_GATHER, STRATA_NCCL_RING, STRATA_NCCL_LL128, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 119.6, 1e-9);
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_GATHER, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 220.0, 1e-9);
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_GATHER, 128u << 20, &ch));
+    ck_assert_int_eq(ch.algo, STRATA_NCCL_RING);
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_LL128);
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_GATHER, 256u << 20, &ch));
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.net_step_us, 14.0, 1e-12);
+}
+END_TEST
+
 /* The hardware key reaches the choice (4 nodes of h100-16x8-ib, 32 MiB:
  * Tree/LL128, as above), and an unknown name is refused at its line. */
 START_TEST(hw_key_names_the_plugin)
@@ -161,6 +205,31 @@ START_TEST(hw_key_names_the_plugin)
 }
 END_TEST
 
+/* The hardware key reaches the choice: 2 nodes of h100-16x8-ib, a
+ * 128 MiB all-gather (8 MiB a rank) runs Simple without it and LL128 with
+ * aws-ofi-nccl's 75 us (the crossover above); a value that is not a time
+ * is refused at its line. */
+START_TEST(hw_key_sets_the_net_latency)
+{
+    const char *plain[] = {"interconnect.nvlink.nccl_version=2.28", NULL};
+    const char *ofi[] = {"interconnect.nvlink.nccl_version=2.28", "interconnect.nvlink.nccl_net_latency=75us", NULL};
+    strata_nccl_proto want[2] = {STRATA_NCCL_SIMPLE, STRATA_NCCL_LL128};
+    for (int i = 0; i < 2; i++) {
+        strata_hw *hw = strata_test_load_hw("h100-16x8-ib", i ? ofi : plain);
+        strata_coll_tuning t;
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_GATHER, 16, 8, 8u << 20, 0, &t, NULL));
+        ck_assert_int_eq(t.algo, STRATA_NCCL_RING);
+        ck_assert_int_eq(t.proto, want[i]);
+        strata_hw_free(hw);
+    }
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_net_latency = soon\n", "t.ini:15: [interconnect x] nccl_net_latency:");
+}
+END_TEST
+
 static Suite *nccl_plugin_suite(void)
 {
     Suite *s = suite_create("nccl_plugin");
@@ -170,6 +239,8 @@ static Suite *nccl_plugin_suite(void)
     tcase_add_test(tc, ignored_pairs_are_skipped);
     tcase_add_test(tc, choose_takes_the_plugins_pair);
     tcase_add_test(tc, hw_key_names_the_plugin);
+    tcase_add_test(tc, net_latency_adds_to_the_inter_steps);
+    tcase_add_test(tc, hw_key_sets_the_net_latency);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -10,7 +10,9 @@
  * as a run may set them, and the NCCL release whose tuning tables choose
  * (nccl_version, nccl_versions.h; default the newest), NCCL_MIN_CTAS
  * as a run may set it (nccl_min_ctas), the tuner plugin whose choice
- * NCCL takes (nccl_tuner_plugin, nccl_plugin.h), and the process layout with the
+ * NCCL takes (nccl_tuner_plugin, nccl_plugin.h), the latency the network
+ * plugin reports (nccl_net_latency: NCCL's graph latencyInter, in its
+ * choice only), and the process layout with the
  * host's time per communicator (coll_host.h). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics).
  * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
@@ -37,6 +39,7 @@ typedef struct nccl_params {
     const strata_nccl_version *version;
     uint32_t min_ctas;         /* NCCL_MIN_CTAS (0: unset) */
     const strata_nccl_plugin *plugin; /* NCCL_TUNER_PLUGIN (NULL: none) */
+    double net_latency;        /* nccl_net_latency: the net plugin's latency property (s) */
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
 } nccl_params;
 
@@ -59,6 +62,10 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_tuner_plugin", false, "collectives = nccl: the tuner plugin whose choice NCCL takes where it makes one "
                                  "(NCCL_TUNER_PLUGIN), aws-ofi-p5 (aws-ofi-nccl's region tuner on p5 and p5e; "
                                  "nccl_plugin.h); default: none"},
+    {"nccl_net_latency", false, "collectives = nccl: the latency the network plugin reports to NCCL "
+                                "(ncclNetProperties.latency, NCCL's graph latencyInter), which NCCL's model adds to "
+                                "each step between nodes when it chooses (twice on Simple); default 0 (InfiniBand's "
+                                "plugin sets none)"},
     STRATA_COLL_HOST_KEYS("nccl"),
     {NULL, false, NULL},
 };
@@ -103,6 +110,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
          hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err) &&
          hw_get_count(ctx, group, "nccl_min_ctas", 1, 32, 0, NULL, &p->min_ctas, err) &&
+         hw_get_time(ctx, group, "nccl_net_latency", &p->net_latency, err) &&
          hw_coll_host_load(ctx, group, "nccl", &p->host, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
@@ -124,7 +132,8 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
     strata_nccl_comm c = {.arch = p->arch, .ranks = ranks, .graph_channels = p->channels,
                           .channel_gbs = p->channel_bandwidth / 1e9, .nvls = p->nvls, .cpu = p->cpu,
                           .algos = p->algos, .protos = p->protos, .version = p->version,
-                          .min_ctas = p->min_ctas, .plugin = p->plugin};
+                          .min_ctas = p->min_ctas, .plugin = p->plugin,
+                          .net_latency_us = p->net_latency * 1e6};
     strata_hw_nics nics;
     if (domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics)) {
         /* a node of NCCL's is a scale-up domain: its NICs are its hosts' */
@@ -174,10 +183,14 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                     strata_op_kind_name(kind), n);
         return false;
     }
-    /* Across nodes, NCCL's latency of a step over the network is the
-     * whole step's (its graph's latencyInter is 0 on IB): the route between
-     * two NICs (two links of the network) carries part of it, the proxy's
-     * posting and completing the transfer the rest, a fixed cost per step */
+    /* Across nodes, NCCL's hardware latency of a step over the network
+     * (hwLatencies[NET]) is the whole step's: the route between two NICs
+     * (two links of the network) carries part of it, the proxy's posting
+     * and completing the transfer the rest, a fixed cost per step. The
+     * network plugin's latency (nccl_net_latency, NCCL's latencyInter) is
+     * not in it: aws-ofi-nccl's 75 us on p5 is a figure to steer NCCL's
+     * choice (platform-aws.cpp), which the measured LL128 steps do not pay
+     * (docs/clusters.md, "The network plugin's latency") */
     strata_hw_nics nics = {0};
     double route = strata_hw_network_nics(hw, &nics) ? 2 * nics.latency : 0;
     /* The fixed cost: NCCL's base latency of the pair (tuning.cc

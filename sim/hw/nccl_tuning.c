@@ -249,13 +249,21 @@ int strata_nccl_log2i(uint64_t x)
     return l;
 }
 
-/* NCCL's latency of one step over the network for the pair: with one GPU
- * per node the Tree row ("latencies are fully exposed"), plus the graph's
- * latencyInter (0 on IB) for the data and, on Simple, the flush. */
+/* NCCL's hardware latency of one step over the network for the pair
+ * (hwLatencies[NET]): with one GPU per node the Tree row ("latencies are
+ * fully exposed"). */
 static double net_step(const strata_nccl_comm *c, strata_nccl_algo a, strata_nccl_proto p)
 {
     const strata_nccl_version *v = ver(c);
     return c->ranks == nodes_of(c) ? v->net_lat[STRATA_NCCL_TREE][p] : v->net_lat[a][p];
+}
+
+/* tuning.cc's interLat (v2.28.7-1 l. 356-359): that hardware latency plus
+ * the graph's latencyInter, the network plugin's latency property, for
+ * the data and, on Simple, again for the flush. */
+static double inter_latency(const strata_nccl_comm *c, strata_nccl_algo a, strata_nccl_proto p)
+{
+    return net_step(c, a, p) + c->net_latency_us * (p == STRATA_NCCL_SIMPLE ? 2 : 1);
 }
 
 /* tuning.cc's latency of the pair (us). */
@@ -264,7 +272,7 @@ static double latency(const strata_nccl_comm *c, strata_op_kind kind, strata_ncc
     uint32_t n = c->ranks, nodes = nodes_of(c);
     bool ar = kind == STRATA_OP_ALL_REDUCE;
     double nsteps = ar ? 2.0 * (n - 1) : n - 1.0;
-    double lat = ver(c)->base_lat[a][p], intra = ver(c)->nvlink_lat[a][p], inter = net_step(c, a, p);
+    double lat = ver(c)->base_lat[a][p], intra = ver(c)->nvlink_lat[a][p], inter = inter_latency(c, a, p);
     switch (a) {
     case STRATA_NCCL_RING: {
         double overhead = nodes > 1 ? net_overhead(c) * (p == STRATA_NCCL_SIMPLE ? 3 : 1) : 0;

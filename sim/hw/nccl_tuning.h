@@ -25,9 +25,13 @@
  * NVLS_TREE (all-reduce, with NVLS), PAT (all-gather and reduce-scatter at
  * one GPU per node); NVLS alone runs on one node only.
  *
+ * The network plugin's latency (ncclNetProperties.latency: 0 on IB,
+ * net_ib.cc, aws-ofi-nccl's platform figure on EFA) is the graph's
+ * latencyInter, added to every step between nodes in the estimate, twice
+ * on Simple (tuning.cc: the data and the flush).
+ *
  * Scope: numPipeOps = 1, LL128 enabled (NVLink paths and NICs on the GPUs'
- * PCIe switches), no CollNet, an IB-like network whose graph latency
- * (latencyInter) is 0. Pure functions; no state.
+ * PCIe switches), no CollNet. Pure functions; no state.
  */
 #ifndef STRATA_HW_NCCL_TUNING_H
 #define STRATA_HW_NCCL_TUNING_H
@@ -98,6 +102,10 @@ typedef struct strata_nccl_comm {
     /* NCCL_TUNER_PLUGIN: the plugin whose choice NCCL takes where it makes
      * one (nccl_plugin.h); NULL: none, NCCL's own model */
     const strata_nccl_plugin *plugin;
+    /* the network plugin's latency property (us; ncclNetProperties.latency,
+     * which ncclTopoSearch copies into graph->latencyInter, search.cc
+     * l. 685 at v2.28.7-1): 0 on IB (net_ib.cc: "Not set") */
+    double net_latency_us;
 } strata_nccl_comm;
 
 typedef struct strata_nccl_choice {
@@ -119,7 +127,8 @@ typedef struct strata_nccl_choice {
      * (its base latency is 0); 0 otherwise */
     double nvls_us;
     /* Across nodes: NCCL's latency of one step over the network for the
-     * pair (hwLatencies[NET], the Tree row with one GPU per node), and its
+     * pair (hwLatencies[NET], the Tree row with one GPU per node; without
+     * the network plugin's latency, which moves the choice only), and its
      * heads (NVLS_TREE: the GPUs with a NIC) */
     double net_step_us;
     uint32_t heads;
