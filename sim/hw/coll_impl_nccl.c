@@ -10,14 +10,16 @@
  * as a run may set them, and the NCCL release whose tuning tables choose
  * (nccl_version, nccl_versions.h; default the newest), NCCL_MIN_CTAS
  * as a run may set it (nccl_min_ctas), the tuner plugin whose choice
- * NCCL takes (nccl_tuner_plugin, nccl_plugin.h), and the process layout with the
+ * NCCL takes (nccl_tuner_plugin, nccl_plugin.h), Simple's wait per step
+ * inside a node beyond the links' flight (nccl_simple_sync), and the process layout with the
  * host's time per communicator (coll_host.h). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics).
  * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
  * choice for the others).
  * tune: the algorithm, protocol and channels NCCL's tuning model picks
- * (nccl_tuning.h), NCCL's fixed cost per collective and, across nodes, its
- * cost of a step over the network.
+ * (nccl_tuning.h), NCCL's fixed cost per collective, Simple's wait per
+ * step inside a node and, across nodes, its cost of a step over the
+ * network.
  */
 #include "hw/coll_impl.h"
 #include <string.h>
