@@ -166,6 +166,42 @@ START_TEST(ring_reduce_scatter_reduces_as_it_receives)
 }
 END_TEST
 
+/* Simple's wait per step inside a node (nccl_simple_sync): a100-8.ini sets
+ * 3.336 us (NVIDIA/nccl-tests#123's `-t` table: Simple's 4.79 us a ring
+ * step less its data's and flag's flight, 2 x 0.725 us). tune hands it to
+ * the Simple protocol only (64 MiB: Simple, 8 KiB: LL, the choices above),
+ * and the schedule puts it before every handshake copy (the ring
+ * reduce-scatter's 56, all inside the node); LL128 waits none. */
+START_TEST(simple_waits_its_sync_per_step)
+{
+    strata_hw *hw = strata_test_load_hw("a100-8", NULL);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 64ull << 20, 0, &t, NULL));
+    ck_assert(t.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(t.simple_sync_s, 3.336e-6, 1e-15);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 8192, 0, &t, NULL));
+    ck_assert(t.proto == STRATA_NCCL_LL);
+    ck_assert_double_eq(t.simple_sync_s, 0);
+    strata_hw_free(hw);
+    for (int proto = 0; proto < 2; proto++) {
+        strata_coll_shape sh = {.kind = STRATA_OP_REDUCE_SCATTER, .algo = strata_coll_algo_find("nccl"), .n_dims = 1,
+                                .dims = {8}, .in_bytes = 64ull << 20, .channels = 24,
+                                .tune = {.algo = STRATA_NCCL_RING,
+                                         .proto = proto ? STRATA_NCCL_LL128 : STRATA_NCCL_SIMPLE,
+                                         .simple_sync_s = 3.336e-6}};
+        GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+        ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 7);
+        ck_assert_uint_eq(steps->len, 56);
+        for (guint i = 0; i < steps->len; i++) {
+            const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+            ck_assert(st->handshake == !proto);
+            ck_assert_double_eq(st->delay_s, proto ? 0 : 3.336e-6);
+        }
+        g_array_free(steps, TRUE);
+    }
+}
+END_TEST
+
 static double run_collective(const char *hw, const char *text, char **algo)
 {
     return strata_test_run_collective(hw, text, algo, NULL);
@@ -176,10 +212,10 @@ static double run_collective(const char *hw, const char *text, char **algo)
  * channel x 8 ranks x 32 KiB, so each rank's chunk shrinks to 8 KiB / 8 =
  * 1 KiB; 14 steps of one round each, no separate flag (LL's flags ride
  * in its lines). A step's copy carries 1 KiB as LL lines (2x) in NVLink
- * packets (5/4): 2560 bytes, over two links of 1 us at 300 GB/s; its
- * fused reduction (1 KiB) ends first. Before the first round, NCCL's
- * base latency of ring LL, 6.6 us. T = 6.6 us + 14 x (2 us + 2560 B /
- * 300 GB/s) = 34.7195 us. */
+ * packets (5/4): 2560 bytes, over two links of 0.3625 us at 300 GB/s;
+ * its fused reduction (1 KiB) ends first. Before the first round, NCCL's
+ * base latency of ring LL, 6.6 us. LL waits no nccl_simple_sync. T = 6.6
+ * us + 14 x (0.725 us + 2560 B / 300 GB/s) = 16.8695 us. */
 START_TEST(ll_all_reduce_of_8_kib)
 {
     char *algo = NULL, *nccl = NULL;
@@ -189,7 +225,7 @@ START_TEST(ll_all_reduce_of_8_kib)
     ck_assert_str_eq(algo, "nccl");
     ck_assert_str_eq(nccl, "Ring/LL/1"); /* the results say what NCCL chose */
     g_free(nccl);
-    ck_assert_double_eq_tol(t, 6.6e-6 + 14 * (2e-6 + 2560 / 300e9), 1e-10);
+    ck_assert_double_eq_tol(t, 6.6e-6 + 14 * (0.725e-6 + 2560 / 300e9), 1e-10);
     g_free(algo);
 }
 END_TEST
@@ -292,6 +328,7 @@ START_TEST(hw_declares_the_implementation)
         {"interconnect.nvlink.nccl_arch=kepler", "expected volta, ampere, hopper or blackwell, got 'kepler'"},
         {"interconnect.nvlink.nccl_channels=0", "nccl_channels"},
         {"interconnect.nvlink.nvls=maybe", "expected true or false, got 'maybe'"},
+        {"interconnect.nvlink.nccl_simple_sync=soon", "nccl_simple_sync"},
     };
     char *path = strata_test_source_path("configs/hw/a100-8.ini");
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -322,6 +359,7 @@ static Suite *nccl_suite(void)
     tcase_add_test(tc, protocol_choice_at_the_crossovers);
     tcase_add_test(tc, channels_follow_enqueue);
     tcase_add_test(tc, ring_reduce_scatter_reduces_as_it_receives);
+    tcase_add_test(tc, simple_waits_its_sync_per_step);
     tcase_add_test(tc, ll_all_reduce_of_8_kib);
     tcase_add_test(tc, nvls_all_reduce);
     tcase_add_test(tc, xla_all_gather_is_bidirectional);

@@ -152,8 +152,9 @@ END_TEST
  * round each: the slice (a full loop's 24 MiB, the last loop's 16777224
  * bytes, its largest) crosses two NVLink links with 5/4 of its bytes
  * (NVLink's packet overhead; 31457280 and 20971530) at 300 GB/s plus 2 x
- * 1 us, then the 8-byte flag does the same; the reductions run alongside
- * and end first. Before the first round every GPU pays NCCL's base
+ * 0.3625 us after the Simple step's wait, a100-8.ini's nccl_simple_sync
+ * 3.336 us, then the 8-byte flag crosses the same two links; the
+ * reductions run alongside and end first. Before the first round every GPU pays NCCL's base
  * latency of ring/Simple, 8.4 us, and the run being -g 8 (the case's
  * nccl_ranks_per_process=8, a100-8.ini's nccl_host_launch 5 us), the last
  * GPU starts 7 x 5 us after the first, and the ring waits for it.
@@ -165,7 +166,7 @@ START_TEST(test_collective_series)
     const strata_published_case *c = find(set, "a100-8 nccl all-reduce 16GiB");
     ck_assert(c->metric == STRATA_PUBLISHED_BUSBW);
     ck_assert_double_eq_tol(c->measured, 234.89e9, 1e3);
-    double w = 300e9, round = 4e-6 + 8 / w;
+    double w = 300e9, round = 3.336e-6 + 4 * 0.3625e-6 + 8 / w;
     double t = 8.4e-6 + 7 * 5e-6 + 42 * 28 * (round + 31457280 / w) + 28 * (round + 20971530 / w);
     /* within 1e-6 (the flow solver's precision, over 1232 rounds) */
     ck_assert_double_eq_tol(simulate(c), 17179869184.0 / t * 1.75, 17179869184.0 / t * 1.75 * 1e-6);

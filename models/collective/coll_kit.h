@@ -82,11 +82,13 @@ bool coll_library_tune(strata_coll_shape *shape, const strata_hw *hw, uint32_t a
  * net_num/net_den, after net_delay_s unless it is pipelined (a later chunk
  * or loop: NCCL's model charges its network latency once per step of the
  * algorithm, not per chunk) (no flag: the proxy's protocol is in that
- * cost). Every reduction runs alongside its copy (fused). */
+ * cost). A handshake copy inside a domain waits sync_delay_s before it
+ * (Simple's fence and poll per step, shape->tune.simple_sync_s; 0: none).
+ * Every reduction runs alongside its copy (fused). */
 typedef struct coll_wire {
     uint64_t num, den, net_num, net_den;
     bool handshake;
-    double net_delay_s;
+    double net_delay_s, sync_delay_s;
 } coll_wire;
 
 /* NCCL's protocols (coll_kit_nccl.c): the wire format of shape's protocol

@@ -40,7 +40,8 @@ coll_wire coll_nccl_wire(const strata_coll_shape *shape)
 {
     strata_nccl_proto p = shape->tune.proto;
     return (coll_wire){.num = proto_num[p], .den = proto_den[p], .net_num = net_num[p], .net_den = net_den[p],
-                       .handshake = p == STRATA_NCCL_SIMPLE, .net_delay_s = shape->tune.net_step_s};
+                       .handshake = p == STRATA_NCCL_SIMPLE, .net_delay_s = shape->tune.net_step_s,
+                       .sync_delay_s = p == STRATA_NCCL_SIMPLE ? shape->tune.simple_sync_s : 0};
 }
 
 uint64_t coll_nccl_ring_chunk(strata_nccl_proto p) { return ring_chunk[p]; }

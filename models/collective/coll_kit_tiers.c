@@ -74,7 +74,7 @@ void coll_wire_apply(strata_coll_sched *s, guint from, uint64_t in_bytes, const 
         st->wire_bytes = MAX(1, MIN(wire, buffer_bytes(s, in_bytes, st->src_buf)));
         st->handshake = !net && w->handshake;
         st->fused = st->reduce;
-        st->delay_s = net && !st->pipelined ? w->net_delay_s : 0;
+        st->delay_s = st->pipelined ? 0 : net ? w->net_delay_s : st->handshake ? w->sync_delay_s : 0;
     }
 }
 

@@ -57,7 +57,9 @@ typedef struct strata_coll_step {
     /* A fixed cost before the copy starts, beyond its route's latency (0:
      * none): the library's cost of a step over the network (NCCL's proxy
      * posting the transfer and, on Simple, flushing it), which no link
-     * carries. The SPMD expansion charges it on the receiver's lane. A
+     * carries; inside a domain, Simple's fence and poll per step
+     * (coll_wire sync_delay_s). The SPMD expansion charges it on the
+     * receiver's lane. A
      * step of a pipeline's later chunk or loop (pipelined) pays none: its
      * fixed cost overlaps the transfers before it, as the library keeps
      * several steps in flight (coll_kit.h coll_wire_apply). */

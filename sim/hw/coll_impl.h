@@ -80,6 +80,10 @@ typedef struct strata_coll_tuning {
     double nvls_efficiency;
     double launch_s;
     double net_step_s;
+    /* Inside a domain, on the Simple protocol: the wait a step's flag adds
+     * beyond the links' flight (the sender's fence before it posts the
+     * flag, the receiver's poll that sees it); 0: the flight alone */
+    double simple_sync_s;
     uint32_t heads;
     /* NVLS_TREE across domains: the rate (B/s of the buffer) below which
      * no stage of its pipeline runs, the kernel's (strata_nccl_choice

@@ -12,14 +12,16 @@
  * as a run may set it (nccl_min_ctas), the tuner plugin whose choice
  * NCCL takes (nccl_tuner_plugin, nccl_plugin.h), the latency the network
  * plugin reports (nccl_net_latency: NCCL's graph latencyInter, in its
- * choice only), and the process layout with the
+ * choice only), Simple's wait per step inside a node beyond the links'
+ * flight (nccl_simple_sync), and the process layout with the
  * host's time per communicator (coll_host.h). Across nodes NCCL's view of the NICs
  * comes from the model's [network] (hw.h strata_hw_network_nics).
  * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
  * choice for the others).
  * tune: the algorithm, protocol and channels NCCL's tuning model picks
- * (nccl_tuning.h), NCCL's fixed cost per collective and, across nodes, its
- * cost of a step over the network.
+ * (nccl_tuning.h), NCCL's fixed cost per collective, Simple's wait per
+ * step inside a node and, across nodes, its cost of a step over the
+ * network.
  */
 #include "hw/coll_impl.h"
 #include <string.h>
@@ -38,6 +40,7 @@ typedef struct nccl_params {
     uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
     const strata_nccl_version *version;
     uint32_t min_ctas;         /* NCCL_MIN_CTAS (0: unset) */
+    double simple_sync;        /* s: Simple's wait per step inside a node beyond the flight (0: none) */
     const strata_nccl_plugin *plugin; /* NCCL_TUNER_PLUGIN (NULL: none) */
     double net_latency;        /* nccl_net_latency: the net plugin's latency property (s) */
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
@@ -66,6 +69,9 @@ static const strata_coll_impl_key nccl_keys[] = {
                                 "(ncclNetProperties.latency, NCCL's graph latencyInter), which NCCL's model adds to "
                                 "each step between nodes when it chooses (twice on Simple); default 0 (InfiniBand's "
                                 "plugin sets none)"},
+    {"nccl_simple_sync", false, "collectives = nccl: inside a node, the time a step of the Simple protocol waits "
+                                "beyond its data's and flag's flight over the links (the sender's fence before it "
+                                "posts the flag, the receiver's poll), 0 to 1 s (default 0)"},
     STRATA_COLL_HOST_KEYS("nccl"),
     {NULL, false, NULL},
 };
@@ -111,6 +117,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err) &&
          hw_get_count(ctx, group, "nccl_min_ctas", 1, 32, 0, NULL, &p->min_ctas, err) &&
          hw_get_time(ctx, group, "nccl_net_latency", &p->net_latency, err) &&
+         hw_get_time(ctx, group, "nccl_simple_sync", &p->simple_sync, err) &&
          hw_coll_host_load(ctx, group, "nccl", &p->host, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
@@ -200,6 +207,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels,
                                 .chunk_bytes = ch.chunk_bytes, .nvls_efficiency = ch.nvls_efficiency,
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
+                                .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host};
     if (ch.algo == STRATA_NCCL_NVLS)
