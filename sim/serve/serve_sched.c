@@ -270,6 +270,23 @@ static uint32_t graph_pad(const strata_serve_config *c, uint32_t n)
     return 0;
 }
 
+static uint64_t step_tokens(const serve_state *st)
+{
+    uint64_t t = 0;
+    for (uint32_t i = 0; i < st->n_chunks; i++)
+        t += st->chunks[i].tokens;
+    return t;
+}
+
+/* Whether the engine runs this step outside a CUDA graph: a step with
+ * prefill tokens, or a decode batch above the engine's largest captured
+ * one (serve_engine.h graph_max; vLLM 0.6's _use_captured_graph). */
+static bool step_eager(const serve_state *st, bool prefill)
+{
+    const strata_serve_engine *e = st->cfg->engine;
+    return e && (prefill || (e->graph_max && st->n_chunks > e->graph_max));
+}
+
 bool serve_step(serve_state *st)
 {
     serve_arrivals(st);
@@ -292,7 +309,10 @@ bool serve_step(serve_state *st)
     for (uint32_t i = 0; i < st->n_chunks && !prefill; i++)
         prefill = st->chunks[i].tokens > 1;
     uint32_t pad = prefill ? 0 : graph_pad(st->cfg, st->n_chunks);
-    double gpu = strata_serve_cost_step_padded(st->cost, st->chunks, st->n_chunks, pad), t = gpu + st->step_swap_s;
+    double gpu = strata_serve_cost_step_padded(st->cost, st->chunks, st->n_chunks, pad);
+    if (step_eager(st, prefill))
+        gpu += strata_serve_cost_eager_extra(st->cost, step_tokens(st) + pad);
+    double t = gpu + st->step_swap_s;
     if (st->n_chunks && st->cfg->engine)
         t = strata_serve_engine_step(st->cfg->engine, t, st->n_chunks, prefill, st->cfg->num_scheduler_steps);
     if (st->n_chunks)
