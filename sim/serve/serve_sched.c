@@ -256,6 +256,21 @@ static void finish_step(serve_state *st)
     st->n_running = k;
 }
 
+/* The engine's own captured sizes (serve_engine.h graph_align): 1, 2, 4,
+ * then multiples of a; the largest graph_max, or max_num_seqs rounded up
+ * to a multiple of a (vLLM 0.6 _get_max_graph_batch_size); a batch
+ * above it runs eagerly, unpadded. */
+static uint32_t engine_graph_pad(const strata_serve_config *c, uint32_t n)
+{
+    const strata_serve_engine *e = c->engine;
+    if (!e || !e->graph_align || n <= 2)
+        return 0;
+    uint32_t a = e->graph_align, max = e->graph_max ? e->graph_max : (c->max_num_seqs + a - 1) / a * a;
+    if (n > max)
+        return 0;
+    return n <= 4 ? 4 - n : (n + a - 1) / a * a - n;
+}
+
 /* A decode-only step's CUDA graph padding (TensorRT-LLM's
  * _get_padded_batch, model_engine.py: under attention DP every rank pads
  * to the largest rank's batch, then to the first captured size that holds
@@ -267,7 +282,7 @@ static uint32_t graph_pad(const strata_serve_config *c, uint32_t n)
     for (uint32_t i = 0; n && i < c->n_graph_sizes; i++)
         if (c->graph_sizes[i] >= per)
             return c->graph_sizes[i] * ranks - n;
-    return 0;
+    return c->n_graph_sizes ? 0 : engine_graph_pad(c, n);
 }
 
 static uint64_t step_tokens(const serve_state *st)
