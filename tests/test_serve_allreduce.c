@@ -4,7 +4,10 @@
  * TensorRT-LLM's AUTO strategy on each side of its thresholds (workspace
  * bytes, the 128-token MIN_LATENCY and one-shot limits, two ranks), the
  * one-shot and two-shot kernels' times, and the trtllm engine's row
- * through the serving cost.
+ * through the serving cost; vLLM's custom all-reduce (vllm-custom): its
+ * 1-stage and 2-stage kernels by hand, its size and rank-count rules from
+ * both sides, the staging copy outside a CUDA graph, and the vllm-v0 and
+ * sglang-v0.3 rows through the serving cost.
  */
 #include <math.h>
 #include <string.h>
@@ -18,7 +21,7 @@
  * at stream efficiency 0.9 (3.015 TB/s). */
 static strata_serve_ar_in dgx(uint32_t ranks, uint64_t tokens, uint64_t bytes)
 {
-    return (strata_serve_ar_in){ranks, tokens, bytes, 3e-6, 450e9, 1e-6, 3.35e12 * 0.9};
+    return (strata_serve_ar_in){ranks, tokens, bytes, 3e-6, 450e9, 1e-6, 3.35e12 * 0.9, false};
 }
 
 /* One-shot of one Llama-3.1-405B token (16,384 bf16 = 32,768 B) over 8
@@ -79,7 +82,8 @@ START_TEST(strategy_on_each_side_of_the_thresholds)
     ck_assert_int_eq(strata_serve_allreduce_plan(NULL, &in).strategy, SERVE_AR_NCCL);
     GError *err = NULL;
     ck_assert(!strata_serve_allreduce_find("ring", &err));
-    ck_assert_msg(strstr(err->message, "'ring': expected one of nccl, trtllm-auto"), "%s", err->message);
+    ck_assert_msg(strstr(err->message, "'ring': expected one of nccl, trtllm-auto, vllm-custom"), "%s",
+                  err->message);
     g_error_free(err);
 }
 END_TEST
@@ -128,6 +132,109 @@ START_TEST(trtllm_engine_runs_it_in_the_step)
 }
 END_TEST
 
+/* vLLM's custom all-reduce on DGX H100 (the dgx() figures; peer loads
+ * at 450 x 4/5 = 360 GB/s):
+ * one Llama-3-70B token at TP2 (8,192 bf16 = 16,384 B), 1-stage (2 ranks):
+ *   3 + 2 x 1 + 1 x 16,384 / 360e9 (0.045511 us)
+ *   + 2 x 16,384 / 3.015e12 (0.010868 us) = 5.056379 us;
+ * 256 tokens at TP4 (4,194,304 B >= 512 KiB), 2-stage:
+ *   3 + 2 x 1 + 2 x 3/4 x 4,194,304 / 360e9 (17.476267 us)
+ *   + (1 + 3/4) x 4,194,304 / 3.015e12 (2.434504 us) = 24.910771 us;
+ * the same outside a CUDA graph adds the staging copy,
+ *   3 + 2 x 4,194,304 / 3.015e12 (2.782291 us) = 5.782291 us: 30.693063 us. */
+START_TEST(vllm_custom_kernels_by_hand)
+{
+    const strata_serve_allreduce *a = strata_serve_allreduce_find("vllm-custom", NULL);
+    ck_assert(a);
+    strata_serve_ar_in in = dgx(2, 1, 16384);
+    strata_serve_ar_plan p = strata_serve_allreduce_plan(a, &in);
+    ck_assert_int_eq(p.strategy, SERVE_AR_ONESHOT);
+    ck_assert_msg(fabs(p.time_s - 5.056379e-6) < 1e-12, "%.17g", p.time_s);
+    in = dgx(4, 256, 4194304);
+    p = strata_serve_allreduce_plan(a, &in);
+    ck_assert_int_eq(p.strategy, SERVE_AR_TWOSHOT);
+    ck_assert_msg(fabs(p.time_s - 24.910771e-6) < 1e-12, "%.17g", p.time_s);
+    in.eager = true;
+    p = strata_serve_allreduce_plan(a, &in);
+    ck_assert_int_eq(p.strategy, SERVE_AR_TWOSHOT);
+    ck_assert_msg(fabs(p.time_s - 30.693063e-6) < 1e-12, "%.17g", p.time_s);
+}
+END_TEST
+
+/* custom_all_reduce.cuh's REDUCE_CASE and should_custom_ar, each rule
+ * from both sides. */
+START_TEST(vllm_custom_on_each_side_of_its_rules)
+{
+    const strata_serve_allreduce *a = strata_serve_allreduce_find("vllm-custom", NULL);
+    struct {
+        uint32_t ranks;
+        uint64_t bytes;
+        strata_serve_ar_strategy want;
+    } rows[] = {
+        {2, 8388608, SERVE_AR_ONESHOT},       /* 2 ranks: 1-stage up to max_size, 8 MiB */
+        {2, 8388624, SERVE_AR_NCCL},          /* past max_size: pynccl */
+        {4, 524272, SERVE_AR_ONESHOT},        /* <= 4 ranks: 1-stage below 512 KiB */
+        {4, 524288, SERVE_AR_TWOSHOT},
+        {8, 262128, SERVE_AR_ONESHOT},        /* <= 8 ranks: below 256 KiB */
+        {8, 262144, SERVE_AR_TWOSHOT},
+        {6, 262144, SERVE_AR_TWOSHOT},        /* 6 ranks: the 256 KiB rule */
+        {8, 8388608, SERVE_AR_TWOSHOT},
+        {8, 8388624, SERVE_AR_NCCL},
+        {3, 16384, SERVE_AR_NCCL},            /* world sizes 2, 4, 6, 8 only */
+        {4, 16392, SERVE_AR_NCCL},            /* not a multiple of 16 bytes */
+        {1, 16384, SERVE_AR_NCCL},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(rows); i++) {
+        strata_serve_ar_in in = dgx(rows[i].ranks, 1, rows[i].bytes);
+        strata_serve_ar_plan p = strata_serve_allreduce_plan(a, &in);
+        ck_assert_msg(p.strategy == rows[i].want, "row %zu: %d, expected %d", i, p.strategy, rows[i].want);
+        ck_assert(p.strategy == SERVE_AR_NCCL ? p.time_s == 0 : p.time_s > 0);
+    }
+}
+END_TEST
+
+/* Through the serving cost, Llama-3-70B (bf16) at TP4 on DGX H100: the
+ * vllm-v0 and sglang-v0.3 rows name vllm-custom (SGLang 0.3's graphs up
+ * to 160 requests); 256 decodes run 2-stage kernels, so the step differs
+ * from NCCL's; a step of 256 tokens run eagerly adds 2 x 80 layers of
+ * staging copies (5.782291 us each, above) = 925.166594 us; 512 tokens
+ * (8 MiB) still run the custom kernel; 513 tokens (past 8 MiB) run
+ * NCCL, so nothing is added and the step is NCCL's. */
+START_TEST(vllm_engines_run_it_in_the_step)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    ck_assert(strata_serve_model_preset(&m, "llama-3-70b", NULL));
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 4, false, 1024, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_chunk *d = g_new(strata_serve_chunk, 513);
+    for (uint32_t i = 0; i < 513; i++)
+        d[i] = (strata_serve_chunk){i, 1, 500, true};
+    double nccl256 = strata_serve_cost_step(c, d, 256), nccl513 = strata_serve_cost_step(c, d, 513);
+    ck_assert(strata_serve_cost_eager_extra(c, 256) == 0);
+    const strata_serve_engine *v = strata_serve_engine_find("vllm-v0", NULL),
+                              *g = strata_serve_engine_find("sglang-v0.3", NULL);
+    ck_assert(v && v->allreduce && !strcmp(v->allreduce, "vllm-custom") && v->graph_max == 0);
+    ck_assert(g && g->allreduce && !strcmp(g->allreduce, "vllm-custom") && g->graph_max == 160);
+    strata_serve_cost_set_allreduce(c, strata_serve_allreduce_find(v->allreduce, NULL));
+    double custom256 = strata_serve_cost_step(c, d, 256);
+    ck_assert_msg(custom256 != nccl256, "%.17g", custom256);
+    double extra = strata_serve_cost_eager_extra(c, 256);
+    ck_assert_msg(fabs(extra - 925.166594e-6) < 1e-11, "%.17g", extra);
+    ck_assert(strata_serve_cost_eager_extra(c, 512) > 0);
+    ck_assert(strata_serve_cost_eager_extra(c, 513) == 0);
+    ck_assert_msg(strata_serve_cost_step(c, d, 513) == nccl513, "%.17g vs %.17g", strata_serve_cost_step(c, d, 513),
+                  nccl513);
+    g_free(d);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_allreduce");
@@ -135,6 +242,9 @@ int main(void)
     tcase_add_test(tc, kernels_by_hand);
     tcase_add_test(tc, strategy_on_each_side_of_the_thresholds);
     tcase_add_test(tc, trtllm_engine_runs_it_in_the_step);
+    tcase_add_test(tc, vllm_custom_kernels_by_hand);
+    tcase_add_test(tc, vllm_custom_on_each_side_of_its_rules);
+    tcase_add_test(tc, vllm_engines_run_it_in_the_step);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -224,21 +224,29 @@ START_TEST(trtllm_no_evict_reserves_each_request_to_completion)
 }
 END_TEST
 
-/* decode_gpu_s of 3 requests (4 prompt + 3 output tokens) on the tiny model, decode batches padded to the
- * sizes given (n of them). */
-static double padded_decode_s(const uint32_t *sizes, uint32_t n)
+/* decode_gpu_s of k requests (4 prompt + 3 output tokens) on the tiny model, decode batches padded to the
+ * sizes given (n of them) or by the engine named (NULL: none). */
+static double padded_decode_k(uint32_t k, const uint32_t *sizes, uint32_t n, const char *engine)
 {
-    strata_serve_request req[3] = {{0, 4, 3}, {0, 4, 3}, {0, 4, 3}};
+    strata_serve_request req[8];
+    for (uint32_t i = 0; i < k; i++)
+        req[i] = (strata_serve_request){0, 4, 3};
     strata_serve_config c;
     strata_serve_config_default(&c);
     c.max_num_batched_tokens = 64, c.max_num_seqs = 64, c.n_graph_sizes = n;
     for (uint32_t i = 0; i < n; i++)
         c.graph_sizes[i] = sizes[i];
-    strata_serve_result *r = run_config(&c, "vllm-v1", req, 3);
-    ck_assert_uint_eq(r->steps, 3); /* the 3 prefills, then two decode-only steps of 3 */
+    c.engine = engine ? strata_serve_engine_find(engine, NULL) : NULL;
+    strata_serve_result *r = run_config(&c, "vllm-v1", req, k);
+    ck_assert_uint_eq(r->steps, 3); /* the k prefills, then two decode-only steps of k */
     double t = r->decode_gpu_s;
     strata_serve_result_free(r);
     return t;
+}
+
+static double padded_decode_s(const uint32_t *sizes, uint32_t n)
+{
+    return padded_decode_k(3, sizes, n, NULL);
 }
 
 START_TEST(cuda_graph_padding_pads_decode_batches)
@@ -260,6 +268,16 @@ START_TEST(cuda_graph_padding_pads_decode_batches)
     ck_assert_double_gt(padded_decode_s(to4, 3), plain);
     ck_assert_double_eq(padded_decode_s(exact, 2), plain);
     ck_assert_double_eq(padded_decode_s(below, 2), plain);
+    /* vLLM 0.6 and SGLang 0.3 pad to their captured sizes 1, 2, 4, 8, 16, ... (_get_graph_batch_size): 3 to 4
+     * and 5 to 8, as those lists given by hand; 2 stays 2 */
+    const uint32_t to8[] = {8};
+    ck_assert_double_eq(padded_decode_k(3, NULL, 0, "vllm-v0"), padded_decode_s(to4, 3));
+    ck_assert_double_eq(padded_decode_k(3, NULL, 0, "sglang-v0.3"), padded_decode_s(to4, 3));
+    ck_assert_double_eq(padded_decode_k(5, NULL, 0, "vllm-v0"), padded_decode_k(5, to8, 1, NULL));
+    ck_assert_double_gt(padded_decode_k(5, NULL, 0, "vllm-v0"), padded_decode_k(5, NULL, 0, NULL));
+    ck_assert_double_eq(padded_decode_k(2, NULL, 0, "vllm-v0"), padded_decode_k(2, NULL, 0, NULL));
+    /* sizes given on the command line replace the engine's */
+    ck_assert_double_eq(padded_decode_k(3, exact, 2, "vllm-v0"), plain);
 }
 END_TEST
 

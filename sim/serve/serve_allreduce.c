@@ -38,6 +38,43 @@
  * move data by SM stores into peer memory, which cross NVLink as
  * 128-byte payloads (coll_sched.h STRATA_COLL_WIRE_NUM / _DEN: 4/5 of
  * the wire rate is data), so `link` is the route's bandwidth x 4/5.
+ *
+ * vLLM's custom all-reduce (vllm-custom), as vLLM 0.6.0 runs it (its
+ * wheel, vllm-project/vllm@32e7db25; SGLang 0.3 calls the same through
+ * vllm.distributed, set_custom_all_reduce(not disable_custom_all_reduce)
+ * in its model_runner.py):
+ *
+ * - Selection, GroupCoordinator.all_reduce (distributed/parallel_state.py
+ *   265-294): the custom kernel when CustomAllreduce is enabled and
+ *   should_custom_ar holds, else pynccl (NCCL). Enabled
+ *   (device_communicators/custom_all_reduce.py 38-130) for world sizes
+ *   2, 4, 6 and 8 within one node, above 2 ranks only with every pair
+ *   NVLinked (strata's serving cost runs within an NVLink node);
+ *   should_custom_ar (csrc/custom_all_reduce.cu): the bytes a multiple
+ *   of 16 and, at 2 ranks or full NVLink, at most max_size = 8192 * 1024.
+ * - The kernel (csrc/custom_all_reduce.cuh, CustomAllreduce::allreduce
+ *   and REDUCE_CASE): at 2 ranks cross_device_reduce_1stage; with full
+ *   NVLink the 1-stage kernel while (ranks <= 4 and bytes < 512 KiB) or
+ *   (ranks <= 8 and bytes < 256 KiB), else cross_device_reduce_2stage.
+ *   At most 36 blocks of 512 threads (not a limit here: 36 SMs' loads in
+ *   flight cover NVLink's rate).
+ * - 1-stage: start_sync (one flag write to every peer, a wait: one route
+ *   latency), each rank reads the n inputs and writes their sum ((n-1) B
+ *   in over NVLink; B read and B written locally), end_sync with
+ *   final_sync (a second latency): launch + 2 lat + (n-1) B / link +
+ *   2 B / stream.
+ * - 2-stage: start_sync, a reduce-scatter (the rank's 1/n of the n
+ *   inputs read, (n-1)/n B in; its own share read and the sum written to
+ *   its tmp buffer, 2 B/n), end_sync (a latency), an all-gather of the n
+ *   tmp shares ((n-1)/n B in, B/n read, B written); no final sync:
+ *   launch + 2 lat + 2 (n-1)/n B / link + (1 + 3/n) B / stream.
+ * - Outside a CUDA graph (custom_all_reduce.py custom_all_reduce:
+ *   all_reduce_unreg) the input is first copied into the registered IPC
+ *   buffer, a cudaMemcpyAsync device to device: launch + 2 B / stream
+ *   more. In a graph (vLLM's decode-only steps) the captured buffers are
+ *   registered (all_reduce_reg): no copy.
+ * Peer loads cross NVLink as the stores do (128-byte payloads): `link`
+ * as above.
  */
 #include "serve/serve_allreduce.h"
 #include <string.h>
@@ -79,6 +116,41 @@ static double twoshot_s(const strata_serve_ar_in *in)
            (in->stream_bw > 0 ? 3 * b / in->stream_bw : 0);
 }
 
+enum { VLLM_AR_MAX_BYTES = 8192 * 1024 }; /* CustomAllreduce's max_size */
+
+static double onestage_s(const strata_serve_ar_in *in)
+{
+    double b = (double)in->bytes, n = in->ranks, link = store_bw(in);
+    return in->launch_s + 2 * in->link_lat + (link > 0 ? (n - 1) * b / link : 0) +
+           (in->stream_bw > 0 ? 2 * b / in->stream_bw : 0);
+}
+
+static double twostage_s(const strata_serve_ar_in *in)
+{
+    double b = (double)in->bytes, n = in->ranks, link = store_bw(in);
+    return in->launch_s + 2 * in->link_lat + (link > 0 ? 2 * (n - 1) / n * b / link : 0) +
+           (in->stream_bw > 0 ? (1 + 3 / n) * b / in->stream_bw : 0);
+}
+
+static strata_serve_ar_plan vllm_custom(const strata_serve_ar_in *in)
+{
+    strata_serve_ar_plan p = {SERVE_AR_NCCL, 0};
+    uint32_t n = in->ranks;
+    if ((n != 2 && n != 4 && n != 6 && n != 8) || in->bytes % 16 || in->bytes > VLLM_AR_MAX_BYTES ||
+        in->link_bw <= 0)
+        return p;
+    if (n == 2 || (n <= 4 && in->bytes < 512 * 1024) || in->bytes < 256 * 1024) {
+        p.strategy = SERVE_AR_ONESHOT;
+        p.time_s = onestage_s(in);
+    } else {
+        p.strategy = SERVE_AR_TWOSHOT;
+        p.time_s = twostage_s(in);
+    }
+    if (in->eager) /* all_reduce_unreg: the input copied into the registered buffer first */
+        p.time_s += in->launch_s + (in->stream_bw > 0 ? 2 * (double)in->bytes / in->stream_bw : 0);
+    return p;
+}
+
 static strata_serve_ar_plan trtllm_auto(const strata_serve_ar_in *in)
 {
     strata_serve_ar_plan p = {SERVE_AR_NCCL, 0};
@@ -102,6 +174,9 @@ static const strata_serve_allreduce rows[] = {
     {"trtllm-auto", trtllm_auto,
      "TensorRT-LLM's AllReduce (AUTO): one-shot / two-shot NVLink kernels up to its workspace and token "
      "thresholds, NCCL beyond"},
+    {"vllm-custom", vllm_custom,
+     "vLLM's custom all-reduce (0.6): 1-stage / 2-stage NVLink kernels up to 8 MiB at 2, 4, 6 or 8 ranks, NCCL "
+     "beyond; outside a CUDA graph its input copied into the IPC buffer first"},
     {NULL, NULL, NULL},
 };
 

@@ -15,6 +15,13 @@
  *                default), NCCL beyond; MIN_LATENCY runs the one-shot
  *                kernel up to kOneShotMaxToken (128) tokens, the two-shot
  *                kernel beyond (allReduceFusionKernels.h).
+ *   vllm-custom  vLLM's custom all-reduce (0.6.0, which SGLang 0.3 calls):
+ *                at 2, 4, 6 or 8 ranks up to 8 MiB (max_size), the
+ *                1-stage kernel at 2 ranks or below 512 KiB (<= 4 ranks)
+ *                / 256 KiB (<= 8 ranks), the 2-stage kernel above; NCCL
+ *                beyond 8 MiB or at other rank counts. Outside a CUDA
+ *                graph (in->eager) the input is first copied into the
+ *                registered IPC buffer.
  *
  * The kernels' times (serve_allreduce.c gives the sources), B the bytes
  * per rank, n ranks, launch the hardware's kernel_launch, lat the peer
@@ -22,6 +29,9 @@
  * NVLink payloads), stream the device memory's stream rate:
  *   one-shot  launch + lat + (n-1) B / link + (n+2) B / stream
  *   two-shot  launch + 2 lat + 2 (n-1)/n B / link + 3 B / stream
+ *   1-stage   launch + 2 lat + (n-1) B / link + 2 B / stream
+ *   2-stage   launch + 2 lat + 2 (n-1)/n B / link + (1 + 3/n) B / stream
+ *   (eager)   + launch + 2 B / stream (vllm-custom's staging copy)
  *
  * Invariants: times finite and >= 0; the same inputs give the same plan.
  */
@@ -32,6 +42,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* ONESHOT / TWOSHOT: TensorRT-LLM's one-shot / two-shot kernels, vLLM's
+ * 1-stage / 2-stage ones. */
 typedef enum { SERVE_AR_NCCL, SERVE_AR_ONESHOT, SERVE_AR_TWOSHOT } strata_serve_ar_strategy;
 
 /* One all-reduce over the tp ranks of one node. */
@@ -42,6 +54,7 @@ typedef struct strata_serve_ar_in {
     double launch_s;  /* a kernel's launch (the hardware's kernel_launch) */
     double link_bw, link_lat; /* the route to a peer: narrowest link, summed latency */
     double stream_bw; /* device memory at the kernels' stream rate */
+    bool eager;       /* the step runs outside a CUDA graph (its buffers not registered) */
 } strata_serve_ar_in;
 
 typedef struct strata_serve_ar_plan {

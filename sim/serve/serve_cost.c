@@ -394,18 +394,32 @@ static double collective(const strata_serve_cost *c, strata_op_kind kind, uint64
 /* An all-reduce of the bf16 activations (an FP8 model's too: the
  * row-parallel GEMM writes bf16), t rows: the engine's implementation
  * (serve_allreduce.h) where it runs its own kernel, else NCCL's. */
-static double allreduce(const strata_serve_cost *c, uint64_t t)
+static double allreduce_as(const strata_serve_cost *c, uint64_t t, bool eager)
 {
     uint64_t bytes = (uint64_t)((double)t * c->m.hidden * act_bytes(c));
     if (c->ar && c->tp > 1 && bytes) {
         const strata_compute_spec *u = strata_hw_compute(c->hw, c->unit);
         double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
-        strata_serve_ar_in in = {c->tp, t, bytes, u->kernel.kernel_launch, c->ar_bw, c->ar_lat, c->mem_bw * eff};
+        strata_serve_ar_in in = {c->tp,           t, bytes, u->kernel.kernel_launch, c->ar_bw, c->ar_lat,
+                                 c->mem_bw * eff, eager};
         strata_serve_ar_plan p = strata_serve_allreduce_plan(c->ar, &in);
         if (p.strategy != SERVE_AR_NCCL)
             return p.time_s;
     }
     return collective(c, STRATA_OP_ALL_REDUCE, bytes);
+}
+
+/* The all-reduce of a step in a CUDA graph (dense_time's, cached per T). */
+static double allreduce(const strata_serve_cost *c, uint64_t t)
+{
+    return allreduce_as(c, t, false);
+}
+
+double strata_serve_cost_eager_extra(const strata_serve_cost *c, uint64_t tokens)
+{
+    if (c->dp > 1 || !c->ar || c->tp < 2 || !tokens)
+        return 0;
+    return 2.0 * c->m.layers * (allreduce_as(c, tokens, true) - allreduce_as(c, tokens, false));
 }
 
 /* Under attention DP, around each MoE layer (fused_moe_cutlass.py): an

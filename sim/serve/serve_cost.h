@@ -94,6 +94,11 @@ void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decod
 /* The TP all-reduce's implementation (serve_allreduce.h; NULL, the
  * default: NCCL's, as the hardware's collective row times it). */
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a);
+/* What a step of `tokens` tokens run outside a CUDA graph adds to its
+ * time (strata_serve_cost_step's assume one): its 2 x layers TP
+ * all-reduces as the implementation runs them eagerly less as in a graph
+ * (vllm-custom's staging copies); 0 with NCCL or under attention DP. */
+double strata_serve_cost_eager_extra(const strata_serve_cost *c, uint64_t tokens);
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n);
 /* The same step with pad dummy decodes more (context 1, each sampling): a
  * CUDA graph's padding of a decode batch (serve.h's graph_sizes). */

@@ -23,6 +23,13 @@
  *   overlap of that CPU work with the GPU "1.1x increase in throughput"
  *   (lmsys.org/blog/2024-12-04-sglang-v0-4), i.e. CPU time near a tenth
  *   of a decode step of ~10 ms.
+ * vllm-v0 and sglang-v0.3 run their TP all-reduces as vLLM's custom
+ *   all-reduce (serve_allreduce.h: vllm-custom; on by default in both,
+ *   SGLang 0.3 through vllm.distributed). vLLM 0.6 captures CUDA graphs
+ *   for every decode-only batch up to max_num_seqs padded to 8
+ *   (worker/model_runner.py _get_max_graph_batch_size, _use_captured_graph;
+ *   prefill steps run eagerly); SGLang 0.3 up to 160 (graph_max); both
+ *   pad a captured decode batch to the next captured size (graph_align).
  * trtllm: TensorRT-LLM's PyTorch backend as trtllm-bench runs it
  *   (tensorrt_llm/bench/benchmark/utils/general.py, get_llm_args, NVIDIA/
  *   TensorRT-LLM@c0b2ee6edd6b86235350271d2c99b4e5f6c1222d: the overlap
@@ -40,20 +47,29 @@
 #include <string.h>
 #include "core/error.h"
 
+/* SGLang 0.3.0's largest captured decode batch (model_executor/
+ * model_runner.py init_cuda_graphs: batch_size_list [1, 2, 4] + 8 x (1..20)
+ * with padding, the default) */
+enum { SGLANG_V03_GRAPH_MAX = 160 };
+/* Both capture 1, 2, 4, then multiples of 8 (vLLM 0.6 _BATCH_SIZES_TO_CAPTURE,
+ * _BATCH_SIZE_ALIGNMENT = 8, _get_graph_batch_size; SGLang 0.3's list
+ * above) and pad a decode batch to the next captured size. */
+enum { GRAPH_ALIGN = 8 };
+
 static const strata_serve_engine engines[] = {
-    {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL},
+    {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL, 0, 0},
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
      "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
-     NULL, NULL},
+     NULL, "vllm-custom", 0, GRAPH_ALIGN},
     {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)", NULL,
-     NULL, NULL},
+     NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
      "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
-     NULL, NULL},
+     NULL, NULL, 0, 0},
     {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
      "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
-     "trtllm-no-evict", "xqa", "trtllm-auto"},
-    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL},
+     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0},
+    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0},
 };
 
 char *strata_serve_engine_names(void)

@@ -43,6 +43,12 @@ typedef struct strata_serve_engine {
     const char *scheduler; /* the engine's scheduling policy (serve_scheduler.h; NULL: vllm-v1) */
     const char *decode;    /* its decode attention kernel (serve_decode.h; NULL: flash-attention) */
     const char *allreduce; /* its TP all-reduce (serve_allreduce.h; NULL: nccl) */
+    uint32_t graph_max;    /* decode-only steps of more requests run outside a CUDA graph
+                            * (0: none does; every step with prefill tokens does) */
+    uint32_t graph_align;  /* captured decode batches 1, 2, 4, then multiples of this up to
+                            * graph_max (0 there: max_num_seqs rounded up): a decode-only
+                            * step pads to the next one; 0: no padding unless
+                            * --cuda-graph-batch-sizes */
 } strata_serve_engine;
 
 /* The row called name, or NULL with an error listing the known ones. */

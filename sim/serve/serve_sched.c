@@ -256,6 +256,21 @@ static void finish_step(serve_state *st)
     st->n_running = k;
 }
 
+/* The engine's own captured sizes (serve_engine.h graph_align): 1, 2, 4,
+ * then multiples of a; the largest graph_max, or max_num_seqs rounded up
+ * to a multiple of a (vLLM 0.6 _get_max_graph_batch_size); a batch
+ * above it runs eagerly, unpadded. */
+static uint32_t engine_graph_pad(const strata_serve_config *c, uint32_t n)
+{
+    const strata_serve_engine *e = c->engine;
+    if (!e || !e->graph_align || n <= 2)
+        return 0;
+    uint32_t a = e->graph_align, max = e->graph_max ? e->graph_max : (c->max_num_seqs + a - 1) / a * a;
+    if (n > max)
+        return 0;
+    return n <= 4 ? 4 - n : (n + a - 1) / a * a - n;
+}
+
 /* A decode-only step's CUDA graph padding (TensorRT-LLM's
  * _get_padded_batch, model_engine.py: under attention DP every rank pads
  * to the largest rank's batch, then to the first captured size that holds
@@ -267,7 +282,24 @@ static uint32_t graph_pad(const strata_serve_config *c, uint32_t n)
     for (uint32_t i = 0; n && i < c->n_graph_sizes; i++)
         if (c->graph_sizes[i] >= per)
             return c->graph_sizes[i] * ranks - n;
-    return 0;
+    return c->n_graph_sizes ? 0 : engine_graph_pad(c, n);
+}
+
+static uint64_t step_tokens(const serve_state *st)
+{
+    uint64_t t = 0;
+    for (uint32_t i = 0; i < st->n_chunks; i++)
+        t += st->chunks[i].tokens;
+    return t;
+}
+
+/* Whether the engine runs this step outside a CUDA graph: a step with
+ * prefill tokens, or a decode batch above the engine's largest captured
+ * one (serve_engine.h graph_max; vLLM 0.6's _use_captured_graph). */
+static bool step_eager(const serve_state *st, bool prefill)
+{
+    const strata_serve_engine *e = st->cfg->engine;
+    return e && (prefill || (e->graph_max && st->n_chunks > e->graph_max));
 }
 
 bool serve_step(serve_state *st)
@@ -292,7 +324,10 @@ bool serve_step(serve_state *st)
     for (uint32_t i = 0; i < st->n_chunks && !prefill; i++)
         prefill = st->chunks[i].tokens > 1;
     uint32_t pad = prefill ? 0 : graph_pad(st->cfg, st->n_chunks);
-    double gpu = strata_serve_cost_step_padded(st->cost, st->chunks, st->n_chunks, pad), t = gpu + st->step_swap_s;
+    double gpu = strata_serve_cost_step_padded(st->cost, st->chunks, st->n_chunks, pad);
+    if (step_eager(st, prefill))
+        gpu += strata_serve_cost_eager_extra(st->cost, step_tokens(st) + pad);
+    double t = gpu + st->step_swap_s;
     if (st->n_chunks && st->cfg->engine)
         t = strata_serve_engine_step(st->cfg->engine, t, st->n_chunks, prefill, st->cfg->num_scheduler_steps);
     if (st->n_chunks)
