@@ -5,7 +5,8 @@
  *   kernel_launch 1 us (one test adds matrix_efficiency = 0.8);
  *   tiles (the dtype tests): 4 SMs, one 128 x 128 CTA tile, f8 at twice
  *   the bf16 peak, `exposed_epilogue = f8` (an FP8 tile's output written
- *   after its mainloop);
+ *   after its mainloop); the grouped GEMM's tests add a grouped tile and
+ *   128-byte k-blocks;
  * the shipped tpu-v5e.ini's gemm against the matmul timings its
  * matrix_efficiency comes from;
  * and the trace side: a kernel op on a unit without a matrix engine keeps
@@ -368,8 +369,8 @@ END_TEST
  * kernel adds its row here (docs/extending.md, "A kernel cost model"). */
 START_TEST(kernel_table_lists_every_row)
 {
-    static const char *const rows[] = {"gemm", "flash-attention", "flash-attention-bwd", "elementwise",
-                                       "transcendental"};
+    static const char *const rows[] = {"gemm", "grouped-gemm", "flash-attention", "flash-attention-bwd",
+                                       "elementwise", "transcendental"};
     uint32_t n = 0;
     for (const strata_kernel_model *k; (k = strata_kernel_at(n)) != NULL; n++) {
         ck_assert_uint_lt(n, G_N_ELEMENTS(rows));
@@ -381,7 +382,7 @@ START_TEST(kernel_table_lists_every_row)
     }
     ck_assert_uint_eq(n, G_N_ELEMENTS(rows));
     char *names = strata_kernel_names();
-    ck_assert_str_eq(names, "gemm, flash-attention, flash-attention-bwd, elementwise, transcendental");
+    ck_assert_str_eq(names, "gemm, grouped-gemm, flash-attention, flash-attention-bwd, elementwise, transcendental");
     g_free(names);
     ck_assert_ptr_null(strata_kernel_find("conv"));
     ck_assert_ptr_null(strata_kernel_find(NULL));
@@ -414,7 +415,7 @@ static void refused(const char *line, const char *wanted)
 
 START_TEST(bad_kernel_ops_refused_at_their_line)
 {
-    refused("compute x kernel=conv dims=1x2x3", "unknown kernel 'conv' (kernels: gemm, flash-attention");
+    refused("compute x kernel=conv dims=1x2x3", "unknown kernel 'conv' (kernels: gemm, grouped-gemm, flash-attention");
     refused("compute x kernel=gemm dims=4x4", "expected dims=MxKxN or BxMxKxN for kernel=gemm, got 2 extents");
     refused("compute x kernel=gemm dims=4x4x4 mask=causal", "expected no mask=");
     refused("compute x kernel=flash-attention dims=1x1x8x8x8 mask=sliding", "expected mask=causal");
@@ -481,6 +482,70 @@ START_TEST(f8_gemm_adds_its_output_write)
 }
 END_TEST
 
+static void grouped(const strata_hw *hw, const char *kernel, strata_dtype dtype, const uint64_t *d,
+                    strata_kernel_cost *c)
+{
+    strata_kernel_problem p = {.n_dims = 4, .dims = d, .dtype = dtype};
+    strata_kernel_cost_of(strata_kernel_find(kernel), hw, 0, &p, c);
+}
+
+/* A grouped GEMM (TensorRT-LLM's SM90 MoE kernels: grouped_cta_tiles,
+ * 128-byte k-blocks, no split-K) on the tiled unit with the grouped tile
+ * 128 x 64 (per SM: f8 65.536 / 4 = 16.384 TFLOP/s, bf16 8.192):
+ *   f8 2 x 128 x 192 x 128: 2 x 1 x 2 = 4 tiles, one wave; K = 192 runs
+ *   two 128-element k-blocks, 256: 2 x 128 x 64 x 256 / 16.384e12 =
+ *   0.256 us (K exact would give 0.192 us);
+ *   bf16, the same: 64-element blocks hold 192 exactly:
+ *   2 x 128 x 64 x 192 / 8.192e12 = 0.384 us;
+ *   f8 1 x 128 x 4096 x 128: 2 tiles, no split: 2 x 128 x 64 x 4096 /
+ *   16.384e12 = 4.096 us, where kernel=gemm (128 x 128, split-K 4: four
+ *   CTAs of 1,024 of K, 2.048 us, and 4 f32 partials of 128 x 128 written
+ *   and read back at 1 TB/s, 0.524288 us) takes 2.572288 us;
+ *   without the grouped keys: the unit's 128 x 128 tile, still no split:
+ *   2 x 128 x 128 x 4096 / 16.384e12 = 8.192 us. */
+START_TEST(grouped_gemm_k_blocks_and_no_split)
+{
+    strata_hw *hw = tiled("grouped_cta_tiles = 128x64\ngrouped_k_tile_bytes = 128\n");
+    static const uint64_t d[] = {2, 128, 192, 128}, deep[] = {1, 128, 4096, 128};
+    strata_kernel_cost c;
+    grouped(hw, "grouped-gemm", STRATA_DTYPE_F8, d, &c);
+    ck_assert_double_eq(term(&c, "tiles"), 4);
+    ck_assert_double_eq(term(&c, "CTA tile N"), 64);
+    ck_assert_double_eq(term(&c, "K in whole k-blocks (mainloop)"), 256);
+    ck_assert_double_eq_tol(c.compute_s, 0.256e-6, 1e-15);
+    grouped(hw, "grouped-gemm", STRATA_DTYPE_BF16, d, &c);
+    ck_assert_double_eq(term(&c, "K in whole k-blocks (mainloop)"), 192);
+    ck_assert_double_eq_tol(c.compute_s, 0.384e-6, 1e-15);
+    grouped(hw, "grouped-gemm", STRATA_DTYPE_F8, deep, &c);
+    ck_assert_double_eq(term(&c, "split-K"), 1);
+    ck_assert_double_eq_tol(c.compute_s, 4.096e-6, 1e-15);
+    grouped(hw, "gemm", STRATA_DTYPE_F8, deep, &c);
+    ck_assert_double_eq(term(&c, "split-K"), 4);
+    ck_assert_double_eq_tol(c.compute_s, 2.572288e-6, 1e-15);
+    strata_hw_free(hw);
+    hw = tiled("");
+    grouped(hw, "grouped-gemm", STRATA_DTYPE_F8, deep, &c);
+    ck_assert_double_eq(term(&c, "split-K"), 1);
+    ck_assert_msg(!has_term(&c, "K in whole k-blocks (mainloop)"), "no k-block without grouped_k_tile_bytes");
+    ck_assert_double_eq_tol(c.compute_s, 8.192e-6, 1e-15);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(bad_grouped_keys_refused)
+{
+    static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\n";
+    char *bad_tile = g_strconcat(tiles, "grouped_cta_tiles = 128\n", NULL);
+    char *bad_k = g_strconcat(tiles, "grouped_k_tile_bytes = 0\n", NULL);
+    strata_test_hw_text_refused(head, bad_tile, "up to 16 tiles MxN");
+    strata_test_hw_text_refused(head, bad_k, "grouped_k_tile_bytes");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\ngrouped_k_tile_bytes = 128\n",
+                                "only with matrix = tiles");
+    g_free(bad_tile);
+    g_free(bad_k);
+}
+END_TEST
+
 START_TEST(bad_exposed_epilogue_refused)
 {
     static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\n";
@@ -517,6 +582,8 @@ int main(void)
     tcase_add_test(tc, bf16_gemm_mainloop_alone);
     tcase_add_test(tc, f8_gemm_adds_its_output_write);
     tcase_add_test(tc, bad_exposed_epilogue_refused);
+    tcase_add_test(tc, grouped_gemm_k_blocks_and_no_split);
+    tcase_add_test(tc, bad_grouped_keys_refused);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -406,6 +406,43 @@ START_TEST(moe_fused_op_bytes_and_kernels_by_hand)
 }
 END_TEST
 
+/* The experts' grouped GEMMs run whole k-blocks (dgx-h100.ini:
+ * TensorRT-LLM's SM90 MoE tiles, 128-byte blocks, no split-K). Qwen3's
+ * shape at TP 8 (width 192), FP8, 16,384 tokens: 131,072 routed rows, 1,024
+ * on each of 128 experts. GEMM2 (K = 192) runs two 128-element blocks, 256
+ * of K. Its tile, on either side: 128 x 128 (the narrower grouped tiles need
+ * more operands an SM than operand_feed's 117 GB/s: 128 x 64 needs 141, so
+ * they run slower; 256 x 128 and 128 x 256 give 16,384 tiles in 125 waves
+ * against 32,768 in 249 waves of half the work), 128 x 8 x 32 = 32,768
+ * tiles in ceil(32,768 / 132) = 249 waves. Against 1-byte blocks (K run
+ * exactly), the padding adds 249 x 2 x 128 x 128 x 64 FLOP at one SM's
+ * 1979 TFLOP/s x 0.803 / 132 = 12.0389 TFLOP/s: 43.375 us. GEMM1 (K =
+ * 4,096, 32 whole blocks) and every pass are the same on both sides. */
+START_TEST(moe_fp8_width_192_runs_whole_k_blocks)
+{
+    GError *err = NULL;
+    strata_serve_model m = preset("llama-3-8b");
+    const char *keys[][2] = {{"hidden", "4096"}, {"experts", "128"}, {"top_k", "8"},
+                             {"moe_intermediate", "1536"}, {"dtype", "f8"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
+    const char *exact[] = {"compute.sm.grouped_k_tile_bytes=1", NULL};
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_hw *hw_exact = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", exact, &err);
+    ck_assert_msg(hw_exact, "%s", err ? err->message : "");
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 64, &err);
+    strata_serve_cost *ce = strata_serve_cost_new(hw_exact, &m, 8, false, 64, &err);
+    ck_assert_msg(c && ce, "%s", err ? err->message : "");
+    double pad = strata_serve_cost_moe_experts(c, 16384, NULL) - strata_serve_cost_moe_experts(ce, 16384, NULL);
+    ck_assert_double_eq_tol(pad, 249.0 * 2 * 128 * 128 * 64 / (1979e12 * 0.803 / 132), 1e-12);
+    strata_serve_cost_free(ce);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw_exact);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* The engines' CPU time per step (serve_engine.c's rows): a decode step of
  * 10 ms on the GPU with 100 requests. vllm-v0: 4 ms + 100 x 35 us = 7.5 ms
  * of CPU, once per 10 decode steps: 10.75 ms; a step with prefill pays it
@@ -949,6 +986,7 @@ int main(void)
     tcase_add_test(tc, fp8_prefill_passes_by_hand);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
     tcase_add_test(tc, moe_fused_op_bytes_and_kernels_by_hand);
+    tcase_add_test(tc, moe_fp8_width_192_runs_whole_k_blocks);
     tcase_add_test(tc, preemption_then_prefix_hit);
     tcase_add_test(tc, azure_csv_and_poisson_streams);
     tcase_add_test(tc, bad_input_names_file_and_line);

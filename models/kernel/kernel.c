@@ -12,6 +12,8 @@
 static const strata_kernel_model kernels[] = {
     {"gemm", 3, 4, "MxKxN or BxMxKxN", false, "C[M,N] = A[M,K] B[K,N], B times", strata_kernel_gemm_cost,
      strata_kernel_gemm_nominal},
+    {"grouped-gemm", 3, 4, "MxKxN or BxMxKxN", false, "B products C[M,N] = A[M,K] B[K,N] in one grouped launch (MoE experts)",
+     strata_kernel_grouped_gemm_cost, strata_kernel_gemm_nominal},
     {"flash-attention", 5, 6, "BxHxSqxSkvxD or BxHxSqxSkvxDxHkv", true, "blocked attention, forward",
      strata_kernel_flash_fwd_cost, strata_kernel_flash_fwd_nominal},
     {"flash-attention-bwd", 5, 6, "BxHxSqxSkvxD or BxHxSqxSkvxDxHkv", true, "blocked attention, backward",

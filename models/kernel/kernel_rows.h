@@ -11,6 +11,8 @@
 /* gemm.c */
 strata_kernel_cost_fn strata_kernel_gemm_cost;
 strata_kernel_nominal_fn strata_kernel_gemm_nominal;
+/* grouped_gemm.c */
+strata_kernel_cost_fn strata_kernel_grouped_gemm_cost;
 /* flash_attention.c */
 strata_kernel_cost_fn strata_kernel_flash_fwd_cost, strata_kernel_flash_bwd_cost;
 strata_kernel_nominal_fn strata_kernel_flash_fwd_nominal, strata_kernel_flash_bwd_nominal;
@@ -26,6 +28,11 @@ strata_kernel_nominal_fn strata_kernel_elementwise_nominal;
 double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
                                  bool to_memory, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
                                  strata_kernel_cost *c);
+/* The same for a grouped GEMM (`batch` products of one launch, an MoE
+ * layer's experts; written out): the unit's grouped_cta_tiles (default its
+ * cta_tiles), no split-K, K in whole k-blocks of grouped_k_tile bytes. */
+double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
+                                         uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c);
 /* Fills c's totals: nominal flops, the unit's busy time, the HBM bytes
  * (over the unit's stream efficiency) and its kernel_launch; appends the
  * bytes, memory time and launch terms (`bytes_what` names the bytes). */

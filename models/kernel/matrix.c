@@ -49,6 +49,14 @@
  *     `cta_tiles` and splits 1 to 16 with at least 64 of K per slice (an
  *     ESTIMATE of cuBLAS's heuristic, which is not public; CUTLASS's
  *     profiler picks the same way, by search);
+ *   - a grouped GEMM (strata_kernel_grouped_matmul_time: `batch`
+ *     products in one launch, TensorRT-LLM's CUTLASS MoE GEMM) picks among
+ *     the unit's `grouped_cta_tiles` (default: cta_tiles) without split-K
+ *     (TensorRT-LLM's SM90 MoE dispatch, moe_gemm_template_dispatch_tma_ws.h,
+ *     selects a tile and a cluster shape and nothing else), and a tile's
+ *     mainloop runs whole k-blocks of `grouped_k_tile` bytes (its CTA shape's
+ *     third extent, 128 bytes: CtaShape128x128x128B is K = 128 / sizeof(T)):
+ *     K = 192 in FP8 runs two 128-element blocks, 256 of K's MACs;
  *   - not modelled: stream-K (CUTLASS's ThreadblockSwizzleStreamK, an even
  *     share of the MAC iterations per SM with partial tiles fixed up through
  *     a workspace). As one more choice for the fastest pick it lowers every
@@ -111,7 +119,16 @@ typedef struct tile_choice {
 typedef struct tile_problem {
     double per_sm, elem, epilogue_s; /* epilogue_s: the exposed output write (0: hidden) */
     uint64_t batch, m, k, n;
+    uint64_t k_main;                 /* K as the mainloop runs it: k, or padded to whole k-blocks */
 } tile_problem;
+
+/* The tiles a kernel picks among: its CTA shapes, the most slices split-K
+ * may cut K into, and the k-block its mainloop steps by (0: K exact). */
+typedef struct tile_set {
+    const uint32_t (*tiles)[2];
+    uint32_t n_tiles, max_split;
+    uint64_t k_block;
+} tile_set;
 
 /* One tile and split: its time, or INFINITY when the split does not fit. */
 static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *p, uint32_t mt, uint32_t nt,
@@ -127,7 +144,8 @@ static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *
     double need = per_sm / 2.0 * (double)(mt + nt) / ((double)mt * (double)nt) * elem;
     double feed_eff = ks->operand_feed > 0 && need > ks->operand_feed ? ks->operand_feed / need : 1.0;
     uint64_t waves = ceil_div(tiles * split, ks->sms); /* the grid: every tile's s slices */
-    double t = (double)waves * 2.0 * mt * nt * (double)ceil_div(k, split) / (per_sm * feed_eff);
+    double kk = split > 1 ? (double)ceil_div(k, split) : (double)p->k_main;
+    double t = (double)waves * 2.0 * mt * nt * kk / (per_sm * feed_eff);
     if (split > 1) /* s partial f32 outputs written and read back */
         t += (double)(batch * m * n) * 4.0 * split * 2.0 / strata_kernel_stream_rate(hw, unit);
     else
@@ -138,24 +156,28 @@ static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *
 
 /* dtype: the product's, to look up exposed_epilogue (STRATA_DTYPE__COUNT: none, a fused kernel's blocks). */
 static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata_dtype dtype, double elem,
-                         uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c)
+                         const tile_set *set, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
+                         strata_kernel_cost *c)
 {
     const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
     double eff = ks->matrix_efficiency > 0 ? ks->matrix_efficiency : 1.0;
-    tile_problem p = {peak * eff / ks->sms, elem, 0, batch, m, k, n};
+    uint64_t k_main = set->k_block ? ceil_div(k, set->k_block) * set->k_block : k;
+    tile_problem p = {peak * eff / ks->sms, elem, 0, batch, m, k, n, k_main};
     bool exposed = dtype < STRATA_DTYPE__COUNT && (ks->exposed_epilogue >> dtype & 1u);
     if (exposed)
         p.epilogue_s = (double)(batch * m * n) * strata_kernel_out_bytes(elem) / strata_kernel_stream_rate(hw, unit);
     tile_choice best = {INFINITY, 0, 0, 1, 0, 0, 1};
-    for (uint32_t i = 0; i < ks->n_cta_tiles; i++)
-        for (uint32_t split = 1; split <= 16; split++) {
+    for (uint32_t i = 0; i < set->n_tiles; i++)
+        for (uint32_t split = 1; split <= set->max_split; split++) {
             tile_choice t;
-            if (tile_time(hw, unit, &p, ks->cta_tiles[i][0], ks->cta_tiles[i][1], split, &t) < best.t)
+            if (tile_time(hw, unit, &p, set->tiles[i][0], set->tiles[i][1], split, &t) < best.t)
                 best = t;
         }
     strata_kernel_term_add(c, "CTA tile M", best.mt, "");
     strata_kernel_term_add(c, "CTA tile N", best.nt, "");
     strata_kernel_term_add(c, "split-K", best.split, "");
+    if (set->k_block)
+        strata_kernel_term_add(c, "K in whole k-blocks (mainloop)", (double)k_main, "");
     strata_kernel_term_add(c, "tiles", (double)best.tiles, "");
     strata_kernel_term_add(c, "CTAs (tiles x split-K)", (double)(best.tiles * best.split), "");
     strata_kernel_term_add(c, "waves over the SMs", (double)best.waves, "");
@@ -177,5 +199,23 @@ double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtyp
         return 0;
     if (u->kernel.matrix == STRATA_MATRIX_SYSTOLIC)
         return systolic_time(u, peak, batch, m, k, n, c);
-    return tiles_time(hw, unit, peak, to_memory ? dtype : STRATA_DTYPE__COUNT, elem_bytes, batch, m, k, n, c);
+    tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 16, 0};
+    return tiles_time(hw, unit, peak, to_memory ? dtype : STRATA_DTYPE__COUNT, elem_bytes, &set, batch, m, k, n, c);
+}
+
+double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
+                                         uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    double peak = strata_hw_compute_flops(hw, unit, dtype);
+    if (peak <= 0 || batch == 0 || m == 0 || k == 0 || n == 0)
+        return 0;
+    if (u->kernel.matrix == STRATA_MATRIX_SYSTOLIC)
+        return systolic_time(u, peak, batch, m, k, n, c);
+    const strata_kernel_spec *ks = &u->kernel;
+    bool own = ks->n_grouped_tiles > 0;
+    uint64_t k_block = ks->grouped_k_tile ? (uint64_t)fmax(1.0, floor((double)ks->grouped_k_tile / elem_bytes)) : 0;
+    tile_set set = {(const uint32_t(*)[2])(own ? ks->grouped_tiles : ks->cta_tiles),
+                    own ? ks->n_grouped_tiles : ks->n_cta_tiles, 1, k_block};
+    return tiles_time(hw, unit, peak, dtype, elem_bytes, &set, batch, m, k, n, c);
 }

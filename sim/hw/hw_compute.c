@@ -35,6 +35,10 @@ static const kernel_key kernel_keys[] = {
     {"fill", FOR_SYSTOLIC, "cycles to fill and drain the array once, 0 to 100000 (default 2 x tile)"},
     {"sms", FOR_TILES, "streaming multiprocessors, 1 to 4096 (required with matrix = tiles)"},
     {"cta_tiles", FOR_TILES, "the CTA tiles M x N the library picks among, such as 256x128,128x128 (required)"},
+    {"grouped_cta_tiles", FOR_TILES, "the CTA tiles M x N a grouped (MoE experts) GEMM picks among, without "
+                                     "split-K, such as 128x128,256x128 (default: cta_tiles)"},
+    {"grouped_k_tile_bytes", FOR_TILES, "bytes of K a grouped GEMM's k-block holds, K padded to whole blocks, "
+                                        "1 to 4096 (default: K run exactly)"},
     {"operand_feed", FOR_TILES, "bytes per second of operands one SM receives from L2 (default: unbounded)"},
     {"exposed_epilogue", FOR_TILES, "dtypes whose GEMM kernels write each CTA tile's output after its mainloop "
                                     "instead of under the next tile's, such as f8, or none (default: none)"},
@@ -90,30 +94,35 @@ static bool get_optional_rate(const hw_load_ctx *ctx, const char *group, const c
     return bandwidth ? hw_get_bandwidth(ctx, group, key, out, err) : hw_get_flop_rate(ctx, group, key, out, err);
 }
 
-/* cta_tiles = 256x128,128x256,... */
-static bool get_cta_tiles(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)
+/* KEY = 256x128,128x256,... into tiles / n (cta_tiles: required;
+ * grouped_cta_tiles: optional, n left 0 when absent). */
+static bool get_cta_tiles(const hw_load_ctx *ctx, const char *group, const char *key, bool required,
+                          uint32_t (*tiles)[2], uint32_t *n, GError **err)
 {
-    char *v = hw_get_raw(ctx, group, "cta_tiles");
+    *n = 0;
+    if (!required && !strata_keyfile_has_key(ctx->k, group, key))
+        return true;
+    char *v = hw_get_raw(ctx, group, key);
     if (!v) {
-        hw_fail(ctx, err, group, NULL, "missing required key 'cta_tiles' (with matrix = tiles)");
+        hw_fail(ctx, err, group, NULL, "missing required key '%s' (with matrix = tiles)", key);
         return false;
     }
     char **parts = g_strsplit(v, ",", -1);
     bool ok = parts[0] != NULL;
     for (guint i = 0; ok && parts[i]; i++) {
-        uint64_t m = 0, n = 0;
+        uint64_t m = 0, w = 0;
         char **mn = g_strsplit(g_strstrip(parts[i]), "x", 3);
         ok = i < STRATA_MAX_CTA_TILES && mn[0] && mn[1] && !mn[2] && strata_parse_u64(mn[0], &m, NULL) &&
-             strata_parse_u64(mn[1], &n, NULL) && m >= 8 && m <= 1024 && n >= 8 && n <= 1024;
+             strata_parse_u64(mn[1], &w, NULL) && m >= 8 && m <= 1024 && w >= 8 && w <= 1024;
         if (ok) {
-            k->cta_tiles[i][0] = (uint32_t)m;
-            k->cta_tiles[i][1] = (uint32_t)n;
-            k->n_cta_tiles = i + 1;
+            tiles[i][0] = (uint32_t)m;
+            tiles[i][1] = (uint32_t)w;
+            *n = i + 1;
         }
         g_strfreev(mn);
     }
     if (!ok)
-        hw_fail_value(ctx, err, group, "cta_tiles", "up to 16 tiles MxN such as 256x128,128x128 (each 8 to 1024)", v);
+        hw_fail_value(ctx, err, group, key, "up to 16 tiles MxN such as 256x128,128x128 (each 8 to 1024)", v);
     g_strfreev(parts);
     g_free(v);
     return ok;
@@ -193,7 +202,9 @@ static bool load_kernel(const hw_load_ctx *ctx, const char *group, strata_kernel
            hw_get_count(ctx, group, "mxus", 1, 64, 1, NULL, &k->mxus, err) &&
            hw_get_count(ctx, group, "cores", 1, 16, 1, NULL, &k->cores, err) &&
            hw_get_count(ctx, group, "fill", 0, 100000, 0, NULL, &k->fill, err) &&
-           hw_get_count(ctx, group, "sms", 1, 4096, 1, NULL, &k->sms, err) && (!tiles || get_cta_tiles(ctx, group, k, err)) &&
+           hw_get_count(ctx, group, "sms", 1, 4096, 1, NULL, &k->sms, err) && (!tiles || get_cta_tiles(ctx, group, "cta_tiles", true, k->cta_tiles, &k->n_cta_tiles, err)) &&
+           get_cta_tiles(ctx, group, "grouped_cta_tiles", false, k->grouped_tiles, &k->n_grouped_tiles, err) &&
+           hw_get_count(ctx, group, "grouped_k_tile_bytes", 1, 4096, 0, NULL, &k->grouped_k_tile, err) &&
            get_exposed_epilogue(ctx, group, k, err) &&
            get_optional_rate(ctx, group, "operand_feed", true, &k->operand_feed, err) &&
            get_fraction(ctx, group, "matrix_efficiency", 1.0, &k->matrix_efficiency, err) &&

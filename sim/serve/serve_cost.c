@@ -20,7 +20,7 @@ struct strata_serve_cost {
     uint32_t dp;              /* attention data parallelism over the tp ranks (tp), else 1 */
     uint32_t attn_tp;         /* ranks the attention is split over: tp, or 1 under dp */
     double mem_bw;
-    const strata_kernel_model *gemm, *flash, *elementwise;
+    const strata_kernel_model *gemm, *grouped, *flash, *elementwise;
     double ar_bw, ar_lat;     /* device interconnect route, tp > 1 */
     double host_bw, host_lat; /* device memory to host memory */
     uint32_t max_tokens;
@@ -82,6 +82,15 @@ static double bgemm(const strata_serve_cost *c, uint64_t b, uint64_t m, uint64_t
     return op_time(c, c->gemm, c->m.dtype, d, 4, false);
 }
 
+/* An MoE layer's b experts, m rows each, in one grouped GEMM (the
+ * grouped-gemm kernel: the grouped kernel's own tiles and k-blocks). */
+static double grouped_gemm(const strata_serve_cost *c, uint64_t b, uint64_t m, uint64_t k, uint64_t n)
+{
+    if (!b || !m || !k || !n)
+        return 0;
+    uint64_t d[4] = {b, m, k, n};
+    return op_time(c, c->grouped, c->m.dtype, d, 4, false);
+}
 
 /* A pass over n elements that moves `bytes` (one kernel: its launch, the
  * bytes at the stream rate). */
@@ -229,12 +238,13 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
     c->unit = 0;
     c->mem_bw = strata_hw_memory(hw, strata_hw_compute(hw, 0)->operands)->bandwidth;
     c->gemm = strata_kernel_find("gemm");
+    c->grouped = strata_kernel_find("grouped-gemm");
     c->flash = strata_kernel_find("flash-attention");
     c->elementwise = strata_kernel_find("elementwise");
     c->max_tokens = max_tokens;
-    if (!c->gemm || !c->flash || !c->elementwise || !find_links(c, err) || !check_collectives(c, err)) {
+    if (!c->gemm || !c->grouped || !c->flash || !c->elementwise || !find_links(c, err) || !check_collectives(c, err)) {
         if (err && !*err)
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "kernel table lacks gemm/flash-attention");
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "kernel table lacks gemm/grouped-gemm/flash-attention");
         g_free(c);
         return NULL;
     }
@@ -305,8 +315,10 @@ static double route_and_quantize(const strata_serve_cost *c, uint64_t lt)
  *   3. computeStridesTmaWarpSpecialized: one small kernel (64 bytes an
  *      expert);
  *   4. gemm1, a grouped GEMM: `active` products of `per` rows each, one
- *      batched gemm (an expert's rows padded to the CTA tile: matrix.c's
- *      tile quantization);
+ *      grouped-gemm kernel (an expert's rows padded to the CTA tile:
+ *      matrix.c's tile quantization; the grouped kernel's own CTA tiles,
+ *      no split-K, K in whole k-blocks: the hardware's grouped_cta_tiles
+ *      and grouped_k_tile_bytes);
  *   5. doActivation: reads the routed x up bf16 GEMM output, writes
  *      routed x w in the GEMMs' input dtype;
  *   6. gemm2, grouped the same way;
@@ -330,7 +342,7 @@ static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w
     pre += stream_pass(c, routed * h, 2.0 * r * hh * in) + stream_pass(c, active, (double)active * 64.0);
     double activation = stream_pass(c, routed * w, r * ((double)up * act + (double)w * in));
     double combine = stream_pass(c, t * h, (r + (double)t) * hh * act);
-    return pre + bgemm(c, active, per, h, up) + activation + bgemm(c, active, per, w, h) + combine;
+    return pre + grouped_gemm(c, active, per, h, up) + activation + grouped_gemm(c, active, per, w, h) + combine;
 }
 
 double strata_serve_cost_moe_experts(strata_serve_cost *c, uint64_t tokens, strata_serve_work *work)
