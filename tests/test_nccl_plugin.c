@@ -202,6 +202,46 @@ START_TEST(nic_group_joins_a_gpus_nics)
 }
 END_TEST
 
+/* nccl_net_latency: NCCL's model adds the net plugin's latency to every
+ * step over the network, twice on Simple. Two p5 nodes as NCCL sees them
+ * (8 NICs of 50 GB/s, 16 ranks), 32 MiB: 75 us (aws-ofi-nccl's p5 figure)
+ * adds to the ring's 2 (nodes - 1) = 2 network steps 2 x 75 = 150 us on
+ * LL128, to the tree's 2 log2(2) = 2 levels 150 us on LL128 and 300 on
+ * Simple, to NVLS_TREE's 2 levels 2 x 2 x 75 = 300 us (Simple). NCCL's
+ * choice turns from NVLS_TREE/Simple to Ring/LL128; the network step the
+ * schedule charges (net_step_us) stays NCCL's hwLatencies' (4.0 us on
+ * Ring/LL128). */
+START_TEST(net_latency_steers_the_choice)
+{
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 16, .graph_channels = 12, .channel_gbs = 30,
+                          .nvls = true, .nodes = 2, .nics = 8, .nic_gbs = 50, .nic_gpus = 8,
+                          .version = strata_nccl_version_find("2.28")};
+    uint64_t b = 32u << 20;
+    static const struct {
+        strata_nccl_algo a;
+        strata_nccl_proto p;
+        double more_us;
+    } pairs[] = {{STRATA_NCCL_RING, STRATA_NCCL_LL128, 150},
+                 {STRATA_NCCL_TREE, STRATA_NCCL_LL128, 150},
+                 {STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, 300},
+                 {STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE, 300}};
+    strata_nccl_choice ch;
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, b, &ch));
+    ck_assert_int_eq(ch.algo, STRATA_NCCL_NVLS_TREE);
+    double before[G_N_ELEMENTS(pairs)];
+    for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
+        before[i] = strata_nccl_time_us(&c, STRATA_OP_ALL_REDUCE, pairs[i].a, pairs[i].p, b);
+    c.net_latency_us = 75;
+    for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
+        ck_assert_double_eq_tol(strata_nccl_time_us(&c, STRATA_OP_ALL_REDUCE, pairs[i].a, pairs[i].p, b) - before[i],
+                                pairs[i].more_us, 1e-6);
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, b, &ch));
+    ck_assert_int_eq(ch.algo, STRATA_NCCL_RING);
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_LL128);
+    ck_assert_double_eq_tol(ch.net_step_us, 4.0, 1e-12);
+}
+END_TEST
+
 static Suite *nccl_plugin_suite(void)
 {
     Suite *s = suite_create("nccl_plugin");
@@ -212,6 +252,7 @@ static Suite *nccl_plugin_suite(void)
     tcase_add_test(tc, choose_takes_the_plugins_pair);
     tcase_add_test(tc, hw_key_names_the_plugin);
     tcase_add_test(tc, nic_group_joins_a_gpus_nics);
+    tcase_add_test(tc, net_latency_steers_the_choice);
     suite_add_tcase(s, tc);
     return s;
 }

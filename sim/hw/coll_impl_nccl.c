@@ -39,6 +39,7 @@ typedef struct nccl_params {
     uint32_t min_ctas;         /* NCCL_MIN_CTAS (0: unset) */
     const strata_nccl_plugin *plugin; /* NCCL_TUNER_PLUGIN (NULL: none) */
     uint32_t nic_group;        /* NICs the net plugin shows NCCL as one (1: each its own) */
+    double net_latency;        /* s: the latency the net plugin reports (0: IB's) */
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
 } nccl_params;
 
@@ -64,6 +65,9 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_nic_group", false, "collectives = nccl: the NICs NCCL's net plugin shows as one network device of "
                               "their summed speed, 1 to 64 (aws-ofi-nccl's RDMA protocol: a GPU's NICs; default "
                               "1: each NIC its own, NCCL's IB transport)"},
+    {"nccl_net_latency", false, "collectives = nccl: the network latency NCCL's net plugin reports, which NCCL's "
+                                "model adds to each step over the network, twice on Simple (latencyInter; "
+                                "aws-ofi-nccl: 75us on p5; default 0, NCCL's IB transport): NCCL's choice only"},
     STRATA_COLL_HOST_KEYS("nccl"),
     {NULL, false, NULL},
 };
@@ -109,6 +113,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err) &&
          hw_get_count(ctx, group, "nccl_min_ctas", 1, 32, 0, NULL, &p->min_ctas, err) &&
          hw_get_count(ctx, group, "nccl_nic_group", 1, 64, 1, NULL, &p->nic_group, err) &&
+         hw_get_time(ctx, group, "nccl_net_latency", &p->net_latency, err) &&
          hw_coll_host_load(ctx, group, "nccl", &p->host, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
@@ -130,7 +135,7 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
     strata_nccl_comm c = {.arch = p->arch, .ranks = ranks, .graph_channels = p->channels,
                           .channel_gbs = p->channel_bandwidth / 1e9, .nvls = p->nvls, .cpu = p->cpu,
                           .algos = p->algos, .protos = p->protos, .version = p->version,
-                          .min_ctas = p->min_ctas, .plugin = p->plugin};
+                          .min_ctas = p->min_ctas, .plugin = p->plugin, .net_latency_us = p->net_latency * 1e6};
     strata_hw_nics nics;
     if (domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics)) {
         /* a node of NCCL's is a scale-up domain: its NICs are its hosts',

@@ -250,8 +250,9 @@ int strata_nccl_log2i(uint64_t x)
 }
 
 /* NCCL's latency of one step over the network for the pair: with one GPU
- * per node the Tree row ("latencies are fully exposed"), plus the graph's
- * latencyInter (0 on IB) for the data and, on Simple, the flush. */
+ * per node the Tree row ("latencies are fully exposed"); latency() adds
+ * the graph's latencyInter (the net plugin's) for the data and, on
+ * Simple, the flush. */
 static double net_step(const strata_nccl_comm *c, strata_nccl_algo a, strata_nccl_proto p)
 {
     const strata_nccl_version *v = ver(c);
@@ -265,6 +266,11 @@ static double latency(const strata_nccl_comm *c, strata_op_kind kind, strata_ncc
     bool ar = kind == STRATA_OP_ALL_REDUCE;
     double nsteps = ar ? 2.0 * (n - 1) : n - 1.0;
     double lat = ver(c)->base_lat[a][p], intra = ver(c)->nvlink_lat[a][p], inter = net_step(c, a, p);
+    /* the graph's latencyInter, once for the data and once more on Simple
+     * for the flush (tuning.cc, interLat); it steers the choice only: the
+     * step's cost in the schedule is net_step's (strata_nccl_choice) */
+    if (nodes > 1)
+        inter += c->net_latency_us * (p == STRATA_NCCL_SIMPLE ? 2 : 1);
     switch (a) {
     case STRATA_NCCL_RING: {
         double overhead = nodes > 1 ? net_overhead(c) * (p == STRATA_NCCL_SIMPLE ? 3 : 1) : 0;

@@ -26,8 +26,8 @@
  * one GPU per node); NVLS alone runs on one node only.
  *
  * Scope: numPipeOps = 1, LL128 enabled (NVLink paths and NICs on the GPUs'
- * PCIe switches), no CollNet, an IB-like network whose graph latency
- * (latencyInter) is 0. Pure functions; no state.
+ * PCIe switches), no CollNet; the graph latency (latencyInter) the net
+ * plugin reports (0 on IB). Pure functions; no state.
  */
 #ifndef STRATA_HW_NCCL_TUNING_H
 #define STRATA_HW_NCCL_TUNING_H
@@ -98,6 +98,11 @@ typedef struct strata_nccl_comm {
     /* NCCL_TUNER_PLUGIN: the plugin whose choice NCCL takes where it makes
      * one (nccl_plugin.h); NULL: none, NCCL's own model */
     const strata_nccl_plugin *plugin;
+    /* The network latency NCCL's net plugin reports (props.latency, us),
+     * which NCCL's search keeps as the graphs' latencyInter and its model
+     * adds to every step over the network, twice on Simple (tuning.cc:
+     * "Also add the flush extra latency"); 0: NCCL's IB transport */
+    double net_latency_us;
 } strata_nccl_comm;
 
 typedef struct strata_nccl_choice {
