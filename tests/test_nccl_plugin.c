@@ -230,6 +230,87 @@ START_TEST(hw_key_sets_the_net_latency)
 }
 END_TEST
 
+/* nccl_nic_group: 4 NICs of 12.5 GB/s a GPU (p5's EFA), 4 nodes of 8.
+ * Each NIC its own device: 32 NICs a node; the inter-node speed array's
+ * first speed a NIC carries is 12 GB/s, one channel a NIC, at most
+ * MAXCHANNELS / 2 = 16: 16 x 12 GB/s, below 25 no duplication, so the
+ * communicator's 2 x 16 = 32 channels. Grouped by 4 (aws-ofi-nccl's RDMA
+ * rails): 8 NICs of 50 GB/s; 48 GB/s a channel would need 8 x 48 = 384
+ * GB/s of the GPU's NVLink, which the ring graph puts at 12 x 30 = 360, so
+ * 45: 8 x 45 GB/s, not duplicated on Hopper below 50 GB/s with more than
+ * 4 channels, so 2 x 8 = 16 channels. The tuned 32 MiB all-reduce runs
+ * them (Tree/LL128 under either); a group of 0 is refused. */
+START_TEST(nic_group_joins_a_gpus_nics)
+{
+    const char *set[] = {"interconnect.nvlink.nccl_version=2.28", "interconnect.nvlink.nccl_tuner_plugin=aws-ofi-p5",
+                         "network.ib.nics=4", "network.ib.bandwidth=12.5GB/s", NULL, NULL};
+    const uint32_t want[] = {32, 16};
+    for (int grouped = 0; grouped < 2; grouped++) {
+        set[4] = grouped ? "interconnect.nvlink.nccl_nic_group=4" : NULL;
+        strata_hw *hw = strata_test_load_hw("h100-16x8-ib", set);
+        strata_coll_tuning t;
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 32, 8, 32u << 20, 0, &t, NULL));
+        ck_assert_int_eq(t.algo, STRATA_NCCL_TREE);
+        ck_assert_int_eq(t.proto, STRATA_NCCL_LL128);
+        ck_assert_uint_eq(t.channels, want[grouped]);
+        strata_hw_free(hw);
+    }
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 32, .graph_channels = 12, .channel_gbs = 30,
+                          .nodes = 4, .nics = 8, .nic_gbs = 50, .nic_gpus = 8};
+    uint32_t channels;
+    double gbs;
+    strata_nccl_net_graph(&c, &channels, &gbs);
+    ck_assert_uint_eq(channels, 8);
+    ck_assert_double_eq_tol(gbs, 45.0, 1e-12);
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_nic_group = 0\n",
+                                "t.ini:15: [interconnect x] nccl_nic_group: expected a whole number from 1 to 64");
+}
+END_TEST
+
+/* nccl_net_latency: NCCL's model adds the net plugin's latency to every
+ * step over the network, twice on Simple. Two p5 nodes as NCCL sees them
+ * (8 NICs of 50 GB/s, 16 ranks), 32 MiB: 75 us (aws-ofi-nccl's p5 figure)
+ * adds to the ring's 2 (nodes - 1) = 2 network steps 2 x 75 = 150 us on
+ * LL128, to the tree's 2 log2(2) = 2 levels 150 us on LL128 and 300 on
+ * Simple, to NVLS_TREE's 2 levels 2 x 2 x 75 = 300 us (Simple). NCCL's
+ * choice turns from NVLS_TREE/Simple to Ring/LL128; the network step the
+ * schedule charges (net_step_us) stays NCCL's hwLatencies' (4.0 us on
+ * Ring/LL128). */
+START_TEST(net_latency_steers_the_choice)
+{
+    strata_nccl_comm c = {.arch = STRATA_NCCL_HOPPER, .ranks = 16, .graph_channels = 12, .channel_gbs = 30,
+                          .nvls = true, .nodes = 2, .nics = 8, .nic_gbs = 50, .nic_gpus = 8,
+                          .version = strata_nccl_version_find("2.28")};
+    uint64_t b = 32u << 20;
+    static const struct {
+        strata_nccl_algo a;
+        strata_nccl_proto p;
+        double more_us;
+    } pairs[] = {{STRATA_NCCL_RING, STRATA_NCCL_LL128, 150},
+                 {STRATA_NCCL_TREE, STRATA_NCCL_LL128, 150},
+                 {STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, 300},
+                 {STRATA_NCCL_NVLS_TREE, STRATA_NCCL_SIMPLE, 300}};
+    strata_nccl_choice ch;
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, b, &ch));
+    ck_assert_int_eq(ch.algo, STRATA_NCCL_NVLS_TREE);
+    double before[G_N_ELEMENTS(pairs)];
+    for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
+        before[i] = strata_nccl_time_us(&c, STRATA_OP_ALL_REDUCE, pairs[i].a, pairs[i].p, b);
+    c.net_latency_us = 75;
+    for (size_t i = 0; i < G_N_ELEMENTS(pairs); i++)
+        ck_assert_double_eq_tol(strata_nccl_time_us(&c, STRATA_OP_ALL_REDUCE, pairs[i].a, pairs[i].p, b) - before[i],
+                                pairs[i].more_us, 1e-6);
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, b, &ch));
+    ck_assert_int_eq(ch.algo, STRATA_NCCL_RING);
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_LL128);
+    ck_assert_double_eq_tol(ch.net_step_us, 4.0, 1e-12);
+}
+END_TEST
+
 static Suite *nccl_plugin_suite(void)
 {
     Suite *s = suite_create("nccl_plugin");
@@ -241,6 +322,8 @@ static Suite *nccl_plugin_suite(void)
     tcase_add_test(tc, hw_key_names_the_plugin);
     tcase_add_test(tc, net_latency_adds_to_the_inter_steps);
     tcase_add_test(tc, hw_key_sets_the_net_latency);
+    tcase_add_test(tc, nic_group_joins_a_gpus_nics);
+    tcase_add_test(tc, net_latency_steers_the_choice);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -15,7 +15,8 @@
  * choice only), Simple's wait per step inside a node beyond the links'
  * flight (nccl_simple_sync), and the process layout with the
  * host's time per communicator (coll_host.h). Across nodes NCCL's view of the NICs
- * comes from the model's [network] (hw.h strata_hw_network_nics).
+ * comes from the model's [network] (hw.h strata_hw_network_nics), as the
+ * net plugin shows them (nccl_nic_group: comm_of below).
  * pick: algo=nccl for all-reduce, all-gather and reduce-scatter (ideal's
  * choice for the others).
  * tune: the algorithm, protocol and channels NCCL's tuning model picks
@@ -42,6 +43,7 @@ typedef struct nccl_params {
     uint32_t min_ctas;         /* NCCL_MIN_CTAS (0: unset) */
     double simple_sync;        /* s: Simple's wait per step inside a node beyond the flight (0: none) */
     const strata_nccl_plugin *plugin; /* NCCL_TUNER_PLUGIN (NULL: none) */
+    uint32_t nic_group;        /* NICs the net plugin shows NCCL as one (1: each its own) */
     double net_latency;        /* nccl_net_latency: the net plugin's latency property (s) */
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
 } nccl_params;
@@ -65,6 +67,9 @@ static const strata_coll_impl_key nccl_keys[] = {
     {"nccl_tuner_plugin", false, "collectives = nccl: the tuner plugin whose choice NCCL takes where it makes one "
                                  "(NCCL_TUNER_PLUGIN), aws-ofi-p5 (aws-ofi-nccl's region tuner on p5 and p5e; "
                                  "nccl_plugin.h); default: none"},
+    {"nccl_nic_group", false, "collectives = nccl: the NICs NCCL's net plugin shows as one network device of "
+                              "their summed speed, 1 to 64 (aws-ofi-nccl's RDMA protocol: a GPU's NICs; default "
+                              "1: each NIC its own, NCCL's IB transport)"},
     {"nccl_net_latency", false, "collectives = nccl: the latency the network plugin reports to NCCL "
                                 "(ncclNetProperties.latency, NCCL's graph latencyInter), which NCCL's model adds to "
                                 "each step between nodes when it chooses (twice on Simple); default 0 (InfiniBand's "
@@ -116,6 +121,7 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
          hw_coll_impl_list(ctx, group, "nccl_algo", true, &p->algos, err) &&
          hw_coll_impl_list(ctx, group, "nccl_proto", false, &p->protos, err) &&
          hw_get_count(ctx, group, "nccl_min_ctas", 1, 32, 0, NULL, &p->min_ctas, err) &&
+         hw_get_count(ctx, group, "nccl_nic_group", 1, 64, 1, NULL, &p->nic_group, err) &&
          hw_get_time(ctx, group, "nccl_net_latency", &p->net_latency, err) &&
          hw_get_time(ctx, group, "nccl_simple_sync", &p->simple_sync, err) &&
          hw_coll_host_load(ctx, group, "nccl", &p->host, err);
@@ -143,11 +149,20 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
                           .net_latency_us = p->net_latency * 1e6};
     strata_hw_nics nics;
     if (domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics)) {
-        /* a node of NCCL's is a scale-up domain: its NICs are its hosts' */
+        /* a node of NCCL's is a scale-up domain: its NICs are its hosts',
+         * as the net plugin shows them: a group of nic_group NICs is one
+         * device whose speed is theirs summed. aws-ofi-nccl's RDMA protocol
+         * (p5's default, src/platform-aws.cpp) groups the NICs that share
+         * a GPU's PCIe switch (src/nccl_ofi_topo.cpp, "NIC group k device
+         * #i" in its log, NVIDIA/nccl#1597) into one device of several rails
+         * and reports the first rail's speed x max_group_size
+         * (src/nccl_ofi_rdma.cpp get_properties) */
         uint32_t per_host = strata_hw_devices_per_host(hw);
+        uint32_t node_nics = MAX(1u, nics.per_host * domain_ranks / per_host);
+        uint32_t group = MIN(MAX(1u, p->nic_group), node_nics);
         c.nodes = ranks / domain_ranks;
-        c.nics = MAX(1u, nics.per_host * domain_ranks / per_host);
-        c.nic_gbs = nics.bandwidth / 1e9;
+        c.nics = node_nics / group;
+        c.nic_gbs = nics.bandwidth * group / 1e9;
         c.nic_gpus = MIN(domain_ranks, MAX(1u, nics.devices * domain_ranks / per_host));
     }
     return c;
