@@ -352,7 +352,7 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
         const strata_coll_phase *p = &g_array_index(phases, strata_coll_phase, i);
         if (p->rounds == ph->rounds && p->round_latency_ps == ph->round_latency_ps &&
             p->round_time_ps == ph->round_time_ps && p->paced == ph->paced &&
-            p->round_idle_ps == ph->round_idle_ps)
+            p->round_idle_ps == ph->round_idle_ps && p->round_reduce_ps == ph->round_reduce_ps)
             return i + 1;
     }
     g_array_append_val(phases, *ph);
@@ -485,7 +485,7 @@ static void plan_round(spmd *s)
             if (st->handshake) { /* the flag follows the data on the same route */
                 if (phase && !flag_phase) {
                     hs_phase = hs.rounds > 1 ? phase_id(s, &hs) : phase; /* none: every such copy stays on its device */
-                    flag_phase = phase_id(s, &(strata_coll_phase){ph.rounds, 0, 0, false, 0});
+                    flag_phase = phase_id(s, &(strata_coll_phase){ph.rounds, 0, 0, false, 0, 0});
                 }
                 g_array_index(s->emits, emit, s->emits->len - 1).phase = hs_phase;
                 emit flag = e;

@@ -214,11 +214,36 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, 
     return true;
 }
 
+/* What round_filled's copies add up to: their count, and per device the
+ * reductions it runs after its copies of a round (alone each). */
+typedef struct fill_pass {
+    uint64_t copies;
+    double *reduce; /* per device, r->devices of them */
+} fill_pass;
+
+/* A reduce step's reduction on its receiver q, alone: the engine's
+ * compute of it (spmd.c's EM_REDUCE: the received, its own and the output
+ * buffer, 3 x its round's bytes, from q's memory; run_compute in
+ * engine.c: the operands' latency and bytes at the memory's bandwidth)
+ * plus the unit's overhead; its arithmetic (one add an element) is far
+ * below its bytes' time on every shipped model and is left out. */
+static double reduce_alone(const strata_hw *hw, const strata_coll_step *st, uint32_t q)
+{
+    const strata_memory_spec *m = strata_hw_memory(hw, step_memory(hw, q));
+    int unit = strata_hw_compute_index(hw, NULL);
+    uint32_t k = spmd_step_rounds(st);
+    double bytes = 3.0 * (double)(k > 1 ? (st->bytes + k - 1) / k : st->bytes);
+    double read = m->bandwidth > 0 ? m->latency + bytes / m->bandwidth : 0;
+    return read + (unit >= 0 ? strata_hw_compute(hw, (uint32_t)unit)->overhead : 0);
+}
+
 /* A copy into the filler (round_filled): its fixed delay, its route's
- * latency, its bytes, its link directions, its devices; ctx counts them. */
+ * latency, its bytes, its link directions, its devices, a reduce step's
+ * reduction after it; ctx (fill_pass) counts them. */
 static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops, uint32_t n,
                       void *ctx)
 {
+    fill_pass *p = ctx;
     double latency = 0;
     for (uint32_t h = 0; h < n; h++)
         latency += strata_hw_link(l->hw, hops[h].link)->latency;
@@ -226,7 +251,12 @@ static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, c
     spmd_fill_devices(l->fill, at.src, at.dst);
     for (uint32_t h = 0; h < n; h++)
         spmd_fill_link(l->fill, link_key(l->hw, &hops[h]), strata_hw_link(l->hw, hops[h].link)->bandwidth);
-    (*(uint64_t *)ctx)++;
+    if (st->reduce && !st->fused) { /* after the copy on its lane (a fused one runs beside it) */
+        double after = reduce_alone(l->hw, st, at.dst);
+        spmd_fill_after(l->fill, after);
+        p->reduce[at.dst] += after;
+    }
+    p->copies++;
     return true;
 }
 
@@ -247,12 +277,17 @@ enum { PIPE_MOST = 64, PIPE_LEAST = 4 };
  * them; and where the rounds drift apart (a ring laid over a 3D torus,
  * whose hot link's copies come from far apart on the ring), they meet on
  * the link at other dates than from a common start. */
-static uint64_t round_filled(spmd_links *l, const spmd_round *r, uint32_t k)
+static uint64_t round_filled(spmd_links *l, const spmd_round *r, uint32_t k, uint64_t *reduce_ps)
 {
-    uint64_t copies = 0;
+    fill_pass p = {0, g_new0(double, r->devices)};
     spmd_fill_clear(l->fill);
-    each_copy(l, r, fill_copy, &copies);
-    double most = MIN((double)PIPE_MOST, PIPE_BUDGET / MAX((double)(copies * copies), 1.0));
+    each_copy(l, r, fill_copy, &p);
+    double reduce = 0;
+    for (uint32_t d = 0; d < r->devices; d++)
+        reduce = MAX(reduce, p.reduce[d]);
+    g_free(p.reduce);
+    *reduce_ps = (uint64_t)llround(reduce * 1e12);
+    double most = MIN((double)PIPE_MOST, PIPE_BUDGET / MAX((double)(p.copies * p.copies), 1.0));
     if (most < PIPE_LEAST)
         return (uint64_t)llround(spmd_fill_run(l->fill, NULL) * 1e12);
     return (uint64_t)llround(spmd_fill_rounds(l->fill, k, (uint32_t)most) / k * 1e12);
@@ -284,7 +319,9 @@ static bool round_uncontended(spmd_links *l, const spmd_round *r, uint32_t k, bo
         return false;
     ph->round_latency_ps = second.latency_ps;
     /* filled: the data's copies; their flags after them (the most) */
-    ph->round_time_ps = c.mixed_latency ? round_filled(l, r, k) + second.flag_max_ps : second.time_ps;
+    uint64_t reduce_ps = 0;
+    ph->round_time_ps = c.mixed_latency ? round_filled(l, r, k, &reduce_ps) + second.flag_max_ps : second.time_ps;
+    ph->round_reduce_ps = reduce_ps;
     ph->paced = c.mixed_latency;
     ph->round_idle_ps = c.mixed_latency ? second.least_latency_ps : 0;
     if (second.flag_max_ps > 0) { /* the least flag: a longer one ends its copy's round late by the difference */
