@@ -391,21 +391,26 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
             sg_exec_set_host(exec, ctx->hosts.unit[op->unit]);
             sg_exec_start(exec);
         }
+        double alone = engine_phase_compute_alone(phase, amount, u, ctx->hw, op->memory, op->bytes);
+        double overhead = u->overhead > 0 ? engine_phase_overhead(phase, u->overhead) : 0;
         if (op->bytes > 0) {
             port_begin(ctx, op->memory, bytes, t);
-            double wait = engine_flow_wait(ctx->hw, strata_hw_memory(ctx->hw, op->memory)->latency);
+            double latency = strata_hw_memory(ctx->hw, op->memory)->latency;
+            double wait = engine_flow_wait(ctx->hw, latency);
             if (wait > 0) /* the operand memory's latency, before the flow */
                 sg_actor_sleep_for(wait);
-            sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)bytes);
+            /* a paced phase's reductions (beside its copies' flow: spmd.c)
+             * read at the rounds' pace, their fixed costs aside; 0: unbounded */
+            double rate = engine_phase_flow_rate(phase, op->bytes, latency + MAX(alone, 0.0) + overhead);
+            engine_sg_sendto_bounded(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)bytes, rate);
             clock_end(&ctx->ports[op->memory], now());
         }
         if (exec)
             sg_exec_wait(exec);
-        double alone = engine_phase_compute_alone(phase, amount, u, ctx->hw, op->memory, op->bytes);
         if (alone > 0)
             sg_actor_sleep_for(alone);
         if (u->overhead > 0)
-            sg_actor_sleep_for(engine_phase_overhead(phase, u->overhead));
+            sg_actor_sleep_for(overhead);
         if (kernel_s > 0) /* a kernel's launch, fill and drain (engine_kernel.c) */
             sg_actor_sleep_for(kernel_s);
     }

@@ -21,7 +21,7 @@ double engine_phase_flow_rate(const strata_coll_phase *phase, uint64_t bytes, do
     if (rounds <= 1 || !phase->paced)
         return 0;
     /* alone, latency + k bytes / rate = k round times: the flow ends with the rounds */
-    double flowing = rounds * (double)(phase->round_time_ps - phase->round_reduce_ps) * 1e-12 - latency;
+    double flowing = rounds * (double)phase->round_time_ps * 1e-12 - latency;
     return flowing > 0 ? rounds * (double)bytes / flowing : 0;
 }
 
@@ -49,11 +49,7 @@ double engine_phase_copy_until(const strata_coll_phase *phase, double t0, double
          * test_fast_paced_phases_share_links: +0.79% without it) */
         double idle = (rounds - 1) * (double)phase->round_idle_ps * 1e-12;
         double held = now - paced; /* none within the rounding of the round's time to a ps, k x 0.5 ps */
-        /* a round that reduces (round_reduce_ps) ends with its reductions,
-         * which follow the copy: its pace leaves their time to them, and
-         * a copy held into that time is not held past its rounds */
-        double copies = paced - rounds * (double)phase->round_reduce_ps * 1e-12;
-        return equal && held > rounds * 0.5e-12 ? now + MIN(idle, held) : MAX(now, copies);
+        return equal && held > rounds * 0.5e-12 ? now + MIN(idle, held) : MAX(now, paced);
     }
     double round_latency = phase->round_latency_ps ? (double)phase->round_latency_ps * 1e-12 : latency;
     /* the k rounds' latencies; at least k times the round's slowest copy alone */

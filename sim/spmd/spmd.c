@@ -352,7 +352,7 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
         const strata_coll_phase *p = &g_array_index(phases, strata_coll_phase, i);
         if (p->rounds == ph->rounds && p->round_latency_ps == ph->round_latency_ps &&
             p->round_time_ps == ph->round_time_ps && p->paced == ph->paced &&
-            p->round_idle_ps == ph->round_idle_ps && p->round_reduce_ps == ph->round_reduce_ps)
+            p->round_idle_ps == ph->round_idle_ps)
             return i + 1;
     }
     g_array_append_val(phases, *ph);
@@ -440,6 +440,15 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
     }
 }
 
+/* No step of round [first, end) runs on `lane`. */
+static bool lane_free(const strata_coll_step *steps, guint first, guint end, uint32_t lane)
+{
+    for (guint i = first; i < end; i++)
+        if (steps[i].lane == lane)
+            return false;
+    return true;
+}
+
 static void plan_round(spmd *s)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
@@ -485,7 +494,7 @@ static void plan_round(spmd *s)
             if (st->handshake) { /* the flag follows the data on the same route */
                 if (phase && !flag_phase) {
                     hs_phase = hs.rounds > 1 ? phase_id(s, &hs) : phase; /* none: every such copy stays on its device */
-                    flag_phase = phase_id(s, &(strata_coll_phase){ph.rounds, 0, 0, false, 0, 0});
+                    flag_phase = phase_id(s, &(strata_coll_phase){ph.rounds, 0, 0, false, 0});
                 }
                 g_array_index(s->emits, emit, s->emits->len - 1).phase = hs_phase;
                 emit flag = e;
@@ -500,7 +509,13 @@ static void plan_round(spmd *s)
                 e.peer_lane = st->lane; /* its receive buffer's */
                 e.dst_buf = (uint8_t)st->dst_buf;
                 e.own_buf = (uint8_t)st->own_buf;
-                if (st->fused) { /* alongside the copy, on the next lane */
+                /* alongside the copy, on the next lane: a fused step; or a
+                 * paced phase's, whose k rounds' copies are one flow at the
+                 * rounds' pace: their reductions, which the pace holds
+                 * (spmd_fill_after: each after its round's copy), then
+                 * run beside that flow, as the steps' run between its
+                 * rounds, not all after it */
+                if (st->fused || (ph.paced && lane_free(steps, first, end, st->lane + 1))) {
                     e.lane = st->lane + 1;
                     wait_round(s, q, e.lane, p);
                     s->touched[(size_t)q * s->n_lanes + e.lane] = 1;
@@ -634,7 +649,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->n_lanes = 1;
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
-        s->n_lanes = MAX(s->n_lanes, st->lane + 1 + (st->reduce && st->fused));
+        /* a reduction beside its copy: a fused step's; in FAST, a paced phase's (plan_round) */
+        s->n_lanes = MAX(s->n_lanes, st->lane + 1 + (st->reduce && (st->fused || s->mode == STRATA_SPMD_FAST)));
     }
     s->tmp_size = g_renew(uint64_t, s->tmp_size, s->n_lanes);
     memset(s->tmp_size, 0, s->n_lanes * sizeof *s->tmp_size);

@@ -67,12 +67,6 @@ typedef struct strata_coll_phase {
     uint64_t round_idle_ps; /* paced: the round's least copy latency (its
                              * first copy's start), before which each round
                              * leaves its links idle in the steps */
-    uint64_t round_reduce_ps; /* paced: what a round's reductions on the
-                               * busiest device take after its copies,
-                               * alone each (their sum: one HBM port): the
-                               * copies' pace leaves it to them, the
-                               * round's time (round_time_ps) holding them
-                               * inside the rounds' pipeline (spmd_fill_after) */
 } strata_coll_phase;
 
 /* Of an op handed out by an expansion: its collective and its phase, and

@@ -214,13 +214,6 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, 
     return true;
 }
 
-/* What round_filled's copies add up to: their count, and per device the
- * reductions it runs after its copies of a round (alone each). */
-typedef struct fill_pass {
-    uint64_t copies;
-    double *reduce; /* per device, r->devices of them */
-} fill_pass;
-
 /* A reduce step's reduction on its receiver q, alone: the engine's
  * compute of it (spmd.c's EM_REDUCE: the received, its own and the output
  * buffer, 3 x its round's bytes, from q's memory; run_compute in
@@ -239,11 +232,10 @@ static double reduce_alone(const strata_hw *hw, const strata_coll_step *st, uint
 
 /* A copy into the filler (round_filled): its fixed delay, its route's
  * latency, its bytes, its link directions, its devices, a reduce step's
- * reduction after it; ctx (fill_pass) counts them. */
+ * reduction after it; ctx counts them. */
 static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops, uint32_t n,
                       void *ctx)
 {
-    fill_pass *p = ctx;
     double latency = 0;
     for (uint32_t h = 0; h < n; h++)
         latency += strata_hw_link(l->hw, hops[h].link)->latency;
@@ -251,12 +243,9 @@ static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, c
     spmd_fill_devices(l->fill, at.src, at.dst);
     for (uint32_t h = 0; h < n; h++)
         spmd_fill_link(l->fill, link_key(l->hw, &hops[h]), strata_hw_link(l->hw, hops[h].link)->bandwidth);
-    if (st->reduce && !st->fused) { /* after the copy on its lane (a fused one runs beside it) */
-        double after = reduce_alone(l->hw, st, at.dst);
-        spmd_fill_after(l->fill, after);
-        p->reduce[at.dst] += after;
-    }
-    p->copies++;
+    if (st->reduce && !st->fused) /* after the copy on its lane (a fused one runs beside it) */
+        spmd_fill_after(l->fill, reduce_alone(l->hw, st, at.dst));
+    (*(uint64_t *)ctx)++;
     return true;
 }
 
@@ -277,17 +266,12 @@ enum { PIPE_MOST = 64, PIPE_LEAST = 4 };
  * them; and where the rounds drift apart (a ring laid over a 3D torus,
  * whose hot link's copies come from far apart on the ring), they meet on
  * the link at other dates than from a common start. */
-static uint64_t round_filled(spmd_links *l, const spmd_round *r, uint32_t k, uint64_t *reduce_ps)
+static uint64_t round_filled(spmd_links *l, const spmd_round *r, uint32_t k)
 {
-    fill_pass p = {0, g_new0(double, r->devices)};
+    uint64_t copies = 0;
     spmd_fill_clear(l->fill);
-    each_copy(l, r, fill_copy, &p);
-    double reduce = 0;
-    for (uint32_t d = 0; d < r->devices; d++)
-        reduce = MAX(reduce, p.reduce[d]);
-    g_free(p.reduce);
-    *reduce_ps = (uint64_t)llround(reduce * 1e12);
-    double most = MIN((double)PIPE_MOST, PIPE_BUDGET / MAX((double)(p.copies * p.copies), 1.0));
+    each_copy(l, r, fill_copy, &copies);
+    double most = MIN((double)PIPE_MOST, PIPE_BUDGET / MAX((double)(copies * copies), 1.0));
     if (most < PIPE_LEAST)
         return (uint64_t)llround(spmd_fill_run(l->fill, NULL) * 1e12);
     return (uint64_t)llround(spmd_fill_rounds(l->fill, k, (uint32_t)most) / k * 1e12);
@@ -319,9 +303,7 @@ static bool round_uncontended(spmd_links *l, const spmd_round *r, uint32_t k, bo
         return false;
     ph->round_latency_ps = second.latency_ps;
     /* filled: the data's copies; their flags after them (the most) */
-    uint64_t reduce_ps = 0;
-    ph->round_time_ps = c.mixed_latency ? round_filled(l, r, k, &reduce_ps) + second.flag_max_ps : second.time_ps;
-    ph->round_reduce_ps = reduce_ps;
+    ph->round_time_ps = c.mixed_latency ? round_filled(l, r, k) + second.flag_max_ps : second.time_ps;
     ph->paced = c.mixed_latency;
     ph->round_idle_ps = c.mixed_latency ? second.least_latency_ps : 0;
     if (second.flag_max_ps > 0) { /* the least flag: a longer one ends its copy's round late by the difference */
