@@ -440,6 +440,45 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
     }
 }
 
+/* After a paced phase of k rounds, k at least half its group: every
+ * device's lane 0 waits until each device of its group has ended the
+ * phase (its leader's waits for them all and records, the others wait for
+ * that record). In the steps each round waits for its senders' previous
+ * round and its receivers' receipts, so a device held late passes its
+ * lateness on to its ring neighbours a round later, and within n / 2
+ * rounds to the whole ring of n; the phase's one flow per copy has no
+ * rounds to pass it on, so without this a device not held would end the
+ * phase early, and the collective after it on the stream start early and
+ * wait on its neighbours. With classes, a representative's record stands
+ * for its class's. */
+static void sync_groups(spmd *s)
+{
+    for (guint x = 0; x < s->leaders->len; x++) {
+        uint32_t g = g_array_index(s->leaders, uint32_t, x);
+        uint32_t lead = named(s, strata_mesh_member(s->mesh, s->mask, g, 0));
+        uint32_t n = s->info->desc.group_size;
+        memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
+        for (uint32_t j = 0; j < n; j++) { /* the leader waits for every other's end, once each */
+            uint32_t p = named(s, strata_mesh_member(s->mesh, s->mask, g, j));
+            if (p == lead || s->touched[(size_t)p * s->n_lanes])
+                continue;
+            s->touched[(size_t)p * s->n_lanes] = 1;
+            push(s, EM_WAIT, lead, 0, p, 0);
+        }
+        if (!expanded(s, lead))
+            continue;
+        push(s, EM_RECORD, lead, 0, lead, 0);
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t p = named(s, strata_mesh_member(s->mesh, s->mask, g, j));
+            if (p == lead || s->touched[(size_t)p * s->n_lanes] != 1 || !expanded(s, p))
+                continue;
+            s->touched[(size_t)p * s->n_lanes] = 2;
+            push(s, EM_WAIT, p, 0, lead, 0);
+        }
+    }
+    memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
+}
+
 /* No step of round [first, end) runs on `lane`. */
 static bool lane_free(const strata_coll_step *steps, guint first, guint end, uint32_t lane)
 {
@@ -525,6 +564,8 @@ static void plan_round(spmd *s)
         }
     }
     end_round(s, steps, first, end);
+    if (ph.paced && 2 * rounds >= s->info->desc.group_size)
+        sync_groups(s);
     if (run > 1 && rounds == 1) { /* a contended run, round by round */
         s->round++;
         if (++s->sub == run) {
