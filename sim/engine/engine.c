@@ -18,7 +18,8 @@
  *                          flops on the unit's host (scaled to the peak for the
  *                          first operand's dtype) started together with a transfer
  *                          of its operand bytes from the operand memory through that
- *                          memory's port, waiting for both, then the unit's overhead
+ *                          memory's port (a paced phase's reduction's at the rounds'
+ *                          pace: engine_phase_flow_rate), waiting for both, then the unit's overhead
  *                          (the first op on a unit pays its launch cost first; a unit
  *                          with a tile pads a matmul's flops, engine_feed.c; an op
  *                          naming a kernel= runs its kernel's work and bytes, then

@@ -440,40 +440,29 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
     }
 }
 
-/* After a paced phase of k rounds, k at least half its group: every
- * device's lane 0 waits until each device of its group has ended the
- * phase (its leader's waits for them all and records, the others wait for
- * that record). In the steps each round waits for its senders' previous
- * round and its receivers' receipts, so a device held late passes its
- * lateness on to its ring neighbours a round later, and within n / 2
- * rounds to the whole ring of n; the phase's one flow per copy has no
- * rounds to pass it on, so without this a device not held would end the
- * phase early, and the collective after it on the stream start early and
- * wait on its neighbours. With classes, a representative's record stands
- * for its class's. */
+/* After a paced phase of k >= n / 2 rounds, each device's lane 0 waits
+ * until every device of its group has ended it (the leader waits for all
+ * and records, the others wait for that). The steps' rounds pass a held
+ * device's lateness to its ring neighbours a round later, to a ring of n
+ * within n / 2; a phase's one flow per copy does not, so devices not held
+ * would end early and the next collective on the stream wait there on
+ * its neighbours. With classes a representative stands for its class. */
 static void sync_groups(spmd *s)
 {
     for (guint x = 0; x < s->leaders->len; x++) {
-        uint32_t g = g_array_index(s->leaders, uint32_t, x);
+        uint32_t g = g_array_index(s->leaders, uint32_t, x), n = s->info->desc.group_size;
         uint32_t lead = named(s, strata_mesh_member(s->mesh, s->mask, g, 0));
-        uint32_t n = s->info->desc.group_size;
         memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
-        for (uint32_t j = 0; j < n; j++) { /* the leader waits for every other's end, once each */
-            uint32_t p = named(s, strata_mesh_member(s->mesh, s->mask, g, j));
-            if (p == lead || s->touched[(size_t)p * s->n_lanes])
-                continue;
-            s->touched[(size_t)p * s->n_lanes] = 1;
-            push(s, EM_WAIT, lead, 0, p, 0);
-        }
-        if (!expanded(s, lead))
-            continue;
-        push(s, EM_RECORD, lead, 0, lead, 0);
-        for (uint32_t j = 0; j < n; j++) {
-            uint32_t p = named(s, strata_mesh_member(s->mesh, s->mask, g, j));
-            if (p == lead || s->touched[(size_t)p * s->n_lanes] != 1 || !expanded(s, p))
-                continue;
-            s->touched[(size_t)p * s->n_lanes] = 2;
-            push(s, EM_WAIT, p, 0, lead, 0);
+        for (int pass = 1; pass <= 2 && expanded(s, lead); pass++) { /* 1: the leader's waits; 2: the others' */
+            for (uint32_t j = 0; j < n; j++) {
+                uint32_t p = named(s, strata_mesh_member(s->mesh, s->mask, g, j));
+                if (p == lead || s->touched[(size_t)p * s->n_lanes] != pass - 1 || (pass == 2 && !expanded(s, p)))
+                    continue; /* once each */
+                s->touched[(size_t)p * s->n_lanes] = (uint8_t)pass;
+                push(s, EM_WAIT, pass == 1 ? lead : p, 0, pass == 1 ? p : lead, 0);
+            }
+            if (pass == 1)
+                push(s, EM_RECORD, lead, 0, lead, 0);
         }
     }
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
@@ -482,10 +471,10 @@ static void sync_groups(spmd *s)
 /* No step of round [first, end) runs on `lane`. */
 static bool lane_free(const strata_coll_step *steps, guint first, guint end, uint32_t lane)
 {
-    for (guint i = first; i < end; i++)
-        if (steps[i].lane == lane)
-            return false;
-    return true;
+    guint i = first;
+    while (i < end && steps[i].lane != lane)
+        i++;
+    return i == end;
 }
 
 static void plan_round(spmd *s)
@@ -548,12 +537,9 @@ static void plan_round(spmd *s)
                 e.peer_lane = st->lane; /* its receive buffer's */
                 e.dst_buf = (uint8_t)st->dst_buf;
                 e.own_buf = (uint8_t)st->own_buf;
-                /* alongside the copy, on the next lane: a fused step; or a
-                 * paced phase's, whose k rounds' copies are one flow at the
-                 * rounds' pace: their reductions, which the pace holds
-                 * (spmd_fill_after: each after its round's copy), then
-                 * run beside that flow, as the steps' run between its
-                 * rounds, not all after it */
+                /* beside the copy, on the next lane: a fused step's; a paced
+                 * phase's, which the rounds' pace holds (spmd_fill_after),
+                 * as the steps' run between the rounds, not all after them */
                 if (st->fused || (ph.paced && lane_free(steps, first, end, st->lane + 1))) {
                     e.lane = st->lane + 1;
                     wait_round(s, q, e.lane, p);
