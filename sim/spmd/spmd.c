@@ -19,13 +19,15 @@
  *   round:  per step received at d on lane L from device p: wait S~e0@p
  *           (p's previous round, or its start), on L > 0 also wait S~e0@d;
  *           copy (a handshake step: then a copy of the flag, 8 bytes, on
- *           the same route), and reduce (a fused step: on lane L+1 at
- *           once, with the same waits, reading the receive buffer
- *           S~tL@d); then every lane L > 0 that worked records
+ *           the same route), and reduce (a fused step, or FAST's paced
+ *           phase: on lane L+1 at once, with the same waits, reading the
+ *           receive buffer S~tL@d); then every lane L > 0 that worked records
  *           S~eL@d, lane 0 waits for it, and lane 0 records S~e0@d; then
  *           every sender p waits for the S~e0@d of its receivers and records
  *           S~e0@p again (a round ends for a sender when what it sent has
- *           arrived, so a buffer is not reused while it is read);
+ *           arrived, so a buffer is not reused while it is read); after a
+ *           paced phase of k >= n / 2 rounds the group's leader waits for
+ *           every S~e0 and records its own, which the others wait for;
  *   end:    free the receive buffers.
  * Every wait of a round is emitted before the round's records, so a wait
  * always names the record of the previous round (FORMAT.md: a wait waits
