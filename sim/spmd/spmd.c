@@ -442,13 +442,11 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
     }
 }
 
-/* After a paced phase of k >= n / 2 rounds, each device's lane 0 waits
- * until every device of its group has ended it (the leader waits for all
- * and records, the others wait for that). The steps' rounds pass a held
- * device's lateness to its ring neighbours a round later, to a ring of n
- * within n / 2; a phase's one flow per copy does not, so devices not held
- * would end early and the next collective on the stream wait there on
- * its neighbours. With classes a representative stands for its class. */
+/* After a paced phase of k >= n / 2 rounds, lane 0 of each device waits
+ * until all of its group have ended it (the leader waits for all and
+ * records, the others wait for that): the steps' rounds pass a held
+ * device's lateness to a ring of n within n / 2 rounds, a phase's one
+ * flow per copy does not (devices not held would end it early). */
 static void sync_groups(spmd *s)
 {
     for (guint x = 0; x < s->leaders->len; x++) {
@@ -473,10 +471,9 @@ static void sync_groups(spmd *s)
 /* No step of round [first, end) runs on `lane`. */
 static bool lane_free(const strata_coll_step *steps, guint first, guint end, uint32_t lane)
 {
-    guint i = first;
-    while (i < end && steps[i].lane != lane)
-        i++;
-    return i == end;
+    while (first < end && steps[first].lane != lane)
+        first++;
+    return first == end;
 }
 
 static void plan_round(spmd *s)
@@ -539,9 +536,8 @@ static void plan_round(spmd *s)
                 e.peer_lane = st->lane; /* its receive buffer's */
                 e.dst_buf = (uint8_t)st->dst_buf;
                 e.own_buf = (uint8_t)st->own_buf;
-                /* beside the copy, on the next lane: a fused step's; a paced
-                 * phase's, which the rounds' pace holds (spmd_fill_after),
-                 * as the steps' run between the rounds, not all after them */
+                /* beside the copy, on the next lane: a fused step's; a paced phase's, which the
+                 * rounds' pace holds (spmd_fill_after), as the steps' run between the rounds */
                 if (st->fused || (ph.paced && lane_free(steps, first, end, st->lane + 1))) {
                     e.lane = st->lane + 1;
                     wait_round(s, q, e.lane, p);
@@ -678,8 +674,8 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->n_lanes = 1;
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
-        /* a reduction beside its copy: a fused step's; in FAST, a paced phase's (plan_round) */
-        s->n_lanes = MAX(s->n_lanes, st->lane + 1 + (st->reduce && (st->fused || s->mode == STRATA_SPMD_FAST)));
+        bool beside = st->reduce && (st->fused || s->mode == STRATA_SPMD_FAST); /* its reduction: plan_round */
+        s->n_lanes = MAX(s->n_lanes, st->lane + 1 + beside);
     }
     s->tmp_size = g_renew(uint64_t, s->tmp_size, s->n_lanes);
     memset(s->tmp_size, 0, s->n_lanes * sizeof *s->tmp_size);
