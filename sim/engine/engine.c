@@ -18,8 +18,7 @@
  *                          flops on the unit's host (scaled to the peak for the
  *                          first operand's dtype) started together with a transfer
  *                          of its operand bytes from the operand memory through that
- *                          memory's port (a paced phase's reduction's at the rounds'
- *                          pace: engine_phase_flow_rate), waiting for both, then the unit's overhead
+ *                          memory's port, waiting for both, then the unit's overhead
  *                          (the first op on a unit pays its launch cost first; a unit
  *                          with a tile pads a matmul's flops, engine_feed.c; an op
  *                          naming a kernel= runs its kernel's work and bytes, then
@@ -392,26 +391,21 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
             sg_exec_set_host(exec, ctx->hosts.unit[op->unit]);
             sg_exec_start(exec);
         }
-        double alone = engine_phase_compute_alone(phase, amount, u, ctx->hw, op->memory, op->bytes);
-        double overhead = u->overhead > 0 ? engine_phase_overhead(phase, u->overhead) : 0;
         if (op->bytes > 0) {
             port_begin(ctx, op->memory, bytes, t);
-            double latency = strata_hw_memory(ctx->hw, op->memory)->latency;
-            double wait = engine_flow_wait(ctx->hw, latency);
+            double wait = engine_flow_wait(ctx->hw, strata_hw_memory(ctx->hw, op->memory)->latency);
             if (wait > 0) /* the operand memory's latency, before the flow */
                 sg_actor_sleep_for(wait);
-            /* a paced phase's reductions (beside its copies' flow: spmd.c)
-             * read at the rounds' pace, their fixed costs aside; 0: unbounded */
-            double rate = engine_phase_flow_rate(phase, op->bytes, latency + MAX(alone, 0.0) + overhead);
-            engine_sg_sendto_bounded(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)bytes, rate);
+            sg_host_sendto(ctx->hosts.mem[op->memory], ctx->hosts.unit[op->unit], (double)bytes);
             clock_end(&ctx->ports[op->memory], now());
         }
         if (exec)
             sg_exec_wait(exec);
+        double alone = engine_phase_compute_alone(phase, amount, u, ctx->hw, op->memory, op->bytes);
         if (alone > 0)
             sg_actor_sleep_for(alone);
         if (u->overhead > 0)
-            sg_actor_sleep_for(overhead);
+            sg_actor_sleep_for(engine_phase_overhead(phase, u->overhead));
         if (kernel_s > 0) /* a kernel's launch, fill and drain (engine_kernel.c) */
             sg_actor_sleep_for(kernel_s);
     }

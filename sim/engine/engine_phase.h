@@ -48,8 +48,7 @@
 uint32_t engine_phase_rounds(const strata_coll_phase *phase);
 /* k x bytes: what its one flow (a copy), or its operands (a compute), move. */
 uint64_t engine_phase_bytes(const strata_coll_phase *phase, uint64_t bytes);
-/* The bound on the rate of that flow, over a route of `latency` seconds
- * (or, a reduction's operands, what the reduction pays besides its flow):
+/* The bound on the rate of that flow, over a route of `latency` seconds:
  * in a paced phase, k x bytes / (k x the round's time - latency), so that
  * alone it ends when the k rounds do; 0 (unbounded) otherwise. */
 double engine_phase_flow_rate(const strata_coll_phase *phase, uint64_t bytes, double latency);

@@ -84,6 +84,7 @@ typedef struct spmd {
     uint32_t rounds, round, mask, n_lanes;
     uint32_t sub;          /* a folded run (strata_coll_step.rounds) that contends: its rounds done */
     uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
+    uint32_t beside;       /* FAST: lane L's paced reductions run on beside + L, lanes no step uses (0: none) */
     uint8_t *touched;      /* per device x lane: worked this round */
     spmd_links *links;     /* the rounds' link accounting (spmd_phase.h) */
     uint64_t sig[5];       /* the collective's schedule's arguments (kind, axes, algo, in_bytes, shift) */
@@ -468,14 +469,6 @@ static void sync_groups(spmd *s)
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
 }
 
-/* No step of round [first, end) runs on `lane`. */
-static bool lane_free(const strata_coll_step *steps, guint first, guint end, uint32_t lane)
-{
-    while (first < end && steps[first].lane != lane)
-        first++;
-    return first == end;
-}
-
 static void plan_round(spmd *s)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
@@ -538,8 +531,8 @@ static void plan_round(spmd *s)
                 e.own_buf = (uint8_t)st->own_buf;
                 /* beside the copy, on the next lane: a fused step's; a paced phase's, which the
                  * rounds' pace holds (spmd_fill_after), as the steps' run between the rounds */
-                if (st->fused || (ph.paced && lane_free(steps, first, end, st->lane + 1))) {
-                    e.lane = st->lane + 1;
+                if (st->fused || (ph.paced && s->beside)) {
+                    e.lane = st->fused ? st->lane + 1 : s->beside + st->lane;
                     wait_round(s, q, e.lane, p);
                     s->touched[(size_t)q * s->n_lanes + e.lane] = 1;
                 }
@@ -672,11 +665,14 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->sub = 0;
     s->step_at = 0;
     s->n_lanes = 1;
+    s->beside = 0;
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
-        bool beside = st->reduce && (st->fused || s->mode == STRATA_SPMD_FAST); /* its reduction: plan_round */
-        s->n_lanes = MAX(s->n_lanes, st->lane + 1 + beside);
+        s->n_lanes = MAX(s->n_lanes, st->lane + 1 + (st->reduce && st->fused));
+        s->beside |= st->reduce && !st->fused && s->mode == STRATA_SPMD_FAST;
     }
+    s->beside = s->beside ? s->n_lanes : 0;
+    s->n_lanes += s->beside;
     s->tmp_size = g_renew(uint64_t, s->tmp_size, s->n_lanes);
     memset(s->tmp_size, 0, s->n_lanes * sizeof *s->tmp_size);
     for (guint i = 0; i < s->steps->len; i++) {
