@@ -583,9 +583,9 @@ END_TEST
  * (2x2x2, 64 MiB: the steps' 1,226.839 us). The round's time holds each
  * copy's reduction after it (spmd_fill_after: its operands, 3 x the
  * round's bytes, at HBM's bandwidth, plus the unit's overhead), and the
- * phase's k reductions run beside its copies' one flow on the next lane,
- * their operands at the rounds' pace (engine.c run_compute), where they
- * had run after it, both directions' together on the HBM port: 1,251.796
+ * phase's k reductions run beside its copies' one flow on a lane of
+ * their own (spmd.c), where they had run after it, both directions'
+ * together on the HBM port: 1,251.796
  * us, +2.03%, before; now 1,221.106 us, -0.47%. */
 START_TEST(test_fast_reductions_beside_the_copies)
 {
