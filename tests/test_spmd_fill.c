@@ -146,6 +146,48 @@ START_TEST(test_rounds_start_apart)
 }
 END_TEST
 
+/* A reduce step's copy is followed on its receiver by its reduction
+ * (spmd_fill_after), which the receiver's round waits for, its links free
+ * from the copy's end. Two devices, c0 from 0 to 1 and c1 back, each on
+ * its own link, 1 us of latency and 100,000 bytes at 100 GB/s (1 us);
+ * c0 then reduces for 0.5 us. Both copies end at 2 us, device 1's
+ * receipt at 2.5 us, and each device's round ends once its receipts and
+ * its receiver's are in: both at 2.5 us, so 4 rounds take 10 us (without
+ * the reduction, 8 us). In the ring of four above, c2 (which ends at
+ * 2.3333 us) reducing for 1 us: c0 still ends at 3 us (the link is c0's
+ * alone from c2's end, not from its reduction's), the round at 3.3333 us. */
+START_TEST(test_reductions_hold_the_round)
+{
+    spmd_fill *f = spmd_fill_new(3, false);
+    double ends[4];
+    for (uint32_t i = 0; i < 2; i++) {
+        spmd_fill_copy(f, 0, 1e-6, 100000);
+        spmd_fill_link(f, i, 100e9);
+        spmd_fill_devices(f, i, 1 - i);
+        if (i == 0)
+            spmd_fill_after(f, 0.5e-6);
+    }
+    close_to(spmd_fill_run(f, ends), 2.5e-6, "one round, the reduction after its copy");
+    close_to(ends[0], 2e-6, "the copy's own end");
+    close_to(spmd_fill_rounds(f, 4, 64), 10e-6, "4 rounds of 2.5 us");
+    spmd_fill_clear(f);
+    spmd_fill_free(f);
+    static const double latency[4] = {1.5e-6, 1e-6, 1e-6, 1e-6};
+    static const uint32_t key[4] = {0, 1, 0, 2};
+    f = spmd_fill_new(3, true);
+    for (uint32_t i = 0; i < 4; i++) { /* ring_of_four's copies, c2 reducing */
+        spmd_fill_copy(f, 0, latency[i], 100000);
+        spmd_fill_link(f, key[i], 100e9);
+        spmd_fill_devices(f, i, (i + 1) % 4);
+        if (i == 2)
+            spmd_fill_after(f, 1e-6);
+    }
+    close_to(spmd_fill_run(f, ends), 1e-6 + 0.5e-6 + 50000 / 60e9 + 1e-6, "c2's reduction last");
+    close_to(ends[0], 3e-6, "c0 as without the reduction");
+    spmd_fill_free(f);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("spmd_fill");
@@ -154,6 +196,7 @@ int main(void)
     tcase_add_test(tc, test_two_latencies_equal_shares);
     tcase_add_test(tc, test_torus_round);
     tcase_add_test(tc, test_rounds_start_apart);
+    tcase_add_test(tc, test_reductions_hold_the_round);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

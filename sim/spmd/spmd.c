@@ -19,13 +19,15 @@
  *   round:  per step received at d on lane L from device p: wait S~e0@p
  *           (p's previous round, or its start), on L > 0 also wait S~e0@d;
  *           copy (a handshake step: then a copy of the flag, 8 bytes, on
- *           the same route), and reduce (a fused step: on lane L+1 at
- *           once, with the same waits, reading the receive buffer
- *           S~tL@d); then every lane L > 0 that worked records
+ *           the same route), and reduce (a fused step, or FAST's paced
+ *           phase: on lane L+1 at once, with the same waits, reading the
+ *           receive buffer S~tL@d); then every lane L > 0 that worked records
  *           S~eL@d, lane 0 waits for it, and lane 0 records S~e0@d; then
  *           every sender p waits for the S~e0@d of its receivers and records
  *           S~e0@p again (a round ends for a sender when what it sent has
- *           arrived, so a buffer is not reused while it is read);
+ *           arrived, so a buffer is not reused while it is read); after a
+ *           paced phase of k >= n / 2 rounds the group's leader waits for
+ *           every S~e0 and records its own, which the others wait for;
  *   end:    free the receive buffers.
  * Every wait of a round is emitted before the round's records, so a wait
  * always names the record of the previous round (FORMAT.md: a wait waits
@@ -82,6 +84,7 @@ typedef struct spmd {
     uint32_t rounds, round, mask, n_lanes;
     uint32_t sub;          /* a folded run (strata_coll_step.rounds) that contends: its rounds done */
     uint64_t *tmp_size;    /* per lane: the largest reduce step (0: no receive buffer) */
+    uint32_t beside;       /* FAST: lane L's paced reductions run on beside + L, lanes no step uses (0: none) */
     uint8_t *touched;      /* per device x lane: worked this round */
     spmd_links *links;     /* the rounds' link accounting (spmd_phase.h) */
     uint64_t sig[5];       /* the collective's schedule's arguments (kind, axes, algo, in_bytes, shift) */
@@ -440,6 +443,32 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
     }
 }
 
+/* After a paced phase of k >= n / 2 rounds, lane 0 of each device waits
+ * until all of its group have ended it (the leader waits for all and
+ * records, the others wait for that): the steps' rounds pass a held
+ * device's lateness to a ring of n within n / 2 rounds, a phase's one
+ * flow per copy does not (devices not held would end it early). */
+static void sync_groups(spmd *s)
+{
+    for (guint x = 0; x < s->leaders->len; x++) {
+        uint32_t g = g_array_index(s->leaders, uint32_t, x), n = s->info->desc.group_size;
+        uint32_t lead = named(s, strata_mesh_member(s->mesh, s->mask, g, 0));
+        memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
+        for (int pass = 1; pass <= 2 && expanded(s, lead); pass++) { /* 1: the leader's waits; 2: the others' */
+            for (uint32_t j = 0; j < n; j++) {
+                uint32_t p = named(s, strata_mesh_member(s->mesh, s->mask, g, j));
+                if (p == lead || s->touched[(size_t)p * s->n_lanes] != pass - 1 || (pass == 2 && !expanded(s, p)))
+                    continue; /* once each */
+                s->touched[(size_t)p * s->n_lanes] = (uint8_t)pass;
+                push(s, EM_WAIT, pass == 1 ? lead : p, 0, pass == 1 ? p : lead, 0);
+            }
+            if (pass == 1)
+                push(s, EM_RECORD, lead, 0, lead, 0);
+        }
+    }
+    memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
+}
+
 static void plan_round(spmd *s)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
@@ -500,8 +529,10 @@ static void plan_round(spmd *s)
                 e.peer_lane = st->lane; /* its receive buffer's */
                 e.dst_buf = (uint8_t)st->dst_buf;
                 e.own_buf = (uint8_t)st->own_buf;
-                if (st->fused) { /* alongside the copy, on the next lane */
-                    e.lane = st->lane + 1;
+                /* beside the copy, on the next lane: a fused step's; a paced phase's, which the
+                 * rounds' pace holds (spmd_fill_after), as the steps' run between the rounds */
+                if (st->fused || (ph.paced && s->beside)) {
+                    e.lane = st->fused ? st->lane + 1 : s->beside + st->lane;
                     wait_round(s, q, e.lane, p);
                     s->touched[(size_t)q * s->n_lanes + e.lane] = 1;
                 }
@@ -510,6 +541,8 @@ static void plan_round(spmd *s)
         }
     }
     end_round(s, steps, first, end);
+    if (ph.paced && 2 * rounds >= s->info->desc.group_size)
+        sync_groups(s);
     if (run > 1 && rounds == 1) { /* a contended run, round by round */
         s->round++;
         if (++s->sub == run) {
@@ -632,10 +665,14 @@ static bool plan_collective(spmd *s, const strata_op *op, GError **err)
     s->sub = 0;
     s->step_at = 0;
     s->n_lanes = 1;
+    s->beside = 0;
     for (guint i = 0; i < s->steps->len; i++) {
         const strata_coll_step *st = &g_array_index(s->steps, strata_coll_step, i);
         s->n_lanes = MAX(s->n_lanes, st->lane + 1 + (st->reduce && st->fused));
+        s->beside |= st->reduce && !st->fused && s->mode == STRATA_SPMD_FAST;
     }
+    s->beside = s->beside ? s->n_lanes : 0;
+    s->n_lanes += s->beside;
     s->tmp_size = g_renew(uint64_t, s->tmp_size, s->n_lanes);
     memset(s->tmp_size, 0, s->n_lanes * sizeof *s->tmp_size);
     for (guint i = 0; i < s->steps->len; i++) {

@@ -19,6 +19,7 @@ typedef struct fill_copy {
     double rate;   /* B/s in the current solve */
     double end;
     double lag, bytes;  /* its delay and route latency; its bytes (a round's, spmd_fill_rounds) */
+    double after;       /* its reduction's time alone on its receiver, after it (spmd_fill_after) */
     uint32_t first, n;  /* its links: f->copy_links[first, first + n) */
     uint32_t src, dst;  /* its devices (spmd_fill_devices; UINT32_MAX: none) */
     uint32_t round;     /* spmd_fill_rounds: the round of its current instance */
@@ -123,6 +124,12 @@ void spmd_fill_link(spmd_fill *f, uint32_t key, double bandwidth)
     }
     g_array_append_val(f->copy_links, f->key_link[key]);
     g_array_index(f->copies, fill_copy, f->copies->len - 1).n++;
+}
+
+void spmd_fill_after(spmd_fill *f, double after_s)
+{
+    g_assert(f->copies->len > 0 && after_s >= 0);
+    g_array_index(f->copies, fill_copy, f->copies->len - 1).after = after_s;
 }
 
 void spmd_fill_devices(spmd_fill *f, uint32_t src, uint32_t dst)
@@ -323,7 +330,7 @@ double spmd_fill_run(spmd_fill *f, double *ends)
     }
     for (guint i = 0; i < n; i++) {
         const fill_copy *c = &g_array_index(f->copies, fill_copy, i);
-        last = MAX(last, c->end);
+        last = MAX(last, c->end + c->after);
         if (ends)
             ends[i] = c->end;
     }
@@ -414,6 +421,7 @@ static void pipe_ended(fill_pipe *p, uint32_t i, double t)
     pipe_dev *d = &p->dev[c->dst];
     c->state = DONE;
     p->ended++;
+    t += c->after; /* its receiver's round waits for its reduction too (its links are free) */
     p->round_end[c->round] = MAX(p->round_end[c->round], t);
     d->rmax = MAX(d->rmax, t);
     if (++d->got == d->rin) {

@@ -56,7 +56,13 @@ void spmd_fill_clear(spmd_fill *f);
 void spmd_fill_copy(spmd_fill *f, double delay_s, double latency_s, double bytes);
 /* A link direction `key` (of `bandwidth` B/s) that the copy added last crosses. */
 void spmd_fill_link(spmd_fill *f, uint32_t key, double bandwidth);
-/* The date (s, from the round's start) the last copy ends; with `ends`,
+/* The copy added last is a reduce step's: its receiver then reduces what
+ * it received for `after_s` (its reduction alone), which its round waits
+ * for, as the step schedule's lanes do (spmd.c: the round's record follows
+ * the lane's reduction); its links are free from the copy's end. */
+void spmd_fill_after(spmd_fill *f, double after_s);
+/* The date (s, from the round's start) the last copy ends (and its
+ * reduction, spmd_fill_after); with `ends`,
  * each copy's, in the order added. 0 with no copy. Once per round: clear
  * before adding the next round's copies. */
 double spmd_fill_run(spmd_fill *f, double *ends);

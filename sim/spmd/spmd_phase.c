@@ -214,8 +214,25 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, 
     return true;
 }
 
+/* A reduce step's reduction on its receiver q, alone: the engine's
+ * compute of it (spmd.c's EM_REDUCE: the received, its own and the output
+ * buffer, 3 x its round's bytes, from q's memory; run_compute in
+ * engine.c: the operands' latency and bytes at the memory's bandwidth)
+ * plus the unit's overhead; its arithmetic (one add an element) is far
+ * below its bytes' time on every shipped model and is left out. */
+static double reduce_alone(const strata_hw *hw, const strata_coll_step *st, uint32_t q)
+{
+    const strata_memory_spec *m = strata_hw_memory(hw, step_memory(hw, q));
+    int unit = strata_hw_compute_index(hw, NULL);
+    uint32_t k = spmd_step_rounds(st);
+    double bytes = 3.0 * (double)(k > 1 ? (st->bytes + k - 1) / k : st->bytes);
+    double read = m->bandwidth > 0 ? m->latency + bytes / m->bandwidth : 0;
+    return read + (unit >= 0 ? strata_hw_compute(hw, (uint32_t)unit)->overhead : 0);
+}
+
 /* A copy into the filler (round_filled): its fixed delay, its route's
- * latency, its bytes, its link directions, its devices; ctx counts them. */
+ * latency, its bytes, its link directions, its devices, a reduce step's
+ * reduction after it; ctx counts them. */
 static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops, uint32_t n,
                       void *ctx)
 {
@@ -226,6 +243,8 @@ static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, c
     spmd_fill_devices(l->fill, at.src, at.dst);
     for (uint32_t h = 0; h < n; h++)
         spmd_fill_link(l->fill, link_key(l->hw, &hops[h]), strata_hw_link(l->hw, hops[h].link)->bandwidth);
+    if (st->reduce && !st->fused) /* after the copy on its lane (a fused one runs beside it) */
+        spmd_fill_after(l->fill, reduce_alone(l->hw, st, at.dst));
     (*(uint64_t *)ctx)++;
     return true;
 }
