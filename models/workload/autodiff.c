@@ -113,7 +113,7 @@ struct wl_model {
     wl_remat remat;         /* of the emit under way */
     GPtrArray *axes;    /* const char *: the distinct mesh axes named, wl_axis - 1 indexing them */
     bool gathers;       /* some node is an all-gather (gathered again for the backward pass) */
-    GHashTable *pending; /* regathered tensor -> its event number + 1, until main waits for it */
+    GHashTable *pending; /* regathered (or awaited) tensor -> its done event (owned), until main waits for it */
     guint regathers;     /* events rgK.go / rgK.done issued */
     int group;
     bool remat_ok;
@@ -160,7 +160,7 @@ wl_model *wl_model_new(wl_graph *g)
     m->producer = g_array_new(FALSE, TRUE, sizeof(guint32));
     m->remap = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->axes = g_ptr_array_new();
-    m->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->pending = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     m->kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     m->vjp_kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     m->ckpt_names = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -520,7 +520,7 @@ static void async_close(wl_model *m, guint k, wl_tensor out)
     g_snprintf(done, sizeof done, "rg%u.done", k);
     wl_graph_event(m->g, true, done);
     wl_graph_stream(m->g, NULL);
-    g_hash_table_insert(m->pending, KEY(out), GUINT_TO_POINTER(k + 1));
+    g_hash_table_insert(m->pending, KEY(out), g_strdup(done));
 }
 
 static void regather(wl_model *m, const wl_node *n, wl_tensor in, wl_tensor out, const char *stream)
@@ -536,11 +536,9 @@ static void await_regathers(wl_model *m, const GArray *ins)
 {
     for (guint i = 0; i < ins->len && g_hash_table_size(m->pending); i++) {
         wl_tensor t = g_array_index(ins, wl_tensor, i);
-        guint k = GPOINTER_TO_UINT(g_hash_table_lookup(m->pending, KEY(t)));
-        if (!k)
+        const char *done = g_hash_table_lookup(m->pending, KEY(t));
+        if (!done)
             continue;
-        char done[32];
-        g_snprintf(done, sizeof done, "rg%u.done", k - 1);
         wl_graph_event(m->g, false, done);
         g_hash_table_remove(m->pending, KEY(t));
     }
@@ -837,6 +835,11 @@ void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to)
     g_hash_table_insert(m->remap, KEY(from), KEY(to));
 }
 
+void wl_model_await(wl_model *m, wl_tensor t, const char *event)
+{
+    g_hash_table_insert(m->pending, KEY(t), g_strdup(event));
+}
+
 void wl_model_groups(const wl_model *m, GArray *out)
 {
     for (guint i = 0; i < m->nodes->len; i++) {
@@ -853,7 +856,20 @@ static void visit_param(const wl_model *m, int group, wl_tensor t, wl_model_para
         add(ud, group, t);
 }
 
-void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_model_param_fn add, void *ud)
+/* The reads of the recomputed nodes of node last's group, in forward order
+ * (the group's nodes are a run ending at last). */
+static void visit_recomputed(const wl_model *m, const GArray *rec, guint last, wl_model_param_fn add, void *ud)
+{
+    guint first = last;
+    while (first > 0 && node_at(m, first - 1)->group == node_at(m, last)->group)
+        first--;
+    for (guint at = first; at <= last; at++)
+        for (guint k = 0; g_array_index(rec, guint32, at) && k < node_at(m, at)->n_ins; k++)
+            visit_param(m, node_at(m, at)->group, pool_at(m, node_at(m, at)->first_in)[k], add, ud);
+}
+
+void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, bool as_emitted, wl_model_param_fn add,
+                          void *ud)
 {
     GArray *crossing = backward && remat != WL_REMAT_NONE ? crossing_tensors(m) : NULL;
     GArray *rec = crossing ? recompute_set(m, remat, crossing) : NULL;
@@ -861,7 +877,9 @@ void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_m
     for (guint i = 0; i < len; i++) {
         guint at = backward ? len - 1 - i : i;
         const wl_node *n = node_at(m, at);
-        bool recomputed = rec && g_array_index(rec, guint32, at);
+        if (rec && as_emitted && (at + 1 == len || node_at(m, at + 1)->group != n->group))
+            visit_recomputed(m, rec, at, add, ud); /* the group's recomputation runs before its gradients */
+        bool recomputed = rec && !as_emitted && g_array_index(rec, guint32, at);
         bool flows = at + 1 == len || needs_grad(m, n->out);
         for (guint k = 0; k < n->n_ins; k++) {
             wl_tensor x = pool_at(m, n->first_in)[k];
