@@ -21,8 +21,8 @@ transfer runs under the compute fusions scheduled between the two).
 Seen with jax/jaxlib 0.10.2 and libtpu 0.0.42.1 from PyPI (`pip install
 --target DIR "jax[tpu]"`, PYTHONPATH=DIR), v5e:16x16, the 16B shape (L=4
 scanned layers, global batch 1536, embed 5120, 32 heads x 256, MLP 32768),
-the same HLO with LIBTPU_INIT_ARGS empty and with the 16b.sh flags
-(--xla_enable_async_all_gather, --xla_tpu_enable_async_collective_fusion*,
+the same HLO with LIBTPU_INIT_ARGS empty and with the v5e run scripts'
+flags (v5e256.sh's: --xla_enable_async_all_gather, --xla_tpu_enable_async_collective_fusion*,
 --xla_tpu_overlap_compute_collective_tc, the data-parallel all-reduce
 options): the weights are cast to bf16 once, on their shards, before the
 loops; in the forward loop's body the output projection's and the QKV
