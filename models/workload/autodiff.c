@@ -229,10 +229,7 @@ static wl_axis axis_id(wl_model *m, const char *axis)
 }
 
 /* The axis named by id (0: NULL). */
-static const char *axis_name(const wl_model *m, wl_axis id)
-{
-    return id ? g_ptr_array_index(m->axes, id - 1) : NULL;
-}
+static const char *axis_name(const wl_model *m, wl_axis id) { return id ? g_ptr_array_index(m->axes, id - 1) : NULL; }
 
 uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_tensor *ins, uint32_t n_ins,
                        double flops, bool is_dot)
@@ -343,10 +340,7 @@ uint32_t wl_model_ring_pass(wl_model *m, wl_tensor out, wl_tensor x, const char 
     return n;
 }
 
-void wl_model_vary(wl_model *m, uint32_t node)
-{
-    g_array_index(m->nodes, wl_node, node).vary = true;
-}
+void wl_model_vary(wl_model *m, uint32_t node) { g_array_index(m->nodes, wl_node, node).vary = true; }
 
 /* Whether node n's output is passed again (not saved) for the backward
  * pass: an all-gather's, a ring pass'. */
@@ -386,10 +380,7 @@ void wl_model_checkpoint_name(wl_model *m, uint32_t node, const char *name)
     g_hash_table_insert(m->ckpt_names, GUINT_TO_POINTER(node), (gpointer)name);
 }
 
-void wl_model_batch_dot(wl_model *m, uint32_t node)
-{
-    g_hash_table_add(m->batch_dots, GUINT_TO_POINTER(node));
-}
+void wl_model_batch_dot(wl_model *m, uint32_t node) { g_hash_table_add(m->batch_dots, GUINT_TO_POINTER(node)); }
 
 void wl_model_remat_names(wl_model *m, const char *save, const char *offload)
 {
@@ -830,14 +821,11 @@ void wl_model_set_hooks(wl_model *m, const wl_model_hooks *hooks, void *ud)
     m->hooks_ud = ud;
 }
 
-void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to)
+void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to, const char *event)
 {
     g_hash_table_insert(m->remap, KEY(from), KEY(to));
-}
-
-void wl_model_await(wl_model *m, wl_tensor t, const char *event)
-{
-    g_hash_table_insert(m->pending, KEY(t), g_strdup(event));
+    if (event)
+        g_hash_table_insert(m->pending, KEY(to), g_strdup(event));
 }
 
 void wl_model_groups(const wl_model *m, GArray *out)
@@ -856,18 +844,6 @@ static void visit_param(const wl_model *m, int group, wl_tensor t, wl_model_para
         add(ud, group, t);
 }
 
-/* The reads of the recomputed nodes of node last's group, in forward order
- * (the group's nodes are a run ending at last). */
-static void visit_recomputed(const wl_model *m, const GArray *rec, guint last, wl_model_param_fn add, void *ud)
-{
-    guint first = last;
-    while (first > 0 && node_at(m, first - 1)->group == node_at(m, last)->group)
-        first--;
-    for (guint at = first; at <= last; at++)
-        for (guint k = 0; g_array_index(rec, guint32, at) && k < node_at(m, at)->n_ins; k++)
-            visit_param(m, node_at(m, at)->group, pool_at(m, node_at(m, at)->first_in)[k], add, ud);
-}
-
 void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, bool as_emitted, wl_model_param_fn add,
                           void *ud)
 {
@@ -877,8 +853,14 @@ void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, bool
     for (guint i = 0; i < len; i++) {
         guint at = backward ? len - 1 - i : i;
         const wl_node *n = node_at(m, at);
-        if (rec && as_emitted && (at + 1 == len || node_at(m, at + 1)->group != n->group))
-            visit_recomputed(m, rec, at, add, ud); /* the group's recomputation runs before its gradients */
+        if (rec && as_emitted && (at + 1 == len || node_at(m, at + 1)->group != n->group)) {
+            guint j = at; /* as emitted: the group's recomputation, in forward order, before its gradients */
+            while (j > 0 && node_at(m, j - 1)->group == n->group)
+                j--;
+            for (; j <= at; j++)
+                for (guint k = 0; g_array_index(rec, guint32, j) && k < node_at(m, j)->n_ins; k++)
+                    visit_param(m, n->group, pool_at(m, node_at(m, j)->first_in)[k], add, ud);
+        }
         bool recomputed = rec && !as_emitted && g_array_index(rec, guint32, at);
         bool flows = at + 1 == len || needs_grad(m, n->out);
         for (guint k = 0; k < n->n_ins; k++) {

@@ -131,11 +131,10 @@ typedef struct wl_model_hooks {
 } wl_model_hooks;
 void wl_model_set_hooks(wl_model *m, const wl_model_hooks *hooks, void *ud);
 /* During the current group's pass (call from begin), steps read `to` where
- * the model reads `from`. */
-void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to);
-/* Main waits for `event` (recorded on another stream) right before its
- * first step that reads t (as it does for a regathered tensor). */
-void wl_model_await(wl_model *m, wl_tensor t, const char *event);
+ * the model reads `from`; with an event (recorded on another stream), main
+ * waits for it right before its first step that reads `to` (as it does for
+ * a regathered tensor). */
+void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to, const char *event);
 /* The groups in forward order, each once (int). */
 void wl_model_groups(const wl_model *m, GArray *out);
 /* Calls add(ud, group, p) for each read of a parameter p (a tensor needing

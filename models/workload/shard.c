@@ -119,7 +119,7 @@ static void issue_gathers(wl_shard *s, bool backward, guint j, bool each)
             char one[64];
             g_snprintf(one, sizeof one, "ag_%c%u_%u.done", backward ? 'b' : 'f', j, i);
             wl_graph_event(s->g, true, one);
-            wl_model_await(s->m, full, one);
+            wl_model_substitute(s->m, p, full, one);
         }
     }
     if (!each)
@@ -137,10 +137,8 @@ static void hook_begin(void *ud, int group, bool backward)
     if (s->plan.data != WL_DATA_FSDP)
         return;
     if (s->plan.scan) { /* the loop body's own gathers, each awaited at its first use */
-        issue_gathers(s, backward, i, true);
+        issue_gathers(s, backward, i, true); /* (substitutes each gathered copy, awaited) */
         s->issued[backward] = i + 1;
-        for (guint k = 0; k < u->params->len; k++)
-            wl_model_substitute(s->m, g_array_index(u->params, wl_tensor, k), g_array_index(u->gathered, wl_tensor, k));
         return;
     }
     guint upto = (guint)MIN((uint64_t)i + s->plan.prefetch, (uint64_t)s->units[backward]->len - 1);
@@ -153,7 +151,8 @@ static void hook_begin(void *ud, int group, bool backward)
     g_snprintf(done, sizeof done, "ag_%c%u.done", backward ? 'b' : 'f', i);
     wl_graph_event(s->g, false, done);
     for (guint k = 0; k < u->params->len; k++)
-        wl_model_substitute(s->m, g_array_index(u->params, wl_tensor, k), g_array_index(u->gathered, wl_tensor, k));
+        wl_model_substitute(s->m, g_array_index(u->params, wl_tensor, k), g_array_index(u->gathered, wl_tensor, k),
+                            NULL);
 }
 
 /* After group's backward pass: the reduction of the gradients it
