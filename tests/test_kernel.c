@@ -255,7 +255,9 @@ END_TEST
  * operations, 3 pairs 12189696 = 2976 ns; the EUP's 512^2 + 2 x 512 x
  * 128 = 393216 a pair, 1179648 = 1152 ns, under the VPU's. 4 grid steps x
  * 0.35 us = 1400 ns. Compute 12800 + 2976 + 1400 = 17176 ns. An EUP 4
- * times slower (0.256e12) takes 4608 ns, over the VPU's: 18808 ns. */
+ * times slower (0.256e12) takes 4608 ns, over the VPU's: 18808 ns. A step
+ * costs 0.35 us (PALLAS_STEP_S) without a unit named scalar, else that
+ * unit's overhead. */
 START_TEST(flash_fwd_softmax_after_the_products)
 {
     strata_hw *hw = unit("matrix = systolic\nside = 128\nkernel_launch = 1us\nvector_flops = 4.096TFLOP/s\n"
@@ -275,6 +277,13 @@ START_TEST(flash_fwd_softmax_after_the_products)
     cost(hw, "flash-attention", d, 5, true, &c);
     ck_assert_double_eq_tol(term(&c, "softmax time"), 4608e-9, 1e-15);
     ck_assert_double_eq_tol(c.compute_s, 18808e-9, 1e-15);
+    strata_hw_free(hw);
+    /* A model with a scalar unit: a grid step costs its overhead, 0.7 us
+     * here, so the 4 steps take 2800 ns: 12800 + 2976 + 2800 = 18576 ns. */
+    hw = unit("matrix = systolic\nside = 128\nkernel_launch = 1us\nvector_flops = 4.096TFLOP/s\n"
+              "transcendental_flops = 1.024TFLOP/s\n[compute scalar]\nflops = 1.5GFLOP/s\noverhead = 0.7us\n");
+    cost(hw, "flash-attention", d, 5, true, &c);
+    ck_assert_double_eq_tol(c.compute_s, 18576e-9, 1e-15);
     strata_hw_free(hw);
 }
 END_TEST

@@ -254,6 +254,72 @@ START_TEST(fsdp_prefetch_distance)
 }
 END_TEST
 
+/* scan_layers=true (MaxText's scan_layers, the layers as one XLA while loop
+ * whose body XLA schedules alone: scripts/jax-tpu-fsdp-scan.py): the same
+ * gathers and reductions as without it, but a group's gathers are issued
+ * when it starts (none ahead), each records its own event, and main waits
+ * for it right before its first step reading the gathered copy; the
+ * gradients are reduce-scattered on main. With remat=full the backward pass
+ * of layer 1 (the second unit of the backward order, after the final norm
+ * and logits) recomputes first, so its first gather is l1_ln1's. */
+START_TEST(fsdp_scan_layers_awaits_each_gather)
+{
+    const char *plain[] = {SHAPE, "mesh=data:8", "sharding=fsdp", "remat=full", NULL};
+    const char *scan[] = {SHAPE, "mesh=data:8", "sharding=fsdp", "remat=full", "scan_layers=true", NULL};
+    dev_stats a = gen_walk("transformer", plain), b = gen_walk("transformer", scan);
+    ck_assert_uint_eq(a.collectives[STRATA_OP_ALL_GATHER], b.collectives[STRATA_OP_ALL_GATHER]);
+    ck_assert_uint_eq(a.collectives[STRATA_OP_REDUCE_SCATTER], b.collectives[STRATA_OP_REDUCE_SCATTER]);
+    dev_stats_clear(&a);
+    dev_stats_clear(&b);
+    GError *err = NULL;
+    strata_source *src = strata_workload_generate("transformer", scan, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "?");
+    GHashTable *event_of = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free); /* gathered -> event */
+    GHashTable *waited = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+    const strata_op *op;
+    char *last_gather = NULL, *first_b1 = NULL;
+    bool after_b1 = false;
+    unsigned awaited_reads = 0, reductions_on_main = 0;
+    while (strata_source_next(src, &op, &err) == 1) {
+        bool main = !op->stream || strcmp(op->stream, "main") == 0;
+        if (op->kind == STRATA_OP_ALL_GATHER) {
+            ck_assert_str_eq(op->stream, "gather");
+            g_free(last_gather);
+            last_gather = g_strdup(op->name);
+            if (after_b1 && !first_b1)
+                first_b1 = g_strdup(op->name);
+        } else if (op->kind == STRATA_OP_RECORD && !main && last_gather) { /* (grads.done follows none) */
+            g_hash_table_insert(event_of, last_gather, g_strdup(op->name));
+            last_gather = NULL;
+        } else if (op->kind == STRATA_OP_WAIT && !main) {
+            after_b1 = after_b1 || strcmp(op->name, "ag_b1.go") == 0;
+        } else if (op->kind == STRATA_OP_WAIT) {
+            g_hash_table_add(waited, g_strdup(op->name));
+        } else if (op->kind == STRATA_OP_REDUCE_SCATTER) {
+            reductions_on_main += main;
+        } else if (op->kind == STRATA_OP_COMPUTE) {
+            for (uint32_t k = 0; k < op->n_ins; k++) {
+                const char *e = g_hash_table_lookup(event_of, op->ins[k]);
+                if (!e)
+                    continue;
+                ck_assert_msg(g_hash_table_contains(waited, e), "%s reads %s before waiting for %s", op->name,
+                              op->ins[k], e);
+                awaited_reads++;
+            }
+        }
+    }
+    ck_assert_uint_eq(g_hash_table_size(event_of), a.collectives[STRATA_OP_ALL_GATHER]);
+    ck_assert_uint_gt(awaited_reads, 0);
+    ck_assert_uint_eq(reductions_on_main, a.collectives[STRATA_OP_REDUCE_SCATTER]);
+    ck_assert_str_eq(first_b1, "l1_ln1_ag_bwd");
+    g_free(first_b1);
+    g_free(last_gather);
+    g_hash_table_destroy(event_of);
+    g_hash_table_destroy(waited);
+    strata_source_free(src);
+}
+END_TEST
+
 /* tp on model:2: wqkv 64x96, wo 32x64, w1 64x128, w2 128x64 and the
  * embedding 128x64 are halves; layernorm scales (64) and pos (1024) are
  * replicated: 2 x (64 + 6144 + 2048 + 64 + 8192 + 8192) + 8192 + 1024 + 64
@@ -671,6 +737,7 @@ START_TEST(shard_rejects_what_does_not_divide)
         {"batch=8", "heads=4", "mesh=data:8", "sharding=tp", "needs a model axis"},
         {"batch=8", "heads=4", "mesh=model:2", "sharding=fsdp+tp", "needs a data axis"},
         {"batch=8", "heads=4", "mesh=data:2", "prefetch=-1", "prefetch >= 0"},
+        {"heads=4", "mesh=data:2", "sharding=dp", "scan_layers=true", "expected sharding=fsdp"},
         {"seq=15", "heads=4", "mesh=model:2", "sharding=tp+sp", "seq divisible by the mesh's model axis (2)"},
         {"batch=8", "heads=4", "mesh=model:2", "sharding=fsdp+tp+sp", "needs a data axis"},
         {"batch=8", "heads=4", "mesh=data:2", "sharding=tp+sp", "needs a model axis"},
@@ -752,6 +819,7 @@ static Suite *shard_suite(void)
     tcase_add_test(tc, collective_rejects_bad_sizes);
     tcase_add_test(tc, fsdp_holds_an_eighth);
     tcase_add_test(tc, fsdp_prefetch_distance);
+    tcase_add_test(tc, fsdp_scan_layers_awaits_each_gather);
     tcase_add_test(tc, tp_shards_weights_by_t);
     tcase_add_test(tc, tp_sp_shards_the_sequence);
     tcase_add_test(tc, minimal_saves_the_sharded_projections);

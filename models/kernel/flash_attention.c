@@ -40,9 +40,12 @@
  * another, B x H x (Sq / Br) x (Skv / Bc) of them (the skipped pairs above
  * the diagonal too: `pl.when` skips their body, not the step), split over
  * a megacore's cores (the grid's leading dimensions are "parallel"). A
- * step costs the Pallas pipeline's PALLAS_STEP_S (JAX's Pallas TPU
- * pipelining guide, docs.jax.dev/en/latest/pallas/tpu/pipelining.html:
- * about 0.35 us a grid step; the files' `[compute scalar] overhead`) and
+ * step costs the Pallas pipeline's per-step overhead, read from the
+ * hardware's `[compute scalar] overhead` (the scalar core runs the grid
+ * loop and issues the step's DMAs; every TPU file sets it from JAX's Pallas
+ * TPU pipelining guide, docs.jax.dev/en/latest/pallas/tpu/pipelining.html:
+ * about 0.35 us a grid step), or that guide's figure, PALLAS_STEP_S, on a
+ * model without a unit named scalar; and
  * its body, in which the data order the work: S = Q K^T on the MXU, then
  * the softmax on the vector unit (VPU) and the transcendental unit (EUP),
  * whose row max reads every column of S and whose P feeds the next
@@ -93,8 +96,17 @@ typedef struct attn {
 /* MaxText's blocks for the Pallas TPU kernel (see above). */
 enum { PALLAS_BLOCK = 512, PALLAS_DQ_BLOCK_Q = 1024 };
 
-/* The Pallas pipeline's cost a grid step (see above). */
+/* The Pallas pipeline's cost a grid step on a model without a scalar unit (see above). */
 #define PALLAS_STEP_S 0.35e-6
+
+/* A grid step's cost: the scalar unit's overhead, or PALLAS_STEP_S (see above). */
+static double pallas_step_s(const strata_hw *hw)
+{
+    int base = strata_hw_compute_base_index(hw, "scalar");
+    if (base < 0)
+        return PALLAS_STEP_S;
+    return strata_hw_compute(hw, strata_hw_compute_on(hw, (uint32_t)base, 0))->overhead;
+}
 
 /* The vector work of one visited block pair of each Pallas TPU kernel
  * (jax/experimental/pallas/ops/tpu/flash_attention.py @078fd68), in
@@ -272,8 +284,9 @@ static double products_time(const strata_hw *hw, uint32_t unit, const strata_ker
 /* The Pallas TPU kernels' time besides their products (see above): each
  * visited pair's softmax after its products, and the grid steps, over
  * the megacore's cores. */
-static double pallas_softmax_and_steps(const strata_compute_spec *u, const strata_kernel_problem *p, const attn *a,
-                                       bool backward, double vrate, double trate, strata_kernel_cost *c)
+static double pallas_softmax_and_steps(const strata_hw *hw, const strata_compute_spec *u,
+                                       const strata_kernel_problem *p, const attn *a, bool backward, double vrate,
+                                       double trate, strata_kernel_cost *c)
 {
     double vpu = 0, eup = 0, bh = (double)(a->b * a->h), steps;
     if (!backward) {
@@ -285,7 +298,8 @@ static double pallas_softmax_and_steps(const strata_compute_spec *u, const strat
         steps = grid_steps(a, a->br, a->bc) + grid_steps(a, a->dq_br, a->dq_bc);
     }
     double cores = u->kernel.cores > 0 ? (double)u->kernel.cores : 1.0;
-    double softmax = fmax(vpu / vrate, eup / trate), t_steps = steps / cores * PALLAS_STEP_S;
+    double softmax = fmax(vpu / vrate, eup / trate), step_s = pallas_step_s(hw);
+    double t_steps = steps / cores * step_s;
     strata_kernel_term_add(c, "vector (VPU) operations", vpu, "");
     strata_kernel_term_add(c, "transcendental (EUP) operations", eup, "");
     strata_kernel_term_add(c, "softmax time", softmax, "s");
@@ -320,7 +334,7 @@ static void flash_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_p
     strata_kernel_term_add(c, "exponential time", t_exp, "s");
     double busy = mm + t_exp;
     if (u->kernel.matrix == STRATA_MATRIX_SYSTOLIC)
-        busy = mm + pallas_softmax_and_steps(u, p, &a, backward, vrate, trate, c);
+        busy = mm + pallas_softmax_and_steps(hw, u, p, &a, backward, vrate, trate, c);
     strata_kernel_term_add(c, "compute time", busy, "s");
     strata_kernel_finish(hw, unit, c, flops, busy, hbm_bytes(&a, strata_kernel_elem_bytes(p), backward),
                          "HBM bytes by block size");

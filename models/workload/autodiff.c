@@ -113,7 +113,7 @@ struct wl_model {
     wl_remat remat;         /* of the emit under way */
     GPtrArray *axes;    /* const char *: the distinct mesh axes named, wl_axis - 1 indexing them */
     bool gathers;       /* some node is an all-gather (gathered again for the backward pass) */
-    GHashTable *pending; /* regathered tensor -> its event number + 1, until main waits for it */
+    GHashTable *pending; /* regathered (or awaited) tensor -> its done event (owned), until main waits for it */
     guint regathers;     /* events rgK.go / rgK.done issued */
     int group;
     bool remat_ok;
@@ -160,7 +160,7 @@ wl_model *wl_model_new(wl_graph *g)
     m->producer = g_array_new(FALSE, TRUE, sizeof(guint32));
     m->remap = g_hash_table_new(g_direct_hash, g_direct_equal);
     m->axes = g_ptr_array_new();
-    m->pending = g_hash_table_new(g_direct_hash, g_direct_equal);
+    m->pending = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     m->kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     m->vjp_kernels = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     m->ckpt_names = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -229,10 +229,7 @@ static wl_axis axis_id(wl_model *m, const char *axis)
 }
 
 /* The axis named by id (0: NULL). */
-static const char *axis_name(const wl_model *m, wl_axis id)
-{
-    return id ? g_ptr_array_index(m->axes, id - 1) : NULL;
-}
+static const char *axis_name(const wl_model *m, wl_axis id) { return id ? g_ptr_array_index(m->axes, id - 1) : NULL; }
 
 uint32_t wl_model_node(wl_model *m, const char *label, wl_tensor out, const wl_tensor *ins, uint32_t n_ins,
                        double flops, bool is_dot)
@@ -343,10 +340,7 @@ uint32_t wl_model_ring_pass(wl_model *m, wl_tensor out, wl_tensor x, const char 
     return n;
 }
 
-void wl_model_vary(wl_model *m, uint32_t node)
-{
-    g_array_index(m->nodes, wl_node, node).vary = true;
-}
+void wl_model_vary(wl_model *m, uint32_t node) { g_array_index(m->nodes, wl_node, node).vary = true; }
 
 /* Whether node n's output is passed again (not saved) for the backward
  * pass: an all-gather's, a ring pass'. */
@@ -386,10 +380,7 @@ void wl_model_checkpoint_name(wl_model *m, uint32_t node, const char *name)
     g_hash_table_insert(m->ckpt_names, GUINT_TO_POINTER(node), (gpointer)name);
 }
 
-void wl_model_batch_dot(wl_model *m, uint32_t node)
-{
-    g_hash_table_add(m->batch_dots, GUINT_TO_POINTER(node));
-}
+void wl_model_batch_dot(wl_model *m, uint32_t node) { g_hash_table_add(m->batch_dots, GUINT_TO_POINTER(node)); }
 
 void wl_model_remat_names(wl_model *m, const char *save, const char *offload)
 {
@@ -520,7 +511,7 @@ static void async_close(wl_model *m, guint k, wl_tensor out)
     g_snprintf(done, sizeof done, "rg%u.done", k);
     wl_graph_event(m->g, true, done);
     wl_graph_stream(m->g, NULL);
-    g_hash_table_insert(m->pending, KEY(out), GUINT_TO_POINTER(k + 1));
+    g_hash_table_insert(m->pending, KEY(out), g_strdup(done));
 }
 
 static void regather(wl_model *m, const wl_node *n, wl_tensor in, wl_tensor out, const char *stream)
@@ -536,11 +527,9 @@ static void await_regathers(wl_model *m, const GArray *ins)
 {
     for (guint i = 0; i < ins->len && g_hash_table_size(m->pending); i++) {
         wl_tensor t = g_array_index(ins, wl_tensor, i);
-        guint k = GPOINTER_TO_UINT(g_hash_table_lookup(m->pending, KEY(t)));
-        if (!k)
+        const char *done = g_hash_table_lookup(m->pending, KEY(t));
+        if (!done)
             continue;
-        char done[32];
-        g_snprintf(done, sizeof done, "rg%u.done", k - 1);
         wl_graph_event(m->g, false, done);
         g_hash_table_remove(m->pending, KEY(t));
     }
@@ -832,9 +821,11 @@ void wl_model_set_hooks(wl_model *m, const wl_model_hooks *hooks, void *ud)
     m->hooks_ud = ud;
 }
 
-void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to)
+void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to, const char *event)
 {
     g_hash_table_insert(m->remap, KEY(from), KEY(to));
+    if (event)
+        g_hash_table_insert(m->pending, KEY(to), g_strdup(event));
 }
 
 void wl_model_groups(const wl_model *m, GArray *out)
@@ -853,7 +844,8 @@ static void visit_param(const wl_model *m, int group, wl_tensor t, wl_model_para
         add(ud, group, t);
 }
 
-void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_model_param_fn add, void *ud)
+void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, bool as_emitted, wl_model_param_fn add,
+                          void *ud)
 {
     GArray *crossing = backward && remat != WL_REMAT_NONE ? crossing_tensors(m) : NULL;
     GArray *rec = crossing ? recompute_set(m, remat, crossing) : NULL;
@@ -861,7 +853,15 @@ void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_m
     for (guint i = 0; i < len; i++) {
         guint at = backward ? len - 1 - i : i;
         const wl_node *n = node_at(m, at);
-        bool recomputed = rec && g_array_index(rec, guint32, at);
+        if (rec && as_emitted && (at + 1 == len || node_at(m, at + 1)->group != n->group)) {
+            guint j = at; /* as emitted: the group's recomputation, in forward order, before its gradients */
+            while (j > 0 && node_at(m, j - 1)->group == n->group)
+                j--;
+            for (; j <= at; j++)
+                for (guint k = 0; g_array_index(rec, guint32, j) && k < node_at(m, j)->n_ins; k++)
+                    visit_param(m, n->group, pool_at(m, node_at(m, j)->first_in)[k], add, ud);
+        }
+        bool recomputed = rec && !as_emitted && g_array_index(rec, guint32, at);
         bool flows = at + 1 == len || needs_grad(m, n->out);
         for (guint k = 0; k < n->n_ins; k++) {
             wl_tensor x = pool_at(m, n->first_in)[k];

@@ -131,16 +131,22 @@ typedef struct wl_model_hooks {
 } wl_model_hooks;
 void wl_model_set_hooks(wl_model *m, const wl_model_hooks *hooks, void *ud);
 /* During the current group's pass (call from begin), steps read `to` where
- * the model reads `from`. */
-void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to);
+ * the model reads `from`; with an event (recorded on another stream), main
+ * waits for it right before its first step that reads `to` (as it does for
+ * a regathered tensor). */
+void wl_model_substitute(wl_model *m, wl_tensor from, wl_tensor to, const char *event);
 /* The groups in forward order, each once (int). */
 void wl_model_groups(const wl_model *m, GArray *out);
 /* Calls add(ud, group, p) for each read of a parameter p (a tensor needing
  * a gradient that no node writes) by the nodes of the forward pass, or of
  * the backward pass including the recomputation under remat, in the pass'
- * order (a parameter read twice is visited twice). */
+ * order (a parameter read twice is visited twice): node by node backward,
+ * a recomputed node's reads beside its gradients'; with as_emitted, in the
+ * order the steps read them: each group's recomputation (forward order)
+ * before its gradients. */
 typedef void (*wl_model_param_fn)(void *ud, int group, wl_tensor param);
-void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, wl_model_param_fn add, void *ud);
+void wl_model_pass_params(const wl_model *m, bool backward, wl_remat remat, bool as_emitted, wl_model_param_fn add,
+                          void *ud);
 /* All-reduce the node's output over `axis` (a string that outlives m) after
  * it is computed, in the forward pass and in a recomputation. */
 void wl_model_reduce_out(wl_model *m, uint32_t node, const char *axis);

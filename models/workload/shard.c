@@ -89,8 +89,10 @@ static wl_tensor derived(wl_graph *g, wl_tensor p, const char *prefix, const cha
 }
 
 /* The all-gathers of unit j of the pass, on the gather stream, between the
- * events that main records (go) and waits for (done). */
-static void issue_gathers(wl_shard *s, bool backward, guint j)
+ * events that main records (go) and waits for (done); with `each`, also a
+ * done event after each parameter's gather, ag_fJ_K.done (K its index in
+ * the unit), which main waits for right before its first step reading it. */
+static void issue_gathers(wl_shard *s, bool backward, guint j, bool each)
 {
     shard_unit *u = &g_array_index(s->units[backward], shard_unit, j);
     if (!u->params->len)
@@ -113,8 +115,15 @@ static void issue_gathers(wl_shard *s, bool backward, guint j)
         g_array_append_val(u->gathered, full);
         wl_graph_collective(s->g, STRATA_OP_ALL_GATHER, full, VAL(g_hash_table_lookup(s->shard, KEY(p))),
                             s->axes[g_hash_table_contains(s->experts, KEY(p))]);
+        if (each) {
+            char one[64];
+            g_snprintf(one, sizeof one, "ag_%c%u_%u.done", backward ? 'b' : 'f', j, i);
+            wl_graph_event(s->g, true, one);
+            wl_model_substitute(s->m, p, full, one);
+        }
     }
-    wl_graph_event(s->g, true, done);
+    if (!each)
+        wl_graph_event(s->g, true, done);
     wl_graph_stream(s->g, NULL);
 }
 
@@ -127,9 +136,14 @@ static void hook_begin(void *ud, int group, bool backward)
     g_assert(u->group == group);
     if (s->plan.data != WL_DATA_FSDP)
         return;
+    if (s->plan.scan) { /* the loop body's own gathers, each awaited at its first use */
+        issue_gathers(s, backward, i, true); /* (substitutes each gathered copy, awaited) */
+        s->issued[backward] = i + 1;
+        return;
+    }
     guint upto = (guint)MIN((uint64_t)i + s->plan.prefetch, (uint64_t)s->units[backward]->len - 1);
     for (; s->issued[backward] <= upto; s->issued[backward]++)
-        issue_gathers(s, backward, s->issued[backward]);
+        issue_gathers(s, backward, s->issued[backward], false);
     assert(s->issued[backward] > i); /* invariant 1: a unit's gathers precede its pass */
     if (!u->params->len)
         return;
@@ -137,7 +151,8 @@ static void hook_begin(void *ud, int group, bool backward)
     g_snprintf(done, sizeof done, "ag_%c%u.done", backward ? 'b' : 'f', i);
     wl_graph_event(s->g, false, done);
     for (guint k = 0; k < u->params->len; k++)
-        wl_model_substitute(s->m, g_array_index(u->params, wl_tensor, k), g_array_index(u->gathered, wl_tensor, k));
+        wl_model_substitute(s->m, g_array_index(u->params, wl_tensor, k), g_array_index(u->gathered, wl_tensor, k),
+                            NULL);
 }
 
 /* After group's backward pass: the reduction of the gradients it
@@ -157,12 +172,12 @@ static void hook_end(void *ud, int group, bool backward)
         wl_tensor p = g_array_index(u->params, wl_tensor, k), gp = wl_model_grad(s->m, p);
         if (gp == WL_NONE || GPOINTER_TO_INT(g_hash_table_lookup(s->first_group, KEY(p))) != group)
             continue;
-        if (!any) {
+        if (!any && !s->plan.scan) { /* scan: XLA's loop body reduces them in its own schedule, on main */
             wl_graph_event(s->g, true, go);
             wl_graph_stream(s->g, REDUCE_STREAM);
             wl_graph_event(s->g, false, go);
-            any = true;
         }
+        any = true;
         int e = g_hash_table_contains(s->experts, KEY(p));
         if (s->plan.data == WL_DATA_DP) {
             if (*s->axes[e])
@@ -234,7 +249,7 @@ static void build_units(wl_shard *s, wl_remat remat)
             g_array_append_val(s->units[pass], u);
         }
         unit_cursor cur = {s->units[pass], 0};
-        wl_model_pass_params(s->m, pass == 1, remat, add_unit_param, &cur);
+        wl_model_pass_params(s->m, pass == 1, remat, s->plan.scan, add_unit_param, &cur);
     }
     for (guint i = 0; i < s->units[0]->len; i++) {
         const shard_unit *u = &g_array_index(s->units[0], shard_unit, i);

@@ -61,6 +61,7 @@ typedef struct wl_shard_plan {
     uint64_t v;        /* virtual stages (model chunks) per pipe rank */
     wl_pipe_schedule schedule;
     uint64_t prefetch; /* fsdp: groups ahead that gathers are issued */
+    bool scan;         /* fsdp: the layers as one scanned loop (shard.c, hook_begin) */
     bool seq;          /* tp with sequence parallelism (`+sp`) */
     char mesh[96];     /* the mesh as `option mesh=` writes it (axes renamed:
                           fsdp -> data, tensor -> model, stage -> pipe); "" for none */

@@ -133,6 +133,9 @@ static const strata_param_def transformer_params[] = {
      "(default)", on_off_choices},
     {"prefetch", STRATA_PARAM_INT, "1", "fsdp: how many layers ahead each layer's parameters are all-gathered",
      NULL},
+    {"scan_layers", STRATA_PARAM_BOOL, NULL, "fsdp: the layers as one XLA while loop (MaxText's scan_layers): "
+     "a layer's all-gathers are issued when it starts, one at a time, each awaited at its parameter's first use "
+     "(no prefetch across the loop's iterations); unset: false", NULL},
     {"collective_matmul", STRATA_PARAM_INT, NULL, "tp+sp: XLA's windowed einsum threshold in MiB "
      "(xla_jf_spmd_threshold_for_windowed_einsum_mib): each all-gather over `model` of at least that many MiB "
      "(gathered) and its gemm, and each gemm and its reduce-scatter over `model` (the partial sums), overlapped "
@@ -243,6 +246,12 @@ static bool transformer_check_shard(const strata_params *p, const strata_model_s
         return false;
     if (plan->data == WL_DATA_FSDP && !wl_shard_check_divides(p, "transformer", "d_model", plan->n, "data", err))
         return false;
+    plan->scan = strata_params_is_set(p, "scan_layers") && strata_params_bool(p, "scan_layers");
+    if (plan->scan && plan->data != WL_DATA_FSDP) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "transformer: scan_layers=true schedules fsdp's all-gathers; expected sharding=fsdp (or fsdp+tp...)");
+        return false;
+    }
     for (const char *const *name = by_model; *name; name++)
         if (!wl_shard_check_divides(p, "transformer", *name, plan->t, MODEL_AXIS, err))
             return false;
