@@ -40,8 +40,8 @@
  *
  * Configuration: CM02 with cross-traffic off, TCP gamma effectively infinite,
  * the lazy update of the max-min system under equal sharing and the full one
- * under flow_sharing = latency (network_optim), bandwidth/latency factors 1, so a lone transfer of B bytes takes
- * sum(latency) + B / min(bandwidth) exactly; SimGrid's logs are silenced.
+ * under flow_sharing = latency (network_optim), bandwidth/latency factors 1,
+ * so a lone transfer of B bytes takes sum(latency) + B / min(bandwidth) exactly; SimGrid's logs are silenced.
  * Links and operand links have latency 0 in SimGrid unless [hardware]
  * flow_sharing = latency: CM02 gives a flow of route latency L > 0 the
  * sharing penalty L (TCP's RTT unfairness), so the engine waits a route's
@@ -504,7 +504,8 @@ bool engine_platform_load(const strata_hw *hw, GError **err) { return engine_pla
  * first constraint is marked (System.cpp update_modified_cnst_set_from_variable;
  * scripts/simgrid-repro/README.md). Under equal sharing every SimGrid link
  * has latency 0, flows are enabled at creation (System::expand marks every
- * constraint, System.cpp:307) and the lazy update is exact and cheaper; under
+ * constraint, System.cpp:307): the lazy update shares as the full one does
+ * (to SimGrid's 1 ns timing precision) at less CPU on several devices; under
  * flow_sharing = latency the full update solves every change (docs/engine.md). */
 static const char *network_optim(const strata_hw *hw)
 {
