@@ -39,9 +39,9 @@
  * takes time zones x hosts).
  *
  * Configuration: CM02 with cross-traffic off, TCP gamma effectively infinite,
- * the full (not lazy) update of the max-min system and bandwidth/latency
- * factors 1, so a lone transfer of B bytes takes
- * sum(latency) + B / min(bandwidth) exactly; SimGrid's logs are silenced.
+ * the lazy update of the max-min system under equal sharing and the full one
+ * under flow_sharing = latency (network_optim), bandwidth/latency factors 1,
+ * so a lone transfer of B bytes takes sum(latency) + B / min(bandwidth) exactly; SimGrid's logs are silenced.
  * Links and operand links have latency 0 in SimGrid unless [hardware]
  * flow_sharing = latency: CM02 gives a flow of route latency L > 0 the
  * sharing penalty L (TCP's RTT unfairness), so the engine waits a route's
@@ -497,6 +497,21 @@ bool engine_platform_check(const strata_hw *hw, GError **err)
 
 bool engine_platform_load(const strata_hw *hw, GError **err) { return engine_platform_load_for(hw, NULL, err); }
 
+/* How SimGrid updates its max-min system. CM02's lazy update (its
+ * default, SimGrid 3.32) can let two copies that start together share a
+ * link direction above its bandwidth, but only when a flow waits a latency
+ * inside SimGrid: it is enabled after it (network_cm02.cpp:162) and only its
+ * first constraint is marked (System.cpp update_modified_cnst_set_from_variable;
+ * scripts/simgrid-repro/README.md). Under equal sharing every SimGrid link
+ * has latency 0, flows are enabled at creation (System::expand marks every
+ * constraint, System.cpp:307): the lazy update shares as the full one does
+ * (to SimGrid's 1 ns timing precision) at less CPU on several devices; under
+ * flow_sharing = latency the full update solves every change (docs/engine.md). */
+static const char *network_optim(const strata_hw *hw)
+{
+    return strata_hw_flow_sharing_latency(hw) ? "--cfg=network/optim:Full" : "--cfg=network/optim:Lazy";
+}
+
 bool engine_platform_load_for(const strata_hw *hw, const engine_quotient *q, GError **err)
 {
     static const char *const config[] = {
@@ -508,10 +523,6 @@ bool engine_platform_load_for(const strata_hw *hw, const engine_quotient *q, GEr
         "--cfg=network/latency-factor:1",
         "--cfg=network/bandwidth-factor:1",
         "--cfg=network/weight-S:0",
-        /* CM02's default lazy update (SimGrid 3.32) can let two copies that
-         * start together share a link direction above its bandwidth; the
-         * full update solves every change (docs/engine.md). */
-        "--cfg=network/optim:Full",
 #ifdef STRATA_SANITIZE
         /* AddressSanitizer cannot follow ucontext stack switches: one thread per actor. */
         "--cfg=contexts/factory:thread",
@@ -519,11 +530,12 @@ bool engine_platform_load_for(const strata_hw *hw, const engine_quotient *q, GEr
         NULL,
     };
     int argc = 0;
-    char *argv[G_N_ELEMENTS(config)];
+    char *argv[G_N_ELEMENTS(config) + 1];
     for (const char *const *c = config; *c; c++)
         argv[argc++] = g_strdup(*c);
+    argv[argc++] = g_strdup(network_optim(hw));
     argv[argc] = NULL;
-    char *owned[G_N_ELEMENTS(config)];
+    char *owned[G_N_ELEMENTS(config) + 1];
     memcpy(owned, argv, sizeof(argv));
     simgrid_init(&argc, argv);
     for (size_t i = 0; owned[i]; i++)
