@@ -4,7 +4,8 @@
  * prefill-only and decode-only steps, its multi-step decode runs, v0's
  * chunked prefill cut to whole blocks, the policies' defaults, the
  * setups vLLM 0.6 refuses (exit 2), TensorRT-LLM's no-evict admission and
- * its CUDA graph padding of decode batches.
+ * its CUDA graph padding of decode batches, SGLang 0.3's prefill batches
+ * and admission.
  */
 #include <string.h>
 #include "serve/serve.h"
@@ -249,6 +250,86 @@ static double padded_decode_s(const uint32_t *sizes, uint32_t n)
     return padded_decode_k(3, sizes, n, NULL);
 }
 
+START_TEST(sglang_prefills_alone_cut_at_the_chunk)
+{
+    /* A(6 prompt, 2 out), B(6, 1), C(4, 1) at 0; chunk (budget) 8 tokens, 3 sequences; the pool far larger.
+     * sglang-v0.3 (PrefillAdder): step 1 takes A whole (6 <= 8, rem_chunk 2) and cuts B to the 2 left (B
+     * inflight, samples nothing; rem_chunk 0 stops). Step 2: a prefill batch, so A's decode waits: B's last 4
+     * (inflight first) and C's 4 (rem_chunk 4 - 4 = 0); B and C sample their one token, done. Step 3: A's
+     * decode, done. 3 steps: 8, 8, 1 tokens; prefill 16, decode 1. vllm-v1 mixes them: step 2 is A's decode (A
+     * done), B's last 4 and C's first 3 (8); step 3 C's last token (1, logged as a one-token step). */
+    strata_serve_request req[3] = {{0, 6, 2}, {0, 6, 1}, {0, 4, 1}};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 3;
+    strata_serve_result *r = run_config(&c, "sglang-v0.3", req, 3);
+    const uint32_t sgl[][3] = {{8, 2, 0}, {8, 2, 0}, {1, 0, 1}};
+    check_steps(r, sgl, G_N_ELEMENTS(sgl));
+    ck_assert_uint_eq(r->completed, 3);
+    ck_assert_uint_eq(r->prefill_tokens, 16);
+    ck_assert_uint_eq(r->decode_tokens, 1);
+    strata_serve_result_free(r);
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 3;
+    r = run_config(&c, "vllm-v1", req, 3);
+    const uint32_t v1[][3] = {{8, 2, 0}, {8, 2, 1}, {1, 0, 1}};
+    check_steps(r, v1, G_N_ELEMENTS(v1));
+    strata_serve_result_free(r);
+    /* the sglang-v0.3 engine runs this policy, its budget SGLang's chunked_prefill_size */
+    GError *err = NULL;
+    const strata_serve_engine *e = strata_serve_engine_find("sglang-v0.3", &err);
+    ck_assert_msg(e, "%s", err ? err->message : "");
+    ck_assert_str_eq(e->scheduler, "sglang-v0.3");
+    const strata_serve_scheduler *p = strata_serve_scheduler_find("sglang-v0.3", &err);
+    ck_assert_msg(p, "%s", err ? err->message : "");
+    ck_assert_uint_eq(p->default_budget(131072), 8192);
+}
+END_TEST
+
+START_TEST(sglang_admits_against_expected_outputs)
+{
+    /* trtllm_no_evict_reserves_each_request_to_completion's stream: 10 requests of 4 prompt + 4,084 output
+     * tokens at 0, budget 64, 64 sequences, the pool P = 8,086 blocks of 4 tokens (asserted), 32,344 tokens.
+     * sglang-v0.3, new_token_ratio 0.7 (idle server). Step 1: each request needs 4 + 4,084 = 4,088 < the
+     * tokens left: 7 (32,344 - 7 x 4,088 = 3,728). Step 2: free (8,086 - 7) x 4 = 32,316 less the 7 running
+     * requests' 4,083 x 0.7 = 20,006.7 leaves 12,309.3: the other 3 fit (4,133.3 > 4,088 before the third),
+     * a prefill step alone (12 tokens; trtllm-no-evict admits none of them). From step 3 all 10 decode in
+     * step, holding 4 + d - 1 tokens before decode d (step d + 2). Decode d = 3,229 (step index 3,230) needs a
+     * 809th block for each (3,232 = 808 x 4 held): 10 > the 6 free, so the one with fewest outputs, longest
+     * prompt, latest (all tie: request 10) is retracted, freeing 808: 814 free >= 9 x 20 tokens. The 9 take 9
+     * blocks every 4 steps: 805 - 9 (j - 1) < 9 first at j = 90, decode 3,589 (index 3,590): request 9 retracted
+     * (898 blocks); then 894 - 8 (j - 1) < 8 at j = 112, decode 4,037 (index 4,038): request 8. The 7 left end
+     * at decode 4,083 (index 4,084). Index 4,085: request 10 prefills its 4 + 3,229 = 3,233 tokens again, cut
+     * at 64 (50 chunks of 64, then 33 with request 9's first 31 at index 4,135, 2 prefills). Prefill tokens: 40
+     * + 3,233 + 3,593 + 4,041 = 10,907 (each retracted request's prompt and outputs again). */
+    strata_serve_request req[10];
+    for (int i = 0; i < 10; i++)
+        req[i] = (strata_serve_request){0, 4, 4084};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 64, c.max_num_seqs = 64;
+    strata_serve_result *r = run_config(&c, "sglang-v0.3", req, 10);
+    ck_assert_uint_eq(r->pool_blocks, 8086);
+    const uint32_t first[][3] = {{28, 7, 0}, {12, 3, 0}, {10, 0, 10}};
+    for (guint i = 0; i < G_N_ELEMENTS(first); i++)
+        ck_assert_msg(step(r, i)->tokens == first[i][0] && step(r, i)->prefills == first[i][1] &&
+                          step(r, i)->decodes == first[i][2],
+                      "step %u: %u tokens, %u prefills", i + 1, step(r, i)->tokens, step(r, i)->prefills);
+    const guint at[] = {3229, 3230, 3589, 3590, 4037, 4038, 4084};
+    const uint32_t decodes[] = {10, 9, 9, 8, 8, 7, 7};
+    for (guint i = 0; i < G_N_ELEMENTS(at); i++)
+        ck_assert_msg(step(r, at[i])->decodes == decodes[i] && step(r, at[i])->prefills == 0,
+                      "step index %u: %u decodes, %u prefills; expected %u decodes", at[i], step(r, at[i])->decodes,
+                      step(r, at[i])->prefills, decodes[i]);
+    ck_assert(step(r, 4085)->tokens == 64 && step(r, 4085)->prefills == 1 && step(r, 4085)->decodes == 0);
+    ck_assert(step(r, 4135)->tokens == 64 && step(r, 4135)->prefills == 2);
+    ck_assert_uint_eq(r->preemptions, 3);
+    ck_assert_uint_eq(r->completed, 10);
+    ck_assert_uint_eq(r->prefill_tokens, 10907);
+    strata_serve_result_free(r);
+}
+END_TEST
+
 START_TEST(cuda_graph_padding_pads_decode_batches)
 {
     /* A padded dummy is a decode of context 1 that samples (TensorRT-LLM's dummy requests). */
@@ -333,6 +414,8 @@ int main(void)
     tcase_add_test(tc, cli_picks_and_refuses_as_vllm_does);
     tcase_add_test(tc, trtllm_no_evict_reserves_each_request_to_completion);
     tcase_add_test(tc, cuda_graph_padding_pads_decode_batches);
+    tcase_add_test(tc, sglang_prefills_alone_cut_at_the_chunk);
+    tcase_add_test(tc, sglang_admits_against_expected_outputs);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

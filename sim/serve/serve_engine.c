@@ -22,7 +22,8 @@
  *   ESTIMATE 1 ms per step, nothing per request: its v0.4 release's
  *   overlap of that CPU work with the GPU "1.1x increase in throughput"
  *   (lmsys.org/blog/2024-12-04-sglang-v0-4), i.e. CPU time near a tenth
- *   of a decode step of ~10 ms.
+ *   of a decode step of ~10 ms. It runs the sglang-v0.3 scheduling policy
+ *   (serve_sched_sglang.c).
  * vllm-v0 and sglang-v0.3 run their TP all-reduces as vLLM's custom
  *   all-reduce (serve_allreduce.h: vllm-custom; on by default in both,
  *   SGLang 0.3 through vllm.distributed). vLLM 0.6 captures CUDA graphs
@@ -61,8 +62,8 @@ static const strata_serve_engine engines[] = {
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
      "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
      NULL, "vllm-custom", 0, GRAPH_ALIGN},
-    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)", NULL,
-     NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN},
+    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)",
+     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
      "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
      NULL, NULL, 0, 0},

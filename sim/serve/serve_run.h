@@ -47,6 +47,7 @@ typedef struct serve_state {
     uint32_t run_left;             /* multi-step: steps the current decode batch still runs after this one */
     uint32_t sample_every, sample_count;
     double weight;                 /* accumulated step time for the means */
+    double new_token_ratio;        /* sglang-v0.3's estimate of the outputs still to come (0: not yet set) */
 } serve_state;
 
 static inline uint32_t serve_tokens_of(const serve_req *q)
@@ -88,6 +89,8 @@ void serve_schedule_v1(serve_state *st);
 void serve_schedule_v0(serve_state *st);
 void serve_schedule_v0_chunked(serve_state *st);
 void serve_schedule_trtllm_no_evict(serve_state *st); /* serve_sched_trtllm.c */
+void serve_schedule_sglang(serve_state *st);          /* serve_sched_sglang.c */
+uint32_t serve_sglang_budget(uint32_t max_model_len);
 uint32_t serve_v0_budget(uint32_t max_model_len);
 uint32_t serve_v0_chunked_budget(uint32_t max_model_len);
 const char *serve_v0_pick(uint32_t max_model_len, bool prefix_caching);

@@ -2,7 +2,7 @@
  * serve_scheduler.c: the scheduling policies' table (serve_scheduler.h),
  * one row per policy; each row's functions are in its own file
  * (serve_sched.c: vllm-v1; serve_sched_v0.c: vllm-v0 and vllm-v0-chunked;
- * serve_sched_trtllm.c: trtllm-no-evict).
+ * serve_sched_trtllm.c: trtllm-no-evict; serve_sched_sglang.c: sglang-v0.3).
  */
 #include "serve/serve_scheduler.h"
 #include <string.h>
@@ -21,6 +21,9 @@ static const strata_serve_scheduler schedulers[] = {
     {"trtllm-no-evict", serve_schedule_trtllm_no_evict, NULL, 0, false, false, NULL,
      "TensorRT-LLM's GUARANTEED_NO_EVICT: a request is admitted only when the pool can hold its whole prompt + "
      "output, reserved to completion; never preempts"},
+    {"sglang-v0.3", serve_schedule_sglang, serve_sglang_budget, 0, false, false, NULL,
+     "SGLang 0.3: a step of prefills (cut at 8192 tokens, admitted against the free pool less the running "
+     "requests' expected outputs) or one of decodes, never both; retracts on a full pool"},
     {NULL, NULL, NULL, 0, false, false, NULL, NULL},
 };
 

@@ -19,6 +19,11 @@
  *                    is admitted only when the free blocks, less what the
  *                    running requests still need to finish, hold its
  *                    whole prompt + output; the step as vllm-v1's.
+ *   sglang-v0.3      SGLang 0.3.0's scheduler (serve_sched_sglang.c): a
+ *                    step of prefills (chunked at 8192 tokens) or one of
+ *                    decodes, never both; admission against the free pool
+ *                    less the running requests' expected outputs; retract
+ *                    on a full pool.
  *
  * A row may give the engine's own defaults (token budget and max_num_seqs
  * when the options leave them out) and pick a sibling row from the run's

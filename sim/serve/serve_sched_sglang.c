@@ -1,0 +1,284 @@
+/*
+ * serve_sched_sglang.c: SGLang 0.3's scheduler (serve_scheduler.h's
+ * sglang-v0.3 row), as SGLang 0.3.0 runs it, read from its PyPI wheel
+ * (sglang-0.3.0-py3-none-any.whl): sglang/srt/managers/tp_worker.py,
+ * policy_scheduler.py, schedule_batch.py, sglang/srt/server_args.py,
+ * sglang/global_config.py.
+ *
+ * A step (ModelTpServer.forward_step, tp_worker.py:255-287): a prefill
+ * batch when get_new_prefill_batch forms one, run alone ("Run a new prefill
+ * batch"; mixed with decodes only under --enable-mixed-chunk, off by
+ * default, server_args.py:87); otherwise the running batch's decodes. The
+ * decode loop runs up to num_continue_decode_steps (10) steps but breaks
+ * after each one whose outputs are streamed (out_pyobjs and has_stream,
+ * tp_worker.py:277-278; with stream_interval 1 every decode step has
+ * outputs), as the benchmarks' streamed requests are: one decode step per
+ * forward_step, so waiting requests are looked at after every step.
+ *
+ * get_new_prefill_batch (tp_worker.py:398-491): nothing when the running
+ * batch holds max_running_requests; else a PrefillAdder
+ * (policy_scheduler.py:107-236) with
+ *   rem_total_tokens = the pool's free tokens (available_size +
+ *     evictable_size) less, for each running request, min(max_new_tokens -
+ *     outputs so far, CLIP_MAX_NEW_TOKENS 4096) x new_token_ratio;
+ *   rem_input_tokens = max_prefill_tokens (16384, server_args.py:55);
+ *   rem_chunk_tokens = chunked_prefill_size (8192, server_args.py:54: the
+ *     row's token budget).
+ * The request whose prefill was cut last step (current_inflight_req) goes
+ * first, cut again to rem_chunk_tokens (add_inflight_req); then waiting
+ * requests in queue order (the default policy lpm sorts by cached prefix,
+ * a stable sort: queue order when no prompt has a cached prefix; strata
+ * keeps queue order), each (add_one_req) refused when its input +
+ * min(max_new_tokens, 4096) >= rem_total_tokens, or its input >
+ * rem_input_tokens after another was added; taken whole when its input
+ * fits rem_chunk_tokens, else cut to it (it becomes the inflight request,
+ * sampling nothing); the loop stops after a refusal, when any of the three
+ * remainders is <= 0, or when running + taken >= max_running_requests.
+ *
+ * Decode (forward_decode_batch, tp_worker.py:653-671): when the pool's
+ * free tokens are fewer than the batch (check_decode_mem), requests are
+ * retracted (retract_decode, schedule_batch.py:475-550): ordered by
+ * (outputs, -input) descending, the last retracted first (fewest outputs,
+ * then longest input), until the free tokens reach retract_decode_steps
+ * (20) per request left or one is left; a retracted request frees its KV
+ * and is appended to the waiting queue with its prompt and outputs to
+ * prefill again; new_token_ratio becomes min(1, (outputs of those left +
+ * 20 x their number) / their max_new_tokens). Otherwise new_token_ratio
+ * decays by 0.001 down to 0.1 (global_config.py:19-21; the minimum is
+ * base_min_new_token_ratio 0.1 x schedule_conservativeness 1.0). An idle
+ * server (no prefill batch, no running batch) resets it to 0.7; the run
+ * starts so.
+ *
+ * strata's pool counts whole blocks of block_size tokens where SGLang's
+ * counts tokens (its pages are one token): free tokens are free blocks x
+ * block_size. max_running_requests is the run's max_num_seqs. SGLang's
+ * radix cache keeping a retracted request's prompt is not modelled: it
+ * prefills everything again.
+ *
+ * Invariants: a step is all prefill chunks or all decodes; at most one
+ * running request has a cut prefill; new_token_ratio stays in [0.1, 1].
+ */
+#include "serve/serve_run.h"
+
+enum {
+    SGL_CHUNKED_PREFILL = 8192,  /* server_args.py:54 chunked_prefill_size */
+    SGL_MAX_PREFILL = 16384,     /* server_args.py:55 max_prefill_tokens */
+    SGL_CLIP_NEW = 4096,         /* policy_scheduler.py:32 CLIP_MAX_NEW_TOKENS */
+    SGL_RETRACT_STEPS = 20,      /* global_config.py:29 retract_decode_steps */
+};
+/* global_config.py:19-21: init_new_token_ratio, base_min_new_token_ratio
+ * (x schedule_conservativeness 1.0), new_token_ratio_decay */
+static const double SGL_INIT_RATIO = 0.7, SGL_MIN_RATIO = 0.1, SGL_RATIO_DECAY = 0.001;
+
+uint32_t serve_sglang_budget(uint32_t max_model_len)
+{
+    (void)max_model_len;
+    return SGL_CHUNKED_PREFILL;
+}
+
+/* The pool's free tokens (whole free blocks x block_size). */
+static int64_t free_tokens(const serve_state *st)
+{
+    strata_serve_kv_stats ks = {0};
+    st->scheme->stats(st->kv, &ks);
+    uint64_t bb = st->block_bytes ? st->block_bytes : 1;
+    return (int64_t)((ks.capacity - ks.reserved) / bb * st->cfg->block_size);
+}
+
+static uint32_t clipped_new(const serve_req *q)
+{
+    return q->output < SGL_CLIP_NEW ? q->output : SGL_CLIP_NEW;
+}
+
+/* min(max_new_tokens - outputs so far, 4096) (remove_running_tokens) */
+static uint32_t clipped_left(const serve_req *q)
+{
+    uint32_t left = q->output > q->generated ? q->output - q->generated : 0;
+    return left < SGL_CLIP_NEW ? left : SGL_CLIP_NEW;
+}
+
+/* A running request decodes once it has sampled and holds the KV of all
+ * its tokens but the last sampled (not the inflight one, nor a retracted
+ * request prefilling again). */
+static bool decoding(const serve_req *q)
+{
+    return q->generated > 0 && q->computed + 1 == serve_tokens_of(q);
+}
+
+typedef struct sgl_adder {
+    double rem_total;
+    int64_t rem_input, rem_chunk;
+    uint32_t taken;
+} sgl_adder;
+
+static bool adder_done(const sgl_adder *a)
+{
+    return a->rem_total <= 0 || a->rem_input <= 0 || a->rem_chunk <= 0;
+}
+
+/* add_inflight_req: the cut request's next chunk, up to rem_chunk_tokens. */
+static void add_inflight(serve_state *st, sgl_adder *a, serve_req *q)
+{
+    uint32_t want = serve_tokens_of(q) - q->computed;
+    bool cut = want > a->rem_chunk;
+    if (cut)
+        want = (uint32_t)(a->rem_chunk > 0 ? a->rem_chunk : 0);
+    strata_serve_kv_req r = serve_kv_req(q);
+    if (!want || !st->scheme->grow(st->kv, &r, q->computed + want))
+        return;
+    serve_add_chunk(st, q, want);
+    a->rem_total -= want + (cut ? 0 : clipped_new(q));
+    a->rem_input -= want, a->rem_chunk -= want;
+    a->taken++;
+}
+
+/* add_one_req for the waiting queue's head: false when refused. */
+static bool add_one(serve_state *st, sgl_adder *a)
+{
+    serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
+    strata_serve_kv_req r = serve_kv_req(q);
+    uint32_t hit = st->scheme->lookup ? st->scheme->lookup(st->kv, &r, serve_tokens_of(q)) : 0;
+    uint32_t input = serve_tokens_of(q) - hit, want = input;
+    if ((double)input + clipped_new(q) >= a->rem_total)
+        return false;
+    if (input > a->rem_input && a->taken)
+        return false;
+    bool cut = input > a->rem_chunk;
+    if (cut)
+        want = (uint32_t)(a->rem_chunk > 0 ? a->rem_chunk : 0);
+    if (!want || !st->scheme->grow(st->kv, &r, hit + want))
+        return false;
+    uint32_t budget = want;
+    serve_admit_head(st, hit, want, &budget);
+    a->rem_total -= want + (cut ? 0 : clipped_new(q));
+    a->rem_input -= want, a->rem_chunk -= want;
+    a->taken++;
+    return true;
+}
+
+/* get_new_prefill_batch: fills the step's prefill chunks, if any. */
+static void prefill_batch(serve_state *st, uint32_t running_bs)
+{
+    if (running_bs >= st->cfg->max_num_seqs)
+        return;
+    sgl_adder a = {(double)free_tokens(st), SGL_MAX_PREFILL, st->cfg->max_num_batched_tokens, 0};
+    serve_req *inflight = NULL;
+    for (uint32_t i = 0; i < st->n_running; i++) {
+        const serve_req *q = &st->req[st->running[i]];
+        if (decoding(q))
+            a.rem_total -= (double)clipped_left(q) * st->new_token_ratio;
+        else
+            inflight = &st->req[st->running[i]];
+    }
+    if (inflight)
+        add_inflight(st, &a, inflight);
+    while (st->waiting.n)
+        if (!add_one(st, &a) || adder_done(&a) || running_bs + a.taken >= st->cfg->max_num_seqs)
+            break;
+}
+
+/* retract_decode's order: the request retracted next among running[0..n),
+ * fewest outputs first, then the longest prompt (origin_input_ids), then
+ * the latest in the batch (a stable sort, descending, popped from its end). */
+static uint32_t next_to_retract(const serve_state *st)
+{
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < st->n_running; i++) {
+        const serve_req *q = &st->req[st->running[i]];
+        if (!decoding(q))
+            continue;
+        if (best == UINT32_MAX)
+            best = i;
+        const serve_req *b = &st->req[st->running[best]];
+        if (q->generated < b->generated || (q->generated == b->generated && q->prompt >= b->prompt))
+            best = i;
+    }
+    return best;
+}
+
+/* running[i] retracted: its KV freed, appended to the waiting queue to
+ * prefill its prompt and outputs again. */
+static void retract_one(serve_state *st, uint32_t i)
+{
+    serve_req *q = &st->req[st->running[i]];
+    for (uint32_t k = i; k + 1 < st->n_running; k++)
+        st->running[k] = st->running[k + 1];
+    st->n_running--;
+    st->scheme->release(st->kv, q->id);
+    st->res->preemptions++;
+    q->computed = 0;
+    q->state = SERVE_WAITING;
+    serve_deque_push(&st->waiting, q->id, false);
+}
+
+/* retract_decode: retracts until the free tokens reach 20 per request
+ * left (or one is left); new_token_ratio from those left. */
+static void retract(serve_state *st, uint32_t bs)
+{
+    for (; bs > 1 && free_tokens(st) < (int64_t)bs * SGL_RETRACT_STEPS; bs--)
+        retract_one(st, next_to_retract(st));
+    double decoded = 0, max_new = 0;
+    for (uint32_t i = 0; i < st->n_running; i++) {
+        const serve_req *q = &st->req[st->running[i]];
+        if (decoding(q))
+            decoded += q->generated, max_new += q->output;
+    }
+    double ratio = max_new > 0 ? (decoded + SGL_RETRACT_STEPS * (double)bs) / max_new : 1.0;
+    st->new_token_ratio = ratio < 1.0 ? ratio : 1.0;
+}
+
+/* Blocks the decoding requests need for their next token: SGLang's pool
+ * is per token, so its check_decode_mem asks for one free token a
+ * request; strata's asks for a block for each whose last is full. */
+static uint64_t decode_blocks(const serve_state *st)
+{
+    uint64_t need = 0, bb = st->block_bytes ? st->block_bytes : 1, b = st->cfg->block_size;
+    for (uint32_t i = 0; i < st->n_running; i++) {
+        const serve_req *q = &st->req[st->running[i]];
+        uint64_t want = ((uint64_t)q->computed + 1 + b - 1) / b, held = st->scheme->held(st->kv, q->id) / bb;
+        need += decoding(q) && want > held ? want - held : 0;
+    }
+    return need;
+}
+
+/* forward_decode_batch: one token for every decoding request, after
+ * retracting when the pool cannot give them; one whose block still does
+ * not come (a scheme that rounds) is retracted too. */
+static void decode_batch(serve_state *st, uint32_t bs)
+{
+    uint64_t b = st->cfg->block_size ? st->cfg->block_size : 1;
+    if ((uint64_t)free_tokens(st) / b < decode_blocks(st))
+        retract(st, bs);
+    else if (st->new_token_ratio - SGL_RATIO_DECAY > SGL_MIN_RATIO)
+        st->new_token_ratio -= SGL_RATIO_DECAY;
+    else
+        st->new_token_ratio = SGL_MIN_RATIO;
+    for (uint32_t i = 0; i < st->n_running;) {
+        serve_req *q = &st->req[st->running[i]];
+        strata_serve_kv_req r = serve_kv_req(q);
+        if (!decoding(q)) {
+            i++;
+        } else if (st->scheme->grow(st->kv, &r, q->computed + 1)) {
+            serve_add_chunk(st, q, 1);
+            i++;
+        } else {
+            retract_one(st, i);
+        }
+    }
+}
+
+void serve_schedule_sglang(serve_state *st)
+{
+    if (st->new_token_ratio <= 0) /* the idle server before the first request */
+        st->new_token_ratio = SGL_INIT_RATIO;
+    uint32_t running_bs = 0;
+    for (uint32_t i = 0; i < st->n_running; i++)
+        running_bs += decoding(&st->req[st->running[i]]);
+    prefill_batch(st, running_bs);
+    if (st->n_chunks)
+        return;
+    if (running_bs)
+        decode_batch(st, running_bs);
+    else if (!st->n_running)
+        st->new_token_ratio = SGL_INIT_RATIO;
+}
