@@ -34,6 +34,18 @@ are async, and each weight gradient's reduction is a synchronous bf16
 all-reduce of the whole gradient (then its shard is sliced: XLA TPU's
 reduce-scatter as all-reduce and dynamic-slice).
 
+The 32B and 64B shapes (SHAPE=10240x32x256x32768, B=1024 and B=512;
+LIBTPU_INIT_ARGS empty, same jax/libtpu): one body for both, differing
+only in the batch of the products' shapes. Forward: the QKV projection's
+all-gather alone is synchronous; the output projection's runs async under
+the QKV product and the attention, then the MLP's two one at a time, each
+under the product before its first reader (w1 under the output projection,
+w2 under the w1 product). Backward: the same, plus the QKV weights gathered
+again (async, under the gradient products) for the input gradient; every
+weight gradient still a synchronous bf16 all-reduce of the whole gradient;
+no gathers combined or split (one collective per weight; only the two
+RMSNorm gains' f32 all-reduces share one op). docs/validation.md lists both.
+
 Usage: [L=4] [B=1536] [SHAPE=5120x32x256x32768] [TOPO=v5e:16x16] \\
          PYTHONPATH=DIR python3 scripts/jax-tpu-fsdp-scan.py DUMP_DIR
 (SHAPE: embed x heads x head_dim x MLP)
@@ -101,7 +113,18 @@ def compile_step():
 OP = re.compile(r"\s+(?:ROOT )?%(\S+) = (.*?) (all-gather|all-reduce|reduce-scatter|fusion)\(")
 
 
+def has_matmul(comps, name, depth=0):
+    """Whether fused computation name (or one it calls) holds a convolution: TPU's matmuls."""
+    body = comps.get(name, "")
+    return "convolution(" in body or (depth < 3 and any(
+        has_matmul(comps, c, depth + 1) for c in re.findall(r"calls=(%[\w.\-]+)", body)))
+
+
 def census(hlo):
+    """Each loop body's collectives in schedule order and, indented, the
+    matmul fusions between them ("carrying" one: an async collective
+    fusion's state is among its operands, so the transfer runs under it)."""
+    comps = {c.partition("\n")[0].split(" ", 1)[0]: c.partition("\n")[2] for c in re.split(r"\n(?=\S)", hlo)}
     for comp in re.split(r"\n(?=\S)", hlo):
         head, _, body = comp.partition("\n")
         if "while" in body.split("\n", 1)[0] or not re.match(r"%\S*region", head):
@@ -109,15 +132,21 @@ def census(hlo):
         rows = []
         for line in body.split("\n"):
             m = OP.match(line)
-            if not m or (m.group(3) == "fusion" and not m.group(1).startswith("async-collective-")):
+            if not m:
                 continue
             shape = re.search(r"(bf16|f32)\[[0-9,]+\]", m.group(2))
+            shape = shape.group(0) if shape else ""
+            if m.group(3) == "fusion" and not m.group(1).startswith("async-collective-"):
+                called = re.search(r"calls=(%[\w.\-]+)", line)
+                if called and has_matmul(comps, called.group(1)):
+                    carries = " (carrying)" if m.group(2).startswith("(") and m.group(2).count("u32[]") >= 4 else ""
+                    rows.append(f"    matmul {shape}{carries}")
+                continue
             what = m.group(1).rsplit(".", 1)[0] if m.group(3) == "fusion" else m.group(3)
-            rows.append(f"{what} {shape.group(0) if shape else ''}")
-        if rows:
+            rows.append(f"{what} {shape}")
+        if any(not r.startswith(" ") for r in rows):
             print(head.split(" ", 1)[0])
             print("    " + "\n    ".join(rows))
-
 
 if __name__ == "__main__":
     compile_step()
