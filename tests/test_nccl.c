@@ -357,8 +357,9 @@ END_TEST
  * to the NVSwitch): B200 16 x 45 = 720 GB/s, H200 12 x 30 = 360. Ring
  * Simple: busBw = that, algbw = busBw x n / (2(n - 1)), latency 8.4 +
  * 2(n - 1) x 3.4 us. NVLS: n channels (one per GPU) at the first speed s
- * of the arch's array with (n + 1) s <= the NVLink, busBw = n x s, algbw
- * = busBw x 5/6, latency 25 us. LL128 (x .92) and the tree (x .92 x .5)
+ * of search.cc's array for the arch with (n + 1) s within the NVLink (the
+ * NVLS graph as model_figures_are_nccls has it for 8 H100s), busBw = n x
+ * s, algbw = busBw x 5/6, latency 25 us. LL128 (x .92) and the tree (x .92 x .5)
  * stay below the ring Simple's bandwidth, so at 8 GiB (where 25 to 56 us
  * of latency is 0.3% of the time) the larger algbw wins:
  *   B200 (sm100 {90, 80, ...}): n = 4: NVLS 4 x 90 x 5/6 = 300 < ring
