@@ -350,6 +350,61 @@ START_TEST(hw_declares_the_implementation)
 }
 END_TEST
 
+/* NCCL 2.27.7's choice at 8 GiB on 4 to 8 GPUs of one node, as its log
+ * shows on a p6-b200 and an H200 node (validation/nccl-tests.ini, the
+ * "8GiB Ngpu" cases). By hand from tuning.cc (v2.27.7-1) and search.cc:
+ * the ring's graph is the node's whatever the GPUs used (the GPU's NVLink
+ * to the NVSwitch): B200 16 x 45 = 720 GB/s, H200 12 x 30 = 360. Ring
+ * Simple: busBw = that, algbw = busBw x n / (2(n - 1)), latency 8.4 +
+ * 2(n - 1) x 3.4 us. NVLS: n channels (one per GPU) at the first speed s
+ * of search.cc's array for the arch with (n + 1) s within the NVLink (the
+ * NVLS graph as model_figures_are_nccls has it for 8 H100s), busBw = n x
+ * s, algbw = busBw x 5/6, latency 25 us. LL128 (x .92) and the tree (x .92 x .5)
+ * stay below the ring Simple's bandwidth, so at 8 GiB (where 25 to 56 us
+ * of latency is 0.3% of the time) the larger algbw wins:
+ *   B200 (sm100 {90, 80, ...}): n = 4: NVLS 4 x 90 x 5/6 = 300 < ring
+ *     720 x 4/6 = 480; n = 5: 375 < 450; n = 6: 450 > 432 (NVLS
+ *     19,113.7 us against the ring's 19,926.5); n = 7: 525 > 420; n = 8
+ *     (9 x 90 = 810 > 720, so 80): 533.3 > 411.4.
+ *   H200 (sm90 {60, 50, 40, ...}): n = 4: 4 x 60 x 5/6 = 200 < 240;
+ *     n = 5 (6 x 60 = 360 fits): 250 > 225; n = 6 (7 x 50): 250 > 216;
+ *     n = 7 (8 x 40): 233.3 > 210; n = 8 (9 x 40): 266.7 > 205.7.
+ * NCCL's log: the ring at 4 and 5 B200s and NVLS from 6; the ring at 4
+ * H200s and NVLS from 5. */
+START_TEST(nvls_by_gpu_count_at_8_gib)
+{
+    const strata_nccl_version *v = strata_nccl_version_find("2.27");
+    ck_assert_ptr_nonnull(v);
+    const uint64_t gib8 = 8ull << 30;
+    for (uint32_t n = 4; n <= 8; n++) {
+        strata_nccl_comm b200 = {.arch = STRATA_NCCL_BLACKWELL, .ranks = n, .graph_channels = 16,
+                                 .channel_gbs = 45.0, .nvls = true, .version = v};
+        strata_nccl_comm h200 = {.arch = STRATA_NCCL_HOPPER, .ranks = n, .graph_channels = 12,
+                                 .channel_gbs = 30.0, .nvls = true, .version = v};
+        strata_nccl_choice cb = choose(&b200, STRATA_OP_ALL_REDUCE, gib8);
+        strata_nccl_choice ch = choose(&h200, STRATA_OP_ALL_REDUCE, gib8);
+        ck_assert_msg(cb.algo == (n >= 6 ? STRATA_NCCL_NVLS : STRATA_NCCL_RING), "B200 x %u: %s", n,
+                      strata_nccl_algo_name(cb.algo));
+        ck_assert_msg(ch.algo == (n >= 5 ? STRATA_NCCL_NVLS : STRATA_NCCL_RING), "H200 x %u: %s", n,
+                      strata_nccl_algo_name(ch.algo));
+        ck_assert(cb.proto == STRATA_NCCL_SIMPLE && ch.proto == STRATA_NCCL_SIMPLE);
+        double lat, bw;
+        ck_assert(strata_nccl_model(&b200, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, &lat, &bw));
+        ck_assert_double_eq_tol(bw, n * (n == 8 ? 80.0 : 90.0) * 5 / 6, 1e-9);
+        ck_assert(strata_nccl_model(&h200, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, &lat, &bw));
+        ck_assert_double_eq_tol(lat, 8.4 + 2.0 * (n - 1) * 3.4, 1e-9);
+        ck_assert_double_eq_tol(bw, 360.0 * n / (2.0 * (n - 1)), 1e-9);
+    }
+    /* the two sides of the B200's switch, by their estimates */
+    strata_nccl_comm b6 = {.arch = STRATA_NCCL_BLACKWELL, .ranks = 6, .graph_channels = 16, .channel_gbs = 45.0,
+                           .nvls = true, .version = v};
+    ck_assert_double_eq_tol(strata_nccl_time_us(&b6, STRATA_OP_ALL_REDUCE, STRATA_NCCL_NVLS, STRATA_NCCL_SIMPLE, gib8),
+                            25.0 + 8589934592.0 / 450e3, 1e-6);
+    ck_assert_double_eq_tol(strata_nccl_time_us(&b6, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, gib8),
+                            42.4 + 8589934592.0 / 432e3, 1e-6);
+}
+END_TEST
+
 static Suite *nccl_suite(void)
 {
     Suite *s = suite_create("nccl");
@@ -357,6 +412,7 @@ static Suite *nccl_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, model_figures_are_nccls);
     tcase_add_test(tc, protocol_choice_at_the_crossovers);
+    tcase_add_test(tc, nvls_by_gpu_count_at_8_gib);
     tcase_add_test(tc, channels_follow_enqueue);
     tcase_add_test(tc, ring_reduce_scatter_reduces_as_it_receives);
     tcase_add_test(tc, simple_waits_its_sync_per_step);
