@@ -648,6 +648,8 @@ START_TEST(size_fast_path_agrees_with_units)
         "1", "4096", "4096B", "007", "1KiB", "64KiB", "3MiB", "1GiB", "2TiB", "1.5GiB", "64KB", "2MB", "1e3",
         "18446744073709551615", "18446744073709551616", "16777215TiB", "16777216TiB", "17179869183GiB",
         "17179869184GiB", "99999999999999999999", "0x10", "KiB", "1KIB", "1kib", "1PiB", "-1", "+1",
+        /* the one-pass forms' neighbours (line.c plain_size) */
+        "1MiBx", "1Mi", "1M", "0KiB", "0B", "1Bi", "8XiB", "1TiB", "4096BB",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
         uint64_t want = 0;
