@@ -21,8 +21,9 @@
  *  2. An op has stream != NULL (STRATA_DEFAULT_STREAM when absent) and
  *     line set to its 1-based line in the file.
  *  3. Every field of the op is set from the line alone: what an earlier
- *     line set is cleared (the head of the op always, its attributes'
- *     fields after a line that had any).
+ *     line set is cleared (the head of the op always, the fields of each
+ *     attribute the line before had: only an attribute's syntax writes
+ *     them, and the scratch's dirty bits name those it reached).
  *  4. Syntax only; history (live names, recorded events) is
  *     trace/check.c's.
  */
@@ -47,10 +48,11 @@ typedef enum {
 #undef ATTR
     ATTR__COUNT
 } attr_id;
+_Static_assert(ATTR__COUNT <= 32, "an attribute is a bit of a 32-bit mask (parse_attrs, strata_line_scratch.dirty)");
 
 struct strata_line_scratch {
     char *text;        /* owned copy of the line (strata_parse_op_line only) */
-    bool tail_zero;    /* the op last parsed has every attribute's field at its default */
+    uint32_t dirty;    /* the attributes (bits by attr_id) whose fields the op last parsed may have set */
     bool op_cleared;   /* the op has been cleared whole once (padding, shape[]) */
     name_list lists[ATTR__COUNT]; /* a list attribute's names into the line (others unused) */
 };
@@ -64,7 +66,11 @@ typedef struct line_ctx {
 
 /* ---- errors ----------------------------------------------------------- */
 
-G_GNUC_PRINTF(4, 5)
+/* The errors are cold: kept out of line, so that the paths that succeed
+ * (every line of a good trace) inline their helpers. */
+#define COLD __attribute__((cold, noinline))
+
+G_GNUC_PRINTF(4, 5) COLD
 static bool fail_at(const line_ctx *lc, const char *at, GError **err, const char *fmt, ...)
 {
     va_list ap;
@@ -78,7 +84,7 @@ static bool fail_at(const line_ctx *lc, const char *at, GError **err, const char
     return false;
 }
 
-static bool fail_got(const line_ctx *lc, const char *at, const char *expected, GError **err)
+COLD static bool fail_got(const line_ctx *lc, const char *at, const char *expected, GError **err)
 {
     char *q = strata_quote(at);
     fail_at(lc, at, err, "expected %s, got '%s'", expected, q);
@@ -172,7 +178,7 @@ static bool take_name(const line_ctx *lc, char *tok, const char *what, const cha
     return true;
 }
 
-static char *join_names(const char *(*name_of)(unsigned), unsigned from, unsigned to)
+COLD static char *join_names(const char *(*name_of)(unsigned), unsigned from, unsigned to)
 {
     GString *s = g_string_new(NULL);
     for (unsigned i = from; i < to; i++)
@@ -247,7 +253,7 @@ static void name_list_reserve(name_list *l, uint32_t n)
 }
 
 /* "expected WHAT (one of NAMES), got 'value'" over the names 1..count. */
-static bool fail_enum(const line_ctx *lc, const char *value, const char *what, const char *(*name_of)(unsigned),
+COLD static bool fail_enum(const line_ctx *lc, const char *value, const char *what, const char *(*name_of)(unsigned),
                       unsigned count, GError **err)
 {
     char *known = join_names(name_of, 1, count);
@@ -525,7 +531,7 @@ static unsigned attr_lookup(const char *tok, size_t len)
 }
 
 /* The attributes a kind takes, "tag=, dtype=, ...", in canonical order. */
-static char *known_attrs(strata_op_kind kind)
+COLD static char *known_attrs(strata_op_kind kind)
 {
     GString *s = g_string_new(NULL);
     for (unsigned i = 0; i < ATTR__COUNT; i++)
@@ -566,9 +572,23 @@ static void clear_attributes(strata_op *op)
 #undef ATTR
 }
 
+/* One attribute's fields at their defaults: only an attribute's syntax
+ * writes them, so a line clears those of the attributes the line before
+ * it had (most lines have one or two of the twenty). */
+static void clear_attribute(strata_op *op, unsigned id)
+{
+    switch ((attr_id)id) {
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what)                                                    \
+    case ATTR_##key: OP_SCHEMA_BY_CLASS(ZERO_, store)(field, aux, dflt) break;
+        STRATA_OP_ATTRS(ATTR)
+#undef ATTR
+    case ATTR__COUNT: break;
+    }
+}
+
 /* ---- one line ---------------------------------------------------------- */
 
-static bool missing(const line_ctx *lc, const char *what, GError **err)
+COLD static bool missing(const line_ctx *lc, const char *what, GError **err)
 {
     return fail_at(lc, lc->end, err, "expected %s, got end of line", what);
 }
@@ -705,7 +725,6 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
     unsigned seen = 0;
     char *tok, *eq;
     while ((tok = next_attr(&cursor, &eq))) {
-        s->tail_zero = false;
         if (!eq) {
             char *known = known_attrs(op->kind);
             char *expected = *known ? g_strdup_printf("an attribute KEY=VALUE (%s)", known)
@@ -734,6 +753,7 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
         if (seen & (1u << id))
             return fail_at(lc, tok, err, "duplicate attribute '%s='", attr_names[id]);
         seen |= 1u << id;
+        s->dirty |= 1u << id; /* its syntax may write its fields, even when it then fails */
         char *value = eq + 1;
         if (*value == '\0')
             return fail_at(lc, value, err, "expected a value after '%s=', got end of attribute", attr_names[id]);
@@ -752,17 +772,19 @@ bool strata_line_parse(char *text, size_t len, const char *origin, uint64_t line
     else
         end = text + len;
     line_ctx lc = {origin, line, text, end};
-    /* Only attributes set the attributes' fields: after a line without
-     * any, the operands' fields are all there is to clear. */
+    /* Only attributes set the attributes' fields: after the first line,
+     * those of the attributes the line before had are all there is to
+     * clear beside the operands'. */
     if (!s->op_cleared) {
         memset(op, 0, sizeof *op);
+        clear_attributes(op);
         s->op_cleared = true;
-        s->tail_zero = false;
+        s->dirty = 0;
     }
     clear_operands(op);
-    if (!s->tail_zero)
-        clear_attributes(op);
-    s->tail_zero = true;
+    for (uint32_t m = s->dirty; m; m &= m - 1)
+        clear_attribute(op, (unsigned)__builtin_ctz(m));
+    s->dirty = 0;
     op->line = line;
     /* The kind: its token's length from the one scan over it. */
     char *tok = skip_blanks(text), *cursor = tok;
