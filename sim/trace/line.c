@@ -166,14 +166,18 @@ static bool valid_name(const char *s)
     return true;
 }
 
-static bool take_name(const line_ctx *lc, char *tok, const char *what, const char **out, GError **err)
+COLD static bool bad_name(const line_ctx *lc, char *tok, const char *what, GError **err)
 {
-    if (!valid_name(tok)) {
-        char *expected = g_strdup_printf("%s (printable, without '=', ',' or '#')", what);
-        fail_got(lc, tok, expected, err);
-        g_free(expected);
-        return false;
-    }
+    char *expected = g_strdup_printf("%s (printable, without '=', ',' or '#')", what);
+    fail_got(lc, tok, expected, err);
+    g_free(expected);
+    return false;
+}
+
+static inline bool take_name(const line_ctx *lc, char *tok, const char *what, const char **out, GError **err)
+{
+    if (!valid_name(tok))
+        return bad_name(lc, tok, what, err);
     *out = tok;
     return true;
 }
@@ -593,12 +597,27 @@ COLD static bool missing(const line_ctx *lc, const char *what, GError **err)
     return fail_at(lc, lc->end, err, "expected %s, got end of line", what);
 }
 
-/* The next operand, a name: `what` says what it is; the message when the
- * line ends says it follows the op's kind (first: true) or the destination. */
-static bool take_operand(const line_ctx *lc, char **cursor, const char *what, const strata_op *op, bool first,
-                         const char **out, GError **err)
+/* take_operand() past its common case: a token with other bytes (refused
+ * by take_name() with its message), or none. */
+COLD static bool take_operand_rest(const line_ctx *lc, char **cursor, const char *what, const strata_op *op,
+                                   bool first, const char **out, GError **err)
 {
-    /* The common case in one pass: a token of name bytes only. */
+    char *tok = next_token(cursor);
+    if (tok)
+        return take_name(lc, tok, what, out, err);
+    char *m = first ? g_strdup_printf("%s after '%s'", what, strata_op_kind_name(op->kind))
+                    : g_strdup_printf("%s after the destination", what);
+    missing(lc, m, err);
+    g_free(m);
+    return false;
+}
+
+/* The next operand, a name: `what` says what it is; the message when the
+ * line ends says it follows the op's kind (first: true) or the destination.
+ * The common case, a token of name bytes only, in one pass and inline. */
+static inline bool take_operand(const line_ctx *lc, char **cursor, const char *what, const strata_op *op,
+                                bool first, const char **out, GError **err)
+{
     char *tok = skip_blanks(*cursor), *p = tok;
     while (name_byte((unsigned char)*p))
         p++;
@@ -607,14 +626,7 @@ static bool take_operand(const line_ctx *lc, char **cursor, const char *what, co
         *out = tok;
         return true;
     }
-    tok = next_token(cursor);
-    if (tok)
-        return take_name(lc, tok, what, out, err);
-    char *m = first ? g_strdup_printf("%s after '%s'", what, strata_op_kind_name(op->kind))
-                    : g_strdup_printf("%s after the destination", what);
-    missing(lc, m, err);
-    g_free(m);
-    return false;
+    return take_operand_rest(lc, cursor, what, op, first, out, err);
 }
 
 /* The common cases of a size operand: decimal digits, above 0, with no
