@@ -135,7 +135,8 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
     x->coll = step.coll;
     x->phase = step.phase;
     x->from = step.from;
-    engine_kernel_extra(f->hw, op, x);
+    if (op->kind == STRATA_OP_COMPUTE && in->kernel) /* the others have none: no call per op */
+        engine_kernel_extra(f->hw, op, x);
 }
 
 /* Keeps op on the tape; past its budget, drops the tape. */
