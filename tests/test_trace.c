@@ -10,6 +10,7 @@
 #include "testutil.h"
 #include "core/error.h"
 #include "core/units.h"
+#include "trace/line.h"
 #include "trace/reader.h"
 #include "trace/writer.h"
 
@@ -648,6 +649,8 @@ START_TEST(size_fast_path_agrees_with_units)
         "1", "4096", "4096B", "007", "1KiB", "64KiB", "3MiB", "1GiB", "2TiB", "1.5GiB", "64KB", "2MB", "1e3",
         "18446744073709551615", "18446744073709551616", "16777215TiB", "16777216TiB", "17179869183GiB",
         "17179869184GiB", "99999999999999999999", "0x10", "KiB", "1KIB", "1kib", "1PiB", "-1", "+1",
+        /* the one-pass forms' neighbours (line.c plain_size) */
+        "1MiBx", "1Mi", "1M", "0KiB", "0B", "1Bi", "8XiB", "1TiB", "4096BB",
     };
     for (size_t i = 0; i < G_N_ELEMENTS(texts); i++) {
         uint64_t want = 0;
@@ -666,6 +669,59 @@ START_TEST(size_fast_path_agrees_with_units)
 }
 END_TEST
 
+/* One scratch and one op over successive lines, as the reader parses them:
+ * an attribute's fields do not outlive their line (line.c invariant 3; a
+ * line clears only the attributes the line before had), and the first line
+ * starts from the defaults (stream main). */
+START_TEST(attributes_do_not_outlive_their_line)
+{
+    static const char *const lines[] = {
+        "compute k flops=1e9 in=b,c out=d bytes=4KiB time=2us unit=vpu kernel=gemm dims=2x3x4 stream=dma",
+        "compute k2",
+        "alloc a 1MiB tag=param dtype=bf16 shape=8x128 addr=4096 device=3",
+        "alloc e 2",
+        "copy e a bytes=1 at=1s note=x",
+        "wait ev",
+    };
+    strata_line_scratch *s = strata_line_scratch_new();
+    strata_op op;
+    memset(&op, 0xa5, sizeof op); /* whatever the caller's op held */
+    for (size_t i = 0; i < G_N_ELEMENTS(lines); i++) {
+        char *text = g_strdup(lines[i]);
+        GError *err = NULL;
+        ck_assert_msg(strata_line_parse(text, strlen(text), "t", i + 1, s, &op, &err), "%s: %s", lines[i],
+                      err ? err->message : "");
+        switch (i) {
+        case 0:
+            ck_assert(op.has_flops && op.flops == 1e9 && op.n_ins == 2 && op.n_outs == 1 && op.has_bytes);
+            ck_assert(op.has_time && op.n_kdims == 3 && strcmp(op.stream, "dma") == 0);
+            break;
+        case 1: /* every field line 0 set is back at its default */
+            ck_assert(!op.has_flops && op.flops == 0 && op.n_ins == 0 && op.ins == NULL && op.n_outs == 0);
+            ck_assert(op.outs == NULL && !op.has_bytes && op.bytes == 0 && !op.has_time && op.time_s == 0);
+            ck_assert(op.unit == NULL && op.kernel == NULL && op.n_kdims == 0 && op.dims[0] == 0);
+            ck_assert_str_eq(op.stream, STRATA_DEFAULT_STREAM);
+            break;
+        case 2: ck_assert(op.tag == STRATA_TAG_PARAM && op.n_dims == 2 && op.has_addr && op.has_device); break;
+        case 3:
+            ck_assert(op.tag == STRATA_TAG_NONE && op.dtype == STRATA_DTYPE_NONE && op.n_dims == 0);
+            ck_assert(op.shape[0] == 0 && op.shape[1] == 0 && !op.has_addr && op.addr == 0 && !op.has_device);
+            ck_assert(op.device == 0 && op.size == 2);
+            break;
+        case 4: ck_assert(op.has_bytes && op.bytes == 1 && op.has_at && op.note != NULL); break;
+        case 5:
+            ck_assert(!op.has_bytes && op.bytes == 0 && !op.has_at && op.at_s == 0 && op.note == NULL);
+            ck_assert(op.src == NULL && op.size == 0);
+            ck_assert_str_eq(op.stream, STRATA_DEFAULT_STREAM);
+            break;
+        default: break;
+        }
+        g_free(text); /* the op's strings pointed into it: line i + 1 sets or clears each */
+    }
+    strata_line_scratch_free(s);
+}
+END_TEST
+
 static Suite *trace_suite(void)
 {
     Suite *s = suite_create("trace");
@@ -680,6 +736,7 @@ static Suite *trace_suite(void)
     tcase_add_test(tc, reads_stdin_and_rewinds);
     tcase_add_test(tc, long_trace_streams);
     tcase_add_test(tc, size_fast_path_agrees_with_units);
+    tcase_add_test(tc, attributes_do_not_outlive_their_line);
     suite_add_tcase(s, tc);
     TCase *tw = tcase_create("writer");
     tcase_add_test(tw, writer_round_trips_every_attribute);

@@ -275,6 +275,26 @@ START_TEST(numbers_as_strtod)
 }
 END_TEST
 
+/* A bare amount of work is read in one pass (units.c's bare_exact) where
+ * exact: every text it does not take whole falls to the general reader,
+ * which keeps its refusals and their message. By hand: 1e9 = 10^9 and
+ * 2.5e3 = 2500 exactly (significands 1 and 25, powers 9 and 2); 1.5 = 3/2;
+ * 0e5 = 0. */
+START_TEST(flops_one_pass_keeps_values_and_refusals)
+{
+    ck_assert(real_ok(strata_parse_flops, "1e9") == 1000000000.0);
+    ck_assert(real_ok(strata_parse_flops, "2.5e3") == 2500.0);
+    ck_assert(real_ok(strata_parse_flops, "1.5") == 1.5);
+    ck_assert(real_ok(strata_parse_flops, "0e5") == 0.0);
+    static const char *const refused[] = {"1e", "1e+", "1e-", ".", "e5", "1e5x", "1 ", "1..5", "1e5.", "+1", ""};
+    for (size_t i = 0; i < G_N_ELEMENTS(refused); i++) {
+        char *needle = g_strdup_printf("got '%s'", refused[i]);
+        real_fails(strata_parse_flops, refused[i], needle);
+        g_free(needle);
+    }
+}
+END_TEST
+
 START_TEST(format_human)
 {
     char *s;
@@ -465,6 +485,7 @@ int main(void)
     tcase_add_test(tc, times);
     tcase_add_test(tc, flop_rates_and_flops);
     tcase_add_test(tc, numbers_as_strtod);
+    tcase_add_test(tc, flops_one_pass_keeps_values_and_refusals);
     tcase_add_test(tc, format_human);
     tcase_add_test(tc, format_u64_digits);
     tcase_add_test(tc, format_size_exact_round_trips);

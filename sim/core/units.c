@@ -380,8 +380,43 @@ bool strata_parse_flop_rate(const char *text, double *flops_per_s, GError **err)
     return parse_real(text, flop_rate_units, false, false, true, FLOP_RATE_WHAT, flops_per_s, err);
 }
 
+/* Whether text is a bare number (digits, an optional fraction, an optional
+ * exponent with digits, nothing after) whose value exact_decimal() gives:
+ * what parse_real() returns for it with bare_ok, in one pass and no unit
+ * table (a compute's flops= on every such line of a trace). */
+static bool bare_exact(const char *text, double *out)
+{
+    const char *p = text;
+    while (g_ascii_isdigit(*p))
+        p++;
+    bool digits = p > text;
+    if (*p == '.') {
+        const char *f = ++p;
+        while (g_ascii_isdigit(*p))
+            p++;
+        digits = digits || p > f;
+    }
+    if (!digits)
+        return false;
+    if (*p == 'e' || *p == 'E') {
+        const char *e = p + 1;
+        e += *e == '+' || *e == '-';
+        if (!g_ascii_isdigit(*e))
+            return false;
+        while (g_ascii_isdigit(*e))
+            e++;
+        p = e;
+    }
+    if (*p != '\0')
+        return false;
+    quantity q = {.number = text, .number_len = (size_t)(p - text), .unit = p, .integral = false};
+    return exact_decimal(&q, out);
+}
+
 bool strata_parse_flops(const char *text, double *flops, GError **err)
 {
+    if (text && bare_exact(text, flops))
+        return true;
     return parse_real(text, flops_units, false, true, true, FLOPS_WHAT, flops, err);
 }
 

@@ -48,6 +48,7 @@ struct engine_feed {
     engine_tape_pool *queue_chunks; /* the queues' spare chunks */
     bool eof;
     bool keep_labels;
+    bool spmd;                 /* src is an SPMD expansion: its side table speaks of each op */
     engine_op *spare;          /* released ops, reused by make_op */
     engine_buffer *spare_buffers; /* forgotten buffers, reused by new_buffer */
     engine_tape *tape;         /* the first pass's ops, or NULL: read the source again */
@@ -131,11 +132,12 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
         x->n_donated = strata_ledger_donated(in, op->ins, (uint64_t *)(void *)f->donated->data);
     }
     /* the binder has just read op from the source: the side table speaks of it */
-    strata_spmd_step step = strata_spmd_step_of(f->src);
+    strata_spmd_step step = f->spmd ? strata_spmd_step_of(f->src) : (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
     x->coll = step.coll;
     x->phase = step.phase;
     x->from = step.from;
-    engine_kernel_extra(f->hw, op, x);
+    if (op->kind == STRATA_OP_COMPUTE && in->kernel) /* the others have none: no call per op */
+        engine_kernel_extra(f->hw, op, x);
 }
 
 /* Keeps op on the tape; past its budget, drops the tape. */
@@ -187,6 +189,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
     f->src = src;
+    f->spmd = strata_spmd_is_expansion(src);
     strata_bind_options opt = {.hw = hw};
     f->binder = strata_binder_new(src, &opt);
     f->ms = ms;

@@ -837,6 +837,11 @@ strata_spmd_step strata_spmd_step_of(const strata_source *src)
     return s ? s->last : (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
 }
 
+bool strata_spmd_is_expansion(const strata_source *src)
+{
+    return strata_source_self(src, &spmd_vtable) != NULL;
+}
+
 const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll)
 {
     const spmd *s = strata_source_self(src, &spmd_vtable);

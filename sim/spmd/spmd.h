@@ -144,6 +144,9 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
  * handed out last: its collective and phase ({STRATA_COLL_NONE, 0} when
  * src is no expansion, or before its first op). */
 strata_spmd_step strata_spmd_step_of(const strata_source *src);
+/* Whether src is an expansion by strata_spmd_expand() (its side table
+ * then speaks of its ops; otherwise every step is {STRATA_COLL_NONE, 0}). */
+bool strata_spmd_is_expansion(const strata_source *src);
 /* The collective `coll` (not STRATA_COLL_NONE) of src's steps: valid as
  * long as src. NULL when src is no expansion or has no such collective. */
 const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll);

@@ -190,17 +190,22 @@ static bool check_refused(const strata_checker *c, const strata_op *op, uint32_t
 }
 
 /* The live buffer `name`, or an error saying which operand of op named it. */
-static live_buffer *need_live(const strata_checker *c, const strata_op *op, const char *role, const char *name,
-                              GError **err)
+__attribute__((cold, noinline)) static live_buffer *not_live(const strata_checker *c, const strata_op *op,
+                                                             const char *role, const char *name, GError **err)
+{
+    char *q = strata_checker_quote(c, name);
+    fail(c, op, err, "expected a live buffer as %s of %s, got %s (never allocated, or already freed)", role,
+         strata_op_kind_name(op->kind), q);
+    g_free(q);
+    return NULL;
+}
+
+/* Every operand of every op comes here: the lookup inline, the refusal out of line. */
+static inline live_buffer *need_live(const strata_checker *c, const strata_op *op, const char *role,
+                                     const char *name, GError **err)
 {
     live_buffer *b = name ? strata_live_find(c->live, name) : NULL;
-    if (!b) {
-        char *q = strata_checker_quote(c, name);
-        fail(c, op, err, "expected a live buffer as %s of %s, got %s (never allocated, or already freed)", role,
-             strata_op_kind_name(op->kind), q);
-        g_free(q);
-    }
-    return b;
+    return b ? b : not_live(c, op, role, name, err);
 }
 
 /* Resolves a list of operands into ids; *first: the first operand of all

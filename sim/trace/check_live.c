@@ -56,7 +56,7 @@ static const char *name_of(const record *r)
 
 /* A hash of s[0..len): every byte moves every bit (names often differ
  * only in trailing digits). */
-static uint32_t name_hash(const char *s, size_t len)
+static inline __attribute__((always_inline)) uint32_t name_hash(const char *s, size_t len)
 {
     const uint64_t k = UINT64_C(0x9E3779B97F4A7C15);
     uint64_t h = (uint64_t)len * k;
@@ -75,7 +75,7 @@ static uint32_t name_hash(const char *s, size_t len)
 }
 
 /* Whether r holds the name s[0..len) of hash h. */
-static bool holds(const record *r, const char *s, size_t len, uint32_t h)
+static inline bool holds(const record *r, const char *s, size_t len, uint32_t h)
 {
     if (r->hash != h || r->len != len)
         return false;
@@ -110,7 +110,8 @@ void strata_live_free(strata_live_set *s)
 
 /* The link that points at the record of name (NULL at the chain's end
  * when name is not live). */
-static record **link_of(const strata_live_set *s, const char *name, size_t len, uint32_t hash)
+static inline __attribute__((always_inline)) record **link_of(const strata_live_set *s, const char *name,
+                                                              size_t len, uint32_t hash)
 {
     record **at = &s->buckets[hash & s->mask];
     while (*at && !holds(*at, name, len, hash))

@@ -21,8 +21,9 @@
  *  2. An op has stream != NULL (STRATA_DEFAULT_STREAM when absent) and
  *     line set to its 1-based line in the file.
  *  3. Every field of the op is set from the line alone: what an earlier
- *     line set is cleared (the head of the op always, its attributes'
- *     fields after a line that had any).
+ *     line set is cleared (the head of the op always, the fields of each
+ *     attribute the line before had: only an attribute's syntax writes
+ *     them, and the scratch's dirty bits name those it reached).
  *  4. Syntax only; history (live names, recorded events) is
  *     trace/check.c's.
  */
@@ -47,10 +48,11 @@ typedef enum {
 #undef ATTR
     ATTR__COUNT
 } attr_id;
+_Static_assert(ATTR__COUNT <= 32, "an attribute is a bit of a 32-bit mask (parse_attrs, strata_line_scratch.dirty)");
 
 struct strata_line_scratch {
     char *text;        /* owned copy of the line (strata_parse_op_line only) */
-    bool tail_zero;    /* the op last parsed has every attribute's field at its default */
+    uint32_t dirty;    /* the attributes (bits by attr_id) whose fields the op last parsed may have set */
     bool op_cleared;   /* the op has been cleared whole once (padding, shape[]) */
     name_list lists[ATTR__COUNT]; /* a list attribute's names into the line (others unused) */
 };
@@ -64,7 +66,11 @@ typedef struct line_ctx {
 
 /* ---- errors ----------------------------------------------------------- */
 
-G_GNUC_PRINTF(4, 5)
+/* The errors are cold: kept out of line, so that the paths that succeed
+ * (every line of a good trace) inline their helpers. */
+#define COLD __attribute__((cold, noinline))
+
+G_GNUC_PRINTF(4, 5) COLD
 static bool fail_at(const line_ctx *lc, const char *at, GError **err, const char *fmt, ...)
 {
     va_list ap;
@@ -78,7 +84,7 @@ static bool fail_at(const line_ctx *lc, const char *at, GError **err, const char
     return false;
 }
 
-static bool fail_got(const line_ctx *lc, const char *at, const char *expected, GError **err)
+COLD static bool fail_got(const line_ctx *lc, const char *at, const char *expected, GError **err)
 {
     char *q = strata_quote(at);
     fail_at(lc, at, err, "expected %s, got '%s'", expected, q);
@@ -160,19 +166,23 @@ static bool valid_name(const char *s)
     return true;
 }
 
-static bool take_name(const line_ctx *lc, char *tok, const char *what, const char **out, GError **err)
+COLD static bool bad_name(const line_ctx *lc, char *tok, const char *what, GError **err)
 {
-    if (!valid_name(tok)) {
-        char *expected = g_strdup_printf("%s (printable, without '=', ',' or '#')", what);
-        fail_got(lc, tok, expected, err);
-        g_free(expected);
-        return false;
-    }
+    char *expected = g_strdup_printf("%s (printable, without '=', ',' or '#')", what);
+    fail_got(lc, tok, expected, err);
+    g_free(expected);
+    return false;
+}
+
+static inline bool take_name(const line_ctx *lc, char *tok, const char *what, const char **out, GError **err)
+{
+    if (!valid_name(tok))
+        return bad_name(lc, tok, what, err);
     *out = tok;
     return true;
 }
 
-static char *join_names(const char *(*name_of)(unsigned), unsigned from, unsigned to)
+COLD static char *join_names(const char *(*name_of)(unsigned), unsigned from, unsigned to)
 {
     GString *s = g_string_new(NULL);
     for (unsigned i = from; i < to; i++)
@@ -247,7 +257,7 @@ static void name_list_reserve(name_list *l, uint32_t n)
 }
 
 /* "expected WHAT (one of NAMES), got 'value'" over the names 1..count. */
-static bool fail_enum(const line_ctx *lc, const char *value, const char *what, const char *(*name_of)(unsigned),
+COLD static bool fail_enum(const line_ctx *lc, const char *value, const char *what, const char *(*name_of)(unsigned),
                       unsigned count, GError **err)
 {
     char *known = join_names(name_of, 1, count);
@@ -525,7 +535,7 @@ static unsigned attr_lookup(const char *tok, size_t len)
 }
 
 /* The attributes a kind takes, "tag=, dtype=, ...", in canonical order. */
-static char *known_attrs(strata_op_kind kind)
+COLD static char *known_attrs(strata_op_kind kind)
 {
     GString *s = g_string_new(NULL);
     for (unsigned i = 0; i < ATTR__COUNT; i++)
@@ -566,28 +576,33 @@ static void clear_attributes(strata_op *op)
 #undef ATTR
 }
 
+/* One attribute's fields at their defaults: only an attribute's syntax
+ * writes them, so a line clears those of the attributes the line before
+ * it had (most lines have one or two of the twenty). */
+static void clear_attribute(strata_op *op, unsigned id)
+{
+    switch ((attr_id)id) {
+#define ATTR(key, field, aux, store, syntax, kinds, dflt, what)                                                    \
+    case ATTR_##key: OP_SCHEMA_BY_CLASS(ZERO_, store)(field, aux, dflt) break;
+        STRATA_OP_ATTRS(ATTR)
+#undef ATTR
+    case ATTR__COUNT: break;
+    }
+}
+
 /* ---- one line ---------------------------------------------------------- */
 
-static bool missing(const line_ctx *lc, const char *what, GError **err)
+COLD static bool missing(const line_ctx *lc, const char *what, GError **err)
 {
     return fail_at(lc, lc->end, err, "expected %s, got end of line", what);
 }
 
-/* The next operand, a name: `what` says what it is; the message when the
- * line ends says it follows the op's kind (first: true) or the destination. */
-static bool take_operand(const line_ctx *lc, char **cursor, const char *what, const strata_op *op, bool first,
-                         const char **out, GError **err)
+/* take_operand() past its common case: a token with other bytes (refused
+ * by take_name() with its message), or none. */
+COLD static bool take_operand_rest(const line_ctx *lc, char **cursor, const char *what, const strata_op *op,
+                                   bool first, const char **out, GError **err)
 {
-    /* The common case in one pass: a token of name bytes only. */
-    char *tok = skip_blanks(*cursor), *p = tok;
-    while (name_byte((unsigned char)*p))
-        p++;
-    if (p > tok && token_end(*p)) {
-        cut_token(cursor, p);
-        *out = tok;
-        return true;
-    }
-    tok = next_token(cursor);
+    char *tok = next_token(cursor);
     if (tok)
         return take_name(lc, tok, what, out, err);
     char *m = first ? g_strdup_printf("%s after '%s'", what, strata_op_kind_name(op->kind))
@@ -597,18 +612,54 @@ static bool take_operand(const line_ctx *lc, char **cursor, const char *what, co
     return false;
 }
 
-/* The common case of a size operand: decimal digits, above 0, no unit.
- * False (cursor unmoved) for any other token, which parse_size_value()
- * then reads or refuses. */
+/* The next operand, a name: `what` says what it is; the message when the
+ * line ends says it follows the op's kind (first: true) or the destination.
+ * The common case, a token of name bytes only, in one pass and inline. */
+static inline bool take_operand(const line_ctx *lc, char **cursor, const char *what, const strata_op *op,
+                                bool first, const char **out, GError **err)
+{
+    char *tok = skip_blanks(*cursor), *p = tok;
+    while (name_byte((unsigned char)*p))
+        p++;
+    if (p > tok && token_end(*p)) {
+        cut_token(cursor, p);
+        *out = tok;
+        return true;
+    }
+    return take_operand_rest(lc, cursor, what, op, first, out, err);
+}
+
+/* The common cases of a size operand: decimal digits, above 0, with no
+ * unit or a binary one (B, KiB, MiB, GiB, TiB) that does not overflow, read
+ * in the one pass over the token; what fast_size() answers for the same
+ * text. False (cursor unmoved) for any other token, which
+ * parse_size_value() then reads or refuses. */
 static bool plain_size(char **cursor, uint64_t *bytes)
 {
     char *tok = skip_blanks(*cursor);
     uint64_t v = 0;
     char *p = (char *)decimal(tok, &v);
-    if (!p || v == 0 || !token_end(*p))
+    if (!p || v == 0)
+        return false;
+    unsigned shift = 0;
+    switch (p[0]) { /* p[1] and p[2] are read only while the bytes before them are not the NUL */
+    case 'K': shift = 10; break;
+    case 'M': shift = 20; break;
+    case 'G': shift = 30; break;
+    case 'T': shift = 40; break;
+    default: break;
+    }
+    if (p[0] == 'B') {
+        p += 1;
+    } else if (shift) {
+        if (p[1] != 'i' || p[2] != 'B' || v > (UINT64_MAX >> shift))
+            return false;
+        p += 3;
+    }
+    if (!token_end(*p))
         return false;
     cut_token(cursor, p);
-    *bytes = v;
+    *bytes = v << shift;
     return true;
 }
 
@@ -686,7 +737,6 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
     unsigned seen = 0;
     char *tok, *eq;
     while ((tok = next_attr(&cursor, &eq))) {
-        s->tail_zero = false;
         if (!eq) {
             char *known = known_attrs(op->kind);
             char *expected = *known ? g_strdup_printf("an attribute KEY=VALUE (%s)", known)
@@ -715,6 +765,7 @@ static bool parse_attrs(const line_ctx *lc, strata_op *op, char *cursor, strata_
         if (seen & (1u << id))
             return fail_at(lc, tok, err, "duplicate attribute '%s='", attr_names[id]);
         seen |= 1u << id;
+        s->dirty |= 1u << id; /* its syntax may write its fields, even when it then fails */
         char *value = eq + 1;
         if (*value == '\0')
             return fail_at(lc, value, err, "expected a value after '%s=', got end of attribute", attr_names[id]);
@@ -733,23 +784,29 @@ bool strata_line_parse(char *text, size_t len, const char *origin, uint64_t line
     else
         end = text + len;
     line_ctx lc = {origin, line, text, end};
-    /* Only attributes set the attributes' fields: after a line without
-     * any, the operands' fields are all there is to clear. */
+    /* Only attributes set the attributes' fields: after the first line,
+     * those of the attributes the line before had are all there is to
+     * clear beside the operands'. */
     if (!s->op_cleared) {
         memset(op, 0, sizeof *op);
+        clear_attributes(op);
         s->op_cleared = true;
-        s->tail_zero = false;
+        s->dirty = 0;
     }
     clear_operands(op);
-    if (!s->tail_zero)
-        clear_attributes(op);
-    s->tail_zero = true;
+    for (uint32_t m = s->dirty; m; m &= m - 1)
+        clear_attribute(op, (unsigned)__builtin_ctz(m));
+    s->dirty = 0;
     op->line = line;
-    char *cursor = text;
-    char *tok = next_token(&cursor);
-    if (!tok)
+    /* The kind: its token's length from the one scan over it. */
+    char *tok = skip_blanks(text), *cursor = tok;
+    if (*tok == '\0')
         return fail_at(&lc, text, err, "expected an op, got an empty line");
-    if (!strata_op_kind_from_name(tok, &op->kind)) {
+    while (!token_end(*cursor))
+        cursor++;
+    size_t kind_len = (size_t)(cursor - tok);
+    cut_token(&cursor, cursor);
+    if (!strata_op_kind_of_span(tok, kind_len, &op->kind)) {
         char *known = join_names(kind_name_u, 0, STRATA_OP__COUNT);
         char *q = strata_quote(tok);
         fail_at(&lc, tok, err, "unknown op '%s': expected one of %s", q, known);

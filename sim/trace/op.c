@@ -96,13 +96,11 @@ const char *strata_tag_name(strata_tag tag)
 }
 
 /* Runs on every line: the kinds are told apart by their length, then by at
- * most three compares of that constant length (inlined, not calls). */
-bool strata_op_kind_from_name(const char *name, strata_op_kind *kind)
+ * most three compares of that constant length (inlined, not calls). The
+ * line reader knows the token's length from its scan (strata_op_kind_of_span). */
+bool strata_op_kind_of_span(const char *name, size_t len, strata_op_kind *kind)
 {
 #define IS(k, text) (memcmp(name, text, sizeof text - 1) == 0 ? (*kind = (k), true) : false)
-    size_t len = 0;
-    while (len < 19 && name[len])
-        len++;
     switch (len) {
     case 4: return IS(STRATA_OP_FREE, "free") || IS(STRATA_OP_COPY, "copy") || IS(STRATA_OP_WAIT, "wait");
     case 5: return IS(STRATA_OP_ALLOC, "alloc");
@@ -116,6 +114,14 @@ bool strata_op_kind_from_name(const char *name, strata_op_kind *kind)
     default: return false;
     }
 #undef IS
+}
+
+bool strata_op_kind_from_name(const char *name, strata_op_kind *kind)
+{
+    size_t len = 0;
+    while (len < 19 && name[len])
+        len++;
+    return strata_op_kind_of_span(name, len, kind);
 }
 
 bool strata_tag_from_name(const char *name, strata_tag *tag)

@@ -115,6 +115,8 @@ typedef struct strata_op_positionals {
 } strata_op_positionals;
 const strata_op_positionals *strata_op_positionals_of(strata_op_kind kind);
 bool strata_op_kind_from_name(const char *name, strata_op_kind *kind);
+/* The same for the len bytes at name (not NUL-terminated there). */
+bool strata_op_kind_of_span(const char *name, size_t len, strata_op_kind *kind);
 const char *strata_tag_name(strata_tag tag); /* "" for NONE */
 bool strata_tag_from_name(const char *name, strata_tag *tag);
 const char *strata_dtype_name(strata_dtype dtype); /* "" for NONE */
