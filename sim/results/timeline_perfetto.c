@@ -364,7 +364,20 @@ static void pf_lane(void *ws, const strata_tl_track *t, int tid, guint index, lo
 }
 
 /* The uuid of memory m's counter series (described when first used). */
-static uint64_t series_uuid(pf_writer *w, uint32_t m, int series)
+static uint64_t new_series(pf_writer *w, uint32_t m, int series);
+
+static inline uint64_t series_uuid(pf_writer *w, uint32_t m, int series)
+{
+    if (G_LIKELY(m < w->n_series_mem)) {
+        uint64_t uuid = w->series[(gsize)m * SERIES_N + (gsize)series];
+        if (uuid)
+            return uuid;
+    }
+    return new_series(w, m, series);
+}
+
+/* Describes memory m's counter series (its first use). */
+static uint64_t new_series(pf_writer *w, uint32_t m, int series)
 {
     if (m >= w->n_series_mem) {
         guint n = MAX(m + 1, 2 * w->n_series_mem);
