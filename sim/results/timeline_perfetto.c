@@ -33,10 +33,14 @@
  * 1,800 instructions a packet (callgrind, a begin with 4 args and its end:
  * 3,600), several times the JSON writer's cost of an event, which would
  * defeat the format's purpose. Their field tags are taken from protobuf-c's
- * descriptors of the vendored schema at open, not written here; lengths of
- * nested messages are redundant varints of a width fixed beforehand, as
- * Perfetto's own protozero writes them. The tests unpack the file with
- * protobuf-c.
+ * descriptors of the vendored schema at open, not written here, and
+ * encoded there once with every run of bytes that all packets of a kind
+ * repeat (sequence id, flags, an event's type and its track's tag, an
+ * arg's name), as are the string args whose value is fixed (a memory's
+ * from/to/memory, a buffer's tag): an event copies them whole and encodes
+ * only its own numbers. Lengths of nested messages are redundant varints
+ * of a width fixed beforehand, as Perfetto's own protozero writes them.
+ * The tests unpack the file with protobuf-c.
  *
  * Invariants: the bytes depend only on the calls; every track is described
  * before the first event on it; each lane's slices come in time order.
