@@ -188,7 +188,7 @@ static inline uint8_t *put_pre(uint8_t *p, const pre *c)
     return p + c->n;
 }
 
-/* Encodes what `write` puts at p (at most PRE_MAX bytes) as a pre. */
+/* The bytes from `from` to `to` (at most PRE_MAX: the encoder wrote them) as a pre. */
 static pre pre_of(const uint8_t *from, const uint8_t *to)
 {
     pre c = {.n = (uint8_t)(to - from)};
@@ -367,9 +367,9 @@ static void pf_lane(void *ws, const strata_tl_track *t, int tid, guint index, lo
     w->o.len = (size_t)(p - (uint8_t *)w->o.buf);
 }
 
-/* The uuid of memory m's counter series (described when first used). */
 static uint64_t new_series(pf_writer *w, uint32_t m, int series);
 
+/* The uuid of memory m's counter series (described when first used). */
 static inline uint64_t series_uuid(pf_writer *w, uint32_t m, int series)
 {
     if (G_LIKELY(m < w->n_series_mem)) {
