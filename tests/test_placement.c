@@ -9,7 +9,9 @@
  * `strata replay` and `validate` execute); the spec's own values win over
  * the trace's; options the allocator does not declare, and device_limit
  * when the capacity is the caller's, are left out; lifetimes reach a
- * planning allocator; --check-allocators is accepted by replay and validate.
+ * planning allocator; --check-allocators is accepted by replay and validate;
+ * the stats a placement keeps from its latest call follow each call and are
+ * taken again after an open that changed its allocator.
  *
  * The buddy allocator on a 64 MiB memory (one top block, order k holding
  * blocks of min_block << k, the lowest free block of the smallest order
@@ -276,6 +278,45 @@ START_TEST(option_kv_declared_only)
 }
 END_TEST
 
+/* strata_placement_stats() answers from the stats the latest alloc, free or
+ * release took, and asks the allocator again after an open that changed
+ * it: buddy with 1 MiB blocks, allocated (the requested bytes of live
+ * buffers) 100 KiB, then 300 KiB, then 200 KiB once a is freed; opened
+ * again under a trace option (min_block=4096) the placement has a new,
+ * empty allocator: 0. Each answer is also the allocator's own. */
+static void assert_stats(const strata_placement *p, uint64_t allocated)
+{
+    strata_alloc_stats kept, own;
+    strata_placement_stats(p, &kept);
+    strata_allocator_stats(strata_placement_allocator(p), &own);
+    ck_assert_uint_eq(kept.allocated, allocated);
+    ck_assert_mem_eq(&kept, &own, sizeof kept);
+}
+
+START_TEST(stats_follow_each_call)
+{
+    strata_placement_config cfg = {.memory = "hbm", .spec = "buddy:min_block=1MiB", .capacity = 64 * MiB};
+    strata_placement *p = strata_placement_new(&cfg);
+    GError *err = NULL;
+    ck_assert_msg(strata_placement_open(p, NULL, &err), "%s", err ? err->message : "");
+    assert_stats(p, 0);
+    uint64_t at;
+    ck_assert_int_eq(strata_placement_alloc(p, 0, 100 * KiB, 0, &at, &err), STRATA_PLACED);
+    assert_stats(p, 100 * KiB);
+    ck_assert_int_eq(strata_placement_alloc(p, 1, 200 * KiB, 0, &at, &err), STRATA_PLACED);
+    assert_stats(p, 300 * KiB);
+    ck_assert(strata_placement_free_block(p, 0, &err));
+    assert_stats(p, 200 * KiB);
+    ck_assert(strata_placement_release(p, &err));
+    assert_stats(p, 200 * KiB);
+    strata_checker *c = options_checker("option allocator.min_block=4096\n");
+    ck_assert_msg(strata_placement_open(p, c, &err), "%s", err ? err->message : "");
+    assert_stats(p, 0);
+    strata_checker_free(c);
+    strata_placement_free(p);
+}
+END_TEST
+
 START_TEST(spec_wins_over_trace)
 {
     strata_checker *c = options_checker("option allocator.min_block=1MiB\n");
@@ -395,6 +436,7 @@ static Suite *placement_suite(void)
     tcase_add_test(tc, bad_option_names_memory);
     tcase_add_test(tc, lifetimes_reach_the_planner);
     tcase_add_test(tc, cli_check_allocators_everywhere);
+    tcase_add_test(tc, stats_follow_each_call);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -28,6 +28,12 @@ struct strata_placement {
     strata_ledger *ledger;
     GArray *lifetimes;        /* strata_lifetime; NULL unless the type plans */
     strata_idmap *open_at;    /* id -> index + 1 into lifetimes, while live */
+    /* The allocator's stats as after_call() took them, while no call since
+     * (an event, an open, a plan) can have changed them: the engine asks
+     * for them right after each alloc and free with a timeline, and some
+     * allocators' stats walk their free blocks. */
+    strata_alloc_stats last;
+    bool last_fresh;
 };
 
 /* The allocator type the spec names, or NULL. */
@@ -128,6 +134,7 @@ bool strata_placement_open(strata_placement *p, const strata_checker *c, GError 
     g_assert(strata_allocator_needs_plan(a) == (p->lifetimes != NULL));
     strata_allocator_free(p->alloc);
     p->alloc = a;
+    p->last_fresh = false;
     return true;
 }
 
@@ -186,6 +193,7 @@ bool strata_placement_plan(strata_placement *p, strata_progress *progress, GErro
 {
     if (!p->lifetimes || !p->alloc)
         return true;
+    p->last_fresh = false;
     strata_allocator_set_progress(p->alloc, progress);
     GError *local = NULL;
     bool ok = strata_allocator_plan(p->alloc, (const strata_lifetime *)(void *)p->lifetimes->data,
@@ -207,6 +215,8 @@ static bool after_call(strata_placement *p, GError **err)
 {
     strata_alloc_stats s;
     strata_allocator_stats(p->alloc, &s);
+    p->last = s;
+    p->last_fresh = true;
     /* alloc.h's invariant 2, which engine_memory.c states for the engine */
     assert(s.allocated <= s.reserved && s.reserved <= p->capacity);
     strata_ledger_observe(p->ledger, &s); /* invariant 2 */
@@ -244,6 +254,7 @@ bool strata_placement_release(strata_placement *p, GError **err)
 
 void strata_placement_event(strata_placement *p, bool is_record, uint32_t stream, uint32_t event, uint64_t seq)
 {
+    p->last_fresh = false;
     strata_allocator_event(p->alloc, is_record, stream, event, seq);
 }
 
@@ -254,6 +265,10 @@ bool strata_placement_takes_events(const strata_placement *p)
 
 void strata_placement_stats(const strata_placement *p, strata_alloc_stats *out)
 {
+    if (p->last_fresh) {
+        *out = p->last;
+        return;
+    }
     strata_allocator_stats(p->alloc, out);
 }
 

@@ -126,6 +126,10 @@ void strata_placement_event(strata_placement *p, bool is_record, uint32_t stream
 /* Whether events reach the allocator at all (its type has an event hook):
  * a consumer may skip strata_placement_event where this is false. */
 bool strata_placement_takes_events(const strata_placement *p);
+/* The allocator's stats now: those taken after the latest alloc, free or
+ * release when no event, open or plan came since (the allocator is
+ * changed only through these calls: strata_placement_allocator()'s is to
+ * read), else asked of the allocator. */
 void strata_placement_stats(const strata_placement *p, strata_alloc_stats *out);
 
 /* The memory's allocator spec, capacity and the ledger's figures into out

@@ -33,10 +33,14 @@
  * 1,800 instructions a packet (callgrind, a begin with 4 args and its end:
  * 3,600), several times the JSON writer's cost of an event, which would
  * defeat the format's purpose. Their field tags are taken from protobuf-c's
- * descriptors of the vendored schema at open, not written here; lengths of
- * nested messages are redundant varints of a width fixed beforehand, as
- * Perfetto's own protozero writes them. The tests unpack the file with
- * protobuf-c.
+ * descriptors of the vendored schema at open, not written here, and
+ * encoded there once with every run of bytes that all packets of a kind
+ * repeat (sequence id, flags, an event's type and its track's tag, an
+ * arg's name), as are the string args whose value is fixed (a memory's
+ * from/to/memory, a buffer's tag): an event copies them whole and encodes
+ * only its own numbers. Lengths of nested messages are redundant varints
+ * of a width fixed beforehand, as Perfetto's own protozero writes them.
+ * The tests unpack the file with protobuf-c.
  *
  * Invariants: the bytes depend only on the calls; every track is described
  * before the first event on it; each lane's slices come in time order.
@@ -69,6 +73,25 @@ typedef struct tags {
     uint32_t pid, tid, thread_name, sort;              /* ThreadDescriptor */
 } tags;
 
+/* Bytes that every packet of a kind repeats (a field's tag and, where the
+ * value is fixed, its value), encoded once at open: put_pre() copies them
+ * in one fixed-size move. */
+enum { PRE_MAX = 16 };
+typedef struct pre {
+    uint8_t b[PRE_MAX];
+    uint8_t n;
+} pre;
+
+/* A debug annotation whose name and string value are fixed (a memory's
+ * from/to/memory arg, a buffer's tag arg), encoded whole, and the string's
+ * length (the events' room counts it). */
+typedef struct fixed_arg {
+    uint8_t *b;
+    size_t n, text_n;
+} fixed_arg;
+
+enum { MEM_FROM, MEM_TO, MEM_MEMORY, MEM_ARGS };
+
 typedef struct pf_writer {
     strata_tl_out o;     /* pending output */
     const strata_results *r;
@@ -76,6 +99,19 @@ typedef struct pf_writer {
     uint64_t *series;    /* per memory, per series: its counter track's uuid (0: none yet) */
     guint n_series_mem;
     uint64_t next_counter;
+    /* Encoded once (pf_open): the tags of packet, timestamp, track_event,
+     * counter_value, extra uuid and value, name, name_iid, category and
+     * annotation; the bytes between a packet's timestamp and its event
+     * (sequence id, the flags of an interned one, the event's tag); an
+     * event's type and its track's tag, per type; an uint arg's name. */
+    pre packet, timestamp, track_event, counter, extra_uuid, extra_value, name, name_iid, category, annotation;
+    pre after_ts, after_ts_interned;
+    pre slice_begin, slice_end, counter_event;
+    pre arg_uint[ARG__END];
+    size_t kind_n[STRATA_OP__COUNT + 1]; /* strlen of each kind's name ("?" last) */
+    fixed_arg tag_arg[STRATA_TAG__COUNT + 1];
+    fixed_arg *mem_args; /* per memory, then "?": MEM_ARGS each */
+    guint n_mem_args;    /* memories in mem_args */
 } pf_writer;
 
 /* ---- encoding ---------------------------------------------------------- */
@@ -146,6 +182,27 @@ static inline uint8_t *field(uint8_t *p, uint32_t tag, uint64_t v)
     return varint(varint(p, tag), v);
 }
 
+static inline uint8_t *put_pre(uint8_t *p, const pre *c)
+{
+    memcpy(p, c->b, PRE_MAX);
+    return p + c->n;
+}
+
+/* The bytes from `from` to `to` (at most PRE_MAX: the encoder wrote them) as a pre. */
+static pre pre_of(const uint8_t *from, const uint8_t *to)
+{
+    pre c = {.n = (uint8_t)(to - from)};
+    g_assert(to - from <= PRE_MAX);
+    memcpy(c.b, from, c.n);
+    return c;
+}
+
+static pre pre_tag(uint32_t tag)
+{
+    uint8_t b[PRE_MAX];
+    return pre_of(b, varint(b, tag));
+}
+
 /* Bytes of a length field that holds any length up to bound. */
 static inline int width_for(size_t bound)
 {
@@ -156,6 +213,11 @@ static inline int width_for(size_t bound)
 static inline void put_length(uint8_t *at, const uint8_t *end, int width)
 {
     size_t v = (size_t)(end - at - width);
+    if (width == 2) { /* an event's (bounds of 128 to 16,383 bytes) */
+        at[0] = (uint8_t)(v | 0x80);
+        at[1] = (uint8_t)(v >> 7);
+        return;
+    }
     for (int i = 0; i < width - 1; i++, v >>= 7)
         at[i] = (uint8_t)(v | 0x80);
     at[width - 1] = (uint8_t)v;
@@ -196,36 +258,38 @@ typedef struct open_event {
 
 /* Starts a packet at ns with a track event of type on track uuid, with room
  * for `body` more bytes of the event; interned: it refers to interned names. */
-static uint8_t *begin_event(pf_writer *w, open_event *o, size_t body, int64_t ns, int type, uint64_t uuid, bool interned)
+static inline uint8_t *begin_event(pf_writer *w, open_event *o, size_t body, int64_t ns, const pre *type, uint64_t uuid,
+                                   bool interned)
 {
     size_t bound = body + EVENT_ROOM;
     o->width = width_for(bound);
-    uint8_t *p = varint(room(w, bound + 16), w->t.packet);
+    uint8_t *p = put_pre(room(w, bound + 2 * PRE_MAX), &w->packet);
     o->packet = p;
-    p = field(p + o->width, w->t.timestamp, (uint64_t)ns);
-    p = field(p, w->t.sequence, 1);
-    if (interned)
-        p = field(p, w->t.flags, PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE);
-    p = varint(p, w->t.track_event);
+    p = varint(put_pre(p + o->width, &w->timestamp), (uint64_t)ns);
+    p = put_pre(p, interned ? &w->after_ts_interned : &w->after_ts);
     o->event = p;
-    p = field(p + o->width, w->t.type, (uint64_t)type);
-    return field(p, w->t.track_uuid, uuid);
+    return varint(put_pre(p + o->width, type), uuid);
 }
 
-static void end_event(pf_writer *w, const open_event *o, uint8_t *end)
+static inline void end_event(pf_writer *w, const open_event *o, uint8_t *end)
 {
     put_length(o->event, end, o->width);
     put_length(o->packet, end, o->width);
     w->o.len = (size_t)(end - (uint8_t *)w->o.buf);
 }
 
-static uint8_t *arg_uint(const pf_writer *w, uint8_t *p, uint64_t name, uint64_t v)
+static inline uint8_t *arg_uint(const pf_writer *w, uint8_t *p, int name, uint64_t v)
 {
-    p = varint(p, w->t.annotation);
+    p = put_pre(p, &w->annotation);
     uint8_t *len = p++;
-    p = field(field(p, w->t.arg_name, name), w->t.arg_uint, v);
-    put_length(len, p, 1);
+    p = varint(put_pre(p, &w->arg_uint[name]), v);
+    *len = (uint8_t)(p - len - 1); /* under 128: a name_iid and a varint */
     return p;
+}
+
+static inline uint8_t *put_fixed(uint8_t *p, const fixed_arg *a)
+{
+    return (uint8_t *)memcpy(p, a->b, a->n) + a->n;
 }
 
 static uint8_t *arg_string(const pf_writer *w, uint8_t *p, uint64_t name, const char *s, size_t n)
@@ -303,8 +367,21 @@ static void pf_lane(void *ws, const strata_tl_track *t, int tid, guint index, lo
     w->o.len = (size_t)(p - (uint8_t *)w->o.buf);
 }
 
+static uint64_t new_series(pf_writer *w, uint32_t m, int series);
+
 /* The uuid of memory m's counter series (described when first used). */
-static uint64_t series_uuid(pf_writer *w, uint32_t m, int series)
+static inline uint64_t series_uuid(pf_writer *w, uint32_t m, int series)
+{
+    if (G_LIKELY(m < w->n_series_mem)) {
+        uint64_t uuid = w->series[(gsize)m * SERIES_N + (gsize)series];
+        if (uuid)
+            return uuid;
+    }
+    return new_series(w, m, series);
+}
+
+/* Describes memory m's counter series (its first use). */
+static uint64_t new_series(pf_writer *w, uint32_t m, int series)
 {
     if (m >= w->n_series_mem) {
         guint n = MAX(m + 1, 2 * w->n_series_mem);
@@ -337,11 +414,41 @@ static uint64_t series_uuid(pf_writer *w, uint32_t m, int series)
 
 /* ---- events ------------------------------------------------------------ */
 
+/* The encoded annotation of arg `name` with string value s (n bytes), as
+ * arg_string() writes it. */
+static fixed_arg fixed_arg_new(const pf_writer *w, int name, const char *s)
+{
+    size_t n = strlen(s);
+    uint8_t *b = g_malloc(n + 4 * ARG_ROOM);
+    fixed_arg a = {.b = b, .n = (size_t)(arg_string(w, b, (uint64_t)name, s, n) - b), .text_n = n};
+    return a;
+}
+
+/* Memory `index`'s from/to/memory args (MEM_ARGS; "?" out of range);
+ * encoded again when memories were listed after the timeline started. */
+static const fixed_arg *memory_args(pf_writer *w, int32_t index)
+{
+    guint n = w->r->memories ? w->r->memories->len : 0;
+    if (G_UNLIKELY(!w->mem_args || n != w->n_mem_args)) {
+        for (guint i = 0; w->mem_args && i < (w->n_mem_args + 1) * MEM_ARGS; i++)
+            g_free(w->mem_args[i].b);
+        w->mem_args = g_renew(fixed_arg, w->mem_args, (gsize)(n + 1) * MEM_ARGS);
+        for (guint m = 0; m <= n; m++) {
+            const char *name = memory_name(w->r, m < n ? (int32_t)m : -1);
+            w->mem_args[m * MEM_ARGS + MEM_FROM] = fixed_arg_new(w, ARG_FROM, name);
+            w->mem_args[m * MEM_ARGS + MEM_TO] = fixed_arg_new(w, ARG_TO, name);
+            w->mem_args[m * MEM_ARGS + MEM_MEMORY] = fixed_arg_new(w, ARG_MEMORY, name);
+        }
+        w->n_mem_args = n;
+    }
+    return &w->mem_args[(index < 0 || (guint)index >= n ? n : (guint)index) * MEM_ARGS];
+}
+
 /* The slice's end, right after its begin on the same lane. */
-static void slice_end(pf_writer *w, uint64_t uuid, int64_t end_ns)
+static inline void slice_end(pf_writer *w, uint64_t uuid, int64_t end_ns)
 {
     open_event o;
-    uint8_t *p = begin_event(w, &o, 0, end_ns, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END, uuid, false);
+    uint8_t *p = begin_event(w, &o, 0, end_ns, &w->slice_end, uuid, false);
     end_event(w, &o, p);
 }
 
@@ -352,38 +459,35 @@ static void pf_span(void *ws, const strata_tl_track *t, int tid, int64_t start_n
     pf_writer *w = ws;
     unsigned kind = MIN((unsigned)sp->kind, (unsigned)STRATA_OP__COUNT);
     const char *label = sp->label && *sp->label ? sp->label : NULL;
-    const char *kind_name = strata_op_kind_name((strata_op_kind)kind);
-    size_t kind_n = label ? strlen(kind_name) : 0, label_n = label ? strlen(label) : 0;
-    const char *m1 = NULL, *m2 = NULL;
+    size_t kind_n = label ? w->kind_n[kind] : 0, label_n = label ? strlen(label) : 0;
+    const fixed_arg *m1 = NULL, *m2 = NULL;
     if (sp->kind == STRATA_OP_COPY) {
-        m1 = memory_name(w->r, sp->src_memory);
-        m2 = memory_name(w->r, sp->dst_memory);
+        m1 = &memory_args(w, sp->src_memory)[MEM_FROM];
+        m2 = &memory_args(w, sp->dst_memory)[MEM_TO];
     } else if (sp->memory >= 0) {
-        m1 = memory_name(w->r, sp->memory);
+        m1 = &memory_args(w, sp->memory)[MEM_MEMORY];
     }
-    size_t m1_n = m1 ? strlen(m1) : 0, m2_n = m2 ? strlen(m2) : 0;
+    size_t m1_n = m1 ? m1->text_n : 0, m2_n = m2 ? m2->text_n : 0;
     uint64_t uuid = 2 * (uint64_t)tid;
     open_event o;
-    uint8_t *p = begin_event(w, &o, kind_n + label_n + m1_n + m2_n + 8 * ARG_ROOM, start_ns,
-                             PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, uuid, true);
+    uint8_t *p = begin_event(w, &o, kind_n + label_n + m1_n + m2_n + 8 * ARG_ROOM, start_ns, &w->slice_begin, uuid,
+                             true);
     if (label) {
-        p = field(p, w->t.name, kind_n + 1 + label_n);
-        p = (uint8_t *)memcpy(p, kind_name, kind_n) + kind_n;
+        p = varint(put_pre(p, &w->name), kind_n + 1 + label_n);
+        p = (uint8_t *)memcpy(p, strata_op_kind_name((strata_op_kind)kind), kind_n) + kind_n;
         *p++ = ' ';
         p = (uint8_t *)memcpy(p, label, label_n) + label_n;
     } else {
-        p = field(p, w->t.name_iid, kind + 1);
+        p = varint(put_pre(p, &w->name_iid), kind + 1);
     }
-    p = field(p, w->t.category, on_link ? CAT_COPY : kind + 1);
+    p = varint(put_pre(p, &w->category), on_link ? CAT_COPY : kind + 1);
     p = arg_uint(w, p, ARG_OP, sp->op_index);
     p = arg_uint(w, p, ARG_LINE, sp->line);
     p = arg_uint(w, p, ARG_BYTES, sp->bytes);
-    if (m2) {
-        p = arg_string(w, p, ARG_FROM, m1, m1_n);
-        p = arg_string(w, p, ARG_TO, m2, m2_n);
-    } else if (m1) {
-        p = arg_string(w, p, ARG_MEMORY, m1, m1_n);
-    }
+    if (m1)
+        p = put_fixed(p, m1);
+    if (m2)
+        p = put_fixed(p, m2);
     end_event(w, &o, p);
     slice_end(w, uuid, end_ns);
 }
@@ -394,17 +498,15 @@ static void pf_buffer(void *ws, const strata_tl_track *t, int tid, int64_t start
     (void)t;
     pf_writer *w = ws;
     unsigned tag = MIN((unsigned)b->tag, (unsigned)STRATA_TAG__COUNT);
-    const char *tag_text = tag_name((int)tag);
-    size_t tag_n = strlen(tag_text);
+    const fixed_arg *tag_arg = &w->tag_arg[tag];
     uint64_t uuid = 2 * (uint64_t)tid;
     open_event o;
-    uint8_t *p = begin_event(w, &o, tag_n + 6 * ARG_ROOM, start_ns, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN,
-                             uuid, true);
-    p = field(p, w->t.name_iid, NAME_TAG0 + tag);
-    p = field(p, w->t.category, CAT_BUFFER);
+    uint8_t *p = begin_event(w, &o, tag_arg->text_n + 6 * ARG_ROOM, start_ns, &w->slice_begin, uuid, true);
+    p = varint(put_pre(p, &w->name_iid), NAME_TAG0 + tag);
+    p = varint(put_pre(p, &w->category), CAT_BUFFER);
     p = arg_uint(w, p, ARG_OFFSET, b->offset);
     p = arg_uint(w, p, ARG_SIZE, b->size);
-    p = arg_string(w, p, ARG_TAG, tag_text, tag_n);
+    p = put_fixed(p, tag_arg);
     p = arg_uint(w, p, ARG_BUFFER, b->id);
     end_event(w, &o, p);
     slice_end(w, uuid, end_ns);
@@ -415,20 +517,51 @@ static void pf_buffer(void *ws, const strata_tl_track *t, int tid, int64_t start
 static void pf_counters(void *ws, const strata_mem_sample *s, int64_t ns, strata_tl_tag_count *row)
 {
     pf_writer *w = ws;
-    const tags *g = &w->t;
     uint64_t allocated = series_uuid(w, s->memory, SERIES_ALLOCATED);
     uint64_t reserved = series_uuid(w, s->memory, SERIES_RESERVED);
     uint64_t tag = row ? series_uuid(w, s->memory, SERIES_TAG0 + (int)s->tag) : 0;
     open_event o;
-    uint8_t *p = begin_event(w, &o, 6 * ARG_ROOM, ns, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER, allocated, false);
-    p = field(p, g->counter, (uint64_t)s->allocated);
-    p = field(field(p, g->extra_uuid, reserved), g->extra_value, (uint64_t)s->reserved);
+    uint8_t *p = begin_event(w, &o, 6 * ARG_ROOM, ns, &w->counter_event, allocated, false);
+    p = varint(put_pre(p, &w->counter), (uint64_t)s->allocated);
+    p = varint(put_pre(varint(put_pre(p, &w->extra_uuid), reserved), &w->extra_value), (uint64_t)s->reserved);
     if (row)
-        p = field(field(p, g->extra_uuid, tag), g->extra_value, (uint64_t)MAX(row[s->tag].bytes, 0));
+        p = varint(put_pre(varint(put_pre(p, &w->extra_uuid), tag), &w->extra_value),
+                   (uint64_t)MAX(row[s->tag].bytes, 0));
     end_event(w, &o, p);
 }
 
 /* ---- the file ---------------------------------------------------------- */
+
+/* The bytes that packets repeat, encoded once (pf_writer). */
+static void encode_constants(pf_writer *w)
+{
+    const tags *g = &w->t;
+    w->packet = pre_tag(g->packet);
+    w->timestamp = pre_tag(g->timestamp);
+    w->track_event = pre_tag(g->track_event);
+    w->counter = pre_tag(g->counter);
+    w->extra_uuid = pre_tag(g->extra_uuid);
+    w->extra_value = pre_tag(g->extra_value);
+    w->name = pre_tag(g->name);
+    w->name_iid = pre_tag(g->name_iid);
+    w->category = pre_tag(g->category);
+    w->annotation = pre_tag(g->annotation);
+    uint8_t b[PRE_MAX];
+    w->after_ts = pre_of(b, varint(field(b, g->sequence, 1), g->track_event));
+    w->after_ts_interned = pre_of(
+        b, varint(field(field(b, g->sequence, 1), g->flags,
+                        PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE),
+                  g->track_event));
+    w->slice_begin = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN), g->track_uuid));
+    w->slice_end = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END), g->track_uuid));
+    w->counter_event = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER), g->track_uuid));
+    for (int a = 1; a < ARG__END; a++)
+        w->arg_uint[a] = pre_of(b, varint(field(b, g->arg_name, (uint64_t)a), g->arg_uint));
+    for (int k = 0; k <= STRATA_OP__COUNT; k++)
+        w->kind_n[k] = strlen(strata_op_kind_name((strata_op_kind)k));
+    for (int t = 0; t <= STRATA_TAG__COUNT; t++)
+        w->tag_arg[t] = fixed_arg_new(w, ARG_TAG, tag_name(t));
+}
 
 static void *pf_open(FILE *out, const strata_results *r)
 {
@@ -436,6 +569,7 @@ static void *pf_open(FILE *out, const strata_results *r)
     strata_tl_out_init(&w->o, out, CHUNK);
     w->r = r;
     find_tags(&w->t);
+    encode_constants(w);
     return w;
 }
 
@@ -498,6 +632,11 @@ static void pf_free(void *ws)
     pf_writer *w = ws;
     g_free(w->o.buf);
     g_free(w->series);
+    for (int t = 0; t <= STRATA_TAG__COUNT; t++)
+        g_free(w->tag_arg[t].b);
+    for (guint i = 0; w->mem_args && i < (w->n_mem_args + 1) * MEM_ARGS; i++)
+        g_free(w->mem_args[i].b);
+    g_free(w->mem_args);
     g_free(w);
 }
 
