@@ -137,11 +137,11 @@ START_TEST(test_rounds_start_apart)
     close_to(ends[2], 1e-6 + 0.5e-6 + 50000 / 60e9, "c2 at 3/5 of the link");
     spmd_fill_clear(f);
     ring_of_four(f);
-    close_to(spmd_fill_rounds(f, 1, 64), 3e-6, "1 round");
-    close_to(spmd_fill_rounds(f, 2, 64), 5.5e-6, "2 rounds");
-    close_to(spmd_fill_rounds(f, 4, 64), 10.5e-6, "4 rounds");
-    close_to(spmd_fill_rounds(f, 100, 64), 250.5e-6, "100 rounds, 64 simulated");
-    close_to(spmd_fill_rounds(f, 100, 4), 250.5e-6, "100 rounds, 4 simulated");
+    close_to(spmd_fill_rounds(f, 1, 64, NULL), 3e-6, "1 round");
+    close_to(spmd_fill_rounds(f, 2, 64, NULL), 5.5e-6, "2 rounds");
+    close_to(spmd_fill_rounds(f, 4, 64, NULL), 10.5e-6, "4 rounds");
+    close_to(spmd_fill_rounds(f, 100, 64, NULL), 250.5e-6, "100 rounds, 64 simulated");
+    close_to(spmd_fill_rounds(f, 100, 4, NULL), 250.5e-6, "100 rounds, 4 simulated");
     spmd_fill_free(f);
 }
 END_TEST
@@ -169,7 +169,7 @@ START_TEST(test_reductions_hold_the_round)
     }
     close_to(spmd_fill_run(f, ends), 2.5e-6, "one round, the reduction after its copy");
     close_to(ends[0], 2e-6, "the copy's own end");
-    close_to(spmd_fill_rounds(f, 4, 64), 10e-6, "4 rounds of 2.5 us");
+    close_to(spmd_fill_rounds(f, 4, 64, NULL), 10e-6, "4 rounds of 2.5 us");
     spmd_fill_clear(f);
     spmd_fill_free(f);
     static const double latency[4] = {1.5e-6, 1e-6, 1e-6, 1e-6};

@@ -221,6 +221,7 @@ static void render_step(spmd *s, const emit *e)
     case EM_RECORD:
     case EM_WAIT:
         o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
+        s->last.lead_ps = e->kind == EM_WAIT ? e->bytes : 0; /* sync_groups' */
         lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, STRATA_SPMD_ROUND, e->peer);
         o->name = s->strs[STR_NAME]->str;
         break;
@@ -235,7 +236,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
-        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, s->classes ? e->from + 1 : 0};
+        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, s->classes ? e->from + 1 : 0, 0};
         buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
         buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
         o->name = s->strs[STR_NAME]->str;
@@ -245,7 +246,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
-        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, 0};
+        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, 0, 0};
         o->name = strata_op_kind_name(s->cur->kind);
         GPtrArray *strs = s->s_lists[0];
         while (strs->len < 3)
@@ -369,14 +370,45 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
 typedef struct decision {
     uint32_t rounds;
     strata_coll_phase phase, hs; /* hs: a handshake copy's data's */
+    uint64_t *lead_ps; /* a paced phase's, per representative: how long before the group's last
+                        * device its class's first ends the phase in the pipelined rounds (NULL: none) */
 } decision;
+
+static void decision_free(gpointer p)
+{
+    decision *d = p;
+    g_free(d->lead_ps);
+    g_free(d);
+}
+
+/* The leads of a paced phase (decision.lead_ps) from the pipeline's ends
+ * (spmd_phase_ends): a device ends the phase `last - its end` before the
+ * group's last, and its representative stands for the earliest of its
+ * class. NULL where the rounds were not pipelined. */
+static uint64_t *leads_of(const spmd *s)
+{
+    const double *ends = spmd_phase_ends(s->links);
+    double last = 0;
+    for (uint32_t x = 0; x < s->devices; x++)
+        last = MAX(last, ends[x]);
+    if (last <= 0)
+        return NULL;
+    uint64_t *lead = g_new0(uint64_t, s->devices);
+    if (g_getenv("I40D_DEBUG")) { for (uint32_t x = 0; x < s->devices; x++) fprintf(stderr, "%u:%.1f ", x, (last - ends[x]) * 1e6); fprintf(stderr, " last %.1f\n", last*1e6); }
+    for (uint32_t x = 0; x < s->devices; x++)
+        if (ends[x] > 0)
+            lead[named(s, x)] = MAX(lead[named(s, x)], (uint64_t)llround((last - ends[x]) * 1e12));
+    return lead;
+}
 
 /* The phase that starts at round r (steps[first, end)) of the current
  * collective: decided over every group once per schedule and round (a
  * pure function of the model, the mesh and the schedule, which is one of
  * s->sig: the layers of a model repeat their collectives), then recalled. */
-static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, strata_coll_phase *hs)
+static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, strata_coll_phase *hs,
+                       const uint64_t **lead_ps)
 {
+    *lead_ps = NULL;
     if (s->mode == STRATA_SPMD_STEPS || s->only_leader != ONLY_ALL) /* device=: every round as it is */
         return 1;
     uint64_t words[8] = {s->sig[0], s->sig[1], s->sig[2], s->sig[3], s->sig[4], r->first, s->round, s->sub};
@@ -386,6 +418,7 @@ static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, stra
         g_bytes_unref(key);
         *ph = d->phase;
         *hs = d->hs;
+        *lead_ps = d->lead_ps;
         return d->rounds;
     }
     bool fast = s->mode == STRATA_SPMD_FAST;
@@ -393,9 +426,11 @@ static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, stra
         spmd_round_scale(s->links, r, s->classes); /* the orbits' most loaded links */
     d = g_new(decision, 1);
     d->rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &d->phase, &d->hs);
+    d->lead_ps = d->phase.paced ? leads_of(s) : NULL;
     g_hash_table_insert(s->decided, key, d);
     *ph = d->phase;
     *hs = d->hs;
+    *lead_ps = d->lead_ps;
     return d->rounds;
 }
 
@@ -447,8 +482,12 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
  * until all of its group have ended it (the leader waits for all and
  * records, the others wait for that): the steps' rounds pass a held
  * device's lateness to a ring of n within n / 2 rounds, a phase's one
- * flow per copy does not (devices not held would end it early). */
-static void sync_groups(spmd *s)
+ * flow per copy does not (devices not held would end it early). Each
+ * device's waits carry its lead (lead_ps, NULL: none): in the steps the
+ * devices far on the ring from its hot link end that much before the last
+ * (the ring's drift), and its stream's next collective starts then on the
+ * first of its class (engine.c). */
+static void sync_groups(spmd *s, const uint64_t *lead_ps)
 {
     for (guint x = 0; x < s->leaders->len; x++) {
         uint32_t g = g_array_index(s->leaders, uint32_t, x), n = s->info->desc.group_size;
@@ -461,6 +500,7 @@ static void sync_groups(spmd *s)
                     continue; /* once each */
                 s->touched[(size_t)p * s->n_lanes] = (uint8_t)pass;
                 push(s, EM_WAIT, pass == 1 ? lead : p, 0, pass == 1 ? p : lead, 0);
+                g_array_index(s->emits, emit, s->emits->len - 1).bytes = lead_ps ? lead_ps[pass == 1 ? lead : p] : 0;
             }
             if (pass == 1)
                 push(s, EM_RECORD, lead, 0, lead, 0);
@@ -477,7 +517,8 @@ static void plan_round(spmd *s)
         end++;
     spmd_round r = round_of(s, first, end);
     strata_coll_phase ph = {0}, hs = {0};
-    uint32_t rounds = decide(s, &r, &ph, &hs);
+    const uint64_t *lead_ps;
+    uint32_t rounds = decide(s, &r, &ph, &hs, &lead_ps);
     /* the phase its copies and reductions stand for, its handshake copies'
      * data's (the round less their flags) and their flags' (each paced by
      * its own route: latency 0) */
@@ -542,7 +583,7 @@ static void plan_round(spmd *s)
     }
     end_round(s, steps, first, end);
     if (ph.paced && 2 * rounds >= s->info->desc.group_size)
-        sync_groups(s);
+        sync_groups(s, lead_ps);
     if (run > 1 && rounds == 1) { /* a contended run, round by round */
         s->round++;
         if (++s->sub == run) {
@@ -752,7 +793,7 @@ static int spmd_next(void *self, const strata_op **op, GError **err)
             return got;
     }
     const emit *e = &g_array_index(s->emits, emit, s->next_emit++);
-    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
+    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0, 0};
     if (e->kind == EM_OPTION)
         s->out = *s->cur;
     else if (e->kind == EM_PLAIN)
@@ -786,7 +827,7 @@ static bool spmd_rewind(void *self, GError **err)
     s->cur = NULL;
     s->rounds = s->round = 0;
     s->n_coll = 0;
-    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
+    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0, 0};
     g_array_set_size(s->emits, 0);
     s->next_emit = 0;
     return strata_source_rewind(s->in, err);
@@ -834,7 +875,7 @@ static void free_gstring(gpointer p) { g_string_free(p, TRUE); }
 strata_spmd_step strata_spmd_step_of(const strata_source *src)
 {
     const spmd *s = strata_source_self(src, &spmd_vtable);
-    return s ? s->last : (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
+    return s ? s->last : (strata_spmd_step){STRATA_COLL_NONE, 0, 0, 0};
 }
 
 const strata_coll_info *strata_spmd_coll(const strata_source *src, uint32_t coll)
@@ -871,7 +912,7 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->hw = hw;
     s->mode = mode;
     s->links = spmd_links_new(hw);
-    s->decided = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
+    s->decided = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, decision_free);
     s->schedules = spmd_schedules_new();
     s->devices = strata_hw_devices(hw);
     if (mode == STRATA_SPMD_CLASSES || mode == STRATA_SPMD_FAST) /* NULL: every device is its own class */
