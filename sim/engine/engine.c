@@ -421,8 +421,14 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
     return end;
 }
 
-static void run_record(engine_ctx *ctx, const engine_stream *s, const strata_bound_op *op)
+static void run_record(engine_ctx *ctx, engine_stream *s, const engine_op *e)
 {
+    const strata_bound_op *op = &e->bound;
+    if (e->lead_s > 0) { /* a record that ends a paced phase together (class_start) */
+        s->lead_s = e->lead_s;
+        s->lead_coll = s->last_coll;
+    }
+    if (g_getenv("I40D_DEBUG5") && op->event == 278 && now() > 48.8e-3 && now() < 48.9e-3) fprintf(stderr, "R st %u ev %u at %.3f lead %.3f elead %.3f seq %lu\n", s->index, op->event, now()*1e6, s->lead_s*1e6, e->lead_s*1e6, (unsigned long)op->event_seq);
     ctx->recorded_s[op->event] = now(); /* before a waiter can resume (class_start) */
     ctx->recorded_lead_s[op->event] = s->lead_s;
     ctx->recorded_coll[op->event] = s->lead_coll;
@@ -444,28 +450,32 @@ static double run_wait(engine_ctx *ctx, engine_stream *s, const strata_bound_op 
 
 /* Where the first device of s's class is, op having run from t0 to t1 on
  * s (FAST's ring drift; 0 elsewhere): how long before s's clock it got
- * here (s->lead_s), and the date op's collective starts there. A wait that
- * ends a paced phase together (spmd.c's sync_groups) sets it: the steps'
+ * here (s->lead_s), and the date op's collective starts there. The records
+ * and waits that end a paced phase together (spmd.c's sync_groups) set it: the steps'
  * devices far on the ring from its hot link end the phase first. Records
  * pass it on and waits take it, max-plus: a wait ends there at the later
  * of its arrival and the record's date there (the record's lead: that of
- * its event's latest record). The first step of another collective starts
- * that much early, and leaves it at 0 (its own rounds then hold the class
- * back to the representative's pace). */
+ * its event's latest record); the phase's collective's later rounds run
+ * that early there. The first step of another collective starts that much
+ * early, and leaves it at 0 (its own rounds then hold the class back to
+ * the representative's pace). */
 static double class_start(engine_ctx *ctx, engine_stream *s, const engine_op *e, double t0, double t1)
 {
     const strata_bound_op *op = &e->bound;
     double start = t0;
-    if (op->kind == STRATA_OP_WAIT && e->lead_s > 0) { /* sync_groups' */
+    if (op->kind == STRATA_OP_WAIT && e->lead_s > 0) { /* sync_groups' (a record's: run_record) */
         s->lead_s = e->lead_s;
         s->lead_coll = s->last_coll;
     } else if (e->coll != STRATA_COLL_NONE) {
-        if (e->coll != s->lead_coll)
+        if (g_getenv("I40D_DEBUG4") && s->lead_s > 0 && e->coll != s->lead_coll) fprintf(stderr, "consume st %u kind %d coll %u lc %u last %u t0 %.3f lead %.3f\n", s->index, op->kind, e->coll, s->lead_coll, s->last_coll, t0*1e6, s->lead_s*1e6);
+        if (e->coll != s->lead_coll) { /* the next collective's: its rounds hold the class back */
             start -= s->lead_s;
-        s->lead_s = 0;
+            s->lead_s = 0;
+        }
         s->last_coll = e->coll;
     } else if (op->kind == STRATA_OP_WAIT) {
         double at = ctx->recorded_s[op->event], lead = ctx->recorded_lead_s[op->event];
+        if (g_getenv("I40D_DEBUG5") && s->index == 103 && t0 > 48.35e-3 && t0 < 48.9e-3) fprintf(stderr, "W103 ev %u t0 %.3f t1 %.3f own %.3f at %.3f lrec %.3f\n", op->event, t0*1e6, t1*1e6, s->lead_s*1e6, at*1e6, lead*1e6);
         double there = MAX(t0 - s->lead_s, at - lead); /* its end there */
         if (there < t1 && lead > 0 && at - lead >= t0 - s->lead_s)
             s->lead_coll = ctx->recorded_coll[op->event];
@@ -537,7 +547,7 @@ static void stream_main(int argc, char **argv)
         case STRATA_OP_FREE: run_free(ctx, op); break;
         case STRATA_OP_COPY: t1 = run_copy(ctx, e, t0); break;
         case STRATA_OP_COMPUTE: t1 = run_compute(ctx, op, &e->phase, e->kernel_s, t0); break;
-        case STRATA_OP_RECORD: run_record(ctx, s, op); break;
+        case STRATA_OP_RECORD: run_record(ctx, s, e); break;
         case STRATA_OP_WAIT: t1 = run_wait(ctx, s, op, t0); break;
         case STRATA_OP_RELEASE: run_release(ctx, op); break;
         default: break;
@@ -554,6 +564,7 @@ static void stream_main(int argc, char **argv)
                 show_progress(ctx);
             add_span(ctx, e, t0, t1);
             double start = class_start(ctx, s, e, t0, t1);
+            if (g_getenv("I40D_DEBUG3") && t0 > 48.10e-3 && t0 < 48.90e-3 && (s->index == 125 || op->event == 279 || op->event == 278)) fprintf(stderr, "st %u kind %d coll %u ev %u t0 %.3f t1 %.3f lead %.3f lc %u elead %.3f\n", s->index, op->kind, e->coll, op->event, t0*1e6, t1*1e6, s->lead_s*1e6, s->lead_coll, e->lead_s*1e6);
             if (e->coll != STRATA_COLL_NONE)
                 note_collective(ctx->results, strata_spmd_coll(ctx->src, e->coll), start, t1);
         }

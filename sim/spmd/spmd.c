@@ -221,7 +221,7 @@ static void render_step(spmd *s, const emit *e)
     case EM_RECORD:
     case EM_WAIT:
         o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
-        s->last.lead_ps = e->kind == EM_WAIT ? e->bytes : 0; /* sync_groups' */
+        s->last.lead_ps = e->bytes; /* a paced phase's ends (end_round, sync_groups) */
         lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, STRATA_SPMD_ROUND, e->peer);
         o->name = s->strs[STR_NAME]->str;
         break;
@@ -438,8 +438,9 @@ static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, stra
  * worked in it (s->touched: its lanes), then the senders' waits for their
  * receivers and records (a round ends for a sender when what it sent has
  * arrived). */
-static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint end)
+static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint end, const uint64_t *lead_ps)
 {
+    guint from = s->emits->len; /* the round's records: those pushed here */
     for (guint x = 0; x < s->expanded_devs->len; x++) {
         uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
         bool any = false;
@@ -456,6 +457,9 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
         }
         if (any)
             push(s, EM_RECORD, d, 0, d, 0);
+        for (guint i = from; lead_ps && i < s->emits->len; i++) /* the phase's ends, its lead (sync_groups) */
+            if (g_array_index(s->emits, emit, i).kind == EM_RECORD && g_array_index(s->emits, emit, i).device == d)
+                g_array_index(s->emits, emit, i).bytes = lead_ps[d];
     }
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
     for (guint x = 0; x < s->leaders->len; x++) {
@@ -473,8 +477,10 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
     }
     for (guint x = 0; x < s->expanded_devs->len; x++) {
         uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
-        if (s->touched[(size_t)d * s->n_lanes])
+        if (s->touched[(size_t)d * s->n_lanes]) {
             push(s, EM_RECORD, d, 0, d, 0);
+            g_array_index(s->emits, emit, s->emits->len - 1).bytes = lead_ps ? lead_ps[d] : 0;
+        }
     }
 }
 
@@ -581,8 +587,10 @@ static void plan_round(spmd *s)
             }
         }
     }
-    end_round(s, steps, first, end);
-    if (ph.paced && 2 * rounds >= s->info->desc.group_size)
+    bool sync = ph.paced && 2 * rounds >= s->info->desc.group_size;
+    end_round(s, steps, first, end, sync ? lead_ps : NULL);
+    if (g_getenv("I40D_DEBUG2")) fprintf(stderr, "coll %u round %u rounds %u paced %d lead %p n %u\n", s->info->desc.index, s->round, rounds, ph.paced, (void*)lead_ps, s->info->desc.group_size);
+    if (sync)
         sync_groups(s, lead_ps);
     if (run > 1 && rounds == 1) { /* a contended run, round by round */
         s->round++;
