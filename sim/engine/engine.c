@@ -106,6 +106,7 @@ struct engine_ctx {
     engine_events *events;
     double *recorded_s, *recorded_lead_s; /* per event: when its latest record ran, and its lead (class_start) */
     uint32_t *recorded_coll;
+    GArray *paced_ratio; /* double per collective: its paced copies' most time over alone (note_paced) */
     strata_timeline *timeline; /* opt->timeline's writer, or NULL */
     strata_progress *progress; /* on opt->progress (silent when NULL) */
     uint64_t ops_done;
@@ -421,12 +422,39 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
     return end;
 }
 
+/* A fence's lead (strata_spmd_step.lead_ps: its collective alone) as its
+ * phase ran: times the most its collective's paced copies took over their
+ * time alone (each round's drift is the hot link's round less the others',
+ * and what shares the ring's links lengthens both alike). */
+static double phase_lead(const engine_ctx *ctx, const engine_op *e)
+{
+    GArray *r = ctx->paced_ratio;
+    double ratio = e->coll - 1 < r->len ? g_array_index(r, double, e->coll - 1) : 1.0;
+    return e->lead_s * MAX(ratio, 1.0);
+}
+
+/* A paced copy (engine_phase.h) of collective e->coll ran from t0 to t1:
+ * how much longer than alone (its phase's rounds at its round time). */
+static void note_paced(engine_ctx *ctx, const engine_op *e, double t0, double t1)
+{
+    double alone = (double)e->phase.rounds * (double)e->phase.round_time_ps * 1e-12;
+    GArray *r = ctx->paced_ratio;
+    if (alone <= 0)
+        return;
+    while (r->len < e->coll) {
+        double one = 1.0;
+        g_array_append_val(r, one);
+    }
+    double *at = &g_array_index(r, double, e->coll - 1);
+    *at = MAX(*at, (t1 - t0) / alone);
+}
+
 static void run_record(engine_ctx *ctx, engine_stream *s, const engine_op *e)
 {
     const strata_bound_op *op = &e->bound;
     if (e->lead_s > 0) { /* a record that ends a paced phase together (class_start) */
-        s->lead_s = e->lead_s;
-        s->lead_coll = s->last_coll;
+        s->lead_s = phase_lead(ctx, e);
+        s->lead_coll = e->coll;
     }
     if (g_getenv("I40D_DEBUG5") && op->event == 278 && now() > 48.8e-3 && now() < 48.9e-3) fprintf(stderr, "R st %u ev %u at %.3f lead %.3f elead %.3f seq %lu\n", s->index, op->event, now()*1e6, s->lead_s*1e6, e->lead_s*1e6, (unsigned long)op->event_seq);
     ctx->recorded_s[op->event] = now(); /* before a waiter can resume (class_start) */
@@ -464,9 +492,12 @@ static double class_start(engine_ctx *ctx, engine_stream *s, const engine_op *e,
     const strata_bound_op *op = &e->bound;
     double start = t0;
     if (op->kind == STRATA_OP_WAIT && e->lead_s > 0) { /* sync_groups' (a record's: run_record) */
-        s->lead_s = e->lead_s;
-        s->lead_coll = s->last_coll;
+        s->lead_s = phase_lead(ctx, e);
+        s->lead_coll = e->coll;
+    } else if (op->kind == STRATA_OP_RECORD && e->lead_s > 0) {
     } else if (e->coll != STRATA_COLL_NONE) {
+        if (op->kind == STRATA_OP_COPY && e->phase.paced)
+            note_paced(ctx, e, t0, t1);
         if (g_getenv("I40D_DEBUG4") && s->lead_s > 0 && e->coll != s->lead_coll) fprintf(stderr, "consume st %u kind %d coll %u lc %u last %u t0 %.3f lead %.3f\n", s->index, op->kind, e->coll, s->lead_coll, s->last_coll, t0*1e6, s->lead_s*1e6);
         if (e->coll != s->lead_coll) { /* the next collective's: its rounds hold the class back */
             start -= s->lead_s;
@@ -565,7 +596,7 @@ static void stream_main(int argc, char **argv)
             add_span(ctx, e, t0, t1);
             double start = class_start(ctx, s, e, t0, t1);
             if (g_getenv("I40D_DEBUG3") && t0 > 48.10e-3 && t0 < 48.90e-3 && (s->index == 125 || op->event == 279 || op->event == 278)) fprintf(stderr, "st %u kind %d coll %u ev %u t0 %.3f t1 %.3f lead %.3f lc %u elead %.3f\n", s->index, op->kind, e->coll, op->event, t0*1e6, t1*1e6, s->lead_s*1e6, s->lead_coll, e->lead_s*1e6);
-            if (e->coll != STRATA_COLL_NONE)
+            if (e->coll != STRATA_COLL_NONE && e->lead_s == 0) /* a fence (lead_s > 0) is no step */
                 note_collective(ctx->results, strata_spmd_coll(ctx->src, e->coll), start, t1);
         }
         engine_feed_release(ctx->feed, e);
@@ -650,6 +681,8 @@ static void ctx_clear(engine_ctx *ctx)
     g_free(ctx->recorded_s);
     g_free(ctx->recorded_lead_s);
     g_free(ctx->recorded_coll);
+    if (ctx->paced_ratio)
+        g_array_free(ctx->paced_ratio, TRUE);
     for (uint32_t i = 0; ctx->streams && i < ctx->n_streams; i++)
         if (ctx->streams[i].held)
             engine_feed_release(ctx->feed, ctx->streams[i].held);
@@ -761,6 +794,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.recorded_s = g_new0(double, engine_feed_event_count(ctx.feed) + 1);
     ctx.recorded_lead_s = g_new0(double, engine_feed_event_count(ctx.feed) + 1);
     ctx.recorded_coll = g_new0(uint32_t, engine_feed_event_count(ctx.feed) + 1);
+    ctx.paced_ratio = g_array_new(FALSE, FALSE, sizeof(double));
     ctx.n_streams = engine_feed_stream_count(ctx.feed);
     if (!size_stacks(ctx.n_streams, err)) {
         ctx_clear(&ctx);

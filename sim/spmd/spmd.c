@@ -221,7 +221,8 @@ static void render_step(spmd *s, const emit *e)
     case EM_RECORD:
     case EM_WAIT:
         o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
-        s->last.lead_ps = e->bytes; /* a paced phase's ends (end_round, sync_groups) */
+        if (e->bytes > 0) /* a paced phase's ends, a fence of its collective (end_round, sync_groups) */
+            s->last = (strata_spmd_step){s->info->desc.index + 1, 0, 0, e->bytes};
         lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, STRATA_SPMD_ROUND, e->peer);
         o->name = s->strs[STR_NAME]->str;
         break;
