@@ -81,11 +81,11 @@ typedef struct engine_stream {
                           * while blocked in it (a run stopped by another
                           * stream's out of memory) leaves it for the teardown */
     sg_actor_t actor;
-    /* FAST's ring drift (strata_spmd_step.lead_ps): how long before this
-     * stream's clock the first device of its class got here, since a wait
-     * that ended a paced phase of collective lead_coll together */
+    /* FAST's ring drift (class_start): how long before this stream's clock
+     * the first device of its class got here, since a fence of a paced
+     * phase of collective lead_coll */
     double lead_s;
-    uint32_t lead_coll, last_coll; /* last_coll: of the stream's latest step */
+    uint32_t lead_coll;
 } engine_stream;
 
 struct engine_ctx {
@@ -456,7 +456,6 @@ static void run_record(engine_ctx *ctx, engine_stream *s, const engine_op *e)
         s->lead_s = phase_lead(ctx, e);
         s->lead_coll = e->coll;
     }
-    if (g_getenv("I40D_DEBUG5") && op->event == 278 && now() > 48.8e-3 && now() < 48.9e-3) fprintf(stderr, "R st %u ev %u at %.3f lead %.3f elead %.3f seq %lu\n", s->index, op->event, now()*1e6, s->lead_s*1e6, e->lead_s*1e6, (unsigned long)op->event_seq);
     ctx->recorded_s[op->event] = now(); /* before a waiter can resume (class_start) */
     ctx->recorded_lead_s[op->event] = s->lead_s;
     ctx->recorded_coll[op->event] = s->lead_coll;
@@ -478,9 +477,10 @@ static double run_wait(engine_ctx *ctx, engine_stream *s, const strata_bound_op 
 
 /* Where the first device of s's class is, op having run from t0 to t1 on
  * s (FAST's ring drift; 0 elsewhere): how long before s's clock it got
- * here (s->lead_s), and the date op's collective starts there. The records
- * and waits that end a paced phase together (spmd.c's sync_groups) set it: the steps'
- * devices far on the ring from its hot link end the phase first. Records
+ * here (s->lead_s), and the date op's collective starts there. The fences
+ * that end a paced phase together (records and waits with a lead: spmd.c's
+ * end_round, sync_groups) set it, scaled by phase_lead: the steps' devices
+ * far on the ring from its hot link end the phase first. Records
  * pass it on and waits take it, max-plus: a wait ends there at the later
  * of its arrival and the record's date there (the record's lead: that of
  * its event's latest record); the phase's collective's later rounds run
@@ -491,22 +491,20 @@ static double class_start(engine_ctx *ctx, engine_stream *s, const engine_op *e,
 {
     const strata_bound_op *op = &e->bound;
     double start = t0;
-    if (op->kind == STRATA_OP_WAIT && e->lead_s > 0) { /* sync_groups' (a record's: run_record) */
-        s->lead_s = phase_lead(ctx, e);
-        s->lead_coll = e->coll;
-    } else if (op->kind == STRATA_OP_RECORD && e->lead_s > 0) {
+    if (e->lead_s > 0) { /* a fence: a wait sets it here, a record in run_record */
+        if (op->kind == STRATA_OP_WAIT) {
+            s->lead_s = phase_lead(ctx, e);
+            s->lead_coll = e->coll;
+        }
     } else if (e->coll != STRATA_COLL_NONE) {
         if (op->kind == STRATA_OP_COPY && e->phase.paced)
             note_paced(ctx, e, t0, t1);
-        if (g_getenv("I40D_DEBUG4") && s->lead_s > 0 && e->coll != s->lead_coll) fprintf(stderr, "consume st %u kind %d coll %u lc %u last %u t0 %.3f lead %.3f\n", s->index, op->kind, e->coll, s->lead_coll, s->last_coll, t0*1e6, s->lead_s*1e6);
         if (e->coll != s->lead_coll) { /* the next collective's: its rounds hold the class back */
             start -= s->lead_s;
             s->lead_s = 0;
         }
-        s->last_coll = e->coll;
     } else if (op->kind == STRATA_OP_WAIT) {
         double at = ctx->recorded_s[op->event], lead = ctx->recorded_lead_s[op->event];
-        if (g_getenv("I40D_DEBUG5") && s->index == 103 && t0 > 48.35e-3 && t0 < 48.9e-3) fprintf(stderr, "W103 ev %u t0 %.3f t1 %.3f own %.3f at %.3f lrec %.3f\n", op->event, t0*1e6, t1*1e6, s->lead_s*1e6, at*1e6, lead*1e6);
         double there = MAX(t0 - s->lead_s, at - lead); /* its end there */
         if (there < t1 && lead > 0 && at - lead >= t0 - s->lead_s)
             s->lead_coll = ctx->recorded_coll[op->event];
@@ -595,7 +593,6 @@ static void stream_main(int argc, char **argv)
                 show_progress(ctx);
             add_span(ctx, e, t0, t1);
             double start = class_start(ctx, s, e, t0, t1);
-            if (g_getenv("I40D_DEBUG3") && t0 > 48.10e-3 && t0 < 48.90e-3 && (s->index == 125 || op->event == 279 || op->event == 278)) fprintf(stderr, "st %u kind %d coll %u ev %u t0 %.3f t1 %.3f lead %.3f lc %u elead %.3f\n", s->index, op->kind, e->coll, op->event, t0*1e6, t1*1e6, s->lead_s*1e6, s->lead_coll, e->lead_s*1e6);
             if (e->coll != STRATA_COLL_NONE && e->lead_s == 0) /* a fence (lead_s > 0) is no step */
                 note_collective(ctx->results, strata_spmd_coll(ctx->src, e->coll), start, t1);
         }

@@ -371,36 +371,9 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
 typedef struct decision {
     uint32_t rounds;
     strata_coll_phase phase, hs; /* hs: a handshake copy's data's */
-    uint64_t *lead_ps; /* a paced phase's, per representative: how long before the group's last
-                        * device its class's first ends the phase in the pipelined rounds (NULL: none) */
+    bool leads;        /* a paced phase's, per representative (spmd_phase_leads) */
+    uint64_t lead_ps[];
 } decision;
-
-static void decision_free(gpointer p)
-{
-    decision *d = p;
-    g_free(d->lead_ps);
-    g_free(d);
-}
-
-/* The leads of a paced phase (decision.lead_ps) from the pipeline's ends
- * (spmd_phase_ends): a device ends the phase `last - its end` before the
- * group's last, and its representative stands for the earliest of its
- * class. NULL where the rounds were not pipelined. */
-static uint64_t *leads_of(const spmd *s)
-{
-    const double *ends = spmd_phase_ends(s->links);
-    double last = 0;
-    for (uint32_t x = 0; x < s->devices; x++)
-        last = MAX(last, ends[x]);
-    if (last <= 0)
-        return NULL;
-    uint64_t *lead = g_new0(uint64_t, s->devices);
-    if (g_getenv("I40D_DEBUG")) { for (uint32_t x = 0; x < s->devices; x++) fprintf(stderr, "%u:%.1f ", x, (last - ends[x]) * 1e6); fprintf(stderr, " last %.1f\n", last*1e6); }
-    for (uint32_t x = 0; x < s->devices; x++)
-        if (ends[x] > 0)
-            lead[named(s, x)] = MAX(lead[named(s, x)], (uint64_t)llround((last - ends[x]) * 1e12));
-    return lead;
-}
 
 /* The phase that starts at round r (steps[first, end)) of the current
  * collective: decided over every group once per schedule and round (a
@@ -419,19 +392,21 @@ static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, stra
         g_bytes_unref(key);
         *ph = d->phase;
         *hs = d->hs;
-        *lead_ps = d->lead_ps;
+        *lead_ps = d->leads ? d->lead_ps : NULL;
         return d->rounds;
     }
     bool fast = s->mode == STRATA_SPMD_FAST;
     if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
         spmd_round_scale(s->links, r, s->classes); /* the orbits' most loaded links */
-    d = g_new(decision, 1);
-    d->rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &d->phase, &d->hs);
-    d->lead_ps = d->phase.paced ? leads_of(s) : NULL;
+    decision got;
+    got.rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &got.phase, &got.hs);
+    d = g_malloc(sizeof *d + (got.phase.paced ? s->devices * sizeof(uint64_t) : 0));
+    *d = got;
+    d->leads = got.phase.paced && spmd_phase_leads(s->links, s->classes, d->lead_ps);
     g_hash_table_insert(s->decided, key, d);
     *ph = d->phase;
     *hs = d->hs;
-    *lead_ps = d->lead_ps;
+    *lead_ps = d->leads ? d->lead_ps : NULL;
     return d->rounds;
 }
 
@@ -458,9 +433,6 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
         }
         if (any)
             push(s, EM_RECORD, d, 0, d, 0);
-        for (guint i = from; lead_ps && i < s->emits->len; i++) /* the phase's ends, its lead (sync_groups) */
-            if (g_array_index(s->emits, emit, i).kind == EM_RECORD && g_array_index(s->emits, emit, i).device == d)
-                g_array_index(s->emits, emit, i).bytes = lead_ps[d];
     }
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
     for (guint x = 0; x < s->leaders->len; x++) {
@@ -478,10 +450,12 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
     }
     for (guint x = 0; x < s->expanded_devs->len; x++) {
         uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
-        if (s->touched[(size_t)d * s->n_lanes]) {
+        if (s->touched[(size_t)d * s->n_lanes])
             push(s, EM_RECORD, d, 0, d, 0);
-            g_array_index(s->emits, emit, s->emits->len - 1).bytes = lead_ps ? lead_ps[d] : 0;
-        }
+    }
+    for (guint i = from; lead_ps && i < s->emits->len; i++) { /* a synced phase's ends: fences (sync_groups) */
+        emit *e = &g_array_index(s->emits, emit, i);
+        e->bytes = e->kind == EM_RECORD ? lead_ps[e->device] : 0;
     }
 }
 
@@ -489,11 +463,8 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
  * until all of its group have ended it (the leader waits for all and
  * records, the others wait for that): the steps' rounds pass a held
  * device's lateness to a ring of n within n / 2 rounds, a phase's one
- * flow per copy does not (devices not held would end it early). Each
- * device's waits carry its lead (lead_ps, NULL: none): in the steps the
- * devices far on the ring from its hot link end that much before the last
- * (the ring's drift), and its stream's next collective starts then on the
- * first of its class (engine.c). */
+ * flow per copy does not (devices not held would end it early). The waits
+ * are fences with each class's lead (lead_ps, NULL: none; engine.c). */
 static void sync_groups(spmd *s, const uint64_t *lead_ps)
 {
     for (guint x = 0; x < s->leaders->len; x++) {
@@ -590,7 +561,6 @@ static void plan_round(spmd *s)
     }
     bool sync = ph.paced && 2 * rounds >= s->info->desc.group_size;
     end_round(s, steps, first, end, sync ? lead_ps : NULL);
-    if (g_getenv("I40D_DEBUG2")) fprintf(stderr, "coll %u round %u rounds %u paced %d lead %p n %u\n", s->info->desc.index, s->round, rounds, ph.paced, (void*)lead_ps, s->info->desc.group_size);
     if (sync)
         sync_groups(s, lead_ps);
     if (run > 1 && rounds == 1) { /* a contended run, round by round */
@@ -921,7 +891,7 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->hw = hw;
     s->mode = mode;
     s->links = spmd_links_new(hw);
-    s->decided = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, decision_free);
+    s->decided = g_hash_table_new_full(g_bytes_hash, g_bytes_equal, (GDestroyNotify)g_bytes_unref, g_free);
     s->schedules = spmd_schedules_new();
     s->devices = strata_hw_devices(hw);
     if (mode == STRATA_SPMD_CLASSES || mode == STRATA_SPMD_FAST) /* NULL: every device is its own class */

@@ -360,7 +360,21 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
     return phase->rounds > 1 ? phase->rounds : 1;
 }
 
-const double *spmd_phase_ends(const spmd_links *l) { return l->ends; }
+bool spmd_phase_leads(const spmd_links *l, const strata_spmd_classes *classes, uint64_t *lead)
+{
+    double last = 0;
+    for (uint32_t x = 0; x < l->devices; x++)
+        last = MAX(last, l->ends[x]);
+    memset(lead, 0, l->devices * sizeof *lead);
+    if (last <= 0)
+        return false;
+    for (uint32_t x = 0; x < l->devices; x++) {
+        uint32_t rep = classes ? strata_spmd_class_rep(classes, x) : x;
+        if (l->ends[x] > 0)
+            lead[rep] = MAX(lead[rep], (uint64_t)llround((last - l->ends[x]) * 1e12));
+    }
+    return true;
+}
 
 /* ---- scales of approximate classes ------------------------------------- */
 
