@@ -131,23 +131,6 @@ static void lane_name(GString *into, const char *stream, uint32_t lane, const ch
     strata_spmd_lane_name(into, stream, lane, what, device);
 }
 
-static const char *const *qualify_list(spmd *s, int which, const char *const *names, uint32_t n, uint32_t device)
-{
-    if (n == 0)
-        return NULL;
-    GPtrArray *strs = s->s_lists[which], *ptrs = s->lists[which];
-    while (strs->len < n)
-        g_ptr_array_add(strs, g_string_new(NULL));
-    g_ptr_array_set_size(ptrs, 0);
-    for (uint32_t i = 0; i < n; i++) {
-        GString *g = g_ptr_array_index(strs, i);
-        qualify(g, names[i], device);
-        g_ptr_array_add(ptrs, g->str);
-    }
-    g_ptr_array_add(ptrs, NULL);
-    return (const char *const *)ptrs->pdata;
-}
-
 /* ---- rendering -------------------------------------------------------- */
 
 static void render_plain(spmd *s, uint32_t d)
@@ -161,9 +144,9 @@ static void render_plain(spmd *s, uint32_t d)
     o->stream = s->strs[STR_STREAM]->str;
     if (in->kind == STRATA_OP_COMPUTE) {
         o->unit = instance_of(s, in->unit, d, true);
-        o->ins = qualify_list(s, 0, in->ins, in->n_ins, d);
-        o->outs = qualify_list(s, 1, in->outs, in->n_outs, d);
-        o->donates = qualify_list(s, 2, in->donates, in->n_donates, d);
+        o->ins = strata_spmd_name_list(s->s_lists[0], s->lists[0], in->ins, in->n_ins, d);
+        o->outs = strata_spmd_name_list(s->s_lists[1], s->lists[1], in->outs, in->n_outs, d);
+        o->donates = strata_spmd_name_list(s->s_lists[2], s->lists[2], in->donates, in->n_donates, d);
         return;
     }
     if (in->name && in->kind != STRATA_OP_RELEASE) {
