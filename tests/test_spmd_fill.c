@@ -44,7 +44,12 @@
  * latency and bytes alone): 4 rounds end at 3 + 3 x 2.5 = 10.5 us, 2.625
  * us a round where the rounds from a common start would take 3; 100 rounds
  * at 3 + 99 x 2.5 = 250.5 us, which 4 rounds simulated and the pace of the
- * last 2 (2.5 us) give too.
+ * last 2 (2.5 us) give too. Each device's round ends at the later of its
+ * copy in (c(i-1)) and its copy out (ci): devices 0 and 1 (c0's ends) at 3,
+ * 5.5, 8, 10.5 us, devices 2 and 3 at 2.3333, 5, 7.5, 10 us (c1 and c3
+ * end 0.5 us before c0 from round 1): 0.5 us before the last, as in every
+ * round after (dev_end: 10.5, 10.5, 10, 10 us of 4 rounds; 250.5, 250.5,
+ * 250, 250 of 100).
  */
 #include <math.h>
 #include "spmd/spmd_fill.h"
@@ -137,11 +142,19 @@ START_TEST(test_rounds_start_apart)
     close_to(ends[2], 1e-6 + 0.5e-6 + 50000 / 60e9, "c2 at 3/5 of the link");
     spmd_fill_clear(f);
     ring_of_four(f);
-    close_to(spmd_fill_rounds(f, 1, 64), 3e-6, "1 round");
-    close_to(spmd_fill_rounds(f, 2, 64), 5.5e-6, "2 rounds");
-    close_to(spmd_fill_rounds(f, 4, 64), 10.5e-6, "4 rounds");
-    close_to(spmd_fill_rounds(f, 100, 64), 250.5e-6, "100 rounds, 64 simulated");
-    close_to(spmd_fill_rounds(f, 100, 4), 250.5e-6, "100 rounds, 4 simulated");
+    close_to(spmd_fill_rounds(f, 1, 64, NULL), 3e-6, "1 round");
+    close_to(spmd_fill_rounds(f, 2, 64, NULL), 5.5e-6, "2 rounds");
+    close_to(spmd_fill_rounds(f, 4, 64, NULL), 10.5e-6, "4 rounds");
+    close_to(spmd_fill_rounds(f, 100, 64, NULL), 250.5e-6, "100 rounds, 64 simulated");
+    close_to(spmd_fill_rounds(f, 100, 4, NULL), 250.5e-6, "100 rounds, 4 simulated");
+    double dev_end[4];
+    static const double end4[4] = {10.5e-6, 10.5e-6, 10e-6, 10e-6};
+    close_to(spmd_fill_rounds(f, 4, 64, dev_end), 10.5e-6, "4 rounds");
+    for (uint32_t d = 0; d < 4; d++)
+        close_to(dev_end[d], end4[d], "a device's end of 4 rounds");
+    close_to(spmd_fill_rounds(f, 100, 4, dev_end), 250.5e-6, "100 rounds, 4 simulated");
+    for (uint32_t d = 0; d < 4; d++)
+        close_to(dev_end[d], end4[d] + 240e-6, "a device's end of 100 rounds, as far behind as in round 4");
     spmd_fill_free(f);
 }
 END_TEST
@@ -169,7 +182,7 @@ START_TEST(test_reductions_hold_the_round)
     }
     close_to(spmd_fill_run(f, ends), 2.5e-6, "one round, the reduction after its copy");
     close_to(ends[0], 2e-6, "the copy's own end");
-    close_to(spmd_fill_rounds(f, 4, 64), 10e-6, "4 rounds of 2.5 us");
+    close_to(spmd_fill_rounds(f, 4, 64, NULL), 10e-6, "4 rounds of 2.5 us");
     spmd_fill_clear(f);
     spmd_fill_free(f);
     static const double latency[4] = {1.5e-6, 1e-6, 1e-6, 1e-6};

@@ -81,6 +81,11 @@ typedef struct engine_stream {
                           * while blocked in it (a run stopped by another
                           * stream's out of memory) leaves it for the teardown */
     sg_actor_t actor;
+    /* FAST's ring drift (class_start): how long before this stream's clock
+     * the first device of its class got here, since a fence of a paced
+     * phase of collective lead_coll */
+    double lead_s;
+    uint32_t lead_coll;
 } engine_stream;
 
 struct engine_ctx {
@@ -99,6 +104,9 @@ struct engine_ctx {
     engine_stream *streams;
     uint32_t n_streams;
     engine_events *events;
+    double *recorded_s, *recorded_lead_s; /* per event: when its latest record ran, and its lead (class_start) */
+    uint32_t *recorded_coll;
+    GArray *paced_ratio; /* double per collective: its paced copies' most time over alone (note_paced) */
     strata_timeline *timeline; /* opt->timeline's writer, or NULL */
     strata_progress *progress; /* on opt->progress (silent when NULL) */
     uint64_t ops_done;
@@ -414,8 +422,43 @@ static double run_compute(engine_ctx *ctx, const strata_bound_op *op, const stra
     return end;
 }
 
-static void run_record(engine_ctx *ctx, const strata_bound_op *op)
+/* A fence's lead (strata_spmd_step.lead_ps: its collective alone) as its
+ * phase ran: times the most its collective's paced copies took over their
+ * time alone (each round's drift is the hot link's round less the others',
+ * and what shares the ring's links lengthens both alike). */
+static double phase_lead(const engine_ctx *ctx, const engine_op *e)
 {
+    GArray *r = ctx->paced_ratio;
+    double ratio = e->coll - 1 < r->len ? g_array_index(r, double, e->coll - 1) : 1.0;
+    return e->lead_s * MAX(ratio, 1.0);
+}
+
+/* A paced copy (engine_phase.h) of collective e->coll ran from t0 to t1:
+ * how much longer than alone (its phase's rounds at its round time). */
+static void note_paced(engine_ctx *ctx, const engine_op *e, double t0, double t1)
+{
+    double alone = (double)e->phase.rounds * (double)e->phase.round_time_ps * 1e-12;
+    GArray *r = ctx->paced_ratio;
+    if (alone <= 0)
+        return;
+    while (r->len < e->coll) {
+        double one = 1.0;
+        g_array_append_val(r, one);
+    }
+    double *at = &g_array_index(r, double, e->coll - 1);
+    *at = MAX(*at, (t1 - t0) / alone);
+}
+
+static void run_record(engine_ctx *ctx, engine_stream *s, const engine_op *e)
+{
+    const strata_bound_op *op = &e->bound;
+    if (e->lead_s > 0) { /* a record that ends a paced phase together (class_start) */
+        s->lead_s = phase_lead(ctx, e);
+        s->lead_coll = e->coll;
+    }
+    ctx->recorded_s[op->event] = now(); /* before a waiter can resume (class_start) */
+    ctx->recorded_lead_s[op->event] = s->lead_s;
+    ctx->recorded_coll[op->event] = s->lead_coll;
     engine_memories_event(&ctx->mems, op);
     engine_events_record(ctx->events, op->event, op->event_seq);
 }
@@ -430,6 +473,44 @@ static double run_wait(engine_ctx *ctx, engine_stream *s, const strata_bound_op 
     s->stall_s += end - s->stall_since;
     s->stall_since = -1;
     return end;
+}
+
+/* Where the first device of s's class is, op having run from t0 to t1 on
+ * s (FAST's ring drift; 0 elsewhere): how long before s's clock it got
+ * here (s->lead_s), and the date op's collective starts there. The fences
+ * that end a paced phase together (records and waits with a lead: spmd.c's
+ * end_round, sync_groups) set it, scaled by phase_lead: the steps' devices
+ * far on the ring from its hot link end the phase first. Records
+ * pass it on and waits take it, max-plus: a wait ends there at the later
+ * of its arrival and the record's date there (the record's lead: that of
+ * its event's latest record); the phase's collective's later rounds run
+ * that early there. The first step of another collective starts that much
+ * early, and leaves it at 0 (its own rounds then hold the class back to
+ * the representative's pace). */
+static double class_start(engine_ctx *ctx, engine_stream *s, const engine_op *e, double t0, double t1)
+{
+    const strata_bound_op *op = &e->bound;
+    double start = t0;
+    if (e->lead_s > 0) { /* a fence: a wait sets it here, a record in run_record */
+        if (op->kind == STRATA_OP_WAIT) {
+            s->lead_s = phase_lead(ctx, e);
+            s->lead_coll = e->coll;
+        }
+    } else if (e->coll != STRATA_COLL_NONE) {
+        if (op->kind == STRATA_OP_COPY && e->phase.paced)
+            note_paced(ctx, e, t0, t1);
+        if (e->coll != s->lead_coll) { /* the next collective's: its rounds hold the class back */
+            start -= s->lead_s;
+            s->lead_s = 0;
+        }
+    } else if (op->kind == STRATA_OP_WAIT) {
+        double at = ctx->recorded_s[op->event], lead = ctx->recorded_lead_s[op->event];
+        double there = MAX(t0 - s->lead_s, at - lead); /* its end there */
+        if (there < t1 && lead > 0 && at - lead >= t0 - s->lead_s)
+            s->lead_coll = ctx->recorded_coll[op->event];
+        s->lead_s = MAX(0, t1 - there);
+    }
+    return start;
 }
 
 /* A step of a collective ran from t0 to t1. */
@@ -495,7 +576,7 @@ static void stream_main(int argc, char **argv)
         case STRATA_OP_FREE: run_free(ctx, op); break;
         case STRATA_OP_COPY: t1 = run_copy(ctx, e, t0); break;
         case STRATA_OP_COMPUTE: t1 = run_compute(ctx, op, &e->phase, e->kernel_s, t0); break;
-        case STRATA_OP_RECORD: run_record(ctx, op); break;
+        case STRATA_OP_RECORD: run_record(ctx, s, e); break;
         case STRATA_OP_WAIT: t1 = run_wait(ctx, s, op, t0); break;
         case STRATA_OP_RELEASE: run_release(ctx, op); break;
         default: break;
@@ -511,8 +592,9 @@ static void stream_main(int argc, char **argv)
             if (ctx->opt->progress && (ctx->ops_done == 1 || ctx->ops_done % ENGINE_PROGRESS_EVERY == 0))
                 show_progress(ctx);
             add_span(ctx, e, t0, t1);
-            if (e->coll != STRATA_COLL_NONE)
-                note_collective(ctx->results, strata_spmd_coll(ctx->src, e->coll), t0, t1);
+            double start = class_start(ctx, s, e, t0, t1);
+            if (e->coll != STRATA_COLL_NONE && e->lead_s == 0) /* a fence (lead_s > 0) is no step */
+                note_collective(ctx->results, strata_spmd_coll(ctx->src, e->coll), start, t1);
         }
         engine_feed_release(ctx->feed, e);
         s->held = NULL;
@@ -593,6 +675,11 @@ static void fill_results(engine_ctx *ctx, const strata_source *src)
 static void ctx_clear(engine_ctx *ctx)
 {
     engine_events_free(ctx->events);
+    g_free(ctx->recorded_s);
+    g_free(ctx->recorded_lead_s);
+    g_free(ctx->recorded_coll);
+    if (ctx->paced_ratio)
+        g_array_free(ctx->paced_ratio, TRUE);
     for (uint32_t i = 0; ctx->streams && i < ctx->n_streams; i++)
         if (ctx->streams[i].held)
             engine_feed_release(ctx->feed, ctx->streams[i].held);
@@ -701,6 +788,10 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.ports = g_new0(activity_clock, ctx.mems.n ? ctx.mems.n : 1);
     ctx.port_bytes = g_new0(uint64_t, ctx.mems.n ? ctx.mems.n : 1);
     ctx.events = engine_events_new(engine_feed_event_count(ctx.feed));
+    ctx.recorded_s = g_new0(double, engine_feed_event_count(ctx.feed) + 1);
+    ctx.recorded_lead_s = g_new0(double, engine_feed_event_count(ctx.feed) + 1);
+    ctx.recorded_coll = g_new0(uint32_t, engine_feed_event_count(ctx.feed) + 1);
+    ctx.paced_ratio = g_array_new(FALSE, FALSE, sizeof(double));
     ctx.n_streams = engine_feed_stream_count(ctx.feed);
     if (!size_stacks(ctx.n_streams, err)) {
         ctx_clear(&ctx);

@@ -136,6 +136,7 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
     x->coll = step.coll;
     x->phase = step.phase;
     x->from = step.from;
+    x->lead_ps = step.lead_ps;
     if (op->kind == STRATA_OP_COMPUTE && in->kernel) /* the others have none: no call per op */
         engine_kernel_extra(f->hw, op, x);
 }
@@ -405,6 +406,7 @@ static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
     e->coll = x->coll;
     e->phase = phase ? *phase : (strata_coll_phase){0};
     e->from = x->from;
+    e->lead_s = (double)x->lead_ps * 1e-12;
     e->kernel_s = op->kind == STRATA_OP_COMPUTE && x->kernel ? x->kernel_s : 0;
     e->label = NULL;
     if (f->keep_labels && x->name)

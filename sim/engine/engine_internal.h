@@ -111,6 +111,7 @@ typedef struct engine_op {
     uint32_t coll;             /* the collective it is a step of (strata_spmd_coll), or STRATA_COLL_NONE */
     strata_coll_phase phase;   /* the phase it stands for (engine_phase.h); rounds 0: one round */
     uint32_t from;             /* with classes, a copy's 1 + true source device (engine_quotient.h); 0: none */
+    double lead_s;             /* a fence that ends a paced phase together: its class's lead (spmd.h's lead_ps) */
     double kernel_s;           /* COMPUTE: its kernel's fixed time (engine_kernel.c), 0 without one */
     char *label;           /* buffer, event or compute label (label_buf); NULL unless labels are kept */
     char *label_buf;       /* owned storage of label, kept when the op is recycled */

@@ -95,6 +95,7 @@ _Static_assert((FK_ALL >> (FAST_KIND + 1)) == 0, "the kinds of the fast form fit
     X(COLL,       VARINT, x->coll,        _,            0,                                         0)              \
     X(PHASE,      VARINT, x->phase,       _,            0,                                         0)              \
     X(FROM,       VARINT, x->from,        _,            0,                                         0)              \
+    X(LEAD,       VARINT, x->lead_ps,     _,            0,                                         0)              \
     X(ROWS,       VARINT, x->rows,        _,            0,                                         0)              \
     X(COLS,       VARINT, x->cols,        _,            0,                                         0)              \
     X(DONATED,    IDS,    x->donated,     x->n_donated, NULL,                                      FK(COMPUTE))    \

@@ -44,6 +44,7 @@ typedef struct engine_op_extra {
     uint32_t n_donated;
     uint32_t coll, phase;    /* the step's collective (0: none) and phase (0: one round) */
     uint32_t from;           /* a copy's 1 + true source device (CLASSES), 0: none */
+    uint64_t lead_ps;        /* a fence's lead (FAST: a record or wait that ends a paced phase together), 0: none */
     /* COMPUTE with kernel= on a unit: its kernel cost (engine_kernel.c), which
      * replaces the bound op's flops and bytes; kernel_s waits after both */
     bool kernel;

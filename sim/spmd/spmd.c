@@ -131,23 +131,6 @@ static void lane_name(GString *into, const char *stream, uint32_t lane, const ch
     strata_spmd_lane_name(into, stream, lane, what, device);
 }
 
-static const char *const *qualify_list(spmd *s, int which, const char *const *names, uint32_t n, uint32_t device)
-{
-    if (n == 0)
-        return NULL;
-    GPtrArray *strs = s->s_lists[which], *ptrs = s->lists[which];
-    while (strs->len < n)
-        g_ptr_array_add(strs, g_string_new(NULL));
-    g_ptr_array_set_size(ptrs, 0);
-    for (uint32_t i = 0; i < n; i++) {
-        GString *g = g_ptr_array_index(strs, i);
-        qualify(g, names[i], device);
-        g_ptr_array_add(ptrs, g->str);
-    }
-    g_ptr_array_add(ptrs, NULL);
-    return (const char *const *)ptrs->pdata;
-}
-
 /* ---- rendering -------------------------------------------------------- */
 
 static void render_plain(spmd *s, uint32_t d)
@@ -161,9 +144,9 @@ static void render_plain(spmd *s, uint32_t d)
     o->stream = s->strs[STR_STREAM]->str;
     if (in->kind == STRATA_OP_COMPUTE) {
         o->unit = instance_of(s, in->unit, d, true);
-        o->ins = qualify_list(s, 0, in->ins, in->n_ins, d);
-        o->outs = qualify_list(s, 1, in->outs, in->n_outs, d);
-        o->donates = qualify_list(s, 2, in->donates, in->n_donates, d);
+        o->ins = strata_spmd_name_list(s->s_lists[0], s->lists[0], in->ins, in->n_ins, d);
+        o->outs = strata_spmd_name_list(s->s_lists[1], s->lists[1], in->outs, in->n_outs, d);
+        o->donates = strata_spmd_name_list(s->s_lists[2], s->lists[2], in->donates, in->n_donates, d);
         return;
     }
     if (in->name && in->kind != STRATA_OP_RELEASE) {
@@ -221,6 +204,8 @@ static void render_step(spmd *s, const emit *e)
     case EM_RECORD:
     case EM_WAIT:
         o->kind = e->kind == EM_RECORD ? STRATA_OP_RECORD : STRATA_OP_WAIT;
+        if (e->bytes > 0) /* a paced phase's ends, a fence of its collective (end_round, sync_groups) */
+            s->last = (strata_spmd_step){s->info->desc.index + 1, 0, 0, e->bytes};
         lane_name(s->strs[STR_NAME], s->cur->stream, e->peer_lane, STRATA_SPMD_ROUND, e->peer);
         o->name = s->strs[STR_NAME]->str;
         break;
@@ -235,7 +220,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_COPY:
         o->kind = STRATA_OP_COPY;
-        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, s->classes ? e->from + 1 : 0};
+        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, s->classes ? e->from + 1 : 0, 0};
         buffer_name(s, s->strs[STR_NAME], e->dst_buf, e->lane, e->device);
         buffer_name(s, s->strs[STR_SRC], e->src_buf, e->lane, e->peer);
         o->name = s->strs[STR_NAME]->str;
@@ -245,7 +230,7 @@ static void render_step(spmd *s, const emit *e)
         break;
     case EM_REDUCE: {
         o->kind = STRATA_OP_COMPUTE;
-        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, 0};
+        s->last = (strata_spmd_step){s->info->desc.index + 1, e->phase, 0, 0};
         o->name = strata_op_kind_name(s->cur->kind);
         GPtrArray *strs = s->s_lists[0];
         while (strs->len < 3)
@@ -369,14 +354,18 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
 typedef struct decision {
     uint32_t rounds;
     strata_coll_phase phase, hs; /* hs: a handshake copy's data's */
+    bool leads;        /* a paced phase's, per representative (spmd_phase_leads) */
+    uint64_t lead_ps[];
 } decision;
 
 /* The phase that starts at round r (steps[first, end)) of the current
  * collective: decided over every group once per schedule and round (a
  * pure function of the model, the mesh and the schedule, which is one of
  * s->sig: the layers of a model repeat their collectives), then recalled. */
-static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, strata_coll_phase *hs)
+static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, strata_coll_phase *hs,
+                       const uint64_t **lead_ps)
 {
+    *lead_ps = NULL;
     if (s->mode == STRATA_SPMD_STEPS || s->only_leader != ONLY_ALL) /* device=: every round as it is */
         return 1;
     uint64_t words[8] = {s->sig[0], s->sig[1], s->sig[2], s->sig[3], s->sig[4], r->first, s->round, s->sub};
@@ -386,16 +375,21 @@ static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, stra
         g_bytes_unref(key);
         *ph = d->phase;
         *hs = d->hs;
+        *lead_ps = d->leads ? d->lead_ps : NULL;
         return d->rounds;
     }
     bool fast = s->mode == STRATA_SPMD_FAST;
     if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
         spmd_round_scale(s->links, r, s->classes); /* the orbits' most loaded links */
-    d = g_new(decision, 1);
-    d->rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &d->phase, &d->hs);
+    decision got;
+    got.rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &got.phase, &got.hs);
+    d = g_malloc(sizeof *d + (got.phase.paced ? s->devices * sizeof(uint64_t) : 0));
+    *d = got;
+    d->leads = got.phase.paced && spmd_phase_leads(s->links, s->classes, d->lead_ps);
     g_hash_table_insert(s->decided, key, d);
     *ph = d->phase;
     *hs = d->hs;
+    *lead_ps = d->leads ? d->lead_ps : NULL;
     return d->rounds;
 }
 
@@ -403,8 +397,9 @@ static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, stra
  * worked in it (s->touched: its lanes), then the senders' waits for their
  * receivers and records (a round ends for a sender when what it sent has
  * arrived). */
-static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint end)
+static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint end, const uint64_t *lead_ps)
 {
+    guint from = s->emits->len; /* the round's records: those pushed here */
     for (guint x = 0; x < s->expanded_devs->len; x++) {
         uint32_t d = g_array_index(s->expanded_devs, uint32_t, x);
         bool any = false;
@@ -441,14 +436,19 @@ static void end_round(spmd *s, const strata_coll_step *steps, guint first, guint
         if (s->touched[(size_t)d * s->n_lanes])
             push(s, EM_RECORD, d, 0, d, 0);
     }
+    for (guint i = from; lead_ps && i < s->emits->len; i++) { /* a synced phase's ends: fences (sync_groups) */
+        emit *e = &g_array_index(s->emits, emit, i);
+        e->bytes = e->kind == EM_RECORD ? lead_ps[e->device] : 0;
+    }
 }
 
 /* After a paced phase of k >= n / 2 rounds, lane 0 of each device waits
  * until all of its group have ended it (the leader waits for all and
  * records, the others wait for that): the steps' rounds pass a held
  * device's lateness to a ring of n within n / 2 rounds, a phase's one
- * flow per copy does not (devices not held would end it early). */
-static void sync_groups(spmd *s)
+ * flow per copy does not (devices not held would end it early). The waits
+ * are fences with each class's lead (lead_ps, NULL: none; engine.c). */
+static void sync_groups(spmd *s, const uint64_t *lead_ps)
 {
     for (guint x = 0; x < s->leaders->len; x++) {
         uint32_t g = g_array_index(s->leaders, uint32_t, x), n = s->info->desc.group_size;
@@ -461,6 +461,7 @@ static void sync_groups(spmd *s)
                     continue; /* once each */
                 s->touched[(size_t)p * s->n_lanes] = (uint8_t)pass;
                 push(s, EM_WAIT, pass == 1 ? lead : p, 0, pass == 1 ? p : lead, 0);
+                g_array_index(s->emits, emit, s->emits->len - 1).bytes = lead_ps ? lead_ps[pass == 1 ? lead : p] : 0;
             }
             if (pass == 1)
                 push(s, EM_RECORD, lead, 0, lead, 0);
@@ -477,7 +478,8 @@ static void plan_round(spmd *s)
         end++;
     spmd_round r = round_of(s, first, end);
     strata_coll_phase ph = {0}, hs = {0};
-    uint32_t rounds = decide(s, &r, &ph, &hs);
+    const uint64_t *lead_ps;
+    uint32_t rounds = decide(s, &r, &ph, &hs, &lead_ps);
     /* the phase its copies and reductions stand for, its handshake copies'
      * data's (the round less their flags) and their flags' (each paced by
      * its own route: latency 0) */
@@ -540,9 +542,10 @@ static void plan_round(spmd *s)
             }
         }
     }
-    end_round(s, steps, first, end);
-    if (ph.paced && 2 * rounds >= s->info->desc.group_size)
-        sync_groups(s);
+    bool sync = ph.paced && 2 * rounds >= s->info->desc.group_size;
+    end_round(s, steps, first, end, sync ? lead_ps : NULL);
+    if (sync)
+        sync_groups(s, lead_ps);
     if (run > 1 && rounds == 1) { /* a contended run, round by round */
         s->round++;
         if (++s->sub == run) {
@@ -752,7 +755,7 @@ static int spmd_next(void *self, const strata_op **op, GError **err)
             return got;
     }
     const emit *e = &g_array_index(s->emits, emit, s->next_emit++);
-    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
+    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0, 0};
     if (e->kind == EM_OPTION)
         s->out = *s->cur;
     else if (e->kind == EM_PLAIN)
@@ -786,7 +789,7 @@ static bool spmd_rewind(void *self, GError **err)
     s->cur = NULL;
     s->rounds = s->round = 0;
     s->n_coll = 0;
-    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
+    s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0, 0};
     g_array_set_size(s->emits, 0);
     s->next_emit = 0;
     return strata_source_rewind(s->in, err);
@@ -834,7 +837,7 @@ static void free_gstring(gpointer p) { g_string_free(p, TRUE); }
 strata_spmd_step strata_spmd_step_of(const strata_source *src)
 {
     const spmd *s = strata_source_self(src, &spmd_vtable);
-    return s ? s->last : (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
+    return s ? s->last : (strata_spmd_step){STRATA_COLL_NONE, 0, 0, 0};
 }
 
 bool strata_spmd_is_expansion(const strata_source *src)

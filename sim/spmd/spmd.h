@@ -76,6 +76,10 @@ typedef struct strata_spmd_step {
     uint32_t coll;  /* 1 + its collective's index; STRATA_COLL_NONE */
     uint32_t phase; /* 1 + an index in its collective's phases; 0: one round */
     uint32_t from;  /* 1 + the device a copy comes from (CLASSES); 0: as its names say */
+    uint64_t lead_ps; /* a record or wait that ends a paced phase together (FAST; coll: its
+                       * collective, phase 0): how long before it the first device of its class
+                       * ends the phase in the steps' rounds, the collective alone (the ring's
+                       * drift), when its stream's next collective starts there; 0: none */
 } strata_spmd_step;
 
 /* The most copies one round of a collective may move at once, over all

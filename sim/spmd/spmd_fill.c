@@ -349,6 +349,7 @@ typedef struct pipe_dev {
     double rmax, emax;   /* the latest of those ends; of those receipts */
     uint32_t watch_first, watch_n; /* who waits for its receipts: itself and its senders (fill_pipe.watch) */
     uint32_t touch_first, touch_n; /* its copies, from or to it (fill_pipe.touch) */
+    double end;          /* its latest round's end */
 } pipe_dev;
 
 typedef struct fill_pipe {
@@ -381,7 +382,8 @@ static void pipe_receipts(fill_pipe *p, uint32_t x, double t);
  * of its copies whose other device's round has ended too starts its next. */
 static void pipe_round_end(fill_pipe *p, uint32_t y, double t)
 {
-    const pipe_dev *d = &p->dev[y];
+    pipe_dev *d = &p->dev[y];
+    d->end = t;
     for (uint32_t j = 0; j < d->touch_n; j++) {
         uint32_t i = p->touch[d->touch_first + j];
         fill_copy *c = pipe_copy(p, i);
@@ -522,7 +524,7 @@ static void pipe_run(fill_pipe *p)
     }
 }
 
-double spmd_fill_rounds(spmd_fill *f, uint32_t k, uint32_t most)
+double spmd_fill_rounds(spmd_fill *f, uint32_t k, uint32_t most, double *dev_end)
 {
     guint n = f->copies->len;
     if (n == 0 || k == 0)
@@ -555,6 +557,11 @@ double spmd_fill_rounds(spmd_fill *f, uint32_t k, uint32_t most)
         uint32_t h = m / 2;
         last += (double)(k - m) * (p.round_end[m - 1] - p.round_end[h - 1]) / (double)(m - h);
     }
+    double latest = 0;
+    for (uint32_t d = 0; d < n_dev; d++)
+        latest = MAX(latest, p.dev[d].end);
+    for (uint32_t d = 0; d < n_dev && dev_end; d++) /* each as far behind the last as in round m */
+        dev_end[d] = p.dev[d].touch_n > 0 ? last - (latest - p.dev[d].end) : 0;
     g_free(p.dev);
     g_free(p.watch);
     g_free(p.touch);

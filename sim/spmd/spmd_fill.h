@@ -75,7 +75,12 @@ void spmd_fill_devices(spmd_fill *f, uint32_t src, uint32_t dst);
  * ends when the copies into it and into each device it sends to have
  * ended (round -1: at 0). Within each instance the copies share their
  * links as spmd_fill_run's do. Simulates min(k, max(most, 2)) rounds; the
- * rest at the pace of the second half of those. Every copy has devices. */
-double spmd_fill_rounds(spmd_fill *f, uint32_t k, uint32_t most);
+ * rest at the pace of the second half of those. Every copy has devices.
+ * With dev_end (an entry per device up to the largest a copy names), each
+ * device's end of its k-th round: as far before the last as its m-th
+ * round's end was before the latest device's (the ring's drift, which the
+ * waits keep once the lateness has gone round: docs/classes.md); 0 for a
+ * device no copy touches. */
+double spmd_fill_rounds(spmd_fill *f, uint32_t k, uint32_t most, double *dev_end);
 
 #endif

@@ -35,6 +35,23 @@ void strata_spmd_name(GString *into, const char *name, uint32_t device)
     set_pieces(into, parts, lens, 3);
 }
 
+const char *const *strata_spmd_name_list(GPtrArray *strs, GPtrArray *ptrs, const char *const *names, uint32_t n,
+                                         uint32_t device)
+{
+    if (n == 0)
+        return NULL;
+    while (strs->len < n)
+        g_ptr_array_add(strs, g_string_new(NULL));
+    g_ptr_array_set_size(ptrs, 0);
+    for (uint32_t i = 0; i < n; i++) {
+        GString *g = g_ptr_array_index(strs, i);
+        strata_spmd_name(g, names[i], device);
+        g_ptr_array_add(ptrs, g->str);
+    }
+    g_ptr_array_add(ptrs, NULL);
+    return (const char *const *)ptrs->pdata;
+}
+
 void strata_spmd_lane_name(GString *into, const char *stream, uint32_t lane, const char *what, uint32_t device)
 {
     char num[STRATA_U64_DIGITS], dev[STRATA_U64_DIGITS];

@@ -36,6 +36,11 @@
 
 /* into = the program's `name` on `device` (B@D). */
 void strata_spmd_name(GString *into, const char *name, uint32_t device);
+/* The n names on `device`, NULL-terminated, in strs' strings (GString,
+ * added as needed, reused) and ptrs (char *, refilled); NULL when n is 0.
+ * Valid until the next call with the same arrays. */
+const char *const *strata_spmd_name_list(GPtrArray *strs, GPtrArray *ptrs, const char *const *names, uint32_t n,
+                                         uint32_t device);
 /* into = the expansion's own name on `device` for stream `stream`: with
  * `what` (STRATA_SPMD_RECV, _ROUND) S~whatL@D, else lane L's stream (S~L@D;
  * lane 0: S@D). */

@@ -30,6 +30,8 @@ struct spmd_links {
     link_dir *dir;    /* per link direction (2 x link + forward) */
     key_cross *cross; /* per classes' directed key */
     spmd_fill *fill;  /* a mixed round's copies (round_filled) */
+    double *ends;     /* per device: its end of the phase round_filled pipelined last (0: none) */
+    uint32_t devices;
 };
 
 spmd_links *spmd_links_new(const strata_hw *hw)
@@ -40,6 +42,8 @@ spmd_links *spmd_links_new(const strata_hw *hw)
     l->dir = g_new0(link_dir, n);
     l->cross = g_new0(key_cross, n);
     l->fill = spmd_fill_new((uint32_t)n, strata_hw_flow_sharing_latency(hw));
+    l->devices = strata_hw_devices(hw);
+    l->ends = g_new0(double, l->devices);
     return l;
 }
 
@@ -50,6 +54,7 @@ void spmd_links_free(spmd_links *l)
     g_free(l->dir);
     g_free(l->cross);
     spmd_fill_free(l->fill);
+    g_free(l->ends);
     g_free(l);
 }
 
@@ -274,7 +279,7 @@ static uint64_t round_filled(spmd_links *l, const spmd_round *r, uint32_t k)
     double most = MIN((double)PIPE_MOST, PIPE_BUDGET / MAX((double)(copies * copies), 1.0));
     if (most < PIPE_LEAST)
         return (uint64_t)llround(spmd_fill_run(l->fill, NULL) * 1e12);
-    return (uint64_t)llround(spmd_fill_rounds(l->fill, k, (uint32_t)most) / k * 1e12);
+    return (uint64_t)llround(spmd_fill_rounds(l->fill, k, (uint32_t)most, l->ends) / k * 1e12);
 }
 
 /* True when no copy of the round contends (spmd_phase.h), with the
@@ -320,6 +325,7 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
 {
     *phase = (strata_coll_phase){0};
     *hs = (strata_coll_phase){0};
+    memset(l->ends, 0, l->devices * sizeof *l->ends);
     const strata_coll_step *steps = r->steps;
     guint first = r->first, end = r->end;
     uint32_t k = 1;
@@ -352,6 +358,22 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
         }
     }
     return phase->rounds > 1 ? phase->rounds : 1;
+}
+
+bool spmd_phase_leads(const spmd_links *l, const strata_spmd_classes *classes, uint64_t *lead)
+{
+    double last = 0;
+    for (uint32_t x = 0; x < l->devices; x++)
+        last = MAX(last, l->ends[x]);
+    memset(lead, 0, l->devices * sizeof *lead);
+    if (last <= 0)
+        return false;
+    for (uint32_t x = 0; x < l->devices; x++) {
+        uint32_t rep = classes ? strata_spmd_class_rep(classes, x) : x;
+        if (l->ends[x] > 0)
+            lead[rep] = MAX(lead[rep], (uint64_t)llround((last - l->ends[x]) * 1e12));
+    }
+    return true;
 }
 
 /* ---- scales of approximate classes ------------------------------------- */

@@ -77,6 +77,14 @@ uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r);
  * else both are zeroed. */
 uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
                            uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase *hs);
+/* The leads of the phase spmd_phase_rounds() decided last, where its
+ * rounds ran as a pipeline (spmd_fill_rounds' dev_end: the steps' waits let
+ * devices far on a ring from its hot link end first): into lead (an entry
+ * per strata_hw_devices), at each representative's, the most that a device
+ * of its class (classes NULL: each its own) ends the phase before the last
+ * device, in ps; false (all 0) where the rounds were not pipelined (no
+ * paced phase, or rounds from a common start). */
+bool spmd_phase_leads(const spmd_links *l, const strata_spmd_classes *classes, uint64_t *lead);
 /* Approximate classes (spmd.h's FAST): raises the scale of each orbit that
  * r's copies into representatives cross to the load of its most loaded
  * link over those crossings (spmd_classes.h: strata_spmd_link_scale). */
