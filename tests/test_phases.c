@@ -415,18 +415,23 @@ END_TEST
  * orbit's load (3.323 us: not the full run's), so its makespan is the
  * steps' within 1% (+0.92%; it was +28.4% before the phase's round was
  * filled); on a 4x2x2 slice, where no scaled link makes the first round
- * differ, `fast` equals the steps (was +28.6%). */
+ * differ, `fast` equals the steps (was +28.6%). algo=bidir-ring: the ring
+ * of 8 laid over the cube (xla's pick, bidir-torus, lays the 8-chip axis
+ * out as the cube's 2x2x2 dimensions since spmd_coll_shape splits an axis
+ * into the torus dimensions it spans; on one dimension it is bidir-ring's
+ * schedule). */
 START_TEST(test_fast_mixed_latency_rounds)
 {
     static const char *const cube[] = {"hardware.devices=8", "interconnect.ici.dims=2x2x2", NULL};
     static const char *const slab[] = {"hardware.devices=16", "interconnect.ici.dims=4x2x2", NULL};
     char *dir = strata_test_temp_dir();
     char *trace8 = g_build_filename(dir, "ag8.trace", NULL), *trace16 = g_build_filename(dir, "ag16.trace", NULL);
-    strata_cli_result r = strata_test_cli("gen", "collective", "op=all-gather", "devices=8", "bytes=1MiB", "-o",
-                                          trace8, NULL);
+    strata_cli_result r = strata_test_cli("gen", "collective", "op=all-gather", "devices=8", "bytes=1MiB",
+                                          "algo=bidir-ring", "-o", trace8, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
-    r = strata_test_cli("gen", "collective", "op=all-gather", "devices=16", "bytes=1MiB", "-o", trace16, NULL);
+    r = strata_test_cli("gen", "collective", "op=all-gather", "devices=16", "bytes=1MiB", "algo=bidir-ring", "-o",
+                        trace16, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
 
@@ -477,7 +482,8 @@ END_TEST
 
 /* Writes a trace of two all-gathers of 1 MiB over data:DEVICES, on two
  * streams, so that they start together and share every link. */
-static char *two_all_gathers(const char *dir, uint32_t devices)
+/* algo: " algo=NAME" or "" (the model's pick). */
+static char *two_all_gathers(const char *dir, uint32_t devices, const char *algo)
 {
     char *trace = g_strdup_printf("%s/two-%u.trace", dir, devices);
     uint32_t shard = 262144 / devices; /* f32 elements of each device's 1 MiB / devices */
@@ -487,9 +493,9 @@ static char *two_all_gathers(const char *dir, uint32_t devices)
                                  "alloc send2 %u tag=input dtype=f32 shape=%u\n"
                                  "alloc recv2 1MiB tag=output dtype=f32 shape=262144\n"
                                  "compute program_start time=0\n"
-                                 "all-gather recv send axis=data stream=a\n"
-                                 "all-gather recv2 send2 axis=data stream=b\n",
-                                 devices, 4 * shard, shard, 4 * shard, shard);
+                                 "all-gather recv send axis=data stream=a%s\n"
+                                 "all-gather recv2 send2 axis=data stream=b%s\n",
+                                 devices, 4 * shard, shard, 4 * shard, shard, algo, algo);
     ck_assert(g_file_set_contents(trace, text, -1, NULL));
     g_free(text);
     return trace;
@@ -506,7 +512,7 @@ START_TEST(test_two_collectives_share_a_ring)
 {
     static const char *const four[] = {"hardware.devices=4", NULL};
     char *dir = strata_test_temp_dir();
-    char *trace = two_all_gathers(dir, 4);
+    char *trace = two_all_gathers(dir, 4, "");
     compare_with(trace, "configs/hw/test-ring8.ini", four, true);
     run_figures steps = run_json(trace, "configs/hw/test-ring8.ini", four, "steps");
     run_figures fast = run_json(trace, "configs/hw/test-ring8.ini", four, "fast");
@@ -529,7 +535,8 @@ END_TEST
  * streams. In the steps each round's busiest link direction carries both
  * collectives' copies, 8 of 64 KiB (each one's 1-hop, 2-hop and two 3-hop
  * copies), never idle from the first start (0.5 us): 0.5 + 8 x 0.65536 =
- * 5.74288 us a round, 7 rounds 40.20016 us for both. A paced phase's flow
+ * 5.74288 us a round, 7 rounds 40.20016 us for both (algo=bidir-ring: the
+ * ring of 8 over the cube, as there). A paced phase's flow
  * carries its k rounds' bytes at the rounds' pace (its rate bounded:
  * engine_phase_flow_rate), so the other's flows see it the whole phase;
  * held past its pace by them, it then waits the k - 1 rounds' idle
@@ -550,7 +557,8 @@ START_TEST(test_fast_paced_phases_share_links)
     static const char *const cube[] = {"hardware.devices=8", "interconnect.ici.dims=2x2x2", NULL};
     static const char *const slab[] = {"hardware.devices=16", "interconnect.ici.dims=4x2x2", NULL};
     char *dir = strata_test_temp_dir();
-    char *trace8 = two_all_gathers(dir, 8), *trace16 = two_all_gathers(dir, 16);
+    char *trace8 = two_all_gathers(dir, 8, " algo=bidir-ring");
+    char *trace16 = two_all_gathers(dir, 16, " algo=bidir-ring");
     run_figures steps = run_json(trace8, "configs/hw/tpu-v5p-64.ini", cube, "steps");
     run_figures fast = run_json(trace8, "configs/hw/tpu-v5p-64.ini", cube, "fast");
     close_to(steps.makespan, 7 * 5.74288e-6, "steps' makespan");
