@@ -14,6 +14,9 @@
  *                    the buffer (all-reduce, all-gather, reduce-scatter);
  *                    with bidir, a ring each way: an all-reduce's on half
  *                    the buffer each, the others' on half of every chunk;
+ *   coll_axes        bidir-torus over several dimensions: all of them at
+ *                    once, a part of the data per rotation of their order
+ *                    and direction (coll_kit_axes.c);
  *   coll_tree        binomial reduce to rank 0, then broadcast;
  *   coll_ring_loops  NCCL's ring all-reduce kernel: loops of channels x n
  *                    chunks, 2(n-1) steps each, a round per slice.
@@ -63,6 +66,10 @@ uint32_t coll_torus(strata_coll_sched *s, uint64_t base, uint64_t len, int dir, 
                     bool rs, bool ag);
 /* The ring family on the layout: one direction, or both (bidir); returns the rounds. */
 uint32_t coll_rings(strata_coll_sched *s, uint64_t in_bytes, bool bidir);
+/* bidir-torus over m >= 2 dimensions: every dimension at once, the data
+ * in 2m parts each walking the dimensions in its own rotation
+ * (coll_kit_axes.c); returns the rounds. */
+uint32_t coll_axes(strata_coll_sched *s, uint64_t in_bytes);
 /* Binomial tree all-reduce of `bytes`; returns the rounds. */
 uint32_t coll_tree(strata_coll_sched *s, uint64_t bytes);
 /* NCCL's ring all-reduce on [0, b): every copy carrying num/den of its

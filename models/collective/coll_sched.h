@@ -54,6 +54,13 @@ typedef struct strata_coll_step {
      * `max_bytes` the largest (0: bytes). */
     uint32_t rounds;
     uint64_t max_bytes;
+    /* A step of several runs (pieces > 1; 0 and 1: one): `bytes` is
+     * `pieces` equal runs, run i at src_off, dst_off and own_off plus i x
+     * `stride` bytes (bidir-torus over several dimensions: the slices of
+     * several ranks' shards, coll_kit_axes.c). The copy is one transfer of
+     * `bytes`; only the data's places differ. */
+    uint32_t pieces;
+    uint64_t stride;
     /* A fixed cost before the copy starts, beyond its route's latency (0:
      * none): the library's cost of a step over the network (NCCL's proxy
      * posting the transfer and, on Simple, flushing it), which no link
