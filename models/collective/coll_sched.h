@@ -4,7 +4,8 @@
  * and the sizes.
  *
  * A group of n ranks is laid out as dims[0] x ... x dims[m-1] (the sizes of
- * the mesh axes it spans, row-major: rank = coordinates row-major). Each
+ * the mesh axes it spans, or for a DIMS row the torus dimensions they
+ * span, coll_algo.h; row-major: rank = coordinates row-major). Each
  * rank holds IN and OUT (the same buffer for all-reduce). A schedule is a
  * list of steps grouped in rounds: a step of round k starts when its source
  * and its destination rank have finished every step of round k-1 they take
