@@ -56,7 +56,15 @@ struct strata_coll_sched {
     uint32_t parts;                        /* 1, or 2: a ring per half chunk */
     uint32_t domain;                       /* ranks per scale-up domain (n: one), dividing n */
     bool fold;                             /* shape->fold, for a row that folds */
+    /* With fold, where a folded run must start (NULL: nowhere but the
+     * rings' edges): cut[r] for round r < n_cut. coll_axes sets it to
+     * every part's ring boundaries, so that the runs of all its parts line
+     * up (coll_sched.c runs_aligned). */
+    const bool *cut;
+    uint32_t n_cut;
 };
+/* True when a folded run must start at round r (s->cut). */
+bool coll_cut(const strata_coll_sched *s, uint32_t r);
 
 void coll_add(strata_coll_sched *s, const strata_coll_step *st);
 uint64_t coll_chunk_off(uint64_t len, uint32_t d, uint32_t i);

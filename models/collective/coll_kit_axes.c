@@ -147,10 +147,12 @@ static uint32_t part_lane(const strata_coll_sched *s, const part *pt, uint32_t t
 static void add_spread(strata_coll_sched *s, const part *pt, strata_coll_step st, uint32_t base, uint32_t free)
 {
     spread z = spread_of(s, free);
+    uint32_t k = st.rounds > 1 ? st.rounds : 1; /* a folded run: k rounds of the same bytes */
     for (uint32_t t = 0; t < z.outer; t++) {
         uint64_t off = (uint64_t)outer_rank(s, base, free, &z, t) * pt->shard + pt->o;
         st.lane = part_lane(s, pt, t);
-        st.bytes = pt->len * z.pieces;
+        st.bytes = pt->len * z.pieces * k;
+        st.max_bytes = k > 1 ? pt->len * z.pieces : 0;
         st.pieces = z.pieces > 1 ? z.pieces : 0;
         st.stride = z.pieces > 1 ? z.stride * pt->shard : 0;
         /* IN read by a gather: the sender's own shard; OUT written by a
@@ -162,20 +164,39 @@ static void add_spread(strata_coll_sched *s, const part *pt, strata_coll_step st
     }
 }
 
+/* The rounds from `step` of a ring of d ranks starting at round `round`
+ * that fold into one run (s->fold): up to the ring's end or the next cut
+ * (coll_cut: every part's ring boundaries and the schedule's edges, so
+ * every run of every part covers the same rounds); 1 without fold. Every
+ * round of a part's ring along one dimension is the same moves (sender
+ * prev_rank, lanes, buffers, pieces) of the same bytes (pt->len x pieces)
+ * but its edges, which are cuts: only the offsets differ, and a folded
+ * step keeps its first round's (as coll_kit.c fold_round does). */
+static uint32_t run_of(const strata_coll_sched *s, uint32_t round, uint32_t step, uint32_t d)
+{
+    uint32_t b = step;
+    while (s->fold && b + 2 < d && !coll_cut(s, round + b + 1))
+        b++;
+    return b - step + 1;
+}
+
 static uint32_t gather_part(strata_coll_sched *s, const part *pt)
 {
     uint32_t round = 0, free = 0;
     for (uint32_t j = 0; j < s->m; j++) {
         uint32_t k = gather_dim(s, pt->p, j);
-        for (uint32_t step = 0; step + 1 < s->dims[k]; step++)
+        for (uint32_t step = 0, runs; step + 1 < s->dims[k]; step += runs) {
+            runs = run_of(s, round, step, s->dims[k]);
             for (uint32_t q = 0; q < s->n; q++) {
                 bool from_in = j == 0 && step == 0; /* the sender's own slice, from IN */
-                strata_coll_step st = {.round = round + step, .src = prev_rank(s, q, k, pt->dir), .dst = q,
+                strata_coll_step st = {.round = round + step, .rounds = runs > 1 ? runs : 0,
+                                       .src = prev_rank(s, q, k, pt->dir), .dst = q,
                                        .src_buf = from_in ? STRATA_COLL_IN : STRATA_COLL_OUT,
                                        .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT};
                 uint32_t base = zero_free(s, with_coord(s, q, k, origin(s, q, k, pt->dir, step, false)), free);
                 add_spread(s, pt, st, base, free);
             }
+        }
         free |= 1u << k;
         round += s->dims[k] - 1;
     }
@@ -188,15 +209,18 @@ static uint32_t reduce_part(strata_coll_sched *s, const part *pt)
     for (uint32_t j = 0; j < s->m; j++) {
         uint32_t k = gather_dim(s, pt->p, s->m - 1 - j);
         free &= ~(1u << k);
-        for (uint32_t step = 0; step + 1 < s->dims[k]; step++)
+        for (uint32_t step = 0, runs; step + 1 < s->dims[k]; step += runs) {
+            runs = run_of(s, round, step, s->dims[k]);
             for (uint32_t q = 0; q < s->n; q++) {
                 bool last = j + 1 == s->m && step + 2 == s->dims[k]; /* q's own slice, into OUT */
-                strata_coll_step st = {.round = round + step, .src = prev_rank(s, q, k, pt->dir), .dst = q,
+                strata_coll_step st = {.round = round + step, .rounds = runs > 1 ? runs : 0,
+                                       .src = prev_rank(s, q, k, pt->dir), .dst = q,
                                        .src_buf = STRATA_COLL_IN, .dst_buf = last ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .own_buf = STRATA_COLL_IN, .reduce = true};
                 uint32_t base = zero_free(s, with_coord(s, q, k, origin(s, q, k, pt->dir, step, true)), free);
                 add_spread(s, pt, st, base, free);
             }
+        }
         round += s->dims[k] - 1;
     }
     return round;
@@ -216,9 +240,46 @@ static uint32_t all_reduce_part(strata_coll_sched *s, uint64_t base, uint64_t le
     return coll_torus(&r, base, len, dir, lane, 0, true, true);
 }
 
+/* The rounds where a folded run must start (s->cut, with fold): where
+ * some part's ring along one dimension ends and the next begins (in its
+ * rotation; an all-reduce's reductions, then its gathers backwards), and
+ * the edges of the rings (round 1, after an all-gather's reads of IN; the
+ * last round, a reduce-scatter's writes into OUT). Parts walk the
+ * dimensions in different orders, so without these cuts their runs would
+ * not line up and coll_sched.c would fold nothing. */
+static bool *cuts_new(const strata_coll_sched *s, uint32_t *n_cut)
+{
+    uint32_t total = 0;
+    for (uint32_t k = 0; k < s->m; k++)
+        total += s->dims[k] - 1;
+    bool ar = s->kind == STRATA_OP_ALL_REDUCE;
+    *n_cut = (ar ? 2 : 1) * total + 1;
+    bool *cut = g_new0(bool, *n_cut);
+    for (uint32_t p = 0; p < s->m; p++) {
+        uint32_t r = 0;
+        for (uint32_t j = 0; j < s->m; j++) { /* all-reduce: rs over (j + p) % m; reduce_part, gather_part */
+            uint32_t k = ar ? (j + p) % s->m
+                            : gather_dim(s, p, s->kind == STRATA_OP_REDUCE_SCATTER ? s->m - 1 - j : j);
+            r += s->dims[k] - 1;
+            cut[r] = true;
+        }
+        for (uint32_t j = 0; ar && j < s->m; j++) { /* coll_torus's gathers, dimensions backwards */
+            r += s->dims[(2 * s->m - 1 - j + p) % s->m] - 1;
+            cut[r] = true;
+        }
+    }
+    if (s->kind == STRATA_OP_ALL_GATHER)
+        cut[1] = true;
+    if (s->kind == STRATA_OP_REDUCE_SCATTER)
+        cut[total - 1] = true;
+    return cut;
+}
+
 uint32_t coll_axes(strata_coll_sched *s, uint64_t in_bytes)
 {
     uint32_t rounds = 0, parts = 2 * s->m;
+    bool *cut = s->fold ? cuts_new(s, &s->n_cut) : NULL;
+    s->cut = cut;
     uint64_t shard = s->kind == STRATA_OP_REDUCE_SCATTER ? in_bytes / s->n : in_bytes;
     for (uint32_t i = 0; i < parts; i++) {
         uint32_t p = i / 2;
@@ -242,5 +303,7 @@ uint32_t coll_axes(strata_coll_sched *s, uint64_t in_bytes)
                                       .dst_off = (uint64_t)q * shard, .bytes = shard};
             coll_add(s, &local);
         }
+    s->cut = NULL;
+    g_free(cut);
     return rounds;
 }
