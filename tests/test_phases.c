@@ -291,6 +291,38 @@ static void check_fold(const strata_coll_shape *shape, const char *what)
     g_array_free(folded, TRUE);
 }
 
+/* bidir-torus over two dimensions of 3 and 5 (15 ranks) folds although
+ * its parts walk the dimensions in different orders. By hand, an
+ * all-gather of 4,000 bytes a rank: 2m = 4 parts of 1,000 bytes; part 0
+ * gathers along the 5 (rounds 0-3) then the 3 (rounds 4-5), part 1 the 3
+ * (rounds 0-1) then the 5 (rounds 2-5): 6 rounds, cut where either part's
+ * ring changes (2 and 4) and after round 0 (IN): runs {0}, {1}, {2, 3},
+ * {4, 5}, one step per rank and part (the second dimension's slices are
+ * one step of several pieces): 4 runs x 15 ranks x 4 parts = 240 steps
+ * and the 15 local copies, 255 (unfolded: 6 x 15 x 4 + 15 = 375). The
+ * 120 steps of {2, 3} and {4, 5} stand for 2 rounds each; part 1's two
+ * (along the 5, after the 3) move 3 ranks' slices a round: 6,000 bytes,
+ * largest 3,000 (part 0's {4, 5}, along the 3 after the 5: 10,000). */
+START_TEST(test_fold_bidir_torus_2d)
+{
+    strata_coll_shape sh = {.kind = STRATA_OP_ALL_GATHER, .algo = strata_coll_algo_find("bidir-torus"), .n_dims = 2,
+                            .dims = {3, 5}, .in_bytes = 4000, .fold = true};
+    check_fold(&sh, "all-gather bidir-torus 3x5");
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 6);
+    ck_assert_uint_eq(steps->len, 255);
+    guint two = 0, big = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        two += st->rounds == 2;
+        big += st->rounds == 2 && st->bytes == 6000 && st->max_bytes == 3000;
+    }
+    ck_assert_uint_eq(two, 120);
+    ck_assert_uint_eq(big, 60); /* part 1's 2 runs, both ways, 15 ranks */
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 /* The ring family folds to its rounds, for every kind and algorithm, on a
  * line, a 2D and a 3D group, with buffers whose pieces are all full (each
  * ring's runs written at once) and buffers too small for every rank to
@@ -733,6 +765,7 @@ int main(void)
     tcase_add_test(tc, test_nccl_tree_steady_rounds);
     tcase_add_test(tc, test_fold_unequal_chunks);
     tcase_add_test(tc, test_fold_is_the_rounds);
+    tcase_add_test(tc, test_fold_bidir_torus_2d);
     tcase_add_test(tc, test_fast_mixed_latency_rounds);
     tcase_add_test(tc, test_simple_flags_paced_by_their_route);
     tcase_add_test(tc, test_two_collectives_share_a_ring);
