@@ -57,9 +57,9 @@ struct strata_coll_sched {
     uint32_t domain;                       /* ranks per scale-up domain (n: one), dividing n */
     bool fold;                             /* shape->fold, for a row that folds */
     /* With fold, where a folded run must start (NULL: nowhere but the
-     * rings' edges): cut[r] for round r < n_cut. coll_axes sets it to
-     * every part's ring boundaries, so that the runs of all its parts line
-     * up (coll_sched.c runs_aligned). */
+     * rings' edges): cut[r] for round r < n_cut. coll_axes sets it, for an
+     * all-gather or a reduce-scatter, to every part's ring boundaries, so
+     * that the runs of all its parts line up (coll_sched.c runs_aligned). */
     const bool *cut;
     uint32_t n_cut;
 };
