@@ -46,8 +46,13 @@ static uint32_t replay(const strata_coll_shape *sh, world *w)
         int64_t *src = buf_of(w, snap_in, snap_out, st->src_buf, st->src, sh->kind) + st->src_off;
         int64_t *dst = buf_of(w, w->in, w->out, st->dst_buf, st->dst, sh->kind) + st->dst_off;
         int64_t *own = buf_of(w, w->in, w->out, st->own_buf, st->dst, sh->kind) + st->own_off;
-        for (uint64_t b = 0; b < st->bytes; b++)
-            dst[b] = st->reduce ? own[b] + src[b] : src[b];
+        uint32_t pieces = st->pieces > 1 ? st->pieces : 1; /* runs of bytes / pieces, stride apart */
+        ck_assert_uint_eq(st->bytes % pieces, 0);
+        for (uint32_t p = 0; p < pieces; p++) {
+            uint64_t at = p * st->stride, run = st->bytes / pieces;
+            for (uint64_t b = 0; b < run; b++)
+                dst[at + b] = st->reduce ? own[at + b] + src[at + b] : src[at + b];
+        }
         if (st->src != st->dst)
             w->sent[st->src] += st->bytes;
     }
@@ -102,9 +107,9 @@ static uint64_t check_op(const strata_coll_shape *sh, uint32_t *rounds)
             }
             if (sh->kind != STRATA_OP_ALL_REDUCE)
                 got = w.out[(size_t)r * w.out_len + i];
-            ck_assert_msg(got == want, "%s algo=%s n=%u: rank %u byte %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
+            ck_assert_msg(got == want, "%s algo=%s n=%u dims=%u: rank %u byte %" G_GUINT64_FORMAT ": %" G_GINT64_FORMAT
                           ", expected %" G_GINT64_FORMAT, strata_op_kind_name(sh->kind), sh->algo->name,
-                          n, r, i, got, want);
+                          n, sh->n_dims, r, i, got, want);
         }
     }
     uint64_t sent0 = w.sent[0];
@@ -387,6 +392,16 @@ START_TEST(nccl_and_bidir_torus_schedules_give_the_result)
         torus.in_bytes = kinds[k] == STRATA_OP_ALL_GATHER ? 20 : 240;
         check_op(&torus, &rounds);
         ck_assert_uint_eq(rounds, kinds[k] == STRATA_OP_ALL_REDUCE ? 2 * (2 + 3) : 2 + 3);
+    }
+    /* three dimensions (coll_kit_axes.c: a part whose gathered dimensions
+     * are not consecutive moves them as one step per outer combination),
+     * slices of unequal and of no bytes (7 or 5 over 6 parts) */
+    strata_coll_shape cube = {.algo = strata_coll_algo_find("bidir-torus"), .n_dims = 3, .dims = {2, 3, 2}};
+    for (unsigned k = 0; k < 3; k++) {
+        cube.kind = kinds[k];
+        cube.in_bytes = kinds[k] == STRATA_OP_ALL_GATHER ? 7 : kinds[k] == STRATA_OP_REDUCE_SCATTER ? 60 : 100;
+        check_op(&cube, &rounds);
+        ck_assert_uint_eq(rounds, kinds[k] == STRATA_OP_ALL_REDUCE ? 2 * (1 + 2 + 1) : 1 + 2 + 1);
     }
 }
 END_TEST

@@ -302,6 +302,34 @@ START_TEST(xla_all_gather_is_bidirectional)
 }
 END_TEST
 
+/* xla on configs/hw/tpu-v5e-256.ini (16x16 torus with its wrap-around
+ * links, 50 GB/s a link and direction, 0.5 us): an all-gather of OUT = 64
+ * MiB over mesh data:256 (devices numbered along a row first) lays the
+ * group out as the torus' 16 x 16 (spmd_coll_shape) and runs both
+ * dimensions at once (coll_kit_axes.c; the scaling book's
+ * V / (W_ici n_axes)): each shard S = 256 KiB in 4 slices of 64 KiB (2
+ * rotations x 2 directions). Rounds 1-15, every part's first ring: a link
+ * direction carries one part's one slice, 65536 B; rounds 16-30, the
+ * last rings, along the other dimension: a row's 16 slices, 1 MiB. So
+ * 30 x 0.5 us + 15 x (65536 + 1048576) B / 50 GB/s = 349.2336 us (the
+ * ranks' own shards, IN to OUT at 819 GB/s, end in the first round).
+ * One dimension after the other it would be 15 x 0.5 us + 15 x 128 KiB /
+ * 50 GB/s plus 15 x 0.5 us + 15 x 2 MiB / 50 GB/s = 683.5 us; one ring of
+ * 256 (the group as one mesh axis: before spmd_coll_shape split it) about
+ * twice that again, its row-to-row steps two links long. */
+START_TEST(xla_all_gather_uses_both_torus_axes)
+{
+    char *algo = NULL;
+    double t = run_collective("configs/hw/tpu-v5e-256.ini",
+                              "strata-trace 1\noption mesh=data:256\nalloc s 256KiB dtype=bf16\n"
+                              "alloc r 64MiB dtype=bf16\nall-gather r s axis=data\nfree r\nfree s\n",
+                              &algo);
+    ck_assert_str_eq(algo, "bidir-torus");
+    ck_assert_double_eq_tol(t, 30 * 0.5e-6 + 15 * (65536 + 1048576) / 50e9, 1e-10);
+    g_free(algo);
+}
+END_TEST
+
 /* The hardware file: collectives= picks the default; nccl needs its keys. */
 START_TEST(hw_declares_the_implementation)
 {
@@ -419,6 +447,7 @@ static Suite *nccl_suite(void)
     tcase_add_test(tc, ll_all_reduce_of_8_kib);
     tcase_add_test(tc, nvls_all_reduce);
     tcase_add_test(tc, xla_all_gather_is_bidirectional);
+    tcase_add_test(tc, xla_all_gather_uses_both_torus_axes);
     tcase_add_test(tc, hw_declares_the_implementation);
     suite_add_tcase(s, tc);
     return s;

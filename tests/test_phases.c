@@ -291,6 +291,38 @@ static void check_fold(const strata_coll_shape *shape, const char *what)
     g_array_free(folded, TRUE);
 }
 
+/* bidir-torus over two dimensions of 3 and 5 (15 ranks) folds although
+ * its parts walk the dimensions in different orders. By hand, an
+ * all-gather of 4,000 bytes a rank: 2m = 4 parts of 1,000 bytes; part 0
+ * gathers along the 5 (rounds 0-3) then the 3 (rounds 4-5), part 1 the 3
+ * (rounds 0-1) then the 5 (rounds 2-5): 6 rounds, cut where either part's
+ * ring changes (2 and 4) and after round 0 (IN): runs {0}, {1}, {2, 3},
+ * {4, 5}, one step per rank and part (the second dimension's slices are
+ * one step of several pieces): 4 runs x 15 ranks x 4 parts = 240 steps
+ * and the 15 local copies, 255 (unfolded: 6 x 15 x 4 + 15 = 375). The
+ * 120 steps of {2, 3} and {4, 5} stand for 2 rounds each; part 1's two
+ * (along the 5, after the 3) move 3 ranks' slices a round: 6,000 bytes,
+ * largest 3,000 (part 0's {4, 5}, along the 3 after the 5: 10,000). */
+START_TEST(test_fold_bidir_torus_2d)
+{
+    strata_coll_shape sh = {.kind = STRATA_OP_ALL_GATHER, .algo = strata_coll_algo_find("bidir-torus"), .n_dims = 2,
+                            .dims = {3, 5}, .in_bytes = 4000, .fold = true};
+    check_fold(&sh, "all-gather bidir-torus 3x5");
+    GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+    ck_assert_uint_eq(strata_coll_schedule(&sh, steps), 6);
+    ck_assert_uint_eq(steps->len, 255);
+    guint two = 0, big = 0;
+    for (guint i = 0; i < steps->len; i++) {
+        const strata_coll_step *st = &g_array_index(steps, strata_coll_step, i);
+        two += st->rounds == 2;
+        big += st->rounds == 2 && st->bytes == 6000 && st->max_bytes == 3000;
+    }
+    ck_assert_uint_eq(two, 120);
+    ck_assert_uint_eq(big, 60); /* part 1's 2 runs, both ways, 15 ranks */
+    g_array_free(steps, TRUE);
+}
+END_TEST
+
 /* The ring family folds to its rounds, for every kind and algorithm, on a
  * line, a 2D and a 3D group, with buffers whose pieces are all full (each
  * ring's runs written at once) and buffers too small for every rank to
@@ -415,18 +447,23 @@ END_TEST
  * orbit's load (3.323 us: not the full run's), so its makespan is the
  * steps' within 1% (+0.92%; it was +28.4% before the phase's round was
  * filled); on a 4x2x2 slice, where no scaled link makes the first round
- * differ, `fast` equals the steps (was +28.6%). */
+ * differ, `fast` equals the steps (was +28.6%). algo=bidir-ring: the ring
+ * of 8 laid over the cube (xla's pick, bidir-torus, lays the 8-chip axis
+ * out as the cube's 2x2x2 dimensions since spmd_coll_shape splits an axis
+ * into the torus dimensions it spans; on one dimension it is bidir-ring's
+ * schedule). */
 START_TEST(test_fast_mixed_latency_rounds)
 {
     static const char *const cube[] = {"hardware.devices=8", "interconnect.ici.dims=2x2x2", NULL};
     static const char *const slab[] = {"hardware.devices=16", "interconnect.ici.dims=4x2x2", NULL};
     char *dir = strata_test_temp_dir();
     char *trace8 = g_build_filename(dir, "ag8.trace", NULL), *trace16 = g_build_filename(dir, "ag16.trace", NULL);
-    strata_cli_result r = strata_test_cli("gen", "collective", "op=all-gather", "devices=8", "bytes=1MiB", "-o",
-                                          trace8, NULL);
+    strata_cli_result r = strata_test_cli("gen", "collective", "op=all-gather", "devices=8", "bytes=1MiB",
+                                          "algo=bidir-ring", "-o", trace8, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
-    r = strata_test_cli("gen", "collective", "op=all-gather", "devices=16", "bytes=1MiB", "-o", trace16, NULL);
+    r = strata_test_cli("gen", "collective", "op=all-gather", "devices=16", "bytes=1MiB", "algo=bidir-ring", "-o",
+                        trace16, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
 
@@ -477,7 +514,8 @@ END_TEST
 
 /* Writes a trace of two all-gathers of 1 MiB over data:DEVICES, on two
  * streams, so that they start together and share every link. */
-static char *two_all_gathers(const char *dir, uint32_t devices)
+/* algo: " algo=NAME" or "" (the model's pick). */
+static char *two_all_gathers(const char *dir, uint32_t devices, const char *algo)
 {
     char *trace = g_strdup_printf("%s/two-%u.trace", dir, devices);
     uint32_t shard = 262144 / devices; /* f32 elements of each device's 1 MiB / devices */
@@ -487,9 +525,9 @@ static char *two_all_gathers(const char *dir, uint32_t devices)
                                  "alloc send2 %u tag=input dtype=f32 shape=%u\n"
                                  "alloc recv2 1MiB tag=output dtype=f32 shape=262144\n"
                                  "compute program_start time=0\n"
-                                 "all-gather recv send axis=data stream=a\n"
-                                 "all-gather recv2 send2 axis=data stream=b\n",
-                                 devices, 4 * shard, shard, 4 * shard, shard);
+                                 "all-gather recv send axis=data stream=a%s\n"
+                                 "all-gather recv2 send2 axis=data stream=b%s\n",
+                                 devices, 4 * shard, shard, 4 * shard, shard, algo, algo);
     ck_assert(g_file_set_contents(trace, text, -1, NULL));
     g_free(text);
     return trace;
@@ -506,7 +544,7 @@ START_TEST(test_two_collectives_share_a_ring)
 {
     static const char *const four[] = {"hardware.devices=4", NULL};
     char *dir = strata_test_temp_dir();
-    char *trace = two_all_gathers(dir, 4);
+    char *trace = two_all_gathers(dir, 4, "");
     compare_with(trace, "configs/hw/test-ring8.ini", four, true);
     run_figures steps = run_json(trace, "configs/hw/test-ring8.ini", four, "steps");
     run_figures fast = run_json(trace, "configs/hw/test-ring8.ini", four, "fast");
@@ -529,7 +567,8 @@ END_TEST
  * streams. In the steps each round's busiest link direction carries both
  * collectives' copies, 8 of 64 KiB (each one's 1-hop, 2-hop and two 3-hop
  * copies), never idle from the first start (0.5 us): 0.5 + 8 x 0.65536 =
- * 5.74288 us a round, 7 rounds 40.20016 us for both. A paced phase's flow
+ * 5.74288 us a round, 7 rounds 40.20016 us for both (algo=bidir-ring: the
+ * ring of 8 over the cube, as there). A paced phase's flow
  * carries its k rounds' bytes at the rounds' pace (its rate bounded:
  * engine_phase_flow_rate), so the other's flows see it the whole phase;
  * held past its pace by them, it then waits the k - 1 rounds' idle
@@ -550,7 +589,8 @@ START_TEST(test_fast_paced_phases_share_links)
     static const char *const cube[] = {"hardware.devices=8", "interconnect.ici.dims=2x2x2", NULL};
     static const char *const slab[] = {"hardware.devices=16", "interconnect.ici.dims=4x2x2", NULL};
     char *dir = strata_test_temp_dir();
-    char *trace8 = two_all_gathers(dir, 8), *trace16 = two_all_gathers(dir, 16);
+    char *trace8 = two_all_gathers(dir, 8, " algo=bidir-ring");
+    char *trace16 = two_all_gathers(dir, 16, " algo=bidir-ring");
     run_figures steps = run_json(trace8, "configs/hw/tpu-v5p-64.ini", cube, "steps");
     run_figures fast = run_json(trace8, "configs/hw/tpu-v5p-64.ini", cube, "fast");
     close_to(steps.makespan, 7 * 5.74288e-6, "steps' makespan");
@@ -773,6 +813,7 @@ int main(void)
     tcase_add_test(tc, test_nccl_tree_steady_rounds);
     tcase_add_test(tc, test_fold_unequal_chunks);
     tcase_add_test(tc, test_fold_is_the_rounds);
+    tcase_add_test(tc, test_fold_bidir_torus_2d);
     tcase_add_test(tc, test_fast_mixed_latency_rounds);
     tcase_add_test(tc, test_simple_flags_paced_by_their_route);
     tcase_add_test(tc, test_two_collectives_share_a_ring);

@@ -8,7 +8,9 @@
  *            (trace/op_schema.h);
  *   layout   how it lays the group out: FLAT, one ring of all its ranks;
  *            DIMS, the mesh axes the group spans, each a torus dimension
- *            (axes of size 1 dropped);
+ *            (axes of size 1 dropped), an axis laid along several
+ *            dimensions of the machine split into them (sim/spmd
+ *            spmd_coll_shape);
  *   folds    whether its rings fold into phases as the schedule is built
  *            (strata_coll_shape.fold: a run of identical rounds written
  *            as one step that stands for them, coll_sched.h); whatever the

@@ -73,8 +73,11 @@ static bool same_move_but_bytes(const strata_coll_step *a, const strata_coll_ste
 {
     return a->src == b->src && a->dst == b->dst && a->lane == b->lane && a->src_buf == b->src_buf &&
            a->dst_buf == b->dst_buf && a->own_buf == b->own_buf && a->reduce == b->reduce &&
-           a->handshake == b->handshake && a->fused == b->fused && !a->wire_bytes && !b->wire_bytes;
+           a->handshake == b->handshake && a->fused == b->fused && !a->wire_bytes && !b->wire_bytes &&
+           a->pieces <= 1 && b->pieces <= 1;
 }
+
+bool coll_cut(const strata_coll_sched *s, uint32_t r) { return s->cut && r < s->n_cut && s->cut[r]; }
 
 /* With s->fold: folds the round just appended, steps[at..], into the one
  * before it, steps[prev..at), when they are the same moves bytes aside

@@ -14,6 +14,9 @@
  *                    the buffer (all-reduce, all-gather, reduce-scatter);
  *                    with bidir, a ring each way: an all-reduce's on half
  *                    the buffer each, the others' on half of every chunk;
+ *   coll_axes        bidir-torus over several dimensions: all of them at
+ *                    once, a part of the data per rotation of their order
+ *                    and direction (coll_kit_axes.c);
  *   coll_tree        binomial reduce to rank 0, then broadcast;
  *   coll_ring_loops  NCCL's ring all-reduce kernel: loops of channels x n
  *                    chunks, 2(n-1) steps each, a round per slice.
@@ -53,7 +56,15 @@ struct strata_coll_sched {
     uint32_t parts;                        /* 1, or 2: a ring per half chunk */
     uint32_t domain;                       /* ranks per scale-up domain (n: one), dividing n */
     bool fold;                             /* shape->fold, for a row that folds */
+    /* With fold, where a folded run must start (NULL: nowhere but the
+     * rings' edges): cut[r] for round r < n_cut. coll_axes sets it, for an
+     * all-gather or a reduce-scatter, to every part's ring boundaries, so
+     * that the runs of all its parts line up (coll_sched.c runs_aligned). */
+    const bool *cut;
+    uint32_t n_cut;
 };
+/* True when a folded run must start at round r (s->cut). */
+bool coll_cut(const strata_coll_sched *s, uint32_t r);
 
 void coll_add(strata_coll_sched *s, const strata_coll_step *st);
 uint64_t coll_chunk_off(uint64_t len, uint32_t d, uint32_t i);
@@ -63,6 +74,10 @@ uint32_t coll_torus(strata_coll_sched *s, uint64_t base, uint64_t len, int dir, 
                     bool rs, bool ag);
 /* The ring family on the layout: one direction, or both (bidir); returns the rounds. */
 uint32_t coll_rings(strata_coll_sched *s, uint64_t in_bytes, bool bidir);
+/* bidir-torus over m >= 2 dimensions: every dimension at once, the data
+ * in 2m parts each walking the dimensions in its own rotation
+ * (coll_kit_axes.c); returns the rounds. */
+uint32_t coll_axes(strata_coll_sched *s, uint64_t in_bytes);
 /* Binomial tree all-reduce of `bytes`; returns the rounds. */
 uint32_t coll_tree(strata_coll_sched *s, uint64_t bytes);
 /* NCCL's ring all-reduce on [0, b): every copy carrying num/den of its

@@ -4,7 +4,8 @@
  * and the sizes.
  *
  * A group of n ranks is laid out as dims[0] x ... x dims[m-1] (the sizes of
- * the mesh axes it spans, row-major: rank = coordinates row-major). Each
+ * the mesh axes it spans, or for a DIMS row the torus dimensions they
+ * span, coll_algo.h; row-major: rank = coordinates row-major). Each
  * rank holds IN and OUT (the same buffer for all-reduce). A schedule is a
  * list of steps grouped in rounds: a step of round k starts when its source
  * and its destination rank have finished every step of round k-1 they take
@@ -54,6 +55,13 @@ typedef struct strata_coll_step {
      * `max_bytes` the largest (0: bytes). */
     uint32_t rounds;
     uint64_t max_bytes;
+    /* A step of several runs (pieces > 1; 0 and 1: one): `bytes` is
+     * `pieces` equal runs, run i at src_off, dst_off and own_off plus i x
+     * `stride` bytes (bidir-torus over several dimensions: the slices of
+     * several ranks' shards, coll_kit_axes.c). The copy is one transfer of
+     * `bytes`; only the data's places differ. */
+    uint32_t pieces;
+    uint64_t stride;
     /* A fixed cost before the copy starts, beyond its route's latency (0:
      * none): the library's cost of a step over the network (NCCL's proxy
      * posting the transfer and, on Simple, flushing it), which no link

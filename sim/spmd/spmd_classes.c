@@ -112,13 +112,64 @@ static uint32_t group_domain_ranks(const strata_hw *hw, const strata_mesh *mesh,
     return per;
 }
 
+/* True when devices a and b's default memories are one link apart. */
+static bool one_link(const strata_hw *hw, uint32_t a, uint32_t b)
+{
+    int base = strata_hw_memory_base_index(hw, NULL);
+    uint32_t m = base >= 0 ? (uint32_t)base : 0;
+    const strata_hop *hops = NULL;
+    uint32_t n = 0;
+    return strata_hw_route(hw, strata_hw_memory_on(hw, m, a), strata_hw_memory_on(hw, m, b), &hops, &n, NULL) &&
+           n == 1;
+}
+
+/* Appends to sh->dims the torus dimensions that mesh axis `a`'s group
+ * spans on the machine, outermost first (a DIMS layout: coll_algo.h). From
+ * device 0's group, ranks u apart: the run of ranks 0, u, 2u, ... whose
+ * each next is one link from the one before is a dimension of the machine
+ * (its length k, when it divides what is left), and the rest of the axis
+ * the dimensions above it, in units of k u. So a 256-chip axis on the
+ * 16x16 torus of tpu-v5e-256, devices numbered along a row first, is
+ * 16 x 16: the group spans both axes of the torus, as the scaling book
+ * lays XLA's collectives over a group of several hardware axes (sharding.md
+ * @0819a7d, "What happens when we AllGather over multiple axes?": its
+ * longest path sum_i |X_i| / 2 over the axes). An axis whose ranks run
+ * along one dimension, or whose neighbours are not one link apart (a
+ * switch), stays one dimension, as the mesh names it. At most `room`
+ * dimensions (the last holds the rest). */
+static void axis_dims(const strata_hw *hw, const strata_mesh *mesh, uint32_t a, uint32_t room, strata_coll_shape *sh)
+{
+    uint32_t n = strata_mesh_group_size(mesh, 1u << a), found[STRATA_COLL_MAX_DIMS], m = 0;
+    for (uint32_t u = 1, rest = n; rest > 1;) {
+        uint32_t k = 1;
+        while (k < rest && one_link(hw, strata_mesh_member(mesh, 1u << a, 0, (k - 1) * u),
+                                    strata_mesh_member(mesh, 1u << a, 0, k * u)))
+            k++;
+        if (k < 2 || k == rest || rest % k != 0 || m + 2 > room) {
+            found[m++] = rest; /* the rest as one dimension */
+            break;
+        }
+        found[m++] = k;
+        u *= k;
+        rest /= k;
+    }
+    while (m > 0)
+        sh->dims[sh->n_dims++] = found[--m];
+    if (n == 1)
+        sh->dims[sh->n_dims++] = 1;
+}
+
 bool spmd_coll_shape(const strata_hw *hw, const strata_mesh *mesh, const strata_op *op, const strata_op_refs *refs,
                      const strata_coll_algo *algo, uint32_t mask, bool fold, strata_coll_shape *sh, char **why)
 {
     *sh = (strata_coll_shape){.kind = op->kind, .algo = algo, .shift = op->shift, .fold = fold};
-    for (uint32_t a = 0; a < strata_mesh_axis_count(mesh); a++)
-        if (mask & (1u << a))
+    for (uint32_t a = 0; a < strata_mesh_axis_count(mesh); a++) {
+        uint32_t later = (uint32_t)__builtin_popcount(mask >> a) - 1; /* axes of the group after a */
+        if ((mask & (1u << a)) && algo->layout == STRATA_COLL_DIMS)
+            axis_dims(hw, mesh, a, STRATA_COLL_MAX_DIMS - sh->n_dims - later, sh);
+        else if (mask & (1u << a))
             sh->dims[sh->n_dims++] = strata_mesh_group_size(mesh, 1u << a);
+    }
     uint32_t n = strata_coll_ranks(sh);
     sh->in_bytes = op->kind == STRATA_OP_ALL_GATHER ? refs->bytes / n : refs->bytes;
     sh->domain_ranks = n > 1 ? group_domain_ranks(hw, mesh, mask, n) : 1;
