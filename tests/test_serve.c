@@ -126,9 +126,16 @@ START_TEST(params_and_weights_by_hand)
     ck_assert_double_eq(strata_serve_model_params(&m), 671026404352.0);
     /* TP8 in fp8: replicated on each rank the norms 61 x 14,336 + 7,168, MLA's down-projections and their
      * norms 61 x (7168 x 2112 + 2048) and the routers 58 x 7168 x 256: 1,030,904,832; the rest / 8:
-     * 84,780,342,272 bytes */
+     * 84,780,342,272 bytes at one byte each; the embedding and LM head stay bf16 (ModelOpt's FP8 export
+     * excludes lm_head; nn.Embedding is not quantized), one more byte each of their 2 x 129280 x 7168 =
+     * 1,853,358,080 parameters, / 8 = 231,669,760: 85,012,012,032 */
     ck_assert(strata_serve_model_set(&m, "dtype", "f8", NULL));
-    ck_assert_uint_eq(strata_serve_weight_bytes(&m, 8), 84780342272ull);
+    ck_assert_uint_eq(strata_serve_weight_bytes(&m, 8), 85012012032ull);
+    /* Llama-3-8B in fp8 at TP2: 4,015,263,744 parameters a rank (above) at one byte, + the bf16 embedding and
+     * head's second byte, 2 x 128256 x 4096 / 2 = 525,336,576: 4,540,600,320 */
+    m = preset("llama-3-8b");
+    ck_assert(strata_serve_model_set(&m, "dtype", "f8", NULL));
+    ck_assert_uint_eq(strata_serve_weight_bytes(&m, 2), 4540600320ull);
 }
 END_TEST
 
@@ -286,8 +293,13 @@ END_TEST
  * 4096 x 8192, gate_up 16 x 8192 x 28672, down 16 x 14336 x 8192:
  * 429,981,696; norms 4 x 16 x 8192 x 4: 2,097,152; SwiGLU 16 x (28672 x 2
  * + 14336) = 1,146,880; flash 32 heads x 20,544 = 657,408; preprocessing
- * 16 x 40 x 128 x 3 = 245,760; LM head 1 x 8192 x 64128: 525,473,024.
- * Total 959,601,920 (786,432 more if it quantized). */
+ * 16 x 40 x 128 x 3 = 245,760; LM head 1 x 8192 x 64128 in bf16 (ModelOpt
+ * exports FP8 checkpoints with lm_head excluded): 2 x (8192 + 8192 x 64128
+ * + 64128) = 1,050,817,792. Total 1,484,946,688 (786,432 more if it
+ * quantized). Llama-3-8B at TP1: the same layer's ops at hidden 4096 and
+ * its LM head 2 x (4096 + 4096 x 128256 + 128256) = 1,050,937,856 (in FP8
+ * it was 4096 + 4096 x 128256 + 2 x 128256 = 525,597,184, the total
+ * 749,044,224): 1,274,384,896. */
 START_TEST(fp8_prefill_passes_by_hand)
 {
     GError *err = NULL;
@@ -295,7 +307,7 @@ START_TEST(fp8_prefill_passes_by_hand)
     ck_assert_msg(hw, "%s", err ? err->message : "");
     const char *models[2] = {"llama-3-8b", "llama-3-70b"};
     const uint32_t tps[2] = {1, 2};
-    const double want[2] = {749044224.0, 959601920.0};
+    const double want[2] = {1274384896.0, 1484946688.0};
     for (int i = 0; i < 2; i++) {
         strata_serve_model m = preset(models[i]);
         ck_assert(strata_serve_model_set(&m, "dtype", "f8", &err));

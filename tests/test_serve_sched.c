@@ -5,7 +5,8 @@
  * chunked prefill cut to whole blocks, the policies' defaults, the
  * setups vLLM 0.6 refuses (exit 2), TensorRT-LLM's no-evict admission and
  * its CUDA graph padding of decode batches, SGLang 0.3's prefill batches
- * and admission.
+ * and admission; the KV pool each engine sizes (vLLM of the device,
+ * TensorRT-LLM of the memory left free).
  */
 #include <string.h>
 #include "serve/serve.h"
@@ -401,6 +402,50 @@ START_TEST(cli_picks_and_refuses_as_vllm_does)
 }
 END_TEST
 
+/* The KV pool of each engine on Llama-4-Maverick (validation/serving/models/llama-4-maverick.model) in FP8 at
+ * TP8 with attention dp on dgx-h100 (80e9 B), 8,192 batched tokens, 512 sequences, fraction 0.9.
+ * Weights a rank holds, by hand: the attention 48 x 62,914,560 = 3,019,898,880, the dense MLPs 24 x 3 x 5120 x
+ * 16384 = 6,039,797,760, the shared experts 24 x 3 x 5120 x 8192 = 3,019,898,880 and the embedding and LM head
+ * 2 x 202048 x 5120 = 2,068,971,520 whole (TensorRT-LLM's Llama4Model and DecoderModelForCausalLM under
+ * enable_attention_dp); the norms 48 x 2 x 5120 + 5120 = 496,640 and routers 24 x 5120 x 128 = 15,728,640
+ * whole; the routed experts 24 x 128 x 3 x 5120 x 8192 / 8 = 48,318,382,080: 62,483,174,400 parameters at one
+ * byte, + the embedding and head's second byte (bf16: an Embedding and an LMHead take no quantization)
+ * 2,068,971,520 = 64,552,145,920 B. Activations (serve_run.c's estimate): 8192 x (2 x 5120 + (40 + 16) x 128
+ * + 3 x 16384) x 1 B + 512 x 202048 x 8 B = 545,259,520 + 827,588,608 = 1,372,848,128.
+ * vLLM: 0.9 x 80e9 - 64,552,145,920 - 1,372,848,128 = 6,075,005,952 B.
+ * TensorRT-LLM (KvCacheCreator._cal_max_memory): 0.9 x (80e9 - 65,924,994,048) = 12,667,505,356 B (a double's
+ * product, 12,667,505,356.8 truncated). */
+START_TEST(trtllm_pool_is_its_fraction_of_the_free_memory)
+{
+    GError *err = NULL;
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    char *model = g_build_filename(STRATA_SOURCE_DIR, "validation", "serving", "models", "llama-4-maverick.model", NULL);
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    strata_serve_model_init(&m);
+    ck_assert_msg(strata_serve_model_load(&m, model, &err), "%s", err ? err->message : "");
+    ck_assert(strata_serve_model_set(&m, "dtype", "f8", NULL));
+    const char *engines[2] = {"none", "trtllm"};
+    const uint64_t want[2] = {6075005952ull, 12667505356ull};
+    for (int i = 0; i < 2; i++) {
+        strata_serve_config c;
+        strata_serve_config_default(&c);
+        c.tp = 8, c.attention_dp = true, c.max_num_batched_tokens = 8192, c.max_num_seqs = 512;
+        c.engine = strata_serve_engine_find(engines[i], &err);
+        ck_assert_msg(c.engine, "%s", err ? err->message : "");
+        uint64_t w = 0, a = 0, pool = 0;
+        ck_assert_msg(strata_serve_memory(hw, &m, &c, &w, &a, &pool, &err), "%s", err ? err->message : "");
+        ck_assert_uint_eq(w, 64552145920ull);
+        ck_assert_uint_eq(a, 1372848128ull);
+        ck_assert_uint_eq(pool, want[i]);
+    }
+    strata_hw_free(hw);
+    g_free(model);
+    g_free(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_sched");
@@ -416,6 +461,7 @@ int main(void)
     tcase_add_test(tc, cuda_graph_padding_pads_decode_batches);
     tcase_add_test(tc, sglang_prefills_alone_cut_at_the_chunk);
     tcase_add_test(tc, sglang_admits_against_expected_outputs);
+    tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

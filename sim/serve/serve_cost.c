@@ -73,6 +73,22 @@ static double gemm(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t 
     return op_time(c, c->gemm, c->m.dtype, d, 3, false);
 }
 
+/* The LM head's m x k x n product. Its weight stays in bf16 under
+ * narrower weights: ModelOpt quantizes the Linear layers and exports
+ * every 8-bit (and 4-bit) checkpoint with the head excluded
+ * (NVIDIA/TensorRT-Model-Optimizer @87f791d6,
+ * modelopt/torch/export/unified_export_hf.py, _export_hf_checkpoint:
+ * FP8 -> "exclude_modules": ["lm_head"]), the checkpoints TensorRT-LLM
+ * and NIM's FP8 profiles serve. */
+static double lm_head(const strata_serve_cost *c, uint64_t m, uint64_t k, uint64_t n)
+{
+    if (!m || !k || !n)
+        return 0;
+    uint64_t d[3] = {m, k, n};
+    strata_dtype dt = strata_serve_dtype_bytes(c->m.dtype) < 2 ? STRATA_DTYPE_BF16 : c->m.dtype;
+    return op_time(c, c->gemm, dt, d, 3, false);
+}
+
 /* B independent products m x k x n in one kernel (a bmm). */
 static double bgemm(const strata_serve_cost *c, uint64_t b, uint64_t m, uint64_t k, uint64_t n)
 {
@@ -627,8 +643,8 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
         return 0;
     double attn = attention(c, chunks, n, pad);
     if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
-        return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, local_tokens(c, sampled), m->hidden, m->vocab);
-    return dense_time(c, (uint32_t)tokens) + attn * m->layers + gemm(c, sampled, m->hidden, m->vocab / c->tp);
+        return dense_time(c, (uint32_t)tokens) + attn * m->layers + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);
+    return dense_time(c, (uint32_t)tokens) + attn * m->layers + lm_head(c, sampled, m->hidden, m->vocab / c->tp);
 }
 
 /* The time of one layer's attention or of the whole step, its ops' work

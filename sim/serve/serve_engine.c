@@ -42,6 +42,16 @@
  *   NVLink, NCCL past its thresholds); its host
  *   work runs one step ahead of the GPU and is taken as hidden (no CPU
  *   time, as the TensorRT-LLM cases had with `none`; not measured).
+ *   Its KV pool is free_gpu_memory_fraction (trtllm-bench's
+ *   --kv_cache_free_gpu_mem_fraction, 0.90 by default; strata's
+ *   gpu_memory_utilization) of the memory the profile run leaves free:
+ *   tensorrt_llm/_torch/pyexecutor/_util.py, KvCacheCreator._cal_max_memory,
+ *   available_kv_mem = (total_gpu_memory - peak_memory + allocated_bytes)
+ *   x fraction, peak_memory being the weights, the profile run's torch
+ *   peak and what is used outside torch (NCCL, CUDA graphs), the
+ *   estimation's own KV blocks added back (the same expression in every
+ *   PyTorch-backend release read, 2025-2026). The other rows take
+ *   vLLM's gpu_memory_utilization of the whole device (serve_run.c).
  */
 #include "serve/serve_engine.h"
 #include <math.h>
@@ -58,19 +68,20 @@ enum { SGLANG_V03_GRAPH_MAX = 160 };
 enum { GRAPH_ALIGN = 8 };
 
 static const strata_serve_engine engines[] = {
-    {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL, 0, 0},
+    {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL, 0, 0,
+     false},
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
      "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
-     NULL, "vllm-custom", 0, GRAPH_ALIGN},
+     NULL, "vllm-custom", 0, GRAPH_ALIGN, false},
     {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)",
-     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN},
+     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
      "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
-     NULL, NULL, 0, 0},
+     NULL, NULL, 0, 0, false},
     {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
      "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
-     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0},
-    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0},
+     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true},
+    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false},
 };
 
 char *strata_serve_engine_names(void)

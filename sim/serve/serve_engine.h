@@ -49,6 +49,9 @@ typedef struct strata_serve_engine {
                             * graph_max (0 there: max_num_seqs rounded up): a decode-only
                             * step pads to the next one; 0: no padding unless
                             * --cuda-graph-batch-sizes */
+    bool pool_of_free;     /* the KV pool is gpu_memory_utilization of the memory left after the
+                            * weights and the profile run (TensorRT-LLM's free_gpu_memory_fraction);
+                            * false: of the whole device, less those (vLLM's gpu_memory_utilization) */
 } strata_serve_engine;
 
 /* The row called name, or NULL with an error listing the known ones. */

@@ -337,17 +337,25 @@ static double dp_whole_params(const strata_model_shape *s)
            moe * (double)s->shared_experts * mats * d * (double)s->moe_ffn + (s->tie ? 1 : 2) * (double)s->vocab * d;
 }
 
+/* Weight bytes a rank holds. Under weights narrower than 16 bits the
+ * embedding table and the LM head stay in bf16 (ModelOpt quantizes Linear
+ * layers only and exports the head excluded: unified_export_hf.py, as
+ * serve_cost.c's lm_head cites): their extra bytes are added at the
+ * embeddings' sharding (split over tp, whole on each rank under attention
+ * dp). */
 uint64_t strata_serve_weight_bytes_dp(const strata_serve_model *m, uint32_t tp, bool attention_dp)
 {
     strata_model_shape s;
     strata_serve_model_shape(m, &s);
-    double total = 0, active = 0, whole = replicated_params(&s), t = tp ? tp : 1;
+    double total = 0, active = 0, whole = replicated_params(&s), t = tp ? tp : 1, b = strata_serve_dtype_bytes(m->dtype);
     strata_model_shape_count(&s, 0, &total, &active);
-    if (attention_dp && t > 1) {
+    bool dp = attention_dp && t > 1;
+    double embed = b < 2 ? (s.tie ? 1 : 2) * (double)s.vocab * (double)s.d_model * (2 - b) / (dp ? 1 : t) : 0;
+    if (dp) {
         double dw = dp_whole_params(&s);
-        return (uint64_t)(((total - whole - dw) / t + whole + dw) * strata_serve_dtype_bytes(m->dtype));
+        return (uint64_t)(((total - whole - dw) / t + whole + dw) * b + embed);
     }
-    return (uint64_t)(((total - whole) / t + whole) * strata_serve_dtype_bytes(m->dtype));
+    return (uint64_t)(((total - whole) / t + whole) * b + embed);
 }
 
 uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp)

@@ -43,8 +43,12 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
     *activations = (uint64_t)((double)t * (2.0 * m->hidden + (double)qkv + 3.0 * m->intermediate / (double)tp *
                                            gathered) * act + (double)seqs * m->vocab / (double)at * 8.0);
     *weights = strata_serve_weight_bytes_dp(m, (uint32_t)tp, c->attention_dp);
+    /* vLLM: gpu_memory_utilization of the device, less the rest; TensorRT-LLM: its fraction of what the
+     * rest leaves free (serve_engine.c, the trtllm row: KvCacheCreator._cal_max_memory) */
     double usable = (double)mem->capacity * c->gpu_memory_utilization;
-    double left = usable - (double)*weights - (double)*activations - (double)c->non_kv_overhead;
+    double rest = (double)*weights + (double)*activations + (double)c->non_kv_overhead;
+    double left = c->engine && c->engine->pool_of_free ? ((double)mem->capacity - rest) * c->gpu_memory_utilization
+                                                       : usable - rest;
     if (left < 1) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s on %s with tp %u: no memory left for the KV cache "
                     "(%.3g GB usable at gpu_memory_utilization %.2f, weights %.3g GB, activations %.3g GB per rank)",
