@@ -132,7 +132,7 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
         x->n_donated = strata_ledger_donated(in, op->ins, (uint64_t *)(void *)f->donated->data);
     }
     /* the binder has just read op from the source: the side table speaks of it */
-    strata_spmd_step step = f->spmd ? strata_spmd_step_of(f->src) : (strata_spmd_step){STRATA_COLL_NONE, 0, 0};
+    strata_spmd_step step = f->spmd ? strata_spmd_step_of(f->src) : (strata_spmd_step){.coll = STRATA_COLL_NONE};
     x->coll = step.coll;
     x->phase = step.phase;
     x->from = step.from;
