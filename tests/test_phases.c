@@ -708,7 +708,9 @@ END_TEST
  * per class, the phase's ends synchronised) plus that drift, 143.189 us.
  * spmd_fill_rounds' pipeline gives each device's end (the same 48.6 us),
  * each representative's fences carry its class's earliest, and the next
- * collective starts that early on it: within 0.1% of the steps. */
+ * collective starts that early on it: within 0.1% of the steps.
+ * algo=bidir-ring keeps that ring of 64: the default (xla's bidir-torus)
+ * now lays data:64 on the torus's three dimensions at once. */
 START_TEST(test_fast_next_collective_starts_with_the_drift)
 {
     char *dir = strata_test_temp_dir();
@@ -720,8 +722,8 @@ START_TEST(test_fast_next_collective_starts_with_the_drift)
                                   "alloc s3 128 tag=input dtype=f32 shape=32\n"
                                   "alloc r3 8KiB tag=output dtype=f32 shape=2048\n"
                                   "compute program_start time=0\n"
-                                  "all-gather recv send axis=data stream=a\n"
-                                  "all-gather r3 s3 axis=data stream=a\n",
+                                  "all-gather recv send axis=data algo=bidir-ring stream=a\n"
+                                  "all-gather r3 s3 axis=data algo=bidir-ring stream=a\n",
                                   -1, NULL));
     run_figures steps = run_json(trace, "configs/hw/tpu-v5p-64.ini", NULL, "steps");
     run_figures fast = run_json(trace, "configs/hw/tpu-v5p-64.ini", NULL, "fast");

@@ -787,8 +787,7 @@ static bool spmd_rewind(void *self, GError **err)
     spmd *s = self;
     start_pass(s);
     s->cur = NULL;
-    s->rounds = s->round = 0;
-    s->n_coll = 0;
+    s->rounds = s->round = s->n_coll = 0;
     s->last = (strata_spmd_step){STRATA_COLL_NONE, 0, 0, 0};
     g_array_set_size(s->emits, 0);
     s->next_emit = 0;
@@ -808,12 +807,10 @@ static void spmd_destroy(void *self)
     spmd *s = self;
     end_pass(s);
     strata_source_free(s->in);
-    if (s->tmp_size)
-        g_free(s->tmp_size);
+    g_free(s->tmp_size);
     g_ptr_array_free(s->infos, TRUE);
     g_array_free(s->emits, TRUE);
-    if (s->touched)
-        g_free(s->touched);
+    g_free(s->touched);
     spmd_links_free(s->links);
     spmd_classes_free(s->classes);
     g_hash_table_destroy(s->decided);
