@@ -42,26 +42,6 @@ uint64_t coll_chunk_off(uint64_t len, uint32_t d, uint32_t i)
     return (uint64_t)((unsigned __int128)len * i / d);
 }
 
-static uint32_t coord(const strata_coll_sched *s, uint32_t rank, uint32_t k)
-{
-    return rank / s->stride[k] % s->dims[k];
-}
-
-/* The rank's position along dimension k in the ring of direction dir. */
-static uint32_t position(const strata_coll_sched *s, uint32_t rank, uint32_t k, int dir)
-{
-    uint32_t c = coord(s, rank, k);
-    return dir > 0 ? c : (s->dims[k] - c) % s->dims[k];
-}
-
-/* The rank at position p - 1 of rank's ring along k. */
-static uint32_t previous(const strata_coll_sched *s, uint32_t rank, uint32_t k, int dir)
-{
-    uint32_t d = s->dims[k], c = coord(s, rank, k);
-    uint32_t nc = dir > 0 ? (c + d - 1) % d : (c + 1) % d;
-    return rank - c * s->stride[k] + nc * s->stride[k];
-}
-
 void coll_add(strata_coll_sched *s, const strata_coll_step *st)
 {
     if (st->bytes > 0)
@@ -117,7 +97,7 @@ static levels levels_new(const strata_coll_sched *s, uint64_t base, uint64_t len
         l.len[r] = len;
         for (uint32_t k = 0; k < s->m; k++) {
             size_t at = (size_t)k * s->n + r, next = at + s->n;
-            uint32_t p = coord(s, r, k);
+            uint32_t p = coll_coord(s, r, k);
             l.base[next] = l.base[at] + coll_chunk_off(l.len[at], s->dims[k], p);
             l.len[next] = coll_chunk_off(l.len[at], s->dims[k], p + 1) - coll_chunk_off(l.len[at], s->dims[k], p);
         }
@@ -154,7 +134,7 @@ static uint32_t chunk_at(const strata_coll_sched *s, uint32_t q, uint32_t k, int
                          bool reduce)
 {
     uint32_t d = s->dims[k];
-    uint32_t p = (position(s, q, k, dir) + 2 * d - step - (reduce ? 2 : 1)) % d;
+    uint32_t p = (coll_position(s, q, k, dir) + 2 * d - step - (reduce ? 2 : 1)) % d;
     return dir > 0 ? p : (d - p) % d;
 }
 
@@ -184,12 +164,12 @@ static strata_coll_step ring_step(const strata_coll_sched *s, const ring_at *r, 
     piece c = piece_in(s, r->l->base[at], r->l->len[at], d, chunk_at(s, q, r->k, r->dir, step, r->reduce), r->dir);
     bool last = ring_last(s, r, step), from_in = ring_from_in(r, step);
     if (from_in) {
-        piece own = piece_in(s, r->l->base[at], r->l->len[at], d, coord(s, q, r->k), r->dir);
+        piece own = piece_in(s, r->l->base[at], r->l->len[at], d, coll_coord(s, q, r->k), r->dir);
         *local = (strata_coll_step){.round = r->round0, .lane = r->lane + 1, .src = q, .dst = q,
                                     .src_buf = STRATA_COLL_IN, .src_off = own.in_part,
                                     .dst_buf = STRATA_COLL_OUT, .dst_off = own.off, .bytes = own.bytes};
     }
-    return (strata_coll_step){.round = r->round0 + step, .lane = r->lane, .src = previous(s, q, r->k, r->dir),
+    return (strata_coll_step){.round = r->round0 + step, .lane = r->lane, .src = coll_previous(s, q, r->k, r->dir),
                               .dst = q, .src_buf = from_in ? STRATA_COLL_IN : r->buf,
                               .src_off = from_in ? c.in_part : c.off, .dst_buf = last ? STRATA_COLL_OUT : r->buf,
                               .dst_off = last ? c.in_part : c.off, .own_buf = r->buf, .own_off = c.off,

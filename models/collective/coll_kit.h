@@ -4,6 +4,9 @@
  * building blocks several algorithms use (coll_kit.c).
  *
  *   coll_add         appends a step (none of 0 bytes);
+ *   coll_coord, coll_position, coll_previous  a rank's coordinate along a
+ *                    dimension, its position on that dimension's ring in a
+ *                    direction, the rank before it there;
  *   coll_chunk_off   where chunk i of d of a segment of len bytes starts;
  *   coll_torus       a ring along each dimension of the layout in turn
  *                    (reduce-scatter over dims 0..m-1, all-gather back
@@ -65,6 +68,25 @@ struct strata_coll_sched {
 };
 /* True when a folded run must start at round r (s->cut). */
 bool coll_cut(const strata_coll_sched *s, uint32_t r);
+
+/* Rank's coordinate along dimension k of the layout. */
+static inline uint32_t coll_coord(const strata_coll_sched *s, uint32_t rank, uint32_t k)
+{
+    return rank / s->stride[k] % s->dims[k];
+}
+/* Rank's position along dimension k in the ring of direction dir. */
+static inline uint32_t coll_position(const strata_coll_sched *s, uint32_t rank, uint32_t k, int dir)
+{
+    uint32_t c = coll_coord(s, rank, k);
+    return dir > 0 ? c : (s->dims[k] - c) % s->dims[k];
+}
+/* The rank before rank on its ring along k in direction dir (+1, -1). */
+static inline uint32_t coll_previous(const strata_coll_sched *s, uint32_t rank, uint32_t k, int dir)
+{
+    uint32_t d = s->dims[k], c = coll_coord(s, rank, k);
+    uint32_t nc = dir > 0 ? (c + d - 1) % d : (c + 1) % d;
+    return rank - c * s->stride[k] + nc * s->stride[k];
+}
 
 void coll_add(strata_coll_sched *s, const strata_coll_step *st);
 uint64_t coll_chunk_off(uint64_t len, uint32_t d, uint32_t i);

@@ -42,22 +42,10 @@
  */
 #include "collective/coll_kit.h"
 
-static uint32_t coord_of(const strata_coll_sched *s, uint32_t rank, uint32_t k)
-{
-    return rank / s->stride[k] % s->dims[k];
-}
-
 /* rank with its coordinate along k set to c. */
 static uint32_t with_coord(const strata_coll_sched *s, uint32_t rank, uint32_t k, uint32_t c)
 {
-    return rank - coord_of(s, rank, k) * s->stride[k] + c * s->stride[k];
-}
-
-/* The rank before q on its ring along k in direction dir. */
-static uint32_t prev_rank(const strata_coll_sched *s, uint32_t q, uint32_t k, int dir)
-{
-    uint32_t d = s->dims[k], c = coord_of(s, q, k);
-    return with_coord(s, q, k, dir > 0 ? (c + d - 1) % d : (c + 1) % d);
+    return rank - coll_coord(s, rank, k) * s->stride[k] + c * s->stride[k];
 }
 
 /* The coordinate along k whose data q receives at `step` of that ring
@@ -65,7 +53,7 @@ static uint32_t prev_rank(const strata_coll_sched *s, uint32_t q, uint32_t k, in
  * reducing). */
 static uint32_t origin(const strata_coll_sched *s, uint32_t q, uint32_t k, int dir, uint32_t step, bool reduce)
 {
-    uint32_t d = s->dims[k], c = coord_of(s, q, k), pos = dir > 0 ? c : (d - c) % d;
+    uint32_t d = s->dims[k], pos = coll_position(s, q, k, dir);
     uint32_t p = (pos + 2 * d - step - (reduce ? 2 : 1)) % d;
     return dir > 0 ? p : (d - p) % d;
 }
@@ -190,7 +178,7 @@ static uint32_t gather_part(strata_coll_sched *s, const part *pt)
             for (uint32_t q = 0; q < s->n; q++) {
                 bool from_in = j == 0 && step == 0; /* the sender's own slice, from IN */
                 strata_coll_step st = {.round = round + step, .rounds = runs > 1 ? runs : 0,
-                                       .src = prev_rank(s, q, k, pt->dir), .dst = q,
+                                       .src = coll_previous(s, q, k, pt->dir), .dst = q,
                                        .src_buf = from_in ? STRATA_COLL_IN : STRATA_COLL_OUT,
                                        .dst_buf = STRATA_COLL_OUT, .own_buf = STRATA_COLL_OUT};
                 uint32_t base = zero_free(s, with_coord(s, q, k, origin(s, q, k, pt->dir, step, false)), free);
@@ -214,7 +202,7 @@ static uint32_t reduce_part(strata_coll_sched *s, const part *pt)
             for (uint32_t q = 0; q < s->n; q++) {
                 bool last = j + 1 == s->m && step + 2 == s->dims[k]; /* q's own slice, into OUT */
                 strata_coll_step st = {.round = round + step, .rounds = runs > 1 ? runs : 0,
-                                       .src = prev_rank(s, q, k, pt->dir), .dst = q,
+                                       .src = coll_previous(s, q, k, pt->dir), .dst = q,
                                        .src_buf = STRATA_COLL_IN, .dst_buf = last ? STRATA_COLL_OUT : STRATA_COLL_IN,
                                        .own_buf = STRATA_COLL_IN, .reduce = true};
                 uint32_t base = zero_free(s, with_coord(s, q, k, origin(s, q, k, pt->dir, step, true)), free);
