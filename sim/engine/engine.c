@@ -88,6 +88,13 @@ typedef struct engine_stream {
     uint32_t lead_coll;
 } engine_stream;
 
+/* An event's latest record (FAST's ring drift, class_start): when it ran,
+ * the recording stream's lead then and the collective of that lead. */
+typedef struct event_record {
+    double at_s, lead_s;
+    uint32_t coll;
+} event_record;
+
 struct engine_ctx {
     const strata_hw *hw;
     const strata_source *src; /* the ops' source: the collectives of their steps (spmd.h) */
@@ -104,8 +111,7 @@ struct engine_ctx {
     engine_stream *streams;
     uint32_t n_streams;
     engine_events *events;
-    double *recorded_s, *recorded_lead_s; /* per event: when its latest record ran, and its lead (class_start) */
-    uint32_t *recorded_coll;
+    event_record *recorded; /* per event: its latest record (class_start) */
     GArray *paced_ratio; /* double per collective: its paced copies' most time over alone (note_paced) */
     strata_timeline *timeline; /* opt->timeline's writer, or NULL */
     strata_progress *progress; /* on opt->progress (silent when NULL) */
@@ -456,9 +462,8 @@ static void run_record(engine_ctx *ctx, engine_stream *s, const engine_op *e)
         s->lead_s = phase_lead(ctx, e);
         s->lead_coll = e->coll;
     }
-    ctx->recorded_s[op->event] = now(); /* before a waiter can resume (class_start) */
-    ctx->recorded_lead_s[op->event] = s->lead_s;
-    ctx->recorded_coll[op->event] = s->lead_coll;
+    /* before a waiter can resume (class_start) */
+    ctx->recorded[op->event] = (event_record){.at_s = now(), .lead_s = s->lead_s, .coll = s->lead_coll};
     engine_memories_event(&ctx->mems, op);
     engine_events_record(ctx->events, op->event, op->event_seq);
 }
@@ -504,10 +509,10 @@ static double class_start(engine_ctx *ctx, engine_stream *s, const engine_op *e,
             s->lead_s = 0;
         }
     } else if (op->kind == STRATA_OP_WAIT) {
-        double at = ctx->recorded_s[op->event], lead = ctx->recorded_lead_s[op->event];
+        double at = ctx->recorded[op->event].at_s, lead = ctx->recorded[op->event].lead_s;
         double there = MAX(t0 - s->lead_s, at - lead); /* its end there */
         if (there < t1 && lead > 0 && at - lead >= t0 - s->lead_s)
-            s->lead_coll = ctx->recorded_coll[op->event];
+            s->lead_coll = ctx->recorded[op->event].coll;
         s->lead_s = MAX(0, t1 - there);
     }
     return start;
@@ -675,9 +680,7 @@ static void fill_results(engine_ctx *ctx, const strata_source *src)
 static void ctx_clear(engine_ctx *ctx)
 {
     engine_events_free(ctx->events);
-    g_free(ctx->recorded_s);
-    g_free(ctx->recorded_lead_s);
-    g_free(ctx->recorded_coll);
+    g_free(ctx->recorded);
     if (ctx->paced_ratio)
         g_array_free(ctx->paced_ratio, TRUE);
     for (uint32_t i = 0; ctx->streams && i < ctx->n_streams; i++)
@@ -788,9 +791,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.ports = g_new0(activity_clock, ctx.mems.n ? ctx.mems.n : 1);
     ctx.port_bytes = g_new0(uint64_t, ctx.mems.n ? ctx.mems.n : 1);
     ctx.events = engine_events_new(engine_feed_event_count(ctx.feed));
-    ctx.recorded_s = g_new0(double, engine_feed_event_count(ctx.feed) + 1);
-    ctx.recorded_lead_s = g_new0(double, engine_feed_event_count(ctx.feed) + 1);
-    ctx.recorded_coll = g_new0(uint32_t, engine_feed_event_count(ctx.feed) + 1);
+    ctx.recorded = g_new0(event_record, engine_feed_event_count(ctx.feed) + 1);
     ctx.paced_ratio = g_array_new(FALSE, FALSE, sizeof(double));
     ctx.n_streams = engine_feed_stream_count(ctx.feed);
     if (!size_stacks(ctx.n_streams, err)) {
