@@ -613,8 +613,24 @@ static double qkv_preprocess(const strata_serve_cost *c, uint64_t p, uint64_t he
     return n ? stream_pass(c, n, (double)n * (act_bytes(c) + strata_serve_dtype_bytes(kv))) : 0;
 }
 
+/* The q and k norms of a model with them (Qwen 3: qk_norm), on the t
+ * tokens of a step on this rank, prefill and decode alike: TensorRT-LLM
+ * runs them with RoPE as one kernel over the QKV GEMM's output in place
+ * (QKNormRoPEAttention.apply_qk_norm_rope, fuse_qk_norm_rope on by
+ * default: torch.ops.trtllm.fused_qk_norm_rope, tensorrt_llm/_torch/
+ * modules/qk_norm_attention.py; the attention op then applies no RoPE of
+ * its own): each q and k head read and written in the activations' dtype,
+ * v left alone. vLLM's Qwen3Attention runs q_norm and k_norm as two
+ * RMSNorm kernels over the same bytes (one launch more, not counted). */
+static double qk_norm_pass(const strata_serve_cost *c, uint64_t t, uint64_t heads)
+{
+    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp), n = t * (heads + kvr) * c->m.head_dim;
+    return c->m.qk_norm && n ? stream_pass(c, n, 2.0 * (double)n * act_bytes(c)) : 0;
+}
+
 /* One layer's attention over a step's chunks and pad dummy decodes of
- * context 1: each prefill chunk (after GQA's qkv_preprocess), then the
+ * context 1: each prefill chunk (after GQA's qkv_preprocess and, for a
+ * model with them, the q/k norms over every token of the step), then the
  * decodes together, MLA's way or GQA's. */
 static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
@@ -636,7 +652,8 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
     if (c->dp > 1) /* a rank's share: its prefill chunks, its decodes */
         t /= c->dp;
     if (!mla)
-        t += qkv_preprocess(c, local_tokens(c, prefill), heads, kv);
+        t += qkv_preprocess(c, local_tokens(c, prefill), heads, kv) +
+             qk_norm_pass(c, local_tokens(c, prefill + decodes), heads);
     if (decodes) {
         uint64_t mean = (ctx + decodes - 1) / decodes;
         decodes = local_tokens(c, decodes);
