@@ -629,9 +629,9 @@ static double qk_norm_pass(const strata_serve_cost *c, uint64_t t, uint64_t head
 }
 
 /* One layer's attention over a step's chunks and pad dummy decodes of
- * context 1: each prefill chunk (after GQA's qkv_preprocess and, for a
- * model with them, the q/k norms over every token of the step), then the
- * decodes together, MLA's way or GQA's. */
+ * context 1: each prefill chunk (after GQA's qkv_preprocess), then the
+ * decodes together, MLA's way or GQA's. The q/k norms run before the
+ * attention op (qk_norm_pass, counted by the step). */
 static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     bool mla = c->s.kv_lora_rank > 0;
@@ -652,8 +652,7 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
     if (c->dp > 1) /* a rank's share: its prefill chunks, its decodes */
         t /= c->dp;
     if (!mla)
-        t += qkv_preprocess(c, local_tokens(c, prefill), heads, kv) +
-             qk_norm_pass(c, local_tokens(c, prefill + decodes), heads);
+        t += qkv_preprocess(c, local_tokens(c, prefill), heads, kv);
     if (decodes) {
         uint64_t mean = (ctx + decodes - 1) / decodes;
         decodes = local_tokens(c, decodes);
@@ -678,7 +677,9 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
     }
     if (!tokens)
         return 0;
-    double attn = attention(c, chunks, n, pad);
+    uint64_t heads = m->heads / c->attn_tp ? m->heads / c->attn_tp : 1;
+    double qk_norms = c->s.kv_lora_rank > 0 ? 0 : qk_norm_pass(c, local_tokens(c, tokens), heads);
+    double attn = attention(c, chunks, n, pad) + qk_norms;
     if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
         return dense_time(c, (uint32_t)tokens) + attn * m->layers + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);
     return dense_time(c, (uint32_t)tokens) + attn * m->layers + lm_head(c, sampled, m->hidden, m->vocab / c->tp);
