@@ -6,7 +6,8 @@
  * and a prefix hit that saves its prefill, attention data parallelism's
  * weights, step time and batches, an MoE's experts as one grouped kernel
  * per weight, the fused MoE op's bytes, flops and kernels, XQA's decode
- * attention (its blocks, CTAs, waves and time), and bad input at
+ * attention (its blocks, CTAs, waves and time), Qwen 3's q/k norm pass,
+ * and bad input at
  * FILE:LINE.
  */
 #include <glib/gstdio.h>
@@ -320,6 +321,44 @@ START_TEST(fp8_prefill_passes_by_hand)
         ck_assert_msg(w.bytes == want[i], "%.0f vs %.0f", w.bytes, want[i]);
         strata_serve_cost_free(c);
     }
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* Qwen 3's q and k norms (qk_norm), one kernel over a step's q and k heads
+ * (TensorRT-LLM's fused_qk_norm_rope), prefill and decodes alike, on one
+ * layer of Llama-3-8B (32 heads, 8 KV heads of 128, bf16) on DGX H100,
+ * TP1: 16 prefill tokens x 40 heads x 128 x 2 B read and written =
+ * 327,680 B; 4 decodes 81,920 B; both in one step 409,600 B, one kernel:
+ * 3 us + 409,600 / 3.015e12 = 3.135854 us more than the same step
+ * without the norms. */
+START_TEST(qk_norm_pass_by_hand)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = preset("llama-3-8b");
+    m.layers = 1;
+    strata_serve_model n = m;
+    n.qk_norm = true;
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 64, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    strata_serve_cost *cn = strata_serve_cost_new(hw, &n, 1, false, 64, &err);
+    ck_assert_msg(cn, "%s", err ? err->message : "");
+    strata_serve_chunk step[5] = {{0, 16, 16, true}, {1, 1, 100, true}, {2, 1, 100, true}, {3, 1, 100, true},
+                                  {4, 1, 100, true}};
+    const uint32_t first[3] = {0, 1, 0}, count[3] = {1, 4, 5};
+    const double more[3] = {327680.0, 81920.0, 409600.0};
+    for (int i = 0; i < 3; i++) {
+        strata_serve_work w, wn;
+        double t = strata_serve_cost_step_work(c, step + first[i], count[i], &w);
+        double tn = strata_serve_cost_step_work(cn, step + first[i], count[i], &wn);
+        ck_assert_msg(wn.bytes - w.bytes == more[i], "%d: %.0f", i, wn.bytes - w.bytes);
+        if (i == 2)
+            ck_assert_msg(fabs(tn - t - 3.1358540630182423e-06) < 1e-15, "%.17g", tn - t);
+    }
+    strata_serve_cost_free(cn);
+    strata_serve_cost_free(c);
     strata_hw_free(hw);
 }
 END_TEST
@@ -996,6 +1035,7 @@ int main(void)
     tcase_add_test(tc, attention_dp_schedules_every_rank);
     tcase_add_test(tc, prefill_step_packed_as_vllm_runs_it);
     tcase_add_test(tc, fp8_prefill_passes_by_hand);
+    tcase_add_test(tc, qk_norm_pass_by_hand);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
     tcase_add_test(tc, moe_fused_op_bytes_and_kernels_by_hand);
     tcase_add_test(tc, moe_fp8_width_192_runs_whole_k_blocks);

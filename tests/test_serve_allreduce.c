@@ -4,7 +4,8 @@
  * TensorRT-LLM's AUTO strategy on each side of its thresholds (workspace
  * bytes, the 128-token MIN_LATENCY and one-shot limits, two ranks), the
  * one-shot and two-shot kernels' times, and the trtllm engine's row
- * through the serving cost; vLLM's custom all-reduce (vllm-custom): its
+ * through the serving cost (the FP8 quantization its kernels fuse, run
+ * apart after an NCCL fallback); vLLM's custom all-reduce (vllm-custom): its
  * 1-stage and 2-stage kernels by hand, its size and rank-count rules from
  * both sides, the staging copy outside a CUDA graph, and the vllm-v0 and
  * sglang-v0.3 rows through the serving cost.
@@ -101,8 +102,13 @@ static strata_serve_model f8_405b(void)
  * runs two one-shot all-reduces a layer under trtllm-auto (4.75 us each,
  * against NCCL's model's ~15 us at 32 KiB, docs/serving.md): the step is
  * faster; 129 decodes run NCCL's (past 128 tokens above 2 ranks), so the
- * step's time is the nccl row's exactly; the trtllm engine names the row;
- * setting the row again drops the cached step times. */
+ * step's all-reduces are the nccl row's, and the FP8 quantizations the
+ * kernels had fused run apart (fallbackRunSubsequentOps), two a layer,
+ * 129 x 16,384 read in bf16 and written in FP8 (6,340,608 B at 3.015
+ * TB/s, 2.103021 us, and a 3 us launch): 126 x 2 x 5.103021 us =
+ * 1,285.961 us more than the nccl row's step, which (no all-reduce
+ * named) keeps them fused; the trtllm engine names the row; setting the
+ * row again drops the cached step times. */
 START_TEST(trtllm_engine_runs_it_in_the_step)
 {
     char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
@@ -120,12 +126,54 @@ START_TEST(trtllm_engine_runs_it_in_the_step)
     ck_assert(e && e->allreduce && !strcmp(e->allreduce, "trtllm-auto"));
     strata_serve_cost_set_allreduce(c, strata_serve_allreduce_find(e->allreduce, NULL));
     double auto1 = strata_serve_cost_step(c, d, 1), auto129 = strata_serve_cost_step(c, d, 129);
-    ck_assert_msg(auto129 == nccl129, "%.17g vs %.17g", auto129, nccl129);
+    ck_assert_msg(fabs(auto129 - nccl129 - 1285.9612656716e-6) < 1e-11, "%.17g vs %.17g", auto129, nccl129);
     ck_assert_msg(auto1 < nccl1, "%.17g vs %.17g", auto1, nccl1);
     /* Back to NCCL: the cached step times follow the row. */
     strata_serve_cost_set_allreduce(c, NULL);
     ck_assert(strata_serve_cost_step(c, d, 1) == nccl1);
     g_free(d);
+    strata_serve_cost_free(c);
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
+
+/* Llama-3-70B FP8 at TP2, one layer, on DGX H100: a step of 976 tokens
+ * (15,990,784 B a rank, under the 16e6-byte workspace) runs the two-shot
+ * kernel with the residual, RMSNorm and FP8 quantization in it: the
+ * step's ops move the bytes they move with no all-reduce named (where the
+ * fusion is taken as before); 977 tokens (16,007,168 B) fall back to
+ * NCCL, whose fallbackRunSubsequentOps quantizes the norm's output in a
+ * kernel of its own, before QKV and before gate_up: 2 x 977 x 8,192 x
+ * (2 + 1) = 48,021,504 B more, each pass 24,010,752 B at 3.015 TB/s
+ * (7.963765 us) after a 3 us launch: 21.927530 us more than the same step
+ * with NCCL's row (the same NCCL all-reduces, the quantization fused). */
+START_TEST(nccl_fallback_quantizes_apart)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    ck_assert_msg(strata_serve_model_preset(&m, "llama-3-70b", &err), "%s", err ? err->message : "");
+    m.dtype = STRATA_DTYPE_F8;
+    m.layers = 1;
+    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 2, false, 1024, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    const strata_serve_allreduce *ar = strata_serve_allreduce_find("trtllm-auto", NULL);
+    const uint32_t tokens[2] = {976, 977};
+    const double more_bytes[2] = {0, 48021504.0}, more_s[2] = {-1, 21.927530348258706e-6};
+    for (int i = 0; i < 2; i++) {
+        strata_serve_chunk ch = {0, tokens[i], tokens[i], true};
+        strata_serve_work w_nccl, w_auto;
+        strata_serve_cost_set_allreduce(c, NULL);
+        double nccl = strata_serve_cost_step_work(c, &ch, 1, &w_nccl);
+        strata_serve_cost_set_allreduce(c, ar);
+        double fused = strata_serve_cost_step_work(c, &ch, 1, &w_auto);
+        ck_assert_msg(w_auto.bytes - w_nccl.bytes == more_bytes[i], "%u: %.0f", tokens[i], w_auto.bytes - w_nccl.bytes);
+        if (more_s[i] > 0) /* at 976 the times differ by the all-reduces themselves (two-shot against NCCL) */
+            ck_assert_msg(fabs(fused - nccl - more_s[i]) < 1e-12, "%.17g", fused - nccl);
+    }
     strata_serve_cost_free(c);
     strata_hw_free(hw);
     g_free(path);
@@ -242,6 +290,7 @@ int main(void)
     tcase_add_test(tc, kernels_by_hand);
     tcase_add_test(tc, strategy_on_each_side_of_the_thresholds);
     tcase_add_test(tc, trtllm_engine_runs_it_in_the_step);
+    tcase_add_test(tc, nccl_fallback_quantizes_apart);
     tcase_add_test(tc, vllm_custom_kernels_by_hand);
     tcase_add_test(tc, vllm_custom_on_each_side_of_its_rules);
     tcase_add_test(tc, vllm_engines_run_it_in_the_step);

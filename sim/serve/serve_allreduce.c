@@ -33,6 +33,14 @@
  *   link latencies, 2 (n-1)/n B at the link rate; device memory: the
  *   input read, the n shares read, the gathered result written (3 B).
  *   One kernel.
+ * - Fusion: both kernels run the op's fusion pattern in their epilogue
+ *   (runFusionAllReduce: kARResidualRMSNorm, kARResidualRMSNormFP8Quant);
+ *   on the NCCL path (runNCCLAllReduce, any pattern but NONE) the same
+ *   work runs after ncclAllReduce as kernels of its own
+ *   (fallbackRunSubsequentOps: residualRmsNorm, then for
+ *   RESIDUAL_RMS_NORM_QUANT_FP8 symmetric_static_quantize_per_tensor on
+ *   the norm's output), read at NVIDIA/TensorRT-LLM@01e2c361
+ *   cpp/tensorrt_llm/thop/allreduceOp.cpp. The plan's fuses_norm.
  * The phases (push, then reduce) are taken one after the other: a rank
  * cannot finish its sum before the last peer's data lands. Both kernels
  * move data by SM stores into peer memory, which cross NVLink as
@@ -134,7 +142,7 @@ static double twostage_s(const strata_serve_ar_in *in)
 
 static strata_serve_ar_plan vllm_custom(const strata_serve_ar_in *in)
 {
-    strata_serve_ar_plan p = {SERVE_AR_NCCL, 0};
+    strata_serve_ar_plan p = {SERVE_AR_NCCL, 0, false};
     uint32_t n = in->ranks;
     if ((n != 2 && n != 4 && n != 6 && n != 8) || in->bytes % 16 || in->bytes > VLLM_AR_MAX_BYTES ||
         in->link_bw <= 0)
@@ -153,7 +161,7 @@ static strata_serve_ar_plan vllm_custom(const strata_serve_ar_in *in)
 
 static strata_serve_ar_plan trtllm_auto(const strata_serve_ar_in *in)
 {
-    strata_serve_ar_plan p = {SERVE_AR_NCCL, 0};
+    strata_serve_ar_plan p = {SERVE_AR_NCCL, 0, false};
     double workspace = in->ranks <= 2 ? TRTLLM_WORKSPACE_SMALL : TRTLLM_WORKSPACE;
     if (in->ranks < 2 || (double)in->bytes > workspace || in->link_bw <= 0)
         return p;
@@ -166,6 +174,7 @@ static strata_serve_ar_plan trtllm_auto(const strata_serve_ar_in *in)
         p.strategy = SERVE_AR_TWOSHOT;
         p.time_s = twoshot_s(in);
     }
+    p.fuses_norm = true; /* runFusionAllReduce: the fusion pattern in the kernel's epilogue */
     return p;
 }
 
@@ -199,6 +208,6 @@ const strata_serve_allreduce *strata_serve_allreduce_find(const char *name, GErr
 strata_serve_ar_plan strata_serve_allreduce_plan(const strata_serve_allreduce *a, const strata_serve_ar_in *in)
 {
     if (!a || !a->plan)
-        return (strata_serve_ar_plan){SERVE_AR_NCCL, 0};
+        return (strata_serve_ar_plan){SERVE_AR_NCCL, 0, false};
     return a->plan(in);
 }

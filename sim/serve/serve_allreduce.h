@@ -32,6 +32,11 @@
  *   1-stage   launch + 2 lat + (n-1) B / link + 2 B / stream
  *   2-stage   launch + 2 lat + 2 (n-1)/n B / link + (1 + 3/n) B / stream
  *   (eager)   + launch + 2 B / stream (vllm-custom's staging copy)
+ * TensorRT-LLM's one-shot and two-shot kernels run the layer's fused
+ * residual add + RMSNorm (+ FP8 quantization) in their epilogue
+ * (runFusionAllReduce); when its op falls back to NCCL, those run as
+ * kernels of their own after it (fallbackRunSubsequentOps): the plan's
+ * fuses_norm says which.
  *
  * Invariants: times finite and >= 0; the same inputs give the same plan.
  */
@@ -59,7 +64,9 @@ typedef struct strata_serve_ar_in {
 
 typedef struct strata_serve_ar_plan {
     strata_serve_ar_strategy strategy;
-    double time_s; /* the kernel's; 0 under SERVE_AR_NCCL (the caller times NCCL) */
+    double time_s;    /* the kernel's; 0 under SERVE_AR_NCCL (the caller times NCCL) */
+    bool fuses_norm;  /* the kernel also runs the residual add, RMSNorm and FP8 quantization after it
+                       * (TensorRT-LLM's fusion ops); false under NCCL and for vLLM's kernels */
 } strata_serve_ar_plan;
 
 typedef struct strata_serve_allreduce strata_serve_allreduce;

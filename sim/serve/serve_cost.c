@@ -148,6 +148,8 @@ static double mlp_activation(const strata_serve_cost *c, uint64_t t, uint64_t w)
     return t && w ? stream_pass(c, t * w, (double)t * (up * act_bytes(c) + (double)w * in)) : 0;
 }
 
+static bool allreduce_fuses_norm(const strata_serve_cost *c, uint64_t t);
+
 /* TensorRT-LLM's FP8 Linear (FP8QDQLinearMethod.apply, tensorrt_llm/
  * _torch/modules/linear.py) quantizes a bf16 input before its GEMM
  * (static_quantize_e4m3_per_tensor: t x hidden read in bf16, written in
@@ -157,14 +159,21 @@ static double mlp_activation(const strata_serve_cost *c, uint64_t t, uint64_t w)
  * quant_scale), and, in LlamaDecoderLayer (modeling_llama.py) with tensor
  * parallelism and hidden > 4096 (enable_fusion), qkv_proj's (the
  * all-reduce's RESIDUAL_RMS_NORM_QUANT_FP8 epilogue, POST_MLP_FUSION) and,
- * without attention DP, gate_up_proj's (PRE_MLP_FUSION). An MoE layer's
+ * without attention DP, gate_up_proj's (PRE_MLP_FUSION). Those two
+ * all-reduces fuse the quantization only when they run TensorRT-LLM's own
+ * kernels: a step whose all-reduce falls back to NCCL (past the IPC
+ * workspace, serve_allreduce.h) runs it after the all-reduce as a kernel
+ * of its own (allreduceOp.cpp fallbackRunSubsequentOps), as does an
+ * engine whose all-reduce has no fusion (vLLM's); with no all-reduce
+ * named (engine none) the fusion is taken as before. An MoE layer's
  * expert input is quantized in route_and_quantize. The pass before qkv
  * (qkv = true) or before a dense MLP's gate_up, on t tokens; 0 when fused
  * or the weights are not 8-bit. */
 static double fp8_input_quant(const strata_serve_cost *c, uint64_t t, bool qkv)
 {
     double in = strata_serve_dtype_bytes(c->m.dtype), act = act_bytes(c);
-    bool fused = c->tp > 1 && c->m.hidden > 4096 && (qkv || c->dp == 1);
+    bool fused = c->tp > 1 && c->m.hidden > 4096 && (qkv || c->dp == 1) &&
+                 (c->dp > 1 || !c->ar || allreduce_fuses_norm(c, t));
     if (in >= act || fused || !t)
         return 0;
     return stream_pass(c, t * c->m.hidden, (double)t * (double)c->m.hidden * (act + in));
@@ -437,6 +446,17 @@ static double allreduce_as(const strata_serve_cost *c, uint64_t t, bool eager)
     return collective(c, STRATA_OP_ALL_REDUCE, bytes);
 }
 
+/* Whether the step's all-reduce of t rows runs the engine's own kernel
+ * with the norm and quantization in it (serve_allreduce.h fuses_norm). */
+static bool allreduce_fuses_norm(const strata_serve_cost *c, uint64_t t)
+{
+    uint64_t bytes = (uint64_t)((double)t * c->m.hidden * act_bytes(c));
+    if (!c->ar || c->tp < 2 || !bytes)
+        return false;
+    strata_serve_ar_in in = {c->tp, t, bytes, 0, c->ar_bw, c->ar_lat, c->mem_bw, false};
+    return strata_serve_allreduce_plan(c->ar, &in).fuses_norm;
+}
+
 /* The all-reduce of a step in a CUDA graph (dense_time's, cached per T). */
 static double allreduce(const strata_serve_cost *c, uint64_t t)
 {
@@ -593,9 +613,25 @@ static double qkv_preprocess(const strata_serve_cost *c, uint64_t p, uint64_t he
     return n ? stream_pass(c, n, (double)n * (act_bytes(c) + strata_serve_dtype_bytes(kv))) : 0;
 }
 
+/* The q and k norms of a model with them (Qwen 3: qk_norm), on the t
+ * tokens of a step on this rank, prefill and decode alike: TensorRT-LLM
+ * runs them with RoPE as one kernel over the QKV GEMM's output in place
+ * (QKNormRoPEAttention.apply_qk_norm_rope, fuse_qk_norm_rope on by
+ * default: torch.ops.trtllm.fused_qk_norm_rope, tensorrt_llm/_torch/
+ * modules/qk_norm_attention.py; the attention op then applies no RoPE of
+ * its own): each q and k head read and written in the activations' dtype,
+ * v left alone. vLLM's Qwen3Attention runs q_norm and k_norm as two
+ * RMSNorm kernels over the same bytes (one launch more, not counted). */
+static double qk_norm_pass(const strata_serve_cost *c, uint64_t t, uint64_t heads)
+{
+    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp), n = t * (heads + kvr) * c->m.head_dim;
+    return c->m.qk_norm && n ? stream_pass(c, n, 2.0 * (double)n * act_bytes(c)) : 0;
+}
+
 /* One layer's attention over a step's chunks and pad dummy decodes of
  * context 1: each prefill chunk (after GQA's qkv_preprocess), then the
- * decodes together, MLA's way or GQA's. */
+ * decodes together, MLA's way or GQA's. The q/k norms run before the
+ * attention op (qk_norm_pass, counted by the step). */
 static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     bool mla = c->s.kv_lora_rank > 0;
@@ -641,7 +677,9 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
     }
     if (!tokens)
         return 0;
-    double attn = attention(c, chunks, n, pad);
+    uint64_t heads = m->heads / c->attn_tp ? m->heads / c->attn_tp : 1;
+    double qk_norms = c->s.kv_lora_rank > 0 ? 0 : qk_norm_pass(c, local_tokens(c, tokens), heads);
+    double attn = attention(c, chunks, n, pad) + qk_norms;
     if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
         return dense_time(c, (uint32_t)tokens) + attn * m->layers + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);
     return dense_time(c, (uint32_t)tokens) + attn * m->layers + lm_head(c, sampled, m->hidden, m->vocab / c->tp);
