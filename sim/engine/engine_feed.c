@@ -37,6 +37,7 @@
 
 struct engine_feed {
     const strata_hw *hw;
+    engine_kernel_costs *kernel_costs; /* the costs of the kernels met so far */
     const strata_source *src;  /* the binder's: the expansion whose side table says each op's step */
     strata_binder *binder;
     engine_memories *ms;
@@ -138,7 +139,7 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
     x->from = step.from;
     x->lead_ps = step.lead_ps;
     if (op->kind == STRATA_OP_COMPUTE && in->kernel) /* the others have none: no call per op */
-        engine_kernel_extra(f->hw, op, x);
+        engine_kernel_extra(f->kernel_costs, op, x);
 }
 
 /* Keeps op on the tape; past its budget, drops the tape. */
@@ -189,6 +190,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
 {
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
+    f->kernel_costs = engine_kernel_costs_new(hw);
     f->src = src;
     f->spmd = strata_spmd_is_expansion(src);
     strata_bind_options opt = {.hw = hw};
@@ -302,6 +304,7 @@ void engine_feed_free(engine_feed *f)
     strata_idmap_free(f->buffers);
     g_ptr_array_free(f->queues, TRUE);
     engine_tape_pool_free(f->queue_chunks); /* after its tapes */
+    engine_kernel_costs_free(f->kernel_costs);
     g_ptr_array_free(f->stream_names, TRUE);
     strata_binder_free(f->binder);
     engine_tape_free(f->tape);
