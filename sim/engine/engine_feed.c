@@ -77,7 +77,7 @@ struct engine_feed {
 };
 
 /* The most ops held whole in all queues: a few hundred bytes each, so
- * at most about 0.3 MiB (sizeof(engine_op) is about 300 bytes); past it,
+ * at most 264 KiB (sizeof(engine_op) is 264 bytes here); past it,
  * the queues' tapes. Streams that keep step (most traces' case) queue a
  * few ops at a time, all whole. */
 #define READY_MAX 1024u
