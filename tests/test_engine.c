@@ -454,6 +454,63 @@ START_TEST(spans_are_recorded)
 }
 END_TEST
 
+/* A stream whose ops come late makes the feed read the other stream's ops
+ * ahead into its queue (engine_feed.c): the first 1,024 held whole, the
+ * rest on the queue's tape (invariant 4). The late stream asks again at 1
+ * and 2 us, when the default stream has taken some of its whole ops: what
+ * it reads then must go behind those on the tape. The default stream runs
+ * its 3,000 ops in program order, one after the other: its k-th over
+ * [k, k + 1) us; the late stream's three over [0, 1), [1, 2), [2, 3) us. */
+START_TEST(queued_ops_spill_in_order)
+{
+    enum { N = 3000 };
+    GString *t = g_string_new("strata-trace 1\n");
+    for (int k = 0; k < N; k++) {
+        if (k == 1500 || k == 2000)
+            g_string_append_printf(t, "compute late%d time=1us stream=late\n", k);
+        g_string_append_printf(t, "compute c%d time=1us\n", k);
+    }
+    g_string_append(t, "compute last time=1us stream=late\n");
+    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
+    char *path = strata_test_write_temp("engine-XXXXXX.trace", t->str);
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(path, &err);
+    strata_engine_options opt;
+    strata_engine_options_init(&opt);
+    opt.record_spans = true;
+    strata_results *r = NULL;
+    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "%s", err ? err->message : "?");
+    ck_assert_uint_eq(r->spans->len, N + 3);
+    assert_close(r->makespan_s, N * 1e-6, "makespan");
+    uint32_t main_stream = UINT32_MAX, seen = 0, late = 0;
+    for (guint i = 0; i < r->streams->len; i++)
+        if (strcmp(g_array_index(r->streams, strata_stream_result, i).name, "late") != 0)
+            main_stream = i;
+    uint64_t last_line = 0;
+    for (guint i = 0; i < r->spans->len; i++) {
+        const strata_op_span *sp = &g_array_index(r->spans, strata_op_span, i);
+        if (sp->stream != main_stream) {
+            assert_close(sp->start_s, late * 1e-6, "late start");
+            late++;
+            continue;
+        }
+        ck_assert_uint_gt(sp->line, last_line); /* program order */
+        last_line = sp->line;
+        assert_close(sp->start_s, seen * 1e-6, "start");
+        assert_close(sp->end_s, (seen + 1) * 1e-6, "end");
+        seen++;
+    }
+    ck_assert_uint_eq(seen, N);
+    ck_assert_uint_eq(late, 3);
+    strata_results_free(r);
+    strata_source_free(src);
+    strata_hw_free(hw);
+    g_remove(path);
+    g_free(path);
+    g_string_free(t, TRUE);
+}
+END_TEST
+
 /* `option allocator.max_split_size` reaches the caching allocator and is
  * ignored by memories whose allocator lacks the key; `allocator.min_block`
  * (the buddy allocator's) is passed over by the caching one. */
@@ -626,6 +683,7 @@ static Suite *engine_suite(void)
     tcase_add_test(m, out_of_memory);
     tcase_add_test(m, argument_output_temp_accounting);
     tcase_add_test(m, spans_are_recorded);
+    tcase_add_test(m, queued_ops_spill_in_order);
     tcase_add_test(m, trace_options_configure_allocators);
     tcase_add_test(m, offline_planner_gets_lifetimes);
     tcase_add_loop_test(m, xla_plans_one_program_across_streams, 0, 4);

@@ -110,6 +110,12 @@ START_TEST(u64_plain)
     ck_assert(strata_parse_u64("0x7f000000", &v, NULL) && v == 0x7f000000ULL);
     ck_assert(strata_parse_u64("0XFFFFFFFFFFFFFFFF", &v, NULL) && v == UINT64_MAX);
     ck_assert(strata_parse_u64("18446744073709551615", &v, NULL) && v == UINT64_MAX);
+    /* 19 digits, the most read without GLib; 22 with leading zeros, through it */
+    ck_assert(strata_parse_u64("9999999999999999999", &v, NULL) && v == 9999999999999999999ULL);
+    ck_assert(strata_parse_u64("0000000000000000000042", &v, NULL) && v == 42);
+    ck_assert(strata_parse_u64("007", &v, NULL) && v == 7);
+    ck_assert(!strata_parse_u64("12a", &v, NULL));
+    ck_assert(!strata_parse_u64("12 ", &v, NULL));
     ck_assert(!strata_parse_u64("18446744073709551616", &v, &err));
     ck_assert_ptr_nonnull(strstr(err->message, "does not fit in 64 bits"));
     g_clear_error(&err);

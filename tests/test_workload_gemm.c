@@ -203,6 +203,29 @@ START_TEST(roofline_hardware_unchanged)
 }
 END_TEST
 
+/* The engine costs each distinct (kernel, unit, problem) once per run
+ * (engine_kernel.c's table) and reuses it: ops of one stream run one after
+ * the other, so a run of A, B, C, A (the same dims in bf16 and f8, other
+ * dims in bf16) takes what A, B and C take alone, A twice; a table that
+ * missed the dtype or the dims would give B or C the cost of A. */
+START_TEST(kernel_costs_kept_per_problem)
+{
+    const char *hw = "configs/hw/h100.ini";
+    const char *a = "compute a kernel=gemm dims=2048x4096x2048 dtype=bf16\n";
+    const char *b = "compute b kernel=gemm dims=2048x4096x2048 dtype=f8\n";
+    const char *c = "compute c kernel=gemm dims=4096x4096x2048 dtype=bf16\n";
+    char *ta = g_strconcat("strata-trace 1\n", a, NULL), *tb = g_strconcat("strata-trace 1\n", b, NULL);
+    char *tc = g_strconcat("strata-trace 1\n", c, NULL), *all = g_strconcat("strata-trace 1\n", a, b, c, a, NULL);
+    double ma = makespan(hw, ta), mb = makespan(hw, tb), mc = makespan(hw, tc), m = makespan(hw, all);
+    ck_assert_msg(mb < 0.9 * ma && mc > 1.5 * ma, "f8 faster, twice the rows slower: %g %g %g", ma, mb, mc);
+    ck_assert_double_eq_tol(m, 2 * ma + mb + mc, 1e-12 * m);
+    g_free(ta);
+    g_free(tb);
+    g_free(tc);
+    g_free(all);
+}
+END_TEST
+
 /* MoE, 4 experts of width 16, top 2, over data:2 x expert:2: a device
  * routes 8 / 4 sequences x 8 = 16 tokens (the router's M), 32 rows, 8 to
  * each expert; the group of 2 experts receives them from the axis' 2
@@ -243,6 +266,7 @@ static Suite *gemm_suite(void)
     tcase_add_test(tc, mla_flash_backward_once);
     tcase_add_test(tc, moe_experts_batched);
     tcase_add_test(tc, roofline_hardware_unchanged);
+    tcase_add_test(tc, kernel_costs_kept_per_problem);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -17,17 +17,23 @@
  * the tape, else read again), and appended to their streams' queues until
  * one is the asking stream's, which takes it straight; each op taken reaches the
  * memories' ledgers then, in file order, and an alloc registers its buffer.
- * A queue is a tape of its own (engine_tape.h, a few bytes an op: a pod's
- * stream far behind in file order makes the others' ops wait there, where
- * they took a few hundred bytes each as engine_ops); its op becomes an
- * engine_op when the stream takes it. Beyond the tape, memory is bounded
- * by how far streams drift apart, never by the length of the trace.
+ * A queue holds its first ops whole, as the engine_ops its stream will
+ * take (finished at once: no second encoding and decoding), while the
+ * feed holds fewer than READY_MAX such ops in all; past that, its ops go
+ * to a tape of its own (engine_tape.h, a few bytes an op: a pod's stream
+ * far behind in file order makes the others' ops wait there, where they
+ * took a few hundred bytes each as engine_ops), and become engine_ops when
+ * the stream takes them. Beyond the tape, memory is bounded by how far
+ * streams drift apart, never by the length of the trace.
  *
  * Invariants:
  *  1. ops reach each queue in file order, so each stream runs in program order;
  *  2. a buffer is registered when its alloc is read and forgotten when its
  *     free has executed; every op that names it is read in between;
- *  3. op indices count non-option ops from 0, as the binder does.
+ *  3. op indices count non-option ops from 0, as the binder does;
+ *  4. a queue's whole ops all come before the ops on its tape (an op is
+ *     queued whole only while the tape holds none), and the feed holds at
+ *     most READY_MAX whole ops in all queues.
  */
 #include "engine/engine_internal.h"
 #include <assert.h>
@@ -35,8 +41,18 @@
 #include "core/idmap.h"
 #include <string.h>
 
+/* A stream's ops read ahead, in file order (invariant 1): first those held
+ * whole (finished engine_ops, linked through next), then those on its
+ * tape (compact; NULL until one). */
+typedef struct stream_queue {
+    engine_op *head, *tail;
+    engine_tape *compact;
+    uint64_t n_compact; /* ops on compact */
+} stream_queue;
+
 struct engine_feed {
     const strata_hw *hw;
+    engine_kernel_costs *kernel_costs; /* the costs of the kernels met so far */
     const strata_source *src;  /* the binder's: the expansion whose side table says each op's step */
     strata_binder *binder;
     engine_memories *ms;
@@ -44,7 +60,9 @@ struct engine_feed {
     GPtrArray *stream_names;   /* char * (owned), by stream index */
     uint32_t n_events;
     strata_idmap *buffers;     /* id -> engine_buffer * (owned) */
-    GPtrArray *queues;         /* per stream: engine_tape * of its ops read ahead (compact), NULL until one */
+    stream_queue *queues;      /* per stream: its ops read ahead */
+    uint32_t n_queues;
+    uint32_t n_ready;          /* whole ops queued, in all queues (invariant 4) */
     engine_tape_pool *queue_chunks; /* the queues' spare chunks */
     bool eof;
     bool keep_labels;
@@ -57,6 +75,12 @@ struct engine_feed {
     uint64_t taken;            /* ops the second pass took (invariant 3) */
     uint64_t n_ops;            /* ops the first pass read */
 };
+
+/* The most ops held whole in all queues: a few hundred bytes each, so
+ * at most 264 KiB (sizeof(engine_op) is 264 bytes here); past it,
+ * the queues' tapes. Streams that keep step (most traces' case) queue a
+ * few ops at a time, all whole. */
+#define READY_MAX 1024u
 
 #define ID_KEY(id) GSIZE_TO_POINTER((gsize)(id))
 
@@ -138,7 +162,7 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
     x->from = step.from;
     x->lead_ps = step.lead_ps;
     if (op->kind == STRATA_OP_COMPUTE && in->kernel) /* the others have none: no call per op */
-        engine_kernel_extra(f->hw, op, x);
+        engine_kernel_extra(f->kernel_costs, op, x);
 }
 
 /* Keeps op on the tape; past its budget, drops the tape. */
@@ -158,10 +182,10 @@ static bool first_pass_end(engine_feed *f, GError **err)
 {
     const strata_checker *c = strata_binder_checker(f->binder);
     engine_memories *ms = f->ms;
-    for (uint32_t s = 0; s < strata_checker_stream_count(c); s++) {
+    f->n_queues = strata_checker_stream_count(c);
+    f->queues = g_new0(stream_queue, f->n_queues);
+    for (uint32_t s = 0; s < f->n_queues; s++)
         g_ptr_array_add(f->stream_names, g_strdup(strata_checker_stream_name(c, s)));
-        g_ptr_array_add(f->queues, NULL);
-    }
     f->n_events = strata_checker_event_count(c);
     f->mesh = g_strdup(strata_checker_option(c, "mesh"));
     for (uint32_t m = 0; m < ms->n; m++)
@@ -189,6 +213,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
 {
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
+    f->kernel_costs = engine_kernel_costs_new(hw);
     f->src = src;
     f->spmd = strata_spmd_is_expansion(src);
     strata_bind_options opt = {.hw = hw};
@@ -198,7 +223,6 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     f->keep_labels = keep_labels;
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
     f->buffers = strata_idmap_new();
-    f->queues = g_ptr_array_new_with_free_func((GDestroyNotify)engine_tape_free);
     f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS);
     f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     f->tape = engine_tape_new(tape_budget);
@@ -300,8 +324,16 @@ void engine_feed_free(engine_feed *f)
     }
     strata_idmap_foreach(f->buffers, free_visit, NULL);
     strata_idmap_free(f->buffers);
-    g_ptr_array_free(f->queues, TRUE);
+    for (uint32_t s = 0; s < f->n_queues; s++) {
+        for (engine_op *e = f->queues[s].head, *next; e; e = next) {
+            next = e->next;
+            op_free(e);
+        }
+        engine_tape_free(f->queues[s].compact);
+    }
+    g_free(f->queues);
     engine_tape_pool_free(f->queue_chunks); /* after its tapes */
+    engine_kernel_costs_free(f->kernel_costs);
     g_ptr_array_free(f->stream_names, TRUE);
     strata_binder_free(f->binder);
     engine_tape_free(f->tape);
@@ -467,15 +499,27 @@ static void program_op(engine_feed *f, const strata_bound_op *op, const engine_o
         g_free(mems);
 }
 
-/* Takes one op in file order: into its stream's queue, compact
- * (engine_tape.h: a few bytes an op, where a queued engine_op took a few
- * hundred), or, when it is the asking stream `want`'s (whose queue is then
- * empty: invariant 1), straight into *op and *x: 2 taken for want, 1
- * queued, 0 end, -1 error. */
-static int read_one(engine_feed *f, uint32_t want, strata_bound_op *op, engine_op_extra *x, GError **err)
+/* An engine_op to read into: a released one when there is one. */
+static engine_op *new_op(engine_feed *f)
 {
+    engine_op *e = f->spare;
+    if (!e)
+        return g_new0(engine_op, 1);
+    f->spare = e->next;
+    return e;
+}
+
+/* Takes one op in file order into (*e)->bound and *x: when it is the
+ * asking stream `want`'s (whose queue is then empty: invariant 1), it
+ * stays there; else it goes to its stream's queue, whole (*e finished and
+ * linked, and *e a new op) while invariant 4 allows, else compact
+ * (engine_tape.h: a few bytes an op, where a whole one takes a few
+ * hundred): 2 taken for want, 1 queued, 0 end, -1 error. */
+static int read_one(engine_feed *f, uint32_t want, engine_op **e, engine_op_extra *x, GError **err)
+{
+    strata_bound_op *op = &(*e)->bound;
     int got = take_one(f, op, x, err);
-    if (got == 1 && op->stream >= f->queues->len) {
+    if (got == 1 && op->stream >= f->n_queues) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
                     "%s:%" G_GUINT64_FORMAT ": the trace changed between the engine's two passes",
                     strata_binder_origin(f->binder), op->line);
@@ -492,33 +536,55 @@ static int read_one(engine_feed *f, uint32_t want, strata_bound_op *op, engine_o
     read_in_order(f, op, x);
     if (op->stream == want)
         return 2;
+    stream_queue *sq = &f->queues[op->stream];
+    if (sq->n_compact == 0 && f->n_ready < READY_MAX) { /* invariant 4 */
+        engine_op *whole = *e;
+        finish_op(f, whole, x);
+        if (sq->tail)
+            sq->tail->next = whole;
+        else
+            sq->head = whole;
+        sq->tail = whole;
+        f->n_ready++;
+        *e = new_op(f);
+        return 1;
+    }
     if (!f->keep_labels)
         x->name = NULL; /* an alloc's is its buffer's, registered */
-    engine_tape *q = g_ptr_array_index(f->queues, op->stream);
-    if (!q)
-        q = g_ptr_array_index(f->queues, op->stream) = engine_tape_new_sized(SIZE_MAX, QUEUE_CHUNK, f->queue_chunks);
-    if (!engine_tape_put(q, op, x)) { /* invariant 1: every bound op fits a tape */
+    if (!sq->compact)
+        sq->compact = engine_tape_new_sized(SIZE_MAX, QUEUE_CHUNK, f->queue_chunks);
+    if (!engine_tape_put(sq->compact, op, x)) { /* invariant 1: every bound op fits a tape */
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s:%" G_GUINT64_FORMAT ": an op the engine cannot queue",
                     strata_binder_origin(f->binder), op->line);
         return -1;
     }
+    sq->n_compact++;
     return 1;
 }
 
 int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **err)
 {
-    engine_op *e = f->spare;
-    if (e)
-        f->spare = e->next;
-    else
-        e = g_new0(engine_op, 1);
+    stream_queue *sq = &f->queues[stream];
+    engine_op *e = sq->head;
+    if (e) { /* invariant 1: its queue first, whole ops before its tape's (invariant 4) */
+        sq->head = e->next;
+        if (!sq->head)
+            sq->tail = NULL;
+        e->next = NULL;
+        f->n_ready--;
+        *op = e;
+        return 1;
+    }
+    e = new_op(f);
     engine_op_extra x;
-    engine_tape *q = g_ptr_array_index(f->queues, stream);
-    if (!q || engine_tape_next(q, &e->bound, &x) != 1) { /* invariant 1: its queue first, then file order */
-        /* each op read lands in e->bound: queued (copied onto its queue's
-         * tape) or, the asking stream's, kept there */
+    if (sq->n_compact > 0) {
+        int got = engine_tape_next(sq->compact, &e->bound, &x);
+        assert(got == 1); /* it holds n_compact ops */
+        (void)got;
+        sq->n_compact--;
+    } else { /* then file order */
         int got;
-        while ((got = f->eof ? 0 : read_one(f, stream, &e->bound, &x, err)) == 1)
+        while ((got = f->eof ? 0 : read_one(f, stream, &e, &x, err)) == 1)
             ;
         if (got <= 0) {
             engine_feed_release(f, e);

@@ -121,9 +121,14 @@ typedef struct engine_op {
 
 typedef struct engine_feed engine_feed;
 
-/* engine_kernel.c: a compute's kernel cost into x (kernel, kernel_flops,
- * kernel_bytes, kernel_s) when it names a kernel= and runs on a unit. */
-void engine_kernel_extra(const strata_hw *hw, const strata_bound_op *op, engine_op_extra *x);
+/* engine_kernel.c: a run's table of kernel costs (one per feed, for its
+ * hw), and a compute's kernel cost into x (kernel, kernel_flops,
+ * kernel_bytes, kernel_s) when it names a kernel= and runs on a unit,
+ * computed once per distinct kernel, unit and problem. */
+typedef struct engine_kernel_costs engine_kernel_costs;
+engine_kernel_costs *engine_kernel_costs_new(const strata_hw *hw);
+void engine_kernel_costs_free(engine_kernel_costs *kc);
+void engine_kernel_extra(engine_kernel_costs *kc, const strata_bound_op *op, engine_op_extra *x);
 
 /* First pass: binds the whole source (bind/bind.h: names, memories,
  * units, routes), collects streams, events, lifetimes for planning

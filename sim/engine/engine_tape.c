@@ -31,7 +31,11 @@
  * indices jump over the ops of other streams), the stream, the device
  * (index + 1), then its
  * kind's fields in a fixed order, memories, units and routes as index + 1
- * (STRATA_BIND_NONE as 0). Building the mask and walking its fields costs
+ * (STRATA_BIND_NONE as 0); an alloc's tag shifted left by one, its low bit
+ * saying that its 2-D shape (rows, cols) follows, and a compute's dtype
+ * shifted left by two, its low bits the kernel flag and whether the
+ * kernel's cost (flops and fixed time raw, bytes a varint) follows
+ * (`gen`'s shaped allocs and kernel ops took the general form before). Building the mask and walking its fields costs
  * more than the few fields such an op has; any other op takes the general
  * form above, whose kind byte is below FAST.
  */
@@ -96,13 +100,13 @@ _Static_assert((FK_ALL >> (FAST_KIND + 1)) == 0, "the kinds of the fast form fit
     X(PHASE,      VARINT, x->phase,       _,            0,                                         0)              \
     X(FROM,       VARINT, x->from,        _,            0,                                         0)              \
     X(LEAD,       VARINT, x->lead_ps,     _,            0,                                         0)              \
-    X(ROWS,       VARINT, x->rows,        _,            0,                                         0)              \
-    X(COLS,       VARINT, x->cols,        _,            0,                                         0)              \
+    X(ROWS,       VARINT, x->rows,        _,            0,                                         FK(ALLOC))      \
+    X(COLS,       VARINT, x->cols,        _,            0,                                         FK(ALLOC))      \
     X(DONATED,    IDS,    x->donated,     x->n_donated, NULL,                                      FK(COMPUTE))    \
-    X(KERNEL,     FLAG,   x->kernel,      _,            false,                                     0)              \
-    X(KFLOPS,     F64,    x->kernel_flops, _,           0,                                         0)              \
-    X(KBYTES,     VARINT, x->kernel_bytes, _,           0,                                         0)              \
-    X(KFIXED,     F64,    x->kernel_s,    _,            0,                                         0)
+    X(KERNEL,     FLAG,   x->kernel,      _,            false,                                     FK(COMPUTE))    \
+    X(KFLOPS,     F64,    x->kernel_flops, _,           0,                                         FK(COMPUTE))    \
+    X(KBYTES,     VARINT, x->kernel_bytes, _,           0,                                         FK(COMPUTE))    \
+    X(KFIXED,     F64,    x->kernel_s,    _,            0,                                         FK(COMPUTE))
 /* clang-format on */
 
 enum {
@@ -440,10 +444,14 @@ static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op
         p = put_varint(p, op->index - e->index);
     p = put_varint(put_varint(p, op->stream), plus_one(op->device));
     switch (op->kind) {
-    case STRATA_OP_ALLOC:
+    case STRATA_OP_ALLOC: {
+        bool shaped = x->rows != 0 || x->cols != 0; /* then its 2-D shape follows the tag */
         p = put_varint(put_varint(p, op->bytes), plus_one(op->memory));
-        p = put_varint(put_varint(p, (uint64_t)op->dtype), (uint64_t)op->tag);
+        p = put_varint(put_varint(p, (uint64_t)op->dtype), (uint64_t)op->tag << 1 | shaped);
+        if (shaped)
+            p = put_varint(put_varint(p, x->rows), x->cols);
         break;
+    }
     case STRATA_OP_FREE:
         p = put_varint(put_varint(p, id_code(e, op->buf)), op->bytes);
         p = put_varint(p, plus_one(op->memory));
@@ -453,9 +461,17 @@ static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op
         p = put_varint(put_varint(p, op->bytes), plus_one(op->src_memory));
         p = put_varint(put_varint(p, plus_one(op->dst_memory)), plus_one(op->route));
         break;
-    case STRATA_OP_COMPUTE:
+    case STRATA_OP_COMPUTE: {
+        /* the dtype's two low bits: the kernel flag, and whether its cost's
+         * three figures follow (any not 0) */
+        bool costed = x->kernel_flops != 0 || x->kernel_bytes != 0 || x->kernel_s != 0;
         p = put_varint(put_varint(p, op->bytes), plus_one(op->memory));
-        p = put_varint(put_varint(p, plus_one(op->unit)), (uint64_t)op->dtype);
+        p = put_varint(put_varint(p, plus_one(op->unit)), (uint64_t)op->dtype << 2 | (uint64_t)costed << 1 | x->kernel);
+        if (costed) {
+            p = put_raw(p, &x->kernel_flops, sizeof x->kernel_flops);
+            p = put_varint(p, x->kernel_bytes);
+            p = put_raw(p, &x->kernel_s, sizeof x->kernel_s);
+        }
         if (flags & FAST_FLOPS)
             p = put_raw(p, &op->flops, sizeof op->flops);
         if (flags & FAST_TIME)
@@ -464,6 +480,7 @@ static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op
         p = put_ids(p, e, op->outs, op->n_outs);
         p = put_ids(p, e, x->donated, x->n_donated);
         break;
+    }
     default: /* RECORD, WAIT */
         p = put_varint(put_varint(p, op->event), op->event_seq);
         break;
@@ -597,7 +614,9 @@ static const uint8_t *get_fast(engine_tape *t, const uint8_t *p, uint8_t flags, 
         op->memory = minus_one(v);
         p = get_varint(get_varint(p, &v), &w);
         op->dtype = (strata_dtype)v;
-        op->tag = (strata_tag)w;
+        op->tag = (strata_tag)(w >> 1);
+        if (w & 1)
+            p = get_varint(get_varint(p, &x->rows), &x->cols);
         break;
     case STRATA_OP_FREE:
         p = get_varint(p, &v);
@@ -620,7 +639,13 @@ static const uint8_t *get_fast(engine_tape *t, const uint8_t *p, uint8_t flags, 
         op->memory = minus_one(v);
         p = get_varint(get_varint(p, &v), &w);
         op->unit = minus_one(v);
-        op->dtype = (strata_dtype)w;
+        op->dtype = (strata_dtype)(w >> 2);
+        x->kernel = (w & 1) != 0;
+        if (w & 2) {
+            p = get_raw(p, &x->kernel_flops, sizeof x->kernel_flops);
+            p = get_varint(p, &x->kernel_bytes);
+            p = get_raw(p, &x->kernel_s, sizeof x->kernel_s);
+        }
         if (flags & FAST_FLOPS)
             p = get_raw(p, &op->flops, sizeof op->flops);
         if (flags & FAST_TIME)
