@@ -76,7 +76,8 @@ uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r);
  * which then runs paced by its own route (a flag phase of latency 0);
  * else both are zeroed. */
 uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
-                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase *hs);
+                           uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase *hs,
+                           uint64_t *lane_ps, uint32_t n_lanes);
 /* The leads of the phase spmd_phase_rounds() decided last, where its
  * rounds ran as a pipeline (spmd_fill_rounds' dev_end: the steps' waits let
  * devices far on a ring from its hot link end first): into lead (an entry
