@@ -320,12 +320,6 @@ static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p)
         push(s, EM_WAIT, q, lane, q, 0);
 }
 
-/* The first i of k shares of total bytes: total * i / k. */
-static uint64_t share_of(uint64_t total, uint32_t k, uint32_t i)
-{
-    return (uint64_t)((unsigned __int128)total * i / k);
-}
-
 /* Round [first, end) of the current collective. */
 static spmd_round round_of(const spmd *s, guint first, guint end)
 {
@@ -366,37 +360,29 @@ typedef struct decision {
 static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, strata_coll_phase *hs,
                        const uint64_t **lead_ps, const uint64_t **lane_ps)
 {
-    *lead_ps = NULL;
-    *lane_ps = NULL;
+    *lead_ps = *lane_ps = NULL;
     if (s->mode == STRATA_SPMD_STEPS || s->only_leader != ONLY_ALL) /* device=: every round as it is */
         return 1;
     uint64_t words[8] = {s->sig[0], s->sig[1], s->sig[2], s->sig[3], s->sig[4], r->first, s->round, s->sub};
     GBytes *key = g_bytes_new(words, sizeof words);
     decision *d = g_hash_table_lookup(s->decided, key);
-    if (d) {
+    if (d)
         g_bytes_unref(key);
-        *ph = d->phase;
-        *hs = d->hs;
-        *lead_ps = d->leads ? d->lead_ps : NULL;
-        *lane_ps = d->lane_ps;
-        return d->rounds;
+    else {
+        bool fast = s->mode == STRATA_SPMD_FAST;
+        if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
+            spmd_round_scale(s->links, r, s->classes); /* the orbits' most loaded links */
+        decision got;
+        uint64_t *lanes = g_newa(uint64_t, s->n_lanes);
+        got.rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &got.phase,
+                                       &got.hs, lanes, s->n_lanes);
+        size_t leads = got.phase.paced ? s->devices : 0;
+        d = g_malloc(sizeof *d + (leads + s->n_lanes) * sizeof(uint64_t));
+        *d = got;
+        d->lane_ps = memcpy(&d->lead_ps[leads], lanes, s->n_lanes * sizeof *lanes);
+        d->leads = got.phase.paced && spmd_phase_leads(s->links, s->classes, d->lead_ps);
+        g_hash_table_insert(s->decided, key, d);
     }
-    bool fast = s->mode == STRATA_SPMD_FAST;
-    if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
-        spmd_round_scale(s->links, r, s->classes); /* the orbits' most loaded links */
-    decision got;
-    size_t leads;
-    uint64_t *lanes = g_new(uint64_t, s->n_lanes);
-    got.rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &got.phase, &got.hs,
-                                   lanes, s->n_lanes);
-    leads = got.phase.paced ? s->devices : 0;
-    d = g_malloc(sizeof *d + (leads + s->n_lanes) * sizeof(uint64_t));
-    *d = got;
-    d->lane_ps = &d->lead_ps[leads];
-    memcpy(d->lane_ps, lanes, s->n_lanes * sizeof *lanes);
-    g_free(lanes);
-    d->leads = got.phase.paced && spmd_phase_leads(s->links, s->classes, d->lead_ps);
-    g_hash_table_insert(s->decided, key, d);
     *ph = d->phase;
     *hs = d->hs;
     *lead_ps = d->leads ? d->lead_ps : NULL;
@@ -481,27 +467,6 @@ static void sync_groups(spmd *s, const uint64_t *lead_ps)
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
 }
 
-/* The phase of a reduce step's copy in an uncontended phase (not paced,
- * no fused reduction, no flag): the round's, but timed by its own lane's
- * copies alone (lane_ps) rather than the round's slowest. The step
- * schedule's round ends when every lane's copy and reduction have; a lane
- * whose copies are smaller than the round's largest (XLA's multi-axis
- * collective, coll_kit_axes.c: 2m parts, each on a ring of its own size)
- * reduces right after its own copy, beside the larger copies still
- * flowing, not after the slowest copy (which made every lane's reductions
- * of the phase's k rounds meet on the memory at once: a 3x4x5 all-reduce
- * of 64 MiB folded 413.8 us against the steps' 390.3). */
-static uint32_t lane_phase(spmd *s, uint32_t phase, const strata_coll_phase *ph, const strata_coll_step *st,
-                           const uint64_t *lane_ps)
-{
-    if (!phase || ph->paced || !st->reduce || st->fused || st->handshake || !lane_ps || !lane_ps[st->lane] ||
-        lane_ps[st->lane] >= ph->round_time_ps)
-        return phase;
-    strata_coll_phase own = *ph;
-    own.round_time_ps = lane_ps[st->lane];
-    return phase_id(s, &own);
-}
-
 static void plan_round(spmd *s)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
@@ -509,7 +474,7 @@ static void plan_round(spmd *s)
     while (end < s->steps->len && steps[end].round == steps[first].round)
         end++;
     spmd_round r = round_of(s, first, end);
-    strata_coll_phase ph = {0}, hs = {0};
+    strata_coll_phase ph = {0}, hs = {0}, own; /* own: a reduce step's copy's, timed by its lane */
     const uint64_t *lead_ps, *lane_ps;
     uint32_t rounds = decide(s, &r, &ph, &hs, &lead_ps, &lane_ps);
     /* the phase its copies and reductions stand for, its handshake copies'
@@ -542,7 +507,7 @@ static void plan_round(spmd *s)
                 bytes = rounds == run ? (st->bytes + run - 1) / run
                                       : share_of(st->bytes, run, s->sub + 1) - share_of(st->bytes, run, s->sub);
             emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = named(s, p), .from = p,
-                      .phase = lane_phase(s, phase, &ph, st, lane_ps),
+                      .phase = phase && spmd_lane_phase(&ph, st, lane_ps, &own) ? phase_id(s, &own) : phase,
                       .bytes = bytes,
                       .src_buf = (uint8_t)st->src_buf, .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);

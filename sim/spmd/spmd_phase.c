@@ -419,6 +419,17 @@ uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32
     return phase->rounds > 1 ? phase->rounds : 1;
 }
 
+bool spmd_lane_phase(const strata_coll_phase *ph, const strata_coll_step *st, const uint64_t *lane_ps,
+                     strata_coll_phase *own)
+{
+    if (ph->paced || !st->reduce || st->fused || st->handshake || !lane_ps || !lane_ps[st->lane] ||
+        lane_ps[st->lane] >= ph->round_time_ps)
+        return false;
+    *own = *ph;
+    own->round_time_ps = lane_ps[st->lane];
+    return true;
+}
+
 bool spmd_phase_leads(const spmd_links *l, const strata_spmd_classes *classes, uint64_t *lead)
 {
     double last = 0;

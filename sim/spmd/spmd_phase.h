@@ -59,6 +59,12 @@ static inline bool spmd_group_leader(const strata_mesh *mesh, uint32_t mask, uin
 }
 /* The rounds a step of the schedule stands for (folded: strata_coll_step.rounds). */
 static inline uint32_t spmd_step_rounds(const strata_coll_step *st) { return st->rounds > 1 ? st->rounds : 1; }
+/* The first i of k shares of total bytes: total * i / k (a folded run's
+ * rounds done one by one, spmd.c). */
+static inline uint64_t share_of(uint64_t total, uint32_t k, uint32_t i)
+{
+    return (uint64_t)((unsigned __int128)total * i / k);
+}
 /* The most a copy of the step moves in one of its rounds. */
 uint64_t spmd_round_bytes_max(const strata_coll_step *st);
 
@@ -78,6 +84,22 @@ uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r);
 uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
                            uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase *hs,
                            uint64_t *lane_ps, uint32_t n_lanes);
+/* (lane_ps[0..n_lanes): each lane's copies' time alone in the round, the
+ * most; 0 for a lane without copies or where the rounds make no phase:
+ * spmd_lane_phase) */
+/* The phase of a reduce step's copy in an uncontended phase ph (not
+ * paced; no fused reduction, no flag) whose lane's copies alone take less
+ * than the round (lane_ps, spmd_phase_rounds): ph timed by its lane
+ * (*own, true); false otherwise (ph itself). The step schedule's round
+ * ends when every lane's copy and reduction have; a lane whose copies are
+ * smaller than the round's largest (XLA's multi-axis collective,
+ * coll_kit_axes.c: 2m parts, each on a ring of its own size) reduces
+ * right after its own copy, beside the larger copies still flowing; timed
+ * by the round's slowest copy, every lane's reductions of the phase's k
+ * rounds met on the memory at once (a 3x4x5 all-reduce of 64 MiB: 413.8
+ * us against the steps' 390.3). */
+bool spmd_lane_phase(const strata_coll_phase *ph, const strata_coll_step *st, const uint64_t *lane_ps,
+                     strata_coll_phase *own);
 /* The leads of the phase spmd_phase_rounds() decided last, where its
  * rounds ran as a pipeline (spmd_fill_rounds' dev_end: the steps' waits let
  * devices far on a ring from its hot link end first): into lead (an entry
