@@ -15,7 +15,10 @@
  * first and has the link to itself until the other arrives (and under
  * [hardware] flow_sharing = latency SimGrid's CM02 shares the link in
  * inverse proportion to each flow's route latency), so equal counts do not
- * make equal times there.
+ * make equal times there. Copies of equal shares but unequal bytes (by
+ * more than a byte) on a link make a phase too, its round alone their
+ * max-min filling from a common start (the smaller ends first and leaves
+ * the link to the larger: spmd_fill_run), not the largest over its share.
  *
  * One per-round link accounting (count_links in spmd_phase.c: the round's
  * copies on each link direction, over every group, and whether copies of
@@ -81,12 +84,12 @@ uint32_t spmd_round_most_on_link(spmd_links *l, const spmd_round *r);
  * zeroed) the phase of a handshake copy's data: the round less its flag,
  * which then runs paced by its own route (a flag phase of latency 0);
  * else both are zeroed. */
+/* lane_ps[0..n_lanes): each lane's copies' time alone in a round of the
+ * phase, the most (0: a lane without copies, or no phase;
+ * spmd_lane_phase). */
 uint32_t spmd_phase_rounds(spmd_links *l, const spmd_round *r, guint len, uint32_t round, uint32_t n_rounds,
                            uint32_t sub, bool mixed_ok, strata_coll_phase *phase, strata_coll_phase *hs,
                            uint64_t *lane_ps, uint32_t n_lanes);
-/* (lane_ps[0..n_lanes): each lane's copies' time alone in the round, the
- * most; 0 for a lane without copies or where the rounds make no phase:
- * spmd_lane_phase) */
 /* The phase of a reduce step's copy in an uncontended phase ph (not
  * paced; no fused reduction, no flag) whose lane's copies alone take less
  * than the round (lane_ps, spmd_phase_rounds): ph timed by its lane
