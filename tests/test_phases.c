@@ -175,6 +175,52 @@ START_TEST(test_torus_2d)
 }
 END_TEST
 
+/* XLA's all-reduce over two torus dimensions of unequal sizes
+ * (bidir-torus over data:3,model:5 laid on a 3x5 torus of test-torus16,
+ * coll_kit_axes.c), folded at every part's ring boundary: phases (and
+ * classes, one device) equal the steps. By hand, 15 MiB (V) in 2m = 4
+ * parts of V/4 (two rotations, each both ways): part 0 reduces along
+ * the 3 (2 rounds of V/12), then the 5 (4 of V/60), and gathers back;
+ * part 1 along the 5 (4 of V/20), then the 3 (2 of V/60). Rounds 0-1:
+ * V/12 and V/20 on their own dimensions, V/12 the round; 2-3: both parts
+ * on the 5, one link direction carrying V/60 and V/20, which share it
+ * max-min (the smaller ends first and leaves the link to the larger):
+ * (V/60 + V/20) = V/15; 4-5: V/60 each; the gathers mirror them. The
+ * links' time is 2 x (2 V/12 + 2 V/15 + 2 V/60) / 50 GB/s = (2V/3) / 50
+ * GB/s = 209.7152 us, plus 12 rounds of 1 us. With the HBM made 10 PB/s
+ * the reductions cost their adds (an f32 add an element at 100 TFLOP/s;
+ * the two directions' lanes of a part reduce at once on the core): the
+ * reduce-scatter rounds' last lanes 2 x 1,310,720 / 4 x 2 (rounds 0-1),
+ * 2 x 786,432 / 4 x 2 (rounds 2-3: part 0's smaller copy has reduced
+ * beside part 1's), 2 x 262,144 / 4 x 4 (rounds 4-5: four lanes at once)
+ * flops: 26.2144 ns. 221.7414144 us. Before the fold was fixed, phases
+ * gave 263.695 us (the shared rounds timed at V/20 over half the link,
+ * every lane's reductions after the round's slowest copy); with the HBM
+ * as shipped (1 TB/s) 307.698 against the steps' 253.172 us. */
+START_TEST(test_bidir_torus_all_reduce_unequal_dims)
+{
+    char *trace = strata_test_write_temp("ar35-XXXXXX.trace", "strata-trace 1\n"
+                                                              "option mesh=data:3,model:5\n"
+                                                              "alloc g 15MiB dtype=f32\n"
+                                                              "all-reduce g axis=data,model algo=bidir-torus\n"
+                                                              "free g\n");
+    const char *const shipped[] = {"hardware.devices=15", "hardware.devices_per_host=5", "interconnect.ici.dims=3x5",
+                                   NULL};
+    compare_with(trace, "configs/hw/test-torus16.ini", shipped, true);
+    const char *const fast_hbm[] = {"hardware.devices=15", "hardware.devices_per_host=5", "interconnect.ici.dims=3x5",
+                                    "memory.hbm.bandwidth=10PB/s", NULL};
+    compare_with(trace, "configs/hw/test-torus16.ini", fast_hbm, true);
+    run_figures f = run_json(trace, "configs/hw/test-torus16.ini", fast_hbm, "phases");
+    double links = (2.0 * 15728640.0 / 3.0) / 50e9 + 12 * 1e-6;
+    double adds = (2.0 * 1310720 / 4 * 2 + 2.0 * 786432 / 4 * 2 + 2.0 * 262144 / 4 * 4) / 100e12;
+    ck_assert_msg(fabs(links + adds - 221.7414144e-6) < 1e-15, "by hand: %.10g", links + adds);
+    close_to(f.makespan, links + adds, "makespan (by hand)");
+    figures_clear(&f);
+    unlink(trace);
+    g_free(trace);
+}
+END_TEST
+
 /* A 4x4 mesh without wrap-around (tpu-v5e-16): a ring over a line of 4
  * closes with a copy across the whole line (3 links, 3 latencies). In a
  * bidirectional ring that copy shares each link direction with one
@@ -812,6 +858,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_rings_and_tree);
     tcase_add_test(tc, test_torus_2d);
+    tcase_add_test(tc, test_bidir_torus_all_reduce_unequal_dims);
     tcase_add_test(tc, test_mesh_without_wraparound);
     tcase_add_test(tc, test_bad_mode);
     tcase_add_test(tc, test_nccl_tree_steady_rounds);

@@ -66,7 +66,7 @@ bool coll_cut(const strata_coll_sched *s, uint32_t r) { return s->cut && r < s->
 static guint fold_round(strata_coll_sched *s, guint prev, guint at)
 {
     guint width = s->steps->len - at;
-    if (!s->fold || at == prev || at - prev != width)
+    if (!s->fold || at == prev || at - prev != width || coll_cut(s, g_array_index(s->steps, strata_coll_step, at).round))
         return at;
     strata_coll_step *v = (strata_coll_step *)(void *)s->steps->data;
     for (guint j = 0; j < width; j++)
@@ -254,7 +254,7 @@ static bool ring_folded(strata_coll_sched *s, const ring_at *r)
         empty = g_array_index(known, piece_sizes, z[q]).min == 0;
     }
     for (uint32_t a = 0, b; !empty && a + 1 < d; a = b + 1) {
-        for (b = a; !ring_from_in(r, a) && b + 2 < d && !ring_last(s, r, b + 1);)
+        for (b = a; !ring_from_in(r, a) && b + 2 < d && !ring_last(s, r, b + 1) && !coll_cut(s, r->round0 + b + 1);)
             b++;
         for (uint32_t q = 0; q < s->n; q++) {
             strata_coll_step local = {0};

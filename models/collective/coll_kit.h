@@ -60,9 +60,10 @@ struct strata_coll_sched {
     uint32_t domain;                       /* ranks per scale-up domain (n: one), dividing n */
     bool fold;                             /* shape->fold, for a row that folds */
     /* With fold, where a folded run must start (NULL: nowhere but the
-     * rings' edges): cut[r] for round r < n_cut. coll_axes sets it, for an
-     * all-gather or a reduce-scatter, to every part's ring boundaries, so
-     * that the runs of all its parts line up (coll_sched.c runs_aligned). */
+     * rings' edges): cut[r] for round r < n_cut. coll_axes sets it to every
+     * part's ring boundaries, so that the runs of all its parts line up
+     * (coll_sched.c runs_aligned); coll_kit.c's rings (an all-reduce's
+     * parts) end their folded runs there too. */
     const bool *cut;
     uint32_t n_cut;
 };

@@ -228,38 +228,49 @@ static uint32_t all_reduce_part(strata_coll_sched *s, uint64_t base, uint64_t le
     return coll_torus(&r, base, len, dir, lane, 0, true, true);
 }
 
-/* The rounds where a folded run must start (s->cut, with fold), for an
- * all-gather or a reduce-scatter: where some part's ring along one
- * dimension ends and the next begins (in its rotation), and the edges of
- * the rings (round 1, after an all-gather's reads of IN; the last round, a
- * reduce-scatter's writes into OUT). Parts walk the dimensions in
- * different orders, so without these cuts their runs would not line up
- * and coll_sched.c would fold nothing. An all-reduce is left unfolded
- * (its parts' coll_torus rings fold only where they line up, which they
- * do not): folding it at such cuts made `phases` 6% slower than `steps`
- * on a 3x4x5 torus (64 MiB: 413.8 against 390.3 us, which unfolded
- * `phases` equal), its folded rounds of unequal pieces per part paced as
- * one. */
+/* The rounds where a folded run must start (s->cut, with fold): where
+ * some part's ring along one dimension ends and the next begins (in its
+ * rotation: gather_part's or reduce_part's order; an all-reduce's parts,
+ * coll_torus's reductions over the dimensions rotated by p, then its
+ * gathers back), and the edges of the rings (round 1, after an
+ * all-gather's reads of IN; the last round, a reduce-scatter's writes into
+ * OUT). Parts walk the dimensions in different orders, so without these
+ * cuts their runs would not line up and coll_sched.c would fold nothing.
+ * Within a run every part moves the same bytes a round, but parts on
+ * rings of different sizes move different bytes: a lane's reductions
+ * follow its own copies, not the round's slowest (spmd.c lane_phase). */
 static bool *cuts_new(const strata_coll_sched *s, uint32_t *n_cut)
 {
     uint32_t total = 0;
     for (uint32_t k = 0; k < s->m; k++)
         total += s->dims[k] - 1;
-    *n_cut = total + 1;
+    bool ar = s->kind == STRATA_OP_ALL_REDUCE;
+    *n_cut = (ar ? 2 : 1) * total + 1;
     bool *cut = g_new0(bool, *n_cut);
-    for (uint32_t p = 0; p < s->m; p++)
-        for (uint32_t j = 0, r = 0; j < s->m; j++) { /* reduce_part's order, or gather_part's */
-            r += s->dims[gather_dim(s, p, s->kind == STRATA_OP_REDUCE_SCATTER ? s->m - 1 - j : j)] - 1;
+    for (uint32_t p = 0; p < s->m; p++) {
+        uint32_t r = 0;
+        for (uint32_t j = 0; j < s->m; j++) {
+            uint32_t k = ar ? (j + p) % s->m
+                            : gather_dim(s, p, s->kind == STRATA_OP_REDUCE_SCATTER ? s->m - 1 - j : j);
+            r += s->dims[k] - 1;
             cut[r] = true;
         }
-    cut[s->kind == STRATA_OP_ALL_GATHER ? 1 : total - 1] = true;
+        for (uint32_t j = 0; ar && j < s->m; j++) {
+            r += s->dims[(2 * s->m - 1 - j + p) % s->m] - 1;
+            cut[r] = true;
+        }
+    }
+    if (s->kind == STRATA_OP_ALL_GATHER)
+        cut[1] = true;
+    if (s->kind == STRATA_OP_REDUCE_SCATTER)
+        cut[total - 1] = true;
     return cut;
 }
 
 uint32_t coll_axes(strata_coll_sched *s, uint64_t in_bytes)
 {
     uint32_t rounds = 0, parts = 2 * s->m;
-    bool *cut = s->fold && s->kind != STRATA_OP_ALL_REDUCE ? cuts_new(s, &s->n_cut) : NULL;
+    bool *cut = s->fold ? cuts_new(s, &s->n_cut) : NULL;
     s->cut = cut;
     uint64_t shard = s->kind == STRATA_OP_REDUCE_SCATTER ? in_bytes / s->n : in_bytes;
     for (uint32_t i = 0; i < parts; i++) {

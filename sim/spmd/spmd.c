@@ -320,12 +320,6 @@ static void wait_round(spmd *s, uint32_t q, uint32_t lane, uint32_t p)
         push(s, EM_WAIT, q, lane, q, 0);
 }
 
-/* The first i of k shares of total bytes: total * i / k. */
-static uint64_t share_of(uint64_t total, uint32_t k, uint32_t i)
-{
-    return (uint64_t)((unsigned __int128)total * i / k);
-}
-
 /* Round [first, end) of the current collective. */
 static spmd_round round_of(const spmd *s, guint first, guint end)
 {
@@ -355,6 +349,7 @@ typedef struct decision {
     uint32_t rounds;
     strata_coll_phase phase, hs; /* hs: a handshake copy's data's */
     bool leads;        /* a paced phase's, per representative (spmd_phase_leads) */
+    uint64_t *lane_ps; /* per lane: its copies' round time alone (spmd_phase_rounds), in the block after lead_ps */
     uint64_t lead_ps[];
 } decision;
 
@@ -363,33 +358,35 @@ typedef struct decision {
  * pure function of the model, the mesh and the schedule, which is one of
  * s->sig: the layers of a model repeat their collectives), then recalled. */
 static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, strata_coll_phase *hs,
-                       const uint64_t **lead_ps)
+                       const uint64_t **lead_ps, const uint64_t **lane_ps)
 {
-    *lead_ps = NULL;
+    *lead_ps = *lane_ps = NULL;
     if (s->mode == STRATA_SPMD_STEPS || s->only_leader != ONLY_ALL) /* device=: every round as it is */
         return 1;
     uint64_t words[8] = {s->sig[0], s->sig[1], s->sig[2], s->sig[3], s->sig[4], r->first, s->round, s->sub};
     GBytes *key = g_bytes_new(words, sizeof words);
     decision *d = g_hash_table_lookup(s->decided, key);
-    if (d) {
+    if (d)
         g_bytes_unref(key);
-        *ph = d->phase;
-        *hs = d->hs;
-        *lead_ps = d->leads ? d->lead_ps : NULL;
-        return d->rounds;
+    else {
+        bool fast = s->mode == STRATA_SPMD_FAST;
+        if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
+            spmd_round_scale(s->links, r, s->classes); /* the orbits' most loaded links */
+        decision got;
+        uint64_t *lanes = g_newa(uint64_t, s->n_lanes);
+        got.rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &got.phase,
+                                       &got.hs, lanes, s->n_lanes);
+        size_t leads = got.phase.paced ? s->devices : 0;
+        d = g_malloc(sizeof *d + (leads + s->n_lanes) * sizeof(uint64_t));
+        *d = got;
+        d->lane_ps = memcpy(&d->lead_ps[leads], lanes, s->n_lanes * sizeof *lanes);
+        d->leads = got.phase.paced && spmd_phase_leads(s->links, s->classes, d->lead_ps);
+        g_hash_table_insert(s->decided, key, d);
     }
-    bool fast = s->mode == STRATA_SPMD_FAST;
-    if (fast && s->classes && !strata_spmd_classes_exact(s->classes))
-        spmd_round_scale(s->links, r, s->classes); /* the orbits' most loaded links */
-    decision got;
-    got.rounds = spmd_phase_rounds(s->links, r, s->steps->len, s->round, s->rounds, s->sub, fast, &got.phase, &got.hs);
-    d = g_malloc(sizeof *d + (got.phase.paced ? s->devices * sizeof(uint64_t) : 0));
-    *d = got;
-    d->leads = got.phase.paced && spmd_phase_leads(s->links, s->classes, d->lead_ps);
-    g_hash_table_insert(s->decided, key, d);
     *ph = d->phase;
     *hs = d->hs;
     *lead_ps = d->leads ? d->lead_ps : NULL;
+    *lane_ps = d->lane_ps;
     return d->rounds;
 }
 
@@ -477,9 +474,9 @@ static void plan_round(spmd *s)
     while (end < s->steps->len && steps[end].round == steps[first].round)
         end++;
     spmd_round r = round_of(s, first, end);
-    strata_coll_phase ph = {0}, hs = {0};
-    const uint64_t *lead_ps;
-    uint32_t rounds = decide(s, &r, &ph, &hs, &lead_ps);
+    strata_coll_phase ph = {0}, hs = {0}, own; /* own: a reduce step's copy's, timed by its lane */
+    const uint64_t *lead_ps, *lane_ps;
+    uint32_t rounds = decide(s, &r, &ph, &hs, &lead_ps, &lane_ps);
     /* the phase its copies and reductions stand for, its handshake copies'
      * data's (the round less their flags) and their flags' (each paced by
      * its own route: latency 0) */
@@ -509,7 +506,8 @@ static void plan_round(spmd *s)
             if (run > 1)
                 bytes = rounds == run ? (st->bytes + run - 1) / run
                                       : share_of(st->bytes, run, s->sub + 1) - share_of(st->bytes, run, s->sub);
-            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = named(s, p), .from = p, .phase = phase,
+            emit e = {.kind = EM_COPY, .device = q, .lane = st->lane, .peer = named(s, p), .from = p,
+                      .phase = phase && spmd_lane_phase(&ph, st, lane_ps, &own) ? phase_id(s, &own) : phase,
                       .bytes = bytes,
                       .src_buf = (uint8_t)st->src_buf, .dst_buf = st->reduce ? TMP_BUF : (uint8_t)st->dst_buf};
             g_array_append_val(s->emits, e);

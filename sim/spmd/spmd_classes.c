@@ -300,6 +300,41 @@ static gboolean placed_equal(gconstpointer ka, gconstpointer kb)
            x->delay_s == y->delay_s && x->pipelined == y->pipelined;
 }
 
+/* The same, but for bytes that differ by the chunking's rounding (FAST):
+ * a round's bytes (wire bytes, the largest of a folded run's rounds) by at
+ * most a byte, a folded run's sum by at most a byte a round. Chunks of a
+ * buffer that the ranks do not divide differ by a byte between ranks
+ * (coll_kit.h: chunk i of L over d is [L i / d, L (i+1) / d)), which
+ * breaks every rotation's exact mapping of the steps; a byte of a round's
+ * megabytes moves no figure measurably (docs/classes.md, "A byte's
+ * difference"). Hashed without the bytes. */
+static bool within_a_byte(uint64_t a, uint64_t b, uint64_t slack) { return MAX(a, b) - MIN(a, b) <= slack; }
+
+static guint placed_hash_near(gconstpointer k)
+{
+    const placed_step *a = k;
+    uint64_t h = (uint64_t)a->p * 0x9E3779B97F4A7C15ull ^ (uint64_t)a->q * 0xC2B2AE3D27D4EB4Full;
+    h ^= (uint64_t)a->st->round * 0x165667B19E3779F9ull ^ ((uint64_t)a->lane << 40);
+    return (guint)(h ^ h >> 32);
+}
+
+static gboolean placed_equal_near(gconstpointer ka, gconstpointer kb)
+{
+    const placed_step *a = ka, *b = kb;
+    const strata_coll_step *x = a->st, *y = b->st;
+    uint32_t k = MAX(x->rounds, 1);
+    return a->p == b->p && a->q == b->q && x->round == y->round && a->lane == b->lane && x->src_buf == y->src_buf &&
+           x->dst_buf == y->dst_buf && x->own_buf == y->own_buf && within_a_byte(x->bytes, y->bytes, k) &&
+           within_a_byte(x->wire_bytes, y->wire_bytes, k) && x->reduce == y->reduce && x->handshake == y->handshake &&
+           x->fused == y->fused && x->rounds == y->rounds && within_a_byte(x->max_bytes, y->max_bytes, 1) &&
+           (x->max_bytes == 0) == (y->max_bytes == 0) && x->delay_s == y->delay_s && x->pipelined == y->pipelined;
+}
+
+static bool same_bytes(const strata_coll_step *x, const strata_coll_step *y)
+{
+    return x->bytes == y->bytes && x->wire_bytes == y->wire_bytes && x->max_bytes == y->max_bytes;
+}
+
 /* The device memory the steps move between (the model's default memory). */
 static uint32_t step_memory(const strata_hw *hw, uint32_t device)
 {
@@ -325,13 +360,13 @@ static bool route_moves(const strata_hw *hw, const spmd_machine *m, const uint32
 /* A step's figures but its lane, from devices p to q, mixed (SplitMix64's
  * finaliser): lanes whose steps' mixes sum alike are taken for images of
  * each other, which the count check then proves or refutes. */
-static uint64_t step_mix(uint32_t p, uint32_t q, const strata_coll_step *s)
+static uint64_t step_mix(uint32_t p, uint32_t q, const strata_coll_step *s, bool near)
 {
     uint64_t delay;
     memcpy(&delay, &s->delay_s, sizeof delay);
     const uint64_t words[] = {(uint64_t)p << 32 | q,
                               (uint64_t)s->round << 32 | (uint64_t)s->src_buf << 16 | s->dst_buf << 8 | s->own_buf,
-                              s->bytes, s->wire_bytes, s->max_bytes, delay,
+                              near ? 0 : s->bytes, near ? 0 : s->wire_bytes, near ? 0 : s->max_bytes, delay,
                               (uint64_t)s->rounds << 8 | (uint64_t)s->reduce << 4 | (uint64_t)s->handshake << 3 |
                                   (uint64_t)s->fused << 2 | (uint64_t)s->pipelined};
     uint64_t h = 0;
@@ -350,15 +385,15 @@ static uint64_t step_mix(uint32_t p, uint32_t q, const strata_coll_step *s)
  * Lanes are alike streams of every device, each round fenced by lane 0's
  * record (spmd.c), so devices that differ by perm and sigma keep the same
  * dates. False when a lane has no image or two lanes would share one. */
-static bool lane_map(const GArray *placed, const uint32_t *perm, uint32_t n_lanes, uint32_t *sigma)
+static bool lane_map(const GArray *placed, const uint32_t *perm, uint32_t n_lanes, bool near, uint32_t *sigma)
 {
     uint64_t *sum = g_new0(uint64_t, 2 * (size_t)n_lanes); /* lane L's, then its image's */
     uint32_t *count = g_new0(uint32_t, n_lanes);
     bool *used = g_new0(bool, n_lanes), ok = true;
     for (guint i = 0; i < placed->len; i++) {
         const placed_step *x = &g_array_index(placed, placed_step, i);
-        sum[x->lane] += step_mix(x->p, x->q, x->st);
-        sum[n_lanes + x->lane] += step_mix(perm[x->p], perm[x->q], x->st);
+        sum[x->lane] += step_mix(x->p, x->q, x->st, near);
+        sum[n_lanes + x->lane] += step_mix(perm[x->p], perm[x->q], x->st, near);
         count[x->lane]++;
     }
     for (uint32_t l = 0; l < n_lanes; l++) {
@@ -387,9 +422,11 @@ static bool lane_map(const GArray *placed, const uint32_t *perm, uint32_t n_lane
  * onto its image's, or its steps only (some route differs: approximate). */
 typedef enum { MAPS_NOT, MAPS_STEPS, MAPS_EXACTLY } maps; /* in order: the least of several is theirs */
 
-/* How perm maps sig's steps over every group (and their routes). */
+/* How perm maps sig's steps over every group (and their routes); with
+ * near (FAST), steps whose bytes differ by the chunking's rounding
+ * (placed_equal_near) map onto each other, approximately. */
 static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const strata_mesh *mesh,
-                              const coll_sig *sig, const uint32_t *perm, bool *lanes_moved)
+                              const coll_sig *sig, const uint32_t *perm, bool near, bool *lanes_moved)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)sig->steps->data;
     GArray *placed = g_array_new(FALSE, FALSE, sizeof(placed_step));
@@ -403,10 +440,11 @@ static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const 
             g_array_append_val(placed, x);
         }
     uint32_t *sigma = g_new(uint32_t, n_lanes);
-    maps verdict = lane_map(placed, perm, n_lanes, sigma) ? MAPS_EXACTLY : MAPS_NOT;
+    maps verdict = lane_map(placed, perm, n_lanes, near, sigma) ? MAPS_EXACTLY : MAPS_NOT;
     for (uint32_t l = 0; verdict != MAPS_NOT && l < n_lanes; l++)
         *lanes_moved = *lanes_moved || (sigma[l] != UINT32_MAX && sigma[l] != l);
-    GHashTable *count = g_hash_table_new(placed_hash, placed_equal);
+    GHashTable *count = near ? g_hash_table_new(placed_hash_near, placed_equal_near)
+                             : g_hash_table_new(placed_hash, placed_equal);
     for (guint i = 0; verdict != MAPS_NOT && i < placed->len; i++) {
         placed_step *x = &g_array_index(placed, placed_step, i);
         g_hash_table_insert(count, x, GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(count, x)) + 1));
@@ -414,8 +452,12 @@ static maps schedule_symmetry(const strata_hw *hw, const spmd_machine *m, const 
     for (guint i = 0; verdict != MAPS_NOT && i < placed->len; i++) {
         const placed_step *x = &g_array_index(placed, placed_step, i);
         placed_step image = {perm[x->p], perm[x->q], sigma[x->lane], x->st};
-        if (g_hash_table_lookup(count, &image) != g_hash_table_lookup(count, x))
+        gpointer found = NULL, n_image = NULL;
+        if (!g_hash_table_lookup_extended(count, &image, &found, &n_image) ||
+            n_image != g_hash_table_lookup(count, x))
             verdict = MAPS_NOT;
+        else if (!same_bytes(((const placed_step *)found)->st, x->st))
+            verdict = MAPS_STEPS; /* near: a byte's difference */
         else if (verdict == MAPS_EXACTLY && x->p != x->q && !route_moves(hw, m, perm, x->p, x->q))
             verdict = MAPS_STEPS;
     }
@@ -481,7 +523,7 @@ static bool symmetry(const strata_hw *hw, spmd_machine *m, const scan *sc, const
     *lanes_moved = false;
     for (guint i = 0; verdict != MAPS_NOT && i < sc->sigs->len; i++)
         verdict =
-            MIN(verdict, schedule_symmetry(hw, m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm, lanes_moved));
+            MIN(verdict, schedule_symmetry(hw, m, sc->mesh, g_ptr_array_index(sc->sigs, i), perm, approx, lanes_moved));
     *exact = verdict == MAPS_EXACTLY;
     return verdict == MAPS_EXACTLY || (approx && verdict == MAPS_STEPS);
 }

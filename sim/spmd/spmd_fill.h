@@ -2,7 +2,8 @@
  * spmd_fill.h: when the last of a round's copies ends, the copies started
  * together and sharing their links as the engine's SimGrid model shares
  * them (progressive filling); shared by the files of sim/spmd only
- * (spmd_phase.c's round time for FAST's rounds of mixed route latency).
+ * (spmd_phase.c's round time for FAST's rounds of mixed route latency,
+ * and for rounds whose shared links carry unequal bytes).
  *
  * The model, read from SimGrid 3.32's src/surf/network_cm02.cpp as the
  * engine configures it (engine_platform.c: CM02, weight-S 0, TCP-gamma
