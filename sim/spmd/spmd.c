@@ -71,6 +71,7 @@ typedef struct spmd {
     const strata_hw *hw;
     strata_spmd_collectives mode;
     strata_spmd_classes *classes; /* CLASSES: the devices' classes; NULL: every device is expanded */
+    bool phases;           /* rounds may join into phases (spmd_phases_allowed) */
     uint32_t devices;
     strata_checker *checker;
     strata_mesh *mesh;
@@ -341,9 +342,6 @@ static uint32_t phase_id(spmd *s, const strata_coll_phase *ph)
     return phases->len;
 }
 
-/* Emits of one round of the current collective, for every group: with
- * phases, of the phase that starts at that round (every step once, standing
- * for the phase's rounds). */
 /* A round's phase, as spmd_phase_rounds() decided it. */
 typedef struct decision {
     uint32_t rounds;
@@ -361,8 +359,8 @@ static uint32_t decide(spmd *s, const spmd_round *r, strata_coll_phase *ph, stra
                        const uint64_t **lead_ps, const uint64_t **lane_ps)
 {
     *lead_ps = *lane_ps = NULL;
-    if (s->mode == STRATA_SPMD_STEPS || s->only_leader != ONLY_ALL) /* device=: every round as it is */
-        return 1;
+    if (!s->phases || s->only_leader != ONLY_ALL) /* STEPS, collectives beside each other, device= */
+        return 1;                                  /* every round as it is */
     uint64_t words[8] = {s->sig[0], s->sig[1], s->sig[2], s->sig[3], s->sig[4], r->first, s->round, s->sub};
     GBytes *key = g_bytes_new(words, sizeof words);
     decision *d = g_hash_table_lookup(s->decided, key);
@@ -467,6 +465,7 @@ static void sync_groups(spmd *s, const uint64_t *lead_ps)
     memset(s->touched, 0, (size_t)s->devices * s->n_lanes);
 }
 
+/* Emits one round (with a phase, its first: each step stands for its rounds) of the collective, for every group. */
 static void plan_round(spmd *s)
 {
     const strata_coll_step *steps = (const strata_coll_step *)(void *)s->steps->data;
@@ -879,6 +878,7 @@ strata_source *strata_spmd_expand_as(strata_source *src, const strata_hw *hw, st
     s->devices = strata_hw_devices(hw);
     if (mode == STRATA_SPMD_CLASSES || mode == STRATA_SPMD_FAST) /* NULL: every device is its own class */
         s->classes = spmd_classes_find(src, hw, mode == STRATA_SPMD_FAST);
+    s->phases = spmd_phases_allowed(src, mode, s->classes);
     s->leaders = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     s->expanded_devs = g_array_new(FALSE, FALSE, sizeof(uint32_t));
     for (uint32_t d = 0; d < s->devices; d++)

@@ -117,8 +117,11 @@ uint32_t strata_spmd_devices(const strata_hw *hw);
  *          and overhead (engine_phase.h). Alone on its links this is the
  *          step schedule's time exactly; it differs where other traffic's
  *          share of a link changes within the phase (docs/multi-device.md
- *          gives by how much). Rounds that differ (a tree, chunks of
- *          unequal size) or contend stay one phase each;
+ *          gives by how much), so a program whose collectives are issued
+ *          on two streams or more, which may run beside each other, keeps
+ *          every round (spmd_phase.h, spmd_phases_allowed). Rounds that
+ *          differ (a tree, chunks of unequal size) or contend stay one
+ *          phase each;
  *  CLASSES PHASES, handing out the ops of one device per class of
  *          equivalent devices (spmd_classes.h: devices that a symmetry of
  *          the machine and the program maps onto each other), names of a
@@ -135,8 +138,9 @@ uint32_t strata_spmd_devices(const strata_hw *hw);
  *          rounds whose copies of unequal route latency meet on a link
  *          join phases too (PHASES keeps those step by step): paced
  *          phases, each round as long as its copies started together
- *          take (spmd_fill.h). Not exact: docs/classes.md gives the
- *          errors measured against STEPS. */
+ *          take (spmd_fill.h), and keep them beside other collectives.
+ *          Not exact: docs/classes.md gives the errors measured against
+ *          STEPS. */
 typedef enum { STRATA_SPMD_PHASES, STRATA_SPMD_STEPS, STRATA_SPMD_CLASSES, STRATA_SPMD_FAST } strata_spmd_collectives;
 
 /* The expansion of src (taken: freed with the result) on hw (borrowed; it

@@ -4,7 +4,31 @@
  */
 #include "spmd/spmd_phase.h"
 #include <math.h>
+#include <string.h>
 #include "spmd/spmd_fill.h"
+
+bool spmd_phases_allowed(strata_source *in, strata_spmd_collectives mode, const strata_spmd_classes *classes)
+{
+    if (mode == STRATA_SPMD_STEPS)
+        return false;
+    if (classes && !strata_spmd_classes_exact(classes))
+        return true;
+    char *first = NULL; /* the stream of the program's first collective */
+    bool two = false;
+    const strata_op *op = NULL;
+    bool ok = strata_source_rewind(in, NULL);
+    while (ok && !two && strata_source_next(in, &op, NULL) == 1) {
+        if (!strata_op_kind_is_collective(op->kind))
+            continue;
+        if (!first)
+            first = g_strdup(op->stream);
+        else
+            two = strcmp(first, op->stream) != 0;
+    }
+    g_free(first);
+    (void)strata_source_rewind(in, NULL);
+    return !two;
+}
 
 /* A link direction's state in the count being made (valid while its stamp
  * is the count's): the round's copies on it, the share of the round's

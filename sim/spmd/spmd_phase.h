@@ -26,6 +26,21 @@
  * a round: how many copies meet on its busiest link direction (spmd.c's
  * limit on a round's width) and whether it contends.
  *
+ * A phase's copy is one flow standing for k rounds: alone on its links it
+ * takes the k rounds' time exactly; beside another collective on the same
+ * links it does not. It carries its k rounds' bytes as one flow and then
+ * its k reductions, where the steps' rounds each wait for the round's
+ * slowest copy and then reduce, leaving their links to the other
+ * collective in between: the two collectives meet round by round in the
+ * steps and averaged over whole phases in the phase (the backward of an
+ * FSDP step, a reduce-scatter on one stream beside an all-gather on
+ * another: docs/multi-device.md, "fast against steps: what differs,
+ * measured"). Ops of one stream run one after another, so collectives can
+ * only run at once where the program issues them on two streams or more;
+ * such a program keeps every round as it is (spmd_phases_allowed), but
+ * under FAST's approximate classes, whose rounds on the quotient are not
+ * the steps' either (each pays round 1's error: docs/classes.md).
+ *
  * Invariants: pure functions of the model, the schedule and the round, but
  * for the accounting's scratch (one entry per link direction, reused: a
  * stamp per count tells a fresh entry from a stale one).
@@ -38,6 +53,12 @@
 #include "hw/hw.h"
 #include "spmd/spmd.h"
 #include "spmd/spmd_shape.h"
+
+/* Whether the expansion in `mode` may join rounds into phases: not in
+ * STEPS, nor for a program whose collectives are issued on two streams or
+ * more (read from in's start to its end, its first error ending the
+ * reading, and left rewound) unless `classes` are approximate. */
+bool spmd_phases_allowed(strata_source *in, strata_spmd_collectives mode, const strata_spmd_classes *classes);
 
 /* The accounting's scratch, for one model. */
 typedef struct spmd_links spmd_links;
