@@ -98,7 +98,8 @@ struct strata_timeline {
     GPtrArray *stream_tracks, *link_tracks, *buffer_tracks; /* by index, filled lazily */
     guint8 *device_named; /* per device: its process is named (several devices only) */
     strata_tl_live *live; /* buffer lifetimes: the buffers allocated and not yet freed */
-    GArray *order;       /* keys (uint64_t) in alloc order, for the buffers live at the end */
+    uint64_t *order;     /* n_order keys of cap_order in alloc order, for the buffers live at the end */
+    guint n_order, cap_order;
     tag_count *by_tag;   /* per memory, per tag */
     guint n_mem;
 };
@@ -544,16 +545,25 @@ static void buffer_event(strata_timeline *tl, const live_buffer *b, double end)
 /* Keeps `order` from growing with every alloc of a long run. */
 static void compact_order(strata_timeline *tl)
 {
-    GArray *order = tl->order;
-    if (order->len <= 4096 || order->len <= 2 * strata_tl_live_count(tl->live))
+    if (tl->n_order <= 4096 || tl->n_order <= 2 * strata_tl_live_count(tl->live))
         return;
     guint kept = 0;
-    for (guint j = 0; j < order->len; j++) {
-        uint64_t k = g_array_index(order, uint64_t, j);
+    for (guint j = 0; j < tl->n_order; j++) {
+        uint64_t k = tl->order[j];
         if (strata_tl_live_has(tl->live, k))
-            g_array_index(order, uint64_t, kept++) = k;
+            tl->order[kept++] = k;
     }
-    g_array_set_size(order, kept);
+    tl->n_order = kept;
+}
+
+/* Appends key to `order` (an alloc's: a store, no call but to grow). */
+static inline void order_push(strata_timeline *tl, uint64_t key)
+{
+    if (G_UNLIKELY(tl->n_order == tl->cap_order)) {
+        tl->cap_order = MAX(64u, 2 * tl->cap_order);
+        tl->order = g_renew(uint64_t, tl->order, tl->cap_order);
+    }
+    tl->order[tl->n_order++] = key;
 }
 
 /* Buffer lifetimes from pairs of samples (+size, -size) per (memory, id). */
@@ -563,7 +573,7 @@ static void track_lifetime(strata_timeline *tl, const strata_mem_sample *s)
     if (s->delta > 0) {
         strata_tl_live_put(tl->live, &(live_buffer){.start = s->t_s, .offset = s->offset, .size = (uint64_t)s->delta,
                                                     .id = s->buffer_id, .memory = s->memory, .tag = s->tag});
-        g_array_append_val(tl->order, key);
+        order_push(tl, key);
     } else if (s->delta < 0) {
         live_buffer b;
         if (strata_tl_live_take(tl->live, key, &b))
@@ -725,7 +735,6 @@ strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *o
     tl->link_tracks = g_ptr_array_new();
     tl->buffer_tracks = g_ptr_array_new();
     tl->live = strata_tl_live_new();
-    tl->order = g_array_new(FALSE, FALSE, sizeof(uint64_t));
 
     tl->w->begin(tl->ws);
     const char *pnames[] = {NULL, "streams", "links", "memories"};
@@ -781,9 +790,9 @@ static void write_other_data(strata_timeline *tl)
 bool strata_timeline_finish(strata_timeline *tl)
 {
     /* Buffers live at the end span to the makespan (or their start). */
-    for (guint i = 0; i < tl->order->len; i++) {
+    for (guint i = 0; i < tl->n_order; i++) {
         live_buffer b;
-        if (strata_tl_live_take(tl->live, g_array_index(tl->order, uint64_t, i), &b))
+        if (strata_tl_live_take(tl->live, tl->order[i], &b))
             buffer_event(tl, &b, MAX(tl->r->makespan_s, b.start));
     }
     return tl->w->finish(tl->ws);
@@ -813,7 +822,7 @@ void strata_timeline_free(strata_timeline *tl)
     g_ptr_array_unref(tl->link_tracks);
     g_ptr_array_unref(tl->buffer_tracks);
     strata_tl_live_free(tl->live);
-    g_array_unref(tl->order);
+    g_free(tl->order);
     g_free(tl->by_tag);
     for (int t = 0; t < STRATA_TAG__COUNT; t++)
         strata_jc_piece_clear(&tl->tag_keys[t]);

@@ -54,6 +54,9 @@
 enum { CHUNK = 1 << 16 };              /* bytes of pending output written at once */
 enum { EVENT_ROOM = 96 };              /* a packet's bytes besides its names and args */
 enum { ARG_ROOM = 16 };                /* an integer arg's bytes at most */
+enum { END_ROOM = 48 };                /* a slice's end packet's bytes at most, and slack */
+enum { COPY_STEP = 16 };               /* fixed args are copied in steps of this many bytes */
+enum { KIND_TEXT = 32 };               /* a kind's name and a space, copied whole */
 enum { PROCESS_UUID = 1 };             /* process P: uuid PROCESS_UUID << 40 | P */
 /* Interned ids: names of kinds 1..N+1 (N = STRATA_OP__COUNT, "?" last),
  * then of tags; categories of kinds, then copy and buffer; args' names. */
@@ -83,8 +86,10 @@ typedef struct pre {
 } pre;
 
 /* A debug annotation whose name and string value are fixed (a memory's
- * from/to/memory arg, a buffer's tag arg), encoded whole, and the string's
- * length (the events' room counts it). */
+ * from/to/memory arg, a buffer's tag arg), encoded whole (b holds n bytes,
+ * zero-padded past a whole number of COPY_STEP: put_fixed() copies whole
+ * steps, up to COPY_STEP - 1 bytes past n, which the events' room counts),
+ * and the string's length (the events' bound counts it). */
 typedef struct fixed_arg {
     uint8_t *b;
     size_t n, text_n;
@@ -109,6 +114,7 @@ typedef struct pf_writer {
     pre slice_begin, slice_end, counter_event;
     pre arg_uint[ARG__END];
     size_t kind_n[STRATA_OP__COUNT + 1]; /* strlen of each kind's name ("?" last) */
+    char kind_text[STRATA_OP__COUNT + 1][KIND_TEXT]; /* each kind's name and a space, padded with NULs */
     fixed_arg tag_arg[STRATA_TAG__COUNT + 1];
     fixed_arg *mem_args; /* per memory, then "?": MEM_ARGS each */
     guint n_mem_args;    /* memories in mem_args */
@@ -256,14 +262,21 @@ typedef struct open_event {
     int width;
 } open_event;
 
-/* Starts a packet at ns with a track event of type on track uuid, with room
- * for `body` more bytes of the event; interned: it refers to interned names. */
-static inline uint8_t *begin_event(pf_writer *w, open_event *o, size_t body, int64_t ns, const pre *type, uint64_t uuid,
-                                   bool interned)
+/* Room for a packet of `body` bytes besides EVENT_ROOM, and `more` bytes
+ * after it (a slice's end; what whole-step copies may write past their text). */
+static inline uint8_t *event_room(pf_writer *w, size_t body, size_t more)
 {
-    size_t bound = body + EVENT_ROOM;
-    o->width = width_for(bound);
-    uint8_t *p = put_pre(room(w, bound + 2 * PRE_MAX), &w->packet);
+    return room(w, body + EVENT_ROOM + 2 * PRE_MAX + more);
+}
+
+/* Starts a packet at p (event_room() made room for it) at ns with a track
+ * event of type on track uuid, and `body` more bytes of the event at most;
+ * interned: it refers to interned names. */
+static inline uint8_t *begin_event(const pf_writer *w, open_event *o, uint8_t *p, size_t body, int64_t ns,
+                                   const pre *type, uint64_t uuid, bool interned)
+{
+    o->width = width_for(body + EVENT_ROOM);
+    p = put_pre(p, &w->packet);
     o->packet = p;
     p = varint(put_pre(p + o->width, &w->timestamp), (uint64_t)ns);
     p = put_pre(p, interned ? &w->after_ts_interned : &w->after_ts);
@@ -271,10 +284,15 @@ static inline uint8_t *begin_event(pf_writer *w, open_event *o, size_t body, int
     return varint(put_pre(p + o->width, type), uuid);
 }
 
-static inline void end_event(pf_writer *w, const open_event *o, uint8_t *end)
+static inline void end_event(const open_event *o, uint8_t *end)
 {
     put_length(o->event, end, o->width);
     put_length(o->packet, end, o->width);
+}
+
+/* The pending output ends at end. */
+static inline void taken(pf_writer *w, const uint8_t *end)
+{
     w->o.len = (size_t)(end - (uint8_t *)w->o.buf);
 }
 
@@ -289,7 +307,9 @@ static inline uint8_t *arg_uint(const pf_writer *w, uint8_t *p, int name, uint64
 
 static inline uint8_t *put_fixed(uint8_t *p, const fixed_arg *a)
 {
-    return (uint8_t *)memcpy(p, a->b, a->n) + a->n;
+    for (size_t i = 0; i < a->n; i += COPY_STEP)
+        memcpy(p + i, a->b + i, COPY_STEP);
+    return p + a->n;
 }
 
 static uint8_t *arg_string(const pf_writer *w, uint8_t *p, uint64_t name, const char *s, size_t n)
@@ -419,7 +439,7 @@ static uint64_t new_series(pf_writer *w, uint32_t m, int series)
 static fixed_arg fixed_arg_new(const pf_writer *w, int name, const char *s)
 {
     size_t n = strlen(s);
-    uint8_t *b = g_malloc(n + 4 * ARG_ROOM);
+    uint8_t *b = g_malloc0(n + 4 * ARG_ROOM + COPY_STEP);
     fixed_arg a = {.b = b, .n = (size_t)(arg_string(w, b, (uint64_t)name, s, n) - b), .text_n = n};
     return a;
 }
@@ -444,12 +464,19 @@ static const fixed_arg *memory_args(pf_writer *w, int32_t index)
     return &w->mem_args[(index < 0 || (guint)index >= n ? n : (guint)index) * MEM_ARGS];
 }
 
-/* The slice's end, right after its begin on the same lane. */
-static inline void slice_end(pf_writer *w, uint64_t uuid, int64_t end_ns)
+/* The slice's end at p, right after its begin on the same lane (END_ROOM
+ * bytes at most: both its lengths take one byte, as begin_event's width
+ * for an empty body). */
+static inline uint8_t *slice_end(const pf_writer *w, uint8_t *p, uint64_t uuid, int64_t end_ns)
 {
-    open_event o;
-    uint8_t *p = begin_event(w, &o, 0, end_ns, &w->slice_end, uuid, false);
-    end_event(w, &o, p);
+    p = put_pre(p, &w->packet);
+    uint8_t *packet = p++;
+    p = put_pre(varint(put_pre(p, &w->timestamp), (uint64_t)end_ns), &w->after_ts);
+    uint8_t *event = p++;
+    p = varint(put_pre(p, &w->slice_end), uuid);
+    *event = (uint8_t)(p - event - 1);
+    *packet = (uint8_t)(p - packet - 1);
+    return p;
 }
 
 static void pf_span(void *ws, const strata_tl_track *t, int tid, int64_t start_ns, int64_t end_ns,
@@ -469,14 +496,14 @@ static void pf_span(void *ws, const strata_tl_track *t, int tid, int64_t start_n
     }
     size_t m1_n = m1 ? m1->text_n : 0, m2_n = m2 ? m2->text_n : 0;
     uint64_t uuid = 2 * (uint64_t)tid;
+    size_t body = kind_n + label_n + m1_n + m2_n + 8 * ARG_ROOM;
     open_event o;
-    uint8_t *p = begin_event(w, &o, kind_n + label_n + m1_n + m2_n + 8 * ARG_ROOM, start_ns, &w->slice_begin, uuid,
-                             true);
+    uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM + KIND_TEXT + 2 * COPY_STEP), body, start_ns,
+                             &w->slice_begin, uuid, true);
     if (label) {
         p = varint(put_pre(p, &w->name), kind_n + 1 + label_n);
-        p = (uint8_t *)memcpy(p, strata_op_kind_name((strata_op_kind)kind), kind_n) + kind_n;
-        *p++ = ' ';
-        p = (uint8_t *)memcpy(p, label, label_n) + label_n;
+        memcpy(p, w->kind_text[kind], KIND_TEXT); /* "KIND " */
+        p = (uint8_t *)memcpy(p + kind_n + 1, label, label_n) + label_n;
     } else {
         p = varint(put_pre(p, &w->name_iid), kind + 1);
     }
@@ -488,8 +515,8 @@ static void pf_span(void *ws, const strata_tl_track *t, int tid, int64_t start_n
         p = put_fixed(p, m1);
     if (m2)
         p = put_fixed(p, m2);
-    end_event(w, &o, p);
-    slice_end(w, uuid, end_ns);
+    end_event(&o, p);
+    taken(w, slice_end(w, p, uuid, end_ns));
 }
 
 static void pf_buffer(void *ws, const strata_tl_track *t, int tid, int64_t start_ns, int64_t end_ns,
@@ -500,16 +527,18 @@ static void pf_buffer(void *ws, const strata_tl_track *t, int tid, int64_t start
     unsigned tag = MIN((unsigned)b->tag, (unsigned)STRATA_TAG__COUNT);
     const fixed_arg *tag_arg = &w->tag_arg[tag];
     uint64_t uuid = 2 * (uint64_t)tid;
+    size_t body = tag_arg->text_n + 6 * ARG_ROOM;
     open_event o;
-    uint8_t *p = begin_event(w, &o, tag_arg->text_n + 6 * ARG_ROOM, start_ns, &w->slice_begin, uuid, true);
+    uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM + COPY_STEP), body, start_ns, &w->slice_begin, uuid,
+                             true);
     p = varint(put_pre(p, &w->name_iid), NAME_TAG0 + tag);
     p = varint(put_pre(p, &w->category), CAT_BUFFER);
     p = arg_uint(w, p, ARG_OFFSET, b->offset);
     p = arg_uint(w, p, ARG_SIZE, b->size);
     p = put_fixed(p, tag_arg);
     p = arg_uint(w, p, ARG_BUFFER, b->id);
-    end_event(w, &o, p);
-    slice_end(w, uuid, end_ns);
+    end_event(&o, p);
+    taken(w, slice_end(w, p, uuid, end_ns));
 }
 
 /* A sample's counters in one packet: allocated on the event's own track,
@@ -521,13 +550,14 @@ static void pf_counters(void *ws, const strata_mem_sample *s, int64_t ns, strata
     uint64_t reserved = series_uuid(w, s->memory, SERIES_RESERVED);
     uint64_t tag = row ? series_uuid(w, s->memory, SERIES_TAG0 + (int)s->tag) : 0;
     open_event o;
-    uint8_t *p = begin_event(w, &o, 6 * ARG_ROOM, ns, &w->counter_event, allocated, false);
+    uint8_t *p = begin_event(w, &o, event_room(w, 6 * ARG_ROOM, 0), 6 * ARG_ROOM, ns, &w->counter_event, allocated, false);
     p = varint(put_pre(p, &w->counter), (uint64_t)s->allocated);
     p = varint(put_pre(varint(put_pre(p, &w->extra_uuid), reserved), &w->extra_value), (uint64_t)s->reserved);
     if (row)
         p = varint(put_pre(varint(put_pre(p, &w->extra_uuid), tag), &w->extra_value),
                    (uint64_t)MAX(row[s->tag].bytes, 0));
-    end_event(w, &o, p);
+    end_event(&o, p);
+    taken(w, p);
 }
 
 /* ---- the file ---------------------------------------------------------- */
@@ -557,8 +587,13 @@ static void encode_constants(pf_writer *w)
     w->counter_event = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER), g->track_uuid));
     for (int a = 1; a < ARG__END; a++)
         w->arg_uint[a] = pre_of(b, varint(field(b, g->arg_name, (uint64_t)a), g->arg_uint));
-    for (int k = 0; k <= STRATA_OP__COUNT; k++)
-        w->kind_n[k] = strlen(strata_op_kind_name((strata_op_kind)k));
+    for (int k = 0; k <= STRATA_OP__COUNT; k++) {
+        const char *kind = strata_op_kind_name((strata_op_kind)k);
+        w->kind_n[k] = strlen(kind);
+        g_assert(w->kind_n[k] < KIND_TEXT);
+        memcpy(w->kind_text[k], kind, w->kind_n[k]);
+        w->kind_text[k][w->kind_n[k]] = ' ';
+    }
     for (int t = 0; t <= STRATA_TAG__COUNT; t++)
         w->tag_arg[t] = fixed_arg_new(w, ARG_TAG, tag_name(t));
 }
