@@ -188,14 +188,14 @@ START_TEST(an_unknown_implementation_or_key_is_refused_at_its_line)
                                 "[interconnect x] nccl_channels: expected only with collectives = nccl");
     strata_test_hw_text_refused(head, "collectives = nccl\nnccl_arch = hopper\n",
                                 "[interconnect x] collectives: collectives = nccl: expected nccl_channels too");
-    strata_test_hw_text_refused(head, "rccl_arch = gfx942\n", "[interconnect x] unknown key 'rccl_arch' (known: "
+    strata_test_hw_text_refused(head, "rccl_gcn = gfx942\n", "[interconnect x] unknown key 'rccl_gcn' (known: "
                                                               "memory, topology, dims, bandwidth, latency, "
                                                               "links_per_chip, wraparound, duplex, domain, collectives, "
                                                               "nccl_arch, nccl_channels, nccl_channel_bandwidth, "
                                                               "nvls, nccl_cpu, nccl_algo, nccl_proto, nccl_version, "
                                                               "nccl_min_ctas, nccl_tuner_plugin, nccl_nic_group, nccl_net_latency, nccl_simple_sync, nccl_ranks_per_process, nccl_host_launch, nccl_host_plan, "
                                                               "rccl_channels, rccl_channel_bandwidth, rccl_rings, "
-                                                              "rccl_net_rings, msccl, rccl_version, rccl_cpu, rccl_algo, rccl_proto, "
+                                                              "rccl_net_rings, msccl, rccl_version, rccl_arch, rccl_ll128, rccl_cpu, rccl_algo, rccl_proto, "
                                                               "rccl_scratch_reclaim, rccl_ranks_per_process, rccl_host_launch, rccl_host_plan, "
                                                               "source)");
 }

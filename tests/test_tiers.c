@@ -185,7 +185,77 @@ START_TEST(rccl_across_nodes_takes_its_protocol_by_size)
                                "bandwidth = 1TB/s\n[interconnect x]\ntopology = full\nbandwidth = 1GB/s\n"
                                "collectives = rccl\nrccl_channels = 4\nrccl_channel_bandwidth = 1GB/s\n";
     strata_test_hw_text_refused(head, "rccl_version = 2.20\n",
-                                "t.ini:14: [interconnect x] rccl_version: expected 2.21 or 2.22, got '2.20'");
+                                "t.ini:14: [interconnect x] rccl_version: expected 2.21, 2.22 or 2.26, got '2.20'");
+}
+END_TEST
+
+START_TEST(rccl_ll128_where_the_topology_enables_it)
+{
+    /* 16 ranks over 2 nodes, RCCL's graph across nodes 64 channels of 28 x
+     * 12 / 64 GB/s (336 GB/s in all), RCCL 2.26 */
+    strata_rccl_comm c = {.ranks = 16, .nodes = 2, .graph_channels = 64, .channel_gbs = 28 * 12.0 / 64,
+                          .cpu = STRATA_NCCL_AMD, .net_ranges = true, .ll128_x38 = true};
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE, ag = STRATA_OP_ALL_GATHER;
+    strata_rccl_choice ch;
+    double lat, bw;
+    /* no ll128Enabled (gfx942 as the MI300X files say, no LL128 in the
+     * model): 4 MiB is Simple, on the model's argmin, Tree Simple: 17 + 2 x
+     * (7 x 2.3 + 25) = 99.2 us, 336 x .11 x .5 GB/s, tree correction 1.0 at
+     * log2(4 MiB / 64) = 16 */
+    ck_assert(!strata_rccl_model(&c, ar, STRATA_NCCL_TREE, STRATA_NCCL_LL128, &lat, &bw));
+    ck_assert(strata_rccl_choose(&c, ar, 4u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_SIMPLE && ch.channels == 64);
+    ck_assert_double_eq_tol(ch.time_us, 99.2 + 4194304 / 18480.0, 1e-3);
+    ck_assert_double_eq_tol(ch.base_us, 17.0, 1e-12);
+    ck_assert_double_eq_tol(ch.net_step_us, 25.0, 1e-12);
+    /* gfx950 with ll128Enabled: LL128 in the model with LL's constants (12
+     * + 2 x (7 x 0.9 + 10.5) = 45.6 us, 336 x .06 x .5 = 10.08 GB/s), so the
+     * argmin stays Tree Simple, and rcclUpdateCollectiveProtocol's LL128
+     * range (1 MiB, 9 MiB] takes 4 MiB: Tree LL128, whose estimate has the
+     * tree's LL128 correction 0.1 at log2 16; base latency 12 us, a network
+     * step 10.5 us; 64 channels (4 MiB >= 64 x 256 x 8) */
+    c.ll128 = true;
+    ck_assert(strata_rccl_model(&c, ar, STRATA_NCCL_TREE, STRATA_NCCL_LL128, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 45.6, 1e-9);
+    ck_assert_double_eq_tol(bw, 10.08, 1e-9);
+    ck_assert(strata_rccl_choose(&c, ar, 4u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_TREE && ch.proto == STRATA_NCCL_LL128 && ch.channels == 64);
+    ck_assert_double_eq_tol(ch.time_us, 45.6 + 4194304 / 1008.0, 1e-3);
+    ck_assert_double_eq_tol(ch.base_us, 12.0, 1e-12);
+    ck_assert_double_eq_tol(ch.net_step_us, 10.5, 1e-12);
+    /* the range's ends: 1 MiB is LL's (LL128's min is exclusive), 9 MiB
+     * LL128's, 9 MiB + 4 B Simple; over 4 nodes 2.26 stretches it x3.8
+     * (35,861,299 B), 2.22 by (log2 4 - 1) x 3 MiB (12 MiB) */
+    ck_assert(strata_rccl_choose(&c, ar, 1u << 20, &ch) && ch.proto == STRATA_NCCL_LL);
+    ck_assert(strata_rccl_choose(&c, ar, 9437184, &ch) && ch.proto == STRATA_NCCL_LL128);
+    ck_assert(strata_rccl_choose(&c, ar, 9437188, &ch) && ch.proto == STRATA_NCCL_SIMPLE);
+    strata_rccl_comm four = c;
+    four.ranks = 32, four.nodes = 4;
+    ck_assert(strata_rccl_choose(&four, ar, 35861296, &ch) && ch.proto == STRATA_NCCL_LL128);
+    ck_assert(strata_rccl_choose(&four, ar, 35861300, &ch) && ch.proto == STRATA_NCCL_SIMPLE);
+    four.ll128_x38 = false;
+    ck_assert(strata_rccl_choose(&four, ar, 12582912, &ch) && ch.proto == STRATA_NCCL_LL128);
+    ck_assert(strata_rccl_choose(&four, ar, 12582916, &ch) && ch.proto == STRATA_NCCL_SIMPLE);
+    /* an all-gather of 2 MiB (128 KiB per rank, over LL's 96 KiB): LL128 on
+     * the ring, its thread threshold 64 x 16 ranks: 64 channels while 2 MiB
+     * >= 64 x 256 x 1024 is false, down to 8 (8 x 256 x 1024 = 2 MiB) */
+    ck_assert(strata_rccl_choose(&c, ag, 2u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_LL128 && ch.channels == 8);
+    /* one node: unchanged (LL128 ties LL in the model, the first wins) */
+    strata_rccl_comm one = {.ranks = 8, .graph_channels = 28, .channel_gbs = 12.0, .net_ranges = true, .ll128 = true};
+    ck_assert(strata_rccl_choose(&one, ar, 64u << 10, &ch) && ch.proto == STRATA_NCCL_LL);
+    /* the keys: LL128 needs a release that runs it on the architecture */
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = full\nbandwidth = 1GB/s\n"
+                               "collectives = rccl\nrccl_channels = 4\nrccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "rccl_version = 2.21\nrccl_ll128 = true\n",
+                                "t.ini:15: [interconnect x] rccl_ll128: expected false: RCCL runs LL128 on gfx942 "
+                                "from rccl_version 2.22, on gfx950 from 2.26, got 'true'");
+    strata_test_hw_text_refused(head, "rccl_version = 2.22\nrccl_arch = gfx950\n",
+                                "t.ini:15: [interconnect x] rccl_arch: expected an architecture RCCL's release "
+                                "supports (gfx950: rccl_version 2.26), got 'gfx950'");
+    strata_test_hw_text_refused(head, "rccl_arch = gfx90a\n",
+                                "t.ini:14: [interconnect x] rccl_arch: expected gfx942 or gfx950, got 'gfx90a'");
 }
 END_TEST
 
@@ -383,6 +453,7 @@ static Suite *suite(void)
     tcase_add_test(tc, nccl_across_nodes_is_nccls);
     tcase_add_test(tc, rccl_is_rccls);
     tcase_add_test(tc, rccl_across_nodes_takes_its_protocol_by_size);
+    tcase_add_test(tc, rccl_ll128_where_the_topology_enables_it);
     tcase_add_test(tc, shipped_clusters_cross_their_tiers);
     tcase_add_test(tc, rccl_tree_spreads_over_the_mesh);
     tcase_add_test(tc, nvls_tree_fills_at_the_kernels_pace);

@@ -11,7 +11,9 @@
  * rings, so they are also the trees' chains), whether
  * the model enables MSCCL, the host CPU (the network's overhead across
  * nodes), the RCCL release (`rccl_version`, rccl_releases below: 2.22
- * takes the protocol across nodes by size, rccl_tuning.h), NCCL_ALGO / NCCL_PROTO as a run may set them, the process
+ * takes the protocol across nodes by size, rccl_tuning.h), the GPUs'
+ * architecture (`rccl_arch`) and whether the topology model enables LL128
+ * (`rccl_ll128`), NCCL_ALGO / NCCL_PROTO as a run may set them, the process
  * layout with the host's time per communicator (coll_host.h), and the
  * time ROCm's runtime adds to every kernel launch where it reclaims
  * scratch memory per dispatch (`rccl_scratch_reclaim`, below).
@@ -30,11 +32,20 @@
 
 /* RCCL's releases, oldest first; the last is the default (as nccl_version's
  * newest). 2.21: ROCm/rccl @0cbce2a (2.21.5, ROCm 6.2/6.3); 2.22: ROCm 6.4,
- * whose rccl_wrap.cc adds rcclUpdateCollectiveProtocol across nodes. */
+ * whose rccl_wrap.cc adds rcclUpdateCollectiveProtocol across nodes, and
+ * from 2.22.3 for ROCm 6.4.2 LL128 on gfx942 (CHANGELOG.md); 2.26: ROCm
+ * 7.0 (2.26.6), the first with gfx950 and LL128 on it (CHANGELOG.md "RCCL
+ * 2.26.6 for ROCm 7.0.0": "Added new GPU target gfx950", "Enabled LL128
+ * protocol on gfx950"), whose rccl_wrap.cc stretches LL128's all-reduce
+ * range by 3.8 above 2 nodes (ROCm/rccl @00c78b7). ll128: the gfx94x
+ * architectures that run LL128 there (bit per rccl_arches index). */
 static const struct {
     const char *name;
-    bool net_ranges;
-} rccl_releases[] = {{"2.21", false}, {"2.22", true}};
+    bool net_ranges, ll128_x38;
+    uint32_t arches, ll128;
+} rccl_releases[] = {{"2.21", false, false, 1u, 0u}, {"2.22", true, false, 1u, 1u}, {"2.26", true, true, 3u, 3u}};
+/* rccl_arch: the GPUs' gcnArchName as RCCL's IsArchMatch reads it. */
+static const char *const rccl_arches[] = {"gfx942", "gfx950"};
 
 #define MAX_RINGS 64u
 #define MAX_RING_LEN 16u
@@ -44,6 +55,7 @@ typedef struct rccl_params {
     uint32_t channels;
     double channel_bandwidth; /* B/s */
     bool msccl, net_ranges; /* net_ranges: the release's (rccl_releases) */
+    bool ll128, ll128_x38;  /* rccl_ll128 (checked against the release and arch), the release's stretch */
     strata_nccl_cpu cpu;
     uint32_t algos, protos;
     uint32_t n_rings, ring_len;
@@ -75,7 +87,12 @@ static const strata_coll_impl_key rccl_keys[] = {
                               "first rank's NIC to its last's, separated by |, all of them (its channels across "
                               "nodes, sharing rccl_channels x rccl_channel_bandwidth; and its trees' chains)"},
     {"msccl", false, "collectives = rccl: true or false: RCCL's topology model enables MSCCL (default false)"},
-    {"rccl_version", false, "collectives = rccl: the RCCL release whose choices apply, 2.21 or 2.22 (default 2.22)"},
+    {"rccl_version", false, "collectives = rccl: the RCCL release whose choices apply, 2.21, 2.22 or 2.26 (default 2.26)"},
+    {"rccl_arch", false, "collectives = rccl: the GPUs' architecture, gfx942 (MI300X, MI325X; default) or gfx950 (MI355X; "
+                         "RCCL 2.26 on)"},
+    {"rccl_ll128", false, "collectives = rccl: true or false: RCCL's topology model enables LL128 (its ll128Enabled=1, or "
+                          "RCCL_LL128_FORCE_ENABLE=1): LL128's protocol ranges across nodes (RCCL 2.22 on gfx942, 2.26 "
+                          "on gfx950; default false)"},
     {"rccl_cpu", false, "collectives = rccl: the hosts' CPU, amd (default), intel or arm"},
     {"rccl_algo", false, "collectives = rccl: the algorithms RCCL may run (Ring,Tree; default: both)"},
     {"rccl_proto", false, "collectives = rccl: the protocols RCCL may run (LL,Simple; default: all)"},
@@ -130,17 +147,46 @@ static bool get_rings(const hw_load_ctx *ctx, const char *group, const char *key
     return ok;
 }
 
-/* rccl_version, if there, into p->net_ranges (default the newest). */
+/* A true/false key, if there (default false). */
+static bool get_flag(const hw_load_ctx *ctx, const char *group, const char *key, bool *out, GError **err)
+{
+    char *v = hw_get_text(ctx, group, key);
+    bool ok = true;
+    if (v && strcmp(g_strstrip(v), "true") == 0)
+        *out = true;
+    else if (v && strcmp(v, "false") != 0)
+        ok = hw_fail_value(ctx, err, group, key, "true or false", v);
+    g_free(v);
+    return ok;
+}
+
+/* rccl_version (default the newest), rccl_arch (default gfx942) and
+ * rccl_ll128 into p: refused where the release has no such architecture,
+ * or runs no LL128 on it. */
 static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *p, GError **err)
 {
-    char *v = hw_get_text(ctx, group, "rccl_version");
-    size_t i = G_N_ELEMENTS(rccl_releases) - 1;
+    char *v = hw_get_text(ctx, group, "rccl_version"), *arch = hw_get_text(ctx, group, "rccl_arch");
+    size_t i = G_N_ELEMENTS(rccl_releases) - 1, a = 0;
     if (v)
         for (i = 0; i < G_N_ELEMENTS(rccl_releases) && strcmp(g_strstrip(v), rccl_releases[i].name) != 0; i++)
             ;
-    bool ok = i < G_N_ELEMENTS(rccl_releases) || hw_fail_value(ctx, err, group, "rccl_version", "2.21 or 2.22", v);
+    if (arch)
+        for (a = 0; a < G_N_ELEMENTS(rccl_arches) && strcmp(g_strstrip(arch), rccl_arches[a]) != 0; a++)
+            ;
+    bool ok = i < G_N_ELEMENTS(rccl_releases) ||
+              hw_fail_value(ctx, err, group, "rccl_version", "2.21, 2.22 or 2.26", v);
+    ok = ok && (a < G_N_ELEMENTS(rccl_arches) || hw_fail_value(ctx, err, group, "rccl_arch", "gfx942 or gfx950", arch));
+    ok = ok && ((rccl_releases[i].arches >> a & 1u) ||
+                hw_fail_value(ctx, err, group, "rccl_arch", "an architecture RCCL's release supports (gfx950: "
+                              "rccl_version 2.26)", arch));
+    ok = ok && get_flag(ctx, group, "rccl_ll128", &p->ll128, err);
+    ok = ok && (!p->ll128 || (rccl_releases[i].ll128 >> a & 1u) ||
+                hw_fail_value(ctx, err, group, "rccl_ll128", "false: RCCL runs LL128 on gfx942 from rccl_version "
+                              "2.22, on gfx950 from 2.26", "true"));
     p->net_ranges = ok && rccl_releases[i].net_ranges;
+    p->ll128_x38 = ok && rccl_releases[i].ll128_x38;
     g_free(v);
+    g_free(arch);
     return ok;
 }
 
@@ -154,12 +200,7 @@ static void *rccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
               hw_coll_impl_list(ctx, group, "rccl_proto", false, &p->protos, err) &&
               get_release(ctx, group, p, err) &&
               hw_get_time(ctx, group, "rccl_scratch_reclaim", &p->scratch_reclaim_s, err);
-    char *msccl = ok ? hw_get_text(ctx, group, "msccl") : NULL;
-    if (msccl && strcmp(g_strstrip(msccl), "true") == 0)
-        p->msccl = true;
-    else if (msccl && strcmp(msccl, "false") != 0)
-        ok = hw_fail_value(ctx, err, group, "msccl", "true or false", msccl);
-    g_free(msccl);
+    ok = ok && get_flag(ctx, group, "msccl", &p->msccl, err);
     ok = ok && get_rings(ctx, group, "rccl_rings", p->rings, &p->n_rings, &p->ring_len, err) &&
          get_rings(ctx, group, "rccl_net_rings", p->net_rings, &p->n_net_rings, &p->net_ring_len, err) &&
          hw_coll_host_load(ctx, group, "rccl", &p->host, err);
@@ -182,7 +223,7 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     const rccl_params *p = strata_hw_coll_params(hw);
     strata_rccl_comm c = {.ranks = ranks, .graph_channels = p->channels, .channel_gbs = p->channel_bandwidth / 1e9,
                           .msccl = p->msccl, .cpu = p->cpu, .algos = algos ? algos : p->algos, .protos = p->protos,
-                          .net_ranges = p->net_ranges};
+                          .net_ranges = p->net_ranges, .ll128 = p->ll128, .ll128_x38 = p->ll128_x38};
     strata_hw_nics nics = {0};
     bool net = domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics);
     c.nodes = net ? ranks / domain_ranks : 1;

@@ -10,7 +10,10 @@
  * rcclUpdateThreadThreshold, src/include/rccl_common.h rcclGetSizePerRank,
  * src/graph/tuning.cc tuning_model_5 llProtoRanges (ROCm/rccl, as stored
  * at 9e22c79 and its 2025 rccl_wrap.cc; the 2.22.3 tag itself was not
- * reachable: its values are assumed the same).
+ * reachable: its values are assumed the same). LL128 (comm->ll128): that
+ * tuning_model_5's LL128 columns (hwLat, bwRatio and correction rows, each
+ * the LL one's) and its LL128 ranges; 2.26's rccl_wrap.cc (ROCm/rccl
+ * @00c78b7) stretches the all-reduce's above 2 nodes by 3.8.
  * Invariant: the functions read only their arguments.
  */
 #include "hw/rccl_tuning.h"
@@ -20,23 +23,28 @@
 /* tuning.cc baseLat (us), {LL, LL128, Simple}, for Tree and Ring. */
 static const double base_lat[PROTOS] = {12.0, 12.0, 17.0};
 /* tuning_model_5 hwLat (us per step): xGMI (RCCL's NVLINK row) and NET,
- * for Tree and Ring; bwRatio for up to 2 nodes and for more. */
-static const double xgmi_lat[2][PROTOS] = {{0.9, 0.0, 2.3}, {0.8, 0.0, 2.1}};
-static const double net_lat[2][PROTOS] = {{10.5, 0.0, 25.0}, {9.5, 0.0, 320.0}};
-static const double bw_ratio[2][2][PROTOS] = {{{0.06, 0.00, 0.11}, {0.08, 0.00, 1.00}},
-                                             {{0.06, 0.00, 0.59}, {0.08, 0.00, 1.00}}};
+ * for Tree and Ring; bwRatio for up to 2 nodes and for more. The LL128
+ * column is 9e22c79's (@0cbce2a had 0 there, LL128 off on gfx94x): the LL
+ * one's; it applies only where comm->ll128. */
+static const double xgmi_lat[2][PROTOS] = {{0.9, 0.9, 2.3}, {0.8, 0.8, 2.1}};
+static const double net_lat[2][PROTOS] = {{10.5, 10.5, 25.0}, {9.5, 9.5, 320.0}};
+static const double bw_ratio[2][2][PROTOS] = {{{0.06, 0.06, 0.11}, {0.08, 0.08, 1.00}},
+                                             {{0.06, 0.06, 0.59}, {0.08, 0.08, 1.00}}};
 /* tuning_model_5's correction factors by log2(bytes / 64), 0 to 26 (and
- * beyond): the tree's always, the ring's across nodes. */
+ * beyond): the tree's always, the ring's across nodes (LL128's rows, as
+ * 9e22c79 has them, the LL ones). */
 static const double tree_correction[PROTOS][27] = {
     {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
      0.1, 0.1, 0.1, 0.1, 0.1},
-    {0},
+    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
+     0.1, 0.1, 0.1, 0.1, 0.1},
     {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
      1.0, 1.0, 1.0, 1.0, 0.8}};
 static const double ring_correction[PROTOS][27] = {
     {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1,
      0.1, 0.1, 0.1, 0.1, 0.1},
-    {0},
+    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1,
+     0.1, 0.1, 0.1, 0.1, 0.1},
     {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
      0.1, 0.8, 1.0, 1.0, 1.0}};
 #define RCCL_MAX_NTHREADS 256u
@@ -54,18 +62,22 @@ static const struct {
     {524288, 16777216, 512, 8, STRATA_NCCL_SIMPLE},
 };
 
-/* tuning_model_5 llProtoRanges, by RcclTunableColls (reduce-scatter,
- * all-gather, all-reduce): LL's (min, max] of the size per rank, and LL's
- * thread threshold (0: none; rcclUpdateThreadThreshold scales it by the
- * ranks). LL128's ranges are not used (no ENABLE_LL128: see the header). */
+/* tuning_model_5 llProtoRanges (9e22c79), by RcclTunableColls
+ * (reduce-scatter, all-gather, all-reduce): LL's and LL128's (min, max] of
+ * the size per rank and thread thresholds (0: none;
+ * rcclUpdateThreadThreshold scales them by the ranks), and LL128's factor
+ * (2.22's stretch of the all-reduce's range per doubling of the nodes). */
 static const struct {
     strata_op_kind kind;
     uint64_t ll_min, ll_max;
     uint32_t ll_threshold;
+    uint64_t ll128_min, ll128_max;
+    uint32_t ll128_threshold;
+    uint64_t ll128_factor;
 } net_ranges[] = {
-    {STRATA_OP_REDUCE_SCATTER, 0, 655360, 16},
-    {STRATA_OP_ALL_GATHER, 0, 98304, 16},
-    {STRATA_OP_ALL_REDUCE, 0, 1048576, 0},
+    {STRATA_OP_REDUCE_SCATTER, 0, 655360, 16, 131072, 3211264, 64, 1},
+    {STRATA_OP_ALL_GATHER, 0, 98304, 16, 98304, 5046272, 64, 1},
+    {STRATA_OP_ALL_REDUCE, 0, 1048576, 0, 1048576, 9437184, 0, 3145728},
 };
 
 static uint32_t nodes_of(const strata_rccl_comm *c) { return c->nodes > 1 ? c->nodes : 1; }
@@ -78,7 +90,7 @@ bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nc
     if ((kind != STRATA_OP_ALL_REDUCE && kind != STRATA_OP_ALL_GATHER && kind != STRATA_OP_REDUCE_SCATTER) || n < 2 ||
         p >= PROTOS || (a != STRATA_NCCL_RING && a != STRATA_NCCL_TREE) || (!ar && !ring) ||
         (c->algos && !(c->algos >> a & 1u)) || (c->protos && !(c->protos >> p & 1u)) ||
-        (a == STRATA_NCCL_TREE && p == STRATA_NCCL_SIMPLE && nodes == 1))
+        (a == STRATA_NCCL_TREE && p == STRATA_NCCL_SIMPLE && nodes == 1) || (p == STRATA_NCCL_LL128 && !c->ll128))
         return false;
     double nsteps = ar ? 2.0 * (n - 1) : n - 1.0;
     double bus = c->graph_channels * c->channel_gbs * bw_ratio[nodes > 2][ring][p];
@@ -139,9 +151,13 @@ static bool msccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_
 /* rcclUpdateCollectiveProtocol (RCCL 2.22+): across nodes, without
  * NCCL_PROTO, the protocol by size per rank (rcclGetSizePerRank: an
  * all-reduce's bytes, an all-gather's or reduce-scatter's bytes / ranks):
- * LL in (ll_min, ll_max], else Simple; the model's algorithm kept, its
- * estimate recomputed for the pair (-1 if RCCL's model has none). Returns
- * LL's thread threshold (rcclUpdateThreadThreshold), 0 for none. */
+ * LL in (ll_min, ll_max], else Simple; where LL128 is enabled
+ * (comm->topo->ll128Enabled, built with ENABLE_LL128) LL128 in (ll128_min,
+ * ll128_max] over either, the all-reduce's ll128_max stretched with the
+ * nodes (2.22: + (log2i(nodes) - 1) x factor; 2.26: x 3.8 above 2 nodes);
+ * the model's algorithm kept, its estimate recomputed for the pair (-1 if
+ * RCCL's model has none). Returns the protocol's thread threshold
+ * (rcclUpdateThreadThreshold), 0 for none. */
 static uint32_t net_protocol(const strata_rccl_comm *c, strata_op_kind kind, uint64_t bytes, strata_rccl_choice *out)
 {
     if (!c->net_ranges || nodes_of(c) < 2 || c->protos)
@@ -150,10 +166,16 @@ static uint32_t net_protocol(const strata_rccl_comm *c, strata_op_kind kind, uin
         if (net_ranges[i].kind != kind)
             continue;
         uint64_t per_rank = kind == STRATA_OP_ALL_REDUCE ? bytes : bytes / c->ranks;
+        uint64_t ll128_max = net_ranges[i].ll128_max;
+        if (kind == STRATA_OP_ALL_REDUCE && c->ll128_x38)
+            ll128_max = nodes_of(c) > 2 ? (uint64_t)(ll128_max * 3.8) : ll128_max;
+        else if (kind == STRATA_OP_ALL_REDUCE)
+            ll128_max += (uint64_t)(strata_nccl_log2i(nodes_of(c)) - 1) * net_ranges[i].ll128_factor;
         bool ll = per_rank <= net_ranges[i].ll_max && per_rank > net_ranges[i].ll_min;
-        out->proto = ll ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
+        bool ll128 = c->ll128 && per_rank <= ll128_max && per_rank > net_ranges[i].ll128_min;
+        out->proto = ll128 ? STRATA_NCCL_LL128 : ll ? STRATA_NCCL_LL : STRATA_NCCL_SIMPLE;
         out->time_us = strata_nccl_tuner_time_us(&rccl_tuner, c, kind, out->algo, out->proto, bytes);
-        return ll ? net_ranges[i].ll_threshold : 0;
+        return ll128 ? net_ranges[i].ll128_threshold : ll ? net_ranges[i].ll_threshold : 0;
     }
     return 0;
 }

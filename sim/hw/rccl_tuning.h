@@ -15,8 +15,17 @@
  * xGMI and the network from tuning_model_5; bandwidth = the graph's
  * channels x per-channel bandwidth x the model's bwRatio (no per-channel
  * caps); correction factors by size for the tree, and for the ring across
- * nodes; LL128 off on gfx94x (ENABLE_LL128 is for gfx90a), and on gfx94x
- * no Tree on Simple inside one node. The rings of a matched topology are
+ * nodes; on gfx94x no Tree on Simple inside one node. LL128: @0cbce2a
+ * enables it on gfx90a only; from 2.22.3 (ROCm 6.4.2: gfx942) and 2.26.6
+ * (ROCm 7.0: gfx950) tuning.cc ncclTopoTuneModel enables it where RCCL was
+ * built with ENABLE_LL128 (CMakeLists.txt: HIP >= 6.1.33591), the GPUs are
+ * gfx90a, gfx942 or gfx950, the graph's paths are xGMI inside a node and
+ * at most PXB to the NIC, and comm->topo->ll128Enabled: the matched
+ * topology model's `ll128Enabled=1` (rome_models.cc options, as
+ * rome_model_81's from then) or RCCL_LL128_FORCE_ENABLE=1 (init.cc).
+ * That is comm->ll128 here; its LL128 constants are LL's (tuning_model_5),
+ * so LL128 never beats LL in the model's argmin: it runs through the
+ * ranges below. The rings of a matched topology are
  * the model's (rome_model_79: 28 rings over the 8-GPU xGMI mesh, each
  * directed link carrying 4 of them).
  *
@@ -27,9 +36,11 @@
  * per rank (the all-reduce's whole buffer; the all-gather's send, the
  * reduce-scatter's receive): LL up to 1 MiB (all-reduce), 96 KiB
  * (all-gather), 640 KiB (reduce-scatter), Simple above; the algorithm stays
- * the model's. LL128's range (1 to 9 MiB on an all-reduce) applies only
- * where RCCL was built with ENABLE_LL128 and the topology model enables
- * it; strata models RCCL without LL128 (as @0cbce2a), so Simple there.
+ * the model's. Where LL128 is enabled its range overrides: (1, 9] MiB on
+ * an all-reduce over 2 nodes, (96 KiB, 4.8 MiB] per rank on an all-gather,
+ * (128 KiB, 3.06 MiB] on a reduce-scatter (the all-reduce's stretched with
+ * the nodes: 2.22 adds 3 MiB per doubling past 2, 2.26 takes x3.8 above
+ * 2).
  * rcclUpdateThreadThreshold: an LL all-gather or reduce-scatter across
  * nodes lowers its channels while bytes < channels x 256 x 16 x ranks.
  *
@@ -59,6 +70,8 @@ typedef struct strata_rccl_comm {
     strata_nccl_cpu cpu;       /* the network's post overhead across nodes */
     uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
     bool net_ranges;           /* RCCL 2.22+: rcclUpdateCollectiveProtocol across nodes */
+    bool ll128;                /* comm->topo->ll128Enabled, on a release and arch that run it */
+    bool ll128_x38;            /* 2.26's stretch of LL128's all-reduce range (else 2.22's) */
 } strata_rccl_comm;
 
 typedef struct strata_rccl_choice {
