@@ -269,11 +269,10 @@ static double reduce_alone(const strata_hw *hw, const strata_coll_step *st, uint
     return read + (unit >= 0 ? strata_hw_compute(hw, (uint32_t)unit)->overhead : 0);
 }
 
-/* A copy into the filler (round_filled): its fixed delay, its route's
- * latency, its bytes, its link directions, its devices, a reduce step's
- * reduction after it; ctx counts them. */
-static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops, uint32_t n,
-                      void *ctx)
+/* One copy of a round into the filler: its fixed delay, its route's
+ * latency, its bytes, its devices and its link directions. */
+static void fill_copy_route(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops,
+                            uint32_t n)
 {
     double latency = 0;
     for (uint32_t h = 0; h < n; h++)
@@ -282,6 +281,15 @@ static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, c
     spmd_fill_devices(l->fill, at.src, at.dst);
     for (uint32_t h = 0; h < n; h++)
         spmd_fill_link(l->fill, link_key(l->hw, &hops[h]), strata_hw_link(l->hw, hops[h].link)->bandwidth);
+}
+
+/* A copy into the filler (round_filled): its fixed delay, its route's
+ * latency, its bytes, its link directions, its devices, a reduce step's
+ * reduction after it; ctx counts them. */
+static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops, uint32_t n,
+                      void *ctx)
+{
+    fill_copy_route(l, st, at, hops, n);
     if (st->reduce && !st->fused) /* after the copy on its lane (a fused one runs beside it) */
         spmd_fill_after(l->fill, reduce_alone(l->hw, st, at.dst));
     (*(uint64_t *)ctx)++;
@@ -293,13 +301,7 @@ static bool fill_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, c
 static bool fill_copy_alone(spmd_links *l, const strata_coll_step *st, copy_ends at, const strata_hop *hops,
                             uint32_t n, void *ctx)
 {
-    double latency = 0;
-    for (uint32_t h = 0; h < n; h++)
-        latency += strata_hw_link(l->hw, hops[h].link)->latency;
-    spmd_fill_copy(l->fill, st->delay_s, latency, (double)spmd_round_bytes_max(st));
-    spmd_fill_devices(l->fill, at.src, at.dst);
-    for (uint32_t h = 0; h < n; h++)
-        spmd_fill_link(l->fill, link_key(l->hw, &hops[h]), strata_hw_link(l->hw, hops[h].link)->bandwidth);
+    fill_copy_route(l, st, at, hops, n);
     g_array_append_val((GArray *)ctx, st->lane);
     return true;
 }
