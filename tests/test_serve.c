@@ -189,6 +189,51 @@ START_TEST(config_json_gives_the_preset_shape)
 }
 END_TEST
 
+/* One Llama-3-8B prefill chunk of 8192 tokens at context 16384 on one
+ * H100, its attention's nominal bytes with FlashAttention-3's L2 sections
+ * (strata_serve_cost_set_fa3_prefill, vLLM v1's FLASH_ATTN), by hand.
+ * The flash op: Q read in the attention's dtype and O written in bf16,
+ * 8192 x 32 x 128 elements each, and each of the 8 KV heads' K and V once,
+ * 16384 x 2 x 128 elements: bf16 8192 x 4096 x (2 + 2) + 8 x 16384 x 256
+ * x 2 = 134,217,728 + 67,108,864; FP8 cache 8192 x 4096 x (1 + 2) + 8 x
+ * 16384 x 256 x 1 = 100,663,296 + 33,554,432. The QKV preprocessing: 8192
+ * x (32 + 16) x 128 = 50,331,648 elements read in bf16, written in the
+ * cache's dtype: x 4 = 201,326,592, x 3 = 150,994,944. Totals 402,653,184
+ * and 285,212,672. One KV head's K and V past the scheduler's 32 MiB
+ * (bf16 at context 70000: 35,840,000 bytes) keep the kernel row's count,
+ * so the time is the row's. */
+START_TEST(fa3_prefill_bytes_by_hand)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    const char *kv[2] = {"bf16", "f8"};
+    const double bytes[2] = {402653184.0, 285212672.0};
+    strata_serve_chunk chunk = {.id = 0, .tokens = 8192, .context = 16384, .samples = false};
+    strata_serve_chunk longer = {.id = 0, .tokens = 2048, .context = 70000, .samples = false};
+    for (int i = 0; i < 2; i++) {
+        strata_serve_model m = preset("llama-3-8b");
+        ck_assert(strata_serve_model_set(&m, "kv_dtype", kv[i], &err));
+        strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 8192, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        strata_serve_work w;
+        double row = strata_serve_cost_attention(c, &chunk, 1, &w);
+        double row_long = strata_serve_cost_attention(c, &longer, 1, &w);
+        strata_serve_cost_set_fa3_prefill(c, true);
+        double fa3 = strata_serve_cost_attention(c, &chunk, 1, &w);
+        ck_assert_double_eq(w.bytes, bytes[i]);
+        ck_assert(fa3 < row);
+        double fa3_long = strata_serve_cost_attention(c, &longer, 1, &w);
+        if (i == 0)
+            ck_assert_double_eq(fa3_long, row_long);
+        else
+            ck_assert(fa3_long < row_long);
+        strata_serve_cost_free(c);
+    }
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* DeepSeek-V3's attention in one layer on one H100 (TP1, 128 heads, bf16)
  * as vLLM's MLA backend runs it (vllm/v1/attention/backends/mla/common.py).
  * A decode at context 4096, absorbed: W_UK, a bmm of 128 products 1 x 128
@@ -1036,6 +1081,7 @@ int main(void)
     tcase_add_test(tc, prefill_step_packed_as_vllm_runs_it);
     tcase_add_test(tc, fp8_prefill_passes_by_hand);
     tcase_add_test(tc, qk_norm_pass_by_hand);
+    tcase_add_test(tc, fa3_prefill_bytes_by_hand);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
     tcase_add_test(tc, moe_fused_op_bytes_and_kernels_by_hand);
     tcase_add_test(tc, moe_fp8_width_192_runs_whole_k_blocks);

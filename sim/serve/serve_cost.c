@@ -28,6 +28,7 @@ struct strata_serve_cost {
     strata_serve_work *work;  /* non-NULL: ops add their nominal flops and bytes here */
     const strata_serve_decode_kernel *decode; /* GQA decode attention's kernel (NULL: the flash op) */
     const strata_serve_allreduce *ar;         /* the TP all-reduce's implementation (NULL: NCCL) */
+    bool fa3_prefill;                         /* GQA prefill attention as FlashAttention-3 moves its bytes */
 };
 
 /* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
@@ -282,6 +283,11 @@ strata_serve_cost *strata_serve_cost_new(const strata_hw *hw, const strata_serve
 void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k)
 {
     c->decode = k;
+}
+
+void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on)
+{
+    c->fa3_prefill = on;
 }
 
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
@@ -575,11 +581,37 @@ static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
  * (a KV group's query heads packed as rows, Skv their mean context), or
  * the engine's decode kernel (serve_decode.h: the mean context and the
  * longest, which sets XQA's multi-block count). */
+/* A prefill chunk's HBM bytes as FlashAttention-3 (vLLM's FLASH_ATTN
+ * backend on Hopper) moves them: its tile schedulers order the tiles in
+ * "sections" of heads whose K and V fit 32 MB of L2 (hopper/
+ * tile_scheduler.hpp, DynamicPersistentTileScheduler::
+ * to_underlying_arguments: size_l2 = 32 MB, swizzle = size_l2 /
+ * size_one_kv_head, times qhead_per_khead without PackGQA; the varlen
+ * scheduler vLLM calls keeps num_nheads_in_l2 heads together likewise),
+ * so each KV head's K and V come from HBM once for all its query heads and
+ * query blocks, where one head's K and V (Skv x 2 D in the cache's dtype)
+ * fit those 32 MB: Q read once in the attention's dtype (vLLM quantizes
+ * it to the cache's FP8, flash_attn.py FlashAttentionImpl.forward's
+ * q_descale), O written once in the activations'. Where one head does not
+ * fit, or under an engine that runs another prefill kernel: the kernel
+ * row's own count (K and V once per block pair and query head). */
+enum { FA3_L2_SECTION_BYTES = 32 * 1024 * 1024 };
+
+static double fa3_prefill_bytes(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads,
+                                uint64_t kv_heads, strata_dtype kv)
+{
+    double e = strata_serve_dtype_bytes(kv), d = (double)c->m.head_dim;
+    double one_head = (double)ch->context * 2.0 * d * e;
+    if (one_head > FA3_L2_SECTION_BYTES)
+        return 0;
+    return (double)ch->tokens * (double)heads * d * (e + act_bytes(c)) + (double)kv_heads * one_head;
+}
+
 static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
 {
-    uint64_t d[6] = {1, heads, ch->tokens, ch->context, c->m.head_dim,
-                     strata_serve_kv_heads_per_rank(&c->m, c->attn_tp)};
-    return op_time(c, c->flash, kv, d, 6, true);
+    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp);
+    uint64_t d[6] = {1, heads, ch->tokens, ch->context, c->m.head_dim, kvr};
+    return op_time_bytes(c, c->flash, kv, d, 6, true, c->fa3_prefill ? fa3_prefill_bytes(c, ch, heads, kvr, kv) : 0);
 }
 
 static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t longest, uint64_t heads,

@@ -13,7 +13,9 @@
  *       + rope), replicated, their two norms, q_b T x q_lora x heads/tp x
  *       (nope + rope) and O T x heads/tp x v x hidden
  *     attention: GQA/MHA, one flash-attention op per prefill chunk (B=1,
- *       its heads, Sq = chunk, Skv = context, causal) and one for all
+ *       its heads, Sq = chunk, Skv = context, causal; under vLLM v1's
+ *       FlashAttention-3 its K and V read once per KV head, the tile
+ *       scheduler's L2 sections: strata_serve_cost_set_fa3_prefill) and one for all
  *       decodes (B = decodes, kv heads per rank, Sq = heads / kv_heads:
  *       the query heads of a group packed as rows, as FlashAttention's
  *       pack_gqa does, Skv = their mean context), or the engine's decode
@@ -91,6 +93,12 @@ void strata_serve_cost_free(strata_serve_cost *c);
 /* The kernel the GQA/MHA decodes run as (serve_decode.h; NULL, the
  * default: the flash-attention op). MLA decodes keep their own path. */
 void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decode_kernel *k);
+/* GQA/MHA prefill attention's HBM bytes as FlashAttention-3 moves them
+ * (vLLM v1's FLASH_ATTN backend, the default engine: each KV head's K and
+ * V once, its tile scheduler keeping them in L2; serve_cost.c's
+ * fa3_prefill_bytes), else (false, the default) the flash-attention
+ * row's count: K and V once per block pair and query head. */
+void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on);
 /* The TP all-reduce's implementation (serve_allreduce.h; NULL, the
  * default: NCCL's, as the hardware's collective row times it). */
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a);

@@ -305,6 +305,8 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     strata_serve_kv_config kc = {r->pool_bytes * ranks, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,
                                  c->prefix_caching, s->shared_prefix, st.kv_tensors, c->page_bytes, c->allocator};
     ok = ok && (st.cost = strata_serve_cost_new(hw, m, c->tp, c->attention_dp, c->max_num_batched_tokens, err)) != NULL;
+    if (ok && !c->engine) /* vLLM v1's FLASH_ATTN backend (FlashAttention-3 on Hopper) */
+        strata_serve_cost_set_fa3_prefill(st.cost, true);
     if (ok && c->engine && c->engine->decode) {
         const strata_serve_decode_kernel *dk = strata_serve_decode_find(c->engine->decode, err);
         ok = dk != NULL;
