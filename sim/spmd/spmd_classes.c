@@ -112,15 +112,19 @@ static uint32_t group_domain_ranks(const strata_hw *hw, const strata_mesh *mesh,
     return per;
 }
 
+/* The device memory the steps move between (the model's default memory). */
+static uint32_t step_memory(const strata_hw *hw, uint32_t device)
+{
+    int base = strata_hw_memory_base_index(hw, NULL);
+    return strata_hw_memory_on(hw, base >= 0 ? (uint32_t)base : 0, device);
+}
+
 /* True when devices a and b's default memories are one link apart. */
 static bool one_link(const strata_hw *hw, uint32_t a, uint32_t b)
 {
-    int base = strata_hw_memory_base_index(hw, NULL);
-    uint32_t m = base >= 0 ? (uint32_t)base : 0;
     const strata_hop *hops = NULL;
     uint32_t n = 0;
-    return strata_hw_route(hw, strata_hw_memory_on(hw, m, a), strata_hw_memory_on(hw, m, b), &hops, &n, NULL) &&
-           n == 1;
+    return strata_hw_route(hw, step_memory(hw, a), step_memory(hw, b), &hops, &n, NULL) && n == 1;
 }
 
 /* Appends to sh->dims the torus dimensions that mesh axis `a`'s group
@@ -280,66 +284,46 @@ typedef struct placed_step {
     const strata_coll_step *st;
 } placed_step;
 
-static guint placed_hash(gconstpointer k)
+/* A placed step's hash: its ends, round and lane, and its bytes unless
+ * near (placed_alike). */
+static guint placed_hash_of(const placed_step *a, bool near)
 {
-    const placed_step *a = k;
-    const strata_coll_step *s = a->st;
     uint64_t h = (uint64_t)a->p * 0x9E3779B97F4A7C15ull ^ (uint64_t)a->q * 0xC2B2AE3D27D4EB4Full;
-    h ^= (uint64_t)s->round * 0x165667B19E3779F9ull ^ s->bytes ^ ((uint64_t)a->lane << 40);
+    h ^= (uint64_t)a->st->round * 0x165667B19E3779F9ull ^ (near ? 0 : a->st->bytes) ^ ((uint64_t)a->lane << 40);
     return (guint)(h ^ h >> 32);
 }
 
-static gboolean placed_equal(gconstpointer ka, gconstpointer kb)
-{
-    const placed_step *a = ka, *b = kb;
-    const strata_coll_step *x = a->st, *y = b->st;
-    return a->p == b->p && a->q == b->q && x->round == y->round && a->lane == b->lane && x->src_buf == y->src_buf &&
-           x->dst_buf == y->dst_buf && x->own_buf == y->own_buf && x->bytes == y->bytes &&
-           x->wire_bytes == y->wire_bytes && x->reduce == y->reduce && x->handshake == y->handshake &&
-           x->fused == y->fused && x->rounds == y->rounds && x->max_bytes == y->max_bytes &&
-           x->delay_s == y->delay_s && x->pipelined == y->pipelined;
-}
+static bool within_a_byte(uint64_t a, uint64_t b, uint64_t slack) { return MAX(a, b) - MIN(a, b) <= slack; }
 
-/* The same, but for bytes that differ by the chunking's rounding (FAST):
- * a round's bytes (wire bytes, the largest of a folded run's rounds) by at
+/* Whether two placed steps are the same step: every figure equal, or with
+ * near (FAST) their bytes allowed to differ by the chunking's rounding: a
+ * round's bytes (wire bytes, the largest of a folded run's rounds) by at
  * most a byte, a folded run's sum by at most a byte a round. Chunks of a
  * buffer that the ranks do not divide differ by a byte between ranks
  * (coll_kit.h: chunk i of L over d is [L i / d, L (i+1) / d)), which
  * breaks every rotation's exact mapping of the steps; a byte of a round's
  * megabytes moves no figure measurably (docs/classes.md, "A byte's
- * difference"). Hashed without the bytes. */
-static bool within_a_byte(uint64_t a, uint64_t b, uint64_t slack) { return MAX(a, b) - MIN(a, b) <= slack; }
-
-static guint placed_hash_near(gconstpointer k)
+ * difference"). Near steps hash without their bytes. */
+static bool placed_alike(const placed_step *a, const placed_step *b, bool near)
 {
-    const placed_step *a = k;
-    uint64_t h = (uint64_t)a->p * 0x9E3779B97F4A7C15ull ^ (uint64_t)a->q * 0xC2B2AE3D27D4EB4Full;
-    h ^= (uint64_t)a->st->round * 0x165667B19E3779F9ull ^ ((uint64_t)a->lane << 40);
-    return (guint)(h ^ h >> 32);
-}
-
-static gboolean placed_equal_near(gconstpointer ka, gconstpointer kb)
-{
-    const placed_step *a = ka, *b = kb;
     const strata_coll_step *x = a->st, *y = b->st;
-    uint32_t k = MAX(x->rounds, 1);
+    uint64_t per_run = near ? MAX(x->rounds, 1) : 0, per_round = near ? 1 : 0;
     return a->p == b->p && a->q == b->q && x->round == y->round && a->lane == b->lane && x->src_buf == y->src_buf &&
-           x->dst_buf == y->dst_buf && x->own_buf == y->own_buf && within_a_byte(x->bytes, y->bytes, k) &&
-           within_a_byte(x->wire_bytes, y->wire_bytes, k) && x->reduce == y->reduce && x->handshake == y->handshake &&
-           x->fused == y->fused && x->rounds == y->rounds && within_a_byte(x->max_bytes, y->max_bytes, 1) &&
-           (x->max_bytes == 0) == (y->max_bytes == 0) && x->delay_s == y->delay_s && x->pipelined == y->pipelined;
+           x->dst_buf == y->dst_buf && x->own_buf == y->own_buf && within_a_byte(x->bytes, y->bytes, per_run) &&
+           within_a_byte(x->wire_bytes, y->wire_bytes, per_run) && x->reduce == y->reduce &&
+           x->handshake == y->handshake && x->fused == y->fused && x->rounds == y->rounds &&
+           within_a_byte(x->max_bytes, y->max_bytes, per_round) && (x->max_bytes == 0) == (y->max_bytes == 0) &&
+           x->delay_s == y->delay_s && x->pipelined == y->pipelined;
 }
+
+static guint placed_hash(gconstpointer k) { return placed_hash_of(k, false); }
+static gboolean placed_equal(gconstpointer a, gconstpointer b) { return placed_alike(a, b, false); }
+static guint placed_hash_near(gconstpointer k) { return placed_hash_of(k, true); }
+static gboolean placed_equal_near(gconstpointer a, gconstpointer b) { return placed_alike(a, b, true); }
 
 static bool same_bytes(const strata_coll_step *x, const strata_coll_step *y)
 {
     return x->bytes == y->bytes && x->wire_bytes == y->wire_bytes && x->max_bytes == y->max_bytes;
-}
-
-/* The device memory the steps move between (the model's default memory). */
-static uint32_t step_memory(const strata_hw *hw, uint32_t device)
-{
-    int base = strata_hw_memory_base_index(hw, NULL);
-    return strata_hw_memory_on(hw, base >= 0 ? (uint32_t)base : 0, device);
 }
 
 /* True when route a -> b, moved by perm, is the route of the images. */
