@@ -490,6 +490,12 @@ static double moe_collectives(const strata_serve_cost *c, uint64_t t)
            collective(c, STRATA_OP_REDUCE_SCATTER, (uint64_t)(lt * h * act_bytes(c)) * c->tp);
 }
 
+/* The query heads of a rank's attention (at least one). */
+static uint64_t q_heads_per_rank(const strata_serve_cost *c)
+{
+    return c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1;
+}
+
 /* One layer's attention projections on t tokens: GQA's QKV and O; MLA's
  * down-projections (replicated on every rank, as vLLM's fused_qkv_a_proj),
  * their norms, the query's up-projection q_b and O. */
@@ -497,7 +503,7 @@ static double projections(const strata_serve_cost *c, uint64_t t)
 {
     const strata_model_shape *s = &c->s;
     const strata_serve_model *m = &c->m;
-    uint64_t heads = m->heads / c->attn_tp ? m->heads / c->attn_tp : 1;
+    uint64_t heads = q_heads_per_rank(c);
     if (s->kv_lora_rank <= 0) {
         uint64_t kvr = strata_serve_kv_heads_per_rank(m, c->attn_tp);
         uint64_t qkv = ((uint64_t)m->heads / c->attn_tp + 2 * kvr) * m->head_dim;
@@ -654,9 +660,10 @@ static double qkv_preprocess(const strata_serve_cost *c, uint64_t p, uint64_t he
  * its own): each q and k head read and written in the activations' dtype,
  * v left alone. vLLM's Qwen3Attention runs q_norm and k_norm as two
  * RMSNorm kernels over the same bytes (one launch more, not counted). */
-static double qk_norm_pass(const strata_serve_cost *c, uint64_t t, uint64_t heads)
+static double qk_norm_pass(const strata_serve_cost *c, uint64_t t)
 {
-    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp), n = t * (heads + kvr) * c->m.head_dim;
+    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp);
+    uint64_t n = t * (q_heads_per_rank(c) + kvr) * c->m.head_dim;
     return c->m.qk_norm && n ? stream_pass(c, n, 2.0 * (double)n * act_bytes(c)) : 0;
 }
 
@@ -667,7 +674,7 @@ static double qk_norm_pass(const strata_serve_cost *c, uint64_t t, uint64_t head
 static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     bool mla = c->s.kv_lora_rank > 0;
-    uint64_t heads = c->m.heads / c->attn_tp ? c->m.heads / c->attn_tp : 1, decodes = pad, ctx = pad, longest = 1;
+    uint64_t heads = q_heads_per_rank(c), decodes = pad, ctx = pad, longest = 1;
     strata_dtype kv = c->m.kv_dtype ? c->m.kv_dtype : c->m.dtype;
     double t = 0;
     uint64_t prefill = 0;
@@ -709,8 +716,7 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
     }
     if (!tokens)
         return 0;
-    uint64_t heads = m->heads / c->attn_tp ? m->heads / c->attn_tp : 1;
-    double qk_norms = c->s.kv_lora_rank > 0 ? 0 : qk_norm_pass(c, local_tokens(c, tokens), heads);
+    double qk_norms = c->s.kv_lora_rank > 0 ? 0 : qk_norm_pass(c, local_tokens(c, tokens));
     double attn = attention(c, chunks, n, pad) + qk_norms;
     if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
         return dense_time(c, (uint32_t)tokens) + attn * m->layers + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);

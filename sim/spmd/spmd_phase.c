@@ -233,7 +233,7 @@ static bool share_copy(spmd_links *l, const strata_coll_step *st, copy_ends at, 
             p->unequal = true;
     }
     if (!p->first) {
-        double latency = st->delay_s + route, bytes = (double)spmd_round_bytes_max(st);
+        double latency = st->delay_s + route, bytes = (double)round_bytes;
         double time = latency + bytes / least;
         if (st->handshake) { /* its flag follows on the same route: the round waits for it too */
             double flag = route + (double)MIN(st->bytes, STRATA_COLL_FLAG_BYTES) / least;
