@@ -327,6 +327,40 @@ START_TEST(nccl_ring_loops_steps_and_slices)
 }
 END_TEST
 
+/* NCCL v2.19's ring kernel on LL (tune.ring_grain): 20 bytes over 4 ranks
+ * and 2 channels in grains of 2 give a channel and rank
+ * min(32768, divUp(20, 2 x 4 x 2) x 2) = 4 bytes, so ranks' chunks of 8,
+ * 8, 4 and 0 bytes (the even share: 6, 6, 6 and 2): each of the 6 steps
+ * (one round each on LL) moves three chunks, the largest 8 bytes, 120
+ * bytes in all (2 x 3 steps x 20), and every rank ends with the sum. */
+START_TEST(nccl_ring_chunk_grain_leaves_the_last_ranks_less)
+{
+    for (int grained = 0; grained < 2; grained++) {
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 4, 20);
+        sh.tune.algo = STRATA_NCCL_RING;
+        sh.tune.proto = STRATA_NCCL_LL;
+        sh.tune.ring_grain = grained ? 2 : 0;
+        sh.channels = 2;
+        uint32_t rounds;
+        check_op(&sh, &rounds);
+        ck_assert_uint_eq(rounds, 6);
+        GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+        strata_coll_schedule(&sh, steps);
+        ck_assert_uint_eq(steps->len, grained ? 6 * 3 : 6 * 4);
+        uint64_t total = 0, most = 0;
+        for (guint k = 0; k < steps->len; k++) {
+            uint64_t b = g_array_index(steps, strata_coll_step, k).bytes;
+            ck_assert(grained ? b == 8 || b == 4 : b == 6 || b == 2);
+            total += b;
+            most = MAX(most, b);
+        }
+        ck_assert_uint_eq(total, 120);
+        ck_assert_uint_eq(most, grained ? 8 : 6);
+        g_array_free(steps, TRUE);
+    }
+}
+END_TEST
+
 /* NCCL's defaults on 4 ranks: a loop is 24 x 4 x 2 MiB = 192 MiB, so
  * 2 x 192 MiB + 1 byte is three loops of 3 x 2 steps x 2 slices; the full
  * loops' slices are 24 MiB (24 chunks of 2 MiB, halved). */
@@ -811,6 +845,7 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, torus_rings_along_each_dimension);
     tcase_add_test(tc, ring_and_direct_gather_scatter_exchange);
     tcase_add_test(tc, nccl_ring_loops_steps_and_slices);
+    tcase_add_test(tc, nccl_ring_chunk_grain_leaves_the_last_ranks_less);
     tcase_add_test(tc, nccl_ring_defaults_are_nccls);
     tcase_add_test(tc, algorithms_per_op);
     tcase_add_test(tc, nccl_and_bidir_torus_schedules_give_the_result);

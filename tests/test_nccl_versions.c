@@ -217,7 +217,7 @@ START_TEST(hw_key_names_the_release)
                                "nccl_channel_bandwidth = 1GB/s\n";
     strata_test_hw_text_refused(head, "nccl_version = 2.31\n",
                                 "t.ini:15: [interconnect x] nccl_version: expected an NCCL release with tuning "
-                                "tables: 2.25, 2.26, 2.27, 2.28, 2.29, 2.30 (2.MINOR or 2.MINOR.PATCH), got '2.31'");
+                                "tables: 2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30 (2.MINOR or 2.MINOR.PATCH), got '2.31'");
 }
 END_TEST
 
@@ -244,6 +244,83 @@ START_TEST(hw_key_sets_min_ctas)
 }
 END_TEST
 
+/* NCCL 2.19 (v2.19.3-1) on one 8x A100 node (a100-8.ini: a ring graph of
+ * 12 channels x 20 GB/s, 24 channels): the ring's LL bus bandwidth is
+ * min(llMaxBw 87.7, 240 / 4) = 60 GB/s, 60 x 8/14 = 34.29 GB/s of
+ * algorithm bandwidth (2.30: min(87.7, 240 / 2) x 8/14 = 50.11) after
+ * 6.6 + 14 x 0.6 = 15.0 us; Tree's Simple step is 28 us with no base,
+ * 2 x 7 x 28 = 392 us. At 2 MiB LL costs 15.0 + 2097152 / 34285.7 =
+ * 76.2 us against LL128's 40.6 + 2097152 / (220.8 x 8/14 x 1000) = 57.2:
+ * LL128 (2.30's LL: 15.0 + 41.8 = 56.8, below 57.2). The kernel's grain:
+ * 512 threads x 8 bytes on LL (1 MiB: 24 channels), 640 x 30 on LL128
+ * (2 MiB), none on Simple (32 MiB) or under 2.30. PAT is v2.23's. */
+START_TEST(release_2_19_on_one_ampere_node)
+{
+    const strata_nccl_version *v19 = strata_nccl_version_find("2.19.3");
+    ck_assert_ptr_nonnull(v19);
+    strata_nccl_comm c = {.arch = STRATA_NCCL_AMPERE, .ranks = 8, .graph_channels = 12, .channel_gbs = 20,
+                          .version = v19};
+    double lat, bw;
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 15.0, 1e-9);
+    ck_assert_double_eq_tol(bw, 60.0 * 8 / 14, 1e-9);
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 392.0, 1e-9);
+    strata_nccl_choice ch;
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, 2u << 20, &ch));
+    ck_assert_int_eq(ch.algo, STRATA_NCCL_RING);
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_LL128);
+    ck_assert_uint_eq(ch.ring_grain_bytes, 640 * 30);
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, 1u << 20, &ch));
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_LL);
+    ck_assert_uint_eq(ch.channels, 24);
+    ck_assert_uint_eq(ch.ring_grain_bytes, 512 * 8);
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, 32u << 20, &ch));
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_SIMPLE);
+    ck_assert_uint_eq(ch.ring_grain_bytes, 0);
+    c.version = strata_nccl_version_find("2.30");
+    ck_assert(strata_nccl_model(&c, STRATA_OP_ALL_REDUCE, STRATA_NCCL_RING, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert_double_eq_tol(bw, 87.7 * 8 / 14, 1e-9);
+    ck_assert(strata_nccl_choose(&c, STRATA_OP_ALL_REDUCE, 2u << 20, &ch));
+    ck_assert_int_eq(ch.proto, STRATA_NCCL_LL);
+    ck_assert_uint_eq(ch.ring_grain_bytes, 0);
+    /* one GPU on each of 8 nodes: PAT from v2.23 only */
+    strata_nccl_comm pat = {.arch = STRATA_NCCL_HOPPER, .ranks = 8, .graph_channels = 16, .channel_gbs = 20,
+                            .nodes = 8, .nics = 1, .nic_gbs = 50, .nic_gpus = 1, .version = strata_nccl_version_find("2.26")};
+    ck_assert(strata_nccl_model(&pat, STRATA_OP_ALL_GATHER, STRATA_NCCL_PAT, STRATA_NCCL_SIMPLE, &lat, &bw));
+    pat.version = v19;
+    ck_assert(!strata_nccl_model(&pat, STRATA_OP_ALL_GATHER, STRATA_NCCL_PAT, STRATA_NCCL_SIMPLE, &lat, &bw));
+}
+END_TEST
+
+/* The a100-8.ini case: the release's grain reaches the hardware's tuning;
+ * 2.19 across nodes, or on Blackwell, is refused. */
+START_TEST(release_2_19_scope)
+{
+    const char *set19[] = {"interconnect.nvlink.nccl_version=2.19", NULL};
+    strata_hw *hw = strata_test_load_hw("a100-8", set19);
+    strata_coll_tuning t;
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 16u << 20, 0, &t, NULL));
+    ck_assert_int_eq(t.proto, STRATA_NCCL_LL128);
+    ck_assert_uint_eq(t.ring_grain, 19200);
+    strata_hw_free(hw);
+    hw = strata_test_load_hw("h100-2x8-ib", set19);
+    GError *err = NULL;
+    ck_assert(!strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 2u << 20, 0, &t, &err));
+    ck_assert_str_eq(err->message, "algo=nccl: nccl_version = 2.19 models one node; expected the 16 ranks in one "
+                                   "scale-up domain, got 2 domains (its rules across nodes are not in strata's model)");
+    g_error_free(err);
+    strata_hw_free(hw);
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = blackwell\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_version = 2.19\n",
+                                "t.ini:15: [interconnect x] nccl_version: expected Volta, Ampere or Hopper GPUs "
+                                "for NCCL 2.19 (it predates Blackwell), got nccl_arch = blackwell");
+}
+END_TEST
+
 static Suite *nccl_versions_suite(void)
 {
     Suite *s = suite_create("nccl_versions");
@@ -255,6 +332,8 @@ static Suite *nccl_versions_suite(void)
     tcase_add_test(tc, release_names);
     tcase_add_test(tc, hw_key_names_the_release);
     tcase_add_test(tc, hw_key_sets_min_ctas);
+    tcase_add_test(tc, release_2_19_on_one_ampere_node);
+    tcase_add_test(tc, release_2_19_scope);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -213,7 +213,8 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
                      : coll_ring_groups(s, b, orders, groups);
         g_free(orders);
     } else if (shape->tune.algo == STRATA_NCCL_RING && s->kind == STRATA_OP_ALL_REDUCE) {
-        rounds = coll_ring_loops(s, b, channels, chunk, slices, wire.num, wire.den, wire.handshake);
+        rounds = coll_ring_loops(s, b, channels, chunk, shape->tune.ring_grain, slices, wire.num, wire.den,
+                                 wire.handshake);
     } else {
         rounds = coll_rings(s, b, false);
     }

@@ -18,7 +18,7 @@ static uint32_t nccl_ring_schedule(strata_coll_sched *s, const strata_coll_shape
     uint64_t b = shape->in_bytes;
     guint from = s->steps->len;
     uint32_t rounds = coll_ring_loops(s, b, shape->channels ? shape->channels : STRATA_COLL_NCCL_CHANNELS,
-                                      shape->chunk_bytes ? shape->chunk_bytes : STRATA_COLL_NCCL_CHUNK,
+                                      shape->chunk_bytes ? shape->chunk_bytes : STRATA_COLL_NCCL_CHUNK, 0,
                                       shape->slices ? shape->slices : STRATA_COLL_NCCL_SLICES, STRATA_COLL_WIRE_NUM,
                                       STRATA_COLL_WIRE_DEN, true);
     for (guint i = from; i < s->steps->len; i++) {

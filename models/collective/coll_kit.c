@@ -336,13 +336,18 @@ uint32_t coll_rings(strata_coll_sched *s, uint64_t in_bytes, bool bidir)
 /* NCCL's ring all-reduce on [0, bytes): loops of channels x n chunks, each
  * a ring of 2(n-1) steps, each step a round per slice, every copy
  * carrying num/den of its bytes and, with handshake, a flag after it;
- * returns the rounds. */
-uint32_t coll_ring_loops(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices,
-                         uint64_t num, uint64_t den, bool handshake)
+ * returns the rounds. A loop's chunk per channel and rank is its even
+ * share, or (grain > 0) NCCL v2.19's runRing realChunkSize, min(chunk,
+ * divUp(rest, channels x n x grain) x grain): rank p's chunk of the loop
+ * starts at p x channels x that, so the last ranks' hold less or none,
+ * and a step moves the chunks' bytes as they are. */
+uint32_t coll_ring_loops(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint64_t grain,
+                         uint32_t slices, uint64_t num, uint64_t den, bool handshake)
 {
     uint32_t n = s->n, round = 0;
+    uint64_t g = grain ? grain : 1;
     for (uint64_t grid = 0; grid < b; grid += channels * n * chunk) {
-        uint64_t c = MIN(chunk, (b - grid + channels * n - 1) / (channels * n)) * channels;
+        uint64_t c = MIN(chunk, (b - grid + channels * n * g - 1) / (channels * n * g) * g) * channels;
         for (uint32_t step = 0; step < 2 * (n - 1); step++) {
             bool reduce = step + 1 < n;
             for (uint32_t k = 0; k < slices; k++, round++)

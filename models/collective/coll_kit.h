@@ -104,9 +104,12 @@ uint32_t coll_axes(strata_coll_sched *s, uint64_t in_bytes);
 /* Binomial tree all-reduce of `bytes`; returns the rounds. */
 uint32_t coll_tree(strata_coll_sched *s, uint64_t bytes);
 /* NCCL's ring all-reduce on [0, b): every copy carrying num/den of its
- * bytes and, with handshake, a flag after it; returns the rounds. */
-uint32_t coll_ring_loops(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint32_t slices,
-                         uint64_t num, uint64_t den, bool handshake);
+ * bytes and, with handshake, a flag after it; a channel and rank's chunk
+ * the even share of a loop, or with grain > 0 that share rounded up to
+ * whole grains (NCCL's LL and LL128 kernels to v2.19); returns the
+ * rounds. */
+uint32_t coll_ring_loops(strata_coll_sched *s, uint64_t b, uint64_t channels, uint64_t chunk, uint64_t grain,
+                         uint32_t slices, uint64_t num, uint64_t den, bool handshake);
 
 /* The cost hook of an algorithm run as its library runs it: the
  * hardware's collective implementation's tune (hw/coll_impl.h) into the

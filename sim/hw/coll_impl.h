@@ -77,6 +77,10 @@ typedef struct strata_coll_tuning {
     strata_nccl_proto proto;
     uint32_t channels;
     uint64_t chunk_bytes;
+    /* NCCL's ring all-reduce on LL or LL128 to v2.19: the bytes a channel
+     * and rank's chunk is rounded up to (strata_nccl_choice
+     * ring_grain_bytes); 0: the even share */
+    uint64_t ring_grain;
     double nvls_efficiency;
     double launch_s;
     double net_step_s;

@@ -60,8 +60,9 @@ static const strata_coll_impl_key nccl_keys[] = {
                          "default: all it enables)"},
     {"nccl_proto", false, "collectives = nccl: the protocols NCCL may run, as NCCL_PROTO lists them (LL,LL128,"
                           "Simple; default: all)"},
-    {"nccl_version", false, "collectives = nccl: the NCCL release whose tuning tables choose, 2.25 to 2.30 (2.MINOR "
-                            "or 2.MINOR.PATCH; default: the newest, 2.30)"},
+    {"nccl_version", false, "collectives = nccl: the NCCL release whose tuning tables choose, 2.19 (one node of "
+                            "Volta, Ampere or Hopper GPUs) or 2.25 to 2.30 (2.MINOR or 2.MINOR.PATCH; default: the "
+                            "newest, 2.30)"},
     {"nccl_min_ctas", false, "collectives = nccl: NCCL_MIN_CTAS as a run sets it, the least channels NCCL runs, 1 to "
                              "32 (default: unset)"},
     {"nccl_tuner_plugin", false, "collectives = nccl: the tuner plugin whose choice NCCL takes where it makes one "
@@ -108,6 +109,10 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
                                      strata_nccl_version_list());
         ok = hw_fail_value(ctx, err, group, "nccl_version", want, version);
         g_free(want);
+    } else if (version && p->version->one_node && p->arch == STRATA_NCCL_BLACKWELL) {
+        hw_fail(ctx, err, group, "nccl_version", "expected Volta, Ampere or Hopper GPUs for NCCL %s (it predates "
+                "Blackwell), got nccl_arch = blackwell", p->version->name);
+        ok = false;
     }
     g_free(version);
     char *plugin = ok ? hw_get_text(ctx, group, "nccl_tuner_plugin") : NULL;
@@ -197,6 +202,13 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
     uint64_t n = comm.ranks;
     /* NCCL's size: an all-gather's OUT (n x IN), else IN */
     uint64_t bytes = kind == STRATA_OP_ALL_GATHER ? in_bytes * n : in_bytes;
+    if (comm.version && comm.version->one_node && comm.nodes > 1) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "algo=nccl: nccl_version = %s models one node; expected the %u ranks in one scale-up domain, "
+                    "got %u domains (its rules across nodes are not in strata's model)",
+                    comm.version->name, comm.ranks, comm.nodes);
+        return false;
+    }
     strata_nccl_choice ch;
     if (!strata_nccl_choose(&comm, kind, bytes, &ch)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
@@ -220,7 +232,8 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
      * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],
      * 25 us), the whole of NVLS's fixed cost in NCCL's model. */
     *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels,
-                                .chunk_bytes = ch.chunk_bytes, .nvls_efficiency = ch.nvls_efficiency,
+                                .chunk_bytes = ch.chunk_bytes, .ring_grain = ch.ring_grain_bytes,
+                                .nvls_efficiency = ch.nvls_efficiency,
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
                                 .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,

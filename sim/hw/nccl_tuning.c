@@ -169,8 +169,8 @@ static bool enabled(const strata_nccl_comm *c, strata_op_kind kind, strata_nccl_
         return ar && (a == STRATA_NCCL_TREE || nodes > 1);
     if (a == STRATA_NCCL_NVLS) /* one node (across nodes it needs CollNet) */
         return nodes == 1;
-    if (a == STRATA_NCCL_PAT) /* all-gather, reduce-scatter; one GPU per node */
-        return !ar && nodes == c->ranks;
+    if (a == STRATA_NCCL_PAT) /* all-gather, reduce-scatter; one GPU per node; from v2.23 */
+        return !ar && nodes == c->ranks && ver(c)->pat;
     return true;
 }
 
@@ -221,8 +221,8 @@ static double bus_bandwidth(const strata_nccl_comm *c, strata_op_kind kind, stra
         bw = nvls_channel_bw(c, v, ar, a, ch, intra, inter);
     }
     double bus = ch * bw;
-    if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL)
-        bus = fmin(v->ll_max_bw[ll_row][col], bus * .5);
+    if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL) /* to v2.20: a quarter (a third for one node's AG/RS) */
+        bus = fmin(v->ll_max_bw[ll_row][col], bus * (!v->ring_ll_quarter ? .5 : nodes > 1 || ar ? .25 : 1.0 / 3));
     if (a == STRATA_NCCL_RING && p == STRATA_NCCL_LL128)
         bus = fmin(bus * 0.92, ch * v->ring_ll128_bw[c->arch][col]);
     if (a == STRATA_NCCL_TREE && ar)
@@ -458,6 +458,11 @@ static void tune_channels(const strata_nccl_comm *c, uint64_t bytes, strata_nccl
     }
     out->channels = nc;
     out->threads = nt;
+    /* v2.19's runRing (src/device/all_reduce.h): minChunkSize =
+     * nthreads x calcBytePerGrain / sizeof(T), halved on LL128 */
+    out->ring_grain_bytes = 0;
+    if (ver(c)->ring_chunk_grain && out->algo == STRATA_NCCL_RING && out->proto != STRATA_NCCL_SIMPLE)
+        out->ring_grain_bytes = (uint64_t)nt * (out->proto == STRATA_NCCL_LL ? 8 : 30);
 }
 
 double strata_nccl_tuner_time_us(const strata_nccl_tuner *t, const void *comm, strata_op_kind kind, strata_nccl_algo a,

@@ -113,6 +113,14 @@ typedef struct strata_nccl_choice {
     strata_nccl_proto proto;
     uint32_t channels;  /* after enqueue.cc's tuning */
     uint32_t threads;   /* per channel, before the Simple sync warp */
+    /* Ring on LL or LL128 in a release whose kernel rounds a chunk up
+     * (strata_nccl_version ring_chunk_grain, to v2.19): runRing's
+     * minChunkSize in bytes, threads x 8 on LL (8 data bytes a 16-byte
+     * line and thread), threads x 30 on LL128 (60 data bytes a grain,
+     * halved: "makes performance much, much smoother"), for 4-byte
+     * elements (2-byte ones give the same; a trace's collective has no
+     * element type); 0 otherwise */
+    uint64_t ring_grain_bytes;
     double time_us;     /* NCCL's estimate */
     double base_us;     /* the base latency: NCCL's fixed cost per collective */
     /* NVLS and NVLS_TREE: the chunk per channel and head after enqueue.cc's

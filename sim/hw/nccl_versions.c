@@ -41,7 +41,7 @@
 /* v2.25-v2.27: Blackwell's rows are twice Hopper's; no NVLS efficiency
  * and no per-channel NVLS_TREE cap */
 #define OLD_TABLES                                                                                                   \
-    .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT_OLD, .net_lat = NET_LAT_OLD, .ll_max_bw = LL_MAX_BW,               \
+    .pat = true, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT_OLD, .net_lat = NET_LAT_OLD, .ll_max_bw = LL_MAX_BW,               \
     .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 2 * 36.7, 2 * 36.7}},                                                \
     .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},                                                \
     .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}}
@@ -49,13 +49,31 @@
  * network step (net), Blackwell's Ring LL128 N2 cap (ll128_n2; N1 and N4
  * are ll128_n14) and its NVLSTree N4 cap (nvls_tree_n4) */
 #define NEW_TABLES(net, ll128_n2, nvls_tree_n4, ll128_n14)                                                          \
-    .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT, .net_lat = net, .ll_max_bw = LL_MAX_BW,                          \
+    .pat = true, .base_lat = BASE_LAT, .nvlink_lat = NVLINK_LAT, .net_lat = net, .ll_max_bw = LL_MAX_BW,                          \
     .ring_ll128_bw = {VA_RING_LL128, {ll128_n14, ll128_n2, ll128_n14}},                                              \
     .tree_ll128_bw = {VA_TREE_LL128, {55.6, 31.67, 20.0}}, .tree_bw = {VA_TREE, {70.0, 42.8, 24.0}},                 \
     .nvls_tree_bw = {VA_NVLS_TREE, {0.0, 96.0, nvls_tree_n4}}, .nvls_efficiency = NVLS_EFFICIENCY,                   \
     .nvls_rule = STRATA_NCCL_NVLS_EFFICIENCY
 
 static const strata_nccl_version versions[] = {
+    /* v2.19.3-1 (2023-09-26), the last release before v2.20.3-1's
+     * rewrite of the ring kernel (ring_chunk_grain) and the last with the
+     * ring's LL at a quarter of the graph (ring_ll_quarter): Tree's
+     * Simple step 28 us on NVLink and the network with no base, NVLS's and
+     * NVLS_TREE's 23 us on NVLink, Hopper's llMaxBws row Ampere's; Volta,
+     * Ampere and Hopper rows only (Blackwell's are Hopper's doubled, never
+     * read: one_node) */
+    {.name = "2.19",
+     .source = "NVIDIA/nccl v2.19.3-1 src/graph/tuning.cc, src/device/all_reduce.h (runRing's realChunkSize)",
+     .base_lat = {{6.8, 14.0, 0}, {6.6, 14.0, 8.4}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}},
+     .nvlink_lat = {{0.6, 1.25, 28}, {0.6, 1.9, 3.4}, {0, 0, 23}, {0, 0, 23}, {0, 0, 0}},
+     .net_lat = {{5.0, 8.5, 28}, {2.7, 4.0, 14.0}, {0, 0, 18}, {0, 0, 14}, {0, 0, 0}},
+     .ll_max_bw = {{39.0, 39.0, 20.4}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}, {87.7, 22.5, 19.0}},
+     .ring_ll128_bw = {VA_RING_LL128, {2 * 36.7, 2 * 36.7, 2 * 36.7}},
+     .tree_ll128_bw = {VA_TREE_LL128, {2 * 36.7, 2 * 36.7, 2 * 29.0}},
+     .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}},
+     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .ring_ll_quarter = true,
+     .ring_chunk_grain = true, .one_node = true},
     {.name = "2.26",
      .source = "NVIDIA/nccl v2.26.6-1 src/graph/tuning.cc (v2.25.1-1's constants and rules are the same)",
      OLD_TABLES,
@@ -77,7 +95,7 @@ static const strata_nccl_version versions[] = {
 };
 #define N_VERSIONS (sizeof versions / sizeof versions[0])
 /* v2.28.7-1: the first release with perChMaxNVLSTreeBws */
-#define FIRST_PACE 2
+#define FIRST_PACE 3
 
 const strata_nccl_version *strata_nccl_version_find(const char *name)
 {
@@ -100,7 +118,7 @@ const strata_nccl_version *strata_nccl_version_find(const char *name)
 
 const strata_nccl_version *strata_nccl_version_default(void) { return &versions[N_VERSIONS - 1]; }
 
-const char *strata_nccl_version_list(void) { return "2.25, 2.26, 2.27, 2.28, 2.29, 2.30"; }
+const char *strata_nccl_version_list(void) { return "2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30"; }
 
 const strata_nccl_version *strata_nccl_version_kernels(const strata_nccl_version *v)
 {

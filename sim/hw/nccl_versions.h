@@ -5,10 +5,12 @@
  * NVLS's efficiency and the rules that changed with them. Each table cites
  * the tag and file it is read from (NVIDIA/nccl).
  *
- * Releases: 2.25 and 2.26 (one table: v2.25.1-1 and v2.26.6-1 have the
- * same constants and rules), 2.27, 2.28, 2.29 and 2.30 (the newest, the
- * default; master @5067397 has v2.30.7-1's tuning.cc). A release is named
- * 2.MINOR or 2.MINOR.PATCH; the patch does not choose a table.
+ * Releases: 2.19 (v2.19.3-1, for one node of Volta, Ampere or Hopper
+ * GPUs: one_node below), 2.25 and 2.26 (one table: v2.25.1-1 and
+ * v2.26.6-1 have the same constants and rules), 2.27, 2.28, 2.29 and 2.30
+ * (the newest, the default; master @5067397 has v2.30.7-1's tuning.cc). A
+ * release is named 2.MINOR or 2.MINOR.PATCH; the patch does not choose a
+ * table.
  *
  * Invariant: the tables are constant; every lookup returns one of them.
  */
@@ -61,6 +63,27 @@ typedef struct strata_nccl_version {
      * a Blackwell communicator follow the nodes, the GPUs per node and the
      * NICs' bandwidth (nccl_tuning.c nvls_tuning) */
     bool nvls_sm100_tuning;
+    /* tuning.cc to v2.19.3-1: the ring's LL bus bandwidth is a quarter of
+     * the graph's for an all-reduce or across nodes, a third for one
+     * node's all-gather or reduce-scatter (from v2.21.5-1: a half) */
+    bool ring_ll_quarter;
+    /* PAT (all-gather and reduce-scatter at one GPU per node), from
+     * v2.23.4-1 */
+    bool pat;
+    /* src/device/all_reduce.h (src/collectives/device/ to v2.18) runRing
+     * to v2.19.3-1: an LL or LL128 chunk is the buffer's share of a
+     * channel and rank rounded up to whole minChunkSize (the kernel's
+     * threads x 8 bytes on LL, threads x 60 / 2 on LL128), so the last
+     * ranks' chunks hold less or nothing while every ring step still takes
+     * a whole one; v2.20.3-1 rewrote runRing (the host sets each
+     * channel's count and chunk), which this model takes as the even
+     * share */
+    bool ring_chunk_grain;
+    /* the table holds what one node of Volta, Ampere or Hopper GPUs reads
+     * (v2.19.3-1 predates Blackwell, and its rules across nodes, the ring's
+     * plateau and the network's overheads, are not in this model): other
+     * uses are an input error (coll_impl_nccl.c) */
+    bool one_node;
 } strata_nccl_version;
 
 /* The release named `name` (2.MINOR or 2.MINOR.PATCH), or NULL. */
@@ -68,7 +91,7 @@ const strata_nccl_version *strata_nccl_version_find(const char *name);
 /* The newest release: what a model without nccl_version runs. */
 const strata_nccl_version *strata_nccl_version_default(void);
 /* The releases that have a table, as an error message lists them:
- * "2.25, 2.26, 2.27, 2.28, 2.29, 2.30". */
+ * "2.19, 2.25, 2.26, 2.27, 2.28, 2.29, 2.30". */
 const char *strata_nccl_version_list(void);
 /* The release whose NVLS efficiency (nvlsEfficiency) and NVLS_TREE
  * per-channel rate (perChMaxNVLSTreeBws) describe the kernels `v` runs:
