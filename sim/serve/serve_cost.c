@@ -29,6 +29,7 @@ struct strata_serve_cost {
     const strata_serve_decode_kernel *decode; /* GQA decode attention's kernel (NULL: the flash op) */
     const strata_serve_allreduce *ar;         /* the TP all-reduce's implementation (NULL: NCCL) */
     bool fa3_prefill;                         /* GQA prefill attention as FlashAttention-3 moves its bytes */
+    const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
 };
 
 /* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
@@ -288,6 +289,11 @@ void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decod
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on)
 {
     c->fa3_prefill = on;
+}
+
+void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a)
+{
+    c->aux = a;
 }
 
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a)
@@ -651,6 +657,24 @@ static double qkv_preprocess(const strata_serve_cost *c, uint64_t p, uint64_t he
     return n ? stream_pass(c, n, (double)n * (act_bytes(c) + strata_serve_dtype_bytes(kv))) : 0;
 }
 
+/* The engine's own kernels around a layer's GQA attention
+ * (serve_attn_aux.h), in place of qkv_preprocess: each pass one kernel
+ * over the step's p prefill and d decode tokens on this rank, whose
+ * prefill contexts sum to `contexts`. */
+static double aux_passes(const strata_serve_cost *c, uint64_t p, uint64_t d, uint64_t contexts, uint64_t heads,
+                         strata_dtype kv)
+{
+    uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp);
+    double t = 0;
+    for (uint32_t i = 0; i < c->aux->n_passes; i++) {
+        strata_serve_aux_cost a = strata_serve_attn_aux_pass(c->aux, i, p, d, contexts, heads, kvr, c->m.head_dim,
+                                                             act_bytes(c), strata_serve_dtype_bytes(kv));
+        if (a.elements)
+            t += stream_pass(c, a.elements, a.bytes);
+    }
+    return t;
+}
+
 /* The q and k norms of a model with them (Qwen 3: qk_norm), on the t
  * tokens of a step on this rank, prefill and decode alike: TensorRT-LLM
  * runs them with RoPE as one kernel over the QKV GEMM's output in place
@@ -668,16 +692,17 @@ static double qk_norm_pass(const strata_serve_cost *c, uint64_t t)
 }
 
 /* One layer's attention over a step's chunks and pad dummy decodes of
- * context 1: each prefill chunk (after GQA's qkv_preprocess), then the
- * decodes together, MLA's way or GQA's. The q/k norms run before the
- * attention op (qk_norm_pass, counted by the step). */
+ * context 1: each prefill chunk (after GQA's qkv_preprocess, or the
+ * engine's own kernels around it: aux_passes), then the decodes together,
+ * MLA's way or GQA's. The q/k norms run before the attention op
+ * (qk_norm_pass, counted by the step). */
 static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
 {
     bool mla = c->s.kv_lora_rank > 0;
     uint64_t heads = q_heads_per_rank(c), decodes = pad, ctx = pad, longest = 1;
     strata_dtype kv = c->m.kv_dtype ? c->m.kv_dtype : c->m.dtype;
     double t = 0;
-    uint64_t prefill = 0;
+    uint64_t prefill = 0, contexts = 0;
     for (uint32_t i = 0; i < n; i++) {
         if (chunks[i].tokens == 1) {
             decodes++;
@@ -686,11 +711,14 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
         } else {
             t += mla ? mla_prefill(c, &chunks[i], heads, kv) : gqa_prefill(c, &chunks[i], heads, kv);
             prefill += chunks[i].tokens;
+            contexts += chunks[i].context;
         }
     }
     if (c->dp > 1) /* a rank's share: its prefill chunks, its decodes */
         t /= c->dp;
-    if (!mla)
+    if (!mla && c->aux)
+        t += aux_passes(c, local_tokens(c, prefill), local_tokens(c, decodes), contexts, heads, kv);
+    else if (!mla)
         t += qkv_preprocess(c, local_tokens(c, prefill), heads, kv);
     if (decodes) {
         uint64_t mean = (ctx + decodes - 1) / decodes;

@@ -72,6 +72,7 @@
 #include <stdint.h>
 #include "hw/hw.h"
 #include "serve/serve_allreduce.h"
+#include "serve/serve_attn_aux.h"
 #include "serve/serve_decode.h"
 #include "serve/serve_model.h"
 
@@ -99,6 +100,10 @@ void strata_serve_cost_set_decode(strata_serve_cost *c, const strata_serve_decod
  * fa3_prefill_bytes), else (false, the default) the flash-attention
  * row's count: K and V once per block pair and query head. */
 void strata_serve_cost_set_fa3_prefill(strata_serve_cost *c, bool on);
+/* The engine's own kernels around GQA attention (serve_attn_aux.h), in
+ * place of the one fused QKV preprocessing pass over the prefill tokens;
+ * NULL: that pass. */
+void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_attn_aux *a);
 /* The TP all-reduce's implementation (serve_allreduce.h; NULL, the
  * default: NCCL's, as the hardware's collective row times it). */
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a);

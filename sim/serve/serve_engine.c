@@ -24,6 +24,9 @@
  *   (lmsys.org/blog/2024-12-04-sglang-v0-4), i.e. CPU time near a tenth
  *   of a decode step of ~10 ms. It runs the sglang-v0.3 scheduling policy
  *   (serve_sched_sglang.c).
+ * vllm-v0 and sglang-v0.3 run the small kernels around their attention
+ *   as vLLM 0.6.0's FLASH_ATTN backend and SGLang 0.3.0's FlashInfer path
+ *   do (serve_attn_aux.h: RoPE, the cache write, layout copies).
  * vllm-v0 and sglang-v0.3 run their TP all-reduces as vLLM's custom
  *   all-reduce (serve_allreduce.h: vllm-custom; on by default in both,
  *   SGLang 0.3 through vllm.distributed). vLLM 0.6 captures CUDA graphs
@@ -69,19 +72,19 @@ enum { GRAPH_ALIGN = 8 };
 
 static const strata_serve_engine engines[] = {
     {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL, 0, 0,
-     false},
+     false, NULL},
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
      "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
-     NULL, "vllm-custom", 0, GRAPH_ALIGN, false},
+     NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn"},
     {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)",
-     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false},
+     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false, "sglang-0.3-flashinfer"},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
      "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
-     NULL, NULL, 0, 0, false},
+     NULL, NULL, 0, 0, false, NULL},
     {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
      "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
-     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true},
-    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false},
+     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL},
+    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL},
 };
 
 char *strata_serve_engine_names(void)

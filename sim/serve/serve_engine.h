@@ -52,6 +52,8 @@ typedef struct strata_serve_engine {
     bool pool_of_free;     /* the KV pool is gpu_memory_utilization of the memory left after the
                             * weights and the profile run (TensorRT-LLM's free_gpu_memory_fraction);
                             * false: of the whole device, less those (vLLM's gpu_memory_utilization) */
+    const char *attn_aux;  /* the kernels it runs around GQA attention (serve_attn_aux.h; NULL:
+                            * one fused QKV preprocessing pass over the prefill tokens) */
 } strata_serve_engine;
 
 /* The row called name, or NULL with an error listing the known ones. */

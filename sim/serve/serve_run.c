@@ -313,6 +313,12 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
         if (ok)
             strata_serve_cost_set_decode(st.cost, dk);
     }
+    if (ok && c->engine && c->engine->attn_aux) {
+        const strata_serve_attn_aux *aux = strata_serve_attn_aux_find(c->engine->attn_aux, err);
+        ok = aux != NULL;
+        if (ok)
+            strata_serve_cost_set_attn_aux(st.cost, aux);
+    }
     if (ok && c->engine && c->engine->allreduce) {
         const strata_serve_allreduce *ar = strata_serve_allreduce_find(c->engine->allreduce, err);
         ok = ar != NULL;
