@@ -778,6 +778,38 @@ END_TEST
  * reduce-scatter's skips the hop into position + 1: chunk 0 crosses twice
  * (positions 2, 3, 0). Over 2 domains of 8 a chunk away from the domains'
  * edges crosses 2 + 2 = 4 times. */
+/* NCCL_BUFFSIZE as a run sets it (shape->tune.simple_step_bytes, a step:
+ * the buffer / NCCL_STEPS): the Simple ring's chunk is ALLREDUCE_CHUNKSTEPS
+ * = 4 steps (enqueue.cc calcCollChunking: stepSize x chunkSteps), 2 MiB of
+ * NCCL's default 4 MiB buffer, 4 MiB of p5's 8 MiB (1 MiB a step); LL and
+ * LL128 keep their own buffers (NCCL_LL_BUFFSIZE, NCCL_LL128_BUFFSIZE); a
+ * Simple tree's chunk is one step. A 16 MiB all-reduce over 2 domains of
+ * 2 on one channel: loops of 1 x 4 chunks, each 3 x 2 steps of 2 slices:
+ * 2 loops of 8 MiB (24 rounds) with the default, 1 of 16 MiB (12) with
+ * 1 MiB steps. */
+START_TEST(simple_steps_follow_the_runs_buffer)
+{
+    ck_assert_uint_eq(coll_nccl_ring_chunk(STRATA_NCCL_SIMPLE, 0), 2u << 20);
+    ck_assert_uint_eq(coll_nccl_ring_chunk(STRATA_NCCL_SIMPLE, 1u << 20), 4u << 20);
+    ck_assert_uint_eq(coll_nccl_ring_chunk(STRATA_NCCL_LL128, 1u << 20), 576000);
+    ck_assert_uint_eq(coll_nccl_tree_chunk(STRATA_NCCL_SIMPLE, 0, 1u << 30, 16, 4, 8), 512u << 10);
+    ck_assert_uint_eq(coll_nccl_tree_chunk(STRATA_NCCL_SIMPLE, 1u << 20, 1u << 30, 16, 4, 8), 1u << 20);
+    static const uint64_t steps[] = {0, 1u << 20};
+    static const uint32_t want[] = {24, 12};
+    for (unsigned i = 0; i < 2; i++) {
+        strata_coll_shape sh = shape1(STRATA_OP_ALL_REDUCE, strata_coll_algo_find("nccl"), 4, 16u << 20);
+        sh.domain_ranks = 2;
+        sh.tune.algo = STRATA_NCCL_RING;
+        sh.tune.proto = STRATA_NCCL_SIMPLE;
+        sh.tune.simple_step_bytes = steps[i];
+        sh.channels = 1;
+        GArray *steps = g_array_new(FALSE, FALSE, sizeof(strata_coll_step));
+        ck_assert_uint_eq(strata_coll_schedule(&sh, steps), want[i]);
+        g_array_free(steps, TRUE);
+    }
+}
+END_TEST
+
 START_TEST(ring_pays_the_network_step_on_a_chunks_path)
 {
     static const strata_op_kind kinds[] = {STRATA_OP_ALL_REDUCE, STRATA_OP_ALL_GATHER, STRATA_OP_REDUCE_SCATTER};
@@ -856,6 +888,7 @@ static Suite *collective_suite(void)
     tcase_add_test(tc, nvls_copies_pieces_in_and_out_of_its_buffer);
     tcase_add_test(tc, nvls_copy_warps_pace_the_rounds);
     tcase_add_test(tc, ring_pays_the_network_step_on_a_chunks_path);
+    tcase_add_test(tc, simple_steps_follow_the_runs_buffer);
     suite_add_tcase(s, tc);
     return s;
 }

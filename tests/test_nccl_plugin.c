@@ -230,6 +230,60 @@ START_TEST(hw_key_sets_the_net_latency)
 }
 END_TEST
 
+/* aws-ofi-nccl's p5 environment (src/platform-aws.cpp v1.16.3):
+ * NCCL_BUFFSIZE 8 MiB, NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE
+ * 512 KiB. On h100-16x8-ib (8 NICs a node, the NVLS heads; 16 NVLS
+ * channels on Hopper): concurrentOps = 16 x 8 = 128. NVLS_TREE's chunk
+ * (enqueue.cc calcCollChunking) starts at min(NVLS chunk, tree max) and
+ * drops to 256 KiB while bytes < 32 x 128 x chunk (2 GiB at 512 KiB), to
+ * 128 KiB below 16 x 128 x 256 KiB = 512 MiB: 8 GiB keeps 512 KiB, 1 GiB
+ * runs 256 KiB. Unset: 128 KiB at 2 nodes (the tree's maximum is the
+ * chunk); at 4 nodes the tree's maximum is 64 KiB unless set, so the NVLS
+ * chunk alone gives 64 KiB. Simple's step: 8 MiB / NCCL_STEPS = 1 MiB
+ * (0 unset: NCCL's 4 MiB buffer). Sizes not a multiple of 512 B, or
+ * outside their range, are refused. */
+START_TEST(platform_env_sets_the_chunks)
+{
+    const char *plain[] = {"interconnect.nvlink.nccl_version=2.28", NULL};
+    const char *env[] = {"interconnect.nvlink.nccl_version=2.28", "interconnect.nvlink.nccl_buffsize=8MiB",
+                         "interconnect.nvlink.nccl_nvls_chunksize=512KiB",
+                         "interconnect.nvlink.nccl_nvlstree_max_chunksize=512KiB", NULL};
+    const char *chunk_only[] = {"interconnect.nvlink.nccl_version=2.28", "interconnect.nvlink.nccl_nvls_chunksize=512KiB",
+                                NULL};
+    uint32_t nvls_tree = 1u << STRATA_NCCL_NVLS_TREE;
+    strata_coll_tuning t;
+    strata_hw *hw = strata_test_load_hw("h100-16x8-ib", plain);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 8ull << 30, nvls_tree, &t, NULL));
+    ck_assert_int_eq(t.algo, STRATA_NCCL_NVLS_TREE);
+    ck_assert_uint_eq(t.chunk_bytes, 128u << 10);
+    ck_assert_uint_eq(t.simple_step_bytes, 0);
+    strata_hw_free(hw);
+    hw = strata_test_load_hw("h100-16x8-ib", env);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 8ull << 30, nvls_tree, &t, NULL));
+    ck_assert_uint_eq(t.chunk_bytes, 512u << 10);
+    ck_assert_uint_eq(t.simple_step_bytes, 1u << 20);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 1ull << 30, nvls_tree, &t, NULL));
+    ck_assert_uint_eq(t.chunk_bytes, 256u << 10);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 32, 8, 8ull << 30, nvls_tree, &t, NULL));
+    ck_assert_uint_eq(t.chunk_bytes, 512u << 10);
+    strata_hw_free(hw);
+    hw = strata_test_load_hw("h100-16x8-ib", chunk_only);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 16, 8, 8ull << 30, nvls_tree, &t, NULL));
+    ck_assert_uint_eq(t.chunk_bytes, 512u << 10);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 32, 8, 8ull << 30, nvls_tree, &t, NULL));
+    ck_assert_uint_eq(t.chunk_bytes, 64u << 10);
+    strata_hw_free(hw);
+    static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n[interconnect x]\ntopology = switch\nbandwidth = 1GB/s\n"
+                               "collectives = nccl\nnccl_arch = hopper\nnccl_channels = 4\n"
+                               "nccl_channel_bandwidth = 1GB/s\n";
+    strata_test_hw_text_refused(head, "nccl_buffsize = 1000\n", "t.ini:15: [interconnect x] nccl_buffsize:");
+    strata_test_hw_text_refused(head, "nccl_buffsize = 512MiB\n", "t.ini:15: [interconnect x] nccl_buffsize:");
+    strata_test_hw_text_refused(head, "nccl_nvls_chunksize = lots\n",
+                                "t.ini:15: [interconnect x] nccl_nvls_chunksize:");
+}
+END_TEST
+
 /* nccl_nic_group: 4 NICs of 12.5 GB/s a GPU (p5's EFA), 4 nodes of 8.
  * Each NIC its own device: 32 NICs a node; the inter-node speed array's
  * first speed a NIC carries is 12 GB/s, one channel a NIC, at most
@@ -324,6 +378,7 @@ static Suite *nccl_plugin_suite(void)
     tcase_add_test(tc, hw_key_sets_the_net_latency);
     tcase_add_test(tc, nic_group_joins_a_gpus_nics);
     tcase_add_test(tc, net_latency_steers_the_choice);
+    tcase_add_test(tc, platform_env_sets_the_chunks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -202,7 +202,7 @@ static uint32_t nccl_schedule(strata_coll_sched *s, const strata_coll_shape *sha
         return nvls(s, shape);
     guint from = s->steps->len;
     coll_wire wire = coll_nccl_wire(shape);
-    uint64_t chunk = coll_nccl_ring_chunk(p);
+    uint64_t chunk = coll_nccl_ring_chunk(p, shape->tune.simple_step_bytes);
     uint32_t slices = coll_nccl_ring_slices(p);
     uint64_t channels = shape->channels ? shape->channels : 1;
     uint32_t rounds, groups;

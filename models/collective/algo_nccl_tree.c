@@ -25,7 +25,7 @@ static uint32_t nccl_tree_schedule(strata_coll_sched *s, const strata_coll_shape
 {
     uint64_t b = shape->in_bytes;
     uint32_t channels = shape->channels ? shape->channels : 1, m = s->domain, rounds = 0;
-    uint64_t chunk = coll_nccl_tree_chunk(shape->tune.proto, b, channels, s->n / m, m);
+    uint64_t chunk = coll_nccl_tree_chunk(shape->tune.proto, shape->tune.simple_step_bytes, b, channels, s->n / m, m);
     int32_t *parent = g_new(int32_t, s->n);
     guint from = s->steps->len;
     for (uint32_t c = 0; c < channels; c++) {

@@ -135,11 +135,14 @@ typedef struct coll_wire {
 /* NCCL's protocols (coll_kit_nccl.c): the wire format of shape's protocol
  * (shape->tune.proto; its network step cost shape->tune.net_step_s); the ring's
  * chunk per channel and its slices; the tree's chunk (a step of the
- * protocol's buffer), shrunk for small buffers on LL128 (calcCollChunking). */
+ * protocol's buffer), shrunk for small buffers on LL128 (calcCollChunking).
+ * simple_step: a step of Simple's buffer as the run sets it
+ * (strata_coll_tuning simple_step_bytes; 0: NCCL's default, 512 KiB). */
 coll_wire coll_nccl_wire(const strata_coll_shape *shape);
-uint64_t coll_nccl_ring_chunk(strata_nccl_proto p);
+uint64_t coll_nccl_ring_chunk(strata_nccl_proto p, uint64_t simple_step);
 uint32_t coll_nccl_ring_slices(strata_nccl_proto p);
-uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ppn);
+uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t simple_step, uint64_t bytes, uint32_t channels,
+                              uint32_t nodes, uint32_t ppn);
 
 bool coll_same_domain(const strata_coll_sched *s, uint32_t a, uint32_t b);
 /* The wire format on steps[from..] (a copy's wire bytes at most its

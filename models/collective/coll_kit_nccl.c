@@ -13,7 +13,9 @@
  * NCCL_LL128_ELEMS_PER_THREAD (120) x NCCL_LL128_MAX_NTHREADS (640) x
  * NCCL_STEPS x 8 bytes, is 614,400 bytes a step, 576,000 of data. Both
  * carry their flag inside the data, so a step needs no separate flag
- * store. Simple: a step of its 4 MiB buffer is 512 KiB; the ring's chunk is
+ * store. Simple: a step of its buffer (NCCL_BUFFSIZE, 4 MiB unless the run
+ * sets it: shape->tune.simple_step_bytes) is 1/NCCL_STEPS of it, 512 KiB
+ * by default; the ring's chunk is
  * ALLREDUCE_CHUNKSTEPS (4) steps in 2 slices, with a flag store after each
  * (coll_sched.h STRATA_COLL_NCCL_*), the other algorithms' one step
  * (enqueue.cc calcCollChunking: chunkSteps and sliceSteps are the ring's
@@ -34,6 +36,8 @@ static const uint64_t net_num[STRATA_NCCL__PROTOS] = {2, 128, 1};
 static const uint64_t net_den[STRATA_NCCL__PROTOS] = {1, 120, 1};
 static const uint64_t ring_chunk[STRATA_NCCL__PROTOS] = {32768, 576000, STRATA_COLL_NCCL_CHUNK};
 static const uint64_t step_chunk[STRATA_NCCL__PROTOS] = {32768, 576000, 512ull << 10};
+/* ALLREDUCE_CHUNKSTEPS (NCCL_STEPS / 2: src/include/collectives.h) */
+#define RING_CHUNK_STEPS 4u
 static const uint32_t ring_slices[STRATA_NCCL__PROTOS] = {1, 1, STRATA_COLL_NCCL_SLICES};
 
 coll_wire coll_nccl_wire(const strata_coll_shape *shape)
@@ -44,12 +48,16 @@ coll_wire coll_nccl_wire(const strata_coll_shape *shape)
                        .sync_delay_s = p == STRATA_NCCL_SIMPLE ? shape->tune.simple_sync_s : 0};
 }
 
-uint64_t coll_nccl_ring_chunk(strata_nccl_proto p) { return ring_chunk[p]; }
+uint64_t coll_nccl_ring_chunk(strata_nccl_proto p, uint64_t simple_step)
+{
+    return p == STRATA_NCCL_SIMPLE && simple_step ? RING_CHUNK_STEPS * simple_step : ring_chunk[p];
+}
 uint32_t coll_nccl_ring_slices(strata_nccl_proto p) { return ring_slices[p]; }
 
-uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t bytes, uint32_t channels, uint32_t nodes, uint32_t ppn)
+uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t simple_step, uint64_t bytes, uint32_t channels,
+                              uint32_t nodes, uint32_t ppn)
 {
-    uint64_t chunk = step_chunk[p];
+    uint64_t chunk = p == STRATA_NCCL_SIMPLE && simple_step ? simple_step : step_chunk[p];
     if (p != STRATA_NCCL_LL128)
         return chunk;
     /* calcCollChunking, Tree LL128: shrink while the buffer gives each

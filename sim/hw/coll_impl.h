@@ -104,6 +104,11 @@ typedef struct strata_coll_tuning {
      * callers that time a collective without scheduling its steps (the
      * serving cost model, serve_cost.c) */
     double estimate_s;
+    /* NCCL's Simple protocol: a step of its buffer per connection
+     * (comm->buffSizes[SIMPLE] / NCCL_STEPS, NCCL_BUFFSIZE as a run sets
+     * it; enqueue.cc calcCollChunking's stepSize); 0: NCCL's default
+     * buffer, 4 MiB (init.cc DEFAULT_BUFFSIZE), 512 KiB a step */
+    uint64_t simple_step_bytes;
     bool msccl;
     const uint8_t *rings;
     uint32_t n_rings, ring_len;

@@ -45,6 +45,9 @@ typedef struct nccl_params {
     const strata_nccl_plugin *plugin; /* NCCL_TUNER_PLUGIN (NULL: none) */
     uint32_t nic_group;        /* NICs the net plugin shows NCCL as one (1: each its own) */
     double net_latency;        /* nccl_net_latency: the net plugin's latency property (s) */
+    uint64_t buffsize;         /* NCCL_BUFFSIZE: Simple's buffer per connection (0: NCCL's 4 MiB) */
+    uint64_t nvls_chunk;       /* NCCL_NVLS_CHUNKSIZE (0: unset, NCCL's 128 KiB) */
+    uint64_t nvlstree_max;     /* NCCL_NVLSTREE_MAX_CHUNKSIZE (0: unset) */
     strata_coll_host host;     /* nccl_ranks_per_process, _host_launch, _host_plan */
 } nccl_params;
 
@@ -75,12 +78,42 @@ static const strata_coll_impl_key nccl_keys[] = {
                                 "(ncclNetProperties.latency, NCCL's graph latencyInter), which NCCL's model adds to "
                                 "each step between nodes when it chooses (twice on Simple); default 0 (InfiniBand's "
                                 "plugin sets none)"},
+    {"nccl_buffsize", false, "collectives = nccl: NCCL_BUFFSIZE as a run sets it, the Simple protocol's buffer per "
+                             "connection, NCCL_STEPS (8) steps of it (a ring's chunk 4 steps), 64KiB to 256MiB "
+                             "(default 4MiB, init.cc DEFAULT_BUFFSIZE)"},
+    {"nccl_nvls_chunksize", false, "collectives = nccl: NCCL_NVLS_CHUNKSIZE as a run sets it, NVLS's and "
+                                   "NVLS_TREE's chunk per channel and head before calcCollChunking halves it, "
+                                   "4KiB to 16MiB (default 128KiB, transport/nvls.cc)"},
+    {"nccl_nvlstree_max_chunksize", false, "collectives = nccl: NCCL_NVLSTREE_MAX_CHUNKSIZE as a run sets it, the "
+                                           "largest NVLS_TREE chunk, 4KiB to 16MiB (default: 64KiB from 4 "
+                                           "nodes, else the NVLS chunk)"},
     {"nccl_simple_sync", false, "collectives = nccl: inside a node, the time a step of the Simple protocol waits "
                                 "beyond its data's and flag's flight over the links (the sender's fence before it "
                                 "posts the flag, the receiver's poll), 0 to 1 s (default 0)"},
     STRATA_COLL_HOST_KEYS("nccl"),
     {NULL, false, NULL},
 };
+
+/* An environment size a run may set (NCCL_BUFFSIZE and the like): 0 when
+ * absent, else a size from lo to hi and a multiple of 512 bytes (NCCL's
+ * buffers hold whole steps of 16-byte lines and 128-byte LL128 lines). */
+static bool optional_size(const hw_load_ctx *ctx, const char *group, const char *key, uint64_t lo, uint64_t hi,
+                          uint64_t *out, GError **err)
+{
+    char *raw = hw_get_raw(ctx, group, key);
+    *out = 0;
+    if (!raw)
+        return true;
+    bool ok = hw_get_size(ctx, group, key, out, err);
+    if (ok && (*out < lo || *out > hi || *out % 512)) {
+        char *want = g_strdup_printf("a size from %" G_GUINT64_FORMAT " to %" G_GUINT64_FORMAT
+                                     " bytes, a multiple of 512", lo, hi);
+        ok = hw_fail_value(ctx, err, group, key, want, raw);
+        g_free(want);
+    }
+    g_free(raw);
+    return ok;
+}
 
 static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
 {
@@ -129,6 +162,9 @@ static void *nccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
          hw_get_count(ctx, group, "nccl_nic_group", 1, 64, 1, NULL, &p->nic_group, err) &&
          hw_get_time(ctx, group, "nccl_net_latency", &p->net_latency, err) &&
          hw_get_time(ctx, group, "nccl_simple_sync", &p->simple_sync, err) &&
+         optional_size(ctx, group, "nccl_buffsize", 64u << 10, 256u << 20, &p->buffsize, err) &&
+         optional_size(ctx, group, "nccl_nvls_chunksize", 4u << 10, 16u << 20, &p->nvls_chunk, err) &&
+         optional_size(ctx, group, "nccl_nvlstree_max_chunksize", 4u << 10, 16u << 20, &p->nvlstree_max, err) &&
          hw_coll_host_load(ctx, group, "nccl", &p->host, err);
     if (!ok)
         g_clear_pointer(&p, g_free);
@@ -151,7 +187,8 @@ static strata_nccl_comm comm_of(const strata_hw *hw, uint32_t ranks, uint32_t do
                           .channel_gbs = p->channel_bandwidth / 1e9, .nvls = p->nvls, .cpu = p->cpu,
                           .algos = p->algos, .protos = p->protos, .version = p->version,
                           .min_ctas = p->min_ctas, .plugin = p->plugin,
-                          .net_latency_us = p->net_latency * 1e6};
+                          .net_latency_us = p->net_latency * 1e6, .nvls_chunk_bytes = p->nvls_chunk,
+                          .nvlstree_max_bytes = p->nvlstree_max};
     strata_hw_nics nics;
     if (domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics)) {
         /* a node of NCCL's is a scale-up domain: its NICs are its hosts',
@@ -237,7 +274,8 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
                                 .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
                                 .heads = ch.heads, .stage_bw = ch.stage_gbs * 1e9,
-                                .estimate_s = ch.time_us * 1e-6, .host = p->host};
+                                .estimate_s = ch.time_us * 1e-6, .host = p->host,
+                                .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
     if (ch.algo == STRATA_NCCL_NVLS)
         nvls_load_latencies(hw, &out->nvls_scatter_lat_s, &out->nvls_gather_lat_s);
     return true;

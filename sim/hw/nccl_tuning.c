@@ -327,7 +327,9 @@ static const double tree_correction[PROTOS][24] = {
  * NIC's bandwidth (minNetBw, GB/s), taking the GPU-NIC path as PXB (the
  * NICs on the GPUs' PCIe switches: this model's scope). Then
  * max(minCTAs, min(maxCTAs, channels)) (NCCL_MIN_CTAS; maxCTAs is
- * MAXCHANNELS). */
+ * MAXCHANNELS). A run's NCCL_NVLS_CHUNKSIZE and
+ * NCCL_NVLSTREE_MAX_CHUNKSIZE (comm nvls_chunk_bytes, nvlstree_max_bytes)
+ * replace the chunk and the tree's maximum, NCCL's tuning or not. */
 typedef struct nvls_tune {
     uint32_t channels;
     uint64_t chunk, tree_max;
@@ -354,6 +356,10 @@ static nvls_tune nvls_tuning(const strata_nccl_comm *c)
             t.tree_max = 64u << 10; /* PXB */
         }
     }
+    if (c->nvls_chunk_bytes) /* the run's NCCL_NVLS_CHUNKSIZE */
+        t.chunk = c->nvls_chunk_bytes;
+    if (c->nvlstree_max_bytes) /* its NCCL_NVLSTREE_MAX_CHUNKSIZE */
+        t.tree_max = c->nvlstree_max_bytes;
     if (!t.tree_max)
         t.tree_max = nodes >= 4 ? 65536 : t.chunk;
     t.channels = MAX(t.channels, c->min_ctas);

@@ -36,6 +36,9 @@
 #ifndef STRATA_HW_NCCL_TUNING_H
 #define STRATA_HW_NCCL_TUNING_H
 
+/* NCCL_STEPS: the steps of a connection's buffer (src/include/device.h) */
+#define STRATA_NCCL_STEPS 8u
+
 #include <stdbool.h>
 #include <stdint.h>
 #include "hw/nccl_versions.h"
@@ -106,6 +109,12 @@ typedef struct strata_nccl_comm {
      * which ncclTopoSearch copies into graph->latencyInter, search.cc
      * l. 685 at v2.28.7-1): 0 on IB (net_ib.cc: "Not set") */
     double net_latency_us;
+    /* NCCL_NVLS_CHUNKSIZE and NCCL_NVLSTREE_MAX_CHUNKSIZE as a run sets
+     * them (bytes; 0: unset, NCCL's defaults), which take priority over
+     * NCCL's own NVLS tuning (v2.30.7-1 transport/nvls.cc ncclNvlsTuning:
+     * "User overrides take priority over tuning"; v2.28.7-1 reads the same
+     * parameters, nvls.cc l. 153 and enqueue.cc l. 1977) */
+    uint64_t nvls_chunk_bytes, nvlstree_max_bytes;
 } strata_nccl_comm;
 
 typedef struct strata_nccl_choice {
