@@ -14,10 +14,13 @@ enum { DIRECT_BITS = 26 };                         /* ids below 2^26 go in the d
 static const uint64_t ID_MASK = ((uint64_t)1 << 48) - 1; /* a key's id (strata_tl_live_key) */
 
 /* A page of the direct index: the slots of ids PAGE_IDS p to PAGE_IDS p +
- * PAGE_IDS - 1 (slot + 1, 0: none), and how many it holds. */
+ * PAGE_IDS - 1 (slot + 1, 0: none), and how many it holds; a page that
+ * holds none waits for reuse on a list (malloc's searches for pages made
+ * and freed cost more than the list). */
 typedef struct id_page {
     uint32_t slot[PAGE_IDS];
     uint32_t held;
+    struct id_page *next_free;
 } id_page;
 
 /* A slot: a live buffer, or the next free slot's number. */
@@ -32,6 +35,7 @@ struct strata_tl_live {
     guint free_slot;   /* head of the slots' free list, index + 1 (0: none) */
     id_page **pages;   /* the direct index, by id >> PAGE_BITS (NULL: holds none) */
     size_t n_pages;
+    id_page *free_pages; /* pages that hold none, all slots 0 */
     uint32_t *buckets; /* the hashed index: slot index + 1 (0: empty) */
     size_t mask;       /* capacity - 1 */
     unsigned bits;     /* capacity = 1 << bits */
@@ -117,6 +121,11 @@ void strata_tl_live_free(strata_tl_live *l)
     for (size_t p = 0; p < l->n_pages; p++)
         g_free(l->pages[p]);
     g_free(l->pages);
+    while (l->free_pages) {
+        id_page *next = l->free_pages->next_free;
+        g_free(l->free_pages);
+        l->free_pages = next;
+    }
     g_array_unref(l->slots);
     g_free(l->buckets);
     g_free(l);
@@ -162,18 +171,26 @@ static inline uint32_t *direct_entry(strata_tl_live *l, uint64_t key)
             memset(l->pages + l->n_pages, 0, (n - l->n_pages) * sizeof *l->pages);
             l->n_pages = n;
         }
-        l->pages[p] = g_new0(id_page, 1);
+        id_page *page = l->free_pages;
+        if (page)
+            l->free_pages = page->next_free;
+        else
+            page = g_new0(id_page, 1);
+        l->pages[p] = page;
     }
     return &l->pages[p]->slot[id & (PAGE_IDS - 1)];
 }
 
-/* Empties the direct entry e of key's id (its page is freed when it holds none). */
+/* Empties the direct entry e of key's id (its page goes to the free
+ * pages when it holds none: all its slots are 0 again). */
 static inline void direct_clear(strata_tl_live *l, uint64_t key, uint32_t *e)
 {
     size_t p = (size_t)((key & ID_MASK) >> PAGE_BITS);
     *e = 0;
-    if (--l->pages[p]->held == 0) {
-        g_free(l->pages[p]);
+    id_page *page = l->pages[p];
+    if (--page->held == 0) {
+        page->next_free = l->free_pages;
+        l->free_pages = page;
         l->pages[p] = NULL;
     }
 }

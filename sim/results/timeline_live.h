@@ -7,9 +7,9 @@
  * list kept in the free slots themselves (a slot is a buffer's 40 bytes).
  * Two indexes of 4-byte slot numbers (slot + 1, 0: none) find a key's
  * slot, each checked against the key of the slot it points at:
- *  - the direct one, by the key's id (below 2^26): pages of 64 ids, made
- *    when one of their ids is put and freed when they hold none, under a
- *    directory by id / 64. A run's buffer ids are dense (the trace checker
+ *  - the direct one, by the key's id (below 2^26): pages of 64 ids, taken
+ *    when one of their ids is put and given back to a list of free pages
+ *    when they hold none, under a directory by id / 64. A run's buffer ids are dense (the trace checker
  *    numbers a run's allocs 0, 1, 2..., check.c feed_alloc), so a buffer
  *    is found in one read of its page, and buffers allocated together
  *    share a page: a free reads a cache line its neighbours' frees read
@@ -30,9 +30,10 @@
  *     no empty bucket between;
  *  3. a key is held at most once: putting a key held drops the buffer it
  *     had (its slot goes back to the free list);
- *  4. memory is bounded by the most buffers live at once: the slots, a
- *     260-byte page per 64 ids holding one, the hashed index, and the
- *     directory (8 bytes per 64 ids up to the largest id held);
+ *  4. memory is bounded by the most buffers live at once: the slots, the
+ *     most 272-byte pages held at once (a page per 64 ids holding one),
+ *     the hashed index, and the directory (8 bytes per 64 ids up to the
+ *     largest id held);
  *  5. a page counts the keys it holds; a key is put in the hashed index
  *     only when its id is not below 2^26 or its direct entry holds another
  *     key then (where it stays after that key is taken: a put into an
