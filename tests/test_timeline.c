@@ -281,9 +281,48 @@ END_TEST
 /* ---- Perfetto's protobuf trace (timeline_perfetto.c) ------------------- */
 
 typedef struct pf_counts {
-    guint begins, ends, counters, processes, threads, counter_tracks;
+    guint begins, ends, counters, processes, threads, counter_tracks, absolute;
     uint64_t extra_values;
+    uint64_t *ns; /* per packet: its time, as trace_processor reads it */
 } pf_counts;
+
+/* Each packet's time as trace_processor resolves it (ProtoTraceReader::
+ * TimestampTokenizeAndPushToSorter and ClockSynchronizer::ClockDomain::ToNs
+ * at google/perfetto ec5d16b): the packet's clock, else the sequence's
+ * default (TracePacketDefaults), else BOOTTIME; a clock of the snapshot
+ * marked incremental adds the packet's timestamp to its time so far, in
+ * file order. The first packet defines the clocks: BOOTTIME and the
+ * incremental clock 64, both at 0, and 64 the default. */
+static void resolve_times(const Perfetto__Protos__Trace *t, pf_counts *c)
+{
+    const Perfetto__Protos__TracePacket *first = t->packet[0];
+    ck_assert(first->trace_packet_defaults && first->trace_packet_defaults->has_timestamp_clock_id);
+    ck_assert_uint_eq(first->trace_packet_defaults->timestamp_clock_id, 64);
+    ck_assert_int_eq(first->data_case, PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT);
+    const Perfetto__Protos__ClockSnapshot *snap = first->clock_snapshot;
+    ck_assert_uint_eq(snap->n_clocks, 2);
+    ck_assert_uint_eq(snap->clocks[0]->clock_id, 6);
+    ck_assert(!snap->clocks[0]->is_incremental);
+    ck_assert_uint_eq(snap->clocks[1]->clock_id, 64);
+    ck_assert(snap->clocks[1]->is_incremental);
+    ck_assert_uint_eq(snap->clocks[0]->timestamp, 0);
+    ck_assert_uint_eq(snap->clocks[1]->timestamp, 0);
+    uint64_t delta_clock = 0;
+    c->ns = g_new0(uint64_t, t->n_packet);
+    for (size_t i = 1; i < t->n_packet; i++) {
+        const Perfetto__Protos__TracePacket *p = t->packet[i];
+        ck_assert_uint_eq(p->sequence_flags, PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE);
+        if (!p->has_timestamp)
+            continue;
+        if (p->has_timestamp_clock_id) {
+            ck_assert_uint_eq(p->timestamp_clock_id, 6);
+            c->ns[i] = p->timestamp;
+            c->absolute++;
+        } else {
+            c->ns[i] = delta_clock += p->timestamp;
+        }
+    }
+}
 
 /* The trace at path, unpacked by protobuf-c, counted; the slices' begins
  * and ends paired per track (each end right after its begin). */
@@ -296,6 +335,7 @@ static Perfetto__Protos__Trace *unpack_pftrace(const char *path, pf_counts *c)
     g_free(data);
     ck_assert_msg(t != NULL, "%s: not a Perfetto trace", path);
     *c = (pf_counts){0};
+    resolve_times(t, c);
     uint64_t open_on = 0;
     for (size_t i = 0; i < t->n_packet; i++) {
         const Perfetto__Protos__TracePacket *p = t->packet[i];
@@ -376,6 +416,7 @@ START_TEST(pftrace_same_events_as_json)
     ck_assert_uint_eq(json_counters, 6); /* 3 samples: in use, by tag */
     ck_assert_uint_eq(c.counters, 3);    /* one packet a sample: allocated, then reserved and the tag */
     ck_assert_uint_eq(c.extra_values, 6);
+    g_free(c.ns);
     perfetto__protos__trace__free_unpacked(t, NULL);
     g_hash_table_unref(series);
     parsed_clear(&p);
@@ -405,7 +446,12 @@ static const char *interned(const Perfetto__Protos__Trace *t, int which, uint64_
  * pcie #2 (tid 7, uuid 14) from 250,000 to 750,000 ns; buffer A ("param",
  * offset 0, 1,024 B, buffer 7) on hbm buffers (tid 4, uuid 8) from 0 to
  * 500,000 ns; the last sample at 500,000 ns: allocated 2,048, reserved
- * 3,072, param 0. */
+ * 3,072, param 0. Times: the spans come first, k1 (0 to 1,000,000 ns) as
+ * deltas (0, then 1,000,000), which takes the delta clock to 1,000,000 ns;
+ * every later time lies before it, and is absolute, but buffer B's end
+ * (live at the end: the makespan, 1,000,000 ns, a delta of 0): the 6 other
+ * spans' begins and ends (12), buffer A's two and B's begin (3), the 3
+ * samples' (3), 18 in all. */
 START_TEST(pftrace_exact_times)
 {
     strata_results *r = sample_results();
@@ -422,15 +468,15 @@ START_TEST(pftrace_exact_times)
             continue;
         if (e->track_uuid == 14 && e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN) {
             ck_assert_str_eq(e->name, "copy w2");
-            ck_assert_uint_eq(p->timestamp, 250000);
-            ck_assert_uint_eq(next->timestamp, 750000);
+            ck_assert_uint_eq(c.ns[i], 250000);
+            ck_assert_uint_eq(c.ns[i + 1], 750000);
             ck_assert_uint_eq(next->track_event->track_uuid, 14);
             w2 = true;
         }
         if (e->track_uuid == 8 && e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN) {
             ck_assert_str_eq(interned(t, 0, e->name_iid), "param");
-            ck_assert_uint_eq(p->timestamp, 0);
-            ck_assert_uint_eq(next->timestamp, 500000);
+            ck_assert_uint_eq(c.ns[i], 0);
+            ck_assert_uint_eq(c.ns[i + 1], 500000);
             ck_assert_uint_eq(e->n_debug_annotations, 4);
             const char *names[4] = {"offset", "size", "tag", "buffer"};
             const uint64_t values[4] = {0, 1024, 0, 7};
@@ -442,7 +488,7 @@ START_TEST(pftrace_exact_times)
             ck_assert_str_eq(e->debug_annotations[2]->string_value, "param");
             a = true;
         }
-        if (e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER && p->timestamp == 500000) {
+        if (e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER && c.ns[i] == 500000) {
             ck_assert_int_eq(e->counter_value, 2048);
             ck_assert_uint_eq(e->n_extra_counter_values, 2);
             ck_assert_int_eq(e->extra_counter_values[0], 3072);
@@ -451,6 +497,15 @@ START_TEST(pftrace_exact_times)
         }
     }
     ck_assert(w2 && a && last);
+    ck_assert_uint_eq(c.absolute, 18);
+    for (size_t i = 1; i < t->n_packet; i++)
+        if (t->packet[i]->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT) {
+            ck_assert(!t->packet[i]->has_timestamp_clock_id && !t->packet[i + 1]->has_timestamp_clock_id);
+            ck_assert_uint_eq(t->packet[i]->timestamp, 0);
+            ck_assert_uint_eq(t->packet[i + 1]->timestamp, 1000000); /* k1, the first event */
+            break;
+        }
+    g_free(c.ns);
     perfetto__protos__trace__free_unpacked(t, NULL);
     g_free(pf);
     strata_results_free(r);

@@ -1,13 +1,27 @@
 /*
- * timeline_live.c: a timeline's live buffers, slots and an index of slot
- * numbers (timeline_live.h).
+ * timeline_live.c: a timeline's live buffers, slots, a direct index of
+ * slot numbers by buffer id and a hashed one for the rest (timeline_live.h).
  */
 #include "results/timeline_live.h"
 #include <assert.h>
 #include <glib.h>
+#include <string.h>
 #include "core/idmap.h"
 
 enum { LIVE_MIN_BITS = 4 };
+enum { PAGE_BITS = 6, PAGE_IDS = 1 << PAGE_BITS }; /* ids a page of the direct index holds */
+enum { DIRECT_BITS = 26 };                         /* ids below 2^26 go in the direct index */
+static const uint64_t ID_MASK = ((uint64_t)1 << 48) - 1; /* a key's id (strata_tl_live_key) */
+
+/* A page of the direct index: the slots of ids PAGE_IDS p to PAGE_IDS p +
+ * PAGE_IDS - 1 (slot + 1, 0: none), and how many it holds; a page that
+ * holds none waits for reuse on a list (malloc's searches for pages made
+ * and freed cost more than the list). */
+typedef struct id_page {
+    uint32_t slot[PAGE_IDS];
+    uint32_t held;
+    struct id_page *next_free;
+} id_page;
 
 /* A slot: a live buffer, or the next free slot's number. */
 typedef union live_slot {
@@ -19,10 +33,14 @@ _Static_assert(sizeof(live_slot) == sizeof(strata_tl_buffer), "the free list cos
 struct strata_tl_live {
     GArray *slots;     /* live_slot */
     guint free_slot;   /* head of the slots' free list, index + 1 (0: none) */
-    uint32_t *buckets; /* slot index + 1 (0: empty) */
+    id_page **pages;   /* the direct index, by id >> PAGE_BITS (NULL: holds none) */
+    size_t n_pages;
+    id_page *free_pages; /* pages that hold none, all slots 0 */
+    uint32_t *buckets; /* the hashed index: slot index + 1 (0: empty) */
     size_t mask;       /* capacity - 1 */
     unsigned bits;     /* capacity = 1 << bits */
-    size_t count;
+    size_t hashed;     /* keys in the hashed index */
+    size_t count;      /* keys in both */
 };
 
 static inline live_slot *slot_at(const strata_tl_live *l, uint32_t slot)
@@ -66,9 +84,22 @@ strata_tl_live *strata_tl_live_new(void)
 }
 
 #ifndef NDEBUG
-/* Invariants 1 and 2 over every bucket (at free). */
+/* Invariants 1, 2 and 5 over every bucket and page (at free). */
 static bool live_ok(const strata_tl_live *l)
 {
+    size_t direct = 0;
+    for (size_t p = 0; p < l->n_pages; p++) {
+        uint32_t held = 0;
+        for (size_t k = 0; l->pages[p] && k < PAGE_IDS; k++)
+            if (l->pages[p]->slot[k]) {
+                if ((key_at(l, l->pages[p]->slot[k]) & ID_MASK) != (p << PAGE_BITS | k))
+                    return false;
+                held++;
+            }
+        if (l->pages[p] && held != l->pages[p]->held)
+            return false;
+        direct += held;
+    }
     size_t n = 0;
     for (size_t i = 0; i <= l->mask; i++) {
         if (!l->buckets[i])
@@ -78,7 +109,7 @@ static bool live_ok(const strata_tl_live *l)
             if (!l->buckets[j])
                 return false;
     }
-    return n == l->count && 2 * l->count <= l->mask + 1 && l->bits >= LIVE_MIN_BITS;
+    return n == l->hashed && direct + n == l->count && 2 * l->hashed <= l->mask + 1 && l->bits >= LIVE_MIN_BITS;
 }
 #endif
 
@@ -86,7 +117,15 @@ void strata_tl_live_free(strata_tl_live *l)
 {
     if (!l)
         return;
-    assert(live_ok(l)); /* invariants 1, 2 */
+    assert(live_ok(l)); /* invariants 1, 2, 5 */
+    for (size_t p = 0; p < l->n_pages; p++)
+        g_free(l->pages[p]);
+    g_free(l->pages);
+    while (l->free_pages) {
+        id_page *next = l->free_pages->next_free;
+        g_free(l->free_pages);
+        l->free_pages = next;
+    }
     g_array_unref(l->slots);
     g_free(l->buckets);
     g_free(l);
@@ -107,30 +146,73 @@ static void release_slot(strata_tl_live *l, uint32_t slot)
     l->free_slot = slot;
 }
 
-void strata_tl_live_put(strata_tl_live *l, const strata_tl_buffer *b)
+/* The direct index's entry for key (NULL: its id is not below
+ * 2^DIRECT_BITS, or its page holds none). */
+static inline uint32_t *direct_find(const strata_tl_live *l, uint64_t key)
 {
-    uint32_t slot = l->free_slot;
-    if (slot) {
-        l->free_slot = slot_at(l, slot)->next_free;
-    } else {
-        g_array_set_size(l->slots, l->slots->len + 1);
-        slot = l->slots->len;
+    uint64_t id = key & ID_MASK;
+    size_t p = (size_t)(id >> PAGE_BITS);
+    if (id >> DIRECT_BITS || p >= l->n_pages || !l->pages[p])
+        return NULL;
+    return &l->pages[p]->slot[id & (PAGE_IDS - 1)];
+}
+
+/* The same, its page made when it holds none. */
+static inline uint32_t *direct_entry(strata_tl_live *l, uint64_t key)
+{
+    uint64_t id = key & ID_MASK;
+    if (id >> DIRECT_BITS)
+        return NULL;
+    size_t p = (size_t)(id >> PAGE_BITS);
+    if (G_UNLIKELY(p >= l->n_pages || !l->pages[p])) {
+        if (p >= l->n_pages) {
+            size_t n = MAX(p + 1, 2 * l->n_pages);
+            l->pages = g_renew(id_page *, l->pages, n);
+            memset(l->pages + l->n_pages, 0, (n - l->n_pages) * sizeof *l->pages);
+            l->n_pages = n;
+        }
+        id_page *page = l->free_pages;
+        if (page)
+            l->free_pages = page->next_free;
+        else
+            page = g_new0(id_page, 1);
+        l->pages[p] = page;
     }
-    slot_at(l, slot)->b = *b;
-    size_t i = find_bucket(l, strata_tl_live_key(b->memory, b->id));
+    return &l->pages[p]->slot[id & (PAGE_IDS - 1)];
+}
+
+/* Empties the direct entry e of key's id (its page goes to the free
+ * pages when it holds none: all its slots are 0 again). */
+static inline void direct_clear(strata_tl_live *l, uint64_t key, uint32_t *e)
+{
+    size_t p = (size_t)((key & ID_MASK) >> PAGE_BITS);
+    *e = 0;
+    id_page *page = l->pages[p];
+    if (--page->held == 0) {
+        page->next_free = l->free_pages;
+        l->free_pages = page;
+        l->pages[p] = NULL;
+    }
+}
+
+/* Holds slot under key in the hashed index (invariant 3 there). */
+static void hashed_put(strata_tl_live *l, uint64_t key, uint32_t slot)
+{
+    size_t i = find_bucket(l, key);
     if (l->buckets[i]) { /* invariant 3: the earlier one is dropped */
         release_slot(l, l->buckets[i]);
     } else {
-        if (2 * (l->count + 1) > l->mask + 1) {
+        if (2 * (l->hashed + 1) > l->mask + 1) {
             index_resize(l, l->bits + 1);
-            i = find_bucket(l, strata_tl_live_key(b->memory, b->id));
+            i = find_bucket(l, key);
         }
+        l->hashed++;
         l->count++;
     }
     l->buckets[i] = slot;
 }
 
-bool strata_tl_live_take(strata_tl_live *l, uint64_t key, strata_tl_buffer *out)
+static bool hashed_take(strata_tl_live *l, uint64_t key, uint32_t *taken)
 {
     size_t i = find_bucket(l, key);
     uint32_t slot = l->buckets[i];
@@ -145,7 +227,45 @@ bool strata_tl_live_take(strata_tl_live *l, uint64_t key, strata_tl_buffer *out)
         }
     }
     l->buckets[i] = 0;
+    l->hashed--;
     l->count--;
+    *taken = slot;
+    return true;
+}
+
+void strata_tl_live_put(strata_tl_live *l, const strata_tl_buffer *b)
+{
+    uint32_t slot = l->free_slot;
+    if (slot) {
+        l->free_slot = slot_at(l, slot)->next_free;
+    } else {
+        g_array_set_size(l->slots, l->slots->len + 1);
+        slot = l->slots->len;
+    }
+    slot_at(l, slot)->b = *b;
+    uint64_t key = strata_tl_live_key(b->memory, b->id);
+    uint32_t *e = direct_entry(l, key);
+    if (e && *e && key_at(l, *e) == key) { /* invariant 3: the earlier one is dropped */
+        release_slot(l, *e);
+        *e = slot;
+    } else if (e && !*e && (!l->hashed || !l->buckets[find_bucket(l, key)])) { /* invariant 5 */
+        *e = slot;
+        l->pages[(key & ID_MASK) >> PAGE_BITS]->held++;
+        l->count++;
+    } else {
+        hashed_put(l, key, slot);
+    }
+}
+
+bool strata_tl_live_take(strata_tl_live *l, uint64_t key, strata_tl_buffer *out)
+{
+    uint32_t *e = direct_find(l, key), slot = e ? *e : 0;
+    if (slot && key_at(l, slot) == key) {
+        direct_clear(l, key, e);
+        l->count--;
+    } else if (!l->hashed || !hashed_take(l, key, &slot)) {
+        return false;
+    }
     *out = slot_at(l, slot)->b;
     release_slot(l, slot);
     return true;
@@ -153,7 +273,10 @@ bool strata_tl_live_take(strata_tl_live *l, uint64_t key, strata_tl_buffer *out)
 
 bool strata_tl_live_has(const strata_tl_live *l, uint64_t key)
 {
-    return l->buckets[find_bucket(l, key)] != 0;
+    const uint32_t *e = direct_find(l, key);
+    if (e && *e && key_at(l, *e) == key)
+        return true;
+    return l->hashed && l->buckets[find_bucket(l, key)] != 0;
 }
 
 size_t strata_tl_live_count(const strata_tl_live *l)

@@ -12,7 +12,7 @@
  *   - a slice per JSON "X" event: TYPE_SLICE_BEGIN at its start (name,
  *     category, args as debug annotations) and TYPE_SLICE_END at its end on
  *     the lane's track, both written at once (the lane's next event starts
- *     at or after this end); times are whole nanoseconds, absolute;
+ *     at or after this end); times are whole nanoseconds;
  *   - a counter track per JSON counter series, named as Perfetto names a
  *     JSON counter's series ("hbm in use allocated", "hbm in use reserved",
  *     "hbm by tag weights"), under the "memories" process: allocated and
@@ -22,7 +22,23 @@
  *     extra counter values); uuid 2 k + 1;
  *   - names of kinds and tags, the categories and the args' names are
  *     interned once in the first packet (SEQ_INCREMENTAL_STATE_CLEARED);
- *     a span with a label is named "KIND LABEL" in full.
+ *     a span with a label is named "KIND LABEL" in full;
+ *   - times as deltas: the first packet also defines a sequence-scoped
+ *     incremental clock (CLOCK_DELTA, ClockSnapshot.Clock.is_incremental,
+ *     at 0 ns with BOOTTIME, the trace's clock, at 0) and makes it every
+ *     later packet's default (TracePacketDefaults.timestamp_clock_id), as
+ *     Perfetto's own SDK does (src/tracing/internal/track_event_internal.cc,
+ *     ResetIncrementalState): a packet's timestamp is then the nanoseconds
+ *     since the previous packet on that clock (trace_processor's
+ *     ClockSynchronizer::ClockDomain::ToNs adds it, in file order), 1 to 3
+ *     bytes where an absolute time takes 5 to 6. Events do not come in
+ *     time order (a slice is written whole when it ends, and its begin can
+ *     lie before the previous packet's time: a third of the begins on
+ *     `gen transformer`), so a time before the clock's names its clock,
+ *     BOOTTIME, and is absolute (timestamp_clock_id, 3 more bytes), and
+ *     leaves the delta clock where it was. As TracePacketDefaults
+ *     requires, every packet after the first carries
+ *     SEQ_NEEDS_INCREMENTAL_STATE.
  * The JSON's "otherData" (producer, hardware, status, makespan) is not
  * written: the results JSON has them.
  *
@@ -58,6 +74,8 @@ enum { END_ROOM = 48 };                /* a slice's end packet's bytes at most, 
 enum { COPY_STEP = 16 };               /* fixed args are copied in steps of this many bytes */
 enum { KIND_TEXT = 32 };               /* a kind's name and a space, copied whole */
 enum { PROCESS_UUID = 1 };             /* process P: uuid PROCESS_UUID << 40 | P */
+enum { CLOCK_DELTA = 64 };            /* the first sequence-scoped clock id (64 to 127) */
+enum { CLOCK_TRACE = PERFETTO__PROTOS__CLOCK_SNAPSHOT__CLOCK__BUILTIN_CLOCKS__BOOTTIME }; /* the trace's clock */
 /* Interned ids: names of kinds 1..N+1 (N = STRATA_OP__COUNT, "?" last),
  * then of tags; categories of kinds, then copy and buffer; args' names. */
 enum { NAME_TAG0 = STRATA_OP__COUNT + 2, CAT_COPY = STRATA_OP__COUNT + 2, CAT_BUFFER };
@@ -68,7 +86,7 @@ enum { SERIES_ALLOCATED, SERIES_RESERVED, SERIES_TAG0, SERIES_N = SERIES_TAG0 + 
 /* Field tags (number << 3 | wire type), from the schema's descriptors. */
 typedef struct tags {
     uint32_t packet;                                   /* Trace */
-    uint32_t timestamp, track_event, sequence, flags;  /* TracePacket */
+    uint32_t timestamp, clock_id, track_event, sequence, flags; /* TracePacket */
     uint32_t type, track_uuid, name_iid, name, category, counter, annotation; /* TrackEvent */
     uint32_t extra_uuid, extra_value;                  /* TrackEvent's extra counters */
     uint32_t arg_name, arg_uint, arg_string;           /* DebugAnnotation */
@@ -104,13 +122,15 @@ typedef struct pf_writer {
     uint64_t *series;    /* per memory, per series: its counter track's uuid (0: none yet) */
     guint n_series_mem;
     uint64_t next_counter;
+    uint64_t clock_ns;   /* the delta clock's time: the latest time written as a delta */
     /* Encoded once (pf_open): the tags of packet, timestamp, track_event,
      * counter_value, extra uuid and value, name, name_iid, category and
      * annotation; the bytes between a packet's timestamp and its event
-     * (sequence id, the flags of an interned one, the event's tag); an
+     * (sequence id, the flags, the event's tag); an
      * event's type and its track's tag, per type; an uint arg's name. */
     pre packet, timestamp, track_event, counter, extra_uuid, extra_value, name, name_iid, category, annotation;
-    pre after_ts, after_ts_interned;
+    pre absolute;  /* a timestamp's clock when it is absolute (BOOTTIME) */
+    pre after_ts;  /* sequence id, flags (SEQ_NEEDS_INCREMENTAL_STATE) and the event's tag */
     pre slice_begin, slice_end, counter_event;
     pre arg_uint[ARG__END];
     size_t kind_n[STRATA_OP__COUNT + 1]; /* strlen of each kind's name ("?" last) */
@@ -142,6 +162,7 @@ static const struct {
 } tag_fields[] = {
     TAG(packet, trace, "packet"),
     TAG(timestamp, trace_packet, "timestamp"),
+    TAG(clock_id, trace_packet, "timestamp_clock_id"),
     TAG(track_event, trace_packet, "track_event"),
     TAG(sequence, trace_packet, "trusted_packet_sequence_id"),
     TAG(flags, trace_packet, "sequence_flags"),
@@ -240,6 +261,10 @@ static void put_message(pf_writer *w, Perfetto__Protos__TracePacket *pkt)
     pkt->optional_trusted_packet_sequence_id_case =
         PERFETTO__PROTOS__TRACE_PACKET__OPTIONAL_TRUSTED_PACKET_SEQUENCE_ID_TRUSTED_PACKET_SEQUENCE_ID;
     pkt->trusted_packet_sequence_id = 1;
+    if (!pkt->has_sequence_flags) { /* every packet after the first */
+        pkt->has_sequence_flags = true;
+        pkt->sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE;
+    }
     Perfetto__Protos__Trace trace = PERFETTO__PROTOS__TRACE__INIT;
     trace.n_packet = 1;
     trace.packet = &pkt;
@@ -269,17 +294,31 @@ static inline uint8_t *event_room(pf_writer *w, size_t body, size_t more)
     return room(w, body + EVENT_ROOM + 2 * PRE_MAX + more);
 }
 
+/* A packet's time ns at p (TIME_ROOM bytes at most): its delta on the
+ * delta clock, or, before the clock's time, absolute on BOOTTIME. */
+enum { TIME_ROOM = 1 + 10 + 3 };
+static inline uint8_t *put_time(pf_writer *w, uint8_t *p, int64_t ns)
+{
+    uint64_t t = (uint64_t)ns;
+    p = put_pre(p, &w->timestamp);
+    if (G_LIKELY(ns >= 0 && t >= w->clock_ns)) {
+        p = varint(p, t - w->clock_ns);
+        w->clock_ns = t;
+        return p;
+    }
+    return put_pre(varint(p, t), &w->absolute);
+}
+
 /* Starts a packet at p (event_room() made room for it) at ns with a track
- * event of type on track uuid, and `body` more bytes of the event at most;
- * interned: it refers to interned names. */
-static inline uint8_t *begin_event(const pf_writer *w, open_event *o, uint8_t *p, size_t body, int64_t ns,
-                                   const pre *type, uint64_t uuid, bool interned)
+ * event of type on track uuid, and `body` more bytes of the event at most. */
+static inline uint8_t *begin_event(pf_writer *w, open_event *o, uint8_t *p, size_t body, int64_t ns,
+                                   const pre *type, uint64_t uuid)
 {
     o->width = width_for(body + EVENT_ROOM);
     p = put_pre(p, &w->packet);
     o->packet = p;
-    p = varint(put_pre(p + o->width, &w->timestamp), (uint64_t)ns);
-    p = put_pre(p, interned ? &w->after_ts_interned : &w->after_ts);
+    p = put_time(w, p + o->width, ns);
+    p = put_pre(p, &w->after_ts);
     o->event = p;
     return varint(put_pre(p + o->width, type), uuid);
 }
@@ -363,7 +402,8 @@ static void pf_lane(void *ws, const strata_tl_track *t, int tid, guint index, lo
     size_t name_n = strlen(t->name), bound = name_n + EVENT_ROOM;
     int width = width_for(bound);
     uint8_t *p = varint(room(w, bound + 16), g->packet), *packet = p;
-    p = field(p + width, g->sequence, 1);
+    p = field(field(p + width, g->sequence, 1), g->flags,
+              PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE);
     p = varint(p, g->track_descriptor);
     uint8_t *track = p;
     p = field(p + width, g->uuid, 2 * (uint64_t)tid);
@@ -467,11 +507,11 @@ static const fixed_arg *memory_args(pf_writer *w, int32_t index)
 /* The slice's end at p, right after its begin on the same lane (END_ROOM
  * bytes at most: both its lengths take one byte, as begin_event's width
  * for an empty body). */
-static inline uint8_t *slice_end(const pf_writer *w, uint8_t *p, uint64_t uuid, int64_t end_ns)
+static inline uint8_t *slice_end(pf_writer *w, uint8_t *p, uint64_t uuid, int64_t end_ns)
 {
     p = put_pre(p, &w->packet);
     uint8_t *packet = p++;
-    p = put_pre(varint(put_pre(p, &w->timestamp), (uint64_t)end_ns), &w->after_ts);
+    p = put_pre(put_time(w, p, end_ns), &w->after_ts);
     uint8_t *event = p++;
     p = varint(put_pre(p, &w->slice_end), uuid);
     *event = (uint8_t)(p - event - 1);
@@ -499,7 +539,7 @@ static void pf_span(void *ws, const strata_tl_track *t, int tid, int64_t start_n
     size_t body = kind_n + label_n + m1_n + m2_n + 8 * ARG_ROOM;
     open_event o;
     uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM + KIND_TEXT + 2 * COPY_STEP), body, start_ns,
-                             &w->slice_begin, uuid, true);
+                             &w->slice_begin, uuid);
     if (label) {
         p = varint(put_pre(p, &w->name), kind_n + 1 + label_n);
         memcpy(p, w->kind_text[kind], KIND_TEXT); /* "KIND " */
@@ -529,8 +569,7 @@ static void pf_buffer(void *ws, const strata_tl_track *t, int tid, int64_t start
     uint64_t uuid = 2 * (uint64_t)tid;
     size_t body = tag_arg->text_n + 6 * ARG_ROOM;
     open_event o;
-    uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM + COPY_STEP), body, start_ns, &w->slice_begin, uuid,
-                             true);
+    uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM + COPY_STEP), body, start_ns, &w->slice_begin, uuid);
     p = varint(put_pre(p, &w->name_iid), NAME_TAG0 + tag);
     p = varint(put_pre(p, &w->category), CAT_BUFFER);
     p = arg_uint(w, p, ARG_OFFSET, b->offset);
@@ -550,7 +589,7 @@ static void pf_counters(void *ws, const strata_mem_sample *s, int64_t ns, strata
     uint64_t reserved = series_uuid(w, s->memory, SERIES_RESERVED);
     uint64_t tag = row ? series_uuid(w, s->memory, SERIES_TAG0 + (int)s->tag) : 0;
     open_event o;
-    uint8_t *p = begin_event(w, &o, event_room(w, 6 * ARG_ROOM, 0), 6 * ARG_ROOM, ns, &w->counter_event, allocated, false);
+    uint8_t *p = begin_event(w, &o, event_room(w, 6 * ARG_ROOM, 0), 6 * ARG_ROOM, ns, &w->counter_event, allocated);
     p = varint(put_pre(p, &w->counter), (uint64_t)s->allocated);
     p = varint(put_pre(varint(put_pre(p, &w->extra_uuid), reserved), &w->extra_value), (uint64_t)s->reserved);
     if (row)
@@ -577,8 +616,8 @@ static void encode_constants(pf_writer *w)
     w->category = pre_tag(g->category);
     w->annotation = pre_tag(g->annotation);
     uint8_t b[PRE_MAX];
-    w->after_ts = pre_of(b, varint(field(b, g->sequence, 1), g->track_event));
-    w->after_ts_interned = pre_of(
+    w->absolute = pre_of(b, field(b, g->clock_id, CLOCK_TRACE));
+    w->after_ts = pre_of(
         b, varint(field(field(b, g->sequence, 1), g->flags,
                         PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_NEEDS_INCREMENTAL_STATE),
                   g->track_event));
@@ -649,8 +688,27 @@ static void pf_begin(void *ws)
     interned.event_categories = cat_p;
     interned.n_debug_annotation_names = N_ARGS;
     interned.debug_annotation_names = arg_p;
+    /* The delta clock, at 0 when BOOTTIME is at 0, and its use by default. */
+    Perfetto__Protos__ClockSnapshot__Clock clocks[2], *clock_p[2] = {&clocks[0], &clocks[1]};
+    for (int i = 0; i < 2; i++) {
+        perfetto__protos__clock_snapshot__clock__init(&clocks[i]);
+        clocks[i].has_clock_id = clocks[i].has_timestamp = true;
+        clocks[i].clock_id = i == 0 ? CLOCK_TRACE : CLOCK_DELTA;
+        clocks[i].timestamp = 0;
+    }
+    clocks[1].has_is_incremental = true;
+    clocks[1].is_incremental = true;
+    Perfetto__Protos__ClockSnapshot snapshot = PERFETTO__PROTOS__CLOCK_SNAPSHOT__INIT;
+    snapshot.n_clocks = 2;
+    snapshot.clocks = clock_p;
+    Perfetto__Protos__TracePacketDefaults defaults = PERFETTO__PROTOS__TRACE_PACKET_DEFAULTS__INIT;
+    defaults.has_timestamp_clock_id = true;
+    defaults.timestamp_clock_id = CLOCK_DELTA;
     Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
     pkt.interned_data = &interned;
+    pkt.trace_packet_defaults = &defaults;
+    pkt.data_case = PERFETTO__PROTOS__TRACE_PACKET__DATA_CLOCK_SNAPSHOT;
+    pkt.clock_snapshot = &snapshot;
     pkt.has_sequence_flags = true;
     pkt.sequence_flags = PERFETTO__PROTOS__TRACE_PACKET__SEQUENCE_FLAGS__SEQ_INCREMENTAL_STATE_CLEARED;
     put_message(w, &pkt);
