@@ -34,6 +34,21 @@
  * and over 2 nodes of 8 MI325X (validation/hw/mi325x-roce.ini: RCCL's tree
  * on LL) the same 150 us more: an all-reduce's every output needs every
  * rank's input, and every rank starts R later.
+ *
+ * MSCCL and the process layout (coll_impl_rccl.c rccl_releases): RCCL 2.20
+ * runs no MSCCL on a communicator two of whose ranks share a process
+ * (msccl_lifecycle.cc mscclCommCompatible), 2.21 on runs it there too. A
+ * 1 KiB all-reduce (256 floats, MSCCL's LL allpairs where it runs): one
+ * rank per GPU the same on both; -g 8 on 2.21 the allpairs' time + 7 x 5
+ * us; -g 8 on 2.20 RCCL's ring on LL, one channel (1 KiB < 8 x 8 x 256 x
+ * 16 bytes): 23.2 us + 14 steps of 128 x 2 x 4/3 bytes at 64 GB/s + 35 us
+ * = 58.2747 us.
+ *
+ * Calls back to back (`rccl_host_overlap`, coll_host.h): nccl-tests and
+ * rccl-tests time `iters` calls issued one after another (common.cu
+ * BenchTime), so the host launches call k+1 while the GPUs run call k;
+ * in steady state a call takes max(H, T), H = N (P + L) the host's time
+ * a call and T the call's once its last rank starts (the row's estimate).
  */
 #include "testutil.h"
 #include <glib/gstdio.h>
@@ -44,13 +59,14 @@
 
 #define TRACE "strata-trace 1\noption mesh=data:8\nalloc buf 8 tag=input dtype=f32 shape=2\nall-reduce buf axis=data\nfree buf\n"
 
-/* strata run's makespan (s, as it prints it: to the ns) of an 8-byte
- * all-reduce over the `devices` GPUs of hardware file `hw_file` (a path in
- * the source tree), with the overrides `sets` (NULL-terminated; NULL: none). */
-static double all_reduce_8b_on(const char *hw_file, int devices, const char *const *sets)
+/* strata run's makespan (s, as it prints it: to the ns) of an all-reduce
+ * of `floats` f32 over the `devices` GPUs of hardware file `hw_file` (a
+ * path in the source tree), with the overrides `sets` (NULL-terminated;
+ * NULL: none). */
+static double all_reduce_on(const char *hw_file, int devices, int floats, const char *const *sets)
 {
-    char *text = g_strdup_printf("strata-trace 1\noption mesh=data:%d\nalloc buf 8 tag=input dtype=f32 shape=2\n"
-                                 "all-reduce buf axis=data\nfree buf\n", devices);
+    char *text = g_strdup_printf("strata-trace 1\noption mesh=data:%d\nalloc buf %d tag=input dtype=f32 shape=%d\n"
+                                 "all-reduce buf axis=data\nfree buf\n", devices, 4 * floats, floats);
     char *trace = strata_test_write_temp("ar-XXXXXX.trace", text);
     char *hw = strata_test_source_path(hw_file);
     const char *const argv[] = {"run", "--trace", trace, "--hw", hw, NULL};
@@ -70,7 +86,7 @@ static double all_reduce_8b_on(const char *hw_file, int devices, const char *con
 /* ... over the 8 MI300X of configs/hw/mi300x-8.ini. */
 static double all_reduce_8b(const char *const *sets)
 {
-    return all_reduce_8b_on("configs/hw/mi300x-8.ini", 8, sets);
+    return all_reduce_on("configs/hw/mi300x-8.ini", 8, 2, sets);
 }
 
 START_TEST(the_last_gpu_starts_after_the_others_launches)
@@ -101,10 +117,56 @@ START_TEST(the_last_gpu_starts_after_the_others_launches)
 }
 END_TEST
 
+/* MSCCL where one process drives the GPUs (the header's last part): a
+ * 1 KiB all-reduce (256 floats) on 8 MI300X. */
+START_TEST(rccl_2_20_runs_no_msccl_where_ranks_share_a_process)
+{
+    const char *const v20[] = {"interconnect.xgmi.rccl_version=2.20", NULL};
+    const char *const v21[] = {"interconnect.xgmi.rccl_version=2.21", NULL};
+    const char *const v20g8[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.rccl_ranks_per_process=8",
+                                 NULL};
+    const char *const v21g8[] = {"interconnect.xgmi.rccl_version=2.21", "interconnect.xgmi.rccl_ranks_per_process=8",
+                                 NULL};
+    const double msccl = all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, v21);
+    /* one rank per GPU: MSCCL in either release */
+    ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, v20), msccl, 1e-12);
+    /* -g 8 from 2.21: MSCCL's allpairs after the last GPU's launch */
+    ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, v21g8), msccl + 7 * 5e-6, 2e-9);
+    /* -g 8 on 2.20: the ring on LL, one channel, 23.2 us and 14 steps of a
+     * 128-byte chunk as LL (x 2) over xGMI (x 4 / 3) at 64 GB/s (5.33 ns),
+     * after the last GPU's launch */
+    ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, v20g8),
+                            23.2e-6 + 14 * (128 * 2 * 4 / 3.0) / 64e9 + 7 * 5e-6, 2e-9);
+}
+END_TEST
+
+/* Calls back to back (rccl_host_overlap, the header's last part): 8 B on
+ * 8 MI300X, -g 8, L = 5 us: RCCL's estimate of its ring on LL is 23.2 us +
+ * 8 B at 15.36 GB/s; the host's 40 us a call is above it, so the last GPU
+ * waits 40 - 23.2005 us and the call takes that + 23.2013 us = 40.001 us.
+ * 4 MiB (RCCL 2.20, MSCCL off: its ring on LL, estimate 76.5 us above
+ * 40): no GPU waits, the one-rank-per-GPU time. */
+START_TEST(back_to_back_calls_take_the_hosts_pace_or_the_gpus)
+{
+    const double one = all_reduce_8b(NULL);
+    const char *const b2b[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_host_overlap=true",
+                               NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(b2b), one + 40e-6 - (23.2e-6 + 8 / 15.36e9), 2e-9);
+    ck_assert_double_eq_tol(all_reduce_8b(b2b), 40.001e-6, 2e-9);
+    const char *const g1[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.msccl=false", NULL};
+    const char *const g8[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.msccl=false",
+                              "interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_host_overlap=true",
+                              NULL};
+    const double big = all_reduce_on("configs/hw/mi300x-8.ini", 8, 1 << 20, g1);
+    ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 1 << 20, g8), big, 1e-12);
+    ck_assert(big > 40e-6);
+}
+END_TEST
+
 /* ... over the 16 GPUs of validation/hw/mi325x-roce.ini (2 nodes). */
 static double all_reduce_8b_2nodes(const char *const *sets)
 {
-    return all_reduce_8b_on("validation/hw/mi325x-roce.ini", 16, sets);
+    return all_reduce_on("validation/hw/mi325x-roce.ini", 16, 2, sets);
 }
 
 /* The runtime's scratch reclaim: R more on every rank's fixed cost (the
@@ -137,6 +199,16 @@ START_TEST(delay_by_device)
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 0), 7e-6, 1e-15);
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 7e-6 + 35e-6, 1e-15);
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 9), 7e-6 + 5e-6, 1e-15); /* process 1, its second GPU */
+    /* back to back (overlap), a call of 30 us: H = 8 x (1 + 5) = 48 us;
+     * position p waits 8 x 1 + (p + 1) x 5 - 30 us, or nothing */
+    h.overlap = true;
+    h.call_s = 30e-6;
+    ck_assert_double_eq(strata_coll_host_delay(&h, 0), 0);
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 4), 3e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 18e-6, 1e-15); /* 18 + 30 = H */
+    h.call_s = 60e-6; /* the GPUs' time above H: no delay */
+    ck_assert_double_eq(strata_coll_host_delay(&h, 7), 0);
+    h.overlap = false;
     h.ranks_per_process = 1;
     ck_assert_double_eq(strata_coll_host_delay(&h, 7), 0);
     ck_assert_double_eq(strata_coll_host_delay(NULL, 7), 0);
@@ -187,6 +259,8 @@ START_TEST(bad_values_at_their_line)
                                 "t.ini:14: [interconnect x] rccl_scratch_reclaim: expected a time from 0 to 1 s");
     strata_test_hw_text_refused(rccl, "rccl_scratch_reclaim = soon\n",
                                 "t.ini:14: [interconnect x] rccl_scratch_reclaim");
+    strata_test_hw_text_refused(rccl, "rccl_host_overlap = yes\n",
+                                "t.ini:14: [interconnect x] rccl_host_overlap: expected true or false, got 'yes'");
     GError *err = NULL;
     strata_hw *hw = strata_test_load_hw_text(head, "nccl_ranks_per_process = 4\nnccl_host_launch = 5us\n", &err);
     ck_assert_msg(hw, "%s", err ? err->message : "");
@@ -201,6 +275,8 @@ static Suite *coll_host_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, the_last_gpu_starts_after_the_others_launches);
     tcase_add_test(tc, the_runtime_scratch_reclaim_is_paid_at_every_launch);
+    tcase_add_test(tc, rccl_2_20_runs_no_msccl_where_ranks_share_a_process);
+    tcase_add_test(tc, back_to_back_calls_take_the_hosts_pace_or_the_gpus);
     tcase_add_test(tc, delay_by_device);
     tcase_add_test(tc, bad_values_at_their_line);
     suite_add_tcase(s, tc);

@@ -141,6 +141,51 @@ START_TEST(rccl_is_rccls)
 }
 END_TEST
 
+/* RCCL 2.20's tuning_model_5 (the rocm-6.2.2 tag) on 8 MI300X, 28 rings
+ * of 12 GB/s, without MSCCL (one process driving the 8 GPUs, as 2.20 has
+ * it): Ring LL 12 + 14 x 0.8 = 23.2 us at 336 x 0.41 x 8 / 14 = 78.72 GB/s;
+ * Ring Simple 17 + 14 x 3.6 = 67.4 us at 192 GB/s; Tree LL 12 + 2 x 7 x
+ * 0.8 = 23.2 us at 336 x 0.41 / 2 = 68.88 GB/s (x its correction, 1.0 at
+ * 2 KiB: still slower than the ring). So LL up to 44.2 / (1/78,720 -
+ * 1/192,000) = 5.99 MB: 4 MiB on LL (23.2 + 4,194,304 / 78,720 = 76.48
+ * us against Simple's 89.25), 8 MiB on Simple (67.4 + 8,388,608 / 192,000
+ * = 111.09 us against LL's 129.76). 2.21's model puts 512 KiB on Simple
+ * already (46.4 + 524,288 / 192,000 = 49.13 us against LL's 23.2 +
+ * 524,288 / 15,360 = 57.33). Channels: the ring LL's threshold 8 x 8 ranks
+ * x 256 threads = 16 KiB a channel, 56 from 896 KiB. */
+START_TEST(rccl_2_20_keeps_the_ring_on_ll_longer)
+{
+    strata_rccl_comm c = {.ranks = 8, .graph_channels = 28, .channel_gbs = 12.0, .model_2_20 = true};
+    const strata_op_kind ar = STRATA_OP_ALL_REDUCE;
+    double lat, bw;
+    ck_assert(strata_rccl_model(&c, ar, STRATA_NCCL_RING, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 23.2, 1e-9);
+    ck_assert_double_eq_tol(bw, 78.72, 1e-9);
+    ck_assert(strata_rccl_model(&c, ar, STRATA_NCCL_RING, STRATA_NCCL_SIMPLE, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 67.4, 1e-9);
+    ck_assert_double_eq_tol(bw, 192.0, 1e-9);
+    ck_assert(strata_rccl_model(&c, ar, STRATA_NCCL_TREE, STRATA_NCCL_LL, &lat, &bw));
+    ck_assert_double_eq_tol(lat, 23.2, 1e-9);
+    ck_assert_double_eq_tol(bw, 68.88, 1e-9);
+    ck_assert(!strata_rccl_model(&c, ar, STRATA_NCCL_TREE, STRATA_NCCL_SIMPLE, &lat, &bw));
+    strata_rccl_choice ch;
+    ck_assert(strata_rccl_choose(&c, ar, 2048, &ch));
+    ck_assert(!ch.msccl && ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_LL && ch.channels == 1);
+    ck_assert(strata_rccl_choose(&c, ar, 4u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_LL && ch.channels == 56);
+    ck_assert_double_eq_tol(ch.time_us, 23.2 + 4194304 / 78720.0, 1e-3);
+    ck_assert(strata_rccl_choose(&c, ar, 128u << 10, &ch));
+    ck_assert(ch.proto == STRATA_NCCL_LL && ch.channels == 8);
+    ck_assert(strata_rccl_choose(&c, ar, 8u << 20, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 67.4 + 8388608 / 192000.0, 1e-3);
+    c.model_2_20 = false;
+    ck_assert(strata_rccl_choose(&c, ar, 512u << 10, &ch));
+    ck_assert(ch.algo == STRATA_NCCL_RING && ch.proto == STRATA_NCCL_SIMPLE);
+    ck_assert_double_eq_tol(ch.time_us, 46.4 + 524288 / 192000.0, 1e-3);
+}
+END_TEST
+
 START_TEST(rccl_across_nodes_takes_its_protocol_by_size)
 {
     strata_rccl_comm c = {.ranks = 16, .nodes = 2, .graph_channels = 64, .channel_gbs = 28 * 12.0 / 64,
@@ -184,8 +229,9 @@ START_TEST(rccl_across_nodes_takes_its_protocol_by_size)
     static const char head[] = "[hardware]\nname = t\ndevices = 4\n[memory hbm]\nkind = device\ncapacity = 1GiB\n"
                                "bandwidth = 1TB/s\n[interconnect x]\ntopology = full\nbandwidth = 1GB/s\n"
                                "collectives = rccl\nrccl_channels = 4\nrccl_channel_bandwidth = 1GB/s\n";
-    strata_test_hw_text_refused(head, "rccl_version = 2.20\n",
-                                "t.ini:14: [interconnect x] rccl_version: expected 2.21, 2.22 or 2.26, got '2.20'");
+    strata_test_hw_text_refused(head, "rccl_version = 2.19\n",
+                                "t.ini:14: [interconnect x] rccl_version: expected 2.20, 2.21, 2.22 or 2.26, got "
+                                "'2.19'");
 }
 END_TEST
 
@@ -452,6 +498,7 @@ static Suite *suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, nccl_across_nodes_is_nccls);
     tcase_add_test(tc, rccl_is_rccls);
+    tcase_add_test(tc, rccl_2_20_keeps_the_ring_on_ll_longer);
     tcase_add_test(tc, rccl_across_nodes_takes_its_protocol_by_size);
     tcase_add_test(tc, rccl_ll128_where_the_topology_enables_it);
     tcase_add_test(tc, shipped_clusters_cross_their_tiers);

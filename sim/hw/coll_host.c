@@ -5,18 +5,25 @@
  */
 #include "hw/coll_host.h"
 #include "hw/hw_internal.h"
+#include <string.h>
 
 bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
                        GError **err)
 {
     char *layout = g_strdup_printf("%s_ranks_per_process", prefix), *launch = g_strdup_printf("%s_host_launch", prefix),
-         *plan = g_strdup_printf("%s_host_plan", prefix);
+         *plan = g_strdup_printf("%s_host_plan", prefix), *overlap = g_strdup_printf("%s_host_overlap", prefix);
     *out = (strata_coll_host){.ranks_per_process = 1};
     bool has_launch = strata_keyfile_has_key(ctx->k, group, launch);
     bool ok = hw_get_count(ctx, group, layout, 1, STRATA_COLL_HOST_MAX, 1,
                            "a whole number of GPUs per process from 1 to 64 (1: one rank per GPU)",
                            &out->ranks_per_process, err) &&
               hw_get_time(ctx, group, launch, &out->launch_s, err) && hw_get_time(ctx, group, plan, &out->plan_s, err);
+    char *v = ok ? hw_get_text(ctx, group, overlap) : NULL;
+    if (v && (strcmp(g_strstrip(v), "true") == 0 || strcmp(v, "false") == 0))
+        out->overlap = strcmp(v, "true") == 0;
+    else if (v)
+        ok = hw_fail_value(ctx, err, group, overlap, "true or false", v);
+    g_free(v);
     if (ok && out->ranks_per_process > 1 && !has_launch) {
         hw_fail(ctx, err, group, layout, "%s = %u: expected %s too (the host's time per communicator)", layout,
                 out->ranks_per_process, launch);
@@ -25,6 +32,7 @@ bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *pr
     g_free(layout);
     g_free(launch);
     g_free(plan);
+    g_free(overlap);
     return ok;
 }
 
@@ -32,5 +40,8 @@ double strata_coll_host_delay(const strata_coll_host *h, uint32_t device)
 {
     if (!h || h->ranks_per_process <= 1)
         return 0.0;
-    return (double)(h->ranks_per_process - 1) * h->plan_s + (double)(device % h->ranks_per_process) * h->launch_s;
+    uint32_t n = h->ranks_per_process, p = device % n;
+    if (h->overlap)
+        return MAX(0.0, n * h->plan_s + (p + 1) * h->launch_s - h->call_s);
+    return (double)(n - 1) * h->plan_s + (double)p * h->launch_s;
 }

@@ -46,12 +46,17 @@ struct hw_load_ctx; /* the loader's (hw_internal.h) */
      "1 s; needed when " prefix "_ranks_per_process is above 1"},                                                    \
     {prefix "_host_plan", false,                                                                                     \
      "collectives = " prefix ": the host thread's time to prepare one communicator's plan in ncclGroupEnd "         \
-     "(ncclLaunchPrepare), 0 to 1 s (default 0)"}
+     "(ncclLaunchPrepare), 0 to 1 s (default 0)"},                                                                   \
+    {prefix "_host_overlap", false,                                                                                  \
+     "collectives = " prefix ": true or false (default): calls issued back to back (nccl-tests/rccl-tests), the "   \
+     "host's launches of a call overlapping the previous call's kernels; the time is then a call's in steady state"}
 
 typedef struct strata_coll_host {
     uint32_t ranks_per_process; /* 1: one rank per GPU */
     double launch_s;            /* the host's time per communicator's kernel launch */
     double plan_s;              /* the host's time per communicator's plan */
+    bool overlap;               /* back-to-back calls: the steady state's delays */
+    double call_s;              /* with overlap: the call's time once its last rank starts (the row's estimate) */
 } strata_coll_host;
 
 /* Reads `<prefix>_ranks_per_process`, `<prefix>_host_launch` and
@@ -63,7 +68,11 @@ bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const c
 
 /* The delay of device d's kernel start behind one rank per GPU's:
  * (N - 1) x plan_s + (d mod N) x launch_s with N GPUs per process, 0 with
- * one (or h NULL). */
+ * one (or h NULL). With overlap, the steady state of calls issued back to
+ * back: the host spends H = N (plan_s + launch_s) a call, and relative to
+ * the previous call's end the GPU at position p gets its kernel N plan_s
+ * + (p + 1) launch_s - call_s later (0 if that is negative), so that a
+ * call takes max(H, call_s). */
 double strata_coll_host_delay(const strata_coll_host *h, uint32_t device);
 
 #endif

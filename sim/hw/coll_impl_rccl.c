@@ -31,7 +31,16 @@
 #include "hw/rccl_tuning.h"
 
 /* RCCL's releases, oldest first; the last is the default (as nccl_version's
- * newest). 2.21: ROCm/rccl @0cbce2a (2.21.5, ROCm 6.2/6.3); 2.22: ROCm 6.4,
+ * newest). 2.20: ROCm 6.2 (tag rocm-6.2.2, 2.20.5), its own tuning_model_5
+ * (rccl_tuning.h), and no MSCCL on a communicator two of whose ranks share
+ * a process: msccl_lifecycle.cc mscclSchedulerInit sets
+ * comm->mscclCompatible = mscclCommCompatible(comm), false where two ranks
+ * have the same host and pid hashes (one process driving several GPUs,
+ * rccl-tests -g N), and mscclEnqueueCheck then falls back to RCCL's own
+ * kernels; 2.21.5 "Enabled MSCCL for single-process multi-threaded
+ * contexts" (CHANGELOG.md; @0cbce2a RCCL_MSCCL_ENABLE_SINGLE_PROCESS,
+ * default 1, makes every communicator compatible). 2.21: ROCm/rccl
+ * @0cbce2a (2.21.5, ROCm 6.3); 2.22: ROCm 6.4,
  * whose rccl_wrap.cc adds rcclUpdateCollectiveProtocol across nodes, and
  * from 2.22.3 for ROCm 6.4.2 LL128 on gfx942 (CHANGELOG.md); 2.26: ROCm
  * 7.0 (2.26.6), the first with gfx950 and LL128 on it (CHANGELOG.md "RCCL
@@ -43,7 +52,11 @@ static const struct {
     const char *name;
     bool net_ranges, ll128_x38;
     uint32_t arches, ll128;
-} rccl_releases[] = {{"2.21", false, false, 1u, 0u}, {"2.22", true, false, 1u, 1u}, {"2.26", true, true, 3u, 3u}};
+    bool model_2_20, msccl_shared_process; /* 2.20's tuning_model_5; MSCCL where ranks share a process */
+} rccl_releases[] = {{"2.20", false, false, 1u, 0u, true, false},
+                     {"2.21", false, false, 1u, 0u, false, true},
+                     {"2.22", true, false, 1u, 1u, false, true},
+                     {"2.26", true, true, 3u, 3u, false, true}};
 /* rccl_arch: the GPUs' gcnArchName as RCCL's IsArchMatch reads it. */
 static const char *const rccl_arches[] = {"gfx942", "gfx950"};
 
@@ -56,6 +69,7 @@ typedef struct rccl_params {
     double channel_bandwidth; /* B/s */
     bool msccl, net_ranges; /* net_ranges: the release's (rccl_releases) */
     bool ll128, ll128_x38;  /* rccl_ll128 (checked against the release and arch), the release's stretch */
+    bool model_2_20, msccl_shared_process; /* the release's (rccl_releases) */
     strata_nccl_cpu cpu;
     uint32_t algos, protos;
     uint32_t n_rings, ring_len;
@@ -87,7 +101,7 @@ static const strata_coll_impl_key rccl_keys[] = {
                               "first rank's NIC to its last's, separated by |, all of them (its channels across "
                               "nodes, sharing rccl_channels x rccl_channel_bandwidth; and its trees' chains)"},
     {"msccl", false, "collectives = rccl: true or false: RCCL's topology model enables MSCCL (default false)"},
-    {"rccl_version", false, "collectives = rccl: the RCCL release whose choices apply, 2.21, 2.22 or 2.26 (default 2.26)"},
+    {"rccl_version", false, "collectives = rccl: the RCCL release whose choices apply, 2.20, 2.21, 2.22 or 2.26 (default 2.26)"},
     {"rccl_arch", false, "collectives = rccl: the GPUs' architecture, gfx942 (MI300X, MI325X; default) or gfx950 (MI355X; "
                          "RCCL 2.26 on)"},
     {"rccl_ll128", false, "collectives = rccl: true or false: RCCL's topology model enables LL128 (its ll128Enabled=1, or "
@@ -174,7 +188,7 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
         for (a = 0; a < G_N_ELEMENTS(rccl_arches) && strcmp(g_strstrip(arch), rccl_arches[a]) != 0; a++)
             ;
     bool ok = i < G_N_ELEMENTS(rccl_releases) ||
-              hw_fail_value(ctx, err, group, "rccl_version", "2.21, 2.22 or 2.26", v);
+              hw_fail_value(ctx, err, group, "rccl_version", "2.20, 2.21, 2.22 or 2.26", v);
     ok = ok && (a < G_N_ELEMENTS(rccl_arches) || hw_fail_value(ctx, err, group, "rccl_arch", "gfx942 or gfx950", arch));
     ok = ok && ((rccl_releases[i].arches >> a & 1u) ||
                 hw_fail_value(ctx, err, group, "rccl_arch", "an architecture RCCL's release supports (gfx950: "
@@ -185,6 +199,8 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
                               "2.22, on gfx950 from 2.26", "true"));
     p->net_ranges = ok && rccl_releases[i].net_ranges;
     p->ll128_x38 = ok && rccl_releases[i].ll128_x38;
+    p->model_2_20 = ok && rccl_releases[i].model_2_20;
+    p->msccl_shared_process = ok && rccl_releases[i].msccl_shared_process;
     g_free(v);
     g_free(arch);
     return ok;
@@ -221,9 +237,13 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                       uint64_t in_bytes, uint32_t algos, strata_coll_tuning *out, GError **err)
 {
     const rccl_params *p = strata_hw_coll_params(hw);
+    /* MSCCL runs on a communicator whose ranks share a process only from
+     * RCCL 2.21 (rccl_releases) */
+    bool msccl = p->msccl && (p->msccl_shared_process || p->host.ranks_per_process <= 1);
     strata_rccl_comm c = {.ranks = ranks, .graph_channels = p->channels, .channel_gbs = p->channel_bandwidth / 1e9,
-                          .msccl = p->msccl, .cpu = p->cpu, .algos = algos ? algos : p->algos, .protos = p->protos,
-                          .net_ranges = p->net_ranges, .ll128 = p->ll128, .ll128_x38 = p->ll128_x38};
+                          .msccl = msccl, .cpu = p->cpu, .algos = algos ? algos : p->algos, .protos = p->protos,
+                          .net_ranges = p->net_ranges, .ll128 = p->ll128, .ll128_x38 = p->ll128_x38,
+                          .model_2_20 = p->model_2_20};
     strata_hw_nics nics = {0};
     bool net = domain_ranks && domain_ranks < ranks && strata_hw_network_nics(hw, &nics);
     c.nodes = net ? ranks / domain_ranks : 1;
@@ -253,6 +273,9 @@ static bool rccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - 2 * nics.latency),
                                 .rings = rings ? model : NULL, .n_rings = rings ? n_rings : 0,
                                 .ring_len = rings ? len : 0, .host = p->host};
+    /* back-to-back calls: the call's time once its last rank starts, RCCL's
+     * estimate (MSCCL's, which RCCL does not estimate: its fixed cost) */
+    out->host.call_s = MAX(out->estimate_s, out->launch_s);
     return true;
 }
 

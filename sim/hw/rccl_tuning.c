@@ -13,7 +13,10 @@
  * reachable: its values are assumed the same). LL128 (comm->ll128): that
  * tuning_model_5's LL128 columns (hwLat, bwRatio and correction rows, each
  * the LL one's) and its LL128 ranges; 2.26's rccl_wrap.cc (ROCm/rccl
- * @00c78b7) stretches the all-reduce's above 2 nodes by 3.8.
+ * @00c78b7) stretches the all-reduce's above 2 nodes by 3.8. RCCL 2.20
+ * (comm->model_2_20): tuning_model_5 as the rocm-6.2.2 tag has it (2.20.5:
+ * other per-step latencies, bwRatio 0.41 on LL, other correction rows;
+ * baseLat, thresholds and channels as 2.21's).
  * Invariant: the functions read only their arguments.
  */
 #include "hw/rccl_tuning.h"
@@ -22,31 +25,48 @@
 #define PROTOS STRATA_NCCL__PROTOS
 /* tuning.cc baseLat (us), {LL, LL128, Simple}, for Tree and Ring. */
 static const double base_lat[PROTOS] = {12.0, 12.0, 17.0};
-/* tuning_model_5 hwLat (us per step): xGMI (RCCL's NVLINK row) and NET,
- * for Tree and Ring; bwRatio for up to 2 nodes and for more. The LL128
- * column is 9e22c79's (@0cbce2a had 0 there, LL128 off on gfx94x): the LL
- * one's; it applies only where comm->ll128. */
-static const double xgmi_lat[2][PROTOS] = {{0.9, 0.9, 2.3}, {0.8, 0.8, 2.1}};
-static const double net_lat[2][PROTOS] = {{10.5, 10.5, 25.0}, {9.5, 9.5, 320.0}};
-static const double bw_ratio[2][2][PROTOS] = {{{0.06, 0.06, 0.11}, {0.08, 0.08, 1.00}},
-                                             {{0.06, 0.06, 0.59}, {0.08, 0.08, 1.00}}};
-/* tuning_model_5's correction factors by log2(bytes / 64), 0 to 26 (and
- * beyond): the tree's always, the ring's across nodes (LL128's rows, as
- * 9e22c79 has them, the LL ones). */
-static const double tree_correction[PROTOS][27] = {
-    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
-     0.1, 0.1, 0.1, 0.1, 0.1},
-    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
-     0.1, 0.1, 0.1, 0.1, 0.1},
-    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0,
-     1.0, 1.0, 1.0, 1.0, 0.8}};
-static const double ring_correction[PROTOS][27] = {
-    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1,
-     0.1, 0.1, 0.1, 0.1, 0.1},
-    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2, 0.1, 0.1, 0.1,
-     0.1, 0.1, 0.1, 0.1, 0.1},
-    {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
-     0.1, 0.8, 1.0, 1.0, 1.0}};
+/* tuning_model_5 as a release has it: hwLat (us per step) on xGMI
+ * (RCCL's NVLINK row) and NET, for Tree and Ring; bwRatio for up to 2
+ * nodes and for more; the correction factors by log2(bytes / 64), 0 to 26
+ * (and beyond): the tree's always, the ring's across nodes. */
+typedef struct tuning_model {
+    double xgmi_lat[2][PROTOS], net_lat[2][PROTOS], bw_ratio[2][2][PROTOS];
+    double tree_correction[PROTOS][27], ring_correction[PROTOS][27];
+} tuning_model;
+static const tuning_model tuning_model_5[] = {
+    /* RCCL 2.20.5 (ROCm 6.2, tag rocm-6.2.2): LL128 off (its columns 0) */
+    {.xgmi_lat = {{0.8, 0.0, 2.5}, {0.8, 0.0, 3.6}},
+     .net_lat = {{12.5, 0.0, 22.4}, {9.5, 0.0, 19.8}},
+     .bw_ratio = {{{0.41, 0.00, 1.00}, {0.41, 0.00, 1.00}}, {{0.41, 0.00, 0.86}, {0.41, 0.00, 1.00}}},
+     .tree_correction = {{0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 0.8, 0.1, 0.4, 0.5, 1.0, 0.6, 0.4, 0.6, 0.1, 0.3, 0.4, 0.4,
+                          0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2},
+                         {0},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 0.4, 1.0, 1.0, 1.0, 0.2, 0.7, 1.0, 1.0,
+                          1.0, 0.8, 0.7, 0.7, 0.8, 0.8, 0.8, 0.9}},
+     .ring_correction = {{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.1, 0.2, 0.2, 0.1, 0.5, 0.8, 1.0, 0.2, 0.4, 0.5, 0.4,
+                          0.4, 0.3, 0.2, 0.2, 0.2, 0.2, 0.2, 0.2},
+                         {0},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 0.9,
+                          1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0}}},
+    /* RCCL 2.21.5 on (@0cbce2a; 9e22c79 the same): the LL128 columns are
+     * 9e22c79's (@0cbce2a had 0 there, LL128 off on gfx94x), the LL ones;
+     * they apply only where comm->ll128 */
+    {.xgmi_lat = {{0.9, 0.9, 2.3}, {0.8, 0.8, 2.1}},
+     .net_lat = {{10.5, 10.5, 25.0}, {9.5, 9.5, 320.0}},
+     .bw_ratio = {{{0.06, 0.06, 0.11}, {0.08, 0.08, 1.00}}, {{0.06, 0.06, 0.59}, {0.08, 0.08, 1.00}}},
+     .tree_correction = {{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 1.0, 1.0, 1.0, 1.0, 0.6, 1.0, 0.9, 1.0, 1.0, 0.1, 0.1, 0.1,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 1.0, 1.0, 1.0,
+                          1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.8}},
+     .ring_correction = {{0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 1.0, 0.2, 1.0, 0.4, 0.4, 0.1, 0.2, 0.2,
+                          0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+                         {0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1,
+                          0.1, 0.1, 0.1, 0.1, 0.8, 1.0, 1.0, 1.0}}},
+};
 #define RCCL_MAX_NTHREADS 256u
 static const uint32_t thread_threshold[PROTOS] = {8, 8, 64};
 /* MSCCL's allpairs all-reduces for 8 ranks, out-of-place
@@ -82,6 +102,8 @@ static const struct {
 
 static uint32_t nodes_of(const strata_rccl_comm *c) { return c->nodes > 1 ? c->nodes : 1; }
 
+static const tuning_model *model_of(const strata_rccl_comm *c) { return &tuning_model_5[c->model_2_20 ? 0 : 1]; }
+
 bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nccl_algo a, strata_nccl_proto p,
                        double *lat_us, double *bw_gbs)
 {
@@ -93,9 +115,10 @@ bool strata_rccl_model(const strata_rccl_comm *c, strata_op_kind kind, strata_nc
         (a == STRATA_NCCL_TREE && p == STRATA_NCCL_SIMPLE && nodes == 1) || (p == STRATA_NCCL_LL128 && !c->ll128))
         return false;
     double nsteps = ar ? 2.0 * (n - 1) : n - 1.0;
-    double bus = c->graph_channels * c->channel_gbs * bw_ratio[nodes > 2][ring][p];
+    const tuning_model *m = model_of(c);
+    double bus = c->graph_channels * c->channel_gbs * m->bw_ratio[nodes > 2][ring][p];
     bus *= ring ? n / nsteps : .5;
-    double lat = base_lat[p], intra = xgmi_lat[ring][p], inter = net_lat[ring][p];
+    double lat = base_lat[p], intra = m->xgmi_lat[ring][p], inter = m->net_lat[ring][p];
     if (ring) {
         /* tuning.cc: the 2.18 form, 2 nNodes network steps for an all-reduce */
         double overhead = nodes > 1 ? (c->cpu == STRATA_NCCL_AMD ? 2.0 : 1.0) * (p == STRATA_NCCL_SIMPLE ? 3 : 1) : 0;
@@ -123,10 +146,11 @@ static void rccl_correct(const void *comm, strata_op_kind kind, strata_nccl_algo
     (void)kind, (void)lat_us;
     int log_size = strata_nccl_log2i(bytes >> 6);
     log_size = log_size < 0 ? 0 : log_size > 26 ? 26 : log_size;
+    const tuning_model *m = model_of(comm);
     if (a == STRATA_NCCL_TREE)
-        *bw_gbs *= tree_correction[p][log_size];
+        *bw_gbs *= m->tree_correction[p][log_size];
     else if (nodes_of(comm) > 1)
-        *bw_gbs *= ring_correction[p][log_size];
+        *bw_gbs *= m->ring_correction[p][log_size];
 }
 
 static const strata_nccl_tuner rccl_tuner = {.model = rccl_model, .correct = rccl_correct};
@@ -192,7 +216,7 @@ bool strata_rccl_choose(const strata_rccl_comm *c, strata_op_kind kind, uint64_t
     uint32_t tuned_threshold = net_protocol(c, kind, bytes, out);
     out->msccl = false;
     out->base_us = base_lat[out->proto];
-    out->net_step_us = nodes_of(c) > 1 ? net_lat[out->algo == STRATA_NCCL_RING][out->proto] : 0;
+    out->net_step_us = nodes_of(c) > 1 ? model_of(c)->net_lat[out->algo == STRATA_NCCL_RING][out->proto] : 0;
     /* getChannnelThreadInfo: comm->nChannels (the rings doubled; at most 64
      * across nodes), lowered while bytes < channels x threads x threshold */
     uint32_t nc = MIN(2 * c->graph_channels, nodes_of(c) > 1 ? 64u : 128u);

@@ -44,7 +44,15 @@
  * rcclUpdateThreadThreshold: an LL all-gather or reduce-scatter across
  * nodes lowers its channels while bytes < channels x 256 x 16 x ranks.
  *
- * MSCCL on one node of 8 ranks (mscclEnabled=1 in rome_model_79): an
+ * RCCL 2.20 (ROCm 6.2, the rocm-6.2.2 tag: 2.20.5) has the same form with
+ * its own tuning_model_5 (model_2_20): per-step latencies {0.8, -, 2.5}
+ * (tree) and {0.8, -, 3.6} (ring) on xGMI, bwRatio 0.41 on LL and 1.0 on
+ * Simple, other correction rows; so its rings stay on LL to some 6 MB on
+ * one node where 2.21's leave it near 400 KB.
+ *
+ * MSCCL on one node of 8 ranks (mscclEnabled=1 in rome_model_79) where
+ * the communicator may run it (coll_impl_rccl.c: before RCCL 2.21 not
+ * where two of its ranks share a process): an
  * all-reduce whose size falls in an installed algorithm's range and whose
  * element count is a multiple of its chunks per loop runs it
  * (mscclInternalSchedulerSelectAlgo: the first that matches): the
@@ -66,12 +74,13 @@ typedef struct strata_rccl_comm {
     uint32_t nodes;            /* 0 or 1: one node */
     uint32_t graph_channels;   /* the topology model's rings (channels) */
     double channel_gbs;        /* bandwidth of one (totalBw / nChannels) */
-    bool msccl;                /* the topology enables MSCCL (one node) */
+    bool msccl;                /* the topology enables MSCCL (one node) and the communicator runs it */
     strata_nccl_cpu cpu;       /* the network's post overhead across nodes */
     uint32_t algos, protos;    /* NCCL_ALGO, NCCL_PROTO (0: all) */
     bool net_ranges;           /* RCCL 2.22+: rcclUpdateCollectiveProtocol across nodes */
     bool ll128;                /* comm->topo->ll128Enabled, on a release and arch that run it */
     bool ll128_x38;            /* 2.26's stretch of LL128's all-reduce range (else 2.22's) */
+    bool model_2_20;           /* RCCL 2.20's tuning_model_5 (else 2.21's and later) */
 } strata_rccl_comm;
 
 typedef struct strata_rccl_choice {
