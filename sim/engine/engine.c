@@ -99,6 +99,10 @@ struct engine_ctx {
     const strata_hw *hw;
     const strata_source *src; /* the ops' source: the collectives of their steps (spmd.h) */
     const strata_engine_options *opt;
+    /* src is an SPMD expansion (strata_spmd_is_expansion): only then can an
+     * op be a step of a collective or a fence with a lead, and only then is
+     * the ring drift of class_start kept (without one it stays 0) */
+    bool spmd;
     engine_memories mems;
     engine_quotient *quotient; /* with classes (engine_quotient.h), else NULL */
     engine_feed *feed;
@@ -463,7 +467,8 @@ static void run_record(engine_ctx *ctx, engine_stream *s, const engine_op *e)
         s->lead_coll = e->coll;
     }
     /* before a waiter can resume (class_start) */
-    ctx->recorded[op->event] = (event_record){.at_s = now(), .lead_s = s->lead_s, .coll = s->lead_coll};
+    if (ctx->spmd)
+        ctx->recorded[op->event] = (event_record){.at_s = now(), .lead_s = s->lead_s, .coll = s->lead_coll};
     engine_memories_event(&ctx->mems, op);
     engine_events_record(ctx->events, op->event, op->event_seq);
 }
@@ -597,9 +602,11 @@ static void stream_main(int argc, char **argv)
             if (ctx->opt->progress && (ctx->ops_done == 1 || ctx->ops_done % ENGINE_PROGRESS_EVERY == 0))
                 show_progress(ctx);
             add_span(ctx, e, t0, t1);
-            double start = class_start(ctx, s, e, t0, t1);
-            if (e->coll != STRATA_COLL_NONE && e->lead_s == 0) /* a fence (lead_s > 0) is no step */
-                note_collective(ctx->results, strata_spmd_coll(ctx->src, e->coll), start, t1);
+            if (ctx->spmd) { /* else no op has a collective or a lead, and the drift stays 0 */
+                double start = class_start(ctx, s, e, t0, t1);
+                if (e->coll != STRATA_COLL_NONE && e->lead_s == 0) /* a fence (lead_s > 0) is no step */
+                    note_collective(ctx->results, strata_spmd_coll(ctx->src, e->coll), start, t1);
+            }
         }
         engine_feed_release(ctx->feed, e);
         s->held = NULL;
@@ -760,7 +767,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         strata_engine_options_init(&defaults);
         opt = &defaults;
     }
-    engine_ctx ctx = {.hw = hw, .src = src, .opt = opt};
+    engine_ctx ctx = {.hw = hw, .src = src, .opt = opt, .spmd = strata_spmd_is_expansion(src)};
     if (!engine_platform_check(hw, err))
         return false;
     if (!engine_memories_init(&ctx.mems, hw, opt->allocator, opt->check_allocators, err))
