@@ -89,6 +89,34 @@ START_TEST(gemm_at_matrix_efficiency)
 }
 END_TEST
 
+/* A GEMV, 1 x 4096 x 4096 in bf16 on the systolic unit (HBM 1 TB/s): its
+ * bytes (1 x 4096 + 4096 x 4096 + 1 x 4096) x 2 = 33,570,816 B. With
+ * stream_efficiency = 0.9 alone they stream at 0.9 TB/s (memory bytes
+ * 33,570,816 / 0.9 = 37,300,906.67); with gemm_stream_efficiency = 0.8
+ * the GEMM's at 0.8 TB/s (41,963,520), while an elementwise op on the same
+ * unit keeps 0.9: 1,000,000 elements of 2 B read and written, 4 MB / 0.9. */
+START_TEST(gemm_streams_at_its_own_efficiency)
+{
+    uint64_t d[] = {1, 4096, 4096}, e[] = {1000000};
+    strata_kernel_cost c;
+    strata_hw *hw = unit("matrix = systolic\nside = 128\nkernel_launch = 1us\nstream_efficiency = 0.9\n");
+    cost(hw, "gemm", d, 3, false, &c);
+    ck_assert_double_eq(c.bytes_nominal, 33570816);
+    ck_assert_double_eq_tol(c.bytes, 33570816 / 0.9, 1e-3);
+    ck_assert_double_eq_tol(term(&c, "achievable stream rate"), 0.9e12, 1);
+    strata_hw_free(hw);
+    hw = unit("matrix = systolic\nside = 128\nkernel_launch = 1us\nstream_efficiency = 0.9\n"
+              "gemm_stream_efficiency = 0.8\n");
+    cost(hw, "gemm", d, 3, false, &c);
+    ck_assert_double_eq_tol(c.bytes, 41963520, 1e-3);
+    ck_assert_double_eq_tol(term(&c, "achievable stream rate"), 0.8e12, 1);
+    cost(hw, "elementwise", e, 1, false, &c);
+    ck_assert_double_eq(c.bytes_nominal, 4e6);
+    ck_assert_double_eq_tol(c.bytes, 4e6 / 0.9, 1e-3);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* The shipped v5e against the measurement its matrix_efficiency comes from
  * (JAX's Pallas TPU matmul guide, XLA's bf16 jnp.matmul): 8192^3 is 64 x 64
  * weight tiles, 1024 passes of 8192 rows on each of the 4 MXUs, 8388608 +
@@ -404,6 +432,7 @@ START_TEST(bad_kernel_keys_refused)
     strata_test_hw_text_refused(head, "matrix = systolic\n", "side");
     strata_test_hw_text_refused(head, "matrix = tiles\nsms = 4\n", "cta_tiles");
     strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\nstream_efficiency = 1.5\n", "fraction");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\ngemm_stream_efficiency = 0\n", "fraction");
     strata_test_hw_text_refused(head, "matrix = magic\n", "systolic or tiles");
 }
 END_TEST
@@ -577,6 +606,7 @@ int main(void)
     tcase_add_test(tc, gemm_129_pads_to_two_tiles_per_dimension);
     tcase_add_test(tc, gemm_below_one_tile_pays_the_floor);
     tcase_add_test(tc, gemm_at_matrix_efficiency);
+    tcase_add_test(tc, gemm_streams_at_its_own_efficiency);
     tcase_add_test(tc, v5e_gemm_slope_matches_the_guide);
     tcase_add_test(tc, v5e_gemm_pads_a_vocabulary_slice);
     tcase_add_test(tc, flash_hbm_bytes_by_block_size);

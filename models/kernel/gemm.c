@@ -8,8 +8,11 @@
  * tensor cores) and, at the same time, the operands' HBM traffic: A and B
  * read once, C written once, in the op's dtype (C of 8-bit products in
  * bf16: strata_kernel_out_bytes) (the compulsory traffic;
- * re-reads of a block are served from VMEM or L2), at the unit's
- * achievable rate; the slower of the two; then the unit's kernel_launch.
+ * re-reads of a block are served from VMEM or L2), at the rate a library
+ * GEMM streams its operands (the unit's gemm_stream_efficiency of the
+ * memory's bandwidth, default its stream_efficiency: a memory-bound GEMM
+ * at small M streams its weights slower than a copy, docs/hardware.md);
+ * the slower of the two; then the unit's kernel_launch.
  * Nominal: 2 B M K N flops and those bytes.
  */
 #include "kernel/kernel_rows.h"
@@ -43,5 +46,9 @@ void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_ke
     strata_kernel_term_add(c, "flops (2BMKN)", flops, "FLOP");
     double mm = strata_kernel_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), true, g.b, g.m, g.k, g.n, c);
     strata_kernel_term_add(c, "matrix engine time", mm, "s");
-    strata_kernel_finish(hw, unit, c, flops, mm, bytes, "HBM bytes (A, B read, C written once)");
+    const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
+    double eff = ks->gemm_stream_efficiency > 0 ? ks->gemm_stream_efficiency
+                 : ks->stream_efficiency > 0    ? ks->stream_efficiency
+                                                : 1.0;
+    strata_kernel_finish_at(hw, unit, c, flops, mm, bytes, "HBM bytes (A, B read, C written once)", eff);
 }

@@ -92,8 +92,16 @@ void strata_kernel_finish(const strata_hw *hw, uint32_t unit, strata_kernel_cost
                           double bytes, const char *bytes_what)
 {
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
-    double eff = u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0;
-    double rate = strata_kernel_stream_rate(hw, unit);
+    strata_kernel_finish_at(hw, unit, c, flops, busy_s, bytes, bytes_what,
+                            u->kernel.stream_efficiency > 0 ? u->kernel.stream_efficiency : 1.0);
+}
+
+void strata_kernel_finish_at(const strata_hw *hw, uint32_t unit, strata_kernel_cost *c, double flops, double busy_s,
+                             double bytes, const char *bytes_what, double eff)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    const strata_memory_spec *m = strata_hw_memory(hw, u->operands);
+    double rate = m ? m->bandwidth * eff : 0;
     c->flops = flops;
     c->compute_s = busy_s;
     c->bytes_nominal = bytes;

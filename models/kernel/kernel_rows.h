@@ -38,6 +38,10 @@ double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, str
  * bytes, memory time and launch terms (`bytes_what` names the bytes). */
 void strata_kernel_finish(const strata_hw *hw, uint32_t unit, strata_kernel_cost *c, double flops, double busy_s,
                           double bytes, const char *bytes_what);
+/* The same with the bytes streamed at `eff` of the operand memory's
+ * bandwidth (a GEMM's gemm_stream_efficiency). */
+void strata_kernel_finish_at(const strata_hw *hw, uint32_t unit, strata_kernel_cost *c, double flops, double busy_s,
+                             double bytes, const char *bytes_what, double eff);
 /* The achievable rate of the unit's operand memory, bytes/s. */
 double strata_kernel_stream_rate(const strata_hw *hw, uint32_t unit);
 

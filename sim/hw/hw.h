@@ -151,6 +151,7 @@ typedef struct strata_kernel_spec {
                                     its mainloop, not under the next tile's (0: none) */
     double matrix_efficiency;    /* sustained fraction of the matrix peak (default 1) */
     double stream_efficiency;    /* fraction of the operand memory's bandwidth a kernel streams at (default 1) */
+    double gemm_stream_efficiency; /* the same for a library GEMM's operands (0: stream_efficiency) */
     double kernel_launch;        /* seconds each kernel op adds (launch, first tile's prologue) */
     double vector_flops;         /* elementwise rate, FLOP/s (0: flops) */
     double transcendental_flops; /* exp/log/tanh per second (0: vector rate) */

@@ -44,6 +44,8 @@ static const kernel_key kernel_keys[] = {
                                     "instead of under the next tile's, such as f8, or none (default: none)"},
     {"matrix_efficiency", FOR_BOTH, "sustained fraction of the matrix peak, above 0 to 1 (default 1)"},
     {"stream_efficiency", FOR_BOTH, "fraction of the operand memory's bandwidth a kernel streams at (default 1)"},
+    {"gemm_stream_efficiency", FOR_BOTH, "fraction of the operand memory's bandwidth a library GEMM (kernel=gemm) "
+                                         "streams its operands at (default: stream_efficiency)"},
     {"kernel_launch", FOR_BOTH, "time each kernel op adds: launch and first tile, 0 to 1 s (default 0)"},
     {"vector_flops", FOR_BOTH, "elementwise rate of the vector unit (default: flops)"},
     {"transcendental_flops", FOR_BOTH, "exp, log, tanh per second (default: vector_flops)"},
@@ -209,6 +211,7 @@ static bool load_kernel(const hw_load_ctx *ctx, const char *group, strata_kernel
            get_optional_rate(ctx, group, "operand_feed", true, &k->operand_feed, err) &&
            get_fraction(ctx, group, "matrix_efficiency", 1.0, &k->matrix_efficiency, err) &&
            get_fraction(ctx, group, "stream_efficiency", 1.0, &k->stream_efficiency, err) &&
+           get_fraction(ctx, group, "gemm_stream_efficiency", 0.0, &k->gemm_stream_efficiency, err) &&
            hw_get_time(ctx, group, "kernel_launch", &k->kernel_launch, err) &&
            get_optional_rate(ctx, group, "vector_flops", false, &k->vector_flops, err) &&
            get_optional_rate(ctx, group, "transcendental_flops", false, &k->transcendental_flops, err);
