@@ -250,7 +250,7 @@ END_TEST
  * form, whichever queue empties and fills again. */
 START_TEST(tape_queues_share_a_pool_and_keep_jumping_indices)
 {
-    engine_tape_pool *pool = engine_tape_pool_new(1024, 1);
+    engine_tape_pool *pool = engine_tape_pool_new(1024, 1, 0);
     engine_tape *q[2] = {engine_tape_new_sized(SIZE_MAX, 1024, pool), engine_tape_new_sized(SIZE_MAX, 1024, pool)};
     strata_bound_op op = {.kind = STRATA_OP_WAIT, .device = STRATA_BIND_NONE, .memory = STRATA_BIND_NONE,
                           .src_memory = STRATA_BIND_NONE, .dst_memory = STRATA_BIND_NONE,
@@ -292,12 +292,68 @@ START_TEST(tape_queues_share_a_pool_and_keep_jumping_indices)
 }
 END_TEST
 
+/* A queue far behind its writer, in a pool that may hold 2 KiB in memory
+ * (two chunks of 1 KiB): its full chunks past the first go to the pool's
+ * file and come back in order, fields intact, while another queue of the
+ * pool keeps step (it holds its one chunk, never spilled); a second round
+ * reuses the file from its start (all of it was read back), and a tape
+ * freed with chunks on file leaves nothing behind (ASan). */
+START_TEST(tape_queue_spills_past_its_pool_bound_and_reads_back_in_order)
+{
+    engine_tape_pool *pool = engine_tape_pool_new(1024, 4, 2048);
+    engine_tape *q[2] = {engine_tape_new_sized(SIZE_MAX, 1024, pool), engine_tape_new_sized(SIZE_MAX, 1024, pool)};
+    strata_bound_op op = {.kind = STRATA_OP_WAIT, .device = STRATA_BIND_NONE, .memory = STRATA_BIND_NONE,
+                          .src_memory = STRATA_BIND_NONE, .dst_memory = STRATA_BIND_NONE,
+                          .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE, .event = 3};
+    engine_op_extra x = {0};
+    strata_bound_op back;
+    uint64_t spilled_before = 0;
+    for (int round = 0; round < 2; round++) {
+        /* 3,000 ops to queue 1 (index 5 i, line 7 i + 2, seq i: a few bytes
+         * each, some 20 chunks), every third op also to queue 0, read at once */
+        for (uint64_t i = 0; i < 3000; i++) {
+            op.index = 5 * i;
+            op.line = 7 * i + 2;
+            op.event_seq = i;
+            op.stream = 1;
+            ck_assert(engine_tape_put(q[1], &op, &x));
+            if (i % 3 == 0) {
+                op.stream = 0;
+                ck_assert(engine_tape_put(q[0], &op, &x));
+                ck_assert_int_eq(engine_tape_next(q[0], &back, &x), 1);
+                ck_assert_uint_eq(back.event_seq, i);
+                ck_assert_int_eq(engine_tape_next(q[0], &back, &x), 0);
+            }
+        }
+        /* more than the pool's 2 KiB went to the file: the chunks of queue 1 but its first and its last */
+        ck_assert_uint_gt(engine_tape_pool_spilled(pool), spilled_before + 10 * 1024);
+        spilled_before = engine_tape_pool_spilled(pool);
+        for (uint64_t i = 0; i < 3000; i++) {
+            ck_assert_int_eq(engine_tape_next(q[1], &back, &x), 1);
+            ck_assert_uint_eq(back.index, 5 * i);
+            ck_assert_uint_eq(back.line, 7 * i + 2);
+            ck_assert_uint_eq(back.event_seq, i);
+            ck_assert_uint_eq(back.stream, 1);
+            ck_assert_uint_eq(back.event, 3);
+        }
+        ck_assert_int_eq(engine_tape_next(q[1], &back, &x), 0);
+    }
+    /* a tape freed while some of its chunks are on file */
+    for (uint64_t i = 0; i < 3000; i++)
+        ck_assert(engine_tape_put(q[1], &op, &x));
+    ck_assert_uint_gt(engine_tape_pool_spilled(pool), spilled_before);
+    engine_tape_free(q[0]);
+    engine_tape_free(q[1]);
+    engine_tape_pool_free(pool);
+}
+END_TEST
+
 /* Runs the engine in a child process (one SimGrid engine per process) with
  * this tape budget and returns its results JSON and timeline, concatenated
  * (or the error message). A model of several devices runs the SPMD
  * expansion of the trace. */
-static char *run_in_child(const char *hw_name, const char *const *overrides, const char *allocator,
-                          const char *trace_path, size_t budget)
+static char *run_in_child_queued(const char *hw_name, const char *const *overrides, const char *allocator,
+                                 const char *trace_path, size_t budget, size_t queue_memory)
 {
     char *dir = strata_test_temp_dir();
     char *out = g_build_filename(dir, "out.txt", NULL);
@@ -314,6 +370,7 @@ static char *run_in_child(const char *hw_name, const char *const *overrides, con
         strata_engine_options opt;
         strata_engine_options_init(&opt);
         opt.tape_budget = budget;
+        opt.queue_memory = queue_memory;
         opt.timeline = timeline;
         opt.allocator = allocator;
         strata_results *r = NULL;
@@ -342,6 +399,12 @@ static char *run_in_child(const char *hw_name, const char *const *overrides, con
     g_free(out);
     g_free(dir);
     return text;
+}
+
+static char *run_in_child(const char *hw_name, const char *const *overrides, const char *allocator,
+                          const char *trace_path, size_t budget)
+{
+    return run_in_child_queued(hw_name, overrides, allocator, trace_path, budget, 0);
 }
 
 static void assert_replay_equals_reread(const char *hw_name, const char *const *overrides, const char *allocator,
@@ -417,6 +480,37 @@ START_TEST(replay_and_reread_agree_when_the_tape_is_dropped_part_way)
 }
 END_TEST
 
+/* Two streams drifting far apart in file order (stream a's 20,000 ops,
+ * then stream b's, joined by events only at the end: b's first op is read
+ * after all of a's, which wait in a's queue): with at most 1 byte of
+ * queued ops in memory, a's chunks but its first and last wait in the
+ * temporary file, and the run is the same, replayed or read again. */
+START_TEST(queued_ops_on_file_give_the_same_run)
+{
+    GString *text = g_string_new("strata-trace 1\nalloc wa 1MiB stream=a\nalloc wb 1MiB stream=b\n");
+    for (int s = 0; s < 2; s++) {
+        for (int i = 0; i < 20000; i++)
+            g_string_append_printf(text, "compute k%d flops=%de6 in=w%c stream=%c\n", i % 3, 1 + i % 4, "ab"[s],
+                                   "ab"[s]);
+        g_string_append(text, s == 0 ? "record ea stream=a\n" : "wait ea stream=b\nrecord eb stream=b\n");
+    }
+    g_string_append(text, "wait eb stream=a\nfree wa stream=a\nfree wb stream=b\n");
+    char *path = strata_test_write_temp("tape-XXXXXX.trace", text->str);
+    g_string_free(text, TRUE);
+    char *kept = run_in_child("test-simple", NULL, NULL, path, 0);
+    char *spilled = run_in_child_queued("test-simple", NULL, NULL, path, 0, 1);
+    char *reread = run_in_child_queued("test-simple", NULL, NULL, path, 1, 1);
+    ck_assert_msg(strstr(kept, "\"ops\" : 40008"), "%.2000s", kept);
+    ck_assert(strcmp(kept, spilled) == 0);
+    ck_assert(strcmp(kept, reread) == 0);
+    g_free(kept);
+    g_free(spilled);
+    g_free(reread);
+    g_remove(path);
+    g_free(path);
+}
+END_TEST
+
 static Suite *tape_suite(void)
 {
     Suite *s = suite_create("engine_tape");
@@ -426,6 +520,8 @@ static Suite *tape_suite(void)
     tcase_add_test(tc, tape_carries_every_bound_field);
     tcase_add_test(tc, tape_budget_and_far_values);
     tcase_add_test(tc, tape_queues_share_a_pool_and_keep_jumping_indices);
+    tcase_add_test(tc, tape_queue_spills_past_its_pool_bound_and_reads_back_in_order);
+    tcase_add_test(tc, queued_ops_on_file_give_the_same_run);
     tcase_add_test(tc, replay_and_reread_agree_on_examples);
     tcase_add_test(tc, replay_and_reread_agree_on_collective_phases);
     tcase_add_test(tc, replay_and_reread_agree_on_oom_tile_and_plan);

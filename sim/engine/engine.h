@@ -35,11 +35,16 @@ typedef struct strata_engine_options {
     size_t tape_budget;         /* bytes the first pass may use to keep the bound ops for the
                                  * second to replay; past it the second pass reads the source
                                  * again (same results, slower); 0: STRATA_ENGINE_TAPE_BUDGET */
+    size_t queue_memory;        /* bytes of ops queued for streams behind in file order that stay
+                                 * in memory; past it they wait in a temporary file (same results);
+                                 * 0: STRATA_ENGINE_QUEUE_MEMORY */
     FILE *progress;             /* a progress line there (core/progress.h: the ops read, then
                                  * the ops simulated of all and the simulated time); NULL: none */
 } strata_engine_options;
 
 #define STRATA_ENGINE_TAPE_BUDGET ((size_t)64 << 20)
+/* 16,384 chunks of 1 KiB: a drift of millions of ops, a few bytes each, goes to the file */
+#define STRATA_ENGINE_QUEUE_MEMORY ((size_t)16 << 20)
 
 void strata_engine_options_init(strata_engine_options *opt);
 

@@ -23,8 +23,14 @@
  * to a tape of its own (engine_tape.h, a few bytes an op: a pod's stream
  * far behind in file order makes the others' ops wait there, where they
  * took a few hundred bytes each as engine_ops), and become engine_ops when
- * the stream takes them. Beyond the tape, memory is bounded by how far
- * streams drift apart, never by the length of the trace.
+ * the stream takes them. The queues' tapes share a pool that keeps at most
+ * queue_memory bytes of their chunks in memory; past it, a queue's full
+ * chunks after its first go to the pool's temporary file and come back in
+ * order when its stream gets there (engine_tape.h's spill). Beyond the
+ * first pass's tape (at most its budget), memory is then bounded by the
+ * streams' state (a queue's first and last chunks, the READY_MAX whole
+ * ops), neither by how far streams drift apart in file order nor by the
+ * length of the trace: the drift waits on disk.
  *
  * Invariants:
  *  1. ops reach each queue in file order, so each stream runs in program order;
@@ -209,7 +215,8 @@ static bool note_sender(engine_feed *f, const strata_bound_op *op, GError **err)
 }
 
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, engine_quotient *q,
-                             bool keep_labels, size_t tape_budget, strata_progress *progress, GError **err)
+                             bool keep_labels, size_t tape_budget, size_t queue_memory, strata_progress *progress,
+                             GError **err)
 {
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
@@ -223,7 +230,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     f->keep_labels = keep_labels;
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
     f->buffers = strata_idmap_new();
-    f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS);
+    f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS, queue_memory);
     f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
     f->tape = engine_tape_new(tape_budget);
 
@@ -553,8 +560,9 @@ static int read_one(engine_feed *f, uint32_t want, engine_op **e, engine_op_extr
         x->name = NULL; /* an alloc's is its buffer's, registered */
     if (!sq->compact)
         sq->compact = engine_tape_new_sized(SIZE_MAX, QUEUE_CHUNK, f->queue_chunks);
-    if (!engine_tape_put(sq->compact, op, x)) { /* invariant 1: every bound op fits a tape */
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s:%" G_GUINT64_FORMAT ": an op the engine cannot queue",
+    if (!engine_tape_put(sq->compact, op, x)) { /* invariant 1: every bound op fits a tape, or its spill failed */
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
+                    "%s:%" G_GUINT64_FORMAT ": an op the engine cannot queue (is the temporary folder full?)",
                     strata_binder_origin(f->binder), op->line);
         return -1;
     }
@@ -578,9 +586,13 @@ int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **e
     e = new_op(f);
     engine_op_extra x;
     if (sq->n_compact > 0) {
-        int got = engine_tape_next(sq->compact, &e->bound, &x);
-        assert(got == 1); /* it holds n_compact ops */
-        (void)got;
+        if (engine_tape_next(sq->compact, &e->bound, &x) != 1) { /* it holds n_compact ops */
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
+                        "%s: stream '%s': its ops queued in the temporary folder could not be read back",
+                        strata_binder_origin(f->binder), engine_feed_stream_name(f, stream));
+            engine_feed_release(f, e);
+            return -1;
+        }
         sq->n_compact--;
     } else { /* then file order */
         int got;

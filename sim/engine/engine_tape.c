@@ -41,7 +41,11 @@
  */
 #include "engine/engine_tape.h"
 #include <assert.h>
+#include <errno.h>
+#include <glib/gstdio.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 enum {
     FAST = 0x80, /* a kind byte with this bit opens the fast form: */
@@ -142,12 +146,25 @@ struct engine_tape_pool {
     size_t chunk;       /* the cap of every chunk it holds */
     unsigned keep, n;   /* n spare chunks held, at most keep */
     tape_chunk *spare;  /* linked through next */
+    /* The spill (engine_tape.h): a chunk on file is two uint64_t (the
+     * offset of its tape's next chunk on file, SPILL_NONE until there is
+     * one, and its bytes used), then those bytes. */
+    size_t resident_max; /* 0: no spill */
+    size_t resident;     /* bytes of the chunks its tapes hold in memory */
+    int fd;              /* the spill file (unlinked), -1 until the first spill */
+    uint64_t end;        /* its bytes in use: the next chunk spilled goes there */
+    uint64_t live;       /* chunks on file not yet read back; at 0 the file starts over at offset 0 */
+    uint64_t spilled;    /* bytes written to the file in all */
 };
 
 struct engine_tape {
     size_t budget, bytes, chunk;
     engine_tape_pool *pool; /* NULL: none */
     tape_chunk *head, *tail;
+    tape_chunk *before_tail; /* the chunk linked before tail (NULL: tail is head, or on its own) */
+    /* Chunks spilled (pool's file): a run between the listed chunks, which
+     * end before it, and tail, which is then on its own (not linked). */
+    uint64_t n_spilled, spill_first, spill_last; /* how many, the offsets of the first and the last */
     tape_expect put;
     /* replay */
     tape_expect got;
@@ -168,12 +185,19 @@ engine_tape *engine_tape_new_sized(size_t budget, size_t chunk, engine_tape_pool
     return t;
 }
 
-engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep)
+engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep, size_t resident_max)
 {
     engine_tape_pool *pool = g_new0(engine_tape_pool, 1);
     pool->chunk = chunk;
     pool->keep = keep;
+    pool->resident_max = resident_max;
+    pool->fd = -1;
     return pool;
+}
+
+uint64_t engine_tape_pool_spilled(const engine_tape_pool *pool)
+{
+    return pool->spilled;
 }
 
 void engine_tape_pool_free(engine_tape_pool *pool)
@@ -185,6 +209,8 @@ void engine_tape_pool_free(engine_tape_pool *pool)
         g_free(pool->spare);
         pool->spare = next;
     }
+    if (pool->fd >= 0)
+        close(pool->fd);
     g_free(pool);
 }
 
@@ -201,6 +227,8 @@ static tape_chunk *chunk_new(engine_tape *t, size_t cap)
         c = g_malloc(sizeof(tape_chunk) + cap);
         c->cap = cap;
     }
+    if (pool)
+        pool->resident += c->cap;
     c->next = NULL;
     c->used = 0;
     return c;
@@ -211,6 +239,8 @@ static tape_chunk *chunk_new(engine_tape *t, size_t cap)
 static void chunk_done(engine_tape *t, tape_chunk *c)
 {
     engine_tape_pool *pool = t->pool;
+    if (pool)
+        pool->resident -= c->cap;
     if (pool && c->cap == pool->chunk && pool->n < pool->keep) {
         c->next = pool->spare;
         pool->spare = c;
@@ -218,6 +248,95 @@ static void chunk_done(engine_tape *t, tape_chunk *c)
         return;
     }
     g_free(c);
+}
+
+enum { SPILL_NONE = 0 }; /* no next chunk on file (offset 0 is never a next: a next follows its chunk) */
+
+/* All n bytes at offset off of fd, written (write) or read: false on failure. */
+static bool spill_io(int fd, bool write, void *buf, size_t n, uint64_t off)
+{
+    uint8_t *p = buf;
+    while (n > 0) {
+        ssize_t k = write ? pwrite(fd, p, n, (off_t)off) : pread(fd, p, n, (off_t)off);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return false;
+        p += k;
+        n -= (size_t)k;
+        off += (uint64_t)k;
+    }
+    return true;
+}
+
+/* The pool's spill file, made (and unlinked: it goes with the process) on
+ * the first spill in the temporary folder (TMPDIR): false if it cannot be. */
+static bool spill_open(engine_tape_pool *pool)
+{
+    if (pool->fd >= 0)
+        return true;
+    char *path = NULL;
+    pool->fd = g_file_open_tmp("strata-queue-XXXXXX", &path, NULL);
+    if (pool->fd >= 0)
+        g_unlink(path);
+    g_free(path);
+    return pool->fd >= 0;
+}
+
+/* Before a new chunk is put after t's full tail: the tail goes to the
+ * pool's file when the pool holds more than it may in memory (or a run of
+ * t's is already there, which the tail must follow), unless the tail is
+ * the head (the chunk being replayed, or the only one). False on a failed
+ * write (the tape is then unusable). */
+static bool spill_tail(engine_tape *t)
+{
+    engine_tape_pool *pool = t->pool;
+    tape_chunk *c = t->tail;
+    if (!pool || pool->resident_max == 0 || !c || c == t->head ||
+        (t->n_spilled == 0 && pool->resident <= pool->resident_max))
+        return true;
+    uint64_t head[2] = {SPILL_NONE, c->used}, off = pool->end;
+    struct iovec v[2] = {{head, sizeof(head)}, {c->data, c->used}};
+    if (!spill_open(pool) || pwritev(pool->fd, v, 2, (off_t)off) != (ssize_t)(sizeof(head) + c->used))
+        return false; /* a short write: a full disk, not worth a retry */
+    if (t->n_spilled > 0 && !spill_io(pool->fd, true, &off, sizeof(off), t->spill_last))
+        return false; /* the previous chunk on file names this one as its next */
+    if (t->n_spilled == 0) {
+        t->spill_first = off;
+        t->before_tail->next = NULL; /* the listed chunks end before the run */
+    }
+    t->spill_last = off;
+    t->n_spilled++;
+    pool->end += sizeof(head) + c->used;
+    pool->live++;
+    pool->spilled += sizeof(head) + c->used;
+    chunk_done(t, c);
+    t->tail = t->before_tail = NULL; /* reserve() puts the new tail on its own */
+    return true;
+}
+
+/* The first chunk of t's run on file, read back into memory (NULL on a
+ * failed read); the last one is linked to the tail again. */
+static tape_chunk *unspill(engine_tape *t)
+{
+    engine_tape_pool *pool = t->pool;
+    uint64_t head[2], off = t->spill_first;
+    if (!spill_io(pool->fd, false, head, sizeof(head), off))
+        return NULL;
+    tape_chunk *c = chunk_new(t, MAX(t->chunk, head[1]));
+    if (!spill_io(pool->fd, false, c->data, head[1], off + sizeof(head))) {
+        chunk_done(t, c);
+        return NULL;
+    }
+    c->used = head[1];
+    t->spill_first = head[0];
+    if (--t->n_spilled == 0) {
+        c->next = t->tail;
+        t->before_tail = t->tail ? c : NULL;
+    }
+    if (--pool->live == 0)
+        pool->end = 0; /* nothing on file is read any more */
+    return c;
 }
 
 #ifndef NDEBUG
@@ -243,6 +362,12 @@ void engine_tape_free(engine_tape *t)
         tape_chunk *next = t->head->next;
         chunk_done(t, t->head);
         t->head = next;
+    }
+    if (t->n_spilled > 0) { /* its run on file is left there; the tail is on its own */
+        if (t->tail)
+            chunk_done(t, t->tail);
+        if ((t->pool->live -= t->n_spilled) == 0)
+            t->pool->end = 0;
     }
     g_free(t->ids);
     g_free(t);
@@ -351,12 +476,15 @@ static bool reserve(engine_tape *t, size_t need)
     if (t->tail && t->tail->cap - t->tail->used >= need)
         return true;
     size_t cap = MAX(t->chunk, need);
-    if (t->bytes + sizeof(tape_chunk) + cap > t->budget)
+    if (t->bytes + sizeof(tape_chunk) + cap > t->budget || !spill_tail(t))
         return false;
     tape_chunk *c = chunk_new(t, cap);
-    if (t->tail)
+    if (t->n_spilled > 0) /* after the run on file: on its own */
+        t->before_tail = NULL;
+    else if (t->tail) {
         t->tail->next = c;
-    else
+        t->before_tail = t->tail;
+    } else
         t->head = c;
     t->tail = c;
     t->bytes += sizeof(tape_chunk) + cap;
@@ -677,6 +805,8 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
     while (t->at && t->pos == t->at->used) {
         tape_chunk *done = t->at;
         t->at = done->next;
+        if (!t->at && t->n_spilled > 0 && !(t->at = unspill(t)))
+            return -1; /* done stays: the tape is freed whole */
         t->head = t->at;
         if (!t->head)
             t->tail = NULL;

@@ -20,6 +20,15 @@
  * A tape is also a queue: puts and nexts may interleave (the reader frees
  * each chunk once it has read past it, the writer starts a new one).
  *
+ * Queues sharing a pool may spill: while the chunks of the pool's tapes
+ * take more memory than the pool allows, a tape's full last chunk (unless
+ * it is its first, the one being replayed) is written to the pool's
+ * temporary file instead of being kept, and so are its next ones until the
+ * replay has read them back, in order. Memory then stays within the pool's
+ * bound plus two chunks a tape, however far a queue's reader lags behind
+ * its writer: the lag is on disk (the file starts over once all it holds
+ * has been read back).
+ *
  * Invariants:
  *  1. engine_tape_next() gives back, in order, exactly the ops and extras
  *     put: every field of strata_bound_op but `op` (NULL), with ins and
@@ -66,14 +75,18 @@ engine_tape *engine_tape_new_sized(size_t budget, size_t chunk, engine_tape_pool
 void engine_tape_free(engine_tape *t); /* NULL ok */
 /* Spare chunks of `chunk` bytes shared by the tapes made with it, at most
  * `keep` of them held (the rest freed): memory stays bounded by the ops
- * queued, however many tapes. Free it after its tapes. */
-engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep);
+ * queued, however many tapes. Past `resident_max` bytes of chunks held by
+ * its tapes (0: no bound), their full chunks spill to a file (above).
+ * Free it after its tapes. */
+engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep, size_t resident_max);
 void engine_tape_pool_free(engine_tape_pool *pool); /* NULL ok */
+uint64_t engine_tape_pool_spilled(const engine_tape_pool *pool); /* bytes written to its file so far */
 /* Appends op (the bound op of the first pass, read in file order) and x.
  * False when the budget would be exceeded or the op cannot be held: the
  * tape is then unusable and should be freed. */
 bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x);
-/* The next op in the order put: 1, or 0 at the end. */
+/* The next op in the order put: 1, 0 at the end, -1 when a spilled chunk
+ * cannot be read back (the tape is then unusable). */
 int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x);
 size_t engine_tape_bytes(const engine_tape *t); /* held so far */
 

@@ -1,0 +1,96 @@
+/*
+ * bench_drift.c: peak memory of `strata run` when two streams drift far
+ * apart in file order (issue 40: memory bounded by the devices' state, not
+ * by the ops read ahead).
+ *
+ * The trace: stream a's N computes, then stream b's N computes, the two
+ * joined by events only at the end (b waits for a's last op, a for b's).
+ * Both streams start at once, so b's first op is read after all of a's:
+ * the feed reads a's N ops ahead and queues them (sim/engine/engine_feed.c)
+ * until stream a takes them. Before issue 40's spill, that queue held every
+ * op read ahead in memory (a few bytes each on the queue's tape); now past
+ * STRATA_ENGINE_QUEUE_MEMORY it waits in a temporary file.
+ *
+ * Runs `strata run` (test-simple.ini) as a child process on N and 10 N ops
+ * a stream and prints
+ *   RESULT name=drift_rss_N value=PEAK_MIB baseline=- ratio=- target=- unit=MiB ops=.. cpu_s=..
+ *   RESULT name=drift_rss_10N value=PEAK_MIB baseline=PEAK_MIB_AT_N ratio=R target=- unit=MiB ops=.. cpu_s=..
+ *          bytes_per_op=B
+ * (bytes_per_op: the growth between the two per op added, which is the
+ * first pass's tape, at most STRATA_ENGINE_TAPE_BUDGET (64 MiB) in all,
+ * once the queue is on file; informative).
+ *
+ * Usage: bench_drift [N]   (default 300,000: 0.6M and 6M ops)
+ */
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "child_run.h"
+
+/* Writes the drifting trace of n computes a stream; returns its ops. */
+static uint64_t write_trace(const char *path, uint64_t n)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fputs("strata-trace 1\n# bench_drift: generated\nalloc wa 1MiB stream=a\nalloc wb 1MiB stream=b\n", f);
+    for (uint64_t i = 0; i < n; i++)
+        fputs("compute k flops=1e6 in=wa stream=a\n", f);
+    fputs("record ea stream=a\n", f);
+    for (uint64_t i = 0; i < n; i++)
+        fputs("compute k flops=1e6 in=wb stream=b\n", f);
+    fputs("wait ea stream=b\nrecord eb stream=b\nwait eb stream=a\nfree wa stream=a\nfree wb stream=b\n", f);
+    fclose(f);
+    return 2 * n + 8;
+}
+
+/* Runs strata on n ops a stream: false when it fails. */
+static bool run_drift(const char *strata, const char *dir, uint64_t n, uint64_t *ops, child_usage *use)
+{
+    char *hw = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "test-simple.ini", NULL);
+    char *trace = g_strdup_printf("%s/drift-%" G_GUINT64_FORMAT ".trace", dir, n);
+    *ops = write_trace(trace, n);
+    const char *argv[] = {strata, "run", "-q", "--hw", hw, "--trace", trace, NULL};
+    bool ok = child_run(argv, 0, use);
+    g_unlink(trace);
+    g_free(trace);
+    g_free(hw);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t n = argc > 1 ? g_ascii_strtoull(argv[1], NULL, 10) : 300000;
+    char *self = g_file_read_link("/proc/self/exe", NULL);
+    char *self_dir = self ? g_path_get_dirname(self) : g_strdup(".");
+    char *strata = g_build_filename(self_dir, "strata", NULL); /* beside this program */
+    char *dir = g_dir_make_tmp("bench-drift-XXXXXX", NULL);
+    child_usage small = {0}, big = {0};
+    uint64_t small_ops = 0, big_ops = 0;
+    printf("bench_drift: two streams %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT
+           " ops apart in file order, peak RSS of strata run\n",
+           n, 10 * n);
+    bool ok = dir && run_drift(strata, dir, n, &small_ops, &small) && run_drift(strata, dir, 10 * n, &big_ops, &big);
+    if (ok) {
+        printf("RESULT name=drift_rss_N value=%.1f baseline=- ratio=- target=- unit=MiB ops=%" G_GUINT64_FORMAT
+               " cpu_s=%.2f\n",
+               small.rss_mib, small_ops, small.cpu_s);
+        printf("RESULT name=drift_rss_10N value=%.1f baseline=%.1f ratio=%.3f target=- unit=MiB ops=%" G_GUINT64_FORMAT
+               " cpu_s=%.2f bytes_per_op=%.1f\n",
+               big.rss_mib, small.rss_mib, big.rss_mib / small.rss_mib, big_ops, big.cpu_s,
+               (big.rss_mib - small.rss_mib) * 1048576.0 / (double)(big_ops - small_ops));
+    } else {
+        fprintf(stderr, "bench_drift: a run failed\n");
+    }
+    if (dir)
+        g_rmdir(dir);
+    g_free(dir);
+    g_free(strata);
+    g_free(self_dir);
+    g_free(self);
+    return ok ? 0 : 1;
+}
