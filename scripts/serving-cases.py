@@ -82,13 +82,17 @@ def engine_args(r):
     """The engine's CPU time per step (docs/serving.md, "The engine's CPU time"): vLLM v0.6.0 as the
     blog ran it (--num-scheduler-steps 10), SGLang v0.3.0's synchronous loop; trtllm-bench's
     TensorRT-LLM (overlap scheduler, GUARANTEED_NO_EVICT admission: --engine trtllm; its decode
-    batches padded to the overview's CUDA graph sizes); NIM and the
-    MLPerf harness (C++ runtimes overlapping their host work with the GPU, scheduler not read) none."""
+    batches padded to the overview's CUDA graph sizes); NIM's TensorRT-LLM profiles run the C++
+    executor, whose defaults are GUARANTEED_NO_EVICT and context chunking off (executor.h,
+    SchedulerConfig and ExecutorConfig): --scheduler trtllm-no-evict-unchunked, its host work and
+    kernels otherwise as before (engine none); the MLPerf harness none."""
     if r["framework"].startswith("TensorRT-LLM (PyTorch backend, trtllm-bench"):
         # perf-overview.md's llm_options.yml (dense and MoE alike): cuda_graph_config enable_padding: true
         return " --engine trtllm --cuda-graph-batch-sizes " + TRTLLM_GRAPH_SIZES
     if r["framework"] == "vLLM" and r["framework_version"] == "v0.6.0":
         return " --max-num-seqs 256 --engine vllm-v0 --num-scheduler-steps 10"
+    if r["framework"].startswith("NVIDIA NIM"):
+        return " --scheduler trtllm-no-evict-unchunked"
     if r["framework"] == "SGLang":
         return " --max-num-seqs 256 --engine sglang-v0.3"
     return ""

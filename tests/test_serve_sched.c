@@ -226,6 +226,44 @@ START_TEST(trtllm_no_evict_reserves_each_request_to_completion)
 }
 END_TEST
 
+START_TEST(trtllm_unchunked_places_whole_prompts)
+{
+    /* A(6 prompt, 2 out), B(6, 1), C(4, 1) at 0; budget 8 tokens, 3 sequences; the pool far larger.
+     * trtllm-no-evict-unchunked (MicroBatchScheduler without context chunking): step 1 places A whole (6 <= 8);
+     * B's 6 > the 2 left ends the step: 6 tokens, A samples its first. Step 2: A's decode (1), then B whole (1 +
+     * 6 <= 8); C's 4 > the 1 left: 7 tokens, A done, B's only token. Step 3: C's 4. Each first token comes at
+     * the end of its own prompt's step, so TTFT mean = (t1 + t2 + t3) / 3 with t_k step k's end. The chunked
+     * form (trtllm-no-evict) cuts B: 8 (A 6, B 2), 8 (A's decode, B 4, C 3), 1 (C's last), B's and C's first
+     * tokens at steps 2 and 3. */
+    strata_serve_request req[3] = {{0, 6, 2}, {0, 6, 1}, {0, 4, 1}};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 3;
+    strata_serve_result *r = run_config(&c, "trtllm-no-evict-unchunked", req, 3);
+    const uint32_t whole[][3] = {{6, 1, 0}, {7, 1, 1}, {4, 1, 0}};
+    check_steps(r, whole, G_N_ELEMENTS(whole));
+    ck_assert_uint_eq(r->completed, 3);
+    double t1 = step(r, 0)->t + step(r, 0)->dt, t2 = step(r, 1)->t + step(r, 1)->dt, t3 = step(r, 2)->t + step(r, 2)->dt;
+    ck_assert_double_eq_tol(r->ttft.mean, (t1 + t2 + t3) / 3, 1e-12);
+    strata_serve_result_free(r);
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 3;
+    r = run_config(&c, "trtllm-no-evict", req, 3);
+    const uint32_t chunked[][3] = {{8, 2, 0}, {8, 2, 1}, {1, 0, 1}};
+    check_steps(r, chunked, G_N_ELEMENTS(chunked));
+    strata_serve_result_free(r);
+    /* a prompt longer than the whole budget can never be placed: rejected; the next runs alone */
+    strata_serve_request big[2] = {{0, 10, 1}, {0, 4, 1}};
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 3;
+    r = run_config(&c, "trtllm-no-evict-unchunked", big, 2);
+    const uint32_t alone[][3] = {{4, 1, 0}};
+    check_steps(r, alone, G_N_ELEMENTS(alone));
+    ck_assert(r->rejected == 1 && r->completed == 1);
+    strata_serve_result_free(r);
+}
+END_TEST
+
 /* decode_gpu_s of k requests (4 prompt + 3 output tokens) on the tiny model, decode batches padded to the
  * sizes given (n of them) or by the engine named (NULL: none). */
 static double padded_decode_k(uint32_t k, const uint32_t *sizes, uint32_t n, const char *engine)
@@ -460,6 +498,7 @@ int main(void)
     tcase_add_test(tc, policies_defaults_and_choices);
     tcase_add_test(tc, cli_picks_and_refuses_as_vllm_does);
     tcase_add_test(tc, trtllm_no_evict_reserves_each_request_to_completion);
+    tcase_add_test(tc, trtllm_unchunked_places_whole_prompts);
     tcase_add_test(tc, cuda_graph_padding_pads_decode_batches);
     tcase_add_test(tc, sglang_prefills_alone_cut_at_the_chunk);
     tcase_add_test(tc, sglang_admits_against_expected_outputs);

@@ -89,6 +89,7 @@ void serve_schedule_v1(serve_state *st);
 void serve_schedule_v0(serve_state *st);
 void serve_schedule_v0_chunked(serve_state *st);
 void serve_schedule_trtllm_no_evict(serve_state *st); /* serve_sched_trtllm.c */
+void serve_schedule_trtllm_no_evict_unchunked(serve_state *st);
 void serve_schedule_sglang(serve_state *st);          /* serve_sched_sglang.c */
 uint32_t serve_sglang_budget(uint32_t max_model_len);
 uint32_t serve_v0_budget(uint32_t max_model_len);

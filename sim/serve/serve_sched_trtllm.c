@@ -36,9 +36,30 @@
  * of all ranks; serve.h), so the admitted count is floor(tp * pool / b)
  * where TensorRT-LLM's ranks each admit floor(pool / b).
  *
+ * trtllm-no-evict-unchunked: the same admission with the step formed as
+ * TensorRT-LLM's C++ executor forms it when context chunking is off, its
+ * default (cpp/include/tensorrt_llm/executor/executor.h, ExecutorConfig's
+ * enableChunkedContext = false; the Triton backend's model_instance_state.cc
+ * leaves it false unless enable_chunked_context is set), which is what a
+ * runtime built on that executor (NIM's TensorRT-LLM profiles) runs unless
+ * it says otherwise. cpp/tensorrt_llm/batch_manager/microBatchScheduler.cpp,
+ * MicroBatchScheduler::operator(), without mCtxChunkConfig: the requests the
+ * capacity scheduler returns are walked in its order (GuaranteedNoEvict
+ * lists the generating requests first, then the pending contexts), a
+ * generating request adds its one token, and a context request is placed
+ * whole, getNumTokens (its whole prompt), only while batchNumTokens +
+ * reqNumTokens <= maxNumTokens; the first that does not fit ends the step
+ * ("break"). So a step holds the decodes and then as many whole prompts, in
+ * arrival order, as the token budget still holds: with 8,192 tokens and
+ * 5,000-token prompts one prompt a step, finished in that step, where the
+ * chunked form splits the next prompt over two steps. A prompt longer than
+ * the whole budget could never be placed; strata rejects it (as vllm-v1
+ * rejects a prompt the empty pool cannot hold).
+ *
  * Invariants: the admitted requests' blocks to completion never exceed the
  * scheme's free blocks at admission, so a running request's growth always
- * fits and no request is preempted by this policy.
+ * fits and no request is preempted by this policy; the unchunked form never
+ * leaves a prompt part-computed at a step's end.
  */
 #include "serve/serve_run.h"
 
@@ -66,18 +87,38 @@ static int64_t available_blocks(const serve_state *st)
     return avail;
 }
 
+/* Pending requests in arrival order while the pool, less every admitted
+ * request's blocks to completion, holds theirs; whole: each only if its
+ * whole prompt fits what is left of the budget. */
+static void admit_no_evict(serve_state *st, int64_t avail, uint32_t *budget, bool whole)
+{
+    while (st->waiting.n && st->n_running < st->cfg->max_num_seqs && *budget > 0) {
+        serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
+        int64_t need = (int64_t)blocks_to_completion(st, q);
+        if (need > avail)
+            break;
+        if (whole && serve_tokens_of(q) > *budget)
+            break;
+        if (!serve_admit_waiting(st, budget))
+            break;
+        avail -= need;
+    }
+}
+
 void serve_schedule_trtllm_no_evict(serve_state *st)
 {
     uint32_t budget = st->cfg->max_num_batched_tokens;
     int64_t avail = available_blocks(st);
     serve_schedule_running(st, &budget, 0, 1);
-    while (st->waiting.n && st->n_running < st->cfg->max_num_seqs && budget > 0) {
-        serve_req *q = &st->req[serve_deque_peek(&st->waiting)];
-        int64_t need = (int64_t)blocks_to_completion(st, q);
-        if (need > avail)
-            break;
-        if (!serve_admit_waiting(st, &budget))
-            break;
-        avail -= need;
-    }
+    admit_no_evict(st, avail, &budget, false);
+}
+
+void serve_schedule_trtllm_no_evict_unchunked(serve_state *st)
+{
+    uint32_t budget = st->cfg->max_num_batched_tokens;
+    while (st->waiting.n && serve_tokens_of(&st->req[serve_deque_peek(&st->waiting)]) > budget)
+        serve_reject_head(st);
+    int64_t avail = available_blocks(st);
+    serve_schedule_running(st, &budget, 0, 1);
+    admit_no_evict(st, avail, &budget, true);
 }

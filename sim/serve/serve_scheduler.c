@@ -21,6 +21,9 @@ static const strata_serve_scheduler schedulers[] = {
     {"trtllm-no-evict", serve_schedule_trtllm_no_evict, NULL, 0, false, false, NULL,
      "TensorRT-LLM's GUARANTEED_NO_EVICT: a request is admitted only when the pool can hold its whole prompt + "
      "output, reserved to completion; never preempts"},
+    {"trtllm-no-evict-unchunked", serve_schedule_trtllm_no_evict_unchunked, NULL, 0, false, false, NULL,
+     "trtllm-no-evict with context chunking off (TensorRT-LLM's C++ executor default): decodes, then whole "
+     "prompts in arrival order while each fits the rest of the token budget"},
     {"sglang-v0.3", serve_schedule_sglang, serve_sglang_budget, 0, false, false, NULL,
      "SGLang 0.3: a step of prefills (cut at 8192 tokens, admitted against the free pool less the running "
      "requests' expected outputs) or one of decodes, never both; retracts on a full pool"},

@@ -19,6 +19,9 @@
  *                    is admitted only when the free blocks, less what the
  *                    running requests still need to finish, hold its
  *                    whole prompt + output; the step as vllm-v1's.
+ *   trtllm-no-evict-unchunked  the same admission, context chunking off
+ *                    (the C++ executor's default): decodes, then whole
+ *                    prompts while each fits the rest of the budget.
  *   sglang-v0.3      SGLang 0.3.0's scheduler (serve_sched_sglang.c): a
  *                    step of prefills (chunked at 8192 tokens) or one of
  *                    decodes, never both; admission against the free pool
