@@ -94,7 +94,12 @@ def engine_args(r):
     if r["framework"].startswith("NVIDIA NIM"):
         return " --scheduler trtllm-no-evict-unchunked"
     if r["framework"] == "SGLang":
-        return " --max-num-seqs 256 --engine sglang-v0.3"
+        # SGLang 0.3.0's own max_running_requests: min(max_total_num_tokens // 2, req_to_token_pool.size - 1)
+        # (managers/tp_worker.py), the pool min(max(int(max_total_num_tokens / context_len * 512), 2048), 5120)
+        # requests (model_executor/model_runner.py init_memory_pool): 5120 for any KV pool of at least
+        # 81,920 tokens at context 8192, which the 8B on one H100 and the 70B on four both hold
+        # (mem_fraction_static 0.88, server_args.py); docs/serving.md, wave 13.
+        return " --max-num-seqs 5119 --engine sglang-v0.3"
     return ""
 
 
