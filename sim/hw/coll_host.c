@@ -5,7 +5,6 @@
  */
 #include "hw/coll_host.h"
 #include "hw/hw_internal.h"
-#include <string.h>
 
 bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
                        GError **err)
@@ -18,12 +17,7 @@ bool hw_coll_host_load(const hw_load_ctx *ctx, const char *group, const char *pr
                            "a whole number of GPUs per process from 1 to 64 (1: one rank per GPU)",
                            &out->ranks_per_process, err) &&
               hw_get_time(ctx, group, launch, &out->launch_s, err) && hw_get_time(ctx, group, plan, &out->plan_s, err);
-    char *v = ok ? hw_get_text(ctx, group, overlap) : NULL;
-    if (v && (strcmp(g_strstrip(v), "true") == 0 || strcmp(v, "false") == 0))
-        out->overlap = strcmp(v, "true") == 0;
-    else if (v)
-        ok = hw_fail_value(ctx, err, group, overlap, "true or false", v);
-    g_free(v);
+    ok = ok && hw_get_flag(ctx, group, overlap, &out->overlap, err);
     if (ok && out->ranks_per_process > 1 && !has_launch) {
         hw_fail(ctx, err, group, layout, "%s = %u: expected %s too (the host's time per communicator)", layout,
                 out->ranks_per_process, launch);

@@ -161,19 +161,6 @@ static bool get_rings(const hw_load_ctx *ctx, const char *group, const char *key
     return ok;
 }
 
-/* A true/false key, if there (default false). */
-static bool get_flag(const hw_load_ctx *ctx, const char *group, const char *key, bool *out, GError **err)
-{
-    char *v = hw_get_text(ctx, group, key);
-    bool ok = true;
-    if (v && strcmp(g_strstrip(v), "true") == 0)
-        *out = true;
-    else if (v && strcmp(v, "false") != 0)
-        ok = hw_fail_value(ctx, err, group, key, "true or false", v);
-    g_free(v);
-    return ok;
-}
-
 /* rccl_version (default the newest), rccl_arch (default gfx942) and
  * rccl_ll128 into p: refused where the release has no such architecture,
  * or runs no LL128 on it. */
@@ -193,7 +180,7 @@ static bool get_release(const hw_load_ctx *ctx, const char *group, rccl_params *
     ok = ok && ((rccl_releases[i].arches >> a & 1u) ||
                 hw_fail_value(ctx, err, group, "rccl_arch", "an architecture RCCL's release supports (gfx950: "
                               "rccl_version 2.26)", arch));
-    ok = ok && get_flag(ctx, group, "rccl_ll128", &p->ll128, err);
+    ok = ok && hw_get_flag(ctx, group, "rccl_ll128", &p->ll128, err);
     ok = ok && (!p->ll128 || (rccl_releases[i].ll128 >> a & 1u) ||
                 hw_fail_value(ctx, err, group, "rccl_ll128", "false: RCCL runs LL128 on gfx942 from rccl_version "
                               "2.22, on gfx950 from 2.26", "true"));
@@ -216,7 +203,7 @@ static void *rccl_load(const hw_load_ctx *ctx, const char *group, GError **err)
               hw_coll_impl_list(ctx, group, "rccl_proto", false, &p->protos, err) &&
               get_release(ctx, group, p, err) &&
               hw_get_time(ctx, group, "rccl_scratch_reclaim", &p->scratch_reclaim_s, err);
-    ok = ok && get_flag(ctx, group, "msccl", &p->msccl, err);
+    ok = ok && hw_get_flag(ctx, group, "msccl", &p->msccl, err);
     ok = ok && get_rings(ctx, group, "rccl_rings", p->rings, &p->n_rings, &p->ring_len, err) &&
          get_rings(ctx, group, "rccl_net_rings", p->net_rings, &p->n_net_rings, &p->net_ring_len, err) &&
          hw_coll_host_load(ctx, group, "rccl", &p->host, err);

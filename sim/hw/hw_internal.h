@@ -82,6 +82,8 @@ bool hw_get_count(const hw_load_ctx *ctx, const char *group, const char *key, ui
 bool hw_get_bandwidth(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 bool hw_get_time(const hw_load_ctx *ctx, const char *group, const char *key, double *out, GError **err);
 char *hw_get_text(const hw_load_ctx *ctx, const char *group, const char *key); /* NULL when absent */
+/* true or false exactly; *out left as it is when absent. */
+bool hw_get_flag(const hw_load_ctx *ctx, const char *group, const char *key, bool *out, GError **err);
 /* Index of the template memory `name` (group/key for the message), -1 with err. */
 int hw_get_memory_ref(const hw_load_ctx *ctx, const strata_hw *hw, const char *group, const char *key,
                       const char *name, GError **err);

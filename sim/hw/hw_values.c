@@ -16,6 +16,7 @@
 #include "core/units.h"
 
 #include <stdarg.h>
+#include <string.h>
 
 /* ---- load context: where each group and key came from ---- */
 
@@ -158,6 +159,22 @@ bool hw_get_count(const hw_load_ctx *ctx, const char *group, const char *key, ui
         hw_fail_value(ctx, err, group, key, expected ? expected : range, v);
         g_free(range);
     }
+    g_free(v);
+    return ok;
+}
+
+/* A true/false key (exactly those words): *out set when present, left
+ * as the caller's default when absent. */
+bool hw_get_flag(const hw_load_ctx *ctx, const char *group, const char *key, bool *out, GError **err)
+{
+    char *v = hw_get_text(ctx, group, key);
+    bool ok = true;
+    if (v && strcmp(g_strstrip(v), "true") == 0)
+        *out = true;
+    else if (v && strcmp(v, "false") == 0)
+        *out = false;
+    else if (v)
+        ok = hw_fail_value(ctx, err, group, key, "true or false", v);
     g_free(v);
     return ok;
 }
