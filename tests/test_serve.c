@@ -14,11 +14,14 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
+#include "core/error.h"
 #include "serve/serve.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_engine.h"
 #include "serve/serve_kv.h"
 #include "serve/serve_model.h"
+#include "serve/serve_names.h"
+#include "serve/serve_scheduler.h"
 #include "serve/serve_stream.h"
 #include "testutil.h"
 #include "workload/model_config.h"
@@ -563,6 +566,82 @@ START_TEST(engine_cpu_time_by_hand)
 }
 END_TEST
 
+/* serve_names: one finder over any table of rows ended by a NULL name, the
+ * name anywhere in the row (here second); the message on an unknown name
+ * is the caller's format with the name (or "(none)") and the list. Then
+ * each serving table's own message, byte for byte as before the finder. */
+typedef struct named_row {
+    int value;
+    const char *name;
+} named_row;
+
+static void assert_message(const GError *err, int code, const char *want)
+{
+    ck_assert_ptr_nonnull(err);
+    ck_assert_int_eq(err->code, code);
+    ck_assert_str_eq(err->message, want);
+}
+
+START_TEST(names_lookup_messages)
+{
+    static const named_row rows[] = {{1, "alpha"}, {2, "beta"}, {3, "gamma"}, {0, NULL}};
+    serve_names t = SERVE_NAMES(rows, named_row);
+    ck_assert_ptr_eq(serve_names_find(t, "beta"), &rows[1]);
+    ck_assert_ptr_eq(serve_names_find(t, "gamma"), &rows[2]);
+    ck_assert_ptr_null(serve_names_find(t, "delta"));
+    ck_assert_ptr_null(serve_names_find(t, NULL));
+    char *list = serve_names_list(t);
+    ck_assert_str_eq(list, "alpha, beta, gamma");
+    g_free(list);
+    GError *err = NULL;
+    ck_assert_ptr_eq(serve_names_lookup(t, "alpha", STRATA_ERROR_INPUT, &err, "thing '%s': one of %s"), &rows[0]);
+    ck_assert_ptr_null(err);
+    ck_assert_ptr_null(serve_names_lookup(t, "delta", STRATA_ERROR_INPUT, &err, "thing '%s': one of %s"));
+    assert_message(err, STRATA_ERROR_INPUT, "thing 'delta': one of alpha, beta, gamma");
+    g_clear_error(&err);
+    ck_assert_ptr_null(serve_names_lookup(t, NULL, STRATA_ERROR_INTERNAL, &err, "[%s] not in [%s]"));
+    assert_message(err, STRATA_ERROR_INTERNAL, "[(none)] not in [alpha, beta, gamma]");
+    g_clear_error(&err);
+    static const named_row empty[] = {{0, NULL}};
+    list = serve_names_list(SERVE_NAMES(empty, named_row));
+    ck_assert_str_eq(list, "");
+    g_free(list);
+
+    ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
+    assert_message(err, STRATA_ERROR_INPUT,
+                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, overlap, trtllm)");
+    g_clear_error(&err);
+    ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
+    assert_message(err, STRATA_ERROR_INPUT,
+                   "--scheduler: unknown scheduler 'fifo' (known: vllm-v1, vllm-v0, vllm-v0-chunked, trtllm-no-evict, "
+                   "trtllm-no-evict-unchunked, sglang-v0.3)");
+    g_clear_error(&err);
+    ck_assert_ptr_null(strata_serve_decode_find(NULL, &err));
+    assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa");
+    g_clear_error(&err);
+    ck_assert_ptr_null(strata_serve_allreduce_find("ring", &err));
+    assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom");
+    g_clear_error(&err);
+    ck_assert_ptr_null(strata_serve_attn_aux_find("fa4", &err));
+    assert_message(err, STRATA_ERROR_INTERNAL,
+                   "unknown attention kernels 'fa4' (known: vllm-0.6-flash-attn, sglang-0.3-flashinfer)");
+    g_clear_error(&err);
+    strata_serve_model m;
+    ck_assert(!strata_serve_model_preset(&m, "gpt-5", &err));
+    assert_message(err, STRATA_ERROR_INPUT,
+                   "unknown model 'gpt-5' (presets: llama-3-8b, llama-3-70b, llama-3-405b, llama-2-7b, llama-2-70b, "
+                   "mixtral-8x7b, deepseek-v3; or --model-file FILE)");
+    g_clear_error(&err);
+    m = preset("llama-3-8b");
+    ck_assert(!strata_serve_model_set(&m, "layer", "3", &err));
+    ck_assert_msg(g_str_has_prefix(err->message, "unknown model key 'layer' (known: name, layers, hidden, heads, "),
+                  "%s", err->message);
+    g_clear_error(&err);
+    ck_assert(strata_serve_model_set(&m, "layers", "3", &err));
+    ck_assert_int_eq(m.layers, 3);
+}
+END_TEST
+
 static strata_serve_kv_config small_pool(uint32_t blocks, uint32_t block_size, uint32_t shared_prefix)
 {
     return (strata_serve_kv_config){.pool_bytes = (uint64_t)blocks * block_size, .bytes_per_token = 1,
@@ -1068,6 +1147,7 @@ int main(void)
     tcase_add_test(tc, config_json_gives_the_preset_shape);
     tcase_add_test(tc, mla_costed_as_vllm_runs_it);
     tcase_add_test(tc, engine_cpu_time_by_hand);
+    tcase_add_test(tc, names_lookup_messages);
     tcase_add_test(tc, pool_blocks_by_hand);
     tcase_add_test(tc, prefix_hits_and_lru_eviction);
     tcase_add_test(tc, page_growth_by_hand);

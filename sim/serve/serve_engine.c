@@ -58,8 +58,8 @@
  */
 #include "serve/serve_engine.h"
 #include <math.h>
-#include <string.h>
 #include "core/error.h"
+#include "serve/serve_names.h"
 
 /* SGLang 0.3.0's largest captured decode batch (model_executor/
  * model_runner.py init_cuda_graphs: batch_size_list [1, 2, 4] + 8 x (1..20)
@@ -87,23 +87,10 @@ static const strata_serve_engine engines[] = {
     {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL},
 };
 
-char *strata_serve_engine_names(void)
-{
-    GString *s = g_string_new(NULL);
-    for (const strata_serve_engine *e = engines; e->name; e++)
-        g_string_append_printf(s, "%s%s", e == engines ? "" : ", ", e->name);
-    return g_string_free(s, FALSE);
-}
-
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
 {
-    for (const strata_serve_engine *e = engines; e->name; e++)
-        if (strcmp(e->name, name) == 0)
-            return e;
-    char *known = strata_serve_engine_names();
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine: unknown engine '%s' (known: %s)", name, known);
-    g_free(known);
-    return NULL;
+    return serve_names_lookup(SERVE_NAMES(engines, strata_serve_engine), name, STRATA_ERROR_INPUT, err,
+                              "--engine: unknown engine '%s' (known: %s)");
 }
 
 double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, uint32_t batch, bool prefill,

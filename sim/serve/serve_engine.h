@@ -58,8 +58,6 @@ typedef struct strata_serve_engine {
 
 /* The row called name, or NULL with an error listing the known ones. */
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err);
-/* "none, vllm-v0, ..." (g_free). */
-char *strata_serve_engine_names(void);
 /* A step's time from its GPU time, its batch (requests in it), whether it
  * has prefill tokens, and N for MULTI_STEP (>= 1). */
 double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, uint32_t batch, bool prefill,
