@@ -237,6 +237,48 @@ START_TEST(fa3_prefill_bytes_by_hand)
 }
 END_TEST
 
+/* The engine row's fa3_prefill, through strata_serve_engine_set_kernels:
+ * the chunk above (8192 tokens at context 16384, Llama-3-8B, one H100) with
+ * an FP8 cache. On: 285,212,672 bytes as above. Off, the flash row's HBM
+ * count (models/kernel/flash_attention.c, forward, Hopper's Br 128 and Bc
+ * 64 at D 128), per query head: Q read and O written once, 2 x 8192 x 128
+ * = 2,097,152 bytes, the LSE 4 x 8192 = 32,768, and K and V once per
+ * visited block pair, causal aligned bottom-right (8192 keys before the
+ * first query): row block i (of 64) visits (i + 1) x 2 + 128 column
+ * blocks, 12,352 pairs in all, 2 x 64 x 128 x 12,352 = 202,375,168; a head
+ * 204,505,088, 32 heads 6,544,162,816, with the same preprocessing pass's
+ * 150,994,944: 6,695,157,760. No engine
+ * (vLLM v1's default row) is on, `none` off; on, K and V come from HBM once
+ * a KV head, not once per block pair and query head, so the time is less. */
+START_TEST(engine_fa3_prefill_bytes_by_hand)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = preset("llama-3-8b");
+    ck_assert(strata_serve_model_set(&m, "kv_dtype", "f8", &err));
+    const strata_serve_engine on = {.name = "fa3", .what = "FlashAttention-3 prefill", .fa3_prefill = true};
+    const strata_serve_engine off = {.name = "fa2", .what = "the flash row's prefill", .fa3_prefill = false};
+    const strata_serve_engine *rows[4] = {&on, &off, NULL, strata_serve_engine_find("none", &err)};
+    const double bytes[4] = {285212672.0, 6695157760.0, 285212672.0, 6695157760.0};
+    strata_serve_chunk chunk = {.id = 0, .tokens = 8192, .context = 16384, .samples = false};
+    double t[4];
+    for (int i = 0; i < 4; i++) {
+        strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 8192, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        ck_assert_msg(strata_serve_engine_set_kernels(rows[i], c, &err), "%s", err ? err->message : "");
+        strata_serve_work w;
+        t[i] = strata_serve_cost_attention(c, &chunk, 1, &w);
+        ck_assert_double_eq(w.bytes, bytes[i]);
+        strata_serve_cost_free(c);
+    }
+    ck_assert(t[0] < t[1]);
+    ck_assert_double_eq(t[0], t[2]);
+    ck_assert_double_eq(t[1], t[3]);
+    strata_hw_free(hw);
+}
+END_TEST
+
 /* DeepSeek-V3's attention in one layer on one H100 (TP1, 128 heads, bf16)
  * as vLLM's MLA backend runs it (vllm/v1/attention/backends/mla/common.py).
  * A decode at context 4096, absorbed: W_UK, a bmm of 128 products 1 x 128
@@ -1162,6 +1204,7 @@ int main(void)
     tcase_add_test(tc, fp8_prefill_passes_by_hand);
     tcase_add_test(tc, qk_norm_pass_by_hand);
     tcase_add_test(tc, fa3_prefill_bytes_by_hand);
+    tcase_add_test(tc, engine_fa3_prefill_bytes_by_hand);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
     tcase_add_test(tc, moe_fused_op_bytes_and_kernels_by_hand);
     tcase_add_test(tc, moe_fp8_width_192_runs_whole_k_blocks);
