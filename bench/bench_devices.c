@@ -62,6 +62,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "bench_clock.h"
+#include "child_run.h"
 
 /* The model: 4 layers of width 1024, the same at every device count
  * (d_model and heads divisible by each axis). */
@@ -253,10 +254,8 @@ static bool run_ring3d(const char *strata, const char *dir, const char *mode, ru
 int main(int argc, char **argv)
 {
     int max_devices = argc > 1 ? atoi(argv[1]) : 8960;
-    char *self = g_file_read_link("/proc/self/exe", NULL);
-    char *self_dir = self ? g_path_get_dirname(self) : g_strdup(".");
-    char *strata = g_build_filename(self_dir, "strata", NULL);
-    char *dir = g_dir_make_tmp("strata-bench-devices-XXXXXX", NULL);
+    child_bench b = child_bench_open("strata-bench-devices-XXXXXX");
+    const char *strata = b.strata, *dir = b.dir;
     bool ok = dir != NULL;
     double base_us = 0;
     printf("bench_devices: gen transformer");
@@ -309,11 +308,6 @@ int main(int argc, char **argv)
                "ops=%" G_GINT64_FORMAT " baseline_ops=%" G_GINT64_FORMAT "\n",
                phases.cpu_s, steps.cpu_s, steps.cpu_s > 0 ? phases.cpu_s / steps.cpu_s : 0, phases.ops, steps.ops);
     }
-    if (dir)
-        g_rmdir(dir);
-    g_free(dir);
-    g_free(strata);
-    g_free(self_dir);
-    g_free(self);
+    child_bench_close(&b);
     return ok ? 0 : 1;
 }

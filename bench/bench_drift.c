@@ -32,11 +32,7 @@
 /* Writes the drifting trace of n computes a stream; returns its ops. */
 static uint64_t write_trace(const char *path, uint64_t n)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        exit(1);
-    }
+    FILE *f = child_create(path);
     fputs("strata-trace 1\n# bench_drift: generated\nalloc wa 1MiB stream=a\nalloc wb 1MiB stream=b\n", f);
     for (uint64_t i = 0; i < n; i++)
         fputs("compute k flops=1e6 in=wa stream=a\n", f);
@@ -65,16 +61,14 @@ static bool run_drift(const char *strata, const char *dir, uint64_t n, uint64_t 
 int main(int argc, char **argv)
 {
     uint64_t n = argc > 1 ? g_ascii_strtoull(argv[1], NULL, 10) : 300000;
-    char *self = g_file_read_link("/proc/self/exe", NULL);
-    char *self_dir = self ? g_path_get_dirname(self) : g_strdup(".");
-    char *strata = g_build_filename(self_dir, "strata", NULL); /* beside this program */
-    char *dir = g_dir_make_tmp("bench-drift-XXXXXX", NULL);
+    child_bench b = child_bench_open("bench-drift-XXXXXX");
     child_usage small = {0}, big = {0};
     uint64_t small_ops = 0, big_ops = 0;
     printf("bench_drift: two streams %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT
            " ops apart in file order, peak RSS of strata run\n",
            n, 10 * n);
-    bool ok = dir && run_drift(strata, dir, n, &small_ops, &small) && run_drift(strata, dir, 10 * n, &big_ops, &big);
+    bool ok = b.dir && run_drift(b.strata, b.dir, n, &small_ops, &small) &&
+              run_drift(b.strata, b.dir, 10 * n, &big_ops, &big);
     if (ok) {
         printf("RESULT name=drift_rss_N value=%.1f baseline=- ratio=- target=- unit=MiB ops=%" G_GUINT64_FORMAT
                " cpu_s=%.2f\n",
@@ -86,11 +80,6 @@ int main(int argc, char **argv)
     } else {
         fprintf(stderr, "bench_drift: a run failed\n");
     }
-    if (dir)
-        g_rmdir(dir);
-    g_free(dir);
-    g_free(strata);
-    g_free(self_dir);
-    g_free(self);
+    child_bench_close(&b);
     return ok ? 0 : 1;
 }

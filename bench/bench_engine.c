@@ -34,16 +34,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include "child_run.h"
 #include "engine_bare.h"
 #include "repeats.h"
 
 static uint64_t write_trace(const char *path, uint64_t n_ops)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        perror(path);
-        exit(1);
-    }
+    FILE *f = child_create(path);
     fputs("strata-trace 1\n# bench_engine: generated\nalloc staging 1MiB host stream=dma\n", f);
     uint64_t ops = 1;
     for (uint64_t i = 0; ops + 6 <= n_ops; i++, ops += 6)

@@ -263,12 +263,10 @@ static void print_case(const pod_case *c, const run_report *r, const run_report 
 
 int main(int argc, char **argv)
 {
-    char *self = g_file_read_link("/proc/self/exe", NULL);
-    char *self_dir = self ? g_path_get_dirname(self) : g_strdup(".");
-    char *strata = g_build_filename(self_dir, "strata", NULL); /* beside this program */
+    child_bench b = child_bench_open("bench-pods-XXXXXX");
+    const char *strata = b.strata, *dir = b.dir;
     const char *t = getenv("STRATA_BENCH_STEPS_TIMEOUT");
     int timeout = t ? atoi(t) : 300;
-    char *dir = g_dir_make_tmp("bench-pods-XXXXXX", NULL);
     int failed = 0;
     printf("bench_pods: issue 40's pod cases, reduced run (classes or fast) against --collectives steps "
            "(limited to %d s)\n",
@@ -303,10 +301,6 @@ int main(int argc, char **argv)
         g_free(json);
         g_free(steps_json);
     }
-    g_rmdir(dir);
-    g_free(dir);
-    g_free(strata);
-    g_free(self_dir);
-    g_free(self);
+    child_bench_close(&b);
     return failed ? 1 : 0;
 }

@@ -1,9 +1,13 @@
 /*
- * child_run.c: a command as a measured child process (child_run.h).
+ * child_run.c: a command as a measured child process, and its benchmark's
+ * setting (child_run.h).
  */
 #include "child_run.h"
 #include "bench_clock.h"
+#include <glib.h>
+#include <glib/gstdio.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -34,4 +38,33 @@ bool child_run(const char *const *argv, int ok_status, child_usage *out)
         return false;
     }
     return true;
+}
+
+child_bench child_bench_open(const char *dir_template)
+{
+    char *self = g_file_read_link("/proc/self/exe", NULL);
+    char *self_dir = self ? g_path_get_dirname(self) : g_strdup(".");
+    child_bench b = {g_build_filename(self_dir, "strata", NULL), g_dir_make_tmp(dir_template, NULL)};
+    g_free(self_dir);
+    g_free(self);
+    return b;
+}
+
+void child_bench_close(child_bench *b)
+{
+    if (b->dir)
+        g_rmdir(b->dir);
+    g_free(b->dir);
+    g_free(b->strata);
+    *b = (child_bench){0};
+}
+
+FILE *child_create(const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    return f;
 }

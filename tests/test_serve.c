@@ -14,11 +14,14 @@
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
+#include "core/error.h"
 #include "serve/serve.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_engine.h"
 #include "serve/serve_kv.h"
 #include "serve/serve_model.h"
+#include "serve/serve_names.h"
+#include "serve/serve_scheduler.h"
 #include "serve/serve_stream.h"
 #include "testutil.h"
 #include "workload/model_config.h"
@@ -230,6 +233,48 @@ START_TEST(fa3_prefill_bytes_by_hand)
             ck_assert(fa3_long < row_long);
         strata_serve_cost_free(c);
     }
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The engine row's fa3_prefill, through strata_serve_engine_set_kernels:
+ * the chunk above (8192 tokens at context 16384, Llama-3-8B, one H100) with
+ * an FP8 cache. On: 285,212,672 bytes as above. Off, the flash row's HBM
+ * count (models/kernel/flash_attention.c, forward, Hopper's Br 128 and Bc
+ * 64 at D 128), per query head: Q read and O written once, 2 x 8192 x 128
+ * = 2,097,152 bytes, the LSE 4 x 8192 = 32,768, and K and V once per
+ * visited block pair, causal aligned bottom-right (8192 keys before the
+ * first query): row block i (of 64) visits (i + 1) x 2 + 128 column
+ * blocks, 12,352 pairs in all, 2 x 64 x 128 x 12,352 = 202,375,168; a head
+ * 204,505,088, 32 heads 6,544,162,816, with the same preprocessing pass's
+ * 150,994,944: 6,695,157,760. No engine
+ * (vLLM v1's default row) is on, `none` off; on, K and V come from HBM once
+ * a KV head, not once per block pair and query head, so the time is less. */
+START_TEST(engine_fa3_prefill_bytes_by_hand)
+{
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m = preset("llama-3-8b");
+    ck_assert(strata_serve_model_set(&m, "kv_dtype", "f8", &err));
+    const strata_serve_engine on = {.name = "fa3", .what = "FlashAttention-3 prefill", .fa3_prefill = true};
+    const strata_serve_engine off = {.name = "fa2", .what = "the flash row's prefill", .fa3_prefill = false};
+    const strata_serve_engine *rows[4] = {&on, &off, NULL, strata_serve_engine_find("none", &err)};
+    const double bytes[4] = {285212672.0, 6695157760.0, 285212672.0, 6695157760.0};
+    strata_serve_chunk chunk = {.id = 0, .tokens = 8192, .context = 16384, .samples = false};
+    double t[4];
+    for (int i = 0; i < 4; i++) {
+        strata_serve_cost *c = strata_serve_cost_new(hw, &m, 1, false, 8192, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        ck_assert_msg(strata_serve_engine_set_kernels(rows[i], c, &err), "%s", err ? err->message : "");
+        strata_serve_work w;
+        t[i] = strata_serve_cost_attention(c, &chunk, 1, &w);
+        ck_assert_double_eq(w.bytes, bytes[i]);
+        strata_serve_cost_free(c);
+    }
+    ck_assert(t[0] < t[1]);
+    ck_assert_double_eq(t[0], t[2]);
+    ck_assert_double_eq(t[1], t[3]);
     strata_hw_free(hw);
 }
 END_TEST
@@ -560,6 +605,82 @@ START_TEST(engine_cpu_time_by_hand)
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     ck_assert_msg(strstr(err->message, "unknown engine 'tgi'") && strstr(err->message, "vllm-v0"), "%s", err->message);
     g_error_free(err);
+}
+END_TEST
+
+/* serve_names: one finder over any table of rows ended by a NULL name, the
+ * name anywhere in the row (here second); the message on an unknown name
+ * is the caller's format with the name (or "(none)") and the list. Then
+ * each serving table's own message, byte for byte as before the finder. */
+typedef struct named_row {
+    int value;
+    const char *name;
+} named_row;
+
+static void assert_message(const GError *err, int code, const char *want)
+{
+    ck_assert_ptr_nonnull(err);
+    ck_assert_int_eq(err->code, code);
+    ck_assert_str_eq(err->message, want);
+}
+
+START_TEST(names_lookup_messages)
+{
+    static const named_row rows[] = {{1, "alpha"}, {2, "beta"}, {3, "gamma"}, {0, NULL}};
+    serve_names t = SERVE_NAMES(rows, named_row);
+    ck_assert_ptr_eq(serve_names_find(t, "beta"), &rows[1]);
+    ck_assert_ptr_eq(serve_names_find(t, "gamma"), &rows[2]);
+    ck_assert_ptr_null(serve_names_find(t, "delta"));
+    ck_assert_ptr_null(serve_names_find(t, NULL));
+    char *list = serve_names_list(t);
+    ck_assert_str_eq(list, "alpha, beta, gamma");
+    g_free(list);
+    GError *err = NULL;
+    ck_assert_ptr_eq(serve_names_lookup(t, "alpha", STRATA_ERROR_INPUT, &err, "thing '%s': one of %s"), &rows[0]);
+    ck_assert_ptr_null(err);
+    ck_assert_ptr_null(serve_names_lookup(t, "delta", STRATA_ERROR_INPUT, &err, "thing '%s': one of %s"));
+    assert_message(err, STRATA_ERROR_INPUT, "thing 'delta': one of alpha, beta, gamma");
+    g_clear_error(&err);
+    ck_assert_ptr_null(serve_names_lookup(t, NULL, STRATA_ERROR_INTERNAL, &err, "[%s] not in [%s]"));
+    assert_message(err, STRATA_ERROR_INTERNAL, "[(none)] not in [alpha, beta, gamma]");
+    g_clear_error(&err);
+    static const named_row empty[] = {{0, NULL}};
+    list = serve_names_list(SERVE_NAMES(empty, named_row));
+    ck_assert_str_eq(list, "");
+    g_free(list);
+
+    ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
+    assert_message(err, STRATA_ERROR_INPUT,
+                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, overlap, trtllm)");
+    g_clear_error(&err);
+    ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
+    assert_message(err, STRATA_ERROR_INPUT,
+                   "--scheduler: unknown scheduler 'fifo' (known: vllm-v1, vllm-v0, vllm-v0-chunked, trtllm-no-evict, "
+                   "trtllm-no-evict-unchunked, sglang-v0.3)");
+    g_clear_error(&err);
+    ck_assert_ptr_null(strata_serve_decode_find(NULL, &err));
+    assert_message(err, STRATA_ERROR_INPUT, "decode attention kernel '(none)': expected one of flash-attention, xqa");
+    g_clear_error(&err);
+    ck_assert_ptr_null(strata_serve_allreduce_find("ring", &err));
+    assert_message(err, STRATA_ERROR_INPUT, "TP all-reduce 'ring': expected one of nccl, trtllm-auto, vllm-custom");
+    g_clear_error(&err);
+    ck_assert_ptr_null(strata_serve_attn_aux_find("fa4", &err));
+    assert_message(err, STRATA_ERROR_INTERNAL,
+                   "unknown attention kernels 'fa4' (known: vllm-0.6-flash-attn, sglang-0.3-flashinfer)");
+    g_clear_error(&err);
+    strata_serve_model m;
+    ck_assert(!strata_serve_model_preset(&m, "gpt-5", &err));
+    assert_message(err, STRATA_ERROR_INPUT,
+                   "unknown model 'gpt-5' (presets: llama-3-8b, llama-3-70b, llama-3-405b, llama-2-7b, llama-2-70b, "
+                   "mixtral-8x7b, deepseek-v3; or --model-file FILE)");
+    g_clear_error(&err);
+    m = preset("llama-3-8b");
+    ck_assert(!strata_serve_model_set(&m, "layer", "3", &err));
+    ck_assert_msg(g_str_has_prefix(err->message, "unknown model key 'layer' (known: name, layers, hidden, heads, "),
+                  "%s", err->message);
+    g_clear_error(&err);
+    ck_assert(strata_serve_model_set(&m, "layers", "3", &err));
+    ck_assert_int_eq(m.layers, 3);
 }
 END_TEST
 
@@ -1068,6 +1189,7 @@ int main(void)
     tcase_add_test(tc, config_json_gives_the_preset_shape);
     tcase_add_test(tc, mla_costed_as_vllm_runs_it);
     tcase_add_test(tc, engine_cpu_time_by_hand);
+    tcase_add_test(tc, names_lookup_messages);
     tcase_add_test(tc, pool_blocks_by_hand);
     tcase_add_test(tc, prefix_hits_and_lru_eviction);
     tcase_add_test(tc, page_growth_by_hand);
@@ -1082,6 +1204,7 @@ int main(void)
     tcase_add_test(tc, fp8_prefill_passes_by_hand);
     tcase_add_test(tc, qk_norm_pass_by_hand);
     tcase_add_test(tc, fa3_prefill_bytes_by_hand);
+    tcase_add_test(tc, engine_fa3_prefill_bytes_by_hand);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
     tcase_add_test(tc, moe_fused_op_bytes_and_kernels_by_hand);
     tcase_add_test(tc, moe_fp8_width_192_runs_whole_k_blocks);

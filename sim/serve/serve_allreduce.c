@@ -85,9 +85,9 @@
  * as above.
  */
 #include "serve/serve_allreduce.h"
-#include <string.h>
 #include "collective/coll_sched.h"
 #include "core/error.h"
+#include "serve/serve_names.h"
 
 typedef strata_serve_ar_plan (*ar_plan_fn)(const strata_serve_ar_in *in);
 
@@ -191,18 +191,8 @@ static const strata_serve_allreduce rows[] = {
 
 const strata_serve_allreduce *strata_serve_allreduce_find(const char *name, GError **err)
 {
-    GString *known = g_string_new(NULL);
-    for (const strata_serve_allreduce *a = rows; a->name; a++) {
-        if (name && strcmp(a->name, name) == 0) {
-            g_string_free(known, TRUE);
-            return a;
-        }
-        g_string_append_printf(known, "%s%s", a == rows ? "" : ", ", a->name);
-    }
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "TP all-reduce '%s': expected one of %s",
-                name ? name : "(none)", known->str);
-    g_string_free(known, TRUE);
-    return NULL;
+    return serve_names_lookup(SERVE_NAMES(rows, strata_serve_allreduce), name, STRATA_ERROR_INPUT, err,
+                              "TP all-reduce '%s': expected one of %s");
 }
 
 strata_serve_ar_plan strata_serve_allreduce_plan(const strata_serve_allreduce *a, const strata_serve_ar_in *in)

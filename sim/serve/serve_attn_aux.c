@@ -29,8 +29,8 @@
  *   kernel and merge_state: not in this row.)
  */
 #include "serve/serve_attn_aux.h"
-#include <string.h>
 #include "core/error.h"
+#include "serve/serve_names.h"
 
 /* SGLang 0.3.0's ragged prefill threshold (forward_batch_info.py:
  * `int(torch.sum(ret.seq_lens)) > 4096`). */
@@ -61,16 +61,8 @@ static const strata_serve_attn_aux rows[] = {
 
 const strata_serve_attn_aux *strata_serve_attn_aux_find(const char *name, GError **err)
 {
-    for (const strata_serve_attn_aux *a = rows; a->name; a++)
-        if (strcmp(a->name, name) == 0)
-            return a;
-    GString *known = g_string_new(NULL);
-    for (const strata_serve_attn_aux *a = rows; a->name; a++)
-        g_string_append_printf(known, "%s%s", a == rows ? "" : ", ", a->name);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "unknown attention kernels '%s' (known: %s)", name,
-                known->str);
-    g_string_free(known, TRUE);
-    return NULL;
+    return serve_names_lookup(SERVE_NAMES(rows, strata_serve_attn_aux), name, STRATA_ERROR_INTERNAL, err,
+                              "unknown attention kernels '%s' (known: %s)");
 }
 
 strata_serve_aux_cost strata_serve_attn_aux_pass(const strata_serve_attn_aux *a, uint32_t i, uint64_t prefill,

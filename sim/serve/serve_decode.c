@@ -44,8 +44,8 @@
  */
 #include "serve/serve_decode.h"
 #include <math.h>
-#include <string.h>
 #include "core/error.h"
+#include "serve/serve_names.h"
 
 typedef double (*decode_time_fn)(const strata_hw *hw, uint32_t unit, const strata_serve_decode_in *in,
                                  strata_serve_decode_plan *plan);
@@ -113,18 +113,8 @@ static const strata_serve_decode_kernel kernels[] = {
 
 const strata_serve_decode_kernel *strata_serve_decode_find(const char *name, GError **err)
 {
-    GString *known = g_string_new(NULL);
-    for (const strata_serve_decode_kernel *k = kernels; k->name; k++) {
-        if (name && strcmp(k->name, name) == 0) {
-            g_string_free(known, TRUE);
-            return k;
-        }
-        g_string_append_printf(known, "%s%s", k == kernels ? "" : ", ", k->name);
-    }
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "decode attention kernel '%s': expected one of %s",
-                name ? name : "(none)", known->str);
-    g_string_free(known, TRUE);
-    return NULL;
+    return serve_names_lookup(SERVE_NAMES(kernels, strata_serve_decode_kernel), name, STRATA_ERROR_INPUT, err,
+                              "decode attention kernel '%s': expected one of %s");
 }
 
 bool strata_serve_decode_is_flash(const strata_serve_decode_kernel *k)

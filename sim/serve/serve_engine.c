@@ -55,11 +55,18 @@
  *   estimation's own KV blocks added back (the same expression in every
  *   PyTorch-backend release read, 2025-2026). The other rows take
  *   vLLM's gpu_memory_utilization of the whole device (serve_run.c).
+ * vllm-v1, the row behind no --engine (not in the table: --engine cannot
+ *   name it): vLLM v1, no CPU time per step, and the one row with
+ *   fa3_prefill, its FLASH_ATTN backend running FlashAttention-3 on Hopper
+ *   (serve_cost.c's fa3_prefill_bytes); the rows above run their own
+ *   prefill kernels (vLLM 0.6's FlashAttention-2, SGLang 0.3's FlashInfer,
+ *   TensorRT-LLM's FMHA), timed by the flash-attention row's count.
  */
 #include "serve/serve_engine.h"
 #include <math.h>
-#include <string.h>
 #include "core/error.h"
+#include "serve/serve_cost.h"
+#include "serve/serve_names.h"
 
 /* SGLang 0.3.0's largest captured decode batch (model_executor/
  * model_runner.py init_cuda_graphs: batch_size_list [1, 2, 4] + 8 x (1..20)
@@ -72,38 +79,59 @@ enum { GRAPH_ALIGN = 8 };
 
 static const strata_serve_engine engines[] = {
     {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL, 0, 0,
-     false, NULL},
+     false, NULL, false},
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
      "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
-     NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn"},
+     NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn", false},
     {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)",
-     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false, "sglang-0.3-flashinfer"},
+     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false, "sglang-0.3-flashinfer", false},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
      "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
-     NULL, NULL, 0, 0, false, NULL},
+     NULL, NULL, 0, 0, false, NULL, false},
     {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
      "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
-     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL},
-    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL},
+     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL, false},
+    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL, false},
 };
 
-char *strata_serve_engine_names(void)
-{
-    GString *s = g_string_new(NULL);
-    for (const strata_serve_engine *e = engines; e->name; e++)
-        g_string_append_printf(s, "%s%s", e == engines ? "" : ", ", e->name);
-    return g_string_free(s, FALSE);
-}
+/* No --engine: vLLM v1 as the default scheduler (vllm-v1) runs it, no CPU
+ * time per step, its FLASH_ATTN backend's FlashAttention-3 prefill (vLLM's
+ * vllm/attention/utils/fa_utils.py, get_flash_attn_version: "if hopper
+ * default to FA3", device capability 9). */
+static const strata_serve_engine vllm_v1 = {"vllm-v1", SERVE_ENGINE_SYNC, 0, 0,
+                                            "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 prefill",
+                                            NULL, NULL, NULL, 0, 0, false, NULL, true};
 
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
 {
-    for (const strata_serve_engine *e = engines; e->name; e++)
-        if (strcmp(e->name, name) == 0)
-            return e;
-    char *known = strata_serve_engine_names();
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--engine: unknown engine '%s' (known: %s)", name, known);
-    g_free(known);
-    return NULL;
+    return serve_names_lookup(SERVE_NAMES(engines, strata_serve_engine), name, STRATA_ERROR_INPUT, err,
+                              "--engine: unknown engine '%s' (known: %s)");
+}
+
+bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_cost *cost, GError **err)
+{
+    if (!e)
+        e = &vllm_v1;
+    strata_serve_cost_set_fa3_prefill(cost, e->fa3_prefill);
+    if (e->decode) {
+        const strata_serve_decode_kernel *dk = strata_serve_decode_find(e->decode, err);
+        if (!dk)
+            return false;
+        strata_serve_cost_set_decode(cost, dk);
+    }
+    if (e->attn_aux) {
+        const strata_serve_attn_aux *aux = strata_serve_attn_aux_find(e->attn_aux, err);
+        if (!aux)
+            return false;
+        strata_serve_cost_set_attn_aux(cost, aux);
+    }
+    if (e->allreduce) {
+        const strata_serve_allreduce *ar = strata_serve_allreduce_find(e->allreduce, err);
+        if (!ar)
+            return false;
+        strata_serve_cost_set_allreduce(cost, ar);
+    }
+    return true;
 }
 
 double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, uint32_t batch, bool prefill,

@@ -19,6 +19,11 @@
  *               (SGLang 0.4's zero-overhead scheduler, TensorRT-LLM's
  *               overlap scheduler, vLLM v1's async scheduling): step =
  *               max(gpu, cpu).
+ * A row also names what the engine runs on the GPU (its decode attention
+ * kernel, the kernels around its attention, its TP all-reduce, whether its
+ * prefill attention is FlashAttention-3's), set on the step's cost model
+ * by strata_serve_engine_set_kernels, and its scheduler, CUDA graphs and
+ * pool rule; no --engine is the default row, vLLM v1 (serve_engine.c).
  * Every figure cites its source or says ESTIMATE with its meaning
  * (serve_engine.c).
  *
@@ -54,12 +59,23 @@ typedef struct strata_serve_engine {
                             * false: of the whole device, less those (vLLM's gpu_memory_utilization) */
     const char *attn_aux;  /* the kernels it runs around GQA attention (serve_attn_aux.h; NULL:
                             * one fused QKV preprocessing pass over the prefill tokens) */
+    bool fa3_prefill;      /* its GQA/MHA prefill attention moves HBM bytes as FlashAttention-3 does
+                            * (vLLM v1's FLASH_ATTN backend on Hopper: each KV head's K and V once,
+                            * serve_cost.h's strata_serve_cost_set_fa3_prefill); false: the
+                            * flash-attention row's count */
 } strata_serve_engine;
+
+typedef struct strata_serve_cost strata_serve_cost;
 
 /* The row called name, or NULL with an error listing the known ones. */
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err);
-/* "none, vllm-v0, ..." (g_free). */
-char *strata_serve_engine_names(void);
+/* Sets the row's kernels on a step's cost model: FlashAttention-3's prefill
+ * bytes, its decode kernel, the kernels around its attention, its TP
+ * all-reduce (each left at the cost model's default where the row names
+ * none). e NULL (no --engine): the default row, vLLM v1 (FlashAttention-3
+ * prefill, nothing else), which --engine cannot name. False, with err set,
+ * when the row names a kernel no table has. */
+bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_cost *cost, GError **err);
 /* A step's time from its GPU time, its batch (requests in it), whether it
  * has prefill tokens, and N for MULTI_STEP (>= 1). */
 double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, uint32_t batch, bool prefill,

@@ -6,16 +6,14 @@
 #include <string.h>
 #include "core/error.h"
 #include "core/units.h"
+#include "serve/serve_names.h"
 #include "trace/op.h"
 
 enum { NAME_MAX_BYTES = 64 };
 
 char *serve_field_names(const serve_field *table)
 {
-    GString *s = g_string_new(NULL);
-    for (const serve_field *f = table; f->name; f++)
-        g_string_append_printf(s, "%s%s", f == table ? "" : ", ", f->name);
-    return g_string_free(s, FALSE);
+    return serve_names_list(SERVE_NAMES(table, serve_field));
 }
 
 /* Parses value by f's type into *out (a scratch as wide as any field);
@@ -80,24 +78,23 @@ static size_t width(serve_field_type t)
 bool serve_field_set(const serve_field *table, void *obj, const char *what, const char *key, const char *value,
                      GError **err)
 {
-    for (const serve_field *f = table; f->name; f++) {
-        if (strcmp(f->name, key) != 0)
-            continue;
-        union {
-            char name[NAME_MAX_BYTES];
-            uint64_t u64;
-            double d;
-        } scratch = {{0}};
-        const char *expected = parse(f, value, &scratch);
-        if (expected) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected %s, got '%s'", key, expected, value);
-            return false;
-        }
-        memcpy((char *)obj + f->offset, &scratch, width(f->type));
-        return true;
+    const serve_field *f = serve_names_find(SERVE_NAMES(table, serve_field), key);
+    if (!f) {
+        char *known = serve_field_names(table);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown %s '%s' (known: %s)", what, key, known);
+        g_free(known);
+        return false;
     }
-    char *known = serve_field_names(table);
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown %s '%s' (known: %s)", what, key, known);
-    g_free(known);
-    return false;
+    union {
+        char name[NAME_MAX_BYTES];
+        uint64_t u64;
+        double d;
+    } scratch = {{0}};
+    const char *expected = parse(f, value, &scratch);
+    if (expected) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected %s, got '%s'", key, expected, value);
+        return false;
+    }
+    memcpy((char *)obj + f->offset, &scratch, width(f->type));
+    return true;
 }

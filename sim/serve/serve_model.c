@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "core/units.h"
 #include "serve/serve_fields.h"
+#include "serve/serve_names.h"
 #include "workload/model_config.h"
 
 #define MK(name, type, field) {name, type, offsetof(strata_serve_model, field), 0}
@@ -96,10 +97,7 @@ char *strata_serve_model_keys(void)
 
 char *strata_serve_model_presets(void)
 {
-    GString *s = g_string_new(NULL);
-    for (const model_preset *p = presets; p->name; p++)
-        g_string_append_printf(s, "%s%s", p == presets ? "" : ", ", p->name);
-    return g_string_free(s, FALSE);
+    return serve_names_list(SERVE_NAMES(presets, model_preset));
 }
 
 bool strata_serve_model_set(strata_serve_model *m, const char *key, const char *value, GError **err)
@@ -128,18 +126,13 @@ static bool set_all(strata_serve_model *m, const char *line, GError **err)
 
 bool strata_serve_model_preset(strata_serve_model *m, const char *name, GError **err)
 {
-    for (const model_preset *p = presets; p->name; p++) {
-        if (strcmp(p->name, name) != 0)
-            continue;
-        strata_serve_model_init(m);
-        g_strlcpy(m->name, p->name, sizeof m->name);
-        return set_all(m, p->keys, err);
-    }
-    char *known = strata_serve_model_presets();
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "unknown model '%s' (presets: %s; or --model-file FILE)",
-                name, known);
-    g_free(known);
-    return false;
+    const model_preset *p = serve_names_lookup(SERVE_NAMES(presets, model_preset), name, STRATA_ERROR_INPUT, err,
+                                               "unknown model '%s' (presets: %s; or --model-file FILE)");
+    if (!p)
+        return false;
+    strata_serve_model_init(m);
+    g_strlcpy(m->name, p->name, sizeof m->name);
+    return set_all(m, p->keys, err);
 }
 
 bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **err)

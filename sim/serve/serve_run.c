@@ -305,26 +305,9 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     strata_serve_kv_config kc = {r->pool_bytes * ranks, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,
                                  c->prefix_caching, s->shared_prefix, st.kv_tensors, c->page_bytes, c->allocator};
     ok = ok && (st.cost = strata_serve_cost_new(hw, m, c->tp, c->attention_dp, c->max_num_batched_tokens, err)) != NULL;
-    if (ok && !c->engine) /* vLLM v1's FLASH_ATTN backend (FlashAttention-3 on Hopper) */
-        strata_serve_cost_set_fa3_prefill(st.cost, true);
-    if (ok && c->engine && c->engine->decode) {
-        const strata_serve_decode_kernel *dk = strata_serve_decode_find(c->engine->decode, err);
-        ok = dk != NULL;
-        if (ok)
-            strata_serve_cost_set_decode(st.cost, dk);
-    }
-    if (ok && c->engine && c->engine->attn_aux) {
-        const strata_serve_attn_aux *aux = strata_serve_attn_aux_find(c->engine->attn_aux, err);
-        ok = aux != NULL;
-        if (ok)
-            strata_serve_cost_set_attn_aux(st.cost, aux);
-    }
-    if (ok && c->engine && c->engine->allreduce) {
-        const strata_serve_allreduce *ar = strata_serve_allreduce_find(c->engine->allreduce, err);
-        ok = ar != NULL;
-        if (ok)
-            strata_serve_cost_set_allreduce(st.cost, ar);
-    }
+    /* the engine row's kernels (FlashAttention-3 prefill, decode, around attention, all-reduce;
+     * no --engine: vLLM v1's) */
+    ok = ok && strata_serve_engine_set_kernels(c->engine, st.cost, err);
     ok = ok && (st.kv = scheme->create(&kc, err)) != NULL;
     if (ok && c->swap) {
         double bw = 0, lat = 0;

@@ -5,8 +5,8 @@
  * serve_sched_trtllm.c: trtllm-no-evict; serve_sched_sglang.c: sglang-v0.3).
  */
 #include "serve/serve_scheduler.h"
-#include <string.h>
 #include "core/error.h"
+#include "serve/serve_names.h"
 #include "serve/serve_run.h"
 
 static const strata_serve_scheduler schedulers[] = {
@@ -30,14 +30,6 @@ static const strata_serve_scheduler schedulers[] = {
     {NULL, NULL, NULL, 0, false, false, NULL, NULL},
 };
 
-char *strata_serve_scheduler_names(void)
-{
-    GString *s = g_string_new(NULL);
-    for (const strata_serve_scheduler *p = schedulers; p->name; p++)
-        g_string_append_printf(s, "%s%s", p == schedulers ? "" : ", ", p->name);
-    return g_string_free(s, FALSE);
-}
-
 char *strata_serve_scheduler_help(void)
 {
     GString *s = g_string_new(NULL);
@@ -48,12 +40,6 @@ char *strata_serve_scheduler_help(void)
 
 const strata_serve_scheduler *strata_serve_scheduler_find(const char *name, GError **err)
 {
-    for (const strata_serve_scheduler *p = schedulers; p->name; p++)
-        if (strcmp(p->name, name) == 0)
-            return p;
-    char *known = strata_serve_scheduler_names();
-    g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "--scheduler: unknown scheduler '%s' (known: %s)", name,
-                known);
-    g_free(known);
-    return NULL;
+    return serve_names_lookup(SERVE_NAMES(schedulers, strata_serve_scheduler), name, STRATA_ERROR_INPUT, err,
+                              "--scheduler: unknown scheduler '%s' (known: %s)");
 }

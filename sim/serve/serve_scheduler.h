@@ -67,8 +67,6 @@ typedef struct strata_serve_scheduler {
 
 /* The row called name, or NULL with an error listing the known ones. */
 const strata_serve_scheduler *strata_serve_scheduler_find(const char *name, GError **err);
-/* "vllm-v1, vllm-v0, ..." (g_free). */
-char *strata_serve_scheduler_names(void);
 /* Each row's name and line, one a line (g_free), for --help. */
 char *strata_serve_scheduler_help(void);
 
