@@ -1,14 +1,17 @@
 /*
  * test_coll_host.c: the host side of a collective's launch when one
  * process drives several GPUs (sim/hw/coll_host.h): the keys
- * (`rccl_ranks_per_process`, `_host_launch`, `_host_plan`; the nccl row's
- * alike), each GPU's start delay, and the all-reduce's time derived by
- * hand.
+ * (`rccl_ranks_per_process`, `_host_launch`, `_host_plan`, `_host_channel`,
+ * `_host_overlap`; the nccl row's alike), each GPU's start delay, and the
+ * all-reduce's time derived by hand.
  *
  * doLaunches (NCCL's src/group.cc; RCCL's is NCCL's) prepares every
  * communicator's plan, then launches their kernels one after another, on
- * the one thread. With N GPUs per process, host_launch L and host_plan P,
- * device d starts (N - 1) P + (d mod N) L after one rank per GPU would.
+ * the one thread, each launch after its plan's work structs, one a channel,
+ * are copied into the work FIFO (enqueue.cc uploadWork). With N GPUs per
+ * process, host_plan P and a launch L = host_launch + C x host_channel (C
+ * the call's channels), one call alone (`_host_overlap = false`) starts
+ * device d (N - 1) P + (d mod N) L after one rank per GPU would.
  *
  * 8 MI300X (mi300x-8.ini), an 8-byte all-reduce: RCCL's tuning model runs
  * Ring/LL on one channel (8 B is 2 floats, not a multiple of MSCCL's 256
@@ -16,12 +19,14 @@
  * 14 ring steps (2 x 7) of the xGMI link's 0.8 us: 23.2 us, plus 1 ps of
  * bytes (23.2013 us, the simulation's). The ring's every output needs
  * every rank's input, and the last rank's first send leaves when it starts:
- * the whole schedule runs after the last GPU starts. So
+ * the whole schedule runs after the last GPU starts. With the file's
+ * host_launch 5 us and host_channel 0.05 us, one channel: L = 5.05 us, and
+ * one call alone takes
  *   one rank per GPU           23.2013 us
- *   -g 8, L = 5 us (the file's) 23.2013 + 7 x 5 = 58.2013 us
- *   -g 8, L = 5, P = 1 us      58.2013 + 7 x 1 = 65.2013 us
- *   4 GPUs per process         23.2013 + 3 x 5 = 38.2013 us (two processes
- *                              of 4: devices 3 and 7 start last)
+ *   -g 8                       23.2013 + 7 x 5.05 = 58.5513 us
+ *   -g 8, P = 1 us             58.5513 + 7 x 1 = 65.5513 us
+ *   4 GPUs per process         23.2013 + 3 x 5.05 = 38.3513 us (two
+ *                              processes of 4: devices 3 and 7 start last)
  *
  * The runtime's scratch reclaim (`rccl_scratch_reclaim`, coll_impl_rccl.c:
  * ROCr re-sets-up a kernel's scratch at every dispatch where
@@ -29,7 +34,7 @@
  * fails) is a fixed cost of every rank's launch, added to RCCL's base
  * latency: R = 150 us gives
  *   one rank per GPU           23.2013 + 150 = 173.2013 us
- *   -g 8, L = 5 us             58.2013 + 150 = 208.2013 us (the host's
+ *   -g 8, one call alone       58.5513 + 150 = 208.5513 us (the host's
  *                              delay and the runtime's add up)
  * and over 2 nodes of 8 MI325X (validation/hw/mi325x-roce.ini: RCCL's tree
  * on LL) the same 150 us more: an all-reduce's every output needs every
@@ -44,11 +49,12 @@
  * 16 bytes): 23.2 us + 14 steps of 128 x 2 x 4/3 bytes at 64 GB/s + 35 us
  * = 58.2747 us.
  *
- * Calls back to back (`rccl_host_overlap`, coll_host.h): nccl-tests and
- * rccl-tests time `iters` calls issued one after another (common.cu
- * BenchTime), so the host launches call k+1 while the GPUs run call k;
- * in steady state a call takes max(H, T), H = N (P + L) the host's time
- * a call and T the call's once its last rank starts (the row's estimate).
+ * Calls back to back (`rccl_host_overlap`, coll_host.h, the default where
+ * ranks_per_process is above 1): nccl-tests and rccl-tests time `iters`
+ * calls issued one after another (common.cu BenchTime), so the host
+ * launches call k+1 while the GPUs run call k; in steady state a call
+ * takes max(H, T), H = N (P + L) the host's time a call and T the call's
+ * once its last rank starts (the row's estimate).
  */
 #include "testutil.h"
 #include <glib/gstdio.h>
@@ -56,6 +62,9 @@
 #include "hw/coll_host.h"
 #include "hw/coll_impl.h"
 #include "hw/hw.h"
+
+/* One call alone, the single-call form of the delays. */
+#define ALONE "interconnect.xgmi.rccl_host_overlap=false"
 
 #define TRACE "strata-trace 1\noption mesh=data:8\nalloc buf 8 tag=input dtype=f32 shape=2\nall-reduce buf axis=data\nfree buf\n"
 
@@ -93,13 +102,17 @@ START_TEST(the_last_gpu_starts_after_the_others_launches)
 {
     const double one = all_reduce_8b(NULL);
     ck_assert_double_eq_tol(one, 23.2e-6, 2e-9); /* printed to the ns */
-    const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * 5e-6, 2e-9);
+    const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8", ALONE, NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * 5.05e-6, 2e-9);
     const char *const plan[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_host_plan=1us",
-                                NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(plan), one + 7 * 5e-6 + 7 * 1e-6, 2e-9);
-    const char *const g4[] = {"interconnect.xgmi.rccl_ranks_per_process=4", NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(g4), one + 3 * 5e-6, 2e-9);
+                                ALONE, NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(plan), one + 7 * 5.05e-6 + 7 * 1e-6, 2e-9);
+    const char *const g4[] = {"interconnect.xgmi.rccl_ranks_per_process=4", ALONE, NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(g4), one + 3 * 5.05e-6, 2e-9);
+    /* no channel's cost: the launch alone */
+    const char *const free_channels[] = {"interconnect.xgmi.rccl_ranks_per_process=8",
+                                         "interconnect.xgmi.rccl_host_channel=0", ALONE, NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(free_channels), one + 7 * 5e-6, 2e-9);
     /* every collective mode the same */
     char *trace = strata_test_write_temp("ar-XXXXXX.trace", TRACE);
     char *hw = strata_test_source_path("configs/hw/mi300x-8.ini");
@@ -108,7 +121,7 @@ START_TEST(the_last_gpu_starts_after_the_others_launches)
         const char *const argv[] = {"run", "--trace", trace, "--hw", hw, "--collectives", modes[i], NULL};
         strata_cli_result r = strata_test_run_cli_sets(argv, g8);
         ck_assert_msg(r.status == 0, "%s", r.err);
-        ck_assert_msg(strstr(r.out, "makespan  58.201 us"), "%s: %s", modes[i], r.out);
+        ck_assert_msg(strstr(r.out, "makespan  58.551 us"), "%s: %s", modes[i], r.out);
         strata_cli_result_clear(&r);
     }
     g_unlink(trace);
@@ -124,9 +137,9 @@ START_TEST(rccl_2_20_runs_no_msccl_where_ranks_share_a_process)
     const char *const v20[] = {"interconnect.xgmi.rccl_version=2.20", NULL};
     const char *const v21[] = {"interconnect.xgmi.rccl_version=2.21", NULL};
     const char *const v20g8[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.rccl_ranks_per_process=8",
-                                 NULL};
+                                 "interconnect.xgmi.rccl_host_channel=0", ALONE, NULL};
     const char *const v21g8[] = {"interconnect.xgmi.rccl_version=2.21", "interconnect.xgmi.rccl_ranks_per_process=8",
-                                 NULL};
+                                 "interconnect.xgmi.rccl_host_channel=0", ALONE, NULL};
     const double msccl = all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, v21);
     /* one rank per GPU: MSCCL in either release */
     ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 256, v20), msccl, 1e-12);
@@ -140,23 +153,26 @@ START_TEST(rccl_2_20_runs_no_msccl_where_ranks_share_a_process)
 }
 END_TEST
 
-/* Calls back to back (rccl_host_overlap, the header's last part): 8 B on
- * 8 MI300X, -g 8, L = 5 us: RCCL's estimate of its ring on LL is 23.2 us +
- * 8 B at 15.36 GB/s; the host's 40 us a call is above it, so the last GPU
- * waits 40 - 23.2005 us and the call takes that + 23.2013 us = 40.001 us.
- * 4 MiB (RCCL 2.20, MSCCL off: its ring on LL, estimate 76.5 us above
- * 40): no GPU waits, the one-rank-per-GPU time. */
+/* Calls back to back (rccl_host_overlap, the header's last part; the
+ * default with -g 8): 8 B on 8 MI300X, -g 8, one channel, L = 5 + 0.05
+ * us: RCCL's estimate of its ring on LL is 23.2 us + 8 B at 15.36 GB/s;
+ * the host's 8 x 5.05 = 40.4 us a call is above it, so the last GPU waits
+ * 40.4 - 23.2005 us and the call takes that + 23.2013 us = 40.4008 us.
+ * 4 MiB (RCCL 2.20, MSCCL off: its ring on LL, estimate 76.5 us, above
+ * the host's 8 x (5 + C x 0.05) for its C channels, at most 56): no GPU
+ * waits, the one-rank-per-GPU time. */
 START_TEST(back_to_back_calls_take_the_hosts_pace_or_the_gpus)
 {
     const double one = all_reduce_8b(NULL);
-    const char *const b2b[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_host_overlap=true",
-                               NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(b2b), one + 40e-6 - (23.2e-6 + 8 / 15.36e9), 2e-9);
-    ck_assert_double_eq_tol(all_reduce_8b(b2b), 40.001e-6, 2e-9);
+    const char *const b2b[] = {"interconnect.xgmi.rccl_ranks_per_process=8", NULL};
+    const char *const on[] = {"interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_host_overlap=true",
+                              NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(b2b), one + 40.4e-6 - (23.2e-6 + 8 / 15.36e9), 2e-9);
+    ck_assert_double_eq_tol(all_reduce_8b(b2b), 40.401e-6, 2e-9);
+    ck_assert_double_eq(all_reduce_8b(on), all_reduce_8b(b2b));
     const char *const g1[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.msccl=false", NULL};
     const char *const g8[] = {"interconnect.xgmi.rccl_version=2.20", "interconnect.xgmi.msccl=false",
-                              "interconnect.xgmi.rccl_ranks_per_process=8", "interconnect.xgmi.rccl_host_overlap=true",
-                              NULL};
+                              "interconnect.xgmi.rccl_ranks_per_process=8", NULL};
     const double big = all_reduce_on("configs/hw/mi300x-8.ini", 8, 1 << 20, g1);
     ck_assert_double_eq_tol(all_reduce_on("configs/hw/mi300x-8.ini", 8, 1 << 20, g8), big, 1e-12);
     ck_assert(big > 40e-6);
@@ -178,8 +194,8 @@ START_TEST(the_runtime_scratch_reclaim_is_paid_at_every_launch)
     ck_assert_double_eq_tol(all_reduce_8b(r150), one + 150e-6, 2e-9);
     ck_assert_double_eq_tol(all_reduce_8b(r150), 173.2013e-6, 2e-9);
     const char *const g8[] = {"interconnect.xgmi.rccl_ranks_per_process=8",
-                              "interconnect.xgmi.rccl_scratch_reclaim=150us", NULL};
-    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * 5e-6 + 150e-6, 2e-9);
+                              "interconnect.xgmi.rccl_scratch_reclaim=150us", ALONE, NULL};
+    ck_assert_double_eq_tol(all_reduce_8b(g8), one + 7 * 5.05e-6 + 150e-6, 2e-9);
     const double two = all_reduce_8b_2nodes(NULL);
     ck_assert_double_eq_tol(all_reduce_8b_2nodes(r150), two + 150e-6, 2e-9);
     /* the tuning carries it in the fixed cost, not in RCCL's estimate */
@@ -208,7 +224,16 @@ START_TEST(delay_by_device)
     ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 18e-6, 1e-15); /* 18 + 30 = H */
     h.call_s = 60e-6; /* the GPUs' time above H: no delay */
     ck_assert_double_eq(strata_coll_host_delay(&h, 7), 0);
-    h.overlap = false;
+    /* 24 channels of 0.1 us: L = 5 + 2.4 = 7.4 us; H = 8 x (1 + 7.4) =
+     * 67.2 us, so the last GPU waits 67.2 - 60 us */
+    h.channel_s = 0.1e-6;
+    h.channels = 24;
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 7.2e-6, 1e-15);
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 3), 0, 1e-15); /* 8 + 4 x 7.4 = 37.6 us < 60 */
+    h.overlap = false; /* one call alone: 7 x 1 + 7 x 7.4 */
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 7e-6 + 51.8e-6, 1e-15);
+    h.channels = 0; /* read as one channel: L = 5.1 */
+    ck_assert_double_eq_tol(strata_coll_host_delay(&h, 7), 7e-6 + 35.7e-6, 1e-15);
     h.ranks_per_process = 1;
     ck_assert_double_eq(strata_coll_host_delay(&h, 7), 0);
     ck_assert_double_eq(strata_coll_host_delay(NULL, 7), 0);
@@ -220,12 +245,59 @@ START_TEST(delay_by_device)
     ck_assert_uint_eq(t.host.ranks_per_process, 8);
     ck_assert_double_eq_tol(t.host.launch_s, 5e-6, 1e-15);
     ck_assert_double_eq(t.host.plan_s, 0);
+    ck_assert_double_eq_tol(t.host.channel_s, 0.05e-6, 1e-15);
+    ck_assert_uint_eq(t.host.channels, 1); /* 8 B: RCCL's ring on one channel */
+    ck_assert(t.host.overlap);             /* -g 8: back to back by default */
     strata_hw_free(hw);
     hw = strata_test_load_hw("a100-8", NULL); /* one rank per GPU by default */
     ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 1u << 20, 0, &t, NULL));
     ck_assert_uint_eq(t.host.ranks_per_process, 1);
+    ck_assert(!t.host.overlap);
     ck_assert_double_eq(strata_coll_host_delay(&t.host, 7), 0);
     strata_hw_free(hw);
+}
+END_TEST
+
+/* The A100 `-g 8` floor (a100-8.ini: host_launch 4.1 us and host_channel
+ * 0.1 us, nccl-tests#123's 4.2 us a GPU at one channel), NCCL 2.19, calls
+ * back to back. 32 KiB: ring/LL on one channel (getChannnelThreadInfo:
+ * 32768 B < nc x 512 threads x 64 B for any nc above 1), H = 8 x 4.2 =
+ * 33.6 us. 1 MiB: ring/LL on the node's 24 channels (1 MiB >= 24 x 32
+ * KiB), H = 8 x (4.1 + 24 x 0.1) = 52 us. Both above NCCL's estimate T of
+ * the call, so the last GPU waits H - T. At 32 KiB the ring's one step
+ * waits for it: the call takes H - T + its one-rank-per-GPU time. */
+static double a100_all_reduce(uint64_t bytes, bool g8, strata_coll_tuning *t)
+{
+    const char *const one[] = {"interconnect.nvlink.nccl_version=2.19", NULL};
+    const char *const gpus8[] = {"interconnect.nvlink.nccl_version=2.19", "interconnect.nvlink.nccl_ranks_per_process=8",
+                                 NULL};
+    const char *const *sets = g8 ? gpus8 : one;
+    strata_hw *hw = strata_test_load_hw("a100-8", sets);
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, bytes, 0, t, NULL));
+    strata_hw_free(hw);
+    return all_reduce_on("configs/hw/a100-8.ini", 8, (int)(bytes / 4), sets);
+}
+
+START_TEST(the_hosts_floor_counts_the_calls_channels)
+{
+    strata_coll_tuning t;
+    const double small = a100_all_reduce(32768, false, &t);
+    const double small8 = a100_all_reduce(32768, true, &t);
+    ck_assert_uint_eq(t.channels, 1);
+    ck_assert_uint_eq(t.host.channels, 1);
+    ck_assert(t.estimate_s < 33.6e-6);
+    ck_assert_double_eq_tol(small8, small + 33.6e-6 - t.estimate_s, 2e-9);
+    const double big = a100_all_reduce(1u << 20, false, &t);
+    const double big8 = a100_all_reduce(1u << 20, true, &t);
+    ck_assert_uint_eq(t.channels, 24);
+    ck_assert(t.estimate_s < 52e-6);
+    /* the last GPU gets its kernel H - T late, the first (1 launch) none;
+     * the ranks that started move the first steps' data meanwhile, so the
+     * call takes more than alone and at most the last GPU's wait more */
+    ck_assert_double_eq_tol(strata_coll_host_delay(&t.host, 7), 52e-6 - t.estimate_s, 1e-15);
+    ck_assert_double_eq(strata_coll_host_delay(&t.host, 0), 0);
+    ck_assert(big8 > big + 1e-6);
+    ck_assert(big8 <= big + 52e-6 - t.estimate_s + 2e-9);
 }
 END_TEST
 
@@ -259,6 +331,8 @@ START_TEST(bad_values_at_their_line)
                                 "t.ini:14: [interconnect x] rccl_scratch_reclaim: expected a time from 0 to 1 s");
     strata_test_hw_text_refused(rccl, "rccl_scratch_reclaim = soon\n",
                                 "t.ini:14: [interconnect x] rccl_scratch_reclaim");
+    strata_test_hw_text_refused(head, "nccl_host_channel = 2s\n",
+                                "t.ini:15: [interconnect x] nccl_host_channel: expected a time from 0 to 1 s");
     strata_test_hw_text_refused(rccl, "rccl_host_overlap = yes\n",
                                 "t.ini:14: [interconnect x] rccl_host_overlap: expected true or false, got 'yes'");
     GError *err = NULL;
@@ -278,6 +352,7 @@ static Suite *coll_host_suite(void)
     tcase_add_test(tc, rccl_2_20_runs_no_msccl_where_ranks_share_a_process);
     tcase_add_test(tc, back_to_back_calls_take_the_hosts_pace_or_the_gpus);
     tcase_add_test(tc, delay_by_device);
+    tcase_add_test(tc, the_hosts_floor_counts_the_calls_channels);
     tcase_add_test(tc, bad_values_at_their_line);
     suite_add_tcase(s, tc);
     return s;

@@ -19,10 +19,28 @@
  * one rank per GPU). A ring waits for the last GPU: (N - 1) x (host_plan +
  * host_launch).
  *
+ * The launch loop's work grows with the kernel's channels: for each
+ * channel of its plan the thread builds one work struct (addCollToPlan's
+ * appendWorkElemColl, in ncclLaunchPrepare) and copies it into the work
+ * FIFO in pinned host memory (uploadWork, in
+ * ncclLaunchKernelBefore_NoUncapturedCuda, just before cudaLaunchKernelExC;
+ * NCCL v2.19.3-1 src/enqueue.cc; RCCL's is NCCL's). host_channel prices
+ * one channel's, so one communicator's launch costs host_launch + C x
+ * host_channel with C the row's channels (channels below, set per call).
+ *
+ * Back-to-back calls (host_overlap): nccl-tests and rccl-tests time a
+ * loop of calls with one sync at the end (common.cu BenchTime: iters x
+ * startColl, whose ncclGroupStart / one call per GPU / ncclGroupEnd runs
+ * doLaunches once), so the host's work for call k+1 overlaps the GPUs'
+ * call k and a call takes max(H, T), H = N (host_plan + host_launch + C x
+ * host_channel). It is on by default wherever ranks_per_process is above
+ * 1 (a `-g N` benchmark's layout); host_overlap = false gives one call
+ * alone.
+ *
  * Invariants: ranks_per_process is 1 (the default: one rank per GPU, no
  * delay) to STRATA_COLL_HOST_MAX; with it above 1 host_launch is given
- * (host_plan may be left out: 0, not priced); both are times from 0 to
- * 1 s; a bad value is refused at its line.
+ * (host_plan and host_channel may be left out: 0, not priced); all three
+ * are times from 0 to 1 s; a bad value is refused at its line.
  */
 #ifndef STRATA_HW_COLL_HOST_H
 #define STRATA_HW_COLL_HOST_H
@@ -47,32 +65,39 @@ struct hw_load_ctx; /* the loader's (hw_internal.h) */
     {prefix "_host_plan", false,                                                                                     \
      "collectives = " prefix ": the host thread's time to prepare one communicator's plan in ncclGroupEnd "         \
      "(ncclLaunchPrepare), 0 to 1 s (default 0)"},                                                                   \
+    {prefix "_host_channel", false,                                                                                  \
+     "collectives = " prefix ": the host thread's time per channel of one communicator's kernel (its work struct "  \
+     "built and copied into the work FIFO), 0 to 1 s (default 0)"},                                                 \
     {prefix "_host_overlap", false,                                                                                  \
-     "collectives = " prefix ": true or false (default): calls issued back to back (nccl-tests/rccl-tests), the "   \
-     "host's launches of a call overlapping the previous call's kernels; the time is then a call's in steady state"}
+     "collectives = " prefix ": true or false: calls issued back to back (nccl-tests/rccl-tests), the host's "      \
+     "launches of a call overlapping the previous call's kernels, a call's time in steady state; default true "      \
+     "when " prefix "_ranks_per_process is above 1"}
 
 typedef struct strata_coll_host {
     uint32_t ranks_per_process; /* 1: one rank per GPU */
     double launch_s;            /* the host's time per communicator's kernel launch */
     double plan_s;              /* the host's time per communicator's plan */
+    double channel_s;           /* the host's time per channel of a communicator's kernel */
+    uint32_t channels;          /* the call's channels (the row's choice; 0 read as 1) */
     bool overlap;               /* back-to-back calls: the steady state's delays */
     double call_s;              /* with overlap: the call's time once its last rank starts (the row's estimate) */
 } strata_coll_host;
 
-/* Reads `<prefix>_ranks_per_process`, `<prefix>_host_launch` and
- * `<prefix>_host_plan` of group into out (defaults: 1, 0, 0); false with
- * err at the key's line when a value is bad, or the layout is above 1
- * without a host_launch. */
+/* Reads `<prefix>_ranks_per_process`, `_host_launch`, `_host_plan`,
+ * `_host_channel` and `_host_overlap` of group into out (defaults: 1, 0,
+ * 0, 0, and overlap when the layout is above 1); false with err at the
+ * key's line when a value is bad, or the layout is above 1 without a
+ * host_launch. */
 bool hw_coll_host_load(const struct hw_load_ctx *ctx, const char *group, const char *prefix, strata_coll_host *out,
                        GError **err);
 
-/* The delay of device d's kernel start behind one rank per GPU's:
- * (N - 1) x plan_s + (d mod N) x launch_s with N GPUs per process, 0 with
- * one (or h NULL). With overlap, the steady state of calls issued back to
- * back: the host spends H = N (plan_s + launch_s) a call, and relative to
- * the previous call's end the GPU at position p gets its kernel N plan_s
- * + (p + 1) launch_s - call_s later (0 if that is negative), so that a
- * call takes max(H, call_s). */
+/* The delay of device d's kernel start behind one rank per GPU's, with
+ * L = launch_s + C x channel_s (C = channels, at least 1): (N - 1) x
+ * plan_s + (d mod N) x L with N GPUs per process, 0 with one (or h NULL).
+ * With overlap, the steady state of calls issued back to back: the host
+ * spends H = N (plan_s + L) a call, and relative to the previous call's
+ * end the GPU at position p gets its kernel N plan_s + (p + 1) L - call_s
+ * later (0 if that is negative), so that a call takes max(H, call_s). */
 double strata_coll_host_delay(const strata_coll_host *h, uint32_t device);
 
 #endif

@@ -277,6 +277,7 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host,
                                 .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
     out->host.call_s = MAX(out->estimate_s, out->launch_s); /* back-to-back calls (coll_host.h) */
+    out->host.channels = ch.channels; /* the kernel's grid: one work struct each (coll_host.h) */
     if (ch.algo == STRATA_NCCL_NVLS)
         nvls_load_latencies(hw, &out->nvls_scatter_lat_s, &out->nvls_gather_lat_s);
     return true;
