@@ -6,7 +6,8 @@
  *   tiles (the dtype tests): 4 SMs, one 128 x 128 CTA tile, f8 at twice
  *   the bf16 peak, `exposed_epilogue = f8` (an FP8 tile's output written
  *   after its mainloop); the grouped GEMM's tests add a grouped tile and
- *   128-byte k-blocks;
+ *   128-byte k-blocks, the pipeline's tests shared memory for its stages;
+ * the shipped h100.ini's FP8 gemm at a shape near its ridge;
  * the shipped tpu-v5e.ini's gemm against the matmul timings its
  * matrix_efficiency comes from;
  * and the trace side: a kernel op on a unit without a matrix engine keeps
@@ -520,6 +521,76 @@ START_TEST(f8_gemm_adds_its_output_write)
 }
 END_TEST
 
+/* The K loop overlaps the operand stream only through its pipeline stages
+ * (matrix.c): the bf16 256 x 1024 x 256 above, its mainloop 4.096 us, its
+ * 1,179,648 HBM bytes at 1 TB/s 1.179648 us: q = 1.179648 / 4.096 = 0.288.
+ * A 128 x 128 stage of 128-byte k-blocks is 256 x 128 = 32,768 B plus 16 B
+ * of barriers, 32,784: 65,568 B hold 2 stages, and the pair takes 4.096 x
+ * (1 - 0.288^3) / (1 - 0.288^2) = 4.096 x 0.976112128 / 0.917056 =
+ * 4.3597722 us; 65,567 B hold 1, no overlap: 4.096 + 1.179648 = 5.275648
+ * us (split 2, 5.144576 us alone, is slower either way). */
+START_TEST(gemm_k_loop_overlaps_through_its_stages)
+{
+    strata_hw *hw = tiled("gemm_pipeline_smem = 65568\ngemm_k_tile_bytes = 128\n");
+    strata_kernel_cost c;
+    gemm(hw, STRATA_DTYPE_BF16, &c);
+    ck_assert_double_eq(term(&c, "split-K"), 1);
+    ck_assert_double_eq(term(&c, "pipeline stages (k-blocks in shared memory)"), 2);
+    ck_assert_double_eq_tol(term(&c, "operand stream the stages overlap"), 1.179648e-6, 1e-15);
+    ck_assert_double_eq_tol(c.compute_s, 4.3597722e-6, 1e-13);
+    strata_hw_free(hw);
+    hw = tiled("gemm_pipeline_smem = 65567\ngemm_k_tile_bytes = 128\n");
+    gemm(hw, STRATA_DTYPE_BF16, &c);
+    ck_assert_double_eq(term(&c, "pipeline stages (k-blocks in shared memory)"), 1);
+    ck_assert_double_eq_tol(c.compute_s, 5.275648e-6, 1e-15);
+    strata_hw_free(hw);
+}
+END_TEST
+
+/* The shipped H100 on Llama 3.3 70B's TP2 gate/up shape in FP8 at a
+ * 256-request decode, 256 x 8192 x 16384 (validation/kernels.ini's table,
+ * TensorRT-LLM's Linear): 128 x 128 tiles, 2 x 128 = 256 in 2 waves of
+ * 2 x 128 x 128 x 8192 / (1979 TFLOP/s x 0.803 / 132 = 12.0389 TFLOP/s) =
+ * 22.2973 us, plus the bf16 output, 8,388,608 B at 3.35 TB/s x 0.9:
+ * 2.7823 us; 47.3769 us in all. HBM: 2,097,152 + 134,217,728 + 8,388,608
+ * = 144,703,488 B at 3.35 TB/s x 0.85: 50.8177 us; q = 0.93229. 216,064 B
+ * hold 6 stages of 32,784 B: 50.8177 x (1 - q^7) / (1 - q^6) = 57.397 us
+ * (the max alone: 50.818). */
+START_TEST(h100_f8_gemm_near_the_ridge)
+{
+    strata_hw *hw = strata_test_load_hw("h100", NULL);
+    int sm = strata_hw_compute_index(hw, "sm");
+    ck_assert_int_ge(sm, 0);
+    static const uint64_t d[] = {256, 8192, 16384};
+    strata_kernel_problem p = {.n_dims = 3, .dims = d, .dtype = STRATA_DTYPE_F8};
+    strata_kernel_cost c;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, (uint32_t)sm, &p, &c);
+    ck_assert_double_eq(term(&c, "CTA tile M"), 128);
+    ck_assert_double_eq(term(&c, "CTA tile N"), 128);
+    ck_assert_double_eq(term(&c, "split-K"), 1);
+    ck_assert_double_eq(term(&c, "tiles"), 256);
+    ck_assert_double_eq(term(&c, "waves over the SMs"), 2);
+    ck_assert_double_eq(term(&c, "pipeline stages (k-blocks in shared memory)"), 6);
+    ck_assert_double_eq_tol(term(&c, "operand stream the stages overlap"), 50.8177e-6, 1e-10);
+    ck_assert_double_eq_tol(c.compute_s, 57.397e-6, 1e-9);
+    strata_hw_free(hw);
+}
+END_TEST
+
+START_TEST(bad_pipeline_keys_refused)
+{
+    static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\n";
+    char *alone = g_strconcat(tiles, "gemm_pipeline_smem = 65568\n", NULL);
+    char *small = g_strconcat(tiles, "gemm_pipeline_smem = 32783\ngemm_k_tile_bytes = 128\n", NULL);
+    strata_test_hw_text_refused(head, alone, "expected gemm_k_tile_bytes with it");
+    strata_test_hw_text_refused(head, small, "expected at least one stage of CTA tile 128x128 (32784 bytes)");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\ngemm_pipeline_smem = 65568\n",
+                                "only with matrix = tiles");
+    g_free(alone);
+    g_free(small);
+}
+END_TEST
+
 static void grouped(const strata_hw *hw, const char *kernel, strata_dtype dtype, const uint64_t *d,
                     strata_kernel_cost *c)
 {
@@ -620,6 +691,9 @@ int main(void)
     tcase_add_test(tc, bad_kernel_ops_refused_at_their_line);
     tcase_add_test(tc, bf16_gemm_mainloop_alone);
     tcase_add_test(tc, f8_gemm_adds_its_output_write);
+    tcase_add_test(tc, gemm_k_loop_overlaps_through_its_stages);
+    tcase_add_test(tc, h100_f8_gemm_near_the_ridge);
+    tcase_add_test(tc, bad_pipeline_keys_refused);
     tcase_add_test(tc, bad_exposed_epilogue_refused);
     tcase_add_test(tc, grouped_gemm_k_blocks_and_no_split);
     tcase_add_test(tc, bad_grouped_keys_refused);

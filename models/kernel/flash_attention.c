@@ -265,18 +265,18 @@ static double products_time(const strata_hw *hw, uint32_t unit, const strata_ker
     double e = strata_kernel_elem_bytes(p);
     uint64_t pairs = (uint64_t)a->pairs * a->b * a->h;
     strata_kernel_cost scratch = {0};
-    double t = strata_kernel_matmul_time(hw, unit, p->dtype, e, false, pairs, a->br, a->d, a->bc, c);
+    double t = strata_kernel_matmul_time(hw, unit, p->dtype, e, false, 0, pairs, a->br, a->d, a->bc, c);
     if (a->pallas) {
         uint64_t dq = (uint64_t)a->dq_pairs * a->b * a->h;
         t *= 2;
-        t += 2 * strata_kernel_matmul_time(hw, unit, p->dtype, e, false, pairs, a->bc, a->br, a->d, &scratch);
-        t += 2 * strata_kernel_matmul_time(hw, unit, p->dtype, e, false, dq, a->dq_br, a->d, a->dq_bc, &scratch);
-        return t + strata_kernel_matmul_time(hw, unit, p->dtype, e, false, dq, a->dq_br, a->dq_bc, a->d, &scratch);
+        t += 2 * strata_kernel_matmul_time(hw, unit, p->dtype, e, false, 0, pairs, a->bc, a->br, a->d, &scratch);
+        t += 2 * strata_kernel_matmul_time(hw, unit, p->dtype, e, false, 0, dq, a->dq_br, a->d, a->dq_bc, &scratch);
+        return t + strata_kernel_matmul_time(hw, unit, p->dtype, e, false, 0, dq, a->dq_br, a->dq_bc, a->d, &scratch);
     }
-    t += strata_kernel_matmul_time(hw, unit, p->dtype, e, false, pairs, a->br, a->bc, a->d, &scratch);
+    t += strata_kernel_matmul_time(hw, unit, p->dtype, e, false, 0, pairs, a->br, a->bc, a->d, &scratch);
     if (backward) {
-        t += strata_kernel_matmul_time(hw, unit, p->dtype, e, false, pairs, a->br, a->d, a->bc, &scratch);
-        t += 2 * strata_kernel_matmul_time(hw, unit, p->dtype, e, false, pairs, a->bc, a->br, a->d, &scratch);
+        t += strata_kernel_matmul_time(hw, unit, p->dtype, e, false, 0, pairs, a->br, a->d, a->bc, &scratch);
+        t += 2 * strata_kernel_matmul_time(hw, unit, p->dtype, e, false, 0, pairs, a->bc, a->br, a->d, &scratch);
     }
     return t;
 }

@@ -12,7 +12,10 @@
  * GEMM streams its operands (the unit's gemm_stream_efficiency of the
  * memory's bandwidth, default its stream_efficiency: a memory-bound GEMM
  * at small M streams its weights slower than a copy, docs/hardware.md);
- * the slower of the two; then the unit's kernel_launch.
+ * the slower of the two; then the unit's kernel_launch. On a tiled unit
+ * with gemm_pipeline_smem the two overlap only through the CTA's pipeline
+ * stages (matrix.c): the matrix engine time is then the pair's, longer
+ * than either near the ridge, and the unit busy for all of it.
  * Nominal: 2 B M K N flops and those bytes.
  */
 #include "kernel/kernel_rows.h"
@@ -44,11 +47,15 @@ void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_ke
     double flops = 0, bytes = 0;
     strata_kernel_gemm_nominal(p, &flops, &bytes);
     strata_kernel_term_add(c, "flops (2BMKN)", flops, "FLOP");
-    double mm = strata_kernel_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), true, g.b, g.m, g.k, g.n, c);
-    strata_kernel_term_add(c, "matrix engine time", mm, "s");
-    const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    const strata_kernel_spec *ks = &u->kernel;
     double eff = ks->gemm_stream_efficiency > 0 ? ks->gemm_stream_efficiency
                  : ks->stream_efficiency > 0    ? ks->stream_efficiency
                                                 : 1.0;
+    const strata_memory_spec *mem = strata_hw_memory(hw, u->operands);
+    double stream_s = mem && mem->bandwidth > 0 ? bytes / (mem->bandwidth * eff) : 0;
+    double mm = strata_kernel_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), true, stream_s, g.b, g.m,
+                                          g.k, g.n, c);
+    strata_kernel_term_add(c, "matrix engine time", mm, "s");
     strata_kernel_finish_at(hw, unit, c, flops, mm, bytes, "HBM bytes (A, B read, C written once)", eff);
 }

@@ -24,9 +24,12 @@ strata_kernel_nominal_fn strata_kernel_elementwise_nominal;
  * unit's matrix engine (systolic array or CTA tiles), at its peak for
  * dtype times its matrix efficiency; terms appended to c. to_memory: the
  * product is written out by the kernel's epilogue (a GEMM; not the blocks
- * of a fused kernel such as flash attention, which stay on chip). */
+ * of a fused kernel such as flash attention, which stay on chip), and its
+ * K loop shares the CTA's pipeline stages with the kernel's operand
+ * stream of stream_s seconds (tiles with gemm_pipeline_smem; 0: none), the
+ * time returned then the pair's (at least the longer of the two). */
 double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
-                                 bool to_memory, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
+                                 bool to_memory, double stream_s, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
                                  strata_kernel_cost *c);
 /* The same for a grouped GEMM (`batch` products of one launch, an MoE
  * layer's experts; written out): the unit's grouped_cta_tiles (default its

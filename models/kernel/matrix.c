@@ -57,6 +57,23 @@
  *     mainloop runs whole k-blocks of `grouped_k_tile` bytes (its CTA shape's
  *     third extent, 128 bytes: CtaShape128x128x128B is K = 128 / sizeof(T)):
  *     K = 192 in FP8 runs two 128-element blocks, 256 of K's MACs;
+ *   - a library GEMM's K loop and its operand stream (gemm.c passes the
+ *     kernel's HBM time): CUTLASS's SM90 warp-specialized kernels
+ *     (collective/sm90_mma_tma_gmma_ss_warpspecialized.hpp: a producer warp
+ *     fills `stages` shared-memory buffers of one k-block each through TMA,
+ *     the consumer warp groups' MMAs release a buffer when done with it)
+ *     overlap the two only as far as the buffers reach: with S stages
+ *     between a producer and a consumer whose k-block times vary, the
+ *     kernel runs at a finite buffer's throughput, the longer of the two
+ *     times x (1 - q^(S+1)) / (1 - q^S), q = the shorter / the longer
+ *     ((S+1)/S at q = 1: 25% over the max at 4 stages; S = 1: the sum;
+ *     q -> 0: the max). The stages are CUTLASS's own count
+ *     (builders/sm90_gmma_builder.inl, compute_stage_count_or_override):
+ *     the unit's gemm_pipeline_smem / (the stage's (Mt + Nt) x
+ *     gemm_k_tile_bytes rounded up to 128 B, plus its 16-byte pair of
+ *     barriers; a cta_tile that fits no stage is refused at load). ESTIMATE: both
+ *     times vary as exponentials (the closed form of that buffer; the
+ *     times' real spread is not published), docs/hardware.md;
  *   - not modelled: stream-K (CUTLASS's ThreadblockSwizzleStreamK, an even
  *     share of the MAC iterations per SM with partial tiles fixed up through
  *     a workspace). As one more choice for the fastest pick it lowers every
@@ -110,7 +127,7 @@ static double systolic_time(const strata_compute_spec *u, double peak, uint64_t 
 
 typedef struct tile_choice {
     double t;
-    uint32_t mt, nt, split;
+    uint32_t mt, nt, split, stages;
     uint64_t tiles, waves;
     double feed_eff;
 } tile_choice;
@@ -120,6 +137,7 @@ typedef struct tile_problem {
     double per_sm, elem, epilogue_s; /* epilogue_s: the exposed output write (0: hidden) */
     uint64_t batch, m, k, n;
     uint64_t k_main;                 /* K as the mainloop runs it: k, or padded to whole k-blocks */
+    double stream_s;                 /* the kernel's operand stream overlapped by stages (0: none) */
 } tile_problem;
 
 /* The tiles a kernel picks among: its CTA shapes, the most slices split-K
@@ -129,6 +147,31 @@ typedef struct tile_set {
     uint32_t n_tiles, max_split;
     uint64_t k_block;
 } tile_set;
+
+/* The k-block buffers a CTA tile's mainloop holds (CUTLASS's
+ * compute_stage_count_or_override: capacity / (stage bytes rounded up to
+ * 128, plus the stage's 16-byte full and empty barriers)); 0: no stage
+ * model on the unit. */
+static uint32_t pipeline_stages(const strata_kernel_spec *ks, uint32_t mt, uint32_t nt)
+{
+    if (!ks->gemm_pipeline_smem || !ks->gemm_k_tile)
+        return 0;
+    uint64_t stage = ceil_div((uint64_t)(mt + nt) * ks->gemm_k_tile, 128) * 128 + 16;
+    return (uint32_t)(ks->gemm_pipeline_smem / stage);
+}
+
+/* Two stages of a pipeline, busy a and b in all, with s buffers between
+ * them: the finite buffer's time (matrix.c's header). */
+static double buffered_time(double a, double b, uint32_t s)
+{
+    double hi = fmax(a, b), lo = fmin(a, b);
+    if (hi <= 0 || lo <= 0)
+        return hi;
+    double q = lo / hi;
+    if (q == 1.0)
+        return hi * (s + 1.0) / s;
+    return hi * (1.0 - pow(q, s + 1.0)) / (1.0 - pow(q, s));
+}
 
 /* One tile and split: its time, or INFINITY when the split does not fit. */
 static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *p, uint32_t mt, uint32_t nt,
@@ -140,6 +183,7 @@ static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *
     uint64_t tiles = batch * ceil_div(m, mt) * ceil_div(n, nt);
     if (split > 1 && ceil_div(k, split) < 64)
         return INFINITY;
+    uint32_t stages = p->stream_s > 0 ? pipeline_stages(ks, mt, nt) : 0; /* >= 1 with the key (hw_compute.c) */
     /* operands per second a tile needs: (Mt + Nt) elements each k step of Mt Nt MACs */
     double need = per_sm / 2.0 * (double)(mt + nt) / ((double)mt * (double)nt) * elem;
     double feed_eff = ks->operand_feed > 0 && need > ks->operand_feed ? ks->operand_feed / need : 1.0;
@@ -150,26 +194,28 @@ static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *
         t += (double)(batch * m * n) * 4.0 * split * 2.0 / strata_kernel_stream_rate(hw, unit);
     else
         t += p->epilogue_s;
-    *out = (tile_choice){t, mt, nt, split, tiles, waves, feed_eff};
+    if (stages)
+        t = buffered_time(t, p->stream_s, stages);
+    *out = (tile_choice){t, mt, nt, split, stages, tiles, waves, feed_eff};
     return t;
 }
 
 /* dtype: the product's, to look up exposed_epilogue (STRATA_DTYPE__COUNT: none, a fused kernel's blocks). */
 static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata_dtype dtype, double elem,
-                         const tile_set *set, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
+                         const tile_set *set, uint64_t batch, uint64_t m, uint64_t k, uint64_t n, double stream_s,
                          strata_kernel_cost *c)
 {
     const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
     double eff = ks->matrix_efficiency > 0 ? ks->matrix_efficiency : 1.0;
     uint64_t k_main = set->k_block ? ceil_div(k, set->k_block) * set->k_block : k;
-    tile_problem p = {peak * eff / ks->sms, elem, 0, batch, m, k, n, k_main};
+    tile_problem p = {peak * eff / ks->sms, elem, 0, batch, m, k, n, k_main, stream_s};
     bool exposed = dtype < STRATA_DTYPE__COUNT && (ks->exposed_epilogue >> dtype & 1u);
     if (exposed)
         p.epilogue_s = (double)(batch * m * n) * strata_kernel_out_bytes(elem) / strata_kernel_stream_rate(hw, unit);
-    tile_choice best = {INFINITY, 0, 0, 1, 0, 0, 1};
+    tile_choice best = {INFINITY, 0, 0, 1, 0, 0, 0, 1};
     for (uint32_t i = 0; i < set->n_tiles; i++)
         for (uint32_t split = 1; split <= set->max_split; split++) {
-            tile_choice t;
+            tile_choice t = best;
             if (tile_time(hw, unit, &p, set->tiles[i][0], set->tiles[i][1], split, &t) < best.t)
                 best = t;
         }
@@ -186,11 +232,15 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata
     strata_kernel_term_add(c, "operand feed efficiency", best.feed_eff, "");
     if (exposed)
         strata_kernel_term_add(c, "exposed epilogue (output write)", best.split > 1 ? 0 : p.epilogue_s, "s");
+    if (best.stages) {
+        strata_kernel_term_add(c, "pipeline stages (k-blocks in shared memory)", best.stages, "");
+        strata_kernel_term_add(c, "operand stream the stages overlap", stream_s, "s");
+    }
     return isfinite(best.t) ? best.t : 0;
 }
 
 double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
-                                 bool to_memory, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
+                                 bool to_memory, double stream_s, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
                                  strata_kernel_cost *c)
 {
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
@@ -200,7 +250,8 @@ double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtyp
     if (u->kernel.matrix == STRATA_MATRIX_SYSTOLIC)
         return systolic_time(u, peak, batch, m, k, n, c);
     tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 16, 0};
-    return tiles_time(hw, unit, peak, to_memory ? dtype : STRATA_DTYPE__COUNT, elem_bytes, &set, batch, m, k, n, c);
+    return tiles_time(hw, unit, peak, to_memory ? dtype : STRATA_DTYPE__COUNT, elem_bytes, &set, batch, m, k, n,
+                      to_memory ? stream_s : 0, c);
 }
 
 double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
@@ -217,5 +268,5 @@ double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, str
     uint64_t k_block = ks->grouped_k_tile ? (uint64_t)fmax(1.0, floor((double)ks->grouped_k_tile / elem_bytes)) : 0;
     tile_set set = {(const uint32_t(*)[2])(own ? ks->grouped_tiles : ks->cta_tiles),
                     own ? ks->n_grouped_tiles : ks->n_cta_tiles, 1, k_block};
-    return tiles_time(hw, unit, peak, dtype, elem_bytes, &set, batch, m, k, n, c);
+    return tiles_time(hw, unit, peak, dtype, elem_bytes, &set, batch, m, k, n, 0, c);
 }

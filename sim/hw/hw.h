@@ -146,6 +146,8 @@ typedef struct strata_kernel_spec {
     uint32_t n_grouped_tiles;    /* tiles: the CTA tiles a grouped (MoE) GEMM picks among (0: cta_tiles) */
     uint32_t grouped_tiles[STRATA_MAX_CTA_TILES][2];
     uint32_t grouped_k_tile;     /* tiles: bytes of K a grouped GEMM's k-block holds (0: K run exactly) */
+    uint32_t gemm_pipeline_smem; /* tiles: shared-memory bytes a library GEMM's k-block stages share (0: none) */
+    uint32_t gemm_k_tile;        /* tiles: bytes of K one such stage holds (set with gemm_pipeline_smem) */
     double operand_feed;         /* tiles: bytes/s of operands one SM receives (0: unbounded) */
     uint32_t exposed_epilogue;   /* tiles: bit d set: dtype d's GEMMs write each tile's output after
                                     its mainloop, not under the next tile's (0: none) */

@@ -39,6 +39,11 @@ static const kernel_key kernel_keys[] = {
                                      "split-K, such as 128x128,256x128 (default: cta_tiles)"},
     {"grouped_k_tile_bytes", FOR_TILES, "bytes of K a grouped GEMM's k-block holds, K padded to whole blocks, "
                                         "1 to 4096 (default: K run exactly)"},
+    {"gemm_pipeline_smem", FOR_TILES, "shared-memory bytes a library GEMM's CTA fills with k-block stages, "
+                                      "0 to 16777216; its K loop then overlaps the operand stream only as far as "
+                                      "the stages reach (default 0: none, the longer of the two)"},
+    {"gemm_k_tile_bytes", FOR_TILES, "bytes of K one such stage holds, 1 to 4096 (required with "
+                                     "gemm_pipeline_smem)"},
     {"operand_feed", FOR_TILES, "bytes per second of operands one SM receives from L2 (default: unbounded)"},
     {"exposed_epilogue", FOR_TILES, "dtypes whose GEMM kernels write each CTA tile's output after its mainloop "
                                     "instead of under the next tile's, such as f8, or none (default: none)"},
@@ -130,6 +135,31 @@ static bool get_cta_tiles(const hw_load_ctx *ctx, const char *group, const char 
     return ok;
 }
 
+/* gemm_pipeline_smem (0: none, as a file on a base that sets it may say)
+ * and, with it, gemm_k_tile_bytes: a stage's size needs both. */
+static bool get_pipeline(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)
+{
+    if (!hw_get_count(ctx, group, "gemm_pipeline_smem", 0, 16777216, 0, NULL, &k->gemm_pipeline_smem, err) ||
+        !hw_get_count(ctx, group, "gemm_k_tile_bytes", 1, 4096, 0, NULL, &k->gemm_k_tile, err))
+        return false;
+    if (k->gemm_pipeline_smem > 0 && k->gemm_k_tile == 0) {
+        hw_fail(ctx, err, group, "gemm_pipeline_smem",
+                "expected gemm_k_tile_bytes with it (a stage holds that many bytes of K)");
+        return false;
+    }
+    for (uint32_t i = 0; k->gemm_pipeline_smem > 0 && i < k->n_cta_tiles; i++) {
+        /* one stage of the tile, as models/kernel/matrix.c sizes it */
+        uint64_t stage = ((uint64_t)(k->cta_tiles[i][0] + k->cta_tiles[i][1]) * k->gemm_k_tile + 127) / 128 * 128 + 16;
+        if (stage > k->gemm_pipeline_smem) {
+            hw_fail(ctx, err, group, "gemm_pipeline_smem",
+                    "expected at least one stage of CTA tile %ux%u (%" G_GUINT64_FORMAT " bytes), got %u",
+                    k->cta_tiles[i][0], k->cta_tiles[i][1], stage, k->gemm_pipeline_smem);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* exposed_epilogue = f8,... : a bit per dtype named. */
 static bool get_exposed_epilogue(const hw_load_ctx *ctx, const char *group, strata_kernel_spec *k, GError **err)
 {
@@ -207,6 +237,7 @@ static bool load_kernel(const hw_load_ctx *ctx, const char *group, strata_kernel
            hw_get_count(ctx, group, "sms", 1, 4096, 1, NULL, &k->sms, err) && (!tiles || get_cta_tiles(ctx, group, "cta_tiles", true, k->cta_tiles, &k->n_cta_tiles, err)) &&
            get_cta_tiles(ctx, group, "grouped_cta_tiles", false, k->grouped_tiles, &k->n_grouped_tiles, err) &&
            hw_get_count(ctx, group, "grouped_k_tile_bytes", 1, 4096, 0, NULL, &k->grouped_k_tile, err) &&
+           get_pipeline(ctx, group, k, err) &&
            get_exposed_epilogue(ctx, group, k, err) &&
            get_optional_rate(ctx, group, "operand_feed", true, &k->operand_feed, err) &&
            get_fraction(ctx, group, "matrix_efficiency", 1.0, &k->matrix_efficiency, err) &&
