@@ -181,12 +181,16 @@ uint32_t spmd_machine_memory_image(const spmd_machine *m, const uint32_t *perm, 
 }
 
 /* With hosts: places each host's vertex (N + host) where perm takes its
- * devices, all onto one host, no two hosts onto one; false otherwise. */
+ * devices, all onto one other host, no two hosts onto one; false
+ * otherwise (a permutation that keeps a host moves its devices among
+ * themselves, or is the identity). */
 static bool place_hosts(spmd_machine *m, const uint32_t *perm)
 {
     uint32_t n_hosts = m->devices / m->per_host;
     for (uint32_t h = 0; h < n_hosts && m->devices + h < m->vertices; h++) {
         uint32_t to = perm[h * m->per_host] / m->per_host, v = m->devices + to;
+        if (to == h)
+            return false; /* keeps a host, moving its devices: a quotient would hold part of it */
         for (uint32_t d = h * m->per_host; d < (h + 1) * m->per_host; d++)
             if (perm[d] / m->per_host != to)
                 return false;

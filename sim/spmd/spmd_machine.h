@@ -18,8 +18,9 @@
  *
  * With hosts (a program that offloads to its hosts' memories: issue 40's
  * MoE step), the hosts are part of it too: a permutation must take each
- * host's devices onto one host's (devices_per_host consecutive devices),
- * no two hosts onto one; it moves a host memory to its instance on the
+ * host's devices onto another host's (devices_per_host consecutive
+ * devices), no two hosts onto one (so the group the classes take moves
+ * the hosts freely); it moves a host memory to its instance on the
  * image host, and the links of hosts (PCIe, a host's staging, a host's
  * NIC to its switch) as the devices' links.
  *
