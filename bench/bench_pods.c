@@ -30,7 +30,17 @@
  *             and the heads by the model axis) over a full v5p pod
  *             (16x20x28): fast; no steps baseline;
  *   8960_ring `gen collective devices=8960`: a 1 GiB all-reduce as one ring
- *             laid row by row over the pod: fast; no steps baseline.
+ *             laid row by row over the pod: fast; no steps baseline;
+ *   32_moe    a MoE step as MaxText's 700B runs it (experts with capacity,
+ *             fsdp x expert, activations offloaded to the hosts), small:
+ *             2 layers, d=1024, 8 experts, fsdp:4 x expert:8 on
+ *             tpu-v6e-256.ini resized to 4x8: classes (8: data+1);
+ *   256_moe   validation/steps/moe.ini's MaxText MoE 700B step (16 experts
+ *             top 2, capacity 1.5, fsdp:16 x expert:16, activations
+ *             offloaded to the hosts) cut to 1 layer of seq 1024 on
+ *             tpu-v6e-256.ini: classes (16: data+1; the hosts whole);
+ *   256_moe700b  the published step itself (56 layers, seq 8192): classes;
+ *             no steps baseline.
  *
  * Prints per case
  *   RESULT name=pods_CASE value=CPU_S baseline=STEPS_CPU_S|- ratio=R|- target=T|- unit=s chips=N ops=..
@@ -59,7 +69,7 @@ typedef struct pod_case {
     int chips;
     const char *hw;          /* configs/hw/ */
     const char *sets[4];     /* --set KEY=VALUE, NULL-terminated */
-    const char *gen[14];     /* strata gen's arguments, NULL-terminated */
+    const char *gen[28];     /* strata gen's arguments, NULL-terminated */
     const char *mode;        /* --collectives of the reduced run */
     double target_s, target_mib; /* issue 40's (0: none) */
     bool steps;              /* run --collectives steps as the baseline */
@@ -91,6 +101,20 @@ static const pod_case cases[] = {
      "fast", 60, 4096, false},
     {"8960_ring", 8960, "tpu-v5p-64.ini", {"hardware.devices=8960", "interconnect.ici.dims=16x20x28"},
      {"collective", "devices=8960", "bytes=1GiB"}, "fast", 0, 0, false},
+#define MOE_700B                                                                                                   \
+    "transformer", "d_model=8192", "heads=128", "kv_heads=8", "head_dim=256", "ffn=32768", "mlp=swiglu",            \
+        "norm=rmsnorm", "pos=rope", "tie=false", "vocab=32000", "experts=16", "top_k=2", "capacity_factor=1.5",      \
+        "batch=256", "mesh=fsdp:16,expert:16", "attention=flash", "mask=causal",                                     \
+        "remat=save_and_offload_only_these_names", "remat_offload=qkv_proj:out_proj", "optimizer=sgd"
+    {"32_moe", 32, "tpu-v6e-256.ini", {"hardware.devices=32", "interconnect.ici.dims=4x8"},
+     {"transformer", "layers=2", "d_model=1024", "heads=16", "kv_heads=8", "head_dim=64", "ffn=4096", "mlp=swiglu",
+      "experts=8", "top_k=2", "capacity_factor=1.5", "seq=1024", "batch=32", "mesh=fsdp:4,expert:8",
+      "attention=flash", "mask=causal", "remat=save_and_offload_only_these_names",
+      "remat_offload=qkv_proj:out_proj", "optimizer=sgd", NULL},
+     "classes", 0, 0, true},
+    {"256_moe", 256, "tpu-v6e-256.ini", {NULL}, {MOE_700B, "layers=1", "seq=1024", NULL}, "classes", 5, 0, true},
+    {"256_moe700b", 256, "tpu-v6e-256.ini", {NULL}, {MOE_700B, "layers=56", "seq=8192", NULL}, "classes", 5, 0, false},
+#undef MOE_700B
 };
 
 /* What one run gave. */

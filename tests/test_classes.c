@@ -11,6 +11,10 @@
  * the far end's: none); and no classes for a program with device=, an
  * option of one memory instance, an explicit instance, or no mesh.
  *
+ * Hosts (issue 40's MoE step): a program that offloads to its hosts'
+ * memories keeps classes whose representatives are whole hosts, and they
+ * give the steps' figures (a host's port shared by its devices, by hand).
+ *
  * Approximate classes (--collectives fast): the row-by-row ring of 16 on
  * the 4x4 torus has none exactly, 4 approximately (data+4).
  *
@@ -438,6 +442,45 @@ START_TEST(test_tree_mirror_agrees_with_steps)
 }
 END_TEST
 
+/* A program that offloads to its hosts' memories (issue 40: MaxText's MoE
+ * step offloads activations to the host): test-torus16's 4x4 devices, 4 a
+ * host (a row); the mesh's model axis lies along the host, so its
+ * rotations keep a host and move its devices (refused: the quotient would
+ * hold part of a host), data+1 moves the hosts: 4 classes, host 0 whole.
+ * Each device copies 4 MiB to its host's memory at once; with the host's
+ * port at 32 GB/s the four copies of a host share it, 8 GB/s each under
+ * their PCIe's 16: 1 us + 4,194,304 B / 8 GB/s = 525.288 us, in both
+ * modes (and every figure alike: agree_with). With
+ * an all-reduce over model before the copies, the classes give the
+ * steps' figures (makespan, collective, peaks, ports and links). */
+#define OFFLOAD "strata-trace 1\noption mesh=data:4,model:4\nalloc b 4MiB\nalloc h 4MiB host\n"
+START_TEST(test_offload_to_hosts_agrees_with_steps)
+{
+    char *dir = strata_test_temp_dir();
+    static const char *const sets[] = {"memory.host.bandwidth=32GB/s", NULL};
+    char *t = g_strdup_printf("%s/offload.trace", dir);
+    ck_assert(g_file_set_contents(t, OFFLOAD "copy h b stream=offload\nfree b\nfree h\n", -1, NULL));
+    char *text = NULL;
+    bool exact = false;
+    ck_assert_uint_eq(classes_of("test-torus16", NULL, OFFLOAD "free b\nfree h\n",
+                                 STRATA_SPMD_CLASSES, &text, &exact), 4);
+    ck_assert_str_eq(text, "data+1");
+    g_free(text);
+    const char *modes[] = {"classes", "steps"};
+    for (int i = 0; i < 2; i++) {
+        figures f = run(dir, t, "configs/hw/test-torus16.ini", sets, modes[i]);
+        close_to(json_object_get_double_member(f.root, "makespan_s"), 525.288e-6, "makespan", modes[i]);
+        g_object_unref(f.parser);
+    }
+    agree_with(dir, t, "configs/hw/test-torus16.ini", sets, "classes", "steps", LINKS);
+    ck_assert(g_file_set_contents(t, OFFLOAD "all-reduce b axis=model\ncopy h b\nfree b\nfree h\n", -1, NULL));
+    agree_with(dir, t, "configs/hw/test-torus16.ini", sets, "classes", "steps", LINKS);
+    g_free(t);
+    strata_test_remove_dir(dir);
+    g_free(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("classes");
@@ -449,6 +492,7 @@ int main(void)
     tcase_add_test(tc, test_cluster_agrees_with_steps);
     tcase_add_test(tc, test_tree_mirror_agrees_with_steps);
     tcase_add_test(tc, test_link_weights);
+    tcase_add_test(tc, test_offload_to_hosts_agrees_with_steps);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

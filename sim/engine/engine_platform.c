@@ -331,15 +331,71 @@ static void add_sites(platform_builder *p)
 
 char *engine_sender_host_name(uint32_t sender) { return g_strdup_printf("sender:%u", sender); }
 
+/* With classes that hold the hosts (strata_spmd_classes_hosts): the site
+ * of each representative host, a zone with its memories and gateway, as
+ * add_sites makes it (before the zones are attached). The device zones
+ * have their gateways then (add_quotient_sites). */
+static void add_quotient_host_zones(platform_builder *p, const engine_quotient *q, uint32_t *zone_of,
+                                    const uint32_t *mems, const uint32_t *mem_start)
+{
+    const strata_hw *hw = p->hw;
+    uint32_t devices = strata_hw_devices(hw), n_sites = strata_hw_site_count(hw);
+    for (uint32_t v = devices; v < n_sites; v++) {
+        if (mem_start[v] == mem_start[v + 1] || !engine_quotient_has_memory(q, mems[mem_start[v]]))
+            continue;
+        char *name = g_strdup_printf("site:%u", v), *gw = g_strdup_printf("gw:%u", v);
+        zone_of[v] = engine_sg_build_zone(p->sg, name, ENGINE_SG_FULL);
+        add_hosts(p, zone_of[v], mems + mem_start[v], mem_start[v + 1] - mem_start[v], NULL, 0);
+        engine_sg_build_router(p->sg, zone_of[v], gw);
+        add_routes(p, zone_of[v], mems + mem_start[v], mem_start[v + 1] - mem_start[v], NULL, 0,
+                   strata_hw_site_gateway(hw, v), gw);
+        g_free(gw);
+        g_free(name);
+    }
+}
+
+/* Then (attached) a zone route per edge of the site graph between a
+ * representative device and its host (the PCIe link), as add_sites joins
+ * them. */
+static void add_quotient_host_edges(platform_builder *p, const uint32_t *zone_of)
+{
+    const strata_hw *hw = p->hw;
+    uint32_t devices = strata_hw_devices(hw), n_sites = strata_hw_site_count(hw);
+    for (uint32_t i = 0; i < strata_hw_site_edge_count(hw); i++) {
+        const strata_site_edge *e = strata_hw_site_edge(hw, i);
+        if (e->from >= n_sites || e->to >= n_sites || zone_of[e->from] == UINT32_MAX ||
+            zone_of[e->to] == UINT32_MAX || (e->from < devices) == (e->to < devices))
+            continue; /* only a representative device's edges to its host */
+        const strata_link_spec *l = strata_hw_link(hw, e->link);
+        hop(p, p->link0 + e->link, l->full_duplex ? (e->forward ? ENGINE_SG_UP : ENGINE_SG_DOWN) : ENGINE_SG_NONE);
+        for (uint32_t k = 0; k < e->padding; k++)
+            hop(p, p->pad, ENGINE_SG_NONE);
+        char *from = g_strdup_printf("gw:%u", e->from), *to = g_strdup_printf("gw:%u", e->to);
+        engine_sg_build_zone_route(p->sg, zone_of[e->from], zone_of[e->to], from, to,
+                                   (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
+        if (p->hops->len == 1)
+            engine_sg_build_zone_bypass(p->sg, zone_of[e->from], zone_of[e->to], from, to,
+                                        (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
+        g_array_set_size(p->hops, 0);
+        g_free(from);
+        g_free(to);
+    }
+}
+
 /* Classes (engine_quotient.h): a zone per representative device, its
  * memories, units and the routes among them, and the senders into it, each
- * a host with its one route; no site of a host, no route between zones
- * (every copy between devices is a sender's). Each zone's hosts come
- * before its routes. */
+ * a host with its one route; no route between device zones (every copy
+ * between devices is a sender's). Each zone's hosts come before its
+ * routes. Where the classes hold the hosts, the representative hosts'
+ * sites too, joined to their devices (add_quotient_hosts). */
 static void add_quotient_sites(platform_builder *p, const engine_quotient *q)
 {
     const strata_hw *hw = p->hw;
+    bool hosts = strata_spmd_classes_hosts(engine_quotient_classes(q));
     uint32_t n_sites = strata_hw_site_count(hw), devices = strata_hw_devices(hw), *mem_start, *unit_start;
+    uint32_t *zone_of = g_new(uint32_t, n_sites ? n_sites : 1);
+    for (uint32_t v = 0; v < n_sites; v++)
+        zone_of[v] = UINT32_MAX;
     uint32_t *mems = group_by(strata_hw_memory_count(hw), n_sites, strata_hw_memory_site, hw, &mem_start);
     uint32_t *units = group_by(strata_hw_compute_count(hw), n_sites, unit_site, hw, &unit_start);
     GPtrArray **into = g_new0(GPtrArray *, devices); /* by site: its senders (GUINT_TO_POINTER) */
@@ -353,8 +409,8 @@ static void add_quotient_sites(platform_builder *p, const engine_quotient *q)
     for (uint32_t v = 0; v < devices; v++) {
         if (!engine_quotient_has_device(q, v))
             continue;
-        char *name = g_strdup_printf("site:%u", v);
-        uint32_t zone = engine_sg_build_zone(p->sg, name, ENGINE_SG_FULL);
+        char *name = g_strdup_printf("site:%u", v), *gw = g_strdup_printf("gw:%u", v);
+        uint32_t zone = zone_of[v] = engine_sg_build_zone(p->sg, name, ENGINE_SG_FULL);
         g_free(name);
         if (first) /* links are global: made once, before any route names them */
             add_links(p, zone);
@@ -366,8 +422,12 @@ static void add_quotient_sites(platform_builder *p, const engine_quotient *q)
             engine_sg_build_host(p->sg, zone, h, 1.0);
             g_free(h);
         }
+        if (hosts)
+            engine_sg_build_router(p->sg, zone, gw);
         add_routes(p, zone, mems + mem_start[v], mem_start[v + 1] - mem_start[v], units + unit_start[v],
-                   unit_start[v + 1] - unit_start[v], STRATA_HW_NO_MEMORY, NULL);
+                   unit_start[v + 1] - unit_start[v], hosts ? strata_hw_site_gateway(hw, v) : STRATA_HW_NO_MEMORY,
+                   hosts ? gw : NULL);
+        g_free(gw);
         for (guint i = 0; into[v] && i < into[v]->len; i++) {
             uint32_t s = GPOINTER_TO_UINT(g_ptr_array_index(into[v], i));
             const strata_hop *hops = NULL;
@@ -377,11 +437,16 @@ static void add_quotient_sites(platform_builder *p, const engine_quotient *q)
                            engine_memory_host_name(strata_hw_memory(hw, engine_quotient_sender_dst(q, s))));
         }
     }
+    if (hosts)
+        add_quotient_host_zones(p, q, zone_of, mems, mem_start);
     engine_sg_build_attach(p->sg);
+    if (hosts)
+        add_quotient_host_edges(p, zone_of);
     for (uint32_t v = 0; v < devices; v++)
         if (into[v])
             g_ptr_array_free(into[v], TRUE);
     g_free(into);
+    g_free(zone_of);
     g_free(mems);
     g_free(mem_start);
     g_free(units);
@@ -553,8 +618,8 @@ bool engine_hosts_lookup(const strata_hw *hw, engine_hosts *h, GError **err)
  * representative's memory). */
 static bool has_memory(const strata_hw *hw, const engine_quotient *q, uint32_t m)
 {
-    const strata_memory_spec *s = strata_hw_memory(hw, m);
-    return !q || (s->device != STRATA_HW_NO_DEVICE && engine_quotient_has_device(q, s->device));
+    (void)hw;
+    return !q || engine_quotient_has_memory(q, m);
 }
 
 bool engine_hosts_lookup_for(const strata_hw *hw, const engine_quotient *q, engine_hosts *h, GError **err)

@@ -61,9 +61,21 @@ bool engine_quotient_has_device(const engine_quotient *q, uint32_t device)
 uint32_t engine_quotient_memory(const engine_quotient *q, uint32_t memory)
 {
     const strata_memory_spec *m = strata_hw_memory(q->hw, memory);
-    if (m->device == STRATA_HW_NO_DEVICE)
-        return memory;
+    if (m->device == STRATA_HW_NO_DEVICE) { /* a host's: its first device's representative's host's */
+        uint32_t first = m->host * strata_hw_devices_per_host(q->hw);
+        return strata_spmd_classes_hosts(q->c) && m->kind == STRATA_MEM_HOST
+                   ? strata_hw_memory_on(q->hw, m->base, strata_spmd_class_rep(q->c, first))
+                   : memory;
+    }
     return strata_hw_memory_on(q->hw, m->base, strata_spmd_class_rep(q->c, m->device));
+}
+
+bool engine_quotient_has_memory(const engine_quotient *q, uint32_t memory)
+{
+    const strata_memory_spec *m = strata_hw_memory(q->hw, memory);
+    if (m->device != STRATA_HW_NO_DEVICE)
+        return engine_quotient_has_device(q, m->device);
+    return strata_spmd_classes_hosts(q->c) && m->kind == STRATA_MEM_HOST && engine_quotient_memory(q, memory) == memory;
 }
 
 uint32_t engine_quotient_unit(const engine_quotient *q, uint32_t unit)

@@ -47,11 +47,14 @@ uint32_t engine_quotient_sender_src(const engine_quotient *q, uint32_t sender);
 uint32_t engine_quotient_sender_dst(const engine_quotient *q, uint32_t sender);
 void engine_quotient_sender_hops(const engine_quotient *q, uint32_t sender, const strata_hop **hops, uint32_t *n);
 
-/* Whether a device, memory, unit or link is simulated (its own
- * representative; a host memory never is, a link when either of its
- * directions represents its orbit). */
+/* Whether a device or memory is simulated (its own representative; a
+ * host memory where the classes hold the hosts, strata_spmd_classes_hosts,
+ * when its host's devices are representatives, else never). */
 bool engine_quotient_has_device(const engine_quotient *q, uint32_t device);
-/* The representative of a memory (a host memory: itself) and unit. */
+bool engine_quotient_has_memory(const engine_quotient *q, uint32_t memory);
+/* The representative of a memory (a host memory: its image on the host of
+ * its host's first device's representative where the classes hold the
+ * hosts, else itself) and unit. */
 uint32_t engine_quotient_memory(const engine_quotient *q, uint32_t memory);
 uint32_t engine_quotient_unit(const engine_quotient *q, uint32_t unit);
 

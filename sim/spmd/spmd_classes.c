@@ -35,6 +35,7 @@ struct strata_spmd_classes {
     double *scale;      /* by representative key: its copies' weight (approximate classes), >= 1 */
     double *weight;     /* by directed link key: the full run's copies one of the quotient's stands for */
     bool exact;         /* every generator moves every route onto its image's */
+    bool hosts;         /* the program touches its hosts' memories: the representatives are whole hosts */
     char *text;         /* the generators */
 };
 
@@ -43,6 +44,7 @@ uint32_t strata_spmd_classes_count(const strata_spmd_classes *c) { return c->n_c
 uint32_t strata_spmd_class_rep(const strata_spmd_classes *c, uint32_t device) { return c->rep[device]; }
 const char *strata_spmd_classes_describe(const strata_spmd_classes *c) { return c->text; }
 bool strata_spmd_classes_exact(const strata_spmd_classes *c) { return c->exact; }
+bool strata_spmd_classes_hosts(const strata_spmd_classes *c) { return c->hosts; }
 
 double strata_spmd_link_scale(const strata_spmd_classes *c, uint32_t link, bool forward)
 {
@@ -209,16 +211,23 @@ static void sig_free(gpointer p)
 typedef struct scan {
     strata_mesh *mesh;
     GPtrArray *sigs; /* coll_sig */
+    bool hosts;      /* some op names a host memory (its template: each device's own host's) */
 } scan;
 
 /* A name of the model (a memory or unit) that the program writes for every
- * device alike: a template, or none. */
-static bool template_name(const strata_hw *hw, const char *name, bool unit)
+ * device alike: a template, or none. A host memory's template names each
+ * device's host's instance: noted in *hosts (the symmetries must then keep
+ * the hosts whole). */
+static bool template_name(const strata_hw *hw, const char *name, bool unit, bool *hosts)
 {
     if (!name)
         return true;
     int base = unit ? strata_hw_compute_base_index(hw, name) : strata_hw_memory_base_index(hw, name);
-    return base >= 0 && (unit || strata_hw_memory(hw, (uint32_t)base)->kind != STRATA_MEM_HOST);
+    /* its kind is its instances' (base indexes the templates, not the
+     * memories: strata_hw_memory(hw, base) would be another memory) */
+    if (base >= 0 && !unit && strata_hw_memory(hw, strata_hw_memory_on(hw, (uint32_t)base, 0))->kind == STRATA_MEM_HOST)
+        *hosts = true;
+    return base >= 0;
 }
 
 /* Notes collective op; false when it cannot be scheduled (bad input). */
@@ -263,8 +272,9 @@ static bool scan_program(scan *sc, strata_source *in, const strata_hw *hw)
     while (ok && (got = strata_source_next(in, &op, NULL)) == 1) {
         ok = strata_checker_feed(c, op, &refs, NULL) && !op->has_device &&
              !(op->kind == STRATA_OP_OPTION && strchr(op->name, '@')) && /* an option of one instance */
-             template_name(hw, op->memory, false) && template_name(hw, op->unit, true) &&
-             template_name(hw, refs.memory, false) && template_name(hw, refs.src_memory, false);
+             template_name(hw, op->memory, false, &sc->hosts) && template_name(hw, op->unit, true, &sc->hosts) &&
+             template_name(hw, refs.memory, false, &sc->hosts) &&
+             template_name(hw, refs.src_memory, false, &sc->hosts);
         if (ok && op->kind == STRATA_OP_OPTION && strcmp(op->name, "mesh") == 0 && !sc->mesh)
             sc->mesh = strata_mesh_parse(op->value, NULL);
         else if (ok && strata_op_kind_is_collective(op->kind))
@@ -598,6 +608,19 @@ static void weigh_orbits(strata_spmd_classes *c, const strata_hw *hw, const spmd
     g_free(size);
 }
 
+/* Whether every host with a representative has only representatives: the
+ * quotient then holds whole hosts, each host memory's traffic its own
+ * devices' (G moves the hosts freely). Where a symmetry keeps a host and
+ * moves its devices among themselves, its memory would carry images the
+ * quotient has not: no classes. */
+static bool whole_hosts(const strata_spmd_classes *c, uint32_t per_host)
+{
+    for (uint32_t d = 0; d < c->devices; d++)
+        if ((c->rep[d / per_host * per_host] == d / per_host * per_host) != (c->rep[d] == d))
+            return false;
+    return true;
+}
+
 strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, bool approx)
 {
     uint32_t devices = strata_hw_devices(hw);
@@ -605,7 +628,7 @@ strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, b
         return NULL;
     scan sc = {.sigs = g_ptr_array_new_with_free_func(sig_free)};
     bool ok = scan_program(&sc, in, hw);
-    spmd_machine *m = ok ? spmd_machine_new(hw) : NULL;
+    spmd_machine *m = ok ? spmd_machine_new(hw, sc.hosts) : NULL;
     strata_spmd_classes *c = NULL;
     if (m) {
         uint32_t n_keys = 2 * strata_hw_link_count(hw);
@@ -616,6 +639,7 @@ strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, b
         c->scale = g_new(double, n_keys + 1);
         c->weight = g_new(double, n_keys + 1);
         c->exact = true;
+        c->hosts = sc.hosts;
         for (uint32_t d = 0; d < devices; d++)
             c->rep[d] = d;
         for (uint32_t k = 0; k < n_keys; k++) {
@@ -633,7 +657,7 @@ strata_spmd_classes *spmd_classes_find(strata_source *in, const strata_hw *hw, b
         for (uint32_t k = 0; k < n_keys; k++)
             c->link_rep[k] = find(c->link_rep, k);
         weigh_orbits(c, hw, m);
-        if (found == 0) {
+        if (found == 0 || (c->hosts && !whole_hosts(c, strata_hw_devices_per_host(hw)))) {
             spmd_classes_free(c);
             c = NULL;
         }

@@ -12,9 +12,14 @@
  * that moves the same (ranks, buffers, bytes) on the lane a permutation of
  * the collective's lanes gives (NCCL's tree: channel c's lanes onto
  * channel c+1's), and every copy's route to the
- * route of its image, link by link. Hosts are no part of it: the program
- * touches no host memory (else no classes), and no route between devices
- * passes through a host (hw.h). The classes are the orbits of the group G
+ * route of its image, link by link. Hosts are no part of it where the
+ * program touches no host memory; no route between devices passes through
+ * a host (hw.h). Where it does (an offload to each device's host), the
+ * symmetry must also keep each host's devices together (spmd_machine.h,
+ * with hosts) and the representatives must be whole hosts (every device of
+ * a host with one is one: G moves the hosts freely), else no classes: a
+ * host memory of the quotient then carries exactly its own devices'
+ * traffic, as in the full run. The classes are the orbits of the group G
  * such symmetries generate; the representative of a class is its least
  * device. Candidates are the rotations of each mesh axis by a divisor of
  * its size (the least that holds is kept), then within blocks of
@@ -72,6 +77,9 @@ uint32_t strata_spmd_link_rep(const strata_spmd_classes *c, uint32_t link, bool 
  * its route's image (a ring laid row by row over a torus, whose wrap-around
  * routes the site graph's tie-breaking lays differently). */
 bool strata_spmd_classes_exact(const strata_spmd_classes *c);
+/* Whether the program touches its hosts' memories (above): the quotient
+ * then holds the representatives' hosts, whole. */
+bool strata_spmd_classes_hosts(const strata_spmd_classes *c);
 /* The weight of the copies on a representative link (>= 1; for exact
  * classes the link's strata_spmd_link_weight, 1 but on links that a
  * symmetry keeps): approximate classes make their representatives' copies

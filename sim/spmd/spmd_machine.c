@@ -25,7 +25,8 @@
 
 struct spmd_machine {
     const strata_hw *hw;
-    uint32_t devices, links, vertices;
+    bool hosts;            /* the hosts are part of it (spmd_machine_new) */
+    uint32_t devices, links, vertices, per_host;
     uint32_t *ends;        /* by key (2 x link + b side): a memory, or SWITCH_END | a switch vertex */
     bool *moves;           /* by link: in the devices' part */
     uint32_t *name_id;     /* by link: its name without the instance number, interned */
@@ -62,14 +63,15 @@ static uint32_t end_vertex(const spmd_machine *m, uint32_t end)
     return end & SWITCH_END ? end & ~SWITCH_END : strata_hw_memory_site(m->hw, end);
 }
 
-/* An end of the devices' part: a device's memory or a switch. */
+/* An end of the devices' part: a device's memory or a switch (with
+ * hosts, a host's memory too). */
 static bool device_end(const spmd_machine *m, uint32_t end)
 {
     if (end == STRATA_HW_NO_MEMORY)
         return false; /* a switch end that no site edge names */
     if (end & SWITCH_END)
         return strata_hw_site_switch(m->hw, end & ~SWITCH_END) != NULL;
-    return strata_hw_memory(m->hw, end)->device != STRATA_HW_NO_DEVICE;
+    return m->hosts || strata_hw_memory(m->hw, end)->device != STRATA_HW_NO_DEVICE;
 }
 
 /* Each link's ends, names and part; the switches' kinds. */
@@ -118,11 +120,13 @@ static void index_vertices(spmd_machine *m)
     g_free(fill);
 }
 
-spmd_machine *spmd_machine_new(const strata_hw *hw)
+spmd_machine *spmd_machine_new(const strata_hw *hw, bool hosts)
 {
     spmd_machine *m = g_new0(spmd_machine, 1);
     m->hw = hw;
+    m->hosts = hosts;
     m->devices = strata_hw_devices(hw);
+    m->per_host = strata_hw_devices_per_host(hw);
     m->links = strata_hw_link_count(hw);
     m->vertices = MAX(strata_hw_site_count(hw), m->devices);
     m->ends = g_new(uint32_t, 2 * (size_t)m->links + 1);
@@ -171,7 +175,31 @@ uint32_t spmd_machine_memory_image(const spmd_machine *m, const uint32_t *perm, 
     if (mem == STRATA_HW_NO_MEMORY)
         return mem;
     const strata_memory_spec *s = strata_hw_memory(m->hw, mem);
+    if (s->device == STRATA_HW_NO_DEVICE) /* a host's (hosts: perm keeps the hosts whole) */
+        return m->hosts ? strata_hw_memory_on(m->hw, s->base, perm[s->host * m->per_host]) : mem;
     return strata_hw_memory_on(m->hw, s->base, perm[s->device]);
+}
+
+/* With hosts: places each host's vertex (N + host) where perm takes its
+ * devices, all onto one other host, no two hosts onto one; false
+ * otherwise (a permutation that keeps a host moves its devices among
+ * themselves, or is the identity). */
+static bool place_hosts(spmd_machine *m, const uint32_t *perm)
+{
+    uint32_t n_hosts = m->devices / m->per_host;
+    for (uint32_t h = 0; h < n_hosts && m->devices + h < m->vertices; h++) {
+        uint32_t to = perm[h * m->per_host] / m->per_host, v = m->devices + to;
+        if (to == h)
+            return false; /* keeps a host, moving its devices: a quotient would hold part of it */
+        for (uint32_t d = h * m->per_host; d < (h + 1) * m->per_host; d++)
+            if (perm[d] / m->per_host != to)
+                return false;
+        if (v >= m->vertices || m->taken[v])
+            return false;
+        m->vimg[m->devices + h] = v;
+        m->taken[v] = true;
+    }
+    return true;
 }
 
 /* The image of an end (a placed switch, or a device's memory). */
@@ -217,6 +245,8 @@ static bool place_switches(spmd_machine *m, const uint32_t *perm)
         m->vimg[v] = v < m->devices ? perm[v] : UNPLACED;
         m->taken[v] = false;
     }
+    if (m->hosts && !place_hosts(m, perm))
+        return false;
     for (bool progress = true; progress;) {
         progress = false;
         for (uint32_t k = 0; k < 2 * m->links; k++) {

@@ -16,10 +16,19 @@
  * keep the rails' leaves; rotations within nodes move the rails' leaves
  * onto each other; the spine stays.
  *
+ * With hosts (a program that offloads to its hosts' memories: issue 40's
+ * MoE step), the hosts are part of it too: a permutation must take each
+ * host's devices onto another host's (devices_per_host consecutive
+ * devices), no two hosts onto one (so the group the classes take moves
+ * the hosts freely); it moves a host memory to its instance on the
+ * image host, and the links of hosts (PCIe, a host's staging, a host's
+ * NIC to its switch) as the devices' links.
+ *
  * Invariants: a symmetry maps every link of the devices' part to one of
  * the same bandwidth, latency, duplex and staging, and joins switches one
- * to one (a bijection of the switch vertices); the links of hosts are
- * fixed. Immutable but for the permutation of the last symmetry tried.
+ * to one (a bijection of the switch vertices); without hosts, the links
+ * of hosts are fixed. Immutable but for the permutation of the last
+ * symmetry tried.
  */
 #ifndef STRATA_SPMD_MACHINE_H
 #define STRATA_SPMD_MACHINE_H
@@ -30,9 +39,10 @@
 
 typedef struct spmd_machine spmd_machine;
 
-/* The devices' part of hw; NULL when two of its links join the same ends
- * (a link's image would be ambiguous: no symmetry is tried). */
-spmd_machine *spmd_machine_new(const strata_hw *hw);
+/* The devices' part of hw (with hosts: and its hosts'); NULL when two of
+ * its links join the same ends (a link's image would be ambiguous: no
+ * symmetry is tried). */
+spmd_machine *spmd_machine_new(const strata_hw *hw, bool hosts);
 void spmd_machine_free(spmd_machine *m);
 
 /* True when perm (device -> device) maps the devices' part onto itself;
@@ -43,7 +53,8 @@ bool spmd_machine_symmetry(spmd_machine *m, const uint32_t *perm);
 uint32_t spmd_machine_key_image(const spmd_machine *m, uint32_t key);
 /* Whether link is in the devices' part (a symmetry may move it). */
 bool spmd_machine_moves(const spmd_machine *m, uint32_t link);
-/* The image of memory `mem` (a device's; NO_MEMORY: itself) under perm. */
+/* The image of memory `mem` (a device's, with hosts a host's; NO_MEMORY,
+ * or a host's without hosts: itself) under perm. */
 uint32_t spmd_machine_memory_image(const spmd_machine *m, const uint32_t *perm, uint32_t mem);
 
 #endif
