@@ -516,12 +516,22 @@ END_TEST
  * (hidden 4096, 128 experts, top 8, expert width 1536 / TP 8 = 192, gated:
  * gate/up 384), FP8, 16 tokens: 128 routed rows, one on each expert.
  * Bytes: routing 16 x 128 x 2 + 16 x 8 x 8 = 5,120; FP8 quantization
- * 16 x 4096 x (2 + 1) = 196,608; expert maps 128 x 8 = 1,024; row
- * expansion 2 x 128 x 4096 = 1,048,576; strides 128 x 64 = 8,192; gemm1
- * 128 x ((4096 + 4096 x 384) x 1 + 384 x 2) = 201,949,184; activation
- * 128 x (384 x 2 + 192) = 122,880; gemm2 128 x ((192 + 192 x 4096) + 4096 x
- * 2) = 101,736,448; finalize (128 + 16) x 4096 x 2 = 1,179,648: in all
- * 306,247,680. Flops: the GEMMs' 2 x 128 x 4096 x 384 + 2 x 128 x 192 x
+ * 16 x 4096 x (2 + 1) = 196,608; expert maps (the fused kernel) 128 x 12 +
+ * 129 x 8 = 2,568; row expansion 2 x 128 x 4096 + 128 x 12 = 1,050,112;
+ * strides 128 x 64 = 8,192; gemm1 128 x ((4096 + 4096 x 384) x 1 + 384 x
+ * 2) = 201,949,184; activation 128 x (384 x 2 + 192) = 122,880; gemm2 128 x
+ * ((192 + 192 x 4096) + 4096 x 2) = 101,736,448; finalize (128 + 16) x 4096
+ * x 2 + 128 x 12 = 1,181,184: in all 306,252,296. At 512 tokens (4,096
+ * routed rows, 32 an expert) the maps take three kernels over blocks of
+ * 256 tokens (computeNumTokensPerBlock: 32, 64 and 128 give 16, 8 and 4
+ * blocks, x 128 experts over the block size; 256 gives 2 x 128 = 256):
+ * e x b = 256, so 4,096 x 8 + 256 x 4, 256 x 8 + 129 x 8, 4,096 x 16 +
+ * 256 x 8: 104,456. With routing 163,840, quantization 6,291,456,
+ * expansion 2 x 4,096 x 4,096 + 4,096 x 12 = 33,603,584, strides 8,192,
+ * gemm1 128 x (32 x 4096 + 4096 x 384 + 32 x 384 x 2) = 221,249,536,
+ * activation 4,096 x 960 = 3,932,160, gemm2 128 x (32 x 192 + 192 x 4096 +
+ * 32 x 4096 x 2) = 135,004,160 and finalize (4,096 + 512) x 4096 x 2 +
+ * 4,096 x 12 = 37,797,888: 438,155,272. Flops: the GEMMs' 2 x 128 x 4096 x 384 + 2 x 128 x 192 x
  * 4096 = 603,979,776 and one per element of the seven passes (2,048 +
  * 65,536 + 128 + 524,288 + 128 + 24,576 + 65,536): 604,662,016. Kernels,
  * counted by a 1 ms larger launch: 9 at 16 tokens; at 257 tokens the
@@ -537,8 +547,10 @@ START_TEST(moe_fused_op_bytes_and_kernels_by_hand)
     launch_pair p = launch_pair_new(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", &m, 8);
     strata_serve_work w;
     ck_assert_double_gt(strata_serve_cost_moe_experts(p.c, 16, &w), 0);
-    ck_assert_double_eq(w.bytes, 306247680.0);
+    ck_assert_double_eq(w.bytes, 306252296.0);
     ck_assert_double_eq(w.flops, 604662016.0);
+    ck_assert_double_gt(strata_serve_cost_moe_experts(p.c, 512, &w), 0);
+    ck_assert_double_eq(w.bytes, 438155272.0);
     double extra16 = strata_serve_cost_moe_experts(p.cs, 16, NULL) - strata_serve_cost_moe_experts(p.c, 16, NULL);
     double extra257 = strata_serve_cost_moe_experts(p.cs, 257, NULL) - strata_serve_cost_moe_experts(p.c, 257, NULL);
     ck_assert_double_eq_tol(extra16, 0.009, 1e-9);

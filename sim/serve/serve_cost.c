@@ -338,17 +338,48 @@ static double route_and_quantize(const strata_serve_cost *c, uint64_t lt)
     return route + (in < act ? stream_pass(c, lt * c->m.hidden, t * (double)c->m.hidden * (act + in)) : 0);
 }
 
+/* The expert maps of t tokens' routed rows (moe_kernels.cu, runMoe's
+ * prologue), 4-byte ids and indices, e = the experts on the rank (EP 1):
+ * fusedBuildExpertMapsSortFirstToken (one block: t <= 256, top_k in
+ * {1, 2, 4, 6, 8}, log2(e + 1) < 9) reads each routed row's expert id and
+ * writes both permutation maps, 12 bytes a routed row, and the e + 1
+ * 8-byte expert offsets. Else threeStepBuildExpertMapsSortFirstToken, over
+ * e x b blocks of computeNumTokensPerBlock's size (the smallest of 32, 64,
+ * ... 1024 with ceil(t / size) x e <= size, else 1024):
+ * blockExpertPrefixSum reads the ids and writes each routed row's index
+ * (8 a routed row) and e x b counts; globalExpertPrefixSum reads the
+ * counts and writes their prefix sums and the offsets;
+ * mergeExpertPrefixSum reads counts, sums and indices and writes the two
+ * maps and the permuted expert ids (16 a routed row). */
+static double expert_maps(const strata_serve_cost *c, uint64_t t, uint64_t routed)
+{
+    uint64_t k = c->m.top_k, e = c->m.experts;
+    double r = (double)routed, offsets = 8.0 * (double)(e + 1);
+    if (t <= 256 && e <= 510 && (k == 1 || k == 2 || k == 4 || k == 6 || k == 8))
+        return stream_pass(c, routed, 12.0 * r + offsets);
+    uint64_t per_block = 1024;
+    for (uint64_t b = 32; b <= 1024; b *= 2)
+        if ((t + b - 1) / b * e <= b) {
+            per_block = b;
+            break;
+        }
+    double eb = (double)(e * ((t + per_block - 1) / per_block));
+    return stream_pass(c, routed, 8.0 * r + 4.0 * eb) + stream_pass(c, routed, 8.0 * eb + offsets) +
+           stream_pass(c, routed, 16.0 * r + 8.0 * eb);
+}
+
 /* The routed experts of an MoE layer on t tokens (every rank's under
  * attention DP), kernel by kernel as TensorRT-LLM's CUTLASS fused MoE runs
  * them (the engine of the MoE serving cases and of aiconfigurator's
  * fused-MoE rows; cpp/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/
  * moe_kernels.cu, CutlassMoeFCRunner::runMoe and gemm1):
- *   1. the expert maps: fusedBuildExpertMapsSortFirstToken, one kernel up
- *      to 256 tokens with top_k in {1, 2, 4, 6, 8}, else three (block
- *      and global prefix sums, merge); routed x 8 bytes each;
+ *   1. the expert maps (expert_maps below): fusedBuildExpertMapsSortFirstToken,
+ *      one kernel up to 256 tokens with top_k in {1, 2, 4, 6, 8}, else
+ *      three (block and global prefix sums, merge);
  *   2. expandInputRowsKernel: every routed row gathered into expert order,
  *      routed x hidden read and written in the GEMMs' input dtype (FP8
- *      under 8-bit weights);
+ *      under 8-bit weights), and per routed row its source index read and
+ *      its router scale read and written permuted (4 bytes each);
  *   3. computeStridesTmaWarpSpecialized: one small kernel (64 bytes an
  *      expert);
  *   4. gemm1, a grouped GEMM: `active` products of `per` rows each, one
@@ -360,7 +391,14 @@ static double route_and_quantize(const strata_serve_cost *c, uint64_t lt)
  *      routed x w in the GEMMs' input dtype;
  *   6. gemm2, grouped the same way;
  *   7. finalizeMoeRoutingKernel: reads routed x hidden bf16, writes the
- *      t x hidden sum over top_k.
+ *      t x hidden sum over top_k; per routed row it reads the expert id,
+ *      the permuted row's index and the router scale (4 bytes each). The
+ *      runner may instead fuse this sum into gemm2's epilogue (FINALIZE:
+ *      a cudaMemsetAsync of the output, then red.global.add of each routed
+ *      row, sm90_visitor_scatter.hpp); the autotuner picks between the two
+ *      by timing them, which no source fixes, so strata keeps this one.
+ * Every one of these kernels launches whatever the dtype (FP8 per-tensor
+ * runs the same list: no computeFP8DequantScale on the TMA path).
  * routed = t x top_k over active = min(experts, routed) experts (balanced
  * routing), per = ceil(routed / active). vLLM's fused_experts (Triton)
  * gathers the rows inside its GEMM instead of step 2 and has no step 3. */
@@ -372,13 +410,10 @@ static double experts_grouped(const strata_serve_cost *c, uint64_t t, uint64_t w
         return 0;
     uint64_t per = (routed + active - 1) / active;
     double in = strata_serve_dtype_bytes(c->m.dtype), act = act_bytes(c), r = (double)routed, hh = (double)h;
-    bool fused_maps = t <= 256 && (k == 1 || k == 2 || k == 4 || k == 6 || k == 8);
-    double pre = 0;
-    for (int i = 0; i < (fused_maps ? 1 : 3); i++)
-        pre += stream_pass(c, routed, r * 8.0);
-    pre += stream_pass(c, routed * h, 2.0 * r * hh * in) + stream_pass(c, active, (double)active * 64.0);
+    double pre = expert_maps(c, t, routed) + stream_pass(c, routed * h, 2.0 * r * hh * in + 12.0 * r) +
+                 stream_pass(c, active, (double)active * 64.0);
     double activation = stream_pass(c, routed * w, r * ((double)up * act + (double)w * in));
-    double combine = stream_pass(c, t * h, (r + (double)t) * hh * act);
+    double combine = stream_pass(c, t * h, (r + (double)t) * hh * act + 12.0 * r);
     return pre + grouped_gemm(c, active, per, h, up) + activation + grouped_gemm(c, active, per, w, h) + combine;
 }
 
