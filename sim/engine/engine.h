@@ -48,8 +48,10 @@ typedef struct strata_engine_options {
 
 /* about 800M ops of 20 bytes: the tape's length on disk before the source is read again */
 #define STRATA_ENGINE_TAPE_BUDGET ((size_t)16 << 30)
-/* 256 chunks of 256 KiB (engine_tape.h): programs of up to a few million ops never touch the file */
-#define STRATA_ENGINE_TAPE_MEMORY ((size_t)64 << 20)
+/* 64 chunks of 256 KiB (engine_tape.h): a program of up to about 1.5M ops never touches the file;
+ * the replay's memory past it is one chunk, where the tape held in memory would stay beside the
+ * simulation's state until replayed (up to 64 MiB on the 64-chip 8B step: bench_pods 64_8b, docs/engine.md) */
+#define STRATA_ENGINE_TAPE_MEMORY ((size_t)16 << 20)
 /* 16,384 chunks of 1 KiB: a drift of millions of ops, a few bytes each, goes to the file */
 #define STRATA_ENGINE_QUEUE_MEMORY ((size_t)16 << 20)
 
