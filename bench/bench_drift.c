@@ -21,9 +21,9 @@
  * STRATA_ENGINE_TAPE_MEMORY went to a temporary file as well).
  *
  * Then a long program on one stream (M computes, no drift: issue 40's
- * file-backed first-pass tape), whose tape (about 8 bytes an op) passes
- * STRATA_ENGINE_TAPE_MEMORY (16 MiB) from about 2M ops and 64 MiB from
- * about 8M; before, it was dropped at 64 MiB and the source bound again:
+ * file-backed first-pass tape), whose tape (some 22 bytes an op) passes
+ * STRATA_ENGINE_TAPE_MEMORY (16 MiB) from about 0.8M ops and 64 MiB from
+ * about 3M; before, it was dropped at 64 MiB and the source bound again:
  *   RESULT name=single_rss value=PEAK_MIB baseline=- ratio=- target=- unit=MiB ops=.. cpu_s=..
  *
  * Usage: bench_drift [N [M]]   (default N 300,000: 0.6M and 6M ops; M 10 N)

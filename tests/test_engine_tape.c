@@ -10,7 +10,13 @@
  *    (budget 1 byte) write the same results JSON and the same timeline
  *    (labels, spans, memory samples), for runs that end normally, out of
  *    memory, with a systolic tile's padding and with a planning allocator,
- *    and for one whose tape outgrows its budget part way through.
+ *    and for one whose tape outgrows its budget part way through;
+ *  - the spill file's records read back as written, and a file that cannot
+ *    be made says why (engine_spill.h);
+ *  - a run whose first-pass tape waits in the temporary file (1 byte of it
+ *    in memory) writes the same results and timeline as one that keeps it
+ *    in memory; with no folder for the file, or a file size limit, the run
+ *    fails with the cause (exit 2).
  */
 #include <glib/gstdio.h>
 #include <signal.h>
