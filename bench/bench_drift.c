@@ -16,11 +16,17 @@
  *   RESULT name=drift_rss_N value=PEAK_MIB baseline=- ratio=- target=- unit=MiB ops=.. cpu_s=..
  *   RESULT name=drift_rss_10N value=PEAK_MIB baseline=PEAK_MIB_AT_N ratio=R target=- unit=MiB ops=.. cpu_s=..
  *          bytes_per_op=B
- * (bytes_per_op: the growth between the two per op added, which is the
- * first pass's tape, at most STRATA_ENGINE_TAPE_BUDGET (64 MiB) in all,
- * once the queue is on file; informative).
+ * (bytes_per_op: the growth between the two per op added; informative.
+ * It was the first pass's tape, up to 64 MiB, until the tape's chunks past
+ * STRATA_ENGINE_TAPE_MEMORY went to a temporary file as well).
  *
- * Usage: bench_drift [N]   (default 300,000: 0.6M and 6M ops)
+ * Then a long program on one stream (M computes, no drift: issue 40's
+ * file-backed first-pass tape), whose tape (some 22 bytes an op) passes
+ * STRATA_ENGINE_TAPE_MEMORY (16 MiB) from about 0.8M ops and 64 MiB from
+ * about 3M; before, it was dropped at 64 MiB and the source bound again:
+ *   RESULT name=single_rss value=PEAK_MIB baseline=- ratio=- target=- unit=MiB ops=.. cpu_s=..
+ *
+ * Usage: bench_drift [N [M]]   (default N 300,000: 0.6M and 6M ops; M 10 N)
  */
 #include <glib.h>
 #include <glib/gstdio.h>
@@ -29,10 +35,19 @@
 #include <stdlib.h>
 #include "child_run.h"
 
-/* Writes the drifting trace of n computes a stream; returns its ops. */
-static uint64_t write_trace(const char *path, uint64_t n)
+/* Writes the drifting trace of n computes a stream (single: n computes on
+ * one stream); returns its ops. */
+static uint64_t write_trace(const char *path, uint64_t n, bool single)
 {
     FILE *f = child_create(path);
+    if (single) {
+        fputs("strata-trace 1\n# bench_drift: generated\nalloc wa 1MiB stream=a\n", f);
+        for (uint64_t i = 0; i < n; i++)
+            fputs("compute k flops=1e6 in=wa stream=a\n", f);
+        fputs("free wa stream=a\n", f);
+        fclose(f);
+        return n + 2;
+    }
     fputs("strata-trace 1\n# bench_drift: generated\nalloc wa 1MiB stream=a\nalloc wb 1MiB stream=b\n", f);
     for (uint64_t i = 0; i < n; i++)
         fputs("compute k flops=1e6 in=wa stream=a\n", f);
@@ -44,12 +59,13 @@ static uint64_t write_trace(const char *path, uint64_t n)
     return 2 * n + 8;
 }
 
-/* Runs strata on n ops a stream: false when it fails. */
-static bool run_drift(const char *strata, const char *dir, uint64_t n, uint64_t *ops, child_usage *use)
+/* Runs strata on n ops a stream (single: n ops on one): false when it fails. */
+static bool run_drift(const char *strata, const char *dir, uint64_t n, bool single, uint64_t *ops,
+                      child_usage *use)
 {
     char *hw = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "test-simple.ini", NULL);
     char *trace = g_strdup_printf("%s/drift-%" G_GUINT64_FORMAT ".trace", dir, n);
-    *ops = write_trace(trace, n);
+    *ops = write_trace(trace, n, single);
     const char *argv[] = {strata, "run", "-q", "--hw", hw, "--trace", trace, NULL};
     bool ok = child_run(argv, 0, use);
     g_unlink(trace);
@@ -61,14 +77,16 @@ static bool run_drift(const char *strata, const char *dir, uint64_t n, uint64_t 
 int main(int argc, char **argv)
 {
     uint64_t n = argc > 1 ? g_ascii_strtoull(argv[1], NULL, 10) : 300000;
+    uint64_t m = argc > 2 ? g_ascii_strtoull(argv[2], NULL, 10) : 10 * n;
     child_bench b = child_bench_open("bench-drift-XXXXXX");
-    child_usage small = {0}, big = {0};
-    uint64_t small_ops = 0, big_ops = 0;
+    child_usage small = {0}, big = {0}, single = {0};
+    uint64_t small_ops = 0, big_ops = 0, single_ops = 0;
     printf("bench_drift: two streams %" G_GUINT64_FORMAT " and %" G_GUINT64_FORMAT
            " ops apart in file order, peak RSS of strata run\n",
            n, 10 * n);
-    bool ok = b.dir && run_drift(b.strata, b.dir, n, &small_ops, &small) &&
-              run_drift(b.strata, b.dir, 10 * n, &big_ops, &big);
+    bool ok = b.dir && run_drift(b.strata, b.dir, n, false, &small_ops, &small) &&
+              run_drift(b.strata, b.dir, 10 * n, false, &big_ops, &big) &&
+              run_drift(b.strata, b.dir, m, true, &single_ops, &single);
     if (ok) {
         printf("RESULT name=drift_rss_N value=%.1f baseline=- ratio=- target=- unit=MiB ops=%" G_GUINT64_FORMAT
                " cpu_s=%.2f\n",
@@ -77,6 +95,9 @@ int main(int argc, char **argv)
                " cpu_s=%.2f bytes_per_op=%.1f\n",
                big.rss_mib, small.rss_mib, big.rss_mib / small.rss_mib, big_ops, big.cpu_s,
                (big.rss_mib - small.rss_mib) * 1048576.0 / (double)(big_ops - small_ops));
+        printf("RESULT name=single_rss value=%.1f baseline=- ratio=- target=- unit=MiB ops=%" G_GUINT64_FORMAT
+               " cpu_s=%.2f\n",
+               single.rss_mib, single_ops, single.cpu_s);
     } else {
         fprintf(stderr, "bench_drift: a run failed\n");
     }

@@ -10,14 +10,24 @@
  *    (budget 1 byte) write the same results JSON and the same timeline
  *    (labels, spans, memory samples), for runs that end normally, out of
  *    memory, with a systolic tile's padding and with a planning allocator,
- *    and for one whose tape outgrows its budget part way through.
+ *    and for one whose tape outgrows its budget part way through;
+ *  - the spill file's records read back as written, and a file that cannot
+ *    be made says why (engine_spill.h);
+ *  - a run whose first-pass tape waits in the temporary file (1 byte of it
+ *    in memory) writes the same results and timeline as one that keeps it
+ *    in memory; with no folder for the file, or a file size limit, the run
+ *    fails with the cause (exit 2).
  */
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "engine/engine.h"
+#include "engine/engine_spill.h"
 #include "engine/engine_tape.h"
+#include "core/error.h"
 #include "ledger/ledger.h"
 #include "testutil.h"
 #include "bind/bind.h"
@@ -250,7 +260,7 @@ END_TEST
  * form, whichever queue empties and fills again. */
 START_TEST(tape_queues_share_a_pool_and_keep_jumping_indices)
 {
-    engine_tape_pool *pool = engine_tape_pool_new(1024, 1, 0);
+    engine_tape_pool *pool = engine_tape_pool_new(1024, 1, 0, "test queues");
     engine_tape *q[2] = {engine_tape_new_sized(SIZE_MAX, 1024, pool), engine_tape_new_sized(SIZE_MAX, 1024, pool)};
     strata_bound_op op = {.kind = STRATA_OP_WAIT, .device = STRATA_BIND_NONE, .memory = STRATA_BIND_NONE,
                           .src_memory = STRATA_BIND_NONE, .dst_memory = STRATA_BIND_NONE,
@@ -300,7 +310,7 @@ END_TEST
  * freed with chunks on file leaves nothing behind (ASan). */
 START_TEST(tape_queue_spills_past_its_pool_bound_and_reads_back_in_order)
 {
-    engine_tape_pool *pool = engine_tape_pool_new(1024, 4, 2048);
+    engine_tape_pool *pool = engine_tape_pool_new(1024, 4, 2048, "test queues");
     engine_tape *q[2] = {engine_tape_new_sized(SIZE_MAX, 1024, pool), engine_tape_new_sized(SIZE_MAX, 1024, pool)};
     strata_bound_op op = {.kind = STRATA_OP_WAIT, .device = STRATA_BIND_NONE, .memory = STRATA_BIND_NONE,
                           .src_memory = STRATA_BIND_NONE, .dst_memory = STRATA_BIND_NONE,
@@ -348,12 +358,21 @@ START_TEST(tape_queue_spills_past_its_pool_bound_and_reads_back_in_order)
 }
 END_TEST
 
-/* Runs the engine in a child process (one SimGrid engine per process) with
- * this tape budget and returns its results JSON and timeline, concatenated
- * (or the error message). A model of several devices runs the SPMD
- * expansion of the trace. */
-static char *run_in_child_queued(const char *hw_name, const char *const *overrides, const char *allocator,
-                                 const char *trace_path, size_t budget, size_t queue_memory)
+/* How a child runs the engine: its options (0: the defaults), and where
+ * its temporary files go (NULL: TMPDIR as it is) and the most bytes a file
+ * of its may hold (0: no limit; a larger write fails with EFBIG). */
+typedef struct child_case {
+    size_t tape_budget, tape_memory, queue_memory;
+    const char *tmpdir;
+    rlim_t file_size_max;
+} child_case;
+
+/* Runs the engine in a child process (one SimGrid engine per process) as
+ * c says and returns its results JSON and timeline, concatenated (or
+ * "error N: " and the error message, N its exit status). A model of
+ * several devices runs the SPMD expansion of the trace. */
+static char *run_in_child_as(const char *hw_name, const char *const *overrides, const char *allocator,
+                             const char *trace_path, const child_case *c)
 {
     char *dir = strata_test_temp_dir();
     char *out = g_build_filename(dir, "out.txt", NULL);
@@ -367,10 +386,18 @@ static char *run_in_child_queued(const char *hw_name, const char *const *overrid
             src = strata_spmd_expand(src, hw);
         FILE *f = fopen(out, "w");
         FILE *timeline = tmpfile();
+        if (c->tmpdir)
+            g_setenv("TMPDIR", c->tmpdir, TRUE);
+        if (c->file_size_max) { /* a write past it fails (EFBIG) instead of raising SIGXFSZ */
+            signal(SIGXFSZ, SIG_IGN);
+            struct rlimit lim = {c->file_size_max, c->file_size_max};
+            setrlimit(RLIMIT_FSIZE, &lim);
+        }
         strata_engine_options opt;
         strata_engine_options_init(&opt);
-        opt.tape_budget = budget;
-        opt.queue_memory = queue_memory;
+        opt.tape_budget = c->tape_budget;
+        opt.tape_memory = c->tape_memory;
+        opt.queue_memory = c->queue_memory;
         opt.timeline = timeline;
         opt.allocator = allocator;
         strata_results *r = NULL;
@@ -384,7 +411,7 @@ static char *run_in_child_queued(const char *hw_name, const char *const *overrid
                 fputc(c, f);
             strata_results_free(r);
         } else {
-            fprintf(f, "error: %s\n", err ? err->message : "?");
+            fprintf(f, "error %d: %s\n", strata_exit_for_error(err), err ? err->message : "?");
         }
         fclose(f);
         _exit(0);
@@ -399,6 +426,13 @@ static char *run_in_child_queued(const char *hw_name, const char *const *overrid
     g_free(out);
     g_free(dir);
     return text;
+}
+
+static char *run_in_child_queued(const char *hw_name, const char *const *overrides, const char *allocator,
+                                 const char *trace_path, size_t budget, size_t queue_memory)
+{
+    child_case c = {.tape_budget = budget, .queue_memory = queue_memory};
+    return run_in_child_as(hw_name, overrides, allocator, trace_path, &c);
 }
 
 static char *run_in_child(const char *hw_name, const char *const *overrides, const char *allocator,
@@ -455,17 +489,25 @@ START_TEST(replay_and_reread_agree_on_oom_tile_and_plan)
 }
 END_TEST
 
-/* A trace whose tape outgrows a budget of one chunk: the tape is dropped
- * part way through the first pass and the second reads the source again. */
-START_TEST(replay_and_reread_agree_when_the_tape_is_dropped_part_way)
+/* A trace of 6 n + 1 ops on two streams (the tape keeps their labels, for
+ * the timeline: about 20 bytes an op). */
+static char *write_long_trace(int n)
 {
     GString *text = g_string_new("strata-trace 1\nalloc staging 64KiB host stream=dma\n");
-    for (int i = 0; i < 8000; i++)
+    for (int i = 0; i < n; i++)
         g_string_append_printf(text, "alloc b%d %dKiB stream=dma\ncopy b%d staging stream=dma\nrecord e stream=dma\n"
                                      "wait e\ncompute k%d flops=1e9 in=b%d\nfree b%d\n",
                                i % 3, 64 + i % 5, i % 3, i % 7, i % 3, i % 3);
     char *path = strata_test_write_temp("tape-XXXXXX.trace", text->str);
     g_string_free(text, TRUE);
+    return path;
+}
+
+/* A trace whose tape outgrows a budget of one chunk: the tape is dropped
+ * part way through the first pass and the second reads the source again. */
+START_TEST(replay_and_reread_agree_when_the_tape_is_dropped_part_way)
+{
+    char *path = write_long_trace(8000);
     char *replayed = run_in_child("test-simple", NULL, NULL, path, 0);
     char *dropped = run_in_child("test-simple", NULL, NULL, path, 300 * 1024);
     char *reread = run_in_child("test-simple", NULL, NULL, path, 1);
@@ -477,6 +519,97 @@ START_TEST(replay_and_reread_agree_when_the_tape_is_dropped_part_way)
     g_free(reread);
     g_remove(path);
     g_free(path);
+}
+END_TEST
+
+/* The first pass's tape with 1 byte of it in memory: its chunks after its
+ * first (but its last) wait in the temporary file (ENGINE_TAPE_CHUNK, 256 KiB each;
+ * the tape of 72,001 ops takes some 1.4 MB) and the second pass reads them
+ * back. The run is the same as the one that keeps the tape in memory, and
+ * with the queued ops on file as well. That the tape went to the file
+ * shows when the file cannot be: with TMPDIR a folder that does not exist,
+ * or a file size limit of 300 KiB (its second chunk on file passes it),
+ * the run fails with the cause (exit 2), where the one that keeps its tape
+ * in memory runs. */
+START_TEST(tape_on_file_gives_the_same_run_or_says_why_not)
+{
+    char *path = write_long_trace(12000);
+    const char *nowhere = "/nonexistent-strata-test-folder";
+    child_case in_memory = {0}, on_file = {.tape_memory = 1}, both = {.tape_memory = 1, .queue_memory = 1};
+    child_case no_folder = {.tape_memory = 1, .tmpdir = nowhere}, kept_no_folder = {.tmpdir = nowhere};
+    child_case too_large = {.tape_memory = 1, .file_size_max = 300 * 1024};
+    char *kept = run_in_child_as("test-simple", NULL, NULL, path, &in_memory);
+    char *spilled = run_in_child_as("test-simple", NULL, NULL, path, &on_file);
+    char *spilled_both = run_in_child_as("test-simple", NULL, NULL, path, &both);
+    char *kept_anyway = run_in_child_as("test-simple", NULL, NULL, path, &kept_no_folder);
+    char *failed_create = run_in_child_as("test-simple", NULL, NULL, path, &no_folder);
+    char *failed_write = run_in_child_as("test-simple", NULL, NULL, path, &too_large);
+    ck_assert_msg(strstr(kept, "\"ops\" : 72001"), "%.2000s", kept);
+    ck_assert(strcmp(kept, spilled) == 0);
+    ck_assert(strcmp(kept, spilled_both) == 0);
+    ck_assert(strcmp(kept, kept_anyway) == 0);
+    char *want = g_strdup_printf("error 2: %s:", path);
+    ck_assert_msg(g_str_has_prefix(failed_create, want), "%.2000s", failed_create);
+    ck_assert_msg(g_str_has_suffix(failed_create, ": cannot create the temporary file of the first pass's tape in "
+                                                  "'/nonexistent-strata-test-folder' (No such file or directory); "
+                                                  "set TMPDIR to a writable folder with room\n"),
+                  "%.2000s", failed_create);
+    ck_assert_msg(g_str_has_prefix(failed_write, want), "%.2000s", failed_write);
+    ck_assert_msg(strstr(failed_write, ": cannot write the temporary file of the first pass's tape in '") &&
+                      g_str_has_suffix(failed_write, "' (File too large); set TMPDIR to a writable folder with room\n"),
+                  "%.2000s", failed_write);
+    g_free(want);
+    g_free(kept);
+    g_free(spilled);
+    g_free(spilled_both);
+    g_free(kept_anyway);
+    g_free(failed_create);
+    g_free(failed_write);
+    g_remove(path);
+    g_free(path);
+}
+END_TEST
+
+/* The spill file's records (engine_spill.h): each reads back as appended,
+ * with its link as last set; once all are let go the file starts over at
+ * offset 0; a file that cannot be made fails every call after, and says
+ * why. */
+START_TEST(spill_records_read_back_and_failures_say_why)
+{
+    char *dir = strata_test_temp_dir();
+    g_setenv("TMPDIR", dir, TRUE);
+    engine_spill *s = engine_spill_new("test records");
+    uint64_t off[3], link = 0, n = 0;
+    char got[8];
+    ck_assert(engine_spill_append(s, 7, "abc", 3, &off[0]));
+    ck_assert(engine_spill_append(s, 0, "defgh", 5, &off[1]));
+    ck_assert_uint_eq(off[0], 0);
+    ck_assert_uint_eq(off[1], 16 + 3); /* after the first record's header and bytes */
+    ck_assert(engine_spill_set_link(s, off[0], off[1]));
+    ck_assert(engine_spill_read_header(s, off[0], &link, &n));
+    ck_assert_uint_eq(link, off[1]);
+    ck_assert_uint_eq(n, 3);
+    ck_assert(engine_spill_read_header(s, off[1], &link, &n));
+    ck_assert_uint_eq(link, 0);
+    ck_assert(engine_spill_read_data(s, off[1], got, (size_t)n));
+    ck_assert(memcmp(got, "defgh", 5) == 0);
+    engine_spill_let_go(s, 2);
+    ck_assert(engine_spill_append(s, 1, "i", 1, &off[2]));
+    ck_assert_uint_eq(off[2], 0); /* all let go: from the start */
+    ck_assert_uint_eq(engine_spill_bytes(s), 3 * 16 + 9);
+    ck_assert_ptr_null(engine_spill_failure(s));
+    engine_spill_free(s);
+
+    g_setenv("TMPDIR", "/nonexistent-strata-test-folder", TRUE);
+    s = engine_spill_new("test records");
+    ck_assert(!engine_spill_append(s, 0, "abc", 3, &off[0]));
+    ck_assert_str_eq(engine_spill_failure(s), "cannot create the temporary file of the test records in "
+                                              "'/nonexistent-strata-test-folder' (No such file or directory)");
+    ck_assert(!engine_spill_read_header(s, 0, &link, &n));
+    engine_spill_free(s);
+    g_unsetenv("TMPDIR");
+    g_rmdir(dir);
+    g_free(dir);
 }
 END_TEST
 
@@ -526,6 +659,8 @@ static Suite *tape_suite(void)
     tcase_add_test(tc, replay_and_reread_agree_on_collective_phases);
     tcase_add_test(tc, replay_and_reread_agree_on_oom_tile_and_plan);
     tcase_add_test(tc, replay_and_reread_agree_when_the_tape_is_dropped_part_way);
+    tcase_add_test(tc, spill_records_read_back_and_failures_say_why);
+    tcase_add_test(tc, tape_on_file_gives_the_same_run_or_says_why_not);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -720,6 +720,7 @@ void strata_engine_options_init(strata_engine_options *opt)
     opt->check_allocators = false;
     opt->allocator = NULL;
     opt->tape_budget = 0;
+    opt->tape_memory = 0;
     opt->queue_memory = 0;
     opt->progress = NULL;
 }
@@ -777,6 +778,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.quotient = engine_quotient_new(hw, strata_spmd_classes_of(src));
     ctx.feed = engine_feed_new(hw, src, &ctx.mems, ctx.quotient, spans_wanted(&ctx),
                                opt->tape_budget ? opt->tape_budget : STRATA_ENGINE_TAPE_BUDGET,
+                               opt->tape_memory ? opt->tape_memory : STRATA_ENGINE_TAPE_MEMORY,
                                opt->queue_memory ? opt->queue_memory : STRATA_ENGINE_QUEUE_MEMORY, ctx.progress, err);
     if (ctx.feed && strata_hw_devices(hw) > 1) {
         strata_progress_clear(ctx.progress); /* drawn now, however recent the last line */

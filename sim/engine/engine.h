@@ -33,8 +33,12 @@ typedef struct strata_engine_options {
     bool check_allocators;      /* strata_allocator_check() after every op */
     const char *allocator;      /* override every memory's allocator (spec), or NULL */
     size_t tape_budget;         /* bytes the first pass may use to keep the bound ops for the
-                                 * second to replay; past it the second pass reads the source
-                                 * again (same results, slower); 0: STRATA_ENGINE_TAPE_BUDGET */
+                                 * second to replay, in memory and on file; past it the second
+                                 * pass reads the source again (same results, slower);
+                                 * 0: STRATA_ENGINE_TAPE_BUDGET */
+    size_t tape_memory;         /* bytes of that tape kept in memory; past it its chunks wait
+                                 * in a temporary file (TMPDIR) until the second pass reads them
+                                 * back (same results); 0: STRATA_ENGINE_TAPE_MEMORY */
     size_t queue_memory;        /* bytes of ops queued for streams behind in file order that stay
                                  * in memory; past it they wait in a temporary file (same results);
                                  * 0: STRATA_ENGINE_QUEUE_MEMORY */
@@ -42,7 +46,12 @@ typedef struct strata_engine_options {
                                  * the ops simulated of all and the simulated time); NULL: none */
 } strata_engine_options;
 
-#define STRATA_ENGINE_TAPE_BUDGET ((size_t)64 << 20)
+/* about 800M ops of 20 bytes: the tape's length on disk before the source is read again */
+#define STRATA_ENGINE_TAPE_BUDGET ((size_t)16 << 30)
+/* 64 chunks of 256 KiB (engine_tape.h): a program of up to about 1.5M ops never touches the file;
+ * the replay's memory past it is one chunk, where the tape held in memory would stay beside the
+ * simulation's state until replayed (up to 64 MiB on the 64-chip 8B step: bench_pods 64_8b, docs/engine.md) */
+#define STRATA_ENGINE_TAPE_MEMORY ((size_t)16 << 20)
 /* 16,384 chunks of 1 KiB: a drift of millions of ops, a few bytes each, goes to the file */
 #define STRATA_ENGINE_QUEUE_MEMORY ((size_t)16 << 20)
 

@@ -7,10 +7,15 @@
  *
  * First pass (engine_feed_new): collects the streams and events and the
  * lifetimes of buffers in memories whose allocator plans ahead, and keeps
- * each bound op on a tape (engine_tape.h) within a budget of bytes. When
- * the tape outgrows it, the tape is dropped and the second pass reads the
- * source again. Either way the binder rewinds, which frees the first
- * pass's checker (its live buffers at the end of the trace).
+ * each bound op on a tape (engine_tape.h) within a budget of bytes. The
+ * tape keeps at most tape_memory bytes of its chunks in memory: past that,
+ * its chunks go to a temporary file (its pool's spill, engine_spill.h) and
+ * the second pass reads them back in order, so memory does not grow with
+ * the program. When the tape outgrows its budget (memory and file), it is
+ * dropped and the second pass reads the source again. Either way the
+ * binder rewinds, which frees the first pass's checker (its live buffers
+ * at the end of the trace). A failed write or read of the file is an
+ * error (STRATA_ERROR_IO), never a silent change of results.
  *
  * Second pass (engine_feed_next): lazy. When a stream's actor needs its next op
  * and its queue is empty, bound ops are taken in file order (replayed from
@@ -27,10 +32,11 @@
  * queue_memory bytes of their chunks in memory; past it, a queue's full
  * chunks after its first go to the pool's temporary file and come back in
  * order when its stream gets there (engine_tape.h's spill). Beyond the
- * first pass's tape (at most its budget), memory is then bounded by the
- * streams' state (a queue's first and last chunks, the READY_MAX whole
- * ops), neither by how far streams drift apart in file order nor by the
- * length of the trace: the drift waits on disk.
+ * first pass's tape (at most tape_memory in memory), memory is then
+ * bounded by the streams' state (a queue's first and last chunks, the
+ * READY_MAX whole ops), neither by how far streams drift apart in file
+ * order nor by the length of the trace: the drift and the program's
+ * length wait on disk.
  *
  * Invariants:
  *  1. ops reach each queue in file order, so each stream runs in program order;
@@ -76,6 +82,7 @@ struct engine_feed {
     engine_op *spare;          /* released ops, reused by make_op */
     engine_buffer *spare_buffers; /* forgotten buffers, reused by new_buffer */
     engine_tape *tape;         /* the first pass's ops, or NULL: read the source again */
+    engine_tape_pool *tape_chunks; /* the tape's: its memory bound and its file; NULL with it */
     GArray *donated;           /* uint64_t: extra_of()'s donated ids */
     char *mesh;                /* the trace's `option mesh=`, or NULL */
     uint64_t taken;            /* ops the second pass took (invariant 3) */
@@ -171,15 +178,35 @@ static void extra_of(engine_feed *f, const strata_bound_op *op, engine_op_extra 
         engine_kernel_extra(f->kernel_costs, op, x);
 }
 
-/* Keeps op on the tape; past its budget, drops the tape. */
-static void tape_op(engine_feed *f, const strata_bound_op *op)
+/* A failed write or read of the temporary file of `pool` at the op of
+ * this line (0: at the op_number-th op, 1-based): the error (exit 2: the
+ * user can point TMPDIR elsewhere) and -1. */
+static int spill_failed(const engine_feed *f, const engine_tape_pool *pool, uint64_t line, uint64_t op_number,
+                        GError **err)
+{
+    char *where = line ? g_strdup_printf("%s:%" G_GUINT64_FORMAT, strata_binder_origin(f->binder), line)
+                       : g_strdup_printf("%s: op %" G_GUINT64_FORMAT, strata_binder_origin(f->binder), op_number);
+    g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "%s: %s; set TMPDIR to a writable folder with room", where,
+                engine_tape_pool_failure(pool));
+    g_free(where);
+    return -1;
+}
+
+/* Keeps op on the tape; past its budget (or for an op it cannot hold),
+ * drops the tape. False when the tape's file failed. */
+static bool tape_op(engine_feed *f, const strata_bound_op *op, GError **err)
 {
     engine_op_extra x;
     extra_of(f, op, &x);
-    if (!engine_tape_put(f->tape, op, &x)) {
-        engine_tape_free(f->tape);
-        f->tape = NULL;
-    }
+    if (engine_tape_put(f->tape, op, &x))
+        return true;
+    if (engine_tape_pool_failure(f->tape_chunks))
+        return spill_failed(f, f->tape_chunks, op->line, op->index + 1, err) == 0;
+    engine_tape_free(f->tape);
+    engine_tape_pool_free(f->tape_chunks); /* and its file, whatever it held */
+    f->tape = NULL;
+    f->tape_chunks = NULL;
+    return true;
 }
 
 /* What the first pass leaves for the second: streams, events, the ledgers'
@@ -215,8 +242,8 @@ static bool note_sender(engine_feed *f, const strata_bound_op *op, GError **err)
 }
 
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, engine_quotient *q,
-                             bool keep_labels, size_t tape_budget, size_t queue_memory, strata_progress *progress,
-                             GError **err)
+                             bool keep_labels, size_t tape_budget, size_t tape_memory, size_t queue_memory,
+                             strata_progress *progress, GError **err)
 {
     engine_feed *f = g_new0(engine_feed, 1);
     f->hw = hw;
@@ -230,9 +257,11 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     f->keep_labels = keep_labels;
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
     f->buffers = strata_idmap_new();
-    f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS, queue_memory);
+    f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS, queue_memory, "queued ops");
     f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
-    f->tape = engine_tape_new(tape_budget);
+    /* one spare: the replay reads its chunks on file back into it, one by one */
+    f->tape_chunks = engine_tape_pool_new(ENGINE_TAPE_CHUNK, 1, tape_memory, "first pass's tape");
+    f->tape = engine_tape_new_sized(tape_budget, ENGINE_TAPE_CHUNK, f->tape_chunks);
 
     bool ok = strata_binder_rewind(f->binder, err);
     const strata_bound_op *op = NULL;
@@ -241,7 +270,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
         assert(op->index + 1 == strata_binder_op_count(f->binder)); /* invariant 3 */
         ok = first_pass_op(f, op, err) && note_sender(f, op, err);
         if (ok && f->tape)
-            tape_op(f, op);
+            ok = tape_op(f, op, err);
         if (op->index % ENGINE_PROGRESS_EVERY == 0)
             strata_progress_count(progress, "run: reading", op->index + 1, 0, "ops", NULL);
     }
@@ -344,6 +373,7 @@ void engine_feed_free(engine_feed *f)
     g_ptr_array_free(f->stream_names, TRUE);
     strata_binder_free(f->binder);
     engine_tape_free(f->tape);
+    engine_tape_pool_free(f->tape_chunks); /* after its tape */
     g_array_unref(f->donated);
     g_free(f->mesh);
     g_free(f);
@@ -459,8 +489,10 @@ static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
  * again: 1, 0 end, -1 error. */
 static int take_one(engine_feed *f, strata_bound_op *op, engine_op_extra *x, GError **err)
 {
-    if (f->tape)
-        return engine_tape_next(f->tape, op, x);
+    if (f->tape) {
+        int got = engine_tape_next(f->tape, op, x);
+        return got >= 0 ? got : spill_failed(f, f->tape_chunks, 0, f->taken + 1, err);
+    }
     const strata_bound_op *read = NULL;
     int got = strata_binder_next(f->binder, &read, err);
     if (got == 1) {
@@ -561,8 +593,9 @@ static int read_one(engine_feed *f, uint32_t want, engine_op **e, engine_op_extr
     if (!sq->compact)
         sq->compact = engine_tape_new_sized(SIZE_MAX, QUEUE_CHUNK, f->queue_chunks);
     if (!engine_tape_put(sq->compact, op, x)) { /* invariant 1: every bound op fits a tape, or its spill failed */
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
-                    "%s:%" G_GUINT64_FORMAT ": an op the engine cannot queue (is the temporary folder full?)",
+        if (engine_tape_pool_failure(f->queue_chunks))
+            return spill_failed(f, f->queue_chunks, op->line, op->index + 1, err);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s:%" G_GUINT64_FORMAT ": an op the engine cannot queue",
                     strata_binder_origin(f->binder), op->line);
         return -1;
     }
@@ -587,9 +620,11 @@ int engine_feed_next(engine_feed *f, uint32_t stream, engine_op **op, GError **e
     engine_op_extra x;
     if (sq->n_compact > 0) {
         if (engine_tape_next(sq->compact, &e->bound, &x) != 1) { /* it holds n_compact ops */
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL,
-                        "%s: stream '%s': its ops queued in the temporary folder could not be read back",
-                        strata_binder_origin(f->binder), engine_feed_stream_name(f, stream));
+            const char *why = engine_tape_pool_failure(f->queue_chunks);
+            g_set_error(err, STRATA_ERROR, why ? STRATA_ERROR_IO : STRATA_ERROR_INTERNAL,
+                        "%s: stream '%s': its ops queued in the temporary folder could not be read back (%s)",
+                        strata_binder_origin(f->binder), engine_feed_stream_name(f, stream),
+                        why ? why : "fewer than queued");
             engine_feed_release(f, e);
             return -1;
         }

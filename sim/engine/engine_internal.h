@@ -14,6 +14,8 @@
  *                      that fills per-stream queues in file order;
  *   engine_tape.c      the first pass's ops, kept compactly for the
  *                      second to replay (engine_tape.h);
+ *   engine_spill.c     the temporary file where tapes keep what memory
+ *                      may not hold (engine_spill.h);
  *   engine_phase.c     the arithmetic of a collective's phase, for the one
  *                      copy and the one compute of engine.c (engine_phase.h);
  *   engine.c           the SimGrid actors (one per stream) and the results.
@@ -135,14 +137,15 @@ void engine_kernel_extra(engine_kernel_costs *kc, const strata_bound_op *op, eng
  * allocators, the trace's options for the ledgers and, with classes (q
  * not NULL), the senders of the copies between devices, and keeps the ops on
  * a tape of at most tape_budget bytes for the second pass (past it, the
- * second pass reads the source again), and at most queue_memory bytes of
- * ops queued for streams behind in file order in memory (past it, in a
- * temporary file: engine_tape.h's spill). keep_labels: keep each op's label
+ * second pass reads the source again), at most tape_memory bytes of it in
+ * memory (past it, in a temporary file: engine_tape.h's spill), and at most
+ * queue_memory bytes of ops queued for streams behind in file order in
+ * memory (past it, in a temporary file too). keep_labels: keep each op's label
  * (buffer, event or compute name), for spans only. progress (NULL: none;
  * used during the call only) shows the ops the first pass reads. */
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, engine_quotient *q,
-                             bool keep_labels, size_t tape_budget, size_t queue_memory, strata_progress *progress,
-                             GError **err);
+                             bool keep_labels, size_t tape_budget, size_t tape_memory, size_t queue_memory,
+                             strata_progress *progress, GError **err);
 void engine_feed_free(engine_feed *f);
 /* The ops the first pass read (all the second pass will hand out). */
 uint64_t engine_feed_op_count(const engine_feed *f);

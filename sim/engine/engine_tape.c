@@ -41,11 +41,8 @@
  */
 #include "engine/engine_tape.h"
 #include <assert.h>
-#include <errno.h>
-#include <glib/gstdio.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
+#include "engine/engine_spill.h"
 
 enum {
     FAST = 0x80, /* a kind byte with this bit opens the fast form: */
@@ -53,7 +50,6 @@ enum {
     FAST_SKIP = 0x08, /* the index is not the one expected: its distance follows */
     FAST_KIND = 0x07, /* and its kind */
     GENERAL_KIND_MAX = 0x0f, /* the general form's kind byte, below FAST */
-    TAPE_CHUNK = 256 * 1024,
     /* the most bytes a varint of 64 bits takes */
     VARINT_MAX = 10,
 };
@@ -146,15 +142,13 @@ struct engine_tape_pool {
     size_t chunk;       /* the cap of every chunk it holds */
     unsigned keep, n;   /* n spare chunks held, at most keep */
     tape_chunk *spare;  /* linked through next */
-    /* The spill (engine_tape.h): a chunk on file is two uint64_t (the
-     * offset of its tape's next chunk on file, SPILL_NONE until there is
-     * one, and its bytes used), then those bytes. */
+    /* The spill (engine_tape.h): a chunk on file is a record of the
+     * spill file (engine_spill.h) whose link is the offset of its tape's
+     * next chunk on file (SPILL_NONE until there is one), its bytes the
+     * chunk's used bytes. */
     size_t resident_max; /* 0: no spill */
     size_t resident;     /* bytes of the chunks its tapes hold in memory */
-    int fd;              /* the spill file (unlinked), -1 until the first spill */
-    uint64_t end;        /* its bytes in use: the next chunk spilled goes there */
-    uint64_t live;       /* chunks on file not yet read back; at 0 the file starts over at offset 0 */
-    uint64_t spilled;    /* bytes written to the file in all */
+    engine_spill *spill; /* the file, made on the first spill */
 };
 
 struct engine_tape {
@@ -174,7 +168,7 @@ struct engine_tape {
     size_t ids_cap;
 };
 
-engine_tape *engine_tape_new(size_t budget) { return engine_tape_new_sized(budget, TAPE_CHUNK, NULL); }
+engine_tape *engine_tape_new(size_t budget) { return engine_tape_new_sized(budget, ENGINE_TAPE_CHUNK, NULL); }
 
 engine_tape *engine_tape_new_sized(size_t budget, size_t chunk, engine_tape_pool *pool)
 {
@@ -185,19 +179,24 @@ engine_tape *engine_tape_new_sized(size_t budget, size_t chunk, engine_tape_pool
     return t;
 }
 
-engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep, size_t resident_max)
+engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep, size_t resident_max, const char *what)
 {
     engine_tape_pool *pool = g_new0(engine_tape_pool, 1);
     pool->chunk = chunk;
     pool->keep = keep;
     pool->resident_max = resident_max;
-    pool->fd = -1;
+    pool->spill = engine_spill_new(what);
     return pool;
 }
 
 uint64_t engine_tape_pool_spilled(const engine_tape_pool *pool)
 {
-    return pool->spilled;
+    return engine_spill_bytes(pool->spill);
+}
+
+const char *engine_tape_pool_failure(const engine_tape_pool *pool)
+{
+    return pool ? engine_spill_failure(pool->spill) : NULL;
 }
 
 void engine_tape_pool_free(engine_tape_pool *pool)
@@ -209,8 +208,7 @@ void engine_tape_pool_free(engine_tape_pool *pool)
         g_free(pool->spare);
         pool->spare = next;
     }
-    if (pool->fd >= 0)
-        close(pool->fd);
+    engine_spill_free(pool->spill);
     g_free(pool);
 }
 
@@ -252,37 +250,6 @@ static void chunk_done(engine_tape *t, tape_chunk *c)
 
 enum { SPILL_NONE = 0 }; /* no next chunk on file (offset 0 is never a next: a next follows its chunk) */
 
-/* All n bytes at offset off of fd, written (write) or read: false on failure. */
-static bool spill_io(int fd, bool write, void *buf, size_t n, uint64_t off)
-{
-    uint8_t *p = buf;
-    while (n > 0) {
-        ssize_t k = write ? pwrite(fd, p, n, (off_t)off) : pread(fd, p, n, (off_t)off);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return false;
-        p += k;
-        n -= (size_t)k;
-        off += (uint64_t)k;
-    }
-    return true;
-}
-
-/* The pool's spill file, made (and unlinked: it goes with the process) on
- * the first spill in the temporary folder (TMPDIR): false if it cannot be. */
-static bool spill_open(engine_tape_pool *pool)
-{
-    if (pool->fd >= 0)
-        return true;
-    char *path = NULL;
-    pool->fd = g_file_open_tmp("strata-queue-XXXXXX", &path, NULL);
-    if (pool->fd >= 0)
-        g_unlink(path);
-    g_free(path);
-    return pool->fd >= 0;
-}
-
 /* Before a new chunk is put after t's full tail: the tail goes to the
  * pool's file when the pool holds more than it may in memory (or a run of
  * t's is already there, which the tail must follow), unless the tail is
@@ -295,11 +262,10 @@ static bool spill_tail(engine_tape *t)
     if (!pool || pool->resident_max == 0 || !c || c == t->head ||
         (t->n_spilled == 0 && pool->resident <= pool->resident_max))
         return true;
-    uint64_t head[2] = {SPILL_NONE, c->used}, off = pool->end;
-    struct iovec v[2] = {{head, sizeof(head)}, {c->data, c->used}};
-    if (!spill_open(pool) || pwritev(pool->fd, v, 2, (off_t)off) != (ssize_t)(sizeof(head) + c->used))
-        return false; /* a short write: a full disk, not worth a retry */
-    if (t->n_spilled > 0 && !spill_io(pool->fd, true, &off, sizeof(off), t->spill_last))
+    uint64_t off = 0;
+    if (!engine_spill_append(pool->spill, SPILL_NONE, c->data, c->used, &off))
+        return false;
+    if (t->n_spilled > 0 && !engine_spill_set_link(pool->spill, t->spill_last, off))
         return false; /* the previous chunk on file names this one as its next */
     if (t->n_spilled == 0) {
         t->spill_first = off;
@@ -307,9 +273,6 @@ static bool spill_tail(engine_tape *t)
     }
     t->spill_last = off;
     t->n_spilled++;
-    pool->end += sizeof(head) + c->used;
-    pool->live++;
-    pool->spilled += sizeof(head) + c->used;
     chunk_done(t, c);
     t->tail = t->before_tail = NULL; /* reserve() puts the new tail on its own */
     return true;
@@ -320,22 +283,21 @@ static bool spill_tail(engine_tape *t)
 static tape_chunk *unspill(engine_tape *t)
 {
     engine_tape_pool *pool = t->pool;
-    uint64_t head[2], off = t->spill_first;
-    if (!spill_io(pool->fd, false, head, sizeof(head), off))
+    uint64_t next = 0, used = 0, off = t->spill_first;
+    if (!engine_spill_read_header(pool->spill, off, &next, &used))
         return NULL;
-    tape_chunk *c = chunk_new(t, MAX(t->chunk, head[1]));
-    if (!spill_io(pool->fd, false, c->data, head[1], off + sizeof(head))) {
+    tape_chunk *c = chunk_new(t, MAX(t->chunk, used));
+    if (!engine_spill_read_data(pool->spill, off, c->data, used)) {
         chunk_done(t, c);
         return NULL;
     }
-    c->used = head[1];
-    t->spill_first = head[0];
+    c->used = used;
+    t->spill_first = next;
     if (--t->n_spilled == 0) {
         c->next = t->tail;
         t->before_tail = t->tail ? c : NULL;
     }
-    if (--pool->live == 0)
-        pool->end = 0; /* nothing on file is read any more */
+    engine_spill_let_go(pool->spill, 1);
     return c;
 }
 
@@ -366,8 +328,7 @@ void engine_tape_free(engine_tape *t)
     if (t->n_spilled > 0) { /* its run on file is left there; the tail is on its own */
         if (t->tail)
             chunk_done(t, t->tail);
-        if ((t->pool->live -= t->n_spilled) == 0)
-            t->pool->end = 0;
+        engine_spill_let_go(t->pool->spill, t->n_spilled);
     }
     g_free(t->ids);
     g_free(t);

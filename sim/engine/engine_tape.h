@@ -20,14 +20,16 @@
  * A tape is also a queue: puts and nexts may interleave (the reader frees
  * each chunk once it has read past it, the writer starts a new one).
  *
- * Queues sharing a pool may spill: while the chunks of the pool's tapes
+ * Tapes sharing a pool may spill: while the chunks of the pool's tapes
  * take more memory than the pool allows, a tape's full last chunk (unless
  * it is its first, the one being replayed) is written to the pool's
- * temporary file instead of being kept, and so are its next ones until the
- * replay has read them back, in order. Memory then stays within the pool's
- * bound plus two chunks a tape, however far a queue's reader lags behind
- * its writer: the lag is on disk (the file starts over once all it holds
- * has been read back).
+ * temporary file (engine_spill.h) instead of being kept, and so are its
+ * next ones until the replay has read them back, in order. Memory then
+ * stays within the pool's bound plus two chunks a tape, however far a
+ * reader lags behind its writer: the lag is on disk (the file starts over
+ * once all it holds has been read back). The feed's queues share one such
+ * pool; the first pass's tape has one of its own (engine_feed.c), so that
+ * its length past the pool's bound waits on disk too.
  *
  * Invariants:
  *  1. engine_tape_next() gives back, in order, exactly the ops and extras
@@ -63,6 +65,9 @@ typedef struct engine_op_extra {
 
 typedef struct engine_tape engine_tape;
 
+/* The chunk of engine_tape_new()'s tapes. */
+#define ENGINE_TAPE_CHUNK ((size_t)256 * 1024)
+
 engine_tape *engine_tape_new(size_t budget);
 /* The same, in chunks of `chunk` bytes (engine_tape_new: 256 KiB): a tape
  * used as a queue (put and next interleaved, as the feed's queue of one
@@ -76,14 +81,19 @@ void engine_tape_free(engine_tape *t); /* NULL ok */
 /* Spare chunks of `chunk` bytes shared by the tapes made with it, at most
  * `keep` of them held (the rest freed): memory stays bounded by the ops
  * queued, however many tapes. Past `resident_max` bytes of chunks held by
- * its tapes (0: no bound), their full chunks spill to a file (above).
- * Free it after its tapes. */
-engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep, size_t resident_max);
+ * its tapes (0: no bound), their full chunks spill to a file (above);
+ * `what` names what they hold in a failure's message (static text). Free
+ * it after its tapes. */
+engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep, size_t resident_max, const char *what);
 void engine_tape_pool_free(engine_tape_pool *pool); /* NULL ok */
 uint64_t engine_tape_pool_spilled(const engine_tape_pool *pool); /* bytes written to its file so far */
+/* NULL (pool NULL, or its file never failed); else why a put or a next of
+ * one of its tapes failed on the file (engine_spill_failure). */
+const char *engine_tape_pool_failure(const engine_tape_pool *pool);
 /* Appends op (the bound op of the first pass, read in file order) and x.
- * False when the budget would be exceeded or the op cannot be held: the
- * tape is then unusable and should be freed. */
+ * False when the budget would be exceeded, the op cannot be held or a
+ * spill failed (engine_tape_pool_failure says): the tape is then unusable
+ * and should be freed. */
 bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x);
 /* The next op in the order put: 1, 0 at the end, -1 when a spilled chunk
  * cannot be read back (the tape is then unusable). */
