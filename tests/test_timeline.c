@@ -750,26 +750,23 @@ START_TEST(events_on_a_track_never_overlap)
 END_TEST
 
 
-/* The lane an event goes on is the earliest free of its track's lanes, by
- * (end, lane number), or a new one when none is free at its start: checked
- * against a linear scan over the lanes (timeline.c keeps them in a heap and
- * sinks a taken lane bottom up). 300 computes on one stream at random
- * starts in [0, 1 ms], 0 to 0.2 ms long, in no time order: tens of lanes. */
-START_TEST(lanes_are_the_earliest_free)
+/* Spans on one stream ("main") from spans[i][0] to spans[i][1], in that
+ * order: each must go on the earliest free of the track's lanes, by (end,
+ * lane number), or a new one when none is free at its start, as a linear
+ * scan over the lanes finds it. The number of lanes. */
+static guint check_lanes(const double (*spans)[2], int n)
 {
-    enum { N = 300 };
     strata_results *r = strata_results_new("engine");
     r->makespan_s = 2e-3;
     strata_results_add_stream(r, "main");
-    GRand *rand = g_rand_new_with_seed(7);
-    double ends[N];
-    guint expect[N], lanes = 0;
-    for (int i = 0; i < N; i++) {
+    double *ends = g_new(double, n);
+    guint *expect = g_new(guint, n), lanes = 0;
+    for (int i = 0; i < n; i++) {
         strata_op_span *s = strata_results_add_span(r, "k");
         s->kind = STRATA_OP_COMPUTE;
         s->memory = s->src_memory = s->dst_memory = -1;
-        s->start_s = g_rand_double_range(rand, 0, 1e-3);
-        s->end_s = s->start_s + g_rand_double_range(rand, 0, 2e-4);
+        s->start_s = spans[i][0];
+        s->end_s = spans[i][1];
         guint best = lanes;
         for (guint l = 0; l < lanes; l++)
             if (best == lanes || ends[l] < ends[best])
@@ -779,25 +776,64 @@ START_TEST(lanes_are_the_earliest_free)
         ends[best] = s->end_s;
         expect[i] = best;
     }
-    g_rand_free(rand);
-    ck_assert_uint_gt(lanes, 20);
     char *path = write_sample(r);
     parsed p = parse_timeline(path);
-    guint n = 0;
+    int k = 0;
     for (guint i = 0; i < json_array_get_length(p.events); i++) {
         JsonObject *e = json_array_get_object_element(p.events, i);
         if (strcmp(json_object_get_string_member(e, "ph"), "X") != 0)
             continue;
-        ck_assert_uint_lt(n, N);
-        char *want = expect[n] ? g_strdup_printf("main #%u", expect[n] + 1) : g_strdup("main");
+        ck_assert_int_lt(k, n);
+        char *want = expect[k] ? g_strdup_printf("main #%u", expect[k] + 1) : g_strdup("main");
         ck_assert_str_eq(track_of(&p, e), want);
         g_free(want);
-        n++;
+        k++;
     }
-    ck_assert_uint_eq(n, N);
+    ck_assert_int_eq(k, n);
     parsed_clear(&p);
     g_free(path);
+    g_free(ends);
+    g_free(expect);
     strata_results_free(r);
+    return lanes;
+}
+
+/* 300 computes at random starts in [0, 1 ms], 0 to 0.2 ms long, in no
+ * time order: tens of lanes, which timeline.c soon keeps in a heap (a lane
+ * goes back far from the tail of its sorted queue). */
+START_TEST(lanes_are_the_earliest_free)
+{
+    enum { N = 300 };
+    double spans[N][2];
+    GRand *rand = g_rand_new_with_seed(7);
+    for (int i = 0; i < N; i++) {
+        spans[i][0] = g_rand_double_range(rand, 0, 1e-3);
+        spans[i][1] = spans[i][0] + g_rand_double_range(rand, 0, 2e-4);
+    }
+    g_rand_free(rand);
+    ck_assert_uint_gt(check_lanes(spans, N), 20);
+}
+END_TEST
+
+/* As buffers come (written when freed): ends in time order, by groups of
+ * 3 and of 25 equal ends (a lane that goes back among its equals, within
+ * and beyond timeline.c's SORTED_WALK places from the tail of the queue),
+ * each start up to 0.1 ms before its end; then 100 in no time order (the
+ * queue becomes a heap). */
+START_TEST(lanes_in_time_order_are_the_earliest_free)
+{
+    enum { N = 400, ORDERED = 300 };
+    double spans[N][2];
+    GRand *rand = g_rand_new_with_seed(11);
+    for (int i = 0; i < N; i++) {
+        double end = i < ORDERED / 2   ? 1e-6 * (i / 3 + 1)
+                     : i < ORDERED ? 1e-6 * (ORDERED / 6 + (i - ORDERED / 2) / 25 + 1)
+                                   : g_rand_double_range(rand, 0, 2e-4);
+        spans[i][1] = end;
+        spans[i][0] = MAX(0.0, end - g_rand_double_range(rand, 0, 1e-4));
+    }
+    g_rand_free(rand);
+    ck_assert_uint_gt(check_lanes(spans, N), 20);
 }
 END_TEST
 
@@ -817,6 +853,7 @@ int main(void)
     tcase_add_test(tc, unwritable_path_is_an_error);
     tcase_add_test(tc, events_on_a_track_never_overlap);
     tcase_add_test(tc, lanes_are_the_earliest_free);
+    tcase_add_test(tc, lanes_in_time_order_are_the_earliest_free);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }
