@@ -799,8 +799,8 @@ static guint check_lanes(const double (*spans)[2], int n)
 }
 
 /* 300 computes at random starts in [0, 1 ms], 0 to 0.2 ms long, in no
- * time order: tens of lanes, which timeline.c soon keeps in a heap (a lane
- * goes back far from the tail of its sorted queue). */
+ * time order: tens of lanes (timeline.c keeps them in a heap and sinks a
+ * taken lane bottom up). */
 START_TEST(lanes_are_the_earliest_free)
 {
     enum { N = 300 };
@@ -816,10 +816,8 @@ START_TEST(lanes_are_the_earliest_free)
 END_TEST
 
 /* As buffers come (written when freed): ends in time order, by groups of
- * 3 and of 25 equal ends (a lane that goes back among its equals, within
- * and beyond timeline.c's SORTED_WALK places from the tail of the queue),
- * each start up to 0.1 ms before its end; then 100 in no time order (the
- * queue becomes a heap). */
+ * 3 and of 25 equal ends (ties, broken by lane number), each start up to
+ * 0.1 ms before its end; then 100 in no time order. */
 START_TEST(lanes_in_time_order_are_the_earliest_free)
 {
     enum { N = 400, ORDERED = 300 };

@@ -68,9 +68,8 @@ typedef struct lane {
     int tid;
 } lane;
 
-/* A named track with lanes, kept in order of (end, index): the lane that
- * frees first is at the top, so placing an event is O(1) while lanes come
- * back in order (a sorted queue), else O(log lanes) (a min-heap; lanes_put). */
+/* A named track with lanes, kept as a min-heap on (end, index): the lane
+ * that frees first is at the top, so placing an event is O(log lanes). */
 typedef strata_tl_track track;
 typedef strata_tl_buffer live_buffer;
 typedef strata_tl_tag_count tag_count;
@@ -261,84 +260,22 @@ static void sink_top(GArray *heap)
     a[i] = x;
 }
 
-/* A track's lanes are in one of two orders, each with the lane that frees
- * first at the top:
- *  - a sorted queue (from the start): heap->data[head..len) in (end, index)
- *    order, the top at head. A lane taken goes back at the tail, or up to
- *    SORTED_WALK places before it (lanes_put): O(1), where the buffers'
- *    lanes, 100,000 on `gen transformer layers=3000`, took 17 levels of a
- *    heap a buffer, a cache miss at most levels. A buffer's lane goes back
- *    with the latest end (buffers are written when freed, in time order),
- *    so at the tail;
- *  - a min-heap, from the first lane that would go back further: a sorted
- *    array is a heap already, moved to the front (head 0).
- * A track's lanes are totally ordered by (end, index) (their indices
- * differ), so both have the same top: the same lane takes each event, and
- * the bytes written do not depend on the order kept. */
-enum { SORTED_WALK = 8, QUEUE_COMPACT = 1024 };
-
-static guint lanes_n(const track *t)
-{
-    return t->heap->len - t->head;
-}
-
-static lane *lanes_top(const track *t)
-{
-    return &g_array_index(t->heap, lane, t->head);
-}
-
-/* Adds lane l to t's lanes. */
-static void lanes_put(track *t, lane l)
-{
-    if (!t->heaped) {
-        const lane *a = (const lane *)(const void *)t->heap->data;
-        guint j = t->heap->len, stop = j - MIN(lanes_n(t), (guint)SORTED_WALK);
-        while (j > stop && lane_before(&l, &a[j - 1]))
-            j--;
-        if (j == t->head || !lane_before(&l, &a[j - 1])) {
-            g_array_insert_val(t->heap, j, l);
-            return;
-        }
-        g_array_remove_range(t->heap, 0, t->head); /* sorted: a heap */
-        t->head = 0;
-        t->heaped = true;
-    }
-    heap_push(t->heap, l);
-}
-
-/* Puts the top back in order after its end grew (the same lane). */
-static void lanes_sink_top(track *t)
-{
-    if (t->heaped) {
-        sink_top(t->heap);
-        return;
-    }
-    lane l = *lanes_top(t);
-    t->head++;
-    if (t->head >= QUEUE_COMPACT && 2 * t->head >= t->heap->len) {
-        g_array_remove_range(t->heap, 0, t->head);
-        t->head = 0;
-    }
-    lanes_put(t, l);
-}
-
 #ifndef NDEBUG
-/* Lane i (from head) is not before its parent in t's order: the previous
- * lane in the queue, its parent in the heap (invariant 1 rests on the top
- * being the lane that frees first). */
-static bool lane_placed(const track *t, guint i)
+/* Lane i of the heap is not before its parent (invariant 1 rests on the
+ * top being the lane that frees first). */
+static bool lane_placed(const GArray *heap, guint i)
 {
-    const lane *h = (const lane *)(const void *)t->heap->data + t->head;
-    return i == 0 || i >= lanes_n(t) || !lane_before(&h[i], &h[t->heaped ? (i - 1) / 2 : i - 1]);
+    const lane *h = (const lane *)(const void *)heap->data;
+    return i == 0 || i >= heap->len || !lane_before(&h[i], &h[(i - 1) / 2]);
 }
 
-/* Every lane of every track (at free). */
+/* The whole heap of every track (at free). */
 static bool tracks_ok(const strata_timeline *tl)
 {
     for (guint k = 0; k < tl->tracks->len; k++) {
         const track *t = g_ptr_array_index(tl->tracks, k);
-        for (guint i = 1; i < lanes_n(t); i++)
-            if (!lane_placed(t, i))
+        for (guint i = 1; i < t->heap->len; i++)
+            if (!lane_placed(t->heap, i))
                 return false;
     }
     return true;
@@ -370,9 +307,9 @@ static void json_lane(void *w, const track *t, int tid, guint index, long sort)
 
 static int open_lane(strata_timeline *tl, track *t, double end)
 {
-    lane l = {.end = end, .index = lanes_n(t), .tid = tl->next_tid++};
+    lane l = {.end = end, .index = t->heap->len, .tid = tl->next_tid++};
     tl->w->lane(tl->ws, t, l.tid, l.index, t->order * LANES_PER_TRACK + (long)l.index);
-    lanes_put(t, l);
+    heap_push(t->heap, l);
     return l.tid;
 }
 
@@ -381,20 +318,20 @@ static int open_lane(strata_timeline *tl, track *t, double end)
  * lane starts at or after the latest end of the events before it. */
 static int take_lane(strata_timeline *tl, track *t, double start, double end)
 {
-    if (lanes_n(t) == 0 || lanes_top(t)->end > start) {
+    if (t->heap->len == 0 || g_array_index(t->heap, lane, 0).end > start) {
         /* A new lane. Opened free and then taken, it would be at the top
          * unless a lane free since 0 wins the tie (start < 0); else it can
          * go in busy until `end` at once, which gives the heap the same
          * lanes and so the same choices from then on. */
-        if (!isnan(end) && (lanes_n(t) == 0 || lanes_top(t)->end > 0))
+        if (!isnan(end) && (t->heap->len == 0 || g_array_index(t->heap, lane, 0).end > 0))
             return open_lane(tl, t, MAX(0.0, end));
         open_lane(tl, t, 0);
     }
-    lane *top = lanes_top(t);
+    lane *top = &g_array_index(t->heap, lane, 0);
     top->end = MAX(top->end, end);
     int tid = top->tid;
-    lanes_sink_top(t);
-    assert(lane_placed(t, 1) && lane_placed(t, 2)); /* invariant 1 */
+    sink_top(t->heap);
+    assert(lane_placed(t->heap, 1) && lane_placed(t->heap, 2)); /* invariant 1 */
     return tid;
 }
 

@@ -50,16 +50,13 @@ static inline char *strata_tl_out_room(strata_tl_out *o, size_t n)
     return o->buf + o->len;
 }
 
-/* A named track with lanes (lanes ordered on their end, timeline.c: a
- * sorted queue from head, or a min-heap once heaped). */
+/* A named track with lanes (lanes are a min-heap on their end, timeline.c). */
 typedef struct strata_tl_track {
     char *name;
     strata_jc_piece name_text; /* the name escaped for JSON */
     int pid;
     long order;                /* creation order, for the sort index */
     GArray *heap;
-    guint head;                /* lanes before it were taken off the queue (0 once heaped) */
-    bool heaped;
 } strata_tl_track;
 
 /* A buffer between its alloc sample and its free sample. */
