@@ -341,8 +341,7 @@ static inline void taken(pf_writer *w, const uint8_t *end)
 
 static inline uint8_t *arg_uint(const pf_writer *w, uint8_t *p, int name, uint64_t v)
 {
-    p = put_pre(p, &w->annotation);
-    uint8_t *len = p++;
+    uint8_t *len = p + w->annotation.n;
     p = varint(put_pre(p, &w->arg_uint[name]), v);
     *len = (uint8_t)(p - len - 1); /* under 128: a name_iid and a varint */
     return p;
@@ -500,23 +499,29 @@ static void intern_memories(pf_writer *w, guint n)
     w->n_mem_interned = n;
 }
 
+/* The memories' from/to/memory args for n memories and "?", and the new
+ * memories' names sent (memory_args). */
+static void renew_memory_args(pf_writer *w, guint n)
+{
+    intern_memories(w, n);
+    w->mem_args = g_renew(pre, w->mem_args, (gsize)(n + 1) * MEM_ARGS);
+    for (guint m = 0; m <= n; m++) {
+        uint64_t iid = m < n ? STR_MEMORY0 + (uint64_t)m : STR_NO_MEMORY;
+        w->mem_args[m * MEM_ARGS + MEM_FROM] = arg_string(w, ARG_FROM, iid);
+        w->mem_args[m * MEM_ARGS + MEM_TO] = arg_string(w, ARG_TO, iid);
+        w->mem_args[m * MEM_ARGS + MEM_MEMORY] = arg_string(w, ARG_MEMORY, iid);
+    }
+    w->n_mem_args = n;
+}
+
 /* Memory `index`'s from/to/memory args (MEM_ARGS; "?" out of range);
  * encoded again, and the new memories' names sent, when memories were
  * listed after the timeline started. */
-static const pre *memory_args(pf_writer *w, int32_t index)
+static inline const pre *memory_args(pf_writer *w, int32_t index)
 {
     guint n = w->r->memories ? w->r->memories->len : 0;
-    if (G_UNLIKELY(!w->mem_args || n != w->n_mem_args)) {
-        intern_memories(w, n);
-        w->mem_args = g_renew(pre, w->mem_args, (gsize)(n + 1) * MEM_ARGS);
-        for (guint m = 0; m <= n; m++) {
-            uint64_t iid = m < n ? STR_MEMORY0 + (uint64_t)m : STR_NO_MEMORY;
-            w->mem_args[m * MEM_ARGS + MEM_FROM] = arg_string(w, ARG_FROM, iid);
-            w->mem_args[m * MEM_ARGS + MEM_TO] = arg_string(w, ARG_TO, iid);
-            w->mem_args[m * MEM_ARGS + MEM_MEMORY] = arg_string(w, ARG_MEMORY, iid);
-        }
-        w->n_mem_args = n;
-    }
+    if (G_UNLIKELY(!w->mem_args || n != w->n_mem_args))
+        renew_memory_args(w, n);
     return &w->mem_args[(index < 0 || (guint)index >= n ? n : (guint)index) * MEM_ARGS];
 }
 
@@ -638,8 +643,11 @@ static void encode_constants(pf_writer *w)
     w->slice_begin = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN), g->track_uuid));
     w->slice_end = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END), g->track_uuid));
     w->counter_event = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER), g->track_uuid));
-    for (int a = 1; a < ARG__END; a++)
-        w->arg_uint[a] = pre_of(b, varint(field(b, g->arg_name, (uint64_t)a), g->arg_uint));
+    for (int a = 1; a < ARG__END; a++) { /* the annotation's tag, its length (set by arg_uint), name and value's tag */
+        uint8_t *p = varint(b, g->annotation);
+        *p++ = 0;
+        w->arg_uint[a] = pre_of(b, varint(field(p, g->arg_name, (uint64_t)a), g->arg_uint));
+    }
     for (int k = 0; k <= STRATA_OP__COUNT; k++) {
         const char *kind = strata_op_kind_name((strata_op_kind)k);
         w->kind_n[k] = strlen(kind);
