@@ -28,7 +28,7 @@
  *     are interned too, as debug annotation string values
  *     (InternedData.debug_annotation_string_values, referenced by
  *     DebugAnnotation.string_value_iid, as trace_processor's
- *     util/proto_to_args_parser.cc ParseDebugAnnotationValue resolves
+ *     util/proto_to_args_parser.cc StepDebugAnnotation resolves
  *     them): the tags' and "?" in the first packet, the memories' in a
  *     packet of their own before the first event that names them (the
  *     memories can be listed after the timeline starts), as Perfetto's
