@@ -426,19 +426,40 @@ START_TEST(pftrace_same_events_as_json)
 }
 END_TEST
 
-/* An interned name of the trace (iid -> name). */
+enum { INTERNED_NAME, INTERNED_ARG_NAME, INTERNED_CATEGORY, INTERNED_STRING };
+
+/* An interned string of the trace (iid -> text) of kind `which`, from any
+ * packet's interned data (one sequence, never cleared after the first);
+ * "" when none: the text lives as long as t. */
 static const char *interned(const Perfetto__Protos__Trace *t, int which, uint64_t iid)
 {
-    const Perfetto__Protos__InternedData *d = t->packet[0]->interned_data;
-    ck_assert(d != NULL);
-    if (which == 0)
-        for (size_t i = 0; i < d->n_event_names; i++)
-            if (d->event_names[i]->iid == iid)
-                return d->event_names[i]->name;
-    if (which == 1)
-        for (size_t i = 0; i < d->n_debug_annotation_names; i++)
-            if (d->debug_annotation_names[i]->iid == iid)
-                return d->debug_annotation_names[i]->name;
+    ck_assert(t->packet[0]->interned_data != NULL);
+    for (size_t k = 0; k < t->n_packet; k++) {
+        const Perfetto__Protos__InternedData *d = t->packet[k]->interned_data;
+        if (!d)
+            continue;
+        if (which == INTERNED_NAME)
+            for (size_t i = 0; i < d->n_event_names; i++)
+                if (d->event_names[i]->iid == iid)
+                    return d->event_names[i]->name;
+        if (which == INTERNED_ARG_NAME)
+            for (size_t i = 0; i < d->n_debug_annotation_names; i++)
+                if (d->debug_annotation_names[i]->iid == iid)
+                    return d->debug_annotation_names[i]->name;
+        if (which == INTERNED_CATEGORY)
+            for (size_t i = 0; i < d->n_event_categories; i++)
+                if (d->event_categories[i]->iid == iid)
+                    return d->event_categories[i]->name;
+        if (which == INTERNED_STRING)
+            for (size_t i = 0; i < d->n_debug_annotation_string_values; i++)
+                if (d->debug_annotation_string_values[i]->iid == iid) {
+                    const ProtobufCBinaryData *s = &d->debug_annotation_string_values[i]->str;
+                    char *text = g_strndup((const char *)s->data, s->len);
+                    const char *kept = g_intern_string(text);
+                    g_free(text);
+                    return kept;
+                }
+    }
     return "";
 }
 
@@ -474,18 +495,20 @@ START_TEST(pftrace_exact_times)
             w2 = true;
         }
         if (e->track_uuid == 8 && e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN) {
-            ck_assert_str_eq(interned(t, 0, e->name_iid), "param");
+            ck_assert_str_eq(interned(t, INTERNED_NAME, e->name_iid), "param");
             ck_assert_uint_eq(c.ns[i], 0);
             ck_assert_uint_eq(c.ns[i + 1], 500000);
             ck_assert_uint_eq(e->n_debug_annotations, 4);
             const char *names[4] = {"offset", "size", "tag", "buffer"};
             const uint64_t values[4] = {0, 1024, 0, 7};
             for (int k = 0; k < 4; k++) {
-                ck_assert_str_eq(interned(t, 1, e->debug_annotations[k]->name_iid), names[k]);
+                ck_assert_str_eq(interned(t, INTERNED_ARG_NAME, e->debug_annotations[k]->name_iid), names[k]);
                 if (k != 2)
                     ck_assert_uint_eq(e->debug_annotations[k]->uint_value, values[k]);
             }
-            ck_assert_str_eq(e->debug_annotations[2]->string_value, "param");
+            ck_assert_int_eq(e->debug_annotations[2]->value_case,
+                             PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID);
+            ck_assert_str_eq(interned(t, INTERNED_STRING, e->debug_annotations[2]->string_value_iid), "param");
             a = true;
         }
         if (e->type == PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER && c.ns[i] == 500000) {
@@ -507,6 +530,128 @@ START_TEST(pftrace_exact_times)
         }
     g_free(c.ns);
     perfetto__protos__trace__free_unpacked(t, NULL);
+    g_free(pf);
+    strata_results_free(r);
+}
+END_TEST
+
+static gint by_text(gconstpointer a, gconstpointer b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* "k=v" args sorted and joined by ';' (sorts and frees args). */
+static char *joined_args(GPtrArray *args)
+{
+    g_ptr_array_sort(args, by_text);
+    g_ptr_array_add(args, NULL);
+    char *s = g_strjoinv(";", (char **)args->pdata);
+    g_ptr_array_free(args, TRUE);
+    return s;
+}
+
+/* The JSON's slices as "TRACK|NAME|CAT|BEGIN_NS|END_NS|ARGS", sorted. */
+static GPtrArray *json_slices(const parsed *p)
+{
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < json_array_get_length(p->events); i++) {
+        JsonObject *e = json_array_get_object_element(p->events, i);
+        if (strcmp(json_object_get_string_member(e, "ph"), "X") != 0)
+            continue;
+        GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
+        JsonObject *a = json_object_get_object_member(e, "args");
+        GList *keys = json_object_get_members(a);
+        for (GList *l = keys; l; l = l->next) {
+            JsonNode *v = json_object_get_member(a, l->data);
+            g_ptr_array_add(args, json_node_get_value_type(v) == G_TYPE_STRING
+                                      ? g_strdup_printf("%s=%s", (char *)l->data, json_node_get_string(v))
+                                      : g_strdup_printf("%s=%" G_GINT64_FORMAT, (char *)l->data, json_node_get_int(v)));
+        }
+        g_list_free(keys);
+        char *joined = joined_args(args);
+        int64_t ts = llround(json_object_get_double_member(e, "ts") * 1e3);
+        int64_t dur = llround(json_object_get_double_member(e, "dur") * 1e3);
+        g_ptr_array_add(out, g_strdup_printf("%s|%s|%s|%" G_GINT64_FORMAT "|%" G_GINT64_FORMAT "|%s", track_of(p, e),
+                                             json_object_get_string_member(e, "name"),
+                                             json_object_get_string_member(e, "cat"), ts, ts + dur, joined));
+        g_free(joined);
+    }
+    g_ptr_array_sort(out, by_text);
+    return out;
+}
+
+/* The .pftrace's slices as json_slices() writes them, every name, category
+ * and string arg resolved through the interned data, each begin paired
+ * with its end (the next packet) and times resolved as trace_processor
+ * does (c->ns). */
+static GPtrArray *pf_slices(const Perfetto__Protos__Trace *t, const pf_counts *c)
+{
+    GHashTable *tracks = g_hash_table_new(g_int64_hash, g_int64_equal); /* uuid -> thread name */
+    GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+    for (size_t i = 0; i < t->n_packet; i++) {
+        const Perfetto__Protos__TracePacket *p = t->packet[i];
+        if (p->data_case == PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_DESCRIPTOR && p->track_descriptor->thread)
+            g_hash_table_insert(tracks, &p->track_descriptor->uuid, p->track_descriptor->thread->thread_name);
+        if (p->data_case != PERFETTO__PROTOS__TRACE_PACKET__DATA_TRACK_EVENT ||
+            p->track_event->type != PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN)
+            continue;
+        const Perfetto__Protos__TrackEvent *e = p->track_event;
+        ck_assert_uint_lt(i + 1, t->n_packet);
+        ck_assert_int_eq(t->packet[i + 1]->track_event->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END);
+        GPtrArray *args = g_ptr_array_new_with_free_func(g_free);
+        for (size_t k = 0; k < e->n_debug_annotations; k++) {
+            const Perfetto__Protos__DebugAnnotation *a = e->debug_annotations[k];
+            const char *name = interned(t, INTERNED_ARG_NAME, a->name_iid);
+            if (a->value_case == PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_UINT_VALUE)
+                g_ptr_array_add(args, g_strdup_printf("%s=%" G_GUINT64_FORMAT, name, a->uint_value));
+            else if (a->value_case == PERFETTO__PROTOS__DEBUG_ANNOTATION__VALUE_STRING_VALUE_IID)
+                g_ptr_array_add(args,
+                                g_strdup_printf("%s=%s", name, interned(t, INTERNED_STRING, a->string_value_iid)));
+            else
+                ck_abort_msg("arg %s: neither an integer nor an interned string", name);
+        }
+        char *joined = joined_args(args);
+        const char *track = g_hash_table_lookup(tracks, &e->track_uuid);
+        ck_assert_msg(track != NULL, "slice on track %" G_GUINT64_FORMAT " before its descriptor", e->track_uuid);
+        ck_assert_uint_eq(e->n_category_iids, 1);
+        g_ptr_array_add(out, g_strdup_printf("%s|%s|%s|%" G_GUINT64_FORMAT "|%" G_GUINT64_FORMAT "|%s", track,
+                                             e->name_field_case == PERFETTO__PROTOS__TRACK_EVENT__NAME_FIELD_NAME
+                                                 ? e->name
+                                                 : interned(t, INTERNED_NAME, e->name_iid),
+                                             interned(t, INTERNED_CATEGORY, e->category_iids[0]), c->ns[i],
+                                             c->ns[i + 1], joined));
+        g_free(joined);
+    }
+    g_hash_table_unref(tracks);
+    g_ptr_array_sort(out, by_text);
+    return out;
+}
+
+/* Decoded to (track, name, category, begin, end, args), the .pftrace's
+ * slices are the JSON's, one for one: every interned name, category and
+ * string value resolves to the JSON's text, every time to its ns. */
+START_TEST(pftrace_slices_are_the_json_slices)
+{
+    strata_results *r = sample_results();
+    char *json = write_sample(r), *pf = write_sample_as(r, "t.pftrace");
+    parsed p = parse_timeline(json);
+    pf_counts c;
+    Perfetto__Protos__Trace *t = unpack_pftrace(pf, &c);
+    GPtrArray *want = json_slices(&p), *got = pf_slices(t, &c);
+    ck_assert_uint_eq(want->len, 9);
+    ck_assert_uint_eq(got->len, want->len);
+    for (guint i = 0; i < want->len; i++)
+        ck_assert_str_eq(g_ptr_array_index(got, i), g_ptr_array_index(want, i));
+    /* The first, by hand (sample_results): w2, op 2 on line 3, 4,096 B
+     * host to hbm over [0.25, 0.75] ms, overlaps w1 on dma: lane dma #2. */
+    ck_assert_str_eq(g_ptr_array_index(want, 0),
+                     "dma #2|copy w2|copy|250000|750000|bytes=4096;from=host;line=3;op=2;to=hbm");
+    g_ptr_array_unref(want);
+    g_ptr_array_unref(got);
+    g_free(c.ns);
+    perfetto__protos__trace__free_unpacked(t, NULL);
+    parsed_clear(&p);
+    g_free(json);
     g_free(pf);
     strata_results_free(r);
 }
@@ -605,26 +750,23 @@ START_TEST(events_on_a_track_never_overlap)
 END_TEST
 
 
-/* The lane an event goes on is the earliest free of its track's lanes, by
- * (end, lane number), or a new one when none is free at its start: checked
- * against a linear scan over the lanes (timeline.c keeps them in a heap and
- * sinks a taken lane bottom up). 300 computes on one stream at random
- * starts in [0, 1 ms], 0 to 0.2 ms long, in no time order: tens of lanes. */
-START_TEST(lanes_are_the_earliest_free)
+/* Spans on one stream ("main") from spans[i][0] to spans[i][1], in that
+ * order: each must go on the earliest free of the track's lanes, by (end,
+ * lane number), or a new one when none is free at its start, as a linear
+ * scan over the lanes finds it. The number of lanes. */
+static guint check_lanes(const double (*spans)[2], int n)
 {
-    enum { N = 300 };
     strata_results *r = strata_results_new("engine");
     r->makespan_s = 2e-3;
     strata_results_add_stream(r, "main");
-    GRand *rand = g_rand_new_with_seed(7);
-    double ends[N];
-    guint expect[N], lanes = 0;
-    for (int i = 0; i < N; i++) {
+    double *ends = g_new(double, n);
+    guint *expect = g_new(guint, n), lanes = 0;
+    for (int i = 0; i < n; i++) {
         strata_op_span *s = strata_results_add_span(r, "k");
         s->kind = STRATA_OP_COMPUTE;
         s->memory = s->src_memory = s->dst_memory = -1;
-        s->start_s = g_rand_double_range(rand, 0, 1e-3);
-        s->end_s = s->start_s + g_rand_double_range(rand, 0, 2e-4);
+        s->start_s = spans[i][0];
+        s->end_s = spans[i][1];
         guint best = lanes;
         for (guint l = 0; l < lanes; l++)
             if (best == lanes || ends[l] < ends[best])
@@ -634,25 +776,62 @@ START_TEST(lanes_are_the_earliest_free)
         ends[best] = s->end_s;
         expect[i] = best;
     }
-    g_rand_free(rand);
-    ck_assert_uint_gt(lanes, 20);
     char *path = write_sample(r);
     parsed p = parse_timeline(path);
-    guint n = 0;
+    int k = 0;
     for (guint i = 0; i < json_array_get_length(p.events); i++) {
         JsonObject *e = json_array_get_object_element(p.events, i);
         if (strcmp(json_object_get_string_member(e, "ph"), "X") != 0)
             continue;
-        ck_assert_uint_lt(n, N);
-        char *want = expect[n] ? g_strdup_printf("main #%u", expect[n] + 1) : g_strdup("main");
+        ck_assert_int_lt(k, n);
+        char *want = expect[k] ? g_strdup_printf("main #%u", expect[k] + 1) : g_strdup("main");
         ck_assert_str_eq(track_of(&p, e), want);
         g_free(want);
-        n++;
+        k++;
     }
-    ck_assert_uint_eq(n, N);
+    ck_assert_int_eq(k, n);
     parsed_clear(&p);
     g_free(path);
+    g_free(ends);
+    g_free(expect);
     strata_results_free(r);
+    return lanes;
+}
+
+/* 300 computes at random starts in [0, 1 ms], 0 to 0.2 ms long, in no
+ * time order: tens of lanes (timeline.c keeps them in a heap and sinks a
+ * taken lane bottom up). */
+START_TEST(lanes_are_the_earliest_free)
+{
+    enum { N = 300 };
+    double spans[N][2];
+    GRand *rand = g_rand_new_with_seed(7);
+    for (int i = 0; i < N; i++) {
+        spans[i][0] = g_rand_double_range(rand, 0, 1e-3);
+        spans[i][1] = spans[i][0] + g_rand_double_range(rand, 0, 2e-4);
+    }
+    g_rand_free(rand);
+    ck_assert_uint_gt(check_lanes(spans, N), 20);
+}
+END_TEST
+
+/* As buffers come (written when freed): ends in time order, by groups of
+ * 3 and of 25 equal ends (ties, broken by lane number), each start up to
+ * 0.1 ms before its end; then 100 in no time order. */
+START_TEST(lanes_in_time_order_are_the_earliest_free)
+{
+    enum { N = 400, ORDERED = 300 };
+    double spans[N][2];
+    GRand *rand = g_rand_new_with_seed(11);
+    for (int i = 0; i < N; i++) {
+        double end = i < ORDERED / 2   ? 1e-6 * (i / 3 + 1)
+                     : i < ORDERED ? 1e-6 * (ORDERED / 6 + (i - ORDERED / 2) / 25 + 1)
+                                   : g_rand_double_range(rand, 0, 2e-4);
+        spans[i][1] = end;
+        spans[i][0] = MAX(0.0, end - g_rand_double_range(rand, 0, 1e-4));
+    }
+    g_rand_free(rand);
+    ck_assert_uint_gt(check_lanes(spans, N), 20);
 }
 END_TEST
 
@@ -667,10 +846,12 @@ int main(void)
     tcase_add_test(tc, exact_bytes_of_events);
     tcase_add_test(tc, pftrace_same_events_as_json);
     tcase_add_test(tc, pftrace_exact_times);
+    tcase_add_test(tc, pftrace_slices_are_the_json_slices);
     tcase_add_test(tc, no_spans_is_a_valid_empty_timeline);
     tcase_add_test(tc, unwritable_path_is_an_error);
     tcase_add_test(tc, events_on_a_track_never_overlap);
     tcase_add_test(tc, lanes_are_the_earliest_free);
+    tcase_add_test(tc, lanes_in_time_order_are_the_earliest_free);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -22,7 +22,17 @@
  *     extra counter values); uuid 2 k + 1;
  *   - names of kinds and tags, the categories and the args' names are
  *     interned once in the first packet (SEQ_INCREMENTAL_STATE_CLEARED);
- *     a span with a label is named "KIND LABEL" in full;
+ *     a span with a label is named "KIND LABEL" in full (every label is
+ *     its op's own: interning would send each once anyway);
+ *   - the string args' values (a tag's name, a memory's from/to/memory)
+ *     are interned too, as debug annotation string values
+ *     (InternedData.debug_annotation_string_values, referenced by
+ *     DebugAnnotation.string_value_iid, as trace_processor's
+ *     util/proto_to_args_parser.cc StepDebugAnnotation resolves
+ *     them): the tags' and "?" in the first packet, the memories' in a
+ *     packet of their own before the first event that names them (the
+ *     memories can be listed after the timeline starts), as Perfetto's
+ *     SDK sends an interned string in the packet before its first use;
  *   - times as deltas: the first packet also defines a sequence-scoped
  *     incremental clock (CLOCK_DELTA, ClockSnapshot.Clock.is_incremental,
  *     at 0 ns with BOOTTIME, the trace's clock, at 0) and makes it every
@@ -52,9 +62,9 @@
  * descriptors of the vendored schema at open, not written here, and
  * encoded there once with every run of bytes that all packets of a kind
  * repeat (sequence id, flags, an event's type and its track's tag, an
- * arg's name), as are the string args whose value is fixed (a memory's
- * from/to/memory, a buffer's tag): an event copies them whole and encodes
- * only its own numbers. Lengths of nested messages are redundant varints
+ * arg's name), as are the string args, whole (a memory's from/to/memory,
+ * a buffer's tag: name and interned value): an event copies them whole
+ * and encodes only its own numbers. Lengths of nested messages are redundant varints
  * of a width fixed beforehand, as Perfetto's own protozero writes them.
  * The tests unpack the file with protobuf-c.
  *
@@ -71,7 +81,6 @@ enum { CHUNK = 1 << 16 };              /* bytes of pending output written at onc
 enum { EVENT_ROOM = 96 };              /* a packet's bytes besides its names and args */
 enum { ARG_ROOM = 16 };                /* an integer arg's bytes at most */
 enum { END_ROOM = 48 };                /* a slice's end packet's bytes at most, and slack */
-enum { COPY_STEP = 16 };               /* fixed args are copied in steps of this many bytes */
 enum { KIND_TEXT = 32 };               /* a kind's name and a space, copied whole */
 enum { PROCESS_UUID = 1 };             /* process P: uuid PROCESS_UUID << 40 | P */
 enum { CLOCK_DELTA = 64 };            /* the first sequence-scoped clock id (64 to 127) */
@@ -82,6 +91,9 @@ enum { NAME_TAG0 = STRATA_OP__COUNT + 2, CAT_COPY = STRATA_OP__COUNT + 2, CAT_BU
 enum { ARG_OP = 1, ARG_LINE, ARG_BYTES, ARG_FROM, ARG_TO, ARG_MEMORY, ARG_OFFSET, ARG_SIZE, ARG_TAG, ARG_BUFFER,
        ARG__END };
 enum { SERIES_ALLOCATED, SERIES_RESERVED, SERIES_TAG0, SERIES_N = SERIES_TAG0 + STRATA_TAG__COUNT };
+/* Interned string values: tag t (STRATA_TAG__COUNT: out of range) is
+ * STR_TAG0 + t, the memory "?" STR_NO_MEMORY, memory m STR_MEMORY0 + m. */
+enum { STR_TAG0 = 1, STR_NO_MEMORY = STR_TAG0 + STRATA_TAG__COUNT + 1, STR_MEMORY0 };
 
 /* Field tags (number << 3 | wire type), from the schema's descriptors. */
 typedef struct tags {
@@ -89,7 +101,7 @@ typedef struct tags {
     uint32_t timestamp, clock_id, track_event, sequence, flags; /* TracePacket */
     uint32_t type, track_uuid, name_iid, name, category, counter, annotation; /* TrackEvent */
     uint32_t extra_uuid, extra_value;                  /* TrackEvent's extra counters */
-    uint32_t arg_name, arg_uint, arg_string;           /* DebugAnnotation */
+    uint32_t arg_name, arg_uint, arg_string_iid;       /* DebugAnnotation */
     uint32_t track_descriptor, uuid, thread;           /* TracePacket, TrackDescriptor */
     uint32_t pid, tid, thread_name, sort;              /* ThreadDescriptor */
 } tags;
@@ -102,16 +114,6 @@ typedef struct pre {
     uint8_t b[PRE_MAX];
     uint8_t n;
 } pre;
-
-/* A debug annotation whose name and string value are fixed (a memory's
- * from/to/memory arg, a buffer's tag arg), encoded whole (b holds n bytes,
- * zero-padded past a whole number of COPY_STEP: put_fixed() copies whole
- * steps, up to COPY_STEP - 1 bytes past n, which the events' room counts),
- * and the string's length (the events' bound counts it). */
-typedef struct fixed_arg {
-    uint8_t *b;
-    size_t n, text_n;
-} fixed_arg;
 
 enum { MEM_FROM, MEM_TO, MEM_MEMORY, MEM_ARGS };
 
@@ -133,11 +135,13 @@ typedef struct pf_writer {
     pre after_ts;  /* sequence id, flags (SEQ_NEEDS_INCREMENTAL_STATE) and the event's tag */
     pre slice_begin, slice_end, counter_event;
     pre arg_uint[ARG__END];
+    /* String args, whole (a debug annotation of an interned value): */
+    pre tag_arg[STRATA_TAG__COUNT + 1];
     size_t kind_n[STRATA_OP__COUNT + 1]; /* strlen of each kind's name ("?" last) */
     char kind_text[STRATA_OP__COUNT + 1][KIND_TEXT]; /* each kind's name and a space, padded with NULs */
-    fixed_arg tag_arg[STRATA_TAG__COUNT + 1];
-    fixed_arg *mem_args; /* per memory, then "?": MEM_ARGS each */
+    pre *mem_args;       /* per memory, then "?": MEM_ARGS each */
     guint n_mem_args;    /* memories in mem_args */
+    guint n_mem_interned; /* memories whose names were sent (STR_MEMORY0 + m) */
 } pf_writer;
 
 /* ---- encoding ---------------------------------------------------------- */
@@ -178,7 +182,7 @@ static const struct {
     TAG(extra_value, track_event, "extra_counter_values"),
     TAG(arg_name, debug_annotation, "name_iid"),
     TAG(arg_uint, debug_annotation, "uint_value"),
-    TAG(arg_string, debug_annotation, "string_value"),
+    TAG(arg_string_iid, debug_annotation, "string_value_iid"),
     TAG(uuid, track_descriptor, "uuid"),
     TAG(thread, track_descriptor, "thread"),
     TAG(pid, thread_descriptor, "pid"),
@@ -337,29 +341,21 @@ static inline void taken(pf_writer *w, const uint8_t *end)
 
 static inline uint8_t *arg_uint(const pf_writer *w, uint8_t *p, int name, uint64_t v)
 {
-    p = put_pre(p, &w->annotation);
-    uint8_t *len = p++;
+    uint8_t *len = p + w->annotation.n;
     p = varint(put_pre(p, &w->arg_uint[name]), v);
     *len = (uint8_t)(p - len - 1); /* under 128: a name_iid and a varint */
     return p;
 }
 
-static inline uint8_t *put_fixed(uint8_t *p, const fixed_arg *a)
+/* The debug annotation of arg `name` with the interned string iid, whole
+ * (at most PRE_MAX bytes: tags of one or two bytes, an iid of 5 at most). */
+static pre arg_string(const pf_writer *w, int name, uint64_t iid)
 {
-    for (size_t i = 0; i < a->n; i += COPY_STEP)
-        memcpy(p + i, a->b + i, COPY_STEP);
-    return p + a->n;
-}
-
-static uint8_t *arg_string(const pf_writer *w, uint8_t *p, uint64_t name, const char *s, size_t n)
-{
-    int width = width_for(n + 2 * ARG_ROOM); /* name_iid, the tag and length of the string */
-    p = varint(p, w->t.annotation);
-    uint8_t *len = p;
-    p = field(field(p + width, w->t.arg_name, name), w->t.arg_string, n);
-    memcpy(p, s, n);
-    put_length(len, p + n, width);
-    return p + n;
+    uint8_t b[PRE_MAX + 8];
+    uint8_t *p = varint(b, w->t.annotation), *len = p++;
+    p = field(field(p, w->t.arg_name, (uint64_t)name), w->t.arg_string_iid, iid);
+    *len = (uint8_t)(p - len - 1);
+    return pre_of(b, p);
 }
 
 /* ---- tracks ------------------------------------------------------------ */
@@ -474,33 +470,58 @@ static uint64_t new_series(pf_writer *w, uint32_t m, int series)
 
 /* ---- events ------------------------------------------------------------ */
 
-/* The encoded annotation of arg `name` with string value s (n bytes), as
- * arg_string() writes it. */
-static fixed_arg fixed_arg_new(const pf_writer *w, int name, const char *s)
+/* Sends the names of the memories not sent yet, up to n, as interned
+ * string values, in a packet of their own. */
+static void intern_memories(pf_writer *w, guint n)
 {
-    size_t n = strlen(s);
-    uint8_t *b = g_malloc0(n + 4 * ARG_ROOM + COPY_STEP);
-    fixed_arg a = {.b = b, .n = (size_t)(arg_string(w, b, (uint64_t)name, s, n) - b), .text_n = n};
-    return a;
+    if (n <= w->n_mem_interned)
+        return;
+    guint k = n - w->n_mem_interned;
+    Perfetto__Protos__InternedString *strings = g_new(Perfetto__Protos__InternedString, k);
+    Perfetto__Protos__InternedString **string_p = g_new(Perfetto__Protos__InternedString *, k);
+    for (guint i = 0; i < k; i++) {
+        guint m = w->n_mem_interned + i;
+        const char *name = memory_name(w->r, (int32_t)m);
+        perfetto__protos__interned_string__init(&strings[i]);
+        strings[i].has_iid = strings[i].has_str = true;
+        strings[i].iid = STR_MEMORY0 + (uint64_t)m;
+        strings[i].str = (ProtobufCBinaryData){.len = strlen(name), .data = (uint8_t *)(uintptr_t)name};
+        string_p[i] = &strings[i];
+    }
+    Perfetto__Protos__InternedData interned = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+    interned.n_debug_annotation_string_values = k;
+    interned.debug_annotation_string_values = string_p;
+    Perfetto__Protos__TracePacket pkt = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+    pkt.interned_data = &interned;
+    put_message(w, &pkt);
+    g_free(string_p);
+    g_free(strings);
+    w->n_mem_interned = n;
+}
+
+/* The memories' from/to/memory args for n memories and "?", and the new
+ * memories' names sent (memory_args). */
+static void renew_memory_args(pf_writer *w, guint n)
+{
+    intern_memories(w, n);
+    w->mem_args = g_renew(pre, w->mem_args, (gsize)(n + 1) * MEM_ARGS);
+    for (guint m = 0; m <= n; m++) {
+        uint64_t iid = m < n ? STR_MEMORY0 + (uint64_t)m : STR_NO_MEMORY;
+        w->mem_args[m * MEM_ARGS + MEM_FROM] = arg_string(w, ARG_FROM, iid);
+        w->mem_args[m * MEM_ARGS + MEM_TO] = arg_string(w, ARG_TO, iid);
+        w->mem_args[m * MEM_ARGS + MEM_MEMORY] = arg_string(w, ARG_MEMORY, iid);
+    }
+    w->n_mem_args = n;
 }
 
 /* Memory `index`'s from/to/memory args (MEM_ARGS; "?" out of range);
- * encoded again when memories were listed after the timeline started. */
-static const fixed_arg *memory_args(pf_writer *w, int32_t index)
+ * encoded again, and the new memories' names sent, when memories were
+ * listed after the timeline started. */
+static inline const pre *memory_args(pf_writer *w, int32_t index)
 {
     guint n = w->r->memories ? w->r->memories->len : 0;
-    if (G_UNLIKELY(!w->mem_args || n != w->n_mem_args)) {
-        for (guint i = 0; w->mem_args && i < (w->n_mem_args + 1) * MEM_ARGS; i++)
-            g_free(w->mem_args[i].b);
-        w->mem_args = g_renew(fixed_arg, w->mem_args, (gsize)(n + 1) * MEM_ARGS);
-        for (guint m = 0; m <= n; m++) {
-            const char *name = memory_name(w->r, m < n ? (int32_t)m : -1);
-            w->mem_args[m * MEM_ARGS + MEM_FROM] = fixed_arg_new(w, ARG_FROM, name);
-            w->mem_args[m * MEM_ARGS + MEM_TO] = fixed_arg_new(w, ARG_TO, name);
-            w->mem_args[m * MEM_ARGS + MEM_MEMORY] = fixed_arg_new(w, ARG_MEMORY, name);
-        }
-        w->n_mem_args = n;
-    }
+    if (G_UNLIKELY(!w->mem_args || n != w->n_mem_args))
+        renew_memory_args(w, n);
     return &w->mem_args[(index < 0 || (guint)index >= n ? n : (guint)index) * MEM_ARGS];
 }
 
@@ -527,19 +548,18 @@ static void pf_span(void *ws, const strata_tl_track *t, int tid, int64_t start_n
     unsigned kind = MIN((unsigned)sp->kind, (unsigned)STRATA_OP__COUNT);
     const char *label = sp->label && *sp->label ? sp->label : NULL;
     size_t kind_n = label ? w->kind_n[kind] : 0, label_n = label ? strlen(label) : 0;
-    const fixed_arg *m1 = NULL, *m2 = NULL;
+    const pre *m1 = NULL, *m2 = NULL;
     if (sp->kind == STRATA_OP_COPY) {
         m1 = &memory_args(w, sp->src_memory)[MEM_FROM];
         m2 = &memory_args(w, sp->dst_memory)[MEM_TO];
     } else if (sp->memory >= 0) {
         m1 = &memory_args(w, sp->memory)[MEM_MEMORY];
     }
-    size_t m1_n = m1 ? m1->text_n : 0, m2_n = m2 ? m2->text_n : 0;
     uint64_t uuid = 2 * (uint64_t)tid;
-    size_t body = kind_n + label_n + m1_n + m2_n + 8 * ARG_ROOM;
+    size_t body = kind_n + label_n + 8 * ARG_ROOM;
     open_event o;
-    uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM + KIND_TEXT + 2 * COPY_STEP), body, start_ns,
-                             &w->slice_begin, uuid);
+    uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM + KIND_TEXT), body, start_ns, &w->slice_begin,
+                             uuid);
     if (label) {
         p = varint(put_pre(p, &w->name), kind_n + 1 + label_n);
         memcpy(p, w->kind_text[kind], KIND_TEXT); /* "KIND " */
@@ -552,9 +572,9 @@ static void pf_span(void *ws, const strata_tl_track *t, int tid, int64_t start_n
     p = arg_uint(w, p, ARG_LINE, sp->line);
     p = arg_uint(w, p, ARG_BYTES, sp->bytes);
     if (m1)
-        p = put_fixed(p, m1);
+        p = put_pre(p, m1);
     if (m2)
-        p = put_fixed(p, m2);
+        p = put_pre(p, m2);
     end_event(&o, p);
     taken(w, slice_end(w, p, uuid, end_ns));
 }
@@ -565,16 +585,15 @@ static void pf_buffer(void *ws, const strata_tl_track *t, int tid, int64_t start
     (void)t;
     pf_writer *w = ws;
     unsigned tag = MIN((unsigned)b->tag, (unsigned)STRATA_TAG__COUNT);
-    const fixed_arg *tag_arg = &w->tag_arg[tag];
     uint64_t uuid = 2 * (uint64_t)tid;
-    size_t body = tag_arg->text_n + 6 * ARG_ROOM;
+    size_t body = 6 * ARG_ROOM;
     open_event o;
-    uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM + COPY_STEP), body, start_ns, &w->slice_begin, uuid);
+    uint8_t *p = begin_event(w, &o, event_room(w, body, END_ROOM), body, start_ns, &w->slice_begin, uuid);
     p = varint(put_pre(p, &w->name_iid), NAME_TAG0 + tag);
     p = varint(put_pre(p, &w->category), CAT_BUFFER);
     p = arg_uint(w, p, ARG_OFFSET, b->offset);
     p = arg_uint(w, p, ARG_SIZE, b->size);
-    p = put_fixed(p, tag_arg);
+    p = put_pre(p, &w->tag_arg[tag]);
     p = arg_uint(w, p, ARG_BUFFER, b->id);
     end_event(&o, p);
     taken(w, slice_end(w, p, uuid, end_ns));
@@ -624,8 +643,11 @@ static void encode_constants(pf_writer *w)
     w->slice_begin = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN), g->track_uuid));
     w->slice_end = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END), g->track_uuid));
     w->counter_event = pre_of(b, varint(field(b, g->type, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER), g->track_uuid));
-    for (int a = 1; a < ARG__END; a++)
-        w->arg_uint[a] = pre_of(b, varint(field(b, g->arg_name, (uint64_t)a), g->arg_uint));
+    for (int a = 1; a < ARG__END; a++) { /* the annotation's tag, its length (set by arg_uint), name and value's tag */
+        uint8_t *p = varint(b, g->annotation);
+        *p++ = 0;
+        w->arg_uint[a] = pre_of(b, varint(field(p, g->arg_name, (uint64_t)a), g->arg_uint));
+    }
     for (int k = 0; k <= STRATA_OP__COUNT; k++) {
         const char *kind = strata_op_kind_name((strata_op_kind)k);
         w->kind_n[k] = strlen(kind);
@@ -634,7 +656,7 @@ static void encode_constants(pf_writer *w)
         w->kind_text[k][w->kind_n[k]] = ' ';
     }
     for (int t = 0; t <= STRATA_TAG__COUNT; t++)
-        w->tag_arg[t] = fixed_arg_new(w, ARG_TAG, tag_name(t));
+        w->tag_arg[t] = arg_string(w, ARG_TAG, STR_TAG0 + (uint64_t)t);
 }
 
 static void *pf_open(FILE *out, const strata_results *r)
@@ -655,6 +677,8 @@ static void pf_begin(void *ws)
     Perfetto__Protos__EventName names[N_NAMES], *name_p[N_NAMES];
     Perfetto__Protos__EventCategory cats[N_CATS], *cat_p[N_CATS];
     Perfetto__Protos__DebugAnnotationName args[N_ARGS], *arg_p[N_ARGS];
+    enum { N_STRINGS = STR_NO_MEMORY };
+    Perfetto__Protos__InternedString strings[N_STRINGS], *string_p[N_STRINGS];
     static const char *const arg_names[N_ARGS] = {"op",     "line", "bytes", "from", "to",
                                                   "memory", "offset", "size", "tag",  "buffer"};
     for (int i = 0; i < N_NAMES; i++) {
@@ -681,7 +705,17 @@ static void pf_begin(void *ws)
         args[i].name = (char *)arg_names[i];
         arg_p[i] = &args[i];
     }
+    for (int i = 0; i < N_STRINGS; i++) { /* the tags' names, then "?" */
+        const char *s = i + 1 == STR_NO_MEMORY ? memory_name(w->r, -1) : tag_name(i + 1 - STR_TAG0);
+        perfetto__protos__interned_string__init(&strings[i]);
+        strings[i].has_iid = strings[i].has_str = true;
+        strings[i].iid = (uint64_t)i + 1;
+        strings[i].str = (ProtobufCBinaryData){.len = strlen(s), .data = (uint8_t *)(uintptr_t)s};
+        string_p[i] = &strings[i];
+    }
     Perfetto__Protos__InternedData interned = PERFETTO__PROTOS__INTERNED_DATA__INIT;
+    interned.n_debug_annotation_string_values = N_STRINGS;
+    interned.debug_annotation_string_values = string_p;
     interned.n_event_names = N_NAMES;
     interned.event_names = name_p;
     interned.n_event_categories = N_CATS;
@@ -725,10 +759,6 @@ static void pf_free(void *ws)
     pf_writer *w = ws;
     g_free(w->o.buf);
     g_free(w->series);
-    for (int t = 0; t <= STRATA_TAG__COUNT; t++)
-        g_free(w->tag_arg[t].b);
-    for (guint i = 0; w->mem_args && i < (w->n_mem_args + 1) * MEM_ARGS; i++)
-        g_free(w->mem_args[i].b);
     g_free(w->mem_args);
     g_free(w);
 }
