@@ -267,6 +267,29 @@ static uint32_t *group_by(uint32_t n, uint32_t n_keys, uint32_t (*key)(const str
 
 static uint32_t unit_site(const strata_hw *hw, uint32_t unit) { return strata_hw_compute(hw, unit)->device; }
 
+/* The zone route of one edge of the site graph (its link, then its
+ * padding hops) between the zones of its ends' gateways. An edge of one
+ * link is the shortest route between its ends (every edge has one at
+ * least; SimGrid refuses two edges between the same zones): as a bypass
+ * SimGrid takes it without running Dijkstra from the source zone (a pod's
+ * thousands of sources: tens of seconds, 8 bytes per zone each). */
+static void add_edge_route(platform_builder *p, const strata_site_edge *e, const uint32_t *zone_of)
+{
+    const strata_link_spec *l = strata_hw_link(p->hw, e->link);
+    hop(p, p->link0 + e->link, l->full_duplex ? (e->forward ? ENGINE_SG_UP : ENGINE_SG_DOWN) : ENGINE_SG_NONE);
+    for (uint32_t k = 0; k < e->padding; k++)
+        hop(p, p->pad, ENGINE_SG_NONE);
+    char *from = g_strdup_printf("gw:%u", e->from), *to = g_strdup_printf("gw:%u", e->to);
+    engine_sg_build_zone_route(p->sg, zone_of[e->from], zone_of[e->to], from, to,
+                               (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
+    if (p->hops->len == 1)
+        engine_sg_build_zone_bypass(p->sg, zone_of[e->from], zone_of[e->to], from, to,
+                                    (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
+    g_array_set_size(p->hops, 0);
+    g_free(from);
+    g_free(to);
+}
+
 /* Several devices: a zone per site (its memories, units and gateway
  * router "gw:V"), filled while detached, then attached and joined by one
  * zone route per edge of the site graph, padded with the "pad" link (no
@@ -301,27 +324,8 @@ static void add_sites(platform_builder *p)
         g_free(name);
     }
     engine_sg_build_attach(p->sg);
-    for (uint32_t i = 0; i < strata_hw_site_edge_count(hw); i++) {
-        const strata_site_edge *e = strata_hw_site_edge(hw, i);
-        const strata_link_spec *l = strata_hw_link(hw, e->link);
-        hop(p, p->link0 + e->link, l->full_duplex ? (e->forward ? ENGINE_SG_UP : ENGINE_SG_DOWN) : ENGINE_SG_NONE);
-        for (uint32_t k = 0; k < e->padding; k++)
-            hop(p, p->pad, ENGINE_SG_NONE);
-        char *from = g_strdup_printf("gw:%u", e->from), *to = g_strdup_printf("gw:%u", e->to);
-        engine_sg_build_zone_route(p->sg, zone_of[e->from], zone_of[e->to], from, to,
-                                   (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
-        /* An edge of one link is the shortest route between its ends (every
-         * edge has one at least; SimGrid refuses two edges between the same
-         * zones): as a bypass SimGrid takes it without running Dijkstra
-         * from the source zone (a pod's thousands of sources: tens of
-         * seconds, 8 bytes per zone each). */
-        if (p->hops->len == 1)
-            engine_sg_build_zone_bypass(p->sg, zone_of[e->from], zone_of[e->to], from, to,
-                                        (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
-        g_array_set_size(p->hops, 0);
-        g_free(from);
-        g_free(to);
-    }
+    for (uint32_t i = 0; i < strata_hw_site_edge_count(hw); i++)
+        add_edge_route(p, strata_hw_site_edge(hw, i), zone_of);
     g_free(zone_of);
     g_free(mems);
     g_free(mem_start);
@@ -366,19 +370,7 @@ static void add_quotient_host_edges(platform_builder *p, const uint32_t *zone_of
         if (e->from >= n_sites || e->to >= n_sites || zone_of[e->from] == UINT32_MAX ||
             zone_of[e->to] == UINT32_MAX || (e->from < devices) == (e->to < devices))
             continue; /* only a representative device's edges to its host */
-        const strata_link_spec *l = strata_hw_link(hw, e->link);
-        hop(p, p->link0 + e->link, l->full_duplex ? (e->forward ? ENGINE_SG_UP : ENGINE_SG_DOWN) : ENGINE_SG_NONE);
-        for (uint32_t k = 0; k < e->padding; k++)
-            hop(p, p->pad, ENGINE_SG_NONE);
-        char *from = g_strdup_printf("gw:%u", e->from), *to = g_strdup_printf("gw:%u", e->to);
-        engine_sg_build_zone_route(p->sg, zone_of[e->from], zone_of[e->to], from, to,
-                                   (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
-        if (p->hops->len == 1)
-            engine_sg_build_zone_bypass(p->sg, zone_of[e->from], zone_of[e->to], from, to,
-                                        (const engine_sg_hop *)(void *)p->hops->data, p->hops->len);
-        g_array_set_size(p->hops, 0);
-        g_free(from);
-        g_free(to);
+        add_edge_route(p, e, zone_of);
     }
 }
 
