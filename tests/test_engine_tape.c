@@ -254,6 +254,14 @@ START_TEST(tape_budget_and_far_values)
 }
 END_TEST
 
+/* A wait on event `event` bound to nothing else: the op the queue tests put. */
+static strata_bound_op queued_wait(uint32_t event)
+{
+    return (strata_bound_op){.kind = STRATA_OP_WAIT, .device = STRATA_BIND_NONE, .memory = STRATA_BIND_NONE,
+                             .src_memory = STRATA_BIND_NONE, .dst_memory = STRATA_BIND_NONE,
+                             .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE, .event = event};
+}
+
 /* Two queues (tapes whose puts and nexts interleave) sharing a pool of one
  * spare chunk: ops whose indices jump (a queue holds one stream's ops, the
  * others' fall between) come back with their index and line, in the fast
@@ -262,9 +270,7 @@ START_TEST(tape_queues_share_a_pool_and_keep_jumping_indices)
 {
     engine_tape_pool *pool = engine_tape_pool_new(1024, 1, 0, "test queues");
     engine_tape *q[2] = {engine_tape_new_sized(SIZE_MAX, 1024, pool), engine_tape_new_sized(SIZE_MAX, 1024, pool)};
-    strata_bound_op op = {.kind = STRATA_OP_WAIT, .device = STRATA_BIND_NONE, .memory = STRATA_BIND_NONE,
-                          .src_memory = STRATA_BIND_NONE, .dst_memory = STRATA_BIND_NONE,
-                          .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE, .event = 3};
+    strata_bound_op op = queued_wait(3);
     engine_op_extra x = {0};
     strata_bound_op back;
     /* op i goes to queue i % 3 == 0 ? 0 : 1, index 5 i, line 7 i + 2:
@@ -312,9 +318,7 @@ START_TEST(tape_queue_spills_past_its_pool_bound_and_reads_back_in_order)
 {
     engine_tape_pool *pool = engine_tape_pool_new(1024, 4, 2048, "test queues");
     engine_tape *q[2] = {engine_tape_new_sized(SIZE_MAX, 1024, pool), engine_tape_new_sized(SIZE_MAX, 1024, pool)};
-    strata_bound_op op = {.kind = STRATA_OP_WAIT, .device = STRATA_BIND_NONE, .memory = STRATA_BIND_NONE,
-                          .src_memory = STRATA_BIND_NONE, .dst_memory = STRATA_BIND_NONE,
-                          .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE, .event = 3};
+    strata_bound_op op = queued_wait(3);
     engine_op_extra x = {0};
     strata_bound_op back;
     uint64_t spilled_before = 0;
