@@ -470,6 +470,17 @@ static uint64_t new_series(pf_writer *w, uint32_t m, int series)
 
 /* ---- events ------------------------------------------------------------ */
 
+/* s as the interned string value iid (its bytes borrowed, not copied). */
+static Perfetto__Protos__InternedString *interned_string(Perfetto__Protos__InternedString *s, uint64_t iid,
+                                                         const char *str)
+{
+    perfetto__protos__interned_string__init(s);
+    s->has_iid = s->has_str = true;
+    s->iid = iid;
+    s->str = (ProtobufCBinaryData){.len = strlen(str), .data = (uint8_t *)(uintptr_t)str};
+    return s;
+}
+
 /* Sends the names of the memories not sent yet, up to n, as interned
  * string values, in a packet of their own. */
 static void intern_memories(pf_writer *w, guint n)
@@ -482,11 +493,7 @@ static void intern_memories(pf_writer *w, guint n)
     for (guint i = 0; i < k; i++) {
         guint m = w->n_mem_interned + i;
         const char *name = memory_name(w->r, (int32_t)m);
-        perfetto__protos__interned_string__init(&strings[i]);
-        strings[i].has_iid = strings[i].has_str = true;
-        strings[i].iid = STR_MEMORY0 + (uint64_t)m;
-        strings[i].str = (ProtobufCBinaryData){.len = strlen(name), .data = (uint8_t *)(uintptr_t)name};
-        string_p[i] = &strings[i];
+        string_p[i] = interned_string(&strings[i], STR_MEMORY0 + (uint64_t)m, name);
     }
     Perfetto__Protos__InternedData interned = PERFETTO__PROTOS__INTERNED_DATA__INIT;
     interned.n_debug_annotation_string_values = k;
@@ -707,11 +714,7 @@ static void pf_begin(void *ws)
     }
     for (int i = 0; i < N_STRINGS; i++) { /* the tags' names, then "?" */
         const char *s = i + 1 == STR_NO_MEMORY ? memory_name(w->r, -1) : tag_name(i + 1 - STR_TAG0);
-        perfetto__protos__interned_string__init(&strings[i]);
-        strings[i].has_iid = strings[i].has_str = true;
-        strings[i].iid = (uint64_t)i + 1;
-        strings[i].str = (ProtobufCBinaryData){.len = strlen(s), .data = (uint8_t *)(uintptr_t)s};
-        string_p[i] = &strings[i];
+        string_p[i] = interned_string(&strings[i], (uint64_t)i + 1, s);
     }
     Perfetto__Protos__InternedData interned = PERFETTO__PROTOS__INTERNED_DATA__INIT;
     interned.n_debug_annotation_string_values = N_STRINGS;
