@@ -200,8 +200,10 @@ static bool tape_op(engine_feed *f, const strata_bound_op *op, GError **err)
     extra_of(f, op, &x);
     if (engine_tape_put(f->tape, op, &x))
         return true;
-    if (engine_tape_pool_failure(f->tape_chunks))
-        return spill_failed(f, f->tape_chunks, op->line, op->index + 1, err) == 0;
+    if (engine_tape_pool_failure(f->tape_chunks)) {
+        spill_failed(f, f->tape_chunks, op->line, op->index + 1, err);
+        return false;
+    }
     engine_tape_free(f->tape);
     engine_tape_pool_free(f->tape_chunks); /* and its file, whatever it held */
     f->tape = NULL;
