@@ -641,6 +641,43 @@ START_TEST(grouped_gemm_k_blocks_and_no_split)
 }
 END_TEST
 
+/* TensorRT-LLM's grouped GEMM runs each expert transposed (moe_kernels.cu:
+ * problem shape (gemm_n, gemm_m, gemm_k), "#tokens as the N dimension"), so
+ * a grouped tile 128 x 16 is 128 of the weights' n by 16 rows; and each
+ * group a CTA starts costs it grouped_group_switch (here 1 us). 4 SMs, f8
+ * at 16.384 TFLOP/s an SM; one 128 x 16 tile over K = 128:
+ * 2 x 128 x 16 x 128 / 16.384e12 = 0.032 us.
+ *   3 x 16 x 128 x 256: 2 tiles an expert (256 / 128, 16 / 16), 6 tiles;
+ *   CTA 0 runs tiles 0 and 4 (grid 4), of experts 0 and 2: 2 waves, 2
+ *   groups started: 2 x 0.032 + 2 x 1 = 2.064 us. (Untransposed, 128 rows
+ *   x 16 of n, it would be 16 tiles an expert, 12 waves.)
+ *   2 x 16 x 128 x 1024: 8 tiles an expert, 16 tiles; CTA 0 runs tiles 0,
+ *   4 (expert 0), 8, 12 (expert 1): 4 waves, 2 groups started:
+ *   4 x 0.032 + 2 x 1 = 2.128 us. */
+START_TEST(grouped_gemm_transposed_and_groups_started)
+{
+    strata_hw *hw = tiled("grouped_cta_tiles = 128x16\ngrouped_k_tile_bytes = 128\ngrouped_group_switch = 1us\n");
+    static const uint64_t three[] = {3, 16, 128, 256}, two[] = {2, 16, 128, 1024};
+    strata_kernel_cost c;
+    grouped(hw, "grouped-gemm", STRATA_DTYPE_F8, three, &c);
+    ck_assert_double_eq(term(&c, "tiles"), 6);
+    ck_assert_double_eq(term(&c, "waves over the SMs"), 2);
+    ck_assert_double_eq(term(&c, "groups the busiest CTA starts"), 2);
+    ck_assert_double_eq_tol(c.compute_s, 2.064e-6, 1e-15);
+    grouped(hw, "grouped-gemm", STRATA_DTYPE_F8, two, &c);
+    ck_assert_double_eq(term(&c, "tiles"), 16);
+    ck_assert_double_eq(term(&c, "waves over the SMs"), 4);
+    ck_assert_double_eq(term(&c, "groups the busiest CTA starts"), 2);
+    ck_assert_double_eq_tol(c.compute_s, 2.128e-6, 1e-15);
+    strata_hw_free(hw);
+    hw = tiled("grouped_cta_tiles = 128x16\n");
+    grouped(hw, "grouped-gemm", STRATA_DTYPE_F8, three, &c);
+    ck_assert_msg(!has_term(&c, "groups the busiest CTA starts"), "no switch cost without grouped_group_switch");
+    ck_assert_double_eq_tol(c.compute_s, 0.064e-6, 1e-15);
+    strata_hw_free(hw);
+}
+END_TEST
+
 START_TEST(bad_grouped_keys_refused)
 {
     static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\n";
@@ -649,6 +686,8 @@ START_TEST(bad_grouped_keys_refused)
     strata_test_hw_text_refused(head, bad_tile, "up to 16 tiles MxN");
     strata_test_hw_text_refused(head, bad_k, "grouped_k_tile_bytes");
     strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\ngrouped_k_tile_bytes = 128\n",
+                                "only with matrix = tiles");
+    strata_test_hw_text_refused(head, "matrix = systolic\nside = 128\ngrouped_group_switch = 1us\n",
                                 "only with matrix = tiles");
     g_free(bad_tile);
     g_free(bad_k);
@@ -696,6 +735,7 @@ int main(void)
     tcase_add_test(tc, bad_pipeline_keys_refused);
     tcase_add_test(tc, bad_exposed_epilogue_refused);
     tcase_add_test(tc, grouped_gemm_k_blocks_and_no_split);
+    tcase_add_test(tc, grouped_gemm_transposed_and_groups_started);
     tcase_add_test(tc, bad_grouped_keys_refused);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

@@ -563,13 +563,15 @@ END_TEST
  * TensorRT-LLM's SM90 MoE tiles, 128-byte blocks, no split-K). Qwen3's
  * shape at TP 8 (width 192), FP8, 16,384 tokens: 131,072 routed rows, 1,024
  * on each of 128 experts. GEMM2 (K = 192) runs two 128-element blocks, 256
- * of K. Its tile, on either side: 128 x 128 (the narrower grouped tiles need
- * more operands an SM than operand_feed's 117 GB/s: 128 x 64 needs 141, so
- * they run slower; 256 x 128 and 128 x 256 give 16,384 tiles in 125 waves
- * against 32,768 in 249 waves of half the work), 128 x 8 x 32 = 32,768
- * tiles in ceil(32,768 / 132) = 249 waves. Against 1-byte blocks (K run
- * exactly), the padding adds 249 x 2 x 128 x 128 x 64 FLOP at one SM's
- * 1979 TFLOP/s x 0.803 / 132 = 12.0389 TFLOP/s: 43.375 us. GEMM1 (K =
+ * of K. Its tile, on either side: 128 x 256, 128 of the weights' 4,096 by
+ * 256 of an expert's rows (the kernel runs transposed, tokens on its N;
+ * the narrower grouped tiles need more operands an SM than operand_feed's
+ * 117 GB/s: 128 x 64 needs 141, so they run slower; 128 x 128 runs 32,768
+ * tiles in 249 waves of half the work, 124.5 of these, but its busiest CTA
+ * starts 128 groups against 125 at 0.6 us each), 32 x 4 x 128 = 16,384
+ * tiles in ceil(16,384 / 132) = 125 waves. Against 1-byte blocks (K run
+ * exactly), the padding adds 125 x 2 x 128 x 256 x 64 FLOP at one SM's
+ * 1979 TFLOP/s x 0.803 / 132 = 12.0389 TFLOP/s: 43.549 us. GEMM1 (K =
  * 4,096, 32 whole blocks) and every pass are the same on both sides. */
 START_TEST(moe_fp8_width_192_runs_whole_k_blocks)
 {
@@ -588,7 +590,7 @@ START_TEST(moe_fp8_width_192_runs_whole_k_blocks)
     strata_serve_cost *ce = strata_serve_cost_new(hw_exact, &m, 8, false, 64, &err);
     ck_assert_msg(c && ce, "%s", err ? err->message : "");
     double pad = strata_serve_cost_moe_experts(c, 16384, NULL) - strata_serve_cost_moe_experts(ce, 16384, NULL);
-    ck_assert_double_eq_tol(pad, 249.0 * 2 * 128 * 128 * 64 / (1979e12 * 0.803 / 132), 1e-12);
+    ck_assert_double_eq_tol(pad, 125.0 * 2 * 128 * 256 * 64 / (1979e12 * 0.803 / 132), 1e-12);
     strata_serve_cost_free(ce);
     strata_serve_cost_free(c);
     strata_hw_free(hw_exact);

@@ -6,10 +6,13 @@
  *
  * Cost: gemm.c's, but the matrix engine's time is the grouped kernel's
  * (matrix.c, strata_kernel_grouped_matmul_time): its own CTA tiles, no
- * split-K, K run in whole k-blocks. Nominal: gemm.c's (2 B M K N flops;
+ * split-K, K run in whole k-blocks, each product transposed (the tile's M
+ * along N, its N along the M rows), and a cost per group each CTA starts
+ * (grouped_group_switch). Nominal: gemm.c's (2 B M K N flops;
  * A and B read once, C written once, 8-bit products' C in bf16).
- * Invariant: on a unit without grouped_cta_tiles and grouped_k_tile it
- * differs from kernel=gemm only by taking no split-K.
+ * Invariant: on a unit without grouped_cta_tiles, grouped_k_tile and
+ * grouped_group_switch it differs from kernel=gemm only by taking no
+ * split-K and tiling the transposed product.
  */
 #include "kernel/kernel_rows.h"
 

@@ -33,7 +33,9 @@ double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtyp
                                  strata_kernel_cost *c);
 /* The same for a grouped GEMM (`batch` products of one launch, an MoE
  * layer's experts; written out): the unit's grouped_cta_tiles (default its
- * cta_tiles), no split-K, K in whole k-blocks of grouped_k_tile bytes. */
+ * cta_tiles) over the transposed product (tile M along n, tile N along
+ * the m rows), no split-K, K in whole k-blocks of grouped_k_tile bytes,
+ * grouped_group_switch for each group the busiest CTA starts. */
 double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
                                          uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c);
 /* Fills c's totals: nominal flops, the unit's busy time, the HBM bytes

@@ -56,7 +56,17 @@
  *     selects a tile and a cluster shape and nothing else), and a tile's
  *     mainloop runs whole k-blocks of `grouped_k_tile` bytes (its CTA shape's
  *     third extent, 128 bytes: CtaShape128x128x128B is K = 128 / sizeof(T)):
- *     K = 192 in FP8 runs two 128-element blocks, 256 of K's MACs;
+ *     K = 192 in FP8 runs two 128-element blocks, 256 of K's MACs; the
+ *     kernel runs each product transposed (moe_kernels.cu,
+ *     computeStridesTmaWarpSpecializedKernel: problem shape (gemm_n, gemm_m,
+ *     gemm_k), "#tokens as the N dimension"), so a tile's first extent runs
+ *     along the weights' n and its second along the m rows (128 x 16: 128
+ *     of n by 16 rows); and each group (expert) a CTA starts costs it
+ *     `grouped_group_switch` on its consumer's path (CUTLASS's
+ *     kernel/sm90_gemm_array_tma_warpspecialized_cooperative.hpp: the
+ *     group's TMA descriptors rewritten and fenced, serial with the MMAs),
+ *     as many as the busiest CTA of the persistent grid starts
+ *     (groups_started);
  *   - a library GEMM's K loop and its operand stream (gemm.c passes the
  *     kernel's HBM time): CUTLASS's SM90 warp-specialized kernels
  *     (collective/sm90_mma_tma_gmma_ss_warpspecialized.hpp: a producer warp
@@ -130,6 +140,7 @@ typedef struct tile_choice {
     uint32_t mt, nt, split, stages;
     uint64_t tiles, waves;
     double feed_eff;
+    uint64_t groups_started; /* by the busiest CTA (a grouped kernel with a switch cost; else 0) */
 } tile_choice;
 
 /* The shape and its element: what every tile and split of one product shares. */
@@ -138,6 +149,7 @@ typedef struct tile_problem {
     uint64_t batch, m, k, n;
     uint64_t k_main;                 /* K as the mainloop runs it: k, or padded to whole k-blocks */
     double stream_s;                 /* the kernel's operand stream overlapped by stages (0: none) */
+    double group_switch_s;           /* a grouped kernel's cost per group a CTA starts (0: not grouped) */
 } tile_problem;
 
 /* The tiles a kernel picks among: its CTA shapes, the most slices split-K
@@ -146,6 +158,7 @@ typedef struct tile_set {
     const uint32_t (*tiles)[2];
     uint32_t n_tiles, max_split;
     uint64_t k_block;
+    double group_switch_s; /* a grouped kernel's cost per group a CTA starts (0: none) */
 } tile_set;
 
 /* The k-block buffers a CTA tile's mainloop holds (CUTLASS's
@@ -173,6 +186,25 @@ static double buffered_time(double a, double b, uint32_t s)
     return hi * (1.0 - pow(q, s + 1.0)) / (1.0 - pow(q, s));
 }
 
+/* The groups the busiest CTA of a grouped kernel starts: CUTLASS's
+ * PersistentTileSchedulerSm90Group (kernel/sm90_tile_scheduler_group.hpp)
+ * numbers the tiles group after group, `per_group` each, and CTA c of a
+ * persistent grid of `grid` CTAs (the SM count: TensorRT-LLM passes no host
+ * problem shapes, so get_tiled_cta_shape_mnl takes hw_info.sm_count) runs
+ * tiles c, c + grid, c + 2 grid, ...; CTA 0 runs the most tiles, and each
+ * tile whose group differs from its previous one's (the first included)
+ * makes it rewrite that group's TMA descriptors. */
+static uint64_t groups_started(uint64_t groups, uint64_t per_group, uint64_t grid)
+{
+    uint64_t total = groups * per_group, started = 0, last = UINT64_MAX;
+    for (uint64_t i = 0; i < total && grid; i += grid) {
+        uint64_t g = i / per_group;
+        started += g != last;
+        last = g;
+    }
+    return started;
+}
+
 /* One tile and split: its time, or INFINITY when the split does not fit. */
 static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *p, uint32_t mt, uint32_t nt,
                         uint32_t split, tile_choice *out)
@@ -194,9 +226,14 @@ static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *
         t += (double)(batch * m * n) * 4.0 * split * 2.0 / strata_kernel_stream_rate(hw, unit);
     else
         t += p->epilogue_s;
+    uint64_t started = 0;
+    if (p->group_switch_s > 0) {
+        started = groups_started(batch, ceil_div(m, mt) * ceil_div(n, nt), ks->sms);
+        t += (double)started * p->group_switch_s;
+    }
     if (stages)
         t = buffered_time(t, p->stream_s, stages);
-    *out = (tile_choice){t, mt, nt, split, stages, tiles, waves, feed_eff};
+    *out = (tile_choice){t, mt, nt, split, stages, tiles, waves, feed_eff, started};
     return t;
 }
 
@@ -208,11 +245,11 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata
     const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
     double eff = ks->matrix_efficiency > 0 ? ks->matrix_efficiency : 1.0;
     uint64_t k_main = set->k_block ? ceil_div(k, set->k_block) * set->k_block : k;
-    tile_problem p = {peak * eff / ks->sms, elem, 0, batch, m, k, n, k_main, stream_s};
+    tile_problem p = {peak * eff / ks->sms, elem, 0, batch, m, k, n, k_main, stream_s, set->group_switch_s};
     bool exposed = dtype < STRATA_DTYPE__COUNT && (ks->exposed_epilogue >> dtype & 1u);
     if (exposed)
         p.epilogue_s = (double)(batch * m * n) * strata_kernel_out_bytes(elem) / strata_kernel_stream_rate(hw, unit);
-    tile_choice best = {INFINITY, 0, 0, 1, 0, 0, 0, 1};
+    tile_choice best = {INFINITY, 0, 0, 1, 0, 0, 0, 1, 0};
     for (uint32_t i = 0; i < set->n_tiles; i++)
         for (uint32_t split = 1; split <= set->max_split; split++) {
             tile_choice t = best;
@@ -232,6 +269,10 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata
     strata_kernel_term_add(c, "operand feed efficiency", best.feed_eff, "");
     if (exposed)
         strata_kernel_term_add(c, "exposed epilogue (output write)", best.split > 1 ? 0 : p.epilogue_s, "s");
+    if (set->group_switch_s > 0) {
+        strata_kernel_term_add(c, "groups the busiest CTA starts", (double)best.groups_started, "");
+        strata_kernel_term_add(c, "descriptor switch per group", set->group_switch_s, "s");
+    }
     if (best.stages) {
         strata_kernel_term_add(c, "pipeline stages (k-blocks in shared memory)", best.stages, "");
         strata_kernel_term_add(c, "operand stream the stages overlap", stream_s, "s");
@@ -249,7 +290,7 @@ double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtyp
         return 0;
     if (u->kernel.matrix == STRATA_MATRIX_SYSTOLIC)
         return systolic_time(u, peak, batch, m, k, n, c);
-    tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 16, 0};
+    tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 16, 0, 0};
     return tiles_time(hw, unit, peak, to_memory ? dtype : STRATA_DTYPE__COUNT, elem_bytes, &set, batch, m, k, n,
                       to_memory ? stream_s : 0, c);
 }
@@ -267,6 +308,7 @@ double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, str
     bool own = ks->n_grouped_tiles > 0;
     uint64_t k_block = ks->grouped_k_tile ? (uint64_t)fmax(1.0, floor((double)ks->grouped_k_tile / elem_bytes)) : 0;
     tile_set set = {(const uint32_t(*)[2])(own ? ks->grouped_tiles : ks->cta_tiles),
-                    own ? ks->n_grouped_tiles : ks->n_cta_tiles, 1, k_block};
-    return tiles_time(hw, unit, peak, dtype, elem_bytes, &set, batch, m, k, n, 0, c);
+                    own ? ks->n_grouped_tiles : ks->n_cta_tiles, 1, k_block, ks->grouped_group_switch};
+    /* transposed: the kernel's M runs along the weights' n, its N along the m rows */
+    return tiles_time(hw, unit, peak, dtype, elem_bytes, &set, batch, n, k, m, 0, c);
 }

@@ -146,6 +146,8 @@ typedef struct strata_kernel_spec {
     uint32_t n_grouped_tiles;    /* tiles: the CTA tiles a grouped (MoE) GEMM picks among (0: cta_tiles) */
     uint32_t grouped_tiles[STRATA_MAX_CTA_TILES][2];
     uint32_t grouped_k_tile;     /* tiles: bytes of K a grouped GEMM's k-block holds (0: K run exactly) */
+    double grouped_group_switch; /* tiles: seconds a grouped GEMM's CTA spends on each new group's TMA
+                                    descriptors before that group's first tile (0: none) */
     uint32_t gemm_pipeline_smem; /* tiles: shared-memory bytes a library GEMM's k-block stages share (0: none) */
     uint32_t gemm_k_tile;        /* tiles: bytes of K one such stage holds (set with gemm_pipeline_smem) */
     double operand_feed;         /* tiles: bytes/s of operands one SM receives (0: unbounded) */

@@ -383,10 +383,12 @@ static double expert_maps(const strata_serve_cost *c, uint64_t t, uint64_t route
  *   3. computeStridesTmaWarpSpecialized: one small kernel (64 bytes an
  *      expert);
  *   4. gemm1, a grouped GEMM: `active` products of `per` rows each, one
- *      grouped-gemm kernel (an expert's rows padded to the CTA tile:
- *      matrix.c's tile quantization; the grouped kernel's own CTA tiles,
- *      no split-K, K in whole k-blocks: the hardware's grouped_cta_tiles
- *      and grouped_k_tile_bytes);
+ *      grouped-gemm kernel (an expert's rows padded to the CTA tile's
+ *      token extent, its N: the kernel runs transposed, matrix.c's tile
+ *      quantization; the grouped kernel's own CTA tiles, no split-K, K in
+ *      whole k-blocks, a descriptor switch per expert a CTA starts: the
+ *      hardware's grouped_cta_tiles, grouped_k_tile_bytes and
+ *      grouped_group_switch);
  *   5. doActivation: reads the routed x up bf16 GEMM output, writes
  *      routed x w in the GEMMs' input dtype;
  *   6. gemm2, grouped the same way;
