@@ -117,6 +117,13 @@ START_TEST(shipped_configs_have_published_parameter_counts)
     const char *args[] = {config, "seq=16", "batch=1", NULL};
     ck_assert_double_eq(generate(args).params, 9241705984.0);
     g_free(config);
+    /* Qwen3-0.6B (tied): its card gives the non-embedding 0.44B; the total "0.6B" is rounded past 0.5%.
+     * 28 layers x (2 x 1024 x 2048 + 2 x 1024 x 1024 + 2 x 128 + 3 x 1024 x 3072 + 2 x 1024) + 1024 =
+     * 440,467,456 (0.1% from 0.44B), the embedding 151,936 x 1024 = 155,582,464 more. */
+    config = config_arg("qwen3-0.6b.json");
+    const char *small[] = {config, "seq=16", "batch=1", NULL};
+    ck_assert_double_eq(generate(small).params, 440467456.0 + 155582464.0);
+    g_free(config);
 }
 END_TEST
 
