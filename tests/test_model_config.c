@@ -84,6 +84,10 @@ static const struct {
     {"qwen3-30b-a3b.json", 30.5e9},            {"mistral-7b-v0.1.json", 7.24e9},
     {"mistral-7b-v0.3.json", 7.25e9},          {"mixtral-8x7b-v0.1.json", 46.7e9},
     {"deepseek-v3.json", 671e9},
+    /* wave 15: models released after the first set (configs/models/README.md) */
+    {"gpt-oss-20b.json", 20.91e9},             {"gpt-oss-120b.json", 116.83e9},
+    {"llama-4-maverick-17b-128e-instruct.json", 400e9}, {"mixtral-8x22b-v0.1.json", 141e9},
+    {"qwen3-235b-a22b.json", 235e9},           {"qwen3-coder-480b-a35b-instruct.json", 480e9},
 };
 
 static char *config_arg(const char *file)
@@ -112,6 +116,13 @@ START_TEST(shipped_configs_have_published_parameter_counts)
     char *config = config_arg("gemma-2-9b-it.json");
     const char *args[] = {config, "seq=16", "batch=1", NULL};
     ck_assert_double_eq(generate(args).params, 9241705984.0);
+    g_free(config);
+    /* Qwen3-0.6B (tied): its card gives the non-embedding 0.44B; the total "0.6B" is rounded past 0.5%.
+     * 28 layers x (2 x 1024 x 2048 + 2 x 1024 x 1024 + 2 x 128 + 3 x 1024 x 3072 + 2 x 1024) + 1024 =
+     * 440,467,456 (0.1% from 0.44B), the embedding 151,936 x 1024 = 155,582,464 more. */
+    config = config_arg("qwen3-0.6b.json");
+    const char *small[] = {config, "seq=16", "batch=1", NULL};
+    ck_assert_double_eq(generate(small).params, 440467456.0 + 155582464.0);
     g_free(config);
 }
 END_TEST
@@ -286,6 +297,117 @@ START_TEST(window_flops_in_closed_form)
     double windowed = strata_model_step_flops(&s, 1, 4096, true);
     double want = 3.0 * 1789569706.0 * 1207959552.0;
     ck_assert_msg(fabs((full - windowed) / want - 1) < 1e-12, "%.17g vs %.17g", full - windowed, want);
+}
+END_TEST
+
+/* Three newer architectures, counted by hand from their modeling files
+ * (transformers' modeling_gpt_oss.py, modeling_llama4.py; DeepseekV3 for
+ * Kimi K2) and the configs' keys; d model width, V vocabulary.
+ * gpt-oss-20b (MoE, sliding window with sinks): d 2880, V 201,088, 24
+ * layers, 64 heads and 8 KV heads of 64, q/k/v biases: attention 2 x 2880
+ * x 4096 + 2 x 2880 x 512 + 4096 + 2 x 512 = 26,547,200; 32 experts of 3
+ * x 2880 x 2880 = 24,883,200, router 2880 x 32 = 92,160, norms 5,760: a
+ * layer 822,907,520, x 24 = 19,749,780,480; + 2 V d + d = 1,158,269,760:
+ * 20,908,050,240 (the card's 20.91B with the biases and sinks strata
+ * leaves out, 6,706,944). Active: 4 experts, 126,177,920 a layer:
+ * 4,186,539,840, of which the input embedding V d = 579,133,440 (the
+ * card's 3.61B counts the rest). Layer types alternate from a sliding one:
+ * window 128 on even layers. Llama-4-Scout (MoE with a shared expert,
+ * nested text_config): d 5120, V 202,048, 48 layers, 40 heads, 8 KV heads
+ * of 128: attention 62,914,560; 16 experts and 1 shared of 3 x 5120 x 8192
+ * = 125,829,120, router 81,920, norms 10,240: a layer 2,202,101,760, x 48
+ * + 2 V d + d = 107,769,861,120; active (1 routed + the shared)
+ * 17,172,894,720 (the card's 17B). Kimi-K2 (MLA, 384 experts + 1 shared,
+ * 1 dense layer first): d 7168, V 163,840, 64 heads; MLA q_a 7168 x 1536 +
+ * 1536 + q_b 1536 x 64 x 192 + kv_a 7168 x 576 + 512 + kv_b 512 x 64 x 256
+ * + o 64 x 128 x 7168 = 101,124,096; norms 14,336; the dense MLP 3 x 7168
+ * x 18432 = 396,361,728; a MoE MLP 7168 x 384 + 385 x 44,040,192 =
+ * 16,958,226,432; 61 x 101,138,432 + 396,361,728 + 60 x 16,958,226,432 +
+ * 2 V d + d = 1,026,408,209,408 (the card's "1T"); active (8 routed + the
+ * shared) 32,861,477,888 (the card's 32B). */
+START_TEST(newer_architectures_by_hand)
+{
+    static const struct {
+        const char *file;
+        double total, active;
+        int64_t experts, shared, moe_ffn, ffn, global_every, window;
+    } want[] = {
+        {"gpt-oss-20b.json", 20908050240.0, 4186539840.0, 32, 0, 2880, 2880, 2, 128},
+        {"llama-4-scout-17b-16e-instruct.json", 107769861120.0, 17172894720.0, 16, 1, 8192, 16384, 0, 0},
+        {"kimi-k2-instruct.json", 1026408209408.0, 32861477888.0, 384, 1, 2048, 18432, 0, 0},
+    };
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        char *config = config_arg(want[i].file);
+        const char *args[] = {config, "seq=16", "batch=1", NULL};
+        ck_assert_msg(generate(args).params == want[i].total, "%s", want[i].file);
+        GError *err = NULL;
+        strata_params *p = strata_workload_params_args(strata_workload_type_find("transformer"), 3, args, &err);
+        strata_model_shape sh;
+        ck_assert_msg(p && strata_model_shape_of(p, "transformer", &sh, &err), "%s", err ? err->message : "");
+        double total = 0, active = 0;
+        strata_model_shape_count(&sh, 16, &total, &active);
+        ck_assert_msg(total == want[i].total && active == want[i].active, "%s: %.0f %.0f", want[i].file, total,
+                      active);
+        ck_assert_int_eq(sh.experts, want[i].experts);
+        ck_assert_int_eq(sh.shared_experts, want[i].shared);
+        ck_assert_int_eq(sh.moe_ffn, want[i].moe_ffn);
+        ck_assert_int_eq(sh.ffn, want[i].ffn);
+        ck_assert_int_eq(sh.global_every, want[i].global_every);
+        ck_assert_int_eq(strata_model_layer_window(&sh, 0), want[i].window);
+        ck_assert_int_eq(strata_model_layer_window(&sh, 1), 0);
+        strata_params_free(p);
+        g_free(config);
+    }
+}
+END_TEST
+
+/* Architectures strata cannot model are refused by name, exit status 2,
+ * never read with another family's defaults (Llama 4 once read as a
+ * 6.7B Llama 2); Python's Infinity and NaN are read as null, with a note. */
+START_TEST(unmodelled_architectures_are_refused)
+{
+    static const char *const bad[][2] = {
+        {"{\"model_type\": \"qwen3_next\", \"hidden_size\": 2048}", "key 'model_type': 'qwen3_next' is a linear-attention"},
+        {"{\"model_type\": \"nemotron_h\"}", "Mamba-2"},
+        {"{\"model_type\": \"brand_new\", \"hidden_size\": 64}", "key 'model_type': 'brand_new' is not an architecture"},
+        {"{\"model_type\": \"gpt_oss\", \"layer_types\": [\"sliding_attention\", \"linear_attention\"]}",
+         "key 'layer_types': layer 1 is \"linear_attention\""},
+        {"{\"model_type\": \"gpt_oss\", \"layer_types\": [\"full_attention\", \"sliding_attention\", "
+         "\"sliding_attention\"]}", "key 'layer_types': layer 1 breaks the pattern of a global layer every 1"},
+        {"{\"model_type\": \"gpt_oss\", \"layer_types\": 3}", "key 'layer_types': expected an array"},
+    };
+    GError *err = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *path = strata_test_write_temp("cfg-XXXXXX.json", bad[i][0]);
+        ck_assert_ptr_null(strata_model_config_load(path, &err));
+        ck_assert_msg(err && strstr(err->message, path) && strstr(err->message, bad[i][1]), "%s: %s", bad[i][0],
+                      err ? err->message : "no error");
+        g_clear_error(&err);
+        g_free(path);
+    }
+    char *path = strata_test_write_temp("cfg-XXXXXX.json", "{\"model_type\": \"mistral\",\n\"time_step_limit\": "
+                                                           "[0.0, Infinity], \"x\": \"NaN\",\n\"rope_theta\": NaN, "
+                                                           "\"layer_types\": [\"sliding_attention\", "
+                                                           "\"sliding_attention\", \"full_attention\"]}");
+    strata_model_config *c = strata_model_config_load(path, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    const char *const *notes = strata_model_config_notes(c);
+    ck_assert_ptr_nonnull(strstr(notes[0], "line 2: Infinity or NaN"));
+    ck_assert_ptr_nonnull(strstr(notes[1], "line 3: Infinity or NaN"));
+    bool saw = false;
+    for (const char *const *v = strata_model_config_values(c); *v; v++)
+        saw |= strcmp(*v, "global_every=3") == 0;
+    ck_assert(saw);
+    strata_model_config_free(c);
+    g_free(path);
+    path = strata_test_write_temp("cfg-XXXXXX.json", "{\"model_type\": \"qwen3_5\"}");
+    char *refused = g_strconcat("config=", path, NULL);
+    strata_cli_result r = strata_test_cli("gen", "transformer", refused, "-o", "-", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "model_type"));
+    strata_cli_result_clear(&r);
+    g_free(refused);
+    g_free(path);
 }
 END_TEST
 
@@ -485,6 +607,8 @@ int main(void)
     tcase_add_test(tc, sliding_window_layers);
     tcase_add_test(tc, window_flops_in_closed_form);
     tcase_add_test(tc, reader_notes_and_refusals);
+    tcase_add_test(tc, newer_architectures_by_hand);
+    tcase_add_test(tc, unmodelled_architectures_are_refused);
     tcase_add_test(tc, given_keys_win_over_the_file);
     tcase_add_test(tc, remat_policies_trade_memory_for_work);
     tcase_add_test(tc, models_run_under_meshes);

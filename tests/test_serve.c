@@ -186,9 +186,28 @@ START_TEST(config_json_gives_the_preset_shape)
      * GeGLU, shared experts, MLA) */
     static const char *const files[] = {"meta-llama-3.1-8b.json", "deepseek-v3.json", "qwen2.5-7b.json",
                                         "qwen3-30b-a3b.json", "gemma-2-9b-it.json", "gemma-3-27b-it.json",
-                                        "mixtral-8x7b-v0.1.json", "qwen3-32b.json"};
+                                        "mixtral-8x7b-v0.1.json", "qwen3-32b.json", "gpt-oss-20b.json",
+                                        "llama-4-scout-17b-16e-instruct.json",
+                                        "llama-4-maverick-17b-128e-instruct.json", "kimi-k2-instruct.json"};
     for (size_t i = 0; i < G_N_ELEMENTS(files); i++)
         same_count_in_gen_and_serve(files[i]);
+    /* Newer configs' KV bytes per token, by hand: gpt-oss-20b 2 x 24 layers x 8 KV heads x 64 x 2 B =
+     * 49,152 (its 12 sliding layers' window of 128 is not modelled: every layer keeps every token);
+     * gpt-oss-120b at TP 8, one KV head a rank: 2 x 36 x 1 x 64 x 2 = 9,216; Llama-4-Scout (nested
+     * text_config) 2 x 48 x 8 x 128 x 2 = 196,608 (its chunked attention not modelled either); Kimi-K2 (MLA)
+     * (512 + 64) x 61 x 2 = 70,272 on any TP. */
+    static const struct {
+        const char *file;
+        uint32_t tp;
+        uint64_t bytes;
+    } kv[] = {{"gpt-oss-20b.json", 1, 49152}, {"gpt-oss-120b.json", 8, 9216},
+              {"llama-4-scout-17b-16e-instruct.json", 1, 196608}, {"kimi-k2-instruct.json", 8, 70272}};
+    for (size_t i = 0; i < G_N_ELEMENTS(kv); i++) {
+        char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "models", kv[i].file, NULL);
+        ck_assert_msg(strata_serve_model_from_config(&m, path, &err), "%s", err ? err->message : "");
+        ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, kv[i].tp), kv[i].bytes);
+        g_free(path);
+    }
 }
 END_TEST
 

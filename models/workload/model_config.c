@@ -6,8 +6,9 @@
  * transformers' configuration class for the keys a file may omit
  * (src/transformers/models/NAME/configuration_NAME.py: LlamaConfig,
  * MistralConfig, MixtralConfig, Qwen2Config, Qwen3Config, Qwen3MoeConfig,
- * Gemma2Config, Gemma3TextConfig; DeepseekV3Config from the model
- * repository's configuration_deepseek.py) and what the family's modeling
+ * Gemma2Config, Gemma3TextConfig, GptOssConfig, Llama4TextConfig;
+ * DeepseekV3Config from the model repository's configuration_deepseek.py,
+ * Kimi K2's too) and what the family's modeling
  * file fixes whatever the keys say (RMSNorm and rotary positions for all;
  * Qwen 2's q/k/v biases, hard-coded in Qwen2Attention; Qwen 3's and
  * Gemma 3's q_norm/k_norm; Gemma's four norms a layer; Gemma 2's local
@@ -23,7 +24,10 @@
  * are rows of kind NOTE: read, reported, left out.
  *
  * Adding an architecture is one row of `families` (docs/extending.md), and
- * a key it brings one row of `keys`.
+ * a key it brings one row of `keys` (or of `renamed`, where one family
+ * reads a key as another strata key). A model_type with no row is refused:
+ * read with another family's defaults it would be a guess (`refused` names
+ * what the architectures strata knows it cannot model lack).
  */
 #include "workload/model_config.h"
 #include <json-glib/json-glib.h>
@@ -72,8 +76,45 @@ static const family families[] = {
      "top_k=8,shared_experts=1,moe_ffn=2048,dense_layers=3,moe_every=1,q_lora_rank=1536,kv_lora_rank=512,"
      "qk_nope_head_dim=128,qk_rope_head_dim=64,v_head_dim=128",
      DECODER, NULL, false},
+    /* Kimi K2: DeepSeek-V3's architecture (its repository's configuration_deepseek.py is DeepseekV3Config;
+     * architectures DeepseekV3ForCausalLM), its own model_type. */
+    {.model_type = "kimi_k2",
+     .defaults = "layers=61,d_model=7168,heads=128,kv_heads=128,ffn=18432,vocab=129280,mlp=swiglu,tie=false,"
+                 "experts=256,top_k=8,shared_experts=1,moe_ffn=2048,dense_layers=3,moe_every=1,q_lora_rank=1536,"
+                 "kv_lora_rank=512,qk_nope_head_dim=128,qk_rope_head_dim=64,v_head_dim=128",
+     .fixed = DECODER},
+    /* gpt-oss (GptOssConfig, modeling_gpt_oss.py): every layer MoE with experts of intermediate_size,
+     * layer_types alternating sliding (window 128) and full from layer 0. Its attention sinks (one scalar
+     * a head), o_proj's, the router's and the experts' biases are not counted (gpt-oss-20b: 6.7M of
+     * 20.9B; configs/models/README.md). */
+    {.model_type = "gpt_oss",
+     .defaults = "layers=36,d_model=2880,heads=64,kv_heads=8,head_dim=64,ffn=2880,vocab=201088,mlp=swiglu,"
+                 "tie=false,qkv_bias=true,experts=128,top_k=4,sliding_window=128,global_every=2",
+     .fixed = DECODER, .sliding = true},
+    /* Llama 4 (Llama4Config, its language model Llama4TextConfig in text_config): intermediate_size is
+     * an expert's width and intermediate_size_mlp the dense layers'; each MoE layer has one shared
+     * expert (Llama4TextMoe.shared_expert); interleave_moe_layer_step k makes every k-th layer MoE
+     * (moe_layers = range(k - 1, layers, k): the odd layers for k = 2, where strata's moe_every puts the
+     * even ones; the counts are the same). use_qk_norm is an L2 norm without weights. */
+    {.model_type = "llama4", .defaults = "", .fixed = "", .nested = "text_config"},
+    {.model_type = "llama4_text",
+     .defaults = "layers=48,d_model=5120,heads=40,kv_heads=8,head_dim=128,ffn=16384,moe_ffn=8192,vocab=202048,"
+                 "mlp=swiglu,tie=false,experts=16,top_k=1,moe_every=1",
+     .fixed = DECODER ",shared_experts=1"},
 };
 #undef DECODER
+
+/* Architectures strata knows it cannot model: refused by model_type, with what it lacks. */
+static const struct {
+    const char *model_type, *why;
+} refused[] = {
+    {"qwen3_next", "a linear-attention hybrid (layer_types 'linear_attention': Gated DeltaNet in 3 layers of 4)"},
+    {"qwen3_5", "a linear-attention hybrid (layer_types 'linear_attention': Gated DeltaNet in 3 layers of 4)"},
+    {"qwen3_5_moe", "a linear-attention hybrid (layer_types 'linear_attention': Gated DeltaNet in 3 layers of 4)"},
+    {"nemotron_h", "a Mamba-2 hybrid (hybrid_override_pattern 'M' layers)"},
+    {"deepseek_v32", "DeepSeek sparse attention (index_topk: a lightning indexer picks the keys each query sees)"},
+    {"nemotron-nas", "a different block in every layer (block_configs)"},
+};
 
 typedef enum {
     K_COUNT,     /* an integer >= 1 */
@@ -84,6 +125,7 @@ typedef enum {
     K_NOTE,      /* known; what it sets is not modelled (a note unless null, false, 0 or empty) */
     K_WINDOW,    /* sliding_window: a COUNT0 in a family whose attention applies it, else a NOTE */
     K_STRUCTURE, /* model_type, the nested config: read by the loader itself */
+    K_LAYERS,    /* layer_types: each layer's attention, a periodic pattern read as global_every */
 } key_kind;
 
 typedef struct key_row {
@@ -91,6 +133,16 @@ typedef struct key_row {
     const char *key; /* the strata key it sets (NULL for IGNORE, NOTE and STRUCTURE) */
     key_kind kind;
 } key_row;
+
+/* Keys one family reads as other strata keys than `keys` says (Llama 4's expert and dense widths). */
+static const struct {
+    const char *model_type;
+    key_row row;
+} renamed[] = {
+    {"llama4_text", {"intermediate_size", "moe_ffn", K_COUNT}},
+    {"llama4_text", {"intermediate_size_mlp", "ffn", K_COUNT}},
+    {"llama4_text", {"interleave_moe_layer_step", "moe_every", K_COUNT}},
+};
 
 static const key_row keys[] = {
     {"num_hidden_layers", "layers", K_COUNT},
@@ -120,6 +172,8 @@ static const key_row keys[] = {
     {"v_head_dim", "v_head_dim", K_COUNT},
     {"sliding_window", "sliding_window", K_WINDOW},
     {"sliding_window_pattern", "global_every", K_COUNT},
+    {"layer_types", "global_every", K_LAYERS},
+    {"experts_per_token", "top_k", K_COUNT},
     {"model_type", NULL, K_STRUCTURE},
     {"text_config", NULL, K_STRUCTURE},
     /* Not modelled: reported when set. */
@@ -129,6 +183,8 @@ static const key_row keys[] = {
     {"mlp_only_layers", NULL, K_NOTE},
     {"quantization_config", NULL, K_NOTE},
     {"vision_config", NULL, K_NOTE},
+    {"attention_chunk_size", NULL, K_NOTE},
+    {"moe_layers", NULL, K_NOTE},
     /* Nothing a step's memory or time depends on. */
     {"architectures", NULL, K_IGNORE},
     {"auto_map", NULL, K_IGNORE},
@@ -171,6 +227,13 @@ static const key_row keys[] = {
     {"aux_loss_alpha", NULL, K_IGNORE},
     {"seq_aux", NULL, K_IGNORE},
     {"ep_size", NULL, K_IGNORE},
+    {"use_qk_norm", NULL, K_IGNORE},
+    {"no_rope_layers", NULL, K_IGNORE},
+    {"attn_temperature_tuning", NULL, K_IGNORE},
+    {"floor_scale", NULL, K_IGNORE},
+    {"attn_scale", NULL, K_IGNORE},
+    {"swiglu_limit", NULL, K_IGNORE},
+    {"initial_context_length", NULL, K_IGNORE},
 };
 
 struct strata_model_config {
@@ -230,8 +293,11 @@ static bool bad(const strata_model_config *c, const char *hf, const char *expect
     return false;
 }
 
-static const key_row *key_row_of(const char *hf)
+static const key_row *key_row_of(const char *model_type, const char *hf)
 {
+    for (size_t i = 0; i < G_N_ELEMENTS(renamed); i++)
+        if (strcmp(renamed[i].model_type, model_type) == 0 && strcmp(renamed[i].row.hf, hf) == 0)
+            return &renamed[i].row;
     for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
         if (strcmp(keys[i].hf, hf) == 0)
             return &keys[i];
@@ -264,16 +330,67 @@ static const char *mlp_of_act(const char *act)
     return NULL;
 }
 
+/* layer_types (transformers 4.53 and later write it for every family; gpt-oss's own): each layer's
+ * attention, "full_attention" or "sliding_attention". A pattern whose global layers are those where P
+ * divides l + 1 is global_every = P (0: every layer local; 1: every layer global); any other attention
+ * ("linear_attention", ...) or pattern is refused, naming the layer. In a family whose attention applies
+ * no window, sliding layers are a note, as sliding_window is. */
+static bool read_layer_types(strata_model_config *c, const char *hf, JsonNode *v, GError **err)
+{
+    if (!JSON_NODE_HOLDS_ARRAY(v))
+        return bad(c, hf, "an array of \"full_attention\" and \"sliding_attention\"", v, err);
+    JsonArray *a = json_node_get_array(v);
+    guint n = json_array_get_length(a), period = 0, sliding = 0;
+    for (guint i = 0; i < n; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        const char *t = JSON_NODE_HOLDS_VALUE(e) && json_node_get_value_type(e) == G_TYPE_STRING
+                            ? json_node_get_string(e) : NULL;
+        bool full = t && strcmp(t, "full_attention") == 0;
+        if (!full && !(t && strcmp(t, "sliding_attention") == 0)) {
+            char *text = json_to_string(e, FALSE);
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key '%s': layer %u is %s, an attention strata "
+                        "does not model (it models \"full_attention\" and \"sliding_attention\")", c->path, hf, i,
+                        text);
+            g_free(text);
+            return false;
+        }
+        sliding += !full;
+        if (full && !period)
+            period = i + 1;
+    }
+    for (guint i = 0; i < n && period; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        if ((strcmp(json_node_get_string(e), "full_attention") == 0) != ((i + 1) % period == 0)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key '%s': layer %u breaks the pattern of a "
+                        "global layer every %u (strata's global_every), which strata cannot place", c->path, hf, i,
+                        period);
+            return false;
+        }
+    }
+    if (!c->row->sliding) {
+        if (sliding)
+            note(c, "key '%s' has sliding_attention layers, which %s's attention does not apply: ignored", hf,
+                 c->row->model_type);
+        return true;
+    }
+    char *text = g_strdup_printf("%u", period);
+    set_value(c, "global_every", text);
+    g_free(text);
+    return true;
+}
+
 /* One key of the file (hf: v) through its row. */
 static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError **err)
 {
-    const key_row *row = key_row_of(hf);
+    const key_row *row = key_row_of(c->row->model_type, hf);
     if (!row) {
         note(c, "key '%s' is not one strata reads: ignored", hf);
         return true;
     }
     if (row->kind == K_IGNORE || row->kind == K_STRUCTURE)
         return true;
+    if (row->kind == K_LAYERS)
+        return JSON_NODE_HOLDS_NULL(v) || read_layer_types(c, hf, v, err);
     if (row->kind == K_NOTE || (row->kind == K_WINDOW && !c->row->sliding)) {
         if (!unset_value(v))
             note(c, "key '%s' is set but not modelled: ignored", hf);
@@ -322,11 +439,21 @@ static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError
     }
     const char *type = json_node_get_string(mt);
     const family *f = family_of(type);
+    for (size_t i = 0; !f && i < G_N_ELEMENTS(refused); i++)
+        if (strcmp(refused[i].model_type, type) == 0) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key 'model_type': '%s' is %s, which strata "
+                        "does not model", c->path, type, refused[i].why);
+            return false;
+        }
     if (!f) {
+        /* Read with another family's defaults, an architecture's missing keys and what its modeling file
+         * fixes would be guesses (Llama 4's whole text_config was once skipped so): refused. */
         char *known = strata_model_config_families();
-        note(c, "model_type '%s' is not one of %s: read with llama's defaults", type, known);
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key 'model_type': '%s' is not an architecture "
+                    "strata reads (%s); give the shape as keys instead (layers= d_model= heads= ...)", c->path, type,
+                    known);
         g_free(known);
-        f = family_of("llama");
+        return false;
     }
     if (f->nested) {
         JsonNode *inner = json_object_get_member(o, f->nested);
@@ -351,20 +478,76 @@ static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError
     return ok;
 }
 
+/* Python's json module writes float infinities and NaN as the bare words Infinity, -Infinity and NaN,
+ * which JSON has no place for and json-glib refuses (Nemotron-H's time_step_limit [0.0, Infinity]). Each
+ * such word outside a string becomes null (a key's class default; every such key strata has met is one it
+ * ignores); `lines` gets the line of each. */
+static char *python_words_to_null(const char *text, GArray *lines)
+{
+    static const char *const words[] = {"-Infinity", "Infinity", "NaN"};
+    GString *out = g_string_sized_new(strlen(text));
+    bool in_string = false;
+    guint line = 1;
+    for (const char *p = text; *p;) {
+        if (*p == '\n')
+            line++;
+        if (in_string) {
+            if (*p == '\\' && p[1]) {
+                g_string_append_len(out, p, 2);
+                p += 2;
+                continue;
+            }
+            in_string = *p != '"';
+        } else if (*p == '"') {
+            in_string = true;
+        } else {
+            bool replaced = false;
+            for (size_t w = 0; w < G_N_ELEMENTS(words) && !replaced; w++) {
+                size_t n = strlen(words[w]);
+                bool starts = p == text || !(g_ascii_isalnum(p[-1]) || p[-1] == '_');
+                if (starts && strncmp(p, words[w], n) == 0 && !(g_ascii_isalnum(p[n]) || p[n] == '_')) {
+                    g_string_append(out, "null");
+                    g_array_append_val(lines, line);
+                    p += n;
+                    replaced = true;
+                }
+            }
+            if (replaced)
+                continue;
+        }
+        g_string_append_c(out, *p++);
+    }
+    return g_string_free(out, FALSE);
+}
+
 strata_model_config *strata_model_config_load(const char *path, GError **err)
 {
-    JsonParser *parser = json_parser_new();
+    char *text = NULL;
     GError *local = NULL;
-    if (!json_parser_load_from_file(parser, path, &local)) {
+    if (!g_file_get_contents(path, &text, NULL, &local)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: %s", path, local->message);
         g_error_free(local);
+        return NULL;
+    }
+    GArray *python_lines = g_array_new(FALSE, FALSE, sizeof(guint));
+    char *json = python_words_to_null(text, python_lines);
+    g_free(text);
+    JsonParser *parser = json_parser_new();
+    bool parsed = json_parser_load_from_data(parser, json, -1, &local);
+    g_free(json);
+    if (!parsed) {
+        const char *where = g_str_has_prefix(local->message, "<data>:") ? local->message + 6 : local->message;
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s%s%s", path, *where == ':' ? "" : ": ", where);
+        g_error_free(local);
         g_object_unref(parser);
+        g_array_free(python_lines, TRUE);
         return NULL;
     }
     JsonNode *root = json_parser_get_root(parser);
     if (!root || !JSON_NODE_HOLDS_OBJECT(root)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected a JSON object (a config.json)", path);
         g_object_unref(parser);
+        g_array_free(python_lines, TRUE);
         return NULL;
     }
     strata_model_config *c = g_new0(strata_model_config, 1);
@@ -373,6 +556,10 @@ strata_model_config *strata_model_config_load(const char *path, GError **err)
     c->value_of = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
     c->notes = g_ptr_array_new_with_free_func(g_free);
     c->values = g_ptr_array_new_with_free_func(g_free);
+    for (guint i = 0; i < python_lines->len; i++)
+        note(c, "line %u: Infinity or NaN (Python's extension of JSON): read as null",
+             g_array_index(python_lines, guint, i));
+    g_array_free(python_lines, TRUE);
     bool ok = read_object(c, json_node_get_object(root), 0, err);
     g_object_unref(parser);
     if (!ok) {

@@ -20,10 +20,14 @@
  * family's row (one per `model_type`: the defaults of transformers'
  * configuration_*.py for keys a file may omit, and what the architecture
  * fixes whatever the keys say, e.g. Qwen 2's q/k/v biases). A nested
- * `text_config` (Gemma 3) is read as the model. Keys no row knows are
- * notes (the model is read without them); a known key with a bad value
+ * `text_config` (Gemma 3, Llama 4) is read as the model. Keys no row knows
+ * are notes (the model is read without them); a known key with a bad value
  * (a negative width, a string where a count belongs, an activation the
- * generator has no model of) is an error naming the file and the key.
+ * generator has no model of) is an error naming the file and the key, and
+ * so is a model_type no row reads (an architecture strata cannot model,
+ * such as a linear-attention or Mamba hybrid, names what it lacks) and a
+ * layer_types entry other than full or sliding attention. Python's bare
+ * Infinity and NaN (not JSON) are read as null, with a note.
  *
  * Invariants: a loaded config's values are "key=value" texts whose keys
  * are parameter names of this file or layers/d_model/heads/vocab, each
