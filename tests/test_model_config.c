@@ -370,6 +370,10 @@ START_TEST(unmodelled_architectures_are_refused)
         {"{\"model_type\": \"qwen3_next\", \"hidden_size\": 2048}", "key 'model_type': 'qwen3_next' is a linear-attention"},
         {"{\"model_type\": \"nemotron_h\"}", "Mamba-2"},
         {"{\"model_type\": \"brand_new\", \"hidden_size\": 64}", "key 'model_type': 'brand_new' is not an architecture"},
+        /* a whole decoder's shape, but an expert count llama's row would drop */
+        {"{\"model_type\": \"brand_new_moe\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+         "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, \"num_experts\": 8}",
+         "key 'model_type': 'brand_new_moe' is not an architecture"},
         {"{\"model_type\": \"gpt_oss\", \"layer_types\": [\"sliding_attention\", \"linear_attention\"]}",
          "key 'layer_types': layer 1 is \"linear_attention\""},
         {"{\"model_type\": \"gpt_oss\", \"layer_types\": [\"full_attention\", \"sliding_attention\", "
@@ -407,6 +411,36 @@ START_TEST(unmodelled_architectures_are_refused)
     ck_assert_ptr_nonnull(strstr(r.err, "model_type"));
     strata_cli_result_clear(&r);
     g_free(refused);
+    g_free(path);
+}
+END_TEST
+
+/* A model_type of no row whose file states a plain decoder's whole shape
+ * (phi3, olmo2, granite ...) is read through llama's row, with a note:
+ * d_model 64, 2 layers, 4 heads (kv 4), ffn 128, vocab 100, untied:
+ * per layer 4 x 64^2 (q,k,v,o) + 3 x 64 x 128 (SwiGLU) + 2 x 64 (norms)
+ * = 16384 + 24576 + 128 = 41088; 2 layers 82176; embeddings 2 x 6400;
+ * final norm 64: 95040 parameters. */
+START_TEST(plain_decoder_of_a_new_type_reads_as_llama)
+{
+    char *path = strata_test_write_temp("cfg-XXXXXX.json",
+                                        "{\"model_type\": \"phi_like\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                                        "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+                                        "\"tie_word_embeddings\": false, \"sliding_window\": null, "
+                                        "\"use_sliding_window\": false}");
+    GError *err = NULL;
+    strata_model_config *c = strata_model_config_load(path, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    bool noted = false;
+    for (const char *const *n = strata_model_config_notes(c); *n; n++)
+        noted |= strstr(*n, "'phi_like'") && strstr(*n, "llama-style decoder");
+    ck_assert(noted);
+    strata_model_config_free(c);
+    char *arg = g_strconcat("config=", path, NULL);
+    const char *args[] = {arg, NULL};
+    gen_sums s = generate(args);
+    ck_assert_double_eq(s.params, 95040);
+    g_free(arg);
     g_free(path);
 }
 END_TEST
@@ -609,6 +643,7 @@ int main(void)
     tcase_add_test(tc, reader_notes_and_refusals);
     tcase_add_test(tc, newer_architectures_by_hand);
     tcase_add_test(tc, unmodelled_architectures_are_refused);
+    tcase_add_test(tc, plain_decoder_of_a_new_type_reads_as_llama);
     tcase_add_test(tc, given_keys_win_over_the_file);
     tcase_add_test(tc, remat_policies_trade_memory_for_work);
     tcase_add_test(tc, models_run_under_meshes);

@@ -427,6 +427,34 @@ static const family *family_of(const char *model_type)
     return NULL;
 }
 
+/* Whether o, of a model_type no row names, states a plain decoder's whole shape at its top level and no
+ * key that names a structure llama's row would drop (experts, MoE layers, a latent KV, windows or layer
+ * kinds, state-space or linear layers, a nested language model's config), unless it is null, false or 0. */
+static bool plain_decoder(JsonObject *o)
+{
+    static const char *const shape[] = {"hidden_size", "num_hidden_layers", "num_attention_heads",
+                                        "intermediate_size", "vocab_size"};
+    static const char *const structure[] = {"expert", "moe", "lora_rank", "sliding", "layer_types", "linear",
+                                            "mamba", "ssm", "conv", "text_config", "block_configs"};
+    for (size_t i = 0; i < G_N_ELEMENTS(shape); i++)
+        if (!json_object_has_member(o, shape[i]))
+            return false;
+    GList *members = json_object_get_members(o);
+    bool plain = true;
+    for (GList *l = members; l && plain; l = l->next) {
+        JsonNode *v = json_object_get_member(o, l->data);
+        bool unset = JSON_NODE_HOLDS_NULL(v) ||
+                     (JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) == G_TYPE_BOOLEAN &&
+                      !json_node_get_boolean(v)) ||
+                     (JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) == G_TYPE_INT64 &&
+                      json_node_get_int(v) == 0);
+        for (size_t i = 0; i < G_N_ELEMENTS(structure) && plain && !unset; i++)
+            plain = strstr(l->data, structure[i]) == NULL;
+    }
+    g_list_free(members);
+    return plain;
+}
+
 /* The object o (the whole file, or its nested config) read as a model of
  * its model_type; depth bounds the nesting. */
 static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError **err)
@@ -445,6 +473,16 @@ static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError
                         "does not model", c->path, type, refused[i].why);
             return false;
         }
+    if (!f && plain_decoder(o)) {
+        /* A model_type of no row whose file gives a plain decoder's whole shape itself (phi3, olmo2,
+         * granite, ...): read through llama's row, which reads each of those keys, with a note. */
+        char *known = strata_model_config_families();
+        note(c, "model_type '%s' is not one of %s: its file gives a plain decoder's shape (hidden_size, "
+             "num_hidden_layers, num_attention_heads, intermediate_size, vocab_size) and no expert, latent, "
+             "window or nested key, so it is read as a llama-style decoder", type, known);
+        g_free(known);
+        f = family_of("llama");
+    }
     if (!f) {
         /* Read with another family's defaults, an architecture's missing keys and what its modeling file
          * fixes would be guesses (Llama 4's whole text_config was once skipped so): refused. */
