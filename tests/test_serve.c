@@ -660,6 +660,20 @@ START_TEST(names_lookup_messages)
     list = serve_names_list(SERVE_NAMES(empty, named_row));
     ck_assert_str_eq(list, "");
     g_free(list);
+    /* A table of pointers (as the KV schemes): the row found is the one pointed to, not the entry. */
+    static const named_row *const pointers[] = {&rows[2], &rows[0], NULL};
+    serve_names p = SERVE_NAMES_OF_POINTERS(pointers, named_row);
+    ck_assert_ptr_eq(serve_names_find(p, "alpha"), &rows[0]);
+    ck_assert_ptr_eq(serve_names_find(p, "gamma"), &rows[2]);
+    ck_assert_ptr_null(serve_names_find(p, "beta"));
+    list = serve_names_list(p);
+    ck_assert_str_eq(list, "gamma, alpha");
+    g_free(list);
+    ck_assert_ptr_eq(strata_serve_kv_find("vattention"), strata_serve_kv_at(4));
+    ck_assert_ptr_null(strata_serve_kv_find("paged-v2"));
+    list = strata_serve_kv_names();
+    ck_assert_str_eq(list, "paged, contiguous-max, contiguous-pow2, contiguous-oracle, vattention, expandable");
+    g_free(list);
 
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     assert_message(err, STRATA_ERROR_INPUT,
