@@ -39,6 +39,32 @@ static strata_hw *make_hw(const char *capacity, const char *hbm_bw, const char *
     return hw;
 }
 
+/* A trace written to a temporary file and opened, on make_hw(capacity, "1TB/s", "full"). */
+typedef struct trace_case {
+    strata_hw *hw;
+    char *path;
+    strata_source *src;
+} trace_case;
+
+static trace_case trace_case_open(const char *capacity, const char *trace)
+{
+    trace_case tc = {make_hw(capacity, "1TB/s", "full"), strata_test_write_temp("engine-XXXXXX.trace", trace), NULL};
+    GError *err = NULL;
+    tc.src = strata_trace_open(tc.path, &err);
+    ck_assert_msg(tc.src, "%s", err ? err->message : "?");
+    return tc;
+}
+
+/* Frees r (the run's results) and the case, and removes its file. */
+static void trace_case_close(trace_case *tc, strata_results *r)
+{
+    strata_results_free(r);
+    strata_source_free(tc->src);
+    strata_hw_free(tc->hw);
+    g_remove(tc->path);
+    g_free(tc->path);
+}
+
 /* Runs trace text on hw; returns results (status ok or oom) or NULL with *err. */
 static strata_results *run_text(strata_hw *hw, const char *trace, GError **err)
 {
@@ -418,17 +444,15 @@ END_TEST
 
 START_TEST(spans_are_recorded)
 {
-    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
-    char *path = strata_test_write_temp("engine-XXXXXX.trace",
-                                        "strata-trace 1\nalloc a 1GiB host\nalloc b 1GiB\ncopy b a\nfree a\n");
+    trace_case tc = trace_case_open("2GiB",
+                                    "strata-trace 1\nalloc a 1GiB host\nalloc b 1GiB\ncopy b a\nfree a\n");
     GError *err = NULL;
-    strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.record_spans = true;
     opt.check_allocators = true;
     strata_results *r = NULL;
-    ck_assert(strata_engine_run(hw, src, &opt, &r, &err));
+    ck_assert(strata_engine_run(tc.hw, tc.src, &opt, &r, &err));
     ck_assert_uint_eq(r->spans->len, 4);
     const strata_op_span *copy = &g_array_index(r->spans, strata_op_span, 2);
     ck_assert_int_eq(copy->kind, STRATA_OP_COPY);
@@ -446,11 +470,7 @@ START_TEST(spans_are_recorded)
     const strata_mem_sample *last = &g_array_index(r->mem_samples, strata_mem_sample, 2);
     ck_assert_int_eq(last->delta, -(int64_t)1073741824);
     assert_close(last->t_s, GIB / PCIE_BW + PCIE_LAT, "free time");
-    strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
+    trace_case_close(&tc, r);
 }
 END_TEST
 
@@ -471,15 +491,13 @@ START_TEST(queued_ops_spill_in_order)
         g_string_append_printf(t, "compute c%d time=1us\n", k);
     }
     g_string_append(t, "compute last time=1us stream=late\n");
-    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
-    char *path = strata_test_write_temp("engine-XXXXXX.trace", t->str);
+    trace_case tc = trace_case_open("2GiB", t->str);
     GError *err = NULL;
-    strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.record_spans = true;
     strata_results *r = NULL;
-    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "%s", err ? err->message : "?");
+    ck_assert_msg(strata_engine_run(tc.hw, tc.src, &opt, &r, &err), "%s", err ? err->message : "?");
     ck_assert_uint_eq(r->spans->len, N + 3);
     assert_close(r->makespan_s, N * 1e-6, "makespan");
     uint32_t main_stream = UINT32_MAX, seen = 0, late = 0;
@@ -502,11 +520,7 @@ START_TEST(queued_ops_spill_in_order)
     }
     ck_assert_uint_eq(seen, N);
     ck_assert_uint_eq(late, 3);
-    strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
+    trace_case_close(&tc, r);
     g_string_free(t, TRUE);
 }
 END_TEST
@@ -516,24 +530,18 @@ END_TEST
  * (the buddy allocator's) is passed over by the caching one. */
 START_TEST(trace_options_configure_allocators)
 {
-    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
-    char *path = strata_test_write_temp("engine-XXXXXX.trace",
-                                        "strata-trace 1\noption allocator.max_split_size=200MiB\n"
-                                        "option allocator.min_block=4096\nalloc a 1MiB\n");
+    trace_case tc = trace_case_open("2GiB",
+                                    "strata-trace 1\noption allocator.max_split_size=200MiB\n"
+                                    "option allocator.min_block=4096\nalloc a 1MiB\n");
     GError *err = NULL;
-    strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.allocator = "caching";
     strata_results *r = NULL;
-    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "%s", err ? err->message : "?");
+    ck_assert_msg(strata_engine_run(tc.hw, tc.src, &opt, &r, &err), "%s", err ? err->message : "?");
     const char *spec = memory(r, "hbm")->allocator;
     ck_assert_msg(strstr(spec, "caching") && strstr(spec, "max_split_size=200MiB"), "%s", spec);
-    strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
+    trace_case_close(&tc, r);
 }
 END_TEST
 
@@ -541,27 +549,21 @@ END_TEST
  * overlap, so they share an address and the peak reserved is 256 MiB. */
 START_TEST(offline_planner_gets_lifetimes)
 {
-    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
-    char *path = strata_test_write_temp("engine-XXXXXX.trace",
-                                        "strata-trace 1\nalloc a 256MiB\ncompute k1 in=a\nfree a\n"
-                                        "alloc b 256MiB\ncompute k2 in=b\nfree b\n");
+    trace_case tc = trace_case_open("2GiB",
+                                    "strata-trace 1\nalloc a 256MiB\ncompute k1 in=a\nfree a\n"
+                                    "alloc b 256MiB\ncompute k2 in=b\nfree b\n");
     GError *err = NULL;
-    strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.allocator = "offline";
     opt.check_allocators = true;
     strata_results *r = NULL;
-    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "%s", err ? err->message : "?");
+    ck_assert_msg(strata_engine_run(tc.hw, tc.src, &opt, &r, &err), "%s", err ? err->message : "?");
     ck_assert(!r->oom);
     ck_assert_uint_eq(memory(r, "hbm")->peak_allocated_bytes, 256ull << 20);
     ck_assert_uint_eq(memory(r, "hbm")->peak_reserved_bytes, 256ull << 20);
     assert_close(r->makespan_s, 2 * (256.0 * 1048576) / 1e12, "makespan");
-    strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
+    trace_case_close(&tc, r);
 }
 END_TEST
 
@@ -579,22 +581,20 @@ START_TEST(xla_plans_one_program_across_streams)
     /* the last: xla in 768 MiB, below its plan's 1 GiB: out of memory, the
      * plan's height said */
     static const char *const allocators[] = {"xla", "best-fit", "offline", "xla"};
-    strata_hw *hw = make_hw(_i == 3 ? "768MiB" : "1GiB", "1TB/s", "full");
-    char *path = strata_test_write_temp("engine-XXXXXX.trace",
-                                        "strata-trace 1\nalloc a 256MiB\nrecord ea\nwait ea stream=s1\n"
-                                        "alloc b 256MiB stream=s1\nrecord eb stream=s1\nwait eb\n"
-                                        "alloc c 256MiB\nrecord ec\nwait ec stream=s1\n"
-                                        "alloc d 256MiB stream=s1\nrecord ed stream=s1\nwait ed\n"
-                                        "compute k1 in=a,b,c,d\nfree a\nfree c\nalloc e 512MiB\n"
-                                        "compute k2 in=b,d,e\nfree b\nfree d\nfree e\n");
+    trace_case tc = trace_case_open(_i == 3 ? "768MiB" : "1GiB",
+                                    "strata-trace 1\nalloc a 256MiB\nrecord ea\nwait ea stream=s1\n"
+                                    "alloc b 256MiB stream=s1\nrecord eb stream=s1\nwait eb\n"
+                                    "alloc c 256MiB\nrecord ec\nwait ec stream=s1\n"
+                                    "alloc d 256MiB stream=s1\nrecord ed stream=s1\nwait ed\n"
+                                    "compute k1 in=a,b,c,d\nfree a\nfree c\nalloc e 512MiB\n"
+                                    "compute k2 in=b,d,e\nfree b\nfree d\nfree e\n");
     GError *err = NULL;
-    strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.allocator = allocators[_i];
     opt.check_allocators = true;
     strata_results *r = NULL;
-    bool ok = strata_engine_run(hw, src, &opt, &r, &err);
+    bool ok = strata_engine_run(tc.hw, tc.src, &opt, &r, &err);
     if (_i == 2) {
         ck_assert(!ok);
         ck_assert_msg(strstr(err->message, "one stream allocates"), "%s", err->message);
@@ -608,11 +608,7 @@ START_TEST(xla_plans_one_program_across_streams)
         ck_assert_uint_eq(memory(r, "hbm")->peak_allocated_bytes, 1ull << 30);
         ck_assert_uint_eq(memory(r, "hbm")->peak_reserved_bytes, 1ull << 30);
     }
-    strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
+    trace_case_close(&tc, r);
 }
 END_TEST
 
