@@ -466,10 +466,8 @@ typedef struct launch_pair {
 
 static launch_pair launch_pair_new(const char *hw_path, const strata_serve_model *m, uint32_t tp)
 {
-    GError *err = NULL;
     const char *slow[] = {"compute.sm.kernel_launch=1003us", NULL};
-    launch_pair p = {strata_hw_load(hw_path, NULL, &err), NULL, NULL, NULL};
-    ck_assert_msg(p.hw, "%s", err ? err->message : "");
+    launch_pair p = {hw_load(hw_path, NULL), NULL, NULL, NULL};
     p.hw_slow = hw_load(hw_path, slow);
     p.c = cost_new(p.hw, m, tp, false, 64);
     p.cs = cost_new(p.hw_slow, m, tp, false, 64);
@@ -482,6 +480,18 @@ static void launch_pair_free(launch_pair *p)
     strata_serve_cost_free(p->c);
     strata_hw_free(p->hw_slow);
     strata_hw_free(p->hw);
+}
+
+/* Qwen3-235B's MoE layer shape on Llama-3-8B's preset (hidden 4096, 128 experts, top 8, expert width 1536), FP8. */
+static strata_serve_model qwen3_235b_moe_fp8(void)
+{
+    GError *err = NULL;
+    strata_serve_model m = preset("llama-3-8b");
+    const char *keys[][2] = {{"hidden", "4096"}, {"experts", "128"}, {"top_k", "8"},
+                             {"moe_intermediate", "1536"}, {"dtype", "f8"}};
+    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
+        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
+    return m;
 }
 
 /* The routed experts run as one grouped kernel per weight, as vLLM's
@@ -538,12 +548,7 @@ END_TEST
  * expert maps take three kernels (the fused one takes at most 256): 11. */
 START_TEST(moe_fused_op_bytes_and_kernels_by_hand)
 {
-    GError *err = NULL;
-    strata_serve_model m = preset("llama-3-8b");
-    const char *keys[][2] = {{"hidden", "4096"}, {"experts", "128"}, {"top_k", "8"},
-                             {"moe_intermediate", "1536"}, {"dtype", "f8"}};
-    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
-        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
+    strata_serve_model m = qwen3_235b_moe_fp8();
     launch_pair p = launch_pair_new(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", &m, 8);
     strata_serve_work w;
     ck_assert_double_gt(strata_serve_cost_moe_experts(p.c, 16, &w), 0);
@@ -573,18 +578,12 @@ END_TEST
  * 4,096, 32 whole blocks) and every pass are the same on both sides. */
 START_TEST(moe_fp8_width_192_runs_whole_k_blocks)
 {
-    GError *err = NULL;
-    strata_serve_model m = preset("llama-3-8b");
-    const char *keys[][2] = {{"hidden", "4096"}, {"experts", "128"}, {"top_k", "8"},
-                             {"moe_intermediate", "1536"}, {"dtype", "f8"}};
-    for (size_t i = 0; i < G_N_ELEMENTS(keys); i++)
-        ck_assert_msg(strata_serve_model_set(&m, keys[i][0], keys[i][1], &err), "%s", err ? err->message : "");
+    strata_serve_model m = qwen3_235b_moe_fp8();
     const char *exact[] = {"compute.sm.grouped_k_tile_bytes=1", NULL};
     strata_hw *hw = hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", NULL);
     strata_hw *hw_exact = hw_load(STRATA_SOURCE_DIR "/configs/hw/dgx-h100.ini", exact);
-    strata_serve_cost *c = strata_serve_cost_new(hw, &m, 8, false, 64, &err);
-    strata_serve_cost *ce = strata_serve_cost_new(hw_exact, &m, 8, false, 64, &err);
-    ck_assert_msg(c && ce, "%s", err ? err->message : "");
+    strata_serve_cost *c = cost_new(hw, &m, 8, false, 64);
+    strata_serve_cost *ce = cost_new(hw_exact, &m, 8, false, 64);
     double pad = strata_serve_cost_moe_experts(c, 16384, NULL) - strata_serve_cost_moe_experts(ce, 16384, NULL);
     ck_assert_double_eq_tol(pad, 249.0 * 2 * 128 * 128 * 64 / (1979e12 * 0.803 / 132), 1e-12);
     strata_serve_cost_free(ce);
