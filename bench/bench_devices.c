@@ -13,12 +13,11 @@
  *    runs the step unsharded;
  * 2. `strata run --hw configs/hw/tpu-v5e-256.ini --set hardware.devices=N
  *    --set hardware.devices_per_host=M --set interconnect.ici.dims=AxB`
- *    simulates it (a slice of the pod: 1x1, 2x4, 8x8, 16x16), timed as a child process: wall time and CPU time
- *    (getrusage of the children);
+ *    simulates it (a slice of the pod: 1x1, 2x4, 8x8, 16x16), timed as a child process (bench/child_run):
+ *    wall time, CPU time and peak RSS of that child, from wait4();
  * 3. the results JSON gives the ops the engine ran (every device's, after
  *    the SPMD expansion: collectives in phases, spmd.h) and the simulated
- *    makespan; the peak RSS is the children's largest (getrusage: the
- *    slices run in growing order, so it is this slice's).
+ *    makespan.
  * The 1,024-chip slice is tpu-v5e-256.ini resized to a 64x16 torus (data:64,model:16: heads=16 bounds the model axis); the
  * 8,960-chip one tpu-v5p-64.ini as a 16x20x28 torus running a 1 GiB
  * all-reduce over every chip (the step's FSDP needs d_model divisible by
@@ -58,10 +57,6 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
-#include "bench_clock.h"
 #include "child_run.h"
 
 /* The model: 4 layers of width 1024, the same at every device count
@@ -90,42 +85,22 @@ typedef struct {
     bool refused; /* strata exited 2: more than it can hold */
 } run_report;
 
-static double children_peak_mib(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_CHILDREN, &ru);
-    return (double)ru.ru_maxrss / 1024.0;
-}
-
-static double children_cpu_s(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_CHILDREN, &ru);
-    return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 + (double)ru.ru_stime.tv_sec +
-           (double)ru.ru_stime.tv_usec * 1e-6;
-}
-
-/* Runs argv; false (its stderr printed) unless it exits 0; *refused: it exited 2. */
-static bool spawn_status(GPtrArray *argv, bool *refused)
+/* Runs argv as a child (bench/child_run); false unless it exits 0; *refused: it exited 2. */
+static bool spawn_status(GPtrArray *argv, child_usage *use, bool *refused)
 {
     g_ptr_array_add(argv, NULL);
-    char *err_text = NULL;
-    gint status = 0;
-    GError *err = NULL;
-    bool ok = g_spawn_sync(NULL, (char **)argv->pdata, NULL, G_SPAWN_STDOUT_TO_DEV_NULL, NULL, NULL, NULL,
-                           &err_text, &status, &err) &&
-              g_spawn_check_wait_status(status, &err);
+    *use = (child_usage){0};
+    bool ok = child_run((const char *const *)argv->pdata, 2, use) && use->status == 0;
     if (refused)
-        *refused = !ok && WIFEXITED(status) && WEXITSTATUS(status) == 2;
-    if (!ok)
-        fprintf(stderr, "bench_devices: %s: %s\n%s", (char *)argv->pdata[0], err ? err->message : "failed",
-                err_text ? err_text : "");
-    g_clear_error(&err);
-    g_free(err_text);
+        *refused = use->status == 2;
     return ok;
 }
 
-static bool spawn(GPtrArray *argv) { return spawn_status(argv, NULL); }
+static bool spawn(GPtrArray *argv)
+{
+    child_usage use;
+    return spawn_status(argv, &use, NULL);
+}
 
 /* ops and makespan_s of a results JSON file. */
 static bool read_results(const char *path, run_report *rep)
@@ -147,12 +122,24 @@ static bool read_results(const char *path, run_report *rep)
  * wall and CPU time, peak RSS, ops and makespan; *refused: it exited 2. */
 static bool timed_run(GPtrArray *run, const char *json, run_report *rep)
 {
-    double cpu0 = children_cpu_s(), wall0 = bench_wall_seconds();
-    bool ok = spawn_status(run, &rep->refused);
-    rep->wall_s = bench_wall_seconds() - wall0;
-    rep->cpu_s = children_cpu_s() - cpu0;
-    rep->peak_mib = children_peak_mib();
+    child_usage use;
+    bool ok = spawn_status(run, &use, &rep->refused);
+    rep->wall_s = use.wall_s;
+    rep->cpu_s = use.cpu_s;
+    rep->peak_mib = use.rss_mib;
     return ok && read_results(json, rep);
+}
+
+/* After a step: frees both command lines, removes the trace and results files and frees the paths. */
+static void drop_step(GPtrArray *gen, GPtrArray *run, char *trace, char *json, char *hw)
+{
+    g_ptr_array_free(gen, TRUE);
+    g_ptr_array_free(run, TRUE);
+    g_remove(trace);
+    g_remove(json);
+    g_free(trace);
+    g_free(json);
+    g_free(hw);
 }
 
 /* Generates and simulates the step on one slice. */
@@ -170,7 +157,6 @@ static bool run_slice(const char *strata, const char *dir, const slice *s, run_r
     GPtrArray *gen = g_ptr_array_new();
     g_ptr_array_add(gen, (char *)strata);
     g_ptr_array_add(gen, "gen");
-    char *ranks = g_strdup_printf("devices=%d", s->devices);
     bool ok = true;
     if (s->all_reduce) {
         ok = g_file_set_contents(trace,
@@ -201,19 +187,12 @@ static bool run_slice(const char *strata, const char *dir, const slice *s, run_r
         g_ptr_array_add(run, (char *)*a);
     ok = ok && timed_run(run, json, rep);
 
-    g_ptr_array_free(gen, TRUE);
-    g_ptr_array_free(run, TRUE);
-    g_remove(trace);
-    g_remove(json);
-    g_free(trace);
-    g_free(json);
-    g_free(hw);
+    drop_step(gen, run, trace, json, hw);
     g_free(mesh);
     g_free(batch);
     g_free(devices);
     g_free(dims);
     g_free(per_host);
-    g_free(ranks);
     return ok;
 }
 
@@ -241,13 +220,7 @@ static bool run_ring3d(const char *strata, const char *dir, const char *mode, ru
         g_ptr_array_add(run, (char *)mode);
     }
     bool ok = spawn(gen) && timed_run(run, json, rep);
-    g_ptr_array_free(gen, TRUE);
-    g_ptr_array_free(run, TRUE);
-    g_remove(trace);
-    g_remove(json);
-    g_free(trace);
-    g_free(json);
-    g_free(hw);
+    drop_step(gen, run, trace, json, hw);
     return ok;
 }
 

@@ -39,6 +39,32 @@ static strata_hw *make_hw(const char *capacity, const char *hbm_bw, const char *
     return hw;
 }
 
+/* A trace written to a temporary file and opened, on make_hw(capacity, "1TB/s", "full"). */
+typedef struct trace_case {
+    strata_hw *hw;
+    char *path;
+    strata_source *src;
+} trace_case;
+
+static trace_case trace_case_open(const char *capacity, const char *trace)
+{
+    trace_case tc = {make_hw(capacity, "1TB/s", "full"), strata_test_write_temp("engine-XXXXXX.trace", trace), NULL};
+    GError *err = NULL;
+    tc.src = strata_trace_open(tc.path, &err);
+    ck_assert_msg(tc.src, "%s", err ? err->message : "?");
+    return tc;
+}
+
+/* Frees r (the run's results) and the case, and removes its file. */
+static void trace_case_close(trace_case *tc, strata_results *r)
+{
+    strata_results_free(r);
+    strata_source_free(tc->src);
+    strata_hw_free(tc->hw);
+    g_remove(tc->path);
+    g_free(tc->path);
+}
+
 /* Runs trace text on hw; returns results (status ok or oom) or NULL with *err. */
 static strata_results *run_text(strata_hw *hw, const char *trace, GError **err)
 {
@@ -153,15 +179,6 @@ START_TEST(full_duplex_directions_are_independent)
 }
 END_TEST
 
-/* Half duplex: the two directions share 16 GB/s: 2 * 67.108864 ms + 1 us. */
-START_TEST(half_duplex_directions_share)
-{
-    strata_results *r = run_ok(H2D_D2H, "half", "1TB/s");
-    assert_close(r->makespan_s, 2 * GIB / PCIE_BW + PCIE_LAT, "makespan");
-    strata_results_free(r);
-}
-END_TEST
-
 /* A copy inside hbm reads and writes hbm's port: 2 * 2^30 B / 1e12 B/s. */
 START_TEST(copy_inside_a_memory)
 {
@@ -185,25 +202,28 @@ START_TEST(compute_bound_by_flops)
 }
 END_TEST
 
-/* Bytes bound: 1e6 flops take 10 ns, but in=x (512 MiB) and out=y (512 MiB)
- * move 2^30 B at 1 TB/s = 1.073741824 ms. */
-START_TEST(compute_bound_by_bytes)
-{
-    strata_results *r = run_ok("strata-trace 1\nalloc x 512MiB\nalloc y 512MiB\n"
-                               "compute mm flops=1e6 in=x out=y\n",
-                               "full", "1TB/s");
-    assert_close(r->makespan_s, GIB / 1e12, "makespan");
-    strata_results_free(r);
-}
-END_TEST
+/* Runs whose makespan alone is derived by hand, at hbm 1 TB/s. */
+static const struct makespan_case {
+    const char *what, *trace, *duplex;
+    double makespan_s;
+} makespan_cases[] = {
+    /* Half duplex: the two directions share 16 GB/s: 2 * 67.108864 ms + 1 us. */
+    {"half duplex directions share", H2D_D2H, "half", 2 * GIB / PCIE_BW + PCIE_LAT},
+    /* Bytes bound: 1e6 flops take 10 ns, but in=x (512 MiB) and out=y (512 MiB)
+     * move 2^30 B at 1 TB/s = 1.073741824 ms. */
+    {"compute bound by bytes", "strata-trace 1\nalloc x 512MiB\nalloc y 512MiB\ncompute mm flops=1e6 in=x out=y\n",
+     "full", GIB / 1e12},
+    /* The first operand is bf16: 1e12 flops at 200 TFLOP/s = 5 ms. time= wins over both. */
+    {"compute dtype peak and time",
+     "strata-trace 1\nalloc x 1MiB dtype=bf16\ncompute mm flops=1e12 in=x\ncompute fixed flops=1e15 in=x time=2ms\n",
+     "full", 0.005 + 0.002},
+};
 
-/* The first operand is bf16: 1e12 flops at 200 TFLOP/s = 5 ms. time= wins over both. */
-START_TEST(compute_dtype_peak_and_time)
+START_TEST(makespan_by_hand)
 {
-    strata_results *r = run_ok("strata-trace 1\nalloc x 1MiB dtype=bf16\ncompute mm flops=1e12 in=x\n"
-                               "compute fixed flops=1e15 in=x time=2ms\n",
-                               "full", "1TB/s");
-    assert_close(r->makespan_s, 0.005 + 0.002, "makespan");
+    const struct makespan_case *k = &makespan_cases[_i];
+    strata_results *r = run_ok(k->trace, k->duplex, "1TB/s");
+    assert_close(r->makespan_s, k->makespan_s, k->what);
     strata_results_free(r);
 }
 END_TEST
@@ -418,17 +438,15 @@ END_TEST
 
 START_TEST(spans_are_recorded)
 {
-    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
-    char *path = strata_test_write_temp("engine-XXXXXX.trace",
-                                        "strata-trace 1\nalloc a 1GiB host\nalloc b 1GiB\ncopy b a\nfree a\n");
+    trace_case tc = trace_case_open("2GiB",
+                                    "strata-trace 1\nalloc a 1GiB host\nalloc b 1GiB\ncopy b a\nfree a\n");
     GError *err = NULL;
-    strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.record_spans = true;
     opt.check_allocators = true;
     strata_results *r = NULL;
-    ck_assert(strata_engine_run(hw, src, &opt, &r, &err));
+    ck_assert(strata_engine_run(tc.hw, tc.src, &opt, &r, &err));
     ck_assert_uint_eq(r->spans->len, 4);
     const strata_op_span *copy = &g_array_index(r->spans, strata_op_span, 2);
     ck_assert_int_eq(copy->kind, STRATA_OP_COPY);
@@ -446,11 +464,7 @@ START_TEST(spans_are_recorded)
     const strata_mem_sample *last = &g_array_index(r->mem_samples, strata_mem_sample, 2);
     ck_assert_int_eq(last->delta, -(int64_t)1073741824);
     assert_close(last->t_s, GIB / PCIE_BW + PCIE_LAT, "free time");
-    strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
+    trace_case_close(&tc, r);
 }
 END_TEST
 
@@ -471,15 +485,13 @@ START_TEST(queued_ops_spill_in_order)
         g_string_append_printf(t, "compute c%d time=1us\n", k);
     }
     g_string_append(t, "compute last time=1us stream=late\n");
-    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
-    char *path = strata_test_write_temp("engine-XXXXXX.trace", t->str);
+    trace_case tc = trace_case_open("2GiB", t->str);
     GError *err = NULL;
-    strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.record_spans = true;
     strata_results *r = NULL;
-    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "%s", err ? err->message : "?");
+    ck_assert_msg(strata_engine_run(tc.hw, tc.src, &opt, &r, &err), "%s", err ? err->message : "?");
     ck_assert_uint_eq(r->spans->len, N + 3);
     assert_close(r->makespan_s, N * 1e-6, "makespan");
     uint32_t main_stream = UINT32_MAX, seen = 0, late = 0;
@@ -502,11 +514,7 @@ START_TEST(queued_ops_spill_in_order)
     }
     ck_assert_uint_eq(seen, N);
     ck_assert_uint_eq(late, 3);
-    strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
+    trace_case_close(&tc, r);
     g_string_free(t, TRUE);
 }
 END_TEST
@@ -516,24 +524,18 @@ END_TEST
  * (the buddy allocator's) is passed over by the caching one. */
 START_TEST(trace_options_configure_allocators)
 {
-    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
-    char *path = strata_test_write_temp("engine-XXXXXX.trace",
-                                        "strata-trace 1\noption allocator.max_split_size=200MiB\n"
-                                        "option allocator.min_block=4096\nalloc a 1MiB\n");
+    trace_case tc = trace_case_open("2GiB",
+                                    "strata-trace 1\noption allocator.max_split_size=200MiB\n"
+                                    "option allocator.min_block=4096\nalloc a 1MiB\n");
     GError *err = NULL;
-    strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.allocator = "caching";
     strata_results *r = NULL;
-    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "%s", err ? err->message : "?");
+    ck_assert_msg(strata_engine_run(tc.hw, tc.src, &opt, &r, &err), "%s", err ? err->message : "?");
     const char *spec = memory(r, "hbm")->allocator;
     ck_assert_msg(strstr(spec, "caching") && strstr(spec, "max_split_size=200MiB"), "%s", spec);
-    strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
+    trace_case_close(&tc, r);
 }
 END_TEST
 
@@ -541,27 +543,21 @@ END_TEST
  * overlap, so they share an address and the peak reserved is 256 MiB. */
 START_TEST(offline_planner_gets_lifetimes)
 {
-    strata_hw *hw = make_hw("2GiB", "1TB/s", "full");
-    char *path = strata_test_write_temp("engine-XXXXXX.trace",
-                                        "strata-trace 1\nalloc a 256MiB\ncompute k1 in=a\nfree a\n"
-                                        "alloc b 256MiB\ncompute k2 in=b\nfree b\n");
+    trace_case tc = trace_case_open("2GiB",
+                                    "strata-trace 1\nalloc a 256MiB\ncompute k1 in=a\nfree a\n"
+                                    "alloc b 256MiB\ncompute k2 in=b\nfree b\n");
     GError *err = NULL;
-    strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.allocator = "offline";
     opt.check_allocators = true;
     strata_results *r = NULL;
-    ck_assert_msg(strata_engine_run(hw, src, &opt, &r, &err), "%s", err ? err->message : "?");
+    ck_assert_msg(strata_engine_run(tc.hw, tc.src, &opt, &r, &err), "%s", err ? err->message : "?");
     ck_assert(!r->oom);
     ck_assert_uint_eq(memory(r, "hbm")->peak_allocated_bytes, 256ull << 20);
     ck_assert_uint_eq(memory(r, "hbm")->peak_reserved_bytes, 256ull << 20);
     assert_close(r->makespan_s, 2 * (256.0 * 1048576) / 1e12, "makespan");
-    strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
+    trace_case_close(&tc, r);
 }
 END_TEST
 
@@ -579,22 +575,20 @@ START_TEST(xla_plans_one_program_across_streams)
     /* the last: xla in 768 MiB, below its plan's 1 GiB: out of memory, the
      * plan's height said */
     static const char *const allocators[] = {"xla", "best-fit", "offline", "xla"};
-    strata_hw *hw = make_hw(_i == 3 ? "768MiB" : "1GiB", "1TB/s", "full");
-    char *path = strata_test_write_temp("engine-XXXXXX.trace",
-                                        "strata-trace 1\nalloc a 256MiB\nrecord ea\nwait ea stream=s1\n"
-                                        "alloc b 256MiB stream=s1\nrecord eb stream=s1\nwait eb\n"
-                                        "alloc c 256MiB\nrecord ec\nwait ec stream=s1\n"
-                                        "alloc d 256MiB stream=s1\nrecord ed stream=s1\nwait ed\n"
-                                        "compute k1 in=a,b,c,d\nfree a\nfree c\nalloc e 512MiB\n"
-                                        "compute k2 in=b,d,e\nfree b\nfree d\nfree e\n");
+    trace_case tc = trace_case_open(_i == 3 ? "768MiB" : "1GiB",
+                                    "strata-trace 1\nalloc a 256MiB\nrecord ea\nwait ea stream=s1\n"
+                                    "alloc b 256MiB stream=s1\nrecord eb stream=s1\nwait eb\n"
+                                    "alloc c 256MiB\nrecord ec\nwait ec stream=s1\n"
+                                    "alloc d 256MiB stream=s1\nrecord ed stream=s1\nwait ed\n"
+                                    "compute k1 in=a,b,c,d\nfree a\nfree c\nalloc e 512MiB\n"
+                                    "compute k2 in=b,d,e\nfree b\nfree d\nfree e\n");
     GError *err = NULL;
-    strata_source *src = strata_trace_open(path, &err);
     strata_engine_options opt;
     strata_engine_options_init(&opt);
     opt.allocator = allocators[_i];
     opt.check_allocators = true;
     strata_results *r = NULL;
-    bool ok = strata_engine_run(hw, src, &opt, &r, &err);
+    bool ok = strata_engine_run(tc.hw, tc.src, &opt, &r, &err);
     if (_i == 2) {
         ck_assert(!ok);
         ck_assert_msg(strstr(err->message, "one stream allocates"), "%s", err->message);
@@ -608,11 +602,7 @@ START_TEST(xla_plans_one_program_across_streams)
         ck_assert_uint_eq(memory(r, "hbm")->peak_allocated_bytes, 1ull << 30);
         ck_assert_uint_eq(memory(r, "hbm")->peak_reserved_bytes, 1ull << 30);
     }
-    strata_results_free(r);
-    strata_source_free(src);
-    strata_hw_free(hw);
-    g_remove(path);
-    g_free(path);
+    trace_case_close(&tc, r);
 }
 END_TEST
 
@@ -665,11 +655,9 @@ static Suite *engine_suite(void)
     tcase_add_test(t, single_copy);
     tcase_add_test(t, two_copies_share_a_link);
     tcase_add_test(t, full_duplex_directions_are_independent);
-    tcase_add_test(t, half_duplex_directions_share);
     tcase_add_test(t, copy_inside_a_memory);
     tcase_add_test(t, compute_bound_by_flops);
-    tcase_add_test(t, compute_bound_by_bytes);
-    tcase_add_test(t, compute_dtype_peak_and_time);
+    tcase_add_loop_test(t, makespan_by_hand, 0, G_N_ELEMENTS(makespan_cases));
     tcase_add_test(t, compute_beside_a_copy);
     tcase_add_test(t, compute_shares_the_port_with_a_copy);
     tcase_add_test(t, compute_after_copy_record_wait);

@@ -88,6 +88,40 @@ static void close_to(double a, double b, const char *what)
     ck_assert_msg(fabs(a - b) <= 1e-9 * fabs(b), "%s: phases %.17g, steps %.17g", what, a, b);
 }
 
+/* A trace run with --collectives steps, then fast, on the same hardware and sets. */
+typedef struct steps_fast {
+    run_figures steps, fast;
+} steps_fast;
+
+static steps_fast run_steps_fast(const char *trace, const char *hw, const char *const *sets)
+{
+    steps_fast r;
+    r.steps = run_json(trace, hw, sets, "steps");
+    r.fast = run_json(trace, hw, sets, "fast");
+    return r;
+}
+
+static void steps_fast_clear(steps_fast *r)
+{
+    figures_clear(&r->steps);
+    figures_clear(&r->fast);
+}
+
+/* Collective i's time under fast is within tol (relative) of the steps'. */
+static void assert_fast_collective(const steps_fast *r, guint i, double tol, const char *what)
+{
+    double f = g_array_index(r->fast.coll_times, double, i), st = g_array_index(r->steps.coll_times, double, i);
+    ck_assert_msg(fabs(f / st - 1) < tol, "%s: fast %.17g, steps %.17g", what, f, st);
+}
+
+/* text written to dir/name; the path (g_free). */
+static char *trace_file(const char *dir, const char *name, const char *text)
+{
+    char *trace = g_build_filename(dir, name, NULL);
+    ck_assert(g_file_set_contents(trace, text, -1, NULL));
+    return trace;
+}
+
 /* Runs the trace both ways; the phases must match the steps and hand out
  * fewer ops (or the same, when `folds` is false). */
 static void compare_with(const char *trace, const char *hw, const char *const *sets, bool folds)
@@ -534,23 +568,19 @@ START_TEST(test_fast_mixed_latency_rounds)
     strata_source_free(x);
     strata_hw_free(hw);
 
-    run_figures steps = run_json(trace8, "configs/hw/tpu-v5p-64.ini", cube, "steps");
-    run_figures fast = run_json(trace8, "configs/hw/tpu-v5p-64.ini", cube, "fast");
-    close_to(steps.makespan, 7 * 3.12144e-6, "steps' makespan");
-    ck_assert_msg(fabs(fast.makespan / steps.makespan - 1) < 0.01, "fast %.17g, steps %.17g", fast.makespan,
-                  steps.makespan);
-    ck_assert_uint_lt(fast.ops, steps.ops);
-    figures_clear(&steps);
-    figures_clear(&fast);
+    steps_fast sf = run_steps_fast(trace8, "configs/hw/tpu-v5p-64.ini", cube);
+    close_to(sf.steps.makespan, 7 * 3.12144e-6, "steps' makespan");
+    ck_assert_msg(fabs(sf.fast.makespan / sf.steps.makespan - 1) < 0.01, "fast %.17g, steps %.17g", sf.fast.makespan,
+                  sf.steps.makespan);
+    ck_assert_uint_lt(sf.fast.ops, sf.steps.ops);
+    steps_fast_clear(&sf);
 
-    steps = run_json(trace16, "configs/hw/tpu-v5p-64.ini", slab, "steps");
-    fast = run_json(trace16, "configs/hw/tpu-v5p-64.ini", slab, "fast");
-    close_to(fast.makespan, steps.makespan, "makespan (fast, 4x2x2)");
-    close_to(g_array_index(fast.coll_times, double, 0), g_array_index(steps.coll_times, double, 0),
+    sf = run_steps_fast(trace16, "configs/hw/tpu-v5p-64.ini", slab);
+    close_to(sf.fast.makespan, sf.steps.makespan, "makespan (fast, 4x2x2)");
+    close_to(g_array_index(sf.fast.coll_times, double, 0), g_array_index(sf.steps.coll_times, double, 0),
              "collective time (fast, 4x2x2)");
-    ck_assert_uint_lt(fast.ops, steps.ops);
-    figures_clear(&steps);
-    figures_clear(&fast);
+    ck_assert_uint_lt(sf.fast.ops, sf.steps.ops);
+    steps_fast_clear(&sf);
     strata_test_remove_dir(dir);
     g_free(trace8);
     g_free(trace16);
@@ -563,7 +593,7 @@ END_TEST
 /* algo: " algo=NAME" or "" (the model's pick). */
 static char *two_all_gathers(const char *dir, uint32_t devices, const char *algo)
 {
-    char *trace = g_strdup_printf("%s/two-%u.trace", dir, devices);
+    char *name = g_strdup_printf("two-%u.trace", devices);
     uint32_t shard = 262144 / devices; /* f32 elements of each device's 1 MiB / devices */
     char *text = g_strdup_printf("strata-trace 1\noption mesh=data:%u\n"
                                  "alloc send %u tag=input dtype=f32 shape=%u\n"
@@ -574,8 +604,9 @@ static char *two_all_gathers(const char *dir, uint32_t devices, const char *algo
                                  "all-gather recv send axis=data stream=a%s\n"
                                  "all-gather recv2 send2 axis=data stream=b%s\n",
                                  devices, 4 * shard, shard, 4 * shard, shard, algo, algo);
-    ck_assert(g_file_set_contents(trace, text, -1, NULL));
+    char *trace = trace_file(dir, name, text);
     g_free(text);
+    g_free(name);
     return trace;
 }
 
@@ -595,16 +626,14 @@ START_TEST(test_two_collectives_share_a_ring)
     char *dir = strata_test_temp_dir();
     char *trace = two_all_gathers(dir, 4, "");
     compare_with(trace, "configs/hw/test-ring8.ini", four, false);
-    run_figures steps = run_json(trace, "configs/hw/test-ring8.ini", four, "steps");
-    run_figures fast = run_json(trace, "configs/hw/test-ring8.ini", four, "fast");
-    close_to(steps.makespan, 3 * 6.24288e-6, "steps' makespan");
-    ck_assert_uint_eq(fast.coll_times->len, 2);
+    steps_fast r = run_steps_fast(trace, "configs/hw/test-ring8.ini", four);
+    close_to(r.steps.makespan, 3 * 6.24288e-6, "steps' makespan");
+    ck_assert_uint_eq(r.fast.coll_times->len, 2);
     for (guint i = 0; i < 2; i++) {
-        close_to(g_array_index(steps.coll_times, double, i), 3 * 6.24288e-6, "steps' collective");
-        close_to(g_array_index(fast.coll_times, double, i), 3 * 6.24288e-6, "fast's collective");
+        close_to(g_array_index(r.steps.coll_times, double, i), 3 * 6.24288e-6, "steps' collective");
+        close_to(g_array_index(r.fast.coll_times, double, i), 3 * 6.24288e-6, "fast's collective");
     }
-    figures_clear(&steps);
-    figures_clear(&fast);
+    steps_fast_clear(&r);
     strata_test_remove_dir(dir);
     g_free(trace);
     g_free(dir);
@@ -640,17 +669,15 @@ START_TEST(test_collectives_beside_each_other_keep_their_rounds)
     static const char *const four[] = {"hardware.devices=4", NULL};
     static const char *const modes[] = {"steps", "phases", "classes", "fast"};
     char *dir = strata_test_temp_dir();
-    char *trace = g_strdup_printf("%s/beside.trace", dir);
-    ck_assert(g_file_set_contents(trace,
-                                  "strata-trace 1\noption mesh=data:4\n"
-                                  "alloc send 256KiB tag=input dtype=f32 shape=65536\n"
-                                  "alloc recv 1MiB tag=output dtype=f32 shape=262144\n"
-                                  "alloc g 2MiB tag=input dtype=f32 shape=524288\n"
-                                  "alloc h 512KiB tag=output dtype=f32 shape=131072\n"
-                                  "compute program_start time=0\n"
-                                  "all-gather recv send axis=data stream=a\n"
-                                  "reduce-scatter h g axis=data stream=b\n",
-                                  -1, NULL));
+    char *trace = trace_file(dir, "beside.trace",
+                             "strata-trace 1\noption mesh=data:4\n"
+                             "alloc send 256KiB tag=input dtype=f32 shape=65536\n"
+                             "alloc recv 1MiB tag=output dtype=f32 shape=262144\n"
+                             "alloc g 2MiB tag=input dtype=f32 shape=524288\n"
+                             "alloc h 512KiB tag=output dtype=f32 shape=131072\n"
+                             "compute program_start time=0\n"
+                             "all-gather recv send axis=data stream=a\n"
+                             "reduce-scatter h g axis=data stream=b\n");
     for (guint m = 0; m < G_N_ELEMENTS(modes); m++) {
         run_figures f = run_json(trace, "configs/hw/test-ring8.ini", four, modes[m]);
         ck_assert_uint_eq(f.coll_times->len, 2);
@@ -694,24 +721,17 @@ START_TEST(test_fast_paced_phases_share_links)
     char *dir = strata_test_temp_dir();
     char *trace8 = two_all_gathers(dir, 8, " algo=bidir-ring");
     char *trace16 = two_all_gathers(dir, 16, " algo=bidir-ring");
-    run_figures steps = run_json(trace8, "configs/hw/tpu-v5p-64.ini", cube, "steps");
-    run_figures fast = run_json(trace8, "configs/hw/tpu-v5p-64.ini", cube, "fast");
-    close_to(steps.makespan, 7 * 5.74288e-6, "steps' makespan");
+    steps_fast r = run_steps_fast(trace8, "configs/hw/tpu-v5p-64.ini", cube);
+    close_to(r.steps.makespan, 7 * 5.74288e-6, "steps' makespan");
     for (guint i = 0; i < 2; i++) {
-        double f = g_array_index(fast.coll_times, double, i), s = g_array_index(steps.coll_times, double, i);
-        close_to(s, 7 * 5.74288e-6, "steps' collective");
-        ck_assert_msg(fabs(f / s - 1) < 0.02, "2x2x2 collective %u: fast %.17g, steps %.17g", i, f, s);
+        close_to(g_array_index(r.steps.coll_times, double, i), 7 * 5.74288e-6, "steps' collective");
+        assert_fast_collective(&r, i, 0.02, "2x2x2 collective");
     }
-    figures_clear(&steps);
-    figures_clear(&fast);
-    steps = run_json(trace16, "configs/hw/tpu-v5p-64.ini", slab, "steps");
-    fast = run_json(trace16, "configs/hw/tpu-v5p-64.ini", slab, "fast");
-    for (guint i = 0; i < 2; i++) {
-        double f = g_array_index(fast.coll_times, double, i), s = g_array_index(steps.coll_times, double, i);
-        ck_assert_msg(fabs(f / s - 1) < 0.02, "4x2x2 collective %u: fast %.17g, steps %.17g", i, f, s);
-    }
-    figures_clear(&steps);
-    figures_clear(&fast);
+    steps_fast_clear(&r);
+    r = run_steps_fast(trace16, "configs/hw/tpu-v5p-64.ini", slab);
+    for (guint i = 0; i < 2; i++)
+        assert_fast_collective(&r, i, 0.02, "4x2x2 collective");
+    steps_fast_clear(&r);
     strata_test_remove_dir(dir);
     g_free(trace8);
     g_free(trace16);
@@ -735,12 +755,9 @@ START_TEST(test_fast_reductions_beside_the_copies)
     static const char *const cube[] = {"hardware.devices=8", "interconnect.ici.dims=2x2x2", NULL};
     char *dir = strata_test_temp_dir();
     char *trace = gen_collective(dir, "reduce-scatter", "auto", "devices=8");
-    run_figures steps = run_json(trace, "configs/hw/tpu-v5p-64.ini", cube, "steps");
-    run_figures fast = run_json(trace, "configs/hw/tpu-v5p-64.ini", cube, "fast");
-    double f = g_array_index(fast.coll_times, double, 0), st = g_array_index(steps.coll_times, double, 0);
-    ck_assert_msg(fabs(f / st - 1) < 0.01, "fast %.17g, steps %.17g", f, st);
-    figures_clear(&steps);
-    figures_clear(&fast);
+    steps_fast r = run_steps_fast(trace, "configs/hw/tpu-v5p-64.ini", cube);
+    assert_fast_collective(&r, 0, 0.01, "reduce-scatter");
+    steps_fast_clear(&r);
     strata_test_remove_dir(dir);
     g_free(trace);
     g_free(dir);
@@ -773,30 +790,23 @@ END_TEST
 START_TEST(test_fast_group_ends_a_phase_together)
 {
     char *dir = strata_test_temp_dir();
-    char *trace = g_strdup_printf("%s/mix.trace", dir);
-    ck_assert(g_file_set_contents(trace,
-                                  "strata-trace 1\noption mesh=data:64\n"
-                                  "alloc send 512KiB tag=input dtype=f32 shape=131072\n"
-                                  "alloc recv 32MiB tag=output dtype=f32 shape=8388608\n"
-                                  "alloc g 32MiB tag=input dtype=f32 shape=8388608\n"
-                                  "alloc h 512KiB tag=output dtype=f32 shape=131072\n"
-                                  "alloc s3 128 tag=input dtype=f32 shape=32\n"
-                                  "alloc r3 8KiB tag=output dtype=f32 shape=2048\n"
-                                  "compute program_start time=0\n"
-                                  "all-gather recv send axis=data algo=bidir-ring stream=a\n"
-                                  "reduce-scatter h g axis=data algo=bidir-ring stream=b\n"
-                                  "all-gather r3 s3 axis=data algo=bidir-ring stream=a\n",
-                                  -1, NULL));
-    run_figures steps = run_json(trace, "configs/hw/tpu-v5p-64.ini", NULL, "steps");
-    run_figures fast = run_json(trace, "configs/hw/tpu-v5p-64.ini", NULL, "fast");
-    double f = g_array_index(fast.coll_times, double, 2), st = g_array_index(steps.coll_times, double, 2);
+    char *trace = trace_file(dir, "mix.trace",
+                             "strata-trace 1\noption mesh=data:64\n"
+                             "alloc send 512KiB tag=input dtype=f32 shape=131072\n"
+                             "alloc recv 32MiB tag=output dtype=f32 shape=8388608\n"
+                             "alloc g 32MiB tag=input dtype=f32 shape=8388608\n"
+                             "alloc h 512KiB tag=output dtype=f32 shape=131072\n"
+                             "alloc s3 128 tag=input dtype=f32 shape=32\n"
+                             "alloc r3 8KiB tag=output dtype=f32 shape=2048\n"
+                             "compute program_start time=0\n"
+                             "all-gather recv send axis=data algo=bidir-ring stream=a\n"
+                             "reduce-scatter h g axis=data algo=bidir-ring stream=b\n"
+                             "all-gather r3 s3 axis=data algo=bidir-ring stream=a\n");
+    steps_fast r = run_steps_fast(trace, "configs/hw/tpu-v5p-64.ini", NULL);
     /* no longer the neighbours' spread ends (2.79 x); the drift, within 15% */
-    ck_assert_msg(fabs(f / st - 1) < 0.15, "8 KiB all-gather: fast %.17g, steps %.17g", f, st);
-    f = g_array_index(fast.coll_times, double, 1);
-    st = g_array_index(steps.coll_times, double, 1);
-    ck_assert_msg(fabs(f / st - 1) < 0.03, "reduce-scatter: fast %.17g, steps %.17g", f, st);
-    figures_clear(&steps);
-    figures_clear(&fast);
+    assert_fast_collective(&r, 2, 0.15, "8 KiB all-gather");
+    assert_fast_collective(&r, 1, 0.03, "reduce-scatter");
+    steps_fast_clear(&r);
     strata_test_remove_dir(dir);
     g_free(trace);
     g_free(dir);
@@ -819,29 +829,23 @@ END_TEST
 START_TEST(test_fast_next_collective_starts_with_the_drift)
 {
     char *dir = strata_test_temp_dir();
-    char *trace = g_strdup_printf("%s/seq.trace", dir);
-    ck_assert(g_file_set_contents(trace,
-                                  "strata-trace 1\noption mesh=data:64\n"
-                                  "alloc send 512KiB tag=input dtype=f32 shape=131072\n"
-                                  "alloc recv 32MiB tag=output dtype=f32 shape=8388608\n"
-                                  "alloc s3 128 tag=input dtype=f32 shape=32\n"
-                                  "alloc r3 8KiB tag=output dtype=f32 shape=2048\n"
-                                  "compute program_start time=0\n"
-                                  "all-gather recv send axis=data algo=bidir-ring stream=a\n"
-                                  "all-gather r3 s3 axis=data algo=bidir-ring stream=a\n",
-                                  -1, NULL));
-    run_figures steps = run_json(trace, "configs/hw/tpu-v5p-64.ini", NULL, "steps");
-    run_figures fast = run_json(trace, "configs/hw/tpu-v5p-64.ini", NULL, "fast");
-    double f = g_array_index(fast.coll_times, double, 1), st = g_array_index(steps.coll_times, double, 1);
+    char *trace = trace_file(dir, "seq.trace",
+                             "strata-trace 1\noption mesh=data:64\n"
+                             "alloc send 512KiB tag=input dtype=f32 shape=131072\n"
+                             "alloc recv 32MiB tag=output dtype=f32 shape=8388608\n"
+                             "alloc s3 128 tag=input dtype=f32 shape=32\n"
+                             "alloc r3 8KiB tag=output dtype=f32 shape=2048\n"
+                             "compute program_start time=0\n"
+                             "all-gather recv send axis=data algo=bidir-ring stream=a\n"
+                             "all-gather r3 s3 axis=data algo=bidir-ring stream=a\n");
+    steps_fast r = run_steps_fast(trace, "configs/hw/tpu-v5p-64.ini", NULL);
+    double st = g_array_index(r.steps.coll_times, double, 1);
     ck_assert_msg(fabs(st - 143.189e-6) < 0.01e-6, "the steps' 8 KiB all-gather: %.17g", st);
-    ck_assert_msg(fabs(f / st - 1) < 0.001, "8 KiB all-gather: fast %.17g, steps %.17g", f, st);
-    f = g_array_index(fast.coll_times, double, 0);
-    st = g_array_index(steps.coll_times, double, 0);
-    ck_assert_msg(fabs(f / st - 1) < 0.005, "32 MiB all-gather: fast %.17g, steps %.17g", f, st);
-    ck_assert_msg(fast.makespan < steps.makespan * 1.005, "makespan: fast %.17g, steps %.17g", fast.makespan,
-                  steps.makespan);
-    figures_clear(&steps);
-    figures_clear(&fast);
+    assert_fast_collective(&r, 1, 0.001, "8 KiB all-gather");
+    assert_fast_collective(&r, 0, 0.005, "32 MiB all-gather");
+    ck_assert_msg(r.fast.makespan < r.steps.makespan * 1.005, "makespan: fast %.17g, steps %.17g", r.fast.makespan,
+                  r.steps.makespan);
+    steps_fast_clear(&r);
     strata_test_remove_dir(dir);
     g_free(trace);
     g_free(dir);
@@ -873,11 +877,9 @@ START_TEST(test_simple_flags_paced_by_their_route)
     char *trace = gen_collective(dir, "all-reduce", "nccl-tree", "devices=4");
     compare_with(trace, "configs/hw/h100-16x8-ib.ini", tree_sets, true);
     g_free(trace);
-    trace = g_build_filename(dir, "ring.trace", NULL);
-    ck_assert(g_file_set_contents(trace,
-                                  "strata-trace 1\noption mesh=data:4\nalloc buf 64KiB dtype=f32\n"
-                                  "all-reduce buf axis=data\nfree buf\n",
-                                  -1, NULL));
+    trace = trace_file(dir, "ring.trace",
+                       "strata-trace 1\noption mesh=data:4\nalloc buf 64KiB dtype=f32\n"
+                       "all-reduce buf axis=data\nfree buf\n");
     run_figures steps = run_json(trace, "configs/hw/h100-2x8-ib.ini", ring_sets, "steps");
     close_to(steps.makespan, 69.38304e-6, "ring's steps");
     const char *const modes[] = {"phases", "classes"};

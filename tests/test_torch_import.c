@@ -67,6 +67,67 @@ static char *python_snapshot(const char *dir, int protocol, const char *scenario
     return out;
 }
 
+/* A snapshot make_snapshot.py writes into a fresh temporary folder; out: a
+ * file there for what the test writes (NULL when not asked for). */
+typedef struct snapshot {
+    char *dir, *path, *out;
+} snapshot;
+
+/* Writes scenario's snapshot; false (the test then returns, nothing left
+ * behind) where python3 is absent. out_name: the name of s->out, or NULL. */
+static bool snapshot_open(snapshot *s, int protocol, const char *scenario, const char *extra,
+                          const char *out_name)
+{
+    s->dir = strata_test_temp_dir();
+    s->path = python_snapshot(s->dir, protocol, scenario, extra);
+    s->out = s->path && out_name ? g_build_filename(s->dir, out_name, NULL) : NULL;
+    if (s->path == NULL) {
+        g_rmdir(s->dir);
+        g_free(s->dir);
+    }
+    return s->path != NULL;
+}
+
+/* Removes out (when there) and the snapshot, then the folder. */
+static void snapshot_close(snapshot *s)
+{
+    if (s->out)
+        g_unlink(s->out);
+    if (s->path)
+        g_unlink(s->path);
+    g_rmdir(s->dir);
+    g_free(s->out);
+    g_free(s->path);
+    g_free(s->dir);
+}
+
+/* A snapshot (protocol 4) imported with the default device. */
+typedef struct scenario {
+    snapshot f;
+    strata_torch_summary sum;
+    strata_source *src;
+} scenario;
+
+/* Imports make_snapshot.py's scenario with the default device; false when
+ * python3 is absent. */
+static bool scenario_open(scenario *s, const char *name)
+{
+    memset(s, 0, sizeof *s);
+    if (!snapshot_open(&s->f, 4, name, NULL, NULL))
+        return false;
+    GError *err = NULL;
+    s->src = strata_torch_import(s->f.path, NULL, &s->sum, &err);
+    ck_assert_msg(s->src != NULL, "%s", err ? err->message : "");
+    return true;
+}
+
+static void scenario_close(scenario *s)
+{
+    strata_source_free(s->src);
+    strata_torch_summary_clear(&s->sum);
+    snapshot_close(&s->f);
+}
+
 static const char basic_ops[] =
     TORCH_BASIC_SETUP_OPS
     "alloc b.6 3MiB addr=0x7f00003d0a00 stream=s0 at=0 note=model.py:11\n"
@@ -81,19 +142,17 @@ static const int protocols[] = {2, 4, 5};
 START_TEST(basic_trace_by_hand)
 {
     int protocol = protocols[_i];
-    char *dir = strata_test_temp_dir();
-    char *snap = python_snapshot(dir, protocol, "basic", NULL);
-    if (snap == NULL)
+    snapshot f;
+    if (!snapshot_open(&f, protocol, "basic", NULL, "basic.trace"))
         return;
-    char *out = g_build_filename(dir, "basic.trace", NULL);
-    strata_cli_result r = strata_test_cli("import", "torch", snap, "-o", out, NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", f.path, "-o", f.out, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     /* the summary on stderr */
     ck_assert_ptr_nonnull(strstr(r.err, "10 events -> 3 allocs, 2 frees, 1 releases"));
     ck_assert_ptr_nonnull(strstr(r.err, "start: 2 segments (22.00 MiB), 2 live blocks"));
     ck_assert_ptr_nonnull(strstr(r.err, "real peak reserved 62.00 MiB"));
     char *text = NULL;
-    ck_assert(g_file_get_contents(out, &text, NULL, NULL));
+    ck_assert(g_file_get_contents(f.out, &text, NULL, NULL));
     char *want = g_strdup_printf(
         "strata-trace 1\n# imported by strata import torch from snap-basic-%d.pickle (device 0): "
         "10 events, 10 setup ops rebuild the state at the first event\n%s",
@@ -104,28 +163,22 @@ START_TEST(basic_trace_by_hand)
     strata_cli_result_clear(&r);
 
     /* standard output by default, byte-identical on a second run */
-    r = strata_test_cli("import", "torch", snap, NULL);
+    r = strata_test_cli("import", "torch", f.path, NULL);
     ck_assert_int_eq(r.status, 0);
-    ck_assert(g_file_get_contents(out, &text, NULL, NULL));
+    ck_assert(g_file_get_contents(f.out, &text, NULL, NULL));
     ck_assert_str_eq(r.out, text);
     g_free(text);
     strata_cli_result_clear(&r);
-    g_unlink(out);
-    g_unlink(snap);
-    g_rmdir(dir);
-    g_free(out);
-    g_free(snap);
-    g_free(dir);
+    snapshot_close(&f);
 }
 END_TEST
 
 START_TEST(device_option_picks_one_gpu)
 {
-    char *dir = strata_test_temp_dir();
-    char *snap = python_snapshot(dir, 4, "twodev", NULL);
-    if (snap == NULL)
+    snapshot f;
+    if (!snapshot_open(&f, 4, "twodev", NULL, NULL))
         return;
-    strata_cli_result r = strata_test_cli("import", "torch", snap, "--device", "1", NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", f.path, "--device", "1", NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     /* device 1 holds the basic run: the same ops, device 0's segments left out */
     const char *ops = strstr(r.out, "event\n");
@@ -133,45 +186,39 @@ START_TEST(device_option_picks_one_gpu)
     ck_assert_str_eq(ops + strlen("event\n"), basic_ops);
     ck_assert_ptr_nonnull(strstr(r.out, "(device 1): 10 events"));
     strata_cli_result_clear(&r);
-    r = strata_test_cli("import", "torch", snap, NULL);
+    r = strata_test_cli("import", "torch", f.path, NULL);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.out, "(device 0): 41 events")); /* simulate(40, 7) */
     ck_assert_ptr_null(strstr(r.out, "0x7f00003d0a00"));
     strata_cli_result_clear(&r);
-    g_unlink(snap);
-    g_rmdir(dir);
-    g_free(snap);
-    g_free(dir);
+    snapshot_close(&f);
 }
 END_TEST
 
 START_TEST(basic_summary_and_fidelity)
 {
-    char *dir = strata_test_temp_dir();
-    char *snap = python_snapshot(dir, 4, "basic", NULL);
-    if (snap == NULL)
+    scenario s;
+    if (!scenario_open(&s, "basic"))
         return;
     GError *err = NULL;
-    strata_torch_summary sum = {0};
-    strata_source *src = strata_torch_import(snap, NULL, &sum, &err);
-    ck_assert_msg(src != NULL, "%s", err ? err->message : "");
-    ck_assert_uint_eq(sum.n_events, 10);
-    ck_assert_uint_eq(sum.n_initial_segments, 2);
-    ck_assert_uint_eq(sum.n_initial_blocks, 2);
-    ck_assert_uint_eq(sum.initial_reserved, 22 * MiB);
-    ck_assert_uint_eq(sum.peak_reserved, 62 * MiB);
-    ck_assert_uint_eq(sum.final_reserved, 22 * MiB);
-    ck_assert_uint_eq(sum.n_segment_allocs, 1);
-    ck_assert_uint_eq(sum.n_segment_frees, 1);
-    ck_assert_uint_eq(sum.n_releases, 1);
-    ck_assert_uint_eq(sum.n_setup_ops, 10);
-    ck_assert_uint_eq(sum.n_inconsistent, 0);
-    ck_assert_uint_eq(g_array_index(sum.segment_alloc_sizes, uint64_t, 0), 40 * MiB);
+    strata_torch_summary *sum = &s.sum;
+    ck_assert_uint_eq(sum->n_events, 10);
+    ck_assert_uint_eq(sum->n_initial_segments, 2);
+    ck_assert_uint_eq(sum->n_initial_blocks, 2);
+    ck_assert_uint_eq(sum->initial_reserved, 22 * MiB);
+    ck_assert_uint_eq(sum->peak_reserved, 62 * MiB);
+    ck_assert_uint_eq(sum->final_reserved, 22 * MiB);
+    ck_assert_uint_eq(sum->n_segment_allocs, 1);
+    ck_assert_uint_eq(sum->n_segment_frees, 1);
+    ck_assert_uint_eq(sum->n_releases, 1);
+    ck_assert_uint_eq(sum->n_setup_ops, 10);
+    ck_assert_uint_eq(sum->n_inconsistent, 0);
+    ck_assert_uint_eq(g_array_index(sum->segment_alloc_sizes, uint64_t, 0), 40 * MiB);
 
     /* the caching model: setup reserves 22 MiB, Z needs a 40 MiB segment,
      * the release returns it, W fits in A's free space */
     strata_torch_fidelity f;
-    ck_assert(strata_torch_measure(src, &sum, "caching", 80ull << 30, &f, &err));
+    ck_assert(strata_torch_measure(s.src, sum, "caching", 80ull << 30, &f, &err));
     ck_assert_uint_eq(f.real_peak_reserved, 65011712);
     ck_assert_uint_eq(f.model_peak_reserved, 65011712);
     ck_assert(f.peak_error == 0.0);
@@ -179,22 +226,16 @@ START_TEST(basic_summary_and_fidelity)
     ck_assert_uint_eq(f.model_segment_allocs, 1);
     ck_assert_uint_eq(f.matched_segment_allocs, 1);
     ck_assert(!f.oom);
-    strata_source_free(src);
-    strata_torch_summary_clear(&sum);
-    g_unlink(snap);
-    g_rmdir(dir);
-    g_free(snap);
-    g_free(dir);
+    scenario_close(&s);
 }
 END_TEST
 
 START_TEST(allocator_settings_become_options)
 {
-    char *dir = strata_test_temp_dir();
-    char *snap = python_snapshot(dir, 4, "settings", NULL);
-    if (snap == NULL)
+    snapshot f;
+    if (!snapshot_open(&f, 4, "settings", NULL, NULL))
         return;
-    strata_cli_result r = strata_test_cli("import", "torch", snap, "--fidelity", NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", f.path, "--fidelity", NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     /* max_split_size 200 MiB differs from the default (unlimited): an option
      * the caching allocator reads; every setting is kept in the header */
@@ -204,12 +245,12 @@ START_TEST(allocator_settings_become_options)
     ck_assert_ptr_null(strstr(r.out, "option allocator.expandable_segments"));
     ck_assert_ptr_nonnull(strstr(r.err, "error +0.00%; segment_alloc reproduced 1/1"));
     strata_cli_result_clear(&r);
-    g_unlink(snap);
-    g_free(snap);
+    g_unlink(f.path);
+    g_free(f.path);
     /* newer settings: divisions per interval, written out in full; the
      * threshold; what only PYTORCH_CUDA_ALLOC_CONF says */
-    snap = python_snapshot(dir, 4, "settings2", NULL);
-    r = strata_test_cli("import", "torch", snap, "--fidelity", NULL);
+    f.path = python_snapshot(f.dir, 4, "settings2", NULL);
+    r = strata_test_cli("import", "torch", f.path, "--fidelity", NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     ck_assert_msg(strstr(r.out, "\noption allocator.max_split_size=200MiB\n"
                                 "option allocator.roundup_power2_intervals=1:8/2:8/4:8/8:8/16:8/"
@@ -220,10 +261,7 @@ START_TEST(allocator_settings_become_options)
                                 "option allocator.large_segment_size=12MiB\nalloc seg.0"),
                   "%s", r.out);
     strata_cli_result_clear(&r);
-    g_unlink(snap);
-    g_rmdir(dir);
-    g_free(snap);
-    g_free(dir);
+    snapshot_close(&f);
 }
 END_TEST
 
@@ -232,42 +270,35 @@ START_TEST(oom_retry_is_not_a_release)
     /* reserved 40 MiB; segment_free A (20 MiB) then segment_alloc C (40 MiB):
      * 40 + 40 MiB exceeds the 60 MiB the device is seen to hold, so the free
      * was the allocator's retry, not the program's: no `release`. */
-    char *dir = strata_test_temp_dir();
-    char *snap = python_snapshot(dir, 4, "oomretry", NULL);
-    if (snap == NULL)
+    scenario s;
+    if (!scenario_open(&s, "oomretry"))
         return;
     GError *err = NULL;
-    strata_torch_summary sum = {0};
-    strata_source *src = strata_torch_import(snap, NULL, &sum, &err);
-    ck_assert_ptr_nonnull(src);
-    ck_assert_uint_eq(sum.n_releases, 0);
-    ck_assert_uint_eq(sum.initial_reserved, 40 * MiB);
-    ck_assert_uint_eq(sum.peak_reserved, 60 * MiB);
+    strata_torch_summary *sum = &s.sum;
+    strata_source *src = s.src;
+    ck_assert_uint_eq(sum->n_releases, 0);
+    ck_assert_uint_eq(sum->initial_reserved, 40 * MiB);
+    ck_assert_uint_eq(sum->peak_reserved, 60 * MiB);
     const strata_op *op;
     while (strata_source_next(src, &op, &err) == 1)
         ck_assert_int_ne(op->kind, STRATA_OP_RELEASE);
     /* on a 60 MiB device the model must free A to fit C, as the real one did */
     strata_torch_fidelity f;
-    ck_assert(strata_torch_measure(src, &sum, "caching", 60 * MiB, &f, &err));
+    ck_assert(strata_torch_measure(src, sum, "caching", 60 * MiB, &f, &err));
     ck_assert_uint_eq(f.model_peak_reserved, 60 * MiB);
     ck_assert_uint_eq(f.matched_segment_allocs, 1);
     ck_assert(!f.oom);
     /* the retry bounds the process's memory: 60 MiB (the peak) <= limit <
      * 40 + 40 MiB; with no capacity given the model runs at that limit */
-    ck_assert_uint_eq(sum.n_retries, 1);
-    ck_assert_uint_eq(sum.limit_low, 60 * MiB);
-    ck_assert_uint_eq(sum.limit_high, 80 * MiB);
-    ck_assert(strata_torch_measure(src, &sum, "caching", 0, &f, &err));
+    ck_assert_uint_eq(sum->n_retries, 1);
+    ck_assert_uint_eq(sum->limit_low, 60 * MiB);
+    ck_assert_uint_eq(sum->limit_high, 80 * MiB);
+    ck_assert(strata_torch_measure(src, sum, "caching", 0, &f, &err));
     ck_assert_uint_eq(f.model_peak_reserved, 60 * MiB);
     /* a capacity given wins: on 80 GiB nothing forces it, A stays cached */
-    ck_assert(strata_torch_measure(src, &sum, "caching", 80ull << 30, &f, &err));
+    ck_assert(strata_torch_measure(src, sum, "caching", 80ull << 30, &f, &err));
     ck_assert_uint_eq(f.model_peak_reserved, 80 * MiB);
-    strata_source_free(src);
-    strata_torch_summary_clear(&sum);
-    g_unlink(snap);
-    g_rmdir(dir);
-    g_free(snap);
-    g_free(dir);
+    scenario_close(&s);
 }
 END_TEST
 
@@ -313,23 +344,16 @@ START_TEST(written_trace_reads_back_equal)
 {
     /* a simulated run of 3000 events: the fast writer's text, read back by
      * the trace reader and checked by the checker, gives the same ops */
-    char *dir = strata_test_temp_dir();
-    char *snap = python_snapshot(dir, 5, "random", "3000");
-    if (snap == NULL)
+    snapshot f;
+    if (!snapshot_open(&f, 5, "random", "3000", "random.trace"))
         return;
-    char *out = g_build_filename(dir, "random.trace", NULL);
     strata_torch_summary sum = {0};
-    uint64_t n = assert_reads_back(snap, out, &sum);
+    uint64_t n = assert_reads_back(f.path, f.out, &sum);
     ck_assert_uint_eq(sum.n_inconsistent, 0);
     ck_assert_uint_eq(n, sum.n_setup_ops + sum.n_allocs + sum.n_frees + sum.n_releases);
     ck_assert_uint_gt(sum.n_allocs, 1000);
     strata_torch_summary_clear(&sum);
-    g_unlink(out);
-    g_unlink(snap);
-    g_rmdir(dir);
-    g_free(out);
-    g_free(snap);
-    g_free(dir);
+    snapshot_close(&f);
 }
 END_TEST
 
@@ -339,13 +363,11 @@ START_TEST(odd_but_legal_values)
      * (a trace cannot hold an empty buffer), the 1 TiB "small" segment is
      * rebuilt as one large one (not a million 1 MiB fills), the 0-byte
      * segment is skipped, names a trace cannot hold become underscores */
-    char *dir = strata_test_temp_dir();
-    char *snap = python_snapshot(dir, 4, "odd", NULL);
-    if (snap == NULL)
+    snapshot f;
+    if (!snapshot_open(&f, 4, "odd", NULL, "odd.trace"))
         return;
-    char *out = g_build_filename(dir, "odd.trace", NULL);
     strata_torch_summary sum = {0};
-    uint64_t n = assert_reads_back(snap, out, &sum);
+    uint64_t n = assert_reads_back(f.path, f.out, &sum);
     ck_assert_uint_eq(sum.n_inconsistent, 0);
     ck_assert_uint_eq(sum.n_allocs, 1);
     ck_assert_uint_eq(sum.n_frees, 1);
@@ -353,17 +375,12 @@ START_TEST(odd_but_legal_values)
     ck_assert_uint_eq(sum.initial_reserved, (UINT64_C(1) << 40) + 20 * MiB);
     ck_assert_uint_eq(n, 9);
     char *text = NULL;
-    ck_assert(g_file_get_contents(out, &text, NULL, NULL));
+    ck_assert(g_file_get_contents(f.out, &text, NULL, NULL));
     ck_assert_ptr_nonnull(strstr(text, "\nalloc b.4 3MiB addr=0x7f0000000000 stream=s-1 at=2us "
                                        "note=a_b_c_d.py:3\n"));
     g_free(text);
     strata_torch_summary_clear(&sum);
-    g_unlink(out);
-    g_unlink(snap);
-    g_rmdir(dir);
-    g_free(out);
-    g_free(snap);
-    g_free(dir);
+    snapshot_close(&f);
 }
 END_TEST
 
@@ -586,38 +603,6 @@ static void assert_same_summary(const strata_torch_summary *a, const strata_torc
 
 /* ---- snapshots of every generation ------------------------------------------ */
 
-typedef struct scenario {
-    char *dir, *snap;
-    strata_torch_summary sum;
-    strata_source *src;
-} scenario;
-
-/* Imports make_snapshot.py's scenario with the default device; false when
- * python3 is absent. */
-static bool scenario_open(scenario *s, const char *name)
-{
-    memset(s, 0, sizeof *s);
-    s->dir = strata_test_temp_dir();
-    s->snap = python_snapshot(s->dir, 4, name, NULL);
-    if (s->snap == NULL)
-        return false;
-    GError *err = NULL;
-    s->src = strata_torch_import(s->snap, NULL, &s->sum, &err);
-    ck_assert_msg(s->src != NULL, "%s", err ? err->message : "");
-    return true;
-}
-
-static void scenario_close(scenario *s)
-{
-    strata_source_free(s->src);
-    strata_torch_summary_clear(&s->sum);
-    if (s->snap)
-        g_unlink(s->snap);
-    g_rmdir(s->dir);
-    g_free(s->snap);
-    g_free(s->dir);
-}
-
 /* Replays s without a capacity (the trace's own limit, if any): the model
  * must follow the real reserved bytes (peak, every segment_alloc, the end). */
 static void assert_replays_real_curve(scenario *s, uint64_t peak, uint64_t final)
@@ -716,8 +701,8 @@ START_TEST(limit_inferred_from_retries)
     ck_assert(strata_torch_measure(s.src, &s.sum, "caching", 80ull << 30, &f, &err));
     ck_assert_uint_eq(f.model_peak_reserved, 130 * MiB);
     /* strata alloc without --capacity runs at the trace's limit */
-    char *trace = g_build_filename(s.dir, "limit.trace", NULL);
-    strata_cli_result r = strata_test_cli("import", "torch", s.snap, "-o", trace, NULL);
+    char *trace = g_build_filename(s.f.dir, "limit.trace", NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", s.f.path, "-o", trace, NULL);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.err, "at least 100.00 MiB, below 130.00 MiB"));
     strata_cli_result_clear(&r);
@@ -727,7 +712,7 @@ START_TEST(limit_inferred_from_retries)
     strata_cli_result_clear(&r);
     /* and strata run on an 80 GB H100 with the caching allocator */
     char *hw = strata_test_source_path("configs/hw/h100.ini");
-    char *json = g_build_filename(s.dir, "run.json", NULL);
+    char *json = g_build_filename(s.f.dir, "run.json", NULL);
     r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--allocator", "caching", "--json",
                         json, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
@@ -755,12 +740,12 @@ START_TEST(device_all_lists_the_devices)
     scenario s;
     if (!scenario_open(&s, "otherdev"))
         return;
-    strata_cli_result r = strata_test_cli("import", "torch", s.snap, "--device", "all", NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", s.f.path, "--device", "all", NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "device 0: 0 events, 0 segments; device 1: 9 events, 2 segments"),
                   "%s", r.err);
     strata_cli_result_clear(&r);
-    r = strata_test_cli("import", "torch", s.snap, "--device", "0", NULL);
+    r = strata_test_cli("import", "torch", s.f.path, "--device", "0", NULL);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.err, "device 0: no history"));
     strata_cli_result_clear(&r);
@@ -788,7 +773,7 @@ START_TEST(newer_fields_unknown_actions_oom)
     ck_assert_ptr_nonnull(ops);
     ck_assert_str_eq(ops, basic_ops);
     g_free(text);
-    strata_cli_result r = strata_test_cli("import", "torch", s.snap, NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", s.f.path, NULL);
     ck_assert_int_eq(r.status, 0);
     ck_assert_ptr_nonnull(strstr(r.err, "1 events of unknown actions, skipped: future_action x1"));
     ck_assert_ptr_nonnull(strstr(r.out, "# oom at event 12 (at=700us): 67108864 bytes requested, "
@@ -821,7 +806,7 @@ START_TEST(older_snapshot_fields_derived)
     g_free(want);
     g_regex_unref(at);
     g_free(text);
-    strata_cli_result r = strata_test_cli("import", "torch", s.snap, NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", s.f.path, NULL);
     ck_assert_int_eq(r.status, 0);
     ck_assert_msg(strstr(r.err, "derived: 3 live blocks without `address`") != NULL, "%s", r.err);
     ck_assert_ptr_nonnull(strstr(r.err, "from history[0].real_size"));
@@ -845,7 +830,7 @@ START_TEST(oom_observer_dump_reports_limit)
     ck_assert_uint_eq(s.sum.oom_reserved, 40 * MiB);
     ck_assert_uint_eq(s.sum.oom_implied_limit, 100 * MiB);
     ck_assert_uint_eq(s.sum.n_releases, 0); /* B's free was the retry's */
-    strata_cli_result r = strata_test_cli("import", "torch", s.snap, NULL);
+    strata_cli_result r = strata_test_cli("import", "torch", s.f.path, NULL);
     ck_assert_int_eq(r.status, 0);
     ck_assert_msg(strstr(r.err, "the history ends at an oom (a dump from an OOM observer): "
                                 "64.00 MiB requested with 40.00 MiB reserved and 60.00 MiB free "
@@ -902,15 +887,11 @@ END_TEST
  * more are refused naming the key. */
 START_TEST(long_strings_and_huge_sizes)
 {
-    char *dir = strata_test_temp_dir();
-    char *snap = python_snapshot(dir, 4, "longnames", NULL);
-    if (snap == NULL) {
-        g_rmdir(dir);
-        g_free(dir);
+    snapshot f;
+    if (!snapshot_open(&f, 4, "longnames", NULL, "long.trace"))
         return;
-    }
-    char *trace = g_build_filename(dir, "long.trace", NULL);
-    strata_cli_result r = strata_test_cli("import", "torch", snap, "-o", trace, NULL);
+    const char *trace = f.out;
+    strata_cli_result r = strata_test_cli("import", "torch", f.path, "-o", trace, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
     gchar *text = NULL;
@@ -924,7 +905,7 @@ START_TEST(long_strings_and_huge_sizes)
     r = strata_test_cli("check", "--trace", trace, NULL);
     ck_assert_msg(r.status == 0, "%s", r.err);
     strata_cli_result_clear(&r);
-    char *huge = python_snapshot(dir, 4, "hugesegs", NULL);
+    char *huge = python_snapshot(f.dir, 4, "hugesegs", NULL);
     r = strata_test_cli("import", "torch", huge, NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "segments[1].total_size: the device's segments would hold "
@@ -932,7 +913,7 @@ START_TEST(long_strings_and_huge_sizes)
                                 "than 2^63 in all") != NULL,
                   "%s", r.err);
     strata_cli_result_clear(&r);
-    char *bigint = python_snapshot(dir, 4, "bigint", NULL);
+    char *bigint = python_snapshot(f.dir, 4, "bigint", NULL);
     r = strata_test_cli("import", "torch", bigint, NULL);
     ck_assert_int_eq(r.status, 2);
     ck_assert_msg(strstr(r.err, "device_traces[0][0].size: expected a non-negative int below 2^63, "
@@ -942,13 +923,8 @@ START_TEST(long_strings_and_huge_sizes)
     g_unlink(bigint);
     g_free(bigint);
     g_unlink(huge);
-    g_unlink(trace);
-    g_unlink(snap);
-    g_rmdir(dir);
     g_free(huge);
-    g_free(trace);
-    g_free(snap);
-    g_free(dir);
+    snapshot_close(&f);
 }
 END_TEST
 
@@ -1027,19 +1003,12 @@ END_TEST
 /* The bytes read show on a terminal only (core/progress.h). */
 START_TEST(progress_only_on_a_terminal)
 {
-    char *dir = strata_test_temp_dir();
-    char *snap = python_snapshot(dir, 4, "basic", NULL);
-    if (snap == NULL)
+    snapshot f;
+    if (!snapshot_open(&f, 4, "basic", NULL, "out.trace"))
         return;
-    char *out = g_build_filename(dir, "out.trace", NULL);
-    const char *argv[] = {"import", "torch", snap, "-o", out, NULL};
+    const char *argv[] = {"import", "torch", f.path, "-o", f.out, NULL};
     strata_test_progress_only_on_tty(argv, "import torch: [");
-    g_unlink(out);
-    g_unlink(snap);
-    g_rmdir(dir);
-    g_free(out);
-    g_free(snap);
-    g_free(dir);
+    snapshot_close(&f);
 }
 END_TEST
 

@@ -12,10 +12,10 @@
  * pages, where tokens_per_page = page / (bytes per token of one tensor);
  * no external fragmentation (any free page maps anywhere).
  */
-#include <string.h>
 #include "alloc/alloc.h"
 #include "core/error.h"
 #include "serve/serve_kv.h"
+#include "serve/serve_names.h"
 
 typedef enum { RESERVE_MAX, RESERVE_POW2, RESERVE_ORACLE } reserve_rule;
 
@@ -234,16 +234,7 @@ const strata_serve_kv_scheme *strata_serve_kv_at(uint32_t i)
 
 const strata_serve_kv_scheme *strata_serve_kv_find(const char *name)
 {
-    for (uint32_t i = 0; schemes[i]; i++)
-        if (strcmp(schemes[i]->name, name) == 0)
-            return schemes[i];
-    return NULL;
+    return serve_names_find(SERVE_NAMES_OF_POINTERS(schemes, strata_serve_kv_scheme), name);
 }
 
-char *strata_serve_kv_names(void)
-{
-    GString *s = g_string_new(NULL);
-    for (uint32_t i = 0; schemes[i]; i++)
-        g_string_append_printf(s, "%s%s", i ? ", " : "", schemes[i]->name);
-    return g_string_free(s, FALSE);
-}
+char *strata_serve_kv_names(void) { return serve_names_list(SERVE_NAMES_OF_POINTERS(schemes, strata_serve_kv_scheme)); }

@@ -5,10 +5,23 @@
 #include <string.h>
 #include "core/error.h"
 
+/* Row i: the i-th entry, or the row it points to in a table of pointers (NULL: the end of that table). */
+static const char *row_at(serve_names t, size_t i)
+{
+    const char *entry = (const char *)t.rows + i * t.stride;
+    if (!t.pointers)
+        return entry;
+    const char *row;
+    memcpy(&row, entry, sizeof row);
+    return row;
+}
+
 /* Row i's name (NULL: the end of the table). */
 static const char *name_at(serve_names t, size_t i)
 {
-    const char *row = (const char *)t.rows + i * t.stride;
+    const char *row = row_at(t, i);
+    if (!row)
+        return NULL;
     const char *name;
     memcpy(&name, row + t.name_offset, sizeof name);
     return name;
@@ -20,7 +33,7 @@ const void *serve_names_find(serve_names t, const char *name)
         return NULL;
     for (size_t i = 0; name_at(t, i); i++)
         if (strcmp(name_at(t, i), name) == 0)
-            return (const char *)t.rows + i * t.stride;
+            return row_at(t, i);
     return NULL;
 }
 
