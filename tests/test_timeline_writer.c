@@ -44,11 +44,12 @@ static long long file_size(FILE *f)
     return (long long)st.st_size;
 }
 
-/* The buffer holds two chunks (131,072 bytes): two pieces fit (100,000),
- * nothing is written; the third needs room, so the one whole chunk goes
- * out (65,536 bytes, after the 4 bytes stdio held, written at init) and
- * 34,464 stay, then the piece is taken (84,464); the finish writes the
- * rest: 4 + 150,000 bytes. */
+/* The buffer holds a chunk and a 32nd (67,584 bytes): the first piece
+ * fits; the second does not, and no whole chunk is pending (50,000), so
+ * nothing is written and the buffer grows to 100,000; the third needs room,
+ * so the one whole chunk goes out (65,536 bytes, after the 4 bytes stdio
+ * held, written at init) and 34,464 stay, then the piece is taken
+ * (84,464); the finish writes the rest: 4 + 150,000 bytes. */
 START_TEST(a_file_gets_whole_chunks)
 {
     char *dir = strata_test_temp_dir();
@@ -62,6 +63,7 @@ START_TEST(a_file_gets_whole_chunks)
     put_piece(&o, 0);
     put_piece(&o, 1);
     ck_assert_int_eq(file_size(f), 4);
+    ck_assert_uint_eq(o.cap, 100000);
     put_piece(&o, 2);
     ck_assert_int_eq(file_size(f), 4 + CHUNK);
     ck_assert_uint_eq(o.len, 84464);
@@ -82,8 +84,9 @@ START_TEST(a_file_gets_whole_chunks)
 }
 END_TEST
 
-/* No descriptor: the flush before the third piece hands all 100,000
- * bytes to stdio, and none stay. */
+/* No descriptor: each flush hands everything to stdio, so the second
+ * piece finds 50,000 bytes written and room for itself, and the third
+ * finds the second's 50,000 written (100,000 in all). */
 START_TEST(a_stream_gets_everything_at_each_flush)
 {
     char *mem = NULL;

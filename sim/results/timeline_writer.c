@@ -4,8 +4,10 @@
  * is full, so that no event calls into stdio.
  *
  * Into a file (out has a descriptor), a flush writes the whole chunks of
- * the buffer with write(2) and keeps the rest (less than a chunk) for the
- * next, so every write is a multiple of the chunk at an offset that is one:
+ * the buffer with write(2) and moves the rest to the front for the next
+ * (the buffer holds a chunk and a 32nd, so the rest is at most that 32nd
+ * while events are smaller), so every write is a multiple of the chunk at
+ * an offset that is one:
  * the page cache can then hold the file in large folios (ext4 allocates a
  * folio as large as the write and the offset's alignment allow,
  * mm/filemap.c __filemap_get_folio with fgf_set_order), where stdio's
@@ -31,7 +33,8 @@ void strata_tl_out_init(strata_tl_out *o, FILE *out, size_t chunk)
     int fd = fileno(out);
     if (fd >= 0 && fflush(out) != 0)
         fd = -1;
-    *o = (strata_tl_out){.out = out, .fd = fd, .buf = g_malloc(2 * chunk), .cap = 2 * chunk, .chunk = chunk};
+    size_t cap = chunk + chunk / 32; /* a flush leaves at most the slack to move to the front */
+    *o = (strata_tl_out){.out = out, .fd = fd, .buf = g_malloc(cap), .cap = cap, .chunk = chunk};
 }
 
 /* Writes n bytes at p to o's descriptor (o->failed when it cannot). */

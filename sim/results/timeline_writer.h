@@ -33,7 +33,7 @@ typedef struct strata_tl_out {
     FILE *out;
     int fd;              /* out's file descriptor; -1: write through stdio */
     bool failed;         /* a write(2) to fd failed */
-    char *buf;           /* len bytes of cap (twice the chunk, or more) */
+    char *buf;           /* len bytes of cap (a chunk and a 32nd, or more) */
     size_t len, cap, chunk;
 } strata_tl_out;
 
