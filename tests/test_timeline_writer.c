@@ -5,7 +5,7 @@
  * what stdio held before written first. Into a stream without a
  * descriptor (open_memstream): everything at each flush. The same bytes
  * in the same order either way; a write that fails is reported by the
- * finish.
+ * finish and marks the stream.
  */
 #include <string.h>
 #include <sys/stat.h>
@@ -113,7 +113,8 @@ START_TEST(a_stream_gets_everything_at_each_flush)
 }
 END_TEST
 
-/* /dev/full refuses every write (ENOSPC): the finish says so. */
+/* /dev/full refuses every write (ENOSPC): the finish says so, and so does
+ * the stream (ferror), which is what the engine and core/outfile.c read. */
 START_TEST(a_failed_write_is_reported)
 {
     FILE *f = fopen("/dev/full", "w");
@@ -123,6 +124,7 @@ START_TEST(a_failed_write_is_reported)
     for (int i = 0; i < PIECES; i++)
         put_piece(&o, i);
     ck_assert(!strata_tl_out_finish(&o));
+    ck_assert(ferror(f));
     g_free(o.buf);
     fclose(f);
 }

@@ -37,15 +37,19 @@ void strata_tl_out_init(strata_tl_out *o, FILE *out, size_t chunk)
     *o = (strata_tl_out){.out = out, .fd = fd, .buf = g_malloc(cap), .cap = cap, .chunk = chunk};
 }
 
-/* Writes n bytes at p to o's descriptor (o->failed when it cannot). */
+/* Writes n bytes at p to o's descriptor. When write(2) fails, these bytes
+ * and all later ones go through stdio instead, which meets the same error
+ * and marks the stream (ferror), as the engine and core/outfile.c read a
+ * failed write. */
 static void write_all(strata_tl_out *o, const char *p, size_t n)
 {
-    while (n > 0 && !o->failed) {
+    while (n > 0) {
         ssize_t k = write(o->fd, p, n);
         if (k < 0 && errno == EINTR)
             continue;
         if (k <= 0) {
-            o->failed = true;
+            o->fd = -1;
+            fwrite(p, 1, n, o->out);
             return;
         }
         p += k;
@@ -73,5 +77,5 @@ bool strata_tl_out_finish(strata_tl_out *o)
         o->len = 0;
     }
     strata_tl_out_flush(o);
-    return !o->failed && fflush(o->out) == 0 && !ferror(o->out);
+    return fflush(o->out) == 0 && !ferror(o->out);
 }

@@ -31,8 +31,7 @@
  * next flush); otherwise (a gzip stream) through stdio. */
 typedef struct strata_tl_out {
     FILE *out;
-    int fd;              /* out's file descriptor; -1: write through stdio */
-    bool failed;         /* a write(2) to fd failed */
+    int fd;              /* out's file descriptor; -1: write through stdio (also after a failed write(2)) */
     char *buf;           /* len bytes of cap (a chunk and a 32nd, or more) */
     size_t len, cap, chunk;
 } strata_tl_out;
@@ -41,7 +40,7 @@ typedef struct strata_tl_out {
 void strata_tl_out_init(strata_tl_out *o, FILE *out, size_t chunk);
 void strata_tl_out_flush(strata_tl_out *o);
 /* Writes every pending byte, and true when every write went through
- * (write(2), fflush, ferror). */
+ * (fflush, ferror: a failed write(2) shows on the stream too). */
 bool strata_tl_out_finish(strata_tl_out *o);
 
 /* The end of the pending output, with room for n more bytes after it. */
