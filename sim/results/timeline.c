@@ -711,7 +711,8 @@ strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *o
     tl->r = r;
     tl->w = (f ? f : &formats[0])->writer;
     tl->ws = tl->w->open ? tl->w->open(out, r) : tl;
-    strata_tl_out_init(&tl->o, out, CHUNK);
+    if (!tl->w->open) /* the JSON writer's; another writer keeps its own */
+        strata_tl_out_init(&tl->o, out, CHUNK);
     tl->first_event = true;
     tl->ts_ns = -1;
     for (int k = 0; k <= STRATA_OP__COUNT; k++)

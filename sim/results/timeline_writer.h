@@ -25,16 +25,22 @@
 #include "results/json_cursor.h"
 #include "results/results.h"
 
-/* Pending output, written to out in chunks (timeline_writer.c). */
+/* Pending output, written to out in chunks (timeline_writer.c). When out
+ * has a file descriptor, the bytes go to it with write(2) in whole chunks,
+ * at file offsets that are multiples of the chunk (the rest waits for the
+ * next flush); otherwise (a gzip stream) through stdio. */
 typedef struct strata_tl_out {
     FILE *out;
-    char *buf;           /* len bytes of cap */
-    size_t len, cap;
+    int fd;              /* out's file descriptor; -1: write through stdio (also after a failed write(2)) */
+    char *buf;           /* len bytes of cap (a chunk and a 32nd, or more) */
+    size_t len, cap, chunk;
 } strata_tl_out;
 
-void strata_tl_out_init(strata_tl_out *o, FILE *out, size_t cap);
+/* Pending output on out, written in chunks of `chunk` bytes (a power of two). */
+void strata_tl_out_init(strata_tl_out *o, FILE *out, size_t chunk);
 void strata_tl_out_flush(strata_tl_out *o);
-/* Flushes, and true when every write went through (fflush, ferror). */
+/* Writes every pending byte, and true when every write went through
+ * (fflush, ferror: a failed write(2) shows on the stream too). */
 bool strata_tl_out_finish(strata_tl_out *o);
 
 /* The end of the pending output, with room for n more bytes after it. */
@@ -42,9 +48,9 @@ static inline char *strata_tl_out_room(strata_tl_out *o, size_t n)
 {
     if (o->cap - o->len < n) {
         strata_tl_out_flush(o);
-        if (o->cap < n) {
-            o->cap = n;
-            o->buf = g_realloc(o->buf, n);
+        if (o->cap - o->len < n) {
+            o->cap = o->len + n;
+            o->buf = g_realloc(o->buf, o->cap);
         }
     }
     return o->buf + o->len;
