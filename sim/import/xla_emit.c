@@ -329,9 +329,20 @@ static bool in_setup(const xla_group *g)
     return g->kind == XLA_ARGUMENT || g->kind == XLA_DONATED;
 }
 
-/* The value an operand stands for, following aliases; NO_VALUE when none. */
+/* The value an operand stands for, following aliases; NO_VALUE when none.
+ * NAME#INDEX (jaxlib 0.12's get-tuple-element, xla_hlo.h) is the value
+ * NAME{INDEX}, as a printed get-tuple-element of NAME, index=INDEX, is. */
 static uint32_t resolve_value(const emitter *e, const char *name, int depth)
 {
+    uint64_t element;
+    char *base = xla_hlo_element_operand(name, &element);
+    if (base) {
+        char *k = g_strdup_printf("%s{%" G_GUINT64_FORMAT "}", base, element);
+        gpointer v = g_hash_table_lookup(e->by_key, k);
+        g_free(k);
+        g_free(base);
+        return v ? GPOINTER_TO_UINT(v) - 1 : NO_VALUE;
+    }
     char *key = g_strconcat(name, "{}", NULL);
     gpointer v = g_hash_table_lookup(e->by_key, key);
     g_free(key);
@@ -683,7 +694,13 @@ static void emit_instruction(emitter *e, const char *name)
         GArray *def = g_hash_table_lookup(e->defined, name);
         bool parameter = def && def->len > 0 && in_setup(&g_array_index(e->groups, xla_group,
                                                                          g_array_index(def, defined_in, 0).group));
-        if (!parameter)
+        /* A scheduled instruction the HLO leaves out, defining no value,
+         * where the HLO writes operands NAME#INDEX: a get-tuple-element
+         * as jaxlib 0.12 prints it (xla_hlo.h), bookkeeping. */
+        bool elided_gte = e->h && def == NULL && xla_hlo_element_operands(e->h)->count > 0;
+        if (elided_gte)
+            e->fig->n_elided_gtes++;
+        else if (!parameter)
             emit_compute(e, name, NULL);
         return;
     }
