@@ -329,6 +329,22 @@ static bool in_setup(const xla_group *g)
     return g->kind == XLA_ARGUMENT || g->kind == XLA_DONATED;
 }
 
+/* The value NAME{INDEX}; through a call (jaxlib 0.12's CPU backend wraps
+ * small loops in one, xla_cpu_small_call), its callee's ROOT's, as XLA's
+ * dataflow gives a kCall's result the values of its computation's root. */
+static uint32_t resolve_element(const emitter *e, const char *name, uint64_t element, int depth)
+{
+    char *k = g_strdup_printf("%s{%" G_GUINT64_FORMAT "}", name, element);
+    gpointer v = g_hash_table_lookup(e->by_key, k);
+    g_free(k);
+    if (v)
+        return GPOINTER_TO_UINT(v) - 1;
+    const xla_instr *in = e->h ? xla_hlo_find(e->h, name) : NULL;
+    if (in == NULL || in->call_root == NULL || depth > 8)
+        return NO_VALUE;
+    return resolve_element(e, in->call_root, element, depth + 1);
+}
+
 /* The value an operand stands for, following aliases; NO_VALUE when none.
  * NAME#INDEX (jaxlib 0.12's get-tuple-element, xla_hlo.h) is the value
  * NAME{INDEX}, as a printed get-tuple-element of NAME, index=INDEX, is. */
@@ -337,11 +353,9 @@ static uint32_t resolve_value(const emitter *e, const char *name, int depth)
     uint64_t element;
     char *base = xla_hlo_element_operand(name, &element);
     if (base) {
-        char *k = g_strdup_printf("%s{%" G_GUINT64_FORMAT "}", base, element);
-        gpointer v = g_hash_table_lookup(e->by_key, k);
-        g_free(k);
+        uint32_t v = resolve_element(e, base, element, depth);
         g_free(base);
-        return v ? GPOINTER_TO_UINT(v) - 1 : NO_VALUE;
+        return v;
     }
     char *key = g_strconcat(name, "{}", NULL);
     gpointer v = g_hash_table_lookup(e->by_key, key);
@@ -351,12 +365,8 @@ static uint32_t resolve_value(const emitter *e, const char *name, int depth)
     const xla_instr *in = e->h ? xla_hlo_find(e->h, name) : NULL;
     if (in == NULL || in->operands[0] == NULL || depth > 8)
         return NO_VALUE;
-    if (in->tuple_index >= 0 || strcmp(in->opcode, "copy-done") == 0) {
-        char *k = g_strdup_printf("%s{%" G_GINT64_FORMAT "}", in->operands[0], MAX(in->tuple_index, 0));
-        v = g_hash_table_lookup(e->by_key, k);
-        g_free(k);
-        return v ? GPOINTER_TO_UINT(v) - 1 : NO_VALUE;
-    }
+    if (in->tuple_index >= 0 || strcmp(in->opcode, "copy-done") == 0)
+        return resolve_element(e, in->operands[0], (uint64_t)MAX(in->tuple_index, 0), depth + 1);
     if (strcmp(in->opcode, "bitcast") == 0)
         return resolve_value(e, in->operands[0], depth + 1);
     return NO_VALUE;

@@ -17,6 +17,7 @@
 struct xla_hlo {
     GHashTable *instrs;   /* name (borrowed from the instr) -> xla_instr* (owned) */
     GHashTable *comp_flops; /* computation name (owned) -> double* (owned) */
+    GHashTable *comp_roots; /* computation name (owned) -> its ROOT's name (owned) */
     double *current;      /* the open computation's sum, or NULL */
     bool in_frames;       /* past `FileNames`: the stack-frame index, skipped */
     uint64_t partitions, replicas; /* from the HloModule line, 0 when absent */
@@ -37,6 +38,7 @@ static void instr_free(gpointer p)
     g_free(i->replica_groups);
     g_free(i->pairs);
     g_free(i->tuple_shape);
+    g_free(i->call_root);
     g_free(i);
 }
 
@@ -45,6 +47,7 @@ xla_hlo *xla_hlo_new(void)
     xla_hlo *h = g_new0(xla_hlo, 1);
     h->instrs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, instr_free);
     h->comp_flops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    h->comp_roots = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     return h;
 }
 
@@ -54,6 +57,7 @@ void xla_hlo_free(xla_hlo *h)
         return;
     g_hash_table_destroy(h->instrs);
     g_hash_table_destroy(h->comp_flops);
+    g_hash_table_destroy(h->comp_roots);
     if (h->param_spaces)
         g_array_free(h->param_spaces, TRUE);
     g_free(h->open_name);
@@ -460,7 +464,7 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
     const char *s = line;
     while (*s == ' ')
         s++;
-    xla_skip(s, "ROOT ", &s);
+    bool root = xla_skip(s, "ROOT ", &s);
     xla_skip(s, "%", &s);
     const char *eq = strstr(s, " = ");
     if (eq == NULL || eq == s)
@@ -553,6 +557,16 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
     }
     if (h->current)
         *h->current += in->flops;
+    if (root && h->open_name)
+        g_hash_table_replace(h->comp_roots, g_strdup(h->open_name), g_strdup(in->name));
+    const char *callee = strcmp(in->opcode, "call") == 0 ? strstr(attrs, "to_apply=") : NULL;
+    if (callee) {
+        callee += strlen("to_apply=");
+        xla_skip(callee, "%", &callee);
+        char *name = g_strndup(callee, strcspn(callee, ", "));
+        in->call_root = g_strdup(g_hash_table_lookup(h->comp_roots, name));
+        g_free(name);
+    }
     g_hash_table_insert(h->instrs, in->name, in);
     return true;
 }

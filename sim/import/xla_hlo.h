@@ -60,6 +60,8 @@ typedef struct xla_instr {
     char **operands;       /* NULL-terminated names (none for constant, parameter) */
     int64_t tuple_index;   /* get-tuple-element's index=, else -1 */
     char *tuple_shape;     /* a tuple-shaped instruction's shape text, else NULL */
+    char *call_root;       /* a call's: the ROOT of its to_apply= computation (printed
+                              before it), whose values the call's result is; else NULL */
     char *replica_groups;  /* a collective's replica_groups= value, else NULL */
     char *pairs;           /* a collective-permute's source_target_pairs= value, else NULL */
     bool channel;          /* a channel_id= attribute (the collective spans partitions) */
