@@ -37,7 +37,8 @@ static void instr_free(gpointer p)
     g_strfreev(i->operands);
     g_free(i->replica_groups);
     g_free(i->pairs);
-    g_free(i->tuple_shape);
+    if (i->elements)
+        g_array_free(i->elements, TRUE);
     g_free(i->call_root);
     g_free(i);
 }
@@ -290,8 +291,12 @@ static bool operand_shape(const xla_hlo *h, const char *ops, const char *end, ch
     g_free(base);
     if (def == NULL)
         return false;
-    if (base)
-        return def->tuple_shape && xla_shape_element(def->tuple_shape, element, out);
+    if (base) {
+        if (def->elements == NULL || element >= def->elements->len)
+            return false;
+        *out = g_array_index(def->elements, xla_shape, (guint)element);
+        return true;
+    }
     *out = def->shape;
     return true;
 }
@@ -315,11 +320,10 @@ static bool check_element_operands(xla_hlo *h, const xla_instr *in, const char *
         if (strchr(*o, '#') == NULL)
             continue;
         uint64_t element;
-        xla_shape unused;
         char *base = xla_hlo_element_operand(*o, &element);
         const xla_instr *def = base ? xla_hlo_find(h, base) : NULL;
         g_free(base);
-        if (def == NULL || def->tuple_shape == NULL || !xla_shape_element(def->tuple_shape, element, &unused))
+        if (def == NULL || def->elements == NULL || element >= def->elements->len)
             return strata_fail_at(err, file, lineno,
                                   "expected operand '%.60s' of '%s' to be NAME#INDEX, element INDEX of a tuple-shaped "
                                   "instruction defined before it", *o, in->name);
@@ -476,8 +480,13 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
     const char *open = NULL, *close = NULL, *shape_text = s;
     if (xla_shape_parse(s, &s, &in->shape) && *s == ' ' && (open = strchr(s + 1, '(')) != NULL)
         close = match_close(open);
-    if (close && in->shape.is_tuple)
-        in->tuple_shape = g_strndup(shape_text, (gsize)(s - shape_text));
+    if (close && in->shape.is_tuple) {
+        in->elements = g_array_new(FALSE, FALSE, sizeof(xla_shape));
+        if (!xla_shape_elements(shape_text, in->elements)) {
+            g_array_free(in->elements, TRUE);
+            in->elements = NULL;
+        }
+    }
     if (close == NULL || strchr(in->name, ' ')) {
         instr_free(in);
         return bad_instr(file, lineno, line, err);

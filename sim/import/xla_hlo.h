@@ -59,7 +59,8 @@ typedef struct xla_instr {
     xla_shape shape;
     char **operands;       /* NULL-terminated names (none for constant, parameter) */
     int64_t tuple_index;   /* get-tuple-element's index=, else -1 */
-    char *tuple_shape;     /* a tuple-shaped instruction's shape text, else NULL */
+    GArray *elements;      /* a tuple-shaped instruction's top-level element shapes
+                              (xla_shape), else NULL */
     char *call_root;       /* a call's: the ROOT of its to_apply= computation (printed
                               before it), whose values the call's result is; else NULL */
     char *replica_groups;  /* a collective's replica_groups= value, else NULL */

@@ -171,32 +171,33 @@ bool xla_shape_parse(const char *text, const char **end, xla_shape *out)
     return true;
 }
 
-bool xla_shape_element(const char *text, uint64_t k, xla_shape *out)
+bool xla_shape_elements(const char *text, GArray *out)
 {
     if (*text != '(')
         return false;
     const char *p = text + 1;
-    for (uint64_t i = 0;; i++) {
-        while (*p == ' ')
-            p++;
-        if (*p == ')' || *p == '\0')
-            return false;
-        /* XLA numbers every fifth element with a glued comment (index=5). */
-        if (p[0] == '/' && p[1] == '*') {
+    for (;;) {
+        /* spaces, and the comment XLA glues before every fifth element */
+        while (*p == ' ' || (p[0] == '/' && p[1] == '*')) {
+            if (*p == ' ') {
+                p++;
+                continue;
+            }
             const char *c = strstr(p + 2, "*/");
             if (c == NULL)
                 return false;
             p = c + 2;
         }
+        if (*p == ')')
+            return out->len == 0;
         const char *e;
         xla_shape el;
         if (!xla_shape_parse(p, &e, &el))
             return false;
-        if (i == k) {
-            *out = el;
-            return true;
-        }
+        g_array_append_val(out, el);
         p = e;
+        if (*p == ')')
+            return true;
         if (*p != ',')
             return false;
         p++;
