@@ -401,11 +401,15 @@ static void import_says(const char *dir_in_source, const char *const *trace, con
  * (16384), not in output_size_in_bytes (1024: the two 512 B tiles of
  * sum(h) and the tuple). The trace puts it in memory host; w's 256 KiB
  * prefetch copy is colour 1 (VMEM); the JAX-style argument (256 KiB + 16
- * KiB = 278528) and output (1024) equal memory_analysis()'s. */
+ * KiB = 278528) and output (1024) equal memory_analysis()'s. The copy to
+ * host reads `copy-start(%fusion#1)` (XLA of jaxlib 0.12 writes the
+ * get-tuple-element as NAME#INDEX): element 1 of the fusion, the value
+ * fusion{1}, copied on stream xla-d2h (an empty compute until wave 15). */
 START_TEST(tpu_host_output_as_xla_counts_it)
 {
     const char *trace[] = {"alloc copy-start{0} 16KiB host tag=output",
-                           "alloc copy-start.1{0} 256KiB vmem tag=activation", NULL};
+                           "alloc copy-start.1{0} 256KiB vmem tag=activation",
+                           "copy copy-start{0} fusion{1} stream=xla-d2h\n", NULL};
     const char *summary[] = {"argument            278528", "parameter                        278528",
                              "maybe-live-out                     1024", NULL};
     import_says("tests/data/xla/tpu-host", trace, summary);

@@ -78,13 +78,36 @@ static bool starts_with_any(const char *name, const char *const *prefixes)
     return false;
 }
 
+/* True when the name's stem (up to its first '.') is one of names. */
+static bool stem_is_any(const char *name, const char *const *names)
+{
+    size_t n = strcspn(name, ".");
+    for (; *names; names++)
+        if (strlen(*names) == n && strncmp(name, *names, n) == 0)
+            return true;
+    return false;
+}
+
 static const char *op_kind(const char *name)
 {
     static const char *const collectives[] = {"all-reduce", "all-gather", "reduce-scatter", "all-to-all",
                                               "collective-permute", "collective-broadcast", "send", "recv",
                                               "ragged-all-to-all", NULL};
+    /* From JAX 0.8 a collective of shard_map is named after the JAX
+     * primitive it lowers from (`pmax.7`, `all_gather.7`, `ppermute.3`,
+     * `psum_invariant.1` in the dumps and profiles of jaxlib 0.8.3 to
+     * 0.12.0.1): the communicating primitives of jax/_src/lax/parallel.py
+     * (core.Primitive names, JAX 0.12.0.1), their -start and -done halves
+     * included; axis_index (a partition id) is not one. */
+    static const char *const primitives[] = {
+        "psum", "pmax", "pmin", "ppermute", "psend", "precv", "pbroadcast", "pbroadcast_dynamic", "all_to_all",
+        "ragged_all_to_all", "all_gather", "all_gather_invariant", "reduce_scatter", "psum_invariant",
+        "all_gather_reduced", "unreduced_reduce_scatter", "unreduced_psum", "unreduced_pmax", "unreduced_pmin",
+        "all_gather_start", "all_gather_reduced_start", "psum_invariant_start", "reduce_scatter_start",
+        "all_to_all_start", "ppermute_start", "all_gather_done", "psum_done", "reduce_scatter_done",
+        "all_to_all_done", "ppermute_done", NULL};
     static const char *const copies[] = {"copy", NULL};
-    if (starts_with_any(name, collectives))
+    if (starts_with_any(name, collectives) || stem_is_any(name, primitives))
         return "collective";
     if (starts_with_any(name, copies))
         return "copy";

@@ -28,6 +28,7 @@ void strata_xla_figures_clear(strata_xla_figures *f)
     g_free(f->report_file);
     g_free(f->mesh);
     g_free(f->unknown_first);
+    g_free(f->element_operand_first);
     if (f->temps)
         g_array_free(f->temps, TRUE);
     memset(f, 0, sizeof *f);
@@ -226,6 +227,11 @@ strata_source *strata_xla_import_with(const char *path, const char *module, stra
         xla_unknown_merge(&unknown, xla_buffers_unknown(b));
         fig->n_unknown = unknown.count;
         fig->unknown_first = unknown.first;
+        if (h) {
+            const xla_unknown *eo = xla_hlo_element_operands(h);
+            fig->n_element_operands = eo->count;
+            fig->element_operand_first = g_strdup(eo->first);
+        }
         src = xla_emit(b, lr, h, fig, err);
         xla_livepeak lp;
         xla_livepeak_compute(b, lr, &lp);

@@ -87,6 +87,11 @@ typedef struct strata_xla_figures {
      * and line kinds): how many, and the first as "FILE:LINE: WHAT 'TEXT'". */
     uint64_t n_unknown;
     char *unknown_first;              /* NULL when n_unknown is 0 */
+    /* get-tuple-element as XLA of jaxlib 0.12 prints it: operands written
+     * NAME#INDEX (the first as "FILE:LINE: operand 'NAME#INDEX'"), and the
+     * scheduled get-tuple-elements the HLO leaves out (nothing emitted). */
+    uint64_t n_element_operands, n_elided_gtes;
+    char *element_operand_first;      /* NULL when n_element_operands is 0 */
 } strata_xla_figures;
 
 void strata_xla_figures_clear(strata_xla_figures *f);

@@ -17,6 +17,7 @@
 struct xla_hlo {
     GHashTable *instrs;   /* name (borrowed from the instr) -> xla_instr* (owned) */
     GHashTable *comp_flops; /* computation name (owned) -> double* (owned) */
+    GHashTable *comp_roots; /* computation name (owned) -> its ROOT's name (owned) */
     double *current;      /* the open computation's sum, or NULL */
     bool in_frames;       /* past `FileNames`: the stack-frame index, skipped */
     uint64_t partitions, replicas; /* from the HloModule line, 0 when absent */
@@ -25,6 +26,7 @@ struct xla_hlo {
     GArray *param_spaces;         /* int: entry parameter -> memory space */
     uint64_t open_line;           /* line of the open computation's header */
     char *open_name;              /* the open computation's name, NULL when none */
+    xla_unknown element_operands; /* operands written NAME#INDEX (jaxlib 0.12), the first */
 };
 
 static void instr_free(gpointer p)
@@ -35,6 +37,9 @@ static void instr_free(gpointer p)
     g_strfreev(i->operands);
     g_free(i->replica_groups);
     g_free(i->pairs);
+    if (i->elements)
+        g_array_free(i->elements, TRUE);
+    g_free(i->call_root);
     g_free(i);
 }
 
@@ -43,6 +48,7 @@ xla_hlo *xla_hlo_new(void)
     xla_hlo *h = g_new0(xla_hlo, 1);
     h->instrs = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, instr_free);
     h->comp_flops = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+    h->comp_roots = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
     return h;
 }
 
@@ -52,9 +58,11 @@ void xla_hlo_free(xla_hlo *h)
         return;
     g_hash_table_destroy(h->instrs);
     g_hash_table_destroy(h->comp_flops);
+    g_hash_table_destroy(h->comp_roots);
     if (h->param_spaces)
         g_array_free(h->param_spaces, TRUE);
     g_free(h->open_name);
+    xla_unknown_clear(&h->element_operands);
     g_free(h);
 }
 
@@ -193,6 +201,11 @@ static uint64_t module_count(const char *line, const char *key)
     return v;
 }
 
+const xla_unknown *xla_hlo_element_operands(const xla_hlo *h)
+{
+    return &h->element_operands;
+}
+
 const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name)
 {
     return g_hash_table_lookup(h->instrs, name);
@@ -272,10 +285,50 @@ static bool operand_shape(const xla_hlo *h, const char *ops, const char *end, ch
     for (int i = 0; i <= k; i++)
         if (names[i] == NULL)
             return false;
-    const xla_instr *def = xla_hlo_find(h, names[k]);
+    uint64_t element;
+    char *base = xla_hlo_element_operand(names[k], &element);
+    const xla_instr *def = xla_hlo_find(h, base ? base : names[k]);
+    g_free(base);
     if (def == NULL)
         return false;
+    if (base) {
+        if (def->elements == NULL || element >= def->elements->len)
+            return false;
+        *out = g_array_index(def->elements, xla_shape, (guint)element);
+        return true;
+    }
     *out = def->shape;
+    return true;
+}
+
+char *xla_hlo_element_operand(const char *operand, uint64_t *element)
+{
+    const char *hash = strrchr(operand, '#');
+    const char *p = hash ? hash + 1 : NULL;
+    if (hash == NULL || hash == operand || !xla_parse_u64(&p, element) || *p != '\0')
+        return NULL;
+    return g_strndup(operand, (gsize)(hash - operand));
+}
+
+/* Operands written NAME#INDEX, where XLA of jaxlib 0.12 leaves a
+ * get-tuple-element out of the printed HLO and its users name the tuple's
+ * element: each must be element INDEX of a tuple-shaped instruction defined
+ * before it; noted (counted, the first kept). */
+static bool check_element_operands(xla_hlo *h, const xla_instr *in, const char *file, uint64_t lineno, GError **err)
+{
+    for (char **o = in->operands; *o; o++) {
+        if (strchr(*o, '#') == NULL)
+            continue;
+        uint64_t element;
+        char *base = xla_hlo_element_operand(*o, &element);
+        const xla_instr *def = base ? xla_hlo_find(h, base) : NULL;
+        g_free(base);
+        if (def == NULL || def->elements == NULL || element >= def->elements->len)
+            return strata_fail_at(err, file, lineno,
+                                  "expected operand '%.60s' of '%s' to be NAME#INDEX, element INDEX of a tuple-shaped "
+                                  "instruction defined before it", *o, in->name);
+        xla_unknown_note(&h->element_operands, file, lineno, "operand", *o, strlen(*o));
+    }
     return true;
 }
 
@@ -415,7 +468,7 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
     const char *s = line;
     while (*s == ' ')
         s++;
-    xla_skip(s, "ROOT ", &s);
+    bool root = xla_skip(s, "ROOT ", &s);
     xla_skip(s, "%", &s);
     const char *eq = strstr(s, " = ");
     if (eq == NULL || eq == s)
@@ -424,9 +477,16 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
     in->name = g_strndup(s, (gsize)(eq - s));
     in->tuple_index = -1;
     s = eq + 3;
-    const char *open = NULL, *close = NULL;
+    const char *open = NULL, *close = NULL, *shape_text = s;
     if (xla_shape_parse(s, &s, &in->shape) && *s == ' ' && (open = strchr(s + 1, '(')) != NULL)
         close = match_close(open);
+    if (close && in->shape.is_tuple) {
+        in->elements = g_array_new(FALSE, FALSE, sizeof(xla_shape));
+        if (!xla_shape_elements(shape_text, in->elements)) {
+            g_array_free(in->elements, TRUE);
+            in->elements = NULL;
+        }
+    }
     if (close == NULL || strchr(in->name, ' ')) {
         instr_free(in);
         return bad_instr(file, lineno, line, err);
@@ -434,6 +494,10 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
     in->opcode = g_strndup(s + 1, (gsize)(open - s - 1));
     bool literal = strcmp(in->opcode, "constant") == 0 || strcmp(in->opcode, "parameter") == 0;
     in->operands = literal ? g_new0(char *, 1) : split_operands(open + 1, close - 1);
+    if (!check_element_operands(h, in, file, lineno, err)) {
+        instr_free(in);
+        return false;
+    }
     const char *attrs = close;
     const char *idx = strstr(attrs, "index=");
     if (strcmp(in->opcode, "get-tuple-element") == 0 && idx) {
@@ -502,6 +566,16 @@ static bool parse_instr(xla_hlo *h, const char *file, const char *line, uint64_t
     }
     if (h->current)
         *h->current += in->flops;
+    if (root && h->open_name)
+        g_hash_table_replace(h->comp_roots, g_strdup(h->open_name), g_strdup(in->name));
+    const char *callee = strcmp(in->opcode, "call") == 0 ? strstr(attrs, "to_apply=") : NULL;
+    if (callee) {
+        callee += strlen("to_apply=");
+        xla_skip(callee, "%", &callee);
+        char *name = g_strndup(callee, strcspn(callee, ", "));
+        in->call_root = g_strdup(g_hash_table_lookup(h->comp_roots, name));
+        g_free(name);
+    }
     g_hash_table_insert(h->instrs, in->name, in);
     return true;
 }

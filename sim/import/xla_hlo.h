@@ -28,6 +28,14 @@
  *   fusion         the sum over its fused computation (printed before its users)
  *   anything else  0
  *
+ * XLA of jaxlib 0.12 leaves get-tuple-element out of the printed HLO (it
+ * stays in the schedule, the live ranges' InstructionSequence): its users
+ * name the tuple's element, `fusion(%cholesky.0#0, %cholesky.0#1)`. Such
+ * an operand's shape is element INDEX of NAME's tuple shape; an operand
+ * NAME#INDEX that is not an element of a tuple-shaped instruction defined
+ * before it is an error at its line. They are counted, the first kept
+ * (xla_hlo_element_operands), for the import's summary.
+ *
  * The stack-frame index recent XLA appends (`FileNames`, `FunctionNames`,
  * `FileLocations`, `StackFrames` and their numbered lines) is skipped.
  *
@@ -51,6 +59,10 @@ typedef struct xla_instr {
     xla_shape shape;
     char **operands;       /* NULL-terminated names (none for constant, parameter) */
     int64_t tuple_index;   /* get-tuple-element's index=, else -1 */
+    GArray *elements;      /* a tuple-shaped instruction's top-level element shapes
+                              (xla_shape), else NULL */
+    char *call_root;       /* a call's: the ROOT of its to_apply= computation (printed
+                              before it), whose values the call's result is; else NULL */
     char *replica_groups;  /* a collective's replica_groups= value, else NULL */
     char *pairs;           /* a collective-permute's source_target_pairs= value, else NULL */
     bool channel;          /* a channel_id= attribute (the collective spans partitions) */
@@ -64,6 +76,11 @@ xla_hlo *xla_hlo_new(void);
 void xla_hlo_free(xla_hlo *h);
 bool xla_hlo_feed(xla_hlo *h, const char *file, const char *line, uint64_t lineno, GError **err);
 const xla_instr *xla_hlo_find(const xla_hlo *h, const char *name);
+/* NAME of an operand written NAME#INDEX (newly allocated), *element set to
+ * INDEX; NULL for any other operand. */
+char *xla_hlo_element_operand(const char *operand, uint64_t *element);
+/* The operands written NAME#INDEX: how many, the first as FILE:LINE. */
+const xla_unknown *xla_hlo_element_operands(const xla_hlo *h);
 /* The module's devices: replicas x partitions (xla_hlo_counts; an unknown
  * count as 1; UINT64_MAX past XLA_MESH_MAX_DEVICES either). */
 uint64_t xla_hlo_devices(const xla_hlo *h);

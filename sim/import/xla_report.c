@@ -240,6 +240,13 @@ char *strata_xla_report(const strata_xla_figures *f, const strata_replay_summary
                                "(a newer XLA's?), not used; the first: %s\n",
                                f->n_unknown, f->n_unknown == 1 ? "" : "s", f->n_unknown == 1 ? "" : "s",
                                f->unknown_first);
+    if (f->n_element_operands)
+        g_string_append_printf(out,
+                               "get-tuple-element as NAME#INDEX (XLA of jaxlib 0.12): %" G_GUINT64_FORMAT
+                               " operand%s read as tuple elements, %" G_GUINT64_FORMAT
+                               " scheduled get-tuple-element%s the HLO leaves out emitted as nothing; the first: %s\n",
+                               f->n_element_operands, f->n_element_operands == 1 ? "" : "s", f->n_elided_gtes,
+                               f->n_elided_gtes == 1 ? "" : "s", f->element_operand_first);
     g_free(arg);
     g_free(outb);
     g_free(tmp);

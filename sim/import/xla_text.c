@@ -16,10 +16,15 @@ typedef struct xla_ptype {
     strata_dtype dtype;
 } xla_ptype;
 
-/* XLA's primitive types (xla_data.proto), with strata's dtype where one exists. */
+/* XLA's primitive types (xla_data.proto), with strata's dtype where one exists.
+ * s2 and u2 (PrimitiveType S2 = 26, U2 = 27; jnp.int2 and jnp.uint2) are
+ * written packed four to a byte (`s2[8,16]{1,0:E(2)}`, size=32 in jaxlib
+ * 0.12.0.1's buffer assignment); strata has no 2-bit dtype, so they are
+ * sized and carry no dtype=. */
 static const xla_ptype ptypes[] = {
     {"pred", 8, STRATA_DTYPE_BOOL},    {"s4", 4, STRATA_DTYPE_INT4},
-    {"u4", 4, STRATA_DTYPE_NONE},      {"s8", 8, STRATA_DTYPE_INT8},
+    {"u4", 4, STRATA_DTYPE_NONE},      {"s2", 2, STRATA_DTYPE_NONE},
+    {"u2", 2, STRATA_DTYPE_NONE},      {"s8", 8, STRATA_DTYPE_INT8},
     {"u8", 8, STRATA_DTYPE_UINT8},     {"s16", 16, STRATA_DTYPE_INT16},
     {"u16", 16, STRATA_DTYPE_NONE},    {"s32", 32, STRATA_DTYPE_INT32},
     {"u32", 32, STRATA_DTYPE_NONE},    {"s64", 64, STRATA_DTYPE_INT64},
@@ -164,6 +169,39 @@ bool xla_shape_parse(const char *text, const char **end, xla_shape *out)
     out->is_tuple = true;
     *end = close;
     return true;
+}
+
+bool xla_shape_elements(const char *text, GArray *out)
+{
+    if (*text != '(')
+        return false;
+    const char *p = text + 1;
+    for (;;) {
+        /* spaces, and the comment XLA glues before every fifth element */
+        while (*p == ' ' || (p[0] == '/' && p[1] == '*')) {
+            if (*p == ' ') {
+                p++;
+                continue;
+            }
+            const char *c = strstr(p + 2, "*/");
+            if (c == NULL)
+                return false;
+            p = c + 2;
+        }
+        if (*p == ')')
+            return out->len == 0;
+        const char *e;
+        xla_shape el;
+        if (!xla_shape_parse(p, &e, &el))
+            return false;
+        g_array_append_val(out, el);
+        p = e;
+        if (*p == ')')
+            return true;
+        if (*p != ',')
+            return false;
+        p++;
+    }
 }
 
 uint64_t xla_shape_dim(const xla_shape *s, uint32_t i)

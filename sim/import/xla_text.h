@@ -46,6 +46,11 @@ typedef struct xla_shape {
 /* Parses one shape at text; *end is set past it. False when text is not a
  * shape, or its dimensions, elements or bytes exceed XLA_MAX_COUNT. */
 bool xla_shape_parse(const char *text, const char **end, xla_shape *out);
+/* Appends to out (of xla_shape) each top-level element of the tuple shape at
+ * text, `(f32[4]{0}, s32[])` (the comment XLA glues before every fifth
+ * element skipped), as xla_shape_parse reads it; false when text is no
+ * well-formed tuple. One pass over the text, a loop. */
+bool xla_shape_elements(const char *text, GArray *out);
 /* Dimension i (0-based) of the full rank, or 0 when not kept. */
 uint64_t xla_shape_dim(const xla_shape *s, uint32_t i);
 
