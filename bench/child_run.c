@@ -8,13 +8,44 @@
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 static double tv_seconds(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec * 1e-6; }
 
+/* The disk of pid's open spill files now (bytes), and whether one is open. */
+static double spill_bytes(pid_t pid, bool *open)
+{
+    char *fds = g_strdup_printf("/proc/%d/fd", (int)pid);
+    GDir *d = g_dir_open(fds, 0, NULL);
+    double bytes = 0;
+    *open = false;
+    for (const char *name; d && (name = g_dir_read_name(d));) {
+        char *fd = g_build_filename(fds, name, NULL);
+        char *target = g_file_read_link(fd, NULL);
+        struct stat st;
+        if (target && strstr(target, "/strata-spill-") && stat(fd, &st) == 0) { /* follows to the unlinked file */
+            bytes += (double)st.st_blocks * 512.0;
+            *open = true;
+        }
+        g_free(target);
+        g_free(fd);
+    }
+    if (d)
+        g_dir_close(d);
+    g_free(fds);
+    return bytes;
+}
+
 bool child_run(const char *const *argv, int ok_status, child_usage *out)
+{
+    return child_run_spill(argv, ok_status, out, NULL);
+}
+
+bool child_run_spill(const char *const *argv, int ok_status, child_usage *out, child_spill *spill)
 {
     fflush(NULL);
     double t0 = bench_wall_seconds();
@@ -27,8 +58,26 @@ bool child_run(const char *const *argv, int ok_status, child_usage *out)
     }
     int ws = 0;
     struct rusage ru;
-    if (pid < 0 || wait4(pid, &ws, 0, &ru) < 0)
+    if (pid < 0)
         return false;
+    if (spill) {
+        *spill = (child_spill){0};
+        pid_t got;
+        while ((got = wait4(pid, &ws, WNOHANG, &ru)) == 0) {
+            bool open = false;
+            double mib = spill_bytes(pid, &open) / 1048576.0;
+            if (open) {
+                spill->peak_mib = MAX(spill->peak_mib, mib);
+                spill->last_mib = mib;
+                spill->samples++;
+            }
+            g_usleep(5000);
+        }
+        if (got < 0)
+            return false;
+    } else if (wait4(pid, &ws, 0, &ru) < 0) {
+        return false;
+    }
     out->wall_s = bench_wall_seconds() - t0;
     out->cpu_s = tv_seconds(ru.ru_utime) + tv_seconds(ru.ru_stime);
     out->rss_mib = (double)ru.ru_maxrss / 1024.0; /* KiB on Linux */

@@ -22,6 +22,19 @@ typedef struct child_usage {
  * it could not start or exited with a status other than 0 or `ok_status`. */
 bool child_run(const char *const *argv, int ok_status, child_usage *out);
 
+/* The disk of the child's temporary spill files (sim/engine/engine_spill.c:
+ * TMPDIR/strata-spill-XXXXXX, unlinked, so seen only through /proc/PID/fd),
+ * their st_blocks * 512 summed, sampled every 5 ms while it runs: the most
+ * seen, and the last seen while one was still open (the end of the replay,
+ * within a sample). Informative: a peak shorter than a sample can be missed. */
+typedef struct child_spill {
+    double peak_mib, last_mib;
+    unsigned samples; /* with a spill file open */
+} child_spill;
+
+/* child_run, sampling the spill files into *spill. */
+bool child_run_spill(const char *const *argv, int ok_status, child_usage *out, child_spill *spill);
+
 /* A benchmark's setting: strata is the binary beside this program (the build folder's), dir a fresh
  * temporary folder for the inputs it writes (NULL when it could not be made). */
 typedef struct child_bench {

@@ -617,6 +617,111 @@ START_TEST(spill_records_read_back_and_failures_say_why)
 }
 END_TEST
 
+/* Issue 40's punch (engine_spill.h, invariant 4): four records of 64 KiB
+ * (offsets 0, 65,552, 131,104, 196,656: a 16-byte header each); the
+ * first two released give back every block wholly inside them, which is
+ * all of their 131,104 bytes but less than a block at each of their ends
+ * (B, the file's st_blksize); the third, which shares a block with the
+ * second, still reads back whole; once all four are let go the file is
+ * truncated to nothing. Needs a TMPDIR that can punch (ext4, xfs, tmpfs). */
+START_TEST(spill_gives_back_the_blocks_of_what_is_read)
+{
+    enum { N = 65536, REC = N + 16 };
+    char *dir = strata_test_temp_dir();
+    g_setenv("TMPDIR", dir, TRUE);
+    GStatBuf st;
+    ck_assert_int_eq(g_stat(dir, &st), 0);
+    uint64_t block = (uint64_t)st.st_blksize;
+    engine_spill *s = engine_spill_new("test records");
+    uint8_t *data = g_malloc(N), *got = g_malloc(N);
+    uint64_t off[4], link = 0, n = 0;
+    for (int r = 0; r < 4; r++) {
+        memset(data, 'a' + r, N);
+        ck_assert(engine_spill_append(s, 0, data, N, &off[r]));
+        ck_assert_uint_eq(off[r], (uint64_t)r * REC);
+    }
+    uint64_t written = engine_spill_bytes(s), before = engine_spill_allocated(s);
+    ck_assert_uint_eq(written, 4 * REC);
+    ck_assert_uint_ge(before, written / block * block); /* every byte written takes its block */
+    for (int r = 0; r < 2; r++) {
+        ck_assert(engine_spill_read_data(s, off[r], got, N));
+        engine_spill_release(s, off[r], N);
+    }
+    uint64_t after_two = engine_spill_allocated(s);
+    ck_assert_uint_le(after_two, before);
+    ck_assert_uint_gt(before - after_two, 2 * REC - 4 * block); /* less than a block lost at each end */
+    ck_assert_uint_lt(after_two, written);
+    ck_assert(engine_spill_read_header(s, off[2], &link, &n));
+    ck_assert_uint_eq(n, N);
+    ck_assert(engine_spill_read_data(s, off[2], got, N));
+    memset(data, 'c', N);
+    ck_assert(memcmp(got, data, N) == 0); /* its first block, shared with record 1, kept */
+    engine_spill_release(s, off[2], N);
+    engine_spill_release(s, off[3], N); /* the last: the file is truncated */
+    ck_assert_uint_eq(engine_spill_allocated(s), 0);
+    ck_assert(engine_spill_append(s, 0, "z", 1, &off[0]));
+    ck_assert_uint_eq(off[0], 0);
+    ck_assert(engine_spill_read_data(s, off[0], got, 1));
+    ck_assert_int_eq(got[0], 'z');
+    ck_assert_ptr_null(engine_spill_failure(s));
+    engine_spill_free(s);
+    g_free(data);
+    g_free(got);
+    g_unsetenv("TMPDIR");
+    g_rmdir(dir);
+    g_free(dir);
+}
+END_TEST
+
+/* A first-pass tape of 64 KiB chunks with 1 byte of them in memory (its
+ * chunks but the head and the tail go to the file): its 400,000 ops come
+ * back as put, and the file gives back its disk as they are read. Halfway
+ * through, what is left on file is at most the second half of what was
+ * written plus the chunk being read and, for each record released, less
+ * than a block at each end; after the last chunk on file is read, none. */
+START_TEST(tape_on_file_gives_back_its_disk_as_it_is_replayed)
+{
+    enum { CHUNK = 64 * 1024, OPS = 400000 };
+    char *dir = strata_test_temp_dir();
+    g_setenv("TMPDIR", dir, TRUE);
+    GStatBuf st;
+    ck_assert_int_eq(g_stat(dir, &st), 0);
+    uint64_t block = (uint64_t)st.st_blksize;
+    engine_tape_pool *pool = engine_tape_pool_new(CHUNK, 1, 1, "test tape");
+    engine_tape *t = engine_tape_new_sized(SIZE_MAX, CHUNK, pool);
+    strata_bound_op op = queued_wait(3), back;
+    engine_op_extra x = {0};
+    for (uint64_t i = 0; i < OPS; i++) {
+        op.index = i;
+        op.line = 3 * i + 2;
+        op.event_seq = i % 100; /* ops of one size: half the ops, half the bytes */
+        ck_assert(engine_tape_put(t, &op, &x));
+    }
+    uint64_t written = engine_tape_pool_spilled(pool), records = written / CHUNK + 1;
+    ck_assert_uint_gt(written, 10 * CHUNK);
+    ck_assert_uint_ge(engine_tape_pool_file_allocated(pool), written / block * block);
+    uint64_t half = 0;
+    for (uint64_t i = 0; i < OPS; i++) {
+        ck_assert_int_eq(engine_tape_next(t, &back, &x), 1);
+        ck_assert_uint_eq(back.index, i);
+        ck_assert_uint_eq(back.line, 3 * i + 2);
+        ck_assert_uint_eq(back.event_seq, i % 100);
+        if (i == OPS / 2)
+            half = engine_tape_pool_file_allocated(pool);
+    }
+    ck_assert_int_eq(engine_tape_next(t, &back, &x), 0);
+    ck_assert_uint_le(half, written / 2 + (CHUNK + 16) + 2 * block * records);
+    ck_assert_uint_lt(half, written);
+    ck_assert_uint_eq(engine_tape_pool_file_allocated(pool), 0);
+    ck_assert_ptr_null(engine_tape_pool_failure(pool));
+    engine_tape_free(t);
+    engine_tape_pool_free(pool);
+    g_unsetenv("TMPDIR");
+    g_rmdir(dir);
+    g_free(dir);
+}
+END_TEST
+
 /* Two streams drifting far apart in file order (stream a's 20,000 ops,
  * then stream b's, joined by events only at the end: b's first op is read
  * after all of a's, which wait in a's queue): with at most 1 byte of
@@ -664,6 +769,8 @@ static Suite *tape_suite(void)
     tcase_add_test(tc, replay_and_reread_agree_on_oom_tile_and_plan);
     tcase_add_test(tc, replay_and_reread_agree_when_the_tape_is_dropped_part_way);
     tcase_add_test(tc, spill_records_read_back_and_failures_say_why);
+    tcase_add_test(tc, spill_gives_back_the_blocks_of_what_is_read);
+    tcase_add_test(tc, tape_on_file_gives_back_its_disk_as_it_is_replayed);
     tcase_add_test(tc, tape_on_file_gives_the_same_run_or_says_why_not);
     suite_add_tcase(s, tc);
     return s;

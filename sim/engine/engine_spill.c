@@ -7,12 +7,24 @@
  * first eight bytes. After a short write the rest is written on its own,
  * so that a full disk or a file size limit shows as its errno (ENOSPC,
  * EFBIG); an interrupted call is retried.
+ *
+ * Giving the disk back (engine_spill.h, invariant 4): a record read for
+ * the last time (engine_spill_release) has the file system blocks that
+ * lie wholly inside it punched out, fallocate(FALLOC_FL_PUNCH_HOLE |
+ * FALLOC_FL_KEEP_SIZE), as fallocate(2) documents for freeing a range in
+ * the middle of a file; the blocks it shares with its neighbours stay (a
+ * neighbour may still be read). The block is the file's st_blksize (the
+ * file system's block on ext4, xfs and tmpfs). Where the file system
+ * refuses (EOPNOTSUPP, or any failure: no byte is lost by one), punching
+ * stops for the file's life, silently. Once every record is let go the
+ * file is truncated to 0 (ftruncate), which every file system does.
  */
 #include "engine/engine_spill.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <glib/gstdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -22,6 +34,8 @@ struct engine_spill {
     uint64_t end;     /* its bytes in use: the next record goes there */
     uint64_t live;    /* records not let go (invariant 2) */
     uint64_t bytes;   /* written in all */
+    uint64_t block;   /* the file's st_blksize: what a punch frees is whole ones */
+    bool no_punch;    /* the file system refused a punch: none is tried again */
     char *failure;    /* invariant 3: NULL while none */
 };
 
@@ -69,8 +83,11 @@ static bool spill_open(engine_spill *s)
     char *pattern = g_build_filename(spill_folder(), "strata-spill-XXXXXX", NULL);
     s->fd = g_mkstemp_full(pattern, O_RDWR | O_CLOEXEC, 0600);
     int error = errno;
-    if (s->fd >= 0)
+    struct stat st;
+    if (s->fd >= 0) {
         g_unlink(pattern);
+        s->block = fstat(s->fd, &st) == 0 && st.st_blksize > 0 ? (uint64_t)st.st_blksize : 4096;
+    }
     g_free(pattern);
     return s->fd >= 0 || spill_fail(s, "create", error);
 }
@@ -140,8 +157,39 @@ bool engine_spill_read_data(engine_spill *s, uint64_t off, void *data, size_t n)
 void engine_spill_let_go(engine_spill *s, uint64_t n)
 {
     s->live -= n;
-    if (s->live == 0)
-        s->end = 0; /* invariant 2 */
+    if (s->live > 0)
+        return;
+    s->end = 0; /* invariant 2 */
+    if (s->fd >= 0 && ftruncate(s->fd, 0) != 0) {
+        /* invariant 4: nothing in it is read any more; a failure loses nothing */
+    }
+}
+
+/* Punches out the whole blocks of [off, off + len), where the file system
+ * can (invariant 4); after one refusal, none is tried again. */
+static void spill_punch(engine_spill *s, uint64_t off, uint64_t len)
+{
+    uint64_t from = (off + s->block - 1) / s->block * s->block, to = (off + len) / s->block * s->block;
+    if (s->fd < 0 || s->no_punch || to <= from)
+        return;
+    int k;
+    while ((k = fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)(to - from))) < 0 &&
+           errno == EINTR)
+        ;
+    s->no_punch = k != 0; /* EOPNOTSUPP (or any failure): the file keeps its blocks, as before */
+}
+
+void engine_spill_release(engine_spill *s, uint64_t off, uint64_t n)
+{
+    if (s->live > 1) /* the last one: the truncation frees the whole file */
+        spill_punch(s, off, 2 * sizeof(uint64_t) + n);
+    engine_spill_let_go(s, 1);
+}
+
+uint64_t engine_spill_allocated(const engine_spill *s)
+{
+    struct stat st;
+    return s->fd >= 0 && fstat(s->fd, &st) == 0 ? (uint64_t)st.st_blocks * 512 : 0;
 }
 
 uint64_t engine_spill_bytes(const engine_spill *s)

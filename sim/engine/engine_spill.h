@@ -17,7 +17,14 @@
  *     offset 0 (nothing in it is read any more);
  *  3. after a failed create, write or read, every later call fails too, and
  *     engine_spill_failure() says what failed and why (errno): a caller
- *     never goes on with bytes it did not get back.
+ *     never goes on with bytes it did not get back;
+ *  4. the file gives its disk back as it is read: a record released
+ *     (engine_spill_release: read for the last time) has the file system
+ *     blocks wholly inside it punched out, where the file system can
+ *     (else it keeps them, as before: no error), and when `live` reaches 0
+ *     the file is truncated to nothing. Its allocated bytes
+ *     (engine_spill_allocated) are then at most what the live records
+ *     span plus a block at each end of each released one.
  */
 #ifndef STRATA_ENGINE_SPILL_H
 #define STRATA_ENGINE_SPILL_H
@@ -43,6 +50,13 @@ bool engine_spill_read_header(engine_spill *s, uint64_t off, uint64_t *link, uin
 bool engine_spill_read_data(engine_spill *s, uint64_t off, void *data, size_t n);
 /* n records are read back or abandoned (invariant 2). */
 void engine_spill_let_go(engine_spill *s, uint64_t n);
+/* The record at off, of n bytes (its header's count), is read for the last
+ * time: its whole blocks go back to the file system, and it is let go
+ * (invariants 2 and 4). Every caller reads a record once (engine_tape.c's
+ * unspill), so each is released then. */
+void engine_spill_release(engine_spill *s, uint64_t off, uint64_t n);
+/* The disk the file takes now (st_blocks * 512; 0 before the first append). */
+uint64_t engine_spill_allocated(const engine_spill *s);
 uint64_t engine_spill_bytes(const engine_spill *s); /* written in all, headers included */
 /* NULL while nothing has failed; else a sentence such as "cannot write
  * the temporary file of the first pass's tape in '/tmp' (No space left on

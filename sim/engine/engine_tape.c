@@ -194,6 +194,11 @@ uint64_t engine_tape_pool_spilled(const engine_tape_pool *pool)
     return engine_spill_bytes(pool->spill);
 }
 
+uint64_t engine_tape_pool_file_allocated(const engine_tape_pool *pool)
+{
+    return engine_spill_allocated(pool->spill);
+}
+
 const char *engine_tape_pool_failure(const engine_tape_pool *pool)
 {
     return pool ? engine_spill_failure(pool->spill) : NULL;
@@ -297,7 +302,7 @@ static tape_chunk *unspill(engine_tape *t)
         c->next = t->tail;
         t->before_tail = t->tail ? c : NULL;
     }
-    engine_spill_let_go(pool->spill, 1);
+    engine_spill_release(pool->spill, off, used); /* never read again: its disk goes back */
     return c;
 }
 

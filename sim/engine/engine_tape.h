@@ -87,6 +87,8 @@ void engine_tape_free(engine_tape *t); /* NULL ok */
 engine_tape_pool *engine_tape_pool_new(size_t chunk, unsigned keep, size_t resident_max, const char *what);
 void engine_tape_pool_free(engine_tape_pool *pool); /* NULL ok */
 uint64_t engine_tape_pool_spilled(const engine_tape_pool *pool); /* bytes written to its file so far */
+/* the disk its file takes now (engine_spill.h's invariant 4: it shrinks as the file is read back) */
+uint64_t engine_tape_pool_file_allocated(const engine_tape_pool *pool);
 /* NULL (pool NULL, or its file never failed); else why a put or a next of
  * one of its tapes failed on the file (engine_spill_failure). */
 const char *engine_tape_pool_failure(const engine_tape_pool *pool);
