@@ -230,6 +230,72 @@ START_TEST(ll_all_reduce_of_8_kib)
 }
 END_TEST
 
+/* collective 0's time of an 8 B all-reduce over 8 ranks on dgx-h100.ini
+ * with NCCL held to Ring and `proto` (the run's --set, as NCCL_ALGO and
+ * NCCL_PROTO would hold it), and the results' ALGORITHM/PROTOCOL/CHANNELS */
+static double dgx_h100_ring_8_bytes(const char *proto, char **nccl)
+{
+    char *trace = strata_test_write_temp("hop-XXXXXX.trace", "strata-trace 1\noption mesh=data:8\n"
+                                                             "alloc buf 8 dtype=f32\nall-reduce buf axis=data\nfree buf\n");
+    char *json = g_strconcat(trace, ".json", NULL), *hw = strata_test_source_path("configs/hw/dgx-h100.ini");
+    char *set = g_strdup_printf("interconnect.nvlink.nccl_proto=%s", proto);
+    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--set", "interconnect.nvlink.nccl_algo=Ring",
+                                          "--set", set, "--json", json, "-q", NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    JsonParser *p = json_parser_new();
+    ck_assert(json_parser_load_from_file(p, json, NULL));
+    JsonObject *c = json_array_get_object_element(
+        json_object_get_array_member(json_node_get_object(json_parser_get_root(p)), "collectives"), 0);
+    JsonObject *n = json_object_get_object_member(c, "nccl");
+    *nccl = g_strdup_printf("%s/%s/%" G_GINT64_FORMAT, json_object_get_string_member(n, "algorithm"),
+                            json_object_get_string_member(n, "protocol"), json_object_get_int_member(n, "channels"));
+    double t = json_object_get_double_member(c, "time_s");
+    g_object_unref(p);
+    strata_cli_result_clear(&r);
+    g_unlink(json);
+    g_unlink(trace);
+    g_free(set);
+    g_free(hw);
+    g_free(json);
+    g_free(trace);
+    return t;
+}
+
+/* One ring hop per step on dgx-h100.ini: what a step of NCCL's ring costs
+ * in latency, by protocol (NVIDIA/nccl @5067397 src/device/prims_ll.h,
+ * prims_ll128.h, prims_simple.h). LL: storeLL writes data and flag in one
+ * 16-byte st.volatile, the receiver's readLL polls that line; LL128: the
+ * flag thread's 8 bytes ride in each 128-byte line (store128). Their
+ * credits (postRecv: the receiver's head += 1 a step) are returned every
+ * step but waited for only NCCL_STEPS (8) steps later (waitSend: head + 8
+ * < step + 1), long after they arrive: so a step costs one store's flight,
+ * the route GPU -> NVSwitch -> GPU, 2 links x 0.5 us = 1 us. Simple: the
+ * data's stores, then (postPeer, after a fence) the tail flag: two
+ * flights. An 8 B all-reduce over 8 ranks on one channel is 2(8-1) = 14
+ * steps of 1 B a rank, one after the other; before them NCCL's base
+ * latency of Ring (tuning.cc baseLat: LL 6.6 us, LL128 14, Simple 8.4);
+ * no nccl_simple_sync in the file. LL 6.6 + 14 x 1 = 20.6 us, LL128 14 +
+ * 14 x 1 = 28.0 us, Simple 8.4 + 14 x 2 x 1 = 36.4 us. The bytes (at
+ * most 4 a copy, 28 copies at 450 GB/s: < 0.25 ns) are inside the 1 ns
+ * tolerance; a flight more or less a step moves a time by 14 us. */
+START_TEST(ring_step_pays_one_flight_on_ll_two_on_simple)
+{
+    static const struct {
+        const char *proto;
+        double base_s, flights;
+    } want[] = {{"LL", 6.6e-6, 1}, {"LL128", 14e-6, 1}, {"Simple", 8.4e-6, 2}};
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        char *nccl = NULL;
+        double t = dgx_h100_ring_8_bytes(want[i].proto, &nccl);
+        char *label = g_strdup_printf("Ring/%s/1", want[i].proto);
+        ck_assert_str_eq(nccl, label);
+        ck_assert_double_eq_tol(t, want[i].base_s + 14 * want[i].flights * (2 * 0.5e-6), 1e-9);
+        g_free(label);
+        g_free(nccl);
+    }
+}
+END_TEST
+
 /* An all-reduce of 64 MiB on dgx-h100.ini (nvls = true): NCCL picks NVLS
  * on 16 channels, chunks of 64 KiB (calcCollChunking, above). Pieces of
  * 16 x 8 x 64 KiB = 8 MiB: 8 pieces, 11 rounds. torch's and
@@ -445,6 +511,7 @@ static Suite *nccl_suite(void)
     tcase_add_test(tc, ring_reduce_scatter_reduces_as_it_receives);
     tcase_add_test(tc, simple_waits_its_sync_per_step);
     tcase_add_test(tc, ll_all_reduce_of_8_kib);
+    tcase_add_test(tc, ring_step_pays_one_flight_on_ll_two_on_simple);
     tcase_add_test(tc, nvls_all_reduce);
     tcase_add_test(tc, xla_all_gather_is_bidirectional);
     tcase_add_test(tc, xla_all_gather_uses_both_torus_axes);
