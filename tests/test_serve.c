@@ -746,7 +746,7 @@ START_TEST(pool_blocks_by_hand)
     GError *err = NULL;
     const strata_serve_kv_scheme *k = strata_serve_kv_find("paged");
     void *s = k->create(&c, &err);
-    strata_serve_kv_req r = {0, 33, 1};
+    strata_serve_kv_req r = {0, 33, 1, 0};
     ck_assert(k->grow(s, &r, 33));
     ck_assert_uint_eq(k->held(s, 0), 3 * 16);
     ck_assert(!k->grow(s, &r, 8 * 16 + 1)); /* 9 blocks of 8: refused, nothing changed */
@@ -759,6 +759,59 @@ START_TEST(pool_blocks_by_hand)
 }
 END_TEST
 
+/* Issue 45: vLLM v1's hybrid allocator on gpt-oss-20b (configs/models/gpt-oss-20b.json: 24 layers, every other
+ * one a 128-token sliding window; 2 x 8 KV heads x 64 x 2 B = 2,048 B a token a layer). Two groups of 12 layers
+ * (12 full, 12 sliding: group_size 12), so a block is 16 tokens x 2,048 x 12 = 393,216 B, half the 786,432 of a
+ * block of every layer. A request of 4,095 prompt tokens prefilled in one step holds 256 blocks in each group
+ * (nothing computed, nothing skipped): 512 x 393,216 = 201,326,592 B, as without a window. Its first decode
+ * (computed 4,095, 4,096 tokens): remove_skipped_blocks frees (4,095 - 128 + 1) / 16 = 248 window blocks, so it
+ * holds 256 + 8 = 264 blocks = 103,809,024 B; at 4,097 tokens (computed 4,096: 3,969 / 16 = 248 skipped)
+ * 257 + 9 = 266 = 104,595,456 B (min(len, 128 + 16 - 1) = 143 tokens = 9 blocks at most in the window). */
+START_TEST(sliding_window_blocks_freed_as_vllm_v1)
+{
+    strata_serve_model m;
+    GError *err = NULL;
+    ck_assert(strata_serve_model_from_config(&m, STRATA_SOURCE_DIR "/configs/models/gpt-oss-20b.json", &err));
+    ck_assert_uint_eq(m.sliding_window, 128);
+    ck_assert_uint_eq(m.global_every, 2);
+    ck_assert_uint_eq(strata_serve_window_layers(&m), 12);
+    ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 49152);
+    strata_serve_kv_config c = {.pool_bytes = 1ull << 30, .bytes_per_token = 49152, .block_size = 16,
+                                .max_model_len = 8192, .n_requests = 2, .prefix_caching = true, .layers = 24,
+                                .window_layers = 12, .window = 128};
+    /* 2^30 / 393,216 = 2,730 blocks; every layer full: 2^30 / 786,432 = 1,365 */
+    ck_assert_uint_eq(strata_serve_pool_blocks(&c), 2730);
+    const strata_serve_kv_scheme *k = strata_serve_kv_find("paged");
+    void *s = k->create(&c, &err);
+    ck_assert_ptr_nonnull(s);
+    strata_serve_kv_req r = {0, 4095, 2, 0};
+    ck_assert_uint_eq(k->lookup(s, &r, 4095), 0); /* no prefix hit with a window (left) */
+    ck_assert(k->grow(s, &r, 4095));
+    ck_assert_uint_eq(k->held(s, 0), 201326592);
+    r.computed = 4095;
+    ck_assert(k->grow(s, &r, 4096));
+    ck_assert_uint_eq(k->held(s, 0), 103809024);
+    r.computed = 4096;
+    ck_assert(k->grow(s, &r, 4097));
+    ck_assert_uint_eq(k->held(s, 0), 104595456);
+    strata_serve_kv_stats st;
+    k->stats(s, &st);
+    ck_assert_uint_eq(st.reserved, 104595456);
+    k->release(s, 0);
+    k->stats(s, &st);
+    ck_assert_uint_eq(st.reserved, 0);
+    k->destroy(s);
+    /* without the window (another engine): blocks of every layer, 257 x 786,432 at 4,097 tokens */
+    c.window = 0;
+    ck_assert_uint_eq(strata_serve_pool_blocks(&c), 1365);
+    s = k->create(&c, &err);
+    r.computed = 0;
+    ck_assert(k->grow(s, &r, 4097));
+    ck_assert_uint_eq(k->held(s, 0), 257ull * 786432);
+    k->destroy(s);
+}
+END_TEST
+
 START_TEST(prefix_hits_and_lru_eviction)
 {
     /* 8 blocks of 4 tokens, 8 shared tokens (two full blocks) */
@@ -766,7 +819,7 @@ START_TEST(prefix_hits_and_lru_eviction)
     GError *err = NULL;
     const strata_serve_kv_scheme *k = strata_serve_kv_find("paged");
     void *s = k->create(&c, &err);
-    strata_serve_kv_req a = {0, 10, 1}, b = {1, 10, 1}, big = {2, 24, 1}, d = {3, 10, 1};
+    strata_serve_kv_req a = {0, 10, 1, 0}, b = {1, 10, 1, 0}, big = {2, 24, 1, 0}, d = {3, 10, 1, 0};
     ck_assert_uint_eq(k->lookup(s, &a, 10), 0);
     ck_assert(k->grow(s, &a, 10)); /* blocks 0, 1, 2; 0 and 1 full and hashed */
     k->release(s, 0);              /* free queue: 3 4 5 6 7 2 1 0 */
@@ -780,7 +833,7 @@ START_TEST(prefix_hits_and_lru_eviction)
     ck_assert_uint_eq(k->lookup(s, &d, 10), 8);
     k->release(s, 2);              /* free queue: 1 0 3 2 7 6 5 4 (big's in reverse) */
     /* a request of 4 tokens pops block 1: the shared chain's second block is evicted */
-    strata_serve_kv_req e = {4, 4, 1};
+    strata_serve_kv_req e = {4, 4, 1, 0};
     ck_assert(k->grow(s, &e, 4));
     ck_assert_uint_eq(k->lookup(s, &d, 10), 4);
     k->destroy(s);
@@ -794,7 +847,7 @@ START_TEST(page_growth_by_hand)
      * pages = 7 pages = 140 MiB */
     strata_serve_kv_config c = {.pool_bytes = 64ull << 30, .bytes_per_token = 131072, .block_size = 16,
                                 .max_model_len = 8192, .n_requests = 1, .kv_tensors = 64};
-    strata_serve_kv_req r = {0, 1000, 25};
+    strata_serve_kv_req r = {0, 1000, 25, 0};
     GError *err = NULL;
     const strata_serve_kv_scheme *k = strata_serve_kv_find("vattention");
     void *s = k->create(&c, &err);
@@ -1217,6 +1270,7 @@ int main(void)
     tcase_add_test(tc, kv_bytes_per_token_by_hand);
     tcase_add_test(tc, params_and_weights_by_hand);
     tcase_add_test(tc, config_json_gives_the_preset_shape);
+    tcase_add_test(tc, sliding_window_blocks_freed_as_vllm_v1);
     tcase_add_test(tc, mla_costed_as_vllm_runs_it);
     tcase_add_test(tc, engine_cpu_time_by_hand);
     tcase_add_test(tc, names_lookup_messages);

@@ -79,19 +79,19 @@ enum { GRAPH_ALIGN = 8 };
 
 static const strata_serve_engine engines[] = {
     {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL, 0, 0,
-     false, NULL, false},
+     false, NULL, false, false},
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
      "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
-     NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn", false},
+     NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn", false, false},
     {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)",
-     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false, "sglang-0.3-flashinfer", false},
+     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false, "sglang-0.3-flashinfer", false, false},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
      "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
-     NULL, NULL, 0, 0, false, NULL, false},
+     NULL, NULL, 0, 0, false, NULL, false, false},
     {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
      "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
-     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL, false},
-    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL, false},
+     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL, false, false},
+    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL, false, false},
 };
 
 /* No --engine: vLLM v1 as the default scheduler (vllm-v1) runs it, no CPU
@@ -100,7 +100,7 @@ static const strata_serve_engine engines[] = {
  * default to FA3", device capability 9). */
 static const strata_serve_engine vllm_v1 = {"vllm-v1", SERVE_ENGINE_SYNC, 0, 0,
                                             "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 prefill",
-                                            NULL, NULL, NULL, 0, 0, false, NULL, true};
+                                            NULL, NULL, NULL, 0, 0, false, NULL, true, true};
 
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
 {

@@ -30,7 +30,9 @@
  * its line in serve_kv.c's table; docs/extending.md.
  *
  * Invariants: grow either makes room for all the tokens asked or changes
- * nothing; release returns all a request holds; stats.reserved is the sum
+ * nothing (but paged with a window frees first, as vLLM's allocate_slots
+ * calls remove_skipped_blocks before it counts, the blocks wholly outside
+ * the window of r->computed); release returns all a request holds; stats.reserved is the sum
  * of held over live requests, at most stats.capacity (shared prefix blocks
  * count once there, once per holder in held).
  */
@@ -52,11 +54,15 @@ typedef struct strata_serve_kv_config {
     uint32_t kv_tensors;      /* vattention: tensors that grow per request (2 x layers; MLA layers) */
     uint64_t page_bytes;      /* vattention, expandable: 0 for the row's own */
     const char *allocator;    /* contiguous: models/alloc spec (NULL: best-fit) */
+    /* paged, vLLM v1's hybrid allocator: of `layers`, `window_layers` attend
+     * to a causal sliding window of `window` tokens (0: every layer full) */
+    uint32_t layers, window_layers, window;
 } strata_serve_kv_config;
 
 /* What a scheme knows of a request. */
 typedef struct strata_serve_kv_req {
     uint32_t id, prompt, output;
+    uint32_t computed; /* tokens whose KV is written (vLLM's num_computed_tokens) */
 } strata_serve_kv_req;
 
 typedef struct strata_serve_kv_stats {
@@ -86,8 +92,13 @@ const strata_serve_kv_scheme *strata_serve_kv_find(const char *name);
 char *strata_serve_kv_names(void); /* g_free */
 
 /* The paged row (serve_pool.c), and the block pool's count for tests:
- * pool_bytes / (block_size x bytes_per_token). */
+ * pool_bytes / (block_size x bytes_per_token), or with a window
+ * pool_bytes / (block_size x bytes_per_token / layers x group_size)
+ * (serve_pool.c: one block holds group_size layers' pages). */
 extern const strata_serve_kv_scheme strata_serve_kv_paged;
 uint64_t strata_serve_pool_blocks(const strata_serve_kv_config *c);
+/* Whether the paged row frees c's sliding-window layers' blocks (a window,
+ * and the full-attention layers in at most one of vLLM's groups). */
+bool strata_serve_pool_windowed(const strata_serve_kv_config *c);
 
 #endif

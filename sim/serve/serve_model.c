@@ -49,6 +49,8 @@ static const serve_field keys[] = {
     MK("dtype", SERVE_FIELD_DTYPE, dtype),
     MK("kv_dtype", SERVE_FIELD_DTYPE, kv_dtype),
     MK("max_model_len", SERVE_FIELD_U32, max_model_len),
+    MK("sliding_window", SERVE_FIELD_U32, sliding_window),
+    MK("global_every", SERVE_FIELD_U32, global_every),
     {NULL, SERVE_FIELD_U32, 0, 0},
 };
 #undef MK
@@ -194,6 +196,8 @@ static const char *const config_keys[][2] = {
     {"qkv_bias", "qkv_bias"},
     {"qk_norm", "qk_norm"},
     {"post_norms", "post_norms"},
+    {"sliding_window", "sliding_window"},
+    {"global_every", "global_every"},
 };
 
 /* One "key=value" of the reader into m (keys serving has no use for: true). */
@@ -289,7 +293,15 @@ void strata_serve_model_shape(const strata_serve_model *m, strata_model_shape *s
         .moe_every = m->moe_every ? m->moe_every : 1, .q_lora_rank = m->q_lora_rank,
         .kv_lora_rank = m->kv_lora_rank, .qk_nope_head_dim = m->qk_nope_head_dim ? m->qk_nope_head_dim : m->head_dim,
         .qk_rope_head_dim = m->qk_rope_head_dim, .v_head_dim = m->v_head_dim ? m->v_head_dim : m->head_dim,
+        .sliding_window = m->sliding_window, .global_every = m->global_every,
     };
+}
+
+uint32_t strata_serve_window_layers(const strata_serve_model *m)
+{
+    if (!m->sliding_window)
+        return 0;
+    return m->global_every ? m->layers - m->layers / m->global_every : m->layers;
 }
 
 double strata_serve_model_params(const strata_serve_model *m)

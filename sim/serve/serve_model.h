@@ -52,6 +52,8 @@ typedef struct strata_serve_model {
     strata_dtype dtype;             /* weights and activations */
     strata_dtype kv_dtype;          /* the KV cache (NONE: dtype) */
     uint32_t max_model_len;         /* longest sequence served */
+    uint32_t sliding_window;        /* keys a local layer's query sees, itself included (0: every layer global) */
+    uint32_t global_every;          /* with sliding_window: layer l is global when it divides l + 1 (0: none is) */
 } strata_serve_model;
 
 /* A model with no keys set (every count 0, a gated MLP, bf16, max_model_len 8192). */
@@ -77,6 +79,9 @@ char *strata_serve_model_keys(void);
 char *strata_serve_model_presets(void);
 
 double strata_serve_dtype_bytes(strata_dtype d);
+/* Layers that attend to a sliding window (model_shape.h's
+ * strata_model_layer_window nonzero). */
+uint32_t strata_serve_window_layers(const strata_serve_model *m);
 /* KV heads one rank of TP tp holds (vLLM: max(1, kv_heads / tp)). */
 uint32_t strata_serve_kv_heads_per_rank(const strata_serve_model *m, uint32_t tp);
 uint64_t strata_serve_kv_bytes_per_token(const strata_serve_model *m, uint32_t tp);

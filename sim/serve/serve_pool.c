@@ -17,8 +17,30 @@
  *     own); a lookup takes the longest run of cached blocks among the
  *     first num_tokens - 1 tokens (the last token is always recomputed).
  *
+ * Sliding-window layers (vLLM v1's hybrid allocator, kv_cache_utils.py
+ * _get_kv_cache_groups_uniform_page_size; single_type_kv_cache_manager.py
+ * SlidingWindowManager): the layers of each attention type are split into
+ * groups of group_size layers (the smaller type's count, or the larger's
+ * when it is under 1.5 times the smaller; the last group of a type padded),
+ * and one block of the pool holds block_size tokens of one group's
+ * group_size layers, so the pool has pool_bytes / (block_size x
+ * bytes_per_token / layers x group_size) blocks. A request holds, for each
+ * full-attention group, a block per block_size tokens of its length, and
+ * for each sliding-window group the same less the blocks that
+ * remove_skipped_blocks frees: before each allocation, with
+ * get_num_skipped_tokens = computed - window + 1, the first
+ * skipped / block_size blocks (freed last index first). So a decoding
+ * request keeps min(len, window - 1 + block_size) tokens' worth, 8 or 9
+ * blocks of 16 for a 128-token window; a one-chunk prefill holds all its
+ * blocks until the next step. Modelled when the full-attention layers make
+ * one group (gpt-oss, Gemma 2 and 3, Mistral's all-sliding); more full
+ * groups are left as every layer full. With a window no prefix is found
+ * cached (the hybrid coordinator's hit common to every group is left;
+ * docs/serving.md).
+ *
  * Invariants: every block is either in the free queue (ref 0) or held
- * (ref > 0); a hash in the table maps to a block carrying that hash.
+ * (ref > 0); a hash in the table maps to a block carrying that hash; a
+ * request's window blocks of indices below win_first are freed.
  */
 #include <string.h>
 #include "core/error.h"
@@ -32,12 +54,17 @@ typedef struct req_blocks {
     uint32_t n_hashed;  /* its first n_hashed blocks carry their hash */
     uint32_t n_hits;    /* the last lookup's hits, waiting in hits */
     uint32_t *hits;
+    uint32_t *win;      /* window mode: its window groups' blocks, win_groups per index */
+    uint32_t win_cap;
+    uint32_t win_first; /* the first index whose window blocks it holds */
+    uint32_t win_n;     /* indices 0..win_n-1 allocated in the window groups (freed below win_first) */
 } req_blocks;
 
 typedef struct pool {
     strata_serve_kv_config c;
     uint32_t n_blocks;
     uint64_t block_bytes;
+    uint32_t full_groups, win_groups; /* window mode: groups of each type (0, 0: every layer full) */
     uint32_t *ref, *prev, *next;
     uint64_t *hash;      /* 0: none */
     uint32_t head, tail, n_free, n_cached_free;
@@ -45,9 +72,40 @@ typedef struct pool {
     req_blocks *req;
 } pool;
 
+/* vLLM's groups of c's layers (the header above): false when every layer is
+ * full, or when the full layers would make more than one group (left). */
+static bool window_groups(const strata_serve_kv_config *c, uint32_t *group_size, uint32_t *full_groups,
+                          uint32_t *win_groups)
+{
+    uint32_t win = c->window_layers, full = c->layers - (win < c->layers ? win : c->layers);
+    if (!c->window || !win || win > c->layers)
+        return false;
+    uint32_t lo = full && full < win ? full : win, hi = full > win ? full : win;
+    uint32_t gs = 2 * (uint64_t)hi < 3 * (uint64_t)lo ? hi : lo;
+    *group_size = gs;
+    *full_groups = (full + gs - 1) / gs;
+    *win_groups = (win + gs - 1) / gs;
+    return *full_groups <= 1;
+}
+
+/* Bytes of one block: block_size tokens of every layer, or of one group's. */
+static uint64_t pool_block_bytes(const strata_serve_kv_config *c)
+{
+    uint32_t gs = 0, fg = 0, wg = 0;
+    if (window_groups(c, &gs, &fg, &wg))
+        return (uint64_t)c->block_size * (c->bytes_per_token / c->layers) * gs;
+    return (uint64_t)c->block_size * c->bytes_per_token;
+}
+
+bool strata_serve_pool_windowed(const strata_serve_kv_config *c)
+{
+    uint32_t gs = 0, fg = 0, wg = 0;
+    return window_groups(c, &gs, &fg, &wg);
+}
+
 uint64_t strata_serve_pool_blocks(const strata_serve_kv_config *c)
 {
-    uint64_t b = (uint64_t)c->block_size * c->bytes_per_token;
+    uint64_t b = pool_block_bytes(c);
     return b ? c->pool_bytes / b : 0;
 }
 
@@ -92,7 +150,10 @@ static void *pool_create(const strata_serve_kv_config *c, GError **err)
     pool *p = g_new0(pool, 1);
     p->c = *c;
     p->n_blocks = (uint32_t)n;
-    p->block_bytes = (uint64_t)c->block_size * c->bytes_per_token;
+    p->block_bytes = pool_block_bytes(c);
+    uint32_t gs = 0;
+    if (!window_groups(c, &gs, &p->full_groups, &p->win_groups))
+        p->full_groups = p->win_groups = 0;
     p->ref = g_new0(uint32_t, n);
     p->prev = g_new(uint32_t, n);
     p->next = g_new(uint32_t, n);
@@ -111,7 +172,7 @@ static void pool_destroy(void *s)
     if (!p)
         return;
     for (uint32_t i = 0; i < p->c.n_requests; i++)
-        g_free(p->req[i].ids), g_free(p->req[i].hits);
+        g_free(p->req[i].ids), g_free(p->req[i].hits), g_free(p->req[i].win);
     g_free(p->req);
     g_hash_table_destroy(p->table);
     g_free(p->ref);
@@ -144,7 +205,7 @@ static uint32_t pool_lookup(void *s, const strata_serve_kv_req *r, uint32_t num_
     pool *p = s;
     req_blocks *q = &p->req[r->id];
     q->n_hits = 0;
-    if (!p->c.prefix_caching || q->n || num_tokens < 2)
+    if (!p->c.prefix_caching || p->win_groups || q->n || num_tokens < 2)
         return 0;
     uint32_t max = (num_tokens - 1) / p->c.block_size;
     if (!q->hits)
@@ -204,10 +265,61 @@ static void hash_full(pool *p, req_blocks *q, uint32_t id, uint32_t tokens)
     }
 }
 
+/* remove_skipped_blocks: frees q's window blocks of the indices wholly
+ * before computed - window + 1, the last index first. */
+static void free_skipped(pool *p, req_blocks *q, uint32_t computed)
+{
+    if (computed < p->c.window)
+        return;
+    uint32_t skipped = (computed - p->c.window + 1) / p->c.block_size;
+    if (skipped > q->win_n)
+        skipped = q->win_n;
+    for (uint32_t i = skipped; i-- > q->win_first;)
+        for (uint32_t g = p->win_groups; g-- > 0;) {
+            uint32_t b = q->win[(size_t)i * p->win_groups + g];
+            if (--p->ref[b] == 0)
+                queue_append(p, b);
+        }
+    if (skipped > q->win_first)
+        q->win_first = skipped;
+}
+
+/* Window mode: the full groups' blocks (at most one group) and the window
+ * groups' up to `need` indices, or false with nothing taken. */
+static bool window_grow(pool *p, req_blocks *q, uint32_t need)
+{
+    uint32_t fresh_full = p->full_groups && need > q->n ? need - q->n : 0;
+    uint32_t fresh_win = need > q->win_n ? need - q->win_n : 0;
+    if ((uint64_t)fresh_full + (uint64_t)fresh_win * p->win_groups > p->n_free)
+        return false;
+    for (uint32_t i = 0; i < fresh_full; i++) {
+        uint32_t b = pop_free(p);
+        p->ref[b] = 1;
+        push_block(q, b);
+    }
+    if ((size_t)need * p->win_groups > q->win_cap) {
+        q->win_cap = (uint32_t)((size_t)need * p->win_groups * 2);
+        q->win = g_renew(uint32_t, q->win, q->win_cap);
+    }
+    for (uint32_t i = q->win_n; i < need; i++)
+        for (uint32_t g = 0; g < p->win_groups; g++) {
+            uint32_t b = pop_free(p);
+            p->ref[b] = 1;
+            q->win[(size_t)i * p->win_groups + g] = b;
+        }
+    if (need > q->win_n)
+        q->win_n = need;
+    return true;
+}
+
 static bool pool_grow(void *s, const strata_serve_kv_req *r, uint32_t tokens)
 {
     pool *p = s;
     req_blocks *q = &p->req[r->id];
+    if (p->win_groups) {
+        free_skipped(p, q, r->computed);
+        return window_grow(p, q, (tokens + p->c.block_size - 1) / p->c.block_size);
+    }
     uint32_t need = (tokens + p->c.block_size - 1) / p->c.block_size;
     uint32_t hits = q->n ? 0 : q->n_hits;
     uint32_t hits_free = 0;
@@ -243,13 +355,22 @@ static void pool_release(void *s, uint32_t id)
         if (--p->ref[b] == 0)
             queue_append(p, b);
     }
+    /* the coordinator frees group by group, each in reverse order */
+    for (uint32_t i = q->win_n; i-- > q->win_first;)
+        for (uint32_t g = p->win_groups; g-- > 0;) {
+            uint32_t b = q->win[(size_t)i * p->win_groups + g];
+            if (--p->ref[b] == 0)
+                queue_append(p, b);
+        }
     q->n = q->n_hashed = q->n_hits = 0;
+    q->win_first = q->win_n = 0;
 }
 
 static uint64_t pool_held(const void *s, uint32_t id)
 {
     const pool *p = s;
-    return (uint64_t)p->req[id].n * p->block_bytes;
+    const req_blocks *q = &p->req[id];
+    return ((uint64_t)q->n + (uint64_t)(q->win_n - q->win_first) * p->win_groups) * p->block_bytes;
 }
 
 static void pool_stats(const void *s, strata_serve_kv_stats *out)

@@ -124,6 +124,17 @@ void serve_client_free(serve_state *st, serve_req *q)
         st->clients_free++;
 }
 
+/* KV bytes that `tokens` of a request store which attention still reads:
+ * every token of the full layers, the last window of the sliding ones when
+ * the pool frees the rest (serve_pool.c). */
+static double live_bytes(const serve_state *st, uint32_t tokens)
+{
+    double per = (double)st->res->kv_bytes_per_token;
+    if (!st->kv_window || tokens <= st->kv_window)
+        return tokens * per;
+    return tokens * per * (1 - st->kv_window_share) + st->kv_window * per * st->kv_window_share;
+}
+
 void serve_account(serve_state *st, double t)
 {
     strata_serve_result *r = st->res;
@@ -132,12 +143,15 @@ void serve_account(serve_state *st, double t)
     double live = 0, held = 0;
     for (uint32_t i = 0; i < st->n_running; i++) {
         const serve_req *q = &st->req[st->running[i]];
-        live += (double)q->computed * (double)r->kv_bytes_per_token;
         held += (double)st->scheme->held(st->kv, q->id);
     }
     /* the step's chunks add their tokens to the cache during it: count them */
     for (uint32_t i = 0; i < st->n_chunks; i++)
-        live += (double)st->chunks[i].tokens * (double)r->kv_bytes_per_token;
+        st->req[st->chunks[i].id].computed += st->chunks[i].tokens;
+    for (uint32_t i = 0; i < st->n_running; i++)
+        live += live_bytes(st, st->req[st->running[i]].computed);
+    for (uint32_t i = 0; i < st->n_chunks; i++)
+        st->req[st->chunks[i].id].computed -= st->chunks[i].tokens;
     double used = held > 0 ? fmin(1.0, live / held) : 1.0;
     double reserved = ks.capacity ? (double)ks.reserved / (double)ks.capacity : 0;
     double free_b = (double)(ks.capacity - ks.reserved);
@@ -303,7 +317,13 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     st.kv_tensors = m->kv_lora_rank ? m->layers : 2 * m->layers;
     st.block_bytes = (uint64_t)c->block_size * r->kv_bytes_per_token;
     strata_serve_kv_config kc = {r->pool_bytes * ranks, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,
-                                 c->prefix_caching, s->shared_prefix, st.kv_tensors, c->page_bytes, c->allocator};
+                                 c->prefix_caching, s->shared_prefix, st.kv_tensors, c->page_bytes, c->allocator,
+                                 m->layers, 0, 0};
+    /* vLLM v1 (no --engine, or a row that says so) frees a sliding-window layer's blocks outside its window */
+    if (!c->engine || c->engine->window_blocks)
+        kc.window_layers = strata_serve_window_layers(m), kc.window = m->sliding_window;
+    if (scheme == &strata_serve_kv_paged && strata_serve_pool_windowed(&kc))
+        st.kv_window = kc.window, st.kv_window_share = (double)kc.window_layers / m->layers;
     ok = ok && (st.cost = strata_serve_cost_new(hw, m, c->tp, c->attention_dp, c->max_num_batched_tokens, err)) != NULL;
     /* the engine row's kernels (FlashAttention-3 prefill, decode, around attention, all-reduce;
      * no --engine: vLLM v1's) */

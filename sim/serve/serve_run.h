@@ -42,6 +42,8 @@ typedef struct serve_state {
     double now, step_swap_s;
     uint64_t block_bytes, host_used;
     uint32_t kv_tensors;
+    uint32_t kv_window;            /* the pool frees sliding-window layers' blocks: their window (0: none) */
+    double kv_window_share;        /* those layers' share of the KV bytes per token */
     uint32_t clients_free;         /* closed loop: clients with no request out */
     uint32_t n_done;
     uint32_t run_left;             /* multi-step: steps the current decode batch still runs after this one */
@@ -57,7 +59,7 @@ static inline uint32_t serve_tokens_of(const serve_req *q)
 
 static inline strata_serve_kv_req serve_kv_req(const serve_req *q)
 {
-    return (strata_serve_kv_req){q->id, q->prompt, q->output};
+    return (strata_serve_kv_req){q->id, q->prompt, q->output, q->computed};
 }
 
 /* serve_sched.c: one step; false when no progress is possible. */
