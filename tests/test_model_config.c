@@ -392,7 +392,14 @@ static strata_model_shape shape_of(const char *config)
  * 2048 x 64 + 66 experts = 571,080,704: 27 x 13,767,168 + 67,239,936 + 26
  * x 571,080,704 + 2 V d + d = 15,706,484,224 (the card's 15.7B); active (6
  * routed + 2 shared) 2,661,150,208 (the card's 2.4B leaves out the
- * embeddings, 419,430,400 here). */
+ * embeddings, 419,430,400 here). MiniMax-M2.5 (every layer MoE, q/k
+ * norms): d 3072, V 200,064, 62 layers, 48 heads and 8 KV heads of 128:
+ * attention 2 x 3072 x 6144 + 2 x 3072 x 1024 + 2 x 128 (strata's per-head
+ * q/k norm) = 44,040,448; 256 experts of 3 x 3072 x 1536 = 14,155,776,
+ * router 786,432, norms 6,144: 62 x 3,668,711,680 + 2 V d + d =
+ * 228,689,320,448 (the card's "230B" is 0.57% above: rounded; its MTP
+ * modules are not counted); active (8 experts) 11,030,108,672, 10.42B
+ * without the input embedding (the card's 10B). */
 START_TEST(qwen2_moe_and_deepseek_v2_by_hand)
 {
     char *lite = strata_test_write_temp(
@@ -402,12 +409,14 @@ START_TEST(qwen2_moe_and_deepseek_v2_by_hand)
         "128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, \"n_routed_experts\": 64, \"num_experts_per_tok\": 6, "
         "\"n_shared_experts\": 2, \"moe_intermediate_size\": 1408, \"first_k_dense_replace\": 1, \"moe_layer_freq\": "
         "[0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]}");
-    char *configs[] = {config_arg("qwen2-57b-a14b.json"), g_strconcat("config=", lite, NULL)};
+    char *configs[] = {config_arg("qwen2-57b-a14b.json"), g_strconcat("config=", lite, NULL),
+                       config_arg("minimax-m2.5.json")};
     static const struct {
         double total, active;
         int64_t experts, shared, moe_ffn, dense_layers, q_lora_rank;
     } want[] = {{57408558592.0, 14249170432.0, 64, 8, 2560, 0, 0},
-                {15706484224.0, 2661150208.0, 64, 2, 1408, 1, 0}};
+                {15706484224.0, 2661150208.0, 64, 2, 1408, 1, 0},
+                {228689320448.0, 11030108672.0, 256, 0, 1536, 0, 0}};
     for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
         strata_model_shape sh = shape_of(configs[i]);
         double total = 0, active = 0;
@@ -436,6 +445,8 @@ START_TEST(qwen2_moe_and_deepseek_v2_by_hand)
         {"{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": 4, \"moe_layer_freq\": [0, 1, 1]}",
          "key 'moe_layer_freq': 3 entries for 4 layers"},
         {"{\"model_type\": \"deepseek_v2\", \"moe_layer_freq\": [0, 2]}", "key 'moe_layer_freq': expected"},
+        {"{\"model_type\": \"mimo_v2_flash\", \"moe_layer_freq\": [0, 1]}", "'mimo_v2_flash' is a hybrid of "
+         "sliding-window and full-attention layers"},
     };
     GError *err = NULL;
     for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
@@ -553,6 +564,28 @@ START_TEST(plain_decoder_of_a_new_type_reads_as_llama)
     ck_assert_double_eq(s.params, 95040);
     g_free(arg);
     g_free(path);
+    /* Qwen 2's convention (MiMo-7B): a window with use_sliding_window false is not applied, so the file
+     * still reads as llama-style (the same 95,040); with it true the window is a structure: refused. */
+    static const char *const window[] = {"false", "true"};
+    for (size_t i = 0; i < G_N_ELEMENTS(window); i++) {
+        char *text = g_strdup_printf("{\"model_type\": \"qwen2_like\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                                     "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+                                     "\"tie_word_embeddings\": false, \"sliding_window\": 32768, "
+                                     "\"use_sliding_window\": %s}", window[i]);
+        path = strata_test_write_temp("cfg-XXXXXX.json", text);
+        c = strata_model_config_load(path, &err);
+        ck_assert_msg(i == 0 ? c != NULL : c == NULL, "%s: %s", window[i], err ? err->message : "read");
+        g_clear_error(&err);
+        strata_model_config_free(c);
+        if (i == 0) {
+            arg = g_strconcat("config=", path, NULL);
+            const char *again[] = {arg, NULL};
+            ck_assert_double_eq(generate(again).params, 95040);
+            g_free(arg);
+        }
+        g_free(text);
+        g_free(path);
+    }
 }
 END_TEST
 

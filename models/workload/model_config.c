@@ -114,6 +114,17 @@ static const family families[] = {
                  "moe_ffn=1407,dense_layers=0,moe_every=1,q_lora_rank=1536,kv_lora_rank=512,qk_nope_head_dim=128,"
                  "qk_rope_head_dim=64,v_head_dim=128",
      .fixed = DECODER},
+    /* MiniMax-M2 (MiniMaxM2ForCausalLM; vLLM's model_executor/models/minimax_m2.py, the model repository's
+     * modeling_minimax_m2.py): GQA attention with a q and k RMSNorm over the whole projection
+     * (qk_norm_type per_layer: H hd + K hd weights a layer, where strata's qk_norm counts 2 hd), partial
+     * rotary (rotary_dim), and every layer MoE: num_local_experts experts of intermediate_size, a router
+     * and its e_score_correction_bias (not counted, as DeepSeek-V3's). shared_intermediate_size is a
+     * shared expert's width (0 in M2 and M2.5). The defaults are MiniMax-M2's own config.json values (its
+     * configuration class is remote code). Its multi-token-prediction modules (use_mtp) are a note. */
+    {.model_type = "minimax_m2",
+     .defaults = "layers=62,d_model=3072,heads=48,kv_heads=8,head_dim=128,ffn=1536,vocab=200064,mlp=swiglu,"
+                 "tie=false,experts=256,top_k=8",
+     .fixed = DECODER ",qk_norm=true"},
     {.model_type = "llama4", .defaults = "", .fixed = "", .nested = "text_config"},
     {.model_type = "llama4_text",
      .defaults = "layers=48,d_model=5120,heads=40,kv_heads=8,head_dim=128,ffn=16384,moe_ffn=8192,vocab=202048,"
@@ -132,6 +143,9 @@ static const struct {
     {"nemotron_h", "a Mamba-2 hybrid (hybrid_override_pattern 'M' layers)"},
     {"deepseek_v32", "DeepSeek sparse attention (index_topk: a lightning indexer picks the keys each query sees)"},
     {"nemotron-nas", "a different block in every layer (block_configs)"},
+    {"mimo_v2_flash", "a hybrid of sliding-window and full-attention layers with their own head counts "
+                      "(hybrid_layer_pattern; swa_num_key_value_heads 8, num_key_value_heads 4) and a v_head_dim "
+                      "of its own (128, head_dim 192)"},
 };
 
 typedef enum {
@@ -164,6 +178,7 @@ static const struct {
     {"llama4_text", {"intermediate_size_mlp", "ffn", K_COUNT}},
     {"llama4_text", {"interleave_moe_layer_step", "moe_every", K_COUNT}},
     {"qwen2_moe", {"shared_expert_intermediate_size", "shared_ffn", K_COUNT0}},
+    {"minimax_m2", {"shared_intermediate_size", "shared_ffn", K_COUNT0}},
 };
 
 static const key_row keys[] = {
@@ -207,6 +222,9 @@ static const key_row keys[] = {
     {"vision_config", NULL, K_NOTE},
     {"attention_chunk_size", NULL, K_NOTE},
     {"moe_layers", NULL, K_NOTE},
+    {"use_mtp", NULL, K_NOTE},
+    {"num_mtp_modules", NULL, K_NOTE},
+    {"mtp_transformer_layers", NULL, K_NOTE},
     /* Nothing a step's memory or time depends on. */
     {"architectures", NULL, K_IGNORE},
     {"auto_map", NULL, K_IGNORE},
@@ -256,6 +274,9 @@ static const key_row keys[] = {
     {"attn_scale", NULL, K_IGNORE},
     {"swiglu_limit", NULL, K_IGNORE},
     {"initial_context_length", NULL, K_IGNORE},
+    {"rotary_dim", NULL, K_IGNORE},       /* partial rotary: no parameter, rope's flops are a few a q/k element */
+    {"qk_norm_type", NULL, K_IGNORE},     /* MiniMax-M2's norm over the whole projection or each head */
+    {"use_routing_bias", NULL, K_IGNORE}, /* e_score_correction_bias, E a MoE layer, not counted */
 };
 
 struct strata_model_config {
@@ -560,9 +581,16 @@ static bool plain_decoder(JsonObject *o)
     for (size_t i = 0; i < G_N_ELEMENTS(shape); i++)
         if (!json_object_has_member(o, shape[i]))
             return false;
+    /* Qwen 2's convention (MiMo-7B and other Qwen 2 derivatives): sliding_window applies only with
+     * use_sliding_window, so with it false the window keys name nothing llama's row drops. */
+    JsonNode *use = json_object_get_member(o, "use_sliding_window");
+    bool window_off = use && JSON_NODE_HOLDS_VALUE(use) && json_node_get_value_type(use) == G_TYPE_BOOLEAN &&
+                      !json_node_get_boolean(use);
     GList *members = json_object_get_members(o);
     bool plain = true;
     for (GList *l = members; l && plain; l = l->next) {
+        if (window_off && strstr(l->data, "sliding"))
+            continue;
         JsonNode *v = json_object_get_member(o, l->data);
         bool unset = JSON_NODE_HOLDS_NULL(v) ||
                      (JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) == G_TYPE_BOOLEAN &&
