@@ -5,10 +5,11 @@
  * Two tables. `families`: one row per model_type, with the defaults of
  * transformers' configuration class for the keys a file may omit
  * (src/transformers/models/NAME/configuration_NAME.py: LlamaConfig,
- * MistralConfig, MixtralConfig, Qwen2Config, Qwen3Config, Qwen3MoeConfig,
- * Gemma2Config, Gemma3TextConfig, GptOssConfig, Llama4TextConfig;
- * DeepseekV3Config from the model repository's configuration_deepseek.py,
- * Kimi K2's too) and what the family's modeling
+ * MistralConfig, MixtralConfig, Qwen2Config, Qwen2MoeConfig, Qwen3Config,
+ * Qwen3MoeConfig, Gemma2Config, Gemma3TextConfig, GptOssConfig,
+ * Llama4TextConfig; DeepseekV2Config and DeepseekV3Config from the model
+ * repositories' configuration_deepseek.py, Kimi K2's too; MiniMax-M2's
+ * config.json values) and what the family's modeling
  * file fixes whatever the keys say (RMSNorm and rotary positions for all;
  * Qwen 2's q/k/v biases, hard-coded in Qwen2Attention; Qwen 3's and
  * Gemma 3's q_norm/k_norm; Gemma's four norms a layer; Gemma 2's local
