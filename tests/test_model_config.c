@@ -88,6 +88,7 @@ static const struct {
     {"gpt-oss-20b.json", 20.91e9},             {"gpt-oss-120b.json", 116.83e9},
     {"llama-4-maverick-17b-128e-instruct.json", 400e9}, {"mixtral-8x22b-v0.1.json", 141e9},
     {"qwen3-235b-a22b.json", 235e9},           {"qwen3-coder-480b-a35b-instruct.json", 480e9},
+    {"qwen2-57b-a14b.json", 57.4e9},           {"deepseek-v2.json", 236e9},
 };
 
 static char *config_arg(const char *file)
@@ -361,6 +362,127 @@ START_TEST(newer_architectures_by_hand)
 }
 END_TEST
 
+/* The shape of a config file, as gen reads it. */
+static strata_model_shape shape_of(const char *config)
+{
+    const char *args[] = {config, "seq=16", "batch=1", NULL};
+    GError *err = NULL;
+    strata_params *p = strata_workload_params_args(strata_workload_type_find("transformer"), 3, args, &err);
+    strata_model_shape sh;
+    ck_assert_msg(p && strata_model_shape_of(p, "transformer", &sh, &err), "%s", err ? err->message : "");
+    strata_params_free(p);
+    return sh;
+}
+
+/* Qwen 2 MoE's shared expert width and DeepSeek-V2's MLA without a query
+ * LoRA, counted by hand (modeling_qwen2_moe.py; DeepSeek-V2's
+ * modeling_deepseek.py). Qwen2-57B-A14B: d 3584, V 151,936, 28 layers, 28
+ * heads and 4 KV heads of 128 with q/k/v biases: attention 2 x 3584^2 + 2
+ * x 3584 x 512 + 3584 + 2 x 512 = 29,364,736; an expert 3 x 3584 x 2560 =
+ * 27,525,120, 64 of them and the shared expert of 20480 = 8 experts' width,
+ * router 3584 x 64 = 229,376, norms 7,168: a layer 2,011,409,920, x 28 + 2
+ * V d + d = 57,408,558,592 (the card's 57.4B; the shared expert's gate, d a
+ * layer, is not counted); active (8 routed + the shared) 470,003,200 a
+ * layer: 14,249,170,432. DeepSeek-V2-Lite (its HF config's keys: d 2048, V
+ * 102,400, 27 layers, 16 heads, q_lora_rank null, kv_lora_rank 512, nope
+ * 128, rope 64, v 128, the first layer dense of 10944, 64 experts of 1408
+ * top-6 and 2 shared): MLA q 2048 x 16 x 192 + kv_a 2048 x 576 + 512 + kv_b
+ * 512 x 16 x 256 + o 16 x 128 x 2048 = 13,763,072; norms 4,096; the dense
+ * layer's MLP 3 x 2048 x 10944 = 67,239,936; an expert 8,650,752, a MoE MLP
+ * 2048 x 64 + 66 experts = 571,080,704: 27 x 13,767,168 + 67,239,936 + 26
+ * x 571,080,704 + 2 V d + d = 15,706,484,224 (the card's 15.7B); active (6
+ * routed + 2 shared) 2,661,150,208 (the card's 2.4B leaves out the
+ * embeddings, 419,430,400 here). MiniMax-M2.5 (every layer MoE, q/k
+ * norms): d 3072, V 200,064, 62 layers, 48 heads and 8 KV heads of 128:
+ * attention 2 x 3072 x 6144 + 2 x 3072 x 1024 + 2 x 128 (strata's per-head
+ * q/k norm) = 44,040,448; 256 experts of 3 x 3072 x 1536 = 14,155,776,
+ * router 786,432, norms 6,144: 62 x 3,668,711,680 + 2 V d + d =
+ * 228,689,320,448 (the card's "230B" is 0.57% above: rounded; its MTP
+ * modules are not counted); active (8 experts) 11,030,108,672, 10.42B
+ * without the input embedding (the card's 10B). */
+START_TEST(qwen2_moe_and_deepseek_v2_by_hand)
+{
+    char *lite = strata_test_write_temp(
+        "cfg-XXXXXX.json", "{\"model_type\": \"deepseek_v2\", \"hidden_size\": 2048, \"intermediate_size\": 10944, "
+        "\"num_hidden_layers\": 27, \"num_attention_heads\": 16, \"num_key_value_heads\": 16, \"vocab_size\": "
+        "102400, \"tie_word_embeddings\": false, \"q_lora_rank\": null, \"kv_lora_rank\": 512, \"qk_nope_head_dim\": "
+        "128, \"qk_rope_head_dim\": 64, \"v_head_dim\": 128, \"n_routed_experts\": 64, \"num_experts_per_tok\": 6, "
+        "\"n_shared_experts\": 2, \"moe_intermediate_size\": 1408, \"first_k_dense_replace\": 1, \"moe_layer_freq\": "
+        "[0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1]}");
+    char *configs[] = {config_arg("qwen2-57b-a14b.json"), g_strconcat("config=", lite, NULL),
+                       config_arg("minimax-m2.5.json")};
+    static const struct {
+        double total, active;
+        int64_t experts, shared, moe_ffn, dense_layers, q_lora_rank;
+    } want[] = {{57408558592.0, 14249170432.0, 64, 8, 2560, 0, 0},
+                {15706484224.0, 2661150208.0, 64, 2, 1408, 1, 0},
+                {228689320448.0, 11030108672.0, 256, 0, 1536, 0, 0}};
+    for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+        strata_model_shape sh = shape_of(configs[i]);
+        double total = 0, active = 0;
+        strata_model_shape_count(&sh, 16, &total, &active);
+        ck_assert_msg(total == want[i].total && active == want[i].active, "%s: %.0f %.0f", configs[i], total, active);
+        ck_assert_int_eq(sh.experts, want[i].experts);
+        ck_assert_int_eq(sh.shared_experts, want[i].shared);
+        ck_assert_int_eq(sh.moe_ffn, want[i].moe_ffn);
+        ck_assert_int_eq(sh.dense_layers, want[i].dense_layers);
+        ck_assert_int_eq(sh.moe_every, 1);
+        ck_assert_int_eq(sh.q_lora_rank, want[i].q_lora_rank);
+        const char *args[] = {configs[i], "seq=16", "batch=1", NULL};
+        ck_assert_msg(generate(args).params == want[i].total, "%s", configs[i]);
+        g_free(configs[i]);
+    }
+    g_free(lite);
+    /* What strata cannot place is refused, naming the layer. */
+    static const char *const bad[][2] = {
+        {"{\"model_type\": \"qwen2_moe\", \"mlp_only_layers\": [0, 2]}", "layer 2 is dense but not among the first 2"},
+        {"{\"model_type\": \"qwen2_moe\", \"shared_expert_intermediate_size\": 5000}", "5000 is not a multiple of "
+         "moe_intermediate_size 1408"},
+        {"{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": 4, \"moe_layer_freq\": [0, 1, 0, 1]}",
+         "key 'moe_layer_freq': layer 1 is MoE"},
+        {"{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": 4, \"moe_layer_freq\": [1, 1, 0, 1]}",
+         "key 'moe_layer_freq': layer 2 is dense"},
+        {"{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": 4, \"moe_layer_freq\": [0, 1, 1]}",
+         "key 'moe_layer_freq': 3 entries for 4 layers"},
+        {"{\"model_type\": \"deepseek_v2\", \"moe_layer_freq\": [0, 2]}", "key 'moe_layer_freq': expected"},
+        {"{\"model_type\": \"mimo_v2_flash\", \"moe_layer_freq\": [0, 1]}", "'mimo_v2_flash' is a hybrid of "
+         "sliding-window and full-attention layers"},
+    };
+    GError *err = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *path = strata_test_write_temp("cfg-XXXXXX.json", bad[i][0]);
+        ck_assert_ptr_null(strata_model_config_load(path, &err));
+        ck_assert_msg(err && strstr(err->message, path) && strstr(err->message, bad[i][1]), "%s: %s", bad[i][0],
+                      err ? err->message : "no error");
+        g_clear_error(&err);
+        g_free(path);
+    }
+    /* A periodic list and Qwen's leading dense layers are placed: MoE from layer 2, every other layer. */
+    char *path = strata_test_write_temp("cfg-XXXXXX.json", "{\"model_type\": \"deepseek_v2\", \"num_hidden_layers\": "
+                                                           "6, \"moe_layer_freq\": [0, 0, 1, 0, 1, 0]}");
+    strata_model_config *c = strata_model_config_load(path, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    GString *got = g_string_new(NULL);
+    for (const char *const *v = strata_model_config_values(c); *v; v++)
+        if (g_str_has_prefix(*v, "dense_layers=") || g_str_has_prefix(*v, "moe_every="))
+            g_string_append_printf(got, "%s ", *v);
+    ck_assert_str_eq(got->str, "dense_layers=2 moe_every=2 ");
+    strata_model_config_free(c);
+    g_free(path);
+    path = strata_test_write_temp("cfg-XXXXXX.json", "{\"model_type\": \"qwen2_moe\", \"mlp_only_layers\": [1, 0]}");
+    c = strata_model_config_load(path, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    g_string_truncate(got, 0);
+    for (const char *const *v = strata_model_config_values(c); *v; v++)
+        if (g_str_has_prefix(*v, "dense_layers=") || g_str_has_prefix(*v, "shared"))
+            g_string_append_printf(got, "%s ", *v);
+    ck_assert_str_eq(got->str, "dense_layers=2 shared_experts=4 ");
+    g_string_free(got, TRUE);
+    strata_model_config_free(c);
+    g_free(path);
+}
+END_TEST
+
 /* Architectures strata cannot model are refused by name, exit status 2,
  * never read with another family's defaults (Llama 4 once read as a
  * 6.7B Llama 2); Python's Infinity and NaN are read as null, with a note. */
@@ -442,6 +564,28 @@ START_TEST(plain_decoder_of_a_new_type_reads_as_llama)
     ck_assert_double_eq(s.params, 95040);
     g_free(arg);
     g_free(path);
+    /* Qwen 2's convention (MiMo-7B): a window with use_sliding_window false is not applied, so the file
+     * still reads as llama-style (the same 95,040); with it true the window is a structure: refused. */
+    static const char *const window[] = {"false", "true"};
+    for (size_t i = 0; i < G_N_ELEMENTS(window); i++) {
+        char *text = g_strdup_printf("{\"model_type\": \"qwen2_like\", \"hidden_size\": 64, \"num_hidden_layers\": 2, "
+                                     "\"num_attention_heads\": 4, \"intermediate_size\": 128, \"vocab_size\": 100, "
+                                     "\"tie_word_embeddings\": false, \"sliding_window\": 32768, "
+                                     "\"use_sliding_window\": %s}", window[i]);
+        path = strata_test_write_temp("cfg-XXXXXX.json", text);
+        c = strata_model_config_load(path, &err);
+        ck_assert_msg(i == 0 ? c != NULL : c == NULL, "%s: %s", window[i], err ? err->message : "read");
+        g_clear_error(&err);
+        strata_model_config_free(c);
+        if (i == 0) {
+            arg = g_strconcat("config=", path, NULL);
+            const char *again[] = {arg, NULL};
+            ck_assert_double_eq(generate(again).params, 95040);
+            g_free(arg);
+        }
+        g_free(text);
+        g_free(path);
+    }
 }
 END_TEST
 
@@ -642,6 +786,7 @@ int main(void)
     tcase_add_test(tc, window_flops_in_closed_form);
     tcase_add_test(tc, reader_notes_and_refusals);
     tcase_add_test(tc, newer_architectures_by_hand);
+    tcase_add_test(tc, qwen2_moe_and_deepseek_v2_by_hand);
     tcase_add_test(tc, unmodelled_architectures_are_refused);
     tcase_add_test(tc, plain_decoder_of_a_new_type_reads_as_llama);
     tcase_add_test(tc, given_keys_win_over_the_file);

@@ -5,10 +5,11 @@
  * Two tables. `families`: one row per model_type, with the defaults of
  * transformers' configuration class for the keys a file may omit
  * (src/transformers/models/NAME/configuration_NAME.py: LlamaConfig,
- * MistralConfig, MixtralConfig, Qwen2Config, Qwen3Config, Qwen3MoeConfig,
- * Gemma2Config, Gemma3TextConfig, GptOssConfig, Llama4TextConfig;
- * DeepseekV3Config from the model repository's configuration_deepseek.py,
- * Kimi K2's too) and what the family's modeling
+ * MistralConfig, MixtralConfig, Qwen2Config, Qwen2MoeConfig, Qwen3Config,
+ * Qwen3MoeConfig, Gemma2Config, Gemma3TextConfig, GptOssConfig,
+ * Llama4TextConfig; DeepseekV2Config and DeepseekV3Config from the model
+ * repositories' configuration_deepseek.py, Kimi K2's too; MiniMax-M2's
+ * config.json values) and what the family's modeling
  * file fixes whatever the keys say (RMSNorm and rotary positions for all;
  * Qwen 2's q/k/v biases, hard-coded in Qwen2Attention; Qwen 3's and
  * Gemma 3's q_norm/k_norm; Gemma's four norms a layer; Gemma 2's local
@@ -96,6 +97,35 @@ static const family families[] = {
      * expert (Llama4TextMoe.shared_expert); interleave_moe_layer_step k makes every k-th layer MoE
      * (moe_layers = range(k - 1, layers, k): the odd layers for k = 2, where strata's moe_every puts the
      * even ones; the counts are the same). use_qk_norm is an L2 norm without weights. */
+    /* Qwen 2 MoE (Qwen2MoeConfig, modeling_qwen2_moe.py): Qwen 2's attention (q/k/v biases) and, in each
+     * MoE layer, num_experts experts of moe_intermediate_size plus one shared expert of
+     * shared_expert_intermediate_size, read as shared_experts of the experts' width (5632 = 4 x 1408 in
+     * Qwen1.5-MoE-A2.7B, 20480 = 8 x 2560 in Qwen2-57B-A14B; a width no multiple of it is refused). Its
+     * shared_expert_gate (d a layer) is not counted. A layer is MoE when it is not in mlp_only_layers and
+     * decoder_sparse_step divides l + 1 (Qwen2MoeDecoderLayer); mlp_only_layers must be the first layers. */
+    {.model_type = "qwen2_moe",
+     .defaults = "layers=24,d_model=2048,heads=16,kv_heads=16,ffn=5632,vocab=151936,mlp=swiglu,tie=false,"
+                 "experts=60,top_k=4,moe_ffn=1408,shared_ffn=5632",
+     .fixed = DECODER ",qkv_bias=true"},
+    /* DeepSeek-V2 (DeepseekV2Config of the model repository's configuration_deepseek.py; transformers'
+     * configuration_deepseek_v2.py): DeepSeek-V3's MLA and MoE layout with softmax routing; q_lora_rank
+     * null (V2-Lite) is a full d x H (nope + rope) q_proj; n_routed_experts null is a dense model. */
+    {.model_type = "deepseek_v2",
+     .defaults = "layers=30,d_model=4096,heads=32,kv_heads=32,ffn=11008,vocab=102400,mlp=swiglu,tie=false,"
+                 "moe_ffn=1407,dense_layers=0,moe_every=1,q_lora_rank=1536,kv_lora_rank=512,qk_nope_head_dim=128,"
+                 "qk_rope_head_dim=64,v_head_dim=128",
+     .fixed = DECODER},
+    /* MiniMax-M2 (MiniMaxM2ForCausalLM; vLLM's model_executor/models/minimax_m2.py, the model repository's
+     * modeling_minimax_m2.py): GQA attention with a q and k RMSNorm over the whole projection
+     * (qk_norm_type per_layer: H hd + K hd weights a layer, where strata's qk_norm counts 2 hd), partial
+     * rotary (rotary_dim), and every layer MoE: num_local_experts experts of intermediate_size, a router
+     * and its e_score_correction_bias (not counted, as DeepSeek-V3's). shared_intermediate_size is a
+     * shared expert's width (0 in M2 and M2.5). The defaults are MiniMax-M2's own config.json values (its
+     * configuration class is remote code). Its multi-token-prediction modules (use_mtp) are a note. */
+    {.model_type = "minimax_m2",
+     .defaults = "layers=62,d_model=3072,heads=48,kv_heads=8,head_dim=128,ffn=1536,vocab=200064,mlp=swiglu,"
+                 "tie=false,experts=256,top_k=8",
+     .fixed = DECODER ",qk_norm=true"},
     {.model_type = "llama4", .defaults = "", .fixed = "", .nested = "text_config"},
     {.model_type = "llama4_text",
      .defaults = "layers=48,d_model=5120,heads=40,kv_heads=8,head_dim=128,ffn=16384,moe_ffn=8192,vocab=202048,"
@@ -114,6 +144,9 @@ static const struct {
     {"nemotron_h", "a Mamba-2 hybrid (hybrid_override_pattern 'M' layers)"},
     {"deepseek_v32", "DeepSeek sparse attention (index_topk: a lightning indexer picks the keys each query sees)"},
     {"nemotron-nas", "a different block in every layer (block_configs)"},
+    {"mimo_v2_flash", "a hybrid of sliding-window and full-attention layers with their own head counts "
+                      "(hybrid_layer_pattern; swa_num_key_value_heads 8, num_key_value_heads 4) and a v_head_dim "
+                      "of its own (128, head_dim 192)"},
 };
 
 typedef enum {
@@ -126,6 +159,9 @@ typedef enum {
     K_WINDOW,    /* sliding_window: a COUNT0 in a family whose attention applies it, else a NOTE */
     K_STRUCTURE, /* model_type, the nested config: read by the loader itself */
     K_LAYERS,    /* layer_types: each layer's attention, a periodic pattern read as global_every */
+    K_RANK,      /* a COUNT0 whose null is None: 0 (q_lora_rank: no low-rank query) */
+    K_DENSE,     /* mlp_only_layers: the dense layers of a MoE model, which must be the first ones */
+    K_MOE_EVERY, /* moe_layer_freq: a COUNT, or a list of 0/1 a layer (MiMo-V2-Flash) strata must place */
 } key_kind;
 
 typedef struct key_row {
@@ -142,6 +178,8 @@ static const struct {
     {"llama4_text", {"intermediate_size", "moe_ffn", K_COUNT}},
     {"llama4_text", {"intermediate_size_mlp", "ffn", K_COUNT}},
     {"llama4_text", {"interleave_moe_layer_step", "moe_every", K_COUNT}},
+    {"qwen2_moe", {"shared_expert_intermediate_size", "shared_ffn", K_COUNT0}},
+    {"minimax_m2", {"shared_intermediate_size", "shared_ffn", K_COUNT0}},
 };
 
 static const key_row keys[] = {
@@ -163,9 +201,10 @@ static const key_row keys[] = {
     {"n_shared_experts", "shared_experts", K_COUNT0},
     {"moe_intermediate_size", "moe_ffn", K_COUNT},
     {"first_k_dense_replace", "dense_layers", K_COUNT0},
-    {"moe_layer_freq", "moe_every", K_COUNT},
+    {"moe_layer_freq", "moe_every", K_MOE_EVERY},
     {"decoder_sparse_step", "moe_every", K_COUNT},
-    {"q_lora_rank", "q_lora_rank", K_COUNT0},
+    {"mlp_only_layers", "dense_layers", K_DENSE},
+    {"q_lora_rank", "q_lora_rank", K_RANK},
     {"kv_lora_rank", "kv_lora_rank", K_COUNT0},
     {"qk_nope_head_dim", "qk_nope_head_dim", K_COUNT},
     {"qk_rope_head_dim", "qk_rope_head_dim", K_COUNT0},
@@ -180,11 +219,13 @@ static const key_row keys[] = {
     {"use_sliding_window", NULL, K_NOTE},
     {"mlp_bias", NULL, K_NOTE},
     {"num_nextn_predict_layers", NULL, K_NOTE},
-    {"mlp_only_layers", NULL, K_NOTE},
     {"quantization_config", NULL, K_NOTE},
     {"vision_config", NULL, K_NOTE},
     {"attention_chunk_size", NULL, K_NOTE},
     {"moe_layers", NULL, K_NOTE},
+    {"use_mtp", NULL, K_NOTE},
+    {"num_mtp_modules", NULL, K_NOTE},
+    {"mtp_transformer_layers", NULL, K_NOTE},
     /* Nothing a step's memory or time depends on. */
     {"architectures", NULL, K_IGNORE},
     {"auto_map", NULL, K_IGNORE},
@@ -234,6 +275,9 @@ static const key_row keys[] = {
     {"attn_scale", NULL, K_IGNORE},
     {"swiglu_limit", NULL, K_IGNORE},
     {"initial_context_length", NULL, K_IGNORE},
+    {"rotary_dim", NULL, K_IGNORE},       /* partial rotary: no parameter, rope's flops are a few a q/k element */
+    {"qk_norm_type", NULL, K_IGNORE},     /* MiniMax-M2's norm over the whole projection or each head */
+    {"use_routing_bias", NULL, K_IGNORE}, /* e_score_correction_bias, E a MoE layer, not counted */
 };
 
 struct strata_model_config {
@@ -244,6 +288,7 @@ struct strata_model_config {
     GHashTable *value_of; /* key -> value (values owned) */
     GPtrArray *values;    /* "key=value", NULL-terminated, built at the end */
     GPtrArray *notes;     /* NULL-terminated */
+    guint listed_layers;  /* the length of a per-layer moe_layer_freq list (0: none) */
 };
 
 static void set_value(strata_model_config *c, const char *key, const char *value)
@@ -379,6 +424,96 @@ static bool read_layer_types(strata_model_config *c, const char *hf, JsonNode *v
     return true;
 }
 
+/* Element i of the array a as a layer flag or index: an integer >= 0 (a JSON true or false reads as 1 or
+ * 0), or -1 for anything else. */
+static int64_t layer_entry(JsonArray *a, guint i)
+{
+    JsonNode *e = json_array_get_element(a, i);
+    GType t = JSON_NODE_HOLDS_VALUE(e) ? json_node_get_value_type(e) : G_TYPE_INVALID;
+    if (t == G_TYPE_BOOLEAN)
+        return json_node_get_boolean(e);
+    return t == G_TYPE_INT64 && json_node_get_int(e) >= 0 && json_node_get_int(e) <= G_MAXINT32 ? json_node_get_int(e)
+                                                                                                : -1;
+}
+
+/* mlp_only_layers (Qwen2MoeConfig, Qwen3MoeConfig): the layers that keep a dense MLP in a MoE model.
+ * strata places them first (dense_layers), so the list must be 0, 1, ..., k - 1 in any order; any
+ * other set is refused, naming the first layer strata cannot place. */
+static bool read_dense_layers(strata_model_config *c, const char *hf, JsonNode *v, GError **err)
+{
+    if (!JSON_NODE_HOLDS_ARRAY(v))
+        return bad(c, hf, "an array of layer indices", v, err);
+    JsonArray *a = json_node_get_array(v);
+    guint n = json_array_get_length(a);
+    GArray *seen = g_array_sized_new(FALSE, TRUE, sizeof(gboolean), n);
+    g_array_set_size(seen, n);
+    int64_t misplaced = -1;
+    for (guint i = 0; i < n; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        int64_t l = JSON_NODE_HOLDS_VALUE(e) && json_node_get_value_type(e) == G_TYPE_BOOLEAN ? -1 : layer_entry(a, i);
+        if (l < 0) {
+            g_array_free(seen, TRUE);
+            return bad(c, hf, "an array of layer indices", v, err);
+        }
+        if (l < (int64_t)n && !g_array_index(seen, gboolean, l))
+            g_array_index(seen, gboolean, l) = TRUE;
+        else if (misplaced < 0 || l < misplaced)
+            misplaced = l; /* past the first n layers, or named twice */
+    }
+    g_array_free(seen, TRUE);
+    if (misplaced >= 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key '%s': layer %" G_GINT64_FORMAT " is dense "
+                    "but not among the first %u layers; strata places a MoE model's dense layers first "
+                    "(dense_layers) and cannot place this set", c->path, hf, misplaced, n);
+        return false;
+    }
+    if (n) {
+        char *text = g_strdup_printf("%u", n);
+        set_value(c, "dense_layers", text);
+        g_free(text);
+    }
+    return true;
+}
+
+/* moe_layer_freq as a list (MiMo-V2-Flash: one 0 or 1 a layer, 1 for MoE). strata's MoE layers are
+ * those l >= dense_layers that moe_every divides, so the list becomes dense_layers = its first MoE
+ * layer and moe_every = the gap to the next; a list that rule does not reproduce is refused naming the
+ * first layer it breaks. Its length is checked against num_hidden_layers once the file is read. */
+static bool read_moe_layer_list(strata_model_config *c, const char *hf, JsonNode *v, GError **err)
+{
+    JsonArray *a = json_node_get_array(v);
+    guint n = json_array_get_length(a);
+    int64_t first = -1, second = -1;
+    for (guint i = 0; i < n; i++) {
+        int64_t f = layer_entry(a, i);
+        if (f != 0 && f != 1)
+            return bad(c, hf, "a positive integer or an array of 0 (dense) and 1 (MoE), one a layer", v, err);
+        if (f && first >= 0 && second < 0)
+            second = i;
+        if (f && first < 0)
+            first = i;
+    }
+    int64_t every = second >= 0 ? second - first : 1;
+    if (first < 0)
+        first = n; /* no MoE layer */
+    for (guint i = 0; i < n; i++)
+        if ((layer_entry(a, i) == 1) != (i >= first && i % every == 0)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key '%s': layer %u is %s; strata's MoE layers "
+                        "are those from dense_layers (here %" G_GINT64_FORMAT ") that moe_every (here %"
+                        G_GINT64_FORMAT ") divides, which cannot place this list", c->path, hf, i,
+                        layer_entry(a, i) ? "MoE" : "dense", first, every);
+            return false;
+        }
+    char *text = g_strdup_printf("%" G_GINT64_FORMAT, first);
+    set_value(c, "dense_layers", text);
+    g_free(text);
+    text = g_strdup_printf("%" G_GINT64_FORMAT, every);
+    set_value(c, "moe_every", text);
+    g_free(text);
+    c->listed_layers = n;
+    return true;
+}
+
 /* One key of the file (hf: v) through its row. */
 static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError **err)
 {
@@ -396,6 +531,14 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
             note(c, "key '%s' is set but not modelled: ignored", hf);
         return true;
     }
+    if (row->kind == K_DENSE)
+        return JSON_NODE_HOLDS_NULL(v) || read_dense_layers(c, hf, v, err);
+    if (row->kind == K_MOE_EVERY && JSON_NODE_HOLDS_ARRAY(v))
+        return read_moe_layer_list(c, hf, v, err);
+    if (row->kind == K_RANK && JSON_NODE_HOLDS_NULL(v)) {
+        set_value(c, row->key, "0");
+        return true;
+    }
     if (JSON_NODE_HOLDS_NULL(v))
         return true; /* the class default */
     GType t = JSON_NODE_HOLDS_VALUE(v) ? json_node_get_value_type(v) : G_TYPE_INVALID;
@@ -409,7 +552,7 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
             return bad(c, hf, "an activation strata models (silu, gelu, gelu_new, gelu_pytorch_tanh)", v, err);
         set_value(c, row->key, mlp);
     } else {
-        int64_t min = row->kind == K_COUNT ? 1 : 0;
+        int64_t min = row->kind == K_COUNT || row->kind == K_MOE_EVERY ? 1 : 0;
         if (t != G_TYPE_INT64 || json_node_get_int(v) < min || json_node_get_int(v) > G_MAXINT32)
             return bad(c, hf, min ? "a positive integer" : "an integer >= 0", v, err);
         char *text = g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(v));
@@ -439,9 +582,16 @@ static bool plain_decoder(JsonObject *o)
     for (size_t i = 0; i < G_N_ELEMENTS(shape); i++)
         if (!json_object_has_member(o, shape[i]))
             return false;
+    /* Qwen 2's convention (MiMo-7B and other Qwen 2 derivatives): sliding_window applies only with
+     * use_sliding_window, so with it false the window keys name nothing llama's row drops. */
+    JsonNode *use = json_object_get_member(o, "use_sliding_window");
+    bool window_off = use && JSON_NODE_HOLDS_VALUE(use) && json_node_get_value_type(use) == G_TYPE_BOOLEAN &&
+                      !json_node_get_boolean(use);
     GList *members = json_object_get_members(o);
     bool plain = true;
     for (GList *l = members; l && plain; l = l->next) {
+        if (window_off && strstr(l->data, "sliding"))
+            continue;
         JsonNode *v = json_object_get_member(o, l->data);
         bool unset = JSON_NODE_HOLDS_NULL(v) ||
                      (JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) == G_TYPE_BOOLEAN &&
@@ -514,6 +664,40 @@ static bool read_object(strata_model_config *c, JsonObject *o, int depth, GError
         return read_object(c, json_node_get_object(json_object_get_member(o, f->nested)), depth + 1, err);
     set_kv(c, f->fixed);
     return ok;
+}
+
+/* What the file set that strata's keys hold another way, once every key is read: Qwen 2 MoE's shared
+ * expert width (shared_ffn) as shared_experts of moe_ffn each, and a per-layer moe_layer_freq list's
+ * length against the layers. */
+static bool resolve_read_keys(strata_model_config *c, GError **err)
+{
+    const char *shared = g_hash_table_lookup(c->value_of, "shared_ffn");
+    if (shared) {
+        const char *expert = g_hash_table_lookup(c->value_of, "moe_ffn");
+        int64_t width = g_ascii_strtoll(shared, NULL, 10), each = expert ? g_ascii_strtoll(expert, NULL, 10) : 0;
+        if (width > 0 && (each < 1 || width % each)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key 'shared_expert_intermediate_size': %"
+                        G_GINT64_FORMAT " is not a multiple of moe_intermediate_size %" G_GINT64_FORMAT " (strata's "
+                        "shared expert is shared_experts experts of that width)", c->path, width, each);
+            return false;
+        }
+        char *text = g_strdup_printf("%" G_GINT64_FORMAT, width ? width / each : 0);
+        set_value(c, "shared_experts", text);
+        g_free(text);
+        gpointer stored = NULL;
+        g_hash_table_lookup_extended(c->value_of, "shared_ffn", &stored, NULL);
+        g_hash_table_remove(c->value_of, stored); /* not a key of gen's: the order owns the name */
+        g_ptr_array_remove(c->order, stored);
+    }
+    if (c->listed_layers) {
+        const char *layers = g_hash_table_lookup(c->value_of, "layers");
+        if (!layers || g_ascii_strtoll(layers, NULL, 10) != c->listed_layers) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: key 'moe_layer_freq': %u entries for %s layers",
+                        c->path, c->listed_layers, layers ? layers : "an unstated number of");
+            return false;
+        }
+    }
+    return true;
 }
 
 /* Python's json module writes float infinities and NaN as the bare words Infinity, -Infinity and NaN,
@@ -598,7 +782,7 @@ strata_model_config *strata_model_config_load(const char *path, GError **err)
         note(c, "line %u: Infinity or NaN (Python's extension of JSON): read as null",
              g_array_index(python_lines, guint, i));
     g_array_free(python_lines, TRUE);
-    bool ok = read_object(c, json_node_get_object(root), 0, err);
+    bool ok = read_object(c, json_node_get_object(root), 0, err) && resolve_read_keys(c, err);
     g_object_unref(parser);
     if (!ok) {
         strata_model_config_free(c);
