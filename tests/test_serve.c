@@ -256,13 +256,13 @@ START_TEST(fa3_prefill_bytes_by_hand)
         ck_assert(strata_serve_model_set(&m, "kv_dtype", kv[i], &err));
         strata_serve_cost *c = cost_new(hw, &m, 1, false, 8192);
         strata_serve_work w;
-        double row = strata_serve_cost_attention(c, &chunk, 1, &w);
-        double row_long = strata_serve_cost_attention(c, &longer, 1, &w);
+        double row = strata_serve_cost_attention(c, &chunk, 1, 0, &w);
+        double row_long = strata_serve_cost_attention(c, &longer, 1, 0, &w);
         strata_serve_cost_set_fa3_prefill(c, true);
-        double fa3 = strata_serve_cost_attention(c, &chunk, 1, &w);
+        double fa3 = strata_serve_cost_attention(c, &chunk, 1, 0, &w);
         ck_assert_double_eq(w.bytes, bytes[i]);
         ck_assert(fa3 < row);
-        double fa3_long = strata_serve_cost_attention(c, &longer, 1, &w);
+        double fa3_long = strata_serve_cost_attention(c, &longer, 1, 0, &w);
         if (i == 0)
             ck_assert_double_eq(fa3_long, row_long);
         else
@@ -302,7 +302,7 @@ START_TEST(engine_fa3_prefill_bytes_by_hand)
         strata_serve_cost *c = cost_new(hw, &m, 1, false, 8192);
         ck_assert_msg(strata_serve_engine_set_kernels(rows[i], c, &err), "%s", err ? err->message : "");
         strata_serve_work w;
-        t[i] = strata_serve_cost_attention(c, &chunk, 1, &w);
+        t[i] = strata_serve_cost_attention(c, &chunk, 1, 0, &w);
         ck_assert_double_eq(w.bytes, bytes[i]);
         strata_serve_cost_free(c);
     }
@@ -337,11 +337,11 @@ START_TEST(mla_costed_as_vllm_runs_it)
     strata_serve_cost *c = cost_new(hw, &m, 1, false, 8192);
     strata_serve_chunk decode = {.id = 0, .tokens = 1, .context = 4096, .samples = true};
     strata_serve_work w;
-    ck_assert(strata_serve_cost_attention(c, &decode, 1, &w) > 0);
+    ck_assert(strata_serve_cost_attention(c, &decode, 1, 0, &w) > 0);
     ck_assert_double_eq(w.flops, 1174405120.0);
     ck_assert_double_eq(w.bytes, 38879232.0);
     strata_serve_chunk prefill = {.id = 1, .tokens = 512, .context = 512, .samples = true};
-    ck_assert(strata_serve_cost_attention(c, &prefill, 1, &w) > 0);
+    ck_assert(strata_serve_cost_attention(c, &prefill, 1, 0, &w) > 0);
     ck_assert_double_eq(w.flops, 27917287424.0);
     ck_assert_double_eq(w.bytes, 214695936.0);
     strata_serve_cost_free(c);
@@ -767,6 +767,47 @@ END_TEST
  * (computed 4,095, 4,096 tokens): remove_skipped_blocks frees (4,095 - 128 + 1) / 16 = 248 window blocks, so it
  * holds 256 + 8 = 264 blocks = 103,809,024 B; at 4,097 tokens (computed 4,096: 3,969 / 16 = 248 skipped)
  * 257 + 9 = 266 = 104,595,456 B (min(len, 128 + 16 - 1) = 143 tokens = 9 blocks at most in the window). */
+/* A sliding layer's attention reads only its window (issue 45), as
+ * FlashAttention runs it with window_size = (W - 1, 0) (vLLM v1
+ * flash_attn.py). gpt-oss-20b (24 layers, global_every 2: 12 sliding of
+ * window 128, 12 global; 64 query heads, 8 KV heads of 64, bf16 cache) on
+ * one H100. One decode at context 4096: a sliding layer's attention is the
+ * same op as a decode at context 128, and reads 4096 - 128 = 3,968 tokens'
+ * K and V fewer: 3,968 x 8 heads x 2 x 64 x 2 B = 8,126,464 bytes; the step
+ * costs 12 layers at 128 and 12 at 4096 (the model with its window set to 0
+ * costs 24 at 4096). A 512-token prefill chunk at context 4096 (queries at
+ * 3,584..4,095): each query sees 128 keys, the band's products 4 x 64 heads
+ * x 512 x 128 x 64 = 1,073,741,824 flops, where the causal chunk counts
+ * 4 x 64 x 512 x 4096 x 64 / 2 = 17,179,869,184. */
+START_TEST(sliding_window_attention_reads_its_window)
+{
+    strata_serve_model m;
+    GError *err = NULL;
+    ck_assert(strata_serve_model_from_config(&m, STRATA_SOURCE_DIR "/configs/models/gpt-oss-20b.json", &err));
+    strata_serve_model global = m;
+    global.sliding_window = 0;
+    strata_hw *hw = hw_load(STRATA_SOURCE_DIR "/configs/hw/h100.ini", NULL);
+    strata_serve_cost *c = cost_new(hw, &m, 1, false, 8192), *g = cost_new(hw, &global, 1, false, 8192);
+    strata_serve_chunk decode = {.id = 0, .tokens = 1, .context = 4096, .samples = true};
+    strata_serve_chunk short_decode = {.id = 0, .tokens = 1, .context = 128, .samples = true};
+    strata_serve_work full, win, at128;
+    double t_full = strata_serve_cost_attention(c, &decode, 1, 0, &full);
+    double t_win = strata_serve_cost_attention(c, &decode, 1, 128, &win);
+    ck_assert_double_eq(t_win, strata_serve_cost_attention(c, &short_decode, 1, 0, &at128));
+    ck_assert_double_eq(win.bytes, at128.bytes);
+    ck_assert_double_eq(full.bytes - win.bytes, 8126464.0);
+    double step = strata_serve_cost_step(c, &decode, 1), step_global = strata_serve_cost_step(g, &decode, 1);
+    ck_assert_double_eq_tol(step, step_global - 12 * t_full + 12 * t_win, 1e-12 * step_global);
+    strata_serve_chunk prefill = {.id = 1, .tokens = 512, .context = 4096, .samples = true};
+    strata_serve_cost_attention(c, &prefill, 1, 0, &full);
+    strata_serve_cost_attention(c, &prefill, 1, 128, &win);
+    ck_assert_double_eq(full.flops - win.flops, 17179869184.0 - 1073741824.0);
+    strata_serve_cost_free(c);
+    strata_serve_cost_free(g);
+    strata_hw_free(hw);
+}
+END_TEST
+
 START_TEST(sliding_window_blocks_freed_as_vllm_v1)
 {
     strata_serve_model m;
@@ -1022,9 +1063,9 @@ START_TEST(xqa_decode_by_hand)
     for (uint32_t i = 0; i < 512; i++)
         d[i] = (strata_serve_chunk){i, 1, 1024, true};
     strata_serve_work w;
-    double flash = strata_serve_cost_attention(c, d, 512, &w);
+    double flash = strata_serve_cost_attention(c, d, 512, 0, &w);
     strata_serve_cost_set_decode(c, xqa);
-    double x = strata_serve_cost_attention(c, d, 512, &w);
+    double x = strata_serve_cost_attention(c, d, 512, 0, &w);
     ck_assert_msg(fabs(x - (6e-6 + 8 * (0.5e-6 + 139264 / slot))) < 1e-15 && flash != x, "%.17g (flash %.17g)", x,
                   flash);
     ck_assert(!strata_serve_decode_find("nope", &err) && strstr(err->message, "flash-attention, xqa"));
@@ -1271,6 +1312,7 @@ int main(void)
     tcase_add_test(tc, params_and_weights_by_hand);
     tcase_add_test(tc, config_json_gives_the_preset_shape);
     tcase_add_test(tc, sliding_window_blocks_freed_as_vllm_v1);
+    tcase_add_test(tc, sliding_window_attention_reads_its_window);
     tcase_add_test(tc, mla_costed_as_vllm_runs_it);
     tcase_add_test(tc, engine_cpu_time_by_hand);
     tcase_add_test(tc, names_lookup_messages);

@@ -35,11 +35,13 @@ struct strata_serve_cost {
 /* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
  * bytes the kernel model says it moves (at the model's stream
  * efficiency), for a kernel that moves fewer than its row assumes (MLA
- * decode reads one latent as K and V). */
+ * decode reads one latent as K and V); window > 0 (with causal) is the
+ * flash row's mask=window-W, a causal sliding window of W keys. */
 static void kernel_cost(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
-                        const uint64_t *dims, uint32_t n_dims, bool causal, double bytes, strata_kernel_cost *kc)
+                        const uint64_t *dims, uint32_t n_dims, bool causal, uint64_t window, double bytes,
+                        strata_kernel_cost *kc)
 {
-    strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .dtype = dtype};
+    strata_kernel_problem p = {.n_dims = n_dims, .dims = dims, .causal = causal, .window = window, .dtype = dtype};
     strata_kernel_cost_of(k, c->hw, c->unit, &p, kc);
     if (bytes > 0 && kc->bytes_nominal > 0) {
         kc->bytes *= bytes / kc->bytes_nominal;
@@ -52,13 +54,19 @@ static void kernel_cost(const strata_serve_cost *c, const strata_kernel_model *k
 }
 
 /* An op's time: the slower of its compute and its bytes, then its fixed time. */
+static double op_time_masked(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
+                             const uint64_t *dims, uint32_t n_dims, bool causal, uint64_t window, double bytes)
+{
+    strata_kernel_cost kc = {0};
+    kernel_cost(c, k, dtype, dims, n_dims, causal, window, bytes, &kc);
+    double mem = c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0;
+    return fmax(kc.compute_s, mem) + kc.fixed_s;
+}
+
 static double op_time_bytes(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
                             const uint64_t *dims, uint32_t n_dims, bool causal, double bytes)
 {
-    strata_kernel_cost kc = {0};
-    kernel_cost(c, k, dtype, dims, n_dims, causal, bytes, &kc);
-    double mem = c->mem_bw > 0 ? kc.bytes / c->mem_bw : 0;
-    return fmax(kc.compute_s, mem) + kc.fixed_s;
+    return op_time_masked(c, k, dtype, dims, n_dims, causal, 0, bytes);
 }
 
 static double op_time(const strata_serve_cost *c, const strata_kernel_model *k, strata_dtype dtype,
@@ -647,20 +655,32 @@ static double mla_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
 enum { FA3_L2_SECTION_BYTES = 32 * 1024 * 1024 };
 
 static double fa3_prefill_bytes(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads,
-                                uint64_t kv_heads, strata_dtype kv)
+                                uint64_t kv_heads, strata_dtype kv, uint64_t window)
 {
     double e = strata_serve_dtype_bytes(kv), d = (double)c->m.head_dim;
-    double one_head = (double)ch->context * 2.0 * d * e;
+    /* under a window the chunk's queries (positions context - tokens ..
+     * context - 1) see keys from context - tokens - window + 1 on: at most
+     * tokens + window - 1 of them */
+    uint64_t keys = window && ch->tokens + window - 1 < ch->context ? ch->tokens + window - 1 : ch->context;
+    double one_head = (double)keys * 2.0 * d * e;
     if (one_head > FA3_L2_SECTION_BYTES)
         return 0;
     return (double)ch->tokens * (double)heads * d * (e + act_bytes(c)) + (double)kv_heads * one_head;
 }
 
-static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv)
+/* window > 0: a sliding layer's chunk, the flash row's causal band
+ * (mask=window-W: its block pairs, products and K/V reads within the
+ * band), as FlashAttention runs it with window_size = (W - 1, 0) (vLLM
+ * v1 vllm/v1/attention/backends/flash_attn.py, FlashAttentionImpl:
+ * sliding_window = (sliding_window - 1, 0)). */
+static double gqa_prefill(const strata_serve_cost *c, const strata_serve_chunk *ch, uint64_t heads, strata_dtype kv,
+                          uint64_t window)
 {
     uint64_t kvr = strata_serve_kv_heads_per_rank(&c->m, c->attn_tp);
     uint64_t d[6] = {1, heads, ch->tokens, ch->context, c->m.head_dim, kvr};
-    return op_time_bytes(c, c->flash, kv, d, 6, true, c->fa3_prefill ? fa3_prefill_bytes(c, ch, heads, kvr, kv) : 0);
+    uint64_t band = window < ch->context ? window : 0; /* a window of the whole context is causal */
+    double bytes = c->fa3_prefill ? fa3_prefill_bytes(c, ch, heads, kvr, kv, band) : 0;
+    return op_time_masked(c, c->flash, kv, d, 6, true, band, bytes);
 }
 
 static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t mean, uint64_t longest, uint64_t heads,
@@ -674,7 +694,7 @@ static double gqa_decode(const strata_serve_cost *c, uint64_t decodes, uint64_t 
                                  act_bytes(c)};
     if (c->work) { /* the flash op's nominal counts: the same products and operands */
         strata_kernel_cost kc = {0};
-        kernel_cost(c, c->flash, kv, d, 6, false, 0, &kc);
+        kernel_cost(c, c->flash, kv, d, 6, false, 0, 0, &kc);
     }
     return strata_serve_decode_time(c->decode, c->hw, c->unit, &in, NULL);
 }
@@ -732,8 +752,17 @@ static double qk_norm_pass(const strata_serve_cost *c, uint64_t t)
  * context 1: each prefill chunk (after GQA's qkv_preprocess, or the
  * engine's own kernels around it: aux_passes), then the decodes together,
  * MLA's way or GQA's. The q/k norms run before the attention op
- * (qk_norm_pass, counted by the step). */
-static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad)
+ * (qk_norm_pass, counted by the step). window > 0: a sliding-window
+ * layer (issue 45): a decode reads the K and V of its last min(context,
+ * window) tokens (FlashAttention's window_size = (W - 1, 0) in vLLM v1's
+ * flash_attn.py; every engine's decode kernel reads only the window), so
+ * its context is min(context, window) for the mean and the longest; a
+ * GQA prefill chunk covers the causal band (gqa_prefill). MLA prefill
+ * and the auxiliary kernels (RoPE, cache writes) keep the whole context:
+ * no MLA model has a window, and the aux kernels touch only the step's
+ * own tokens. */
+static double attention(const strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint32_t pad,
+                        uint64_t window)
 {
     bool mla = c->s.kv_lora_rank > 0;
     uint64_t heads = q_heads_per_rank(c), decodes = pad, ctx = pad, longest = 1;
@@ -743,10 +772,11 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
     for (uint32_t i = 0; i < n; i++) {
         if (chunks[i].tokens == 1) {
             decodes++;
-            ctx += chunks[i].context;
-            longest = chunks[i].context > longest ? chunks[i].context : longest;
+            uint64_t keys = window && chunks[i].context > window ? window : chunks[i].context;
+            ctx += keys;
+            longest = keys > longest ? keys : longest;
         } else {
-            t += mla ? mla_prefill(c, &chunks[i], heads, kv) : gqa_prefill(c, &chunks[i], heads, kv);
+            t += mla ? mla_prefill(c, &chunks[i], heads, kv) : gqa_prefill(c, &chunks[i], heads, kv, window);
             prefill += chunks[i].tokens;
             contexts += chunks[i].context;
         }
@@ -782,34 +812,40 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
     if (!tokens)
         return 0;
     double qk_norms = c->s.kv_lora_rank > 0 ? 0 : qk_norm_pass(c, local_tokens(c, tokens));
-    double attn = attention(c, chunks, n, pad) + qk_norms;
+    /* every layer's attention: the global ones over their whole context,
+     * the sliding ones (strata_serve_window_layers) over their window */
+    uint32_t sliding = strata_serve_window_layers(m);
+    double attn = (attention(c, chunks, n, pad, 0) + qk_norms) * m->layers;
+    if (sliding)
+        attn = (attention(c, chunks, n, pad, 0) + qk_norms) * (m->layers - sliding) +
+               (attention(c, chunks, n, pad, m->sliding_window) + qk_norms) * sliding;
     if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
-        return dense_time(c, (uint32_t)tokens) + attn * m->layers + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);
-    return dense_time(c, (uint32_t)tokens) + attn * m->layers + lm_head(c, sampled, m->hidden, m->vocab / c->tp);
+        return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);
+    return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp);
 }
 
 /* The time of one layer's attention or of the whole step, its ops' work
  * counted into work. */
-static double counted(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, strata_serve_work *work,
-                      bool whole_step)
+static double counted(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint64_t window,
+                      strata_serve_work *work, bool whole_step)
 {
     *work = (strata_serve_work){0};
     c->work = work;
-    double t = whole_step ? strata_serve_cost_step(c, chunks, n) : attention(c, chunks, n, 0);
+    double t = whole_step ? strata_serve_cost_step(c, chunks, n) : attention(c, chunks, n, 0, window);
     c->work = NULL;
     return t;
 }
 
-double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
+double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint64_t window,
                                    strata_serve_work *work)
 {
-    return counted(c, chunks, n, work, false);
+    return counted(c, chunks, n, window, work, false);
 }
 
 double strata_serve_cost_step_work(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
                                    strata_serve_work *work)
 {
-    return counted(c, chunks, n, work, true);
+    return counted(c, chunks, n, 0, work, true);
 }
 
 double strata_serve_cost_swap(const strata_serve_cost *c, uint64_t blocks, uint64_t block_bytes, uint32_t tensors)

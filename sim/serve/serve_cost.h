@@ -123,8 +123,10 @@ typedef struct strata_serve_work {
 } strata_serve_work;
 /* One layer's attention in a step (its time), and the flops and bytes of
  * its ops: for MLA the prefill chunks' kv_b up-projections and the
- * decodes' W_UK and W_UV products with the attention itself. */
-double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n,
+ * decodes' W_UK and W_UV products with the attention itself. window > 0:
+ * a sliding-window layer's (each query sees its `window` latest keys);
+ * 0: a global layer's. */
+double strata_serve_cost_attention(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n, uint64_t window,
                                    strata_serve_work *work);
 /* A whole step (strata_serve_cost_step's time) and the nominal flops and
  * bytes of its distinct ops, each counted once: one layer's (the

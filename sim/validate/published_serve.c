@@ -157,7 +157,7 @@ static double decode_attention(const strata_published_case *c, const strata_serv
     for (uint64_t i = 0; i < c->tokens; i++)
         chunks[i] = (strata_serve_chunk){(uint32_t)i, 1, (uint32_t)c->context, true};
     strata_serve_work work;
-    double v = strata_serve_cost_attention(cost, chunks, (uint32_t)c->tokens, &work);
+    double v = strata_serve_cost_attention(cost, chunks, (uint32_t)c->tokens, 0, &work);
     g_free(chunks);
     return v;
 }
