@@ -387,23 +387,6 @@ def normalise(text, script_path):
     return re.sub(r'"[^"\n]*/jax-corpus\.py"', '"jax-corpus.py"', text)
 
 
-def main_for_set(programs, set_file, argv):
-    """The main of a held-out set beside this file (jax-heldout.py,
-    jax-fresh.py): main() over `programs` in place of PROGRAMS, each dump
-    naming set_file (the set's own __file__) by its file name, as normalise()
-    names this file."""
-    global PROGRAMS, normalise
-    name = os.path.basename(set_file)
-
-    def normalise_set(text, script_path):
-        text = text.replace(os.path.abspath(set_file), name)
-        return re.sub(r'"[^"\n]*/' + re.escape(name) + '"', f'"{name}"', text)
-
-    PROGRAMS = programs
-    normalise = normalise_set
-    main(argv)
-
-
 # Fields of memory_analysis() left out: the size of the generated machine
 # code depends on the host CPU's features, so it would make the corpus differ
 # between machines with the same JAX.

@@ -15,6 +15,7 @@ Usage: python3 scripts/jax-fresh.py OUT
 """
 import importlib.util
 import os
+import re
 import sys
 
 _here = os.path.dirname(os.path.abspath(__file__))
@@ -176,7 +177,15 @@ PROGRAMS = {
 }
 
 
+def normalise(text, script_path):
+    """jax-corpus.py's normalisation, for this file's path too."""
+    text = text.replace(os.path.abspath(__file__), "jax-fresh.py")
+    return re.sub(r'"[^"\n]*/jax-fresh\.py"', '"jax-fresh.py"', text)
+
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(__doc__)
-    jc.main_for_set(PROGRAMS, __file__, sys.argv[1:])
+    jc.PROGRAMS = PROGRAMS
+    jc.normalise = normalise
+    jc.main(sys.argv[1:])
