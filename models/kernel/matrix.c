@@ -280,16 +280,30 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata
     return isfinite(best.t) ? best.t : 0;
 }
 
+/* A matmul with no tile search: true and *t its time when unit has no peak for dtype or the shape is empty (0)
+ * or the unit is systolic (systolic_time); else false and *peak the unit's peak for dtype, for tiles_time. */
+static bool untiled_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, uint64_t batch, uint64_t m,
+                         uint64_t k, uint64_t n, strata_kernel_cost *c, double *peak, double *t)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    *peak = strata_hw_compute_flops(hw, unit, dtype);
+    *t = 0;
+    if (*peak <= 0 || batch == 0 || m == 0 || k == 0 || n == 0)
+        return true;
+    if (u->kernel.matrix != STRATA_MATRIX_SYSTOLIC)
+        return false;
+    *t = systolic_time(u, *peak, batch, m, k, n, c);
+    return true;
+}
+
 double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
                                  bool to_memory, double stream_s, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
                                  strata_kernel_cost *c)
 {
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
-    double peak = strata_hw_compute_flops(hw, unit, dtype);
-    if (peak <= 0 || batch == 0 || m == 0 || k == 0 || n == 0)
-        return 0;
-    if (u->kernel.matrix == STRATA_MATRIX_SYSTOLIC)
-        return systolic_time(u, peak, batch, m, k, n, c);
+    double peak, t;
+    if (untiled_time(hw, unit, dtype, batch, m, k, n, c, &peak, &t))
+        return t;
     tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 16, 0, 0};
     return tiles_time(hw, unit, peak, to_memory ? dtype : STRATA_DTYPE__COUNT, elem_bytes, &set, batch, m, k, n,
                       to_memory ? stream_s : 0, c);
@@ -299,11 +313,9 @@ double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, str
                                          uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c)
 {
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
-    double peak = strata_hw_compute_flops(hw, unit, dtype);
-    if (peak <= 0 || batch == 0 || m == 0 || k == 0 || n == 0)
-        return 0;
-    if (u->kernel.matrix == STRATA_MATRIX_SYSTOLIC)
-        return systolic_time(u, peak, batch, m, k, n, c);
+    double peak, t;
+    if (untiled_time(hw, unit, dtype, batch, m, k, n, c, &peak, &t))
+        return t;
     const strata_kernel_spec *ks = &u->kernel;
     bool own = ks->n_grouped_tiles > 0;
     uint64_t k_block = ks->grouped_k_tile ? (uint64_t)fmax(1.0, floor((double)ks->grouped_k_tile / elem_bytes)) : 0;
