@@ -815,10 +815,9 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
     /* every layer's attention: the global ones over their whole context,
      * the sliding ones (strata_serve_window_layers) over their window */
     uint32_t sliding = strata_serve_window_layers(m);
-    double attn = (attention(c, chunks, n, pad, 0) + qk_norms) * m->layers;
+    double attn = (attention(c, chunks, n, pad, 0) + qk_norms) * (m->layers - sliding);
     if (sliding)
-        attn = (attention(c, chunks, n, pad, 0) + qk_norms) * (m->layers - sliding) +
-               (attention(c, chunks, n, pad, m->sliding_window) + qk_norms) * sliding;
+        attn += (attention(c, chunks, n, pad, m->sliding_window) + qk_norms) * sliding;
     if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
         return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);
     return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp);
