@@ -260,6 +260,22 @@ static char **split_operands(const char *s, const char *end)
     return (char **)g_ptr_array_free(names, FALSE);
 }
 
+/* An operand written NAME#INDEX (jaxlib 0.12's get-tuple-element,
+ * xla_hlo.h): *is_element true, and the shape of element INDEX of the
+ * tuple-shaped instruction NAME defined so far, or NULL where NAME is none
+ * or has no such element. A plain name: *is_element false, NULL. */
+static const xla_shape *element_shape(const xla_hlo *h, const char *operand, bool *is_element)
+{
+    uint64_t element;
+    char *base = xla_hlo_element_operand(operand, &element);
+    const xla_instr *def = base ? xla_hlo_find(h, base) : NULL;
+    *is_element = base != NULL;
+    g_free(base);
+    if (def == NULL || def->elements == NULL || element >= def->elements->len)
+        return NULL;
+    return &g_array_index(def->elements, xla_shape, (guint)element);
+}
+
 /* The shape of operand k: from the operand text when written inline, else
  * from its defining instruction. */
 static bool operand_shape(const xla_hlo *h, const char *ops, const char *end, char **names, int k,
@@ -285,19 +301,12 @@ static bool operand_shape(const xla_hlo *h, const char *ops, const char *end, ch
     for (int i = 0; i <= k; i++)
         if (names[i] == NULL)
             return false;
-    uint64_t element;
-    char *base = xla_hlo_element_operand(names[k], &element);
-    const xla_instr *def = xla_hlo_find(h, base ? base : names[k]);
-    g_free(base);
-    if (def == NULL)
+    bool is_element;
+    const xla_shape *element = element_shape(h, names[k], &is_element);
+    const xla_instr *def = is_element ? NULL : xla_hlo_find(h, names[k]);
+    if (element == NULL && def == NULL)
         return false;
-    if (base) {
-        if (def->elements == NULL || element >= def->elements->len)
-            return false;
-        *out = g_array_index(def->elements, xla_shape, (guint)element);
-        return true;
-    }
-    *out = def->shape;
+    *out = element ? *element : def->shape;
     return true;
 }
 
@@ -319,11 +328,8 @@ static bool check_element_operands(xla_hlo *h, const xla_instr *in, const char *
     for (char **o = in->operands; *o; o++) {
         if (strchr(*o, '#') == NULL)
             continue;
-        uint64_t element;
-        char *base = xla_hlo_element_operand(*o, &element);
-        const xla_instr *def = base ? xla_hlo_find(h, base) : NULL;
-        g_free(base);
-        if (def == NULL || def->elements == NULL || element >= def->elements->len)
+        bool is_element;
+        if (element_shape(h, *o, &is_element) == NULL)
             return strata_fail_at(err, file, lineno,
                                   "expected operand '%.60s' of '%s' to be NAME#INDEX, element INDEX of a tuple-shaped "
                                   "instruction defined before it", *o, in->name);
