@@ -301,6 +301,14 @@ static void set_value(strata_model_config *c, const char *key, const char *value
     g_hash_table_replace(c->value_of, stored, g_strdup(value));
 }
 
+/* set_value of an integer, as its decimal text. */
+static void set_integer(strata_model_config *c, const char *key, int64_t value)
+{
+    char text[24];
+    g_snprintf(text, sizeof text, "%" G_GINT64_FORMAT, value);
+    set_value(c, key, text);
+}
+
 /* Sets each "k=v" of kv (a family's defaults or fixed keys). */
 static void set_kv(strata_model_config *c, const char *kv)
 {
@@ -418,9 +426,7 @@ static bool read_layer_types(strata_model_config *c, const char *hf, JsonNode *v
                  c->row->model_type);
         return true;
     }
-    char *text = g_strdup_printf("%u", period);
-    set_value(c, "global_every", text);
-    g_free(text);
+    set_integer(c, "global_every", period);
     return true;
 }
 
@@ -467,11 +473,8 @@ static bool read_dense_layers(strata_model_config *c, const char *hf, JsonNode *
                     "(dense_layers) and cannot place this set", c->path, hf, misplaced, n);
         return false;
     }
-    if (n) {
-        char *text = g_strdup_printf("%u", n);
-        set_value(c, "dense_layers", text);
-        g_free(text);
-    }
+    if (n)
+        set_integer(c, "dense_layers", n);
     return true;
 }
 
@@ -504,12 +507,8 @@ static bool read_moe_layer_list(strata_model_config *c, const char *hf, JsonNode
                         layer_entry(a, i) ? "MoE" : "dense", first, every);
             return false;
         }
-    char *text = g_strdup_printf("%" G_GINT64_FORMAT, first);
-    set_value(c, "dense_layers", text);
-    g_free(text);
-    text = g_strdup_printf("%" G_GINT64_FORMAT, every);
-    set_value(c, "moe_every", text);
-    g_free(text);
+    set_integer(c, "dense_layers", first);
+    set_integer(c, "moe_every", every);
     c->listed_layers = n;
     return true;
 }
@@ -555,9 +554,7 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
         int64_t min = row->kind == K_COUNT || row->kind == K_MOE_EVERY ? 1 : 0;
         if (t != G_TYPE_INT64 || json_node_get_int(v) < min || json_node_get_int(v) > G_MAXINT32)
             return bad(c, hf, min ? "a positive integer" : "an integer >= 0", v, err);
-        char *text = g_strdup_printf("%" G_GINT64_FORMAT, json_node_get_int(v));
-        set_value(c, row->key, text);
-        g_free(text);
+        set_integer(c, row->key, json_node_get_int(v));
     }
     return true;
 }
@@ -681,9 +678,7 @@ static bool resolve_read_keys(strata_model_config *c, GError **err)
                         "shared expert is shared_experts experts of that width)", c->path, width, each);
             return false;
         }
-        char *text = g_strdup_printf("%" G_GINT64_FORMAT, width ? width / each : 0);
-        set_value(c, "shared_experts", text);
-        g_free(text);
+        set_integer(c, "shared_experts", width ? width / each : 0);
         gpointer stored = NULL;
         g_hash_table_lookup_extended(c->value_of, "shared_ffn", &stored, NULL);
         g_hash_table_remove(c->value_of, stored); /* not a key of gen's: the order owns the name */
