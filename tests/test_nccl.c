@@ -230,17 +230,18 @@ START_TEST(ll_all_reduce_of_8_kib)
 }
 END_TEST
 
-/* collective 0's time of an 8 B all-reduce over 8 ranks on dgx-h100.ini
- * with NCCL held to Ring and `proto` (the run's --set, as NCCL_ALGO and
- * NCCL_PROTO would hold it), and the results' ALGORITHM/PROTOCOL/CHANNELS */
-static double dgx_h100_ring_8_bytes(const char *proto, char **nccl)
+/* The time of the trace's one collective on hw (a path under the source
+ * tree) with NCCL_ALGO=Ring, NCCL_PROTO=proto and the extra `--set`s of
+ * sets (NULL-terminated; NULL: none); *nccl is "Ring/PROTO/CHANNELS". */
+static double ring_time(const char *hw_file, const char *trace_text, const char *proto, const char *const *sets,
+                        char **nccl)
 {
-    char *trace = strata_test_write_temp("hop-XXXXXX.trace", "strata-trace 1\noption mesh=data:8\n"
-                                                             "alloc buf 8 dtype=f32\nall-reduce buf axis=data\nfree buf\n");
-    char *json = g_strconcat(trace, ".json", NULL), *hw = strata_test_source_path("configs/hw/dgx-h100.ini");
+    char *trace = strata_test_write_temp("hop-XXXXXX.trace", trace_text);
+    char *json = g_strconcat(trace, ".json", NULL), *hw = strata_test_source_path(hw_file);
     char *set = g_strdup_printf("interconnect.nvlink.nccl_proto=%s", proto);
-    strata_cli_result r = strata_test_cli("run", "--hw", hw, "--trace", trace, "--set", "interconnect.nvlink.nccl_algo=Ring",
-                                          "--set", set, "--json", json, "-q", NULL);
+    const char *argv[] = {"run", "--hw", hw, "--trace", trace, "--set", "interconnect.nvlink.nccl_algo=Ring",
+                          "--set", set, "--json", json, "-q", NULL};
+    strata_cli_result r = strata_test_run_cli_sets(argv, sets);
     ck_assert_msg(r.status == 0, "%s", r.err);
     JsonParser *p = json_parser_new();
     ck_assert(json_parser_load_from_file(p, json, NULL));
@@ -259,6 +260,16 @@ static double dgx_h100_ring_8_bytes(const char *proto, char **nccl)
     g_free(json);
     g_free(trace);
     return t;
+}
+
+/* collective 0's time of an 8 B all-reduce over 8 ranks on dgx-h100.ini
+ * with NCCL held to Ring and `proto` (the run's --set, as NCCL_ALGO and
+ * NCCL_PROTO would hold it), and the results' ALGORITHM/PROTOCOL/CHANNELS */
+static double dgx_h100_ring_8_bytes(const char *proto, char **nccl)
+{
+    return ring_time("configs/hw/dgx-h100.ini",
+                     "strata-trace 1\noption mesh=data:8\nalloc buf 8 dtype=f32\nall-reduce buf axis=data\nfree buf\n",
+                     proto, NULL, nccl);
 }
 
 /* One ring hop per step on dgx-h100.ini: what a step of NCCL's ring costs
@@ -293,6 +304,48 @@ START_TEST(ring_step_pays_one_flight_on_ll_two_on_simple)
         g_free(label);
         g_free(nccl);
     }
+}
+END_TEST
+
+/* One ring step across the network (docs/clusters.md, "One step across
+ * the network"): an all-gather of 8 B a rank over two H100s, each alone in
+ * its node (h100-2x8-ib.ini with devices = 2, devices_per_host = 1,
+ * domain = 1), NCCL held to Ring: the one step of the ring crosses between
+ * the nodes once (rank 0's chunk to rank 1 and rank 1's to rank 0, at
+ * once). With one GPU a node NCCL's model takes the network step from the
+ * Tree row ("With ppn=1 latencies are fully exposed", v2.28.7-1
+ * tuning.cc l. 355-356): hwLatencies[NET][TREE] = LL 5.0, LL128 8.5,
+ * Simple 14 us. That figure is the whole crossing, from the sender's
+ * stores to the receiver's poll: the route between the two NICs (two
+ * links of the rail, 1 us each, ESTIMATE) is part of it, and the schedule
+ * waits the rest (coll_impl_nccl.c: net_step_s = hwLat - route). Before
+ * it, the Ring base latency (baseLat: LL 6.6, LL128 14, Simple 8.4 us).
+ * LL 6.6 + 5.0 = 11.6 us, LL128 14 + 8.5 = 22.5 us, Simple 8.4 + 14 =
+ * 22.4 us; the bytes (16 B of LL lines at 50 GB/s: 0.3 ns) are inside the
+ * 1 ns tolerance. The same with the NIC links at 0.5 us: the route is
+ * inside the step, never on top of it (charged twice, LL would take 13.6
+ * us at 1 us a link; at the Ring row's 2.7 us, 9.3 us). */
+START_TEST(net_step_is_nccls_exposed_latency)
+{
+    static const struct {
+        const char *proto;
+        double base_s, net_s;
+    } want[] = {{"LL", 6.6e-6, 5.0e-6}, {"LL128", 14e-6, 8.5e-6}, {"Simple", 8.4e-6, 14e-6}};
+    static const char *const trace = "strata-trace 1\noption mesh=data:2\nalloc s 8\nalloc r 16\n"
+                                     "all-gather r s axis=data\n";
+    static const char *const links[] = {"network.ib.latency=1us", "network.ib.latency=0.5us"};
+    for (size_t l = 0; l < G_N_ELEMENTS(links); l++)
+        for (size_t i = 0; i < G_N_ELEMENTS(want); i++) {
+            const char *sets[] = {"hardware.devices=2", "hardware.devices_per_host=1", "interconnect.nvlink.domain=1",
+                                  links[l], NULL};
+            char *nccl = NULL;
+            double t = ring_time("configs/hw/h100-2x8-ib.ini", trace, want[i].proto, sets, &nccl);
+            char *label = g_strdup_printf("Ring/%s/", want[i].proto);
+            ck_assert_msg(g_str_has_prefix(nccl, label), "%s", nccl);
+            ck_assert_double_eq_tol(t, want[i].base_s + want[i].net_s, 1e-9);
+            g_free(label);
+            g_free(nccl);
+        }
 }
 END_TEST
 
@@ -512,6 +565,7 @@ static Suite *nccl_suite(void)
     tcase_add_test(tc, simple_waits_its_sync_per_step);
     tcase_add_test(tc, ll_all_reduce_of_8_kib);
     tcase_add_test(tc, ring_step_pays_one_flight_on_ll_two_on_simple);
+    tcase_add_test(tc, net_step_is_nccls_exposed_latency);
     tcase_add_test(tc, nvls_all_reduce);
     tcase_add_test(tc, xla_all_gather_is_bidirectional);
     tcase_add_test(tc, xla_all_gather_uses_both_torus_axes);
