@@ -83,16 +83,16 @@ def engine_args(r):
     blog ran it (--num-scheduler-steps 10), SGLang v0.3.0's synchronous loop; trtllm-bench's
     TensorRT-LLM (overlap scheduler, GUARANTEED_NO_EVICT admission: --engine trtllm; its decode
     batches padded to the overview's CUDA graph sizes); NIM's TensorRT-LLM profiles run the C++
-    executor, whose defaults are GUARANTEED_NO_EVICT and context chunking off (executor.h,
-    SchedulerConfig and ExecutorConfig): --scheduler trtllm-no-evict-unchunked, its host work and
-    kernels otherwise as before (engine none); the MLPerf harness none."""
+    executor on a TensorRT engine: --engine trtllm-cpp (GUARANTEED_NO_EVICT and context chunking off,
+    executor.h SchedulerConfig and ExecutorConfig; XQA decode; its KV pool a fraction of the free
+    memory, kvCacheManager.cpp calculateMaxNumBlocks; host work not modelled); the MLPerf harness none."""
     if r["framework"].startswith("TensorRT-LLM (PyTorch backend, trtllm-bench"):
         # perf-overview.md's llm_options.yml (dense and MoE alike): cuda_graph_config enable_padding: true
         return " --engine trtllm --cuda-graph-batch-sizes " + TRTLLM_GRAPH_SIZES
     if r["framework"] == "vLLM" and r["framework_version"] == "v0.6.0":
         return " --max-num-seqs 256 --engine vllm-v0 --num-scheduler-steps 10"
     if r["framework"].startswith("NVIDIA NIM"):
-        return " --scheduler trtllm-no-evict-unchunked"
+        return " --engine trtllm-cpp"
     if r["framework"] == "SGLang":
         # SGLang 0.3.0's own max_running_requests: min(max_total_num_tokens // 2, req_to_token_pool.size - 1)
         # (managers/tp_worker.py), the pool min(max(int(max_total_num_tokens / context_len * 512), 2048), 5120)

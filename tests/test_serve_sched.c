@@ -486,6 +486,53 @@ START_TEST(trtllm_pool_is_its_fraction_of_the_free_memory)
 }
 END_TEST
 
+/* trtllm-cpp, NIM's TensorRT-LLM C++ executor (serve_engine.c): its scheduler, decode kernel and pool, and no
+ * CPU time. The NIM rows' shape, Llama-3-70B FP8 at TP2 on dgx-h100 (8,192 tokens, 1,024 sequences a step):
+ * weights 36,328,185,856 B and activations 1,053,818,880 B a rank, 37,382,004,736 B together.
+ * vLLM's rule (none): 0.9 x 80e9 - 37,382,004,736 = 34,617,995,264 B.
+ * The executor's (KVCacheManager::calculateMaxNumBlocks: 0.9 of the free memory): 0.9 x (80e9 -
+ * 37,382,004,736) = 38,356,195,737 B (737.6 truncated). At 81,920 B a token (80 layers x 4 KV heads x 128 x 2,
+ * FP8) a block of 16 tokens is 1,310,720 B: 26,411 and 29,263 blocks. A 5,000 + 500-token request reserves
+ * ceil(5,500 / 16) = 344 blocks to completion (GUARANTEED_NO_EVICT), so 76 and 85 such requests fit: 85 is
+ * what the NIM page's own figures put in decode at concurrency 100-250 (Little's law: 920 tok/s / 500 tokens
+ * x 499 x 92.9 ms = 85.5). */
+START_TEST(trtllm_cpp_runs_nims_executor)
+{
+    GError *err = NULL;
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    strata_serve_model_init(&m);
+    ck_assert_msg(strata_serve_model_preset(&m, "llama-3-70b", &err), "%s", err ? err->message : "");
+    ck_assert(strata_serve_model_set(&m, "dtype", "f8", NULL));
+    const strata_serve_engine *e = strata_serve_engine_find("trtllm-cpp", &err);
+    ck_assert_msg(e, "%s", err ? err->message : "");
+    ck_assert_str_eq(e->scheduler, "trtllm-no-evict-unchunked");
+    ck_assert_str_eq(e->decode, "xqa");
+    ck_assert_ptr_null(e->allreduce);
+    ck_assert(e->pool_of_free && !e->fa3_prefill && !e->graph_max);
+    ck_assert_double_eq(strata_serve_engine_step(e, 10e-3, 85, true, 1), 10e-3);
+    const char *engines[2] = {"none", "trtllm-cpp"};
+    const uint64_t want[2] = {34617995264ull, 38356195737ull}, fits[2] = {76, 85};
+    for (int i = 0; i < 2; i++) {
+        strata_serve_config c;
+        strata_serve_config_default(&c);
+        c.tp = 2, c.max_num_batched_tokens = 8192, c.max_num_seqs = 1024;
+        c.engine = strata_serve_engine_find(engines[i], NULL);
+        uint64_t w = 0, a = 0, pool = 0;
+        ck_assert_msg(strata_serve_memory(hw, &m, &c, &w, &a, &pool, &err), "%s", err ? err->message : "");
+        ck_assert_uint_eq(w, 36328185856ull);
+        ck_assert_uint_eq(a, 1053818880ull);
+        ck_assert_uint_eq(pool, want[i]);
+        uint64_t block = 16ull * 81920ull;
+        ck_assert_uint_eq(pool / block / 344, fits[i]);
+    }
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("serve_sched");
@@ -503,6 +550,7 @@ int main(void)
     tcase_add_test(tc, sglang_prefills_alone_cut_at_the_chunk);
     tcase_add_test(tc, sglang_admits_against_expected_outputs);
     tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
+    tcase_add_test(tc, trtllm_cpp_runs_nims_executor);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

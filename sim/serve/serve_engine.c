@@ -55,6 +55,24 @@
  *   estimation's own KV blocks added back (the same expression in every
  *   PyTorch-backend release read, 2025-2026). The other rows take
  *   vLLM's gpu_memory_utilization of the whole device (serve_run.c).
+ * trtllm-cpp: TensorRT-LLM's C++ executor running a TensorRT engine, the
+ *   runtime of NIM for LLMs 1.x's optimized profiles (GPU, precision and
+ *   TP tagged, e.g. H100 FP8 TP2: docs.nvidia.com/nim/large-language-
+ *   models/1.5.0/profiles.html). Scheduling: the executor's defaults,
+ *   GUARANTEED_NO_EVICT admission and context chunking off (executor.h:
+ *   SchedulerConfig, ExecutorConfig enableChunkedContext = false), the
+ *   trtllm-no-evict-unchunked policy. Decode attention: the GPT attention
+ *   plugin's generation phase dispatches to XQA where XQA supports the
+ *   shape (an FP8 or bf16 paged cache, GQA, head 128 on Hopper), the xqa
+ *   row. KV pool: KVCacheManager::calculateMaxNumBlocks
+ *   (cpp/tensorrt_llm/batch_manager/kvCacheManager.cpp) takes
+ *   maxTokens = freeGpuMemoryFraction x (free device memory + the buffer
+ *   manager's free pool) / bytes per token, measured after the engine (its
+ *   weights and its activation workspace) is loaded, freeGpuMemoryFraction
+ *   defaulting to KvCacheConfig::kDefaultGpuMemFraction (0.9): strata's
+ *   pool_of_free with gpu_memory_utilization 0.9. Its host work and its
+ *   TP all-reduce plugin are not modelled (no CPU time, NCCL's all-reduce;
+ *   docs/serving.md "NIM's executor").
  * vllm-v1, the row behind no --engine (not in the table: --engine cannot
  *   name it): vLLM v1, no CPU time per step, and the one row with
  *   fa3_prefill, its FLASH_ATTN backend running FlashAttention-3 on Hopper
@@ -91,6 +109,13 @@ static const strata_serve_engine engines[] = {
     {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
      "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
      "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL, false, false},
+    {.name = "trtllm-cpp",
+     .mode = SERVE_ENGINE_SYNC,
+     .what = "TensorRT-LLM's C++ executor on a TensorRT engine (NIM 1.x): GUARANTEED_NO_EVICT, whole contexts, XQA "
+             "decode, KV pool of the free memory; host time not modelled",
+     .scheduler = "trtllm-no-evict-unchunked",
+     .decode = "xqa",
+     .pool_of_free = true},
     {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL, false, false},
 };
 
