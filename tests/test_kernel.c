@@ -678,6 +678,49 @@ START_TEST(grouped_gemm_transposed_and_groups_started)
 }
 END_TEST
 
+/* Block-scaled FP8 (4 SMs, 65.536 TFLOP/s f8: 16.384 TFLOP/s an SM; CUDA
+ * cores 2.048 TFLOP/s: 0.512 an SM). gemm f8 256 x 1024 x 256: 4 tiles of
+ * 128 x 128, one wave, MMAs 2 x 128 x 128 x 1024 / 16.384T = 2.048 us (the
+ * per-tensor kernel's best too: split 2 adds 1.048576 us of partials);
+ * block-scaled adds 8 k-blocks x 2 x 128 x 128 FFMA flops / 0.512T = 0.512
+ * us: 2.56 us. Bytes: (256 x 1024 + 1024 x 256) x 1 + 256 x 256 x 2 =
+ * 655,360, plus 4 x (256 x 8 + 2 x 8) = 8,256 of scales. K = 200 runs two
+ * 128-blocks: 0.512 + 2 x 0.064 = 0.640 us, scales 4 x (256 x 2 + 2 x 2).
+ * Grouped 3 x 16 x 128 x 256 (the test above, 2.064 us with its 1 us
+ * switch): one descriptor for all groups, no switch; 2 waves x (0.032 us
+ * MMAs + 1 k-block x 2 x 128 x 16 / 0.512T = 0.008 us) = 0.080 us. */
+START_TEST(block_scaled_gemm_promotes_each_k_block)
+{
+    strata_hw *hw = tiled("vector_flops = 2.048TFLOP/s\ngrouped_cta_tiles = 128x16\ngrouped_k_tile_bytes = 128\n"
+                          "grouped_group_switch = 1us\n");
+    static const uint64_t d[] = {256, 1024, 256}, short_k[] = {256, 200, 256}, three[] = {3, 16, 128, 256};
+    strata_kernel_cost c;
+    strata_kernel_problem p = {.n_dims = 3, .dims = d, .dtype = STRATA_DTYPE_F8};
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, 0, &p, &c);
+    ck_assert_double_eq_tol(c.compute_s, 2.048e-6, 1e-15);
+    ck_assert_double_eq(c.bytes_nominal, 655360);
+    p.block_scaled = true;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, 0, &p, &c);
+    ck_assert_double_eq(term(&c, "block-scaled k-blocks a tile promotes"), 8);
+    ck_assert_double_eq_tol(term(&c, "block-scale promotion (serial with the MMAs)"), 0.512e-6, 1e-15);
+    ck_assert_double_eq_tol(c.compute_s, 2.56e-6, 1e-15);
+    ck_assert_double_eq(c.bytes_nominal, 655360 + 8256);
+    p.dims = short_k;
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, 0, &p, &c);
+    ck_assert_double_eq(term(&c, "K in whole k-blocks (mainloop)"), 256);
+    ck_assert_double_eq_tol(c.compute_s, 0.640e-6, 1e-15);
+    ck_assert_double_eq(c.bytes_nominal, (256 * 200 + 200 * 256) + 256 * 256 * 2 + 4 * (256 * 2 + 2 * 2));
+    p.dtype = STRATA_DTYPE_BF16; /* 16-bit operands are never block-scaled */
+    strata_kernel_cost_of(strata_kernel_find("gemm"), hw, 0, &p, &c);
+    ck_assert_msg(!has_term(&c, "block-scale promotion (serial with the MMAs)"), "bf16 has no promotion");
+    strata_kernel_problem g = {.n_dims = 4, .dims = three, .dtype = STRATA_DTYPE_F8, .block_scaled = true};
+    strata_kernel_cost_of(strata_kernel_find("grouped-gemm"), hw, 0, &g, &c);
+    ck_assert_msg(!has_term(&c, "groups the busiest CTA starts"), "no descriptor switch when block-scaled");
+    ck_assert_double_eq_tol(c.compute_s, 0.080e-6, 1e-15);
+    strata_hw_free(hw);
+}
+END_TEST
+
 START_TEST(bad_grouped_keys_refused)
 {
     static const char *tiles = "matrix = tiles\nsms = 4\ncta_tiles = 128x128\n";
@@ -737,6 +780,7 @@ int main(void)
     tcase_add_test(tc, grouped_gemm_k_blocks_and_no_split);
     tcase_add_test(tc, grouped_gemm_transposed_and_groups_started);
     tcase_add_test(tc, bad_grouped_keys_refused);
+    tcase_add_test(tc, block_scaled_gemm_promotes_each_k_block);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -543,6 +543,47 @@ END_TEST
  * per layer 4 x 64^2 (q,k,v,o) + 3 x 64 x 128 (SwiGLU) + 2 x 64 (norms)
  * = 16384 + 24576 + 128 = 41088; 2 layers 82176; embeddings 2 x 6400;
  * final norm 64: 95040 parameters. */
+/* quantization_config: DeepSeek-style block-scaled FP8 (quant_method fp8,
+ * weight_block_size [128, 128], as DeepSeek-V3 and Kimi-K2 ship it) sets
+ * the weight block 128; per-tensor fp8 (no weight_block_size) stays a note
+ * with 0; other blocks are refused naming the file. */
+START_TEST(block_scaled_fp8_read_from_quantization_config)
+{
+    static const char *const shipped[] = {"deepseek-v3.json", "kimi-k2-instruct.json"};
+    GError *err = NULL;
+    for (size_t i = 0; i < G_N_ELEMENTS(shipped); i++) {
+        char *path = g_strconcat(STRATA_SOURCE_DIR "/configs/models/", shipped[i], NULL);
+        strata_model_config *c = strata_model_config_load(path, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        ck_assert_uint_eq(strata_model_config_weight_block(c), 128);
+        strata_model_config_free(c);
+        g_free(path);
+    }
+    char *path = strata_test_write_temp("cfg-XXXXXX.json", "{\"model_type\": \"llama\", \"quantization_config\": "
+                                                           "{\"quant_method\": \"fp8\", \"activation_scheme\": "
+                                                           "\"static\"}}");
+    strata_model_config *c = strata_model_config_load(path, &err);
+    ck_assert_msg(c, "%s", err ? err->message : "");
+    ck_assert_uint_eq(strata_model_config_weight_block(c), 0);
+    ck_assert_ptr_nonnull(strstr(strata_model_config_notes(c)[0], "'quantization_config' is set but not modelled"));
+    strata_model_config_free(c);
+    g_free(path);
+    static const char *const bad[] = {"[64, 64]", "[128]", "[128, \"128\"]", "128"};
+    for (size_t i = 0; i < G_N_ELEMENTS(bad); i++) {
+        char *text = g_strdup_printf("{\"model_type\": \"llama\", \"quantization_config\": {\"quant_method\": "
+                                     "\"fp8\", \"weight_block_size\": %s}}", bad[i]);
+        path = strata_test_write_temp("cfg-XXXXXX.json", text);
+        ck_assert_ptr_null(strata_model_config_load(path, &err));
+        ck_assert_msg(err && strstr(err->message, path) &&
+                          strstr(err->message, "key 'quantization_config.weight_block_size': expected [128, 128]"),
+                      "%s: %s", bad[i], err ? err->message : "no error");
+        g_clear_error(&err);
+        g_free(path);
+        g_free(text);
+    }
+}
+END_TEST
+
 START_TEST(plain_decoder_of_a_new_type_reads_as_llama)
 {
     char *path = strata_test_write_temp("cfg-XXXXXX.json",
@@ -789,6 +830,7 @@ int main(void)
     tcase_add_test(tc, qwen2_moe_and_deepseek_v2_by_hand);
     tcase_add_test(tc, unmodelled_architectures_are_refused);
     tcase_add_test(tc, plain_decoder_of_a_new_type_reads_as_llama);
+    tcase_add_test(tc, block_scaled_fp8_read_from_quantization_config);
     tcase_add_test(tc, given_keys_win_over_the_file);
     tcase_add_test(tc, remat_policies_trade_memory_for_work);
     tcase_add_test(tc, models_run_under_meshes);

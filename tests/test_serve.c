@@ -196,11 +196,17 @@ START_TEST(config_json_gives_the_preset_shape)
     ck_assert_uint_eq(m.head_dim, 128);
     ck_assert_uint_eq(m.intermediate, 14336);
     ck_assert(!m.tied_embeddings && m.gated);
+    ck_assert_uint_eq(m.weight_block, 0); /* no quantization_config */
     ck_assert_uint_eq(strata_serve_kv_bytes_per_token(&m, 1), 131072);
     ck_assert_double_eq(strata_serve_model_params(&m), 8030261248.0);
     /* DeepSeek-V3's config.json: the preset's 671,026,404,352 (MLA, the shared expert) */
     ck_assert(strata_serve_model_from_config(&m, STRATA_SOURCE_DIR "/configs/models/deepseek-v3.json", &err));
     ck_assert_double_eq(strata_serve_model_params(&m), 671026404352.0);
+    /* its block-scaled FP8 (weight_block_size [128, 128]); a block the kernels do not take is refused */
+    ck_assert_uint_eq(m.weight_block, 128);
+    ck_assert(strata_serve_model_set(&m, "weight_block", "64", &err));
+    ck_assert(!strata_serve_model_check(&m, "m", &err) && strstr(err->message, "expected weight_block 0 or 128"));
+    g_clear_error(&err);
     /* every shipped config: the same count as gen transformer's (qkv biases, q/k norms, four norms a layer,
      * GeGLU, shared experts, MLA) */
     static const char *const files[] = {"meta-llama-3.1-8b.json", "deepseek-v3.json", "qwen2.5-7b.json",

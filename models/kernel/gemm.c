@@ -16,9 +16,15 @@
  * with gemm_pipeline_smem the two overlap only through the CTA's pipeline
  * stages (matrix.c): the matrix engine time is then the pair's, longer
  * than either near the ridge, and the unit busy for all of it.
+ * Block-scaled FP8 (block_scaled with 8-bit operands; DeepSeek-style 1 x
+ * 128 activation and 128 x 128 weight scales): matrix.c's block-scaled
+ * kernel (no split-K, K in 128-element blocks, each block's promotion on
+ * the CUDA cores), and the scales' bytes, a float per 1 x 128 of A and per
+ * 128 x 128 of B, with the operands'.
  * Nominal: 2 B M K N flops and those bytes.
  */
 #include "kernel/kernel_rows.h"
+#include <math.h>
 
 typedef struct gemm_dims {
     uint64_t b, m, k, n;
@@ -39,6 +45,10 @@ void strata_kernel_gemm_nominal(const strata_kernel_problem *p, double *flops, d
     *flops = 2.0 * b * m * k * n;
     double e = strata_kernel_elem_bytes(p);
     *bytes = b * ((m * k + k * n) * e + m * n * strata_kernel_out_bytes(e));
+    if (strata_kernel_is_block_scaled(p)) { /* a float per 1 x 128 of A and per 128 x 128 of B */
+        double kb = ceil(k / 128.0);
+        *bytes += b * 4.0 * (m * kb + ceil(n / 128.0) * kb);
+    }
 }
 
 void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_kernel_problem *p, strata_kernel_cost *c)
@@ -54,8 +64,10 @@ void strata_kernel_gemm_cost(const strata_hw *hw, uint32_t unit, const strata_ke
                                                 : 1.0;
     const strata_memory_spec *mem = strata_hw_memory(hw, u->operands);
     double stream_s = mem && mem->bandwidth > 0 ? bytes / (mem->bandwidth * eff) : 0;
-    double mm = strata_kernel_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), true, stream_s, g.b, g.m,
-                                          g.k, g.n, c);
+    double mm = strata_kernel_is_block_scaled(p)
+                    ? strata_kernel_block_scaled_matmul_time(hw, unit, p->dtype, 1.0, stream_s, g.b, g.m, g.k, g.n, c)
+                    : strata_kernel_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), true, stream_s, g.b,
+                                                g.m, g.k, g.n, c);
     strata_kernel_term_add(c, "matrix engine time", mm, "s");
     strata_kernel_finish_at(hw, unit, c, flops, mm, bytes, "HBM bytes (A, B read, C written once)", eff);
 }

@@ -24,7 +24,8 @@ void strata_kernel_grouped_gemm_cost(const strata_hw *hw, uint32_t unit, const s
     double flops = 0, bytes = 0;
     strata_kernel_gemm_nominal(p, &flops, &bytes);
     strata_kernel_term_add(c, "flops (2BMKN)", flops, "FLOP");
-    double mm = strata_kernel_grouped_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), b, m, k, n, c);
+    double mm = strata_kernel_grouped_matmul_time(hw, unit, p->dtype, strata_kernel_elem_bytes(p), strata_kernel_is_block_scaled(p), b, m,
+                                                 k, n, c);
     strata_kernel_term_add(c, "matrix engine time (grouped)", mm, "s");
     strata_kernel_finish(hw, unit, c, flops, mm, bytes, "HBM bytes (A, B read, C written once)");
 }

@@ -83,6 +83,11 @@ double strata_kernel_elem_bytes(const strata_kernel_problem *p)
     return bits > 0 ? bits / 8.0 : 2.0;
 }
 
+bool strata_kernel_is_block_scaled(const strata_kernel_problem *p)
+{
+    return p->block_scaled && strata_kernel_elem_bytes(p) == 1.0;
+}
+
 double strata_kernel_out_bytes(double elem)
 {
     return elem < 2.0 ? 2.0 : elem;

@@ -53,6 +53,8 @@ typedef struct strata_kernel_problem {
     bool causal;
     uint64_t window;      /* mask=window-W: each query sees its W latest keys, itself included (causal; 0: none) */
     strata_dtype dtype;   /* NONE: bf16 */
+    bool block_scaled;    /* gemm, grouped-gemm of 8-bit operands: DeepSeek-style block-scaled FP8 (activations
+                           * scaled per 1 x 128, weights per 128 x 128; matrix.c); false: one scale a tensor */
     bool has_flops;       /* flops= given (elementwise: its vector ops) */
     double flops;
     bool has_bytes;       /* operand bytes given (bytes=, or in=/out= sizes) */

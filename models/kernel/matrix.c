@@ -84,6 +84,37 @@
  *     barriers; a cta_tile that fits no stage is refused at load). ESTIMATE: both
  *     times vary as exponentials (the closed form of that buffer; the
  *     times' real spread is not published), docs/hardware.md;
+ *   - block-scaled FP8 (DeepSeek-style: activations scaled per 1 x 128,
+ *     weights per 128 x 128; strata_kernel_block_scaled_matmul_time and
+ *     block_scaled grouped GEMMs), as TensorRT-LLM runs it on SM90
+ *     (cpp/tensorrt_llm/kernels/cutlass_kernels/fp8_blockscale_gemm/
+ *     fp8_blockscale_gemm_kernel.cuh: gemm_dispatch and grouped_gemm_dispatch
+ *     call DeepGEMM's kernels, gemm_dispatch_old runs
+ *     cooperative_1x128_by_128x128_fp8_gemm_kernel; DeepGEMM's fp8_gemm.cuh
+ *     has the same mainloop): TILE_K = 128 (static_assert), so K runs in
+ *     whole 128-element blocks; the grid is tiles only (no split-K); per
+ *     k-block the producer's TMA brings the tile's activation scales
+ *     (TILE_M floats, ScaleGranMA = 1, on the stage's full barrier with A
+ *     and B: 4 B a row per 128 of K in the operand feed), the weight
+ *     scales are read once a CTA (__ldg into shared memory before the
+ *     mainloop: ceil(K/128) floats, not in the feed); each consumer warp
+ *     group issues the k-block's WGMMAs into a scratch accumulator, waits
+ *     for them (warpgroup_wait<0>), then promotes: one FFMA a tile element
+ *     (final_accum += scale_a x scale_b x accum; WGMMA_OP::NUM_ACCUM a
+ *     thread) on the CUDA cores, before the next k-block's WGMMAs may
+ *     overwrite the scratch. Within a warp group the promotion is serial
+ *     with its MMAs (the source's order); ESTIMATE: the two warp groups of
+ *     a cooperative tile stay in step (they split one tile, wait on one
+ *     full barrier a stage and start each tile together), so neither's
+ *     promotion hides under the other's MMAs: each k-block adds
+ *     2 Mt Nt / (the SM's share of the unit's vector_flops), about a
+ *     quarter of an H100 SXM's FP8 MMA time for the block (1979 / (128 x
+ *     67) = 0.23 at any tile; DeepSeek-V3's report, section 3.3.2, claims
+ *     its kernel overlaps the two warp groups, which this does not credit).
+ *     The block-scaled grouped kernel keeps one TMA descriptor per operand
+ *     for all groups (Fp8Gemm::run: make_2d_tma_a_desc over max_shape_m,
+ *     make_2d_tma_b_desc over num_problems x shape_n), so it pays no
+ *     grouped_group_switch. The scales' HBM bytes are gemm.c's;
  *   - not modelled: stream-K (CUTLASS's ThreadblockSwizzleStreamK, an even
  *     share of the MAC iterations per SM with partial tiles fixed up through
  *     a workspace). As one more choice for the fastest pick it lowers every
@@ -93,6 +124,10 @@
  */
 #include "kernel/kernel_rows.h"
 #include <math.h>
+
+/* The K extent of one scale of block-scaled FP8 (the kernels' TILE_K and
+ * ScaleGranKA/KB: 128). */
+#define BLOCK_SCALE_K 128u
 
 static uint64_t ceil_div(uint64_t a, uint64_t b)
 {
@@ -141,6 +176,7 @@ typedef struct tile_choice {
     uint64_t tiles, waves;
     double feed_eff;
     uint64_t groups_started; /* by the busiest CTA (a grouped kernel with a switch cost; else 0) */
+    double promote_s;        /* block-scaled FP8: the promotions the tile's waves add (0: none) */
 } tile_choice;
 
 /* The shape and its element: what every tile and split of one product shares. */
@@ -150,6 +186,8 @@ typedef struct tile_problem {
     uint64_t k_main;                 /* K as the mainloop runs it: k, or padded to whole k-blocks */
     double stream_s;                 /* the kernel's operand stream overlapped by stages (0: none) */
     double group_switch_s;           /* a grouped kernel's cost per group a CTA starts (0: not grouped) */
+    double promote_rate;             /* block-scaled FP8: the SM's CUDA-core FLOP/s for the promotion (0: none) */
+    bool rows_along_n;               /* the activations' rows run along the tile's N (a grouped, transposed product) */
 } tile_problem;
 
 /* The tiles a kernel picks among: its CTA shapes, the most slices split-K
@@ -159,6 +197,8 @@ typedef struct tile_set {
     uint32_t n_tiles, max_split;
     uint64_t k_block;
     double group_switch_s; /* a grouped kernel's cost per group a CTA starts (0: none) */
+    bool block_scaled;     /* block-scaled FP8: promotions and activation scales (k_block is then 128) */
+    bool transposed;       /* a grouped product: the tile's M along n, its N along the m rows */
 } tile_set;
 
 /* The k-block buffers a CTA tile's mainloop holds (CUTLASS's
@@ -216,8 +256,10 @@ static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *
     if (split > 1 && ceil_div(k, split) < 64)
         return INFINITY;
     uint32_t stages = p->stream_s > 0 ? pipeline_stages(ks, mt, nt) : 0; /* >= 1 with the key (hw_compute.c) */
-    /* operands per second a tile needs: (Mt + Nt) elements each k step of Mt Nt MACs */
-    double need = per_sm / 2.0 * (double)(mt + nt) / ((double)mt * (double)nt) * elem;
+    /* operands per second a tile needs: (Mt + Nt) elements each k step of Mt Nt MACs (block-scaled: and a
+     * float per activation row every BLOCK_SCALE_K steps) */
+    double scale_bytes = p->promote_rate > 0 ? 4.0 / BLOCK_SCALE_K * (double)(p->rows_along_n ? nt : mt) : 0;
+    double need = per_sm / 2.0 * ((double)(mt + nt) * elem + scale_bytes) / ((double)mt * (double)nt);
     double feed_eff = ks->operand_feed > 0 && need > ks->operand_feed ? ks->operand_feed / need : 1.0;
     uint64_t waves = ceil_div(tiles * split, ks->sms); /* the grid: every tile's s slices */
     double kk = split > 1 ? (double)ceil_div(k, split) : (double)p->k_main;
@@ -226,6 +268,10 @@ static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *
         t += (double)(batch * m * n) * 4.0 * split * 2.0 / strata_kernel_stream_rate(hw, unit);
     else
         t += p->epilogue_s;
+    double promote = 0; /* each k-block's FFMA a tile element on the CUDA cores, after its MMAs */
+    if (p->promote_rate > 0)
+        promote = (double)waves * (double)ceil_div((uint64_t)kk, BLOCK_SCALE_K) * 2.0 * mt * nt / p->promote_rate;
+    t += promote;
     uint64_t started = 0;
     if (p->group_switch_s > 0) {
         started = groups_started(batch, ceil_div(m, mt) * ceil_div(n, nt), ks->sms);
@@ -233,7 +279,7 @@ static double tile_time(const strata_hw *hw, uint32_t unit, const tile_problem *
     }
     if (stages)
         t = buffered_time(t, p->stream_s, stages);
-    *out = (tile_choice){t, mt, nt, split, stages, tiles, waves, feed_eff, started};
+    *out = (tile_choice){t, mt, nt, split, stages, tiles, waves, feed_eff, started, promote};
     return t;
 }
 
@@ -245,11 +291,13 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata
     const strata_kernel_spec *ks = &strata_hw_compute(hw, unit)->kernel;
     double eff = ks->matrix_efficiency > 0 ? ks->matrix_efficiency : 1.0;
     uint64_t k_main = set->k_block ? ceil_div(k, set->k_block) * set->k_block : k;
-    tile_problem p = {peak * eff / ks->sms, elem, 0, batch, m, k, n, k_main, stream_s, set->group_switch_s};
+    double vector = ks->vector_flops > 0 ? ks->vector_flops : strata_hw_compute(hw, unit)->flops;
+    tile_problem p = {peak * eff / ks->sms, elem, 0, batch, m, k, n, k_main, stream_s, set->group_switch_s,
+                      set->block_scaled ? vector / ks->sms : 0, set->transposed};
     bool exposed = dtype < STRATA_DTYPE__COUNT && (ks->exposed_epilogue >> dtype & 1u);
     if (exposed)
         p.epilogue_s = (double)(batch * m * n) * strata_kernel_out_bytes(elem) / strata_kernel_stream_rate(hw, unit);
-    tile_choice best = {INFINITY, 0, 0, 1, 0, 0, 0, 1, 0};
+    tile_choice best = {INFINITY, 0, 0, 1, 0, 0, 0, 1, 0, 0};
     for (uint32_t i = 0; i < set->n_tiles; i++)
         for (uint32_t split = 1; split <= set->max_split; split++) {
             tile_choice t = best;
@@ -272,6 +320,11 @@ static double tiles_time(const strata_hw *hw, uint32_t unit, double peak, strata
     if (set->group_switch_s > 0) {
         strata_kernel_term_add(c, "groups the busiest CTA starts", (double)best.groups_started, "");
         strata_kernel_term_add(c, "descriptor switch per group", set->group_switch_s, "s");
+    }
+    if (set->block_scaled) {
+        strata_kernel_term_add(c, "block-scaled k-blocks a tile promotes", (double)ceil_div(k_main, BLOCK_SCALE_K), "");
+        strata_kernel_term_add(c, "CUDA-core rate a SM (promotion)", p.promote_rate, "FLOP/s");
+        strata_kernel_term_add(c, "block-scale promotion (serial with the MMAs)", best.promote_s, "s");
     }
     if (best.stages) {
         strata_kernel_term_add(c, "pipeline stages (k-blocks in shared memory)", best.stages, "");
@@ -304,13 +357,27 @@ double strata_kernel_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtyp
     double peak, t;
     if (untiled_time(hw, unit, dtype, batch, m, k, n, c, &peak, &t))
         return t;
-    tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 16, 0, 0};
+    tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 16, 0, 0, false, false};
     return tiles_time(hw, unit, peak, to_memory ? dtype : STRATA_DTYPE__COUNT, elem_bytes, &set, batch, m, k, n,
                       to_memory ? stream_s : 0, c);
 }
 
+double strata_kernel_block_scaled_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype,
+                                              double elem_bytes, double stream_s, uint64_t batch, uint64_t m,
+                                              uint64_t k, uint64_t n, strata_kernel_cost *c)
+{
+    const strata_compute_spec *u = strata_hw_compute(hw, unit);
+    double peak, t;
+    if (untiled_time(hw, unit, dtype, batch, m, k, n, c, &peak, &t))
+        return t;
+    tile_set set = {(const uint32_t(*)[2])u->kernel.cta_tiles, u->kernel.n_cta_tiles, 1, BLOCK_SCALE_K, 0, true,
+                    false};
+    return tiles_time(hw, unit, peak, dtype, elem_bytes, &set, batch, m, k, n, stream_s, c);
+}
+
 double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, strata_dtype dtype, double elem_bytes,
-                                         uint64_t batch, uint64_t m, uint64_t k, uint64_t n, strata_kernel_cost *c)
+                                         bool block_scaled, uint64_t batch, uint64_t m, uint64_t k, uint64_t n,
+                                         strata_kernel_cost *c)
 {
     const strata_compute_spec *u = strata_hw_compute(hw, unit);
     double peak, t;
@@ -319,8 +386,11 @@ double strata_kernel_grouped_matmul_time(const strata_hw *hw, uint32_t unit, str
     const strata_kernel_spec *ks = &u->kernel;
     bool own = ks->n_grouped_tiles > 0;
     uint64_t k_block = ks->grouped_k_tile ? (uint64_t)fmax(1.0, floor((double)ks->grouped_k_tile / elem_bytes)) : 0;
+    if (block_scaled) /* TILE_K = 128 elements; one descriptor for every group: no switch (the header) */
+        k_block = BLOCK_SCALE_K;
     tile_set set = {(const uint32_t(*)[2])(own ? ks->grouped_tiles : ks->cta_tiles),
-                    own ? ks->n_grouped_tiles : ks->n_cta_tiles, 1, k_block, ks->grouped_group_switch};
+                    own ? ks->n_grouped_tiles : ks->n_cta_tiles, 1, k_block,
+                    block_scaled ? 0 : ks->grouped_group_switch, block_scaled, true};
     /* transposed: the kernel's M runs along the weights' n, its N along the m rows */
     return tiles_time(hw, unit, peak, dtype, elem_bytes, &set, batch, n, k, m, 0, c);
 }

@@ -162,6 +162,7 @@ typedef enum {
     K_RANK,      /* a COUNT0 whose null is None: 0 (q_lora_rank: no low-rank query) */
     K_DENSE,     /* mlp_only_layers: the dense layers of a MoE model, which must be the first ones */
     K_MOE_EVERY, /* moe_layer_freq: a COUNT, or a list of 0/1 a layer (MiMo-V2-Flash) strata must place */
+    K_QUANT,     /* quantization_config: block-scaled FP8 read (weight_block), any other a NOTE */
 } key_kind;
 
 typedef struct key_row {
@@ -219,7 +220,7 @@ static const key_row keys[] = {
     {"use_sliding_window", NULL, K_NOTE},
     {"mlp_bias", NULL, K_NOTE},
     {"num_nextn_predict_layers", NULL, K_NOTE},
-    {"quantization_config", NULL, K_NOTE},
+    {"quantization_config", NULL, K_QUANT},
     {"vision_config", NULL, K_NOTE},
     {"attention_chunk_size", NULL, K_NOTE},
     {"moe_layers", NULL, K_NOTE},
@@ -289,6 +290,7 @@ struct strata_model_config {
     GPtrArray *values;    /* "key=value", NULL-terminated, built at the end */
     GPtrArray *notes;     /* NULL-terminated */
     guint listed_layers;  /* the length of a per-layer moe_layer_freq list (0: none) */
+    uint32_t weight_block; /* block-scaled FP8 weights' scale block side (0: none) */
 };
 
 static void set_value(strata_model_config *c, const char *key, const char *value)
@@ -513,6 +515,45 @@ static bool read_moe_layer_list(strata_model_config *c, const char *hf, JsonNode
     return true;
 }
 
+/* The string member `name` of object o, or NULL. */
+static const char *string_member(JsonObject *o, const char *name)
+{
+    JsonNode *v = json_object_get_member(o, name);
+    return v && JSON_NODE_HOLDS_VALUE(v) && json_node_get_value_type(v) == G_TYPE_STRING ? json_node_get_string(v)
+                                                                                         : NULL;
+}
+
+/* quantization_config (hf: v): DeepSeek-style block-scaled FP8 (quant_method
+ * fp8 with weight_block_size, as DeepSeek-V3, Kimi-K2 and Qwen's -FP8
+ * checkpoints ship it) sets weight_block; its blocks must be 128 x 128, the
+ * only blocks TensorRT-LLM's and DeepGEMM's SM90 kernels take (TILE_K = 128,
+ * ScaleGranKB = ScaleGranNB = 128: fp8_blockscale_gemm_kernel.cuh); anything
+ * else (per-tensor fp8, mxfp4, ...) stays a note. */
+static bool read_quantization(strata_model_config *c, const char *hf, JsonNode *v, GError **err)
+{
+    JsonObject *o = JSON_NODE_HOLDS_OBJECT(v) ? json_node_get_object(v) : NULL;
+    JsonNode *blocks = o ? json_object_get_member(o, "weight_block_size") : NULL;
+    const char *method = o ? string_member(o, "quant_method") : NULL;
+    if (!method || strcmp(method, "fp8") != 0 || !blocks || JSON_NODE_HOLDS_NULL(blocks)) {
+        if (!unset_value(v))
+            note(c, "key '%s' is set but not modelled: ignored", hf);
+        return true;
+    }
+    JsonArray *a = JSON_NODE_HOLDS_ARRAY(blocks) ? json_node_get_array(blocks) : NULL;
+    bool ok = a && json_array_get_length(a) == 2;
+    for (guint i = 0; ok && i < 2; i++) {
+        JsonNode *e = json_array_get_element(a, i);
+        ok = JSON_NODE_HOLDS_VALUE(e) && json_node_get_value_type(e) == G_TYPE_INT64 && json_node_get_int(e) == 128;
+    }
+    if (!ok)
+        return bad(c, "quantization_config.weight_block_size",
+                   "[128, 128] (the blocks of TensorRT-LLM's and DeepGEMM's block-scaled FP8 GEMMs)", blocks, err);
+    c->weight_block = 128;
+    note(c, "key '%s': block-scaled FP8 (128 x 128 weight blocks): `serve --set dtype=f8` models its GEMMs' scale "
+         "promotion; its scales' bytes in the weights are not counted", hf);
+    return true;
+}
+
 /* One key of the file (hf: v) through its row. */
 static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError **err)
 {
@@ -525,6 +566,8 @@ static bool read_key(strata_model_config *c, const char *hf, JsonNode *v, GError
         return true;
     if (row->kind == K_LAYERS)
         return JSON_NODE_HOLDS_NULL(v) || read_layer_types(c, hf, v, err);
+    if (row->kind == K_QUANT)
+        return read_quantization(c, hf, v, err);
     if (row->kind == K_NOTE || (row->kind == K_WINDOW && !c->row->sliding)) {
         if (!unset_value(v))
             note(c, "key '%s' is set but not modelled: ignored", hf);
@@ -810,6 +853,7 @@ const char *const *strata_model_config_values(const strata_model_config *c)
 {
     return (const char *const *)c->values->pdata;
 }
+uint32_t strata_model_config_weight_block(const strata_model_config *c) { return c->weight_block; }
 const char *const *strata_model_config_notes(const strata_model_config *c)
 {
     return (const char *const *)c->notes->pdata;

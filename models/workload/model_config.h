@@ -129,6 +129,9 @@ void strata_model_config_free(strata_model_config *c);
 const char *strata_model_config_family(const strata_model_config *c);
 /* "key=value" of each key it sets, NULL-terminated. */
 const char *const *strata_model_config_values(const strata_model_config *c);
+/* The side of its block-scaled FP8 weights' scale blocks (quantization_config
+ * with quant_method fp8 and weight_block_size [128, 128]: 128); 0 otherwise. */
+uint32_t strata_model_config_weight_block(const strata_model_config *c);
 /* One line per key it ignored ("FILE: key 'K' ...: ignored"), NULL-terminated. */
 const char *const *strata_model_config_notes(const strata_model_config *c);
 /* The model_type values it reads ("llama, mistral, ...", g_free). */

@@ -48,6 +48,7 @@ static const serve_field keys[] = {
     MK("tied_embeddings", SERVE_FIELD_BOOL, tied_embeddings),
     MK("dtype", SERVE_FIELD_DTYPE, dtype),
     MK("kv_dtype", SERVE_FIELD_DTYPE, kv_dtype),
+    MK("weight_block", SERVE_FIELD_U32, weight_block),
     MK("max_model_len", SERVE_FIELD_U32, max_model_len),
     MK("sliding_window", SERVE_FIELD_U32, sliding_window),
     MK("global_every", SERVE_FIELD_U32, global_every),
@@ -227,6 +228,7 @@ bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GEr
     bool ok = true;
     for (const char *const *v = strata_model_config_values(cfg); ok && *v; v++)
         ok = set_config_value(m, *v, err);
+    m->weight_block = strata_model_config_weight_block(cfg);
     strata_model_config_free(cfg);
     if (ok && !m->kv_heads)
         m->kv_heads = m->heads;
@@ -252,6 +254,12 @@ bool strata_serve_model_check(const strata_serve_model *m, const char *origin, G
     if (m->heads % m->kv_heads != 0) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected kv_heads (%u) to divide heads (%u)", origin,
                     m->kv_heads, m->heads);
+        return false;
+    }
+    if (m->weight_block != 0 && m->weight_block != 128) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s: expected weight_block 0 or 128 (the 128 x 128 "
+                    "blocks TensorRT-LLM's and DeepGEMM's block-scaled FP8 GEMMs take), got %u", origin,
+                    m->weight_block);
         return false;
     }
     if (m->top_k > m->experts || (m->experts && !m->top_k)) {

@@ -22,7 +22,7 @@
  *
  * Invariants after strata_serve_model_check: layers, hidden, heads,
  * kv_heads, head_dim, intermediate, vocab > 0; kv_heads divides heads;
- * top_k <= experts; dtypes have a byte width.
+ * top_k <= experts; dtypes have a byte width; weight_block is 0 or 128.
  */
 #ifndef STRATA_SERVE_MODEL_H
 #define STRATA_SERVE_MODEL_H
@@ -51,6 +51,8 @@ typedef struct strata_serve_model {
     bool tied_embeddings;
     strata_dtype dtype;             /* weights and activations */
     strata_dtype kv_dtype;          /* the KV cache (NONE: dtype) */
+    uint32_t weight_block;          /* under an 8-bit dtype, block-scaled FP8 weights: the scale block's side (128:
+                                     * 128 x 128 weight and 1 x 128 activation scales); 0: one scale a tensor */
     uint32_t max_model_len;         /* longest sequence served */
     uint32_t sliding_window;        /* keys a local layer's query sees, itself included (0: every layer global) */
     uint32_t global_every;          /* with sliding_window: layer l is global when it divides l + 1 (0: none is) */
@@ -68,7 +70,7 @@ bool strata_serve_model_load(strata_serve_model *m, const char *path, GError **e
 /* A Hugging Face config.json read by model_config.h (issue 42's reader):
  * its layers, d_model, heads, kv_heads, head_dim, ffn, vocab, experts,
  * top_k, moe_ffn, kv_lora_rank, qk_rope_head_dim and tie, under serving's
- * names; unset ones as the reader resolves them (kv_heads = heads, head_dim
+ * names, and weight_block from a block-scaled FP8 quantization_config; unset ones as the reader resolves them (kv_heads = heads, head_dim
  * = hidden / heads, intermediate = 4 hidden); dtype bf16, max_model_len
  * 8192 (--set changes them). */
 bool strata_serve_model_from_config(strata_serve_model *m, const char *path, GError **err);
