@@ -701,7 +701,7 @@ START_TEST(names_lookup_messages)
 
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     assert_message(err, STRATA_ERROR_INPUT,
-                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, overlap, trtllm)");
+                   "--engine: unknown engine 'tgi' (known: none, vllm-v0, sglang-v0.3, overlap, trtllm, trtllm-cpp)");
     g_clear_error(&err);
     ck_assert_ptr_null(strata_serve_scheduler_find("fifo", &err));
     assert_message(err, STRATA_ERROR_INPUT,
