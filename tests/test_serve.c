@@ -589,6 +589,28 @@ START_TEST(moe_fused_op_bytes_and_kernels_by_hand)
 }
 END_TEST
 
+/* The bytes TensorRT-LLM's fused MoE takes for one call (strata_serve_moe_call_bytes,
+ * moe_kernels.cu getWorkspaceDeviceBufferSizes and moeOp.cpp runMoe), Qwen3's
+ * shape in FP8 at MoE TP 8 (slice 192), 128 experts, top 8, by hand.
+ * 16 tokens, 128 routed rows: maps 3 x 4 x 128 = 1,536; blocks of 128 tokens
+ * (ceil(16 / 128) x 128 <= 128), counts and cumsum 2 x 4 x 128 = 1,024;
+ * blocked rows 4 x 128 x 16 = 8,192; offsets 8 x 129 = 1,032; the GEMMs'
+ * inputs max(128 x 4096 FP8, fc2's 128 x 4096 bf16, 128 x 192) = 1,048,576
+ * and outputs max(2 x 128 x 192 bf16 = 98,304, 1,048,576) = 1,048,576;
+ * src_to_dest 512; output 16 x 4096 x 2 = 131,072: 2,240,520.
+ * 16,384 tokens, 131,072 routed rows: 1,572,864 + 2 x 4 x 128 x 16 (1,024-token
+ * blocks) = 16,384 + 4 x 128 x 16,384 = 8,388,608 + 1,032 + 2 x 1,073,741,824
+ * + 524,288 + 134,217,728 = 2,292,204,552. A dense model takes none. */
+START_TEST(moe_call_bytes_by_hand)
+{
+    strata_serve_model m = qwen3_235b_moe_fp8();
+    ck_assert_uint_eq(strata_serve_moe_call_bytes(&m, 8, 16), 2240520ull);
+    ck_assert_uint_eq(strata_serve_moe_call_bytes(&m, 8, 16384), 2292204552ull);
+    strata_serve_model dense = preset("llama-3-8b");
+    ck_assert_uint_eq(strata_serve_moe_call_bytes(&dense, 8, 16384), 0);
+}
+END_TEST
+
 /* The experts' grouped GEMMs run whole k-blocks (dgx-h100.ini:
  * TensorRT-LLM's SM90 MoE tiles, 128-byte blocks, no split-K). Qwen3's
  * shape at TP 8 (width 192), FP8, 16,384 tokens: 131,072 routed rows, 1,024
@@ -1339,6 +1361,7 @@ int main(void)
     tcase_add_test(tc, engine_fa3_prefill_bytes_by_hand);
     tcase_add_test(tc, moe_experts_one_grouped_kernel_per_weight);
     tcase_add_test(tc, moe_fused_op_bytes_and_kernels_by_hand);
+    tcase_add_test(tc, moe_call_bytes_by_hand);
     tcase_add_test(tc, moe_fp8_width_192_runs_whole_k_blocks);
     tcase_add_test(tc, preemption_then_prefix_hit);
     tcase_add_test(tc, azure_csv_and_poisson_streams);

@@ -453,8 +453,15 @@ END_TEST
  * 2,068,971,520 = 64,552,145,920 B. Activations (serve_run.c's estimate): 8192 x (2 x 5120 + (40 + 16) x 128
  * + 3 x 16384) x 1 B + 512 x 202048 x 8 B = 545,259,520 + 827,588,608 = 1,372,848,128.
  * vLLM: 0.9 x 80e9 - 64,552,145,920 - 1,372,848,128 = 6,075,005,952 B.
- * TensorRT-LLM (KvCacheCreator._cal_max_memory): 0.9 x (80e9 - 65,924,994,048) = 12,667,505,356 B (a double's
- * product, 12,667,505,356.8 truncated). */
+ * TensorRT-LLM's profile run peaks instead in the fused MoE's call on the 8 x 8,192 = 65,536 gathered tokens
+ * (strata_serve_moe_call_bytes, top 1: 65,536 routed rows, slice 8192 / 8 = 1,024): maps 3 x 4 x 65,536 =
+ * 786,432, blocked counts 2 x 4 x 128 x 64 = 65,536 (1,024-token blocks), blocked rows 4 x 128 x 65,536 =
+ * 33,554,432, offsets 8 x 129 = 1,032, GEMM inputs and outputs 2 x 65,536 x 5120 x 2 = 1,342,177,280 (bf16 fc2
+ * results), src_to_dest 262,144, output 65,536 x 5120 x 2 = 671,088,640: 2,047,935,496; with the gathered
+ * input 65,536 x (5120 + 8) = 336,068,608: 2,384,004,104, above the dense MLP's 402,653,184. Activations
+ * 8192 x (10,240 + 7,168) + 2,384,004,104 + 827,588,608 = 3,354,199,048.
+ * TensorRT-LLM (KvCacheCreator._cal_max_memory): 0.9 x (80e9 - 64,552,145,920 - 3,354,199,048) =
+ * 10,884,289,528 B (a double's product, 10,884,289,528.8 truncated). */
 START_TEST(trtllm_pool_is_its_fraction_of_the_free_memory)
 {
     GError *err = NULL;
@@ -467,7 +474,7 @@ START_TEST(trtllm_pool_is_its_fraction_of_the_free_memory)
     ck_assert_msg(strata_serve_model_load(&m, model, &err), "%s", err ? err->message : "");
     ck_assert(strata_serve_model_set(&m, "dtype", "f8", NULL));
     const char *engines[2] = {"none", "trtllm"};
-    const uint64_t want[2] = {6075005952ull, 12667505356ull};
+    const uint64_t want[2] = {6075005952ull, 10884289528ull}, acts[2] = {1372848128ull, 3354199048ull};
     for (int i = 0; i < 2; i++) {
         strata_serve_config c;
         strata_serve_config_default(&c);
@@ -477,8 +484,43 @@ START_TEST(trtllm_pool_is_its_fraction_of_the_free_memory)
         uint64_t w = 0, a = 0, pool = 0;
         ck_assert_msg(strata_serve_memory(hw, &m, &c, &w, &a, &pool, &err), "%s", err ? err->message : "");
         ck_assert_uint_eq(w, 64552145920ull);
-        ck_assert_uint_eq(a, 1372848128ull);
+        ck_assert_uint_eq(a, acts[i]);
         ck_assert_uint_eq(pool, want[i]);
+    }
+    strata_hw_free(hw);
+    g_free(model);
+    g_free(path);
+}
+END_TEST
+
+/* Qwen3-235B-A22B (every layer MoE) in FP8 at TP8 with attention dp, 2,048 batched tokens a rank (trtllm-bench's
+ * max_num_tokens for most of the perf page's Qwen3 rows), 1,024 sequences. vLLM's estimate keeps the dense MLP's
+ * term: 2048 x (2 x 4096 + (64 + 8) x 128 + 3 x 12288) x 1 B + 1024 x 151936 x 8 B = 111,149,056 +
+ * 1,244,659,712 = 1,355,808,768. TensorRT-LLM's has no dense MLP; its fused MoE's call on 8 x 2,048 = 16,384
+ * gathered tokens takes 2,292,204,552 B (test_serve's moe_call_bytes_by_hand) and the gathered input 16,384 x
+ * (4096 + 8 x 8) = 68,157,440: 2048 x 17,408 + 2,360,361,992 + 1,244,659,712 = 3,640,673,288. */
+START_TEST(trtllm_profile_holds_the_fused_moe_call)
+{
+    GError *err = NULL;
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    char *model = g_build_filename(STRATA_SOURCE_DIR, "validation", "serving", "models", "qwen3-235b-a22b.model", NULL);
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    strata_serve_model_init(&m);
+    ck_assert_msg(strata_serve_model_load(&m, model, &err), "%s", err ? err->message : "");
+    ck_assert(strata_serve_model_set(&m, "dtype", "f8", NULL));
+    const char *engines[2] = {"none", "trtllm"};
+    const uint64_t acts[2] = {1355808768ull, 3640673288ull};
+    for (int i = 0; i < 2; i++) {
+        strata_serve_config c;
+        strata_serve_config_default(&c);
+        c.tp = 8, c.attention_dp = true, c.max_num_batched_tokens = 2048, c.max_num_seqs = 1024;
+        c.engine = strata_serve_engine_find(engines[i], &err);
+        ck_assert_msg(c.engine, "%s", err ? err->message : "");
+        uint64_t w = 0, a = 0, pool = 0;
+        ck_assert_msg(strata_serve_memory(hw, &m, &c, &w, &a, &pool, &err), "%s", err ? err->message : "");
+        ck_assert_uint_eq(a, acts[i]);
     }
     strata_hw_free(hw);
     g_free(model);
@@ -550,6 +592,7 @@ int main(void)
     tcase_add_test(tc, sglang_prefills_alone_cut_at_the_chunk);
     tcase_add_test(tc, sglang_admits_against_expected_outputs);
     tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
+    tcase_add_test(tc, trtllm_profile_holds_the_fused_moe_call);
     tcase_add_test(tc, trtllm_cpp_runs_nims_executor);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

@@ -17,6 +17,9 @@
  * Memory (vLLM's determine_available_memory, notes/44-45/serving.md 3.3):
  *   pool = capacity x gpu_memory_utilization - weights - activation peak
  *          - non_kv_overhead (per rank)
+ * (TensorRT-LLM's rule, an engine row's pool_of_free: gpu_memory_utilization
+ * of what the rest leaves, its activation peak holding the fused MoE's call
+ * on every rank's tokens: strata_serve_moe_call_bytes.)
  *
  * Invariants: the run is deterministic (the same inputs give the same
  * results, byte for byte); every request either completes or is counted as

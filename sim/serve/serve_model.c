@@ -11,6 +11,7 @@
  */
 #include "serve/serve_model.h"
 #include <errno.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -369,6 +370,49 @@ uint64_t strata_serve_weight_bytes_dp(const strata_serve_model *m, uint32_t tp, 
         return (uint64_t)(((total - whole - dw) / t + whole + dw) * b + embed);
     }
     return (uint64_t)(((total - whole) / t + whole) * b + embed);
+}
+
+/* CutlassMoeFCRunner::getWorkspaceDeviceBufferSizes (NVIDIA/TensorRT-LLM
+ * @000dea27, cpp/tensorrt_llm/kernels/cutlass_kernels/moe_gemm/
+ * moe_kernels.cu), EP 1 (every expert on the rank, a 1/tp slice of each),
+ * not the min-latency mode, no LoRA, AWQ or block scales, for n rows
+ * (tokens), r = top_k x n routed rows, hidden h, slice width w, e experts,
+ * T the GEMMs' input type (FP8 under 8-bit weights), gemm outputs bf16:
+ *   permuted_row_to_unpermuted_row, permuted_token_selected_experts,
+ *     permuted_token_final_scales (mayHaveFinalizeFused on SM90): 4 r each;
+ *   blocked_expert_counts and its cumsum: 4 e ceil(n / b) each (b of
+ *     computeNumTokensPerBlock, as serve_cost.c's expert_maps);
+ *     blocked_row_to_unpermuted_row: 4 e n;
+ *   expert_first_token_offset: 8 (e + 1);
+ *   overlapped_gemm1_gemm2_inputs: max(permuted data r h T, fc2_result
+ *     r h x 2, fc1_result r w T);
+ *   overlapped_gemm1_gemm2_outputs: max(glu_inter (2 r w gated, else r w)
+ *     x 2, fc2_result r h x 2, fc1_result);
+ *   the per-expert pointer arrays and TMA workspaces (a few KiB, left out).
+ * FusedMoeRunner::runMoe (cpp/tensorrt_llm/thop/moeOp.cpp, read at
+ * @01503f55) takes it with torch::empty beside src_to_dest_map (4 r) and
+ * the output (n x h in bf16), so the caching allocator counts all three in
+ * the profile run's peak (KvCacheCreator.estimate_max_tokens,
+ * allocated_bytes.all.peak). */
+uint64_t strata_serve_moe_call_bytes(const strata_serve_model *m, uint32_t tp, uint64_t rows)
+{
+    strata_model_shape s;
+    strata_serve_model_shape(m, &s);
+    if (!strata_model_moe_layers(&s) || !m->experts || !m->top_k || !rows)
+        return 0;
+    double n = (double)rows, r = (double)m->top_k * n, h = m->hidden, e = m->experts;
+    double w = (double)s.moe_ffn / (tp ? tp : 1), in = strata_serve_dtype_bytes(m->dtype);
+    uint64_t b = 1024;
+    for (uint64_t size = 32; size <= 1024; size *= 2)
+        if ((rows + size - 1) / size * m->experts <= size) {
+            b = size;
+            break;
+        }
+    double blocks = (double)((rows + b - 1) / b);
+    double fc2 = r * h * 2, fc1 = r * w * in, glu = (s.gated ? 2 : 1) * r * w * 2;
+    double inputs = fmax(fmax(r * h * in, fc2), fc1), outputs = fmax(fmax(glu, fc2), fc1);
+    double ws = 3 * 4 * r + 2 * 4 * e * blocks + 4 * e * n + 8 * (e + 1) + inputs + outputs;
+    return (uint64_t)(ws + 4 * r + n * h * 2);
 }
 
 uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp)

@@ -100,5 +100,11 @@ uint64_t strata_serve_weight_bytes(const strata_serve_model *m, uint32_t tp);
  * attention's projections, the dense MLPs, the shared experts and the
  * embedding tables whole on every rank, the routed experts split (GQA). */
 uint64_t strata_serve_weight_bytes_dp(const strata_serve_model *m, uint32_t tp, bool attention_dp);
+/* The bytes TensorRT-LLM's CUTLASS fused MoE allocates for one call on
+ * `rows` tokens (every rank's under attention DP), its experts split over
+ * tp ranks (MoE TP, EP 1): the runner's workspace and the op's
+ * src_to_dest map and bf16 output (serve_model.c names the buffers); 0
+ * for a model with no MoE layer. */
+uint64_t strata_serve_moe_call_bytes(const strata_serve_model *m, uint32_t tp, uint64_t rows);
 
 #endif

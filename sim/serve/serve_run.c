@@ -40,8 +40,24 @@ bool strata_serve_memory(const strata_hw *hw, const strata_serve_model *m, const
     double gathered = c->attention_dp ? (double)tp : 1.0; /* attention dp: the MLP sees every rank's tokens */
     /* the profile run's peak: hidden states in and out, QKV, the MLP's gate/up and activation; fp32 logits and
      * probabilities of the sampled rows (ESTIMATE of vLLM's profile_run peak, from its tensors' shapes) */
-    *activations = (uint64_t)((double)t * (2.0 * m->hidden + (double)qkv + 3.0 * m->intermediate / (double)tp *
-                                           gathered) * act + (double)seqs * m->vocab / (double)at * 8.0);
+    double dense = 3.0 * m->intermediate / (double)tp * gathered, logits = (double)seqs * m->vocab / (double)at * 8.0;
+    *activations = (uint64_t)((double)t * (2.0 * m->hidden + (double)qkv + dense) * act + logits);
+    if (c->engine && c->engine->pool_of_free) { /* a dense model keeps the estimate above */
+        /* TensorRT-LLM's profile run (KvCacheCreator: max_num_tokens a rank, each rank's under attention DP)
+         * peaks in the MLP of the larger kind its layers have: a dense MLP's buffers, or the fused MoE's call
+         * on every rank's tokens (strata_serve_moe_call_bytes) with, under attention DP, the gathered input,
+         * its top_k ids and scales (fused_moe_cutlass.py's allgather) */
+        strata_model_shape s;
+        strata_serve_model_shape(m, &s);
+        double n = (double)t * gathered, moe = (double)strata_serve_moe_call_bytes(m, (uint32_t)tp, (uint64_t)n);
+        if (moe > 0) {
+            if (c->attention_dp)
+                moe += n * ((double)m->hidden * act + 8.0 * m->top_k);
+            bool has_dense = (int64_t)s.layers > strata_model_moe_layers(&s);
+            double mlp = fmax(has_dense ? dense * (double)t * act : 0, moe);
+            *activations = (uint64_t)((double)t * (2.0 * m->hidden + (double)qkv) * act + mlp + logits);
+        }
+    }
     *weights = strata_serve_weight_bytes_dp(m, (uint32_t)tp, c->attention_dp);
     /* vLLM: gpu_memory_utilization of the device, less the rest; TensorRT-LLM: its fraction of what the
      * rest leaves free (serve_engine.c, the trtllm row: KvCacheCreator._cal_max_memory) */
