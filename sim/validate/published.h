@@ -88,6 +88,8 @@ typedef enum {
     STRATA_PUBLISHED_SERVE_REQ_S,        /* serve: requests per second */
     STRATA_PUBLISHED_SERVE_TPOT_P50,     /* serve: seconds */
     STRATA_PUBLISHED_SERVE_TPOT_MEAN,
+    STRATA_PUBLISHED_SERVE_ITL_P50,      /* serve: the median of all inter-token gaps, seconds */
+    STRATA_PUBLISHED_SERVE_ITL_MEAN,
     STRATA_PUBLISHED_SERVE_TTFT_P50,
     STRATA_PUBLISHED_SERVE_TTFT_MEAN,
     STRATA_PUBLISHED_MOE_LAYER,          /* serve: one MoE layer's routed experts, seconds */
