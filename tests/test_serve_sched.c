@@ -6,7 +6,7 @@
  * setups vLLM 0.6 refuses (exit 2), TensorRT-LLM's no-evict admission and
  * its CUDA graph padding of decode batches, SGLang 0.3's prefill batches
  * and admission; the KV pool each engine sizes (vLLM of the device,
- * TensorRT-LLM of the memory left free).
+ * TensorRT-LLM of the memory left free); inter-token latencies against TPOT.
  */
 #include <string.h>
 #include "serve/serve.h"
@@ -103,6 +103,31 @@ START_TEST(v0_prefill_steps_apart_from_decode_steps)
     r = run("vllm-v1", 1, true, req, 3);
     const uint32_t v1[][3] = {{8, 2, 0}, {2, 0, 2}, {5, 1, 1}};
     check_steps(r, v1, G_N_ELEMENTS(v1));
+    strata_serve_result_free(r);
+}
+END_TEST
+
+START_TEST(itl_pools_every_gap_tpot_averages_each_request)
+{
+    /* v0_prefill_steps_apart_from_decode_steps's stream under vllm-v1: step 1 prefills A(4, 3 out) and B(4, 2)
+     * (both sample their first token at t1), step 2 decodes both (A's 2nd, B's 2nd and last, at t2), step 3 is
+     * A's decode with C's prefill (A's 3rd at t3; C(4, 1) its only token). With dk step k's time:
+     *   ITLs (vLLM's benchmarks/serve.py pools every gap): A dt2, dt3; B dt2; C none -> {dt2, dt2, dt3}:
+     *   p50 = dt2, mean = (2 dt2 + dt3) / 3, p90 = dt2 + 0.8 (dt3 - dt2) (position 0.9 x 2 = 1.8).
+     *   TPOTs (per request, (E2E - TTFT) / (output - 1)): A (dt2 + dt3) / 2, B dt2 -> p50 their midpoint.
+     * dt3 carries C's 4-token prefill, so dt3 > dt2 and the two medians differ: a prefill step in another
+     * request's life moves its TPOT, not the median ITL. */
+    strata_serve_request req[3] = {{0, 4, 3}, {0, 4, 2}, {0, 4, 1}};
+    strata_serve_result *r = run("vllm-v1", 1, true, req, 3);
+    const uint32_t v1[][3] = {{8, 2, 0}, {2, 0, 2}, {5, 1, 1}};
+    check_steps(r, v1, G_N_ELEMENTS(v1));
+    double dt2 = step(r, 1)->dt, dt3 = step(r, 2)->dt;
+    ck_assert_double_gt(dt3, dt2);
+    ck_assert_double_eq_tol(r->itl.p50, dt2, 1e-15);
+    ck_assert_double_eq_tol(r->itl.mean, (2 * dt2 + dt3) / 3, 1e-15);
+    ck_assert_double_eq_tol(r->itl.p90, dt2 + 0.8 * (dt3 - dt2), 1e-15);
+    ck_assert_double_eq_tol(r->tpot.p50, (dt2 + (dt2 + dt3) / 2) / 2, 1e-15);
+    ck_assert_double_gt(r->tpot.p50, r->itl.p50);
     strata_serve_result_free(r);
 }
 END_TEST
@@ -594,6 +619,7 @@ int main(void)
     tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
     tcase_add_test(tc, trtllm_profile_holds_the_fused_moe_call);
     tcase_add_test(tc, trtllm_cpp_runs_nims_executor);
+    tcase_add_test(tc, itl_pools_every_gap_tpot_averages_each_request);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -101,6 +101,13 @@ typedef struct strata_serve_result {
     uint32_t requests, completed, rejected;
     double makespan;                   /* first arrival to last completion */
     strata_serve_dist ttft, tpot, e2e; /* seconds */
+    /* inter-token latencies: every gap between a request's consecutive
+     * tokens, all requests' pooled (vLLM's benchmarks/serve.py: median_itl
+     * over all gaps; TPOT is each request's (E2E - TTFT) / (output - 1),
+     * so another request's prefill step lengthens every TPOT it overlaps
+     * but only one ITL of each request in it). A token counts when its
+     * step ends (a multi-step run's tokens reach the client at its end). */
+    strata_serve_dist itl;
     double output_tok_s, total_tok_s, req_s;
     uint64_t steps, preemptions, swaps_out, swaps_in;
     uint64_t swapped_bytes;            /* per rank, both ways */

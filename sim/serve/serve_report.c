@@ -61,6 +61,7 @@ static void add_result(JsonBuilder *b, const strata_serve_result *r)
     strata_json_add_fields(b, figures, G_N_ELEMENTS(figures));
     add_dist(b, "ttft_s", &r->ttft);
     add_dist(b, "tpot_s", &r->tpot);
+    add_dist(b, "itl_s", &r->itl);
     add_dist(b, "e2e_s", &r->e2e);
     strata_json_open_object(b, "memory_per_rank");
     strata_json_field mem[] = {CNT("capacity_bytes", r->capacity_bytes),   CNT("weight_bytes", r->weight_bytes),
@@ -132,6 +133,8 @@ void strata_serve_report_print(const strata_serve_report *rep, FILE *out)
                 r->ttft.p90 * 1e3, r->ttft.p99 * 1e3);
         fprintf(out, "  TPOT           p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n", r->tpot.p50 * 1e3,
                 r->tpot.p90 * 1e3, r->tpot.p99 * 1e3);
+        fprintf(out, "  ITL            p50 %.2f ms, p90 %.2f ms, p99 %.2f ms\n", r->itl.p50 * 1e3,
+                r->itl.p90 * 1e3, r->itl.p99 * 1e3);
         fprintf(out, "  E2E            p50 %.3f s, p90 %.3f s, p99 %.3f s\n", r->e2e.p50, r->e2e.p90, r->e2e.p99);
         fprintf(out, "  step time      %.3f s prefill forward passes, %.3f s decode-only, %.3f s engine and "
                 "swaps\n", r->prefill_gpu_s, r->decode_gpu_s, r->host_s);

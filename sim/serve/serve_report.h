@@ -3,7 +3,7 @@
  * (one per KV scheme), as a JSON document and as a printed summary.
  *
  * JSON: {"tool", "model": {...}, "hardware", "stream", "config": {...},
- * "runs": [{"kv_scheme", throughput, "ttft_s"/"tpot_s"/"e2e_s" {mean,
+ * "runs": [{"kv_scheme", throughput, "ttft_s"/"tpot_s"/"itl_s"/"e2e_s" {mean,
  * p50, p90, p99}, steps, preemptions, swaps, KV use and fragmentation,
  * "memory_per_rank", "over_time": [{t_s, running, waiting, kv_reserved,
  * kv_used}]}]} (docs/serving.md lists every field).

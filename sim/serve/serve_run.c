@@ -232,6 +232,62 @@ static strata_serve_dist dist_of(double *v, uint32_t n)
     return d;
 }
 
+void serve_token_sampled(serve_state *st, serve_req *q)
+{
+    if (++q->generated == 1)
+        q->first_token = st->now;
+    else {
+        double gap = st->now - q->last_token;
+        serve_itl *last = st->itl->len ? &g_array_index(st->itl, serve_itl, st->itl->len - 1) : NULL;
+        if (last && last->gap == gap)
+            last->n++;
+        else
+            g_array_append_val(st->itl, ((serve_itl){gap, 1}));
+    }
+    q->last_token = st->now;
+}
+
+static int cmp_itl(const void *a, const void *b)
+{
+    return cmp_double(&((const serve_itl *)a)->gap, &((const serve_itl *)b)->gap);
+}
+
+/* The k-th smallest (from 0) of the runs' values, runs sorted. */
+static double itl_at(const serve_itl *v, guint n, uint64_t k)
+{
+    for (guint i = 0; i < n; i++) {
+        if (k < v[i].n)
+            return v[i].gap;
+        k -= v[i].n;
+    }
+    return n ? v[n - 1].gap : 0;
+}
+
+/* dist_of over the runs' values, each counted n times (numpy's linear
+ * percentile, as dist_of and vLLM's benchmark). */
+static strata_serve_dist itl_dist(GArray *runs)
+{
+    strata_serve_dist d = {0};
+    serve_itl *v = (serve_itl *)(void *)runs->data;
+    uint64_t n = 0;
+    double sum = 0;
+    for (guint i = 0; i < runs->len; i++)
+        n += v[i].n, sum += v[i].gap * v[i].n;
+    if (!n)
+        return d;
+    qsort(v, runs->len, sizeof *v, cmp_itl);
+    d.mean = sum / (double)n;
+    const double q[3] = {0.5, 0.9, 0.99};
+    double *out[3] = {&d.p50, &d.p90, &d.p99};
+    for (int j = 0; j < 3; j++) {
+        double pos = q[j] * (double)(n - 1);
+        uint64_t lo = (uint64_t)floor(pos);
+        double a = itl_at(v, runs->len, lo), b = itl_at(v, runs->len, lo + 1 < n ? lo + 1 : lo);
+        *out[j] = a + (b - a) * (pos - (double)lo);
+    }
+    return d;
+}
+
 static void summarise(serve_state *st)
 {
     strata_serve_result *r = st->res;
@@ -255,6 +311,7 @@ static void summarise(serve_state *st)
     r->ttft = dist_of(ttft, n);
     r->tpot = dist_of(tpot, nt);
     r->e2e = dist_of(e2e, n);
+    r->itl = itl_dist(st->itl);
     r->makespan = n ? last - first : 0;
     if (r->makespan > 0) {
         r->output_tok_s = out_tokens / r->makespan;
@@ -301,6 +358,7 @@ static void state_free(serve_state *st)
     g_free(st->waiting.a);
     g_free(st->swapped.a);
     g_free(st->chunks);
+    g_array_free(st->itl, TRUE);
 }
 
 strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_model *m,
@@ -329,7 +387,7 @@ strata_serve_result *strata_serve_run(const strata_hw *hw, const strata_serve_mo
     all.max_num_seqs *= (uint32_t)ranks, all.max_num_batched_tokens *= (uint32_t)ranks;
     c = &all;
     serve_state st = {.cfg = c, .scheme = scheme, .res = r, .n_req = s->n, .sample_every = 1,
-                      .clients_free = c->concurrency};
+                      .clients_free = c->concurrency, .itl = g_array_new(FALSE, FALSE, sizeof(serve_itl))};
     st.kv_tensors = m->kv_lora_rank ? m->layers : 2 * m->layers;
     st.block_bytes = (uint64_t)c->block_size * r->kv_bytes_per_token;
     strata_serve_kv_config kc = {r->pool_bytes * ranks, r->kv_bytes_per_token, c->block_size, m->max_model_len, s->n,

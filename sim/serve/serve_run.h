@@ -19,6 +19,7 @@ typedef struct serve_req {
     uint32_t computed, generated;
     int state;
     double arrival, first_token, finish;
+    double last_token;             /* when its latest token was sampled (its ITLs) */
     uint64_t swapped_bytes;
 } serve_req;
 
@@ -50,6 +51,7 @@ typedef struct serve_state {
     uint32_t sample_every, sample_count;
     double weight;                 /* accumulated step time for the means */
     double new_token_ratio;        /* sglang-v0.3's estimate of the outputs still to come (0: not yet set) */
+    GArray *itl;                   /* serve_itl runs: the inter-token latencies, equal neighbours merged */
 } serve_state;
 
 static inline uint32_t serve_tokens_of(const serve_req *q)
@@ -61,6 +63,16 @@ static inline strata_serve_kv_req serve_kv_req(const serve_req *q)
 {
     return (strata_serve_kv_req){q->id, q->prompt, q->output, q->computed};
 }
+
+/* A run of n equal inter-token latencies (a step's decodes share one). */
+typedef struct serve_itl {
+    double gap;
+    uint32_t n;
+} serve_itl;
+
+/* serve_run.c: records q's token sampled at st->now (its ITL from the
+ * previous one, none for the first). */
+void serve_token_sampled(serve_state *st, serve_req *q);
 
 /* serve_sched.c: one step; false when no progress is possible. */
 bool serve_step(serve_state *st);

@@ -238,8 +238,8 @@ static void finish_step(serve_state *st)
             st->res->decode_tokens++;
         else
             st->res->prefill_tokens += st->chunks[i].tokens;
-        if (st->chunks[i].samples && ++q->generated == 1)
-            q->first_token = st->now;
+        if (st->chunks[i].samples)
+            serve_token_sampled(st, q);
         if (!q->generated || q->generated < q->output || st->run_left)
             continue;
         q->finish = st->now;

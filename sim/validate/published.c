@@ -161,7 +161,7 @@ static bool case_metric(strata_published_case *c, const strata_keyfile *kf, cons
         c->metric = STRATA_PUBLISHED_BUSBW;
     else if (ok && !strata_published_serve_metric(metric, &c->metric))
         ok = bad_key(kf, group, "metric", "expected makespan, bandwidth or busbw (or, with serve=, output-throughput, "
-                     "request-throughput, tpot-p50, tpot-mean, ttft-p50, ttft-mean, moe-layer or "
+                     "request-throughput, tpot-p50, tpot-mean, itl-p50, itl-mean, ttft-p50, ttft-mean, moe-layer or "
                      "decode-attention)", err);
     g_free(metric);
     if (ok && c->metric == STRATA_PUBLISHED_BUSBW)

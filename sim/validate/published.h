@@ -24,7 +24,8 @@
  *              --hw (sim/serve/serve_args.h), such as "--model llama-3-8b
  *              --poisson n=500,prompt=202,output=179"; its metric is one of
  *              output-throughput ("6744tok/s"), request-throughput
- *              ("37.03req/s"), tpot-p50, tpot-mean, ttft-p50, ttft-mean
+ *              ("37.03req/s"), tpot-p50, tpot-mean, itl-p50, itl-mean
+ *              (all inter-token gaps pooled), ttft-p50, ttft-mean
  *              (times), of its first --kv scheme (published_serve.c);
  *              or metric moe-layer (a time): one MoE layer's fused routed
  *              experts (serve/serve_cost.h's strata_serve_cost_moe_experts)
@@ -88,6 +89,8 @@ typedef enum {
     STRATA_PUBLISHED_SERVE_REQ_S,        /* serve: requests per second */
     STRATA_PUBLISHED_SERVE_TPOT_P50,     /* serve: seconds */
     STRATA_PUBLISHED_SERVE_TPOT_MEAN,
+    STRATA_PUBLISHED_SERVE_ITL_P50,      /* serve: the median of all inter-token gaps, seconds */
+    STRATA_PUBLISHED_SERVE_ITL_MEAN,
     STRATA_PUBLISHED_SERVE_TTFT_P50,
     STRATA_PUBLISHED_SERVE_TTFT_MEAN,
     STRATA_PUBLISHED_MOE_LAYER,          /* serve: one MoE layer's routed experts, seconds */

@@ -34,6 +34,8 @@ static const serve_metric metrics[] = {
     {"request-throughput", STRATA_PUBLISHED_SERVE_REQ_S, "req/s"},
     {"tpot-p50", STRATA_PUBLISHED_SERVE_TPOT_P50, NULL},
     {"tpot-mean", STRATA_PUBLISHED_SERVE_TPOT_MEAN, NULL},
+    {"itl-p50", STRATA_PUBLISHED_SERVE_ITL_P50, NULL},
+    {"itl-mean", STRATA_PUBLISHED_SERVE_ITL_MEAN, NULL},
     {"ttft-p50", STRATA_PUBLISHED_SERVE_TTFT_P50, NULL},
     {"ttft-mean", STRATA_PUBLISHED_SERVE_TTFT_MEAN, NULL},
     {"moe-layer", STRATA_PUBLISHED_MOE_LAYER, NULL},
@@ -91,6 +93,10 @@ static double metric_value(strata_published_metric m, const strata_serve_result 
         return r->tpot.p50;
     case STRATA_PUBLISHED_SERVE_TPOT_MEAN:
         return r->tpot.mean;
+    case STRATA_PUBLISHED_SERVE_ITL_P50:
+        return r->itl.p50;
+    case STRATA_PUBLISHED_SERVE_ITL_MEAN:
+        return r->itl.mean;
     case STRATA_PUBLISHED_SERVE_TTFT_P50:
         return r->ttft.p50;
     case STRATA_PUBLISHED_SERVE_TTFT_MEAN:
