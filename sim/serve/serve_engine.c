@@ -19,11 +19,25 @@
  *   model and GPU (a ratio of 0.76), the same order.
  * sglang-v0.3: SGLang before 0.4, a synchronous loop (the scheduler waits
  *   for each step's tokens; detokenisation runs in its own process).
- *   ESTIMATE 1 ms per step, nothing per request: its v0.4 release's
- *   overlap of that CPU work with the GPU "1.1x increase in throughput"
+ *   ESTIMATE 1 ms per step: its v0.4 release's overlap of that CPU work
+ *   with the GPU "1.1x increase in throughput"
  *   (lmsys.org/blog/2024-12-04-sglang-v0-4), i.e. CPU time near a tenth
- *   of a decode step of ~10 ms. It runs the sglang-v0.3 scheduling policy
- *   (serve_sched_sglang.c).
+ *   of a decode step of ~10 ms. Per request 5 us: ESTIMATE, the Python
+ *   SGLang 0.3.0 runs for every request of a step before the next can
+ *   launch (sglang-0.3.0 wheel: tp_worker.py forward_decode_batch's loop,
+ *   req.check_finished(); handle_finished_requests, which with streaming
+ *   builds every request's meta_info dict and init_incremental_detokenize()
+ *   list each step; io_struct.py BatchTokenIDOut.__post_init__'s
+ *   copy.deepcopy of the meta_info list; controller_single.py's
+ *   send_pyobj pickling it for the detokenizer; schedule_batch.py
+ *   prepare_for_decode's input list), those statements timed in CPython
+ *   3.11 on this project's build host: 4.7-5.2 us a request at 500
+ *   requests, 462-token prompts, first output (docs/serving.md, "SGLang
+ *   0.3's per-request loop"). A lower bound: its torch and FlashInfer
+ *   calls and the tokenizer's eos_token_id property are not in it, and
+ *   it grows with the output (the detokenize list holds prompt + output;
+ *   10.7-11.3 us at 255 outputs), which the row does not model.
+ *   It runs the sglang-v0.3 scheduling policy (serve_sched_sglang.c).
  * vllm-v0 and sglang-v0.3 run the small kernels around their attention
  *   as vLLM 0.6.0's FLASH_ATTN backend and SGLang 0.3.0's FlashInfer path
  *   do (serve_attn_aux.h: RoPE, the cache write, layout copies).
@@ -101,7 +115,8 @@ static const strata_serve_engine engines[] = {
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
      "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
      NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn", false, false},
-    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)",
+    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 5e-6,
+     "SGLang before 0.4: 1 ms + 5 us per request a step, not overlapped (ESTIMATE)",
      "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false, "sglang-0.3-flashinfer", false, false},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
      "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
