@@ -36,7 +36,7 @@
  *   input list), those statements timed in CPython 3.11 on this
  *   project's build host at 500 requests, prompts of 100, 462 and 2,000
  *   tokens and 1 to 512 outputs, least squares over the 15 timings (each
- *   within 1.3 us of the line; 4.5 us at 462 / 1, 10.1 us at 462 / 255;
+ *   within 1.4 us of the line; 4.5 us at 462 / 1, 10.1 us at 462 / 255;
  *   docs/serving.md, "SGLang 0.3's per-request loop"). A lower bound: its
  *   torch and FlashInfer calls and the tokenizer's eos_token_id property
  *   are not in it. It runs the sglang-v0.3 scheduling policy
