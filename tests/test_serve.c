@@ -645,21 +645,31 @@ END_TEST
 /* The engines' CPU time per step (serve_engine.c's rows): a decode step of
  * 10 ms on the GPU with 100 requests. vllm-v0: 4 ms + 100 x 35 us = 7.5 ms
  * of CPU, once per 10 decode steps: 10.75 ms; a step with prefill pays it
- * all: 17.5 ms. sglang-v0.3: 10 + 1 = 11 ms. overlap: max(10, 7.5) = 10 ms,
+ * all: 17.5 ms. sglang-v0.3, the same 100 requests of 462-token prompts
+ * with 128 tokens generated each: 1 ms + 100 x 1.6 us + 46,200 x 5.4 ns +
+ * 12,800 x 25 ns = 1 + 0.16 + 0.24948 + 0.32 = 1.72948 ms, 11.72948 ms,
+ * prefill or not (its loop runs every step); with no tokens counted, 11.16
+ * ms. overlap: max(10, 7.5) = 10 ms,
  * and a 5 ms step waits for the CPU: 7.5 ms. none: 10 ms. */
 START_TEST(engine_cpu_time_by_hand)
 {
     GError *err = NULL;
     const strata_serve_engine *v0 = strata_serve_engine_find("vllm-v0", &err);
+    const strata_serve_engine_batch b100 = {.requests = 100};
     ck_assert_ptr_nonnull(v0);
-    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, 100, false, 10), 10.75e-3, 1e-12);
-    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, 100, true, 10), 17.5e-3, 1e-12);
-    ck_assert_double_eq_tol(strata_serve_engine_step(strata_serve_engine_find("sglang-v0.3", NULL), 10e-3, 100, false,
-                                                     1), 11e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, b100, false, 10), 10.75e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, b100, true, 10), 17.5e-3, 1e-12);
+    const strata_serve_engine *sg = strata_serve_engine_find("sglang-v0.3", NULL);
+    const strata_serve_engine_batch held = {100, 100 * 462, 100 * 128};
+    ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, held, false, 1), 11.72948e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, held, true, 1), 11.72948e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(sg, 10e-3, b100, false, 1), 11.16e-3, 1e-12);
+    /* vllm-v0 counts no tokens: the same 10.75 ms with them */
+    ck_assert_double_eq_tol(strata_serve_engine_step(v0, 10e-3, held, false, 10), 10.75e-3, 1e-12);
     const strata_serve_engine *ov = strata_serve_engine_find("overlap", NULL);
-    ck_assert_double_eq_tol(strata_serve_engine_step(ov, 10e-3, 100, false, 1), 10e-3, 1e-12);
-    ck_assert_double_eq_tol(strata_serve_engine_step(ov, 5e-3, 100, false, 1), 7.5e-3, 1e-12);
-    ck_assert_double_eq(strata_serve_engine_step(strata_serve_engine_find("none", NULL), 10e-3, 100, true, 1), 10e-3);
+    ck_assert_double_eq_tol(strata_serve_engine_step(ov, 10e-3, b100, false, 1), 10e-3, 1e-12);
+    ck_assert_double_eq_tol(strata_serve_engine_step(ov, 5e-3, b100, false, 1), 7.5e-3, 1e-12);
+    ck_assert_double_eq(strata_serve_engine_step(strata_serve_engine_find("none", NULL), 10e-3, b100, true, 1), 10e-3);
     ck_assert_ptr_null(strata_serve_engine_find("tgi", &err));
     ck_assert_msg(strstr(err->message, "unknown engine 'tgi'") && strstr(err->message, "vllm-v0"), "%s", err->message);
     g_error_free(err);

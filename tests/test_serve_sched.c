@@ -579,7 +579,7 @@ START_TEST(trtllm_cpp_runs_nims_executor)
     ck_assert_str_eq(e->decode, "xqa");
     ck_assert_ptr_null(e->allreduce);
     ck_assert(e->pool_of_free && !e->fa3_prefill && !e->graph_max);
-    ck_assert_double_eq(strata_serve_engine_step(e, 10e-3, 85, true, 1), 10e-3);
+    ck_assert_double_eq(strata_serve_engine_step(e, 10e-3, (strata_serve_engine_batch){.requests = 85}, true, 1), 10e-3);
     const char *engines[2] = {"none", "trtllm-cpp"};
     const uint64_t want[2] = {34617995264ull, 38356195737ull}, fits[2] = {76, 85};
     for (int i = 0; i < 2; i++) {

@@ -19,10 +19,27 @@
  *   model and GPU (a ratio of 0.76), the same order.
  * sglang-v0.3: SGLang before 0.4, a synchronous loop (the scheduler waits
  *   for each step's tokens; detokenisation runs in its own process).
- *   ESTIMATE 1 ms per step, nothing per request: its v0.4 release's
- *   overlap of that CPU work with the GPU "1.1x increase in throughput"
+ *   ESTIMATE 1 ms per step: its v0.4 release's overlap of that CPU work
+ *   with the GPU "1.1x increase in throughput"
  *   (lmsys.org/blog/2024-12-04-sglang-v0-4), i.e. CPU time near a tenth
- *   of a decode step of ~10 ms. It runs the sglang-v0.3 scheduling policy
+ *   of a decode step of ~10 ms. Per request 1.6 us + 5.4 ns a prompt
+ *   token + 25 ns a token it has generated: ESTIMATE, the Python SGLang
+ *   0.3.0 runs for every request of a step before the next step can
+ *   launch (sglang-0.3.0 wheel: tp_worker.py forward_decode_batch's loop,
+ *   req.check_finished(); handle_finished_requests, which with streaming
+ *   builds every request's meta_info dict and its
+ *   init_incremental_detokenize() list, prompt + outputs concatenated and
+ *   sliced from 5 before the prompt's end, each step; io_struct.py
+ *   BatchTokenIDOut.__post_init__'s copy.deepcopy of the meta_info list;
+ *   controller_single.py's send_pyobj pickling it, the sliced ids
+ *   included, for the detokenizer; schedule_batch.py prepare_for_decode's
+ *   input list), those statements timed in CPython 3.11 on this
+ *   project's build host at 500 requests, prompts of 100, 462 and 2,000
+ *   tokens and 1 to 512 outputs, least squares over the 15 timings (each
+ *   within 1.4 us of the line; 4.5 us at 462 / 1, 10.1 us at 462 / 255;
+ *   docs/serving.md, "SGLang 0.3's per-request loop"). A lower bound: its
+ *   torch and FlashInfer calls and the tokenizer's eos_token_id property
+ *   are not in it. It runs the sglang-v0.3 scheduling policy
  *   (serve_sched_sglang.c).
  * vllm-v0 and sglang-v0.3 run the small kernels around their attention
  *   as vLLM 0.6.0's FLASH_ATTN backend and SGLang 0.3.0's FlashInfer path
@@ -97,18 +114,21 @@ enum { GRAPH_ALIGN = 8 };
 
 static const strata_serve_engine engines[] = {
     {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL, 0, 0,
-     false, NULL, false, false},
+     false, NULL, false, false, 0, 0},
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
      "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
-     NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn", false, false},
-    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 0, "SGLang before 0.4: 1 ms a step, not overlapped (ESTIMATE)",
-     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false, "sglang-0.3-flashinfer", false, false},
+     NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn", false, false, 0, 0},
+    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 1.6e-6,
+     "SGLang before 0.4: 1 ms a step + per request 1.6 us, 5.4 ns a prompt token, 25 ns an output token, not "
+     "overlapped (ESTIMATE)",
+     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false, "sglang-0.3-flashinfer", false, false,
+     .per_prompt_token_s = 5.4e-9, .per_output_token_s = 25e-9},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
      "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
-     NULL, NULL, 0, 0, false, NULL, false, false},
+     NULL, NULL, 0, 0, false, NULL, false, false, 0, 0},
     {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
      "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
-     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL, false, false},
+     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL, false, false, 0, 0},
     {.name = "trtllm-cpp",
      .mode = SERVE_ENGINE_SYNC,
      .what = "TensorRT-LLM's C++ executor on a TensorRT engine (NIM 1.x): GUARANTEED_NO_EVICT, whole contexts, XQA "
@@ -116,7 +136,7 @@ static const strata_serve_engine engines[] = {
      .scheduler = "trtllm-no-evict-unchunked",
      .decode = "xqa",
      .pool_of_free = true},
-    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL, false, false},
+    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL, false, false, 0, 0},
 };
 
 /* No --engine: vLLM v1 as the default scheduler (vllm-v1) runs it, no CPU
@@ -125,7 +145,7 @@ static const strata_serve_engine engines[] = {
  * default to FA3", device capability 9). */
 static const strata_serve_engine vllm_v1 = {"vllm-v1", SERVE_ENGINE_SYNC, 0, 0,
                                             "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 prefill",
-                                            NULL, NULL, NULL, 0, 0, false, NULL, true, true};
+                                            NULL, NULL, NULL, 0, 0, false, NULL, true, true, 0, 0};
 
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
 {
@@ -159,10 +179,12 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_
     return true;
 }
 
-double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, uint32_t batch, bool prefill,
-                                uint32_t scheduler_steps)
+double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, strata_serve_engine_batch batch,
+                                bool prefill, uint32_t scheduler_steps)
 {
-    double cpu = e->step_s + e->per_seq_s * (double)batch;
+    double cpu = e->step_s + e->per_seq_s * (double)batch.requests +
+                 e->per_prompt_token_s * (double)batch.prompt_tokens +
+                 e->per_output_token_s * (double)batch.output_tokens;
     switch (e->mode) {
     case SERVE_ENGINE_OVERLAP:
         return fmax(gpu_s, cpu);

@@ -66,6 +66,9 @@ typedef struct strata_serve_engine {
     bool window_blocks;    /* the paged pool frees a sliding-window layer's blocks wholly outside its
                             * window (vLLM v1's hybrid allocator, serve_pool.c); false: every layer keeps
                             * every token */
+    double per_prompt_token_s; /* CPU seconds per prompt token of each request in the step's batch
+                                * (Python lists the engine copies whole every step) */
+    double per_output_token_s; /* and per token each has generated before the step */
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;
@@ -79,9 +82,16 @@ const strata_serve_engine *strata_serve_engine_find(const char *name, GError **e
  * prefill, nothing else), which --engine cannot name. False, with err set,
  * when the row names a kernel no table has. */
 bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_cost *cost, GError **err);
-/* A step's time from its GPU time, its batch (requests in it), whether it
- * has prefill tokens, and N for MULTI_STEP (>= 1). */
-double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, uint32_t batch, bool prefill,
-                                uint32_t scheduler_steps);
+/* A step's batch as the engine's CPU time sees it. */
+typedef struct strata_serve_engine_batch {
+    uint32_t requests;      /* requests in the step */
+    uint64_t prompt_tokens; /* their prompts' tokens, summed */
+    uint64_t output_tokens; /* the tokens they had generated before the step, summed */
+} strata_serve_engine_batch;
+
+/* A step's time from its GPU time, its batch, whether it has prefill
+ * tokens, and N for MULTI_STEP (>= 1). */
+double strata_serve_engine_step(const strata_serve_engine *e, double gpu_s, strata_serve_engine_batch batch,
+                                bool prefill, uint32_t scheduler_steps);
 
 #endif

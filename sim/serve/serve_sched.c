@@ -302,6 +302,19 @@ static bool step_eager(const serve_state *st, bool prefill)
     return e && (prefill || (e->graph_max && st->n_chunks > e->graph_max));
 }
 
+/* The step's requests, their prompts and what they had generated, as the
+ * engine row's CPU time counts them. */
+static strata_serve_engine_batch engine_batch(const serve_state *st)
+{
+    strata_serve_engine_batch b = {.requests = st->n_chunks};
+    for (uint32_t i = 0; i < st->n_chunks; i++) {
+        const serve_req *q = &st->req[st->chunks[i].id];
+        b.prompt_tokens += q->prompt;
+        b.output_tokens += q->generated;
+    }
+    return b;
+}
+
 bool serve_step(serve_state *st)
 {
     serve_arrivals(st);
@@ -329,7 +342,7 @@ bool serve_step(serve_state *st)
         gpu += strata_serve_cost_eager_extra(st->cost, step_tokens(st) + pad);
     double t = gpu + st->step_swap_s;
     if (st->n_chunks && st->cfg->engine)
-        t = strata_serve_engine_step(st->cfg->engine, t, st->n_chunks, prefill, st->cfg->num_scheduler_steps);
+        t = strata_serve_engine_step(st->cfg->engine, t, engine_batch(st), prefill, st->cfg->num_scheduler_steps);
     if (st->n_chunks)
         t += st->cfg->step_overhead;
     *(prefill ? &st->res->prefill_gpu_s : &st->res->decode_gpu_s) += gpu;
