@@ -584,7 +584,11 @@ static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op
     return p;
 }
 
-bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
+/* engine_tape_put's body, inlined into its two entries: the general one,
+ * and engine_tape_put_named's, where x is a local whose fields other than
+ * the name are constants, so that its tests of them fold away. */
+static inline __attribute__((always_inline)) bool put_as(engine_tape *t, const strata_bound_op *op,
+                                                        const engine_op_extra *x)
 {
     if ((unsigned)op->kind > GENERAL_KIND_MAX || (op->n_ins && !op->ins) || (op->n_outs && !op->outs) ||
         (x->n_donated && !x->donated))
@@ -609,6 +613,17 @@ bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_
     assert(t->tail->used <= t->tail->cap && t->bytes <= t->budget); /* invariant 2 */
     expect_after(&t->put, op);
     return true;
+}
+
+bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
+{
+    return put_as(t, op, x);
+}
+
+bool engine_tape_put_named(engine_tape *t, const strata_bound_op *op, const char *name)
+{
+    const engine_op_extra x = {.name = name};
+    return put_as(t, op, &x);
 }
 
 /* The list of ids at p (count, then codes) into the replay's scratch after
