@@ -504,7 +504,8 @@ static inline __attribute__((always_inline)) bool uncarried_differ_as(const tape
 
 /* uncarried_differ_as with op's kind as a constant, one case a kind, so
  * that each case is compiled for its kind alone. */
-static bool uncarried_differ(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
+static inline __attribute__((always_inline)) bool uncarried_differ(const tape_expect *e, const strata_bound_op *op,
+                                                                   const engine_op_extra *x)
 {
     switch (op->kind) {
     case STRATA_OP_ALLOC: return uncarried_differ_as(e, op, x, STRATA_OP_ALLOC);
@@ -520,15 +521,17 @@ static bool uncarried_differ(const tape_expect *e, const strata_bound_op *op, co
 /* Whether op takes the fast form: every field its kind's fast form does not
  * carry holds its EXPECT, which expect() sets on the replay (from the FAST
  * column, through uncarried_differ()). */
-static bool fast_form(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
+static inline __attribute__((always_inline)) bool fast_form(const tape_expect *e, const strata_bound_op *op,
+                                                            const engine_op_extra *x)
 {
     return op->line > e->line && op->index >= e->index && op->has_flops == (op->flops != 0) && op->has_time == (op->time_s != 0) &&
            (op->kind != STRATA_OP_ALLOC || x->name) && !uncarried_differ(e, op, x);
 }
 
 /* Writes op in the fast form at p. */
-static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x,
-                         size_t name_len)
+static inline __attribute__((always_inline)) uint8_t *put_fast(uint8_t *p, const tape_expect *e,
+                                                               const strata_bound_op *op, const engine_op_extra *x,
+                                                               size_t name_len)
 {
     uint8_t flags = (uint8_t)((x->name ? FAST_NAME : 0) | (op->has_flops ? FAST_FLOPS : 0) |
                               (op->has_time ? FAST_TIME : 0) | (op->index != e->index ? FAST_SKIP : 0));
