@@ -5,6 +5,10 @@
  *  - every bound op of a trace that uses each field (shapes, donations,
  *    time=, comment lines, streams, events, releases, copies from buffer 0)
  *    comes back from the tape field for field;
+ *  - the first pass's entry for an op whose extra is its name at most
+ *    (engine_tape_put_named) writes what the general entry writes, and a
+ *    run with a kernel op, a donation and 2-D shapes is the same from the
+ *    tape as from the source read again;
  *  - a tape refuses an op past its budget and never holds more than it;
  *  - a run that replays the tape and one that reads the source again
  *    (budget 1 byte) write the same results JSON and the same timeline
