@@ -5,6 +5,10 @@
  *  - every bound op of a trace that uses each field (shapes, donations,
  *    time=, comment lines, streams, events, releases, copies from buffer 0)
  *    comes back from the tape field for field;
+ *  - the first pass's entry for an op whose extra is its name at most
+ *    (engine_tape_put_named) writes what the general entry writes, and a
+ *    run with a kernel op, a donation and 2-D shapes is the same from the
+ *    tape as from the source read again;
  *  - a tape refuses an op past its budget and never holds more than it;
  *  - a run that replays the tape and one that reads the source again
  *    (budget 1 byte) write the same results JSON and the same timeline
@@ -220,6 +224,57 @@ START_TEST(tape_gives_back_every_field)
     g_free(path);
 }
 END_TEST
+
+/* engine_tape_put_named (the first pass's entry for an op whose extra is
+ * its name at most) against engine_tape_put with that extra spelt out: every
+ * bound op of two traces (each kind, shapes, donations, kernels, time=,
+ * jumping lines), put through each entry into its own tape, comes back the
+ * same from both, field for field with its name and extra, and both tapes
+ * take the same bytes. A fast entry that wrote anything else (a field
+ * dropped, a flag mis-set, the general form where the fast one was due)
+ * fails here. */
+static void assert_named_put_is_general_put(const char *hw_name, const char *trace_path)
+{
+    strata_hw *hw = strata_test_load_hw(hw_name, NULL);
+    GError *err = NULL;
+    strata_source *src = strata_trace_open(trace_path, &err);
+    ck_assert_msg(src != NULL, "%s", err ? err->message : "?");
+    strata_bind_options bopt = {.hw = hw};
+    strata_binder *b = strata_binder_new(src, &bopt);
+    ck_assert(strata_binder_rewind(b, &err));
+    engine_tape *general = engine_tape_new(1 << 24), *named = engine_tape_new(1 << 24);
+    const strata_bound_op *op = NULL;
+    int got = 0;
+    uint64_t n = 0;
+    while ((got = strata_binder_next(b, &op, &err)) == 1) {
+        /* every other op with its name, as a run that keeps labels puts them */
+        const char *name = op->kind == STRATA_OP_ALLOC || n % 2 ? op->op->name : NULL;
+        engine_op_extra x = {.name = name};
+        ck_assert(engine_tape_put(general, op, &x));
+        ck_assert(engine_tape_put_named(named, op, name));
+        n++;
+    }
+    ck_assert_msg(got == 0, "%s", err ? err->message : "?");
+    ck_assert_uint_gt(n, 10);
+    ck_assert_uint_eq(engine_tape_bytes(general), engine_tape_bytes(named));
+    strata_bound_op a, c;
+    engine_op_extra ax, cx;
+    for (uint64_t i = 0; i < n; i++) {
+        ck_assert_int_eq(engine_tape_next(general, &a, &ax), 1);
+        ck_assert_int_eq(engine_tape_next(named, &c, &cx), 1);
+        assert_same_op(&a, &c);
+        ck_assert_msg(g_strcmp0(ax.name, cx.name) == 0, "line %" G_GUINT64_FORMAT ": names differ", a.line);
+        ck_assert(cx.rows == 0 && cx.cols == 0 && cx.n_donated == 0 && cx.coll == 0 && cx.phase == 0 &&
+                  cx.from == 0 && cx.lead_ps == 0 && !cx.kernel);
+    }
+    ck_assert_int_eq(engine_tape_next(general, &a, &ax), 0);
+    ck_assert_int_eq(engine_tape_next(named, &c, &cx), 0);
+    engine_tape_free(general);
+    engine_tape_free(named);
+    strata_binder_free(b);
+    strata_source_free(src);
+    strata_hw_free(hw);
+}
 
 /* Ids far from the next one and lines far apart take more bytes but come
  * back; a budget of one chunk refuses the op that would need a second. */
@@ -455,6 +510,36 @@ static void assert_replay_equals_reread(const char *hw_name, const char *const *
     g_free(replayed);
     g_free(reread);
 }
+
+START_TEST(tape_named_put_is_the_general_put)
+{
+    char *path = strata_test_write_temp("tape-XXXXXX.trace", MIXED);
+    char *tour = strata_test_source_path("traces/examples/format-tour.trace");
+    char *offload = strata_test_source_path("traces/examples/train-step-offload.trace");
+    assert_named_put_is_general_put("tpu-v5e", path);
+    assert_named_put_is_general_put("tpu-v5e", tour);
+    assert_named_put_is_general_put("h100", offload);
+    /* and the first pass's choice of entry (engine_feed.c's tape_op: the
+     * named one only where extra_of() would give a name at most): a kernel
+     * op's cost, a donation and 2-D shapes (MIXED's, above) reach the tape
+     * as when the second pass reads the source again */
+    char *kernels = strata_test_write_temp("tape-XXXXXX.trace",
+                                           "strata-trace 1\n"
+                                           "alloc a 64KiB dtype=bf16 shape=128x256\n"
+                                           "alloc w 128KiB dtype=bf16 shape=256x256\n"
+                                           "alloc c 64KiB dtype=bf16\n"
+                                           "compute g flops=1e7 in=a,w out=c kernel=gemm dims=128x256x256\n"
+                                           "compute d flops=1e6 in=a,c out=c donate=a\n"
+                                           "free w\n");
+    assert_replay_equals_reread("h100", NULL, NULL, kernels, "\"status\" : \"ok\"");
+    g_remove(kernels);
+    g_free(kernels);
+    g_free(tour);
+    g_free(offload);
+    g_remove(path);
+    g_free(path);
+}
+END_TEST
 
 START_TEST(replay_and_reread_agree_on_examples)
 {
@@ -760,6 +845,7 @@ static Suite *tape_suite(void)
     tcase_set_timeout(tc, 300); /* under ASan on 2 loaded cores the spill run takes tens of seconds */
     tcase_add_test(tc, tape_gives_back_every_field);
     tcase_add_test(tc, tape_carries_every_bound_field);
+    tcase_add_test(tc, tape_named_put_is_the_general_put);
     tcase_add_test(tc, tape_budget_and_far_values);
     tcase_add_test(tc, tape_queues_share_a_pool_and_keep_jumping_indices);
     tcase_add_test(tc, tape_queue_spills_past_its_pool_bound_and_reads_back_in_order);

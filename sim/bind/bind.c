@@ -56,6 +56,7 @@ struct strata_binder {
     const strata_hw *hw;
     char *default_memory;     /* without hw */
     bool allow_spmd;
+    bool expanded;            /* hw has several devices: it reads the SPMD expansion (device= on each op) */
     strata_checker *checker;
     GArray *memory_refs;      /* memory_ref: the first REFS_SCANNED */
     GHashTable *ref_index;    /* the rest: interned name -> memory index + 1 */
@@ -81,8 +82,7 @@ static uint64_t route_key(uint32_t src, uint32_t dst)
 static strata_checker *new_checker(const strata_binder *b)
 {
     strata_checker *c = strata_checker_new(strata_source_origin(b->src));
-    bool expanded = b->hw && strata_hw_devices(b->hw) > 1;
-    strata_checker_set_namer(c, expanded ? &strata_spmd_expansion_namer : &strata_spmd_program_namer);
+    strata_checker_set_namer(c, b->expanded ? &strata_spmd_expansion_namer : &strata_spmd_program_namer);
     return c;
 }
 
@@ -93,6 +93,7 @@ strata_binder *strata_binder_new(strata_source *src, const strata_bind_options *
     b->hw = opt ? opt->hw : NULL;
     b->allow_spmd = opt && opt->allow_spmd;
     b->default_memory = g_strdup(opt && opt->default_memory ? opt->default_memory : DEFAULT_MEMORY);
+    b->expanded = b->hw && strata_hw_devices(b->hw) > 1; /* the model is b's for its life: once */
     b->checker = new_checker(b);
     b->memory_refs = g_array_new(FALSE, FALSE, sizeof(memory_ref));
     b->ref_index = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -431,16 +432,19 @@ static bool bind_op(strata_binder *b, const strata_op *op, const strata_op_refs 
                            .event = 0, .event_seq = 0};
     if (strata_op_kind_is_collective(op->kind) && !check_algo(b, op, err))
         return false;
-    bool expanded = b->hw && strata_hw_devices(b->hw) > 1; /* device= names the device each op runs on */
-    if (!b->allow_spmd && b->hw && !expanded && (strata_op_kind_is_collective(op->kind) || op->has_device))
-        return fail(b, op, err, "expected an op of one device, got %s%s: this hardware model has one device (a "
-                    "slice of one, --set hardware.devices=1, is one), and collectives and device= run over the "
-                    "devices of a model with devices = 2 or more, the trace's mesh",
-                    strata_op_kind_name(op->kind), op->has_device ? " with device=" : "");
-    if (!b->allow_spmd && (strata_op_kind_is_collective(op->kind) || (op->has_device && !expanded)))
-        return fail(b, op, err, "expected an op of one device, got %s%s: collectives and device= run on a "
-                    "hardware model with devices = N (the trace's mesh), through the SPMD expansion",
-                    strata_op_kind_name(op->kind), op->has_device ? " with device=" : "");
+    bool expanded = b->expanded; /* device= names the device each op runs on */
+    /* one test for the ops of one device (most ops), then which refusal */
+    if (!b->allow_spmd && (strata_op_kind_is_collective(op->kind) || op->has_device)) {
+        if (b->hw && !expanded)
+            return fail(b, op, err, "expected an op of one device, got %s%s: this hardware model has one device (a "
+                        "slice of one, --set hardware.devices=1, is one), and collectives and device= run over the "
+                        "devices of a model with devices = 2 or more, the trace's mesh",
+                        strata_op_kind_name(op->kind), op->has_device ? " with device=" : "");
+        if (strata_op_kind_is_collective(op->kind) || !expanded)
+            return fail(b, op, err, "expected an op of one device, got %s%s: collectives and device= run on a "
+                        "hardware model with devices = N (the trace's mesh), through the SPMD expansion",
+                        strata_op_kind_name(op->kind), op->has_device ? " with device=" : "");
+    }
     switch (op->kind) {
     case STRATA_OP_ALLOC:
     case STRATA_OP_FREE:

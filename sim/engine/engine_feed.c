@@ -196,9 +196,21 @@ static int spill_failed(const engine_feed *f, const engine_tape_pool *pool, uint
  * drops the tape. False when the tape's file failed. */
 static bool tape_op(engine_feed *f, const strata_bound_op *op, GError **err)
 {
-    engine_op_extra x;
-    extra_of(f, op, &x);
-    if (engine_tape_put(f->tape, op, &x))
+    const strata_op *in = op->op;
+    /* An op whose extra is a name at most (no step of an expansion, no 2-D
+     * shape, donation or kernel: what extra_of() tests) goes to the tape
+     * without an extra built and tested field by field, as most ops do. */
+    bool plain = !f->spmd && (op->kind != STRATA_OP_ALLOC || in->n_dims != 2) &&
+                 (op->kind != STRATA_OP_COMPUTE || (in->n_donates == 0 && !in->kernel));
+    bool put;
+    if (plain) {
+        put = engine_tape_put_named(f->tape, op, op->kind == STRATA_OP_ALLOC || f->keep_labels ? in->name : NULL);
+    } else {
+        engine_op_extra x;
+        extra_of(f, op, &x);
+        put = engine_tape_put(f->tape, op, &x);
+    }
+    if (put)
         return true;
     if (engine_tape_pool_failure(f->tape_chunks)) {
         spill_failed(f, f->tape_chunks, op->line, op->index + 1, err);

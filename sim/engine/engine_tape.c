@@ -436,11 +436,10 @@ static uint64_t mask_of(const tape_expect *e, const strata_bound_op *op, const e
     return mask;
 }
 
-/* Room for one op of this size at the tail: false past the budget. */
-static bool reserve(engine_tape *t, size_t need)
+/* A new tail chunk with room for need bytes: false past the budget. Out
+ * of line: once a chunk, where reserve() asks on every op. */
+static __attribute__((noinline)) bool reserve_chunk(engine_tape *t, size_t need)
 {
-    if (t->tail && t->tail->cap - t->tail->used >= need)
-        return true;
     size_t cap = MAX(t->chunk, need);
     if (t->bytes + sizeof(tape_chunk) + cap > t->budget || !spill_tail(t))
         return false;
@@ -456,6 +455,14 @@ static bool reserve(engine_tape *t, size_t need)
     t->bytes += sizeof(tape_chunk) + cap;
     assert(t->bytes <= t->budget); /* invariant 2 */
     return true;
+}
+
+/* Room for one op of this size at the tail: false past the budget. */
+static inline bool reserve(engine_tape *t, size_t need)
+{
+    if (t->tail && t->tail->cap - t->tail->used >= need)
+        return true;
+    return reserve_chunk(t, need);
 }
 
 /* Per codec: a field written at p (an expression: where it ends). */
@@ -504,7 +511,8 @@ static inline __attribute__((always_inline)) bool uncarried_differ_as(const tape
 
 /* uncarried_differ_as with op's kind as a constant, one case a kind, so
  * that each case is compiled for its kind alone. */
-static bool uncarried_differ(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
+static inline __attribute__((always_inline)) bool uncarried_differ(const tape_expect *e, const strata_bound_op *op,
+                                                                   const engine_op_extra *x)
 {
     switch (op->kind) {
     case STRATA_OP_ALLOC: return uncarried_differ_as(e, op, x, STRATA_OP_ALLOC);
@@ -520,15 +528,17 @@ static bool uncarried_differ(const tape_expect *e, const strata_bound_op *op, co
 /* Whether op takes the fast form: every field its kind's fast form does not
  * carry holds its EXPECT, which expect() sets on the replay (from the FAST
  * column, through uncarried_differ()). */
-static bool fast_form(const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x)
+static inline __attribute__((always_inline)) bool fast_form(const tape_expect *e, const strata_bound_op *op,
+                                                            const engine_op_extra *x)
 {
     return op->line > e->line && op->index >= e->index && op->has_flops == (op->flops != 0) && op->has_time == (op->time_s != 0) &&
            (op->kind != STRATA_OP_ALLOC || x->name) && !uncarried_differ(e, op, x);
 }
 
 /* Writes op in the fast form at p. */
-static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op *op, const engine_op_extra *x,
-                         size_t name_len)
+static inline __attribute__((always_inline)) uint8_t *put_fast(uint8_t *p, const tape_expect *e,
+                                                               const strata_bound_op *op, const engine_op_extra *x,
+                                                               size_t name_len)
 {
     uint8_t flags = (uint8_t)((x->name ? FAST_NAME : 0) | (op->has_flops ? FAST_FLOPS : 0) |
                               (op->has_time ? FAST_TIME : 0) | (op->index != e->index ? FAST_SKIP : 0));
@@ -584,7 +594,11 @@ static uint8_t *put_fast(uint8_t *p, const tape_expect *e, const strata_bound_op
     return p;
 }
 
-bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
+/* engine_tape_put's body, inlined into its two entries: the general one,
+ * and engine_tape_put_named's, where x is a local whose fields other than
+ * the name are constants, so that its tests of them fold away. */
+static inline __attribute__((always_inline)) bool put_as(engine_tape *t, const strata_bound_op *op,
+                                                        const engine_op_extra *x)
 {
     if ((unsigned)op->kind > GENERAL_KIND_MAX || (op->n_ins && !op->ins) || (op->n_outs && !op->outs) ||
         (x->n_donated && !x->donated))
@@ -609,6 +623,17 @@ bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_
     assert(t->tail->used <= t->tail->cap && t->bytes <= t->budget); /* invariant 2 */
     expect_after(&t->put, op);
     return true;
+}
+
+bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
+{
+    return put_as(t, op, x);
+}
+
+bool engine_tape_put_named(engine_tape *t, const strata_bound_op *op, const char *name)
+{
+    const engine_op_extra x = {.name = name};
+    return put_as(t, op, &x);
 }
 
 /* The list of ids at p (count, then codes) into the replay's scratch after
@@ -673,7 +698,8 @@ static const uint8_t *get_field(engine_tape *t, const uint8_t *p, int f, strata_
 /* Sets every field of op and x that the tape keeps to what e expects of
  * an op of this kind. Field by field: a struct assignment compiles to a
  * string store, several times slower here. */
-static void expect(const tape_expect *e, strata_op_kind kind, strata_bound_op *op, engine_op_extra *x)
+static inline __attribute__((always_inline)) void expect(const tape_expect *e, strata_op_kind kind,
+                                                         strata_bound_op *op, engine_op_extra *x)
 {
     op->op = NULL;
     op->kind = kind;
@@ -684,11 +710,11 @@ static void expect(const tape_expect *e, strata_op_kind kind, strata_bound_op *o
 
 /* Reads the rest of an op in the fast form (after its first byte, `flags`
  * with its kind) into op, set to the defaults by expect(), and x. */
-static const uint8_t *get_fast(engine_tape *t, const uint8_t *p, uint8_t flags, strata_bound_op *op,
-                               engine_op_extra *x)
+static inline __attribute__((always_inline)) const uint8_t *get_fast_as(engine_tape *t, const uint8_t *p,
+                                                                        uint8_t flags, strata_bound_op *op,
+                                                                        engine_op_extra *x, strata_op_kind kind)
 {
     const tape_expect *e = &t->got;
-    strata_op_kind kind = (strata_op_kind)(flags & FAST_KIND);
     uint64_t v = 0, w = 0;
     p = get_varint(p, &v);
     op->line = e->line + 1 + v;
@@ -764,6 +790,28 @@ static const uint8_t *get_fast(engine_tape *t, const uint8_t *p, uint8_t flags, 
     return p;
 }
 
+/* The fast form of each kind, its defaults and its fields in one case with
+ * the kind a constant, so that the defaults its fields then overwrite are
+ * not stored (the defaults of every field, expect(), then the op's). */
+static const uint8_t *get_fast(engine_tape *t, const uint8_t *p, uint8_t flags, strata_bound_op *op,
+                               engine_op_extra *x)
+{
+#define FAST_CASE(k)                                                                                               \
+    case STRATA_OP_##k:                                                                                            \
+        expect(&t->got, STRATA_OP_##k, op, x);                                                                     \
+        return get_fast_as(t, p, flags, op, x, STRATA_OP_##k);
+    switch ((strata_op_kind)(flags & FAST_KIND)) {
+        FAST_CASE(ALLOC)
+        FAST_CASE(FREE)
+        FAST_CASE(COPY)
+        FAST_CASE(COMPUTE)
+        FAST_CASE(RECORD)
+        default:
+        FAST_CASE(WAIT)
+    }
+#undef FAST_CASE
+}
+
 int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
 {
     if (!t->at)
@@ -783,10 +831,10 @@ int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x)
         return 0;
     const uint8_t *p = t->at->data + t->pos;
     uint8_t kind = *p++;
-    expect(&t->got, (strata_op_kind)(kind & FAST ? kind & FAST_KIND : kind), op, x);
     if (kind & FAST) {
         p = get_fast(t, p, kind, op, x);
     } else {
+        expect(&t->got, (strata_op_kind)kind, op, x);
         uint64_t mask = 0;
         p = get_varint(p, &mask);
         size_t used = 0;

@@ -97,6 +97,11 @@ const char *engine_tape_pool_failure(const engine_tape_pool *pool);
  * spill failed (engine_tape_pool_failure says): the tape is then unusable
  * and should be freed. */
 bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x);
+/* engine_tape_put(t, op, &x) with x = {.name = name} (every other field of
+ * the extra at its default, as extra_of() leaves an op of no collective,
+ * shape, donation or kernel): the same bytes, the extra's fields not
+ * tested op by op. */
+bool engine_tape_put_named(engine_tape *t, const strata_bound_op *op, const char *name);
 /* The next op in the order put: 1, 0 at the end, -1 when a spilled chunk
  * cannot be read back (the tape is then unusable). */
 int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x);
