@@ -6,9 +6,10 @@
  * size").
  *
  * A subset that runs in seconds: the library's default choice on one DGX
- * H100 node and on two, every power of two and the 1.25x, 1.5x, 1.75x
- * sizes between them, never falls under the same NCCL algorithm, protocol
- * and channel count; and the falls the sweep found are NCCL's own, each
+ * H100 node, on two, and RCCL's on 8 MI300X, every power of two and the
+ * 1.25x, 1.5x, 1.75x sizes between them, never falls under the same
+ * library algorithm, protocol and channel count; and the falls the sweep
+ * found are the libraries' own, each
  * pinned to its mechanism by hand (so that a change that removes one by
  * departing from NCCL, or one that brings a new fall, fails here):
  *  - enqueue.cc topoGetAlgoInfo's channel cut (nc-- while nBytes < nc x
@@ -73,7 +74,15 @@ START_TEST(two_nodes_default_never_falls)
     /* 64 B to 16 MiB across two nodes: Tree LL, Ring LL and LL128,
      * NVLS_TREE (h100-2x8-ib's nccl_version) */
     assert_no_fall("configs/hw/h100-2x8-ib.ini", "all-reduce", 16, 64, 16ull << 20);
-    assert_no_fall("configs/hw/h100-2x8-ib.ini", "reduce-scatter", 16, 64, 1ull << 20);
+    assert_no_fall("configs/hw/h100-2x8-ib.ini", "reduce-scatter", 16, 16384, 1ull << 20);
+}
+END_TEST
+
+START_TEST(rccl_default_never_falls)
+{
+    /* RCCL on 8 MI300X, 1 KiB to 16 MiB: MSCCL's allpairs, then Ring LL,
+     * LL128-less Simple, the channel cut on the way */
+    assert_no_fall("configs/hw/mi300x-8.ini", "all-reduce", 8, 1024, 16ull << 20);
 }
 END_TEST
 
@@ -105,6 +114,17 @@ START_TEST(channel_cut_is_ncclS)
     ck_assert_uint_eq(a.channels, 3);
     ck_assert_uint_eq(b.channels, 4);
     ck_assert_double_lt(b.time_s, a.time_s);
+    /* RCCL's own cut (ROCm/rccl src/enqueue.cc getChannnelThreadInfo, the
+     * same loop, 256 threads): Ring LL on 8 MI300X, threshold 8 x 8 ranks
+     * = 64, 16,384 B a channel; an all-gather's nBytes is its OUT: 40,960
+     * B on 2 channels (20,480 each), 49,152 on 3 (16,384 each) */
+    a = run("configs/hw/mi300x-8.ini", NULL, "all-gather", 8, 40960);
+    b = run("configs/hw/mi300x-8.ini", NULL, "all-gather", 8, 49152);
+    ck_assert_str_eq(a.lib_algo, "Ring");
+    ck_assert_str_eq(b.lib_proto, "LL");
+    ck_assert_uint_eq(a.channels, 2);
+    ck_assert_uint_eq(b.channels, 3);
+    ck_assert_double_lt(b.time_s, a.time_s);
 }
 END_TEST
 
@@ -135,6 +155,7 @@ static Suite *coll_monotone_suite(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, one_node_default_never_falls);
     tcase_add_test(tc, two_nodes_default_never_falls);
+    tcase_add_test(tc, rccl_default_never_falls);
     tcase_add_test(tc, channel_cut_is_ncclS);
     tcase_add_test(tc, tree_ll128_chunk_is_ncclS);
     suite_add_tcase(s, tc);
