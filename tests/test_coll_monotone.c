@@ -9,9 +9,9 @@
  * H100 node, on two, and RCCL's on 8 MI300X, every power of two and the
  * 1.25x, 1.5x, 1.75x sizes between them, never falls under the same
  * library algorithm, protocol and channel count; and the falls the sweep
- * found are the libraries' own, each
- * pinned to its mechanism by hand (so that a change that removes one by
- * departing from NCCL, or one that brings a new fall, fails here):
+ * found are the libraries' own, each pinned to its mechanism by hand (so
+ * that a change that removes one by departing from the library, or one
+ * that brings a new fall, fails here):
  *  - enqueue.cc topoGetAlgoInfo's channel cut (nc-- while nBytes < nc x
  *    nt x threadThreshold): just below a multiple of the per-channel
  *    threshold the buffer runs on one channel fewer, each with more bytes;
@@ -63,16 +63,16 @@ static void assert_no_fall(const char *file, const char *op, uint32_t devices, u
 
 START_TEST(one_node_default_never_falls)
 {
-    /* 32 B to 64 MiB: LL, LL128, Simple and NVLS and every channel count
-     * NCCL's cut gives on one node (8 ranks) */
+    /* 32 B to 64 MiB on 8 ranks: every protocol NCCL's model picks on
+     * one node, and the channel counts its cut gives on the way */
     assert_no_fall("configs/hw/dgx-h100.ini", "all-reduce", 8, 32, 64ull << 20);
 }
 END_TEST
 
 START_TEST(two_nodes_default_never_falls)
 {
-    /* 64 B to 16 MiB across two nodes: Tree LL, Ring LL and LL128,
-     * NVLS_TREE (h100-2x8-ib's nccl_version) */
+    /* 64 B to 16 MiB across two nodes: NCCL's picks there (its Tree on
+     * LL, whose channel cut falls across channels, and NVLS_TREE) */
     assert_no_fall("configs/hw/h100-2x8-ib.ini", "all-reduce", 16, 64, 16ull << 20);
     assert_no_fall("configs/hw/h100-2x8-ib.ini", "reduce-scatter", 16, 16384, 1ull << 20);
 }
@@ -80,8 +80,8 @@ END_TEST
 
 START_TEST(rccl_default_never_falls)
 {
-    /* RCCL on 8 MI300X, 1 KiB to 16 MiB: MSCCL's allpairs, then Ring LL,
-     * LL128-less Simple, the channel cut on the way */
+    /* RCCL on 8 MI300X, 1 KiB to 16 MiB: whatever RCCL's model picks
+     * there (MSCCL's allpairs, its rings), the channel cut on the way */
     assert_no_fall("configs/hw/mi300x-8.ini", "all-reduce", 8, 1024, 16ull << 20);
 }
 END_TEST
