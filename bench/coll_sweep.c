@@ -1,0 +1,183 @@
+/*
+ * coll_sweep.c: a collective's time as its size grows (coll_sweep.h).
+ *
+ * Each point runs in a forked child, as validate/published.c's cases do:
+ * the run spec generates the collective, the engine simulates it with its
+ * default options, and the child writes one line back through a pipe,
+ *   ok TIME ROW LIBALGO LIBPROTO CHANNELS   ("-" for none)
+ *   error MESSAGE
+ */
+#include "coll_sweep.h"
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "core/interrupt.h"
+#include "engine/engine.h"
+#include "runspec/runspec.h"
+#include "workload/workload.h"
+
+typedef struct gen_args {
+    const char *op, *extra;
+    uint32_t devices;
+    uint64_t bytes;
+} gen_args;
+
+static strata_source *open_gen(void *data, const strata_hw *hw, GError **err)
+{
+    (void)hw;
+    const gen_args *g = data;
+    char *op = g_strdup_printf("op=%s", g->op), *bytes = g_strdup_printf("bytes=%" G_GUINT64_FORMAT, g->bytes),
+         *devices = g_strdup_printf("devices=%u", g->devices);
+    const char *args[] = {op, bytes, devices, g->extra, NULL};
+    strata_source *src = strata_workload_generate("collective", args, err);
+    g_free(op);
+    g_free(bytes);
+    g_free(devices);
+    return src;
+}
+
+static char *child_line(const char *hw_path, const char *const *sets, const gen_args *g)
+{
+    GError *err = NULL;
+    strata_results *r = NULL;
+    strata_run_spec_options o = {.hw_path = hw_path, .open = open_gen, .open_data = (void *)g, .expand_spmd = true,
+                                 .hw_overrides = sets};
+    strata_run_spec *spec = strata_run_spec_new(&o, &err);
+    strata_engine_options opt;
+    strata_engine_options_init(&opt);
+    char *line;
+    if (spec && strata_engine_run(strata_run_spec_hw(spec), strata_run_spec_source(spec), &opt, &r, &err)) {
+        const strata_collective_result *c =
+            r->collectives && r->collectives->len ? &g_array_index(r->collectives, strata_collective_result, 0) : NULL;
+        if (r->oom || !c || !(c->end_s > c->start_s))
+            line = g_strdup(r->oom ? "error out of memory" : "error no collective ran");
+        else
+            line = g_strdup_printf("ok %.17g %s %s %s %u", c->end_s - c->start_s, c->desc.algo,
+                                   c->desc.nccl_algorithm ? c->desc.nccl_algorithm : "-",
+                                   c->desc.nccl_protocol ? c->desc.nccl_protocol : "-", c->desc.nccl_channels);
+    } else {
+        line = g_strdup_printf("error %s", err ? err->message : "failed");
+    }
+    g_clear_error(&err);
+    strata_results_free(r);
+    strata_run_spec_free(spec);
+    return line;
+}
+
+static void copy_word(char *dst, size_t size, const char *w)
+{
+    g_strlcpy(dst, strcmp(w, "-") == 0 ? "" : w, size);
+}
+
+bool coll_sweep_run(const char *hw_path, const char *const *sets, const char *op, uint32_t devices,
+                    const char *extra_gen, uint64_t bytes, coll_sweep_point *p)
+{
+    memset(p, 0, sizeof *p);
+    p->bytes = bytes;
+    gen_args g = {.op = op, .extra = extra_gen, .devices = devices, .bytes = bytes};
+    int fds[2];
+    if (pipe(fds) != 0)
+        return false;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        strata_interrupt_child_setup(NULL);
+        char *line = child_line(hw_path, sets, &g);
+        size_t len = strlen(line), done = 0;
+        while (done < len) {
+            ssize_t w = write(fds[1], line + done, len - done);
+            if (w < 0 && errno != EINTR)
+                _exit(1);
+            done += w > 0 ? (size_t)w : 0;
+        }
+        _exit(0);
+    }
+    close(fds[1]);
+    GString *text = g_string_new(NULL);
+    char buf[512];
+    for (ssize_t k; pid > 0 && ((k = read(fds[0], buf, sizeof buf)) > 0 || (k < 0 && errno == EINTR));)
+        if (k > 0)
+            g_string_append_len(text, buf, k);
+    close(fds[0]);
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (pid < 0) {
+        g_string_free(text, TRUE);
+        return false;
+    }
+    if (g_str_has_prefix(text->str, "ok ")) {
+        char **w = g_strsplit(text->str + 3, " ", 5);
+        if (g_strv_length(w) == 5) {
+            p->ok = true;
+            p->time_s = g_ascii_strtod(w[0], NULL);
+            copy_word(p->algo, sizeof p->algo, w[1]);
+            copy_word(p->lib_algo, sizeof p->lib_algo, w[2]);
+            copy_word(p->lib_proto, sizeof p->lib_proto, w[3]);
+            p->channels = (uint32_t)g_ascii_strtoull(w[4], NULL, 10);
+        }
+        g_strfreev(w);
+    }
+    if (!p->ok)
+        g_strlcpy(p->message, text->len ? (g_str_has_prefix(text->str, "error ") ? text->str + 6 : text->str)
+                                        : "the child ended abnormally",
+                  sizeof p->message);
+    g_string_free(text, TRUE);
+    return true;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+uint64_t *coll_sweep_sizes(uint64_t lo, uint64_t hi, bool between, uint64_t align, size_t *n)
+{
+    GArray *v = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    align = align ? align : 1;
+    for (uint64_t p = 1; p <= hi; p <<= 1) {
+        static const uint64_t quarters[] = {4, 5, 6, 7};
+        for (size_t q = 0; q < (between ? 4u : 1u); q++) {
+            uint64_t b = p * quarters[q] / 4 / align * align;
+            if (b >= lo && b <= hi && b > 0)
+                g_array_append_val(v, b);
+        }
+    }
+    qsort(v->data, v->len, sizeof(uint64_t), cmp_u64);
+    size_t k = 0;
+    for (size_t i = 0; i < v->len; i++)
+        if (k == 0 || g_array_index(v, uint64_t, i) != g_array_index(v, uint64_t, k - 1))
+            g_array_index(v, uint64_t, k++) = g_array_index(v, uint64_t, i);
+    *n = k;
+    return (uint64_t *)g_array_free(v, FALSE);
+}
+
+static bool same_choice(const coll_sweep_point *a, const coll_sweep_point *b)
+{
+    return strcmp(a->algo, b->algo) == 0 && strcmp(a->lib_algo, b->lib_algo) == 0 &&
+           strcmp(a->lib_proto, b->lib_proto) == 0;
+}
+
+GArray *coll_sweep_falls(const coll_sweep_point *pts, size_t n, double tol)
+{
+    GArray *falls = g_array_new(FALSE, FALSE, sizeof(coll_sweep_fall));
+    for (size_t b = 0; b < n; b++) {
+        if (!pts[b].ok)
+            continue;
+        coll_sweep_fall worst = {.a = b, .b = b, .drop = 0};
+        for (size_t a = 0; a < b; a++) {
+            if (!pts[a].ok || !same_choice(&pts[a], &pts[b]) || pts[a].bytes >= pts[b].bytes)
+                continue;
+            double drop = 1 - pts[b].time_s / pts[a].time_s;
+            if (drop > tol && drop > worst.drop)
+                worst = (coll_sweep_fall){.a = a, .b = b, .drop = drop};
+        }
+        if (worst.a != b)
+            g_array_append_val(falls, worst);
+    }
+    return falls;
+}

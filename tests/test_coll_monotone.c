@@ -1,0 +1,165 @@
+/*
+ * test_coll_monotone.c: issue 39's acceptance on the shipped hardware
+ * files, "a collective's time never falls as its size grows under the same
+ * algorithm" (bench/coll_sweep.h; the whole sweep is
+ * bench/bench_coll_monotone, its findings docs/clusters.md, "Monotone in
+ * size").
+ *
+ * A subset that runs in seconds: the library's default choice on one DGX
+ * H100 node, on two, and RCCL's on 8 MI300X, every power of two and the
+ * 1.25x, 1.5x, 1.75x sizes between them, never falls under the same
+ * library algorithm, protocol and channel count; and the falls the sweep
+ * found are the libraries' own, each pinned to its mechanism by hand (so
+ * that a change that removes one by departing from the library, or one
+ * that brings a new fall, fails here):
+ *  - enqueue.cc topoGetAlgoInfo's channel cut (nc-- while nBytes < nc x
+ *    nt x threadThreshold): just below a multiple of the per-channel
+ *    threshold the buffer runs on one channel fewer, each with more bytes;
+ *  - enqueue.cc calcCollChunking's Tree LL128 chunk, halved while a
+ *    channel's bytes / chunk < nstepsLL128 x 16 / ppn: just below that
+ *    bound a channel runs twice the chunks of half the size.
+ */
+#include <stdio.h>
+#include "testutil.h"
+#include "coll_sweep.h"
+
+static coll_sweep_point run(const char *file, const char *set, const char *op, uint32_t devices, uint64_t bytes)
+{
+    char *hw = strata_test_source_path(file);
+    const char *sets[] = {set, NULL};
+    coll_sweep_point p;
+    ck_assert(coll_sweep_run(hw, set ? sets : NULL, op, devices, NULL, bytes, &p));
+    ck_assert_msg(p.ok, "%s %s %" G_GUINT64_FORMAT ": %s", file, op, bytes, p.message);
+    g_free(hw);
+    return p;
+}
+
+/* Every fall of the series under the same algorithm, protocol and channels. */
+static void assert_no_fall(const char *file, const char *op, uint32_t devices, uint64_t lo, uint64_t hi)
+{
+    size_t n = 0;
+    uint64_t *sizes = coll_sweep_sizes(lo, hi, true, 4ull * devices, &n);
+    coll_sweep_point *pts = g_new(coll_sweep_point, n);
+    for (size_t i = 0; i < n; i++)
+        pts[i] = run(file, NULL, op, devices, sizes[i]);
+    GArray *falls = coll_sweep_falls(pts, n, 1e-9);
+    guint same_channels = 0;
+    for (guint k = 0; k < falls->len; k++) {
+        const coll_sweep_fall *f = &g_array_index(falls, coll_sweep_fall, k);
+        const coll_sweep_point *a = &pts[f->a], *b = &pts[f->b];
+        if (a->channels == b->channels) {
+            fprintf(stderr, "%s %s: %" G_GUINT64_FORMAT " B %s/%s/%u %.4f us -> %" G_GUINT64_FORMAT
+                            " B %.4f us\n",
+                    file, op, a->bytes, a->lib_algo, a->lib_proto, a->channels, a->time_s * 1e6, b->bytes,
+                    b->time_s * 1e6);
+            same_channels++;
+        }
+    }
+    ck_assert_uint_eq(same_channels, 0);
+    g_array_free(falls, TRUE);
+    g_free(pts);
+    g_free(sizes);
+}
+
+START_TEST(one_node_default_never_falls)
+{
+    /* 32 B to 64 MiB on 8 ranks: every protocol NCCL's model picks on
+     * one node, and the channel counts its cut gives on the way */
+    assert_no_fall("configs/hw/dgx-h100.ini", "all-reduce", 8, 32, 64ull << 20);
+}
+END_TEST
+
+START_TEST(two_nodes_default_never_falls)
+{
+    /* 64 B to 16 MiB across two nodes: NCCL's picks there (its Tree on
+     * LL, whose channel cut falls across channels, and NVLS_TREE) */
+    assert_no_fall("configs/hw/h100-2x8-ib.ini", "all-reduce", 16, 64, 16ull << 20);
+    assert_no_fall("configs/hw/h100-2x8-ib.ini", "reduce-scatter", 16, 16384, 1ull << 20);
+}
+END_TEST
+
+START_TEST(rccl_default_never_falls)
+{
+    /* RCCL on 8 MI300X, 1 KiB to 16 MiB: whatever RCCL's model picks
+     * there (MSCCL's allpairs, its rings), the channel cut on the way */
+    assert_no_fall("configs/hw/mi300x-8.ini", "all-reduce", 8, 1024, 16ull << 20);
+}
+END_TEST
+
+START_TEST(channel_cut_is_ncclS)
+{
+    /* Ring LL over 16 ranks (two nodes): nt = NCCL_LL_MAX_NTHREADS 512,
+     * threadThreshold = NCCL_LL_THREAD_THRESHOLD 8 x nRanks 16 = 128
+     * (tuning.cc: the ring's LL threshold times nRanks), so nc falls while
+     * nBytes < nc x 65,536. A reduce-scatter's nBytes is its IN
+     * (ncclFuncMaxSendRecvCount: count x nRanks), the `bytes` generated:
+     * 114,688 < 2 x 65,536, one channel; 131,072 is not, two. One channel carries 114,688 B, each of two 65,536: the larger
+     * buffer ends sooner, in NCCL as here. */
+    const char *ring = "interconnect.nvlink.nccl_algo=Ring";
+    coll_sweep_point a = run("configs/hw/h100-2x8-ib.ini", ring, "reduce-scatter", 16, 114688);
+    coll_sweep_point b = run("configs/hw/h100-2x8-ib.ini", ring, "reduce-scatter", 16, 131072);
+    ck_assert_str_eq(a.lib_proto, "LL");
+    ck_assert_str_eq(b.lib_proto, "LL");
+    ck_assert_uint_eq(a.channels, 1);
+    ck_assert_uint_eq(b.channels, 2);
+    ck_assert_double_lt(b.time_s, a.time_s);
+    /* Tree LL on one node: threshold 8 (not times nRanks), nt 512: nc
+     * falls while nBytes < nc x 4,096: 14,336 B runs on 3 channels
+     * (4,779 B each), 16,384 on 4 (4,096 each) */
+    const char *tree = "interconnect.nvlink.nccl_algo=Tree";
+    a = run("configs/hw/dgx-h100.ini", tree, "all-reduce", 8, 14336);
+    b = run("configs/hw/dgx-h100.ini", tree, "all-reduce", 8, 16384);
+    ck_assert_str_eq(a.lib_proto, "LL");
+    ck_assert_str_eq(b.lib_proto, "LL");
+    ck_assert_uint_eq(a.channels, 3);
+    ck_assert_uint_eq(b.channels, 4);
+    ck_assert_double_lt(b.time_s, a.time_s);
+    /* RCCL's own cut (ROCm/rccl src/enqueue.cc getChannnelThreadInfo, the
+     * same loop, 256 threads): Ring LL on 8 MI300X, threshold 8 x 8 ranks
+     * = 64, 16,384 B a channel; an all-gather's nBytes is its OUT: 40,960
+     * B on 2 channels (20,480 each), 49,152 on 3 (16,384 each) */
+    a = run("configs/hw/mi300x-8.ini", NULL, "all-gather", 8, 40960);
+    b = run("configs/hw/mi300x-8.ini", NULL, "all-gather", 8, 49152);
+    ck_assert_str_eq(a.lib_algo, "Ring");
+    ck_assert_str_eq(b.lib_proto, "LL");
+    ck_assert_uint_eq(a.channels, 2);
+    ck_assert_uint_eq(b.channels, 3);
+    ck_assert_double_lt(b.time_s, a.time_s);
+}
+END_TEST
+
+START_TEST(tree_ll128_chunk_is_ncclS)
+{
+    /* Tree LL128 on one DGX H100 node, 24 channels (12 of the ring graph,
+     * doubled): nstepsLL128 = 1 + log2(1) + 0.1 x 8 = 1.8, so the chunk
+     * (576,000 B) halves while bytes / (24 x chunk) < 14.4 and above
+     * 131,072, then while < 3.6 and above 32,768. 3 MiB: 3,145,728 / (24 x
+     * 72,000) = 1, then / 36,000 = 3 < 3.6: chunk 18,000, 8 a channel.
+     * 3.5 MiB: 3,670,016 / (24 x 36,000) = 4: chunk 36,000, 5 a channel.
+     * Fewer, larger steps: the larger buffer ends sooner, in NCCL as here. */
+    const char *tree = "interconnect.nvlink.nccl_algo=Tree";
+    coll_sweep_point a = run("configs/hw/dgx-h100.ini", tree, "all-reduce", 8, 3145728);
+    coll_sweep_point b = run("configs/hw/dgx-h100.ini", tree, "all-reduce", 8, 3670016);
+    ck_assert_str_eq(a.lib_proto, "LL128");
+    ck_assert_str_eq(b.lib_proto, "LL128");
+    ck_assert_uint_eq(a.channels, 24);
+    ck_assert_uint_eq(b.channels, 24);
+    ck_assert_double_lt(b.time_s, a.time_s);
+}
+END_TEST
+
+static Suite *coll_monotone_suite(void)
+{
+    Suite *s = suite_create("coll_monotone");
+    TCase *tc = tcase_create("coll_monotone");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, one_node_default_never_falls);
+    tcase_add_test(tc, two_nodes_default_never_falls);
+    tcase_add_test(tc, rccl_default_never_falls);
+    tcase_add_test(tc, channel_cut_is_ncclS);
+    tcase_add_test(tc, tree_ll128_chunk_is_ncclS);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void) { return strata_test_main(coll_monotone_suite()); }
