@@ -486,10 +486,17 @@ static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
     /* strata_spmd_phase() has none for an op of no collective or of its one round */
     const strata_coll_phase *phase =
         x->coll != STRATA_COLL_NONE && x->phase != 0 ? strata_spmd_phase(f->src, x->coll, x->phase) : NULL;
+    /* An op of no collective holds a zero phase (new ops are zeroed, and
+     * this keeps it so): outside SPMD runs the phase is neither copied nor
+     * cleared op by op. */
+    if (phase)
+        e->phase = *phase;
+    else if (e->coll != STRATA_COLL_NONE)
+        e->phase = (strata_coll_phase){0};
     e->coll = x->coll;
-    e->phase = phase ? *phase : (strata_coll_phase){0};
+    assert(e->coll != STRATA_COLL_NONE || e->phase.rounds == 0); /* the zero phase of an op of no collective */
     e->from = x->from;
-    e->lead_s = (double)x->lead_ps * 1e-12;
+    e->lead_s = x->lead_ps ? (double)x->lead_ps * 1e-12 : 0.0; /* 0 but for an SPMD fence: no conversion */
     e->kernel_s = op->kind == STRATA_OP_COMPUTE && x->kernel ? x->kernel_s : 0;
     e->label = NULL;
     if (f->keep_labels && x->name)

@@ -354,17 +354,34 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
-static inline const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
+/* Most fields fit in one byte; sizes such as 1 MiB (2^20) take three:
+ * the first three bytes are read without a loop (each byte's test is
+ * then on a constant shift), the rest in one. */
+static inline __attribute__((always_inline)) const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
 {
-    if (*p < 0x80) { /* most fields fit in one byte */
-        *v = *p;
+    uint64_t b = p[0];
+    if (b < 0x80) {
+        *v = b;
         return p + 1;
     }
-    uint64_t r = 0;
-    for (unsigned shift = 0;; shift += 7) {
-        uint8_t b = *p++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
+    uint64_t r = b & 0x7f;
+    b = p[1];
+    r |= (b & 0x7f) << 7;
+    if (b < 0x80) {
+        *v = r;
+        return p + 2;
+    }
+    b = p[2];
+    r |= (b & 0x7f) << 14;
+    if (b < 0x80) {
+        *v = r;
+        return p + 3;
+    }
+    p += 3;
+    for (unsigned shift = 21;; shift += 7) {
+        b = *p++;
+        r |= (b & 0x7f) << shift;
+        if (b < 0x80)
             break;
     }
     *v = r;
@@ -639,7 +656,8 @@ bool engine_tape_put_named(engine_tape *t, const strata_bound_op *op, const char
 /* The list of ids at p (count, then codes) into the replay's scratch after
  * its first *used ids (the scratch may move: pointers into it are taken
  * once the op is read). */
-static const uint8_t *get_id_list(engine_tape *t, const uint8_t *p, size_t *used, uint32_t *n)
+static __attribute__((noinline)) const uint8_t *get_id_list_some(engine_tape *t, const uint8_t *p, size_t *used,
+                                                                 uint32_t *n)
 {
     uint64_t count = 0;
     get_varint(p, &count);
@@ -650,6 +668,18 @@ static const uint8_t *get_id_list(engine_tape *t, const uint8_t *p, size_t *used
     p = get_ids(p, &t->got, t->ids + *used, n);
     *used += *n;
     return p;
+}
+
+/* The same, an empty list (a compute's outs and donated, most often) read
+ * inline: its count, 0, is one byte. */
+static inline __attribute__((always_inline)) const uint8_t *get_id_list(engine_tape *t, const uint8_t *p,
+                                                                        size_t *used, uint32_t *n)
+{
+    if (*p == 0) {
+        *n = 0;
+        return p + 1;
+    }
+    return get_id_list_some(t, p, used, n);
 }
 
 /* Per codec: a field read at p (statements: p moves past it). */
