@@ -479,8 +479,9 @@ static void read_in_order(engine_feed *f, strata_bound_op *op, const engine_op_e
 /* Completes e, whose bound op its stream just took off its queue: its
  * collective and its phase (copied: the expansion's next step of the
  * collective may move its phases; a phase's index keeps its figures), its
- * label; then clears the pointers that are valid only until the next take. */
-static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
+ * label; then clears the pointers that are valid only until the next take
+ * (inline in both callers: once an op). */
+static inline __attribute__((always_inline)) void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
 {
     strata_bound_op *op = &e->bound;
     /* strata_spmd_phase() has none for an op of no collective or of its one round */

@@ -611,11 +611,26 @@ static inline __attribute__((always_inline)) uint8_t *put_fast(uint8_t *p, const
     return p;
 }
 
+/* Writes op in the general form at p: its kind, its mask, the fields of
+ * the mask. Out of line: taken by few ops. */
+static __attribute__((noinline)) uint8_t *put_general(uint8_t *p, const tape_expect *e, const strata_bound_op *op,
+                                                      const engine_op_extra *x, size_t name_len)
+{
+    uint64_t mask = mask_of(e, op, x);
+    *p++ = (uint8_t)op->kind;
+    p = put_varint(p, mask);
+    for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
+        p = put_field(p, __builtin_ctzll(m), e, op, x, name_len);
+    return p;
+}
+
 /* engine_tape_put's body, inlined into its two entries: the general one,
- * and engine_tape_put_named's, where x is a local whose fields other than
- * the name are constants, so that its tests of them fold away. */
+ * and engine_tape_put_named's (named), where x is a local whose fields
+ * other than the name are constants, so that its tests of them fold away;
+ * its general form is given an extra of its own, so that x stays out of
+ * memory on the fast form's path. */
 static inline __attribute__((always_inline)) bool put_as(engine_tape *t, const strata_bound_op *op,
-                                                        const engine_op_extra *x)
+                                                        const engine_op_extra *x, bool named)
 {
     if ((unsigned)op->kind > GENERAL_KIND_MAX || (op->n_ins && !op->ins) || (op->n_outs && !op->outs) ||
         (x->n_donated && !x->donated))
@@ -628,12 +643,11 @@ static inline __attribute__((always_inline)) bool put_as(engine_tape *t, const s
     uint8_t *start = t->tail->data + t->tail->used, *p = start;
     if (fast_form(e, op, x)) {
         p = put_fast(p, e, op, x, name_len);
+    } else if (named) {
+        const engine_op_extra general = {.name = x->name};
+        p = put_general(p, e, op, &general, name_len);
     } else {
-        uint64_t mask = mask_of(e, op, x);
-        *p++ = (uint8_t)op->kind;
-        p = put_varint(p, mask);
-        for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
-            p = put_field(p, __builtin_ctzll(m), e, op, x, name_len);
+        p = put_general(p, e, op, x, name_len);
     }
     assert((size_t)(p - start) <= need); /* invariant 2: the op fits the room reserved */
     t->tail->used += (size_t)(p - start);
@@ -644,13 +658,13 @@ static inline __attribute__((always_inline)) bool put_as(engine_tape *t, const s
 
 bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
 {
-    return put_as(t, op, x);
+    return put_as(t, op, x, false);
 }
 
 bool engine_tape_put_named(engine_tape *t, const strata_bound_op *op, const char *name)
 {
     const engine_op_extra x = {.name = name};
-    return put_as(t, op, &x);
+    return put_as(t, op, &x, true);
 }
 
 /* The list of ids at p (count, then codes) into the replay's scratch after
