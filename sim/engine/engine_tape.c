@@ -354,35 +354,24 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
-/* Most fields fit in one byte; sizes such as 1 MiB (2^20) take three:
- * the first three bytes are read without a loop (each byte's test is
- * then on a constant shift), the rest in one. */
+/* Most fields take one byte, a size of 1 MiB (2^20) three: those read without a loop. */
 static inline __attribute__((always_inline)) const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
 {
-    uint64_t b = p[0];
+    uint64_t b = *p++;
     if (b < 0x80) {
         *v = b;
-        return p + 1;
+        return p;
     }
     uint64_t r = b & 0x7f;
-    b = p[1];
+    b = *p++;
     r |= (b & 0x7f) << 7;
-    if (b < 0x80) {
-        *v = r;
-        return p + 2;
-    }
-    b = p[2];
-    r |= (b & 0x7f) << 14;
-    if (b < 0x80) {
-        *v = r;
-        return p + 3;
-    }
-    p += 3;
-    for (unsigned shift = 21;; shift += 7) {
+    if (b >= 0x80) {
         b = *p++;
-        r |= (b & 0x7f) << shift;
-        if (b < 0x80)
-            break;
+        r |= (b & 0x7f) << 14;
+        for (unsigned shift = 21; b >= 0x80; shift += 7) {
+            b = *p++;
+            r |= (b & 0x7f) << shift;
+        }
     }
     *v = r;
     return p;
