@@ -317,6 +317,53 @@ static strata_bound_op queued_wait(uint32_t event)
                              .route = STRATA_BIND_NONE, .unit = STRATA_BIND_NONE, .event = event};
 }
 
+/* Varints of every length come back (engine_tape.c's get_varint reads a
+ * varint's first three bytes unrolled, the rest in a loop): at each 7-bit
+ * boundary, 2^(7k) - 1 takes k bytes and 2^(7k) takes k + 1 (k = 1..9), 0
+ * one and UINT64_MAX ten; as an alloc's bytes (fast form) and as a
+ * wait's group size (a field no fast form carries: the general form). The alloc's name must come back after its bytes: a
+ * varint read one byte short or long would move it. */
+START_TEST(tape_varints_of_every_length_come_back)
+{
+    uint64_t values[20] = {0, UINT64_MAX};
+    for (unsigned k = 1; k <= 9; k++) {
+        values[2 * k] = (UINT64_C(1) << (7 * k)) - 1;
+        values[2 * k + 1] = UINT64_C(1) << (7 * k);
+    }
+    engine_tape *t = engine_tape_new(1 << 20);
+    for (uint64_t i = 0; i < 20; i++) {
+        strata_bound_op alloc = {.kind = STRATA_OP_ALLOC, .index = 2 * i, .line = 2 * i + 1, .buf = i,
+                                 .bytes = values[i], .memory = 0, .device = 0, .src_memory = STRATA_BIND_NONE,
+                                 .dst_memory = STRATA_BIND_NONE, .route = STRATA_BIND_NONE,
+                                 .unit = STRATA_BIND_NONE};
+        strata_bound_op wait = queued_wait(1);
+        wait.index = 2 * i + 1;
+        wait.line = 2 * i + 2;
+        wait.group_size = (uint32_t)values[i];
+        ck_assert(engine_tape_put_named(t, &alloc, "b"));
+        ck_assert(engine_tape_put_named(t, &wait, NULL));
+    }
+    strata_bound_op back;
+    engine_op_extra x;
+    for (uint64_t i = 0; i < 20; i++) {
+        ck_assert_int_eq(engine_tape_next(t, &back, &x), 1);
+        ck_assert_int_eq(back.kind, STRATA_OP_ALLOC);
+        ck_assert_uint_eq(back.bytes, values[i]);
+        ck_assert_uint_eq(back.buf, i);
+        ck_assert_uint_eq(back.line, 2 * i + 1);
+        ck_assert_str_eq(x.name, "b");
+        ck_assert_int_eq(engine_tape_next(t, &back, &x), 1);
+        ck_assert_int_eq(back.kind, STRATA_OP_WAIT);
+        ck_assert_uint_eq(back.group_size, (uint32_t)values[i]);
+        ck_assert_uint_eq(back.index, 2 * i + 1);
+        ck_assert(x.name == NULL);
+    }
+    ck_assert_int_eq(engine_tape_next(t, &back, &x), 0);
+    engine_tape_free(t);
+}
+END_TEST
+
+
 /* Two queues (tapes whose puts and nexts interleave) sharing a pool of one
  * spare chunk: ops whose indices jump (a queue holds one stream's ops, the
  * others' fall between) come back with their index and line, in the fast
@@ -847,6 +894,7 @@ static Suite *tape_suite(void)
     tcase_add_test(tc, tape_carries_every_bound_field);
     tcase_add_test(tc, tape_named_put_is_the_general_put);
     tcase_add_test(tc, tape_budget_and_far_values);
+    tcase_add_test(tc, tape_varints_of_every_length_come_back);
     tcase_add_test(tc, tape_queues_share_a_pool_and_keep_jumping_indices);
     tcase_add_test(tc, tape_queue_spills_past_its_pool_bound_and_reads_back_in_order);
     tcase_add_test(tc, queued_ops_on_file_give_the_same_run);

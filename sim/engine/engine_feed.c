@@ -479,17 +479,25 @@ static void read_in_order(engine_feed *f, strata_bound_op *op, const engine_op_e
 /* Completes e, whose bound op its stream just took off its queue: its
  * collective and its phase (copied: the expansion's next step of the
  * collective may move its phases; a phase's index keeps its figures), its
- * label; then clears the pointers that are valid only until the next take. */
-static void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
+ * label; then clears the pointers that are valid only until the next take
+ * (inline in both callers: once an op). */
+static inline __attribute__((always_inline)) void finish_op(engine_feed *f, engine_op *e, const engine_op_extra *x)
 {
     strata_bound_op *op = &e->bound;
     /* strata_spmd_phase() has none for an op of no collective or of its one round */
     const strata_coll_phase *phase =
         x->coll != STRATA_COLL_NONE && x->phase != 0 ? strata_spmd_phase(f->src, x->coll, x->phase) : NULL;
+    /* An op of no collective holds a zero phase (new ops are zeroed, and
+     * this keeps it so): outside SPMD runs the phase is neither copied nor
+     * cleared op by op. */
+    if (phase)
+        e->phase = *phase;
+    else if (e->coll != STRATA_COLL_NONE)
+        e->phase = (strata_coll_phase){0};
     e->coll = x->coll;
-    e->phase = phase ? *phase : (strata_coll_phase){0};
+    assert(e->coll != STRATA_COLL_NONE || e->phase.rounds == 0); /* the zero phase of an op of no collective */
     e->from = x->from;
-    e->lead_s = (double)x->lead_ps * 1e-12;
+    e->lead_s = x->lead_ps ? (double)x->lead_ps * 1e-12 : 0.0; /* 0 but for an SPMD fence: no conversion */
     e->kernel_s = op->kind == STRATA_OP_COMPUTE && x->kernel ? x->kernel_s : 0;
     e->label = NULL;
     if (f->keep_labels && x->name)

@@ -354,18 +354,24 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
-static inline const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
+/* Most fields take one byte, a size of 1 MiB (2^20) three: those read without a loop. */
+static inline __attribute__((always_inline)) const uint8_t *get_varint(const uint8_t *p, uint64_t *v)
 {
-    if (*p < 0x80) { /* most fields fit in one byte */
-        *v = *p;
-        return p + 1;
+    uint64_t b = *p++;
+    if (b < 0x80) {
+        *v = b;
+        return p;
     }
-    uint64_t r = 0;
-    for (unsigned shift = 0;; shift += 7) {
-        uint8_t b = *p++;
-        r |= (uint64_t)(b & 0x7f) << shift;
-        if (!(b & 0x80))
-            break;
+    uint64_t r = b & 0x7f;
+    b = *p++;
+    r |= (b & 0x7f) << 7;
+    if (b >= 0x80) {
+        b = *p++;
+        r |= (b & 0x7f) << 14;
+        for (unsigned shift = 21; b >= 0x80; shift += 7) {
+            b = *p++;
+            r |= (b & 0x7f) << shift;
+        }
     }
     *v = r;
     return p;
@@ -594,11 +600,26 @@ static inline __attribute__((always_inline)) uint8_t *put_fast(uint8_t *p, const
     return p;
 }
 
+/* Writes op in the general form at p: its kind, its mask, the fields of
+ * the mask. Out of line: taken by few ops. */
+static __attribute__((noinline)) uint8_t *put_general(uint8_t *p, const tape_expect *e, const strata_bound_op *op,
+                                                      const engine_op_extra *x, size_t name_len)
+{
+    uint64_t mask = mask_of(e, op, x);
+    *p++ = (uint8_t)op->kind;
+    p = put_varint(p, mask);
+    for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
+        p = put_field(p, __builtin_ctzll(m), e, op, x, name_len);
+    return p;
+}
+
 /* engine_tape_put's body, inlined into its two entries: the general one,
- * and engine_tape_put_named's, where x is a local whose fields other than
- * the name are constants, so that its tests of them fold away. */
+ * and engine_tape_put_named's (named), where x is a local whose fields
+ * other than the name are constants, so that its tests of them fold away;
+ * its general form is given an extra of its own, so that x stays out of
+ * memory on the fast form's path. */
 static inline __attribute__((always_inline)) bool put_as(engine_tape *t, const strata_bound_op *op,
-                                                        const engine_op_extra *x)
+                                                        const engine_op_extra *x, bool named)
 {
     if ((unsigned)op->kind > GENERAL_KIND_MAX || (op->n_ins && !op->ins) || (op->n_outs && !op->outs) ||
         (x->n_donated && !x->donated))
@@ -611,12 +632,11 @@ static inline __attribute__((always_inline)) bool put_as(engine_tape *t, const s
     uint8_t *start = t->tail->data + t->tail->used, *p = start;
     if (fast_form(e, op, x)) {
         p = put_fast(p, e, op, x, name_len);
+    } else if (named) {
+        const engine_op_extra general = {.name = x->name};
+        p = put_general(p, e, op, &general, name_len);
     } else {
-        uint64_t mask = mask_of(e, op, x);
-        *p++ = (uint8_t)op->kind;
-        p = put_varint(p, mask);
-        for (uint64_t m = mask; m; m &= m - 1) /* in bit order */
-            p = put_field(p, __builtin_ctzll(m), e, op, x, name_len);
+        p = put_general(p, e, op, x, name_len);
     }
     assert((size_t)(p - start) <= need); /* invariant 2: the op fits the room reserved */
     t->tail->used += (size_t)(p - start);
@@ -627,19 +647,20 @@ static inline __attribute__((always_inline)) bool put_as(engine_tape *t, const s
 
 bool engine_tape_put(engine_tape *t, const strata_bound_op *op, const engine_op_extra *x)
 {
-    return put_as(t, op, x);
+    return put_as(t, op, x, false);
 }
 
 bool engine_tape_put_named(engine_tape *t, const strata_bound_op *op, const char *name)
 {
     const engine_op_extra x = {.name = name};
-    return put_as(t, op, &x);
+    return put_as(t, op, &x, true);
 }
 
 /* The list of ids at p (count, then codes) into the replay's scratch after
  * its first *used ids (the scratch may move: pointers into it are taken
  * once the op is read). */
-static const uint8_t *get_id_list(engine_tape *t, const uint8_t *p, size_t *used, uint32_t *n)
+static __attribute__((noinline)) const uint8_t *get_id_list_some(engine_tape *t, const uint8_t *p, size_t *used,
+                                                                 uint32_t *n)
 {
     uint64_t count = 0;
     get_varint(p, &count);
@@ -650,6 +671,18 @@ static const uint8_t *get_id_list(engine_tape *t, const uint8_t *p, size_t *used
     p = get_ids(p, &t->got, t->ids + *used, n);
     *used += *n;
     return p;
+}
+
+/* The same, an empty list (a compute's outs and donated, most often) read
+ * inline: its count, 0, is one byte. */
+static inline __attribute__((always_inline)) const uint8_t *get_id_list(engine_tape *t, const uint8_t *p,
+                                                                        size_t *used, uint32_t *n)
+{
+    if (*p == 0) {
+        *n = 0;
+        return p + 1;
+    }
+    return get_id_list_some(t, p, used, n);
 }
 
 /* Per codec: a field read at p (statements: p moves past it). */
