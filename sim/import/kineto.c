@@ -10,6 +10,12 @@
  * alloc frees a block allocated before the window: the first pass records
  * its size, in order, and the source's setup allocates it as pre.N, the
  * N-th such free.
+ *
+ * ROCm's memcpys may lack args.bytes (kineto_event.c, decode_gpu): the first
+ * pass gathers the HIP runtime copies' sizes by correlation and takes their
+ * memcpys into account once the file has been read (a runtime call may come
+ * after its copy); a memcpy whose correlation no runtime copy sizes is an
+ * error at its line. The source looks the bytes up in the same table.
  */
 #include "import/kineto.h"
 
@@ -44,6 +50,39 @@ static strata_kineto_scan *scan_open(const char *path, strata_progress *progress
         strata_kineto_scan_set_progress(scan, progress, "import kineto", note);
     }
     return scan;
+}
+
+/* ---- HIP runtime copy sizes, by correlation ------------------------------ */
+
+typedef struct copy_size {
+    int64_t correlation; /* the key */
+    uint64_t bytes;
+} copy_size;
+
+static GHashTable *copy_sizes_new(void)
+{
+    return g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+}
+
+/* The first runtime copy of a correlation wins. */
+static void copy_sizes_note(GHashTable *t, const strata_kineto_event *ev)
+{
+    if (g_hash_table_contains(t, &ev->correlation))
+        return;
+    copy_size *c = g_new(copy_size, 1);
+    c->correlation = ev->correlation;
+    c->bytes = (uint64_t)ev->bytes;
+    g_hash_table_insert(t, &c->correlation, c);
+}
+
+/* Sets ev->bytes from the table; false when the correlation is absent. */
+static bool copy_sizes_apply(GHashTable *t, strata_kineto_event *ev)
+{
+    const copy_size *c = t ? g_hash_table_lookup(t, &ev->correlation) : NULL;
+    if (c == NULL)
+        return false;
+    ev->bytes = (int64_t)c->bytes;
+    return true;
 }
 
 /* ---- the ledger ----------------------------------------------------------- */
@@ -261,14 +300,16 @@ static void note_gpu(device_state *d, const strata_kineto_event *ev)
 
 typedef struct pass1 {
     GHashTable *devices; /* device id -> device_state */
+    GHashTable *copy_sizes; /* HIP runtime copies: correlation -> copy_size */
+    GArray *pending;        /* strata_kineto_event: memcpys without args.bytes */
     uint64_t n_events, n_memory_all;
     bool has_ts;
     double first_ts;
 } pass1;
 
 /* strata_kineto_each_event, showing the bytes read on progress (NULL: none). */
-static bool each_event(const char *path, strata_progress *progress, strata_kineto_visit visit, void *user,
-                       GError **err)
+static bool each_event(const char *path, strata_progress *progress, GHashTable *sizes, strata_kineto_visit visit,
+                       void *user, GError **err)
 {
     strata_kineto_scan *scan = scan_open(path, progress, 1, err);
     if (scan == NULL)
@@ -282,6 +323,8 @@ static bool each_event(const char *path, strata_progress *progress, strata_kinet
             rc = -1;
             break;
         }
+        if (sizes && ev.kind == STRATA_KINETO_EV_MEMCPY && ev.bytes_on_runtime)
+            copy_sizes_apply(sizes, &ev);
         visit(&ev, user);
     }
     strata_kineto_scan_free(scan);
@@ -290,7 +333,24 @@ static bool each_event(const char *path, strata_progress *progress, strata_kinet
 
 bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void *user, GError **err)
 {
-    return each_event(path, NULL, visit, user, err);
+    return each_event(path, NULL, NULL, visit, user, err);
+}
+
+static void sizes_visit(const strata_kineto_event *ev, void *user)
+{
+    if (ev->kind == STRATA_KINETO_EV_RUNTIME_COPY)
+        copy_sizes_note(user, ev);
+}
+
+bool strata_kineto_each_event_sized(const char *path, bool runtime_sizes, strata_kineto_visit visit, void *user,
+                                    GError **err)
+{
+    GHashTable *sizes = runtime_sizes ? copy_sizes_new() : NULL;
+    bool ok = (sizes == NULL || each_event(path, NULL, NULL, sizes_visit, sizes, err)) &&
+              each_event(path, NULL, sizes, visit, user, err);
+    if (sizes)
+        g_hash_table_unref(sizes);
+    return ok;
 }
 
 static void first_pass_visit(const strata_kineto_event *ev, void *user)
@@ -305,9 +365,37 @@ static void first_pass_visit(const strata_kineto_event *ev, void *user)
         p->n_memory_all++;
         if (strata_kineto_event_gpu(ev))
             note_memory(device_get(p->devices, ev->device), ev);
+    } else if (ev->kind == STRATA_KINETO_EV_RUNTIME_COPY) {
+        copy_sizes_note(p->copy_sizes, ev);
+    } else if (ev->kind == STRATA_KINETO_EV_MEMCPY && ev->bytes_on_runtime) {
+        strata_kineto_event c = *ev;
+        c.name = NULL; /* borrowed from an object the scanner frees */
+        g_array_append_val(p->pending, c);
     } else if (ev->kind != STRATA_KINETO_EV_OTHER) {
         note_gpu(device_get(p->devices, ev->device), ev);
     }
+}
+
+/* The memcpys without args.bytes, once every runtime copy has been seen. */
+static bool resolve_pending(pass1 *p, const char *path, GError **err)
+{
+    for (guint i = 0; i < p->pending->len; i++) {
+        strata_kineto_event *c = &g_array_index(p->pending, strata_kineto_event, i);
+        if (!copy_sizes_apply(p->copy_sizes, c)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s:%" G_GUINT64_FORMAT ": memcpy event: expected args.bytes, or a HIP runtime copy "
+                        "(cuda_runtime hipMemcpy...) of correlation %" G_GINT64_FORMAT
+                        " with args.size or args.bytes; the file has none",
+                        path, c->line, c->correlation);
+            return false;
+        }
+        device_state *d = device_get(p->devices, c->device);
+        note_gpu(d, c);
+        d->sum.n_memcpy_bytes_on_runtime++;
+        if (d->sum.device_type == 0) /* no [memory] events to say; a HIP runtime's copy does */
+            d->sum.device_type = 6;
+    }
+    return true;
 }
 
 /* The device with the most memory events, then the most kernels, then the
@@ -338,6 +426,7 @@ typedef struct ksrc {
     double first_ts;
     strata_op_list *setup;
     size_t setup_pos;
+    GHashTable *copy_sizes; /* owned: HIP runtime copy sizes (pass1) */
     strata_kineto_scan *scan;
     ledger led;
     strata_op op;
@@ -567,9 +656,12 @@ static int ksrc_next(void *self, const strata_op **op, GError **err)
     while ((rc = strata_kineto_scan_next(k->scan, &o, &line, err)) == 1) {
         if (!strata_kineto_event_decode(o, k->path, line, &ev, err))
             return -1;
+        if (ev.kind == STRATA_KINETO_EV_MEMCPY && ev.bytes_on_runtime)
+            copy_sizes_apply(k->copy_sizes, &ev); /* found by the first pass */
         bool mine = ev.kind == STRATA_KINETO_EV_MEMORY
                         ? strata_kineto_event_gpu(&ev) && ev.device == k->device
-                        : ev.kind != STRATA_KINETO_EV_OTHER && ev.device == k->device &&
+                        : ev.kind != STRATA_KINETO_EV_OTHER && ev.kind != STRATA_KINETO_EV_RUNTIME_COPY &&
+                              ev.device == k->device &&
                               !k->opt.memory_only;
         if (!mine || !(ev.kind == STRATA_KINETO_EV_MEMORY ? memory_op(k, &ev) : gpu_op(k, &ev)))
             continue;
@@ -600,6 +692,8 @@ static void ksrc_destroy(void *self)
     strata_kineto_scan_free(k->scan);
     ledger_clear(&k->led);
     strata_op_list_free(k->setup);
+    if (k->copy_sizes)
+        g_hash_table_unref(k->copy_sizes);
     g_string_free(k->name, TRUE);
     g_string_free(k->src, TRUE);
     g_string_free(k->stream, TRUE);
@@ -613,9 +707,11 @@ static const strata_source_vtable ksrc_vtable = {ksrc_next, ksrc_rewind, ksrc_de
 strata_source *strata_kineto_import(const char *path, const strata_kineto_options *opt,
                                     strata_kineto_summary *sum, GError **err)
 {
-    pass1 p = {.devices = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, device_free)};
+    pass1 p = {.devices = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, device_free),
+               .copy_sizes = copy_sizes_new(),
+               .pending = g_array_new(FALSE, FALSE, sizeof(strata_kineto_event))};
     strata_source *src = NULL;
-    if (!each_event(path, opt->progress, first_pass_visit, &p, err))
+    if (!each_event(path, opt->progress, NULL, first_pass_visit, &p, err) || !resolve_pending(&p, path, err))
         goto end;
     device_state *d = opt->device == STRATA_KINETO_DEVICE_AUTO
                           ? pick_device(p.devices)
@@ -649,6 +745,8 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     k->opt = *opt;
     k->device = d->sum.device;
     k->first_ts = p.first_ts;
+    k->copy_sizes = p.copy_sizes;
+    p.copy_sizes = NULL;
     k->setup = build_setup(d, opt->memory_only, &s);
     k->name = g_string_new(NULL);
     k->src = g_string_new(NULL);
@@ -665,5 +763,8 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     src = strata_source_new(&ksrc_vtable, k, path);
 end:
     g_hash_table_unref(p.devices);
+    if (p.copy_sizes)
+        g_hash_table_unref(p.copy_sizes);
+    g_array_free(p.pending, TRUE);
     return src;
 }

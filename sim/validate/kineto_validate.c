@@ -217,7 +217,7 @@ bool strata_kineto_validate(const char *path, int device, const strata_hw *hw, s
     strata_engine_options_init(&eopt);
     eopt.record_spans = true;
     eopt.allocator = "caching";
-    bool ok = strata_kineto_each_event(path, measure_visit, &m, err) && strata_engine_run(hw, src, &eopt, &r, err);
+    bool ok = strata_kineto_each_event_sized(path, v->sum.n_memcpy_bytes_on_runtime > 0, measure_visit, &m, err) && strata_engine_run(hw, src, &eopt, &r, err);
     GString *t = g_string_new(NULL);
     if (ok) {
         g_string_printf(t, "%s on %s: %" G_GUINT64_FORMAT " kernels at their measured times, %u memcpys; makespan "
