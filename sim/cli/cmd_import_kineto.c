@@ -57,6 +57,11 @@ static void print_summary(FILE *f, const char *path, const strata_kineto_summary
         fprintf(f, "strata import kineto: %s: note: %" G_GUINT64_FORMAT " memcpys without args.bytes (ROCm's "
                    "Kineto): bytes taken from the HIP runtime copy of the same correlation (args.size)\n",
                 path, s->n_memcpy_bytes_on_runtime);
+    if (s->n_memcpy_unsized)
+        fprintf(f, "strata import kineto: %s: note: %" G_GUINT64_FORMAT " memcpys without args.bytes and without "
+                   "a HIP runtime copy of their correlation in the file: kept as timed ops (compute memcpy.DIR "
+                   "time=dur), no bytes moved\n",
+                path, s->n_memcpy_unsized);
     if (s->n_inferred_segments || s->n_inferred_left) {
         char *b = strata_format_size(s->inferred_bytes);
         fprintf(f, "strata import kineto: %s: inferred: %" G_GUINT64_FORMAT " cached segments (%s) at "

@@ -14,8 +14,10 @@
  * ROCm's memcpys may lack args.bytes (kineto_event.c, decode_gpu): the first
  * pass gathers the HIP runtime copies' sizes by correlation and takes their
  * memcpys into account once the file has been read (a runtime call may come
- * after its copy); a memcpy whose correlation no runtime copy sizes is an
- * error at its line. The source looks the bytes up in the same table.
+ * after its copy). A memcpy whose correlation no runtime copy sizes (the
+ * call is not in the trace) becomes a timed op, `compute memcpy.DIR
+ * time=dur`, counted in the summary. The source looks the bytes up in the
+ * same table.
  */
 #include "import/kineto.h"
 
@@ -377,25 +379,22 @@ static void first_pass_visit(const strata_kineto_event *ev, void *user)
 }
 
 /* The memcpys without args.bytes, once every runtime copy has been seen. */
-static bool resolve_pending(pass1 *p, const char *path, GError **err)
+static void resolve_pending(pass1 *p)
 {
     for (guint i = 0; i < p->pending->len; i++) {
         strata_kineto_event *c = &g_array_index(p->pending, strata_kineto_event, i);
-        if (!copy_sizes_apply(p->copy_sizes, c)) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s:%" G_GUINT64_FORMAT ": memcpy event: expected args.bytes, or a HIP runtime copy "
-                        "(cuda_runtime hipMemcpy...) of correlation %" G_GINT64_FORMAT
-                        " with args.size or args.bytes; the file has none",
-                        path, c->line, c->correlation);
-            return false;
-        }
         device_state *d = device_get(p->devices, c->device);
+        if (!copy_sizes_apply(p->copy_sizes, c)) {
+            /* ROCm writes no size at all for some copies (the runtime call
+             * is not in the trace): the copy is kept as its measured time */
+            d->sum.n_memcpy_unsized++;
+            continue;
+        }
         note_gpu(d, c);
         d->sum.n_memcpy_bytes_on_runtime++;
         if (d->sum.device_type == 0) /* no [memory] events to say; a HIP runtime's copy does */
             d->sum.device_type = 6;
     }
-    return true;
 }
 
 /* The device with the most memory events, then the most kernels, then the
@@ -622,6 +621,8 @@ static bool gpu_op(ksrc *k, const strata_kineto_event *ev)
     }
     if (ev->kind == STRATA_KINETO_EV_KERNEL)
         kernel_label(k->name, ev->name);
+    else if (ev->bytes_on_runtime) /* a memcpy no event sizes, see ksrc_next */
+        g_string_printf(k->name, "memcpy.%s", strata_kineto_dir_name(ev->dir));
     else
         g_string_assign(k->name, "memset");
     k->op = strata_op_make_timed(NULL, k->name->str, round(ev->dur * 1000.0) / 1e9);
@@ -656,8 +657,8 @@ static int ksrc_next(void *self, const strata_op **op, GError **err)
     while ((rc = strata_kineto_scan_next(k->scan, &o, &line, err)) == 1) {
         if (!strata_kineto_event_decode(o, k->path, line, &ev, err))
             return -1;
-        if (ev.kind == STRATA_KINETO_EV_MEMCPY && ev.bytes_on_runtime)
-            copy_sizes_apply(k->copy_sizes, &ev); /* found by the first pass */
+        if (ev.kind == STRATA_KINETO_EV_MEMCPY && ev.bytes_on_runtime && !copy_sizes_apply(k->copy_sizes, &ev))
+            ev.kind = STRATA_KINETO_EV_MEMSET; /* no size anywhere: a timed op (gpu_op) */
         bool mine = ev.kind == STRATA_KINETO_EV_MEMORY
                         ? strata_kineto_event_gpu(&ev) && ev.device == k->device
                         : ev.kind != STRATA_KINETO_EV_OTHER && ev.kind != STRATA_KINETO_EV_RUNTIME_COPY &&
@@ -711,8 +712,9 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
                .copy_sizes = copy_sizes_new(),
                .pending = g_array_new(FALSE, FALSE, sizeof(strata_kineto_event))};
     strata_source *src = NULL;
-    if (!each_event(path, opt->progress, NULL, first_pass_visit, &p, err) || !resolve_pending(&p, path, err))
+    if (!each_event(path, opt->progress, NULL, first_pass_visit, &p, err))
         goto end;
+    resolve_pending(&p);
     device_state *d = opt->device == STRATA_KINETO_DEVICE_AUTO
                           ? pick_device(p.devices)
                           : g_hash_table_lookup(p.devices, GINT_TO_POINTER(opt->device));

@@ -74,6 +74,7 @@ typedef struct strata_kineto_summary {
     uint64_t n_allocs, n_frees;     /* from the device's events */
     uint64_t n_kernels, n_memsets, n_memcpys, n_memcpy_empty; /* of the device */
     uint64_t n_memcpy_bytes_on_runtime; /* memcpys whose bytes came from their HIP runtime copy */
+    uint64_t n_memcpy_unsized;      /* memcpys with no size anywhere: timed ops */
     bool has_addr;                  /* its memory events carry Addr */
     bool has_totals;                /* ... and Total Reserved / Total Allocated */
     uint64_t initial_reserved;      /* Total Reserved at the first event */
