@@ -554,6 +554,81 @@ START_TEST(rocm_runtime_after_its_copy)
 }
 END_TEST
 
+/* ROCm roctracer's device numbering (kineto.c, rocm_agents):
+ * tests/data/kineto-fresh/mi300-bert-small-excerpt.json, 8 events of
+ * TraceLens's MI300 bert-small trace. [memory] on HIP device 0 (Device
+ * Type 6), kernels and the copy on device 2. Before: device 0 imported
+ * with 4 memory events and 0 kernels, the kernels silently left out.
+ * By hand from the file: the first ts is the first [memory] event's,
+ * 2204338330197.718; kernel 1 at 330237.582 (39.864 us, dur 3.086),
+ * kernel 2 at 330266.448 (68.730 us), b1 at 330246.656 (48.938 us), the
+ * DtoD copy (1 byte, corr 810) at 330536.067 (338.349 us). Live before:
+ * Total Allocated 57950720 at the first alloc less its 144384 bytes =
+ * 57806336 (pre.rest). */
+START_TEST(rocm_agent_numbering)
+{
+    char *path = strata_test_source_path("tests/data/kineto-fresh/mi300-bert-small-excerpt.json");
+    strata_kineto_summary s;
+    strata_source_free(import_default(path, &s));
+    ck_assert_int_eq(s.device, 0);
+    ck_assert_int_eq(s.activity_device, 2);
+    ck_assert_int_eq(s.device_type, 6);
+    ck_assert_uint_eq(s.n_memory, 4);
+    ck_assert_uint_eq(s.n_kernels, 2);
+    ck_assert_uint_eq(s.n_memcpys, 1);
+    ck_assert_uint_eq(s.initial_allocated, UINT64_C(57806336));
+    ck_assert_uint_eq(s.peak_reserved, UINT64_C(224395264));
+
+    strata_cli_result r = strata_test_cli("import", "kineto", path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\nalloc pre.rest 57806336 note=setup\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\ncompute at::native::anon::indexSelectLargeIndex time=3086ns stream=s0 "
+                                        "at=39864ns note=corr.802\nalloc b1 141KiB addr=0x7f03bddc4200 at=48938ns\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\ncopy xfer.hbm.dst xfer.hbm.src bytes=1 stream=s0 at=338349ns note=corr.810\n"));
+    ck_assert_ptr_nonnull(strstr(r.err, "note: the kernels and copies are those of device 2"));
+    strata_cli_result_clear(&r);
+    /* the agent's id is no device of its own any more */
+    r = strata_test_cli("import", "kineto", path, "--device", "2", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no GPU events of that device"));
+    strata_cli_result_clear(&r);
+    g_free(path);
+}
+END_TEST
+
+/* Not merged: CUDA [memory] events (Device Type 1) with kernels on another
+ * device are two GPUs, as before; and a HIP device that has both [memory]
+ * events and kernels is numbered one way already. */
+START_TEST(rocm_agent_numbering_only_when_split)
+{
+    static const char cuda[] =
+        "{\"traceEvents\": [\n"
+        "{\"name\":\"[memory]\",\"ts\":0,\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":4096,"
+        "\"Bytes\":512,\"Total Allocated\":512,\"Total Reserved\":2097152}},\n"
+        "{\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"args\":{\"device\":2,\"stream\":7}}\n"
+        "]}\n";
+    static const char hip_both[] =
+        "{\"traceEvents\": [\n"
+        "{\"name\":\"[memory]\",\"ts\":0,\"args\":{\"Device Type\":6,\"Device Id\":0,\"Addr\":4096,"
+        "\"Bytes\":512,\"Total Allocated\":512,\"Total Reserved\":2097152}},\n"
+        "{\"cat\":\"kernel\",\"name\":\"k0\",\"ts\":1,\"dur\":1,\"args\":{\"device\":0,\"stream\":7}},\n"
+        "{\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"args\":{\"device\":2,\"stream\":7}}\n"
+        "]}\n";
+    const char *texts[] = {cuda, hip_both};
+    const uint64_t kernels[] = {0, 1};
+    for (int i = 0; i < 2; i++) {
+        char *path = strata_test_write_temp("kineto-agents-XXXXXX.json", texts[i]);
+        strata_kineto_summary s;
+        strata_source_free(import_default(path, &s));
+        ck_assert_int_eq(s.device, 0);
+        ck_assert_int_eq(s.activity_device, 0);
+        ck_assert_uint_eq(s.n_kernels, kernels[i]);
+        g_unlink(path);
+        g_free(path);
+    }
+}
+END_TEST
+
 /* ---- the real traces in ../shared/data/kineto ----------------------------- */
 
 typedef struct real_trace {
@@ -630,6 +705,8 @@ int main(void)
         {truncated_gzip_exits_2, 1},
         {rocm_copy_bytes_from_runtime, 1},
         {rocm_runtime_after_its_copy, 1},
+        {rocm_agent_numbering, 1},
+        {rocm_agent_numbering_only_when_split, 1},
         {progress_only_on_a_terminal, 1},
         {real_traces_import_and_replay, G_N_ELEMENTS(real_traces)},
     };

@@ -57,6 +57,12 @@ static void print_summary(FILE *f, const char *path, const strata_kineto_summary
         fprintf(f, "strata import kineto: %s: note: %" G_GUINT64_FORMAT " memcpys without args.bytes (ROCm's "
                    "Kineto): bytes taken from the HIP runtime copy of the same correlation (args.size)\n",
                 path, s->n_memcpy_bytes_on_runtime);
+    if (s->activity_device != s->device)
+        fprintf(f, "strata import kineto: %s: note: the kernels and copies are those of device %d: ROCm's "
+                   "roctracer numbers them by HSA agent (CPU agents first), the [memory] events by HIP device; "
+                   "every device with [memory] events had no kernels, so agents were matched to HIP devices "
+                   "in order\n",
+                path, s->activity_device);
     if (s->n_memcpy_unsized)
         fprintf(f, "strata import kineto: %s: note: %" G_GUINT64_FORMAT " memcpys without args.bytes and without "
                    "a HIP runtime copy of their correlation in the file: kept as timed ops (compute memcpy.DIR "

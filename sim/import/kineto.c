@@ -18,6 +18,10 @@
  * call is not in the trace) becomes a timed op, `compute memcpy.DIR
  * time=dur`, counted in the summary. The source looks the bytes up in the
  * same table.
+ *
+ * ROCm's roctracer Kineto (before rocprofiler-sdk) numbers kernels and
+ * copies by HSA agent, CPU agents first, while the allocator's [memory]
+ * events carry the HIP device: see rocm_agents.
  */
 #include "import/kineto.h"
 
@@ -234,6 +238,7 @@ static device_state *device_get(GHashTable *devices, int id)
     if (d == NULL) {
         d = g_new0(device_state, 1);
         d->sum.device = id;
+        d->sum.activity_device = id;
         ledger_init(&d->led);
         d->pre_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
         d->inferred = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -397,6 +402,78 @@ static void resolve_pending(pass1 *p)
     }
 }
 
+static gint cmp_int(gconstpointer a, gconstpointer b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static void merge_activity(device_state *into, device_state *from)
+{
+    strata_kineto_summary *a = &into->sum;
+    const strata_kineto_summary *b = &from->sum;
+    a->n_kernels += b->n_kernels;
+    a->n_memsets += b->n_memsets;
+    a->n_memcpys += b->n_memcpys;
+    a->n_memcpy_empty += b->n_memcpy_empty;
+    a->n_memcpy_bytes_on_runtime += b->n_memcpy_bytes_on_runtime;
+    a->n_memcpy_unsized += b->n_memcpy_unsized;
+    a->activity_device = b->device;
+    for (int m = 0; m < STRATA_KINETO_MEM__COUNT; m++)
+        for (int r = 0; r < ROLE__COUNT; r++)
+            into->xfer[m][r] = MAX(into->xfer[m][r], from->xfer[m][r]);
+}
+
+/* ROCm's roctracer Kineto (ROCm 6.x, until pytorch/kineto #1419 removed it)
+ * writes a kernel's or copy's args.device from roctracer's
+ * record->device_id, the HSA agent's node id, where CPU agents come first
+ * (RoctracerLogger.cpp, activity_callback); the caching allocator's
+ * [memory] events carry the HIP device ordinal. rocprofiler-sdk Kineto
+ * writes the agent's logical_node_type_id, its index among the GPU agents
+ * (RocprofLogger.cpp): the HIP ordinal. So in an old HIP trace one GPU
+ * shows as two devices: one with the [memory] events and no activity, the
+ * other with the activity and no [memory] events (TraceLens mi300 traces:
+ * [memory] on 0, kernels on 2: two CPU agents). When every HIP device with
+ * memory events has no activity and every device with activity has no
+ * memory events, and there are as many of each, the agents map to the
+ * ordinals in order (GPU agents are numbered in the ordinals' order) and
+ * each device's activity is merged into its ordinal. Otherwise nothing is
+ * changed. Returns the number of devices merged. */
+static int rocm_agents(GHashTable *devices)
+{
+    GArray *mem = g_array_new(FALSE, FALSE, sizeof(int)), *act = g_array_new(FALSE, FALSE, sizeof(int));
+    bool ok = true;
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, devices);
+    while (ok && g_hash_table_iter_next(&it, &k, &v)) {
+        const strata_kineto_summary *s = &((device_state *)v)->sum;
+        bool activity = s->n_kernels || s->n_memsets || s->n_memcpys || s->n_memcpy_empty || s->n_memcpy_unsized;
+        if (s->n_memory && activity)
+            ok = false;
+        else if (s->n_memory) {
+            ok = s->device_type == 6;
+            g_array_append_val(mem, s->device);
+        } else if (activity)
+            g_array_append_val(act, s->device);
+    }
+    int merged = 0;
+    if (ok && mem->len > 0 && mem->len == act->len) {
+        g_array_sort(mem, cmp_int);
+        g_array_sort(act, cmp_int);
+        for (guint i = 0; i < mem->len; i++) {
+            int a = g_array_index(act, int, i), m = g_array_index(mem, int, i);
+            device_state *from = g_hash_table_lookup(devices, GINT_TO_POINTER(a));
+            merge_activity(g_hash_table_lookup(devices, GINT_TO_POINTER(m)), from);
+            g_hash_table_remove(devices, GINT_TO_POINTER(a));
+            merged++;
+        }
+    }
+    g_array_free(mem, TRUE);
+    g_array_free(act, TRUE);
+    return merged;
+}
+
 /* The device with the most memory events, then the most kernels, then the
  * lowest id. */
 static device_state *pick_device(GHashTable *devices)
@@ -421,7 +498,7 @@ static device_state *pick_device(GHashTable *devices)
 typedef struct ksrc {
     char *path;
     strata_kineto_options opt;
-    int device;
+    int device, activity_device;
     double first_ts;
     strata_op_list *setup;
     size_t setup_pos;
@@ -662,7 +739,7 @@ static int ksrc_next(void *self, const strata_op **op, GError **err)
         bool mine = ev.kind == STRATA_KINETO_EV_MEMORY
                         ? strata_kineto_event_gpu(&ev) && ev.device == k->device
                         : ev.kind != STRATA_KINETO_EV_OTHER && ev.kind != STRATA_KINETO_EV_RUNTIME_COPY &&
-                              ev.device == k->device &&
+                              ev.device == k->activity_device &&
                               !k->opt.memory_only;
         if (!mine || !(ev.kind == STRATA_KINETO_EV_MEMORY ? memory_op(k, &ev) : gpu_op(k, &ev)))
             continue;
@@ -715,6 +792,7 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     if (!each_event(path, opt->progress, NULL, first_pass_visit, &p, err))
         goto end;
     resolve_pending(&p);
+    rocm_agents(p.devices);
     device_state *d = opt->device == STRATA_KINETO_DEVICE_AUTO
                           ? pick_device(p.devices)
                           : g_hash_table_lookup(p.devices, GINT_TO_POINTER(opt->device));
@@ -746,6 +824,7 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     k->path = g_strdup(path);
     k->opt = *opt;
     k->device = d->sum.device;
+    k->activity_device = d->sum.activity_device;
     k->first_ts = p.first_ts;
     k->copy_sizes = p.copy_sizes;
     p.copy_sizes = NULL;

@@ -68,6 +68,8 @@ const char *strata_kineto_dir_name(strata_kineto_dir d);
 typedef struct strata_kineto_summary {
     uint64_t n_events;              /* every event of the file */
     int device;                     /* the GPU imported (-1: none found) */
+    int activity_device;            /* the id its kernels and copies carry: device, or
+                                     * ROCm roctracer's HSA agent id (kineto.c, rocm_agents) */
     int device_type;                /* 1 CUDA, 6 HIP, 0 unknown */
     uint64_t n_memory;              /* [memory] events of the device */
     uint64_t n_memory_other;        /* [memory] events of the host and other devices */
