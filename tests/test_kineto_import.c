@@ -410,6 +410,22 @@ static const bad_case bad_cases[] = {
     {"{\"traceEvents\": [{\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD\",\"ts\":1,\"dur\":1,"
      "\"args\":{\"device\":0,\"stream\":7,\"bytes\":9223372036854775808}}]}",
      "memcpy event: expected args.bytes (0 or more, below 2^63)"},
+    /* ROCm (rocm_copy_bytes_from_runtime): a malformed size on the HIP
+     * runtime copy, a memcpy without bytes or a correlation, and a GPU
+     * bytes that is a string stay errors */
+#define HIP_COPY(ARGS) \
+    "{\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy HtoD (Host -> Device)\",\"ts\":2,\"dur\":1," \
+    "\"args\":{\"device\":0,\"stream\":0" ARGS "}}"
+    {"{\"traceEvents\": [\n" HIP_COPY("") "]}",
+     ":2: memcpy event: expected args.bytes (0 or more, below 2^63), or args.correlation"},
+    {"{\"traceEvents\": [\n" HIP_COPY(",\"correlation\":5,\"bytes\":\"2560\"") "]}",
+     ":2: memcpy event: expected args.bytes (0 or more, below 2^63)"},
+    {"{\"traceEvents\": [\n{\"cat\":\"cuda_runtime\",\"name\":\"hipMemcpyWithStream\",\"ts\":1,\"dur\":1,"
+     "\"args\":{\"correlation\":5,\"size\":\"25x\"}},\n" HIP_COPY(",\"correlation\":5") "]}",
+     ":2: HIP runtime copy event: expected args.size (0 or more bytes below 2^63, a number or a decimal string)"},
+    {"{\"traceEvents\": [\n{\"cat\":\"cuda_runtime\",\"name\":\"hipMemcpy\",\"ts\":1,\"dur\":1,"
+     "\"args\":{\"correlation\":5,\"bytes\":-1}},\n" HIP_COPY(",\"correlation\":5") "]}",
+     ":2: HIP runtime copy event: expected args.bytes"},
 };
 
 START_TEST(bad_input_exits_2)
@@ -448,6 +464,168 @@ START_TEST(truncated_gzip_exits_2)
     g_free(dir);
     g_free(data);
     g_free(real);
+}
+END_TEST
+
+/* ---- ROCm: memcpy bytes on the HIP runtime call ------------------------- */
+
+/* tests/data/kineto-fresh/mi250-rocm6.2-minitoy-train.json.gz (HTA's test
+ * trace, MIT; README beside it): PyTorch on ROCm 6.2. Its two gpu_memcpy
+ * events (lines 815 and 859, correlations 117 and 123, device 2, stream 0)
+ * have no args.bytes; the hipMemcpyWithStream runtime events of those
+ * correlations (lines 584 and 650) have "size": "2560" (read by eye with
+ * zcat). The earliest ts of the file is 4203669603018.756 us (the
+ * profiler's span, line 1359); the copies start at 4203669603454.206 and
+ * 4203669604095.010: at= 435.450 us and 1076.254 us (python json:
+ * 435.4502, 1076.2539; the ns figure is the double's rounding). Kernels: 14 events of cat
+ * kernel, all on device 2; no [memory] events. Before this change the
+ * import stopped at line 814 ("memcpy event: expected args.bytes"), exit 2. */
+START_TEST(rocm_copy_bytes_from_runtime)
+{
+    char *path = strata_test_source_path("tests/data/kineto-fresh/mi250-rocm6.2-minitoy-train.json.gz");
+    strata_kineto_summary s;
+    strata_source_free(import_default(path, &s));
+    ck_assert_int_eq(s.device, 2);
+    ck_assert_int_eq(s.device_type, 6); /* no [memory] events: the HIP runtime says so */
+    ck_assert_uint_eq(s.n_memory, 0);
+    ck_assert_uint_eq(s.n_kernels, 14);
+    ck_assert_uint_eq(s.n_memcpys, 2);
+    ck_assert_uint_eq(s.n_memcpy_bytes_on_runtime, 2);
+    ck_assert_uint_eq(s.n_memcpy_empty, 0);
+
+    strata_cli_result r = strata_test_cli("import", "kineto", path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\nalloc xfer.hbm.dst 2560 hbm note=setup\n"
+                                        "alloc xfer.host.src 2560 host note=setup\n"
+                                        "copy xfer.hbm.dst xfer.host.src bytes=2560 stream=s0 at=435.45us note=corr.117\n"));
+    ck_assert_ptr_nonnull(
+        strstr(r.out, "\ncopy xfer.hbm.dst xfer.host.src bytes=2560 stream=s0 at=1076254ns note=corr.123\n"));
+    ck_assert_ptr_nonnull(strstr(r.err, "device 2 (HIP)"));
+    ck_assert_ptr_nonnull(strstr(r.err, "note: 2 memcpys without args.bytes"));
+    ck_assert_ptr_nonnull(strstr(r.err, "no [memory] events for this device"));
+    strata_cli_result_clear(&r);
+    g_free(path);
+}
+END_TEST
+
+/* The runtime copy may come after its memcpy in the file: the first pass
+ * sizes the copy once the file is read. Memcpy (corr 9, line 2) at ts 10,
+ * its hipMemcpyAsync (bytes as a number, the newer rocprofiler-sdk form) at
+ * line 3; the kernel at ts 0 is the first event: copy at=10us, 4096 bytes,
+ * Device -> Device (DtoD): hbm to hbm. validate --against reads the same
+ * bytes (one memcpy measured). */
+static const char rocm_late_runtime[] =
+    "{\"traceEvents\": [\n"
+    "{\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoD (Device -> Device)\",\"ts\":10,\"dur\":2,"
+    "\"args\":{\"device\":0,\"stream\":3,\"correlation\":9,\"kind\":\"DtoD\"}},\n"
+    "{\"cat\":\"cuda_runtime\",\"name\":\"hipMemcpyAsync\",\"ts\":5,\"dur\":1,"
+    "\"args\":{\"cid\":1,\"correlation\":9,\"bytes\":4096,\"kind\":3}},\n"
+    "{\"cat\":\"kernel\",\"name\":\"k\",\"ts\":0,\"dur\":1,\"args\":{\"device\":0,\"stream\":3}},\n"
+    "{\"cat\":\"gpu_memcpy\",\"name\":\"Memcpy DtoD (Device -> Device)\",\"ts\":20,\"dur\":4.119,"
+    "\"args\":{\"device\":0,\"stream\":3,\"correlation\":4082,\"kind\":\"DtoD\"}}\n"
+    "]}\n";
+
+START_TEST(rocm_runtime_after_its_copy)
+{
+    char *path = strata_test_write_temp("kineto-rocm-XXXXXX.json", rocm_late_runtime);
+    strata_cli_result r = strata_test_cli("import", "kineto", path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\ncopy xfer.hbm.dst xfer.hbm.src bytes=4KiB stream=s3 at=10us note=corr.9\n"));
+    /* corr 4082 has no runtime copy in the file (as in TraceLens's
+     * mi300/resnet_act_checkpoint.json.gz, line 305149): its measured
+     * time, no bytes, a note */
+    ck_assert_ptr_nonnull(strstr(r.out, "\ncompute memcpy.DtoD time=4119ns stream=s3 at=20us note=corr.4082\n"));
+    ck_assert_ptr_nonnull(strstr(r.err, "note: 1 memcpys without args.bytes and without a HIP runtime copy"));
+    strata_cli_result_clear(&r);
+
+    char *hw_path = strata_test_source_path("configs/hw/h100.ini");
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(hw_path, NULL, &err);
+    ck_assert_msg(hw != NULL, "%s", err ? err->message : "");
+    strata_kineto_validation v;
+    ck_assert_msg(strata_kineto_validate(path, STRATA_KINETO_DEVICE_AUTO, hw, &v, &err), "%s",
+                  err ? err->message : "");
+    ck_assert_ptr_nonnull(strstr(v.table, "1 memcpys"));
+    strata_kineto_validation_clear(&v);
+    strata_hw_free(hw);
+    g_free(hw_path);
+    g_unlink(path);
+    g_free(path);
+}
+END_TEST
+
+/* ROCm roctracer's device numbering (kineto.c, rocm_agents):
+ * tests/data/kineto-fresh/mi300-bert-small-excerpt.json, 8 events of
+ * TraceLens's MI300 bert-small trace. [memory] on HIP device 0 (Device
+ * Type 6), kernels and the copy on device 2. Before: device 0 imported
+ * with 4 memory events and 0 kernels, the kernels silently left out.
+ * By hand from the file: the first ts is the first [memory] event's,
+ * 2204338330197.718; kernel 1 at 330237.582 (39.864 us, dur 3.086),
+ * kernel 2 at 330266.448 (68.730 us), b1 at 330246.656 (48.938 us), the
+ * DtoD copy (1 byte, corr 810) at 330536.067 (338.349 us). Live before:
+ * Total Allocated 57950720 at the first alloc less its 144384 bytes =
+ * 57806336 (pre.rest). */
+START_TEST(rocm_agent_numbering)
+{
+    char *path = strata_test_source_path("tests/data/kineto-fresh/mi300-bert-small-excerpt.json");
+    strata_kineto_summary s;
+    strata_source_free(import_default(path, &s));
+    ck_assert_int_eq(s.device, 0);
+    ck_assert_int_eq(s.activity_device, 2);
+    ck_assert_int_eq(s.device_type, 6);
+    ck_assert_uint_eq(s.n_memory, 4);
+    ck_assert_uint_eq(s.n_kernels, 2);
+    ck_assert_uint_eq(s.n_memcpys, 1);
+    ck_assert_uint_eq(s.initial_allocated, UINT64_C(57806336));
+    ck_assert_uint_eq(s.peak_reserved, UINT64_C(224395264));
+
+    strata_cli_result r = strata_test_cli("import", "kineto", path, NULL);
+    ck_assert_msg(r.status == 0, "%s", r.err);
+    ck_assert_ptr_nonnull(strstr(r.out, "\nalloc pre.rest 57806336 note=setup\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\ncompute at::native::anon::indexSelectLargeIndex time=3086ns stream=s0 "
+                                        "at=39864ns note=corr.802\nalloc b1 141KiB addr=0x7f03bddc4200 at=48938ns\n"));
+    ck_assert_ptr_nonnull(strstr(r.out, "\ncopy xfer.hbm.dst xfer.hbm.src bytes=1 stream=s0 at=338349ns note=corr.810\n"));
+    ck_assert_ptr_nonnull(strstr(r.err, "note: the kernels and copies are those of device 2"));
+    strata_cli_result_clear(&r);
+    /* the agent's id is no device of its own any more */
+    r = strata_test_cli("import", "kineto", path, "--device", "2", NULL);
+    ck_assert_int_eq(r.status, 2);
+    ck_assert_ptr_nonnull(strstr(r.err, "no GPU events of that device"));
+    strata_cli_result_clear(&r);
+    g_free(path);
+}
+END_TEST
+
+/* Not merged: CUDA [memory] events (Device Type 1) with kernels on another
+ * device are two GPUs, as before; and a HIP device that has both [memory]
+ * events and kernels is numbered one way already. */
+START_TEST(rocm_agent_numbering_only_when_split)
+{
+    static const char cuda[] =
+        "{\"traceEvents\": [\n"
+        "{\"name\":\"[memory]\",\"ts\":0,\"args\":{\"Device Type\":1,\"Device Id\":0,\"Addr\":4096,"
+        "\"Bytes\":512,\"Total Allocated\":512,\"Total Reserved\":2097152}},\n"
+        "{\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"args\":{\"device\":2,\"stream\":7}}\n"
+        "]}\n";
+    static const char hip_both[] =
+        "{\"traceEvents\": [\n"
+        "{\"name\":\"[memory]\",\"ts\":0,\"args\":{\"Device Type\":6,\"Device Id\":0,\"Addr\":4096,"
+        "\"Bytes\":512,\"Total Allocated\":512,\"Total Reserved\":2097152}},\n"
+        "{\"cat\":\"kernel\",\"name\":\"k0\",\"ts\":1,\"dur\":1,\"args\":{\"device\":0,\"stream\":7}},\n"
+        "{\"cat\":\"kernel\",\"name\":\"k\",\"ts\":1,\"dur\":1,\"args\":{\"device\":2,\"stream\":7}}\n"
+        "]}\n";
+    const char *texts[] = {cuda, hip_both};
+    const uint64_t kernels[] = {0, 1};
+    for (int i = 0; i < 2; i++) {
+        char *path = strata_test_write_temp("kineto-agents-XXXXXX.json", texts[i]);
+        strata_kineto_summary s;
+        strata_source_free(import_default(path, &s));
+        ck_assert_int_eq(s.device, 0);
+        ck_assert_int_eq(s.activity_device, 0);
+        ck_assert_uint_eq(s.n_kernels, kernels[i]);
+        g_unlink(path);
+        g_free(path);
+    }
 }
 END_TEST
 
@@ -525,6 +703,10 @@ int main(void)
         {cached_segments_inferred, 1},
         {bad_input_exits_2, G_N_ELEMENTS(bad_cases)},
         {truncated_gzip_exits_2, 1},
+        {rocm_copy_bytes_from_runtime, 1},
+        {rocm_runtime_after_its_copy, 1},
+        {rocm_agent_numbering, 1},
+        {rocm_agent_numbering_only_when_split, 1},
         {progress_only_on_a_terminal, 1},
         {real_traces_import_and_replay, G_N_ELEMENTS(real_traces)},
     };

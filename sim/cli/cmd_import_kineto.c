@@ -47,10 +47,27 @@ static void print_summary(FILE *f, const char *path, const strata_kineto_summary
                    G_GUINT64_FORMAT "\n",
                 s->peak_reserved, peak, s->peak_allocated);
         g_free(peak);
+    } else if (s->n_memory == 0) {
+        fprintf(f, "no [memory] events for this device (profiled without profile_memory=True)\n");
     } else {
         fprintf(f, "no Total Reserved in the file (old format%s)\n",
                 s->has_addr ? "" : ", no Addr: frees matched by size");
     }
+    if (s->n_memcpy_bytes_on_runtime)
+        fprintf(f, "strata import kineto: %s: note: %" G_GUINT64_FORMAT " memcpys without args.bytes (ROCm's "
+                   "Kineto): bytes taken from the HIP runtime copy of the same correlation (args.size)\n",
+                path, s->n_memcpy_bytes_on_runtime);
+    if (s->activity_device != s->device)
+        fprintf(f, "strata import kineto: %s: note: the kernels and copies are those of device %d: ROCm's "
+                   "roctracer numbers them by HSA agent (CPU agents first), the [memory] events by HIP device; "
+                   "every device with [memory] events had no kernels, so agents were matched to HIP devices "
+                   "in order\n",
+                path, s->activity_device);
+    if (s->n_memcpy_unsized)
+        fprintf(f, "strata import kineto: %s: note: %" G_GUINT64_FORMAT " memcpys without args.bytes and without "
+                   "a HIP runtime copy of their correlation in the file: kept as timed ops (compute memcpy.DIR "
+                   "time=dur), no bytes moved\n",
+                path, s->n_memcpy_unsized);
     if (s->n_inferred_segments || s->n_inferred_left) {
         char *b = strata_format_size(s->inferred_bytes);
         fprintf(f, "strata import kineto: %s: inferred: %" G_GUINT64_FORMAT " cached segments (%s) at "

@@ -10,6 +10,18 @@
  * alloc frees a block allocated before the window: the first pass records
  * its size, in order, and the source's setup allocates it as pre.N, the
  * N-th such free.
+ *
+ * ROCm's memcpys may lack args.bytes (kineto_event.c, decode_gpu): the first
+ * pass gathers the HIP runtime copies' sizes by correlation and takes their
+ * memcpys into account once the file has been read (a runtime call may come
+ * after its copy). A memcpy whose correlation no runtime copy sizes (the
+ * call is not in the trace) becomes a timed op, `compute memcpy.DIR
+ * time=dur`, counted in the summary. The source looks the bytes up in the
+ * same table.
+ *
+ * ROCm's roctracer Kineto (before rocprofiler-sdk) numbers kernels and
+ * copies by HSA agent, CPU agents first, while the allocator's [memory]
+ * events carry the HIP device: see rocm_agents.
  */
 #include "import/kineto.h"
 
@@ -44,6 +56,39 @@ static strata_kineto_scan *scan_open(const char *path, strata_progress *progress
         strata_kineto_scan_set_progress(scan, progress, "import kineto", note);
     }
     return scan;
+}
+
+/* ---- HIP runtime copy sizes, by correlation ------------------------------ */
+
+typedef struct copy_size {
+    int64_t correlation; /* the key */
+    uint64_t bytes;
+} copy_size;
+
+static GHashTable *copy_sizes_new(void)
+{
+    return g_hash_table_new_full(g_int64_hash, g_int64_equal, NULL, g_free);
+}
+
+/* The first runtime copy of a correlation wins. */
+static void copy_sizes_note(GHashTable *t, const strata_kineto_event *ev)
+{
+    if (g_hash_table_contains(t, &ev->correlation))
+        return;
+    copy_size *c = g_new(copy_size, 1);
+    c->correlation = ev->correlation;
+    c->bytes = (uint64_t)ev->bytes;
+    g_hash_table_insert(t, &c->correlation, c);
+}
+
+/* Sets ev->bytes from the table; false when the correlation is absent. */
+static bool copy_sizes_apply(GHashTable *t, strata_kineto_event *ev)
+{
+    const copy_size *c = t ? g_hash_table_lookup(t, &ev->correlation) : NULL;
+    if (c == NULL)
+        return false;
+    ev->bytes = (int64_t)c->bytes;
+    return true;
 }
 
 /* ---- the ledger ----------------------------------------------------------- */
@@ -193,6 +238,7 @@ static device_state *device_get(GHashTable *devices, int id)
     if (d == NULL) {
         d = g_new0(device_state, 1);
         d->sum.device = id;
+        d->sum.activity_device = id;
         ledger_init(&d->led);
         d->pre_sizes = g_array_new(FALSE, FALSE, sizeof(uint64_t));
         d->inferred = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -261,14 +307,16 @@ static void note_gpu(device_state *d, const strata_kineto_event *ev)
 
 typedef struct pass1 {
     GHashTable *devices; /* device id -> device_state */
+    GHashTable *copy_sizes; /* HIP runtime copies: correlation -> copy_size */
+    GArray *pending;        /* strata_kineto_event: memcpys without args.bytes */
     uint64_t n_events, n_memory_all;
     bool has_ts;
     double first_ts;
 } pass1;
 
 /* strata_kineto_each_event, showing the bytes read on progress (NULL: none). */
-static bool each_event(const char *path, strata_progress *progress, strata_kineto_visit visit, void *user,
-                       GError **err)
+static bool each_event(const char *path, strata_progress *progress, GHashTable *sizes, strata_kineto_visit visit,
+                       void *user, GError **err)
 {
     strata_kineto_scan *scan = scan_open(path, progress, 1, err);
     if (scan == NULL)
@@ -282,6 +330,8 @@ static bool each_event(const char *path, strata_progress *progress, strata_kinet
             rc = -1;
             break;
         }
+        if (sizes && ev.kind == STRATA_KINETO_EV_MEMCPY && ev.bytes_on_runtime)
+            copy_sizes_apply(sizes, &ev);
         visit(&ev, user);
     }
     strata_kineto_scan_free(scan);
@@ -290,7 +340,24 @@ static bool each_event(const char *path, strata_progress *progress, strata_kinet
 
 bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void *user, GError **err)
 {
-    return each_event(path, NULL, visit, user, err);
+    return each_event(path, NULL, NULL, visit, user, err);
+}
+
+static void sizes_visit(const strata_kineto_event *ev, void *user)
+{
+    if (ev->kind == STRATA_KINETO_EV_RUNTIME_COPY)
+        copy_sizes_note(user, ev);
+}
+
+bool strata_kineto_each_event_sized(const char *path, bool runtime_sizes, strata_kineto_visit visit, void *user,
+                                    GError **err)
+{
+    GHashTable *sizes = runtime_sizes ? copy_sizes_new() : NULL;
+    bool ok = (sizes == NULL || each_event(path, NULL, NULL, sizes_visit, sizes, err)) &&
+              each_event(path, NULL, sizes, visit, user, err);
+    if (sizes)
+        g_hash_table_unref(sizes);
+    return ok;
 }
 
 static void first_pass_visit(const strata_kineto_event *ev, void *user)
@@ -305,9 +372,106 @@ static void first_pass_visit(const strata_kineto_event *ev, void *user)
         p->n_memory_all++;
         if (strata_kineto_event_gpu(ev))
             note_memory(device_get(p->devices, ev->device), ev);
+    } else if (ev->kind == STRATA_KINETO_EV_RUNTIME_COPY) {
+        copy_sizes_note(p->copy_sizes, ev);
+    } else if (ev->kind == STRATA_KINETO_EV_MEMCPY && ev->bytes_on_runtime) {
+        strata_kineto_event c = *ev;
+        c.name = NULL; /* borrowed from an object the scanner frees */
+        g_array_append_val(p->pending, c);
     } else if (ev->kind != STRATA_KINETO_EV_OTHER) {
         note_gpu(device_get(p->devices, ev->device), ev);
     }
+}
+
+/* The memcpys without args.bytes, once every runtime copy has been seen. */
+static void resolve_pending(pass1 *p)
+{
+    for (guint i = 0; i < p->pending->len; i++) {
+        strata_kineto_event *c = &g_array_index(p->pending, strata_kineto_event, i);
+        device_state *d = device_get(p->devices, c->device);
+        if (!copy_sizes_apply(p->copy_sizes, c)) {
+            /* ROCm writes no size at all for some copies (the runtime call
+             * is not in the trace): the copy is kept as its measured time */
+            d->sum.n_memcpy_unsized++;
+            continue;
+        }
+        note_gpu(d, c);
+        d->sum.n_memcpy_bytes_on_runtime++;
+        if (d->sum.device_type == 0) /* no [memory] events to say; a HIP runtime's copy does */
+            d->sum.device_type = 6;
+    }
+}
+
+static gint cmp_int(gconstpointer a, gconstpointer b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+static void merge_activity(device_state *into, device_state *from)
+{
+    strata_kineto_summary *a = &into->sum;
+    const strata_kineto_summary *b = &from->sum;
+    a->n_kernels += b->n_kernels;
+    a->n_memsets += b->n_memsets;
+    a->n_memcpys += b->n_memcpys;
+    a->n_memcpy_empty += b->n_memcpy_empty;
+    a->n_memcpy_bytes_on_runtime += b->n_memcpy_bytes_on_runtime;
+    a->n_memcpy_unsized += b->n_memcpy_unsized;
+    a->activity_device = b->device;
+    for (int m = 0; m < STRATA_KINETO_MEM__COUNT; m++)
+        for (int r = 0; r < ROLE__COUNT; r++)
+            into->xfer[m][r] = MAX(into->xfer[m][r], from->xfer[m][r]);
+}
+
+/* ROCm's roctracer Kineto (ROCm 6.x, until pytorch/kineto #1419 removed it)
+ * writes a kernel's or copy's args.device from roctracer's
+ * record->device_id, the HSA agent's node id, where CPU agents come first
+ * (RoctracerLogger.cpp, activity_callback); the caching allocator's
+ * [memory] events carry the HIP device ordinal. rocprofiler-sdk Kineto
+ * writes the agent's logical_node_type_id, its index among the GPU agents
+ * (RocprofLogger.cpp): the HIP ordinal. So in an old HIP trace one GPU
+ * shows as two devices: one with the [memory] events and no activity, the
+ * other with the activity and no [memory] events (TraceLens mi300 traces:
+ * [memory] on 0, kernels on 2: two CPU agents). When every HIP device with
+ * memory events has no activity and every device with activity has no
+ * memory events, and there are as many of each, the agents map to the
+ * ordinals in order (GPU agents are numbered in the ordinals' order) and
+ * each device's activity is merged into its ordinal. Otherwise nothing is
+ * changed. Returns the number of devices merged. */
+static int rocm_agents(GHashTable *devices)
+{
+    GArray *mem = g_array_new(FALSE, FALSE, sizeof(int)), *act = g_array_new(FALSE, FALSE, sizeof(int));
+    bool ok = true;
+    GHashTableIter it;
+    gpointer k, v;
+    g_hash_table_iter_init(&it, devices);
+    while (ok && g_hash_table_iter_next(&it, &k, &v)) {
+        const strata_kineto_summary *s = &((device_state *)v)->sum;
+        bool activity = s->n_kernels || s->n_memsets || s->n_memcpys || s->n_memcpy_empty || s->n_memcpy_unsized;
+        if (s->n_memory && activity)
+            ok = false;
+        else if (s->n_memory) {
+            ok = s->device_type == 6;
+            g_array_append_val(mem, s->device);
+        } else if (activity)
+            g_array_append_val(act, s->device);
+    }
+    int merged = 0;
+    if (ok && mem->len > 0 && mem->len == act->len) {
+        g_array_sort(mem, cmp_int);
+        g_array_sort(act, cmp_int);
+        for (guint i = 0; i < mem->len; i++) {
+            int a = g_array_index(act, int, i), m = g_array_index(mem, int, i);
+            device_state *from = g_hash_table_lookup(devices, GINT_TO_POINTER(a));
+            merge_activity(g_hash_table_lookup(devices, GINT_TO_POINTER(m)), from);
+            g_hash_table_remove(devices, GINT_TO_POINTER(a));
+            merged++;
+        }
+    }
+    g_array_free(mem, TRUE);
+    g_array_free(act, TRUE);
+    return merged;
 }
 
 /* The device with the most memory events, then the most kernels, then the
@@ -334,10 +498,11 @@ static device_state *pick_device(GHashTable *devices)
 typedef struct ksrc {
     char *path;
     strata_kineto_options opt;
-    int device;
+    int device, activity_device;
     double first_ts;
     strata_op_list *setup;
     size_t setup_pos;
+    GHashTable *copy_sizes; /* owned: HIP runtime copy sizes (pass1) */
     strata_kineto_scan *scan;
     ledger led;
     strata_op op;
@@ -533,6 +698,8 @@ static bool gpu_op(ksrc *k, const strata_kineto_event *ev)
     }
     if (ev->kind == STRATA_KINETO_EV_KERNEL)
         kernel_label(k->name, ev->name);
+    else if (ev->bytes_on_runtime) /* a memcpy no event sizes, see ksrc_next */
+        g_string_printf(k->name, "memcpy.%s", strata_kineto_dir_name(ev->dir));
     else
         g_string_assign(k->name, "memset");
     k->op = strata_op_make_timed(NULL, k->name->str, round(ev->dur * 1000.0) / 1e9);
@@ -567,9 +734,12 @@ static int ksrc_next(void *self, const strata_op **op, GError **err)
     while ((rc = strata_kineto_scan_next(k->scan, &o, &line, err)) == 1) {
         if (!strata_kineto_event_decode(o, k->path, line, &ev, err))
             return -1;
+        if (ev.kind == STRATA_KINETO_EV_MEMCPY && ev.bytes_on_runtime && !copy_sizes_apply(k->copy_sizes, &ev))
+            ev.kind = STRATA_KINETO_EV_MEMSET; /* no size anywhere: a timed op (gpu_op) */
         bool mine = ev.kind == STRATA_KINETO_EV_MEMORY
                         ? strata_kineto_event_gpu(&ev) && ev.device == k->device
-                        : ev.kind != STRATA_KINETO_EV_OTHER && ev.device == k->device &&
+                        : ev.kind != STRATA_KINETO_EV_OTHER && ev.kind != STRATA_KINETO_EV_RUNTIME_COPY &&
+                              ev.device == k->activity_device &&
                               !k->opt.memory_only;
         if (!mine || !(ev.kind == STRATA_KINETO_EV_MEMORY ? memory_op(k, &ev) : gpu_op(k, &ev)))
             continue;
@@ -600,6 +770,8 @@ static void ksrc_destroy(void *self)
     strata_kineto_scan_free(k->scan);
     ledger_clear(&k->led);
     strata_op_list_free(k->setup);
+    if (k->copy_sizes)
+        g_hash_table_unref(k->copy_sizes);
     g_string_free(k->name, TRUE);
     g_string_free(k->src, TRUE);
     g_string_free(k->stream, TRUE);
@@ -613,10 +785,14 @@ static const strata_source_vtable ksrc_vtable = {ksrc_next, ksrc_rewind, ksrc_de
 strata_source *strata_kineto_import(const char *path, const strata_kineto_options *opt,
                                     strata_kineto_summary *sum, GError **err)
 {
-    pass1 p = {.devices = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, device_free)};
+    pass1 p = {.devices = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, device_free),
+               .copy_sizes = copy_sizes_new(),
+               .pending = g_array_new(FALSE, FALSE, sizeof(strata_kineto_event))};
     strata_source *src = NULL;
-    if (!each_event(path, opt->progress, first_pass_visit, &p, err))
+    if (!each_event(path, opt->progress, NULL, first_pass_visit, &p, err))
         goto end;
+    resolve_pending(&p);
+    rocm_agents(p.devices);
     device_state *d = opt->device == STRATA_KINETO_DEVICE_AUTO
                           ? pick_device(p.devices)
                           : g_hash_table_lookup(p.devices, GINT_TO_POINTER(opt->device));
@@ -648,7 +824,10 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     k->path = g_strdup(path);
     k->opt = *opt;
     k->device = d->sum.device;
+    k->activity_device = d->sum.activity_device;
     k->first_ts = p.first_ts;
+    k->copy_sizes = p.copy_sizes;
+    p.copy_sizes = NULL;
     k->setup = build_setup(d, opt->memory_only, &s);
     k->name = g_string_new(NULL);
     k->src = g_string_new(NULL);
@@ -665,5 +844,8 @@ strata_source *strata_kineto_import(const char *path, const strata_kineto_option
     src = strata_source_new(&ksrc_vtable, k, path);
 end:
     g_hash_table_unref(p.devices);
+    if (p.copy_sizes)
+        g_hash_table_unref(p.copy_sizes);
+    g_array_free(p.pending, TRUE);
     return src;
 }

@@ -68,11 +68,15 @@ const char *strata_kineto_dir_name(strata_kineto_dir d);
 typedef struct strata_kineto_summary {
     uint64_t n_events;              /* every event of the file */
     int device;                     /* the GPU imported (-1: none found) */
+    int activity_device;            /* the id its kernels and copies carry: device, or
+                                     * ROCm roctracer's HSA agent id (kineto.c, rocm_agents) */
     int device_type;                /* 1 CUDA, 6 HIP, 0 unknown */
     uint64_t n_memory;              /* [memory] events of the device */
     uint64_t n_memory_other;        /* [memory] events of the host and other devices */
     uint64_t n_allocs, n_frees;     /* from the device's events */
     uint64_t n_kernels, n_memsets, n_memcpys, n_memcpy_empty; /* of the device */
+    uint64_t n_memcpy_bytes_on_runtime; /* memcpys whose bytes came from their HIP runtime copy */
+    uint64_t n_memcpy_unsized;      /* memcpys with no size anywhere: timed ops */
     bool has_addr;                  /* its memory events carry Addr */
     bool has_totals;                /* ... and Total Reserved / Total Allocated */
     uint64_t initial_reserved;      /* Total Reserved at the first event */

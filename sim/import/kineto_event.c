@@ -50,6 +50,8 @@ static strata_kineto_ev_kind kind_of(JsonObject *o)
         return STRATA_KINETO_EV_MEMSET;
     if (strcmp(cat, "gpu_memcpy") == 0 || strcmp(cat, "Memcpy") == 0)
         return STRATA_KINETO_EV_MEMCPY;
+    if (strcmp(cat, "cuda_runtime") == 0 && name && g_str_has_prefix(name, "hipMemcpy"))
+        return STRATA_KINETO_EV_RUNTIME_COPY;
     return STRATA_KINETO_EV_OTHER;
 }
 
@@ -154,10 +156,57 @@ static bool decode_gpu(JsonObject *o, JsonObject *args, const char *path, uint64
     ev->name = json_member_string(o, "name");
     if (ev->kind != STRATA_KINETO_EV_MEMCPY)
         return true;
-    if (!json_member_integer(args, "bytes", &ev->bytes) || ev->bytes < 0)
+    if (!json_object_has_member(args, "bytes")) {
+        /* ROCm: Kineto's HIP path writes a GPU copy's bytes only from a
+         * table the runtime call's row fills as it is written
+         * (libkineto/src/RocprofActivity_inl.h, GpuActivity::
+         * visitTypedMetadata and RuntimeActivity<rocprofCopyRow>:
+         * correlationToSize; RoctracerActivity_inl.h before it), so a GPU
+         * copy can lack them; the runtime call of the same correlation has
+         * them (args.size, later args.bytes). The importer finds them there. */
+        if (ev->correlation < 0)
+            return missing(path, line, what,
+                           "args.bytes (0 or more, below 2^63), or args.correlation to take them from "
+                           "the HIP runtime copy (ROCm)",
+                           err);
+        ev->bytes_on_runtime = true;
+    } else if (!json_member_integer(args, "bytes", &ev->bytes) || ev->bytes < 0) {
         return missing(path, line, what, "args.bytes (0 or more, below 2^63)", err);
+    }
     if (!memcpy_ends(ev->name, ev))
         return missing(path, line, what, "a name like \"Memcpy HtoD (Pageable -> Device)\"", err);
+    return true;
+}
+
+/* A HIP runtime copy call (hipMemcpy, hipMemcpyAsync, hipMemcpyWithStream
+ * ...): its correlation and the bytes it copies, args.size (ROCm 6.2's
+ * roctracer Kineto: "size": "2560", a decimal string) or args.bytes (later:
+ * a string, then a number). A call without either, or without a
+ * correlation, is read past (OTHER); one of them malformed is an error. */
+static bool decode_runtime_copy(JsonObject *args, const char *path, uint64_t line,
+                                strata_kineto_event *ev, GError **err)
+{
+    const char *key = json_object_has_member(args, "bytes")  ? "bytes"
+                      : json_object_has_member(args, "size") ? "size"
+                                                             : NULL;
+    if (key == NULL || !json_member_integer(args, "correlation", &ev->correlation) || ev->correlation < 0) {
+        ev->kind = STRATA_KINETO_EV_OTHER;
+        return true;
+    }
+    ev->device = -1;
+    const char *text = json_member_string(args, key);
+    guint64 v = 0;
+    bool ok = text ? g_ascii_string_to_unsigned(text, 10, 0, (guint64)INT64_MAX, &v, NULL)
+                   : json_member_integer(args, key, &ev->bytes) && ev->bytes >= 0;
+    if (!ok) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s:%" G_GUINT64_FORMAT ": HIP runtime copy event: expected args.%s (0 or more bytes "
+                    "below 2^63, a number or a decimal string)",
+                    path, line, key);
+        return false;
+    }
+    if (text)
+        ev->bytes = (int64_t)v;
     return true;
 }
 
@@ -166,11 +215,19 @@ bool strata_kineto_event_decode(JsonObject *o, const char *path, uint64_t line,
 {
     memset(ev, 0, sizeof *ev);
     ev->kind = kind_of(o);
+    ev->line = line;
     ev->has_ts = get_f64(o, "ts", &ev->ts);
     if (ev->kind == STRATA_KINETO_EV_OTHER)
         return true;
     JsonNode *an = json_object_get_member(o, "args");
     JsonObject *args = an && JSON_NODE_HOLDS_OBJECT(an) ? json_node_get_object(an) : NULL;
+    if (ev->kind == STRATA_KINETO_EV_RUNTIME_COPY) {
+        if (args == NULL) {
+            ev->kind = STRATA_KINETO_EV_OTHER;
+            return true;
+        }
+        return decode_runtime_copy(args, path, line, ev, err);
+    }
     if (args == NULL)
         return missing(path, line, ev->kind == STRATA_KINETO_EV_MEMORY ? "[memory]" : "GPU",
                        "an args object", err);

@@ -4,8 +4,10 @@
  *
  * Kinds: `[memory]` instant events, kernels (`kernel`, old format
  * `Kernel`), memsets (`gpu_memset`, `Memset`) and memcpys (`gpu_memcpy`,
- * `Memcpy`); everything else is STRATA_KINETO_EV_OTHER and only its ts is
- * read. Invariant: a decoded event of a known kind has every field its kind
+ * `Memcpy`), and the HIP runtime's copy calls (`cuda_runtime` events named
+ * `hipMemcpy...` that carry the size: ROCm's Kineto writes a GPU memcpy's
+ * bytes on the runtime call only, see decode_gpu); everything else is
+ * STRATA_KINETO_EV_OTHER and only its ts is read. Invariant: a decoded event of a known kind has every field its kind
  * needs, or decoding fails with FILE:LINE and the field that is missing or
  * of the wrong type.
  */
@@ -24,6 +26,7 @@ typedef enum {
     STRATA_KINETO_EV_KERNEL,
     STRATA_KINETO_EV_MEMSET,
     STRATA_KINETO_EV_MEMCPY,
+    STRATA_KINETO_EV_RUNTIME_COPY, /* correlation and bytes only; device -1 */
 } strata_kineto_ev_kind;
 
 /* Where a memcpy end lies. */
@@ -48,6 +51,9 @@ typedef struct strata_kineto_event {
     const char *name;           /* borrowed from the JSON object */
     strata_kineto_dir dir;      /* MEMCPY */
     strata_kineto_mem src, dst; /* MEMCPY */
+    bool bytes_on_runtime;      /* MEMCPY without args.bytes: bytes is 0 here, the
+                                 * size is on the runtime copy of its correlation */
+    uint64_t line;              /* where the event starts in the file */
 } strata_kineto_event;
 
 /* true when the memory event is of a GPU (CUDA or HIP). */
@@ -61,5 +67,13 @@ bool strata_kineto_event_decode(JsonObject *o, const char *path, uint64_t line,
  * it to visit(ev, user); false with err on the first bad event. */
 typedef void (*strata_kineto_visit)(const strata_kineto_event *ev, void *user);
 bool strata_kineto_each_event(const char *path, strata_kineto_visit visit, void *user, GError **err);
+
+/* The same, with the bytes of each memcpy that lacks them (bytes_on_runtime)
+ * taken from its HIP runtime copy; with runtime_sizes a first pass over the
+ * file gathers those (the importer's summary says whether any are needed:
+ * n_memcpy_bytes_on_runtime); without it, such a memcpy is visited with
+ * bytes 0. */
+bool strata_kineto_each_event_sized(const char *path, bool runtime_sizes, strata_kineto_visit visit, void *user,
+                                    GError **err);
 
 #endif

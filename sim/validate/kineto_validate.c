@@ -34,7 +34,7 @@ typedef struct measured_copy {
 
 /* What the file measured on the device. */
 typedef struct measured {
-    int device;
+    int device, activity_device; /* kineto.h: the [memory] events' and the copies' device ids */
     GArray *copies;   /* measured_copy, in file order */
     GArray *reserved; /* uint64_t: Total Reserved after each alloc or free */
 } measured;
@@ -42,16 +42,17 @@ typedef struct measured {
 static void measure_visit(const strata_kineto_event *ev, void *user)
 {
     measured *m = user;
-    if (ev->device != m->device || ev->bytes == 0)
+    if (ev->bytes == 0)
         return;
-    if (ev->kind == STRATA_KINETO_EV_MEMCPY) {
+    if (ev->kind == STRATA_KINETO_EV_MEMCPY && ev->device == m->activity_device) {
         strata_kineto_mem host = ev->src != STRATA_KINETO_MEM_DEVICE ? ev->src : ev->dst;
         measured_copy c = {ev->dir, host == STRATA_KINETO_MEM_PINNED     ? 1
                                     : host == STRATA_KINETO_MEM_PAGEABLE ? 2
                                                                          : 0,
                            (uint64_t)ev->bytes, ev->dur * 1e-6};
         g_array_append_val(m->copies, c);
-    } else if (ev->kind == STRATA_KINETO_EV_MEMORY && strata_kineto_event_gpu(ev) && ev->has_totals) {
+    } else if (ev->kind == STRATA_KINETO_EV_MEMORY && ev->device == m->device && strata_kineto_event_gpu(ev) &&
+               ev->has_totals) {
         g_array_append_val(m->reserved, ev->total_reserved);
     }
 }
@@ -210,14 +211,14 @@ bool strata_kineto_validate(const char *path, int device, const strata_hw *hw, s
         return false;
     if (strata_spmd_devices(hw) > 1) /* as run does: a trace without a mesh runs on device 0 (hbm is hbm@0) */
         src = strata_spmd_expand(src, hw);
-    measured m = {v->sum.device, g_array_new(FALSE, FALSE, sizeof(measured_copy)),
+    measured m = {v->sum.device, v->sum.activity_device, g_array_new(FALSE, FALSE, sizeof(measured_copy)),
                   g_array_new(FALSE, FALSE, sizeof(uint64_t))};
     strata_results *r = NULL;
     strata_engine_options eopt;
     strata_engine_options_init(&eopt);
     eopt.record_spans = true;
     eopt.allocator = "caching";
-    bool ok = strata_kineto_each_event(path, measure_visit, &m, err) && strata_engine_run(hw, src, &eopt, &r, err);
+    bool ok = strata_kineto_each_event_sized(path, v->sum.n_memcpy_bytes_on_runtime > 0, measure_visit, &m, err) && strata_engine_run(hw, src, &eopt, &r, err);
     GString *t = g_string_new(NULL);
     if (ok) {
         g_string_printf(t, "%s on %s: %" G_GUINT64_FORMAT " kernels at their measured times, %u memcpys; makespan "
