@@ -41,8 +41,10 @@ static void check_split(strata_nccl_split s, uint32_t channels, uint64_t lo, uin
  * v2.19: all 24 channels, the even share (lo = mid = 0). */
 START_TEST(one_mib_simple_all_reduce_on_24_channels)
 {
-    check_split(split("2.30", STRATA_OP_ALL_REDUCE, STRATA_NCCL_SIMPLE, 8, 1 << 20, 24, 24), 22, 49152, 49152, 20, 16384);
-    check_split(split("2.27", STRATA_OP_ALL_REDUCE, STRATA_NCCL_SIMPLE, 8, 1 << 20, 24, 24), 22, 49152, 49152, 20, 16384);
+    check_split(split("2.30", STRATA_OP_ALL_REDUCE, STRATA_NCCL_SIMPLE, 8, 1 << 20, 24, 24), 22, 49152, 49152, 20,
+                16384);
+    check_split(split("2.27", STRATA_OP_ALL_REDUCE, STRATA_NCCL_SIMPLE, 8, 1 << 20, 24, 24), 22, 49152, 49152, 20,
+                16384);
     check_split(split("2.19", STRATA_OP_ALL_REDUCE, STRATA_NCCL_SIMPLE, 8, 1 << 20, 24, 24), 24, 0, 0, 0, 0);
 }
 END_TEST
