@@ -17,7 +17,12 @@
  *    threshold the buffer runs on one channel fewer, each with more bytes;
  *  - enqueue.cc calcCollChunking's Tree LL128 chunk, halved while a
  *    channel's bytes / chunk < nstepsLL128 x 16 / ppn: just below that
- *    bound a channel runs twice the chunks of half the size.
+ *    bound a channel runs twice the chunks of half the size;
+ *  - enqueue.cc scheduleCollTasksToPlan's cells (hw/nccl_channels.h):
+ *    where the cells outnumber the communicator's channels, the last
+ *    channel takes the rest, which shrinks as the buffer grows.
+ * NCCL's cells (v2.25 on; the files run v2.30) also decide the channels a
+ * collective runs on: "channels" below are those that carry bytes.
  */
 #include <stdio.h>
 #include "testutil.h"
@@ -34,8 +39,10 @@ static coll_sweep_point run(const char *file, const char *set, const char *op, u
     return p;
 }
 
-/* Every fall of the series under the same algorithm, protocol and channels. */
-static void assert_no_fall(const char *file, const char *op, uint32_t devices, uint64_t lo, uint64_t hi)
+/* Every fall of the series under the same algorithm, protocol and channels,
+ * but those from `pinned` bytes (0: none; a fall pinned below). */
+static void assert_no_fall(const char *file, const char *op, uint32_t devices, uint64_t lo, uint64_t hi,
+                           uint64_t pinned)
 {
     size_t n = 0;
     uint64_t *sizes = coll_sweep_sizes(lo, hi, true, 4ull * devices, &n);
@@ -47,7 +54,7 @@ static void assert_no_fall(const char *file, const char *op, uint32_t devices, u
     for (guint k = 0; k < falls->len; k++) {
         const coll_sweep_fall *f = &g_array_index(falls, coll_sweep_fall, k);
         const coll_sweep_point *a = &pts[f->a], *b = &pts[f->b];
-        if (a->channels == b->channels) {
+        if (a->channels == b->channels && a->bytes != pinned) {
             fprintf(stderr, "%s %s: %" G_GUINT64_FORMAT " B %s/%s/%u %.4f us -> %" G_GUINT64_FORMAT
                             " B %.4f us\n",
                     file, op, a->bytes, a->lib_algo, a->lib_proto, a->channels, a->time_s * 1e6, b->bytes,
@@ -65,16 +72,17 @@ START_TEST(one_node_default_never_falls)
 {
     /* 32 B to 64 MiB on 8 ranks: every protocol NCCL's model picks on
      * one node, and the channel counts its cut gives on the way */
-    assert_no_fall("configs/hw/dgx-h100.ini", "all-reduce", 8, 32, 64ull << 20);
+    assert_no_fall("configs/hw/dgx-h100.ini", "all-reduce", 8, 32, 64ull << 20, 0);
 }
 END_TEST
 
 START_TEST(two_nodes_default_never_falls)
 {
     /* 64 B to 16 MiB across two nodes: NCCL's picks there (its Tree on
-     * LL, whose channel cut falls across channels, and NVLS_TREE) */
-    assert_no_fall("configs/hw/h100-2x8-ib.ini", "all-reduce", 16, 64, 16ull << 20);
-    assert_no_fall("configs/hw/h100-2x8-ib.ini", "reduce-scatter", 16, 16384, 1ull << 20);
+     * LL, whose channel cut falls across channels, and NVLS_TREE); from
+     * 114,688 B the cells' overflow (cells_overflow_is_ncclS) */
+    assert_no_fall("configs/hw/h100-2x8-ib.ini", "all-reduce", 16, 64, 16ull << 20, 114688);
+    assert_no_fall("configs/hw/h100-2x8-ib.ini", "reduce-scatter", 16, 16384, 1ull << 20, 0);
 }
 END_TEST
 
@@ -82,7 +90,7 @@ START_TEST(rccl_default_never_falls)
 {
     /* RCCL on 8 MI300X, 1 KiB to 16 MiB: whatever RCCL's model picks
      * there (MSCCL's allpairs, its rings), the channel cut on the way */
-    assert_no_fall("configs/hw/mi300x-8.ini", "all-reduce", 8, 1024, 16ull << 20);
+    assert_no_fall("configs/hw/mi300x-8.ini", "all-reduce", 8, 1024, 16ull << 20, 0);
 }
 END_TEST
 
@@ -93,27 +101,37 @@ START_TEST(channel_cut_is_ncclS)
      * (tuning.cc: the ring's LL threshold times nRanks), so nc falls while
      * nBytes < nc x 65,536. A reduce-scatter's nBytes is its IN
      * (ncclFuncMaxSendRecvCount: count x nRanks), the `bytes` generated:
-     * 114,688 < 2 x 65,536, one channel; 131,072 is not, two. One channel carries 114,688 B, each of two 65,536: the larger
-     * buffer ends sooner, in NCCL as here. */
+     * 114,688 < 2 x 65,536, one channel; 131,072 is not, two. Then the
+     * cells (v2.30, trafficPerByte nRanks 16, x 4 on LL: 64; cell =
+     * 32,768 / 64 = 512 B of a rank's part): 114,688 B, trafficPerChannel
+     * 114,688 / 1, 14 cells of 7,168 B, divUp(114,688, 32,768) = 4 a
+     * channel: 4 channels (4, 4, 4, 2 cells); 131,072 B, 65,536 a channel
+     * of 2: 16 cells, 2 a channel, 8 channels. The cut still halves each
+     * channel's share: the larger buffer ends sooner, in NCCL as here. */
     const char *ring = "interconnect.nvlink.nccl_algo=Ring";
     coll_sweep_point a = run("configs/hw/h100-2x8-ib.ini", ring, "reduce-scatter", 16, 114688);
     coll_sweep_point b = run("configs/hw/h100-2x8-ib.ini", ring, "reduce-scatter", 16, 131072);
     ck_assert_str_eq(a.lib_proto, "LL");
     ck_assert_str_eq(b.lib_proto, "LL");
-    ck_assert_uint_eq(a.channels, 1);
-    ck_assert_uint_eq(b.channels, 2);
+    ck_assert_uint_eq(a.channels, 4);
+    ck_assert_uint_eq(b.channels, 8);
     ck_assert_double_lt(b.time_s, a.time_s);
     /* Tree LL on one node: threshold 8 (not times nRanks), nt 512: nc
-     * falls while nBytes < nc x 4,096: 14,336 B runs on 3 channels
-     * (4,779 B each), 16,384 on 4 (4,096 each) */
+     * falls while nBytes < nc x 4,096: 14,336 B gets 3 channels, 16,384
+     * 4. But the cells undo that fall (v2.30: trafficPerByte 2, x 4 on
+     * LL: cell 32,768 / 8 = 4,096 B): 14,336 B, trafficPerChannel
+     * divUp(28,672 / 3, 16) x 16 = 9,568, one cell a channel, 4 cells:
+     * 4 channels of 4,096, 4,096, 4,096, 2,048 B; 16,384: 4 of 4,096.
+     * The largest channel the same, the same time (it fell 1.3% under
+     * the even split, 4,779 B a channel) */
     const char *tree = "interconnect.nvlink.nccl_algo=Tree";
     a = run("configs/hw/dgx-h100.ini", tree, "all-reduce", 8, 14336);
     b = run("configs/hw/dgx-h100.ini", tree, "all-reduce", 8, 16384);
     ck_assert_str_eq(a.lib_proto, "LL");
     ck_assert_str_eq(b.lib_proto, "LL");
-    ck_assert_uint_eq(a.channels, 3);
+    ck_assert_uint_eq(a.channels, 4);
     ck_assert_uint_eq(b.channels, 4);
-    ck_assert_double_lt(b.time_s, a.time_s);
+    ck_assert_double_eq_tol(b.time_s, a.time_s, 1e-12);
     /* RCCL's own cut (ROCm/rccl src/enqueue.cc getChannnelThreadInfo, the
      * same loop, 256 threads): Ring LL on 8 MI300X, threshold 8 x 8 ranks
      * = 64, 16,384 B a channel; an all-gather's nBytes is its OUT: 40,960
@@ -132,18 +150,48 @@ START_TEST(tree_ll128_chunk_is_ncclS)
 {
     /* Tree LL128 on one DGX H100 node, 24 channels (12 of the ring graph,
      * doubled): nstepsLL128 = 1 + log2(1) + 0.1 x 8 = 1.8, so the chunk
-     * (576,000 B) halves while bytes / (24 x chunk) < 14.4 and above
-     * 131,072, then while < 3.6 and above 32,768. 3 MiB: 3,145,728 / (24 x
-     * 72,000) = 1, then / 36,000 = 3 < 3.6: chunk 18,000, 8 a channel.
-     * 3.5 MiB: 3,670,016 / (24 x 36,000) = 4: chunk 36,000, 5 a channel.
-     * Fewer, larger steps: the larger buffer ends sooner, in NCCL as here. */
+     * (576,000 B) halves while a channel's bytes / chunk < 14.4 and above
+     * 131,072, then while < 3.6 and above 32,768 (calcCollChunking on
+     * each channel's cells, nChannels = 1). Cells of 16,384 B (v2.30,
+     * trafficPerByte 2: 32,768 of traffic). 3 MiB: trafficPerChannel
+     * 262,144, 8 cells a channel, 192 cells: 24 channels of 131,072 B;
+     * chunk 72,000, then 131,072 / 36,000 = 3 < 3.6: 18,000, 8 chunks.
+     * 3.25 MiB (3,407,872): divUp(6,815,744 / 24, 16) x 16 = 284,000, 9
+     * cells a channel, 208 cells: 23 of 147,456 B and one of 16,384;
+     * 147,456 / 36,000 = 4: chunk 36,000, 5 chunks. Fewer, larger steps:
+     * the larger buffer ends sooner, in NCCL as here. (3.5 MiB, the
+     * even split's case, runs 23 channels of 163,840 B and does not fall.) */
     const char *tree = "interconnect.nvlink.nccl_algo=Tree";
     coll_sweep_point a = run("configs/hw/dgx-h100.ini", tree, "all-reduce", 8, 3145728);
-    coll_sweep_point b = run("configs/hw/dgx-h100.ini", tree, "all-reduce", 8, 3670016);
+    coll_sweep_point b = run("configs/hw/dgx-h100.ini", tree, "all-reduce", 8, 3407872);
     ck_assert_str_eq(a.lib_proto, "LL128");
     ck_assert_str_eq(b.lib_proto, "LL128");
     ck_assert_uint_eq(a.channels, 24);
     ck_assert_uint_eq(b.channels, 24);
+    ck_assert_double_lt(b.time_s, a.time_s);
+}
+END_TEST
+
+START_TEST(cells_overflow_is_ncclS)
+{
+    /* Tree LL across two nodes of 8 H100 (16 ranks; the communicator's 16
+     * channels: the ring graph through the NICs, 8, doubled), NCCL's own
+     * choice, v2.30. The cut keeps 16 channels (nBytes >= 16 x 4,096).
+     * Cells: trafficPerByte 2 x 4 on LL, 4,096 B a cell. 114,688 B:
+     * trafficPerChannel divUp(229,376 / 16, 16) x 16 = 14,336, one cell a
+     * channel, 28 cells: more than 16 channels, so nMid = 14, cellsPerChannel
+     * = 27 / 15 = 1, cellsHi = 1 + 27 % 15 = 13: the last channel carries
+     * 53,248 B. 131,072 B: 16,384 a channel, 32 cells, overflow: 31 / 15 =
+     * 2 cells a middle channel, cellsHi 2 + 1 = 3 (12,288 B). The last
+     * channel's share shrinks: the larger buffer ends sooner. */
+    coll_sweep_point a = run("configs/hw/h100-2x8-ib.ini", NULL, "all-reduce", 16, 114688);
+    coll_sweep_point b = run("configs/hw/h100-2x8-ib.ini", NULL, "all-reduce", 16, 131072);
+    ck_assert_str_eq(a.lib_algo, "Tree");
+    ck_assert_str_eq(b.lib_algo, "Tree");
+    ck_assert_str_eq(a.lib_proto, "LL");
+    ck_assert_str_eq(b.lib_proto, "LL");
+    ck_assert_uint_eq(a.channels, 16);
+    ck_assert_uint_eq(b.channels, 16);
     ck_assert_double_lt(b.time_s, a.time_s);
 }
 END_TEST
@@ -158,6 +206,7 @@ static Suite *coll_monotone_suite(void)
     tcase_add_test(tc, rccl_default_never_falls);
     tcase_add_test(tc, channel_cut_is_ncclS);
     tcase_add_test(tc, tree_ll128_chunk_is_ncclS);
+    tcase_add_test(tc, cells_overflow_is_ncclS);
     suite_add_tcase(s, tc);
     return s;
 }

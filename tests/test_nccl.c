@@ -208,9 +208,12 @@ static double run_collective(const char *hw, const char *text, char **algo)
 }
 
 /* An all-reduce of 8 KiB on a100-8.ini, no algo= (collectives = nccl):
- * NCCL picks ring LL on 1 channel (above). ring_loops: a loop would be 1
- * channel x 8 ranks x 32 KiB, so each rank's chunk shrinks to 8 KiB / 8 =
- * 1 KiB; 14 steps of one round each, no separate flag (LL's flags ride
+ * NCCL picks ring LL, its cut 1 channel (above); its cells (enqueue.cc
+ * scheduleCollTasksToPlan, v2.30: trafficPerByte 2 x 4 on LL, 4,096 B a
+ * cell, trafficPerChannel 16,384 = one cell) put the 2 cells on 2
+ * channels. ring_loops: a loop would be 2 channels x 8 ranks x 32 KiB, so
+ * each channel and rank's chunk shrinks to 8 KiB / 16 = 512 B, 1 KiB a
+ * rank over both; 14 steps of one round each, no separate flag (LL's flags ride
  * in its lines). A step's copy carries 1 KiB as LL lines (2x) in NVLink
  * packets (5/4): 2560 bytes, over two links of 0.3625 us at 300 GB/s;
  * its fused reduction (1 KiB) ends first. Before the first round, NCCL's
@@ -223,7 +226,7 @@ START_TEST(ll_all_reduce_of_8_kib)
                                    "strata-trace 1\noption mesh=data:8\nalloc buf 8KiB dtype=f32\n"
                                    "all-reduce buf axis=data\nfree buf\n", &algo, &nccl);
     ck_assert_str_eq(algo, "nccl");
-    ck_assert_str_eq(nccl, "Ring/LL/1"); /* the results say what NCCL chose */
+    ck_assert_str_eq(nccl, "Ring/LL/2"); /* the results say what NCCL chose */
     g_free(nccl);
     ck_assert_double_eq_tol(t, 6.6e-6 + 14 * (0.725e-6 + 2560 / 300e9), 1e-10);
     g_free(algo);
@@ -460,7 +463,8 @@ START_TEST(hw_declares_the_implementation)
     strata_coll_tuning t;
     ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, 8192, 0, &t, NULL));
     strata_nccl_choice ch = choose(&a100, STRATA_OP_ALL_REDUCE, 8192);
-    ck_assert(t.algo == ch.algo && t.proto == ch.proto && t.channels == ch.channels);
+    /* the tuning's channels: those NCCL's cells fill (run_channels) */
+    ck_assert(t.algo == ch.algo && t.proto == ch.proto && t.channels == ch.run_channels);
     ck_assert_double_eq(t.launch_s, ch.base_us * 1e-6);
     strata_hw_free(hw);
     hw = strata_test_load_hw("tpu-v5p-64", NULL);

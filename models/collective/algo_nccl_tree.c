@@ -6,7 +6,8 @@
  * tune: NCCL's tuning model limited to its Tree: the protocol and the
  * channels NCCL picks for it, its fixed cost and its network step's
  * (coll_library_tune).
- * schedule: the buffer split among the channels; channel c's tree is
+ * schedule: the buffer split among the channels (NCCL's cells from v2.25,
+ * coll_nccl_channel_off), each on its own chunk; channel c's tree is
  * NCCL's (src/graph/connect.cc, trees.cc; coll_kit_tiers.c): in each domain
  * a chain from local rank c mod m, the domains' heads joined by the double
  * binary tree, tree 0 on the first m channels and tree 1 on the next
@@ -29,7 +30,12 @@ static uint32_t nccl_tree_schedule(strata_coll_sched *s, const strata_coll_shape
     int32_t *parent = g_new(int32_t, s->n);
     guint from = s->steps->len;
     for (uint32_t c = 0; c < channels; c++) {
-        uint64_t lo = coll_chunk_off(b, channels, c), len = coll_chunk_off(b, channels, c + 1) - lo;
+        uint64_t lo = coll_nccl_channel_off(shape, b, channels, c);
+        uint64_t len = coll_nccl_channel_off(shape, b, channels, c + 1) - lo;
+        /* NCCL's cells (from v2.25): calcCollChunking on each channel's own
+         * bytes with nChannels = 1 (enqueue.cc scheduleCollTasksToPlan) */
+        if (shape->tune.chan_lo)
+            chunk = coll_nccl_tree_chunk(shape->tune.proto, shape->tune.simple_step_bytes, len, 1, s->n / m, m);
         coll_nccl_tree(s, c / m % 2, c % m, NULL, parent);
         uint32_t r = len > 0 ? coll_tree_pipeline(s, parent, lo, len, chunk, 0, 6 * c, true) : 0;
         rounds = MAX(rounds, r);

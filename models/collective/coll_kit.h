@@ -143,6 +143,11 @@ uint64_t coll_nccl_ring_chunk(strata_nccl_proto p, uint64_t simple_step);
 uint32_t coll_nccl_ring_slices(strata_nccl_proto p);
 uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t simple_step, uint64_t bytes, uint32_t channels,
                               uint32_t nodes, uint32_t ppn);
+/* Where channel c of `channels` starts in a buffer of b bytes: NCCL's cells
+ * (shape->tune.chan_lo, chan_mid: channel 0 the first chan_lo bytes, each
+ * next chan_mid, the last the rest; hw/nccl_channels.h), else the even
+ * split (coll_chunk_off); c = channels: b. */
+uint64_t coll_nccl_channel_off(const strata_coll_shape *shape, uint64_t b, uint32_t channels, uint32_t c);
 
 bool coll_same_domain(const strata_coll_sched *s, uint32_t a, uint32_t b);
 /* The wire format on steps[from..] (a copy's wire bytes at most its

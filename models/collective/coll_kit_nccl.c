@@ -69,3 +69,10 @@ uint64_t coll_nccl_tree_chunk(strata_nccl_proto p, uint64_t simple_step, uint64_
         chunk /= 2;
     return chunk;
 }
+
+uint64_t coll_nccl_channel_off(const strata_coll_shape *shape, uint64_t b, uint32_t channels, uint32_t c)
+{
+    if (!shape->tune.chan_lo || c >= channels)
+        return coll_chunk_off(b, channels, c);
+    return c == 0 ? 0 : MIN(b, shape->tune.chan_lo + (uint64_t)(c - 1) * shape->tune.chan_mid);
+}

@@ -81,6 +81,10 @@ typedef struct strata_coll_tuning {
      * and rank's chunk is rounded up to (strata_nccl_choice
      * ring_grain_bytes); 0: the even share */
     uint64_t ring_grain;
+    /* NCCL from v2.25 (strata_nccl_choice chan_lo_bytes, chan_mid_bytes):
+     * channel 0 carries the first chan_lo bytes, each next chan_mid, the
+     * last the rest; both 0: the even split */
+    uint64_t chan_lo, chan_mid;
     double nvls_efficiency;
     double launch_s;
     double net_step_s;

@@ -268,8 +268,9 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
      * baseLatencies: the kernel launch and setup), and for NVLS and
      * NVLS_TREE, whose base is 0, their NVLink latency (hwLatencies[NVLINK],
      * 25 us), the whole of NVLS's fixed cost in NCCL's model. */
-    *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.channels,
+    *out = (strata_coll_tuning){.algo = ch.algo, .proto = ch.proto, .channels = ch.run_channels,
                                 .chunk_bytes = ch.chunk_bytes, .ring_grain = ch.ring_grain_bytes,
+                                .chan_lo = ch.chan_lo_bytes, .chan_mid = ch.chan_mid_bytes,
                                 .nvls_efficiency = ch.nvls_efficiency,
                                 .launch_s = (ch.base_us + ch.nvls_us) * 1e-6, .net_step_s = MAX(0.0, ch.net_step_us * 1e-6 - route),
                                 .simple_sync_s = ch.proto == STRATA_NCCL_SIMPLE ? p->simple_sync : 0,
@@ -277,7 +278,9 @@ static bool nccl_tune(const strata_hw *hw, strata_op_kind kind, uint32_t ranks, 
                                 .estimate_s = ch.time_us * 1e-6, .host = p->host,
                                 .simple_step_bytes = p->buffsize / STRATA_NCCL_STEPS};
     out->host.call_s = MAX(out->estimate_s, out->launch_s); /* back-to-back calls (coll_host.h) */
-    out->host.channels = ch.channels; /* the kernel's grid: one work struct each (coll_host.h) */
+    /* the kernel's grid: the channels with work (plan->channelMask), one
+     * work struct each (coll_host.h) */
+    out->host.channels = ch.run_channels;
     if (ch.algo == STRATA_NCCL_NVLS)
         nvls_load_latencies(hw, &out->nvls_scatter_lat_s, &out->nvls_gather_lat_s);
     return true;

@@ -12,6 +12,7 @@
  */
 #include "hw/nccl_tuning.h"
 #include "hw/nccl_plugin.h"
+#include "hw/nccl_channels.h"
 #include <math.h>
 #include <string.h>
 #include <glib.h>
@@ -515,6 +516,16 @@ bool strata_nccl_choose(const strata_nccl_comm *c, strata_op_kind kind, uint64_t
     out->net_step_us = nodes_of(c) > 1 ? net_step(c, out->algo, out->proto) : 0;
     out->stage_gbs = 0;
     tune_channels(c, bytes, out);
+    /* enqueue.cc scheduleCollTasksToPlan: the channels the buffer's cells
+     * fill (nccl_channels.h); task->count is an all-gather's or
+     * reduce-scatter's part per rank */
+    uint64_t count = kind == STRATA_OP_ALL_REDUCE ? bytes : bytes / MAX(1u, c->ranks);
+    bool nvls = out->algo == STRATA_NCCL_NVLS || out->algo == STRATA_NCCL_NVLS_TREE;
+    uint32_t max = nvls ? nvls_tuning(c).channels : comm_channels(c);
+    strata_nccl_split split = strata_nccl_channel_split(ver(c), kind, out->proto, c->ranks, count, out->channels, max);
+    out->run_channels = split.channels;
+    out->chan_lo_bytes = split.lo;
+    out->chan_mid_bytes = split.mid;
     uint32_t nodes = nodes_of(c), heads;
     double bw;
     if (out->algo == STRATA_NCCL_NVLS_TREE && nodes > 1 && kind == STRATA_OP_ALL_REDUCE &&

@@ -130,6 +130,12 @@ typedef struct strata_nccl_choice {
      * elements (2-byte ones give the same; a trace's collective has no
      * element type); 0 otherwise */
     uint64_t ring_grain_bytes;
+    /* enqueue.cc's cells (nccl_channels.h, from v2.25): the channels that
+     * carry bytes (at most channels), the bytes of the first and of each
+     * after it but the last, which takes the rest; lo and mid 0: every
+     * channel the even share (v2.19) */
+    uint32_t run_channels;
+    uint64_t chan_lo_bytes, chan_mid_bytes;
     double time_us;     /* NCCL's estimate */
     double base_us;     /* the base latency: NCCL's fixed cost per collective */
     /* NVLS and NVLS_TREE: the chunk per channel and head after enqueue.cc's

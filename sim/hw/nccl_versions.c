@@ -55,6 +55,14 @@
     .nvls_tree_bw = {VA_NVLS_TREE, {0.0, 96.0, nvls_tree_n4}}, .nvls_efficiency = NVLS_EFFICIENCY,                   \
     .nvls_rule = STRATA_NCCL_NVLS_EFFICIENCY
 
+/* src/enqueue.cc scheduleCollTasksToPlan's cells (nccl_channels.h):
+ * MinTrafficPerChannel 16 << 10 with LL's traffic x 4 (v2.26.6-1 l. 499,
+ * 570; v2.27.7-1 l. 536, 607; v2.28.9-1 l. 529, 600); 32 << 10 with
+ * trafficPerChannel rounded to 16 bytes (v2.29.7-1 l. 581, 614; v2.30.7-1
+ * l. 585, 618) */
+#define CELLS_16K .cell_traffic = 16u << 10, .cell_ll_quad = true
+#define CELLS_32K .cell_traffic = 32u << 10, .cell_ll_quad = true, .cell_round16 = true
+
 static const strata_nccl_version versions[] = {
     /* v2.19.3-1 (2023-09-26), the last release before v2.20.3-1's
      * rewrite of the ring kernel (ring_chunk_grain) and the last with the
@@ -74,28 +82,34 @@ static const strata_nccl_version versions[] = {
      .tree_bw = {VA_TREE, {2 * 38.7, 2 * 41.4, 2 * 36.0}},
      .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .ring_ll_quarter = true,
      .ring_chunk_grain = true, .one_node = true},
+    /* v2.25.1-1: v2.26's tuning tables; its enqueue.cc sizes LL's cells
+     * without v2.26's x 4 (l. 557) */
+    {.name = "2.25",
+     .source = "NVIDIA/nccl v2.25.1-1 src/graph/tuning.cc (v2.26.6-1's constants and rules), src/enqueue.cc",
+     OLD_TABLES,
+     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, .cell_traffic = 16u << 10},
     {.name = "2.26",
      .source = "NVIDIA/nccl v2.26.6-1 src/graph/tuning.cc (v2.25.1-1's constants and rules are the same)",
      OLD_TABLES,
-     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD},
+     .nvls_rule = STRATA_NCCL_NVLS_MIN, .nvls_channels_sm100 = NVLS_SM100_OLD, CELLS_16K},
     {.name = "2.27", .source = "NVIDIA/nccl v2.27.7-1 src/graph/tuning.cc", OLD_TABLES,
-     .nvls_rule = STRATA_NCCL_NVLS_MIN_PPN, .nvls_channels_sm100 = NVLS_SM100},
+     .nvls_rule = STRATA_NCCL_NVLS_MIN_PPN, .nvls_channels_sm100 = NVLS_SM100, CELLS_16K},
     {.name = "2.28",
      .source = "NVIDIA/nccl v2.28.7-1 src/graph/tuning.cc (ncclTunerConstantsDefaults, nvlsEfficiency)",
      NEW_TABLES(NET_LAT_228, 34.6, 43.1, 2 * 36.7), .nvls_tree_correction = false,
-     .nvls_channels_sm100 = NVLS_SM100},
+     .nvls_channels_sm100 = NVLS_SM100, CELLS_16K},
     {.name = "2.29",
      .source = "NVIDIA/nccl v2.29.7-1 src/graph/tuning.cc (ncclTunerConstantsDefaults, nvlsEfficiency)",
      NEW_TABLES(NET_LAT_229, 40.0, 43.8, 40.0), .nvls_tree_correction = true,
-     .nvls_channels_sm100 = NVLS_SM100},
+     .nvls_channels_sm100 = NVLS_SM100, CELLS_32K},
     {.name = "2.30",
      .source = "NVIDIA/nccl v2.30.7-1 src/graph/tuning.cc (= master @5067397)",
      NEW_TABLES(NET_LAT_229, 40.0, 80.0, 40.0), .nvls_tree_correction = true,
-     .nvls_channels_sm100 = NVLS_SM100, .nvls_sm100_tuning = true},
+     .nvls_channels_sm100 = NVLS_SM100, .nvls_sm100_tuning = true, CELLS_32K},
 };
 #define N_VERSIONS (sizeof versions / sizeof versions[0])
 /* v2.28.7-1: the first release with perChMaxNVLSTreeBws */
-#define FIRST_PACE 3
+#define FIRST_PACE 4
 
 const strata_nccl_version *strata_nccl_version_find(const char *name)
 {
@@ -108,8 +122,6 @@ const strata_nccl_version *strata_nccl_version_find(const char *name)
     const char *rest = minor + mlen;
     if (mlen == 0 || (*rest && (rest[0] != '.' || !rest[1] || rest[1 + strspn(rest + 1, digits)])))
         return NULL;
-    if (mlen == 2 && strncmp(minor, "25", 2) == 0)
-        minor = "26"; /* v2.25's table is v2.26's */
     for (size_t i = 0; i < N_VERSIONS; i++)
         if (strlen(versions[i].name + 2) == mlen && strncmp(versions[i].name + 2, minor, mlen) == 0)
             return &versions[i];

@@ -6,8 +6,9 @@
  * the tag and file it is read from (NVIDIA/nccl).
  *
  * Releases: 2.19 (v2.19.3-1, for one node of Volta, Ampere or Hopper
- * GPUs: one_node below), 2.25 and 2.26 (one table: v2.25.1-1 and
- * v2.26.6-1 have the same constants and rules), 2.27, 2.28, 2.29 and 2.30
+ * GPUs: one_node below), 2.25 and 2.26 (v2.25.1-1 and v2.26.6-1 have the
+ * same tuning constants and rules; they differ in enqueue.cc's cells,
+ * cell_ll_quad), 2.27, 2.28, 2.29 and 2.30
  * (the newest, the default; master @5067397 has v2.30.7-1's tuning.cc). A
  * release is named 2.MINOR or 2.MINOR.PATCH; the patch does not choose a
  * table.
@@ -84,6 +85,15 @@ typedef struct strata_nccl_version {
      * plateau and the network's overheads, are not in this model): other
      * uses are an input error (coll_impl_nccl.c) */
     bool one_node;
+    /* src/enqueue.cc scheduleCollTasksToPlan's cells (nccl_channels.h):
+     * MinTrafficPerChannel, 16 KiB v2.25 to v2.28, 32 KiB from v2.29; 0:
+     * no cells, every channel the even share (v2.19's computeColl) */
+    unsigned cell_traffic;
+    /* LL's traffic per byte x 4 in the cell's size (from v2.26.2-1) */
+    bool cell_ll_quad;
+    /* trafficPerChannel = divUp(traffic / nChannels, 16) x 16 (from
+     * v2.29), else max(MinTrafficPerChannel, traffic / nChannels) */
+    bool cell_round16;
 } strata_nccl_version;
 
 /* The release named `name` (2.MINOR or 2.MINOR.PATCH), or NULL. */
