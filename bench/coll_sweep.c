@@ -8,11 +8,8 @@
  *   error MESSAGE
  */
 #include "coll_sweep.h"
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include "core/interrupt.h"
 #include "engine/engine.h"
 #include "runspec/runspec.h"
@@ -71,46 +68,31 @@ static void copy_word(char *dst, size_t size, const char *w)
     g_strlcpy(dst, strcmp(w, "-") == 0 ? "" : w, size);
 }
 
+/* One point's setting, for strata_child_text. */
+typedef struct point_args {
+    const char *hw_path;
+    const char *const *sets;
+    const gen_args *g;
+} point_args;
+
+static char *child_line_of(void *data)
+{
+    const point_args *a = data;
+    return child_line(a->hw_path, a->sets, a->g);
+}
+
 bool coll_sweep_run(const char *hw_path, const char *const *sets, const char *op, uint32_t devices,
                     const char *extra_gen, uint64_t bytes, coll_sweep_point *p)
 {
     memset(p, 0, sizeof *p);
     p->bytes = bytes;
     gen_args g = {.op = op, .extra = extra_gen, .devices = devices, .bytes = bytes};
-    int fds[2];
-    if (pipe(fds) != 0)
+    point_args a = {.hw_path = hw_path, .sets = sets, .g = &g};
+    char *text = strata_child_text(child_line_of, &a, NULL);
+    if (!text)
         return false;
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        strata_interrupt_child_setup(NULL);
-        char *line = child_line(hw_path, sets, &g);
-        size_t len = strlen(line), done = 0;
-        while (done < len) {
-            ssize_t w = write(fds[1], line + done, len - done);
-            if (w < 0 && errno != EINTR)
-                _exit(1);
-            done += w > 0 ? (size_t)w : 0;
-        }
-        _exit(0);
-    }
-    close(fds[1]);
-    GString *text = g_string_new(NULL);
-    char buf[512];
-    for (ssize_t k; pid > 0 && ((k = read(fds[0], buf, sizeof buf)) > 0 || (k < 0 && errno == EINTR));)
-        if (k > 0)
-            g_string_append_len(text, buf, k);
-    close(fds[0]);
-    int status = 0;
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (pid < 0) {
-        g_string_free(text, TRUE);
-        return false;
-    }
-    if (g_str_has_prefix(text->str, "ok ")) {
-        char **w = g_strsplit(text->str + 3, " ", 5);
+    if (g_str_has_prefix(text, "ok ")) {
+        char **w = g_strsplit(text + 3, " ", 5);
         if (g_strv_length(w) == 5) {
             p->ok = true;
             p->time_s = g_ascii_strtod(w[0], NULL);
@@ -122,10 +104,9 @@ bool coll_sweep_run(const char *hw_path, const char *const *sets, const char *op
         g_strfreev(w);
     }
     if (!p->ok)
-        g_strlcpy(p->message, text->len ? (g_str_has_prefix(text->str, "error ") ? text->str + 6 : text->str)
-                                        : "the child ended abnormally",
+        g_strlcpy(p->message, *text ? (g_str_has_prefix(text, "error ") ? text + 6 : text) : "the child ended abnormally",
                   sizeof p->message);
-    g_string_free(text, TRUE);
+    g_free(text);
     return true;
 }
 

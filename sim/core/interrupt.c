@@ -24,6 +24,7 @@
  *     thread held, in GLib's or the C library's thread set-up.
  */
 #include "core/interrupt.h"
+#include "core/error.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -249,4 +250,51 @@ void strata_interrupt_child_setup(gpointer signals)
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent) /* the parent died before prctl */
         _exit(128 + SIGTERM);
+}
+
+static bool write_all(int fd, const char *text)
+{
+    for (size_t n = strlen(text), done = 0; done < n;) {
+        ssize_t w = write(fd, text + done, n - done);
+        if (w < 0 && errno != EINTR)
+            return false;
+        done += w > 0 ? (size_t)w : 0;
+    }
+    return true;
+}
+
+char *strata_child_text(char *(*fn)(void *data), void *data, GError **err)
+{
+    int fds[2];
+    if (pipe(fds) != 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "pipe: %s", g_strerror(errno));
+        return NULL;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        strata_interrupt_child_setup(NULL);
+        char *text = fn(data);
+        bool ok = write_all(fds[1], text);
+        g_free(text);
+        _exit(ok ? 0 : 1);
+    }
+    int fork_errno = errno;
+    close(fds[1]);
+    GString *text = g_string_new(NULL);
+    char buf[512];
+    for (ssize_t n; pid > 0 && ((n = read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR));)
+        if (n > 0)
+            g_string_append_len(text, buf, n);
+    close(fds[0]);
+    int status = 0;
+    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (pid < 0) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "fork: %s", g_strerror(fork_errno));
+        g_string_free(text, TRUE);
+        return NULL;
+    }
+    return g_string_free(text, FALSE);
 }

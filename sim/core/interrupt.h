@@ -54,4 +54,13 @@ void strata_child_signals_read(strata_child_signals *s);
 /* signals: a strata_child_signals (const), or NULL to ignore none. */
 void strata_interrupt_child_setup(gpointer signals);
 
+/* Runs fn(data) in a forked child (set up by strata_interrupt_child_setup,
+ * NULL), which writes the text fn returns to a pipe and exits; returns what
+ * the parent read from it (g_free; empty when the child died before
+ * writing), once the child has ended. So a simulation that SimGrid allows
+ * once a process runs once a call (validate --published's cases, the
+ * benchmarks' points). NULL, with err set (STRATA_ERROR_IO), when the pipe
+ * or the fork failed. */
+char *strata_child_text(char *(*fn)(void *data), void *data, GError **err);
+
 #endif

@@ -13,8 +13,6 @@
 #include <errno.h>
 #include <math.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/keyfile.h"
@@ -519,57 +517,28 @@ static char *child_value(const strata_published_case *c)
     return line;
 }
 
-static bool write_all(int fd, const char *text)
+/* child_value for strata_child_text */
+static char *child_value_of(void *c)
 {
-    for (size_t n = strlen(text), done = 0; done < n;) {
-        ssize_t w = write(fd, text + done, n - done);
-        if (w < 0 && errno != EINTR)
-            return false;
-        done += w > 0 ? (size_t)w : 0;
-    }
-    return true;
+    return child_value(c);
 }
 
 bool strata_published_simulate(const strata_published_case *c, double *value, GError **err)
 {
-    int fds[2];
-    if (pipe(fds) != 0) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "pipe: %s", g_strerror(errno));
+    char *text = strata_child_text(child_value_of, (void *)c, err);
+    if (!text)
         return false;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid == 0) {
-        close(fds[0]);
-        strata_interrupt_child_setup(NULL);
-        char *line = child_value(c);
-        bool ok = write_all(fds[1], line);
-        g_free(line);
-        _exit(ok ? 0 : 1);
-    }
-    close(fds[1]);
-    GString *text = g_string_new(NULL);
-    char buf[512];
-    for (ssize_t n; pid > 0 && ((n = read(fds[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR));)
-        if (n > 0)
-            g_string_append_len(text, buf, n);
-    close(fds[0]);
-    int status = 0;
-    while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
     bool ok = false;
-    if (pid < 0)
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_IO, "fork: %s", g_strerror(errno));
-    else if (g_str_has_prefix(text->str, "ok ")) {
-        *value = g_ascii_strtod(text->str + 3, NULL);
+    if (g_str_has_prefix(text, "ok ")) {
+        *value = g_ascii_strtod(text + 3, NULL);
         ok = true;
-    } else if (g_str_has_prefix(text->str, "error ") || g_str_has_prefix(text->str, "oom "))
-        g_set_error(err, STRATA_ERROR, text->str[0] == 'o' ? STRATA_ERROR_OOM : STRATA_ERROR_INPUT, "%s",
-                    strchr(text->str, ' ') + 1); /* out of memory: exit 1, as run */
+    } else if (g_str_has_prefix(text, "error ") || g_str_has_prefix(text, "oom "))
+        g_set_error(err, STRATA_ERROR, text[0] == 'o' ? STRATA_ERROR_OOM : STRATA_ERROR_INPUT, "%s",
+                    strchr(text, ' ') + 1); /* out of memory: exit 1, as run */
     else
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s: the simulation of case '%s' ended abnormally",
                     c->where, c->name);
-    g_string_free(text, TRUE);
+    g_free(text);
     return ok;
 }
 
