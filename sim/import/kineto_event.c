@@ -215,7 +215,6 @@ bool strata_kineto_event_decode(JsonObject *o, const char *path, uint64_t line,
 {
     memset(ev, 0, sizeof *ev);
     ev->kind = kind_of(o);
-    ev->line = line;
     ev->has_ts = get_f64(o, "ts", &ev->ts);
     if (ev->kind == STRATA_KINETO_EV_OTHER)
         return true;

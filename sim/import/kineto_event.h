@@ -53,7 +53,6 @@ typedef struct strata_kineto_event {
     strata_kineto_mem src, dst; /* MEMCPY */
     bool bytes_on_runtime;      /* MEMCPY without args.bytes: bytes is 0 here, the
                                  * size is on the runtime copy of its correlation */
-    uint64_t line;              /* where the event starts in the file */
 } strata_kineto_event;
 
 /* true when the memory event is of a GPU (CUDA or HIP). */
