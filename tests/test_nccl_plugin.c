@@ -37,6 +37,7 @@
  * reports 75 us on p5, src/platform-aws.cpp), which NCCL's model adds to
  * every step between nodes, twice on Simple (tuning.cc interLat).
  */
+#include <inttypes.h>
 #include "testutil.h"
 #include "hw/coll_impl.h"
 #include "hw/hw.h"
@@ -365,6 +366,62 @@ START_TEST(net_latency_steers_the_choice)
 }
 END_TEST
 
+/* aws-ofi-nccl's environment on one p6-b200 node (validation/hw/p6-b200.ini:
+ * NCCL_NVLS_CHUNKSIZE 512 KiB, which the net plugin's platform_init sets
+ * on every communicator, one node included; its tuner chooses nothing on
+ * 2 nodes or fewer). NCCL 2.27 on 8 B200 runs the all-reduce as NVLS/Simple
+ * on nvlsChannels = 24 (NVLS_NCHANNELS_SM100_NVL) with 8 heads, so
+ * concurrentOps = 24 x 8 = 192 for the whole buffer (calcCollChunking per
+ * channel with 8, on a 24th of the bytes). Its NVLS branch: chunk =
+ * min(Simple's step, the NVLS chunk) = 512 KiB, cut to 64 KiB while bytes
+ * < 64 x 192 x 512 KiB = 6 GiB, then to 32 KiB below 8 x 192 x 64 KiB =
+ * 96 MiB. So 4 GiB and 6 GiB - 1 KiB run 64 KiB chunks, 6 GiB and 8 GiB
+ * 512 KiB (the run's step from 740.6 GB/s at 4 GiB to 839.1 at 8 GiB
+ * lies across that edge). Without the plugin (hgx-b200.ini, NCCL's 128
+ * KiB): 64 KiB below 64 x 192 x 128 KiB = 1.5 GiB, so 1 GiB 64 KiB, 4 and
+ * 8 GiB 128 KiB. On 6 of the GPUs (6 heads, 144 ops) the edge is
+ * 64 x 144 x 512 KiB = 4.5 GiB: 8 GiB 512 KiB. */
+START_TEST(p6_env_moves_the_nvls_chunk)
+{
+    const char *p6_set[] = {"hardware.devices=8", "interconnect.nvlink.nccl_version=2.27", NULL};
+    const char *p6_six[] = {"hardware.devices=6", "interconnect.nvlink.nccl_version=2.27", NULL};
+    const char *plain[] = {"interconnect.nvlink.nccl_version=2.27", NULL};
+    char *path = strata_test_source_path("validation/hw/p6-b200.ini");
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, p6_set, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_coll_tuning t;
+    const struct {
+        uint64_t bytes, chunk;
+    } p6[] = {{4ull << 30, 64u << 10}, {(6ull << 30) - 1024, 64u << 10}, {6ull << 30, 512u << 10},
+              {8ull << 30, 512u << 10}, {64ull << 20, 32u << 10}};
+    for (size_t i = 0; i < G_N_ELEMENTS(p6); i++) {
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, p6[i].bytes, 0, &t, NULL));
+        ck_assert_int_eq(t.algo, STRATA_NCCL_NVLS);
+        ck_assert_uint_eq(t.channels, 24);
+        ck_assert_msg(t.chunk_bytes == p6[i].chunk, "p6 %" PRIu64 " B: chunk %" PRIu64, p6[i].bytes, t.chunk_bytes);
+    }
+    strata_hw_free(hw);
+    hw = strata_hw_load(path, p6_six, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 6, 6, 8ull << 30, 0, &t, NULL));
+    ck_assert_int_eq(t.algo, STRATA_NCCL_NVLS);
+    ck_assert_uint_eq(t.chunk_bytes, 512u << 10);
+    strata_hw_free(hw);
+    g_free(path);
+    hw = strata_test_load_hw("hgx-b200", plain);
+    const struct {
+        uint64_t bytes, chunk;
+    } nccl[] = {{1ull << 30, 64u << 10}, {4ull << 30, 128u << 10}, {8ull << 30, 128u << 10}};
+    for (size_t i = 0; i < G_N_ELEMENTS(nccl); i++) {
+        ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_REDUCE, 8, 8, nccl[i].bytes, 0, &t, NULL));
+        ck_assert_int_eq(t.algo, STRATA_NCCL_NVLS);
+        ck_assert_uint_eq(t.chunk_bytes, nccl[i].chunk);
+    }
+    strata_hw_free(hw);
+}
+END_TEST
+
 static Suite *nccl_plugin_suite(void)
 {
     Suite *s = suite_create("nccl_plugin");
@@ -379,6 +436,7 @@ static Suite *nccl_plugin_suite(void)
     tcase_add_test(tc, nic_group_joins_a_gpus_nics);
     tcase_add_test(tc, net_latency_steers_the_choice);
     tcase_add_test(tc, platform_env_sets_the_chunks);
+    tcase_add_test(tc, p6_env_moves_the_nvls_chunk);
     suite_add_tcase(s, tc);
     return s;
 }
