@@ -8,10 +8,13 @@
  * apart after an NCCL fallback); vLLM's custom all-reduce (vllm-custom): its
  * 1-stage and 2-stage kernels by hand, its size and rank-count rules from
  * both sides, the staging copy outside a CUDA graph, and the vllm-v0 and
- * sglang-v0.3 rows through the serving cost.
+ * sglang-v0.3 rows through the serving cost; the collectives that join a
+ * vocabulary split over TP ranks (the logits' all-gather, the embedding's
+ * all-reduce) by hand.
  */
 #include <math.h>
 #include <string.h>
+#include "hw/coll_impl.h"
 #include "serve/serve_allreduce.h"
 #include "serve/serve_cost.h"
 #include "serve/serve_engine.h"
@@ -180,6 +183,67 @@ START_TEST(nccl_fallback_quantizes_apart)
 }
 END_TEST
 
+/* The vocabulary's collectives at TP > 1 (serve_cost.h,
+ * strata_serve_cost_set_vocab_collectives), Llama-3-70B FP8 at TP2 on DGX
+ * H100, one layer, a step of 256 decodes (context 100):
+ *   the logits all-gather: each rank's ceil(128,256 / 2) = 64,128 columns
+ *   of 256 rows in bf16, 32,833,536 B a rank, at the time NCCL's model
+ *   (the file's collective row) gives an all-gather of that share over 2
+ *   ranks (nccl_tuning.h; asserted here to lie between the bytes at
+ *   NVLink's 450 GB/s and at a third of it, so a wrong size fails);
+ *   the embedding's all-reduce of 256 x 8,192 bf16 (4,194,304 B) under
+ *   trtllm-auto, the two-shot kernel (256 > 128 tokens, <= 2 ranks):
+ *   3 + 2 x 1 + 2 x 1/2 x 4,194,304 / 360e9 (11.650844 us)
+ *   + 3 x 4,194,304 / 3.015e12 (4.173436 us) = 20.824281 us.
+ * The trtllm row runs both, trtllm-cpp the gather alone; nothing at TP1 or under
+ * attention DP (LM head and embedding whole on each rank). */
+START_TEST(vocab_collectives_by_hand)
+{
+    char *path = g_build_filename(STRATA_SOURCE_DIR, "configs", "hw", "dgx-h100.ini", NULL);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load(path, NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "");
+    strata_serve_model m;
+    ck_assert_msg(strata_serve_model_preset(&m, "llama-3-70b", &err), "%s", err ? err->message : "");
+    m.dtype = STRATA_DTYPE_F8;
+    m.layers = 1;
+    strata_serve_chunk *d = g_new(strata_serve_chunk, 256);
+    for (uint32_t i = 0; i < 256; i++)
+        d[i] = (strata_serve_chunk){i, 1, 100, true};
+    strata_coll_tuning tu = {0};
+    ck_assert(strata_hw_coll_impl(hw)->tune(hw, STRATA_OP_ALL_GATHER, 2, 2, 32833536, 0, &tu, NULL));
+    const double gather = tu.estimate_s, embed = 5e-6 + 4194304.0 / 360e9 + 3.0 * 4194304.0 / 3.015e12;
+    ck_assert_msg(gather > 32833536.0 / 450e9 && gather < 3 * 32833536.0 / 450e9, "%.17g", gather);
+    ck_assert_msg(fabs(embed - 20.824281e-6) < 1e-12, "%.17g", embed);
+    const char *engines[2] = {"trtllm", "trtllm-cpp"};
+    const double more[2] = {gather + embed, gather};
+    for (int i = 0; i < 2; i++) {
+        strata_serve_cost *c = strata_serve_cost_new(hw, &m, 2, false, 256, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find(engines[i], NULL), c, &err));
+        double with = strata_serve_cost_step(c, d, 256);
+        strata_serve_cost_set_vocab_collectives(c, false, false);
+        double without = strata_serve_cost_step(c, d, 256);
+        ck_assert_msg(fabs(with - without - more[i]) < 1e-12 * with, "%s: %.17g vs %.17g", engines[i], with - without,
+                      more[i]);
+        strata_serve_cost_free(c);
+    }
+    /* TP1 and attention DP: no collective joins the vocabulary */
+    for (int dp = 0; dp < 2; dp++) {
+        strata_serve_cost *c = strata_serve_cost_new(hw, &m, dp ? 2 : 1, dp, 256, &err);
+        ck_assert_msg(c, "%s", err ? err->message : "");
+        strata_serve_cost_set_vocab_collectives(c, true, true);
+        double with = strata_serve_cost_step(c, d, 256);
+        strata_serve_cost_set_vocab_collectives(c, false, false);
+        ck_assert(strata_serve_cost_step(c, d, 256) == with);
+        strata_serve_cost_free(c);
+    }
+    g_free(d);
+    strata_hw_free(hw);
+    g_free(path);
+}
+END_TEST
+
 /* vLLM's custom all-reduce on DGX H100 (the dgx() figures; peer loads
  * at 450 x 4/5 = 360 GB/s):
  * one Llama-3-70B token at TP2 (8,192 bf16 = 16,384 B), 1-stage (2 ranks):
@@ -291,6 +355,7 @@ int main(void)
     tcase_add_test(tc, strategy_on_each_side_of_the_thresholds);
     tcase_add_test(tc, trtllm_engine_runs_it_in_the_step);
     tcase_add_test(tc, nccl_fallback_quantizes_apart);
+    tcase_add_test(tc, vocab_collectives_by_hand);
     tcase_add_test(tc, vllm_custom_kernels_by_hand);
     tcase_add_test(tc, vllm_custom_on_each_side_of_its_rules);
     tcase_add_test(tc, vllm_engines_run_it_in_the_step);

@@ -6,7 +6,8 @@
  * setups vLLM 0.6 refuses (exit 2), TensorRT-LLM's no-evict admission and
  * its CUDA graph padding of decode batches, SGLang 0.3's prefill batches
  * and admission; the KV pool each engine sizes (vLLM of the device,
- * TensorRT-LLM of the memory left free); inter-token latencies against TPOT.
+ * TensorRT-LLM of the memory left free); TensorRT-LLM's overlap scheduler's
+ * one decode more per request; inter-token latencies against TPOT.
  */
 #include <string.h>
 #include "serve/serve.h"
@@ -286,6 +287,43 @@ START_TEST(trtllm_unchunked_places_whole_prompts)
     check_steps(r, alone, G_N_ELEMENTS(alone));
     ck_assert(r->rejected == 1 && r->completed == 1);
     strata_serve_result_free(r);
+}
+END_TEST
+
+/* TensorRT-LLM's overlap scheduler (the trtllm row's overlap_lag): a request done in step n is in step n+1's batch
+ * too, one decode whose token is dropped, and its slot is free only after it. A(4 prompt, 3 out) and B(4, 3) at 0,
+ * one sequence at a time, budget 8, trtllm-no-evict: step 1 A's prompt (4 tokens, its first token), steps 2 and 3
+ * A's decodes (its second and third: A done at step 3's end), step 4 A's dropped decode, step 5 B's prompt, 6 and
+ * 7 its decodes (B done at step 7's end; the run ends with the last request, so B's dropped decode is not run): 7
+ * steps, where without the lag (no engine) B's prompt is step 4 and the run 6 steps. Finish times are the ends of
+ * the steps that produced the last tokens (3 and 7); the dropped decode is no decode token (4 either way). */
+START_TEST(trtllm_overlap_runs_one_decode_more)
+{
+    strata_serve_request req[2] = {{0, 4, 3}, {0, 4, 3}};
+    strata_serve_config c;
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 1;
+    c.engine = strata_serve_engine_find("trtllm", NULL);
+    ck_assert(c.engine && c.engine->overlap_lag);
+    strata_serve_result *r = run_config(&c, "trtllm-no-evict", req, 2);
+    const uint32_t lag[][3] = {{4, 1, 0}, {1, 0, 1}, {1, 0, 1}, {1, 0, 1}, {4, 1, 0}, {1, 0, 1}, {1, 0, 1}};
+    check_steps(r, lag, G_N_ELEMENTS(lag));
+    ck_assert_uint_eq(r->completed, 2);
+    ck_assert_uint_eq(r->decode_tokens, 4);
+    double a_end = step(r, 2)->t + step(r, 2)->dt, b_end = step(r, 6)->t + step(r, 6)->dt;
+    ck_assert_double_eq_tol(r->makespan, b_end, 1e-12);
+    ck_assert_double_eq_tol(r->e2e.mean, (a_end + b_end) / 2, 1e-12);
+    ck_assert_double_eq_tol(r->ttft.mean, (step(r, 0)->dt + step(r, 4)->t + step(r, 4)->dt) / 2, 1e-12);
+    strata_serve_result_free(r);
+    strata_serve_config_default(&c);
+    c.max_num_batched_tokens = 8, c.max_num_seqs = 1;
+    r = run_config(&c, "trtllm-no-evict", req, 2);
+    const uint32_t none[][3] = {{4, 1, 0}, {1, 0, 1}, {1, 0, 1}, {4, 1, 0}, {1, 0, 1}, {1, 0, 1}};
+    check_steps(r, none, G_N_ELEMENTS(none));
+    ck_assert_uint_eq(r->decode_tokens, 4);
+    strata_serve_result_free(r);
+    /* NIM's C++ executor (trtllm-cpp) has no such lag */
+    ck_assert(!strata_serve_engine_find("trtllm-cpp", NULL)->overlap_lag);
 }
 END_TEST
 
@@ -619,6 +657,7 @@ int main(void)
     tcase_add_test(tc, trtllm_pool_is_its_fraction_of_the_free_memory);
     tcase_add_test(tc, trtllm_profile_holds_the_fused_moe_call);
     tcase_add_test(tc, trtllm_cpp_runs_nims_executor);
+    tcase_add_test(tc, trtllm_overlap_runs_one_decode_more);
     tcase_add_test(tc, itl_pools_every_gap_tpot_averages_each_request);
     suite_add_tcase(s, tc);
     return strata_test_main(s);

@@ -30,6 +30,7 @@ struct strata_serve_cost {
     const strata_serve_allreduce *ar;         /* the TP all-reduce's implementation (NULL: NCCL) */
     bool fa3_prefill;                         /* GQA prefill attention as FlashAttention-3 moves its bytes */
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
+    bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
 };
 
 /* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
@@ -310,6 +311,12 @@ void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_al
     c->ar = a;
     for (uint32_t t = 0; t <= c->max_tokens; t++) /* the cached dense times hold the all-reduces */
         c->dense[t] = NAN;
+}
+
+void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool embed_allreduce)
+{
+    c->gather_logits = gather_logits;
+    c->embed_allreduce = embed_allreduce;
 }
 
 void strata_serve_cost_free(strata_serve_cost *c)
@@ -797,6 +804,25 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
 }
 
 
+/* The collectives joining the vocabulary split over tp ranks (no
+ * attention DP), where the engine runs them (serve_cost.h): the sampled
+ * rows' logits all-gathered, each rank's ceil(vocab / tp) columns in the
+ * activations' dtype (TensorRT-LLM's LMHead keeps config.torch_dtype,
+ * bf16 under FP8 weights); the step's tokens x hidden embedding rows
+ * all-reduced by the engine's all-reduce. */
+static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uint64_t sampled)
+{
+    if (c->tp < 2 || c->dp > 1)
+        return 0;
+    uint64_t cols = ((uint64_t)c->m.vocab + c->tp - 1) / c->tp;
+    double t = 0;
+    if (c->gather_logits && sampled)
+        t += collective(c, STRATA_OP_ALL_GATHER, (uint64_t)((double)(sampled * cols) * act_bytes(c)));
+    if (c->embed_allreduce && tokens)
+        t += allreduce(c, tokens);
+    return t;
+}
+
 double strata_serve_cost_step(strata_serve_cost *c, const strata_serve_chunk *chunks, uint32_t n)
 {
     return strata_serve_cost_step_padded(c, chunks, n, 0);
@@ -821,7 +847,8 @@ double strata_serve_cost_step_padded(strata_serve_cost *c, const strata_serve_ch
         attn += (attention(c, chunks, n, pad, m->sliding_window) + qk_norms) * sliding;
     if (c->dp > 1) /* the LM head whole on each rank, its own requests (TensorRT-LLM's enable_lm_head_tp_in_adp off) */
         return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, local_tokens(c, sampled), m->hidden, m->vocab);
-    return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp);
+    return dense_time(c, (uint32_t)tokens) + attn + lm_head(c, sampled, m->hidden, m->vocab / c->tp) +
+           vocab_collectives(c, tokens, sampled);
 }
 
 /* The time of one layer's attention or of the whole step, its ops' work

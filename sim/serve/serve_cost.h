@@ -49,7 +49,9 @@
  *       (ideal, xla): two ring passes, each (tp-1)/tp x bytes at the
  *       route's bandwidth plus tp-1 route latencies
  *   then the LM head: gemm S x hidden x vocab / tp for the S requests that
- *   sample a token.
+ *   sample a token; with tp > 1, where the engine runs them
+ *   (strata_serve_cost_set_vocab_collectives), the all-gather of those
+ *   logits and the embedding's all-reduce.
  * With attention data parallelism (TensorRT-LLM's enable_attention_dp,
  * SGLang's --enable-dp-attention) the step's chunks are all ranks' and a
  * rank's time is its share: attention, its projections, norms, dense MLPs,
@@ -107,6 +109,17 @@ void strata_serve_cost_set_attn_aux(strata_serve_cost *c, const strata_serve_att
 /* The TP all-reduce's implementation (serve_allreduce.h; NULL, the
  * default: NCCL's, as the hardware's collective row times it). */
 void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_allreduce *a);
+/* The collectives that join a vocabulary split over the tp ranks (tp > 1,
+ * no attention DP; serve_engine.h's rows say which an engine runs), each
+ * step: gather_logits, an all-gather of the sampled rows' logits, each
+ * rank's ceil(vocab / tp) columns in the activations' dtype (an LM head
+ * with gather_output), timed by the hardware's collective row as the
+ * all-reduces are (NCCL: TensorRT-LLM's allgather op calls ncclAllGather);
+ * embed_allreduce, an all-reduce of the step's tokens x hidden embedding
+ * rows (a vocabulary-parallel embedding, each rank's rows masked to its
+ * own vocabulary), as the engine's all-reduce runs it, no norm fused.
+ * Both off by default. */
+void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool embed_allreduce);
 /* What a step of `tokens` tokens run outside a CUDA graph adds to its
  * time (strata_serve_cost_step's assume one): its 2 x layers TP
  * all-reduces as the implementation runs them eagerly less as in a graph

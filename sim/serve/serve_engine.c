@@ -72,6 +72,27 @@
  *   estimation's own KV blocks added back (the same expression in every
  *   PyTorch-backend release read, 2025-2026). The other rows take
  *   vLLM's gpu_memory_utilization of the whole device (serve_run.c).
+ *   Its overlap scheduler launches step n+1 before it has read step n's
+ *   tokens, so a request that sampled its last token in step n is still in
+ *   step n+1's batch: one decode more, its token dropped, its slot and
+ *   blocks freed after it (docs/source/features/overlap-scheduler.md,
+ *   "Tradeoff: The optimization introduces one extra decoding step",
+ *   read at NVIDIA/TensorRT-LLM's main of 2025-2026; PyExecutor.
+ *   _executor_loop_overlap: _schedule, _forward_step, _sample_async, then
+ *   _process_previous_batch for step n-1): overlap_lag. Its tokens leave
+ *   at step n's end, so a request's finish time is that step's.
+ *   Its vocabulary layers are split over the TP ranks and joined by a
+ *   collective each step (no attention DP): LlamaModel's embed_tokens is an
+ *   Embedding with TensorParallelMode.COLUMN, whose forward all-reduces
+ *   the masked lookup (tensorrt_llm/_torch/modules/embedding.py,
+ *   Embedding.forward: "Reduce across all the model parallel GPUs",
+ *   @06d0733f; _torch/models/modeling_llama.py LlamaModel @012cf909), and
+ *   DecoderModelForCausalLM's lm_head is an LMHead with COLUMN and
+ *   gather_output=True (_torch/models/modeling_utils.py), all-gathering
+ *   each rank's vocab / tp logits (bf16, config.torch_dtype) of the rows
+ *   that sample: embed_allreduce and logits_gather. Under attention DP
+ *   both are whole on each rank (no collective), as the pool's paragraph
+ *   of docs/serving.md says.
  * trtllm-cpp: TensorRT-LLM's C++ executor running a TensorRT engine, the
  *   runtime of NIM for LLMs 1.x's optimized profiles (GPU, precision and
  *   TP tagged, e.g. H100 FP8 TP2: docs.nvidia.com/nim/large-language-
@@ -89,7 +110,14 @@
  *   defaulting to KvCacheConfig::kDefaultGpuMemFraction (0.9): strata's
  *   pool_of_free with gpu_memory_utilization 0.9. Its host work and its
  *   TP all-reduce plugin are not modelled (no CPU time, NCCL's all-reduce;
- *   docs/serving.md "NIM's executor").
+ *   docs/serving.md "NIM's executor"). Its LM head is a ColumnLinear with
+ *   gather_output=True (tensorrt_llm/models/llama/model.py,
+ *   LLaMAForCausalLM, @027cd518): logits_gather; its embedding is whole on
+ *   every rank unless the checkpoint was converted with
+ *   use_parallel_embedding (False by default, the same file), so no
+ *   embedding all-reduce. The C++ executor overlaps nothing of the kind
+ *   unless ExecutorConfig's enableTrtOverlap is set (false by default,
+ *   cpp/include/tensorrt_llm/executor/executor.h): no lag.
  * vllm-v1, the row behind no --engine (not in the table: --engine cannot
  *   name it): vLLM v1, no CPU time per step, and the one row with
  *   fa3_prefill, its FLASH_ATTN backend running FlashAttention-3 on Hopper
@@ -114,29 +142,31 @@ enum { GRAPH_ALIGN = 8 };
 
 static const strata_serve_engine engines[] = {
     {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL, 0, 0,
-     false, NULL, false, false, 0, 0},
+     false, NULL, false, false, 0, 0, false, false, false},
     {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
      "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
-     NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn", false, false, 0, 0},
+     NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn", false, false, 0, 0, false, false, false},
     {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 1.6e-6,
      "SGLang before 0.4: 1 ms a step + per request 1.6 us, 5.4 ns a prompt token, 25 ns an output token, not "
      "overlapped (ESTIMATE)",
      "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false, "sglang-0.3-flashinfer", false, false,
-     .per_prompt_token_s = 5.4e-9, .per_output_token_s = 25e-9},
+     .per_prompt_token_s = 5.4e-9, .per_output_token_s = 25e-9, .overlap_lag = false},
     {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
      "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
-     NULL, NULL, 0, 0, false, NULL, false, false, 0, 0},
+     NULL, NULL, 0, 0, false, NULL, false, false, 0, 0, false, false, false},
     {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
      "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
-     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL, false, false, 0, 0},
+     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL, false, false, 0, 0, .overlap_lag = true,
+     .logits_gather = true, .embed_allreduce = true},
     {.name = "trtllm-cpp",
      .mode = SERVE_ENGINE_SYNC,
      .what = "TensorRT-LLM's C++ executor on a TensorRT engine (NIM 1.x): GUARANTEED_NO_EVICT, whole contexts, XQA "
              "decode, KV pool of the free memory; host time not modelled",
      .scheduler = "trtllm-no-evict-unchunked",
      .decode = "xqa",
-     .pool_of_free = true},
-    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL, false, false, 0, 0},
+     .pool_of_free = true,
+     .logits_gather = true},
+    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL, false, false, 0, 0, false, false, false},
 };
 
 /* No --engine: vLLM v1 as the default scheduler (vllm-v1) runs it, no CPU
@@ -145,7 +175,7 @@ static const strata_serve_engine engines[] = {
  * default to FA3", device capability 9). */
 static const strata_serve_engine vllm_v1 = {"vllm-v1", SERVE_ENGINE_SYNC, 0, 0,
                                             "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 prefill",
-                                            NULL, NULL, NULL, 0, 0, false, NULL, true, true, 0, 0};
+                                            NULL, NULL, NULL, 0, 0, false, NULL, true, true, 0, 0, false, false, false};
 
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
 {
@@ -176,6 +206,7 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_
             return false;
         strata_serve_cost_set_allreduce(cost, ar);
     }
+    strata_serve_cost_set_vocab_collectives(cost, e->logits_gather, e->embed_allreduce);
     return true;
 }
 

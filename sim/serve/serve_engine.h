@@ -69,6 +69,13 @@ typedef struct strata_serve_engine {
     double per_prompt_token_s; /* CPU seconds per prompt token of each request in the step's batch
                                 * (Python lists the engine copies whole every step) */
     double per_output_token_s; /* and per token each has generated before the step */
+    bool overlap_lag;      /* a request that samples its last token is still in the next step's batch,
+                            * one decode more whose token is dropped, before its slot and blocks are
+                            * freed (TensorRT-LLM's overlap scheduler: serve_engine.c) */
+    bool logits_gather;    /* with tp > 1 (no attention DP) the LM head's vocabulary-split logits are
+                            * all-gathered (gather_output: serve_cost.h) */
+    bool embed_allreduce;  /* with tp > 1 (no attention DP) the vocabulary-split embedding's output is
+                            * all-reduced (serve_cost.h) */
 } strata_serve_engine;
 
 typedef struct strata_serve_cost strata_serve_cost;

@@ -21,6 +21,7 @@ typedef struct serve_req {
     double arrival, first_token, finish;
     double last_token;             /* when its latest token was sampled (its ITLs) */
     uint64_t swapped_bytes;
+    bool draining;                 /* finished, still in the batch for the engine's lagged step (overlap_lag) */
 } serve_req;
 
 typedef struct serve_deque {

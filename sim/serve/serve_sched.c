@@ -64,9 +64,23 @@ uint32_t serve_deque_peek(const serve_deque *d)
     return d->a[d->head];
 }
 
-/* Preempts q: by swap when asked and the host has room, else recompute. */
+/* A finished request leaves the batch: its blocks freed (after its
+ * lagged step where the engine has one). */
+static void retire(serve_state *st, serve_req *q)
+{
+    q->draining = false;
+    q->state = SERVE_DONE;
+    st->scheme->release(st->kv, q->id);
+}
+
+/* Preempts q: by swap when asked and the host has room, else recompute; a
+ * draining request (finished) just leaves. */
 static void preempt(serve_state *st, serve_req *q)
 {
+    if (q->draining) {
+        retire(st, q);
+        return;
+    }
     uint64_t held = st->scheme->held(st->kv, q->id);
     st->res->preemptions++;
     if (st->cfg->swap && st->host_used + held <= st->cfg->swap_space && held) {
@@ -226,14 +240,23 @@ static void next_run_step(serve_state *st)
 }
 
 /* After a step of time t: tokens computed, tokens sampled, requests done
- * (in a multi-step run, when the run ends). */
+ * (in a multi-step run, when the run ends). Under an engine with
+ * overlap_lag (serve_engine.h) a request done in this step completes now
+ * (its finish time, its client) but stays in the batch, draining, for one
+ * more decode whose token nobody keeps; its blocks are freed after that
+ * step. */
 static void finish_step(serve_state *st)
 {
+    bool lag = st->cfg->engine && st->cfg->engine->overlap_lag;
     for (uint32_t i = 0; i < st->n_chunks; i++) {
         serve_req *q = &st->req[st->chunks[i].id];
         if (q->state != SERVE_RUNNING)
             continue;
         q->computed += st->chunks[i].tokens;
+        if (q->draining) {
+            retire(st, q);
+            continue;
+        }
         if (st->chunks[i].tokens == 1 && q->generated)
             st->res->decode_tokens++;
         else
@@ -243,8 +266,10 @@ static void finish_step(serve_state *st)
         if (!q->generated || q->generated < q->output || st->run_left)
             continue;
         q->finish = st->now;
-        q->state = SERVE_DONE;
-        st->scheme->release(st->kv, q->id);
+        if (lag)
+            q->draining = true;
+        else
+            retire(st, q);
         st->n_done++;
         st->res->completed++;
         serve_client_free(st, q);
