@@ -141,23 +141,45 @@ enum { SGLANG_V03_GRAPH_MAX = 160 };
 enum { GRAPH_ALIGN = 8 };
 
 static const strata_serve_engine engines[] = {
-    {"none", SERVE_ENGINE_SYNC, 0, 0, "no CPU time per step (its work hidden or not modelled)", NULL, NULL, NULL, 0, 0,
-     false, NULL, false, false, 0, 0, false, false, false},
-    {"vllm-v0", SERVE_ENGINE_MULTI_STEP, 4e-3, 35e-6,
-     "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps", "vllm-v0",
-     NULL, "vllm-custom", 0, GRAPH_ALIGN, false, "vllm-0.6-flash-attn", false, false, 0, 0, false, false, false},
-    {"sglang-v0.3", SERVE_ENGINE_SYNC, 1e-3, 1.6e-6,
-     "SGLang before 0.4: 1 ms a step + per request 1.6 us, 5.4 ns a prompt token, 25 ns an output token, not "
-     "overlapped (ESTIMATE)",
-     "sglang-v0.3", NULL, "vllm-custom", SGLANG_V03_GRAPH_MAX, GRAPH_ALIGN, false, "sglang-0.3-flashinfer", false, false,
-     .per_prompt_token_s = 5.4e-9, .per_output_token_s = 25e-9, .overlap_lag = false},
-    {"overlap", SERVE_ENGINE_OVERLAP, 4e-3, 35e-6,
-     "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)", NULL,
-     NULL, NULL, 0, 0, false, NULL, false, false, 0, 0, false, false, false},
-    {"trtllm", SERVE_ENGINE_OVERLAP, 0, 0,
-     "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT admission",
-     "trtllm-no-evict", "xqa", "trtllm-auto", 0, 0, true, NULL, false, false, 0, 0, .overlap_lag = true,
-     .logits_gather = true, .embed_allreduce = true},
+    {.name = "none", .mode = SERVE_ENGINE_SYNC, .what = "no CPU time per step (its work hidden or not modelled)"},
+    {.name = "vllm-v0",
+     .mode = SERVE_ENGINE_MULTI_STEP,
+     .step_s = 4e-3,
+     .per_seq_s = 35e-6,
+     .what = "vLLM v0 (0.5, 0.6): 4 ms + 35 us per request a step, once per --num-scheduler-steps decode steps",
+     .scheduler = "vllm-v0",
+     .allreduce = "vllm-custom",
+     .graph_align = GRAPH_ALIGN,
+     .attn_aux = "vllm-0.6-flash-attn"},
+    {.name = "sglang-v0.3",
+     .mode = SERVE_ENGINE_SYNC,
+     .step_s = 1e-3,
+     .per_seq_s = 1.6e-6,
+     .what = "SGLang before 0.4: 1 ms a step + per request 1.6 us, 5.4 ns a prompt token, 25 ns an output token, not "
+             "overlapped (ESTIMATE)",
+     .scheduler = "sglang-v0.3",
+     .allreduce = "vllm-custom",
+     .graph_max = SGLANG_V03_GRAPH_MAX,
+     .graph_align = GRAPH_ALIGN,
+     .attn_aux = "sglang-0.3-flashinfer",
+     .per_prompt_token_s = 5.4e-9,
+     .per_output_token_s = 25e-9},
+    {.name = "overlap",
+     .mode = SERVE_ENGINE_OVERLAP,
+     .step_s = 4e-3,
+     .per_seq_s = 35e-6,
+     .what = "vllm-v0's CPU work run one step ahead of the GPU (SGLang 0.4, TensorRT-LLM, vLLM v1 async scheduling)"},
+    {.name = "trtllm",
+     .mode = SERVE_ENGINE_OVERLAP,
+     .what = "TensorRT-LLM (PyTorch backend, trtllm-bench): overlap scheduler, host work hidden; GUARANTEED_NO_EVICT "
+             "admission",
+     .scheduler = "trtllm-no-evict",
+     .decode = "xqa",
+     .allreduce = "trtllm-auto",
+     .pool_of_free = true,
+     .overlap_lag = true,
+     .logits_gather = true,
+     .embed_allreduce = true},
     {.name = "trtllm-cpp",
      .mode = SERVE_ENGINE_SYNC,
      .what = "TensorRT-LLM's C++ executor on a TensorRT engine (NIM 1.x): GUARANTEED_NO_EVICT, whole contexts, XQA "
@@ -166,16 +188,19 @@ static const strata_serve_engine engines[] = {
      .decode = "xqa",
      .pool_of_free = true,
      .logits_gather = true},
-    {NULL, SERVE_ENGINE_SYNC, 0, 0, NULL, NULL, NULL, NULL, 0, 0, false, NULL, false, false, 0, 0, false, false, false},
+    {.name = NULL},
 };
 
 /* No --engine: vLLM v1 as the default scheduler (vllm-v1) runs it, no CPU
  * time per step, its FLASH_ATTN backend's FlashAttention-3 prefill (vLLM's
  * vllm/attention/utils/fa_utils.py, get_flash_attn_version: "if hopper
  * default to FA3", device capability 9). */
-static const strata_serve_engine vllm_v1 = {"vllm-v1", SERVE_ENGINE_SYNC, 0, 0,
-                                            "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 prefill",
-                                            NULL, NULL, NULL, 0, 0, false, NULL, true, true, 0, 0, false, false, false};
+static const strata_serve_engine vllm_v1 = {.name = "vllm-v1",
+                                            .mode = SERVE_ENGINE_SYNC,
+                                            .what = "vLLM v1 (no --engine): no CPU time per step, FlashAttention-3 "
+                                                    "prefill",
+                                            .fa3_prefill = true,
+                                            .window_blocks = true};
 
 const strata_serve_engine *strata_serve_engine_find(const char *name, GError **err)
 {
