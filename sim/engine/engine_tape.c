@@ -344,6 +344,49 @@ size_t engine_tape_bytes(const engine_tape *t)
     return t->bytes;
 }
 
+/* The fields' table as text: a change of a field, its codec, its
+ * expectation or its fast kinds changes the format's digest. */
+#define TAPE_TEXT_(...) #__VA_ARGS__
+#define TAPE_TEXT(...) TAPE_TEXT_(__VA_ARGS__)
+#define FIELD_TEXT(id, codec, f, aux, expect, fast) id codec f aux expect fast;
+
+char *engine_tape_format(void)
+{
+    static const char table[] = TAPE_TEXT(TAPE_FIELDS(FIELD_TEXT));
+    char *text = g_strdup_printf("tape %d fast %x/%x/%x/%x/%x chunk %zu %s", ENGINE_TAPE_FORMAT, FAST, FAST_NAME,
+                                 FAST_FLOPS, FAST_TIME, FAST_SKIP, sizeof(tape_chunk), table);
+    char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, text, -1);
+    g_free(text);
+    return sum;
+}
+#undef FIELD_TEXT
+
+bool engine_tape_each_chunk(const engine_tape *t, bool (*visit)(const uint8_t *data, size_t n, void *user),
+                            void *user)
+{
+    if (t->n_spilled > 0 || t->at || t->pos > 0)
+        return false; /* part of it on file, or replayed */
+    for (const tape_chunk *c = t->head; c; c = c->next)
+        if (c->used > 0 && !visit(c->data, c->used, user))
+            return false;
+    return true;
+}
+
+engine_tape *engine_tape_new_filled(size_t n, uint8_t **data)
+{
+    engine_tape *t = engine_tape_new_sized(SIZE_MAX, ENGINE_TAPE_CHUNK, NULL);
+    if (n == 0) {
+        *data = NULL;
+        return t; /* no op: replays none */
+    }
+    tape_chunk *c = chunk_new(t, n);
+    c->used = n;
+    t->head = t->tail = c;
+    t->bytes = sizeof(tape_chunk) + n;
+    *data = c->data;
+    return t;
+}
+
 static uint8_t *put_varint(uint8_t *p, uint64_t v)
 {
     while (v >= 0x80) {
