@@ -859,8 +859,12 @@ static bool run_engine(const strata_hw *hw, strata_source *src, engine_compiled 
     return true;
 }
 
-bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
-                       strata_results **out, GError **err)
+/* Not inlined (LTO would put it in its callers): callgrind's
+ * --toggle-collect=strata_engine_run measures the engine's whole run, as
+ * docs/engine.md's "Speed" does; one call a run. */
+__attribute__((noinline)) bool strata_engine_run(const strata_hw *hw, strata_source *src,
+                                                 const strata_engine_options *opt, strata_results **out,
+                                                 GError **err)
 {
     return run_engine(hw, src, NULL, opt, out, err);
 }
@@ -870,8 +874,10 @@ bool strata_engine_is_compiled(const char *path)
     return engine_compiled_is(path);
 }
 
-bool strata_engine_run_compiled(const strata_hw *hw, const char *path, const strata_engine_options *opt,
-                                strata_results **out, GError **err)
+/* Not inlined, as strata_engine_run: --toggle-collect=strata_engine_run_compiled. */
+__attribute__((noinline)) bool strata_engine_run_compiled(const strata_hw *hw, const char *path,
+                                                          const strata_engine_options *opt, strata_results **out,
+                                                          GError **err)
 {
     engine_compiled *c = engine_compiled_read(path, strata_hw_fingerprint(hw), strata_hw_name(hw), err);
     return c && run_engine(hw, NULL, c, opt, out, err);
