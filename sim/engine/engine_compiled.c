@@ -28,6 +28,7 @@ void engine_compiled_free(engine_compiled *c)
 {
     if (!c)
         return;
+    g_free(c->path);
     g_free(c->hw_fingerprint);
     g_free(c->hw_name);
     g_free(c->origin);
@@ -43,7 +44,7 @@ void engine_compiled_free(engine_compiled *c)
  * multiply and a rotation, about a cycle a byte, so that replaying a
  * compiled trace does not pay a cryptographic hash per byte of its tape.
  * It catches truncation and damage, not a forged file. */
-static uint64_t check_of(const uint8_t *p, size_t n)
+uint64_t engine_compiled_check(const uint8_t *p, size_t n)
 {
     uint64_t h = 0x9e3779b97f4a7c15u ^ n;
     size_t i = 0;
@@ -129,7 +130,7 @@ bool engine_compiled_write(const engine_compiled *c, const char *path, GError **
     uint64_t tape_len = out->len - at - 8;
     for (int i = 0; i < 8; i++)
         out->data[at + i] = (uint8_t)(tape_len >> (8 * i));
-    put_u64(out, check_of(out->data, out->len));
+    put_u64(out, engine_compiled_check(out->data, out->len));
     GError *local = NULL;
     bool ok = g_file_set_contents(path, (const char *)out->data, out->len, &local);
     if (!ok) {
@@ -202,6 +203,7 @@ engine_compiled *engine_compiled_read(const char *path, const char *hw_fingerpri
         return NULL;
     }
     engine_compiled *c = engine_compiled_new();
+    c->path = g_strdup(path);
     const uint8_t *bytes = (const uint8_t *)data;
     if (len < 16 || memcmp(bytes, ENGINE_COMPILED_MAGIC, 8) != 0) {
         g_free(data);
@@ -214,7 +216,7 @@ engine_compiled *engine_compiled_read(const char *path, const char *hw_fingerpri
     uint64_t check = 0;
     for (int i = 0; i < 8; i++)
         check |= (uint64_t)bytes[len - 8 + i] << (8 * i);
-    if (check != check_of(bytes, len - 8)) {
+    if (check != engine_compiled_check(bytes, len - 8)) {
         g_free(data);
         return damaged(c, path, "truncated, or its bytes changed: its check does not match", err);
     }

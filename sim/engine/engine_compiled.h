@@ -43,6 +43,7 @@
 #define ENGINE_COMPILED_VERSION "strata compiled trace 1"
 
 typedef struct engine_compiled {
+    char *path;           /* read: the file's path, for messages */
     char *hw_fingerprint; /* strata_hw_fingerprint of the model bound against */
     char *hw_name;        /* its name, for messages */
     char *origin;         /* the text trace's origin */
@@ -67,6 +68,9 @@ bool engine_compiled_write(const engine_compiled *c, const char *path, GError **
 /* Reads path, refusing it (invariant 1) unless it was compiled by this
  * strata for the model whose fingerprint is hw_fingerprint (hw_name names
  * that model in the message). */
+/* The file's check of its first n bytes (they end with it: ENGINE_COMPILED_*'s
+ * layout above). */
+uint64_t engine_compiled_check(const uint8_t *p, size_t n);
 engine_compiled *engine_compiled_read(const char *path, const char *hw_fingerprint, const char *hw_name,
                                       GError **err);
 

@@ -376,9 +376,9 @@ engine_feed *engine_feed_from_compiled(const strata_hw *hw, engine_compiled *c, 
     for (uint32_t m = 0; ok && m < ms->n; m++)
         if (strata_placement_needs_plan(ms->mem[m].place)) {
             g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s (compiled): the %s allocator of memory '%s' plans from the trace's lifetimes, which a "
-                        "compiled trace does not hold; run the text trace, or use another allocator",
-                        c->origin, strata_allocator_name(strata_placement_allocator(ms->mem[m].place)),
+                        "%s (compiled from %s): the %s allocator of memory '%s' plans from the trace's lifetimes, "
+                        "which a compiled trace does not hold; run the text trace, or use another allocator",
+                        c->path, c->origin, strata_allocator_name(strata_placement_allocator(ms->mem[m].place)),
                         ms->mem[m].spec->name);
             ok = false;
         }
@@ -387,7 +387,7 @@ engine_feed *engine_feed_from_compiled(const strata_hw *hw, engine_compiled *c, 
         ok = strata_binder_restore_route(f->binder, g_array_index(c->routes, uint32_t, r),
                                          g_array_index(c->routes, uint32_t, r + 1), &local);
         if (!ok) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s (compiled): route %u: %s", c->origin, r / 2,
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s (compiled from %s): route %u: %s", c->path, c->origin, r / 2,
                         local ? local->message : "memories out of the model");
             g_clear_error(&local);
         }
