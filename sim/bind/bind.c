@@ -390,7 +390,8 @@ static uint32_t op_device(const strata_binder *b, const strata_op *op)
 }
 
 /* Notes the device of the stream's first op. */
-static void note_stream_device(strata_binder *b, const strata_bound_op *o)
+/* Inline in both callers (strata_binder_next once an op). */
+static inline __attribute__((always_inline)) void note_stream_device(strata_binder *b, const strata_bound_op *o)
 {
     GArray *d = b->stream_device;
     if (o->stream < d->len) {

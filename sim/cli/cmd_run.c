@@ -70,6 +70,20 @@ static void run_args_clear(run_args *a)
     g_free(a->compile_to);
 }
 
+/* Options that do not go with --compile-to or with a compiled --trace: the
+ * error, or NULL. */
+static GError *compiled_conflict(const run_args *a, bool compiled)
+{
+    if (a->compile_to && (a->json || a->timeline || compiled))
+        return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--compile-to: %s",
+                           compiled ? "--trace is compiled already"
+                                    : "writes no --json or --timeline (it does not simulate)");
+    if (compiled && (a->policies || a->collectives))
+        return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "%s: a compiled trace takes no %s (give it when compiling)",
+                           a->trace, a->policies ? "--policy" : "--collectives");
+    return NULL;
+}
+
 int strata_cmd_run(int argc, char **argv)
 {
     run_args a = {0};
@@ -142,18 +156,8 @@ int strata_cmd_run(int argc, char **argv)
     strata_job_input(job, "--hw", a.hw);
     strata_job_input(job, "--trace", a.trace);
     bool compiled = strata_engine_is_compiled(a.trace);
-    if (a.compile_to && (a.json || a.timeline || compiled)) {
-        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--compile-to: %s",
-                          compiled ? "--trace is compiled already" : "writes no --json or --timeline (it does not "
-                                                                     "simulate)");
+    if ((err = compiled_conflict(&a, compiled)))
         goto done;
-    }
-    if (compiled && (a.policies || a.collectives)) {
-        err = g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT,
-                          "%s: a compiled trace takes no %s (give it when compiling)", a.trace,
-                          a.policies ? "--policy" : "--collectives");
-        goto done;
-    }
     if (!strata_job_output(job, "--json", a.json, &json_out, &err) ||
         !strata_job_output_timeline(job, a.timeline, &timeline_out, &err))
         goto done;

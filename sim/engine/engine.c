@@ -869,11 +869,6 @@ __attribute__((noinline)) bool strata_engine_run(const strata_hw *hw, strata_sou
     return run_engine(hw, src, NULL, opt, out, err);
 }
 
-bool strata_engine_is_compiled(const char *path)
-{
-    return engine_compiled_is(path);
-}
-
 /* Not inlined, as strata_engine_run: --toggle-collect=strata_engine_run_compiled. */
 __attribute__((noinline)) bool strata_engine_run_compiled(const strata_hw *hw, const char *path,
                                                           const strata_engine_options *opt, strata_results **out,
@@ -881,59 +876,4 @@ __attribute__((noinline)) bool strata_engine_run_compiled(const strata_hw *hw, c
 {
     engine_compiled *c = engine_compiled_read(path, strata_hw_fingerprint(hw), strata_hw_name(hw), err);
     return c && run_engine(hw, NULL, c, opt, out, err);
-}
-
-/* A memory whose allocator plans from the trace's lifetimes (which a
- * compiled trace does not hold): refused, naming it. */
-static bool no_planning(const engine_memories *ms, const char *origin, GError **err)
-{
-    for (uint32_t m = 0; m < ms->n; m++)
-        if (strata_placement_needs_plan(ms->mem[m].place)) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                        "%s: cannot be compiled: the %s allocator of memory '%s' plans from the trace's lifetimes, "
-                        "which a compiled trace does not hold (use another allocator)",
-                        origin, strata_allocator_name(strata_placement_allocator(ms->mem[m].place)),
-                        ms->mem[m].spec->name);
-            return false;
-        }
-    return true;
-}
-
-bool strata_engine_compile(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
-                           const char *path, GError **err)
-{
-    strata_engine_options defaults;
-    if (!opt) {
-        strata_engine_options_init(&defaults);
-        opt = &defaults;
-    }
-    if (strata_spmd_is_expansion(src)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
-                    "%s: cannot be compiled: a program on several devices (the model has %u) is expanded per device "
-                    "as it runs, which a compiled trace does not hold; run the text trace",
-                    strata_source_origin(src), strata_hw_devices(hw));
-        return false;
-    }
-    if (!strata_hw_fingerprint(hw)) {
-        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "the hardware model has no fingerprint");
-        return false;
-    }
-    engine_memories ms = {0};
-    if (!engine_memories_init(&ms, hw, opt->allocator, opt->check_allocators, err))
-        return false;
-    bool ok = no_planning(&ms, strata_source_origin(src), err);
-    /* labels kept (a run with a timeline needs them), the tape whole in
-     * memory (tape_memory 0: no spill) */
-    engine_feed *f = ok ? engine_feed_new(hw, src, &ms, NULL, true,
-                                          opt->tape_budget ? opt->tape_budget : STRATA_ENGINE_TAPE_BUDGET, 0,
-                                          STRATA_ENGINE_QUEUE_MEMORY, NULL, err)
-                        : NULL;
-    engine_compiled *c = f ? engine_feed_compiled(f, err) : NULL;
-    ok = c && engine_compiled_write(c, path, err);
-    if (c)
-        c->tape = NULL; /* f's */
-    engine_compiled_free(c);
-    engine_feed_free(f);
-    engine_memories_clear(&ms);
-    return ok;
 }

@@ -1,5 +1,7 @@
 /*
- * engine_compiled.c: a compiled trace's file (engine_compiled.h).
+ * engine_compiled.c: a compiled trace's file (engine_compiled.h), and
+ * engine.h's strata_engine_compile() and strata_engine_is_compiled()
+ * (strata_engine_run_compiled() is engine.c's, beside the run it shares).
  *
  * Writing builds the whole file in memory (its tape is most of it) and
  * writes it at once; reading takes the whole file, tests its length and
@@ -7,12 +9,13 @@
  * that refuses to read past the end (a count that the bytes cannot hold
  * is refused as damage, never allocated).
  */
-#include "engine/engine_compiled.h"
+#include "engine/engine_internal.h"
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <stdio.h>
 #include <string.h>
 #include "core/error.h"
+#include "engine/engine_tape_internal.h"
 
 engine_compiled *engine_compiled_new(void)
 {
@@ -60,6 +63,53 @@ uint64_t engine_compiled_check(const uint8_t *p, size_t n)
     return h ^ (h >> 33);
 }
 
+/* The tape's format: a digest (SHA-256, hex; g_free) of
+ * ENGINE_TAPE_FORMAT, the fast form's flags and the field table's text
+ * (TAPE_FIELDS, stringified: a change of a field, its codec, its
+ * expectation or its fast kinds changes the digest by itself). Two strata
+ * builds whose digests agree write and read the same bytes for the same
+ * ops. */
+#define TAPE_TEXT_(...) #__VA_ARGS__
+#define TAPE_TEXT(...) TAPE_TEXT_(__VA_ARGS__)
+#define FIELD_TEXT(id, codec, f, aux, expect, fast) id codec f aux expect fast;
+static char *tape_format(void)
+{
+    static const char table[] = TAPE_TEXT(TAPE_FIELDS(FIELD_TEXT));
+    char *text = g_strdup_printf("tape %d fast %x/%x/%x/%x/%x %s", ENGINE_TAPE_FORMAT, FAST, FAST_NAME, FAST_FLOPS,
+                                 FAST_TIME, FAST_SKIP, table);
+    char *sum = g_compute_checksum_for_string(G_CHECKSUM_SHA256, text, -1);
+    g_free(text);
+    return sum;
+}
+#undef FIELD_TEXT
+
+/* Appends the bytes of each of t's chunks to out, in order (their
+ * concatenation replays as the tape does: no op spans two chunks). False
+ * when t cannot be read whole (part of it spilled, or replay begun). */
+static bool tape_append(const engine_tape *t, GByteArray *out)
+{
+    if (t->n_spilled > 0 || t->at || t->pos > 0)
+        return false;
+    for (const tape_chunk *c = t->head; c; c = c->next)
+        g_byte_array_append(out, c->data, (guint)c->used);
+    return true;
+}
+
+/* A tape of the n bytes at p (a tape's concatenated chunks) in one chunk of
+ * its own, for replay only. */
+static engine_tape *tape_of_bytes(const uint8_t *p, size_t n)
+{
+    engine_tape *t = engine_tape_new_sized(SIZE_MAX, ENGINE_TAPE_CHUNK, NULL);
+    if (n == 0)
+        return t; /* no op: replays none */
+    tape_chunk *c = g_malloc(sizeof(tape_chunk) + n); /* no pool: engine_tape_free() frees it */
+    *c = (tape_chunk){.next = NULL, .used = n, .cap = n};
+    memcpy(c->data, p, n);
+    t->head = t->tail = c;
+    t->bytes = sizeof(tape_chunk) + n;
+    return t;
+}
+
 static void put_u64(GByteArray *out, uint64_t v)
 {
     uint8_t b[8];
@@ -73,12 +123,6 @@ static void put_text(GByteArray *out, const char *s)
     size_t n = s ? strlen(s) : 0;
     put_u64(out, n);
     g_byte_array_append(out, (const guint8 *)(s ? s : ""), (guint)n);
-}
-
-static bool put_chunk(const uint8_t *data, size_t n, void *user)
-{
-    g_byte_array_append(user, data, (guint)n);
-    return true;
 }
 
 bool engine_compiled_is(const char *path)
@@ -98,7 +142,7 @@ bool engine_compiled_write(const engine_compiled *c, const char *path, GError **
 {
     GByteArray *out = g_byte_array_new();
     g_byte_array_append(out, (const guint8 *)ENGINE_COMPILED_MAGIC, 8);
-    char *format = engine_tape_format();
+    char *format = tape_format();
     put_text(out, ENGINE_COMPILED_VERSION);
     put_text(out, STRATA_VERSION);
     put_text(out, format);
@@ -121,7 +165,7 @@ bool engine_compiled_write(const engine_compiled *c, const char *path, GError **
         put_u64(out, g_array_index(c->routes, uint32_t, i));
     guint at = out->len;
     put_u64(out, 0); /* the tape's length, once known */
-    if (!engine_tape_each_chunk(c->tape, put_chunk, out)) {
+    if (!tape_append(c->tape, out)) {
         g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s: the first pass's tape could not be read whole",
                     path);
         g_byte_array_unref(out);
@@ -221,7 +265,7 @@ engine_compiled *engine_compiled_read(const char *path, const char *hw_fingerpri
         return damaged(c, path, "truncated, or its bytes changed: its check does not match", err);
     }
     char *version = get_text(&cu), *strata = get_text(&cu), *format = get_text(&cu);
-    char *ours = engine_tape_format();
+    char *ours = tape_format();
     bool same = cu.ok && strcmp(version, ENGINE_COMPILED_VERSION) == 0 && strcmp(strata, STRATA_VERSION) == 0 &&
                 strcmp(format, ours) == 0;
     if (cu.ok && !same)
@@ -275,10 +319,67 @@ engine_compiled *engine_compiled_read(const char *path, const char *hw_fingerpri
         g_free(data);
         return damaged(c, path, "its parts do not add up to its length", err);
     }
-    uint8_t *to = NULL;
-    c->tape = engine_tape_new_filled((size_t)tape_len, &to);
-    if (tape_len)
-        memcpy(to, cu.p, (size_t)tape_len);
+    c->tape = tape_of_bytes(cu.p, (size_t)tape_len);
     g_free(data);
     return c;
+}
+
+bool strata_engine_is_compiled(const char *path)
+{
+    return engine_compiled_is(path);
+}
+
+/* A memory whose allocator plans from the trace's lifetimes (which a
+ * compiled trace does not hold): refused, naming it. */
+static bool no_planning(const engine_memories *ms, const char *origin, GError **err)
+{
+    for (uint32_t m = 0; m < ms->n; m++)
+        if (strata_placement_needs_plan(ms->mem[m].place)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s: cannot be compiled: the %s allocator of memory '%s' plans from the trace's lifetimes, "
+                        "which a compiled trace does not hold (use another allocator)",
+                        origin, strata_allocator_name(strata_placement_allocator(ms->mem[m].place)),
+                        ms->mem[m].spec->name);
+            return false;
+        }
+    return true;
+}
+
+bool strata_engine_compile(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
+                           const char *path, GError **err)
+{
+    strata_engine_options defaults;
+    if (!opt) {
+        strata_engine_options_init(&defaults);
+        opt = &defaults;
+    }
+    if (strata_spmd_is_expansion(src)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: cannot be compiled: a program on several devices (the model has %u) is expanded per device "
+                    "as it runs, which a compiled trace does not hold; run the text trace",
+                    strata_source_origin(src), strata_hw_devices(hw));
+        return false;
+    }
+    if (!strata_hw_fingerprint(hw)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "the hardware model has no fingerprint");
+        return false;
+    }
+    engine_memories ms = {0};
+    if (!engine_memories_init(&ms, hw, opt->allocator, opt->check_allocators, err))
+        return false;
+    bool ok = no_planning(&ms, strata_source_origin(src), err);
+    /* labels kept (a run with a timeline needs them), the tape whole in
+     * memory (tape_memory 0: no spill) */
+    engine_feed *f = ok ? engine_feed_new(hw, src, &ms, NULL, true,
+                                          opt->tape_budget ? opt->tape_budget : STRATA_ENGINE_TAPE_BUDGET, 0,
+                                          STRATA_ENGINE_QUEUE_MEMORY, NULL, err)
+                        : NULL;
+    engine_compiled *c = f ? engine_feed_compiled(f, err) : NULL;
+    ok = c && engine_compiled_write(c, path, err);
+    if (c)
+        c->tape = NULL; /* f's */
+    engine_compiled_free(c);
+    engine_feed_free(f);
+    engine_memories_clear(&ms);
+    return ok;
 }

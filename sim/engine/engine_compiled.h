@@ -10,7 +10,7 @@
  * bound to (as pairs of memories: route ids are dense in order of first
  * use, so the pairs in id order rebuild the same ids against the model).
  * It names what it was bound against: strata's version, the tape's format
- * (engine_tape_format) and the hardware model's fingerprint
+ * (engine_compiled.c's tape_format) and the hardware model's fingerprint
  * (strata_hw_fingerprint: the model's keys after its base and --set).
  *
  * The file (every integer a little-endian u64, every text its u64 length

@@ -107,23 +107,4 @@ bool engine_tape_put_named(engine_tape *t, const strata_bound_op *op, const char
 int engine_tape_next(engine_tape *t, strata_bound_op *op, engine_op_extra *x);
 size_t engine_tape_bytes(const engine_tape *t); /* held so far */
 
-/* The tape's own format, for a compiled trace (engine_compiled.h) written
- * by one strata and read by another: bump ENGINE_TAPE_FORMAT with any
- * change to the fast form (put_fast, get_fast) that the field table does
- * not show. */
-#define ENGINE_TAPE_FORMAT 1
-/* A digest (SHA-256, hex; g_free) of ENGINE_TAPE_FORMAT, the fast form's
- * flags and the field table's text (TAPE_FIELDS): two strata builds whose
- * digests agree write and read the same bytes for the same ops. */
-char *engine_tape_format(void);
-/* Calls visit on the bytes of each chunk in order (their concatenation
- * replays as the tape does: no op spans two chunks). False, having visited
- * none or some, when a visit fails or the tape cannot be read whole (part
- * of it spilled, or replay begun). */
-bool engine_tape_each_chunk(const engine_tape *t, bool (*visit)(const uint8_t *data, size_t n, void *user),
-                            void *user);
-/* A tape of n bytes in one chunk, for replay only: *data is where the
- * caller writes them (the concatenation of a tape's chunks, above). */
-engine_tape *engine_tape_new_filled(size_t n, uint8_t **data);
-
 #endif
