@@ -164,7 +164,8 @@ int strata_cmd_run(int argc, char **argv)
     const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;
     strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
     strata_run_spec_options spec_opt = {.hw_path = a.hw, .hw_overrides = (const char *const *)a.sets,
-                                        .trace_path = compiled ? NULL : a.trace, .policies = (const char *const *)a.policies,
+                                        .trace_path = compiled ? NULL : a.trace, /* a compiled one: the model alone */
+                                        .policies = (const char *const *)a.policies,
                                         .expand_spmd = true,
                                         .collective_steps = a.collectives && strcmp(a.collectives, "steps") == 0,
                                         .collective_all = a.collectives && strcmp(a.collectives, "phases") == 0,

@@ -387,8 +387,8 @@ engine_feed *engine_feed_from_compiled(const strata_hw *hw, engine_compiled *c, 
         ok = strata_binder_restore_route(f->binder, g_array_index(c->routes, uint32_t, r),
                                          g_array_index(c->routes, uint32_t, r + 1), &local);
         if (!ok) {
-            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s (compiled from %s): route %u: %s", c->path, c->origin, r / 2,
-                        local ? local->message : "memories out of the model");
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s (compiled from %s): route %u: %s", c->path,
+                        c->origin, r / 2, local ? local->message : "memories out of the model");
             g_clear_error(&local);
         }
     }
