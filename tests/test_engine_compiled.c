@@ -11,6 +11,7 @@
 #include <glib/gstdio.h>
 #include <string.h>
 #include "engine/engine_compiled.h"
+#include "hw/hw.h"
 #include "testutil.h"
 
 /* Each example on each model: text and compiled runs with --json and
@@ -179,6 +180,47 @@ START_TEST(what_cannot_be_compiled)
 }
 END_TEST
 
+/* The model's fingerprint (strata_hw_fingerprint): SHA-256 of each group,
+ * key and value, NUL-terminated, each group closed by an empty string. For
+ * "[hardware]\nname = fp\n[memory m]\nkind = device\ncapacity = 1GiB\n"
+ * "bandwidth = 1TB/s\n" that is the digest of "hardware\0name\0fp\0\0"
+ * "memory m\0kind\0device\0capacity\0" "1GiB\0bandwidth\0" "1TB/s\0\0";
+ * a --set that changes a value changes it, and a derived file that only
+ * names its base (base = ...) has its base's. */
+START_TEST(model_fingerprint)
+{
+    static const char text[] = "[hardware]\nname = fp\n[memory m]\nkind = device\ncapacity = 1GiB\n"
+                               "bandwidth = 1TB/s\n";
+    /* sizeof: the string's own NUL is the last group's end */
+    static const char keys[] = "hardware\0name\0fp\0\0memory m\0kind\0device\0capacity\0" "1GiB\0bandwidth\0"
+                               "1TB/s\0";
+    char *want = g_compute_checksum_for_data(G_CHECKSUM_SHA256, (const guchar *)keys, sizeof keys);
+    GError *err = NULL;
+    strata_hw *hw = strata_hw_load_data(text, "fp.ini", NULL, &err);
+    ck_assert_msg(hw, "%s", err ? err->message : "?");
+    ck_assert_str_eq(strata_hw_fingerprint(hw), want);
+    const char *set[] = {"memory.m.capacity=2GiB", NULL};
+    strata_hw *other = strata_hw_load_data(text, "fp.ini", set, &err);
+    ck_assert_msg(other, "%s", err ? err->message : "?");
+    ck_assert_str_ne(strata_hw_fingerprint(other), want);
+    strata_hw_free(other);
+    char *base = strata_test_source_path("configs/hw/test-simple.ini");
+    char *derived_text = g_strdup_printf("[hardware]\nbase = %s\n", base);
+    char *derived = strata_test_write_temp("fp-XXXXXX.ini", derived_text);
+    strata_hw *a = strata_hw_load(base, NULL, &err), *b = strata_hw_load(derived, NULL, &err);
+    ck_assert_msg(a && b, "%s", err ? err->message : "?");
+    ck_assert_str_eq(strata_hw_fingerprint(a), strata_hw_fingerprint(b));
+    strata_hw_free(a);
+    strata_hw_free(b);
+    g_remove(derived);
+    g_free(derived);
+    g_free(derived_text);
+    g_free(base);
+    strata_hw_free(hw);
+    g_free(want);
+}
+END_TEST
+
 static Suite *engine_compiled_suite(void)
 {
     Suite *s = suite_create("engine_compiled");
@@ -188,6 +230,7 @@ static Suite *engine_compiled_suite(void)
     tcase_add_test(t, compiled_pcie_copy_makespan);
     tcase_add_test(t, damaged_files_are_refused);
     tcase_add_test(t, what_cannot_be_compiled);
+    tcase_add_test(t, model_fingerprint);
     suite_add_tcase(s, t);
     return s;
 }
