@@ -37,7 +37,16 @@ START_TEST(compiled_run_equals_text_run)
         "$S run -q --hw $H/test-simple.ini --set $s --trace $t --compile-to c.stc\n"
         "$S run --hw $H/test-simple.ini --set $s --trace c.stc --json c.json > c.out\n"
         "cmp t.json c.json; cmp t.out c.out\n"
-        "rm -f t.json c.json t.tl.json c.tl.json t.out c.out c.stc\n",
+        /* a trace's options reach the allocators and ledgers from the file:
+         * padding 1 MiB on the default memory (hbm), 2 MiB more on host */
+        "printf 'strata-trace 1\\noption padding_bytes=1MiB\\noption padding_bytes.host=2MiB\\n"
+        "alloc a 1MiB\\nalloc s 1MiB host\\ncopy a s\\nfree a\\n' > o.trace\n"
+        "$S run --hw $H/test-simple.ini --trace o.trace --json t.json > t.out\n"
+        "$S run -q --hw $H/test-simple.ini --trace o.trace --compile-to c.stc\n"
+        "$S run --hw $H/test-simple.ini --trace c.stc --json c.json > c.out\n"
+        "cmp t.json c.json; cmp t.out c.out\n"
+        "grep -q '\"padding_bytes\" : 1048576' c.json; grep -q '\"padding_bytes\" : 2097152' c.json\n"
+        "rm -f t.json c.json t.tl.json c.tl.json t.out c.out c.stc o.trace\n",
         examples, examples);
     strata_cli_result r = strata_test_sh_in(dir, script);
     ck_assert_msg(r.status == 0, "status %d: %s%s", r.status, r.out, r.err);

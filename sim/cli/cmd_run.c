@@ -90,7 +90,8 @@ int strata_cmd_run(int argc, char **argv)
     GOptionEntry entries[] = {
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a.hw, "Hardware model (configs/hw/*.ini); required", "HW.ini"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &a.trace,
-         "Trace to simulate (traces/FORMAT.md; '-' reads standard input); required", "T.trace"},
+         "Trace to simulate (traces/FORMAT.md; '-' reads standard input), or a compiled trace that --compile-to "
+         "wrote; required", "T.trace"},
         {"policy", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.policies,
          "Rewrite the op stream before running (prefetch=2, pad, offload=optstate, ...); repeatable, "
          "applied in order", "P"},
