@@ -84,6 +84,17 @@ static GError *compiled_conflict(const run_args *a, bool compiled)
     return NULL;
 }
 
+/* --compile-to: the first pass over spec's trace written to a->compile_to
+ * (STRATA_EXIT_OK), or err. */
+static int compile_trace(strata_job *job, const run_args *a, const char *trace_name, const strata_run_spec *spec,
+                         const strata_engine_options *opt, GError **err)
+{
+    strata_job_doing(job, "compiling %s to %s", trace_name, a->compile_to);
+    return strata_engine_compile(strata_run_spec_hw(spec), strata_run_spec_source(spec), opt, a->compile_to, err)
+               ? STRATA_EXIT_OK
+               : STRATA_EXIT_USAGE;
+}
+
 int strata_cmd_run(int argc, char **argv)
 {
     run_args a = {0};
@@ -181,9 +192,7 @@ int strata_cmd_run(int argc, char **argv)
     opt.allocator = a.allocator;
     opt.progress = strata_progress_stream(a.quiet);
     if (a.compile_to) {
-        strata_job_doing(job, "compiling %s to %s", trace_name, a.compile_to);
-        if (strata_engine_compile(strata_run_spec_hw(spec), strata_run_spec_source(spec), &opt, a.compile_to, &err))
-            status = STRATA_EXIT_OK;
+        status = compile_trace(job, &a, trace_name, spec, &opt, &err);
         goto done;
     }
     strata_job_doing(job, "simulating %s", trace_name);

@@ -370,6 +370,8 @@ engine_feed *engine_feed_from_compiled(const strata_hw *hw, engine_compiled *c, 
     const strata_bound_op *none = NULL;
     bool ok = strata_binder_rewind(f->binder, err);
     int got = ok ? strata_binder_next(f->binder, &none, err) : -1; /* options only: 0 */
+    if (got == 1)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s: an op among a compiled trace's options", c->path);
     ok = got == 0;
     /* as first_pass_op() at the first op */
     ok = ok && (f->n_ops == 0 || engine_memories_apply_options(ms, strata_binder_checker(f->binder), err));
