@@ -215,6 +215,18 @@ static void engine_side(const strata_hw *hw, const char *trace_path, strata_bare
     strata_source_free(src);
 }
 
+/* Timed: the whole strata_engine_run_compiled() (the file's reading too). */
+static void engine_compiled_side(const strata_hw *hw, const char *compiled_path, strata_bare_report *rep,
+                                 GError **err)
+{
+    double c0 = bench_cpu_seconds(), w0 = bench_wall_seconds();
+    strata_results *r = NULL;
+    if (strata_engine_run_compiled(hw, compiled_path, NULL, &r, err)) {
+        *rep = (strata_bare_report){true, bench_cpu_seconds() - c0, bench_wall_seconds() - w0, r->makespan_s, r->ops};
+        strata_results_free(r);
+    }
+}
+
 /* Timed: the platform, the actors and simgrid_run(); not the binding. */
 static void bare_side_run(const strata_hw *hw, const char *trace_path, strata_bare_report *rep, GError **err)
 {
@@ -262,6 +274,11 @@ static strata_bare_report in_child(bare_side side, const char *what, const char 
     if (pid > 0)
         waitpid(pid, &status, 0);
     return rep;
+}
+
+strata_bare_report strata_bare_engine_compiled(const char *hw_path, const char *compiled_path)
+{
+    return in_child(engine_compiled_side, "engine (compiled)", hw_path, compiled_path);
 }
 
 bool strata_bare_compare(const char *hw_path, const char *trace_path, strata_bare_report *engine,

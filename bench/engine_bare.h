@@ -47,6 +47,10 @@ typedef struct strata_bare_report {
 /* Runs the engine, then the bare program, on the trace at trace_path on the
  * hardware model at hw_path, each in a child process; false when either
  * failed (its message on stderr). */
+/* The engine on the compiled trace at compiled_path (strata_engine_compile
+ * of the same trace and model), in a child process: the model's load and
+ * the whole strata_engine_run_compiled(), reading the file included. */
+strata_bare_report strata_bare_engine_compiled(const char *hw_path, const char *compiled_path);
 bool strata_bare_compare(const char *hw_path, const char *trace_path, strata_bare_report *engine,
                          strata_bare_report *bare);
 

@@ -307,7 +307,7 @@ START_TEST(help_documents_every_option)
     strata_cli_result r = strata_test_cli("run", "--help", NULL);
     ck_assert_int_eq(r.status, 0);
     const char *options[] = {"--hw", "--trace", "--policy", "--allocator", "--set", "--json", "--timeline",
-                             "--quiet", "--check-allocators", "Exit status", NULL};
+                             "--quiet", "--check-allocators", "--compile-to", "Exit status", NULL};
     for (int i = 0; options[i]; i++)
         ck_assert_msg(strstr(r.out, options[i]) != NULL, "--help lacks %s", options[i]);
     strata_cli_result_clear(&r);

@@ -390,7 +390,8 @@ static uint32_t op_device(const strata_binder *b, const strata_op *op)
 }
 
 /* Notes the device of the stream's first op. */
-static void note_stream_device(strata_binder *b, const strata_bound_op *o)
+/* Inline in both callers (strata_binder_next once an op). */
+static inline __attribute__((always_inline)) void note_stream_device(strata_binder *b, const strata_bound_op *o)
 {
     GArray *d = b->stream_device;
     if (o->stream < d->len) {
@@ -403,6 +404,42 @@ static void note_stream_device(strata_binder *b, const strata_bound_op *o)
     while (d->len < o->stream)
         g_array_append_val(d, none);
     g_array_append_val(d, o->device);
+}
+
+void strata_binder_restore_stream_device(strata_binder *b, uint32_t stream, uint32_t device)
+{
+    note_stream_device(b, &(strata_bound_op){.stream = stream, .device = device});
+}
+
+void strata_binder_route_pair(const strata_binder *b, uint32_t route, uint32_t *src, uint32_t *dst)
+{
+    assert(route < b->routes->len);
+    const bound_route *r = &g_array_index(b->routes, bound_route, route);
+    *src = r->src;
+    *dst = r->dst;
+}
+
+bool strata_binder_restore_route(strata_binder *b, uint32_t src, uint32_t dst, GError **err)
+{
+    if (!b->hw) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "a route restored without a model");
+        return false;
+    }
+    uint64_t key = route_key(src, dst);
+    if (strata_idmap_get(b->route_ids, key))
+        return true;
+    bound_route r = {.src = src, .dst = dst};
+    if (src >= strata_hw_memory_count(b->hw) || dst >= strata_hw_memory_count(b->hw)) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "memories %u and %u: the model has %u", src, dst,
+                    strata_hw_memory_count(b->hw));
+        return false;
+    }
+    if (!strata_hw_route(b->hw, r.src, r.dst, &r.hops, &r.n, err))
+        return false;
+    uint32_t id = b->routes->len;
+    g_array_append_val(b->routes, r);
+    strata_idmap_put(b->route_ids, key, GUINT_TO_POINTER(id + 1));
+    return true;
 }
 
 /* A collective's algo= names a row of the algorithms' table that serves

@@ -136,5 +136,14 @@ void strata_binder_route_hops(const strata_binder *b, uint32_t route, const stra
 /* The device of a stream: that of its first op bound so far (NONE when
  * none yet, or an op of every device). */
 uint32_t strata_binder_stream_device(const strata_binder *b, uint32_t stream);
+/* The route (src, dst) of a copy and src and dst memory pair, as a first
+ * pass bound it, restored without the ops (a compiled trace, engine.h): it
+ * becomes route id strata_binder_route_count() unless already bound. False
+ * (err) without a model, or when the model has no such route. */
+bool strata_binder_restore_route(strata_binder *b, uint32_t src, uint32_t dst, GError **err);
+/* The memories (source, destination) of route id `route`. */
+void strata_binder_route_pair(const strata_binder *b, uint32_t route, uint32_t *src, uint32_t *dst);
+/* A stream's device as its first op bound it (invariant 2 as for ops). */
+void strata_binder_restore_stream_device(strata_binder *b, uint32_t stream, uint32_t device);
 
 #endif

@@ -54,6 +54,7 @@ typedef struct run_args {
     gboolean quiet;
     gboolean check_allocators;
     char *collectives;
+    char *compile_to;
 } run_args;
 
 static void run_args_clear(run_args *a)
@@ -66,6 +67,32 @@ static void run_args_clear(run_args *a)
     g_free(a->json);
     g_free(a->timeline);
     g_free(a->collectives);
+    g_free(a->compile_to);
+}
+
+/* Options that do not go with --compile-to or with a compiled --trace: the
+ * error, or NULL. */
+static GError *compiled_conflict(const run_args *a, bool compiled)
+{
+    if (a->compile_to && (a->json || a->timeline || compiled))
+        return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "--compile-to: %s",
+                           compiled ? "--trace is compiled already"
+                                    : "writes no --json or --timeline (it does not simulate)");
+    if (compiled && (a->policies || a->collectives))
+        return g_error_new(STRATA_ERROR, STRATA_ERROR_INPUT, "%s: a compiled trace takes no %s (give it when compiling)",
+                           a->trace, a->policies ? "--policy" : "--collectives");
+    return NULL;
+}
+
+/* --compile-to: the first pass over spec's trace written to a->compile_to
+ * (STRATA_EXIT_OK), or err. */
+static int compile_trace(strata_job *job, const run_args *a, const char *trace_name, const strata_run_spec *spec,
+                         const strata_engine_options *opt, GError **err)
+{
+    strata_job_doing(job, "compiling %s to %s", trace_name, a->compile_to);
+    return strata_engine_compile(strata_run_spec_hw(spec), strata_run_spec_source(spec), opt, a->compile_to, err)
+               ? STRATA_EXIT_OK
+               : STRATA_EXIT_USAGE;
 }
 
 int strata_cmd_run(int argc, char **argv)
@@ -74,7 +101,8 @@ int strata_cmd_run(int argc, char **argv)
     GOptionEntry entries[] = {
         {"hw", 0, 0, G_OPTION_ARG_FILENAME, &a.hw, "Hardware model (configs/hw/*.ini); required", "HW.ini"},
         {"trace", 0, 0, G_OPTION_ARG_FILENAME, &a.trace,
-         "Trace to simulate (traces/FORMAT.md; '-' reads standard input); required", "T.trace"},
+         "Trace to simulate (traces/FORMAT.md; '-' reads standard input), or a compiled trace that --compile-to "
+         "wrote; required", "T.trace"},
         {"policy", 0, 0, G_OPTION_ARG_STRING_ARRAY, &a.policies,
          "Rewrite the op stream before running (prefetch=2, pad, offload=optstate, ...); repeatable, "
          "applied in order", "P"},
@@ -99,6 +127,11 @@ int strata_cmd_run(int argc, char **argv)
          "symmetries that move the steps but not every route, as a ring laid row by row over a torus: "
          "approximate); docs/multi-device.md",
          "classes|phases|steps|fast"},
+        {"compile-to", 0, 0, G_OPTION_ARG_FILENAME, &a.compile_to,
+         "Do not simulate: read, check and bind TRACE to HW (the run's first pass) and write it to OUT as a "
+         "compiled trace, which a later run takes as --trace OUT with the same --hw and --set and replays "
+         "without the text, to the same results (one device only; docs/engine.md, \"Compiled traces\")",
+         "OUT"},
         {"quiet", 'q', 0, G_OPTION_ARG_NONE, &a.quiet,
          "Do not print the summary, nor the progress line a terminal otherwise shows (ops read, ops simulated "
          "and the simulated time)", NULL},
@@ -134,13 +167,17 @@ int strata_cmd_run(int argc, char **argv)
     }
     strata_job_input(job, "--hw", a.hw);
     strata_job_input(job, "--trace", a.trace);
+    bool compiled = strata_engine_is_compiled(a.trace);
+    if ((err = compiled_conflict(&a, compiled)))
+        goto done;
     if (!strata_job_output(job, "--json", a.json, &json_out, &err) ||
         !strata_job_output_timeline(job, a.timeline, &timeline_out, &err))
         goto done;
     const char *trace_name = strcmp(a.trace, "-") == 0 ? "standard input" : a.trace;
     strata_job_doing(job, "reading %s and %s", a.hw, trace_name);
     strata_run_spec_options spec_opt = {.hw_path = a.hw, .hw_overrides = (const char *const *)a.sets,
-                                        .trace_path = a.trace, .policies = (const char *const *)a.policies,
+                                        .trace_path = compiled ? NULL : a.trace, /* a compiled one: the model alone */
+                                        .policies = (const char *const *)a.policies,
                                         .expand_spmd = true,
                                         .collective_steps = a.collectives && strcmp(a.collectives, "steps") == 0,
                                         .collective_all = a.collectives && strcmp(a.collectives, "phases") == 0,
@@ -154,8 +191,13 @@ int strata_cmd_run(int argc, char **argv)
     opt.check_allocators = a.check_allocators;
     opt.allocator = a.allocator;
     opt.progress = strata_progress_stream(a.quiet);
+    if (a.compile_to) {
+        status = compile_trace(job, &a, trace_name, spec, &opt, &err);
+        goto done;
+    }
     strata_job_doing(job, "simulating %s", trace_name);
-    if (!strata_engine_run(strata_run_spec_hw(spec), strata_run_spec_source(spec), &opt, &results, &err))
+    if (compiled ? !strata_engine_run_compiled(strata_run_spec_hw(spec), a.trace, &opt, &results, &err)
+                 : !strata_engine_run(strata_run_spec_hw(spec), strata_run_spec_source(spec), &opt, &results, &err))
         goto done;
     strata_job_doing(job, "writing the results");
     if (!strata_job_commit_results(job, &json_out, results, &err) ||

@@ -641,12 +641,12 @@ static void list_results(engine_ctx *ctx)
     }
 }
 
-static void fill_results(engine_ctx *ctx, const strata_source *src)
+static void fill_results(engine_ctx *ctx, const strata_source *src, const char *origin)
 {
     strata_results *r = ctx->results;
     double end = now();
     r->hardware = g_strdup(strata_hw_name(ctx->hw));
-    r->trace = g_strdup(strata_source_origin(src));
+    r->trace = g_strdup(origin);
     r->makespan_s = end;
     r->ops = ctx->ops_done;
     const char *mesh = engine_feed_mesh(ctx->feed);
@@ -761,7 +761,9 @@ static bool size_stacks(uint32_t n_streams, GError **err)
     return true;
 }
 
-bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
+/* strata_engine_run() on src, or strata_engine_run_compiled() on c (taken)
+ * with src NULL. */
+static bool run_engine(const strata_hw *hw, strata_source *src, engine_compiled *c, const strata_engine_options *opt,
                        strata_results **out, GError **err)
 {
     strata_engine_options defaults;
@@ -769,17 +771,24 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         strata_engine_options_init(&defaults);
         opt = &defaults;
     }
-    engine_ctx ctx = {.hw = hw, .src = src, .opt = opt, .spmd = strata_spmd_is_expansion(src)};
-    if (!engine_platform_check(hw, err))
+    engine_ctx ctx = {.hw = hw, .src = src, .opt = opt, .spmd = src && strata_spmd_is_expansion(src)};
+    if (!engine_platform_check(hw, err) ||
+        !engine_memories_init(&ctx.mems, hw, opt->allocator, opt->check_allocators, err)) {
+        engine_compiled_free(c);
         return false;
-    if (!engine_memories_init(&ctx.mems, hw, opt->allocator, opt->check_allocators, err))
-        return false;
+    }
+    char *origin = g_strdup(src ? strata_source_origin(src) : c->origin);
     ctx.progress = strata_progress_new(opt->progress);
-    ctx.quotient = engine_quotient_new(hw, strata_spmd_classes_of(src));
-    ctx.feed = engine_feed_new(hw, src, &ctx.mems, ctx.quotient, spans_wanted(&ctx),
-                               opt->tape_budget ? opt->tape_budget : STRATA_ENGINE_TAPE_BUDGET,
-                               opt->tape_memory ? opt->tape_memory : STRATA_ENGINE_TAPE_MEMORY,
-                               opt->queue_memory ? opt->queue_memory : STRATA_ENGINE_QUEUE_MEMORY, ctx.progress, err);
+    ctx.quotient = src ? engine_quotient_new(hw, strata_spmd_classes_of(src)) : NULL;
+    size_t queue_memory = opt->queue_memory ? opt->queue_memory : STRATA_ENGINE_QUEUE_MEMORY;
+    if (src)
+        ctx.feed = engine_feed_new(hw, src, &ctx.mems, ctx.quotient, spans_wanted(&ctx),
+                                   opt->tape_budget ? opt->tape_budget : STRATA_ENGINE_TAPE_BUDGET,
+                                   opt->tape_memory ? opt->tape_memory : STRATA_ENGINE_TAPE_MEMORY, queue_memory,
+                                   ctx.progress, err);
+    else
+        ctx.feed = engine_feed_from_compiled(hw, c, &ctx.mems, spans_wanted(&ctx), queue_memory, err);
+    engine_compiled_free(c);
     if (ctx.feed && strata_hw_devices(hw) > 1) {
         strata_progress_clear(ctx.progress); /* drawn now, however recent the last line */
         strata_progress_update(ctx.progress, "run: building the platform (%u devices)", strata_hw_devices(hw));
@@ -787,6 +796,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     if (!ctx.feed || !engine_platform_load_for(hw, ctx.quotient, err) ||
         !engine_hosts_lookup_for(hw, ctx.quotient, &ctx.hosts, err)) {
         ctx_clear(&ctx);
+        g_free(origin);
         return false;
     }
     ctx.results = strata_results_new("engine");
@@ -807,6 +817,7 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.n_streams = engine_feed_stream_count(ctx.feed);
     if (!size_stacks(ctx.n_streams, err)) {
         ctx_clear(&ctx);
+        g_free(origin);
         return false;
     }
     ctx.streams = g_new0(engine_stream, ctx.n_streams ? ctx.n_streams : 1);
@@ -831,9 +842,11 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
         g_propagate_error(err, ctx.error);
         ctx.error = NULL;
         ctx_clear(&ctx);
+        g_free(origin);
         return false;
     }
-    fill_results(&ctx, src);
+    fill_results(&ctx, src, origin);
+    g_free(origin);
     if (ctx.timeline) {
         strata_timeline_finish(ctx.timeline); /* a failed write shows on the stream (ferror) */
         ctx.results->timeline = NULL;
@@ -844,4 +857,23 @@ bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_eng
     ctx.results = NULL;
     ctx_clear(&ctx);
     return true;
+}
+
+/* Not inlined (LTO would put it in its callers): callgrind's
+ * --toggle-collect=strata_engine_run measures the engine's whole run, as
+ * docs/engine.md's "Speed" does; one call a run. */
+__attribute__((noinline)) bool strata_engine_run(const strata_hw *hw, strata_source *src,
+                                                 const strata_engine_options *opt, strata_results **out,
+                                                 GError **err)
+{
+    return run_engine(hw, src, NULL, opt, out, err);
+}
+
+/* Not inlined, as strata_engine_run: --toggle-collect=strata_engine_run_compiled. */
+__attribute__((noinline)) bool strata_engine_run_compiled(const strata_hw *hw, const char *path,
+                                                          const strata_engine_options *opt, strata_results **out,
+                                                          GError **err)
+{
+    engine_compiled *c = engine_compiled_read(path, strata_hw_fingerprint(hw), strata_hw_name(hw), err);
+    return c && run_engine(hw, NULL, c, opt, out, err);
 }

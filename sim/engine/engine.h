@@ -60,4 +60,23 @@ void strata_engine_options_init(strata_engine_options *opt);
 bool strata_engine_run(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
                        strata_results **out, GError **err);
 
+/* Compiled traces (engine_compiled.h): the engine's first pass over src
+ * (reading, checking, binding to hw) written to path, which
+ * strata_engine_run_compiled() then replays on the same model without
+ * the text: the same results as strata_engine_run() on src, byte for byte.
+ * Refused (exit 2): a program on several devices (an SPMD expansion), a
+ * memory whose allocator plans from lifetimes, a trace past the tape's
+ * budget. opt: its allocator (the run's may differ, if it does not plan)
+ * and tape_budget. */
+bool strata_engine_compile(const strata_hw *hw, strata_source *src, const strata_engine_options *opt,
+                           const char *path, GError **err);
+/* True when the file at path is a compiled trace (by its magic bytes). */
+bool strata_engine_is_compiled(const char *path);
+/* Runs the compiled trace at path as strata_engine_run() runs its text;
+ * refused (exit 2, naming the file) when it is damaged or truncated, or
+ * was compiled by another strata or for another model (hw's fingerprint,
+ * its --set included). */
+bool strata_engine_run_compiled(const strata_hw *hw, const char *path, const strata_engine_options *opt,
+                                strata_results **out, GError **err);
+
 #endif

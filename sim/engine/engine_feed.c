@@ -85,6 +85,8 @@ struct engine_feed {
     engine_tape_pool *tape_chunks; /* the tape's: its memory bound and its file; NULL with it */
     GArray *donated;           /* uint64_t: extra_of()'s donated ids */
     char *mesh;                /* the trace's `option mesh=`, or NULL */
+    GPtrArray *options;        /* char *: the trace's options, key, value, key, value... (a compiled trace's) */
+    strata_source *own_src;    /* a compiled trace's: its options alone (src), owned */
     uint64_t taken;            /* ops the second pass took (invariant 3) */
     uint64_t n_ops;            /* ops the first pass read */
 };
@@ -235,6 +237,12 @@ static bool first_pass_end(engine_feed *f, GError **err)
         g_ptr_array_add(f->stream_names, g_strdup(strata_checker_stream_name(c, s)));
     f->n_events = strata_checker_event_count(c);
     f->mesh = g_strdup(strata_checker_option(c, "mesh"));
+    const GPtrArray *keys = strata_checker_option_keys(c);
+    for (guint k = 0; keys && k < keys->len; k++) {
+        const char *key = g_ptr_array_index(keys, k);
+        g_ptr_array_add(f->options, g_strdup(key));
+        g_ptr_array_add(f->options, g_strdup(strata_checker_option(c, key)));
+    }
     for (uint32_t m = 0; m < ms->n; m++)
         strata_ledger_read_options(strata_placement_ledger(ms->mem[m].place), c, ms->mem[m].spec->name,
                                    m == strata_hw_default_memory(f->hw));
@@ -270,6 +278,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     f->quotient = q;
     f->keep_labels = keep_labels;
     f->stream_names = g_ptr_array_new_with_free_func(g_free);
+    f->options = g_ptr_array_new_with_free_func(g_free);
     f->buffers = strata_idmap_new();
     f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS, queue_memory, "queued ops");
     f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
@@ -293,6 +302,114 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     ok = ok && first_pass_end(f, err);
     /* Even when the tape holds every op: the rewind drops the first pass's
      * checker, whose state holds every buffer still live at the end. */
+    ok = ok && strata_binder_rewind(f->binder, err);
+    if (!ok) {
+        engine_feed_free(f);
+        return NULL;
+    }
+    return f;
+}
+
+engine_compiled *engine_feed_compiled(const engine_feed *f, GError **err)
+{
+    if (!f->tape) {
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                    "%s: too long to compile: its bound ops pass the tape's budget of bytes",
+                    strata_binder_origin(f->binder));
+        return NULL;
+    }
+    engine_compiled *c = engine_compiled_new();
+    c->hw_fingerprint = g_strdup(strata_hw_fingerprint(f->hw));
+    c->hw_name = g_strdup(strata_hw_name(f->hw));
+    c->origin = g_strdup(strata_binder_origin(f->binder));
+    c->n_ops = f->n_ops;
+    c->n_events = f->n_events;
+    for (guint i = 0; i < f->options->len; i++)
+        g_ptr_array_add(c->options, g_strdup(g_ptr_array_index(f->options, i)));
+    for (uint32_t s = 0; s < engine_feed_stream_count(f); s++) {
+        g_ptr_array_add(c->streams, g_strdup(engine_feed_stream_name(f, s)));
+        uint32_t device = strata_binder_stream_device(f->binder, s);
+        g_array_append_val(c->stream_devices, device);
+    }
+    for (uint32_t r = 0; r < strata_binder_route_count(f->binder); r++) {
+        uint32_t pair[2];
+        strata_binder_route_pair(f->binder, r, &pair[0], &pair[1]);
+        g_array_append_vals(c->routes, pair, 2);
+    }
+    c->tape = f->tape;
+    return c;
+}
+
+engine_feed *engine_feed_from_compiled(const strata_hw *hw, engine_compiled *c, engine_memories *ms,
+                                       bool keep_labels, size_t queue_memory, GError **err)
+{
+    engine_feed *f = g_new0(engine_feed, 1);
+    f->hw = hw;
+    f->kernel_costs = engine_kernel_costs_new(hw);
+    /* the binder reads the trace's options alone: its checker holds them for
+     * the allocators and ledgers, as after the text's first pass */
+    strata_op *opts = g_new0(strata_op, c->options->len / 2 + 1);
+    for (guint i = 0; i + 1 < c->options->len; i += 2)
+        opts[i / 2] = strata_op_make_option(g_ptr_array_index(c->options, i), g_ptr_array_index(c->options, i + 1));
+    f->own_src = strata_source_from_array(opts, c->options->len / 2, c->origin);
+    g_free(opts);
+    f->src = f->own_src;
+    strata_bind_options opt = {.hw = hw};
+    f->binder = strata_binder_new(f->own_src, &opt);
+    f->ms = ms;
+    f->keep_labels = keep_labels;
+    f->stream_names = g_ptr_array_new_with_free_func(g_free);
+    f->options = g_ptr_array_new_with_free_func(g_free);
+    f->buffers = strata_idmap_new();
+    f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS, queue_memory, "queued ops");
+    f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    f->tape = c->tape;
+    c->tape = NULL;
+    f->n_ops = c->n_ops;
+
+    const strata_bound_op *none = NULL;
+    bool ok = strata_binder_rewind(f->binder, err);
+    int got = ok ? strata_binder_next(f->binder, &none, err) : -1; /* options only: 0 */
+    if (got == 1)
+        g_set_error(err, STRATA_ERROR, STRATA_ERROR_INTERNAL, "%s: an op among a compiled trace's options", c->path);
+    ok = got == 0;
+    /* as first_pass_op() at the first op */
+    ok = ok && (f->n_ops == 0 || engine_memories_apply_options(ms, strata_binder_checker(f->binder), err));
+    for (uint32_t m = 0; ok && m < ms->n; m++)
+        if (strata_placement_needs_plan(ms->mem[m].place)) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT,
+                        "%s (compiled from %s): the %s allocator of memory '%s' plans from the trace's lifetimes, "
+                        "which a compiled trace does not hold; run the text trace, or use another allocator",
+                        c->path, c->origin, strata_allocator_name(strata_placement_allocator(ms->mem[m].place)),
+                        ms->mem[m].spec->name);
+            ok = false;
+        }
+    for (guint r = 0; ok && r + 1 < c->routes->len; r += 2) {
+        GError *local = NULL;
+        ok = strata_binder_restore_route(f->binder, g_array_index(c->routes, uint32_t, r),
+                                         g_array_index(c->routes, uint32_t, r + 1), &local);
+        if (!ok) {
+            g_set_error(err, STRATA_ERROR, STRATA_ERROR_INPUT, "%s (compiled from %s): route %u: %s", c->path,
+                        c->origin, r / 2, local ? local->message : "memories out of the model");
+            g_clear_error(&local);
+        }
+    }
+    for (guint s = 0; ok && s < c->streams->len; s++) {
+        strata_binder_restore_stream_device(f->binder, s, g_array_index(c->stream_devices, uint32_t, s));
+        g_ptr_array_add(f->stream_names, g_strdup(g_ptr_array_index(c->streams, s)));
+    }
+    if (ok) { /* as first_pass_end(), its streams and events the file's */
+        const strata_checker *ch = strata_binder_checker(f->binder);
+        f->n_queues = c->streams->len;
+        f->queues = g_new0(stream_queue, f->n_queues);
+        f->n_events = c->n_events;
+        f->mesh = g_strdup(strata_checker_option(ch, "mesh"));
+        for (uint32_t m = 0; m < ms->n; m++)
+            strata_ledger_read_options(strata_placement_ledger(ms->mem[m].place), ch, ms->mem[m].spec->name,
+                                       m == strata_hw_default_memory(hw));
+        for (uint32_t m = 0; ok && m < ms->n; m++)
+            ok = strata_placement_plan(ms->mem[m].place, NULL, err);
+    }
     ok = ok && strata_binder_rewind(f->binder, err);
     if (!ok) {
         engine_feed_free(f);
@@ -390,6 +507,8 @@ void engine_feed_free(engine_feed *f)
     engine_tape_pool_free(f->tape_chunks); /* after its tape */
     g_array_unref(f->donated);
     g_free(f->mesh);
+    g_ptr_array_free(f->options, TRUE);
+    strata_source_free(f->own_src); /* after its binder */
     g_free(f);
 }
 

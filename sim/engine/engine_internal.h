@@ -35,6 +35,7 @@
 #include "engine/engine_platform.h"
 #include "engine/engine_quotient.h"
 #include "engine/engine_tape.h"
+#include "engine/engine_compiled.h"
 #include "bind/bind.h"
 #include "spmd/spmd.h"
 
@@ -147,6 +148,19 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
                              bool keep_labels, size_t tape_budget, size_t tape_memory, size_t queue_memory,
                              strata_progress *progress, GError **err);
 void engine_feed_free(engine_feed *f);
+/* A compiled trace (engine_compiled.h) of f, just made by engine_feed_new
+ * with keep_labels and no bound on tape_memory, and not yet read from:
+ * what its second pass would start from. Its tape is f's (borrowed: valid
+ * while f is, cleared before engine_compiled_free). NULL (err: exit 2)
+ * when f's first pass dropped its tape (over its budget). */
+engine_compiled *engine_feed_compiled(const engine_feed *f, GError **err);
+/* A feed whose second pass replays the compiled trace c (taken, its tape
+ * included), checked against the model hw: as engine_feed_new() leaves a
+ * feed after its first pass over the text c was compiled from. NULL (err:
+ * exit 2) when a memory's allocator plans ahead (the lifetimes it plans
+ * from are not in the file) or the model lacks one of its routes. */
+engine_feed *engine_feed_from_compiled(const strata_hw *hw, engine_compiled *c, engine_memories *ms,
+                                       bool keep_labels, size_t queue_memory, GError **err);
 /* The ops the first pass read (all the second pass will hand out). */
 uint64_t engine_feed_op_count(const engine_feed *f);
 /* Progress is drawn at most once every ENGINE_PROGRESS_EVERY ops (and at

@@ -734,6 +734,31 @@ static bool hw_ok(const strata_hw *hw)
 }
 #endif
 
+/* strata_hw_fingerprint: every group, key and value of k in file order,
+ * each NUL-terminated (so that no two lists hash the same text), hashed. */
+static char *fingerprint_of(const strata_keyfile *k)
+{
+    GChecksum *sum = g_checksum_new(G_CHECKSUM_SHA256);
+    gsize n = 0;
+    char **groups = strata_keyfile_groups(k, &n);
+    for (gsize g = 0; g < n; g++) {
+        g_checksum_update(sum, (const guchar *)groups[g], (gssize)strlen(groups[g]) + 1);
+        char **keys = strata_keyfile_keys(k, groups[g], NULL);
+        for (guint i = 0; keys && keys[i]; i++) {
+            char *v = strata_keyfile_value(k, groups[g], keys[i]);
+            g_checksum_update(sum, (const guchar *)keys[i], (gssize)strlen(keys[i]) + 1);
+            g_checksum_update(sum, (const guchar *)(v ? v : ""), (gssize)strlen(v ? v : "") + 1);
+            g_free(v);
+        }
+        g_strfreev(keys);
+        g_checksum_update(sum, (const guchar *)"", 1); /* the group's end */
+    }
+    g_strfreev(groups);
+    char *hex = g_strdup(g_checksum_get_string(sum));
+    g_checksum_free(sum);
+    return hex;
+}
+
 /* Applies the overrides to k and builds the model (k is freed). */
 static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *overrides,
                                   strata_hw_allocator_check check_allocator, GError **err)
@@ -747,6 +772,8 @@ static strata_hw *hw_from_keyfile(strata_keyfile *k, const char *const *override
     for (const char *const *o = overrides; ok && o && *o; o++)
         ok = apply_override(&ctx, *o, err);
     ok = ok && build(&ctx, hw, err);
+    if (ok)
+        hw->fingerprint = fingerprint_of(k);
     strata_keyfile_free(k);
     if (!ok) {
         strata_hw_free(hw);
@@ -810,5 +837,6 @@ void strata_hw_free(strata_hw *hw)
     g_free(hw->name);
     g_free(hw->source);
     g_free(hw->origin);
+    g_free(hw->fingerprint);
     g_free(hw);
 }

@@ -336,4 +336,11 @@ char *strata_hw_describe(const char *indent);
 /* [hardware] source (NULL when absent). */
 const char *strata_hw_source(const strata_hw *hw);
 
+/* The model's fingerprint: SHA-256 (hex) of every group, key and value of
+ * the hardware file as built, after its base file and the overrides
+ * (`--set`, a slice's hardware.devices), in file order. Two models with the
+ * same fingerprint were built from the same keys and values, so bind a
+ * trace to the same indices and figures (engine.h's compiled traces). */
+const char *strata_hw_fingerprint(const strata_hw *hw);
+
 #endif

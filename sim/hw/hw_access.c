@@ -72,3 +72,4 @@ double strata_hw_compute_flops(const strata_hw *hw, uint32_t unit, strata_dtype 
 }
 
 const char *strata_hw_source(const strata_hw *hw) { return hw->source; }
+const char *strata_hw_fingerprint(const strata_hw *hw) { return hw->fingerprint; }

@@ -37,6 +37,7 @@ struct strata_hw {
     char *name;
     char *source;
     char *origin;
+    char *fingerprint; /* strata_hw_fingerprint: SHA-256 of the keys after base and overrides */
     bool sched_xla; /* [hardware] sched = xla */
     bool flow_sharing_latency; /* [hardware] flow_sharing = latency */
     const strata_coll_impl *coll_impl; /* [interconnect] collectives= (coll_impl.c); NULL: ideal */
