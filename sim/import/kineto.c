@@ -685,10 +685,12 @@ static bool memory_op(ksrc *k, const strata_kineto_event *ev)
     return true;
 }
 
-/* The op of a kernel, memset or memcpy of the device; false: none. */
-static bool gpu_op(ksrc *k, const strata_kineto_event *ev)
+/* The op of a kernel, memset or memcpy of the device; false: none. A memcpy
+ * is unsized when neither it nor a runtime call of its correlation gives
+ * its bytes (ROCm: see ksrc_next): it is kept as its measured time. */
+static bool gpu_op(ksrc *k, const strata_kineto_event *ev, bool unsized)
 {
-    if (ev->kind == STRATA_KINETO_EV_MEMCPY) {
+    if (ev->kind == STRATA_KINETO_EV_MEMCPY && !unsized) {
         if (ev->bytes == 0)
             return false;
         g_string_printf(k->name, "xfer.%s.dst", mem_names[ev->dst]);
@@ -698,7 +700,7 @@ static bool gpu_op(ksrc *k, const strata_kineto_event *ev)
     }
     if (ev->kind == STRATA_KINETO_EV_KERNEL)
         kernel_label(k->name, ev->name);
-    else if (ev->bytes_on_runtime) /* a memcpy no event sizes, see ksrc_next */
+    else if (unsized)
         g_string_printf(k->name, "memcpy.%s", strata_kineto_dir_name(ev->dir));
     else
         g_string_assign(k->name, "memset");
@@ -734,14 +736,14 @@ static int ksrc_next(void *self, const strata_op **op, GError **err)
     while ((rc = strata_kineto_scan_next(k->scan, &o, &line, err)) == 1) {
         if (!strata_kineto_event_decode(o, k->path, line, &ev, err))
             return -1;
-        if (ev.kind == STRATA_KINETO_EV_MEMCPY && ev.bytes_on_runtime && !copy_sizes_apply(k->copy_sizes, &ev))
-            ev.kind = STRATA_KINETO_EV_MEMSET; /* no size anywhere: a timed op (gpu_op) */
+        bool unsized = ev.kind == STRATA_KINETO_EV_MEMCPY && ev.bytes_on_runtime &&
+                       !copy_sizes_apply(k->copy_sizes, &ev); /* no size anywhere: a timed op (gpu_op) */
         bool mine = ev.kind == STRATA_KINETO_EV_MEMORY
                         ? strata_kineto_event_gpu(&ev) && ev.device == k->device
                         : ev.kind != STRATA_KINETO_EV_OTHER && ev.kind != STRATA_KINETO_EV_RUNTIME_COPY &&
                               ev.device == k->activity_device &&
                               !k->opt.memory_only;
-        if (!mine || !(ev.kind == STRATA_KINETO_EV_MEMORY ? memory_op(k, &ev) : gpu_op(k, &ev)))
+        if (!mine || !(ev.kind == STRATA_KINETO_EV_MEMORY ? memory_op(k, &ev) : gpu_op(k, &ev, unsized)))
             continue;
         k->op.line = line;
         set_common(k, &ev);
