@@ -4,16 +4,13 @@
  * json-glib: tracks per stream, link and memory; lanes for overlapping
  * copies; buffer lifetimes with offsets; counters in use and by tag;
  * byte-identical output; the exact bytes of events; unwritable paths; each
- * event on the earliest free lane of its track (against a linear scan); a
- * file of several chunks (written with O_DIRECT where the file system
- * takes it) the same bytes as the stream through stdio.
+ * event on the earliest free lane of its track (against a linear scan).
  */
 #include <json-glib/json-glib.h>
 #include <math.h>
 #include <string.h>
 #include "perfetto_trace.pb-c.h"
 #include "results/results.h"
-#include "results/timeline.h"
 #include "testutil.h"
 
 /* hbm (0) and host (1); link pcie; streams main and dma.
@@ -838,52 +835,6 @@ START_TEST(lanes_in_time_order_are_the_earliest_free)
 }
 END_TEST
 
-/* 40,000 computes k0..k39999 of 1 us each back to back on one stream:
- * a Perfetto file of about 1.4 MB and a JSON one of about 6 MB, more
- * than one 1 MiB chunk each and not a multiple of it. Written to a file
- * (timeline_writer.c: whole chunks direct where the file system takes
- * O_DIRECT, the tail through the page cache) and to open_memstream
- * (stdio, no descriptor), the bytes are the same in both formats. */
-START_TEST(a_file_of_many_chunks_is_the_stream)
-{
-    strata_results *r = strata_results_new("engine");
-    r->makespan_s = 40e-3;
-    r->hardware = g_strdup("test-hw");
-    strata_results_add_stream(r, "main");
-    strata_results_enable_spans(r);
-    for (int i = 0; i < 40000; i++) {
-        char label[16];
-        g_snprintf(label, sizeof label, "k%d", i);
-        strata_op_span *sp = strata_results_add_span(r, label);
-        sp->kind = STRATA_OP_COMPUTE;
-        sp->op_index = (uint64_t)i;
-        sp->line = (uint64_t)i + 2;
-        sp->start_s = i * 1e-6;
-        sp->end_s = (i + 1) * 1e-6;
-        sp->memory = sp->src_memory = sp->dst_memory = -1;
-    }
-    const char *names[] = {"t.pftrace", "t.json"};
-    for (int k = 0; k < 2; k++) {
-        char *path = write_sample_as(r, names[k]), *file = NULL;
-        gsize n = 0;
-        ck_assert(g_file_get_contents(path, &file, &n, NULL));
-        char *mem = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&mem, &size);
-        ck_assert(strata_results_write_timeline_as(r, strata_timeline_format_of(names[k]), f));
-        ck_assert_int_eq(fclose(f), 0);
-        ck_assert_uint_gt(n, 1 << 20);
-        ck_assert_uint_ne(n % (1 << 20), 0);
-        ck_assert_uint_eq(n, size);
-        ck_assert(memcmp(file, mem, n) == 0);
-        free(mem);
-        g_free(file);
-        g_free(path);
-    }
-    strata_results_free(r);
-}
-END_TEST
-
 int main(void)
 {
     Suite *s = suite_create("timeline");
@@ -901,7 +852,6 @@ int main(void)
     tcase_add_test(tc, events_on_a_track_never_overlap);
     tcase_add_test(tc, lanes_are_the_earliest_free);
     tcase_add_test(tc, lanes_in_time_order_are_the_earliest_free);
-    tcase_add_test(tc, a_file_of_many_chunks_is_the_stream);
     suite_add_tcase(s, tc);
     return strata_test_main(s);
 }

@@ -26,7 +26,7 @@
  *
  * The file is streamed: each event is written as it is made (a lane's
  * thread_name metadata when the lane opens) straight into a buffer of
- * chunks (timeline_writer.h), through a cursor (json_cursor.h) after room() made space for
+ * CHUNK bytes, through a cursor (json_cursor.h) after room() made space for
  * the event's longest text, and the buffer is written out when full. This
  * runs several times per op of a run, so the text that repeats is made
  * once: names of kinds, tags, memories and tracks escaped ahead, a
@@ -57,6 +57,7 @@
 
 enum { PID_STREAMS = 1, PID_LINKS = 2, PID_MEMORIES = 3, PID_DEVICE0 = 10 };
 enum { LANES_PER_TRACK = 100000 }; /* sort index stride between tracks */
+enum { CHUNK = 1 << 16 };          /* bytes of pending output written at once */
 enum { EVENT_ROOM = 320 };         /* an event's bytes besides its names and args, and slack */
 enum { TAG_TEXT = STRATA_TL_TAG_TEXT };
 
@@ -711,7 +712,7 @@ strata_timeline *strata_timeline_new_as(const strata_timeline_format *f, FILE *o
     tl->w = (f ? f : &formats[0])->writer;
     tl->ws = tl->w->open ? tl->w->open(out, r) : tl;
     if (!tl->w->open) /* the JSON writer's; another writer keeps its own */
-        strata_tl_out_init(&tl->o, out);
+        strata_tl_out_init(&tl->o, out, CHUNK);
     tl->first_event = true;
     tl->ts_ns = -1;
     for (int k = 0; k <= STRATA_OP__COUNT; k++)
@@ -805,7 +806,7 @@ void strata_timeline_free(strata_timeline *tl)
     assert(tracks_ok(tl)); /* invariant 1 */
     if (tl->w->free)
         tl->w->free(tl->ws);
-    strata_tl_out_free(&tl->o);
+    g_free(tl->o.buf);
     for (int k = 0; k <= STRATA_OP__COUNT; k++)
         strata_jc_piece_clear(&tl->kind_names[k]);
     for (int t = 0; t <= STRATA_TAG__COUNT; t++)

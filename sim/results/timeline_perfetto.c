@@ -77,6 +77,7 @@
 #include "perfetto_trace.pb-c.h"
 #include "results/timeline_writer.h"
 
+enum { CHUNK = 1 << 16 };              /* bytes of pending output written at once */
 enum { EVENT_ROOM = 96 };              /* a packet's bytes besides its names and args */
 enum { ARG_ROOM = 16 };                /* an integer arg's bytes at most */
 enum { END_ROOM = 48 };                /* a slice's end packet's bytes at most, and slack */
@@ -668,7 +669,7 @@ static void encode_constants(pf_writer *w)
 static void *pf_open(FILE *out, const strata_results *r)
 {
     pf_writer *w = g_new0(pf_writer, 1);
-    strata_tl_out_init(&w->o, out);
+    strata_tl_out_init(&w->o, out, CHUNK);
     w->r = r;
     find_tags(&w->t);
     encode_constants(w);
@@ -759,7 +760,7 @@ static bool pf_finish(void *ws)
 static void pf_free(void *ws)
 {
     pf_writer *w = ws;
-    strata_tl_out_free(&w->o);
+    g_free(w->o.buf);
     g_free(w->series);
     g_free(w->mem_args);
     g_free(w);

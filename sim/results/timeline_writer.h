@@ -26,51 +26,32 @@
 #include "results/results.h"
 
 /* Pending output, written to out in chunks (timeline_writer.c). When out
- * is a regular file, the bytes go to its descriptor with write(2) in
- * whole chunks, at file offsets that are multiples of the chunk (the rest
- * waits for the next flush): with O_DIRECT where the file system takes it
- * (STRATA_TL_DIRECT_CHUNK bytes a write, the page cache bypassed), else
- * through the page cache (STRATA_TL_CHUNK); the last partial chunk always
- * through the page cache. Otherwise (a gzip stream, a pipe) through stdio. */
-enum {
-    STRATA_TL_CHUNK = 1 << 16,        /* a buffered write */
-    STRATA_TL_DIRECT_CHUNK = 1 << 20, /* an O_DIRECT write */
-    STRATA_TL_ALIGN = 4096            /* the buffer's alignment, for O_DIRECT */
-};
-
+ * has a file descriptor, the bytes go to it with write(2) in whole chunks,
+ * at file offsets that are multiples of the chunk (the rest waits for the
+ * next flush); otherwise (a gzip stream) through stdio. */
 typedef struct strata_tl_out {
     FILE *out;
     int fd;              /* out's file descriptor; -1: write through stdio (also after a failed write(2)) */
-    bool direct;         /* fd has O_DIRECT set */
-    char *buf;           /* len bytes of cap (a chunk and a 32nd, or more), STRATA_TL_ALIGN-aligned */
+    char *buf;           /* len bytes of cap (a chunk and a 32nd, or more) */
     size_t len, cap, chunk;
 } strata_tl_out;
 
-/* Pending output on out: in chunks of STRATA_TL_DIRECT_CHUNK bytes with
- * O_DIRECT where out is a regular file that takes it, else of
- * STRATA_TL_CHUNK. */
-void strata_tl_out_init(strata_tl_out *o, FILE *out);
-/* The same with a chunk of `chunk` bytes (a power of two, a multiple of
- * STRATA_TL_ALIGN when direct), O_DIRECT tried only when `direct`. */
-void strata_tl_out_init_as(strata_tl_out *o, FILE *out, size_t chunk, bool direct);
+/* Pending output on out, written in chunks of `chunk` bytes (a power of two). */
+void strata_tl_out_init(strata_tl_out *o, FILE *out, size_t chunk);
 void strata_tl_out_flush(strata_tl_out *o);
 /* Writes every pending byte, and true when every write went through
- * (fflush, ferror: a failed write(2) shows on the stream too). The
- * descriptor is left without O_DIRECT. */
+ * (fflush, ferror: a failed write(2) shows on the stream too). */
 bool strata_tl_out_finish(strata_tl_out *o);
-/* Frees the buffer and clears O_DIRECT if still set (no finish: an
- * abandoned file). */
-void strata_tl_out_free(strata_tl_out *o);
-/* Makes room for at least n more bytes after len (the buffer grown, still aligned). */
-void strata_tl_out_grow(strata_tl_out *o, size_t n);
 
 /* The end of the pending output, with room for n more bytes after it. */
 static inline char *strata_tl_out_room(strata_tl_out *o, size_t n)
 {
     if (o->cap - o->len < n) {
         strata_tl_out_flush(o);
-        if (o->cap - o->len < n)
-            strata_tl_out_grow(o, n);
+        if (o->cap - o->len < n) {
+            o->cap = o->len + n;
+            o->buf = g_realloc(o->buf, o->cap);
+        }
     }
     return o->buf + o->len;
 }
