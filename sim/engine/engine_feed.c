@@ -263,6 +263,18 @@ static bool note_sender(engine_feed *f, const strata_bound_op *op, GError **err)
     return engine_quotient_note(f->quotient, from - 1, op->src_memory, op->dst_memory, err);
 }
 
+/* The tables a feed fills as it reads, whether from the text or from a
+ * compiled trace: stream names, options, the live buffers' ids, the
+ * queues' chunk pool and the donated ids. */
+static void feed_tables_new(engine_feed *f, size_t queue_memory)
+{
+    f->stream_names = g_ptr_array_new_with_free_func(g_free);
+    f->options = g_ptr_array_new_with_free_func(g_free);
+    f->buffers = strata_idmap_new();
+    f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS, queue_memory, "queued ops");
+    f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+}
+
 engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_memories *ms, engine_quotient *q,
                              bool keep_labels, size_t tape_budget, size_t tape_memory, size_t queue_memory,
                              strata_progress *progress, GError **err)
@@ -277,11 +289,7 @@ engine_feed *engine_feed_new(const strata_hw *hw, strata_source *src, engine_mem
     f->ms = ms;
     f->quotient = q;
     f->keep_labels = keep_labels;
-    f->stream_names = g_ptr_array_new_with_free_func(g_free);
-    f->options = g_ptr_array_new_with_free_func(g_free);
-    f->buffers = strata_idmap_new();
-    f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS, queue_memory, "queued ops");
-    f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    feed_tables_new(f, queue_memory);
     /* one spare: the replay reads its chunks on file back into it, one by one */
     f->tape_chunks = engine_tape_pool_new(ENGINE_TAPE_CHUNK, 1, tape_memory, "first pass's tape");
     f->tape = engine_tape_new_sized(tape_budget, ENGINE_TAPE_CHUNK, f->tape_chunks);
@@ -358,11 +366,7 @@ engine_feed *engine_feed_from_compiled(const strata_hw *hw, engine_compiled *c, 
     f->binder = strata_binder_new(f->own_src, &opt);
     f->ms = ms;
     f->keep_labels = keep_labels;
-    f->stream_names = g_ptr_array_new_with_free_func(g_free);
-    f->options = g_ptr_array_new_with_free_func(g_free);
-    f->buffers = strata_idmap_new();
-    f->queue_chunks = engine_tape_pool_new(QUEUE_CHUNK, QUEUE_SPARE_CHUNKS, queue_memory, "queued ops");
-    f->donated = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+    feed_tables_new(f, queue_memory);
     f->tape = c->tape;
     c->tape = NULL;
     f->n_ops = c->n_ops;
