@@ -5,6 +5,7 @@
 #include "serve/serve_cost.h"
 #include <math.h>
 #include <string.h>
+#include "collective/coll_sched.h"
 #include "core/error.h"
 #include "hw/coll_impl.h"
 #include "kernel/kernel.h"
@@ -31,6 +32,7 @@ struct strata_serve_cost {
     bool fa3_prefill;                         /* GQA prefill attention as FlashAttention-3 moves its bytes */
     const strata_serve_attn_aux *aux;         /* the kernels around GQA attention (NULL: qkv_preprocess) */
     bool gather_logits, embed_allreduce;      /* the vocabulary's collectives at tp > 1 (serve_cost.h) */
+    bool logits_to_root;                      /* gather_logits to rank 0 only, by p2p sends (serve_cost.h) */
 };
 
 /* An op's kernel cost, its nominal work counted; bytes > 0 replaces the
@@ -317,6 +319,11 @@ void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_l
 {
     c->gather_logits = gather_logits;
     c->embed_allreduce = embed_allreduce;
+}
+
+void strata_serve_cost_set_logits_to_root(strata_serve_cost *c, bool to_root)
+{
+    c->logits_to_root = to_root;
 }
 
 void strata_serve_cost_free(strata_serve_cost *c)
@@ -804,6 +811,25 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
 }
 
 
+/* A gather of `share` bytes from each of the tp ranks to rank 0 as
+ * torch.distributed.gather runs it on NCCL (ProcessGroupNCCL::gather,
+ * torch/csrc/cuda/nccl.cpp gather: one ncclGroupStart/End in which the
+ * root posts an ncclRecv from every other rank and each of them one
+ * ncclSend): tp - 1 point-to-point transfers at once, all into the root,
+ * so the root's inbound link carries (tp - 1) x share while every other
+ * rank sends share. Timed as those bytes at the rate SM stores cross that
+ * link (NCCL's p2p transport copies with the SMs' stores: 4/5 of the wire,
+ * coll_sched.h STRATA_COLL_WIRE_NUM / _DEN, as serve_allreduce.c's kernels)
+ * plus the route's latency once (the sends run concurrently, no ring
+ * steps); NCCL's own fixed cost per call and its p2p channels' share of
+ * the link are not in it (a lower bound). An all-gather of the same share
+ * moves the same (tp - 1) x share into every rank, in tp - 1 ring steps. */
+static double logits_to_root(const strata_serve_cost *c, uint64_t share)
+{
+    double store_bw = c->ar_bw * STRATA_COLL_WIRE_DEN / STRATA_COLL_WIRE_NUM;
+    return (double)(c->tp - 1) * (double)share / store_bw + c->ar_lat;
+}
+
 /* The collectives joining the vocabulary split over tp ranks (no
  * attention DP), where the engine runs them (serve_cost.h): the sampled
  * rows' logits all-gathered, each rank's ceil(vocab / tp) columns in the
@@ -815,9 +841,12 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     if (c->tp < 2 || c->dp > 1)
         return 0;
     uint64_t cols = ((uint64_t)c->m.vocab + c->tp - 1) / c->tp;
+    uint64_t share = (uint64_t)((double)(sampled * cols) * act_bytes(c));
     double t = 0;
-    if (c->gather_logits && sampled)
-        t += collective(c, STRATA_OP_ALL_GATHER, (uint64_t)((double)(sampled * cols) * act_bytes(c)));
+    if (c->gather_logits && sampled && c->logits_to_root && c->ar_bw > 0)
+        t += logits_to_root(c, share);
+    else if (c->gather_logits && sampled)
+        t += collective(c, STRATA_OP_ALL_GATHER, share);
     if (c->embed_allreduce && tokens)
         t += allreduce(c, tokens);
     return t;

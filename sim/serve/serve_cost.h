@@ -120,6 +120,12 @@ void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_al
  * own vocabulary), as the engine's all-reduce runs it, no norm fused.
  * Both off by default. */
 void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool embed_allreduce);
+/* to_root: gather_logits's logits go to rank 0 only, each other rank
+ * sending its share point to point (torch.distributed.gather on NCCL,
+ * vLLM v0's LogitsProcessor on GPUs), timed as the root's inbound link
+ * carrying tp - 1 shares plus the route's latency, in place of the
+ * all-gather. Off by default. */
+void strata_serve_cost_set_logits_to_root(strata_serve_cost *c, bool to_root);
 /* What a step of `tokens` tokens run outside a CUDA graph adds to its
  * time (strata_serve_cost_step's assume one): its 2 x layers TP
  * all-reduces as the implementation runs them eagerly less as in a graph
