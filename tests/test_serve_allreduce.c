@@ -233,7 +233,7 @@ START_TEST(vocab_collectives_by_hand)
         ck_assert_msg(c, "%s", err ? err->message : "");
         ck_assert(strata_serve_engine_set_kernels(strata_serve_engine_find(engines[i], NULL), c, &err));
         double with = strata_serve_cost_step(c, d, 256);
-        strata_serve_cost_set_vocab_collectives(c, false, false);
+        strata_serve_cost_set_vocab_collectives(c, false, false, false);
         double without = strata_serve_cost_step(c, d, 256);
         ck_assert_msg(fabs(with - without - more[i]) < 1e-12 * with, "%s: %.17g vs %.17g", engines[i], with - without,
                       more[i]);
@@ -252,7 +252,7 @@ START_TEST(vocab_collectives_by_hand)
         ck_assert_msg(c, "%s", err ? err->message : "");
         ck_assert(strata_serve_engine_set_kernels(vllm[i] ? strata_serve_engine_find(vllm[i], NULL) : NULL, c, &err));
         double with = strata_serve_cost_step(c, d, 256);
-        strata_serve_cost_set_vocab_collectives(c, false, false);
+        strata_serve_cost_set_vocab_collectives(c, false, false, false);
         double without = strata_serve_cost_step(c, d, 256);
         ck_assert_msg(fabs(with - without - vmore[i]) < 1e-12 * with, "%s: %.17g vs %.17g", vllm[i] ? vllm[i] : "vllm-v1",
                       with - without, vmore[i]);
@@ -262,9 +262,9 @@ START_TEST(vocab_collectives_by_hand)
     for (int dp = 0; dp < 2; dp++) {
         strata_serve_cost *c = strata_serve_cost_new(hw, &m, dp ? 2 : 1, dp, 256, &err);
         ck_assert_msg(c, "%s", err ? err->message : "");
-        strata_serve_cost_set_vocab_collectives(c, true, true);
+        strata_serve_cost_set_vocab_collectives(c, true, false, true);
         double with = strata_serve_cost_step(c, d, 256);
-        strata_serve_cost_set_vocab_collectives(c, false, false);
+        strata_serve_cost_set_vocab_collectives(c, false, false, false);
         ck_assert(strata_serve_cost_step(c, d, 256) == with);
         strata_serve_cost_free(c);
     }

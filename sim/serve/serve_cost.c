@@ -315,15 +315,12 @@ void strata_serve_cost_set_allreduce(strata_serve_cost *c, const strata_serve_al
         c->dense[t] = NAN;
 }
 
-void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool embed_allreduce)
-{
-    c->gather_logits = gather_logits;
-    c->embed_allreduce = embed_allreduce;
-}
-
-void strata_serve_cost_set_logits_to_root(strata_serve_cost *c, bool to_root)
+void strata_serve_cost_set_vocab_collectives(strata_serve_cost *c, bool gather_logits, bool to_root,
+                                             bool embed_allreduce)
 {
     c->logits_to_root = to_root;
+    c->gather_logits = gather_logits;
+    c->embed_allreduce = embed_allreduce;
 }
 
 void strata_serve_cost_free(strata_serve_cost *c)
@@ -810,26 +807,6 @@ static double attention(const strata_serve_cost *c, const strata_serve_chunk *ch
     return t;
 }
 
-
-/* A gather of `share` bytes from each of the tp ranks to rank 0 as
- * torch.distributed.gather runs it on NCCL (ProcessGroupNCCL::gather,
- * torch/csrc/cuda/nccl.cpp gather: one ncclGroupStart/End in which the
- * root posts an ncclRecv from every other rank and each of them one
- * ncclSend): tp - 1 point-to-point transfers at once, all into the root,
- * so the root's inbound link carries (tp - 1) x share while every other
- * rank sends share. Timed as those bytes at the rate SM stores cross that
- * link (NCCL's p2p transport copies with the SMs' stores: 4/5 of the wire,
- * coll_sched.h STRATA_COLL_WIRE_NUM / _DEN, as serve_allreduce.c's kernels)
- * plus the route's latency once (the sends run concurrently, no ring
- * steps); NCCL's own fixed cost per call and its p2p channels' share of
- * the link are not in it (a lower bound). An all-gather of the same share
- * moves the same (tp - 1) x share into every rank, in tp - 1 ring steps. */
-static double logits_to_root(const strata_serve_cost *c, uint64_t share)
-{
-    double store_bw = c->ar_bw * STRATA_COLL_WIRE_DEN / STRATA_COLL_WIRE_NUM;
-    return (double)(c->tp - 1) * (double)share / store_bw + c->ar_lat;
-}
-
 /* The collectives joining the vocabulary split over tp ranks (no
  * attention DP), where the engine runs them (serve_cost.h): the sampled
  * rows' logits all-gathered, each rank's ceil(vocab / tp) columns in the
@@ -843,8 +820,10 @@ static double vocab_collectives(const strata_serve_cost *c, uint64_t tokens, uin
     uint64_t cols = ((uint64_t)c->m.vocab + c->tp - 1) / c->tp;
     uint64_t share = (uint64_t)((double)(sampled * cols) * act_bytes(c));
     double t = 0;
+    /* to root: torch/csrc/cuda/nccl.cpp gather, one group of the root's ncclRecv from each rank: tp - 1
+     * shares into its link at SM stores' 4/5 of the wire (coll_sched.h), one latency (NCCL's per-call cost not in) */
     if (c->gather_logits && sampled && c->logits_to_root && c->ar_bw > 0)
-        t += logits_to_root(c, share);
+        t += (double)(c->tp - 1) * (double)share * STRATA_COLL_WIRE_NUM / STRATA_COLL_WIRE_DEN / c->ar_bw + c->ar_lat;
     else if (c->gather_logits && sampled)
         t += collective(c, STRATA_OP_ALL_GATHER, share);
     if (c->embed_allreduce && tokens)

@@ -260,8 +260,7 @@ bool strata_serve_engine_set_kernels(const strata_serve_engine *e, strata_serve_
             return false;
         strata_serve_cost_set_allreduce(cost, ar);
     }
-    strata_serve_cost_set_vocab_collectives(cost, e->logits_gather, e->embed_allreduce);
-    strata_serve_cost_set_logits_to_root(cost, e->logits_to_root);
+    strata_serve_cost_set_vocab_collectives(cost, e->logits_gather, e->logits_to_root, e->embed_allreduce);
     return true;
 }
 
